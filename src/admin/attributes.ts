@@ -1,0 +1,39 @@
+import { ATTRIBUTE_NAME_PATTERN, ATTRIBUTE_TYPES, canonicalAttributeName } from "../domain/attributes";
+import { conflict, invalidField } from "../http/errors";
+import { z } from "../lib/z";
+import { listAttributes, putAttribute } from "../store/attributes";
+import { defineAdminRoute, requirePanel } from "./route";
+
+const defineAttribute = defineAdminRoute({
+  method: "PUT",
+  path: "/panels/:panel/attributes/:name",
+  summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
+  body: z.object({ type: z.enum(ATTRIBUTE_TYPES, { error: `must be one of ${ATTRIBUTE_TYPES.join(", ")}` }) }),
+  async handle({ env, path, body }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const name = canonicalAttributeName(path.name ?? "");
+    if (!ATTRIBUTE_NAME_PATTERN.test(name)) {
+      throw invalidField("name", "must be a letter, then up to 63 letters, digits or underscores");
+    }
+    const stored = await putAttribute(env.DB, panel.id, { name, type: body.type }, Date.now());
+    // Retyping would leave stored values of the old type behind, so a type is fixed once set.
+    if (stored.type !== body.type) {
+      throw conflict(`type: attribute ${name} already exists with type ${stored.type}`, [
+        { field: "type", message: `attribute ${name} already has type ${stored.type}` },
+      ]);
+    }
+    return stored;
+  },
+});
+
+const readAttributes = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/attributes",
+  summary: "The panel's attribute schema",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    return { attributes: await listAttributes(env.DB, panel.id) };
+  },
+});
+
+export const attributeRoutes = [defineAttribute, readAttributes];

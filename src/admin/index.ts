@@ -1,0 +1,48 @@
+import { Router, type IRequest } from "itty-router";
+import { isAdmin } from "../http/auth";
+import { ApiError, notFound } from "../http/errors";
+import { serviceFault } from "../http/envelope";
+import { adminFailure, json, newRequestId } from "../http/respond";
+import { attributeRoutes } from "./attributes";
+import { panelRoutes } from "./panels";
+import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
+import { userRoutes } from "./users";
+
+export const ADMIN_BASE = "/admin/v1";
+
+/** Every admin route; /openapi.json is generated from this list. Later capabilities add theirs. */
+export const ADMIN_ROUTES: AdminRoute[] = [...panelRoutes, ...userRoutes, ...attributeRoutes];
+
+const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });
+for (const route of ADMIN_ROUTES) {
+  router[route.method.toLowerCase()]!(route.path, async (request: IRequest, env: Env, exec: ExecutionContext) => {
+    const body = await parseAdminBody(route, request);
+    const query = parseAdminQuery(route, request);
+    const result = await route.handle({ request, env, exec, path: decodePathParams(request.params), body, query });
+    return result instanceof Response ? result : json(result, route.status ?? 200);
+  });
+}
+
+// itty-router leaves path parameters percent-encoded.
+function decodePathParams(params: Record<string, string>): Record<string, string> {
+  const decoded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params)) {
+    try {
+      decoded[name] = decodeURIComponent(value);
+    } catch {
+      decoded[name] = value;
+    }
+  }
+  return decoded;
+}
+
+/** The admin API (CONTRACT 4): bearer token, JSON in and out, `{"error","errors"}` on failure. */
+export async function handleAdmin(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
+  if (!isAdmin(request, env)) return adminFailure(new ApiError(401, "The admin token is missing or wrong"));
+  try {
+    const response: Response | undefined = await router.fetch(request, env, exec);
+    return response ?? adminFailure(notFound(`No admin route ${request.method} ${new URL(request.url).pathname}`));
+  } catch (error) {
+    return adminFailure(error instanceof ApiError ? error : serviceFault(error, newRequestId()));
+  }
+}

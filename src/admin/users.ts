@@ -1,0 +1,84 @@
+import { generateApiKey, hashApiKey } from "../http/auth";
+import { conflict, notFound } from "../http/errors";
+import { newId } from "../lib/random";
+import { z } from "../lib/z";
+import { getUser, insertUser, listUsers, replaceKeyHash, setUserDisabled, type User } from "../store/users";
+import { isoTime } from "../store/sql";
+import { defineAdminRoute, requirePanel } from "./route";
+
+function userView(user: User) {
+  return { id: user.id, email: user.email, name: user.name, disabled: user.disabled, created_at: isoTime(user.createdAt) };
+}
+
+function noSuchUser(userId: string | undefined) {
+  return notFound(`No user with id "${userId}" in this panel`);
+}
+
+const createUser = defineAdminRoute({
+  method: "POST",
+  path: "/panels/:panel/users",
+  summary: "Create a sub-admin user with an API key (the key is shown only in this answer)",
+  status: 201,
+  body: z.object({
+    email: z.string().trim().toLowerCase().pipe(z.email({ error: "must be an email address" })),
+    name: z.string().trim().max(200).optional(),
+  }),
+  async handle({ env, path, body }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const apiKey = generateApiKey();
+    const user: User = { id: newId("usr"), panelId: panel.id, email: body.email, name: body.name ?? null, disabled: false, createdAt: Date.now() };
+    if (!(await insertUser(env.DB, user, await hashApiKey(apiKey)))) {
+      throw conflict(`email: the panel already has a user with email ${body.email}`, [{ field: "email", message: "already in use in this panel" }]);
+    }
+    return { ...userView(user), api_key: apiKey };
+  },
+});
+
+const listPanelUsers = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/users",
+  summary: "The panel's users (never their keys)",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    return { users: (await listUsers(env.DB, panel.id)).map(userView) };
+  },
+});
+
+const readUser = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/users/:user",
+  summary: "Read a user (never the key)",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const user = await getUser(env.DB, panel.id, path.user!);
+    if (!user) throw noSuchUser(path.user);
+    return userView(user);
+  },
+});
+
+const patchUser = defineAdminRoute({
+  method: "PATCH",
+  path: "/panels/:panel/users/:user",
+  summary: "Disable or re-enable a user; a disabled user's key fails authentication",
+  body: z.object({ disabled: z.boolean() }).strict(),
+  async handle({ env, path, body }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const user = await setUserDisabled(env.DB, panel.id, path.user!, body.disabled, Date.now());
+    if (!user) throw noSuchUser(path.user);
+    return userView(user);
+  },
+});
+
+const rotateKey = defineAdminRoute({
+  method: "POST",
+  path: "/panels/:panel/users/:user/api-key",
+  summary: "Rotate the user's API key; the old key stops working at once",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const apiKey = generateApiKey();
+    if (!(await replaceKeyHash(env.DB, panel.id, path.user!, await hashApiKey(apiKey), Date.now()))) throw noSuchUser(path.user);
+    return { api_key: apiKey };
+  },
+});
+
+export const userRoutes = [createUser, listPanelUsers, readUser, patchUser, rotateKey];

@@ -1,0 +1,93 @@
+import { contactKeyFrom, prepareContact, type KeyedSchema } from "../domain/contacts";
+import { fromProblems, invalidField, notFound } from "../http/errors";
+import { z } from "../lib/z";
+import { loadAttributeSchema } from "../store/attributes";
+import { getContactByKey, listsOfContact, removeFromLists, updateContact, upsertContact } from "../store/contacts";
+import { existingListIds } from "../store/lists";
+import type { Panel } from "../store/panels";
+import { defineOperation, type OperationTable } from "./operation";
+import { contactRefParam, jsonObjectParam, listIdParam, listIdsParam } from "./params";
+
+async function keyedSchema(db: D1Database, panel: Panel): Promise<KeyedSchema> {
+  return { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
+}
+
+function prepareOrThrow(schema: KeyedSchema, data: Record<string, unknown>) {
+  const prepared = prepareContact(schema, data);
+  if (!prepared.ok) throw fromProblems(prepared.problems);
+  return prepared;
+}
+
+function keyOrThrow(schema: KeyedSchema, data: unknown): string {
+  const key = contactKeyFrom(schema, data);
+  if (!key.ok) throw invalidField("data", key.message);
+  return key.key;
+}
+
+async function requireLists(db: D1Database, panel: Panel, listIds: readonly number[]): Promise<void> {
+  const found = await existingListIds(db, panel.id, listIds);
+  const missing = listIds.filter((id) => !found.has(id));
+  if (missing.length) {
+    throw notFound(`listid: no list with id ${missing.join(", ")} in this panel`, [
+      { field: "listid", message: `no list with id ${missing.join(", ")}` },
+    ]);
+  }
+}
+
+const addContact = defineOperation({
+  summary: "Add a contact, or merge the given attributes into the existing one (4.1)",
+  params: z.object({ data: jsonObjectParam, listid: listIdParam.optional() }),
+  async run({ env, panel, now }, { data, listid }) {
+    const schema = await keyedSchema(env.DB, panel);
+    const prepared = prepareOrThrow(schema, data);
+    if (listid !== undefined) await requireLists(env.DB, panel, [listid]);
+    const contact = await upsertContact(env.DB, panel.id, prepared.key, prepared.values, now, listid);
+    return { contact: contact.attributes };
+  },
+});
+
+const viewContact = defineOperation({
+  summary: "View a contact and the lists it belongs to (4.2)",
+  params: z.object({ data: contactRefParam }),
+  async run({ env, panel }, { data }) {
+    const key = keyOrThrow(await keyedSchema(env.DB, panel), data);
+    const contact = await getContactByKey(env.DB, panel.id, key);
+    if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);
+    const lists = await listsOfContact(env.DB, panel.id, contact.id);
+    return { contact: contact.attributes, lists: lists.map((l) => ({ id: l.id, listname: l.name })) };
+  },
+});
+
+const updateExistingContact = defineOperation({
+  summary: "Update attributes of an existing contact (4.3)",
+  params: z.object({ data: jsonObjectParam }),
+  async run({ env, panel, now }, { data }) {
+    const prepared = prepareOrThrow(await keyedSchema(env.DB, panel), data);
+    const contact = await updateContact(env.DB, panel.id, prepared.key, prepared.values, now);
+    if (!contact) {
+      throw notFound(`No contact with ${panel.primaryKey} "${prepared.key}"; use activity=add to create it`, [
+        { field: `data.${panel.primaryKey}`, message: "no such contact" },
+      ]);
+    }
+    return { contact: contact.attributes };
+  },
+});
+
+const removeContactFromLists = defineOperation({
+  summary: "Remove a contact from one or several lists (4.4); the contact itself stays",
+  params: z.object({ data: contactRefParam, listid: listIdsParam }),
+  async run({ env, panel }, { data, listid }) {
+    const key = keyOrThrow(await keyedSchema(env.DB, panel), data);
+    await requireLists(env.DB, panel, listid);
+    const contact = await getContactByKey(env.DB, panel.id, key);
+    if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);
+    return { removed_from: await removeFromLists(env.DB, panel.id, contact.id, listid) };
+  },
+});
+
+export const contactOperations: OperationTable = {
+  add: addContact,
+  view: viewContact,
+  update: updateExistingContact,
+  delete: removeContactFromLists,
+};

@@ -1,0 +1,90 @@
+import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "../domain/lists";
+import { conflict, notFound } from "../http/errors";
+import { z } from "../lib/z";
+import { deleteList, emptyList, findListByName, insertList, listLists, renameList, type ContactList } from "../store/lists";
+import { isoTime } from "../store/sql";
+import { defineOperation, type OperationTable } from "./operation";
+import { listIdParam, optionalTextParam, textParam } from "./params";
+
+const listName = textParam(MAX_LIST_NAME_LENGTH).meta({ description: "List name, unique in the panel regardless of case" });
+const listDescription = optionalTextParam(MAX_LIST_DESCRIPTION_LENGTH);
+
+/** A list as the API shows it (CONTRACT 2.2, 4.8). */
+export function listView(list: ContactList) {
+  return {
+    id: list.id,
+    listname: list.name,
+    desc: list.description,
+    count: list.count,
+    created_at: isoTime(list.createdAt),
+    updated_at: isoTime(list.updatedAt),
+  };
+}
+
+function nameTaken(name: string) {
+  return conflict(`listname: a list named "${name}" already exists in this panel`, [
+    { field: "listname", message: "a list with this name already exists" },
+  ]);
+}
+
+async function listByNameOrThrow(db: D1Database, panelId: string, name: string): Promise<ContactList> {
+  const list = await findListByName(db, panelId, name);
+  if (!list) throw notFound(`listname: no list named "${name}" in this panel`, [{ field: "listname", message: "no such list" }]);
+  return list;
+}
+
+const createList = defineOperation({
+  summary: "Create a list (4.6)",
+  params: z.object({ listname: listName, desc: listDescription }),
+  async run({ env, panel, now }, { listname, desc }) {
+    const id = await insertList(env.DB, panel.id, listname, desc ?? "", now);
+    if (id === null) throw nameTaken(listname);
+    return { listid: id };
+  },
+});
+
+const editList = defineOperation({
+  summary: "Rename a list and optionally change its description (4.7)",
+  params: z.object({ id: listIdParam, listname: listName, desc: listDescription }),
+  async run({ env, panel, now }, { id, listname, desc }) {
+    const outcome = await renameList(env.DB, panel.id, id, listname, desc, now);
+    if (outcome.kind === "missing") throw notFound(`id: no list with id ${id} in this panel`, [{ field: "id", message: "no such list" }]);
+    if (outcome.kind === "duplicate") throw nameTaken(listname);
+    return { list: listView(outcome.list) };
+  },
+});
+
+const getAllLists = defineOperation({
+  summary: "All lists of the panel with their member counts (4.8)",
+  params: z.object({}),
+  async run({ env, panel }) {
+    return { lists: (await listLists(env.DB, panel.id)).map(listView) };
+  },
+});
+
+const removeList = defineOperation({
+  summary: "Delete a list by name (4.9); its contacts stay",
+  params: z.object({ listname: listName }),
+  async run({ env, panel }, { listname }) {
+    const list = await listByNameOrThrow(env.DB, panel.id, listname);
+    await deleteList(env.DB, panel.id, list.id);
+    return {};
+  },
+});
+
+const emptyNamedList = defineOperation({
+  summary: "Remove every member of a list; the contacts stay",
+  params: z.object({ listname: listName }),
+  async run({ env, panel, now }, { listname }) {
+    const list = await listByNameOrThrow(env.DB, panel.id, listname);
+    return { removed: await emptyList(env.DB, panel.id, list.id, now) };
+  },
+});
+
+export const listOperations: OperationTable = {
+  add: createList,
+  edit: editList,
+  getall: getAllLists,
+  delete: removeList,
+  emptylist: emptyNamedList,
+};

@@ -1,0 +1,102 @@
+import { describeJsonType } from "../domain/problems";
+import { z } from "../lib/z";
+
+/**
+ * Schemas for envelope parameters. A parameter arrives as text (query string or form body)
+ * or as a JSON value (JSON body), so each schema accepts both and produces one typed value.
+ */
+
+const INT32_MAX = 2147483647;
+
+function toId(value: string | number): number | null {
+  const text = String(value).trim();
+  if (!/^\d+$/.test(text)) return null;
+  const id = Number(text);
+  return id >= 1 && id <= INT32_MAX ? id : null;
+}
+
+/** A list id: a positive int32, as a number or decimal text. */
+export const listIdParam = z
+  .union([z.string(), z.number()], { error: "must be a list id (a positive int32)" })
+  .transform((value, ctx) => {
+    const id = toId(value);
+    if (id === null) {
+      ctx.addIssue({ code: "custom", message: `must be a list id (a positive int32), not "${value}"` });
+      return z.NEVER;
+    }
+    return id;
+  })
+  .meta({ description: "List id: a positive int32", example: "12" });
+
+/** One list id or several, comma separated (`4,7,9`). */
+export const listIdsParam = z
+  .union([z.string(), z.number()], { error: "must be one list id or several, comma separated" })
+  .transform((value, ctx) => {
+    const parts = String(value).split(",").map((part) => part.trim());
+    const ids: number[] = [];
+    for (const part of parts) {
+      const id = toId(part);
+      if (id === null) {
+        ctx.addIssue({ code: "custom", message: `must be list ids (positive int32), comma separated; "${part}" is not one` });
+        return z.NEVER;
+      }
+      if (!ids.includes(id)) ids.push(id);
+    }
+    return ids;
+  })
+  .meta({ description: "One list id or several, comma separated", example: "4,7" });
+
+/** Required non-empty text, trimmed. */
+export function textParam(maxLength: number) {
+  return z
+    .union([z.string(), z.number()], { error: "is required" })
+    .transform((value) => String(value).trim())
+    .pipe(
+      z
+        .string()
+        .min(1, { error: "must not be empty" })
+        .max(maxLength, { error: `must be at most ${maxLength} characters` }),
+    );
+}
+
+/** Optional free text; absent stays undefined. */
+export function optionalTextParam(maxLength: number) {
+  return z
+    .union([z.string(), z.number()])
+    .transform((value) => String(value))
+    .pipe(z.string().max(maxLength, { error: `must be at most ${maxLength} characters` }))
+    .optional();
+}
+
+/**
+ * `data` holding a JSON object: JSON text (form and query) or the object itself (JSON body).
+ * Arrays, scalars and unparsable text are refused with the reason.
+ */
+export const jsonObjectParam = z
+  .union([z.string(), z.record(z.string(), z.unknown())], { error: "must be a JSON object" })
+  .transform((value, ctx) => {
+    let parsed: unknown = value;
+    if (typeof value === "string") {
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be a JSON object; the text could not be parsed as JSON" });
+        return z.NEVER;
+      }
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      ctx.addIssue({ code: "custom", message: `must be a JSON object, not ${describeJsonType(parsed)}` });
+      return z.NEVER;
+    }
+    if (Object.keys(parsed).length === 0) {
+      ctx.addIssue({ code: "custom", message: "must not be an empty object" });
+      return z.NEVER;
+    }
+    return parsed as Record<string, unknown>;
+  })
+  .meta({ description: "JSON object (as JSON text in a query or form body)", example: '{"EMAIL":"ada@example.com","NAME":"Ada"}' });
+
+/** `data` naming one contact: its primary-key value, or a JSON object holding it. */
+export const contactRefParam = z
+  .union([z.string(), z.number(), z.record(z.string(), z.unknown())], { error: "is required: the contact's primary-key value" })
+  .meta({ description: "The contact's primary-key value, or a JSON object holding it", example: "ada@example.com" });

@@ -1,0 +1,143 @@
+import { describeJsonType, fail, ok, type Checked, type FieldProblem } from "./problems";
+
+export const ATTRIBUTE_TYPES = ["string", "integer", "float", "date", "boolean"] as const;
+export type AttributeType = (typeof ATTRIBUTE_TYPES)[number];
+export type AttributeValue = string | number | boolean;
+
+/** The panel's attribute schema, keyed by canonical (upper-case) attribute name. */
+export type AttributeSchema = ReadonlyMap<string, AttributeType>;
+
+/** Attributes every new panel starts with (CONTRACT 4). */
+export const DEFAULT_ATTRIBUTES: ReadonlyArray<readonly [string, AttributeType]> = [
+  ["NAME", "string"],
+  ["FIRSTNAME", "string"],
+  ["LASTNAME", "string"],
+  ["EMAIL", "string"],
+  ["MOBILE", "string"],
+  ["CITY", "string"],
+  ["STATE", "string"],
+  ["COUNTRY", "string"],
+  ["AGE", "integer"],
+];
+
+export const ATTRIBUTE_NAME_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
+export const MAX_STRING_VALUE_LENGTH = 2048;
+
+/**
+ * Attribute names are matched case-insensitively and stored upper-case, the spelling the
+ * spec's samples use (NAME, EMAIL, MOBILE): a client sending `email` means EMAIL.
+ */
+export function canonicalAttributeName(name: string): string {
+  return name.trim().toUpperCase();
+}
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+export function isRealCalendarDate(year: number, month: number, day: number): boolean {
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+function checkDate(text: string): Checked<string> {
+  const match = ISO_DATE.exec(text.trim());
+  if (!match) return fail("must be a date, YYYY-MM-DD or an ISO 8601 date-time");
+  const [, y, m, d, hh, mm, ss] = match;
+  if (!isRealCalendarDate(Number(y), Number(m), Number(d))) return fail(`is not a real calendar date: ${text}`);
+  if (hh !== undefined && (Number(hh) > 23 || Number(mm) > 59 || Number(ss ?? 0) > 59)) {
+    return fail(`is not a real time of day: ${text}`);
+  }
+  return ok(text.trim());
+}
+
+/** Checks a value that arrived as JSON: types must match exactly (no "25" for an integer). */
+export function checkJsonValue(type: AttributeType, value: unknown): Checked<AttributeValue> {
+  switch (type) {
+    case "string":
+      // Clients commonly send numeric strings such as MOBILE as JSON numbers; they are text.
+      if (typeof value === "number" && Number.isFinite(value)) return ok(String(value));
+      if (typeof value !== "string") return fail(`must be a string, not ${describeJsonType(value)}`);
+      if (value.length > MAX_STRING_VALUE_LENGTH) return fail(`must be at most ${MAX_STRING_VALUE_LENGTH} characters`);
+      return ok(value);
+    case "integer":
+      if (typeof value !== "number" || !Number.isInteger(value)) return fail(`must be an integer, not ${describeJsonType(value)}`);
+      if (!Number.isSafeInteger(value)) return fail("is outside the range of integers that can be stored exactly");
+      return ok(value);
+    case "float":
+      if (typeof value !== "number" || !Number.isFinite(value)) return fail(`must be a number, not ${describeJsonType(value)}`);
+      return ok(value);
+    case "boolean":
+      if (typeof value !== "boolean") return fail(`must be true or false, not ${describeJsonType(value)}`);
+      return ok(value);
+    case "date":
+      if (typeof value !== "string") return fail(`must be a date string, not ${describeJsonType(value)}`);
+      return checkDate(value);
+  }
+}
+
+/** Checks a value that arrived as text (a CSV cell): the text is read as the attribute's type. */
+export function checkTextValue(type: AttributeType, text: string): Checked<AttributeValue> {
+  const trimmed = text.trim();
+  switch (type) {
+    case "string":
+      if (text.length > MAX_STRING_VALUE_LENGTH) return fail(`must be at most ${MAX_STRING_VALUE_LENGTH} characters`);
+      return ok(text);
+    case "integer": {
+      if (!/^[+-]?\d+$/.test(trimmed)) return fail(`must be an integer, not "${text}"`);
+      const value = Number(trimmed);
+      return Number.isSafeInteger(value) ? ok(value) : fail("is outside the range of integers that can be stored exactly");
+    }
+    case "float": {
+      const value = Number(trimmed);
+      if (trimmed === "" || !Number.isFinite(value)) return fail(`must be a number, not "${text}"`);
+      return ok(value);
+    }
+    case "boolean": {
+      const lower = trimmed.toLowerCase();
+      if (["true", "1", "yes"].includes(lower)) return ok(true);
+      if (["false", "0", "no"].includes(lower)) return ok(false);
+      return fail(`must be true or false, not "${text}"`);
+    }
+    case "date":
+      return checkDate(text);
+  }
+}
+
+export interface CheckedAttributes {
+  /** Accepted values by canonical name; `null` asks for the attribute to be removed. */
+  values: Record<string, AttributeValue | null>;
+  problems: FieldProblem[];
+}
+
+/**
+ * Checks a JSON object of attributes against the panel's schema. Every unknown name and every
+ * wrongly typed value is reported, so one failed call tells the client everything to fix.
+ */
+export function checkAttributes(
+  schema: AttributeSchema,
+  input: Record<string, unknown>,
+  fieldPrefix = "data",
+): CheckedAttributes {
+  const values: Record<string, AttributeValue | null> = {};
+  const problems: FieldProblem[] = [];
+  for (const [rawName, value] of Object.entries(input)) {
+    const name = canonicalAttributeName(rawName);
+    const field = `${fieldPrefix}.${rawName}`;
+    const type = schema.get(name);
+    if (!type) {
+      problems.push({ field, message: `unknown attribute "${rawName}": it is not in the panel's attribute schema` });
+      continue;
+    }
+    if (name in values) {
+      problems.push({ field, message: `attribute ${name} is given more than once` });
+      continue;
+    }
+    if (value === null) {
+      values[name] = null;
+      continue;
+    }
+    const checked = checkJsonValue(type, value);
+    if (checked.ok) values[name] = checked.value;
+    else problems.push({ field, message: checked.reason });
+  }
+  return { values, problems };
+}

@@ -1,0 +1,52 @@
+import { canonicalAttributeName, checkAttributes, type AttributeSchema, type AttributeValue } from "./attributes";
+import { normalisePrimaryKey } from "./primary-key";
+import type { FieldProblem } from "./problems";
+
+export interface KeyedSchema {
+  /** Canonical name of the panel's primary-key attribute, e.g. EMAIL. */
+  primaryKey: string;
+  attributes: AttributeSchema;
+}
+
+export type PreparedContact =
+  | { ok: true; key: string; values: Record<string, AttributeValue | null> }
+  | { ok: false; problems: FieldProblem[] };
+
+/**
+ * Validates a contact object for add/update: every attribute against the schema and the
+ * primary key present and normalised. The normalised key replaces the given spelling.
+ */
+export function prepareContact(schema: KeyedSchema, input: Record<string, unknown>, fieldPrefix = "data"): PreparedContact {
+  const { values, problems } = checkAttributes(schema.attributes, input, fieldPrefix);
+  const keyField = Object.keys(input).find((name) => canonicalAttributeName(name) === schema.primaryKey);
+  if (keyField === undefined) {
+    problems.push({ field: `${fieldPrefix}.${schema.primaryKey}`, message: "is required: it is the panel's primary key" });
+  } else {
+    const key = normalisePrimaryKey(schema.primaryKey, schema.attributes.get(schema.primaryKey) ?? "string", input[keyField]);
+    if (!key.ok) problems.push({ field: `${fieldPrefix}.${keyField}`, message: key.reason });
+    else if (problems.length === 0) return { ok: true, key: key.value, values: { ...values, [schema.primaryKey]: key.value } };
+  }
+  return { ok: false, problems };
+}
+
+/**
+ * Reads the contact a call names: `data` is the primary-key value itself, or a JSON object
+ * holding it (both forms are used by real clients).
+ */
+export function contactKeyFrom(schema: KeyedSchema, data: unknown): { ok: true; key: string } | { ok: false; message: string } {
+  let raw: unknown = data;
+  if (typeof data === "string" && /^\s*\{/.test(data)) {
+    try {
+      raw = JSON.parse(data);
+    } catch {
+      return { ok: false, message: "looks like JSON but could not be parsed" };
+    }
+  }
+  if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+    const entry = Object.entries(raw).find(([name]) => canonicalAttributeName(name) === schema.primaryKey);
+    if (!entry) return { ok: false, message: `must hold the primary key ${schema.primaryKey}` };
+    raw = entry[1];
+  }
+  const key = normalisePrimaryKey(schema.primaryKey, schema.attributes.get(schema.primaryKey) ?? "string", raw);
+  return key.ok ? { ok: true, key: key.value } : { ok: false, message: key.reason };
+}

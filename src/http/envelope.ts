@@ -1,0 +1,33 @@
+import { resolveOperation } from "../api/registry";
+import type { Operation } from "../api/operation";
+import { authenticateApiKey } from "./auth";
+import { readBodyParams, readQueryParams, type Params } from "./body";
+import { ApiError, parseOrThrow } from "./errors";
+import { envelopeFailure, envelopeSuccess, newRequestId } from "./respond";
+
+/**
+ * The apiv2 envelope (CONTRACT 2): parameters from the query and the body in any mix (the
+ * body wins), then the operation, the API key, the operation's own parameters, and the run.
+ * Every failure is answered in the envelope's Failed shape; only faults of the service are 5xx.
+ */
+export async function handleEnvelope(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
+  const requestId = newRequestId();
+  let params: Params = {};
+  let operation: Operation | undefined;
+  try {
+    params = { ...readQueryParams(new URL(request.url)), ...(await readBodyParams(request)) };
+    operation = resolveOperation(params.type, params.activity);
+    const panel = await authenticateApiKey(env.DB, params.apikey);
+    const input = parseOrThrow(operation.params, params);
+    const members = await operation.run({ env, exec, panel, requestId, now: Date.now() }, input);
+    return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);
+  } catch (error) {
+    const failure = error instanceof ApiError ? error : serviceFault(error, requestId);
+    return operation?.render?.failure(requestId, failure, params) ?? envelopeFailure(requestId, failure);
+  }
+}
+
+export function serviceFault(error: unknown, requestId: string): ApiError {
+  console.error(`request ${requestId} failed`, error);
+  return new ApiError(500, `The service failed to process the request; quote request id ${requestId} when reporting it`);
+}

@@ -1,0 +1,115 @@
+import { ADMIN_BASE, ADMIN_ROUTES } from "../admin";
+import { OPERATIONS } from "../api/registry";
+import { z } from "../lib/z";
+
+type JsonSchema = Record<string, unknown>;
+
+/** The request side of a schema: what a client sends, before transforms. */
+function inputSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  return rest;
+}
+
+const failureBody = {
+  type: "object",
+  required: ["requestid", "result", "message"],
+  properties: {
+    requestid: { type: "string", pattern: "^[0-9a-f]{32}$" },
+    result: { const: "Failed" },
+    message: { type: "string" },
+    errors: { type: "array", items: { type: "object", properties: { field: { type: "string" }, message: { type: "string" } } } },
+  },
+};
+
+/** Each envelope operation as one alternative of the request: type and activity are constants. */
+function envelopeAlternatives(): JsonSchema[] {
+  const alternatives: JsonSchema[] = [];
+  for (const [type, table] of Object.entries(OPERATIONS)) {
+    for (const [activity, operation] of Object.entries(table)) {
+      const params = inputSchema(operation.params);
+      const properties = (params.properties ?? {}) as JsonSchema;
+      alternatives.push({
+        title: `${type}/${activity}`,
+        description: operation.summary,
+        type: "object",
+        required: ["type", "activity", "apikey", ...((params.required as string[] | undefined) ?? [])],
+        properties: { type: { const: type }, activity: { const: activity }, apikey: { type: "string" }, ...properties },
+      });
+    }
+  }
+  return alternatives;
+}
+
+function adminPaths(): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of ADMIN_ROUTES) {
+    const path = ADMIN_BASE + route.path.replace(/:(\w+)/g, "{$1}");
+    const parameters = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+    if (route.query) {
+      const query = inputSchema(route.query);
+      for (const [name, schema] of Object.entries((query.properties ?? {}) as JsonSchema)) {
+        parameters.push({ name, in: "query", required: ((query.required as string[]) ?? []).includes(name), schema: schema as { type: string } });
+      }
+    }
+    paths[path] ??= {};
+    paths[path]![route.method.toLowerCase()] = {
+      summary: route.summary,
+      security: [{ adminToken: [] }],
+      parameters,
+      ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: inputSchema(route.body) } } } } : {}),
+      responses: {
+        [String(route.status ?? 200)]: { description: "Success", content: { "application/json": {} } },
+        "4XX": { description: "Failure: {error, errors}", content: { "application/json": {} } },
+      },
+    };
+  }
+  return paths;
+}
+
+/** /openapi.json, generated from the zod schemas that validate each request. */
+export function openApiDocument(origin: string): JsonSchema {
+  const envelope = { oneOf: envelopeAlternatives() };
+  const envelopeResponses = {
+    "200": { description: '{"requestid","result":"Success", ...operation members}', content: { "application/json": {} } },
+    "401": { description: "The caller could not be authenticated", content: { "application/json": { schema: failureBody } } },
+    "4XX": { description: "Failed, naming each offending field", content: { "application/json": { schema: failureBody } } },
+  };
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "apiv2 marketing-automation service",
+      version: "1.0.0",
+      description:
+        "The apiv2 envelope: every operation is `{base_url}/apiv2` with `type`, `activity` and `apikey`; parameters may come from the query string and the body in any mix (the body wins). GET and POST are both accepted.",
+    },
+    servers: [{ url: origin }],
+    components: { securitySchemes: { adminToken: { type: "http", scheme: "bearer" } } },
+    paths: {
+      "/apiv2": {
+        post: {
+          summary: "Envelope operation (parameters in the body and/or the query)",
+          requestBody: {
+            content: {
+              "application/x-www-form-urlencoded": { schema: envelope },
+              "multipart/form-data": { schema: envelope },
+              "application/json": { schema: envelope },
+            },
+          },
+          responses: envelopeResponses,
+        },
+        get: {
+          summary: "Envelope operation with every parameter in the query string",
+          parameters: [
+            { name: "type", in: "query", required: true, schema: { enum: Object.keys(OPERATIONS) } },
+            { name: "activity", in: "query", required: true, schema: { type: "string" } },
+            { name: "apikey", in: "query", required: true, schema: { type: "string" } },
+          ],
+          "x-operations": envelope,
+          responses: envelopeResponses,
+        },
+      },
+      "/health": { get: { summary: "Liveness", responses: { "200": { description: "OK" } } } },
+      ...adminPaths(),
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { toHex } from "./random";
+
+const encoder = new TextEncoder();
+
+export async function sha256Hex(text: string): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text))));
+}
+
+/** Compares two strings without leaking, through timing, where they first differ. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = encoder.encode(a);
+  const right = encoder.encode(b);
+  if (left.byteLength !== right.byteLength) {
+    // Still spend the comparison so a length mismatch is not faster than a content mismatch.
+    crypto.subtle.timingSafeEqual(left, left);
+    return false;
+  }
+  return crypto.subtle.timingSafeEqual(left, right);
+}
+
+async function importAesKey(base64Key: string): Promise<CryptoKey> {
+  const raw = Uint8Array.from(atob(base64Key), (c) => c.charCodeAt(0));
+  if (raw.byteLength !== 32) throw new Error("SECRETS_KEY must be 32 bytes, base64-encoded");
+  return crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
+}
+
+/** Encrypts a secret for storage: base64 of a 12-byte IV followed by the AES-GCM ciphertext. */
+export async function encryptSecret(base64Key: string, plaintext: string): Promise<string> {
+  const key = await importAesKey(base64Key);
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, encoder.encode(plaintext)));
+  const out = new Uint8Array(iv.byteLength + sealed.byteLength);
+  out.set(iv);
+  out.set(sealed, iv.byteLength);
+  let binary = "";
+  for (const byte of out) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+export async function decryptSecret(base64Key: string, stored: string): Promise<string> {
+  const key = await importAesKey(base64Key);
+  const bytes = Uint8Array.from(atob(stored), (c) => c.charCodeAt(0));
+  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.subarray(0, 12) }, key, bytes.subarray(12));
+  return new TextDecoder().decode(plain);
+}

@@ -1,0 +1,30 @@
+import type { AttributeSchema, AttributeType } from "../domain/attributes";
+
+export interface Attribute {
+  name: string;
+  type: AttributeType;
+}
+
+export async function listAttributes(db: D1Database, panelId: string): Promise<Attribute[]> {
+  const { results } = await db
+    .prepare("SELECT name, type FROM attributes WHERE panel_id = ? ORDER BY created_at, name")
+    .bind(panelId)
+    .all<Attribute>();
+  return results;
+}
+
+export async function loadAttributeSchema(db: D1Database, panelId: string): Promise<AttributeSchema> {
+  return new Map((await listAttributes(db, panelId)).map((a) => [a.name, a.type]));
+}
+
+/** Creates the attribute, or returns the existing one unchanged (the caller compares types). */
+export async function putAttribute(db: D1Database, panelId: string, attribute: Attribute, now: number): Promise<Attribute> {
+  const row = await db
+    .prepare(
+      `INSERT INTO attributes (panel_id, name, type, created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (panel_id, name) DO UPDATE SET name = name RETURNING name, type`,
+    )
+    .bind(panelId, attribute.name, attribute.type, now)
+    .first<Attribute>();
+  return row!;
+}

@@ -1,0 +1,121 @@
+import type { AttributeValue } from "../domain/attributes";
+import { placeholders } from "./sql";
+
+export interface Contact {
+  id: number;
+  key: string;
+  attributes: Record<string, AttributeValue>;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface ContactRow {
+  id: number;
+  pk_value: string;
+  attrs: string;
+  created_at: number;
+  updated_at: number;
+}
+
+const CONTACT_COLUMNS = "id, pk_value, attrs, created_at, updated_at";
+
+function contactFromRow(row: ContactRow): Contact {
+  return {
+    id: row.id,
+    key: row.pk_value,
+    attributes: JSON.parse(row.attrs) as Record<string, AttributeValue>,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Attribute changes: a value sets the attribute, null removes it (JSON merge patch, RFC 7396). */
+export type AttributeChanges = Record<string, AttributeValue | null>;
+
+/**
+ * Creates the contact or merges the changes into it (CONTRACT 2.2 `add`), and when `listId` is
+ * given makes it a member of that list, all in one batch so nothing is half-written.
+ */
+export async function upsertContact(
+  db: D1Database,
+  panelId: string,
+  key: string,
+  changes: AttributeChanges,
+  now: number,
+  listId?: number,
+): Promise<Contact> {
+  const upsert = db
+    .prepare(
+      `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
+       VALUES (?1, ?2, json_patch('{}', ?3), ?4, ?4)
+       ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, excluded.attrs), updated_at = ?4
+       RETURNING ${CONTACT_COLUMNS}`,
+    )
+    .bind(panelId, key, JSON.stringify(changes), now);
+  if (listId === undefined) return contactFromRow((await upsert.first<ContactRow>())!);
+  const [upserted] = await db.batch<ContactRow>([
+    upsert,
+    db
+      .prepare(
+        `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
+         SELECT l.id, c.id, c.panel_id, ?4 FROM contacts c JOIN lists l ON l.panel_id = c.panel_id
+         WHERE c.panel_id = ?1 AND c.pk_value = ?2 AND l.id = ?3`,
+      )
+      .bind(panelId, key, listId, now),
+  ]);
+  return contactFromRow(upserted!.results[0]!);
+}
+
+/** Merges changes into an existing contact; null when there is no such contact. */
+export async function updateContact(
+  db: D1Database,
+  panelId: string,
+  key: string,
+  changes: AttributeChanges,
+  now: number,
+): Promise<Contact | null> {
+  const row = await db
+    .prepare(
+      `UPDATE contacts SET attrs = json_patch(attrs, ?), updated_at = ?
+       WHERE panel_id = ? AND pk_value = ? RETURNING ${CONTACT_COLUMNS}`,
+    )
+    .bind(JSON.stringify(changes), now, panelId, key)
+    .first<ContactRow>();
+  return row ? contactFromRow(row) : null;
+}
+
+export async function getContactByKey(db: D1Database, panelId: string, key: string): Promise<Contact | null> {
+  const row = await db
+    .prepare(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE panel_id = ? AND pk_value = ?`)
+    .bind(panelId, key)
+    .first<ContactRow>();
+  return row ? contactFromRow(row) : null;
+}
+
+export interface Membership {
+  id: number;
+  name: string;
+}
+
+export async function listsOfContact(db: D1Database, panelId: string, contactId: number): Promise<Membership[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT l.id, l.name FROM list_members m JOIN lists l ON l.id = m.list_id
+       WHERE m.panel_id = ? AND m.contact_id = ? ORDER BY l.id`,
+    )
+    .bind(panelId, contactId)
+    .all<Membership>();
+  return results;
+}
+
+/** Removes the contact from those of `listIds` it belongs to; returns the lists it left. */
+export async function removeFromLists(db: D1Database, panelId: string, contactId: number, listIds: readonly number[]): Promise<number[]> {
+  const { results } = await db
+    .prepare(
+      `DELETE FROM list_members WHERE panel_id = ? AND contact_id = ? AND list_id IN (${placeholders(listIds.length)})
+       RETURNING list_id`,
+    )
+    .bind(panelId, contactId, ...listIds)
+    .all<{ list_id: number }>();
+  return results.map((r) => r.list_id).sort((a, b) => a - b);
+}

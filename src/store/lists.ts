@@ -1,0 +1,122 @@
+import { listNameKey } from "../domain/lists";
+import { isUniqueViolation, placeholders } from "./sql";
+
+export interface ContactList {
+  id: number;
+  name: string;
+  description: string;
+  count: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface ListRow {
+  id: number;
+  name: string;
+  description: string;
+  count: number;
+  created_at: number;
+  updated_at: number;
+}
+
+const LIST_SELECT = `SELECT l.id, l.name, l.description, l.created_at, l.updated_at,
+  (SELECT COUNT(*) FROM list_members m WHERE m.list_id = l.id) AS count FROM lists l`;
+
+function listFromRow(row: ListRow): ContactList {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    count: row.count,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Returns the new list's id, or null when the panel already has a list of that name. */
+export async function insertList(db: D1Database, panelId: string, name: string, description: string, now: number): Promise<number | null> {
+  try {
+    const row = await db
+      .prepare(
+        `INSERT INTO lists (panel_id, name, name_key, description, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+      )
+      .bind(panelId, name, listNameKey(name), description, now, now)
+      .first<{ id: number }>();
+    return row!.id;
+  } catch (error) {
+    if (isUniqueViolation(error)) return null;
+    throw error;
+  }
+}
+
+export async function getList(db: D1Database, panelId: string, listId: number): Promise<ContactList | null> {
+  const row = await db.prepare(`${LIST_SELECT} WHERE l.panel_id = ? AND l.id = ?`).bind(panelId, listId).first<ListRow>();
+  return row ? listFromRow(row) : null;
+}
+
+export async function findListByName(db: D1Database, panelId: string, name: string): Promise<ContactList | null> {
+  const row = await db
+    .prepare(`${LIST_SELECT} WHERE l.panel_id = ? AND l.name_key = ?`)
+    .bind(panelId, listNameKey(name))
+    .first<ListRow>();
+  return row ? listFromRow(row) : null;
+}
+
+export async function listLists(db: D1Database, panelId: string): Promise<ContactList[]> {
+  const { results } = await db.prepare(`${LIST_SELECT} WHERE l.panel_id = ? ORDER BY l.id`).bind(panelId).all<ListRow>();
+  return results.map(listFromRow);
+}
+
+/** The subset of `listIds` that are lists of this panel. */
+export async function existingListIds(db: D1Database, panelId: string, listIds: readonly number[]): Promise<Set<number>> {
+  if (listIds.length === 0) return new Set();
+  const { results } = await db
+    .prepare(`SELECT id FROM lists WHERE panel_id = ? AND id IN (${placeholders(listIds.length)})`)
+    .bind(panelId, ...listIds)
+    .all<{ id: number }>();
+  return new Set(results.map((r) => r.id));
+}
+
+export type RenameOutcome = { kind: "renamed"; list: ContactList } | { kind: "missing" } | { kind: "duplicate" };
+
+export async function renameList(
+  db: D1Database,
+  panelId: string,
+  listId: number,
+  name: string,
+  description: string | undefined,
+  now: number,
+): Promise<RenameOutcome> {
+  try {
+    const result = await db
+      .prepare(
+        `UPDATE lists SET name = ?, name_key = ?, description = COALESCE(?, description), updated_at = ?
+         WHERE panel_id = ? AND id = ?`,
+      )
+      .bind(name, listNameKey(name), description ?? null, now, panelId, listId)
+      .run();
+    if (result.meta.changes === 0) return { kind: "missing" };
+  } catch (error) {
+    if (isUniqueViolation(error)) return { kind: "duplicate" };
+    throw error;
+  }
+  return { kind: "renamed", list: (await getList(db, panelId, listId))! };
+}
+
+/** Deletes the list and its memberships; the contacts themselves stay. */
+export async function deleteList(db: D1Database, panelId: string, listId: number): Promise<void> {
+  await db.batch([
+    db.prepare("DELETE FROM list_members WHERE panel_id = ? AND list_id = ?").bind(panelId, listId),
+    db.prepare("DELETE FROM lists WHERE panel_id = ? AND id = ?").bind(panelId, listId),
+  ]);
+}
+
+/** Removes every member of the list; returns how many were removed. */
+export async function emptyList(db: D1Database, panelId: string, listId: number, now: number): Promise<number> {
+  const [removed] = await db.batch([
+    db.prepare("DELETE FROM list_members WHERE panel_id = ? AND list_id = ?").bind(panelId, listId),
+    db.prepare("UPDATE lists SET updated_at = ? WHERE panel_id = ? AND id = ?").bind(now, panelId, listId),
+  ]);
+  return removed!.meta.changes;
+}

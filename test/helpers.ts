@@ -1,0 +1,94 @@
+import { env, exports } from "cloudflare:workers";
+
+export const BASE = "https://api.test";
+export const ADMIN_TOKEN = "test-admin-token";
+
+export function call(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(new Request(`${BASE}${path}`, init));
+}
+
+export async function admin<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const response = await call(`/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+export interface TestPanel {
+  id: string;
+  name: string;
+  apiKey: string;
+  userId: string;
+  clientId: string;
+}
+
+let panelCount = 0;
+
+/** A fresh panel with API mode on and one user whose key the test uses. */
+export async function createPanel(options: { primary_key?: string; timezone?: string; name?: string } = {}): Promise<TestPanel> {
+  const created = await admin("POST", "/panels", { name: options.name ?? `Panel ${++panelCount}`, ...options });
+  if (created.status !== 201) throw new Error(`panel not created: ${JSON.stringify(created.body)}`);
+  await admin("PATCH", `/panels/${created.body.id}`, { api_mode: true });
+  const user = await admin("POST", `/panels/${created.body.id}/users`, { email: `owner${panelCount}@example.com` });
+  return { id: created.body.id, name: created.body.name, apiKey: user.body.api_key, userId: user.body.id, clientId: created.body.client_id };
+}
+
+export type Style = "query" | "form" | "json" | "multipart" | "mixed";
+
+/**
+ * Calls the envelope the ways real clients do: everything in the query (GET), everything
+ * form-encoded in the body, a JSON body, multipart, or the envelope in the query with the
+ * rest form-encoded in the body ("mixed", the most common).
+ */
+export async function envelope<T = any>(
+  params: Record<string, unknown>,
+  style: Style = "mixed",
+): Promise<{ status: number; body: T }> {
+  const text = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
+  const envelopeKeys = ["type", "activity", "apikey"];
+  let response: Response;
+  if (style === "query") {
+    const query = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, text(v)]));
+    response = await call(`/apiv2?${query}`);
+  } else if (style === "json") {
+    response = await call("/apiv2", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(params) });
+  } else if (style === "multipart") {
+    const form = new FormData();
+    for (const [k, v] of Object.entries(params)) form.append(k, text(v));
+    response = await call("/apiv2", { method: "POST", body: form });
+  } else {
+    const inQuery = style === "mixed" ? envelopeKeys : [];
+    const query = new URLSearchParams(Object.entries(params).filter(([k]) => inQuery.includes(k)).map(([k, v]) => [k, text(v)]));
+    const body = new URLSearchParams(Object.entries(params).filter(([k]) => !inQuery.includes(k)).map(([k, v]) => [k, text(v)]));
+    response = await call(`/apiv2?${query}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: body.toString(),
+    });
+  }
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** Envelope call bound to one panel's key. */
+export function apiFor(panel: TestPanel) {
+  return (type: string, activity: string, params: Record<string, unknown> = {}, style: Style = "mixed") =>
+    envelope({ type, activity, apikey: panel.apiKey, ...params }, style);
+}
+
+export async function countRows(sql: string, ...bindings: unknown[]): Promise<number> {
+  const row = await env.DB.prepare(sql).bind(...bindings).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+/** A snapshot of everything a panel owns, to assert that a failed call wrote nothing. */
+export async function panelSnapshot(panelId: string): Promise<string> {
+  const tables = await env.DB.batch([
+    env.DB.prepare("SELECT pk_value, attrs, updated_at FROM contacts WHERE panel_id = ? ORDER BY id").bind(panelId),
+    env.DB.prepare("SELECT id, name, description, updated_at FROM lists WHERE panel_id = ? ORDER BY id").bind(panelId),
+    env.DB.prepare("SELECT list_id, contact_id FROM list_members WHERE panel_id = ? ORDER BY list_id, contact_id").bind(panelId),
+    env.DB.prepare("SELECT name, type FROM attributes WHERE panel_id = ? ORDER BY name").bind(panelId),
+  ]);
+  return JSON.stringify(tables.map((t) => t.results));
+}

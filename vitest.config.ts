@@ -1,0 +1,39 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Values the tests run with; the Worker reads them exactly as it reads secrets and vars.
+export const TEST_ADMIN_TOKEN = "test-admin-token";
+const TEST_SECRETS_KEY = "dGVzdC1zZWNyZXRzLWtleS0tMzItYnl0ZXMtbG9uZyE=";
+
+// wrangler checks the secrets wrangler.toml requires against process.env; these satisfy it.
+process.env.ADMIN_TOKEN ??= TEST_ADMIN_TOKEN;
+process.env.SECRETS_KEY ??= TEST_SECRETS_KEY;
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("./migrations");
+  return {
+    plugins: [
+      cloudflareTest(({ inject }) => ({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+            SECRETS_KEY: TEST_SECRETS_KEY,
+            ALLOW_PRIVATE_FETCH: "true",
+            // The loopback HTTP receiver started by test/node/global-setup.ts.
+            RECEIVER_URL: inject<string>("receiverUrl"),
+          },
+        },
+      })),
+    ],
+    test: {
+      include: ["test/**/*.test.ts"],
+      exclude: ["test/node/**"],
+      globalSetup: ["./test/node/global-setup.ts"],
+      setupFiles: ["./test/setup/apply-migrations.ts"],
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
+    },
+  };
+});
