@@ -1,5 +1,5 @@
 import { Router, type IRequest } from "itty-router";
-import { isAdmin } from "../http/auth";
+import { forgetCallers, isAdmin } from "../http/auth";
 import { ApiError, notFound } from "../http/errors";
 import { serviceFault } from "../http/envelope";
 import { adminFailure, json, newRequestId } from "../http/respond";
@@ -19,6 +19,8 @@ for (const route of ADMIN_ROUTES) {
     const body = await parseAdminBody(route, request);
     const query = parseAdminQuery(route, request);
     const result = await route.handle({ request, env, exec, path: decodePathParams(request.params), body, query });
+    // Any admin write may change what an API key may do (rotation, API mode, schema).
+    if (route.method !== "GET") forgetCallers();
     return result instanceof Response ? result : json(result, route.status ?? 200);
   });
 }

@@ -1,16 +1,11 @@
 import { contactKeyFrom, prepareContact, type KeyedSchema } from "../domain/contacts";
 import { fromProblems, invalidField, notFound } from "../http/errors";
 import { z } from "../lib/z";
-import { loadAttributeSchema } from "../store/attributes";
 import { getContactByKey, listsOfContact, removeFromLists, updateContact, upsertContact } from "../store/contacts";
 import { existingListIds } from "../store/lists";
 import type { Panel } from "../store/panels";
 import { defineOperation, type OperationTable } from "./operation";
 import { contactRefParam, jsonObjectParam, listIdParam, listIdsParam } from "./params";
-
-async function keyedSchema(db: D1Database, panel: Panel): Promise<KeyedSchema> {
-  return { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
-}
 
 function prepareOrThrow(schema: KeyedSchema, data: Record<string, unknown>) {
   const prepared = prepareContact(schema, data);
@@ -37,8 +32,7 @@ async function requireLists(db: D1Database, panel: Panel, listIds: readonly numb
 const addContact = defineOperation({
   summary: "Add a contact, or merge the given attributes into the existing one (4.1)",
   params: z.object({ data: jsonObjectParam, listid: listIdParam.optional() }),
-  async run({ env, panel, now }, { data, listid }) {
-    const schema = await keyedSchema(env.DB, panel);
+  async run({ env, panel, schema, now }, { data, listid }) {
     const prepared = prepareOrThrow(schema, data);
     if (listid !== undefined) await requireLists(env.DB, panel, [listid]);
     const contact = await upsertContact(env.DB, panel.id, prepared.key, prepared.values, now, listid);
@@ -49,8 +43,8 @@ const addContact = defineOperation({
 const viewContact = defineOperation({
   summary: "View a contact and the lists it belongs to (4.2)",
   params: z.object({ data: contactRefParam }),
-  async run({ env, panel }, { data }) {
-    const key = keyOrThrow(await keyedSchema(env.DB, panel), data);
+  async run({ env, panel, schema }, { data }) {
+    const key = keyOrThrow(schema, data);
     const contact = await getContactByKey(env.DB, panel.id, key);
     if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);
     const lists = await listsOfContact(env.DB, panel.id, contact.id);
@@ -61,8 +55,8 @@ const viewContact = defineOperation({
 const updateExistingContact = defineOperation({
   summary: "Update attributes of an existing contact (4.3)",
   params: z.object({ data: jsonObjectParam }),
-  async run({ env, panel, now }, { data }) {
-    const prepared = prepareOrThrow(await keyedSchema(env.DB, panel), data);
+  async run({ env, panel, schema, now }, { data }) {
+    const prepared = prepareOrThrow(schema, data);
     const contact = await updateContact(env.DB, panel.id, prepared.key, prepared.values, now);
     if (!contact) {
       throw notFound(`No contact with ${panel.primaryKey} "${prepared.key}"; use activity=add to create it`, [
@@ -76,8 +70,8 @@ const updateExistingContact = defineOperation({
 const removeContactFromLists = defineOperation({
   summary: "Remove a contact from one or several lists (4.4); the contact itself stays",
   params: z.object({ data: contactRefParam, listid: listIdsParam }),
-  async run({ env, panel }, { data, listid }) {
-    const key = keyOrThrow(await keyedSchema(env.DB, panel), data);
+  async run({ env, panel, schema }, { data, listid }) {
+    const key = keyOrThrow(schema, data);
     await requireLists(env.DB, panel, listid);
     const contact = await getContactByKey(env.DB, panel.id, key);
     if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);

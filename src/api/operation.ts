@@ -1,12 +1,11 @@
+import type { Caller } from "../http/auth";
 import type { Params } from "../http/body";
 import type { ApiError } from "../http/errors";
 import type { z } from "../lib/z";
-import type { Panel } from "../store/panels";
 
-export interface OperationContext {
+export interface OperationContext extends Caller {
   env: Env;
   exec: ExecutionContext;
-  panel: Panel;
   requestId: string;
   /** One clock reading per call, so every row a call writes carries the same time. */
   now: number;

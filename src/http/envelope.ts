@@ -17,9 +17,9 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
   try {
     params = { ...readQueryParams(new URL(request.url)), ...(await readBodyParams(request)) };
     operation = resolveOperation(params.type, params.activity);
-    const panel = await authenticateApiKey(env.DB, params.apikey);
+    const caller = await authenticateApiKey(env.DB, params.apikey);
     const input = parseOrThrow(operation.params, params);
-    const members = await operation.run({ env, exec, panel, requestId, now: Date.now() }, input);
+    const members = await operation.run({ env, exec, ...caller, requestId, now: Date.now() }, input);
     return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);
   } catch (error) {
     const failure = error instanceof ApiError ? error : serviceFault(error, requestId);

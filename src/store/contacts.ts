@@ -48,7 +48,7 @@ export async function upsertContact(
     .prepare(
       `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
        VALUES (?1, ?2, json_patch('{}', ?3), ?4, ?4)
-       ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, excluded.attrs), updated_at = ?4
+       ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, ?3), updated_at = ?4
        RETURNING ${CONTACT_COLUMNS}`,
     )
     .bind(panelId, key, JSON.stringify(changes), now);

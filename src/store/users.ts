@@ -1,3 +1,4 @@
+import type { Attribute } from "./attributes";
 import { PANEL_COLUMNS, panelFromRow, type Panel } from "./panels";
 import { isUniqueViolation } from "./sql";
 
@@ -83,15 +84,28 @@ export interface KeyOwner {
   panel: Panel;
   userDisabled: boolean;
   keyHash: string;
+  /** The panel's attribute schema, read in the same round trip since nearly every call needs it. */
+  attributes: Attribute[];
 }
 
-/** Finds the panel and user an API key hash belongs to. */
+const OWNER_COLUMNS = PANEL_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ");
+
+/** Finds the panel and user an API key hash belongs to, with the panel's attribute schema. */
 export async function findKeyOwner(db: D1Database, keyHash: string): Promise<KeyOwner | null> {
-  const columns = PANEL_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ");
-  const row = await db
-    .prepare(`SELECT ${columns}, u.disabled AS user_disabled, u.api_key_hash FROM users u JOIN panels p ON p.id = u.panel_id WHERE u.api_key_hash = ?`)
-    .bind(keyHash)
-    .first<Parameters<typeof panelFromRow>[0] & { user_disabled: number; api_key_hash: string }>();
+  const [owners, attributes] = await db.batch([
+    db
+      .prepare(`SELECT ${OWNER_COLUMNS}, u.disabled AS user_disabled, u.api_key_hash FROM users u JOIN panels p ON p.id = u.panel_id WHERE u.api_key_hash = ?`)
+      .bind(keyHash),
+    db
+      .prepare("SELECT a.name, a.type FROM users u JOIN attributes a ON a.panel_id = u.panel_id WHERE u.api_key_hash = ?")
+      .bind(keyHash),
+  ]);
+  const row = owners!.results[0] as (Parameters<typeof panelFromRow>[0] & { user_disabled: number; api_key_hash: string }) | undefined;
   if (!row) return null;
-  return { panel: panelFromRow(row), userDisabled: row.user_disabled === 1, keyHash: row.api_key_hash };
+  return {
+    panel: panelFromRow(row),
+    userDisabled: row.user_disabled === 1,
+    keyHash: row.api_key_hash,
+    attributes: attributes!.results as Attribute[],
+  };
 }

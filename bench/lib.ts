@@ -1,0 +1,168 @@
+// Shared pieces of the benchmarks: the benchmark build in a local workerd with every binding
+// of wrangler.toml, admin calls, and a closed-loop load generator with latency percentiles.
+//
+// The runtime is Miniflare driven directly, not `wrangler dev`: wrangler's dev proxy costs more
+// per request than the Worker itself here, which would hide what the service does.
+import { build } from "esbuild";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const ADMIN_TOKEN = "bench-admin-token";
+
+export interface BenchRuntime {
+  origin: string;
+  miniflare: Miniflare;
+  stop(): Promise<void>;
+}
+
+async function applyMigrations(db: D1DatabaseLike): Promise<void> {
+  const dir = join(root, "migrations");
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
+    const statements = unstable_splitSqlQuery(readFileSync(join(dir, file), "utf8"));
+    await db.batch(statements.map((sql) => db.prepare(sql)));
+  }
+}
+
+interface D1DatabaseLike {
+  prepare(sql: string): unknown;
+  batch(statements: unknown[]): Promise<unknown>;
+}
+
+/** Starts the benchmark build (bench/worker) on fresh local state with the migrations applied. */
+export async function startRuntime(port = 8799, vars: Record<string, string> = {}): Promise<BenchRuntime> {
+  const workDir = mkdtempSync(join(tmpdir(), "apiv2-bench-"));
+  await build({
+    entryPoints: [join(root, "bench", "worker", "index.ts")],
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"],
+    external: ["cloudflare:*", "node:*"],
+    outfile: join(workDir, "worker.js"),
+    logLevel: "error",
+  });
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, "wrangler.toml"), "");
+  // rootPath and modulesRules describe wrangler's own bundling, already done above.
+  const { rootPath: _rootPath, modulesRules: _modulesRules, ...worker } = workerOptions as Record<string, any>;
+  const miniflare = new Miniflare(
+    convertV4MiniflareOptions({
+      workers: [
+        {
+          ...worker,
+          name: "apiv2",
+          modules: true,
+          scriptPath: join(workDir, "worker.js"),
+          modulesRoot: workDir,
+          bindings: {
+            ...worker.bindings,
+            ADMIN_TOKEN,
+            SECRETS_KEY: "YmVuY2gtc2VjcmV0cy1rZXktLTMyLWJ5dGVzLWxvbmchIQ==",
+            ALLOW_PRIVATE_FETCH: "true",
+            ...vars,
+          },
+        },
+      ],
+      host: "127.0.0.1",
+      port,
+      defaultPersistRoot: join(workDir, "state"),
+    } as never),
+  );
+  const url = await miniflare.ready;
+  await applyMigrations((await miniflare.getD1Database("DB")) as unknown as D1DatabaseLike);
+  return {
+    origin: url.origin,
+    miniflare,
+    async stop() {
+      await miniflare.dispose();
+      rmSync(workDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function adminCall(origin: string, method: string, path: string, body?: unknown): Promise<any> {
+  const response = await fetch(`${origin}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+export async function createBenchPanel(origin: string): Promise<{ id: string; apiKey: string; clientId: string }> {
+  const panel = await adminCall(origin, "POST", "/panels", { name: "Bench" });
+  await adminCall(origin, "PATCH", `/panels/${panel.id}`, { api_mode: true });
+  const user = await adminCall(origin, "POST", `/panels/${panel.id}/users`, { email: "bench@example.com" });
+  return { id: panel.id, apiKey: user.api_key, clientId: panel.client_id };
+}
+
+export interface LoadResult {
+  requests: number;
+  failures: number;
+  seconds: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Closed-loop load: `concurrency` workers each send requests back to back for `seconds`. */
+export async function load(
+  send: (i: number) => Promise<Response>,
+  { concurrency, seconds }: { concurrency: number; seconds: number },
+): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const i = next++;
+        const t0 = performance.now();
+        const response = await send(i);
+        await response.arrayBuffer();
+        latencies.push(performance.now() - t0);
+        if (!response.ok) failures++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    failures,
+    seconds: elapsed,
+    perSecond: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}
+
+export function printComparison(title: string, rows: Array<[string, LoadResult]>, baseline: LoadResult): void {
+  console.log(`\n${title}`);
+  console.log("case".padEnd(34), "req/s".padStart(9), "p50 ms".padStart(8), "p99 ms".padStart(8), "failed".padStart(7), "vs baseline req/s".padStart(19), "p99 ratio".padStart(10));
+  for (const [name, r] of rows) {
+    console.log(
+      name.padEnd(34),
+      r.perSecond.toFixed(0).padStart(9),
+      r.p50.toFixed(1).padStart(8),
+      r.p99.toFixed(1).padStart(8),
+      String(r.failures).padStart(7),
+      `${((r.perSecond / baseline.perSecond) * 100).toFixed(0)}%`.padStart(19),
+      `${(r.p99 / baseline.p99).toFixed(2)}x`.padStart(10),
+    );
+  }
+}

@@ -1,0 +1,115 @@
+// `npm start`: the service on the embedded local D1, R2, Durable Objects and Queues, with
+// migrations applied, a demo panel whose key is printed, and the per-minute cron fired
+// (wrangler dev does not fire Cron Triggers by itself).
+//
+//   npm start                      default region on http://127.0.0.1:8787 (PORT overrides)
+//   npm start -- --env india       India region, by default on port 8788
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const wrangler = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+const envIndex = process.argv.indexOf("--env");
+const region = envIndex > 0 ? (process.argv[envIndex + 1] ?? "") : "";
+const port = Number(process.env.PORT ?? (region === "india" ? 8788 : 8787));
+const origin = `http://127.0.0.1:${port}`;
+const envArgs = region ? ["--env", region] : ["--env", ""];
+
+function localVars(): Record<string, string> {
+  const file = join(root, ".dev.vars");
+  if (!existsSync(file)) {
+    copyFileSync(join(root, ".dev.vars.example"), file);
+    console.log("Created .dev.vars with the local defaults from .dev.vars.example");
+  }
+  const vars: Record<string, string> = {};
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const match = /^\s*([A-Z_]+)\s*=\s*(.*)\s*$/.exec(line);
+    if (match) vars[match[1]!] = match[2]!;
+  }
+  return vars;
+}
+
+function applyMigrations(): void {
+  const result = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", ...envArgs], {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, CI: "1" },
+  });
+  if (result.status !== 0) throw new Error("applying the D1 migrations failed");
+}
+
+async function waitForHealth(): Promise<void> {
+  for (let attempt = 0; attempt < 120; attempt++) {
+    try {
+      if ((await fetch(`${origin}/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`the Worker did not answer at ${origin}/health`);
+}
+
+interface Demo {
+  panel_id: string;
+  api_key: string;
+  client_id: string;
+}
+
+async function adminCall(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${origin}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** Reuses the demo panel of an earlier start when the local data still has it. */
+async function ensureDemoPanel(token: string): Promise<Demo> {
+  const file = join(root, ".wrangler", `demo-panel${region ? `.${region}` : ""}.json`);
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, "utf8")) as Demo;
+    if ((await adminCall(token, "GET", `/panels/${saved.panel_id}`)).status === 200) return saved;
+  }
+  const panel = await adminCall(token, "POST", "/panels", { name: "Demo" });
+  if (panel.status !== 201) throw new Error(`creating the demo panel failed: ${JSON.stringify(panel.body)}`);
+  await adminCall(token, "PATCH", `/panels/${panel.body.id}`, { api_mode: true });
+  const user = await adminCall(token, "POST", `/panels/${panel.body.id}/users`, { email: "demo@example.com", name: "Demo" });
+  const demo: Demo = { panel_id: panel.body.id, api_key: user.body.api_key, client_id: panel.body.client_id };
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(demo, null, 2));
+  return demo;
+}
+
+const vars = localVars();
+applyMigrations();
+const dev = spawn(
+  process.execPath,
+  [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...envArgs],
+  { cwd: root, stdio: "inherit" },
+);
+const stop = () => dev.kill("SIGINT");
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
+dev.on("exit", (code) => process.exit(code ?? 0));
+
+await waitForHealth();
+const demo = await ensureDemoPanel(vars.ADMIN_TOKEN ?? "");
+console.log(`
+Service ready at ${origin} (region ${region || "default"})
+  demo panel   ${demo.panel_id}
+  API key      ${demo.api_key}
+  client id    ${demo.client_id}
+  admin token  ${vars.ADMIN_TOKEN}
+
+  curl -X POST "${origin}/apiv2?type=contact&activity=add&apikey=${demo.api_key}" \\
+       --data-urlencode 'data={"EMAIL":"ada@example.com","NAME":"Ada"}'
+`);
+
+// Fire the per-minute Cron Trigger locally, as production does.
+setInterval(() => {
+  fetch(`${origin}/__scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => undefined);
+}, 60_000);

@@ -1,0 +1,262 @@
+import { env } from "cloudflare:workers";
+import { beforeEach, describe, expect, it } from "vitest";
+import { admin, apiFor, countRows, createPanel, envelope, panelSnapshot, type Style, type TestPanel } from "../helpers";
+
+let panel: TestPanel;
+let api: ReturnType<typeof apiFor>;
+
+beforeEach(async () => {
+  panel = await createPanel();
+  api = apiFor(panel);
+});
+
+async function newList(name: string): Promise<number> {
+  const created = await api("lists", "add", { listname: name });
+  expect(created.status).toBe(200);
+  return created.body.listid;
+}
+
+describe("contact add (4.1)", () => {
+  it.each<Style>(["mixed", "form", "query", "json", "multipart"])("stores a contact sent %s", async (style) => {
+    const data = { NAME: "Ada", EMAIL: "Ada@Example.com ", AGE: 36, CITY: "Pune" };
+    const added = await api("contact", "add", { data }, style);
+    expect(added.status).toBe(200);
+    expect(added.body.result).toBe("Success");
+    expect(added.body.requestid).toMatch(/^[0-9a-f]{32}$/);
+    expect(added.body.contact).toEqual({ NAME: "Ada", EMAIL: "ada@example.com", AGE: 36, CITY: "Pune" });
+
+    const viewed = await api("contact", "view", { data: "ada@example.com" });
+    expect(viewed.body.contact.EMAIL).toBe("ada@example.com");
+  });
+
+  it("merges into an existing contact (upsert)", async () => {
+    await api("contact", "add", { data: { EMAIL: "b@example.com", NAME: "Bo", CITY: "Goa" } });
+    const merged = await api("contact", "add", { data: { email: "B@EXAMPLE.COM", CITY: "Delhi" } });
+    expect(merged.status).toBe(200);
+    expect(merged.body.contact).toEqual({ EMAIL: "b@example.com", NAME: "Bo", CITY: "Delhi" });
+    expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panel.id)).toBe(1);
+  });
+
+  it("accepts the addsync alias", async () => {
+    const added = await api("contact", "addsync", { data: { EMAIL: "sync@example.com" } });
+    expect(added.status).toBe(200);
+    expect(added.body.contact).toEqual({ EMAIL: "sync@example.com" });
+  });
+
+  it("removes an attribute given as null", async () => {
+    await api("contact", "add", { data: { EMAIL: "n@example.com", CITY: "Goa" } });
+    const updated = await api("contact", "add", { data: { EMAIL: "n@example.com", CITY: null } });
+    expect(updated.body.contact).toEqual({ EMAIL: "n@example.com" });
+  });
+
+  it("adds the contact to a list given by listid", async () => {
+    const listId = await newList("Newsletter");
+    const added = await api("contact", "add", { data: { EMAIL: "l@example.com" }, listid: String(listId) });
+    expect(added.status).toBe(200);
+    const viewed = await api("contact", "view", { data: "l@example.com" });
+    expect(viewed.body.lists).toEqual([{ id: listId, listname: "Newsletter" }]);
+  });
+
+  it("works with a MOBILE primary key, normalised", async () => {
+    const mobilePanel = await createPanel({ primary_key: "MOBILE" });
+    const mobileApi = apiFor(mobilePanel);
+    const added = await mobileApi("contact", "add", { data: { MOBILE: "+91 98765-43210", NAME: "Ravi" } });
+    expect(added.status).toBe(200);
+    expect(added.body.contact.MOBILE).toBe("+919876543210");
+    const viewed = await mobileApi("contact", "view", { data: "+91 (98765) 43210" });
+    expect(viewed.body.contact.NAME).toBe("Ravi");
+    const bad = await mobileApi("contact", "add", { data: { MOBILE: "call me" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].field).toBe("data.MOBILE");
+  });
+
+  it("works with a custom primary-key attribute", async () => {
+    const crmPanel = await createPanel({ primary_key: "customer_id" });
+    const crmApi = apiFor(crmPanel);
+    const added = await crmApi("contact", "add", { data: { CUSTOMER_ID: " C-1001 ", EMAIL: "c@example.com" } });
+    expect(added.status).toBe(200);
+    expect(added.body.contact.CUSTOMER_ID).toBe("C-1001");
+    const missing = await crmApi("contact", "add", { data: { EMAIL: "c@example.com" } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.errors).toContainEqual({ field: "data.CUSTOMER_ID", message: expect.stringContaining("required") });
+  });
+
+  describe("refuses bad input and writes nothing", () => {
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ["non-JSON data", { data: "{not json" }, "data"],
+      ["a JSON array", { data: "[1,2]" }, "data"],
+      ["a JSON string", { data: '"x@example.com"' }, "data"],
+      ["an empty object", { data: "{}" }, "data"],
+      ["missing data", {}, "data"],
+      ["a missing primary key", { data: { NAME: "No key" } }, "data.EMAIL"],
+      ["an empty primary key", { data: { EMAIL: "  " } }, "data.EMAIL"],
+      ["an invalid email", { data: { EMAIL: "not-an-email" } }, "data.EMAIL"],
+      ["an unknown attribute", { data: { EMAIL: "u@example.com", SHOE_SIZE: 9 } }, "data.SHOE_SIZE"],
+      ["a string for an integer", { data: { EMAIL: "t@example.com", AGE: "36" } }, "data.AGE"],
+      ["a float for an integer", { data: { EMAIL: "t@example.com", AGE: 36.5 } }, "data.AGE"],
+      ["an object value", { data: { EMAIL: "t@example.com", CITY: { name: "Pune" } } }, "data.CITY"],
+      ["a boolean for a string", { data: { EMAIL: "t@example.com", CITY: true } }, "data.CITY"],
+      ["a non-numeric listid", { data: { EMAIL: "t@example.com" }, listid: "abc" }, "listid"],
+      ["a listid beyond int32", { data: { EMAIL: "t@example.com" }, listid: "2147483648" }, "listid"],
+      ["a negative listid", { data: { EMAIL: "t@example.com" }, listid: "-1" }, "listid"],
+    ];
+    it.each(cases)("%s", async (_label, params, field) => {
+      const before = await panelSnapshot(panel.id);
+      const result = await api("contact", "add", params);
+      expect(result.status).toBe(400);
+      expect(result.body.result).toBe("Failed");
+      expect(result.body.message).toContain(field);
+      expect(result.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+      expect(await panelSnapshot(panel.id)).toBe(before);
+    });
+
+    it("names every offending attribute at once", async () => {
+      const result = await api("contact", "add", { data: { EMAIL: "m@example.com", AGE: "x", FOO: 1, CITY: [] } });
+      expect(result.status).toBe(400);
+      expect(result.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(["data.AGE", "data.CITY", "data.FOO"]);
+    });
+
+    it("a listid that does not exist: 404, contact not created", async () => {
+      const result = await api("contact", "add", { data: { EMAIL: "nolist@example.com" }, listid: "999999" });
+      expect(result.status).toBe(404);
+      expect(result.body.errors[0].field).toBe("listid");
+      expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panel.id)).toBe(0);
+    });
+  });
+
+  it("another panel's listid behaves as one that does not exist", async () => {
+    const other = await createPanel();
+    const foreignList = (await apiFor(other)("lists", "add", { listname: "Theirs" })).body.listid;
+    const result = await api("contact", "add", { data: { EMAIL: "x@example.com" }, listid: String(foreignList) });
+    const missing = await api("contact", "add", { data: { EMAIL: "x@example.com" }, listid: "999998" });
+    expect(result.status).toBe(404);
+    expect(result.body.message.replace(String(foreignList), "N")).toBe(missing.body.message.replace("999998", "N"));
+    expect(await countRows("SELECT COUNT(*) AS n FROM list_members WHERE list_id = ?", foreignList)).toBe(0);
+  });
+
+  it("accepts an attribute the operator adds to the schema", async () => {
+    const refused = await api("contact", "add", { data: { EMAIL: "s@example.com", PLAN: "gold" } });
+    expect(refused.status).toBe(400);
+    await admin("PUT", `/panels/${panel.id}/attributes/plan`, { type: "string" });
+    const accepted = await api("contact", "add", { data: { EMAIL: "s@example.com", plan: "gold" } });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.contact).toEqual({ EMAIL: "s@example.com", PLAN: "gold" });
+  });
+
+  it("checks float, date and boolean attributes", async () => {
+    await admin("PUT", `/panels/${panel.id}/attributes/SCORE`, { type: "float" });
+    await admin("PUT", `/panels/${panel.id}/attributes/BORN`, { type: "date" });
+    await admin("PUT", `/panels/${panel.id}/attributes/VIP`, { type: "boolean" });
+    const ok = await api("contact", "add", { data: { EMAIL: "f@example.com", SCORE: 4.5, BORN: "1990-02-28", VIP: true } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.contact).toMatchObject({ SCORE: 4.5, BORN: "1990-02-28", VIP: true });
+    const bad = await api("contact", "add", { data: { EMAIL: "f@example.com", SCORE: "4.5", BORN: "1990-02-30", VIP: "yes" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(["data.BORN", "data.SCORE", "data.VIP"]);
+  });
+});
+
+describe("contact view (4.2)", () => {
+  it("accepts the key as JSON holding it", async () => {
+    await api("contact", "add", { data: { EMAIL: "v@example.com", NAME: "Vee" } });
+    const viewed = await api("contact", "view", { data: { EMAIL: "V@example.com" } });
+    expect(viewed.status).toBe(200);
+    expect(viewed.body).toMatchObject({ result: "Success", contact: { NAME: "Vee" }, lists: [] });
+  });
+
+  it("an unknown contact is 404", async () => {
+    const viewed = await api("contact", "view", { data: "nobody@example.com" });
+    expect(viewed.status).toBe(404);
+    expect(viewed.body.result).toBe("Failed");
+  });
+
+  it("another panel's contact behaves as one that does not exist", async () => {
+    const other = await createPanel();
+    await apiFor(other)("contact", "add", { data: { EMAIL: "theirs@example.com" } });
+    const viewed = await api("contact", "view", { data: "theirs@example.com" });
+    expect(viewed.status).toBe(404);
+  });
+
+  it("an invalid key is 400 naming data", async () => {
+    const viewed = await api("contact", "view", { data: "not an email" });
+    expect(viewed.status).toBe(400);
+    expect(viewed.body.errors[0].field).toBe("data");
+  });
+});
+
+describe("contact update (4.3)", () => {
+  it("changes attributes of an existing contact", async () => {
+    await api("contact", "add", { data: { EMAIL: "u@example.com", NAME: "Old", CITY: "Goa" } });
+    const updated = await api("contact", "update", { data: { EMAIL: "u@example.com", NAME: "New" } });
+    expect(updated.status).toBe(200);
+    expect(updated.body.contact).toEqual({ EMAIL: "u@example.com", NAME: "New", CITY: "Goa" });
+  });
+
+  it("fails with 404 for a contact that does not exist, creating nothing", async () => {
+    const updated = await api("contact", "update", { data: { EMAIL: "ghost@example.com", NAME: "Boo" } });
+    expect(updated.status).toBe(404);
+    expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panel.id)).toBe(0);
+  });
+
+  it("does not reach another panel's contact", async () => {
+    const other = await createPanel();
+    await apiFor(other)("contact", "add", { data: { EMAIL: "shared@example.com", NAME: "Theirs" } });
+    const updated = await api("contact", "update", { data: { EMAIL: "shared@example.com", NAME: "Mine" } });
+    expect(updated.status).toBe(404);
+    const theirs = await apiFor(other)("contact", "view", { data: "shared@example.com" });
+    expect(theirs.body.contact.NAME).toBe("Theirs");
+  });
+
+  it("refuses a wrongly typed attribute and changes nothing", async () => {
+    await api("contact", "add", { data: { EMAIL: "w@example.com", AGE: 30 } });
+    const before = await panelSnapshot(panel.id);
+    const updated = await api("contact", "update", { data: { EMAIL: "w@example.com", AGE: "31" } });
+    expect(updated.status).toBe(400);
+    expect(await panelSnapshot(panel.id)).toBe(before);
+  });
+});
+
+describe("contact delete: remove from lists (4.4)", () => {
+  it("removes from one or several lists and keeps the contact", async () => {
+    const a = await newList("A");
+    const b = await newList("B");
+    const c = await newList("C");
+    for (const id of [a, b, c]) await api("contact", "add", { data: { EMAIL: "d@example.com" }, listid: String(id) });
+    const removed = await api("contact", "delete", { data: "d@example.com", listid: `${a},${b}` }, "query");
+    expect(removed.status).toBe(200);
+    expect(removed.body.removed_from).toEqual([a, b]);
+    const viewed = await api("contact", "view", { data: "d@example.com" });
+    expect(viewed.body.lists).toEqual([{ id: c, listname: "C" }]);
+  });
+
+  it("reports only the lists the contact was in", async () => {
+    const a = await newList("A");
+    const b = await newList("B");
+    await api("contact", "add", { data: { EMAIL: "d@example.com" }, listid: String(a) });
+    const removed = await api("contact", "delete", { data: "d@example.com", listid: `${a},${b}` });
+    expect(removed.body.removed_from).toEqual([a]);
+  });
+
+  it("fails for an unknown list, a foreign list or an unknown contact, changing nothing", async () => {
+    const a = await newList("A");
+    await api("contact", "add", { data: { EMAIL: "d@example.com" }, listid: String(a) });
+    const other = await createPanel();
+    const foreign = (await apiFor(other)("lists", "add", { listname: "X" })).body.listid;
+    const before = await panelSnapshot(panel.id);
+    expect((await api("contact", "delete", { data: "d@example.com", listid: `${a},999997` })).status).toBe(404);
+    expect((await api("contact", "delete", { data: "d@example.com", listid: `${a},${foreign}` })).status).toBe(404);
+    expect((await api("contact", "delete", { data: "nobody@example.com", listid: String(a) })).status).toBe(404);
+    expect((await api("contact", "delete", { data: "d@example.com", listid: "1,x" })).status).toBe(400);
+    expect((await api("contact", "delete", { data: "d@example.com" })).status).toBe(400);
+    expect(await panelSnapshot(panel.id)).toBe(before);
+  });
+});
+
+describe("a contact stored through one request shape reads back through another", () => {
+  it("JSON body with data as a string", async () => {
+    const added = await envelope({ type: "contact", activity: "add", apikey: panel.apiKey, data: JSON.stringify({ EMAIL: "js@example.com" }) }, "json");
+    expect(added.status).toBe(200);
+    const row = await env.DB.prepare("SELECT attrs FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, "js@example.com").first();
+    expect(row).not.toBeNull();
+  });
+});

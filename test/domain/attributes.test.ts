@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { checkAttributes, checkJsonValue, checkTextValue } from "../../src/domain/attributes";
+
+describe("checkJsonValue", () => {
+  it.each([
+    ["string", "x", "x"],
+    ["string", 9876543210, "9876543210"],
+    ["integer", 36, 36],
+    ["float", 2.5, 2.5],
+    ["float", 3, 3],
+    ["boolean", false, false],
+    ["date", "2024-02-29", "2024-02-29"],
+    ["date", "2024-02-29T10:30:00Z", "2024-02-29T10:30:00Z"],
+  ] as const)("%s accepts %j", (type, value, expected) => {
+    expect(checkJsonValue(type, value)).toEqual({ ok: true, value: expected });
+  });
+
+  it.each([
+    ["string", true],
+    ["string", {}],
+    ["integer", "36"],
+    ["integer", 3.5],
+    ["integer", 2 ** 60],
+    ["float", "2.5"],
+    ["boolean", "true"],
+    ["date", "2023-02-29"],
+    ["date", "2024-13-01"],
+    ["date", "2024-01-01T25:00:00"],
+    ["date", 20240101],
+  ] as const)("%s refuses %j", (type, value) => {
+    expect(checkJsonValue(type, value).ok).toBe(false);
+  });
+});
+
+describe("checkTextValue (CSV cells)", () => {
+  it("reads text as the attribute's type", () => {
+    expect(checkTextValue("integer", " 42 ")).toEqual({ ok: true, value: 42 });
+    expect(checkTextValue("float", "4.25")).toEqual({ ok: true, value: 4.25 });
+    expect(checkTextValue("boolean", "Yes")).toEqual({ ok: true, value: true });
+    expect(checkTextValue("integer", "4.2").ok).toBe(false);
+    expect(checkTextValue("float", "abc").ok).toBe(false);
+  });
+});
+
+describe("checkAttributes", () => {
+  const schema = new Map([
+    ["EMAIL", "string"],
+    ["AGE", "integer"],
+  ] as const);
+
+  it("canonicalises names and reports every problem", () => {
+    const result = checkAttributes(schema, { email: "a@b.c", Age: "x", shoe: 1 });
+    expect(result.values).toEqual({ EMAIL: "a@b.c" });
+    expect(result.problems.map((p) => p.field)).toEqual(["data.Age", "data.shoe"]);
+  });
+
+  it("refuses a name given twice in different cases", () => {
+    const result = checkAttributes(schema, { AGE: 1, age: 2 });
+    expect(result.problems).toHaveLength(1);
+  });
+});

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { call, createPanel, envelope } from "../helpers";
+import { MAX_BODY_BYTES } from "../../src/http/body";
+
+describe("the apiv2 envelope", () => {
+  it("reads the envelope from the query and data from a form body", async () => {
+    const panel = await createPanel();
+    const query = new URLSearchParams({ type: "contact", activity: "add", apikey: panel.apiKey });
+    const response = await call(`/apiv2?${query}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ data: JSON.stringify({ EMAIL: "q@example.com" }) }).toString(),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("application/json");
+  });
+
+  it("lets the body win over the query", async () => {
+    const panel = await createPanel();
+    const query = new URLSearchParams({ type: "contact", activity: "view", apikey: panel.apiKey, data: "{bad" });
+    const response = await call(`/apiv2?${query}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ activity: "add", data: JSON.stringify({ EMAIL: "body@example.com" }) }).toString(),
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { contact: unknown }).contact).toEqual({ EMAIL: "body@example.com" });
+  });
+
+  it("reads a body without content type the way curl -d sends it", async () => {
+    const panel = await createPanel();
+    const body = new URLSearchParams({ type: "lists", activity: "add", apikey: panel.apiKey, listname: "Curl" }).toString();
+    const response = await call("/apiv2", { method: "POST", body, headers: { "content-type": "" } });
+    expect(response.status).toBe(200);
+  });
+
+  it("404 names an unknown version, type or activity; activity is case sensitive", async () => {
+    const panel = await createPanel();
+    const version = await call("/apiv3?type=contact&activity=add");
+    expect(version.status).toBe(404);
+    expect(await version.json()).toMatchObject({ result: "Failed", errors: [{ field: "version" }] });
+
+    const type = await envelope({ type: "contacts", activity: "add", apikey: panel.apiKey });
+    expect(type.status).toBe(404);
+    expect(type.body).toMatchObject({ result: "Failed", errors: [{ field: "type" }] });
+
+    const activity = await envelope({ type: "contact", activity: "Add", apikey: panel.apiKey, data: { EMAIL: "c@example.com" } });
+    expect(activity.status).toBe(404);
+    expect(activity.body.errors[0].field).toBe("activity");
+    expect(activity.body.message).toContain('"Add"');
+
+    const upperType = await envelope({ type: "Contact", activity: "add", apikey: panel.apiKey });
+    expect(upperType.status).toBe(404);
+  });
+
+  it("400 when type or activity is missing", async () => {
+    const panel = await createPanel();
+    expect((await envelope({ activity: "add", apikey: panel.apiKey })).body.errors[0].field).toBe("type");
+    expect((await envelope({ type: "contact", apikey: panel.apiKey })).body.errors[0].field).toBe("activity");
+  });
+
+  it("refuses a body over the limit with 413", async () => {
+    const panel = await createPanel();
+    const big = "x".repeat(MAX_BODY_BYTES + 10);
+    const query = new URLSearchParams({ type: "contact", activity: "add", apikey: panel.apiKey });
+    const response = await call(`/apiv2?${query}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `data=${big}`,
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ result: "Failed", errors: [{ field: "body" }] });
+  });
+
+  it("refuses a JSON body that is not an object", async () => {
+    const response = await call("/apiv2", { method: "POST", headers: { "content-type": "application/json" }, body: "[1]" });
+    expect(response.status).toBe(400);
+    const bad = await call("/apiv2", { method: "POST", headers: { "content-type": "application/json" }, body: "{oops" });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ result: "Failed", errors: [{ field: "body" }] });
+  });
+
+  it("refuses other methods with 405", async () => {
+    const response = await call("/apiv2?type=lists&activity=getall", { method: "DELETE" });
+    expect(response.status).toBe(405);
+  });
+
+  it("unknown paths are 404 JSON", async () => {
+    const response = await call("/nope/deeper");
+    expect(response.status).toBe(404);
+  });
+});
