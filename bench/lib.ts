@@ -34,7 +34,7 @@ interface D1DatabaseLike {
 }
 
 /** Starts the benchmark build (bench/worker) on fresh local state with the migrations applied. */
-export async function startRuntime(port = 8799, vars: Record<string, string> = {}): Promise<BenchRuntime> {
+export async function startRuntime(port = 0, vars: Record<string, string> = {}): Promise<BenchRuntime> {
   const workDir = mkdtempSync(join(tmpdir(), "apiv2-bench-"));
   await build({
     entryPoints: [join(root, "bench", "worker", "index.ts")],

@@ -1,9 +1,17 @@
 import { routeRequest } from "./http/router";
+import { runCronTasks } from "./jobs/cron";
+import { handleQueue } from "./jobs/queues";
 
 export { WebhookDispatcher } from "./webhooks/dispatcher";
 
 export default {
   fetch(request, env, exec) {
     return routeRequest(request, env, exec);
+  },
+  queue(batch, env, exec) {
+    return handleQueue(batch, env, exec);
+  },
+  scheduled(controller, env, exec) {
+    exec.waitUntil(runCronTasks(env, controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env>;

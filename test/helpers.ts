@@ -92,3 +92,26 @@ export async function panelSnapshot(panelId: string): Promise<string> {
   ]);
   return JSON.stringify(tables.map((t) => t.results));
 }
+
+/** The loopback HTTP receiver of test/node/receiver.ts, as the Worker reaches it. */
+export const receiver = {
+  url: (path = "") => `${env.RECEIVER_URL}${path}`,
+  /** A unique bucket name per use, so tests never read each other's requests. */
+  bucket: (label = "b") => `${label}-${crypto.randomUUID()}`,
+  hookUrl: (bucket: string) => `${env.RECEIVER_URL}/hooks/${bucket}`,
+  async putFile(name: string, body: BodyInit, contentType = "text/csv"): Promise<string> {
+    const response = await fetch(`${env.RECEIVER_URL}/__files/${encodeURIComponent(name)}`, {
+      method: "PUT",
+      headers: { "content-type": contentType },
+      body,
+    });
+    if (response.status !== 204) throw new Error(`receiver refused the file ${name}`);
+    return `${env.RECEIVER_URL}/files/${encodeURIComponent(name)}`;
+  },
+  async script(bucket: string, answers: Array<{ status: number; headers?: Record<string, string>; body?: string; delayMs?: number }>): Promise<void> {
+    await fetch(`${env.RECEIVER_URL}/__script/${bucket}`, { method: "POST", body: JSON.stringify(answers) });
+  },
+  async requests(bucket: string): Promise<Array<{ method: string; path: string; headers: Record<string, string>; body: string; at: number }>> {
+    return (await fetch(`${env.RECEIVER_URL}/__requests/${bucket}`)).json();
+  },
+};

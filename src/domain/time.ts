@@ -1,3 +1,12 @@
+import { isRealCalendarDate } from "./attributes";
+import { fail, ok, type Checked } from "./problems";
+
+/**
+ * The service's time formats (DESIGN: times): `cts`/`ts` are YYMMDDhhmmss, `timestamp` is
+ * ISO 8601 local time without zone, schedules are wall-clock times in the panel's time zone,
+ * and storage is UTC epoch milliseconds.
+ */
+
 /** True when `zone` is an IANA time zone the runtime knows (e.g. "Asia/Kolkata"). */
 export function isValidTimeZone(zone: string): boolean {
   try {
@@ -6,4 +15,95 @@ export function isValidTimeZone(zone: string): boolean {
   } catch {
     return false;
   }
+}
+
+export interface WallClock {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+function checkedWallClock(parts: WallClock, text: string): Checked<WallClock> {
+  if (!isRealCalendarDate(parts.year, parts.month, parts.day)) return fail(`is not a real calendar date: ${text}`);
+  if (parts.hour > 23 || parts.minute > 59 || parts.second > 59) return fail(`is not a real time of day: ${text}`);
+  return ok(parts);
+}
+
+/** Reads `cts`: YYMMDDhhmmss (years 2000-2099), as text or a number. */
+export function parseCts(value: string | number): Checked<WallClock> {
+  const text = String(value).trim();
+  const match = /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(text);
+  if (!match) return fail(`must be YYMMDDhhmmss (12 digits), not "${text}"`);
+  const [year, month, day, hour, minute, second] = match.slice(1).map(Number) as [number, number, number, number, number, number];
+  return checkedWallClock({ year: 2000 + year, month, day, hour, minute, second }, text);
+}
+
+/** Reads `YYYY-MM-DD HH:mm:SS` (the broadcast `schedule_date`). */
+export function parseLocalDateTime(text: string): Checked<WallClock> {
+  const match = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(text.trim());
+  if (!match) return fail(`must be YYYY-MM-DD HH:mm:SS, not "${text}"`);
+  const [year, month, day, hour, minute, second] = match.slice(1).map(Number) as [number, number, number, number, number, number];
+  return checkedWallClock({ year, month, day, hour, minute, second }, text);
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(timeZone: string): Intl.DateTimeFormat {
+  let format = formatters.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    });
+    formatters.set(timeZone, format);
+  }
+  return format;
+}
+
+/** The wall-clock reading in `timeZone` at an instant. */
+export function wallClockAt(epochMs: number, timeZone: string): WallClock {
+  const parts: Record<string, number> = {};
+  for (const part of formatter(timeZone).formatToParts(new Date(epochMs))) {
+    if (part.type !== "literal") parts[part.type] = Number(part.value);
+  }
+  return { year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour!, minute: parts.minute!, second: parts.second! };
+}
+
+function asUtc(clock: WallClock): number {
+  return Date.UTC(clock.year, clock.month - 1, clock.day, clock.hour, clock.minute, clock.second);
+}
+
+/**
+ * The instant at which `timeZone` shows this wall-clock time. In a daylight-saving gap the
+ * time is read with the offset before the change; in an overlap, the earlier instant.
+ */
+export function instantOf(clock: WallClock, timeZone: string): number {
+  const guess = asUtc(clock);
+  const offsetAt = (instant: number) => asUtc(wallClockAt(instant, timeZone)) - instant;
+  const first = guess - offsetAt(guess);
+  const second = guess - offsetAt(first);
+  return Math.min(first, second);
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+
+/** `ts`/`cts` form: YYMMDDhhmmss in the zone. */
+export function formatCts(epochMs: number, timeZone: string): string {
+  const c = wallClockAt(epochMs, timeZone);
+  return `${pad(c.year % 100)}${pad(c.month)}${pad(c.day)}${pad(c.hour)}${pad(c.minute)}${pad(c.second)}`;
+}
+
+/** `timestamp` form: YYYY-MM-DDThh:mm:ss in the zone, without the zone. */
+export function formatLocalIso(epochMs: number, timeZone: string): string {
+  const c = wallClockAt(epochMs, timeZone);
+  return `${pad(c.year, 4)}-${pad(c.month)}-${pad(c.day)}T${pad(c.hour)}:${pad(c.minute)}:${pad(c.second)}`;
 }

@@ -1,0 +1,32 @@
+import { z } from "../lib/z";
+import { listNotifications } from "../store/notifications";
+import { isoTime } from "../store/sql";
+import { defineAdminRoute, requirePanel } from "./route";
+
+const listPanelNotifications = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/notifications",
+  summary: "Transactional emails the panel sent through MAILER (newest first)",
+  query: z.object({
+    kind: z.string().optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+  }),
+  async handle({ env, path, query }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const records = await listNotifications(env.DB, panel.id, query.limit, query.kind);
+    return {
+      notifications: records.map((r) => ({
+        id: r.id,
+        kind: r.kind,
+        to: r.recipients,
+        subject: r.subject,
+        text: r.body,
+        status: r.status,
+        error: r.error,
+        created_at: isoTime(r.createdAt),
+      })),
+    };
+  },
+});
+
+export const notificationRoutes = [listPanelNotifications];

@@ -1,0 +1,18 @@
+/**
+ * The per-minute Cron Trigger: publish due broadcasts, fire due journey timers, re-drive
+ * stalled jobs. Each task is independent; one failing does not stop the others.
+ */
+export interface CronTask {
+  name: string;
+  run(env: Env, now: number): Promise<void>;
+}
+
+/** Each capability adds its task here. */
+export const CRON_TASKS: CronTask[] = [];
+
+export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
+  const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));
+  outcomes.forEach((outcome, i) => {
+    if (outcome.status === "rejected") console.error(`cron task ${tasks[i]!.name} failed`, outcome.reason);
+  });
+}

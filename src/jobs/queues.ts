@@ -1,0 +1,28 @@
+/**
+ * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
+ * repeated message never loses or doubles work. Queue names carry the region
+ * (`apiv2-imports-india`); the handler is chosen by the middle part.
+ */
+export type QueueKind = "imports" | "events" | "sends";
+
+export type QueueHandler = (batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext) => Promise<void>;
+
+/** One handler per queue; each capability registers its own. */
+export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {};
+
+export function queueKind(queueName: string): QueueKind | undefined {
+  const kind = /^apiv2-(imports|events|sends)-/.exec(queueName)?.[1];
+  return kind as QueueKind | undefined;
+}
+
+export async function handleQueue(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
+  const kind = queueKind(batch.queue);
+  const handler = kind ? QUEUE_HANDLERS[kind] : undefined;
+  if (!handler) {
+    // Unknown work is kept (retried, then dead-lettered), never silently acknowledged.
+    console.error(`no consumer for queue ${batch.queue}; ${batch.messages.length} message(s) retried`);
+    batch.retryAll();
+    return;
+  }
+  await handler(batch, env, exec);
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { formatCts, formatLocalIso, instantOf, parseCts, parseLocalDateTime } from "../../src/domain/time";
+
+describe("time formats", () => {
+  it("parses cts and refuses impossible dates", () => {
+    expect(parseCts("240229103000")).toEqual({ ok: true, value: { year: 2024, month: 2, day: 29, hour: 10, minute: 30, second: 0 } });
+    expect(parseCts(240229103000).ok).toBe(true);
+    expect(parseCts("230229103000").ok).toBe(false);
+    expect(parseCts("241301000000").ok).toBe(false);
+    expect(parseCts("240101246000").ok).toBe(false);
+    expect(parseCts("2401011030").ok).toBe(false);
+  });
+
+  it("parses a schedule date", () => {
+    expect(parseLocalDateTime("2026-12-01 09:30:00").ok).toBe(true);
+    expect(parseLocalDateTime("2026-12-01T09:30:00").ok).toBe(false);
+    expect(parseLocalDateTime("2026-02-30 09:30:00").ok).toBe(false);
+  });
+
+  it("converts wall clock in a zone to an instant and back", () => {
+    const instant = instantOf({ year: 2026, month: 12, day: 1, hour: 9, minute: 30, second: 0 }, "Asia/Kolkata");
+    expect(new Date(instant).toISOString()).toBe("2026-12-01T04:00:00.000Z");
+    expect(formatLocalIso(instant, "Asia/Kolkata")).toBe("2026-12-01T09:30:00");
+    expect(formatCts(instant, "Asia/Kolkata")).toBe("261201093000");
+    expect(formatCts(instant, "UTC")).toBe("261201040000");
+  });
+
+  it("handles daylight saving time", () => {
+    const summer = instantOf({ year: 2026, month: 7, day: 1, hour: 12, minute: 0, second: 0 }, "America/New_York");
+    expect(new Date(summer).toISOString()).toBe("2026-07-01T16:00:00.000Z");
+    const winter = instantOf({ year: 2026, month: 1, day: 15, hour: 12, minute: 0, second: 0 }, "America/New_York");
+    expect(new Date(winter).toISOString()).toBe("2026-01-15T17:00:00.000Z");
+  });
+});
