@@ -3,6 +3,7 @@ import { handleAdmin } from "../admin";
 import { handleEnvelope } from "./envelope";
 import { ApiError } from "./errors";
 import { openApiDocument } from "./openapi";
+import { handleClick, handleOpen, handleSesNotification, handleUnsubscribe } from "./tracking";
 import { envelopeFailure, json, newRequestId } from "./respond";
 
 export const API_VERSION = "apiv2";
@@ -22,6 +23,12 @@ router
   .get("/health", (_request: IRequest, env: Env) => json({ status: "ok", region: env.REGION }))
   .get("/openapi.json", (request: IRequest) => json(openApiDocument(new URL(request.url).origin)))
   .all("/admin/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAdmin(request, env, exec))
+  // Email tracking (CONTRACT 7): open pixel, click redirect, unsubscribe page and one-click POST.
+  .get("/t/o/:token", (request: IRequest, env: Env) => handleOpen(request.params.token!, env))
+  .get("/t/c/:token", (request: IRequest, env: Env) => handleClick(request.params.token!, env))
+  .get("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
+  .post("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
+  .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);
     if (request.method !== "GET" && request.method !== "POST") {

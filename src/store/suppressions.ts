@@ -1,0 +1,27 @@
+export type SuppressionReason = "unsubscribe" | "hard_bounce";
+
+/** Stops campaign email to the address in this panel; the first reason recorded stays. */
+export async function suppressAddress(
+  db: D1Database,
+  panelId: string,
+  address: string,
+  reason: SuppressionReason,
+  campaignId: string | null,
+  now: number,
+): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO email_suppressions (panel_id, address, reason, campaign_id, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (panel_id, address) DO NOTHING`,
+    )
+    .bind(panelId, address.toLowerCase(), reason, campaignId, now)
+    .run();
+}
+
+export async function suppressionOf(db: D1Database, panelId: string, address: string): Promise<SuppressionReason | null> {
+  const row = await db
+    .prepare("SELECT reason FROM email_suppressions WHERE panel_id = ? AND address = ?")
+    .bind(panelId, address.toLowerCase())
+    .first<{ reason: SuppressionReason }>();
+  return row?.reason ?? null;
+}
