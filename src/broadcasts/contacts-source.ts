@@ -22,7 +22,9 @@ export interface CsvFile {
 export type SourceRead = { ok: true; files: CsvFile[] } | { ok: false; message: string };
 
 export function parseCsv(bytes: Uint8Array): string[][] {
-  return parse(bytes, { bom: true, skip_empty_lines: true, relax_column_count: true }) as string[][];
+  // Decoded first: csv-parse's browser build accepts only strings or its own Buffer.
+  const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  return parse(text, { bom: true, skip_empty_lines: true, relax_column_count: true }) as string[][];
 }
 
 function readCsv(name: string, bytes: Uint8Array): CsvFile | string {
