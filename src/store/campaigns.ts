@@ -189,7 +189,7 @@ export async function publishCampaign(db: D1Database, campaign: Campaign, batchS
     db
       .prepare(
         `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status)
-         SELECT ?1, m.contact_id, ?2, (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / ?3, 'queued'
+         SELECT ?1, m.contact_id, ?2, (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?3 AS INTEGER), 'queued'
          FROM list_members m
          WHERE m.panel_id = ?2 AND m.list_id = ?4
            AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND status = 'scheduled')`,
