@@ -32,7 +32,7 @@ const readCampaign = defineAdminRoute({
       created_at: isoTime(campaign.createdAt),
       published_at: campaign.publishedAt === null ? null : isoTime(campaign.publishedAt),
       finished_at: campaign.finishedAt === null ? null : isoTime(campaign.finishedAt),
-      counters: campaign.status === "scheduled" ? { ...counters, recipients: 0 } : counters,
+      counters,
     };
   },
 });

@@ -1,6 +1,7 @@
 import { parse } from "csv-parse/browser/esm/sync";
 import { unzipSync } from "fflate";
 import { fileNameOf } from "../domain/broadcast";
+import { toHex } from "../lib/random";
 
 /**
  * The contact file of a broadcast (CONTRACT 2.4): one .csv, or a .zip of .csv files read in
@@ -73,5 +74,5 @@ export function readContactFiles(name: string, bytes: Uint8Array): SourceRead {
 export async function md5Hex(bytes: Uint8Array): Promise<string> {
   // workerd implements MD5 in crypto.subtle.digest as a non-standard extension.
   const digest = new Uint8Array(await crypto.subtle.digest("MD5", bytes));
-  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(digest);
 }

@@ -1,4 +1,5 @@
 import { checkBroadcastRequest, checkCsvHeaders, fileNameOf, rowcountInFileName, type BroadcastRequest } from "../domain/broadcast";
+import { readBodyBytes } from "../http/body";
 import { ApiError, conflict, fromProblems, invalidField } from "../http/errors";
 import { newId } from "../lib/random";
 import { checkOutboundUrl, allowsPrivateFetch, fetchOutbound, OutboundError } from "../lib/outbound";
@@ -23,33 +24,12 @@ export interface CreatedBroadcast {
 const sourceField = "data.contacts_upload_source";
 
 async function readLimited(response: Response, limit: number, field: string): Promise<Uint8Array> {
-  const declared = Number(response.headers.get("content-length") ?? "NaN");
-  if (declared > limit) {
-    await response.body?.cancel();
-    throw invalidField(field, `the file is larger than the ${limit}-byte limit`);
+  try {
+    return await readBodyBytes(response, limit);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 413) throw invalidField(field, `the file is larger than the ${limit}-byte limit`);
+    throw error;
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (response.body) {
-    const reader = response.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel();
-        throw invalidField(field, `the file is larger than the ${limit}-byte limit`);
-      }
-      chunks.push(value);
-    }
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.byteLength;
-  }
-  return out;
 }
 
 async function download(env: Env, url: string, field: string, limit: number): Promise<Uint8Array> {

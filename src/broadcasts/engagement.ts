@@ -1,6 +1,6 @@
 import type { ProviderBounce } from "../channels/email/provider";
 import type { TrackingClaim } from "../channels/email/tracking";
-import { countClick, countOpen, markBounced, markUnsubscribed } from "../store/campaigns";
+import { countEngagement, markBounced, markUnsubscribed } from "../store/campaigns";
 import { suppressAddress } from "../store/suppressions";
 import { recordEmailEvents } from "./events-seam";
 import { messageIdOf } from "./send";
@@ -14,14 +14,14 @@ import { messageIdOf } from "./send";
 type Env_ = Pick<Env, "DB">;
 
 export async function trackOpen(env: Env_, claim: TrackingClaim, now: number): Promise<boolean> {
-  const message = await countOpen(env.DB, claim, now);
+  const message = await countEngagement(env.DB, claim, "open", now);
   if (!message) return false;
   await recordEmailEvents(env, [{ panelId: message.panelId, event: "open", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
   return true;
 }
 
 export async function trackClick(env: Env_, claim: TrackingClaim, now: number): Promise<boolean> {
-  const message = await countClick(env.DB, claim, now);
+  const message = await countEngagement(env.DB, claim, "click", now);
   if (!message) return false;
   await recordEmailEvents(env, [
     { panelId: message.panelId, event: "click", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { url: claim.url }, at: now },

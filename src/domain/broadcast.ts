@@ -1,6 +1,6 @@
 import { canonicalAttributeName } from "./attributes";
 import type { FieldProblem } from "./problems";
-import { instantOf, parseLocalDateTime } from "./time";
+import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
 
 /**
  * The rules of an email broadcast request (spec 2.5, CONTRACT 2.4) that need no I/O. Checks
@@ -210,19 +210,9 @@ export function rowcountInFileName(name: string): number | null {
   return match ? Number(match[1]) : null;
 }
 
+/** `YYYY-MM-DD HH:mm:SS` in the zone: the schedule_date form. */
 function formatLocal(epochMs: number, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat("en-CA", {
-    timeZone,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  }).formatToParts(new Date(epochMs));
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "00";
-  return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}:${get("second")}`;
+  return formatLocalIso(epochMs, timeZone).replace("T", " ");
 }
 
 export type HeaderCheck = { ok: true; header: string[] } | { ok: false; message: string };

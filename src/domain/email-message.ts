@@ -123,7 +123,7 @@ function insertBeforeBodyEnd(html: string, fragment: string): string {
 
 const encoder = new TextEncoder();
 
-function base64OfBytes(bytes: Uint8Array): string {
+export function base64OfBytes(bytes: Uint8Array): string {
   let binary = "";
   const step = 0x8000;
   for (let i = 0; i < bytes.length; i += step) binary += String.fromCharCode(...bytes.subarray(i, i + step));

@@ -346,23 +346,19 @@ type TrackedRow = { panel_id: string; campaign_id: string; contact_id: number; a
 const tracked = (row: TrackedRow | null): TrackedMessage | null =>
   row ? { panelId: row.panel_id, campaignId: row.campaign_id, contactId: row.contact_id, address: row.address } : null;
 
-/** Counts an open of a sent message; null when the panel sent no such message. */
-export async function countOpen(db: D1Database, m: { panelId: string; campaignId: string; contactId: number }, now: number): Promise<TrackedMessage | null> {
-  const row = await db
-    .prepare(
-      `UPDATE campaign_messages SET opens = opens + 1, first_open_at = COALESCE(first_open_at, ?)
-       WHERE panel_id = ? AND campaign_id = ? AND contact_id = ? AND status = 'sent'
-       RETURNING panel_id, campaign_id, contact_id, address`,
-    )
-    .bind(now, m.panelId, m.campaignId, m.contactId)
-    .first<TrackedRow>();
-  return tracked(row);
-}
+const ENGAGEMENT_COLUMNS = { open: ["opens", "first_open_at"], click: ["clicks", "first_click_at"] } as const;
 
-export async function countClick(db: D1Database, m: { panelId: string; campaignId: string; contactId: number }, now: number): Promise<TrackedMessage | null> {
+/** Counts an open or a click of a sent message; null when the panel sent no such message. */
+export async function countEngagement(
+  db: D1Database,
+  m: { panelId: string; campaignId: string; contactId: number },
+  kind: keyof typeof ENGAGEMENT_COLUMNS,
+  now: number,
+): Promise<TrackedMessage | null> {
+  const [count, first] = ENGAGEMENT_COLUMNS[kind];
   const row = await db
     .prepare(
-      `UPDATE campaign_messages SET clicks = clicks + 1, first_click_at = COALESCE(first_click_at, ?)
+      `UPDATE campaign_messages SET ${count} = ${count} + 1, ${first} = COALESCE(${first}, ?)
        WHERE panel_id = ? AND campaign_id = ? AND contact_id = ? AND status = 'sent'
        RETURNING panel_id, campaign_id, contact_id, address`,
     )

@@ -17,11 +17,3 @@ export async function suppressAddress(
     .bind(panelId, address.toLowerCase(), reason, campaignId, now)
     .run();
 }
-
-export async function suppressionOf(db: D1Database, panelId: string, address: string): Promise<SuppressionReason | null> {
-  const row = await db
-    .prepare("SELECT reason FROM email_suppressions WHERE panel_id = ? AND address = ?")
-    .bind(panelId, address.toLowerCase())
-    .first<{ reason: SuppressionReason }>();
-  return row?.reason ?? null;
-}

@@ -4,8 +4,9 @@ import { describe, expect, it } from "vitest";
 import { publishDueBroadcasts } from "../../src/broadcasts/publish";
 import { sendCampaignBatch, type SendNudge } from "../../src/broadcasts/send";
 import { emailProvider } from "../../src/channels/email/provider";
+import { TrackingSigner } from "../../src/channels/email/tracking";
 import worker from "../../src/index";
-import { call, countRows, createPanel, type TestPanel } from "../helpers";
+import { admin, call, countRows, createPanel, type TestPanel } from "../helpers";
 import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign } from "./fixtures";
 
 /** Creates a campaign scheduled `minutes` ahead and returns its id and send instant. */
@@ -173,12 +174,23 @@ describe("tracking", () => {
     expect((await campaign(panel, email.id)).counters).toMatchObject({ clicks: 0, opens: 0 });
   });
 
-  it("keeps tokens to their panel", async () => {
+  it("keeps tokens, campaigns and the outbox to their panel", async () => {
     const panel = await createPanel();
+    const other = await createPanel();
     const email = await sentEmail(panel, "<p>Hi</p>");
-    // A token only names the panel it was signed for; its message is looked up in that panel.
-    await call(email.open);
-    expect(await countRows("SELECT COUNT(*) AS n FROM email_events WHERE panel_id = ?", panel.id)).toBe(1);
+    const [message] = await outbox(panel);
+    const contactId = Number(message.id.split(".")[1]);
+    // A genuine signature naming another panel finds no message there, and counts nothing.
+    const signer = new TrackingSigner(env.SECRETS_KEY);
+    await call(`/t/o/${await signer.sign({ kind: "open", panelId: other.id, campaignId: email.id, contactId })}`);
+    const redirect = await call(`/t/c/${await signer.sign({ kind: "click", panelId: other.id, campaignId: email.id, contactId, url: "https://x.example/" })}`, { redirect: "manual" });
+    expect(redirect.status).toBe(302); // the link was signed by us, so following it is safe
+    expect((await campaign(panel, email.id)).counters).toMatchObject({ opens: 0, clicks: 0 });
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_events WHERE panel_id IN (?, ?)", panel.id, other.id)).toBe(0);
+    // The admin routes see the campaign and its messages only under their own panel.
+    expect((await admin("GET", `/panels/${other.id}/campaigns/${email.id}`)).status).toBe(404);
+    expect(await outbox(other)).toEqual([]);
+    expect((await admin("GET", `/panels/${other.id}/outbox/${encodeURIComponent(message.id)}`)).status).toBe(404);
   });
 });
 

@@ -1,4 +1,5 @@
 import { AwsClient } from "aws4fetch";
+import { base64OfBytes } from "../../domain/email-message";
 import type { EmailProvider, OutgoingEmail, SendResult } from "./provider";
 
 export interface SesConfig {
@@ -14,13 +15,6 @@ export interface SesConfig {
 const CONCURRENCY = 8;
 
 const encoder = new TextEncoder();
-
-function base64(text: string): string {
-  const bytes = encoder.encode(text);
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
-}
 
 /**
  * Amazon SES v2 `SendEmail` with the raw MIME message, signed with SigV4 by aws4fetch. SES has
@@ -56,7 +50,7 @@ export class SesProvider implements EmailProvider {
     const body = {
       FromEmailAddress: message.from,
       Destination: { ToAddresses: [message.to] },
-      Content: { Raw: { Data: base64(message.raw) } },
+      Content: { Raw: { Data: base64OfBytes(encoder.encode(message.raw)) } },
       ...(this.config.configurationSet ? { ConfigurationSetName: this.config.configurationSet } : {}),
       EmailTags: [{ Name: "msgid", Value: message.id.replace(/[^A-Za-z0-9_-]/g, "_") }],
     };
