@@ -138,8 +138,8 @@ export async function handleSingleActivity(request: IRequest, env: Env, exec: Ex
     const prepared = prepareActivityEvent(parsed.data, catalog.activities.get(parsed.data.activityid), ingestPanel(catalog), now);
     if (!prepared.ok) throw fromProblems(prepared.problems, prepared.status);
     const event: NewEvent = { ...prepared.event, guid: prepared.event.guid ?? key };
-    const [recorded] = await recordEvents(env, catalog.panel, [event], { now, defer: (work) => exec.waitUntil(work) });
-    return envelopeSuccess(requestId, { guid: recorded!.guid, duplicate: recorded!.duplicate });
+    const recorded = await recordEvents(env, catalog.panel, [event], { now, defer: (work) => exec.waitUntil(work) });
+    return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1 });
   } catch (error) {
     return failure(requestId, error);
   }
@@ -209,7 +209,7 @@ export async function handleActivityBatch(request: IRequest, env: Env, exec: Exe
       );
     }
     const recorded = await recordEvents(env, catalog.panel, events, { now, defer: (work) => exec.waitUntil(work) });
-    counts.duplicates = recorded.filter((r) => r.duplicate).length;
+    counts.duplicates = recorded.duplicates;
     if (rejected === 0) return envelopeSuccess(requestId, counts);
     return json(
       {
