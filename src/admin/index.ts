@@ -8,11 +8,12 @@ import { notificationRoutes } from "./notifications";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
 import { userRoutes } from "./users";
+import { webhookRoutes } from "./webhooks";
 
 export const ADMIN_BASE = "/admin/v1";
 
 /** Every admin route; /openapi.json is generated from this list. Later capabilities add theirs. */
-export const ADMIN_ROUTES: AdminRoute[] = [...panelRoutes, ...userRoutes, ...attributeRoutes, ...notificationRoutes];
+export const ADMIN_ROUTES: AdminRoute[] = [...panelRoutes, ...userRoutes, ...attributeRoutes, ...notificationRoutes, ...webhookRoutes];
 
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });
 for (const route of ADMIN_ROUTES) {
