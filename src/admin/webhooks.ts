@@ -219,7 +219,7 @@ const removeWebhook = defineAdminRoute({
   },
 });
 
-function testAnswer(report: Awaited<ReturnType<ReturnType<typeof webhookDispatcher>["test"]>>, id: string | undefined) {
+function testAnswer(report: Awaited<ReturnType<ReturnType<typeof webhookDispatcher>["testEndpoint"]>>, id: string | undefined) {
   if (!report.found) throw noSuchWebhook(id);
   return { state: report.state, status: report.status, error: report.error, message: report.message };
 }
@@ -231,7 +231,7 @@ const testWebhook = defineAdminRoute({
   async handle({ env, path }) {
     const panel = await requirePanel(env.DB, path.panel);
     const webhook = await requireWebhook(env, panel, path.id);
-    return testAnswer(await webhookDispatcher(env, webhook.id).test({ panelId: panel.id, webhookId: webhook.id }), path.id);
+    return testAnswer(await webhookDispatcher(env, webhook.id).testEndpoint({ panelId: panel.id, webhookId: webhook.id }), path.id);
   },
 });
 

@@ -88,7 +88,7 @@ export class WebhookBacklog {
     return this.transaction(() => {
       let accepted = 0;
       for (const event of events) {
-        const fresh = this.sql.exec("INSERT INTO seen_guids (guid, at) VALUES (?, ?) ON CONFLICT (guid) DO NOTHING", event.guid, now).rowsWritten > 0;
+        const fresh = this.sql.exec("INSERT INTO seen_guids (guid, at) VALUES (?, ?) ON CONFLICT (guid) DO NOTHING RETURNING guid", event.guid, now).toArray().length > 0;
         if (!fresh) continue;
         this.sql.exec("INSERT INTO events (guid, payload, bytes, enqueued_at) VALUES (?, ?, ?, ?)", event.guid, event.payload, event.payload.length, now);
         accepted++;
@@ -121,7 +121,7 @@ export class WebhookBacklog {
   /** Makes the oldest pending events up to `lastSeq` the batch `id`, due at once. */
   cutBatch(id: string, lastSeq: number, envelopeKey: string, now: number): InFlightBatch {
     return this.transaction(() => {
-      const marked = this.sql.exec("UPDATE events SET batch_id = ? WHERE batch_id IS NULL AND seq <= ?", id, lastSeq).rowsWritten;
+      const marked = this.sql.exec("UPDATE events SET batch_id = ? WHERE batch_id IS NULL AND seq <= ? RETURNING seq", id, lastSeq).toArray().length;
       this.sql.exec("INSERT INTO batch (id, envelope_key, events, created_at, failures, next_attempt_at) VALUES (?, ?, ?, ?, 0, ?)", id, envelopeKey, marked, now, now);
       return { id, envelopeKey, events: marked, createdAt: now, failures: 0, nextAttemptAt: now };
     });
@@ -182,16 +182,16 @@ export class WebhookBacklog {
    */
   prune(olderThan: number, maxEvents: number, guidsBefore: number): number {
     return this.transaction(() => {
-      let dropped = this.sql.exec("DELETE FROM events WHERE batch_id IS NULL AND enqueued_at < ?", olderThan).rowsWritten;
+      let dropped = this.sql.exec("DELETE FROM events WHERE batch_id IS NULL AND enqueued_at < ? RETURNING seq", olderThan).toArray().length;
       const bounds = this.sql.exec<{ low: number | null; high: number | null }>("SELECT min(seq) AS low, max(seq) AS high FROM events").one();
       // The seq range bounds the count from above, so the exact count is only taken when it may be over.
       if (bounds.low !== null && bounds.high !== null && bounds.high - bounds.low + 1 > maxEvents) {
         const excess = this.counts().events - maxEvents;
         if (excess > 0) {
           dropped += this.sql.exec(
-            "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE batch_id IS NULL ORDER BY seq LIMIT ?)",
+            "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE batch_id IS NULL ORDER BY seq LIMIT ?) RETURNING seq",
             excess,
-          ).rowsWritten;
+          ).toArray().length;
         }
       }
       this.sql.exec("DELETE FROM seen_guids WHERE at < ?", guidsBefore);

@@ -128,8 +128,11 @@ export class WebhookDispatcher extends DurableObject<Env> {
     return this.backlog.attempts(limit, batchId);
   }
 
-  /** The test action: a sample batch; HTTP 200 makes a configured webhook operational. */
-  async test(identity: DispatcherIdentity): Promise<TestReport> {
+  /**
+   * The test action: a sample batch; HTTP 200 makes a configured webhook operational. (Not
+   * named `test`: that name is a Worker handler, not available for RPC.)
+   */
+  async testEndpoint(identity: DispatcherIdentity): Promise<TestReport> {
     return this.testAndMaybeEnable(identity, false);
   }
 
