@@ -203,6 +203,21 @@ describe("crash safety", () => {
     expect((await admin("GET", hook.path)).body.backlog).toBe(0);
   });
 
+  it("keeps events that arrive while a batch is being sent", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await receiver.script(hook.bucket, [{ status: 200, delayMs: 400 }, { status: 200 }]);
+    await queue(hook, range(0, 100).map((n) => eventObject(n)));
+    const sending = runInDurableObject(dispatcherStub(hook.id), (instance: WebhookDispatcher) => instance.alarm());
+    while ((await receiver.requests(hook.bucket)).length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    await queue(hook, range(100, 130).map((n) => eventObject(n)));
+    await sending;
+    expect((await admin("GET", hook.path)).body.backlog).toBe(30);
+    await advance(hook.id, 5_000);
+    await drive(hook.id);
+    expect(numbersOf(await deliveries(hook.bucket))).toEqual(range(0, 130));
+  });
+
   it("a repeated alarm run sends nothing twice", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel);
