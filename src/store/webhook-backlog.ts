@@ -108,6 +108,7 @@ export class WebhookBacklog {
         for (const row of inserted) fresh.add(row.guid);
       }
       const accepted = events.filter((event) => !event.dedupe || fresh.delete(event.guid));
+      this.adjustCount(accepted.length);
       for (const rows of chunk(accepted, Math.floor(MAX_PARAMS / 3))) {
         this.sql.exec(
           `INSERT INTO events (payload, bytes, enqueued_at) VALUES ${rows.map(() => "(?, ?, ?)").join(", ")}`,
@@ -194,8 +195,9 @@ export class WebhookBacklog {
    * events that arrived during the send have larger seqs and stay).
    */
   completeBatch(batch: InFlightBatch): void {
-    this.sql.exec("DELETE FROM events WHERE seq BETWEEN ? AND ?", batch.firstSeq, batch.lastSeq);
+    const removed = this.sql.exec("DELETE FROM events WHERE seq BETWEEN ? AND ? RETURNING seq", batch.firstSeq, batch.lastSeq).toArray().length;
     this.sql.exec("DELETE FROM batch WHERE id = ?", batch.id);
+    this.adjustCount(-removed);
   }
 
   /** Another failure: the batch stays as it is and waits until `nextAttemptAt`. */
@@ -208,9 +210,14 @@ export class WebhookBacklog {
     this.sql.exec("UPDATE batch SET failures = 0, next_attempt_at = ?", now);
   }
 
+  /** Kept as a counter beside the events: counting a large backlog would read all of it. */
   counts(): BacklogCounts {
-    const row = this.sql.exec<{ n: number; oldest: number | null }>("SELECT count(*) AS n, min(enqueued_at) AS oldest FROM events").one();
-    return { events: row.n, oldestAt: row.oldest };
+    const oldest = this.sql.exec<{ at: number }>("SELECT enqueued_at AS at FROM events ORDER BY seq LIMIT 1").toArray()[0];
+    return { events: this.getMeta<number>("count") ?? 0, oldestAt: oldest?.at ?? null };
+  }
+
+  private adjustCount(delta: number): void {
+    if (delta !== 0) this.setMeta("count", (this.getMeta<number>("count") ?? 0) + delta);
   }
 
   /**
@@ -228,16 +235,13 @@ export class WebhookBacklog {
         head && head.at < olderThan
           ? this.sql.exec("DELETE FROM events WHERE seq > ? AND enqueued_at < ? RETURNING seq", spared, olderThan).toArray().length
           : 0;
-      const bounds = this.sql.exec<{ low: number | null; high: number | null }>("SELECT min(seq) AS low, max(seq) AS high FROM events").one();
-      // The seq range bounds the count from above, so the exact count is only taken when it may be over.
-      if (bounds.low !== null && bounds.high !== null && bounds.high - bounds.low + 1 > maxEvents) {
-        const excess = this.counts().events - maxEvents;
-        if (excess > 0) {
-          dropped += this.sql
-            .exec("DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq > ? ORDER BY seq LIMIT ?) RETURNING seq", spared, excess)
-            .toArray().length;
-        }
+      const excess = (this.getMeta<number>("count") ?? 0) - dropped - maxEvents;
+      if (excess > 0) {
+        dropped += this.sql
+          .exec("DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq > ? ORDER BY seq LIMIT ?) RETURNING seq", spared, excess)
+          .toArray().length;
       }
+      this.adjustCount(-dropped);
       this.sql.exec("DELETE FROM seen_guids WHERE at < ?", guidsBefore);
       return dropped;
     });
