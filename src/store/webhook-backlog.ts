@@ -221,28 +221,30 @@ export class WebhookBacklog {
   }
 
   /**
-   * Retention: drops waiting events (never those of the batch in flight) older than `olderThan`,
-   * then the oldest waiting events beyond `maxEvents`; returns how many were dropped. Also
-   * forgets guids seen before `guidsBefore`.
+   * Retention: drops waiting events (never those of the batch in flight) older than `olderThan`
+   * (when given), then the oldest waiting events beyond `maxEvents`; returns how many were
+   * dropped. Also forgets guids seen before `guidsBefore` (when given).
    */
-  prune(olderThan: number, maxEvents: number, guidsBefore: number): number {
+  prune(limits: { maxEvents: number; olderThan?: number; guidsBefore?: number }): number {
     return this.transaction(() => {
-      const spared = this.batchedUpTo();
-      // Events are appended in time order, so the oldest waiting event tells whether any expired;
-      // only then is the table scanned (a disabled webhook's week-old backlog, rarely).
-      const head = this.sql.exec<{ at: number }>("SELECT enqueued_at AS at FROM events WHERE seq > ? ORDER BY seq LIMIT 1", spared).toArray()[0];
-      let dropped =
-        head && head.at < olderThan
-          ? this.sql.exec("DELETE FROM events WHERE seq > ? AND enqueued_at < ? RETURNING seq", spared, olderThan).toArray().length
-          : 0;
-      const excess = (this.getMeta<number>("count") ?? 0) - dropped - maxEvents;
+      let dropped = 0;
+      if (limits.olderThan !== undefined) {
+        const spared = this.batchedUpTo();
+        // Events are appended in time order, so the oldest waiting event tells whether any expired;
+        // only then is the table scanned (a disabled webhook's week-old backlog, rarely).
+        const head = this.sql.exec<{ at: number }>("SELECT enqueued_at AS at FROM events WHERE seq > ? ORDER BY seq LIMIT 1", spared).toArray()[0];
+        if (head && head.at < limits.olderThan) {
+          dropped += this.sql.exec("DELETE FROM events WHERE seq > ? AND enqueued_at < ? RETURNING seq", spared, limits.olderThan).toArray().length;
+        }
+      }
+      const excess = (this.getMeta<number>("count") ?? 0) - dropped - limits.maxEvents;
       if (excess > 0) {
         dropped += this.sql
-          .exec("DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq > ? ORDER BY seq LIMIT ?) RETURNING seq", spared, excess)
+          .exec("DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq > ? ORDER BY seq LIMIT ?) RETURNING seq", this.batchedUpTo(), excess)
           .toArray().length;
       }
       this.adjustCount(-dropped);
-      this.sql.exec("DELETE FROM seen_guids WHERE at < ?", guidsBefore);
+      if (limits.guidsBefore !== undefined) this.sql.exec("DELETE FROM seen_guids WHERE at < ?", limits.guidsBefore);
       return dropped;
     });
   }

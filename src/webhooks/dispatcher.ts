@@ -95,6 +95,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
 
   private readonly backlog: WebhookBacklog;
   private running: Promise<void> | null = null;
+  private agePrunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -320,8 +321,15 @@ export class WebhookDispatcher extends DurableObject<Env> {
     }
   }
 
+  /** The count bound on every call; the age bounds at most once a minute (they move slowly). */
   private prune(now: number): void {
-    const dropped = this.backlog.prune(now - this.settings.retentionMs, this.settings.maxBacklogEvents, now - this.settings.dedupeWindowMs);
+    const byAge = now - this.agePrunedAt >= 60_000;
+    if (byAge) this.agePrunedAt = now;
+    const dropped = this.backlog.prune({
+      maxEvents: this.settings.maxBacklogEvents,
+      olderThan: byAge ? now - this.settings.retentionMs : undefined,
+      guidsBefore: byAge ? now - this.settings.dedupeWindowMs : undefined,
+    });
     if (dropped > 0) {
       this.backlog.setMeta("dropped", (this.backlog.getMeta<number>("dropped") ?? 0) + dropped);
       console.warn(`webhook backlog retention dropped ${dropped} undelivered event(s)`);
