@@ -11,6 +11,7 @@ import { notificationRoutes } from "./notifications";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
 import { userRoutes } from "./users";
+import { webhookRoutes } from "./webhooks";
 
 export const ADMIN_BASE = "/admin/v1";
 
@@ -22,6 +23,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...notificationRoutes,
   ...activityRoutes,
   ...eventRoutes,
+  ...webhookRoutes,
 ];
 
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });
