@@ -63,7 +63,7 @@ class Tally {
 
 const runtime = await startRuntime();
 try {
-  const db = (await runtime.miniflare.getD1Database("DB")) as unknown as D1Database;
+  const db = await runtime.miniflare.getD1Database("DB");
   const pending = async () => (await db.prepare("SELECT COUNT(*) AS n FROM events WHERE state = 'pending'").first<{ n: number }>())!.n;
   const drain = async () => {
     const t0 = performance.now();

@@ -114,8 +114,18 @@ function idempotencyKey(request: Request): string | undefined {
   return key;
 }
 
-function clientIdOf(request: IRequest): string {
-  return decodeURIComponent(request.params.client_id ?? "");
+/** What both routes settle before reading events: the panel, the caller's access, the key. */
+async function openIngest(request: IRequest, env: Env) {
+  const raw = request.params.client_id ?? "";
+  let clientId = raw;
+  try {
+    clientId = decodeURIComponent(raw);
+  } catch {
+    // A malformed escape is looked up as written, and so is not found.
+  }
+  const catalog = await activityCatalog(env.DB, clientId);
+  await checkAccess(request, env.DB, catalog.panel);
+  return { clientId, catalog, key: idempotencyKey(request) };
 }
 
 function failure(requestId: string, error: unknown): Response {
@@ -126,14 +136,11 @@ function failure(requestId: string, error: unknown): Response {
 export async function handleSingleActivity(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
   const requestId = newRequestId();
   try {
-    const clientId = clientIdOf(request);
-    let catalog = await activityCatalog(env.DB, clientId);
-    await checkAccess(request, env.DB, catalog.panel);
-    const key = idempotencyKey(request);
+    const { clientId, catalog: cached, key } = await openIngest(request, env);
     const body = await readJsonBody(request);
     const parsed = activityEventSchema.safeParse(withAliases(body));
     if (!parsed.success) throw fromProblems(fieldErrorsFromZod(parsed.error));
-    catalog = await catalogKnowing(env.DB, clientId, catalog, [parsed.data.activityid]);
+    const catalog = await catalogKnowing(env.DB, clientId, cached, [parsed.data.activityid]);
     const now = Date.now();
     const prepared = prepareActivityEvent(parsed.data, catalog.activities.get(parsed.data.activityid), ingestPanel(catalog), now);
     if (!prepared.ok) throw fromProblems(prepared.problems, prepared.status);
@@ -167,13 +174,10 @@ type EventProblem = FieldProblem & { index: number };
 export async function handleActivityBatch(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
   const requestId = newRequestId();
   try {
-    const clientId = clientIdOf(request);
-    let catalog = await activityCatalog(env.DB, clientId);
-    await checkAccess(request, env.DB, catalog.panel);
-    const key = idempotencyKey(request);
+    const { clientId, catalog: cached, key } = await openIngest(request, env);
     const items = batchItems(await readJsonBody(request, MAX_BATCH_BODY_BYTES));
     const parsed = items.map((item) => activityEventSchema.safeParse(withAliases(item)));
-    catalog = await catalogKnowing(env.DB, clientId, catalog, parsed.flatMap((p) => (p.success ? [p.data.activityid] : [])));
+    const catalog = await catalogKnowing(env.DB, clientId, cached, parsed.flatMap((p) => (p.success ? [p.data.activityid] : [])));
 
     const now = Date.now();
     const panel = ingestPanel(catalog);

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { insertActivity } from "../../src/store/activities";
 import { contactEvents, defineActivity, eventCount, fullSnapshot, postActivity, postBatch, profileEvents } from "../activity-helpers";
-import { admin, apiFor, createPanel, type TestPanel } from "../helpers";
+import { admin, apiFor, call, createPanel, type TestPanel } from "../helpers";
 
 let panel: TestPanel;
 let cartId: string;
@@ -213,10 +213,12 @@ describe("single activity: bad input is refused and nothing is stored", () => {
     expect(await fullSnapshot(panel.id)).toBe(before);
   });
 
-  it("an unknown client id: 404", async () => {
+  it("an unknown client id, or one with a malformed escape: 404", async () => {
     const result = await postActivity("no-such-client", cartEvent());
     expect(result.status).toBe(404);
     expect(result.body).toMatchObject({ result: "Failed", errors: [{ field: "client_id" }] });
+    const malformed = await call("/v1/activity/singleactivity/%E0%A4%A", { method: "POST", body: JSON.stringify(cartEvent()) });
+    expect(malformed.status).toBe(404);
   });
 
   it("a wrong key, another panel's key, or an empty bearer: 401 with the one message, nothing stored", async () => {
