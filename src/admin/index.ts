@@ -4,6 +4,7 @@ import { ApiError, notFound } from "../http/errors";
 import { serviceFault } from "../http/envelope";
 import { adminFailure, json, newRequestId } from "../http/respond";
 import { attributeRoutes } from "./attributes";
+import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
@@ -12,7 +13,7 @@ import { userRoutes } from "./users";
 export const ADMIN_BASE = "/admin/v1";
 
 /** Every admin route; /openapi.json is generated from this list. Later capabilities add theirs. */
-export const ADMIN_ROUTES: AdminRoute[] = [...panelRoutes, ...userRoutes, ...attributeRoutes, ...notificationRoutes];
+export const ADMIN_ROUTES: AdminRoute[] = [...panelRoutes, ...userRoutes, ...attributeRoutes, ...notificationRoutes, ...jobRoutes];
 
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });
 for (const route of ADMIN_ROUTES) {
