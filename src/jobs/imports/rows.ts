@@ -161,11 +161,11 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
     for (;;) {
       const atEnd = readTo >= size;
       const cut = cutRecords(buffer, 0, tuning.chunkRows, tuning.chunkBytes, atEnd);
-      const full = cut.records >= tuning.chunkRows || cut.end >= tuning.chunkBytes;
+      // Bytes past the last complete record that still do not end a record: a row too long.
+      const tooLong = buffer.length - cut.end >= tuning.maxRecordBytes;
+      const full = cut.records >= tuning.chunkRows || cut.end >= tuning.chunkBytes || (tooLong && cut.records > 0);
       if (!atEnd && !full) {
-        if (cut.records === 0 && buffer.length >= tuning.maxRecordBytes) {
-          throw new ImportFailure(`Row ${at.rowNumber + 1} is longer than ${tuning.maxRecordBytes} bytes; is a quote left open?`);
-        }
+        if (tooLong) throw new ImportFailure(`Row ${at.rowNumber + 1} is longer than ${tuning.maxRecordBytes} bytes; is a quote left open?`);
         const more = await readRange(env.FILES, source.key, readTo, Math.min(tuning.readBytes, size - readTo));
         readTo += more.length;
         buffer = buffer.length === 0 ? more : concat(buffer, more);
