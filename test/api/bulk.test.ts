@@ -261,6 +261,14 @@ describe("contact/bulkupload (4.5)", () => {
     expect((await api("contact", "bulkstatus", { data: "job_doesnotexist" })).status).toBe(404);
   });
 
+  it("is described in /openapi.json", async () => {
+    const doc = (await (await call("/openapi.json")).json()) as any;
+    const titles = doc.paths["/apiv2"].post.requestBody.content["application/json"].schema.oneOf.map((a: { title: string }) => a.title);
+    expect(titles).toEqual(expect.arrayContaining(["contact/bulkupload", "contact/bulkstatus"]));
+    expect(doc.paths["/apiv2/jobs/{job}/errors.csv"].get).toBeDefined();
+    expect(doc.paths["/admin/v1/panels/{panel}/jobs/{job}"].get).toBeDefined();
+  });
+
   it("keeps each panel's jobs and reports to itself", async () => {
     const job = await importCsv("EMAIL,AGE\nmine@example.com,1\nbad,2\n");
     const other = await createPanel();

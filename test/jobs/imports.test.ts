@@ -132,14 +132,20 @@ describe("import engine", () => {
   });
 
   it("stays exact when every message is delivered twice and two consumers run at once", async () => {
-    const ref = await newJob({ sources: [{ url: await hostCsv() }] });
+    const bucket = receiver.bucket("twice");
+    const ref = await newJob({ sources: [{ url: await hostCsv() }], notifyEmails: ["ops@example.com"], callbackUrl: receiver.hookUrl(bucket) });
     const quiet = quietEnv();
     for (let i = 0; i < 200 && (await job(ref)).phase !== "done"; i++) {
       await Promise.all([deliver(ref, quiet.env), deliver(ref, quiet.env)]);
       await deliver(ref, quiet.env);
     }
+    // Late copies of the message after the end change nothing.
+    await Promise.all([deliver(ref, quiet.env), deliver(ref, quiet.env)]);
     expect(await job(ref)).toMatchObject({ ...EXPECTED, phase: "done" });
     expect(Object.keys(await contacts())).toHaveLength(4);
+    // The email and the callback went out once.
+    expect(await countRows("SELECT COUNT(*) AS n FROM notifications WHERE panel_id = ? AND kind = 'import_summary'", panel.id)).toBe(1);
+    expect(await receiver.requests(bucket)).toHaveLength(1);
   });
 
   it("resumes after a consumer that fails mid-job, without losing or doubling rows", async () => {
