@@ -204,6 +204,15 @@ describe("import engine", () => {
     expect(done.created).toBe(1);
   });
 
+  it("reports a huge refused row without repeating it", async () => {
+    const csv = `EMAIL,NAME\nok@example.com,Ok\nx@example.com,"${"y".repeat(40_000)}\n`;
+    const ref = await newJob({ sources: [{ url: await hostCsv(csv) }] });
+    const done = await runToEnd(ref, quietEnv().env, DEFAULT_TUNING);
+    expect(done).toMatchObject({ status: "completed", total: 2, created: 1, failed: 1 });
+    const report = await (await env.FILES.get(done.errorReportKey!))!.text();
+    expect(report.split("\r\n")[1]).toMatch(/^3,,"the quotes of the row are malformed.*",\(the row is \d+ characters long and is not repeated here\)$/);
+  });
+
   it("re-drives a stalled job from the cron, and leaves moving jobs alone", async () => {
     const now = Date.now();
     const stalled = await newJob({ sources: [{ url: await hostCsv() }] }, now - STALL_MS - 1000);

@@ -41,6 +41,12 @@ export const DEFAULT_TUNING: ImportTuning = {
  */
 export const MAX_REPORTED_ERRORS = 100_000;
 
+/**
+ * A report line longer than this does not repeat the row's cells (a quote left open before
+ * the end of the file makes one huge field); D1 caps a value at about 1 MB.
+ */
+export const MAX_REPORT_LINE_CHARS = 32 * 1024;
+
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
 function decodeRecords(bytes: Uint8Array): CsvRecord[] {
@@ -135,9 +141,13 @@ function prepareChunk(job: ImportJob, plan: ColumnPlan, at: Position, bytes: Uin
       return;
     }
     chunk.refused++;
-    if (at.failed + chunk.refused <= MAX_REPORTED_ERRORS) {
-      chunk.errorLines.push({ row, line: formatCsvRecord(errorReportRow(file, row, prepared.columns, prepared.reasons, record.fields)) });
+    if (at.failed + chunk.refused > MAX_REPORTED_ERRORS) return;
+    let line = formatCsvRecord(errorReportRow(file, row, prepared.columns, prepared.reasons, record.fields));
+    if (line.length > MAX_REPORT_LINE_CHARS) {
+      const note = `(the row is ${line.length} characters long and is not repeated here)`;
+      line = formatCsvRecord(errorReportRow(file, row, prepared.columns, prepared.reasons, [note]));
     }
+    chunk.errorLines.push({ row, line });
   });
   return chunk;
 }
