@@ -223,6 +223,8 @@ describe("contact/bulkupload (4.5)", () => {
     expect(asImage).toMatchObject({ status: "failed", reason: "The file is not a CSV file: it is served as image/png" });
     const asOctets = await finished((await api("contact", "bulkupload", { path: await host(png, "application/octet-stream") })).body.jobid);
     expect(asOctets).toMatchObject({ status: "failed", reason: "The file is not a CSV file: it holds binary data" });
+    const page = await finished((await api("contact", "bulkupload", { path: await host("<!doctype html><p>Sign in</p>", "text/html; charset=utf-8") })).body.jobid);
+    expect(page.reason).toBe("The file is not a CSV file: it is served as text/html");
     const zip = new Uint8Array([0x50, 0x4b, 0x03, 0x04, 20, 0, 8, 0]);
     const asZip = await finished((await api("contact", "bulkupload", { path: await host(zip, "text/csv") })).body.jobid);
     expect(asZip.reason).toBe("The file is not a CSV file: it holds binary data");

@@ -16,9 +16,10 @@ export const MAX_IMPORT_BYTES = 1024 * 1024 * 1024;
  */
 const DOWNLOAD_TIMEOUT_MS = 10 * 60 * 1000;
 
-// Content types a CSV is commonly served with; anything else (an image, a zip, a PDF) is refused
-// before a byte is stored. Files of these types are still checked for binary content.
-const TEXT_TYPES = /^(text\/|application\/(csv|x-csv|vnd\.ms-excel|octet-stream|binary|download|force-download)\b|binary\/octet-stream)/i;
+// Content types a CSV is commonly served with; anything else (an image, a zip, a PDF, a web page
+// such as a sign-in form in place of the file) is refused before a byte is stored. Files of
+// these types are still checked for binary content.
+const TEXT_TYPES = /^(text\/(?!html\b)|application\/(csv|x-csv|vnd\.ms-excel|octet-stream|binary|download|force-download)\b|binary\/octet-stream)/i;
 
 function mib(bytes: number): string {
   return `${Math.round(bytes / (1024 * 1024))} MiB`;
