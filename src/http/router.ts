@@ -1,6 +1,7 @@
 import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
 import { handleActivityBatch, handleSingleActivity } from "../api/activity";
+import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
 import { ApiError } from "./errors";
 import { openApiDocument } from "./openapi";
@@ -41,6 +42,7 @@ router
   .all("/admin/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAdmin(request, env, exec))
   .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
   .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
+  .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeURIComponent(request.params.job!)))
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);
     if (request.method !== "GET" && request.method !== "POST") {

@@ -1,4 +1,5 @@
 import { redriveStalledEvents } from "../pipeline/redrive";
+import { redriveStalledImports } from "./imports";
 
 /**
  * The per-minute Cron Trigger: publish due broadcasts, fire due journey timers, re-drive
@@ -10,7 +11,7 @@ export interface CronTask {
 }
 
 /** Each capability adds its task here. */
-export const CRON_TASKS: CronTask[] = [redriveStalledEvents];
+export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));
