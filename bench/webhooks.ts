@@ -3,16 +3,18 @@
 // its WebhookDispatcher to an HTTP receiver running in this process on loopback. Beside it, in
 // the same runtime and run, the baseline: the same batches posted by a bare loop (one
 // /__bench/webhook-post call per batch, one at a time), with no storage, batching or retry.
-// Then a paced run (RATE events/s for PACED_SECONDS) shows the hand-over-to-delivery latency
+// Then paced runs (RATES events/s, PACED_SECONDS each) show the hand-over-to-delivery latency
 // while the endpoint keeps up. Goals (issue 5): >= 50% of the baseline's events/s; paced p99
 // under the batch window + 1 s.
 import { createServer, type Server } from "node:http";
+import { childCpuSeconds } from "./cpu.ts";
 import { adminCall, createBenchPanel, startRuntime } from "./lib.ts";
 
 const EVENTS = Number(process.env.EVENTS ?? 100_000);
 const CHUNK = Number(process.env.CHUNK ?? 100);
 const HANDOVER_CONCURRENCY = Number(process.env.HANDOVER_CONCURRENCY ?? 1);
-const RATE = Number(process.env.RATE ?? 1_000);
+// Paced runs: a rate that fills batches at once, and one so slow the 5 s window cuts them.
+const RATES = (process.env.RATES ?? "1000,20").split(",").map(Number);
 const PACED_SECONDS = Number(process.env.PACED_SECONDS ?? 10);
 const DEADLINE_MS = Number(process.env.DEADLINE_SECONDS ?? 600) * 1000;
 const WINDOW_MS = 5_000;
@@ -79,6 +81,8 @@ function percentile(sorted: number[], p: number): number {
 interface RunResult {
   events: number;
   delivered: number;
+  /** workerd CPU per delivered event, in µs: steadier than events/s on a shared machine. */
+  cpuMicros: number;
   seconds: number;
   perSecond: number;
   p50: number;
@@ -86,7 +90,7 @@ interface RunResult {
 }
 
 /** Events/s from the first hand-over to the last arrival; latency per event from its hand-over to its arrival. */
-function summarise(handedAt: Map<number, number>, receipts: Receipt[], start: number, total: number): RunResult {
+function summarise(handedAt: Map<number, number>, receipts: Receipt[], start: number, total: number, cpuSeconds: number): RunResult {
   const latencies: number[] = [];
   let last = start;
   for (const receipt of receipts) {
@@ -98,7 +102,7 @@ function summarise(handedAt: Map<number, number>, receipts: Receipt[], start: nu
   }
   latencies.sort((a, b) => a - b);
   const seconds = (last - start) / 1000;
-  return { events: total, delivered: latencies.length, seconds, perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return { events: total, delivered: latencies.length, cpuMicros: (cpuSeconds * 1e6) / latencies.length, seconds, perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
 async function waitFor(done: () => boolean, deadline: number): Promise<void> {
@@ -140,17 +144,19 @@ try {
 
   // Baseline: a bare loop posting the same batches, one after the other.
   const baselineHanded = new Map<number, number>();
+  const baselineCpu = childCpuSeconds();
   const baselineStart = performance.now();
   for (let from = 0; from < EVENTS; from += CHUNK) {
     const now = performance.now();
     for (let n = from; n < Math.min(EVENTS, from + CHUNK); n++) baselineHanded.set(n, now);
     await postBaseline(from, Math.min(CHUNK, EVENTS - from));
   }
-  const baseline = summarise(baselineHanded, receiver.receipts.splice(0), baselineStart, EVENTS);
+  const baseline = summarise(baselineHanded, receiver.receipts.splice(0), baselineStart, EVENTS, childCpuSeconds() - baselineCpu);
 
   // The service: hand-over through the admin route; delivery by the webhook's Durable Object.
   const offset = 10_000_000;
   const handed = new Map<number, number>();
+  const serviceCpu = childCpuSeconds();
   const serviceStart = performance.now();
   let next = 0;
   await Promise.all(
@@ -168,28 +174,31 @@ try {
   const handOverSeconds = (performance.now() - serviceStart) / 1000;
   const expected = () => receiver.receipts.reduce((sum, r) => sum + r.numbers.filter((n) => n >= offset).length, 0);
   await waitFor(() => expected() >= EVENTS, performance.now() + DEADLINE_MS);
-  const service = summarise(handed, receiver.receipts.splice(0), serviceStart, EVENTS);
+  const service = summarise(handed, receiver.receipts.splice(0), serviceStart, EVENTS, childCpuSeconds() - serviceCpu);
 
   // Paced: RATE events/s in small hand-overs, so the endpoint keeps up; latency is the point.
-  const pacedOffset = 20_000_000;
-  const pacedHanded = new Map<number, number>();
-  const tick = 50;
-  const perTick = Math.max(1, Math.round((RATE * tick) / 1000));
-  const pacedTotal = perTick * Math.floor((PACED_SECONDS * 1000) / tick);
-  const pacedStart = performance.now();
-  const inFlight: Promise<void>[] = [];
-  for (let sent = 0, i = 0; sent < pacedTotal; sent += perTick, i++) {
-    const due = pacedStart + i * tick;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const now = performance.now();
-    for (let n = sent; n < sent + perTick; n++) pacedHanded.set(pacedOffset + n, now);
-    inFlight.push(handOver(pacedOffset + sent, perTick));
-  }
-  await Promise.all(inFlight);
-  const pacedExpected = () => receiver.receipts.reduce((sum, r) => sum + r.numbers.filter((n) => n >= pacedOffset).length, 0);
-  await waitFor(() => pacedExpected() >= pacedTotal, performance.now() + 60_000);
-  const paced = summarise(pacedHanded, receiver.receipts.splice(0), pacedStart, pacedTotal);
+  const pacedRun = async (rate: number, pacedOffset: number): Promise<RunResult> => {
+    const pacedHanded = new Map<number, number>();
+    const pacedCpu = childCpuSeconds();
+    const tick = Math.max(50, Math.round(1000 / rate));
+    const perTick = Math.max(1, Math.round((rate * tick) / 1000));
+    const pacedTotal = perTick * Math.floor((PACED_SECONDS * 1000) / tick);
+    const pacedStart = performance.now();
+    const inFlight: Promise<void>[] = [];
+    for (let sent = 0, i = 0; sent < pacedTotal; sent += perTick, i++) {
+      const wait = pacedStart + i * tick - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const now = performance.now();
+      for (let n = sent; n < sent + perTick; n++) pacedHanded.set(pacedOffset + n, now);
+      inFlight.push(handOver(pacedOffset + sent, perTick));
+    }
+    await Promise.all(inFlight);
+    const arrived = () => receiver.receipts.reduce((sum, r) => sum + r.numbers.filter((n) => n >= pacedOffset).length, 0);
+    await waitFor(() => arrived() >= pacedTotal, performance.now() + 60_000);
+    return summarise(pacedHanded, receiver.receipts.splice(0), pacedStart, pacedTotal, childCpuSeconds() - pacedCpu);
+  };
+  const paced: Array<[number, RunResult]> = [];
+  for (const [i, rate] of RATES.entries()) paced.push([rate, await pacedRun(rate, 20_000_000 + i * 1_000_000)]);
 
   const webhook = await adminCall(runtime.origin, "GET", `/panels/${panel.id}/webhooks/${hook.id}`);
   const row = (name: string, r: RunResult, vs: string) =>
@@ -199,13 +208,14 @@ try {
       r.perSecond.toFixed(0).padStart(9),
       r.p50.toFixed(0).padStart(9),
       r.p99.toFixed(0).padStart(9),
-      vs.padStart(14),
+      r.cpuMicros.toFixed(0).padStart(13),
+      vs.padStart(18),
     );
   console.log(`\nwebhook delivery: ${EVENTS} events, ${CHUNK} per hand-over, receiver in this process on loopback`);
-  console.log("case".padEnd(46), "delivered".padStart(15), "events/s".padStart(9), "p50 ms".padStart(9), "p99 ms".padStart(9), "vs baseline".padStart(14));
+  console.log("case".padEnd(46), "delivered".padStart(15), "events/s".padStart(9), "p50 ms".padStart(9), "p99 ms".padStart(9), "CPU µs/event".padStart(13), "vs baseline".padStart(18));
   row("baseline: bare loop posting the same batches", baseline, "100%");
   row(`service: hand-over x${HANDOVER_CONCURRENCY} -> Durable Object -> POST`, service, `${((service.perSecond / baseline.perSecond) * 100).toFixed(0)}% (goal 50%)`);
-  row(`service paced at ${RATE} events/s for ${PACED_SECONDS}s`, paced, `p99 goal <${WINDOW_MS + 1000}`);
+  for (const [rate, result] of paced) row(`service paced at ${rate} events/s for ${PACED_SECONDS}s`, result, `p99 goal <${WINDOW_MS + 1000}`);
   console.log(`hand-over of ${EVENTS} events took ${handOverSeconds.toFixed(1)} s (${(EVENTS / handOverSeconds).toFixed(0)} events/s accepted); backlog after: ${webhook.backlog}`);
 } finally {
   await runtime.stop();

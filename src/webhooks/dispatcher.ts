@@ -17,6 +17,8 @@ export interface DispatcherSettings {
   timeoutMs: number;
   /** Batches one alarm run sends before it yields to a fresh alarm. */
   maxBatchesPerRun: number;
+  /** Wall time after which a run sends no further batch (alarm handlers have 15 minutes). */
+  maxRunMs: number;
   /** Events older than this leave the backlog undelivered (the batch in flight excepted). */
   retentionMs: number;
   /** At most this many events wait; beyond it the oldest are dropped. */
@@ -33,6 +35,7 @@ export const DISPATCHER_SETTINGS: DispatcherSettings = {
   limits: BATCH_LIMITS,
   timeoutMs: DELIVERY_TIMEOUT_MS,
   maxBatchesPerRun: 100,
+  maxRunMs: 60_000,
   retentionMs: 7 * DAY,
   maxBacklogEvents: 1_000_000,
   dedupeWindowMs: 7 * DAY,
@@ -229,7 +232,8 @@ export class WebhookDispatcher extends DurableObject<Env> {
     this.backlog.setMeta("held", null);
     const target = await this.deliveryTarget(webhook);
     let batch = this.backlog.currentBatch() ?? this.cutDueBatch(webhook.panelName, this.clock());
-    for (let sent = 0; batch && sent < this.settings.maxBatchesPerRun; sent++) {
+    const stopAt = Date.now() + this.settings.maxRunMs;
+    for (let sent = 0; batch && sent < this.settings.maxBatchesPerRun && Date.now() < stopAt; sent++) {
       const now = this.clock();
       if (batch.nextAttemptAt > now) return;
       const body = batchBody(batch.envelopeKey, this.backlog.batchPayloads(batch));

@@ -53,8 +53,9 @@ export type EnqueueOutcome = { found: false } | { found: true; accepted: number;
  * rendered in the webhook's payload version, then all are stored in the webhook's backlog;
  * the promise resolves only once they are durably stored, in the order given. Delivery
  * follows whatever the webhook's state: a configured or disabled webhook keeps them until it
- * is operational. An event whose guid was handed over within the last 7 days is skipped
- * (counted in `duplicates`), so repeating a hand-over after a crash is harmless.
+ * is operational. An event whose caller-given `guid` was handed over within the last 7 days
+ * is skipped (counted in `duplicates`), so repeating a hand-over after a crash is harmless;
+ * without a guid one is generated (and such events are never taken for repeats).
  *
  * `events` may also be a function of the webhook (with its panel's name and time zone) that
  * makes them, for callers that need those to describe the events; it saves a second lookup.
