@@ -29,6 +29,7 @@ export default defineConfig(async () => {
     ],
     test: {
       include: ["test/**/*.test.ts"],
+      reporters: ["default", "./test/node/summary-reporter.ts"],
       exclude: ["test/node/**"],
       globalSetup: ["./test/node/global-setup.ts"],
       setupFiles: ["./test/setup/apply-migrations.ts"],

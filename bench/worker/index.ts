@@ -2,13 +2,17 @@
 // bare platform work a benchmark compares against, in the same runtime and the same run.
 // Never deployed. Each benchmark adds its baseline in its own file and one line below.
 import service from "../../src/index";
+import { baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
+import { baselineWebhookPost } from "./baseline-webhook-post";
 import { baselineOutbox } from "./baseline-outbox";
 
 export * from "../../src/index";
 
 const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionContext) => Promise<Response>> = {
   "/__bench/insert": baselineInsert,
+  "/__bench/webhook-post": baselineWebhookPost,
+  "/__bench/import-upsert": baselineImportUpsert,
   "/__bench/outbox": baselineOutbox,
 };
 

@@ -49,6 +49,36 @@ export function parseLocalDateTime(text: string): Checked<WallClock> {
   return checkedWallClock({ year, month, day, hour, minute, second }, text);
 }
 
+const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/**
+ * Reads an ISO 8601 date-time (`timestamp` of an activity) as an instant. With `Z` or an
+ * offset the text says its own zone; without one (the spec's `YYYY-MM-DDThh:mm:ss`) it is a
+ * wall-clock time in `timeZone`.
+ */
+export function parseIsoTimestamp(text: string, timeZone: string): Checked<number> {
+  const trimmed = text.trim();
+  const match = ISO_TIMESTAMP.exec(trimmed);
+  if (!match) return fail(`must be an ISO 8601 date-time such as 2024-01-31T18:05:00, not "${text}"`);
+  const [, y, mo, d, h, mi, s, fraction, zone] = match;
+  const clock = checkedWallClock(
+    { year: Number(y), month: Number(mo), day: Number(d), hour: Number(h), minute: Number(mi), second: Number(s ?? 0) },
+    trimmed,
+  );
+  if (!clock.ok) return clock;
+  const millis = fraction ? Math.floor(Number(`0${fraction}`) * 1000) : 0;
+  if (zone === undefined) return ok(instantOf(clock.value, timeZone) + millis);
+  let offsetMinutes = 0;
+  if (zone.toUpperCase() !== "Z") {
+    const digits = zone.slice(1).replace(":", "");
+    const hours = Number(digits.slice(0, 2));
+    const minutes = Number(digits.slice(2) || "0");
+    if (hours > 23 || minutes > 59) return fail(`has an impossible zone offset: "${text}"`);
+    offsetMinutes = (zone.startsWith("-") ? -1 : 1) * (hours * 60 + minutes);
+  }
+  return ok(asUtc(clock.value) - offsetMinutes * 60_000 + millis);
+}
+
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
 function formatter(timeZone: string): Intl.DateTimeFormat {
@@ -69,28 +99,65 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return format;
 }
 
-/** The wall-clock reading in `timeZone` at an instant. */
-export function wallClockAt(epochMs: number, timeZone: string): WallClock {
-  const parts: Record<string, number> = {};
-  for (const part of formatter(timeZone).formatToParts(new Date(epochMs))) {
-    if (part.type !== "literal") parts[part.type] = Number(part.value);
-  }
-  return { year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour!, minute: parts.minute!, second: parts.second! };
-}
-
 function asUtc(clock: WallClock): number {
   return Date.UTC(clock.year, clock.month - 1, clock.day, clock.hour, clock.minute, clock.second);
 }
 
+/** The zone's offset (wall clock minus UTC, ms) at a whole-second instant, read from Intl. */
+function intlOffset(wholeSecond: number, timeZone: string): number {
+  const parts: Record<string, number> = {};
+  for (const part of formatter(timeZone).formatToParts(new Date(wholeSecond))) {
+    if (part.type !== "literal") parts[part.type] = Number(part.value);
+  }
+  return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!) - wholeSecond;
+}
+
+const HOUR_MS = 3_600_000;
+const MAX_CACHED_HOURS = 10_000;
+const hourOffsets = new Map<string, number>();
+
 /**
- * The instant at which `timeZone` shows this wall-clock time. In a daylight-saving gap the
- * time is read with the offset before the change; in an overlap, the earlier instant.
+ * The zone's offset at an instant. Intl takes tens of microseconds per reading, which made
+ * time conversion the largest cost of activity ingest, so offsets are cached per zone and UTC
+ * hour; only for hours that start and end on the same offset, so an hour holding a
+ * transition is always read from Intl (no zone changes its offset twice within an hour).
+ */
+function offsetAt(epochMs: number, timeZone: string): number {
+  const hour = Math.floor(epochMs / HOUR_MS);
+  const key = `${hour}|${timeZone}`;
+  const cached = hourOffsets.get(key);
+  if (cached !== undefined) return cached;
+  const start = intlOffset(hour * HOUR_MS, timeZone);
+  if (start === intlOffset(hour * HOUR_MS + HOUR_MS - 1000, timeZone)) {
+    if (hourOffsets.size >= MAX_CACHED_HOURS) hourOffsets.clear();
+    hourOffsets.set(key, start);
+    return start;
+  }
+  return intlOffset(epochMs - (((epochMs % 1000) + 1000) % 1000), timeZone);
+}
+
+/** The wall-clock reading in `timeZone` at an instant. */
+export function wallClockAt(epochMs: number, timeZone: string): WallClock {
+  const shifted = new Date(epochMs + offsetAt(epochMs, timeZone));
+  return {
+    year: shifted.getUTCFullYear(),
+    month: shifted.getUTCMonth() + 1,
+    day: shifted.getUTCDate(),
+    hour: shifted.getUTCHours(),
+    minute: shifted.getUTCMinutes(),
+    second: shifted.getUTCSeconds(),
+  };
+}
+
+/**
+ * The instant at which `timeZone` shows this wall-clock time. A time that does not exist (a
+ * daylight-saving gap) is read with the offset after the change, so 02:30 on New York's
+ * spring-forward day is 06:30Z; a time that exists twice (an overlap) is the earlier instant.
  */
 export function instantOf(clock: WallClock, timeZone: string): number {
   const guess = asUtc(clock);
-  const offsetAt = (instant: number) => asUtc(wallClockAt(instant, timeZone)) - instant;
-  const first = guess - offsetAt(guess);
-  const second = guess - offsetAt(first);
+  const first = guess - offsetAt(guess, timeZone);
+  const second = guess - offsetAt(first, timeZone);
   return Math.min(first, second);
 }
 

@@ -1,4 +1,5 @@
 import { ADMIN_BASE, ADMIN_ROUTES } from "../admin";
+import { activityOpenApiPaths } from "../api/activity";
 import { OPERATIONS } from "../api/registry";
 import { z } from "../lib/z";
 
@@ -108,7 +109,22 @@ export function openApiDocument(origin: string): JsonSchema {
           responses: envelopeResponses,
         },
       },
+      ...activityOpenApiPaths(inputSchema, failureBody),
       "/health": { get: { summary: "Liveness", responses: { "200": { description: "OK" } } } },
+      "/apiv2/jobs/{job}/errors.csv": {
+        get: {
+          summary: "Error report of a bulk upload job (CSV: row, column, reason, then the refused row), for the job's own panel",
+          parameters: [
+            { name: "job", in: "path", required: true, schema: { type: "string" } },
+            { name: "apikey", in: "query", required: false, description: "The panel's API key (or Authorization: Bearer)", schema: { type: "string" } },
+          ],
+          responses: {
+            "200": { description: "The report", content: { "text/csv": {} } },
+            "401": { description: "The caller could not be authenticated", content: { "application/json": { schema: failureBody } } },
+            "404": { description: "No such job in the key's panel, or no report (yet)", content: { "application/json": { schema: failureBody } } },
+          },
+        },
+      },
       ...adminPaths(),
     },
   };

@@ -1,5 +1,7 @@
 import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
+import { handleActivityBatch, handleSingleActivity } from "../api/activity";
+import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
 import { ApiError } from "./errors";
 import { openApiDocument } from "./openapi";
@@ -17,6 +19,22 @@ function unknownVersion(version: string): Response {
   );
 }
 
+/** Single activity answers under `/v1/` (what real clients use) and under `/apiv2/` (CONTRACT 3). */
+const ACTIVITY_VERSIONS = ["v1", API_VERSION];
+
+type Handler = (request: IRequest, env: Env, exec: ExecutionContext) => Promise<Response>;
+
+function activityRoute(handler: Handler): Handler {
+  return async (request, env, exec) => {
+    const version = request.params.version!;
+    if (!ACTIVITY_VERSIONS.includes(version)) return unknownVersion(version);
+    if (request.method !== "POST") {
+      return envelopeFailure(newRequestId(), new ApiError(405, `method: activities are recorded with POST, not ${request.method}`));
+    }
+    return handler(request, env, exec);
+  };
+}
+
 const router = Router<IRequest, [Env, ExecutionContext]>();
 
 router
@@ -29,6 +47,9 @@ router
   .get("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
   .post("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
   .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))
+  .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
+  .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
+  .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeURIComponent(request.params.job!)))
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);
     if (request.method !== "GET" && request.method !== "POST") {

@@ -1,4 +1,6 @@
 import { publishBroadcastsTask } from "../broadcasts/publish";
+import { redriveStalledEvents } from "../pipeline/redrive";
+import { redriveStalledImports } from "./imports";
 
 /**
  * The per-minute Cron Trigger: publish due broadcasts, fire due journey timers, re-drive
@@ -10,7 +12,7 @@ export interface CronTask {
 }
 
 /** Each capability adds its task here. */
-export const CRON_TASKS: CronTask[] = [publishBroadcastsTask];
+export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, publishBroadcastsTask];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));

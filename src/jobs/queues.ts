@@ -1,4 +1,6 @@
 import { handleSendsQueue } from "../broadcasts/send";
+import { handleEventsBatch } from "../pipeline/consumer";
+import { handleImportQueue } from "./imports";
 
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
@@ -11,6 +13,8 @@ export type QueueHandler = (batch: MessageBatch<unknown>, env: Env, exec: Execut
 
 /** One handler per queue; each capability registers its own. */
 export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
+  events: (batch, env, exec) => handleEventsBatch(batch, env, exec),
+  imports: handleImportQueue,
   sends: handleSendsQueue,
 };
 

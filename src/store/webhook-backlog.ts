@@ -1,0 +1,271 @@
+import type { PendingEvent } from "../webhooks/batching";
+import { chunk } from "./sql";
+
+/**
+ * The SQLite storage of one WebhookDispatcher Durable Object: its event backlog (in hand-over
+ * order), the one batch in flight, the attempt log and a little state. Every method is
+ * synchronous; each write happens inside one transaction, so a crash leaves either all of it
+ * or none.
+ */
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+  // seq is the hand-over order (AUTOINCREMENT: never reused, always growing). payload is the
+  // event's JSON, URL-encoded once at hand-over; bytes is its length.
+  `CREATE TABLE IF NOT EXISTS events (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, bytes INTEGER NOT NULL, enqueued_at INTEGER NOT NULL)`,
+  // Guids given by the caller and handed over recently, so handing the same event over twice
+  // queues it once. (A guid the service generated cannot repeat and is not kept.)
+  `CREATE TABLE IF NOT EXISTS seen_guids (guid TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
+  `CREATE INDEX IF NOT EXISTS seen_guids_by_time ON seen_guids (at)`,
+  // At most one row: the batch being delivered, which is the events first_seq..last_seq as
+  // they were when it was cut. Nothing can join that range later (new events get larger seqs
+  // and retention spares it), so the batch is re-sent byte for byte and, after a 2xx, exactly
+  // its own events are removed.
+  `CREATE TABLE IF NOT EXISTS batch (
+     id TEXT PRIMARY KEY, envelope_key TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+     events INTEGER NOT NULL, created_at INTEGER NOT NULL, failures INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS attempts (
+     id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, kind TEXT NOT NULL, batch_id TEXT NOT NULL,
+     events INTEGER NOT NULL, status INTEGER, error TEXT, error_message TEXT, duration_ms INTEGER NOT NULL,
+     response TEXT NOT NULL, outcome TEXT NOT NULL, next_attempt_at INTEGER)`,
+];
+
+export interface InFlightBatch {
+  id: string;
+  envelopeKey: string;
+  firstSeq: number;
+  lastSeq: number;
+  events: number;
+  createdAt: number;
+  /** Failed attempts so far. */
+  failures: number;
+  nextAttemptAt: number;
+}
+
+export interface AttemptRecord {
+  id: number;
+  at: number;
+  kind: "delivery" | "test";
+  batchId: string;
+  events: number;
+  status: number | null;
+  error: string | null;
+  errorMessage: string | null;
+  durationMs: number;
+  response: string;
+  /** delivered, retry, disabled, passed (test), failed (test). */
+  outcome: string;
+  nextAttemptAt: number | null;
+}
+
+export interface BacklogCounts {
+  events: number;
+  oldestAt: number | null;
+}
+
+type Row = Record<string, SqlStorageValue>;
+
+/** Durable Object SQLite binds at most 100 values per statement. */
+const MAX_PARAMS = 100;
+
+export class WebhookBacklog {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly transaction: <T>(work: () => T) => T,
+  ) {
+    this.createSchema();
+  }
+
+  createSchema(): void {
+    for (const statement of SCHEMA) this.sql.exec(statement);
+  }
+
+  getMeta<T>(key: string): T | null {
+    const row = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
+    return row ? (JSON.parse(row.value) as T) : null;
+  }
+
+  setMeta(key: string, value: unknown): void {
+    if (value === null || value === undefined) this.sql.exec("DELETE FROM meta WHERE key = ?", key);
+    else this.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, JSON.stringify(value));
+  }
+
+  /**
+   * Appends events in order; an event whose caller-given guid was seen within the dedupe window
+   * (or earlier in the same call) is skipped. Multi-row statements: at most 100 bound values each.
+   */
+  append(events: ReadonlyArray<{ guid: string; payload: string; dedupe: boolean }>, now: number): { accepted: number; duplicates: number } {
+    return this.transaction(() => {
+      const fresh = new Set<string>();
+      for (const rows of chunk(events.filter((event) => event.dedupe), MAX_PARAMS / 2)) {
+        const inserted = this.sql
+          .exec<{ guid: string }>(
+            `INSERT INTO seen_guids (guid, at) VALUES ${rows.map(() => "(?, ?)").join(", ")} ON CONFLICT (guid) DO NOTHING RETURNING guid`,
+            ...rows.flatMap((event) => [event.guid, now]),
+          )
+          .toArray();
+        for (const row of inserted) fresh.add(row.guid);
+      }
+      const accepted = events.filter((event) => !event.dedupe || fresh.delete(event.guid));
+      this.adjustCount(accepted.length);
+      for (const rows of chunk(accepted, Math.floor(MAX_PARAMS / 3))) {
+        this.sql.exec(
+          `INSERT INTO events (payload, bytes, enqueued_at) VALUES ${rows.map(() => "(?, ?, ?)").join(", ")}`,
+          ...rows.flatMap((event) => [event.payload, event.payload.length, now]),
+        );
+      }
+      return { accepted: accepted.length, duplicates: events.length - accepted.length };
+    });
+  }
+
+  /** The oldest events not yet in a batch, in order. */
+  pendingHead(limit: number): PendingEvent[] {
+    return this.sql
+      .exec<{ seq: number; bytes: number; enqueued_at: number }>("SELECT seq, bytes, enqueued_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?", this.batchedUpTo(), limit)
+      .toArray()
+      .map((row) => ({ seq: row.seq, bytes: row.bytes, enqueuedAt: row.enqueued_at }));
+  }
+
+  /** The last seq of the batch in flight (0 without one): later events wait for the next batch. */
+  private batchedUpTo(): number {
+    return this.sql.exec<{ last: number }>("SELECT last_seq AS last FROM batch").toArray()[0]?.last ?? 0;
+  }
+
+  currentBatch(): InFlightBatch | null {
+    const row = this.sql.exec<Row>("SELECT * FROM batch LIMIT 1").toArray()[0];
+    if (!row) return null;
+    return {
+      id: row.id as string,
+      envelopeKey: row.envelope_key as string,
+      firstSeq: row.first_seq as number,
+      lastSeq: row.last_seq as number,
+      events: row.events as number,
+      createdAt: row.created_at as number,
+      failures: row.failures as number,
+      nextAttemptAt: row.next_attempt_at as number,
+    };
+  }
+
+  /** Makes the pending events `firstSeq..lastSeq` (as decided by the cut) the batch `id`, due at once. */
+  cutBatch(id: string, seqs: readonly number[], envelopeKey: string, now: number): InFlightBatch {
+    const batch = { id, envelopeKey, firstSeq: seqs[0]!, lastSeq: seqs[seqs.length - 1]!, events: seqs.length, createdAt: now, failures: 0, nextAttemptAt: now };
+    this.sql.exec(
+      "INSERT INTO batch (id, envelope_key, first_seq, last_seq, events, created_at, failures, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+      id,
+      envelopeKey,
+      batch.firstSeq,
+      batch.lastSeq,
+      batch.events,
+      now,
+      now,
+    );
+    return batch;
+  }
+
+  /** The batch's events, URL-encoded, in order: the same strings on every re-send. */
+  batchPayloads(batch: InFlightBatch): string[] {
+    return this.sql
+      .exec<{ payload: string }>("SELECT payload FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq", batch.firstSeq, batch.lastSeq)
+      .toArray()
+      .map((row) => row.payload);
+  }
+
+  recordAttempt(attempt: Omit<AttemptRecord, "id">, keep: number): void {
+    this.sql.exec(
+      `INSERT INTO attempts (at, kind, batch_id, events, status, error, error_message, duration_ms, response, outcome, next_attempt_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      attempt.at,
+      attempt.kind,
+      attempt.batchId,
+      attempt.events,
+      attempt.status,
+      attempt.error,
+      attempt.errorMessage,
+      attempt.durationMs,
+      attempt.response,
+      attempt.outcome,
+      attempt.nextAttemptAt,
+    );
+    this.sql.exec("DELETE FROM attempts WHERE id <= (SELECT max(id) FROM attempts) - ?", keep);
+  }
+
+  /**
+   * A 2xx: exactly the batch's own events leave the backlog (the ids fixed when it was cut;
+   * events that arrived during the send have larger seqs and stay).
+   */
+  completeBatch(batch: InFlightBatch): void {
+    const removed = this.sql.exec("DELETE FROM events WHERE seq BETWEEN ? AND ? RETURNING seq", batch.firstSeq, batch.lastSeq).toArray().length;
+    this.sql.exec("DELETE FROM batch WHERE id = ?", batch.id);
+    this.adjustCount(-removed);
+  }
+
+  /** Another failure: the batch stays as it is and waits until `nextAttemptAt`. */
+  failBatch(batchId: string, failures: number, nextAttemptAt: number): void {
+    this.sql.exec("UPDATE batch SET failures = ?, next_attempt_at = ? WHERE id = ?", failures, nextAttemptAt, batchId);
+  }
+
+  /** A fresh retry schedule for the batch in flight (after the webhook is enabled again). */
+  restartSchedule(now: number): void {
+    this.sql.exec("UPDATE batch SET failures = 0, next_attempt_at = ?", now);
+  }
+
+  /** Kept as a counter beside the events: counting a large backlog would read all of it. */
+  counts(): BacklogCounts {
+    const oldest = this.sql.exec<{ at: number }>("SELECT enqueued_at AS at FROM events ORDER BY seq LIMIT 1").toArray()[0];
+    return { events: this.getMeta<number>("count") ?? 0, oldestAt: oldest?.at ?? null };
+  }
+
+  private adjustCount(delta: number): void {
+    if (delta !== 0) this.setMeta("count", (this.getMeta<number>("count") ?? 0) + delta);
+  }
+
+  /**
+   * Retention: drops waiting events (never those of the batch in flight) older than `olderThan`
+   * (when given), then the oldest waiting events beyond `maxEvents`; returns how many were
+   * dropped. Also forgets guids seen before `guidsBefore` (when given).
+   */
+  prune(limits: { maxEvents: number; olderThan?: number; guidsBefore?: number }): number {
+    return this.transaction(() => {
+      let dropped = 0;
+      if (limits.olderThan !== undefined) {
+        const spared = this.batchedUpTo();
+        // Events are appended in time order, so the oldest waiting event tells whether any expired;
+        // only then is the table scanned (a disabled webhook's week-old backlog, rarely).
+        const head = this.sql.exec<{ at: number }>("SELECT enqueued_at AS at FROM events WHERE seq > ? ORDER BY seq LIMIT 1", spared).toArray()[0];
+        if (head && head.at < limits.olderThan) {
+          dropped += this.sql.exec("DELETE FROM events WHERE seq > ? AND enqueued_at < ? RETURNING seq", spared, limits.olderThan).toArray().length;
+        }
+      }
+      const excess = (this.getMeta<number>("count") ?? 0) - dropped - limits.maxEvents;
+      if (excess > 0) {
+        dropped += this.sql
+          .exec("DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq > ? ORDER BY seq LIMIT ?) RETURNING seq", this.batchedUpTo(), excess)
+          .toArray().length;
+      }
+      this.adjustCount(-dropped);
+      if (limits.guidsBefore !== undefined) this.sql.exec("DELETE FROM seen_guids WHERE at < ?", limits.guidsBefore);
+      return dropped;
+    });
+  }
+
+  attempts(limit: number, batchId?: string): AttemptRecord[] {
+    const rows = batchId
+      ? this.sql.exec<Row>("SELECT * FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT ?", batchId, limit).toArray()
+      : this.sql.exec<Row>("SELECT * FROM attempts ORDER BY id DESC LIMIT ?", limit).toArray();
+    return rows.map((row) => ({
+      id: row.id as number,
+      at: row.at as number,
+      kind: row.kind as AttemptRecord["kind"],
+      batchId: row.batch_id as string,
+      events: row.events as number,
+      status: row.status as number | null,
+      error: row.error as string | null,
+      errorMessage: row.error_message as string | null,
+      durationMs: row.duration_ms as number,
+      response: row.response as string,
+      outcome: row.outcome as string,
+      nextAttemptAt: row.next_attempt_at as number | null,
+    }));
+  }
+}
