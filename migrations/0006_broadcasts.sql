@@ -1,6 +1,6 @@
 -- Email broadcasts (4.10): the campaign, one row per (campaign, contact) that is both the
 -- send claim and the per-recipient tracking counters, suppressions, the outbox provider's
--- messages, and (until the event pipeline lands) the tracking events themselves.
+-- messages. Tracking events go to the shared events table (src/broadcasts/events-seam.ts).
 
 CREATE TABLE campaigns (
   id             TEXT PRIMARY KEY,
@@ -83,19 +83,3 @@ CREATE TABLE outbox (
 );
 
 CREATE INDEX outbox_by_panel ON outbox (panel_id, channel, created_at);
-
--- Tracking events (open, click, bounce, unsubscribe) as src/broadcasts/events-seam.ts records
--- them until the shared event pipeline takes them over.
-CREATE TABLE email_events (
-  id          TEXT PRIMARY KEY,
-  panel_id    TEXT NOT NULL,
-  event       TEXT NOT NULL,
-  msgid       TEXT NOT NULL,
-  campaign_id TEXT,
-  contact_id  INTEGER,
-  address     TEXT,
-  detail      TEXT,
-  at          INTEGER NOT NULL
-);
-
-CREATE INDEX email_events_by_panel ON email_events (panel_id, at);

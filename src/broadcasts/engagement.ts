@@ -11,7 +11,7 @@ import { messageIdOf } from "./send";
  * event through the events seam; unsubscribes and hard bounces suppress the address.
  */
 
-type Env_ = Pick<Env, "DB">;
+type Env_ = Pick<Env, "DB" | "EVENTS">;
 
 export async function trackOpen(env: Env_, claim: TrackingClaim, now: number): Promise<boolean> {
   const message = await countEngagement(env.DB, claim, "open", now);

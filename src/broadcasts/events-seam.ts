@@ -1,15 +1,11 @@
-import { newId } from "../lib/random";
-import { insertEmailEvents } from "../store/email-events";
+import { recordEvents } from "../pipeline/record";
+import { getPanel } from "../store/panels";
 
 /**
  * SEAM (event pipeline). Every email event (open, click, bounce, unsubscribe) leaves the
- * broadcast code through recordEmailEvents and nowhere else. CONTRACT 7 wants all events in
- * one pipeline (stored, matched against journeys, handed to webhooks); until that pipeline is
- * merged, this stores them in the email_events table. To switch: make this function map each
- * EmailEvent to the pipeline's event shape and call its store-then-enqueue entry
- * (`recordEvents(env, events)`), then drop email_events and src/store/email-events.ts.
- *
- * The campaign counters do not depend on this: they live on campaign_messages.
+ * broadcast code through recordEmailEvents and nowhere else, into the one pipeline of
+ * CONTRACT 7 (stored, then matched against journeys, then handed to webhooks). The campaign
+ * counters do not depend on it: they live on campaign_messages.
  */
 export type EmailEventKind = "open" | "click" | "bounce" | "unsubscribe";
 
@@ -27,19 +23,25 @@ export interface EmailEvent {
   at: number;
 }
 
-export async function recordEmailEvents(env: Pick<Env, "DB">, events: readonly EmailEvent[]): Promise<void> {
-  await insertEmailEvents(
-    env.DB,
-    events.map((e) => ({
-      id: newId("evt"),
-      panelId: e.panelId,
-      event: e.event,
-      msgid: e.msgid,
-      campaignId: e.campaignId,
-      contactId: e.contactId,
-      address: e.address,
-      detail: e.detail ?? null,
-      at: e.at,
-    })),
-  );
+export async function recordEmailEvents(env: Pick<Env, "DB" | "EVENTS">, events: readonly EmailEvent[]): Promise<void> {
+  for (const panelId of new Set(events.map((e) => e.panelId))) {
+    const panel = await getPanel(env.DB, panelId);
+    if (!panel) continue;
+    await recordEvents(
+      env,
+      panel,
+      events
+        .filter((e) => e.panelId === panelId && e.contactId !== null)
+        .map((e) => ({
+          channel: "email" as const,
+          name: e.event,
+          occurredAt: e.at,
+          contactId: e.contactId!,
+          source: "tracking",
+          params: { ...(e.detail ?? {}), ...(e.address ? { email: e.address } : {}) },
+          msgid: e.msgid,
+          ...(e.campaignId ? { campaignId: e.campaignId } : {}),
+        })),
+    );
+  }
 }

@@ -89,7 +89,7 @@ describe("a campaign sent through SES, and its bounces", () => {
     expect((await notification("sns-secret-token", bounce)).status).toBe(200);
     expect((await campaign(panel, id)).counters.bounces).toBe(1);
     expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = ? AND reason = 'hard_bounce'", panel.id, sentTo!.address)).toBe(1);
-    expect(await countRows("SELECT COUNT(*) AS n FROM email_events WHERE panel_id = ? AND event = 'bounce'", panel.id)).toBe(1);
+    expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'bounce'", panel.id)).toBe(1);
 
     // A transient bounce is counted but suppresses nothing; a delivery notice is acknowledged.
     const soft = { Type: "Notification", Message: JSON.stringify({ notificationType: "Bounce", mail: { messageId: "ses-msg-2" }, bounce: { bounceType: "Transient", bouncedRecipients: [] } }) };
