@@ -1,12 +1,11 @@
-import { parse } from "csv-parse/browser/esm/sync";
 import { unzipSync } from "fflate";
 import { fileNameOf } from "../domain/broadcast";
+import { isBlankRecord, parseRecords } from "../domain/csv";
 import { toHex } from "../lib/random";
 
 /**
  * The contact file of a broadcast (CONTRACT 2.4): one .csv, or a .zip of .csv files read in
- * the Worker with fflate. CSV is read with csv-parse (RFC 4180: quotes, embedded commas and
- * newlines, CRLF, a UTF-8 BOM).
+ * the Worker with fflate. CSV is read as the bulk upload reads it (src/domain/csv.ts).
  */
 
 /** Largest contact file (the download) and largest total of the CSVs inside a zip. */
@@ -22,10 +21,16 @@ export interface CsvFile {
 
 export type SourceRead = { ok: true; files: CsvFile[] } | { ok: false; message: string };
 
+/** Every record, read by the same RFC 4180 reader as the bulk upload, so both count rows alike. */
 export function parseCsv(bytes: Uint8Array): string[][] {
-  // Decoded first: csv-parse's browser build accepts only strings or its own Buffer.
+  // The decoder drops a UTF-8 BOM and refuses bytes that are not UTF-8.
   const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-  return parse(text, { bom: true, skip_empty_lines: true, relax_column_count: true }) as string[][];
+  const records: string[][] = [];
+  parseRecords(text, (record) => {
+    if (record.malformed) throw new Error(`record ${records.length + 1} has a badly quoted field`);
+    if (!isBlankRecord(record)) records.push(record.fields);
+  });
+  return records;
 }
 
 function readCsv(name: string, bytes: Uint8Array): CsvFile | string {
