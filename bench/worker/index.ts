@@ -5,6 +5,7 @@ import service from "../../src/index";
 import { baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
 import { baselineWebhookPost } from "./baseline-webhook-post";
+import { baselineOutbox } from "./baseline-outbox";
 
 export * from "../../src/index";
 
@@ -12,6 +13,7 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/insert": baselineInsert,
   "/__bench/webhook-post": baselineWebhookPost,
   "/__bench/import-upsert": baselineImportUpsert,
+  "/__bench/outbox": baselineOutbox,
 };
 
 export default {

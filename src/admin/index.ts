@@ -6,6 +6,7 @@ import { serviceFault } from "../http/envelope";
 import { adminFailure, json, newRequestId } from "../http/respond";
 import { activityRoutes } from "./activities";
 import { attributeRoutes } from "./attributes";
+import { campaignRoutes } from "./campaigns";
 import { eventRoutes } from "./events";
 import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
@@ -26,6 +27,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...eventRoutes,
   ...webhookRoutes,
   ...jobRoutes,
+  ...campaignRoutes,
 ];
 
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });

@@ -5,6 +5,7 @@ import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
 import { ApiError } from "./errors";
 import { openApiDocument } from "./openapi";
+import { handleClick, handleOpen, handleSesNotification, handleUnsubscribe } from "./tracking";
 import { envelopeFailure, json, newRequestId } from "./respond";
 
 export const API_VERSION = "apiv2";
@@ -40,6 +41,12 @@ router
   .get("/health", (_request: IRequest, env: Env) => json({ status: "ok", region: env.REGION }))
   .get("/openapi.json", (request: IRequest) => json(openApiDocument(new URL(request.url).origin)))
   .all("/admin/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAdmin(request, env, exec))
+  // Email tracking (CONTRACT 7): open pixel, click redirect, unsubscribe page and one-click POST.
+  .get("/t/o/:token", (request: IRequest, env: Env) => handleOpen(request.params.token!, env))
+  .get("/t/c/:token", (request: IRequest, env: Env) => handleClick(request.params.token!, env))
+  .get("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
+  .post("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
+  .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))
   .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
   .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
   .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeURIComponent(request.params.job!)))

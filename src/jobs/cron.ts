@@ -1,3 +1,4 @@
+import { publishBroadcastsTask } from "../broadcasts/publish";
 import { redriveStalledEvents } from "../pipeline/redrive";
 import { redriveStalledImports } from "./imports";
 
@@ -11,7 +12,7 @@ export interface CronTask {
 }
 
 /** Each capability adds its task here. */
-export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports];
+export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, publishBroadcastsTask];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));

@@ -1,3 +1,4 @@
+import { handleSendsQueue } from "../broadcasts/send";
 import { handleEventsBatch } from "../pipeline/consumer";
 import { handleImportQueue } from "./imports";
 
@@ -14,6 +15,7 @@ export type QueueHandler = (batch: MessageBatch<unknown>, env: Env, exec: Execut
 export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   events: (batch, env, exec) => handleEventsBatch(batch, env, exec),
   imports: handleImportQueue,
+  sends: handleSendsQueue,
 };
 
 export function queueKind(queueName: string): QueueKind | undefined {

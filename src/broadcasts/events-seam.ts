@@ -1,0 +1,47 @@
+import { recordEvents } from "../pipeline/record";
+import { getPanel } from "../store/panels";
+
+/**
+ * SEAM (event pipeline). Every email event (open, click, bounce, unsubscribe) leaves the
+ * broadcast code through recordEmailEvents and nowhere else, into the one pipeline of
+ * CONTRACT 7 (stored, then matched against journeys, then handed to webhooks). The campaign
+ * counters do not depend on it: they live on campaign_messages.
+ */
+export type EmailEventKind = "open" | "click" | "bounce" | "unsubscribe";
+
+export interface EmailEvent {
+  panelId: string;
+  event: EmailEventKind;
+  /** The message the event is about (`<campaign id>.<contact id>` for campaign mail). */
+  msgid: string;
+  campaignId: string | null;
+  contactId: number | null;
+  /** The recipient address (the contact's EMAIL). */
+  address: string | null;
+  /** Event-specific details: the `url` of a click, the `bounce_type` of a bounce. */
+  detail?: Record<string, unknown>;
+  at: number;
+}
+
+export async function recordEmailEvents(env: Pick<Env, "DB" | "EVENTS">, events: readonly EmailEvent[]): Promise<void> {
+  for (const panelId of new Set(events.map((e) => e.panelId))) {
+    const panel = await getPanel(env.DB, panelId);
+    if (!panel) continue;
+    await recordEvents(
+      env,
+      panel,
+      events
+        .filter((e) => e.panelId === panelId && e.contactId !== null)
+        .map((e) => ({
+          channel: "email" as const,
+          name: e.event,
+          occurredAt: e.at,
+          contactId: e.contactId!,
+          source: "tracking",
+          params: { ...(e.detail ?? {}), ...(e.address ? { email: e.address } : {}) },
+          msgid: e.msgid,
+          ...(e.campaignId ? { campaignId: e.campaignId } : {}),
+        })),
+    );
+  }
+}
