@@ -1,18 +1,30 @@
 import { Router, type IRequest } from "itty-router";
+import { forgetActivityCatalogs } from "../api/activity-catalog";
 import { forgetCallers, isAdmin } from "../http/auth";
 import { ApiError, notFound } from "../http/errors";
 import { serviceFault } from "../http/envelope";
 import { adminFailure, json, newRequestId } from "../http/respond";
+import { activityRoutes } from "./activities";
 import { attributeRoutes } from "./attributes";
+import { eventRoutes } from "./events";
 import { notificationRoutes } from "./notifications";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
 import { userRoutes } from "./users";
+import { webhookRoutes } from "./webhooks";
 
 export const ADMIN_BASE = "/admin/v1";
 
 /** Every admin route; /openapi.json is generated from this list. Later capabilities add theirs. */
-export const ADMIN_ROUTES: AdminRoute[] = [...panelRoutes, ...userRoutes, ...attributeRoutes, ...notificationRoutes];
+export const ADMIN_ROUTES: AdminRoute[] = [
+  ...panelRoutes,
+  ...userRoutes,
+  ...attributeRoutes,
+  ...notificationRoutes,
+  ...activityRoutes,
+  ...eventRoutes,
+  ...webhookRoutes,
+];
 
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });
 for (const route of ADMIN_ROUTES) {
@@ -20,8 +32,12 @@ for (const route of ADMIN_ROUTES) {
     const body = await parseAdminBody(route, request);
     const query = parseAdminQuery(route, request);
     const result = await route.handle({ request, env, exec, path: decodePathParams(request.params), body, query });
-    // Any admin write may change what an API key may do (rotation, API mode, schema).
-    if (route.method !== "GET") forgetCallers();
+    // Any admin write may change what an API key may do (rotation, API mode, schema), or
+    // what activity ingest knows of a panel (time zone, API mode, definitions).
+    if (route.method !== "GET") {
+      forgetCallers();
+      forgetActivityCatalogs();
+    }
     return result instanceof Response ? result : json(result, route.status ?? 200);
   });
 }

@@ -49,6 +49,36 @@ export function parseLocalDateTime(text: string): Checked<WallClock> {
   return checkedWallClock({ year, month, day, hour, minute, second }, text);
 }
 
+const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/**
+ * Reads an ISO 8601 date-time (`timestamp` of an activity) as an instant. With `Z` or an
+ * offset the text says its own zone; without one (the spec's `YYYY-MM-DDThh:mm:ss`) it is a
+ * wall-clock time in `timeZone`.
+ */
+export function parseIsoTimestamp(text: string, timeZone: string): Checked<number> {
+  const trimmed = text.trim();
+  const match = ISO_TIMESTAMP.exec(trimmed);
+  if (!match) return fail(`must be an ISO 8601 date-time such as 2024-01-31T18:05:00, not "${text}"`);
+  const [, y, mo, d, h, mi, s, fraction, zone] = match;
+  const clock = checkedWallClock(
+    { year: Number(y), month: Number(mo), day: Number(d), hour: Number(h), minute: Number(mi), second: Number(s ?? 0) },
+    trimmed,
+  );
+  if (!clock.ok) return clock;
+  const millis = fraction ? Math.floor(Number(`0${fraction}`) * 1000) : 0;
+  if (zone === undefined) return ok(instantOf(clock.value, timeZone) + millis);
+  let offsetMinutes = 0;
+  if (zone.toUpperCase() !== "Z") {
+    const digits = zone.slice(1).replace(":", "");
+    const hours = Number(digits.slice(0, 2));
+    const minutes = Number(digits.slice(2) || "0");
+    if (hours > 23 || minutes > 59) return fail(`has an impossible zone offset: "${text}"`);
+    offsetMinutes = (zone.startsWith("-") ? -1 : 1) * (hours * 60 + minutes);
+  }
+  return ok(asUtc(clock.value) - offsetMinutes * 60_000 + millis);
+}
+
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
 function formatter(timeZone: string): Intl.DateTimeFormat {

@@ -1,4 +1,5 @@
 import { ADMIN_BASE, ADMIN_ROUTES } from "../admin";
+import { activityOpenApiPaths } from "../api/activity";
 import { OPERATIONS } from "../api/registry";
 import { z } from "../lib/z";
 
@@ -108,6 +109,7 @@ export function openApiDocument(origin: string): JsonSchema {
           responses: envelopeResponses,
         },
       },
+      ...activityOpenApiPaths(inputSchema, failureBody),
       "/health": { get: { summary: "Liveness", responses: { "200": { description: "OK" } } } },
       ...adminPaths(),
     },

@@ -1,5 +1,6 @@
 import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
+import { handleActivityBatch, handleSingleActivity } from "../api/activity";
 import { handleEnvelope } from "./envelope";
 import { ApiError } from "./errors";
 import { openApiDocument } from "./openapi";
@@ -16,12 +17,30 @@ function unknownVersion(version: string): Response {
   );
 }
 
+/** Single activity answers under `/v1/` (what real clients use) and under `/apiv2/` (CONTRACT 3). */
+const ACTIVITY_VERSIONS = ["v1", API_VERSION];
+
+type Handler = (request: IRequest, env: Env, exec: ExecutionContext) => Promise<Response>;
+
+function activityRoute(handler: Handler): Handler {
+  return async (request, env, exec) => {
+    const version = request.params.version!;
+    if (!ACTIVITY_VERSIONS.includes(version)) return unknownVersion(version);
+    if (request.method !== "POST") {
+      return envelopeFailure(newRequestId(), new ApiError(405, `method: activities are recorded with POST, not ${request.method}`));
+    }
+    return handler(request, env, exec);
+  };
+}
+
 const router = Router<IRequest, [Env, ExecutionContext]>();
 
 router
   .get("/health", (_request: IRequest, env: Env) => json({ status: "ok", region: env.REGION }))
   .get("/openapi.json", (request: IRequest) => json(openApiDocument(new URL(request.url).origin)))
   .all("/admin/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAdmin(request, env, exec))
+  .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
+  .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);
     if (request.method !== "GET" && request.method !== "POST") {

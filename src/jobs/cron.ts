@@ -1,3 +1,5 @@
+import { redriveStalledEvents } from "../pipeline/redrive";
+
 /**
  * The per-minute Cron Trigger: publish due broadcasts, fire due journey timers, re-drive
  * stalled jobs. Each task is independent; one failing does not stop the others.
@@ -8,7 +10,7 @@ export interface CronTask {
 }
 
 /** Each capability adds its task here. */
-export const CRON_TASKS: CronTask[] = [];
+export const CRON_TASKS: CronTask[] = [redriveStalledEvents];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));

@@ -1,3 +1,5 @@
+import { handleEventsBatch } from "../pipeline/consumer";
+
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
  * repeated message never loses or doubles work. Queue names carry the region
@@ -8,7 +10,9 @@ export type QueueKind = "imports" | "events" | "sends";
 export type QueueHandler = (batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext) => Promise<void>;
 
 /** One handler per queue; each capability registers its own. */
-export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {};
+export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
+  events: (batch, env, exec) => handleEventsBatch(batch, env, exec),
+};
 
 export function queueKind(queueName: string): QueueKind | undefined {
   const kind = /^apiv2-(imports|events|sends)-/.exec(queueName)?.[1];

@@ -119,3 +119,19 @@ export async function removeFromLists(db: D1Database, panelId: string, contactId
     .all<{ list_id: number }>();
   return results.map((r) => r.list_id).sort((a, b) => a - b);
 }
+
+/**
+ * A statement, for the caller's batch, that creates each contact of `keys` (normalised
+ * primary-key values) not yet in the panel, holding only its primary key; existing contacts
+ * are left as they are. The keys travel as one JSON parameter, so any number fit D1's limit
+ * of 100 bound parameters.
+ */
+export function ensureContactsStatement(db: D1Database, panelId: string, primaryKey: string, keys: readonly string[], now: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
+       SELECT ?1, k.value, json_object(?2, k.value), ?3, ?3 FROM json_each(?4) k WHERE true
+       ON CONFLICT (panel_id, pk_value) DO NOTHING`,
+    )
+    .bind(panelId, primaryKey, now, JSON.stringify(keys));
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCts, formatLocalIso, instantOf, parseCts, parseLocalDateTime } from "../../src/domain/time";
+import { formatCts, formatLocalIso, instantOf, parseCts, parseIsoTimestamp, parseLocalDateTime } from "../../src/domain/time";
 
 describe("time formats", () => {
   it("parses cts and refuses impossible dates", () => {
@@ -30,5 +30,21 @@ describe("time formats", () => {
     expect(new Date(summer).toISOString()).toBe("2026-07-01T16:00:00.000Z");
     const winter = instantOf({ year: 2026, month: 1, day: 15, hour: 12, minute: 0, second: 0 }, "America/New_York");
     expect(new Date(winter).toISOString()).toBe("2026-01-15T17:00:00.000Z");
+  });
+
+  it("reads ISO timestamps: without a zone in the given zone, with Z or an offset as written", () => {
+    const iso = (text: string) => {
+      const result = parseIsoTimestamp(text, "Asia/Kolkata");
+      return result.ok ? new Date(result.value).toISOString() : result.reason;
+    };
+    expect(iso("2024-01-31T18:05:00")).toBe("2024-01-31T12:35:00.000Z");
+    expect(iso("2024-01-31 18:05")).toBe("2024-01-31T12:35:00.000Z");
+    expect(iso("2024-01-31T18:05:00.250Z")).toBe("2024-01-31T18:05:00.250Z");
+    expect(iso("2024-01-31T18:05:00+02:00")).toBe("2024-01-31T16:05:00.000Z");
+    expect(iso("2024-01-31T18:05:00-0130")).toBe("2024-01-31T19:35:00.000Z");
+    expect(iso("2024-02-30T10:00:00")).toContain("not a real calendar date");
+    expect(iso("2024-01-31T24:00:00")).toContain("not a real time of day");
+    expect(iso("2024-01-31")).toContain("ISO 8601");
+    expect(iso("2024-01-31T10:00:00+25:00")).toContain("offset");
   });
 });

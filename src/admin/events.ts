@@ -1,0 +1,93 @@
+import { normalisePrimaryKey } from "../domain/primary-key";
+import { formatCts, formatLocalIso } from "../domain/time";
+import { invalidField, notFound } from "../http/errors";
+import { base64UrlEncode } from "../lib/random";
+import { z } from "../lib/z";
+import { loadAttributeSchema } from "../store/attributes";
+import { getContactByKey } from "../store/contacts";
+import { listEventsOf, type EventCursor, type EventOwner, type StoredEvent } from "../store/events";
+import type { Panel } from "../store/panels";
+import { isoTime } from "../store/sql";
+import { defineAdminRoute, requirePanel } from "./route";
+
+/** An event as the admin API shows it; times also in the panel's zone, as webhooks carry them. */
+export function eventView(event: StoredEvent, timezone: string) {
+  return {
+    guid: event.guid,
+    channel: event.channel,
+    name: event.name,
+    activityid: event.activityId === null ? null : String(event.activityId),
+    source: event.source,
+    params: event.params,
+    identity: event.identity,
+    uniqueid: event.uniqueid,
+    ts: formatCts(event.occurredAt, timezone),
+    timestamp: formatLocalIso(event.occurredAt, timezone),
+    occurred_at: isoTime(event.occurredAt),
+    received_at: isoTime(event.receivedAt),
+    msgid: event.msgid,
+    campaign_id: event.campaignId,
+    journey_id: event.journeyId,
+    pipeline: event.state,
+  };
+}
+
+function encodeCursor(event: StoredEvent): string {
+  return base64UrlEncode(new TextEncoder().encode(`${event.occurredAt}:${event.id}`));
+}
+
+function decodeCursor(cursor: string | undefined): EventCursor | undefined {
+  if (cursor === undefined) return undefined;
+  let text = "";
+  try {
+    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+  } catch {
+    // reported below
+  }
+  const match = /^(-?\d{1,16}):(\d{1,16})$/.exec(text);
+  if (!match) throw invalidField("cursor", "is not a cursor this API answered (next_cursor)");
+  return { occurredAt: Number(match[1]), id: Number(match[2]) };
+}
+
+const pageQuery = z.object({
+  limit: z.coerce.number({ error: "must be a number" }).int().min(1).max(500).default(50),
+  cursor: z.string().optional().meta({ description: "next_cursor of the previous page" }),
+});
+
+async function eventPage(db: D1Database, panel: Panel, owner: EventOwner, query: z.output<typeof pageQuery>) {
+  const events = await listEventsOf(db, panel.id, owner, query.limit + 1, decodeCursor(query.cursor));
+  const page = events.slice(0, query.limit);
+  return {
+    events: page.map((event) => eventView(event, panel.timezone)),
+    next_cursor: events.length > query.limit ? encodeCursor(page.at(-1)!) : null,
+  };
+}
+
+const contactEvents = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/contacts/:key/events",
+  summary: "A contact's events, newest first, including the anonymous history joined to it; key is its primary-key value",
+  query: pageQuery,
+  async handle({ env, path, query }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const schema = await loadAttributeSchema(env.DB, panel.id);
+    const key = normalisePrimaryKey(panel.primaryKey, schema.get(panel.primaryKey) ?? "string", path.key);
+    if (!key.ok) throw invalidField("key", key.reason);
+    const contact = await getContactByKey(env.DB, panel.id, key.value);
+    if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${key.value}" in this panel`);
+    return { contact: key.value, ...(await eventPage(env.DB, panel, { contactId: contact.id }, query)) };
+  },
+});
+
+const profileEvents = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/profiles/:uniqueid/events",
+  summary: "Events recorded with an anonymous uniqueid, newest first (whether or not joined to a contact since)",
+  query: pageQuery,
+  async handle({ env, path, query }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    return { uniqueid: path.uniqueid, ...(await eventPage(env.DB, panel, { uniqueid: path.uniqueid ?? "" }, query)) };
+  },
+});
+
+export const eventRoutes = [contactEvents, profileEvents];

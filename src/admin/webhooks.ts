@@ -1,0 +1,306 @@
+import { ApiError, invalidField, notFound } from "../http/errors";
+import { encryptSecret } from "../lib/crypto";
+import { allowsPrivateFetch, checkOutboundUrl } from "../lib/outbound";
+import { newId } from "../lib/random";
+import { z } from "../lib/z";
+import type { Panel } from "../store/panels";
+import { isoTime } from "../store/sql";
+import { deleteWebhook, getWebhook, insertWebhook, listWebhooks, replaceWebhookConfig, type Webhook } from "../store/webhooks";
+import { ALERT_FREQUENCIES } from "../webhooks/alerts";
+import type { DispatcherStatus } from "../webhooks/dispatcher";
+import { enqueueWebhookEvents, webhookDispatcher, WebhookEventError } from "../webhooks/enqueue";
+import { describeEventObject, PAYLOAD_VERSIONS, WEBHOOK_CHANNELS } from "../webhooks/payload";
+import { signingSecretProblem } from "../webhooks/signing";
+import { defineAdminRoute, requirePanel } from "./route";
+
+// Journey webhooks (CONTRACT 4 and 6): configuration in D1, backlog and delivery in the
+// webhook's WebhookDispatcher. Passwords and signing secrets are encrypted at rest and never
+// appear in an answer.
+
+const label = z.string().trim().min(1, { error: "must not be empty" }).max(200);
+const url = z.string().trim().min(1, { error: "must not be empty" }).max(2048).meta({ example: "https://hooks.example.com/journeys" });
+const username = z.string().min(1, { error: "must not be empty" }).max(200).refine((u) => !u.includes(":"), { error: "must not contain ':' (Basic authentication)" });
+const password = z.string().max(500);
+const version = z.enum(PAYLOAD_VERSIONS, { error: `must be one of ${PAYLOAD_VERSIONS.join(", ")}` });
+const alert = z
+  .object({
+    emails: z
+      .array(z.string().trim().toLowerCase().pipe(z.email({ error: "must be an email address" })))
+      .min(1, { error: "must name at least one recipient" })
+      .max(20),
+    frequency: z.enum(ALERT_FREQUENCIES, { error: `must be one of ${ALERT_FREQUENCIES.join(", ")}` }).default("immediate"),
+  })
+  .strict();
+const signingSecret = z.string().superRefine((secret, ctx) => {
+  const problem = signingSecretProblem(secret);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+const createBody = z
+  .object({
+    label,
+    url,
+    username: username.optional(),
+    password: password.optional(),
+    version: version.default("2.0"),
+    alert: alert.optional(),
+    signing_secret: signingSecret.optional(),
+  })
+  .strict()
+  .refine((body) => body.password === undefined || body.username !== undefined, { error: "needs a username", path: ["password"] });
+
+const patchBody = z
+  .object({
+    label: label.optional(),
+    url: url.optional(),
+    username: username.nullable().optional(),
+    password: password.nullable().optional(),
+    version: version.optional(),
+    alert: alert.nullable().optional(),
+    signing_secret: signingSecret.nullable().optional(),
+  })
+  .strict();
+
+const eventObject = z
+  .object({
+    channel: z.enum(WEBHOOK_CHANNELS, { error: `must be one of ${WEBHOOK_CHANNELS.join(", ")}` }),
+    event: z.string().optional(),
+    msgid: z.string().max(200).optional(),
+    journey_name: z.string().trim().min(1, { error: "must not be empty" }).max(200),
+    // Written by the service (the webhook's label); accepted so a received object can be replayed.
+    webhook_name: z.string().optional(),
+    custom_params: z.record(z.string(), z.json()).optional(),
+    att_params: z.record(z.string(), z.json()).optional(),
+    udt_params: z.record(z.string(), z.string()).optional(),
+    event_params: z.record(z.string(), z.json()).optional(),
+    payload_params: z.record(z.string(), z.json()).optional(),
+  })
+  .strict();
+
+const eventsBody = z.object({ events: z.array(eventObject).min(1, { error: "must hold at least one event" }).max(1000) }).strict();
+
+function checkedUrl(env: Env, raw: string): string {
+  const check = checkOutboundUrl(raw, allowsPrivateFetch(env));
+  if (!check.ok) throw invalidField("url", check.reason);
+  return check.url.toString();
+}
+
+function webhookView(webhook: Webhook, status: DispatcherStatus | null) {
+  return {
+    id: webhook.id,
+    label: webhook.label,
+    url: webhook.url,
+    username: webhook.username,
+    password_set: webhook.passwordEnc !== null,
+    signing_secret_set: webhook.signingSecretEnc !== null,
+    version: webhook.version,
+    alert: webhook.alert,
+    state: webhook.state,
+    disabled_reason: webhook.disabledReason,
+    disabled_at: webhook.disabledAt === null ? null : isoTime(webhook.disabledAt),
+    backlog: status?.backlog ?? 0,
+    backlog_oldest_at: status?.oldestAt ? isoTime(status.oldestAt) : null,
+    in_flight: status?.inFlight
+      ? {
+          batch_id: status.inFlight.batchId,
+          events: status.inFlight.events,
+          failed_attempts: status.inFlight.failures,
+          next_attempt_at: isoTime(status.inFlight.nextAttemptAt),
+        }
+      : null,
+    dropped: status?.dropped ?? 0,
+    created_at: isoTime(webhook.createdAt),
+    updated_at: isoTime(webhook.updatedAt),
+  };
+}
+
+function noSuchWebhook(id: string | undefined): ApiError {
+  return notFound(`No webhook with id "${id}" in this panel`);
+}
+
+async function requireWebhook(env: Env, panel: Panel, id: string | undefined): Promise<Webhook> {
+  const webhook = id ? await getWebhook(env.DB, panel.id, id) : null;
+  if (!webhook) throw noSuchWebhook(id);
+  return webhook;
+}
+
+const createWebhook = defineAdminRoute({
+  method: "POST",
+  path: "/panels/:panel/webhooks",
+  summary: "Register a journey webhook (state configured until its test gets HTTP 200)",
+  status: 201,
+  body: createBody,
+  async handle({ env, path, body }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const now = Date.now();
+    const webhook: Webhook = {
+      id: newId("whk"),
+      panelId: panel.id,
+      label: body.label,
+      url: checkedUrl(env, body.url),
+      username: body.username ?? null,
+      passwordEnc: body.password === undefined ? null : await encryptSecret(env.SECRETS_KEY, body.password),
+      signingSecretEnc: body.signing_secret === undefined ? null : await encryptSecret(env.SECRETS_KEY, body.signing_secret),
+      version: body.version,
+      alert: body.alert ?? null,
+      state: "configured",
+      disabledReason: null,
+      disabledAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await insertWebhook(env.DB, webhook);
+    return webhookView(webhook, null);
+  },
+});
+
+const listPanelWebhooks = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/webhooks",
+  summary: "The panel's webhooks with their state and backlog",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const webhooks = await listWebhooks(env.DB, panel.id);
+    const statuses = await Promise.all(webhooks.map((w) => webhookDispatcher(env, w.id).status()));
+    return { webhooks: webhooks.map((w, i) => webhookView(w, statuses[i]!)) };
+  },
+});
+
+const readWebhook = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/webhooks/:id",
+  summary: "Read a webhook: state, disabled_reason, backlog (never the password or signing secret)",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const webhook = await requireWebhook(env, panel, path.id);
+    return webhookView(webhook, await webhookDispatcher(env, webhook.id).status());
+  },
+});
+
+const patchWebhook = defineAdminRoute({
+  method: "PATCH",
+  path: "/panels/:panel/webhooks/:id",
+  summary: "Change a webhook; null removes credentials, the alert or the signing secret. A new URL must pass the test again",
+  body: patchBody,
+  async handle({ env, path, body }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const webhook = await requireWebhook(env, panel, path.id);
+    const next: Webhook = { ...webhook, updatedAt: Date.now() };
+    if (body.label !== undefined) next.label = body.label;
+    if (body.url !== undefined) {
+      next.url = checkedUrl(env, body.url);
+      // An endpoint that was never tested is not operational (spec 3); its backlog waits.
+      if (next.url !== webhook.url) Object.assign(next, { state: "configured", disabledReason: null, disabledAt: null });
+    }
+    if (body.username === null) Object.assign(next, { username: null, passwordEnc: null });
+    else if (body.username !== undefined) next.username = body.username;
+    if (body.password === null) next.passwordEnc = null;
+    else if (body.password !== undefined) next.passwordEnc = await encryptSecret(env.SECRETS_KEY, body.password);
+    if (next.passwordEnc !== null && next.username === null) throw invalidField("password", "needs a username");
+    if (body.version !== undefined) next.version = body.version;
+    if (body.alert !== undefined) next.alert = body.alert;
+    if (body.signing_secret === null) next.signingSecretEnc = null;
+    else if (body.signing_secret !== undefined) next.signingSecretEnc = await encryptSecret(env.SECRETS_KEY, body.signing_secret);
+    const stored = await replaceWebhookConfig(env.DB, next);
+    if (!stored) throw noSuchWebhook(path.id);
+    return webhookView(stored, await webhookDispatcher(env, stored.id).status());
+  },
+});
+
+const removeWebhook = defineAdminRoute({
+  method: "DELETE",
+  path: "/panels/:panel/webhooks/:id",
+  summary: "Delete a webhook with its undelivered backlog and attempt log",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    if (!path.id || !(await deleteWebhook(env.DB, panel.id, path.id))) throw noSuchWebhook(path.id);
+    await webhookDispatcher(env, path.id).destroy();
+    return new Response(null, { status: 204 });
+  },
+});
+
+function testAnswer(report: Awaited<ReturnType<ReturnType<typeof webhookDispatcher>["testEndpoint"]>>, id: string | undefined) {
+  if (!report.found) throw noSuchWebhook(id);
+  return { state: report.state, status: report.status, error: report.error, message: report.message };
+}
+
+const testWebhook = defineAdminRoute({
+  method: "POST",
+  path: "/panels/:panel/webhooks/:id/test",
+  summary: "Send a sample batch; HTTP 200 makes a configured webhook operational",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const webhook = await requireWebhook(env, panel, path.id);
+    return testAnswer(await webhookDispatcher(env, webhook.id).testEndpoint({ panelId: panel.id, webhookId: webhook.id }), path.id);
+  },
+});
+
+const enableWebhook = defineAdminRoute({
+  method: "POST",
+  path: "/panels/:panel/webhooks/:id/enable",
+  summary: "Re-test; on HTTP 200 the webhook is operational again and its backlog is delivered in order",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const webhook = await requireWebhook(env, panel, path.id);
+    const dispatcher = webhookDispatcher(env, webhook.id);
+    const answer = testAnswer(await dispatcher.enable({ panelId: panel.id, webhookId: webhook.id }), path.id);
+    return { ...answer, backlog: (await dispatcher.status()).backlog };
+  },
+});
+
+const listDeliveries = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/webhooks/:id/deliveries",
+  summary: "Delivery and test attempts, newest first: time, batch id, status or error, duration, first 2 KB of the response",
+  query: z.object({
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    batch_id: z.string().max(100).optional(),
+  }),
+  async handle({ env, path, query }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const webhook = await requireWebhook(env, panel, path.id);
+    const attempts = await webhookDispatcher(env, webhook.id).deliveries(query.limit, query.batch_id);
+    return {
+      deliveries: attempts.map((a) => ({
+        at: isoTime(a.at),
+        kind: a.kind,
+        batch_id: a.batchId,
+        events: a.events,
+        status: a.status,
+        error: a.error,
+        error_message: a.errorMessage,
+        duration_ms: a.durationMs,
+        response: a.response,
+        outcome: a.outcome,
+        next_attempt_at: a.nextAttemptAt === null ? null : isoTime(a.nextAttemptAt),
+      })),
+    };
+  },
+});
+
+const queueEvents = defineAdminRoute({
+  method: "POST",
+  path: "/panels/:panel/webhooks/:id/events",
+  summary: "Queue event objects (spec 2.8) for delivery exactly as journey events are",
+  status: 202,
+  body: eventsBody,
+  async handle({ env, path, body }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const now = Date.now();
+    const events = body.events.map((object, index) => {
+      const described = describeEventObject(object, panel.timezone, now);
+      if (!described.ok) throw invalidField(`events.${index}.${described.field}`, described.message);
+      return described.event;
+    });
+    try {
+      const outcome = await enqueueWebhookEvents(env, panel.id, path.id!, events);
+      if (!outcome.found) throw noSuchWebhook(path.id);
+      return { accepted: outcome.accepted, duplicates: outcome.duplicates };
+    } catch (error) {
+      if (error instanceof WebhookEventError) throw invalidField(`events.${error.index}.${error.field}`, error.reason);
+      throw error;
+    }
+  },
+});
+
+export const webhookRoutes = [createWebhook, listPanelWebhooks, readWebhook, patchWebhook, removeWebhook, testWebhook, enableWebhook, listDeliveries, queueEvents];

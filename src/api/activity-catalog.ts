@@ -1,0 +1,41 @@
+import type { IngestPanel } from "../domain/activity";
+import { notFound } from "../http/errors";
+import { TtlCache } from "../lib/ttl-cache";
+import { loadActivityCatalog, type ActivityCatalog } from "../store/activities";
+
+/**
+ * How long an isolate trusts what it read of a panel for ingest: the panel its client id
+ * names and the panel's activity definitions. Without it every post pays a D1 round trip
+ * before its insert. Definitions are never edited once created and an activity id the cache
+ * does not know is looked up again before it is refused, so the cache never refuses a
+ * defined activity. What staleness does cost: a panel's time-zone change or API mode turned
+ * off through another isolate takes effect within this time (at once in the isolate that made
+ * the change). Unknown client ids are never cached.
+ */
+export const CATALOG_CACHE_MS = 10_000;
+const catalogs = new TtlCache<ActivityCatalog>(CATALOG_CACHE_MS, 1000);
+
+/** Drops every cached catalog; admin writes call it, like the API-key cache's forgetCallers. */
+export function forgetActivityCatalogs(): void {
+  catalogs.clear();
+}
+
+/** The catalog of the panel `clientId` names; `fresh` skips the cache. Unknown id: 404. */
+export async function activityCatalog(db: D1Database, clientId: string, fresh = false): Promise<ActivityCatalog> {
+  const cached = fresh ? undefined : catalogs.get(clientId);
+  if (cached) return cached;
+  const loaded = await loadActivityCatalog(db, clientId);
+  if (!loaded) throw notFound("client_id: no panel has this client id", [{ field: "client_id", message: "unknown client id" }]);
+  catalogs.set(clientId, loaded);
+  return loaded;
+}
+
+/** Re-reads the catalog once when the posted activity ids include one it does not know. */
+export async function catalogKnowing(db: D1Database, clientId: string, catalog: ActivityCatalog, activityIds: Iterable<number>): Promise<ActivityCatalog> {
+  for (const id of activityIds) if (!catalog.activities.has(id)) return activityCatalog(db, clientId, true);
+  return catalog;
+}
+
+export function ingestPanel(catalog: ActivityCatalog): IngestPanel {
+  return { primaryKey: catalog.panel.primaryKey, primaryKeyType: catalog.primaryKeyType, timezone: catalog.panel.timezone };
+}

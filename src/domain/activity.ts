@@ -1,0 +1,181 @@
+import { checkJsonValue, type AttributeType } from "./attributes";
+import { MAX_GUID_LENGTH, type NewEvent } from "./events";
+import { normalisePrimaryKey } from "./primary-key";
+import { describeJsonType, type FieldProblem } from "./problems";
+import { instantOf, parseCts, parseIsoTimestamp } from "./time";
+
+/** Types an activity parameter may have, each with its key prefix (spec 2.4). */
+export const ACTIVITY_PARAM_TYPES = ["string", "integer", "float"] as const;
+export type ActivityParamType = (typeof ACTIVITY_PARAM_TYPES)[number];
+
+const PREFIX_OF: Record<ActivityParamType, string> = { string: "s^", integer: "i^", float: "f^" };
+const TYPE_OF_PREFIX: Record<string, ActivityParamType> = { s: "string", i: "integer", f: "float" };
+
+export const ACTIVITY_SOURCES = ["web", "app", "custom"] as const;
+export const PARAM_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+export const MAX_PARAMS_PER_ACTIVITY = 50;
+export const MAX_ACTIVITY_NAME_LENGTH = 100;
+export const MAX_UNIQUEID_LENGTH = 255;
+
+export interface ActivityDefinition {
+  id: number;
+  name: string;
+  params: Record<string, ActivityParamType>;
+  createdAt: number;
+}
+
+/** Activity names are unique within a panel regardless of case. */
+export function activityNameKey(name: string): string {
+  return name.trim().toLowerCase();
+}
+
+/** One posted activity after its JSON shape was checked (api/activity.ts); values still raw. */
+export interface ActivityEventInput {
+  activityid: number;
+  cts?: string | number | null;
+  timestamp?: string | null;
+  identity?: string | number | null;
+  uniqueid?: string | number | null;
+  activity_source?: string | null;
+  activity_params?: Record<string, unknown> | unknown[] | null;
+  guid?: string | null;
+}
+
+/** What ingest needs to know of the panel. */
+export interface IngestPanel {
+  primaryKey: string;
+  primaryKeyType: AttributeType;
+  timezone: string;
+}
+
+export type PreparedActivity =
+  | { ok: true; event: NewEvent }
+  | { ok: false; status: 400 | 404; problems: FieldProblem[] };
+
+/** Null and empty text count as absent: trackers send `"identity": ""` for visitors not yet known. */
+function present<T>(value: T | null | undefined): T | undefined {
+  return value === null || (typeof value === "string" && value.trim() === "") ? undefined : value;
+}
+
+/**
+ * Checks `activity_params` against the definition: an object (or an array of one object),
+ * each key `s^name`, `i^name` or `f^name` naming a defined parameter with that type, each
+ * value of that type. Every offending key is reported.
+ */
+export function checkActivityParams(
+  definition: ActivityDefinition,
+  raw: Record<string, unknown> | unknown[] | null | undefined,
+  problems: FieldProblem[],
+): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  let object: unknown = raw ?? {};
+  if (Array.isArray(object)) {
+    if (object.length > 1) {
+      problems.push({ field: "activity_params", message: `must be an object or an array of one object, not an array of ${object.length}` });
+      return values;
+    }
+    object = object[0] ?? {};
+  }
+  if (typeof object !== "object" || object === null || Array.isArray(object)) {
+    problems.push({ field: "activity_params", message: `must be an object, not ${describeJsonType(object)}` });
+    return values;
+  }
+  for (const [key, value] of Object.entries(object)) {
+    const field = `activity_params.${key}`;
+    const match = /^([sifSIF])\^(.+)$/.exec(key);
+    if (!match) {
+      problems.push({ field, message: "must carry a type prefix: s^ (string), i^ (integer) or f^ (float)" });
+      continue;
+    }
+    const given = TYPE_OF_PREFIX[match[1]!.toLowerCase()]!;
+    const name = match[2]!;
+    const defined = Object.hasOwn(definition.params, name) ? definition.params[name] : undefined;
+    if (!defined) {
+      const known = Object.keys(definition.params);
+      problems.push({
+        field,
+        message: `unknown parameter "${name}": activity "${definition.name}" defines ${known.length ? known.join(", ") : "no parameters"}`,
+      });
+      continue;
+    }
+    if (given !== defined) {
+      problems.push({ field, message: `parameter ${name} is ${defined === "integer" ? "an" : "a"} ${defined}: use the prefix ${PREFIX_OF[defined]}` });
+      continue;
+    }
+    if (Object.hasOwn(values, name)) {
+      problems.push({ field, message: `parameter ${name} is given more than once` });
+      continue;
+    }
+    const checked = checkJsonValue(defined, value);
+    if (checked.ok) values[name] = checked.value;
+    else problems.push({ field, message: checked.reason });
+  }
+  return values;
+}
+
+function occurredAt(input: ActivityEventInput, timezone: string, now: number, problems: FieldProblem[]): number {
+  const cts = present(input.cts);
+  if (cts !== undefined) {
+    const clock = parseCts(cts);
+    if (clock.ok) return instantOf(clock.value, timezone);
+    problems.push({ field: "cts", message: clock.reason });
+    return now;
+  }
+  const timestamp = present(input.timestamp);
+  if (timestamp !== undefined) {
+    const instant = parseIsoTimestamp(timestamp, timezone);
+    if (instant.ok) return instant.value;
+    problems.push({ field: "timestamp", message: instant.reason });
+  }
+  return now;
+}
+
+/**
+ * Turns one posted activity (CONTRACT 3) into an event to record, or says everything wrong
+ * with it. `definition` is the activity `activityid` names, undefined when the panel has none.
+ */
+export function prepareActivityEvent(
+  input: ActivityEventInput,
+  definition: ActivityDefinition | undefined,
+  panel: IngestPanel,
+  now: number,
+): PreparedActivity {
+  if (!definition) {
+    return { ok: false, status: 404, problems: [{ field: "activityid", message: `no activity with id ${input.activityid} is defined in this panel` }] };
+  }
+  const problems: FieldProblem[] = [];
+  const event: NewEvent = { channel: "custom_activity", name: definition.name, activityId: definition.id, occurredAt: now };
+
+  const identity = present(input.identity);
+  if (identity !== undefined) {
+    const key = normalisePrimaryKey(panel.primaryKey, panel.primaryKeyType, identity);
+    if (key.ok) event.identity = key.value;
+    else problems.push({ field: "identity", message: key.reason });
+  }
+  const uniqueid = present(input.uniqueid);
+  if (uniqueid !== undefined) {
+    const text = String(uniqueid).trim();
+    if (text.length > MAX_UNIQUEID_LENGTH) problems.push({ field: "uniqueid", message: `must be at most ${MAX_UNIQUEID_LENGTH} characters` });
+    else event.uniqueid = text;
+  }
+  if (identity === undefined && uniqueid === undefined) {
+    problems.push({ field: "identity", message: `either identity (the contact's ${panel.primaryKey}) or uniqueid is required` });
+  }
+
+  const source = present(input.activity_source);
+  if (source !== undefined) {
+    const lower = source.trim().toLowerCase();
+    if ((ACTIVITY_SOURCES as readonly string[]).includes(lower)) event.source = lower;
+    else problems.push({ field: "activity_source", message: `must be one of ${ACTIVITY_SOURCES.join(", ")}, not "${source}"` });
+  }
+
+  const guid = present(input.guid);
+  if (guid !== undefined) {
+    if (guid.trim().length > MAX_GUID_LENGTH) problems.push({ field: "guid", message: `must be at most ${MAX_GUID_LENGTH} characters` });
+    else event.guid = guid.trim();
+  }
+
+  event.occurredAt = occurredAt(input, panel.timezone, now, problems);
+  event.params = checkActivityParams(definition, input.activity_params, problems);
+  return problems.length ? { ok: false, status: 400, problems } : { ok: true, event };
+}

@@ -1,0 +1,89 @@
+import { activityNameKey, type ActivityDefinition, type ActivityParamType } from "../domain/activity";
+import type { AttributeType } from "../domain/attributes";
+import { PANEL_COLUMNS, panelFromRow, type Panel } from "./panels";
+import { isUniqueViolation } from "./sql";
+
+interface ActivityRow {
+  id: number;
+  name: string;
+  params: string;
+  created_at: number;
+}
+
+const ACTIVITY_COLUMNS = "id, name, params, created_at";
+
+function activityFromRow(row: ActivityRow): ActivityDefinition {
+  return { id: row.id, name: row.name, params: JSON.parse(row.params) as Record<string, ActivityParamType>, createdAt: row.created_at };
+}
+
+/** Returns the new definition, or null when the panel already has an activity of that name. */
+export async function insertActivity(
+  db: D1Database,
+  panelId: string,
+  name: string,
+  params: Record<string, ActivityParamType>,
+  now: number,
+): Promise<ActivityDefinition | null> {
+  try {
+    const row = await db
+      .prepare(
+        `INSERT INTO activities (panel_id, name, name_key, params, created_at) VALUES (?, ?, ?, ?, ?)
+         RETURNING ${ACTIVITY_COLUMNS}`,
+      )
+      .bind(panelId, name, activityNameKey(name), JSON.stringify(params), now)
+      .first<ActivityRow>();
+    return activityFromRow(row!);
+  } catch (error) {
+    if (isUniqueViolation(error)) return null;
+    throw error;
+  }
+}
+
+export async function listActivities(db: D1Database, panelId: string): Promise<ActivityDefinition[]> {
+  const { results } = await db
+    .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities WHERE panel_id = ? ORDER BY id`)
+    .bind(panelId)
+    .all<ActivityRow>();
+  return results.map(activityFromRow);
+}
+
+export async function getActivity(db: D1Database, panelId: string, id: number): Promise<ActivityDefinition | null> {
+  const row = await db.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities WHERE panel_id = ? AND id = ?`).bind(panelId, id).first<ActivityRow>();
+  return row ? activityFromRow(row) : null;
+}
+
+/** The activity of that name (case-insensitive), e.g. for a journey's activity trigger. */
+export async function findActivityByName(db: D1Database, panelId: string, name: string): Promise<ActivityDefinition | null> {
+  const row = await db
+    .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities WHERE panel_id = ? AND name_key = ?`)
+    .bind(panelId, activityNameKey(name))
+    .first<ActivityRow>();
+  return row ? activityFromRow(row) : null;
+}
+
+/** Everything ingest needs of the panel a client id names, read in one round trip. */
+export interface ActivityCatalog {
+  panel: Panel;
+  primaryKeyType: AttributeType;
+  activities: ReadonlyMap<number, ActivityDefinition>;
+}
+
+export async function loadActivityCatalog(db: D1Database, clientId: string): Promise<ActivityCatalog | null> {
+  const [panels, keyTypes, activities] = await db.batch([
+    db.prepare(`SELECT ${PANEL_COLUMNS} FROM panels WHERE client_id = ?`).bind(clientId),
+    db
+      .prepare("SELECT a.type FROM panels p JOIN attributes a ON a.panel_id = p.id AND a.name = p.primary_key WHERE p.client_id = ?")
+      .bind(clientId),
+    db
+      .prepare(`SELECT a.id, a.name, a.params, a.created_at FROM panels p JOIN activities a ON a.panel_id = p.id WHERE p.client_id = ?`)
+      .bind(clientId),
+  ]);
+  const panelRow = panels!.results[0] as Parameters<typeof panelFromRow>[0] | undefined;
+  if (!panelRow) return null;
+  const keyType = (keyTypes!.results[0] as { type: AttributeType } | undefined)?.type ?? "string";
+  return {
+    panel: panelFromRow(panelRow),
+    primaryKeyType: keyType,
+    activities: new Map((activities!.results as unknown as ActivityRow[]).map((row) => [row.id, activityFromRow(row)])),
+  };
+}

@@ -1,0 +1,175 @@
+import type { AlertFrequency } from "../webhooks/alerts";
+import type { PayloadVersion } from "../webhooks/payload";
+
+export const WEBHOOK_STATES = ["configured", "operational", "disabled"] as const;
+export type WebhookState = (typeof WEBHOOK_STATES)[number];
+
+export interface Webhook {
+  id: string;
+  panelId: string;
+  label: string;
+  url: string;
+  username: string | null;
+  /** Encrypted (lib/crypto.ts); null when not set. */
+  passwordEnc: string | null;
+  signingSecretEnc: string | null;
+  version: PayloadVersion;
+  alert: { emails: string[]; frequency: AlertFrequency } | null;
+  state: WebhookState;
+  disabledReason: string | null;
+  disabledAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A webhook with what delivery needs of its panel. */
+export interface WebhookWithPanel extends Webhook {
+  panelName: string;
+  panelTimeZone: string;
+  panelPrimaryKey: string;
+}
+
+interface WebhookRow {
+  id: string;
+  panel_id: string;
+  label: string;
+  url: string;
+  username: string | null;
+  password_enc: string | null;
+  signing_secret_enc: string | null;
+  version: PayloadVersion;
+  alert_emails: string | null;
+  alert_frequency: AlertFrequency | null;
+  state: WebhookState;
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const WEBHOOK_COLUMNS =
+  "id, panel_id, label, url, username, password_enc, signing_secret_enc, version, alert_emails, alert_frequency, state, disabled_reason, disabled_at, created_at, updated_at";
+
+function webhookFromRow(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    panelId: row.panel_id,
+    label: row.label,
+    url: row.url,
+    username: row.username,
+    passwordEnc: row.password_enc,
+    signingSecretEnc: row.signing_secret_enc,
+    version: row.version,
+    alert: row.alert_emails && row.alert_frequency ? { emails: JSON.parse(row.alert_emails) as string[], frequency: row.alert_frequency } : null,
+    state: row.state,
+    disabledReason: row.disabled_reason,
+    disabledAt: row.disabled_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function rowValues(webhook: Webhook): unknown[] {
+  return [
+    webhook.id,
+    webhook.panelId,
+    webhook.label,
+    webhook.url,
+    webhook.username,
+    webhook.passwordEnc,
+    webhook.signingSecretEnc,
+    webhook.version,
+    webhook.alert ? JSON.stringify(webhook.alert.emails) : null,
+    webhook.alert?.frequency ?? null,
+    webhook.state,
+    webhook.disabledReason,
+    webhook.disabledAt,
+    webhook.createdAt,
+    webhook.updatedAt,
+  ];
+}
+
+export async function insertWebhook(db: D1Database, webhook: Webhook): Promise<void> {
+  await db
+    .prepare(`INSERT INTO webhooks (${WEBHOOK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .bind(...rowValues(webhook))
+    .run();
+}
+
+export async function getWebhook(db: D1Database, panelId: string, id: string): Promise<Webhook | null> {
+  const row = await db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE panel_id = ? AND id = ?`).bind(panelId, id).first<WebhookRow>();
+  return row ? webhookFromRow(row) : null;
+}
+
+export async function listWebhooks(db: D1Database, panelId: string): Promise<Webhook[]> {
+  const { results } = await db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE panel_id = ? ORDER BY created_at, id`).bind(panelId).all<WebhookRow>();
+  return results.map(webhookFromRow);
+}
+
+export async function getWebhookWithPanel(db: D1Database, panelId: string, id: string): Promise<WebhookWithPanel | null> {
+  const row = await db
+    .prepare(
+      `SELECT ${WEBHOOK_COLUMNS.split(", ").map((c) => `w.${c}`).join(", ")}, p.name AS panel_name, p.timezone AS panel_timezone, p.primary_key AS panel_primary_key
+       FROM webhooks w JOIN panels p ON p.id = w.panel_id WHERE w.panel_id = ? AND w.id = ?`,
+    )
+    .bind(panelId, id)
+    .first<WebhookRow & { panel_name: string; panel_timezone: string; panel_primary_key: string }>();
+  return row ? { ...webhookFromRow(row), panelName: row.panel_name, panelTimeZone: row.panel_timezone, panelPrimaryKey: row.panel_primary_key } : null;
+}
+
+/** Writes every configurable member of `webhook` (not its state); null when it does not exist. */
+export async function replaceWebhookConfig(db: D1Database, webhook: Webhook): Promise<Webhook | null> {
+  const row = await db
+    .prepare(
+      `UPDATE webhooks SET label = ?, url = ?, username = ?, password_enc = ?, signing_secret_enc = ?, version = ?,
+         alert_emails = ?, alert_frequency = ?, state = ?, disabled_reason = ?, disabled_at = ?, updated_at = ?
+       WHERE panel_id = ? AND id = ? RETURNING ${WEBHOOK_COLUMNS}`,
+    )
+    .bind(
+      webhook.label,
+      webhook.url,
+      webhook.username,
+      webhook.passwordEnc,
+      webhook.signingSecretEnc,
+      webhook.version,
+      webhook.alert ? JSON.stringify(webhook.alert.emails) : null,
+      webhook.alert?.frequency ?? null,
+      webhook.state,
+      webhook.disabledReason,
+      webhook.disabledAt,
+      webhook.updatedAt,
+      webhook.panelId,
+      webhook.id,
+    )
+    .first<WebhookRow>();
+  return row ? webhookFromRow(row) : null;
+}
+
+export async function deleteWebhook(db: D1Database, panelId: string, id: string): Promise<boolean> {
+  const result = await db.prepare("DELETE FROM webhooks WHERE panel_id = ? AND id = ?").bind(panelId, id).run();
+  return result.meta.changes > 0;
+}
+
+/**
+ * Moves the webhook to `state` when it is currently in one of `from`; returns the webhook as
+ * it is afterwards (null when it does not exist).
+ */
+export async function setWebhookState(
+  db: D1Database,
+  panelId: string,
+  id: string,
+  change: { state: WebhookState; reason: string | null; from: readonly WebhookState[] },
+  now: number,
+): Promise<Webhook | null> {
+  const [, current] = await db.batch<WebhookRow>([
+    db
+      .prepare(
+        `UPDATE webhooks SET state = ?1, disabled_reason = ?2, disabled_at = CASE WHEN ?1 = 'disabled' THEN ?3 ELSE NULL END, updated_at = ?3
+         WHERE panel_id = ?4 AND id = ?5 AND state IN (SELECT value FROM json_each(?6))`,
+      )
+      .bind(change.state, change.reason, now, panelId, id, JSON.stringify(change.from)),
+    db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE panel_id = ? AND id = ?`).bind(panelId, id),
+  ]);
+  const row = current?.results[0];
+  return row ? webhookFromRow(row) : null;
+}

@@ -1,0 +1,64 @@
+import { env } from "cloudflare:workers";
+import { expect } from "vitest";
+import { admin, call, panelSnapshot, type TestPanel } from "./helpers";
+
+/** Defines an activity in the panel through the admin API; returns its activityid. */
+export async function defineActivity(panel: TestPanel, name: string, params: Record<string, string> = {}): Promise<string> {
+  const created = await admin("POST", `/panels/${panel.id}/activities`, { name, params });
+  expect(created.status).toBe(201);
+  return created.body.activityid;
+}
+
+export interface PostOptions {
+  version?: string;
+  headers?: Record<string, string>;
+  query?: string;
+  /** Sent as is (a string) instead of JSON-encoding `body`. */
+  raw?: boolean;
+  method?: string;
+}
+
+async function post(kind: "singleactivity" | "batch", clientId: string, body: unknown, options: PostOptions = {}) {
+  const response = await call(`/${options.version ?? "v1"}/activity/${kind}/${encodeURIComponent(clientId)}${options.query ?? ""}`, {
+    method: options.method ?? "POST",
+    headers: { "content-type": "application/json", ...options.headers },
+    body: options.method === "GET" ? undefined : options.raw ? (body as string) : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+export const postActivity = (clientId: string, body: unknown, options?: PostOptions) => post("singleactivity", clientId, body, options);
+export const postBatch = (clientId: string, body: unknown, options?: PostOptions) => post("batch", clientId, body, options);
+
+export async function contactEvents(panel: TestPanel, key: string, query = ""): Promise<{ status: number; body: any }> {
+  return admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/events${query}`);
+}
+
+export async function profileEvents(panel: TestPanel, uniqueid: string, query = ""): Promise<{ status: number; body: any }> {
+  return admin("GET", `/panels/${panel.id}/profiles/${encodeURIComponent(uniqueid)}/events${query}`);
+}
+
+/** Everything a panel owns including its events and anonymous profiles, to assert nothing was written. */
+export async function fullSnapshot(panelId: string): Promise<string> {
+  const [events, profiles] = await env.DB.batch([
+    env.DB.prepare("SELECT guid, contact_id FROM events WHERE panel_id = ? ORDER BY id").bind(panelId),
+    env.DB.prepare("SELECT uniqueid, contact_id FROM anon_profiles WHERE panel_id = ? ORDER BY uniqueid").bind(panelId),
+  ]);
+  return JSON.stringify([await panelSnapshot(panelId), events!.results, profiles!.results]);
+}
+
+export async function eventCount(panelId: string): Promise<number> {
+  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panelId).first<{ n: number }>();
+  return row!.n;
+}
+
+/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("condition not reached in time");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

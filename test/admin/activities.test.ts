@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { admin, createPanel } from "../helpers";
+
+describe("admin: activity definitions", () => {
+  it("defines an activity with typed params and reads it back, alone and in the list", async () => {
+    const panel = await createPanel();
+    const created = await admin("POST", `/panels/${panel.id}/activities`, {
+      name: "add_to_cart",
+      params: { name: "string", prid: "integer", price: "float", prqt: "integer" },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      activityid: expect.stringMatching(/^\d+$/),
+      name: "add_to_cart",
+      params: { name: "string", prid: "integer", price: "float", prqt: "integer" },
+    });
+    const read = await admin("GET", `/panels/${panel.id}/activities/${created.body.activityid}`);
+    expect(read.body).toEqual(created.body);
+    const noParams = await admin("POST", `/panels/${panel.id}/activities`, { name: "page_view" });
+    expect(noParams.body.params).toEqual({});
+    const list = await admin("GET", `/panels/${panel.id}/activities`);
+    expect(list.body.activities.map((a: any) => a.name)).toEqual(["add_to_cart", "page_view"]);
+  });
+
+  it("refuses a name the panel already has, whatever its case (409), but another panel may use it", async () => {
+    const panel = await createPanel();
+    await admin("POST", `/panels/${panel.id}/activities`, { name: "Checkout" });
+    const again = await admin("POST", `/panels/${panel.id}/activities`, { name: " checkout " });
+    expect(again.status).toBe(409);
+    expect(again.body.errors).toEqual([{ field: "name", message: expect.any(String) }]);
+    const other = await createPanel();
+    expect((await admin("POST", `/panels/${other.id}/activities`, { name: "Checkout" })).status).toBe(201);
+  });
+
+  it.each([
+    ["no name", { params: {} }, "name"],
+    ["an empty name", { name: "  " }, "name"],
+    ["an unknown param type", { name: "x", params: { size: "date" } }, "params.size"],
+    ["a bad param name", { name: "x", params: { "s^name": "string" } }, "params.s^name"],
+    ["params as a list", { name: "x", params: ["name"] }, "params"],
+  ])("refuses %s (400) and defines nothing", async (_label, body, field) => {
+    const panel = await createPanel();
+    const result = await admin("POST", `/panels/${panel.id}/activities`, body);
+    expect(result.status).toBe(400);
+    expect(result.body.errors.map((e: any) => e.field)).toContain(field);
+    expect((await admin("GET", `/panels/${panel.id}/activities`)).body.activities).toEqual([]);
+  });
+
+  it("another panel's activity, an unknown id and an unknown panel are 404", async () => {
+    const panel = await createPanel();
+    const other = await createPanel();
+    const theirs = await admin("POST", `/panels/${other.id}/activities`, { name: "theirs" });
+    expect((await admin("GET", `/panels/${panel.id}/activities/${theirs.body.activityid}`)).status).toBe(404);
+    expect((await admin("GET", `/panels/${panel.id}/activities/abc`)).status).toBe(404);
+    expect((await admin("POST", "/panels/pnl_nope/activities", { name: "x" })).status).toBe(404);
+  });
+});
