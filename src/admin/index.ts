@@ -7,6 +7,7 @@ import { adminFailure, json, newRequestId } from "../http/respond";
 import { activityRoutes } from "./activities";
 import { attributeRoutes } from "./attributes";
 import { eventRoutes } from "./events";
+import { journeyRoutes } from "./journeys";
 import { notificationRoutes } from "./notifications";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
@@ -24,6 +25,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...activityRoutes,
   ...eventRoutes,
   ...webhookRoutes,
+  ...journeyRoutes,
 ];
 
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });

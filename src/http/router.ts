@@ -1,6 +1,7 @@
 import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
 import { handleActivityBatch, handleSingleActivity } from "../api/activity";
+import { handleChannelEvent } from "../api/channel-events";
 import { handleEnvelope } from "./envelope";
 import { ApiError } from "./errors";
 import { openApiDocument } from "./openapi";
@@ -41,6 +42,8 @@ router
   .all("/admin/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAdmin(request, env, exec))
   .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
   .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
+  .all("/v1/events/:channel/:client_id", handleChannelEvent)
+  .all("/v1/events/:channel", handleChannelEvent)
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);
     if (request.method !== "GET" && request.method !== "POST") {

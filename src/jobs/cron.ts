@@ -1,3 +1,4 @@
+import { journeyTimers } from "../journeys/timers";
 import { redriveStalledEvents } from "../pipeline/redrive";
 
 /**
@@ -10,7 +11,7 @@ export interface CronTask {
 }
 
 /** Each capability adds its task here. */
-export const CRON_TASKS: CronTask[] = [redriveStalledEvents];
+export const CRON_TASKS: CronTask[] = [redriveStalledEvents, journeyTimers];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));
