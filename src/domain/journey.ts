@@ -99,6 +99,7 @@ export function journeyGraphProblems(definition: JourneyDefinition): FieldProble
   steps.forEach((step, i) => {
     if (step.after !== undefined) {
       if (step.after === step.id) problems.push({ field: `steps.${i}.after`, message: "a step cannot follow itself" });
+      else if (!byId.has(step.after)) problems.push({ field: `steps.${i}.after`, message: `names no step ("${step.after}")` });
       else claimParent(step.id, step.after, `steps.${i}.after`);
     }
     if (step.type === "condition") {
