@@ -1,7 +1,7 @@
 -- Journeys (CONTRACT 5): definitions, one instance per contact's pass through a journey,
 -- the continuation points of each instance (its start, waits and delays, which double as
 -- the timers the cron fires), the record of each step acted, and the messages journeys send
--- on the sms, apn, bpn (and, until the email provider is wired, email) outbox channels.
+-- (sms, apn and bpn on their outbox channels; email through the email provider).
 -- Times are UTC epoch milliseconds.
 
 CREATE TABLE journeys (
@@ -99,6 +99,10 @@ CREATE TABLE journey_messages (
   recipient   TEXT,
   -- JSON: subject/html/sender for email, text/title/url for the others.
   content     TEXT NOT NULL,
+  -- sms/apn/bpn: recorded (the outbox channel). email: sent through the email provider,
+  -- skipped (no valid or a suppressed address) or failed; 'sending' while claimed.
+  status      TEXT NOT NULL DEFAULT 'recorded' CHECK (status IN ('recorded', 'sending', 'sent', 'skipped', 'failed')),
+  error       TEXT,
   created_at  INTEGER NOT NULL
 );
 

@@ -3,11 +3,13 @@
 // Never deployed. Each benchmark adds its baseline in its own file and one line below.
 import service from "../../src/index";
 import { baselineInsert } from "./baseline-insert";
+import { baselineOutbox } from "./baseline-outbox";
 
 export * from "../../src/index";
 
 const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionContext) => Promise<Response>> = {
   "/__bench/insert": baselineInsert,
+  "/__bench/outbox": baselineOutbox,
 };
 
 export default {

@@ -8,6 +8,7 @@ import { activityRoutes } from "./activities";
 import { attributeRoutes } from "./attributes";
 import { eventRoutes } from "./events";
 import { journeyRoutes } from "./journeys";
+import { campaignRoutes } from "./campaigns";
 import { notificationRoutes } from "./notifications";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
@@ -26,6 +27,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...eventRoutes,
   ...webhookRoutes,
   ...journeyRoutes,
+  ...campaignRoutes,
 ];
 
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });

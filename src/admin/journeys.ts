@@ -255,6 +255,8 @@ const journeyMessages = defineAdminRoute({
         step_id: m.stepId,
         contact_id: String(m.contactId),
         recipient: m.recipient,
+        status: m.status,
+        error: m.error,
         content: m.content,
         created_at: isoTime(m.createdAt),
       })),

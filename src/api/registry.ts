@@ -1,4 +1,5 @@
 import { ApiError } from "../http/errors";
+import { broadcastOperations } from "./broadcast";
 import { contactOperations } from "./contacts";
 import { listOperations } from "./lists";
 import type { Operation, OperationTable } from "./operation";
@@ -7,12 +8,14 @@ import type { Operation, OperationTable } from "./operation";
 export const OPERATIONS: Record<string, OperationTable> = {
   contact: contactOperations,
   lists: listOperations,
+  email_broadcast: broadcastOperations,
 };
 
 /** Activity spellings real clients send for an operation that has another name here. */
 const ACTIVITY_ALIASES: Record<string, string> = {
   addsync: "add",
   getalllist: "getall",
+  "upload_ contact_and_publish": "upload_contact_and_publish",
 };
 
 /** Activities whose `type` is implied when a client leaves it out. */

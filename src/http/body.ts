@@ -9,8 +9,8 @@ function tooLarge(limit: number): ApiError {
   ]);
 }
 
-/** Reads the whole body, refusing (413) as soon as it grows past `limit`. */
-export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
+/** Reads the whole body (of a request, or a fetched response), refusing (413) as soon as it grows past `limit`. */
+export async function readBodyBytes(request: Pick<Request, "headers" | "body">, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "NaN");
   if (declared > limit) throw tooLarge(limit);
   if (!request.body) return new Uint8Array();

@@ -5,6 +5,7 @@ import { handleChannelEvent } from "../api/channel-events";
 import { handleEnvelope } from "./envelope";
 import { ApiError } from "./errors";
 import { openApiDocument } from "./openapi";
+import { handleClick, handleOpen, handleSesNotification, handleUnsubscribe } from "./tracking";
 import { envelopeFailure, json, newRequestId } from "./respond";
 
 export const API_VERSION = "apiv2";
@@ -44,6 +45,12 @@ router
   .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
   .all("/v1/events/:channel/:client_id", handleChannelEvent)
   .all("/v1/events/:channel", handleChannelEvent)
+  // Email tracking (CONTRACT 7): open pixel, click redirect, unsubscribe page and one-click POST.
+  .get("/t/o/:token", (request: IRequest, env: Env) => handleOpen(request.params.token!, env))
+  .get("/t/c/:token", (request: IRequest, env: Env) => handleClick(request.params.token!, env))
+  .get("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
+  .post("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
+  .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);
     if (request.method !== "GET" && request.method !== "POST") {

@@ -1,4 +1,5 @@
 import { handleEventsBatch } from "../pipeline/consumer";
+import { handleSendsQueue } from "../broadcasts/send";
 
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
@@ -12,6 +13,7 @@ export type QueueHandler = (batch: MessageBatch<unknown>, env: Env, exec: Execut
 /** One handler per queue; each capability registers its own. */
 export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   events: (batch, env, exec) => handleEventsBatch(batch, env, exec),
+  sends: handleSendsQueue,
 };
 
 export function queueKind(queueName: string): QueueKind | undefined {

@@ -17,8 +17,8 @@ import {
   type JourneyMessage,
   type JourneyPoint,
 } from "../store/journeys";
-import { enqueueWebhookEvents } from "../webhooks/enqueue";
-import { journeyMessageStatements } from "./messages";
+import { enqueueWebhookEvents, WebhookEventError } from "../webhooks/enqueue";
+import { outboxMessageStatements, sendJourneyEmail, type JourneyEmailEnv } from "./messages";
 import { journeyWebhookEvent } from "./webhook-event";
 
 /**
@@ -31,7 +31,7 @@ import { journeyWebhookEvent } from "./webhook-event";
  * acts once.
  */
 
-export type EngineEnv = Pick<Env, "DB" | "WEBHOOKS">;
+export type EngineEnv = Pick<Env, "DB" | "WEBHOOKS"> & JourneyEmailEnv;
 
 interface Branch {
   /** The event the branch carries (trigger or awaited event), for webhooks. */
@@ -173,7 +173,8 @@ class StepRunner {
     const definition = this.journey.definition;
     if (isMessageStep(step)) {
       const message = this.message(step);
-      this.statements.push(...journeyMessageStatements(this.env.DB, message));
+      if (step.type === "email") await sendJourneyEmail(this.env, message, step, this.contact.attributes, this.now);
+      else this.statements.push(...outboxMessageStatements(this.env.DB, message));
       this.messages.set(message.msgid, message);
       this.ran(step, message.msgid);
       return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
@@ -197,8 +198,16 @@ class StepRunner {
           message,
           now: this.now,
         });
-        const outcome = await enqueueWebhookEvents(this.env, panelId, step.webhook, [described]);
-        this.ran(step, outcome.found ? "queued" : "webhook_missing");
+        let result: string;
+        try {
+          result = (await enqueueWebhookEvents(this.env, panelId, step.webhook, [described])).found ? "queued" : "webhook_missing";
+        } catch (error) {
+          // An event the webhook can never take (too large) is a permanent refusal, not a retry.
+          if (!(error instanceof WebhookEventError)) throw error;
+          console.error(`journey ${this.journey.id} step ${step.id}: webhook event refused`, error.message);
+          result = `refused: ${error.message}`;
+        }
+        this.ran(step, result);
         return this.next(step, "done", branch);
       }
       case "delay":

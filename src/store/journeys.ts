@@ -480,16 +480,36 @@ export interface JourneyMessage {
   contactId: number;
   recipient: string | null;
   content: Record<string, unknown>;
+  status?: "recorded" | "sending" | "sent" | "skipped" | "failed";
+  error?: string | null;
   createdAt: number;
 }
 
 export function insertMessageStatement(db: D1Database, m: JourneyMessage): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING msgid`,
     )
-    .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.createdAt);
+    .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.status ?? "recorded", m.createdAt);
+}
+
+/** Claims a message for sending: true only for the one call that recorded it. */
+export async function claimMessage(db: D1Database, m: JourneyMessage): Promise<boolean> {
+  return (await insertMessageStatement(db, { ...m, status: "sending" }).first()) !== null;
+}
+
+/** Hands a claim back (the provider may take the message later): the step's retry claims it again. */
+export async function releaseMessage(db: D1Database, msgid: string): Promise<void> {
+  await db.prepare("DELETE FROM journey_messages WHERE msgid = ? AND status = 'sending'").bind(msgid).run();
+}
+
+export async function finishMessage(db: D1Database, msgid: string, status: "sent" | "skipped" | "failed", error: string | null): Promise<void> {
+  await db.prepare("UPDATE journey_messages SET status = ?, error = ? WHERE msgid = ?").bind(status, error, msgid).run();
+}
+
+export async function isAddressSuppressed(db: D1Database, panelId: string, address: string): Promise<boolean> {
+  return (await db.prepare("SELECT 1 AS x FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panelId, address).first()) !== null;
 }
 
 interface MessageRow {
@@ -502,6 +522,8 @@ interface MessageRow {
   contact_id: number;
   recipient: string | null;
   content: string;
+  status: JourneyMessage["status"];
+  error: string | null;
   created_at: number;
 }
 
@@ -516,6 +538,8 @@ function messageFromRow(r: MessageRow): JourneyMessage {
     contactId: r.contact_id,
     recipient: r.recipient,
     content: JSON.parse(r.content) as Record<string, unknown>,
+    status: r.status,
+    error: r.error,
     createdAt: r.created_at,
   };
 }

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { apiFor, call, createPanel } from "../helpers";
 import { act, cartPanel, cronAt, createWebhook, delivered, messagesOf, MINUTE, report, startJourney } from "./support";
@@ -62,6 +63,33 @@ describe("message steps and their events", () => {
     expect(await delivered(hook)).toHaveLength(1);
   });
 
+  it("email to a suppressed or missing address is skipped, and sent once whatever the retries", async () => {
+    const panel = await createPanel();
+    const { cart } = await cartPanel(panel);
+    const api = apiFor(panel);
+    await api("contact", "add", { data: { EMAIL: "gone@example.com" } });
+    await env.DB.prepare("INSERT INTO email_suppressions (panel_id, address, reason, created_at) VALUES (?, 'gone@example.com', 'unsubscribe', 0)").bind(panel.id).run();
+    await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [{ id: "mail", type: "email", subject: "Hi {{NAME|there}}", html: "<p>x</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+    await act(panel, cart, "gone@example.com");
+    await act(panel, cart, "fresh@example.com");
+    const messages = await messagesOf(panel, "email");
+    expect(messages.map((m) => [m.recipient, m.status, m.error]).sort()).toEqual([
+      ["fresh@example.com", "sent", null],
+      ["gone@example.com", "skipped", "the address is suppressed"],
+    ]);
+    const { sendJourneyEmail } = await import("../../src/journeys/messages");
+    const fresh = messages.find((m) => m.recipient === "fresh@example.com")!;
+    const again = { msgid: fresh.msgid, panelId: panel.id, journeyId: fresh.journey_id, instanceId: "x", stepId: "mail", channel: "email" as const, contactId: 1, recipient: "fresh@example.com", content: {}, createdAt: Date.now() };
+    await sendJourneyEmail(env, again, { id: "mail", type: "email", subject: "Changed", html: "<p>changed</p>", sender_name: "S", sender_email: "s@example.com" }, {}, Date.now());
+    const { n } = (await env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!;
+    expect(n).toBe(1);
+    const eml = await (await env.FILES.get(`outbox/${panel.id}/${fresh.msgid}.eml`))!.text();
+    expect(eml).toContain("Subject: Hi there");
+  });
+
   it("a click on an sms is not what a delivered-wait waits for", async () => {
     const { panel, hook, sent } = await messageJourney("sms", ["delivered"]);
     expect((await report(panel, "sms", { msgid: sent.msgid, event: "click" })).status).toBe(200);
@@ -91,9 +119,16 @@ describe("message steps and their events", () => {
     expect(event).not.toHaveProperty("msgid");
   });
 
-  it("email: recorded with its msgid; an open fires the webhook with the email fields", async () => {
+  it("email: sent through the email provider with its msgid; an open fires the webhook with the email fields", async () => {
     const { panel, hook, sent } = await messageJourney("email", ["open", "click"]);
-    expect(sent).toMatchObject({ channel: "email", recipient: "ada@example.com", content: { subject: "You left something", sender_email: "shop@example.com" } });
+    expect(sent).toMatchObject({ channel: "email", status: "sent", recipient: "ada@example.com", content: { subject: "You left something", sender_email: "shop@example.com" } });
+    // The default provider (outbox) keeps exactly what was sent, under the msgid.
+    const eml = await env.FILES.get(`outbox/${panel.id}/${sent.msgid}.eml`);
+    const raw = await eml!.text();
+    expect(raw).toContain("To: ada@example.com");
+    expect(raw).toContain('From: "Shop" <shop@example.com>');
+    const body = atob(raw.split("\r\n\r\n")[1]!.replace(/\r\n/g, ""));
+    expect(body).toBe("<p>Hi Ada</p>");
     expect((await report(panel, "email", { msgid: sent.msgid, event: "open", user_agent: "Mail/1", ip_addr: "198.51.100.2" })).status).toBe(200);
     const [event] = await delivered(hook);
     expect(event).toMatchObject({

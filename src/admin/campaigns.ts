@@ -1,0 +1,80 @@
+import { notFound } from "../http/errors";
+import { z } from "../lib/z";
+import { campaignCounters, getCampaign } from "../store/campaigns";
+import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";
+import { isoTime } from "../store/sql";
+import { defineAdminRoute, requirePanel } from "./route";
+
+const readCampaign = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/campaigns/:campaign",
+  summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const campaign = await getCampaign(env.DB, panel.id, path.campaign!);
+    if (!campaign) throw notFound(`No campaign with id "${path.campaign}" in this panel`);
+    const counters = await campaignCounters(env.DB, panel.id, campaign.id);
+    return {
+      id: campaign.id,
+      name: campaign.name,
+      status: campaign.status,
+      status_reason: campaign.statusReason,
+      list_id: campaign.listId,
+      subject: campaign.subject,
+      sender_name: campaign.senderName,
+      sender_email: campaign.senderEmail,
+      tags: campaign.tags,
+      schedule_date: campaign.scheduleLocal,
+      timezone: panel.timezone,
+      send_at: isoTime(campaign.sendAt),
+      import_job_id: campaign.importJobId,
+      request_id: campaign.requestId,
+      created_at: isoTime(campaign.createdAt),
+      published_at: campaign.publishedAt === null ? null : isoTime(campaign.publishedAt),
+      finished_at: campaign.finishedAt === null ? null : isoTime(campaign.finishedAt),
+      counters,
+    };
+  },
+});
+
+function outboxView(record: OutboxRecord) {
+  return {
+    id: record.id,
+    channel: record.channel,
+    to: record.recipient,
+    from: record.sender,
+    subject: record.subject,
+    campaign_id: record.campaignId,
+    size: record.size,
+    created_at: isoTime(record.createdAt),
+  };
+}
+
+const listPanelOutbox = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/outbox",
+  summary: "Messages the panel sent through the outbox provider, newest first",
+  query: z.object({
+    channel: z.string().min(1).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+  }),
+  async handle({ env, path, query }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    return { messages: (await listOutbox(env.DB, panel.id, query.limit, query.channel)).map(outboxView) };
+  },
+});
+
+const readOutboxMessage = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/outbox/:message",
+  summary: "One outbox message with its raw RFC 5322 text (the .eml)",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const record = await getOutboxRecord(env.DB, panel.id, path.message!);
+    const object = record ? await env.FILES.get(record.r2Key) : null;
+    if (!record || !object) throw notFound(`No outbox message with id "${path.message}" in this panel`);
+    return { ...outboxView(record), raw: await object.text() };
+  },
+});
+
+export const campaignRoutes = [readCampaign, listPanelOutbox, readOutboxMessage];

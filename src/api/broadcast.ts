@@ -1,0 +1,87 @@
+import { createBroadcast } from "../broadcasts/create";
+import { sendNotification } from "../channels/notifications";
+import { notifyAddresses } from "../domain/broadcast";
+import type { Params } from "../http/body";
+import { ApiError, badRequest } from "../http/errors";
+import { json } from "../http/respond";
+import { z } from "../lib/z";
+import { defineOperation, type OperationContext, type OperationTable } from "./operation";
+
+/** Envelope parameters that are not part of the broadcast's own data. */
+const ENVELOPE_KEYS = new Set(["type", "activity", "apikey"]);
+
+/**
+ * The broadcast's data: `data` as JSON text or a JSON object, or (CONTRACT 2) the whole JSON
+ * body being the data object itself.
+ */
+function dataOf(params: Params): unknown {
+  if (params.data !== undefined) {
+    if (typeof params.data !== "string") return params.data;
+    try {
+      return JSON.parse(params.data);
+    } catch {
+      return params.data;
+    }
+  }
+  const rest = Object.fromEntries(Object.entries(params).filter(([key]) => !ENVELOPE_KEYS.has(key)));
+  return Object.keys(rest).length ? rest : undefined;
+}
+
+/** The spec 2.6 body, for success and failure alike. */
+function broadcastBody(requestId: string, success: boolean, campaignId: string, message: string, params: Params) {
+  return { RequestID: requestId, success, CampaignID: campaignId, message, payload: dataOf(params) ?? {} };
+}
+
+async function notify(ctx: OperationContext, data: unknown, body: ReturnType<typeof broadcastBody>): Promise<void> {
+  const to = notifyAddresses(data);
+  if (to.length === 0) return;
+  await sendNotification(ctx.env, {
+    panelId: ctx.panel.id,
+    kind: "broadcast_notify",
+    to,
+    subject: body.success ? `Campaign ${body.CampaignID} scheduled` : "Campaign upload failed",
+    text: JSON.stringify(body, null, 2),
+    dedupeKey: `broadcast:${ctx.requestId}`,
+  });
+}
+
+const uploadContactAndPublish = defineOperation({
+  summary: "Upload contacts into a new list and schedule an email broadcast to it (4.10); answers the spec 2.6 body",
+  params: z.looseObject({
+    data: z
+      .union([z.string(), z.record(z.string(), z.unknown())])
+      .optional()
+      .meta({ description: "The broadcast request of spec 2.5 as JSON (the whole JSON body may be this object instead)" }),
+  }),
+  async run(ctx, input) {
+    const params = input as Params;
+    const data = dataOf(params);
+    try {
+      if (typeof data !== "object" || data === null || Array.isArray(data)) {
+        throw badRequest("data: is required: a JSON object with the broadcast request (spec 2.5)", [
+          { field: "data", message: "must be a JSON object with the broadcast request" },
+        ]);
+      }
+      const created = await createBroadcast(ctx, data as Record<string, unknown>);
+      const message =
+        `Campaign scheduled for ${(data as Record<string, unknown>).schedule_date} (${ctx.panel.timezone}); ` +
+        `list ${created.listId} created with ${created.imported} contact(s)` +
+        (created.failedRows ? `, ${created.failedRows} row(s) skipped as invalid` : "");
+      await notify(ctx, data, broadcastBody(ctx.requestId, true, created.campaignId, message, params));
+      return { campaignId: created.campaignId, listId: created.listId, message };
+    } catch (error) {
+      if (error instanceof ApiError) await notify(ctx, data, broadcastBody(ctx.requestId, false, "", error.message, params));
+      throw error;
+    }
+  },
+  render: {
+    success: (requestId, members, params) =>
+      json(broadcastBody(requestId, true, String(members.campaignId), String(members.message), params)),
+    // Exactly the five members of spec 2.6; the message names the field and the rule.
+    failure: (requestId, error, params) => json(broadcastBody(requestId, false, "", error.message, params), error.status),
+  },
+});
+
+export const broadcastOperations: OperationTable = {
+  upload_contact_and_publish: uploadContactAndPublish,
+};

@@ -1,0 +1,71 @@
+import { OutboxProvider } from "./outbox";
+import { SesProvider } from "./ses";
+
+/**
+ * Where campaign email goes (DESIGN: Cloudflare's email sending is transactional only, so
+ * marketing mail goes through a provider over HTTP). EMAIL_PROVIDER chooses: "outbox", the
+ * embedded default that keeps each message as an .eml in R2, or "ses".
+ */
+export interface OutgoingEmail {
+  /** Our message id (`msgid`), also the outbox key: the same id sent twice is one message. */
+  id: string;
+  panelId: string;
+  campaignId: string | null;
+  from: string;
+  to: string;
+  subject: string;
+  /** The whole RFC 5322 message. */
+  raw: string;
+}
+
+export type SendResult =
+  | { ok: true; providerMessageId: string }
+  /** `retryable`: the provider did not take the message and may later (throttling, 5xx, network). */
+  | { ok: false; retryable: boolean; error: string };
+
+export interface EmailProvider {
+  readonly name: string;
+  /** Resending an id already sent has no second effect, so an interrupted attempt may be redone. */
+  readonly idempotent: boolean;
+  /** Sends each message; one result per message, in order. Never throws for one bad message. */
+  send(messages: readonly OutgoingEmail[], now: number): Promise<SendResult[]>;
+}
+
+/** A bounce the provider reported, found by the provider's message id. */
+export interface ProviderBounce {
+  providerMessageId: string;
+  /** Permanent bounces suppress the address; transient ones are only counted. */
+  permanent: boolean;
+  addresses: string[];
+  detail: Record<string, unknown>;
+}
+
+/** Secrets of the providers; optional because only the configured provider needs its own. */
+export interface EmailProviderSecrets {
+  SES_ACCESS_KEY_ID?: string;
+  SES_SECRET_ACCESS_KEY?: string;
+  /** Path secret of the SNS notification endpoint (bounces): /hooks/email/ses/{token}. */
+  SES_SNS_TOKEN?: string;
+}
+
+export type ProviderEnv = Pick<Env, "DB" | "FILES" | "EMAIL_PROVIDER" | "SES_REGION" | "SES_ENDPOINT" | "SES_CONFIGURATION_SET"> & EmailProviderSecrets;
+
+export function emailProvider(env: ProviderEnv): EmailProvider {
+  switch (env.EMAIL_PROVIDER || "outbox") {
+    case "outbox":
+      return new OutboxProvider(env.DB, env.FILES);
+    case "ses":
+      if (!env.SES_ACCESS_KEY_ID || !env.SES_SECRET_ACCESS_KEY) {
+        throw new Error("EMAIL_PROVIDER is ses but the SES_ACCESS_KEY_ID and SES_SECRET_ACCESS_KEY secrets are not set");
+      }
+      return new SesProvider({
+        accessKeyId: env.SES_ACCESS_KEY_ID,
+        secretAccessKey: env.SES_SECRET_ACCESS_KEY,
+        region: env.SES_REGION || "us-east-1",
+        endpoint: env.SES_ENDPOINT || undefined,
+        configurationSet: env.SES_CONFIGURATION_SET || undefined,
+      });
+    default:
+      throw new Error(`EMAIL_PROVIDER "${env.EMAIL_PROVIDER}" is not one of outbox, ses`);
+  }
+}

@@ -1,0 +1,72 @@
+import { recordBounce, trackClick, trackOpen, unsubscribeRecipient } from "../broadcasts/engagement";
+import type { EmailProviderSecrets } from "../channels/email/provider";
+import { parseSesNotification } from "../channels/email/ses-notifications";
+import { TrackingSigner } from "../channels/email/tracking";
+import { escapeHtml } from "../domain/email-message";
+import { constantTimeEqual } from "../lib/crypto";
+
+/** The 1x1 transparent GIF of the open pixel. */
+const PIXEL = Uint8Array.from(atob("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"), (c) => c.charCodeAt(0));
+const NO_STORE = { "cache-control": "no-store, private" };
+
+function page(status: number, title: string, body: string): Response {
+  return new Response(
+    `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(title)}</title></head>` +
+      `<body style="font-family:sans-serif;max-width:32rem;margin:3rem auto"><h1>${escapeHtml(title)}</h1>${body}</body></html>`,
+    { status, headers: { "content-type": "text/html; charset=utf-8", ...NO_STORE } },
+  );
+}
+
+/** GET /t/o/{token}: the pixel, always; only a genuine token of a sent message counts. */
+export async function handleOpen(token: string, env: Env): Promise<Response> {
+  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "open");
+  if (claim) await trackOpen(env, claim, Date.now());
+  return new Response(PIXEL, { headers: { "content-type": "image/gif", ...NO_STORE } });
+}
+
+/** GET /t/c/{token}: redirects only to the link signed into the token, never to one from outside. */
+export async function handleClick(token: string, env: Env): Promise<Response> {
+  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "click");
+  if (!claim?.url) return page(404, "Link not found", "<p>This link is not valid.</p>");
+  await trackClick(env, claim, Date.now());
+  return new Response(null, { status: 302, headers: { location: claim.url, ...NO_STORE } });
+}
+
+/**
+ * /t/u/{token}: GET shows a confirmation page (link scanners follow GETs, so a GET alone does
+ * not unsubscribe); POST unsubscribes, both from the page's button and as the RFC 8058
+ * one-click POST a mail client sends for List-Unsubscribe-Post.
+ */
+export async function handleUnsubscribe(token: string, request: Request, env: Env): Promise<Response> {
+  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "unsubscribe");
+  if (!claim) return page(404, "Link not found", "<p>This unsubscribe link is not valid.</p>");
+  if (request.method === "POST") {
+    const done = await unsubscribeRecipient(env, claim, Date.now());
+    if (!done) return page(404, "Link not found", "<p>This unsubscribe link is not valid.</p>");
+    return page(200, "You are unsubscribed", "<p>You will not receive these emails any more.</p>");
+  }
+  return page(
+    200,
+    "Unsubscribe",
+    `<p>Do you want to stop receiving these emails?</p><form method="post"><button type="submit" name="List-Unsubscribe" value="One-Click">Unsubscribe</button></form>`,
+  );
+}
+
+/**
+ * POST /hooks/email/ses/{token}: Amazon SNS notifications of SES bounces. The path token
+ * (secret SES_SNS_TOKEN) is what authenticates SNS; without the secret the endpoint is off.
+ */
+export async function handleSesNotification(token: string, request: Request, env: Env & EmailProviderSecrets): Promise<Response> {
+  if (!env.SES_SNS_TOKEN || !constantTimeEqual(token, env.SES_SNS_TOKEN)) return new Response("not found", { status: 404 });
+  const text = await request.text();
+  const parsed = parseSesNotification(text);
+  if (parsed.kind === "invalid") return new Response(parsed.reason, { status: 400 });
+  if (parsed.kind === "subscribe") {
+    // Confirming the subscription is a GET of SNS's own URL; nothing else is fetched.
+    const confirmed = await fetch(parsed.subscribeUrl);
+    return new Response(confirmed.ok ? "subscribed" : "subscription not confirmed", { status: confirmed.ok ? 200 : 502 });
+  }
+  const now = Date.now();
+  for (const bounce of parsed.bounces) await recordBounce(env, bounce, now);
+  return new Response("ok");
+}

@@ -1,0 +1,397 @@
+import { listNameKey } from "../domain/lists";
+import { isUniqueViolation } from "./sql";
+
+export type CampaignStatus = "scheduled" | "sending" | "sent" | "failed";
+
+export interface Campaign {
+  id: string;
+  panelId: string;
+  listId: number;
+  name: string;
+  subject: string;
+  senderName: string;
+  senderEmail: string;
+  tags: string[];
+  scheduleLocal: string;
+  sendAt: number;
+  bodyKey: string;
+  importJobId: string | null;
+  status: CampaignStatus;
+  statusReason: string | null;
+  recipients: number;
+  requestId: string;
+  createdAt: number;
+  publishedAt: number | null;
+  finishedAt: number | null;
+  updatedAt: number;
+}
+
+interface CampaignRow {
+  id: string;
+  panel_id: string;
+  list_id: number;
+  name: string;
+  subject: string;
+  sender_name: string;
+  sender_email: string;
+  tags: string;
+  schedule_local: string;
+  send_at: number;
+  body_key: string;
+  import_job_id: string | null;
+  status: CampaignStatus;
+  status_reason: string | null;
+  recipients: number;
+  request_id: string;
+  created_at: number;
+  published_at: number | null;
+  finished_at: number | null;
+  updated_at: number;
+}
+
+function fromRow(row: CampaignRow): Campaign {
+  return {
+    id: row.id,
+    panelId: row.panel_id,
+    listId: row.list_id,
+    name: row.name,
+    subject: row.subject,
+    senderName: row.sender_name,
+    senderEmail: row.sender_email,
+    tags: JSON.parse(row.tags) as string[],
+    scheduleLocal: row.schedule_local,
+    sendAt: row.send_at,
+    bodyKey: row.body_key,
+    importJobId: row.import_job_id,
+    status: row.status,
+    statusReason: row.status_reason,
+    recipients: row.recipients,
+    requestId: row.request_id,
+    createdAt: row.created_at,
+    publishedAt: row.published_at,
+    finishedAt: row.finished_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export type NewCampaign = Omit<Campaign, "listId" | "status" | "statusReason" | "recipients" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId">;
+
+/**
+ * Creates the campaign's list and the campaign in one batch; null when the panel already has
+ * a list of that name (checked before, but two calls may race).
+ */
+export async function insertCampaignWithList(
+  db: D1Database,
+  campaign: NewCampaign,
+  listName: string,
+  listDescription: string,
+): Promise<number | null> {
+  const key = listNameKey(listName);
+  try {
+    const [list] = await db.batch<{ id: number }>([
+      db
+        .prepare(
+          `INSERT INTO lists (panel_id, name, name_key, description, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+        )
+        .bind(campaign.panelId, listName, key, listDescription, campaign.createdAt, campaign.createdAt),
+      db
+        .prepare(
+          `INSERT INTO campaigns (id, panel_id, list_id, name, subject, sender_name, sender_email, tags, schedule_local,
+             send_at, body_key, status, request_id, created_at, updated_at)
+           SELECT ?, ?, l.id, ?, ?, ?, ?, ?, ?, ?, ?, 'scheduled', ?, ?, ? FROM lists l WHERE l.panel_id = ? AND l.name_key = ?`,
+        )
+        .bind(
+          campaign.id,
+          campaign.panelId,
+          campaign.name,
+          campaign.subject,
+          campaign.senderName,
+          campaign.senderEmail,
+          JSON.stringify(campaign.tags),
+          campaign.scheduleLocal,
+          campaign.sendAt,
+          campaign.bodyKey,
+          campaign.requestId,
+          campaign.createdAt,
+          campaign.createdAt,
+          campaign.panelId,
+          key,
+        ),
+    ]);
+    return list!.results[0]!.id;
+  } catch (error) {
+    if (isUniqueViolation(error)) return null;
+    throw error;
+  }
+}
+
+export async function setCampaignImport(db: D1Database, panelId: string, campaignId: string, jobId: string | null): Promise<void> {
+  await db.prepare("UPDATE campaigns SET import_job_id = ? WHERE panel_id = ? AND id = ?").bind(jobId, panelId, campaignId).run();
+}
+
+export async function getCampaign(db: D1Database, panelId: string, id: string): Promise<Campaign | null> {
+  const row = await db.prepare("SELECT * FROM campaigns WHERE panel_id = ? AND id = ?").bind(panelId, id).first<CampaignRow>();
+  return row ? fromRow(row) : null;
+}
+
+export interface CampaignCounters {
+  recipients: number;
+  queued: number;
+  sent: number;
+  failed: number;
+  skipped: number;
+  opens: number;
+  unique_opens: number;
+  clicks: number;
+  unique_clicks: number;
+  bounces: number;
+  unsubscribes: number;
+}
+
+export async function campaignCounters(db: D1Database, panelId: string, campaignId: string): Promise<CampaignCounters> {
+  const row = await db
+    .prepare(
+      `SELECT COUNT(*) AS recipients,
+         COALESCE(SUM(status IN ('queued', 'sending')), 0) AS queued,
+         COALESCE(SUM(status = 'sent'), 0) AS sent,
+         COALESCE(SUM(status = 'failed'), 0) AS failed,
+         COALESCE(SUM(status = 'skipped'), 0) AS skipped,
+         COALESCE(SUM(opens), 0) AS opens,
+         COALESCE(SUM(first_open_at IS NOT NULL), 0) AS unique_opens,
+         COALESCE(SUM(clicks), 0) AS clicks,
+         COALESCE(SUM(first_click_at IS NOT NULL), 0) AS unique_clicks,
+         COALESCE(SUM(bounced_at IS NOT NULL), 0) AS bounces,
+         COALESCE(SUM(unsubscribed_at IS NOT NULL), 0) AS unsubscribes
+       FROM campaign_messages WHERE panel_id = ? AND campaign_id = ?`,
+    )
+    .bind(panelId, campaignId)
+    .first<CampaignCounters>();
+  return row!;
+}
+
+/** Scheduled campaigns whose time has come, oldest first (a system scan across panels). */
+export async function dueCampaigns(db: D1Database, now: number, limit: number): Promise<Campaign[]> {
+  const { results } = await db
+    .prepare("SELECT * FROM campaigns WHERE status = 'scheduled' AND send_at <= ? ORDER BY send_at LIMIT ?")
+    .bind(now, limit)
+    .all<CampaignRow>();
+  return results.map(fromRow);
+}
+
+/**
+ * Publishes a scheduled campaign: one recipient row per list member, numbered into send
+ * batches, and the campaign moved to `sending`, in one transaction. Only the first caller
+ * wins; the others (a second cron run) get null. Returns the number of recipients.
+ */
+export async function publishCampaign(db: D1Database, campaign: Campaign, batchSize: number, now: number): Promise<number | null> {
+  const [, claimed] = await db.batch<{ recipients: number }>([
+    db
+      .prepare(
+        `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status)
+         SELECT ?1, m.contact_id, ?2, (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?3 AS INTEGER), 'queued'
+         FROM list_members m
+         WHERE m.panel_id = ?2 AND m.list_id = ?4
+           AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND status = 'scheduled')`,
+      )
+      .bind(campaign.id, campaign.panelId, batchSize, campaign.listId),
+    db
+      .prepare(
+        `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3,
+           recipients = (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1)
+         WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' RETURNING recipients`,
+      )
+      .bind(campaign.id, campaign.panelId, now),
+  ]);
+  const row = claimed!.results[0];
+  return row ? row.recipients : null;
+}
+
+export async function failCampaign(db: D1Database, panelId: string, campaignId: string, reason: string, now: number): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE campaigns SET status = 'failed', status_reason = ?, finished_at = ?, updated_at = ?
+       WHERE panel_id = ? AND id = ? AND status IN ('scheduled', 'sending')`,
+    )
+    .bind(reason, now, now, panelId, campaignId)
+    .run();
+}
+
+/** Marks a sending campaign sent once no recipient is left queued or in flight. */
+export async function completeCampaignIfDone(db: D1Database, panelId: string, campaignId: string, now: number): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `UPDATE campaigns SET status = 'sent', finished_at = ?3, updated_at = ?3
+       WHERE panel_id = ?1 AND id = ?2 AND status = 'sending'
+         AND NOT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?2 AND status IN ('queued', 'sending'))`,
+    )
+    .bind(panelId, campaignId, now)
+    .run();
+  return result.meta.changes > 0;
+}
+
+/**
+ * Campaigns still sending although nothing touched them since `before`: their send nudges
+ * may have been lost. Each is touched so the next cron minute does not pick it again at once.
+ */
+export async function stalledCampaigns(db: D1Database, before: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string; batches: number[] }>> {
+  const { results } = await db
+    .prepare("UPDATE campaigns SET updated_at = ? WHERE id IN (SELECT id FROM campaigns WHERE status = 'sending' AND updated_at < ? LIMIT ?) RETURNING id, panel_id")
+    .bind(now, before, limit)
+    .all<{ id: string; panel_id: string }>();
+  const out = [];
+  for (const row of results) {
+    const batches = await db
+      .prepare("SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ? AND status IN ('queued', 'sending') ORDER BY batch")
+      .bind(row.id)
+      .all<{ batch: number }>();
+    out.push({ id: row.id, panelId: row.panel_id, batches: batches.results.map((b) => b.batch) });
+  }
+  return out;
+}
+
+export interface ClaimedRecipient {
+  contactId: number;
+  attributes: Record<string, string | number | boolean>;
+  suppressed: string | null;
+}
+
+/**
+ * Claims the batch's recipients that are still queued (and, when `reclaimBefore` is given,
+ * those whose earlier claim is older than it: an attempt that died mid-way, safe to redo only
+ * with an idempotent provider). Without `reclaimBefore`, such stale claims are failed instead,
+ * since resending could deliver twice. Returns the claimed recipients with their attributes
+ * and whether their address is suppressed.
+ */
+export async function claimBatch(
+  db: D1Database,
+  campaign: { id: string; panelId: string },
+  batch: number,
+  claim: string,
+  now: number,
+  staleBefore: number,
+  reclaimStale: boolean,
+): Promise<ClaimedRecipient[]> {
+  const statements = [
+    db
+      .prepare(
+        `UPDATE campaign_messages SET status = 'sending', claim = ?1, claimed_at = ?2
+         WHERE campaign_id = ?3 AND panel_id = ?4 AND batch = ?5
+           AND (status = 'queued' OR (?6 AND status = 'sending' AND claimed_at < ?7))`,
+      )
+      .bind(claim, now, campaign.id, campaign.panelId, batch, reclaimStale ? 1 : 0, staleBefore),
+    db
+      .prepare(
+        `SELECT m.contact_id, c.attrs, s.reason AS suppressed
+         FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id
+         LEFT JOIN email_suppressions s ON s.panel_id = m.panel_id AND s.address = lower(trim(json_extract(c.attrs, '$.EMAIL')))
+         WHERE m.campaign_id = ?1 AND m.batch = ?2 AND m.claim = ?3`,
+      )
+      .bind(campaign.id, batch, claim),
+  ];
+  if (!reclaimStale) {
+    statements.unshift(
+      db
+        .prepare(
+          `UPDATE campaign_messages SET status = 'failed', error = 'the send attempt was interrupted; not resent to avoid a duplicate'
+           WHERE campaign_id = ? AND batch = ? AND status = 'sending' AND claimed_at < ?`,
+        )
+        .bind(campaign.id, batch, staleBefore),
+    );
+  }
+  const results = await db.batch<{ contact_id: number; attrs: string; suppressed: string | null }>(statements);
+  return results[results.length - 1]!.results.map((row) => ({
+    contactId: row.contact_id,
+    attributes: JSON.parse(row.attrs) as Record<string, string | number | boolean>,
+    suppressed: row.suppressed,
+  }));
+}
+
+export interface MessageOutcome {
+  contactId: number;
+  status: "sent" | "failed" | "skipped" | "queued";
+  address: string | null;
+  providerMessageId: string | null;
+  error: string | null;
+}
+
+/** Records the outcome of each claimed recipient; `queued` hands a recipient back for a retry. */
+export async function finishClaims(db: D1Database, campaignId: string, claim: string, outcomes: readonly MessageOutcome[], now: number): Promise<void> {
+  if (outcomes.length === 0) return;
+  const rows = outcomes.map((o) => [o.contactId, o.status, o.address, o.providerMessageId, o.error]);
+  await db
+    .prepare(
+      `UPDATE campaign_messages SET
+         status = r.value ->> 1,
+         address = r.value ->> 2,
+         provider_msg_id = r.value ->> 3,
+         error = r.value ->> 4,
+         sent_at = CASE WHEN r.value ->> 1 = 'sent' THEN ?3 ELSE NULL END,
+         claim = CASE WHEN r.value ->> 1 = 'queued' THEN NULL ELSE claim END
+       FROM json_each(?1) AS r
+       WHERE campaign_messages.campaign_id = ?2 AND campaign_messages.contact_id = r.value ->> 0 AND campaign_messages.claim = ?4`,
+    )
+    .bind(JSON.stringify(rows), campaignId, now, claim)
+    .run();
+}
+
+export interface TrackedMessage {
+  panelId: string;
+  campaignId: string;
+  contactId: number;
+  address: string | null;
+}
+
+type TrackedRow = { panel_id: string; campaign_id: string; contact_id: number; address: string | null };
+const tracked = (row: TrackedRow | null): TrackedMessage | null =>
+  row ? { panelId: row.panel_id, campaignId: row.campaign_id, contactId: row.contact_id, address: row.address } : null;
+
+const ENGAGEMENT_COLUMNS = { open: ["opens", "first_open_at"], click: ["clicks", "first_click_at"] } as const;
+
+/** Counts an open or a click of a sent message; null when the panel sent no such message. */
+export async function countEngagement(
+  db: D1Database,
+  m: { panelId: string; campaignId: string; contactId: number },
+  kind: keyof typeof ENGAGEMENT_COLUMNS,
+  now: number,
+): Promise<TrackedMessage | null> {
+  const [count, first] = ENGAGEMENT_COLUMNS[kind];
+  const row = await db
+    .prepare(
+      `UPDATE campaign_messages SET ${count} = ${count} + 1, ${first} = COALESCE(${first}, ?)
+       WHERE panel_id = ? AND campaign_id = ? AND contact_id = ? AND status = 'sent'
+       RETURNING panel_id, campaign_id, contact_id, address`,
+    )
+    .bind(now, m.panelId, m.campaignId, m.contactId)
+    .first<TrackedRow>();
+  return tracked(row);
+}
+
+/** Marks the message's recipient unsubscribed; `first` tells whether this was the first time. */
+export async function markUnsubscribed(
+  db: D1Database,
+  m: { panelId: string; campaignId: string; contactId: number },
+  now: number,
+): Promise<{ message: TrackedMessage; first: boolean } | null> {
+  const row = await db
+    .prepare(
+      `UPDATE campaign_messages SET unsubscribed_at = COALESCE(unsubscribed_at, ?1)
+       WHERE panel_id = ?2 AND campaign_id = ?3 AND contact_id = ?4 AND status = 'sent'
+       RETURNING panel_id, campaign_id, contact_id, address, unsubscribed_at = ?1 AS first`,
+    )
+    .bind(now, m.panelId, m.campaignId, m.contactId)
+    .first<TrackedRow & { first: number }>();
+  return row ? { message: tracked(row)!, first: row.first === 1 } : null;
+}
+
+/** Marks the message a provider reported bounced, found by the provider's message id. */
+export async function markBounced(db: D1Database, providerMessageId: string, now: number): Promise<TrackedMessage | null> {
+  const row = await db
+    .prepare(
+      `UPDATE campaign_messages SET bounced_at = COALESCE(bounced_at, ?)
+       WHERE provider_msg_id = ? RETURNING panel_id, campaign_id, contact_id, address`,
+    )
+    .bind(now, providerMessageId)
+    .first<TrackedRow>();
+  return tracked(row);
+}

@@ -1,0 +1,84 @@
+import { env } from "cloudflare:workers";
+import { formatLocalIso } from "../../src/domain/time";
+import { admin, apiFor, receiver, type TestPanel } from "../helpers";
+
+export function toBase64(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+/** `YYYY-MM-DD HH:mm:SS` in `timeZone`, `minutes` from now (rounded to the second). */
+export function scheduleIn(minutes: number, timeZone = "UTC"): string {
+  return formatLocalIso(Date.now() + minutes * 60_000, timeZone).replace("T", " ");
+}
+
+let fileCount = 0;
+
+/** Hosts a file on the loopback receiver under a unique directory, keeping `name` as the last path segment. */
+export function host(name: string, body: BodyInit, contentType = "text/csv"): Promise<string> {
+  return receiver.putFile(`${++fileCount}-${crypto.randomUUID()}/${name}`, body, contentType);
+}
+
+export const HTML = `<html><body><p>Hello {{NAME|there}}, from {{ CITY | your city }}.</p><a href="https://shop.example.com/sale?x=1&amp;y=2">Sale</a></body></html>`;
+
+/** A valid 4.10 data object; `overrides` replace members (undefined removes one). */
+export async function broadcastData(overrides: Record<string, unknown> = {}, csv = "EMAIL,NAME,CITY\nada@example.com,Ada,Pune\nbob@example.com,Bob,\n") {
+  const data: Record<string, unknown> = {
+    contacts_upload_source: await host("contacts.csv", csv),
+    list_name: `List ${crypto.randomUUID()}`,
+    campaign_name: "Spring sale",
+    subject_line: "Hello {{NAME|friend}}",
+    sender_name: "Shop",
+    sender_email_id: "shop@example.com",
+    tags: "spring,sale",
+    // Far ahead, so that publish runs of other tests do not pick these campaigns up.
+    schedule_date: scheduleIn(60 * 24 * 30),
+    source_code: toBase64(HTML),
+    notify_me: "ops@example.com",
+  };
+  for (const [key, value] of Object.entries(overrides)) {
+    if (value === undefined) delete data[key];
+    else data[key] = value;
+  }
+  return data;
+}
+
+export function publish(panel: TestPanel, data: Record<string, unknown>, style: Parameters<ReturnType<typeof apiFor>>[3] = "mixed") {
+  return apiFor(panel)("email_broadcast", "upload_contact_and_publish", { data }, style);
+}
+
+export async function campaign(panel: TestPanel, id: string) {
+  return (await admin("GET", `/panels/${panel.id}/campaigns/${id}`)).body;
+}
+
+/** Waits until the campaign leaves `sending` (the sends queue works in the background). */
+export async function waitForCampaign(panel: TestPanel, id: string, done = (c: any) => c.status === "sent" || c.status === "failed"): Promise<any> {
+  for (let i = 0; i < 200; i++) {
+    const current = await campaign(panel, id);
+    if (done(current)) return current;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`campaign ${id} did not finish: ${JSON.stringify(await campaign(panel, id))}`);
+}
+
+export async function outbox(panel: TestPanel, limit = 100): Promise<any[]> {
+  return (await admin("GET", `/panels/${panel.id}/outbox?channel=email&limit=${limit}`)).body.messages;
+}
+
+export async function rawMessage(panel: TestPanel, id: string): Promise<string> {
+  return (await admin("GET", `/panels/${panel.id}/outbox/${encodeURIComponent(id)}`)).body.raw;
+}
+
+/** The HTML body of an .eml written by buildMime (base64 after the blank line). */
+export function htmlOf(raw: string): string {
+  const body = raw.split("\r\n\r\n")[1]!.replace(/\r\n/g, "");
+  return new TextDecoder().decode(Uint8Array.from(atob(body), (c) => c.charCodeAt(0)));
+}
+
+export async function notificationsOf(panel: TestPanel): Promise<any[]> {
+  return (await admin("GET", `/panels/${panel.id}/notifications?kind=broadcast_notify`)).body.notifications;
+}
+
+export { env };

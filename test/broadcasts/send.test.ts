@@ -1,0 +1,223 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { publishDueBroadcasts } from "../../src/broadcasts/publish";
+import { sendCampaignBatch, type SendNudge } from "../../src/broadcasts/send";
+import { emailProvider } from "../../src/channels/email/provider";
+import { TrackingSigner } from "../../src/channels/email/tracking";
+import worker from "../../src/index";
+import { admin, call, countRows, createPanel, type TestPanel } from "../helpers";
+import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign } from "./fixtures";
+
+/** Creates a campaign scheduled `minutes` ahead and returns its id and send instant. */
+async function scheduled(panel: TestPanel, csv: string, overrides: Record<string, unknown> = {}, minutes = 120): Promise<{ id: string; sendAt: number }> {
+  const response = await publish(panel, await broadcastData({ schedule_date: scheduleIn(minutes), ...overrides }, csv));
+  expect(response.body.success).toBe(true);
+  const row = await env.DB.prepare("SELECT send_at FROM campaigns WHERE id = ?").bind(response.body.CampaignID).first<{ send_at: number }>();
+  return { id: response.body.CampaignID, sendAt: row!.send_at };
+}
+
+/** Fires the Worker's own scheduled handler at `time`, as the Cron Trigger does. */
+async function fireCron(time: number): Promise<void> {
+  const controller = createScheduledController({ scheduledTime: new Date(time), cron: "* * * * *" });
+  const exec = createExecutionContext();
+  await worker.scheduled(controller, env, exec);
+  await waitOnExecutionContext(exec);
+}
+
+const CSV = "EMAIL,NAME,CITY\nada@example.com,Ada,Pune\nbob@example.com,,\n";
+
+describe("publishing and sending", () => {
+  it("publishes at the scheduled time from the scheduled handler, not before, and sends each contact one personalised email", async () => {
+    const panel = await createPanel();
+    const { id, sendAt } = await scheduled(panel, CSV);
+    await fireCron(sendAt - 60_000);
+    expect((await campaign(panel, id)).status).toBe("scheduled");
+
+    await fireCron(sendAt);
+    const done = await waitForCampaign(panel, id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: 2, queued: 0, sent: 2, failed: 0, skipped: 0 } });
+
+    const messages = await outbox(panel);
+    expect(messages.map((m) => m.to).sort()).toEqual(["ada@example.com", "bob@example.com"]);
+    const ada = messages.find((m) => m.to === "ada@example.com");
+    expect(ada).toMatchObject({ channel: "email", from: "shop@example.com", subject: "Hello Ada", campaign_id: id });
+    expect(messages.find((m) => m.to === "bob@example.com").subject).toBe("Hello friend");
+
+    const raw = await rawMessage(panel, ada.id);
+    expect(raw).toContain('From: "Shop" <shop@example.com>\r\n');
+    expect(raw).toContain("To: ada@example.com\r\n");
+    expect(raw).toMatch(/\r\nList-Unsubscribe: <http:\/\/127\.0\.0\.1:8787\/t\/u\/[^>]+>\r\n/);
+    expect(raw).toContain("\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n");
+    const html = htmlOf(raw);
+    expect(html).toContain("Hello Ada, from Pune.");
+    expect(htmlOf(await rawMessage(panel, messages.find((m) => m.to === "bob@example.com").id))).toContain("Hello there, from your city.");
+    expect(html).not.toContain("shop.example.com");
+    expect(html).toMatch(/<a href="http:\/\/127\.0\.0\.1:8787\/t\/c\/[^"]+">Sale<\/a>/);
+    expect(html).toMatch(/<img src="http:\/\/127\.0\.0\.1:8787\/t\/o\/[^"]+" width="1" height="1"/);
+    expect(html).toMatch(/<a href="http:\/\/127\.0\.0\.1:8787\/t\/u\/[^"]+">unsubscribe<\/a>/);
+  });
+
+  it("sends exactly once when a batch is redelivered or publish runs twice", async () => {
+    const panel = await createPanel();
+    const { id, sendAt } = await scheduled(panel, CSV, {}, 121);
+    await Promise.all([publishDueBroadcasts(env, sendAt), publishDueBroadcasts(env, sendAt)]);
+    await waitForCampaign(panel, id);
+    // The same nudge delivered again, concurrently and after the fact: nothing is left to claim.
+    const nudge: SendNudge = { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 };
+    const provider = emailProvider(env);
+    await Promise.all([sendCampaignBatch(env, provider, nudge), sendCampaignBatch(env, provider, nudge)]);
+    await fireCron(sendAt + 3 * 60 * 60_000);
+    expect(await outbox(panel)).toHaveLength(2);
+    expect((await campaign(panel, id)).counters).toMatchObject({ recipients: 2, sent: 2 });
+  });
+
+  it("re-sends nothing when a claimed batch is retried after the consumer died, and finishes the rest", async () => {
+    const panel = await createPanel();
+    const { id, sendAt } = await scheduled(panel, CSV, {}, 122);
+    // Publish without delivering: take the recipients as a dying consumer would (claimed, never sent).
+    await env.DB.prepare("UPDATE campaigns SET status = 'sending', published_at = ?, updated_at = ? WHERE id = ?").bind(sendAt, sendAt, id).run();
+    const members = await env.DB.prepare("SELECT contact_id FROM list_members m JOIN campaigns c ON c.list_id = m.list_id WHERE c.id = ? ORDER BY contact_id").bind(id).all<{ contact_id: number }>();
+    const [first, second] = members.results;
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, claim, claimed_at) VALUES (?, ?, ?, 0, 'sending', 'dead', ?)").bind(id, first!.contact_id, panel.id, sendAt),
+      env.DB.prepare("INSERT INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status) VALUES (?, ?, ?, 0, 'queued')").bind(id, second!.contact_id, panel.id),
+    ]);
+    const nudge: SendNudge = { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 };
+    // Within the claim's lifetime the dead claim is left alone; the queued recipient is sent.
+    await sendCampaignBatch(env, emailProvider(env), nudge, sendAt + 60_000);
+    expect(await outbox(panel)).toHaveLength(1);
+    // Later the outbox (idempotent by message id) redoes the dead claim: still one message each.
+    await sendCampaignBatch(env, emailProvider(env), nudge, sendAt + 60 * 60_000);
+    await sendCampaignBatch(env, emailProvider(env), nudge, sendAt + 61 * 60_000);
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(["ada@example.com", "bob@example.com"]);
+    expect((await campaign(panel, id))).toMatchObject({ status: "sent", counters: { sent: 2, queued: 0 } });
+  });
+
+  it("skips unsubscribed and hard-bounced addresses and contacts without an email", async () => {
+    const panel = await createPanel({ primary_key: "CUSTOMER_ID" });
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO email_suppressions (panel_id, address, reason, created_at) VALUES (?, 'gone@example.com', 'unsubscribe', 0)").bind(panel.id),
+      env.DB.prepare("INSERT INTO email_suppressions (panel_id, address, reason, created_at) VALUES (?, 'bounced@example.com', 'hard_bounce', 0)").bind(panel.id),
+    ]);
+    const csv = "CUSTOMER_ID,EMAIL\nc1,ok@example.com\nc2,GONE@example.com\nc3,bounced@example.com\nc4,\n";
+    const { id, sendAt } = await scheduled(panel, csv, {}, 123);
+    await fireCron(sendAt);
+    const done = await waitForCampaign(panel, id);
+    expect(done.counters).toMatchObject({ recipients: 4, sent: 1, skipped: 3, queued: 0 });
+    expect((await outbox(panel)).map((m) => m.to)).toEqual(["ok@example.com"]);
+  });
+
+  it("completes a campaign whose list ends up empty", async () => {
+    const panel = await createPanel();
+    const { id, sendAt } = await scheduled(panel, "EMAIL\nnot-an-address\n", {}, 124);
+    await fireCron(sendAt);
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 0 } });
+  });
+});
+
+/** Sends a one-recipient campaign and returns the tracking URLs of its email. */
+async function sentEmail(panel: TestPanel, html: string) {
+  const { id, sendAt } = await scheduled(panel, "EMAIL,NAME\nada@example.com,Ada\n", { source_code: toBase64(html) }, 125);
+  await fireCron(sendAt);
+  await waitForCampaign(panel, id);
+  const [message] = await outbox(panel);
+  const raw = await rawMessage(panel, message.id);
+  const body = htmlOf(raw);
+  const paths = (kind: string) => [...body.matchAll(new RegExp(`http://127\\.0\\.0\\.1:8787(/t/${kind}/[^"]+)`, "g"))].map((m) => m[1]!.replace(/&amp;/g, "&"));
+  const unsubscribe = /\r\nList-Unsubscribe: <http:\/\/127\.0\.0\.1:8787(\/t\/u\/[^>]+)>/.exec(raw)![1]!;
+  return { id, raw, body, open: paths("o")[0]!, clicks: paths("c"), unsubscribe };
+}
+
+describe("tracking", () => {
+  it("counts opens (and unique opens) behind a 1x1 GIF", async () => {
+    const panel = await createPanel();
+    const email = await sentEmail(panel, "<p>Hi</p>");
+    for (let i = 0; i < 2; i++) {
+      const pixel = await call(email.open);
+      expect(pixel.status).toBe(200);
+      expect(pixel.headers.get("content-type")).toBe("image/gif");
+      expect(new Uint8Array(await pixel.arrayBuffer()).slice(0, 6)).toEqual(new TextEncoder().encode("GIF89a"));
+    }
+    expect((await campaign(panel, email.id)).counters).toMatchObject({ opens: 2, unique_opens: 1 });
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_events WHERE panel_id = ? AND event = 'open'", panel.id)).toBe(2);
+  });
+
+  it("redirects a click to the link that was in the email, and counts it", async () => {
+    const panel = await createPanel();
+    const email = await sentEmail(panel, `<a href="https://shop.example.com/a?x=1&amp;y=2">A</a> <a href='https://shop.example.com/b'>B</a> <a href="mailto:x@example.com">mail</a>`);
+    expect(email.clicks).toHaveLength(2);
+    expect(email.body).toContain('href="mailto:x@example.com"');
+    const first = await call(email.clicks[0]!, { redirect: "manual" });
+    expect(first.status).toBe(302);
+    expect(first.headers.get("location")).toBe("https://shop.example.com/a?x=1&y=2");
+    expect((await call(email.clicks[1]!, { redirect: "manual" })).headers.get("location")).toBe("https://shop.example.com/b");
+    expect((await campaign(panel, email.id)).counters).toMatchObject({ clicks: 2, unique_clicks: 1 });
+    const event = await env.DB.prepare("SELECT detail FROM email_events WHERE panel_id = ? AND event = 'click' ORDER BY at LIMIT 1").bind(panel.id).first<{ detail: string }>();
+    expect(JSON.parse(event!.detail).url).toMatch(/^https:\/\/shop\.example\.com\//);
+  });
+
+  it("is no open redirect: a forged or altered token is refused and counts nothing", async () => {
+    const panel = await createPanel();
+    const email = await sentEmail(panel, `<a href="https://shop.example.com/a">A</a>`);
+    const token = email.clicks[0]!.split("/").pop()!;
+    const [payload, mac] = token.split(".");
+    const evilPayload = btoa(atob(payload!.replace(/-/g, "+").replace(/_/g, "/")).replace("https://shop.example.com/a", "https://evil.example.net/")).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    for (const forged of [`${evilPayload}.${mac}`, `${payload}.${"A".repeat(mac!.length)}`, "nonsense", `${payload}`]) {
+      const response = await call(`/t/c/${forged}`, { redirect: "manual" });
+      expect(response.status).toBe(404);
+      expect(response.headers.get("location")).toBeNull();
+    }
+    // An open token is not a click token.
+    expect((await call(`/t/c/${email.open.split("/").pop()}`, { redirect: "manual" })).status).toBe(404);
+    await call(`/t/o/${evilPayload}.${mac}`);
+    expect((await campaign(panel, email.id)).counters).toMatchObject({ clicks: 0, opens: 0 });
+  });
+
+  it("keeps tokens, campaigns and the outbox to their panel", async () => {
+    const panel = await createPanel();
+    const other = await createPanel();
+    const email = await sentEmail(panel, "<p>Hi</p>");
+    const [message] = await outbox(panel);
+    const contactId = Number(message.id.split(".")[1]);
+    // A genuine signature naming another panel finds no message there, and counts nothing.
+    const signer = new TrackingSigner(env.SECRETS_KEY);
+    await call(`/t/o/${await signer.sign({ kind: "open", panelId: other.id, campaignId: email.id, contactId })}`);
+    const redirect = await call(`/t/c/${await signer.sign({ kind: "click", panelId: other.id, campaignId: email.id, contactId, url: "https://x.example/" })}`, { redirect: "manual" });
+    expect(redirect.status).toBe(302); // the link was signed by us, so following it is safe
+    expect((await campaign(panel, email.id)).counters).toMatchObject({ opens: 0, clicks: 0 });
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_events WHERE panel_id IN (?, ?)", panel.id, other.id)).toBe(0);
+    // The admin routes see the campaign and its messages only under their own panel.
+    expect((await admin("GET", `/panels/${other.id}/campaigns/${email.id}`)).status).toBe(404);
+    expect(await outbox(other)).toEqual([]);
+    expect((await admin("GET", `/panels/${other.id}/outbox/${encodeURIComponent(message.id)}`)).status).toBe(404);
+  });
+});
+
+describe("unsubscribe", () => {
+  it("shows a confirmation page on GET, unsubscribes on POST, and suppresses later campaigns", async () => {
+    const panel = await createPanel();
+    const email = await sentEmail(panel, "<p>Hi {{UNSUBSCRIBE}}</p>");
+    expect(email.body).toContain(`<p>Hi http://127.0.0.1:8787${email.unsubscribe}</p>`);
+    const page = await call(email.unsubscribe);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<form method="post">');
+    expect((await campaign(panel, email.id)).counters.unsubscribes).toBe(0);
+
+    // The RFC 8058 one-click POST a mail client sends.
+    const oneClick = await call(email.unsubscribe, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "List-Unsubscribe=One-Click" });
+    expect(oneClick.status).toBe(200);
+    await call(email.unsubscribe, { method: "POST" });
+    expect((await campaign(panel, email.id)).counters.unsubscribes).toBe(1);
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_events WHERE panel_id = ? AND event = 'unsubscribe'", panel.id)).toBe(1);
+
+    const { id, sendAt } = await scheduled(panel, "EMAIL\nada@example.com\nnew@example.com\n", {}, 126);
+    await fireCron(sendAt);
+    expect((await waitForCampaign(panel, id)).counters).toMatchObject({ sent: 1, skipped: 1 });
+  });
+
+  it("refuses a forged unsubscribe token", async () => {
+    const response = await call("/t/u/abc.def", { method: "POST" });
+    expect(response.status).toBe(404);
+  });
+});
