@@ -94,3 +94,23 @@ export async function handleChannelEvent(request: IRequest, env: Env, exec: Exec
     return envelopeFailure(requestId, error instanceof ApiError ? error : serviceFault(error, requestId));
   }
 }
+
+/** The /openapi.json entries of the channel events route. */
+export function channelEventOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<string, unknown>, failureBody: Record<string, unknown>) {
+  const channel = { name: "channel", in: "path", required: true, schema: { enum: [...CHANNELS] } };
+  const operation = (parameters: unknown[]) => ({
+    post: {
+      summary: "Report delivered or click (email: open, click, bounce) of a journey message by its msgid",
+      parameters,
+      requestBody: { required: true, content: { "application/json": { schema: schemaOf(body) } } },
+      responses: {
+        "200": { description: '{"requestid","result":"Success","guid","duplicate"}' },
+        "4XX": { description: "Failed", content: { "application/json": { schema: failureBody } } },
+      },
+    },
+  });
+  return {
+    "/v1/events/{channel}/{client_id}": operation([channel, { name: "client_id", in: "path", required: true, schema: { type: "string" } }]),
+    "/v1/events/{channel}": operation([channel, { name: "apikey", in: "query", required: false, schema: { type: "string" }, description: "Or Authorization: Bearer <key>" }]),
+  };
+}

@@ -84,3 +84,13 @@ describe("admin journeys", () => {
     expect((await admin("POST", `/panels/${other.id}/journeys/${id}/status`, { status: "running" })).status).toBe(404);
   });
 });
+
+describe("journeys in /openapi.json", () => {
+  it("documents the journey routes and the channel events route", async () => {
+    const { call } = await import("../helpers");
+    const doc = (await (await call("/openapi.json")).json()) as any;
+    expect(doc.paths["/admin/v1/panels/{panel}/journeys"].post.requestBody.content["application/json"].schema.properties.steps).toBeDefined();
+    expect(doc.paths["/admin/v1/panels/{panel}/journeys/{journey}/status"].post).toBeDefined();
+    expect(doc.paths["/v1/events/{channel}/{client_id}"].post.requestBody.content["application/json"].schema.properties.msgid).toBeDefined();
+  });
+});
