@@ -59,6 +59,19 @@ CREATE TABLE anon_profiles (
   PRIMARY KEY (panel_id, uniqueid)
 ) WITHOUT ROWID;
 
+-- Foreign-key checks on contacts look profiles up by contact.
+CREATE INDEX anon_profiles_by_contact ON anon_profiles (contact_id);
+
+-- When a uniqueid first gets its contact, its anonymous history joins that contact. A trigger,
+-- not a statement of every post, because it has work to do only on the first link; later
+-- anonymous events find the link when they are inserted. A uniqueid later seen with another
+-- identity is re-linked for what follows; what was already attributed stays.
+CREATE TRIGGER anon_profiles_join_history AFTER INSERT ON anon_profiles
+BEGIN
+  UPDATE events SET contact_id = NEW.contact_id
+  WHERE panel_id = NEW.panel_id AND uniqueid = NEW.uniqueid AND contact_id IS NULL;
+END;
+
 -- Which pipeline steps have run for an event; a retry re-runs only the steps not done.
 CREATE TABLE event_steps (
   event_id   INTEGER NOT NULL REFERENCES events(id),

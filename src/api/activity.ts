@@ -114,8 +114,18 @@ function idempotencyKey(request: Request): string | undefined {
   return key;
 }
 
-function clientIdOf(request: IRequest): string {
-  return decodeURIComponent(request.params.client_id ?? "");
+/** What both routes settle before reading events: the panel, the caller's access, the key. */
+async function openIngest(request: IRequest, env: Env) {
+  const raw = request.params.client_id ?? "";
+  let clientId = raw;
+  try {
+    clientId = decodeURIComponent(raw);
+  } catch {
+    // A malformed escape is looked up as written, and so is not found.
+  }
+  const catalog = await activityCatalog(env.DB, clientId);
+  await checkAccess(request, env.DB, catalog.panel);
+  return { clientId, catalog, key: idempotencyKey(request) };
 }
 
 function failure(requestId: string, error: unknown): Response {
@@ -126,20 +136,17 @@ function failure(requestId: string, error: unknown): Response {
 export async function handleSingleActivity(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
   const requestId = newRequestId();
   try {
-    const clientId = clientIdOf(request);
-    let catalog = await activityCatalog(env.DB, clientId);
-    await checkAccess(request, env.DB, catalog.panel);
-    const key = idempotencyKey(request);
+    const { clientId, catalog: cached, key } = await openIngest(request, env);
     const body = await readJsonBody(request);
     const parsed = activityEventSchema.safeParse(withAliases(body));
     if (!parsed.success) throw fromProblems(fieldErrorsFromZod(parsed.error));
-    catalog = await catalogKnowing(env.DB, clientId, catalog, [parsed.data.activityid]);
+    const catalog = await catalogKnowing(env.DB, clientId, cached, [parsed.data.activityid]);
     const now = Date.now();
     const prepared = prepareActivityEvent(parsed.data, catalog.activities.get(parsed.data.activityid), ingestPanel(catalog), now);
     if (!prepared.ok) throw fromProblems(prepared.problems, prepared.status);
     const event: NewEvent = { ...prepared.event, guid: prepared.event.guid ?? key };
-    const [recorded] = await recordEvents(env, catalog.panel, [event], { now, defer: (work) => exec.waitUntil(work) });
-    return envelopeSuccess(requestId, { guid: recorded!.guid, duplicate: recorded!.duplicate });
+    const recorded = await recordEvents(env, catalog.panel, [event], { now, defer: (work) => exec.waitUntil(work) });
+    return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1 });
   } catch (error) {
     return failure(requestId, error);
   }
@@ -167,13 +174,10 @@ type EventProblem = FieldProblem & { index: number };
 export async function handleActivityBatch(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
   const requestId = newRequestId();
   try {
-    const clientId = clientIdOf(request);
-    let catalog = await activityCatalog(env.DB, clientId);
-    await checkAccess(request, env.DB, catalog.panel);
-    const key = idempotencyKey(request);
+    const { clientId, catalog: cached, key } = await openIngest(request, env);
     const items = batchItems(await readJsonBody(request, MAX_BATCH_BODY_BYTES));
     const parsed = items.map((item) => activityEventSchema.safeParse(withAliases(item)));
-    catalog = await catalogKnowing(env.DB, clientId, catalog, parsed.flatMap((p) => (p.success ? [p.data.activityid] : [])));
+    const catalog = await catalogKnowing(env.DB, clientId, cached, parsed.flatMap((p) => (p.success ? [p.data.activityid] : [])));
 
     const now = Date.now();
     const panel = ingestPanel(catalog);
@@ -209,7 +213,7 @@ export async function handleActivityBatch(request: IRequest, env: Env, exec: Exe
       );
     }
     const recorded = await recordEvents(env, catalog.panel, events, { now, defer: (work) => exec.waitUntil(work) });
-    counts.duplicates = recorded.filter((r) => r.duplicate).length;
+    counts.duplicates = recorded.duplicates;
     if (rejected === 0) return envelopeSuccess(requestId, counts);
     return json(
       {

@@ -88,8 +88,8 @@ export async function handleChannelEvent(request: IRequest, env: Env, exec: Exec
       // A delivery is reported once per message; clicks may repeat.
       guid: guid ?? (name === "delivered" ? `${channel}:${message.msgid}:delivered` : undefined),
     };
-    const [recorded] = await recordEvents(env, panel, [event], { now, defer: (work) => exec.waitUntil(work) });
-    return envelopeSuccess(requestId, { guid: recorded!.guid, duplicate: recorded!.duplicate });
+    const recorded = await recordEvents(env, panel, [event], { now, defer: (work) => exec.waitUntil(work) });
+    return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1 });
   } catch (error) {
     return envelopeFailure(requestId, error instanceof ApiError ? error : serviceFault(error, requestId));
   }

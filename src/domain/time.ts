@@ -99,17 +99,54 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return format;
 }
 
-/** The wall-clock reading in `timeZone` at an instant. */
-export function wallClockAt(epochMs: number, timeZone: string): WallClock {
-  const parts: Record<string, number> = {};
-  for (const part of formatter(timeZone).formatToParts(new Date(epochMs))) {
-    if (part.type !== "literal") parts[part.type] = Number(part.value);
-  }
-  return { year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour!, minute: parts.minute!, second: parts.second! };
-}
-
 function asUtc(clock: WallClock): number {
   return Date.UTC(clock.year, clock.month - 1, clock.day, clock.hour, clock.minute, clock.second);
+}
+
+/** The zone's offset (wall clock minus UTC, ms) at a whole-second instant, read from Intl. */
+function intlOffset(wholeSecond: number, timeZone: string): number {
+  const parts: Record<string, number> = {};
+  for (const part of formatter(timeZone).formatToParts(new Date(wholeSecond))) {
+    if (part.type !== "literal") parts[part.type] = Number(part.value);
+  }
+  return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!) - wholeSecond;
+}
+
+const HOUR_MS = 3_600_000;
+const MAX_CACHED_HOURS = 10_000;
+const hourOffsets = new Map<string, number>();
+
+/**
+ * The zone's offset at an instant. Intl takes tens of microseconds per reading, which made
+ * time conversion the largest cost of activity ingest, so offsets are cached per zone and UTC
+ * hour; only for hours that start and end on the same offset, so an hour holding a
+ * transition is always read from Intl (no zone changes its offset twice within an hour).
+ */
+function offsetAt(epochMs: number, timeZone: string): number {
+  const hour = Math.floor(epochMs / HOUR_MS);
+  const key = `${hour}|${timeZone}`;
+  const cached = hourOffsets.get(key);
+  if (cached !== undefined) return cached;
+  const start = intlOffset(hour * HOUR_MS, timeZone);
+  if (start === intlOffset(hour * HOUR_MS + HOUR_MS - 1000, timeZone)) {
+    if (hourOffsets.size >= MAX_CACHED_HOURS) hourOffsets.clear();
+    hourOffsets.set(key, start);
+    return start;
+  }
+  return intlOffset(epochMs - (((epochMs % 1000) + 1000) % 1000), timeZone);
+}
+
+/** The wall-clock reading in `timeZone` at an instant. */
+export function wallClockAt(epochMs: number, timeZone: string): WallClock {
+  const shifted = new Date(epochMs + offsetAt(epochMs, timeZone));
+  return {
+    year: shifted.getUTCFullYear(),
+    month: shifted.getUTCMonth() + 1,
+    day: shifted.getUTCDate(),
+    hour: shifted.getUTCHours(),
+    minute: shifted.getUTCMinutes(),
+    second: shifted.getUTCSeconds(),
+  };
 }
 
 /**
@@ -118,9 +155,8 @@ function asUtc(clock: WallClock): number {
  */
 export function instantOf(clock: WallClock, timeZone: string): number {
   const guess = asUtc(clock);
-  const offsetAt = (instant: number) => asUtc(wallClockAt(instant, timeZone)) - instant;
-  const first = guess - offsetAt(guess);
-  const second = guess - offsetAt(first);
+  const first = guess - offsetAt(guess, timeZone);
+  const second = guess - offsetAt(first, timeZone);
   return Math.min(first, second);
 }
 

@@ -32,3 +32,20 @@ export function base64UrlEncode(bytes: Uint8Array): string {
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
+
+/**
+ * A UUIDv7 (RFC 9562): a 48-bit millisecond timestamp, then random bits. Ids made later sort
+ * later, so an index over them grows at its end instead of at random pages.
+ */
+export function uuidV7(now = Date.now()): string {
+  const bytes = randomBytes(16);
+  let time = now;
+  for (let i = 5; i >= 0; i--) {
+    bytes[i] = time % 256;
+    time = Math.floor(time / 256);
+  }
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = toHex(bytes);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -24,6 +24,11 @@ export async function processEvents(
   steps: readonly PipelineStep[] = PIPELINE_STEPS,
   now = Date.now(),
 ): Promise<Set<number>> {
+  if (steps.length === 0) {
+    // Nothing to run: the events leave the pipeline without being read.
+    await savePipelineProgress(env.DB, panelId, { eventsDone: [...ids] }, now);
+    return new Set();
+  }
   const { events, stepsDone } = await loadPendingEvents(env.DB, panelId, ids);
   if (events.length === 0) return new Set();
   const failed = new Set<number>();

@@ -1,12 +1,15 @@
 import { EVENT_CHANNELS, MAX_GUID_LENGTH, type NewEvent } from "../domain/events";
+import { uuidV7 } from "../lib/random";
 import { storeEvents } from "../store/events";
 import { nudgeEvents } from "./nudge";
 
-export interface RecordedEvent {
-  guid: string;
-  /** The stored event's id; null when the panel already had an event with this guid. */
-  id: number | null;
-  duplicate: boolean;
+export interface RecordResult {
+  /** Each event's guid, in the order of the events: the one given, or the one generated. */
+  guids: string[];
+  /** Ids of the events this call stored, ascending. */
+  ids: number[];
+  /** Events not stored because the panel already had their guid (or the call repeated it). */
+  duplicates: number;
 }
 
 export interface RecordOptions {
@@ -33,29 +36,20 @@ function assertRecordable(event: NewEvent): void {
  * THE entry of every event of the service (CONTRACT 7). Stores the events of one panel in
  * one D1 batch (all or none) and returns once they are durably stored; then nudges the EVENTS
  * queue, whose consumer runs the pipeline steps. An event whose guid the panel already has is
- * reported as a duplicate and stored nothing twice. Results are in the order of `events`.
+ * not stored twice; it counts as a duplicate.
  */
 export async function recordEvents(
   env: Pick<Env, "DB" | "EVENTS">,
   panel: { id: string; primaryKey: string },
   events: readonly NewEvent[],
   options: RecordOptions = {},
-): Promise<RecordedEvent[]> {
-  if (events.length === 0) return [];
+): Promise<RecordResult> {
+  if (events.length === 0) return { guids: [], ids: [], duplicates: 0 };
   events.forEach(assertRecordable);
   const now = options.now ?? Date.now();
-  const toStore = events.map((event) => ({ ...event, guid: event.guid ?? crypto.randomUUID() }));
-  const stored = await storeEvents(env.DB, panel, toStore, now);
-
-  const claimed = new Set<string>();
-  const recorded = toStore.map(({ guid }): RecordedEvent => {
-    const id = stored.get(guid);
-    const isNew = id !== undefined && !claimed.has(guid);
-    claimed.add(guid);
-    return { guid, id: isNew ? id : null, duplicate: !isNew };
-  });
-
-  const ids = [...stored.values()].sort((a, b) => a - b);
+  // Time-ordered, so the (panel_id, guid) index is appended to rather than written at random.
+  const toStore = events.map((event) => ({ ...event, guid: event.guid ?? uuidV7(now) }));
+  const ids = await storeEvents(env.DB, panel, toStore, now);
   if (ids.length) {
     const nudge = nudgeEvents(env.EVENTS, panel.id, ids).catch((error) => {
       console.error(`events ${ids[0]}..${ids.at(-1)} of panel ${panel.id} stored but not enqueued; the re-drive will`, error);
@@ -63,5 +57,5 @@ export async function recordEvents(
     if (options.defer) options.defer(nudge);
     else await nudge;
   }
-  return recorded;
+  return { guids: toStore.map((event) => event.guid), ids, duplicates: events.length - ids.length };
 }

@@ -82,6 +82,9 @@ function eventFromRow(row: EventRow): StoredEvent {
 
 /** Cuts items into JSON arrays of at most MAX_JSON_CHUNK_CHARS characters each. */
 function jsonChunks(items: readonly unknown[]): string[] {
+  if (items.length === 0) return [];
+  const whole = JSON.stringify(items);
+  if (whole.length <= MAX_JSON_CHUNK_CHARS) return [whole];
   const chunks: string[] = [];
   let parts: string[] = [];
   let size = 2;
@@ -103,41 +106,41 @@ export type EventToStore = NewEvent & { guid: string };
 
 /**
  * Stores events in one D1 batch, so they are all stored or none: creates the contacts of
- * unknown identities, links each uniqueid seen with an identity to that contact and moves the
- * uniqueid's anonymous events to it, then inserts the events. An event whose guid the panel
- * already has is not stored again. Returns the ids of the events stored now, by guid.
+ * unknown identities, links each uniqueid seen with an identity to that contact (a new link
+ * moves the uniqueid's anonymous events to it: trigger anon_profiles_join_history), then
+ * inserts the events. An event whose guid the panel already has is not stored again. Returns
+ * the ids of the events stored now, ascending.
+ *
+ * Statements are kept few on purpose: locally each costs about as much CPU as a whole bare
+ * insert (bench:activity), so a post with identity and uniqueid is three, with one of them two.
  */
 export async function storeEvents(
   db: D1Database,
   panel: { id: string; primaryKey: string },
   events: readonly EventToStore[],
   now: number,
-): Promise<Map<string, number>> {
+): Promise<number[]> {
   const statements: D1PreparedStatement[] = [];
   const identities = [...new Set(events.flatMap((e) => (e.identity ? [e.identity] : [])))];
   if (identities.length) statements.push(ensureContactsStatement(db, panel.id, panel.primaryKey, identities, now));
 
-  const links = events.flatMap((e) => (e.identity && e.uniqueid ? [{ u: e.uniqueid, k: e.identity }] : []));
+  // One link per uniqueid: when a batch shows it with two identities, the later one wins.
+  const linkOf = new Map<string, string>();
+  for (const e of events) if (e.identity && e.uniqueid) linkOf.set(e.uniqueid, e.identity);
+  const links = [...linkOf].map(([u, k]) => ({ u, k }));
   for (const chunk of jsonChunks(links)) {
-    // In batch order, so when one uniqueid meets two identities the later one wins.
+    // CROSS JOIN keeps json_each the outer loop (SQLite's planner otherwise scans the panel's contacts).
     statements.push(
       db
         .prepare(
           `INSERT INTO anon_profiles (panel_id, uniqueid, contact_id, linked_at)
            SELECT ?1, l.value->>'u', c.id, ?2 FROM json_each(?3) l
-             JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = l.value->>'k'
-           WHERE true ORDER BY l.key
+             CROSS JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = l.value->>'k'
+           WHERE true
            ON CONFLICT (panel_id, uniqueid) DO UPDATE SET contact_id = excluded.contact_id, linked_at = excluded.linked_at
            WHERE anon_profiles.contact_id IS NOT excluded.contact_id`,
         )
         .bind(panel.id, now, chunk),
-      db
-        .prepare(
-          `UPDATE events SET contact_id =
-             (SELECT ap.contact_id FROM anon_profiles ap WHERE ap.panel_id = ?1 AND ap.uniqueid = events.uniqueid)
-           WHERE panel_id = ?1 AND contact_id IS NULL AND uniqueid IN (SELECT l.value->>'u' FROM json_each(?2) l)`,
-        )
-        .bind(panel.id, chunk),
     );
   }
 
@@ -173,16 +176,23 @@ export async function storeEvents(
              e.value->>'m', e.value->>'cp', e.value->>'j', 'pending', ?2
            FROM json_each(?3) e WHERE true ORDER BY e.key
            ON CONFLICT (panel_id, guid) DO NOTHING
-           RETURNING id, guid`,
+           RETURNING id`,
         )
         .bind(panel.id, now, chunk),
     );
   }
-  const results = await db.batch<{ id: number; guid: string }>(statements);
-  const stored = new Map<string, number>();
-  for (const result of results.slice(firstInsert)) for (const row of result.results) stored.set(row.guid, row.id);
-  return stored;
+  const results = await db.batch<{ id: number }>(statements);
+  return results
+    .slice(firstInsert)
+    .flatMap((result) => result.results.map((row) => row.id))
+    .sort((a, b) => a - b);
 }
+
+/*
+ * Statements that name events by id write `+panel_id`: the unary plus keeps SQLite from
+ * choosing the (panel_id, ...) index, which would walk the panel's whole history, over
+ * rowid lookups. The panel condition still holds on every row.
+ */
 
 /** The pending events among `ids`, oldest first, with the steps already done for each. */
 export async function loadPendingEvents(
@@ -193,7 +203,7 @@ export async function loadPendingEvents(
   const idList = JSON.stringify(ids);
   const [events, steps] = await db.batch([
     db
-      .prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?)) AND state = 'pending' ORDER BY id`)
+      .prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE id IN (SELECT value FROM json_each(?2)) AND +panel_id = ?1 AND state = 'pending' ORDER BY id`)
       .bind(panelId, idList),
     db
       .prepare(
@@ -251,7 +261,7 @@ export async function savePipelineProgress(db: D1Database, panelId: string, prog
       db
         .prepare(
           `UPDATE events SET state = 'done', attempts = attempts + 1, nudged_at = ?1
-           WHERE panel_id = ?2 AND id IN (SELECT value FROM json_each(?3)) AND state = 'pending'`,
+           WHERE id IN (SELECT value FROM json_each(?3)) AND +panel_id = ?2 AND state = 'pending'`,
         )
         .bind(now, panelId, JSON.stringify(progress.eventsDone)),
     );
@@ -261,7 +271,7 @@ export async function savePipelineProgress(db: D1Database, panelId: string, prog
       db
         .prepare(
           `UPDATE events SET attempts = attempts + 1, nudged_at = ?1
-           WHERE panel_id = ?2 AND id IN (SELECT value FROM json_each(?3)) AND state = 'pending'`,
+           WHERE id IN (SELECT value FROM json_each(?3)) AND +panel_id = ?2 AND state = 'pending'`,
         )
         .bind(now, panelId, JSON.stringify(progress.eventsRetrying)),
     );

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { insertActivity } from "../../src/store/activities";
-import { contactEvents, defineActivity, eventCount, fullSnapshot, postActivity, profileEvents } from "../activity-helpers";
-import { admin, apiFor, createPanel, type TestPanel } from "../helpers";
+import { contactEvents, defineActivity, eventCount, fullSnapshot, postActivity, postBatch, profileEvents } from "../activity-helpers";
+import { admin, apiFor, call, createPanel, type TestPanel } from "../helpers";
 
 let panel: TestPanel;
 let cartId: string;
@@ -213,10 +213,12 @@ describe("single activity: bad input is refused and nothing is stored", () => {
     expect(await fullSnapshot(panel.id)).toBe(before);
   });
 
-  it("an unknown client id: 404", async () => {
+  it("an unknown client id, or one with a malformed escape: 404", async () => {
     const result = await postActivity("no-such-client", cartEvent());
     expect(result.status).toBe(404);
     expect(result.body).toMatchObject({ result: "Failed", errors: [{ field: "client_id" }] });
+    const malformed = await call("/v1/activity/singleactivity/%E0%A4%A", { method: "POST", body: JSON.stringify(cartEvent()) });
+    expect(malformed.status).toBe(404);
   });
 
   it("a wrong key, another panel's key, or an empty bearer: 401 with the one message, nothing stored", async () => {
@@ -301,6 +303,22 @@ describe("anonymous history joins the contact", () => {
     const later = (await contactEvents(panel, "ada@example.com")).body.events;
     expect(later.map((e: any) => e.ts)).toEqual(["240101100300", "240101100200", "240101100100", "240101100000"]);
     expect((await profileEvents(panel, "v-42")).body.events).toHaveLength(4);
+  });
+
+  it("within one batch: anonymous events before and after the identifying one all join", async () => {
+    const anon = (cts: string) => ({ activityid: cartId, uniqueid: "v-batch", cts });
+    const result = await postBatch(panel.clientId, [anon("240101100000"), cartEvent({ uniqueid: "v-batch", cts: "240101100100" }), anon("240101100200")]);
+    expect(result.status).toBe(200);
+    const events = (await contactEvents(panel, "ada@example.com")).body.events;
+    expect(events.map((e: any) => e.ts)).toEqual(["240101100200", "240101100100", "240101100000"]);
+  });
+
+  it("a uniqueid later seen with another identity: what follows goes to the new contact, the past stays", async () => {
+    await postActivity(panel.clientId, cartEvent({ identity: "first@example.com", uniqueid: "shared-device", cts: "240101100000" }));
+    await postActivity(panel.clientId, cartEvent({ identity: "second@example.com", uniqueid: "shared-device", cts: "240101100100" }));
+    await postActivity(panel.clientId, cartEvent({ identity: undefined, uniqueid: "shared-device", cts: "240101100200" }));
+    expect((await contactEvents(panel, "first@example.com")).body.events.map((e: any) => e.ts)).toEqual(["240101100000"]);
+    expect((await contactEvents(panel, "second@example.com")).body.events.map((e: any) => e.ts)).toEqual(["240101100200", "240101100100"]);
   });
 
   it("never joins another panel's anonymous events", async () => {

@@ -48,3 +48,43 @@ describe("time formats", () => {
     expect(iso("2024-01-31T10:00:00+25:00")).toContain("offset");
   });
 });
+
+describe("zone offsets, cached per hour", () => {
+  // The reference: every field read from Intl, as before the cache.
+  function intlWallClock(epochMs: number, timeZone: string) {
+    const parts = Object.fromEntries(
+      new Intl.DateTimeFormat("en-US", { timeZone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" })
+        .formatToParts(new Date(epochMs))
+        .filter((p) => p.type !== "literal")
+        .map((p) => [p.type, Number(p.value)]),
+    );
+    return { year: parts.year, month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute, second: parts.second };
+  }
+
+  it("agrees with Intl at every minute around transitions, read twice (cold and cached)", async () => {
+    const { wallClockAt } = await import("../../src/domain/time");
+    const windows: Array<[string, string]> = [
+      ["America/New_York", "2026-03-08T06:00:00Z"],
+      ["America/New_York", "2026-11-01T05:00:00Z"],
+      ["Europe/London", "2026-03-29T00:00:00Z"],
+      ["Australia/Lord_Howe", "2026-04-04T14:00:00Z"],
+      ["Asia/Kathmandu", "2026-01-01T00:00:00Z"],
+      ["Asia/Kolkata", "1990-06-15T12:34:56.789Z"],
+    ];
+    for (const [zone, around] of windows) {
+      const centre = Date.parse(around);
+      for (let pass = 0; pass < 2; pass++) {
+        for (let t = centre - 3 * 3_600_000; t <= centre + 3 * 3_600_000; t += 60_000 + 7) {
+          expect(wallClockAt(t, zone), `${zone} at ${new Date(t).toISOString()}`).toEqual(intlWallClock(t, zone));
+        }
+      }
+    }
+  });
+
+  it("reads wall-clock times in a gap and an overlap as before the cache", () => {
+    // 02:30 does not exist on 2026-03-08 in New York; it is read with the EDT offset (= 01:30 EST).
+    expect(new Date(instantOf({ year: 2026, month: 3, day: 8, hour: 2, minute: 30, second: 0 }, "America/New_York")).toISOString()).toBe("2026-03-08T06:30:00.000Z");
+    // 01:30 happens twice on 2026-11-01: the earlier instant (EDT).
+    expect(new Date(instantOf({ year: 2026, month: 11, day: 1, hour: 1, minute: 30, second: 0 }, "America/New_York")).toISOString()).toBe("2026-11-01T05:30:00.000Z");
+  });
+});

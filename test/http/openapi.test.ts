@@ -15,4 +15,15 @@ describe("/openapi.json", () => {
     expect(doc.paths["/admin/v1/panels"].post.requestBody.content["application/json"].schema.properties.name).toBeDefined();
     expect(doc.paths["/admin/v1/panels/{panel}/attributes/{name}"].put).toBeDefined();
   });
+
+  it("describes single activity, its batch form, and the activity admin routes", async () => {
+    const doc = (await (await call("/openapi.json")).json()) as any;
+    const single = doc.paths["/{version}/activity/singleactivity/{client_id}"].post;
+    expect(Object.keys(single.requestBody.content["application/json"].schema.properties)).toEqual(
+      expect.arrayContaining(["activityid", "actvityid", "cts", "timestamp", "identity", "uniqueid", "activity_source", "activity_params", "guid"]),
+    );
+    expect(doc.paths["/{version}/activity/batch/{client_id}"].post.responses["207"]).toBeDefined();
+    expect(doc.paths["/admin/v1/panels/{panel}/activities"].post).toBeDefined();
+    expect(doc.paths["/admin/v1/panels/{panel}/contacts/{key}/events"].get.parameters.map((p: any) => p.name)).toEqual(["panel", "key", "limit", "cursor"]);
+  });
 });

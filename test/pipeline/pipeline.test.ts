@@ -110,8 +110,8 @@ describe("the pipeline through the real queue", () => {
 describe("the consumer (driven directly)", () => {
   async function store(events: Array<Partial<NewEvent> & { guid: string }>): Promise<number[]> {
     const full = events.map((e) => ({ channel: "custom_activity" as const, name: "signup", occurredAt: Date.now(), identity: "c@example.com", ...e }));
-    const stored = await storeEvents(env.DB, { id: panel.id, primaryKey: "EMAIL" }, full, Date.now());
-    return full.map((e) => stored.get(e.guid)!);
+    // Ids come back ascending, and events are inserted in order.
+    return storeEvents(env.DB, { id: panel.id, primaryKey: "EMAIL" }, full, Date.now());
   }
 
   it("runs the steps in order per event and records each (event, step) once", async () => {
@@ -207,7 +207,8 @@ describe("recordEvents, the entry of every event", () => {
       { channel: "sms", name: "delivered", identity: "texter@example.com", occurredAt: now, msgid: "m-2", journeyId: "jrn-1" },
       { channel: "bpn", name: "click", uniqueid: "browser-9", occurredAt: now, params: { url: "https://example.com/x" } },
     ]);
-    expect(recorded.map((r) => r.duplicate)).toEqual([false, false, false]);
+    expect(recorded.duplicates).toBe(0);
+    expect(recorded.ids).toHaveLength(3);
     const { results } = await env.DB.prepare(
       "SELECT channel, name, contact_id, msgid, campaign_id, journey_id, params FROM events WHERE panel_id = ? ORDER BY id",
     )
@@ -216,15 +217,17 @@ describe("recordEvents, the entry of every event", () => {
     expect(results[0]).toMatchObject({ channel: "email", name: "open", contact_id: contact!.id, msgid: "m-1", campaign_id: "cmp-1" });
     expect(results[1]).toMatchObject({ channel: "sms", name: "delivered", contact_id: expect.any(Number), journey_id: "jrn-1" });
     expect(results[2]).toMatchObject({ channel: "bpn", contact_id: null, params: '{"url":"https://example.com/x"}' });
-    for (const { guid } of recorded) await eventually(async () => ((await stateOf(guid))?.state === "done" ? true : undefined));
+    for (const guid of recorded.guids) await eventually(async () => ((await stateOf(guid))?.state === "done" ? true : undefined));
+    const again = await recordEvents(env, panelRef(), [{ channel: "email", name: "open", contactId: contact!.id, occurredAt: now, guid: recorded.guids[0] }]);
+    expect(again).toEqual({ guids: [recorded.guids[0]], ids: [], duplicates: 1 });
   });
 
   it("does not attach an event to a contact id of another panel", async () => {
     const other = await createPanel();
     await apiFor(other)("contact", "add", { data: { EMAIL: "theirs@example.com" } });
     const theirs = await env.DB.prepare("SELECT id FROM contacts WHERE panel_id = ?").bind(other.id).first<{ id: number }>();
-    const [recorded] = await recordEvents(env, panelRef(), [{ channel: "email", name: "click", contactId: theirs!.id, occurredAt: Date.now() }]);
-    const row = await env.DB.prepare("SELECT contact_id FROM events WHERE id = ?").bind(recorded!.id).first<{ contact_id: number | null }>();
+    const recorded = await recordEvents(env, panelRef(), [{ channel: "email", name: "click", contactId: theirs!.id, occurredAt: Date.now() }]);
+    const row = await env.DB.prepare("SELECT contact_id FROM events WHERE id = ?").bind(recorded.ids[0]).first<{ contact_id: number | null }>();
     expect(row!.contact_id).toBeNull();
   });
 
@@ -238,23 +241,24 @@ describe("recordEvents, the entry of every event", () => {
       sendBatch: () => Promise.reject(new Error("queue unavailable")),
     } as unknown as Queue;
     const now = Date.now();
-    const [recorded] = await recordEvents({ DB: env.DB, EVENTS: brokenQueue }, panelRef(), [{ channel: "custom_activity", name: "signup", identity: "lost@example.com", occurredAt: now }], { now });
-    expect(recorded!.id).toEqual(expect.any(Number));
-    expect((await stateOf(recorded!.guid))!.state).toBe("pending");
+    const recorded = await recordEvents({ DB: env.DB, EVENTS: brokenQueue }, panelRef(), [{ channel: "custom_activity", name: "signup", identity: "lost@example.com", occurredAt: now }], { now });
+    expect(recorded.ids).toHaveLength(1);
+    const guid = recorded.guids[0]!;
+    expect((await stateOf(guid))!.state).toBe("pending");
 
     // Not yet quiet for long enough: left alone.
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS - 1000);
-    expect((await stateOf(recorded!.guid))!.redrives).toBe(0);
+    expect((await stateOf(guid))!.redrives).toBe(0);
 
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS + 1000);
-    expect((await stateOf(recorded!.guid))!.redrives).toBe(1);
-    await eventually(async () => ((await stateOf(recorded!.guid))?.state === "done" ? true : undefined));
+    expect((await stateOf(guid))!.redrives).toBe(1);
+    await eventually(async () => ((await stateOf(guid))?.state === "done" ? true : undefined));
   });
 
   it("gives up on an event after the last re-drive and marks it failed", async () => {
     const now = Date.now();
-    const stored = await storeEvents(env.DB, panelRef(), [{ channel: "custom_activity", name: "signup", identity: "stuck@example.com", occurredAt: now, guid: "stuck" }], now);
-    await env.DB.prepare("UPDATE events SET redrives = ? WHERE id = ?").bind(MAX_REDRIVES, stored.get("stuck")).run();
+    const [id] = await storeEvents(env.DB, panelRef(), [{ channel: "custom_activity", name: "signup", identity: "stuck@example.com", occurredAt: now, guid: "stuck" }], now);
+    await env.DB.prepare("UPDATE events SET redrives = ? WHERE id = ?").bind(MAX_REDRIVES, id).run();
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS + 1000);
     expect(await stateOf("stuck")).toMatchObject({ state: "failed", redrives: MAX_REDRIVES + 1 });
   });
