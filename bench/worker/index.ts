@@ -4,12 +4,14 @@
 import service from "../../src/index";
 import { baselineInsert } from "./baseline-insert";
 import { baselineOutbox } from "./baseline-outbox";
+import { baselineWebhookPost } from "./baseline-webhook-post";
 
 export * from "../../src/index";
 
 const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionContext) => Promise<Response>> = {
   "/__bench/insert": baselineInsert,
   "/__bench/outbox": baselineOutbox,
+  "/__bench/webhook-post": baselineWebhookPost,
 };
 
 export default {

@@ -8,7 +8,7 @@ import { isoTime } from "../store/sql";
 import { deleteWebhook, getWebhook, insertWebhook, listWebhooks, replaceWebhookConfig, type Webhook } from "../store/webhooks";
 import { ALERT_FREQUENCIES } from "../webhooks/alerts";
 import type { DispatcherStatus } from "../webhooks/dispatcher";
-import { enqueueWebhookEvents, webhookDispatcher, WebhookEventError } from "../webhooks/enqueue";
+import { enqueueWebhookEvents, forgetWebhooks, webhookDispatcher, WebhookEventError } from "../webhooks/enqueue";
 import { describeEventObject, PAYLOAD_VERSIONS, WEBHOOK_CHANNELS } from "../webhooks/payload";
 import { signingSecretProblem } from "../webhooks/signing";
 import { defineAdminRoute, requirePanel } from "./route";
@@ -61,6 +61,10 @@ const patchBody = z
   })
   .strict();
 
+// Members holding JSON values take them as parsed: the body was JSON, so they are JSON values
+// already, and checking them recursively costs more than the rest of the hand-over.
+const jsonObject = z.record(z.string(), z.unknown());
+
 const eventObject = z
   .object({
     channel: z.enum(WEBHOOK_CHANNELS, { error: `must be one of ${WEBHOOK_CHANNELS.join(", ")}` }),
@@ -69,11 +73,11 @@ const eventObject = z
     journey_name: z.string().trim().min(1, { error: "must not be empty" }).max(200),
     // Written by the service (the webhook's label); accepted so a received object can be replayed.
     webhook_name: z.string().optional(),
-    custom_params: z.record(z.string(), z.json()).optional(),
-    att_params: z.record(z.string(), z.json()).optional(),
+    custom_params: jsonObject.optional(),
+    att_params: jsonObject.optional(),
     udt_params: z.record(z.string(), z.string()).optional(),
-    event_params: z.record(z.string(), z.json()).optional(),
-    payload_params: z.record(z.string(), z.json()).optional(),
+    event_params: jsonObject.optional(),
+    payload_params: jsonObject.optional(),
   })
   .strict();
 
@@ -203,6 +207,7 @@ const patchWebhook = defineAdminRoute({
     else if (body.signing_secret !== undefined) next.signingSecretEnc = await encryptSecret(env.SECRETS_KEY, body.signing_secret);
     const stored = await replaceWebhookConfig(env.DB, next);
     if (!stored) throw noSuchWebhook(path.id);
+    forgetWebhooks();
     return webhookView(stored, await webhookDispatcher(env, stored.id).status());
   },
 });
@@ -214,6 +219,7 @@ const removeWebhook = defineAdminRoute({
   async handle({ env, path }) {
     const panel = await requirePanel(env.DB, path.panel);
     if (!path.id || !(await deleteWebhook(env.DB, panel.id, path.id))) throw noSuchWebhook(path.id);
+    forgetWebhooks();
     await webhookDispatcher(env, path.id).destroy();
     return new Response(null, { status: 204 });
   },
@@ -285,15 +291,16 @@ const queueEvents = defineAdminRoute({
   status: 202,
   body: eventsBody,
   async handle({ env, path, body }) {
-    const panel = await requirePanel(env.DB, path.panel);
     const now = Date.now();
-    const events = body.events.map((object, index) => {
-      const described = describeEventObject(object, panel.timezone, now);
-      if (!described.ok) throw invalidField(`events.${index}.${described.field}`, described.message);
-      return described.event;
-    });
+    // Times (`event_params.ts`) are read in the panel's zone, known once the webhook is loaded.
+    const describe = (webhook: { panelTimeZone: string }) =>
+      body.events.map((object, index) => {
+        const described = describeEventObject(object, webhook.panelTimeZone, now);
+        if (!described.ok) throw invalidField(`events.${index}.${described.field}`, described.message);
+        return described.event;
+      });
     try {
-      const outcome = await enqueueWebhookEvents(env, panel.id, path.id!, events);
+      const outcome = await enqueueWebhookEvents(env, path.panel!, path.id!, describe);
       if (!outcome.found) throw noSuchWebhook(path.id);
       return { accepted: outcome.accepted, duplicates: outcome.duplicates };
     } catch (error) {

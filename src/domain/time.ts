@@ -150,8 +150,9 @@ export function wallClockAt(epochMs: number, timeZone: string): WallClock {
 }
 
 /**
- * The instant at which `timeZone` shows this wall-clock time. In a daylight-saving gap the
- * time is read with the offset before the change; in an overlap, the earlier instant.
+ * The instant at which `timeZone` shows this wall-clock time. A time that does not exist (a
+ * daylight-saving gap) is read with the offset after the change, so 02:30 on New York's
+ * spring-forward day is 06:30Z; a time that exists twice (an overlap) is the earlier instant.
  */
 export function instantOf(clock: WallClock, timeZone: string): number {
   const guess = asUtc(clock);

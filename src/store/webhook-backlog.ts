@@ -1,4 +1,5 @@
 import type { PendingEvent } from "../webhooks/batching";
+import { chunk } from "./sql";
 
 /**
  * The SQLite storage of one WebhookDispatcher Durable Object: its event backlog (in hand-over
@@ -9,19 +10,21 @@ import type { PendingEvent } from "../webhooks/batching";
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
-  // payload is the event's JSON, URL-encoded once at hand-over; bytes is its length.
+  // seq is the hand-over order (AUTOINCREMENT: never reused, always growing). payload is the
+  // event's JSON, URL-encoded once at hand-over; bytes is its length.
   `CREATE TABLE IF NOT EXISTS events (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT NOT NULL, payload TEXT NOT NULL,
-     bytes INTEGER NOT NULL, enqueued_at INTEGER NOT NULL, batch_id TEXT)`,
-  `CREATE INDEX IF NOT EXISTS events_by_batch ON events (batch_id) WHERE batch_id IS NOT NULL`,
-  `CREATE INDEX IF NOT EXISTS events_by_time ON events (enqueued_at)`,
-  // Guids handed over recently, so handing the same event over twice queues it once.
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, bytes INTEGER NOT NULL, enqueued_at INTEGER NOT NULL)`,
+  // Guids given by the caller and handed over recently, so handing the same event over twice
+  // queues it once. (A guid the service generated cannot repeat and is not kept.)
   `CREATE TABLE IF NOT EXISTS seen_guids (guid TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
   `CREATE INDEX IF NOT EXISTS seen_guids_by_time ON seen_guids (at)`,
-  // At most one row: the batch being delivered. Its events carry its id until it succeeds.
+  // At most one row: the batch being delivered, which is the events first_seq..last_seq as
+  // they were when it was cut. Nothing can join that range later (new events get larger seqs
+  // and retention spares it), so the batch is re-sent byte for byte and, after a 2xx, exactly
+  // its own events are removed.
   `CREATE TABLE IF NOT EXISTS batch (
-     id TEXT PRIMARY KEY, envelope_key TEXT NOT NULL, events INTEGER NOT NULL, created_at INTEGER NOT NULL,
-     failures INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL)`,
+     id TEXT PRIMARY KEY, envelope_key TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+     events INTEGER NOT NULL, created_at INTEGER NOT NULL, failures INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS attempts (
      id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, kind TEXT NOT NULL, batch_id TEXT NOT NULL,
      events INTEGER NOT NULL, status INTEGER, error TEXT, error_message TEXT, duration_ms INTEGER NOT NULL,
@@ -31,6 +34,8 @@ const SCHEMA = [
 export interface InFlightBatch {
   id: string;
   envelopeKey: string;
+  firstSeq: number;
+  lastSeq: number;
   events: number;
   createdAt: number;
   /** Failed attempts so far. */
@@ -61,6 +66,9 @@ export interface BacklogCounts {
 
 type Row = Record<string, SqlStorageValue>;
 
+/** Durable Object SQLite binds at most 100 values per statement. */
+const MAX_PARAMS = 100;
+
 export class WebhookBacklog {
   constructor(
     private readonly sql: SqlStorage,
@@ -83,26 +91,45 @@ export class WebhookBacklog {
     else this.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, JSON.stringify(value));
   }
 
-  /** Appends events in order; a guid seen within the dedupe window is skipped. */
-  append(events: ReadonlyArray<{ guid: string; payload: string }>, now: number): { accepted: number; duplicates: number } {
+  /**
+   * Appends events in order; an event whose caller-given guid was seen within the dedupe window
+   * (or earlier in the same call) is skipped. Multi-row statements: at most 100 bound values each.
+   */
+  append(events: ReadonlyArray<{ guid: string; payload: string; dedupe: boolean }>, now: number): { accepted: number; duplicates: number } {
     return this.transaction(() => {
-      let accepted = 0;
-      for (const event of events) {
-        const fresh = this.sql.exec("INSERT INTO seen_guids (guid, at) VALUES (?, ?) ON CONFLICT (guid) DO NOTHING RETURNING guid", event.guid, now).toArray().length > 0;
-        if (!fresh) continue;
-        this.sql.exec("INSERT INTO events (guid, payload, bytes, enqueued_at) VALUES (?, ?, ?, ?)", event.guid, event.payload, event.payload.length, now);
-        accepted++;
+      const fresh = new Set<string>();
+      for (const rows of chunk(events.filter((event) => event.dedupe), MAX_PARAMS / 2)) {
+        const inserted = this.sql
+          .exec<{ guid: string }>(
+            `INSERT INTO seen_guids (guid, at) VALUES ${rows.map(() => "(?, ?)").join(", ")} ON CONFLICT (guid) DO NOTHING RETURNING guid`,
+            ...rows.flatMap((event) => [event.guid, now]),
+          )
+          .toArray();
+        for (const row of inserted) fresh.add(row.guid);
       }
-      return { accepted, duplicates: events.length - accepted };
+      const accepted = events.filter((event) => !event.dedupe || fresh.delete(event.guid));
+      this.adjustCount(accepted.length);
+      for (const rows of chunk(accepted, Math.floor(MAX_PARAMS / 3))) {
+        this.sql.exec(
+          `INSERT INTO events (payload, bytes, enqueued_at) VALUES ${rows.map(() => "(?, ?, ?)").join(", ")}`,
+          ...rows.flatMap((event) => [event.payload, event.payload.length, now]),
+        );
+      }
+      return { accepted: accepted.length, duplicates: events.length - accepted.length };
     });
   }
 
   /** The oldest events not yet in a batch, in order. */
   pendingHead(limit: number): PendingEvent[] {
     return this.sql
-      .exec<{ seq: number; bytes: number; enqueued_at: number }>("SELECT seq, bytes, enqueued_at FROM events WHERE batch_id IS NULL ORDER BY seq LIMIT ?", limit)
+      .exec<{ seq: number; bytes: number; enqueued_at: number }>("SELECT seq, bytes, enqueued_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?", this.batchedUpTo(), limit)
       .toArray()
       .map((row) => ({ seq: row.seq, bytes: row.bytes, enqueuedAt: row.enqueued_at }));
+  }
+
+  /** The last seq of the batch in flight (0 without one): later events wait for the next batch. */
+  private batchedUpTo(): number {
+    return this.sql.exec<{ last: number }>("SELECT last_seq AS last FROM batch").toArray()[0]?.last ?? 0;
   }
 
   currentBatch(): InFlightBatch | null {
@@ -111,6 +138,8 @@ export class WebhookBacklog {
     return {
       id: row.id as string,
       envelopeKey: row.envelope_key as string,
+      firstSeq: row.first_seq as number,
+      lastSeq: row.last_seq as number,
       events: row.events as number,
       createdAt: row.created_at as number,
       failures: row.failures as number,
@@ -118,19 +147,26 @@ export class WebhookBacklog {
     };
   }
 
-  /** Makes the oldest pending events up to `lastSeq` the batch `id`, due at once. */
-  cutBatch(id: string, lastSeq: number, envelopeKey: string, now: number): InFlightBatch {
-    return this.transaction(() => {
-      const marked = this.sql.exec("UPDATE events SET batch_id = ? WHERE batch_id IS NULL AND seq <= ? RETURNING seq", id, lastSeq).toArray().length;
-      this.sql.exec("INSERT INTO batch (id, envelope_key, events, created_at, failures, next_attempt_at) VALUES (?, ?, ?, ?, 0, ?)", id, envelopeKey, marked, now, now);
-      return { id, envelopeKey, events: marked, createdAt: now, failures: 0, nextAttemptAt: now };
-    });
+  /** Makes the pending events `firstSeq..lastSeq` (as decided by the cut) the batch `id`, due at once. */
+  cutBatch(id: string, seqs: readonly number[], envelopeKey: string, now: number): InFlightBatch {
+    const batch = { id, envelopeKey, firstSeq: seqs[0]!, lastSeq: seqs[seqs.length - 1]!, events: seqs.length, createdAt: now, failures: 0, nextAttemptAt: now };
+    this.sql.exec(
+      "INSERT INTO batch (id, envelope_key, first_seq, last_seq, events, created_at, failures, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+      id,
+      envelopeKey,
+      batch.firstSeq,
+      batch.lastSeq,
+      batch.events,
+      now,
+      now,
+    );
+    return batch;
   }
 
   /** The batch's events, URL-encoded, in order: the same strings on every re-send. */
-  batchPayloads(batchId: string): string[] {
+  batchPayloads(batch: InFlightBatch): string[] {
     return this.sql
-      .exec<{ payload: string }>("SELECT payload FROM events WHERE batch_id = ? ORDER BY seq", batchId)
+      .exec<{ payload: string }>("SELECT payload FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq", batch.firstSeq, batch.lastSeq)
       .toArray()
       .map((row) => row.payload);
   }
@@ -154,10 +190,14 @@ export class WebhookBacklog {
     this.sql.exec("DELETE FROM attempts WHERE id <= (SELECT max(id) FROM attempts) - ?", keep);
   }
 
-  /** A 2xx: the batch's events leave the backlog, by batch id only (never a range or a blanket delete). */
-  completeBatch(batchId: string): void {
-    this.sql.exec("DELETE FROM events WHERE batch_id = ?", batchId);
-    this.sql.exec("DELETE FROM batch WHERE id = ?", batchId);
+  /**
+   * A 2xx: exactly the batch's own events leave the backlog (the ids fixed when it was cut;
+   * events that arrived during the send have larger seqs and stay).
+   */
+  completeBatch(batch: InFlightBatch): void {
+    const removed = this.sql.exec("DELETE FROM events WHERE seq BETWEEN ? AND ? RETURNING seq", batch.firstSeq, batch.lastSeq).toArray().length;
+    this.sql.exec("DELETE FROM batch WHERE id = ?", batch.id);
+    this.adjustCount(-removed);
   }
 
   /** Another failure: the batch stays as it is and waits until `nextAttemptAt`. */
@@ -170,31 +210,41 @@ export class WebhookBacklog {
     this.sql.exec("UPDATE batch SET failures = 0, next_attempt_at = ?", now);
   }
 
+  /** Kept as a counter beside the events: counting a large backlog would read all of it. */
   counts(): BacklogCounts {
-    const row = this.sql.exec<{ n: number; oldest: number | null }>("SELECT count(*) AS n, min(enqueued_at) AS oldest FROM events").one();
-    return { events: row.n, oldestAt: row.oldest };
+    const oldest = this.sql.exec<{ at: number }>("SELECT enqueued_at AS at FROM events ORDER BY seq LIMIT 1").toArray()[0];
+    return { events: this.getMeta<number>("count") ?? 0, oldestAt: oldest?.at ?? null };
+  }
+
+  private adjustCount(delta: number): void {
+    if (delta !== 0) this.setMeta("count", (this.getMeta<number>("count") ?? 0) + delta);
   }
 
   /**
-   * Retention: drops events not in the batch in flight that are older than `olderThan`, then the
-   * oldest such events beyond `maxEvents`; returns how many were dropped. Also forgets guids
-   * seen before `guidsBefore`.
+   * Retention: drops waiting events (never those of the batch in flight) older than `olderThan`
+   * (when given), then the oldest waiting events beyond `maxEvents`; returns how many were
+   * dropped. Also forgets guids seen before `guidsBefore` (when given).
    */
-  prune(olderThan: number, maxEvents: number, guidsBefore: number): number {
+  prune(limits: { maxEvents: number; olderThan?: number; guidsBefore?: number }): number {
     return this.transaction(() => {
-      let dropped = this.sql.exec("DELETE FROM events WHERE batch_id IS NULL AND enqueued_at < ? RETURNING seq", olderThan).toArray().length;
-      const bounds = this.sql.exec<{ low: number | null; high: number | null }>("SELECT min(seq) AS low, max(seq) AS high FROM events").one();
-      // The seq range bounds the count from above, so the exact count is only taken when it may be over.
-      if (bounds.low !== null && bounds.high !== null && bounds.high - bounds.low + 1 > maxEvents) {
-        const excess = this.counts().events - maxEvents;
-        if (excess > 0) {
-          dropped += this.sql.exec(
-            "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE batch_id IS NULL ORDER BY seq LIMIT ?) RETURNING seq",
-            excess,
-          ).toArray().length;
+      let dropped = 0;
+      if (limits.olderThan !== undefined) {
+        const spared = this.batchedUpTo();
+        // Events are appended in time order, so the oldest waiting event tells whether any expired;
+        // only then is the table scanned (a disabled webhook's week-old backlog, rarely).
+        const head = this.sql.exec<{ at: number }>("SELECT enqueued_at AS at FROM events WHERE seq > ? ORDER BY seq LIMIT 1", spared).toArray()[0];
+        if (head && head.at < limits.olderThan) {
+          dropped += this.sql.exec("DELETE FROM events WHERE seq > ? AND enqueued_at < ? RETURNING seq", spared, limits.olderThan).toArray().length;
         }
       }
-      this.sql.exec("DELETE FROM seen_guids WHERE at < ?", guidsBefore);
+      const excess = (this.getMeta<number>("count") ?? 0) - dropped - limits.maxEvents;
+      if (excess > 0) {
+        dropped += this.sql
+          .exec("DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq > ? ORDER BY seq LIMIT ?) RETURNING seq", this.batchedUpTo(), excess)
+          .toArray().length;
+      }
+      this.adjustCount(-dropped);
+      if (limits.guidsBefore !== undefined) this.sql.exec("DELETE FROM seen_guids WHERE at < ?", limits.guidsBefore);
       return dropped;
     });
   }

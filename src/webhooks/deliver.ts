@@ -55,21 +55,24 @@ export function deliveryHeaders(target: DeliveryTarget, batchId: string, body: s
   return headers;
 }
 
-/** Reads at most `limit` bytes of the body, then lets the rest go. */
-async function readExcerpt(response: Response, limit: number, deadline: Promise<never>): Promise<string> {
+/** Reads at most `limit` bytes of the body, then lets the rest go; stops early when `signal` fires. */
+async function readExcerpt(response: Response, limit: number, signal: AbortSignal): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
+  const stop = () => void reader.cancel().catch(() => {});
+  signal.addEventListener("abort", stop);
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
     while (size < limit) {
-      const { done, value } = await Promise.race([reader.read(), deadline]);
+      const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
       size += value.byteLength;
     }
   } finally {
-    reader.cancel().catch(() => {});
+    signal.removeEventListener("abort", stop);
+    stop();
   }
   const bytes = new Uint8Array(Math.min(size, limit));
   let offset = 0;
@@ -93,23 +96,19 @@ export async function postBatch(
   const started = Date.now();
   const elapsed = () => Math.max(0, Date.now() - started);
   const at = options.now;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new OutboundError(`no complete answer within ${timeoutMs} ms`, "timeout")), timeoutMs);
-  });
   try {
-    const response = await Promise.race([
-      fetchOutbound(env, target.url, { method: "POST", headers: deliveryHeaders(target, batch.id, batch.body, at), body: batch.body }, { timeoutMs, maxRedirects: 0 }),
-      deadline,
-    ]);
+    const response = await fetchOutbound(
+      env,
+      target.url,
+      { method: "POST", headers: deliveryHeaders(target, batch.id, batch.body, at), body: batch.body },
+      { timeoutMs, maxRedirects: 0 },
+    );
     // The status decides the outcome; a body that does not arrive in time only loses the excerpt.
-    const excerpt = await readExcerpt(response, RESPONSE_EXCERPT_BYTES, deadline).catch(() => "");
+    const excerpt = await readExcerpt(response, RESPONSE_EXCERPT_BYTES, AbortSignal.timeout(Math.max(1, timeoutMs - elapsed()))).catch(() => "");
     return { at, durationMs: elapsed(), status: response.status, error: null, errorMessage: null, response: excerpt, retryAfter: response.headers.get("retry-after") };
   } catch (error) {
     const code = error instanceof OutboundError ? error.code : "connect";
     const message = error instanceof Error ? error.message : String(error);
     return { at, durationMs: elapsed(), status: null, error: code, errorMessage: message, response: "", retryAfter: null };
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
   }
 }

@@ -17,6 +17,8 @@ export interface DispatcherSettings {
   timeoutMs: number;
   /** Batches one alarm run sends before it yields to a fresh alarm. */
   maxBatchesPerRun: number;
+  /** Wall time after which a run sends no further batch (alarm handlers have 15 minutes). */
+  maxRunMs: number;
   /** Events older than this leave the backlog undelivered (the batch in flight excepted). */
   retentionMs: number;
   /** At most this many events wait; beyond it the oldest are dropped. */
@@ -33,6 +35,7 @@ export const DISPATCHER_SETTINGS: DispatcherSettings = {
   limits: BATCH_LIMITS,
   timeoutMs: DELIVERY_TIMEOUT_MS,
   maxBatchesPerRun: 100,
+  maxRunMs: 60_000,
   retentionMs: 7 * DAY,
   maxBacklogEvents: 1_000_000,
   dedupeWindowMs: 7 * DAY,
@@ -48,6 +51,8 @@ export interface DispatcherIdentity {
 
 export interface EncodedEvent {
   guid: string;
+  /** The caller gave the guid, so a repeat of it is a repeated hand-over to skip. */
+  dedupe: boolean;
   /** The event's JSON for the webhook's version, URL-encoded. */
   payload: string;
 }
@@ -93,6 +98,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
 
   private readonly backlog: WebhookBacklog;
   private running: Promise<void> | null = null;
+  private agePrunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -161,11 +167,12 @@ export class WebhookDispatcher extends DurableObject<Env> {
   }
 
   /**
-   * Records what an attempt at the batch in flight came to, in one transaction. Its own method
-   * so a test can make it fail: that is a crash after the send and before its outcome is kept.
+   * Records what an attempt at the batch in flight came to and, after a success, cuts the next
+   * batch if one is due, all in one transaction (one storage commit per batch sent). Its own
+   * method so a test can make it fail: that is a crash after the send, before its outcome is kept.
    */
-  recordOutcome(batch: InFlightBatch, result: AttemptResult, outcome: Outcome): void {
-    this.ctx.storage.transactionSync(() => {
+  recordOutcome(batch: InFlightBatch, result: AttemptResult, outcome: Outcome, envelopeKey: string): InFlightBatch | null {
+    return this.ctx.storage.transactionSync(() => {
       this.backlog.recordAttempt(
         {
           at: result.at,
@@ -182,8 +189,12 @@ export class WebhookDispatcher extends DurableObject<Env> {
         },
         this.settings.keepAttempts,
       );
-      if (outcome.kind === "delivered") this.backlog.completeBatch(batch.id);
-      else this.backlog.failBatch(batch.id, batch.failures + 1, outcome.kind === "retry" ? outcome.at : result.at);
+      if (outcome.kind !== "delivered") {
+        this.backlog.failBatch(batch.id, batch.failures + 1, outcome.kind === "retry" ? outcome.at : result.at);
+        return null;
+      }
+      this.backlog.completeBatch(batch);
+      return this.cutDueBatch(envelopeKey, this.clock());
     });
   }
 
@@ -220,20 +231,16 @@ export class WebhookDispatcher extends DurableObject<Env> {
     }
     this.backlog.setMeta("held", null);
     const target = await this.deliveryTarget(webhook);
-    const limits = this.settings.limits;
-    for (let sent = 0; sent < this.settings.maxBatchesPerRun; sent++) {
+    let batch = this.backlog.currentBatch() ?? this.cutDueBatch(webhook.panelName, this.clock());
+    const stopAt = Date.now() + this.settings.maxRunMs;
+    for (let sent = 0; batch && sent < this.settings.maxBatchesPerRun && Date.now() < stopAt; sent++) {
       const now = this.clock();
-      let batch = this.backlog.currentBatch();
-      if (!batch) {
-        const decision = decideCut(this.backlog.pendingHead(limits.maxEvents), now, webhook.panelName, limits);
-        if (decision.kind !== "cut") return;
-        batch = this.backlog.cutBatch(newId("bat"), decision.seqs[decision.seqs.length - 1]!, webhook.panelName, now);
-      }
       if (batch.nextAttemptAt > now) return;
-      const body = batchBody(batch.envelopeKey, this.backlog.batchPayloads(batch.id));
+      const body = batchBody(batch.envelopeKey, this.backlog.batchPayloads(batch));
       const result = await postBatch(this.env, target, { id: batch.id, body }, { now, timeoutMs: this.settings.timeoutMs });
       const outcome = decideOutcome(result, batch.failures, this.clock(), this.random);
-      this.recordOutcome(batch, result, outcome);
+      const failed = batch;
+      batch = this.recordOutcome(batch, result, outcome, webhook.panelName);
       if (outcome.kind === "delivered") continue;
 
       let current: WebhookWithPanel = webhook;
@@ -242,10 +249,17 @@ export class WebhookDispatcher extends DurableObject<Env> {
         this.backlog.setMeta("held", true);
         if (updated) current = { ...webhook, ...updated };
       }
-      this.noteFailure(current, batch, result);
+      this.noteFailure(current, failed, result);
       await this.sendDueAlert(current, outcome.kind === "retry" ? outcome.at : null);
       return;
     }
+  }
+
+  /** Cuts the next batch from the backlog if one is due now (full, or its window has closed). */
+  private cutDueBatch(envelopeKey: string, now: number): InFlightBatch | null {
+    const decision = decideCut(this.backlog.pendingHead(this.settings.limits.maxEvents), now, envelopeKey, this.settings.limits);
+    if (decision.kind !== "cut") return null;
+    return this.backlog.cutBatch(newId("bat"), decision.seqs, envelopeKey, now);
   }
 
   private async testAndMaybeEnable(identity: DispatcherIdentity, enable: boolean): Promise<TestReport> {
@@ -311,8 +325,15 @@ export class WebhookDispatcher extends DurableObject<Env> {
     }
   }
 
+  /** The count bound on every call; the age bounds at most once a minute (they move slowly). */
   private prune(now: number): void {
-    const dropped = this.backlog.prune(now - this.settings.retentionMs, this.settings.maxBacklogEvents, now - this.settings.dedupeWindowMs);
+    const byAge = now - this.agePrunedAt >= 60_000;
+    if (byAge) this.agePrunedAt = now;
+    const dropped = this.backlog.prune({
+      maxEvents: this.settings.maxBacklogEvents,
+      olderThan: byAge ? now - this.settings.retentionMs : undefined,
+      guidsBefore: byAge ? now - this.settings.dedupeWindowMs : undefined,
+    });
     if (dropped > 0) {
       this.backlog.setMeta("dropped", (this.backlog.getMeta<number>("dropped") ?? 0) + dropped);
       console.warn(`webhook backlog retention dropped ${dropped} undelivered event(s)`);

@@ -117,6 +117,18 @@ export function webhookEventProblem(event: WebhookEvent): { field: string; messa
   return null;
 }
 
+// Events handed over together usually share their second; formatting a time in a zone is the
+// costliest step of building an event, so the last one is remembered.
+let lastStamp: { second: number; timeZone: string; ts: number; timestamp: string } | null = null;
+
+function stamps(epochMs: number, timeZone: string): { ts: number; timestamp: string } {
+  const second = Math.floor(epochMs / 1000);
+  if (lastStamp?.second !== second || lastStamp.timeZone !== timeZone) {
+    lastStamp = { second, timeZone, ts: Number(formatCts(epochMs, timeZone)), timestamp: formatLocalIso(epochMs, timeZone) };
+  }
+  return lastStamp;
+}
+
 /** The event as the object of `version` (spec 2.8 and 9); `guid` must already be set. */
 export function buildEventObject(event: WebhookEvent & { guid: string }, context: RenderContext): Record<string, JsonValue> {
   const v2 = context.version === "2.0";
@@ -134,8 +146,9 @@ export function buildEventObject(event: WebhookEvent & { guid: string }, context
   for (const [name, value] of Object.entries(event.details ?? {})) {
     if (value !== undefined) params[name] = value;
   }
-  if (v2) params.timestamp = formatLocalIso(event.occurredAt, context.timeZone);
-  params.ts = Number(formatCts(event.occurredAt, context.timeZone));
+  const { ts, timestamp } = stamps(event.occurredAt, context.timeZone);
+  if (v2) params.timestamp = timestamp;
+  params.ts = ts;
   params.guid = event.guid;
   if (!v2 && event.event === "click") params.linkid = event.linkId ?? -1;
   object.event_params = params;
@@ -207,11 +220,11 @@ export function describeEventObject(
     event?: string;
     msgid?: string;
     journey_name: string;
-    custom_params?: Record<string, JsonValue>;
-    att_params?: Record<string, JsonValue>;
+    custom_params?: Record<string, unknown>;
+    att_params?: Record<string, unknown>;
     udt_params?: Record<string, string>;
-    event_params?: Record<string, JsonValue>;
-    payload_params?: Record<string, JsonValue>;
+    event_params?: Record<string, unknown>;
+    payload_params?: Record<string, unknown>;
   },
   timeZone: string,
   now: number,
@@ -235,12 +248,12 @@ export function describeEventObject(
     journeyName: object.journey_name,
     occurredAt,
     guid: guid as string | undefined,
-    customParams: object.custom_params,
-    attributes: object.att_params,
+    customParams: object.custom_params as Record<string, JsonValue> | undefined,
+    attributes: object.att_params as Record<string, JsonValue> | undefined,
     userAttributes: object.udt_params,
     details: details as EventDetails,
     linkId: linkid as number | undefined,
-    payload: object.payload_params,
+    payload: object.payload_params as Record<string, JsonValue> | undefined,
   };
   const problem = webhookEventProblem(event);
   return problem ? { ok: false, ...problem } : { ok: true, event };

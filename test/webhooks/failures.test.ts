@@ -6,6 +6,10 @@ import { RETRY_SCHEDULE_MS } from "../../src/webhooks/policy";
 import { admin, createPanel, receiver } from "../helpers";
 import { advance, alarmAt, createWebhook, deliveries, dispatcherNow, dispatcherStub, drive, eventObject, numbersOf, queue, range } from "./support";
 
+async function storedEvents(webhookId: string): Promise<number> {
+  return runInDurableObject(dispatcherStub(webhookId), (_instance: WebhookDispatcher, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM events").one().n);
+}
+
 const batchIdOf = (request: { headers: Record<string, string> }) => request.headers["x-webhook-batch-id"];
 
 async function log(path: string) {
@@ -203,6 +207,21 @@ describe("crash safety", () => {
     expect((await admin("GET", hook.path)).body.backlog).toBe(0);
   });
 
+  it("keeps events that arrive while a batch is being sent", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await receiver.script(hook.bucket, [{ status: 200, delayMs: 400 }, { status: 200 }]);
+    await queue(hook, range(0, 100).map((n) => eventObject(n)));
+    const sending = runInDurableObject(dispatcherStub(hook.id), (instance: WebhookDispatcher) => instance.alarm());
+    while ((await receiver.requests(hook.bucket)).length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    await queue(hook, range(100, 130).map((n) => eventObject(n)));
+    await sending;
+    expect((await admin("GET", hook.path)).body.backlog).toBe(30);
+    await advance(hook.id, 5_000);
+    await drive(hook.id);
+    expect(numbersOf(await deliveries(hook.bucket))).toEqual(range(0, 130));
+  });
+
   it("a repeated alarm run sends nothing twice", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel);
@@ -245,5 +264,27 @@ describe("backlog retention", () => {
     await queue(hook, [eventObject(120)]);
     // The batch in flight is kept whole; the 20 older events outside it are dropped.
     expect((await admin("GET", hook.path)).body).toMatchObject({ state: "disabled", backlog: 101, dropped: 20 });
+    expect(await storedEvents(hook.id)).toBe(101);
+  });
+
+  it("keeps at most the configured number of events, dropping the oldest waiting ones", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await runInDurableObject(dispatcherStub(hook.id), (instance: WebhookDispatcher) => {
+      instance.settings = { ...instance.settings, maxBacklogEvents: 150 };
+    });
+    await receiver.script(hook.bucket, [{ status: 500 }, { status: 200 }]);
+    await queue(hook, range(0, 100).map((n) => eventObject(n)));
+    await drive(hook.id);
+    await queue(hook, range(100, 300).map((n) => eventObject(n)));
+    expect((await admin("GET", hook.path)).body).toMatchObject({ state: "disabled", backlog: 150, dropped: 150 });
+    expect(await storedEvents(hook.id)).toBe(150);
+
+    await admin("POST", `${hook.path}/enable`);
+    await drive(hook.id);
+    await advance(hook.id, 5_000);
+    await drive(hook.id);
+    // The batch in flight (0-99), then the newest 50.
+    expect(numbersOf((await deliveries(hook.bucket)).slice(1))).toEqual([...range(0, 100), ...range(250, 300)]);
   });
 });
