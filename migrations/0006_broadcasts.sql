@@ -51,10 +51,10 @@ CREATE TABLE campaign_messages (
   first_click_at  INTEGER,
   bounced_at      INTEGER,
   unsubscribed_at INTEGER,
-  PRIMARY KEY (campaign_id, contact_id)
+  -- Batch first: claiming a batch reads one narrow range of the table, not the whole campaign.
+  PRIMARY KEY (campaign_id, batch, contact_id),
+  UNIQUE (campaign_id, contact_id)
 ) WITHOUT ROWID;
-
-CREATE INDEX campaign_messages_by_batch ON campaign_messages (campaign_id, batch, status);
 CREATE INDEX campaign_messages_by_status ON campaign_messages (campaign_id, status);
 CREATE INDEX campaign_messages_by_provider_id ON campaign_messages (provider_msg_id) WHERE provider_msg_id IS NOT NULL;
 

@@ -106,7 +106,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
         outcomes.push({ contactId, status: "queued", address, providerMessageId: null, error: result.error });
       } else outcomes.push({ contactId, status: "failed", address, providerMessageId: null, error: result.error });
     });
-    await finishClaims(env.DB, campaign.id, claim, outcomes, now);
+    await finishClaims(env.DB, campaign.id, nudge.batch, claim, outcomes, now);
     if (retryLater > 0) throw new Error(`campaign ${campaign.id} batch ${nudge.batch}: ${retryLater} message(s) to retry`);
   }
   await completeCampaignIfDone(env.DB, campaign.panelId, campaign.id, now);

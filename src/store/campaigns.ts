@@ -316,22 +316,24 @@ export interface MessageOutcome {
 }
 
 /** Records the outcome of each claimed recipient; `queued` hands a recipient back for a retry. */
-export async function finishClaims(db: D1Database, campaignId: string, claim: string, outcomes: readonly MessageOutcome[], now: number): Promise<void> {
+export async function finishClaims(db: D1Database, campaignId: string, batch: number, claim: string, outcomes: readonly MessageOutcome[], now: number): Promise<void> {
   if (outcomes.length === 0) return;
-  const rows = outcomes.map((o) => [o.contactId, o.status, o.address, o.providerMessageId, o.error]);
+  const rows = JSON.stringify(outcomes.map((o) => [o.contactId, o.status, o.address, o.providerMessageId, o.error]));
+  // Each row is found by its key through the IN list; the per-row values are looked up in the
+  // same small JSON array (an UPDATE ... FROM json_each would scan the whole campaign instead).
+  const field = (index: number) => `(SELECT r.value ->> ${index} FROM json_each(?1) AS r WHERE r.value ->> 0 = campaign_messages.contact_id)`;
   await db
     .prepare(
       `UPDATE campaign_messages SET
-         status = r.value ->> 1,
-         address = r.value ->> 2,
-         provider_msg_id = r.value ->> 3,
-         error = r.value ->> 4,
-         sent_at = CASE WHEN r.value ->> 1 = 'sent' THEN ?3 ELSE NULL END,
-         claim = CASE WHEN r.value ->> 1 = 'queued' THEN NULL ELSE claim END
-       FROM json_each(?1) AS r
-       WHERE campaign_messages.campaign_id = ?2 AND campaign_messages.contact_id = r.value ->> 0 AND campaign_messages.claim = ?4`,
+         status = ${field(1)},
+         address = ${field(2)},
+         provider_msg_id = ${field(3)},
+         error = ${field(4)},
+         sent_at = CASE WHEN ${field(1)} = 'sent' THEN ?4 ELSE NULL END,
+         claim = CASE WHEN ${field(1)} = 'queued' THEN NULL ELSE claim END
+       WHERE campaign_id = ?2 AND batch = ?3 AND contact_id IN (SELECT r.value ->> 0 FROM json_each(?1) AS r) AND claim = ?5`,
     )
-    .bind(JSON.stringify(rows), campaignId, now, claim)
+    .bind(rows, campaignId, batch, now, claim)
     .run();
 }
 
