@@ -88,7 +88,7 @@ export async function continuePoints(env: EngineEnv, points: readonly JourneyPoi
   if (points.length === 0) return;
   const journeys = await getJourneysByIds(
     env.DB,
-    points.map((p) => p.journeyId),
+    points.map((p) => ({ panelId: p.panelId, journeyId: p.journeyId })),
   );
   const live = points.filter((p) => journeys.get(p.journeyId)?.status === "running");
   if (live.length === 0) return;

@@ -176,11 +176,16 @@ export async function runningJourneysByTrigger(db: D1Database, panelId: string, 
   return results.map(journeyFromRow);
 }
 
-export async function getJourneysByIds(db: D1Database, ids: readonly string[]): Promise<Map<string, Journey>> {
-  if (ids.length === 0) return new Map();
+/** Journeys by (panel, id): the points of the cron come from every panel. */
+export async function getJourneysByIds(db: D1Database, refs: ReadonlyArray<{ panelId: string; journeyId: string }>): Promise<Map<string, Journey>> {
+  if (refs.length === 0) return new Map();
+  const keys = [...new Map(refs.map((r) => [r.journeyId, [r.panelId, r.journeyId]])).values()];
   const { results } = await db
-    .prepare(`SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE id IN (SELECT value FROM json_each(?))`)
-    .bind(JSON.stringify([...new Set(ids)]))
+    .prepare(
+      `SELECT ${JOURNEY_COLUMNS.split(", ").map((c) => `j.${c}`).join(", ")} FROM json_each(?) k
+       JOIN journeys j ON j.panel_id = json_extract(k.value, '$[0]') AND j.id = json_extract(k.value, '$[1]')`,
+    )
+    .bind(JSON.stringify(keys))
     .all<JourneyRow>();
   return new Map(results.map((row) => [row.id, journeyFromRow(row)]));
 }
@@ -431,34 +436,22 @@ export async function pointsLeftBehind(db: D1Database, before: number, limit: nu
   return results.map(pointFromRow);
 }
 
-export async function pointsOfInstances(db: D1Database, instanceIds: readonly string[]): Promise<JourneyPoint[]> {
-  if (instanceIds.length === 0) return [];
-  const { results } = await db
-    .prepare(`SELECT ${POINT_COLUMNS} FROM journey_points WHERE instance_id IN (SELECT value FROM json_each(?)) AND step_id = ''`)
-    .bind(JSON.stringify(instanceIds))
-    .all<PointRow>();
-  return results.map(pointFromRow);
-}
-
 /**
  * Marks a point continued and completes its instance when nothing of it is pending or left to
  * continue any more.
  */
 export function finishPointStatements(db: D1Database, point: JourneyPoint, now: number): D1PreparedStatement[] {
   return [
-    db.prepare("UPDATE journey_points SET continued_at = ? WHERE instance_id = ? AND step_id = ? AND continued_at IS NULL").bind(now, point.instanceId, point.stepId),
+    db
+      .prepare("UPDATE journey_points SET continued_at = ? WHERE panel_id = ? AND instance_id = ? AND step_id = ? AND continued_at IS NULL")
+      .bind(now, point.panelId, point.instanceId, point.stepId),
     db
       .prepare(
         `UPDATE journey_instances SET status = 'completed', ended_at = ?1
-         WHERE id = ?2 AND status = 'active' AND NOT EXISTS (SELECT 1 FROM journey_points WHERE instance_id = ?2 AND continued_at IS NULL)`,
+         WHERE panel_id = ?3 AND id = ?2 AND status = 'active' AND NOT EXISTS (SELECT 1 FROM journey_points WHERE instance_id = ?2 AND continued_at IS NULL)`,
       )
-      .bind(now, point.instanceId),
+      .bind(now, point.instanceId, point.panelId),
   ];
-}
-
-export async function stepRunsDone(db: D1Database, instanceId: string): Promise<Set<string>> {
-  const { results } = await db.prepare("SELECT step_id FROM journey_step_runs WHERE instance_id = ?").bind(instanceId).all<{ step_id: string }>();
-  return new Set(results.map((r) => r.step_id));
 }
 
 export function stepRunStatement(db: D1Database, instanceId: string, stepId: string, journeyId: string, result: string, now: number): D1PreparedStatement {
