@@ -4,7 +4,7 @@ import { isEmailAddress } from "../domain/broadcast";
 import { applyTracking, buildMime, compileTemplate, personalize, trackableLinks, type Template } from "../domain/email-message";
 import { randomHex } from "../lib/random";
 import { TtlCache } from "../lib/ttl-cache";
-import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, type Campaign, type MessageOutcome } from "../store/campaigns";
+import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, releaseClaim, type Campaign, type MessageOutcome } from "../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
 export const SEND_BATCH_SIZE = 100;
@@ -68,34 +68,40 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
   const claim = randomHex(8);
   const recipients = await claimBatch(env.DB, campaign, nudge.batch, claim, now, now - STALE_CLAIM_MS, provider.idempotent);
   if (recipients.length > 0) {
-    const { html, subject } = await campaignTemplates(env.FILES, campaign);
-    const signer = new TrackingSigner(env.SECRETS_KEY);
     const outcomes: MessageOutcome[] = [];
     const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail }> = [];
-    await Promise.all(
-      recipients.map(async (recipient) => {
-        const rawAddress = recipient.attributes.EMAIL;
-        const address = typeof rawAddress === "string" ? rawAddress.trim().toLowerCase() : "";
-        const skip = (error: string) => outcomes.push({ contactId: recipient.contactId, status: "skipped", address: address || null, providerMessageId: null, error });
-        if (recipient.suppressed) return skip(recipient.suppressed === "unsubscribe" ? "unsubscribed" : "hard bounce");
-        if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
-        const id = messageIdOf(campaign.id, recipient.contactId);
-        const personal = personalize(html, recipient.attributes, true);
-        const urls = await trackingLinks(signer, env.PUBLIC_BASE_URL, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, trackableLinks(personal));
-        const subjectLine = personalize(subject, recipient.attributes, false);
-        const raw = buildMime({
-          from: { name: campaign.senderName, address: campaign.senderEmail },
-          to: address,
-          subject: subjectLine,
-          html: applyTracking(personal, urls),
-          messageId: id,
-          date: now,
-          unsubscribeUrl: urls.unsubscribe,
-          headers: { "X-Campaign-ID": campaign.id },
-        });
-        outgoing.push({ contactId: recipient.contactId, address, email: { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw } });
-      }),
-    );
+    try {
+      const { html, subject } = await campaignTemplates(env.FILES, campaign);
+      const signer = new TrackingSigner(env.SECRETS_KEY);
+      await Promise.all(
+        recipients.map(async (recipient) => {
+          const rawAddress = recipient.attributes.EMAIL;
+          const address = typeof rawAddress === "string" ? rawAddress.trim().toLowerCase() : "";
+          const skip = (error: string) => outcomes.push({ contactId: recipient.contactId, status: "skipped", address: address || null, providerMessageId: null, error });
+          if (recipient.suppressed) return skip(recipient.suppressed === "unsubscribe" ? "unsubscribed" : "hard bounce");
+          if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
+          const id = messageIdOf(campaign.id, recipient.contactId);
+          const personal = personalize(html, recipient.attributes, true);
+          const urls = await trackingLinks(signer, env.PUBLIC_BASE_URL, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, trackableLinks(personal));
+          const subjectLine = personalize(subject, recipient.attributes, false);
+          const raw = buildMime({
+            from: { name: campaign.senderName, address: campaign.senderEmail },
+            to: address,
+            subject: subjectLine,
+            html: applyTracking(personal, urls),
+            messageId: id,
+            date: now,
+            unsubscribeUrl: urls.unsubscribe,
+            headers: { "X-Campaign-ID": campaign.id },
+          });
+          outgoing.push({ contactId: recipient.contactId, address, email: { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw } });
+        }),
+      );
+    } catch (error) {
+      // Nothing was sent: the recipients go back to the queue state for the retry.
+      await releaseClaim(env.DB, campaign.id, nudge.batch, claim);
+      throw error;
+    }
     const results = await provider.send(outgoing.map((o) => o.email), now);
     let retryLater = 0;
     results.forEach((result, i) => {

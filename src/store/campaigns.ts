@@ -337,6 +337,14 @@ export async function finishClaims(db: D1Database, campaignId: string, batch: nu
     .run();
 }
 
+/** Hands a claim's recipients back untouched (the attempt failed before anything was sent). */
+export async function releaseClaim(db: D1Database, campaignId: string, batch: number, claim: string): Promise<void> {
+  await db
+    .prepare("UPDATE campaign_messages SET status = 'queued', claim = NULL, claimed_at = NULL WHERE campaign_id = ? AND batch = ? AND claim = ? AND status = 'sending'")
+    .bind(campaignId, batch, claim)
+    .run();
+}
+
 export interface TrackedMessage {
   panelId: string;
   campaignId: string;

@@ -6,6 +6,7 @@ import { sendCampaignBatch, type SendNudge } from "../../src/broadcasts/send";
 import { emailProvider } from "../../src/channels/email/provider";
 import { TrackingSigner } from "../../src/channels/email/tracking";
 import worker from "../../src/index";
+import { getCampaign, publishCampaign } from "../../src/store/campaigns";
 import { admin, call, countRows, createPanel, type TestPanel } from "../helpers";
 import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign } from "./fixtures";
 
@@ -92,6 +93,22 @@ describe("publishing and sending", () => {
     await sendCampaignBatch(env, emailProvider(env), nudge, sendAt + 61 * 60_000);
     expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(["ada@example.com", "bob@example.com"]);
     expect((await campaign(panel, id))).toMatchObject({ status: "sent", counters: { sent: 2, queued: 0 } });
+  });
+
+  it("hands the batch back untouched when it fails before sending, and sends it on the retry", async () => {
+    const panel = await createPanel();
+    const { id, sendAt } = await scheduled(panel, CSV, {}, 127);
+    const stored = (await getCampaign(env.DB, panel.id, id))!;
+    expect(await publishCampaign(env.DB, stored, 100, sendAt)).toBe(2);
+    const body = await env.FILES.get(stored.bodyKey);
+    await env.FILES.delete(stored.bodyKey);
+    const nudge: SendNudge = { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 };
+    await expect(sendCampaignBatch(env, emailProvider(env), nudge)).rejects.toThrow(/missing from R2/);
+    expect((await campaign(panel, id)).counters).toMatchObject({ queued: 2, sent: 0 });
+    expect(await countRows("SELECT COUNT(*) AS n FROM campaign_messages WHERE campaign_id = ? AND status = 'queued' AND claim IS NULL", id)).toBe(2);
+    await env.FILES.put(stored.bodyKey, await body!.text());
+    await sendCampaignBatch(env, emailProvider(env), nudge);
+    expect(await campaign(panel, id)).toMatchObject({ status: "sent", counters: { sent: 2, queued: 0 } });
   });
 
   it("skips unsubscribed and hard-bounced addresses and contacts without an email", async () => {
