@@ -9,6 +9,7 @@ import { attributeRoutes } from "./attributes";
 import { eventRoutes } from "./events";
 import { journeyRoutes } from "./journeys";
 import { campaignRoutes } from "./campaigns";
+import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
@@ -28,6 +29,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...webhookRoutes,
   ...journeyRoutes,
   ...campaignRoutes,
+  ...jobRoutes,
 ];
 
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });

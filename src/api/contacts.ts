@@ -20,7 +20,7 @@ function keyOrThrow(schema: KeyedSchema, data: unknown): string {
   return key.key;
 }
 
-async function requireLists(db: D1Database, panel: Panel, listIds: readonly number[]): Promise<void> {
+export async function requireLists(db: D1Database, panel: Panel, listIds: readonly number[]): Promise<void> {
   const found = await existingListIds(db, panel.id, listIds);
   const missing = listIds.filter((id) => !found.has(id));
   if (missing.length) {

@@ -9,6 +9,8 @@ export interface OperationContext extends Caller {
   requestId: string;
   /** One clock reading per call, so every row a call writes carries the same time. */
   now: number;
+  /** Origin of the request (`https://host`), for links the answer or background work gives out. */
+  origin: string;
 }
 
 /**

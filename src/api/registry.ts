@@ -1,12 +1,13 @@
 import { ApiError } from "../http/errors";
 import { broadcastOperations } from "./broadcast";
+import { bulkOperations } from "./bulk";
 import { contactOperations } from "./contacts";
 import { listOperations } from "./lists";
 import type { Operation, OperationTable } from "./operation";
 
 /** Every envelope operation, by `type` then `activity`. Later capabilities add their rows here. */
 export const OPERATIONS: Record<string, OperationTable> = {
-  contact: contactOperations,
+  contact: { ...contactOperations, ...bulkOperations },
   lists: listOperations,
   email_broadcast: broadcastOperations,
 };

@@ -19,7 +19,7 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     operation = resolveOperation(params.type, params.activity);
     const caller = await authenticateApiKey(env.DB, params.apikey);
     const input = parseOrThrow(operation.params, params);
-    const members = await operation.run({ env, exec, ...caller, requestId, now: Date.now() }, input);
+    const members = await operation.run({ env, exec, ...caller, requestId, now: Date.now(), origin: new URL(request.url).origin }, input);
     return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);
   } catch (error) {
     const failure = error instanceof ApiError ? error : serviceFault(error, requestId);

@@ -113,6 +113,20 @@ export function openApiDocument(origin: string): JsonSchema {
       ...activityOpenApiPaths(inputSchema, failureBody),
       ...channelEventOpenApiPaths(inputSchema, failureBody),
       "/health": { get: { summary: "Liveness", responses: { "200": { description: "OK" } } } },
+      "/apiv2/jobs/{job}/errors.csv": {
+        get: {
+          summary: "Error report of a bulk upload job (CSV: row, column, reason, then the refused row), for the job's own panel",
+          parameters: [
+            { name: "job", in: "path", required: true, schema: { type: "string" } },
+            { name: "apikey", in: "query", required: false, description: "The panel's API key (or Authorization: Bearer)", schema: { type: "string" } },
+          ],
+          responses: {
+            "200": { description: "The report", content: { "text/csv": {} } },
+            "401": { description: "The caller could not be authenticated", content: { "application/json": { schema: failureBody } } },
+            "404": { description: "No such job in the key's panel, or no report (yet)", content: { "application/json": { schema: failureBody } } },
+          },
+        },
+      },
       ...adminPaths(),
     },
   };

@@ -1,5 +1,6 @@
 import { handleEventsBatch } from "../pipeline/consumer";
 import { handleSendsQueue } from "../broadcasts/send";
+import { handleImportQueue } from "./imports";
 
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
@@ -14,6 +15,7 @@ export type QueueHandler = (batch: MessageBatch<unknown>, env: Env, exec: Execut
 export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   events: (batch, env, exec) => handleEventsBatch(batch, env, exec),
   sends: handleSendsQueue,
+  imports: handleImportQueue,
 };
 
 export function queueKind(queueName: string): QueueKind | undefined {

@@ -1,0 +1,32 @@
+import { errorReportResponse } from "../api/bulk";
+import { importJobView } from "../jobs/imports/view";
+import { notFound } from "../http/errors";
+import { getImportJob, type ImportJob } from "../store/imports";
+import { defineAdminRoute, requirePanel } from "./route";
+
+async function jobOfPanel(db: D1Database, panelId: string | undefined, jobId: string | undefined): Promise<ImportJob> {
+  const panel = await requirePanel(db, panelId);
+  const job = jobId ? await getImportJob(db, panel.id, jobId) : null;
+  if (!job) throw notFound(`No job "${jobId}" in panel "${panel.id}"`);
+  return job;
+}
+
+const readJob = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/jobs/:job",
+  summary: "A bulk upload job: status, counters, progress, error report link, callback outcome",
+  async handle({ env, path }) {
+    return importJobView(await jobOfPanel(env.DB, path.panel, path.job));
+  },
+});
+
+const downloadErrorReport = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/jobs/:job/errors.csv",
+  summary: "The job's error report (CSV: row, column, reason, then the refused row)",
+  async handle({ env, path }) {
+    return errorReportResponse(env, await jobOfPanel(env.DB, path.panel, path.job));
+  },
+});
+
+export const jobRoutes = [readJob, downloadErrorReport];

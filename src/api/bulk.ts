@@ -1,0 +1,111 @@
+import { parseEmailList } from "../domain/imports";
+import { authenticateApiKey } from "../http/auth";
+import { ApiError, invalidField, notFound } from "../http/errors";
+import { envelopeFailure, newRequestId } from "../http/respond";
+import { startImport } from "../jobs/imports";
+import { importJobView } from "../jobs/imports/view";
+import { allowsPrivateFetch, checkOutboundUrl } from "../lib/outbound";
+import { z } from "../lib/z";
+import { getImportJob, type ImportJob } from "../store/imports";
+import { serviceFault } from "../http/envelope";
+import { requireLists } from "./contacts";
+import { defineOperation, type OperationTable } from "./operation";
+import { listIdParam, optionalTextParam, textParam } from "./params";
+
+const MAX_URL_LENGTH = 2048;
+
+function checkUrl(env: Env, field: string, raw: string): string {
+  const checked = checkOutboundUrl(raw, allowsPrivateFetch(env));
+  if (!checked.ok) throw invalidField(field, checked.reason);
+  return checked.url.toString();
+}
+
+/** An optional parameter sent empty (`callback=`) means "not given". */
+function given(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
+}
+
+const bulkUpload = defineOperation({
+  summary: "Import contacts from a hosted CSV file in the background (4.5); answers the job id at once",
+  params: z.object({
+    path: textParam(MAX_URL_LENGTH).meta({ description: "http(s) URL of the CSV file; its header row names attributes", example: "https://crm.example.com/export.csv" }),
+    listid: listIdParam.optional(),
+    notifyemail: optionalTextParam(1000).meta({ description: "Address(es), comma separated, that get the summary email" }),
+    callback: optionalTextParam(MAX_URL_LENGTH).meta({ description: "http(s) URL that gets a POST with the job's outcome" }),
+  }),
+  async run({ env, panel, now, origin }, input) {
+    const path = checkUrl(env, "path", input.path);
+    const callback = given(input.callback);
+    const callbackUrl = callback === undefined ? null : checkUrl(env, "callback", callback);
+    const notify = given(input.notifyemail);
+    let notifyEmails: string[] = [];
+    if (notify !== undefined) {
+      const parsed = parseEmailList(notify);
+      if (!parsed.ok) throw invalidField("notifyemail", parsed.reason);
+      notifyEmails = parsed.emails;
+    }
+    if (input.listid !== undefined) await requireLists(env.DB, panel, [input.listid]);
+    const jobId = await startImport(env, {
+      panelId: panel.id,
+      sources: [{ url: path }],
+      listId: input.listid ?? null,
+      notifyEmails,
+      callbackUrl,
+      origin,
+      now,
+    });
+    return { jobid: jobId };
+  },
+});
+
+async function jobOrThrow(db: D1Database, panelId: string, jobId: string): Promise<ImportJob> {
+  const job = await getImportJob(db, panelId, jobId);
+  // Another panel's job answers exactly as a job that does not exist.
+  if (!job) throw notFound(`No import job "${jobId}" in this panel`, [{ field: "data", message: "no such job" }]);
+  return job;
+}
+
+const bulkStatus = defineOperation({
+  summary: "State and counters of a bulk upload job",
+  params: z.object({ data: textParam(64).meta({ description: "The jobid that bulkupload answered", example: "job_3k9x7q2m4n8p1r5t" }) }),
+  async run({ env, panel }, { data }) {
+    return { job: importJobView(await jobOrThrow(env.DB, panel.id, data)) };
+  },
+});
+
+export const bulkOperations: OperationTable = {
+  bulkupload: bulkUpload,
+  bulkstatus: bulkStatus,
+};
+
+/** The stored error report as a CSV download. */
+export async function errorReportResponse(env: Env, job: ImportJob): Promise<Response> {
+  if (!job.errorReportKey) {
+    const why = job.phase === "done" || job.phase === "notify" ? "this job refused no rows" : "the report is written when the job ends";
+    throw notFound(`No error report for job "${job.id}": ${why}`);
+  }
+  const object = await env.FILES.get(job.errorReportKey);
+  if (!object) throw notFound(`The error report of job "${job.id}" is no longer stored`);
+  return new Response(object.body, {
+    headers: {
+      "content-type": "text/csv; charset=utf-8",
+      "content-disposition": `attachment; filename="${job.id}-errors.csv"`,
+      "content-length": String(object.size),
+    },
+  });
+}
+
+/**
+ * GET /apiv2/jobs/{job}/errors.csv: the error report for API clients, with the panel's API key
+ * in `apikey` or `Authorization: Bearer`. Failures answer in the envelope's Failed shape.
+ */
+export async function handleErrorReportDownload(request: Request, env: Env, jobId: string): Promise<Response> {
+  const requestId = newRequestId();
+  try {
+    const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization")?.trim() ?? "")?.[1];
+    const caller = await authenticateApiKey(env.DB, new URL(request.url).searchParams.get("apikey") ?? bearer);
+    return await errorReportResponse(env, await jobOrThrow(env.DB, caller.panel.id, jobId));
+  } catch (error) {
+    return envelopeFailure(requestId, error instanceof ApiError ? error : serviceFault(error, requestId));
+  }
+}

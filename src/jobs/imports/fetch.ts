@@ -1,0 +1,109 @@
+import { fetchOutbound, OutboundError } from "../../lib/outbound";
+import { R2Upload } from "../../lib/r2-upload";
+import { touchImportJob, type ImportJob, type ImportSource } from "../../store/imports";
+import { ImportFailure, TransientImportError } from "./errors";
+
+/**
+ * Largest file an import accepts: 1 GiB, about 15 million rows of NAME, EMAIL, MOBILE, AGE,
+ * CITY. The file is streamed into R2 (never held in memory), so the cap is about R2 storage
+ * and import time, not the Worker's memory.
+ */
+export const MAX_IMPORT_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * A download must end within this time (a queue consumer may run 15 minutes). It covers the
+ * whole transfer, not just the headers: the outbound timeout signal stays on the body.
+ */
+const DOWNLOAD_TIMEOUT_MS = 10 * 60 * 1000;
+
+// Content types a CSV is commonly served with; anything else (an image, a zip, a PDF, a web page
+// such as a sign-in form in place of the file) is refused before a byte is stored. Files of
+// these types are still checked for binary content.
+const TEXT_TYPES = /^(text\/(?!html\b)|application\/(csv|x-csv|vnd\.ms-excel|octet-stream|binary|download|force-download)\b|binary\/octet-stream)/i;
+
+function mib(bytes: number): string {
+  return `${Math.round(bytes / (1024 * 1024))} MiB`;
+}
+
+/**
+ * Downloads one source into R2 under `source.key`, streaming: with a Content-Length the body
+ * goes to R2 as it is (R2 needs a known length), without one through R2Upload in bounded
+ * parts. Returns the stored size.
+ */
+export async function downloadSource(env: Env, job: ImportJob, source: ImportSource, now: () => number): Promise<number> {
+  const url = source.url!;
+  let response: Response;
+  try {
+    response = await fetchOutbound(env, url, { headers: { accept: "text/csv, text/plain;q=0.9, */*;q=0.5" } }, { timeoutMs: DOWNLOAD_TIMEOUT_MS, maxRedirects: 3 });
+  } catch (error) {
+    if (error instanceof OutboundError && error.code === "timeout") throw new TransientImportError(`The file could not be downloaded: ${error.message}`);
+    const message = error instanceof Error ? error.message : String(error);
+    throw new ImportFailure(`The file could not be downloaded: ${message}`);
+  }
+  const host = new URL(url).host;
+  if (response.status >= 500 || response.status === 429 || response.status === 408) {
+    await response.body?.cancel();
+    throw new TransientImportError(`The file could not be downloaded: ${host} answered HTTP ${response.status}`);
+  }
+  if (response.status < 200 || response.status > 299) {
+    await response.body?.cancel();
+    const what = response.status >= 300 && response.status < 400 ? "redirected too often or without a location" : `answered HTTP ${response.status}`;
+    throw new ImportFailure(`The file could not be downloaded: ${host} ${what}`);
+  }
+  const contentType = response.headers.get("content-type")?.trim() ?? "";
+  if (contentType !== "" && !TEXT_TYPES.test(contentType)) {
+    await response.body?.cancel();
+    throw new ImportFailure(`The file is not a CSV file: it is served as ${contentType.split(";")[0]}`);
+  }
+  const declared = response.headers.get("content-length");
+  const encoded = (response.headers.get("content-encoding") ?? "identity").toLowerCase() !== "identity";
+  const length = declared !== null && /^\d+$/.test(declared) && !encoded ? Number(declared) : null;
+  if (length !== null && length > MAX_IMPORT_BYTES) {
+    await response.body?.cancel();
+    throw new ImportFailure(`The file is too large: ${mib(length)}; the limit is ${mib(MAX_IMPORT_BYTES)}`);
+  }
+  const options = { httpMetadata: { contentType: "text/csv" } };
+  if (!response.body || length === 0) {
+    await env.FILES.put(source.key, new Uint8Array(0), options);
+    return 0;
+  }
+  try {
+    if (length !== null) return (await env.FILES.put(source.key, response.body, options)).size;
+    return await streamUnknownLength(env, job, source.key, response.body, options, now);
+  } catch (error) {
+    if (error instanceof ImportFailure) throw error;
+    // The connection broke or R2 failed mid-transfer: worth another try.
+    throw new TransientImportError(`The file could not be downloaded completely: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+async function streamUnknownLength(
+  env: Env,
+  job: ImportJob,
+  key: string,
+  body: ReadableStream<Uint8Array>,
+  options: R2PutOptions,
+  now: () => number,
+): Promise<number> {
+  const upload = new R2Upload(env.FILES, key, options);
+  let lastTouch = now();
+  try {
+    for await (const bytes of body) {
+      if (upload.size + bytes.length > MAX_IMPORT_BYTES) {
+        throw new ImportFailure(`The file is too large: more than ${mib(MAX_IMPORT_BYTES)}, the limit`);
+      }
+      await upload.write(bytes);
+      if (now() - lastTouch > 30_000) {
+        // A long download is progress too: keep the cron from re-driving the job.
+        lastTouch = now();
+        await touchImportJob(env.DB, job.panelId, job.id, lastTouch);
+      }
+    }
+    await upload.close();
+    return upload.size;
+  } catch (error) {
+    await upload.abort().catch(() => undefined);
+    await body.cancel().catch(() => undefined);
+    throw error;
+  }
+}

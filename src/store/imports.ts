@@ -1,0 +1,469 @@
+import type { ColumnPlan } from "../domain/imports";
+import { D1_MAX_PARAMS } from "./sql";
+
+export type ImportStatus = "queued" | "running" | "completed" | "failed";
+export type ImportPhase = "fetch" | "header" | "rows" | "report" | "notify" | "done";
+export type CallbackState = "none" | "pending" | "sending" | "sent" | "failed";
+
+/** One file of a job: downloaded from `url` into `key`, or already in R2 at `key`. */
+export interface ImportSource {
+  url?: string;
+  key: string;
+  /** Shown in the error report of a job of several files. */
+  name: string;
+  /** The engine downloaded it, so it deletes it when the job is done. */
+  owned: boolean;
+  size?: number;
+  /** Where the first data row starts (after the BOM and the header row). */
+  dataOffset?: number;
+  /** Row number of the header row (1 unless blank lines come first). */
+  headerRow?: number;
+}
+
+export interface ImportJob {
+  id: string;
+  panelId: string;
+  status: ImportStatus;
+  phase: ImportPhase;
+  reason: string | null;
+  sources: ImportSource[];
+  plan: ColumnPlan | null;
+  listId: number | null;
+  notifyEmails: string[];
+  callbackUrl: string | null;
+  callbackState: CallbackState;
+  callbackStatus: number | null;
+  callbackError: string | null;
+  callbackAt: number | null;
+  origin: string;
+  seq: number;
+  sourceIndex: number;
+  byteOffset: number;
+  rowNumber: number;
+  total: number;
+  created: number;
+  updated: number;
+  failed: number;
+  errorReportKey: string | null;
+  attempts: number;
+  lastError: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  updatedAt: number;
+}
+
+interface ImportJobRow {
+  id: string;
+  panel_id: string;
+  status: ImportStatus;
+  phase: ImportPhase;
+  reason: string | null;
+  sources: string;
+  columns: string | null;
+  list_id: number | null;
+  notify_emails: string;
+  callback_url: string | null;
+  callback_state: CallbackState;
+  callback_status: number | null;
+  callback_error: string | null;
+  callback_at: number | null;
+  origin: string;
+  seq: number;
+  source_index: number;
+  byte_offset: number;
+  row_number: number;
+  total: number;
+  created: number;
+  updated: number;
+  failed: number;
+  error_report_key: string | null;
+  attempts: number;
+  last_error: string | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  updated_at: number;
+}
+
+function jobFromRow(row: ImportJobRow): ImportJob {
+  return {
+    id: row.id,
+    panelId: row.panel_id,
+    status: row.status,
+    phase: row.phase,
+    reason: row.reason,
+    sources: JSON.parse(row.sources) as ImportSource[],
+    plan: row.columns === null ? null : (JSON.parse(row.columns) as ColumnPlan),
+    listId: row.list_id,
+    notifyEmails: JSON.parse(row.notify_emails) as string[],
+    callbackUrl: row.callback_url,
+    callbackState: row.callback_state,
+    callbackStatus: row.callback_status,
+    callbackError: row.callback_error,
+    callbackAt: row.callback_at,
+    origin: row.origin,
+    seq: row.seq,
+    sourceIndex: row.source_index,
+    byteOffset: row.byte_offset,
+    rowNumber: row.row_number,
+    total: row.total,
+    created: row.created,
+    updated: row.updated,
+    failed: row.failed,
+    errorReportKey: row.error_report_key,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface NewImportJob {
+  id: string;
+  panelId: string;
+  sources: ImportSource[];
+  listId: number | null;
+  notifyEmails: string[];
+  callbackUrl: string | null;
+  origin: string;
+  now: number;
+}
+
+export async function insertImportJob(db: D1Database, job: NewImportJob): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO import_jobs (id, panel_id, status, phase, sources, list_id, notify_emails, callback_url, callback_state, origin, created_at, updated_at)
+       VALUES (?, ?, 'queued', 'fetch', ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      job.id,
+      job.panelId,
+      JSON.stringify(job.sources),
+      job.listId,
+      JSON.stringify(job.notifyEmails),
+      job.callbackUrl,
+      job.callbackUrl === null ? "none" : "pending",
+      job.origin,
+      job.now,
+      job.now,
+    )
+    .run();
+}
+
+export async function getImportJob(db: D1Database, panelId: string, jobId: string): Promise<ImportJob | null> {
+  const row = await db.prepare("SELECT * FROM import_jobs WHERE panel_id = ? AND id = ?").bind(panelId, jobId).first<ImportJobRow>();
+  return row ? jobFromRow(row) : null;
+}
+
+/**
+ * Moves a job from one phase to the next, with whatever else changes with it, only if it is
+ * still where the caller read it (phase and chunk count). False: another consumer moved it.
+ */
+export async function advanceImportJob(
+  db: D1Database,
+  job: Pick<ImportJob, "id" | "panelId" | "phase" | "seq">,
+  next: ImportPhase,
+  changes: Partial<{
+    status: ImportStatus;
+    reason: string;
+    sources: ImportSource[];
+    plan: ColumnPlan;
+    byteOffset: number;
+    rowNumber: number;
+    errorReportKey: string;
+    startedAt: number;
+    finishedAt: number;
+  }>,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `UPDATE import_jobs SET phase = ?3,
+         status = COALESCE(?4, status), reason = COALESCE(?5, reason), sources = COALESCE(?6, sources),
+         columns = COALESCE(?7, columns), byte_offset = COALESCE(?8, byte_offset), row_number = COALESCE(?9, row_number),
+         error_report_key = COALESCE(?10, error_report_key), started_at = COALESCE(started_at, ?11),
+         finished_at = COALESCE(finished_at, ?12), attempts = 0, updated_at = ?13
+       WHERE panel_id = ?1 AND id = ?2 AND phase = ?14 AND seq = ?15`,
+    )
+    .bind(
+      job.panelId,
+      job.id,
+      next,
+      changes.status ?? null,
+      changes.reason ?? null,
+      changes.sources ? JSON.stringify(changes.sources) : null,
+      changes.plan ? JSON.stringify(changes.plan) : null,
+      changes.byteOffset ?? null,
+      changes.rowNumber ?? null,
+      changes.errorReportKey ?? null,
+      changes.startedAt ?? null,
+      changes.finishedAt ?? null,
+      now,
+      job.phase,
+      job.seq,
+    )
+    .run();
+  return result.meta.changes > 0;
+}
+
+/** Marks a queued job running when a consumer first picks it up. */
+export async function markImportStarted(db: D1Database, panelId: string, jobId: string, now: number): Promise<void> {
+  await db
+    .prepare("UPDATE import_jobs SET status = 'running', started_at = ?, updated_at = ? WHERE panel_id = ? AND id = ? AND status = 'queued'")
+    .bind(now, now, panelId, jobId)
+    .run();
+}
+
+/** Records progress of a long download so the cron does not take the job for stalled. */
+export async function touchImportJob(db: D1Database, panelId: string, jobId: string, now: number): Promise<void> {
+  await db.prepare("UPDATE import_jobs SET updated_at = ? WHERE panel_id = ? AND id = ?").bind(now, panelId, jobId).run();
+}
+
+/**
+ * Counts a failed attempt (an exception in the consumer, a transient download error) and
+ * returns how many came in a row; any progress resets the count.
+ */
+export async function recordImportAttempt(db: D1Database, panelId: string, jobId: string, error: string, now: number): Promise<number> {
+  const row = await db
+    .prepare(
+      `UPDATE import_jobs SET attempts = attempts + 1, last_error = ?, updated_at = ?
+       WHERE panel_id = ? AND id = ? AND phase <> 'done' RETURNING attempts`,
+    )
+    .bind(error.slice(0, 1000), now, panelId, jobId)
+    .first<{ attempts: number }>();
+  return row?.attempts ?? 0;
+}
+
+export interface ImportedRow {
+  key: string;
+  /** The row's attributes as JSON text. */
+  attrs: string;
+}
+
+export interface RefusedRowLine {
+  row: number;
+  /** The error report line of the row (CSV, no line end). */
+  line: string;
+}
+
+export interface ChunkCommit {
+  /** The job's chunk count when the chunk was read. */
+  seq: number;
+  sourceIndex: number;
+  rows: ImportedRow[];
+  /** Data rows of the chunk (blank lines excluded), imported or refused. */
+  records: number;
+  refused: number;
+  /** Lines for the error report (the report may hold fewer than `refused`). */
+  errorLines: RefusedRowLine[];
+  /** Where the next chunk starts. */
+  next: { sourceIndex: number; byteOffset: number; rowNumber: number };
+  listId: number | null;
+  now: number;
+}
+
+// Shared parameters first, then the ones each row repeats; a statement binds at most 100.
+const UPSERT_SHARED = 2;
+const UPSERT_PER_ROW = 2;
+export const UPSERT_ROWS_PER_STATEMENT = Math.floor((D1_MAX_PARAMS - UPSERT_SHARED) / UPSERT_PER_ROW);
+const ERROR_SHARED = 3;
+const ERROR_PER_ROW = 2;
+const ERROR_ROWS_PER_STATEMENT = Math.floor((D1_MAX_PARAMS - ERROR_SHARED) / ERROR_PER_ROW);
+
+const sqlCache = new Map<string, string>();
+
+function cachedSql(kind: string, rows: number, build: () => string): string {
+  const cacheKey = `${kind}:${rows}`;
+  let sql = sqlCache.get(cacheKey);
+  if (sql === undefined) sqlCache.set(cacheKey, (sql = build()));
+  return sql;
+}
+
+/**
+ * Multi-row upsert of contacts: ?1 panel, ?2 time, then (key, attrs) per row. A later row with
+ * the same key within the statement updates the contact the earlier one wrote, so the later
+ * row wins as it does across statements.
+ */
+function upsertSql(rows: number): string {
+  return cachedSql("upsert", rows, () => {
+    const values: string[] = [];
+    for (let i = 0; i < rows; i++) {
+      const p = UPSERT_SHARED + i * UPSERT_PER_ROW + 1;
+      values.push(`(?1, ?${p}, ?${p + 1}, ?2, ?2)`);
+    }
+    return `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at) VALUES ${values.join(", ")}
+      ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, excluded.attrs), updated_at = excluded.updated_at`;
+  });
+}
+
+function errorLinesSql(rows: number): string {
+  return cachedSql("errors", rows, () => {
+    const values: string[] = [];
+    for (let i = 0; i < rows; i++) {
+      const p = ERROR_SHARED + i * ERROR_PER_ROW + 1;
+      values.push(`(?1, ?2, ?3, ?${p}, ?${p + 1})`);
+    }
+    return `INSERT OR REPLACE INTO import_errors (panel_id, job_id, source_index, row_number, line) VALUES ${values.join(", ")}`;
+  });
+}
+
+/** Upserts of `rows`, cut to D1's parameter limit. */
+export function upsertContactRows(db: D1Database, panelId: string, rows: readonly ImportedRow[], now: number): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  for (let from = 0; from < rows.length; from += UPSERT_ROWS_PER_STATEMENT) {
+    const slice = rows.slice(from, from + UPSERT_ROWS_PER_STATEMENT);
+    const params: unknown[] = [panelId, now];
+    for (const row of slice) params.push(row.key, row.attrs);
+    statements.push(db.prepare(upsertSql(slice.length)).bind(...params));
+  }
+  return statements;
+}
+
+/**
+ * Commits one chunk in one D1 batch (one transaction): the contacts, their list memberships,
+ * the refused rows' report lines and the checkpoint with the counters. The first statement
+ * claims the chunk: it moves `seq` on only if the job is still at the chunk the caller read
+ * and otherwise sets it to NULL, which the NOT NULL column refuses, so the whole batch rolls
+ * back. A chunk delivered twice, or read by two consumers at once, is therefore written and
+ * counted once. "created" is counted as the contacts whose id is above the highest id before
+ * the batch (ids only grow, and D1 runs one batch at a time); every other imported row,
+ * repeats of a key within the file included, is "updated".
+ */
+export async function commitImportChunk(db: D1Database, job: Pick<ImportJob, "id" | "panelId">, chunk: ChunkCommit): Promise<"committed" | "stale"> {
+  const statements: D1PreparedStatement[] = [
+    db
+      .prepare(
+        `UPDATE import_jobs SET seq = CASE WHEN phase = 'rows' AND seq = ?3 THEN ?3 + 1 END,
+           contact_mark = (SELECT COALESCE(MAX(id), 0) FROM contacts)
+         WHERE panel_id = ?1 AND id = ?2`,
+      )
+      .bind(job.panelId, job.id, chunk.seq),
+    ...upsertContactRows(db, job.panelId, chunk.rows, chunk.now),
+  ];
+  if (chunk.listId !== null && chunk.rows.length > 0) {
+    // One parameter carries every key of the chunk (a JSON array) instead of 100-key IN lists.
+    statements.push(
+      db
+        .prepare(
+          `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
+           SELECT l.id, c.id, c.panel_id, ?4 FROM lists l
+           JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
+           WHERE l.panel_id = ?1 AND l.id = ?2`,
+        )
+        .bind(job.panelId, chunk.listId, JSON.stringify(chunk.rows.map((row) => row.key)), chunk.now),
+    );
+  }
+  for (let from = 0; from < chunk.errorLines.length; from += ERROR_ROWS_PER_STATEMENT) {
+    const slice = chunk.errorLines.slice(from, from + ERROR_ROWS_PER_STATEMENT);
+    const params: unknown[] = [job.panelId, job.id, chunk.sourceIndex];
+    for (const line of slice) params.push(line.row, line.line);
+    statements.push(db.prepare(errorLinesSql(slice.length)).bind(...params));
+  }
+  statements.push(
+    db
+      .prepare(
+        // `+panel_id` keeps SQLite on the id range (the rows just written) instead of the
+        // (panel_id, pk_value) index, which would scan every contact of the panel.
+        `UPDATE import_jobs SET source_index = ?3, byte_offset = ?4, row_number = ?5,
+           total = total + ?6, failed = failed + ?7,
+           created = created + fresh.n, updated = updated + ?8 - fresh.n,
+           attempts = 0, updated_at = ?9
+         FROM (SELECT COUNT(*) AS n FROM contacts
+               WHERE id > (SELECT contact_mark FROM import_jobs WHERE panel_id = ?1 AND id = ?2) AND +panel_id = ?1) AS fresh
+         WHERE import_jobs.panel_id = ?1 AND import_jobs.id = ?2`,
+      )
+      .bind(
+        job.panelId,
+        job.id,
+        chunk.next.sourceIndex,
+        chunk.next.byteOffset,
+        chunk.next.rowNumber,
+        chunk.records,
+        chunk.refused,
+        chunk.records - chunk.refused,
+        chunk.now,
+      ),
+  );
+  try {
+    await db.batch(statements);
+    return "committed";
+  } catch (error) {
+    if (error instanceof Error && /NOT NULL constraint failed: import_jobs\.seq/i.test(error.message)) return "stale";
+    throw error;
+  }
+}
+
+/** A page of the error report's lines, in file order. */
+export async function readErrorLines(
+  db: D1Database,
+  panelId: string,
+  jobId: string,
+  after: { sourceIndex: number; row: number },
+  limit: number,
+): Promise<Array<{ sourceIndex: number; row: number; line: string }>> {
+  const { results } = await db
+    .prepare(
+      `SELECT source_index, row_number, line FROM import_errors
+       WHERE panel_id = ?1 AND job_id = ?2 AND (source_index, row_number) > (?3, ?4)
+       ORDER BY source_index, row_number LIMIT ?5`,
+    )
+    .bind(panelId, jobId, after.sourceIndex, after.row, limit)
+    .all<{ source_index: number; row_number: number; line: string }>();
+  return results.map((r) => ({ sourceIndex: r.source_index, row: r.row_number, line: r.line }));
+}
+
+export async function deleteErrorLines(db: D1Database, panelId: string, jobId: string): Promise<void> {
+  await db.prepare("DELETE FROM import_errors WHERE panel_id = ? AND job_id = ?").bind(panelId, jobId).run();
+}
+
+/** Claims the job's one callback; false when it was already claimed (sent or being sent). */
+export async function claimImportCallback(db: D1Database, panelId: string, jobId: string, now: number): Promise<boolean> {
+  const result = await db
+    .prepare("UPDATE import_jobs SET callback_state = 'sending', callback_at = ? WHERE panel_id = ? AND id = ? AND callback_state = 'pending'")
+    .bind(now, panelId, jobId)
+    .run();
+  return result.meta.changes > 0;
+}
+
+export async function recordImportCallback(
+  db: D1Database,
+  panelId: string,
+  jobId: string,
+  outcome: { state: "sent" | "failed"; status: number | null; error: string | null },
+  now: number,
+): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE import_jobs SET callback_state = ?, callback_status = ?, callback_error = ?, callback_at = ?
+       WHERE panel_id = ? AND id = ?`,
+    )
+    .bind(outcome.state, outcome.status, outcome.error, now, panelId, jobId)
+    .run();
+}
+
+/**
+ * Unfinished jobs without progress since `before` (since `fetchBefore` while a download may
+ * still be running), each marked as re-driven now so the next cron run leaves it alone.
+ */
+export async function claimStalledImports(
+  db: D1Database,
+  before: number,
+  fetchBefore: number,
+  now: number,
+  limit: number,
+): Promise<Array<{ id: string; panelId: string }>> {
+  const { results } = await db
+    .prepare(
+      `UPDATE import_jobs SET updated_at = ?1
+       WHERE id IN (SELECT id FROM import_jobs
+                    WHERE phase <> 'done' AND updated_at < ?2 AND (phase <> 'fetch' OR started_at IS NULL OR updated_at < ?3)
+                    LIMIT ?4)
+       RETURNING id, panel_id`,
+    )
+    .bind(now, before, fetchBefore, limit)
+    .all<{ id: string; panel_id: string }>();
+  return results.map((r) => ({ id: r.id, panelId: r.panel_id }));
+}

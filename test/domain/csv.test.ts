@@ -1,0 +1,145 @@
+import { describe, expect, it } from "vitest";
+import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, parseRecords, type CsvRecord } from "../../src/domain/csv";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+
+/** Parses a whole file the way the import does: cut whole records on the bytes, then read them. */
+function parseAll(text: string): CsvRecord[] {
+  const bytes = encoder.encode(text);
+  const records: CsvRecord[] = [];
+  const cut = cutRecords(bytes, 0, Infinity, Infinity, true);
+  parseRecords(decoder.decode(bytes.subarray(0, cut.end)), (r) => records.push(r));
+  expect(cut.end).toBe(bytes.length);
+  expect(cut.records).toBe(records.length);
+  return records;
+}
+
+/**
+ * Parses a file fed `step` bytes at a time, taking whole records whenever they are complete,
+ * as the import does across R2 reads and chunks: the records must not depend on where the
+ * reads end.
+ */
+function parseInPieces(bytes: Uint8Array, step: number, maxRecords = Infinity): CsvRecord[] {
+  const records: CsvRecord[] = [];
+  let buffer = new Uint8Array(0);
+  let read = 0;
+  for (;;) {
+    const atEnd = read >= bytes.length;
+    const cut = cutRecords(buffer, 0, maxRecords, Infinity, atEnd);
+    if (cut.records > 0) {
+      parseRecords(decoder.decode(buffer.subarray(0, cut.end)), (r) => records.push(r));
+      buffer = buffer.slice(cut.end);
+      continue;
+    }
+    if (atEnd) break;
+    const next = bytes.subarray(read, Math.min(bytes.length, read + step));
+    read += next.length;
+    const joined = new Uint8Array(buffer.length + next.length);
+    joined.set(buffer);
+    joined.set(next, buffer.length);
+    buffer = joined;
+  }
+  expect(buffer.length).toBe(0);
+  return records;
+}
+
+const fields = (records: CsvRecord[]) => records.map((r) => r.fields);
+
+describe("RFC 4180 parsing", () => {
+  it("reads plain records with LF, CRLF and lone CR line ends", () => {
+    expect(fields(parseAll("a,b\n1,2\n"))).toEqual([["a", "b"], ["1", "2"]]);
+    expect(fields(parseAll("a,b\r\n1,2\r\n"))).toEqual([["a", "b"], ["1", "2"]]);
+    expect(fields(parseAll("a,b\r1,2\r"))).toEqual([["a", "b"], ["1", "2"]]);
+    expect(fields(parseAll("a,b\n1,2"))).toEqual([["a", "b"], ["1", "2"]]);
+  });
+
+  it("reads quoted fields with commas, escaped quotes, CRLF and LF inside", () => {
+    const records = parseAll('NAME,NOTE\r\n"Doe, Jane","She said ""hi""\r\nthen left"\r\n"x","line1\nline2"\r\n');
+    expect(fields(records)).toEqual([
+      ["NAME", "NOTE"],
+      ["Doe, Jane", 'She said "hi"\r\nthen left'],
+      ["x", "line1\nline2"],
+    ]);
+    expect(records.every((r) => !r.malformed)).toBe(true);
+  });
+
+  it("keeps empty fields, trailing commas and empty quoted fields", () => {
+    expect(fields(parseAll('a,,c\n,\n"",x\n1,2,\n'))).toEqual([["a", "", "c"], ["", ""], ["", "x"], ["1", "2", ""]]);
+    expect(fields(parseAll("a,b,"))).toEqual([["a", "b", ""]]);
+  });
+
+  it("reports blank lines as blank records", () => {
+    const records = parseAll("a\n\n\r\nb\n");
+    expect(records.map(isBlankRecord)).toEqual([false, true, true, false]);
+  });
+
+  it("keeps non-ASCII text", () => {
+    expect(fields(parseAll('NAME,CITY\n"Zoë, née Ångström",Köln\n名前,東京\n'))).toEqual([
+      ["NAME", "CITY"],
+      ["Zoë, née Ångström", "Köln"],
+      ["名前", "東京"],
+    ]);
+  });
+
+  it("treats a quote inside an unquoted field as data", () => {
+    const records = parseAll('a,5" screen,c\n');
+    expect(fields(records)).toEqual([["a", '5" screen', "c"]]);
+    expect(records[0]!.malformed).toBe(false);
+  });
+
+  it("marks text after a closing quote and a quote left open at the end of the file", () => {
+    const after = parseAll('"ab"cd,e\nok,1\n');
+    expect(after.map((r) => [r.fields, r.malformed])).toEqual([
+      [["abcd", "e"], true],
+      [["ok", "1"], false],
+    ]);
+    const open = parseAll('x,1\n"never closed,2\n3,4\n');
+    expect(open.map((r) => [r.fields, r.malformed])).toEqual([
+      [["x", "1"], false],
+      [["never closed,2\n3,4\n"], true],
+    ]);
+  });
+
+  it("finds the same records whatever the size of the reads", () => {
+    const text = '\uFEFFNAME,NOTE,CITY\r\n"Doe, Jane","a ""quoted""\r\nline",Zürich\r\nBo,,Goa\n\n"x""",y,"z"\r"\r"\n"tail",1,2';
+    const bytes = encoder.encode(text);
+    const expected = fields(parseAll(text));
+    for (let step = 1; step <= bytes.length; step++) {
+      expect(fields(parseInPieces(bytes, step)), `reads of ${step} bytes`).toEqual(expected);
+      expect(fields(parseInPieces(bytes, step, 1)), `reads of ${step} bytes, one record at a time`).toEqual(expected);
+    }
+  });
+
+  it("waits for more bytes when a quote or CR ends the bytes read so far", () => {
+    expect(cutRecords(encoder.encode('a,"b"'), 0, Infinity, Infinity, false)).toEqual({ end: 0, records: 0 });
+    expect(cutRecords(encoder.encode("a,b\r"), 0, Infinity, Infinity, false)).toEqual({ end: 0, records: 0 });
+    expect(cutRecords(encoder.encode("a,b\r\nc"), 0, Infinity, Infinity, false)).toEqual({ end: 5, records: 1 });
+  });
+
+  it("stops at the record and byte limits", () => {
+    const bytes = encoder.encode("1\n2\n3\n4\n");
+    expect(cutRecords(bytes, 0, 2, Infinity, true)).toEqual({ end: 4, records: 2 });
+    expect(cutRecords(bytes, 2, 2, Infinity, true)).toEqual({ end: 6, records: 2 });
+    expect(cutRecords(bytes, 0, Infinity, 3, true)).toEqual({ end: 4, records: 2 });
+  });
+});
+
+describe("CSV helpers", () => {
+  it("detects the UTF-8 BOM", () => {
+    expect(bomLength(encoder.encode("\uFEFFa,b"))).toBe(3);
+    expect(bomLength(encoder.encode("a,b"))).toBe(0);
+  });
+
+  it("formats fields, quoting those that need it", () => {
+    expect(formatCsvRecord(["a", "b,c", 'say "hi"', "two\nlines", ""])).toBe('a,"b,c","say ""hi""","two\nlines",');
+    const line = formatCsvRecord(["x,y", '"', "z"]);
+    expect(fields(parseAll(`${line}\n`))).toEqual([["x,y", '"', "z"]]);
+  });
+
+  it("recognises binary files", () => {
+    expect(looksBinary(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 1, 2]))).toBe(true);
+    expect(looksBinary(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0]))).toBe(true);
+    expect(looksBinary(encoder.encode("EMAIL\na@b.co\n"))).toBe(false);
+  });
+});

@@ -1,0 +1,280 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeEach, describe, expect, it } from "vitest";
+import {
+  DEFAULT_TUNING,
+  importNudge,
+  importQueueHandler,
+  MAX_IMPORT_ATTEMPTS,
+  newImportJob,
+  redriveStalledImports,
+  startImport,
+  STALL_MS,
+  type ImportRef,
+  type ImportTuning,
+  type StartImportOptions,
+} from "../../src/jobs/imports";
+import { commitImportChunk, getImportJob, insertImportJob, type ImportJob } from "../../src/store/imports";
+import { apiFor, call, countRows, createPanel, receiver, type TestPanel } from "../helpers";
+
+// Small chunks and reads, so a few rows make many chunks, checkpoints and reads.
+const TINY: ImportTuning = { ...DEFAULT_TUNING, chunkRows: 2, chunkBytes: 64, readBytes: 7, stepChunks: 1 };
+
+let panel: TestPanel;
+
+beforeEach(async () => {
+  panel = await createPanel();
+});
+
+/** The Worker's env with an IMPORTS queue that records messages instead of delivering them. */
+function quietEnv(overrides: Partial<Env> = {}): { env: Env; sent: unknown[] } {
+  const sent: unknown[] = [];
+  const queue = {
+    send: async (body: unknown) => void sent.push(body),
+    sendBatch: async (messages: Array<{ body: unknown }>) => void sent.push(...messages.map((m) => m.body)),
+  } as unknown as Queue;
+  return { env: { ...env, IMPORTS: queue, ...overrides } as Env, sent };
+}
+
+/** A job stored but not queued: the test delivers its messages itself. */
+async function newJob(options: Omit<StartImportOptions, "panelId">, now = Date.now()): Promise<ImportRef> {
+  const job = newImportJob({ panelId: panel.id, origin: "https://api.test", now, ...options });
+  await insertImportJob(env.DB, job);
+  return { panelId: job.panelId, jobId: job.id };
+}
+
+async function deliver(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = TINY) {
+  const batch = createMessageBatch("apiv2-imports-default", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body: importNudge(ref) }]);
+  const ctx = createExecutionContext();
+  await importQueueHandler(tuning)(batch, handlerEnv, ctx);
+  return getQueueResult(batch, ctx);
+}
+
+async function job(ref: ImportRef): Promise<ImportJob> {
+  return (await getImportJob(env.DB, ref.panelId, ref.jobId))!;
+}
+
+/** Delivers messages one after another, as the queue would, until the job is done. */
+async function runToEnd(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = TINY): Promise<ImportJob> {
+  for (let i = 0; i < 500; i++) {
+    await deliver(ref, handlerEnv, tuning);
+    const current = await job(ref);
+    if (current.phase === "done") return current;
+  }
+  throw new Error("the job did not finish");
+}
+
+const CSV = [
+  "EMAIL,NAME,AGE",
+  '"a@example.com","Ann, the first",30',
+  "b@example.com,Bob,31",
+  "bad-address,Nope,1",
+  'c@example.com,"Cy ""C""\nSmith",32',
+  "a@example.com,Ann again,",
+  "d@example.com,Dee,old",
+  "e@example.com,Eve,35",
+].join("\r\n");
+
+async function hostCsv(csv = CSV): Promise<string> {
+  return receiver.putFile(`engine-${crypto.randomUUID()}.csv`, csv);
+}
+
+async function contacts(): Promise<Record<string, unknown>> {
+  const { results } = await env.DB.prepare("SELECT pk_value, attrs FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panel.id).all<{ pk_value: string; attrs: string }>();
+  return Object.fromEntries(results.map((r) => [r.pk_value, JSON.parse(r.attrs)]));
+}
+
+const EXPECTED = { status: "completed", total: 7, created: 4, updated: 1, failed: 2 };
+
+describe("import engine", () => {
+  it("imports in many small chunks with the same outcome as in one", async () => {
+    const quiet = quietEnv();
+    const ref = await newJob({ sources: [{ url: await hostCsv() }] });
+    const done = await runToEnd(ref, quiet.env);
+    expect(done).toMatchObject(EXPECTED);
+    expect(done.seq).toBeGreaterThan(3);
+    // Each step but the last queued the next one.
+    expect(quiet.sent.length).toBeGreaterThan(3);
+    expect(await contacts()).toEqual({
+      "a@example.com": { EMAIL: "a@example.com", NAME: "Ann again", AGE: 30 },
+      "b@example.com": { EMAIL: "b@example.com", NAME: "Bob", AGE: 31 },
+      "c@example.com": { EMAIL: "c@example.com", NAME: 'Cy "C"\nSmith', AGE: 32 },
+      "e@example.com": { EMAIL: "e@example.com", NAME: "Eve", AGE: 35 },
+    });
+    const report = await env.FILES.get(done.errorReportKey!);
+    const lines = (await report!.text()).trimEnd().split("\r\n");
+    expect(lines.map((l) => l.split(",")[0])).toEqual(["row", "4", "7"]);
+  });
+
+  it("counts a chunk committed twice once", async () => {
+    const ref = await newJob({ sources: [{ url: await hostCsv() }] });
+    const quiet = quietEnv();
+    // Run to the rows phase, then commit the same chunk twice from the same checkpoint.
+    while ((await job(ref)).phase !== "rows") await deliver(ref, quiet.env);
+    const at = await job(ref);
+    const chunk = {
+      seq: at.seq,
+      sourceIndex: 0,
+      rows: [{ key: "twice@example.com", attrs: JSON.stringify({ EMAIL: "twice@example.com" }) }],
+      records: 1,
+      refused: 0,
+      errorLines: [],
+      next: { sourceIndex: 0, byteOffset: at.byteOffset, rowNumber: at.rowNumber },
+      listId: null,
+      now: Date.now(),
+    };
+    expect(await commitImportChunk(env.DB, at, chunk)).toBe("committed");
+    expect(await commitImportChunk(env.DB, at, { ...chunk, rows: [{ key: "other@example.com", attrs: "{}" }] })).toBe("stale");
+    const after = await job(ref);
+    expect(after).toMatchObject({ seq: at.seq + 1, total: at.total + 1, created: at.created + 1, updated: at.updated });
+    // The stale batch rolled back whole: its contact was never written.
+    expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ? AND pk_value = 'other@example.com'", panel.id)).toBe(0);
+  });
+
+  it("stays exact when every message is delivered twice and two consumers run at once", async () => {
+    const bucket = receiver.bucket("twice");
+    const ref = await newJob({ sources: [{ url: await hostCsv() }], notifyEmails: ["ops@example.com"], callbackUrl: receiver.hookUrl(bucket) });
+    const quiet = quietEnv();
+    for (let i = 0; i < 200 && (await job(ref)).phase !== "done"; i++) {
+      await Promise.all([deliver(ref, quiet.env), deliver(ref, quiet.env)]);
+      await deliver(ref, quiet.env);
+    }
+    // Late copies of the message after the end change nothing.
+    await Promise.all([deliver(ref, quiet.env), deliver(ref, quiet.env)]);
+    expect(await job(ref)).toMatchObject({ ...EXPECTED, phase: "done" });
+    expect(Object.keys(await contacts())).toHaveLength(4);
+    // The email and the callback went out once.
+    expect(await countRows("SELECT COUNT(*) AS n FROM notifications WHERE panel_id = ? AND kind = 'import_summary'", panel.id)).toBe(1);
+    expect(await receiver.requests(bucket)).toHaveLength(1);
+  });
+
+  it("resumes after a consumer that fails mid-job, without losing or doubling rows", async () => {
+    const ref = await newJob({ sources: [{ url: await hostCsv() }], callbackUrl: receiver.hookUrl(receiver.bucket("resume")) });
+    const quiet = quietEnv();
+    while ((await job(ref)).seq < 2) await deliver(ref, quiet.env);
+
+    // D1 fails on the next chunk's batch: the step throws, the message is retried.
+    const failingDb = new Proxy(env.DB, {
+      get(target, name) {
+        if (name === "batch") return async () => Promise.reject(new Error("D1 is overloaded"));
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const before = await job(ref);
+    const failed = await deliver(ref, quietEnv({ DB: failingDb }).env);
+    expect(failed.retryMessages).toHaveLength(1);
+    expect(failed.explicitAcks).toHaveLength(0);
+    expect(await job(ref)).toMatchObject({ seq: before.seq, total: before.total, attempts: 1, lastError: "D1 is overloaded" });
+
+    // The next message is lost after the chunk committed (the send fails): retried too.
+    const lostSend = quietEnv({ IMPORTS: { send: async () => Promise.reject(new Error("queue down")) } as unknown as Queue });
+    const lost = await deliver(ref, lostSend.env);
+    expect(lost.retryMessages).toHaveLength(1);
+    expect((await job(ref)).seq).toBe(before.seq + 1);
+
+    const done = await runToEnd(ref, quiet.env);
+    expect(done).toMatchObject({ ...EXPECTED, attempts: 0 });
+    expect(done.callbackState).toBe("sent");
+  });
+
+  it("gives up after repeated transient download errors, with the reason", async () => {
+    const bucket = receiver.bucket("flaky");
+    await receiver.script(bucket, [{ status: 503, body: "busy" }]);
+    const ref = await newJob({ sources: [{ url: receiver.hookUrl(bucket) }] });
+    const quiet = quietEnv();
+    for (let attempt = 1; attempt < MAX_IMPORT_ATTEMPTS; attempt++) {
+      const result = await deliver(ref, quiet.env);
+      expect(result.retryMessages).toHaveLength(1);
+      expect(await job(ref)).toMatchObject({ status: "running", attempts: attempt });
+    }
+    await deliver(ref, quiet.env);
+    const failed = await runToEnd(ref, quiet.env);
+    expect(failed.status).toBe("failed");
+    expect(failed.reason).toMatch(/answered HTTP 503$/);
+    expect(await receiver.requests(bucket)).toHaveLength(MAX_IMPORT_ATTEMPTS);
+  });
+
+  it("fails a job whose row never ends (a quote left open) with the row number", async () => {
+    const open = `EMAIL,NAME\nok@example.com,Ok\nx@example.com,"open${" and on".repeat(40)}\n`;
+    const ref = await newJob({ sources: [{ url: await hostCsv(open) }] });
+    const done = await runToEnd(ref, quietEnv().env, { ...TINY, maxRecordBytes: 100 });
+    expect(done.status).toBe("failed");
+    expect(done.reason).toBe("Row 3 is longer than 100 bytes; is a quote left open?");
+    expect(done.created).toBe(1);
+  });
+
+  it("reports a huge refused row without repeating it", async () => {
+    const csv = `EMAIL,NAME\nok@example.com,Ok\nx@example.com,"${"y".repeat(40_000)}\n`;
+    const ref = await newJob({ sources: [{ url: await hostCsv(csv) }] });
+    const done = await runToEnd(ref, quietEnv().env, DEFAULT_TUNING);
+    expect(done).toMatchObject({ status: "completed", total: 2, created: 1, failed: 1 });
+    const report = await (await env.FILES.get(done.errorReportKey!))!.text();
+    expect(report.split("\r\n")[1]).toMatch(/^3,,"the quotes of the row are malformed.*",\(the row is \d+ characters long and is not repeated here\)$/);
+  });
+
+  it("re-drives a stalled job from the cron, and leaves moving jobs alone", async () => {
+    const now = Date.now();
+    const stalled = await newJob({ sources: [{ url: await hostCsv() }] }, now - STALL_MS - 1000);
+    const fresh = await newJob({ sources: [{ url: await hostCsv() }] }, now);
+    const quiet = quietEnv();
+    await redriveStalledImports.run(quiet.env, now);
+    const nudged = quiet.sent.map((body) => (body as { jobId: string }).jobId);
+    expect(nudged).toContain(stalled.jobId);
+    expect(nudged).not.toContain(fresh.jobId);
+    // Marked as re-driven: the next minute does not send it again.
+    await redriveStalledImports.run(quiet.env, now + 1000);
+    expect(quiet.sent.filter((body) => (body as { jobId: string }).jobId === stalled.jobId)).toHaveLength(1);
+
+    // With the real queue, the re-driven job runs to the end.
+    const lost = await newJob({ sources: [{ url: await hostCsv() }] }, now - STALL_MS - 1000);
+    await redriveStalledImports.run(env, now);
+    for (let i = 0; i < 600 && (await job(lost)).phase !== "done"; i++) await scheduler.wait(50);
+    expect(await job(lost)).toMatchObject({ ...EXPECTED, phase: "done" });
+  });
+});
+
+describe("startImport, the programmatic entry", () => {
+  const put = async (name: string, text: string) => {
+    const key = `test/${crypto.randomUUID()}/${name}`;
+    await env.FILES.put(key, text);
+    return key;
+  };
+
+  it("imports several files already in R2 into a list as one job", async () => {
+    const api = apiFor(panel);
+    const listid = (await api("lists", "add", { listname: "From zip" })).body.listid;
+    const first = await put("part1.csv", "EMAIL,NAME\r\none@example.com,One\r\nbad,Bad\r\n");
+    const second = await put("part2.csv", "\uFEFFemail,name\ntwo@example.com,Two\none@example.com,Uno\n");
+    const jobId = await startImport(env, { panelId: panel.id, sources: [{ key: first }, { key: second }], listId: listid, origin: "https://api.test" });
+    let done: ImportJob | null = null;
+    for (let i = 0; i < 600 && done?.phase !== "done"; i++) {
+      done = await getImportJob(env.DB, panel.id, jobId);
+      await scheduler.wait(50);
+    }
+    expect(done).toMatchObject({ status: "completed", total: 4, created: 2, updated: 1, failed: 1 });
+    expect((await api("lists", "getall")).body.lists[0].count).toBe(2);
+    // Sources the caller stored stay; only the engine's own downloads are deleted.
+    expect(await env.FILES.head(first)).not.toBeNull();
+    const report = await call(`/apiv2/jobs/${jobId}/errors.csv?apikey=${panel.apiKey}`);
+    expect((await report.text()).split("\r\n").slice(0, 2)).toEqual([
+      "file,row,column,reason,EMAIL,NAME",
+      'part1.csv,3,EMAIL,"EMAIL is not a valid email address: ""bad""",bad,Bad',
+    ]);
+  });
+
+  it("refuses files whose header rows differ, before writing any row", async () => {
+    const first = await put("a.csv", "EMAIL,NAME\nx@example.com,X\n");
+    const second = await put("b.csv", "EMAIL,CITY\ny@example.com,Goa\n");
+    const ref = await newJob({ sources: [{ key: first, name: "a.csv" }, { key: second, name: "b.csv" }] });
+    const done = await runToEnd(ref, quietEnv().env);
+    expect(done).toMatchObject({ status: "failed", reason: 'The file "b.csv" does not have the same header row as "a.csv"; every file of an import must' });
+    expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panel.id)).toBe(0);
+  });
+
+  it("fails a job whose R2 source is missing", async () => {
+    const ref = await newJob({ sources: [{ key: `test/${crypto.randomUUID()}/gone.csv` }] });
+    const done = await runToEnd(ref, quietEnv().env);
+    expect(done).toMatchObject({ status: "failed", reason: 'The file "gone.csv" is not in storage' });
+  });
+});
