@@ -28,8 +28,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...eventRoutes,
   ...webhookRoutes,
   ...journeyRoutes,
-  ...campaignRoutes,
   ...jobRoutes,
+  ...campaignRoutes,
 ];
 
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });

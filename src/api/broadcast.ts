@@ -65,8 +65,7 @@ const uploadContactAndPublish = defineOperation({
       const created = await createBroadcast(ctx, data as Record<string, unknown>);
       const message =
         `Campaign scheduled for ${(data as Record<string, unknown>).schedule_date} (${ctx.panel.timezone}); ` +
-        `list ${created.listId} created with ${created.imported} contact(s)` +
-        (created.failedRows ? `, ${created.failedRows} row(s) skipped as invalid` : "");
+        `list ${created.listId} created; its contacts are being imported (job ${created.importJobId})`;
       await notify(ctx, data, broadcastBody(ctx.requestId, true, created.campaignId, message, params));
       return { campaignId: created.campaignId, listId: created.listId, message };
     } catch (error) {

@@ -17,8 +17,7 @@ export interface CreatedBroadcast {
   campaignId: string;
   listId: number;
   sendAt: number;
-  imported: number;
-  failedRows: number;
+  importJobId: string;
 }
 
 const sourceField = "data.contacts_upload_source";
@@ -156,6 +155,6 @@ export async function createBroadcast(ctx: OperationContext, data: Record<string
   );
   if (listId === null) throw listTaken(request.listName);
   const handle = await startContactImport(env, { panelId: panel.id, listId, schema: ctx.schema, sources, now });
-  if (handle.jobId !== null) await setCampaignImport(env.DB, panel.id, campaignId, handle.jobId);
-  return { campaignId, listId, sendAt: request.sendAt, imported: handle.imported, failedRows: handle.failed };
+  await setCampaignImport(env.DB, panel.id, campaignId, handle.jobId);
+  return { campaignId, listId, sendAt: request.sendAt, importJobId: handle.jobId };
 }

@@ -3,7 +3,7 @@ import { zipSync, strToU8 } from "fflate";
 import { describe, expect, it } from "vitest";
 import { md5Hex } from "../../src/broadcasts/contacts-source";
 import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, type TestPanel } from "../helpers";
-import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn } from "../broadcasts/fixtures";
+import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn, waitForImport } from "../broadcasts/fixtures";
 
 const BODY_KEYS = ["CampaignID", "RequestID", "message", "payload", "success"];
 
@@ -34,6 +34,7 @@ describe("4.10 upload_contact_and_publish: success", () => {
     expect(response.body).toMatchObject({ success: true, payload: data });
     expect(response.body.RequestID).toMatch(/^[0-9a-f]{32}$/);
     expect(response.body.CampaignID).toMatch(/^cmp_/);
+    expect(await waitForImport(panel, response.body.CampaignID)).toMatchObject({ status: "completed", total: 2 });
 
     const lists = (await apiFor(panel)("lists", "getall")).body.lists;
     expect(lists).toEqual([expect.objectContaining({ listname: data.list_name, count: 2 })]);
@@ -192,6 +193,7 @@ describe("4.10 contact files", () => {
     });
     const response = await publish(panel, await broadcastData({ contacts_upload_source: await host("contacts.zip", zip, "application/zip") }));
     expect(response.body.success).toBe(true);
+    expect(await waitForImport(panel, response.body.CampaignID)).toMatchObject({ status: "completed" });
     const [list] = (await apiFor(panel)("lists", "getall")).body.lists;
     expect(list.count).toBe(3);
   });

@@ -49,6 +49,17 @@ export function publish(panel: TestPanel, data: Record<string, unknown>, style: 
   return apiFor(panel)("email_broadcast", "upload_contact_and_publish", { data }, style);
 }
 
+/** Waits for the campaign's contact import (a background job) to finish; returns the job. */
+export async function waitForImport(panel: TestPanel, campaignId: string): Promise<any> {
+  const jobId = (await campaign(panel, campaignId)).import_job_id;
+  for (let i = 0; i < 300; i++) {
+    const job = (await admin("GET", `/panels/${panel.id}/jobs/${jobId}`)).body;
+    if (job.status === "completed" || job.status === "failed") return job;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`import ${jobId} of campaign ${campaignId} did not finish`);
+}
+
 export async function campaign(panel: TestPanel, id: string) {
   return (await admin("GET", `/panels/${panel.id}/campaigns/${id}`)).body;
 }

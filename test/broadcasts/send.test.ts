@@ -8,12 +8,13 @@ import { TrackingSigner } from "../../src/channels/email/tracking";
 import worker from "../../src/index";
 import { getCampaign, publishCampaign } from "../../src/store/campaigns";
 import { admin, call, countRows, createPanel, type TestPanel } from "../helpers";
-import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign } from "./fixtures";
+import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign, waitForImport } from "./fixtures";
 
 /** Creates a campaign scheduled `minutes` ahead and returns its id and send instant. */
 async function scheduled(panel: TestPanel, csv: string, overrides: Record<string, unknown> = {}, minutes = 120): Promise<{ id: string; sendAt: number }> {
   const response = await publish(panel, await broadcastData({ schedule_date: scheduleIn(minutes), ...overrides }, csv));
   expect(response.body.success).toBe(true);
+  await waitForImport(panel, response.body.CampaignID);
   const row = await env.DB.prepare("SELECT send_at FROM campaigns WHERE id = ?").bind(response.body.CampaignID).first<{ send_at: number }>();
   return { id: response.body.CampaignID, sendAt: row!.send_at };
 }

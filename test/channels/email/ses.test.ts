@@ -7,7 +7,7 @@ import { SesProvider } from "../../../src/channels/email/ses";
 import { routeRequest } from "../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
 import { countRows, createPanel, receiver } from "../../helpers";
-import { broadcastData, campaign, publish, scheduleIn } from "../../broadcasts/fixtures";
+import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../broadcasts/fixtures";
 
 const CREDENTIALS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" };
 const message = { id: "cmp_x.1", panelId: "pnl_x", campaignId: "cmp_x", from: "shop@example.com", to: "ada@example.com", subject: "Hi", raw: "Subject: Hi\r\n\r\nbody\r\n" };
@@ -65,6 +65,7 @@ describe("a campaign sent through SES, and its bounces", () => {
     const panel = await createPanel();
     const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 40) }, "EMAIL\nada@example.com\nbob@example.com\n"));
     const id = created.body.CampaignID;
+    await waitForImport(panel, id);
     // Published directly (no queue nudge), so that the SES provider, not the test queue's outbox, sends.
     const stored = (await getCampaign(env.DB, panel.id, id))!;
     expect(await publishCampaign(env.DB, stored, 100, stored.sendAt)).toBe(2);
