@@ -4,16 +4,16 @@
 import service from "../../src/index";
 import { baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
-import { baselineWebhookPost } from "./baseline-webhook-post";
 import { baselineOutbox } from "./baseline-outbox";
+import { baselineWebhookPost } from "./baseline-webhook-post";
 
 export * from "../../src/index";
 
 const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionContext) => Promise<Response>> = {
   "/__bench/insert": baselineInsert,
+  "/__bench/outbox": baselineOutbox,
   "/__bench/webhook-post": baselineWebhookPost,
   "/__bench/import-upsert": baselineImportUpsert,
-  "/__bench/outbox": baselineOutbox,
 };
 
 export default {

@@ -6,8 +6,9 @@ import { serviceFault } from "../http/envelope";
 import { adminFailure, json, newRequestId } from "../http/respond";
 import { activityRoutes } from "./activities";
 import { attributeRoutes } from "./attributes";
-import { campaignRoutes } from "./campaigns";
 import { eventRoutes } from "./events";
+import { journeyRoutes } from "./journeys";
+import { campaignRoutes } from "./campaigns";
 import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
 import { panelRoutes } from "./panels";
@@ -26,6 +27,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...activityRoutes,
   ...eventRoutes,
   ...webhookRoutes,
+  ...journeyRoutes,
   ...jobRoutes,
   ...campaignRoutes,
 ];

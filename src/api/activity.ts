@@ -94,7 +94,7 @@ function bearerKey(request: Request): string | undefined {
  * The panel must be in API mode (as for every API call), and a key given in the
  * Authorization header or the `apikey` query parameter must be a valid key of this panel.
  */
-async function checkAccess(request: Request, db: D1Database, panel: Panel): Promise<void> {
+export async function checkAccess(request: Request, db: D1Database, panel: Panel): Promise<void> {
   if (!panel.apiMode) throw notAuthenticated();
   const queryKey = new URL(request.url).searchParams.get("apikey");
   for (const key of [bearerKey(request), queryKey ?? undefined]) {

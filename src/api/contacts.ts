@@ -1,5 +1,6 @@
 import { contactKeyFrom, prepareContact, type KeyedSchema } from "../domain/contacts";
 import { fromProblems, invalidField, notFound } from "../http/errors";
+import { journeysAfterContactWrite } from "../journeys/contact-triggers";
 import { z } from "../lib/z";
 import { getContactByKey, listsOfContact, removeFromLists, updateContact, upsertContact } from "../store/contacts";
 import { existingListIds } from "../store/lists";
@@ -32,10 +33,11 @@ export async function requireLists(db: D1Database, panel: Panel, listIds: readon
 const addContact = defineOperation({
   summary: "Add a contact, or merge the given attributes into the existing one (4.1)",
   params: z.object({ data: jsonObjectParam, listid: listIdParam.optional() }),
-  async run({ env, panel, schema, now }, { data, listid }) {
+  async run({ env, exec, panel, schema, now }, { data, listid }) {
     const prepared = prepareOrThrow(schema, data);
     if (listid !== undefined) await requireLists(env.DB, panel, [listid]);
     const contact = await upsertContact(env.DB, panel.id, prepared.key, prepared.values, now, listid);
+    exec.waitUntil(journeysAfterContactWrite(env, panel.id, contact, contact.joinedList ? listid! : null, now));
     return { contact: contact.attributes };
   },
 });
@@ -55,7 +57,7 @@ const viewContact = defineOperation({
 const updateExistingContact = defineOperation({
   summary: "Update attributes of an existing contact (4.3)",
   params: z.object({ data: jsonObjectParam }),
-  async run({ env, panel, schema, now }, { data }) {
+  async run({ env, exec, panel, schema, now }, { data }) {
     const prepared = prepareOrThrow(schema, data);
     const contact = await updateContact(env.DB, panel.id, prepared.key, prepared.values, now);
     if (!contact) {
@@ -63,6 +65,7 @@ const updateExistingContact = defineOperation({
         { field: `data.${panel.primaryKey}`, message: "no such contact" },
       ]);
     }
+    exec.waitUntil(journeysAfterContactWrite(env, panel.id, contact, null, now));
     return { contact: contact.attributes };
   },
 });

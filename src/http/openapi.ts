@@ -1,5 +1,6 @@
 import { ADMIN_BASE, ADMIN_ROUTES } from "../admin";
 import { activityOpenApiPaths } from "../api/activity";
+import { channelEventOpenApiPaths } from "../api/channel-events";
 import { OPERATIONS } from "../api/registry";
 import { z } from "../lib/z";
 
@@ -110,6 +111,7 @@ export function openApiDocument(origin: string): JsonSchema {
         },
       },
       ...activityOpenApiPaths(inputSchema, failureBody),
+      ...channelEventOpenApiPaths(inputSchema, failureBody),
       "/health": { get: { summary: "Liveness", responses: { "200": { description: "OK" } } } },
       "/apiv2/jobs/{job}/errors.csv": {
         get: {

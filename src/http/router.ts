@@ -1,6 +1,7 @@
 import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
 import { handleActivityBatch, handleSingleActivity } from "../api/activity";
+import { handleChannelEvent } from "../api/channel-events";
 import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
 import { ApiError } from "./errors";
@@ -41,14 +42,16 @@ router
   .get("/health", (_request: IRequest, env: Env) => json({ status: "ok", region: env.REGION }))
   .get("/openapi.json", (request: IRequest) => json(openApiDocument(new URL(request.url).origin)))
   .all("/admin/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAdmin(request, env, exec))
+  .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
+  .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
+  .all("/v1/events/:channel/:client_id", handleChannelEvent)
+  .all("/v1/events/:channel", handleChannelEvent)
   // Email tracking (CONTRACT 7): open pixel, click redirect, unsubscribe page and one-click POST.
   .get("/t/o/:token", (request: IRequest, env: Env) => handleOpen(request.params.token!, env))
   .get("/t/c/:token", (request: IRequest, env: Env) => handleClick(request.params.token!, env))
   .get("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
   .post("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
   .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))
-  .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
-  .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
   .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeURIComponent(request.params.job!)))
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);

@@ -1,5 +1,6 @@
-import { publishBroadcastsTask } from "../broadcasts/publish";
+import { journeyTimers } from "../journeys/timers";
 import { redriveStalledEvents } from "../pipeline/redrive";
+import { publishBroadcastsTask } from "../broadcasts/publish";
 import { redriveStalledImports } from "./imports";
 
 /**
@@ -12,7 +13,7 @@ export interface CronTask {
 }
 
 /** Each capability adds its task here. */
-export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, publishBroadcastsTask];
+export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, publishBroadcastsTask];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));

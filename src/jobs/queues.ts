@@ -1,5 +1,5 @@
-import { handleSendsQueue } from "../broadcasts/send";
 import { handleEventsBatch } from "../pipeline/consumer";
+import { handleSendsQueue } from "../broadcasts/send";
 import { handleImportQueue } from "./imports";
 
 /**
@@ -14,8 +14,8 @@ export type QueueHandler = (batch: MessageBatch<unknown>, env: Env, exec: Execut
 /** One handler per queue; each capability registers its own. */
 export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   events: (batch, env, exec) => handleEventsBatch(batch, env, exec),
-  imports: handleImportQueue,
   sends: handleSendsQueue,
+  imports: handleImportQueue,
 };
 
 export function queueKind(queueName: string): QueueKind | undefined {

@@ -1,3 +1,4 @@
+import { journeysPipelineStep } from "../journeys/pipeline-step";
 import type { StoredEvent } from "../store/events";
 
 /** An event as pipeline steps see it: stored, with its id, guid and resolved contact. */
@@ -32,4 +33,4 @@ export interface PipelineStep {
  * The production steps, in the order they run. Each capability adds its own here (journeys,
  * then webhooks); tests pass their own list to the consumer instead.
  */
-export const PIPELINE_STEPS: PipelineStep[] = [];
+export const PIPELINE_STEPS: PipelineStep[] = [journeysPipelineStep];

@@ -43,7 +43,7 @@ export async function upsertContact(
   changes: AttributeChanges,
   now: number,
   listId?: number,
-): Promise<Contact> {
+): Promise<Contact & { joinedList: boolean }> {
   const upsert = db
     .prepare(
       `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
@@ -52,18 +52,19 @@ export async function upsertContact(
        RETURNING ${CONTACT_COLUMNS}`,
     )
     .bind(panelId, key, JSON.stringify(changes), now);
-  if (listId === undefined) return contactFromRow((await upsert.first<ContactRow>())!);
-  const [upserted] = await db.batch<ContactRow>([
+  if (listId === undefined) return { ...contactFromRow((await upsert.first<ContactRow>())!), joinedList: false };
+  const [upserted, joined] = await db.batch<ContactRow>([
     upsert,
     db
       .prepare(
         `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
          SELECT l.id, c.id, c.panel_id, ?4 FROM contacts c JOIN lists l ON l.panel_id = c.panel_id
-         WHERE c.panel_id = ?1 AND c.pk_value = ?2 AND l.id = ?3`,
+         WHERE c.panel_id = ?1 AND c.pk_value = ?2 AND l.id = ?3 RETURNING list_id`,
       )
       .bind(panelId, key, listId, now),
   ]);
-  return contactFromRow(upserted!.results[0]!);
+  // joinedList: the membership is new (list triggers of journeys fire on it).
+  return { ...contactFromRow(upserted!.results[0]!), joinedList: joined!.results.length > 0 };
 }
 
 /** Merges changes into an existing contact; null when there is no such contact. */

@@ -331,3 +331,13 @@ export async function listEventsOf(
     .all<EventRow>();
   return results.map(eventFromRow);
 }
+
+/** Stored events of the panel by id (journeys read the event a webhook describes). */
+export async function getEventsByIds(db: D1Database, panelId: string, ids: readonly number[]): Promise<Map<number, StoredEvent>> {
+  if (ids.length === 0) return new Map();
+  const { results } = await db
+    .prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))`)
+    .bind(panelId, JSON.stringify(ids))
+    .all<EventRow>();
+  return new Map(results.map((row) => [row.id, eventFromRow(row)]));
+}

@@ -25,7 +25,7 @@ async function stateOf(guid: string): Promise<{ state: string; attempts: number;
 async function stepRows(guid: string) {
   const { results } = await env.DB.prepare(
     `SELECT s.step, s.done_at IS NOT NULL AS done, s.attempts, s.last_error FROM event_steps s JOIN events e ON e.id = s.event_id
-     WHERE e.panel_id = ? AND e.guid = ? ORDER BY s.step`,
+     WHERE e.panel_id = ? AND e.guid = ? AND s.step != 'journeys' ORDER BY s.step`,
   )
     .bind(panel.id, guid)
     .all();

@@ -1,0 +1,267 @@
+import { canonicalAttributeName } from "../domain/attributes";
+import { FILTER_OPS } from "../domain/filters";
+import { journeyGraphProblems, parseDuration, type JourneyDefinition } from "../domain/journey";
+import { conflict, fromProblems, notFound } from "../http/errors";
+import { continuePoints } from "../journeys/engine";
+import { scanSegment } from "../journeys/contact-triggers";
+import { newId } from "../lib/random";
+import { z } from "../lib/z";
+import { findActivityByName } from "../store/activities";
+import {
+  changeJourneyStatus,
+  getJourney,
+  insertJourney,
+  journeyCounters,
+  listJourneys,
+  listMessages,
+  pointsLeftBehind,
+  updateDraftJourney,
+  type Journey,
+  type JourneyCounters,
+  type JourneyStatus,
+} from "../store/journeys";
+import { getList } from "../store/lists";
+import type { Panel } from "../store/panels";
+import { isoTime } from "../store/sql";
+import { getWebhook } from "../store/webhooks";
+import { defineAdminRoute, requirePanel } from "./route";
+
+// Journeys (CONTRACT 5): definitions are validated whole (schema, then the step graph, then
+// what they name in the panel: activity, list, webhooks) and only drafts may be edited.
+
+const id = z
+  .string({ error: "is required" })
+  .trim()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "must be 1 to 64 letters, digits, _ or -" });
+const duration = z.string({ error: "is required: a duration such as 30m, 12h or 2d" }).refine((d) => parseDuration(d) !== null, {
+  error: "must be a duration such as 30m, 12h or 2d (minutes, hours or days; at most a year)",
+});
+const attributeName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .transform((n) => canonicalAttributeName(n));
+const scalar = z.union([z.string().max(2048), z.number(), z.boolean()]);
+const clause = z
+  .object({
+    attribute: attributeName,
+    op: z.enum(FILTER_OPS, { error: `must be one of ${FILTER_OPS.join(", ")}` }),
+    value: z.union([scalar, z.array(scalar).max(100)]).optional(),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const needsValue = c.op !== "exists" && c.op !== "not_exists";
+    if (needsValue && c.value === undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `is required for ${c.op}` });
+    if (!needsValue && c.value !== undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `must be absent for ${c.op}` });
+    if (c.op === "in" && !Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: "must be an array for in" });
+    if (c.op !== "in" && Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: "may be an array only for in" });
+  });
+const filter = z.array(clause).max(50);
+
+const common = { id, after: id.optional(), on: z.enum(["event", "timeout"], { error: "must be event or timeout" }).optional() };
+const text = (max: number) => z.string({ error: "is required" }).trim().min(1, { error: "must not be empty" }).max(max);
+
+const step = z.discriminatedUnion(
+  "type",
+  [
+    z.object({ ...common, type: z.literal("email"), subject: text(998), html: text(1_000_000), sender_name: text(200), sender_email: z.email({ error: "must be an email address" }) }).strict(),
+    ...(["sms", "apn", "bpn"] as const).map((channel) =>
+      z.object({ ...common, type: z.literal(channel), text: text(2000), title: text(200).optional(), url: z.url({ error: "must be a URL" }).optional() }).strict(),
+    ),
+    z
+      .object({
+        ...common,
+        type: z.literal("wait_for_event"),
+        events: z.union([z.array(z.string()).min(1, { error: "must name at least one event" }).max(4), z.object({ activity: text(100) }).strict()], {
+          error: 'must be a list of the previous message\'s events or {"activity":"<name>"}',
+        }),
+        within: duration,
+      })
+      .strict(),
+    z
+      .object({
+        ...common,
+        type: z.literal("webhook"),
+        webhook: text(64),
+        attributes: z.array(attributeName).max(100).default([]),
+        params: z.record(z.string().min(1).max(100), scalar).default({}),
+      })
+      .strict(),
+    z.object({ ...common, type: z.literal("delay"), for: duration }).strict(),
+    z.object({ ...common, type: z.literal("condition"), filter: filter.min(1, { error: "must have at least one clause" }), then: id.optional(), else: id.optional() }).strict(),
+  ],
+  { error: "type must be one of email, sms, apn, bpn, wait_for_event, webhook, delay, condition" },
+);
+
+const trigger = z.discriminatedUnion(
+  "type",
+  [
+    z.object({ type: z.literal("activity"), activity: text(100) }).strict(),
+    z.object({ type: z.literal("list"), listid: z.coerce.number({ error: "must be a list id" }).int().positive() }).strict(),
+    z.object({ type: z.literal("segment"), filter: filter.min(1, { error: "must have at least one clause" }) }).strict(),
+  ],
+  { error: "type must be one of activity, list, segment" },
+);
+
+const definitionBody = z
+  .object({
+    name: text(200),
+    trigger,
+    filter: filter.default([]),
+    steps: z.array(step).min(1, { error: "must hold at least one step" }).max(100),
+  })
+  .strict();
+
+/** What the schema cannot see: the step graph, and the activity, list and webhooks it names. */
+async function checkDefinition(db: D1Database, panel: Panel, definition: JourneyDefinition): Promise<void> {
+  const problems = journeyGraphProblems(definition);
+  const { trigger: t } = definition;
+  if (t.type === "activity" && !(await findActivityByName(db, panel.id, t.activity))) {
+    problems.push({ field: "trigger.activity", message: `no activity named "${t.activity}" is defined in this panel` });
+  }
+  if (t.type === "list" && !(await getList(db, panel.id, t.listid))) problems.push({ field: "trigger.listid", message: `no list with id ${t.listid} in this panel` });
+  for (const [i, s] of definition.steps.entries()) {
+    if (s.type === "webhook" && !(await getWebhook(db, panel.id, s.webhook))) problems.push({ field: `steps.${i}.webhook`, message: `no webhook with id "${s.webhook}" in this panel` });
+    if (s.type === "wait_for_event" && !Array.isArray(s.events) && !(await findActivityByName(db, panel.id, s.events.activity))) {
+      problems.push({ field: `steps.${i}.events.activity`, message: `no activity named "${s.events.activity}" is defined in this panel` });
+    }
+  }
+  if (problems.length) throw fromProblems(problems);
+}
+
+function journeyView(journey: Journey, counters?: JourneyCounters) {
+  const { name, trigger: t, filter: f, steps } = journey.definition;
+  return {
+    id: journey.id,
+    name,
+    status: journey.status,
+    trigger: t,
+    filter: f,
+    steps,
+    ...(counters ? { counters } : {}),
+    created_at: isoTime(journey.createdAt),
+    updated_at: isoTime(journey.updatedAt),
+  };
+}
+
+async function requireJourney(db: D1Database, panel: Panel, journeyId: string | undefined): Promise<Journey> {
+  const journey = journeyId ? await getJourney(db, panel.id, journeyId) : null;
+  if (!journey) throw notFound(`No journey with id "${journeyId}" in this panel`);
+  return journey;
+}
+
+const createJourney = defineAdminRoute({
+  method: "POST",
+  path: "/panels/:panel/journeys",
+  summary: "Define a journey (CONTRACT 5); it starts as a draft",
+  status: 201,
+  body: definitionBody,
+  async handle({ env, path, body }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const definition = body as JourneyDefinition;
+    await checkDefinition(env.DB, panel, definition);
+    const now = Date.now();
+    const journey: Journey = { id: newId("jny"), panelId: panel.id, name: definition.name, definition, status: "draft", scanCursor: null, createdAt: now, updatedAt: now };
+    await insertJourney(env.DB, journey);
+    return journeyView(journey);
+  },
+});
+
+const listPanelJourneys = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/journeys",
+  summary: "The panel's journeys",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    return { journeys: (await listJourneys(env.DB, panel.id)).map((j) => journeyView(j)) };
+  },
+});
+
+const readJourney = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/journeys/:journey",
+  summary: "A journey with its counters: entered, active, completed, exited, and per step acted and waiting",
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const journey = await requireJourney(env.DB, panel, path.journey);
+    return journeyView(journey, await journeyCounters(env.DB, panel.id, journey.id));
+  },
+});
+
+const updateJourney = defineAdminRoute({
+  method: "PUT",
+  path: "/panels/:panel/journeys/:journey",
+  summary: "Replace a draft journey's definition (409 once it has run)",
+  body: definitionBody,
+  async handle({ env, path, body }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const journey = await requireJourney(env.DB, panel, path.journey);
+    if (journey.status !== "draft") throw conflict(`status: the journey is ${journey.status}; only a draft can be edited`, [{ field: "status", message: `is ${journey.status}` }]);
+    const definition = body as JourneyDefinition;
+    await checkDefinition(env.DB, panel, definition);
+    const updated = await updateDraftJourney(env.DB, panel.id, journey.id, definition, Date.now());
+    if (!updated) throw conflict("status: the journey is no longer a draft", [{ field: "status", message: "is no longer draft" }]);
+    return journeyView(updated);
+  },
+});
+
+/** Which statuses each status may be reached from; repeating the current one is harmless. */
+const TRANSITIONS: Record<Exclude<JourneyStatus, "draft">, JourneyStatus[]> = {
+  running: ["draft", "paused", "running"],
+  paused: ["running", "paused"],
+  stopped: ["draft", "running", "paused", "stopped"],
+};
+
+const setStatus = defineAdminRoute({
+  method: "POST",
+  path: "/panels/:panel/journeys/:journey/status",
+  summary: "Run, pause (instances are held) or stop (instances end) a journey",
+  body: z.object({ status: z.enum(["running", "paused", "stopped"], { error: "must be running, paused or stopped" }) }).strict(),
+  async handle({ env, path, body }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const journey = await requireJourney(env.DB, panel, path.journey);
+    const now = Date.now();
+    const changed = await changeJourneyStatus(env.DB, panel.id, journey.id, TRANSITIONS[body.status], body.status, now);
+    if (!changed) {
+      throw conflict(`status: a ${journey.status} journey cannot become ${body.status}`, [{ field: "status", message: `cannot go from ${journey.status} to ${body.status}` }]);
+    }
+    if (changed.status === "running") {
+      // Held points go on at once (the cron would take them within a minute), and a segment
+      // journey enters its first page of matching contacts now, the rest by the cron.
+      await continuePoints(env, await pointsLeftBehind(env.DB, now, 500, changed.id), now);
+      if (changed.scanCursor !== null) await scanSegment(env, changed, now);
+    }
+    return journeyView((await getJourney(env.DB, panel.id, changed.id))!, await journeyCounters(env.DB, panel.id, changed.id));
+  },
+});
+
+const journeyMessages = defineAdminRoute({
+  method: "GET",
+  path: "/panels/:panel/journey-messages",
+  summary: "Messages journeys sent on the outbox channels (newest first)",
+  query: z.object({
+    channel: z.enum(["email", "sms", "apn", "bpn"], { error: "must be email, sms, apn or bpn" }).optional(),
+    limit: z.coerce.number({ error: "must be a number" }).int().min(1).max(1000).default(100),
+  }),
+  async handle({ env, path, query }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const messages = await listMessages(env.DB, panel.id, query.channel, query.limit);
+    return {
+      messages: messages.map((m) => ({
+        msgid: m.msgid,
+        channel: m.channel,
+        journey_id: m.journeyId,
+        step_id: m.stepId,
+        contact_id: String(m.contactId),
+        recipient: m.recipient,
+        status: m.status,
+        error: m.error,
+        content: m.content,
+        created_at: isoTime(m.createdAt),
+      })),
+    };
+  },
+});
+
+export const journeyRoutes = [createJourney, listPanelJourneys, readJourney, updateJourney, setStatus, journeyMessages];

@@ -1,0 +1,116 @@
+import type { IRequest } from "itty-router";
+import type { EventChannel, NewEvent } from "../domain/events";
+import { WAITABLE_EVENTS, type MessageChannel } from "../domain/journey";
+import { instantOf, parseCts, parseIsoTimestamp } from "../domain/time";
+import { authenticateApiKey } from "../http/auth";
+import { readJsonBody } from "../http/body";
+import { ApiError, invalidField, notFound, parseOrThrow } from "../http/errors";
+import { serviceFault } from "../http/envelope";
+import { envelopeFailure, envelopeSuccess, newRequestId } from "../http/respond";
+import { z } from "../lib/z";
+import { recordEvents } from "../pipeline/record";
+import { getMessages } from "../store/journeys";
+import type { Panel } from "../store/panels";
+import { activityCatalog } from "./activity-catalog";
+import { checkAccess } from "./activity";
+
+/**
+ * POST /v1/events/{channel}[/{client_id}] (CONTRACT 7): an SMS gateway or push service
+ * reports `delivered` or `click` of a journey message by its msgid. Authenticated like 4.11:
+ * the panel's client id in the path (and a key, when given, must be the panel's), or without
+ * it an API key (Bearer header or `apikey`). The event goes into the one pipeline, where it
+ * ends the waits for it. `email` is accepted too (open, click, bounce) for journey email,
+ * whose tracking links are not yet wired (src/journeys/messages.ts).
+ */
+
+const CHANNELS = ["sms", "apn", "bpn", "email"] as const;
+
+const body = z
+  .object({
+    msgid: z.string({ error: "is required: the msgid of the message" }).trim().min(1, { error: "must not be empty" }).max(200),
+    event: z.string({ error: "is required" }).trim().toLowerCase(),
+    ts: z.union([z.string(), z.number()]).optional().meta({ description: "YYMMDDhhmmss or ISO 8601, in the panel's time zone; default now" }),
+    guid: z.string().trim().min(1).max(200).optional().meta({ description: "Unique id of the report; a second report with it is ignored" }),
+    ip_addr: z.string().max(100).optional(),
+    user_agent: z.string().max(1000).optional(),
+    token: z.string().max(1000).optional(),
+    url: z.string().max(2048).optional(),
+    linkid: z.number().int().optional(),
+  })
+  .strict();
+
+function occurredAt(ts: string | number | undefined, timeZone: string, now: number): number {
+  if (ts === undefined) return now;
+  const cts = parseCts(ts);
+  if (cts.ok) return instantOf(cts.value, timeZone);
+  if (typeof ts === "string") {
+    const iso = parseIsoTimestamp(ts, timeZone);
+    if (iso.ok) return iso.value;
+  }
+  throw invalidField("ts", "must be YYMMDDhhmmss or an ISO 8601 date-time");
+}
+
+async function panelOf(request: IRequest, env: Env): Promise<Panel> {
+  const clientId = request.params.client_id;
+  if (clientId) {
+    const catalog = await activityCatalog(env.DB, decodeURIComponent(clientId));
+    await checkAccess(request, env.DB, catalog.panel);
+    return catalog.panel;
+  }
+  const header = request.headers.get("authorization");
+  const bearer = header ? /^Bearer\s+(.+)$/i.exec(header.trim())?.[1] : undefined;
+  return (await authenticateApiKey(env.DB, bearer ?? new URL(request.url).searchParams.get("apikey"))).panel;
+}
+
+export async function handleChannelEvent(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
+  const requestId = newRequestId();
+  try {
+    const channel = request.params.channel as MessageChannel;
+    if (!(CHANNELS as readonly string[]).includes(channel)) throw notFound(`channel: "${channel}" is not one of ${CHANNELS.join(", ")}`, [{ field: "channel", message: "unknown channel" }]);
+    if (request.method !== "POST") throw new ApiError(405, `method: events are reported with POST, not ${request.method}`);
+    const panel = await panelOf(request, env);
+    const report = parseOrThrow(body, await readJsonBody(request));
+    const name = (channel === "apn" || channel === "bpn") && report.event === "view" ? "delivered" : report.event;
+    if (!WAITABLE_EVENTS[channel].includes(name)) throw invalidField("event", `must be one of ${WAITABLE_EVENTS[channel].join(", ")} for ${channel}`);
+    const message = (await getMessages(env.DB, panel.id, [report.msgid])).get(report.msgid);
+    if (!message || message.channel !== channel) throw notFound(`msgid: no ${channel} message "${report.msgid}" in this panel`, [{ field: "msgid", message: "unknown message" }]);
+    const now = Date.now();
+    const { msgid: _m, event: _e, ts, guid, ...details } = report;
+    const event: NewEvent = {
+      channel: channel as EventChannel,
+      name,
+      occurredAt: occurredAt(ts, panel.timezone, now),
+      contactId: message.contactId,
+      msgid: message.msgid,
+      journeyId: message.journeyId,
+      source: "channel",
+      params: details,
+      // A delivery is reported once per message; clicks may repeat.
+      guid: guid ?? (name === "delivered" ? `${channel}:${message.msgid}:delivered` : undefined),
+    };
+    const recorded = await recordEvents(env, panel, [event], { now, defer: (work) => exec.waitUntil(work) });
+    return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1 });
+  } catch (error) {
+    return envelopeFailure(requestId, error instanceof ApiError ? error : serviceFault(error, requestId));
+  }
+}
+
+/** The /openapi.json entries of the channel events route. */
+export function channelEventOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<string, unknown>, failureBody: Record<string, unknown>) {
+  const channel = { name: "channel", in: "path", required: true, schema: { enum: [...CHANNELS] } };
+  const operation = (parameters: unknown[]) => ({
+    post: {
+      summary: "Report delivered or click (email: open, click, bounce) of a journey message by its msgid",
+      parameters,
+      requestBody: { required: true, content: { "application/json": { schema: schemaOf(body) } } },
+      responses: {
+        "200": { description: '{"requestid","result":"Success","guid","duplicate"}' },
+        "4XX": { description: "Failed", content: { "application/json": { schema: failureBody } } },
+      },
+    },
+  });
+  return {
+    "/v1/events/{channel}/{client_id}": operation([channel, { name: "client_id", in: "path", required: true, schema: { type: "string" } }]),
+    "/v1/events/{channel}": operation([channel, { name: "apikey", in: "query", required: false, schema: { type: "string" }, description: "Or Authorization: Bearer <key>" }]),
+  };
+}

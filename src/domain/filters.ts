@@ -1,0 +1,67 @@
+import type { AttributeValue } from "./attributes";
+
+/**
+ * Demographic filters of journeys (CONTRACT 5: the journey `filter`, segment triggers and
+ * condition steps): every clause must hold (AND). Pure; evaluated on a contact's attributes.
+ */
+export const FILTER_OPS = ["eq", "ne", "gt", "gte", "lt", "lte", "contains", "starts_with", "in", "exists", "not_exists"] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+
+export interface FilterClause {
+  attribute: string;
+  op: FilterOp;
+  /** Absent for exists/not_exists; an array for `in`. */
+  value?: AttributeValue | AttributeValue[];
+}
+
+export type Filter = readonly FilterClause[];
+
+/** Strings compare case-insensitively and trimmed ("pune" matches "Pune"); numbers as numbers. */
+function normal(value: AttributeValue): string | number | boolean {
+  if (typeof value === "string") {
+    const text = value.trim();
+    const number = Number(text);
+    return text !== "" && Number.isFinite(number) && /^-?\d+(\.\d+)?$/.test(text) ? number : text.toLowerCase();
+  }
+  return value;
+}
+
+function compare(a: AttributeValue, b: AttributeValue): number | null {
+  const x = normal(a);
+  const y = normal(b);
+  if (typeof x !== typeof y) return null;
+  if (x === y) return 0;
+  return x < y ? -1 : 1;
+}
+
+export function clauseHolds(clause: FilterClause, attributes: Readonly<Record<string, AttributeValue>>): boolean {
+  const actual = attributes[clause.attribute];
+  const present = actual !== undefined && actual !== null && actual !== "";
+  if (clause.op === "exists") return present;
+  if (clause.op === "not_exists") return !present;
+  if (!present) return clause.op === "ne";
+  const expected = clause.value;
+  if (clause.op === "in") return Array.isArray(expected) && expected.some((v) => compare(actual, v) === 0);
+  if (expected === undefined || Array.isArray(expected)) return false;
+  if (clause.op === "contains") return String(normal(actual)).includes(String(normal(expected)));
+  if (clause.op === "starts_with") return String(normal(actual)).startsWith(String(normal(expected)));
+  const order = compare(actual, expected);
+  switch (clause.op) {
+    case "eq":
+      return order === 0;
+    case "ne":
+      return order !== 0;
+    case "gt":
+      return order !== null && order > 0;
+    case "gte":
+      return order !== null && order >= 0;
+    case "lt":
+      return order !== null && order < 0;
+    case "lte":
+      return order !== null && order <= 0;
+  }
+}
+
+export function filterMatches(filter: Filter | undefined, attributes: Readonly<Record<string, AttributeValue>>): boolean {
+  return (filter ?? []).every((clause) => clauseHolds(clause, attributes));
+}

@@ -1,0 +1,168 @@
+import type { Filter } from "./filters";
+import type { FieldProblem } from "./problems";
+
+/**
+ * A journey definition (CONTRACT 5) and the rules of its step graph. Pure: the admin route
+ * parses the JSON with zod, then `journeyGraphProblems` checks what a schema cannot (ids,
+ * references, channels); the engine walks the graph with `startSteps` and `nextSteps`.
+ */
+
+export const MESSAGE_CHANNELS = ["email", "sms", "apn", "bpn"] as const;
+export type MessageChannel = (typeof MESSAGE_CHANNELS)[number];
+
+/** What a wait may wait for after a message of each channel (spec 6.2, current names). */
+export const WAITABLE_EVENTS: Record<MessageChannel, readonly string[]> = {
+  email: ["open", "click", "bounce"],
+  sms: ["delivered", "click"],
+  apn: ["delivered", "click"],
+  bpn: ["delivered", "click"],
+};
+
+export type Trigger =
+  | { type: "activity"; activity: string }
+  | { type: "list"; listid: number }
+  | { type: "segment"; filter: Filter };
+
+interface StepBase {
+  id: string;
+  /** The step this one follows; absent: right after the trigger (or a condition's then/else). */
+  after?: string;
+  /** After a wait_for_event: run when the event came (`event`, default) or when the wait ran out (`timeout`). */
+  on?: "event" | "timeout";
+}
+
+export type EmailStep = StepBase & { type: "email"; subject: string; html: string; sender_name: string; sender_email: string };
+export type TextMessageStep = StepBase & { type: "sms" | "apn" | "bpn"; text: string; title?: string; url?: string };
+export type WaitStep = StepBase & { type: "wait_for_event"; events: string[] | { activity: string }; within: string };
+export type WebhookStep = StepBase & { type: "webhook"; webhook: string; attributes: string[]; params: Record<string, string | number | boolean> };
+export type DelayStep = StepBase & { type: "delay"; for: string };
+export type ConditionStep = StepBase & { type: "condition"; filter: Filter; then?: string; else?: string };
+
+export type JourneyStep = EmailStep | TextMessageStep | WaitStep | WebhookStep | DelayStep | ConditionStep;
+export type MessageStep = EmailStep | TextMessageStep;
+
+export interface JourneyDefinition {
+  name: string;
+  trigger: Trigger;
+  filter: Filter;
+  steps: JourneyStep[];
+}
+
+export function isMessageStep(step: JourneyStep): step is MessageStep {
+  return (MESSAGE_CHANNELS as readonly string[]).includes(step.type);
+}
+
+const DURATION = /^(\d{1,6})(m|h|d)$/;
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** A wait or delay of more than a year is almost certainly a mistake. */
+export const MAX_DURATION_MS = 366 * 86_400_000;
+
+/** `30m`, `12h`, `2d` in milliseconds; null when not such a duration. */
+export function parseDuration(text: string): number | null {
+  const match = DURATION.exec(text.trim());
+  if (!match) return null;
+  const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+  return ms > 0 && ms <= MAX_DURATION_MS ? ms : null;
+}
+
+/** The message step a wait follows, walking back through conditions and delays; undefined when none. */
+export function previousMessage(steps: readonly JourneyStep[], step: JourneyStep): MessageStep | undefined {
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  const parentOf = (s: JourneyStep): JourneyStep | undefined => {
+    if (s.after) return byId.get(s.after);
+    return steps.find((c) => c.type === "condition" && (c.then === s.id || c.else === s.id));
+  };
+  const seen = new Set<string>();
+  for (let current = parentOf(step); current && !seen.has(current.id); current = parentOf(current)) {
+    seen.add(current.id);
+    if (isMessageStep(current)) return current;
+  }
+  return undefined;
+}
+
+/** Everything wrong with the graph; empty when the journey can run. */
+export function journeyGraphProblems(definition: JourneyDefinition): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const { steps } = definition;
+  const byId = new Map<string, JourneyStep>();
+  steps.forEach((step, i) => {
+    if (byId.has(step.id)) problems.push({ field: `steps.${i}.id`, message: `"${step.id}" is used by an earlier step; step ids must be unique` });
+    else byId.set(step.id, step);
+  });
+  // Each step has one parent at most, so every instance reaches a step at most once.
+  const parent = new Map<string, string>();
+  const claimParent = (child: string, by: string, field: string) => {
+    if (!byId.has(child)) problems.push({ field, message: `names no step ("${child}")` });
+    else if (parent.has(child)) problems.push({ field, message: `step "${child}" already follows "${parent.get(child)}"; a step follows one step only` });
+    else parent.set(child, by);
+  };
+  steps.forEach((step, i) => {
+    if (step.after !== undefined) {
+      if (step.after === step.id) problems.push({ field: `steps.${i}.after`, message: "a step cannot follow itself" });
+      else if (!byId.has(step.after)) problems.push({ field: `steps.${i}.after`, message: `names no step ("${step.after}")` });
+      else claimParent(step.id, step.after, `steps.${i}.after`);
+    }
+    if (step.type === "condition") {
+      if (step.then === undefined && step.else === undefined) problems.push({ field: `steps.${i}`, message: "a condition needs then, else or both" });
+      if (step.then !== undefined) claimParent(step.then, step.id, `steps.${i}.then`);
+      if (step.else !== undefined) claimParent(step.else, step.id, `steps.${i}.else`);
+    }
+  });
+  steps.forEach((step, i) => {
+    const parentStep = parent.has(step.id) ? byId.get(parent.get(step.id)!) : undefined;
+    const afterWait = parentStep?.type === "wait_for_event" && step.after === parentStep.id;
+    if (step.on !== undefined && !afterWait) problems.push({ field: `steps.${i}.on`, message: "is only for a step that follows a wait_for_event" });
+    if (step.type === "webhook" && afterWait && step.on === undefined) {
+      problems.push({ field: `steps.${i}.on`, message: "is required after a wait_for_event: event or timeout" });
+    }
+    if (step.type === "wait_for_event" && Array.isArray(step.events)) {
+      const message = previousMessage(steps, step);
+      if (!message) problems.push({ field: `steps.${i}.events`, message: "a wait for message events must follow an email, sms, apn or bpn step" });
+      else {
+        const allowed = WAITABLE_EVENTS[message.type];
+        for (const [j, name] of step.events.entries()) {
+          if (!allowed.includes(name)) {
+            problems.push({ field: `steps.${i}.events.${j}`, message: `"${name}" is not an event of ${message.type} (${allowed.join(", ")})` });
+          }
+        }
+      }
+    }
+  });
+  // Cycles: walk up from each step; more hops than steps means a loop.
+  for (const step of steps) {
+    let hops = 0;
+    for (let id: string | undefined = step.id; id !== undefined && hops <= steps.length; id = parent.get(id)) hops++;
+    if (hops > steps.length) {
+      problems.push({ field: "steps", message: `the steps loop through "${step.id}"` });
+      break;
+    }
+  }
+  if (steps.length > 0 && startSteps(definition).length === 0 && problems.length === 0) {
+    problems.push({ field: "steps", message: "no step runs right after the trigger" });
+  }
+  return problems;
+}
+
+/** Steps that run right after the trigger: those that follow no step. */
+export function startSteps(definition: JourneyDefinition): JourneyStep[] {
+  const targeted = new Set(definition.steps.flatMap((s) => (s.type === "condition" ? [s.then, s.else] : [])).filter((id) => id !== undefined));
+  return definition.steps.filter((s) => s.after === undefined && !targeted.has(s.id));
+}
+
+/**
+ * The steps that run once `step` is done. `outcome` says how a wait ended; a condition passes
+ * whether its filter held.
+ */
+export function nextSteps(definition: JourneyDefinition, step: JourneyStep, outcome: "event" | "timeout" | "done" | boolean): JourneyStep[] {
+  if (step.type === "condition") {
+    const id = outcome === true ? step.then : outcome === false ? step.else : undefined;
+    return definition.steps.filter((s) => s.id === id);
+  }
+  const children = definition.steps.filter((s) => s.after === step.id);
+  if (step.type !== "wait_for_event") return children;
+  return children.filter((s) => (s.on ?? "event") === outcome);
+}
+
+export function stepById(definition: JourneyDefinition, id: string): JourneyStep | undefined {
+  return definition.steps.find((s) => s.id === id);
+}

@@ -1,0 +1,82 @@
+import { env } from "cloudflare:workers";
+import { expect } from "vitest";
+import { runCronTasks } from "../../src/jobs/cron";
+import { journeyTimers } from "../../src/journeys/timers";
+import { defineActivity, eventually, postActivity } from "../activity-helpers";
+import { admin, call, type TestPanel } from "../helpers";
+import { advance, createWebhook, deliveries, drive, eventsOf } from "../webhooks/support";
+
+export { createWebhook, eventsOf };
+
+/** Creates a journey and sets it running (unless `status` says otherwise); returns its admin path. */
+export async function startJourney(panel: TestPanel, definition: Record<string, unknown>, status: string | null = "running") {
+  const created = await admin("POST", `/panels/${panel.id}/journeys`, { name: "Cart reminder", ...definition });
+  if (created.status !== 201) throw new Error(`journey not created: ${JSON.stringify(created.body)}`);
+  const path = `/panels/${panel.id}/journeys/${created.body.id}`;
+  if (status) {
+    const moved = await admin("POST", `${path}/status`, { status });
+    expect(moved.status).toBe(200);
+  }
+  return { id: created.body.id as string, path };
+}
+
+/** Posts an activity and waits until the pipeline (journeys included) is done with it. */
+export async function act(panel: TestPanel, activityid: string, identity: string, extra: Record<string, unknown> = {}) {
+  const posted = await postActivity(panel.clientId, { activityid, identity, ...extra });
+  expect(posted.status).toBe(200);
+  await settled(panel, posted.body.guid);
+  return posted.body.guid as string;
+}
+
+export async function settled(panel: TestPanel, guid: string) {
+  await eventually(async () => {
+    const row = await env.DB.prepare("SELECT state FROM events WHERE panel_id = ? AND guid = ?").bind(panel.id, guid).first<{ state: string }>();
+    return row?.state === "done" ? true : undefined;
+  });
+}
+
+/** Reports a channel event for a journey message, as an SMS gateway or push service does. */
+export async function report(panel: TestPanel, channel: string, body: Record<string, unknown>) {
+  const response = await call(`/v1/events/${channel}/${encodeURIComponent(panel.clientId)}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const answer = { status: response.status, body: (await response.json()) as any };
+  if (answer.status === 200) await settled(panel, answer.body.guid);
+  return answer;
+}
+
+/** Lets the webhook's batch window pass and delivers; returns every event the receiver got. */
+export async function delivered(hook: { id: string; bucket: string }): Promise<any[]> {
+  await advance(hook.id, 5_000);
+  await drive(hook.id);
+  return (await deliveries(hook.bucket)).flatMap(eventsOf);
+}
+
+/** Runs the journeys' cron task as the per-minute trigger would at `now`. */
+export async function cronAt(now: number) {
+  await journeyTimers.run(env, now);
+}
+
+export async function cronAllAt(now: number) {
+  await runCronTasks(env, now);
+}
+
+export async function messagesOf(panel: TestPanel, channel?: string): Promise<any[]> {
+  const answer = await admin("GET", `/panels/${panel.id}/journey-messages${channel ? `?channel=${channel}` : ""}`);
+  expect(answer.status).toBe(200);
+  return answer.body.messages;
+}
+
+export async function countersOf(journey: { path: string }) {
+  return (await admin("GET", journey.path)).body.counters;
+}
+
+export async function cartPanel(panel: TestPanel) {
+  const cart = await defineActivity(panel, "add_to_cart", { name: "string", price: "float" });
+  const buy = await defineActivity(panel, "purchase", { prid: "integer" });
+  return { cart, buy };
+}
+
+export const MINUTE = 60_000;

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { SEGMENT_SCAN_PAGE } from "../../src/journeys/contact-triggers";
+import { eventually } from "../activity-helpers";
+import { apiFor, createPanel } from "../helpers";
+import { countersOf, cronAllAt, createWebhook, delivered, messagesOf, startJourney } from "./support";
+
+describe("list trigger", () => {
+  it("a contact added to the list enters; one already in it or added elsewhere does not", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const vip = (await api("lists", "add", { listname: "VIP" })).body.listid;
+    const other = (await api("lists", "add", { listname: "Other" })).body.listid;
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(panel, {
+      trigger: { type: "list", listid: vip },
+      steps: [
+        { id: "welcome", type: "sms", text: "Welcome to VIP" },
+        { id: "hook", type: "webhook", webhook: hook.id, attributes: ["EMAIL"] },
+      ],
+    });
+    await api("contact", "add", { data: { EMAIL: "in@example.com", MOBILE: "+15550001" }, listid: vip });
+    await api("contact", "add", { data: { EMAIL: "out@example.com" }, listid: other });
+    await eventually(async () => ((await messagesOf(panel)).length >= 1 ? true : undefined));
+    // Adding a member again is no new membership.
+    await api("contact", "add", { data: { EMAIL: "in@example.com", CITY: "Pune" }, listid: vip });
+    await eventually(async () => ((await countersOf(journey)).completed === 1 ? true : undefined));
+    expect((await messagesOf(panel)).map((m) => m.recipient)).toEqual(["+15550001"]);
+    const events = await delivered(hook);
+    expect(events).toMatchObject([{ channel: "custom_activity", att_params: { EMAIL: "in@example.com" }, event_params: { activity_name: "list", activity_source: "journey", identity: "in@example.com" } }]);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1 });
+  });
+});
+
+describe("segment trigger", () => {
+  it("enters the contacts matching when it starts, and those who come to match later, once each", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await api("contact", "add", { data: { EMAIL: "pune@example.com", CITY: "Pune" } });
+    await api("contact", "add", { data: { EMAIL: "delhi@example.com", CITY: "Delhi" } });
+    const journey = await startJourney(panel, {
+      trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] },
+      steps: [{ id: "hello", type: "sms", text: "Namaste Pune" }],
+    });
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1 });
+    await api("contact", "update", { data: { EMAIL: "delhi@example.com", CITY: "Pune" } });
+    await api("contact", "add", { data: { EMAIL: "new@example.com", CITY: "PUNE" } });
+    await api("contact", "update", { data: { EMAIL: "pune@example.com", NAME: "Still Pune" } });
+    await eventually(async () => ((await countersOf(journey)).entered === 3 ? true : undefined));
+    const recipients = (await messagesOf(panel)).map((m) => m.recipient).sort();
+    expect(recipients).toEqual(["delhi@example.com", "new@example.com", "pune@example.com"]);
+  });
+
+  it("scans a large panel page by page through the cron", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const total = SEGMENT_SCAN_PAGE + 20;
+    const { upsertContact } = await import("../../src/store/contacts");
+    const { env } = await import("cloudflare:workers");
+    for (let i = 0; i < total; i += 50) {
+      await Promise.all(Array.from({ length: Math.min(50, total - i) }, (_, j) => upsertContact(env.DB, panel.id, `c${i + j}@example.com`, { EMAIL: `c${i + j}@example.com`, AGE: (i + j) % 2 }, Date.now())));
+    }
+    await api("contact", "add", { data: { EMAIL: "nobody@example.com" } });
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "AGE", op: "eq", value: 1 }] }, steps: [{ id: "hi", type: "apn", text: "Hi" }] });
+    const first = (await countersOf(journey)).entered;
+    expect(first).toBeLessThan(total / 2);
+    await cronAllAt(Date.now());
+    expect((await countersOf(journey)).entered).toBe(total / 2);
+  });
+});
