@@ -125,22 +125,8 @@ export async function replaceWebhookConfig(db: D1Database, webhook: Webhook): Pr
          alert_emails = ?, alert_frequency = ?, state = ?, disabled_reason = ?, disabled_at = ?, updated_at = ?
        WHERE panel_id = ? AND id = ? RETURNING ${WEBHOOK_COLUMNS}`,
     )
-    .bind(
-      webhook.label,
-      webhook.url,
-      webhook.username,
-      webhook.passwordEnc,
-      webhook.signingSecretEnc,
-      webhook.version,
-      webhook.alert ? JSON.stringify(webhook.alert.emails) : null,
-      webhook.alert?.frequency ?? null,
-      webhook.state,
-      webhook.disabledReason,
-      webhook.disabledAt,
-      webhook.updatedAt,
-      webhook.panelId,
-      webhook.id,
-    )
+    // rowValues from label through disabled_at, in the SET order above.
+    .bind(...rowValues(webhook).slice(2, 13), webhook.updatedAt, webhook.panelId, webhook.id)
     .first<WebhookRow>();
   return row ? webhookFromRow(row) : null;
 }
