@@ -1,3 +1,4 @@
+import { decodeOrKeep } from "../lib/uri";
 import { Router, type IRequest } from "itty-router";
 import { forgetActivityCatalogs } from "../api/activity-catalog";
 import { forgetCallers, isAdmin } from "../http/auth";
@@ -52,11 +53,7 @@ for (const route of ADMIN_ROUTES) {
 function decodePathParams(params: Record<string, string>): Record<string, string> {
   const decoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(params)) {
-    try {
-      decoded[name] = decodeURIComponent(value);
-    } catch {
-      decoded[name] = value;
-    }
+    decoded[name] = decodeOrKeep(value);
   }
   return decoded;
 }

@@ -1,3 +1,4 @@
+import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
 import { ACTIVITY_SOURCES, prepareActivityEvent } from "../domain/activity";
 import { MAX_GUID_LENGTH, type NewEvent } from "../domain/events";
@@ -116,13 +117,7 @@ function idempotencyKey(request: Request): string | undefined {
 
 /** What both routes settle before reading events: the panel, the caller's access, the key. */
 async function openIngest(request: IRequest, env: Env) {
-  const raw = request.params.client_id ?? "";
-  let clientId = raw;
-  try {
-    clientId = decodeURIComponent(raw);
-  } catch {
-    // A malformed escape is looked up as written, and so is not found.
-  }
+  const clientId = decodeOrKeep(request.params.client_id ?? "");
   const catalog = await activityCatalog(env.DB, clientId);
   await checkAccess(request, env.DB, catalog.panel);
   return { clientId, catalog, key: idempotencyKey(request) };

@@ -1,3 +1,4 @@
+import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
 import type { EventChannel, NewEvent } from "../domain/events";
 import { WAITABLE_EVENTS, type MessageChannel } from "../domain/journey";
@@ -53,7 +54,7 @@ function occurredAt(ts: string | number | undefined, timeZone: string, now: numb
 async function panelOf(request: IRequest, env: Env): Promise<Panel> {
   const clientId = request.params.client_id;
   if (clientId) {
-    const catalog = await activityCatalog(env.DB, decodeURIComponent(clientId));
+    const catalog = await activityCatalog(env.DB, decodeOrKeep(clientId));
     await checkAccess(request, env.DB, catalog.panel);
     return catalog.panel;
   }

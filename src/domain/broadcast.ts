@@ -1,3 +1,4 @@
+import { decodeOrKeep } from "../lib/uri";
 import { canonicalAttributeName } from "./attributes";
 import type { FieldProblem } from "./problems";
 import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
@@ -192,7 +193,7 @@ export function notifyAddresses(data: unknown): string[] {
 
 function pathOf(url: string): string {
   try {
-    return decodeURIComponent(new URL(url).pathname);
+    return decodeOrKeep(new URL(url).pathname);
   } catch {
     return url;
   }

@@ -1,3 +1,4 @@
+import { decodeOrKeep } from "../lib/uri";
 import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
 import { handleActivityBatch, handleSingleActivity } from "../api/activity";
@@ -52,7 +53,7 @@ router
   .get("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
   .post("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
   .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))
-  .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeURIComponent(request.params.job!)))
+  .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeOrKeep(request.params.job!)))
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);
     if (request.method !== "GET" && request.method !== "POST") {

@@ -1,3 +1,4 @@
+import { decodeOrKeep } from "../../lib/uri";
 import { newId } from "../../lib/random";
 import {
   advanceImportJob,
@@ -58,11 +59,7 @@ function sourceName(input: ImportSourceInput): string {
   const path = "url" in input ? new URL(input.url).pathname : input.key;
   const last = path.split("/").filter(Boolean).pop();
   const fallback = "url" in input ? new URL(input.url).host : input.key;
-  try {
-    return last ? decodeURIComponent(last) : fallback;
-  } catch {
-    return last ?? fallback;
-  }
+  return last ? decodeOrKeep(last) : fallback;
 }
 
 /** The job row for `options`, not yet stored. */
