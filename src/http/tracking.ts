@@ -4,6 +4,8 @@ import { parseSesNotification } from "../channels/email/ses-notifications";
 import { TrackingSigner } from "../channels/email/tracking";
 import { escapeHtml } from "../domain/email-message";
 import { constantTimeEqual } from "../lib/crypto";
+import { readBodyBytes } from "./body";
+import { ApiError } from "./errors";
 
 /** The 1x1 transparent GIF of the open pixel. */
 const PIXEL = Uint8Array.from(atob("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"), (c) => c.charCodeAt(0));
@@ -58,8 +60,14 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
  */
 export async function handleSesNotification(token: string, request: Request, env: Env & EmailProviderSecrets): Promise<Response> {
   if (!env.SES_SNS_TOKEN || !constantTimeEqual(token, env.SES_SNS_TOKEN)) return new Response("not found", { status: 404 });
-  const text = await request.text();
-  const parsed = parseSesNotification(text);
+  let body: Uint8Array;
+  try {
+    body = await readBodyBytes(request);
+  } catch (error) {
+    if (error instanceof ApiError) return new Response(error.message, { status: error.status });
+    throw error;
+  }
+  const parsed = parseSesNotification(new TextDecoder().decode(body));
   if (parsed.kind === "invalid") return new Response(parsed.reason, { status: 400 });
   if (parsed.kind === "subscribe") {
     // Confirming the subscription is a GET of SNS's own URL; nothing else is fetched.

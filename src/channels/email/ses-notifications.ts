@@ -13,13 +13,19 @@ export type SesNotification =
 /** SNS's own hosts; a SubscribeURL anywhere else is refused. */
 const SNS_HOST = /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
 
-export function parseSesNotification(text: string): SesNotification {
-  let envelope: Record<string, unknown>;
+/** Parses JSON text that must hold an object; null for anything else (`null`, arrays, scalars). */
+function parseObject(text: string): Record<string, any> | null {
   try {
-    envelope = JSON.parse(text) as Record<string, unknown>;
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, any>) : null;
   } catch {
-    return { kind: "invalid", reason: "the body is not JSON" };
+    return null;
   }
+}
+
+export function parseSesNotification(text: string): SesNotification {
+  const envelope = parseObject(text);
+  if (!envelope) return { kind: "invalid", reason: "the body is not a JSON object" };
   if (envelope.Type === "SubscriptionConfirmation") {
     const url = typeof envelope.SubscribeURL === "string" ? envelope.SubscribeURL : "";
     try {
@@ -31,12 +37,8 @@ export function parseSesNotification(text: string): SesNotification {
     return { kind: "invalid", reason: "SubscribeURL is not an Amazon SNS URL" };
   }
   if (envelope.Type !== "Notification" || typeof envelope.Message !== "string") return { kind: "invalid", reason: "not an SNS notification" };
-  let event: Record<string, any>;
-  try {
-    event = JSON.parse(envelope.Message) as Record<string, any>;
-  } catch {
-    return { kind: "invalid", reason: "the SNS Message is not JSON" };
-  }
+  const event = parseObject(envelope.Message);
+  if (!event) return { kind: "invalid", reason: "the SNS Message is not a JSON object" };
   const type = event.notificationType ?? event.eventType;
   if (type !== "Bounce") return { kind: "events", bounces: [] };
   const messageId = event.mail?.messageId;

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { sendCampaignBatch } from "../../../src/broadcasts/send";
 import { emailProvider } from "../../../src/channels/email/provider";
 import { SesProvider } from "../../../src/channels/email/ses";
+import { parseSesNotification } from "../../../src/channels/email/ses-notifications";
 import { routeRequest } from "../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
 import { countRows, createPanel, receiver } from "../../helpers";
@@ -100,4 +101,13 @@ describe("a campaign sent through SES, and its bounces", () => {
     // A subscription confirmation pointing anywhere but SNS is refused, not fetched.
     expect((await notification("sns-secret-token", { Type: "SubscriptionConfirmation", SubscribeURL: "https://evil.example.net/confirm" })).status).toBe(400);
   });
+});
+
+describe("parseSesNotification with bodies that are not objects", () => {
+  it.each(["null", "[]", "42", "{oops", JSON.stringify({ Type: "Notification", Message: "null" }), JSON.stringify({ Type: "Notification", Message: "[1]" })])(
+    "%s is invalid, not a crash",
+    (text) => {
+      expect(parseSesNotification(text).kind).toBe("invalid");
+    },
+  );
 });
