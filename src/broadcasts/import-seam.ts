@@ -36,7 +36,8 @@ export async function startContactImport(env: Pick<Env, "DB" | "IMPORTS">, reque
 }
 
 export async function contactImportStatus(env: Pick<Env, "DB">, panelId: string, jobId: string | null): Promise<ContactImportStatus> {
-  if (jobId === null) return "completed";
+  // Every campaign gets a job when it is created; one without is a half-written creation.
+  if (jobId === null) return "failed";
   const job = await getImportJob(env.DB, panelId, jobId);
   if (!job) return "failed";
   if (job.phase !== "done") return "running";

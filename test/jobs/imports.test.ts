@@ -241,6 +241,13 @@ describe("startImport, the programmatic entry", () => {
     return key;
   };
 
+  it("returns the stored job when the queue send fails; the re-drive starts it later", async () => {
+    const key = await put("lost.csv", "EMAIL\nlost@example.com\n");
+    const failingQueue = { send: async () => Promise.reject(new Error("queue down")) } as unknown as Queue;
+    const jobId = await startImport({ ...env, IMPORTS: failingQueue }, { panelId: panel.id, sources: [{ key }] });
+    expect(await getImportJob(env.DB, panel.id, jobId)).toMatchObject({ status: "queued" });
+  });
+
   it("imports several files already in R2 into a list as one job", async () => {
     const api = apiFor(panel);
     const listid = (await api("lists", "add", { listname: "From zip" })).body.listid;

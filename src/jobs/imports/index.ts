@@ -101,8 +101,13 @@ function readNudge(body: unknown): ImportRef | null {
 export async function startImport(env: Pick<Env, "DB" | "IMPORTS">, options: StartImportOptions): Promise<string> {
   const job = newImportJob(options);
   await insertImportJob(env.DB, job);
-  // If this send is lost, the cron finds the job never started and sends it again.
-  await env.IMPORTS.send(importNudge({ panelId: job.panelId, jobId: job.id }));
+  // The job is stored: a failed send must not fail the call (a client retrying would import
+  // twice). The cron finds the job never started and sends it again.
+  try {
+    await nudgeImport(env, { panelId: job.panelId, jobId: job.id });
+  } catch (error) {
+    console.error(`import ${job.id} stored but not enqueued; the re-drive will start it`, error);
+  }
   return job.id;
 }
 
