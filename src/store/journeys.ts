@@ -1,3 +1,4 @@
+import { activityNameKey } from "../domain/activity";
 import type { AttributeValue } from "../domain/attributes";
 import type { JourneyDefinition } from "../domain/journey";
 
@@ -44,7 +45,7 @@ function journeyFromRow(row: JourneyRow): Journey {
 /** The trigger's lookup key: an activity name (lower case) or a list id. */
 function triggerKey(definition: JourneyDefinition): string | null {
   const { trigger } = definition;
-  if (trigger.type === "activity") return trigger.activity.trim().toLowerCase();
+  if (trigger.type === "activity") return activityNameKey(trigger.activity);
   if (trigger.type === "list") return String(trigger.listid);
   return null;
 }
