@@ -191,11 +191,8 @@ const patchWebhook = defineAdminRoute({
     const webhook = await requireWebhook(env, panel, path.id);
     const next: Webhook = { ...webhook, updatedAt: Date.now() };
     if (body.label !== undefined) next.label = body.label;
-    if (body.url !== undefined) {
-      next.url = checkedUrl(env, body.url);
-      // An endpoint that was never tested is not operational (spec 3); its backlog waits.
-      if (next.url !== webhook.url) Object.assign(next, { state: "configured", disabledReason: null, disabledAt: null });
-    }
+    // A new URL makes the webhook `configured` until it passes its test (spec 3): replaceWebhookConfig.
+    if (body.url !== undefined) next.url = checkedUrl(env, body.url);
     if (body.username === null) Object.assign(next, { username: null, passwordEnc: null });
     else if (body.username !== undefined) next.username = body.username;
     if (body.password === null) next.passwordEnc = null;

@@ -117,16 +117,24 @@ export async function getWebhookWithPanel(db: D1Database, panelId: string, id: s
   return row ? { ...webhookFromRow(row), panelName: row.panel_name, panelTimeZone: row.panel_timezone, panelPrimaryKey: row.panel_primary_key } : null;
 }
 
-/** Writes every configurable member of `webhook` (not its state); null when it does not exist. */
+/**
+ * Writes every configurable member of `webhook`; its state is left to the dispatcher, except
+ * that a new URL makes it `configured` again (it must pass its test). Deciding that in SQL,
+ * from the stored URL, keeps a disable that landed after the caller's read.
+ */
 export async function replaceWebhookConfig(db: D1Database, webhook: Webhook): Promise<Webhook | null> {
   const row = await db
     .prepare(
-      `UPDATE webhooks SET label = ?, url = ?, username = ?, password_enc = ?, signing_secret_enc = ?, version = ?,
-         alert_emails = ?, alert_frequency = ?, state = ?, disabled_reason = ?, disabled_at = ?, updated_at = ?
-       WHERE panel_id = ? AND id = ? RETURNING ${WEBHOOK_COLUMNS}`,
+      `UPDATE webhooks SET
+         state = CASE WHEN url <> ?2 THEN 'configured' ELSE state END,
+         disabled_reason = CASE WHEN url <> ?2 THEN NULL ELSE disabled_reason END,
+         disabled_at = CASE WHEN url <> ?2 THEN NULL ELSE disabled_at END,
+         label = ?1, url = ?2, username = ?3, password_enc = ?4, signing_secret_enc = ?5, version = ?6,
+         alert_emails = ?7, alert_frequency = ?8, updated_at = ?9
+       WHERE panel_id = ?10 AND id = ?11 RETURNING ${WEBHOOK_COLUMNS}`,
     )
-    // rowValues from label through disabled_at, in the SET order above.
-    .bind(...rowValues(webhook).slice(2, 13), webhook.updatedAt, webhook.panelId, webhook.id)
+    // rowValues from label through alert_frequency: ?1 to ?8.
+    .bind(...rowValues(webhook).slice(2, 10), webhook.updatedAt, webhook.panelId, webhook.id)
     .first<WebhookRow>();
   return row ? webhookFromRow(row) : null;
 }

@@ -86,6 +86,16 @@ describe("webhook configuration", () => {
     expect((await admin("PATCH", hook.path, { password: "x" })).status).toBe(400);
   });
 
+  it("a PATCH that keeps the URL leaves a disable in place; the same URL again is no change", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await env.DB.prepare("UPDATE webhooks SET state = 'disabled', disabled_reason = 'HTTP 500', disabled_at = 1 WHERE id = ?").bind(hook.id).run();
+    const relabelled = await admin("PATCH", hook.path, { label: "Renamed" });
+    expect(relabelled.body).toMatchObject({ label: "Renamed", state: "disabled", disabled_reason: "HTTP 500" });
+    const sameUrl = await admin("PATCH", hook.path, { url: relabelled.body.url });
+    expect(sameUrl.body.state).toBe("disabled");
+  });
+
   it.each([
     ["no label", { url: "https://hooks.example.com/x" }, "label"],
     ["an ftp URL", { label: "L", url: "ftp://example.com/x" }, "url"],
