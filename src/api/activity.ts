@@ -3,7 +3,7 @@ import type { IRequest } from "itty-router";
 import { ACTIVITY_SOURCES, prepareActivityEvent } from "../domain/activity";
 import { MAX_GUID_LENGTH, type NewEvent } from "../domain/events";
 import type { FieldProblem } from "../domain/problems";
-import { authenticateApiKey, notAuthenticated } from "../http/auth";
+import { authenticateApiKey, bearerToken, notAuthenticated } from "../http/auth";
 import { readJsonBody } from "../http/body";
 import { ApiError, fieldErrorsFromZod, fromProblems, invalidField } from "../http/errors";
 import { serviceFault } from "../http/envelope";
@@ -84,13 +84,6 @@ function withAliases(raw: unknown): unknown {
   return raw;
 }
 
-/** `Authorization: Bearer <key>`; other schemes are not API keys and are ignored. */
-function bearerKey(request: Request): string | undefined {
-  const header = request.headers.get("authorization");
-  const match = header === null ? null : /^Bearer(?:\s+(.*))?$/i.exec(header.trim());
-  return match ? (match[1] ?? "").trim() : undefined;
-}
-
 /**
  * The panel must be in API mode (as for every API call), and a key given in the
  * Authorization header or the `apikey` query parameter must be a valid key of this panel.
@@ -98,7 +91,7 @@ function bearerKey(request: Request): string | undefined {
 export async function checkAccess(request: Request, db: D1Database, panel: Panel): Promise<void> {
   if (!panel.apiMode) throw notAuthenticated();
   const queryKey = new URL(request.url).searchParams.get("apikey");
-  for (const key of [bearerKey(request), queryKey ?? undefined]) {
+  for (const key of [bearerToken(request), queryKey ?? undefined]) {
     if (key === undefined) continue;
     const caller = await authenticateApiKey(db, key);
     if (caller.panel.id !== panel.id) throw notAuthenticated();

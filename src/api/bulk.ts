@@ -1,5 +1,5 @@
 import { parseEmailList } from "../domain/imports";
-import { authenticateApiKey } from "../http/auth";
+import { authenticateApiKey, requestApiKey } from "../http/auth";
 import { ApiError, invalidField, notFound } from "../http/errors";
 import { envelopeFailure, newRequestId } from "../http/respond";
 import { startImport } from "../jobs/imports";
@@ -58,10 +58,11 @@ const bulkUpload = defineOperation({
   },
 });
 
-async function jobOrThrow(db: D1Database, panelId: string, jobId: string): Promise<ImportJob> {
+/** `field` names where the job id came from: `data` (bulkstatus) or the `job` path segment. */
+async function jobOrThrow(db: D1Database, panelId: string, jobId: string, field = "data"): Promise<ImportJob> {
   const job = await getImportJob(db, panelId, jobId);
   // Another panel's job answers exactly as a job that does not exist.
-  if (!job) throw notFound(`No import job "${jobId}" in this panel`, [{ field: "data", message: "no such job" }]);
+  if (!job) throw notFound(`No import job "${jobId}" in this panel`, [{ field, message: "no such job" }]);
   return job;
 }
 
@@ -102,9 +103,8 @@ export async function errorReportResponse(env: Env, job: ImportJob): Promise<Res
 export async function handleErrorReportDownload(request: Request, env: Env, jobId: string): Promise<Response> {
   const requestId = newRequestId();
   try {
-    const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization")?.trim() ?? "")?.[1];
-    const caller = await authenticateApiKey(env.DB, new URL(request.url).searchParams.get("apikey") ?? bearer);
-    return await errorReportResponse(env, await jobOrThrow(env.DB, caller.panel.id, jobId));
+    const caller = await authenticateApiKey(env.DB, requestApiKey(request));
+    return await errorReportResponse(env, await jobOrThrow(env.DB, caller.panel.id, jobId, "job"));
   } catch (error) {
     return envelopeFailure(requestId, error instanceof ApiError ? error : serviceFault(error, requestId));
   }

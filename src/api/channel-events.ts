@@ -3,7 +3,7 @@ import type { IRequest } from "itty-router";
 import type { EventChannel, NewEvent } from "../domain/events";
 import { WAITABLE_EVENTS, type MessageChannel } from "../domain/journey";
 import { instantOf, parseCts, parseIsoTimestamp } from "../domain/time";
-import { authenticateApiKey } from "../http/auth";
+import { authenticateApiKey, requestApiKey } from "../http/auth";
 import { readJsonBody } from "../http/body";
 import { ApiError, invalidField, notFound, parseOrThrow } from "../http/errors";
 import { serviceFault } from "../http/envelope";
@@ -58,9 +58,7 @@ async function panelOf(request: IRequest, env: Env): Promise<Panel> {
     await checkAccess(request, env.DB, catalog.panel);
     return catalog.panel;
   }
-  const header = request.headers.get("authorization");
-  const bearer = header ? /^Bearer\s+(.+)$/i.exec(header.trim())?.[1] : undefined;
-  return (await authenticateApiKey(env.DB, bearer ?? new URL(request.url).searchParams.get("apikey"))).panel;
+  return (await authenticateApiKey(env.DB, requestApiKey(request))).panel;
 }
 
 export async function handleChannelEvent(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {

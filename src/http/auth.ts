@@ -63,9 +63,20 @@ export async function authenticateApiKey(db: D1Database, apiKey: unknown): Promi
   return caller;
 }
 
+/** The token of an `Authorization: Bearer <token>` header ("" when empty); other schemes are ignored. */
+export function bearerToken(request: Request): string | undefined {
+  const header = request.headers.get("authorization");
+  const match = header === null ? null : /^Bearer(?:\s+(.*))?$/i.exec(header.trim());
+  return match ? (match[1] ?? "").trim() : undefined;
+}
+
+/** The API key sent with a call outside the envelope: the Bearer header, else the `apikey` query. */
+export function requestApiKey(request: Request): string | undefined {
+  return bearerToken(request) ?? new URL(request.url).searchParams.get("apikey") ?? undefined;
+}
+
 /** The admin API's bearer token check (CONTRACT 4). */
 export function isAdmin(request: Request, env: Env): boolean {
-  const header = request.headers.get("authorization") ?? "";
-  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
-  return match !== null && typeof env.ADMIN_TOKEN === "string" && env.ADMIN_TOKEN !== "" && constantTimeEqual(match[1]!, env.ADMIN_TOKEN);
+  const token = bearerToken(request);
+  return !!token && typeof env.ADMIN_TOKEN === "string" && env.ADMIN_TOKEN !== "" && constantTimeEqual(token, env.ADMIN_TOKEN);
 }

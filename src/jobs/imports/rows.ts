@@ -145,7 +145,9 @@ function prepareChunk(job: ImportJob, plan: ColumnPlan, at: Position, bytes: Uin
     let line = formatCsvRecord(errorReportRow(file, row, prepared.columns, prepared.reasons, record.fields));
     if (line.length > MAX_REPORT_LINE_CHARS) {
       const note = `(the row is ${line.length} characters long and is not repeated here)`;
-      line = formatCsvRecord(errorReportRow(file, row, prepared.columns, prepared.reasons, [note]));
+      // Reasons quote the offending cell, so they are cut too; D1 refuses values near 1 MB.
+      const reasons = prepared.reasons.map((reason) => (reason.length > 500 ? `${reason.slice(0, 500)}…` : reason));
+      line = formatCsvRecord(errorReportRow(file, row, prepared.columns, reasons, [note]));
     }
     chunk.errorLines.push({ row, line });
   });
