@@ -3,7 +3,7 @@ import { Router, type IRequest } from "itty-router";
 import { forgetActivityCatalogs } from "../api/activity-catalog";
 import { forgetCallers, isAdmin } from "../http/auth";
 import { ApiError, notFound } from "../http/errors";
-import { serviceFault } from "../http/envelope";
+import { asApiError } from "../http/envelope";
 import { adminFailure, json, newRequestId } from "../http/respond";
 import { activityRoutes } from "./activities";
 import { attributeRoutes } from "./attributes";
@@ -65,6 +65,6 @@ export async function handleAdmin(request: Request, env: Env, exec: ExecutionCon
     const response: Response | undefined = await router.fetch(request, env, exec);
     return response ?? adminFailure(notFound(`No admin route ${request.method} ${new URL(request.url).pathname}`));
   } catch (error) {
-    return adminFailure(error instanceof ApiError ? error : serviceFault(error, newRequestId()));
+    return adminFailure(asApiError(error, newRequestId()));
   }
 }

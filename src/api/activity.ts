@@ -5,8 +5,8 @@ import { MAX_GUID_LENGTH, type NewEvent } from "../domain/events";
 import type { FieldProblem } from "../domain/problems";
 import { authenticateApiKey, bearerToken, notAuthenticated } from "../http/auth";
 import { readJsonBody } from "../http/body";
-import { ApiError, fieldErrorsFromZod, fromProblems, invalidField } from "../http/errors";
-import { serviceFault } from "../http/envelope";
+import { fieldErrorsFromZod, fromProblems, invalidField } from "../http/errors";
+import { asApiError } from "../http/envelope";
 import { envelopeFailure, envelopeSuccess, json, newRequestId } from "../http/respond";
 import { z } from "../lib/z";
 import { recordEvents } from "../pipeline/record";
@@ -117,7 +117,7 @@ async function openIngest(request: IRequest, env: Env) {
 }
 
 function failure(requestId: string, error: unknown): Response {
-  return envelopeFailure(requestId, error instanceof ApiError ? error : serviceFault(error, requestId));
+  return envelopeFailure(requestId, asApiError(error, requestId));
 }
 
 /** POST /{v1|apiv2}/activity/singleactivity/{client_id} */

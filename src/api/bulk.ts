@@ -1,13 +1,13 @@
 import { parseEmailList } from "../domain/imports";
 import { authenticateApiKey, requestApiKey } from "../http/auth";
-import { ApiError, invalidField, notFound } from "../http/errors";
+import { invalidField, notFound } from "../http/errors";
 import { envelopeFailure, newRequestId } from "../http/respond";
 import { startImport } from "../jobs/imports";
 import { importJobView } from "../jobs/imports/view";
 import { allowsPrivateFetch, checkOutboundUrl } from "../lib/outbound";
 import { z } from "../lib/z";
 import { getImportJob, type ImportJob } from "../store/imports";
-import { serviceFault } from "../http/envelope";
+import { asApiError } from "../http/envelope";
 import { requireLists } from "./contacts";
 import { defineOperation, type OperationTable } from "./operation";
 import { listIdParam, optionalTextParam, textParam } from "./params";
@@ -106,6 +106,6 @@ export async function handleErrorReportDownload(request: Request, env: Env, jobI
     const caller = await authenticateApiKey(env.DB, requestApiKey(request));
     return await errorReportResponse(env, await jobOrThrow(env.DB, caller.panel.id, jobId, "job"));
   } catch (error) {
-    return envelopeFailure(requestId, error instanceof ApiError ? error : serviceFault(error, requestId));
+    return envelopeFailure(requestId, asApiError(error, requestId));
   }
 }

@@ -6,7 +6,7 @@ import { instantOf, parseCts, parseIsoTimestamp } from "../domain/time";
 import { authenticateApiKey, requestApiKey } from "../http/auth";
 import { readJsonBody } from "../http/body";
 import { ApiError, invalidField, notFound, parseOrThrow } from "../http/errors";
-import { serviceFault } from "../http/envelope";
+import { asApiError } from "../http/envelope";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../http/respond";
 import { z } from "../lib/z";
 import { recordEvents } from "../pipeline/record";
@@ -90,7 +90,7 @@ export async function handleChannelEvent(request: IRequest, env: Env, exec: Exec
     const recorded = await recordEvents(env, panel, [event], { now, defer: (work) => exec.waitUntil(work) });
     return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1 });
   } catch (error) {
-    return envelopeFailure(requestId, error instanceof ApiError ? error : serviceFault(error, requestId));
+    return envelopeFailure(requestId, asApiError(error, requestId));
   }
 }
 

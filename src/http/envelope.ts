@@ -22,9 +22,14 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     const members = await operation.run({ env, exec, ...caller, requestId, now: Date.now(), origin: new URL(request.url).origin }, input);
     return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);
   } catch (error) {
-    const failure = error instanceof ApiError ? error : serviceFault(error, requestId);
+    const failure = asApiError(error, requestId);
     return operation?.render?.failure(requestId, failure, params) ?? envelopeFailure(requestId, failure);
   }
+}
+
+/** What any handler answers for a thrown value: the ApiError itself, or a logged 500. */
+export function asApiError(error: unknown, requestId: string): ApiError {
+  return error instanceof ApiError ? error : serviceFault(error, requestId);
 }
 
 export function serviceFault(error: unknown, requestId: string): ApiError {
