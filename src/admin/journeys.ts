@@ -232,7 +232,8 @@ const setStatus = defineAdminRoute({
       await continuePoints(env, await pointsLeftBehind(env.DB, now, 500, changed.id), now);
       if (changed.scanCursor !== null) await scanSegment(env, changed, now);
     }
-    return journeyView((await getJourney(env.DB, panel.id, changed.id))!, await journeyCounters(env.DB, panel.id, changed.id));
+    // The scan above only moves scan_cursor, which the view does not show: no second read.
+    return journeyView(changed, await journeyCounters(env.DB, panel.id, changed.id));
   },
 });
 
