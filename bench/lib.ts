@@ -34,7 +34,7 @@ interface D1DatabaseLike {
 }
 
 /** Starts the benchmark build (bench/worker) on fresh local state with the migrations applied. */
-export async function startRuntime(port = 0, vars: Record<string, string> = {}): Promise<BenchRuntime> {
+export async function startRuntime(port = 0, vars: Record<string, string> = {}, noConsumer = false): Promise<BenchRuntime> {
   const workDir = mkdtempSync(join(tmpdir(), "apiv2-bench-"));
   await build({
     entryPoints: [join(root, "bench", "worker", "index.ts")],
@@ -51,6 +51,7 @@ export async function startRuntime(port = 0, vars: Record<string, string> = {}):
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, "wrangler.toml"), "");
   // rootPath and modulesRules describe wrangler's own bundling, already done above.
   const { rootPath: _rootPath, modulesRules: _modulesRules, ...worker } = workerOptions as Record<string, any>;
+  if (noConsumer) { console.log(Object.keys(worker)); worker.queueConsumers = Object.fromEntries(Object.entries(worker.queueConsumers ?? {}).filter(([q]) => !q.includes("events"))); }
   const miniflare = new Miniflare(
     convertV4MiniflareOptions({
       workers: [

@@ -30,24 +30,35 @@ async function post(kind: "singleactivity" | "batch", clientId: string, body: un
 export const postActivity = (clientId: string, body: unknown, options?: PostOptions) => post("singleactivity", clientId, body, options);
 export const postBatch = (clientId: string, body: unknown, options?: PostOptions) => post("batch", clientId, body, options);
 
+/** A contact's events as the admin API lists them, once the pipeline took in what was recorded. */
 export async function contactEvents(panel: TestPanel, key: string, query = ""): Promise<{ status: number; body: any }> {
+  await pipelineSettled(panel.id);
   return admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/events${query}`);
 }
 
 export async function profileEvents(panel: TestPanel, uniqueid: string, query = ""): Promise<{ status: number; body: any }> {
+  await pipelineSettled(panel.id);
   return admin("GET", `/panels/${panel.id}/profiles/${encodeURIComponent(uniqueid)}/events${query}`);
 }
 
-/** Everything a panel owns including its events and anonymous profiles, to assert nothing was written. */
+/**
+ * Everything a panel owns including its recorded event batches, guid claims, events and
+ * anonymous profiles, to assert nothing was written.
+ */
 export async function fullSnapshot(panelId: string): Promise<string> {
-  const [events, profiles] = await env.DB.batch([
+  await pipelineSettled(panelId);
+  const [batches, claims, events, profiles] = await env.DB.batch([
+    env.DB.prepare("SELECT id, events FROM event_batches WHERE panel_id = ? ORDER BY id").bind(panelId),
+    env.DB.prepare("SELECT guid, batch_id FROM event_guids WHERE panel_id = ? ORDER BY guid").bind(panelId),
     env.DB.prepare("SELECT guid, contact_id FROM events WHERE panel_id = ? ORDER BY id").bind(panelId),
     env.DB.prepare("SELECT uniqueid, contact_id FROM anon_profiles WHERE panel_id = ? ORDER BY uniqueid").bind(panelId),
   ]);
-  return JSON.stringify([await panelSnapshot(panelId), events!.results, profiles!.results]);
+  return JSON.stringify([await panelSnapshot(panelId), batches!.results, claims!.results, events!.results, profiles!.results]);
 }
 
+/** The panel's stored events, once the pipeline took in what was recorded. */
 export async function eventCount(panelId: string): Promise<number> {
+  await pipelineSettled(panelId);
   const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panelId).first<{ n: number }>();
   return row!.n;
 }
@@ -61,4 +72,28 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error("condition not reached in time");
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * Waits until the pipeline is done with every event the panel recorded: the events are rows
+ * (contacts created, histories joined) and every step ran. Recording answers before that.
+ */
+export async function pipelineSettled(panelId: string, timeoutMs?: number): Promise<void> {
+  await eventually(async () => {
+    const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<{ n: number }>();
+    return row!.n === 0 ? true : undefined;
+  }, timeoutMs);
+}
+
+/** Waits until the event with `guid` is a row and the pipeline is done with it. */
+export async function eventSettled(panelId: string, guid: string): Promise<void> {
+  await eventually(async () => {
+    const row = await env.DB.prepare(
+      `SELECT (SELECT b.state FROM event_batches b WHERE b.panel_id = e.panel_id AND b.last_id >= e.id AND b.first_id <= e.id) AS batch_state
+       FROM events e WHERE e.panel_id = ? AND e.guid = ?`,
+    )
+      .bind(panelId, guid)
+      .first<{ batch_state: string | null }>();
+    return row && row.batch_state === null ? true : undefined;
+  });
 }

@@ -1,6 +1,6 @@
-import { loadPendingEvents, savePipelineProgress, stepKey, type PipelineProgress } from "../store/events";
+import { saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../store/event-batches";
 import { isEventsNudge } from "./nudge";
-import { PIPELINE_STEPS, type PipelineStep } from "./steps";
+import { PIPELINE_STEPS, type PipelineEvent, type PipelineStep } from "./steps";
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -11,65 +11,73 @@ export function retryDelaySeconds(attempts: number): number {
   return Math.min(5 * 2 ** Math.max(0, attempts - 1), 300);
 }
 
+function passed(batch: EventBatch, step: string, eventId: number): boolean {
+  const done = batch.stepsDone[step];
+  return done === true || (done !== undefined && done.includes(eventId));
+}
+
+/** The steps a batch's events passed, `true` where all of them did. */
+function stepsDoneAfter(batch: EventBatch, step: string, passedNow: ReadonlySet<number>): EventBatch["stepsDone"] {
+  const ids = batch.events.filter((event) => passed(batch, step, event.id) || passedNow.has(event.id)).map((event) => event.id);
+  return { ...batch.stepsDone, [step]: ids.length === batch.events.length ? true : ids };
+}
+
 /**
- * Runs the steps over the pending events among `ids` of one panel: each step gets the events
- * that passed every earlier step and have not passed it yet; what passed is recorded before
- * the next step starts, so a retry re-runs only what did not succeed. Returns the ids of the
- * events that must be tried again.
+ * Runs the steps over the pending batches among `batchIds` of one panel, storing their events
+ * as rows first when that was not done yet. Each step gets the events, oldest first, that
+ * passed every earlier step and have not passed it yet; what passed is recorded before the
+ * next step starts, so a retry re-runs only what did not succeed. Returns the ids of the
+ * batches that must be tried again.
  */
-export async function processEvents(
+export async function processEventBatches(
   env: Env,
   panelId: string,
-  ids: readonly number[],
+  batchIds: readonly number[],
   steps: readonly PipelineStep[] = PIPELINE_STEPS,
   now = Date.now(),
 ): Promise<Set<number>> {
-  if (steps.length === 0) {
-    // Nothing to run: the events leave the pipeline without being read.
-    await savePipelineProgress(env.DB, panelId, { eventsDone: [...ids] }, now);
-    return new Set();
-  }
-  const { events, stepsDone } = await loadPendingEvents(env.DB, panelId, ids);
-  if (events.length === 0) return new Set();
-  const failed = new Set<number>();
-  let unsaved: PipelineProgress = {};
-  for (const step of steps) {
-    const todo = events.filter((event) => !failed.has(event.id) && !stepsDone.has(stepKey(event.id, step.name)));
+  const batches = await takeEventBatches(env.DB, panelId, batchIds);
+  if (batches.length === 0) return new Set();
+  const failedEvents = new Set<number>();
+  const errors: string[] = [];
+  const batchOf = new Map<number, EventBatch>();
+  for (const batch of batches) for (const event of batch.events) batchOf.set(event.id, batch);
+  const events: PipelineEvent[] = batches.flatMap((batch) => batch.events);
+
+  for (const [index, step] of steps.entries()) {
+    const todo = events.filter((event) => !failedEvents.has(event.id) && !passed(batchOf.get(event.id)!, step.name, event.id));
     if (todo.length === 0) continue;
-    if (unsaved.stepsDone?.length || unsaved.stepsFailed?.length) await savePipelineProgress(env.DB, panelId, unsaved, now);
-    unsaved = { stepsDone: [], stepsFailed: [] };
-    const errors = new Map<number, string>();
+    const failures = new Map<number, string>();
     try {
-      for (const failure of (await step.run(env, todo)) ?? []) errors.set(failure.eventId, describe(failure.error));
+      for (const failure of (await step.run(env, todo)) ?? []) failures.set(failure.eventId, describe(failure.error));
     } catch (error) {
-      for (const event of todo) errors.set(event.id, describe(error));
+      for (const event of todo) failures.set(event.id, describe(error));
     }
-    for (const event of todo) {
-      const error = errors.get(event.id);
-      if (error === undefined) unsaved.stepsDone!.push({ eventId: event.id, step: step.name });
-      else {
-        failed.add(event.id);
-        unsaved.stepsFailed!.push({ eventId: event.id, step: step.name, error });
-      }
+    for (const [eventId, error] of failures) {
+      failedEvents.add(eventId);
+      if (errors.length < 10) errors.push(`event ${eventId}: ${step.name}: ${error}`);
     }
+    const passedNow = new Set(todo.filter((event) => !failures.has(event.id)).map((event) => event.id));
+    for (const batch of batches) batch.stepsDone = stepsDoneAfter(batch, step.name, passedNow);
+    // Saved before the next step runs: a crash there must not run this one again.
+    if (index < steps.length - 1) await saveBatchProgress(env.DB, panelId, progressOf(batches, failedEvents, errors), now, false);
   }
-  await savePipelineProgress(
-    env.DB,
-    panelId,
-    {
-      ...unsaved,
-      eventsDone: events.filter((event) => !failed.has(event.id)).map((event) => event.id),
-      eventsRetrying: [...failed],
-    },
-    now,
-  );
-  return failed;
+  await saveBatchProgress(env.DB, panelId, progressOf(batches, failedEvents, errors), now, true);
+  return new Set(batches.filter((batch) => batch.events.some((event) => failedEvents.has(event.id))).map((batch) => batch.id));
+}
+
+function progressOf(batches: readonly EventBatch[], failedEvents: ReadonlySet<number>, errors: readonly string[]): BatchProgress[] {
+  return batches.map((batch) => {
+    const failed = batch.events.some((event) => failedEvents.has(event.id));
+    return { id: batch.id, stepsDone: batch.stepsDone, done: !failed, error: failed ? errors.join("; ") : undefined };
+  });
 }
 
 /**
  * The EVENTS queue consumer. Messages are grouped by panel; a message is acknowledged when
- * every event it names has passed every step, and otherwise retried with backoff. After the
- * queue's own retries the message is dead-lettered, and the re-drive cron takes the events up.
+ * every event of the batches it names has passed every step, and otherwise retried with
+ * backoff. After the queue's own retries the message is dead-lettered, and the re-drive cron
+ * takes the batches up.
  */
 export async function handleEventsBatch(
   batch: MessageBatch<unknown>,
@@ -77,28 +85,28 @@ export async function handleEventsBatch(
   _exec: ExecutionContext,
   steps: readonly PipelineStep[] = PIPELINE_STEPS,
 ): Promise<void> {
-  const byPanel = new Map<string, { ids: Set<number>; messages: Array<Message<unknown> & { body: { ids: number[] } }> }>();
+  const byPanel = new Map<string, { batchIds: Set<number>; messages: Array<Message<unknown> & { body: { batches: number[] } }> }>();
   for (const message of batch.messages) {
     if (!isEventsNudge(message.body)) {
-      console.error(`events queue: message ${message.id} names no events; dropped`, message.body);
+      console.error(`events queue: message ${message.id} names no event batches; dropped`, message.body);
       message.ack();
       continue;
     }
-    const group = byPanel.get(message.body.panel) ?? { ids: new Set(), messages: [] };
-    message.body.ids.forEach((id) => group.ids.add(id));
-    group.messages.push(message as Message<unknown> & { body: { ids: number[] } });
+    const group = byPanel.get(message.body.panel) ?? { batchIds: new Set(), messages: [] };
+    message.body.batches.forEach((id) => group.batchIds.add(id));
+    group.messages.push(message as Message<unknown> & { body: { batches: number[] } });
     byPanel.set(message.body.panel, group);
   }
   for (const [panelId, group] of byPanel) {
     let failed: Set<number> | null;
     try {
-      failed = await processEvents(env, panelId, [...group.ids], steps);
+      failed = await processEventBatches(env, panelId, [...group.batchIds], steps);
     } catch (error) {
-      console.error(`events queue: processing events of panel ${panelId} failed`, error);
+      console.error(`events queue: processing event batches of panel ${panelId} failed`, error);
       failed = null;
     }
     for (const message of group.messages) {
-      if (failed !== null && !message.body.ids.some((id) => failed.has(id))) message.ack();
+      if (failed !== null && !message.body.batches.some((id) => failed.has(id))) message.ack();
       else message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
     }
   }

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { contactEvents, defineActivity, eventCount, fullSnapshot, postBatch, profileEvents } from "../activity-helpers";
+import { contactEvents, defineActivity, eventCount, fullSnapshot, pipelineSettled, postBatch, profileEvents } from "../activity-helpers";
 import { createPanel, type TestPanel } from "../helpers";
 
 let panel: TestPanel;
@@ -48,6 +48,7 @@ describe("batch endpoint", () => {
       { index: 4, field: "body", message: expect.any(String) },
       { index: 5, field: "identity", message: expect.any(String) },
     ]);
+    await pipelineSettled(panel.id);
     const stored = await env.DB.prepare("SELECT identity FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ identity: string }>();
     expect(stored.results.map((r) => r.identity)).toEqual(["ok1@example.com", "ok2@example.com"]);
     expect((await contactEvents(panel, "bad@example.com")).status).toBe(404);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { insertActivity } from "../../src/store/activities";
-import { contactEvents, defineActivity, eventCount, fullSnapshot, postActivity, postBatch, profileEvents } from "../activity-helpers";
+import { contactEvents, defineActivity, eventCount, fullSnapshot, pipelineSettled, postActivity, postBatch, profileEvents } from "../activity-helpers";
 import { admin, apiFor, call, createPanel, type TestPanel } from "../helpers";
 
 let panel: TestPanel;
@@ -108,6 +108,8 @@ describe("single activity: accepted shapes", () => {
   it("creates the contact of an unknown identity, normalised as the contact API does", async () => {
     const posted = await postActivity(panel.clientId, cartEvent({ identity: "  New.Person@Example.COM " }));
     expect(posted.status).toBe(200);
+    // The contact is created as the pipeline takes the event in, moments after the answer.
+    await pipelineSettled(panel.id);
     const viewed = await apiFor(panel)("contact", "view", { data: "new.person@example.com" });
     expect(viewed.status).toBe(200);
     expect(viewed.body.contact).toEqual({ EMAIL: "new.person@example.com" });
@@ -117,6 +119,7 @@ describe("single activity: accepted shapes", () => {
   it("records against an existing contact without touching its attributes", async () => {
     await apiFor(panel)("contact", "add", { data: { EMAIL: "known@example.com", NAME: "Known", CITY: "Pune" } });
     await postActivity(panel.clientId, cartEvent({ identity: "KNOWN@example.com" }));
+    await pipelineSettled(panel.id);
     const viewed = await apiFor(panel)("contact", "view", { data: "known@example.com" });
     expect(viewed.body.contact).toEqual({ EMAIL: "known@example.com", NAME: "Known", CITY: "Pune" });
     expect((await contactEvents(panel, "known@example.com")).body.events).toHaveLength(1);
@@ -137,7 +140,7 @@ describe("single activity: accepted shapes", () => {
     const posted = await postActivity(panel.clientId, cartEvent({ identity: "", uniqueid: "visitor-1" }));
     expect(posted.status).toBe(200);
     const profile = await profileEvents(panel, "visitor-1");
-    expect(profile.body.events).toEqual([expect.objectContaining({ uniqueid: "visitor-1", identity: null })]);
+    expect(profile.body.events).toEqual([expect.objectContaining({ uniqueid: "visitor-1", identity: null, pipeline: "done" })]);
     const contacts = await env.DB.prepare("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?").bind(panel.id).first<{ n: number }>();
     expect(contacts!.n).toBe(0);
   });

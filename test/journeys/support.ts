@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { runCronTasks } from "../../src/jobs/cron";
 import { journeyTimers } from "../../src/journeys/timers";
-import { defineActivity, eventually, postActivity } from "../activity-helpers";
+import { defineActivity, eventSettled, eventually, postActivity } from "../activity-helpers";
 import { admin, call, type TestPanel } from "../helpers";
 import { advance, createWebhook, deliveries, drive, eventsOf } from "../webhooks/support";
 
@@ -29,10 +29,7 @@ export async function act(panel: TestPanel, activityid: string, identity: string
 }
 
 export async function settled(panel: TestPanel, guid: string) {
-  await eventually(async () => {
-    const row = await env.DB.prepare("SELECT state FROM events WHERE panel_id = ? AND guid = ?").bind(panel.id, guid).first<{ state: string }>();
-    return row?.state === "done" ? true : undefined;
-  });
+  await eventSettled(panel.id, guid);
 }
 
 /** Reports a channel event for a journey message, as an SMS gateway or push service does. */

@@ -2,12 +2,12 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent } from "../../src/domain/events";
-import { handleEventsBatch, processEvents, retryDelaySeconds } from "../../src/pipeline/consumer";
+import { handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../src/pipeline/consumer";
 import { recordEvents } from "../../src/pipeline/record";
 import { MAX_REDRIVES, REDRIVE_AFTER_MS, redriveStalledEvents } from "../../src/pipeline/redrive";
 import { PIPELINE_STEPS, type PipelineEvent, type PipelineStep } from "../../src/pipeline/steps";
-import { storeEvents } from "../../src/store/events";
-import { defineActivity, eventually, postActivity, postBatch } from "../activity-helpers";
+import { appendEventBatches } from "../../src/store/event-batches";
+import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, postBatch } from "../activity-helpers";
 import { apiFor, createPanel, type TestPanel } from "../helpers";
 
 let panel: TestPanel;
@@ -18,18 +18,32 @@ beforeEach(async () => {
   activityId = await defineActivity(panel, "signup", { plan: "string" });
 });
 
-async function stateOf(guid: string): Promise<{ state: string; attempts: number; redrives: number } | null> {
-  return env.DB.prepare("SELECT state, attempts, redrives FROM events WHERE panel_id = ? AND guid = ?").bind(panel.id, guid).first();
+interface BatchState {
+  state: string;
+  attempts: number;
+  redrives: number;
+  steps_done: Record<string, true | number[]>;
+  last_error: string | null;
 }
 
-async function stepRows(guid: string) {
-  const { results } = await env.DB.prepare(
-    `SELECT s.step, s.done_at IS NOT NULL AS done, s.attempts, s.last_error FROM event_steps s JOIN events e ON e.id = s.event_id
-     WHERE e.panel_id = ? AND e.guid = ? AND s.step != 'journeys' ORDER BY s.step`,
+/**
+ * The pipeline state of the batch holding the event `guid`, whether or not its events are rows
+ * yet; null once the batch left the pipeline (every step done).
+ */
+async function batchOf(guid: string): Promise<BatchState | null> {
+  const row = await env.DB.prepare(
+    `SELECT b.state, b.attempts, b.redrives, b.steps_done, b.last_error FROM event_batches b
+     WHERE b.panel_id = ?1 AND (
+       EXISTS (SELECT 1 FROM json_each(b.events) e WHERE e.value->>'g' = ?2)
+       OR EXISTS (SELECT 1 FROM events e WHERE e.panel_id = ?1 AND e.guid = ?2 AND e.id BETWEEN b.first_id AND b.last_id))`,
   )
     .bind(panel.id, guid)
-    .all();
-  return results;
+    .first<Omit<BatchState, "steps_done"> & { steps_done: string }>();
+  return row && { ...row, steps_done: JSON.parse(row.steps_done) };
+}
+
+async function eventRow(guid: string) {
+  return env.DB.prepare("SELECT id, contact_id FROM events WHERE panel_id = ? AND guid = ?").bind(panel.id, guid).first<{ id: number; contact_id: number | null }>();
 }
 
 /** A step that remembers every event it ran for (this panel's only), and fails as told. */
@@ -63,10 +77,11 @@ describe("the pipeline through the real queue", () => {
     registered.push(step);
   }
 
-  it("every stored event leaves the pipeline done", async () => {
+  it("every recorded event becomes a row and leaves the pipeline done", async () => {
     const posted = await postActivity(panel.clientId, { activityid: activityId, identity: "done@example.com" });
-    const state = await eventually(async () => ((await stateOf(posted.body.guid))?.state === "done" ? "done" : undefined));
-    expect(state).toBe("done");
+    await eventSettled(panel.id, posted.body.guid);
+    expect(await batchOf(posted.body.guid)).toBeNull();
+    expect(await eventRow(posted.body.guid)).toMatchObject({ contact_id: expect.any(Number) });
   });
 
   it("a registered step sees each stored event once, in order, with its contact and params", async () => {
@@ -77,7 +92,8 @@ describe("the pipeline through the real queue", () => {
       { activityid: activityId, identity: "second@example.com", guid: "g2" },
       { activityid: activityId, uniqueid: "anon", guid: "g3" },
     ]);
-    await eventually(async () => (step.seen.length >= 3 && (await stateOf("g3"))?.state === "done" ? true : undefined));
+    await eventually(async () => (step.seen.length >= 3 ? true : undefined));
+    await pipelineSettled(panel.id);
     expect(step.seen.map((e) => e.guid)).toEqual(["g1", "g2", "g3"]);
     const first = step.seen[0]!;
     const contact = await apiFor(panel)("contact", "view", { data: "first@example.com" });
@@ -85,7 +101,7 @@ describe("the pipeline through the real queue", () => {
     expect(first).toMatchObject({ channel: "custom_activity", name: "signup", activityId: Number(activityId), params: { plan: "gold" }, identity: "first@example.com" });
     expect(first.contactId).toEqual(expect.any(Number));
     expect(step.seen[2]).toMatchObject({ uniqueid: "anon", contactId: null });
-    for (const guid of ["g1", "g2", "g3"]) expect(await stepRows(guid)).toEqual([{ step: "test-observer", done: 1, attempts: 1, last_error: null }]);
+    expect(step.seen).toHaveLength(3);
   });
 
   it("a failing step is retried later without re-running the step before it", async () => {
@@ -95,68 +111,80 @@ describe("the pipeline through the real queue", () => {
     register(second);
     const posted = await postActivity(panel.clientId, { activityid: activityId, identity: "retry@example.com" });
     const guid = posted.body.guid as string;
-    // The queue redelivers after the consumer's backoff (5 s for the first retry).
-    await eventually(async () => ((await stateOf(guid))?.state === "done" ? true : undefined), 25_000);
+    // After the first pass the batch waits with test-a done and test-b's failure noted...
+    const waiting = await eventually(async () => {
+      const batch = await batchOf(guid);
+      return batch && batch.attempts === 1 ? batch : undefined;
+    });
+    const id = (await eventRow(guid))!.id;
+    expect(waiting).toMatchObject({ state: "pending", steps_done: { "test-a": true, "test-b": [] } });
+    expect(waiting.last_error).toContain("test-b refused " + guid);
+    // ...and the queue redelivers after the consumer's backoff (5 s for the first retry).
+    await eventually(async () => ((await batchOf(guid)) === null ? true : undefined), 25_000);
     expect(first.count(guid)).toBe(1);
     expect(second.count(guid)).toBe(2);
-    expect(await stepRows(guid)).toEqual([
-      { step: "test-a", done: 1, attempts: 1, last_error: null },
-      { step: "test-b", done: 1, attempts: 2, last_error: "test-b refused " + guid },
-    ]);
-    expect((await stateOf(guid))!.attempts).toBe(2);
+    expect(second.seen.map((e) => e.id)).toEqual([id, id]);
   });
 });
 
 describe("the consumer (driven directly)", () => {
-  async function store(events: Array<Partial<NewEvent> & { guid: string }>): Promise<number[]> {
-    const full = events.map((e) => ({ channel: "custom_activity" as const, name: "signup", occurredAt: Date.now(), identity: "c@example.com", ...e }));
-    // Ids come back ascending, and events are inserted in order.
-    return storeEvents(env.DB, { id: panel.id, primaryKey: "EMAIL" }, full, Date.now());
+  /** Records a batch of events without nudging the queue: the test drives the consumer. */
+  async function store(events: Array<Partial<NewEvent> & { guid: string }>): Promise<number> {
+    const full = events.map((e) => ({ channel: "custom_activity" as const, name: "signup", occurredAt: Date.now(), identity: "c@example.com", claimed: true, ...e }));
+    const { batchIds } = await appendEventBatches(env.DB, panel.id, full, Date.now());
+    expect(batchIds).toHaveLength(1);
+    return batchIds[0]!;
   }
 
-  it("runs the steps in order per event and records each (event, step) once", async () => {
-    const ids = await store([{ guid: "e1" }, { guid: "e2" }]);
+  it("stores a batch's events as rows once, however often it is taken, and runs each step once per event", async () => {
+    const batch = await store([{ guid: "e1" }, { guid: "e2" }]);
     const a = recordingStep("a");
     const b = recordingStep("b", (event, seenBefore) => event.guid === "e1" && seenBefore === 0);
     const c = recordingStep("c");
 
-    const failed = await processEvents(env, panel.id, ids, [a, b, c]);
-    expect([...failed]).toEqual([ids[0]]);
+    const failed = await processEventBatches(env, panel.id, [batch], [a, b, c]);
+    expect([...failed]).toEqual([batch]);
     expect(a.seen.map((e) => e.guid)).toEqual(["e1", "e2"]);
     expect(b.seen.map((e) => e.guid)).toEqual(["e1", "e2"]);
     expect(c.seen.map((e) => e.guid)).toEqual(["e2"]);
-    expect((await stateOf("e1"))!.state).toBe("pending");
-    expect((await stateOf("e2"))!.state).toBe("done");
+    const [e1, e2] = [(await eventRow("e1"))!.id, (await eventRow("e2"))!.id];
+    expect(await batchOf("e1")).toMatchObject({ state: "pending", attempts: 1, steps_done: { a: true, b: [e2], c: [e2] } });
 
-    // A repeated delivery naming both: e2 is done and untouched; e1 resumes at step b.
-    expect((await processEvents(env, panel.id, ids, [a, b, c])).size).toBe(0);
+    // A repeated delivery: the events are not stored again; e2 is untouched; e1 resumes at step b.
+    expect((await processEventBatches(env, panel.id, [batch, batch], [a, b, c])).size).toBe(0);
     expect(a.count("e1")).toBe(1);
     expect(b.count("e1")).toBe(2);
     expect(c.count("e1")).toBe(1);
     expect(c.count("e2")).toBe(1);
-    expect((await stateOf("e1"))!.state).toBe("done");
+    expect(b.seen.map((e) => e.id)).toEqual([e1, e2, e1]);
+    expect(await batchOf("e1")).toBeNull();
+    const rows = await env.DB.prepare("SELECT guid FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all();
+    expect(rows.results).toEqual([{ guid: "e1" }, { guid: "e2" }]);
 
     // And again after everything is done: no step runs.
-    await processEvents(env, panel.id, ids, [a, b, c]);
+    await processEventBatches(env, panel.id, [batch], [a, b, c]);
     expect(a.seen.length + b.seen.length + c.seen.length).toBe(2 + 3 + 2);
   });
 
   it("a step that throws fails every event it was given; later steps wait", async () => {
-    const ids = await store([{ guid: "t1" }, { guid: "t2" }]);
+    const batch = await store([{ guid: "t1" }, { guid: "t2" }]);
     const later = recordingStep("later");
     const throwing: PipelineStep = { name: "throws", run: async () => Promise.reject(new Error("journeys unavailable")) };
-    const failed = await processEvents(env, panel.id, ids, [throwing, later]);
-    expect(failed.size).toBe(2);
+    const failed = await processEventBatches(env, panel.id, [batch], [throwing, later]);
+    expect([...failed]).toEqual([batch]);
     expect(later.seen).toEqual([]);
-    expect(await stepRows("t1")).toEqual([{ step: "throws", done: 0, attempts: 1, last_error: "journeys unavailable" }]);
+    const state = await batchOf("t1");
+    expect(state).toMatchObject({ state: "pending", attempts: 1, steps_done: { throws: [] } });
+    expect(state!.last_error).toContain("throws: journeys unavailable");
   });
 
   it("acknowledges messages whose events passed and retries the others with backoff", async () => {
-    const [ok, bad] = await store([{ guid: "m-ok" }, { guid: "m-bad" }]);
+    const ok = await store([{ guid: "m-ok" }]);
+    const bad = await store([{ guid: "m-bad" }]);
     const step = recordingStep("picky", (event) => event.guid === "m-bad");
     const batch = createMessageBatch("apiv2-events-default", [
-      { id: "msg-ok", timestamp: new Date(), attempts: 1, body: { panel: panel.id, ids: [ok] } },
-      { id: "msg-bad", timestamp: new Date(), attempts: 3, body: { panel: panel.id, ids: [bad] } },
+      { id: "msg-ok", timestamp: new Date(), attempts: 1, body: { panel: panel.id, batches: [ok] } },
+      { id: "msg-bad", timestamp: new Date(), attempts: 3, body: { panel: panel.id, batches: [bad] } },
       { id: "msg-junk", timestamp: new Date(), attempts: 1, body: { what: "not a nudge" } },
     ]);
     const exec = createExecutionContext();
@@ -172,30 +200,32 @@ describe("the consumer (driven directly)", () => {
   });
 
   it("a message delivered twice has one effect per step", async () => {
-    const [id] = await store([{ guid: "dup" }]);
+    const id = await store([{ guid: "dup" }]);
     const step = recordingStep("once");
     for (let i = 0; i < 2; i++) {
       const batch = createMessageBatch("apiv2-events-default", [
-        { id: `d${i}`, timestamp: new Date(), attempts: 1, body: { panel: panel.id, ids: [id] } },
-        { id: `d${i}b`, timestamp: new Date(), attempts: 1, body: { panel: panel.id, ids: [id] } },
+        { id: `d${i}`, timestamp: new Date(), attempts: 1, body: { panel: panel.id, batches: [id] } },
+        { id: `d${i}b`, timestamp: new Date(), attempts: 1, body: { panel: panel.id, batches: [id] } },
       ]);
       await handleEventsBatch(batch, env, createExecutionContext(), [step]);
     }
     expect(step.count("dup")).toBe(1);
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!.n).toBe(1);
   });
 
   it("never processes an event named under another panel", async () => {
-    const [id] = await store([{ guid: "mine" }]);
+    const id = await store([{ guid: "mine" }]);
     const other = await createPanel();
     const step = recordingStep("scoped");
-    await processEvents(env, other.id, [id!], [step]);
+    await processEventBatches(env, other.id, [id], [step]);
     expect(step.seen).toEqual([]);
-    expect((await stateOf("mine"))!.state).toBe("pending");
+    expect(await eventRow("mine")).toBeNull();
+    expect(await batchOf("mine")).toMatchObject({ state: "pending", attempts: 0 });
   });
 });
 
 describe("recordEvents, the entry of every event", () => {
-  const panelRef = () => ({ id: panel.id, primaryKey: "EMAIL" });
+  const panelRef = () => ({ id: panel.id });
 
   it("records channel events of any channel against a known contact, an identity or a uniqueid", async () => {
     const added = await apiFor(panel)("contact", "add", { data: { EMAIL: "reader@example.com" } });
@@ -207,8 +237,8 @@ describe("recordEvents, the entry of every event", () => {
       { channel: "sms", name: "delivered", identity: "texter@example.com", occurredAt: now, msgid: "m-2", journeyId: "jrn-1" },
       { channel: "bpn", name: "click", uniqueid: "browser-9", occurredAt: now, params: { url: "https://example.com/x" } },
     ]);
-    expect(recorded.duplicates).toBe(0);
-    expect(recorded.ids).toHaveLength(3);
+    expect(recorded).toMatchObject({ recorded: 3, duplicates: 0 });
+    await pipelineSettled(panel.id);
     const { results } = await env.DB.prepare(
       "SELECT channel, name, contact_id, msgid, campaign_id, journey_id, params FROM events WHERE panel_id = ? ORDER BY id",
     )
@@ -217,9 +247,18 @@ describe("recordEvents, the entry of every event", () => {
     expect(results[0]).toMatchObject({ channel: "email", name: "open", contact_id: contact!.id, msgid: "m-1", campaign_id: "cmp-1" });
     expect(results[1]).toMatchObject({ channel: "sms", name: "delivered", contact_id: expect.any(Number), journey_id: "jrn-1" });
     expect(results[2]).toMatchObject({ channel: "bpn", contact_id: null, params: '{"url":"https://example.com/x"}' });
-    for (const guid of recorded.guids) await eventually(async () => ((await stateOf(guid))?.state === "done" ? true : undefined));
-    const again = await recordEvents(env, panelRef(), [{ channel: "email", name: "open", contactId: contact!.id, occurredAt: now, guid: recorded.guids[0] }]);
-    expect(again).toEqual({ guids: [recorded.guids[0]], ids: [], duplicates: 1 });
+    // A generated guid is not claimed; a caller's guid is, and its repeat stores nothing.
+    const first = await recordEvents(env, panelRef(), [{ channel: "email", name: "open", contactId: contact!.id, occurredAt: now, guid: "open-1" }]);
+    expect(first).toEqual({ guids: ["open-1"], recorded: 1, duplicates: 0, duplicateAt: [false] });
+    const again = await recordEvents(env, panelRef(), [
+      { channel: "email", name: "open", contactId: contact!.id, occurredAt: now, guid: "open-1" },
+      { channel: "email", name: "click", contactId: contact!.id, occurredAt: now, guid: "click-1" },
+      { channel: "email", name: "click", contactId: contact!.id, occurredAt: now, guid: "click-1" },
+    ]);
+    expect(again).toEqual({ guids: ["open-1", "click-1", "click-1"], recorded: 1, duplicates: 2, duplicateAt: [true, false, true] });
+    await pipelineSettled(panel.id);
+    const guids = await env.DB.prepare("SELECT guid FROM events WHERE panel_id = ? AND channel = 'email' ORDER BY id").bind(panel.id).all();
+    expect(guids.results.map((r) => r.guid)).toEqual([recorded.guids[0], "open-1", "click-1"]);
   });
 
   it("does not attach an event to a contact id of another panel", async () => {
@@ -227,8 +266,8 @@ describe("recordEvents, the entry of every event", () => {
     await apiFor(other)("contact", "add", { data: { EMAIL: "theirs@example.com" } });
     const theirs = await env.DB.prepare("SELECT id FROM contacts WHERE panel_id = ?").bind(other.id).first<{ id: number }>();
     const recorded = await recordEvents(env, panelRef(), [{ channel: "email", name: "click", contactId: theirs!.id, occurredAt: Date.now() }]);
-    const row = await env.DB.prepare("SELECT contact_id FROM events WHERE id = ?").bind(recorded.ids[0]).first<{ contact_id: number | null }>();
-    expect(row!.contact_id).toBeNull();
+    await pipelineSettled(panel.id);
+    expect(await eventRow(recorded.guids[0]!)).toMatchObject({ contact_id: null });
   });
 
   it("refuses events without anyone to attribute them to (a caller's bug)", async () => {
@@ -242,24 +281,25 @@ describe("recordEvents, the entry of every event", () => {
     } as unknown as Queue;
     const now = Date.now();
     const recorded = await recordEvents({ DB: env.DB, EVENTS: brokenQueue }, panelRef(), [{ channel: "custom_activity", name: "signup", identity: "lost@example.com", occurredAt: now }], { now });
-    expect(recorded.ids).toHaveLength(1);
+    expect(recorded.recorded).toBe(1);
     const guid = recorded.guids[0]!;
-    expect((await stateOf(guid))!.state).toBe("pending");
+    expect(await batchOf(guid)).toMatchObject({ state: "pending", attempts: 0, redrives: 0 });
 
     // Not yet quiet for long enough: left alone.
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS - 1000);
-    expect((await stateOf(guid))!.redrives).toBe(0);
+    expect((await batchOf(guid))!.redrives).toBe(0);
 
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS + 1000);
-    expect((await stateOf(guid))!.redrives).toBe(1);
-    await eventually(async () => ((await stateOf(guid))?.state === "done" ? true : undefined));
+    expect((await batchOf(guid))?.redrives ?? 1).toBe(1);
+    await eventSettled(panel.id, guid);
+    expect(await eventRow(guid)).toMatchObject({ contact_id: expect.any(Number) });
   });
 
-  it("gives up on an event after the last re-drive and marks it failed", async () => {
+  it("gives up on a batch after the last re-drive and marks it failed", async () => {
     const now = Date.now();
-    const [id] = await storeEvents(env.DB, panelRef(), [{ channel: "custom_activity", name: "signup", identity: "stuck@example.com", occurredAt: now, guid: "stuck" }], now);
-    await env.DB.prepare("UPDATE events SET redrives = ? WHERE id = ?").bind(MAX_REDRIVES, id).run();
+    const { batchIds } = await appendEventBatches(env.DB, panel.id, [{ channel: "custom_activity", name: "signup", identity: "stuck@example.com", occurredAt: now, guid: "stuck", claimed: true }], now);
+    await env.DB.prepare("UPDATE event_batches SET redrives = ? WHERE id = ?").bind(MAX_REDRIVES, batchIds[0]).run();
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS + 1000);
-    expect(await stateOf("stuck")).toMatchObject({ state: "failed", redrives: MAX_REDRIVES + 1 });
+    expect(await batchOf("stuck")).toMatchObject({ state: "failed", redrives: MAX_REDRIVES + 1 });
   });
 });

@@ -1,0 +1,264 @@
+import type { NewEvent } from "../domain/events";
+import { eventColumns, eventFromRow, type EventRow, type StoredEvent } from "./events";
+
+/**
+ * The event batches: what one call recorded (a JSON array in one row, with a claim per
+ * caller-chosen guid), and the pipeline's progress over it. Recording writes no row per
+ * event; the pipeline's first pass turns the batch into rows of `events` (with their
+ * contacts and anonymous-profile links) inside D1, without the JSON travelling back.
+ *
+ * A bound text may be up to 2 MB in D1 (the 100 KB statement limit does not apply to it);
+ * batches are cut well below that.
+ */
+const MAX_BATCH_JSON_CHARS = 1024 * 1024;
+
+export type EventToRecord = NewEvent & {
+  guid: string;
+  /** The caller chose the guid (a guid or an Idempotency-Key): it is claimed, so a repeat stores nothing. */
+  claimed: boolean;
+};
+
+/** The compact JSON of one recorded event; `x` marks a claimed guid. */
+function recordedJson(e: EventToRecord): string {
+  return JSON.stringify({
+    g: e.guid,
+    x: e.claimed ? 1 : undefined,
+    ch: e.channel,
+    n: e.name,
+    a: e.activityId,
+    c: e.contactId,
+    k: e.identity,
+    u: e.uniqueid,
+    s: e.source,
+    p: e.params ?? {},
+    t: e.occurredAt,
+    m: e.msgid,
+    cp: e.campaignId,
+    j: e.journeyId,
+  });
+}
+
+/** Cuts the events into JSON arrays of at most MAX_BATCH_JSON_CHARS characters, in order. */
+function batchJsonChunks(events: readonly EventToRecord[]): Array<{ json: string; claims: string[] }> {
+  const chunks: Array<{ json: string; claims: string[] }> = [];
+  let parts: string[] = [];
+  let claims: string[] = [];
+  let size = 2;
+  for (const event of events) {
+    const text = recordedJson(event);
+    if (parts.length && size + text.length + 1 > MAX_BATCH_JSON_CHARS) {
+      chunks.push({ json: `[${parts.join(",")}]`, claims });
+      parts = [];
+      claims = [];
+      size = 2;
+    }
+    parts.push(text);
+    if (event.claimed) claims.push(event.guid);
+    size += text.length + 1;
+  }
+  if (parts.length) chunks.push({ json: `[${parts.join(",")}]`, claims });
+  return chunks;
+}
+
+/**
+ * Records the events of one panel in one D1 batch (all or none): a batch row per chunk, and
+ * a claim per caller-chosen guid. Returns the new batch ids and the claimed guids another
+ * batch already held (those events will not be stored). Guids must be unique within the call.
+ */
+export async function appendEventBatches(
+  db: D1Database,
+  panelId: string,
+  events: readonly EventToRecord[],
+  now: number,
+): Promise<{ batchIds: number[]; taken: Set<string> }> {
+  const statements: D1PreparedStatement[] = [];
+  const claimsAt: Array<{ index: number; claims: string[] }> = [];
+  for (const chunk of batchJsonChunks(events)) {
+    statements.push(
+      db.prepare("INSERT INTO event_batches (panel_id, events, received_at, nudged_at) VALUES (?1, ?2, ?3, ?3) RETURNING id").bind(panelId, chunk.json, now),
+    );
+    if (chunk.claims.length === 0) continue;
+    // last_insert_rowid() is the batch row just inserted: event_guids is WITHOUT ROWID, so
+    // its own inserts do not change it, and a D1 batch runs on one connection in one transaction.
+    claimsAt.push({ index: statements.length, claims: chunk.claims });
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO event_guids (panel_id, guid, batch_id)
+           SELECT ?1, g.value, last_insert_rowid() FROM json_each(?2) g WHERE true
+           ON CONFLICT (panel_id, guid) DO NOTHING
+           RETURNING guid`,
+        )
+        .bind(panelId, JSON.stringify(chunk.claims)),
+    );
+  }
+  const results = await db.batch<{ id: number; guid: string }>(statements);
+  const batchIds = results.flatMap((result, index) => (claimsAt.some((c) => c.index === index) ? [] : result.results.map((row) => row.id)));
+  const taken = new Set<string>();
+  for (const { index, claims } of claimsAt) {
+    const won = new Set(results[index]!.results.map((row) => row.guid));
+    for (const guid of claims) if (!won.has(guid)) taken.add(guid);
+  }
+  return { batchIds, taken };
+}
+
+/** A batch as the pipeline works on it: its events as rows, and the steps they passed. */
+export interface EventBatch {
+  id: number;
+  attempts: number;
+  events: StoredEvent[];
+  /** step name -> true (every event passed it) or the ids of the events that passed it */
+  stepsDone: Record<string, true | number[]>;
+}
+
+/**
+ * The statements that turn a batch's recorded JSON into rows of `events`, in SQL: create the
+ * contacts of unknown identities, link each uniqueid seen with an identity to that contact
+ * (a new link moves the uniqueid's anonymous events to it: trigger anon_profiles_join_history;
+ * within a batch the later identity wins), insert the events whose guid is theirs to store,
+ * and note the id range they got. Each is a no-op once `events` is NULL, so a batch taken twice
+ * (a redelivered message) is stored once.
+ */
+function storeBatchStatements(db: D1Database, panelId: string, batchId: number): D1PreparedStatement[] {
+  const recorded = `FROM event_batches b CROSS JOIN json_each(b.events) e WHERE b.id = ?2 AND b.panel_id = ?1`;
+  return [
+    db
+      .prepare(
+        `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
+         SELECT DISTINCT ?1, e.value->>'k', json_object((SELECT primary_key FROM panels WHERE id = ?1), e.value->>'k'), b.received_at, b.received_at
+         ${recorded} AND e.value->>'k' IS NOT NULL
+         ON CONFLICT (panel_id, pk_value) DO NOTHING`,
+      )
+      .bind(panelId, batchId),
+    // CROSS JOIN keeps the batch's events the outer loop (the planner otherwise scans the panel's contacts).
+    db
+      .prepare(
+        `INSERT INTO anon_profiles (panel_id, uniqueid, contact_id, linked_at)
+         SELECT ?1, e.value->>'u', c.id, b.received_at
+         FROM event_batches b CROSS JOIN json_each(b.events) e CROSS JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = e.value->>'k'
+         WHERE b.id = ?2 AND b.panel_id = ?1 AND e.value->>'u' IS NOT NULL
+         ORDER BY e.key
+         ON CONFLICT (panel_id, uniqueid) DO UPDATE SET contact_id = excluded.contact_id, linked_at = excluded.linked_at
+         WHERE anon_profiles.contact_id IS NOT excluded.contact_id`,
+      )
+      .bind(panelId, batchId),
+    // Ids are handed out one above the highest so far, one writer at a time: the batch's rows
+    // are exactly the ids from here to the highest after its insert.
+    db.prepare("UPDATE event_batches SET first_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM events) WHERE id = ?2 AND panel_id = ?1 AND events IS NOT NULL").bind(panelId, batchId),
+    // The contact: the one the caller names, else the identity's, else the uniqueid's linked one.
+    db
+      .prepare(
+        `INSERT INTO events (panel_id, guid, channel, name, activity_id, contact_id, uniqueid, identity, source, params,
+           occurred_at, received_at, msgid, campaign_id, journey_id)
+         SELECT ?1, e.value->>'g', e.value->>'ch', e.value->>'n', e.value->>'a',
+           COALESCE(
+             (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.id = e.value->>'c'),
+             (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = e.value->>'k'),
+             (SELECT ap.contact_id FROM anon_profiles ap WHERE ap.panel_id = ?1 AND ap.uniqueid = e.value->>'u')),
+           e.value->>'u', e.value->>'k', e.value->>'s', e.value->'p', e.value->>'t', b.received_at,
+           e.value->>'m', e.value->>'cp', e.value->>'j'
+         ${recorded}
+           AND (e.value->>'x' IS NULL OR EXISTS (SELECT 1 FROM event_guids g WHERE g.panel_id = ?1 AND g.guid = e.value->>'g' AND g.batch_id = b.id))
+         ORDER BY e.key`,
+      )
+      .bind(panelId, batchId),
+    db.prepare("UPDATE event_batches SET last_id = (SELECT COALESCE(MAX(id), 0) FROM events), events = NULL WHERE id = ?2 AND panel_id = ?1 AND events IS NOT NULL").bind(panelId, batchId),
+  ];
+}
+
+interface BatchRow {
+  id: number;
+  attempts: number;
+  steps_done: string;
+}
+
+/**
+ * The pending batches among `ids` of one panel, oldest first, each with its events (stored as
+ * rows first if they were not yet) and the steps done; in one D1 round trip.
+ */
+export async function takeEventBatches(db: D1Database, panelId: string, ids: readonly number[]): Promise<EventBatch[]> {
+  const sorted = [...new Set(ids)].sort((a, b) => a - b);
+  const idList = JSON.stringify(sorted);
+  const statements = sorted.flatMap((id) => storeBatchStatements(db, panelId, id));
+  statements.push(
+    db
+      .prepare(`SELECT id, attempts, steps_done FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' ORDER BY id`)
+      .bind(panelId, idList),
+    db
+      .prepare(
+        `SELECT b.id AS batch_id, ${eventColumns("e")} FROM event_batches b CROSS JOIN events e ON e.id BETWEEN b.first_id AND b.last_id
+         WHERE b.id IN (SELECT value FROM json_each(?2)) AND b.panel_id = ?1 AND b.state = 'pending' AND +e.panel_id = ?1
+         ORDER BY e.id`,
+      )
+      .bind(panelId, idList),
+  );
+  const results = await db.batch(statements);
+  const batchRows = results.at(-2)!.results as unknown as BatchRow[];
+  const eventRows = results.at(-1)!.results as unknown as Array<EventRow & { batch_id: number }>;
+  const batches = new Map<number, EventBatch>(
+    batchRows.map((row) => [row.id, { id: row.id, attempts: row.attempts, events: [], stepsDone: JSON.parse(row.steps_done) as EventBatch["stepsDone"] }]),
+  );
+  for (const row of eventRows) batches.get(row.batch_id)?.events.push(eventFromRow(row));
+  return [...batches.values()];
+}
+
+export interface BatchProgress {
+  id: number;
+  stepsDone: EventBatch["stepsDone"];
+  /** Every event passed every step: the batch leaves the pipeline. */
+  done: boolean;
+  /** The reasons of this pass's failures, when some step failed for some event. */
+  error?: string;
+}
+
+/**
+ * Records what a consumer pass achieved, in one D1 batch: the steps each batch passed, an
+ * attempt and the last error for batches to be retried, and the removal of finished ones.
+ */
+export async function saveBatchProgress(db: D1Database, panelId: string, progress: readonly BatchProgress[], now: number, final: boolean): Promise<void> {
+  const open = progress.filter((p) => !(final && p.done));
+  const finished = progress.filter((p) => final && p.done).map((p) => p.id);
+  const statements: D1PreparedStatement[] = [];
+  if (open.length) {
+    const updates = open.map((p) => ({ id: p.id, s: JSON.stringify(p.stepsDone), e: p.error?.slice(0, 1000) ?? null }));
+    statements.push(
+      db
+        .prepare(
+          `UPDATE event_batches SET steps_done = u.value->>'s',
+             attempts = attempts + ?3, nudged_at = ?4, last_error = COALESCE(u.value->>'e', last_error)
+           FROM json_each(?2) u
+           WHERE event_batches.id = u.value->>'id' AND event_batches.panel_id = ?1`,
+        )
+        .bind(panelId, JSON.stringify(updates), final ? 1 : 0, now),
+    );
+  }
+  if (finished.length) {
+    statements.push(db.prepare("DELETE FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1").bind(panelId, JSON.stringify(finished)));
+  }
+  if (statements.length) await db.batch(statements);
+}
+
+/**
+ * Claims pending batches nobody has nudged or attempted since `quietSince` (their enqueue was
+ * lost, or the queue gave up on them): bumps their nudge time and re-drive count, and marks
+ * those re-driven `maxRedrives` times already as failed instead. This sweep is the one query
+ * that reads across panels; each returned batch is then handled within its own panel.
+ */
+export async function claimStalledBatches(
+  db: D1Database,
+  quietSince: number,
+  now: number,
+  limit: number,
+  maxRedrives: number,
+): Promise<Array<{ id: number; panelId: string; failed: boolean }>> {
+  const { results } = await db
+    .prepare(
+      `UPDATE event_batches SET nudged_at = ?1, redrives = redrives + 1,
+         state = CASE WHEN redrives >= ?2 THEN 'failed' ELSE state END
+       WHERE id IN (SELECT id FROM event_batches WHERE state = 'pending' AND nudged_at < ?3 ORDER BY nudged_at LIMIT ?4)
+       RETURNING id, panel_id, state`,
+    )
+    .bind(now, maxRedrives, quietSince, limit)
+    .all<{ id: number; panel_id: string; state: string }>();
+  return results.map((r) => ({ id: r.id, panelId: r.panel_id, failed: r.state === "failed" }));
+}
