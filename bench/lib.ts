@@ -33,8 +33,18 @@ interface D1DatabaseLike {
   batch(statements: unknown[]): Promise<unknown>;
 }
 
+export interface RuntimeOptions {
+  port?: number;
+  vars?: Record<string, string>;
+  /**
+   * Queues whose consumer is left out, e.g. to measure an endpoint without its queue consumer
+   * sharing workerd's one thread (in production consumers run in invocations of their own).
+   */
+  withoutConsumersOf?: string[];
+}
+
 /** Starts the benchmark build (bench/worker) on fresh local state with the migrations applied. */
-export async function startRuntime(port = 0, vars: Record<string, string> = {}, noConsumer = false): Promise<BenchRuntime> {
+export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [] }: RuntimeOptions = {}): Promise<BenchRuntime> {
   const workDir = mkdtempSync(join(tmpdir(), "apiv2-bench-"));
   await build({
     entryPoints: [join(root, "bench", "worker", "index.ts")],
@@ -51,7 +61,9 @@ export async function startRuntime(port = 0, vars: Record<string, string> = {}, 
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, "wrangler.toml"), "");
   // rootPath and modulesRules describe wrangler's own bundling, already done above.
   const { rootPath: _rootPath, modulesRules: _modulesRules, ...worker } = workerOptions as Record<string, any>;
-  if (noConsumer) { console.log(Object.keys(worker)); worker.queueConsumers = Object.fromEntries(Object.entries(worker.queueConsumers ?? {}).filter(([q]) => !q.includes("events"))); }
+  worker.queueConsumers = Object.fromEntries(
+    Object.entries((worker.queueConsumers ?? {}) as Record<string, unknown>).filter(([queue]) => !withoutConsumersOf.includes(queue)),
+  );
   const miniflare = new Miniflare(
     convertV4MiniflareOptions({
       workers: [

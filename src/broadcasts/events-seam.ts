@@ -1,5 +1,4 @@
 import { recordEvents } from "../pipeline/record";
-import { getPanel } from "../store/panels";
 
 /**
  * SEAM (event pipeline). Every email event (open, click, bounce, unsubscribe) leaves the
@@ -25,11 +24,9 @@ export interface EmailEvent {
 
 export async function recordEmailEvents(env: Pick<Env, "DB" | "EVENTS">, events: readonly EmailEvent[]): Promise<void> {
   for (const panelId of new Set(events.map((e) => e.panelId))) {
-    const panel = await getPanel(env.DB, panelId);
-    if (!panel) continue;
     await recordEvents(
       env,
-      panel,
+      { id: panelId },
       events
         .filter((e) => e.panelId === panelId && e.contactId !== null)
         .map((e) => ({

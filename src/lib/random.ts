@@ -33,19 +33,36 @@ export function base64UrlEncode(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+const BYTE_HEX = Array.from({ length: 256 }, (_, byte) => HEX[byte >> 4]! + HEX[byte & 15]!);
+const RANDOM_POOL_BYTES = 4096;
+let randomPool = new Uint8Array(0);
+let randomPoolOffset = 0;
+
+/**
+ * Random bytes taken from a pool refilled 4 KiB at a time: one getRandomValues call per ~400
+ * guids instead of one each (a 1,000-event batch generates 1,000). Bytes are never handed out twice.
+ */
+function pooledRandomBytes(length: number): Uint8Array {
+  if (randomPoolOffset + length > randomPool.length) {
+    randomPool = crypto.getRandomValues(new Uint8Array(RANDOM_POOL_BYTES));
+    randomPoolOffset = 0;
+  }
+  const bytes = randomPool.subarray(randomPoolOffset, randomPoolOffset + length);
+  randomPoolOffset += length;
+  return bytes;
+}
+
 /**
  * A UUIDv7 (RFC 9562): a 48-bit millisecond timestamp, then random bits. Ids made later sort
  * later, so an index over them grows at its end instead of at random pages.
  */
 export function uuidV7(now = Date.now()): string {
-  const bytes = randomBytes(16);
-  let time = now;
-  for (let i = 5; i >= 0; i--) {
-    bytes[i] = time % 256;
-    time = Math.floor(time / 256);
-  }
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = toHex(bytes);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const time = Math.floor(now).toString(16).padStart(12, "0");
+  const r = pooledRandomBytes(10);
+  const hex = (i: number) => BYTE_HEX[r[i]!]!;
+  // Version 7 in the 13th hex digit, variant 0b10 in the top bits of the 17th.
+  return (
+    `${time.slice(0, 8)}-${time.slice(8, 12)}-7${HEX[r[0]! & 15]}${hex(1)}-${BYTE_HEX[(r[2]! & 0x3f) | 0x80]}${hex(3)}-` +
+    `${hex(4)}${hex(5)}${hex(6)}${hex(7)}${hex(8)}${hex(9)}`
+  );
 }

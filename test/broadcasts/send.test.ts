@@ -9,6 +9,7 @@ import worker from "../../src/index";
 import { getCampaign, publishCampaign } from "../../src/store/campaigns";
 import { admin, call, countRows, createPanel, type TestPanel } from "../helpers";
 import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign, waitForImport } from "./fixtures";
+import { pipelineSettled } from "../activity-helpers";
 
 /** Creates a campaign scheduled `minutes` ahead and returns its id and send instant. */
 async function scheduled(panel: TestPanel, csv: string, overrides: Record<string, unknown> = {}, minutes = 120): Promise<{ id: string; sendAt: number }> {
@@ -158,6 +159,7 @@ describe("tracking", () => {
       expect(new Uint8Array(await pixel.arrayBuffer()).slice(0, 6)).toEqual(new TextEncoder().encode("GIF89a"));
     }
     expect((await campaign(panel, email.id)).counters).toMatchObject({ opens: 2, unique_opens: 1 });
+    await pipelineSettled(panel.id);
     expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'open'", panel.id)).toBe(2);
   });
 
@@ -171,6 +173,7 @@ describe("tracking", () => {
     expect(first.headers.get("location")).toBe("https://shop.example.com/a?x=1&y=2");
     expect((await call(email.clicks[1]!, { redirect: "manual" })).headers.get("location")).toBe("https://shop.example.com/b");
     expect((await campaign(panel, email.id)).counters).toMatchObject({ clicks: 2, unique_clicks: 1 });
+    await pipelineSettled(panel.id);
     const event = await env.DB.prepare("SELECT params AS detail FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'click' ORDER BY id LIMIT 1").bind(panel.id).first<{ detail: string }>();
     expect(JSON.parse(event!.detail).url).toMatch(/^https:\/\/shop\.example\.com\//);
   });
@@ -204,6 +207,8 @@ describe("tracking", () => {
     const redirect = await call(`/t/c/${await signer.sign({ kind: "click", panelId: other.id, campaignId: email.id, contactId, url: "https://x.example/" })}`, { redirect: "manual" });
     expect(redirect.status).toBe(302); // the link was signed by us, so following it is safe
     expect((await campaign(panel, email.id)).counters).toMatchObject({ opens: 0, clicks: 0 });
+    await pipelineSettled(panel.id);
+    await pipelineSettled(other.id);
     expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE channel = 'email' AND panel_id IN (?, ?)", panel.id, other.id)).toBe(0);
     // The admin routes see the campaign and its messages only under their own panel.
     expect((await admin("GET", `/panels/${other.id}/campaigns/${email.id}`)).status).toBe(404);
@@ -227,6 +232,7 @@ describe("unsubscribe", () => {
     expect(oneClick.status).toBe(200);
     await call(email.unsubscribe, { method: "POST" });
     expect((await campaign(panel, email.id)).counters.unsubscribes).toBe(1);
+    await pipelineSettled(panel.id);
     expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'unsubscribe'", panel.id)).toBe(1);
 
     const { id, sendAt } = await scheduled(panel, "EMAIL\nada@example.com\nnew@example.com\n", {}, 126);

@@ -9,6 +9,7 @@ import { routeRequest } from "../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
 import { countRows, createPanel, receiver } from "../../helpers";
 import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../broadcasts/fixtures";
+import { pipelineSettled } from "../../activity-helpers";
 
 const CREDENTIALS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" };
 const message = { id: "cmp_x.1", panelId: "pnl_x", campaignId: "cmp_x", from: "shop@example.com", to: "ada@example.com", subject: "Hi", raw: "Subject: Hi\r\n\r\nbody\r\n" };
@@ -90,6 +91,7 @@ describe("a campaign sent through SES, and its bounces", () => {
     expect((await notification("sns-secret-token", bounce)).status).toBe(200);
     expect((await campaign(panel, id)).counters.bounces).toBe(1);
     expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = ? AND reason = 'hard_bounce'", panel.id, sentTo!.address)).toBe(1);
+    await pipelineSettled(panel.id);
     expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'bounce'", panel.id)).toBe(1);
 
     // A transient bounce is counted but suppresses nothing; a delivery notice is acknowledged.
