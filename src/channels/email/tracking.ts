@@ -125,14 +125,14 @@ export class TrackingSigner {
   }
 }
 
-export interface TrackingLinks {
+interface TrackingLinks {
   open: string;
   unsubscribe: string;
   clicks: string[];
 }
 
 /** The tracking URLs of one message, under the deployment's public origin. */
-export async function trackingLinks(
+async function trackingLinks(
   signer: TrackingSigner,
   baseUrl: string,
   message: TrackedMessageRef,
