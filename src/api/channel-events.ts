@@ -20,8 +20,9 @@ import { checkAccess } from "./activity";
  * reports `delivered` or `click` of a journey message by its msgid. Authenticated like 4.11:
  * the panel's client id in the path (and a key, when given, must be the panel's), or without
  * it an API key (Bearer header or `apikey`). The event goes into the one pipeline, where it
- * ends the waits for it. `email` is accepted too (open, click, bounce) for journey email,
- * whose tracking links are not yet wired (src/journeys/messages.ts).
+ * ends the waits for it. `email` is accepted too (open, click, bounce): journey email records
+ * its own opens and clicks through its tracking links (src/journeys/engagement.ts), and this
+ * takes what arrives from elsewhere, such as bounces of journey mail.
  */
 
 const CHANNELS = ["sms", "apn", "bpn", "email"] as const;

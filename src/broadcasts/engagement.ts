@@ -1,5 +1,5 @@
 import type { ProviderBounce } from "../channels/email/provider";
-import type { TrackingClaim } from "../channels/email/tracking";
+import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
 import { countEngagement, markBounced, markUnsubscribed } from "../store/campaigns";
 import { suppressAddress } from "../store/suppressions";
 import { recordEmailEvents } from "./events-seam";
@@ -13,14 +13,14 @@ import { messageIdOf } from "./send";
 
 type Env_ = Pick<Env, "DB" | "EVENTS">;
 
-export async function trackOpen(env: Env_, claim: TrackingClaim, now: number): Promise<boolean> {
+export async function trackOpen(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
   const message = await countEngagement(env.DB, claim, "open", now);
   if (!message) return false;
   await recordEmailEvents(env, [{ panelId: message.panelId, event: "open", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
   return true;
 }
 
-export async function trackClick(env: Env_, claim: TrackingClaim, now: number): Promise<boolean> {
+export async function trackClick(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
   const message = await countEngagement(env.DB, claim, "click", now);
   if (!message) return false;
   await recordEmailEvents(env, [
@@ -30,7 +30,7 @@ export async function trackClick(env: Env_, claim: TrackingClaim, now: number): 
 }
 
 /** Unsubscribes the recipient of a message; repeating it changes nothing. */
-export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim, now: number): Promise<boolean> {
+export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
   const marked = await markUnsubscribed(env.DB, claim, now);
   if (!marked) return false;
   const { message, first } = marked;

@@ -11,9 +11,13 @@ export type EmailEventKind = "open" | "click" | "bounce" | "unsubscribe";
 export interface EmailEvent {
   panelId: string;
   event: EmailEventKind;
-  /** The message the event is about (`<campaign id>.<contact id>` for campaign mail). */
+  /** The message the event is about (`<campaign id>.<contact id>` for campaign mail, `<instance>.<step>` for journey mail). */
   msgid: string;
   campaignId: string | null;
+  /** The journey of a journey message. */
+  journeyId?: string;
+  /** Set for an event that must be stored once whatever the repeats (an unsubscribe of a journey message). */
+  guid?: string;
   contactId: number | null;
   /** The recipient address (the contact's EMAIL). */
   address: string | null;
@@ -38,6 +42,8 @@ export async function recordEmailEvents(env: Pick<Env, "DB" | "EVENTS">, events:
           params: { ...(e.detail ?? {}), ...(e.address ? { email: e.address } : {}) },
           msgid: e.msgid,
           ...(e.campaignId ? { campaignId: e.campaignId } : {}),
+          ...(e.journeyId ? { journeyId: e.journeyId } : {}),
+          ...(e.guid ? { guid: e.guid } : {}),
         })),
     );
   }

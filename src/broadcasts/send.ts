@@ -1,7 +1,7 @@
 import { emailProvider, type EmailProvider, type OutgoingEmail, type ProviderEnv } from "../channels/email/provider";
-import { TrackingSigner, trackingLinks } from "../channels/email/tracking";
+import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import { isEmailAddress } from "../domain/broadcast";
-import { applyTracking, buildMime, compileTemplate, personalize, trackableLinks, type Template } from "../domain/email-message";
+import { compileTemplate, personalize, type Template } from "../domain/email-message";
 import { randomHex } from "../lib/random";
 import { TtlCache } from "../lib/ttl-cache";
 import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, releaseClaim, type Campaign, type MessageOutcome } from "../store/campaigns";
@@ -81,17 +81,14 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           if (recipient.suppressed) return skip(recipient.suppressed === "unsubscribe" ? "unsubscribed" : "hard bounce");
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
           const id = messageIdOf(campaign.id, recipient.contactId);
-          const personal = personalize(html, recipient.attributes, true);
-          const urls = await trackingLinks(signer, env.PUBLIC_BASE_URL, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, trackableLinks(personal));
           const subjectLine = personalize(subject, recipient.attributes, false);
-          const raw = buildMime({
+          const raw = await trackedMime(signer, env.PUBLIC_BASE_URL, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, {
             from: { name: campaign.senderName, address: campaign.senderEmail },
             to: address,
             subject: subjectLine,
-            html: applyTracking(personal, urls),
+            html: personalize(html, recipient.attributes, true),
             messageId: id,
             date: now,
-            unsubscribeUrl: urls.unsubscribe,
             headers: { "X-Campaign-ID": campaign.id },
           });
           outgoing.push({ contactId: recipient.contactId, address, email: { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw } });

@@ -48,8 +48,8 @@ router
   .all("/v1/events/:channel/:client_id", handleChannelEvent)
   .all("/v1/events/:channel", handleChannelEvent)
   // Email tracking (CONTRACT 7): open pixel, click redirect, unsubscribe page and one-click POST.
-  .get("/t/o/:token", (request: IRequest, env: Env) => handleOpen(request.params.token!, env))
-  .get("/t/c/:token", (request: IRequest, env: Env) => handleClick(request.params.token!, env))
+  .get("/t/o/:token", (request: IRequest, env: Env) => handleOpen(request.params.token!, request, env))
+  .get("/t/c/:token", (request: IRequest, env: Env) => handleClick(request.params.token!, request, env))
   .get("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
   .post("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
   .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))

@@ -1,8 +1,9 @@
 import { recordBounce, trackClick, trackOpen, unsubscribeRecipient } from "../broadcasts/engagement";
 import type { EmailProviderSecrets } from "../channels/email/provider";
 import { parseSesNotification } from "../channels/email/ses-notifications";
-import { TrackingSigner } from "../channels/email/tracking";
+import { isJourneyClaim, TrackingSigner } from "../channels/email/tracking";
 import { escapeHtml } from "../domain/email-message";
+import { trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../journeys/engagement";
 import { constantTimeEqual } from "../lib/crypto";
 import { readBodyBytes } from "./body";
 import { ApiError } from "./errors";
@@ -19,18 +20,31 @@ function page(status: number, title: string, body: string): Response {
   );
 }
 
-/** GET /t/o/{token}: the pixel, always; only a genuine token of a sent message counts. */
-export async function handleOpen(token: string, env: Env): Promise<Response> {
+/** The reader's address and mail client, which journey webhooks report (spec 2.8). */
+function readerOf(request: Request): ReaderDetails {
+  const reader: ReaderDetails = {};
+  const ip = request.headers.get("cf-connecting-ip");
+  const agent = request.headers.get("user-agent");
+  if (ip) reader.ip_addr = ip;
+  if (agent) reader.user_agent = agent.slice(0, 1000);
+  return reader;
+}
+
+/**
+ * GET /t/o/{token}: the pixel, always; only a genuine token of a sent message counts. A
+ * campaign token counts on the campaign; a journey token records the open of its msgid.
+ */
+export async function handleOpen(token: string, request: Request, env: Env): Promise<Response> {
   const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "open");
-  if (claim) await trackOpen(env, claim, Date.now());
+  if (claim) await (isJourneyClaim(claim) ? trackJourneyOpen(env, claim, readerOf(request), Date.now()) : trackOpen(env, claim, Date.now()));
   return new Response(PIXEL, { headers: { "content-type": "image/gif", ...NO_STORE } });
 }
 
 /** GET /t/c/{token}: redirects only to the link signed into the token, never to one from outside. */
-export async function handleClick(token: string, env: Env): Promise<Response> {
+export async function handleClick(token: string, request: Request, env: Env): Promise<Response> {
   const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "click");
   if (!claim?.url) return page(404, "Link not found", "<p>This link is not valid.</p>");
-  await trackClick(env, claim, Date.now());
+  await (isJourneyClaim(claim) ? trackJourneyClick(env, claim, readerOf(request), Date.now()) : trackClick(env, claim, Date.now()));
   return new Response(null, { status: 302, headers: { location: claim.url, ...NO_STORE } });
 }
 
@@ -43,7 +57,7 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
   const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "unsubscribe");
   if (!claim) return page(404, "Link not found", "<p>This unsubscribe link is not valid.</p>");
   if (request.method === "POST") {
-    const done = await unsubscribeRecipient(env, claim, Date.now());
+    const done = await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now()) : unsubscribeRecipient(env, claim, Date.now()));
     if (!done) return page(404, "Link not found", "<p>This unsubscribe link is not valid.</p>");
     return page(200, "You are unsubscribed", "<p>You will not receive these emails any more.</p>");
   }

@@ -1,7 +1,8 @@
 import { emailProvider, type ProviderEnv } from "../channels/email/provider";
+import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import type { AttributeValue } from "../domain/attributes";
 import { isEmailAddress } from "../domain/broadcast";
-import { buildMime, compileTemplate, personalize } from "../domain/email-message";
+import { compileTemplate, personalize } from "../domain/email-message";
 import type { EmailStep } from "../domain/journey";
 import { claimMessage, finishMessage, insertMessageStatement, isAddressSuppressed, releaseMessage, type JourneyMessage } from "../store/journeys";
 
@@ -17,7 +18,12 @@ export function outboxMessageStatements(db: D1Database, message: JourneyMessage)
   return [insertMessageStatement(db, message)];
 }
 
-export type JourneyEmailEnv = ProviderEnv & Pick<Env, "DB">;
+export type JourneyEmailEnv = ProviderEnv & Pick<Env, "DB" | "SECRETS_KEY" | "PUBLIC_BASE_URL">;
+
+/** The address a journey email goes to, as it was sent (and as suppression keys it). */
+export function journeyEmailAddress(message: Pick<JourneyMessage, "recipient">): string {
+  return (message.recipient ?? "").trim().toLowerCase();
+}
 
 /**
  * email: sent through the broadcast capability's email provider (outbox or SES, by
@@ -26,31 +32,27 @@ export type JourneyEmailEnv = ProviderEnv & Pick<Env, "DB">;
  * so a step run twice sends once; a provider that is down hands the claim back and the
  * step's retry sends it.
  *
- * SEAM (email tracking): journey email carries no open pixel or rewritten links yet, because
- * the tracking tokens of src/channels/email/tracking.ts name a campaign and the /t/ handlers
- * count on campaign rows. Its open, click and bounce are reported through
- * `POST /v1/events/email` with the msgid. To wire tracking: sign claims that name the journey
- * message and let /t/o and /t/c record the event with this msgid through recordEvents. The
- * List-Unsubscribe header points to a mailto: of the sender for the same reason.
+ * Tracked as campaign email is (the same rendering): open pixel, rewritten links and a
+ * one-click unsubscribe link, their tokens naming this message's msgid. /t/o and /t/c record
+ * the open or click with this msgid (src/journeys/engagement.ts), which ends the waits for it.
  */
 export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMessage, step: EmailStep, attributes: Readonly<Record<string, AttributeValue>>, now: number): Promise<void> {
   if (!(await claimMessage(env.DB, message))) return;
-  const address = (message.recipient ?? "").trim().toLowerCase();
+  const address = journeyEmailAddress(message);
   if (!isEmailAddress(address)) return finishMessage(env.DB, message.msgid, "skipped", "the contact has no valid EMAIL");
   if (await isAddressSuppressed(env.DB, message.panelId, address)) return finishMessage(env.DB, message.msgid, "skipped", "the address is suppressed");
   const subject = personalize(compileTemplate(step.subject), attributes, false);
-  const raw = buildMime({
-    from: { name: step.sender_name, address: step.sender_email },
-    to: address,
-    subject,
-    html: personalize(compileTemplate(step.html), attributes, true),
-    messageId: message.msgid,
-    date: now,
-    unsubscribeUrl: `mailto:${step.sender_email}?subject=unsubscribe`,
-    headers: { "X-Journey-ID": message.journeyId },
-  });
   let result;
   try {
+    const raw = await trackedMime(new TrackingSigner(env.SECRETS_KEY), env.PUBLIC_BASE_URL, { panelId: message.panelId, msgid: message.msgid }, {
+      from: { name: step.sender_name, address: step.sender_email },
+      to: address,
+      subject,
+      html: personalize(compileTemplate(step.html), attributes, true),
+      messageId: message.msgid,
+      date: now,
+      headers: { "X-Journey-ID": message.journeyId },
+    });
     [result] = await emailProvider(env).send([{ id: message.msgid, panelId: message.panelId, campaignId: null, from: step.sender_email, to: address, subject, raw }], now);
   } catch (error) {
     await releaseMessage(env.DB, message.msgid);

@@ -31,8 +31,19 @@ function selectedAttributes(contact: JourneyContact, names: readonly string[]): 
   return picked;
 }
 
-/** event_params members of a message channel, from the contact, the message and the event. */
+/**
+ * event_params of a message event: the channel's members, then (not a spec 2.8 member) the
+ * clicked link of a click that carries it, as tracked email links always do.
+ */
 function messageDetails(input: WebhookEventInput, event: StoredEvent): EventDetails {
+  const details = channelDetails(input, event);
+  const url = event.name === "click" ? text(event.params.url) : undefined;
+  if (url !== undefined) details.url = url;
+  return details;
+}
+
+/** event_params members of a message channel, from the contact, the message and the event. */
+function channelDetails(input: WebhookEventInput, event: StoredEvent): EventDetails {
   const { contact, message } = input;
   const params = event.params;
   const attrs = contact.attributes;

@@ -1,25 +1,47 @@
+import { applyTracking, buildMime, trackableLinks, type MimeMessage } from "../../domain/email-message";
 import { base64UrlEncode } from "../../lib/random";
 
 /**
- * Tracking tokens of campaign email: the open pixel, each rewritten link and the unsubscribe
- * link. A token carries what it is about (and, for a click, the link itself) and an HMAC over
- * that, with a key derived from SECRETS_KEY, so it cannot be forged or pointed elsewhere: a
- * click redirects only to the link that was signed into the email.
+ * Tracking tokens of email (campaigns and journeys): the open pixel, each rewritten link and
+ * the unsubscribe link. A token carries what it is about (and, for a click, the link itself)
+ * and an HMAC over that, with a key derived from SECRETS_KEY, so it cannot be forged or
+ * pointed elsewhere: a click redirects only to the link that was signed into the email.
  */
 
 export type TrackingKind = "open" | "click" | "unsubscribe";
 
-export interface TrackingClaim {
-  kind: TrackingKind;
+/** A campaign's message to one contact. */
+export interface CampaignMessageRef {
   panelId: string;
   campaignId: string;
   contactId: number;
-  /** The link of a click token. */
-  url?: string;
 }
 
+/** A journey's message, by its msgid (`<instance>.<step>`). */
+export interface JourneyMessageRef {
+  panelId: string;
+  msgid: string;
+}
+
+export type TrackedMessageRef = CampaignMessageRef | JourneyMessageRef;
+
+export type TrackingClaim<M extends TrackedMessageRef = TrackedMessageRef> = M & {
+  kind: TrackingKind;
+  /** The link of a click token. */
+  url?: string;
+};
+
+export function isJourneyClaim(claim: TrackingClaim): claim is TrackingClaim<JourneyMessageRef> {
+  return "msgid" in claim;
+}
+
+// Payload: lines of `code, panel, campaign, contact[, url]` for campaign mail (the format of
+// every token sent before journeys had tracking, so those still verify) and
+// `j+code, panel, msgid[, url]` for journey mail. The code is under the MAC, so one kind of
+// token cannot be read as another.
 const KIND_CODES: Record<TrackingKind, string> = { open: "o", click: "c", unsubscribe: "u" };
 const CODE_KINDS: Record<string, TrackingKind> = { o: "open", c: "click", u: "unsubscribe" };
+const JOURNEY_PREFIX = "j";
 const MAC_BYTES = 16;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -63,7 +85,9 @@ export class TrackingSigner {
   }
 
   async sign(claim: TrackingClaim): Promise<string> {
-    const fields = [KIND_CODES[claim.kind], claim.panelId, claim.campaignId, String(claim.contactId)];
+    const fields = isJourneyClaim(claim)
+      ? [JOURNEY_PREFIX + KIND_CODES[claim.kind], claim.panelId, claim.msgid]
+      : [KIND_CODES[claim.kind], claim.panelId, claim.campaignId, String(claim.contactId)];
     if (claim.kind === "click") fields.push(claim.url ?? "");
     const payload = encoder.encode(fields.join("\n"));
     const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await this.key, payload)).subarray(0, MAC_BYTES);
@@ -79,10 +103,21 @@ export class TrackingSigner {
     if (!payload || !mac || mac.byteLength !== MAC_BYTES) return null;
     const expected = new Uint8Array(await crypto.subtle.sign("HMAC", await this.key, payload)).subarray(0, MAC_BYTES);
     if (!crypto.subtle.timingSafeEqual(expected, mac)) return null;
-    const [code, panelId, campaignId, contactText, url] = decoder.decode(payload).split("\n");
-    if (code === undefined || CODE_KINDS[code] !== kind || !panelId || !campaignId || !/^\d+$/.test(contactText ?? "")) return null;
-    const claim: TrackingClaim = { kind, panelId, campaignId, contactId: Number(contactText) };
+    const [code = "", panelId, ...rest] = decoder.decode(payload).split("\n");
+    const journey = code.startsWith(JOURNEY_PREFIX);
+    if (CODE_KINDS[journey ? code.slice(JOURNEY_PREFIX.length) : code] !== kind || !panelId) return null;
+    let claim: TrackingClaim;
+    if (journey) {
+      const msgid = rest.shift();
+      if (!msgid) return null;
+      claim = { kind, panelId, msgid };
+    } else {
+      const [campaignId, contactText] = rest.splice(0, 2);
+      if (!campaignId || !/^\d+$/.test(contactText ?? "")) return null;
+      claim = { kind, panelId, campaignId, contactId: Number(contactText) };
+    }
     if (kind === "click") {
+      const url = rest.join("\n");
       if (!url || !/^https?:\/\//i.test(url)) return null;
       claim.url = url;
     }
@@ -90,17 +125,17 @@ export class TrackingSigner {
   }
 }
 
-export interface TrackingLinks {
+interface TrackingLinks {
   open: string;
   unsubscribe: string;
   clicks: string[];
 }
 
 /** The tracking URLs of one message, under the deployment's public origin. */
-export async function trackingLinks(
+async function trackingLinks(
   signer: TrackingSigner,
   baseUrl: string,
-  message: { panelId: string; campaignId: string; contactId: number },
+  message: TrackedMessageRef,
   links: readonly string[],
 ): Promise<TrackingLinks> {
   const base = baseUrl.replace(/\/+$/, "");
@@ -114,4 +149,14 @@ export async function trackingLinks(
     unsubscribe: `${base}/t/u/${unsubscribe}`,
     clicks: clicks.map((token) => `${base}/t/c/${token}`),
   };
+}
+
+/**
+ * The MIME of one tracked message, the same for campaign and journey mail: each trackable link
+ * rewritten to its click URL, the open pixel, the unsubscribe link in the body and as the
+ * one-click List-Unsubscribe header. `html` is the personalised body.
+ */
+export async function trackedMime(signer: TrackingSigner, baseUrl: string, tracked: TrackedMessageRef, message: Omit<MimeMessage, "unsubscribeUrl">): Promise<string> {
+  const urls = await trackingLinks(signer, baseUrl, tracked, trackableLinks(message.html));
+  return buildMime({ ...message, html: applyTracking(message.html, urls), unsubscribeUrl: urls.unsubscribe });
 }
