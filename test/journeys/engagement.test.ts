@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { TrackingSigner } from "../../src/channels/email/tracking";
-import { eventually } from "../activity-helpers";
+import { eventually, pipelineSettled } from "../activity-helpers";
 import { htmlOf } from "../broadcasts/fixtures";
 import { apiFor, call, createPanel, type TestPanel } from "../helpers";
 import { act, cartPanel, createWebhook, delivered, messagesOf, startJourney } from "./support";
@@ -38,8 +38,9 @@ async function sentEmail(panel: TestPanel, msgid: string) {
 /** Waits until the pipeline is done with every email event of the message (at least `count`). */
 async function processed(panel: TestPanel, msgid: string, count = 1) {
   await eventually(async () => {
-    const { results } = await env.DB.prepare("SELECT state FROM events WHERE panel_id = ? AND channel = 'email' AND msgid = ?").bind(panel.id, msgid).all<{ state: string }>();
-    return results.length >= count && results.every((r) => r.state === "done") ? true : undefined;
+    await pipelineSettled(panel.id);
+    const { results } = await env.DB.prepare("SELECT id FROM events WHERE panel_id = ? AND channel = 'email' AND msgid = ?").bind(panel.id, msgid).all();
+    return results.length >= count ? true : undefined;
   });
 }
 
