@@ -16,6 +16,8 @@ DROP TABLE event_steps;
 CREATE TABLE events_new (
   id          INTEGER PRIMARY KEY AUTOINCREMENT,
   panel_id    TEXT NOT NULL REFERENCES panels(id),
+  -- The event_batches row it was recorded in (NULL for events stored before batches).
+  batch_id    INTEGER,
   guid        TEXT NOT NULL,
   channel     TEXT NOT NULL CHECK (channel IN ('custom_activity', 'email', 'sms', 'apn', 'bpn')),
   name        TEXT NOT NULL,
@@ -59,7 +61,7 @@ CREATE TABLE event_batches (
   events      TEXT,
   received_at INTEGER NOT NULL,
   -- The rows of `events` the batch became: ids first_id..last_id (an empty range when every
-  -- event was a duplicate). NULL until then.
+  -- event was a duplicate). NULL until then. Rows of one batch have consecutive ids.
   first_id    INTEGER,
   last_id     INTEGER,
   -- JSON object: step name -> true (every event of the batch passed it) or [event ids passed].
@@ -73,8 +75,6 @@ CREATE TABLE event_batches (
 );
 
 CREATE INDEX event_batches_pending ON event_batches (nudged_at) WHERE state = 'pending';
--- The admin API finds the batch an event row came from, for its pipeline state.
-CREATE INDEX event_batches_by_range ON event_batches (panel_id, last_id) WHERE last_id IS NOT NULL;
 
 -- Guids chosen by callers (an event's guid, a request's Idempotency-Key), claimed by the batch
 -- that recorded them first: a retried post stores nothing twice. Generated guids need no claim.

@@ -89,8 +89,7 @@ export async function pipelineSettled(panelId: string, timeoutMs?: number): Prom
 export async function eventSettled(panelId: string, guid: string): Promise<void> {
   await eventually(async () => {
     const row = await env.DB.prepare(
-      `SELECT (SELECT b.state FROM event_batches b WHERE b.panel_id = e.panel_id AND b.last_id >= e.id AND b.first_id <= e.id) AS batch_state
-       FROM events e WHERE e.panel_id = ? AND e.guid = ?`,
+      "SELECT (SELECT b.state FROM event_batches b WHERE b.id = e.batch_id) AS batch_state FROM events e WHERE e.panel_id = ? AND e.guid = ?",
     )
       .bind(panelId, guid)
       .first<{ batch_state: string | null }>();

@@ -112,57 +112,70 @@ export interface EventBatch {
 }
 
 /**
- * The statements that turn a batch's recorded JSON into rows of `events`, in SQL: create the
- * contacts of unknown identities, link each uniqueid seen with an identity to that contact
- * (a new link moves the uniqueid's anonymous events to it: trigger anon_profiles_join_history;
- * within a batch the later identity wins), insert the events whose guid is theirs to store,
- * and note the id range they got. Each is a no-op once `events` is NULL, so a batch taken twice
- * (a redelivered message) is stored once.
+ * The statements that turn the recorded JSON of the batches `?2` (a JSON array of ids) into
+ * rows of `events`, in SQL and whatever their number: create the contacts of unknown
+ * identities, link each uniqueid seen with an identity to that contact (a new link moves the
+ * uniqueid's anonymous events to it: trigger anon_profiles_join_history; the later identity
+ * wins), insert the events whose guid is theirs to store, batch after batch, and note each
+ * batch's id range. A batch whose `events` is NULL was stored already and is left alone, so a
+ * batch taken twice (a redelivered message) is stored once.
  */
-function storeBatchStatements(db: D1Database, panelId: string, batchId: number): D1PreparedStatement[] {
-  const recorded = `FROM event_batches b CROSS JOIN json_each(b.events) e WHERE b.id = ?2 AND b.panel_id = ?1`;
+function storeBatchesStatements(db: D1Database, panelId: string, idList: string): D1PreparedStatement[] {
+  const unstored = `event_batches b CROSS JOIN json_each(b.events) e
+    WHERE b.id IN (SELECT value FROM json_each(?2)) AND b.panel_id = ?1 AND b.events IS NOT NULL`;
+  const batchesToStore = `id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND events IS NOT NULL`;
   return [
     db
       .prepare(
         `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
          SELECT DISTINCT ?1, e.value->>'k', json_object((SELECT primary_key FROM panels WHERE id = ?1), e.value->>'k'), b.received_at, b.received_at
-         ${recorded} AND e.value->>'k' IS NOT NULL
+         FROM ${unstored} AND e.value->>'k' IS NOT NULL
          ON CONFLICT (panel_id, pk_value) DO NOTHING`,
       )
-      .bind(panelId, batchId),
-    // CROSS JOIN keeps the batch's events the outer loop (the planner otherwise scans the panel's contacts).
+      .bind(panelId, idList),
+    // CROSS JOIN keeps the batches' events the outer loop (the planner otherwise scans the panel's contacts).
     db
       .prepare(
         `INSERT INTO anon_profiles (panel_id, uniqueid, contact_id, linked_at)
          SELECT ?1, e.value->>'u', c.id, b.received_at
-         FROM event_batches b CROSS JOIN json_each(b.events) e CROSS JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = e.value->>'k'
-         WHERE b.id = ?2 AND b.panel_id = ?1 AND e.value->>'u' IS NOT NULL
-         ORDER BY e.key
+         FROM ${unstored.replace("json_each(b.events) e", "json_each(b.events) e CROSS JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = e.value->>'k'")}
+           AND e.value->>'u' IS NOT NULL
+         ORDER BY b.id, e.key
          ON CONFLICT (panel_id, uniqueid) DO UPDATE SET contact_id = excluded.contact_id, linked_at = excluded.linked_at
          WHERE anon_profiles.contact_id IS NOT excluded.contact_id`,
       )
-      .bind(panelId, batchId),
-    // Ids are handed out one above the highest so far, one writer at a time: the batch's rows
-    // are exactly the ids from here to the highest after its insert.
-    db.prepare("UPDATE event_batches SET first_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM events) WHERE id = ?2 AND panel_id = ?1 AND events IS NOT NULL").bind(panelId, batchId),
+      .bind(panelId, idList),
+    // Ids are handed out above the highest so far, one writer at a time: every row this pass
+    // inserts has an id from here on, which bounds the search for each batch's range below.
+    db.prepare(`UPDATE event_batches SET first_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM events) WHERE ${batchesToStore}`).bind(panelId, idList),
     // The contact: the one the caller names, else the identity's, else the uniqueid's linked one.
     db
       .prepare(
-        `INSERT INTO events (panel_id, guid, channel, name, activity_id, contact_id, uniqueid, identity, source, params,
+        `INSERT INTO events (panel_id, batch_id, guid, channel, name, activity_id, contact_id, uniqueid, identity, source, params,
            occurred_at, received_at, msgid, campaign_id, journey_id)
-         SELECT ?1, e.value->>'g', e.value->>'ch', e.value->>'n', e.value->>'a',
+         SELECT ?1, b.id, e.value->>'g', e.value->>'ch', e.value->>'n', e.value->>'a',
            COALESCE(
              (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.id = e.value->>'c'),
              (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = e.value->>'k'),
              (SELECT ap.contact_id FROM anon_profiles ap WHERE ap.panel_id = ?1 AND ap.uniqueid = e.value->>'u')),
            e.value->>'u', e.value->>'k', e.value->>'s', e.value->'p', e.value->>'t', b.received_at,
            e.value->>'m', e.value->>'cp', e.value->>'j'
-         ${recorded}
+         FROM ${unstored}
            AND (e.value->>'x' IS NULL OR EXISTS (SELECT 1 FROM event_guids g WHERE g.panel_id = ?1 AND g.guid = e.value->>'g' AND g.batch_id = b.id))
-         ORDER BY e.key`,
+         ORDER BY b.id, e.key`,
       )
-      .bind(panelId, batchId),
-    db.prepare("UPDATE event_batches SET last_id = (SELECT COALESCE(MAX(id), 0) FROM events), events = NULL WHERE id = ?2 AND panel_id = ?1 AND events IS NOT NULL").bind(panelId, batchId),
+      .bind(panelId, idList),
+    // Rows of one batch were inserted together, so their ids are consecutive; a batch that
+    // stored nothing (all duplicates) gets the empty range first_id..first_id - 1.
+    db
+      .prepare(
+        `UPDATE event_batches SET
+           last_id = COALESCE((SELECT MAX(e.id) FROM events e WHERE e.id >= event_batches.first_id AND e.batch_id = event_batches.id), first_id - 1),
+           first_id = COALESCE((SELECT MIN(e.id) FROM events e WHERE e.id >= event_batches.first_id AND e.batch_id = event_batches.id), first_id),
+           events = NULL
+         WHERE ${batchesToStore}`,
+      )
+      .bind(panelId, idList),
   ];
 }
 
@@ -179,14 +192,14 @@ interface BatchRow {
 export async function takeEventBatches(db: D1Database, panelId: string, ids: readonly number[]): Promise<EventBatch[]> {
   const sorted = [...new Set(ids)].sort((a, b) => a - b);
   const idList = JSON.stringify(sorted);
-  const statements = sorted.flatMap((id) => storeBatchStatements(db, panelId, id));
+  const statements = storeBatchesStatements(db, panelId, idList);
   statements.push(
     db
       .prepare(`SELECT id, attempts, steps_done FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' ORDER BY id`)
       .bind(panelId, idList),
     db
       .prepare(
-        `SELECT b.id AS batch_id, ${eventColumns("e")} FROM event_batches b CROSS JOIN events e ON e.id BETWEEN b.first_id AND b.last_id
+        `SELECT ${eventColumns("e")}, e.batch_id FROM event_batches b CROSS JOIN events e ON e.id BETWEEN b.first_id AND b.last_id
          WHERE b.id IN (SELECT value FROM json_each(?2)) AND b.panel_id = ?1 AND b.state = 'pending' AND +e.panel_id = ?1
          ORDER BY e.id`,
       )

@@ -101,8 +101,7 @@ export async function listEventsOf(
   const { results } = await db
     .prepare(
       `SELECT ${eventColumns("e")},
-         (SELECT CASE WHEN b.first_id <= e.id THEN b.state END FROM event_batches b
-          WHERE b.panel_id = e.panel_id AND b.last_id >= e.id ORDER BY b.last_id LIMIT 1) AS batch_state
+         (SELECT b.state FROM event_batches b WHERE b.id = e.batch_id) AS batch_state
        FROM events e
        WHERE e.panel_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR (e.occurred_at, e.id) < (?3, ?4))
        ORDER BY e.occurred_at DESC, e.id DESC LIMIT ?5`,

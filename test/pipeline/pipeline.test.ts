@@ -35,7 +35,7 @@ async function batchOf(guid: string): Promise<BatchState | null> {
     `SELECT b.state, b.attempts, b.redrives, b.steps_done, b.last_error FROM event_batches b
      WHERE b.panel_id = ?1 AND (
        EXISTS (SELECT 1 FROM json_each(b.events) e WHERE e.value->>'g' = ?2)
-       OR EXISTS (SELECT 1 FROM events e WHERE e.panel_id = ?1 AND e.guid = ?2 AND e.id BETWEEN b.first_id AND b.last_id))`,
+       OR EXISTS (SELECT 1 FROM events e WHERE e.panel_id = ?1 AND e.guid = ?2 AND e.batch_id = b.id))`,
   )
     .bind(panel.id, guid)
     .first<Omit<BatchState, "steps_done"> & { steps_done: string }>();
@@ -164,6 +164,20 @@ describe("the consumer (driven directly)", () => {
     // And again after everything is done: no step runs.
     await processEventBatches(env, panel.id, [batch], [a, b, c]);
     expect(a.seen.length + b.seen.length + c.seen.length).toBe(2 + 3 + 2);
+  });
+
+  it("stores several batches in one pass, each with its own range, skipping guids another batch claimed", async () => {
+    const first = await store([{ guid: "a1" }, { guid: "a2", identity: "other@example.com" }]);
+    const repeat = await store([{ guid: "a1" }]);
+    const third = await store([{ guid: "c1", identity: "third@example.com" }]);
+    const step = recordingStep("picky", (event) => event.guid === "c1");
+    const failed = await processEventBatches(env, panel.id, [third, repeat, first], [step]);
+    expect([...failed]).toEqual([third]);
+    expect(step.seen.map((e) => e.guid)).toEqual(["a1", "a2", "c1"]);
+    const rows = await env.DB.prepare("SELECT id, guid, batch_id FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ id: number; guid: string; batch_id: number }>();
+    expect(rows.results.map((r) => [r.guid, r.batch_id])).toEqual([["a1", first], ["a2", first], ["c1", third]]);
+    const ranges = await env.DB.prepare("SELECT id, first_id, last_id FROM event_batches WHERE panel_id = ? ORDER BY id").bind(panel.id).all();
+    expect(ranges.results).toEqual([{ id: third, first_id: rows.results[2]!.id, last_id: rows.results[2]!.id }]);
   });
 
   it("a step that throws fails every event it was given; later steps wait", async () => {
