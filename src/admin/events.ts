@@ -5,13 +5,14 @@ import { base64UrlEncode } from "../lib/random";
 import { z } from "../lib/z";
 import { loadAttributeSchema } from "../store/attributes";
 import { getContactByKey } from "../store/contacts";
-import { listEventsOf, type EventCursor, type EventOwner, type EventPipelineState, type StoredEvent } from "../store/events";
+import { eventPipelineState } from "../pipeline/consumer";
+import { listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../store/events";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { defineAdminRoute, requirePanel } from "./route";
 
 /** An event as the admin API shows it; times also in the panel's zone, as webhooks carry them. */
-export function eventView(event: StoredEvent & { pipeline?: EventPipelineState }, timezone: string) {
+export function eventView(event: StoredEvent & { batch: EventBatchState | null }, timezone: string) {
   return {
     guid: event.guid,
     channel: event.channel,
@@ -28,7 +29,7 @@ export function eventView(event: StoredEvent & { pipeline?: EventPipelineState }
     msgid: event.msgid,
     campaign_id: event.campaignId,
     journey_id: event.journeyId,
-    pipeline: event.pipeline,
+    pipeline: eventPipelineState(event.id, event.batch),
   };
 }
 

@@ -1,4 +1,5 @@
 import { saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../store/event-batches";
+import type { EventBatchState, EventPipelineState } from "../store/events";
 import { isEventsNudge } from "./nudge";
 import { PIPELINE_STEPS, type PipelineEvent, type PipelineStep } from "./steps";
 
@@ -6,12 +7,19 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Batches taken in one pass: bounds the size of one D1 transaction (a batch holds up to 1,000
+ * events) and what one pass saves as progress. A queue batch of 100 messages naming one batch
+ * each (single posts) is four passes.
+ */
+export const BATCHES_PER_PASS = 25;
+
 /** Backoff between deliveries of a message whose events had a failing step: 5 s doubling to 5 min. */
 export function retryDelaySeconds(attempts: number): number {
   return Math.min(5 * 2 ** Math.max(0, attempts - 1), 300);
 }
 
-function passed(batch: EventBatch, step: string, eventId: number): boolean {
+function passed(batch: Pick<EventBatch, "stepsDone">, step: string, eventId: number): boolean {
   const done = batch.stepsDone[step];
   return done === true || (done !== undefined && done.includes(eventId));
 }
@@ -39,7 +47,7 @@ export async function processEventBatches(
   const batches = await takeEventBatches(env.DB, panelId, batchIds);
   if (batches.length === 0) return new Set();
   const failedEvents = new Set<number>();
-  const errors: string[] = [];
+  const errors = new Map<number, string[]>();
   const batchOf = new Map<number, EventBatch>();
   for (const batch of batches) for (const event of batch.events) batchOf.set(event.id, batch);
   const events: PipelineEvent[] = batches.flatMap((batch) => batch.events);
@@ -55,7 +63,10 @@ export async function processEventBatches(
     }
     for (const [eventId, error] of failures) {
       failedEvents.add(eventId);
-      if (errors.length < 10) errors.push(`event ${eventId}: ${step.name}: ${error}`);
+      const batchId = batchOf.get(eventId)?.id ?? 0;
+      const batchErrors = errors.get(batchId) ?? [];
+      if (batchErrors.length < 10) batchErrors.push(`event ${eventId}: ${step.name}: ${error}`);
+      errors.set(batchId, batchErrors);
     }
     const passedNow = new Set(todo.filter((event) => !failures.has(event.id)).map((event) => event.id));
     for (const batch of batches) batch.stepsDone = stepsDoneAfter(batch, step.name, passedNow);
@@ -66,11 +77,20 @@ export async function processEventBatches(
   return new Set(batches.filter((batch) => batch.events.some((event) => failedEvents.has(event.id))).map((batch) => batch.id));
 }
 
-function progressOf(batches: readonly EventBatch[], failedEvents: ReadonlySet<number>, errors: readonly string[]): BatchProgress[] {
+function progressOf(batches: readonly EventBatch[], failedEvents: ReadonlySet<number>, errors: ReadonlyMap<number, string[]>): BatchProgress[] {
   return batches.map((batch) => {
     const failed = batch.events.some((event) => failedEvents.has(event.id));
-    return { id: batch.id, stepsDone: batch.stepsDone, done: !failed, error: failed ? errors.join("; ") : undefined };
+    return { id: batch.id, stepsDone: batch.stepsDone, done: !failed, error: failed ? errors.get(batch.id)?.join("; ") : undefined };
   });
+}
+
+/**
+ * Where an event is in the pipeline, from its batch (null once the batch left the pipeline):
+ * done when it passed every step, even while other events of its batch are retried.
+ */
+export function eventPipelineState(eventId: number, batch: EventBatchState | null, steps: readonly PipelineStep[] = PIPELINE_STEPS): EventPipelineState {
+  if (batch === null) return "done";
+  return steps.every((step) => passed(batch, step.name, eventId)) ? "done" : batch.state;
 }
 
 /**
@@ -98,15 +118,19 @@ export async function handleEventsBatch(
     byPanel.set(message.body.panel, group);
   }
   for (const [panelId, group] of byPanel) {
-    let failed: Set<number> | null;
-    try {
-      failed = await processEventBatches(env, panelId, [...group.batchIds], steps);
-    } catch (error) {
-      console.error(`events queue: processing event batches of panel ${panelId} failed`, error);
-      failed = null;
+    const failed = new Set<number>();
+    const ids = [...group.batchIds].sort((a, b) => a - b);
+    for (let i = 0; i < ids.length; i += BATCHES_PER_PASS) {
+      const slice = ids.slice(i, i + BATCHES_PER_PASS);
+      try {
+        for (const id of await processEventBatches(env, panelId, slice, steps)) failed.add(id);
+      } catch (error) {
+        console.error(`events queue: processing event batches ${slice.join(", ")} of panel ${panelId} failed`, error);
+        slice.forEach((id) => failed.add(id));
+      }
     }
     for (const message of group.messages) {
-      if (failed !== null && !message.body.batches.some((id) => failed.has(id))) message.ack();
+      if (!message.body.batches.some((id) => failed.has(id))) message.ack();
       else message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
     }
   }

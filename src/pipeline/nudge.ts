@@ -2,9 +2,10 @@
  * A message on the EVENTS queue names recorded event batches, it does not carry them
  * (DESIGN: a message is a nudge naming work recorded in D1). A call's events are one batch,
  * or a few when they are large, so one message names them all; a re-drive names up to
- * BATCHES_PER_MESSAGE per message, so no consumer pass takes on too many at once.
+ * BATCHES_PER_MESSAGE per message, so a consumer invocation (100 messages) stays within
+ * D1's queries per invocation.
  */
-const BATCHES_PER_MESSAGE = 50;
+const BATCHES_PER_MESSAGE = 5;
 // Queues accept at most 100 messages per sendBatch call.
 const MESSAGES_PER_SEND = 100;
 

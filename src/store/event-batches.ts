@@ -1,5 +1,5 @@
 import type { NewEvent } from "../domain/events";
-import { eventColumns, eventFromRow, type EventRow, type StoredEvent } from "./events";
+import { eventColumns, eventFromRow, type EventBatchState, type EventRow, type StoredEvent } from "./events";
 
 /**
  * The event batches: what one call recorded (a JSON array in one row, with a claim per
@@ -7,10 +7,10 @@ import { eventColumns, eventFromRow, type EventRow, type StoredEvent } from "./e
  * event; the pipeline's first pass turns the batch into rows of `events` (with their
  * contacts and anonymous-profile links) inside D1, without the JSON travelling back.
  *
- * A bound text may be up to 2 MB in D1 (the 100 KB statement limit does not apply to it);
- * batches are cut well below that.
+ * A bound value may be up to 2,000,000 bytes in D1 (the 100 KB statement limit does not apply
+ * to it); batches are cut below that even when every character takes three UTF-8 bytes.
  */
-const MAX_BATCH_JSON_CHARS = 1024 * 1024;
+const MAX_BATCH_JSON_CHARS = 640 * 1024;
 
 export type EventToRecord = NewEvent & {
   guid: string;
@@ -78,14 +78,13 @@ export async function appendEventBatches(
       db.prepare("INSERT INTO event_batches (panel_id, events, received_at, nudged_at) VALUES (?1, ?2, ?3, ?3) RETURNING id").bind(panelId, chunk.json, now),
     );
     if (chunk.claims.length === 0) continue;
-    // last_insert_rowid() is the batch row just inserted: event_guids is WITHOUT ROWID, so
-    // its own inserts do not change it, and a D1 batch runs on one connection in one transaction.
+    // The batch row just inserted has the highest id: a D1 batch is one transaction, one writer.
     claimsAt.push({ index: statements.length, claims: chunk.claims });
     statements.push(
       db
         .prepare(
           `INSERT INTO event_guids (panel_id, guid, batch_id)
-           SELECT ?1, g.value, last_insert_rowid() FROM json_each(?2) g WHERE true
+           SELECT ?1, g.value, (SELECT MAX(id) FROM event_batches) FROM json_each(?2) g WHERE true
            ON CONFLICT (panel_id, guid) DO NOTHING
            RETURNING guid`,
         )
@@ -108,7 +107,7 @@ export interface EventBatch {
   attempts: number;
   events: StoredEvent[];
   /** step name -> true (every event passed it) or the ids of the events that passed it */
-  stepsDone: Record<string, true | number[]>;
+  stepsDone: EventBatchState["stepsDone"];
 }
 
 /**
@@ -121,9 +120,9 @@ export interface EventBatch {
  * batch taken twice (a redelivered message) is stored once.
  */
 function storeBatchesStatements(db: D1Database, panelId: string, idList: string): D1PreparedStatement[] {
-  const unstored = `event_batches b CROSS JOIN json_each(b.events) e
-    WHERE b.id IN (SELECT value FROM json_each(?2)) AND b.panel_id = ?1 AND b.events IS NOT NULL`;
-  const batchesToStore = `id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND events IS NOT NULL`;
+  const toStore = (table: string) =>
+    `${table}.id IN (SELECT value FROM json_each(?2)) AND ${table}.panel_id = ?1 AND ${table}.state = 'pending' AND ${table}.events IS NOT NULL`;
+  const unstored = `event_batches b CROSS JOIN json_each(b.events) e WHERE ${toStore("b")}`;
   return [
     db
       .prepare(
@@ -147,7 +146,7 @@ function storeBatchesStatements(db: D1Database, panelId: string, idList: string)
       .bind(panelId, idList),
     // Ids are handed out above the highest so far, one writer at a time: every row this pass
     // inserts has an id from here on, which bounds the search for each batch's range below.
-    db.prepare(`UPDATE event_batches SET first_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM events) WHERE ${batchesToStore}`).bind(panelId, idList),
+    db.prepare(`UPDATE event_batches SET first_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM events) WHERE ${toStore("event_batches")}`).bind(panelId, idList),
     // The contact: the one the caller names, else the identity's, else the uniqueid's linked one.
     db
       .prepare(
@@ -165,17 +164,18 @@ function storeBatchesStatements(db: D1Database, panelId: string, idList: string)
          ORDER BY b.id, e.key`,
       )
       .bind(panelId, idList),
-    // Rows of one batch were inserted together, so their ids are consecutive; a batch that
-    // stored nothing (all duplicates) gets the empty range first_id..first_id - 1.
+    // Rows of one batch were inserted together, so their ids are consecutive: one grouped scan
+    // of this pass's rows gives every batch its range...
     db
       .prepare(
-        `UPDATE event_batches SET
-           last_id = COALESCE((SELECT MAX(e.id) FROM events e WHERE e.id >= event_batches.first_id AND e.batch_id = event_batches.id), first_id - 1),
-           first_id = COALESCE((SELECT MIN(e.id) FROM events e WHERE e.id >= event_batches.first_id AND e.batch_id = event_batches.id), first_id),
-           events = NULL
-         WHERE ${batchesToStore}`,
+        `UPDATE event_batches SET first_id = r.lo, last_id = r.hi
+         FROM (SELECT batch_id, MIN(id) AS lo, MAX(id) AS hi FROM events
+               WHERE id >= (SELECT MIN(first_id) FROM event_batches WHERE ${toStore("event_batches")}) GROUP BY batch_id) r
+         WHERE r.batch_id = event_batches.id AND ${toStore("event_batches")}`,
       )
       .bind(panelId, idList),
+    // ...and a batch that stored nothing (all duplicates) the empty range first_id..first_id - 1.
+    db.prepare(`UPDATE event_batches SET last_id = COALESCE(last_id, first_id - 1), events = NULL WHERE ${toStore("event_batches")}`).bind(panelId, idList),
   ];
 }
 

@@ -86,9 +86,15 @@ export interface EventCursor {
   id: number;
 }
 
+/** The pipeline's record of the batch an event was recorded in, while it is in the pipeline. */
+export interface EventBatchState {
+  state: "pending" | "failed";
+  stepsDone: Record<string, true | number[]>;
+}
+
 /**
  * The events of a contact or of an anonymous uniqueid, newest first, after `cursor`, each with
- * its pipeline state: that of the batch it came from while the batch is in the pipeline.
+ * its batch's pipeline record (null once the batch left the pipeline).
  */
 export async function listEventsOf(
   db: D1Database,
@@ -96,19 +102,21 @@ export async function listEventsOf(
   owner: EventOwner,
   limit: number,
   cursor?: EventCursor,
-): Promise<Array<StoredEvent & { pipeline: EventPipelineState }>> {
+): Promise<Array<StoredEvent & { batch: EventBatchState | null }>> {
   const [column, value] = "contactId" in owner ? ["e.contact_id", owner.contactId] : ["e.uniqueid", owner.uniqueid];
   const { results } = await db
     .prepare(
-      `SELECT ${eventColumns("e")},
-         (SELECT b.state FROM event_batches b WHERE b.id = e.batch_id) AS batch_state
-       FROM events e
+      `SELECT ${eventColumns("e")}, b.state AS batch_state, b.steps_done AS batch_steps_done
+       FROM events e LEFT JOIN event_batches b ON b.id = e.batch_id
        WHERE e.panel_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR (e.occurred_at, e.id) < (?3, ?4))
        ORDER BY e.occurred_at DESC, e.id DESC LIMIT ?5`,
     )
     .bind(panelId, value, cursor?.occurredAt ?? null, cursor?.id ?? null, limit)
-    .all<EventRow & { batch_state: "pending" | "failed" | null }>();
-  return results.map((row) => ({ ...eventFromRow(row), pipeline: row.batch_state ?? "done" }));
+    .all<EventRow & { batch_state: EventBatchState["state"] | null; batch_steps_done: string | null }>();
+  return results.map((row) => ({
+    ...eventFromRow(row),
+    batch: row.batch_state === null ? null : { state: row.batch_state, stepsDone: JSON.parse(row.batch_steps_done ?? "{}") as EventBatchState["stepsDone"] },
+  }));
 }
 
 /** Stored events of the panel by id (journeys read the event a webhook describes). */

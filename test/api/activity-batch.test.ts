@@ -30,6 +30,20 @@ describe("batch endpoint", () => {
     expect((await profileEvents(panel, "anon-1")).body.events).toHaveLength(1);
   });
 
+  it("stores a full batch of long non-Latin text (cut into several recorded batches, each within D1's value limit)", async () => {
+    const reviewed = await defineActivity(panel, "review", { text: "string" });
+    const text = "評価".repeat(700);
+    const events = Array.from({ length: 1000 }, (_, i) => ({ activityid: reviewed, identity: `r${i}@example.com`, activity_params: { "s^text": `${i}:${text}` } }));
+    const result = await postBatch(panel.clientId, events);
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ accepted: 1000, rejected: 0 });
+    expect(await eventCount(panel.id)).toBe(1000);
+    const recorded = await env.DB.prepare("SELECT COUNT(DISTINCT batch_id) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<{ n: number }>();
+    expect(recorded!.n).toBeGreaterThan(1);
+    const last = (await contactEvents(panel, "r999@example.com")).body.events[0];
+    expect(last.params.text).toBe(`999:${text}`);
+  });
+
   it("stores the valid events of a batch with bad ones and names each bad one by index (207)", async () => {
     const result = await postBatch(panel.clientId, [
       view("ok1@example.com"),

@@ -2,13 +2,13 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent } from "../../src/domain/events";
-import { handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../src/pipeline/consumer";
+import { eventPipelineState, handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../src/pipeline/consumer";
 import { recordEvents } from "../../src/pipeline/record";
 import { MAX_REDRIVES, REDRIVE_AFTER_MS, redriveStalledEvents } from "../../src/pipeline/redrive";
 import { PIPELINE_STEPS, type PipelineEvent, type PipelineStep } from "../../src/pipeline/steps";
 import { appendEventBatches } from "../../src/store/event-batches";
 import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, postBatch } from "../activity-helpers";
-import { apiFor, createPanel, type TestPanel } from "../helpers";
+import { admin, apiFor, createPanel, type TestPanel } from "../helpers";
 
 let panel: TestPanel;
 let activityId: string;
@@ -119,11 +119,14 @@ describe("the pipeline through the real queue", () => {
     const id = (await eventRow(guid))!.id;
     expect(waiting).toMatchObject({ state: "pending", steps_done: { "test-a": true, "test-b": [] } });
     expect(waiting.last_error).toContain("test-b refused " + guid);
+    const listed = async () => (await admin("GET", `/panels/${panel.id}/contacts/retry@example.com/events`)).body.events[0].pipeline;
+    expect(await listed()).toBe("pending");
     // ...and the queue redelivers after the consumer's backoff (5 s for the first retry).
     await eventually(async () => ((await batchOf(guid)) === null ? true : undefined), 25_000);
     expect(first.count(guid)).toBe(1);
     expect(second.count(guid)).toBe(2);
     expect(second.seen.map((e) => e.id)).toEqual([id, id]);
+    expect(await listed()).toBe("done");
   });
 });
 
@@ -207,6 +210,14 @@ describe("the consumer (driven directly)", () => {
     expect(result.explicitAcks.sort()).toEqual(["msg-junk", "msg-ok"]);
     // (The test harness does not record the delay a retry asks for; retryDelaySeconds is checked below.)
     expect(result.retryMessages.map((m) => m.msgId)).toEqual(["msg-bad"]);
+  });
+
+  it("shows an event done once it passed every step, whatever the rest of its batch", () => {
+    const steps = [recordingStep("a"), recordingStep("b")];
+    expect(eventPipelineState(5, null, steps)).toBe("done");
+    expect(eventPipelineState(5, { state: "pending", stepsDone: { a: true, b: [5] } }, steps)).toBe("done");
+    expect(eventPipelineState(6, { state: "pending", stepsDone: { a: true, b: [5] } }, steps)).toBe("pending");
+    expect(eventPipelineState(6, { state: "failed", stepsDone: { a: [5] } }, steps)).toBe("failed");
   });
 
   it("backs off from 5 s, doubling, to at most 5 minutes", () => {
