@@ -37,7 +37,7 @@ const addContact = defineOperation({
     const prepared = prepareOrThrow(schema, data);
     if (listid !== undefined) await requireLists(env.DB, panel, [listid]);
     const contact = await upsertContact(env.DB, panel.id, prepared.key, prepared.values, now, listid);
-    exec.waitUntil(journeysAfterContactWrite(env, panel.id, contact, contact.joinedList ? listid! : null, now));
+    exec.waitUntil(journeysAfterContactWrite(env, panel.id, contact, contact.joinedList, now));
     return { contact: contact.attributes };
   },
 });
@@ -65,7 +65,7 @@ const updateExistingContact = defineOperation({
         { field: `data.${panel.primaryKey}`, message: "no such contact" },
       ]);
     }
-    exec.waitUntil(journeysAfterContactWrite(env, panel.id, contact, null, now));
+    exec.waitUntil(journeysAfterContactWrite(env, panel.id, contact, false, now));
     return { contact: contact.attributes };
   },
 });

@@ -1,3 +1,4 @@
+import { redriveListEntries } from "../journeys/list-entries";
 import { journeyTimers } from "../journeys/timers";
 import { redriveStalledEvents } from "../pipeline/redrive";
 import { publishBroadcastsTask } from "../broadcasts/publish";
@@ -13,7 +14,7 @@ export interface CronTask {
 }
 
 /** Each capability adds its task here. */
-export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, publishBroadcastsTask];
+export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, redriveListEntries, publishBroadcastsTask];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));

@@ -1,5 +1,6 @@
 import { handleEventsBatch } from "../pipeline/consumer";
 import { handleSendsQueue } from "../broadcasts/send";
+import { handleJourneysQueue } from "../journeys/list-entries";
 import { handleImportQueue } from "./imports";
 
 /**
@@ -7,7 +8,7 @@ import { handleImportQueue } from "./imports";
  * repeated message never loses or doubles work. Queue names carry the region
  * (`apiv2-imports-india`); the handler is chosen by the middle part.
  */
-export type QueueKind = "imports" | "events" | "sends";
+export type QueueKind = "imports" | "events" | "sends" | "journeys";
 
 export type QueueHandler = (batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext) => Promise<void>;
 
@@ -16,10 +17,11 @@ export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   events: (batch, env, exec) => handleEventsBatch(batch, env, exec),
   sends: handleSendsQueue,
   imports: handleImportQueue,
+  journeys: handleJourneysQueue,
 };
 
 export function queueKind(queueName: string): QueueKind | undefined {
-  const kind = /^apiv2-(imports|events|sends)-/.exec(queueName)?.[1];
+  const kind = /^apiv2-(imports|events|sends|journeys)-/.exec(queueName)?.[1];
   return kind as QueueKind | undefined;
 }
 

@@ -2,10 +2,11 @@ import { filterMatches } from "../domain/filters";
 import type { AttributeValue } from "../domain/attributes";
 import { contactsPage, runningJourneysByTrigger, setScanCursor, type Journey } from "../store/journeys";
 import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
+import { enterListEntries } from "./list-entries";
 
 /**
- * List and segment triggers (CONTRACT 5): a contact added to a list enters the running
- * journeys of that list; a contact that matches a segment's filter enters its running
+ * Triggers on contact writes (CONTRACT 5): a contact added to a list enters the running
+ * journeys of that list (list-entries.ts); a contact that matches a segment's filter enters its running
  * journeys, once per journey (entry key `segment:<contact>`), whether it matched when the
  * journey started (the entry scan) or came to match later (a contact write).
  */
@@ -22,30 +23,29 @@ function segmentFilter(journey: Journey) {
 
 /**
  * After a contact was written through the API (run after the answer, in waitUntil):
- * `joinedList` is the list it became a member of just now, if any. Enters it where it
- * belongs. Never throws: the contact write stands; an entry made but not continued is taken
- * up by the cron (timers.ts), and a failure before the entry is logged.
+ * `joinedList` says it became a member of a list just now, whose entries (left by the
+ * membership's trigger, list-entries.ts) it enters right away. Never throws: the contact
+ * write stands; entries not taken here are taken by the cron, an entry made but not continued
+ * is continued by the cron (timers.ts), and a failure is logged.
  */
-export async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: number | null, now: number): Promise<number> {
+export async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: boolean, now: number): Promise<number> {
   try {
-    return await enterAfterContactWrite(env, panelId, contact, joinedList, now);
+    const [segments, listed] = await Promise.all([enterSegments(env, panelId, contact, now), joinedList ? enterListEntries(env, panelId, now, { contactId: contact.id }) : 0]);
+    return segments + listed;
   } catch (error) {
     console.error(`journeys: entering contact ${contact.id} of panel ${panelId} after a write failed`, error);
     return 0;
   }
 }
 
-async function enterAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: number | null, now: number): Promise<number> {
-  const [segments, lists] = await Promise.all([
-    runningJourneysByTrigger(env.DB, panelId, "segment"),
-    joinedList === null ? Promise.resolve([]) : runningJourneysByTrigger(env.DB, panelId, "list", [String(joinedList)]),
-  ]);
+async function enterSegments(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<number> {
+  const segments = await runningJourneysByTrigger(env.DB, panelId, "segment");
   const matching = segments.filter((j) => filterMatches(segmentFilter(j), contact.attributes));
-  const entries = [
-    ...matching.flatMap((j) => entriesFor([j], contact, `segment:${contact.id}`, null)),
-    ...entriesFor(lists, contact, `list:${joinedList}:${contact.id}:${now}`, null),
-  ];
-  return enterJourneys(env, entries, now);
+  return enterJourneys(
+    env,
+    matching.flatMap((j) => entriesFor([j], contact, `segment:${contact.id}`, null)),
+    now,
+  );
 }
 
 /** Contacts looked at per scan step; the cron goes on from the cursor next minute. */

@@ -165,8 +165,8 @@ export async function journeyCounters(db: D1Database, panelId: string, journeyId
   return counters;
 }
 
-/** Running journeys of a panel whose trigger is of `type` (and, for activity/list, matches `key`). */
-export async function runningJourneysByTrigger(db: D1Database, panelId: string, type: "activity" | "list" | "segment", keys?: readonly string[]): Promise<Journey[]> {
+/** Running journeys of a panel whose trigger is of `type` (and, for activity, matches one of `keys`). */
+export async function runningJourneysByTrigger(db: D1Database, panelId: string, type: "activity" | "segment", keys?: readonly string[]): Promise<Journey[]> {
   const { results } = await db
     .prepare(
       `SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE panel_id = ? AND status = 'running' AND trigger_type = ?
@@ -193,6 +193,14 @@ export async function getJourneysByIds(db: D1Database, refs: ReadonlyArray<{ pan
 
 export async function setScanCursor(db: D1Database, journeyId: string, cursor: number | null, now: number): Promise<void> {
   await db.prepare("UPDATE journeys SET scan_cursor = ?, updated_at = ? WHERE id = ? AND status = 'running'").bind(cursor, now, journeyId).run();
+}
+
+/** Sets the entry scan of the panel's running segment journeys going again, from the first contact. */
+export async function restartSegmentScans(db: D1Database, panelId: string, now: number): Promise<void> {
+  await db
+    .prepare("UPDATE journeys SET scan_cursor = 0, updated_at = ? WHERE panel_id = ? AND status = 'running' AND trigger_type = 'segment'")
+    .bind(now, panelId)
+    .run();
 }
 
 export async function journeysToScan(db: D1Database, limit: number): Promise<Journey[]> {
@@ -245,8 +253,9 @@ export interface Entry {
 
 /**
  * Enters contacts into journeys: each gets an active instance and its start point, unless it
- * is already in that journey or this very trigger entered it before. Returns the instance
- * ids created.
+ * is already in that journey, this very trigger entered it before, or the journey was stopped
+ * since the trigger (checked in the same statement, so a stop cannot slip in between). Returns
+ * the instance ids created.
  */
 export async function enterInstances(db: D1Database, entries: readonly Entry[], now: number): Promise<Set<string>> {
   if (entries.length === 0) return new Set();
@@ -256,7 +265,8 @@ export async function enterInstances(db: D1Database, entries: readonly Entry[], 
       db
         .prepare(
           `INSERT OR IGNORE INTO journey_instances (id, panel_id, journey_id, contact_id, entry_key, status, entered_at)
-           VALUES (?, ?, ?, ?, ?, 'active', ?) RETURNING id`,
+           SELECT ?1, ?2, ?3, ?4, ?5, 'active', ?6
+           WHERE EXISTS (SELECT 1 FROM journeys WHERE panel_id = ?2 AND id = ?3 AND status IN ('running', 'paused')) RETURNING id`,
         )
         .bind(e.instanceId, e.panelId, e.journeyId, e.contactId, e.entryKey, now),
       db

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { getImportJob } from "../../src/store/imports";
 import { admin, apiFor, call, countRows, createPanel, panelSnapshot, receiver, type TestPanel } from "../helpers";
+import { hostFile, importCsv as importCsvInto, importFinished } from "../import-helpers";
 
 let panel: TestPanel;
 let api: ReturnType<typeof apiFor>;
@@ -11,26 +11,14 @@ beforeEach(async () => {
   api = apiFor(panel);
 });
 
-/** Waits until the job has finished everything, notifications included (the queue delivers for real). */
-async function finished(jobid: string, panelId = panel.id): Promise<any> {
-  for (let i = 0; i < 600; i++) {
-    const job = await getImportJob(env.DB, panelId, jobid);
-    if (job?.phase === "done") return (await api("contact", "bulkstatus", { data: jobid })).body.job;
-    await scheduler.wait(50);
-  }
-  throw new Error(`job ${jobid} did not finish`);
+function finished(jobid: string): Promise<any> {
+  return importFinished(panel, jobid);
 }
 
-async function host(csv: string | Uint8Array, contentType = "text/csv"): Promise<string> {
-  return receiver.putFile(`import-${crypto.randomUUID()}.csv`, csv, contentType);
-}
+const host = hostFile;
 
-async function importCsv(csv: string, params: Record<string, unknown> = {}): Promise<any> {
-  const started = await api("contact", "bulkupload", { path: await host(csv), ...params });
-  expect(started.status).toBe(200);
-  expect(started.body.result).toBe("Success");
-  expect(started.body.jobid).toMatch(/^job_/);
-  return finished(started.body.jobid);
+function importCsv(csv: string, params: Record<string, unknown> = {}): Promise<any> {
+  return importCsvInto(panel, csv, params);
 }
 
 async function contact(key: string): Promise<Record<string, unknown> | undefined> {

@@ -1,4 +1,6 @@
+import { nudgeListEntries } from "../../journeys/list-entries";
 import { decodeOrKeep } from "../../lib/uri";
+import { restartSegmentScans } from "../../store/journeys";
 import { newId } from "../../lib/random";
 import {
   advanceImportJob,
@@ -150,6 +152,9 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
     }
     case "rows": {
       const outcome = await importRows(env, job, tuning, deadline, now);
+      // New members of the list left journey entries with their rows; every step's nudge
+      // starts another drain, so a large upload enters its contacts in parallel.
+      if (job.listId !== null && outcome !== "stale") await nudgeListEntries(env, job.panelId);
       if (outcome === "stale") return null;
       if (outcome === "yielded") return "yield";
       const done = await getImportJob(env.DB, job.panelId, job.id);
@@ -158,6 +163,8 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
       return reload(await advanceImportJob(env.DB, done, "report", {}, now()));
     }
     case "report": {
+      // The rows changed contacts: segment journeys look at every contact again (entering is once per contact).
+      await restartSegmentScans(env.DB, job.panelId, now());
       const key = job.failed > 0 ? await writeErrorReport(env, job) : undefined;
       const status = job.status === "failed" ? "failed" : "completed";
       return reload(await advanceImportJob(env.DB, job, "notify", { status, errorReportKey: key, finishedAt: now() }, now()));

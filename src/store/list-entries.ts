@@ -1,0 +1,64 @@
+/**
+ * Journey entries left by contacts joining a list (migration 0011: a trigger on list_members
+ * writes them). A consumer leases a page, enters the contacts, then deletes the page; a page
+ * whose consumer died is leased again once its lease ran out.
+ */
+
+export interface ListEntry {
+  id: number;
+  panelId: string;
+  journeyId: string;
+  listId: number;
+  contactId: number;
+}
+
+interface ListEntryRow {
+  id: number;
+  panel_id: string;
+  journey_id: string;
+  list_id: number;
+  contact_id: number;
+}
+
+/** Leases up to `limit` free entries of the panel (or of one of its contacts), oldest first. */
+export async function leaseListEntries(
+  db: D1Database,
+  panelId: string,
+  options: { contactId?: number; limit: number; now: number; leaseMs: number },
+): Promise<ListEntry[]> {
+  const { results } = await db
+    .prepare(
+      `UPDATE journey_list_entries SET leased_until = ?3
+       WHERE id IN (SELECT id FROM journey_list_entries
+                    WHERE panel_id = ?1 AND leased_until <= ?2 AND (?4 IS NULL OR contact_id = ?4)
+                    ORDER BY id LIMIT ?5)
+         AND leased_until <= ?2
+       RETURNING id, panel_id, journey_id, list_id, contact_id`,
+    )
+    .bind(panelId, options.now, options.now + options.leaseMs, options.contactId ?? null, options.limit)
+    .all<ListEntryRow>();
+  return results
+    .map((r) => ({ id: r.id, panelId: r.panel_id, journeyId: r.journey_id, listId: r.list_id, contactId: r.contact_id }))
+    .sort((a, b) => a.id - b.id);
+}
+
+export async function deleteListEntries(db: D1Database, panelId: string, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .prepare("DELETE FROM journey_list_entries WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(panelId, JSON.stringify(ids))
+    .run();
+}
+
+/**
+ * Panels with entries no consumer holds, for the cron's re-drive of lost nudges. Like the
+ * event re-drive, the one kind of query that reads across panels: it names panels, nothing of
+ * their data.
+ */
+export async function panelsWithFreeListEntries(db: D1Database, now: number, limit: number): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT DISTINCT panel_id FROM journey_list_entries WHERE leased_until <= ? LIMIT ?")
+    .bind(now, limit)
+    .all<{ panel_id: string }>();
+  return results.map((r) => r.panel_id);
+}

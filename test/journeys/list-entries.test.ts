@@ -1,0 +1,160 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ENTRIES_PER_MESSAGE, ENTRY_LEASE_MS, enterListEntries, redriveListEntries } from "../../src/journeys/list-entries";
+import { eventually } from "../activity-helpers";
+import { admin, apiFor, countRows, createPanel, type TestPanel } from "../helpers";
+import { importCsv } from "../import-helpers";
+import { countersOf, cronAllAt, createWebhook, delivered, messagesOf, startJourney } from "./support";
+
+async function listOf(panel: TestPanel, name = "VIP"): Promise<number> {
+  return (await apiFor(panel)("lists", "add", { listname: name })).body.listid;
+}
+
+function csvOf(header: string, rows: string[]): string {
+  return `${header}\n${rows.join("\n")}\n`;
+}
+
+async function entered(journey: { path: string }, count: number) {
+  return eventually(async () => ((await countersOf(journey)).entered === count ? true : undefined));
+}
+
+async function pendingEntries(panel: TestPanel): Promise<number> {
+  return countRows("SELECT COUNT(*) AS n FROM journey_list_entries WHERE panel_id = ?", panel.id);
+}
+
+/** Members written straight into D1: the membership's trigger leaves the entries, and no nudge is sent. */
+async function addMembersQuietly(panel: TestPanel, listId: number, emails: string[]): Promise<void> {
+  const now = Date.now();
+  await env.DB.batch(
+    emails.flatMap((email) => [
+      env.DB.prepare("INSERT OR IGNORE INTO contacts (panel_id, pk_value, attrs, created_at, updated_at) VALUES (?, ?, ?, ?, ?)").bind(panel.id, email, JSON.stringify({ EMAIL: email }), now, now),
+      env.DB.prepare(
+        `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
+         SELECT ?, id, panel_id, ? FROM contacts WHERE panel_id = ? AND pk_value = ?`,
+      ).bind(listId, now, panel.id, email),
+    ]),
+  );
+}
+
+describe("list trigger through bulk upload", () => {
+  it("every contact an upload adds to the list enters, through the journey's filter; members already in it and other lists' do not", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const vip = await listOf(panel);
+    const other = await listOf(panel, "Other");
+    await api("contact", "add", { data: { EMAIL: "already@example.com", CITY: "Pune" }, listid: vip });
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(panel, {
+      trigger: { type: "list", listid: vip },
+      filter: [{ attribute: "CITY", op: "eq", value: "Pune" }],
+      steps: [{ id: "hook", type: "webhook", webhook: hook.id, attributes: ["EMAIL", "CITY"] }],
+    });
+    const pune = Array.from({ length: 30 }, (_, i) => `p${i}@example.com,Pune`);
+    const delhi = Array.from({ length: 5 }, (_, i) => `d${i}@example.com,Delhi`);
+    const job = await importCsv(panel, csvOf("EMAIL,CITY", [...pune, ...delhi, "already@example.com,Pune"]), { listid: vip });
+    expect(job).toMatchObject({ status: "completed", total: 36, created: 35, updated: 1 });
+    await importCsv(panel, csvOf("EMAIL,CITY", ["elsewhere@example.com,Pune"]), { listid: other });
+
+    await entered(journey, 30);
+    await eventually(async () => ((await pendingEntries(panel)) === 0 ? true : undefined));
+    const events = await delivered(hook);
+    expect(events.map((e) => e.att_params.EMAIL).sort()).toEqual(pune.map((row) => row.split(",")[0]).sort());
+    expect(events[0]).toMatchObject({ channel: "custom_activity", att_params: { CITY: "Pune" }, event_params: { activity_name: "list", activity_source: "journey" } });
+    expect(await countersOf(journey)).toMatchObject({ entered: 30, completed: 30 });
+  });
+
+  it("an upload larger than one message's page drains through the chain of nudges, each contact once", async () => {
+    const panel = await createPanel();
+    const vip = await listOf(panel);
+    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    const total = ENTRIES_PER_MESSAGE * 2 + 7;
+    const rows = Array.from({ length: total }, (_, i) => `c${i}@example.com,+1555${String(i).padStart(6, "0")}`);
+    await importCsv(panel, csvOf("EMAIL,MOBILE", rows), { listid: vip });
+    await entered(journey, total);
+    await eventually(async () => ((await pendingEntries(panel)) === 0 ? true : undefined));
+    const recipients = (await admin("GET", `/panels/${panel.id}/journey-messages?channel=sms&limit=1000`)).body.messages.map((m: any) => m.recipient);
+    expect(recipients).toHaveLength(total);
+    expect(new Set(recipients).size).toBe(total);
+  });
+});
+
+describe("list entries", () => {
+  it("a membership leaves an entry for each running journey of the list only", async () => {
+    const panel = await createPanel();
+    const vip = await listOf(panel);
+    const steps = [{ id: "hi", type: "sms", text: "Hi" }];
+    const running = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps });
+    await startJourney(panel, { trigger: { type: "list", listid: vip }, steps }, null);
+    const paused = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps });
+    expect((await admin("POST", `${paused.path}/status`, { status: "paused" })).status).toBe(200);
+    await startJourney(panel, { trigger: { type: "list", listid: await listOf(panel, "Other") }, steps });
+    await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com"]);
+    await addMembersQuietly(panel, vip, ["a@example.com"]);
+    expect(await countRows("SELECT COUNT(*) AS n FROM journey_list_entries WHERE panel_id = ? AND journey_id = ?", panel.id, running.id)).toBe(2);
+    expect(await pendingEntries(panel)).toBe(2);
+  });
+
+  it("an entry of a journey stopped before it was taken enters nothing and is dropped", async () => {
+    const panel = await createPanel();
+    const vip = await listOf(panel);
+    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com"]);
+    expect((await admin("POST", `${journey.path}/status`, { status: "stopped" })).status).toBe(200);
+    expect(await enterListEntries(env, panel.id, Date.now())).toBe(2);
+    expect(await countersOf(journey)).toMatchObject({ entered: 0 });
+    expect(await pendingEntries(panel)).toBe(0);
+    expect(await messagesOf(panel)).toEqual([]);
+  });
+
+  it("an entry taken again after its consumer died before deleting it enters once", async () => {
+    const panel = await createPanel();
+    const vip = await listOf(panel);
+    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    await addMembersQuietly(panel, vip, ["a@example.com"]);
+    // D1 that fails the entries' delete: the consumer entered the contact, then died.
+    const failingDb = new Proxy(env.DB, {
+      get(target, name) {
+        if (name === "prepare") return (sql: string) => (sql.startsWith("DELETE FROM journey_list_entries") ? target.prepare("SELECT no_such_column FROM journey_list_entries") : target.prepare(sql));
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const now = Date.now();
+    await expect(enterListEntries({ ...env, DB: failingDb }, panel.id, now)).rejects.toThrow();
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1 });
+    // Leased: another consumer does not take it meanwhile.
+    expect(await enterListEntries(env, panel.id, now + 1)).toBe(0);
+    expect(await enterListEntries(env, panel.id, now + ENTRY_LEASE_MS)).toBe(1);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1 });
+    expect(await messagesOf(panel)).toHaveLength(1);
+    expect(await pendingEntries(panel)).toBe(0);
+  });
+
+  it("the cron nudges panels whose entries were never taken (a lost nudge)", async () => {
+    const panel = await createPanel();
+    const vip = await listOf(panel);
+    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com", "c@example.com"]);
+    expect(await pendingEntries(panel)).toBe(3);
+    await redriveListEntries.run(env, Date.now());
+    await entered(journey, 3);
+    await eventually(async () => ((await pendingEntries(panel)) === 0 ? true : undefined));
+  });
+});
+
+describe("segment trigger after a bulk upload", () => {
+  it("contacts an upload creates or changes are looked at again by running segment journeys", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await api("contact", "add", { data: { EMAIL: "moves@example.com", CITY: "Delhi" } });
+    const journey = await startJourney(panel, {
+      trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] },
+      steps: [{ id: "hello", type: "sms", text: "Namaste Pune" }],
+    });
+    expect(await countersOf(journey)).toMatchObject({ entered: 0 });
+    await importCsv(panel, csvOf("EMAIL,CITY", ["moves@example.com,Pune", "new@example.com,Pune", "stays@example.com,Delhi"]));
+    await cronAllAt(Date.now());
+    expect(await countersOf(journey)).toMatchObject({ entered: 2 });
+    expect((await messagesOf(panel)).map((m) => m.recipient).sort()).toEqual(["moves@example.com", "new@example.com"]);
+  });
+});
