@@ -5,11 +5,17 @@
 // sampled from /proc) is reported per case, to show it does not grow with the file's size.
 // Issue goal: import rows/s >= 50% of the baseline's.
 //
+// LIST_JOURNEY=1 imports into a list with a running list journey (one sms step): the import's
+// own figures then include writing the journey entries, and the time until every imported
+// contact entered the journey is reported too (entering runs the journey's steps: use a
+// smaller file, ROWS=50000).
+//
 // The isolates get a 128 MB V8 old space, as a deployed Worker has 128 MB: an import that held
 // the file in memory would fail here rather than merely show a large RSS. Without the cap V8
 // collects lazily and RSS says more about the collector than about the import.
 //
 //   ROWS=1000000,250000 (file sizes, default)   BASELINE_CALL_ROWS=20000 (rows per baseline request)
+//   LIST_JOURNEY=1 (import into a list with a running list journey)
 //   MINIFLARE_WORKERD_V8_FLAGS (default "--max-old-space-size=128")
 import { createServer } from "node:http";
 import { readdirSync, readFileSync } from "node:fs";
@@ -19,6 +25,7 @@ import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
 process.env.MINIFLARE_WORKERD_V8_FLAGS ??= "--max-old-space-size=128";
 const sizes = (process.env.ROWS ?? "1000000,250000").split(",").map(Number);
 const baselineCallRows = Number(process.env.BASELINE_CALL_ROWS ?? 20_000);
+const listJourney = process.env.LIST_JOURNEY === "1";
 
 function generateCsv(rows: number): Buffer {
   const parts = [CSV_HEADER];
@@ -93,7 +100,29 @@ interface CaseResult {
   peak: Memory;
 }
 
-async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun: CaseResult; reimportRun: CaseResult; job: any; rejob: any }> {
+/** A list, and a running journey it triggers; returns the list id and the journey's admin path. */
+async function listWithJourney(origin: string, panel: { id: string; apiKey: string }): Promise<{ listId: number; journeyPath: string }> {
+  const list = (await (await fetch(`${origin}/apiv2?type=lists&activity=add&apikey=${panel.apiKey}&listname=Bench`)).json()) as { listid: number };
+  const journey = await adminCall(origin, "POST", `/panels/${panel.id}/journeys`, {
+    name: "Bench list journey",
+    trigger: { type: "list", listid: list.listid },
+    steps: [{ id: "hi", type: "sms", text: "Welcome" }],
+  });
+  const journeyPath = `/panels/${panel.id}/journeys/${journey.id}`;
+  await adminCall(origin, "POST", `${journeyPath}/status`, { status: "running" });
+  return { listId: list.listid, journeyPath };
+}
+
+/** Seconds from `since` until the journey counted `count` entered contacts. */
+async function enteredAll(origin: string, journeyPath: string, count: number, since: number): Promise<number> {
+  for (;;) {
+    const { counters } = await adminCall(origin, "GET", journeyPath);
+    if (counters.entered >= count) return (performance.now() - since) / 1000;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun: CaseResult; reimportRun: CaseResult; job: any; rejob: any; enterSeconds?: number }> {
   const file = generateCsv(rows);
   const server = createServer((request, response) => {
     if (request.url !== "/contacts.csv") return void response.writeHead(404).end();
@@ -120,12 +149,14 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
       return (performance.now() - started) / 1000;
     });
 
+    const target = listJourney ? await listWithJourney(runtime.origin, panel) : null;
+    let importStarted = 0;
     const runImport = () => withMemory(pids, async () => {
-      const started = performance.now();
+      const started = (importStarted = performance.now());
       const call = await fetch(`${runtime.origin}/apiv2?type=contact&activity=bulkupload&apikey=${panel.apiKey}`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ path: fileUrl }),
+        body: new URLSearchParams({ path: fileUrl, ...(target ? { listid: String(target.listId) } : {}) }),
       });
       const body = (await call.json()) as { jobid?: string; message?: string };
       if (!body.jobid) throw new Error(`bulkupload failed: ${JSON.stringify(body)}`);
@@ -140,6 +171,7 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
       }
     });
     const imported = await runImport();
+    const enterSeconds = target ? await enteredAll(runtime.origin, target.journeyPath, rows, importStarted) : undefined;
     // The same file again: every row an update, so the database hardly grows and what memory
     // the import itself holds shows alone.
     const reimported = await runImport();
@@ -157,6 +189,7 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
       reimportRun: result(reimported.result.seconds, reimported),
       job: imported.result.job,
       rejob: reimported.result.job,
+      enterSeconds,
     };
   } finally {
     await runtime.stop();
@@ -166,8 +199,9 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
 
 const mb = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(0)} MiB`;
 const lines: string[] = [];
+const enterLines: string[] = [];
 for (const rows of sizes) {
-  const { baseline, importRun, reimportRun, job, rejob } = await runSize(rows);
+  const { baseline, importRun, reimportRun, job, rejob, enterSeconds } = await runSize(rows);
   if (job.status !== "completed" || job.total !== rows || job.created !== rows || rejob.updated !== rows) {
     console.error(`import did not complete as expected: ${JSON.stringify(job)} ${JSON.stringify(rejob)}`);
     process.exitCode = 1;
@@ -189,9 +223,13 @@ for (const rows of sizes) {
       ].join(" "),
     );
   }
+  if (enterSeconds !== undefined) {
+    enterLines.push(`${rows} contacts entered the list journey ${enterSeconds.toFixed(1)} s after the upload call: ${(rows / enterSeconds).toFixed(0)} contacts/s (${((enterSeconds * 1000) / rows).toFixed(2)} ms each)`);
+  }
 }
-console.log(`\nbulk upload vs bare multi-row D1 upserts (same runtime, fresh runtime per file size; workerd flags: ${process.env.MINIFLARE_WORKERD_V8_FLAGS})`);
+console.log(`\nbulk upload${listJourney ? " into a list with a running list journey" : ""} vs bare multi-row D1 upserts (same runtime, fresh runtime per file size; workerd flags: ${process.env.MINIFLARE_WORKERD_V8_FLAGS})`);
 console.log(
   ["case".padEnd(46), "seconds".padStart(8), "rows/s".padStart(10), "vs baseline".padStart(12), "RSS start -> peak".padStart(20), "anon start -> peak".padStart(20), "file start -> peak".padStart(20)].join(" "),
 );
 for (const line of lines) console.log(line);
+for (const line of enterLines) console.log(line);
