@@ -4,7 +4,8 @@ import { ENTRIES_PER_MESSAGE, ENTRY_LEASE_MS, enterListEntries, redriveListEntri
 import { eventually } from "../activity-helpers";
 import { admin, apiFor, countRows, createPanel, type TestPanel } from "../helpers";
 import { importCsv } from "../import-helpers";
-import { countersOf, cronAllAt, createWebhook, delivered, messagesOf, startJourney } from "./support";
+import { LEFT_BEHIND_MS } from "../../src/journeys/timers";
+import { countersOf, cronAllAt, cronAt, createWebhook, delivered, messagesOf, startJourney } from "./support";
 
 async function listOf(panel: TestPanel, name = "VIP"): Promise<number> {
   return (await apiFor(panel)("lists", "add", { listname: name })).body.listid;
@@ -104,6 +105,22 @@ describe("list entries", () => {
     expect(await countersOf(journey)).toMatchObject({ entered: 0 });
     expect(await pendingEntries(panel)).toBe(0);
     expect(await messagesOf(panel)).toEqual([]);
+  });
+
+  it("an entry left while the journey ran enters it held when it was paused since, and goes on at resume", async () => {
+    const panel = await createPanel();
+    const vip = await listOf(panel);
+    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    await addMembersQuietly(panel, vip, ["a@example.com"]);
+    expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
+    const now = Date.now();
+    expect(await enterListEntries(env, panel.id, now)).toBe(1);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, active: 1, completed: 0 });
+    expect(await messagesOf(panel)).toEqual([]);
+    expect((await admin("POST", `${journey.path}/status`, { status: "running" })).status).toBe(200);
+    await cronAt(now + LEFT_BEHIND_MS + 1);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1 });
+    expect(await messagesOf(panel)).toHaveLength(1);
   });
 
   it("an entry taken again after its consumer died before deleting it enters once", async () => {
