@@ -3,7 +3,7 @@ import type { EmailProviderSecrets } from "../channels/email/provider";
 import { parseSesNotification } from "../channels/email/ses-notifications";
 import { isJourneyClaim, TrackingSigner } from "../channels/email/tracking";
 import { escapeHtml } from "../domain/email-message";
-import { trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../journeys/engagement";
+import { recordJourneyBounce, trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../journeys/engagement";
 import { constantTimeEqual } from "../lib/crypto";
 import { readBodyBytes } from "./body";
 import { ApiError } from "./errors";
@@ -89,6 +89,8 @@ export async function handleSesNotification(token: string, request: Request, env
     return new Response(confirmed.ok ? "subscribed" : "subscription not confirmed", { status: confirmed.ok ? 200 : 502 });
   }
   const now = Date.now();
-  for (const bounce of parsed.bounces) await recordBounce(env, bounce, now);
+  for (const bounce of parsed.bounces) {
+    if (!(await recordBounce(env, bounce, now))) await recordJourneyBounce(env, bounce, now);
+  }
   return new Response("ok");
 }

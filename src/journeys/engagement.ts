@@ -1,6 +1,7 @@
 import { recordEmailEvents, type EmailEventKind } from "../broadcasts/events-seam";
+import type { ProviderBounce } from "../channels/email/provider";
 import type { JourneyMessageRef, TrackingClaim } from "../channels/email/tracking";
-import { getMessages, type JourneyMessage } from "../store/journeys";
+import { getMessages, markJourneyEmailBounced, type JourneyMessage } from "../store/journeys";
 import { suppressAddress } from "../store/suppressions";
 import { journeyEmailAddress } from "./messages";
 
@@ -11,7 +12,8 @@ import { journeyEmailAddress } from "./messages";
  * `POST /v1/events/email` reports them, so the waits for it end and the journey's webhook
  * fires. As for campaigns, only a message that was actually sent counts, and every open and
  * click is recorded (no dedupe). An unsubscribe suppresses the address in the panel and is
- * recorded once per message.
+ * recorded once per message; so is a bounce the provider reports, which suppresses the address
+ * when it is permanent.
  */
 
 type TrackEnv = Pick<Env, "DB" | "EVENTS">;
@@ -67,5 +69,19 @@ export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: Tracking
   if (address) await suppressAddress(env.DB, message.panelId, address, "unsubscribe", null, now);
   // The guid keeps it one event per message, as campaign_messages.unsubscribed_at does for campaigns.
   await record(env, message, "unsubscribe", {}, now, `email:${message.msgid}:unsubscribe`);
+  return true;
+}
+
+/** A bounce the provider reported for a journey email; false when no journey email has that provider id. */
+export async function recordJourneyBounce(env: TrackEnv, bounce: ProviderBounce, now: number): Promise<boolean> {
+  const message = await markJourneyEmailBounced(env.DB, bounce.providerMessageId, now);
+  if (!message) return false;
+  if (bounce.permanent) {
+    const address = journeyEmailAddress(message);
+    const addresses = bounce.addresses.length ? bounce.addresses : address ? [address] : [];
+    for (const bounced of addresses) await suppressAddress(env.DB, message.panelId, bounced, "hard_bounce", null, now);
+  }
+  // The guid keeps a report SNS delivers again one event.
+  await record(env, message, "bounce", { ...bounce.detail, permanent: bounce.permanent }, now, `email:${message.msgid}:bounce`);
   return true;
 }

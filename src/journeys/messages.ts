@@ -39,8 +39,8 @@ export function journeyEmailAddress(message: Pick<JourneyMessage, "recipient">):
 export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMessage, step: EmailStep, attributes: Readonly<Record<string, AttributeValue>>, now: number): Promise<void> {
   if (!(await claimMessage(env.DB, message))) return;
   const address = journeyEmailAddress(message);
-  if (!isEmailAddress(address)) return finishMessage(env.DB, message.msgid, "skipped", "the contact has no valid EMAIL");
-  if (await isAddressSuppressed(env.DB, message.panelId, address)) return finishMessage(env.DB, message.msgid, "skipped", "the address is suppressed");
+  if (!isEmailAddress(address)) return finishMessage(env.DB, message.msgid, { status: "skipped", error: "the contact has no valid EMAIL" });
+  if (await isAddressSuppressed(env.DB, message.panelId, address)) return finishMessage(env.DB, message.msgid, { status: "skipped", error: "the address is suppressed" });
   const subject = personalize(compileTemplate(step.subject), attributes, false);
   let result;
   try {
@@ -58,8 +58,8 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
     await releaseMessage(env.DB, message.msgid);
     throw error;
   }
-  if (result?.ok) return finishMessage(env.DB, message.msgid, "sent", null);
-  if (result && !result.retryable) return finishMessage(env.DB, message.msgid, "failed", result.error);
+  if (result?.ok) return finishMessage(env.DB, message.msgid, { status: "sent", providerMessageId: result.providerMessageId });
+  if (result && !result.retryable) return finishMessage(env.DB, message.msgid, { status: "failed", error: result.error });
   await releaseMessage(env.DB, message.msgid);
   throw new Error(`journey email ${message.msgid}: ${result?.error ?? "no result from the provider"}; retried`);
 }

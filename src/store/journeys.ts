@@ -508,8 +508,24 @@ export async function releaseMessage(db: D1Database, msgid: string): Promise<voi
   await db.prepare("DELETE FROM journey_messages WHERE msgid = ? AND status = 'sending'").bind(msgid).run();
 }
 
-export async function finishMessage(db: D1Database, msgid: string, status: "sent" | "skipped" | "failed", error: string | null): Promise<void> {
-  await db.prepare("UPDATE journey_messages SET status = ?, error = ? WHERE msgid = ?").bind(status, error, msgid).run();
+export async function finishMessage(
+  db: D1Database,
+  msgid: string,
+  outcome: { status: "sent"; providerMessageId: string } | { status: "skipped" | "failed"; error: string },
+): Promise<void> {
+  await db
+    .prepare("UPDATE journey_messages SET status = ?, error = ?, provider_msg_id = ? WHERE msgid = ?")
+    .bind(outcome.status, outcome.status === "sent" ? null : outcome.error, outcome.status === "sent" ? outcome.providerMessageId : null, msgid)
+    .run();
+}
+
+/** Marks the journey email a provider reported bounced, found by the provider's message id (the report does not name the panel). */
+export async function markJourneyEmailBounced(db: D1Database, providerMessageId: string, now: number): Promise<JourneyMessage | null> {
+  const row = await db
+    .prepare("UPDATE journey_messages SET bounced_at = COALESCE(bounced_at, ?) WHERE provider_msg_id = ? AND channel = 'email' RETURNING *")
+    .bind(now, providerMessageId)
+    .first<MessageRow>();
+  return row ? messageFromRow(row) : null;
 }
 
 export async function isAddressSuppressed(db: D1Database, panelId: string, address: string): Promise<boolean> {

@@ -1,10 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createExecutionContext } from "cloudflare:test";
 import { TrackingSigner } from "../../src/channels/email/tracking";
+import { routeRequest } from "../../src/http/router";
+import { enterListEntries } from "../../src/journeys/list-entries";
 import { eventually, pipelineSettled } from "../activity-helpers";
 import { htmlOf } from "../broadcasts/fixtures";
-import { apiFor, call, createPanel, type TestPanel } from "../helpers";
-import { act, cartPanel, createWebhook, delivered, messagesOf, startJourney } from "./support";
+import { apiFor, call, countRows, createPanel, receiver, type TestPanel } from "../helpers";
+import { act, addMembersQuietly, cartPanel, createWebhook, delivered, messagesOf, startJourney } from "./support";
 
 /** A journey: cart activity -> tracked email -> wait for `events` -> webhook on event. */
 async function emailJourney(events: string[], html = '<p>Hi {{NAME}}, <a href="https://shop.example.com/cart?id=7&amp;ref=mail">your cart</a></p>') {
@@ -200,5 +203,45 @@ describe("journey email tracking", () => {
     const messages = await messagesOf(panel, "email");
     expect(messages).toHaveLength(2);
     expect(messages.find((m) => m.msgid !== first.msgid)).toMatchObject({ status: "skipped", error: "the address is suppressed" });
+  });
+});
+
+describe("journey email bounces reported by SES", () => {
+  it("a hard bounce finds the journey email by SES's message id: the address is suppressed and one bounce event carries the msgid", async () => {
+    const bucket = receiver.bucket("ses");
+    await receiver.script(bucket, [{ status: 200, body: '{"MessageId":"ses-journey-1"}' }]);
+    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b", SES_SNS_TOKEN: "sns-secret-token" };
+    const panel = await createPanel();
+    const vip = (await apiFor(panel)("lists", "add", { listname: "VIP" })).body.listid;
+    await startJourney(panel, {
+      trigger: { type: "list", listid: vip },
+      steps: [{ id: "mail", type: "email", subject: "Welcome", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+    await addMembersQuietly(panel, vip, ["ada@example.com"]);
+    // Entered with the SES provider (the queue's consumer would use the test env's outbox).
+    expect(await enterListEntries(sesEnv, panel.id, Date.now())).toBe(1);
+    expect(await receiver.requests(bucket)).toHaveLength(1);
+    const [sent] = await messagesOf(panel, "email");
+    expect(sent).toMatchObject({ status: "sent", recipient: "ada@example.com" });
+
+    const notify = (messageId: string) =>
+      routeRequest(
+        new Request("https://api.test/hooks/email/ses/sns-secret-token", {
+          method: "POST",
+          body: JSON.stringify({
+            Type: "Notification",
+            Message: JSON.stringify({ notificationType: "Bounce", mail: { messageId }, bounce: { bounceType: "Permanent", bounceSubType: "General", bouncedRecipients: [{ emailAddress: "Ada@Example.com" }] } }),
+          }),
+        }),
+        sesEnv,
+        createExecutionContext(),
+      );
+    expect((await notify("ses-unknown")).status).toBe(200);
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ?", panel.id)).toBe(0);
+    expect((await notify("ses-journey-1")).status).toBe(200);
+    expect((await notify("ses-journey-1")).status).toBe(200);
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'hard_bounce'", panel.id)).toBe(1);
+    await pipelineSettled(panel.id);
+    expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'bounce' AND msgid = ?", panel.id, sent.msgid)).toBe(1);
   });
 });

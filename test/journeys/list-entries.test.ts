@@ -5,7 +5,7 @@ import { eventually } from "../activity-helpers";
 import { admin, apiFor, countRows, createPanel, type TestPanel } from "../helpers";
 import { importCsv } from "../import-helpers";
 import { LEFT_BEHIND_MS } from "../../src/journeys/timers";
-import { countersOf, cronAllAt, cronAt, createWebhook, delivered, messagesOf, startJourney } from "./support";
+import { addMembersQuietly, countersOf, cronAllAt, cronAt, createWebhook, delivered, messagesOf, startJourney } from "./support";
 
 async function listOf(panel: TestPanel, name = "VIP"): Promise<number> {
   return (await apiFor(panel)("lists", "add", { listname: name })).body.listid;
@@ -21,20 +21,6 @@ async function entered(journey: { path: string }, count: number) {
 
 async function pendingEntries(panel: TestPanel): Promise<number> {
   return countRows("SELECT COUNT(*) AS n FROM journey_list_entries WHERE panel_id = ?", panel.id);
-}
-
-/** Members written straight into D1: the membership's trigger leaves the entries, and no nudge is sent. */
-async function addMembersQuietly(panel: TestPanel, listId: number, emails: string[]): Promise<void> {
-  const now = Date.now();
-  await env.DB.batch(
-    emails.flatMap((email) => [
-      env.DB.prepare("INSERT OR IGNORE INTO contacts (panel_id, pk_value, attrs, created_at, updated_at) VALUES (?, ?, ?, ?, ?)").bind(panel.id, email, JSON.stringify({ EMAIL: email }), now, now),
-      env.DB.prepare(
-        `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
-         SELECT ?, id, panel_id, ? FROM contacts WHERE panel_id = ? AND pk_value = ?`,
-      ).bind(listId, now, panel.id, email),
-    ]),
-  );
 }
 
 describe("list trigger through bulk upload", () => {

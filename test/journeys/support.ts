@@ -77,3 +77,17 @@ export async function cartPanel(panel: TestPanel) {
 }
 
 export const MINUTE = 60_000;
+
+/** Members written straight into D1: the membership's trigger leaves the entries, and no nudge is sent. */
+export async function addMembersQuietly(panel: TestPanel, listId: number, emails: string[]): Promise<void> {
+  const now = Date.now();
+  await env.DB.batch(
+    emails.flatMap((email) => [
+      env.DB.prepare("INSERT OR IGNORE INTO contacts (panel_id, pk_value, attrs, created_at, updated_at) VALUES (?, ?, ?, ?, ?)").bind(panel.id, email, JSON.stringify({ EMAIL: email }), now, now),
+      env.DB.prepare(
+        `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
+         SELECT ?, id, panel_id, ? FROM contacts WHERE panel_id = ? AND pk_value = ?`,
+      ).bind(listId, now, panel.id, email),
+    ]),
+  );
+}
