@@ -5,6 +5,7 @@
 // sampled from /proc) is reported per case, to show it does not grow with the file's size.
 // Issue goal: import rows/s >= 50% of the baseline's.
 //
+// LIST=1 imports into a list (no journey): the cost of memberships alone.
 // LIST_JOURNEY=1 imports into a list with a running list journey (one sms step): the import's
 // own figures then include writing the journey entries, and the time until every imported
 // contact entered the journey is reported too (entering runs the journey's steps: use a
@@ -15,7 +16,7 @@
 // collects lazily and RSS says more about the collector than about the import.
 //
 //   ROWS=1000000,250000 (file sizes, default)   BASELINE_CALL_ROWS=20000 (rows per baseline request)
-//   LIST_JOURNEY=1 (import into a list with a running list journey)
+//   LIST=1 (import into a list)   LIST_JOURNEY=1 (import into a list with a running list journey)
 //   MINIFLARE_WORKERD_V8_FLAGS (default "--max-old-space-size=128")
 import { createServer } from "node:http";
 import { readdirSync, readFileSync } from "node:fs";
@@ -26,6 +27,7 @@ process.env.MINIFLARE_WORKERD_V8_FLAGS ??= "--max-old-space-size=128";
 const sizes = (process.env.ROWS ?? "1000000,250000").split(",").map(Number);
 const baselineCallRows = Number(process.env.BASELINE_CALL_ROWS ?? 20_000);
 const listJourney = process.env.LIST_JOURNEY === "1";
+const intoList = listJourney || process.env.LIST === "1";
 
 function generateCsv(rows: number): Buffer {
   const parts = [CSV_HEADER];
@@ -100,9 +102,10 @@ interface CaseResult {
   peak: Memory;
 }
 
-/** A list, and a running journey it triggers; returns the list id and the journey's admin path. */
-async function listWithJourney(origin: string, panel: { id: string; apiKey: string }): Promise<{ listId: number; journeyPath: string }> {
+/** A list, and (with LIST_JOURNEY) a running journey it triggers; returns the list id and the journey's admin path. */
+async function benchList(origin: string, panel: { id: string; apiKey: string }): Promise<{ listId: number; journeyPath: string | null }> {
   const list = (await (await fetch(`${origin}/apiv2?type=lists&activity=add&apikey=${panel.apiKey}&listname=Bench`)).json()) as { listid: number };
+  if (!listJourney) return { listId: list.listid, journeyPath: null };
   const journey = await adminCall(origin, "POST", `/panels/${panel.id}/journeys`, {
     name: "Bench list journey",
     trigger: { type: "list", listid: list.listid },
@@ -149,7 +152,7 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
       return (performance.now() - started) / 1000;
     });
 
-    const target = listJourney ? await listWithJourney(runtime.origin, panel) : null;
+    const target = intoList ? await benchList(runtime.origin, panel) : null;
     let importStarted = 0;
     const runImport = () => withMemory(pids, async () => {
       const started = (importStarted = performance.now());
@@ -171,7 +174,7 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
       }
     });
     const imported = await runImport();
-    const enterSeconds = target ? await enteredAll(runtime.origin, target.journeyPath, rows, importStarted) : undefined;
+    const enterSeconds = target?.journeyPath ? await enteredAll(runtime.origin, target.journeyPath, rows, importStarted) : undefined;
     // The same file again: every row an update, so the database hardly grows and what memory
     // the import itself holds shows alone.
     const reimported = await runImport();
@@ -227,7 +230,7 @@ for (const rows of sizes) {
     enterLines.push(`${rows} contacts entered the list journey ${enterSeconds.toFixed(1)} s after the upload call: ${(rows / enterSeconds).toFixed(0)} contacts/s (${((enterSeconds * 1000) / rows).toFixed(2)} ms each)`);
   }
 }
-console.log(`\nbulk upload${listJourney ? " into a list with a running list journey" : ""} vs bare multi-row D1 upserts (same runtime, fresh runtime per file size; workerd flags: ${process.env.MINIFLARE_WORKERD_V8_FLAGS})`);
+console.log(`\nbulk upload${listJourney ? " into a list with a running list journey" : intoList ? " into a list" : ""} vs bare multi-row D1 upserts (same runtime, fresh runtime per file size; workerd flags: ${process.env.MINIFLARE_WORKERD_V8_FLAGS})`);
 console.log(
   ["case".padEnd(46), "seconds".padStart(8), "rows/s".padStart(10), "vs baseline".padStart(12), "RSS start -> peak".padStart(20), "anon start -> peak".padStart(20), "file start -> peak".padStart(20)].join(" "),
 );
