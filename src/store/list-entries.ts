@@ -20,22 +20,27 @@ interface ListEntryRow {
   contact_id: number;
 }
 
+// Two statements rather than an optional filter: SQLite would not use the contact index for
+// `(? IS NULL OR contact_id = ?)`, and a contact's lookup must not walk an upload's backlog.
+const LEASE_SQL = {
+  panel: `SELECT id FROM journey_list_entries WHERE panel_id = ?1 AND leased_until <= ?2 ORDER BY id LIMIT ?4`,
+  contact: `SELECT id FROM journey_list_entries WHERE panel_id = ?1 AND contact_id = ?5 AND leased_until <= ?2 LIMIT ?4`,
+};
+
 /** Leases up to `limit` free entries of the panel (or of one of its contacts), oldest first. */
 export async function leaseListEntries(
   db: D1Database,
   panelId: string,
   options: { contactId?: number; limit: number; now: number; leaseMs: number },
 ): Promise<ListEntry[]> {
+  const pick = options.contactId === undefined ? LEASE_SQL.panel : LEASE_SQL.contact;
   const { results } = await db
     .prepare(
       `UPDATE journey_list_entries SET leased_until = ?3
-       WHERE id IN (SELECT id FROM journey_list_entries
-                    WHERE panel_id = ?1 AND leased_until <= ?2 AND (?4 IS NULL OR contact_id = ?4)
-                    ORDER BY id LIMIT ?5)
-         AND leased_until <= ?2
+       WHERE id IN (${pick}) AND leased_until <= ?2
        RETURNING id, panel_id, journey_id, list_id, contact_id`,
     )
-    .bind(panelId, options.now, options.now + options.leaseMs, options.contactId ?? null, options.limit)
+    .bind(panelId, options.now, options.now + options.leaseMs, options.limit, ...(options.contactId === undefined ? [] : [options.contactId]))
     .all<ListEntryRow>();
   return results
     .map((r) => ({ id: r.id, panelId: r.panel_id, journeyId: r.journey_id, listId: r.list_id, contactId: r.contact_id }))

@@ -133,6 +133,17 @@ describe("list entries", () => {
     expect(await pendingEntries(panel)).toBe(0);
   });
 
+  it("contact/add with listid enters its own contact right away and leaves the panel's other entries to their drain", async () => {
+    const panel = await createPanel();
+    const vip = await listOf(panel);
+    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com"]);
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "c@example.com", MOBILE: "+15550003" }, listid: vip });
+    await entered(journey, 1);
+    expect((await messagesOf(panel)).map((m) => m.recipient)).toEqual(["+15550003"]);
+    expect(await pendingEntries(panel)).toBe(2);
+  });
+
   it("the cron nudges panels whose entries were never taken (a lost nudge)", async () => {
     const panel = await createPanel();
     const vip = await listOf(panel);
