@@ -30,3 +30,14 @@ BEGIN
   SELECT NEW.panel_id, j.id, NEW.list_id, NEW.contact_id, NEW.added_at FROM journeys j
   WHERE j.panel_id = NEW.panel_id AND j.status = 'running' AND j.trigger_type = 'list' AND j.trigger_key = CAST(NEW.list_id AS TEXT);
 END;
+
+-- A member removed (from the list, or with the list) before its entry was taken enters nothing.
+CREATE TRIGGER list_members_leave_journeys AFTER DELETE ON list_members
+BEGIN
+  DELETE FROM journey_list_entries WHERE panel_id = OLD.panel_id AND contact_id = OLD.contact_id AND list_id = OLD.list_id;
+END;
+
+-- Segment journeys look at every contact again after a bulk upload. An upload that ends while
+-- a scan is under way marks it to start over once it has finished (one more pass, however
+-- many uploads came), so the contacts it had passed are seen too.
+ALTER TABLE journeys ADD COLUMN rescan_due INTEGER NOT NULL DEFAULT 0;

@@ -62,6 +62,6 @@ export async function scanSegment(env: EngineEnv, journey: Journey, now: number)
     now,
   );
   const done = page.length < SEGMENT_SCAN_PAGE;
-  await setScanCursor(env.DB, journey.id, done ? null : page.at(-1)!.id, now);
+  await setScanCursor(env.DB, journey.id, cursor, done ? null : page.at(-1)!.id, now);
   return done;
 }

@@ -1,7 +1,7 @@
 import { recordEmailEvents, type EmailEventKind } from "../broadcasts/events-seam";
 import type { ProviderBounce } from "../channels/email/provider";
 import type { JourneyMessageRef, TrackingClaim } from "../channels/email/tracking";
-import { getMessages, markJourneyEmailBounced, type JourneyMessage } from "../store/journeys";
+import { getMessages, journeyEmailByProviderId, type JourneyMessage } from "../store/journeys";
 import { suppressAddress } from "../store/suppressions";
 import { journeyEmailAddress } from "./messages";
 
@@ -74,14 +74,15 @@ export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: Tracking
 
 /** A bounce the provider reported for a journey email; false when no journey email has that provider id. */
 export async function recordJourneyBounce(env: TrackEnv, bounce: ProviderBounce, now: number): Promise<boolean> {
-  const message = await markJourneyEmailBounced(env.DB, bounce.providerMessageId, now);
+  const message = await journeyEmailByProviderId(env.DB, bounce.providerMessageId);
   if (!message) return false;
   if (bounce.permanent) {
     const address = journeyEmailAddress(message);
     const addresses = bounce.addresses.length ? bounce.addresses : address ? [address] : [];
     for (const bounced of addresses) await suppressAddress(env.DB, message.panelId, bounced, "hard_bounce", null, now);
   }
-  // The guid keeps a report SNS delivers again one event.
-  await record(env, message, "bounce", { ...bounce.detail, permanent: bounce.permanent }, now, `email:${message.msgid}:bounce`);
+  // The guid keeps a report SNS delivers again one event; a transient bounce does not hide a later permanent one.
+  const kind = bounce.permanent ? "permanent" : "transient";
+  await record(env, message, "bounce", { ...bounce.detail, permanent: bounce.permanent }, now, `email:${message.msgid}:bounce:${kind}`);
   return true;
 }

@@ -191,14 +191,32 @@ export async function getJourneysByIds(db: D1Database, refs: ReadonlyArray<{ pan
   return new Map(results.map((row) => [row.id, journeyFromRow(row)]));
 }
 
-export async function setScanCursor(db: D1Database, journeyId: string, cursor: number | null, now: number): Promise<void> {
-  await db.prepare("UPDATE journeys SET scan_cursor = ?, updated_at = ? WHERE id = ? AND status = 'running'").bind(cursor, now, journeyId).run();
+/**
+ * Moves the scan on from `from` (the cursor the page was read at; a concurrent scan of the
+ * same page writes nothing). A finished scan that an upload marked meanwhile starts over.
+ */
+export async function setScanCursor(db: D1Database, journeyId: string, from: number, next: number | null, now: number): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE journeys SET scan_cursor = CASE WHEN ?2 IS NULL AND rescan_due = 1 THEN 0 ELSE ?2 END,
+         rescan_due = CASE WHEN ?2 IS NULL THEN 0 ELSE rescan_due END, updated_at = ?3
+       WHERE id = ?4 AND status = 'running' AND scan_cursor = ?1`,
+    )
+    .bind(from, next, now, journeyId)
+    .run();
 }
 
-/** Sets the entry scan of the panel's running segment journeys going again, from the first contact. */
+/**
+ * After a bulk upload: the panel's running segment journeys scan every contact again, from
+ * the first; one scanning now finishes its pass, then starts over (rescan_due), so uploads
+ * that come often cannot keep a large panel's scan from reaching its last contacts.
+ */
 export async function restartSegmentScans(db: D1Database, panelId: string, now: number): Promise<void> {
   await db
-    .prepare("UPDATE journeys SET scan_cursor = 0, updated_at = ? WHERE panel_id = ? AND status = 'running' AND trigger_type = 'segment'")
+    .prepare(
+      `UPDATE journeys SET scan_cursor = COALESCE(scan_cursor, 0), rescan_due = CASE WHEN scan_cursor IS NULL THEN 0 ELSE 1 END, updated_at = ?
+       WHERE panel_id = ? AND status = 'running' AND trigger_type = 'segment'`,
+    )
     .bind(now, panelId)
     .run();
 }
@@ -519,12 +537,9 @@ export async function finishMessage(
     .run();
 }
 
-/** Marks the journey email a provider reported bounced, found by the provider's message id (the report does not name the panel). */
-export async function markJourneyEmailBounced(db: D1Database, providerMessageId: string, now: number): Promise<JourneyMessage | null> {
-  const row = await db
-    .prepare("UPDATE journey_messages SET bounced_at = COALESCE(bounced_at, ?) WHERE provider_msg_id = ? AND channel = 'email' RETURNING *")
-    .bind(now, providerMessageId)
-    .first<MessageRow>();
+/** The journey email a provider reported on, found by the provider's message id (the report does not name the panel). */
+export async function journeyEmailByProviderId(db: D1Database, providerMessageId: string): Promise<JourneyMessage | null> {
+  const row = await db.prepare("SELECT * FROM journey_messages WHERE provider_msg_id = ? AND channel = 'email'").bind(providerMessageId).first<MessageRow>();
   return row ? messageFromRow(row) : null;
 }
 

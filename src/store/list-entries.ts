@@ -56,14 +56,24 @@ export async function deleteListEntries(db: D1Database, panelId: string, ids: re
 }
 
 /**
- * Panels with entries no consumer holds, for the cron's re-drive of lost nudges. Like the
- * event re-drive, the one kind of query that reads across panels: it names panels, nothing of
- * their data.
+ * Panels with entries no consumer holds, for the cron's re-drive of lost nudges. It walks the
+ * distinct panels of the index, one probe each, instead of reading every entry (a large
+ * upload leaves a million). Like the event re-drive, it reads across panels but names panels
+ * only.
  */
 export async function panelsWithFreeListEntries(db: D1Database, now: number, limit: number): Promise<string[]> {
   const { results } = await db
-    .prepare("SELECT DISTINCT panel_id FROM journey_list_entries WHERE leased_until <= ? LIMIT ?")
+    .prepare(
+      `WITH RECURSIVE panels(id) AS (
+         SELECT (SELECT MIN(panel_id) FROM journey_list_entries)
+         UNION ALL
+         SELECT (SELECT MIN(panel_id) FROM journey_list_entries WHERE panel_id > panels.id) FROM panels WHERE panels.id IS NOT NULL)
+       SELECT id FROM panels
+       WHERE id IS NOT NULL
+         AND EXISTS (SELECT 1 FROM journey_list_entries e WHERE e.panel_id = panels.id AND e.leased_until <= ?1)
+       LIMIT ?2`,
+    )
     .bind(now, limit)
-    .all<{ panel_id: string }>();
-  return results.map((r) => r.panel_id);
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
 }

@@ -207,7 +207,7 @@ describe("journey email tracking", () => {
 });
 
 describe("journey email bounces reported by SES", () => {
-  it("a hard bounce finds the journey email by SES's message id: the address is suppressed and one bounce event carries the msgid", async () => {
+  it("a bounce finds the journey email by SES's message id: a hard one suppresses the address; each kind records one event with the msgid", async () => {
     const bucket = receiver.bucket("ses");
     await receiver.script(bucket, [{ status: 200, body: '{"MessageId":"ses-journey-1"}' }]);
     const sesEnv = { ...env, EMAIL_PROVIDER: "ses", SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b", SES_SNS_TOKEN: "sns-secret-token" };
@@ -224,13 +224,13 @@ describe("journey email bounces reported by SES", () => {
     const [sent] = await messagesOf(panel, "email");
     expect(sent).toMatchObject({ status: "sent", recipient: "ada@example.com" });
 
-    const notify = (messageId: string) =>
+    const notify = (messageId: string, bounceType = "Permanent") =>
       routeRequest(
         new Request("https://api.test/hooks/email/ses/sns-secret-token", {
           method: "POST",
           body: JSON.stringify({
             Type: "Notification",
-            Message: JSON.stringify({ notificationType: "Bounce", mail: { messageId }, bounce: { bounceType: "Permanent", bounceSubType: "General", bouncedRecipients: [{ emailAddress: "Ada@Example.com" }] } }),
+            Message: JSON.stringify({ notificationType: "Bounce", mail: { messageId }, bounce: { bounceType, bounceSubType: "General", bouncedRecipients: [{ emailAddress: "Ada@Example.com" }] } }),
           }),
         }),
         sesEnv,
@@ -238,10 +238,13 @@ describe("journey email bounces reported by SES", () => {
       );
     expect((await notify("ses-unknown")).status).toBe(200);
     expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ?", panel.id)).toBe(0);
+    // A transient bounce records its event and suppresses nothing.
+    expect((await notify("ses-journey-1", "Transient")).status).toBe(200);
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ?", panel.id)).toBe(0);
     expect((await notify("ses-journey-1")).status).toBe(200);
     expect((await notify("ses-journey-1")).status).toBe(200);
     expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'hard_bounce'", panel.id)).toBe(1);
     await pipelineSettled(panel.id);
-    expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'bounce' AND msgid = ?", panel.id, sent.msgid)).toBe(1);
+    expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'bounce' AND msgid = ?", panel.id, sent.msgid)).toBe(2);
   });
 });

@@ -139,9 +139,23 @@ describe("list entries", () => {
     const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
     await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com"]);
     await apiFor(panel)("contact", "add", { data: { EMAIL: "c@example.com", MOBILE: "+15550003" }, listid: vip });
-    await entered(journey, 1);
+    await eventually(async () => ((await countersOf(journey)).completed === 1 ? true : undefined));
     expect((await messagesOf(panel)).map((m) => m.recipient)).toEqual(["+15550003"]);
     expect(await pendingEntries(panel)).toBe(2);
+  });
+
+  it("a member removed from the list, or with it, before its entry was taken enters nothing", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const vip = await listOf(panel);
+    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com", "c@example.com"]);
+    expect((await api("contact", "delete", { data: "a@example.com", listid: String(vip) })).status).toBe(200);
+    expect(await pendingEntries(panel)).toBe(2);
+    expect((await api("lists", "delete", { listname: "VIP" })).status).toBe(200);
+    expect(await pendingEntries(panel)).toBe(0);
+    expect(await enterListEntries(env, panel.id, Date.now())).toBe(0);
+    expect(await countersOf(journey)).toMatchObject({ entered: 0 });
   });
 
   it("the cron nudges panels whose entries were never taken (a lost nudge)", async () => {
@@ -170,5 +184,26 @@ describe("segment trigger after a bulk upload", () => {
     await cronAllAt(Date.now());
     expect(await countersOf(journey)).toMatchObject({ entered: 2 });
     expect((await messagesOf(panel)).map((m) => m.recipient).sort()).toEqual(["moves@example.com", "new@example.com"]);
+  });
+
+  it("an upload that ends while a scan is under way makes the scan start over once it has finished", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await api("contact", "add", { data: { EMAIL: "moves@example.com", CITY: "Delhi" } });
+    await api("contact", "add", { data: { EMAIL: "last@example.com", CITY: "Delhi" } });
+    const journey = await startJourney(panel, {
+      trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] },
+      steps: [{ id: "hello", type: "sms", text: "Namaste Pune" }],
+    });
+    // A scan under way that has passed every contact but the last.
+    await env.DB.prepare("UPDATE journeys SET scan_cursor = (SELECT MAX(id) - 1 FROM contacts WHERE panel_id = ?) WHERE id = ?").bind(panel.id, journey.id).run();
+    await importCsv(panel, csvOf("EMAIL,CITY", ["moves@example.com,Pune"]));
+    await cronAllAt(Date.now());
+    expect(await countersOf(journey)).toMatchObject({ entered: 0 });
+    await cronAllAt(Date.now());
+    expect(await countersOf(journey)).toMatchObject({ entered: 1 });
+    expect((await messagesOf(panel)).map((m) => m.recipient)).toEqual(["moves@example.com"]);
+    await cronAllAt(Date.now());
+    expect(await countRows("SELECT COUNT(*) AS n FROM journeys WHERE id = ? AND scan_cursor IS NULL AND rescan_due = 0", journey.id)).toBe(1);
   });
 });
