@@ -6,6 +6,8 @@ import { z } from "../lib/z";
 import { loadAttributeSchema } from "../store/attributes";
 import { getContactByKey } from "../store/contacts";
 import { eventPipelineState } from "../pipeline/consumer";
+import { nudgeEventBatches } from "../pipeline/nudge";
+import { retryFailedBatches } from "../store/event-batches";
 import { listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../store/events";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
@@ -91,4 +93,19 @@ const profileEvents = defineAdminRoute({
   },
 });
 
-export const eventRoutes = [contactEvents, profileEvents];
+/** Failed batches put back per call: one nudge message per 5, within what a call may send. */
+const RETRY_BATCHES_PER_CALL = 500;
+
+const retryFailedEvents = defineAdminRoute({
+  method: "POST",
+  path: "/panels/:panel/events/retry",
+  summary: `Puts events whose pipeline failed for good (after every re-drive) through it again, up to ${RETRY_BATCHES_PER_CALL} recorded batches per call; steps they passed are not run again`,
+  async handle({ env, path }) {
+    const panel = await requirePanel(env.DB, path.panel);
+    const ids = await retryFailedBatches(env.DB, panel.id, Date.now(), RETRY_BATCHES_PER_CALL);
+    if (ids.length) await nudgeEventBatches(env.EVENTS, panel.id, ids);
+    return { retried_batches: ids.length, more: ids.length === RETRY_BATCHES_PER_CALL };
+  },
+});
+
+export const eventRoutes = [contactEvents, profileEvents, retryFailedEvents];

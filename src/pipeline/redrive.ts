@@ -8,7 +8,7 @@ import { nudgeEventBatches } from "./nudge";
  * consumer backoff (5 min), so batches still being retried by the queue are left alone.
  */
 export const REDRIVE_AFTER_MS = 10 * 60_000;
-/** Re-drives per batch before it is marked failed and left for an operator. */
+/** Re-drives per batch before it is marked failed and left for an operator's retry (admin/events.ts). */
 export const MAX_REDRIVES = 5;
 const REDRIVE_LIMIT = 1000;
 
@@ -19,7 +19,7 @@ export const redriveStalledEvents: CronTask = {
     const byPanel = new Map<string, number[]>();
     for (const batch of claimed) {
       if (batch.failed) {
-        console.error(`event batch ${batch.id} of panel ${batch.panelId} failed its pipeline after ${MAX_REDRIVES} re-drives`);
+        console.error(`event batch ${batch.id} of panel ${batch.panelId} failed its pipeline after ${MAX_REDRIVES} re-drives; POST /admin/v1/panels/${batch.panelId}/events/retry puts it through again`);
         continue;
       }
       byPanel.set(batch.panelId, [...(byPanel.get(batch.panelId) ?? []), batch.id]);

@@ -275,3 +275,20 @@ export async function claimStalledBatches(
     .all<{ id: number; panel_id: string; state: string }>();
   return results.map((r) => ({ id: r.id, panelId: r.panel_id, failed: r.state === "failed" }));
 }
+
+/**
+ * Puts up to `limit` of the panel's failed batches back in the pipeline (an operator's retry,
+ * once the cause is mended): pending again with fresh attempt and re-drive counts, keeping the
+ * steps they passed. Returns their ids, oldest first.
+ */
+export async function retryFailedBatches(db: D1Database, panelId: string, now: number, limit: number): Promise<number[]> {
+  const { results } = await db
+    .prepare(
+      `UPDATE event_batches SET state = 'pending', attempts = 0, redrives = 0, nudged_at = ?1
+       WHERE id IN (SELECT id FROM event_batches WHERE panel_id = ?2 AND state = 'failed' ORDER BY id LIMIT ?3)
+       RETURNING id`,
+    )
+    .bind(now, panelId, limit)
+    .all<{ id: number }>();
+  return results.map((r) => r.id).sort((a, b) => a - b);
+}

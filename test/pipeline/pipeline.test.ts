@@ -327,4 +327,21 @@ describe("recordEvents, the entry of every event", () => {
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS + 1000);
     expect(await batchOf("stuck")).toMatchObject({ state: "failed", redrives: MAX_REDRIVES + 1 });
   });
+
+  it("an operator's retry puts failed batches of the panel, and only those, through the pipeline again", async () => {
+    const now = Date.now();
+    const { batchIds } = await appendEventBatches(env.DB, panel.id, [{ channel: "custom_activity", name: "signup", identity: "mended@example.com", occurredAt: now, guid: "mended", claimed: true }], now);
+    await env.DB.prepare("UPDATE event_batches SET state = 'failed', redrives = ?, last_error = 'D1 was down' WHERE id = ?").bind(MAX_REDRIVES + 1, batchIds[0]).run();
+    const other = await createPanel();
+    const untouched = await appendEventBatches(env.DB, other.id, [{ channel: "custom_activity", name: "signup", identity: "theirs@example.com", occurredAt: now }], now);
+    await env.DB.prepare("UPDATE event_batches SET state = 'failed' WHERE id = ?").bind(untouched.batchIds[0]).run();
+
+    expect((await admin("POST", `/panels/pnl_nope/events/retry`)).status).toBe(404);
+    expect(await admin("POST", `/panels/${panel.id}/events/retry`)).toMatchObject({ status: 200, body: { retried_batches: 1, more: false } });
+    await eventSettled(panel.id, "mended");
+    expect(await batchOf("mended")).toBeNull();
+    expect(await eventRow("mended")).toMatchObject({ contact_id: expect.any(Number) });
+    expect(await env.DB.prepare("SELECT state FROM event_batches WHERE id = ?").bind(untouched.batchIds[0]).first()).toEqual({ state: "failed" });
+    expect(await admin("POST", `/panels/${panel.id}/events/retry`)).toMatchObject({ status: 200, body: { retried_batches: 0, more: false } });
+  });
 });
