@@ -333,7 +333,7 @@ describe("recordEvents, the entry of every event", () => {
     const { batchIds } = await appendEventBatches(env.DB, panel.id, [{ channel: "custom_activity", name: "signup", identity: "mended@example.com", occurredAt: now, guid: "mended", claimed: true }], now);
     await env.DB.prepare("UPDATE event_batches SET state = 'failed', redrives = ?, last_error = 'D1 was down' WHERE id = ?").bind(MAX_REDRIVES + 1, batchIds[0]).run();
     const other = await createPanel();
-    const untouched = await appendEventBatches(env.DB, other.id, [{ channel: "custom_activity", name: "signup", identity: "theirs@example.com", occurredAt: now }], now);
+    const untouched = await appendEventBatches(env.DB, other.id, [{ channel: "custom_activity", name: "signup", identity: "theirs@example.com", occurredAt: now, guid: "theirs", claimed: true }], now);
     await env.DB.prepare("UPDATE event_batches SET state = 'failed' WHERE id = ?").bind(untouched.batchIds[0]).run();
 
     expect((await admin("POST", `/panels/pnl_nope/events/retry`)).status).toBe(404);
