@@ -14,7 +14,6 @@ CREATE TABLE journey_list_entries (
   journey_id   TEXT NOT NULL,
   list_id      INTEGER NOT NULL,
   contact_id   INTEGER NOT NULL,
-  added_at     INTEGER NOT NULL,
   -- A consumer holds the entry until then; an entry whose holder died is taken again after it.
   leased_until INTEGER NOT NULL DEFAULT 0
 );
@@ -26,8 +25,8 @@ CREATE INDEX journey_list_entries_by_contact ON journey_list_entries (panel_id, 
 -- new membership enters. The journeys_running index makes the lookup one probe per row.
 CREATE TRIGGER list_members_enter_journeys AFTER INSERT ON list_members
 BEGIN
-  INSERT INTO journey_list_entries (panel_id, journey_id, list_id, contact_id, added_at)
-  SELECT NEW.panel_id, j.id, NEW.list_id, NEW.contact_id, NEW.added_at FROM journeys j
+  INSERT INTO journey_list_entries (panel_id, journey_id, list_id, contact_id)
+  SELECT NEW.panel_id, j.id, NEW.list_id, NEW.contact_id FROM journeys j
   WHERE j.panel_id = NEW.panel_id AND j.status = 'running' AND j.trigger_type = 'list' AND j.trigger_key = CAST(NEW.list_id AS TEXT);
 END;
 

@@ -28,20 +28,18 @@ function segmentFilter(journey: Journey) {
  * write stands; entries not taken here are taken by the cron, an entry made but not continued
  * is continued by the cron (timers.ts), and a failure is logged.
  */
-export async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: boolean, now: number): Promise<number> {
+export async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: boolean, now: number): Promise<void> {
   try {
-    const [segments, listed] = await Promise.all([enterSegments(env, panelId, contact, now), joinedList ? enterListEntries(env, panelId, now, { contactId: contact.id }) : 0]);
-    return segments + listed;
+    await Promise.all([enterSegments(env, panelId, contact, now), joinedList ? enterListEntries(env, panelId, now, { contactId: contact.id }) : undefined]);
   } catch (error) {
     console.error(`journeys: entering contact ${contact.id} of panel ${panelId} after a write failed`, error);
-    return 0;
   }
 }
 
-async function enterSegments(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<number> {
+async function enterSegments(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<void> {
   const segments = await runningJourneysByTrigger(env.DB, panelId, "segment");
   const matching = segments.filter((j) => filterMatches(segmentFilter(j), contact.attributes));
-  return enterJourneys(
+  await enterJourneys(
     env,
     matching.flatMap((j) => entriesFor([j], contact, `segment:${contact.id}`, null)),
     now,
