@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ENTRIES_PER_MESSAGE, ENTRY_LEASE_MS, enterListEntries, redriveListEntries } from "../../src/journeys/list-entries";
+import { LEFT_BEHIND_MS } from "../../src/journeys/timers";
 import { eventually } from "../activity-helpers";
 import { admin, apiFor, countRows, createPanel, type TestPanel } from "../helpers";
 import { importCsv } from "../import-helpers";
-import { LEFT_BEHIND_MS } from "../../src/journeys/timers";
-import { addMembersQuietly, countersOf, cronAllAt, cronAt, createWebhook, delivered, messagesOf, startJourney } from "./support";
+import { addMembersQuietly, countersOf, cronAllAt, cronAt, createWebhook, delivered, messagesOf, puneSegmentJourney, smsListJourney, startJourney } from "./support";
 
 async function listOf(panel: TestPanel, name = "VIP"): Promise<number> {
   return (await apiFor(panel)("lists", "add", { listname: name })).body.listid;
@@ -52,8 +52,7 @@ describe("list trigger through bulk upload", () => {
 
   it("an upload larger than one message's page drains through the chain of nudges, each contact once", async () => {
     const panel = await createPanel();
-    const vip = await listOf(panel);
-    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    const { listId: vip, journey } = await smsListJourney(panel);
     const total = ENTRIES_PER_MESSAGE * 2 + 7;
     const rows = Array.from({ length: total }, (_, i) => `c${i}@example.com,+1555${String(i).padStart(6, "0")}`);
     await importCsv(panel, csvOf("EMAIL,MOBILE", rows), { listid: vip });
@@ -74,7 +73,7 @@ describe("list entries", () => {
     await startJourney(panel, { trigger: { type: "list", listid: vip }, steps }, null);
     const paused = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps });
     expect((await admin("POST", `${paused.path}/status`, { status: "paused" })).status).toBe(200);
-    await startJourney(panel, { trigger: { type: "list", listid: await listOf(panel, "Other") }, steps });
+    await smsListJourney(panel, "Other");
     await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com"]);
     await addMembersQuietly(panel, vip, ["a@example.com"]);
     expect(await countRows("SELECT COUNT(*) AS n FROM journey_list_entries WHERE panel_id = ? AND journey_id = ?", panel.id, running.id)).toBe(2);
@@ -83,8 +82,7 @@ describe("list entries", () => {
 
   it("an entry of a journey stopped before it was taken enters nothing and is dropped", async () => {
     const panel = await createPanel();
-    const vip = await listOf(panel);
-    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    const { listId: vip, journey } = await smsListJourney(panel);
     await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com"]);
     expect((await admin("POST", `${journey.path}/status`, { status: "stopped" })).status).toBe(200);
     expect(await enterListEntries(env, panel.id, Date.now())).toBe(2);
@@ -95,8 +93,7 @@ describe("list entries", () => {
 
   it("an entry left while the journey ran enters it held when it was paused since, and goes on at resume", async () => {
     const panel = await createPanel();
-    const vip = await listOf(panel);
-    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    const { listId: vip, journey } = await smsListJourney(panel);
     await addMembersQuietly(panel, vip, ["a@example.com"]);
     expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
     const now = Date.now();
@@ -111,8 +108,7 @@ describe("list entries", () => {
 
   it("an entry taken again after its consumer died before deleting it enters once", async () => {
     const panel = await createPanel();
-    const vip = await listOf(panel);
-    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    const { listId: vip, journey } = await smsListJourney(panel);
     await addMembersQuietly(panel, vip, ["a@example.com"]);
     // D1 that fails the entries' delete: the consumer entered the contact, then died.
     const failingDb = new Proxy(env.DB, {
@@ -135,8 +131,7 @@ describe("list entries", () => {
 
   it("contact/add with listid enters its own contact right away and leaves the panel's other entries to their drain", async () => {
     const panel = await createPanel();
-    const vip = await listOf(panel);
-    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    const { listId: vip, journey } = await smsListJourney(panel);
     await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com"]);
     await apiFor(panel)("contact", "add", { data: { EMAIL: "c@example.com", MOBILE: "+15550003" }, listid: vip });
     await eventually(async () => ((await countersOf(journey)).completed === 1 ? true : undefined));
@@ -147,8 +142,7 @@ describe("list entries", () => {
   it("a member removed from the list, or with it, before its entry was taken enters nothing", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);
-    const vip = await listOf(panel);
-    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    const { listId: vip, journey } = await smsListJourney(panel);
     await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com", "c@example.com"]);
     expect((await api("contact", "delete", { data: "a@example.com", listid: String(vip) })).status).toBe(200);
     expect(await pendingEntries(panel)).toBe(2);
@@ -160,8 +154,7 @@ describe("list entries", () => {
 
   it("the cron nudges panels whose entries were never taken (a lost nudge)", async () => {
     const panel = await createPanel();
-    const vip = await listOf(panel);
-    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    const { listId: vip, journey } = await smsListJourney(panel);
     await addMembersQuietly(panel, vip, ["a@example.com", "b@example.com", "c@example.com"]);
     expect(await pendingEntries(panel)).toBe(3);
     await redriveListEntries.run(env, Date.now());
@@ -175,10 +168,7 @@ describe("segment trigger after a bulk upload", () => {
     const panel = await createPanel();
     const api = apiFor(panel);
     await api("contact", "add", { data: { EMAIL: "moves@example.com", CITY: "Delhi" } });
-    const journey = await startJourney(panel, {
-      trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] },
-      steps: [{ id: "hello", type: "sms", text: "Namaste Pune" }],
-    });
+    const journey = await puneSegmentJourney(panel);
     expect(await countersOf(journey)).toMatchObject({ entered: 0 });
     await importCsv(panel, csvOf("EMAIL,CITY", ["moves@example.com,Pune", "new@example.com,Pune", "stays@example.com,Delhi"]));
     await cronAllAt(Date.now());
@@ -191,10 +181,7 @@ describe("segment trigger after a bulk upload", () => {
     const api = apiFor(panel);
     await api("contact", "add", { data: { EMAIL: "moves@example.com", CITY: "Delhi" } });
     await api("contact", "add", { data: { EMAIL: "last@example.com", CITY: "Delhi" } });
-    const journey = await startJourney(panel, {
-      trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] },
-      steps: [{ id: "hello", type: "sms", text: "Namaste Pune" }],
-    });
+    const journey = await puneSegmentJourney(panel);
     // A scan under way that has passed every contact but the last.
     await env.DB.prepare("UPDATE journeys SET scan_cursor = (SELECT MAX(id) - 1 FROM contacts WHERE panel_id = ?) WHERE id = ?").bind(panel.id, journey.id).run();
     await importCsv(panel, csvOf("EMAIL,CITY", ["moves@example.com,Pune"]));

@@ -3,7 +3,7 @@ import { expect } from "vitest";
 import { runCronTasks } from "../../src/jobs/cron";
 import { journeyTimers } from "../../src/journeys/timers";
 import { defineActivity, eventSettled, eventually, postActivity } from "../activity-helpers";
-import { admin, call, type TestPanel } from "../helpers";
+import { admin, apiFor, call, type TestPanel } from "../helpers";
 import { advance, createWebhook, deliveries, drive, eventsOf } from "../webhooks/support";
 
 export { createWebhook, eventsOf };
@@ -90,4 +90,18 @@ export async function addMembersQuietly(panel: TestPanel, listId: number, emails
       ).bind(listId, now, panel.id, email),
     ]),
   );
+}
+
+/** A running segment journey of contacts in Pune that sends each an sms. */
+export function puneSegmentJourney(panel: TestPanel) {
+  return startJourney(panel, {
+    trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] },
+    steps: [{ id: "hello", type: "sms", text: "Namaste Pune" }],
+  });
+}
+
+/** A list, and a running journey it triggers that sends each new member an sms. */
+export async function smsListJourney(panel: TestPanel, listname = "VIP") {
+  const listId = (await apiFor(panel)("lists", "add", { listname })).body.listid as number;
+  return { listId, journey: await startJourney(panel, { trigger: { type: "list", listid: listId }, steps: [{ id: "hi", type: "sms", text: "Hi" }] }) };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { SEGMENT_SCAN_PAGE } from "../../src/journeys/contact-triggers";
 import { eventually } from "../activity-helpers";
 import { apiFor, createPanel } from "../helpers";
-import { countersOf, cronAllAt, createWebhook, delivered, messagesOf, startJourney } from "./support";
+import { countersOf, cronAllAt, createWebhook, delivered, messagesOf, puneSegmentJourney, startJourney } from "./support";
 
 describe("list trigger", () => {
   it("a contact added to the list enters; one already in it or added elsewhere does not", async () => {
@@ -37,10 +37,7 @@ describe("segment trigger", () => {
     const api = apiFor(panel);
     await api("contact", "add", { data: { EMAIL: "pune@example.com", CITY: "Pune" } });
     await api("contact", "add", { data: { EMAIL: "delhi@example.com", CITY: "Delhi" } });
-    const journey = await startJourney(panel, {
-      trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] },
-      steps: [{ id: "hello", type: "sms", text: "Namaste Pune" }],
-    });
+    const journey = await puneSegmentJourney(panel);
     expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1 });
     await api("contact", "update", { data: { EMAIL: "delhi@example.com", CITY: "Pune" } });
     await api("contact", "add", { data: { EMAIL: "new@example.com", CITY: "PUNE" } });
