@@ -2,7 +2,7 @@ import { routeRequest } from "./http/router";
 import { runCronTasks } from "./jobs/cron";
 import { handleQueue } from "./jobs/queues";
 
-export { WebhookDispatcher } from "./webhooks/dispatcher";
+export { WebhookDispatcher } from "./services/webhooks/dispatcher";
 
 export default {
   fetch(request, env, exec) {

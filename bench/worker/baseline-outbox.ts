@@ -1,7 +1,7 @@
 // Baseline for bench:broadcast: the outbox writes of `count` messages by a bare loop, chunk by
 // chunk as the outbox provider writes them (R2 puts in parallel, then the D1 rows), with one
 // fixed pre-built message and nothing else: no claims, no rendering, no queue.
-import { outboxKey } from "../../src/channels/email/outbox";
+import { outboxKey } from "../../src/services/channels/email/outbox";
 import { insertOutboxRecords, type OutboxRecord } from "../../src/store/outbox";
 
 const CHUNK = 100;

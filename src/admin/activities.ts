@@ -5,7 +5,7 @@ import {
   PARAM_NAME_PATTERN,
   type ActivityDefinition,
 } from "../domain/activity";
-import { conflict, notFound } from "../http/errors";
+import { conflict, notFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { getActivity, insertActivity, listActivities } from "../store/activities";
 import { isoTime } from "../store/sql";

@@ -1,5 +1,5 @@
 import { ATTRIBUTE_NAME_PATTERN, ATTRIBUTE_TYPES, canonicalAttributeName } from "../domain/attributes";
-import { conflict, invalidField } from "../http/errors";
+import { conflict, invalidField } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { listAttributes, putAttribute } from "../store/attributes";
 import { defineAdminRoute, requirePanel } from "./route";

@@ -1,4 +1,4 @@
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { campaignCounters, getCampaign } from "../store/campaigns";
 import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";

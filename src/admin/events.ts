@@ -1,12 +1,12 @@
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { formatCts, formatLocalIso } from "../domain/time";
-import { invalidField, notFound } from "../http/errors";
+import { invalidField, notFound } from "../lib/http/errors";
 import { base64UrlEncode } from "../lib/random";
 import { z } from "../lib/z";
 import { loadAttributeSchema } from "../store/attributes";
 import { getContactByKey } from "../store/contacts";
-import { eventPipelineState } from "../pipeline/consumer";
-import { nudgeEventBatches } from "../pipeline/nudge";
+import { eventPipelineState } from "../services/pipeline/consumer";
+import { nudgeEventBatches } from "../services/pipeline/nudge";
 import { retryFailedBatches } from "../store/event-batches";
 import { listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../store/events";
 import type { Panel } from "../store/panels";

@@ -1,6 +1,6 @@
 import { errorReportResponse } from "../api/bulk";
-import { importJobView } from "../jobs/imports/view";
-import { notFound } from "../http/errors";
+import { importJobView } from "../services/imports/view";
+import { notFound } from "../lib/http/errors";
 import { getImportJob, type ImportJob } from "../store/imports";
 import { defineAdminRoute, requirePanel } from "./route";
 

@@ -1,9 +1,9 @@
 import { canonicalAttributeName } from "../domain/attributes";
 import { FILTER_OPS } from "../domain/filters";
 import { journeyGraphProblems, parseDuration, type JourneyDefinition } from "../domain/journey";
-import { conflict, fromProblems, notFound } from "../http/errors";
-import { continuePoints } from "../journeys/engine";
-import { scanSegment } from "../journeys/contact-triggers";
+import { conflict, fromProblems, notFound } from "../lib/http/errors";
+import { continuePoints } from "../services/journeys/engine";
+import { scanSegment } from "../services/journeys/contact-triggers";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
 import { findActivityByName } from "../store/activities";

@@ -1,6 +1,6 @@
 import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName, DEFAULT_ATTRIBUTES } from "../domain/attributes";
 import { isValidTimeZone } from "../domain/time";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/http/errors";
 import { newId, randomBase64Url } from "../lib/random";
 import { z } from "../lib/z";
 import { insertPanel, listPanels, updatePanel, type Panel } from "../store/panels";

@@ -1,6 +1,6 @@
 import type { IRequest } from "itty-router";
-import { readJsonBody } from "../http/body";
-import { notFound, parseOrThrow } from "../http/errors";
+import { readJsonBody } from "../lib/http/body";
+import { notFound, parseOrThrow } from "../lib/http/errors";
 import type { z } from "../lib/z";
 import { getPanel, type Panel } from "../store/panels";
 

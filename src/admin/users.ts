@@ -1,5 +1,5 @@
 import { generateApiKey, hashApiKey } from "../http/auth";
-import { conflict, notFound } from "../http/errors";
+import { conflict, notFound } from "../lib/http/errors";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
 import { getUser, insertUser, listUsers, replaceKeyHash, setUserDisabled, type User } from "../store/users";

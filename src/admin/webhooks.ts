@@ -1,4 +1,4 @@
-import { ApiError, invalidField, notFound } from "../http/errors";
+import { ApiError, invalidField, notFound } from "../lib/http/errors";
 import { encryptSecret } from "../lib/crypto";
 import { allowsPrivateFetch, checkOutboundUrl } from "../lib/outbound";
 import { newId } from "../lib/random";
@@ -6,11 +6,11 @@ import { z } from "../lib/z";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { deleteWebhook, getWebhook, insertWebhook, listWebhooks, replaceWebhookConfig, type Webhook } from "../store/webhooks";
-import { ALERT_FREQUENCIES } from "../webhooks/alerts";
-import type { DispatcherStatus } from "../webhooks/dispatcher";
-import { enqueueWebhookEvents, forgetWebhooks, webhookDispatcher, WebhookEventError } from "../webhooks/enqueue";
-import { describeEventObject, PAYLOAD_VERSIONS, WEBHOOK_CHANNELS } from "../webhooks/payload";
-import { signingSecretProblem } from "../webhooks/signing";
+import { ALERT_FREQUENCIES } from "../services/webhooks/alerts";
+import type { DispatcherStatus } from "../services/webhooks/dispatcher";
+import { enqueueWebhookEvents, forgetWebhooks, webhookDispatcher, WebhookEventError } from "../services/webhooks/enqueue";
+import { describeEventObject, PAYLOAD_VERSIONS, WEBHOOK_CHANNELS } from "../services/webhooks/payload";
+import { signingSecretProblem } from "../services/webhooks/signing";
 import { defineAdminRoute, requirePanel } from "./route";
 
 // Journey webhooks (CONTRACT 4 and 6): configuration in D1, backlog and delivery in the

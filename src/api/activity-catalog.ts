@@ -1,5 +1,5 @@
 import type { IngestPanel } from "../domain/activity";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/http/errors";
 import { TtlCache } from "../lib/ttl-cache";
 import { loadActivityCatalog, type ActivityCatalog } from "../store/activities";
 

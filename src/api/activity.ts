@@ -4,12 +4,12 @@ import { ACTIVITY_SOURCES, prepareActivityEvent } from "../domain/activity";
 import { MAX_GUID_LENGTH, type NewEvent } from "../domain/events";
 import type { FieldProblem } from "../domain/problems";
 import { authenticateApiKey, bearerToken, notAuthenticated } from "../http/auth";
-import { readJsonBody } from "../http/body";
-import { fieldErrorsFromZod, fromProblems, invalidField } from "../http/errors";
+import { readJsonBody } from "../lib/http/body";
+import { fieldErrorsFromZod, fromProblems, invalidField } from "../lib/http/errors";
 import { asApiError } from "../http/envelope";
-import { envelopeFailure, envelopeSuccess, json, newRequestId } from "../http/respond";
+import { envelopeFailure, envelopeSuccess, json, newRequestId } from "../lib/http/respond";
 import { z } from "../lib/z";
-import { recordEvents } from "../pipeline/record";
+import { recordEvents } from "../services/pipeline/record";
 import type { Panel } from "../store/panels";
 import { activityCatalog, catalogKnowing, ingestPanel } from "./activity-catalog";
 

@@ -1,9 +1,9 @@
-import { createBroadcast } from "../broadcasts/create";
-import { sendNotification } from "../channels/notifications";
+import { createBroadcast } from "../services/broadcasts/create";
+import { sendNotification } from "../services/channels/notifications";
 import { notifyAddresses } from "../domain/broadcast";
-import type { Params } from "../http/body";
-import { ApiError, badRequest } from "../http/errors";
-import { json } from "../http/respond";
+import type { Params } from "../lib/http/body";
+import { ApiError, badRequest } from "../lib/http/errors";
+import { json } from "../lib/http/respond";
 import { z } from "../lib/z";
 import { defineOperation, type OperationContext, type OperationTable } from "./operation";
 

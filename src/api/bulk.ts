@@ -1,9 +1,9 @@
 import { parseEmailList } from "../domain/imports";
 import { authenticateApiKey, requestApiKey } from "../http/auth";
-import { invalidField, notFound } from "../http/errors";
-import { envelopeFailure, newRequestId } from "../http/respond";
-import { startImport } from "../jobs/imports";
-import { importJobView } from "../jobs/imports/view";
+import { invalidField, notFound } from "../lib/http/errors";
+import { envelopeFailure, newRequestId } from "../lib/http/respond";
+import { startImport } from "../services/imports";
+import { importJobView } from "../services/imports/view";
 import { allowsPrivateFetch, checkOutboundUrl } from "../lib/outbound";
 import { z } from "../lib/z";
 import { getImportJob, type ImportJob } from "../store/imports";

@@ -4,12 +4,12 @@ import type { EventChannel, NewEvent } from "../domain/events";
 import { WAITABLE_EVENTS, type MessageChannel } from "../domain/journey";
 import { instantOf, parseCts, parseIsoTimestamp } from "../domain/time";
 import { authenticateApiKey, requestApiKey } from "../http/auth";
-import { readJsonBody } from "../http/body";
-import { ApiError, invalidField, notFound, parseOrThrow } from "../http/errors";
+import { readJsonBody } from "../lib/http/body";
+import { ApiError, invalidField, notFound, parseOrThrow } from "../lib/http/errors";
 import { asApiError } from "../http/envelope";
-import { envelopeFailure, envelopeSuccess, newRequestId } from "../http/respond";
+import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 import { z } from "../lib/z";
-import { recordEvents } from "../pipeline/record";
+import { recordEvents } from "../services/pipeline/record";
 import { getMessages } from "../store/journeys";
 import type { Panel } from "../store/panels";
 import { activityCatalog } from "./activity-catalog";
@@ -21,7 +21,7 @@ import { checkAccess } from "./activity";
  * the panel's client id in the path (and a key, when given, must be the panel's), or without
  * it an API key (Bearer header or `apikey`). The event goes into the one pipeline, where it
  * ends the waits for it. `email` is accepted too (open, click, bounce): journey email records
- * its own opens and clicks through its tracking links (src/journeys/engagement.ts), and this
+ * its own opens and clicks through its tracking links (src/services/journeys/engagement.ts), and this
  * takes what arrives from elsewhere, such as bounces of journey mail.
  */
 

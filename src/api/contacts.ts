@@ -1,6 +1,6 @@
 import { contactKeyFrom, prepareContact, type KeyedSchema } from "../domain/contacts";
-import { fromProblems, invalidField, notFound } from "../http/errors";
-import { journeysAfterContactWrite } from "../journeys/contact-triggers";
+import { fromProblems, invalidField, notFound } from "../lib/http/errors";
+import { journeysAfterContactWrite } from "../services/journeys/contact-triggers";
 import { z } from "../lib/z";
 import { getContactByKey, listsOfContact, removeFromLists, updateContact, upsertContact } from "../store/contacts";
 import { existingListIds } from "../store/lists";

@@ -1,5 +1,5 @@
 import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "../domain/lists";
-import { conflict, notFound } from "../http/errors";
+import { conflict, notFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { deleteList, emptyList, findListByName, insertList, listLists, renameList, type ContactList } from "../store/lists";
 import { isoTime } from "../store/sql";

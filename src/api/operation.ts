@@ -1,6 +1,6 @@
 import type { Caller } from "../http/auth";
-import type { Params } from "../http/body";
-import type { ApiError } from "../http/errors";
+import type { Params } from "../lib/http/body";
+import type { ApiError } from "../lib/http/errors";
 import type { z } from "../lib/z";
 
 export interface OperationContext extends Caller {

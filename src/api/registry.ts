@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors";
+import { ApiError } from "../lib/http/errors";
 import { broadcastOperations } from "./broadcast";
 import { bulkOperations } from "./bulk";
 import { contactOperations } from "./contacts";

@@ -2,7 +2,7 @@
  * The one event shape of the service (CONTRACT 7): custom activities posted by clients, and
  * the channel events (email open/click/bounce/unsubscribe, sms/apn/bpn delivered/click) that
  * tracking, providers and `POST /v1/events/{channel}` report. Every one is stored, then run
- * through the pipeline (src/pipeline).
+ * through the pipeline (src/services/pipeline).
  */
 export const EVENT_CHANNELS = ["custom_activity", "email", "sms", "apn", "bpn"] as const;
 export type EventChannel = (typeof EVENT_CHANNELS)[number];

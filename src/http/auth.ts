@@ -4,7 +4,7 @@ import { randomBase64Url } from "../lib/random";
 import { TtlCache } from "../lib/ttl-cache";
 import type { Panel } from "../store/panels";
 import { findKeyOwner } from "../store/users";
-import { ApiError } from "./errors";
+import { ApiError } from "../lib/http/errors";
 
 /** The one message for every authentication failure; it never says which check failed. */
 export const NOT_AUTHENTICATED = "The caller could not be authenticated";

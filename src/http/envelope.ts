@@ -1,9 +1,9 @@
 import { resolveOperation } from "../api/registry";
 import type { Operation } from "../api/operation";
 import { authenticateApiKey } from "./auth";
-import { readBodyParams, readQueryParams, type Params } from "./body";
-import { ApiError, parseOrThrow } from "./errors";
-import { envelopeFailure, envelopeSuccess, newRequestId } from "./respond";
+import { readBodyParams, readQueryParams, type Params } from "../lib/http/body";
+import { ApiError, parseOrThrow } from "../lib/http/errors";
+import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 
 /**
  * The apiv2 envelope (CONTRACT 2): parameters from the query and the body in any mix (the

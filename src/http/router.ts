@@ -5,10 +5,10 @@ import { handleActivityBatch, handleSingleActivity } from "../api/activity";
 import { handleChannelEvent } from "../api/channel-events";
 import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
-import { ApiError } from "./errors";
+import { ApiError } from "../lib/http/errors";
 import { openApiDocument } from "./openapi";
-import { handleClick, handleOpen, handleSesNotification, handleUnsubscribe } from "./tracking";
-import { envelopeFailure, json, newRequestId } from "./respond";
+import { handleClick, handleOpen, handleSesNotification, handleUnsubscribe } from "../api/tracking";
+import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
 
 export const API_VERSION = "apiv2";
 

@@ -1,8 +1,8 @@
-import { redriveListEntries } from "../journeys/list-entries";
-import { journeyTimers } from "../journeys/timers";
-import { redriveStalledEvents } from "../pipeline/redrive";
-import { publishBroadcastsTask } from "../broadcasts/publish";
-import { redriveStalledImports } from "./imports";
+import { redriveListEntries } from "../services/journeys/list-entries";
+import { journeyTimers } from "../services/journeys/timers";
+import { redriveStalledEvents } from "../services/pipeline/redrive";
+import { publishBroadcastsTask } from "../services/broadcasts/publish";
+import { redriveStalledImports } from "../services/imports";
 
 /**
  * The per-minute Cron Trigger: publish due broadcasts, fire due journey timers, re-drive

@@ -1,7 +1,7 @@
-import { handleEventsBatch } from "../pipeline/consumer";
-import { handleSendsQueue } from "../broadcasts/send";
-import { handleJourneysQueue } from "../journeys/list-entries";
-import { handleImportQueue } from "./imports";
+import { handleEventsBatch } from "../services/pipeline/consumer";
+import { handleSendsQueue } from "../services/broadcasts/send";
+import { handleJourneysQueue } from "../services/journeys/list-entries";
+import { handleImportQueue } from "../services/imports";
 
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or

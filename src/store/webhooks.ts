@@ -1,5 +1,5 @@
-import type { AlertFrequency } from "../webhooks/alerts";
-import type { PayloadVersion } from "../webhooks/payload";
+import type { AlertFrequency } from "../services/webhooks/alerts";
+import type { PayloadVersion } from "../services/webhooks/payload";
 
 export const WEBHOOK_STATES = ["configured", "operational", "disabled"] as const;
 export type WebhookState = (typeof WEBHOOK_STATES)[number];

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { zipSync, strToU8 } from "fflate";
 import { describe, expect, it } from "vitest";
-import { md5Hex } from "../../src/broadcasts/contacts-source";
+import { md5Hex } from "../../src/services/broadcasts/contacts-source";
 import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, type TestPanel } from "../helpers";
 import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn, waitForImport } from "../broadcasts/fixtures";
 

@@ -1,10 +1,10 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { publishDueBroadcasts } from "../../src/broadcasts/publish";
-import { sendCampaignBatch, type SendNudge } from "../../src/broadcasts/send";
-import { emailProvider } from "../../src/channels/email/provider";
-import { TrackingSigner } from "../../src/channels/email/tracking";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { sendCampaignBatch, type SendNudge } from "../../src/services/broadcasts/send";
+import { emailProvider } from "../../src/services/channels/email/provider";
+import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import worker from "../../src/index";
 import { getCampaign, publishCampaign } from "../../src/store/campaigns";
 import { admin, call, countRows, createPanel, type TestPanel } from "../helpers";

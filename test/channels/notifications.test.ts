@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { sendNotification } from "../../src/channels/notifications";
+import { sendNotification } from "../../src/services/channels/notifications";
 import { admin, createPanel } from "../helpers";
 
 describe("transactional notifications", () => {

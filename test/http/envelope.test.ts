@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { call, createPanel, envelope } from "../helpers";
-import { MAX_BODY_BYTES } from "../../src/http/body";
+import { MAX_BODY_BYTES } from "../../src/lib/http/body";
 
 describe("the apiv2 envelope", () => {
   it("reads the envelope from the query and data from a form body", async () => {

@@ -13,7 +13,7 @@ import {
   type ImportRef,
   type ImportTuning,
   type StartImportOptions,
-} from "../../src/jobs/imports";
+} from "../../src/services/imports";
 import { commitImportChunk, getImportJob, insertImportJob, type ImportJob } from "../../src/store/imports";
 import { apiFor, call, countRows, createPanel, receiver, type TestPanel } from "../helpers";
 

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createExecutionContext } from "cloudflare:test";
-import { TrackingSigner } from "../../src/channels/email/tracking";
+import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import { routeRequest } from "../../src/http/router";
-import { enterListEntries } from "../../src/journeys/list-entries";
+import { enterListEntries } from "../../src/services/journeys/list-entries";
 import { eventually, pipelineSettled } from "../activity-helpers";
 import { htmlOf } from "../broadcasts/fixtures";
 import { apiFor, call, countRows, createPanel, receiver, type TestPanel } from "../helpers";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { journeysPipelineStep } from "../../src/journeys/pipeline-step";
+import { journeysPipelineStep } from "../../src/services/journeys/pipeline-step";
 import { admin, apiFor, createPanel } from "../helpers";
 import { act, cartPanel, countersOf, cronAt, createWebhook, delivered, messagesOf, MINUTE, startJourney } from "./support";
 

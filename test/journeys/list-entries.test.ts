@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ENTRIES_PER_MESSAGE, ENTRY_LEASE_MS, enterListEntries, redriveListEntries } from "../../src/journeys/list-entries";
-import { LEFT_BEHIND_MS } from "../../src/journeys/timers";
+import { ENTRIES_PER_MESSAGE, ENTRY_LEASE_MS, enterListEntries, redriveListEntries } from "../../src/services/journeys/list-entries";
+import { LEFT_BEHIND_MS } from "../../src/services/journeys/timers";
 import { eventually } from "../activity-helpers";
 import { admin, apiFor, countRows, createPanel, type TestPanel } from "../helpers";
 import { importCsv } from "../import-helpers";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SEGMENT_SCAN_PAGE } from "../../src/journeys/contact-triggers";
+import { SEGMENT_SCAN_PAGE } from "../../src/services/journeys/contact-triggers";
 import { eventually } from "../activity-helpers";
 import { apiFor, createPanel } from "../helpers";
 import { countersOf, cronAllAt, createWebhook, delivered, messagesOf, puneSegmentJourney, startJourney } from "./support";

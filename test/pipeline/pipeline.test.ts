@@ -2,10 +2,10 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent } from "../../src/domain/events";
-import { eventPipelineState, handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../src/pipeline/consumer";
-import { recordEvents } from "../../src/pipeline/record";
-import { MAX_REDRIVES, REDRIVE_AFTER_MS, redriveStalledEvents } from "../../src/pipeline/redrive";
-import { PIPELINE_STEPS, type PipelineEvent, type PipelineStep } from "../../src/pipeline/steps";
+import { eventPipelineState, handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../src/services/pipeline/consumer";
+import { recordEvents } from "../../src/services/pipeline/record";
+import { MAX_REDRIVES, REDRIVE_AFTER_MS, redriveStalledEvents } from "../../src/services/pipeline/redrive";
+import { PIPELINE_STEPS, type PipelineEvent, type PipelineStep } from "../../src/services/pipeline/steps";
 import { appendEventBatches } from "../../src/store/event-batches";
 import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, postBatch } from "../activity-helpers";
 import { admin, apiFor, createPanel, type TestPanel } from "../helpers";

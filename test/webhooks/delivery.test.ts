@@ -139,7 +139,7 @@ describe("webhook delivery", () => {
   });
 
   it("reaches the webhook through enqueueWebhookEvents, scoped by panel", async () => {
-    const { enqueueWebhookEvents } = await import("../../src/webhooks/enqueue");
+    const { enqueueWebhookEvents } = await import("../../src/services/webhooks/enqueue");
     const panel = await createPanel();
     const other = await createPanel();
     const hook = await createWebhook(panel);

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import type { WebhookDispatcher } from "../../src/webhooks/dispatcher";
+import type { WebhookDispatcher } from "../../src/services/webhooks/dispatcher";
 import { admin, receiver, type TestPanel } from "../helpers";
 
 export type Received = Awaited<ReturnType<typeof receiver.requests>>[number];

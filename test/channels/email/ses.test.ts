@@ -1,10 +1,10 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { sendCampaignBatch } from "../../../src/broadcasts/send";
-import { emailProvider } from "../../../src/channels/email/provider";
-import { SesProvider } from "../../../src/channels/email/ses";
-import { parseSesNotification } from "../../../src/channels/email/ses-notifications";
+import { sendCampaignBatch } from "../../../src/services/broadcasts/send";
+import { emailProvider } from "../../../src/services/channels/email/provider";
+import { SesProvider } from "../../../src/services/channels/email/ses";
+import { parseSesNotification } from "../../../src/services/channels/email/ses-notifications";
 import { routeRequest } from "../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
 import { countRows, createPanel, receiver } from "../../helpers";

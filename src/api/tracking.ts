@@ -1,0 +1,96 @@
+import { recordBounce, trackClick, trackOpen, unsubscribeRecipient } from "../services/broadcasts/engagement";
+import type { EmailProviderSecrets } from "../services/channels/email/provider";
+import { parseSesNotification } from "../services/channels/email/ses-notifications";
+import { isJourneyClaim, TrackingSigner } from "../services/channels/email/tracking";
+import { escapeHtml } from "../domain/email-message";
+import { recordJourneyBounce, trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../services/journeys/engagement";
+import { constantTimeEqual } from "../lib/crypto";
+import { readBodyBytes } from "../lib/http/body";
+import { ApiError } from "../lib/http/errors";
+
+/** The 1x1 transparent GIF of the open pixel. */
+const PIXEL = Uint8Array.from(atob("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"), (c) => c.charCodeAt(0));
+const NO_STORE = { "cache-control": "no-store, private" };
+
+function page(status: number, title: string, body: string): Response {
+  return new Response(
+    `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(title)}</title></head>` +
+      `<body style="font-family:sans-serif;max-width:32rem;margin:3rem auto"><h1>${escapeHtml(title)}</h1>${body}</body></html>`,
+    { status, headers: { "content-type": "text/html; charset=utf-8", ...NO_STORE } },
+  );
+}
+
+/** The reader's address and mail client, which journey webhooks report (spec 2.8). */
+function readerOf(request: Request): ReaderDetails {
+  const reader: ReaderDetails = {};
+  const ip = request.headers.get("cf-connecting-ip");
+  const agent = request.headers.get("user-agent");
+  if (ip) reader.ip_addr = ip;
+  if (agent) reader.user_agent = agent.slice(0, 1000);
+  return reader;
+}
+
+/**
+ * GET /t/o/{token}: the pixel, always; only a genuine token of a sent message counts. A
+ * campaign token counts on the campaign; a journey token records the open of its msgid.
+ */
+export async function handleOpen(token: string, request: Request, env: Env): Promise<Response> {
+  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "open");
+  if (claim) await (isJourneyClaim(claim) ? trackJourneyOpen(env, claim, readerOf(request), Date.now()) : trackOpen(env, claim, Date.now()));
+  return new Response(PIXEL, { headers: { "content-type": "image/gif", ...NO_STORE } });
+}
+
+/** GET /t/c/{token}: redirects only to the link signed into the token, never to one from outside. */
+export async function handleClick(token: string, request: Request, env: Env): Promise<Response> {
+  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "click");
+  if (!claim?.url) return page(404, "Link not found", "<p>This link is not valid.</p>");
+  await (isJourneyClaim(claim) ? trackJourneyClick(env, claim, readerOf(request), Date.now()) : trackClick(env, claim, Date.now()));
+  return new Response(null, { status: 302, headers: { location: claim.url, ...NO_STORE } });
+}
+
+/**
+ * /t/u/{token}: GET shows a confirmation page (link scanners follow GETs, so a GET alone does
+ * not unsubscribe); POST unsubscribes, both from the page's button and as the RFC 8058
+ * one-click POST a mail client sends for List-Unsubscribe-Post.
+ */
+export async function handleUnsubscribe(token: string, request: Request, env: Env): Promise<Response> {
+  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "unsubscribe");
+  if (!claim) return page(404, "Link not found", "<p>This unsubscribe link is not valid.</p>");
+  if (request.method === "POST") {
+    const done = await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now()) : unsubscribeRecipient(env, claim, Date.now()));
+    if (!done) return page(404, "Link not found", "<p>This unsubscribe link is not valid.</p>");
+    return page(200, "You are unsubscribed", "<p>You will not receive these emails any more.</p>");
+  }
+  return page(
+    200,
+    "Unsubscribe",
+    `<p>Do you want to stop receiving these emails?</p><form method="post"><button type="submit" name="List-Unsubscribe" value="One-Click">Unsubscribe</button></form>`,
+  );
+}
+
+/**
+ * POST /hooks/email/ses/{token}: Amazon SNS notifications of SES bounces. The path token
+ * (secret SES_SNS_TOKEN) is what authenticates SNS; without the secret the endpoint is off.
+ */
+export async function handleSesNotification(token: string, request: Request, env: Env & EmailProviderSecrets): Promise<Response> {
+  if (!env.SES_SNS_TOKEN || !constantTimeEqual(token, env.SES_SNS_TOKEN)) return new Response("not found", { status: 404 });
+  let body: Uint8Array;
+  try {
+    body = await readBodyBytes(request);
+  } catch (error) {
+    if (error instanceof ApiError) return new Response(error.message, { status: error.status });
+    throw error;
+  }
+  const parsed = parseSesNotification(new TextDecoder().decode(body));
+  if (parsed.kind === "invalid") return new Response(parsed.reason, { status: 400 });
+  if (parsed.kind === "subscribe") {
+    // Confirming the subscription is a GET of SNS's own URL; nothing else is fetched.
+    const confirmed = await fetch(parsed.subscribeUrl);
+    return new Response(confirmed.ok ? "subscribed" : "subscription not confirmed", { status: confirmed.ok ? 200 : 502 });
+  }
+  const now = Date.now();
+  for (const bounce of parsed.bounces) {
+    if (!(await recordBounce(env, bounce, now))) await recordJourneyBounce(env, bounce, now);
+  }
+  return new Response("ok");
+}

@@ -1,0 +1,33 @@
+import { randomHex } from "../random";
+import type { ApiError } from "./errors";
+
+export function json(body: unknown, status = 200, headers: HeadersInit = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
+}
+
+/** The `requestid` of an envelope response: 32 hex characters. */
+export function newRequestId(): string {
+  return randomHex(16);
+}
+
+/** CONTRACT 2.1 success body: the operation's own members after requestid and result. */
+export function envelopeSuccess(requestId: string, members: Record<string, unknown> = {}): Response {
+  return json({ requestid: requestId, result: "Success", ...members });
+}
+
+/** CONTRACT 2.1 failure body; `errors` only when something is per field. */
+export function envelopeFailure(requestId: string, error: ApiError): Response {
+  const body: Record<string, unknown> = { requestid: requestId, result: "Failed", message: error.message };
+  if (error.errors.length) body.errors = error.errors;
+  return json(body, error.status);
+}
+
+/** CONTRACT 4 admin error body. */
+export function adminFailure(error: ApiError): Response {
+  const body: Record<string, unknown> = { error: error.message };
+  if (error.errors.length) body.errors = error.errors;
+  return json(body, error.status);
+}

@@ -1,0 +1,83 @@
+import { unzipSync } from "fflate";
+import { fileNameOf } from "../../domain/broadcast";
+import { isBlankRecord, parseRecords } from "../../domain/csv";
+import { toHex } from "../../lib/random";
+
+/**
+ * The contact file of a broadcast (CONTRACT 2.4): one .csv, or a .zip of .csv files read in
+ * the Worker with fflate. CSV is read as the bulk upload reads it (src/domain/csv.ts).
+ */
+
+/** Largest contact file (the download) and largest total of the CSVs inside a zip. */
+export const MAX_SOURCE_BYTES = 20 * 1024 * 1024;
+export const MAX_UNZIPPED_BYTES = 50 * 1024 * 1024;
+
+export interface CsvFile {
+  name: string;
+  bytes: Uint8Array;
+  /** Every record, the header first; blank lines are not records. */
+  records: string[][];
+}
+
+export type SourceRead = { ok: true; files: CsvFile[] } | { ok: false; message: string };
+
+/** Every record, read by the same RFC 4180 reader as the bulk upload, so both count rows alike. */
+export function parseCsv(bytes: Uint8Array): string[][] {
+  // The decoder drops a UTF-8 BOM and refuses bytes that are not UTF-8.
+  const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  const records: string[][] = [];
+  parseRecords(text, (record) => {
+    if (record.malformed) throw new Error(`record ${records.length + 1} has a badly quoted field`);
+    if (!isBlankRecord(record)) records.push(record.fields);
+  });
+  return records;
+}
+
+function readCsv(name: string, bytes: Uint8Array): CsvFile | string {
+  try {
+    return { name, bytes, records: parseCsv(bytes) };
+  } catch (error) {
+    return `${name} is not a readable CSV file: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+const isIgnoredEntry = (path: string) => path.endsWith("/") || path.startsWith("__MACOSX/") || fileNameOf(path).startsWith(".");
+
+/** The CSV files of a download named `name`: the file itself, or each .csv inside a zip. */
+export function readContactFiles(name: string, bytes: Uint8Array): SourceRead {
+  if (!/\.zip$/i.test(name)) {
+    const file = readCsv(name, bytes);
+    return typeof file === "string" ? { ok: false, message: file } : { ok: true, files: [file] };
+  }
+  let entries: Record<string, Uint8Array>;
+  let total = 0;
+  let tooBig = false;
+  try {
+    entries = unzipSync(bytes, {
+      filter: (entry) => {
+        if (isIgnoredEntry(entry.name)) return false;
+        total += entry.originalSize;
+        if (total > MAX_UNZIPPED_BYTES) tooBig = true;
+        return !tooBig;
+      },
+    });
+  } catch (error) {
+    return { ok: false, message: `${name} is not a readable zip file: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  if (tooBig) return { ok: false, message: `the files inside ${name} are larger than ${MAX_UNZIPPED_BYTES} bytes in total` };
+  const files: CsvFile[] = [];
+  for (const path of Object.keys(entries).sort()) {
+    if (!/\.csv$/i.test(path)) return { ok: false, message: `the zip may hold only .csv files, but it holds ${path}` };
+    const file = readCsv(fileNameOf(path), entries[path]!);
+    if (typeof file === "string") return { ok: false, message: file };
+    files.push(file);
+  }
+  if (files.length === 0) return { ok: false, message: `${name} holds no .csv file` };
+  return { ok: true, files };
+}
+
+export async function md5Hex(bytes: Uint8Array): Promise<string> {
+  // workerd implements MD5 in crypto.subtle.digest as a non-standard extension.
+  const digest = new Uint8Array(await crypto.subtle.digest("MD5", bytes));
+  return toHex(digest);
+}

@@ -1,0 +1,160 @@
+import { checkBroadcastRequest, checkCsvHeaders, fileNameOf, rowcountInFileName, type BroadcastRequest } from "../../domain/broadcast";
+import { readBodyBytes } from "../../lib/http/body";
+import { ApiError, conflict, fromProblems, invalidField } from "../../lib/http/errors";
+import { newId } from "../../lib/random";
+import { checkOutboundUrl, allowsPrivateFetch, fetchOutbound, OutboundError } from "../../lib/outbound";
+import type { OperationContext } from "../../api/operation";
+import { insertCampaignWithList, setCampaignImport } from "../../store/campaigns";
+import { findListByName } from "../../store/lists";
+import { MAX_SOURCE_BYTES, md5Hex, readContactFiles, type CsvFile } from "./contacts-source";
+import { startContactImport } from "./import-seam";
+
+/** Largest HTML body fetched from `source_file`. */
+export const MAX_HTML_BYTES = 2 * 1024 * 1024;
+const FETCH_TIMEOUT_MS = 30_000;
+
+export interface CreatedBroadcast {
+  campaignId: string;
+  listId: number;
+  sendAt: number;
+  importJobId: string;
+}
+
+const sourceField = "data.contacts_upload_source";
+
+async function readLimited(response: Response, limit: number, field: string): Promise<Uint8Array> {
+  try {
+    return await readBodyBytes(response, limit);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 413) throw invalidField(field, `the file is larger than the ${limit}-byte limit`);
+    throw error;
+  }
+}
+
+async function download(env: Env, url: string, field: string, limit: number): Promise<Uint8Array> {
+  let response: Response;
+  try {
+    response = await fetchOutbound(env, url, { method: "GET" }, { timeoutMs: FETCH_TIMEOUT_MS, maxRedirects: 3 });
+  } catch (error) {
+    if (error instanceof OutboundError) throw invalidField(field, `could not be downloaded: ${error.message}`);
+    throw error;
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw invalidField(field, `could not be downloaded: the server answered HTTP ${response.status}`);
+  }
+  return readLimited(response, limit, field);
+}
+
+function requireOutboundUrl(env: Env, field: string, url: string): void {
+  const check = checkOutboundUrl(url, allowsPrivateFetch(env));
+  if (!check.ok) throw invalidField(field, check.reason);
+}
+
+/** The row-count rule: each CSV's name is `<name>_<rows>.csv` and it has that many records, header included. */
+function checkRowcounts(files: readonly CsvFile[]): void {
+  for (const file of files) {
+    const expected = rowcountInFileName(file.name);
+    if (expected === null) {
+      throw invalidField(sourceField, `check_rowcount is 1, so the file name must end in _<rows>.csv, but it is ${file.name}`);
+    }
+    if (expected !== file.records.length) {
+      throw invalidField(
+        sourceField,
+        `check_rowcount: ${file.name} has ${file.records.length} rows (header included) but its name says ${expected}`,
+      );
+    }
+  }
+}
+
+/** Reads and checks the contact files: every rule of CONTRACT 2.4 about them, before any write. */
+async function loadContactFiles(ctx: OperationContext, request: BroadcastRequest): Promise<CsvFile[]> {
+  const bytes = await download(ctx.env, request.contactsSource, sourceField, MAX_SOURCE_BYTES);
+  if (request.md5 !== null) {
+    const actual = await md5Hex(bytes);
+    if (actual !== request.md5) {
+      throw invalidField("data.contacts_upload_source_file_md5", `does not match the file: its MD5 is ${actual}`);
+    }
+  }
+  const read = readContactFiles(fileNameOf(request.contactsSource), bytes);
+  if (!read.ok) throw invalidField(sourceField, read.message);
+  const headers = checkCsvHeaders(
+    read.files.map((f) => ({ name: f.name, header: f.records[0] ?? [] })),
+    (name) => ctx.schema.attributes.has(name),
+    ctx.schema.primaryKey,
+  );
+  if (!headers.ok) throw invalidField(sourceField, headers.message);
+  if (request.checkRowcount) checkRowcounts(read.files);
+  return read.files;
+}
+
+async function loadHtml(ctx: OperationContext, request: BroadcastRequest): Promise<string> {
+  if (request.sourceHtml !== null) return request.sourceHtml;
+  const bytes = await download(ctx.env, request.sourceFile!, "data.source_file", MAX_HTML_BYTES);
+  let html: string;
+  try {
+    html = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw invalidField("data.source_file", "is not UTF-8 text");
+  }
+  if (html.trim() === "") throw invalidField("data.source_file", "is empty");
+  return html;
+}
+
+function listTaken(name: string): ApiError {
+  return conflict(`data.list_name: a list named "${name}" already exists in this panel`, [
+    { field: "data.list_name", message: "a list with this name already exists" },
+  ]);
+}
+
+/**
+ * 4.10: checks every rule first (the request, the list name, the contact files, the HTML
+ * body), then writes: the files to R2, the list and the campaign to D1, and the import.
+ */
+export async function createBroadcast(ctx: OperationContext, data: Record<string, unknown>): Promise<CreatedBroadcast> {
+  const { env, panel, now } = ctx;
+  const checked = checkBroadcastRequest(data, {
+    timezone: panel.timezone,
+    now,
+    leadMinutes: Number(env.BROADCAST_LEAD_MINUTES || "90"),
+  });
+  if (!checked.ok) throw fromProblems(checked.problems);
+  const request = checked.request;
+  requireOutboundUrl(env, sourceField, request.contactsSource);
+  if (request.sourceFile !== null) requireOutboundUrl(env, "data.source_file", request.sourceFile);
+  if (await findListByName(env.DB, panel.id, request.listName)) throw listTaken(request.listName);
+
+  const [files, html] = await Promise.all([loadContactFiles(ctx, request), loadHtml(ctx, request)]);
+
+  const campaignId = newId("cmp");
+  const prefix = `broadcasts/${panel.id}/${campaignId}`;
+  const bodyKey = `${prefix}/body.html`;
+  const sources = files.map((file, i) => ({ name: file.name, r2Key: `${prefix}/contacts/${i}-${file.name}` }));
+  await Promise.all([
+    env.FILES.put(bodyKey, html, { httpMetadata: { contentType: "text/html; charset=utf-8" } }),
+    ...files.map((file, i) => env.FILES.put(sources[i]!.r2Key, file.bytes, { httpMetadata: { contentType: "text/csv" } })),
+  ]);
+  const listId = await insertCampaignWithList(
+    env.DB,
+    {
+      id: campaignId,
+      panelId: panel.id,
+      name: request.campaignName,
+      subject: request.subject,
+      senderName: request.senderName,
+      senderEmail: request.senderEmail,
+      tags: request.tags,
+      scheduleLocal: request.scheduleLocal,
+      sendAt: request.sendAt,
+      bodyKey,
+      requestId: ctx.requestId,
+      createdAt: now,
+    },
+    request.listName,
+    `Contacts of campaign ${request.campaignName}`,
+  );
+  if (listId === null) throw listTaken(request.listName);
+  const handle = await startContactImport(env, { panelId: panel.id, listId, schema: ctx.schema, sources, now });
+  await setCampaignImport(env.DB, panel.id, campaignId, handle.jobId);
+  return { campaignId, listId, sendAt: request.sendAt, importJobId: handle.jobId };
+}

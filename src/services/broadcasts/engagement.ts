@@ -1,0 +1,55 @@
+import type { ProviderBounce } from "../channels/email/provider";
+import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
+import { countEngagement, markBounced, markUnsubscribed } from "../../store/campaigns";
+import { suppressAddress } from "../../store/suppressions";
+import { recordEmailEvents } from "./events-seam";
+import { messageIdOf } from "./send";
+
+/**
+ * What recipients do with campaign email: opens, clicks, unsubscribes, and the bounces the
+ * provider reports. Each counts on the message's row (the campaign counters) and becomes an
+ * event through the events seam; unsubscribes and hard bounces suppress the address.
+ */
+
+type Env_ = Pick<Env, "DB" | "EVENTS">;
+
+export async function trackOpen(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
+  const message = await countEngagement(env.DB, claim, "open", now);
+  if (!message) return false;
+  await recordEmailEvents(env, [{ panelId: message.panelId, event: "open", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
+  return true;
+}
+
+export async function trackClick(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
+  const message = await countEngagement(env.DB, claim, "click", now);
+  if (!message) return false;
+  await recordEmailEvents(env, [
+    { panelId: message.panelId, event: "click", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { url: claim.url }, at: now },
+  ]);
+  return true;
+}
+
+/** Unsubscribes the recipient of a message; repeating it changes nothing. */
+export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
+  const marked = await markUnsubscribed(env.DB, claim, now);
+  if (!marked) return false;
+  const { message, first } = marked;
+  if (message.address) await suppressAddress(env.DB, message.panelId, message.address, "unsubscribe", message.campaignId, now);
+  if (first) {
+    await recordEmailEvents(env, [{ panelId: message.panelId, event: "unsubscribe", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
+  }
+  return true;
+}
+
+export async function recordBounce(env: Env_, bounce: ProviderBounce, now: number): Promise<boolean> {
+  const message = await markBounced(env.DB, bounce.providerMessageId, now);
+  if (!message) return false;
+  if (bounce.permanent) {
+    const addresses = bounce.addresses.length ? bounce.addresses : message.address ? [message.address] : [];
+    for (const address of addresses) await suppressAddress(env.DB, message.panelId, address, "hard_bounce", message.campaignId, now);
+  }
+  await recordEmailEvents(env, [
+    { panelId: message.panelId, event: "bounce", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { ...bounce.detail, permanent: bounce.permanent }, at: now },
+  ]);
+  return true;
+}

@@ -1,0 +1,40 @@
+import type { CronTask } from "../../jobs/cron";
+import { completeCampaignIfDone, dueCampaigns, failCampaign, publishCampaign, stalledCampaigns } from "../../store/campaigns";
+import { contactImportStatus } from "./import-seam";
+import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";
+
+/** Campaigns published per cron minute; the rest wait a minute. */
+const PUBLISH_PER_RUN = 20;
+/** A sending campaign untouched this long gets its unsent batches nudged again. */
+export const STALLED_AFTER_MS = 15 * 60_000;
+
+/**
+ * Publishes every campaign whose schedule has come: its recipients are fixed in D1 and one
+ * nudge per batch goes to the sends queue. Two overlapping runs cannot both publish one
+ * campaign (publishCampaign lets only the first through). Campaigns whose nudges were lost
+ * are nudged again; the claims make the repeat harmless.
+ */
+export async function publishDueBroadcasts(env: Env, now: number): Promise<void> {
+  for (const campaign of await dueCampaigns(env.DB, now, PUBLISH_PER_RUN)) {
+    const imported = await contactImportStatus(env, campaign.panelId, campaign.importJobId);
+    if (imported === "running") continue;
+    if (imported === "failed") {
+      await failCampaign(env.DB, campaign.panelId, campaign.id, "the contact import failed", now);
+      continue;
+    }
+    const recipients = await publishCampaign(env.DB, campaign, SEND_BATCH_SIZE, now);
+    if (recipients === null) continue;
+    if (recipients === 0) {
+      await completeCampaignIfDone(env.DB, campaign.panelId, campaign.id, now);
+      continue;
+    }
+    const batches = Array.from({ length: Math.ceil(recipients / SEND_BATCH_SIZE) }, (_, i) => i);
+    await enqueueSendBatches(env, campaign, batches);
+  }
+  for (const stalled of await stalledCampaigns(env.DB, now - STALLED_AFTER_MS, now, PUBLISH_PER_RUN)) {
+    if (stalled.batches.length) await enqueueSendBatches(env, stalled, stalled.batches);
+    else await completeCampaignIfDone(env.DB, stalled.panelId, stalled.id, now);
+  }
+}
+
+export const publishBroadcastsTask: CronTask = { name: "publish-broadcasts", run: publishDueBroadcasts };

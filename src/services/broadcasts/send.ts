@@ -1,0 +1,137 @@
+import { emailProvider, type EmailProvider, type OutgoingEmail, type ProviderEnv } from "../channels/email/provider";
+import { TrackingSigner, trackedMime } from "../channels/email/tracking";
+import { isEmailAddress } from "../../domain/broadcast";
+import { compileTemplate, personalize, type Template } from "../../domain/email-message";
+import { randomHex } from "../../lib/random";
+import { TtlCache } from "../../lib/ttl-cache";
+import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
+
+/** Recipients per send nudge (one queue message). */
+export const SEND_BATCH_SIZE = 100;
+/** A claim older than this belongs to an attempt that died (a consumer has 15 minutes at most). */
+export const STALE_CLAIM_MS = 15 * 60_000;
+
+/** The nudge on the sends queue: send this batch of this campaign; the work itself is in D1. */
+export interface SendNudge {
+  kind: "campaign_batch";
+  panelId: string;
+  campaignId: string;
+  batch: number;
+}
+
+export function isSendNudge(body: unknown): body is SendNudge {
+  const b = body as SendNudge | null;
+  return typeof b === "object" && b !== null && b.kind === "campaign_batch" && typeof b.campaignId === "string" && typeof b.panelId === "string" && Number.isInteger(b.batch);
+}
+
+export async function enqueueSendBatches(env: Pick<Env, "SENDS">, campaign: { id: string; panelId: string }, batches: readonly number[]): Promise<void> {
+  for (let i = 0; i < batches.length; i += 100) {
+    await env.SENDS.sendBatch(
+      batches.slice(i, i + 100).map((batch) => ({ body: { kind: "campaign_batch", panelId: campaign.panelId, campaignId: campaign.id, batch } satisfies SendNudge })),
+    );
+  }
+}
+
+/** The campaign's compiled body and subject, kept per isolate: every batch of a campaign needs them. */
+const templates = new TtlCache<Promise<{ html: Template; subject: Template }>>(10 * 60_000, 50);
+
+function campaignTemplates(files: R2Bucket, campaign: Campaign) {
+  let entry = templates.get(campaign.id);
+  if (!entry) {
+    entry = (async () => {
+      const object = await files.get(campaign.bodyKey);
+      if (!object) throw new Error(`campaign ${campaign.id}: body ${campaign.bodyKey} is missing from R2`);
+      return { html: compileTemplate(await object.text()), subject: compileTemplate(campaign.subject) };
+    })();
+    entry.catch(() => templates.clear());
+    templates.set(campaign.id, entry);
+  }
+  return entry;
+}
+
+export function messageIdOf(campaignId: string, contactId: number): string {
+  return `${campaignId}.${contactId}`;
+}
+
+export type SendEnv = ProviderEnv & Pick<Env, "DB" | "FILES" | "SECRETS_KEY" | "PUBLIC_BASE_URL">;
+
+/**
+ * Sends one batch of a campaign, exactly once per recipient whatever the redeliveries: the
+ * recipients are claimed in D1 first (queued -> sending under a fresh claim token), and a
+ * redelivered nudge finds nothing left to claim. Suppressed addresses and contacts without a
+ * valid EMAIL are skipped. Throws when some recipients should be tried again later (the
+ * provider was throttled or down), after handing them back to the queue state.
+ */
+export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, nudge: SendNudge, now = Date.now()): Promise<void> {
+  const campaign = await getCampaign(env.DB, nudge.panelId, nudge.campaignId);
+  if (!campaign || campaign.status !== "sending") return;
+  const claim = randomHex(8);
+  const recipients = await claimBatch(env.DB, campaign, nudge.batch, claim, now, now - STALE_CLAIM_MS, provider.idempotent);
+  if (recipients.length > 0) {
+    const outcomes: MessageOutcome[] = [];
+    const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail }> = [];
+    try {
+      const { html, subject } = await campaignTemplates(env.FILES, campaign);
+      const signer = new TrackingSigner(env.SECRETS_KEY);
+      await Promise.all(
+        recipients.map(async (recipient) => {
+          const rawAddress = recipient.attributes.EMAIL;
+          const address = typeof rawAddress === "string" ? rawAddress.trim().toLowerCase() : "";
+          const skip = (error: string) => outcomes.push({ contactId: recipient.contactId, status: "skipped", address: address || null, providerMessageId: null, error });
+          if (recipient.suppressed) return skip(recipient.suppressed === "unsubscribe" ? "unsubscribed" : "hard bounce");
+          if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
+          const id = messageIdOf(campaign.id, recipient.contactId);
+          const subjectLine = personalize(subject, recipient.attributes, false);
+          const raw = await trackedMime(signer, env.PUBLIC_BASE_URL, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, {
+            from: { name: campaign.senderName, address: campaign.senderEmail },
+            to: address,
+            subject: subjectLine,
+            html: personalize(html, recipient.attributes, true),
+            messageId: id,
+            date: now,
+            headers: { "X-Campaign-ID": campaign.id },
+          });
+          outgoing.push({ contactId: recipient.contactId, address, email: { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw } });
+        }),
+      );
+    } catch (error) {
+      // Nothing was sent: the recipients go back to the queue state for the retry.
+      await releaseClaim(env.DB, campaign.id, nudge.batch, claim);
+      throw error;
+    }
+    const results = await provider.send(outgoing.map((o) => o.email), now);
+    let retryLater = 0;
+    results.forEach((result, i) => {
+      const { contactId, address } = outgoing[i]!;
+      if (result.ok) outcomes.push({ contactId, status: "sent", address, providerMessageId: result.providerMessageId, error: null });
+      else if (result.retryable) {
+        retryLater++;
+        outcomes.push({ contactId, status: "queued", address, providerMessageId: null, error: result.error });
+      } else outcomes.push({ contactId, status: "failed", address, providerMessageId: null, error: result.error });
+    });
+    await finishClaims(env.DB, campaign.id, nudge.batch, claim, outcomes, now);
+    if (retryLater > 0) throw new Error(`campaign ${campaign.id} batch ${nudge.batch}: ${retryLater} message(s) to retry`);
+  }
+  await completeCampaignIfDone(env.DB, campaign.panelId, campaign.id, now);
+}
+
+/** The sends queue consumer: each nudge acknowledged once its batch is done, retried otherwise. */
+export async function handleSendsQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const provider = emailProvider(env);
+  await Promise.all(
+    batch.messages.map(async (message) => {
+      if (!isSendNudge(message.body)) {
+        console.error("sends queue: unknown message dropped", message.body);
+        message.ack();
+        return;
+      }
+      try {
+        await sendCampaignBatch(env, provider, message.body);
+        message.ack();
+      } catch (error) {
+        console.error("sends queue: batch failed, retried", error);
+        message.retry();
+      }
+    }),
+  );
+}

@@ -1,0 +1,275 @@
+import { nudgeListEntries } from "../journeys/list-entries";
+import { decodeOrKeep } from "../../lib/uri";
+import { newId } from "../../lib/random";
+import { restartSegmentScans } from "../../store/journeys";
+import {
+  advanceImportJob,
+  claimStalledImports,
+  getImportJob,
+  insertImportJob,
+  markImportStarted,
+  recordImportAttempt,
+  type ImportJob,
+  type ImportSource,
+  type NewImportJob,
+} from "../../store/imports";
+import type { CronTask } from "../../jobs/cron";
+import type { QueueHandler } from "../../jobs/queues";
+import { ImportFailure, TransientImportError } from "./errors";
+import { downloadSource } from "./fetch";
+import { cleanUpImport, errorReportKey, postImportCallback, sendImportSummary, writeErrorReport } from "./finish";
+import { checkHeaders, DEFAULT_TUNING, importRows, type ImportTuning } from "./rows";
+
+/**
+ * The import engine (CONTRACT 2.3): a job row in D1 moves through fetch → header → rows →
+ * report → notify → done. Queue messages on IMPORTS only name a job; each delivery runs one
+ * bounded step from the job's checkpoint and queues the next. Every transition is a
+ * compare-and-set on the job, and every chunk of rows commits with its checkpoint, so a
+ * message delivered twice, two consumers at once, a crash or a cron re-drive never lose or
+ * double a row.
+ */
+
+export interface ImportRef {
+  panelId: string;
+  jobId: string;
+}
+
+/** A file to import: a URL to download, or an object already in R2 (e.g. unzipped by a broadcast). */
+export type ImportSourceInput = { url: string; name?: string } | { key: string; name?: string };
+
+export interface StartImportOptions {
+  panelId: string;
+  /** One file, or several imported as one job; every file must have the same header row. */
+  sources: readonly ImportSourceInput[];
+  listId?: number | null;
+  notifyEmails?: readonly string[];
+  callbackUrl?: string | null;
+  /** Origin for the error report link in the job, the email and the callback. */
+  origin?: string;
+  now?: number;
+}
+
+/** Consecutive failed attempts (exceptions, transient download errors) before a job gives up. */
+export const MAX_IMPORT_ATTEMPTS = 5;
+/** No progress for this long and the cron sends the job a new message. */
+export const STALL_MS = 2 * 60 * 1000;
+/** A download reports no progress while R2 takes a known-length body, so it gets longer. */
+export const FETCH_STALL_MS = 16 * 60 * 1000;
+
+function sourceName(input: ImportSourceInput): string {
+  if (input.name) return input.name;
+  const path = "url" in input ? new URL(input.url).pathname : input.key;
+  const last = path.split("/").filter(Boolean).pop();
+  const fallback = "url" in input ? new URL(input.url).host : input.key;
+  return last ? decodeOrKeep(last) : fallback;
+}
+
+/** The job row for `options`, not yet stored. */
+export function newImportJob(options: StartImportOptions): NewImportJob {
+  if (options.sources.length === 0) throw new Error("an import needs at least one source");
+  const id = newId("job");
+  const sources: ImportSource[] = options.sources.map((input, i) =>
+    "url" in input
+      ? { url: input.url, key: `imports/${options.panelId}/${id}/source-${i}.csv`, name: sourceName(input), owned: true }
+      : { key: input.key, name: sourceName(input), owned: false },
+  );
+  return {
+    id,
+    panelId: options.panelId,
+    sources,
+    listId: options.listId ?? null,
+    notifyEmails: [...(options.notifyEmails ?? [])],
+    callbackUrl: options.callbackUrl ?? null,
+    origin: options.origin ?? "",
+    now: options.now ?? Date.now(),
+  };
+}
+
+export function importNudge(ref: ImportRef) {
+  return { type: "import", panelId: ref.panelId, jobId: ref.jobId };
+}
+
+function readNudge(body: unknown): ImportRef | null {
+  if (typeof body !== "object" || body === null) return null;
+  const { type, panelId, jobId } = body as Record<string, unknown>;
+  return type === "import" && typeof panelId === "string" && typeof jobId === "string" ? { panelId, jobId } : null;
+}
+
+/**
+ * Starts an import in the background and returns its job id; progress is read with
+ * getImportJob. Callers validate what they were given (URLs, list, addresses); the job itself
+ * reports everything found in the files. Used by contact/bulkupload and by the broadcast upload.
+ */
+export async function startImport(env: Pick<Env, "DB" | "IMPORTS">, options: StartImportOptions): Promise<string> {
+  const job = newImportJob(options);
+  await insertImportJob(env.DB, job);
+  // The job is stored: a failed send must not fail the call (a client retrying would import
+  // twice). The cron finds the job never started and sends it again.
+  try {
+    await nudgeImport(env, { panelId: job.panelId, jobId: job.id });
+  } catch (error) {
+    console.error(`import ${job.id} stored but not enqueued; the re-drive will start it`, error);
+  }
+  return job.id;
+}
+
+export type StepOutcome = "done" | "more";
+
+/** Fails an unfinished job (from the state it is in now); its report and notifications still follow. */
+async function failImport(env: Env, ref: ImportRef, reason: string, now: number): Promise<ImportJob | null> {
+  const job = await getImportJob(env.DB, ref.panelId, ref.jobId);
+  if (!job || (job.phase !== "fetch" && job.phase !== "header" && job.phase !== "rows")) return null;
+  const moved = await advanceImportJob(env.DB, job, "report", { status: "failed", reason, finishedAt: now }, now);
+  return moved ? getImportJob(env.DB, job.panelId, job.id) : null;
+}
+
+/** Runs one phase; returns the job as it now is, "yield" to continue in a new message, null to stop. */
+async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline: number, now: () => number): Promise<ImportJob | "yield" | null> {
+  const reload = (moved: boolean) => (moved ? getImportJob(env.DB, job.panelId, job.id) : null);
+  switch (job.phase) {
+    case "fetch": {
+      const sources = [...job.sources];
+      for (const [i, source] of sources.entries()) {
+        if (source.url === undefined || source.size !== undefined) continue;
+        sources[i] = { ...source, size: await downloadSource(env, job, source, now) };
+        // Each download is recorded, so a job of several files never fetches one twice.
+        if (!(await advanceImportJob(env.DB, job, "fetch", { sources }, now()))) return null;
+      }
+      for (const [i, source] of sources.entries()) {
+        if (source.size !== undefined) continue;
+        const head = await env.FILES.head(source.key);
+        if (!head) throw new ImportFailure(`The file "${source.name}" is not in storage`);
+        sources[i] = { ...source, size: head.size };
+      }
+      return reload(await advanceImportJob(env.DB, job, "header", { sources }, now()));
+    }
+    case "header": {
+      const { plan, sources } = await checkHeaders(env, job, tuning);
+      const first = sources[0]!;
+      return reload(
+        await advanceImportJob(env.DB, job, "rows", { plan, sources, byteOffset: first.dataOffset ?? 0, rowNumber: first.headerRow ?? 1 }, now()),
+      );
+    }
+    case "rows": {
+      const outcome = await importRows(env, job, tuning, deadline, now);
+      // New members of the list left journey entries with their rows; every step's nudge
+      // starts another drain, so a large upload enters its contacts in parallel.
+      if (job.listId !== null && outcome !== "stale") await nudgeListEntries(env, job.panelId);
+      if (outcome === "stale") return null;
+      if (outcome === "yielded") return "yield";
+      const done = await getImportJob(env.DB, job.panelId, job.id);
+      if (!done || done.phase !== "rows") return null;
+      if (done.total === 0) throw new ImportFailure(job.sources.length > 1 ? "The files have a header row but no data rows" : "The file has a header row but no data rows");
+      return reload(await advanceImportJob(env.DB, done, "report", {}, now()));
+    }
+    case "report": {
+      // The rows changed contacts: segment journeys look at every contact again (entering is once per contact).
+      await restartSegmentScans(env.DB, job.panelId, now());
+      const key = job.failed > 0 ? await writeErrorReport(env, job) : undefined;
+      const status = job.status === "failed" ? "failed" : "completed";
+      return reload(await advanceImportJob(env.DB, job, "notify", { status, errorReportKey: key, finishedAt: now() }, now()));
+    }
+    case "notify": {
+      await sendImportSummary(env, job);
+      await postImportCallback(env, job, now);
+      await cleanUpImport(env, job);
+      return reload(await advanceImportJob(env.DB, job, "done", {}, now()));
+    }
+    case "done":
+      return null;
+  }
+}
+
+/**
+ * One bounded step of a job: phases run until the job is done, the budget is spent ("more":
+ * queue another message) or another consumer holds the job. A failure the job cannot
+ * recover from (ImportFailure) fails the job here; anything else is thrown for the caller to
+ * count and retry.
+ */
+export async function runImportStep(env: Env, ref: ImportRef, tuning: ImportTuning = DEFAULT_TUNING, now: () => number = Date.now): Promise<StepOutcome> {
+  let job = await getImportJob(env.DB, ref.panelId, ref.jobId);
+  if (!job || job.phase === "done") return "done";
+  if (job.status === "queued") {
+    await markImportStarted(env.DB, job.panelId, job.id, now());
+    job = { ...job, status: "running", startedAt: job.startedAt ?? now() };
+  }
+  const deadline = now() + tuning.stepMs;
+  for (;;) {
+    let next: ImportJob | "yield" | null;
+    try {
+      next = await runPhase(env, job, tuning, deadline, now);
+    } catch (error) {
+      if (!(error instanceof ImportFailure)) throw error;
+      next = await failImport(env, ref, error.message, now());
+    }
+    if (next === "yield") return "more";
+    if (next === null || next.phase === "done") return "done";
+    job = next;
+    if (now() >= deadline) return "more";
+  }
+}
+
+/**
+ * After MAX_IMPORT_ATTEMPTS failed attempts in a row the job stops trying: an unfinished
+ * import fails (with the transient reason, or a generic one for a fault of the service), and
+ * a failing report or notification is skipped so the job still ends.
+ */
+async function giveUp(env: Env, ref: ImportRef, error: unknown, now: number): Promise<void> {
+  const job = await getImportJob(env.DB, ref.panelId, ref.jobId);
+  if (!job) return;
+  if (job.phase === "report") await advanceImportJob(env.DB, job, "notify", { status: job.status === "failed" ? "failed" : "completed", finishedAt: now }, now);
+  else if (job.phase === "notify") await advanceImportJob(env.DB, job, "done", {}, now);
+  else if (job.phase !== "done") {
+    const reason =
+      error instanceof TransientImportError
+        ? error.message
+        : `The import stopped after ${MAX_IMPORT_ATTEMPTS} failed attempts; the service logged the cause`;
+    await failImport(env, ref, reason, now);
+  }
+}
+
+export async function nudgeImport(env: Pick<Env, "IMPORTS">, ref: ImportRef, delaySeconds = 0): Promise<void> {
+  await env.IMPORTS.send(importNudge(ref), delaySeconds ? { delaySeconds } : undefined);
+}
+
+/** The IMPORTS consumer: one step per message, then the next message if work remains. */
+export function importQueueHandler(tuning: ImportTuning = DEFAULT_TUNING, now: () => number = Date.now): QueueHandler {
+  return async (batch, env) => {
+    for (const message of batch.messages) {
+      const ref = readNudge(message.body);
+      if (!ref) {
+        console.error(`imports queue: message ${message.id} names no import job; retried`, message.body);
+        message.retry();
+        continue;
+      }
+      try {
+        if ((await runImportStep(env, ref, tuning, now)) === "more") await nudgeImport(env, ref);
+        message.ack();
+      } catch (error) {
+        console.error(`import ${ref.jobId}: step failed`, error);
+        const attempts = await recordImportAttempt(env.DB, ref.panelId, ref.jobId, error instanceof Error ? error.message : String(error), now());
+        if (attempts >= MAX_IMPORT_ATTEMPTS) {
+          await giveUp(env, ref, error, now());
+          await nudgeImport(env, ref);
+          message.ack();
+        } else {
+          message.retry({ delaySeconds: Math.min(300, 5 * 2 ** (attempts - 1)) });
+        }
+      }
+    }
+  };
+}
+
+export const handleImportQueue = importQueueHandler();
+
+/** Cron: sends a new message to every unfinished job whose progress stalled (a lost message, a crash). */
+export const redriveStalledImports: CronTask = {
+  name: "imports.redrive",
+  async run(env, now) {
+    // A sweep over every panel's jobs, as a cron must; each message still names its panel.
+    const stalled = await claimStalledImports(env.DB, now - STALL_MS, now - FETCH_STALL_MS, now, 100);
+    if (stalled.length) await env.IMPORTS.sendBatch(stalled.map((ref) => ({ body: importNudge({ panelId: ref.panelId, jobId: ref.id }) })));
+  },
+};
+
+export { DEFAULT_TUNING, errorReportKey, type ImportTuning };

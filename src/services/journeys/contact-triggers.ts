@@ -1,0 +1,65 @@
+import { filterMatches } from "../../domain/filters";
+import type { AttributeValue } from "../../domain/attributes";
+import { contactsPage, runningJourneysByTrigger, setScanCursor, type Journey } from "../../store/journeys";
+import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
+import { enterListEntries } from "./list-entries";
+
+/**
+ * Triggers on contact writes (CONTRACT 5): a contact added to a list enters the running
+ * journeys of that list (list-entries.ts); a contact that matches a segment's filter enters its running
+ * journeys, once per journey (entry key `segment:<contact>`), whether it matched when the
+ * journey started (the entry scan) or came to match later (a contact write).
+ */
+
+export interface ChangedContact {
+  id: number;
+  key: string;
+  attributes: Record<string, AttributeValue>;
+}
+
+function segmentFilter(journey: Journey) {
+  return journey.definition.trigger.type === "segment" ? journey.definition.trigger.filter : [];
+}
+
+/**
+ * After a contact was written through the API (run after the answer, in waitUntil):
+ * `joinedList` says it became a member of a list just now, whose entries (left by the
+ * membership's trigger, list-entries.ts) it enters right away. Never throws: the contact
+ * write stands; entries not taken here are taken by the cron, an entry made but not continued
+ * is continued by the cron (timers.ts), and a failure is logged.
+ */
+export async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: boolean, now: number): Promise<void> {
+  try {
+    await Promise.all([enterSegments(env, panelId, contact, now), joinedList ? enterListEntries(env, panelId, now, { contactId: contact.id }) : undefined]);
+  } catch (error) {
+    console.error(`journeys: entering contact ${contact.id} of panel ${panelId} after a write failed`, error);
+  }
+}
+
+async function enterSegments(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<void> {
+  const segments = await runningJourneysByTrigger(env.DB, panelId, "segment");
+  const matching = segments.filter((j) => filterMatches(segmentFilter(j), contact.attributes));
+  await enterJourneys(
+    env,
+    matching.flatMap((j) => entriesFor([j], contact, `segment:${contact.id}`, null)),
+    now,
+  );
+}
+
+/** Contacts looked at per scan step; the cron goes on from the cursor next minute. */
+export const SEGMENT_SCAN_PAGE = 500;
+
+/** One page of a segment journey's entry scan; returns whether the scan is complete. */
+export async function scanSegment(env: EngineEnv, journey: Journey, now: number): Promise<boolean> {
+  const cursor = journey.scanCursor ?? 0;
+  const page = await contactsPage(env.DB, journey.panelId, cursor, SEGMENT_SCAN_PAGE);
+  const matching = page.filter((c) => filterMatches(segmentFilter(journey), c.attributes));
+  await enterJourneys(
+    env,
+    matching.flatMap((c) => entriesFor([journey], c, `segment:${c.id}`, null)),
+    now,
+  );
+  const done = page.length < SEGMENT_SCAN_PAGE;
+  await setScanCursor(env.DB, journey.id, cursor, done ? null : page.at(-1)!.id, now);
+  return done;
+}

@@ -1,0 +1,88 @@
+import { recordEmailEvents, type EmailEventKind } from "../broadcasts/events-seam";
+import type { ProviderBounce } from "../channels/email/provider";
+import type { JourneyMessageRef, TrackingClaim } from "../channels/email/tracking";
+import { getMessages, journeyEmailByProviderId, type JourneyMessage } from "../../store/journeys";
+import { suppressAddress } from "../../store/suppressions";
+import { journeyEmailAddress } from "./messages";
+
+/**
+ * What recipients do with journey email, from its tracking links (the counterpart of
+ * src/services/broadcasts/engagement.ts for campaign mail). Each open and each click becomes an email
+ * event with the message's msgid and journey through the one pipeline, as
+ * `POST /v1/events/email` reports them, so the waits for it end and the journey's webhook
+ * fires. As for campaigns, only a message that was actually sent counts, and every open and
+ * click is recorded (no dedupe). An unsubscribe suppresses the address in the panel and is
+ * recorded once per message; so is a bounce the provider reports, which suppresses the address
+ * when it is permanent.
+ */
+
+type TrackEnv = Pick<Env, "DB" | "EVENTS">;
+
+/** What the request of an open or click says about the reader (spec 2.8 `ip_addr`, `useragent`). */
+export interface ReaderDetails {
+  ip_addr?: string;
+  user_agent?: string;
+}
+
+async function sentEmail(db: D1Database, claim: JourneyMessageRef): Promise<JourneyMessage | null> {
+  const message = (await getMessages(db, claim.panelId, [claim.msgid])).get(claim.msgid);
+  return message?.channel === "email" && message.status === "sent" ? message : null;
+}
+
+async function record(env: TrackEnv, message: JourneyMessage, event: EmailEventKind, detail: Record<string, unknown>, now: number, guid?: string): Promise<void> {
+  const address = journeyEmailAddress(message);
+  await recordEmailEvents(env, [
+    {
+      panelId: message.panelId,
+      event,
+      msgid: message.msgid,
+      campaignId: null,
+      journeyId: message.journeyId,
+      contactId: message.contactId,
+      address: address || null,
+      detail,
+      at: now,
+      ...(guid ? { guid } : {}),
+    },
+  ]);
+}
+
+export async function trackJourneyOpen(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, reader: ReaderDetails, now: number): Promise<boolean> {
+  const message = await sentEmail(env.DB, claim);
+  if (!message) return false;
+  await record(env, message, "open", { ...reader }, now);
+  return true;
+}
+
+export async function trackJourneyClick(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, reader: ReaderDetails, now: number): Promise<boolean> {
+  const message = await sentEmail(env.DB, claim);
+  if (!message) return false;
+  await record(env, message, "click", { ...reader, url: claim.url }, now);
+  return true;
+}
+
+/** Unsubscribes the recipient of a journey message; repeating it changes nothing. */
+export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, now: number): Promise<boolean> {
+  const message = await sentEmail(env.DB, claim);
+  if (!message) return false;
+  const address = journeyEmailAddress(message);
+  if (address) await suppressAddress(env.DB, message.panelId, address, "unsubscribe", null, now);
+  // The guid keeps it one event per message, as campaign_messages.unsubscribed_at does for campaigns.
+  await record(env, message, "unsubscribe", {}, now, `email:${message.msgid}:unsubscribe`);
+  return true;
+}
+
+/** A bounce the provider reported for a journey email; false when no journey email has that provider id. */
+export async function recordJourneyBounce(env: TrackEnv, bounce: ProviderBounce, now: number): Promise<boolean> {
+  const message = await journeyEmailByProviderId(env.DB, bounce.providerMessageId);
+  if (!message) return false;
+  if (bounce.permanent) {
+    const address = journeyEmailAddress(message);
+    const addresses = bounce.addresses.length ? bounce.addresses : address ? [address] : [];
+    for (const bounced of addresses) await suppressAddress(env.DB, message.panelId, bounced, "hard_bounce", null, now);
+  }
+  // The guid keeps a report SNS delivers again one event; a transient bounce does not hide a later permanent one.
+  const kind = bounce.permanent ? "permanent" : "transient";
+  await record(env, message, "bounce", { ...bounce.detail, permanent: bounce.permanent }, now, `email:${message.msgid}:bounce:${kind}`);
+  return true;
+}

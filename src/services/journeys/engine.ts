@@ -1,0 +1,255 @@
+import { activityNameKey } from "../../domain/activity";
+import { filterMatches } from "../../domain/filters";
+import { isMessageStep, nextSteps, parseDuration, startSteps, stepById, type JourneyStep, type MessageStep } from "../../domain/journey";
+import { newId } from "../../lib/random";
+import { getEventsByIds, type StoredEvent } from "../../store/events";
+import {
+  contactsByIds,
+  enterInstances,
+  finishPointStatements,
+  getJourneysByIds,
+  getMessages,
+  insertPointStatement,
+  stepRunStatement,
+  type Entry,
+  type Journey,
+  type JourneyContact,
+  type JourneyMessage,
+  type JourneyPoint,
+} from "../../store/journeys";
+import { enqueueWebhookEvents, WebhookEventError } from "../webhooks/enqueue";
+import { outboxMessageStatements, sendJourneyEmail, type JourneyEmailEnv } from "./messages";
+import { journeyWebhookEvent } from "./webhook-event";
+
+/**
+ * The journey engine. An instance goes on from "points": its start, and each wait or delay
+ * once ended (by the awaited event, a timeout or the delay's end). Continuing a point runs
+ * the steps after it up to the next wait or delay, then marks the point continued in the
+ * same D1 batch as everything the steps recorded. Every step's effect is keyed by
+ * (instance, step): the message's msgid, the webhook event's guid, the next point's row, the
+ * step-run row. So continuing a point twice (a redelivered event, a cron run after a crash)
+ * acts once.
+ */
+
+export type EngineEnv = Pick<Env, "DB" | "WEBHOOKS"> & JourneyEmailEnv;
+
+interface Branch {
+  /** The event the branch carries (trigger or awaited event), for webhooks. */
+  eventId: number | null;
+  /** The last message sent on the branch, for waits on its events. */
+  message: { channel: string; msgid: string } | null;
+}
+
+export function messageIdOf(instanceId: string, stepId: string): string {
+  return `${instanceId}.${stepId}`;
+}
+
+/** Builds the instances for these entries and continues from their start. */
+export async function enterJourneys(env: EngineEnv, entries: readonly Omit<Entry, "instanceId">[], now: number): Promise<number> {
+  if (entries.length === 0) return 0;
+  const full = entries.map((e) => ({ ...e, instanceId: newId("jin") }));
+  const created = await enterInstances(env.DB, full, now);
+  const starts: JourneyPoint[] = full
+    .filter((e) => created.has(e.instanceId))
+    .map((e) => ({
+      id: 0,
+      instanceId: e.instanceId,
+      stepId: "",
+      panelId: e.panelId,
+      journeyId: e.journeyId,
+      contactId: e.contactId,
+      kind: "start",
+      channel: null,
+      msgid: null,
+      events: null,
+      activityKey: null,
+      eventId: e.eventId,
+      dueAt: null,
+      outcome: "start",
+      matchedEventId: null,
+      createdAt: now,
+    }));
+  await continuePoints(env, starts, now);
+  return starts.length;
+}
+
+/** Entries of one contact into the given journeys, where the journey's filter lets it in. */
+export function entriesFor(journeys: readonly Journey[], contact: JourneyContact, entryKey: string, eventId: number | null): Omit<Entry, "instanceId">[] {
+  return journeys
+    .filter((j) => filterMatches(j.definition.filter, contact.attributes))
+    .map((j) => ({ panelId: j.panelId, journeyId: j.id, contactId: contact.id, entryKey, eventId }));
+}
+
+/**
+ * Continues ended points of running journeys (others stay held: a paused journey's points
+ * are taken up when it runs again). Throws when a step failed; what succeeded stays done.
+ */
+export async function continuePoints(env: EngineEnv, points: readonly JourneyPoint[], now: number): Promise<void> {
+  if (points.length === 0) return;
+  const journeys = await getJourneysByIds(
+    env.DB,
+    points.map((p) => ({ panelId: p.panelId, journeyId: p.journeyId })),
+  );
+  const live = points.filter((p) => journeys.get(p.journeyId)?.status === "running");
+  if (live.length === 0) return;
+  const byPanel = new Map<string, JourneyPoint[]>();
+  for (const p of live) byPanel.set(p.panelId, [...(byPanel.get(p.panelId) ?? []), p]);
+
+  const failures: unknown[] = [];
+  for (const [panelId, panelPoints] of byPanel) {
+    const eventIds = panelPoints.flatMap((p) => [p.eventId, p.matchedEventId]).filter((id): id is number => id !== null);
+    const [contacts, events, messages] = await Promise.all([
+      contactsByIds(
+        env.DB,
+        panelId,
+        panelPoints.map((p) => p.contactId),
+      ),
+      getEventsByIds(env.DB, panelId, [...new Set(eventIds)]),
+      getMessages(
+        env.DB,
+        panelId,
+        panelPoints.flatMap((p) => (p.msgid ? [p.msgid] : [])),
+      ),
+    ]);
+    const settled = await Promise.allSettled(
+      panelPoints.map((point) => continuePoint(env, journeys.get(point.journeyId)!, point, contacts.get(point.contactId), events, messages, now)),
+    );
+    for (const outcome of settled) if (outcome.status === "rejected") failures.push(outcome.reason);
+  }
+  if (failures.length) throw failures[0];
+}
+
+async function continuePoint(
+  env: EngineEnv,
+  journey: Journey,
+  point: JourneyPoint,
+  contact: JourneyContact | undefined,
+  events: Map<number, StoredEvent>,
+  messages: Map<string, JourneyMessage>,
+  now: number,
+): Promise<void> {
+  const statements: D1PreparedStatement[] = [];
+  if (contact && point.outcome !== "cancelled") {
+    const definition = journey.definition;
+    let first: JourneyStep[];
+    if (point.kind === "start") first = startSteps(definition);
+    else {
+      const step = stepById(definition, point.stepId);
+      first = step ? nextSteps(definition, step, point.kind === "delay" ? "done" : point.outcome === "event" ? "event" : "timeout") : [];
+    }
+    const branch: Branch = {
+      eventId: point.outcome === "event" ? point.matchedEventId : point.eventId,
+      message: point.msgid && point.channel ? { channel: point.channel, msgid: point.msgid } : null,
+    };
+    const run = new StepRunner(env, journey, point, contact, events, messages, now, statements);
+    for (const step of first) await run.step(step, branch);
+  }
+  statements.push(...finishPointStatements(env.DB, point, now));
+  await env.DB.batch(statements);
+}
+
+class StepRunner {
+  constructor(
+    private readonly env: EngineEnv,
+    private readonly journey: Journey,
+    private readonly point: JourneyPoint,
+    private readonly contact: JourneyContact,
+    private readonly events: Map<number, StoredEvent>,
+    private readonly messages: Map<string, JourneyMessage>,
+    private readonly now: number,
+    private readonly statements: D1PreparedStatement[],
+  ) {}
+
+  private ran(step: JourneyStep, result: string) {
+    this.statements.push(stepRunStatement(this.env.DB, this.point.instanceId, step.id, this.journey.id, result, this.now));
+  }
+
+  private async next(step: JourneyStep, outcome: "done" | boolean, branch: Branch) {
+    for (const child of nextSteps(this.journey.definition, step, outcome)) await this.step(child, branch);
+  }
+
+  async step(step: JourneyStep, branch: Branch): Promise<void> {
+    const { instanceId, panelId, journeyId, contactId } = this.point;
+    const definition = this.journey.definition;
+    if (isMessageStep(step)) {
+      const message = this.message(step);
+      if (step.type === "email") await sendJourneyEmail(this.env, message, step, this.contact.attributes, this.now);
+      else this.statements.push(...outboxMessageStatements(this.env.DB, message));
+      this.messages.set(message.msgid, message);
+      this.ran(step, message.msgid);
+      return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
+    }
+    switch (step.type) {
+      case "condition": {
+        const holds = filterMatches(step.filter, this.contact.attributes);
+        this.ran(step, holds ? "then" : "else");
+        return this.next(step, holds, branch);
+      }
+      case "webhook": {
+        const event = branch.eventId === null ? null : (this.events.get(branch.eventId) ?? null);
+        const message = event?.msgid ? (this.messages.get(event.msgid) ?? null) : null;
+        const described = journeyWebhookEvent({
+          journeyName: this.journey.name,
+          triggerType: definition.trigger.type,
+          instanceId,
+          step,
+          contact: this.contact,
+          event,
+          message,
+          now: this.now,
+        });
+        let result: string;
+        try {
+          result = (await enqueueWebhookEvents(this.env, panelId, step.webhook, [described])).found ? "queued" : "webhook_missing";
+        } catch (error) {
+          // An event the webhook can never take (too large) is a permanent refusal, not a retry.
+          if (!(error instanceof WebhookEventError)) throw error;
+          console.error(`journey ${this.journey.id} step ${step.id}: webhook event refused`, error.message);
+          result = `refused: ${error.message}`;
+        }
+        this.ran(step, result);
+        return this.next(step, "done", branch);
+      }
+      case "delay":
+        this.statements.push(
+          insertPointStatement(
+            this.env.DB,
+            { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "delay", eventId: branch.eventId, dueAt: this.now + parseDuration(step.for)! },
+            this.now,
+          ),
+        );
+        this.ran(step, "waiting");
+        return;
+      case "wait_for_event": {
+        const dueAt = this.now + parseDuration(step.within)!;
+        const awaited = Array.isArray(step.events)
+          ? { channel: branch.message?.channel, msgid: branch.message?.msgid, events: step.events }
+          : { activityKey: activityNameKey(step.events.activity) };
+        this.statements.push(
+          insertPointStatement(this.env.DB, { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "wait", eventId: branch.eventId, dueAt, ...awaited }, this.now),
+        );
+        this.ran(step, "waiting");
+        return;
+      }
+    }
+  }
+
+  private message(step: MessageStep): JourneyMessage {
+    const attrs = this.contact.attributes;
+    const address = (name: string) => (typeof attrs[name] === "string" || typeof attrs[name] === "number" ? String(attrs[name]) : null);
+    const recipient = step.type === "email" ? address("EMAIL") : step.type === "sms" ? address("MOBILE") : (address("PUSH_TOKEN") ?? this.contact.key);
+    const { id: _id, type: _type, after: _after, on: _on, ...content } = step;
+    return {
+      msgid: messageIdOf(this.point.instanceId, step.id),
+      panelId: this.point.panelId,
+      journeyId: this.journey.id,
+      instanceId: this.point.instanceId,
+      stepId: step.id,
+      channel: step.type,
+      contactId: this.contact.id,
+      recipient: recipient ?? this.contact.key,
+      content,
+      createdAt: this.now,
+    };
+  }
+}

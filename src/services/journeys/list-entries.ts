@@ -1,0 +1,107 @@
+import type { CronTask } from "../../jobs/cron";
+import type { QueueHandler } from "../../jobs/queues";
+import { contactsByIds, getJourneysByIds } from "../../store/journeys";
+import { deleteListEntries, leaseListEntries, panelsWithFreeListEntries } from "../../store/list-entries";
+import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
+
+/**
+ * List triggers (CONTRACT 5) for every way a contact joins a list. The membership's trigger
+ * (migration 0011) leaves an entry per running journey of the list; this module enters them:
+ * right away for a contact written through the API, through the JOURNEYS queue for a bulk
+ * upload, and through the cron for entries whose nudge was lost.
+ */
+
+/**
+ * Entries entered per queue message. Entering runs the journey's first steps, about 5 to 20
+ * D1 statements per contact, so a page stays well inside D1's 1,000 queries per invocation
+ * (the JOURNEYS consumer takes one message per invocation).
+ */
+export const ENTRIES_PER_MESSAGE = 50;
+/** How long a consumer holds the entries it leased; a crashed consumer's entries come back after it. */
+export const ENTRY_LEASE_MS = 2 * 60_000;
+const PANELS_PER_SWEEP = 100;
+
+export interface ListEntriesNudge {
+  type: "list-entries";
+  panel: string;
+}
+
+function readNudge(body: unknown): ListEntriesNudge | null {
+  if (typeof body !== "object" || body === null) return null;
+  const { type, panel } = body as Record<string, unknown>;
+  return type === "list-entries" && typeof panel === "string" ? { type, panel } : null;
+}
+
+export async function nudgeListEntries(env: Pick<Env, "JOURNEYS">, panelId: string): Promise<void> {
+  await env.JOURNEYS.send({ type: "list-entries", panel: panelId } satisfies ListEntriesNudge);
+}
+
+/**
+ * Enters one leased page of the panel's entries (or of one contact's), then deletes them.
+ * Returns how many entries the page held. An entry of a journey no longer running or paused,
+ * or of a contact since deleted, is dropped; the journey's filter applies as at any entry.
+ */
+export async function enterListEntries(env: EngineEnv, panelId: string, now: number, options: { contactId?: number; limit?: number } = {}): Promise<number> {
+  const entries = await leaseListEntries(env.DB, panelId, { contactId: options.contactId, limit: options.limit ?? ENTRIES_PER_MESSAGE, now, leaseMs: ENTRY_LEASE_MS });
+  if (entries.length === 0) return 0;
+  const [journeys, contacts] = await Promise.all([
+    getJourneysByIds(env.DB, entries.map((e) => ({ panelId, journeyId: e.journeyId }))),
+    contactsByIds(
+      env.DB,
+      panelId,
+      entries.map((e) => e.contactId),
+    ),
+  ]);
+  const toEnter = entries.flatMap((entry) => {
+    const journey = journeys.get(entry.journeyId);
+    const contact = contacts.get(entry.contactId);
+    if (!journey || !contact || (journey.status !== "running" && journey.status !== "paused")) return [];
+    // The entry's id in the key: the same entry taken twice (an expired lease) enters once.
+    return entriesFor([journey], contact, `list:${entry.listId}:${entry.contactId}:${entry.id}`, null);
+  });
+  // A failure leaves the page leased; it comes back after the lease and enters once (the key).
+  // Instances entered but not continued are continued by the cron (timers.ts).
+  await enterJourneys(env, toEnter, now);
+  await deleteListEntries(
+    env.DB,
+    panelId,
+    entries.map((e) => e.id),
+  );
+  return entries.length;
+}
+
+/**
+ * The JOURNEYS consumer: each message enters one page of its panel's entries and, while
+ * pages come back full, passes the work on in a new message. A bulk upload nudges once per
+ * step, so a large upload drains through several messages at once (leases keep them apart).
+ */
+export function journeysQueueHandler(now: () => number = Date.now): QueueHandler {
+  return async (batch, env) => {
+    for (const message of batch.messages) {
+      const nudge = readNudge(message.body);
+      if (!nudge) {
+        console.error(`journeys queue: message ${message.id} is not a list-entries nudge; retried`, message.body);
+        message.retry();
+        continue;
+      }
+      try {
+        if ((await enterListEntries(env, nudge.panel, now())) === ENTRIES_PER_MESSAGE) await nudgeListEntries(env, nudge.panel);
+        message.ack();
+      } catch (error) {
+        // The page's entries stay leased and come back after the lease; the retry takes the next page.
+        console.error(`journeys queue: entering list entries of panel ${nudge.panel} failed`, error);
+        message.retry({ delaySeconds: 5 });
+      }
+    }
+  };
+}
+
+export const handleJourneysQueue = journeysQueueHandler();
+
+/** Cron: nudges every panel with entries no consumer holds (a lost nudge, a crashed consumer). */
+export const redriveListEntries: CronTask = {
+  name: "journeys.list-entries",
+  async run(env, now) {
+    for (const panelId of await panelsWithFreeListEntries(env.DB, now, PANELS_PER_SWEEP)) await nudgeListEntries(env, panelId);
+  },
+};

@@ -1,0 +1,65 @@
+import { emailProvider, type ProviderEnv } from "../channels/email/provider";
+import { TrackingSigner, trackedMime } from "../channels/email/tracking";
+import type { AttributeValue } from "../../domain/attributes";
+import { isEmailAddress } from "../../domain/broadcast";
+import { compileTemplate, personalize } from "../../domain/email-message";
+import type { EmailStep } from "../../domain/journey";
+import { claimMessage, finishMessage, insertMessageStatement, isAddressSuppressed, releaseMessage, type JourneyMessage } from "../../store/journeys";
+
+/**
+ * Where the messages of journeys leave the engine. Each is keyed by its msgid
+ * (`<instance>.<step>`), so a step run twice sends or records one message.
+ *
+ * sms, apn, bpn: the outbox channel is the default for them (CONTRACT 5): the message and its
+ * msgid are recorded (a statement of the step's D1 batch); their delivered and click come
+ * back through `POST /v1/events/{channel}`.
+ */
+export function outboxMessageStatements(db: D1Database, message: JourneyMessage): D1PreparedStatement[] {
+  return [insertMessageStatement(db, message)];
+}
+
+export type JourneyEmailEnv = ProviderEnv & Pick<Env, "DB" | "SECRETS_KEY" | "PUBLIC_BASE_URL">;
+
+/** The address a journey email goes to, as it was sent (and as suppression keys it). */
+export function journeyEmailAddress(message: Pick<JourneyMessage, "recipient">): string {
+  return (message.recipient ?? "").trim().toLowerCase();
+}
+
+/**
+ * email: sent through the broadcast capability's email provider (outbox or SES, by
+ * EMAIL_PROVIDER) with merge tags filled, unless the address is missing, invalid or
+ * suppressed (unsubscribed or hard-bounced in the panel). The message row is claimed first,
+ * so a step run twice sends once; a provider that is down hands the claim back and the
+ * step's retry sends it.
+ *
+ * Tracked as campaign email is (the same rendering): open pixel, rewritten links and a
+ * one-click unsubscribe link, their tokens naming this message's msgid. /t/o and /t/c record
+ * the open or click with this msgid (src/services/journeys/engagement.ts), which ends the waits for it.
+ */
+export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMessage, step: EmailStep, attributes: Readonly<Record<string, AttributeValue>>, now: number): Promise<void> {
+  if (!(await claimMessage(env.DB, message))) return;
+  const address = journeyEmailAddress(message);
+  if (!isEmailAddress(address)) return finishMessage(env.DB, message.msgid, { status: "skipped", error: "the contact has no valid EMAIL" });
+  if (await isAddressSuppressed(env.DB, message.panelId, address)) return finishMessage(env.DB, message.msgid, { status: "skipped", error: "the address is suppressed" });
+  const subject = personalize(compileTemplate(step.subject), attributes, false);
+  let result;
+  try {
+    const raw = await trackedMime(new TrackingSigner(env.SECRETS_KEY), env.PUBLIC_BASE_URL, { panelId: message.panelId, msgid: message.msgid }, {
+      from: { name: step.sender_name, address: step.sender_email },
+      to: address,
+      subject,
+      html: personalize(compileTemplate(step.html), attributes, true),
+      messageId: message.msgid,
+      date: now,
+      headers: { "X-Journey-ID": message.journeyId },
+    });
+    [result] = await emailProvider(env).send([{ id: message.msgid, panelId: message.panelId, campaignId: null, from: step.sender_email, to: address, subject, raw }], now);
+  } catch (error) {
+    await releaseMessage(env.DB, message.msgid);
+    throw error;
+  }
+  if (result?.ok) return finishMessage(env.DB, message.msgid, { status: "sent", providerMessageId: result.providerMessageId });
+  if (result && !result.retryable) return finishMessage(env.DB, message.msgid, { status: "failed", error: result.error });
+  await releaseMessage(env.DB, message.msgid);
+  throw new Error(`journey email ${message.msgid}: ${result?.error ?? "no result from the provider"}; retried`);
+}

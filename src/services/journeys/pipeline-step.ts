@@ -1,0 +1,62 @@
+import { activityNameKey } from "../../domain/activity";
+import type { PipelineEvent, PipelineStep } from "../pipeline/steps";
+import { contactsByIds, pendingWaitsFor, resolveWaitsWithEvents, runningJourneysByTrigger, type JourneyPoint } from "../../store/journeys";
+import { continuePoints, enterJourneys, entriesFor } from "./engine";
+
+/** Whether `event` is what the pending wait `point` waits for. */
+export function eventEndsWait(point: JourneyPoint, event: PipelineEvent): boolean {
+  if (point.outcome !== null || point.dueAt === null || event.occurredAt > point.dueAt) return false;
+  if (point.msgid !== null) {
+    return event.msgid === point.msgid && event.channel === point.channel && (point.events ?? []).includes(event.name);
+  }
+  if (point.activityKey === null || event.channel !== "custom_activity" || event.contactId !== point.contactId) return false;
+  if (activityNameKey(event.name) !== point.activityKey) return false;
+  // Only an activity after the one the branch carries (never the trigger itself).
+  return point.eventId !== null ? event.id > point.eventId : event.receivedAt >= point.createdAt;
+}
+
+/**
+ * The journeys stage of the event pipeline (CONTRACT 7: stored, then matched against running
+ * journeys, then handed to webhooks, which journeys' webhook steps do). For one panel's
+ * events, oldest first: end the waits they were awaited by, then enter the contacts into
+ * running journeys their custom activity triggers, then continue both. Retried as a whole on
+ * failure; every effect is keyed, so a retry acts once (see engine.ts).
+ */
+export const journeysPipelineStep: PipelineStep = {
+  name: "journeys",
+  async run(env, events) {
+    const first = events[0];
+    if (!first) return;
+    const panelId = first.panelId;
+    const now = Date.now();
+
+    // Waits first, so the activity that enters a contact never ends the wait it starts.
+    const msgids = [...new Set(events.flatMap((e) => (e.msgid && e.channel !== "custom_activity" ? [e.msgid] : [])))];
+    const actors = [...new Set(events.flatMap((e) => (e.channel === "custom_activity" && e.contactId !== null ? [e.contactId] : [])))];
+    const waits = await pendingWaitsFor(env.DB, panelId, msgids, actors);
+    const matches: Array<{ pointId: number; eventId: number }> = [];
+    for (const point of waits) {
+      const event = events.find((e) => eventEndsWait(point, e));
+      if (event) matches.push({ pointId: point.id, eventId: event.id });
+    }
+    const ended = await resolveWaitsWithEvents(env.DB, matches, now);
+    await continuePoints(env, ended, now);
+
+    const activities = events.filter((e) => e.channel === "custom_activity" && e.contactId !== null);
+    if (activities.length === 0) return;
+    const journeys = await runningJourneysByTrigger(env.DB, panelId, "activity", [...new Set(activities.map((e) => activityNameKey(e.name)))]);
+    if (journeys.length === 0) return;
+    const contacts = await contactsByIds(
+      env.DB,
+      panelId,
+      activities.map((e) => e.contactId!),
+    );
+    const entries = activities.flatMap((event) => {
+      const contact = contacts.get(event.contactId!);
+      if (!contact) return [];
+      const triggered = journeys.filter((j) => j.definition.trigger.type === "activity" && activityNameKey(j.definition.trigger.activity) === activityNameKey(event.name));
+      return entriesFor(triggered, contact, `event:${event.id}`, event.id);
+    });
+    await enterJourneys(env, entries, now);
+  },
+};

@@ -1,0 +1,83 @@
+import { EVENT_CHANNELS, MAX_GUID_LENGTH, type NewEvent } from "../../domain/events";
+import { uuidV7 } from "../../lib/random";
+import { appendEventBatches, type EventToRecord } from "../../store/event-batches";
+import { nudgeEventBatches } from "./nudge";
+
+export interface RecordResult {
+  /** Each event's guid, in the order of the events: the one given, or the one generated. */
+  guids: string[];
+  /** Events that will be stored (and run through the pipeline). */
+  recorded: number;
+  /** Events not stored because the panel already had their guid (or the call repeated it). */
+  duplicates: number;
+  /** Which of the events, by position, were duplicates. */
+  duplicateAt: boolean[];
+}
+
+export interface RecordOptions {
+  /** One clock reading for the whole call (received_at). */
+  now?: number;
+  /**
+   * Where to hand the queue send, e.g. `(p) => exec.waitUntil(p)`, so the caller answers once
+   * the events are stored without waiting for the queue. Without it the send is awaited. A
+   * send that fails is logged, not thrown: the events are stored, and the re-drive cron
+   * enqueues them again (src/services/pipeline/redrive.ts).
+   */
+  defer?: (work: Promise<unknown>) => void;
+}
+
+function assertRecordable(event: NewEvent): void {
+  // Programming errors of a caller, not client input: callers validate what clients send.
+  if (!(EVENT_CHANNELS as readonly string[]).includes(event.channel)) throw new Error(`recordEvents: unknown channel ${event.channel}`);
+  if (event.contactId === undefined && !event.identity && !event.uniqueid) throw new Error("recordEvents: an event needs contactId, identity or uniqueid");
+  if (event.guid !== undefined && (event.guid === "" || event.guid.length > MAX_GUID_LENGTH)) throw new Error("recordEvents: guid must be 1 to 255 characters");
+  if (!Number.isFinite(event.occurredAt)) throw new Error("recordEvents: occurredAt must be epoch milliseconds");
+}
+
+/**
+ * THE entry of every event of the service (CONTRACT 7). Records the events of one panel as
+ * one batch in D1 (all or none) and returns once that is durably stored; then nudges the
+ * EVENTS queue, whose consumer stores them as event rows (creating the contacts of unknown
+ * identities and joining anonymous histories) and runs the pipeline steps. An event whose
+ * guid the panel already has, or that the call repeats, is not stored twice: it counts as a
+ * duplicate.
+ *
+ * Why a batch and not a row per event: the request then writes one row whatever its size
+ * (a 1,000-event post used to insert 1,000 indexed rows and their contacts before answering),
+ * and every later stage works per batch (bench:activity).
+ */
+export async function recordEvents(
+  env: Pick<Env, "DB" | "EVENTS">,
+  panel: { id: string },
+  events: readonly NewEvent[],
+  options: RecordOptions = {},
+): Promise<RecordResult> {
+  if (events.length === 0) return { guids: [], recorded: 0, duplicates: 0, duplicateAt: [] };
+  events.forEach(assertRecordable);
+  const now = options.now ?? Date.now();
+  const seen = new Set<string>();
+  const duplicateAt: boolean[] = [];
+  const toRecord: EventToRecord[] = [];
+  const guids = events.map((event) => {
+    // Time-ordered, so guids of one panel sort by when they were recorded.
+    const guid = event.guid ?? uuidV7(now);
+    const repeated = event.guid !== undefined && seen.has(guid);
+    seen.add(guid);
+    duplicateAt.push(repeated);
+    if (!repeated) toRecord.push({ ...event, guid, claimed: event.guid !== undefined });
+    return guid;
+  });
+  const { batchIds, taken } = await appendEventBatches(env.DB, panel.id, toRecord, now);
+  events.forEach((event, index) => {
+    if (event.guid !== undefined && taken.has(event.guid)) duplicateAt[index] = true;
+  });
+  const duplicates = duplicateAt.filter(Boolean).length;
+  if (batchIds.length) {
+    const nudge = nudgeEventBatches(env.EVENTS, panel.id, batchIds).catch((error) => {
+      console.error(`event batches ${batchIds.join(", ")} of panel ${panel.id} stored but not enqueued; the re-drive will`, error);
+    });
+    if (options.defer) options.defer(nudge);
+    else await nudge;
+  }
+  return { guids, recorded: events.length - duplicates, duplicates, duplicateAt };
+}

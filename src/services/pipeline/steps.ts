@@ -1,0 +1,36 @@
+import { journeysPipelineStep } from "../journeys/pipeline-step";
+import type { StoredEvent } from "../../store/events";
+
+/** An event as pipeline steps see it: stored, with its id, guid and resolved contact. */
+export type PipelineEvent = StoredEvent;
+
+export interface StepFailure {
+  eventId: number;
+  error: unknown;
+}
+
+/**
+ * One stage every event goes through after it is stored (CONTRACT 7: journeys, then
+ * webhooks). The consumer calls `run` with the pending events of one panel, oldest first,
+ * that have not yet passed this step; an event reaches a step only after every earlier step
+ * succeeded for it.
+ *
+ * Delivery is at least once: a step's success is recorded after `run` returns, so a crash in
+ * between runs it again for those events. A step keeps one effect per event by keying what
+ * it does on the event's `id` or `guid` (e.g. a journey instance per (journey, contact), a
+ * webhook backlog entry per guid).
+ *
+ * `run` returns the events that failed (they are retried later with this step and the ones
+ * after it; the others go on), or throws to fail every event it was given.
+ */
+export interface PipelineStep {
+  /** Stable name: completion is recorded under it. */
+  readonly name: string;
+  run(env: Env, events: readonly PipelineEvent[]): Promise<readonly StepFailure[] | void>;
+}
+
+/**
+ * The production steps, in the order they run. Each capability adds its own here (journeys,
+ * then webhooks); tests pass their own list to the consumer instead.
+ */
+export const PIPELINE_STEPS: PipelineStep[] = [journeysPipelineStep];

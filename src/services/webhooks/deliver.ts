@@ -1,0 +1,114 @@
+import { fetchOutbound, OutboundError } from "../../lib/outbound";
+import type { AttemptAnswer } from "./policy";
+import { signatureHeaders } from "./signing";
+
+/**
+ * One POST of a batch to a webhook endpoint (CONTRACT 6, spec 6.1): form-encoded `data`,
+ * Basic auth when credentials are set, Standard Webhooks headers when a signing secret is
+ * set, redirects answered as they are (never followed), and one deadline for the whole
+ * attempt. Never throws for what the endpoint does: every answer becomes an AttemptResult.
+ */
+
+export interface DeliveryTarget {
+  url: string;
+  username: string | null;
+  password: string | null;
+  signingSecret: string | null;
+}
+
+export interface AttemptResult extends AttemptAnswer {
+  /** When the attempt started (epoch ms). */
+  at: number;
+  durationMs: number;
+  /** Human detail of an error (status null). */
+  errorMessage: string | null;
+  /** The first 2 KB of the response body. */
+  response: string;
+}
+
+export const RESPONSE_EXCERPT_BYTES = 2048;
+
+/**
+ * The whole attempt (connect, request, headers and the response excerpt) must finish within
+ * this. Workers' fetch does not expose the connect phase on its own, so one deadline covers
+ * it; a refused connection fails at once.
+ */
+export const DELIVERY_TIMEOUT_MS = 15_000;
+
+export const USER_AGENT = "apiv2-webhooks/1.0";
+
+function basicAuth(username: string, password: string): string {
+  let binary = "";
+  for (const byte of new TextEncoder().encode(`${username}:${password}`)) binary += String.fromCharCode(byte);
+  return `Basic ${btoa(binary)}`;
+}
+
+export function deliveryHeaders(target: DeliveryTarget, batchId: string, body: string, at: number): Record<string, string> {
+  const headers: Record<string, string> = {
+    "content-type": "application/x-www-form-urlencoded",
+    "user-agent": USER_AGENT,
+    // Lets a receiver without signatures recognise a re-sent batch too.
+    "x-webhook-batch-id": batchId,
+  };
+  if (target.username !== null) headers.authorization = basicAuth(target.username, target.password ?? "");
+  if (target.signingSecret !== null) Object.assign(headers, signatureHeaders(target.signingSecret, batchId, at, body));
+  return headers;
+}
+
+/** Reads at most `limit` bytes of the body, then lets the rest go; stops early when `signal` fires. */
+async function readExcerpt(response: Response, limit: number, signal: AbortSignal): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const stop = () => void reader.cancel().catch(() => {});
+  signal.addEventListener("abort", stop);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    signal.removeEventListener("abort", stop);
+    stop();
+  }
+  const bytes = new Uint8Array(Math.min(size, limit));
+  let offset = 0;
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, Math.min(chunk.byteLength, bytes.byteLength - offset));
+    bytes.set(part, offset);
+    offset += part.byteLength;
+    if (offset >= bytes.byteLength) break;
+  }
+  // A multi-byte character cut at the limit becomes U+FFFD rather than an error.
+  return new TextDecoder().decode(bytes);
+}
+
+export async function postBatch(
+  env: Pick<Env, "ALLOW_PRIVATE_FETCH">,
+  target: DeliveryTarget,
+  batch: { id: string; body: string },
+  options: { now: number; timeoutMs?: number },
+): Promise<AttemptResult> {
+  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const started = Date.now();
+  const elapsed = () => Math.max(0, Date.now() - started);
+  const at = options.now;
+  try {
+    const response = await fetchOutbound(
+      env,
+      target.url,
+      { method: "POST", headers: deliveryHeaders(target, batch.id, batch.body, at), body: batch.body },
+      { timeoutMs, maxRedirects: 0 },
+    );
+    // The status decides the outcome; a body that does not arrive in time only loses the excerpt.
+    const excerpt = await readExcerpt(response, RESPONSE_EXCERPT_BYTES, AbortSignal.timeout(Math.max(1, timeoutMs - elapsed()))).catch(() => "");
+    return { at, durationMs: elapsed(), status: response.status, error: null, errorMessage: null, response: excerpt, retryAfter: response.headers.get("retry-after") };
+  } catch (error) {
+    const code = error instanceof OutboundError ? error.code : "connect";
+    const message = error instanceof Error ? error.message : String(error);
+    return { at, durationMs: elapsed(), status: null, error: code, errorMessage: message, response: "", retryAfter: null };
+  }
+}

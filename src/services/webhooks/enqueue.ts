@@ -1,0 +1,89 @@
+import { TtlCache } from "../../lib/ttl-cache";
+import { getWebhookWithPanel, type WebhookWithPanel } from "../../store/webhooks";
+import { MAX_EVENT_BYTES } from "./batching";
+import type { EncodedEvent } from "./dispatcher";
+import { buildEventObject, webhookEventProblem, type WebhookEvent } from "./payload";
+
+/** The Durable Object that holds a webhook's backlog. */
+export function webhookDispatcher(env: Pick<Env, "WEBHOOKS">, webhookId: string) {
+  return env.WEBHOOKS.get(env.WEBHOOKS.idFromName(webhookId));
+}
+
+/** An event that cannot be sent; `index` is its position in the hand-over. */
+export class WebhookEventError extends Error {
+  constructor(
+    readonly index: number,
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`events.${index}.${field}: ${reason}`);
+  }
+}
+
+/**
+ * How long an isolate trusts a webhook lookup for hand-overs. Without it every hand-over pays a
+ * D1 read first (a fifth of the hand-over's cost in bench:webhooks, and D1 serves about 1,000
+ * small queries/s per database). The cost: a label, payload version or panel time zone changed
+ * through another isolate reaches new events within this time; events handed to a webhook
+ * deleted through another isolate meanwhile are accepted and dropped with its backlog. The
+ * panel name (the payload's key) and the webhook's URL, credentials and state are read afresh
+ * by the Durable Object for every delivery run.
+ */
+export const WEBHOOK_CACHE_MS = 10_000;
+const webhooks = new TtlCache<WebhookWithPanel>(WEBHOOK_CACHE_MS, 1000);
+
+/** Drops the cached lookups; admin changes to a webhook call it. Failed lookups are never cached. */
+export function forgetWebhooks(): void {
+  webhooks.clear();
+}
+
+async function loadWebhook(db: D1Database, panelId: string, webhookId: string): Promise<WebhookWithPanel | null> {
+  const key = `${panelId}/${webhookId}`;
+  const cached = webhooks.get(key);
+  if (cached) return cached;
+  const webhook = await getWebhookWithPanel(db, panelId, webhookId);
+  if (webhook) webhooks.set(key, webhook);
+  return webhook;
+}
+
+export type EnqueueOutcome = { found: false } | { found: true; accepted: number; duplicates: number };
+
+/**
+ * THE way to hand events to a webhook (the admin `events` route, journeys). Each event is
+ * rendered in the webhook's payload version, then all are stored in the webhook's backlog;
+ * the promise resolves only once they are durably stored, in the order given. Delivery
+ * follows whatever the webhook's state: a configured or disabled webhook keeps them until it
+ * is operational. An event whose caller-given `guid` was handed over within the last 7 days
+ * is skipped (counted in `duplicates`), so repeating a hand-over after a crash is harmless;
+ * without a guid one is generated (and such events are never taken for repeats).
+ *
+ * `events` may also be a function of the webhook (with its panel's name and time zone) that
+ * makes them, for callers that need those to describe the events; it saves a second lookup.
+ *
+ * `found: false` when the webhook does not exist in this panel. Throws WebhookEventError
+ * (nothing stored) when an event is not valid or too large.
+ */
+export async function enqueueWebhookEvents(
+  env: Pick<Env, "DB" | "WEBHOOKS">,
+  panelId: string,
+  webhookId: string,
+  events: readonly WebhookEvent[] | ((webhook: WebhookWithPanel) => readonly WebhookEvent[]),
+): Promise<EnqueueOutcome> {
+  const webhook = await loadWebhook(env.DB, panelId, webhookId);
+  if (!webhook) return { found: false };
+  const context = { version: webhook.version, webhookName: webhook.label, timeZone: webhook.panelTimeZone };
+  const described = typeof events === "function" ? events(webhook) : events;
+  const encoded: EncodedEvent[] = described.map((event, index) => {
+    const problem = webhookEventProblem(event);
+    if (problem) throw new WebhookEventError(index, problem.field, problem.message);
+    const guid = event.guid ?? crypto.randomUUID();
+    const payload = encodeURIComponent(JSON.stringify(buildEventObject({ ...event, guid }, context)));
+    if (payload.length > MAX_EVENT_BYTES) {
+      throw new WebhookEventError(index, "event", `is ${payload.length} bytes URL-encoded; an event may take at most ${MAX_EVENT_BYTES}`);
+    }
+    return { guid, payload, dedupe: event.guid !== undefined };
+  });
+  if (encoded.length === 0) return { found: true, accepted: 0, duplicates: 0 };
+  const stored = await webhookDispatcher(env, webhookId).enqueue({ panelId, webhookId, envelopeKey: webhook.panelName }, encoded);
+  return { found: true, ...stored };
+}
