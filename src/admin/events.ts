@@ -6,6 +6,7 @@ import { z } from "../lib/z";
 import { loadAttributeSchema } from "../store/attributes";
 import { getContactByKey } from "../store/contacts";
 import { eventPipelineState } from "../services/pipeline/consumer";
+import { PIPELINE_STEPS } from "../services/pipeline-steps";
 import { nudgeEventBatches } from "../services/pipeline/nudge";
 import { retryFailedBatches } from "../store/event-batches";
 import { listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../store/events";
@@ -31,7 +32,7 @@ export function eventView(event: StoredEvent & { batch: EventBatchState | null }
     msgid: event.msgid,
     campaign_id: event.campaignId,
     journey_id: event.journeyId,
-    pipeline: eventPipelineState(event.id, event.batch),
+    pipeline: eventPipelineState(event.id, event.batch, PIPELINE_STEPS),
   };
 }
 

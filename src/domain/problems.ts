@@ -1,8 +1,4 @@
-/** What is wrong with one named field of an input; rendered by the HTTP layer as `errors[]`. */
-export interface FieldProblem {
-  field: string;
-  message: string;
-}
+export type { FieldProblem } from "../lib/problems";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; reason: string };
 

@@ -1,3 +1,4 @@
+import type { CronTask } from "../lib/tasks";
 import { redriveListEntries } from "../services/journeys/list-entries";
 import { journeyTimers } from "../services/journeys/timers";
 import { redriveStalledEvents } from "../services/pipeline/redrive";
@@ -8,12 +9,6 @@ import { redriveStalledImports } from "../services/imports";
  * The per-minute Cron Trigger: publish due broadcasts, fire due journey timers, re-drive
  * stalled jobs. Each task is independent; one failing does not stop the others.
  */
-export interface CronTask {
-  name: string;
-  run(env: Env, now: number): Promise<void>;
-}
-
-/** Each capability adds its task here. */
 export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, redriveListEntries, publishBroadcastsTask];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {

@@ -1,4 +1,6 @@
+import type { QueueHandler } from "../lib/tasks";
 import { handleEventsBatch } from "../services/pipeline/consumer";
+import { PIPELINE_STEPS } from "../services/pipeline-steps";
 import { handleSendsQueue } from "../services/broadcasts/send";
 import { handleJourneysQueue } from "../services/journeys/list-entries";
 import { handleImportQueue } from "../services/imports";
@@ -10,11 +12,9 @@ import { handleImportQueue } from "../services/imports";
  */
 export type QueueKind = "imports" | "events" | "sends" | "journeys";
 
-export type QueueHandler = (batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext) => Promise<void>;
-
-/** One handler per queue; each capability registers its own. */
+/** One handler per queue. */
 export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
-  events: (batch, env, exec) => handleEventsBatch(batch, env, exec),
+  events: (batch, env, exec) => handleEventsBatch(batch, env, exec, PIPELINE_STEPS),
   sends: handleSendsQueue,
   imports: handleImportQueue,
   journeys: handleJourneysQueue,

@@ -1,4 +1,4 @@
-import type { FieldProblem } from "../../domain/problems";
+import type { FieldProblem } from "../problems";
 import type { z } from "../z";
 
 export type FieldError = FieldProblem;

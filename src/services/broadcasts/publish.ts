@@ -1,4 +1,4 @@
-import type { CronTask } from "../../jobs/cron";
+import type { CronTask } from "../../lib/tasks";
 import { completeCampaignIfDone, dueCampaigns, failCampaign, publishCampaign, stalledCampaigns } from "../../store/campaigns";
 import { contactImportStatus } from "./import-seam";
 import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";

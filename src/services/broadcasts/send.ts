@@ -1,4 +1,5 @@
-import { emailProvider, type EmailProvider, type OutgoingEmail, type ProviderEnv } from "../channels/email/provider";
+import type { EmailProvider, OutgoingEmail, ProviderEnv } from "../channels/email/provider";
+import { emailProvider } from "../channels/email/providers";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import { isEmailAddress } from "../../domain/broadcast";
 import { compileTemplate, personalize, type Template } from "../../domain/email-message";

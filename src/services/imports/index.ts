@@ -13,8 +13,8 @@ import {
   type ImportSource,
   type NewImportJob,
 } from "../../store/imports";
-import type { CronTask } from "../../jobs/cron";
-import type { QueueHandler } from "../../jobs/queues";
+import type { CronTask } from "../../lib/tasks";
+import type { QueueHandler } from "../../lib/tasks";
 import { ImportFailure, TransientImportError } from "./errors";
 import { downloadSource } from "./fetch";
 import { cleanUpImport, errorReportKey, postImportCallback, sendImportSummary, writeErrorReport } from "./finish";

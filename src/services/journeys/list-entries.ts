@@ -1,5 +1,5 @@
-import type { CronTask } from "../../jobs/cron";
-import type { QueueHandler } from "../../jobs/queues";
+import type { CronTask } from "../../lib/tasks";
+import type { QueueHandler } from "../../lib/tasks";
 import { contactsByIds, getJourneysByIds } from "../../store/journeys";
 import { deleteListEntries, leaseListEntries, panelsWithFreeListEntries } from "../../store/list-entries";
 import { enterJourneys, entriesFor, type EngineEnv } from "./engine";

@@ -1,4 +1,5 @@
-import { emailProvider, type ProviderEnv } from "../channels/email/provider";
+import type { ProviderEnv } from "../channels/email/provider";
+import { emailProvider } from "../channels/email/providers";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import type { AttributeValue } from "../../domain/attributes";
 import { isEmailAddress } from "../../domain/broadcast";

@@ -1,4 +1,4 @@
-import type { CronTask } from "../../jobs/cron";
+import type { CronTask } from "../../lib/tasks";
 import { fireDuePoints, journeysToScan, pointsLeftBehind } from "../../store/journeys";
 import { scanSegment } from "./contact-triggers";
 import { continuePoints } from "./engine";

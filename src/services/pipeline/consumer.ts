@@ -1,7 +1,7 @@
 import { saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../../store/event-batches";
 import type { EventBatchState, EventPipelineState } from "../../store/events";
 import { isEventsNudge } from "./nudge";
-import { PIPELINE_STEPS, type PipelineEvent, type PipelineStep } from "./steps";
+import type { PipelineEvent, PipelineStep } from "./steps";
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -41,7 +41,7 @@ export async function processEventBatches(
   env: Env,
   panelId: string,
   batchIds: readonly number[],
-  steps: readonly PipelineStep[] = PIPELINE_STEPS,
+  steps: readonly PipelineStep[],
   now = Date.now(),
 ): Promise<Set<number>> {
   const batches = await takeEventBatches(env.DB, panelId, batchIds);
@@ -88,7 +88,7 @@ function progressOf(batches: readonly EventBatch[], failedEvents: ReadonlySet<nu
  * Where an event is in the pipeline, from its batch (null once the batch left the pipeline):
  * done when it passed every step, even while other events of its batch are retried.
  */
-export function eventPipelineState(eventId: number, batch: EventBatchState | null, steps: readonly PipelineStep[] = PIPELINE_STEPS): EventPipelineState {
+export function eventPipelineState(eventId: number, batch: EventBatchState | null, steps: readonly PipelineStep[]): EventPipelineState {
   if (batch === null) return "done";
   return steps.every((step) => passed(batch, step.name, eventId)) ? "done" : batch.state;
 }
@@ -103,7 +103,7 @@ export async function handleEventsBatch(
   batch: MessageBatch<unknown>,
   env: Env,
   _exec: ExecutionContext,
-  steps: readonly PipelineStep[] = PIPELINE_STEPS,
+  steps: readonly PipelineStep[],
 ): Promise<void> {
   const byPanel = new Map<string, { batchIds: Set<number>; messages: Array<Message<unknown> & { body: { batches: number[] } }> }>();
   for (const message of batch.messages) {

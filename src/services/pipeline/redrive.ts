@@ -1,4 +1,4 @@
-import type { CronTask } from "../../jobs/cron";
+import type { CronTask } from "../../lib/tasks";
 import { claimStalledBatches } from "../../store/event-batches";
 import { nudgeEventBatches } from "./nudge";
 

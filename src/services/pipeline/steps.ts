@@ -1,4 +1,3 @@
-import { journeysPipelineStep } from "../journeys/pipeline-step";
 import type { StoredEvent } from "../../store/events";
 
 /** An event as pipeline steps see it: stored, with its id, guid and resolved contact. */
@@ -29,8 +28,3 @@ export interface PipelineStep {
   run(env: Env, events: readonly PipelineEvent[]): Promise<readonly StepFailure[] | void>;
 }
 
-/**
- * The production steps, in the order they run. Each capability adds its own here (journeys,
- * then webhooks); tests pass their own list to the consumer instead.
- */
-export const PIPELINE_STEPS: PipelineStep[] = [journeysPipelineStep];

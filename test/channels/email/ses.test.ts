@@ -2,7 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sendCampaignBatch } from "../../../src/services/broadcasts/send";
-import { emailProvider } from "../../../src/services/channels/email/provider";
+import { emailProvider } from "../../../src/services/channels/email/providers";
 import { SesProvider } from "../../../src/services/channels/email/ses";
 import { parseSesNotification } from "../../../src/services/channels/email/ses-notifications";
 import { routeRequest } from "../../../src/http/router";

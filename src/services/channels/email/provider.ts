@@ -1,6 +1,3 @@
-import { OutboxProvider } from "./outbox";
-import { SesProvider } from "./ses";
-
 /**
  * Where campaign email goes (DESIGN: Cloudflare's email sending is transactional only, so
  * marketing mail goes through a provider over HTTP). EMAIL_PROVIDER chooses: "outbox", the
@@ -49,23 +46,3 @@ export interface EmailProviderSecrets {
 }
 
 export type ProviderEnv = Pick<Env, "DB" | "FILES" | "EMAIL_PROVIDER" | "SES_REGION" | "SES_ENDPOINT" | "SES_CONFIGURATION_SET"> & EmailProviderSecrets;
-
-export function emailProvider(env: ProviderEnv): EmailProvider {
-  switch (env.EMAIL_PROVIDER || "outbox") {
-    case "outbox":
-      return new OutboxProvider(env.DB, env.FILES);
-    case "ses":
-      if (!env.SES_ACCESS_KEY_ID || !env.SES_SECRET_ACCESS_KEY) {
-        throw new Error("EMAIL_PROVIDER is ses but the SES_ACCESS_KEY_ID and SES_SECRET_ACCESS_KEY secrets are not set");
-      }
-      return new SesProvider({
-        accessKeyId: env.SES_ACCESS_KEY_ID,
-        secretAccessKey: env.SES_SECRET_ACCESS_KEY,
-        region: env.SES_REGION || "us-east-1",
-        endpoint: env.SES_ENDPOINT || undefined,
-        configurationSet: env.SES_CONFIGURATION_SET || undefined,
-      });
-    default:
-      throw new Error(`EMAIL_PROVIDER "${env.EMAIL_PROVIDER}" is not one of outbox, ses`);
-  }
-}

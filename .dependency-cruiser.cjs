@@ -1,0 +1,38 @@
+/**
+ * The stairs of src/ run one way (docs/architecture.md):
+ *   http (edge) -> api | admin -> services -> domain + store -> lib;  jobs (wiring) -> services.
+ * `npm run check:boundaries` (part of `npm test`) fails on any import against them, and on any cycle.
+ */
+const floor = (name, allowed) => ({
+  name: `${name}-imports-only-below`,
+  comment: `src/${name} may import only ${allowed.join(", ")}`,
+  severity: "error",
+  from: { path: `^src/${name}/` },
+  to: { path: "^src/", pathNot: allowed.map((dir) => `^src/${dir}/`) },
+});
+
+module.exports = {
+  forbidden: [
+    { name: "no-cycles", severity: "error", from: {}, to: { circular: true } },
+    floor("lib", ["lib"]),
+    floor("domain", ["domain", "lib"]),
+    floor("store", ["store", "domain", "lib"]),
+    floor("services", ["services", "store", "domain", "lib"]),
+    floor("jobs", ["jobs", "services", "store", "domain", "lib"]),
+    floor("api", ["api", "services", "store", "domain", "lib"]),
+    floor("admin", ["admin", "services", "store", "domain", "lib"]),
+    {
+      name: "domain-has-no-platform",
+      comment: "src/domain holds rules without I/O: no Cloudflare or Node modules",
+      severity: "error",
+      from: { path: "^src/domain/" },
+      to: { dependencyTypes: ["core"] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    exclude: { path: "^(test|bench|scripts)/" },
+  },
+};

@@ -1,0 +1,9 @@
+import { journeysPipelineStep } from "./journeys/pipeline-step";
+import type { PipelineStep } from "./pipeline/steps";
+
+/**
+ * The stages every recorded event goes through after it is stored, in order (CONTRACT 7):
+ * journeys, whose webhook steps hand events on to webhooks. The pipeline itself (pipeline/)
+ * knows no stage by name; the wiring and the admin's event view pass this list.
+ */
+export const PIPELINE_STEPS: PipelineStep[] = [journeysPipelineStep];
