@@ -22,6 +22,13 @@ module.exports = {
     floor("api", ["api", "services", "store", "domain", "lib"]),
     floor("admin", ["admin", "services", "store", "domain", "lib"]),
     {
+      name: "services-know-no-http",
+      comment: "services, store and domain report problems as values; HTTP errors and bodies belong to the handlers",
+      severity: "error",
+      from: { path: "^src/(services|store|domain)/" },
+      to: { path: "^src/lib/http/" },
+    },
+    {
       name: "domain-has-no-platform",
       comment: "src/domain holds rules without I/O: no Cloudflare or Node modules",
       severity: "error",

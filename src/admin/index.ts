@@ -1,9 +1,9 @@
 import { decodeOrKeep } from "../lib/uri";
 import { Router, type IRequest } from "itty-router";
-import { forgetActivityCatalogs } from "../api/activity-catalog";
-import { forgetCallers, isAdmin } from "../http/auth";
-import { ApiError, notFound } from "../lib/http/errors";
-import { asApiError } from "../http/envelope";
+import { forgetActivityCatalogs } from "../services/access/activity-catalogs";
+import { forgetCallers } from "../services/access/api-keys";
+import { ApiError, asApiError, notFound } from "../lib/http/errors";
+import { isAdmin } from "./auth";
 import { adminFailure, json, newRequestId } from "../lib/http/respond";
 import { activityRoutes } from "./activities";
 import { attributeRoutes } from "./attributes";
@@ -19,7 +19,7 @@ import { webhookRoutes } from "./webhooks";
 
 export const ADMIN_BASE = "/admin/v1";
 
-/** Every admin route; /openapi.json is generated from this list. Later capabilities add theirs. */
+/** Every admin route; /openapi.json is generated from this list. */
 export const ADMIN_ROUTES: AdminRoute[] = [
   ...panelRoutes,
   ...userRoutes,

@@ -1,6 +1,7 @@
-import { errorReportResponse } from "../api/bulk";
+import { openErrorReport } from "../services/imports/error-report";
 import { importJobView } from "../services/imports/view";
 import { notFound } from "../lib/http/errors";
+import { csvAttachment } from "../lib/http/respond";
 import { getImportJob, type ImportJob } from "../store/imports";
 import { defineAdminRoute, requirePanel } from "./route";
 
@@ -25,7 +26,10 @@ const downloadErrorReport = defineAdminRoute({
   path: "/panels/:panel/jobs/:job/errors.csv",
   summary: "The job's error report (CSV: row, column, reason, then the refused row)",
   async handle({ env, path }) {
-    return errorReportResponse(env, await jobOfPanel(env.DB, path.panel, path.job));
+    const job = await jobOfPanel(env.DB, path.panel, path.job);
+    const report = await openErrorReport(env.FILES, job);
+    if (!report.ok) throw notFound(report.reason);
+    return csvAttachment(report.body, report.size, `${job.id}-errors.csv`);
   },
 });
 

@@ -1,4 +1,4 @@
-import { generateApiKey, hashApiKey } from "../http/auth";
+import { generateApiKey, hashApiKey } from "../services/access/api-keys";
 import { conflict, notFound } from "../lib/http/errors";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";

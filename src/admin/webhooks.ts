@@ -6,10 +6,10 @@ import { z } from "../lib/z";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { deleteWebhook, getWebhook, insertWebhook, listWebhooks, replaceWebhookConfig, type Webhook } from "../store/webhooks";
-import { ALERT_FREQUENCIES } from "../services/webhooks/alerts";
+import { ALERT_FREQUENCIES } from "../domain/webhooks/alerts";
 import type { DispatcherStatus } from "../services/webhooks/dispatcher";
 import { enqueueWebhookEvents, forgetWebhooks, webhookDispatcher, WebhookEventError } from "../services/webhooks/enqueue";
-import { describeEventObject, PAYLOAD_VERSIONS, WEBHOOK_CHANNELS } from "../services/webhooks/payload";
+import { describeEventObject, PAYLOAD_VERSIONS, WEBHOOK_CHANNELS } from "../domain/webhooks/payload";
 import { signingSecretProblem } from "../services/webhooks/signing";
 import { defineAdminRoute, requirePanel } from "./route";
 

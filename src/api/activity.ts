@@ -3,15 +3,13 @@ import type { IRequest } from "itty-router";
 import { ACTIVITY_SOURCES, prepareActivityEvent } from "../domain/activity";
 import { MAX_GUID_LENGTH, type NewEvent } from "../domain/events";
 import type { FieldProblem } from "../domain/problems";
-import { authenticateApiKey, bearerToken, notAuthenticated } from "../http/auth";
+import { catalogOfClient, checkAccess } from "./access";
 import { readJsonBody } from "../lib/http/body";
-import { fieldErrorsFromZod, fromProblems, invalidField } from "../lib/http/errors";
-import { asApiError } from "../http/envelope";
+import { asApiError, fieldErrorsFromZod, fromProblems, invalidField } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, json, newRequestId } from "../lib/http/respond";
 import { z } from "../lib/z";
 import { recordEvents } from "../services/pipeline/record";
-import type { Panel } from "../store/panels";
-import { activityCatalog, catalogKnowing, ingestPanel } from "./activity-catalog";
+import { catalogKnowing, ingestPanel } from "../services/access/activity-catalogs";
 
 /**
  * Single activity (CONTRACT 3, spec 4.11) and its batch form: a website, app or store posts
@@ -84,20 +82,6 @@ function withAliases(raw: unknown): unknown {
   return raw;
 }
 
-/**
- * The panel must be in API mode (as for every API call), and a key given in the
- * Authorization header or the `apikey` query parameter must be a valid key of this panel.
- */
-export async function checkAccess(request: Request, db: D1Database, panel: Panel): Promise<void> {
-  if (!panel.apiMode) throw notAuthenticated();
-  const queryKey = new URL(request.url).searchParams.get("apikey");
-  for (const key of [bearerToken(request), queryKey ?? undefined]) {
-    if (key === undefined) continue;
-    const caller = await authenticateApiKey(db, key);
-    if (caller.panel.id !== panel.id) throw notAuthenticated();
-  }
-}
-
 function idempotencyKey(request: Request): string | undefined {
   const raw = request.headers.get("idempotency-key");
   if (raw === null) return undefined;
@@ -111,7 +95,7 @@ function idempotencyKey(request: Request): string | undefined {
 /** What both routes settle before reading events: the panel, the caller's access, the key. */
 async function openIngest(request: IRequest, env: Env) {
   const clientId = decodeOrKeep(request.params.client_id ?? "");
-  const catalog = await activityCatalog(env.DB, clientId);
+  const catalog = await catalogOfClient(env.DB, clientId);
   await checkAccess(request, env.DB, catalog.panel);
   return { clientId, catalog, key: idempotencyKey(request) };
 }

@@ -2,7 +2,7 @@ import { createBroadcast } from "../services/broadcasts/create";
 import { sendNotification } from "../services/channels/notifications";
 import { notifyAddresses } from "../domain/broadcast";
 import type { Params } from "../lib/http/body";
-import { ApiError, badRequest } from "../lib/http/errors";
+import { ApiError, badRequest, fromProblems } from "../lib/http/errors";
 import { json } from "../lib/http/respond";
 import { z } from "../lib/z";
 import { defineOperation, type OperationContext, type OperationTable } from "./operation";
@@ -62,7 +62,9 @@ const uploadContactAndPublish = defineOperation({
           { field: "data", message: "must be a JSON object with the broadcast request" },
         ]);
       }
-      const created = await createBroadcast(ctx, data as Record<string, unknown>);
+      const outcome = await createBroadcast(ctx, data as Record<string, unknown>);
+      if (!outcome.ok) throw fromProblems(outcome.refusal.problems, outcome.refusal.kind === "list_taken" ? 409 : 400);
+      const created = outcome.broadcast;
       const message =
         `Campaign scheduled for ${(data as Record<string, unknown>).schedule_date} (${ctx.panel.timezone}); ` +
         `list ${created.listId} created; its contacts are being imported (job ${created.importJobId})`;

@@ -1,13 +1,14 @@
 import { parseEmailList } from "../domain/imports";
-import { authenticateApiKey, requestApiKey } from "../http/auth";
-import { invalidField, notFound } from "../lib/http/errors";
-import { envelopeFailure, newRequestId } from "../lib/http/respond";
+import { requestApiKey } from "../lib/http/credentials";
+import { authenticateApiKey } from "./access";
+import { asApiError, invalidField, notFound } from "../lib/http/errors";
+import { csvAttachment, envelopeFailure, newRequestId } from "../lib/http/respond";
+import { openErrorReport } from "../services/imports/error-report";
 import { startImport } from "../services/imports";
 import { importJobView } from "../services/imports/view";
 import { allowsPrivateFetch, checkOutboundUrl } from "../lib/outbound";
 import { z } from "../lib/z";
 import { getImportJob, type ImportJob } from "../store/imports";
-import { asApiError } from "../http/envelope";
 import { requireLists } from "./contacts";
 import { defineOperation, type OperationTable } from "./operation";
 import { listIdParam, optionalTextParam, textParam } from "./params";
@@ -80,20 +81,11 @@ export const bulkOperations: OperationTable = {
 };
 
 /** The stored error report as a CSV download. */
-export async function errorReportResponse(env: Env, job: ImportJob): Promise<Response> {
-  if (!job.errorReportKey) {
-    const why = job.phase === "done" || job.phase === "notify" ? "this job refused no rows" : "the report is written when the job ends";
-    throw notFound(`No error report for job "${job.id}": ${why}`);
-  }
-  const object = await env.FILES.get(job.errorReportKey);
-  if (!object) throw notFound(`The error report of job "${job.id}" is no longer stored`);
-  return new Response(object.body, {
-    headers: {
-      "content-type": "text/csv; charset=utf-8",
-      "content-disposition": `attachment; filename="${job.id}-errors.csv"`,
-      "content-length": String(object.size),
-    },
-  });
+/** The job's error report as a CSV download (the same for the admin route). */
+export async function errorReportDownload(env: Env, job: ImportJob): Promise<Response> {
+  const report = await openErrorReport(env.FILES, job);
+  if (!report.ok) throw notFound(report.reason);
+  return csvAttachment(report.body, report.size, `${job.id}-errors.csv`);
 }
 
 /**
@@ -104,7 +96,7 @@ export async function handleErrorReportDownload(request: Request, env: Env, jobI
   const requestId = newRequestId();
   try {
     const caller = await authenticateApiKey(env.DB, requestApiKey(request));
-    return await errorReportResponse(env, await jobOrThrow(env.DB, caller.panel.id, jobId, "job"));
+    return await errorReportDownload(env, await jobOrThrow(env.DB, caller.panel.id, jobId, "job"));
   } catch (error) {
     return envelopeFailure(requestId, asApiError(error, requestId));
   }

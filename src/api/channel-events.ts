@@ -3,17 +3,15 @@ import type { IRequest } from "itty-router";
 import type { EventChannel, NewEvent } from "../domain/events";
 import { WAITABLE_EVENTS, type MessageChannel } from "../domain/journey";
 import { instantOf, parseCts, parseIsoTimestamp } from "../domain/time";
-import { authenticateApiKey, requestApiKey } from "../http/auth";
+import { requestApiKey } from "../lib/http/credentials";
+import { authenticateApiKey, catalogOfClient, checkAccess } from "./access";
 import { readJsonBody } from "../lib/http/body";
-import { ApiError, invalidField, notFound, parseOrThrow } from "../lib/http/errors";
-import { asApiError } from "../http/envelope";
+import { ApiError, asApiError, invalidField, notFound, parseOrThrow } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 import { z } from "../lib/z";
 import { recordEvents } from "../services/pipeline/record";
 import { getMessages } from "../store/journeys";
 import type { Panel } from "../store/panels";
-import { activityCatalog } from "./activity-catalog";
-import { checkAccess } from "./activity";
 
 /**
  * POST /v1/events/{channel}[/{client_id}] (CONTRACT 7): an SMS gateway or push service
@@ -55,7 +53,7 @@ function occurredAt(ts: string | number | undefined, timeZone: string, now: numb
 async function panelOf(request: IRequest, env: Env): Promise<Panel> {
   const clientId = request.params.client_id;
   if (clientId) {
-    const catalog = await activityCatalog(env.DB, decodeOrKeep(clientId));
+    const catalog = await catalogOfClient(env.DB, decodeOrKeep(clientId));
     await checkAccess(request, env.DB, catalog.panel);
     return catalog.panel;
   }

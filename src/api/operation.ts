@@ -1,4 +1,4 @@
-import type { Caller } from "../http/auth";
+import type { Caller } from "../services/access/api-keys";
 import type { Params } from "../lib/http/body";
 import type { ApiError } from "../lib/http/errors";
 import type { z } from "../lib/z";

@@ -5,7 +5,7 @@ import { contactOperations } from "./contacts";
 import { listOperations } from "./lists";
 import type { Operation, OperationTable } from "./operation";
 
-/** Every envelope operation, by `type` then `activity`. Later capabilities add their rows here. */
+/** Every envelope operation, by `type` then `activity`. */
 export const OPERATIONS: Record<string, OperationTable> = {
   contact: { ...contactOperations, ...bulkOperations },
   lists: listOperations,

@@ -1,8 +1,8 @@
 import { resolveOperation } from "../api/registry";
 import type { Operation } from "../api/operation";
-import { authenticateApiKey } from "./auth";
+import { authenticateApiKey } from "../api/access";
 import { readBodyParams, readQueryParams, type Params } from "../lib/http/body";
-import { ApiError, parseOrThrow } from "../lib/http/errors";
+import { asApiError, parseOrThrow } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 
 /**
@@ -25,14 +25,4 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     const failure = asApiError(error, requestId);
     return operation?.render?.failure(requestId, failure, params) ?? envelopeFailure(requestId, failure);
   }
-}
-
-/** What any handler answers for a thrown value: the ApiError itself, or a logged 500. */
-export function asApiError(error: unknown, requestId: string): ApiError {
-  return error instanceof ApiError ? error : serviceFault(error, requestId);
-}
-
-export function serviceFault(error: unknown, requestId: string): ApiError {
-  console.error(`request ${requestId} failed`, error);
-  return new ApiError(500, `The service failed to process the request; quote request id ${requestId} when reporting it`);
 }

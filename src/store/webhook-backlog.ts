@@ -1,4 +1,4 @@
-import type { PendingEvent } from "../services/webhooks/batching";
+import type { PendingEvent } from "../domain/webhooks/batching";
 import { chunk } from "./sql";
 
 /**

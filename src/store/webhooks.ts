@@ -1,5 +1,5 @@
-import type { AlertFrequency } from "../services/webhooks/alerts";
-import type { PayloadVersion } from "../services/webhooks/payload";
+import type { AlertFrequency } from "../domain/webhooks/alerts";
+import type { PayloadVersion } from "../domain/webhooks/payload";
 
 export const WEBHOOK_STATES = ["configured", "operational", "disabled"] as const;
 export type WebhookState = (typeof WEBHOOK_STATES)[number];

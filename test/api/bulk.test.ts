@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { admin, apiFor, call, countRows, createPanel, panelSnapshot, receiver, type TestPanel } from "../helpers";
 import { hostFile, importCsv as importCsvInto, importFinished } from "../import-helpers";

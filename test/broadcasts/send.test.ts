@@ -3,7 +3,6 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { sendCampaignBatch, type SendNudge } from "../../src/services/broadcasts/send";
-import type { EmailProvider, OutgoingEmail } from "../../src/services/channels/email/provider";
 import { emailProvider } from "../../src/services/channels/email/providers";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import worker from "../../src/index";

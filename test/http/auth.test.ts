@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { admin, createPanel, envelope } from "../helpers";
-import { NOT_AUTHENTICATED } from "../../src/http/auth";
+import { NOT_AUTHENTICATED } from "../../src/lib/http/credentials";
 
 async function getAll(apikey: string | undefined) {
   const params: Record<string, string> = { type: "lists", activity: "getall" };

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { runCronTasks } from "../../src/jobs/cron";
 import { journeyTimers } from "../../src/services/journeys/timers";
-import { defineActivity, eventSettled, eventually, postActivity } from "../activity-helpers";
+import { defineActivity, eventSettled, postActivity } from "../activity-helpers";
 import { admin, apiFor, call, type TestPanel } from "../helpers";
 import { advance, createWebhook, deliveries, drive, eventsOf } from "../webhooks/support";
 

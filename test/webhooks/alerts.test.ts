@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addFailure, alertDueAt, alertMessage } from "../../src/services/webhooks/alerts";
+import { addFailure, alertDueAt, alertMessage } from "../../src/domain/webhooks/alerts";
 import { admin, createPanel, receiver } from "../helpers";
 import { advance, createWebhook, drive, eventObject, queue, range } from "./support";
 

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { WebhookDispatcher } from "../../src/services/webhooks/dispatcher";
-import { RETRY_SCHEDULE_MS } from "../../src/services/webhooks/policy";
+import { RETRY_SCHEDULE_MS } from "../../src/domain/webhooks/policy";
 import { admin, createPanel, receiver } from "../helpers";
 import { advance, alarmAt, createWebhook, deliveries, dispatcherNow, dispatcherStub, drive, eventObject, numbersOf, queue, range } from "./support";
 

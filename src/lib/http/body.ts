@@ -1,3 +1,4 @@
+import { readAtMost } from "../bytes";
 import { ApiError, badRequest } from "./errors";
 
 /** Largest request body the API reads, in bytes; larger bodies are answered 413 unread. */
@@ -9,31 +10,13 @@ function tooLarge(limit: number): ApiError {
   ]);
 }
 
-/** Reads the whole body (of a request, or a fetched response), refusing (413) as soon as it grows past `limit`. */
+/** Reads the whole body of a request, refusing (413) as soon as it grows past `limit`. */
 export async function readBodyBytes(request: Pick<Request, "headers" | "body">, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "NaN");
   if (declared > limit) throw tooLarge(limit);
-  if (!request.body) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  const bytes = await readAtMost(request.body, limit);
+  if (!bytes) throw tooLarge(limit);
+  return bytes;
 }
 
 export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<unknown> {

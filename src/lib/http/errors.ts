@@ -52,3 +52,13 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, pre
   if (!result.success) throw fromZodError(result.error, prefix);
   return result.data;
 }
+
+/** What any handler answers for a thrown value: the ApiError itself, or a logged 500. */
+export function asApiError(error: unknown, requestId: string): ApiError {
+  return error instanceof ApiError ? error : serviceFault(error, requestId);
+}
+
+export function serviceFault(error: unknown, requestId: string): ApiError {
+  console.error(`request ${requestId} failed`, error);
+  return new ApiError(500, `The service failed to process the request; quote request id ${requestId} when reporting it`);
+}

@@ -31,3 +31,14 @@ export function adminFailure(error: ApiError): Response {
   if (error.errors.length) body.errors = error.errors;
   return json(body, error.status);
 }
+
+/** A CSV file download. */
+export function csvAttachment(body: ReadableStream, size: number, fileName: string): Response {
+  return new Response(body, {
+    headers: {
+      "content-type": "text/csv; charset=utf-8",
+      "content-disposition": `attachment; filename="${fileName}"`,
+      "content-length": String(size),
+    },
+  });
+}

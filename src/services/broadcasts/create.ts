@@ -1,13 +1,14 @@
 import { checkBroadcastRequest, checkCsvHeaders, fileNameOf, rowcountInFileName, type BroadcastRequest } from "../../domain/broadcast";
-import { readBodyBytes } from "../../lib/http/body";
-import { ApiError, conflict, fromProblems, invalidField } from "../../lib/http/errors";
+import type { KeyedSchema } from "../../domain/contacts";
+import type { FieldProblem } from "../../domain/problems";
+import { readAtMost } from "../../lib/bytes";
 import { newId } from "../../lib/random";
 import { checkOutboundUrl, allowsPrivateFetch, fetchOutbound, OutboundError } from "../../lib/outbound";
-import type { OperationContext } from "../../api/operation";
+import type { Panel } from "../../store/panels";
 import { insertCampaignWithList, setCampaignImport } from "../../store/campaigns";
 import { findListByName } from "../../store/lists";
 import { MAX_SOURCE_BYTES, md5Hex, readContactFiles, type CsvFile } from "./contacts-source";
-import { startContactImport } from "./import-seam";
+import { startContactImport } from "./contact-import";
 
 /** Largest HTML body fetched from `source_file`. */
 export const MAX_HTML_BYTES = 2 * 1024 * 1024;
@@ -20,15 +21,40 @@ export interface CreatedBroadcast {
   importJobId: string;
 }
 
+/** Who creates the broadcast, and when. */
+export interface BroadcastContext {
+  env: Env;
+  panel: Panel;
+  schema: KeyedSchema;
+  requestId: string;
+  now: number;
+}
+
+/** Why a broadcast was not created: its input broke a rule, or its list name is taken. */
+export interface BroadcastRefusal {
+  kind: "invalid" | "list_taken";
+  problems: FieldProblem[];
+}
+
+export type BroadcastOutcome = { ok: true; broadcast: CreatedBroadcast } | { ok: false; refusal: BroadcastRefusal };
+
+/** Thrown inside this module only, to stop at the first broken rule; createBroadcast answers it as a value. */
+class Refused extends Error {
+  constructor(readonly refusal: BroadcastRefusal) {
+    super(refusal.problems[0]?.message);
+  }
+}
+
+function invalidField(field: string, message: string): Refused {
+  return new Refused({ kind: "invalid", problems: [{ field, message }] });
+}
+
 const sourceField = "data.contacts_upload_source";
 
 async function readLimited(response: Response, limit: number, field: string): Promise<Uint8Array> {
-  try {
-    return await readBodyBytes(response, limit);
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 413) throw invalidField(field, `the file is larger than the ${limit}-byte limit`);
-    throw error;
-  }
+  const bytes = await readAtMost(response.body, limit);
+  if (!bytes) throw invalidField(field, `the file is larger than the ${limit}-byte limit`);
+  return bytes;
 }
 
 async function download(env: Env, url: string, field: string, limit: number): Promise<Uint8Array> {
@@ -68,7 +94,7 @@ function checkRowcounts(files: readonly CsvFile[]): void {
 }
 
 /** Reads and checks the contact files: every rule of CONTRACT 2.4 about them, before any write. */
-async function loadContactFiles(ctx: OperationContext, request: BroadcastRequest): Promise<CsvFile[]> {
+async function loadContactFiles(ctx: BroadcastContext, request: BroadcastRequest): Promise<CsvFile[]> {
   const bytes = await download(ctx.env, request.contactsSource, sourceField, MAX_SOURCE_BYTES);
   if (request.md5 !== null) {
     const actual = await md5Hex(bytes);
@@ -88,7 +114,7 @@ async function loadContactFiles(ctx: OperationContext, request: BroadcastRequest
   return read.files;
 }
 
-async function loadHtml(ctx: OperationContext, request: BroadcastRequest): Promise<string> {
+async function loadHtml(ctx: BroadcastContext, request: BroadcastRequest): Promise<string> {
   if (request.sourceHtml !== null) return request.sourceHtml;
   const bytes = await download(ctx.env, request.sourceFile!, "data.source_file", MAX_HTML_BYTES);
   let html: string;
@@ -101,24 +127,31 @@ async function loadHtml(ctx: OperationContext, request: BroadcastRequest): Promi
   return html;
 }
 
-function listTaken(name: string): ApiError {
-  return conflict(`data.list_name: a list named "${name}" already exists in this panel`, [
-    { field: "data.list_name", message: "a list with this name already exists" },
-  ]);
+function listTaken(name: string): Refused {
+  return new Refused({ kind: "list_taken", problems: [{ field: "data.list_name", message: `a list named "${name}" already exists in this panel` }] });
 }
 
 /**
  * 4.10: checks every rule first (the request, the list name, the contact files, the HTML
  * body), then writes: the files to R2, the list and the campaign to D1, and the import.
  */
-export async function createBroadcast(ctx: OperationContext, data: Record<string, unknown>): Promise<CreatedBroadcast> {
+export async function createBroadcast(ctx: BroadcastContext, data: Record<string, unknown>): Promise<BroadcastOutcome> {
+  try {
+    return { ok: true, broadcast: await checkThenCreate(ctx, data) };
+  } catch (error) {
+    if (error instanceof Refused) return { ok: false, refusal: error.refusal };
+    throw error;
+  }
+}
+
+async function checkThenCreate(ctx: BroadcastContext, data: Record<string, unknown>): Promise<CreatedBroadcast> {
   const { env, panel, now } = ctx;
   const checked = checkBroadcastRequest(data, {
     timezone: panel.timezone,
     now,
     leadMinutes: Number(env.BROADCAST_LEAD_MINUTES || "90"),
   });
-  if (!checked.ok) throw fromProblems(checked.problems);
+  if (!checked.ok) throw new Refused({ kind: "invalid", problems: checked.problems });
   const request = checked.request;
   requireOutboundUrl(env, sourceField, request.contactsSource);
   if (request.sourceFile !== null) requireOutboundUrl(env, "data.source_file", request.sourceFile);

@@ -2,13 +2,13 @@ import type { ProviderBounce } from "../channels/email/provider";
 import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
 import { countEngagement, markBounced, markUnsubscribed } from "../../store/campaigns";
 import { suppressAddress } from "../../store/suppressions";
-import { recordEmailEvents } from "./events-seam";
+import { recordEmailEvents } from "./campaign-events";
 import { messageIdOf } from "./send";
 
 /**
  * What recipients do with campaign email: opens, clicks, unsubscribes, and the bounces the
  * provider reports. Each counts on the message's row (the campaign counters) and becomes an
- * event through the events seam; unsubscribes and hard bounces suppress the address.
+ * event through the event pipeline (campaign-events.ts); unsubscribes and hard bounces suppress the address.
  */
 
 type Env_ = Pick<Env, "DB" | "EVENTS">;

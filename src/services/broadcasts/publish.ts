@@ -1,6 +1,6 @@
 import type { CronTask } from "../../lib/tasks";
 import { completeCampaignIfDone, dueCampaigns, failCampaign, publishCampaign, stalledCampaigns } from "../../store/campaigns";
-import { contactImportStatus } from "./import-seam";
+import { contactImportStatus } from "./contact-import";
 import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";
 
 /** Campaigns published per cron minute; the rest wait a minute. */

@@ -1,4 +1,4 @@
-import { recordEmailEvents, type EmailEventKind } from "../broadcasts/events-seam";
+import { recordEmailEvents, type EmailEventKind } from "../broadcasts/campaign-events";
 import type { ProviderBounce } from "../channels/email/provider";
 import type { JourneyMessageRef, TrackingClaim } from "../channels/email/tracking";
 import { getMessages, journeyEmailByProviderId, type JourneyMessage } from "../../store/journeys";

@@ -1,7 +1,7 @@
 import type { WebhookStep } from "../../domain/journey";
 import type { StoredEvent } from "../../store/events";
 import type { JourneyContact, JourneyMessage } from "../../store/journeys";
-import type { EventDetails, JsonValue, MessageEvent, WebhookEvent } from "../webhooks/payload";
+import type { EventDetails, JsonValue, MessageEvent, WebhookEvent } from "../../domain/webhooks/payload";
 
 /**
  * The webhook event a journey's webhook step sends (spec 2.8, CONTRACT 6), built from the

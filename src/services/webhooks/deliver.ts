@@ -1,5 +1,5 @@
 import { fetchOutbound, OutboundError } from "../../lib/outbound";
-import type { AttemptAnswer } from "./policy";
+import type { AttemptAnswer } from "../../domain/webhooks/policy";
 import { signatureHeaders } from "./signing";
 
 /**

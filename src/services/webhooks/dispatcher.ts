@@ -4,11 +4,11 @@ import { decryptSecret } from "../../lib/crypto";
 import { newId } from "../../lib/random";
 import { WebhookBacklog, type AttemptRecord, type InFlightBatch } from "../../store/webhook-backlog";
 import { getWebhookWithPanel, setWebhookState, type WebhookState, type WebhookWithPanel } from "../../store/webhooks";
-import { addFailure, alertDueAt, alertMessage, type PendingAlert } from "./alerts";
-import { BATCH_LIMITS, batchBody, decideCut, type BatchLimits } from "./batching";
+import { addFailure, alertDueAt, alertMessage, type PendingAlert } from "../../domain/webhooks/alerts";
+import { BATCH_LIMITS, batchBody, decideCut, type BatchLimits } from "../../domain/webhooks/batching";
 import { DELIVERY_TIMEOUT_MS, postBatch, type AttemptResult, type DeliveryTarget } from "./deliver";
-import { buildEventObject, sampleEvents } from "./payload";
-import { decideOutcome, describeAnswer, type Outcome } from "./policy";
+import { buildEventObject, sampleEvents } from "../../domain/webhooks/payload";
+import { decideOutcome, describeAnswer, type Outcome } from "../../domain/webhooks/policy";
 
 const DAY = 24 * 60 * 60 * 1000;
 

@@ -1,8 +1,8 @@
 import { TtlCache } from "../../lib/ttl-cache";
 import { getWebhookWithPanel, type WebhookWithPanel } from "../../store/webhooks";
-import { MAX_EVENT_BYTES } from "./batching";
+import { MAX_EVENT_BYTES } from "../../domain/webhooks/batching";
 import type { EncodedEvent } from "./dispatcher";
-import { buildEventObject, webhookEventProblem, type WebhookEvent } from "./payload";
+import { buildEventObject, webhookEventProblem, type WebhookEvent } from "../../domain/webhooks/payload";
 
 /** The Durable Object that holds a webhook's backlog. */
 export function webhookDispatcher(env: Pick<Env, "WEBHOOKS">, webhookId: string) {

@@ -3,7 +3,7 @@ import { startImport } from "../imports";
 import { getImportJob } from "../../store/imports";
 
 /**
- * SEAM (bulk import). The broadcast hands its contact files to the bulk-upload engine
+ * The broadcast hands its contact files to the bulk-upload engine
  * (src/services/imports: a background job with its state in D1) through startContactImport and
  * asks after it with contactImportStatus, and nowhere else. The files are already validated
  * (headers, row counts, MD5) and stored in R2; the engine imports them into the new list as

@@ -1,4 +1,4 @@
-import { formatCts, formatLocalIso, instantOf, parseCts } from "../../domain/time";
+import { formatCts, formatLocalIso, instantOf, parseCts } from "../time";
 
 /**
  * Webhook event objects (spec 2.8, CONTRACT 6) for the two documented payload versions.

@@ -1,7 +1,7 @@
 import { recordEvents } from "../pipeline/record";
 
 /**
- * SEAM (event pipeline). Every email event (open, click, bounce, unsubscribe) leaves the
+ * Every email event (open, click, bounce, unsubscribe) leaves the
  * broadcast code through recordEmailEvents and nowhere else, into the one pipeline of
  * CONTRACT 7 (stored, then matched against journeys, then handed to webhooks). The campaign
  * counters do not depend on it: they live on campaign_messages.

@@ -1,7 +1,6 @@
-import type { IngestPanel } from "../domain/activity";
-import { notFound } from "../lib/http/errors";
-import { TtlCache } from "../lib/ttl-cache";
-import { loadActivityCatalog, type ActivityCatalog } from "../store/activities";
+import type { IngestPanel } from "../../domain/activity";
+import { TtlCache } from "../../lib/ttl-cache";
+import { loadActivityCatalog, type ActivityCatalog } from "../../store/activities";
 
 /**
  * How long an isolate trusts what it read of a panel for ingest: the panel its client id
@@ -20,19 +19,18 @@ export function forgetActivityCatalogs(): void {
   catalogs.clear();
 }
 
-/** The catalog of the panel `clientId` names; `fresh` skips the cache. Unknown id: 404. */
-export async function activityCatalog(db: D1Database, clientId: string, fresh = false): Promise<ActivityCatalog> {
+/** The catalog of the panel `clientId` names (null: no such panel); `fresh` skips the cache. */
+export async function activityCatalog(db: D1Database, clientId: string, fresh = false): Promise<ActivityCatalog | null> {
   const cached = fresh ? undefined : catalogs.get(clientId);
   if (cached) return cached;
   const loaded = await loadActivityCatalog(db, clientId);
-  if (!loaded) throw notFound("client_id: no panel has this client id", [{ field: "client_id", message: "unknown client id" }]);
-  catalogs.set(clientId, loaded);
+  if (loaded) catalogs.set(clientId, loaded);
   return loaded;
 }
 
 /** Re-reads the catalog once when the posted activity ids include one it does not know. */
 export async function catalogKnowing(db: D1Database, clientId: string, catalog: ActivityCatalog, activityIds: Iterable<number>): Promise<ActivityCatalog> {
-  for (const id of activityIds) if (!catalog.activities.has(id)) return activityCatalog(db, clientId, true);
+  for (const id of activityIds) if (!catalog.activities.has(id)) return (await activityCatalog(db, clientId, true)) ?? catalog;
   return catalog;
 }
 
