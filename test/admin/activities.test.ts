@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { admin, createPanel } from "../helpers";
+import { admin, createPanel } from "../support/helpers";
 
 describe("admin: activity definitions", () => {
   it("defines an activity with typed params and reads it back, alone and in the list", async () => {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { admin, call, createPanel } from "../helpers";
+import { admin, call, createPanel } from "../support/helpers";
 
 describe("admin authentication", () => {
   it("requires the bearer token", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { contactEvents, defineActivity, postBatch, profileEvents } from "../activity-helpers";
-import { createPanel } from "../helpers";
+import { contactEvents, defineActivity, postBatch, profileEvents } from "../support/activity";
+import { createPanel } from "../support/helpers";
 
 describe("admin: a contact's events", () => {
   it("pages newest first with a cursor, without gaps or repeats", async () => {

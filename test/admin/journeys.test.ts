@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { defineActivity } from "../activity-helpers";
-import { admin, createPanel, panelSnapshot } from "../helpers";
-import { createWebhook } from "../webhooks/support";
+import { defineActivity } from "../support/activity";
+import { admin, createPanel, panelSnapshot } from "../support/helpers";
+import { createWebhook } from "../support/webhooks";
 
 async function setup() {
   const panel = await createPanel();
@@ -87,7 +87,7 @@ describe("admin journeys", () => {
 
 describe("journeys in /openapi.json", () => {
   it("documents the journey routes and the channel events route", async () => {
-    const { call } = await import("../helpers");
+    const { call } = await import("../support/helpers");
     const doc = (await (await call("/openapi.json")).json()) as any;
     expect(doc.paths["/admin/v1/panels/{panel}/journeys"].post.requestBody.content["application/json"].schema.properties.steps).toBeDefined();
     expect(doc.paths["/admin/v1/panels/{panel}/journeys/{journey}/status"].post).toBeDefined();

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { admin, call, createPanel, receiver } from "../helpers";
-import { createWebhook, eventObject, queue, range } from "../webhooks/support";
+import { admin, call, createPanel, receiver } from "../support/helpers";
+import { createWebhook, eventObject, queue, range } from "../support/webhooks";
 
 const secret = `whsec_${btoa("0123456789abcdef0123456789abcdef")}`;
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { contactEvents, defineActivity, eventCount, fullSnapshot, pipelineSettled, postBatch, profileEvents } from "../activity-helpers";
-import { createPanel, type TestPanel } from "../helpers";
+import { contactEvents, defineActivity, eventCount, fullSnapshot, pipelineSettled, postBatch, profileEvents } from "../support/activity";
+import { createPanel, type TestPanel } from "../support/helpers";
 
 let panel: TestPanel;
 let viewId: string;

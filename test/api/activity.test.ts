@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { insertActivity } from "../../src/store/activities";
-import { contactEvents, defineActivity, eventCount, fullSnapshot, pipelineSettled, postActivity, postBatch, profileEvents } from "../activity-helpers";
-import { admin, apiFor, call, createPanel, type TestPanel } from "../helpers";
+import { contactEvents, defineActivity, eventCount, fullSnapshot, pipelineSettled, postActivity, postBatch, profileEvents } from "../support/activity";
+import { admin, apiFor, call, createPanel, type TestPanel } from "../support/helpers";
 
 let panel: TestPanel;
 let cartId: string;

@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { zipSync, strToU8 } from "fflate";
 import { describe, expect, it } from "vitest";
 import { md5Hex } from "../../src/services/broadcasts/contacts-source";
-import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, type TestPanel } from "../helpers";
-import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn, waitForImport } from "../broadcasts/fixtures";
+import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, type TestPanel } from "../support/helpers";
+import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn, waitForImport } from "../support/broadcasts";
 
 const BODY_KEYS = ["CampaignID", "RequestID", "message", "payload", "success"];
 

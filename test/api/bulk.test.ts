@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { admin, apiFor, call, countRows, createPanel, panelSnapshot, receiver, type TestPanel } from "../helpers";
-import { hostFile, importCsv as importCsvInto, importFinished } from "../import-helpers";
+import { admin, apiFor, call, countRows, createPanel, panelSnapshot, receiver, type TestPanel } from "../support/helpers";
+import { hostFile, importCsv as importCsvInto, importFinished } from "../support/imports";
 
 let panel: TestPanel;
 let api: ReturnType<typeof apiFor>;

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { admin, apiFor, countRows, createPanel, envelope, panelSnapshot, type Style, type TestPanel } from "../helpers";
+import { admin, apiFor, countRows, createPanel, envelope, panelSnapshot, type Style, type TestPanel } from "../support/helpers";
 
 let panel: TestPanel;
 let api: ReturnType<typeof apiFor>;

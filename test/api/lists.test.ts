@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { apiFor, countRows, createPanel, panelSnapshot, type TestPanel } from "../helpers";
+import { apiFor, countRows, createPanel, panelSnapshot, type TestPanel } from "../support/helpers";
 
 let panel: TestPanel;
 let api: ReturnType<typeof apiFor>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { admin, createPanel, envelope } from "../helpers";
+import { admin, createPanel, envelope } from "../support/helpers";
 import { NOT_AUTHENTICATED } from "../../src/lib/http/credentials";
 
 async function getAll(apikey: string | undefined) {

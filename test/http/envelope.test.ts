@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, createPanel, envelope } from "../helpers";
+import { call, createPanel, envelope } from "../support/helpers";
 import { MAX_BODY_BYTES } from "../../src/lib/http/body";
 
 describe("the apiv2 envelope", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, createPanel } from "../helpers";
+import { call, createPanel } from "../support/helpers";
 
 // A malformed percent-escape in a path segment must be a clear 4xx, never a 500 (URIError).
 describe("malformed escapes in path segments", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call } from "../helpers";
+import { call } from "../support/helpers";
 
 describe("/openapi.json", () => {
   it("describes the envelope operations and the admin routes", async () => {

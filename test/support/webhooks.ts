@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import type { WebhookDispatcher } from "../../src/services/webhooks/dispatcher";
-import { admin, receiver, type TestPanel } from "../helpers";
+import { admin, receiver, type TestPanel } from "./helpers";
 
 export type Received = Awaited<ReturnType<typeof receiver.requests>>[number];
 

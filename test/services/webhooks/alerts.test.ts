@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { addFailure, alertDueAt, alertMessage } from "../../src/domain/webhooks/alerts";
-import { admin, createPanel, receiver } from "../helpers";
-import { advance, createWebhook, drive, eventObject, queue, range } from "./support";
+import { addFailure, alertDueAt, alertMessage } from "../../../src/domain/webhooks/alerts";
+import { admin, createPanel, receiver } from "../../support/helpers";
+import { advance, createWebhook, drive, eventObject, queue, range } from "../../support/webhooks";
 
 const HOUR = 3600_000;
 

@@ -2,9 +2,9 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { runCronTasks } from "../../src/jobs/cron";
 import { journeyTimers } from "../../src/services/journeys/timers";
-import { defineActivity, eventSettled, postActivity } from "../activity-helpers";
-import { admin, apiFor, call, type TestPanel } from "../helpers";
-import { advance, createWebhook, deliveries, drive, eventsOf } from "../webhooks/support";
+import { defineActivity, eventSettled, postActivity } from "./activity";
+import { admin, apiFor, call, type TestPanel } from "./helpers";
+import { advance, createWebhook, deliveries, drive, eventsOf } from "./webhooks";
 
 export { createWebhook, eventsOf };
 

@@ -13,9 +13,9 @@ import {
   type ImportRef,
   type ImportTuning,
   type StartImportOptions,
-} from "../../src/services/imports";
-import { commitImportChunk, getImportJob, insertImportJob, type ImportJob } from "../../src/store/imports";
-import { apiFor, call, countRows, createPanel, receiver, type TestPanel } from "../helpers";
+} from "../../../src/services/imports";
+import { commitImportChunk, getImportJob, insertImportJob, type ImportJob } from "../../../src/store/imports";
+import { apiFor, call, countRows, createPanel, receiver, type TestPanel } from "../../support/helpers";
 
 // Small chunks and reads, so a few rows make many chunks, checkpoints and reads.
 const TINY: ImportTuning = { ...DEFAULT_TUNING, chunkRows: 2, chunkBytes: 64, readBytes: 7, stepChunks: 1 };

@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ENTRIES_PER_MESSAGE, ENTRY_LEASE_MS, enterListEntries, redriveListEntries } from "../../src/services/journeys/list-entries";
-import { LEFT_BEHIND_MS } from "../../src/services/journeys/timers";
-import { eventually } from "../activity-helpers";
-import { admin, apiFor, countRows, createPanel, type TestPanel } from "../helpers";
-import { importCsv } from "../import-helpers";
-import { addMembersQuietly, countersOf, cronAllAt, cronAt, createWebhook, delivered, messagesOf, puneSegmentJourney, smsListJourney, startJourney } from "./support";
+import { ENTRIES_PER_MESSAGE, ENTRY_LEASE_MS, enterListEntries, redriveListEntries } from "../../../src/services/journeys/list-entries";
+import { LEFT_BEHIND_MS } from "../../../src/services/journeys/timers";
+import { eventually } from "../../support/activity";
+import { admin, apiFor, countRows, createPanel, type TestPanel } from "../../support/helpers";
+import { importCsv } from "../../support/imports";
+import { addMembersQuietly, countersOf, cronAllAt, cronAt, createWebhook, delivered, messagesOf, puneSegmentJourney, smsListJourney, startJourney } from "../../support/journeys";
 
 async function listOf(panel: TestPanel, name = "VIP"): Promise<number> {
   return (await apiFor(panel)("lists", "add", { listname: name })).body.listid;

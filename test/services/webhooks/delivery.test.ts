@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { admin, createPanel, receiver } from "../helpers";
-import { advance, createWebhook, deliveries, drive, eventObject, eventsOf, numbersOf, payloadOf, queue, range } from "./support";
+import { admin, createPanel, receiver } from "../../support/helpers";
+import { advance, createWebhook, deliveries, drive, eventObject, eventsOf, numbersOf, payloadOf, queue, range } from "../../support/webhooks";
 
 describe("webhook delivery", () => {
   it("posts form-encoded data keyed by the panel name, with Basic auth and a batch id", async () => {
@@ -139,7 +139,7 @@ describe("webhook delivery", () => {
   });
 
   it("reaches the webhook through enqueueWebhookEvents, scoped by panel", async () => {
-    const { enqueueWebhookEvents } = await import("../../src/services/webhooks/enqueue");
+    const { enqueueWebhookEvents } = await import("../../../src/services/webhooks/enqueue");
     const panel = await createPanel();
     const other = await createPanel();
     const hook = await createWebhook(panel);

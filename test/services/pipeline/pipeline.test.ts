@@ -1,15 +1,15 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { NewEvent } from "../../src/domain/events";
-import { eventPipelineState, handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../src/services/pipeline/consumer";
-import { recordEvents } from "../../src/services/pipeline/record";
-import { MAX_REDRIVES, REDRIVE_AFTER_MS, redriveStalledEvents } from "../../src/services/pipeline/redrive";
-import type { PipelineEvent, PipelineStep } from "../../src/services/pipeline/steps";
-import { PIPELINE_STEPS } from "../../src/services/pipeline-steps";
-import { appendEventBatches } from "../../src/store/event-batches";
-import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, postBatch } from "../activity-helpers";
-import { admin, apiFor, createPanel, type TestPanel } from "../helpers";
+import type { NewEvent } from "../../../src/domain/events";
+import { eventPipelineState, handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../../src/services/pipeline/consumer";
+import { recordEvents } from "../../../src/services/pipeline/record";
+import { MAX_REDRIVES, REDRIVE_AFTER_MS, redriveStalledEvents } from "../../../src/services/pipeline/redrive";
+import type { PipelineEvent, PipelineStep } from "../../../src/services/pipeline/steps";
+import { PIPELINE_STEPS } from "../../../src/services/pipeline-steps";
+import { appendEventBatches } from "../../../src/store/event-batches";
+import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, postBatch } from "../../support/activity";
+import { admin, apiFor, createPanel, type TestPanel } from "../../support/helpers";
 
 let panel: TestPanel;
 let activityId: string;

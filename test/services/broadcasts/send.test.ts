@@ -1,15 +1,15 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
-import { sendCampaignBatch, type SendNudge } from "../../src/services/broadcasts/send";
-import { emailProvider } from "../../src/services/channels/email/providers";
-import { TrackingSigner } from "../../src/services/channels/email/tracking";
-import worker from "../../src/index";
-import { getCampaign, publishCampaign } from "../../src/store/campaigns";
-import { admin, call, countRows, createPanel, type TestPanel } from "../helpers";
-import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign, waitForImport } from "./fixtures";
-import { pipelineSettled } from "../activity-helpers";
+import { publishDueBroadcasts } from "../../../src/services/broadcasts/publish";
+import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
+import { emailProvider } from "../../../src/services/channels/email/providers";
+import { TrackingSigner } from "../../../src/services/channels/email/tracking";
+import worker from "../../../src/index";
+import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
+import { admin, call, countRows, createPanel, type TestPanel } from "../../support/helpers";
+import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign, waitForImport } from "../../support/broadcasts";
+import { pipelineSettled } from "../../support/activity";
 
 /** Creates a campaign scheduled `minutes` ahead and returns its id and send instant. */
 async function scheduled(panel: TestPanel, csv: string, overrides: Record<string, unknown> = {}, minutes = 120): Promise<{ id: string; sendAt: number }> {

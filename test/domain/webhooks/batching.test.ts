@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { batchBody, decideCut, envelopeBytes, type PendingEvent } from "../../src/domain/webhooks/batching";
+import { batchBody, decideCut, envelopeBytes, type PendingEvent } from "../../../src/domain/webhooks/batching";
 
 const limits = { maxEvents: 3, maxBytes: 1_000, windowMs: 5_000 };
 const pending = (sizes: number[], at = 0): PendingEvent[] => sizes.map((bytes, i) => ({ seq: i + 1, bytes, enqueuedAt: at + i }));

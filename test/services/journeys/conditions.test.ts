@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { apiFor, createPanel } from "../helpers";
-import { act, cartPanel, cronAt, createWebhook, delivered, MINUTE, startJourney } from "./support";
+import { apiFor, createPanel } from "../../support/helpers";
+import { act, cartPanel, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../../support/journeys";
 
 // Spec 6.3's four usable conditions, each end to end: activities posted through 4.11, the
 // pipeline, the journey, and the webhook received by the loopback receiver.

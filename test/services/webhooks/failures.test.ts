@@ -1,10 +1,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { WebhookDispatcher } from "../../src/services/webhooks/dispatcher";
-import { RETRY_SCHEDULE_MS } from "../../src/domain/webhooks/policy";
-import { admin, createPanel, receiver } from "../helpers";
-import { advance, alarmAt, createWebhook, deliveries, dispatcherNow, dispatcherStub, drive, eventObject, numbersOf, queue, range } from "./support";
+import type { WebhookDispatcher } from "../../../src/services/webhooks/dispatcher";
+import { RETRY_SCHEDULE_MS } from "../../../src/domain/webhooks/policy";
+import { admin, createPanel, receiver } from "../../support/helpers";
+import { advance, alarmAt, createWebhook, deliveries, dispatcherNow, dispatcherStub, drive, eventObject, numbersOf, queue, range } from "../../support/webhooks";
 
 async function storedEvents(webhookId: string): Promise<number> {
   return runInDurableObject(dispatcherStub(webhookId), (_instance: WebhookDispatcher, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM events").one().n);

@@ -1,15 +1,15 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { sendCampaignBatch } from "../../../src/services/broadcasts/send";
-import { emailProvider } from "../../../src/services/channels/email/providers";
-import { SesProvider } from "../../../src/services/channels/email/ses";
-import { parseSesNotification } from "../../../src/services/channels/email/ses-notifications";
-import { routeRequest } from "../../../src/http/router";
-import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
-import { countRows, createPanel, receiver } from "../../helpers";
-import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../broadcasts/fixtures";
-import { pipelineSettled } from "../../activity-helpers";
+import { sendCampaignBatch } from "../../../../src/services/broadcasts/send";
+import { emailProvider } from "../../../../src/services/channels/email/providers";
+import { SesProvider } from "../../../../src/services/channels/email/ses";
+import { parseSesNotification } from "../../../../src/services/channels/email/ses-notifications";
+import { routeRequest } from "../../../../src/http/router";
+import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
+import { countRows, createPanel, receiver } from "../../../support/helpers";
+import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../../support/broadcasts";
+import { pipelineSettled } from "../../../support/activity";
 
 const CREDENTIALS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" };
 const message = { id: "cmp_x.1", panelId: "pnl_x", campaignId: "cmp_x", from: "shop@example.com", to: "ada@example.com", subject: "Hi", raw: "Subject: Hi\r\n\r\nbody\r\n" };

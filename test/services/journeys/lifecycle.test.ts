@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { journeysPipelineStep } from "../../src/services/journeys/pipeline-step";
-import { admin, apiFor, createPanel } from "../helpers";
-import { act, cartPanel, countersOf, cronAt, createWebhook, delivered, messagesOf, MINUTE, startJourney } from "./support";
+import { journeysPipelineStep } from "../../../src/services/journeys/pipeline-step";
+import { admin, apiFor, createPanel } from "../../support/helpers";
+import { act, cartPanel, countersOf, cronAt, createWebhook, delivered, messagesOf, MINUTE, startJourney } from "../../support/journeys";
 
 async function waitingJourney(status: string | null = "running") {
   const panel = await createPanel();
@@ -90,7 +90,7 @@ describe("journey lifecycle", () => {
     await act(panel, buy, "r@example.com");
     // The pipeline delivers at least once: run the journeys step again over both stored events.
     const { results } = await env.DB.prepare("SELECT id FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ id: number }>();
-    const { getEventsByIds } = await import("../../src/store/events");
+    const { getEventsByIds } = await import("../../../src/store/events");
     const events = [...(await getEventsByIds(env.DB, panel.id, results.map((r) => r.id))).values()].sort((a, b) => a.id - b.id);
     expect(events).toHaveLength(2);
     await journeysPipelineStep.run(env, events);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { TrackingSigner } from "../../../src/services/channels/email/tracking";
+import { TrackingSigner } from "../../../../src/services/channels/email/tracking";
 
 const encoder = new TextEncoder();
 

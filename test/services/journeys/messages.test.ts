@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { apiFor, call, createPanel } from "../helpers";
-import { act, cartPanel, cronAt, createWebhook, delivered, messagesOf, MINUTE, report, startJourney } from "./support";
+import { apiFor, call, createPanel } from "../../support/helpers";
+import { act, cartPanel, cronAt, createWebhook, delivered, messagesOf, MINUTE, report, startJourney } from "../../support/journeys";
 
 /** A journey: cart activity -> message on `channel` -> wait for `events` -> webhook on event (and one on timeout). */
 async function messageJourney(channel: string, events: string[], version = "2.0") {
@@ -80,7 +80,7 @@ describe("message steps and their events", () => {
       ["fresh@example.com", "sent", null],
       ["gone@example.com", "skipped", "the address is suppressed"],
     ]);
-    const { sendJourneyEmail } = await import("../../src/services/journeys/messages");
+    const { sendJourneyEmail } = await import("../../../src/services/journeys/messages");
     const fresh = messages.find((m) => m.recipient === "fresh@example.com")!;
     const again = { msgid: fresh.msgid, panelId: panel.id, journeyId: fresh.journey_id, instanceId: "x", stepId: "mail", channel: "email" as const, contactId: 1, recipient: "fresh@example.com", content: {}, createdAt: Date.now() };
     await sendJourneyEmail(env, again, { id: "mail", type: "email", subject: "Changed", html: "<p>changed</p>", sender_name: "S", sender_email: "s@example.com" }, {}, Date.now());

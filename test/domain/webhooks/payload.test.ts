@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildEventObject, describeEventObject, type WebhookEvent } from "../../src/domain/webhooks/payload";
+import { buildEventObject, describeEventObject, type WebhookEvent } from "../../../src/domain/webhooks/payload";
 
 // 2026-11-22 10:15:30 in Asia/Kolkata.
 const at = Date.UTC(2026, 10, 22, 4, 45, 30);

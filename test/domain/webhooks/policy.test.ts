@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideOutcome, parseRetryAfter, RETRY_SCHEDULE_MS } from "../../src/domain/webhooks/policy";
+import { decideOutcome, parseRetryAfter, RETRY_SCHEDULE_MS } from "../../../src/domain/webhooks/policy";
 
 const answer = (status: number | null, retryAfter: string | null = null, error: string | null = null) => ({ status, error, retryAfter });
 const mid = () => 0.5;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { SEGMENT_SCAN_PAGE } from "../../src/services/journeys/contact-triggers";
-import { eventually } from "../activity-helpers";
-import { apiFor, createPanel } from "../helpers";
-import { countersOf, cronAllAt, createWebhook, delivered, messagesOf, puneSegmentJourney, startJourney } from "./support";
+import { SEGMENT_SCAN_PAGE } from "../../../src/services/journeys/contact-triggers";
+import { eventually } from "../../support/activity";
+import { apiFor, createPanel } from "../../support/helpers";
+import { countersOf, cronAllAt, createWebhook, delivered, messagesOf, puneSegmentJourney, startJourney } from "../../support/journeys";
 
 describe("list trigger", () => {
   it("a contact added to the list enters; one already in it or added elsewhere does not", async () => {
@@ -51,7 +51,7 @@ describe("segment trigger", () => {
     const panel = await createPanel();
     const api = apiFor(panel);
     const total = SEGMENT_SCAN_PAGE + 20;
-    const { upsertContact } = await import("../../src/store/contacts");
+    const { upsertContact } = await import("../../../src/store/contacts");
     const { env } = await import("cloudflare:workers");
     for (let i = 0; i < total; i += 50) {
       await Promise.all(Array.from({ length: Math.min(50, total - i) }, (_, j) => upsertContact(env.DB, panel.id, `c${i + j}@example.com`, { EMAIL: `c${i + j}@example.com`, AGE: (i + j) % 2 }, Date.now())));

@@ -1,13 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createExecutionContext } from "cloudflare:test";
-import { TrackingSigner } from "../../src/services/channels/email/tracking";
-import { routeRequest } from "../../src/http/router";
-import { enterListEntries } from "../../src/services/journeys/list-entries";
-import { eventually, pipelineSettled } from "../activity-helpers";
-import { htmlOf } from "../broadcasts/fixtures";
-import { apiFor, call, countRows, createPanel, receiver, type TestPanel } from "../helpers";
-import { act, addMembersQuietly, cartPanel, createWebhook, delivered, messagesOf, startJourney } from "./support";
+import { TrackingSigner } from "../../../src/services/channels/email/tracking";
+import { routeRequest } from "../../../src/http/router";
+import { enterListEntries } from "../../../src/services/journeys/list-entries";
+import { eventually, pipelineSettled } from "../../support/activity";
+import { htmlOf } from "../../support/broadcasts";
+import { apiFor, call, countRows, createPanel, receiver, type TestPanel } from "../../support/helpers";
+import { act, addMembersQuietly, cartPanel, createWebhook, delivered, messagesOf, startJourney } from "../../support/journeys";
 
 /** A journey: cart activity -> tracked email -> wait for `events` -> webhook on event. */
 async function emailJourney(events: string[], html = '<p>Hi {{NAME}}, <a href="https://shop.example.com/cart?id=7&amp;ref=mail">your cart</a></p>') {

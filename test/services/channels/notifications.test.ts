@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { sendNotification } from "../../src/services/channels/notifications";
-import { admin, createPanel } from "../helpers";
+import { sendNotification } from "../../../src/services/channels/notifications";
+import { admin, createPanel } from "../../support/helpers";
 
 describe("transactional notifications", () => {
   it("sends through MAILER and records the mail", async () => {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { formatLocalIso } from "../../src/domain/time";
-import { admin, apiFor, receiver, type TestPanel } from "../helpers";
+import { admin, apiFor, receiver, type TestPanel } from "./helpers";
 
 export function toBase64(text: string): string {
   const bytes = new TextEncoder().encode(text);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { getImportJob } from "../src/store/imports";
+import { getImportJob } from "../../src/store/imports";
 import { apiFor, receiver, type TestPanel } from "./helpers";
 
 /** Puts a file on the loopback receiver; returns the URL a bulk upload's `path` names. */
