@@ -128,7 +128,7 @@ describe("message steps and their events", () => {
     expect(raw).toContain("To: ada@example.com");
     expect(raw).toContain('From: "Shop" <shop@example.com>');
     const body = atob(raw.split("\r\n\r\n")[1]!.replace(/\r\n/g, ""));
-    // Tracked as campaign mail is (test/journeys/engagement.test.ts): an unsubscribe footer and the pixel follow.
+    // Tracked as campaign mail is (test/services/journeys/engagement.test.ts): an unsubscribe footer and the pixel follow.
     expect(body).toMatch(/^<p>Hi Ada<\/p><p style="[^"]*">If you no longer want these emails, <a href="http:\/\/127\.0\.0\.1:8787\/t\/u\/[^"]+">unsubscribe<\/a>\.<\/p><img src="http:\/\/127\.0\.0\.1:8787\/t\/o\//);
     expect((await report(panel, "email", { msgid: sent.msgid, event: "open", user_agent: "Mail/1", ip_addr: "198.51.100.2" })).status).toBe(200);
     const [event] = await delivered(hook);
