@@ -97,6 +97,11 @@ process.on("SIGTERM", stop);
 dev.on("exit", (code) => process.exit(code ?? 0));
 
 await waitForHealth();
+// Fire the per-minute Cron Trigger locally, as production does. The first tick comes at once:
+// after a restart, overdue timers and work a crash left behind must not wait a further minute.
+const tick = () => fetch(`${origin}/__scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => undefined);
+void tick();
+setInterval(tick, 60_000);
 const demo = await ensureDemoPanel(vars.ADMIN_TOKEN ?? "");
 console.log(`
 Service ready at ${origin} (region ${region || "default"})
@@ -109,7 +114,3 @@ Service ready at ${origin} (region ${region || "default"})
        --data-urlencode 'data={"EMAIL":"ada@example.com","NAME":"Ada"}'
 `);
 
-// Fire the per-minute Cron Trigger locally, as production does.
-setInterval(() => {
-  fetch(`${origin}/__scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => undefined);
-}, 60_000);
