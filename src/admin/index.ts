@@ -36,7 +36,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });
 for (const route of ADMIN_ROUTES) {
   router[route.method.toLowerCase()]!(route.path, async (request: IRequest, env: Env, exec: ExecutionContext) => {
-    const body = await parseAdminBody(route, request);
+    const body = await parseAdminBody(route, request, env);
     const query = parseAdminQuery(route, request);
     const result = await route.handle({ request, env, exec, path: decodePathParams(request.params), body, query });
     // Any admin write may change what an API key may do (rotation, API mode, schema), or

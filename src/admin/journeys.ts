@@ -1,4 +1,5 @@
 import { canonicalAttributeName } from "../domain/attributes";
+import { emailAddress, listIdParam } from "../domain/fields";
 import { FILTER_OPS } from "../domain/filters";
 import { journeyGraphProblems, parseDuration, type JourneyDefinition } from "../domain/journey";
 import { conflict, fromProblems, notFound } from "../lib/http/errors";
@@ -65,7 +66,7 @@ const text = (max: number) => z.string({ error: "is required" }).trim().min(1, {
 const step = z.discriminatedUnion(
   "type",
   [
-    z.object({ ...common, type: z.literal("email"), subject: text(998), html: text(1_000_000), sender_name: text(200), sender_email: z.email({ error: "must be an email address" }) }).strict(),
+    z.object({ ...common, type: z.literal("email"), subject: text(998), html: text(1_000_000), sender_name: text(200), sender_email: emailAddress }).strict(),
     ...(["sms", "apn", "bpn"] as const).map((channel) =>
       z.object({ ...common, type: z.literal(channel), text: text(2000), title: text(200).optional(), url: z.url({ error: "must be a URL" }).optional() }).strict(),
     ),
@@ -98,7 +99,7 @@ const trigger = z.discriminatedUnion(
   "type",
   [
     z.object({ type: z.literal("activity"), activity: text(100) }).strict(),
-    z.object({ type: z.literal("list"), listid: z.coerce.number({ error: "must be a list id" }).int().positive() }).strict(),
+    z.object({ type: z.literal("list"), listid: listIdParam }).strict(),
     z.object({ type: z.literal("segment"), filter: filter.min(1, { error: "must have at least one clause" }) }).strict(),
   ],
   { error: "type must be one of activity, list, segment" },

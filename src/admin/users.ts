@@ -1,6 +1,7 @@
 import { generateApiKey, hashApiKey } from "../services/access/api-keys";
 import { conflict, notFound } from "../lib/http/errors";
 import { newId } from "../lib/random";
+import { emailAddress } from "../domain/fields";
 import { z } from "../lib/z";
 import { getUser, insertUser, listUsers, replaceKeyHash, setUserDisabled, type User } from "../store/users";
 import { isoTime } from "../store/sql";
@@ -20,7 +21,7 @@ const createUser = defineAdminRoute({
   summary: "Create a sub-admin user with an API key (the key is shown only in this answer)",
   status: 201,
   body: z.object({
-    email: z.string().trim().toLowerCase().pipe(z.email({ error: "must be an email address" })),
+    email: emailAddress,
     name: z.string().trim().max(200).optional(),
   }),
   async handle({ env, path, body }) {

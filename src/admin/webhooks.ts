@@ -1,11 +1,11 @@
 import { ApiError, invalidField, notFound } from "../lib/http/errors";
 import { encryptSecret } from "../lib/crypto";
-import { allowsPrivateFetch, checkOutboundUrl } from "../lib/outbound";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { deleteWebhook, getWebhook, insertWebhook, listWebhooks, replaceWebhookConfig, type Webhook } from "../store/webhooks";
+import { emailAddress, outboundUrl, type InputRules } from "../domain/fields";
 import { ALERT_FREQUENCIES } from "../domain/webhooks/alerts";
 import type { DispatcherStatus } from "../services/webhooks/dispatcher";
 import { enqueueWebhookEvents, forgetWebhooks, webhookDispatcher, WebhookEventError } from "../services/webhooks/enqueue";
@@ -18,16 +18,20 @@ import { defineAdminRoute, requirePanel } from "./route";
 // appear in an answer.
 
 const label = z.string().trim().min(1, { error: "must not be empty" }).max(200);
-const url = z.string().trim().min(1, { error: "must not be empty" }).max(2048).meta({ example: "https://hooks.example.com/journeys" });
+const url = (rules: InputRules) =>
+  z
+    .string()
+    .trim()
+    .min(1, { error: "must not be empty" })
+    .max(2048)
+    .pipe(outboundUrl(rules))
+    .meta({ example: "https://hooks.example.com/journeys" });
 const username = z.string().min(1, { error: "must not be empty" }).max(200).refine((u) => !u.includes(":"), { error: "must not contain ':' (Basic authentication)" });
 const password = z.string().max(500);
 const version = z.enum(PAYLOAD_VERSIONS, { error: `must be one of ${PAYLOAD_VERSIONS.join(", ")}` });
 const alert = z
   .object({
-    emails: z
-      .array(z.string().trim().toLowerCase().pipe(z.email({ error: "must be an email address" })))
-      .min(1, { error: "must name at least one recipient" })
-      .max(20),
+    emails: z.array(emailAddress).min(1, { error: "must name at least one recipient" }).max(20),
     frequency: z.enum(ALERT_FREQUENCIES, { error: `must be one of ${ALERT_FREQUENCIES.join(", ")}` }).default("immediate"),
   })
   .strict();
@@ -36,30 +40,32 @@ const signingSecret = z.string().superRefine((secret, ctx) => {
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
 
-const createBody = z
-  .object({
-    label,
-    url,
-    username: username.optional(),
-    password: password.optional(),
-    version: version.default("2.0"),
-    alert: alert.optional(),
-    signing_secret: signingSecret.optional(),
-  })
-  .strict()
-  .refine((body) => body.password === undefined || body.username !== undefined, { error: "needs a username", path: ["password"] });
+const createBody = (rules: InputRules) =>
+  z
+    .object({
+      label,
+      url: url(rules),
+      username: username.optional(),
+      password: password.optional(),
+      version: version.default("2.0"),
+      alert: alert.optional(),
+      signing_secret: signingSecret.optional(),
+    })
+    .strict()
+    .refine((body) => body.password === undefined || body.username !== undefined, { error: "needs a username", path: ["password"] });
 
-const patchBody = z
-  .object({
-    label: label.optional(),
-    url: url.optional(),
-    username: username.nullable().optional(),
-    password: password.nullable().optional(),
-    version: version.optional(),
-    alert: alert.nullable().optional(),
-    signing_secret: signingSecret.nullable().optional(),
-  })
-  .strict();
+const patchBody = (rules: InputRules) =>
+  z
+    .object({
+      label: label.optional(),
+      url: url(rules).optional(),
+      username: username.nullable().optional(),
+      password: password.nullable().optional(),
+      version: version.optional(),
+      alert: alert.nullable().optional(),
+      signing_secret: signingSecret.nullable().optional(),
+    })
+    .strict();
 
 // Members holding JSON values take them as parsed: the body was JSON, so they are JSON values
 // already, and checking them recursively costs more than the rest of the hand-over.
@@ -82,12 +88,6 @@ const eventObject = z
   .strict();
 
 const eventsBody = z.object({ events: z.array(eventObject).min(1, { error: "must hold at least one event" }).max(1000) }).strict();
-
-function checkedUrl(env: Env, raw: string): string {
-  const check = checkOutboundUrl(raw, allowsPrivateFetch(env));
-  if (!check.ok) throw invalidField("url", check.reason);
-  return check.url.toString();
-}
 
 function webhookView(webhook: Webhook, status: DispatcherStatus | null) {
   return {
@@ -141,7 +141,7 @@ const createWebhook = defineAdminRoute({
       id: newId("whk"),
       panelId: panel.id,
       label: body.label,
-      url: checkedUrl(env, body.url),
+      url: body.url,
       username: body.username ?? null,
       passwordEnc: body.password === undefined ? null : await encryptSecret(env.SECRETS_KEY, body.password),
       signingSecretEnc: body.signing_secret === undefined ? null : await encryptSecret(env.SECRETS_KEY, body.signing_secret),
@@ -192,7 +192,7 @@ const patchWebhook = defineAdminRoute({
     const next: Webhook = { ...webhook, updatedAt: Date.now() };
     if (body.label !== undefined) next.label = body.label;
     // A new URL makes the webhook `configured` until it passes its test (spec 3): replaceWebhookConfig.
-    if (body.url !== undefined) next.url = checkedUrl(env, body.url);
+    if (body.url !== undefined) next.url = body.url;
     if (body.username === null) Object.assign(next, { username: null, passwordEnc: null });
     else if (body.username !== undefined) next.username = body.username;
     if (body.password === null) next.passwordEnc = null;

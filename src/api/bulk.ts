@@ -1,57 +1,47 @@
-import { parseEmailList } from "../domain/imports";
 import { requestApiKey } from "../lib/http/credentials";
 import { authenticateApiKey } from "./access";
-import { asApiError, invalidField, notFound } from "../lib/http/errors";
+import { asApiError, notFound } from "../lib/http/errors";
 import { csvAttachment, envelopeFailure, newRequestId } from "../lib/http/respond";
 import { openErrorReport } from "../services/imports/error-report";
 import { startImport } from "../services/imports";
 import { importJobView } from "../services/imports/view";
-import { allowsPrivateFetch, checkOutboundUrl } from "../lib/outbound";
 import { z } from "../lib/z";
 import { getImportJob, type ImportJob } from "../store/imports";
 import { requireLists } from "./contacts";
 import { defineOperation, type OperationTable } from "./operation";
-import { listIdParam, optionalTextParam, textParam } from "./params";
+import { addressList, listIdParam, optionalTextParam, outboundUrl, textParam } from "../domain/fields";
 
 const MAX_URL_LENGTH = 2048;
-
-function checkUrl(env: Env, field: string, raw: string): string {
-  const checked = checkOutboundUrl(raw, allowsPrivateFetch(env));
-  if (!checked.ok) throw invalidField(field, checked.reason);
-  return checked.url.toString();
-}
+const MAX_NOTIFY_ADDRESSES = 10;
 
 /** An optional parameter sent empty (`callback=`) means "not given". */
-function given(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === "" ? undefined : value.trim();
-}
+const given = (value: string | undefined) => (value === undefined || value.trim() === "" ? undefined : value);
 
 const bulkUpload = defineOperation({
   summary: "Import contacts from a hosted CSV file in the background (4.5); answers the job id at once",
-  params: z.object({
-    path: textParam(MAX_URL_LENGTH).meta({ description: "http(s) URL of the CSV file; its header row names attributes", example: "https://crm.example.com/export.csv" }),
-    listid: listIdParam.optional(),
-    notifyemail: optionalTextParam(1000).meta({ description: "Address(es), comma separated, that get the summary email" }),
-    callback: optionalTextParam(MAX_URL_LENGTH).meta({ description: "http(s) URL that gets a POST with the job's outcome" }),
-  }),
+  params: (rules) =>
+    z.object({
+      path: textParam(MAX_URL_LENGTH)
+        .pipe(outboundUrl(rules))
+        .meta({ description: "http(s) URL of the CSV file; its header row names attributes", example: "https://crm.example.com/export.csv" }),
+      listid: listIdParam.optional(),
+      notifyemail: optionalTextParam(1000)
+        .transform(given)
+        .pipe(addressList(MAX_NOTIFY_ADDRESSES).optional())
+        .meta({ description: "Address(es), comma separated, that get the summary email" }),
+      callback: optionalTextParam(MAX_URL_LENGTH)
+        .transform(given)
+        .pipe(outboundUrl(rules).optional())
+        .meta({ description: "http(s) URL that gets a POST with the job's outcome" }),
+    }),
   async run({ env, panel, now, origin }, input) {
-    const path = checkUrl(env, "path", input.path);
-    const callback = given(input.callback);
-    const callbackUrl = callback === undefined ? null : checkUrl(env, "callback", callback);
-    const notify = given(input.notifyemail);
-    let notifyEmails: string[] = [];
-    if (notify !== undefined) {
-      const parsed = parseEmailList(notify);
-      if (!parsed.ok) throw invalidField("notifyemail", parsed.reason);
-      notifyEmails = parsed.emails;
-    }
     if (input.listid !== undefined) await requireLists(env.DB, panel, [input.listid]);
     const jobId = await startImport(env, {
       panelId: panel.id,
-      sources: [{ url: path }],
+      sources: [{ url: input.path }],
       listId: input.listid ?? null,
-      notifyEmails,
-      callbackUrl,
+      notifyEmails: input.notifyemail ?? [],
+      callbackUrl: input.callback ?? null,
       origin,
       now,
     });

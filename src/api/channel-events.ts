@@ -2,7 +2,7 @@ import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
 import type { EventChannel, NewEvent } from "../domain/events";
 import { WAITABLE_EVENTS, type MessageChannel } from "../domain/journey";
-import { instantOf, parseCts, parseIsoTimestamp } from "../domain/time";
+import { resolveEventTime } from "../domain/time";
 import { requestApiKey } from "../lib/http/credentials";
 import { authenticateApiKey, catalogOfClient, checkAccess } from "./access";
 import { readJsonBody } from "../lib/http/body";
@@ -40,14 +40,9 @@ const body = z
   .strict();
 
 function occurredAt(ts: string | number | undefined, timeZone: string, now: number): number {
-  if (ts === undefined) return now;
-  const cts = parseCts(ts);
-  if (cts.ok) return instantOf(cts.value, timeZone);
-  if (typeof ts === "string") {
-    const iso = parseIsoTimestamp(ts, timeZone);
-    if (iso.ok) return iso.value;
-  }
-  throw invalidField("ts", "must be YYMMDDhhmmss or an ISO 8601 date-time");
+  const resolved = resolveEventTime(ts, ["cts", "iso"], timeZone, now);
+  if (!resolved.ok) throw invalidField("ts", resolved.reason);
+  return resolved.value;
 }
 
 async function panelOf(request: IRequest, env: Env): Promise<Panel> {

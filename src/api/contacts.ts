@@ -6,7 +6,7 @@ import { getContactByKey, listsOfContact, removeFromLists, updateContact, upsert
 import { existingListIds } from "../store/lists";
 import type { Panel } from "../store/panels";
 import { defineOperation, type OperationTable } from "./operation";
-import { contactRefParam, jsonObjectParam, listIdParam, listIdsParam } from "./params";
+import { contactRefParam, jsonObjectParam, listIdParam, listIdsParam } from "../domain/fields";
 
 function prepareOrThrow(schema: KeyedSchema, data: Record<string, unknown>) {
   const prepared = prepareContact(schema, data);

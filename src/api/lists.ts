@@ -4,7 +4,7 @@ import { z } from "../lib/z";
 import { deleteList, emptyList, findListByName, insertList, listLists, renameList, type ContactList } from "../store/lists";
 import { isoTime } from "../store/sql";
 import { defineOperation, type OperationTable } from "./operation";
-import { listIdParam, optionalTextParam, textParam } from "./params";
+import { listIdParam, optionalTextParam, textParam } from "../domain/fields";
 
 const listName = textParam(MAX_LIST_NAME_LENGTH).meta({ description: "List name, unique in the panel regardless of case" });
 const listDescription = optionalTextParam(MAX_LIST_DESCRIPTION_LENGTH);

@@ -2,7 +2,7 @@ import { checkJsonValue, type AttributeType } from "./attributes";
 import { MAX_GUID_LENGTH, type NewEvent } from "./events";
 import { normalisePrimaryKey } from "./primary-key";
 import { describeJsonType, type FieldProblem } from "./problems";
-import { instantOf, parseCts, parseIsoTimestamp } from "./time";
+import { resolveEventTime } from "./time";
 
 /** Types an activity parameter may have, each with its key prefix (spec 2.4). */
 export const ACTIVITY_PARAM_TYPES = ["string", "integer", "float"] as const;
@@ -113,20 +113,12 @@ export function checkActivityParams(
   return values;
 }
 
+/** `cts` (YYMMDDhhmmss) when given, else `timestamp` (ISO 8601), else now. */
 function occurredAt(input: ActivityEventInput, timezone: string, now: number, problems: FieldProblem[]): number {
-  const cts = present(input.cts);
-  if (cts !== undefined) {
-    const clock = parseCts(cts);
-    if (clock.ok) return instantOf(clock.value, timezone);
-    problems.push({ field: "cts", message: clock.reason });
-    return now;
-  }
-  const timestamp = present(input.timestamp);
-  if (timestamp !== undefined) {
-    const instant = parseIsoTimestamp(timestamp, timezone);
-    if (instant.ok) return instant.value;
-    problems.push({ field: "timestamp", message: instant.reason });
-  }
+  const byCts = present(input.cts) !== undefined;
+  const resolved = resolveEventTime(byCts ? input.cts : input.timestamp, [byCts ? "cts" : "iso"], timezone, now);
+  if (resolved.ok) return resolved.value;
+  problems.push({ field: byCts ? "cts" : "timestamp", message: resolved.reason });
   return now;
 }
 

@@ -1,5 +1,6 @@
 import { decodeOrKeep } from "../lib/uri";
 import { canonicalAttributeName } from "./attributes";
+import { isEmailAddress, parseAddressList } from "./email";
 import type { FieldProblem } from "./problems";
 import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
 
@@ -11,6 +12,8 @@ import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
 
 export const MAX_TAGS = 5;
 export const MAX_CAMPAIGN_TEXT = 500;
+/** notify_me recipients at most. */
+export const MAX_NOTIFY_ADDRESSES = 20;
 
 export interface BroadcastRequest {
   contactsSource: string;
@@ -32,12 +35,6 @@ export interface BroadcastRequest {
 
 export type CheckedBroadcast = { ok: true; request: BroadcastRequest } | { ok: false; problems: FieldProblem[] };
 
-const EMAIL = /^[^\s@<>(),;:"\[\]]+@[^\s@<>(),;:"\[\]]+\.[^\s@<>(),;:"\[\]]+$/;
-
-export function isEmailAddress(text: string): boolean {
-  return text.length <= 254 && EMAIL.test(text);
-}
-
 function text(data: Record<string, unknown>, name: string): string | undefined {
   const value = data[name];
   if (value === undefined || value === null) return undefined;
@@ -56,14 +53,6 @@ export function decodeBase64Utf8(input: string): string | null {
   } catch {
     return null;
   }
-}
-
-/** Splits `a@x.com, b@y.com; c@z.com` into addresses. */
-export function splitAddresses(value: string): string[] {
-  return value
-    .split(/[,;]/)
-    .map((part) => part.trim().toLowerCase())
-    .filter((part) => part !== "");
 }
 
 function splitTags(value: unknown): string[] | null {
@@ -155,10 +144,8 @@ export function checkBroadcastRequest(data: Record<string, unknown>, options: Re
   }
 
   const notifyRaw = required("notify_me", 2048);
-  const notify = splitAddresses(notifyRaw);
-  if (notifyRaw && notify.length === 0) problem("notify_me", "must hold one or more email addresses, comma separated");
-  const badNotify = notify.filter((a) => !isEmailAddress(a));
-  if (badNotify.length) problem("notify_me", `is not an email address: ${badNotify.join(", ")}`);
+  const notify = notifyRaw ? parseAddressList(notifyRaw, MAX_NOTIFY_ADDRESSES) : null;
+  if (notify && !notify.ok) problem("notify_me", notify.reason);
 
   if (problems.length) return { ok: false, problems };
   return {
@@ -177,7 +164,7 @@ export function checkBroadcastRequest(data: Record<string, unknown>, options: Re
       sendAt,
       sourceFile,
       sourceHtml,
-      notify,
+      notify: notify?.ok ? notify.value : [],
     },
   };
 }
@@ -187,8 +174,8 @@ export function notifyAddresses(data: unknown): string[] {
   if (typeof data !== "object" || data === null) return [];
   const value = (data as Record<string, unknown>).notify_me;
   if (typeof value !== "string") return [];
-  const addresses = splitAddresses(value);
-  return addresses.length > 0 && addresses.length <= 20 && addresses.every(isEmailAddress) ? addresses : [];
+  const addresses = parseAddressList(value, MAX_NOTIFY_ADDRESSES);
+  return addresses.ok ? addresses.value : [];
 }
 
 function pathOf(url: string): string {

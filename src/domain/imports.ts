@@ -114,17 +114,3 @@ export function errorReportRow(
 ): string[] {
   return [...(file === null ? [] : [file]), String(row), columns.join("; "), reasons.join("; "), ...fields];
 }
-
-/** Addresses for `notifyemail`: one or several, separated by commas or semicolons. */
-export function parseEmailList(text: string): { ok: true; emails: string[] } | { ok: false; reason: string } {
-  const emails: string[] = [];
-  for (const part of text.split(/[,;]/)) {
-    if (part.trim() === "") continue;
-    const email = normalisePrimaryKey("EMAIL", "string", part);
-    if (!email.ok) return { ok: false, reason: email.reason };
-    if (!emails.includes(email.value)) emails.push(email.value);
-  }
-  if (emails.length === 0) return { ok: false, reason: "must hold at least one email address" };
-  if (emails.length > 10) return { ok: false, reason: "must hold at most 10 email addresses" };
-  return { ok: true, emails };
-}

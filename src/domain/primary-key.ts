@@ -1,7 +1,7 @@
 import type { AttributeType } from "./attributes";
+import { normaliseEmail } from "./email";
 import { describeJsonType, fail, ok, type Checked } from "./problems";
 
-const EMAIL_PATTERN = /^[^\s@"(),:;<>[\]\\]+@[^\s@"(),:;<>[\]\\]+\.[^\s@"(),:;<>[\]\\]+$/;
 const MAX_KEY_LENGTH = 254;
 
 /**
@@ -13,10 +13,8 @@ export function normalisePrimaryKey(attribute: string, type: AttributeType, raw:
   if (raw === null || raw === undefined) return fail("is required: it is the panel's primary key");
   if (attribute === "EMAIL") {
     if (typeof raw !== "string") return fail(`must be an email address, not ${describeJsonType(raw)}`);
-    const email = raw.trim().toLowerCase();
-    if (email === "") return fail("is required: it is the panel's primary key");
-    if (email.length > MAX_KEY_LENGTH || !EMAIL_PATTERN.test(email)) return fail(`is not a valid email address: "${raw}"`);
-    return ok(email);
+    if (raw.trim() === "") return fail("is required: it is the panel's primary key");
+    return normaliseEmail(raw);
   }
   if (attribute === "MOBILE") {
     if (typeof raw !== "string" && !(typeof raw === "number" && Number.isSafeInteger(raw) && raw > 0)) {

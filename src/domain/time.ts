@@ -1,5 +1,5 @@
 import { isRealCalendarDate } from "./attributes";
-import { fail, ok, type Checked } from "./problems";
+import { describeJsonType, fail, ok, type Checked } from "./problems";
 
 /**
  * The service's time formats (DESIGN: times): `cts`/`ts` are YYMMDDhhmmss, `timestamp` is
@@ -77,6 +77,42 @@ export function parseIsoTimestamp(text: string, timeZone: string): Checked<numbe
     offsetMinutes = (zone.startsWith("-") ? -1 : 1) * (hours * 60 + minutes);
   }
   return ok(asUtc(clock.value) - offsetMinutes * 60_000 + millis);
+}
+
+/** The forms in which a client may say when an event happened; each route names those it takes. */
+export type EventTimeForm = "cts" | "iso";
+
+const EVENT_TIME_READERS: Record<EventTimeForm, { name: string; read(value: string | number, timeZone: string): Checked<number> }> = {
+  cts: {
+    name: "YYMMDDhhmmss",
+    read(value, timeZone) {
+      const clock = parseCts(value);
+      return clock.ok ? ok(instantOf(clock.value, timeZone)) : clock;
+    },
+  },
+  iso: {
+    name: "an ISO 8601 date-time",
+    read: (value, timeZone) => parseIsoTimestamp(String(value), timeZone),
+  },
+};
+
+/**
+ * When an event happened (activity `cts`/`timestamp`, channel report `ts`, webhook event
+ * `event_params.ts`), read in the panel's zone unless the text names its own. Absent (undefined,
+ * null or blank text) is `now`. With one form the refusal is that form's own reason.
+ */
+export function resolveEventTime(value: unknown, forms: readonly EventTimeForm[], timeZone: string, now: number): Checked<number> {
+  if (value === undefined || value === null || (typeof value === "string" && value.trim() === "")) return ok(now);
+  const readers = forms.map((form) => EVENT_TIME_READERS[form]);
+  const named = readers.map((reader) => reader.name).join(" or ");
+  if (typeof value !== "string" && typeof value !== "number") return fail(`must be ${named}, not ${describeJsonType(value)}`);
+  let refusal = fail<number>(`must be ${named}`);
+  for (const reader of readers) {
+    const read = reader.read(value, timeZone);
+    if (read.ok) return read;
+    if (readers.length === 1) refusal = read;
+  }
+  return refusal;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

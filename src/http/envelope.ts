@@ -1,5 +1,5 @@
 import { resolveOperation } from "../api/registry";
-import type { Operation } from "../api/operation";
+import { paramsContext, paramsSchema, type Operation, type OperationContext } from "../api/operation";
 import { authenticateApiKey } from "../api/access";
 import { readBodyParams, readQueryParams, type Params } from "../lib/http/body";
 import { asApiError, parseOrThrow } from "../lib/http/errors";
@@ -18,8 +18,9 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     params = { ...readQueryParams(new URL(request.url)), ...(await readBodyParams(request)) };
     operation = resolveOperation(params.type, params.activity);
     const caller = await authenticateApiKey(env.DB, params.apikey);
-    const input = parseOrThrow(operation.params, params);
-    const members = await operation.run({ env, exec, ...caller, requestId, now: Date.now(), origin: new URL(request.url).origin }, input);
+    const ctx: OperationContext = { env, exec, ...caller, requestId, now: Date.now(), origin: new URL(request.url).origin };
+    const input = parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);
+    const members = await operation.run(ctx, input);
     return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);
   } catch (error) {
     const failure = asApiError(error, requestId);

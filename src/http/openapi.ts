@@ -1,10 +1,15 @@
 import { ADMIN_BASE, ADMIN_ROUTES } from "../admin";
+import { bodySchema } from "../admin/route";
 import { activityOpenApiPaths } from "../api/activity";
 import { channelEventOpenApiPaths } from "../api/channel-events";
+import { paramsSchema, type ParamsContext } from "../api/operation";
 import { OPERATIONS } from "../api/registry";
 import { z } from "../lib/z";
 
 type JsonSchema = Record<string, unknown>;
+
+/** The context documented schemas are built in; what they read of it does not show in JSON Schema. */
+const DOCUMENTED_CONTEXT: ParamsContext = { allowPrivateFetch: false, timezone: "UTC", now: 0, broadcastLeadMinutes: 90 };
 
 /** The request side of a schema: what a client sends, before transforms. */
 function inputSchema(schema: z.ZodType): JsonSchema {
@@ -28,7 +33,7 @@ function envelopeAlternatives(): JsonSchema[] {
   const alternatives: JsonSchema[] = [];
   for (const [type, table] of Object.entries(OPERATIONS)) {
     for (const [activity, operation] of Object.entries(table)) {
-      const params = inputSchema(operation.params);
+      const params = inputSchema(paramsSchema(operation, DOCUMENTED_CONTEXT));
       const properties = (params.properties ?? {}) as JsonSchema;
       alternatives.push({
         title: `${type}/${activity}`,
@@ -53,12 +58,13 @@ function adminPaths(): Record<string, Record<string, unknown>> {
         parameters.push({ name, in: "query", required: ((query.required as string[]) ?? []).includes(name), schema: schema as { type: string } });
       }
     }
+    const body = bodySchema(route, DOCUMENTED_CONTEXT);
     paths[path] ??= {};
     paths[path]![route.method.toLowerCase()] = {
       summary: route.summary,
       security: [{ adminToken: [] }],
       parameters,
-      ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: inputSchema(route.body) } } } } : {}),
+      ...(body ? { requestBody: { required: true, content: { "application/json": { schema: inputSchema(body) } } } } : {}),
       responses: {
         [String(route.status ?? 200)]: { description: "Success", content: { "application/json": {} } },
         "4XX": { description: "Failure: {error, errors}", content: { "application/json": {} } },

@@ -147,6 +147,10 @@ describe("4.10 rules, each checked before anything is written", () => {
     const panel = await createPanel();
     await expectRefused(panel, await broadcastData({ notify_me: "ops@example.com, nobody" }), /notify_me: is not an email address: nobody/);
     await expectRefused(panel, await broadcastData({ sender_email_id: "shop" }), /sender_email_id: must be an email address/);
+    // The one email rule refuses a backslash, and notify_me takes at most 20 addresses (more were once taken, but no one was told).
+    await expectRefused(panel, await broadcastData({ sender_email_id: "shop\\desk@example.com" }), /sender_email_id: must be an email address/);
+    const many = Array.from({ length: 21 }, (_, i) => `ops${i}@example.com`).join(",");
+    await expectRefused(panel, await broadcastData({ notify_me: many }), /notify_me: must hold at most 20 email addresses/);
   });
 
   it("refuses a contacts source that is not a .csv or .zip URL, or cannot be fetched", async () => {

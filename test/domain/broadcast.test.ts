@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { checkBroadcastRequest, checkCsvHeaders, decodeBase64Utf8, rowcountInFileName, splitAddresses } from "../../src/domain/broadcast";
+import { checkBroadcastRequest, checkCsvHeaders, decodeBase64Utf8, rowcountInFileName } from "../../src/domain/broadcast";
+import { splitAddresses } from "../../src/domain/email";
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const base = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ATTRIBUTES } from "../../src/domain/attributes";
 import type { KeyedSchema } from "../../src/domain/contacts";
-import { errorReportHeader, errorReportRow, parseEmailList, planColumns, prepareRow, sameColumns, type ColumnPlan } from "../../src/domain/imports";
+import { errorReportHeader, errorReportRow, planColumns, prepareRow, sameColumns, type ColumnPlan } from "../../src/domain/imports";
 
 const schema: KeyedSchema = { primaryKey: "EMAIL", attributes: new Map([...DEFAULT_ATTRIBUTES, ["SIGNUP", "date"], ["VIP", "boolean"], ["SCORE", "float"]]) };
 
@@ -84,14 +84,5 @@ describe("data rows", () => {
     const mobile = planColumns({ ...schema, primaryKey: "MOBILE" }, ["MOBILE", "NAME"]);
     if (!mobile.ok) throw new Error(mobile.reason);
     expect(prepareRow(mobile.plan, ["+91 98765-43210", "Ravi"])).toMatchObject({ ok: true, key: "+919876543210" });
-  });
-});
-
-describe("notifyemail", () => {
-  it("takes one or several addresses", () => {
-    expect(parseEmailList("Ops@Example.com")).toEqual({ ok: true, emails: ["ops@example.com"] });
-    expect(parseEmailList("a@example.com, b@example.com;a@example.com")).toEqual({ ok: true, emails: ["a@example.com", "b@example.com"] });
-    expect(parseEmailList("a@example.com, nope").ok).toBe(false);
-    expect(parseEmailList(" , ").ok).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCts, formatLocalIso, instantOf, parseCts, parseIsoTimestamp, parseLocalDateTime } from "../../src/domain/time";
+import { formatCts, formatLocalIso, instantOf, parseCts, parseIsoTimestamp, parseLocalDateTime, resolveEventTime } from "../../src/domain/time";
 
 describe("time formats", () => {
   it("parses cts and refuses impossible dates", () => {
@@ -46,6 +46,32 @@ describe("time formats", () => {
     expect(iso("2024-01-31T24:00:00")).toContain("not a real time of day");
     expect(iso("2024-01-31")).toContain("ISO 8601");
     expect(iso("2024-01-31T10:00:00+25:00")).toContain("offset");
+  });
+});
+
+describe("event times", () => {
+  const NOW = Date.UTC(2026, 0, 1);
+  const at = (value: unknown, forms: Array<"cts" | "iso">) => {
+    const result = resolveEventTime(value, forms, "Asia/Kolkata", NOW);
+    return result.ok ? new Date(result.value).toISOString() : result.reason;
+  };
+
+  it("reads cts or ISO in the panel's zone, as the route allows", () => {
+    expect(at("240131180500", ["cts"])).toBe("2024-01-31T12:35:00.000Z");
+    expect(at(240131180500, ["cts", "iso"])).toBe("2024-01-31T12:35:00.000Z");
+    expect(at("2024-01-31T18:05:00", ["cts", "iso"])).toBe("2024-01-31T12:35:00.000Z");
+    expect(at("2024-01-31T18:05:00Z", ["iso"])).toBe("2024-01-31T18:05:00.000Z");
+  });
+
+  it("takes absent, null and blank as now", () => {
+    for (const value of [undefined, null, "", "  "]) expect(at(value, ["cts"])).toBe(new Date(NOW).toISOString());
+  });
+
+  it("refuses with the form's own reason, or names every form it takes", () => {
+    expect(at("2024-01-31T18:05:00", ["cts"])).toMatch(/^must be YYMMDDhhmmss \(12 digits\)/);
+    expect(at("240230100000", ["cts"])).toMatch(/not a real calendar date/);
+    expect(at("yesterday", ["cts", "iso"])).toBe("must be YYMMDDhhmmss or an ISO 8601 date-time");
+    expect(at({ at: 1 }, ["cts"])).toBe("must be YYMMDDhhmmss, not an object");
   });
 });
 

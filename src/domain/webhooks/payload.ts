@@ -1,4 +1,4 @@
-import { formatCts, formatLocalIso, instantOf, parseCts } from "../time";
+import { formatCts, formatLocalIso, resolveEventTime } from "../time";
 
 /**
  * Webhook event objects (spec 2.8, CONTRACT 6) for the two documented payload versions.
@@ -230,12 +230,8 @@ export function describeEventObject(
   now: number,
 ): { ok: true; event: WebhookEvent } | { ok: false; field: string; message: string } {
   const { ts, timestamp: _derived, guid, linkid, ...details } = object.event_params ?? {};
-  let occurredAt = now;
-  if (ts !== undefined) {
-    const clock = typeof ts === "string" || typeof ts === "number" ? parseCts(ts) : null;
-    if (!clock?.ok) return { ok: false, field: "event_params.ts", message: clock ? clock.reason : "must be YYMMDDhhmmss" };
-    occurredAt = instantOf(clock.value, timeZone);
-  }
+  const occurredAt = resolveEventTime(ts, ["cts"], timeZone, now);
+  if (!occurredAt.ok) return { ok: false, field: "event_params.ts", message: occurredAt.reason };
   if (guid !== undefined && (typeof guid !== "string" || !guid.trim() || guid.length > 200)) {
     return { ok: false, field: "event_params.guid", message: "must be a non-empty string of at most 200 characters" };
   }
@@ -246,7 +242,7 @@ export function describeEventObject(
     event: (bpnOrApn && object.event === "view" ? "delivered" : object.event) as MessageEvent | undefined,
     msgid: object.msgid,
     journeyName: object.journey_name,
-    occurredAt,
+    occurredAt: occurredAt.value,
     guid: guid as string | undefined,
     customParams: object.custom_params as Record<string, JsonValue> | undefined,
     attributes: object.att_params as Record<string, JsonValue> | undefined,

@@ -1,7 +1,7 @@
 import type { EmailProvider, OutgoingEmail, ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
-import { isEmailAddress } from "../../domain/broadcast";
+import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize, type Template } from "../../domain/email-message";
 import { randomHex } from "../../lib/random";
 import { TtlCache } from "../../lib/ttl-cache";

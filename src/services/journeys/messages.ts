@@ -2,7 +2,7 @@ import type { ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import type { AttributeValue } from "../../domain/attributes";
-import { isEmailAddress } from "../../domain/broadcast";
+import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize } from "../../domain/email-message";
 import type { EmailStep } from "../../domain/journey";
 import { claimMessage, finishMessage, insertMessageStatement, isAddressSuppressed, releaseMessage, type JourneyMessage } from "../../store/journeys";

@@ -1,14 +1,19 @@
-import { describeJsonType } from "../domain/problems";
+import { checkOutboundUrl } from "../lib/outbound";
 import { z } from "../lib/z";
+import { isEmailAddress, parseAddressList } from "./email";
+import { describeJsonType } from "./problems";
 
 /**
- * Schemas for envelope parameters. A parameter arrives as text (query string or form body)
- * or as a JSON value (JSON body), so each schema accepts both and produces one typed value.
+ * The field schemas every route shares, each the one parser of its kind of input: list ids,
+ * text, JSON objects, email addresses, address lists, outbound URLs. An envelope parameter
+ * arrives as text (query string or form body) or as a JSON value (JSON body), so these accept
+ * both where a number or text may come, and produce one typed value.
  */
 
 const INT32_MAX = 2147483647;
 
-function toId(value: string | number): number | null {
+/** A list id from text or a number; null when it is not a positive int32. */
+export function parseListId(value: string | number): number | null {
   const text = String(value).trim();
   if (!/^\d+$/.test(text)) return null;
   const id = Number(text);
@@ -19,7 +24,7 @@ function toId(value: string | number): number | null {
 export const listIdParam = z
   .union([z.string(), z.number()], { error: "must be a list id (a positive int32)" })
   .transform((value, ctx) => {
-    const id = toId(value);
+    const id = parseListId(value);
     if (id === null) {
       ctx.addIssue({ code: "custom", message: `must be a list id (a positive int32), not "${value}"` });
       return z.NEVER;
@@ -35,7 +40,7 @@ export const listIdsParam = z
     const parts = String(value).split(",").map((part) => part.trim());
     const ids: number[] = [];
     for (const part of parts) {
-      const id = toId(part);
+      const id = parseListId(part);
       if (id === null) {
         ctx.addIssue({ code: "custom", message: `must be list ids (positive int32), comma separated; "${part}" is not one` });
         return z.NEVER;
@@ -100,3 +105,46 @@ export const jsonObjectParam = z
 export const contactRefParam = z
   .union([z.string(), z.number(), z.record(z.string(), z.unknown())], { error: "is required: the contact's primary-key value" })
   .meta({ description: "The contact's primary-key value, or a JSON object holding it", example: "ada@example.com" });
+
+/** One email address, trimmed and lower-cased (the rule of domain/email.ts). */
+export const emailAddress = z
+  .string({ error: "must be an email address" })
+  .trim()
+  .toLowerCase()
+  .refine(isEmailAddress, { error: (issue) => `must be an email address, not "${String(issue.input)}"` })
+  .meta({ format: "email", example: "ada@example.com" });
+
+/** Email addresses in one text, separated by commas or semicolons: one to `max` of them. */
+export function addressList(max: number) {
+  return z
+    .string({ error: "must be email addresses, comma separated" })
+    .transform((text, ctx) => {
+      const parsed = parseAddressList(text, max);
+      if (parsed.ok) return parsed.value;
+      ctx.addIssue({ code: "custom", message: parsed.reason });
+      return z.NEVER;
+    })
+    .meta({ description: `One to ${max} email addresses, separated by commas or semicolons`, example: "ops@example.com, crm@example.com" });
+}
+
+/** What some input rules read from the deployment. */
+export interface InputRules {
+  /** Outbound URLs may name private, loopback or link-local hosts (local development and tests). */
+  allowPrivateFetch: boolean;
+}
+
+/**
+ * A URL the service will fetch or post to (bulk `path` and `callback`, broadcast sources,
+ * webhooks), under lib/outbound.ts's rule; the answer is the URL in its normal form.
+ */
+export function outboundUrl(rules: InputRules) {
+  return z
+    .string()
+    .transform((raw, ctx) => {
+      const checked = checkOutboundUrl(raw, rules.allowPrivateFetch);
+      if (checked.ok) return checked.url.toString();
+      ctx.addIssue({ code: "custom", message: checked.reason });
+      return z.NEVER;
+    })
+    .meta({ format: "uri" });
+}

@@ -1,0 +1,42 @@
+import { fail, ok, type Checked } from "./problems";
+
+/**
+ * The one email-address rule of the service: contact keys (CONTRACT 2.2), senders, notify and
+ * alert recipients, users. Deliberately lenient in the local part (RFC 5322 allows much more
+ * than letters and digits); it refuses what cannot be an address: spaces, a missing `@` or
+ * domain dot, and the characters that separate or quote addresses in a header.
+ */
+const ADDRESS = /^[^\s@"(),:;<>[\]\\]+@[^\s@"(),:;<>[\]\\]+\.[^\s@"(),:;<>[\]\\]+$/;
+export const MAX_EMAIL_LENGTH = 254;
+
+/** Whether normalised text (trimmed, lower-cased) is an email address. */
+export function isEmailAddress(text: string): boolean {
+  return text.length <= MAX_EMAIL_LENGTH && ADDRESS.test(text);
+}
+
+/** One address, trimmed and lower-cased so one mailbox has one spelling. */
+export function normaliseEmail(raw: string): Checked<string> {
+  const email = raw.trim().toLowerCase();
+  return isEmailAddress(email) ? ok(email) : fail(`is not a valid email address: "${raw}"`);
+}
+
+/** Splits `a@x.com, b@y.com; c@z.com` into trimmed, lower-cased parts; empty parts are dropped. */
+export function splitAddresses(text: string): string[] {
+  return text
+    .split(/[,;]/)
+    .map((part) => part.trim().toLowerCase())
+    .filter((part) => part !== "");
+}
+
+/**
+ * An address list in one text (`notifyemail`, `notify_me`): separated by commas or semicolons,
+ * each an address, a repeated one kept once, one to `max` of them. Every bad address is named.
+ */
+export function parseAddressList(text: string, max: number): Checked<string[]> {
+  const addresses = [...new Set(splitAddresses(text))];
+  const bad = addresses.filter((address) => !isEmailAddress(address));
+  if (bad.length) return fail(`is not an email address: ${bad.join(", ")}`);
+  if (addresses.length === 0) return fail("must hold at least one email address, comma separated");
+  if (addresses.length > max) return fail(`must hold at most ${max} email addresses, not ${addresses.length}`);
+  return ok(addresses);
+}
