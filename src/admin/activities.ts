@@ -5,11 +5,11 @@ import {
   PARAM_NAME_PATTERN,
   type ActivityDefinition,
 } from "../domain/activity";
-import { conflict, notFound } from "../lib/http/errors";
+import { conflict, orNotFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { getActivity, insertActivity, listActivities } from "../store/activities";
 import { isoTime } from "../store/sql";
-import { defineAdminRoute, requirePanel } from "./route";
+import { definePanelRoute } from "./route";
 
 export function activityView(activity: ActivityDefinition) {
   return { activityid: String(activity.id), name: activity.name, params: activity.params, created_at: isoTime(activity.createdAt) };
@@ -29,7 +29,7 @@ const paramsSchema = z
   .default({})
   .meta({ example: { name: "string", prid: "integer", price: "float", prqt: "integer" } });
 
-const defineActivity = defineAdminRoute({
+const defineActivity = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/activities",
   summary: "Define an activity and the types of its parameters; clients post it by the activityid answered",
@@ -43,8 +43,7 @@ const defineActivity = defineAdminRoute({
       .meta({ example: "add_to_cart" }),
     params: paramsSchema,
   }),
-  async handle({ env, path, body }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, body, panel }) {
     const activity = await insertActivity(env.DB, panel.id, body.name, body.params, Date.now());
     if (!activity) {
       throw conflict(`name: the panel already has an activity named "${body.name}"`, [{ field: "name", message: "already in use in this panel" }]);
@@ -53,25 +52,22 @@ const defineActivity = defineAdminRoute({
   },
 });
 
-const listPanelActivities = defineAdminRoute({
+const listPanelActivities = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/activities",
   summary: "The panel's activity definitions",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, panel }) {
     return { activities: (await listActivities(env.DB, panel.id)).map(activityView) };
   },
 });
 
-const readActivity = defineAdminRoute({
+const readActivity = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/activities/:activity",
   summary: "Read one activity definition",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
-    const id = /^\d{1,15}$/.test(path.activity ?? "") ? Number(path.activity) : 0;
-    const activity = id ? await getActivity(env.DB, panel.id, id) : null;
-    if (!activity) throw notFound(`No activity with id "${path.activity}" in this panel`);
+  async handle({ env, path, panel }) {
+    const id = /^\d{1,15}$/.test(path.activity) ? Number(path.activity) : 0;
+    const activity = await orNotFound(id ? getActivity(env.DB, panel.id, id) : null, `No activity with id "${path.activity}" in this panel`);
     return activityView(activity);
   },
 });

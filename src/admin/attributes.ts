@@ -2,16 +2,15 @@ import { ATTRIBUTE_NAME_PATTERN, ATTRIBUTE_TYPES, canonicalAttributeName } from 
 import { conflict, invalidField } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { listAttributes, putAttribute } from "../store/attributes";
-import { defineAdminRoute, requirePanel } from "./route";
+import { definePanelRoute } from "./route";
 
-const defineAttribute = defineAdminRoute({
+const defineAttribute = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/attributes/:name",
   summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
   body: z.object({ type: z.enum(ATTRIBUTE_TYPES, { error: `must be one of ${ATTRIBUTE_TYPES.join(", ")}` }) }),
-  async handle({ env, path, body }) {
-    const panel = await requirePanel(env.DB, path.panel);
-    const name = canonicalAttributeName(path.name ?? "");
+  async handle({ env, path, body, panel }) {
+    const name = canonicalAttributeName(path.name);
     if (!ATTRIBUTE_NAME_PATTERN.test(name)) {
       throw invalidField("name", "must be a letter, then up to 63 letters, digits or underscores");
     }
@@ -26,12 +25,11 @@ const defineAttribute = defineAdminRoute({
   },
 });
 
-const readAttributes = defineAdminRoute({
+const readAttributes = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/attributes",
   summary: "The panel's attribute schema",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, panel }) {
     return { attributes: await listAttributes(env.DB, panel.id) };
   },
 });

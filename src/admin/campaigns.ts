@@ -1,18 +1,16 @@
-import { notFound } from "../lib/http/errors";
+import { notFound, orNotFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { campaignCounters, getCampaign } from "../store/campaigns";
 import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";
 import { isoTime } from "../store/sql";
-import { defineAdminRoute, requirePanel } from "./route";
+import { definePanelRoute } from "./route";
 
-const readCampaign = defineAdminRoute({
+const readCampaign = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/campaigns/:campaign",
   summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
-    const campaign = await getCampaign(env.DB, panel.id, path.campaign!);
-    if (!campaign) throw notFound(`No campaign with id "${path.campaign}" in this panel`);
+  async handle({ env, path, panel }) {
+    const campaign = await orNotFound(getCampaign(env.DB, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
     const counters = await campaignCounters(env.DB, panel.id, campaign.id);
     return {
       id: campaign.id,
@@ -50,7 +48,7 @@ function outboxView(record: OutboxRecord) {
   };
 }
 
-const listPanelOutbox = defineAdminRoute({
+const listPanelOutbox = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/outbox",
   summary: "Messages the panel sent through the outbox provider, newest first",
@@ -58,19 +56,17 @@ const listPanelOutbox = defineAdminRoute({
     channel: z.string().min(1).optional(),
     limit: z.coerce.number().int().min(1).max(500).default(50),
   }),
-  async handle({ env, path, query }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, query, panel }) {
     return { messages: (await listOutbox(env.DB, panel.id, query.limit, query.channel)).map(outboxView) };
   },
 });
 
-const readOutboxMessage = defineAdminRoute({
+const readOutboxMessage = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/outbox/:message",
   summary: "One outbox message with its raw RFC 5322 text (the .eml)",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
-    const record = await getOutboxRecord(env.DB, panel.id, path.message!);
+  async handle({ env, path, panel }) {
+    const record = await getOutboxRecord(env.DB, panel.id, path.message);
     const object = record ? await env.FILES.get(record.r2Key) : null;
     if (!record || !object) throw notFound(`No outbox message with id "${path.message}" in this panel`);
     return { ...outboxView(record), raw: await object.text() };

@@ -1,6 +1,6 @@
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { formatCts, formatLocalIso } from "../domain/time";
-import { invalidField, notFound } from "../lib/http/errors";
+import { invalidField, orNotFound } from "../lib/http/errors";
 import { base64UrlEncode } from "../lib/random";
 import { z } from "../lib/z";
 import { loadAttributeSchema } from "../store/attributes";
@@ -12,7 +12,7 @@ import { retryFailedBatches } from "../store/event-batches";
 import { listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../store/events";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
-import { defineAdminRoute, requirePanel } from "./route";
+import { definePanelRoute } from "./route";
 
 /** An event as the admin API shows it; times also in the panel's zone, as webhooks carry them. */
 export function eventView(event: StoredEvent & { batch: EventBatchState | null }, timezone: string) {
@@ -67,42 +67,38 @@ async function eventPage(db: D1Database, panel: Panel, owner: EventOwner, query:
   };
 }
 
-const contactEvents = defineAdminRoute({
+const contactEvents = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key/events",
   summary: "A contact's events, newest first, including the anonymous history joined to it; key is its primary-key value",
   query: pageQuery,
-  async handle({ env, path, query }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, path, query, panel }) {
     const schema = await loadAttributeSchema(env.DB, panel.id);
     const key = normalisePrimaryKey(panel.primaryKey, schema.get(panel.primaryKey) ?? "string", path.key);
     if (!key.ok) throw invalidField("key", key.reason);
-    const contact = await getContactByKey(env.DB, panel.id, key.value);
-    if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${key.value}" in this panel`);
+    const contact = await orNotFound(getContactByKey(env.DB, panel.id, key.value), `No contact with ${panel.primaryKey} "${key.value}" in this panel`);
     return { contact: key.value, ...(await eventPage(env.DB, panel, { contactId: contact.id }, query)) };
   },
 });
 
-const profileEvents = defineAdminRoute({
+const profileEvents = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/profiles/:uniqueid/events",
   summary: "Events recorded with an anonymous uniqueid, newest first (whether or not joined to a contact since)",
   query: pageQuery,
-  async handle({ env, path, query }) {
-    const panel = await requirePanel(env.DB, path.panel);
-    return { uniqueid: path.uniqueid, ...(await eventPage(env.DB, panel, { uniqueid: path.uniqueid ?? "" }, query)) };
+  async handle({ env, path, query, panel }) {
+    return { uniqueid: path.uniqueid, ...(await eventPage(env.DB, panel, { uniqueid: path.uniqueid }, query)) };
   },
 });
 
 /** Failed batches put back per call: one nudge message per 5, within what a call may send. */
 const RETRY_BATCHES_PER_CALL = 500;
 
-const retryFailedEvents = defineAdminRoute({
+const retryFailedEvents = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/events/retry",
   summary: `Puts events whose pipeline failed for good (after every re-drive) through it again, up to ${RETRY_BATCHES_PER_CALL} recorded batches per call; steps they passed are not run again`,
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, panel }) {
     const ids = await retryFailedBatches(env.DB, panel.id, Date.now(), RETRY_BATCHES_PER_CALL);
     if (ids.length) await nudgeEventBatches(env.EVENTS, panel.id, ids);
     return { retried_batches: ids.length, more: ids.length === RETRY_BATCHES_PER_CALL };

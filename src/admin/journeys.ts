@@ -2,7 +2,7 @@ import { canonicalAttributeName } from "../domain/attributes";
 import { emailAddress, listIdParam } from "../domain/fields";
 import { FILTER_OPS } from "../domain/filters";
 import { journeyGraphProblems, parseDuration, type JourneyDefinition } from "../domain/journey";
-import { conflict, fromProblems, notFound } from "../lib/http/errors";
+import { conflict, fromProblems, orNotFound } from "../lib/http/errors";
 import { continuePoints } from "../services/journeys/engine";
 import { scanSegment } from "../services/journeys/contact-triggers";
 import { newId } from "../lib/random";
@@ -25,7 +25,7 @@ import { getList } from "../store/lists";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { getWebhook } from "../store/webhooks";
-import { defineAdminRoute, requirePanel } from "./route";
+import { definePanelRoute } from "./route";
 
 // Journeys (CONTRACT 5): definitions are validated whole (schema, then the step graph, then
 // what they name in the panel: activity, list, webhooks) and only drafts may be edited.
@@ -146,20 +146,17 @@ function journeyView(journey: Journey, counters?: JourneyCounters) {
   };
 }
 
-async function requireJourney(db: D1Database, panel: Panel, journeyId: string | undefined): Promise<Journey> {
-  const journey = journeyId ? await getJourney(db, panel.id, journeyId) : null;
-  if (!journey) throw notFound(`No journey with id "${journeyId}" in this panel`);
-  return journey;
+function requireJourney(db: D1Database, panel: Panel, journeyId: string): Promise<Journey> {
+  return orNotFound(getJourney(db, panel.id, journeyId), `No journey with id "${journeyId}" in this panel`);
 }
 
-const createJourney = defineAdminRoute({
+const createJourney = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/journeys",
   summary: "Define a journey (CONTRACT 5); it starts as a draft",
   status: 201,
   body: definitionBody,
-  async handle({ env, path, body }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, body, panel }) {
     const definition = body as JourneyDefinition;
     await checkDefinition(env.DB, panel, definition);
     const now = Date.now();
@@ -169,34 +166,31 @@ const createJourney = defineAdminRoute({
   },
 });
 
-const listPanelJourneys = defineAdminRoute({
+const listPanelJourneys = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys",
   summary: "The panel's journeys",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, panel }) {
     return { journeys: (await listJourneys(env.DB, panel.id)).map((j) => journeyView(j)) };
   },
 });
 
-const readJourney = defineAdminRoute({
+const readJourney = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys/:journey",
   summary: "A journey with its counters: entered, active, completed, exited, and per step acted and waiting",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, path, panel }) {
     const journey = await requireJourney(env.DB, panel, path.journey);
     return journeyView(journey, await journeyCounters(env.DB, panel.id, journey.id));
   },
 });
 
-const updateJourney = defineAdminRoute({
+const updateJourney = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/journeys/:journey",
   summary: "Replace a draft journey's definition (409 once it has run)",
   body: definitionBody,
-  async handle({ env, path, body }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, path, body, panel }) {
     const journey = await requireJourney(env.DB, panel, path.journey);
     if (journey.status !== "draft") throw conflict(`status: the journey is ${journey.status}; only a draft can be edited`, [{ field: "status", message: `is ${journey.status}` }]);
     const definition = body as JourneyDefinition;
@@ -214,13 +208,12 @@ const TRANSITIONS: Record<Exclude<JourneyStatus, "draft">, JourneyStatus[]> = {
   stopped: ["draft", "running", "paused", "stopped"],
 };
 
-const setStatus = defineAdminRoute({
+const setStatus = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/journeys/:journey/status",
   summary: "Run, pause (instances are held) or stop (instances end) a journey",
   body: z.object({ status: z.enum(["running", "paused", "stopped"], { error: "must be running, paused or stopped" }) }).strict(),
-  async handle({ env, path, body }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, path, body, panel }) {
     const journey = await requireJourney(env.DB, panel, path.journey);
     const now = Date.now();
     const changed = await changeJourneyStatus(env.DB, panel.id, journey.id, TRANSITIONS[body.status], body.status, now);
@@ -238,7 +231,7 @@ const setStatus = defineAdminRoute({
   },
 });
 
-const journeyMessages = defineAdminRoute({
+const journeyMessages = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journey-messages",
   summary: "Messages journeys sent on the outbox channels (newest first)",
@@ -246,8 +239,7 @@ const journeyMessages = defineAdminRoute({
     channel: z.enum(["email", "sms", "apn", "bpn"], { error: "must be email, sms, apn or bpn" }).optional(),
     limit: z.coerce.number({ error: "must be a number" }).int().min(1).max(1000).default(100),
   }),
-  async handle({ env, path, query }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, query, panel }) {
     const messages = await listMessages(env.DB, panel.id, query.channel, query.limit);
     return {
       messages: messages.map((m) => ({

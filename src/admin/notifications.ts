@@ -1,9 +1,9 @@
 import { z } from "../lib/z";
 import { listNotifications } from "../store/notifications";
 import { isoTime } from "../store/sql";
-import { defineAdminRoute, requirePanel } from "./route";
+import { definePanelRoute } from "./route";
 
-const listPanelNotifications = defineAdminRoute({
+const listPanelNotifications = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/notifications",
   summary: "Transactional emails the panel sent through MAILER (newest first)",
@@ -11,8 +11,7 @@ const listPanelNotifications = defineAdminRoute({
     kind: z.string().optional(),
     limit: z.coerce.number().int().min(1).max(500).default(50),
   }),
-  async handle({ env, path, query }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, query, panel }) {
     const records = await listNotifications(env.DB, panel.id, query.limit, query.kind);
     return {
       notifications: records.map((r) => ({

@@ -1,11 +1,11 @@
 import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName, DEFAULT_ATTRIBUTES } from "../domain/attributes";
 import { isValidTimeZone } from "../domain/time";
-import { notFound } from "../lib/http/errors";
+import { orNotFound } from "../lib/http/errors";
 import { newId, randomBase64Url } from "../lib/random";
 import { z } from "../lib/z";
 import { insertPanel, listPanels, updatePanel, type Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
-import { defineAdminRoute, requirePanel } from "./route";
+import { defineAdminRoute, definePanelRoute } from "./route";
 
 const timezone = z
   .string()
@@ -71,26 +71,26 @@ const listAllPanels = defineAdminRoute({
   },
 });
 
-const readPanel = defineAdminRoute({
+const readPanel = definePanelRoute({
   method: "GET",
   path: "/panels/:panel",
   summary: "Read a panel",
-  async handle({ env, path }) {
-    return panelView(await requirePanel(env.DB, path.panel), env);
+  async handle({ env, panel }) {
+    return panelView(panel, env);
   },
 });
 
-const patchPanel = defineAdminRoute({
+const patchPanel = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel",
   summary: "Turn API mode on or off, rename, or change the time zone",
   body: z
     .object({ api_mode: z.boolean().optional(), name: panelName.optional(), timezone: timezone.optional() })
     .strict(),
-  async handle({ env, path, body }) {
-    const panel = await updatePanel(env.DB, path.panel!, { apiMode: body.api_mode, name: body.name, timezone: body.timezone }, Date.now());
-    if (!panel) throw notFound(`No panel with id "${path.panel}"`);
-    return panelView(panel, env);
+  async handle({ env, panel, body }) {
+    const changes = { apiMode: body.api_mode, name: body.name, timezone: body.timezone };
+    const updated = await orNotFound(updatePanel(env.DB, panel.id, changes, Date.now()), `No panel with id "${panel.id}"`);
+    return panelView(updated, env);
   },
 });
 

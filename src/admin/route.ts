@@ -1,19 +1,26 @@
 import type { IRequest } from "itty-router";
 import type { InputRules } from "../domain/fields";
 import { readJsonBody } from "../lib/http/body";
-import { notFound, parseOrThrow } from "../lib/http/errors";
+import { orNotFound, parseOrThrow } from "../lib/http/errors";
 import { allowsPrivateFetch } from "../lib/outbound";
 import type { z } from "../lib/z";
 import { getPanel, type Panel } from "../store/panels";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
-export interface AdminRequest<B, Q> {
+/** The path parameters a route path names: `/panels/:panel/users/:user` gives `{ panel, user }`. */
+export type PathParams<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? { [K in Name]: string } & PathParams<`/${Rest}`>
+  : P extends `${string}:${infer Name}`
+    ? { [K in Name]: string }
+    : unknown;
+
+export interface AdminRequest<P extends string, B, Q> {
   request: IRequest;
   env: Env;
   exec: ExecutionContext;
-  /** Path parameters, e.g. `panel` for `/panels/:panel`. */
-  path: Record<string, string>;
+  /** Path parameters, percent-decoded. */
+  path: PathParams<P>;
   body: B;
   query: Q;
 }
@@ -23,21 +30,45 @@ export interface AdminRequest<B, Q> {
  * /openapi.json; a body whose rules read the deployment (a URL's host) is a function of
  * them. The handler returns the JSON answer (sent with `status`) or a Response.
  */
-export interface AdminRoute<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType> {
+export interface AdminRoute<P extends string = string, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType> {
   method: HttpMethod;
   /** Path under /admin/v1, in itty-router syntax (`/panels/:panel`). */
-  path: string;
+  path: P;
   summary: string;
   body?: B | ((rules: InputRules) => B);
   query?: Q;
   status?: number;
-  handle(req: AdminRequest<z.output<B>, z.output<Q>>): Promise<unknown>;
+  handle(req: AdminRequest<P, z.output<B>, z.output<Q>>): Promise<unknown>;
 }
 
-export function defineAdminRoute<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType>(
-  route: AdminRoute<B, Q>,
+export function defineAdminRoute<P extends string, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType>(
+  route: AdminRoute<P, B, Q>,
 ): AdminRoute {
   return route as unknown as AdminRoute;
+}
+
+type PanelPath = `/panels/:panel${string}`;
+
+/** A route under `/panels/:panel`: its handler gets the loaded panel. */
+export interface PanelRoute<P extends PanelPath, B extends z.ZodType, Q extends z.ZodType> extends Omit<AdminRoute<P, B, Q>, "handle"> {
+  handle(req: AdminRequest<P, z.output<B>, z.output<Q>> & { panel: Panel }): Promise<unknown>;
+}
+
+/**
+ * A panel's route: once its body and query are valid, the panel `:panel` names is loaded for
+ * the handler; an unknown id answers 404.
+ */
+export function definePanelRoute<P extends PanelPath, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType>(
+  route: PanelRoute<P, B, Q>,
+): AdminRoute {
+  return defineAdminRoute<P, B, Q>({
+    ...route,
+    async handle(req) {
+      const { panel: panelId } = req.path as { panel: string };
+      const panel = await orNotFound(getPanel(req.env.DB, panelId), `No panel with id "${panelId}"`);
+      return route.handle({ ...req, panel });
+    },
+  });
 }
 
 /** The schema of a route's body under the deployment's rules. */
@@ -54,11 +85,4 @@ export async function parseAdminBody(route: AdminRoute, request: Request, env: E
 export function parseAdminQuery(route: AdminRoute, request: IRequest): unknown {
   if (!route.query) return undefined;
   return parseOrThrow(route.query, Object.fromEntries(new URL(request.url).searchParams));
-}
-
-/** The panel a path names; an unknown id is a 404. */
-export async function requirePanel(db: D1Database, panelId: string | undefined): Promise<Panel> {
-  const panel = panelId ? await getPanel(db, panelId) : null;
-  if (!panel) throw notFound(`No panel with id "${panelId}"`);
-  return panel;
 }

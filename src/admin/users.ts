@@ -1,21 +1,19 @@
 import { generateApiKey, hashApiKey } from "../services/access/api-keys";
-import { conflict, notFound } from "../lib/http/errors";
+import { conflict, notFound, orNotFound } from "../lib/http/errors";
 import { newId } from "../lib/random";
 import { emailAddress } from "../domain/fields";
 import { z } from "../lib/z";
 import { getUser, insertUser, listUsers, replaceKeyHash, setUserDisabled, type User } from "../store/users";
 import { isoTime } from "../store/sql";
-import { defineAdminRoute, requirePanel } from "./route";
+import { definePanelRoute } from "./route";
 
 function userView(user: User) {
   return { id: user.id, email: user.email, name: user.name, disabled: user.disabled, created_at: isoTime(user.createdAt) };
 }
 
-function noSuchUser(userId: string | undefined) {
-  return notFound(`No user with id "${userId}" in this panel`);
-}
+const noSuchUser = (userId: string) => `No user with id "${userId}" in this panel`;
 
-const createUser = defineAdminRoute({
+const createUser = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/users",
   summary: "Create a sub-admin user with an API key (the key is shown only in this answer)",
@@ -24,8 +22,7 @@ const createUser = defineAdminRoute({
     email: emailAddress,
     name: z.string().trim().max(200).optional(),
   }),
-  async handle({ env, path, body }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, body, panel }) {
     const apiKey = generateApiKey();
     const user: User = { id: newId("usr"), panelId: panel.id, email: body.email, name: body.name ?? null, disabled: false, createdAt: Date.now() };
     if (!(await insertUser(env.DB, user, await hashApiKey(apiKey)))) {
@@ -35,49 +32,41 @@ const createUser = defineAdminRoute({
   },
 });
 
-const listPanelUsers = defineAdminRoute({
+const listPanelUsers = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/users",
   summary: "The panel's users (never their keys)",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, panel }) {
     return { users: (await listUsers(env.DB, panel.id)).map(userView) };
   },
 });
 
-const readUser = defineAdminRoute({
+const readUser = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/users/:user",
   summary: "Read a user (never the key)",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
-    const user = await getUser(env.DB, panel.id, path.user!);
-    if (!user) throw noSuchUser(path.user);
-    return userView(user);
+  async handle({ env, path, panel }) {
+    return userView(await orNotFound(getUser(env.DB, panel.id, path.user), noSuchUser(path.user)));
   },
 });
 
-const patchUser = defineAdminRoute({
+const patchUser = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/users/:user",
   summary: "Disable or re-enable a user; a disabled user's key fails authentication",
   body: z.object({ disabled: z.boolean() }).strict(),
-  async handle({ env, path, body }) {
-    const panel = await requirePanel(env.DB, path.panel);
-    const user = await setUserDisabled(env.DB, panel.id, path.user!, body.disabled, Date.now());
-    if (!user) throw noSuchUser(path.user);
-    return userView(user);
+  async handle({ env, path, body, panel }) {
+    return userView(await orNotFound(setUserDisabled(env.DB, panel.id, path.user, body.disabled, Date.now()), noSuchUser(path.user)));
   },
 });
 
-const rotateKey = defineAdminRoute({
+const rotateKey = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/users/:user/api-key",
   summary: "Rotate the user's API key; the old key stops working at once",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, path, panel }) {
     const apiKey = generateApiKey();
-    if (!(await replaceKeyHash(env.DB, panel.id, path.user!, await hashApiKey(apiKey), Date.now()))) throw noSuchUser(path.user);
+    if (!(await replaceKeyHash(env.DB, panel.id, path.user, await hashApiKey(apiKey), Date.now()))) throw notFound(noSuchUser(path.user));
     return { api_key: apiKey };
   },
 });

@@ -1,4 +1,4 @@
-import { ApiError, invalidField, notFound } from "../lib/http/errors";
+import { invalidField, notFound, orNotFound } from "../lib/http/errors";
 import { encryptSecret } from "../lib/crypto";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
@@ -11,7 +11,7 @@ import type { DispatcherStatus } from "../services/webhooks/dispatcher";
 import { enqueueWebhookEvents, forgetWebhooks, webhookDispatcher, WebhookEventError } from "../services/webhooks/enqueue";
 import { describeEventObject, PAYLOAD_VERSIONS, WEBHOOK_CHANNELS } from "../domain/webhooks/payload";
 import { signingSecretProblem } from "../services/webhooks/signing";
-import { defineAdminRoute, requirePanel } from "./route";
+import { defineAdminRoute, definePanelRoute } from "./route";
 
 // Journey webhooks (CONTRACT 4 and 6): configuration in D1, backlog and delivery in the
 // webhook's WebhookDispatcher. Passwords and signing secrets are encrypted at rest and never
@@ -118,24 +118,19 @@ function webhookView(webhook: Webhook, status: DispatcherStatus | null) {
   };
 }
 
-function noSuchWebhook(id: string | undefined): ApiError {
-  return notFound(`No webhook with id "${id}" in this panel`);
+const noSuchWebhook = (id: string) => `No webhook with id "${id}" in this panel`;
+
+function requireWebhook(env: Env, panel: Panel, id: string): Promise<Webhook> {
+  return orNotFound(getWebhook(env.DB, panel.id, id), noSuchWebhook(id));
 }
 
-async function requireWebhook(env: Env, panel: Panel, id: string | undefined): Promise<Webhook> {
-  const webhook = id ? await getWebhook(env.DB, panel.id, id) : null;
-  if (!webhook) throw noSuchWebhook(id);
-  return webhook;
-}
-
-const createWebhook = defineAdminRoute({
+const createWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks",
   summary: "Register a journey webhook (state configured until its test gets HTTP 200)",
   status: 201,
   body: createBody,
-  async handle({ env, path, body }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, body, panel }) {
     const now = Date.now();
     const webhook: Webhook = {
       id: newId("whk"),
@@ -158,36 +153,33 @@ const createWebhook = defineAdminRoute({
   },
 });
 
-const listPanelWebhooks = defineAdminRoute({
+const listPanelWebhooks = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks",
   summary: "The panel's webhooks with their state and backlog",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, panel }) {
     const webhooks = await listWebhooks(env.DB, panel.id);
     const statuses = await Promise.all(webhooks.map((w) => webhookDispatcher(env, w.id).status()));
     return { webhooks: webhooks.map((w, i) => webhookView(w, statuses[i]!)) };
   },
 });
 
-const readWebhook = defineAdminRoute({
+const readWebhook = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks/:id",
   summary: "Read a webhook: state, disabled_reason, backlog (never the password or signing secret)",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, path, panel }) {
     const webhook = await requireWebhook(env, panel, path.id);
     return webhookView(webhook, await webhookDispatcher(env, webhook.id).status());
   },
 });
 
-const patchWebhook = defineAdminRoute({
+const patchWebhook = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/webhooks/:id",
   summary: "Change a webhook; null removes credentials, the alert or the signing secret. A new URL must pass the test again",
   body: patchBody,
-  async handle({ env, path, body }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, path, body, panel }) {
     const webhook = await requireWebhook(env, panel, path.id);
     const next: Webhook = { ...webhook, updatedAt: Date.now() };
     if (body.label !== undefined) next.label = body.label;
@@ -203,47 +195,44 @@ const patchWebhook = defineAdminRoute({
     if (body.signing_secret === null) next.signingSecretEnc = null;
     else if (body.signing_secret !== undefined) next.signingSecretEnc = await encryptSecret(env.SECRETS_KEY, body.signing_secret);
     const stored = await replaceWebhookConfig(env.DB, next);
-    if (!stored) throw noSuchWebhook(path.id);
+    if (!stored) throw notFound(noSuchWebhook(path.id));
     forgetWebhooks();
     return webhookView(stored, await webhookDispatcher(env, stored.id).status());
   },
 });
 
-const removeWebhook = defineAdminRoute({
+const removeWebhook = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/webhooks/:id",
   summary: "Delete a webhook with its undelivered backlog and attempt log",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
-    if (!path.id || !(await deleteWebhook(env.DB, panel.id, path.id))) throw noSuchWebhook(path.id);
+  async handle({ env, path, panel }) {
+    if (!(await deleteWebhook(env.DB, panel.id, path.id))) throw notFound(noSuchWebhook(path.id));
     forgetWebhooks();
     await webhookDispatcher(env, path.id).destroy();
     return new Response(null, { status: 204 });
   },
 });
 
-function testAnswer(report: Awaited<ReturnType<ReturnType<typeof webhookDispatcher>["testEndpoint"]>>, id: string | undefined) {
-  if (!report.found) throw noSuchWebhook(id);
+function testAnswer(report: Awaited<ReturnType<ReturnType<typeof webhookDispatcher>["testEndpoint"]>>, id: string) {
+  if (!report.found) throw notFound(noSuchWebhook(id));
   return { state: report.state, status: report.status, error: report.error, message: report.message };
 }
 
-const testWebhook = defineAdminRoute({
+const testWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/test",
   summary: "Send a sample batch; HTTP 200 makes a configured webhook operational",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, path, panel }) {
     const webhook = await requireWebhook(env, panel, path.id);
     return testAnswer(await webhookDispatcher(env, webhook.id).testEndpoint({ panelId: panel.id, webhookId: webhook.id }), path.id);
   },
 });
 
-const enableWebhook = defineAdminRoute({
+const enableWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/enable",
   summary: "Re-test; on HTTP 200 the webhook is operational again and its backlog is delivered in order",
-  async handle({ env, path }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, path, panel }) {
     const webhook = await requireWebhook(env, panel, path.id);
     const dispatcher = webhookDispatcher(env, webhook.id);
     const answer = testAnswer(await dispatcher.enable({ panelId: panel.id, webhookId: webhook.id }), path.id);
@@ -251,7 +240,7 @@ const enableWebhook = defineAdminRoute({
   },
 });
 
-const listDeliveries = defineAdminRoute({
+const listDeliveries = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks/:id/deliveries",
   summary: "Delivery and test attempts, newest first: time, batch id, status or error, duration, first 2 KB of the response",
@@ -259,8 +248,7 @@ const listDeliveries = defineAdminRoute({
     limit: z.coerce.number().int().min(1).max(500).default(50),
     batch_id: z.string().max(100).optional(),
   }),
-  async handle({ env, path, query }) {
-    const panel = await requirePanel(env.DB, path.panel);
+  async handle({ env, path, query, panel }) {
     const webhook = await requireWebhook(env, panel, path.id);
     const attempts = await webhookDispatcher(env, webhook.id).deliveries(query.limit, query.batch_id);
     return {
@@ -281,6 +269,8 @@ const listDeliveries = defineAdminRoute({
   },
 });
 
+// Not a panel route: the webhook's lookup (cached, see WEBHOOK_CACHE_MS) carries its panel, so a
+// hand-over pays no panel read, and an unknown panel answers as an unknown webhook.
 const queueEvents = defineAdminRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/events",
@@ -297,8 +287,8 @@ const queueEvents = defineAdminRoute({
         return described.event;
       });
     try {
-      const outcome = await enqueueWebhookEvents(env, path.panel!, path.id!, describe);
-      if (!outcome.found) throw noSuchWebhook(path.id);
+      const outcome = await enqueueWebhookEvents(env, path.panel, path.id, describe);
+      if (!outcome.found) throw notFound(noSuchWebhook(path.id));
       return { accepted: outcome.accepted, duplicates: outcome.duplicates };
     } catch (error) {
       if (error instanceof WebhookEventError) throw invalidField(`events.${error.index}.${error.field}`, error.reason);

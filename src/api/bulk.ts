@@ -1,6 +1,6 @@
 import { requestApiKey } from "../lib/http/credentials";
 import { authenticateApiKey } from "./access";
-import { asApiError, notFound } from "../lib/http/errors";
+import { asApiError, notFound, orNotFound } from "../lib/http/errors";
 import { csvAttachment, envelopeFailure, newRequestId } from "../lib/http/respond";
 import { openErrorReport } from "../services/imports/error-report";
 import { startImport } from "../services/imports";
@@ -50,18 +50,15 @@ const bulkUpload = defineOperation({
 });
 
 /** `field` names where the job id came from: `data` (bulkstatus) or the `job` path segment. */
-async function jobOrThrow(db: D1Database, panelId: string, jobId: string, field = "data"): Promise<ImportJob> {
-  const job = await getImportJob(db, panelId, jobId);
-  // Another panel's job answers exactly as a job that does not exist.
-  if (!job) throw notFound(`No import job "${jobId}" in this panel`, [{ field, message: "no such job" }]);
-  return job;
+function jobOfPanel(db: D1Database, panelId: string, jobId: string, field = "data"): Promise<ImportJob> {
+  return orNotFound(getImportJob(db, panelId, jobId), `No import job "${jobId}" in this panel`, [{ field, message: "no such job" }]);
 }
 
 const bulkStatus = defineOperation({
   summary: "State and counters of a bulk upload job",
   params: z.object({ data: textParam(64).meta({ description: "The jobid that bulkupload answered", example: "job_3k9x7q2m4n8p1r5t" }) }),
   async run({ env, panel }, { data }) {
-    return { job: importJobView(await jobOrThrow(env.DB, panel.id, data)) };
+    return { job: importJobView(await jobOfPanel(env.DB, panel.id, data)) };
   },
 });
 
@@ -70,8 +67,7 @@ export const bulkOperations: OperationTable = {
   bulkstatus: bulkStatus,
 };
 
-/** The stored error report as a CSV download. */
-/** The job's error report as a CSV download (the same for the admin route). */
+/** The job's error report as a CSV download. */
 export async function errorReportDownload(env: Env, job: ImportJob): Promise<Response> {
   const report = await openErrorReport(env.FILES, job);
   if (!report.ok) throw notFound(report.reason);
@@ -86,7 +82,7 @@ export async function handleErrorReportDownload(request: Request, env: Env, jobI
   const requestId = newRequestId();
   try {
     const caller = await authenticateApiKey(env.DB, requestApiKey(request));
-    return await errorReportDownload(env, await jobOrThrow(env.DB, caller.panel.id, jobId, "job"));
+    return await errorReportDownload(env, await jobOfPanel(env.DB, caller.panel.id, jobId, "job"));
   } catch (error) {
     return envelopeFailure(requestId, asApiError(error, requestId));
   }

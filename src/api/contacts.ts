@@ -1,5 +1,5 @@
 import { contactKeyFrom, prepareContact, type KeyedSchema } from "../domain/contacts";
-import { fromProblems, invalidField, notFound } from "../lib/http/errors";
+import { fromProblems, invalidField, notFound, orNotFound } from "../lib/http/errors";
 import { journeysAfterContactWrite } from "../services/journeys/contact-triggers";
 import { z } from "../lib/z";
 import { getContactByKey, listsOfContact, removeFromLists, updateContact, upsertContact } from "../store/contacts";
@@ -30,6 +30,10 @@ export async function requireLists(db: D1Database, panel: Panel, listIds: readon
   }
 }
 
+function contactOfPanel(db: D1Database, panel: Panel, key: string) {
+  return orNotFound(getContactByKey(db, panel.id, key), `No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);
+}
+
 const addContact = defineOperation({
   summary: "Add a contact, or merge the given attributes into the existing one (4.1)",
   params: z.object({ data: jsonObjectParam, listid: listIdParam.optional() }),
@@ -47,8 +51,7 @@ const viewContact = defineOperation({
   params: z.object({ data: contactRefParam }),
   async run({ env, panel, schema }, { data }) {
     const key = keyOrThrow(schema, data);
-    const contact = await getContactByKey(env.DB, panel.id, key);
-    if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);
+    const contact = await contactOfPanel(env.DB, panel, key);
     const lists = await listsOfContact(env.DB, panel.id, contact.id);
     return { contact: contact.attributes, lists: lists.map((l) => ({ id: l.id, listname: l.name })) };
   },
@@ -76,8 +79,7 @@ const removeContactFromLists = defineOperation({
   async run({ env, panel, schema }, { data, listid }) {
     const key = keyOrThrow(schema, data);
     await requireLists(env.DB, panel, listid);
-    const contact = await getContactByKey(env.DB, panel.id, key);
-    if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);
+    const contact = await contactOfPanel(env.DB, panel, key);
     return { removed_from: await removeFromLists(env.DB, panel.id, contact.id, listid) };
   },
 });

@@ -1,5 +1,5 @@
 import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "../domain/lists";
-import { conflict, notFound } from "../lib/http/errors";
+import { conflict, notFound, orNotFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { deleteList, emptyList, findListByName, insertList, listLists, renameList, type ContactList } from "../store/lists";
 import { isoTime } from "../store/sql";
@@ -27,10 +27,8 @@ function nameTaken(name: string) {
   ]);
 }
 
-async function listByNameOrThrow(db: D1Database, panelId: string, name: string): Promise<ContactList> {
-  const list = await findListByName(db, panelId, name);
-  if (!list) throw notFound(`listname: no list named "${name}" in this panel`, [{ field: "listname", message: "no such list" }]);
-  return list;
+function listByNameOrThrow(db: D1Database, panelId: string, name: string): Promise<ContactList> {
+  return orNotFound(findListByName(db, panelId, name), `listname: no list named "${name}" in this panel`, [{ field: "listname", message: "no such list" }]);
 }
 
 const createList = defineOperation({

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { ADMIN_ROUTES } from "../../src/admin";
 import { admin, call, createPanel } from "../support/helpers";
 
 describe("admin authentication", () => {
@@ -75,6 +76,20 @@ describe("panels", () => {
     expect((await admin("GET", "/panels/pnl_nope")).status).toBe(404);
     expect((await admin("GET", "/panels/pnl_nope/attributes")).status).toBe(404);
     expect((await admin("GET", "/nothing-here")).status).toBe(404);
+  });
+
+  it("every route of a panel answers an unknown panel with the same 404, once its input is valid", async () => {
+    const panelRoutes = ADMIN_ROUTES.filter((route) => route.path.startsWith("/panels/:panel") && !route.body);
+    expect(panelRoutes.length).toBeGreaterThan(20);
+    for (const route of panelRoutes) {
+      const path = route.path.replace(":panel", "pnl_nope").replace(/:\w+/g, "x");
+      const answer = await admin(route.method, path);
+      expect([route.method, path, answer.status, answer.body]).toEqual([route.method, path, 404, { error: 'No panel with id "pnl_nope"' }]);
+    }
+    const invalid = await admin("POST", "/panels/pnl_nope/users", { email: "nope" });
+    expect([invalid.status, invalid.body.errors[0].field]).toEqual([400, "email"]);
+    expect(await admin("POST", "/panels/pnl_nope/users", { email: "a@example.com" })).toEqual({ status: 404, body: { error: 'No panel with id "pnl_nope"' } });
+    expect(await admin("PATCH", "/panels/pnl_nope", { name: "Q" })).toEqual({ status: 404, body: { error: 'No panel with id "pnl_nope"' } });
   });
 });
 

@@ -21,6 +21,16 @@ export const badRequest = (message: string, errors: FieldError[] = []) => new Ap
 export const notFound = (message: string, errors: FieldError[] = []) => new ApiError(404, message, errors);
 export const conflict = (message: string, errors: FieldError[] = []) => new ApiError(409, message, errors);
 
+/**
+ * What `lookup` found, or a 404 with `message`. Lookups of a panel's objects are scoped by the
+ * panel, so another panel's object answers exactly as one that does not exist.
+ */
+export async function orNotFound<T>(lookup: Promise<T | null> | null, message: string, errors: FieldError[] = []): Promise<T> {
+  const found = await lookup;
+  if (found === null) throw notFound(message, errors);
+  return found;
+}
+
 /** Validation failure for one named field. */
 export function invalidField(field: string, message: string, status = 400): ApiError {
   return new ApiError(status, `${field}: ${message}`, [{ field, message }]);
