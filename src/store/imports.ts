@@ -160,7 +160,8 @@ export async function getImportJob(db: D1Database, panelId: string, jobId: strin
 
 /**
  * Moves a job from one phase to the next, with whatever else changes with it, only if it is
- * still where the caller read it (phase and chunk count). False: another consumer moved it.
+ * still where the caller read it (phase and chunk count). Answers the job as it now is, or null
+ * when another consumer moved it.
  */
 export async function advanceImportJob(
   db: D1Database,
@@ -178,15 +179,16 @@ export async function advanceImportJob(
     finishedAt: number;
   }>,
   now: number,
-): Promise<boolean> {
-  const result = await db
+): Promise<ImportJob | null> {
+  const row = await db
     .prepare(
       `UPDATE import_jobs SET phase = ?3,
          status = COALESCE(?4, status), reason = COALESCE(?5, reason), sources = COALESCE(?6, sources),
          columns = COALESCE(?7, columns), byte_offset = COALESCE(?8, byte_offset), row_number = COALESCE(?9, row_number),
          error_report_key = COALESCE(?10, error_report_key), started_at = COALESCE(started_at, ?11),
          finished_at = COALESCE(finished_at, ?12), attempts = 0, updated_at = ?13
-       WHERE panel_id = ?1 AND id = ?2 AND phase = ?14 AND seq = ?15`,
+       WHERE panel_id = ?1 AND id = ?2 AND phase = ?14 AND seq = ?15
+       RETURNING *`,
     )
     .bind(
       job.panelId,
@@ -205,8 +207,8 @@ export async function advanceImportJob(
       job.phase,
       job.seq,
     )
-    .run();
-  return result.meta.changes > 0;
+    .first<ImportJobRow>();
+  return row ? jobFromRow(row) : null;
 }
 
 /** Marks a queued job running when a consumer first picks it up. */

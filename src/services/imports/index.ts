@@ -119,13 +119,11 @@ export type StepOutcome = "done" | "more";
 async function failImport(env: Env, ref: ImportRef, reason: string, now: number): Promise<ImportJob | null> {
   const job = await getImportJob(env.DB, ref.panelId, ref.jobId);
   if (!job || (job.phase !== "fetch" && job.phase !== "header" && job.phase !== "rows")) return null;
-  const moved = await advanceImportJob(env.DB, job, "report", { status: "failed", reason, finishedAt: now }, now);
-  return moved ? getImportJob(env.DB, job.panelId, job.id) : null;
+  return advanceImportJob(env.DB, job, "report", { status: "failed", reason, finishedAt: now }, now);
 }
 
 /** Runs one phase; returns the job as it now is, "yield" to continue in a new message, null to stop. */
 async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline: number, now: () => number): Promise<ImportJob | "yield" | null> {
-  const reload = (moved: boolean) => (moved ? getImportJob(env.DB, job.panelId, job.id) : null);
   switch (job.phase) {
     case "fetch": {
       const sources = [...job.sources];
@@ -141,39 +139,35 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
         if (!head) throw new ImportFailure(`The file "${source.name}" is not in storage`);
         sources[i] = { ...source, size: head.size };
       }
-      return reload(await advanceImportJob(env.DB, job, "header", { sources }, now()));
+      return advanceImportJob(env.DB, job, "header", { sources }, now());
     }
     case "header": {
       const { plan, sources } = await checkHeaders(env, job, tuning);
       const first = sources[0]!;
-      return reload(
-        await advanceImportJob(env.DB, job, "rows", { plan, sources, byteOffset: first.dataOffset ?? 0, rowNumber: first.headerRow ?? 1 }, now()),
-      );
+      return advanceImportJob(env.DB, job, "rows", { plan, sources, byteOffset: first.dataOffset ?? 0, rowNumber: first.headerRow ?? 1 }, now());
     }
     case "rows": {
       const outcome = await importRows(env, job, tuning, deadline, now);
       // New members of the list left journey entries with their rows; every step's nudge
       // starts another drain, so a large upload enters its contacts in parallel.
-      if (job.listId !== null && outcome !== "stale") await nudgeListEntries(env, job.panelId);
-      if (outcome === "stale") return null;
-      if (outcome === "yielded") return "yield";
-      const done = await getImportJob(env.DB, job.panelId, job.id);
-      if (!done || done.phase !== "rows") return null;
-      if (done.total === 0) throw new ImportFailure(job.sources.length > 1 ? "The files have a header row but no data rows" : "The file has a header row but no data rows");
-      return reload(await advanceImportJob(env.DB, done, "report", {}, now()));
+      if (job.listId !== null && outcome.state !== "stale") await nudgeListEntries(env, job.panelId);
+      if (outcome.state === "stale") return null;
+      if (outcome.state === "yielded") return "yield";
+      if (outcome.total === 0) throw new ImportFailure(job.sources.length > 1 ? "The files have a header row but no data rows" : "The file has a header row but no data rows");
+      return advanceImportJob(env.DB, { ...job, seq: outcome.seq }, "report", {}, now());
     }
     case "report": {
       // The rows changed contacts: segment journeys look at every contact again (entering is once per contact).
       await restartSegmentScans(env.DB, job.panelId, now());
       const key = job.failed > 0 ? await writeErrorReport(env, job) : undefined;
       const status = job.status === "failed" ? "failed" : "completed";
-      return reload(await advanceImportJob(env.DB, job, "notify", { status, errorReportKey: key, finishedAt: now() }, now()));
+      return advanceImportJob(env.DB, job, "notify", { status, errorReportKey: key, finishedAt: now() }, now());
     }
     case "notify": {
       await sendImportSummary(env, job);
       await postImportCallback(env, job, now);
       await cleanUpImport(env, job);
-      return reload(await advanceImportJob(env.DB, job, "done", {}, now()));
+      return advanceImportJob(env.DB, job, "done", {}, now());
     }
     case "done":
       return null;

@@ -117,6 +117,7 @@ interface Position {
   sourceIndex: number;
   byteOffset: number;
   rowNumber: number;
+  total: number;
   failed: number;
 }
 
@@ -154,7 +155,8 @@ function prepareChunk(job: ImportJob, plan: ColumnPlan, at: Position, bytes: Uin
   return chunk;
 }
 
-export type RowsOutcome = "finished" | "yielded" | "stale";
+/** `finished` carries the job's chunk count and data rows as its last checkpoint left them. */
+export type RowsOutcome = { state: "finished"; seq: number; total: number } | { state: "yielded" } | { state: "stale" };
 
 /**
  * Imports rows from the job's checkpoint on, one chunk per D1 batch, until every source is
@@ -164,7 +166,14 @@ export type RowsOutcome = "finished" | "yielded" | "stale";
  */
 export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning, deadline: number, now: () => number): Promise<RowsOutcome> {
   const plan = job.plan!;
-  const at: Position = { seq: job.seq, sourceIndex: job.sourceIndex, byteOffset: job.byteOffset, rowNumber: job.rowNumber, failed: job.failed };
+  const at: Position = {
+    seq: job.seq,
+    sourceIndex: job.sourceIndex,
+    byteOffset: job.byteOffset,
+    rowNumber: job.rowNumber,
+    total: job.total,
+    failed: job.failed,
+  };
   let chunks = 0;
   while (at.sourceIndex < job.sources.length) {
     const source = job.sources[at.sourceIndex]!;
@@ -197,13 +206,14 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
         listId: job.listId,
         now: now(),
       });
-      if (committed === "stale") return "stale";
+      if (committed === "stale") return { state: "stale" };
       at.seq++;
       at.byteOffset += cut.end;
       at.rowNumber = chunk.rowNumber;
+      at.total += chunk.records;
       at.failed += chunk.refused;
       buffer = buffer.subarray(cut.end);
-      if (++chunks >= tuning.stepChunks || now() >= deadline) return "yielded";
+      if (++chunks >= tuning.stepChunks || now() >= deadline) return { state: "yielded" };
     }
     // This source is read; the next one starts after its header. The next chunk's checkpoint
     // records the move; until then a restart re-finds this source's end.
@@ -214,7 +224,7 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
       at.rowNumber = next.headerRow ?? 1;
     }
   }
-  return "finished";
+  return { state: "finished", seq: at.seq, total: at.total };
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
