@@ -8,19 +8,10 @@ import { scanSegment } from "../services/journeys/contact-triggers";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
 import { findActivityByName } from "../store/activities";
-import {
-  changeJourneyStatus,
-  getJourney,
-  insertJourney,
-  journeyCounters,
-  listJourneys,
-  listMessages,
-  pointsLeftBehind,
-  updateDraftJourney,
-  type Journey,
-  type JourneyCounters,
-  type JourneyStatus,
-} from "../store/journeys";
+import { changeJourneyStatus, getJourney, insertJourney, listJourneys, updateDraftJourney, type Journey, type JourneyStatus } from "../store/journeys/definitions";
+import { journeyCounters, type JourneyCounters } from "../store/journeys/instances";
+import { listMessages } from "../store/journeys/messages";
+import { pointsLeftBehind } from "../store/journeys/points";
 import { getList } from "../store/lists";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";

@@ -10,7 +10,7 @@ import { ApiError, asApiError, invalidField, notFound, parseOrThrow } from "../l
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 import { z } from "../lib/z";
 import { recordEvents } from "../services/pipeline/record";
-import { getMessages } from "../store/journeys";
+import { getMessages } from "../store/journeys/messages";
 import type { Panel } from "../store/panels";
 
 /**

@@ -136,3 +136,28 @@ export function ensureContactsStatement(db: D1Database, panelId: string, primary
     )
     .bind(panelId, primaryKey, now, JSON.stringify(keys));
 }
+
+/** A contact as the journey engine reads it: no timestamps. */
+export type KeyedContact = Pick<Contact, "id" | "key" | "attributes">;
+
+function keyedContactFromRow(r: Pick<ContactRow, "id" | "pk_value" | "attrs">): KeyedContact {
+  return { id: r.id, key: r.pk_value, attributes: JSON.parse(r.attrs) as Record<string, AttributeValue> };
+}
+
+export async function contactsByIds(db: D1Database, panelId: string, ids: readonly number[]): Promise<Map<number, KeyedContact>> {
+  if (ids.length === 0) return new Map();
+  const { results } = await db
+    .prepare("SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(panelId, JSON.stringify([...new Set(ids)]))
+    .all<Pick<ContactRow, "id" | "pk_value" | "attrs">>();
+  return new Map(results.map((r) => [r.id, keyedContactFromRow(r)]));
+}
+
+/** A page of the panel's contacts after `afterId`, by id. */
+export async function contactsPage(db: D1Database, panelId: string, afterId: number, limit: number): Promise<KeyedContact[]> {
+  const { results } = await db
+    .prepare("SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND id > ? ORDER BY id LIMIT ?")
+    .bind(panelId, afterId, limit)
+    .all<Pick<ContactRow, "id" | "pk_value" | "attrs">>();
+  return results.map(keyedContactFromRow);
+}

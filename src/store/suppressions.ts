@@ -17,3 +17,12 @@ export async function suppressAddress(
     .bind(panelId, address.toLowerCase(), reason, campaignId, now)
     .run();
 }
+
+/**
+ * Whether email to the address is stopped in this panel (unsubscribed or hard-bounced). Campaign
+ * sends ask the same in their recipients query (store/campaigns.ts), for a whole batch at once.
+ */
+export async function isAddressSuppressed(db: D1Database, panelId: string, address: string): Promise<boolean> {
+  const row = await db.prepare("SELECT 1 AS x FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panelId, address.toLowerCase()).first();
+  return row !== null;
+}

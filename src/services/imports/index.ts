@@ -1,7 +1,7 @@
 import { nudgeListEntries } from "../journeys/list-entries";
 import { decodeOrKeep } from "../../lib/uri";
 import { newId } from "../../lib/random";
-import { restartSegmentScans } from "../../store/journeys";
+import { restartSegmentScans } from "../../store/journeys/scans";
 import {
   advanceImportJob,
   claimStalledImports,

@@ -1,6 +1,8 @@
 import { filterMatches } from "../../domain/filters";
 import type { AttributeValue } from "../../domain/attributes";
-import { contactsPage, runningJourneysByTrigger, setScanCursor, type Journey } from "../../store/journeys";
+import { contactsPage } from "../../store/contacts";
+import { runningJourneysByTrigger, type Journey } from "../../store/journeys/definitions";
+import { setScanCursor } from "../../store/journeys/scans";
 import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
 import { enterListEntries } from "./list-entries";
 

@@ -1,7 +1,7 @@
 import { recordEmailEvents, type EmailEventKind } from "../broadcasts/campaign-events";
 import type { ProviderBounce } from "../channels/email/provider";
 import type { JourneyMessageRef, TrackingClaim } from "../channels/email/tracking";
-import { getMessages, journeyEmailByProviderId, type JourneyMessage } from "../../store/journeys";
+import { getMessages, journeyEmailByProviderId, type JourneyMessage } from "../../store/journeys/messages";
 import { suppressAddress } from "../../store/suppressions";
 import { journeyEmailAddress } from "./messages";
 

@@ -3,20 +3,11 @@ import { filterMatches } from "../../domain/filters";
 import { isMessageStep, nextSteps, parseDuration, startSteps, stepById, type JourneyStep, type MessageStep } from "../../domain/journey";
 import { newId } from "../../lib/random";
 import { getEventsByIds, type StoredEvent } from "../../store/events";
-import {
-  contactsByIds,
-  enterInstances,
-  finishPointStatements,
-  getJourneysByIds,
-  getMessages,
-  insertPointStatement,
-  stepRunStatement,
-  type Entry,
-  type Journey,
-  type JourneyContact,
-  type JourneyMessage,
-  type JourneyPoint,
-} from "../../store/journeys";
+import { contactsByIds, type KeyedContact } from "../../store/contacts";
+import { getJourneysByIds, type Journey } from "../../store/journeys/definitions";
+import { enterInstances, stepRunStatement, type Entry } from "../../store/journeys/instances";
+import { getMessages, type JourneyMessage } from "../../store/journeys/messages";
+import { finishPointStatements, insertPointStatement, type JourneyPoint } from "../../store/journeys/points";
 import { enqueueWebhookEvents, WebhookEventError } from "../webhooks/enqueue";
 import { outboxMessageStatements, sendJourneyEmail, type JourneyEmailEnv } from "./messages";
 import { journeyWebhookEvent } from "./webhook-event";
@@ -74,7 +65,7 @@ export async function enterJourneys(env: EngineEnv, entries: readonly Omit<Entry
 }
 
 /** Entries of one contact into the given journeys, where the journey's filter lets it in. */
-export function entriesFor(journeys: readonly Journey[], contact: JourneyContact, entryKey: string, eventId: number | null): Omit<Entry, "instanceId">[] {
+export function entriesFor(journeys: readonly Journey[], contact: KeyedContact, entryKey: string, eventId: number | null): Omit<Entry, "instanceId">[] {
   return journeys
     .filter((j) => filterMatches(j.definition.filter, contact.attributes))
     .map((j) => ({ panelId: j.panelId, journeyId: j.id, contactId: contact.id, entryKey, eventId }));
@@ -123,7 +114,7 @@ async function continuePoint(
   env: EngineEnv,
   journey: Journey,
   point: JourneyPoint,
-  contact: JourneyContact | undefined,
+  contact: KeyedContact | undefined,
   events: Map<number, StoredEvent>,
   messages: Map<string, JourneyMessage>,
   now: number,
@@ -153,7 +144,7 @@ class StepRunner {
     private readonly env: EngineEnv,
     private readonly journey: Journey,
     private readonly point: JourneyPoint,
-    private readonly contact: JourneyContact,
+    private readonly contact: KeyedContact,
     private readonly events: Map<number, StoredEvent>,
     private readonly messages: Map<string, JourneyMessage>,
     private readonly now: number,

@@ -1,6 +1,7 @@
 import type { CronTask } from "../../lib/tasks";
 import type { QueueHandler } from "../../lib/tasks";
-import { contactsByIds, getJourneysByIds } from "../../store/journeys";
+import { contactsByIds } from "../../store/contacts";
+import { getJourneysByIds } from "../../store/journeys/definitions";
 import { deleteListEntries, leaseListEntries, panelsWithFreeListEntries } from "../../store/list-entries";
 import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
 

@@ -5,7 +5,8 @@ import type { AttributeValue } from "../../domain/attributes";
 import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize } from "../../domain/email-message";
 import type { EmailStep } from "../../domain/journey";
-import { claimMessage, finishMessage, insertMessageStatement, isAddressSuppressed, releaseMessage, type JourneyMessage } from "../../store/journeys";
+import { claimMessage, finishMessage, insertMessageStatement, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
+import { isAddressSuppressed } from "../../store/suppressions";
 
 /**
  * Where the messages of journeys leave the engine. Each is keyed by its msgid

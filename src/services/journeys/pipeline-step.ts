@@ -1,6 +1,8 @@
 import { activityNameKey } from "../../domain/activity";
 import type { PipelineEvent, PipelineStep } from "../pipeline/steps";
-import { contactsByIds, pendingWaitsFor, resolveWaitsWithEvents, runningJourneysByTrigger, type JourneyPoint } from "../../store/journeys";
+import { contactsByIds } from "../../store/contacts";
+import { runningJourneysByTrigger } from "../../store/journeys/definitions";
+import { pendingWaitsFor, resolveWaitsWithEvents, type JourneyPoint } from "../../store/journeys/points";
 import { continuePoints, enterJourneys, entriesFor } from "./engine";
 
 /** Whether `event` is what the pending wait `point` waits for. */

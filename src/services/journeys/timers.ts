@@ -1,5 +1,6 @@
 import type { CronTask } from "../../lib/tasks";
-import { fireDuePoints, journeysToScan, pointsLeftBehind } from "../../store/journeys";
+import { fireDuePoints, pointsLeftBehind } from "../../store/journeys/points";
+import { journeysToScan } from "../../store/journeys/scans";
 import { scanSegment } from "./contact-triggers";
 import { continuePoints } from "./engine";
 

@@ -1,6 +1,7 @@
 import type { WebhookStep } from "../../domain/journey";
 import type { StoredEvent } from "../../store/events";
-import type { JourneyContact, JourneyMessage } from "../../store/journeys";
+import type { KeyedContact } from "../../store/contacts";
+import type { JourneyMessage } from "../../store/journeys/messages";
 import type { EventDetails, JsonValue, MessageEvent, WebhookEvent } from "../../domain/webhooks/payload";
 
 /**
@@ -15,7 +16,7 @@ export interface WebhookEventInput {
   triggerType: string;
   instanceId: string;
   step: WebhookStep;
-  contact: JourneyContact;
+  contact: KeyedContact;
   event: StoredEvent | null;
   message: JourneyMessage | null;
   now: number;
@@ -25,7 +26,7 @@ function text(value: unknown): string | undefined {
   return typeof value === "string" ? value : typeof value === "number" ? String(value) : undefined;
 }
 
-function selectedAttributes(contact: JourneyContact, names: readonly string[]): Record<string, JsonValue> {
+function selectedAttributes(contact: KeyedContact, names: readonly string[]): Record<string, JsonValue> {
   const picked: Record<string, JsonValue> = {};
   for (const name of names) picked[name] = contact.attributes[name] ?? "";
   return picked;

@@ -1,0 +1,165 @@
+import { activityNameKey } from "../../domain/activity";
+import type { JourneyDefinition } from "../../domain/journey";
+
+// The journeys table: definitions, their trigger lookup keys and the status a journey is in.
+
+export const JOURNEY_STATUSES = ["draft", "running", "paused", "stopped"] as const;
+export type JourneyStatus = (typeof JOURNEY_STATUSES)[number];
+
+export interface Journey {
+  id: string;
+  panelId: string;
+  name: string;
+  definition: JourneyDefinition;
+  status: JourneyStatus;
+  scanCursor: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface JourneyRow {
+  id: string;
+  panel_id: string;
+  name: string;
+  definition: string;
+  status: JourneyStatus;
+  scan_cursor: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const JOURNEY_COLUMNS = "id, panel_id, name, definition, status, scan_cursor, created_at, updated_at";
+
+export function journeyFromRow(row: JourneyRow): Journey {
+  return {
+    id: row.id,
+    panelId: row.panel_id,
+    name: row.name,
+    definition: JSON.parse(row.definition) as JourneyDefinition,
+    status: row.status,
+    scanCursor: row.scan_cursor,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The trigger's lookup key: an activity name (lower case) or a list id. */
+function triggerKey(definition: JourneyDefinition): string | null {
+  const { trigger } = definition;
+  if (trigger.type === "activity") return activityNameKey(trigger.activity);
+  if (trigger.type === "list") return String(trigger.listid);
+  return null;
+}
+
+export async function insertJourney(db: D1Database, journey: Journey): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO journeys (id, panel_id, name, definition, trigger_type, trigger_key, status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      journey.id,
+      journey.panelId,
+      journey.name,
+      JSON.stringify(journey.definition),
+      journey.definition.trigger.type,
+      triggerKey(journey.definition),
+      journey.status,
+      journey.createdAt,
+      journey.updatedAt,
+    )
+    .run();
+}
+
+export async function getJourney(db: D1Database, panelId: string, id: string): Promise<Journey | null> {
+  const row = await db.prepare(`SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE panel_id = ? AND id = ?`).bind(panelId, id).first<JourneyRow>();
+  return row ? journeyFromRow(row) : null;
+}
+
+export async function listJourneys(db: D1Database, panelId: string): Promise<Journey[]> {
+  const { results } = await db.prepare(`SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE panel_id = ? ORDER BY created_at, id`).bind(panelId).all<JourneyRow>();
+  return results.map(journeyFromRow);
+}
+
+/** Replaces a draft's definition; null when there is no such journey or it is not a draft. */
+export async function updateDraftJourney(db: D1Database, panelId: string, id: string, definition: JourneyDefinition, now: number): Promise<Journey | null> {
+  const row = await db
+    .prepare(
+      `UPDATE journeys SET name = ?, definition = ?, trigger_type = ?, trigger_key = ?, updated_at = ?
+       WHERE panel_id = ? AND id = ? AND status = 'draft' RETURNING ${JOURNEY_COLUMNS}`,
+    )
+    .bind(definition.name, JSON.stringify(definition), definition.trigger.type, triggerKey(definition), now, panelId, id)
+    .first<JourneyRow>();
+  return row ? journeyFromRow(row) : null;
+}
+
+/**
+ * Moves a journey from one of `from` to `to`; null when it was in none of them. Stopping ends
+ * every active instance (exited) and cancels its pending waits and delays in the same batch.
+ * Starting a segment journey sets its entry scan going.
+ */
+export async function changeJourneyStatus(
+  db: D1Database,
+  panelId: string,
+  id: string,
+  from: readonly JourneyStatus[],
+  to: JourneyStatus,
+  now: number,
+): Promise<Journey | null> {
+  const update = db
+    .prepare(
+      `UPDATE journeys SET status = ?1, updated_at = ?2,
+         scan_cursor = CASE WHEN ?1 = 'running' AND status = 'draft' AND trigger_type = 'segment' THEN 0
+                            WHEN ?1 = 'stopped' THEN NULL ELSE scan_cursor END
+       WHERE panel_id = ?3 AND id = ?4 AND status IN (SELECT value FROM json_each(?5)) RETURNING ${JOURNEY_COLUMNS}`,
+    )
+    .bind(to, now, panelId, id, JSON.stringify(from));
+  if (to !== "stopped") {
+    const row = await update.first<JourneyRow>();
+    return row ? journeyFromRow(row) : null;
+  }
+  const [updated] = await db.batch<JourneyRow>([
+    update,
+    db
+      .prepare(
+        `UPDATE journey_points SET outcome = 'cancelled', resolved_at = ?1, continued_at = ?1
+         WHERE journey_id = ?2 AND panel_id = ?3 AND (outcome IS NULL OR continued_at IS NULL)
+           AND EXISTS (SELECT 1 FROM journeys WHERE id = ?2 AND status = 'stopped')`,
+      )
+      .bind(now, id, panelId),
+    db
+      .prepare(
+        `UPDATE journey_instances SET status = 'exited', ended_at = ?1
+         WHERE journey_id = ?2 AND panel_id = ?3 AND status = 'active' AND EXISTS (SELECT 1 FROM journeys WHERE id = ?2 AND status = 'stopped')`,
+      )
+      .bind(now, id, panelId),
+  ]);
+  const row = updated!.results[0];
+  return row ? journeyFromRow(row) : null;
+}
+
+/** Running journeys of a panel whose trigger is of `type` (and, for activity, matches one of `keys`). */
+export async function runningJourneysByTrigger(db: D1Database, panelId: string, type: "activity" | "segment", keys?: readonly string[]): Promise<Journey[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE panel_id = ? AND status = 'running' AND trigger_type = ?
+       AND (? IS NULL OR trigger_key IN (SELECT value FROM json_each(?)))`,
+    )
+    .bind(panelId, type, keys ? 1 : null, JSON.stringify(keys ?? []))
+    .all<JourneyRow>();
+  return results.map(journeyFromRow);
+}
+
+/** Journeys by (panel, id): the points of the cron come from every panel. */
+export async function getJourneysByIds(db: D1Database, refs: ReadonlyArray<{ panelId: string; journeyId: string }>): Promise<Map<string, Journey>> {
+  if (refs.length === 0) return new Map();
+  const keys = [...new Map(refs.map((r) => [r.journeyId, [r.panelId, r.journeyId]])).values()];
+  const { results } = await db
+    .prepare(
+      `SELECT ${JOURNEY_COLUMNS.split(", ").map((c) => `j.${c}`).join(", ")} FROM json_each(?) k
+       JOIN journeys j ON j.panel_id = json_extract(k.value, '$[0]') AND j.id = json_extract(k.value, '$[1]')`,
+    )
+    .bind(JSON.stringify(keys))
+    .all<JourneyRow>();
+  return new Map(results.map((row) => [row.id, journeyFromRow(row)]));
+}

@@ -1,0 +1,77 @@
+// Journey instances (a contact's way through a journey), the steps they ran, and their counts.
+
+export interface Entry {
+  instanceId: string;
+  panelId: string;
+  journeyId: string;
+  contactId: number;
+  entryKey: string;
+  /** The triggering event, carried to the steps (webhooks describe it). */
+  eventId: number | null;
+}
+
+/**
+ * Enters contacts into journeys: each gets an active instance and its start point, unless it
+ * is already in that journey, this very trigger entered it before, or the journey was stopped
+ * since the trigger (checked in the same statement, so a stop cannot slip in between). Returns
+ * the instance ids created.
+ */
+export async function enterInstances(db: D1Database, entries: readonly Entry[], now: number): Promise<Set<string>> {
+  if (entries.length === 0) return new Set();
+  const statements: D1PreparedStatement[] = [];
+  for (const e of entries) {
+    statements.push(
+      db
+        .prepare(
+          `INSERT OR IGNORE INTO journey_instances (id, panel_id, journey_id, contact_id, entry_key, status, entered_at)
+           SELECT ?1, ?2, ?3, ?4, ?5, 'active', ?6
+           WHERE EXISTS (SELECT 1 FROM journeys WHERE panel_id = ?2 AND id = ?3 AND status IN ('running', 'paused')) RETURNING id`,
+        )
+        .bind(e.instanceId, e.panelId, e.journeyId, e.contactId, e.entryKey, now),
+      db
+        .prepare(
+          `INSERT OR IGNORE INTO journey_points (instance_id, step_id, panel_id, journey_id, contact_id, kind, event_id, outcome, created_at, resolved_at)
+           SELECT id, '', panel_id, journey_id, contact_id, 'start', ?, 'start', ?2, ?2 FROM journey_instances WHERE id = ?`,
+        )
+        .bind(e.eventId, now, e.instanceId),
+    );
+  }
+  const results = await db.batch<{ id: string }>(statements);
+  const created = new Set<string>();
+  for (let i = 0; i < results.length; i += 2) for (const row of results[i]!.results) created.add(row.id);
+  return created;
+}
+
+export function stepRunStatement(db: D1Database, instanceId: string, stepId: string, journeyId: string, result: string, now: number): D1PreparedStatement {
+  return db
+    .prepare("INSERT OR IGNORE INTO journey_step_runs (instance_id, step_id, journey_id, result, at) VALUES (?, ?, ?, ?, ?)")
+    .bind(instanceId, stepId, journeyId, result, now);
+}
+
+export interface JourneyCounters {
+  entered: number;
+  active: number;
+  completed: number;
+  exited: number;
+  /** Per step: how many instances it acted for, and how many wait at it now. */
+  steps: Record<string, { acted: number; waiting: number }>;
+}
+
+export async function journeyCounters(db: D1Database, panelId: string, journeyId: string): Promise<JourneyCounters> {
+  const [instances, runs, waiting] = await db.batch<Record<string, unknown>>([
+    db.prepare("SELECT status, COUNT(*) AS n FROM journey_instances WHERE panel_id = ? AND journey_id = ? GROUP BY status").bind(panelId, journeyId),
+    db.prepare("SELECT step_id, COUNT(*) AS n FROM journey_step_runs WHERE journey_id = ? AND journey_id IN (SELECT id FROM journeys WHERE panel_id = ?) GROUP BY step_id").bind(journeyId, panelId),
+    db
+      .prepare("SELECT step_id, COUNT(*) AS n FROM journey_points WHERE panel_id = ? AND journey_id = ? AND outcome IS NULL AND kind != 'start' GROUP BY step_id")
+      .bind(panelId, journeyId),
+  ]);
+  const counters: JourneyCounters = { entered: 0, active: 0, completed: 0, exited: 0, steps: {} };
+  for (const row of instances!.results as Array<{ status: "active" | "completed" | "exited"; n: number }>) {
+    counters[row.status] = row.n;
+    counters.entered += row.n;
+  }
+  const step = (id: string) => (counters.steps[id] ??= { acted: 0, waiting: 0 });
+  for (const row of runs!.results as Array<{ step_id: string; n: number }>) step(row.step_id).acted = row.n;
+  for (const row of waiting!.results as Array<{ step_id: string; n: number }>) step(row.step_id).waiting = row.n;
+  return counters;
+}
