@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { contactEvents, defineActivity, eventCount, fullSnapshot, pipelineSettled, postBatch, profileEvents } from "../support/activity";
-import { createPanel, type TestPanel } from "../support/helpers";
+import { contactsOf, createPanel, type TestPanel } from "../support/helpers";
 
 let panel: TestPanel;
 let viewId: string;
@@ -105,8 +105,7 @@ describe("batch endpoint", () => {
     expect(result.status).toBe(200);
     expect(result.body.accepted).toBe(1000);
     expect(await eventCount(panel.id)).toBe(1000);
-    const contacts = await env.DB.prepare("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?").bind(panel.id).first<{ n: number }>();
-    expect(contacts!.n).toBe(200);
+    expect(await contactsOf(panel.id)).toHaveLength(200);
     // Every uniqueid was seen with an identity, so no event is left anonymous.
     const anonymous = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND contact_id IS NULL").bind(panel.id).first<{ n: number }>();
     expect(anonymous!.n).toBe(0);

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { insertActivity } from "../../src/store/activities";
 import { contactEvents, defineActivity, eventCount, fullSnapshot, pipelineSettled, postActivity, postBatch, profileEvents } from "../support/activity";
-import { admin, apiFor, call, createPanel, type TestPanel } from "../support/helpers";
+import { admin, apiFor, call, contactsOf, createPanel, type TestPanel } from "../support/helpers";
 
 let panel: TestPanel;
 let cartId: string;
@@ -141,8 +141,7 @@ describe("single activity: accepted shapes", () => {
     expect(posted.status).toBe(200);
     const profile = await profileEvents(panel, "visitor-1");
     expect(profile.body.events).toEqual([expect.objectContaining({ uniqueid: "visitor-1", identity: null, pipeline: "done" })]);
-    const contacts = await env.DB.prepare("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?").bind(panel.id).first<{ n: number }>();
-    expect(contacts!.n).toBe(0);
+    expect(await contactsOf(panel.id)).toEqual([]);
   });
 
   it("accepts a valid API key of the panel in the Authorization header or the apikey query", async () => {

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { zipSync, strToU8 } from "fflate";
 import { describe, expect, it } from "vitest";
 import { md5Hex } from "../../src/services/broadcasts/contacts-source";
+import { getCampaign } from "../../src/store/campaigns";
 import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, type TestPanel } from "../support/helpers";
 import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn, waitForImport } from "../support/broadcasts";
 
@@ -89,8 +90,8 @@ describe("4.10 upload_contact_and_publish: success", () => {
     const html = "<html><body><h1>From a file</h1></body></html>";
     const response = await publish(panel, await broadcastData({ source_code: undefined, source_file: await host("body.html", html, "text/html") }));
     expect(response.body.success).toBe(true);
-    const row = await env.DB.prepare("SELECT body_key FROM campaigns WHERE id = ?").bind(response.body.CampaignID).first<{ body_key: string }>();
-    expect(await (await env.FILES.get(row!.body_key))!.text()).toBe(html);
+    const stored = await getCampaign(env.DB, panel.id, response.body.CampaignID);
+    expect(await (await env.FILES.get(stored!.bodyKey))!.text()).toBe(html);
   });
 
   it("answers an unauthenticated call with the 2.6 body", async () => {
@@ -181,8 +182,8 @@ describe("4.10 schedule_date", () => {
     const kolkata = await createPanel({ timezone: "Asia/Kolkata" });
     const ok = await publish(kolkata, await broadcastData({ schedule_date: scheduleIn(100, "Asia/Kolkata") }));
     expect(ok.body.success).toBe(true);
-    const row = await env.DB.prepare("SELECT send_at FROM campaigns WHERE id = ?").bind(ok.body.CampaignID).first<{ send_at: number }>();
-    expect(Math.abs(row!.send_at - (Date.now() + 100 * 60_000))).toBeLessThan(5 * 60_000);
+    const stored = await getCampaign(env.DB, kolkata.id, ok.body.CampaignID);
+    expect(Math.abs(stored!.sendAt - (Date.now() + 100 * 60_000))).toBeLessThan(5 * 60_000);
 
     await expectRefused(await createPanel({ timezone: "Asia/Kolkata" }), await broadcastData({ schedule_date: scheduleIn(100, "Pacific/Honolulu") }), /at least 90 minutes ahead \(in the panel's time zone Asia\/Kolkata\)/);
   });

@@ -1,5 +1,7 @@
+import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { apiFor, countRows, createPanel, panelSnapshot, type TestPanel } from "../support/helpers";
+import { listLists } from "../../src/store/lists";
+import { apiFor, contactsOf, createPanel, panelSnapshot, type TestPanel } from "../support/helpers";
 
 let panel: TestPanel;
 let api: ReturnType<typeof apiFor>;
@@ -44,7 +46,7 @@ describe("lists add (4.6)", () => {
     const created = await api("lists", "add", params);
     expect(created.status).toBe(400);
     expect(created.body.errors[0].field).toBe("listname");
-    expect(await countRows("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ?", panel.id)).toBe(0);
+    expect(await listLists(env.DB, panel.id)).toEqual([]);
   });
 });
 
@@ -128,7 +130,7 @@ describe("lists delete (4.9) and emptylist", () => {
     expect(emptied.status).toBe(200);
     expect(emptied.body.removed).toBe(3);
     expect((await api("lists", "getall")).body.lists[0].count).toBe(0);
-    expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panel.id)).toBe(3);
+    expect(await contactsOf(panel.id)).toHaveLength(3);
   });
 
   it("an unknown or foreign list name is 404 and changes nothing", async () => {

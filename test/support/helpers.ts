@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { contactsPage, type KeyedContact } from "../../src/store/contacts";
 
 export const BASE = "https://api.test";
 export const ADMIN_TOKEN = "test-admin-token";
@@ -77,6 +78,12 @@ export function apiFor(panel: TestPanel) {
     envelope({ type, activity, apikey: panel.apiKey, ...params }, style);
 }
 
+/** The panel's contacts (the first 1,000 by id), as the store reads them. */
+export function contactsOf(panelId: string): Promise<KeyedContact[]> {
+  return contactsPage(env.DB, panelId, 0, 1000);
+}
+
+/** A count no store function answers (raw SQL, for a test's own question). */
 export async function countRows(sql: string, ...bindings: unknown[]): Promise<number> {
   const row = await env.DB.prepare(sql).bind(...bindings).first<{ n: number }>();
   return row?.n ?? 0;

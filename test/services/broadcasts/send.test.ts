@@ -7,6 +7,7 @@ import { emailProvider } from "../../../src/services/channels/email/providers";
 import { TrackingSigner } from "../../../src/services/channels/email/tracking";
 import worker from "../../../src/index";
 import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
+import { suppressAddress } from "../../../src/store/suppressions";
 import { admin, call, countRows, createPanel, type TestPanel } from "../../support/helpers";
 import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign, waitForImport } from "../../support/broadcasts";
 import { pipelineSettled } from "../../support/activity";
@@ -16,8 +17,8 @@ async function scheduled(panel: TestPanel, csv: string, overrides: Record<string
   const response = await publish(panel, await broadcastData({ schedule_date: scheduleIn(minutes), ...overrides }, csv));
   expect(response.body.success).toBe(true);
   await waitForImport(panel, response.body.CampaignID);
-  const row = await env.DB.prepare("SELECT send_at FROM campaigns WHERE id = ?").bind(response.body.CampaignID).first<{ send_at: number }>();
-  return { id: response.body.CampaignID, sendAt: row!.send_at };
+  const stored = await getCampaign(env.DB, panel.id, response.body.CampaignID);
+  return { id: response.body.CampaignID, sendAt: stored!.sendAt };
 }
 
 /** Fires the Worker's own scheduled handler at `time`, as the Cron Trigger does. */
@@ -115,10 +116,8 @@ describe("publishing and sending", () => {
 
   it("skips unsubscribed and hard-bounced addresses and contacts without an email", async () => {
     const panel = await createPanel({ primary_key: "CUSTOMER_ID" });
-    await env.DB.batch([
-      env.DB.prepare("INSERT INTO email_suppressions (panel_id, address, reason, created_at) VALUES (?, 'gone@example.com', 'unsubscribe', 0)").bind(panel.id),
-      env.DB.prepare("INSERT INTO email_suppressions (panel_id, address, reason, created_at) VALUES (?, 'bounced@example.com', 'hard_bounce', 0)").bind(panel.id),
-    ]);
+    await suppressAddress(env.DB, panel.id, "gone@example.com", "unsubscribe", null, 0);
+    await suppressAddress(env.DB, panel.id, "bounced@example.com", "hard_bounce", null, 0);
     const csv = "CUSTOMER_ID,EMAIL\nc1,ok@example.com\nc2,GONE@example.com\nc3,bounced@example.com\nc4,\n";
     const { id, sendAt } = await scheduled(panel, csv, {}, 123);
     await fireCron(sendAt);

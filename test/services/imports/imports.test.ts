@@ -15,7 +15,9 @@ import {
   type StartImportOptions,
 } from "../../../src/services/imports";
 import { commitImportChunk, getImportJob, insertImportJob, type ImportJob } from "../../../src/store/imports";
-import { apiFor, call, countRows, createPanel, receiver, type TestPanel } from "../../support/helpers";
+import { getContactByKey } from "../../../src/store/contacts";
+import { listNotifications } from "../../../src/store/notifications";
+import { apiFor, call, contactsOf, createPanel, receiver, type TestPanel } from "../../support/helpers";
 
 // Small chunks and reads, so a few rows make many chunks, checkpoints and reads.
 const TINY: ImportTuning = { ...DEFAULT_TUNING, chunkRows: 2, chunkBytes: 64, readBytes: 7, stepChunks: 1 };
@@ -80,8 +82,8 @@ async function hostCsv(csv = CSV): Promise<string> {
 }
 
 async function contacts(): Promise<Record<string, unknown>> {
-  const { results } = await env.DB.prepare("SELECT pk_value, attrs FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panel.id).all<{ pk_value: string; attrs: string }>();
-  return Object.fromEntries(results.map((r) => [r.pk_value, JSON.parse(r.attrs)]));
+  const stored = (await contactsOf(panel.id)).sort((a, b) => (a.key < b.key ? -1 : 1));
+  return Object.fromEntries(stored.map((contact) => [contact.key, contact.attributes]));
 }
 
 const EXPECTED = { status: "completed", total: 7, created: 4, updated: 1, failed: 2 };
@@ -128,7 +130,7 @@ describe("import engine", () => {
     const after = await job(ref);
     expect(after).toMatchObject({ seq: at.seq + 1, total: at.total + 1, created: at.created + 1, updated: at.updated });
     // The stale batch rolled back whole: its contact was never written.
-    expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ? AND pk_value = 'other@example.com'", panel.id)).toBe(0);
+    expect(await getContactByKey(env.DB, panel.id, "other@example.com")).toBeNull();
   });
 
   it("stays exact when every message is delivered twice and two consumers run at once", async () => {
@@ -144,7 +146,7 @@ describe("import engine", () => {
     expect(await job(ref)).toMatchObject({ ...EXPECTED, phase: "done" });
     expect(Object.keys(await contacts())).toHaveLength(4);
     // The email and the callback went out once.
-    expect(await countRows("SELECT COUNT(*) AS n FROM notifications WHERE panel_id = ? AND kind = 'import_summary'", panel.id)).toBe(1);
+    expect(await listNotifications(env.DB, panel.id, 10, "import_summary")).toHaveLength(1);
     expect(await receiver.requests(bucket)).toHaveLength(1);
   });
 
@@ -276,7 +278,7 @@ describe("startImport, the programmatic entry", () => {
     const ref = await newJob({ sources: [{ key: first, name: "a.csv" }, { key: second, name: "b.csv" }] });
     const done = await runToEnd(ref, quietEnv().env);
     expect(done).toMatchObject({ status: "failed", reason: 'The file "b.csv" does not have the same header row as "a.csv"; every file of an import must' });
-    expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panel.id)).toBe(0);
+    expect(await contactsOf(panel.id)).toEqual([]);
   });
 
   it("fails a job whose R2 source is missing", async () => {

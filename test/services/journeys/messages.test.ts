@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { listOutbox } from "../../../src/store/outbox";
+import { suppressAddress } from "../../../src/store/suppressions";
 import { apiFor, call, createPanel } from "../../support/helpers";
 import { act, cartPanel, cronAt, createWebhook, delivered, messagesOf, MINUTE, report, startJourney } from "../../support/journeys";
 
@@ -68,7 +70,7 @@ describe("message steps and their events", () => {
     const { cart } = await cartPanel(panel);
     const api = apiFor(panel);
     await api("contact", "add", { data: { EMAIL: "gone@example.com" } });
-    await env.DB.prepare("INSERT INTO email_suppressions (panel_id, address, reason, created_at) VALUES (?, 'gone@example.com', 'unsubscribe', 0)").bind(panel.id).run();
+    await suppressAddress(env.DB, panel.id, "gone@example.com", "unsubscribe", null, 0);
     await startJourney(panel, {
       trigger: { type: "activity", activity: "add_to_cart" },
       steps: [{ id: "mail", type: "email", subject: "Hi {{NAME|there}}", html: "<p>x</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
@@ -84,8 +86,7 @@ describe("message steps and their events", () => {
     const fresh = messages.find((m) => m.recipient === "fresh@example.com")!;
     const again = { msgid: fresh.msgid, panelId: panel.id, journeyId: fresh.journey_id, instanceId: "x", stepId: "mail", channel: "email" as const, contactId: 1, recipient: "fresh@example.com", content: {}, createdAt: Date.now() };
     await sendJourneyEmail(env, again, { id: "mail", type: "email", subject: "Changed", html: "<p>changed</p>", sender_name: "S", sender_email: "s@example.com" }, {}, Date.now());
-    const { n } = (await env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!;
-    expect(n).toBe(1);
+    expect(await listOutbox(env.DB, panel.id, 10)).toHaveLength(1);
     const eml = await (await env.FILES.get(`outbox/${panel.id}/${fresh.msgid}.eml`))!.text();
     expect(eml).toContain("Subject: Hi there");
   });

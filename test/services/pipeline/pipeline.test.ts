@@ -7,6 +7,7 @@ import { recordEvents } from "../../../src/services/pipeline/record";
 import { MAX_REDRIVES, REDRIVE_AFTER_MS, redriveStalledEvents } from "../../../src/services/pipeline/redrive";
 import type { PipelineEvent, PipelineStep } from "../../../src/services/pipeline/steps";
 import { PIPELINE_STEPS } from "../../../src/services/pipeline-steps";
+import { getContactByKey } from "../../../src/store/contacts";
 import { appendEventBatches } from "../../../src/store/event-batches";
 import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, postBatch } from "../../support/activity";
 import { admin, apiFor, createPanel, type TestPanel } from "../../support/helpers";
@@ -256,7 +257,7 @@ describe("recordEvents, the entry of every event", () => {
   it("records channel events of any channel against a known contact, an identity or a uniqueid", async () => {
     const added = await apiFor(panel)("contact", "add", { data: { EMAIL: "reader@example.com" } });
     expect(added.status).toBe(200);
-    const contact = await env.DB.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, "reader@example.com").first<{ id: number }>();
+    const contact = await getContactByKey(env.DB, panel.id, "reader@example.com");
     const now = Date.now();
     const recorded = await recordEvents(env, panelRef(), [
       { channel: "email", name: "open", contactId: contact!.id, occurredAt: now, msgid: "m-1", campaignId: "cmp-1", source: "tracking" },
@@ -290,7 +291,7 @@ describe("recordEvents, the entry of every event", () => {
   it("does not attach an event to a contact id of another panel", async () => {
     const other = await createPanel();
     await apiFor(other)("contact", "add", { data: { EMAIL: "theirs@example.com" } });
-    const theirs = await env.DB.prepare("SELECT id FROM contacts WHERE panel_id = ?").bind(other.id).first<{ id: number }>();
+    const theirs = await getContactByKey(env.DB, other.id, "theirs@example.com");
     const recorded = await recordEvents(env, panelRef(), [{ channel: "email", name: "click", contactId: theirs!.id, occurredAt: Date.now() }]);
     await pipelineSettled(panel.id);
     expect(await eventRow(recorded.guids[0]!)).toMatchObject({ contact_id: null });
