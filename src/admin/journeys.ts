@@ -1,7 +1,4 @@
-import { canonicalAttributeName } from "../domain/attributes";
-import { emailAddress, listIdParam } from "../domain/fields";
-import { FILTER_OPS } from "../domain/filters";
-import { journeyGraphProblems, parseDuration, type JourneyDefinition } from "../domain/journey";
+import { journeyDefinitionSchema, journeyGraphProblems, MESSAGE_CHANNELS, type JourneyDefinition } from "../domain/journey";
 import { conflict, fromProblems, orNotFound } from "../lib/http/errors";
 import { continuePoints } from "../services/journeys/engine";
 import { scanSegment } from "../services/journeys/contact-triggers";
@@ -20,90 +17,6 @@ import { definePanelRoute } from "./route";
 
 // Journeys (CONTRACT 5): definitions are validated whole (schema, then the step graph, then
 // what they name in the panel: activity, list, webhooks) and only drafts may be edited.
-
-const id = z
-  .string({ error: "is required" })
-  .trim()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "must be 1 to 64 letters, digits, _ or -" });
-const duration = z.string({ error: "is required: a duration such as 30m, 12h or 2d" }).refine((d) => parseDuration(d) !== null, {
-  error: "must be a duration such as 30m, 12h or 2d (minutes, hours or days; at most a year)",
-});
-const attributeName = z
-  .string()
-  .trim()
-  .min(1)
-  .max(64)
-  .transform((n) => canonicalAttributeName(n));
-const scalar = z.union([z.string().max(2048), z.number(), z.boolean()]);
-const clause = z
-  .object({
-    attribute: attributeName,
-    op: z.enum(FILTER_OPS, { error: `must be one of ${FILTER_OPS.join(", ")}` }),
-    value: z.union([scalar, z.array(scalar).max(100)]).optional(),
-  })
-  .strict()
-  .superRefine((c, ctx) => {
-    const needsValue = c.op !== "exists" && c.op !== "not_exists";
-    if (needsValue && c.value === undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `is required for ${c.op}` });
-    if (!needsValue && c.value !== undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `must be absent for ${c.op}` });
-    if (c.op === "in" && !Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: "must be an array for in" });
-    if (c.op !== "in" && Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: "may be an array only for in" });
-  });
-const filter = z.array(clause).max(50);
-
-const common = { id, after: id.optional(), on: z.enum(["event", "timeout"], { error: "must be event or timeout" }).optional() };
-const text = (max: number) => z.string({ error: "is required" }).trim().min(1, { error: "must not be empty" }).max(max);
-
-const step = z.discriminatedUnion(
-  "type",
-  [
-    z.object({ ...common, type: z.literal("email"), subject: text(998), html: text(1_000_000), sender_name: text(200), sender_email: emailAddress }).strict(),
-    ...(["sms", "apn", "bpn"] as const).map((channel) =>
-      z.object({ ...common, type: z.literal(channel), text: text(2000), title: text(200).optional(), url: z.url({ error: "must be a URL" }).optional() }).strict(),
-    ),
-    z
-      .object({
-        ...common,
-        type: z.literal("wait_for_event"),
-        events: z.union([z.array(z.string()).min(1, { error: "must name at least one event" }).max(4), z.object({ activity: text(100) }).strict()], {
-          error: 'must be a list of the previous message\'s events or {"activity":"<name>"}',
-        }),
-        within: duration,
-      })
-      .strict(),
-    z
-      .object({
-        ...common,
-        type: z.literal("webhook"),
-        webhook: text(64),
-        attributes: z.array(attributeName).max(100).default([]),
-        params: z.record(z.string().min(1).max(100), scalar).default({}),
-      })
-      .strict(),
-    z.object({ ...common, type: z.literal("delay"), for: duration }).strict(),
-    z.object({ ...common, type: z.literal("condition"), filter: filter.min(1, { error: "must have at least one clause" }), then: id.optional(), else: id.optional() }).strict(),
-  ],
-  { error: "type must be one of email, sms, apn, bpn, wait_for_event, webhook, delay, condition" },
-);
-
-const trigger = z.discriminatedUnion(
-  "type",
-  [
-    z.object({ type: z.literal("activity"), activity: text(100) }).strict(),
-    z.object({ type: z.literal("list"), listid: listIdParam }).strict(),
-    z.object({ type: z.literal("segment"), filter: filter.min(1, { error: "must have at least one clause" }) }).strict(),
-  ],
-  { error: "type must be one of activity, list, segment" },
-);
-
-const definitionBody = z
-  .object({
-    name: text(200),
-    trigger,
-    filter: filter.default([]),
-    steps: z.array(step).min(1, { error: "must hold at least one step" }).max(100),
-  })
-  .strict();
 
 /** What the schema cannot see: the step graph, and the activity, list and webhooks it names. */
 async function checkDefinition(db: D1Database, panel: Panel, definition: JourneyDefinition): Promise<void> {
@@ -146,9 +59,8 @@ const createJourney = definePanelRoute({
   path: "/panels/:panel/journeys",
   summary: "Define a journey (CONTRACT 5); it starts as a draft",
   status: 201,
-  body: definitionBody,
-  async handle({ env, body, panel }) {
-    const definition = body as JourneyDefinition;
+  body: journeyDefinitionSchema,
+  async handle({ env, body: definition, panel }) {
     await checkDefinition(env.DB, panel, definition);
     const now = Date.now();
     const journey: Journey = { id: newId("jny"), panelId: panel.id, name: definition.name, definition, status: "draft", scanCursor: null, createdAt: now, updatedAt: now };
@@ -180,11 +92,10 @@ const updateJourney = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/journeys/:journey",
   summary: "Replace a draft journey's definition (409 once it has run)",
-  body: definitionBody,
-  async handle({ env, path, body, panel }) {
+  body: journeyDefinitionSchema,
+  async handle({ env, path, body: definition, panel }) {
     const journey = await requireJourney(env.DB, panel, path.journey);
     if (journey.status !== "draft") throw conflict(`status: the journey is ${journey.status}; only a draft can be edited`, [{ field: "status", message: `is ${journey.status}` }]);
-    const definition = body as JourneyDefinition;
     await checkDefinition(env.DB, panel, definition);
     const updated = await updateDraftJourney(env.DB, panel.id, journey.id, definition, Date.now());
     if (!updated) throw conflict("status: the journey is no longer a draft", [{ field: "status", message: "is no longer draft" }]);
@@ -227,7 +138,7 @@ const journeyMessages = definePanelRoute({
   path: "/panels/:panel/journey-messages",
   summary: "Messages journeys sent on the outbox channels (newest first)",
   query: z.object({
-    channel: z.enum(["email", "sms", "apn", "bpn"], { error: "must be email, sms, apn or bpn" }).optional(),
+    channel: z.enum(MESSAGE_CHANNELS, { error: "must be email, sms, apn or bpn" }).optional(),
     limit: z.coerce.number({ error: "must be a number" }).int().min(1).max(1000).default(100),
   }),
   async handle({ env, query, panel }) {

@@ -1,8 +1,8 @@
 import { createBroadcast } from "../services/broadcasts/create";
 import { sendNotification } from "../services/channels/notifications";
-import { notifyAddresses } from "../domain/broadcast";
+import { broadcastRequestSchema, notifyAddresses } from "../domain/broadcast";
 import type { Params } from "../lib/http/body";
-import { ApiError, badRequest, fromProblems } from "../lib/http/errors";
+import { fromProblems } from "../lib/http/errors";
 import { json } from "../lib/http/respond";
 import { z } from "../lib/z";
 import { defineOperation, type OperationContext, type OperationTable } from "./operation";
@@ -32,8 +32,7 @@ function broadcastBody(requestId: string, success: boolean, campaignId: string, 
   return { RequestID: requestId, success, CampaignID: campaignId, message, payload: dataOf(params) ?? {} };
 }
 
-async function notify(ctx: OperationContext, data: unknown, body: ReturnType<typeof broadcastBody>): Promise<void> {
-  const to = notifyAddresses(data);
+async function notify(ctx: OperationContext, to: string[], body: ReturnType<typeof broadcastBody>): Promise<void> {
   if (to.length === 0) return;
   await sendNotification(ctx.env, {
     panelId: ctx.panel.id,
@@ -47,33 +46,28 @@ async function notify(ctx: OperationContext, data: unknown, body: ReturnType<typ
 
 const uploadContactAndPublish = defineOperation({
   summary: "Upload contacts into a new list and schedule an email broadcast to it (4.10); answers the spec 2.6 body",
-  params: z.looseObject({
-    data: z
-      .union([z.string(), z.record(z.string(), z.unknown())])
-      .optional()
-      .meta({ description: "The broadcast request of spec 2.5 as JSON (the whole JSON body may be this object instead)" }),
-  }),
-  async run(ctx, input) {
-    const params = input as Params;
-    const data = dataOf(params);
-    try {
-      if (typeof data !== "object" || data === null || Array.isArray(data)) {
-        throw badRequest("data: is required: a JSON object with the broadcast request (spec 2.5)", [
-          { field: "data", message: "must be a JSON object with the broadcast request" },
-        ]);
-      }
-      const outcome = await createBroadcast(ctx, data as Record<string, unknown>);
-      if (!outcome.ok) throw fromProblems(outcome.refusal.problems, outcome.refusal.kind === "list_taken" ? 409 : 400);
-      const created = outcome.broadcast;
-      const message =
-        `Campaign scheduled for ${(data as Record<string, unknown>).schedule_date} (${ctx.panel.timezone}); ` +
-        `list ${created.listId} created; its contacts are being imported (job ${created.importJobId})`;
-      await notify(ctx, data, broadcastBody(ctx.requestId, true, created.campaignId, message, params));
-      return { campaignId: created.campaignId, listId: created.listId, message };
-    } catch (error) {
-      if (error instanceof ApiError) await notify(ctx, data, broadcastBody(ctx.requestId, false, "", error.message, params));
-      throw error;
-    }
+  params: (context) =>
+    z.preprocess(
+      (params) => ({ data: dataOf(params as Params) }),
+      z.object({
+        data: broadcastRequestSchema({ ...context, leadMinutes: context.broadcastLeadMinutes }).meta({
+          description: "The broadcast request of spec 2.5: a JSON object, or its JSON text (the whole JSON body may be this object instead)",
+        }),
+      }),
+    ),
+  async run(ctx, { data: request }) {
+    const outcome = await createBroadcast(ctx, request);
+    if (!outcome.ok) throw fromProblems(outcome.refusal.problems, outcome.refusal.kind === "list_taken" ? 409 : 400);
+    const created = outcome.broadcast;
+    const message =
+      `Campaign scheduled for ${request.scheduleLocal} (${ctx.panel.timezone}); ` +
+      `list ${created.listId} created; its contacts are being imported (job ${created.importJobId})`;
+    await notify(ctx, request.notify, broadcastBody(ctx.requestId, true, created.campaignId, message, ctx.params));
+    return { campaignId: created.campaignId, listId: created.listId, message };
+  },
+  // A refused request is mailed too, when notify_me itself is usable.
+  async failed(ctx, error) {
+    await notify(ctx, notifyAddresses(dataOf(ctx.params)), broadcastBody(ctx.requestId, false, "", error.message, ctx.params));
   },
   render: {
     success: (requestId, members, params) =>

@@ -13,6 +13,8 @@ export interface OperationContext extends Caller {
   now: number;
   /** Origin of the request (`https://host`), for links the answer or background work gives out. */
   origin: string;
+  /** The merged query and body parameters as sent, before `params` parsed them (4.10 echoes them). */
+  params: Params;
 }
 
 /** What the parameter rules of an operation may read: the deployment, the caller's panel, the clock. */
@@ -43,6 +45,8 @@ export interface Operation<S extends z.ZodType = z.ZodType> {
   summary: string;
   params: S | ((context: ParamsContext) => S);
   run(ctx: OperationContext, input: z.output<S>): Promise<Record<string, unknown>>;
+  /** After a refusal (an ApiError) of a call whose caller is known, parameters included (4.10 mails it to notify_me). */
+  failed?(ctx: OperationContext, error: ApiError): Promise<void>;
   /** Operations whose answers are not the envelope's (4.10 answers spec 2.6) render their own. */
   render?: {
     success(requestId: string, members: Record<string, unknown>, params: Params): Response;

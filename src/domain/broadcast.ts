@@ -1,13 +1,13 @@
 import { decodeOrKeep } from "../lib/uri";
+import { z } from "../lib/z";
 import { canonicalAttributeName } from "./attributes";
-import { isEmailAddress, parseAddressList } from "./email";
-import type { FieldProblem } from "./problems";
+import { addressList, emailAddress, outboundUrl, textParam, type InputRules } from "./fields";
 import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
 
 /**
- * The rules of an email broadcast request (spec 2.5, CONTRACT 2.4) that need no I/O. Checks
- * that read the network or the database (list name free, the files themselves) build on the
- * helpers below.
+ * The email broadcast request (spec 2.5, CONTRACT 2.4): one schema for the route, its
+ * /openapi.json entry and the type the engine takes. What it cannot see (the list names taken,
+ * the files themselves) the engine checks with the helpers below.
  */
 
 export const MAX_TAGS = 5;
@@ -15,31 +15,11 @@ export const MAX_CAMPAIGN_TEXT = 500;
 /** notify_me recipients at most. */
 export const MAX_NOTIFY_ADDRESSES = 20;
 
-export interface BroadcastRequest {
-  contactsSource: string;
-  md5: string | null;
-  checkRowcount: boolean;
-  listName: string;
-  campaignName: string;
-  subject: string;
-  senderName: string;
-  senderEmail: string;
-  tags: string[];
-  scheduleLocal: string;
-  sendAt: number;
-  sourceFile: string | null;
-  /** The decoded HTML of `source_code`. */
-  sourceHtml: string | null;
-  notify: string[];
-}
-
-export type CheckedBroadcast = { ok: true; request: BroadcastRequest } | { ok: false; problems: FieldProblem[] };
-
-function text(data: Record<string, unknown>, name: string): string | undefined {
-  const value = data[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === "number") return String(value);
-  return typeof value === "string" ? value.trim() : undefined;
+/** What the request's rules read: may URLs name private hosts, the panel's zone, the clock, the lead time. */
+export interface BroadcastRules extends InputRules {
+  timezone: string;
+  now: number;
+  leadMinutes: number;
 }
 
 /** Decodes standard or URL-safe base64 (line breaks allowed) as UTF-8; null when it is not base64 or not UTF-8. */
@@ -55,127 +35,147 @@ export function decodeBase64Utf8(input: string): string | null {
   }
 }
 
-function splitTags(value: unknown): string[] | null {
-  if (value === undefined || value === null || value === "") return [];
-  if (Array.isArray(value)) return value.every((t) => typeof t === "string") ? value.map((t: string) => t.trim()).filter(Boolean) : null;
-  if (typeof value !== "string") return null;
-  return value
-    .split(",")
-    .map((t) => t.trim())
-    .filter(Boolean);
+/** Optional text: absent, null and blank are not given; a number is its decimal text. */
+const optionalText = (error = "must be text") =>
+  z
+    .union([z.string(), z.number()], { error })
+    .nullish()
+    .transform((value) => (value === undefined || value === null ? undefined : String(value).trim() || undefined));
+
+const ROWCOUNT_RULE = 'must be "1" (row count in the file name) or absent';
+const MD5_RULE = "must be an MD5 digest: 32 hex characters";
+
+const campaignText = (max: number, description: string) => textParam(max).meta({ description });
+
+const tags = z
+  .union([z.string(), z.array(z.string())], { error: "must be text: labels separated by commas" })
+  .nullish()
+  .transform((value, ctx) => {
+    const labels = (value === undefined || value === null ? [] : Array.isArray(value) ? value : value.split(",")).map((t) => t.trim()).filter(Boolean);
+    if (labels.length > MAX_TAGS) ctx.addIssue({ code: "custom", message: `at most ${MAX_TAGS} tags are allowed, not ${labels.length}` });
+    else if (labels.some((t) => t.length > 100)) ctx.addIssue({ code: "custom", message: "each tag must be at most 100 characters" });
+    return labels;
+  })
+  .meta({ description: `Up to ${MAX_TAGS} labels, comma separated (a JSON array is accepted)`, example: "spring,sale" });
+
+const checkRowcount = optionalText(ROWCOUNT_RULE)
+  .transform((value, ctx) => {
+    if (value === undefined || value === "0") return false;
+    if (value === "1") return true;
+    ctx.addIssue({ code: "custom", message: ROWCOUNT_RULE });
+    return z.NEVER;
+  })
+  .meta({ description: '"1": each CSV is named <name>_<rows>.csv and holds that many rows, header included' });
+
+const md5 = optionalText(MD5_RULE)
+  .pipe(z.string().toLowerCase().regex(/^[0-9a-f]{32}$/, { error: MD5_RULE }).optional())
+  .meta({ description: "MD5 of the downloaded file, hex; not with check_rowcount" });
+
+const sourceCode = optionalText()
+  .transform((value, ctx) => {
+    if (value === undefined) return undefined;
+    const html = decodeBase64Utf8(value);
+    if (html !== null && html.trim() !== "") return html;
+    ctx.addIssue({ code: "custom", message: html === null ? "must be the HTML body encoded in base64 (UTF-8)" : "decodes to an empty body" });
+    return z.NEVER;
+  })
+  .meta({ description: "The HTML body, base64 (UTF-8); exactly one of source_file and source_code" });
+
+function scheduleDate(rules: BroadcastRules) {
+  return textParam(19)
+    .transform((text, ctx) => {
+      const clock = parseLocalDateTime(text);
+      if (!clock.ok) {
+        ctx.addIssue({ code: "custom", message: clock.reason });
+        return z.NEVER;
+      }
+      const sendAt = instantOf(clock.value, rules.timezone);
+      const earliest = rules.now + rules.leadMinutes * 60_000;
+      if (sendAt < earliest) {
+        ctx.addIssue({
+          code: "custom",
+          message: `must be at least ${rules.leadMinutes} minutes ahead (in the panel's time zone ${rules.timezone}); the earliest allowed is ${formatLocal(earliest, rules.timezone)}`,
+        });
+      }
+      return { local: text, sendAt };
+    })
+    .meta({ description: "YYYY-MM-DD HH:mm:SS in the panel's time zone, at least BROADCAST_LEAD_MINUTES ahead", example: "2026-12-01 09:30:00" });
 }
 
-export interface RequestCheckOptions {
-  timezone: string;
-  now: number;
-  leadMinutes: number;
-}
+const notifyMe = textParam(2048).pipe(addressList(MAX_NOTIFY_ADDRESSES));
+
+/** Set and not empty; a member that failed its own rule counts as given. */
+const given = (value: unknown) => value !== undefined && value !== null && value !== "";
 
 /**
- * Every rule of the request itself, each failure naming its field and rule, all reported at
- * once. What it cannot see (the files, the list names taken) is checked by the caller.
+ * The data object of 4.10. Every problem is reported at once, in the order of the members:
+ * the rules across members run even when a member failed its own.
  */
-export function checkBroadcastRequest(data: Record<string, unknown>, options: RequestCheckOptions): CheckedBroadcast {
-  const problems: FieldProblem[] = [];
-  const problem = (name: string, message: string) => problems.push({ field: `data.${name}`, message });
-
-  const required = (name: string, max = MAX_CAMPAIGN_TEXT): string => {
-    const value = text(data, name);
-    if (value === undefined) problem(name, "is required");
-    else if (value === "") problem(name, "must not be empty");
-    else if (value.length > max) problem(name, `must be at most ${max} characters`);
-    return value ?? "";
+export function broadcastRequestSchema(rules: BroadcastRules) {
+  const shape = {
+    contacts_upload_source: textParam(2048)
+      .pipe(outboundUrl(rules))
+      .refine((url) => /\.(csv|zip)$/i.test(pathOf(url)), { error: "must be the URL of a .csv file or of a .zip of .csv files" })
+      .meta({ description: "http(s) URL of a .csv file or of a .zip of .csv files", example: "https://files.example.com/contacts.csv" }),
+    list_name: campaignText(200, "Name of the new list; no list of the panel may have it"),
+    campaign_name: campaignText(MAX_CAMPAIGN_TEXT, "Name of the campaign"),
+    subject_line: campaignText(998, "Subject; {{ATTRIBUTE|fallback}} personalises it"),
+    sender_name: campaignText(200, "Sender's display name"),
+    sender_email_id: textParam(254).pipe(emailAddress).meta({ description: "Sender's address", example: "shop@example.com" }),
+    contacts_upload_source_file_md5: md5,
+    check_rowcount: checkRowcount,
+    tags,
+    schedule_date: scheduleDate(rules),
+    source_file: optionalText().pipe(outboundUrl(rules).optional()).meta({ description: "http(s) URL of the HTML body; exactly one of source_file and source_code" }),
+    source_code: sourceCode,
+    notify_me: notifyMe.meta({ description: `One to ${MAX_NOTIFY_ADDRESSES} addresses, comma separated, that get the answer by email`, example: "ops@example.com" }),
   };
-
-  const contactsSource = required("contacts_upload_source", 2048);
-  if (contactsSource && !/\.(csv|zip)$/i.test(pathOf(contactsSource))) {
-    problem("contacts_upload_source", "must be the URL of a .csv file or of a .zip of .csv files");
-  }
-  const listName = required("list_name", 200);
-  const campaignName = required("campaign_name");
-  const subject = required("subject_line", 998);
-  const senderName = required("sender_name", 200);
-  const senderEmail = required("sender_email_id", 254).toLowerCase();
-  if (senderEmail && !isEmailAddress(senderEmail)) problem("sender_email_id", "must be an email address");
-
-  const md5Raw = text(data, "contacts_upload_source_file_md5");
-  const md5 = md5Raw === undefined || md5Raw === "" ? null : md5Raw.toLowerCase();
-  if (md5 !== null && !/^[0-9a-f]{32}$/.test(md5)) problem("contacts_upload_source_file_md5", "must be an MD5 digest: 32 hex characters");
-  const rowcountRaw = text(data, "check_rowcount");
-  if (rowcountRaw !== undefined && rowcountRaw !== "" && rowcountRaw !== "1" && rowcountRaw !== "0") {
-    problem("check_rowcount", 'must be "1" (row count in the file name) or absent');
-  }
-  const checkRowcount = rowcountRaw === "1";
-  if (checkRowcount && md5 !== null) {
-    problem("check_rowcount", "must not be combined with contacts_upload_source_file_md5: pass one or the other");
-  }
-
-  const tags = splitTags(data.tags);
-  if (tags === null) problem("tags", "must be text: labels separated by commas");
-  else if (tags.length > MAX_TAGS) problem("tags", `at most ${MAX_TAGS} tags are allowed, not ${tags.length}`);
-  else if (tags.some((t) => t.length > 100)) problem("tags", "each tag must be at most 100 characters");
-
-  const scheduleLocal = required("schedule_date", 19);
-  let sendAt = 0;
-  if (scheduleLocal) {
-    const clock = parseLocalDateTime(scheduleLocal);
-    if (!clock.ok) problem("schedule_date", clock.reason);
-    else {
-      sendAt = instantOf(clock.value, options.timezone);
-      const earliest = options.now + options.leadMinutes * 60_000;
-      if (sendAt < earliest) {
-        problem(
-          "schedule_date",
-          `must be at least ${options.leadMinutes} minutes ahead (in the panel's time zone ${options.timezone}); the earliest allowed is ${formatLocal(earliest, options.timezone)}`,
-        );
-      }
-    }
-  }
-
-  const sourceFile = text(data, "source_file") || null;
-  const sourceCode = text(data, "source_code") || null;
-  let sourceHtml: string | null = null;
-  if (sourceFile === null && sourceCode === null) problem("source_file", "one of source_file (URL of the HTML body) and source_code (base64 HTML) is required");
-  else if (sourceFile !== null && sourceCode !== null) problem("source_code", "must not be combined with source_file: pass exactly one of them");
-  else if (sourceCode !== null) {
-    sourceHtml = decodeBase64Utf8(sourceCode);
-    if (sourceHtml === null) problem("source_code", "must be the HTML body encoded in base64 (UTF-8)");
-    else if (sourceHtml.trim() === "") problem("source_code", "decodes to an empty body");
-  }
-
-  const notifyRaw = required("notify_me", 2048);
-  const notify = notifyRaw ? parseAddressList(notifyRaw, MAX_NOTIFY_ADDRESSES) : null;
-  if (notify && !notify.ok) problem("notify_me", notify.reason);
-
-  if (problems.length) return { ok: false, problems };
-  return {
-    ok: true,
-    request: {
-      contactsSource,
-      md5,
-      checkRowcount,
-      listName,
-      campaignName,
-      subject,
-      senderName,
-      senderEmail,
-      tags: tags ?? [],
-      scheduleLocal,
-      sendAt,
-      sourceFile,
-      sourceHtml,
-      notify: notify?.ok ? notify.value : [],
-    },
-  };
+  const order: readonly string[] = Object.keys(shape);
+  return z
+    .object(shape, {
+      error: (issue) =>
+        issue.input === undefined ? "is required: a JSON object with the broadcast request (spec 2.5)" : "must be a JSON object with the broadcast request (spec 2.5)",
+    })
+    .superRefine(
+      (data, ctx) => {
+        if (data.check_rowcount === true && typeof data.contacts_upload_source_file_md5 === "string") {
+          ctx.addIssue({ code: "custom", path: ["check_rowcount"], message: "must not be combined with contacts_upload_source_file_md5: pass one or the other" });
+        }
+        const file = given(data.source_file);
+        const code = given(data.source_code);
+        if (!file && !code) ctx.addIssue({ code: "custom", path: ["source_file"], message: "one of source_file (URL of the HTML body) and source_code (base64 HTML) is required" });
+        else if (file && code) ctx.addIssue({ code: "custom", path: ["source_code"], message: "must not be combined with source_file: pass exactly one of them" });
+        const rank = (issue: { path?: PropertyKey[] }) => order.indexOf(String(issue.path?.[0]));
+        ctx.issues.sort((a, b) => rank(a) - rank(b));
+      },
+      { when: (payload) => typeof payload.value === "object" && payload.value !== null && !Array.isArray(payload.value) },
+    )
+    .transform((data) => ({
+      contactsSource: data.contacts_upload_source,
+      md5: data.contacts_upload_source_file_md5 ?? null,
+      checkRowcount: data.check_rowcount,
+      listName: data.list_name,
+      campaignName: data.campaign_name,
+      subject: data.subject_line,
+      senderName: data.sender_name,
+      senderEmail: data.sender_email_id,
+      tags: data.tags,
+      scheduleLocal: data.schedule_date.local,
+      sendAt: data.schedule_date.sendAt,
+      sourceFile: data.source_file ?? null,
+      /** The decoded HTML of `source_code`. */
+      sourceHtml: data.source_code ?? null,
+      notify: data.notify_me,
+    }));
 }
+
+export type BroadcastRequest = z.output<ReturnType<typeof broadcastRequestSchema>>;
 
 /** The addresses of notify_me when they are usable, even if the rest of the request is not. */
 export function notifyAddresses(data: unknown): string[] {
-  if (typeof data !== "object" || data === null) return [];
-  const value = (data as Record<string, unknown>).notify_me;
-  if (typeof value !== "string") return [];
-  const addresses = parseAddressList(value, MAX_NOTIFY_ADDRESSES);
-  return addresses.ok ? addresses.value : [];
+  if (typeof data !== "object" || data === null || !("notify_me" in data)) return [];
+  const parsed = notifyMe.safeParse(data.notify_me);
+  return parsed.success ? parsed.data : [];
 }
 
 function pathOf(url: string): string {

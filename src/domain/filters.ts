@@ -1,4 +1,5 @@
-import type { AttributeValue } from "./attributes";
+import { z } from "../lib/z";
+import { canonicalAttributeName, type AttributeValue } from "./attributes";
 
 /**
  * Demographic filters of journeys (CONTRACT 5: the journey `filter`, segment triggers and
@@ -7,13 +8,37 @@ import type { AttributeValue } from "./attributes";
 export const FILTER_OPS = ["eq", "ne", "gt", "gte", "lt", "lte", "contains", "starts_with", "in", "exists", "not_exists"] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 
-export interface FilterClause {
-  attribute: string;
-  op: FilterOp;
-  /** Absent for exists/not_exists; an array for `in`. */
-  value?: AttributeValue | AttributeValue[];
-}
+/** An attribute named in a journey, in its canonical (upper-case) form. */
+export const attributeName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .transform((name) => canonicalAttributeName(name));
 
+/** A value a clause or a webhook parameter may hold. */
+export const scalar = z.union([z.string().max(2048), z.number(), z.boolean()]);
+
+const clause = z
+  .object({
+    attribute: attributeName,
+    op: z.enum(FILTER_OPS, { error: `must be one of ${FILTER_OPS.join(", ")}` }),
+    /** Absent for exists/not_exists; an array for `in`. */
+    value: z.union([scalar, z.array(scalar).max(100)]).optional(),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const needsValue = c.op !== "exists" && c.op !== "not_exists";
+    if (needsValue && c.value === undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `is required for ${c.op}` });
+    if (!needsValue && c.value !== undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `must be absent for ${c.op}` });
+    if (c.op === "in" && !Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: "must be an array for in" });
+    if (c.op !== "in" && Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: "may be an array only for in" });
+  });
+
+/** A filter: up to 50 clauses, all of which must hold. */
+export const filterSchema = z.array(clause).max(50);
+
+export type FilterClause = z.output<typeof clause>;
 export type Filter = readonly FilterClause[];
 
 /** Strings compare case-insensitively and trimmed ("pune" matches "Pune"); numbers as numbers. */

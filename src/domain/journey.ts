@@ -1,10 +1,13 @@
-import type { Filter } from "./filters";
+import { z } from "../lib/z";
+import { emailAddress, listIdParam } from "./fields";
+import { attributeName, filterSchema, scalar } from "./filters";
 import type { FieldProblem } from "./problems";
 
 /**
  * A journey definition (CONTRACT 5) and the rules of its step graph. Pure: the admin route
- * parses the JSON with zod, then `journeyGraphProblems` checks what a schema cannot (ids,
- * references, channels); the engine walks the graph with `startSteps` and `nextSteps`.
+ * parses the JSON with `journeyDefinitionSchema` (whose output types are the types below),
+ * then `journeyGraphProblems` checks what a schema cannot (ids, references, channels); the
+ * engine walks the graph with `startSteps` and `nextSteps`.
  */
 
 export const MESSAGE_CHANNELS = ["email", "sms", "apn", "bpn"] as const;
@@ -18,40 +21,6 @@ export const WAITABLE_EVENTS: Record<MessageChannel, readonly string[]> = {
   bpn: ["delivered", "click"],
 };
 
-export type Trigger =
-  | { type: "activity"; activity: string }
-  | { type: "list"; listid: number }
-  | { type: "segment"; filter: Filter };
-
-interface StepBase {
-  id: string;
-  /** The step this one follows; absent: right after the trigger (or a condition's then/else). */
-  after?: string;
-  /** After a wait_for_event: run when the event came (`event`, default) or when the wait ran out (`timeout`). */
-  on?: "event" | "timeout";
-}
-
-export type EmailStep = StepBase & { type: "email"; subject: string; html: string; sender_name: string; sender_email: string };
-export type TextMessageStep = StepBase & { type: "sms" | "apn" | "bpn"; text: string; title?: string; url?: string };
-export type WaitStep = StepBase & { type: "wait_for_event"; events: string[] | { activity: string }; within: string };
-export type WebhookStep = StepBase & { type: "webhook"; webhook: string; attributes: string[]; params: Record<string, string | number | boolean> };
-export type DelayStep = StepBase & { type: "delay"; for: string };
-export type ConditionStep = StepBase & { type: "condition"; filter: Filter; then?: string; else?: string };
-
-export type JourneyStep = EmailStep | TextMessageStep | WaitStep | WebhookStep | DelayStep | ConditionStep;
-export type MessageStep = EmailStep | TextMessageStep;
-
-export interface JourneyDefinition {
-  name: string;
-  trigger: Trigger;
-  filter: Filter;
-  steps: JourneyStep[];
-}
-
-export function isMessageStep(step: JourneyStep): step is MessageStep {
-  return (MESSAGE_CHANNELS as readonly string[]).includes(step.type);
-}
-
 const DURATION = /^(\d{1,6})(m|h|d)$/;
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 /** A wait or delay of more than a year is almost certainly a mistake. */
@@ -63,6 +32,91 @@ export function parseDuration(text: string): number | null {
   if (!match) return null;
   const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   return ms > 0 && ms <= MAX_DURATION_MS ? ms : null;
+}
+
+const stepId = z
+  .string({ error: "is required" })
+  .trim()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "must be 1 to 64 letters, digits, _ or -" });
+const duration = z.string({ error: "is required: a duration such as 30m, 12h or 2d" }).refine((d) => parseDuration(d) !== null, {
+  error: "must be a duration such as 30m, 12h or 2d (minutes, hours or days; at most a year)",
+});
+const text = (max: number) => z.string({ error: "is required" }).trim().min(1, { error: "must not be empty" }).max(max);
+const nonEmptyFilter = filterSchema.min(1, { error: "must have at least one clause" });
+
+const common = {
+  id: stepId,
+  /** The step this one follows; absent: right after the trigger (or a condition's then/else). */
+  after: stepId.optional(),
+  /** After a wait_for_event: run when the event came (`event`, default) or when the wait ran out (`timeout`). */
+  on: z.enum(["event", "timeout"], { error: "must be event or timeout" }).optional(),
+};
+
+const emailStep = z
+  .object({ ...common, type: z.literal("email"), subject: text(998), html: text(1_000_000), sender_name: text(200), sender_email: emailAddress })
+  .strict();
+const textMessageStep = z
+  .object({ ...common, type: z.literal(["sms", "apn", "bpn"]), text: text(2000), title: text(200).optional(), url: z.url({ error: "must be a URL" }).optional() })
+  .strict();
+const waitStep = z
+  .object({
+    ...common,
+    type: z.literal("wait_for_event"),
+    events: z.union([z.array(z.string()).min(1, { error: "must name at least one event" }).max(4), z.object({ activity: text(100) }).strict()], {
+      error: 'must be a list of the previous message\'s events or {"activity":"<name>"}',
+    }),
+    within: duration,
+  })
+  .strict();
+const webhookStep = z
+  .object({
+    ...common,
+    type: z.literal("webhook"),
+    webhook: text(64),
+    attributes: z.array(attributeName).max(100).default([]),
+    params: z.record(z.string().min(1).max(100), scalar).default({}),
+  })
+  .strict();
+const delayStep = z.object({ ...common, type: z.literal("delay"), for: duration }).strict();
+const conditionStep = z.object({ ...common, type: z.literal("condition"), filter: nonEmptyFilter, then: stepId.optional(), else: stepId.optional() }).strict();
+
+const step = z.discriminatedUnion("type", [emailStep, textMessageStep, waitStep, webhookStep, delayStep, conditionStep], {
+  error: "type must be one of email, sms, apn, bpn, wait_for_event, webhook, delay, condition",
+});
+
+const trigger = z.discriminatedUnion(
+  "type",
+  [
+    z.object({ type: z.literal("activity"), activity: text(100) }).strict(),
+    z.object({ type: z.literal("list"), listid: listIdParam }).strict(),
+    z.object({ type: z.literal("segment"), filter: nonEmptyFilter }).strict(),
+  ],
+  { error: "type must be one of activity, list, segment" },
+);
+
+/** The body of POST/PUT /panels/{panel}/journeys, and what the store keeps. */
+export const journeyDefinitionSchema = z
+  .object({
+    name: text(200),
+    trigger,
+    filter: filterSchema.default([]),
+    steps: z.array(step).min(1, { error: "must hold at least one step" }).max(100),
+  })
+  .strict();
+
+export type JourneyDefinition = z.output<typeof journeyDefinitionSchema>;
+export type Trigger = JourneyDefinition["trigger"];
+export type JourneyStep = JourneyDefinition["steps"][number];
+export type EmailStep = z.output<typeof emailStep>;
+export type TextMessageStep = z.output<typeof textMessageStep>;
+export type WaitStep = z.output<typeof waitStep>;
+export type WebhookStep = z.output<typeof webhookStep>;
+export type DelayStep = z.output<typeof delayStep>;
+export type ConditionStep = z.output<typeof conditionStep>;
+export type MessageStep = EmailStep | TextMessageStep;
+
+export function isMessageStep(step: JourneyStep): step is MessageStep {
+  return (MESSAGE_CHANNELS as readonly string[]).includes(step.type);
 }
 
 /** The message step a wait follows, walking back through conditions and delays; undefined when none. */

@@ -2,7 +2,7 @@ import { resolveOperation } from "../api/registry";
 import { paramsContext, paramsSchema, type Operation, type OperationContext } from "../api/operation";
 import { authenticateApiKey } from "../api/access";
 import { readBodyParams, readQueryParams, type Params } from "../lib/http/body";
-import { asApiError, parseOrThrow } from "../lib/http/errors";
+import { ApiError, asApiError, parseOrThrow } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 
 /**
@@ -14,16 +14,24 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
   const requestId = newRequestId();
   let params: Params = {};
   let operation: Operation | undefined;
+  let ctx: OperationContext | undefined;
   try {
     params = { ...readQueryParams(new URL(request.url)), ...(await readBodyParams(request)) };
     operation = resolveOperation(params.type, params.activity);
     const caller = await authenticateApiKey(env.DB, params.apikey);
-    const ctx: OperationContext = { env, exec, ...caller, requestId, now: Date.now(), origin: new URL(request.url).origin };
+    ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: new URL(request.url).origin, params };
     const input = parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);
     const members = await operation.run(ctx, input);
     return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);
   } catch (error) {
-    const failure = asApiError(error, requestId);
+    let failure = asApiError(error, requestId);
+    if (ctx && operation?.failed && error instanceof ApiError) {
+      try {
+        await operation.failed(ctx, error);
+      } catch (hookError) {
+        failure = asApiError(hookError, requestId);
+      }
+    }
     return operation?.render?.failure(requestId, failure, params) ?? envelopeFailure(requestId, failure);
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { checkBroadcastRequest, checkCsvHeaders, decodeBase64Utf8, rowcountInFileName } from "../../src/domain/broadcast";
+import { broadcastRequestSchema, checkCsvHeaders, decodeBase64Utf8, rowcountInFileName } from "../../src/domain/broadcast";
 import { splitAddresses } from "../../src/domain/email";
+import { fieldErrorsFromZod } from "../../src/lib/http/errors";
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const base = {
@@ -14,7 +15,10 @@ const base = {
   source_code: btoa("<p>x</p>"),
   notify_me: "ops@example.com",
 };
-const check = (data: Record<string, unknown>, timezone = "UTC") => checkBroadcastRequest(data, { timezone, now: NOW, leadMinutes: 90 });
+const check = (data: Record<string, unknown>, timezone = "UTC") => {
+  const parsed = broadcastRequestSchema({ timezone, now: NOW, leadMinutes: 90, allowPrivateFetch: false }).safeParse(data);
+  return parsed.success ? { ok: true as const, request: parsed.data } : { ok: false as const, problems: fieldErrorsFromZod(parsed.error, "data") };
+};
 
 describe("broadcast request rules", () => {
   it("accepts a valid request and reads schedule_date in the panel's zone", () => {
@@ -33,6 +37,21 @@ describe("broadcast request rules", () => {
   it("reports every problem at once", () => {
     const result = check({ ...base, tags: "1,2,3,4,5,6", check_rowcount: "1", contacts_upload_source_file_md5: "a".repeat(32), source_file: "https://x.example/b.html" });
     expect(!result.ok && result.problems.map((p) => p.field)).toEqual(["data.check_rowcount", "data.tags", "data.source_code"]);
+  });
+
+  it("refuses what the hand-written check once took as absent: a boolean check_rowcount or MD5", () => {
+    const result = check({ ...base, check_rowcount: true, contacts_upload_source_file_md5: false });
+    expect(!result.ok && result.problems).toEqual([
+      { field: "data.contacts_upload_source_file_md5", message: "must be an MD5 digest: 32 hex characters" },
+      { field: "data.check_rowcount", message: 'must be "1" (row count in the file name) or absent' },
+    ]);
+  });
+
+  it("checks the URLs it will fetch with the outbound rule", () => {
+    const result = check({ ...base, contacts_upload_source: "http://127.0.0.1/c.csv", source_code: undefined, source_file: "file:///etc/passwd" });
+    expect(!result.ok && result.problems.map((p) => p.field)).toEqual(["data.contacts_upload_source", "data.source_file"]);
+    const local = broadcastRequestSchema({ timezone: "UTC", now: NOW, leadMinutes: 90, allowPrivateFetch: true }).safeParse({ ...base, contacts_upload_source: "http://127.0.0.1/c.csv" });
+    expect(local.success && local.data.contactsSource).toBe("http://127.0.0.1/c.csv");
   });
 
   it("takes tags as text or an array", () => {

@@ -26,4 +26,20 @@ describe("/openapi.json", () => {
     expect(doc.paths["/admin/v1/panels/{panel}/activities"].post).toBeDefined();
     expect(doc.paths["/admin/v1/panels/{panel}/contacts/{key}/events"].get.parameters.map((p: any) => p.name)).toEqual(["panel", "key", "limit", "cursor"]);
   });
+
+  it("describes the members of the broadcast request and of a journey definition", async () => {
+    const doc = (await (await call("/openapi.json")).json()) as any;
+    const alternatives = doc.paths["/apiv2"].post.requestBody.content["application/json"].schema.oneOf;
+    const publish = alternatives.find((a: { title: string }) => a.title === "email_broadcast/upload_contact_and_publish");
+    const data = publish.properties.data;
+    expect(Object.keys(data.properties)).toEqual([
+      "contacts_upload_source", "list_name", "campaign_name", "subject_line", "sender_name", "sender_email_id",
+      "contacts_upload_source_file_md5", "check_rowcount", "tags", "schedule_date", "source_file", "source_code", "notify_me",
+    ]);
+    expect(data.required).toEqual(["contacts_upload_source", "list_name", "campaign_name", "subject_line", "sender_name", "sender_email_id", "schedule_date", "notify_me"]);
+    expect(data.properties.schedule_date.description).toMatch(/YYYY-MM-DD HH:mm:SS/);
+    const journey = doc.paths["/admin/v1/panels/{panel}/journeys"].post.requestBody.content["application/json"].schema;
+    expect(Object.keys(journey.properties)).toEqual(["name", "trigger", "filter", "steps"]);
+    expect(journey.properties.steps.items.oneOf.length).toBe(6);
+  });
 });

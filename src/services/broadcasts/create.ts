@@ -1,9 +1,9 @@
-import { checkBroadcastRequest, checkCsvHeaders, fileNameOf, rowcountInFileName, type BroadcastRequest } from "../../domain/broadcast";
+import { checkCsvHeaders, fileNameOf, rowcountInFileName, type BroadcastRequest } from "../../domain/broadcast";
 import type { KeyedSchema } from "../../domain/contacts";
 import type { FieldProblem } from "../../domain/problems";
 import { readAtMost } from "../../lib/bytes";
 import { newId } from "../../lib/random";
-import { checkOutboundUrl, allowsPrivateFetch, fetchOutbound, OutboundError } from "../../lib/outbound";
+import { fetchOutbound, OutboundError } from "../../lib/outbound";
 import type { Panel } from "../../store/panels";
 import { insertCampaignWithList, setCampaignImport } from "../../store/campaigns";
 import { findListByName } from "../../store/lists";
@@ -72,11 +72,6 @@ async function download(env: Env, url: string, field: string, limit: number): Pr
   return readLimited(response, limit, field);
 }
 
-function requireOutboundUrl(env: Env, field: string, url: string): void {
-  const check = checkOutboundUrl(url, allowsPrivateFetch(env));
-  if (!check.ok) throw invalidField(field, check.reason);
-}
-
 /** The row-count rule: each CSV's name is `<name>_<rows>.csv` and it has that many records, header included. */
 function checkRowcounts(files: readonly CsvFile[]): void {
   for (const file of files) {
@@ -132,29 +127,21 @@ function listTaken(name: string): Refused {
 }
 
 /**
- * 4.10: checks every rule first (the request, the list name, the contact files, the HTML
- * body), then writes: the files to R2, the list and the campaign to D1, and the import.
+ * 4.10 for a request that passed its schema: checks what the schema cannot see (the list name,
+ * the contact files, the HTML body), then writes: the files to R2, the list and the campaign
+ * to D1, and the import.
  */
-export async function createBroadcast(ctx: BroadcastContext, data: Record<string, unknown>): Promise<BroadcastOutcome> {
+export async function createBroadcast(ctx: BroadcastContext, request: BroadcastRequest): Promise<BroadcastOutcome> {
   try {
-    return { ok: true, broadcast: await checkThenCreate(ctx, data) };
+    return { ok: true, broadcast: await checkThenCreate(ctx, request) };
   } catch (error) {
     if (error instanceof Refused) return { ok: false, refusal: error.refusal };
     throw error;
   }
 }
 
-async function checkThenCreate(ctx: BroadcastContext, data: Record<string, unknown>): Promise<CreatedBroadcast> {
+async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest): Promise<CreatedBroadcast> {
   const { env, panel, now } = ctx;
-  const checked = checkBroadcastRequest(data, {
-    timezone: panel.timezone,
-    now,
-    leadMinutes: Number(env.BROADCAST_LEAD_MINUTES || "90"),
-  });
-  if (!checked.ok) throw new Refused({ kind: "invalid", problems: checked.problems });
-  const request = checked.request;
-  requireOutboundUrl(env, sourceField, request.contactsSource);
-  if (request.sourceFile !== null) requireOutboundUrl(env, "data.source_file", request.sourceFile);
   if (await findListByName(env.DB, panel.id, request.listName)) throw listTaken(request.listName);
 
   const [files, html] = await Promise.all([loadContactFiles(ctx, request), loadHtml(ctx, request)]);
