@@ -28,7 +28,7 @@ CREATE TABLE journey_instances (
   panel_id    TEXT NOT NULL,
   journey_id  TEXT NOT NULL REFERENCES journeys(id),
   contact_id  INTEGER NOT NULL,
-  -- What made the contact enter (`event:<id>`, `list:<list>:<contact>:<at>`, `segment:<contact>`):
+  -- What made the contact enter (`event:<id>`, `list:<list>:<contact>:<list entry id>`, `segment:<contact>`):
   -- the same trigger seen twice (a redelivered event) enters once.
   entry_key   TEXT NOT NULL,
   status      TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'completed', 'exited')),

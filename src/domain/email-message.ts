@@ -3,7 +3,7 @@ import { canonicalAttributeName, type AttributeValue } from "./attributes";
 /**
  * Campaign email rendering, without I/O: merge tags, tracked links, the open pixel, the
  * unsubscribe link and the MIME text. The tracking URLs themselves are signed by the caller
- * (channels/email/tracking.ts) and passed in.
+ * (services/channels/email/tracking.ts) and passed in.
  */
 
 /** `{{NAME}}`, `{{ name | there }}`: an attribute with an optional fallback. */

@@ -14,7 +14,7 @@ export type QueueKind = "imports" | "events" | "sends" | "journeys";
 
 /** One handler per queue. */
 export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
-  events: (batch, env, exec) => handleEventsBatch(batch, env, exec, PIPELINE_STEPS),
+  events: (batch, env) => handleEventsBatch(batch, env, PIPELINE_STEPS),
   sends: handleSendsQueue,
   imports: handleImportQueue,
   journeys: handleJourneysQueue,

@@ -257,9 +257,9 @@ export interface ClaimedRecipient {
 }
 
 /**
- * Claims the batch's recipients that are still queued (and, when `reclaimBefore` is given,
- * those whose earlier claim is older than it: an attempt that died mid-way, safe to redo only
- * with an idempotent provider). Without `reclaimBefore`, such stale claims are failed instead,
+ * Claims the batch's recipients that are still queued (and, with `reclaimStale`, those whose
+ * earlier claim is older than `staleBefore`: an attempt that died mid-way, safe to redo only
+ * with an idempotent provider). Without `reclaimStale`, such stale claims are failed instead,
  * since resending could deliver twice. Returns the claimed recipients with their attributes
  * and whether their address is suppressed.
  */

@@ -13,8 +13,7 @@ import {
   type ImportSource,
   type NewImportJob,
 } from "../../store/imports";
-import type { CronTask } from "../../lib/tasks";
-import type { QueueHandler } from "../../lib/tasks";
+import type { CronTask, QueueHandler } from "../../lib/tasks";
 import { ImportFailure, TransientImportError } from "./errors";
 import { downloadSource } from "./fetch";
 import { cleanUpImport, errorReportKey, postImportCallback, sendImportSummary, writeErrorReport } from "./finish";

@@ -1,5 +1,4 @@
-import type { CronTask } from "../../lib/tasks";
-import type { QueueHandler } from "../../lib/tasks";
+import type { CronTask, QueueHandler } from "../../lib/tasks";
 import { contactsByIds } from "../../store/contacts";
 import { getJourneysByIds } from "../../store/journeys/definitions";
 import { deleteListEntries, leaseListEntries, panelsWithFreeListEntries } from "../../store/list-entries";

@@ -102,7 +102,6 @@ export function eventPipelineState(eventId: number, batch: EventBatchState | nul
 export async function handleEventsBatch(
   batch: MessageBatch<unknown>,
   env: Env,
-  _exec: ExecutionContext,
   steps: readonly PipelineStep[],
 ): Promise<void> {
   const byPanel = new Map<string, { batchIds: Set<number>; messages: Array<Message<unknown> & { body: { batches: number[] } }> }>();

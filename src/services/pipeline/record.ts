@@ -43,7 +43,8 @@ function assertRecordable(event: NewEvent): void {
  * duplicate.
  *
  * Why a batch and not a row per event: the request then writes one row whatever its size
- * (a 1,000-event post used to insert 1,000 indexed rows and their contacts before answering),
+ * (a row per event would make a 1,000-event post insert 1,000 indexed rows and their contacts
+ * before answering),
  * and every later stage works per batch (bench:activity).
  */
 export async function recordEvents(

@@ -9,10 +9,10 @@ export interface StepFailure {
 }
 
 /**
- * One stage every event goes through after it is stored (CONTRACT 7: journeys, then
- * webhooks). The consumer calls `run` with the pending events of one panel, oldest first,
- * that have not yet passed this step; an event reaches a step only after every earlier step
- * succeeded for it.
+ * One stage of the event pipeline: once stored, every event goes through the stages of
+ * PIPELINE_STEPS (services/pipeline-steps.ts) in order. The consumer calls `run` with the
+ * pending events of one panel, oldest first, that have not yet passed this step; an event
+ * reaches a step only after every earlier step succeeded for it.
  *
  * Delivery is at least once: a step's success is recorded after `run` returns, so a crash in
  * between runs it again for those events. A step keeps one effect per event by keying what

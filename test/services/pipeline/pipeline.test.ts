@@ -207,7 +207,7 @@ describe("the consumer (driven directly)", () => {
       { id: "msg-junk", timestamp: new Date(), attempts: 1, body: { what: "not a nudge" } },
     ]);
     const exec = createExecutionContext();
-    await handleEventsBatch(batch, env, exec, [step]);
+    await handleEventsBatch(batch, env, [step]);
     const result = await getQueueResult(batch, exec);
     expect(result.explicitAcks.sort()).toEqual(["msg-junk", "msg-ok"]);
     // (The test harness does not record the delay a retry asks for; retryDelaySeconds is checked below.)
@@ -234,7 +234,7 @@ describe("the consumer (driven directly)", () => {
         { id: `d${i}`, timestamp: new Date(), attempts: 1, body: { panel: panel.id, batches: [id] } },
         { id: `d${i}b`, timestamp: new Date(), attempts: 1, body: { panel: panel.id, batches: [id] } },
       ]);
-      await handleEventsBatch(batch, env, createExecutionContext(), [step]);
+      await handleEventsBatch(batch, env, [step]);
     }
     expect(step.count("dup")).toBe(1);
     expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!.n).toBe(1);
