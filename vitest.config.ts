@@ -30,7 +30,7 @@ export default defineConfig(async () => {
     test: {
       include: ["test/**/*.test.ts"],
       reporters: ["default", "./test/node/summary-reporter.ts"],
-      exclude: ["test/node/**"],
+      exclude: ["test/node/**", "test/e2e/**"],
       globalSetup: ["./test/node/global-setup.ts"],
       setupFiles: ["./test/setup/apply-migrations.ts"],
       testTimeout: 30_000,

@@ -4,6 +4,10 @@
 //
 //   npm start                      default region on http://127.0.0.1:8787 (PORT overrides)
 //   npm start -- --env india       India region, by default on port 8788
+//   npm start -- --no-build        serve the panel as last built (web/dist) instead of building it
+//
+// STATE_DIR=<dir> keeps the local D1, R2, Durable Objects and the demo panel's details there
+// instead of .wrangler/ (the end-to-end tests start a service of their own on fresh state).
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -16,6 +20,8 @@ const region = envIndex > 0 ? (process.argv[envIndex + 1] ?? "") : "";
 const port = Number(process.env.PORT ?? (region === "india" ? 8788 : 8787));
 const origin = `http://127.0.0.1:${port}`;
 const envArgs = region ? ["--env", region] : ["--env", ""];
+const stateDir = process.env.STATE_DIR;
+const persistArgs = stateDir ? ["--persist-to", stateDir] : [];
 
 function localVars(): Record<string, string> {
   const file = join(root, ".dev.vars");
@@ -32,12 +38,19 @@ function localVars(): Record<string, string> {
 }
 
 function applyMigrations(): void {
-  const result = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", ...envArgs], {
+  const result = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", ...persistArgs, ...envArgs], {
     cwd: root,
     stdio: "inherit",
     env: { ...process.env, CI: "1" },
   });
   if (result.status !== 0) throw new Error("applying the D1 migrations failed");
+}
+
+/** The panel's static files, served by the same Worker through [assets] (web/dist). */
+function buildPanel(): void {
+  const vite = join(root, "node_modules", "vite", "bin", "vite.js");
+  const result = spawnSync(process.execPath, [vite, "build", "--config", join(root, "web", "vite.config.ts")], { cwd: root, stdio: "inherit" });
+  if (result.status !== 0) throw new Error("building the panel failed");
 }
 
 async function waitForHealth(): Promise<void> {
@@ -69,7 +82,7 @@ async function adminCall(token: string, method: string, path: string, body?: unk
 
 /** Reuses the demo panel of an earlier start when the local data still has it. */
 async function ensureDemoPanel(token: string): Promise<Demo> {
-  const file = join(root, ".wrangler", `demo-panel${region ? `.${region}` : ""}.json`);
+  const file = join(stateDir ?? join(root, ".wrangler"), `demo-panel${region ? `.${region}` : ""}.json`);
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, "utf8")) as Demo;
     if ((await adminCall(token, "GET", `/panels/${saved.panel_id}`)).status === 200) return saved;
@@ -85,10 +98,11 @@ async function ensureDemoPanel(token: string): Promise<Demo> {
 }
 
 const vars = localVars();
+if (!process.argv.includes("--no-build")) buildPanel();
 applyMigrations();
 const dev = spawn(
   process.execPath,
-  [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...envArgs],
+  [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...persistArgs, ...envArgs],
   { cwd: root, stdio: "inherit" },
 );
 const stop = () => dev.kill("SIGINT");
@@ -105,6 +119,7 @@ setInterval(tick, 60_000);
 const demo = await ensureDemoPanel(vars.ADMIN_TOKEN ?? "");
 console.log(`
 Service ready at ${origin} (region ${region || "default"})
+  panel        ${origin}/
   demo panel   ${demo.panel_id}
   API key      ${demo.api_key}
   client id    ${demo.client_id}

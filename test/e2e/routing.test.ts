@@ -1,0 +1,75 @@
+// Workers Static Assets serve the panel; every API prefix must still reach the Worker. The
+// vitest pool does not serve assets, so this runs against the service started as `npm start`.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { startService, type Service } from "./service.ts";
+
+let service: Service;
+before(async () => {
+  service = await startService();
+});
+after(() => service?.stop());
+
+/** Each prefix listed in wrangler.toml's run_worker_first, with a path under it. */
+const PREFIXES: [string, string][] = [
+  ["/apiv2", "/apiv2"],
+  ["/apiv2/*", "/apiv2/jobs/job_unknown/errors.csv"],
+  ["/v1/*", "/v1/activity/singleactivity/unknown-client"],
+  ["/admin/*", "/admin/v1/panels"],
+  ["/t/*", "/t/u/not-a-token"],
+  ["/hooks/*", "/hooks/email/ses/not-the-token"],
+  ["/health", "/health"],
+  ["/openapi.json", "/openapi.json"],
+  ["/auth/*", "/auth/v1/sign-in"],
+];
+
+for (const [prefix, path] of PREFIXES) {
+  test(`POST ${path} (${prefix}) is answered by the Worker`, async () => {
+    const response = await fetch(`${service.origin}${path}`, {
+      method: "POST",
+      headers: { accept: "text/html,application/json", "sec-fetch-mode": "navigate", "content-type": "application/json" },
+      body: "{}",
+    });
+    const text = await response.text();
+    assert.notEqual(response.status, 405, `${path}: the asset server refused the method`);
+    assert.ok(!text.includes('<div id="root">'), `${path}: answered with the panel's index.html`);
+    // Every Worker answer under these prefixes is JSON or the unsubscribe page, never the app shell.
+    assert.ok(response.headers.get("content-type"), `${path}: no content type`);
+  });
+}
+
+test("GET /health answers from the Worker", async () => {
+  const response = await fetch(`${service.origin}/health`);
+  assert.equal(response.status, 200);
+  assert.equal(((await response.json()) as { status: string }).status, "ok");
+});
+
+test("/ serves the panel, and a deep link falls back to it", async () => {
+  for (const path of ["/", "/panels/pnl_x/contacts"]) {
+    const response = await fetch(`${service.origin}${path}`, { headers: { accept: "text/html", "sec-fetch-mode": "navigate" } });
+    assert.equal(response.status, 200, path);
+    assert.match(response.headers.get("content-type") ?? "", /text\/html/);
+    const html = await response.text();
+    assert.ok(html.includes('<div id="root">'), `${path}: not the panel's index.html`);
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    assert.ok(script, "index.html names its script");
+    const js = await fetch(`${service.origin}${script}`);
+    assert.equal(js.status, 200);
+    assert.match(js.headers.get("content-type") ?? "", /javascript/);
+  }
+});
+
+test("a POST to a path outside the API prefixes is the asset server's (the check above can tell)", async () => {
+  const response = await fetch(`${service.origin}/not-an-api-path`, { method: "POST", body: "{}" });
+  assert.equal(response.status, 405);
+});
+
+test("the first screen's JavaScript is at most 200 KB gzipped", async () => {
+  const { gzipSync } = await import("node:zlib");
+  const html = await (await fetch(`${service.origin}/`)).text();
+  const scripts = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+\.js)"/g)].map((found) => found[1]!);
+  assert.ok(scripts.length > 0);
+  let gzipped = 0;
+  for (const script of scripts) gzipped += gzipSync(Buffer.from(await (await fetch(`${service.origin}${script}`)).arrayBuffer())).length;
+  assert.ok(gzipped <= 200 * 1024, `first screen JavaScript is ${gzipped} bytes gzipped`);
+});

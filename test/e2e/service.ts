@@ -1,0 +1,76 @@
+// Starts the service exactly as `npm start` does (scripts/start.ts: migrations, wrangler dev with
+// the panel's assets, the demo panel) on a free port and fresh local state, so the end-to-end
+// tests meet neither a developer's running service nor another run's data.
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+export interface Service {
+  origin: string;
+  /** What start.ts printed once ready: demo panel id, API key, owner email and password... */
+  printed: Record<string, string>;
+  adminToken: string;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+/** The lines `  label   value` of start.ts's ready message. */
+function readyDetails(output: string): Record<string, string> {
+  const details: Record<string, string> = {};
+  const start = output.indexOf("Service ready at");
+  for (const line of output.slice(start).split("\n")) {
+    const found = /^ {2}([A-Za-z][A-Za-z ]*?) {2,}(\S+)\s*$/.exec(line);
+    if (found) details[found[1]!] = found[2]!;
+  }
+  return details;
+}
+
+export async function startService(): Promise<Service> {
+  const port = await freePort();
+  const stateDir = mkdtempSync(join(tmpdir(), "apiv2-e2e-"));
+  // npm test builds the panel before running these tests; a lone run builds it if missing.
+  const args = [join(root, "scripts", "start.ts"), ...(existsSync(join(root, "web", "dist", "index.html")) ? ["--no-build"] : [])];
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), STATE_DIR: stateDir, CI: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  const stop = async () => {
+    if (child.exitCode === null && child.pid) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-child.pid, "SIGTERM");
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
+    }
+    rmSync(stateDir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 120_000;
+  while (!/Service ready at[\s\S]*\n\n/.test(output)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`the service did not start:\n${output.slice(-4000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const printed = readyDetails(output);
+  return { origin: `http://127.0.0.1:${port}`, printed, adminToken: printed["admin token"] ?? "", stop };
+}
