@@ -9,6 +9,7 @@
 // STATE_DIR=<dir> keeps the local D1, R2, Durable Objects and the demo panel's details there
 // instead of .wrangler/ (the end-to-end tests start a service of their own on fresh state).
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -69,6 +70,8 @@ interface Demo {
   panel_id: string;
   api_key: string;
   client_id: string;
+  owner_email?: string;
+  owner_password?: string;
 }
 
 async function adminCall(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -80,18 +83,34 @@ async function adminCall(token: string, method: string, path: string, body?: unk
   return { status: response.status, body: await response.json() };
 }
 
+/** The demo panel's owner, who signs in to the panel; the admin token creates a panel's first owner. */
+async function addDemoOwner(token: string, panelId: string): Promise<{ owner_email: string; owner_password: string }> {
+  const owner_password = randomBytes(12).toString("base64url");
+  // A fresh address each time: an operator that exists keeps the password it has.
+  const owner_email = `owner-${randomBytes(3).toString("hex")}@example.com`;
+  const added = await adminCall(token, "POST", `/panels/${panelId}/operators`, { email: owner_email, password: owner_password, role: "owner", name: "Demo owner" });
+  if (added.status !== 201) throw new Error(`creating the demo owner failed: ${JSON.stringify(added.body)}`);
+  return { owner_email, owner_password };
+}
+
 /** Reuses the demo panel of an earlier start when the local data still has it. */
 async function ensureDemoPanel(token: string): Promise<Demo> {
   const file = join(stateDir ?? join(root, ".wrangler"), `demo-panel${region ? `.${region}` : ""}.json`);
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, "utf8")) as Demo;
-    if ((await adminCall(token, "GET", `/panels/${saved.panel_id}`)).status === 200) return saved;
+    if ((await adminCall(token, "GET", `/panels/${saved.panel_id}`)).status === 200) {
+      if (!saved.owner_password) {
+        Object.assign(saved, await addDemoOwner(token, saved.panel_id));
+        writeFileSync(file, JSON.stringify(saved, null, 2));
+      }
+      return saved;
+    }
   }
   const panel = await adminCall(token, "POST", "/panels", { name: "Demo" });
   if (panel.status !== 201) throw new Error(`creating the demo panel failed: ${JSON.stringify(panel.body)}`);
   await adminCall(token, "PATCH", `/panels/${panel.body.id}`, { api_mode: true });
   const user = await adminCall(token, "POST", `/panels/${panel.body.id}/users`, { email: "demo@example.com", name: "Demo" });
-  const demo: Demo = { panel_id: panel.body.id, api_key: user.body.api_key, client_id: panel.body.client_id };
+  const demo: Demo = { panel_id: panel.body.id, api_key: user.body.api_key, client_id: panel.body.client_id, ...(await addDemoOwner(token, panel.body.id)) };
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(demo, null, 2));
   return demo;
@@ -120,6 +139,8 @@ const demo = await ensureDemoPanel(vars.ADMIN_TOKEN ?? "");
 console.log(`
 Service ready at ${origin} (region ${region || "default"})
   panel        ${origin}/
+  owner email  ${demo.owner_email}
+  password     ${demo.owner_password}
   demo panel   ${demo.panel_id}
   API key      ${demo.api_key}
   client id    ${demo.client_id}

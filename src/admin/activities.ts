@@ -32,6 +32,7 @@ const paramsSchema = z
 const defineActivity = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/activities",
+  role: "marketer",
   summary: "Define an activity and the types of its parameters; clients post it by the activityid answered",
   status: 201,
   body: z.object({
@@ -55,6 +56,7 @@ const defineActivity = definePanelRoute({
 const listPanelActivities = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/activities",
+  role: "viewer",
   summary: "The panel's activity definitions",
   async handle({ env, panel }) {
     return { activities: (await listActivities(env.DB, panel.id)).map(activityView) };
@@ -64,6 +66,7 @@ const listPanelActivities = definePanelRoute({
 const readActivity = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/activities/:activity",
+  role: "viewer",
   summary: "Read one activity definition",
   async handle({ env, path, panel }) {
     const id = /^\d{1,15}$/.test(path.activity) ? Number(path.activity) : 0;

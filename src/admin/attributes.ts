@@ -7,6 +7,7 @@ import { definePanelRoute } from "./route";
 const defineAttribute = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/attributes/:name",
+  role: "marketer",
   summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
   body: z.object({ type: z.enum(ATTRIBUTE_TYPES, { error: `must be one of ${ATTRIBUTE_TYPES.join(", ")}` }) }),
   async handle({ env, path, body, panel }) {
@@ -28,6 +29,7 @@ const defineAttribute = definePanelRoute({
 const readAttributes = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/attributes",
+  role: "viewer",
   summary: "The panel's attribute schema",
   async handle({ env, panel }) {
     return { attributes: await listAttributes(env.DB, panel.id) };

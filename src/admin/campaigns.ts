@@ -8,6 +8,7 @@ import { definePanelRoute } from "./route";
 const readCampaign = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/campaigns/:campaign",
+  role: "viewer",
   summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
   async handle({ env, path, panel }) {
     const campaign = await orNotFound(getCampaign(env.DB, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
@@ -51,6 +52,7 @@ function outboxView(record: OutboxRecord) {
 const listPanelOutbox = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/outbox",
+  role: "viewer",
   summary: "Messages the panel sent through the outbox provider, newest first",
   query: z.object({
     channel: z.string().min(1).optional(),
@@ -64,6 +66,7 @@ const listPanelOutbox = definePanelRoute({
 const readOutboxMessage = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/outbox/:message",
+  role: "viewer",
   summary: "One outbox message with its raw RFC 5322 text (the .eml)",
   async handle({ env, path, panel }) {
     const record = await getOutboxRecord(env.DB, panel.id, path.message);

@@ -70,6 +70,7 @@ async function eventPage(db: D1Database, panel: Panel, owner: EventOwner, query:
 const contactEvents = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key/events",
+  role: "viewer",
   summary: "A contact's events, newest first, including the anonymous history joined to it; key is its primary-key value",
   query: pageQuery,
   async handle({ env, path, query, panel }) {
@@ -84,6 +85,7 @@ const contactEvents = definePanelRoute({
 const profileEvents = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/profiles/:uniqueid/events",
+  role: "viewer",
   summary: "Events recorded with an anonymous uniqueid, newest first (whether or not joined to a contact since)",
   query: pageQuery,
   async handle({ env, path, query, panel }) {
@@ -97,6 +99,7 @@ const RETRY_BATCHES_PER_CALL = 500;
 const retryFailedEvents = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/events/retry",
+  role: "owner",
   summary: `Puts events whose pipeline failed for good (after every re-drive) through it again, up to ${RETRY_BATCHES_PER_CALL} recorded batches per call; steps they passed are not run again`,
   async handle({ env, panel }) {
     const ids = await retryFailedBatches(env.DB, panel.id, Date.now(), RETRY_BATCHES_PER_CALL);

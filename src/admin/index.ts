@@ -3,7 +3,9 @@ import { Router, type IRequest } from "itty-router";
 import { forgetActivityCatalogs } from "../services/access/activity-catalogs";
 import { forgetCallers } from "../services/access/api-keys";
 import { ApiError, asApiError, notFound } from "../lib/http/errors";
-import { isAdmin } from "./auth";
+import { adminCaller, type AdminCaller } from "./auth";
+import { isSameOrigin } from "../lib/http/cookies";
+import { csrfMatches, roleAllows } from "../services/operators/sessions";
 import { adminFailure, json, newRequestId } from "../lib/http/respond";
 import { activityRoutes } from "./activities";
 import { attributeRoutes } from "./attributes";
@@ -12,6 +14,7 @@ import { journeyRoutes } from "./journeys";
 import { campaignRoutes } from "./campaigns";
 import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
+import { operatorRoutes } from "./operators";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
 import { userRoutes } from "./users";
@@ -31,14 +34,30 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...journeyRoutes,
   ...jobRoutes,
   ...campaignRoutes,
+  ...operatorRoutes,
 ];
 
-const router = Router<IRequest, [Env, ExecutionContext]>({ base: ADMIN_BASE });
+/**
+ * Refuses an operator what the route's role does not allow. A panel the operator holds no role
+ * in answers 404 as an unknown panel does, so a session learns nothing of other panels.
+ */
+function authorize(route: AdminRoute, caller: AdminCaller, path: Record<string, string>): void {
+  if (caller.kind === "admin") return;
+  if (route.role === "admin") throw new ApiError(403, "Only the deployment's admin token may do this");
+  if (path.panel === undefined) return;
+  const held = caller.session.roles.find((role) => role.panelId === path.panel)?.role;
+  if (!held) throw notFound(`No panel with id "${path.panel}"`);
+  if (!roleAllows(held, route.role)) throw new ApiError(403, `This needs the ${route.role} role in the panel; you are ${held}`);
+}
+
+const router = Router<IRequest, [Env, ExecutionContext, AdminCaller]>({ base: ADMIN_BASE });
 for (const route of ADMIN_ROUTES) {
-  router[route.method.toLowerCase()]!(route.path, async (request: IRequest, env: Env, exec: ExecutionContext) => {
+  router[route.method.toLowerCase()]!(route.path, async (request: IRequest, env: Env, exec: ExecutionContext, caller: AdminCaller) => {
+    const path = decodePathParams(request.params);
+    authorize(route, caller, path);
     const body = await parseAdminBody(route, request, env);
     const query = parseAdminQuery(route, request);
-    const result = await route.handle({ request, env, exec, path: decodePathParams(request.params), body, query });
+    const result = await route.handle({ request, env, exec, caller, path, body, query });
     // Any admin write may change what an API key may do (rotation, API mode, schema), or
     // what activity ingest knows of a panel (time zone, API mode, definitions).
     if (route.method !== "GET") {
@@ -58,11 +77,21 @@ function decodePathParams(params: Record<string, string>): Record<string, string
   return decoded;
 }
 
-/** The admin API (CONTRACT 4): bearer token, JSON in and out, `{"error","errors"}` on failure. */
+/**
+ * The admin API (CONTRACT 4): JSON in and out, `{"error","errors"}` on failure. Callers are the
+ * admin bearer token or an operator's panel session cookie; a cookie-authenticated write must
+ * come from the panel's own origin and carry the session's CSRF token.
+ */
 export async function handleAdmin(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
-  if (!isAdmin(request, env)) return adminFailure(new ApiError(401, "The admin token is missing or wrong"));
   try {
-    const response: Response | undefined = await router.fetch(request, env, exec);
+    const caller = await adminCaller(request, env);
+    if (!caller) return adminFailure(new ApiError(401, "The admin token is missing or wrong"));
+    if (caller.kind === "operator" && request.method !== "GET" && request.method !== "HEAD") {
+      if (!isSameOrigin(request) || !csrfMatches(caller.session, request.headers.get("x-csrf-token"))) {
+        return adminFailure(new ApiError(403, "Cross-site request refused: a write needs the panel's origin and its CSRF token"));
+      }
+    }
+    const response: Response | undefined = await router.fetch(request, env, exec, caller);
     return response ?? adminFailure(notFound(`No admin route ${request.method} ${new URL(request.url).pathname}`));
   } catch (error) {
     return adminFailure(asApiError(error, newRequestId()));

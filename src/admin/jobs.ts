@@ -13,6 +13,7 @@ function jobOfPanel(db: D1Database, panel: Panel, jobId: string) {
 const readJob = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/jobs/:job",
+  role: "viewer",
   summary: "A bulk upload job: status, counters, progress, error report link, callback outcome",
   async handle({ env, path, panel }) {
     return importJobView(await jobOfPanel(env.DB, panel, path.job));
@@ -22,6 +23,7 @@ const readJob = definePanelRoute({
 const downloadErrorReport = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/jobs/:job/errors.csv",
+  role: "viewer",
   summary: "The job's error report (CSV: row, column, reason, then the refused row)",
   async handle({ env, path, panel }) {
     const job = await jobOfPanel(env.DB, panel, path.job);

@@ -57,6 +57,7 @@ function requireJourney(db: D1Database, panel: Panel, journeyId: string): Promis
 const createJourney = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/journeys",
+  role: "marketer",
   summary: "Define a journey (CONTRACT 5); it starts as a draft",
   status: 201,
   body: journeyDefinitionSchema,
@@ -72,6 +73,7 @@ const createJourney = definePanelRoute({
 const listPanelJourneys = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys",
+  role: "viewer",
   summary: "The panel's journeys",
   async handle({ env, panel }) {
     return { journeys: (await listJourneys(env.DB, panel.id)).map((j) => journeyView(j)) };
@@ -81,6 +83,7 @@ const listPanelJourneys = definePanelRoute({
 const readJourney = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys/:journey",
+  role: "viewer",
   summary: "A journey with its counters: entered, active, completed, exited, and per step acted and waiting",
   async handle({ env, path, panel }) {
     const journey = await requireJourney(env.DB, panel, path.journey);
@@ -91,6 +94,7 @@ const readJourney = definePanelRoute({
 const updateJourney = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/journeys/:journey",
+  role: "marketer",
   summary: "Replace a draft journey's definition (409 once it has run)",
   body: journeyDefinitionSchema,
   async handle({ env, path, body: definition, panel }) {
@@ -113,6 +117,7 @@ const TRANSITIONS: Record<Exclude<JourneyStatus, "draft">, JourneyStatus[]> = {
 const setStatus = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/journeys/:journey/status",
+  role: "marketer",
   summary: "Run, pause (instances are held) or stop (instances end) a journey",
   body: z.object({ status: z.enum(["running", "paused", "stopped"], { error: "must be running, paused or stopped" }) }).strict(),
   async handle({ env, path, body, panel }) {
@@ -136,6 +141,7 @@ const setStatus = definePanelRoute({
 const journeyMessages = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journey-messages",
+  role: "viewer",
   summary: "Messages journeys sent on the outbox channels (newest first)",
   query: z.object({
     channel: z.enum(MESSAGE_CHANNELS, { error: "must be email, sms, apn or bpn" }).optional(),

@@ -6,6 +6,7 @@ import { definePanelRoute } from "./route";
 const listPanelNotifications = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/notifications",
+  role: "viewer",
   summary: "Transactional emails the panel sent through MAILER (newest first)",
   query: z.object({
     kind: z.string().optional(),

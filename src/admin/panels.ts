@@ -1,5 +1,5 @@
 import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName, DEFAULT_ATTRIBUTES } from "../domain/attributes";
-import { isValidTimeZone } from "../domain/time";
+import { panelName, panelPatchBody, timezoneName as timezone } from "../domain/panels";
 import { orNotFound } from "../lib/http/errors";
 import { newId, randomBase64Url } from "../lib/random";
 import { z } from "../lib/z";
@@ -7,11 +7,6 @@ import { insertPanel, listPanels, updatePanel, type Panel } from "../store/panel
 import { isoTime } from "../store/sql";
 import { defineAdminRoute, definePanelRoute } from "./route";
 
-const timezone = z
-  .string()
-  .refine(isValidTimeZone, { error: "must be an IANA time zone such as UTC or Asia/Kolkata" })
-  .meta({ example: "Asia/Kolkata" });
-const panelName = z.string().trim().min(1, { error: "must not be empty" }).max(200);
 
 export function panelView(panel: Panel, env: Env) {
   return {
@@ -30,6 +25,7 @@ export function panelView(panel: Panel, env: Env) {
 const createPanel = defineAdminRoute({
   method: "POST",
   path: "/panels",
+  role: "admin",
   summary: "Create a panel with the default attribute schema",
   status: 201,
   body: z.object({
@@ -65,6 +61,7 @@ const createPanel = defineAdminRoute({
 const listAllPanels = defineAdminRoute({
   method: "GET",
   path: "/panels",
+  role: "admin",
   summary: "All panels of this deployment",
   async handle({ env }) {
     return { panels: (await listPanels(env.DB)).map((panel) => panelView(panel, env)) };
@@ -74,6 +71,7 @@ const listAllPanels = defineAdminRoute({
 const readPanel = definePanelRoute({
   method: "GET",
   path: "/panels/:panel",
+  role: "viewer",
   summary: "Read a panel",
   async handle({ env, panel }) {
     return panelView(panel, env);
@@ -83,10 +81,9 @@ const readPanel = definePanelRoute({
 const patchPanel = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel",
+  role: "owner",
   summary: "Turn API mode on or off, rename, or change the time zone",
-  body: z
-    .object({ api_mode: z.boolean().optional(), name: panelName.optional(), timezone: timezone.optional() })
-    .strict(),
+  body: panelPatchBody,
   async handle({ env, panel, body }) {
     const changes = { apiMode: body.api_mode, name: body.name, timezone: body.timezone };
     const updated = await orNotFound(updatePanel(env.DB, panel.id, changes, Date.now()), `No panel with id "${panel.id}"`);

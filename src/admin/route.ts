@@ -4,9 +4,17 @@ import { readJsonBody } from "../lib/http/body";
 import { orNotFound, parseOrThrow } from "../lib/http/errors";
 import { allowsPrivateFetch } from "../lib/outbound";
 import type { z } from "../lib/z";
+import type { OperatorRole } from "../domain/operators";
 import { getPanel, type Panel } from "../store/panels";
+import type { AdminCaller } from "./auth";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/**
+ * Who may call a route: the least operator role in the route's panel (owner > marketer >
+ * viewer), or "admin" for the deployment's ADMIN_TOKEN alone. The admin token may call every route.
+ */
+export type AdminRole = OperatorRole | "admin";
 
 /** The path parameters a route path names: `/panels/:panel/users/:user` gives `{ panel, user }`. */
 export type PathParams<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
@@ -19,6 +27,7 @@ export interface AdminRequest<P extends string, B, Q> {
   request: IRequest;
   env: Env;
   exec: ExecutionContext;
+  caller: AdminCaller;
   /** Path parameters, percent-decoded. */
   path: PathParams<P>;
   body: B;
@@ -35,6 +44,7 @@ export interface AdminRoute<P extends string = string, B extends z.ZodType = z.Z
   /** Path under /admin/v1, in itty-router syntax (`/panels/:panel`). */
   path: P;
   summary: string;
+  role: AdminRole;
   body?: B | ((rules: InputRules) => B);
   query?: Q;
   status?: number;

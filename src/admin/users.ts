@@ -1,8 +1,7 @@
 import { generateApiKey, hashApiKey } from "../services/access/api-keys";
 import { conflict, notFound, orNotFound } from "../lib/http/errors";
 import { newId } from "../lib/random";
-import { emailAddress } from "../domain/fields";
-import { z } from "../lib/z";
+import { createUserBody, patchUserBody } from "../domain/users";
 import { getUser, insertUser, listUsers, replaceKeyHash, setUserDisabled, type User } from "../store/users";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
@@ -16,12 +15,10 @@ const noSuchUser = (userId: string) => `No user with id "${userId}" in this pane
 const createUser = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/users",
+  role: "owner",
   summary: "Create a sub-admin user with an API key (the key is shown only in this answer)",
   status: 201,
-  body: z.object({
-    email: emailAddress,
-    name: z.string().trim().max(200).optional(),
-  }),
+  body: createUserBody,
   async handle({ env, body, panel }) {
     const apiKey = generateApiKey();
     const user: User = { id: newId("usr"), panelId: panel.id, email: body.email, name: body.name ?? null, disabled: false, createdAt: Date.now() };
@@ -35,6 +32,7 @@ const createUser = definePanelRoute({
 const listPanelUsers = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/users",
+  role: "viewer",
   summary: "The panel's users (never their keys)",
   async handle({ env, panel }) {
     return { users: (await listUsers(env.DB, panel.id)).map(userView) };
@@ -44,6 +42,7 @@ const listPanelUsers = definePanelRoute({
 const readUser = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/users/:user",
+  role: "viewer",
   summary: "Read a user (never the key)",
   async handle({ env, path, panel }) {
     return userView(await orNotFound(getUser(env.DB, panel.id, path.user), noSuchUser(path.user)));
@@ -53,8 +52,9 @@ const readUser = definePanelRoute({
 const patchUser = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/users/:user",
+  role: "owner",
   summary: "Disable or re-enable a user; a disabled user's key fails authentication",
-  body: z.object({ disabled: z.boolean() }).strict(),
+  body: patchUserBody,
   async handle({ env, path, body, panel }) {
     return userView(await orNotFound(setUserDisabled(env.DB, panel.id, path.user, body.disabled, Date.now()), noSuchUser(path.user)));
   },
@@ -63,6 +63,7 @@ const patchUser = definePanelRoute({
 const rotateKey = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/users/:user/api-key",
+  role: "owner",
   summary: "Rotate the user's API key; the old key stops working at once",
   async handle({ env, path, panel }) {
     const apiKey = generateApiKey();

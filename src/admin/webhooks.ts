@@ -127,6 +127,7 @@ function requireWebhook(env: Env, panel: Panel, id: string): Promise<Webhook> {
 const createWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks",
+  role: "marketer",
   summary: "Register a journey webhook (state configured until its test gets HTTP 200)",
   status: 201,
   body: createBody,
@@ -156,6 +157,7 @@ const createWebhook = definePanelRoute({
 const listPanelWebhooks = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks",
+  role: "viewer",
   summary: "The panel's webhooks with their state and backlog",
   async handle({ env, panel }) {
     const webhooks = await listWebhooks(env.DB, panel.id);
@@ -167,6 +169,7 @@ const listPanelWebhooks = definePanelRoute({
 const readWebhook = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks/:id",
+  role: "viewer",
   summary: "Read a webhook: state, disabled_reason, backlog (never the password or signing secret)",
   async handle({ env, path, panel }) {
     const webhook = await requireWebhook(env, panel, path.id);
@@ -177,6 +180,7 @@ const readWebhook = definePanelRoute({
 const patchWebhook = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/webhooks/:id",
+  role: "marketer",
   summary: "Change a webhook; null removes credentials, the alert or the signing secret. A new URL must pass the test again",
   body: patchBody,
   async handle({ env, path, body, panel }) {
@@ -204,6 +208,7 @@ const patchWebhook = definePanelRoute({
 const removeWebhook = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/webhooks/:id",
+  role: "marketer",
   summary: "Delete a webhook with its undelivered backlog and attempt log",
   async handle({ env, path, panel }) {
     if (!(await deleteWebhook(env.DB, panel.id, path.id))) throw notFound(noSuchWebhook(path.id));
@@ -221,6 +226,7 @@ function testAnswer(report: Awaited<ReturnType<ReturnType<typeof webhookDispatch
 const testWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/test",
+  role: "marketer",
   summary: "Send a sample batch; HTTP 200 makes a configured webhook operational",
   async handle({ env, path, panel }) {
     const webhook = await requireWebhook(env, panel, path.id);
@@ -231,6 +237,7 @@ const testWebhook = definePanelRoute({
 const enableWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/enable",
+  role: "marketer",
   summary: "Re-test; on HTTP 200 the webhook is operational again and its backlog is delivered in order",
   async handle({ env, path, panel }) {
     const webhook = await requireWebhook(env, panel, path.id);
@@ -243,6 +250,7 @@ const enableWebhook = definePanelRoute({
 const listDeliveries = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks/:id/deliveries",
+  role: "viewer",
   summary: "Delivery and test attempts, newest first: time, batch id, status or error, duration, first 2 KB of the response",
   query: z.object({
     limit: z.coerce.number().int().min(1).max(500).default(50),
@@ -274,6 +282,7 @@ const listDeliveries = definePanelRoute({
 const queueEvents = defineAdminRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/events",
+  role: "marketer",
   summary: "Queue event objects (spec 2.8) for delivery exactly as journey events are",
   status: 202,
   body: eventsBody,

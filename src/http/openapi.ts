@@ -62,7 +62,12 @@ function adminPaths(): Record<string, Record<string, unknown>> {
     paths[path] ??= {};
     paths[path]![route.method.toLowerCase()] = {
       summary: route.summary,
-      security: [{ adminToken: [] }],
+      description:
+        route.role === "admin"
+          ? "Admin token only."
+          : `Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is ${route.role} or above.`,
+      "x-role": route.role,
+      security: [{ adminToken: [] }, { panelSession: [] }],
       parameters,
       ...(body ? { requestBody: { required: true, content: { "application/json": { schema: inputSchema(body) } } } } : {}),
       responses: {
@@ -91,7 +96,12 @@ export function openApiDocument(origin: string): JsonSchema {
         "The apiv2 envelope: every operation is `{base_url}/apiv2` with `type`, `activity` and `apikey`; parameters may come from the query string and the body in any mix (the body wins). GET and POST are both accepted.",
     },
     servers: [{ url: origin }],
-    components: { securitySchemes: { adminToken: { type: "http", scheme: "bearer" } } },
+    components: {
+      securitySchemes: {
+        adminToken: { type: "http", scheme: "bearer" },
+        panelSession: { type: "apiKey", in: "cookie", name: "panel_session" },
+      },
+    },
     paths: {
       "/apiv2": {
         post: {

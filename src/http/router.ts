@@ -1,6 +1,7 @@
 import { decodeOrKeep } from "../lib/uri";
 import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
+import { handleAuth } from "../admin/sessions";
 import { handleActivityBatch, handleSingleActivity } from "../api/activity";
 import { handleChannelEvent } from "../api/channel-events";
 import { handleErrorReportDownload } from "../api/bulk";
@@ -43,6 +44,8 @@ router
   .get("/health", (_request: IRequest, env: Env) => json({ status: "ok", region: env.REGION }))
   .get("/openapi.json", (request: IRequest) => json(openApiDocument(new URL(request.url).origin)))
   .all("/admin/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAdmin(request, env, exec))
+  // The panel's sign-in and session (wrangler.toml's run_worker_first lists /auth/*).
+  .all("/auth/v1/*", (request: IRequest, env: Env) => handleAuth(request, env))
   .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
   .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
   .all("/v1/events/:channel/:client_id", handleChannelEvent)

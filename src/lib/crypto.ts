@@ -43,3 +43,33 @@ export async function decryptSecret(base64Key: string, stored: string): Promise<
   const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.subarray(0, 12) }, key, bytes.subarray(12));
   return new TextDecoder().decode(plain);
 }
+
+/**
+ * PBKDF2-SHA-256 iterations for operator passwords: the most Workers' WebCrypto accepts (it
+ * refuses counts above 100,000), about 40 ms of CPU per sign-in.
+ */
+export const PASSWORD_ITERATIONS = 100_000;
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+async function pbkdf2(password: string, salt: Uint8Array, iterations: number): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(password), "PBKDF2", false, ["deriveBits"]);
+  return new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations }, key, 256));
+}
+
+/** A stored password: `pbkdf2-sha256$<iterations>$<salt base64>$<hash base64>`. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = crypto.getRandomValues(new Uint8Array(16));
+  return `pbkdf2-sha256$${PASSWORD_ITERATIONS}$${toBase64(salt)}$${toBase64(await pbkdf2(password, salt, PASSWORD_ITERATIONS))}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, iterations, salt, hash] = stored.split("$");
+  if (scheme !== "pbkdf2-sha256" || !iterations || !salt || !hash) return false;
+  const derived = await pbkdf2(password, Uint8Array.from(atob(salt), (c) => c.charCodeAt(0)), Number(iterations));
+  return constantTimeEqual(toBase64(derived), hash);
+}

@@ -1,8 +1,123 @@
+import { useEffect, useState, type ReactNode } from "react";
+import { ApiFailure, request, useSessionToken, type SessionView } from "./api";
+import { Link, match, navigate, useLocation } from "./router";
+import { SignIn } from "./screens/sign-in";
+import { SCREENS } from "./screens";
+import { Loading } from "./ui";
+
+type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "signed-in"; session: SessionView };
+
 export function App() {
+  const [state, setState] = useState<State>({ kind: "loading" });
+  const signedOut = () => setState({ kind: "signed-out" });
+  const signedIn = (session: SessionView) => {
+    useSessionToken(session.csrf_token, signedOut);
+    setState({ kind: "signed-in", session });
+  };
+
+  useEffect(() => {
+    request<SessionView>("GET", "/auth/v1/session").then(signedIn, (failure: unknown) => {
+      if (failure instanceof ApiFailure && failure.status === 401) signedOut();
+      else setState({ kind: "signed-out" });
+    });
+  }, []);
+
+  if (state.kind === "loading") return <Loading />;
+  if (state.kind === "signed-out") return <SignIn onSignedIn={signedIn} />;
+  return <Shell session={state.session} onSignedOut={signedOut} />;
+}
+
+const NAV: [string, string][] = [
+  ["", "Home"],
+  ["/contacts", "Contacts"],
+  ["/lists", "Lists"],
+  ["/campaigns", "Campaigns"],
+  ["/journeys", "Journeys"],
+  ["/webhooks", "Webhooks"],
+  ["/users", "Users and API keys"],
+  ["/settings", "Settings"],
+];
+
+function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: () => void }) {
+  const { path } = useLocation();
+  const panelId = /^\/panels\/([^/]+)/.exec(path)?.[1];
+  const panel = session.panels.find((p) => p.id === (panelId && decodeURIComponent(panelId)));
+
+  useEffect(() => {
+    if (!panel && session.panels[0]) navigate(`/panels/${encodeURIComponent(session.panels[0].id)}`, { replace: true });
+  }, [panel, session.panels]);
+
+  const signOut = async () => {
+    await request("POST", "/auth/v1/sign-out").catch(() => undefined);
+    navigate("/", { replace: true });
+    onSignedOut();
+  };
+
+  if (!panel) {
+    return (
+      <main className="center">
+        <h1>No panel yet</h1>
+        <p>You are signed in as {session.operator.email}, but no panel has given you a role. Ask a panel's owner to add you.</p>
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
+      </main>
+    );
+  }
+
+  const base = `/panels/${encodeURIComponent(panel.id)}`;
+  const rest = path.slice(base.length) || "/";
+  let screen: ReactNode = <p>Nothing here. Pick a screen from the menu.</p>;
+  for (const [pattern, render] of SCREENS) {
+    const params = match(pattern, rest);
+    if (params) {
+      screen = render({ panel, params });
+      break;
+    }
+  }
+
   return (
-    <main className="center">
-      <h1>Panel</h1>
-      <p>The operator panel of this deployment.</p>
-    </main>
+    <div className="layout">
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <span className="brand">Panel</span>
+        <label className="switcher">
+          <span className="visually-hidden">Panel</span>
+          <select value={panel.id} onChange={(e) => navigate(`/panels/${encodeURIComponent(e.target.value)}`)}>
+            {session.panels.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span className="who">
+          {session.operator.email} <span className="badge">{panel.role}</span>
+        </span>
+        <button type="button" className="secondary" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <nav className="side" aria-label="Screens">
+        <ul>
+          {NAV.map(([suffix, label]) => {
+            const href = base + suffix;
+            const current = suffix === "" ? rest === "/" : rest.startsWith(suffix);
+            return (
+              <li key={suffix}>
+                <Link href={href} aria-current={current ? "page" : undefined}>
+                  {label}
+                </Link>
+              </li>
+            );
+          })}
+        </ul>
+      </nav>
+      <main id="main" className="content">
+        {screen}
+      </main>
+    </div>
   );
 }

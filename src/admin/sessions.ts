@@ -1,0 +1,60 @@
+import { Router, type IRequest } from "itty-router";
+import { signInBody, type SessionView } from "../domain/operators";
+import { readJsonBody } from "../lib/http/body";
+import { isSameOrigin, sessionCookie } from "../lib/http/cookies";
+import { ApiError, asApiError, notFound, parseOrThrow } from "../lib/http/errors";
+import { adminFailure, json, newRequestId } from "../lib/http/respond";
+import { csrfMatches, signIn, signOut, type Session } from "../services/operators/sessions";
+import { adminCaller, SESSION_COOKIE } from "./auth";
+
+export const AUTH_BASE = "/auth/v1";
+
+function sessionView(session: Session): SessionView {
+  return {
+    operator: { id: session.operator.id, email: session.operator.email, name: session.operator.name },
+    panels: session.roles.map((role) => ({ id: role.panelId, name: role.panelName, role: role.role })),
+    csrf_token: session.csrfToken,
+  };
+}
+
+function crossSite(): ApiError {
+  return new ApiError(403, "Cross-site request refused: sign-in and sign-out are accepted only from the panel's own origin");
+}
+
+async function currentSession(request: Request, env: Env): Promise<Session> {
+  const caller = await adminCaller(request, env);
+  if (caller?.kind !== "operator") throw new ApiError(401, "Not signed in");
+  return caller.session;
+}
+
+const router = Router<IRequest, [Env]>({ base: AUTH_BASE });
+router
+  .post("/sign-in", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(signInBody, await readJsonBody(request));
+    const address = request.headers.get("cf-connecting-ip") ?? "unknown";
+    const result = await signIn(env.DB, body.email, body.password, address);
+    if (!result.ok) {
+      // One answer for an unknown email and a wrong password.
+      if (result.reason === "rate_limited") throw new ApiError(429, "Too many failed sign-ins; wait a few minutes and try again");
+      throw new ApiError(401, "The email or the password is wrong");
+    }
+    return json(sessionView(result.session), 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, result.token) });
+  })
+  .get("/session", async (request: IRequest, env: Env) => json(sessionView(await currentSession(request, env))))
+  .post("/sign-out", async (request: IRequest, env: Env) => {
+    const session = await currentSession(request, env);
+    if (!isSameOrigin(request) || !csrfMatches(session, request.headers.get("x-csrf-token"))) throw crossSite();
+    await signOut(env.DB, session);
+    return json({ signed_out: true }, 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, "", 0) });
+  });
+
+/** The panel's sign-in, session and sign-out endpoints; answers in the admin API's error shape. */
+export async function handleAuth(request: Request, env: Env): Promise<Response> {
+  try {
+    const response: Response | undefined = await router.fetch(request, env);
+    return response ?? adminFailure(notFound(`No route ${request.method} ${new URL(request.url).pathname}`));
+  } catch (error) {
+    return adminFailure(asApiError(error, newRequestId()));
+  }
+}

@@ -1,0 +1,43 @@
+import { z } from "../lib/z";
+import { emailAddress as email } from "./fields";
+
+/** Roles an operator holds per panel, from most to least allowed. */
+export const OPERATOR_ROLES = ["owner", "marketer", "viewer"] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+export const operatorRole = z.enum(OPERATOR_ROLES, { error: "must be owner, marketer or viewer" });
+
+export const MIN_PASSWORD_LENGTH = 10;
+export const MAX_PASSWORD_LENGTH = 200;
+
+const password = z
+  .string({ error: "is required" })
+  .min(MIN_PASSWORD_LENGTH, { error: `must be at least ${MIN_PASSWORD_LENGTH} characters` })
+  .max(MAX_PASSWORD_LENGTH, { error: `must be at most ${MAX_PASSWORD_LENGTH} characters` });
+
+export const signInBody = z.object({
+  email,
+  // Any length is checked against the hash, so a too-short password is "wrong", not a hint.
+  password: z.string({ error: "is required" }).min(1, { error: "is required" }).max(MAX_PASSWORD_LENGTH),
+});
+
+export const addOperatorBody = z
+  .object({
+    email,
+    name: z.string().trim().max(200).optional(),
+    role: operatorRole,
+    /** Required when no operator has this email yet; ignored for an existing operator. */
+    password: password.optional(),
+  })
+  .strict();
+
+export const changeOperatorBody = z.object({ role: operatorRole }).strict();
+
+export const passwordResetRequestBody = z.object({ email }).strict();
+export const passwordResetBody = z.object({ token: z.string().min(1, { error: "is required" }).max(200), password }).strict();
+
+/** What /auth/v1/session and sign-in answer. */
+export interface SessionView {
+  operator: { id: string; email: string; name: string | null };
+  panels: { id: string; name: string; role: OperatorRole }[];
+  csrf_token: string;
+}

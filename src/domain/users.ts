@@ -1,0 +1,11 @@
+import { z } from "../lib/z";
+import { emailAddress } from "./fields";
+
+/** POST /panels/{panel}/users: a sub-admin user whose API key calls apiv2. */
+export const createUserBody = z.object({
+  email: emailAddress,
+  name: z.string().trim().max(200).optional(),
+});
+
+/** PATCH /panels/{panel}/users/{user}. */
+export const patchUserBody = z.object({ disabled: z.boolean() }).strict();

@@ -1,0 +1,78 @@
+import type { Operator } from "./operators";
+
+export interface StoredSession {
+  operator: Operator;
+  csrfToken: string;
+  lastSeenAt: number;
+}
+
+export async function insertSession(db: D1Database, tokenHash: string, operatorId: string, csrfToken: string, now: number): Promise<void> {
+  await db
+    .prepare("INSERT INTO operator_sessions (token_hash, operator_id, csrf_token, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)")
+    .bind(tokenHash, operatorId, csrfToken, now, now)
+    .run();
+}
+
+export async function findSession(db: D1Database, tokenHash: string): Promise<StoredSession | null> {
+  const row = await db
+    .prepare(
+      "SELECT s.csrf_token, s.last_seen_at, o.id, o.email, o.name, o.disabled, o.created_at FROM operator_sessions s JOIN operators o ON o.id = s.operator_id WHERE s.token_hash = ?",
+    )
+    .bind(tokenHash)
+    .first<{ csrf_token: string; last_seen_at: number; id: string; email: string; name: string | null; disabled: number; created_at: number }>();
+  if (!row) return null;
+  return {
+    operator: { id: row.id, email: row.email, name: row.name, disabled: row.disabled === 1, createdAt: row.created_at },
+    csrfToken: row.csrf_token,
+    lastSeenAt: row.last_seen_at,
+  };
+}
+
+export async function touchSession(db: D1Database, tokenHash: string, now: number): Promise<void> {
+  await db.prepare("UPDATE operator_sessions SET last_seen_at = ? WHERE token_hash = ?").bind(now, tokenHash).run();
+}
+
+export async function deleteSession(db: D1Database, tokenHash: string): Promise<void> {
+  await db.prepare("DELETE FROM operator_sessions WHERE token_hash = ?").bind(tokenHash).run();
+}
+
+/** Ends every session of the operator (password changed or reset). */
+export async function deleteSessionsOf(db: D1Database, operatorId: string): Promise<void> {
+  await db.prepare("DELETE FROM operator_sessions WHERE operator_id = ?").bind(operatorId).run();
+}
+
+/** Sessions idle since before `idleSince`; the cron sweeps them so the table does not grow. */
+export async function deleteIdleSessions(db: D1Database, idleSince: number): Promise<number> {
+  const result = await db.prepare("DELETE FROM operator_sessions WHERE last_seen_at < ?").bind(idleSince).run();
+  return result.meta.changes;
+}
+
+/** Failures counted for a subject (address or account) in the window that started after `windowStart`. */
+export async function recentFailures(db: D1Database, subjects: string[], windowStart: number): Promise<number> {
+  if (subjects.length === 0) return 0;
+  const { results } = await db
+    .prepare(`SELECT MAX(failures) AS most FROM sign_in_failures WHERE subject IN (${subjects.map(() => "?").join(", ")}) AND window_start >= ?`)
+    .bind(...subjects, windowStart)
+    .all<{ most: number | null }>();
+  return results[0]?.most ?? 0;
+}
+
+/** Counts a failure for each subject; a window older than `windowStart` starts over. */
+export async function recordFailure(db: D1Database, subjects: string[], now: number, windowStart: number): Promise<void> {
+  await db.batch(
+    subjects.map((subject) =>
+      db
+        .prepare(
+          `INSERT INTO sign_in_failures (subject, window_start, failures) VALUES (?, ?, 1)
+           ON CONFLICT (subject) DO UPDATE SET
+             failures = CASE WHEN window_start < ? THEN 1 ELSE failures + 1 END,
+             window_start = CASE WHEN window_start < ? THEN excluded.window_start ELSE window_start END`,
+        )
+        .bind(subject, now, windowStart, windowStart),
+    ),
+  );
+}
+
+export async function clearFailures(db: D1Database, subject: string): Promise<void> {
+  await db.prepare("DELETE FROM sign_in_failures WHERE subject = ?").bind(subject).run();
+}

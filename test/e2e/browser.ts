@@ -1,0 +1,72 @@
+// Debian's Chromium driven by playwright-core: no browser is downloaded (none can be here).
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import assert from "node:assert/strict";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { root } from "./service.ts";
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+/** Screenshots of each flow, for a reviewer to look at. */
+export const OUTPUT_DIR = join(root, "test-results", "e2e");
+
+export interface BrowserWindow {
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}
+
+/**
+ * Chromium with a fresh profile (its own --user-data-dir, so its own cookies), allowed to use
+ * the clipboard as a person copying a key does. playwright passes the profile directory to
+ * Chromium as --user-data-dir itself.
+ */
+export async function openBrowser(origin: string): Promise<BrowserWindow> {
+  const profile = mkdtempSync(join(tmpdir(), "apiv2-chromium-"));
+  mkdirSync(OUTPUT_DIR, { recursive: true });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 860 },
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(OUTPUT_DIR, `${name}.png`), fullPage: true });
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** Runs axe-core on the page as it is; fails on any serious or critical finding. */
+export async function checkAccessibility(page: Page, screen: string): Promise<void> {
+  await page.addScriptTag({ content: axeSource });
+  // Runs in the page, where axe, window and document exist (this file is typed for Node).
+  const violations = (await page.evaluate(async () => {
+    const scope = globalThis as any;
+    const result = await scope.axe.run(scope.document, { resultTypes: ["violations"] });
+    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => n.target.join(" ")).slice(0, 3) }));
+  })) as { id: string; impact: string; help: string; nodes: string[] }[];
+  const serious = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  assert.deepEqual(serious, [], `${screen}: accessibility findings`);
+}

@@ -1,0 +1,133 @@
+import { useState, type FormEvent } from "react";
+import { admin } from "../api";
+import type { CreateUser, PatchUser, UserView } from "../types";
+import { CopyButton, Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
+import type { ScreenProps } from ".";
+
+/** A key is shown once: right after creation or rotation, never again. */
+function ShownOnce({ email, apiKey, onDone }: { email: string; apiKey: string; onDone: () => void }) {
+  return (
+    <div className="secret" role="status">
+      <p>
+        API key for <strong>{email}</strong>. Copy it now: it is not shown again.
+      </p>
+      <p>
+        <code data-testid="api-key">{apiKey}</code>
+      </p>
+      <CopyButton text={apiKey} label="Copy API key" />{" "}
+      <button type="button" className="secondary" onClick={onDone}>
+        Done
+      </button>
+    </div>
+  );
+}
+
+export function Users({ panel }: ScreenProps) {
+  const { data, error, reload } = useLoad(() => admin<{ users: UserView[] }>("GET", panel.id, "/users"), [panel.id]);
+  const [email, setEmail] = useState("");
+  const [name, setName] = useState("");
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState<string>();
+  const [shown, setShown] = useState<{ email: string; apiKey: string }>();
+
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    setFailure(undefined);
+    setFields({});
+    try {
+      const body: CreateUser = { email, ...(name ? { name } : {}) };
+      const user = await admin<UserView & { api_key: string }>("POST", panel.id, "/users", body);
+      setShown({ email: user.email, apiKey: user.api_key });
+      setEmail("");
+      setName("");
+      reload();
+    } catch (problem) {
+      const { message, fields } = failureOf(problem);
+      setFailure(message);
+      setFields(fields);
+    }
+  };
+
+  const act = async (work: () => Promise<void>) => {
+    setFailure(undefined);
+    try {
+      await work();
+      reload();
+    } catch (problem) {
+      setFailure(failureOf(problem).message);
+    }
+  };
+
+  return (
+    <Screen title="Users and API keys">
+      <p className="muted">Each user has one API key for the apiv2 API. Keys are stored only as hashes: a key is shown once, when created or rotated.</p>
+      <ErrorNote error={error ?? failure} />
+      {shown && <ShownOnce email={shown.email} apiKey={shown.apiKey} onDone={() => setShown(undefined)} />}
+      <form className="card row" onSubmit={create} aria-label="New user">
+        <Field label="User email" error={fields.email}>
+          {(props) => <input {...props} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+        </Field>
+        <Field label="User name (optional)" error={fields.name}>
+          {(props) => <input {...props} value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
+        <button type="submit">Create user</button>
+      </form>
+      {!data ? (
+        <Loading />
+      ) : data.users.length === 0 ? (
+        <Empty title="No users yet">Create a user above to get an API key; then turn API mode on in Settings so the key is accepted.</Empty>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Users of the panel</caption>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Name</th>
+              <th scope="col">State</th>
+              <th scope="col">Created</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.users.map((user) => (
+              <tr key={user.id}>
+                <td>{user.email}</td>
+                <td>{user.name ?? "—"}</td>
+                <td>{user.disabled ? "disabled" : "active"}</td>
+                <td>{formatTime(user.created_at)}</td>
+                <td className="row">
+                  <button
+                    type="button"
+                    className="secondary"
+                    aria-label={`Rotate key of ${user.email}`}
+                    onClick={() =>
+                      act(async () => {
+                        const rotated = await admin<{ api_key: string }>("POST", panel.id, `/users/${encodeURIComponent(user.id)}/api-key`);
+                        setShown({ email: user.email, apiKey: rotated.api_key });
+                      })
+                    }
+                  >
+                    Rotate key
+                  </button>
+                  <button
+                    type="button"
+                    className="danger"
+                    aria-label={`${user.disabled ? "Enable" : "Disable"} ${user.email}`}
+                    onClick={() =>
+                      act(async () => {
+                        const change: PatchUser = { disabled: !user.disabled };
+                        await admin("PATCH", panel.id, `/users/${encodeURIComponent(user.id)}`, change);
+                      })
+                    }
+                  >
+                    {user.disabled ? "Enable" : "Disable"}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Screen>
+  );
+}

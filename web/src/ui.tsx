@@ -1,0 +1,143 @@
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from "react";
+import { ApiFailure } from "./api";
+
+/** Loads data for a screen; `reload` fetches again after a change. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | undefined; reload: () => void } {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<string>();
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setError(undefined);
+    load().then(
+      (value) => live && setData(value),
+      (failure: unknown) => live && setError(failure instanceof Error ? failure.message : String(failure)),
+    );
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data, error, reload };
+}
+
+/** The screen's heading takes focus on arrival, so keyboard and screen-reader users start there. */
+export function Screen({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.title = `${title} · Panel`;
+    heading.current?.focus();
+  }, [title]);
+  return (
+    <section aria-labelledby="screen-title">
+      <div className="screen-head">
+        <h1 id="screen-title" tabIndex={-1} ref={heading}>
+          {title}
+        </h1>
+        {actions}
+      </div>
+      {children}
+    </section>
+  );
+}
+
+export function Loading() {
+  return (
+    <p role="status" className="muted">
+      Loading…
+    </p>
+  );
+}
+
+export function ErrorNote({ error }: { error: string | undefined }) {
+  if (!error) return null;
+  return (
+    <p role="alert" className="error">
+      {error}
+    </p>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <div className="empty">
+      <h2>{title}</h2>
+      <p>{children}</p>
+    </div>
+  );
+}
+
+export function Field({
+  label,
+  hint,
+  error,
+  children,
+}: {
+  label: string;
+  hint?: string;
+  error?: string;
+  children: (props: { id: string; "aria-describedby"?: string; "aria-invalid"?: boolean }) => ReactNode;
+}) {
+  const id = useId();
+  const described = [hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children({ id, "aria-describedby": described, "aria-invalid": error ? true : undefined })}
+      {hint && (
+        <small id={`${id}-hint`} className="muted">
+          {hint}
+        </small>
+      )}
+      {error && (
+        <small id={`${id}-error`} className="error">
+          {error}
+        </small>
+      )}
+    </div>
+  );
+}
+
+/** Turns a thrown failure into a message and per-field errors for a form. */
+export function failureOf(failure: unknown): { message: string; fields: Record<string, string> } {
+  if (failure instanceof ApiFailure) {
+    return { message: failure.message, fields: Object.fromEntries(failure.errors.map((e) => [e.field, e.message])) };
+  }
+  return { message: failure instanceof Error ? failure.message : String(failure), fields: {} };
+}
+
+export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      className="secondary"
+      onClick={() => {
+        void navigator.clipboard?.writeText(text).then(() => setCopied(true), () => setCopied(false));
+      }}
+    >
+      {copied ? "Copied" : label}
+    </button>
+  );
+}
+
+/** Previous/next paging over a cursor or an offset; the screen supplies what each button does. */
+export function Pager({ onPrevious, onNext, label }: { onPrevious?: () => void; onNext?: () => void; label: string }) {
+  if (!onPrevious && !onNext) return null;
+  return (
+    <nav className="pager" aria-label={label}>
+      <button type="button" className="secondary" disabled={!onPrevious} onClick={onPrevious}>
+        Previous
+      </button>
+      <button type="button" className="secondary" disabled={!onNext} onClick={onNext}>
+        Next
+      </button>
+    </nav>
+  );
+}
+
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  return new Date(iso).toLocaleString();
+}
