@@ -15,6 +15,9 @@ import { campaignRoutes } from "./campaigns";
 import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
 import { operatorRoutes } from "./operators";
+import { contactRoutes } from "./contacts";
+import { listRoutes } from "./lists";
+import { overviewRoutes } from "./overview";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
 import { userRoutes } from "./users";
@@ -35,6 +38,9 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...jobRoutes,
   ...campaignRoutes,
   ...operatorRoutes,
+  ...overviewRoutes,
+  ...contactRoutes,
+  ...listRoutes,
 ];
 
 /**

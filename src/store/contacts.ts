@@ -161,3 +161,31 @@ export async function contactsPage(db: D1Database, panelId: string, afterId: num
     .all<Pick<ContactRow, "id" | "pk_value" | "attrs">>();
   return results.map(keyedContactFromRow);
 }
+
+/**
+ * Contacts whose primary-key value equals `q` or starts with it, in key order after `after`.
+ * A range on the (panel_id, pk_value) unique index, never a scan: LIKE would not use it.
+ */
+export async function searchContacts(
+  db: D1Database,
+  panelId: string,
+  q: string,
+  match: "prefix" | "exact",
+  after: string | undefined,
+  limit: number,
+): Promise<Contact[]> {
+  if (match === "exact") {
+    const contact = after === undefined ? await getContactByKey(db, panelId, q) : null;
+    return contact ? [contact] : [];
+  }
+  const from = after ?? q;
+  const upper = q === "" ? null : q.slice(0, -1) + String.fromCodePoint(q.codePointAt(q.length - 1)! + 1);
+  const { results } = await db
+    .prepare(
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE panel_id = ? AND pk_value ${after === undefined ? ">=" : ">"} ?
+       ${upper === null ? "" : "AND pk_value < ?"} ORDER BY pk_value LIMIT ?`,
+    )
+    .bind(...[panelId, from, ...(upper === null ? [] : [upper]), limit])
+    .all<ContactRow>();
+  return results.map(contactFromRow);
+}

@@ -99,7 +99,7 @@ describe("panel in Chromium", () => {
     const page = await ownerPage();
     await page.getByRole("link", { name: "Settings" }).click();
     await page.getByRole("button", { name: "Turn API mode on" }).click();
-    await page.getByText("API mode is on.").waitFor();
+    await page.getByText("API mode is on.", { exact: true }).waitFor();
     await screenshot(page, "api-mode-on");
 
     await page.getByRole("link", { name: "Users and API keys" }).click();
@@ -117,5 +117,67 @@ describe("panel in Chromium", () => {
     const query = new URLSearchParams({ type: "contact", activity: "add", apikey: apiKey, data: JSON.stringify({ EMAIL: "copied-key@example.com" }) });
     const answer = (await (await fetch(`${service.origin}/apiv2?${query}`)).json()) as { result: string };
     assert.equal(answer.result, "Success");
+  });
+
+  test("drop a CSV on a list and watch the progress bar reach done", async () => {
+    const page = await ownerPage();
+    await page.getByRole("link", { name: "Lists" }).click();
+    await page.getByRole("heading", { level: 1, name: "Lists" }).waitFor();
+    await page.getByLabel("List name").fill("Newsletter");
+    await page.getByRole("button", { name: "Create list" }).click();
+    const list = page.getByRole("listitem", { name: "List Newsletter" });
+    await list.waitFor();
+    await checkAccessibility(page, "lists");
+
+    const rows = ["EMAIL,NAME", ...Array.from({ length: 200 }, (_, i) => `dropped${i}@example.com,Reader ${i}`), "not-an-email,Broken"];
+    // A drop as the browser delivers it: a DataTransfer holding a File.
+    const transfer = await page.evaluateHandle((csv) => {
+      const scope = globalThis as any;
+      const data = new scope.DataTransfer();
+      data.items.add(new scope.File([csv], "readers.csv", { type: "text/csv" }));
+      return data;
+    }, rows.join("\n") + "\n");
+    await list.getByTestId(/^dropzone-/).dispatchEvent("drop", { dataTransfer: transfer });
+    await list.getByText("Import done").waitFor({ timeout: 60_000 });
+    assert.equal(await list.locator("progress").getAttribute("value"), "100");
+    await list.getByText("201 rows done: 200 created, 0 updated, 1 failed.").waitFor();
+    await list.getByRole("link", { name: "Download the error report" }).waitFor();
+    await screenshot(page, "list-import-done");
+    const [download] = await Promise.all([page.waitForEvent("download"), list.getByRole("link", { name: "Download the error report" }).click()]);
+    const report = await (await import("node:fs/promises")).readFile((await download.path())!, "utf8");
+    assert.match(report, /not-an-email/);
+  });
+
+  test("open a contact and see an activity recorded through the API on its timeline", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const activity = await adminCall("POST", `/panels/${panelId}/activities`, { name: "Viewed product", params: { product: "string" } });
+    const recorded = await fetch(`${service.origin}/v1/activity/singleactivity/${service.printed["client id"]}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ activityid: activity.activityid, identity: "timeline@example.com", activity_params: { "s^product": "Kettle" } }),
+    });
+    assert.equal(((await recorded.json()) as { result: string }).result, "Success");
+
+    const page = await ownerPage();
+    await page.getByRole("link", { name: "Contacts" }).click();
+    await page.getByRole("heading", { level: 1, name: "Contacts" }).waitFor();
+    await checkAccessibility(page, "contacts");
+    // The pipeline makes the event part of the contact's history within a second or two.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      await page.getByLabel(/^Search by/).fill("timeline@");
+      await page.getByRole("button", { name: "Search" }).click();
+      const link = page.getByRole("link", { name: "timeline@example.com" });
+      if (await link.isVisible().catch(() => false)) break;
+      if (Date.now() > deadline) throw new Error("the contact never appeared");
+      await page.waitForTimeout(1000);
+    }
+    await page.getByRole("link", { name: "timeline@example.com" }).click();
+    await page.getByRole("heading", { level: 1, name: "timeline@example.com" }).waitFor();
+    const timeline = page.getByRole("list", { name: "Events, newest first" });
+    await timeline.getByText("Viewed product").waitFor();
+    assert.match((await timeline.textContent()) ?? "", /Kettle/);
+    await checkAccessibility(page, "contact");
+    await screenshot(page, "contact-timeline");
   });
 });

@@ -27,15 +27,17 @@ export function useSessionToken(token: string, signedOut: () => void): void {
   onSignedOut = signedOut;
 }
 
+/** A JSON call; a File or Blob body is sent as it is (a CSV upload), anything else as JSON. */
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
-  if (body !== undefined) headers["content-type"] = "application/json";
+  const raw = body instanceof Blob;
+  if (body !== undefined) headers["content-type"] = raw ? body.type || "text/csv" : "application/json";
   if (method !== "GET") headers["x-csrf-token"] = csrfToken;
   const response = await fetch(path, {
     method,
     headers,
     credentials: "same-origin",
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
   });
   const text = await response.text();
   const parsed = text ? (JSON.parse(text) as unknown) : null;

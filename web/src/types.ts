@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { panelPatchBody } from "../../src/domain/panels";
 import type { createUserBody, patchUserBody } from "../../src/domain/users";
 import type { addOperatorBody, changeOperatorBody } from "../../src/domain/operators";
+import type { contactSearchQuery, createListBody, renameListBody } from "../../src/domain/panel-screens";
 
 export type PanelPatch = z.input<typeof panelPatchBody>;
 export type CreateUser = z.input<typeof createUserBody>;
@@ -29,4 +30,59 @@ export interface UserView {
   name: string | null;
   disabled: boolean;
   created_at: string;
+}
+
+export type ContactSearch = z.input<typeof contactSearchQuery>;
+export type CreateList = z.input<typeof createListBody>;
+export type RenameList = z.input<typeof renameListBody>;
+
+export interface Overview {
+  contacts: number;
+  lists: number;
+  events_today: number;
+  sends_today: number;
+  running_journeys: number;
+  webhooks_not_operational: number;
+}
+
+export interface ContactView {
+  key: string;
+  attributes: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ContactPage extends ContactView {
+  primary_key: string;
+  lists: { id: number; name: string }[];
+}
+
+export interface EventView {
+  guid: string;
+  channel: string;
+  name: string;
+  params: Record<string, unknown>;
+  occurred_at: string;
+  [more: string]: unknown;
+}
+
+export interface ListView {
+  id: number;
+  name: string;
+  description: string;
+  count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface JobView {
+  jobid: string;
+  status: "queued" | "running" | "completed" | "failed";
+  reason: string | null;
+  total: number;
+  created: number;
+  updated: number;
+  failed: number;
+  progress: { bytes_done: number; bytes_total: number | null };
+  error_report: string | null;
 }

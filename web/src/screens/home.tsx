@@ -1,31 +1,44 @@
 import { admin } from "../api";
+import { Link } from "../router";
+import type { Overview } from "../types";
 import { ErrorNote, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";
 
-interface PanelView {
-  id: string;
-  name: string;
-  region: string;
-  api_mode: boolean;
-  timezone: string;
-}
-
 export function Home({ panel }: ScreenProps) {
-  const { data, error } = useLoad(() => admin<PanelView>("GET", panel.id, ""), [panel.id]);
+  const { data, error } = useLoad(() => admin<Overview>("GET", panel.id, "/overview"), [panel.id]);
+  const base = `/panels/${encodeURIComponent(panel.id)}`;
+  const tiles: [string, number | undefined, string][] = [
+    ["Contacts", data?.contacts, "/contacts"],
+    ["Lists", data?.lists, "/lists"],
+    ["Events today", data?.events_today, "/contacts"],
+    ["Sends today", data?.sends_today, "/campaigns"],
+    ["Running journeys", data?.running_journeys, "/journeys"],
+    ["Webhooks not operational", data?.webhooks_not_operational, "/webhooks"],
+  ];
   return (
     <Screen title={panel.name}>
       <ErrorNote error={error} />
       {!data ? (
         <Loading />
       ) : (
-        <dl className="facts">
-          <dt>Region</dt>
-          <dd>{data.region}</dd>
-          <dt>Time zone</dt>
-          <dd>{data.timezone}</dd>
-          <dt>API mode</dt>
-          <dd>{data.api_mode ? "on" : "off"}</dd>
-        </dl>
+        <>
+          <div className="tiles">
+            {tiles.map(([label, value, href]) => (
+              <Link key={label} className="tile" href={base + href}>
+                <strong>{value}</strong> {label}
+              </Link>
+            ))}
+          </div>
+          {data.contacts === 0 && (
+            <div className="empty" style={{ marginTop: "1rem" }}>
+              <h2>No contacts yet</h2>
+              <p>
+                Create a list and drop a CSV file on it in <Link href={`${base}/lists`}>Lists</Link>, or create a user in{" "}
+                <Link href={`${base}/users`}>Users and API keys</Link> and add contacts through the API.
+              </p>
+            </div>
+          )}
+        </>
       )}
     </Screen>
   );

@@ -1,6 +1,8 @@
 import type { ReactNode } from "react";
 import type { SessionView } from "../api";
+import { Contact, Contacts } from "./contacts";
 import { Home } from "./home";
+import { Lists } from "./lists";
 import { Settings } from "./settings";
 import { Users } from "./users";
 
@@ -14,5 +16,8 @@ export interface ScreenProps {
 export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/", (props) => <Home {...props} />],
   ["/settings", (props) => <Settings {...props} />],
+  ["/contacts", (props) => <Contacts {...props} />],
+  ["/contacts/:key", (props) => <Contact {...props} />],
+  ["/lists", (props) => <Lists {...props} />],
   ["/users", (props) => <Users {...props} />],
 ];

@@ -18,7 +18,7 @@ function sampleCalls(origin: string, panel: PanelView): [string, string][] {
     ],
     [
       "Single activity",
-      `curl -X POST "${origin}/v1/activity/singleactivity/${panel.client_id}" \\\n  -H 'content-type: application/json' \\\n  -d '{"activityid":"$ACTIVITY_ID","${panel.primary_key.toLowerCase()}":"ada@example.com","activity_params":{}}'`,
+      `curl -X POST "${origin}/v1/activity/singleactivity/${panel.client_id}" \\\n  -H 'content-type: application/json' \\\n  -d '{"activityid":"$ACTIVITY_ID","identity":"ada@example.com","activity_params":{}}'`,
     ],
     [
       "Broadcast (envelope)",

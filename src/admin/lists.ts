@@ -1,0 +1,118 @@
+import { createListBody, MAX_PANEL_UPLOAD_BYTES, renameListBody } from "../domain/panel-screens";
+import { ApiError, conflict, invalidField, notFound } from "../lib/http/errors";
+import { newId } from "../lib/random";
+import { R2Upload } from "../lib/r2-upload";
+import { z } from "../lib/z";
+import { startImport } from "../services/imports";
+import { deleteList, getList, insertList, listLists, renameList, type ContactList } from "../store/lists";
+import { isoTime } from "../store/sql";
+import { definePanelRoute } from "./route";
+
+function listView(list: ContactList) {
+  return { id: list.id, name: list.name, description: list.description, count: list.count, created_at: isoTime(list.createdAt), updated_at: isoTime(list.updatedAt) };
+}
+
+function listId(raw: string | undefined): number {
+  const id = Number(raw);
+  if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) throw invalidField("list", "must be a list id");
+  return id;
+}
+
+async function requireList(db: D1Database, panelId: string, raw: string | undefined): Promise<ContactList> {
+  const list = await getList(db, panelId, listId(raw));
+  if (!list) throw notFound(`No list with id ${raw} in this panel`);
+  return list;
+}
+
+function nameTaken(name: string) {
+  return conflict(`name: a list named "${name}" already exists in this panel`, [{ field: "name", message: "a list with this name already exists" }]);
+}
+
+const panelLists = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/lists",
+  role: "viewer",
+  summary: "The panel's lists with their member counts",
+  async handle({ env, path, panel }) {
+    return { lists: (await listLists(env.DB, panel.id)).map(listView) };
+  },
+});
+
+const createList = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/lists",
+  role: "marketer",
+  summary: "Create a list (names are unique in the panel regardless of case)",
+  status: 201,
+  body: createListBody,
+  async handle({ env, path, body, panel }) {
+    const id = await insertList(env.DB, panel.id, body.name, body.description ?? "", Date.now());
+    if (id === null) throw nameTaken(body.name);
+    return listView((await getList(env.DB, panel.id, id))!);
+  },
+});
+
+const changeList = definePanelRoute({
+  method: "PATCH",
+  path: "/panels/:panel/lists/:list",
+  role: "marketer",
+  summary: "Rename a list and optionally change its description",
+  body: renameListBody,
+  async handle({ env, path, body, panel }) {
+    const outcome = await renameList(env.DB, panel.id, listId(path.list), body.name, body.description, Date.now());
+    if (outcome.kind === "missing") throw notFound(`No list with id ${path.list} in this panel`);
+    if (outcome.kind === "duplicate") throw nameTaken(body.name);
+    return listView(outcome.list);
+  },
+});
+
+const removeList = definePanelRoute({
+  method: "DELETE",
+  path: "/panels/:panel/lists/:list",
+  role: "marketer",
+  summary: "Delete a list and its memberships; the contacts stay",
+  async handle({ env, path, panel }) {
+    const list = await requireList(env.DB, panel.id, path.list);
+    await deleteList(env.DB, panel.id, list.id);
+    return { deleted: true };
+  },
+});
+
+const uploadQuery = z.object({ name: z.string().trim().min(1).max(200).default("upload.csv") }).strict();
+
+const uploadToList = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/lists/:list/uploads",
+  role: "marketer",
+  summary: `Upload a CSV file (the raw request body, at most ${MAX_PANEL_UPLOAD_BYTES / 1024 / 1024} MiB) into the list: stored in R2, then imported by the bulk-upload engine; answers the job to follow at /jobs/{job}`,
+  status: 202,
+  query: uploadQuery,
+  async handle({ request, env, path, query, panel }) {
+    const list = await requireList(env.DB, panel.id, path.list);
+    const declared = Number(request.headers.get("content-length") ?? "NaN");
+    if (declared > MAX_PANEL_UPLOAD_BYTES) throw new ApiError(413, `file: larger than ${MAX_PANEL_UPLOAD_BYTES} bytes`, [{ field: "file", message: "too large" }]);
+    if (!request.body) throw invalidField("file", "is required: send the CSV file as the request body");
+    const key = `panel-uploads/${panel.id}/${newId("upl")}.csv`;
+    const upload = new R2Upload(env.FILES, key, { httpMetadata: { contentType: "text/csv" } });
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (upload.size + value.length > MAX_PANEL_UPLOAD_BYTES) {
+        await reader.cancel();
+        await upload.abort();
+        throw new ApiError(413, `file: larger than ${MAX_PANEL_UPLOAD_BYTES} bytes`, [{ field: "file", message: "too large" }]);
+      }
+      await upload.write(value);
+    }
+    if (upload.size === 0) {
+      await upload.abort();
+      throw invalidField("file", "is empty");
+    }
+    await upload.close();
+    const jobId = await startImport(env, { panelId: panel.id, sources: [{ key, name: query.name }], listId: list.id, origin: new URL(request.url).origin });
+    return { jobid: jobId };
+  },
+});
+
+export const listRoutes = [panelLists, createList, changeList, removeList, uploadToList];
