@@ -59,8 +59,9 @@ export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [
     logLevel: "error",
   });
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(root, "wrangler.toml"), "");
-  // rootPath and modulesRules describe wrangler's own bundling, already done above.
-  const { rootPath: _rootPath, modulesRules: _modulesRules, ...worker } = workerOptions as Record<string, any>;
+  // rootPath and modulesRules describe wrangler's own bundling, already done above. The panel's
+  // static assets are left out: benchmarks call the Worker (and /__bench/ baselines) directly.
+  const { rootPath: _rootPath, modulesRules: _modulesRules, assets: _assets, ...worker } = workerOptions as Record<string, any>;
   worker.queueConsumers = Object.fromEntries(
     Object.entries((worker.queueConsumers ?? {}) as Record<string, unknown>).filter(([queue]) => !withoutConsumersOf.includes(queue)),
   );

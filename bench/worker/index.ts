@@ -2,6 +2,7 @@
 // bare platform work a benchmark compares against, in the same runtime and the same run.
 // Never deployed. Each benchmark adds its baseline in its own file and one line below.
 import service from "../../src/index";
+import { baselineContactLookup, seedContacts } from "./baseline-contact-lookup";
 import { baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
 import { baselineOutbox } from "./baseline-outbox";
@@ -14,6 +15,8 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/outbox": baselineOutbox,
   "/__bench/webhook-post": baselineWebhookPost,
   "/__bench/import-upsert": baselineImportUpsert,
+  "/__bench/contact-lookup": baselineContactLookup,
+  "/__bench/seed-contacts": seedContacts,
 };
 
 export default {

@@ -1,0 +1,58 @@
+// npm run bench:panel: the panel's contact search over 1,000,000 contacts (issue 17 goal: p50
+// <= 150 ms locally), beside a bare indexed D1 lookup of one contact in the same runtime and
+// the same run. Searches go through the admin route as the panel calls it (exact key, and a
+// prefix answering a page of 25); cases alternate in short slices so load from other
+// processes hits them alike.
+import { adminCall, createBenchPanel, load, printComparison, startRuntime, type LoadResult } from "./lib.ts";
+
+const CONTACTS = Number(process.env.CONTACTS ?? 1_000_000);
+const concurrency = Number(process.env.CONCURRENCY ?? 4);
+const rounds = Number(process.env.ROUNDS ?? 3);
+const slice = Number(process.env.SLICE ?? 3);
+const SEED_CHUNK = 100_000;
+
+const runtime = await startRuntime();
+try {
+  const { origin } = runtime;
+  const panel = await createBenchPanel(origin);
+  const t0 = performance.now();
+  for (let from = 1; from <= CONTACTS; from += SEED_CHUNK) {
+    const response = await fetch(`${origin}/__bench/seed-contacts?panel=${panel.id}&from=${from}&count=${Math.min(SEED_CHUNK, CONTACTS - from + 1)}`);
+    const answer = await response.text();
+    if (!response.ok || !answer.includes('"inserted":')) throw new Error(`seeding failed: ${answer}`);
+  }
+  const seeded = await adminCall(origin, "GET", `/panels/${panel.id}/overview`);
+  if (seeded.contacts !== CONTACTS) throw new Error(`seeded ${seeded.contacts} contacts, not ${CONTACTS}`);
+  console.log(`seeded ${seeded.contacts} contacts in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+  const key = (i: number) => `c${String(((i * 7919) % CONTACTS) + 1).padStart(7, "0")}@example.com`;
+  const headers = { authorization: "Bearer bench-admin-token" };
+  const cases: Array<[string, (i: number) => Promise<Response>]> = [
+    ["bare indexed D1 lookup (baseline)", (i) => fetch(`${origin}/__bench/contact-lookup?panel=${panel.id}&key=${key(i)}`)],
+    ["panel search, exact key", (i) => fetch(`${origin}/admin/v1/panels/${panel.id}/contacts?match=exact&q=${key(i)}`, { headers })],
+    ["panel search, prefix (25 a page)", (i) => fetch(`${origin}/admin/v1/panels/${panel.id}/contacts?q=${key(i).slice(0, 5)}`, { headers })],
+  ];
+  const totals = new Map<string, LoadResult[]>();
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, send] of cases) {
+      const result = await load(send, { concurrency, seconds: slice });
+      totals.set(name, [...(totals.get(name) ?? []), result]);
+    }
+  }
+  const merged = (results: LoadResult[]): LoadResult => ({
+    requests: results.reduce((s, r) => s + r.requests, 0),
+    failures: results.reduce((s, r) => s + r.failures, 0),
+    seconds: results.reduce((s, r) => s + r.seconds, 0),
+    perSecond: results.reduce((s, r) => s + r.requests, 0) / results.reduce((s, r) => s + r.seconds, 0),
+    // The median slice's percentiles: slices are the same length, so this is close to the total's.
+    p50: results.map((r) => r.p50).sort((a, b) => a - b)[Math.floor(results.length / 2)]!,
+    p99: results.map((r) => r.p99).sort((a, b) => a - b)[Math.floor(results.length / 2)]!,
+  });
+  const rows = cases.map(([name]) => [name, merged(totals.get(name)!)] as [string, LoadResult]);
+  printComparison(`Contact search over ${CONTACTS} contacts, concurrency ${concurrency}, ${rounds} x ${slice} s per case`, rows, rows[0]![1]);
+  for (const [name, result] of rows.slice(1)) {
+    console.log(`${name}: p50 ${result.p50.toFixed(1)} ms (goal <= 150 ms), ${(result.p50 / rows[0]![1].p50).toFixed(2)}x the baseline's p50`);
+  }
+} finally {
+  await runtime.stop();
+}
