@@ -5,67 +5,15 @@ import { z } from "../lib/z";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { deleteWebhook, getWebhook, insertWebhook, listWebhooks, replaceWebhookConfig, type Webhook } from "../store/webhooks";
-import { emailAddress, outboundUrl, type InputRules } from "../domain/fields";
-import { ALERT_FREQUENCIES } from "../domain/webhooks/alerts";
+import { createWebhookBody, patchWebhookBody } from "../domain/webhooks/config";
 import type { DispatcherStatus } from "../services/webhooks/dispatcher";
 import { enqueueWebhookEvents, forgetWebhooks, webhookDispatcher, WebhookEventError } from "../services/webhooks/enqueue";
-import { describeEventObject, PAYLOAD_VERSIONS, WEBHOOK_CHANNELS } from "../domain/webhooks/payload";
-import { signingSecretProblem } from "../services/webhooks/signing";
+import { describeEventObject, WEBHOOK_CHANNELS } from "../domain/webhooks/payload";
 import { defineAdminRoute, definePanelRoute } from "./route";
 
 // Journey webhooks (CONTRACT 4 and 6): configuration in D1, backlog and delivery in the
 // webhook's WebhookDispatcher. Passwords and signing secrets are encrypted at rest and never
 // appear in an answer.
-
-const label = z.string().trim().min(1, { error: "must not be empty" }).max(200);
-const url = (rules: InputRules) =>
-  z
-    .string()
-    .trim()
-    .min(1, { error: "must not be empty" })
-    .max(2048)
-    .pipe(outboundUrl(rules))
-    .meta({ example: "https://hooks.example.com/journeys" });
-const username = z.string().min(1, { error: "must not be empty" }).max(200).refine((u) => !u.includes(":"), { error: "must not contain ':' (Basic authentication)" });
-const password = z.string().max(500);
-const version = z.enum(PAYLOAD_VERSIONS, { error: `must be one of ${PAYLOAD_VERSIONS.join(", ")}` });
-const alert = z
-  .object({
-    emails: z.array(emailAddress).min(1, { error: "must name at least one recipient" }).max(20),
-    frequency: z.enum(ALERT_FREQUENCIES, { error: `must be one of ${ALERT_FREQUENCIES.join(", ")}` }).default("immediate"),
-  })
-  .strict();
-const signingSecret = z.string().superRefine((secret, ctx) => {
-  const problem = signingSecretProblem(secret);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
-
-const createBody = (rules: InputRules) =>
-  z
-    .object({
-      label,
-      url: url(rules),
-      username: username.optional(),
-      password: password.optional(),
-      version: version.default("2.0"),
-      alert: alert.optional(),
-      signing_secret: signingSecret.optional(),
-    })
-    .strict()
-    .refine((body) => body.password === undefined || body.username !== undefined, { error: "needs a username", path: ["password"] });
-
-const patchBody = (rules: InputRules) =>
-  z
-    .object({
-      label: label.optional(),
-      url: url(rules).optional(),
-      username: username.nullable().optional(),
-      password: password.nullable().optional(),
-      version: version.optional(),
-      alert: alert.nullable().optional(),
-      signing_secret: signingSecret.nullable().optional(),
-    })
-    .strict();
 
 // Members holding JSON values take them as parsed: the body was JSON, so they are JSON values
 // already, and checking them recursively costs more than the rest of the hand-over.
@@ -130,7 +78,7 @@ const createWebhook = definePanelRoute({
   role: "marketer",
   summary: "Register a journey webhook (state configured until its test gets HTTP 200)",
   status: 201,
-  body: createBody,
+  body: createWebhookBody,
   async handle({ env, body, panel }) {
     const now = Date.now();
     const webhook: Webhook = {
@@ -182,7 +130,7 @@ const patchWebhook = definePanelRoute({
   path: "/panels/:panel/webhooks/:id",
   role: "marketer",
   summary: "Change a webhook; null removes credentials, the alert or the signing secret. A new URL must pass the test again",
-  body: patchBody,
+  body: patchWebhookBody,
   async handle({ env, path, body, panel }) {
     const webhook = await requireWebhook(env, panel, path.id);
     const next: Webhook = { ...webhook, updatedAt: Date.now() };

@@ -1,6 +1,7 @@
 // The panel in a real browser, against the service started as `npm start` starts it. Each flow
 // asserts what a person sees and saves a screenshot under test-results/e2e/.
 import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
@@ -179,5 +180,89 @@ describe("panel in Chromium", () => {
     assert.match((await timeline.textContent()) ?? "", /Kettle/);
     await checkAccessibility(page, "contact");
     await screenshot(page, "contact-timeline");
+  });
+  test("configure a webhook against a loopback receiver, test it, inject events and see deliveries", async () => {
+    const panelId = service.printed["demo panel"]!;
+    // The receiver stands in for a customer's endpoint: it keeps every batch and answers 200.
+    const batches: string[] = [];
+    const receiver: Server = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+      request.on("end", () => {
+        batches.push(body);
+        response.writeHead(200, { "content-type": "text/plain" }).end("received");
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    const port = (receiver.address() as { port: number }).port;
+    try {
+      const page = await ownerPage();
+      await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Webhooks" }).click();
+      await page.getByRole("heading", { level: 1, name: "Webhooks" }).waitFor();
+      await page.getByText("No webhooks yet").waitFor();
+      await checkAccessibility(page, "webhooks");
+
+      // A bad signing secret is refused with the field named, and nothing is created.
+      await page.getByLabel("Label").fill("Order events");
+      await page.getByLabel("URL").fill(`http://127.0.0.1:${port}/hooks`);
+      await page.getByLabel("Alert recipients").fill("ops@example.com");
+      await page.getByLabel("Signing secret").fill("not-a-secret");
+      await page.getByRole("button", { name: "Create webhook" }).click();
+      await page.getByText("must start with whsec_ (a Standard Webhooks secret)", { exact: true }).waitFor();
+      assert.equal((await adminCall("GET", `/panels/${panelId}/webhooks`)).webhooks.length, 0);
+
+      await page.getByLabel("Signing secret").fill(`whsec_${Buffer.alloc(32, 7).toString("base64")}`);
+      await page.getByRole("button", { name: "Create webhook" }).click();
+      await page.getByRole("heading", { level: 1, name: "Order events" }).waitFor();
+      const facts = page.getByRole("definition").first();
+      assert.equal(await facts.textContent(), "configured");
+
+      await page.getByRole("button", { name: "Send test" }).click();
+      const result = page.getByRole("status", { name: "Test result" });
+      await result.waitFor();
+      assert.match((await result.textContent()) ?? "", /The endpoint answered HTTP 200 · the webhook is now operational/);
+      await page.getByRole("definition").first().getByText("operational").waitFor();
+      assert.equal(batches.length, 1);
+      await checkAccessibility(page, "webhook");
+
+      const hook = (await adminCall("GET", `/panels/${panelId}/webhooks`)).webhooks[0];
+      const events = Array.from({ length: 3 }, (_, n) => ({
+        channel: "email",
+        event: "open",
+        msgid: `panel-${n}`,
+        journey_name: "Welcome",
+        att_params: { EMAIL: `reader${n}@example.com` },
+      }));
+      assert.deepEqual(await adminCall("POST", `/panels/${panelId}/webhooks/${hook.id}/events`, { events }), { accepted: 3, duplicates: 0 });
+
+      // Batches leave after the batching window; the log shows each attempt once it is made.
+      const log = page.getByRole("table", { name: "Delivery and test attempts, newest first" });
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        await page.getByRole("button", { name: "Refresh the log" }).click();
+        if (await log.getByRole("cell", { name: "delivered", exact: true }).first().isVisible().catch(() => false)) break;
+        if (Date.now() > deadline) throw new Error("no delivery reached the log");
+        await page.waitForTimeout(1000);
+      }
+      // Cells: time, kind, batch, events, status, latency, outcome, next retry.
+      const rows: string[][] = [];
+      for (const row of await log.getByRole("row").all()) rows.push(await row.getByRole("cell").allTextContents());
+      const delivery = rows.find((cells) => cells[1] === "delivery");
+      assert.deepEqual([delivery?.[3], delivery?.[4], delivery?.[6], delivery?.[7]], ["3", "200", "delivered", "—"]);
+      assert.match(delivery?.[5] ?? "", /^\d+ ms$/);
+      const tested = rows.find((cells) => cells[1] === "test");
+      assert.deepEqual([tested?.[4], tested?.[6]], ["200", "passed"]);
+      assert.ok(batches.length >= 2);
+      await screenshot(page, "webhook-deliveries");
+
+      // Editing keeps the secret unless a new one is typed.
+      await page.getByLabel("Label").fill("Order events (EU)");
+      await page.getByRole("button", { name: "Save changes" }).click();
+      await page.getByRole("heading", { level: 1, name: "Order events (EU)" }).waitFor();
+      const edited = await adminCall("GET", `/panels/${panelId}/webhooks/${hook.id}`);
+      assert.deepEqual([edited.label, edited.signing_secret_set, edited.alert], ["Order events (EU)", true, { emails: ["ops@example.com"], frequency: "immediate" }]);
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 });

@@ -5,6 +5,7 @@ import type { panelPatchBody } from "../../src/domain/panels";
 import type { createUserBody, patchUserBody } from "../../src/domain/users";
 import type { addOperatorBody, changeOperatorBody } from "../../src/domain/operators";
 import type { contactSearchQuery, createListBody, renameListBody } from "../../src/domain/panel-screens";
+import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 
 export type PanelPatch = z.input<typeof panelPatchBody>;
 export type CreateUser = z.input<typeof createUserBody>;
@@ -85,4 +86,50 @@ export interface JobView {
   failed: number;
   progress: { bytes_done: number; bytes_total: number | null };
   error_report: string | null;
+}
+
+export type CreateWebhook = z.input<ReturnType<typeof createWebhookBody>>;
+export type PatchWebhook = z.input<ReturnType<typeof patchWebhookBody>>;
+
+export interface WebhookView {
+  id: string;
+  label: string;
+  url: string;
+  username: string | null;
+  password_set: boolean;
+  signing_secret_set: boolean;
+  version: "2.0" | "1.0";
+  alert: { emails: string[]; frequency: "immediate" | "hourly" | "daily" } | null;
+  state: "configured" | "operational" | "disabled";
+  disabled_reason: string | null;
+  disabled_at: string | null;
+  backlog: number;
+  backlog_oldest_at: string | null;
+  in_flight: { batch_id: string; events: number; failed_attempts: number; next_attempt_at: string } | null;
+  dropped: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The answer of the test and enable actions: the endpoint's status or the error reaching it. */
+export interface WebhookTestAnswer {
+  state: WebhookView["state"] | null;
+  status: number | null;
+  error: string | null;
+  message: string;
+  backlog?: number;
+}
+
+export interface DeliveryView {
+  at: string;
+  kind: "delivery" | "test";
+  batch_id: string;
+  events: number;
+  status: number | null;
+  error: string | null;
+  error_message: string | null;
+  duration_ms: number;
+  response: string;
+  outcome: string;
+  next_attempt_at: string | null;
 }

@@ -5,6 +5,7 @@ import { Home } from "./home";
 import { Lists } from "./lists";
 import { Settings } from "./settings";
 import { Users } from "./users";
+import { Webhook, Webhooks } from "./webhooks";
 
 export type PanelRef = SessionView["panels"][number];
 export interface ScreenProps {
@@ -20,4 +21,6 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/contacts/:key", (props) => <Contact {...props} />],
   ["/lists", (props) => <Lists {...props} />],
   ["/users", (props) => <Users {...props} />],
+  ["/webhooks", (props) => <Webhooks {...props} />],
+  ["/webhooks/:id", (props) => <Webhook {...props} />],
 ];

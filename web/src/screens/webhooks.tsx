@@ -1,0 +1,386 @@
+import { useState, type FormEvent } from "react";
+import { admin } from "../api";
+import { Link, navigate } from "../router";
+import type { CreateWebhook, DeliveryView, PatchWebhook, WebhookTestAnswer, WebhookView } from "../types";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
+import type { ScreenProps } from ".";
+
+const path = (id: string, rest = "") => `/webhooks/${encodeURIComponent(id)}${rest}`;
+
+interface Draft {
+  label: string;
+  url: string;
+  version: "2.0" | "1.0";
+  username: string;
+  password: string;
+  alertEmails: string;
+  alertFrequency: "immediate" | "hourly" | "daily";
+  signingSecret: string;
+  removeSigningSecret: boolean;
+}
+
+function draftOf(webhook?: WebhookView): Draft {
+  return {
+    label: webhook?.label ?? "",
+    url: webhook?.url ?? "",
+    version: webhook?.version ?? "2.0",
+    username: webhook?.username ?? "",
+    password: "",
+    alertEmails: webhook?.alert?.emails.join(", ") ?? "",
+    alertFrequency: webhook?.alert?.frequency ?? "immediate",
+    signingSecret: "",
+    removeSigningSecret: false,
+  };
+}
+
+const emailsOf = (text: string) =>
+  text
+    .split(/[\s,;]+/)
+    .map((e) => e.trim())
+    .filter(Boolean);
+
+function createBody(draft: Draft): CreateWebhook {
+  const emails = emailsOf(draft.alertEmails);
+  return {
+    label: draft.label,
+    url: draft.url,
+    version: draft.version,
+    ...(draft.username ? { username: draft.username } : {}),
+    ...(draft.password ? { password: draft.password } : {}),
+    ...(emails.length ? { alert: { emails, frequency: draft.alertFrequency } } : {}),
+    ...(draft.signingSecret ? { signing_secret: draft.signingSecret } : {}),
+  };
+}
+
+/** Blank password and signing secret keep the stored ones (they are never shown); a blank username removes the credentials. */
+function patchBody(draft: Draft): PatchWebhook {
+  const emails = emailsOf(draft.alertEmails);
+  return {
+    label: draft.label,
+    url: draft.url,
+    version: draft.version,
+    username: draft.username || null,
+    ...(draft.password ? { password: draft.password } : {}),
+    alert: emails.length ? { emails, frequency: draft.alertFrequency } : null,
+    ...(draft.removeSigningSecret ? { signing_secret: null } : draft.signingSecret ? { signing_secret: draft.signingSecret } : {}),
+  };
+}
+
+/** The configuration form, for a new webhook and for an existing one. */
+function WebhookForm({
+  webhook,
+  submitLabel,
+  onSubmit,
+}: {
+  webhook?: WebhookView;
+  submitLabel: string;
+  onSubmit: (draft: Draft) => Promise<void>;
+}) {
+  const [draft, setDraft] = useState(() => draftOf(webhook));
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState<string>();
+  const [saved, setSaved] = useState(false);
+  const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft((d) => ({ ...d, [key]: value }));
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setFailure(undefined);
+    setFields({});
+    setSaved(false);
+    try {
+      await onSubmit(draft);
+      setSaved(true);
+      if (!webhook) setDraft(draftOf());
+    } catch (problem) {
+      const { message, fields } = failureOf(problem);
+      setFailure(message);
+      setFields(fields);
+    }
+  };
+
+  return (
+    <form className="card" onSubmit={submit} aria-label={webhook ? "Webhook configuration" : "New webhook"}>
+      <ErrorNote error={failure} />
+      <div className="row">
+        <Field label="Label" error={fields.label}>
+          {(props) => <input {...props} required value={draft.label} onChange={(e) => set("label", e.target.value)} />}
+        </Field>
+        <Field label="URL" hint="Where event batches are posted" error={fields.url}>
+          {(props) => <input {...props} type="url" required value={draft.url} onChange={(e) => set("url", e.target.value)} />}
+        </Field>
+        <Field label="Payload version" error={fields.version}>
+          {(props) => (
+            <select {...props} value={draft.version} onChange={(e) => set("version", e.target.value as Draft["version"])}>
+              <option value="2.0">2.0</option>
+              <option value="1.0">1.0</option>
+            </select>
+          )}
+        </Field>
+      </div>
+      <fieldset className="row">
+        <legend>Basic authentication (optional)</legend>
+        <Field label="Username" error={fields.username}>
+          {(props) => <input {...props} autoComplete="off" value={draft.username} onChange={(e) => set("username", e.target.value)} />}
+        </Field>
+        <Field
+          label="Password"
+          hint={webhook?.password_set ? "A password is set; leave blank to keep it" : undefined}
+          error={fields.password}
+        >
+          {(props) => <input {...props} type="password" autoComplete="new-password" value={draft.password} onChange={(e) => set("password", e.target.value)} />}
+        </Field>
+      </fieldset>
+      <fieldset className="row">
+        <legend>Alerts when deliveries fail (optional)</legend>
+        <Field label="Alert recipients" hint="Email addresses, separated by commas" error={fields["alert.emails"] ?? fields.alert}>
+          {(props) => <input {...props} value={draft.alertEmails} onChange={(e) => set("alertEmails", e.target.value)} />}
+        </Field>
+        <Field label="Alert frequency" error={fields["alert.frequency"]}>
+          {(props) => (
+            <select {...props} value={draft.alertFrequency} onChange={(e) => set("alertFrequency", e.target.value as Draft["alertFrequency"])}>
+              <option value="immediate">immediate</option>
+              <option value="hourly">hourly</option>
+              <option value="daily">daily</option>
+            </select>
+          )}
+        </Field>
+      </fieldset>
+      <fieldset className="row">
+        <legend>Signing (optional)</legend>
+        <Field
+          label="Signing secret"
+          hint={webhook?.signing_secret_set ? "A secret is set; leave blank to keep it" : "whsec_ followed by base64 of 24 to 64 bytes"}
+          error={fields.signing_secret}
+        >
+          {(props) => (
+            <input {...props} type="password" autoComplete="off" value={draft.signingSecret} onChange={(e) => set("signingSecret", e.target.value)} />
+          )}
+        </Field>
+        {webhook?.signing_secret_set && (
+          <label className="check">
+            <input type="checkbox" checked={draft.removeSigningSecret} onChange={(e) => set("removeSigningSecret", e.target.checked)} /> Remove the signing secret
+          </label>
+        )}
+      </fieldset>
+      <button type="submit">{submitLabel}</button>
+      {saved && webhook && (
+        <span role="status" className="ok">
+          {" "}
+          Saved.
+        </span>
+      )}
+    </form>
+  );
+}
+
+function StateBadge({ state }: { state: WebhookView["state"] }) {
+  return <span className={`badge state-${state}`}>{state}</span>;
+}
+
+export function Webhooks({ panel }: ScreenProps) {
+  const { data, error } = useLoad(() => admin<{ webhooks: WebhookView[] }>("GET", panel.id, "/webhooks"), [panel.id]);
+  const base = `/panels/${encodeURIComponent(panel.id)}`;
+  const create = async (draft: Draft) => {
+    const created = await admin<WebhookView>("POST", panel.id, "/webhooks", createBody(draft));
+    navigate(base + path(created.id));
+  };
+
+  return (
+    <Screen title="Webhooks">
+      <p className="muted">
+        Journeys post their events to these endpoints in batches. A new webhook is <em>configured</em> until its test gets HTTP 200; then it is{" "}
+        <em>operational</em>.
+      </p>
+      <ErrorNote error={error} />
+      {!data ? (
+        <Loading />
+      ) : data.webhooks.length === 0 ? (
+        <Empty title="No webhooks yet">Add one below with the URL of your endpoint, then open it and press “Send test”.</Empty>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Webhooks of the panel</caption>
+          <thead>
+            <tr>
+              <th scope="col">Label</th>
+              <th scope="col">URL</th>
+              <th scope="col">State</th>
+              <th scope="col">Backlog</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.webhooks.map((webhook) => (
+              <tr key={webhook.id}>
+                <td>
+                  <Link href={base + path(webhook.id)}>{webhook.label}</Link>
+                </td>
+                <td>
+                  <code>{webhook.url}</code>
+                </td>
+                <td>
+                  <StateBadge state={webhook.state} />
+                </td>
+                <td>{webhook.backlog}</td>
+                <td>{formatTime(webhook.updated_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h2>Add a webhook</h2>
+      <WebhookForm submitLabel="Create webhook" onSubmit={create} />
+    </Screen>
+  );
+}
+
+/** The endpoint's answer to a test or enable action. */
+function TestResult({ answer }: { answer: WebhookTestAnswer }) {
+  const passed = answer.status === 200;
+  return (
+    <div className={`card ${passed ? "ok" : "error"}`} role="status" aria-label="Test result">
+      <p>
+        <strong>{answer.status === null ? `The endpoint could not be reached (${answer.error ?? "error"})` : `The endpoint answered HTTP ${answer.status}`}</strong>
+        {answer.state && <> · the webhook is now {answer.state}</>}
+        {answer.backlog !== undefined && <> · backlog {answer.backlog}</>}
+      </p>
+      {!passed && answer.message && <p>{answer.message}</p>}
+    </div>
+  );
+}
+
+function Deliveries({ panelId, webhookId, tick }: { panelId: string; webhookId: string; tick: number }) {
+  const { data, error, reload } = useLoad(
+    () => admin<{ deliveries: DeliveryView[] }>("GET", panelId, path(webhookId, "/deliveries?limit=50")),
+    [panelId, webhookId, tick],
+  );
+  return (
+    <section aria-labelledby="deliveries-title">
+      <div className="screen-head">
+        <h2 id="deliveries-title">Delivery log</h2>
+        <button type="button" className="secondary" onClick={reload}>
+          Refresh the log
+        </button>
+      </div>
+      <ErrorNote error={error} />
+      {!data ? (
+        <Loading />
+      ) : data.deliveries.length === 0 ? (
+        <Empty title="No attempts yet">Press “Send test”, or wait for a journey to send events: every attempt is listed here, newest first.</Empty>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Delivery and test attempts, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Batch</th>
+              <th scope="col">Events</th>
+              <th scope="col">Status</th>
+              <th scope="col">Latency</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Next retry</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.deliveries.map((d, i) => (
+              <tr key={`${d.at}-${d.batch_id}-${i}`}>
+                <td>{formatTime(d.at)}</td>
+                <td>{d.kind}</td>
+                <td>
+                  <code>{d.batch_id}</code>
+                </td>
+                <td>{d.events}</td>
+                <td title={d.response || undefined}>{d.status ?? `${d.error ?? "error"}${d.error_message ? `: ${d.error_message}` : ""}`}</td>
+                <td>{d.duration_ms} ms</td>
+                <td>{d.outcome}</td>
+                <td>{d.next_attempt_at ? formatTime(d.next_attempt_at) : "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+export function Webhook({ panel, params }: ScreenProps) {
+  const id = params.id ?? "";
+  const [tick, setTick] = useState(0);
+  const { data, error, reload } = useLoad(() => admin<WebhookView>("GET", panel.id, path(id)), [panel.id, id, tick]);
+  const [answer, setAnswer] = useState<WebhookTestAnswer>();
+  const [failure, setFailure] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const writable = panel.role !== "viewer";
+
+  const act = async (action: "test" | "enable") => {
+    setBusy(true);
+    setFailure(undefined);
+    setAnswer(undefined);
+    try {
+      setAnswer(await admin<WebhookTestAnswer>("POST", panel.id, path(id, `/${action}`)));
+    } catch (problem) {
+      setFailure(failureOf(problem).message);
+    } finally {
+      setBusy(false);
+      setTick((t) => t + 1);
+    }
+  };
+  const save = async (draft: Draft) => {
+    await admin<WebhookView>("PATCH", panel.id, path(id), patchBody(draft));
+    setTick((t) => t + 1);
+  };
+
+  if (error) return <Screen title="Webhook"><ErrorNote error={error} /></Screen>;
+  if (!data) return <Loading />;
+  return (
+    <Screen
+      title={data.label}
+      actions={
+        <Link href={`/panels/${encodeURIComponent(panel.id)}/webhooks`}>
+          All webhooks
+        </Link>
+      }
+    >
+      <dl className="facts" aria-label="Webhook state">
+        <dt>State</dt>
+        <dd>
+          <StateBadge state={data.state} />
+          {data.disabled_reason && <span className="error"> {data.disabled_reason} (since {formatTime(data.disabled_at)})</span>}
+        </dd>
+        <dt>URL</dt>
+        <dd>
+          <code>{data.url}</code>
+        </dd>
+        <dt>Backlog</dt>
+        <dd>
+          {data.backlog} event{data.backlog === 1 ? "" : "s"} waiting{data.backlog_oldest_at && <>, oldest from {formatTime(data.backlog_oldest_at)}</>}
+          {data.dropped > 0 && <>; {data.dropped} dropped</>}
+        </dd>
+        <dt>In flight</dt>
+        <dd>
+          {data.in_flight
+            ? `${data.in_flight.events} events, ${data.in_flight.failed_attempts} failed attempts, next retry ${formatTime(data.in_flight.next_attempt_at)}`
+            : "nothing"}
+        </dd>
+      </dl>
+      <div className="row">
+        <button type="button" disabled={busy || !writable} onClick={() => act("test")}>
+          Send test
+        </button>
+        {data.state === "disabled" && (
+          <button type="button" disabled={busy || !writable} onClick={() => act("enable")}>
+            Enable webhook
+          </button>
+        )}
+        <button type="button" className="secondary" onClick={reload}>
+          Refresh
+        </button>
+      </div>
+      <ErrorNote error={failure} />
+      {answer && <TestResult answer={answer} />}
+      <Deliveries panelId={panel.id} webhookId={id} tick={tick} />
+      <h2>Configuration</h2>
+      <WebhookForm webhook={data} submitLabel="Save changes" onSubmit={save} />
+    </Screen>
+  );
+}
