@@ -1,4 +1,4 @@
-import { journeyDefinitionSchema, journeyGraphProblems, MESSAGE_CHANNELS, type JourneyDefinition } from "../domain/journey";
+import { journeyDefinitionSchema, journeyGraphProblems, journeyStatusBody, MESSAGE_CHANNELS, type JourneyDefinition } from "../domain/journey";
 import { conflict, fromProblems, orNotFound } from "../lib/http/errors";
 import { continuePoints } from "../services/journeys/engine";
 import { scanSegment } from "../services/journeys/contact-triggers";
@@ -74,9 +74,11 @@ const listPanelJourneys = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys",
   role: "viewer",
-  summary: "The panel's journeys",
+  summary: "The panel's journeys with their counters",
   async handle({ env, panel }) {
-    return { journeys: (await listJourneys(env.DB, panel.id)).map((j) => journeyView(j)) };
+    const journeys = await listJourneys(env.DB, panel.id);
+    const counters = await Promise.all(journeys.map((j) => journeyCounters(env.DB, panel.id, j.id)));
+    return { journeys: journeys.map((j, i) => journeyView(j, counters[i])) };
   },
 });
 
@@ -119,7 +121,7 @@ const setStatus = definePanelRoute({
   path: "/panels/:panel/journeys/:journey/status",
   role: "marketer",
   summary: "Run, pause (instances are held) or stop (instances end) a journey",
-  body: z.object({ status: z.enum(["running", "paused", "stopped"], { error: "must be running, paused or stopped" }) }).strict(),
+  body: journeyStatusBody,
   async handle({ env, path, body, panel }) {
     const journey = await requireJourney(env.DB, panel, path.journey);
     const now = Date.now();

@@ -105,6 +105,9 @@ export const journeyDefinitionSchema = z
   .strict();
 
 export type JourneyDefinition = z.output<typeof journeyDefinitionSchema>;
+
+/** POST /panels/{panel}/journeys/{journey}/status: run (start or resume), pause or stop. */
+export const journeyStatusBody = z.object({ status: z.enum(["running", "paused", "stopped"], { error: "must be running, paused or stopped" }) }).strict();
 export type Trigger = JourneyDefinition["trigger"];
 export type JourneyStep = JourneyDefinition["steps"][number];
 export type EmailStep = z.output<typeof emailStep>;

@@ -265,4 +265,35 @@ describe("panel in Chromium", () => {
       await new Promise((resolve) => receiver.close(resolve));
     }
   });
+  test("run, pause, resume and stop a journey and read its definition", async () => {
+    const panelId = service.printed["demo panel"]!;
+    await adminCall("POST", `/panels/${panelId}/activities`, { name: "Started trial", params: { plan: "string" } });
+    const journey = await adminCall("POST", `/panels/${panelId}/journeys`, {
+      name: "Trial welcome",
+      trigger: { type: "activity", activity: "Started trial" },
+      steps: [{ id: "welcome", type: "email", subject: "Welcome", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+    assert.equal(journey.status, "draft");
+
+    const page = await ownerPage();
+    await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Journeys" }).click();
+    await page.getByRole("heading", { level: 1, name: "Journeys" }).waitFor();
+    const row = page.getByRole("row", { name: /Trial welcome/ });
+    assert.deepEqual(await row.getByRole("cell").allTextContents().then((cells) => cells.slice(0, 4)), ["Trial welcome", "draft", "activity “Started trial”", "0"]);
+    await checkAccessibility(page, "journeys");
+    await row.getByRole("link", { name: "Trial welcome" }).click();
+    await page.getByRole("heading", { level: 1, name: "Trial welcome" }).waitFor();
+    const status = page.getByRole("definition").first();
+    const actions = page.getByRole("group", { name: "Status actions" });
+    assert.match((await page.getByLabel("Journey definition").textContent()) ?? "", /"subject": "Welcome"/);
+
+    for (const [button, next] of [["Start journey", "running"], ["Pause journey", "paused"], ["Resume journey", "running"], ["Stop journey", "stopped"]] as const) {
+      await actions.getByRole("button", { name: button }).click();
+      await status.getByText(next, { exact: true }).waitFor();
+      assert.equal((await adminCall("GET", `/panels/${panelId}/journeys/${journey.id}`)).status, next);
+    }
+    assert.equal(await actions.getByRole("button").count(), 0);
+    await checkAccessibility(page, "journey");
+    await screenshot(page, "journey-stopped");
+  });
 });

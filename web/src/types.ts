@@ -6,6 +6,7 @@ import type { createUserBody, patchUserBody } from "../../src/domain/users";
 import type { addOperatorBody, changeOperatorBody } from "../../src/domain/operators";
 import type { contactSearchQuery, createListBody, renameListBody } from "../../src/domain/panel-screens";
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
+import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
 
 export type PanelPatch = z.input<typeof panelPatchBody>;
 export type CreateUser = z.input<typeof createUserBody>;
@@ -132,4 +133,27 @@ export interface DeliveryView {
   response: string;
   outcome: string;
   next_attempt_at: string | null;
+}
+
+export type JourneyStatusChange = z.input<typeof journeyStatusBody>;
+type JourneyDefinition = z.output<typeof journeyDefinitionSchema>;
+
+export interface JourneyCounters {
+  entered: number;
+  active: number;
+  completed: number;
+  exited: number;
+  steps: Record<string, { acted: number; waiting: number }>;
+}
+
+export interface JourneyView {
+  id: string;
+  name: string;
+  status: "draft" | "running" | "paused" | "stopped";
+  trigger: JourneyDefinition["trigger"];
+  filter: JourneyDefinition["filter"];
+  steps: JourneyDefinition["steps"];
+  counters: JourneyCounters;
+  created_at: string;
+  updated_at: string;
 }

@@ -2,6 +2,7 @@ import type { ReactNode } from "react";
 import type { SessionView } from "../api";
 import { Contact, Contacts } from "./contacts";
 import { Home } from "./home";
+import { Journey, Journeys } from "./journeys";
 import { Lists } from "./lists";
 import { Settings } from "./settings";
 import { Users } from "./users";
@@ -21,6 +22,8 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/contacts/:key", (props) => <Contact {...props} />],
   ["/lists", (props) => <Lists {...props} />],
   ["/users", (props) => <Users {...props} />],
+  ["/journeys", (props) => <Journeys {...props} />],
+  ["/journeys/:id", (props) => <Journey {...props} />],
   ["/webhooks", (props) => <Webhooks {...props} />],
   ["/webhooks/:id", (props) => <Webhook {...props} />],
 ];
