@@ -32,6 +32,7 @@ export function eventView(event: StoredEvent & { batch: EventBatchState | null }
     msgid: event.msgid,
     campaign_id: event.campaignId,
     journey_id: event.journeyId,
+    asset_id: event.assetId,
     pipeline: eventPipelineState(event.id, event.batch, PIPELINE_STEPS),
   };
 }

@@ -1,19 +1,22 @@
 import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
-import { ACTIVITY_SOURCES, prepareActivityEvent } from "../domain/activity";
-import { MAX_GUID_LENGTH, type NewEvent } from "../domain/events";
+import { ACTIVITY_SOURCE_RULE, MAX_ACTIVITY_NAME_LENGTH, prepareActivityEvent, type ActivityEventInput } from "../domain/activity";
+import { JOURNEYS_SKIPPED_OLD, MAX_GUID_LENGTH, startsJourneys, type NewEvent } from "../domain/events";
 import type { FieldProblem } from "../domain/problems";
-import { catalogOfClient, checkAccess } from "./access";
+import { authenticateApiKey, catalogOfClient, checkAccess } from "./access";
 import { readJsonBody } from "../lib/http/body";
+import { requestApiKey } from "../lib/http/credentials";
 import { asApiError, fieldErrorsFromZod, fromProblems, invalidField } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, json, newRequestId } from "../lib/http/respond";
 import { z } from "../lib/z";
 import { recordEvents } from "../services/pipeline/record";
-import { catalogKnowing, ingestPanel } from "../services/access/activity-catalogs";
+import { catalogKnowing, definitionOf, ingestPanel, type ActivityRef } from "../services/access/activity-catalogs";
+import type { ActivityCatalog } from "../store/activities";
 
 /**
- * Single activity (CONTRACT 3, spec 4.11) and its batch form: a website, app or store posts
- * what a contact did; the answer is Success once the event is durably stored.
+ * Single activity (CONTRACT 3, spec 4.11), its batch form, and Activity API v2's upload
+ * (CONTRACT 8): a website, app or store posts what a contact did; the answer is Success once
+ * the event is durably stored.
  */
 
 export const MAX_BATCH_EVENTS = 1000;
@@ -32,6 +35,49 @@ const activityIdParam = z
   })
   .meta({ description: "Id of the activity, as defined in the panel", example: "3" });
 
+/** What every activity event may carry, however it names its activity. */
+const eventFields = {
+  cts: z
+    .union([z.string(), z.number()], { error: "must be YYMMDDhhmmss, as text or a number" })
+    .nullish()
+    .meta({ description: "When it happened, YYMMDDhhmmss in the panel's time zone; default now. At most 24 hours ahead", example: "240131180500" }),
+  timestamp: z
+    .union([z.string(), z.number()], { error: "must be an ISO 8601 date-time, or epoch seconds or milliseconds" })
+    .nullish()
+    .meta({
+      description:
+        "Used when cts is absent: ISO 8601 (without a zone, in the panel's time zone), or epoch seconds or milliseconds (a number or digits). At most 24 hours ahead; older than 24 hours starts no journey",
+      example: "2024-01-31T18:05:00+05:30",
+    }),
+  identity: z
+    .union([z.string(), z.number()], { error: "must be the contact's primary-key value" })
+    .nullish()
+    .meta({ description: "The contact's primary-key value; an unknown one creates the contact", example: "ada@example.com" }),
+  uniqueid: z
+    .union([z.string(), z.number()], { error: "must be text" })
+    .nullish()
+    .meta({ description: "Anonymous visitor id; required when identity is absent", example: "c1f4-visitor-77" }),
+  activity_source: z
+    .string({ error: `must be ${ACTIVITY_SOURCE_RULE}` })
+    .nullish()
+    .meta({ description: `Where it happened: ${ACTIVITY_SOURCE_RULE}`, example: "web" }),
+  activity_params: z
+    .union([z.record(z.string(), z.unknown()), z.array(z.unknown())], { error: "must be an object or an array of one object" })
+    .nullish()
+    .meta({
+      description: "Defined parameters by name; a key may carry its type prefix s^ (string), i^ (integer) or f^ (float), which must agree with the definition",
+      example: { name: "Kettle", "i^prid": 1234, price: 29.5 },
+    }),
+  asset_id: z
+    .union([z.string(), z.number()], { error: "must be text" })
+    .nullish()
+    .meta({ description: "The web or app property of the panel the event came from; stored with the event", example: "ast_web_1" }),
+  guid: z
+    .string({ error: "must be text" })
+    .nullish()
+    .meta({ description: `Unique id of the event within the panel (at most ${MAX_GUID_LENGTH} characters); a second post with it stores nothing` }),
+};
+
 /** The JSON shape of one activity event (spec 2.4); the panel's definitions are checked after. */
 export const activityEventSchema = z.object(
   {
@@ -40,34 +86,21 @@ export const activityEventSchema = z.object(
       .union([z.string(), z.number()])
       .nullish()
       .meta({ description: "Misspelling of activityid that some clients send; read as activityid when that is absent" }),
-    cts: z
-      .union([z.string(), z.number()], { error: "must be YYMMDDhhmmss, as text or a number" })
-      .nullish()
-      .meta({ description: "When it happened, YYMMDDhhmmss in the panel's time zone; default now", example: "240131180500" }),
-    timestamp: z
-      .string({ error: "must be an ISO 8601 date-time string" })
-      .nullish()
-      .meta({ description: "Used when cts is absent: ISO 8601; without a zone, in the panel's time zone", example: "2024-01-31T18:05:00" }),
-    identity: z
-      .union([z.string(), z.number()], { error: "must be the contact's primary-key value" })
-      .nullish()
-      .meta({ description: "The contact's primary-key value; an unknown one creates the contact", example: "ada@example.com" }),
-    uniqueid: z
-      .union([z.string(), z.number()], { error: "must be text" })
-      .nullish()
-      .meta({ description: "Anonymous visitor id; required when identity is absent", example: "c1f4-visitor-77" }),
-    activity_source: z
-      .string({ error: `must be one of ${ACTIVITY_SOURCES.join(", ")}` })
-      .nullish()
-      .meta({ description: `One of ${ACTIVITY_SOURCES.join(", ")}`, example: "web" }),
-    activity_params: z
-      .union([z.record(z.string(), z.unknown()), z.array(z.unknown())], { error: "must be an object or an array of one object" })
-      .nullish()
-      .meta({ description: "Defined parameters, keys prefixed s^ (string), i^ (integer) or f^ (float)", example: { "s^name": "Kettle", "i^prid": 1234, "f^price": 29.5 } }),
-    guid: z
-      .string({ error: "must be text" })
-      .nullish()
-      .meta({ description: `Unique id of the event within the panel (at most ${MAX_GUID_LENGTH} characters); a second post with it stores nothing` }),
+    ...eventFields,
+  },
+  { error: "must be a JSON object: one activity event" },
+);
+
+/** One event of Activity API v2 (CONTRACT 8): the activity is named, not numbered. */
+export const uploadEventSchema = z.object(
+  {
+    activity_name: z
+      .string({ error: "is required: the name of an activity defined in the panel" })
+      .trim()
+      .min(1, { error: "must not be empty" })
+      .max(MAX_ACTIVITY_NAME_LENGTH, { error: `must be at most ${MAX_ACTIVITY_NAME_LENGTH} characters` })
+      .meta({ description: "Name of an activity defined in the panel (any case)", example: "add_to_cart" }),
+    ...eventFields,
   },
   { error: "must be a JSON object: one activity event" },
 );
@@ -92,43 +125,51 @@ function idempotencyKey(request: Request): string | undefined {
   return key;
 }
 
-/** What both routes settle before reading events: the panel, the caller's access, the key. */
-async function openIngest(request: IRequest, env: Env) {
+/** The panel a route's client id names, once the caller's access to it is checked. */
+async function catalogForClient(request: IRequest, env: Env) {
   const clientId = decodeOrKeep(request.params.client_id ?? "");
   const catalog = await catalogOfClient(env.DB, clientId);
   await checkAccess(request, env.DB, catalog.panel);
-  return { clientId, catalog, key: idempotencyKey(request) };
+  return catalog;
 }
 
 function failure(requestId: string, error: unknown): Response {
   return envelopeFailure(requestId, asApiError(error, requestId));
 }
 
+/** The member an answer carries when some of its events start no journey for their age. */
+function journeysMember(events: readonly NewEvent[], now: number): Record<string, unknown> {
+  const old = events.flatMap((event, index) => (startsJourneys(event, now) ? [] : [index]));
+  return old.length ? { journeys: JOURNEYS_SKIPPED_OLD } : {};
+}
+
 /** POST /{v1|apiv2}/activity/singleactivity/{client_id} */
 export async function handleSingleActivity(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
   const requestId = newRequestId();
   try {
-    const { clientId, catalog: cached, key } = await openIngest(request, env);
+    const cached = await catalogForClient(request, env);
+    const key = idempotencyKey(request);
     const body = await readJsonBody(request);
     const parsed = activityEventSchema.safeParse(withAliases(body));
     if (!parsed.success) throw fromProblems(fieldErrorsFromZod(parsed.error));
-    const catalog = await catalogKnowing(env.DB, clientId, cached, [parsed.data.activityid]);
+    const catalog = await catalogKnowing(env.DB, cached.panel.clientId, cached, [parsed.data.activityid]);
     const now = Date.now();
-    const prepared = prepareActivityEvent(parsed.data, catalog.activities.get(parsed.data.activityid), ingestPanel(catalog), now);
+    const prepared = prepareActivityEvent(parsed.data, definitionOf(catalog, parsed.data.activityid), ingestPanel(catalog), now);
     if (!prepared.ok) throw fromProblems(prepared.problems, prepared.status);
     const event: NewEvent = { ...prepared.event, guid: prepared.event.guid ?? key };
     const recorded = await recordEvents(env, catalog.panel, [event], { now, defer: (work) => exec.waitUntil(work) });
-    return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1 });
+    return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1, ...journeysMember([event], now) });
   } catch (error) {
     return failure(requestId, error);
   }
 }
 
-/** The events of a batch body: a JSON array, or an object whose `events` member is one. */
-function batchItems(body: unknown): unknown[] {
-  const items = Array.isArray(body) ? body : typeof body === "object" && body !== null ? (body as Record<string, unknown>).events : undefined;
+/** The events of a batch body: a JSON array, or (when `wrapped` is allowed) an object whose `events` member is one. */
+function batchItems(body: unknown, wrapped: boolean): unknown[] {
+  const record = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  const items = Array.isArray(body) ? body : wrapped ? record?.events : undefined;
   if (!Array.isArray(items)) {
-    throw invalidField("events", "the body must be a JSON array of events, or an object whose events member is one");
+    throw invalidField("events", wrapped ? "the body must be a JSON array of events, or an object whose events member is one" : "the body must be a JSON array of events");
   }
   if (items.length === 0) throw invalidField("events", "must hold at least one event");
   if (items.length > MAX_BATCH_EVENTS) throw invalidField("events", `must hold at most ${MAX_BATCH_EVENTS} events, not ${items.length}`);
@@ -137,88 +178,157 @@ function batchItems(body: unknown): unknown[] {
 
 type EventProblem = FieldProblem & { index: number };
 
+/** One batch call after its panel, caller and body are settled. */
+interface BatchCall {
+  catalog: ActivityCatalog;
+  items: unknown[];
+  /** The JSON shape of one event, and how the parsed event names its activity. */
+  parse(item: unknown): { success: true; data: ActivityEventInput & { guid?: string | null } } | { success: false; error: z.ZodError };
+  ref(input: ActivityEventInput): ActivityRef;
+  /** Idempotency-Key: event `i` without a guid gets `<key>:<i>`. */
+  key?: string;
+}
+
 /**
- * POST /{v1|apiv2}/activity/batch/{client_id}: up to 1,000 events, each validated as a single
- * post is. Valid events are stored even when others are rejected; the answer names each
- * rejected event by its index: 200 Success when all were stored, 207 Partial when some were
- * rejected, 400 Failed when all were (nothing stored).
+ * The batch answer (CONTRACT 8), shared by /activity/batch and /activity/upload: every event
+ * validated on its own, the valid ones stored together even when others are rejected; 200
+ * Success when all were stored, 207 Partial naming each rejected event by index, 400 Failed
+ * when all were (nothing stored).
  */
-export async function handleActivityBatch(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
-  const requestId = newRequestId();
-  try {
-    const { clientId, catalog: cached, key } = await openIngest(request, env);
-    const items = batchItems(await readJsonBody(request, MAX_BATCH_BODY_BYTES));
-    const parsed = items.map((item) => activityEventSchema.safeParse(withAliases(item)));
-    const catalog = await catalogKnowing(env.DB, clientId, cached, parsed.flatMap((p) => (p.success ? [p.data.activityid] : [])));
+async function recordBatch(requestId: string, env: Env, exec: ExecutionContext, call: BatchCall): Promise<Response> {
+  const parsed = call.items.map((item) => call.parse(item));
+  const catalog = await catalogKnowing(env.DB, call.catalog.panel.clientId, call.catalog, parsed.flatMap((p) => (p.success ? [call.ref(p.data)] : [])));
 
-    const now = Date.now();
-    const panel = ingestPanel(catalog);
-    const problems: EventProblem[] = [];
-    const events: NewEvent[] = [];
-    parsed.forEach((result, index) => {
-      if (!result.success) {
-        for (const problem of fieldErrorsFromZod(result.error)) problems.push({ index, ...problem });
-        return;
-      }
-      const prepared = prepareActivityEvent(result.data, catalog.activities.get(result.data.activityid), panel, now);
-      if (!prepared.ok) {
-        for (const problem of prepared.problems) problems.push({ index, ...problem });
-        return;
-      }
-      const guid = prepared.event.guid ?? (key === undefined ? undefined : `${key}:${index}`);
-      events.push({ ...prepared.event, guid });
-    });
-
-    const rejected = items.length - events.length;
-    const counts = { accepted: events.length, duplicates: 0, rejected };
-    if (events.length === 0) {
-      const first = problems[0]!;
-      return json(
-        {
-          requestid: requestId,
-          result: "Failed",
-          message: `Every event was rejected and nothing was stored; event ${first.index}: ${first.field}: ${first.message}`,
-          ...counts,
-          errors: problems,
-        },
-        400,
-      );
+  const now = Date.now();
+  const panel = ingestPanel(catalog);
+  const problems: EventProblem[] = [];
+  const events: NewEvent[] = [];
+  const positions: number[] = [];
+  parsed.forEach((result, index) => {
+    if (!result.success) {
+      for (const problem of fieldErrorsFromZod(result.error)) problems.push({ index, ...problem });
+      return;
     }
-    const recorded = await recordEvents(env, catalog.panel, events, { now, defer: (work) => exec.waitUntil(work) });
-    counts.duplicates = recorded.duplicates;
-    if (rejected === 0) return envelopeSuccess(requestId, counts);
+    const prepared = prepareActivityEvent(result.data, definitionOf(catalog, call.ref(result.data)), panel, now);
+    if (!prepared.ok) {
+      for (const problem of prepared.problems) problems.push({ index, ...problem });
+      return;
+    }
+    const guid = prepared.event.guid ?? (call.key === undefined ? undefined : `${call.key}:${index}`);
+    events.push({ ...prepared.event, guid });
+    positions.push(index);
+  });
+
+  const rejected = call.items.length - events.length;
+  const counts = { recorded: events.length, accepted: events.length, duplicates: 0, rejected };
+  if (events.length === 0) {
+    const first = problems[0]!;
     return json(
       {
         requestid: requestId,
-        result: "Partial",
-        message: `${rejected} of ${items.length} events were rejected; the other ${events.length} were stored`,
+        result: "Failed",
+        message: `Every event was rejected and nothing was stored; event ${first.index}: ${first.field}: ${first.message}`,
         ...counts,
         errors: problems,
       },
-      207,
+      400,
     );
+  }
+  const recorded = await recordEvents(env, catalog.panel, events, { now, defer: (work) => exec.waitUntil(work) });
+  counts.duplicates = recorded.duplicates;
+  const old = events.flatMap((event, i) => (startsJourneys(event, now) ? [] : [positions[i]!]));
+  const journeys = old.length ? { journeys: JOURNEYS_SKIPPED_OLD, journeys_skipped: old } : {};
+  if (rejected === 0) return envelopeSuccess(requestId, { ...counts, ...journeys });
+  return json(
+    {
+      requestid: requestId,
+      result: "Partial",
+      message: `${rejected} of ${call.items.length} events were rejected; the other ${events.length} were stored`,
+      ...counts,
+      ...journeys,
+      errors: problems,
+    },
+    207,
+  );
+}
+
+/** POST /{v1|apiv2}/activity/batch/{client_id}: up to 1,000 events of spec 2.4's shape. */
+export async function handleActivityBatch(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
+  const requestId = newRequestId();
+  try {
+    const catalog = await catalogForClient(request, env);
+    const key = idempotencyKey(request);
+    const items = batchItems(await readJsonBody(request, MAX_BATCH_BODY_BYTES), true);
+    return await recordBatch(requestId, env, exec, {
+      catalog,
+      items,
+      key,
+      parse: (item) => activityEventSchema.safeParse(withAliases(item)),
+      ref: (input) => input.activityid!,
+    });
   } catch (error) {
     return failure(requestId, error);
   }
 }
 
-/** The OpenAPI description of both routes, from the schema that validates each event. */
+/** The asset a whole upload comes from, when its events do not name one. */
+const ASSET_HEADER = "x-netcore-asset-id";
+
+/**
+ * POST /v1/activity/upload (Activity API v2, CONTRACT 8): the panel's API key as
+ * `Authorization: Bearer` or `apikey` in the query; a JSON array of 1 to 1,000 events naming
+ * their activity by `activity_name`, answered as the batch endpoint answers.
+ */
+export async function handleActivityUpload(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
+  const requestId = newRequestId();
+  try {
+    const caller = await authenticateApiKey(env.DB, requestApiKey(request));
+    const catalog = await catalogOfClient(env.DB, caller.panel.clientId);
+    const key = idempotencyKey(request);
+    const asset = request.headers.get(ASSET_HEADER)?.trim() || undefined;
+    const items = batchItems(await readJsonBody(request, MAX_BATCH_BODY_BYTES), false);
+    return await recordBatch(requestId, env, exec, {
+      catalog,
+      items,
+      key,
+      parse(item) {
+        const parsed = uploadEventSchema.safeParse(item);
+        if (parsed.success && asset !== undefined) parsed.data.asset_id ??= asset;
+        return parsed;
+      },
+      ref: (input) => input.activity_name!,
+    });
+  } catch (error) {
+    return failure(requestId, error);
+  }
+}
+
+/** The OpenAPI description of the activity routes, from the schemas that validate each event. */
 export function activityOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<string, unknown>, failureBody: Record<string, unknown>) {
   const event = schemaOf(activityEventSchema);
+  const version = { name: "version", in: "path", required: true, schema: { enum: ["v1", "apiv2"] } };
+  const idempotency = { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", maxLength: MAX_IDEMPOTENCY_KEY_LENGTH } };
   const parameters = [
-    { name: "version", in: "path", required: true, schema: { enum: ["v1", "apiv2"] } },
+    version,
     { name: "client_id", in: "path", required: true, schema: { type: "string" }, description: "The panel's client id" },
     { name: "apikey", in: "query", required: false, schema: { type: "string" }, description: "Optional; when given it must be a key of this panel" },
-    { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", maxLength: MAX_IDEMPOTENCY_KEY_LENGTH } },
+    idempotency,
   ];
   const failed = { "4XX": { description: "Failed", content: { "application/json": { schema: failureBody } } } };
+  const batchResponses = {
+    "200": { description: '{"requestid","result":"Success","recorded","accepted","duplicates","rejected":0}; with "journeys":"skipped: older than 24 hours" and "journeys_skipped":[index] when some events are that old' },
+    "207": { description: '{"requestid","result":"Partial","message","recorded","accepted","duplicates","rejected","errors":[{"index","field","message"}]}; the accepted events were stored' },
+    "400": { description: "Failed: every event was rejected (errors by index) or the call itself was refused; nothing was stored", content: { "application/json": { schema: failureBody } } },
+    "401": { description: "The caller could not be authenticated", content: { "application/json": { schema: failureBody } } },
+    ...failed,
+  };
   return {
     "/{version}/activity/singleactivity/{client_id}": {
       post: {
         summary: "Record one activity of a contact (spec 4.11); Success once it is durably stored",
         parameters,
         requestBody: { required: true, content: { "application/json": { schema: event } } },
-        responses: { "200": { description: '{"requestid","result":"Success","guid","duplicate"}' }, ...failed },
+        responses: { "200": { description: '{"requestid","result":"Success","guid","duplicate"}, with "journeys":"skipped: older than 24 hours" for an event that old' }, ...failed },
       },
     },
     "/{version}/activity/batch/{client_id}": {
@@ -238,11 +348,23 @@ export function activityOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<str
             },
           },
         },
-        responses: {
-          "200": { description: '{"requestid","result":"Success","accepted","duplicates","rejected":0}' },
-          "207": { description: '{"requestid","result":"Partial","message","accepted","duplicates","rejected","errors":[{"index","field","message"}]}; the accepted events were stored' },
-          ...failed,
+        responses: batchResponses,
+      },
+    },
+    "/v1/activity/upload": {
+      post: {
+        summary: `Activity API v2: record up to ${MAX_BATCH_EVENTS} activities named by activity_name; answered as the batch endpoint`,
+        security: [{ apiKey: [] }, { apiKeyQuery: [] }],
+        parameters: [
+          { name: "apikey", in: "query", required: false, schema: { type: "string" }, description: "The panel's API key, when not sent as Authorization: Bearer" },
+          { name: "X-Netcore-Asset-Id", in: "header", required: false, schema: { type: "string" }, description: "asset_id of the events that name none" },
+          idempotency,
+        ],
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { type: "array", items: schemaOf(uploadEventSchema), minItems: 1, maxItems: MAX_BATCH_EVENTS } } },
         },
+        responses: batchResponses,
       },
     },
   };

@@ -1,5 +1,5 @@
 import { checkJsonValue, type AttributeType } from "./attributes";
-import { MAX_GUID_LENGTH, type NewEvent } from "./events";
+import { MAX_ASSET_ID_LENGTH, MAX_GUID_LENGTH, type NewEvent } from "./events";
 import { normalisePrimaryKey } from "./primary-key";
 import { describeJsonType, type FieldProblem } from "./problems";
 import { resolveEventTime } from "./time";
@@ -12,6 +12,20 @@ const PREFIX_OF: Record<ActivityParamType, string> = { string: "s^", integer: "i
 const TYPE_OF_PREFIX: Record<string, ActivityParamType> = { s: "string", i: "integer", f: "float" };
 
 export const ACTIVITY_SOURCES = ["web", "app", "custom"] as const;
+export type ActivitySource = (typeof ACTIVITY_SOURCES)[number];
+
+/** Source values clients send for activities outside web and app (a store, a call centre). */
+const SOURCE_ALIASES: Record<string, ActivitySource> = { cus: "custom", offline: "custom", store: "custom", pos: "custom" };
+
+/** `activity_source` read case-insensitively, aliases included; null for anything else. */
+export function activitySource(raw: string): ActivitySource | null {
+  const lower = raw.trim().toLowerCase();
+  if ((ACTIVITY_SOURCES as readonly string[]).includes(lower)) return lower as ActivitySource;
+  return Object.hasOwn(SOURCE_ALIASES, lower) ? SOURCE_ALIASES[lower]! : null;
+}
+
+/** How `activity_source` is described to clients. */
+export const ACTIVITY_SOURCE_RULE = `one of ${ACTIVITY_SOURCES.join(", ")} (any case; ${Object.keys(SOURCE_ALIASES).join(", ")} mean custom)`;
 export const PARAM_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const MAX_PARAMS_PER_ACTIVITY = 50;
 export const MAX_ACTIVITY_NAME_LENGTH = 100;
@@ -31,9 +45,12 @@ export function activityNameKey(name: string): string {
 
 /** One posted activity after its JSON shape was checked (api/activity.ts); values still raw. */
 export interface ActivityEventInput {
-  activityid: number;
+  /** How the call named the activity: by id (single activity, batch) or by name (upload). */
+  activityid?: number;
+  activity_name?: string;
+  asset_id?: string | number | null;
   cts?: string | number | null;
-  timestamp?: string | null;
+  timestamp?: string | number | null;
   identity?: string | number | null;
   uniqueid?: string | number | null;
   activity_source?: string | null;
@@ -59,8 +76,10 @@ function present<T>(value: T | null | undefined): T | undefined {
 
 /**
  * Checks `activity_params` against the definition: an object (or an array of one object),
- * each key `s^name`, `i^name` or `f^name` naming a defined parameter with that type, each
- * value of that type. Every offending key is reported.
+ * each key naming a defined parameter, each value of its type. A key may carry the type
+ * prefix of spec 2.4 (`s^name`, `i^name`, `f^name`), which must then agree with the
+ * definition, or none (`name`: Activity API v2 and many clients), the definition giving the
+ * type. Every offending key is reported.
  */
 export function checkActivityParams(
   definition: ActivityDefinition,
@@ -80,15 +99,12 @@ export function checkActivityParams(
     problems.push({ field: "activity_params", message: `must be an object, not ${describeJsonType(object)}` });
     return values;
   }
+  const seen = new Set<string>();
   for (const [key, value] of Object.entries(object)) {
     const field = `activity_params.${key}`;
     const match = /^([sifSIF])\^(.+)$/.exec(key);
-    if (!match) {
-      problems.push({ field, message: "must carry a type prefix: s^ (string), i^ (integer) or f^ (float)" });
-      continue;
-    }
-    const given = TYPE_OF_PREFIX[match[1]!.toLowerCase()]!;
-    const name = match[2]!;
+    const given = match ? TYPE_OF_PREFIX[match[1]!.toLowerCase()]! : undefined;
+    const name = match ? match[2]! : key;
     const defined = Object.hasOwn(definition.params, name) ? definition.params[name] : undefined;
     if (!defined) {
       const known = Object.keys(definition.params);
@@ -98,14 +114,15 @@ export function checkActivityParams(
       });
       continue;
     }
-    if (given !== defined) {
+    if (given !== undefined && given !== defined) {
       problems.push({ field, message: `parameter ${name} is ${defined === "integer" ? "an" : "a"} ${defined}: use the prefix ${PREFIX_OF[defined]}` });
       continue;
     }
-    if (Object.hasOwn(values, name)) {
+    if (seen.has(name)) {
       problems.push({ field, message: `parameter ${name} is given more than once` });
       continue;
     }
+    seen.add(name);
     const checked = checkJsonValue(defined, value);
     if (checked.ok) values[name] = checked.value;
     else problems.push({ field, message: checked.reason });
@@ -113,18 +130,26 @@ export function checkActivityParams(
   return values;
 }
 
-/** `cts` (YYMMDDhhmmss) when given, else `timestamp` (ISO 8601), else now. */
+/** `cts` (YYMMDDhhmmss) when given, else `timestamp` (ISO 8601 or epoch seconds/ms), else now. */
 function occurredAt(input: ActivityEventInput, timezone: string, now: number, problems: FieldProblem[]): number {
   const byCts = present(input.cts) !== undefined;
-  const resolved = resolveEventTime(byCts ? input.cts : input.timestamp, [byCts ? "cts" : "iso"], timezone, now);
+  const resolved = resolveEventTime(byCts ? input.cts : input.timestamp, byCts ? ["cts"] : ["iso", "epoch"], timezone, now);
   if (resolved.ok) return resolved.value;
   problems.push({ field: byCts ? "cts" : "timestamp", message: resolved.reason });
   return now;
 }
 
+/** The problem of an activity the panel does not define, named as the call named it. */
+function undefinedActivity(input: ActivityEventInput): FieldProblem {
+  return input.activity_name !== undefined
+    ? { field: "activity_name", message: `no activity named "${input.activity_name}" is defined in this panel` }
+    : { field: "activityid", message: `no activity with id ${input.activityid} is defined in this panel` };
+}
+
 /**
- * Turns one posted activity (CONTRACT 3) into an event to record, or says everything wrong
- * with it. `definition` is the activity `activityid` names, undefined when the panel has none.
+ * Turns one posted activity (CONTRACT 3 and 8) into an event to record, or says everything
+ * wrong with it. `definition` is the activity the input names (by `activityid` or
+ * `activity_name`), undefined when the panel has none.
  */
 export function prepareActivityEvent(
   input: ActivityEventInput,
@@ -132,9 +157,7 @@ export function prepareActivityEvent(
   panel: IngestPanel,
   now: number,
 ): PreparedActivity {
-  if (!definition) {
-    return { ok: false, status: 404, problems: [{ field: "activityid", message: `no activity with id ${input.activityid} is defined in this panel` }] };
-  }
+  if (!definition) return { ok: false, status: 404, problems: [undefinedActivity(input)] };
   const problems: FieldProblem[] = [];
   const event: NewEvent = { channel: "custom_activity", name: definition.name, activityId: definition.id, occurredAt: now };
 
@@ -156,9 +179,16 @@ export function prepareActivityEvent(
 
   const source = present(input.activity_source);
   if (source !== undefined) {
-    const lower = source.trim().toLowerCase();
-    if ((ACTIVITY_SOURCES as readonly string[]).includes(lower)) event.source = lower;
-    else problems.push({ field: "activity_source", message: `must be one of ${ACTIVITY_SOURCES.join(", ")}, not "${source}"` });
+    const known = activitySource(source);
+    if (known) event.source = known;
+    else problems.push({ field: "activity_source", message: `must be ${ACTIVITY_SOURCE_RULE}, not "${source}"` });
+  }
+
+  const assetId = present(input.asset_id);
+  if (assetId !== undefined) {
+    const text = String(assetId).trim();
+    if (text.length > MAX_ASSET_ID_LENGTH) problems.push({ field: "asset_id", message: `must be at most ${MAX_ASSET_ID_LENGTH} characters` });
+    else event.assetId = text;
   }
 
   const guid = present(input.guid);

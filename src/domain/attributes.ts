@@ -49,7 +49,45 @@ function checkDate(text: string): Checked<string> {
   return ok(text.trim());
 }
 
-/** Checks a value that arrived as JSON: types must match exactly (no "25" for an integer). */
+/** Decimal notation, as people and spreadsheets write numbers: `22`, `-3`, `12.50`, `.5`, `1.5E+07`. */
+const NUMBER_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * The one reading of a number written as text (a CSV cell, a JSON string such as `"22"`): the
+ * text must be exactly a decimal number, nothing around it; null otherwise (`"22 years"`,
+ * `""`, `"0x10"`, `"Infinity"`).
+ */
+export function parseNumberText(text: string): number | null {
+  if (!NUMBER_TEXT.test(text)) return null;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : null;
+}
+
+/** A number as JSON gives it, or as a JSON string that is exactly a decimal number; else null. */
+function numberOf(value: unknown): number | null {
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  return typeof value === "string" ? parseNumberText(value) : null;
+}
+
+function describeGiven(value: unknown): string {
+  return typeof value === "string" ? `"${value}"` : describeJsonType(value);
+}
+
+function checkInteger(value: number | null, given: unknown): Checked<AttributeValue> {
+  if (value === null || !Number.isInteger(value)) return fail(`must be an integer, not ${describeGiven(given)}`);
+  if (!Number.isSafeInteger(value)) return fail("is outside the range of integers that can be stored exactly");
+  return ok(value);
+}
+
+function checkFloat(value: number | null, given: unknown): Checked<AttributeValue> {
+  return value === null ? fail(`must be a number, not ${describeGiven(given)}`) : ok(value);
+}
+
+/**
+ * Checks a value that arrived as JSON. Types must match, with one leniency real clients need:
+ * an integer or float may come as a string that is exactly a decimal number (`"22"`, `"-3"`,
+ * `"12.50"`); it is stored as the number. `"12.5"` is still not an integer.
+ */
 export function checkJsonValue(type: AttributeType, value: unknown): Checked<AttributeValue> {
   switch (type) {
     case "string":
@@ -59,12 +97,9 @@ export function checkJsonValue(type: AttributeType, value: unknown): Checked<Att
       if (value.length > MAX_STRING_VALUE_LENGTH) return fail(`must be at most ${MAX_STRING_VALUE_LENGTH} characters`);
       return ok(value);
     case "integer":
-      if (typeof value !== "number" || !Number.isInteger(value)) return fail(`must be an integer, not ${describeJsonType(value)}`);
-      if (!Number.isSafeInteger(value)) return fail("is outside the range of integers that can be stored exactly");
-      return ok(value);
+      return checkInteger(numberOf(value), value);
     case "float":
-      if (typeof value !== "number" || !Number.isFinite(value)) return fail(`must be a number, not ${describeJsonType(value)}`);
-      return ok(value);
+      return checkFloat(numberOf(value), value);
     case "boolean":
       if (typeof value !== "boolean") return fail(`must be true or false, not ${describeJsonType(value)}`);
       return ok(value);
@@ -81,16 +116,10 @@ export function checkTextValue(type: AttributeType, text: string): Checked<Attri
     case "string":
       if (text.length > MAX_STRING_VALUE_LENGTH) return fail(`must be at most ${MAX_STRING_VALUE_LENGTH} characters`);
       return ok(text);
-    case "integer": {
-      if (!/^[+-]?\d+$/.test(trimmed)) return fail(`must be an integer, not "${text}"`);
-      const value = Number(trimmed);
-      return Number.isSafeInteger(value) ? ok(value) : fail("is outside the range of integers that can be stored exactly");
-    }
-    case "float": {
-      const value = Number(trimmed);
-      if (trimmed === "" || !Number.isFinite(value)) return fail(`must be a number, not "${text}"`);
-      return ok(value);
-    }
+    case "integer":
+      return checkInteger(parseNumberText(trimmed), text);
+    case "float":
+      return checkFloat(parseNumberText(trimmed), text);
     case "boolean": {
       const lower = trimmed.toLowerCase();
       if (["true", "1", "yes"].includes(lower)) return ok(true);

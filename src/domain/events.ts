@@ -31,6 +31,24 @@ export interface NewEvent {
   msgid?: string;
   campaignId?: string;
   journeyId?: string;
+  /** Custom activities: the web or app property of the panel it came from (Activity API v2 `asset_id`). */
+  assetId?: string;
 }
 
 export const MAX_GUID_LENGTH = 255;
+export const MAX_ASSET_ID_LENGTH = 255;
+
+/**
+ * An event that happened longer ago than this before it was received is recorded but starts
+ * no journey (the hosted service's rule): a late import of last month's purchases must not
+ * send "thanks for your purchase" today.
+ */
+export const JOURNEY_MAX_EVENT_AGE_MS = 24 * 3_600_000;
+
+/** What the answer of a call says when some of its events start no journey for their age. */
+export const JOURNEYS_SKIPPED_OLD = "skipped: older than 24 hours";
+
+/** Whether an event received at `receivedAt` may start journeys. */
+export function startsJourneys(event: { occurredAt: number }, receivedAt: number): boolean {
+  return receivedAt - event.occurredAt <= JOURNEY_MAX_EVENT_AGE_MS;
+}

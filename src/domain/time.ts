@@ -80,7 +80,24 @@ export function parseIsoTimestamp(text: string, timeZone: string): Checked<numbe
 }
 
 /** The forms in which a client may say when an event happened; each route names those it takes. */
-export type EventTimeForm = "cts" | "iso";
+export type EventTimeForm = "cts" | "iso" | "epoch";
+
+const EPOCH_TEXT = /^\d+(?:\.\d+)?$/;
+
+/**
+ * Epoch seconds (10 digits, a fraction allowed: what `time.time()` gives) or milliseconds (13
+ * digits), as a number or digit text. Other magnitudes are refused rather than guessed: an
+ * 8-digit YYYYMMDD or a 12-digit YYMMDDhhmmss read as epoch would land in 1970 or 1973.
+ */
+function readEpoch(value: string | number): Checked<number> {
+  const text = String(value).trim();
+  const refusal = fail<number>(`must be epoch seconds (10 digits) or milliseconds (13 digits), not "${text}"`);
+  if (typeof value === "string" && !EPOCH_TEXT.test(text)) return refusal;
+  const n = Number(text);
+  if (n >= 1e9 && n < 1e11) return ok(Math.round(n * 1000));
+  if (n >= 1e12 && n < 1e14) return ok(Math.floor(n));
+  return refusal;
+}
 
 const EVENT_TIME_READERS: Record<EventTimeForm, { name: string; read(value: string | number, timeZone: string): Checked<number> }> = {
   cts: {
@@ -94,12 +111,24 @@ const EVENT_TIME_READERS: Record<EventTimeForm, { name: string; read(value: stri
     name: "an ISO 8601 date-time",
     read: (value, timeZone) => parseIsoTimestamp(String(value), timeZone),
   },
+  epoch: {
+    name: "epoch seconds or milliseconds",
+    read: (value) => readEpoch(value),
+  },
 };
+
+/**
+ * How far ahead of now an event time may be: clocks disagree a little, but an event is
+ * something that happened. Further ahead is a misread date (DDMMYY sent as YYMMDD lands in
+ * 2030) and is refused rather than stored in the future.
+ */
+export const MAX_EVENT_LEAD_MS = 24 * 3_600_000;
 
 /**
  * When an event happened (activity `cts`/`timestamp`, channel report `ts`, webhook event
  * `event_params.ts`), read in the panel's zone unless the text names its own. Absent (undefined,
- * null or blank text) is `now`. With one form the refusal is that form's own reason.
+ * null or blank text) is `now`. With one form the refusal is that form's own reason. A time
+ * more than MAX_EVENT_LEAD_MS ahead of `now` is refused, naming the instant it was read as.
  */
 export function resolveEventTime(value: unknown, forms: readonly EventTimeForm[], timeZone: string, now: number): Checked<number> {
   if (value === undefined || value === null || (typeof value === "string" && value.trim() === "")) return ok(now);
@@ -109,7 +138,10 @@ export function resolveEventTime(value: unknown, forms: readonly EventTimeForm[]
   let refusal = fail<number>(`must be ${named}`);
   for (const reader of readers) {
     const read = reader.read(value, timeZone);
-    if (read.ok) return read;
+    if (read.ok) {
+      if (read.value - now <= MAX_EVENT_LEAD_MS) return read;
+      return fail(`is more than 24 hours ahead of now: it reads as ${new Date(read.value).toISOString()}; an event time says when something happened`);
+    }
     if (readers.length === 1) refusal = read;
   }
   return refusal;

@@ -100,6 +100,8 @@ export function openApiDocument(origin: string): JsonSchema {
       securitySchemes: {
         adminToken: { type: "http", scheme: "bearer" },
         panelSession: { type: "apiKey", in: "cookie", name: "panel_session" },
+        apiKey: { type: "http", scheme: "bearer", description: "The panel's API key" },
+        apiKeyQuery: { type: "apiKey", in: "query", name: "apikey" },
       },
     },
     paths: {

@@ -2,7 +2,7 @@ import { decodeOrKeep } from "../lib/uri";
 import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
 import { handleAuth } from "../admin/sessions";
-import { handleActivityBatch, handleSingleActivity } from "../api/activity";
+import { handleActivityBatch, handleActivityUpload, handleSingleActivity } from "../api/activity";
 import { handleChannelEvent } from "../api/channel-events";
 import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
@@ -22,8 +22,13 @@ function unknownVersion(version: string): Response {
   );
 }
 
-/** Single activity answers under `/v1/` (what real clients use) and under `/apiv2/` (CONTRACT 3). */
+/** Activity routes answer under `/v1/` (what real clients use) and under `/apiv2/` (CONTRACT 3). */
 const ACTIVITY_VERSIONS = ["v1", API_VERSION];
+
+function unknownPath(request: IRequest): Response {
+  const path = new URL(request.url).pathname;
+  return envelopeFailure(newRequestId(), new ApiError(404, `path: no route ${request.method} ${path}`, [{ field: "path", message: `unknown path ${path}` }]));
+}
 
 type Handler = (request: IRequest, env: Env, exec: ExecutionContext) => Promise<Response>;
 
@@ -48,6 +53,7 @@ router
   .all("/auth/v1/*", (request: IRequest, env: Env) => handleAuth(request, env))
   .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
   .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
+  .all("/:version/activity/upload", activityRoute(handleActivityUpload))
   .all("/v1/events/:channel/:client_id", handleChannelEvent)
   .all("/v1/events/:channel", handleChannelEvent)
   // Email tracking (CONTRACT 7): open pixel, click redirect, unsubscribe page and one-click POST.
@@ -64,6 +70,9 @@ router
     }
     return handleEnvelope(request, env, exec);
   })
+  // Clients of the public API read every answer as the envelope's (CONTRACT 8).
+  .all(`/${API_VERSION}/*`, unknownPath)
+  .all("/v1/*", unknownPath)
   .all("*", (request: IRequest) => json({ error: `No route ${request.method} ${new URL(request.url).pathname}` }, 404));
 
 export function routeRequest(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {

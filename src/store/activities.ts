@@ -16,7 +16,10 @@ function activityFromRow(row: ActivityRow): ActivityDefinition {
   return { id: row.id, name: row.name, params: JSON.parse(row.params) as Record<string, ActivityParamType>, createdAt: row.created_at };
 }
 
-/** Returns the new definition, or null when the panel already has an activity of that name. */
+/**
+ * Returns the new definition, or null when the panel already has an activity of that name.
+ * Ids are numbered within the panel: the next after its highest (one writer at a time in D1).
+ */
 export async function insertActivity(
   db: D1Database,
   panelId: string,
@@ -27,7 +30,8 @@ export async function insertActivity(
   try {
     const row = await db
       .prepare(
-        `INSERT INTO activities (panel_id, name, name_key, params, created_at) VALUES (?, ?, ?, ?, ?)
+        `INSERT INTO activities (panel_id, id, name, name_key, params, created_at)
+         SELECT ?1, COALESCE(MAX(id), 0) + 1, ?2, ?3, ?4, ?5 FROM activities WHERE panel_id = ?1
          RETURNING ${ACTIVITY_COLUMNS}`,
       )
       .bind(panelId, name, activityNameKey(name), JSON.stringify(params), now)
@@ -66,6 +70,8 @@ export interface ActivityCatalog {
   panel: Panel;
   primaryKeyType: AttributeType;
   activities: ReadonlyMap<number, ActivityDefinition>;
+  /** The same definitions by name key (activityNameKey): Activity API v2 names activities. */
+  byName: ReadonlyMap<string, ActivityDefinition>;
 }
 
 export async function loadActivityCatalog(db: D1Database, clientId: string): Promise<ActivityCatalog | null> {
@@ -81,9 +87,11 @@ export async function loadActivityCatalog(db: D1Database, clientId: string): Pro
   const panelRow = panels!.results[0] as Parameters<typeof panelFromRow>[0] | undefined;
   if (!panelRow) return null;
   const keyType = (keyTypes!.results[0] as { type: AttributeType } | undefined)?.type ?? "string";
+  const definitions = (activities!.results as unknown as ActivityRow[]).map(activityFromRow);
   return {
     panel: panelFromRow(panelRow),
     primaryKeyType: keyType,
-    activities: new Map((activities!.results as unknown as ActivityRow[]).map((row) => [row.id, activityFromRow(row)])),
+    activities: new Map(definitions.map((definition) => [definition.id, definition])),
+    byName: new Map(definitions.map((definition) => [activityNameKey(definition.name), definition])),
   };
 }

@@ -35,6 +35,7 @@ function recordedJson(e: EventToRecord): string {
     m: e.msgid,
     cp: e.campaignId,
     j: e.journeyId,
+    as: e.assetId,
   });
 }
 
@@ -151,14 +152,14 @@ function storeBatchesStatements(db: D1Database, panelId: string, idList: string)
     db
       .prepare(
         `INSERT INTO events (panel_id, batch_id, guid, channel, name, activity_id, contact_id, uniqueid, identity, source, params,
-           occurred_at, received_at, msgid, campaign_id, journey_id)
+           occurred_at, received_at, msgid, campaign_id, journey_id, asset_id)
          SELECT ?1, b.id, e.value->>'g', e.value->>'ch', e.value->>'n', e.value->>'a',
            COALESCE(
              (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.id = e.value->>'c'),
              (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = e.value->>'k'),
              (SELECT ap.contact_id FROM anon_profiles ap WHERE ap.panel_id = ?1 AND ap.uniqueid = e.value->>'u')),
            e.value->>'u', e.value->>'k', e.value->>'s', e.value->'p', e.value->>'t', b.received_at,
-           e.value->>'m', e.value->>'cp', e.value->>'j'
+           e.value->>'m', e.value->>'cp', e.value->>'j', e.value->>'as'
          FROM ${unstored}
            AND (e.value->>'x' IS NULL OR EXISTS (SELECT 1 FROM event_guids g WHERE g.panel_id = ?1 AND g.guid = e.value->>'g' AND g.batch_id = b.id))
          ORDER BY b.id, e.key`,

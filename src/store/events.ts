@@ -26,6 +26,7 @@ export interface StoredEvent {
   msgid: string | null;
   campaignId: string | null;
   journeyId: string | null;
+  assetId: string | null;
 }
 
 export interface EventRow {
@@ -45,11 +46,12 @@ export interface EventRow {
   msgid: string | null;
   campaign_id: string | null;
   journey_id: string | null;
+  asset_id: string | null;
 }
 
 const COLUMN_NAMES = [
   "id", "panel_id", "guid", "channel", "name", "activity_id", "contact_id", "uniqueid", "identity", "source", "params",
-  "occurred_at", "received_at", "msgid", "campaign_id", "journey_id",
+  "occurred_at", "received_at", "msgid", "campaign_id", "journey_id", "asset_id",
 ];
 
 /** The columns of an event row, qualified by `alias` when given. */
@@ -75,6 +77,7 @@ export function eventFromRow(row: EventRow): StoredEvent {
     msgid: row.msgid,
     campaignId: row.campaign_id,
     journeyId: row.journey_id,
+    assetId: row.asset_id,
   };
 }
 

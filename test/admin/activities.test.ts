@@ -22,6 +22,23 @@ describe("admin: activity definitions", () => {
     expect(list.body.activities.map((a: any) => a.name)).toEqual(["add_to_cart", "page_view"]);
   });
 
+  it("numbers activities within each panel from 1", async () => {
+    const first = await createPanel();
+    const second = await createPanel();
+    const ids = async (panelId: string, names: string[]) => {
+      const created: string[] = [];
+      for (const name of names) created.push((await admin("POST", `/panels/${panelId}/activities`, { name })).body.activityid);
+      return created;
+    };
+    expect(await ids(first.id, ["view", "cart"])).toEqual(["1", "2"]);
+    expect(await ids(second.id, ["view"])).toEqual(["1"]);
+    // A refused name takes no number.
+    expect((await admin("POST", `/panels/${first.id}/activities`, { name: "VIEW" })).status).toBe(409);
+    expect(await ids(first.id, ["buy"])).toEqual(["3"]);
+    expect((await admin("GET", `/panels/${second.id}/activities/1`)).body.name).toBe("view");
+    expect((await admin("GET", `/panels/${second.id}/activities/2`)).status).toBe(404);
+  });
+
   it("refuses a name the panel already has, whatever its case (409), but another panel may use it", async () => {
     const panel = await createPanel();
     await admin("POST", `/panels/${panel.id}/activities`, { name: "Checkout" });

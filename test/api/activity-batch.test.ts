@@ -22,7 +22,7 @@ describe("batch endpoint", () => {
   it("stores every event of a valid batch in one call, as an array or under events", async () => {
     const asArray = await postBatch(panel.clientId, [view("a@example.com"), view("b@example.com"), view("a@example.com")]);
     expect(asArray.status).toBe(200);
-    expect(asArray.body).toMatchObject({ result: "Success", accepted: 3, duplicates: 0, rejected: 0 });
+    expect(asArray.body).toMatchObject({ result: "Success", recorded: 3, accepted: 3, duplicates: 0, rejected: 0 });
     const asObject = await postBatch(panel.clientId, { events: [{ ...view("c@example.com"), identity: undefined, uniqueid: "anon-1" }] }, { version: "apiv2" });
     expect(asObject.status).toBe(200);
     expect(await eventCount(panel.id)).toBe(4);

@@ -50,6 +50,41 @@ describe("single activity: accepted shapes", () => {
     ]);
   });
 
+  it("reads unprefixed params by the definition, numbers sent as decimal text, and a prefix that agrees", async () => {
+    const posted = await postActivity(panel.clientId, cartEvent({ activity_params: { name: "Kettle", prid: "1234", "f^price": "29.50", prqt: 2 } }));
+    expect(posted.status).toBe(200);
+    const [event] = (await contactEvents(panel, "ada@example.com")).body.events;
+    expect(event.params).toEqual({ name: "Kettle", prid: 1234, price: 29.5, prqt: 2 });
+  });
+
+  it("reads the source in any case, cus/offline/store/pos as custom, and timestamp as epoch seconds or milliseconds", async () => {
+    const now = Date.now();
+    const sent = [
+      { activity_source: "WEB", timestamp: Math.floor(now / 1000) - 60 },
+      { activity_source: "CUS", timestamp: String(now - 120_000) },
+      { activity_source: "Offline", timestamp: now - 180_000 },
+      { activity_source: "pos", timestamp: new Date(now - 240_000).toISOString() },
+    ];
+    for (const extra of sent) expect((await postActivity(panel.clientId, cartEvent(extra))).status).toBe(200);
+    const events = (await contactEvents(panel, "ada@example.com")).body.events;
+    expect(events.map((e: any) => [e.source, e.occurred_at])).toEqual([
+      ["web", new Date(Math.floor(now / 1000) * 1000 - 60_000).toISOString()],
+      ["custom", new Date(now - 120_000).toISOString()],
+      ["custom", new Date(now - 180_000).toISOString()],
+      ["custom", new Date(now - 240_000).toISOString()],
+    ]);
+  });
+
+  it("records an event older than 24 hours and says it starts no journey; a recent one says nothing", async () => {
+    const old = await postActivity(panel.clientId, cartEvent({ cts: "240131180500" }));
+    expect(old.status).toBe(200);
+    expect(old.body).toMatchObject({ result: "Success", journeys: "skipped: older than 24 hours" });
+    const recent = await postActivity(panel.clientId, cartEvent({ timestamp: Date.now() - 23 * 3_600_000 }));
+    expect(recent.status).toBe(200);
+    expect(recent.body.journeys).toBeUndefined();
+    expect(await eventCount(panel.id)).toBe(2);
+  });
+
   it("answers under /apiv2/ exactly as under /v1/", async () => {
     const posted = await postActivity(panel.clientId, cartEvent(), { version: "apiv2" });
     expect(posted.status).toBe(200);
@@ -164,10 +199,11 @@ describe("single activity: accepted shapes", () => {
 describe("single activity: bad input is refused and nothing is stored", () => {
   const cases: Array<[string, (id: string) => unknown, number, string]> = [
     ["a wrong prefix for the parameter's type", (id) => ({ activityid: id, identity: "x@example.com", activity_params: { "s^prid": "12" } }), 400, "activity_params.s^prid"],
-    ["text for an integer parameter", (id) => ({ activityid: id, identity: "x@example.com", activity_params: { "i^prid": "12" } }), 400, "activity_params.i^prid"],
+    ["text that is not a number for an integer parameter", (id) => ({ activityid: id, identity: "x@example.com", activity_params: { "i^prid": "12 items" } }), 400, "activity_params.i^prid"],
+    ["decimal text for an integer parameter", (id) => ({ activityid: id, identity: "x@example.com", activity_params: { prid: "12.5" } }), 400, "activity_params.prid"],
     ["a float for an integer parameter", (id) => ({ activityid: id, identity: "x@example.com", activity_params: { "i^prqt": 1.5 } }), 400, "activity_params.i^prqt"],
     ["text for a float parameter", (id) => ({ activityid: id, identity: "x@example.com", activity_params: { "f^price": "cheap" } }), 400, "activity_params.f^price"],
-    ["a parameter without prefix", (id) => ({ activityid: id, identity: "x@example.com", activity_params: { name: "Kettle" } }), 400, "activity_params.name"],
+    ["an unprefixed key the definition does not have", (id) => ({ activityid: id, identity: "x@example.com", activity_params: { colour: "red" } }), 400, "activity_params.colour"],
     ["an unknown parameter", (id) => ({ activityid: id, identity: "x@example.com", activity_params: { "s^colour": "red" } }), 400, "activity_params.s^colour"],
     ["params as an array of two objects", (id) => ({ activityid: id, identity: "x@example.com", activity_params: [{}, {}] }), 400, "activity_params"],
     ["params as text", (id) => ({ activityid: id, identity: "x@example.com", activity_params: "s^name=Kettle" }), 400, "activity_params"],
@@ -184,6 +220,9 @@ describe("single activity: bad input is refused and nothing is stored", () => {
     ["a malformed timestamp", (id) => ({ activityid: id, identity: "x@example.com", timestamp: "yesterday" }), 400, "timestamp"],
     ["an impossible timestamp", (id) => ({ activityid: id, identity: "x@example.com", timestamp: "2023-02-29T10:00:00" }), 400, "timestamp"],
     ["a bad source", (id) => ({ activityid: id, identity: "x@example.com", activity_source: "tv" }), 400, "activity_source"],
+    ["a cts more than 24 hours ahead (DDMMYY sent as YYMMDD)", (id) => ({ activityid: id, identity: "x@example.com", cts: "301124101500" }), 400, "cts"],
+    ["an epoch timestamp more than 24 hours ahead", (id) => ({ activityid: id, identity: "x@example.com", timestamp: Math.floor(Date.now() / 1000) + 25 * 3600 }), 400, "timestamp"],
+    ["a timestamp that is neither ISO nor epoch", (id) => ({ activityid: id, identity: "x@example.com", timestamp: "20240113" }), 400, "timestamp"],
     ["a JSON array body", (id) => [{ activityid: id, identity: "x@example.com" }], 400, "body"],
     ["a JSON string body", () => "hello", 400, "body"],
   ];

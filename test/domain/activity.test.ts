@@ -18,21 +18,29 @@ describe("activity params", () => {
     expect(check(undefined)).toEqual({ values: {}, problems: [] });
   });
 
+  it("reads unprefixed keys by the definition's type, numbers given as decimal text included", () => {
+    expect(check({ name: "Kettle", prid: "22", price: "12.50" })).toEqual({ values: { name: "Kettle", prid: 22, price: 12.5 }, problems: [] });
+    expect(check({ name: 1234, "f^price": "-3" })).toEqual({ values: { name: "1234", price: -3 }, problems: [] });
+  });
+
   it("names the key and the reason of every problem", () => {
-    const { problems } = check({ "i^name": 1, "i^prid": 1.5, "f^price": "3", "x^prid": 1, prid: 1, "s^size": "L" });
+    const { problems } = check({ "i^name": 1, "i^prid": 1.5, "f^price": "3 rupees", "x^prid": 1, prid: 1, "s^size": "L", size: 2 });
     expect(problems).toEqual([
       { field: "activity_params.i^name", message: "parameter name is a string: use the prefix s^" },
       { field: "activity_params.i^prid", message: "must be an integer, not a float" },
-      { field: "activity_params.f^price", message: "must be a number, not a string" },
-      { field: "activity_params.x^prid", message: expect.stringContaining("type prefix") },
-      { field: "activity_params.prid", message: expect.stringContaining("type prefix") },
+      { field: "activity_params.f^price", message: 'must be a number, not "3 rupees"' },
+      { field: "activity_params.x^prid", message: expect.stringContaining('unknown parameter "x^prid"') },
+      { field: "activity_params.prid", message: "parameter prid is given more than once" },
       { field: "activity_params.s^size", message: 'unknown parameter "size": activity "add_to_cart" defines name, prid, price' },
+      { field: "activity_params.size", message: 'unknown parameter "size": activity "add_to_cart" defines name, prid, price' },
     ]);
+    expect(check({ prid: "12.5" }).problems).toEqual([{ field: "activity_params.prid", message: 'must be an integer, not "12.5"' }]);
+    expect(check({ prid: "" }).problems).toEqual([{ field: "activity_params.prid", message: 'must be an integer, not ""' }]);
   });
 });
 
 describe("prepareActivityEvent", () => {
-  const now = Date.UTC(2024, 0, 1);
+  const now = Date.UTC(2024, 1, 1);
 
   it("builds the event: identity normalised, cts in the panel's zone, source lower-cased", () => {
     const prepared = prepareActivityEvent(
@@ -59,6 +67,43 @@ describe("prepareActivityEvent", () => {
   it("treats null and empty text as absent, and needs identity or uniqueid", () => {
     const prepared = prepareActivityEvent({ activityid: 7, identity: null, uniqueid: "", cts: "", timestamp: null }, cart, panel, now);
     expect(prepared).toEqual({ ok: false, status: 400, problems: [{ field: "identity", message: expect.stringContaining("either identity") }] });
+  });
+
+  it("reads every source clients send: any case, cus, offline, store and pos meaning custom", () => {
+    const source = (activity_source: string) => {
+      const prepared = prepareActivityEvent({ activityid: 7, identity: "a@example.com", activity_source }, cart, panel, now);
+      return prepared.ok ? prepared.event.source : prepared.problems[0]!.message;
+    };
+    expect(["web", "WEB", "App", "custom", "CUS", "offline", "Store", "POS"].map(source)).toEqual(["web", "web", "app", "custom", "custom", "custom", "custom", "custom"]);
+    expect(source("email")).toMatch(/^must be one of web, app, custom \(any case; cus, offline, store, pos mean custom\), not "email"$/);
+  });
+
+  it("reads timestamp as ISO or epoch seconds or milliseconds, and refuses a time more than 24 hours ahead", () => {
+    const at = (input: { cts?: string; timestamp?: string | number }) => {
+      const prepared = prepareActivityEvent({ activityid: 7, identity: "a@example.com", ...input }, cart, panel, now);
+      return prepared.ok ? new Date(prepared.event.occurredAt).toISOString() : `${prepared.problems[0]!.field}: ${prepared.problems[0]!.message}`;
+    };
+    expect(at({ timestamp: "2024-01-13T20:30:28+05:30" })).toBe("2024-01-13T15:00:28.000Z");
+    expect(at({ timestamp: 1705158028 })).toBe("2024-01-13T15:00:28.000Z");
+    expect(at({ timestamp: "1705158028123" })).toBe("2024-01-13T15:00:28.123Z");
+    expect(at({ timestamp: now / 1000 + 23 * 3600 })).toBe(new Date(now + 23 * 3_600_000).toISOString());
+    expect(at({ timestamp: now / 1000 + 25 * 3600 })).toMatch(/^timestamp: is more than 24 hours ahead of now/);
+    // DDMMYYhhmmss sent as cts: 13 January 2030, refused instead of stored in the future.
+    expect(at({ cts: "300124180500" })).toBe("cts: is more than 24 hours ahead of now: it reads as 2030-01-24T12:35:00.000Z; an event time says when something happened");
+    expect(at({ timestamp: "20240113" })).toMatch(/^timestamp: must be an ISO 8601 date-time or epoch seconds or milliseconds/);
+  });
+
+  it("keeps asset_id, trimmed", () => {
+    const prepared = prepareActivityEvent({ activity_name: "ADD_TO_CART", identity: "a@example.com", asset_id: " web-1 " }, cart, panel, now);
+    expect(prepared).toMatchObject({ ok: true, event: { assetId: "web-1", activityId: 7 } });
+  });
+
+  it("an undefined activity is 404 on the field that named it", () => {
+    expect(prepareActivityEvent({ activity_name: "wishlist", identity: "a@example.com" }, undefined, panel, now)).toEqual({
+      ok: false,
+      status: 404,
+      problems: [{ field: "activity_name", message: 'no activity named "wishlist" is defined in this panel' }],
+    });
   });
 
   it("an undefined activity is 404 on activityid alone", () => {

@@ -6,7 +6,12 @@ describe("checkJsonValue", () => {
     ["string", "x", "x"],
     ["string", 9876543210, "9876543210"],
     ["integer", 36, 36],
+    ["integer", "36", 36],
+    ["integer", "-3", -3],
+    ["integer", "12.0", 12],
     ["float", 2.5, 2.5],
+    ["float", "12.50", 12.5],
+    ["float", "-3", -3],
     ["float", 3, 3],
     ["boolean", false, false],
     ["date", "2024-02-29", "2024-02-29"],
@@ -15,13 +20,25 @@ describe("checkJsonValue", () => {
     expect(checkJsonValue(type, value)).toEqual({ ok: true, value: expected });
   });
 
+  it("names the text it refuses", () => {
+    expect(checkJsonValue("integer", "22 years")).toEqual({ ok: false, reason: 'must be an integer, not "22 years"' });
+    expect(checkJsonValue("integer", "12.5")).toEqual({ ok: false, reason: 'must be an integer, not "12.5"' });
+    expect(checkJsonValue("integer", true)).toEqual({ ok: false, reason: "must be an integer, not a boolean" });
+  });
+
   it.each([
     ["string", true],
     ["string", {}],
-    ["integer", "36"],
+    ["integer", "12.5"],
+    ["integer", "22 years"],
+    ["integer", ""],
+    ["integer", " 36"],
     ["integer", 3.5],
     ["integer", 2 ** 60],
-    ["float", "2.5"],
+    ["float", "2.5 kg"],
+    ["float", "0x10"],
+    ["float", "Infinity"],
+    ["float", ""],
     ["boolean", "true"],
     ["date", "2023-02-29"],
     ["date", "2024-13-01"],
@@ -39,6 +56,8 @@ describe("checkTextValue (CSV cells)", () => {
     expect(checkTextValue("boolean", "Yes")).toEqual({ ok: true, value: true });
     expect(checkTextValue("integer", "4.2").ok).toBe(false);
     expect(checkTextValue("float", "abc").ok).toBe(false);
+    expect(checkTextValue("float", "0x10").ok).toBe(false);
+    expect(checkTextValue("float", "1.5E+07")).toEqual({ ok: true, value: 15_000_000 });
   });
 });
 

@@ -51,7 +51,7 @@ describe("time formats", () => {
 
 describe("event times", () => {
   const NOW = Date.UTC(2026, 0, 1);
-  const at = (value: unknown, forms: Array<"cts" | "iso">) => {
+  const at = (value: unknown, forms: Array<"cts" | "iso" | "epoch">) => {
     const result = resolveEventTime(value, forms, "Asia/Kolkata", NOW);
     return result.ok ? new Date(result.value).toISOString() : result.reason;
   };
@@ -61,6 +61,24 @@ describe("event times", () => {
     expect(at(240131180500, ["cts", "iso"])).toBe("2024-01-31T12:35:00.000Z");
     expect(at("2024-01-31T18:05:00", ["cts", "iso"])).toBe("2024-01-31T12:35:00.000Z");
     expect(at("2024-01-31T18:05:00Z", ["iso"])).toBe("2024-01-31T18:05:00.000Z");
+  });
+
+  it("reads epoch seconds (a fraction allowed) or milliseconds, as numbers or digits, refusing other magnitudes", () => {
+    expect(at(1706704500, ["epoch"])).toBe("2024-01-31T12:35:00.000Z");
+    expect(at(1706704500.25, ["epoch"])).toBe("2024-01-31T12:35:00.250Z");
+    expect(at("1706704500123", ["iso", "epoch"])).toBe("2024-01-31T12:35:00.123Z");
+    expect(at("20240131", ["epoch"])).toMatch(/^must be epoch seconds \(10 digits\) or milliseconds \(13 digits\)/);
+    expect(at("240131180500", ["iso", "epoch"])).toBe("must be an ISO 8601 date-time or epoch seconds or milliseconds");
+    expect(at("1706704500s", ["epoch"])).toMatch(/^must be epoch seconds/);
+    expect(at(-1706704500, ["epoch"])).toMatch(/^must be epoch seconds/);
+  });
+
+  it("refuses a time more than 24 hours ahead of now, naming the instant it read", () => {
+    expect(at(NOW / 1000 + 24 * 3600, ["epoch"])).toBe(new Date(NOW + 24 * 3_600_000).toISOString());
+    expect(at(NOW / 1000 + 24 * 3600 + 1, ["epoch"])).toBe(
+      `is more than 24 hours ahead of now: it reads as ${new Date(NOW + 24 * 3_600_000 + 1000).toISOString()}; an event time says when something happened`,
+    );
+    expect(at("270101000000", ["cts"])).toMatch(/^is more than 24 hours ahead of now: it reads as 2026-12-31T18:30:00.000Z/);
   });
 
   it("takes absent, null and blank as now", () => {

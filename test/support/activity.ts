@@ -28,6 +28,16 @@ async function post(kind: "singleactivity" | "batch", clientId: string, body: un
 }
 
 export const postActivity = (clientId: string, body: unknown, options?: PostOptions) => post("singleactivity", clientId, body, options);
+
+/** Activity API v2: `POST /v1/activity/upload` with the key as a Bearer header (unless `apiKey` is null). */
+export async function postUpload(apiKey: string | null, body: unknown, options: PostOptions = {}) {
+  const response = await call(`/${options.version ?? "v1"}/activity/upload${options.query ?? ""}`, {
+    method: options.method ?? "POST",
+    headers: { "content-type": "application/json", ...(apiKey === null ? {} : { authorization: `Bearer ${apiKey}` }), ...options.headers },
+    body: options.method === "GET" ? undefined : options.raw ? (body as string) : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
 export const postBatch = (clientId: string, body: unknown, options?: PostOptions) => post("batch", clientId, body, options);
 
 /** A contact's events as the admin API lists them, once the pipeline took in what was recorded. */

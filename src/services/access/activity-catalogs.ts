@@ -1,4 +1,4 @@
-import type { IngestPanel } from "../../domain/activity";
+import { activityNameKey, type ActivityDefinition, type IngestPanel } from "../../domain/activity";
 import { TtlCache } from "../../lib/ttl-cache";
 import { loadActivityCatalog, type ActivityCatalog } from "../../store/activities";
 
@@ -28,9 +28,17 @@ export async function activityCatalog(db: D1Database, clientId: string, fresh = 
   return loaded;
 }
 
-/** Re-reads the catalog once when the posted activity ids include one it does not know. */
-export async function catalogKnowing(db: D1Database, clientId: string, catalog: ActivityCatalog, activityIds: Iterable<number>): Promise<ActivityCatalog> {
-  for (const id of activityIds) if (!catalog.activities.has(id)) return (await activityCatalog(db, clientId, true)) ?? catalog;
+/** How a call names an activity: its id in the panel, or its name (any case). */
+export type ActivityRef = number | string;
+
+/** The definition an id or a name refers to in the catalog. */
+export function definitionOf(catalog: ActivityCatalog, ref: ActivityRef): ActivityDefinition | undefined {
+  return typeof ref === "number" ? catalog.activities.get(ref) : catalog.byName.get(activityNameKey(ref));
+}
+
+/** Re-reads the catalog once when the posted activities include one it does not know. */
+export async function catalogKnowing(db: D1Database, clientId: string, catalog: ActivityCatalog, refs: Iterable<ActivityRef>): Promise<ActivityCatalog> {
+  for (const ref of refs) if (!definitionOf(catalog, ref)) return (await activityCatalog(db, clientId, true)) ?? catalog;
   return catalog;
 }
 

@@ -1,4 +1,5 @@
 import { activityNameKey } from "../../domain/activity";
+import { startsJourneys } from "../../domain/events";
 import type { PipelineEvent, PipelineStep } from "../pipeline/steps";
 import { contactsByIds } from "../../store/contacts";
 import { runningJourneysByTrigger } from "../../store/journeys/definitions";
@@ -44,7 +45,8 @@ export const journeysPipelineStep: PipelineStep = {
     const ended = await resolveWaitsWithEvents(env.DB, matches, now);
     await continuePoints(env, ended, now);
 
-    const activities = events.filter((e) => e.channel === "custom_activity" && e.contactId !== null);
+    // An activity that happened more than a day before it arrived is history, not a trigger.
+    const activities = events.filter((e) => e.channel === "custom_activity" && e.contactId !== null && startsJourneys(e, e.receivedAt));
     if (activities.length === 0) return;
     const journeys = await runningJourneysByTrigger(env.DB, panelId, "activity", [...new Set(activities.map((e) => activityNameKey(e.name)))]);
     if (journeys.length === 0) return;

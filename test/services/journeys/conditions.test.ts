@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { formatCts, formatLocalIso } from "../../../src/domain/time";
 import { apiFor, createPanel } from "../../support/helpers";
 import { act, cartPanel, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../../support/journeys";
 
@@ -15,7 +16,9 @@ describe("spec 6.3 conditions", () => {
       trigger: { type: "activity", activity: "add_to_cart" },
       steps: [{ id: "hook", type: "webhook", webhook: hook.id, attributes: ["EMAIL", "CITY", "STATE"], params: { Action: "carted" } }],
     });
-    await act(panel, cart, "ada@example.com", { activity_params: { "s^name": "Kettle", "f^price": 29.5 }, activity_source: "app", cts: "261122093000" });
+    // A minute ago: an activity older than 24 hours would start no journey.
+    const at = Date.now() - MINUTE;
+    await act(panel, cart, "ada@example.com", { activity_params: { "s^name": "Kettle", "f^price": 29.5 }, activity_source: "app", cts: formatCts(at, "UTC") });
     const events = await delivered(hook);
     expect(events).toEqual([
       {
@@ -32,8 +35,8 @@ describe("spec 6.3 conditions", () => {
           activity_source: "app",
           identity: "ada@example.com",
           foreignkey: "ada@example.com",
-          timestamp: "2026-11-22T09:30:00",
-          ts: 261122093000,
+          timestamp: formatLocalIso(at, "UTC"),
+          ts: Number(formatCts(at, "UTC")),
           guid: expect.any(String),
         },
         payload_params: { items: [{ name: "Kettle", price: 29.5 }] },

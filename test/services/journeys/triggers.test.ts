@@ -1,8 +1,27 @@
 import { describe, expect, it } from "vitest";
 import { SEGMENT_SCAN_PAGE } from "../../../src/services/journeys/contact-triggers";
-import { eventually } from "../../support/activity";
+import { eventually, pipelineSettled, postUpload } from "../../support/activity";
 import { apiFor, createPanel } from "../../support/helpers";
-import { countersOf, cronAllAt, createWebhook, delivered, messagesOf, puneSegmentJourney, startJourney } from "../../support/journeys";
+import { act, cartPanel, countersOf, cronAllAt, createWebhook, delivered, messagesOf, puneSegmentJourney, startJourney } from "../../support/journeys";
+
+describe("activity trigger", () => {
+  it("an activity older than 24 hours when it arrives is recorded but starts no journey; a recent one does", async () => {
+    const panel = await createPanel();
+    const { cart } = await cartPanel(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "sms", type: "sms", text: "Still thinking?" }] });
+    const day = 24 * 3_600_000;
+    await act(panel, cart, "old@example.com", { timestamp: Date.now() - day - 60_000 });
+    const uploaded = await postUpload(panel.apiKey, [
+      { activity_name: "add_to_cart", identity: "late@example.com", timestamp: new Date(Date.now() - 2 * day).toISOString() },
+      { activity_name: "add_to_cart", identity: "recent@example.com", timestamp: Math.floor((Date.now() - day + 60_000) / 1000) },
+    ]);
+    expect(uploaded.body).toMatchObject({ recorded: 2, journeys: "skipped: older than 24 hours", journeys_skipped: [0] });
+    await pipelineSettled(panel.id);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1 });
+    await act(panel, cart, "old@example.com");
+    expect(await countersOf(journey)).toMatchObject({ entered: 2 });
+  });
+});
 
 describe("list trigger", () => {
   it("a contact added to the list enters; one already in it or added elsewhere does not", async () => {
