@@ -1,6 +1,8 @@
 // npm run bench:activity: single-activity posts under concurrent load beside the bare
 // one-insert D1 baseline (issue 4 goal: >= 60% of its throughput), then the batch endpoint's
-// events per second (goal: >= 20,000), in one run.
+// events per second (goal: >= 20,000) and Activity API v2's upload endpoint beside it (issue
+// 14 goal: within 10% of the batch endpoint's events/s at the same 1,000 events per call), in
+// one run.
 //
 // The machine is shared, so cases alternate in short slices (ROUNDS x SLICE seconds each) and
 // the figures are totals over all slices: load from other processes hits them alike.
@@ -72,6 +74,7 @@ interface Setup {
   drain(): Promise<number>;
   single(): Promise<Response>;
   batch(): Promise<Response>;
+  upload(): Promise<Response>;
   insert(): Promise<Response>;
 }
 
@@ -92,6 +95,16 @@ async function setUp(runtime: BenchRuntime): Promise<Setup> {
     activity_source: "web",
     activity_params: { "s^name": "Kettle", "i^prid": 1000 + (i % 100), "f^price": 29.5, "i^prqt": 1 + (i % 3) },
   });
+  // The same events as Activity API v2 clients send them: named, unprefixed, an ISO timestamp.
+  const named = (i: number) => {
+    const { activityid: _id, cts: _cts, activity_params: params, ...rest } = event(i);
+    return {
+      ...rest,
+      activity_name: "add_to_cart",
+      timestamp: "2024-01-31T18:05:00+05:30",
+      activity_params: Object.fromEntries(Object.entries(params).map(([key, value]) => [key.slice(2), value])),
+    };
+  };
   let sequence = 0;
   return {
     runtime,
@@ -113,6 +126,15 @@ async function setUp(runtime: BenchRuntime): Promise<Setup> {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify(Array.from({ length: batchSize }, (_, j) => event(start + j))),
+      });
+    },
+    upload() {
+      const start = sequence;
+      sequence += batchSize;
+      return fetch(`${runtime.origin}/v1/activity/upload`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${panel.apiKey}` },
+        body: JSON.stringify(Array.from({ length: batchSize }, (_, j) => named(start + j))),
       });
     },
     insert() {
@@ -165,17 +187,27 @@ try {
   try {
     await load(endpoint.insert, { concurrency, seconds: 2 });
     await load(endpoint.batch, { concurrency: batchConcurrency, seconds: 2 });
+    await load(endpoint.upload, { concurrency: batchConcurrency, seconds: 2 });
     const ownBaseline = new Tally();
     const ingest = new Tally();
+    const uploads = new Tally();
     for (let round = 0; round < rounds; round++) {
       await ownBaseline.slice(() => load(ownBaseline.timed(endpoint.insert), { concurrency, seconds: slice }));
       await ingest.slice(() => load(ingest.timed(endpoint.batch), { concurrency: batchConcurrency, seconds: slice }));
+      await uploads.slice(() => load(uploads.timed(endpoint.upload), { concurrency: batchConcurrency, seconds: slice }));
     }
     const events = printBatches(
       `part 2: batch endpoint, ${batchSize} events per call, ${batchConcurrency} concurrent clients, ${rounds} slices of ${slice}s; EVENTS consumer not attached`,
       ingest,
       "(goal: >= 20000 events/s)",
     );
+    const uploaded = printBatches(
+      `part 2b: Activity API v2 upload (POST /v1/activity/upload, Bearer key, named events, unprefixed params, ISO timestamps), same calls, alternating with the batch slices`,
+      uploads,
+      "(goal: within 10% of the batch endpoint's events/s)",
+    );
+    const ratio = uploaded / uploads.result().seconds / (events / ingest.result().seconds);
+    console.log(`upload vs batch: ${(ratio * 100).toFixed(0)}% of the batch endpoint's events/s; workerd CPU per 1,000 events recorded: upload ${uploads.cpuMsPer(uploaded / 1000)} ms, batch ${ingest.cpuMsPer(events / 1000)} ms`);
     const own = ownBaseline.result();
     console.log(
       `baseline in the same runtime: one bare D1 insert ${own.perSecond.toFixed(0)} req/s, so one call stores ` +
