@@ -17,6 +17,8 @@ export function panelView(panel: Panel, env: Env) {
     region: env.REGION,
     api_mode: panel.apiMode,
     client_id: panel.clientId,
+    unknown_attributes: panel.unknownAttributes,
+    cors_origins: panel.corsOrigins,
     created_at: isoTime(panel.createdAt),
     updated_at: isoTime(panel.updatedAt),
   };
@@ -48,6 +50,8 @@ const createPanel = defineAdminRoute({
       clientId: randomBase64Url(24),
       createdAt: now,
       updatedAt: now,
+      unknownAttributes: "reject",
+      corsOrigins: [],
     };
     // A primary key outside the defaults (a CRM's customer id, say) becomes a string attribute.
     const attributes = DEFAULT_ATTRIBUTES.some(([name]) => name === panel.primaryKey)
@@ -82,10 +86,16 @@ const patchPanel = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel",
   role: "owner",
-  summary: "Turn API mode on or off, rename, or change the time zone",
+  summary: "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, or the CORS origins",
   body: panelPatchBody,
   async handle({ env, panel, body }) {
-    const changes = { apiMode: body.api_mode, name: body.name, timezone: body.timezone };
+    const changes = {
+      apiMode: body.api_mode,
+      name: body.name,
+      timezone: body.timezone,
+      unknownAttributes: body.unknown_attributes,
+      corsOrigins: body.cors_origins,
+    };
     const updated = await orNotFound(updatePanel(env.DB, panel.id, changes, Date.now()), `No panel with id "${panel.id}"`);
     return panelView(updated, env);
   },

@@ -1,9 +1,10 @@
 import type { ActivityCatalog } from "../store/activities";
-import type { Panel } from "../store/panels";
+import { anyPanelAllowsOrigin, type Panel } from "../store/panels";
 import { bearerToken, notAuthenticated } from "../lib/http/credentials";
 import { notFound } from "../lib/http/errors";
 import { activityCatalog } from "../services/access/activity-catalogs";
 import { findCaller, type Caller } from "../services/access/api-keys";
+import { decodeOrKeep } from "../lib/uri";
 
 /** The caller an API key names; 401 alike for every reason it names none (CONTRACT 2.1). */
 export async function authenticateApiKey(db: D1Database, apiKey: unknown): Promise<Caller> {
@@ -32,4 +33,26 @@ export async function checkAccess(request: Request, db: D1Database, panel: Panel
     const caller = await authenticateApiKey(db, key);
     if (caller.panel.id !== panel.id) throw notAuthenticated();
   }
+}
+
+/** Public routes that name their panel by client id in the path (activity, channel events). */
+const CLIENT_ID_PATH = /^\/(?:v1|apiv2)\/(?:activity\/(?:singleactivity|batch)|events\/[^/]+)\/([^/]+)\/?$/;
+
+/**
+ * The panel a public API call is for, as far as the request shows it without running it: the
+ * client id in the path, else the API key (`apikey` in the query or the body's parameters,
+ * else a Bearer header). Undefined when the request names none, or none that exists (CORS
+ * answers such a call without its headers; the call itself refuses it).
+ */
+export async function panelOfCall(db: D1Database, request: Request, bodyKey?: () => Promise<unknown>): Promise<Panel | undefined> {
+  const url = new URL(request.url);
+  const clientId = CLIENT_ID_PATH.exec(url.pathname)?.[1];
+  if (clientId !== undefined) return (await activityCatalog(db, decodeOrKeep(clientId)))?.panel;
+  const key = url.searchParams.get("apikey") ?? (bodyKey ? await bodyKey() : undefined) ?? bearerToken(request);
+  return (await findCaller(db, key))?.panel;
+}
+
+/** Whether some panel lets `origin` call from a browser (a preflight that names no panel). */
+export function originAllowedSomewhere(db: D1Database, origin: string): Promise<boolean> {
+  return anyPanelAllowsOrigin(db, origin);
 }

@@ -1,4 +1,6 @@
+import type { UnknownAttributeMode } from "../domain/attributes";
 import { contactKeyFrom, prepareContact, type KeyedSchema } from "../domain/contacts";
+import { forgetCallers } from "../services/access/api-keys";
 import { fromProblems, invalidField, notFound, orNotFound } from "../lib/http/errors";
 import { journeysAfterContactWrite } from "../services/journeys/contact-triggers";
 import { z } from "../lib/z";
@@ -6,12 +8,21 @@ import { getContactByKey, listsOfContact, removeFromLists, updateContact, upsert
 import { existingListIds } from "../store/lists";
 import type { Panel } from "../store/panels";
 import { defineOperation, type OperationTable } from "./operation";
-import { contactRefParam, jsonObjectParam, listIdParam, listIdsParam } from "../domain/fields";
+import { contactRefParam, jsonObjectParam, listIdsParam } from "../domain/fields";
 
-function prepareOrThrow(schema: KeyedSchema, data: Record<string, unknown>) {
-  const prepared = prepareContact(schema, data);
+function prepareOrThrow(schema: KeyedSchema, data: Record<string, unknown>, unknown: UnknownAttributeMode) {
+  const prepared = prepareContact(schema, data, unknown);
   if (!prepared.ok) throw fromProblems(prepared.problems);
   return prepared;
+}
+
+/**
+ * What an add or update answers besides the contact: the unknown attributes it left out or
+ * created (CONTRACT 8). Created ones change the panel's schema, which cached callers hold.
+ */
+function schemaMembers(prepared: { ignored: string[]; created: string[] }): Record<string, unknown> {
+  if (prepared.created.length) forgetCallers();
+  return { ...(prepared.ignored.length ? { ignored: prepared.ignored } : {}), ...(prepared.created.length ? { created: prepared.created } : {}) };
 }
 
 function keyOrThrow(schema: KeyedSchema, data: unknown): string {
@@ -35,14 +46,14 @@ function contactOfPanel(db: D1Database, panel: Panel, key: string) {
 }
 
 const addContact = defineOperation({
-  summary: "Add a contact, or merge the given attributes into the existing one (4.1)",
-  params: z.object({ data: jsonObjectParam, listid: listIdParam.optional() }),
+  summary: "Add a contact, or merge the given attributes into the existing one (4.1); listid names one list or several",
+  params: z.object({ data: jsonObjectParam, listid: listIdsParam.optional() }),
   async run({ env, exec, panel, schema, now }, { data, listid }) {
-    const prepared = prepareOrThrow(schema, data);
-    if (listid !== undefined) await requireLists(env.DB, panel, [listid]);
-    const contact = await upsertContact(env.DB, panel.id, prepared.key, prepared.values, now, listid);
+    const prepared = prepareOrThrow(schema, data, panel.unknownAttributes);
+    if (listid !== undefined) await requireLists(env.DB, panel, listid);
+    const contact = await upsertContact(env.DB, panel.id, prepared.key, prepared.values, now, { listIds: listid, newAttributes: prepared.created });
     exec.waitUntil(journeysAfterContactWrite(env, panel.id, contact, contact.joinedList, now));
-    return { contact: contact.attributes };
+    return { contact: contact.attributes, ...schemaMembers(prepared) };
   },
 });
 
@@ -61,15 +72,15 @@ const updateExistingContact = defineOperation({
   summary: "Update attributes of an existing contact (4.3)",
   params: z.object({ data: jsonObjectParam }),
   async run({ env, exec, panel, schema, now }, { data }) {
-    const prepared = prepareOrThrow(schema, data);
-    const contact = await updateContact(env.DB, panel.id, prepared.key, prepared.values, now);
+    const prepared = prepareOrThrow(schema, data, panel.unknownAttributes);
+    const contact = await updateContact(env.DB, panel.id, prepared.key, prepared.values, now, prepared.created);
     if (!contact) {
       throw notFound(`No contact with ${panel.primaryKey} "${prepared.key}"; use activity=add to create it`, [
         { field: `data.${panel.primaryKey}`, message: "no such contact" },
       ]);
     }
     exec.waitUntil(journeysAfterContactWrite(env, panel.id, contact, false, now));
-    return { contact: contact.attributes };
+    return { contact: contact.attributes, ...schemaMembers(prepared) };
   },
 });
 

@@ -131,29 +131,94 @@ export function checkTextValue(type: AttributeType, text: string): Checked<Attri
   }
 }
 
+/** What a call does with attributes the panel's schema does not have (a panel setting). */
+export const UNKNOWN_ATTRIBUTE_MODES = ["reject", "ignore", "create"] as const;
+export type UnknownAttributeMode = (typeof UNKNOWN_ATTRIBUTE_MODES)[number];
+
+/** Edits (insert, delete, replace, swap two neighbours) from `a` to `b`: EMIAL is one from EMAIL. */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = rows[i]!;
+      row[j] = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, rows[i - 2]![j - 2]! + 1);
+    }
+  }
+  return rows[a.length]![b.length]!;
+}
+
+/**
+ * The attribute of the schema an unknown name most likely means, if one is close: the same
+ * name apart from case and separators (`FIRST_NAME`, `first-name`: FIRSTNAME), a few typing
+ * slips (`EMIAL`), or a known name of four letters or more that the unknown one begins or
+ * ends with (`CUSTOMERNAME`: NAME, `MOBILE_NO`: MOBILE).
+ */
+export function nearestAttribute(name: string, schema: AttributeSchema): string | undefined {
+  const squash = (text: string) => canonicalAttributeName(text).replace(/[^A-Z0-9]/g, "");
+  const wanted = squash(name);
+  if (wanted === "") return undefined;
+  let best: { name: string; score: number } | undefined;
+  for (const candidate of schema.keys()) {
+    const known = squash(candidate);
+    let score = editDistance(wanted, known);
+    if (score > Math.max(1, Math.floor(known.length / 3))) {
+      const affix = known.length >= 4 && (wanted.startsWith(known) || wanted.endsWith(known));
+      if (!affix) continue;
+    }
+    if (!best || score < best.score) best = { name: candidate, score };
+  }
+  return best?.name;
+}
+
+function unknownAttribute(rawName: string, schema: AttributeSchema, reason: string): string {
+  const nearest = nearestAttribute(rawName, schema);
+  return `unknown attribute "${rawName}": ${reason}${nearest ? `; did you mean ${nearest}?` : ""}`;
+}
+
 export interface CheckedAttributes {
   /** Accepted values by canonical name; `null` asks for the attribute to be removed. */
   values: Record<string, AttributeValue | null>;
   problems: FieldProblem[];
+  /** Unknown names left out (mode `ignore`), as the call spelt them. */
+  ignored: string[];
+  /** Unknown names to create as string attributes with this write (mode `create`), canonical. */
+  created: string[];
 }
 
 /**
  * Checks a JSON object of attributes against the panel's schema. Every unknown name and every
- * wrongly typed value is reported, so one failed call tells the client everything to fix.
+ * wrongly typed value is reported, so one failed call tells the client everything to fix. An
+ * unknown name is refused naming the nearest known attribute (mode `reject`), left out
+ * (`ignore`), or becomes a new string attribute when it is a valid name (`create`).
  */
 export function checkAttributes(
   schema: AttributeSchema,
   input: Record<string, unknown>,
   fieldPrefix = "data",
+  unknown: UnknownAttributeMode = "reject",
 ): CheckedAttributes {
   const values: Record<string, AttributeValue | null> = {};
   const problems: FieldProblem[] = [];
+  const ignored: string[] = [];
+  const created: string[] = [];
   for (const [rawName, value] of Object.entries(input)) {
     const name = canonicalAttributeName(rawName);
     const field = `${fieldPrefix}.${rawName}`;
-    const type = schema.get(name);
+    let type = schema.get(name);
+    if (!type && unknown === "ignore") {
+      ignored.push(rawName);
+      continue;
+    }
+    if (!type && unknown === "create" && ATTRIBUTE_NAME_PATTERN.test(name)) {
+      if (!created.includes(name)) created.push(name);
+      type = "string";
+    }
     if (!type) {
-      problems.push({ field, message: `unknown attribute "${rawName}": it is not in the panel's attribute schema` });
+      const reason = unknown === "create"
+        ? "an attribute name is a letter, then up to 63 letters, digits or _"
+        : "it is not in the panel's attribute schema";
+      problems.push({ field, message: unknownAttribute(rawName, schema, reason) });
       continue;
     }
     if (name in values) {
@@ -168,5 +233,5 @@ export function checkAttributes(
     if (checked.ok) values[name] = checked.value;
     else problems.push({ field, message: checked.reason });
   }
-  return { values, problems };
+  return { values, problems, ignored, created: created.filter((name) => values[name] !== undefined && values[name] !== null) };
 }

@@ -1,4 +1,4 @@
-import { canonicalAttributeName, checkAttributes, type AttributeSchema, type AttributeValue } from "./attributes";
+import { canonicalAttributeName, checkAttributes, type AttributeSchema, type AttributeValue, type UnknownAttributeMode } from "./attributes";
 import { normalisePrimaryKey } from "./primary-key";
 import type { FieldProblem } from "./problems";
 
@@ -9,22 +9,36 @@ export interface KeyedSchema {
 }
 
 export type PreparedContact =
-  | { ok: true; key: string; values: Record<string, AttributeValue | null> }
+  | {
+      ok: true;
+      key: string;
+      values: Record<string, AttributeValue | null>;
+      /** Unknown attributes left out, as sent (panel setting `ignore`). */
+      ignored: string[];
+      /** Attributes to create as strings with the write (panel setting `create`). */
+      created: string[];
+    }
   | { ok: false; problems: FieldProblem[] };
 
 /**
- * Validates a contact object for add/update: every attribute against the schema and the
- * primary key present and normalised. The normalised key replaces the given spelling.
+ * Validates a contact object for add/update: every attribute against the schema (unknown ones
+ * as the panel's `unknown_attributes` setting says) and the primary key present and
+ * normalised. The normalised key replaces the given spelling.
  */
-export function prepareContact(schema: KeyedSchema, input: Record<string, unknown>, fieldPrefix = "data"): PreparedContact {
-  const { values, problems } = checkAttributes(schema.attributes, input, fieldPrefix);
+export function prepareContact(
+  schema: KeyedSchema,
+  input: Record<string, unknown>,
+  unknown: UnknownAttributeMode = "reject",
+  fieldPrefix = "data",
+): PreparedContact {
+  const { values, problems, ignored, created } = checkAttributes(schema.attributes, input, fieldPrefix, unknown);
   const keyField = Object.keys(input).find((name) => canonicalAttributeName(name) === schema.primaryKey);
   if (keyField === undefined) {
     problems.push({ field: `${fieldPrefix}.${schema.primaryKey}`, message: "is required: it is the panel's primary key" });
   } else {
     const key = normalisePrimaryKey(schema.primaryKey, schema.attributes.get(schema.primaryKey) ?? "string", input[keyField]);
     if (!key.ok) problems.push({ field: `${fieldPrefix}.${keyField}`, message: key.reason });
-    else if (problems.length === 0) return { ok: true, key: key.value, values: { ...values, [schema.primaryKey]: key.value } };
+    else if (problems.length === 0) return { ok: true, key: key.value, values: { ...values, [schema.primaryKey]: key.value }, ignored, created };
   }
   return { ok: false, problems };
 }

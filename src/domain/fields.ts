@@ -33,23 +33,46 @@ export const listIdParam = z
   })
   .meta({ description: "List id: a positive int32", example: "12" });
 
-/** One list id or several, comma separated (`4,7,9`). */
+/** The parts of a list-id parameter: one id, `"4,7"`, a JSON array (`[4,7]`) or its text (`"[4,7]"`). */
+function listIdParts(value: string | number | Array<string | number>): Array<string | number> | null {
+  if (Array.isArray(value)) return value;
+  const text = String(value).trim();
+  if (!text.startsWith("[")) return text.split(",");
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) && parsed.every((part) => typeof part === "string" || typeof part === "number") ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+/** One list id or several: comma separated (`4,7,9`) or a JSON array (`[4,7,9]`, as JSON or as its text). */
 export const listIdsParam = z
-  .union([z.string(), z.number()], { error: "must be one list id or several, comma separated" })
+  .union([z.string(), z.number(), z.array(z.union([z.string(), z.number()]))], {
+    error: "must be one list id or several, comma separated or as a JSON array",
+  })
   .transform((value, ctx) => {
-    const parts = String(value).split(",").map((part) => part.trim());
+    const parts = listIdParts(value);
+    if (parts === null) {
+      ctx.addIssue({ code: "custom", message: `must be list ids: one, comma separated, or a JSON array of them; "${value}" is none of those` });
+      return z.NEVER;
+    }
     const ids: number[] = [];
     for (const part of parts) {
       const id = parseListId(part);
       if (id === null) {
-        ctx.addIssue({ code: "custom", message: `must be list ids (positive int32), comma separated; "${part}" is not one` });
+        ctx.addIssue({ code: "custom", message: `must be list ids (positive int32), comma separated or as a JSON array; "${String(part).trim()}" is not one` });
         return z.NEVER;
       }
       if (!ids.includes(id)) ids.push(id);
     }
+    if (ids.length === 0) {
+      ctx.addIssue({ code: "custom", message: "must name at least one list" });
+      return z.NEVER;
+    }
     return ids;
   })
-  .meta({ description: "One list id or several, comma separated", example: "4,7" });
+  .meta({ description: "One list id or several: comma separated, or a JSON array", example: "4,7" });
 
 /** Required non-empty text, trimmed. */
 export function textParam(maxLength: number) {
@@ -78,7 +101,9 @@ export function optionalTextParam(maxLength: number) {
  * Arrays, scalars and unparsable text are refused with the reason.
  */
 export const jsonObjectParam = z
-  .union([z.string(), z.record(z.string(), z.unknown())], { error: "must be a JSON object" })
+  .union([z.string(), z.record(z.string(), z.unknown())], {
+    error: (issue) => (issue.input === undefined ? "is required: a JSON object" : "must be a JSON object"),
+  })
   .transform((value, ctx) => {
     let parsed: unknown = value;
     if (typeof value === "string") {
@@ -103,7 +128,9 @@ export const jsonObjectParam = z
 
 /** `data` naming one contact: its primary-key value, or a JSON object holding it. */
 export const contactRefParam = z
-  .union([z.string(), z.number(), z.record(z.string(), z.unknown())], { error: "is required: the contact's primary-key value" })
+  .union([z.string(), z.number(), z.record(z.string(), z.unknown())], {
+    error: (issue) => (issue.input === undefined ? "is required: the contact's primary-key value" : "must be the contact's primary-key value, or a JSON object holding it"),
+  })
   .meta({ description: "The contact's primary-key value, or a JSON object holding it", example: "ada@example.com" });
 
 /** One email address, trimmed and lower-cased (the rule of domain/email.ts). */
@@ -148,3 +175,45 @@ export function outboundUrl(rules: InputRules) {
     })
     .meta({ format: "uri" });
 }
+
+/** Most origins a panel lists for CORS. */
+export const MAX_CORS_ORIGINS = 50;
+
+/** Browser-extension pages have origins of their own scheme, which URL parsing leaves opaque. */
+const EXTENSION_ORIGIN = /^(?:chrome|moz|safari-web)-extension:\/\/[a-z0-9-]+$/;
+
+/** One CORS origin in its standard form, or null when the text is not one. */
+function corsOrigin(raw: string): string | null {
+  const text = raw.trim();
+  if (text === "*") return text;
+  if (EXTENSION_ORIGIN.test(text.toLowerCase())) return text.toLowerCase();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return null;
+  }
+  const web = url.protocol === "https:" || url.protocol === "http:";
+  return web && text.replace(/\/$/, "").toLowerCase() === url.origin.toLowerCase() ? url.origin : null;
+}
+
+/**
+ * The origins whose browser pages may call a panel's public API: each `scheme://host[:port]`
+ * (http or https, nothing after the host; stored in the URL standard's form), a browser
+ * extension's origin (`chrome-extension://<id>`, `moz-extension://<id>`), or `*` for any.
+ */
+export const corsOriginList = z
+  .array(
+    z.string({ error: "must be an origin such as https://shop.example.com, or *" }).transform((raw, ctx) => {
+      const origin = corsOrigin(raw);
+      if (origin === null) {
+        ctx.addIssue({ code: "custom", message: `must be an origin such as https://shop.example.com (scheme and host, no path), or *; not "${raw}"` });
+        return z.NEVER;
+      }
+      return origin;
+    }),
+    { error: "must be a list of origins" },
+  )
+  .max(MAX_CORS_ORIGINS, { error: `must hold at most ${MAX_CORS_ORIGINS} origins` })
+  .transform((origins) => [...new Set(origins)])
+  .meta({ description: "Origins allowed to call the public API from a browser (web pages, extensions); [\"*\"] allows any", example: ["https://shop.example.com"] });

@@ -1,4 +1,6 @@
 import { z } from "../lib/z";
+import { UNKNOWN_ATTRIBUTE_MODES } from "./attributes";
+import { corsOriginList } from "./fields";
 import { isValidTimeZone } from "./time";
 
 export const timezoneName = z
@@ -7,7 +9,16 @@ export const timezoneName = z
   .meta({ example: "Asia/Kolkata" });
 export const panelName = z.string().trim().min(1, { error: "must not be empty" }).max(200);
 
-/** PATCH /panels/{panel}: API mode, name, time zone. */
+/** PATCH /panels/{panel}: API mode, name, time zone, and the settings for existing clients (CONTRACT 8). */
 export const panelPatchBody = z
-  .object({ api_mode: z.boolean().optional(), name: panelName.optional(), timezone: timezoneName.optional() })
+  .object({
+    api_mode: z.boolean().optional(),
+    name: panelName.optional(),
+    timezone: timezoneName.optional(),
+    unknown_attributes: z
+      .enum(UNKNOWN_ATTRIBUTE_MODES, { error: `must be one of ${UNKNOWN_ATTRIBUTE_MODES.join(", ")}` })
+      .optional()
+      .meta({ description: "Contact attributes not in the schema: reject the call (default), ignore them, or create them as strings" }),
+    cors_origins: corsOriginList.optional(),
+  })
   .strict();

@@ -2,12 +2,14 @@ import { resolveOperation } from "../api/registry";
 import { paramsContext, paramsSchema, type Operation, type OperationContext } from "../api/operation";
 import { authenticateApiKey } from "../api/access";
 import { readBodyParams, readQueryParams, type Params } from "../lib/http/body";
+import { bearerToken } from "../lib/http/credentials";
 import { ApiError, asApiError, parseOrThrow } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 
 /**
  * The apiv2 envelope (CONTRACT 2): parameters from the query and the body in any mix (the
- * body wins), then the operation, the API key, the operation's own parameters, and the run.
+ * body wins), then the operation, the API key (`apikey`, or a Bearer header), the operation's
+ * own parameters, and the run.
  * Every failure is answered in the envelope's Failed shape; only faults of the service are 5xx.
  */
 export async function handleEnvelope(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
@@ -18,7 +20,8 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
   try {
     params = { ...readQueryParams(new URL(request.url)), ...(await readBodyParams(request)) };
     operation = resolveOperation(params.type, params.activity);
-    const caller = await authenticateApiKey(env.DB, params.apikey);
+    // The key as `apikey` (spec 2.1), else as `Authorization: Bearer` (CONTRACT 8).
+    const caller = await authenticateApiKey(env.DB, params.apikey ?? bearerToken(request));
     ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: new URL(request.url).origin, params };
     const input = parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);
     const members = await operation.run(ctx, input);

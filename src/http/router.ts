@@ -8,6 +8,7 @@ import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
 import { ApiError } from "../lib/http/errors";
 import { openApiDocument } from "./openapi";
+import { isPublicApiPath, withCors } from "./cors";
 import { handleClick, handleOpen, handleSesNotification, handleUnsubscribe } from "../api/tracking";
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
 
@@ -76,5 +77,6 @@ router
   .all("*", (request: IRequest) => json({ error: `No route ${request.method} ${new URL(request.url).pathname}` }, 404));
 
 export function routeRequest(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
+  if (isPublicApiPath(new URL(request.url).pathname)) return withCors(request, env, (r) => router.fetch(r, env, exec));
   return router.fetch(request, env, exec);
 }

@@ -32,9 +32,31 @@ function contactFromRow(row: ContactRow): Contact {
 /** Attribute changes: a value sets the attribute, null removes it (JSON merge patch, RFC 7396). */
 export type AttributeChanges = Record<string, AttributeValue | null>;
 
+/** What a contact write does besides the contact itself, in the same batch. */
+export interface ContactWriteExtras {
+  /** Lists the contact becomes a member of (they are known to exist in the panel). */
+  listIds?: readonly number[];
+  /** Attributes created as strings with this write (the panel's `unknown_attributes` is `create`). */
+  newAttributes?: readonly string[];
+}
+
+/** Creates the string attributes `names`; with `existingKey`, only if that contact exists. */
+function newAttributeStatements(db: D1Database, panelId: string, names: readonly string[], now: number, existingKey?: string): D1PreparedStatement[] {
+  if (names.length === 0) return [];
+  return [
+    db
+      .prepare(
+        `INSERT INTO attributes (panel_id, name, type, created_at) SELECT ?1, n.value, 'string', ?2 FROM json_each(?3) n
+         WHERE ?4 IS NULL OR EXISTS (SELECT 1 FROM contacts WHERE panel_id = ?1 AND pk_value = ?4)
+         ON CONFLICT (panel_id, name) DO NOTHING`,
+      )
+      .bind(panelId, now, JSON.stringify(names), existingKey ?? null),
+  ];
+}
+
 /**
- * Creates the contact or merges the changes into it (CONTRACT 2.2 `add`), and when `listId` is
- * given makes it a member of that list, all in one batch so nothing is half-written.
+ * Creates the contact or merges the changes into it (CONTRACT 2.2 `add`), with the lists it
+ * joins and the attributes it creates, all in one batch so nothing is half-written.
  */
 export async function upsertContact(
   db: D1Database,
@@ -42,46 +64,60 @@ export async function upsertContact(
   key: string,
   changes: AttributeChanges,
   now: number,
-  listId?: number,
+  extras: ContactWriteExtras = {},
 ): Promise<Contact & { joinedList: boolean }> {
-  const upsert = db
-    .prepare(
-      `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
-       VALUES (?1, ?2, json_patch('{}', ?3), ?4, ?4)
-       ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, ?3), updated_at = ?4
-       RETURNING ${CONTACT_COLUMNS}`,
-    )
-    .bind(panelId, key, JSON.stringify(changes), now);
-  if (listId === undefined) return { ...contactFromRow((await upsert.first<ContactRow>())!), joinedList: false };
-  const [upserted, joined] = await db.batch<ContactRow>([
-    upsert,
+  const listIds = extras.listIds ?? [];
+  const statements = [
+    ...newAttributeStatements(db, panelId, extras.newAttributes ?? [], now),
     db
       .prepare(
-        `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
-         SELECT l.id, c.id, c.panel_id, ?4 FROM contacts c JOIN lists l ON l.panel_id = c.panel_id
-         WHERE c.panel_id = ?1 AND c.pk_value = ?2 AND l.id = ?3 RETURNING list_id`,
+        `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
+         VALUES (?1, ?2, json_patch('{}', ?3), ?4, ?4)
+         ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, ?3), updated_at = ?4
+         RETURNING ${CONTACT_COLUMNS}`,
       )
-      .bind(panelId, key, listId, now),
-  ]);
-  // joinedList: the membership is new (list triggers of journeys fire on it).
-  return { ...contactFromRow(upserted!.results[0]!), joinedList: joined!.results.length > 0 };
+      .bind(panelId, key, JSON.stringify(changes), now),
+  ];
+  const upsertAt = statements.length - 1;
+  if (listIds.length) {
+    statements.push(
+      db
+        .prepare(
+          `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
+           SELECT l.id, c.id, c.panel_id, ?4 FROM contacts c JOIN lists l ON l.panel_id = c.panel_id
+           WHERE c.panel_id = ?1 AND c.pk_value = ?2 AND l.id IN (SELECT value FROM json_each(?3)) RETURNING list_id`,
+        )
+        .bind(panelId, key, JSON.stringify(listIds), now),
+    );
+  }
+  const results = statements.length === 1 ? [{ results: [await statements[0]!.first<ContactRow>()] }] : await db.batch<ContactRow>(statements);
+  const upserted = results[upsertAt]!.results[0]!;
+  // joinedList: some membership is new (list triggers of journeys fire on it).
+  return { ...contactFromRow(upserted), joinedList: listIds.length > 0 && results.at(-1)!.results.length > 0 };
 }
 
-/** Merges changes into an existing contact; null when there is no such contact. */
+/** Merges changes into an existing contact (creating `newAttributes` with it); null when there is no such contact. */
 export async function updateContact(
   db: D1Database,
   panelId: string,
   key: string,
   changes: AttributeChanges,
   now: number,
+  newAttributes: readonly string[] = [],
 ): Promise<Contact | null> {
-  const row = await db
+  const update = db
     .prepare(
       `UPDATE contacts SET attrs = json_patch(attrs, ?), updated_at = ?
        WHERE panel_id = ? AND pk_value = ? RETURNING ${CONTACT_COLUMNS}`,
     )
-    .bind(JSON.stringify(changes), now, panelId, key)
-    .first<ContactRow>();
+    .bind(JSON.stringify(changes), now, panelId, key);
+  if (newAttributes.length === 0) {
+    const row = await update.first<ContactRow>();
+    return row ? contactFromRow(row) : null;
+  }
+  // The attributes are created only when the contact exists: a 404 writes nothing.
+  const results = await db.batch<ContactRow>([...newAttributeStatements(db, panelId, newAttributes, now, key), update]);
+  const row = results.at(-1)!.results[0];
   return row ? contactFromRow(row) : null;
 }
 

@@ -1,4 +1,4 @@
-import type { AttributeType } from "../domain/attributes";
+import type { AttributeType, UnknownAttributeMode } from "../domain/attributes";
 
 export interface Panel {
   id: string;
@@ -9,6 +9,10 @@ export interface Panel {
   clientId: string;
   createdAt: number;
   updatedAt: number;
+  /** What contact calls do with attributes the schema does not have. */
+  unknownAttributes: UnknownAttributeMode;
+  /** Origins allowed to call the public API from a browser (`*`: any). */
+  corsOrigins: string[];
 }
 
 interface PanelRow {
@@ -20,9 +24,11 @@ interface PanelRow {
   client_id: string;
   created_at: number;
   updated_at: number;
+  unknown_attributes: UnknownAttributeMode;
+  cors_origins: string;
 }
 
-export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at";
+export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins";
 
 export function panelFromRow(row: PanelRow): Panel {
   return {
@@ -34,6 +40,8 @@ export function panelFromRow(row: PanelRow): Panel {
     clientId: row.client_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    unknownAttributes: row.unknown_attributes,
+    corsOrigins: JSON.parse(row.cors_origins) as string[],
   };
 }
 
@@ -46,8 +54,11 @@ export async function insertPanel(
   const insertAttribute = db.prepare("INSERT INTO attributes (panel_id, name, type, created_at) VALUES (?, ?, ?, ?)");
   await db.batch([
     db
-      .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-      .bind(panel.id, panel.name, panel.primaryKey, panel.timezone, panel.apiMode ? 1 : 0, panel.clientId, panel.createdAt, panel.updatedAt),
+      .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .bind(
+        panel.id, panel.name, panel.primaryKey, panel.timezone, panel.apiMode ? 1 : 0, panel.clientId, panel.createdAt, panel.updatedAt,
+        panel.unknownAttributes, JSON.stringify(panel.corsOrigins),
+      ),
     ...attributes.map(([name, type]) => insertAttribute.bind(panel.id, name, type, panel.createdAt)),
   ]);
 }
@@ -71,16 +82,40 @@ export interface PanelPatch {
   name?: string;
   timezone?: string;
   apiMode?: boolean;
+  unknownAttributes?: UnknownAttributeMode;
+  corsOrigins?: string[];
 }
 
 export async function updatePanel(db: D1Database, id: string, patch: PanelPatch, now: number): Promise<Panel | null> {
   const row = await db
     .prepare(
-      `UPDATE panels SET name = COALESCE(?, name), timezone = COALESCE(?, timezone),
-         api_mode = COALESCE(?, api_mode), updated_at = ?
-       WHERE id = ? RETURNING ${PANEL_COLUMNS}`,
+      `UPDATE panels SET name = COALESCE(?1, name), timezone = COALESCE(?2, timezone),
+         api_mode = COALESCE(?3, api_mode), unknown_attributes = COALESCE(?4, unknown_attributes),
+         cors_origins = COALESCE(?5, cors_origins), updated_at = ?6
+       WHERE id = ?7 RETURNING ${PANEL_COLUMNS}`,
     )
-    .bind(patch.name ?? null, patch.timezone ?? null, patch.apiMode === undefined ? null : patch.apiMode ? 1 : 0, now, id)
+    .bind(
+      patch.name ?? null,
+      patch.timezone ?? null,
+      patch.apiMode === undefined ? null : patch.apiMode ? 1 : 0,
+      patch.unknownAttributes ?? null,
+      patch.corsOrigins === undefined ? null : JSON.stringify(patch.corsOrigins),
+      now,
+      id,
+    )
     .first<PanelRow>();
   return row ? panelFromRow(row) : null;
+}
+
+/**
+ * Whether any panel lists `origin` (or `*`) among its CORS origins. For a browser's preflight
+ * of a call that names its panel only in a header the preflight does not carry (a Bearer key),
+ * so the one read across panels here answers a yes or no and nothing of a panel.
+ */
+export async function anyPanelAllowsOrigin(db: D1Database, origin: string): Promise<boolean> {
+  const row = await db
+    .prepare("SELECT 1 AS allowed FROM panels p, json_each(p.cors_origins) o WHERE o.value IN (?1, '*') LIMIT 1")
+    .bind(origin)
+    .first<{ allowed: number }>();
+  return row !== null;
 }

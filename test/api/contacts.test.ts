@@ -58,6 +58,35 @@ describe("contact add (4.1)", () => {
     expect(viewed.body.lists).toEqual([{ id: listId, listname: "Newsletter" }]);
   });
 
+  it("stores numbers sent as decimal text as numbers", async () => {
+    await admin("PUT", `/panels/${panel.id}/attributes/SCORE`, { type: "float" });
+    const added = await api("contact", "add", { data: { EMAIL: "n@example.com", AGE: "22", SCORE: "-12.50" } }, "json");
+    expect(added.status).toBe(200);
+    expect(added.body.contact).toEqual({ EMAIL: "n@example.com", AGE: 22, SCORE: -12.5 });
+  });
+
+  it.each<[string, (ids: number[]) => unknown, Style]>([
+    ["comma separated", (ids) => ids.join(","), "mixed"],
+    ["a JSON array in a JSON body", (ids) => ids, "json"],
+    ["a JSON array of strings in a JSON body", (ids) => ids.map(String), "json"],
+    ["a JSON array as form text", (ids) => JSON.stringify(ids), "form"],
+  ])("adds the contact to every list of a listid given %s", async (_label, listid, style) => {
+    const ids = [await newList("A"), await newList("B")];
+    const added = await api("contact", "add", { data: { EMAIL: "many@example.com" }, listid: listid(ids) }, style);
+    expect(added.status).toBe(200);
+    const viewed = await api("contact", "view", { data: "many@example.com" });
+    expect(viewed.body.lists.map((l: { id: number }) => l.id)).toEqual(ids);
+  });
+
+  it("with several lists, one that does not exist writes nothing", async () => {
+    const a = await newList("A");
+    const before = await panelSnapshot(panel.id);
+    const result = await api("contact", "add", { data: { EMAIL: "many@example.com" }, listid: `${a},999996` });
+    expect(result.status).toBe(404);
+    expect(result.body.message).toContain("999996");
+    expect(await panelSnapshot(panel.id)).toBe(before);
+  });
+
   it("works with a MOBILE primary key, normalised", async () => {
     const mobilePanel = await createPanel({ primary_key: "MOBILE" });
     const mobileApi = apiFor(mobilePanel);
@@ -93,13 +122,18 @@ describe("contact add (4.1)", () => {
       ["an empty primary key", { data: { EMAIL: "  " } }, "data.EMAIL"],
       ["an invalid email", { data: { EMAIL: "not-an-email" } }, "data.EMAIL"],
       ["an unknown attribute", { data: { EMAIL: "u@example.com", SHOE_SIZE: 9 } }, "data.SHOE_SIZE"],
-      ["a string for an integer", { data: { EMAIL: "t@example.com", AGE: "36" } }, "data.AGE"],
+      ["text that is not a number for an integer", { data: { EMAIL: "t@example.com", AGE: "36 years" } }, "data.AGE"],
+      ["decimal text for an integer", { data: { EMAIL: "t@example.com", AGE: "36.5" } }, "data.AGE"],
+      ["empty text for an integer", { data: { EMAIL: "t@example.com", AGE: "" } }, "data.AGE"],
       ["a float for an integer", { data: { EMAIL: "t@example.com", AGE: 36.5 } }, "data.AGE"],
       ["an object value", { data: { EMAIL: "t@example.com", CITY: { name: "Pune" } } }, "data.CITY"],
       ["a boolean for a string", { data: { EMAIL: "t@example.com", CITY: true } }, "data.CITY"],
       ["a non-numeric listid", { data: { EMAIL: "t@example.com" }, listid: "abc" }, "listid"],
       ["a listid beyond int32", { data: { EMAIL: "t@example.com" }, listid: "2147483648" }, "listid"],
       ["a negative listid", { data: { EMAIL: "t@example.com" }, listid: "-1" }, "listid"],
+      ["a bad id among several", { data: { EMAIL: "t@example.com" }, listid: "1,x" }, "listid"],
+      ["a JSON array of lists that is not JSON", { data: { EMAIL: "t@example.com" }, listid: "[1,2" }, "listid"],
+      ["an empty JSON array of lists", { data: { EMAIL: "t@example.com" }, listid: "[]" }, "listid"],
     ];
     it.each(cases)("%s", async (_label, params, field) => {
       const before = await panelSnapshot(panel.id);
@@ -115,6 +149,14 @@ describe("contact add (4.1)", () => {
       const result = await api("contact", "add", { data: { EMAIL: "m@example.com", AGE: "x", FOO: 1, CITY: [] } });
       expect(result.status).toBe(400);
       expect(result.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(["data.AGE", "data.CITY", "data.FOO"]);
+    });
+
+    it("without data, says that data is required", async () => {
+      const result = await api("contact", "add", { listid: "1" });
+      expect(result.status).toBe(400);
+      expect(result.body.message).toBe("data: is required: a JSON object");
+      const view = await api("contact", "view", {});
+      expect(view.body.message).toBe("data: is required: the contact's primary-key value");
     });
 
     it("a listid that does not exist: 404, contact not created", async () => {
@@ -151,7 +193,7 @@ describe("contact add (4.1)", () => {
     const ok = await api("contact", "add", { data: { EMAIL: "f@example.com", SCORE: 4.5, BORN: "1990-02-28", VIP: true } });
     expect(ok.status).toBe(200);
     expect(ok.body.contact).toMatchObject({ SCORE: 4.5, BORN: "1990-02-28", VIP: true });
-    const bad = await api("contact", "add", { data: { EMAIL: "f@example.com", SCORE: "4.5", BORN: "1990-02-30", VIP: "yes" } });
+    const bad = await api("contact", "add", { data: { EMAIL: "f@example.com", SCORE: "4.5 points", BORN: "1990-02-30", VIP: "yes" } });
     expect(bad.status).toBe(400);
     expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(["data.BORN", "data.SCORE", "data.VIP"]);
   });
@@ -211,7 +253,7 @@ describe("contact update (4.3)", () => {
   it("refuses a wrongly typed attribute and changes nothing", async () => {
     await api("contact", "add", { data: { EMAIL: "w@example.com", AGE: 30 } });
     const before = await panelSnapshot(panel.id);
-    const updated = await api("contact", "update", { data: { EMAIL: "w@example.com", AGE: "31" } });
+    const updated = await api("contact", "update", { data: { EMAIL: "w@example.com", AGE: "thirty-one" } });
     expect(updated.status).toBe(400);
     expect(await panelSnapshot(panel.id)).toBe(before);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkAttributes, checkJsonValue, checkTextValue } from "../../src/domain/attributes";
+import { checkAttributes, checkJsonValue, checkTextValue, DEFAULT_ATTRIBUTES, nearestAttribute } from "../../src/domain/attributes";
 
 describe("checkJsonValue", () => {
   it.each([
@@ -76,5 +76,27 @@ describe("checkAttributes", () => {
   it("refuses a name given twice in different cases", () => {
     const result = checkAttributes(schema, { AGE: 1, age: 2 });
     expect(result.problems).toHaveLength(1);
+  });
+});
+
+describe("nearestAttribute", () => {
+  const defaults = new Map(DEFAULT_ATTRIBUTES);
+
+  it.each([
+    ["FIRST_NAME", "FIRSTNAME"],
+    ["first-name", "FIRSTNAME"],
+    ["LAST_NAME", "LASTNAME"],
+    ["CUSTOMERNAME", "NAME"],
+    ["EMIAL", "EMAIL"],
+    ["email_id", "EMAIL"],
+    ["MOBILE_NO", "MOBILE"],
+    ["COUNTY", "COUNTRY"],
+    ["AGES", "AGE"],
+  ])("%s: %s", (name, nearest) => {
+    expect(nearestAttribute(name, defaults)).toBe(nearest);
+  });
+
+  it.each(["SHOE_SIZE", "PHONE", "X", "___"])("%s: none close", (name) => {
+    expect(nearestAttribute(name, defaults)).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addressList, emailAddress, listIdParam, listIdsParam, outboundUrl } from "../../src/domain/fields";
+import { addressList, corsOriginList, emailAddress, listIdParam, listIdsParam, outboundUrl } from "../../src/domain/fields";
 
 const messageOf = (result: { success: boolean; error?: { issues: Array<{ message: string }> } }) => result.error?.issues[0]?.message;
 
@@ -17,6 +17,16 @@ describe("list ids", () => {
   it("reads a comma-separated list, each id once", () => {
     expect(listIdsParam.parse("4, 7,4")).toEqual([4, 7]);
     expect(messageOf(listIdsParam.safeParse("4,x"))).toMatch(/"x" is not one/);
+  });
+
+  it("takes several as a JSON array, or its text", () => {
+    expect(listIdsParam.parse([4, "7", 4])).toEqual([4, 7]);
+    expect(listIdsParam.parse(" [4, 7] ")).toEqual([4, 7]);
+    expect(listIdsParam.parse(9)).toEqual([9]);
+    expect(messageOf(listIdsParam.safeParse("[4, 7"))).toMatch(/a JSON array of them/);
+    expect(messageOf(listIdsParam.safeParse([4, 0]))).toMatch(/"0" is not one/);
+    expect(messageOf(listIdsParam.safeParse("[]"))).toBe("must name at least one list");
+    expect(listIdsParam.safeParse([[4]]).success).toBe(false);
   });
 });
 
@@ -46,5 +56,20 @@ describe("outbound URLs", () => {
     expect(messageOf(strict.safeParse("https://u:p@example.com/a.csv"))).toMatch(/credentials/);
     expect(messageOf(strict.safeParse("http://169.254.169.254/latest"))).toMatch(/private/);
     expect(local.parse("http://127.0.0.1:8787/a.csv")).toBe("http://127.0.0.1:8787/a.csv");
+  });
+});
+
+describe("CORS origins", () => {
+  it("keeps origins in their standard form, and *", () => {
+    expect(corsOriginList.parse(["https://Shop.Example.com", "http://127.0.0.1:3000/", "*", "https://shop.example.com", "chrome-extension://abcdefghijklmnop"])).toEqual([
+      "https://shop.example.com",
+      "http://127.0.0.1:3000",
+      "*",
+      "chrome-extension://abcdefghijklmnop",
+    ]);
+  });
+
+  it.each(["shop.example.com", "https://shop.example.com/cart", "ftp://shop.example.com", "https://shop.example.com?x=1", "", "chrome-extension://abc/popup.html"])("refuses %j", (origin) => {
+    expect(messageOf(corsOriginList.safeParse([origin]))).toMatch(/must be an origin such as https:\/\/shop.example.com/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { admin, createPanel, envelope } from "../support/helpers";
+import { admin, call, createPanel, envelope } from "../support/helpers";
 import { NOT_AUTHENTICATED } from "../../src/lib/http/credentials";
 
 async function getAll(apikey: string | undefined) {
@@ -26,6 +26,26 @@ describe("API key authentication", () => {
     expectUnauthenticated(await getAll(""));
     expectUnauthenticated(await getAll(`${panel.apiKey}x`));
     expectUnauthenticated(await getAll("mk_totally-made-up"));
+  });
+
+  it("accepts the key as Authorization: Bearer instead of apikey, and refuses a wrong one alike", async () => {
+    const panel = await createPanel();
+    const viaBearer = (key: string, init: RequestInit = {}) =>
+      call("/apiv2?type=lists&activity=getall", { ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers ?? {}) } });
+    const ok = await viaBearer(panel.apiKey);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ result: "Success", lists: [] });
+    const added = await call("/apiv2", {
+      method: "POST",
+      headers: { authorization: `Bearer ${panel.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ type: "lists", activity: "add", listname: "Bearer list" }),
+    });
+    expect(added.status).toBe(200);
+    const wrong = await viaBearer("mk_wrong");
+    expectUnauthenticated({ status: wrong.status, body: await wrong.json() });
+    // A wrong apikey is not rescued by a good Bearer header: the envelope's own parameter decides.
+    const both = await call(`/apiv2?type=lists&activity=getall&apikey=mk_wrong`, { headers: { authorization: `Bearer ${panel.apiKey}` } });
+    expect(both.status).toBe(401);
   });
 
   it("refuses a rotated key and accepts the new one", async () => {

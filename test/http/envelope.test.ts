@@ -89,4 +89,22 @@ describe("the apiv2 envelope", () => {
     const response = await call("/nope/deeper");
     expect(response.status).toBe(404);
   });
+
+  it.each([
+    ["GET", "/apiv2/contacts"],
+    ["POST", "/apiv2/activity/nothing/here"],
+    ["POST", "/v1/activity/uploads"],
+    ["GET", "/v1/anything"],
+    ["DELETE", "/apiv2/jobs/job_1/errors.csv"],
+  ])("%s %s, unknown under the public API: 404 in the envelope's Failed body", async (method, path) => {
+    const response = await call(path, { method });
+    expect(response.status).toBe(404);
+    expect(response.headers.get("content-type")).toContain("application/json");
+    expect(await response.json()).toEqual({
+      requestid: expect.stringMatching(/^[0-9a-f]{32}$/),
+      result: "Failed",
+      message: `path: no route ${method} ${path}`,
+      errors: [{ field: "path", message: `unknown path ${path}` }],
+    });
+  });
 });

@@ -85,7 +85,7 @@ describe("describeEventObject", () => {
     const described = describeEventObject(
       { channel: "sms", event: "click", msgid: "s", journey_name: "J", event_params: { ts: 261122101530, timestamp: "ignored", guid: "g", linkid: 3, mobile: "91" } },
       "Asia/Kolkata",
-      0,
+      at,
     );
     expect(described).toEqual({
       ok: true,
@@ -97,5 +97,11 @@ describe("describeEventObject", () => {
     expect(describeEventObject({ channel: "email", event: "delivered", journey_name: "J" }, "UTC", 0)).toMatchObject({ ok: false, field: "event" });
     expect(describeEventObject({ channel: "email", event: "open", journey_name: "J", event_params: { linkid: "x" } }, "UTC", 0)).toMatchObject({ ok: false, field: "event_params.linkid" });
     expect(describeEventObject({ channel: "email", event: "open", journey_name: "J", event_params: { ts: 261340000000 } }, "UTC", 0)).toMatchObject({ ok: false, field: "event_params.ts" });
+    // An event object a day and more ahead of now is a misread date, not an event.
+    expect(describeEventObject({ channel: "email", event: "open", journey_name: "J", event_params: { ts: 261124101530 } }, "UTC", Date.UTC(2026, 10, 22))).toMatchObject({
+      ok: false,
+      field: "event_params.ts",
+      message: expect.stringContaining("more than 24 hours ahead"),
+    });
   });
 });
