@@ -8,9 +8,13 @@
 //
 // STATE_DIR=<dir> keeps the local D1, R2, Durable Objects and the demo panel's details there
 // instead of .wrangler/ (the end-to-end tests start a service of their own on fresh state).
-import { spawn, spawnSync } from "node:child_process";
+//
+// It prints what a person needs (the address, the demo panel's owner, key and client id as an
+// export line for the shell, a curl line), then one line per request; the output of wrangler
+// and of the panel's build goes to the log file it names.
+import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,6 +27,19 @@ const origin = `http://127.0.0.1:${port}`;
 const envArgs = region ? ["--env", region] : ["--env", ""];
 const stateDir = process.env.STATE_DIR;
 const persistArgs = stateDir ? ["--persist-to", stateDir] : [];
+// Links in sent email (tracking, unsubscribe) point at the service as it runs, on this port.
+const varArgs = ["--var", `PUBLIC_BASE_URL:${origin}`];
+const logFile = join(stateDir ?? join(root, ".wrangler"), `dev${region ? `.${region}` : ""}.log`);
+
+mkdirSync(dirname(logFile), { recursive: true });
+writeFileSync(logFile, `npm start ${new Date().toISOString()}\n`);
+const log = (text: string) => appendFileSync(logFile, text);
+
+/** Logs what a finished child printed; throws naming the log when it failed. */
+function logged(result: SpawnSyncReturns<string>, what: string): void {
+  log(`${result.stdout ?? ""}${result.stderr ?? ""}`);
+  if (result.status !== 0) throw new Error(`${what} failed; see ${logFile}`);
+}
 
 function localVars(): Record<string, string> {
   const file = join(root, ".dev.vars");
@@ -41,17 +58,47 @@ function localVars(): Record<string, string> {
 function applyMigrations(): void {
   const result = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", ...persistArgs, ...envArgs], {
     cwd: root,
-    stdio: "inherit",
+    encoding: "utf8",
     env: { ...process.env, CI: "1" },
   });
-  if (result.status !== 0) throw new Error("applying the D1 migrations failed");
+  logged(result, "applying the D1 migrations");
 }
 
 /** The panel's static files, served by the same Worker through [assets] (web/dist). */
 function buildPanel(): void {
   const vite = join(root, "node_modules", "vite", "bin", "vite.js");
-  const result = spawnSync(process.execPath, [vite, "build", "--config", join(root, "web", "vite.config.ts")], { cwd: root, stdio: "inherit" });
-  if (result.status !== 0) throw new Error("building the panel failed");
+  const result = spawnSync(process.execPath, [vite, "build", "--config", join(root, "web", "vite.config.ts")], { cwd: root, encoding: "utf8" });
+  logged(result, "building the panel");
+}
+
+/**
+ * wrangler's request lines (`[wrangler:info] POST /apiv2 200 OK (12ms)`) without its prefix and
+ * colours; null for everything else it prints, and for the script's own health polls and cron
+ * ticks.
+ */
+function requestLine(line: string): string | null {
+  const plain = line.replace(/\x1b\[[0-9;]*m/g, "").trim();
+  const match = /^\[wrangler:info\]\s+([A-Z]+ \S+ \d{3}\b.*)$/.exec(plain);
+  if (!match || /^GET \/(health|__scheduled)\b/.test(match[1]!)) return null;
+  return match[1]!;
+}
+
+let ready = false;
+
+/** Sends a child's output to the log file, echoing its request lines once the service is ready. */
+function follow(stream: NodeJS.ReadableStream): void {
+  let pending = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk: string) => {
+    log(chunk);
+    pending += chunk;
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) {
+      const request = ready ? requestLine(line) : null;
+      if (request) console.log(`${new Date().toISOString().slice(11, 19)}  ${request}`);
+    }
+  });
 }
 
 async function waitForHealth(): Promise<void> {
@@ -93,6 +140,21 @@ async function addDemoOwner(token: string, panelId: string): Promise<{ owner_ema
   return { owner_email, owner_password };
 }
 
+/**
+ * What the README's examples need in the demo panel: a list (the first example adds a contact
+ * to list 1) and the add_to_cart activity (the single-activity example posts activity 1).
+ */
+async function addDemoContent(token: string, demo: Demo): Promise<void> {
+  const envelope = `${origin}/apiv2?type=lists&activity=add&apikey=${encodeURIComponent(demo.api_key)}`;
+  const list = await fetch(envelope, { method: "POST", body: new URLSearchParams({ listname: "Demo list", desc: "Made by npm start" }) });
+  if (!list.ok) throw new Error(`creating the demo list failed: ${await list.text()}`);
+  const activity = await adminCall(token, "POST", `/panels/${demo.panel_id}/activities`, {
+    name: "add_to_cart",
+    params: { name: "string", prid: "integer", price: "float", prqt: "integer" },
+  });
+  if (activity.status !== 201) throw new Error(`defining the demo activity failed: ${JSON.stringify(activity.body)}`);
+}
+
 /** Reuses the demo panel of an earlier start when the local data still has it. */
 async function ensureDemoPanel(token: string): Promise<Demo> {
   const file = join(stateDir ?? join(root, ".wrangler"), `demo-panel${region ? `.${region}` : ""}.json`);
@@ -111,31 +173,48 @@ async function ensureDemoPanel(token: string): Promise<Demo> {
   await adminCall(token, "PATCH", `/panels/${panel.body.id}`, { api_mode: true });
   const user = await adminCall(token, "POST", `/panels/${panel.body.id}/users`, { email: "demo@example.com", name: "Demo" });
   const demo: Demo = { panel_id: panel.body.id, api_key: user.body.api_key, client_id: panel.body.client_id, ...(await addDemoOwner(token, panel.body.id)) };
+  await addDemoContent(token, demo);
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(demo, null, 2));
   return demo;
 }
 
 const vars = localVars();
+console.log(`Starting the service (region ${region || "default"}); wrangler's output goes to ${logFile}`);
 if (!process.argv.includes("--no-build")) buildPanel();
 applyMigrations();
 const dev = spawn(
   process.execPath,
-  [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...persistArgs, ...envArgs],
-  { cwd: root, stdio: "inherit" },
+  [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...varArgs, ...persistArgs, ...envArgs],
+  { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, FORCE_COLOR: "0" } },
 );
-const stop = () => dev.kill("SIGINT");
+follow(dev.stdout!);
+follow(dev.stderr!);
+let stopping = false;
+const stop = () => {
+  stopping = true;
+  dev.kill("SIGINT");
+};
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
-dev.on("exit", (code) => process.exit(code ?? 0));
+dev.on("exit", (code) => {
+  if (stopping) process.exit(0);
+  console.error(`wrangler stopped (exit code ${code}); its output is in ${logFile}`);
+  process.exit(code || 1);
+});
 
-await waitForHealth();
+await waitForHealth().catch((error: Error) => {
+  console.error(`${error.message}; wrangler's output is in ${logFile}`);
+  stop();
+  process.exit(1);
+});
 // Fire the per-minute Cron Trigger locally, as production does. The first tick comes at once:
 // after a restart, overdue timers and work a crash left behind must not wait a further minute.
 const tick = () => fetch(`${origin}/__scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => undefined);
 void tick();
 setInterval(tick, 60_000);
 const demo = await ensureDemoPanel(vars.ADMIN_TOKEN ?? "");
+ready = true;
 console.log(`
 Service ready at ${origin} (region ${region || "default"})
   panel        ${origin}/
@@ -146,7 +225,9 @@ Service ready at ${origin} (region ${region || "default"})
   client id    ${demo.client_id}
   admin token  ${vars.ADMIN_TOKEN}
 
-  curl -X POST "${origin}/apiv2?type=contact&activity=add&apikey=${demo.api_key}" \\
-       --data-urlencode 'data={"EMAIL":"ada@example.com","NAME":"Ada"}'
-`);
+  export KEY=${demo.api_key} CLIENT_ID=${demo.client_id} PANEL=${demo.panel_id}
 
+  curl -X POST "${origin}/apiv2?type=contact&activity=add&apikey=$KEY" \\
+       --data-urlencode 'data={"EMAIL":"ada@example.com","NAME":"Ada","AGE":36}' --data listid=1
+
+Requests:`);
