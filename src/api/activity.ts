@@ -137,10 +137,9 @@ function failure(requestId: string, error: unknown): Response {
   return envelopeFailure(requestId, asApiError(error, requestId));
 }
 
-/** The member an answer carries when some of its events start no journey for their age. */
-function journeysMember(events: readonly NewEvent[], now: number): Record<string, unknown> {
-  const old = events.flatMap((event, index) => (startsJourneys(event, now) ? [] : [index]));
-  return old.length ? { journeys: JOURNEYS_SKIPPED_OLD } : {};
+/** Where in the call (`positions`, the events' indexes in it) the events too old to start journeys are. */
+function tooOldForJourneys(events: readonly NewEvent[], now: number, positions: readonly number[]): number[] {
+  return events.flatMap((event, i) => (startsJourneys(event, now) ? [] : [positions[i]!]));
 }
 
 /** POST /{v1|apiv2}/activity/singleactivity/{client_id} */
@@ -158,7 +157,8 @@ export async function handleSingleActivity(request: IRequest, env: Env, exec: Ex
     if (!prepared.ok) throw fromProblems(prepared.problems, prepared.status);
     const event: NewEvent = { ...prepared.event, guid: prepared.event.guid ?? key };
     const recorded = await recordEvents(env, catalog.panel, [event], { now, defer: (work) => exec.waitUntil(work) });
-    return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1, ...journeysMember([event], now) });
+    const old = tooOldForJourneys([event], now, [0]).length > 0;
+    return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1, ...(old ? { journeys: JOURNEYS_SKIPPED_OLD } : {}) });
   } catch (error) {
     return failure(requestId, error);
   }
@@ -236,7 +236,7 @@ async function recordBatch(requestId: string, env: Env, exec: ExecutionContext, 
   }
   const recorded = await recordEvents(env, catalog.panel, events, { now, defer: (work) => exec.waitUntil(work) });
   counts.duplicates = recorded.duplicates;
-  const old = events.flatMap((event, i) => (startsJourneys(event, now) ? [] : [positions[i]!]));
+  const old = tooOldForJourneys(events, now, positions);
   const journeys = old.length ? { journeys: JOURNEYS_SKIPPED_OLD, journeys_skipped: old } : {};
   if (rejected === 0) return envelopeSuccess(requestId, { ...counts, ...journeys });
   return json(

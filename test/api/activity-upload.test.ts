@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { insertActivity } from "../../src/store/activities";
-import { contactEvents, defineActivity, eventCount, fullSnapshot, postUpload, profileEvents } from "../support/activity";
+import { contactEvents, defineActivity, eventCount, fullSnapshot, postUpload, profileEvents, storedEvents } from "../support/activity";
 import { createPanel, type TestPanel } from "../support/helpers";
 
 // Activity API v2 (CONTRACT 8): POST /v1/activity/upload, the key as a Bearer header or the
@@ -25,14 +25,6 @@ function cart(extra: Record<string, unknown> = {}) {
     activity_params: { amount: 120.45, prid: "ib-7731", prqt: 22, date: "2024-01-13 13:03:01" },
     ...extra,
   };
-}
-
-async function storedEvents(panelId: string) {
-  await eventCount(panelId);
-  const { results } = await env.DB.prepare("SELECT name, identity, uniqueid, source, params, asset_id, occurred_at FROM events WHERE panel_id = ? ORDER BY id")
-    .bind(panelId)
-    .all<{ name: string; identity: string | null; uniqueid: string | null; source: string | null; params: string; asset_id: string | null; occurred_at: number }>();
-  return results.map((row) => ({ ...row, params: JSON.parse(row.params) }));
 }
 
 describe("activity upload: accepted", () => {

@@ -1,7 +1,6 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { formatCts } from "../../src/domain/time";
-import { defineActivity, eventCount, pipelineSettled } from "../support/activity";
+import { defineActivity, eventCount, storedEvents } from "../support/activity";
 import { admin, call, createPanel, type TestPanel } from "../support/helpers";
 
 // Client replays (CONTRACT 8): the requests public client programs of this API send, byte for
@@ -23,14 +22,6 @@ async function listIds(panel: TestPanel, names: string[]): Promise<number[]> {
     ids.push(created.body.listid);
   }
   return ids;
-}
-
-async function storedEvents(panelId: string) {
-  await pipelineSettled(panelId);
-  const { results } = await env.DB.prepare("SELECT name, identity, uniqueid, source, params, asset_id, occurred_at FROM events WHERE panel_id = ? ORDER BY id")
-    .bind(panelId)
-    .all<{ name: string; identity: string | null; uniqueid: string | null; source: string | null; params: string; asset_id: string | null; occurred_at: number }>();
-  return results.map((row) => ({ ...row, params: JSON.parse(row.params) }));
 }
 
 async function contactOf(panel: TestPanel, key: string) {

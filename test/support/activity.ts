@@ -66,6 +66,15 @@ export async function fullSnapshot(panelId: string): Promise<string> {
   return JSON.stringify([await panelSnapshot(panelId), batches!.results, claims!.results, events!.results, profiles!.results]);
 }
 
+/** The panel's stored events as rows, oldest first, once the pipeline took them in. */
+export async function storedEvents(panelId: string) {
+  await pipelineSettled(panelId);
+  const { results } = await env.DB.prepare("SELECT name, identity, uniqueid, source, params, asset_id, occurred_at FROM events WHERE panel_id = ? ORDER BY id")
+    .bind(panelId)
+    .all<{ name: string; identity: string | null; uniqueid: string | null; source: string | null; params: string; asset_id: string | null; occurred_at: number }>();
+  return results.map((row) => ({ ...row, params: JSON.parse(row.params) as Record<string, unknown> }));
+}
+
 /** The panel's stored events, once the pipeline took in what was recorded. */
 export async function eventCount(panelId: string): Promise<number> {
   await pipelineSettled(panelId);
