@@ -211,17 +211,46 @@ export async function advanceImportJob(
   return row ? jobFromRow(row) : null;
 }
 
-/** Marks a queued job running when a consumer first picks it up. */
-export async function markImportStarted(db: D1Database, panelId: string, jobId: string, now: number): Promise<void> {
-  await db
-    .prepare("UPDATE import_jobs SET status = 'running', started_at = ?, updated_at = ? WHERE panel_id = ? AND id = ? AND status = 'queued'")
-    .bind(now, now, panelId, jobId)
-    .run();
+/**
+ * Takes the job for one step: only when no live lease holds it, marking a queued job running.
+ * Returns the job, "held" while another consumer's lease runs, or null when there is no
+ * unfinished job.
+ */
+export async function leaseImportJob(
+  db: D1Database,
+  ref: { panelId: string; jobId: string },
+  lease: string,
+  now: number,
+  until: number,
+): Promise<ImportJob | "held" | null> {
+  const row = await db
+    .prepare(
+      `UPDATE import_jobs SET lease = ?3, leased_until = ?4,
+         status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
+         started_at = COALESCE(started_at, ?5),
+         updated_at = CASE WHEN status = 'queued' THEN ?5 ELSE updated_at END
+       WHERE panel_id = ?1 AND id = ?2 AND phase <> 'done' AND (leased_until IS NULL OR leased_until <= ?5)
+       RETURNING *`,
+    )
+    .bind(ref.panelId, ref.jobId, lease, until, now)
+    .first<ImportJobRow>();
+  if (row) return jobFromRow(row);
+  const job = await getImportJob(db, ref.panelId, ref.jobId);
+  return job && job.phase !== "done" ? "held" : null;
 }
 
-/** Records progress of a long download so the cron does not take the job for stalled. */
-export async function touchImportJob(db: D1Database, panelId: string, jobId: string, now: number): Promise<void> {
-  await db.prepare("UPDATE import_jobs SET updated_at = ? WHERE panel_id = ? AND id = ?").bind(now, panelId, jobId).run();
+/** The heartbeat of a running step: false when the lease is no longer this step's. */
+export async function renewImportLease(db: D1Database, ref: { panelId: string; jobId: string }, lease: string, until: number): Promise<boolean> {
+  const result = await db.prepare("UPDATE import_jobs SET leased_until = ? WHERE panel_id = ? AND id = ? AND lease = ?").bind(until, ref.panelId, ref.jobId, lease).run();
+  return result.meta.changes > 0;
+}
+
+/** Ends a step's hold on the job; the time counts as activity, so the re-drive waits for the next message. */
+export async function releaseImportLease(db: D1Database, ref: { panelId: string; jobId: string }, lease: string, now: number): Promise<void> {
+  await db
+    .prepare("UPDATE import_jobs SET lease = NULL, leased_until = NULL, updated_at = MAX(updated_at, ?) WHERE panel_id = ? AND id = ? AND lease = ?")
+    .bind(now, ref.panelId, ref.jobId, lease)
+    .run();
 }
 
 /**
@@ -447,25 +476,20 @@ export async function recordImportCallback(
 }
 
 /**
- * Unfinished jobs without progress since `before` (since `fetchBefore` while a download may
- * still be running), each marked as re-driven now so the next cron run leaves it alone.
+ * Unfinished jobs nobody holds (no lease, or one whose holder stopped renewing it) and without
+ * activity since `quietSince` (a message lost before it started a step), each marked as
+ * re-driven now so the next cron run leaves it alone for a while.
  */
-export async function claimStalledImports(
-  db: D1Database,
-  before: number,
-  fetchBefore: number,
-  now: number,
-  limit: number,
-): Promise<Array<{ id: string; panelId: string }>> {
+export async function claimStalledImports(db: D1Database, quietSince: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string }>> {
   const { results } = await db
     .prepare(
       `UPDATE import_jobs SET updated_at = ?1
        WHERE id IN (SELECT id FROM import_jobs
-                    WHERE phase <> 'done' AND updated_at < ?2 AND (phase <> 'fetch' OR started_at IS NULL OR updated_at < ?3)
-                    LIMIT ?4)
+                    WHERE phase <> 'done' AND updated_at < ?2 AND (leased_until IS NULL OR leased_until <= ?1)
+                    LIMIT ?3)
        RETURNING id, panel_id`,
     )
-    .bind(now, before, fetchBefore, limit)
+    .bind(now, quietSince, limit)
     .all<{ id: string; panel_id: string }>();
   return results.map((r) => ({ id: r.id, panelId: r.panel_id }));
 }

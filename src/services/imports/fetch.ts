@@ -1,6 +1,6 @@
 import { fetchOutbound, OutboundError } from "../../lib/outbound";
 import { R2Upload } from "../../lib/r2-upload";
-import { touchImportJob, type ImportJob, type ImportSource } from "../../store/imports";
+import type { ImportSource } from "../../store/imports";
 import { ImportFailure, TransientImportError } from "./errors";
 
 /**
@@ -30,7 +30,7 @@ function mib(bytes: number): string {
  * goes to R2 as it is (R2 needs a known length), without one through R2Upload in bounded
  * parts. Returns the stored size.
  */
-export async function downloadSource(env: Env, job: ImportJob, source: ImportSource, now: () => number): Promise<number> {
+export async function downloadSource(env: Env, source: ImportSource): Promise<number> {
   const url = source.url!;
   let response: Response;
   try {
@@ -69,7 +69,7 @@ export async function downloadSource(env: Env, job: ImportJob, source: ImportSou
   }
   try {
     if (length !== null) return (await env.FILES.put(source.key, response.body, options)).size;
-    return await streamUnknownLength(env, job, source.key, response.body, options, now);
+    return await streamUnknownLength(env, source.key, response.body, options);
   } catch (error) {
     if (error instanceof ImportFailure) throw error;
     // The connection broke or R2 failed mid-transfer: worth another try.
@@ -77,27 +77,14 @@ export async function downloadSource(env: Env, job: ImportJob, source: ImportSou
   }
 }
 
-async function streamUnknownLength(
-  env: Env,
-  job: ImportJob,
-  key: string,
-  body: ReadableStream<Uint8Array>,
-  options: R2PutOptions,
-  now: () => number,
-): Promise<number> {
+async function streamUnknownLength(env: Env, key: string, body: ReadableStream<Uint8Array>, options: R2PutOptions): Promise<number> {
   const upload = new R2Upload(env.FILES, key, options);
-  let lastTouch = now();
   try {
     for await (const bytes of body) {
       if (upload.size + bytes.length > MAX_IMPORT_BYTES) {
         throw new ImportFailure(`The file is too large: more than ${mib(MAX_IMPORT_BYTES)}, the limit`);
       }
       await upload.write(bytes);
-      if (now() - lastTouch > 30_000) {
-        // A long download is progress too: keep the cron from re-driving the job.
-        lastTouch = now();
-        await touchImportJob(env.DB, job.panelId, job.id, lastTouch);
-      }
     }
     await upload.close();
     return upload.size;

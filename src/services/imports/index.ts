@@ -1,14 +1,16 @@
 import { nudgeListEntries } from "../journeys/list-entries";
 import { decodeOrKeep } from "../../lib/uri";
-import { newId } from "../../lib/random";
+import { newId, randomHex } from "../../lib/random";
 import { restartSegmentScans } from "../../store/journeys/scans";
 import {
   advanceImportJob,
   claimStalledImports,
   getImportJob,
   insertImportJob,
-  markImportStarted,
+  leaseImportJob,
   recordImportAttempt,
+  releaseImportLease,
+  renewImportLease,
   type ImportJob,
   type ImportSource,
   type NewImportJob,
@@ -50,10 +52,12 @@ export interface StartImportOptions {
 
 /** Consecutive failed attempts (exceptions, transient download errors) before a job gives up. */
 export const MAX_IMPORT_ATTEMPTS = 5;
-/** No progress for this long and the cron sends the job a new message. */
-export const STALL_MS = 2 * 60 * 1000;
-/** A download reports no progress while R2 takes a known-length body, so it gets longer. */
-export const FETCH_STALL_MS = 16 * 60 * 1000;
+/**
+ * A job nobody holds and without activity for this long lost its message (the send after a
+ * step failed, or the job was never started): the cron sends it a new one. A job a consumer
+ * died holding is found by its lease instead (ImportTuning.leaseMs, renewed while the step runs).
+ */
+export const STALL_MS = 30 * 1000;
 
 function sourceName(input: ImportSourceInput): string {
   if (input.name) return input.name;
@@ -112,7 +116,8 @@ export async function startImport(env: Pick<Env, "DB" | "IMPORTS">, options: Sta
   return job.id;
 }
 
-export type StepOutcome = "done" | "more";
+/** "held": another consumer's lease holds the job; it goes on from there (or the cron, once the lease runs out). */
+export type StepOutcome = "done" | "more" | "held";
 
 /** Fails an unfinished job (from the state it is in now); its report and notifications still follow. */
 async function failImport(env: Env, ref: ImportRef, reason: string, now: number): Promise<ImportJob | null> {
@@ -128,7 +133,7 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
       const sources = [...job.sources];
       for (const [i, source] of sources.entries()) {
         if (source.url === undefined || source.size !== undefined) continue;
-        sources[i] = { ...source, size: await downloadSource(env, job, source, now) };
+        sources[i] = { ...source, size: await downloadSource(env, source) };
         // Each download is recorded, so a job of several files never fetches one twice.
         if (!(await advanceImportJob(env.DB, job, "fetch", { sources }, now()))) return null;
       }
@@ -174,18 +179,30 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
 }
 
 /**
- * One bounded step of a job: phases run until the job is done, the budget is spent ("more":
- * queue another message) or another consumer holds the job. A failure the job cannot
- * recover from (ImportFailure) fails the job here; anything else is thrown for the caller to
- * count and retry.
+ * One bounded step of a job, under a lease renewed every heartbeat while it runs (so a slow
+ * download is never taken for dead, and a consumer that died is noticed within the lease):
+ * phases run until the job is done, the budget is spent ("more": queue another message) or
+ * another consumer holds the job. A failure the job cannot recover from (ImportFailure) fails
+ * the job here; anything else is thrown for the caller to count and retry.
  */
 export async function runImportStep(env: Env, ref: ImportRef, tuning: ImportTuning = DEFAULT_TUNING, now: () => number = Date.now): Promise<StepOutcome> {
-  let job = await getImportJob(env.DB, ref.panelId, ref.jobId);
-  if (!job || job.phase === "done") return "done";
-  if (job.status === "queued") {
-    await markImportStarted(env.DB, job.panelId, job.id, now());
-    job = { ...job, status: "running", startedAt: job.startedAt ?? now() };
+  const lease = randomHex(8);
+  const leased = await leaseImportJob(env.DB, ref, lease, now(), now() + tuning.leaseMs);
+  if (leased === null) return "done";
+  if (leased === "held") return "held";
+  const heartbeat = setInterval(() => {
+    renewImportLease(env.DB, ref, lease, now() + tuning.leaseMs).catch((error) => console.error(`import ${ref.jobId}: lease not renewed`, error));
+  }, tuning.heartbeatMs);
+  try {
+    return await runPhases(env, ref, leased, tuning, now);
+  } finally {
+    clearInterval(heartbeat);
+    await releaseImportLease(env.DB, ref, lease, now()).catch((error) => console.error(`import ${ref.jobId}: lease not released; it runs out`, error));
   }
+}
+
+async function runPhases(env: Env, ref: ImportRef, first: ImportJob, tuning: ImportTuning, now: () => number): Promise<StepOutcome> {
+  let job = first;
   const deadline = now() + tuning.stepMs;
   for (;;) {
     let next: ImportJob | "yield" | null;
@@ -255,12 +272,12 @@ export function importQueueHandler(tuning: ImportTuning = DEFAULT_TUNING, now: (
 
 export const handleImportQueue = importQueueHandler();
 
-/** Cron: sends a new message to every unfinished job whose progress stalled (a lost message, a crash). */
+/** Cron: sends a new message to every unfinished job nobody holds that stopped moving (a lost message, a crash). */
 export const redriveStalledImports: CronTask = {
   name: "imports.redrive",
   async run(env, now) {
     // A sweep over every panel's jobs, as a cron must; each message still names its panel.
-    const stalled = await claimStalledImports(env.DB, now - STALL_MS, now - FETCH_STALL_MS, now, 100);
+    const stalled = await claimStalledImports(env.DB, now - STALL_MS, now, 100);
     if (stalled.length) await env.IMPORTS.sendBatch(stalled.map((ref) => ({ body: importNudge({ panelId: ref.panelId, jobId: ref.id }) })));
   },
 };

@@ -23,6 +23,9 @@ export interface ImportTuning {
   maxRecordBytes: number;
   stepChunks: number;
   stepMs: number;
+  /** How long a step's hold on the job lasts without renewal, and how often the step renews it. */
+  leaseMs: number;
+  heartbeatMs: number;
 }
 
 export const DEFAULT_TUNING: ImportTuning = {
@@ -32,6 +35,8 @@ export const DEFAULT_TUNING: ImportTuning = {
   maxRecordBytes: 1024 * 1024,
   stepChunks: 10,
   stepMs: 20_000,
+  leaseMs: 45_000,
+  heartbeatMs: 15_000,
 };
 
 /**

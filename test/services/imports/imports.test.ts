@@ -45,10 +45,10 @@ async function newJob(options: Omit<StartImportOptions, "panelId">, now = Date.n
   return { panelId: job.panelId, jobId: job.id };
 }
 
-async function deliver(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = TINY) {
+async function deliver(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = TINY, now: () => number = Date.now) {
   const batch = createMessageBatch("apiv2-imports-default", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body: importNudge(ref) }]);
   const ctx = createExecutionContext();
-  await importQueueHandler(tuning)(batch, handlerEnv, ctx);
+  await importQueueHandler(tuning, now)(batch, handlerEnv, ctx);
   return getQueueResult(batch, ctx);
 }
 
@@ -57,9 +57,9 @@ async function job(ref: ImportRef): Promise<ImportJob> {
 }
 
 /** Delivers messages one after another, as the queue would, until the job is done. */
-async function runToEnd(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = TINY): Promise<ImportJob> {
+async function runToEnd(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = TINY, now: () => number = Date.now): Promise<ImportJob> {
   for (let i = 0; i < 500; i++) {
-    await deliver(ref, handlerEnv, tuning);
+    await deliver(ref, handlerEnv, tuning, now);
     const current = await job(ref);
     if (current.phase === "done") return current;
   }
@@ -233,6 +233,73 @@ describe("import engine", () => {
     await redriveStalledImports.run(env, now);
     for (let i = 0; i < 600 && (await job(lost)).phase !== "done"; i++) await scheduler.wait(50);
     expect(await job(lost)).toMatchObject({ ...EXPECTED, phase: "done" });
+  });
+});
+
+describe("recovery after a crash or a lost message", () => {
+  /** The messages a cron run at `at` sends, as job ids. */
+  async function cronNudges(at: number): Promise<string[]> {
+    const quiet = quietEnv();
+    await redriveStalledImports.run(quiet.env, at);
+    return quiet.sent.map((body) => (body as { jobId: string }).jobId);
+  }
+
+  it("takes a job up again at the first cron tick after its consumer died holding it, mid-download or mid-rows, counting each row once", async () => {
+    const quiet = quietEnv();
+    const midRows = await newJob({ sources: [{ url: await hostCsv() }] });
+    while ((await job(midRows)).seq < 2) await deliver(midRows, quiet.env);
+    const midDownload = await newJob({ sources: [{ url: await hostCsv() }] });
+    // Consumers that took the jobs and died: their leases were last renewed at the crash, and
+    // their messages are gone (a local queue forgets them; on Cloudflare they may be dead-lettered).
+    const crash = Date.now();
+    for (const ref of [midRows, midDownload]) {
+      await env.DB.prepare("UPDATE import_jobs SET lease = 'dead', leased_until = ?, status = 'running', started_at = ? WHERE id = ?")
+        .bind(crash + DEFAULT_TUNING.leaseMs, crash, ref.jobId)
+        .run();
+    }
+    // While the lease runs, nobody else takes the jobs, neither a stray message nor the cron.
+    expect(await deliver(midRows, quiet.env)).toMatchObject({ explicitAcks: [expect.any(String)] });
+    expect((await job(midRows)).seq).toBe(2);
+    expect(await cronNudges(crash + 1000)).not.toContain(midRows.jobId);
+    // The first tick after the lease ran out sends both again.
+    const nudged = await cronNudges(crash + 60_000);
+    expect(nudged).toEqual(expect.arrayContaining([midRows.jobId, midDownload.jobId]));
+    const minuteLater = () => Date.now() + 60_000;
+    expect(await runToEnd(midRows, quiet.env, TINY, minuteLater)).toMatchObject({ ...EXPECTED, phase: "done" });
+    // The same file again: the contacts exist now, so every row is an update, each counted once.
+    expect(await runToEnd(midDownload, quiet.env, TINY, minuteLater)).toMatchObject({ status: "completed", total: 7, created: 0, updated: 5, failed: 2 });
+    expect(Object.keys(await contacts())).toHaveLength(4);
+  });
+
+  it("takes a job up again at the first cron tick after its next message was lost", async () => {
+    const ref = await newJob({ sources: [{ url: await hostCsv() }] });
+    const quiet = quietEnv();
+    while ((await job(ref)).seq < 1) await deliver(ref, quiet.env);
+    // The step's next message fails to send, and the retry of the message is lost as well.
+    const lostSend = quietEnv({ IMPORTS: { send: async () => Promise.reject(new Error("queue down")) } as unknown as Queue });
+    await deliver(ref, lostSend.env);
+    const lostAt = Date.now();
+    expect(await cronNudges(lostAt + 1000)).not.toContain(ref.jobId);
+    expect(await cronNudges(lostAt + 60_000)).toContain(ref.jobId);
+    expect(await runToEnd(ref, quiet.env)).toMatchObject({ ...EXPECTED, phase: "done" });
+  });
+
+  it("never takes a slow download that is alive for dead: its heartbeat keeps the lease", async () => {
+    const bucket = receiver.bucket("slow");
+    await receiver.script(bucket, [{ status: 200, headers: { "content-type": "text/csv" }, body: CSV, delayMs: 1500 }]);
+    const ref = await newJob({ sources: [{ url: receiver.hookUrl(bucket) }] });
+    const tuning = { ...TINY, leaseMs: 300, heartbeatMs: 100 };
+    const quiet = quietEnv();
+    const first = deliver(ref, quiet.env, tuning);
+    await scheduler.wait(800);
+    // Long past the lease without its renewals, and quiet for long: only the heartbeat keeps it.
+    await env.DB.prepare("UPDATE import_jobs SET updated_at = 0 WHERE id = ?").bind(ref.jobId).run();
+    expect(await cronNudges(Date.now())).not.toContain(ref.jobId);
+    expect(await deliver(ref, quiet.env, tuning)).toMatchObject({ explicitAcks: [expect.any(String)] });
+    await first;
+    expect((await job(ref)).phase).not.toBe("fetch");
+    expect(await runToEnd(ref, quiet.env)).toMatchObject({ ...EXPECTED, phase: "done" });
+    expect(await receiver.requests(bucket)).toHaveLength(1);
   });
 });
 
