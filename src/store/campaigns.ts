@@ -231,8 +231,9 @@ export async function completeCampaignIfDone(db: D1Database, panelId: string, ca
 }
 
 /**
- * Campaigns still sending although nothing touched them since `before`: their send nudges
- * may have been lost. Each is touched so the next cron minute does not pick it again at once.
+ * Campaigns still sending although no batch finished since `before`: their send nudges were
+ * lost (a crash, a failed send to the queue, a dead-lettered message) or their consumers died.
+ * Each is touched so the next cron minute does not pick it again at once.
  */
 export async function stalledCampaigns(db: D1Database, before: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string; batches: number[] }>> {
   const { results } = await db
@@ -256,12 +257,17 @@ export interface ClaimedRecipient {
   suppressed: string | null;
 }
 
+/** The error of a recipient whose send attempt died after the provider may have been called. */
+export const UNKNOWN_OUTCOME_ERROR = "outcome unknown: the send attempt was interrupted after the provider was called; not resent, to send at most once";
+
 /**
- * Claims the batch's recipients that are still queued (and, with `reclaimStale`, those whose
- * earlier claim is older than `staleBefore`: an attempt that died mid-way, safe to redo only
- * with an idempotent provider). Without `reclaimStale`, such stale claims are failed instead,
- * since resending could deliver twice. Returns the claimed recipients with their attributes
- * and whether their address is suppressed.
+ * Claims the batch's recipients that are still queued, and those whose claim is older than
+ * `staleBefore` (its holder died; a live holder renews its claim while it sends): all of them
+ * with an idempotent provider, which makes a resend harmless; otherwise only those with no
+ * attempt recorded, which provably never reached the provider. A stale claim with an attempt
+ * recorded is settled as failed with an unknown outcome (its claim kept, so a holder that was
+ * only slow can still record what really happened). Returns the claimed recipients with their
+ * attributes and whether their address is suppressed.
  */
 export async function claimBatch(
   db: D1Database,
@@ -270,16 +276,16 @@ export async function claimBatch(
   claim: string,
   now: number,
   staleBefore: number,
-  reclaimStale: boolean,
+  idempotent: boolean,
 ): Promise<ClaimedRecipient[]> {
   const statements = [
     db
       .prepare(
-        `UPDATE campaign_messages SET status = 'sending', claim = ?1, claimed_at = ?2
+        `UPDATE campaign_messages SET status = 'sending', claim = ?1, claimed_at = ?2, attempted_at = NULL
          WHERE campaign_id = ?3 AND panel_id = ?4 AND batch = ?5
-           AND (status = 'queued' OR (?6 AND status = 'sending' AND claimed_at < ?7))`,
+           AND (status = 'queued' OR (status = 'sending' AND claimed_at < ?7 AND (?6 OR attempted_at IS NULL)))`,
       )
-      .bind(claim, now, campaign.id, campaign.panelId, batch, reclaimStale ? 1 : 0, staleBefore),
+      .bind(claim, now, campaign.id, campaign.panelId, batch, idempotent ? 1 : 0, staleBefore),
     db
       .prepare(
         `SELECT m.contact_id, c.attrs, s.reason AS suppressed
@@ -289,14 +295,14 @@ export async function claimBatch(
       )
       .bind(campaign.id, batch, claim),
   ];
-  if (!reclaimStale) {
+  if (!idempotent) {
     statements.unshift(
       db
         .prepare(
-          `UPDATE campaign_messages SET status = 'failed', error = 'the send attempt was interrupted; not resent to avoid a duplicate'
-           WHERE campaign_id = ? AND batch = ? AND status = 'sending' AND claimed_at < ?`,
+          `UPDATE campaign_messages SET status = 'failed', error = ?4
+           WHERE campaign_id = ?1 AND batch = ?2 AND status = 'sending' AND claimed_at < ?3 AND attempted_at IS NOT NULL`,
         )
-        .bind(campaign.id, batch, staleBefore),
+        .bind(campaign.id, batch, staleBefore, UNKNOWN_OUTCOME_ERROR),
     );
   }
   const results = await db.batch<{ contact_id: number; attrs: string; suppressed: string | null }>(statements);
@@ -307,6 +313,25 @@ export async function claimBatch(
   }));
 }
 
+/**
+ * Records that these recipients of the claim are about to be handed to the provider, and
+ * renews the whole claim (the sender's heartbeat). Returns the recipients still held by the
+ * claim: only those may be sent (a claim that went stale may have been taken by another).
+ */
+export async function markSendAttempts(db: D1Database, campaignId: string, batch: number, claim: string, contactIds: readonly number[], now: number): Promise<Set<number>> {
+  const [, marked] = await db.batch<{ contact_id: number }>([
+    db.prepare("UPDATE campaign_messages SET claimed_at = ?4 WHERE campaign_id = ?1 AND batch = ?2 AND claim = ?3 AND status = 'sending'").bind(campaignId, batch, claim, now),
+    db
+      .prepare(
+        `UPDATE campaign_messages SET attempted_at = ?4
+         WHERE campaign_id = ?1 AND batch = ?2 AND claim = ?3 AND status = 'sending' AND contact_id IN (SELECT value FROM json_each(?5))
+         RETURNING contact_id`,
+      )
+      .bind(campaignId, batch, claim, now, JSON.stringify(contactIds)),
+  ]);
+  return new Set(marked!.results.map((row) => row.contact_id));
+}
+
 export interface MessageOutcome {
   contactId: number;
   status: "sent" | "failed" | "skipped" | "queued";
@@ -315,32 +340,41 @@ export interface MessageOutcome {
   error: string | null;
 }
 
-/** Records the outcome of each claimed recipient; `queued` hands a recipient back for a retry. */
+/**
+ * Records the outcome of each claimed recipient (`queued` hands a recipient back for a retry),
+ * and counts as the campaign's progress: a campaign whose sends stopped is noticed by the
+ * lack of it.
+ */
 export async function finishClaims(db: D1Database, campaignId: string, batch: number, claim: string, outcomes: readonly MessageOutcome[], now: number): Promise<void> {
   if (outcomes.length === 0) return;
   const rows = JSON.stringify(outcomes.map((o) => [o.contactId, o.status, o.address, o.providerMessageId, o.error]));
   // Each row is found by its key through the IN list; the per-row values are looked up in the
   // same small JSON array (an UPDATE ... FROM json_each would scan the whole campaign instead).
   const field = (index: number) => `(SELECT r.value ->> ${index} FROM json_each(?1) AS r WHERE r.value ->> 0 = campaign_messages.contact_id)`;
-  await db
-    .prepare(
-      `UPDATE campaign_messages SET
-         status = ${field(1)},
-         address = ${field(2)},
-         provider_msg_id = ${field(3)},
-         error = ${field(4)},
-         sent_at = CASE WHEN ${field(1)} = 'sent' THEN ?4 ELSE NULL END,
-         claim = CASE WHEN ${field(1)} = 'queued' THEN NULL ELSE claim END
-       WHERE campaign_id = ?2 AND batch = ?3 AND contact_id IN (SELECT r.value ->> 0 FROM json_each(?1) AS r) AND claim = ?5`,
-    )
-    .bind(rows, campaignId, batch, now, claim)
-    .run();
+  await db.batch([
+    db
+      .prepare(
+        `UPDATE campaign_messages SET
+           status = ${field(1)},
+           address = ${field(2)},
+           provider_msg_id = ${field(3)},
+           error = ${field(4)},
+           sent_at = CASE WHEN ${field(1)} = 'sent' THEN ?4 ELSE NULL END,
+           claim = CASE WHEN ${field(1)} = 'queued' THEN NULL ELSE claim END,
+           attempted_at = CASE WHEN ${field(1)} = 'queued' THEN NULL ELSE attempted_at END
+         WHERE campaign_id = ?2 AND batch = ?3 AND contact_id IN (SELECT r.value ->> 0 FROM json_each(?1) AS r) AND claim = ?5`,
+      )
+      .bind(rows, campaignId, batch, now, claim),
+    db.prepare("UPDATE campaigns SET updated_at = MAX(updated_at, ?) WHERE id = ? AND status = 'sending'").bind(now, campaignId),
+  ]);
 }
 
 /** Hands a claim's recipients back untouched (the attempt failed before anything was sent). */
 export async function releaseClaim(db: D1Database, campaignId: string, batch: number, claim: string): Promise<void> {
   await db
-    .prepare("UPDATE campaign_messages SET status = 'queued', claim = NULL, claimed_at = NULL WHERE campaign_id = ? AND batch = ? AND claim = ? AND status = 'sending'")
+    .prepare(
+      "UPDATE campaign_messages SET status = 'queued', claim = NULL, claimed_at = NULL, attempted_at = NULL WHERE campaign_id = ? AND batch = ? AND claim = ? AND status = 'sending'",
+    )
     .bind(campaignId, batch, claim)
     .run();
 }

@@ -5,8 +5,12 @@ import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";
 
 /** Campaigns published per cron minute; the rest wait a minute. */
 const PUBLISH_PER_RUN = 20;
-/** A sending campaign untouched this long gets its unsent batches nudged again. */
-export const STALLED_AFTER_MS = 15 * 60_000;
+/**
+ * A sending campaign in which no batch finished for this long gets its unsent batches nudged
+ * again (a lost nudge, a crash). Batches finish every few seconds while a campaign sends, so a
+ * minute of silence means its nudges are gone; a repeated nudge finds nothing to claim.
+ */
+export const STALLED_AFTER_MS = 60_000;
 
 /**
  * Publishes every campaign whose schedule has come: its recipients are fixed in D1 and one

@@ -5,12 +5,22 @@ import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize, type Template } from "../../domain/email-message";
 import { randomHex } from "../../lib/random";
 import { TtlCache } from "../../lib/ttl-cache";
-import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
+import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
 export const SEND_BATCH_SIZE = 100;
-/** A claim older than this belongs to an attempt that died (a consumer has 15 minutes at most). */
-export const STALE_CLAIM_MS = 15 * 60_000;
+/**
+ * A claim not renewed for this long belongs to an attempt that died. A sender renews its claim
+ * before each group it hands to a provider without idempotency; a group takes seconds (SES
+ * answers or times out within 15 s).
+ */
+export const CLAIM_LEASE_MS = 60_000;
+/**
+ * Recipients handed to a provider without idempotency at a time: each group's attempt is
+ * recorded right before the call and its outcomes right after, so a crash leaves at most one
+ * group's outcome unknown.
+ */
+export const ATTEMPT_GROUP = 8;
 
 /** The nudge on the sends queue: send this batch of this campaign; the work itself is in D1. */
 export interface SendNudge {
@@ -62,14 +72,20 @@ export type SendEnv = ProviderEnv & Pick<Env, "DB" | "FILES" | "SECRETS_KEY" | "
  * redelivered nudge finds nothing left to claim. Suppressed addresses and contacts without a
  * valid EMAIL are skipped. Throws when some recipients should be tried again later (the
  * provider was throttled or down), after handing them back to the queue state.
+ *
+ * A claim whose holder died is taken again once it is stale (CLAIM_LEASE_MS): with the outbox,
+ * which is idempotent by message id, whole; with SES only where no attempt was recorded, the
+ * rest being settled as failed with an unknown outcome (at most once; see claimBatch).
  */
 export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, nudge: SendNudge, now = Date.now()): Promise<void> {
   const campaign = await getCampaign(env.DB, nudge.panelId, nudge.campaignId);
   if (!campaign || campaign.status !== "sending") return;
   const claim = randomHex(8);
-  const recipients = await claimBatch(env.DB, campaign, nudge.batch, claim, now, now - STALE_CLAIM_MS, provider.idempotent);
+  const started = Date.now();
+  const clock = () => now + (Date.now() - started);
+  const recipients = await claimBatch(env.DB, campaign, nudge.batch, claim, now, now - CLAIM_LEASE_MS, provider.idempotent);
   if (recipients.length > 0) {
-    const outcomes: MessageOutcome[] = [];
+    const skipped: MessageOutcome[] = [];
     const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail }> = [];
     try {
       const { html, subject } = await campaignTemplates(env.FILES, campaign);
@@ -78,7 +94,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
         recipients.map(async (recipient) => {
           const rawAddress = recipient.attributes.EMAIL;
           const address = typeof rawAddress === "string" ? rawAddress.trim().toLowerCase() : "";
-          const skip = (error: string) => outcomes.push({ contactId: recipient.contactId, status: "skipped", address: address || null, providerMessageId: null, error });
+          const skip = (error: string) => skipped.push({ contactId: recipient.contactId, status: "skipped", address: address || null, providerMessageId: null, error });
           if (recipient.suppressed) return skip(recipient.suppressed === "unsubscribe" ? "unsubscribed" : "hard bounce");
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
           const id = messageIdOf(campaign.id, recipient.contactId);
@@ -100,17 +116,26 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       await releaseClaim(env.DB, campaign.id, nudge.batch, claim);
       throw error;
     }
-    const results = await provider.send(outgoing.map((o) => o.email), now);
+    await finishClaims(env.DB, campaign.id, nudge.batch, claim, skipped, now);
+    const groupSize = provider.idempotent ? outgoing.length : ATTEMPT_GROUP;
     let retryLater = 0;
-    results.forEach((result, i) => {
-      const { contactId, address } = outgoing[i]!;
-      if (result.ok) outcomes.push({ contactId, status: "sent", address, providerMessageId: result.providerMessageId, error: null });
-      else if (result.retryable) {
-        retryLater++;
-        outcomes.push({ contactId, status: "queued", address, providerMessageId: null, error: result.error });
-      } else outcomes.push({ contactId, status: "failed", address, providerMessageId: null, error: result.error });
-    });
-    await finishClaims(env.DB, campaign.id, nudge.batch, claim, outcomes, now);
+    for (let from = 0; from < outgoing.length; from += groupSize) {
+      let group = outgoing.slice(from, from + groupSize);
+      if (!provider.idempotent) {
+        const held = await markSendAttempts(env.DB, campaign.id, nudge.batch, claim, group.map((o) => o.contactId), clock());
+        group = group.filter((o) => held.has(o.contactId));
+        // The claim went stale and another attempt took it: what is left is that attempt's.
+        if (group.length === 0) break;
+      }
+      const results = await provider.send(group.map((o) => o.email), now);
+      const outcomes = results.map((result, i): MessageOutcome => {
+        const { contactId, address } = group[i]!;
+        if (result.ok) return { contactId, status: "sent", address, providerMessageId: result.providerMessageId, error: null };
+        if (result.retryable) retryLater++;
+        return { contactId, status: result.retryable ? "queued" : "failed", address, providerMessageId: null, error: result.error };
+      });
+      await finishClaims(env.DB, campaign.id, nudge.batch, claim, outcomes, clock());
+    }
     if (retryLater > 0) throw new Error(`campaign ${campaign.id} batch ${nudge.batch}: ${retryLater} message(s) to retry`);
   }
   await completeCampaignIfDone(env.DB, campaign.panelId, campaign.id, now);

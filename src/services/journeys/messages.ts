@@ -5,7 +5,8 @@ import type { AttributeValue } from "../../domain/attributes";
 import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize } from "../../domain/email-message";
 import type { EmailStep } from "../../domain/journey";
-import { claimMessage, finishMessage, insertMessageStatement, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
+import { randomHex } from "../../lib/random";
+import { claimMessage, finishMessage, insertMessageStatement, markMessageAttempt, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
 import { isAddressSuppressed } from "../../store/suppressions";
 
 /**
@@ -27,26 +28,36 @@ export function journeyEmailAddress(message: Pick<JourneyMessage, "recipient">):
   return (message.recipient ?? "").trim().toLowerCase();
 }
 
+/** A journey email's claim not renewed for this long belongs to an attempt that died. */
+export const MESSAGE_CLAIM_MS = 60_000;
+
 /**
  * email: sent through the broadcast capability's email provider (outbox or SES, by
  * EMAIL_PROVIDER) with merge tags filled, unless the address is missing, invalid or
  * suppressed (unsubscribed or hard-bounced in the panel). The message row is claimed first,
  * so a step run twice sends once; a provider that is down hands the claim back and the
- * step's retry sends it.
+ * step's retry sends it. An attempt that died holding the claim is redone once the claim is
+ * stale where nothing provably reached the provider, and settled as failed with an unknown
+ * outcome otherwise (SES has no idempotency key: at most once). While another attempt holds
+ * the claim, the step fails and is retried, so its point is not continued without the mail.
  *
  * Tracked as campaign email is (the same rendering): open pixel, rewritten links and a
  * one-click unsubscribe link, their tokens naming this message's msgid. /t/o and /t/c record
  * the open or click with this msgid (src/services/journeys/engagement.ts), which ends the waits for it.
  */
 export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMessage, step: EmailStep, attributes: Readonly<Record<string, AttributeValue>>, now: number): Promise<void> {
-  if (!(await claimMessage(env.DB, message))) return;
+  const provider = emailProvider(env);
+  const claim = randomHex(8);
+  const claimed = await claimMessage(env.DB, message, claim, now, now - MESSAGE_CLAIM_MS, provider.idempotent);
+  if (claimed === "done") return;
+  if (claimed === "held") throw new Error(`journey email ${message.msgid} is being sent by another attempt; retried`);
   const address = journeyEmailAddress(message);
-  if (!isEmailAddress(address)) return finishMessage(env.DB, message.msgid, { status: "skipped", error: "the contact has no valid EMAIL" });
-  if (await isAddressSuppressed(env.DB, message.panelId, address)) return finishMessage(env.DB, message.msgid, { status: "skipped", error: "the address is suppressed" });
+  if (!isEmailAddress(address)) return finishMessage(env.DB, message.msgid, claim, { status: "skipped", error: "the contact has no valid EMAIL" });
+  if (await isAddressSuppressed(env.DB, message.panelId, address)) return finishMessage(env.DB, message.msgid, claim, { status: "skipped", error: "the address is suppressed" });
   const subject = personalize(compileTemplate(step.subject), attributes, false);
-  let result;
+  let raw: string;
   try {
-    const raw = await trackedMime(new TrackingSigner(env.SECRETS_KEY), env.PUBLIC_BASE_URL, { panelId: message.panelId, msgid: message.msgid }, {
+    raw = await trackedMime(new TrackingSigner(env.SECRETS_KEY), env.PUBLIC_BASE_URL, { panelId: message.panelId, msgid: message.msgid }, {
       from: { name: step.sender_name, address: step.sender_email },
       to: address,
       subject,
@@ -55,13 +66,23 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
       date: now,
       headers: { "X-Journey-ID": message.journeyId },
     });
-    [result] = await emailProvider(env).send([{ id: message.msgid, panelId: message.panelId, campaignId: null, from: step.sender_email, to: address, subject, raw }], now);
   } catch (error) {
-    await releaseMessage(env.DB, message.msgid);
+    await releaseMessage(env.DB, message.msgid, claim);
     throw error;
   }
-  if (result?.ok) return finishMessage(env.DB, message.msgid, { status: "sent", providerMessageId: result.providerMessageId });
-  if (result && !result.retryable) return finishMessage(env.DB, message.msgid, { status: "failed", error: result.error });
-  await releaseMessage(env.DB, message.msgid);
+  if (!provider.idempotent && !(await markMessageAttempt(env.DB, message.msgid, claim, now))) {
+    throw new Error(`journey email ${message.msgid}: the claim went stale and was taken by another attempt`);
+  }
+  let result;
+  try {
+    [result] = await provider.send([{ id: message.msgid, panelId: message.panelId, campaignId: null, from: step.sender_email, to: address, subject, raw }], now);
+  } catch (error) {
+    // Resending is harmless only with an idempotent provider; otherwise the claim runs out and is settled.
+    if (provider.idempotent) await releaseMessage(env.DB, message.msgid, claim);
+    throw error;
+  }
+  if (result?.ok) return finishMessage(env.DB, message.msgid, claim, { status: "sent", providerMessageId: result.providerMessageId });
+  if (result && !result.retryable) return finishMessage(env.DB, message.msgid, claim, { status: "failed", error: result.error });
+  await releaseMessage(env.DB, message.msgid, claim);
   throw new Error(`journey email ${message.msgid}: ${result?.error ?? "no result from the provider"}; retried`);
 }

@@ -56,24 +56,75 @@ export function insertMessageStatement(db: D1Database, m: JourneyMessage): D1Pre
     .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.status ?? "recorded", m.createdAt);
 }
 
-/** Claims a message for sending: true only for the one call that recorded it. */
-export async function claimMessage(db: D1Database, m: JourneyMessage): Promise<boolean> {
-  return (await insertMessageStatement(db, { ...m, status: "sending" }).first()) !== null;
+/** The error of a journey email whose send attempt died after the provider may have been called. */
+export const UNKNOWN_SEND_OUTCOME = "outcome unknown: the send attempt was interrupted after the provider was called; not resent, to send at most once";
+
+/**
+ * Claims a journey email for sending under `claim`: the first claim records the message; a
+ * claim not renewed since `staleBefore` (its holder died) is taken over where provably nothing
+ * reached the provider (no attempt recorded, or an idempotent provider) and otherwise settled
+ * as failed with an unknown outcome. "done": it was sent, skipped or failed before; "held":
+ * another attempt is sending it now.
+ */
+export async function claimMessage(
+  db: D1Database,
+  m: JourneyMessage,
+  claim: string,
+  now: number,
+  staleBefore: number,
+  idempotent: boolean,
+): Promise<"claimed" | "done" | "held"> {
+  // A row of an older claim without a time cannot tell whether the provider was called.
+  const stale = "status = 'sending' AND COALESCE(claimed_at, 0) < ?2";
+  const [inserted, , takenOver, current] = await db.batch<{ msgid?: string; status?: string }>([
+    db
+      .prepare(
+        `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at, claim, claimed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'sending', ?, ?, ?) RETURNING msgid`,
+      )
+      .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.createdAt, claim, now),
+    db
+      .prepare(`UPDATE journey_messages SET status = 'failed', error = ?4 WHERE msgid = ?1 AND ${stale} AND NOT ?3 AND (attempted_at IS NOT NULL OR claimed_at IS NULL)`)
+      .bind(m.msgid, staleBefore, idempotent ? 1 : 0, UNKNOWN_SEND_OUTCOME),
+    db
+      .prepare(
+        `UPDATE journey_messages SET claim = ?4, claimed_at = ?5, attempted_at = NULL
+         WHERE msgid = ?1 AND ${stale} AND (?3 OR (attempted_at IS NULL AND claimed_at IS NOT NULL)) RETURNING msgid`,
+      )
+      .bind(m.msgid, staleBefore, idempotent ? 1 : 0, claim, now),
+    db.prepare("SELECT status, claim FROM journey_messages WHERE msgid = ?").bind(m.msgid),
+  ]);
+  if (inserted!.results.length > 0 || takenOver!.results.length > 0) return "claimed";
+  return current!.results[0]?.status === "sending" ? "held" : "done";
+}
+
+/**
+ * Records that the claimed message is about to be handed to the provider (and renews the
+ * claim); false when the claim is no longer this attempt's, which must then not send.
+ */
+export async function markMessageAttempt(db: D1Database, msgid: string, claim: string, now: number): Promise<boolean> {
+  const result = await db
+    .prepare("UPDATE journey_messages SET attempted_at = ?, claimed_at = ? WHERE msgid = ? AND claim = ? AND status = 'sending'")
+    .bind(now, now, msgid, claim)
+    .run();
+  return result.meta.changes > 0;
 }
 
 /** Hands a claim back (the provider may take the message later): the step's retry claims it again. */
-export async function releaseMessage(db: D1Database, msgid: string): Promise<void> {
-  await db.prepare("DELETE FROM journey_messages WHERE msgid = ? AND status = 'sending'").bind(msgid).run();
+export async function releaseMessage(db: D1Database, msgid: string, claim: string): Promise<void> {
+  await db.prepare("DELETE FROM journey_messages WHERE msgid = ? AND claim = ? AND status = 'sending'").bind(msgid, claim).run();
 }
 
+/** Records the outcome of this claim's attempt (also over an unknown outcome settled meanwhile). */
 export async function finishMessage(
   db: D1Database,
   msgid: string,
+  claim: string,
   outcome: { status: "sent"; providerMessageId: string } | { status: "skipped" | "failed"; error: string },
 ): Promise<void> {
   await db
-    .prepare("UPDATE journey_messages SET status = ?, error = ?, provider_msg_id = ? WHERE msgid = ?")
-    .bind(outcome.status, outcome.status === "sent" ? null : outcome.error, outcome.status === "sent" ? outcome.providerMessageId : null, msgid)
+    .prepare("UPDATE journey_messages SET status = ?, error = ?, provider_msg_id = ? WHERE msgid = ? AND claim = ?")
+    .bind(outcome.status, outcome.status === "sent" ? null : outcome.error, outcome.status === "sent" ? outcome.providerMessageId : null, msgid, claim)
     .run();
 }
 

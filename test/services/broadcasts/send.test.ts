@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { publishDueBroadcasts } from "../../../src/services/broadcasts/publish";
 import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
 import { emailProvider } from "../../../src/services/channels/email/providers";
+import { OutboxProvider } from "../../../src/services/channels/email/outbox";
 import { TrackingSigner } from "../../../src/services/channels/email/tracking";
 import worker from "../../../src/index";
 import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
@@ -131,6 +132,38 @@ describe("publishing and sending", () => {
     const { id, sendAt } = await scheduled(panel, "EMAIL\nnot-an-address\n", {}, 124);
     await fireCron(sendAt);
     expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 0 } });
+  });
+});
+
+describe("recovery after lost nudges and crashes", () => {
+  const THREE = "EMAIL,NAME\nada@example.com,Ada\nbob@example.com,Bob\ncy@example.com,Cy\n";
+
+  it("a campaign whose nudges failed to send at publish is re-nudged by the first cron tick a minute later, and sent once", async () => {
+    const panel = await createPanel();
+    const { id, sendAt } = await scheduled(panel, THREE, {}, 128);
+    const failing = { sendBatch: () => Promise.reject(new Error("queue down")), send: () => Promise.reject(new Error("queue down")) } as unknown as Queue;
+    await expect(publishDueBroadcasts({ ...env, SENDS: failing }, sendAt)).rejects.toThrow(/queue down/);
+    expect((await campaign(panel, id)).counters).toMatchObject({ recipients: 3, queued: 3 });
+    await fireCron(sendAt + 30_000);
+    expect((await campaign(panel, id)).counters).toMatchObject({ queued: 3 });
+    await fireCron(sendAt + 61_000);
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { sent: 3, queued: 0 } });
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(["ada@example.com", "bob@example.com", "cy@example.com"]);
+  });
+
+  it("a batch whose consumer died mid-send (its message gone) is taken again at the first cron tick after its claim ran out, each recipient once", async () => {
+    const panel = await createPanel();
+    const { id } = await scheduled(panel, THREE, {}, 129);
+    const stored = (await getCampaign(env.DB, panel.id, id))!;
+    // Published two minutes ago; the consumer claimed the batch, wrote Ada's message, and died.
+    const crash = Date.now() - 2 * 60_000;
+    expect(await publishCampaign(env.DB, stored, 100, crash - 1000)).toBe(3);
+    await env.DB.prepare("UPDATE campaign_messages SET status = 'sending', claim = 'dead', claimed_at = ? WHERE campaign_id = ?").bind(crash, id).run();
+    const ada = await env.DB.prepare("SELECT contact_id FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND c.pk_value = 'ada@example.com'").bind(id).first<{ contact_id: number }>();
+    await new OutboxProvider(env.DB, env.FILES).send([{ id: `${id}.${ada!.contact_id}`, panelId: panel.id, campaignId: id, from: "shop@example.com", to: "ada@example.com", subject: "Hello Ada", raw: "Subject: Hello Ada\r\n\r\nx\r\n" }], crash);
+    await fireCron(Date.now());
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { sent: 3, queued: 0, failed: 0 } });
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(["ada@example.com", "bob@example.com", "cy@example.com"]);
   });
 });
 

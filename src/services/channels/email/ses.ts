@@ -18,7 +18,9 @@ const encoder = new TextEncoder();
 
 /**
  * Amazon SES v2 `SendEmail` with the raw MIME message, signed with SigV4 by aws4fetch. SES has
- * no idempotency key, so an interrupted attempt is not resent (the claim is failed instead).
+ * no idempotency key, so what may have reached it is never resent: callers record an attempt
+ * right before calling (an interrupted attempt without one is redone, one with one is settled
+ * as failed with an unknown outcome), and a request that timed out is reported as failed.
  */
 export class SesProvider implements EmailProvider {
   readonly name = "ses";
@@ -63,6 +65,10 @@ export class SesProvider implements EmailProvider {
         signal: AbortSignal.timeout(15_000),
       });
     } catch (error) {
+      // A request that timed out may have been taken: resending could deliver twice.
+      if (error instanceof Error && error.name === "TimeoutError") {
+        return { ok: false, retryable: false, error: "outcome unknown: SES did not answer within 15 s; not resent, to send at most once" };
+      }
       return { ok: false, retryable: true, error: `SES unreachable: ${error instanceof Error ? error.message : String(error)}` };
     }
     const text = await response.text();

@@ -1,7 +1,9 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { sendCampaignBatch } from "../../../../src/services/broadcasts/send";
+import { publishDueBroadcasts } from "../../../../src/services/broadcasts/publish";
+import { sendCampaignBatch, type SendNudge } from "../../../../src/services/broadcasts/send";
+import { sendJourneyEmail } from "../../../../src/services/journeys/messages";
 import { emailProvider } from "../../../../src/services/channels/email/providers";
 import { SesProvider } from "../../../../src/services/channels/email/ses";
 import { parseSesNotification } from "../../../../src/services/channels/email/ses-notifications";
@@ -102,6 +104,79 @@ describe("a campaign sent through SES, and its bounces", () => {
     expect((await notification("sns-secret-token", delivery)).status).toBe(200);
     // A subscription confirmation pointing anywhere but SNS is refused, not fetched.
     expect((await notification("sns-secret-token", { Type: "SubscriptionConfirmation", SubscribeURL: "https://evil.example.net/confirm" })).status).toBe(400);
+  });
+});
+
+describe("a crash between claim and send, with SES", () => {
+  it("resends what provably never reached SES, settles what may have as failed with an unknown outcome, and sends nothing twice", async () => {
+    const bucket = receiver.bucket("ses");
+    await receiver.script(bucket, [1, 2, 3, 4, 5].map((i) => ({ status: 200, body: `{"MessageId":"ses-after-crash-${i}"}` })));
+    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
+    const panel = await createPanel();
+    const emails = ["a", "b", "c", "d", "e", "f"].map((x) => `${x}@example.com`);
+    const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 41) }, `EMAIL\n${emails.join("\n")}\n`));
+    const id = created.body.CampaignID;
+    await waitForImport(panel, id);
+    const stored = (await getCampaign(env.DB, panel.id, id))!;
+    const crash = Date.now();
+    // Published, then the consumer died mid-batch: it had claimed a, b, c, d and recorded the
+    // attempt of a and b (their calls were in flight), and its nudge is gone.
+    expect(await publishCampaign(env.DB, stored, 100, crash - 5000)).toBe(6);
+    const contactOf = async (email: string) =>
+      (await env.DB.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, email).first<{ id: number }>())!.id;
+    for (const [email, attempted] of [["a@example.com", true], ["b@example.com", true], ["c@example.com", false], ["d@example.com", false]] as const) {
+      await env.DB.prepare("UPDATE campaign_messages SET status = 'sending', claim = 'dead', claimed_at = ?, attempted_at = ? WHERE campaign_id = ? AND contact_id = ?")
+        .bind(crash, attempted ? crash : null, id, await contactOf(email))
+        .run();
+    }
+
+    const nudges: SendNudge[] = [];
+    const quietSends = { sendBatch: async (messages: Array<{ body: SendNudge }>) => void nudges.push(...messages.map((m) => m.body)) } as unknown as Queue;
+    // Within the minute nothing is re-driven; the first cron tick after it re-nudges the batch.
+    await publishDueBroadcasts({ ...sesEnv, SENDS: quietSends }, crash + 30_000);
+    expect(nudges.filter((n) => n.campaignId === id)).toEqual([]);
+    await publishDueBroadcasts({ ...sesEnv, SENDS: quietSends }, crash + 61_000);
+    const redriven = nudges.filter((n) => n.campaignId === id);
+    expect(redriven).toEqual([{ kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 }]);
+
+    // The re-nudged batch, delivered twice.
+    await sendCampaignBatch(sesEnv, emailProvider(sesEnv), redriven[0]!, crash + 62_000);
+    await sendCampaignBatch(sesEnv, emailProvider(sesEnv), redriven[0]!, crash + 63_000);
+    const sentTo = (await receiver.requests(bucket)).map((r) => JSON.parse(r.body).Destination.ToAddresses[0]).sort();
+    expect(sentTo).toEqual(["c@example.com", "d@example.com", "e@example.com", "f@example.com"]);
+    expect(await campaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 4, failed: 2, queued: 0 } });
+    const unknown = await env.DB.prepare("SELECT error FROM campaign_messages WHERE campaign_id = ? AND status = 'failed'").bind(id).all<{ error: string }>();
+    expect(unknown.results.map((r) => r.error)).toEqual([expect.stringMatching(/^outcome unknown/), expect.stringMatching(/^outcome unknown/)]);
+  });
+
+  it("a journey email: redone when the dead attempt provably sent nothing, settled as unknown when it may have", async () => {
+    const bucket = receiver.bucket("ses");
+    await receiver.script(bucket, [{ status: 200, body: '{"MessageId":"ses-journey-1"}' }]);
+    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
+    const panel = await createPanel();
+    const step = { id: "mail", type: "email" as const, subject: "Hi", html: "<p>x</p>", sender_name: "Shop", sender_email: "shop@example.com" };
+    const message = (msgid: string, recipient: string) => ({ msgid, panelId: panel.id, journeyId: "jrn_x", instanceId: msgid.split(".")[0]!, stepId: "mail", channel: "email" as const, contactId: 1, recipient, content: {}, createdAt: 0 });
+    const crash = Date.now();
+    const claimed = (msgid: string, attempted: boolean) =>
+      env.DB.prepare(
+        `INSERT INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at, claim, claimed_at, attempted_at)
+         VALUES (?, ?, 'jrn_x', ?, 'mail', 'email', 1, ?, '{}', 'sending', ?, 'dead', ?, ?)`,
+      )
+        .bind(msgid, panel.id, msgid.split(".")[0], `${msgid.split(".")[0]}@example.com`, crash, crash, attempted ? crash : null)
+        .run();
+    await claimed("unsent.mail", false);
+    await claimed("inflight.mail", true);
+    // While the claims are fresh, the step is retried rather than continued without its mail.
+    await expect(sendJourneyEmail(sesEnv, message("unsent.mail", "unsent@example.com"), step, {}, crash + 1000)).rejects.toThrow(/another attempt/);
+    await sendJourneyEmail(sesEnv, message("unsent.mail", "unsent@example.com"), step, {}, crash + 61_000);
+    await sendJourneyEmail(sesEnv, message("inflight.mail", "inflight@example.com"), step, {}, crash + 61_000);
+    await sendJourneyEmail(sesEnv, message("unsent.mail", "unsent@example.com"), step, {}, crash + 62_000);
+    expect((await receiver.requests(bucket)).map((r) => JSON.parse(r.body).Destination.ToAddresses[0])).toEqual(["unsent@example.com"]);
+    const rows = await env.DB.prepare("SELECT msgid, status, error FROM journey_messages WHERE panel_id = ? ORDER BY msgid").bind(panel.id).all();
+    expect(rows.results).toEqual([
+      { msgid: "inflight.mail", status: "failed", error: expect.stringMatching(/^outcome unknown/) },
+      { msgid: "unsent.mail", status: "sent", error: null },
+    ]);
   });
 });
 
