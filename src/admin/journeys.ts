@@ -1,6 +1,6 @@
 import { journeyDefinitionSchema, journeyGraphProblems, journeyStatusBody, MESSAGE_CHANNELS, type JourneyDefinition } from "../domain/journey";
 import { conflict, fromProblems, orNotFound } from "../lib/http/errors";
-import { continuePoints } from "../services/journeys/engine";
+import { resumeHeldPoints } from "../services/journeys/points";
 import { scanSegment } from "../services/journeys/contact-triggers";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
@@ -8,7 +8,6 @@ import { findActivityByName } from "../store/activities";
 import { changeJourneyStatus, getJourney, insertJourney, listJourneys, updateDraftJourney, type Journey, type JourneyStatus } from "../store/journeys/definitions";
 import { journeyCounters, type JourneyCounters } from "../store/journeys/instances";
 import { listMessages } from "../store/journeys/messages";
-import { pointsLeftBehind } from "../store/journeys/points";
 import { getList } from "../store/lists";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
@@ -132,7 +131,7 @@ const setStatus = definePanelRoute({
     if (changed.status === "running") {
       // Held points go on at once (the cron would take them within a minute), and a segment
       // journey enters its first page of matching contacts now, the rest by the cron.
-      await continuePoints(env, await pointsLeftBehind(env.DB, now, 500, changed.id), now);
+      await resumeHeldPoints(env, changed, now);
       if (changed.scanCursor !== null) await scanSegment(env, changed, now);
     }
     // The scan above only moves scan_cursor, which the view does not show: no second read.

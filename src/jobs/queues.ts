@@ -2,7 +2,7 @@ import type { QueueHandler } from "../lib/tasks";
 import { handleEventsBatch } from "../services/pipeline/consumer";
 import { PIPELINE_STEPS } from "../services/pipeline-steps";
 import { handleSendsQueue } from "../services/broadcasts/send";
-import { handleJourneysQueue } from "../services/journeys/list-entries";
+import { handleJourneysQueue } from "../services/journeys/queue";
 import { handleImportQueue } from "../services/imports";
 
 /**

@@ -77,3 +77,12 @@ export async function panelsWithFreeListEntries(db: D1Database, now: number, lim
     .all<{ id: string }>();
   return results.map((r) => r.id);
 }
+
+/** The panel's entries no consumer holds, counted up to `cap`. */
+export async function countFreeListEntries(db: D1Database, panelId: string, now: number, cap: number): Promise<number> {
+  const row = await db
+    .prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM journey_list_entries WHERE panel_id = ? AND leased_until <= ? LIMIT ?)")
+    .bind(panelId, now, cap)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}

@@ -4,6 +4,7 @@ import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize, type Template } from "../../domain/email-message";
 import { randomHex } from "../../lib/random";
+import { sendAll } from "../../lib/tasks";
 import { TtlCache } from "../../lib/ttl-cache";
 import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
@@ -35,12 +36,12 @@ export function isSendNudge(body: unknown): body is SendNudge {
   return typeof b === "object" && b !== null && b.kind === "campaign_batch" && typeof b.campaignId === "string" && typeof b.panelId === "string" && Number.isInteger(b.batch);
 }
 
-export async function enqueueSendBatches(env: Pick<Env, "SENDS">, campaign: { id: string; panelId: string }, batches: readonly number[]): Promise<void> {
-  for (let i = 0; i < batches.length; i += 100) {
-    await env.SENDS.sendBatch(
-      batches.slice(i, i + 100).map((batch) => ({ body: { kind: "campaign_batch", panelId: campaign.panelId, campaignId: campaign.id, batch } satisfies SendNudge })),
-    );
-  }
+export async function enqueueSendBatches(env: Pick<Env, "SENDS">, campaign: { id: string; panelId: string }, batches: readonly number[], delaySeconds = 0): Promise<void> {
+  await sendAll(
+    env.SENDS,
+    batches.map((batch) => ({ kind: "campaign_batch", panelId: campaign.panelId, campaignId: campaign.id, batch }) satisfies SendNudge),
+    delaySeconds,
+  );
 }
 
 /** The campaign's compiled body and subject, kept per isolate: every batch of a campaign needs them. */

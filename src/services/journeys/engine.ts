@@ -7,7 +7,7 @@ import { contactsByIds, type KeyedContact } from "../../store/contacts";
 import { getJourneysByIds, type Journey } from "../../store/journeys/definitions";
 import { enterInstances, stepRunStatement, type Entry } from "../../store/journeys/instances";
 import { getMessages, type JourneyMessage } from "../../store/journeys/messages";
-import { finishPointStatements, insertPointStatement, type JourneyPoint } from "../../store/journeys/points";
+import { finishPointStatements, insertPointStatement, releasePoints, takeStartPoints, type JourneyPoint } from "../../store/journeys/points";
 import { enqueueWebhookEvents, WebhookEventError } from "../webhooks/enqueue";
 import { outboxMessageStatements, sendJourneyEmail, type JourneyEmailEnv } from "./messages";
 import { journeyWebhookEvent } from "./webhook-event";
@@ -31,15 +31,25 @@ interface Branch {
   message: { channel: string; msgid: string } | null;
 }
 
+/**
+ * How long the one who ended a point (or took it) holds it to continue it. A holder that died
+ * leaves it free after this; the cron then hands it to the JOURNEYS queue (points.ts).
+ */
+export const POINT_LEASE_MS = 60_000;
+
 export function messageIdOf(instanceId: string, stepId: string): string {
   return `${instanceId}.${stepId}`;
 }
 
-/** Builds the instances for these entries and continues from their start. */
+/**
+ * Builds the instances for these entries and continues from their start. Entries an earlier
+ * attempt already made (it died before continuing them, and the event or entry came again)
+ * are continued too, once their start point's lease ran out.
+ */
 export async function enterJourneys(env: EngineEnv, entries: readonly Omit<Entry, "instanceId">[], now: number): Promise<number> {
   if (entries.length === 0) return 0;
   const full = entries.map((e) => ({ ...e, instanceId: newId("jin") }));
-  const created = await enterInstances(env.DB, full, now);
+  const created = await enterInstances(env.DB, full, now, now + POINT_LEASE_MS);
   const starts: JourneyPoint[] = full
     .filter((e) => created.has(e.instanceId))
     .map((e) => ({
@@ -60,7 +70,9 @@ export async function enterJourneys(env: EngineEnv, entries: readonly Omit<Entry
       matchedEventId: null,
       createdAt: now,
     }));
-  await continuePoints(env, starts, now);
+  const existing = full.filter((e) => !created.has(e.instanceId));
+  const unfinished = existing.length ? await takeStartPoints(env.DB, existing, now, now + POINT_LEASE_MS) : [];
+  await continuePoints(env, [...starts, ...unfinished], now);
   return starts.length;
 }
 
@@ -82,6 +94,8 @@ export async function continuePoints(env: EngineEnv, points: readonly JourneyPoi
     points.map((p) => ({ panelId: p.panelId, journeyId: p.journeyId })),
   );
   const live = points.filter((p) => journeys.get(p.journeyId)?.status === "running");
+  // Held by a pause: free at once, so that resuming (or the cron after it) takes them.
+  if (live.length < points.length) await releasePoints(env.DB, points.filter((p) => !live.includes(p)));
   if (live.length === 0) return;
   const byPanel = new Map<string, JourneyPoint[]>();
   for (const p of live) byPanel.set(p.panelId, [...(byPanel.get(p.panelId) ?? []), p]);

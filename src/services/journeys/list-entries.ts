@@ -1,7 +1,7 @@
-import type { CronTask, QueueHandler } from "../../lib/tasks";
+import { sendAll, type CronTask } from "../../lib/tasks";
 import { contactsByIds } from "../../store/contacts";
 import { getJourneysByIds } from "../../store/journeys/definitions";
-import { deleteListEntries, leaseListEntries, panelsWithFreeListEntries } from "../../store/list-entries";
+import { countFreeListEntries, deleteListEntries, leaseListEntries, panelsWithFreeListEntries } from "../../store/list-entries";
 import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
 
 /**
@@ -19,6 +19,8 @@ import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
 export const ENTRIES_PER_MESSAGE = 50;
 /** How long a consumer holds the entries it leased; a crashed consumer's entries come back after it. */
 export const ENTRY_LEASE_MS = 2 * 60_000;
+/** Messages a panel's backlog gets from one re-drive; each passes the work on while its pages come back full. */
+export const ENTRY_CHAINS_PER_PANEL = 5;
 const PANELS_PER_SWEEP = 100;
 
 export interface ListEntriesNudge {
@@ -26,14 +28,12 @@ export interface ListEntriesNudge {
   panel: string;
 }
 
-function readNudge(body: unknown): ListEntriesNudge | null {
-  if (typeof body !== "object" || body === null) return null;
-  const { type, panel } = body as Record<string, unknown>;
-  return type === "list-entries" && typeof panel === "string" ? { type, panel } : null;
+export function listEntriesNudge(panelId: string): ListEntriesNudge {
+  return { type: "list-entries", panel: panelId };
 }
 
 export async function nudgeListEntries(env: Pick<Env, "JOURNEYS">, panelId: string): Promise<void> {
-  await env.JOURNEYS.send({ type: "list-entries", panel: panelId } satisfies ListEntriesNudge);
+  await env.JOURNEYS.send(listEntriesNudge(panelId));
 }
 
 /**
@@ -71,37 +71,18 @@ export async function enterListEntries(env: EngineEnv, panelId: string, now: num
 }
 
 /**
- * The JOURNEYS consumer: each message enters one page of its panel's entries and, while
- * pages come back full, passes the work on in a new message. A bulk upload nudges once per
- * step, so a large upload drains through several messages at once (leases keep them apart).
+ * Cron: nudges every panel with entries no consumer holds (a lost nudge, a crashed consumer),
+ * one message per page of its backlog up to ENTRY_CHAINS_PER_PANEL, so the backlog drains
+ * through several consumers at once.
  */
-export function journeysQueueHandler(now: () => number = Date.now): QueueHandler {
-  return async (batch, env) => {
-    for (const message of batch.messages) {
-      const nudge = readNudge(message.body);
-      if (!nudge) {
-        console.error(`journeys queue: message ${message.id} is not a list-entries nudge; retried`, message.body);
-        message.retry();
-        continue;
-      }
-      try {
-        if ((await enterListEntries(env, nudge.panel, now())) === ENTRIES_PER_MESSAGE) await nudgeListEntries(env, nudge.panel);
-        message.ack();
-      } catch (error) {
-        // The page's entries stay leased and come back after the lease; the retry takes the next page.
-        console.error(`journeys queue: entering list entries of panel ${nudge.panel} failed`, error);
-        message.retry({ delaySeconds: 5 });
-      }
-    }
-  };
-}
-
-export const handleJourneysQueue = journeysQueueHandler();
-
-/** Cron: nudges every panel with entries no consumer holds (a lost nudge, a crashed consumer). */
 export const redriveListEntries: CronTask = {
   name: "journeys.list-entries",
   async run(env, now) {
-    for (const panelId of await panelsWithFreeListEntries(env.DB, now, PANELS_PER_SWEEP)) await nudgeListEntries(env, panelId);
+    const nudges = [];
+    for (const panelId of await panelsWithFreeListEntries(env.DB, now, PANELS_PER_SWEEP)) {
+      const free = await countFreeListEntries(env.DB, panelId, now, ENTRIES_PER_MESSAGE * ENTRY_CHAINS_PER_PANEL);
+      for (let i = 0; i < Math.max(1, Math.ceil(free / ENTRIES_PER_MESSAGE)); i++) nudges.push(listEntriesNudge(panelId));
+    }
+    if (nudges.length) await sendAll(env.JOURNEYS, nudges);
   },
 };

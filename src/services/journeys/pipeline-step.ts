@@ -4,7 +4,7 @@ import type { PipelineEvent, PipelineStep } from "../pipeline/steps";
 import { contactsByIds } from "../../store/contacts";
 import { runningJourneysByTrigger } from "../../store/journeys/definitions";
 import { pendingWaitsFor, resolveWaitsWithEvents, type JourneyPoint } from "../../store/journeys/points";
-import { continuePoints, enterJourneys, entriesFor } from "./engine";
+import { continuePoints, enterJourneys, entriesFor, POINT_LEASE_MS } from "./engine";
 
 /** Whether `event` is what the pending wait `point` waits for. */
 export function eventEndsWait(point: JourneyPoint, event: PipelineEvent): boolean {
@@ -42,7 +42,7 @@ export const journeysPipelineStep: PipelineStep = {
       const event = events.find((e) => eventEndsWait(point, e));
       if (event) matches.push({ pointId: point.id, eventId: event.id });
     }
-    const ended = await resolveWaitsWithEvents(env.DB, matches, now);
+    const ended = await resolveWaitsWithEvents(env.DB, matches, now, now + POINT_LEASE_MS);
     await continuePoints(env, ended, now);
 
     // An activity that happened more than a day before it arrived is history, not a trigger.

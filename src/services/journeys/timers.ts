@@ -1,29 +1,56 @@
 import type { CronTask } from "../../lib/tasks";
-import { fireDuePoints, pointsLeftBehind } from "../../store/journeys/points";
+import { fireDuePoints, takeFreePoints } from "../../store/journeys/points";
 import { journeysToScan } from "../../store/journeys/scans";
 import { scanSegment } from "./contact-triggers";
-import { continuePoints } from "./engine";
+import { continuePoints, POINT_LEASE_MS } from "./engine";
+import { redriveFreePoints } from "./points";
 
 /** Points ended this long ago and still not continued were held (a pause) or lost (a crash). */
-export const LEFT_BEHIND_MS = 60_000;
-const POINTS_PER_ROUND = 200;
-const ROUNDS = 10;
+export const LEFT_BEHIND_MS = POINT_LEASE_MS;
+/**
+ * Points the cron continues itself per run, of those left behind and of due timers each (they
+ * are usually few, and then go on at once); the rest go to the JOURNEYS queue.
+ */
+const POINTS_INLINE = 200;
+/** Further due timers are fired in pages this size and handed to the JOURNEYS queue. */
+const FIRE_PAGE = 1000;
+const FIRE_PAGES = 20;
 const SCANS_PER_RUN = 5;
 
 /**
- * The per-minute cron of journeys: fires due waits (timeout) and delays (ended), continues
- * points left behind, and moves segment entry scans on. Timers are rows in D1 with a due
- * time, so they survive restarts and fire within a minute of due time.
+ * The per-minute cron of journeys: fires due waits (timeout) and delays (ended), continuing a
+ * first page itself and handing the rest to the JOURNEYS queue; continues a first page of
+ * points left behind (their holder died, or a pause held them) and hands the rest to the queue
+ * in pages (points.ts); moves segment entry scans on. Timers are rows in D1 with a due time,
+ * so they survive restarts and fire within a minute of due time. Each part runs even when
+ * another failed.
  */
 export const journeyTimers: CronTask = {
   name: "journey-timers",
   async run(env, now) {
-    for (let round = 0; round < ROUNDS; round++) {
-      const fired = await fireDuePoints(env.DB, now, POINTS_PER_ROUND);
+    const failures: unknown[] = [];
+    const part = async (work: () => Promise<unknown>) => {
+      try {
+        await work();
+      } catch (error) {
+        failures.push(error);
+      }
+    };
+    // Left behind first, so that timers this run ends free below go to the queue.
+    await part(async () => continuePoints(env, await takeFreePoints(env.DB, {}, now, now + POINT_LEASE_MS, POINTS_INLINE), now));
+    await part(async () => {
+      const fired = await fireDuePoints(env.DB, now, POINTS_INLINE, now + POINT_LEASE_MS);
+      // More are due than a run continues itself: the rest are ended free, for the queue.
+      for (let page = 0; fired.length === POINTS_INLINE && page < FIRE_PAGES; page++) {
+        if ((await fireDuePoints(env.DB, now, FIRE_PAGE, now)).length < FIRE_PAGE) break;
+      }
       await continuePoints(env, fired, now);
-      if (fired.length < POINTS_PER_ROUND) break;
-    }
-    await continuePoints(env, await pointsLeftBehind(env.DB, now - LEFT_BEHIND_MS, POINTS_PER_ROUND), now);
-    for (const journey of await journeysToScan(env.DB, SCANS_PER_RUN)) await scanSegment(env, journey, now);
+    });
+    await part(() => redriveFreePoints(env, now));
+    await part(async () => {
+      for (const journey of await journeysToScan(env.DB, SCANS_PER_RUN)) await scanSegment(env, journey, now);
+    });
+    if (failures.length) throw failures[0];
   },
 };
+

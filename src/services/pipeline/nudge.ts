@@ -1,3 +1,5 @@
+import { sendAll } from "../../lib/tasks";
+
 /**
  * A message on the EVENTS queue names recorded event batches, it does not carry them
  * (DESIGN: a message is a nudge naming work recorded in D1). A call's events are one batch,
@@ -6,8 +8,6 @@
  * D1's queries per invocation.
  */
 const BATCHES_PER_MESSAGE = 5;
-// Queues accept at most 100 messages per sendBatch call.
-const MESSAGES_PER_SEND = 100;
 
 export interface EventsNudge {
   panel: string;
@@ -23,11 +23,6 @@ export function isEventsNudge(body: unknown): body is EventsNudge {
 export async function nudgeEventBatches(queue: Queue, panelId: string, batchIds: readonly number[]): Promise<void> {
   const messages: EventsNudge[] = [];
   for (let i = 0; i < batchIds.length; i += BATCHES_PER_MESSAGE) messages.push({ panel: panelId, batches: batchIds.slice(i, i + BATCHES_PER_MESSAGE) });
-  if (messages.length === 1) {
-    await queue.send(messages[0]);
-    return;
-  }
-  for (let i = 0; i < messages.length; i += MESSAGES_PER_SEND) {
-    await queue.sendBatch(messages.slice(i, i + MESSAGES_PER_SEND).map((body) => ({ body })));
-  }
+  if (messages.length === 1) await queue.send(messages[0]);
+  else await sendAll(queue, messages);
 }

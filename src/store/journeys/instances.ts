@@ -13,10 +13,11 @@ export interface Entry {
 /**
  * Enters contacts into journeys: each gets an active instance and its start point, unless it
  * is already in that journey, this very trigger entered it before, or the journey was stopped
- * since the trigger (checked in the same statement, so a stop cannot slip in between). Returns
- * the instance ids created.
+ * since the trigger (checked in the same statement, so a stop cannot slip in between). The
+ * start points are leased to the caller until `until`, who continues them. Returns the
+ * instance ids created.
  */
-export async function enterInstances(db: D1Database, entries: readonly Entry[], now: number): Promise<Set<string>> {
+export async function enterInstances(db: D1Database, entries: readonly Entry[], now: number, until: number): Promise<Set<string>> {
   if (entries.length === 0) return new Set();
   const statements: D1PreparedStatement[] = [];
   for (const e of entries) {
@@ -30,10 +31,10 @@ export async function enterInstances(db: D1Database, entries: readonly Entry[], 
         .bind(e.instanceId, e.panelId, e.journeyId, e.contactId, e.entryKey, now),
       db
         .prepare(
-          `INSERT OR IGNORE INTO journey_points (instance_id, step_id, panel_id, journey_id, contact_id, kind, event_id, outcome, created_at, resolved_at)
-           SELECT id, '', panel_id, journey_id, contact_id, 'start', ?, 'start', ?2, ?2 FROM journey_instances WHERE id = ?`,
+          `INSERT OR IGNORE INTO journey_points (instance_id, step_id, panel_id, journey_id, contact_id, kind, event_id, outcome, created_at, resolved_at, leased_until)
+           SELECT id, '', panel_id, journey_id, contact_id, 'start', ?1, 'start', ?2, ?2, ?4 FROM journey_instances WHERE id = ?3`,
         )
-        .bind(e.eventId, now, e.instanceId),
+        .bind(e.eventId, now, e.instanceId, until),
     );
   }
   const results = await db.batch<{ id: string }>(statements);

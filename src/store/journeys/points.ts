@@ -119,27 +119,31 @@ export async function pendingWaitsFor(db: D1Database, panelId: string, msgids: r
   return results.map(pointFromRow);
 }
 
-/** Ends pending waits with the event that came; returns the points this call ended (the others were taken). */
-export async function resolveWaitsWithEvents(db: D1Database, matches: ReadonlyArray<{ pointId: number; eventId: number }>, now: number): Promise<JourneyPoint[]> {
+/**
+ * Ends pending waits with the event that came, leased to the caller until `until`; returns the
+ * points this call ended (the others were taken).
+ */
+export async function resolveWaitsWithEvents(db: D1Database, matches: ReadonlyArray<{ pointId: number; eventId: number }>, now: number, until: number): Promise<JourneyPoint[]> {
   if (matches.length === 0) return [];
   const results = await db.batch<PointRow>(
     matches.map((m) =>
       db
-        .prepare(`UPDATE journey_points SET outcome = 'event', matched_event_id = ?, resolved_at = ? WHERE id = ? AND outcome IS NULL RETURNING ${POINT_COLUMNS}`)
-        .bind(m.eventId, now, m.pointId),
+        .prepare(`UPDATE journey_points SET outcome = 'event', matched_event_id = ?, resolved_at = ?, leased_until = ? WHERE id = ? AND outcome IS NULL RETURNING ${POINT_COLUMNS}`)
+        .bind(m.eventId, now, until, m.pointId),
     ),
   );
   return results.flatMap((r) => r.results.map(pointFromRow));
 }
 
 /**
- * Fires due waits (timeout) and delays (elapsed) of running journeys; each point is ended
- * once, by whichever run's UPDATE gets it. Returns the points this call ended.
+ * Fires due waits (timeout) and delays (elapsed) of running journeys, leased until `until` (a
+ * time already past hands them to whoever takes free points); each point is ended once, by
+ * whichever run's UPDATE gets it. Returns the points this call ended.
  */
-export async function fireDuePoints(db: D1Database, now: number, limit: number): Promise<JourneyPoint[]> {
+export async function fireDuePoints(db: D1Database, now: number, limit: number, until: number): Promise<JourneyPoint[]> {
   const { results } = await db
     .prepare(
-      `UPDATE journey_points SET outcome = CASE kind WHEN 'delay' THEN 'elapsed' ELSE 'timeout' END, resolved_at = ?1
+      `UPDATE journey_points SET outcome = CASE kind WHEN 'delay' THEN 'elapsed' ELSE 'timeout' END, resolved_at = ?1, leased_until = ?3
        WHERE id IN (
          SELECT p.id FROM journey_points p JOIN journeys j ON j.id = p.journey_id
          WHERE p.outcome IS NULL AND p.due_at IS NOT NULL AND p.due_at <= ?1 AND j.status = 'running'
@@ -147,22 +151,92 @@ export async function fireDuePoints(db: D1Database, now: number, limit: number):
        AND outcome IS NULL
        RETURNING ${POINT_COLUMNS}`,
     )
-    .bind(now, limit)
+    .bind(now, limit, until)
     .all<PointRow>();
   return results.map(pointFromRow);
 }
 
-/** Ended points not yet continued since before `before`, in running journeys (held by a pause, or a crash). */
-export async function pointsLeftBehind(db: D1Database, before: number, limit: number, journeyId?: string): Promise<JourneyPoint[]> {
+// Ended points not yet continued; free when no lease holds them (the one who ended or took
+// them died, or handed them on). Points of journeys not running stay held until they run.
+const FREE_POINT = "p.outcome IS NOT NULL AND p.continued_at IS NULL AND p.leased_until <= ?1";
+
+/**
+ * Leases up to `limit` free points of running journeys, of one panel or journey or of all,
+ * until `until`; the caller continues them. A lease whose holder died runs out and the points
+ * are free again; continuing twice acts once (services/journeys/engine.ts).
+ */
+export async function takeFreePoints(
+  db: D1Database,
+  scope: { panelId?: string; journeyId?: string },
+  now: number,
+  until: number,
+  limit: number,
+): Promise<JourneyPoint[]> {
   const { results } = await db
     .prepare(
-      `SELECT ${POINT_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ")} FROM journey_points p JOIN journeys j ON j.id = p.journey_id
-       WHERE p.outcome IS NOT NULL AND p.continued_at IS NULL AND p.resolved_at <= ? AND j.status = 'running' AND (? IS NULL OR p.journey_id = ?)
-       ORDER BY p.resolved_at LIMIT ?`,
+      `UPDATE journey_points SET leased_until = ?2
+       WHERE id IN (
+         SELECT p.id FROM journeys j CROSS JOIN journey_points p ON p.journey_id = j.id
+         WHERE j.status = 'running' AND (?4 IS NULL OR j.panel_id = ?4) AND (?5 IS NULL OR j.id = ?5) AND ${FREE_POINT}
+         LIMIT ?3)
+       AND leased_until <= ?1
+       RETURNING ${POINT_COLUMNS}`,
     )
-    .bind(before, journeyId ?? null, journeyId ?? null, limit)
+    .bind(now, until, limit, scope.panelId ?? null, scope.journeyId ?? null)
     .all<PointRow>();
   return results.map(pointFromRow);
+}
+
+/** Frees points leased by the caller without continuing them (found by instance and step: a fresh start has no id yet). */
+export async function releasePoints(db: D1Database, points: ReadonlyArray<Pick<JourneyPoint, "instanceId" | "stepId">>): Promise<void> {
+  if (points.length === 0) return;
+  await db
+    .prepare(
+      `UPDATE journey_points SET leased_until = 0
+       WHERE instance_id IN (SELECT value->>0 FROM json_each(?1))
+         AND EXISTS (SELECT 1 FROM json_each(?1) k WHERE k.value->>0 = journey_points.instance_id AND k.value->>1 = journey_points.step_id)`,
+    )
+    .bind(JSON.stringify(points.map((p) => [p.instanceId, p.stepId])))
+    .run();
+}
+
+/**
+ * Leases the free start points of instances these entries already made (an earlier attempt
+ * entered them and died before continuing), so entering again finishes what it began.
+ */
+export async function takeStartPoints(db: D1Database, entries: ReadonlyArray<{ journeyId: string; entryKey: string }>, now: number, until: number): Promise<JourneyPoint[]> {
+  if (entries.length === 0) return [];
+  const { results } = await db
+    .prepare(
+      `UPDATE journey_points SET leased_until = ?2
+       WHERE id IN (
+         SELECT p.id FROM json_each(?3) k
+           JOIN journey_instances i ON i.journey_id = k.value->>0 AND i.entry_key = k.value->>1
+           JOIN journey_points p ON p.instance_id = i.id AND p.step_id = ''
+         WHERE ${FREE_POINT})
+       AND leased_until <= ?1
+       RETURNING ${POINT_COLUMNS}`,
+    )
+    .bind(now, until, JSON.stringify(entries.map((e) => [e.journeyId, e.entryKey])))
+    .all<PointRow>();
+  return results.map(pointFromRow);
+}
+
+/**
+ * Panels with free points of running journeys, each with how many (counted up to `cap` per
+ * journey), for the cron's re-drive. Reads across panels, but only to name panels.
+ */
+export async function panelsWithFreePoints(db: D1Database, now: number, cap: number, limit: number): Promise<Array<{ panelId: string; free: number }>> {
+  const { results } = await db
+    .prepare(
+      `SELECT panel_id, SUM(n) AS free FROM (
+         SELECT j.panel_id, (SELECT COUNT(*) FROM (SELECT 1 FROM journey_points p WHERE p.journey_id = j.id AND ${FREE_POINT} LIMIT ?2)) AS n
+         FROM journeys j WHERE j.status = 'running')
+       WHERE n > 0 GROUP BY panel_id LIMIT ?3`,
+    )
+    .bind(now, cap, limit)
+    .all<{ panel_id: string; free: number }>();
+  return results.map((r) => ({ panelId: r.panel_id, free: r.free }));
 }
 
 /**
