@@ -16,3 +16,24 @@ export async function sendAll(queue: Queue, bodies: readonly unknown[], delaySec
     await queue.sendBatch(bodies.slice(i, i + MESSAGES_PER_SEND).map((body) => (delaySeconds ? { body, delaySeconds } : { body })));
   }
 }
+
+/**
+ * Runs `work` over the items with at most `limit` at a time, and settles every one (as
+ * Promise.allSettled does), so a large page never starts thousands of I/O calls at once.
+ */
+export async function settleEach<T>(items: readonly T[], limit: number, work: (item: T) => Promise<unknown>): Promise<PromiseSettledResult<unknown>[]> {
+  const results: PromiseSettledResult<unknown>[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      try {
+        results[i] = { status: "fulfilled", value: await work(items[i]!) };
+      } catch (reason) {
+        results[i] = { status: "rejected", reason };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

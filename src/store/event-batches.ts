@@ -117,12 +117,13 @@ export interface EventBatch {
  * identities, link each uniqueid seen with an identity to that contact (a new link moves the
  * uniqueid's anonymous events to it: trigger anon_profiles_join_history; the later identity
  * wins), insert the events whose guid is theirs to store, batch after batch, and note each
- * batch's id range. A batch whose `events` is NULL was stored already and is left alone, so a
- * batch taken twice (a redelivered message) is stored once.
+ * batch's id range. Only batches under the lease `?3` are touched. A batch whose `events` is
+ * NULL was stored already and is left alone, so a batch taken twice (a redelivered message)
+ * is stored once.
  */
-function storeBatchesStatements(db: D1Database, panelId: string, idList: string): D1PreparedStatement[] {
+function storeBatchesStatements(db: D1Database, panelId: string, idList: string, lease: string): D1PreparedStatement[] {
   const toStore = (table: string) =>
-    `${table}.id IN (SELECT value FROM json_each(?2)) AND ${table}.panel_id = ?1 AND ${table}.state = 'pending' AND ${table}.events IS NOT NULL`;
+    `${table}.id IN (SELECT value FROM json_each(?2)) AND ${table}.panel_id = ?1 AND ${table}.state = 'pending' AND ${table}.lease = ?3 AND ${table}.events IS NOT NULL`;
   const unstored = `event_batches b CROSS JOIN json_each(b.events) e WHERE ${toStore("b")}`;
   return [
     db
@@ -132,7 +133,7 @@ function storeBatchesStatements(db: D1Database, panelId: string, idList: string)
          FROM ${unstored} AND e.value->>'k' IS NOT NULL
          ON CONFLICT (panel_id, pk_value) DO NOTHING`,
       )
-      .bind(panelId, idList),
+      .bind(panelId, idList, lease),
     // CROSS JOIN keeps the batches' events the outer loop (the planner otherwise scans the panel's contacts).
     db
       .prepare(
@@ -144,10 +145,10 @@ function storeBatchesStatements(db: D1Database, panelId: string, idList: string)
          ON CONFLICT (panel_id, uniqueid) DO UPDATE SET contact_id = excluded.contact_id, linked_at = excluded.linked_at
          WHERE anon_profiles.contact_id IS NOT excluded.contact_id`,
       )
-      .bind(panelId, idList),
+      .bind(panelId, idList, lease),
     // Ids are handed out above the highest so far, one writer at a time: every row this pass
     // inserts has an id from here on, which bounds the search for each batch's range below.
-    db.prepare(`UPDATE event_batches SET first_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM events) WHERE ${toStore("event_batches")}`).bind(panelId, idList),
+    db.prepare(`UPDATE event_batches SET first_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM events) WHERE ${toStore("event_batches")}`).bind(panelId, idList, lease),
     // The contact: the one the caller names, else the identity's, else the uniqueid's linked one.
     db
       .prepare(
@@ -164,7 +165,7 @@ function storeBatchesStatements(db: D1Database, panelId: string, idList: string)
            AND (e.value->>'x' IS NULL OR EXISTS (SELECT 1 FROM event_guids g WHERE g.panel_id = ?1 AND g.guid = e.value->>'g' AND g.batch_id = b.id))
          ORDER BY b.id, e.key`,
       )
-      .bind(panelId, idList),
+      .bind(panelId, idList, lease),
     // Rows of one batch were inserted together, so their ids are consecutive: one grouped scan
     // of this pass's rows gives every batch its range...
     db
@@ -174,9 +175,9 @@ function storeBatchesStatements(db: D1Database, panelId: string, idList: string)
                WHERE id >= (SELECT MIN(first_id) FROM event_batches WHERE ${toStore("event_batches")}) GROUP BY batch_id) r
          WHERE r.batch_id = event_batches.id AND ${toStore("event_batches")}`,
       )
-      .bind(panelId, idList),
+      .bind(panelId, idList, lease),
     // ...and a batch that stored nothing (all duplicates) the empty range first_id..first_id - 1.
-    db.prepare(`UPDATE event_batches SET last_id = COALESCE(last_id, first_id - 1), events = NULL WHERE ${toStore("event_batches")}`).bind(panelId, idList),
+    db.prepare(`UPDATE event_batches SET last_id = COALESCE(last_id, first_id - 1), events = NULL WHERE ${toStore("event_batches")}`).bind(panelId, idList, lease),
   ];
 }
 
@@ -187,25 +188,32 @@ interface BatchRow {
 }
 
 /**
- * The pending batches among `ids` of one panel, oldest first, each with its events (stored as
- * rows first if they were not yet) and the steps done; in one D1 round trip.
+ * Takes the pending batches among `ids` of one panel that no other pass holds, under `lease`
+ * until `until`, oldest first, each with its events (stored as rows first if they were not
+ * yet) and the steps done; in one D1 round trip.
  */
-export async function takeEventBatches(db: D1Database, panelId: string, ids: readonly number[]): Promise<EventBatch[]> {
+export async function takeEventBatches(db: D1Database, panelId: string, ids: readonly number[], lease: string, now: number, until: number): Promise<EventBatch[]> {
   const sorted = [...new Set(ids)].sort((a, b) => a - b);
   const idList = JSON.stringify(sorted);
-  const statements = storeBatchesStatements(db, panelId, idList);
-  statements.push(
+  const statements = [
     db
-      .prepare(`SELECT id, attempts, steps_done FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' ORDER BY id`)
-      .bind(panelId, idList),
+      .prepare(
+        `UPDATE event_batches SET lease = ?3, leased_until = ?4
+         WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND leased_until <= ?5`,
+      )
+      .bind(panelId, idList, lease, until, now),
+    ...storeBatchesStatements(db, panelId, idList, lease),
+    db
+      .prepare(`SELECT id, attempts, steps_done FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3 ORDER BY id`)
+      .bind(panelId, idList, lease),
     db
       .prepare(
         `SELECT ${eventColumns("e")}, e.batch_id FROM event_batches b CROSS JOIN events e ON e.id BETWEEN b.first_id AND b.last_id
-         WHERE b.id IN (SELECT value FROM json_each(?2)) AND b.panel_id = ?1 AND b.state = 'pending' AND +e.panel_id = ?1
+         WHERE b.id IN (SELECT value FROM json_each(?2)) AND b.panel_id = ?1 AND b.state = 'pending' AND b.lease = ?3 AND +e.panel_id = ?1
          ORDER BY e.id`,
       )
-      .bind(panelId, idList),
-  );
+      .bind(panelId, idList, lease),
+  ];
   const results = await db.batch(statements);
   const batchRows = results.at(-2)!.results as unknown as BatchRow[];
   const eventRows = results.at(-1)!.results as unknown as Array<EventRow & { batch_id: number }>;
@@ -226,24 +234,35 @@ export interface BatchProgress {
 }
 
 /**
- * Records what a consumer pass achieved, in one D1 batch: the steps each batch passed, an
- * attempt and the last error for batches to be retried, and the removal of finished ones.
+ * Records what a consumer pass achieved, in one D1 batch: the steps each batch passed, and the
+ * removal of finished ones. Between pieces of a pass (`final` false) the lease is renewed until
+ * `heldUntil`; at the end of the pass (`final`) the batches left open are released and get an
+ * attempt and the last error when they failed.
  */
-export async function saveBatchProgress(db: D1Database, panelId: string, progress: readonly BatchProgress[], now: number, final: boolean): Promise<void> {
+export async function saveBatchProgress(
+  db: D1Database,
+  panelId: string,
+  progress: readonly BatchProgress[],
+  now: number,
+  final: boolean,
+  lease: string,
+  heldUntil: number,
+): Promise<void> {
   const open = progress.filter((p) => !(final && p.done));
   const finished = progress.filter((p) => final && p.done).map((p) => p.id);
   const statements: D1PreparedStatement[] = [];
   if (open.length) {
-    const updates = open.map((p) => ({ id: p.id, s: JSON.stringify(p.stepsDone), e: p.error?.slice(0, 1000) ?? null }));
+    const updates = open.map((p) => ({ id: p.id, s: JSON.stringify(p.stepsDone), e: p.error?.slice(0, 1000) ?? null, f: final && p.error !== undefined ? 1 : 0 }));
     statements.push(
       db
         .prepare(
           `UPDATE event_batches SET steps_done = u.value->>'s',
-             attempts = attempts + ?3, nudged_at = ?4, last_error = COALESCE(u.value->>'e', last_error)
+             attempts = attempts + (u.value->>'f'), nudged_at = ?3, last_error = COALESCE(u.value->>'e', last_error),
+             leased_until = ?4
            FROM json_each(?2) u
-           WHERE event_batches.id = u.value->>'id' AND event_batches.panel_id = ?1`,
+           WHERE event_batches.id = u.value->>'id' AND event_batches.panel_id = ?1 AND event_batches.lease = ?5`,
         )
-        .bind(panelId, JSON.stringify(updates), final ? 1 : 0, now),
+        .bind(panelId, JSON.stringify(updates), now, final ? 0 : heldUntil, lease),
     );
   }
   if (finished.length) {
@@ -252,29 +271,57 @@ export async function saveBatchProgress(db: D1Database, panelId: string, progres
   if (statements.length) await db.batch(statements);
 }
 
+/** A retry of these batches comes at `at` (a queue retry with backoff): the re-drive waits for it. */
+export async function deferEventBatches(db: D1Database, panelId: string, ids: readonly number[], at: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .prepare("UPDATE event_batches SET nudged_at = MAX(nudged_at, ?3) WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending'")
+    .bind(panelId, JSON.stringify(ids), at)
+    .run();
+}
+
 /**
- * Claims pending batches nobody has nudged or attempted since `quietSince` (their enqueue was
- * lost, or the queue gave up on them): bumps their nudge time and re-drive count, and marks
- * those re-driven `maxRedrives` times already as failed instead. This sweep is the one query
- * that reads across panels; each returned batch is then handled within its own panel.
+ * Pending batches nobody holds (no lease, or one whose holder died) and not nudged or attempted
+ * for `quietMs` times 2 to the power of their re-drives so far: a batch re-driven before waits
+ * longer each time (1, 2, 4, 8, 16 minutes), so that a long queue backlog does not use up its
+ * re-drives. `only` narrows the sweep to some batches of one panel (a dead-lettered message).
+ * This sweep reads across panels; each returned batch is then handled within its own panel.
  */
-export async function claimStalledBatches(
+export async function stalledBatches(
   db: D1Database,
-  quietSince: number,
   now: number,
-  limit: number,
+  quietMs: number,
   maxRedrives: number,
-): Promise<Array<{ id: number; panelId: string; failed: boolean }>> {
+  limit: number,
+  only?: { panelId: string; ids: readonly number[] },
+): Promise<Array<{ id: number; panelId: string; redrives: number }>> {
   const { results } = await db
     .prepare(
-      `UPDATE event_batches SET nudged_at = ?1, redrives = redrives + 1,
-         state = CASE WHEN redrives >= ?2 THEN 'failed' ELSE state END
-       WHERE id IN (SELECT id FROM event_batches WHERE state = 'pending' AND nudged_at < ?3 ORDER BY nudged_at LIMIT ?4)
-       RETURNING id, panel_id, state`,
+      `SELECT id, panel_id, redrives FROM event_batches
+       WHERE state = 'pending' AND nudged_at < ?1 - ?2 AND leased_until <= ?1
+         AND nudged_at < ?1 - ?2 * (CASE WHEN redrives >= ?3 THEN 1 ELSE 1 << redrives END)
+         AND (?5 IS NULL OR (panel_id = ?5 AND id IN (SELECT value FROM json_each(?6))))
+       ORDER BY nudged_at LIMIT ?4`,
     )
-    .bind(now, maxRedrives, quietSince, limit)
-    .all<{ id: number; panel_id: string; state: string }>();
-  return results.map((r) => ({ id: r.id, panelId: r.panel_id, failed: r.state === "failed" }));
+    .bind(now, quietMs, maxRedrives, limit, only?.panelId ?? null, JSON.stringify(only?.ids ?? []))
+    .all<{ id: number; panel_id: string; redrives: number }>();
+  return results.map((r) => ({ id: r.id, panelId: r.panel_id, redrives: r.redrives }));
+}
+
+/**
+ * Counts a re-drive of these batches, once their new nudge is sent (a failed send counts
+ * nothing, so an outage of the queue fails no batch); `fail` marks them failed instead, left
+ * for an operator's retry.
+ */
+export async function markRedriven(db: D1Database, ids: readonly number[], now: number, fail: boolean): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .prepare(
+      `UPDATE event_batches SET nudged_at = ?2, redrives = redrives + 1, state = CASE WHEN ?3 THEN 'failed' ELSE state END
+       WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`,
+    )
+    .bind(JSON.stringify(ids), now, fail ? 1 : 0)
+    .run();
 }
 
 /**

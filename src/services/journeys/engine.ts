@@ -2,6 +2,7 @@ import { activityNameKey } from "../../domain/activity";
 import { filterMatches } from "../../domain/filters";
 import { isMessageStep, nextSteps, parseDuration, startSteps, stepById, type JourneyStep, type MessageStep } from "../../domain/journey";
 import { newId } from "../../lib/random";
+import { settleEach } from "../../lib/tasks";
 import { getEventsByIds, type StoredEvent } from "../../store/events";
 import { contactsByIds, type KeyedContact } from "../../store/contacts";
 import { getJourneysByIds, type Journey } from "../../store/journeys/definitions";
@@ -36,6 +37,9 @@ interface Branch {
  * leaves it free after this; the cron then hands it to the JOURNEYS queue (points.ts).
  */
 export const POINT_LEASE_MS = 60_000;
+
+/** Points continued at a time: each is a D1 batch and maybe a hand-over or a send; thousands at once would crowd out everything else. */
+const CONTINUE_CONCURRENCY = 25;
 
 export function messageIdOf(instanceId: string, stepId: string): string {
   return `${instanceId}.${stepId}`;
@@ -116,9 +120,7 @@ export async function continuePoints(env: EngineEnv, points: readonly JourneyPoi
         panelPoints.flatMap((p) => (p.msgid ? [p.msgid] : [])),
       ),
     ]);
-    const settled = await Promise.allSettled(
-      panelPoints.map((point) => continuePoint(env, journeys.get(point.journeyId)!, point, contacts.get(point.contactId), events, messages, now)),
-    );
+    const settled = await settleEach(panelPoints, CONTINUE_CONCURRENCY, (point) => continuePoint(env, journeys.get(point.journeyId)!, point, contacts.get(point.contactId), events, messages, now));
     for (const outcome of settled) if (outcome.status === "rejected") failures.push(outcome.reason);
   }
   if (failures.length) throw failures[0];

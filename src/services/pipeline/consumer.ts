@@ -1,6 +1,7 @@
-import { saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../../store/event-batches";
+import { randomHex } from "../../lib/random";
+import { deferEventBatches, saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../../store/event-batches";
 import type { EventBatchState, EventPipelineState } from "../../store/events";
-import { isEventsNudge } from "./nudge";
+import { isEventsNudge, nudgeEventBatches } from "./nudge";
 import type { PipelineEvent, PipelineStep } from "./steps";
 
 function describe(error: unknown): string {
@@ -30,6 +31,20 @@ function stepsDoneAfter(batch: EventBatch, step: string, passedNow: ReadonlySet<
   return { ...batch.stepsDone, [step]: ids.length === batch.events.length ? true : ids };
 }
 
+/** Events one piece of a pass runs through the steps; progress is saved (and the lease renewed) after each. */
+export const EVENTS_PER_PIECE = 250;
+/** Wall time an invocation works before it hands what is left to a new message. */
+export const PASS_BUDGET_MS = 15_000;
+/** How long a pass holds the batches it took without renewing the lease. */
+export const BATCH_LEASE_MS = 60_000;
+
+interface PassOutcome {
+  /** Batches with events a step failed for: retried with backoff. */
+  failed: Set<number>;
+  /** Batches the pass stopped short of (its time was up): handed on at once. */
+  unfinished: number[];
+}
+
 /**
  * Runs the steps over the pending batches among `batchIds` of one panel, storing their events
  * as rows first when that was not done yet. Each step gets the events, oldest first, that
@@ -44,43 +59,71 @@ export async function processEventBatches(
   steps: readonly PipelineStep[],
   now = Date.now(),
 ): Promise<Set<number>> {
-  const batches = await takeEventBatches(env.DB, panelId, batchIds);
-  if (batches.length === 0) return new Set();
+  return (await runPass(env, panelId, batchIds, steps, now, Infinity)).failed;
+}
+
+/**
+ * One pass over the batches it could take (a batch another pass holds is left to it). The
+ * events go through the steps in pieces of EVENTS_PER_PIECE; after each piece the progress is
+ * saved, the lease renewed and the runtime yielded to other work, and past `deadline` the pass
+ * stops and reports the batches it did not finish, so one invocation never holds the runtime
+ * (or one D1 transaction) for a large batch at once.
+ */
+async function runPass(env: Env, panelId: string, batchIds: readonly number[], steps: readonly PipelineStep[], now: number, deadline: number): Promise<PassOutcome> {
+  const lease = randomHex(8);
+  const started = Date.now();
+  const clock = () => now + (Date.now() - started);
+  const batches = await takeEventBatches(env.DB, panelId, batchIds, lease, now, now + BATCH_LEASE_MS);
+  if (batches.length === 0) return { failed: new Set(), unfinished: [] };
   const failedEvents = new Set<number>();
   const errors = new Map<number, string[]>();
   const batchOf = new Map<number, EventBatch>();
   for (const batch of batches) for (const event of batch.events) batchOf.set(event.id, batch);
   const events: PipelineEvent[] = batches.flatMap((batch) => batch.events);
+  const save = (final: boolean) => saveBatchProgress(env.DB, panelId, progressOf(batches, steps, failedEvents, errors), clock(), final, lease, clock() + BATCH_LEASE_MS);
 
-  for (const [index, step] of steps.entries()) {
-    const todo = events.filter((event) => !failedEvents.has(event.id) && !passed(batchOf.get(event.id)!, step.name, event.id));
-    if (todo.length === 0) continue;
-    const failures = new Map<number, string>();
-    try {
-      for (const failure of (await step.run(env, todo)) ?? []) failures.set(failure.eventId, describe(failure.error));
-    } catch (error) {
-      for (const event of todo) failures.set(event.id, describe(error));
+  for (let from = 0; from < events.length; from += EVENTS_PER_PIECE) {
+    const piece = events.slice(from, from + EVENTS_PER_PIECE);
+    for (const [index, step] of steps.entries()) {
+      const todo = piece.filter((event) => !failedEvents.has(event.id) && !passed(batchOf.get(event.id)!, step.name, event.id));
+      if (todo.length === 0) continue;
+      const failures = new Map<number, string>();
+      try {
+        for (const failure of (await step.run(env, todo)) ?? []) failures.set(failure.eventId, describe(failure.error));
+      } catch (error) {
+        for (const event of todo) failures.set(event.id, describe(error));
+      }
+      for (const [eventId, error] of failures) {
+        failedEvents.add(eventId);
+        const batchId = batchOf.get(eventId)?.id ?? 0;
+        const batchErrors = errors.get(batchId) ?? [];
+        if (batchErrors.length < 10) batchErrors.push(`event ${eventId}: ${step.name}: ${error}`);
+        errors.set(batchId, batchErrors);
+      }
+      const passedNow = new Set(todo.filter((event) => !failures.has(event.id)).map((event) => event.id));
+      for (const batch of batches) batch.stepsDone = stepsDoneAfter(batch, step.name, passedNow);
+      // Saved before the next step runs: a crash there must not run this one again.
+      if (index < steps.length - 1) await save(false);
     }
-    for (const [eventId, error] of failures) {
-      failedEvents.add(eventId);
-      const batchId = batchOf.get(eventId)?.id ?? 0;
-      const batchErrors = errors.get(batchId) ?? [];
-      if (batchErrors.length < 10) batchErrors.push(`event ${eventId}: ${step.name}: ${error}`);
-      errors.set(batchId, batchErrors);
-    }
-    const passedNow = new Set(todo.filter((event) => !failures.has(event.id)).map((event) => event.id));
-    for (const batch of batches) batch.stepsDone = stepsDoneAfter(batch, step.name, passedNow);
-    // Saved before the next step runs: a crash there must not run this one again.
-    if (index < steps.length - 1) await saveBatchProgress(env.DB, panelId, progressOf(batches, failedEvents, errors), now, false);
+    if (from + EVENTS_PER_PIECE >= events.length) break;
+    await save(false);
+    if (Date.now() >= deadline) break;
+    await scheduler.wait(0);
   }
-  await saveBatchProgress(env.DB, panelId, progressOf(batches, failedEvents, errors), now, true);
-  return new Set(batches.filter((batch) => batch.events.some((event) => failedEvents.has(event.id))).map((batch) => batch.id));
+  await save(true);
+  const failed = new Set(batches.filter((batch) => batch.events.some((event) => failedEvents.has(event.id))).map((batch) => batch.id));
+  const unfinished = batches.filter((batch) => !failed.has(batch.id) && !isDone(batch, steps)).map((batch) => batch.id);
+  return { failed, unfinished };
 }
 
-function progressOf(batches: readonly EventBatch[], failedEvents: ReadonlySet<number>, errors: ReadonlyMap<number, string[]>): BatchProgress[] {
+function isDone(batch: EventBatch, steps: readonly PipelineStep[]): boolean {
+  return batch.events.every((event) => steps.every((step) => passed(batch, step.name, event.id)));
+}
+
+function progressOf(batches: readonly EventBatch[], steps: readonly PipelineStep[], failedEvents: ReadonlySet<number>, errors: ReadonlyMap<number, string[]>): BatchProgress[] {
   return batches.map((batch) => {
     const failed = batch.events.some((event) => failedEvents.has(event.id));
-    return { id: batch.id, stepsDone: batch.stepsDone, done: !failed, error: failed ? errors.get(batch.id)?.join("; ") : undefined };
+    return { id: batch.id, stepsDone: batch.stepsDone, done: !failed && isDone(batch, steps), error: failed ? (errors.get(batch.id)?.join("; ") ?? "a step failed") : undefined };
   });
 }
 
@@ -95,15 +138,18 @@ export function eventPipelineState(eventId: number, batch: EventBatchState | nul
 
 /**
  * The EVENTS queue consumer. Messages are grouped by panel; a message is acknowledged when
- * every event of the batches it names has passed every step, and otherwise retried with
- * backoff. After the queue's own retries the message is dead-lettered, and the re-drive cron
- * takes the batches up.
+ * every event of the batches it names has passed every step (or the batches were handed on
+ * in a new message because the invocation's time was up), and otherwise retried with backoff,
+ * the batches' nudge time moved to the retry so the re-drive waits for it. After the queue's
+ * own retries the message is dead-lettered, and the dead-letter consumer re-drives it.
  */
 export async function handleEventsBatch(
   batch: MessageBatch<unknown>,
   env: Env,
   steps: readonly PipelineStep[],
+  budgetMs = PASS_BUDGET_MS,
 ): Promise<void> {
+  const deadline = Date.now() + budgetMs;
   const byPanel = new Map<string, { batchIds: Set<number>; messages: Array<Message<unknown> & { body: { batches: number[] } }> }>();
   for (const message of batch.messages) {
     if (!isEventsNudge(message.body)) {
@@ -118,19 +164,37 @@ export async function handleEventsBatch(
   }
   for (const [panelId, group] of byPanel) {
     const failed = new Set<number>();
+    const unfinished: number[] = [];
     const ids = [...group.batchIds].sort((a, b) => a - b);
     for (let i = 0; i < ids.length; i += BATCHES_PER_PASS) {
       const slice = ids.slice(i, i + BATCHES_PER_PASS);
+      // Every invocation makes progress: the first pass runs whatever the time.
+      if ((i > 0 || unfinished.length > 0 || failed.size > 0) && Date.now() >= deadline) {
+        unfinished.push(...slice);
+        continue;
+      }
       try {
-        for (const id of await processEventBatches(env, panelId, slice, steps)) failed.add(id);
+        const outcome = await runPass(env, panelId, slice, steps, Date.now(), deadline);
+        outcome.failed.forEach((id) => failed.add(id));
+        unfinished.push(...outcome.unfinished);
       } catch (error) {
         console.error(`events queue: processing event batches ${slice.join(", ")} of panel ${panelId} failed`, error);
         slice.forEach((id) => failed.add(id));
       }
     }
+    if (unfinished.length) {
+      // A failed send leaves them pending and free: the re-drive takes them within a minute or two.
+      await nudgeEventBatches(env.EVENTS, panelId, unfinished).catch((error) => console.error(`event batches ${unfinished.join(", ")} of panel ${panelId} not handed on`, error));
+    }
     for (const message of group.messages) {
-      if (!message.body.batches.some((id) => failed.has(id))) message.ack();
-      else message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+      const mine = message.body.batches.filter((id) => failed.has(id));
+      if (mine.length === 0) {
+        message.ack();
+        continue;
+      }
+      const delaySeconds = retryDelaySeconds(message.attempts);
+      message.retry({ delaySeconds });
+      await deferEventBatches(env.DB, panelId, mine, Date.now() + delaySeconds * 1000).catch((error) => console.error("events queue: retry time not recorded", error));
     }
   }
 }

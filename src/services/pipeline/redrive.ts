@@ -1,29 +1,42 @@
 import type { CronTask } from "../../lib/tasks";
-import { claimStalledBatches } from "../../store/event-batches";
+import { markRedriven, stalledBatches } from "../../store/event-batches";
 import { nudgeEventBatches } from "./nudge";
 
 /**
- * A pending batch nobody touched for this long has lost its queue message: the send after
- * recording failed, or the queue dead-lettered it after its retries. Longer than the longest
- * consumer backoff (5 min), so batches still being retried by the queue are left alone.
+ * A pending batch that no pass holds and that nobody nudged or attempted for this long has
+ * lost its queue message: the send after recording failed, the consumer died holding it (its
+ * lease ran out first), or the message was dead-lettered. A message waiting for a retry moves
+ * the batch's nudge time to the retry, so it is not taken for lost meanwhile. Each re-drive of
+ * the same batch waits twice as long as the one before.
  */
-export const REDRIVE_AFTER_MS = 10 * 60_000;
+export const REDRIVE_AFTER_MS = 60_000;
 /** Re-drives per batch before it is marked failed and left for an operator's retry (admin/events.ts). */
 export const MAX_REDRIVES = 5;
 const REDRIVE_LIMIT = 1000;
 
-export const redriveStalledEvents: CronTask = {
-  name: "events-redrive",
-  async run(env, now) {
-    const claimed = await claimStalledBatches(env.DB, now - REDRIVE_AFTER_MS, now, REDRIVE_LIMIT, MAX_REDRIVES);
-    const byPanel = new Map<string, number[]>();
-    for (const batch of claimed) {
-      if (batch.failed) {
-        console.error(`event batch ${batch.id} of panel ${batch.panelId} failed its pipeline after ${MAX_REDRIVES} re-drives; POST /admin/v1/panels/${batch.panelId}/events/retry puts it through again`);
-        continue;
-      }
-      byPanel.set(batch.panelId, [...(byPanel.get(batch.panelId) ?? []), batch.id]);
+/**
+ * Nudges the stalled batches (of all panels, or only the given ones of one panel), counting a
+ * re-drive once the nudge is sent; a batch re-driven MAX_REDRIVES times already is marked failed.
+ */
+export async function redriveEventBatches(env: Pick<Env, "DB" | "EVENTS">, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<void> {
+  const stalled = await stalledBatches(env.DB, now, REDRIVE_AFTER_MS, MAX_REDRIVES, REDRIVE_LIMIT, only);
+  const givenUp = stalled.filter((batch) => batch.redrives >= MAX_REDRIVES);
+  for (const batch of givenUp) {
+    console.error(`event batch ${batch.id} of panel ${batch.panelId} failed its pipeline after ${MAX_REDRIVES} re-drives; POST /admin/v1/panels/${batch.panelId}/events/retry puts it through again`);
+  }
+  await markRedriven(env.DB, givenUp.map((batch) => batch.id), now, true);
+  const byPanel = new Map<string, number[]>();
+  for (const batch of stalled) if (batch.redrives < MAX_REDRIVES) byPanel.set(batch.panelId, [...(byPanel.get(batch.panelId) ?? []), batch.id]);
+  const failures: unknown[] = [];
+  for (const [panelId, ids] of byPanel) {
+    try {
+      await nudgeEventBatches(env.EVENTS, panelId, ids.sort((a, b) => a - b));
+      await markRedriven(env.DB, ids, now, false);
+    } catch (error) {
+      failures.push(error);
     }
-    for (const [panelId, ids] of byPanel) await nudgeEventBatches(env.EVENTS, panelId, ids.sort((a, b) => a - b));
-  },
-};
+  }
+  if (failures.length) throw failures[0];
+}
+
+export const redriveStalledEvents: CronTask = { name: "events-redrive", run: (env, now) => redriveEventBatches(env, now) };

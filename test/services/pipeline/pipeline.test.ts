@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent } from "../../../src/domain/events";
-import { eventPipelineState, handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../../src/services/pipeline/consumer";
+import { EVENTS_PER_PIECE, eventPipelineState, handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../../src/services/pipeline/consumer";
 import { recordEvents } from "../../../src/services/pipeline/record";
 import { MAX_REDRIVES, REDRIVE_AFTER_MS, redriveStalledEvents } from "../../../src/services/pipeline/redrive";
 import type { PipelineEvent, PipelineStep } from "../../../src/services/pipeline/steps";
@@ -248,6 +248,83 @@ describe("the consumer (driven directly)", () => {
     expect(step.seen).toEqual([]);
     expect(await eventRow("mine")).toBeNull();
     expect(await batchOf("mine")).toMatchObject({ state: "pending", attempts: 0 });
+  });
+});
+
+describe("recovery and pieces", () => {
+  async function store(count: number, prefix: string): Promise<number> {
+    const now = Date.now();
+    const events = Array.from({ length: count }, (_, i) => ({ channel: "custom_activity" as const, name: "signup", occurredAt: now, identity: `${prefix}${i}@example.com`, guid: `${prefix}-${i}`, claimed: true }));
+    const { batchIds } = await appendEventBatches(env.DB, panel.id, events, now);
+    return batchIds[0]!;
+  }
+
+  function watchedEvents() {
+    const sent: unknown[] = [];
+    const queue = {
+      send: async (body: unknown) => void sent.push(body),
+      sendBatch: async (messages: Array<{ body: unknown }>) => void sent.push(...messages.map((m) => m.body)),
+    } as unknown as Queue;
+    return { env: { ...env, EVENTS: queue } as Env, sent };
+  }
+
+  async function deliver(handlerEnv: Env, batchIds: number[], steps: PipelineStep[], budgetMs?: number) {
+    const batch = createMessageBatch("apiv2-events-default", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body: { panel: panel.id, batches: batchIds } }]);
+    const exec = createExecutionContext();
+    await handleEventsBatch(batch, handlerEnv, exec, steps, budgetMs);
+    return getQueueResult(batch, exec);
+  }
+
+  it("a batch whose consumer died holding it is left alone while its lease runs, then re-driven at the first cron tick after it, and runs once", async () => {
+    const id = await store(3, "held");
+    const step = recordingStep("after-crash");
+    // A pass took the batch two minutes ago and died: its lease ran a minute, its message is gone.
+    const crash = Date.now() - 2 * 60_000;
+    await env.DB.prepare("UPDATE event_batches SET lease = 'dead', leased_until = ?, nudged_at = ? WHERE id = ?").bind(crash + 60_000, crash, id).run();
+    const quiet = watchedEvents();
+    await redriveStalledEvents.run(quiet.env, crash + 30_000);
+    expect(quiet.sent).toEqual([]);
+    // A stray message while the lease runs leaves the batch to its holder.
+    await env.DB.prepare("UPDATE event_batches SET leased_until = ? WHERE id = ?").bind(Date.now() + 60_000, id).run();
+    expect((await deliver(quiet.env, [id], [step])).explicitAcks).toHaveLength(1);
+    expect(step.seen).toEqual([]);
+    await env.DB.prepare("UPDATE event_batches SET leased_until = ? WHERE id = ?").bind(crash + 60_000, id).run();
+
+    await redriveStalledEvents.run(quiet.env, Date.now());
+    expect(quiet.sent).toEqual([{ panel: panel.id, batches: [id] }]);
+    expect(await batchOf("held-0")).toMatchObject({ redrives: 1 });
+    expect((await deliver(quiet.env, [id], [step])).explicitAcks).toHaveLength(1);
+    expect((await deliver(quiet.env, [id], [step])).explicitAcks).toHaveLength(1);
+    expect(step.seen.map((e) => e.guid).sort()).toEqual(["held-0", "held-1", "held-2"]);
+    expect(await batchOf("held-0")).toBeNull();
+  });
+
+  it("a re-drive whose send fails counts nothing, so a queue outage fails no batch", async () => {
+    await store(1, "outage");
+    const now = Date.now();
+    const down = { ...env, EVENTS: { send: () => Promise.reject(new Error("queue down")), sendBatch: () => Promise.reject(new Error("queue down")) } as unknown as Queue };
+    for (let minute = 2; minute < 20; minute++) await redriveStalledEvents.run(down, now + minute * 60_000).catch(() => undefined);
+    expect(await batchOf("outage-0")).toMatchObject({ state: "pending", redrives: 0 });
+  });
+
+  it("runs a large batch through the steps in pieces, and hands what is left to a new message when the invocation's time is up", async () => {
+    const id = await store(EVENTS_PER_PIECE * 2 + 10, "big");
+    const step = recordingStep("pieces");
+    const calls: number[] = [];
+    const counting: PipelineStep = { name: step.name, run: async (stepEnv, events) => { calls.push(events.length); return step.run(stepEnv, events); } };
+    const watched = watchedEvents();
+    // No time at all: the first piece runs, then the rest is handed on.
+    const first = await deliver(watched.env, [id], [counting], 0);
+    expect(first.explicitAcks).toHaveLength(1);
+    expect(calls).toEqual([EVENTS_PER_PIECE]);
+    expect(watched.sent).toEqual([{ panel: panel.id, batches: [id] }]);
+    expect(await batchOf("big-0")).toMatchObject({ state: "pending", attempts: 0 });
+    // The next message goes on where the first stopped.
+    await deliver(watched.env, [id], [counting]);
+    expect(calls).toEqual([EVENTS_PER_PIECE, EVENTS_PER_PIECE, 10]);
+    expect(new Set(step.seen.map((e) => e.guid)).size).toBe(EVENTS_PER_PIECE * 2 + 10);
+    expect(step.seen).toHaveLength(EVENTS_PER_PIECE * 2 + 10);
+    expect(await batchOf("big-0")).toBeNull();
   });
 });
 

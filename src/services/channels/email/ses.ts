@@ -1,5 +1,6 @@
 import { AwsClient } from "aws4fetch";
 import { base64OfBytes } from "../../../domain/email-message";
+import { settleEach } from "../../../lib/tasks";
 import type { EmailProvider, OutgoingEmail, SendResult } from "./provider";
 
 export interface SesConfig {
@@ -36,16 +37,12 @@ export class SesProvider implements EmailProvider {
   }
 
   async send(messages: readonly OutgoingEmail[]): Promise<SendResult[]> {
-    const results: SendResult[] = new Array(messages.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < messages.length) {
-        const i = next++;
-        results[i] = await this.sendOne(messages[i]!);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, messages.length) }, worker));
-    return results;
+    const settled = await settleEach(messages, CONCURRENCY, (message) => this.sendOne(message));
+    // sendOne reports every failure as a result; a rejection here is a fault of the service.
+    return settled.map((outcome) => {
+      if (outcome.status === "rejected") throw outcome.reason;
+      return outcome.value as SendResult;
+    });
   }
 
   private async sendOne(message: OutgoingEmail): Promise<SendResult> {
