@@ -12,6 +12,7 @@ import { attributeRoutes } from "./attributes";
 import { eventRoutes } from "./events";
 import { journeyRoutes } from "./journeys";
 import { campaignRoutes } from "./campaigns";
+import { deadLetterRoutes } from "./dead-letters";
 import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
 import { operatorRoutes } from "./operators";
@@ -41,6 +42,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...overviewRoutes,
   ...contactRoutes,
   ...listRoutes,
+  ...deadLetterRoutes,
 ];
 
 /**

@@ -4,13 +4,14 @@ import { PIPELINE_STEPS } from "../services/pipeline-steps";
 import { handleSendsQueue } from "../services/broadcasts/send";
 import { handleJourneysQueue } from "../services/journeys/queue";
 import { handleImportQueue } from "../services/imports";
+import { handleDeadLetters } from "../services/dead-letters";
 
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
  * repeated message never loses or doubles work. Queue names carry the region
  * (`apiv2-imports-india`); the handler is chosen by the middle part.
  */
-export type QueueKind = "imports" | "events" | "sends" | "journeys";
+export type QueueKind = "imports" | "events" | "sends" | "journeys" | "dlq";
 
 /** One handler per queue. */
 export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
@@ -18,10 +19,11 @@ export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   sends: handleSendsQueue,
   imports: handleImportQueue,
   journeys: handleJourneysQueue,
+  dlq: handleDeadLetters,
 };
 
 export function queueKind(queueName: string): QueueKind | undefined {
-  const kind = /^apiv2-(imports|events|sends|journeys)-/.exec(queueName)?.[1];
+  const kind = /^apiv2-(imports|events|sends|journeys|dlq)-/.exec(queueName)?.[1];
   return kind as QueueKind | undefined;
 }
 

@@ -284,7 +284,8 @@ export async function deferEventBatches(db: D1Database, panelId: string, ids: re
  * Pending batches nobody holds (no lease, or one whose holder died) and not nudged or attempted
  * for `quietMs` times 2 to the power of their re-drives so far: a batch re-driven before waits
  * longer each time (1, 2, 4, 8, 16 minutes), so that a long queue backlog does not use up its
- * re-drives. `only` narrows the sweep to some batches of one panel (a dead-lettered message).
+ * re-drives. `only` names some batches of one panel instead, whatever their quiet time (a
+ * dead-lettered message: the queue's retries already waited).
  * This sweep reads across panels; each returned batch is then handled within its own panel.
  */
 export async function stalledBatches(
@@ -295,16 +296,22 @@ export async function stalledBatches(
   limit: number,
   only?: { panelId: string; ids: readonly number[] },
 ): Promise<Array<{ id: number; panelId: string; redrives: number }>> {
-  const { results } = await db
-    .prepare(
-      `SELECT id, panel_id, redrives FROM event_batches
-       WHERE state = 'pending' AND nudged_at < ?1 - ?2 AND leased_until <= ?1
-         AND nudged_at < ?1 - ?2 * (CASE WHEN redrives >= ?3 THEN 1 ELSE 1 << redrives END)
-         AND (?5 IS NULL OR (panel_id = ?5 AND id IN (SELECT value FROM json_each(?6))))
-       ORDER BY nudged_at LIMIT ?4`,
-    )
-    .bind(now, quietMs, maxRedrives, limit, only?.panelId ?? null, JSON.stringify(only?.ids ?? []))
-    .all<{ id: number; panel_id: string; redrives: number }>();
+  const statement = only
+    ? db
+        .prepare(
+          `SELECT id, panel_id, redrives FROM event_batches
+           WHERE id IN (SELECT value FROM json_each(?3)) AND panel_id = ?2 AND state = 'pending' AND leased_until <= ?1 LIMIT ?4`,
+        )
+        .bind(now, only.panelId, JSON.stringify(only.ids), limit)
+    : db
+        .prepare(
+          `SELECT id, panel_id, redrives FROM event_batches
+           WHERE state = 'pending' AND nudged_at < ?1 - ?2 AND leased_until <= ?1
+             AND nudged_at < ?1 - ?2 * (CASE WHEN redrives >= ?3 THEN 1 ELSE 1 << redrives END)
+           ORDER BY nudged_at LIMIT ?4`,
+        )
+        .bind(now, quietMs, maxRedrives, limit);
+  const { results } = await statement.all<{ id: number; panel_id: string; redrives: number }>();
   return results.map((r) => ({ id: r.id, panelId: r.panel_id, redrives: r.redrives }));
 }
 

@@ -8,11 +8,12 @@ describe("queue dispatch", () => {
   it("reads the queue kind from region-suffixed names", () => {
     expect(queueKind("apiv2-imports-default")).toBe("imports");
     expect(queueKind("apiv2-events-india")).toBe("events");
-    expect(queueKind("apiv2-dlq-default")).toBeUndefined();
+    expect(queueKind("apiv2-dlq-default")).toBe("dlq");
+    expect(queueKind("apiv2-other-default")).toBeUndefined();
   });
 
   it("retries messages of a queue that has no consumer instead of dropping them", async () => {
-    const batch = createMessageBatch("apiv2-dlq-default", [{ id: "m1", timestamp: new Date(), attempts: 1, body: {} }]);
+    const batch = createMessageBatch("apiv2-other-default", [{ id: "m1", timestamp: new Date(), attempts: 1, body: {} }]);
     const exec = createExecutionContext();
     await handleQueue(batch, env, exec);
     const result = await getQueueResult(batch, exec);

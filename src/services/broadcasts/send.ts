@@ -142,6 +142,17 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
   await completeCampaignIfDone(env.DB, campaign.panelId, campaign.id, now);
 }
 
+/** A dead-lettered batch is sent again after this pause (the provider was down or throttling through all its retries). */
+const DEAD_LETTER_PAUSE_S = 60;
+
+/** A dead-lettered nudge of a batch: nudged again after a pause while its campaign still sends. */
+export async function redriveDeadSend(env: Pick<Env, "DB" | "SENDS">, nudge: SendNudge): Promise<string> {
+  const campaign = await getCampaign(env.DB, nudge.panelId, nudge.campaignId);
+  if (!campaign || campaign.status !== "sending") return "nothing left: the campaign is not sending";
+  await enqueueSendBatches(env, campaign, [nudge.batch], DEAD_LETTER_PAUSE_S);
+  return `nudged again in ${DEAD_LETTER_PAUSE_S} s`;
+}
+
 /** The sends queue consumer: each nudge acknowledged once its batch is done, retried otherwise. */
 export async function handleSendsQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const provider = emailProvider(env);

@@ -92,7 +92,7 @@ export function importNudge(ref: ImportRef) {
   return { type: "import", panelId: ref.panelId, jobId: ref.jobId };
 }
 
-function readNudge(body: unknown): ImportRef | null {
+export function readImportNudge(body: unknown): ImportRef | null {
   if (typeof body !== "object" || body === null) return null;
   const { type, panelId, jobId } = body as Record<string, unknown>;
   return type === "import" && typeof panelId === "string" && typeof jobId === "string" ? { panelId, jobId } : null;
@@ -246,7 +246,7 @@ export async function nudgeImport(env: Pick<Env, "IMPORTS">, ref: ImportRef, del
 export function importQueueHandler(tuning: ImportTuning = DEFAULT_TUNING, now: () => number = Date.now): QueueHandler {
   return async (batch, env) => {
     for (const message of batch.messages) {
-      const ref = readNudge(message.body);
+      const ref = readImportNudge(message.body);
       if (!ref) {
         console.error(`imports queue: message ${message.id} names no import job; retried`, message.body);
         message.retry();
@@ -271,6 +271,23 @@ export function importQueueHandler(tuning: ImportTuning = DEFAULT_TUNING, now: (
 }
 
 export const handleImportQueue = importQueueHandler();
+
+/**
+ * A message of this job was dead-lettered: the queue gave up on it after its retries, which
+ * the consumer itself never lets happen (it counts failures and gives up first), so the
+ * consumer died each time. That counts as one failed attempt; past the limit the job gives
+ * up. Either way it gets a new message. Returns what was done.
+ */
+export async function redriveDeadImport(env: Env, ref: ImportRef, now: number): Promise<string> {
+  const job = await getImportJob(env.DB, ref.panelId, ref.jobId);
+  if (!job || job.phase === "done") return "nothing left: the job is done";
+  const reason = "the queue gave up on the job's message after its retries";
+  const attempts = await recordImportAttempt(env.DB, ref.panelId, ref.jobId, reason, now);
+  const gaveUp = attempts >= MAX_IMPORT_ATTEMPTS;
+  if (gaveUp) await giveUp(env, ref, new Error(reason), now);
+  await nudgeImport(env, ref);
+  return gaveUp ? `attempt ${attempts}: gave up, nudged to finish` : `attempt ${attempts}: nudged`;
+}
 
 /** Cron: sends a new message to every unfinished job nobody holds that stopped moving (a lost message, a crash). */
 export const redriveStalledImports: CronTask = {

@@ -15,10 +15,11 @@ export const MAX_REDRIVES = 5;
 const REDRIVE_LIMIT = 1000;
 
 /**
- * Nudges the stalled batches (of all panels, or only the given ones of one panel), counting a
- * re-drive once the nudge is sent; a batch re-driven MAX_REDRIVES times already is marked failed.
+ * Nudges the stalled batches (of all panels, or the given ones of one panel: a dead-lettered
+ * message), counting a re-drive once the nudge is sent; a batch re-driven MAX_REDRIVES times
+ * already is marked failed.
  */
-export async function redriveEventBatches(env: Pick<Env, "DB" | "EVENTS">, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<void> {
+export async function redriveEventBatches(env: Pick<Env, "DB" | "EVENTS">, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<{ nudged: number; failed: number }> {
   const stalled = await stalledBatches(env.DB, now, REDRIVE_AFTER_MS, MAX_REDRIVES, REDRIVE_LIMIT, only);
   const givenUp = stalled.filter((batch) => batch.redrives >= MAX_REDRIVES);
   for (const batch of givenUp) {
@@ -28,15 +29,23 @@ export async function redriveEventBatches(env: Pick<Env, "DB" | "EVENTS">, now: 
   const byPanel = new Map<string, number[]>();
   for (const batch of stalled) if (batch.redrives < MAX_REDRIVES) byPanel.set(batch.panelId, [...(byPanel.get(batch.panelId) ?? []), batch.id]);
   const failures: unknown[] = [];
+  let nudged = 0;
   for (const [panelId, ids] of byPanel) {
     try {
       await nudgeEventBatches(env.EVENTS, panelId, ids.sort((a, b) => a - b));
       await markRedriven(env.DB, ids, now, false);
+      nudged += ids.length;
     } catch (error) {
       failures.push(error);
     }
   }
   if (failures.length) throw failures[0];
+  return { nudged, failed: givenUp.length };
 }
 
-export const redriveStalledEvents: CronTask = { name: "events-redrive", run: (env, now) => redriveEventBatches(env, now) };
+export const redriveStalledEvents: CronTask = {
+  name: "events-redrive",
+  async run(env, now) {
+    await redriveEventBatches(env, now);
+  },
+};

@@ -1,0 +1,33 @@
+/** Messages the dead-letter queue received, and what their re-drive did (migration 0017). */
+
+export interface DeadLetter {
+  id: number;
+  queue: string;
+  kind: string;
+  panelId: string | null;
+  body: string;
+  attempts: number;
+  action: string;
+  receivedAt: number;
+}
+
+/** How long a dead letter is kept. */
+const KEEP_MS = 30 * 24 * 60 * 60_000;
+
+/** Records one dead letter, and forgets those past their keeping time. */
+export async function recordDeadLetter(db: D1Database, letter: Omit<DeadLetter, "id">): Promise<void> {
+  await db.batch([
+    db
+      .prepare("INSERT INTO dead_letters (queue, kind, panel_id, body, attempts, action, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .bind(letter.queue, letter.kind, letter.panelId, letter.body.slice(0, 4000), letter.attempts, letter.action, letter.receivedAt),
+    db.prepare("DELETE FROM dead_letters WHERE received_at < ?").bind(letter.receivedAt - KEEP_MS),
+  ]);
+}
+
+export async function listDeadLetters(db: D1Database, limit: number): Promise<DeadLetter[]> {
+  const { results } = await db
+    .prepare("SELECT id, queue, kind, panel_id, body, attempts, action, received_at FROM dead_letters ORDER BY id DESC LIMIT ?")
+    .bind(limit)
+    .all<{ id: number; queue: string; kind: string; panel_id: string | null; body: string; attempts: number; action: string; received_at: number }>();
+  return results.map((r) => ({ id: r.id, queue: r.queue, kind: r.kind, panelId: r.panel_id, body: r.body, attempts: r.attempts, action: r.action, receivedAt: r.received_at }));
+}
