@@ -4,7 +4,7 @@
 // The runtime is Miniflare driven directly, not `wrangler dev`: wrangler's dev proxy costs more
 // per request than the Worker itself here, which would hide what the service does.
 import { build } from "esbuild";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,11 +41,19 @@ export interface RuntimeOptions {
    * sharing workerd's one thread (in production consumers run in invocations of their own).
    */
   withoutConsumersOf?: string[];
+  /**
+   * Keeps D1 and R2 in this directory, so a later runtime started on it sees the same data: a
+   * restart after a crash. Queue messages do not survive it, as with `npm start`. Migrations
+   * are applied only when the directory is new.
+   */
+  stateDir?: string;
 }
 
 /** Starts the benchmark build (bench/worker) on fresh local state with the migrations applied. */
-export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [] }: RuntimeOptions = {}): Promise<BenchRuntime> {
+export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [], stateDir }: RuntimeOptions = {}): Promise<BenchRuntime> {
   const workDir = mkdtempSync(join(tmpdir(), "apiv2-bench-"));
+  const persistRoot = stateDir ?? join(workDir, "state");
+  const fresh = !existsSync(persistRoot);
   await build({
     entryPoints: [join(root, "bench", "worker", "index.ts")],
     bundle: true,
@@ -85,11 +93,11 @@ export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [
       ],
       host: "127.0.0.1",
       port,
-      defaultPersistRoot: join(workDir, "state"),
+      defaultPersistRoot: persistRoot,
     } as never),
   );
   const url = await miniflare.ready;
-  await applyMigrations((await miniflare.getD1Database("DB")) as unknown as D1DatabaseLike);
+  if (fresh) await applyMigrations((await miniflare.getD1Database("DB")) as unknown as D1DatabaseLike);
   return {
     origin: url.origin,
     miniflare,
