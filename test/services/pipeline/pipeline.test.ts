@@ -271,7 +271,7 @@ describe("recovery and pieces", () => {
   async function deliver(handlerEnv: Env, batchIds: number[], steps: PipelineStep[], budgetMs?: number) {
     const batch = createMessageBatch("apiv2-events-default", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body: { panel: panel.id, batches: batchIds } }]);
     const exec = createExecutionContext();
-    await handleEventsBatch(batch, handlerEnv, exec, steps, budgetMs);
+    await handleEventsBatch(batch, handlerEnv, steps, budgetMs);
     return getQueueResult(batch, exec);
   }
 
