@@ -1,4 +1,4 @@
-/** Messages the dead-letter queue received, and what their re-drive did (migration 0017). */
+/** Messages the dead-letter queue received, and what their re-drive did (migration 0018). */
 
 export interface DeadLetter {
   id: number;
