@@ -93,7 +93,7 @@ export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [
       ],
       host: "127.0.0.1",
       port,
-      defaultPersistRoot: persistRoot,
+      resourcePersistencePath: persistRoot,
     } as never),
   );
   const url = await miniflare.ready;

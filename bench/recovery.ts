@@ -84,6 +84,7 @@ async function seed(runtime: BenchRuntime, crashed: boolean, crashAt: number): P
   await db.prepare("INSERT INTO list_members (list_id, contact_id, panel_id, added_at) SELECT 2, id, panel_id, ?2 FROM contacts WHERE panel_id = ?1 ORDER BY id LIMIT ?3").bind(panel.id, crashAt, entries).run();
 
   // points: instances entered, their start points not continued (leased by the dead consumer for a minute after the crash).
+  await adminCall(runtime.origin, "POST", `/panels/${panel.id}/activities`, { name: "bench" });
   const pointsJourney = await adminCall(runtime.origin, "POST", `/panels/${panel.id}/journeys`, { name: "Points", trigger: { type: "activity", activity: "bench" }, steps: sms });
   await adminCall(runtime.origin, "POST", `/panels/${panel.id}/journeys/${pointsJourney.id}/status`, { status: "running" });
   await db
@@ -114,7 +115,12 @@ async function isDone(runtime: BenchRuntime, seeded: Seeded, kind: Kind): Promis
 /** Seconds from `start` until each kind is done, polling twice a second. */
 async function timeToDone(runtime: BenchRuntime, seeded: Seeded, start: number): Promise<Record<Kind, number>> {
   const done: Partial<Record<Kind, number>> = {};
+  let reported = 0;
   while (KINDS.some((kind) => done[kind] === undefined)) {
+    if (process.env.VERBOSE && performance.now() - reported > 10_000) {
+      reported = performance.now();
+      console.log(`${((reported - start) / 1000).toFixed(0)} s:`, JSON.stringify(await tally(runtime, seeded)), JSON.stringify(done));
+    }
     if (performance.now() - start > TIMEOUT_MS) throw new Error(`not done after ${TIMEOUT_MS / 1000} s: ${KINDS.filter((k) => done[k] === undefined).join(", ")}`);
     for (const kind of KINDS) if (done[kind] === undefined && (await isDone(runtime, seeded, kind))) done[kind] = (performance.now() - start) / 1000;
     await new Promise((resolve) => setTimeout(resolve, 500));
