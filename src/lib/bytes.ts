@@ -1,11 +1,22 @@
+/** Lets the isolate's other requests run: a long read loop of CPU-bound chunks would otherwise hold it. */
+export function yieldToOthers(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+export interface ReadOptions {
+  /** Yield to other requests each time this many bytes were read (chunks that cost CPU, such as inflating). */
+  yieldEvery?: number;
+}
+
 /**
  * Reads a whole stream, stopping (and cancelling it) as soon as it grows past `limit` bytes:
- * null then. Used for request bodies and for files fetched from callers' URLs alike.
+ * null then. Used for request bodies, files fetched from callers' URLs, and inflated zip entries.
  */
-export async function readAtMost(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array | null> {
+export async function readAtMost(stream: ReadableStream<Uint8Array> | null, limit: number, options: ReadOptions = {}): Promise<Uint8Array | null> {
   if (!stream) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let size = 0;
+  let sinceYield = 0;
   const reader = stream.getReader();
   for (;;) {
     const { done, value } = await reader.read();
@@ -16,6 +27,11 @@ export async function readAtMost(stream: ReadableStream<Uint8Array> | null, limi
       return null;
     }
     chunks.push(value);
+    sinceYield += value.byteLength;
+    if (options.yieldEvery !== undefined && sinceYield >= options.yieldEvery) {
+      sinceYield = 0;
+      await yieldToOthers();
+    }
   }
   const out = new Uint8Array(size);
   let offset = 0;

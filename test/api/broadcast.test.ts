@@ -1,10 +1,23 @@
 import { env } from "cloudflare:workers";
 import { zipSync, strToU8 } from "fflate";
+import { MAX_UNZIPPED_BYTES } from "../../src/services/broadcasts/contacts-source";
 import { describe, expect, it } from "vitest";
 import { md5Hex } from "../../src/services/broadcasts/contacts-source";
 import { getCampaign } from "../../src/store/campaigns";
 import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, type TestPanel } from "../support/helpers";
 import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn, waitForImport } from "../support/broadcasts";
+
+/** The zip with every entry's uncompressed size (local header and central directory) rewritten to `size`. */
+function claimSize(zip: Uint8Array, size: number): Uint8Array {
+  const out = zip.slice();
+  const view = new DataView(out.buffer);
+  for (let i = 0; i + 4 <= out.length; i++) {
+    const signature = view.getUint32(i, true);
+    if (signature === 0x04034b50) view.setUint32(i + 22, size, true);
+    if (signature === 0x02014b50) view.setUint32(i + 24, size, true);
+  }
+  return out;
+}
 
 const BODY_KEYS = ["CampaignID", "RequestID", "message", "payload", "success"];
 
@@ -210,6 +223,18 @@ describe("4.10 contact files", () => {
     const other = zipSync({ "a.csv": strToU8("EMAIL\na@example.com\n"), "notes.txt": strToU8("hi") });
     await expectRefused(panel, await broadcastData({ contacts_upload_source: await host("d.zip", other, "application/zip") }), /only \.csv files, but it holds notes\.txt/);
     await expectRefused(panel, await broadcastData({ contacts_upload_source: await host("e.zip", "not a zip", "application/zip") }), /not a readable zip file/);
+  });
+
+  it("refuses a zip whose entry inflates past the limit, whatever size the entry claims", async () => {
+    // One CSV that inflates to 4 MiB more than the limit, compressed to about 50 KiB.
+    const inflated = new Uint8Array(MAX_UNZIPPED_BYTES + 4 * 1024 * 1024).fill(0x61);
+    inflated.set(strToU8("EMAIL\n"));
+    const honest = zipSync({ "big.csv": inflated });
+    const lying = claimSize(honest, 1000);
+    const panel = await createPanel();
+    const limit = new RegExp(`inflate to more than the ${MAX_UNZIPPED_BYTES}-byte limit`);
+    await expectRefused(panel, await broadcastData({ contacts_upload_source: await host("lying.zip", lying, "application/zip") }), limit);
+    await expectRefused(panel, await broadcastData({ contacts_upload_source: await host("honest.zip", honest, "application/zip") }), limit);
   });
 
   it("checks the row count embedded in the file name (header included)", async () => {

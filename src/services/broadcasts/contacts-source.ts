@@ -1,11 +1,12 @@
-import { unzipSync } from "fflate";
 import { fileNameOf } from "../../domain/broadcast";
 import { isBlankRecord, parseRecords } from "../../domain/csv";
 import { toHex } from "../../lib/random";
+import { unzipAtMost } from "../../lib/zip";
 
 /**
- * The contact file of a broadcast (CONTRACT 2.4): one .csv, or a .zip of .csv files read in
- * the Worker with fflate. CSV is read as the bulk upload reads it (src/domain/csv.ts).
+ * The contact file of a broadcast (CONTRACT 2.4): one .csv, or a .zip of .csv files inflated
+ * in the request under a bound on the bytes actually produced (lib/zip.ts). CSV is read as the
+ * bulk upload reads it (src/domain/csv.ts).
  */
 
 /** Largest contact file (the download) and largest total of the CSVs inside a zip. */
@@ -44,31 +45,24 @@ function readCsv(name: string, bytes: Uint8Array): CsvFile | string {
 const isIgnoredEntry = (path: string) => path.endsWith("/") || path.startsWith("__MACOSX/") || fileNameOf(path).startsWith(".");
 
 /** The CSV files of a download named `name`: the file itself, or each .csv inside a zip. */
-export function readContactFiles(name: string, bytes: Uint8Array): SourceRead {
+export async function readContactFiles(name: string, bytes: Uint8Array): Promise<SourceRead> {
   if (!/\.zip$/i.test(name)) {
     const file = readCsv(name, bytes);
     return typeof file === "string" ? { ok: false, message: file } : { ok: true, files: [file] };
   }
-  let entries: Record<string, Uint8Array>;
-  let total = 0;
-  let tooBig = false;
-  try {
-    entries = unzipSync(bytes, {
-      filter: (entry) => {
-        if (isIgnoredEntry(entry.name)) return false;
-        total += entry.originalSize;
-        if (total > MAX_UNZIPPED_BYTES) tooBig = true;
-        return !tooBig;
-      },
-    });
-  } catch (error) {
-    return { ok: false, message: `${name} is not a readable zip file: ${error instanceof Error ? error.message : String(error)}` };
+  const unzipped = await unzipAtMost(bytes, {
+    limit: MAX_UNZIPPED_BYTES,
+    skip: isIgnoredEntry,
+    refuse: (path) => (/\.csv$/i.test(path) ? null : `the zip may hold only .csv files, but it holds ${path}`),
+  });
+  if (!unzipped.ok) {
+    if (unzipped.kind === "too_large") return { ok: false, message: `the files inside ${name} inflate to more than the ${MAX_UNZIPPED_BYTES}-byte limit` };
+    if (unzipped.kind === "refused") return { ok: false, message: unzipped.message };
+    return { ok: false, message: `${name} is not a readable zip file: ${unzipped.message}` };
   }
-  if (tooBig) return { ok: false, message: `the files inside ${name} are larger than ${MAX_UNZIPPED_BYTES} bytes in total` };
   const files: CsvFile[] = [];
-  for (const path of Object.keys(entries).sort()) {
-    if (!/\.csv$/i.test(path)) return { ok: false, message: `the zip may hold only .csv files, but it holds ${path}` };
-    const file = readCsv(fileNameOf(path), entries[path]!);
+  for (const entry of unzipped.entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+    const file = readCsv(fileNameOf(entry.path), entry.bytes);
     if (typeof file === "string") return { ok: false, message: file };
     files.push(file);
   }

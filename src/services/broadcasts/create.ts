@@ -97,7 +97,7 @@ async function loadContactFiles(ctx: BroadcastContext, request: BroadcastRequest
       throw invalidField("data.contacts_upload_source_file_md5", `does not match the file: its MD5 is ${actual}`);
     }
   }
-  const read = readContactFiles(fileNameOf(request.contactsSource), bytes);
+  const read = await readContactFiles(fileNameOf(request.contactsSource), bytes);
   if (!read.ok) throw invalidField(sourceField, read.message);
   const headers = checkCsvHeaders(
     read.files.map((f) => ({ name: f.name, header: f.records[0] ?? [] })),
