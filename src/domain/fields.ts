@@ -33,6 +33,9 @@ export const listIdParam = z
   })
   .meta({ description: "List id: a positive int32", example: "12" });
 
+/** Most distinct list ids one call may name. */
+export const MAX_LIST_IDS = 100;
+
 /** The parts of a list-id parameter: one id, `"4,7"`, a JSON array (`[4,7]`) or its text (`"[4,7]"`). */
 function listIdParts(value: string | number | Array<string | number>): Array<string | number> | null {
   if (Array.isArray(value)) return value;
@@ -46,7 +49,7 @@ function listIdParts(value: string | number | Array<string | number>): Array<str
   }
 }
 
-/** One list id or several: comma separated (`4,7,9`) or a JSON array (`[4,7,9]`, as JSON or as its text). */
+/** One list id or several: comma separated (`4,7,9`) or a JSON array (`[4,7,9]`, as JSON or as its text); at most MAX_LIST_IDS distinct ones. */
 export const listIdsParam = z
   .union([z.string(), z.number(), z.array(z.union([z.string(), z.number()]))], {
     error: "must be one list id or several, comma separated or as a JSON array",
@@ -57,22 +60,27 @@ export const listIdsParam = z
       ctx.addIssue({ code: "custom", message: `must be list ids: one, comma separated, or a JSON array of them; "${value}" is none of those` });
       return z.NEVER;
     }
-    const ids: number[] = [];
+    const distinct = new Set<number>();
     for (const part of parts) {
       const id = parseListId(part);
       if (id === null) {
         ctx.addIssue({ code: "custom", message: `must be list ids (positive int32), comma separated or as a JSON array; "${String(part).trim()}" is not one` });
         return z.NEVER;
       }
-      if (!ids.includes(id)) ids.push(id);
+      distinct.add(id);
     }
+    const ids = [...distinct];
     if (ids.length === 0) {
       ctx.addIssue({ code: "custom", message: "must name at least one list" });
       return z.NEVER;
     }
+    if (ids.length > MAX_LIST_IDS) {
+      ctx.addIssue({ code: "custom", message: `must name at most ${MAX_LIST_IDS} list ids, not ${ids.length}` });
+      return z.NEVER;
+    }
     return ids;
   })
-  .meta({ description: "One list id or several: comma separated, or a JSON array", example: "4,7" });
+  .meta({ description: `One list id or several: comma separated, or a JSON array (at most ${MAX_LIST_IDS})`, example: "4,7" });
 
 /** Required non-empty text, trimmed. */
 export function textParam(maxLength: number) {

@@ -1,5 +1,4 @@
 import type { AttributeValue } from "../domain/attributes";
-import { placeholders } from "./sql";
 
 export interface Contact {
   id: number;
@@ -145,14 +144,14 @@ export async function listsOfContact(db: D1Database, panelId: string, contactId:
   return results;
 }
 
-/** Removes the contact from those of `listIds` it belongs to; returns the lists it left. */
+/** Removes the contact from those of `listIds` it belongs to; returns the lists it left. Any number of ids fit (one JSON parameter). */
 export async function removeFromLists(db: D1Database, panelId: string, contactId: number, listIds: readonly number[]): Promise<number[]> {
   const { results } = await db
     .prepare(
-      `DELETE FROM list_members WHERE panel_id = ? AND contact_id = ? AND list_id IN (${placeholders(listIds.length)})
+      `DELETE FROM list_members WHERE panel_id = ? AND contact_id = ? AND list_id IN (SELECT value FROM json_each(?))
        RETURNING list_id`,
     )
-    .bind(panelId, contactId, ...listIds)
+    .bind(panelId, contactId, JSON.stringify(listIds))
     .all<{ list_id: number }>();
   return results.map((r) => r.list_id).sort((a, b) => a - b);
 }

@@ -1,5 +1,5 @@
 import { listNameKey } from "../domain/lists";
-import { isUniqueViolation, placeholders } from "./sql";
+import { isUniqueViolation } from "./sql";
 
 export interface ContactList {
   id: number;
@@ -68,12 +68,12 @@ export async function listLists(db: D1Database, panelId: string): Promise<Contac
   return results.map(listFromRow);
 }
 
-/** The subset of `listIds` that are lists of this panel. */
+/** The subset of `listIds` that are lists of this panel; the ids travel as one JSON parameter, so any number fit. */
 export async function existingListIds(db: D1Database, panelId: string, listIds: readonly number[]): Promise<Set<number>> {
   if (listIds.length === 0) return new Set();
   const { results } = await db
-    .prepare(`SELECT id FROM lists WHERE panel_id = ? AND id IN (${placeholders(listIds.length)})`)
-    .bind(panelId, ...listIds)
+    .prepare("SELECT id FROM lists WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(panelId, JSON.stringify(listIds))
     .all<{ id: number }>();
   return new Set(results.map((r) => r.id));
 }

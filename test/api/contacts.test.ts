@@ -295,6 +295,24 @@ describe("contact delete: remove from lists (4.4)", () => {
   });
 });
 
+describe("contact delete with many list ids", () => {
+  it("checks up to 100 list ids in one call and refuses more with a 400 naming the cap", async () => {
+    const a = await newList("A");
+    await api("contact", "add", { data: { EMAIL: "many@example.com" }, listid: String(a) });
+    const before = await panelSnapshot(panel.id);
+    const hundred = [a, ...Array.from({ length: 99 }, (_, i) => 900_000 + i)].join(",");
+    const missing = await api("contact", "delete", { data: "many@example.com", listid: hundred });
+    expect(missing.status).toBe(404);
+    expect(missing.body.message).toMatch(/^listid: no list with id 900000, 900001/);
+    const tooMany = await api("contact", "delete", { data: "many@example.com", listid: `${hundred},999999` });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.errors).toEqual([{ field: "listid", message: "must name at most 100 list ids, not 101" }]);
+    expect(await panelSnapshot(panel.id)).toBe(before);
+    const removed = await api("contact", "delete", { data: "many@example.com", listid: [a, ...Array.from({ length: 99 }, () => a)].join(",") });
+    expect(removed.body.removed_from).toEqual([a]);
+  });
+});
+
 describe("a contact stored through one request shape reads back through another", () => {
   it("JSON body with data as a string", async () => {
     const added = await envelope({ type: "contact", activity: "add", apikey: panel.apiKey, data: JSON.stringify({ EMAIL: "js@example.com" }) }, "json");
