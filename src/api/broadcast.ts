@@ -3,6 +3,7 @@ import { sendNotification } from "../services/channels/notifications";
 import { broadcastRequestSchema, notifyAddresses } from "../domain/broadcast";
 import type { Params } from "../lib/http/body";
 import { fromProblems } from "../lib/http/errors";
+import { parseCallerJson } from "../lib/json";
 import { json } from "../lib/http/respond";
 import { z } from "../lib/z";
 import { defineOperation, type OperationContext, type OperationTable } from "./operation";
@@ -17,11 +18,9 @@ const ENVELOPE_KEYS = new Set(["type", "activity", "apikey"]);
 function dataOf(params: Params): unknown {
   if (params.data !== undefined) {
     if (typeof params.data !== "string") return params.data;
-    try {
-      return JSON.parse(params.data);
-    } catch {
-      return params.data;
-    }
+    // Text that is not acceptable JSON is echoed as the text it is; the run says why.
+    const json = parseCallerJson(params.data);
+    return json.ok ? json.value : params.data;
   }
   const rest = Object.fromEntries(Object.entries(params).filter(([key]) => !ENVELOPE_KEYS.has(key)));
   return Object.keys(rest).length ? rest : undefined;
@@ -48,7 +47,13 @@ const uploadContactAndPublish = defineOperation({
   summary: "Upload contacts into a new list and schedule an email broadcast to it (4.10); answers the spec 2.6 body",
   params: (context) =>
     z.preprocess(
-      (params) => ({ data: dataOf(params as Params) }),
+      (params, ctx) => {
+        // JSON text too deep (or with a __proto__ member) is refused for that reason, not as "not an object".
+        const text = (params as Params).data;
+        const json = typeof text === "string" ? parseCallerJson(text) : null;
+        if (json && !json.ok && json.reason !== "must be valid JSON") ctx.addIssue({ code: "custom", path: ["data", ...json.path], message: json.reason });
+        return { data: dataOf(params as Params) };
+      },
       z.object({
         data: broadcastRequestSchema({ ...context, leadMinutes: context.broadcastLeadMinutes }).meta({
           description: "The broadcast request of spec 2.5: a JSON object, or its JSON text (the whole JSON body may be this object instead)",

@@ -1,3 +1,4 @@
+import { parseCallerJson } from "../lib/json";
 import { canonicalAttributeName, checkAttributes, type AttributeSchema, type AttributeValue, type UnknownAttributeMode } from "./attributes";
 import { normalisePrimaryKey } from "./primary-key";
 import type { FieldProblem } from "./problems";
@@ -50,11 +51,9 @@ export function prepareContact(
 export function contactKeyFrom(schema: KeyedSchema, data: unknown): { ok: true; key: string } | { ok: false; message: string } {
   let raw: unknown = data;
   if (typeof data === "string" && /^\s*\{/.test(data)) {
-    try {
-      raw = JSON.parse(data);
-    } catch {
-      return { ok: false, message: "looks like JSON but could not be parsed" };
-    }
+    const json = parseCallerJson(data);
+    if (!json.ok) return { ok: false, message: json.reason === "must be valid JSON" ? "looks like JSON but could not be parsed" : json.reason };
+    raw = json.value;
   }
   if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
     const entry = Object.entries(raw).find(([name]) => canonicalAttributeName(name) === schema.primaryKey);

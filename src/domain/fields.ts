@@ -1,3 +1,4 @@
+import { parseCallerJson } from "../lib/json";
 import { checkOutboundUrl } from "../lib/outbound";
 import { z } from "../lib/z";
 import { isEmailAddress, parseAddressList } from "./email";
@@ -115,12 +116,13 @@ export const jsonObjectParam = z
   .transform((value, ctx) => {
     let parsed: unknown = value;
     if (typeof value === "string") {
-      try {
-        parsed = JSON.parse(value);
-      } catch {
-        ctx.addIssue({ code: "custom", message: "must be a JSON object; the text could not be parsed as JSON" });
+      const json = parseCallerJson(value);
+      if (!json.ok) {
+        const invalid = json.reason === "must be valid JSON";
+        ctx.addIssue({ code: "custom", path: json.path, message: invalid ? "must be a JSON object; the text could not be parsed as JSON" : json.reason });
         return z.NEVER;
       }
+      parsed = json.value;
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
       ctx.addIssue({ code: "custom", message: `must be a JSON object, not ${describeJsonType(parsed)}` });

@@ -18,7 +18,8 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
   let operation: Operation | undefined;
   let ctx: OperationContext | undefined;
   try {
-    params = { ...readQueryParams(new URL(request.url)), ...(await readBodyParams(request)) };
+    params = readQueryParams(new URL(request.url));
+    params = { ...params, ...(await readBodyParams(request)) };
     operation = resolveOperation(params.type, params.activity);
     // The key as `apikey` (spec 2.1), else as `Authorization: Bearer` (CONTRACT 8).
     const caller = await authenticateApiKey(env.DB, params.apikey ?? bearerToken(request));
@@ -35,6 +36,16 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
         failure = asApiError(hookError, requestId);
       }
     }
+    // A body that could not be read still fails in the shape of the operation the query names.
+    operation ??= operationNamedBy(params);
     return operation?.render?.failure(requestId, failure, params) ?? envelopeFailure(requestId, failure);
+  }
+}
+
+function operationNamedBy(params: Params): Operation | undefined {
+  try {
+    return resolveOperation(params.type, params.activity);
+  } catch {
+    return undefined;
   }
 }

@@ -6,7 +6,7 @@ import { handleActivityBatch, handleActivityUpload, handleSingleActivity } from 
 import { handleChannelEvent } from "../api/channel-events";
 import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
-import { ApiError } from "../lib/http/errors";
+import { ApiError, serviceFault } from "../lib/http/errors";
 import { openApiDocument } from "./openapi";
 import { isPublicApiPath, withCors } from "./cors";
 import { handleClick, handleOpen, handleSesNotification, handleUnsubscribe } from "../api/tracking";
@@ -76,7 +76,12 @@ router
   .all("/v1/*", unknownPath)
   .all("*", (request: IRequest) => json({ error: `No route ${request.method} ${new URL(request.url).pathname}` }, 404));
 
-export function routeRequest(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
-  if (isPublicApiPath(new URL(request.url).pathname)) return withCors(request, env, (r) => router.fetch(r, env, exec));
-  return router.fetch(request, env, exec);
+export async function routeRequest(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
+  try {
+    if (isPublicApiPath(new URL(request.url).pathname)) return await withCors(request, env, (r) => router.fetch(r, env, exec));
+    return await router.fetch(request, env, exec);
+  } catch (error) {
+    // The last net under every handler's own: a JSON 500, never the runtime's page with a stack trace.
+    return json({ error: serviceFault(error, newRequestId()).message }, 500);
+  }
 }

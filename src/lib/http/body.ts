@@ -1,5 +1,6 @@
 import { readAtMost } from "../bytes";
-import { ApiError, badRequest } from "./errors";
+import { jsonFieldName, parseCallerJson } from "../json";
+import { ApiError, badRequest, invalidField } from "./errors";
 
 /** Largest request body the API reads, in bytes; larger bodies are answered 413 unread. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -19,16 +20,19 @@ export async function readBodyBytes(request: Pick<Request, "headers" | "body">, 
   return bytes;
 }
 
+/** Caller JSON (lib/json.ts rules) or a 400 naming where it went wrong; `prefix` names the parameter that held the text. */
+export function parseJsonOrThrow(text: string, prefix?: string): unknown {
+  const parsed = parseCallerJson(text);
+  if (!parsed.ok) throw invalidField(jsonFieldName(parsed.path, prefix), parsed.reason);
+  return parsed.value;
+}
+
 export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
   const text = new TextDecoder().decode(await readBodyBytes(request, limit));
   if (text.trim() === "") throw badRequest("The request body is empty; a JSON body is required", [
     { field: "body", message: "is required" },
   ]);
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw badRequest("The request body is not valid JSON", [{ field: "body", message: "must be valid JSON" }]);
-  }
+  return parseJsonOrThrow(text);
 }
 
 export type Params = Record<string, unknown>;
@@ -69,12 +73,7 @@ export async function readBodyParams(request: Request, limit = MAX_BODY_BYTES): 
   const text = new TextDecoder().decode(bytes);
   const looksJson = contentType.includes("json") || (!contentType.includes("form-urlencoded") && /^\s*[{[]/.test(text));
   if (!looksJson) return fromSearchParams(new URLSearchParams(text));
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw badRequest("The JSON body could not be parsed", [{ field: "body", message: "must be valid JSON" }]);
-  }
+  const parsed = parseJsonOrThrow(text);
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw badRequest("The JSON body must be an object whose members are the parameters", [
       { field: "body", message: "must be a JSON object" },

@@ -1,3 +1,4 @@
+import { parseCallerJson } from "../../../lib/json";
 import type { ProviderBounce } from "./provider";
 
 /**
@@ -15,12 +16,10 @@ const SNS_HOST = /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
 
 /** Parses JSON text that must hold an object; null for anything else (`null`, arrays, scalars). */
 function parseObject(text: string): Record<string, any> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, any>) : null;
-  } catch {
-    return null;
-  }
+  const parsed = parseCallerJson(text);
+  if (!parsed.ok) return null;
+  const value = parsed.value;
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, any>) : null;
 }
 
 export function parseSesNotification(text: string): SesNotification {

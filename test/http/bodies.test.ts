@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { defineActivity, postActivity } from "../support/activity";
+import { broadcastData } from "../support/broadcasts";
+import { admin, call, createPanel, panelSnapshot, type TestPanel } from "../support/helpers";
+import { createWebhook } from "../support/webhooks";
+
+/** JSON text nesting `levels` objects: {"a":{"a":…1…}}. */
+function nested(levels: number): string {
+  return `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+}
+
+const ADMIN_HEADERS = { authorization: "Bearer test-admin-token", "content-type": "application/json" };
+
+async function send(path: string, body: string | URLSearchParams, headers: Record<string, string> = { "content-type": "application/json" }) {
+  const response = await call(path, { method: "POST", headers, body });
+  const text = await response.text();
+  expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+  return { status: response.status, body: JSON.parse(text) };
+}
+
+describe("deeply nested JSON is refused with a 400 that says so, on every route that reads JSON", () => {
+  let panel: TestPanel;
+  const depthMessage = /nests deeper than 32 levels/;
+
+  it("the envelope: a JSON body, data as JSON text, and the broadcast's data", async () => {
+    panel = await createPanel();
+    const before = await panelSnapshot(panel.id);
+    const envelopeUrl = `/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`;
+    const jsonBody = await send(envelopeUrl, `{"data":${nested(40)}}`);
+    expect(jsonBody.status).toBe(400);
+    expect(jsonBody.body).toMatchObject({ result: "Failed", errors: [{ field: "body", message: expect.stringMatching(depthMessage) }] });
+    const formData = await send(envelopeUrl, new URLSearchParams({ data: nested(10_000) }), { "content-type": "application/x-www-form-urlencoded" });
+    expect(formData.status).toBe(400);
+    expect(formData.body.errors).toEqual([{ field: "data", message: expect.stringMatching(depthMessage) }]);
+
+    // 4.10 echoes the payload in its failure body: the echo must not overflow either.
+    const broadcastUrl = `/apiv2?type=email_broadcast&activity=upload_contact_and_publish&apikey=${panel.apiKey}`;
+    const data = await broadcastData({ tags: JSON.parse(nested(20)) });
+    const deepText = JSON.stringify(data).replace(/"tags":\{.*\}\}/, `"tags":${nested(10_000)}}`);
+    const asText = await send(broadcastUrl, new URLSearchParams({ data: deepText }), { "content-type": "application/x-www-form-urlencoded" });
+    expect(asText.status).toBe(400);
+    expect(asText.body).toMatchObject({ success: false, CampaignID: "", message: expect.stringMatching(depthMessage) });
+    const asBody = await send(broadcastUrl, deepText);
+    expect(asBody.status).toBe(400);
+    expect(asBody.body).toMatchObject({ success: false, CampaignID: "", message: expect.stringMatching(depthMessage) });
+    expect(await panelSnapshot(panel.id)).toBe(before);
+  });
+
+  it("single activity, activity batch and channel events", async () => {
+    panel = await createPanel();
+    await defineActivity(panel, "viewed", { name: "string" });
+    const single = await postActivity(panel.clientId, `{"activityid":"1","identity":"a@example.com","activity_params":${nested(33)}}`, { raw: true });
+    expect(single.status).toBe(400);
+    expect(single.body.errors).toEqual([{ field: "body", message: expect.stringMatching(depthMessage) }]);
+    const batch = await send(`/v1/activity/batch/${panel.clientId}`, `[{"activityid":"1","identity":"a@example.com","activity_params":${nested(40)}}]`);
+    expect(batch.status).toBe(400);
+    expect(batch.body.message).toMatch(depthMessage);
+    const channel = await send(`/v1/events/sms/${panel.clientId}`, `{"msgid":"m","event":"delivered","x":${nested(10_000)}}`);
+    expect(channel.status).toBe(400);
+    expect(channel.body.message).toMatch(depthMessage);
+  });
+
+  it("admin bodies: webhook events with deep custom_params", async () => {
+    panel = await createPanel();
+    const hook = await createWebhook(panel, {}, false);
+    const event = `{"channel":"email","event":"open","journey_name":"J","custom_params":${nested(10_000)}}`;
+    const response = await send(`/admin/v1${hook.path}/events`, `{"events":[${event}]}`, ADMIN_HEADERS);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: expect.stringMatching(depthMessage), errors: [{ field: "body", message: expect.stringMatching(depthMessage) }] });
+    const shallow = await admin("POST", `${hook.path}/events`, { events: [{ channel: "email", event: "open", journey_name: "J", custom_params: JSON.parse(nested(29)) }] });
+    expect(shallow.status).toBe(202);
+  });
+});
+
+describe("members named __proto__ are refused with a message naming where", () => {
+  it("in an activity definition's params, activity_params (any spelling) and the envelope's data", async () => {
+    const panel = await createPanel();
+    const defined = await send(`/admin/v1/panels/${panel.id}/activities`, '{"name":"viewed","params":{"__proto__":"string"}}', ADMIN_HEADERS);
+    expect(defined.status).toBe(400);
+    expect(defined.body.errors).toEqual([{ field: "params.__proto__", message: "__proto__ is not allowed as a member name" }]);
+    expect((await admin("GET", `/panels/${panel.id}/activities`)).body.activities).toEqual([]);
+
+    await defineActivity(panel, "viewed", { name: "string" });
+    for (const name of ["__proto__", "\\u005f_proto\\u005f_"]) {
+      const event = await postActivity(panel.clientId, `{"activityid":"1","identity":"a@example.com","activity_params":{"s^name":"x","${name}":{"s^name":"y"}}}`, { raw: true });
+      expect(event.status).toBe(400);
+      expect(event.body.errors).toEqual([{ field: "activity_params.__proto__", message: "__proto__ is not allowed as a member name" }]);
+    }
+
+    const before = await panelSnapshot(panel.id);
+    const added = await send(
+      `/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`,
+      new URLSearchParams({ data: '{"EMAIL":"p@example.com","__proto__":{"NAME":"x"}}' }),
+      { "content-type": "application/x-www-form-urlencoded" },
+    );
+    expect(added.status).toBe(400);
+    expect(added.body.errors).toEqual([{ field: "data.__proto__", message: "__proto__ is not allowed as a member name" }]);
+    expect(await panelSnapshot(panel.id)).toBe(before);
+  });
+});
