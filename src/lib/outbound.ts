@@ -1,49 +1,13 @@
+import { judgeHost } from "./outbound-address";
+
 /**
  * Outbound fetches to addresses users give us (bulk CSV `path`, `callback`, `source_file`,
- * webhook URLs): http(s) only, no credentials in the URL, and no private, loopback or
- * link-local hosts unless ALLOW_PRIVATE_FETCH is "true" (local development and tests).
+ * webhook URLs): http(s) only, no credentials in the URL, and no private, loopback,
+ * link-local or other special-use hosts, nor single-label names, unless ALLOW_PRIVATE_FETCH is
+ * "true" (local development and tests). Every redirect hop is checked again.
  */
 
 export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
-
-function ipv4Parts(host: string): number[] | null {
-  const parts = host.split(".");
-  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p))) return null;
-  const numbers = parts.map(Number);
-  return numbers.every((n) => n <= 255) ? numbers : null;
-}
-
-function isPrivateIpv4([a, b]: number[]): boolean {
-  return (
-    a === 0 ||
-    a === 10 ||
-    a === 127 ||
-    (a === 100 && b! >= 64 && b! <= 127) ||
-    (a === 169 && b === 254) ||
-    (a === 172 && b! >= 16 && b! <= 31) ||
-    (a === 192 && b === 168) ||
-    a! >= 224
-  );
-}
-
-function isPrivateHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".internal") || host.endsWith(".local")) return true;
-  const v4 = ipv4Parts(host);
-  if (v4) return isPrivateIpv4(v4);
-  if (host.includes(":")) {
-    if (host === "::" || host === "::1") return true;
-    if (/^f[cd]/.test(host) || /^fe[89ab]/.test(host)) return true;
-    // IPv4-mapped addresses; the URL parser writes ::ffff:127.0.0.1 as ::ffff:7f00:1.
-    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
-    if (mapped) {
-      const high = parseInt(mapped[1]!, 16);
-      const low = parseInt(mapped[2]!, 16);
-      return isPrivateIpv4([high >> 8, high & 255, low >> 8, low & 255]);
-    }
-  }
-  return false;
-}
 
 export function allowsPrivateFetch(env: Pick<Env, "ALLOW_PRIVATE_FETCH">): boolean {
   return env.ALLOW_PRIVATE_FETCH === "true";
@@ -58,7 +22,10 @@ export function checkOutboundUrl(raw: string, allowPrivate: boolean): UrlCheck {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, reason: `must use http or https, not ${url.protocol.replace(":", "")}` };
   if (url.username || url.password) return { ok: false, reason: "must not carry credentials; configure them separately" };
-  if (!allowPrivate && isPrivateHost(url.hostname)) return { ok: false, reason: "must not point at a private, loopback or link-local address" };
+  if (!allowPrivate) {
+    const verdict = judgeHost(url.hostname);
+    if (!verdict.ok) return verdict;
+  }
   return { ok: true, url };
 }
 
