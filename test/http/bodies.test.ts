@@ -98,3 +98,65 @@ describe("members named __proto__ are refused with a message naming where", () =
     expect(await panelSnapshot(panel.id)).toBe(before);
   });
 });
+
+describe("invalid UTF-8 is refused with a 400 naming the field, whatever carries it", () => {
+  const utf8Error = (field: string) => ({ field, message: "is not valid UTF-8" });
+  /** Bytes of `before`, then the invalid byte 0xFF, then `after`. */
+  const withBadByte = (before: string, after: string) => new Uint8Array([...new TextEncoder().encode(before), 0xff, ...new TextEncoder().encode(after)]);
+
+  it("in the envelope's query, form, JSON and multipart bodies", async () => {
+    const panel = await createPanel();
+    const before = await panelSnapshot(panel.id);
+    const base = `/apiv2?type=lists&activity=add&apikey=${panel.apiKey}`;
+    const inQuery = await call(`${base}&listname=Caf%C3%A9%FF`);
+    expect(inQuery.status).toBe(400);
+    expect(((await inQuery.json()) as any).errors).toEqual([utf8Error("listname")]);
+
+    const form = await call(base, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "desc=fine&listname=Caf%C3%A9%C3" });
+    expect(form.status).toBe(400);
+    expect(((await form.json()) as any).errors).toEqual([utf8Error("listname")]);
+
+    const rawForm = await call(base, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: withBadByte("listname=Caf", "") });
+    expect(rawForm.status).toBe(400);
+    expect(((await rawForm.json()) as any).errors).toEqual([utf8Error("listname")]);
+
+    const json = await call(base, { method: "POST", headers: { "content-type": "application/json" }, body: withBadByte('{"desc":"ok","listname":"Caf', '"}') });
+    expect(json.status).toBe(400);
+    expect(((await json.json()) as any).errors).toEqual([utf8Error("listname")]);
+
+    const boundary = "----b";
+    const multipart = withBadByte(`--${boundary}\r\nContent-Disposition: form-data; name="listname"\r\n\r\nCaf`, `\r\n--${boundary}--\r\n`);
+    const parts = await call(base, { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body: multipart });
+    expect(parts.status).toBe(400);
+    expect(((await parts.json()) as any).errors).toEqual([utf8Error("listname")]);
+
+    const contact = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `data=${encodeURIComponent('{"EMAIL":"u@example.com","NAME":"').replace(/%22$/, "")}%22%E2%82%22%7D`,
+    });
+    expect(contact.status).toBe(400);
+    expect(((await contact.json()) as any).errors).toEqual([utf8Error("data")]);
+    expect(await panelSnapshot(panel.id)).toBe(before);
+
+    // Valid text, U+FFFD itself included, is taken as it is.
+    const fine = await call(`${base}&listname=Caf%C3%A9%20%EF%BF%BD`);
+    expect(fine.status).toBe(200);
+  });
+
+  it("in admin and activity bodies, naming the member", async () => {
+    const panel = await createPanel();
+    const named = await call("/admin/v1/panels", { method: "POST", headers: ADMIN_HEADERS, body: withBadByte('{"name":"Shop', '"}') });
+    expect(named.status).toBe(400);
+    expect(((await named.json()) as any).errors).toEqual([utf8Error("name")]);
+
+    await defineActivity(panel, "viewed", { name: "string" });
+    const event = await call(`/v1/activity/singleactivity/${panel.clientId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: withBadByte('{"activityid":"1","identity":"a@example.com","activity_params":{"s^name":"Kett', 'le"}}'),
+    });
+    expect(event.status).toBe(400);
+    expect(((await event.json()) as any).errors).toEqual([utf8Error("activity_params.s^name")]);
+  });
+});

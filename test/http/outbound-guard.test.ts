@@ -7,7 +7,7 @@ import { BASE, createPanel, panelSnapshot } from "../support/helpers";
 async function strictCall(path: string, init: RequestInit) {
   const { default: worker } = await import("../../src/index");
   const exec = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-  const response = await worker.fetch(new Request(`${BASE}${path}`, init), { ...env, ALLOW_PRIVATE_FETCH: "false" }, exec);
+  const response = await worker.fetch(new Request(`${BASE}${path}`, init) as Request<unknown, IncomingRequestCfProperties>, { ...env, ALLOW_PRIVATE_FETCH: "false" }, exec);
   return { status: response.status, body: (await response.json()) as any };
 }
 

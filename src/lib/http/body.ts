@@ -1,5 +1,5 @@
 import { readAtMost } from "../bytes";
-import { jsonFieldName, parseCallerJson } from "../json";
+import { findInJson, jsonFieldName, parseCallerJson } from "../json";
 import { ApiError, badRequest, invalidField } from "./errors";
 
 /** Largest request body the API reads, in bytes; larger bodies are answered 413 unread. */
@@ -27,8 +27,34 @@ export function parseJsonOrThrow(text: string, prefix?: string): unknown {
   return parsed.value;
 }
 
+// Bytes that are not UTF-8 would otherwise be stored as U+FFFD without a word. A body is
+// decoded strictly; when that fails, it is decoded again leniently only to find the field
+// whose text holds the replacement character, so the 400 can name it.
+const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+const lenientDecoder = new TextDecoder("utf-8");
+const hasReplacement = (text: string) => text.includes("\uFFFD");
+
+function notUtf8(field: string): ApiError {
+  return invalidField(field, "is not valid UTF-8");
+}
+
+/** The body as text, or a 400 naming the field that holds bytes that are not UTF-8 (`fieldOf` reads the lenient text). */
+function bodyText(bytes: Uint8Array, fieldOf: (lenient: string) => string | null): string {
+  try {
+    return strictDecoder.decode(bytes);
+  } catch {
+    throw notUtf8(fieldOf(lenientDecoder.decode(bytes)) ?? "body");
+  }
+}
+
+function jsonFieldWithReplacement(text: string): string | null {
+  const parsed = parseCallerJson(text);
+  const path = parsed.ok ? findInJson(parsed.value, hasReplacement) : null;
+  return path ? jsonFieldName(path) : null;
+}
+
 export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
-  const text = new TextDecoder().decode(await readBodyBytes(request, limit));
+  const text = bodyText(await readBodyBytes(request, limit), jsonFieldWithReplacement);
   if (text.trim() === "") throw badRequest("The request body is empty; a JSON body is required", [
     { field: "body", message: "is required" },
   ]);
@@ -37,19 +63,54 @@ export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Pr
 
 export type Params = Record<string, unknown>;
 
-function fromSearchParams(search: URLSearchParams): Params {
+const encoder = new TextEncoder();
+
+/** One `application/x-www-form-urlencoded` name or value, decoded; null when its bytes are not UTF-8. */
+function decodeFormComponent(raw: string): string | null {
+  const text = raw.replace(/\+/g, " ");
+  if (!text.includes("%")) return text;
+  const bytes: number[] = [];
+  for (const [, hex, other] of text.matchAll(/%([0-9a-fA-F]{2})|([^%]+|%)/g)) {
+    if (hex !== undefined) bytes.push(parseInt(hex, 16));
+    else bytes.push(...encoder.encode(other));
+  }
+  try {
+    return strictDecoder.decode(new Uint8Array(bytes));
+  } catch {
+    return null;
+  }
+}
+
+/** Form-encoded text (a query string or a body) as parameters; the first of a repeated name wins. */
+function fromFormText(text: string): Params {
   const params: Params = {};
-  for (const [key, value] of search) if (!(key in params)) params[key] = value;
+  for (const pair of text.split("&")) {
+    if (pair === "") continue;
+    const at = pair.indexOf("=");
+    const rawName = at < 0 ? pair : pair.slice(0, at);
+    const name = decodeFormComponent(rawName);
+    if (name === null) throw notUtf8([...new URLSearchParams(`${rawName}=`).keys()][0] ?? rawName);
+    const value = decodeFormComponent(at < 0 ? "" : pair.slice(at + 1));
+    if (value === null) throw notUtf8(name);
+    if (!Object.hasOwn(params, name)) params[name] = value;
+  }
   return params;
 }
 
 async function fromFormData(form: FormData): Promise<Params> {
   const params: Params = {};
   for (const [key, value] of form) {
-    if (key in params) continue;
+    if (Object.hasOwn(params, key)) continue;
     params[key] = typeof value === "string" ? value : await value.text();
   }
   return params;
+}
+
+function paramWithReplacement(params: Params): string | null {
+  for (const [name, value] of Object.entries(params)) {
+    if (hasReplacement(name) || (typeof value === "string" && hasReplacement(value))) return name;
+  }
+  return null;
 }
 
 /**
@@ -63,16 +124,19 @@ export async function readBodyParams(request: Request, limit = MAX_BODY_BYTES): 
   if (bytes.byteLength === 0) return {};
   const contentType = (request.headers.get("content-type") ?? "").toLowerCase();
   if (contentType.startsWith("multipart/form-data")) {
+    let params: Params;
     try {
       const form = await new Response(bytes, { headers: { "content-type": contentType } }).formData();
-      return await fromFormData(form);
+      params = await fromFormData(form);
     } catch {
       throw badRequest("The multipart body could not be read", [{ field: "body", message: "is not valid multipart/form-data" }]);
     }
+    bodyText(bytes, () => paramWithReplacement(params));
+    return params;
   }
-  const text = new TextDecoder().decode(bytes);
-  const looksJson = contentType.includes("json") || (!contentType.includes("form-urlencoded") && /^\s*[{[]/.test(text));
-  if (!looksJson) return fromSearchParams(new URLSearchParams(text));
+  const looksJson = (text: string) => contentType.includes("json") || (!contentType.includes("form-urlencoded") && /^\s*[{[]/.test(text));
+  const text = bodyText(bytes, (lenient) => (looksJson(lenient) ? jsonFieldWithReplacement(lenient) : paramWithReplacement(fromFormText(lenient))));
+  if (!looksJson(text)) return fromFormText(text);
   const parsed = parseJsonOrThrow(text);
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw badRequest("The JSON body must be an object whose members are the parameters", [
@@ -83,5 +147,5 @@ export async function readBodyParams(request: Request, limit = MAX_BODY_BYTES): 
 }
 
 export function readQueryParams(url: URL): Params {
-  return fromSearchParams(url.searchParams);
+  return fromFormText(url.search.slice(1));
 }
