@@ -6,6 +6,7 @@ import {
   type ActivityDefinition,
 } from "../domain/activity";
 import { conflict, orNotFound } from "../lib/http/errors";
+import { nameText } from "../domain/fields";
 import { z } from "../lib/z";
 import { getActivity, insertActivity, listActivities } from "../store/activities";
 import { isoTime } from "../store/sql";
@@ -36,12 +37,7 @@ const defineActivity = definePanelRoute({
   summary: "Define an activity and the types of its parameters; clients post it by the activityid answered",
   status: 201,
   body: z.object({
-    name: z
-      .string({ error: "is required" })
-      .trim()
-      .min(1, { error: "must not be empty" })
-      .max(MAX_ACTIVITY_NAME_LENGTH, { error: `must be at most ${MAX_ACTIVITY_NAME_LENGTH} characters` })
-      .meta({ example: "add_to_cart" }),
+    name: nameText(MAX_ACTIVITY_NAME_LENGTH).meta({ example: "add_to_cart" }),
     params: paramsSchema,
   }),
   async handle({ env, body, panel }) {

@@ -1,6 +1,7 @@
 import { invalidField, notFound, orNotFound } from "../lib/http/errors";
 import { encryptSecret } from "../lib/crypto";
 import { newId } from "../lib/random";
+import { nameText } from "../domain/fields";
 import { z } from "../lib/z";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
@@ -24,7 +25,7 @@ const eventObject = z
     channel: z.enum(WEBHOOK_CHANNELS, { error: `must be one of ${WEBHOOK_CHANNELS.join(", ")}` }),
     event: z.string().optional(),
     msgid: z.string().max(200).optional(),
-    journey_name: z.string().trim().min(1, { error: "must not be empty" }).max(200),
+    journey_name: nameText(200),
     // Written by the service (the webhook's label); accepted so a received object can be replayed.
     webhook_name: z.string().optional(),
     custom_params: jsonObject.optional(),

@@ -83,17 +83,37 @@ export const listIdsParam = z
   })
   .meta({ description: `One list id or several: comma separated, or a JSON array (at most ${MAX_LIST_IDS})`, example: "4,7" });
 
-/** Required non-empty text, trimmed. */
+// Control characters (Unicode Cc: C0, DEL, C1) have no place in a name: a NUL cuts it short in
+// some readers, an escape rewrites a terminal, a line break forges log lines. Free text
+// (descriptions) may hold tabs and line breaks, and no other control character.
+const CONTROL_CHARACTER = /\p{Cc}/u;
+const CONTROL_IN_FREE_TEXT = /(?![\t\n\r])\p{Cc}/u;
+const NO_CONTROLS = "must not contain control characters";
+
+/** A name (of a list, an activity, a panel, a user, a webhook…): trimmed, 1 to `max` characters, no control characters. */
+export function nameText(max: number) {
+  return z
+    .string({ error: "must be text" })
+    .trim()
+    .min(1, { error: "must not be empty" })
+    .max(max, { error: `must be at most ${max} characters` })
+    .refine((text) => !CONTROL_CHARACTER.test(text), { error: NO_CONTROLS });
+}
+
+/** Free text (a description): at most `max` characters; tabs and line breaks, but no other control character. */
+export function freeText(max: number) {
+  return z
+    .string({ error: "must be text" })
+    .max(max, { error: `must be at most ${max} characters` })
+    .refine((text) => !CONTROL_IN_FREE_TEXT.test(text), { error: NO_CONTROLS });
+}
+
+/** Required non-empty text, trimmed (a number is read as its text); a name, so no control characters. */
 export function textParam(maxLength: number) {
   return z
     .union([z.string(), z.number()], { error: "is required" })
-    .transform((value) => String(value).trim())
-    .pipe(
-      z
-        .string()
-        .min(1, { error: "must not be empty" })
-        .max(maxLength, { error: `must be at most ${maxLength} characters` }),
-    );
+    .transform((value) => String(value))
+    .pipe(nameText(maxLength));
 }
 
 /** Optional free text; absent stays undefined. */
@@ -101,7 +121,7 @@ export function optionalTextParam(maxLength: number) {
   return z
     .union([z.string(), z.number()])
     .transform((value) => String(value))
-    .pipe(z.string().max(maxLength, { error: `must be at most ${maxLength} characters` }))
+    .pipe(freeText(maxLength))
     .optional();
 }
 

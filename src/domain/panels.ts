@@ -1,13 +1,13 @@
 import { z } from "../lib/z";
 import { UNKNOWN_ATTRIBUTE_MODES } from "./attributes";
-import { corsOriginList } from "./fields";
+import { corsOriginList, nameText } from "./fields";
 import { isValidTimeZone } from "./time";
 
 export const timezoneName = z
   .string()
   .refine(isValidTimeZone, { error: "must be an IANA time zone such as UTC or Asia/Kolkata" })
   .meta({ example: "Asia/Kolkata" });
-export const panelName = z.string().trim().min(1, { error: "must not be empty" }).max(200);
+export const panelName = nameText(200);
 
 /** PATCH /panels/{panel}: API mode, name, time zone, and the settings for existing clients (CONTRACT 8). */
 export const panelPatchBody = z

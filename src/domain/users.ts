@@ -1,10 +1,10 @@
 import { z } from "../lib/z";
-import { emailAddress } from "./fields";
+import { emailAddress, nameText } from "./fields";
 
 /** POST /panels/{panel}/users: a sub-admin user whose API key calls apiv2. */
 export const createUserBody = z.object({
   email: emailAddress,
-  name: z.string().trim().max(200).optional(),
+  name: nameText(200).optional(),
 });
 
 /** PATCH /panels/{panel}/users/{user}. */

@@ -1,5 +1,5 @@
 import { z } from "../../lib/z";
-import { emailAddress, outboundUrl, type InputRules } from "../fields";
+import { emailAddress, nameText, outboundUrl, type InputRules } from "../fields";
 import { ALERT_FREQUENCIES } from "./alerts";
 import { PAYLOAD_VERSIONS } from "./payload";
 
@@ -21,7 +21,7 @@ export function signingSecretProblem(secret: string): string | null {
   return null;
 }
 
-const label = z.string().trim().min(1, { error: "must not be empty" }).max(200);
+const label = nameText(200);
 const url = (rules: InputRules) =>
   z
     .string()
