@@ -17,7 +17,7 @@ export function activityView(activity: ActivityDefinition) {
 }
 
 const paramsSchema = z
-  .record(z.string(), z.enum(ACTIVITY_PARAM_TYPES, { error: `must be one of ${ACTIVITY_PARAM_TYPES.join(", ")}` }))
+  .record(z.string().max(64), z.enum(ACTIVITY_PARAM_TYPES, { error: `must be one of ${ACTIVITY_PARAM_TYPES.join(", ")}` }))
   .superRefine((params, ctx) => {
     const names = Object.keys(params);
     if (names.length > MAX_PARAMS_PER_ACTIVITY) ctx.addIssue({ code: "custom", message: `at most ${MAX_PARAMS_PER_ACTIVITY} parameters` });
@@ -36,7 +36,7 @@ const defineActivity = definePanelRoute({
   role: "marketer",
   summary: "Define an activity and the types of its parameters; clients post it by the activityid answered",
   status: 201,
-  body: z.object({
+  body: z.strictObject({
     name: nameText(MAX_ACTIVITY_NAME_LENGTH).meta({ example: "add_to_cart" }),
     params: paramsSchema,
   }),

@@ -9,7 +9,7 @@ const defineAttribute = definePanelRoute({
   path: "/panels/:panel/attributes/:name",
   role: "marketer",
   summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
-  body: z.object({ type: z.enum(ATTRIBUTE_TYPES, { error: `must be one of ${ATTRIBUTE_TYPES.join(", ")}` }) }),
+  body: z.strictObject({ type: z.enum(ATTRIBUTE_TYPES, { error: `must be one of ${ATTRIBUTE_TYPES.join(", ")}` }) }),
   async handle({ env, path, body, panel }) {
     const name = canonicalAttributeName(path.name);
     if (!ATTRIBUTE_NAME_PATTERN.test(name)) {

@@ -30,10 +30,11 @@ const createPanel = defineAdminRoute({
   role: "admin",
   summary: "Create a panel with the default attribute schema",
   status: 201,
-  body: z.object({
+  body: z.strictObject({
     name: panelName,
     primary_key: z
       .string()
+      .max(64)
       .transform(canonicalAttributeName)
       .pipe(z.string().regex(ATTRIBUTE_NAME_PATTERN, { error: "must be an attribute name: a letter, then letters, digits or _" }))
       .default("EMAIL"),

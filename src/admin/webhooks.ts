@@ -18,19 +18,19 @@ import { defineAdminRoute, definePanelRoute } from "./route";
 
 // Members holding JSON values take them as parsed: the body was JSON, so they are JSON values
 // already, and checking them recursively costs more than the rest of the hand-over.
-const jsonObject = z.record(z.string(), z.unknown());
+const jsonObject = z.record(z.string().max(200), z.unknown());
 
 const eventObject = z
   .object({
     channel: z.enum(WEBHOOK_CHANNELS, { error: `must be one of ${WEBHOOK_CHANNELS.join(", ")}` }),
-    event: z.string().optional(),
+    event: z.string().max(100).optional(),
     msgid: z.string().max(200).optional(),
     journey_name: nameText(200),
     // Written by the service (the webhook's label); accepted so a received object can be replayed.
-    webhook_name: z.string().optional(),
+    webhook_name: z.string().max(200).optional(),
     custom_params: jsonObject.optional(),
     att_params: jsonObject.optional(),
-    udt_params: z.record(z.string(), z.string()).optional(),
+    udt_params: z.record(z.string().max(200), z.string().max(2048)).optional(),
     event_params: jsonObject.optional(),
     payload_params: jsonObject.optional(),
   })

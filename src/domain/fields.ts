@@ -1,7 +1,7 @@
 import { parseCallerJson } from "../lib/json";
 import { checkOutboundUrl } from "../lib/outbound";
 import { z } from "../lib/z";
-import { isEmailAddress, parseAddressList } from "./email";
+import { isEmailAddress, MAX_EMAIL_LENGTH, parseAddressList } from "./email";
 import { describeJsonType } from "./problems";
 
 /**
@@ -167,6 +167,7 @@ export const contactRefParam = z
 export const emailAddress = z
   .string({ error: "must be an email address" })
   .trim()
+  .max(MAX_EMAIL_LENGTH, { abort: true, error: `must be at most ${MAX_EMAIL_LENGTH} characters` })
   .toLowerCase()
   .refine(isEmailAddress, { error: (issue) => `must be an email address, not "${String(issue.input)}"` })
   .meta({ format: "email", example: "ada@example.com" });

@@ -1,5 +1,5 @@
 import { z } from "../lib/z";
-import { emailAddress, listIdParam } from "./fields";
+import { emailAddress, listIdParam, nameText } from "./fields";
 import { attributeName, filterSchema, scalar } from "./filters";
 import type { FieldProblem } from "./problems";
 
@@ -37,8 +37,9 @@ export function parseDuration(text: string): number | null {
 const stepId = z
   .string({ error: "is required" })
   .trim()
+  .max(64, { abort: true, error: "must be 1 to 64 letters, digits, _ or -" })
   .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "must be 1 to 64 letters, digits, _ or -" });
-const duration = z.string({ error: "is required: a duration such as 30m, 12h or 2d" }).refine((d) => parseDuration(d) !== null, {
+const duration = z.string({ error: "is required: a duration such as 30m, 12h or 2d" }).max(16, { abort: true }).refine((d) => parseDuration(d) !== null, {
   error: "must be a duration such as 30m, 12h or 2d (minutes, hours or days; at most a year)",
 });
 const text = (max: number) => z.string({ error: "is required" }).trim().min(1, { error: "must not be empty" }).max(max);
@@ -56,13 +57,13 @@ const emailStep = z
   .object({ ...common, type: z.literal("email"), subject: text(998), html: text(1_000_000), sender_name: text(200), sender_email: emailAddress })
   .strict();
 const textMessageStep = z
-  .object({ ...common, type: z.literal(["sms", "apn", "bpn"]), text: text(2000), title: text(200).optional(), url: z.url({ error: "must be a URL" }).optional() })
+  .object({ ...common, type: z.literal(["sms", "apn", "bpn"]), text: text(2000), title: text(200).optional(), url: z.string().max(2048, { abort: true, error: "must be at most 2048 characters" }).pipe(z.url({ error: "must be a URL" })).optional() })
   .strict();
 const waitStep = z
   .object({
     ...common,
     type: z.literal("wait_for_event"),
-    events: z.union([z.array(z.string()).min(1, { error: "must name at least one event" }).max(4), z.object({ activity: text(100) }).strict()], {
+    events: z.union([z.array(z.string().max(32)).min(1, { error: "must name at least one event" }).max(4), z.object({ activity: text(100) }).strict()], {
       error: 'must be a list of the previous message\'s events or {"activity":"<name>"}',
     }),
     within: duration,
@@ -97,7 +98,7 @@ const trigger = z.discriminatedUnion(
 /** The body of POST/PUT /panels/{panel}/journeys, and what the store keeps. */
 export const journeyDefinitionSchema = z
   .object({
-    name: text(200),
+    name: nameText(200),
     trigger,
     filter: filterSchema.default([]),
     steps: z.array(step).min(1, { error: "must hold at least one step" }).max(100),

@@ -5,6 +5,7 @@ import { isValidTimeZone } from "./time";
 
 export const timezoneName = z
   .string()
+  .max(64, { abort: true })
   .refine(isValidTimeZone, { error: "must be an IANA time zone such as UTC or Asia/Kolkata" })
   .meta({ example: "Asia/Kolkata" });
 export const panelName = nameText(200);

@@ -39,7 +39,7 @@ const alert = z
     frequency: z.enum(ALERT_FREQUENCIES, { error: `must be one of ${ALERT_FREQUENCIES.join(", ")}` }).default("immediate"),
   })
   .strict();
-const signingSecret = z.string().superRefine((secret, ctx) => {
+const signingSecret = z.string().max(500).superRefine((secret, ctx) => {
   const problem = signingSecretProblem(secret);
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 });

@@ -1,5 +1,5 @@
 import type { FieldProblem } from "../problems";
-import type { z } from "../z";
+import { EXPECTED, type z } from "../z";
 
 export type FieldError = FieldProblem;
 
@@ -41,8 +41,47 @@ function issuePath(path: readonly PropertyKey[], prefix?: string): string {
   return parts.length ? parts.join(".") : (prefix ?? "body");
 }
 
+type Issue = z.core.$ZodIssue;
+
+/** The expected types when an alternative failed only because the input had another type (nested unions included); else null. */
+function typesExpected(issues: Issue[]): string[] | null {
+  // The root's type decides: zod may report checks of the other type beside it (a string's
+  // maximum length measured on an array).
+  const root = issues.filter((issue) => issue.path.length === 0);
+  const wrongType = root.find((issue) => issue.code === "invalid_type");
+  if (wrongType?.code === "invalid_type") return [EXPECTED[wrongType.expected] ?? wrongType.expected];
+  const union = root.length === 1 && root[0]!.code === "invalid_union" ? root[0]! : null;
+  if (union?.code === "invalid_union") {
+    const inner = union.errors.map(typesExpected);
+    if (inner.every((types) => types !== null)) return inner.flat() as string[];
+  }
+  return null;
+}
+
+/**
+ * A union's failure in terms a caller can act on: when the input had the type of exactly one
+ * alternative, that alternative's problems (an array of 5,000 values: "must hold at most 100
+ * items"); when it had none of them, the types that are accepted.
+ */
+function unionErrors(issue: Extract<Issue, { code: "invalid_union" }>, path: PropertyKey[], prefix?: string): FieldError[] {
+  const matched = issue.errors.filter((branch) => typesExpected(branch) === null);
+  if (matched.length === 1) return matched[0]!.flatMap((inner) => issueErrors(inner, path, prefix));
+  const expected = [...new Set(issue.errors.flatMap((branch) => typesExpected(branch) ?? []))];
+  const generic = issue.message === "does not match any of the accepted forms";
+  const message = generic && matched.length === 0 && expected.length ? `must be ${expected.slice(0, -1).join(", ")}${expected.length > 1 ? " or " : ""}${expected.at(-1)}` : issue.message;
+  return [{ field: issuePath(path, prefix), message }];
+}
+
+function issueErrors(issue: Issue, base: PropertyKey[], prefix?: string): FieldError[] {
+  const path = [...base, ...issue.path];
+  if (issue.code === "unrecognized_keys") return issue.keys.map((key) => ({ field: issuePath([...path, key], prefix), message: "is not an accepted member" }));
+  if (issue.code === "invalid_union" && issue.errors.length) return unionErrors(issue, path, prefix);
+  return [{ field: issuePath(path, prefix), message: issue.message }];
+}
+
+/** Each problem of a zod failure as a field and a reason. */
 export function fieldErrorsFromZod(error: z.ZodError, prefix?: string): FieldError[] {
-  return error.issues.map((issue) => ({ field: issuePath(issue.path, prefix), message: issue.message }));
+  return error.issues.flatMap((issue) => issueErrors(issue, [], prefix));
 }
 
 /** A failure listing every offending field; its message names the first. */
