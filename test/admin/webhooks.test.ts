@@ -108,7 +108,7 @@ describe("webhook configuration", () => {
     ["an unknown frequency", { label: "L", url: "https://hooks.example.com/x", alert: { emails: ["a@example.com"], frequency: "weekly" } }, "alert.frequency"],
     ["a signing secret that is not whsec_", { label: "L", url: "https://hooks.example.com/x", signing_secret: "plain" }, "signing_secret"],
     ["a short signing secret", { label: "L", url: "https://hooks.example.com/x", signing_secret: `whsec_${btoa("short")}` }, "signing_secret"],
-    ["an unknown member", { label: "L", url: "https://hooks.example.com/x", token: "t" }, "body"],
+    ["an unknown member", { label: "L", url: "https://hooks.example.com/x", token: "t" }, "token"],
   ])("refuses %s", async (_label, body, field) => {
     const panel = await createPanel();
     const answer = await admin("POST", `/panels/${panel.id}/webhooks`, body);
