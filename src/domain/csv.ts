@@ -186,10 +186,25 @@ export function isBlankRecord(record: CsvRecord): boolean {
 }
 
 const NEEDS_QUOTES = /[",\r\n]/;
+/** How a spreadsheet recognises a formula (or a DDE call) in a cell it opens. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+const PLAIN_NUMBER = /^[+-]?\d+(\.\d+)?$/;
 
-/** One CSV line (without its line end), quoting the fields that need it. */
+/**
+ * A cell as written to a CSV that people open in spreadsheets: one that would start a formula
+ * (`=`, `+`, `-`, `@`, tab, carriage return) gets a leading `'`, which spreadsheets show as
+ * text, unless it is a plain number (`-3`, `+919876543210`).
+ */
+function neutralised(field: string): string {
+  return FORMULA_START.test(field) && !PLAIN_NUMBER.test(field) ? `'${field}` : field;
+}
+
+/** One CSV line (without its line end), quoting the fields that need it and neutralising formulas. */
 export function formatCsvRecord(fields: readonly string[]): string {
-  return fields.map((field) => (NEEDS_QUOTES.test(field) ? `"${field.replace(/"/g, '""')}"` : field)).join(",");
+  return fields
+    .map(neutralised)
+    .map((field) => (NEEDS_QUOTES.test(field) ? `"${field.replace(/"/g, '""')}"` : field))
+    .join(",");
 }
 
 /** The UTF-8 byte order mark, which spreadsheets put at the start of "CSV UTF-8" files. */

@@ -82,9 +82,10 @@ describe("contact/bulkupload (4.5)", () => {
       '"quote@example.com"x,Q,1,',
       "two@example.com,Two,2.5,31/01/2024",
       "also-good@example.com,,,",
+      '=1+1,"=HYPERLINK(""http://evil.example/"",""click"")",@SUM(1),',
     ].join("\n");
     const job = await importCsv(`${csv}\n`);
-    expect(job).toMatchObject({ status: "completed", total: 10, created: 2, updated: 0, failed: 8 });
+    expect(job).toMatchObject({ status: "completed", total: 11, created: 2, updated: 0, failed: 9 });
     expect(job.error_report).toBe(`https://api.test/apiv2/jobs/${job.jobid}/errors.csv`);
 
     const report = await downloadReport(job.error_report);
@@ -101,7 +102,10 @@ describe("contact/bulkupload (4.5)", () => {
       ["8", ""],
       ["10", ""],
       ["11", "AGE; SIGNUP"],
+      ["13", "EMAIL; AGE"],
     ]);
+    // Cells that start like a formula are echoed with a leading quote, so a spreadsheet shows them as text.
+    expect(lines[9]).toMatch(/,'=1\+1,"'=HYPERLINK\(""http:\/\/evil\.example\/"",""click""\)",'@SUM\(1\),$/);
     expect(lines[1]).toBe('3,EMAIL,"EMAIL is not a valid email address: ""not-an-email""",not-an-email,Bad Key,30,');
     expect(lines[3]).toBe('5,AGE,"AGE must be an integer, not ""thirty""",age@example.com,Age,thirty,');
     expect(lines[5]).toBe("7,,the row has 2 fields; the header has 4,short@example.com,Short");

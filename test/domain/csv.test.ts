@@ -137,6 +137,11 @@ describe("CSV helpers", () => {
     expect(fields(parseAll(`${line}\n`))).toEqual([["x,y", '"', "z"]]);
   });
 
+  it("neutralises cells a spreadsheet would run as formulas, keeping plain numbers", () => {
+    const cells = ['=HYPERLINK("http://x","y")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A2)", "\tx", "\rx", "-3", "+919876543210", "12.5", "a=b", ""];
+    expect(formatCsvRecord(cells)).toBe(`"'=HYPERLINK(""http://x"",""y"")",'+cmd|' /C calc'!A0,'-2+3,'@SUM(A1:A2),'\tx,"'\rx",-3,+919876543210,12.5,a=b,`);
+  });
+
   it("recognises binary files", () => {
     expect(looksBinary(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 1, 2]))).toBe(true);
     expect(looksBinary(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0]))).toBe(true);
