@@ -233,9 +233,15 @@ function corsOrigin(raw: string): string | null {
  * (http or https, nothing after the host; stored in the URL standard's form), a browser
  * extension's origin (`chrome-extension://<id>`, `moz-extension://<id>`), or `*` for any.
  */
+/** Longest origin accepted: a scheme and a host name of at most 253 characters, with a port. */
+const MAX_ORIGIN_LENGTH = 300;
+
 export const corsOriginList = z
   .array(
-    z.string({ error: "must be an origin such as https://shop.example.com, or *" }).transform((raw, ctx) => {
+    z
+      .string({ error: "must be an origin such as https://shop.example.com, or *" })
+      .max(MAX_ORIGIN_LENGTH, { error: `must be at most ${MAX_ORIGIN_LENGTH} characters` })
+      .transform((raw, ctx) => {
       const origin = corsOrigin(raw);
       if (origin === null) {
         ctx.addIssue({ code: "custom", message: `must be an origin such as https://shop.example.com (scheme and host, no path), or *; not "${raw}"` });
