@@ -284,6 +284,7 @@ describe("panel in Chromium", () => {
     await nav(page, "Journeys").click();
     await page.getByRole("heading", { level: 1, name: "Journeys" }).waitFor();
     const row = page.getByRole("row", { name: /Trial welcome/ });
+    await row.waitFor();
     assert.deepEqual(await row.getByRole("cell").allTextContents().then((cells) => cells.slice(0, 4)), ["Trial welcome", "draft", "activity “Started trial”", "0"]);
     await checkAccessibility(page, "journeys");
     await row.getByRole("link", { name: "Trial welcome" }).click();
