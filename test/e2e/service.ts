@@ -14,6 +14,8 @@ export interface Service {
   origin: string;
   /** What start.ts printed once ready: demo panel id, API key, owner email and password... */
   printed: Record<string, string>;
+  /** Everything start.ts printed so far. */
+  output(): string;
   adminToken: string;
   stop(): Promise<void>;
 }
@@ -72,5 +74,5 @@ export async function startService(): Promise<Service> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   const printed = readyDetails(output);
-  return { origin: `http://127.0.0.1:${port}`, printed, adminToken: printed["admin token"] ?? "", stop };
+  return { origin: `http://127.0.0.1:${port}`, printed, output: () => output, adminToken: printed["admin token"] ?? "", stop };
 }
