@@ -2,7 +2,7 @@
 // the panel's assets, the demo panel) on a free port and fresh local state, so the end-to-end
 // tests meet neither a developer's running service nor another run's data.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -68,8 +68,11 @@ export async function startService(): Promise<Service> {
   const deadline = Date.now() + 120_000;
   while (!/Service ready at[\s\S]*\n\n/.test(output)) {
     if (child.exitCode !== null || Date.now() > deadline) {
+      // start.ts sends wrangler's output to the log in the state directory, which stop() removes.
+      const logFile = join(stateDir, "dev.log");
+      const log = existsSync(logFile) ? readFileSync(logFile, "utf8").slice(-4000) : "";
       await stop();
-      throw new Error(`the service did not start:\n${output.slice(-4000)}`);
+      throw new Error(`the service did not start:\n${output.slice(-4000)}\n--- ${logFile}:\n${log}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
