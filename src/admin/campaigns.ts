@@ -1,9 +1,40 @@
-import { notFound, orNotFound } from "../lib/http/errors";
+import { broadcastRequestSchema } from "../domain/broadcast";
+import { fromProblems, notFound, orNotFound, parseOrThrow } from "../lib/http/errors";
+import { allowsPrivateFetch } from "../lib/outbound";
+import { newId } from "../lib/random";
 import { z } from "../lib/z";
-import { campaignCounters, getCampaign } from "../store/campaigns";
+import { createBroadcast } from "../services/broadcasts/create";
+import { loadAttributeSchema } from "../store/attributes";
+import { campaignCounters, getCampaign, listCampaigns, type Campaign, type CampaignCounters } from "../store/campaigns";
+import type { Panel } from "../store/panels";
 import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
+
+function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounters) {
+  return {
+    id: campaign.id,
+    name: campaign.name,
+    status: campaign.status,
+    status_reason: campaign.statusReason,
+    list_id: campaign.listId,
+    subject: campaign.subject,
+    sender_name: campaign.senderName,
+    sender_email: campaign.senderEmail,
+    tags: campaign.tags,
+    schedule_date: campaign.scheduleLocal,
+    timezone: panel.timezone,
+    send_at: isoTime(campaign.sendAt),
+    import_job_id: campaign.importJobId,
+    request_id: campaign.requestId,
+    created_at: isoTime(campaign.createdAt),
+    published_at: campaign.publishedAt === null ? null : isoTime(campaign.publishedAt),
+    finished_at: campaign.finishedAt === null ? null : isoTime(campaign.finishedAt),
+    counters,
+  };
+}
+
+const leadMinutesOf = (env: Env) => Number(env.BROADCAST_LEAD_MINUTES || "90");
 
 const readCampaign = definePanelRoute({
   method: "GET",
@@ -12,27 +43,41 @@ const readCampaign = definePanelRoute({
   summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
   async handle({ env, path, panel }) {
     const campaign = await orNotFound(getCampaign(env.DB, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
-    const counters = await campaignCounters(env.DB, panel.id, campaign.id);
-    return {
-      id: campaign.id,
-      name: campaign.name,
-      status: campaign.status,
-      status_reason: campaign.statusReason,
-      list_id: campaign.listId,
-      subject: campaign.subject,
-      sender_name: campaign.senderName,
-      sender_email: campaign.senderEmail,
-      tags: campaign.tags,
-      schedule_date: campaign.scheduleLocal,
-      timezone: panel.timezone,
-      send_at: isoTime(campaign.sendAt),
-      import_job_id: campaign.importJobId,
-      request_id: campaign.requestId,
-      created_at: isoTime(campaign.createdAt),
-      published_at: campaign.publishedAt === null ? null : isoTime(campaign.publishedAt),
-      finished_at: campaign.finishedAt === null ? null : isoTime(campaign.finishedAt),
-      counters,
-    };
+    return campaignView(campaign, panel, await campaignCounters(env.DB, panel.id, campaign.id));
+  },
+});
+
+const listPanelCampaigns = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/campaigns",
+  role: "viewer",
+  summary: "The panel's email campaigns, newest first, with their counters; the panel's time zone and the broadcast lead time",
+  query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),
+  async handle({ env, query, panel }) {
+    const campaigns = await listCampaigns(env.DB, panel.id, query.limit);
+    const counters = await Promise.all(campaigns.map((c) => campaignCounters(env.DB, panel.id, c.id)));
+    return { campaigns: campaigns.map((c, i) => campaignView(c, panel, counters[i]!)), timezone: panel.timezone, lead_minutes: leadMinutesOf(env) };
+  },
+});
+
+// The body is the broadcast request of 4.10 and is read under the panel's zone and the clock,
+// which a route body cannot see: the handler parses it once the panel is loaded.
+const createPanelCampaign = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/campaigns",
+  role: "marketer",
+  summary: "Create and schedule an email broadcast with the rules of upload_contact_and_publish (4.10)",
+  status: 201,
+  body: z.record(z.string(), z.unknown()).meta({ description: "The broadcast request of spec 2.5 (the data object of upload_contact_and_publish)" }),
+  async handle({ env, body, panel }) {
+    const now = Date.now();
+    const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: leadMinutesOf(env) };
+    const request = parseOrThrow(broadcastRequestSchema(rules), body);
+    const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(env.DB, panel.id) };
+    const outcome = await createBroadcast({ env, panel, schema, requestId: newId("req"), now }, request);
+    if (!outcome.ok) throw fromProblems(outcome.refusal.problems, outcome.refusal.kind === "list_taken" ? 409 : 400);
+    const campaign = await orNotFound(getCampaign(env.DB, panel.id, outcome.broadcast.campaignId), "The campaign was not stored");
+    return campaignView(campaign, panel, await campaignCounters(env.DB, panel.id, campaign.id));
   },
 });
 
@@ -76,4 +121,4 @@ const readOutboxMessage = definePanelRoute({
   },
 });
 
-export const campaignRoutes = [readCampaign, listPanelOutbox, readOutboxMessage];
+export const campaignRoutes = [listPanelCampaigns, createPanelCampaign, readCampaign, listPanelOutbox, readOutboxMessage];

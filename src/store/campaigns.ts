@@ -135,6 +135,15 @@ export async function getCampaign(db: D1Database, panelId: string, id: string): 
   return row ? fromRow(row) : null;
 }
 
+/** The panel's campaigns, newest first. */
+export async function listCampaigns(db: D1Database, panelId: string, limit: number): Promise<Campaign[]> {
+  const { results } = await db
+    .prepare("SELECT * FROM campaigns WHERE panel_id = ? ORDER BY created_at DESC, id DESC LIMIT ?")
+    .bind(panelId, limit)
+    .all<CampaignRow>();
+  return results.map(fromRow);
+}
+
 export interface CampaignCounters {
   recipients: number;
   queued: number;

@@ -302,4 +302,47 @@ describe("panel in Chromium", () => {
     await checkAccessibility(page, "journey");
     await screenshot(page, "journey-stopped");
   });
+  test("create and schedule an email campaign with a previewed body", async () => {
+    // The contacts file is served from loopback, as a customer's file server would serve it.
+    const files: Server = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "text/csv" }).end("EMAIL,NAME\nspring1@example.com,Ann\nspring2@example.com,Bo\n");
+    });
+    await new Promise<void>((resolve) => files.listen(0, "127.0.0.1", resolve));
+    const port = (files.address() as { port: number }).port;
+    try {
+      const page = await ownerPage();
+      await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Campaigns" }).click();
+      await page.getByRole("heading", { level: 1, name: "Campaigns" }).waitFor();
+      await page.getByText("No campaigns yet").waitFor();
+
+      await page.getByLabel("Campaign name").fill("Spring sale");
+      await page.getByLabel("Subject line").fill("Spring is here, {{NAME|friend}}");
+      await page.getByLabel("Sender name").fill("Shop");
+      await page.getByLabel("Sender email").fill("shop@example.com");
+      await page.getByLabel("Contacts file URL").fill(`http://127.0.0.1:${port}/spring.csv`);
+      await page.getByLabel("New list name").fill("Spring sale readers");
+      await page.getByLabel("Notify").fill("ops@example.com");
+      await page.getByLabel("HTML body").fill("<h1>Hello {{NAME|there}}</h1><p>Spring sale</p>");
+      // The preview renders the body as typed, in a sandboxed frame.
+      await page.frameLocator('iframe[title="Preview of the HTML body"]').getByRole("heading", { name: "Hello {{NAME|there}}" }).waitFor();
+      await page.getByText("Merge tags used: NAME").waitFor();
+      await checkAccessibility(page, "campaigns");
+
+      // Too soon: the lead time is enforced with the earliest allowed time named.
+      const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+      await page.getByLabel("Send at").fill(`${day(-1)}T09:30`);
+      await page.getByRole("button", { name: "Schedule campaign" }).click();
+      await page.getByText(/must be at least \d+ minutes ahead/).first().waitFor();
+      assert.equal((await adminCall("GET", `/panels/${service.printed["demo panel"]}/campaigns`)).campaigns.length, 0);
+
+      await page.getByLabel("Send at").fill(`${day(3)}T09:30`);
+      await page.getByRole("button", { name: "Schedule campaign" }).click();
+      await page.getByText(`Campaign “Spring sale” scheduled for ${day(3)} 09:30:00`).waitFor();
+      const row = page.getByRole("row", { name: /Spring sale/ });
+      assert.deepEqual((await row.getByRole("cell").allTextContents()).slice(0, 3), ["Spring sale", "scheduled", `${day(3)} 09:30:00`]);
+      await screenshot(page, "campaign-scheduled");
+    } finally {
+      await new Promise((resolve) => files.close(resolve));
+    }
+  });
 });

@@ -7,6 +7,7 @@ import type { addOperatorBody, changeOperatorBody } from "../../src/domain/opera
 import type { contactSearchQuery, createListBody, renameListBody } from "../../src/domain/panel-screens";
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
+import type { broadcastRequestSchema } from "../../src/domain/broadcast";
 
 export type PanelPatch = z.input<typeof panelPatchBody>;
 export type CreateUser = z.input<typeof createUserBody>;
@@ -156,4 +157,39 @@ export interface JourneyView {
   counters: JourneyCounters;
   created_at: string;
   updated_at: string;
+}
+
+/** The broadcast request of spec 2.5 as the API takes it (source_code is base64 of the HTML). */
+export type CreateCampaign = z.input<ReturnType<typeof broadcastRequestSchema>>;
+
+export interface CampaignView {
+  id: string;
+  name: string;
+  status: "scheduled" | "sending" | "sent" | "failed";
+  status_reason: string | null;
+  list_id: number;
+  subject: string;
+  sender_name: string;
+  sender_email: string;
+  tags: string[];
+  schedule_date: string;
+  timezone: string;
+  send_at: string;
+  import_job_id: string | null;
+  created_at: string;
+  published_at: string | null;
+  finished_at: string | null;
+  counters: {
+    recipients: number;
+    queued: number;
+    sent: number;
+    failed: number;
+    skipped: number;
+    opens: number;
+    unique_opens: number;
+    clicks: number;
+    unique_clicks: number;
+    bounces: number;
+    unsubscribes: number;
+  };
 }

@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import type { SessionView } from "../api";
+import { Campaigns } from "./campaigns";
 import { Contact, Contacts } from "./contacts";
 import { Home } from "./home";
 import { Journey, Journeys } from "./journeys";
@@ -22,6 +23,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/contacts/:key", (props) => <Contact {...props} />],
   ["/lists", (props) => <Lists {...props} />],
   ["/users", (props) => <Users {...props} />],
+  ["/campaigns", (props) => <Campaigns {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
   ["/journeys/:id", (props) => <Journey {...props} />],
   ["/webhooks", (props) => <Webhooks {...props} />],
