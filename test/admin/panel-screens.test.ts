@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { admin, apiFor, createPanel } from "../support/helpers";
 import { asOperator, operatorWithRole } from "../support/operators";
+import { broadcastData, scheduleIn } from "../support/broadcasts";
 
 async function addContacts(panel: Awaited<ReturnType<typeof createPanel>>, emails: string[]) {
   const api = apiFor(panel);
@@ -104,5 +105,29 @@ describe("panel screens: overview", () => {
     await admin("POST", `/panels/${panel.id}/lists`, { name: "One" });
     const overview = await admin("GET", `/panels/${panel.id}/overview`);
     expect(overview.body).toEqual({ contacts: 2, lists: 1, events_today: expect.any(Number), sends_today: 0, running_journeys: 0, webhooks_not_operational: 0 });
+  });
+});
+
+describe("panel screens: campaigns", () => {
+  it("creates and schedules a broadcast under the API's rules and lists it with its counters", async () => {
+    const panel = await createPanel();
+    const base = `/panels/${panel.id}/campaigns`;
+    expect((await admin("GET", base)).body).toEqual({ campaigns: [], timezone: "UTC", lead_minutes: 90 });
+
+    const tooSoon = await admin("POST", base, await broadcastData({ schedule_date: scheduleIn(30) }));
+    expect(tooSoon.status).toBe(400);
+    expect(tooSoon.body.errors[0]).toMatchObject({ field: "schedule_date", message: expect.stringMatching(/at least 90 minutes ahead/) });
+    expect((await admin("GET", base)).body.campaigns).toEqual([]);
+
+    const data = await broadcastData();
+    const created = await admin("POST", base, data);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: data.campaign_name, status: "scheduled", schedule_date: data.schedule_date, counters: { recipients: 0 } });
+    const listed = await admin("GET", base);
+    expect(listed.body.campaigns.map((c: any) => [c.id, c.status])).toEqual([[created.body.id, "scheduled"]]);
+
+    // The list name is the panel's once: a second request with it is refused like the API's.
+    const again = await admin("POST", base, { ...data, campaign_name: "Again" });
+    expect(again.status).toBe(409);
   });
 });
