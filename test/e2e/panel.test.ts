@@ -311,7 +311,7 @@ describe("panel in Chromium", () => {
     const port = (files.address() as { port: number }).port;
     try {
       const page = await ownerPage();
-      await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Campaigns" }).click();
+      await nav(page, "Campaigns").click();
       await page.getByRole("heading", { level: 1, name: "Campaigns" }).waitFor();
       await page.getByText("No campaigns yet").waitFor();
 
@@ -339,6 +339,7 @@ describe("panel in Chromium", () => {
       await page.getByRole("button", { name: "Schedule campaign" }).click();
       await page.getByText(`Campaign “Spring sale” scheduled for ${day(3)} 09:30:00`).waitFor();
       const row = page.getByRole("row", { name: /Spring sale/ });
+      await row.waitFor();
       assert.deepEqual((await row.getByRole("cell").allTextContents()).slice(0, 3), ["Spring sale", "scheduled", `${day(3)} 09:30:00`]);
       await screenshot(page, "campaign-scheduled");
     } finally {
