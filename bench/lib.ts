@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -93,6 +93,8 @@ export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [
       ],
       host: "127.0.0.1",
       port,
+      // BENCH_LOG=1 shows workerd's own output (uncaught errors, console.error of the Worker).
+      ...(process.env.BENCH_LOG ? { log: new Log(LogLevel.INFO) } : {}),
       resourcePersistencePath: persistRoot,
     } as never),
   );
