@@ -68,7 +68,7 @@ const createPanelCampaign = definePanelRoute({
   role: "marketer",
   summary: "Create and schedule an email broadcast with the rules of upload_contact_and_publish (4.10)",
   status: 201,
-  body: z.record(z.string(), z.unknown()).meta({ description: "The broadcast request of spec 2.5 (the data object of upload_contact_and_publish)" }),
+  body: z.record(z.string().max(100), z.unknown()).meta({ description: "The broadcast request of spec 2.5 (the data object of upload_contact_and_publish)" }),
   async handle({ env, body, panel }) {
     const now = Date.now();
     const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: leadMinutesOf(env) };
