@@ -22,6 +22,7 @@ import { overviewRoutes } from "./overview";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
 import { userRoutes } from "./users";
+import { segmentRoutes } from "./segments";
 import { webhookRoutes } from "./webhooks";
 
 export const ADMIN_BASE = "/admin/v1";
@@ -43,6 +44,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...contactRoutes,
   ...listRoutes,
   ...deadLetterRoutes,
+  ...segmentRoutes,
 ];
 
 /**

@@ -11,6 +11,7 @@ import { listMessages } from "../store/journeys/messages";
 import { getList } from "../store/lists";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
+import { getSegment } from "../store/segments";
 import { getWebhook } from "../store/webhooks";
 import { definePanelRoute } from "./route";
 
@@ -25,6 +26,9 @@ async function checkDefinition(db: D1Database, panel: Panel, definition: Journey
     problems.push({ field: "trigger.activity", message: `no activity named "${t.activity}" is defined in this panel` });
   }
   if (t.type === "list" && !(await getList(db, panel.id, t.listid))) problems.push({ field: "trigger.listid", message: `no list with id ${t.listid} in this panel` });
+  if (t.type === "segment" && t.segment !== undefined && !(await getSegment(db, panel.id, t.segment))) {
+    problems.push({ field: "trigger.segment", message: `no segment with id "${t.segment}" in this panel` });
+  }
   for (const [i, s] of definition.steps.entries()) {
     if (s.type === "webhook" && !(await getWebhook(db, panel.id, s.webhook))) problems.push({ field: `steps.${i}.webhook`, message: `no webhook with id "${s.webhook}" in this panel` });
     if (s.type === "wait_for_event" && !Array.isArray(s.events) && !(await findActivityByName(db, panel.id, s.events.activity))) {

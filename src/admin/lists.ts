@@ -4,6 +4,7 @@ import { newId } from "../lib/random";
 import { R2Upload } from "../lib/r2-upload";
 import { z } from "../lib/z";
 import { startImport } from "../services/imports";
+import { rebuildSegments } from "../store/segments";
 import { deleteList, getList, insertList, listLists, renameList, type ContactList } from "../store/lists";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
@@ -74,6 +75,7 @@ const removeList = definePanelRoute({
   async handle({ env, path, panel }) {
     const list = await requireList(env.DB, panel.id, path.list);
     await deleteList(env.DB, panel.id, list.id);
+    await rebuildSegments(env.DB, panel.id, Date.now());
     return { deleted: true };
   },
 });

@@ -3,6 +3,7 @@ import { contactKeyFrom, prepareContact, type KeyedSchema } from "../domain/cont
 import { forgetCallers } from "../services/access/api-keys";
 import { fromProblems, invalidField, notFound, orNotFound } from "../lib/http/errors";
 import { journeysAfterContactWrite } from "../services/journeys/contact-triggers";
+import { segmentsAfterContactWrite } from "../services/segments/contact-writes";
 import { z } from "../lib/z";
 import { getContactByKey, listsOfContact, removeFromLists, updateContact, upsertContact } from "../store/contacts";
 import { existingListIds } from "../store/lists";
@@ -52,7 +53,11 @@ const addContact = defineOperation({
     const prepared = prepareOrThrow(schema, data, panel.unknownAttributes);
     if (listid !== undefined) await requireLists(env.DB, panel, listid);
     const contact = await upsertContact(env.DB, panel.id, prepared.key, prepared.values, now, { listIds: listid, newAttributes: prepared.created });
-    exec.waitUntil(journeysAfterContactWrite(env, panel.id, contact, contact.joinedList, now));
+    exec.waitUntil(
+      segmentsAfterContactWrite(env, panel.id, contact.id, ["attributes", "lists"], now).then((entered) =>
+        journeysAfterContactWrite(env, panel.id, contact, contact.joinedList || entered, now),
+      ),
+    );
     return { contact: contact.attributes, ...schemaMembers(prepared) };
   },
 });
@@ -79,7 +84,9 @@ const updateExistingContact = defineOperation({
         { field: `data.${panel.primaryKey}`, message: "no such contact" },
       ]);
     }
-    exec.waitUntil(journeysAfterContactWrite(env, panel.id, contact, false, now));
+    exec.waitUntil(
+      segmentsAfterContactWrite(env, panel.id, contact.id, ["attributes"], now).then((entered) => journeysAfterContactWrite(env, panel.id, contact, entered, now)),
+    );
     return { contact: contact.attributes, ...schemaMembers(prepared) };
   },
 });
@@ -87,11 +94,15 @@ const updateExistingContact = defineOperation({
 const removeContactFromLists = defineOperation({
   summary: "Remove a contact from one or several lists (4.4); the contact itself stays",
   params: z.object({ data: contactRefParam, listid: listIdsParam }),
-  async run({ env, panel, schema }, { data, listid }) {
+  async run({ env, exec, panel, schema, now }, { data, listid }) {
     const key = keyOrThrow(schema, data);
     await requireLists(env.DB, panel, listid);
     const contact = await contactOfPanel(env.DB, panel, key);
-    return { removed_from: await removeFromLists(env.DB, panel.id, contact.id, listid) };
+    const removed = await removeFromLists(env.DB, panel.id, contact.id, listid);
+    exec.waitUntil(
+      segmentsAfterContactWrite(env, panel.id, contact.id, ["lists"], now).then((entered) => journeysAfterContactWrite(env, panel.id, contact, entered, now)),
+    );
+    return { removed_from: removed };
   },
 });
 

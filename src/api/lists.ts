@@ -1,6 +1,7 @@
 import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "../domain/lists";
 import { conflict, notFound, orNotFound } from "../lib/http/errors";
 import { z } from "../lib/z";
+import { rebuildSegments } from "../store/segments";
 import { deleteList, emptyList, findListByName, insertList, listLists, renameList, type ContactList } from "../store/lists";
 import { isoTime } from "../store/sql";
 import { defineOperation, type OperationTable } from "./operation";
@@ -66,6 +67,7 @@ const removeList = defineOperation({
   async run({ env, panel }, { listname }) {
     const list = await listByNameOrThrow(env.DB, panel.id, listname);
     await deleteList(env.DB, panel.id, list.id);
+    await rebuildSegments(env.DB, panel.id, Date.now());
     return {};
   },
 });
@@ -75,7 +77,9 @@ const emptyNamedList = defineOperation({
   params: z.object({ listname: listName }),
   async run({ env, panel, now }, { listname }) {
     const list = await listByNameOrThrow(env.DB, panel.id, listname);
-    return { removed: await emptyList(env.DB, panel.id, list.id, now) };
+    const removed = await emptyList(env.DB, panel.id, list.id, now);
+    await rebuildSegments(env.DB, panel.id, now);
+    return { removed };
   },
 });
 

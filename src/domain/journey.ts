@@ -90,7 +90,11 @@ const trigger = z.discriminatedUnion(
   [
     z.object({ type: z.literal("activity"), activity: text(100) }).strict(),
     z.object({ type: z.literal("list"), listid: listIdParam }).strict(),
-    z.object({ type: z.literal("segment"), filter: nonEmptyFilter }).strict(),
+    // A saved segment (CONTRACT 9) by id, or an attribute filter of the journey's own.
+    z
+      .object({ type: z.literal("segment"), filter: nonEmptyFilter.optional(), segment: text(64).optional() })
+      .strict()
+      .refine((t) => (t.filter === undefined) !== (t.segment === undefined), { error: "a segment trigger names either a saved segment (segment) or a filter, not both" }),
   ],
   { error: "type must be one of activity, list, segment" },
 );

@@ -10,6 +10,8 @@ export interface ListEntry {
   journeyId: string;
   listId: number;
   contactId: number;
+  /** Set for an entry left by a contact entering a saved segment (migration 0030); listId is 0 then. */
+  segmentId: string | null;
 }
 
 interface ListEntryRow {
@@ -18,6 +20,7 @@ interface ListEntryRow {
   journey_id: string;
   list_id: number;
   contact_id: number;
+  segment_id: string | null;
 }
 
 // Two statements rather than an optional filter: SQLite would not use the contact index for
@@ -38,12 +41,12 @@ export async function leaseListEntries(
     .prepare(
       `UPDATE journey_list_entries SET leased_until = ?3
        WHERE id IN (${pick}) AND leased_until <= ?2
-       RETURNING id, panel_id, journey_id, list_id, contact_id`,
+       RETURNING id, panel_id, journey_id, list_id, contact_id, segment_id`,
     )
     .bind(panelId, options.now, options.now + options.leaseMs, options.limit, ...(options.contactId === undefined ? [] : [options.contactId]))
     .all<ListEntryRow>();
   return results
-    .map((r) => ({ id: r.id, panelId: r.panel_id, journeyId: r.journey_id, listId: r.list_id, contactId: r.contact_id }))
+    .map((r) => ({ id: r.id, panelId: r.panel_id, journeyId: r.journey_id, listId: r.list_id, contactId: r.contact_id, segmentId: r.segment_id }))
     .sort((a, b) => a.id - b.id);
 }
 

@@ -2,6 +2,7 @@ import { nudgeListEntries } from "../journeys/list-entries";
 import { decodeOrKeep } from "../../lib/uri";
 import { newId, randomHex } from "../../lib/random";
 import { restartSegmentScans } from "../../store/journeys/scans";
+import { rebuildSegments } from "../../store/segments";
 import {
   advanceImportJob,
   claimStalledImports,
@@ -163,6 +164,8 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
     case "report": {
       // The rows changed contacts: segment journeys look at every contact again (entering is once per contact).
       await restartSegmentScans(env.DB, job.panelId, now());
+      // Saved segments that read attributes or lists are built again (the cron does it in pages).
+      await rebuildSegments(env.DB, job.panelId, now());
       const key = job.failed > 0 ? await writeErrorReport(env, job) : undefined;
       const status = job.status === "failed" ? "failed" : "completed";
       return advanceImportJob(env.DB, job, "notify", { status, errorReportKey: key, finishedAt: now() }, now());

@@ -1,6 +1,7 @@
 import { filterMatches } from "../../domain/filters";
 import type { AttributeValue } from "../../domain/attributes";
 import { contactsPage } from "../../store/contacts";
+import { segmentMembersPage } from "../../store/segments";
 import { runningJourneysByTrigger, type Journey } from "../../store/journeys/definitions";
 import { setScanCursor } from "../../store/journeys/scans";
 import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
@@ -19,8 +20,9 @@ export interface ChangedContact {
   attributes: Record<string, AttributeValue>;
 }
 
+/** The filter of a segment journey of its own; undefined for a saved segment's journey, which enters through its membership. */
 function segmentFilter(journey: Journey) {
-  return journey.definition.trigger.type === "segment" ? journey.definition.trigger.filter : [];
+  return journey.definition.trigger.type === "segment" ? journey.definition.trigger.filter : undefined;
 }
 
 /**
@@ -40,7 +42,7 @@ export async function journeysAfterContactWrite(env: EngineEnv, panelId: string,
 
 async function enterSegments(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<void> {
   const segments = await runningJourneysByTrigger(env.DB, panelId, "segment");
-  const matching = segments.filter((j) => filterMatches(segmentFilter(j), contact.attributes));
+  const matching = segments.filter((j) => segmentFilter(j) !== undefined && filterMatches(segmentFilter(j), contact.attributes));
   await enterJourneys(
     env,
     matching.flatMap((j) => entriesFor([j], contact, `segment:${contact.id}`, null)),
@@ -54,8 +56,11 @@ export const SEGMENT_SCAN_PAGE = 500;
 /** One page of a segment journey's entry scan; returns whether the scan is complete. */
 export async function scanSegment(env: EngineEnv, journey: Journey, now: number): Promise<boolean> {
   const cursor = journey.scanCursor ?? 0;
-  const page = await contactsPage(env.DB, journey.panelId, cursor, SEGMENT_SCAN_PAGE);
-  const matching = page.filter((c) => filterMatches(segmentFilter(journey), c.attributes));
+  const { trigger } = journey.definition;
+  const saved = trigger.type === "segment" ? trigger.segment : undefined;
+  // A saved segment's journey enters its members as they are now; later entries come from the membership (migration 0030).
+  const page = saved === undefined ? await contactsPage(env.DB, journey.panelId, cursor, SEGMENT_SCAN_PAGE) : await segmentMembersPage(env.DB, journey.panelId, saved, cursor, SEGMENT_SCAN_PAGE);
+  const matching = saved === undefined ? page.filter((c) => filterMatches(segmentFilter(journey), c.attributes)) : page;
   await enterJourneys(
     env,
     matching.flatMap((c) => entriesFor([journey], c, `segment:${c.id}`, null)),

@@ -56,8 +56,10 @@ export async function enterListEntries(env: EngineEnv, panelId: string, now: num
     const journey = journeys.get(entry.journeyId);
     const contact = contacts.get(entry.contactId);
     if (!journey || !contact || (journey.status !== "running" && journey.status !== "paused")) return [];
-    // The entry's id in the key: the same entry taken twice (an expired lease) enters once.
-    return entriesFor([journey], contact, `list:${entry.listId}:${entry.contactId}:${entry.id}`, null);
+    // The entry's id in the key: the same entry taken twice (an expired lease) enters once. A
+    // saved segment's journey enters a contact once, as a segment journey of its own does.
+    const key = entry.segmentId === null ? `list:${entry.listId}:${entry.contactId}:${entry.id}` : `segment:${entry.contactId}`;
+    return entriesFor([journey], contact, key, null);
   });
   // A failure leaves the page leased; it comes back after the lease and enters once (the key).
   // Instances entered but not continued are continued by the cron (timers.ts).

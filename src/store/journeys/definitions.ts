@@ -43,12 +43,12 @@ export function journeyFromRow(row: JourneyRow): Journey {
   };
 }
 
-/** The trigger's lookup key: an activity name (lower case) or a list id. */
+/** The trigger's lookup key: an activity name (lower case), a list id or a saved segment's id. */
 function triggerKey(definition: JourneyDefinition): string | null {
   const { trigger } = definition;
   if (trigger.type === "activity") return activityNameKey(trigger.activity);
   if (trigger.type === "list") return String(trigger.listid);
-  return null;
+  return trigger.segment ?? null;
 }
 
 export async function insertJourney(db: D1Database, journey: Journey): Promise<void> {

@@ -1,0 +1,148 @@
+import { segmentCountBody, segmentDefinitionSchema } from "../domain/segments";
+import { conflict, fromProblems, notFound, orNotFound } from "../lib/http/errors";
+import { z } from "../lib/z";
+import { countSegment, saveSegment, type SegmentOutcome } from "../services/segments/definitions";
+import { deleteSegment, getSegment, listSegments, memberCount, segmentHistory, segmentMembersPage, segmentUsers, type Segment } from "../store/segments";
+import { isoTime } from "../store/sql";
+import { definePanelRoute } from "./route";
+
+// Saved segments (CONTRACT 9): definitions checked against the panel, counted on the spot;
+// membership is kept current behind them (services/segments).
+
+function segmentView(segment: Segment) {
+  return {
+    id: segment.id,
+    name: segment.name,
+    match: segment.match,
+    // Membership is being built (after a create, an edit or a bulk upload): contacts and journeys lag the count.
+    building: segment.buildCursor !== null,
+    created_at: isoTime(segment.createdAt),
+    updated_at: isoTime(segment.updatedAt),
+  };
+}
+
+function requireSegment(db: D1Database, panelId: string, id: string): Promise<Segment> {
+  return orNotFound(getSegment(db, panelId, id), `No segment with id "${id}" in this panel`);
+}
+
+function savedOrThrow(outcome: SegmentOutcome, id?: string) {
+  if ("missing" in outcome) throw notFound(`No segment with id "${id}" in this panel`);
+  if (!outcome.ok) throw fromProblems(outcome.problems);
+  return { ...segmentView(outcome.segment), count: outcome.count };
+}
+
+const createSegment = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/segments",
+  role: "marketer",
+  summary: "Save a segment (CONTRACT 9); answers with its count, and keeps its membership current from then on",
+  status: 201,
+  body: segmentDefinitionSchema,
+  async handle({ env, exec, body, panel }) {
+    return savedOrThrow(await saveSegment(env, panel.id, body, { now: Date.now(), defer: (work) => exec.waitUntil(work) }));
+  },
+});
+
+const countPreview = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/segments/count",
+  role: "viewer",
+  summary: "Count the contacts an unsaved segment definition matches (a preview while editing)",
+  body: segmentCountBody,
+  async handle({ env, body, panel }) {
+    const counted = await countSegment(env.DB, panel.id, body.match);
+    if (!counted.ok) throw fromProblems(counted.problems);
+    return { count: counted.count };
+  },
+});
+
+const listPanelSegments = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/segments",
+  role: "viewer",
+  summary: "The panel's saved segments with their member counts",
+  async handle({ env, panel }) {
+    const segments = await listSegments(env.DB, panel.id);
+    const members = await Promise.all(segments.map((s) => memberCount(env.DB, s.id)));
+    return { segments: segments.map((s, i) => ({ ...segmentView(s), members: members[i] })) };
+  },
+});
+
+const readSegment = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/segments/:segment",
+  role: "viewer",
+  summary: "One saved segment with its count now",
+  async handle({ env, path, panel }) {
+    const segment = await requireSegment(env.DB, panel.id, path.segment);
+    const counted = await countSegment(env.DB, panel.id, segment.match);
+    return { ...segmentView(segment), count: counted.ok ? counted.count : null, members: await memberCount(env.DB, segment.id) };
+  },
+});
+
+const replaceSegment = definePanelRoute({
+  method: "PUT",
+  path: "/panels/:panel/segments/:segment",
+  role: "marketer",
+  summary: "Replace a segment's definition; its membership is built again",
+  body: segmentDefinitionSchema,
+  async handle({ env, exec, path, body, panel }) {
+    await requireSegment(env.DB, panel.id, path.segment);
+    return savedOrThrow(await saveSegment(env, panel.id, body, { id: path.segment, now: Date.now(), defer: (work) => exec.waitUntil(work) }), path.segment);
+  },
+});
+
+const removeSegment = definePanelRoute({
+  method: "DELETE",
+  path: "/panels/:panel/segments/:segment",
+  role: "marketer",
+  summary: "Delete a segment (409 while a running or paused journey or a scheduled campaign uses it)",
+  async handle({ env, path, panel }) {
+    const segment = await requireSegment(env.DB, panel.id, path.segment);
+    const users = await segmentUsers(env.DB, panel.id, segment.id);
+    if (users.journeys.length || users.campaigns.length) {
+      const named = [...users.journeys.map((id) => `journey ${id}`), ...users.campaigns.map((id) => `campaign ${id}`)].join(", ");
+      throw conflict(`The segment is in use (${named}); stop the journeys and let the campaigns publish first`);
+    }
+    await deleteSegment(env.DB, panel.id, segment.id);
+    return new Response(null, { status: 204 });
+  },
+});
+
+const contactsQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    cursor: z.string().regex(/^\d{1,15}$/, { error: "must be the next_cursor of the previous page" }).optional(),
+  })
+  .strict();
+
+const segmentContacts = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/segments/:segment/contacts",
+  role: "viewer",
+  summary: "The segment's members (attributes), by contact; next_cursor pages on",
+  query: contactsQuery,
+  async handle({ env, path, query, panel }) {
+    const segment = await requireSegment(env.DB, panel.id, path.segment);
+    const page = await segmentMembersPage(env.DB, panel.id, segment.id, Number(query.cursor ?? 0), query.limit + 1);
+    const shown = page.slice(0, query.limit);
+    return { contacts: shown.map((c) => c.attributes), next_cursor: page.length > query.limit ? String(shown.at(-1)!.id) : null };
+  },
+});
+
+const historyQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) }).strict();
+
+const segmentSizeHistory = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/segments/:segment/history",
+  role: "viewer",
+  summary: "Entries and exits per day (UTC) over the last `days` days, and the members now",
+  query: historyQuery,
+  async handle({ env, path, query, panel }) {
+    const segment = await requireSegment(env.DB, panel.id, path.segment);
+    const since = Date.now() - query.days * 86_400_000;
+    return { members: await memberCount(env.DB, segment.id), days: await segmentHistory(env.DB, panel.id, segment.id, since) };
+  },
+});
+
+export const segmentRoutes = [createSegment, countPreview, listPanelSegments, readSegment, replaceSegment, removeSegment, segmentContacts, segmentSizeHistory];

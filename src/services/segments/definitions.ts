@@ -1,0 +1,46 @@
+import type { FieldProblem } from "../../domain/problems";
+import { dependenciesOf, type SegmentDefinition, type SegmentNode } from "../../domain/segments";
+import { newId } from "../../lib/random";
+import { compileSegment } from "../../store/segment-sql";
+import { countMatching, insertSegment, loadSegmentCatalog, updateSegment, type Segment } from "../../store/segments";
+import { checkSegmentMatch } from "./check";
+import { buildSegment } from "./membership";
+
+/** Time a create or an edit spends building membership after answering; the cron goes on from there. */
+const BUILD_AFTER_SAVE_MS = 20_000;
+
+export type SegmentOutcome = { ok: true; segment: Segment; count: number } | { ok: false; problems: FieldProblem[] } | { ok: false; missing: true };
+
+/** How many of the panel's contacts match `match` now (a preview, or a saved segment's count). */
+export async function countSegment(db: D1Database, panelId: string, match: SegmentNode, now = Date.now()): Promise<{ ok: true; count: number } | { ok: false; problems: FieldProblem[] }> {
+  const catalog = await loadSegmentCatalog(db, panelId);
+  const checked = await checkSegmentMatch(db, panelId, catalog, match);
+  if (!checked.ok) return checked;
+  return { ok: true, count: await countMatching(db, panelId, compileSegment(checked.match, catalog, now, "scan")) };
+}
+
+/**
+ * Creates a segment (no `id`) or replaces one's definition, then counts it; its membership is
+ * built after the answer (`defer`), page by page, and by the cron past the time given to it.
+ */
+export async function saveSegment(
+  env: Pick<Env, "DB">,
+  panelId: string,
+  definition: SegmentDefinition,
+  options: { id?: string; now: number; defer: (work: Promise<unknown>) => void },
+): Promise<SegmentOutcome> {
+  const catalog = await loadSegmentCatalog(env.DB, panelId);
+  const checked = await checkSegmentMatch(env.DB, panelId, catalog, definition.match);
+  if (!checked.ok) return checked;
+  const change = { name: definition.name, match: checked.match, dependencies: dependenciesOf(checked.match) };
+  const segment =
+    options.id === undefined
+      ? await insertSegment(env.DB, { id: newId("seg"), panelId, ...change }, options.now)
+      : await updateSegment(env.DB, panelId, options.id, change, options.now);
+  if (!segment) return { ok: false, missing: true };
+  const count = await countMatching(env.DB, panelId, compileSegment(segment.match, catalog, options.now, "scan"));
+  options.defer(
+    buildSegment(env, segment, options.now, BUILD_AFTER_SAVE_MS).catch((error: unknown) => console.error(`segments: building ${segment.id} failed; the cron goes on with it`, error)),
+  );
+  return { ok: true, segment, count };
+}

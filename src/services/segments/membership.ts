@@ -1,0 +1,93 @@
+import type { CronTask } from "../../lib/tasks";
+import { compileSegment } from "../../store/segment-sql";
+import {
+  buildCursorStatement,
+  checkedAtStatement,
+  contactPageEnd,
+  loadSegmentCatalog,
+  refreshMembersStatements,
+  segmentsDependingOn,
+  segmentsToBuild,
+  slidingSegmentsDue,
+  type Segment,
+} from "../../store/segments";
+
+/**
+ * Live membership of saved segments (CONTRACT 9): each change that can make a contact enter
+ * or leave re-evaluates that contact against the segments the change concerns (the compiled
+ * match, run for those contacts only); a new or edited segment is built in pages of contacts;
+ * windows that slide are re-checked each minute for the contacts whose events (or dates)
+ * crossed the window's edge since the last check. Entering and leaving are logged by the
+ * membership's triggers, which also leave segment journeys their entries (migration 0030).
+ */
+
+export type SegmentChange = "attributes" | "lists" | "events" | "sends";
+
+/** Contacts of one build page: each page is two statements per segment, of a few probes per contact. */
+export const BUILD_PAGE = 2_000;
+/** Time one cron run spends on builds and on sliding windows, each. */
+const CRON_BUDGET_MS = 20_000;
+
+/**
+ * Brings the memberships that `changes` can affect up to date for the given contacts of the
+ * panel; returns how many memberships began.
+ */
+export async function refreshContacts(env: Pick<Env, "DB">, panelId: string, contactIds: readonly number[], changes: readonly SegmentChange[], now: number): Promise<number> {
+  const ids = [...new Set(contactIds)];
+  if (ids.length === 0) return 0;
+  const segments = await segmentsDependingOn(env.DB, panelId, changes);
+  if (segments.length === 0) return 0;
+  const catalog = await loadSegmentCatalog(env.DB, panelId);
+  const results = await env.DB.batch(segments.flatMap((s) => refreshMembersStatements(env.DB, s, compileSegment(s.match, catalog, now, "probe"), { contactIds: ids }, now)));
+  // Statements come in pairs, entering first.
+  return results.reduce((sum, result, i) => sum + (i % 2 === 0 ? result.meta.changes : 0), 0);
+}
+
+/** One page of a segment's build; returns the cursor the build reached, null when it is complete. */
+export async function buildSegmentPage(env: Pick<Env, "DB">, segment: Segment, now: number, pageSize = BUILD_PAGE): Promise<number | null> {
+  const from = segment.buildCursor ?? 0;
+  const upto = await contactPageEnd(env.DB, segment.panelId, from, pageSize);
+  const compiled = compileSegment(segment.match, await loadSegmentCatalog(env.DB, segment.panelId), now, "probe");
+  // The last page reaches past the last contact, so members whose contact is gone leave too.
+  const scope = { afterId: from, uptoId: upto ?? Number.MAX_SAFE_INTEGER };
+  await env.DB.batch([
+    ...refreshMembersStatements(env.DB, segment, compiled, scope, now),
+    buildCursorStatement(env.DB, segment, from, upto, now),
+    ...(upto === null ? [checkedAtStatement(env.DB, segment, now)] : []),
+  ]);
+  return upto;
+}
+
+/** Builds a segment as far as `budgetMs` allows (after a create or an edit); the cron goes on from there. */
+export async function buildSegment(env: Pick<Env, "DB">, segment: Segment, now: number, budgetMs: number): Promise<void> {
+  const deadline = Date.now() + budgetMs;
+  let cursor: number | null = segment.buildCursor ?? 0;
+  while (cursor !== null && Date.now() < deadline) cursor = await buildSegmentPage(env, { ...segment, buildCursor: cursor }, now);
+}
+
+/**
+ * Re-checks a segment whose windows slide, for the contacts whose events or dates crossed a
+ * window's edge between its last check and `now`.
+ */
+export async function slideSegment(env: Pick<Env, "DB">, segment: Segment, now: number): Promise<void> {
+  const compiled = compileSegment(segment.match, await loadSegmentCatalog(env.DB, segment.panelId), now, "probe", segment.checkedAt);
+  const statements = compiled.candidates ? refreshMembersStatements(env.DB, segment, compiled, { candidates: compiled.candidates }, now) : [];
+  await env.DB.batch([...statements, checkedAtStatement(env.DB, segment, now)]);
+}
+
+/** Cron: moves segment builds on, and re-checks sliding windows, within a time budget each. */
+export const segmentsCron: CronTask = {
+  name: "segments",
+  async run(env, now) {
+    const deadline = Date.now() + CRON_BUDGET_MS;
+    for (const segment of await segmentsToBuild(env.DB, 20)) {
+      if (Date.now() > deadline) break;
+      await buildSegment(env, segment, now, Math.max(0, deadline - Date.now()));
+    }
+    const slideDeadline = Date.now() + CRON_BUDGET_MS;
+    for (const segment of await slidingSegmentsDue(env.DB, now - 30_000, 50)) {
+      if (Date.now() > slideDeadline) break;
+      await slideSegment(env, segment, now);
+    }
+  },
+};

@@ -1,0 +1,299 @@
+import type { ActivityDefinition, ActivityParamType } from "../domain/activity";
+import type { AttributeType } from "../domain/attributes";
+import type { SegmentDependencies, SegmentNode } from "../domain/segments";
+import type { KeyedContact } from "./contacts";
+import type { CompiledSegment, SegmentCatalog } from "./segment-sql";
+
+/**
+ * Saved segments (CONTRACT 9), their members and the log of entries and exits. Membership
+ * statements embed a compiled `match` (segment-sql.ts), which binds the panel as ?1 and its
+ * values as ?2; the statements' own parameters come after.
+ */
+
+export interface Segment {
+  id: string;
+  panelId: string;
+  name: string;
+  match: SegmentNode;
+  dependencies: SegmentDependencies;
+  version: number;
+  buildCursor: number | null;
+  checkedAt: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface SegmentRow {
+  id: string;
+  panel_id: string;
+  name: string;
+  definition: string;
+  on_attributes: number;
+  on_lists: number;
+  on_events: number;
+  on_sends: number;
+  slides: number;
+  version: number;
+  build_cursor: number | null;
+  checked_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
+const COLUMNS = "id, panel_id, name, definition, on_attributes, on_lists, on_events, on_sends, slides, version, build_cursor, checked_at, created_at, updated_at";
+
+function fromRow(row: SegmentRow): Segment {
+  return {
+    id: row.id,
+    panelId: row.panel_id,
+    name: row.name,
+    match: JSON.parse(row.definition) as SegmentNode,
+    dependencies: { attributes: row.on_attributes === 1, lists: row.on_lists === 1, events: row.on_events === 1, sends: row.on_sends === 1, slides: row.slides === 1 },
+    version: row.version,
+    buildCursor: row.build_cursor,
+    checkedAt: row.checked_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+const flags = (d: SegmentDependencies) => [Number(d.attributes), Number(d.lists), Number(d.events), Number(d.sends), Number(d.slides)];
+
+/** The panel's attribute types and activity definitions, which a compiled segment reads. */
+export async function loadSegmentCatalog(db: D1Database, panelId: string): Promise<SegmentCatalog> {
+  const [attributes, activities] = await db.batch<{ name: string; type: string; id: number; params: string; created_at: number }>([
+    db.prepare("SELECT name, type FROM attributes WHERE panel_id = ?").bind(panelId),
+    db.prepare("SELECT id, name, params, created_at FROM activities WHERE panel_id = ?").bind(panelId),
+  ]);
+  return {
+    attributes: new Map(attributes!.results.map((a) => [a.name, a.type as AttributeType])),
+    activities: new Map(
+      activities!.results.map((a): [string, ActivityDefinition] => [
+        a.name.toLowerCase(),
+        { id: a.id, name: a.name, params: JSON.parse(a.params) as Record<string, ActivityParamType>, createdAt: a.created_at },
+      ]),
+    ),
+  };
+}
+
+/** Creates the segment with a full build due (from contact id 0). */
+export async function insertSegment(db: D1Database, segment: Pick<Segment, "id" | "panelId" | "name" | "match" | "dependencies">, now: number): Promise<Segment> {
+  const row = await db
+    .prepare(
+      `INSERT INTO segments (id, panel_id, name, definition, on_attributes, on_lists, on_events, on_sends, slides, build_cursor, checked_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?) RETURNING ${COLUMNS}`,
+    )
+    .bind(segment.id, segment.panelId, segment.name, JSON.stringify(segment.match), ...flags(segment.dependencies), now, now, now)
+    .first<SegmentRow>();
+  return fromRow(row!);
+}
+
+/** Replaces the definition: a new version, built again from the first contact. Null when there is no such segment. */
+export async function updateSegment(
+  db: D1Database,
+  panelId: string,
+  id: string,
+  change: Pick<Segment, "name" | "match" | "dependencies">,
+  now: number,
+): Promise<Segment | null> {
+  const row = await db
+    .prepare(
+      `UPDATE segments SET name = ?3, definition = ?4, on_attributes = ?5, on_lists = ?6, on_events = ?7, on_sends = ?8, slides = ?9,
+         version = version + 1, build_cursor = 0, rebuild_due = 0, checked_at = ?10, updated_at = ?10
+       WHERE panel_id = ?1 AND id = ?2 RETURNING ${COLUMNS}`,
+    )
+    .bind(panelId, id, change.name, JSON.stringify(change.match), ...flags(change.dependencies), now)
+    .first<SegmentRow>();
+  return row ? fromRow(row) : null;
+}
+
+export async function getSegment(db: D1Database, panelId: string, id: string): Promise<Segment | null> {
+  const row = await db.prepare(`SELECT ${COLUMNS} FROM segments WHERE panel_id = ? AND id = ?`).bind(panelId, id).first<SegmentRow>();
+  return row ? fromRow(row) : null;
+}
+
+export async function listSegments(db: D1Database, panelId: string): Promise<Segment[]> {
+  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM segments WHERE panel_id = ? ORDER BY created_at, id`).bind(panelId).all<SegmentRow>();
+  return results.map(fromRow);
+}
+
+/** Segments of the panel whose membership may change with `what`. */
+export async function segmentsDependingOn(db: D1Database, panelId: string, what: readonly ("attributes" | "lists" | "events" | "sends")[]): Promise<Segment[]> {
+  if (what.length === 0) return [];
+  const test = what.map((w) => `on_${w} = 1`).join(" OR ");
+  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM segments WHERE panel_id = ? AND (${test})`).bind(panelId).all<SegmentRow>();
+  return results.map(fromRow);
+}
+
+/** Existing segment ids of the panel among `ids`. */
+export async function existingSegmentIds(db: D1Database, panelId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { results } = await db
+    .prepare("SELECT id FROM segments WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(panelId, JSON.stringify(ids))
+    .all<{ id: string }>();
+  return new Set(results.map((r) => r.id));
+}
+
+/** What still uses the segment: running or paused journeys it triggers, scheduled campaigns whose audience names it. */
+export async function segmentUsers(db: D1Database, panelId: string, id: string): Promise<{ journeys: string[]; campaigns: string[] }> {
+  const [journeys, campaigns] = await db.batch<{ id: string }>([
+    db
+      .prepare("SELECT id FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') AND trigger_type = 'segment' AND trigger_key = ?")
+      .bind(panelId, id),
+    db
+      .prepare(
+        `SELECT c.id FROM campaigns c WHERE c.panel_id = ?1 AND c.status = 'scheduled' AND c.audience IS NOT NULL
+           AND (EXISTS (SELECT 1 FROM json_each(c.audience, '$.segments') s WHERE s.value = ?2)
+             OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_segments') s WHERE s.value = ?2))`,
+      )
+      .bind(panelId, id),
+  ]);
+  return { journeys: journeys!.results.map((r) => r.id), campaigns: campaigns!.results.map((r) => r.id) };
+}
+
+/** Deletes the segment, its members and its log; false when there was none. */
+export async function deleteSegment(db: D1Database, panelId: string, id: string): Promise<boolean> {
+  const [, , , deleted] = await db.batch([
+    db.prepare("DELETE FROM journey_list_entries WHERE panel_id = ? AND segment_id = ?").bind(panelId, id),
+    db.prepare("DELETE FROM segment_members WHERE segment_id = ? AND panel_id = ?").bind(id, panelId),
+    db.prepare("DELETE FROM segment_changes WHERE segment_id = ? AND panel_id = ?").bind(id, panelId),
+    db.prepare("DELETE FROM segments WHERE panel_id = ? AND id = ?").bind(panelId, id),
+  ]);
+  return deleted!.meta.changes > 0;
+}
+
+/** How many of the panel's contacts match (a compiled `scan`). */
+export async function countMatching(db: D1Database, panelId: string, compiled: CompiledSegment): Promise<number> {
+  const row = await db
+    .prepare(`SELECT COUNT(*) AS n FROM contacts c WHERE c.panel_id = ?1 AND ${compiled.where}`)
+    .bind(panelId, compiled.values)
+    .first<{ n: number }>();
+  return row!.n;
+}
+
+export async function memberCount(db: D1Database, segmentId: string): Promise<number> {
+  const row = await db.prepare("SELECT COUNT(*) AS n FROM segment_members WHERE segment_id = ?").bind(segmentId).first<{ n: number }>();
+  return row!.n;
+}
+
+/** A page of the segment's members, by contact id after `afterId`. */
+export async function segmentMembersPage(db: D1Database, panelId: string, segmentId: string, afterId: number, limit: number): Promise<KeyedContact[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT c.id, c.pk_value, c.attrs FROM segment_members m JOIN contacts c ON c.id = m.contact_id
+       WHERE m.segment_id = ?1 AND m.panel_id = ?2 AND m.contact_id > ?3 ORDER BY m.contact_id LIMIT ?4`,
+    )
+    .bind(segmentId, panelId, afterId, limit)
+    .all<{ id: number; pk_value: string; attrs: string }>();
+  return results.map((r) => ({ id: r.id, key: r.pk_value, attributes: JSON.parse(r.attrs) as KeyedContact["attributes"] }));
+}
+
+/** Where a membership statement looks: given contacts, a range of contact ids, or a subquery naming contact ids. */
+export type MemberScope = { contactIds: readonly number[] } | { afterId: number; uptoId: number } | { candidates: string };
+
+/** The scope's test on `column`; its parameters follow the statement's first four (?5, ?6). */
+function scopeSql(scope: MemberScope, column: string): { sql: string; binds: unknown[] } {
+  if ("contactIds" in scope) return { sql: `${column} IN (SELECT value FROM json_each(?5))`, binds: [JSON.stringify(scope.contactIds)] };
+  if ("afterId" in scope) return { sql: `${column} > ?5 AND ${column} <= ?6`, binds: [scope.afterId, scope.uptoId] };
+  return { sql: `${column} IN (${scope.candidates})`, binds: [] };
+}
+
+/**
+ * Two statements, for the caller's batch, that bring the segment's members within `scope` in
+ * line with `compiled` (a `probe`): matching contacts enter, members that no longer match (or
+ * no longer exist) leave; the triggers log each and leave the journeys' entries. Nothing is
+ * written unless the segment is still at `version`.
+ */
+export function refreshMembersStatements(
+  db: D1Database,
+  segment: Pick<Segment, "id" | "panelId" | "version">,
+  compiled: CompiledSegment,
+  scope: MemberScope,
+  now: number,
+): D1PreparedStatement[] {
+  const contacts = scopeSql(scope, "c.id");
+  const members = scopeSql(scope, "contact_id");
+  const current = "EXISTS (SELECT 1 FROM segments s WHERE s.id = ?3 AND s.version = ?4)";
+  const binds = [segment.panelId, compiled.values, segment.id, segment.version, ...contacts.binds];
+  return [
+    db
+      .prepare(
+        `INSERT INTO segment_members (segment_id, contact_id, panel_id, entered_at)
+         SELECT ?3, c.id, ?1, ?${binds.length + 1} FROM contacts c WHERE c.panel_id = ?1 AND ${contacts.sql} AND ${current} AND ${compiled.where}
+         ON CONFLICT DO NOTHING`,
+      )
+      .bind(...binds, now),
+    db
+      .prepare(
+        `DELETE FROM segment_members WHERE segment_id = ?3 AND ${members.sql} AND ${current}
+           AND contact_id NOT IN (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND ${contacts.sql} AND ${compiled.where})`,
+      )
+      .bind(...binds),
+  ];
+}
+
+/** The last contact id of the page of `limit` contacts after `afterId`; null when there are none. */
+export async function contactPageEnd(db: D1Database, panelId: string, afterId: number, limit: number): Promise<number | null> {
+  const row = await db
+    .prepare("SELECT MAX(id) AS upto FROM (SELECT id FROM contacts WHERE panel_id = ? AND id > ? ORDER BY id LIMIT ?)")
+    .bind(panelId, afterId, limit)
+    .first<{ upto: number | null }>();
+  return row?.upto ?? null;
+}
+
+/** Moves a build on from `from` (null: done, unless a rebuild was asked for meanwhile). False when another pass or an edit moved it. */
+export function buildCursorStatement(db: D1Database, segment: Pick<Segment, "id" | "version">, from: number, next: number | null, now: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE segments SET build_cursor = CASE WHEN ?3 IS NULL AND rebuild_due = 1 THEN 0 ELSE ?3 END,
+         rebuild_due = CASE WHEN ?3 IS NULL THEN 0 ELSE rebuild_due END, updated_at = ?4
+       WHERE id = ?1 AND version = ?5 AND build_cursor = ?2`,
+    )
+    .bind(segment.id, from, next, now, segment.version);
+}
+
+/** Segments with a build under way, least recently moved first (a system scan across panels). */
+export async function segmentsToBuild(db: D1Database, limit: number): Promise<Segment[]> {
+  const { results } = await db
+    .prepare(`SELECT ${COLUMNS} FROM segments WHERE build_cursor IS NOT NULL ORDER BY updated_at LIMIT ?`)
+    .bind(limit)
+    .all<SegmentRow>();
+  return results.map(fromRow);
+}
+
+/** After a bulk upload: the panel's segments that read attributes or lists are built again. */
+export async function rebuildSegments(db: D1Database, panelId: string, now: number): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE segments SET build_cursor = COALESCE(build_cursor, 0), rebuild_due = CASE WHEN build_cursor IS NULL THEN 0 ELSE 1 END, updated_at = ?
+       WHERE panel_id = ? AND (on_attributes = 1 OR on_lists = 1)`,
+    )
+    .bind(now, panelId)
+    .run();
+}
+
+/** Segments whose windows slide, not re-checked since `before` (a system scan across panels). */
+export async function slidingSegmentsDue(db: D1Database, before: number, limit: number): Promise<Segment[]> {
+  const { results } = await db
+    .prepare(`SELECT ${COLUMNS} FROM segments WHERE slides = 1 AND build_cursor IS NULL AND checked_at < ? ORDER BY checked_at LIMIT ?`)
+    .bind(before, limit)
+    .all<SegmentRow>();
+  return results.map(fromRow);
+}
+
+export function checkedAtStatement(db: D1Database, segment: Pick<Segment, "id" | "version">, now: number): D1PreparedStatement {
+  return db.prepare("UPDATE segments SET checked_at = ? WHERE id = ? AND version = ?").bind(now, segment.id, segment.version);
+}
+
+/** Entries and exits per day (UTC) over the last `days` days, oldest first. */
+export async function segmentHistory(db: D1Database, panelId: string, segmentId: string, since: number): Promise<Array<{ day: string; entered: number; exited: number }>> {
+  const { results } = await db
+    .prepare(
+      `SELECT date(at / 1000, 'unixepoch') AS day, SUM(change = 'enter') AS entered, SUM(change = 'exit') AS exited
+       FROM segment_changes WHERE segment_id = ? AND panel_id = ? AND at >= ? GROUP BY day ORDER BY day`,
+    )
+    .bind(segmentId, panelId, since)
+    .all<{ day: string; entered: number; exited: number }>();
+  return results;
+}
