@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SEGMENT_SCAN_PAGE } from "../../../src/services/journeys/contact-triggers";
 import { eventually, pipelineSettled, postUpload } from "../../support/activity";
-import { apiFor, createPanel } from "../../support/helpers";
+import { admin, apiFor, call, createPanel } from "../../support/helpers";
 import { act, cartPanel, countersOf, cronAllAt, createWebhook, delivered, messagesOf, puneSegmentJourney, startJourney } from "../../support/journeys";
 
 describe("activity trigger", () => {
@@ -81,5 +81,46 @@ describe("segment trigger", () => {
     expect(first).toBeLessThan(total / 2);
     await cronAllAt(Date.now());
     expect((await countersOf(journey)).entered).toBe(total / 2);
+  });
+});
+
+describe("saved segment trigger", () => {
+  it("enters the segment's members when it starts and each contact that enters later, once; the segment cannot be deleted meanwhile", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const { buy } = await cartPanel(panel);
+    await api("contact", "add", { data: { EMAIL: "pune@example.com", CITY: "Pune" } });
+    await api("contact", "add", { data: { EMAIL: "delhi@example.com", CITY: "Delhi" } });
+    await api("contact", "add", { data: { EMAIL: "goa@example.com", CITY: "Goa" } });
+    const segment = await admin("POST", `/panels/${panel.id}/segments`, {
+      name: "Pune or buyers",
+      match: { any: [{ attribute: "CITY", op: "eq", value: "Pune" }, { activity: "purchase", op: "performed", within_days: 7 }] },
+    });
+    expect(segment.status).toBe(201);
+    await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments/${segment.body.id}`)).body.members === 1 ? true : undefined));
+    const refused = await admin("POST", `/panels/${panel.id}/journeys`, { name: "x", trigger: { type: "segment", segment: "seg_nope" }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    expect(refused.body.errors).toEqual([{ field: "trigger.segment", message: 'no segment with id "seg_nope" in this panel' }]);
+    const journey = await startJourney(panel, { trigger: { type: "segment", segment: segment.body.id }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    expect(await countersOf(journey)).toMatchObject({ entered: 1 });
+
+    await api("contact", "update", { data: { EMAIL: "delhi@example.com", CITY: "Pune" } });
+    await act(panel, buy, "goa@example.com");
+    await eventually(async () => ((await countersOf(journey)).entered === 3 ? true : undefined));
+    // Leaving and coming back enters no second time.
+    const history = async () => (await admin("GET", `/panels/${panel.id}/segments/${segment.body.id}/history`)).body.days.at(-1);
+    await api("contact", "update", { data: { EMAIL: "pune@example.com", CITY: "Goa" } });
+    await eventually(async () => ((await history())?.exited === 1 ? true : undefined));
+    await api("contact", "update", { data: { EMAIL: "pune@example.com", CITY: "Pune" } });
+    await eventually(async () => ((await history())?.entered === 4 ? true : undefined));
+    await cronAllAt(Date.now());
+    expect(await countersOf(journey)).toMatchObject({ entered: 3 });
+    expect((await messagesOf(panel)).map((m) => m.recipient).sort()).toEqual(["delhi@example.com", "goa@example.com", "pune@example.com"]);
+
+    const blocked = await admin("DELETE", `/panels/${panel.id}/segments/${segment.body.id}`);
+    expect(blocked.status).toBe(409);
+    expect(blocked.body.error).toContain(journey.id);
+    expect((await admin("POST", `${journey.path}/status`, { status: "stopped" })).status).toBe(200);
+    const deleted = await call(`/admin/v1/panels/${panel.id}/segments/${segment.body.id}`, { method: "DELETE", headers: { authorization: "Bearer test-admin-token" } });
+    expect(deleted.status).toBe(204);
   });
 });
