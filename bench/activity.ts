@@ -15,57 +15,13 @@
 // endpoint's CPU, which in production it does not (consumers run in invocations of their own).
 // workerd's CPU time per request is printed too: it is steadier than throughput when other
 // processes share the cores.
-import { childCpuSeconds } from "./cpu.ts";
-import { adminCall, createBenchPanel, load, printComparison, startRuntime, type BenchRuntime, type LoadResult } from "./lib.ts";
+import { adminCall, createBenchPanel, load, printComparison, report, share, startRuntime, Tally, times, type BenchFigure, type BenchRuntime } from "./lib.ts";
 
 const concurrency = Number(process.env.CONCURRENCY ?? 16);
 const rounds = Number(process.env.ROUNDS ?? 5);
 const slice = Number(process.env.SLICE ?? 3);
 const batchSize = Number(process.env.BATCH_SIZE ?? 1000);
 const batchConcurrency = Number(process.env.BATCH_CONCURRENCY ?? 2);
-
-/** Sums slices of one case into one result; percentiles from every request's latency. */
-class Tally {
-  private readonly latencies: number[] = [];
-  cpuSeconds = 0;
-  requests = 0;
-  private failures = 0;
-  private seconds = 0;
-
-  timed(send: (i: number) => Promise<Response>) {
-    return async (i: number) => {
-      const t0 = performance.now();
-      const response = await send(i);
-      await response.clone().arrayBuffer();
-      this.latencies.push(performance.now() - t0);
-      return response;
-    };
-  }
-
-  /** Runs one slice (and what must follow it, e.g. draining the pipeline), counting workerd CPU. */
-  async slice(run: () => Promise<LoadResult>, after: () => Promise<unknown> = async () => {}) {
-    const cpu = childCpuSeconds();
-    this.add(await run());
-    await after();
-    this.cpuSeconds += childCpuSeconds() - cpu;
-  }
-
-  cpuMsPer(count = this.requests): string {
-    return ((this.cpuSeconds * 1000) / count).toFixed(2);
-  }
-
-  add(result: LoadResult) {
-    this.requests += result.requests;
-    this.failures += result.failures;
-    this.seconds += result.seconds;
-  }
-
-  result(): LoadResult {
-    const sorted = [...this.latencies].sort((a, b) => a - b);
-    const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-    return { requests: this.requests, failures: this.failures, seconds: this.seconds, perSecond: this.requests / this.seconds, p50: at(50), p99: at(99) };
-  }
-}
 
 const EVENTS_QUEUE = "apiv2-events-default";
 
@@ -154,6 +110,8 @@ function printBatches(title: string, tally: Tally, note: string) {
   return events;
 }
 
+const figures: BenchFigure[] = [];
+
 // Part 1: single posts, pipeline attached.
 const deployed = await setUp(await startRuntime());
 try {
@@ -164,8 +122,8 @@ try {
   await load(batch, { concurrency: batchConcurrency, seconds: 2 });
   await drain();
 
-  const baseline = new Tally();
-  const singles = new Tally();
+  const baseline = new Tally(deployed.runtime.origin);
+  const singles = new Tally(deployed.runtime.origin);
   let singleDrain = 0;
   for (let round = 0; round < rounds; round++) {
     await baseline.slice(() => load(baseline.timed(insert), { concurrency, seconds: slice }));
@@ -181,6 +139,11 @@ try {
   ], base);
   console.log(`pipeline drain after the single-post slices: ${singleDrain.toFixed(1)}s in total (not counted above)`);
   console.log(`workerd CPU per request: baseline ${baseline.cpuMsPer()} ms, single activity ${singles.cpuMsPer()} ms including its pipeline`);
+  const one = singles.result();
+  figures.push(
+    { figure: "single post req/s", service: one.perSecond.toFixed(0), baseline: base.perSecond.toFixed(0), ratio: share(one.perSecond, base.perSecond), goal: ">= 80%", met: one.perSecond >= 0.8 * base.perSecond },
+    { figure: "single post p99 ms", service: one.p99.toFixed(1), baseline: base.p99.toFixed(1), ratio: times(one.p99, base.p99), goal: "", met: null },
+  );
 
   // Part 2: the batch endpoint on its own, beside the same baseline in its runtime.
   const endpoint = await setUp(await startRuntime({ withoutConsumersOf: [EVENTS_QUEUE] }));
@@ -214,12 +177,17 @@ try {
         `${((events / ingest.result().seconds) / own.perSecond).toFixed(0)}x the events the baseline stores rows`,
     );
     console.log(`workerd CPU per 1,000 events recorded: ${ingest.cpuMsPer(events / 1000)} ms (baseline: ${ownBaseline.cpuMsPer()} ms per insert)`);
+    const ingested = events / ingest.result().seconds;
+    figures.push(
+      { figure: "batch endpoint events/s (vs bare insert rows/s)", service: ingested.toFixed(0), baseline: own.perSecond.toFixed(0), ratio: times(ingested, own.perSecond), goal: ">= 20000", met: ingested >= 20_000 },
+      { figure: "upload events/s (vs batch endpoint)", service: (uploaded / uploads.result().seconds).toFixed(0), baseline: ingested.toFixed(0), ratio: share(ratio, 1), goal: ">= 90%", met: ratio >= 0.9 },
+    );
   } finally {
     await endpoint.runtime.stop();
   }
 
   // Part 3: batches end to end, pipeline attached and sharing the thread.
-  const batches = new Tally();
+  const batches = new Tally(deployed.runtime.origin);
   let batchDrain = 0;
   for (let round = 0; round < rounds; round++) {
     await batches.slice(
@@ -241,6 +209,15 @@ try {
     `workerd CPU per 1,000 events: ${cpuPerThousand.toFixed(0)} ms recording them and running the pipeline; one free core ` +
       `would take about ${(1_000_000 / cpuPerThousand).toFixed(0)} events/s end to end`,
   );
+  const d1 = batches.d1Per(events / 1000);
+  console.log(`D1 per 1,000 events (recording and pipeline): ${d1.statements.toFixed(1)} statements in ${d1.roundTrips.toFixed(1)} round trips`);
+  const endToEnd = events / (batches.result().seconds + batchDrain);
+  figures.push(
+    { figure: "pipeline end to end events/s (vs bare insert rows/s)", service: endToEnd.toFixed(0), baseline: base.perSecond.toFixed(0), ratio: times(endToEnd, base.perSecond), goal: ">= 25000", met: endToEnd >= 25_000 },
+    { figure: "pipeline workerd CPU ms per 1,000 events", service: cpuPerThousand.toFixed(0), baseline: "", ratio: "", goal: "<= 35", met: cpuPerThousand <= 35 },
+    { figure: "pipeline D1 statements (round trips) per 1,000 events", service: `${d1.statements.toFixed(1)} (${d1.roundTrips.toFixed(1)})`, baseline: "", ratio: "", goal: "", met: null },
+  );
+  report("activity", figures);
 } finally {
   await deployed.runtime.stop();
 }

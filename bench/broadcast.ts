@@ -4,7 +4,7 @@
 // .eml + D1 row) by a bare loop. Goal: at least 50% of the baseline.
 //
 // The contacts are seeded directly in D1 (bench setup, not the import path).
-import { createBenchPanel, startRuntime } from "./lib.ts";
+import { createBenchPanel, report, share, startRuntime } from "./lib.ts";
 
 const messages = Number(process.env.MESSAGES ?? 100_000);
 const runtime = await startRuntime();
@@ -95,6 +95,9 @@ try {
   console.log("baseline: bare loop of outbox writes".padEnd(44), baseSeconds.toFixed(1).padStart(9), baseRate.toFixed(0).padStart(9), "100%".padStart(12));
   console.log("publish -> all sent (cron, queue, render)".padEnd(44), seconds.toFixed(1).padStart(9), rate.toFixed(0).padStart(9), `${((rate / baseRate) * 100).toFixed(0)}%`.padStart(12));
   if (final!.sent !== messages) console.log(`WARNING: ${messages - final!.sent} messages not sent`);
+  report("broadcast", [
+    { figure: `campaign to ${messages} contacts, msg/s`, service: rate.toFixed(0), baseline: baseRate.toFixed(0), ratio: share(rate, baseRate), goal: ">= 50%", met: rate >= 0.5 * baseRate && final!.sent === messages },
+  ]);
 } finally {
   await runtime.stop();
 }

@@ -17,16 +17,18 @@
 //
 //   ROWS=1000000,250000 (file sizes, default)   BASELINE_CALL_ROWS=20000 (rows per baseline request)
 //   LIST=1 (import into a list)   LIST_JOURNEY=1 (import into a list with a running list journey)
+//   REIMPORT=0 (skip the second import of the same file, all updates)
 //   MINIFLARE_WORKERD_V8_FLAGS (default "--max-old-space-size=128")
 import { createServer } from "node:http";
 import { readdirSync, readFileSync } from "node:fs";
-import { adminCall, createBenchPanel, startRuntime } from "./lib.ts";
+import { adminCall, createBenchPanel, report, share, startRuntime, times, type BenchFigure } from "./lib.ts";
 import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
 
 process.env.MINIFLARE_WORKERD_V8_FLAGS ??= "--max-old-space-size=128";
 const sizes = (process.env.ROWS ?? "1000000,250000").split(",").map(Number);
 const baselineCallRows = Number(process.env.BASELINE_CALL_ROWS ?? 20_000);
 const listJourney = process.env.LIST_JOURNEY === "1";
+const reimport = process.env.REIMPORT !== "0";
 const intoList = listJourney || process.env.LIST === "1";
 
 function generateCsv(rows: number): Buffer {
@@ -125,7 +127,7 @@ async function enteredAll(origin: string, journeyPath: string, count: number, si
   }
 }
 
-async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun: CaseResult; reimportRun: CaseResult; job: any; rejob: any; enterSeconds?: number }> {
+async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun: CaseResult; reimportRun?: CaseResult; job: any; rejob?: any; enterSeconds?: number }> {
   const file = generateCsv(rows);
   const server = createServer((request, response) => {
     if (request.url !== "/contacts.csv") return void response.writeHead(404).end();
@@ -177,7 +179,7 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
     const enterSeconds = target?.journeyPath ? await enteredAll(runtime.origin, target.journeyPath, rows, importStarted) : undefined;
     // The same file again: every row an update, so the database hardly grows and what memory
     // the import itself holds shows alone.
-    const reimported = await runImport();
+    const reimported = reimport ? await runImport() : undefined;
 
     const result = (seconds: number, m: { peak: Memory; before: Memory }): CaseResult => ({
       rows,
@@ -189,9 +191,9 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
     return {
       baseline: result(baseline.result, baseline),
       importRun: result(imported.result.seconds, imported),
-      reimportRun: result(reimported.result.seconds, reimported),
+      reimportRun: reimported && result(reimported.result.seconds, reimported),
       job: imported.result.job,
-      rejob: reimported.result.job,
+      rejob: reimported?.result.job,
       enterSeconds,
     };
   } finally {
@@ -202,18 +204,26 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
 
 const mb = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(0)} MiB`;
 const lines: string[] = [];
+const figures: BenchFigure[] = [];
 const enterLines: string[] = [];
 for (const rows of sizes) {
   const { baseline, importRun, reimportRun, job, rejob, enterSeconds } = await runSize(rows);
-  if (job.status !== "completed" || job.total !== rows || job.created !== rows || rejob.updated !== rows) {
+  if (job.status !== "completed" || job.total !== rows || job.created !== rows || (rejob && rejob.updated !== rows)) {
     console.error(`import did not complete as expected: ${JSON.stringify(job)} ${JSON.stringify(rejob)}`);
     process.exitCode = 1;
   }
-  for (const [name, r] of [
+  const cases: Array<readonly [string, CaseResult]> = [
     [`baseline: bare multi-row upserts, ${rows} rows`, baseline],
     [`bulkupload ${rows} rows, call to completed`, importRun],
-    [`bulkupload again (all updates), ${rows} rows`, reimportRun],
-  ] as const) {
+  ];
+  if (reimportRun) cases.push([`bulkupload again (all updates), ${rows} rows`, reimportRun]);
+  const mode = listJourney ? " into a list journey" : intoList ? " into a list" : "";
+  figures.push(
+    { figure: `import${mode} ${rows} rows, rows/s`, service: importRun.rowsPerSecond.toFixed(0), baseline: baseline.rowsPerSecond.toFixed(0), ratio: share(importRun.rowsPerSecond, baseline.rowsPerSecond), goal: ">= 80%", met: importRun.rowsPerSecond >= 0.8 * baseline.rowsPerSecond },
+    { figure: `import${mode} ${rows} rows, seconds`, service: importRun.seconds.toFixed(1), baseline: baseline.seconds.toFixed(1), ratio: times(importRun.seconds, baseline.seconds), goal: rows === 1_000_000 ? "< 15" : "", met: rows === 1_000_000 ? importRun.seconds < 15 : null },
+    { figure: `import${mode} ${rows} rows, workerd peak RSS MiB`, service: (importRun.peak.rss / 2 ** 20).toFixed(0), baseline: (baseline.peak.rss / 2 ** 20).toFixed(0), ratio: times(importRun.peak.rss, baseline.peak.rss), goal: "", met: null },
+  );
+  for (const [name, r] of cases) {
     lines.push(
       [
         name.padEnd(46),
@@ -236,3 +246,4 @@ console.log(
 );
 for (const line of lines) console.log(line);
 for (const line of enterLines) console.log(line);
+report("import", figures);

@@ -6,7 +6,7 @@
 // single-activity post alone (the activity benchmark: answer once stored).
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { adminCall, createBenchPanel, load, printComparison, startRuntime, type LoadResult } from "./lib.ts";
+import { adminCall, createBenchPanel, load, printComparison, report, share, startRuntime, type LoadResult } from "./lib.ts";
 
 const contacts = Number(process.env.CONTACTS ?? 10_000);
 const concurrency = Number(process.env.CONCURRENCY ?? 16);
@@ -112,6 +112,11 @@ try {
       `${deliveredAt.size}/${contacts} webhook events received in ${batches} batches; ` +
       `post-to-delivery delay p50 ${journeyRun.p50.toFixed(0)} ms, p99 ${journeyRun.p99.toFixed(0)} ms, max ${(delays.at(-1) ?? 0).toFixed(0)} ms`,
   );
+  report("journeys", [
+    { figure: "activity post, no journey, req/s", service: activityPosts.perSecond.toFixed(0), baseline: baseline.perSecond.toFixed(0), ratio: share(activityPosts.perSecond, baseline.perSecond), goal: "", met: null },
+    { figure: `activity -> journey -> webhook, ${contacts} contacts, per s`, service: journeyRun.perSecond.toFixed(0), baseline: baseline.perSecond.toFixed(0), ratio: share(journeyRun.perSecond, baseline.perSecond), goal: "", met: null },
+    { figure: "post-to-delivery p99 ms", service: journeyRun.p99.toFixed(0), baseline: "", ratio: "", goal: "", met: null },
+  ]);
 } finally {
   await runtime.stop();
   receiver.close();

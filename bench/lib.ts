@@ -4,12 +4,13 @@
 // The runtime is Miniflare driven directly, not `wrangler dev`: wrangler's dev proxy costs more
 // per request than the Worker itself here, which would hide what the service does.
 import { build } from "esbuild";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
+import { childCpuSeconds } from "./cpu.ts";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const ADMIN_TOKEN = "bench-admin-token";
@@ -175,6 +176,77 @@ export async function load(
   };
 }
 
+/** The D1 statements and round trips the benchmark build counted (bench/worker/d1-count.ts); `reset` starts them again. */
+export async function d1Counts(origin: string, reset = false): Promise<{ statements: number; roundTrips: number }> {
+  const response = await fetch(`${origin}/__bench/d1${reset ? "?reset=1" : ""}`);
+  return (await response.json()) as { statements: number; roundTrips: number };
+}
+
+/**
+ * Sums slices of one case into one result; percentiles from every request's latency. Each
+ * slice also counts workerd's CPU and, given the runtime's origin, D1 statements and round trips.
+ */
+export class Tally {
+  private readonly latencies: number[] = [];
+  cpuSeconds = 0;
+  d1Statements = 0;
+  d1RoundTrips = 0;
+  requests = 0;
+  private failures = 0;
+  private seconds = 0;
+
+  private readonly origin: string | undefined;
+
+  constructor(origin?: string) {
+    this.origin = origin;
+  }
+
+  timed(send: (i: number) => Promise<Response>) {
+    return async (i: number) => {
+      const t0 = performance.now();
+      const response = await send(i);
+      await response.clone().arrayBuffer();
+      this.latencies.push(performance.now() - t0);
+      return response;
+    };
+  }
+
+  /** Runs one slice (and what must follow it, e.g. draining the pipeline), counting workerd CPU and D1. */
+  async slice(run: () => Promise<LoadResult>, after: () => Promise<unknown> = async () => {}) {
+    if (this.origin) await d1Counts(this.origin, true);
+    const cpu = childCpuSeconds();
+    this.add(await run());
+    await after();
+    this.cpuSeconds += childCpuSeconds() - cpu;
+    if (this.origin) {
+      const d1 = await d1Counts(this.origin, true);
+      this.d1Statements += d1.statements;
+      this.d1RoundTrips += d1.roundTrips;
+    }
+  }
+
+  cpuMsPer(count = this.requests): string {
+    return ((this.cpuSeconds * 1000) / count).toFixed(2);
+  }
+
+  /** D1 statements and round trips per request (or per `count`). */
+  d1Per(count = this.requests): { statements: number; roundTrips: number } {
+    return { statements: this.d1Statements / count, roundTrips: this.d1RoundTrips / count };
+  }
+
+  add(result: LoadResult) {
+    this.requests += result.requests;
+    this.failures += result.failures;
+    this.seconds += result.seconds;
+  }
+
+  result(): LoadResult {
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+    return { requests: this.requests, failures: this.failures, seconds: this.seconds, perSecond: this.requests / this.seconds, p50: at(50), p99: at(99) };
+  }
+}
+
 export function printComparison(title: string, rows: Array<[string, LoadResult]>, baseline: LoadResult): void {
   console.log(`\n${title}`);
   console.log("case".padEnd(34), "req/s".padStart(9), "p50 ms".padStart(8), "p99 ms".padStart(8), "failed".padStart(7), "vs baseline req/s".padStart(19), "p99 ratio".padStart(10));
@@ -189,4 +261,35 @@ export function printComparison(title: string, rows: Array<[string, LoadResult]>
       `${(r.p99 / baseline.p99).toFixed(2)}x`.padStart(10),
     );
   }
+}
+
+/** One line of the table `npm run bench` prints: a figure of the service beside its baseline's. */
+export interface BenchFigure {
+  figure: string;
+  service: string;
+  baseline: string;
+  ratio: string;
+  goal: string;
+  /** Whether the goal was met; null when the figure has no goal. */
+  met: boolean | null;
+}
+
+/** service/baseline as a share ("87%"), for rates where more is better. */
+export function share(service: number, baseline: number): string {
+  return `${((service / baseline) * 100).toFixed(0)}%`;
+}
+
+/** service/baseline as a factor ("1.42x"), for latencies and costs. */
+export function times(service: number, baseline: number): string {
+  return `${(service / baseline).toFixed(2)}x`;
+}
+
+/**
+ * Hands a benchmark's figures to `npm run bench` (bench/all.ts), which names a file in
+ * BENCH_REPORT; run alone, a benchmark only prints its own output.
+ */
+export function report(benchmark: string, figures: BenchFigure[]): void {
+  const file = process.env.BENCH_REPORT;
+  if (!file) return;
+  appendFileSync(file, figures.map((figure) => JSON.stringify({ benchmark, ...figure })).join("\n") + "\n");
 }

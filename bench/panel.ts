@@ -3,7 +3,7 @@
 // the same run. Searches go through the admin route as the panel calls it (exact key, and a
 // prefix answering a page of 25); cases alternate in short slices so load from other
 // processes hits them alike.
-import { adminCall, createBenchPanel, load, printComparison, startRuntime, type LoadResult } from "./lib.ts";
+import { adminCall, createBenchPanel, load, printComparison, report, startRuntime, times, type LoadResult } from "./lib.ts";
 
 const CONTACTS = Number(process.env.CONTACTS ?? 1_000_000);
 const concurrency = Number(process.env.CONCURRENCY ?? 4);
@@ -53,6 +53,17 @@ try {
   for (const [name, result] of rows.slice(1)) {
     console.log(`${name}: p50 ${result.p50.toFixed(1)} ms (goal <= 150 ms), ${(result.p50 / rows[0]![1].p50).toFixed(2)}x the baseline's p50`);
   }
+  report(
+    "panel",
+    rows.slice(1).map(([name, result]) => ({
+      figure: `${name}, ${CONTACTS} contacts, p50 ms`,
+      service: result.p50.toFixed(1),
+      baseline: rows[0]![1].p50.toFixed(1),
+      ratio: times(result.p50, rows[0]![1].p50),
+      goal: "<= 150",
+      met: result.p50 <= 150,
+    })),
+  );
 } finally {
   await runtime.stop();
 }

@@ -24,7 +24,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { adminCall, createBenchPanel, startRuntime, type BenchRuntime } from "./lib.ts";
+import { adminCall, createBenchPanel, report, startRuntime, times, type BenchRuntime } from "./lib.ts";
 
 const sends = Number(process.env.SENDS ?? 10_000);
 const entries = Number(process.env.ENTRIES ?? 10_000);
@@ -262,8 +262,10 @@ async function batchHold() {
       const posted = await fetch(`${origin}/v1/activity/batch/${encodeURIComponent(panel.clientId)}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(events) });
       if (!posted.ok) throw new Error(`batch post failed: ${posted.status} ${await posted.text()}`);
     }
-    const timeout = new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, TIMEOUT_MS)));
     const during = await readsDuring(origin, panel.id, Promise.race([all, timeout]));
+    clearTimeout(timer);
     return { idle, during, seconds: (performance.now() - start) / 1000, received };
   } finally {
     await runtime.stop();
@@ -283,6 +285,18 @@ if (parts.includes("crash")) {
   console.log(`cron ticks after the restart: ${crashed.ticks}`);
   console.log("counts (nothing dropped / after crash):", JSON.stringify(baseline.counts), JSON.stringify(crashed.counts));
   const expected = { outbox: sends, sent: sends, sms: 2 * entries, instances: 2 * entries };
+  const complete = JSON.stringify(crashed.counts) === JSON.stringify(expected);
+  report(
+    "recovery",
+    KINDS.map((kind) => ({
+      figure: `${kind} after a crash, seconds to done`,
+      service: crashed.seconds[kind].toFixed(1),
+      baseline: baseline.seconds[kind].toFixed(1),
+      ratio: times(crashed.seconds[kind], baseline.seconds[kind]),
+      goal: "<= baseline + 120",
+      met: crashed.seconds[kind] - baseline.seconds[kind] <= 120 && complete,
+    })),
+  );
   for (const [name, counts] of [["nothing dropped", baseline.counts], ["after crash", crashed.counts]] as const) {
     if (JSON.stringify(counts) !== JSON.stringify(expected)) console.log(`WARNING ${name}: expected ${JSON.stringify(expected)}`);
   }
@@ -297,4 +311,14 @@ if (parts.includes("hold")) {
   row("idle (baseline)", hold.idle);
   row("during the batch run", hold.during);
   console.log(`max during / p50 idle: ${((hold.during.at(-1) ?? 0) / Math.max(1, percentile(hold.idle, 50))).toFixed(0)}x`);
+  report("recovery", [
+    {
+      figure: `admin read p99 ms during a ${holdEvents}-event batch run`,
+      service: percentile(hold.during, 99).toFixed(0),
+      baseline: percentile(hold.idle, 99).toFixed(0),
+      ratio: times(percentile(hold.during, 99), Math.max(1, percentile(hold.idle, 99))),
+      goal: "",
+      met: null,
+    },
+  ]);
 }

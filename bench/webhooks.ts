@@ -8,7 +8,7 @@
 // under the batch window + 1 s.
 import { createServer, type Server } from "node:http";
 import { childCpuSeconds } from "./cpu.ts";
-import { adminCall, createBenchPanel, startRuntime } from "./lib.ts";
+import { adminCall, createBenchPanel, report, share, startRuntime, times } from "./lib.ts";
 
 const EVENTS = Number(process.env.EVENTS ?? 100_000);
 const CHUNK = Number(process.env.CHUNK ?? 100);
@@ -216,6 +216,18 @@ try {
   row("baseline: bare loop posting the same batches", baseline, "100%");
   row(`service: hand-over x${HANDOVER_CONCURRENCY} -> Durable Object -> POST`, service, `${((service.perSecond / baseline.perSecond) * 100).toFixed(0)}% (goal 50%)`);
   for (const [rate, result] of paced) row(`service paced at ${rate} events/s for ${PACED_SECONDS}s`, result, `p99 goal <${WINDOW_MS + 1000}`);
+  report("webhooks", [
+    { figure: `delivery of ${EVENTS} events, events/s`, service: service.perSecond.toFixed(0), baseline: baseline.perSecond.toFixed(0), ratio: share(service.perSecond, baseline.perSecond), goal: ">= 50%", met: service.perSecond >= 0.5 * baseline.perSecond && service.delivered === EVENTS },
+    { figure: "delivery workerd CPU µs/event", service: service.cpuMicros.toFixed(0), baseline: baseline.cpuMicros.toFixed(0), ratio: times(service.cpuMicros, baseline.cpuMicros), goal: "", met: null },
+    ...paced.map(([rate, result]) => ({
+      figure: `paced ${rate} events/s, hand-over to delivery p99 ms`,
+      service: result.p99.toFixed(0),
+      baseline: "",
+      ratio: "",
+      goal: `< ${WINDOW_MS + 1000}`,
+      met: result.p99 < WINDOW_MS + 1000 && result.delivered === result.events,
+    })),
+  ]);
   console.log(`hand-over of ${EVENTS} events took ${handOverSeconds.toFixed(1)} s (${(EVENTS / handOverSeconds).toFixed(0)} events/s accepted); backlog after: ${webhook.backlog}`);
 } finally {
   await runtime.stop();

@@ -1,12 +1,14 @@
 // The benchmark build: the service itself plus baseline routes under /__bench/ that do the
 // bare platform work a benchmark compares against, in the same runtime and the same run.
 // Never deployed. Each benchmark adds its baseline in its own file and one line below.
+// D1 is counted (d1-count.ts): statements and round trips per call.
 import service from "../../src/index";
 import { baselineContactLookup, seedContacts } from "./baseline-contact-lookup";
 import { baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
 import { baselineOutbox } from "./baseline-outbox";
 import { baselineWebhookPost } from "./baseline-webhook-post";
+import { countingEnv, d1Counts } from "./d1-count";
 
 export * from "../../src/index";
 
@@ -17,12 +19,19 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/import-upsert": baselineImportUpsert,
   "/__bench/contact-lookup": baselineContactLookup,
   "/__bench/seed-contacts": seedContacts,
+  "/__bench/d1": d1Counts,
 };
 
 export default {
-  ...service,
   async fetch(request, env, exec) {
+    // Baselines are counted too, so both sides pay the same for the counting.
     const baseline = BASELINES[new URL(request.url).pathname];
-    return baseline ? baseline(request, env, exec) : service.fetch(request, env, exec);
+    return baseline ? baseline(request, countingEnv(env), exec) : service.fetch(request, countingEnv(env), exec);
+  },
+  queue(batch, env, exec) {
+    return service.queue(batch, countingEnv(env), exec);
+  },
+  scheduled(controller, env, exec) {
+    return service.scheduled(controller, countingEnv(env), exec);
   },
 } satisfies ExportedHandler<Env>;

@@ -1,0 +1,100 @@
+// npm run bench: every benchmark with short defaults, one after the other, then one table of
+// their figures (service, baseline from the same run, ratio, goal) printed and written to
+// docs/benchmarks.md with the commit measured. Each benchmark keeps its own script and knobs
+// for longer runs (npm run bench:<name>); here their output goes to a log file per benchmark.
+//
+//   BENCH_ONLY=api,activity   run only these (the table is printed, docs/benchmarks.md is
+//                             written only by a full run)
+//   BENCH_LOGS=dir            where the logs go (default: a new directory under the system's tmp)
+import { spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
+import { createWriteStream, mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { root, type BenchFigure } from "./lib.ts";
+
+/** Short defaults: the whole run stays under 15 minutes on a shared 2-core machine. */
+const BENCHMARKS: Array<{ name: string; script: string; env: Record<string, string> }> = [
+  { name: "api", script: "api.ts", env: { ROUNDS: "4", SLICE: "3" } },
+  { name: "activity", script: "activity.ts", env: { ROUNDS: "3", SLICE: "3" } },
+  { name: "import", script: "import.ts", env: { ROWS: "1000000", REIMPORT: "0" } },
+  { name: "broadcast", script: "broadcast.ts", env: { MESSAGES: "20000" } },
+  { name: "webhooks", script: "webhooks.ts", env: { EVENTS: "20000", PACED_SECONDS: "5" } },
+  { name: "journeys", script: "journeys.ts", env: { CONTACTS: "2000", SECONDS: "4" } },
+  { name: "panel", script: "panel.ts", env: { CONTACTS: "1000000", ROUNDS: "2", SLICE: "2" } },
+  { name: "recovery", script: "recovery.ts", env: { SENDS: "2000", ENTRIES: "2000" } },
+];
+
+const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim());
+const selected = BENCHMARKS.filter((b) => !only || only.includes(b.name));
+const logs = process.env.BENCH_LOGS ?? mkdtempSync(join(tmpdir(), "apiv2-bench-logs-"));
+const reportFile = join(logs, "figures.jsonl");
+writeFileSync(reportFile, "");
+
+function run(benchmark: (typeof BENCHMARKS)[number]): Promise<{ code: number; seconds: number }> {
+  const log = createWriteStream(join(logs, `${benchmark.name}.log`));
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(root, "bench", benchmark.script)], {
+      cwd: root,
+      env: { ...process.env, ...benchmark.env, BENCH_REPORT: reportFile },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout.pipe(log, { end: false });
+    child.stderr.pipe(log, { end: false });
+    child.on("close", (code) => {
+      log.end();
+      resolve({ code: code ?? 1, seconds: (performance.now() - started) / 1000 });
+    });
+  });
+}
+
+const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim();
+const commit = git("rev-parse", "--short", "HEAD");
+const dirty = git("status", "--porcelain", "--", "src", "bench", "migrations", "wrangler.toml") !== "";
+const measured = `${commit}${dirty ? " with uncommitted changes" : ""}`;
+
+console.log(`npm run bench: ${selected.map((b) => b.name).join(", ")} at ${measured}; logs in ${logs}`);
+const started = performance.now();
+const outcomes: string[] = [];
+for (const benchmark of selected) {
+  process.stdout.write(`${benchmark.name} ... `);
+  const { code, seconds } = await run(benchmark);
+  const outcome = `${benchmark.name} ${code === 0 ? "ok" : `FAILED (exit ${code}, see ${join(logs, `${benchmark.name}.log`)})`} in ${seconds.toFixed(0)} s`;
+  console.log(outcome.slice(benchmark.name.length + 1));
+  outcomes.push(outcome);
+}
+const totalSeconds = (performance.now() - started) / 1000;
+
+const figures = readFileSync(reportFile, "utf8")
+  .split("\n")
+  .filter(Boolean)
+  .map((line) => JSON.parse(line) as BenchFigure & { benchmark: string });
+const header = ["benchmark", "figure", "service", "baseline", "ratio", "goal", "met"];
+const rows = figures.map((f) => [f.benchmark, f.figure, f.service, f.baseline, f.ratio, f.goal, f.met === null ? "" : f.met ? "yes" : "NO"]);
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+console.log(`\n${[header, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ")).join("\n")}`);
+const goals = figures.filter((f) => f.met !== null);
+const met = goals.filter((f) => f.met).length;
+console.log(`\n${met} of ${goals.length} goals met; ${totalSeconds.toFixed(0)} s in all (${outcomes.join("; ")})`);
+
+if (only) {
+  console.log("docs/benchmarks.md left as it is: BENCH_ONLY ran a part of the benchmarks");
+} else {
+  const markdown = [
+    "<!-- npm run bench writes this section; edits inside it are overwritten -->",
+    `Measured at \`${measured}\` on ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC in ${(totalSeconds / 60).toFixed(1)} minutes ` +
+      `(short defaults; ${met} of ${goals.length} goals met; ${outcomes.join("; ")}).`,
+    "",
+    `| ${header.join(" | ")} |`,
+    `|${header.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${r.map((cell) => cell.replaceAll("|", "\\|")).join(" | ")} |`),
+    "<!-- end of npm run bench -->",
+  ].join("\n");
+  const docs = join(root, "docs", "benchmarks.md");
+  const text = existsSync(docs) ? readFileSync(docs, "utf8") : "# Benchmarks\n";
+  const section = /<!-- npm run bench writes this section[^]*?<!-- end of npm run bench -->/;
+  writeFileSync(docs, section.test(text) ? text.replace(section, () => markdown) : text.replace(/\n*$/, `\n\n## Last \`npm run bench\`\n\n${markdown}\n`));
+  console.log(`written to docs/benchmarks.md`);
+}
+if (outcomes.some((o) => o.includes("FAILED"))) process.exitCode = 1;
