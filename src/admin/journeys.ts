@@ -2,6 +2,7 @@ import { journeyDefinitionSchema, journeyGraphProblems, journeyStatusBody, MESSA
 import { conflict, fromProblems, orNotFound } from "../lib/http/errors";
 import { resumeHeldPoints } from "../services/journeys/points";
 import { scanSegment } from "../services/journeys/contact-triggers";
+import { forgetLiveJourneys } from "../services/journeys/live-journeys";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
 import { findActivityByName } from "../store/activities";
@@ -129,6 +130,7 @@ const setStatus = definePanelRoute({
     const journey = await requireJourney(env.DB, panel, path.journey);
     const now = Date.now();
     const changed = await changeJourneyStatus(env.DB, panel.id, journey.id, TRANSITIONS[body.status], body.status, now);
+    forgetLiveJourneys(panel.id);
     if (!changed) {
       throw conflict(`status: a ${journey.status} journey cannot become ${body.status}`, [{ field: "status", message: `cannot go from ${journey.status} to ${body.status}` }]);
     }

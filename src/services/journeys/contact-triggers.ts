@@ -2,10 +2,11 @@ import { filterMatches } from "../../domain/filters";
 import type { AttributeValue } from "../../domain/attributes";
 import { contactsPage } from "../../store/contacts";
 import { segmentMembersPage } from "../../store/segments";
-import { runningJourneysByTrigger, type Journey } from "../../store/journeys/definitions";
+import type { Journey } from "../../store/journeys/definitions";
 import { setScanCursor } from "../../store/journeys/scans";
 import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
 import { enterListEntries } from "./list-entries";
+import { runningJourneys } from "./live-journeys";
 
 /**
  * Triggers on contact writes (CONTRACT 5): a contact added to a list enters the running
@@ -34,14 +35,25 @@ function segmentFilter(journey: Journey) {
  */
 export async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: boolean, now: number): Promise<void> {
   try {
-    await Promise.all([enterSegments(env, panelId, contact, now), joinedList ? enterListEntries(env, panelId, now, { contactId: contact.id }) : undefined]);
+    await Promise.all([enterSegments(env, panelId, contact, now), joinedList ? enterLists(env, panelId, contact, now) : undefined]);
   } catch (error) {
     console.error(`journeys: entering contact ${contact.id} of panel ${panelId} after a write failed`, error);
   }
 }
 
+/**
+ * The memberships' triggers (of a list, of a saved segment) left entries only if a journey of
+ * a list or of a saved segment runs; those a stale answer misses, the cron takes.
+ */
+async function enterLists(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<void> {
+  const [lists, segments] = await Promise.all([runningJourneys(env.DB, panelId, "list"), runningJourneys(env.DB, panelId, "segment")]);
+  if (lists.length === 0 && !segments.some((j) => j.definition.trigger.type === "segment" && j.definition.trigger.segment !== undefined)) return;
+  await enterListEntries(env, panelId, now, { contactId: contact.id });
+}
+
 async function enterSegments(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<void> {
-  const segments = await runningJourneysByTrigger(env.DB, panelId, "segment");
+  const segments = await runningJourneys(env.DB, panelId, "segment");
+  if (segments.length === 0) return;
   const matching = segments.filter((j) => segmentFilter(j) !== undefined && filterMatches(segmentFilter(j), contact.attributes));
   await enterJourneys(
     env,

@@ -2,9 +2,9 @@ import { activityNameKey } from "../../domain/activity";
 import { startsJourneys } from "../../domain/events";
 import type { PipelineEvent, PipelineStep } from "../pipeline/steps";
 import { contactsByIds } from "../../store/contacts";
-import { runningJourneysByTrigger } from "../../store/journeys/definitions";
 import { pendingWaitsFor, resolveWaitsWithEvents, type JourneyPoint } from "../../store/journeys/points";
 import { continuePoints, enterJourneys, entriesFor, POINT_LEASE_MS } from "./engine";
+import { liveJourneys } from "./live-journeys";
 
 /** Whether `event` is what the pending wait `point` waits for. */
 export function eventEndsWait(point: JourneyPoint, event: PipelineEvent): boolean {
@@ -32,6 +32,10 @@ export const journeysPipelineStep: PipelineStep = {
     if (!first) return;
     const panelId = first.panelId;
     const now = Date.now();
+    // Waits belong to instances of running or paused journeys, triggers to running ones: a
+    // panel with neither has nothing to do here.
+    const live = await liveJourneys(env.DB, panelId);
+    if (live.length === 0) return;
 
     // Waits first, so the activity that enters a contact never ends the wait it starts.
     const msgids = [...new Set(events.flatMap((e) => (e.msgid && e.channel !== "custom_activity" ? [e.msgid] : [])))];
@@ -48,7 +52,8 @@ export const journeysPipelineStep: PipelineStep = {
     // An activity that happened more than a day before it arrived is history, not a trigger.
     const activities = events.filter((e) => e.channel === "custom_activity" && e.contactId !== null && startsJourneys(e, e.receivedAt));
     if (activities.length === 0) return;
-    const journeys = await runningJourneysByTrigger(env.DB, panelId, "activity", [...new Set(activities.map((e) => activityNameKey(e.name)))]);
+    const keys = new Set(activities.map((e) => activityNameKey(e.name)));
+    const journeys = live.filter((j) => j.status === "running" && j.definition.trigger.type === "activity" && keys.has(activityNameKey(j.definition.trigger.activity)));
     if (journeys.length === 0) return;
     const contacts = await contactsByIds(
       env.DB,

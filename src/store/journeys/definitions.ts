@@ -138,14 +138,11 @@ export async function changeJourneyStatus(
   return row ? journeyFromRow(row) : null;
 }
 
-/** Running journeys of a panel whose trigger is of `type` (and, for activity, matches one of `keys`). */
-export async function runningJourneysByTrigger(db: D1Database, panelId: string, type: "activity" | "segment", keys?: readonly string[]): Promise<Journey[]> {
+/** The journeys of a panel that are running or paused: those whose triggers fire or whose waits can end. */
+export async function liveJourneysOfPanel(db: D1Database, panelId: string): Promise<Journey[]> {
   const { results } = await db
-    .prepare(
-      `SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE panel_id = ? AND status = 'running' AND trigger_type = ?
-       AND (? IS NULL OR trigger_key IN (SELECT value FROM json_each(?)))`,
-    )
-    .bind(panelId, type, keys ? 1 : null, JSON.stringify(keys ?? []))
+    .prepare(`SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused')`)
+    .bind(panelId)
     .all<JourneyRow>();
   return results.map(journeyFromRow);
 }
