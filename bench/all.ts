@@ -6,6 +6,7 @@
 //   BENCH_ONLY=api,activity   run only these (the table is printed, docs/benchmarks.md is
 //                             written only by a full run)
 //   BENCH_LOGS=dir            where the logs go (default: a new directory under the system's tmp)
+//   BENCH_TIMEOUT_S=300       a benchmark running longer is stopped and reported as failed
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
@@ -15,15 +16,17 @@ import { root, type BenchFigure } from "./lib.ts";
 
 /** Short defaults: the whole run stays under 15 minutes on a shared 2-core machine. */
 const BENCHMARKS: Array<{ name: string; script: string; env: Record<string, string> }> = [
-  { name: "api", script: "api.ts", env: { ROUNDS: "4", SLICE: "3" } },
-  { name: "activity", script: "activity.ts", env: { ROUNDS: "3", SLICE: "3" } },
+  { name: "api", script: "api.ts", env: { ROUNDS: "3", SLICE: "3" } },
+  { name: "activity", script: "activity.ts", env: { ROUNDS: "2", SLICE: "3" } },
   { name: "import", script: "import.ts", env: { ROWS: "1000000", REIMPORT: "0" } },
-  { name: "broadcast", script: "broadcast.ts", env: { MESSAGES: "20000" } },
-  { name: "webhooks", script: "webhooks.ts", env: { EVENTS: "20000", PACED_SECONDS: "5" } },
-  { name: "journeys", script: "journeys.ts", env: { CONTACTS: "2000", SECONDS: "4" } },
+  { name: "broadcast", script: "broadcast.ts", env: { MESSAGES: "2000" } },
+  { name: "webhooks", script: "webhooks.ts", env: { EVENTS: "10000", PACED_SECONDS: "5" } },
+  { name: "journeys", script: "journeys.ts", env: { CONTACTS: "500", SECONDS: "3" } },
   { name: "panel", script: "panel.ts", env: { CONTACTS: "1000000", ROUNDS: "2", SLICE: "2" } },
-  { name: "recovery", script: "recovery.ts", env: { SENDS: "2000", ENTRIES: "2000" } },
+  { name: "recovery", script: "recovery.ts", env: { SENDS: "1000", ENTRIES: "1000" } },
 ];
+/** A benchmark still running after this long is stopped and reported as failed. */
+const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 300) * 1000;
 
 const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim());
 const selected = BENCHMARKS.filter((b) => !only || only.includes(b.name));
@@ -40,9 +43,14 @@ function run(benchmark: (typeof BENCHMARKS)[number]): Promise<{ code: number; se
       env: { ...process.env, ...benchmark.env, BENCH_REPORT: reportFile },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    const timer = setTimeout(() => {
+      log.write(`\nstopped by npm run bench after ${TIMEOUT_MS / 1000} s\n`);
+      child.kill("SIGTERM");
+    }, TIMEOUT_MS);
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.on("close", (code) => {
+      clearTimeout(timer);
       log.end();
       resolve({ code: code ?? 1, seconds: (performance.now() - started) / 1000 });
     });

@@ -45,11 +45,19 @@ try {
     <p>${"Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(8)}</p></body></html>`;
   await files.put("bench/body.html", html);
   const now = Date.now();
+  // Every campaign's contacts arrive through an import job; here it is one already completed.
+  await db
+    .prepare(
+      `INSERT INTO import_jobs (id, panel_id, status, phase, sources, list_id, total, created, created_at, finished_at, updated_at)
+       VALUES ('imp_bench', ?1, 'completed', 'done', '[]', 1, ?2, ?2, ?3, ?3, ?3)`,
+    )
+    .bind(panel.id, messages, now)
+    .run();
   await db
     .prepare(
       `INSERT INTO campaigns (id, panel_id, list_id, name, subject, sender_name, sender_email, tags, schedule_local, send_at, body_key,
-         status, request_id, created_at, updated_at)
-       VALUES ('cmp_bench', ?, 1, 'Bench', 'Hello {{NAME}}', 'Shop', 'shop@example.com', '[]', '', ?, 'bench/body.html', 'scheduled', 'bench', ?, ?)`,
+         status, import_job_id, request_id, created_at, updated_at)
+       VALUES ('cmp_bench', ?, 1, 'Bench', 'Hello {{NAME}}', 'Shop', 'shop@example.com', '[]', '', ?, 'bench/body.html', 'scheduled', 'imp_bench', 'bench', ?, ?)`,
     )
     .bind(panel.id, now - 1000, now, now)
     .run();

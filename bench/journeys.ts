@@ -90,7 +90,9 @@ try {
   );
   const postsDone = performance.now();
   const timeout = Number(process.env.TIMEOUT_S ?? 600) * 1000;
-  await Promise.race([allDelivered, new Promise((resolve) => setTimeout(resolve, timeout))]);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([allDelivered, new Promise((resolve) => (timer = setTimeout(resolve, timeout)))]);
+  clearTimeout(timer);
   const end = performance.now();
   const delays = [...deliveredAt].map(([who, at]) => at - postedAt.get(who)!).sort((a, b) => a - b);
   const journeyRun: LoadResult = {

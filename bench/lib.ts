@@ -48,10 +48,12 @@ export interface RuntimeOptions {
    * are applied only when the directory is new.
    */
   stateDir?: string;
+  /** Opens workerd's inspector (Chrome DevTools protocol) on this port, for bench/profile.ts. */
+  inspectorPort?: number;
 }
 
 /** Starts the benchmark build (bench/worker) on fresh local state with the migrations applied. */
-export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [], stateDir }: RuntimeOptions = {}): Promise<BenchRuntime> {
+export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [], stateDir, inspectorPort }: RuntimeOptions = {}): Promise<BenchRuntime> {
   const workDir = mkdtempSync(join(tmpdir(), "apiv2-bench-"));
   const persistRoot = stateDir ?? join(workDir, "state");
   const fresh = !existsSync(persistRoot);
@@ -96,6 +98,7 @@ export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [
       port,
       // BENCH_LOG=1 shows workerd's own output (uncaught errors, console.error of the Worker).
       ...(process.env.BENCH_LOG ? { log: new Log(LogLevel.INFO) } : {}),
+      ...(inspectorPort ? { inspectorPort } : {}),
       resourcePersistencePath: persistRoot,
     } as never),
   );

@@ -1,0 +1,140 @@
+// npm run bench:profile: where the service's CPU goes. Starts the benchmark build with
+// workerd's inspector open, loads one path (PROFILE=api: contact add; PROFILE=pipeline: event
+// batches through the batch endpoint and the EVENTS consumer), records a V8 CPU profile of the
+// service's isolate meanwhile, and prints the functions with the most self time and with the
+// most total time (themselves and what they call). SECONDS (default 10) of load; the raw profile is written
+// to OUT (default: the system's tmp) for Chrome DevTools.
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { adminCall, createBenchPanel, load, startRuntime } from "./lib.ts";
+
+const kind = process.env.PROFILE ?? "api";
+const seconds = Number(process.env.SECONDS ?? 10);
+const inspectorPort = Number(process.env.INSPECTOR_PORT ?? 9300 + Math.floor(Math.random() * 600));
+const out = process.env.OUT ?? join(tmpdir(), `apiv2-${kind}.cpuprofile`);
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  hitCount?: number;
+  children?: number[];
+}
+
+/** A minimal Chrome DevTools protocol client over the inspector's WebSocket. */
+async function connect(url: string) {
+  const socket = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    socket.addEventListener("open", resolve, { once: true });
+    socket.addEventListener("error", reject, { once: true });
+  });
+  let nextId = 1;
+  const pending = new Map<number, (value: any) => void>();
+  socket.addEventListener("message", (event) => {
+    const message = JSON.parse(String(event.data));
+    if (message.id !== undefined) pending.get(message.id)?.(message.result ?? message.error);
+  });
+  return {
+    send(method: string, params: Record<string, unknown> = {}): Promise<any> {
+      const id = nextId++;
+      socket.send(JSON.stringify({ id, method, params }));
+      return new Promise((resolve) => pending.set(id, resolve));
+    },
+    close: () => socket.close(),
+  };
+}
+
+const runtime = await startRuntime({ inspectorPort, withoutConsumersOf: [] });
+try {
+  const { origin } = runtime;
+  const panel = await createBenchPanel(origin);
+  let send: (i: number) => Promise<Response>;
+  let concurrency = 16;
+  let drain = async () => {};
+  if (kind === "api") {
+    send = (i) =>
+      fetch(`${origin}/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ data: JSON.stringify({ EMAIL: `user${i}@example.com`, NAME: `User ${i}`, AGE: 20 + (i % 50), CITY: "Pune" }) }),
+      });
+  } else {
+    const activity = await adminCall(origin, "POST", `/panels/${panel.id}/activities`, { name: "add_to_cart", params: { name: "string", prid: "integer", price: "float", prqt: "integer" } });
+    const event = (i: number) => ({
+      activityid: activity.activityid,
+      identity: `user${i % 5000}@example.com`,
+      uniqueid: `visitor-${i % 5000}`,
+      cts: "240131180500",
+      activity_source: "web",
+      activity_params: { "s^name": "Kettle", "i^prid": 1000 + (i % 100), "f^price": 29.5, "i^prqt": 1 + (i % 3) },
+    });
+    concurrency = 2;
+    send = (i) =>
+      fetch(`${origin}/v1/activity/batch/${panel.clientId}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(Array.from({ length: 1000 }, (_, j) => event(i * 1000 + j))),
+      });
+    const db = await runtime.miniflare.getD1Database("DB");
+    drain = async () => {
+      while ((await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE state = 'pending'").first<{ n: number }>())!.n > 0) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+  }
+  // Warm up, so compilation stays out of the profile.
+  await load(send, { concurrency, seconds: 2 });
+  await drain();
+
+  const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json()) as Array<{ id: string; webSocketDebuggerUrl: string }>;
+  const target = targets.find((t) => t.id === "core:user:apiv2");
+  if (!target) throw new Error("the service's isolate is not among the inspector's targets");
+  const inspector = await connect(target.webSocketDebuggerUrl);
+  await inspector.send("Profiler.enable");
+  await inspector.send("Profiler.setSamplingInterval", { interval: 200 });
+  await inspector.send("Profiler.start");
+  let offset = 1_000_000;
+  const result = await load((i) => send(offset + i), { concurrency, seconds });
+  await drain();
+  const { profile } = (await inspector.send("Profiler.stop")) as { profile: { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[] } };
+  inspector.close();
+  offset += result.requests;
+  writeFileSync(out, JSON.stringify(profile));
+
+  const total = profile.samples.length;
+  const nameOf = (node: ProfileNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    return `${functionName || "(anonymous)"} ${url.split("/").pop()}:${lineNumber + 1}`;
+  };
+  const byFunction = new Map<string, number>();
+  for (const node of profile.nodes) {
+    const hits = node.hitCount ?? 0;
+    if (hits) byFunction.set(nameOf(node), (byFunction.get(nameOf(node)) ?? 0) + hits);
+  }
+  // Total time: every sample counted once for each distinct function on its stack.
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const inclusive = new Map<string, number>();
+  const walk = (id: number, onStack: Set<string>): number => {
+    const node = nodes.get(id)!;
+    const name = nameOf(node);
+    const fresh = !onStack.has(name);
+    if (fresh) onStack.add(name);
+    let hits = node.hitCount ?? 0;
+    for (const child of node.children ?? []) hits += walk(child, onStack);
+    if (fresh) {
+      onStack.delete(name);
+      inclusive.set(name, (inclusive.get(name) ?? 0) + hits);
+    }
+    return hits;
+  };
+  walk(profile.nodes[0]!.id, new Set());
+  const top = (map: Map<string, number>, n: number) =>
+    [...map].sort((a, b) => b[1] - a[1]).slice(0, n).map(([name, hits]) => `${((hits / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
+  console.log(`\n${kind}: ${result.requests} requests in ${result.seconds.toFixed(1)} s; ${total} samples; profile written to ${out}`);
+  console.log("\nself time by function:");
+  console.log(top(byFunction, Number(process.env.TOP ?? 40)).join("\n"));
+  console.log("\ntotal time by function:");
+  console.log(top(inclusive, Number(process.env.TOP ?? 40)).join("\n"));
+} finally {
+  await runtime.stop();
+}
