@@ -18,12 +18,13 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
   let operation: Operation | undefined;
   let ctx: OperationContext | undefined;
   try {
-    params = readQueryParams(new URL(request.url));
+    const url = new URL(request.url);
+    params = readQueryParams(url);
     params = { ...params, ...(await readBodyParams(request)) };
     operation = resolveOperation(params.type, params.activity);
     // The key as `apikey` (spec 2.1), else as `Authorization: Bearer` (CONTRACT 8).
     const caller = await authenticateApiKey(env.DB, params.apikey ?? bearerToken(request));
-    ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: new URL(request.url).origin, params };
+    ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: url.origin, params };
     const input = parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);
     const members = await operation.run(ctx, input);
     return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);

@@ -192,10 +192,13 @@ interface BatchRow {
  * until `until`, oldest first, each with its events (stored as rows first if they were not
  * yet) and the steps done; in one D1 round trip.
  */
-export async function takeEventBatches(db: D1Database, panelId: string, ids: readonly number[], lease: string, now: number, until: number): Promise<EventBatch[]> {
-  const sorted = [...new Set(ids)].sort((a, b) => a - b);
-  const idList = JSON.stringify(sorted);
-  const statements = [
+function idListOf(ids: readonly number[]): string {
+  return JSON.stringify([...new Set(ids)].sort((a, b) => a - b));
+}
+
+/** Leases the pending batches among `?2` that no other pass holds, then stores their events as rows. */
+function takeStatements(db: D1Database, panelId: string, idList: string, lease: string, now: number, until: number): D1PreparedStatement[] {
+  return [
     db
       .prepare(
         `UPDATE event_batches SET lease = ?3, leased_until = ?4
@@ -203,6 +206,26 @@ export async function takeEventBatches(db: D1Database, panelId: string, ids: rea
       )
       .bind(panelId, idList, lease, until, now),
     ...storeBatchesStatements(db, panelId, idList, lease),
+  ];
+}
+
+/**
+ * Takes the batches as takeEventBatches does and, in the same D1 transaction, removes them
+ * from the pipeline as done, their events stored as rows: for a pass in which no step has
+ * anything to do, so the events are never read back. Batches another pass holds are left alone.
+ */
+export async function finishEventBatches(db: D1Database, panelId: string, ids: readonly number[], lease: string, now: number, until: number): Promise<void> {
+  const idList = idListOf(ids);
+  await db.batch([
+    ...takeStatements(db, panelId, idList, lease, now, until),
+    db.prepare("DELETE FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3").bind(panelId, idList, lease),
+  ]);
+}
+
+export async function takeEventBatches(db: D1Database, panelId: string, ids: readonly number[], lease: string, now: number, until: number): Promise<EventBatch[]> {
+  const idList = idListOf(ids);
+  const statements = [
+    ...takeStatements(db, panelId, idList, lease, now, until),
     db
       .prepare(`SELECT id, attempts, steps_done FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3 ORDER BY id`)
       .bind(panelId, idList, lease),
@@ -235,9 +258,10 @@ export interface BatchProgress {
 
 /**
  * Records what a consumer pass achieved, in one D1 batch: the steps each batch passed, and the
- * removal of finished ones. Between pieces of a pass (`final` false) the lease is renewed until
- * `heldUntil`; at the end of the pass (`final`) the batches left open are released and get an
- * attempt and the last error when they failed.
+ * removal of finished ones. Between pieces of a pass (`final` false) `progress` names the
+ * batches that moved, and the lease of every batch in `held` is renewed until `heldUntil`; at
+ * the end of the pass (`final`, `progress` naming every batch) the batches left open are
+ * released and get an attempt and the last error when they failed.
  */
 export async function saveBatchProgress(
   db: D1Database,
@@ -247,10 +271,18 @@ export async function saveBatchProgress(
   final: boolean,
   lease: string,
   heldUntil: number,
+  held: readonly number[] = [],
 ): Promise<void> {
   const open = progress.filter((p) => !(final && p.done));
   const finished = progress.filter((p) => final && p.done).map((p) => p.id);
   const statements: D1PreparedStatement[] = [];
+  if (!final && held.length) {
+    statements.push(
+      db
+        .prepare("UPDATE event_batches SET leased_until = ?3, nudged_at = ?4 WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND lease = ?5")
+        .bind(panelId, idListOf(held), heldUntil, now, lease),
+    );
+  }
   if (open.length) {
     const updates = open.map((p) => ({ id: p.id, s: JSON.stringify(p.stepsDone), e: p.error?.slice(0, 1000) ?? null, f: final && p.error !== undefined ? 1 : 0 }));
     statements.push(

@@ -27,6 +27,9 @@ export function eventEndsWait(point: JourneyPoint, event: PipelineEvent): boolea
  */
 export const journeysPipelineStep: PipelineStep = {
   name: "journeys",
+  async hasWork(env, panelId) {
+    return (await liveJourneys(env.DB, panelId)).length > 0;
+  },
   async run(env, events) {
     const first = events[0];
     if (!first) return;

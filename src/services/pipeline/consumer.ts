@@ -1,5 +1,5 @@
 import { randomHex } from "../../lib/random";
-import { deferEventBatches, saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../../store/event-batches";
+import { deferEventBatches, finishEventBatches, saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../../store/event-batches";
 import type { EventBatchState, EventPipelineState } from "../../store/events";
 import { isEventsNudge, nudgeEventBatches } from "./nudge";
 import type { PipelineEvent, PipelineStep } from "./steps";
@@ -25,10 +25,40 @@ function passed(batch: Pick<EventBatch, "stepsDone">, step: string, eventId: num
   return done === true || (done !== undefined && done.includes(eventId));
 }
 
-/** The steps a batch's events passed, `true` where all of them did. */
-function stepsDoneAfter(batch: EventBatch, step: string, passedNow: ReadonlySet<number>): EventBatch["stepsDone"] {
-  const ids = batch.events.filter((event) => passed(batch, step, event.id) || passedNow.has(event.id)).map((event) => event.id);
-  return { ...batch.stepsDone, [step]: ids.length === batch.events.length ? true : ids };
+/**
+ * A batch's progress while a pass works on it: per step, `true` (every event passed it) or the
+ * ids of the events that did, as a set, so a piece's bookkeeping is linear in its events.
+ */
+class Progress {
+  private readonly steps: Map<string, true | Set<number>>;
+
+  constructor(readonly batch: EventBatch) {
+    this.steps = new Map(Object.entries(batch.stepsDone).map(([step, done]) => [step, done === true ? true : new Set(done)]));
+  }
+
+  passed(step: string, eventId: number): boolean {
+    const done = this.steps.get(step);
+    return done === true || (done !== undefined && done.has(eventId));
+  }
+
+  /** The step ran for `eventId`; `ok` when it passed. */
+  record(step: string, eventId: number, ok: boolean): void {
+    let done = this.steps.get(step);
+    if (done === true) return;
+    if (!done) this.steps.set(step, (done = new Set()));
+    if (!ok) return;
+    done.add(eventId);
+    if (done.size === this.batch.events.length) this.steps.set(step, true);
+  }
+
+  done(steps: readonly PipelineStep[]): boolean {
+    return this.batch.events.length === 0 || steps.every((step) => this.steps.get(step.name) === true);
+  }
+
+  /** As stored: `true` where every event passed, else the ids that did, in order. */
+  stepsDone(): EventBatch["stepsDone"] {
+    return Object.fromEntries([...this.steps].map(([step, done]) => [step, done === true ? true : [...done].sort((a, b) => a - b)]));
+  }
 }
 
 /** Events one piece of a pass runs through the steps; progress is saved (and the lease renewed) after each. */
@@ -73,35 +103,55 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
   const lease = randomHex(8);
   const started = Date.now();
   const clock = () => now + (Date.now() - started);
+  // Steps with nothing to do for this panel pass its events unseen; with none left, the batches
+  // are stored as rows and finished in one transaction, their events never read back.
+  const working = await stepsWithWork(env, panelId, steps);
+  if (working.size === 0) {
+    await finishEventBatches(env.DB, panelId, batchIds, lease, now, now + BATCH_LEASE_MS);
+    return { failed: new Set(), unfinished: [] };
+  }
   const batches = await takeEventBatches(env.DB, panelId, batchIds, lease, now, now + BATCH_LEASE_MS);
   if (batches.length === 0) return { failed: new Set(), unfinished: [] };
   const failedEvents = new Set<number>();
   const errors = new Map<number, string[]>();
-  const batchOf = new Map<number, EventBatch>();
-  for (const batch of batches) for (const event of batch.events) batchOf.set(event.id, batch);
+  const progress = new Map(batches.map((batch) => [batch.id, new Progress(batch)]));
+  const progressOf = new Map<number, Progress>();
+  for (const batch of batches) for (const event of batch.events) progressOf.set(event.id, progress.get(batch.id)!);
   const events: PipelineEvent[] = batches.flatMap((batch) => batch.events);
-  const save = (final: boolean) => saveBatchProgress(env.DB, panelId, progressOf(batches, steps, failedEvents, errors), clock(), final, lease, clock() + BATCH_LEASE_MS);
+  const held = batches.map((batch) => batch.id);
+  // Between pieces only the batches that moved are written; every lease is renewed.
+  const moved = new Set<Progress>();
+  const save = async (final: boolean) => {
+    const saved = final ? [...progress.values()] : [...moved];
+    moved.clear();
+    await saveBatchProgress(env.DB, panelId, saved.map((p) => progressRecord(p, steps, failedEvents, errors)), clock(), final, lease, clock() + BATCH_LEASE_MS, held);
+  };
 
   for (let from = 0; from < events.length; from += EVENTS_PER_PIECE) {
     const piece = events.slice(from, from + EVENTS_PER_PIECE);
     for (const [index, step] of steps.entries()) {
-      const todo = piece.filter((event) => !failedEvents.has(event.id) && !passed(batchOf.get(event.id)!, step.name, event.id));
+      const todo = piece.filter((event) => !failedEvents.has(event.id) && !progressOf.get(event.id)!.passed(step.name, event.id));
       if (todo.length === 0) continue;
       const failures = new Map<number, string>();
-      try {
-        for (const failure of (await step.run(env, todo)) ?? []) failures.set(failure.eventId, describe(failure.error));
-      } catch (error) {
-        for (const event of todo) failures.set(event.id, describe(error));
+      if (working.has(step)) {
+        try {
+          for (const failure of (await step.run(env, todo)) ?? []) failures.set(failure.eventId, describe(failure.error));
+        } catch (error) {
+          for (const event of todo) failures.set(event.id, describe(error));
+        }
       }
       for (const [eventId, error] of failures) {
         failedEvents.add(eventId);
-        const batchId = batchOf.get(eventId)?.id ?? 0;
+        const batchId = progressOf.get(eventId)?.batch.id ?? 0;
         const batchErrors = errors.get(batchId) ?? [];
         if (batchErrors.length < 10) batchErrors.push(`event ${eventId}: ${step.name}: ${error}`);
         errors.set(batchId, batchErrors);
       }
-      const passedNow = new Set(todo.filter((event) => !failures.has(event.id)).map((event) => event.id));
-      for (const batch of batches) batch.stepsDone = stepsDoneAfter(batch, step.name, passedNow);
+      for (const event of todo) {
+        const batchProgress = progressOf.get(event.id)!;
+        batchProgress.record(step.name, event.id, !failures.has(event.id));
+        moved.add(batchProgress);
+      }
       // Saved before the next step runs: a crash there must not run this one again.
       if (index < steps.length - 1) await save(false);
     }
@@ -112,19 +162,19 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
   }
   await save(true);
   const failed = new Set(batches.filter((batch) => batch.events.some((event) => failedEvents.has(event.id))).map((batch) => batch.id));
-  const unfinished = batches.filter((batch) => !failed.has(batch.id) && !isDone(batch, steps)).map((batch) => batch.id);
+  const unfinished = batches.filter((batch) => !failed.has(batch.id) && !progress.get(batch.id)!.done(steps)).map((batch) => batch.id);
   return { failed, unfinished };
 }
 
-function isDone(batch: EventBatch, steps: readonly PipelineStep[]): boolean {
-  return batch.events.every((event) => steps.every((step) => passed(batch, step.name, event.id)));
+async function stepsWithWork(env: Env, panelId: string, steps: readonly PipelineStep[]): Promise<Set<PipelineStep>> {
+  const answers = await Promise.all(steps.map(async (step) => (step.hasWork ? step.hasWork(env, panelId) : true)));
+  return new Set(steps.filter((_, i) => answers[i]));
 }
 
-function progressOf(batches: readonly EventBatch[], steps: readonly PipelineStep[], failedEvents: ReadonlySet<number>, errors: ReadonlyMap<number, string[]>): BatchProgress[] {
-  return batches.map((batch) => {
-    const failed = batch.events.some((event) => failedEvents.has(event.id));
-    return { id: batch.id, stepsDone: batch.stepsDone, done: !failed && isDone(batch, steps), error: failed ? (errors.get(batch.id)?.join("; ") ?? "a step failed") : undefined };
-  });
+function progressRecord(progress: Progress, steps: readonly PipelineStep[], failedEvents: ReadonlySet<number>, errors: ReadonlyMap<number, string[]>): BatchProgress {
+  const { batch } = progress;
+  const failed = batch.events.some((event) => failedEvents.has(event.id));
+  return { id: batch.id, stepsDone: progress.stepsDone(), done: !failed && progress.done(steps), error: failed ? (errors.get(batch.id)?.join("; ") ?? "a step failed") : undefined };
 }
 
 /**

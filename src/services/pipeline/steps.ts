@@ -26,5 +26,12 @@ export interface PipelineStep {
   /** Stable name: completion is recorded under it. */
   readonly name: string;
   run(env: Env, events: readonly PipelineEvent[]): Promise<readonly StepFailure[] | void>;
+  /**
+   * Whether the step can have anything to do for events of this panel (journeys: the panel has
+   * running or paused ones). When it cannot, its events pass it unseen; when no step can, the
+   * consumer stores the events as rows and finishes their batches without reading them back.
+   * A step without it always runs.
+   */
+  hasWork?(env: Env, panelId: string): Promise<boolean>;
 }
 
