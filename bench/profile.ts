@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { childCpuSeconds } from "./cpu.ts";
 import { adminCall, createBenchPanel, load, startRuntime } from "./lib.ts";
 
 const kind = process.env.PROFILE ?? "api";
@@ -94,8 +95,10 @@ try {
   await inspector.send("Profiler.setSamplingInterval", { interval: 200 });
   await inspector.send("Profiler.start");
   let offset = 1_000_000;
+  const cpu = childCpuSeconds();
   const result = await load((i) => send(offset + i), { concurrency, seconds });
   await drain();
+  const cpuSeconds = childCpuSeconds() - cpu;
   const { profile } = (await inspector.send("Profiler.stop")) as { profile: { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[] } };
   inspector.close();
   offset += result.requests;
@@ -131,6 +134,7 @@ try {
   const top = (map: Map<string, number>, n: number) =>
     [...map].sort((a, b) => b[1] - a[1]).slice(0, n).map(([name, hits]) => `${((hits / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
   console.log(`\n${kind}: ${result.requests} requests in ${result.seconds.toFixed(1)} s; ${total} samples; profile written to ${out}`);
+  console.log(`workerd CPU (every isolate and D1, from /proc): ${((cpuSeconds * 1000) / result.requests).toFixed(2)} ms per request`);
   console.log("\nself time by function:");
   console.log(top(byFunction, Number(process.env.TOP ?? 40)).join("\n"));
   console.log("\ntotal time by function:");

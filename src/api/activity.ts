@@ -214,8 +214,9 @@ async function recordBatch(requestId: string, env: Env, exec: ExecutionContext, 
       for (const problem of prepared.problems) problems.push({ index, ...problem });
       return;
     }
-    const guid = prepared.event.guid ?? (call.key === undefined ? undefined : `${call.key}:${index}`);
-    events.push({ ...prepared.event, guid });
+    // The prepared event is this call's own: completed in place.
+    if (prepared.event.guid === undefined && call.key !== undefined) prepared.event.guid = `${call.key}:${index}`;
+    events.push(prepared.event);
     positions.push(index);
   });
 
