@@ -2,6 +2,7 @@ import { segmentCountBody, segmentDefinitionSchema } from "../domain/segments";
 import { conflict, fromProblems, notFound, orNotFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { countSegment, saveSegment, type SegmentOutcome } from "../services/segments/definitions";
+import { forgetPanelSegments } from "../services/segments/panel-segments";
 import { deleteSegment, getSegment, listSegments, memberCount, segmentHistory, segmentMembersPage, segmentUsers, type Segment } from "../store/segments";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
@@ -105,6 +106,7 @@ const removeSegment = definePanelRoute({
       throw conflict(`The segment is in use (${named}); stop the journeys and let the campaigns publish first`);
     }
     await deleteSegment(env.DB, panel.id, segment.id);
+    forgetPanelSegments(panel.id);
     return new Response(null, { status: 204 });
   },
 });

@@ -117,14 +117,6 @@ export async function listSegments(db: D1Database, panelId: string): Promise<Seg
   return results.map(fromRow);
 }
 
-/** Segments of the panel whose membership may change with `what`. */
-export async function segmentsDependingOn(db: D1Database, panelId: string, what: readonly ("attributes" | "lists" | "events" | "sends")[]): Promise<Segment[]> {
-  if (what.length === 0) return [];
-  const test = what.map((w) => `on_${w} = 1`).join(" OR ");
-  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM segments WHERE panel_id = ? AND (${test})`).bind(panelId).all<SegmentRow>();
-  return results.map(fromRow);
-}
-
 /** Existing segment ids of the panel among `ids`. */
 export async function existingSegmentIds(db: D1Database, panelId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();

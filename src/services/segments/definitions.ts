@@ -5,6 +5,7 @@ import { compileSegment } from "../../store/segment-sql";
 import { countMatching, insertSegment, loadSegmentCatalog, updateSegment, type Segment } from "../../store/segments";
 import { checkSegmentMatch } from "./check";
 import { buildSegment } from "./membership";
+import { forgetPanelSegments } from "./panel-segments";
 
 /** Time a create or an edit spends building membership after answering; the cron goes on from there. */
 const BUILD_AFTER_SAVE_MS = 20_000;
@@ -37,6 +38,7 @@ export async function saveSegment(
     options.id === undefined
       ? await insertSegment(env.DB, { id: newId("seg"), panelId, ...change }, options.now)
       : await updateSegment(env.DB, panelId, options.id, change, options.now);
+  forgetPanelSegments(panelId);
   if (!segment) return { ok: false, missing: true };
   const count = await countMatching(env.DB, panelId, compileSegment(segment.match, catalog, options.now, "scan"));
   options.defer(

@@ -1,4 +1,5 @@
 import type { CronTask } from "../../lib/tasks";
+import { panelSegments } from "./panel-segments";
 import { compileSegment } from "../../store/segment-sql";
 import {
   buildCursorStatement,
@@ -6,7 +7,6 @@ import {
   contactPageEnd,
   loadSegmentCatalog,
   refreshMembersStatements,
-  segmentsDependingOn,
   segmentsToBuild,
   slidingSegmentsDue,
   type Segment,
@@ -35,7 +35,7 @@ const CRON_BUDGET_MS = 20_000;
 export async function refreshContacts(env: Pick<Env, "DB">, panelId: string, contactIds: readonly number[], changes: readonly SegmentChange[], now: number): Promise<number> {
   const ids = [...new Set(contactIds)];
   if (ids.length === 0) return 0;
-  const segments = await segmentsDependingOn(env.DB, panelId, changes);
+  const segments = (await panelSegments(env.DB, panelId)).filter((s) => changes.some((change) => s.dependencies[change]));
   if (segments.length === 0) return 0;
   const catalog = await loadSegmentCatalog(env.DB, panelId);
   const results = await env.DB.batch(segments.flatMap((s) => refreshMembersStatements(env.DB, s, compileSegment(s.match, catalog, now, "probe"), { contactIds: ids }, now)));

@@ -1,6 +1,7 @@
 import { nudgeListEntries } from "../journeys/list-entries";
 import type { PipelineStep } from "../pipeline/steps";
 import { refreshContacts } from "./membership";
+import { panelSegments } from "./panel-segments";
 
 /**
  * The segments stage of the event pipeline: the contacts the events are about are checked
@@ -11,6 +12,9 @@ import { refreshContacts } from "./membership";
  */
 export const segmentsPipelineStep: PipelineStep = {
   name: "segments",
+  async hasWork(env, panelId) {
+    return (await panelSegments(env.DB, panelId)).some((s) => s.dependencies.events);
+  },
   async run(env, events) {
     const first = events[0];
     if (!first) return;

@@ -1,0 +1,28 @@
+import { TtlCache } from "../../lib/ttl-cache";
+import { listSegments, type Segment } from "../../store/segments";
+
+/**
+ * The saved segments of a panel, as an isolate last read them. Every contact write and every
+ * event batch asks which segments the change concerns; a panel without segments, the common
+ * case, then costs no D1 read. Freshness is the API-key cache's rule (decision 0006, 10 s): a
+ * segment saved or deleted through another isolate is seen here within that time, in the
+ * isolate that changed it at once (forgetPanelSegments). A stale definition changes nothing:
+ * membership statements only act for the segment's current version, and a saved segment is
+ * built over every contact after its save.
+ */
+export const PANEL_SEGMENTS_CACHE_MS = 10_000;
+const cache = new TtlCache<Promise<Segment[]>>(PANEL_SEGMENTS_CACHE_MS, 1000);
+
+export function panelSegments(db: D1Database, panelId: string): Promise<Segment[]> {
+  const cached = cache.get(panelId);
+  if (cached) return cached;
+  const read = listSegments(db, panelId);
+  cache.set(panelId, read);
+  read.catch(() => cache.delete(panelId));
+  return read;
+}
+
+/** A segment of the panel was saved or deleted in this isolate: the panel's answer is read again. */
+export function forgetPanelSegments(panelId: string): void {
+  cache.delete(panelId);
+}
