@@ -1,8 +1,9 @@
-import { broadcastRequestSchema } from "../domain/broadcast";
+import { audienceCampaignSchema, broadcastRequestSchema } from "../domain/broadcast";
 import { fromProblems, notFound, orNotFound, parseOrThrow } from "../lib/http/errors";
 import { allowsPrivateFetch } from "../lib/outbound";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
+import { createAudienceCampaign } from "../services/broadcasts/audience";
 import { createBroadcast } from "../services/broadcasts/create";
 import { loadAttributeSchema } from "../store/attributes";
 import { campaignCounters, getCampaign, listCampaigns, type Campaign, type CampaignCounters } from "../store/campaigns";
@@ -18,6 +19,8 @@ function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounte
     status: campaign.status,
     status_reason: campaign.statusReason,
     list_id: campaign.listId,
+    audience: campaign.audience,
+    reply_to: campaign.replyTo,
     subject: campaign.subject,
     sender_name: campaign.senderName,
     sender_email: campaign.senderEmail,
@@ -60,24 +63,36 @@ const listPanelCampaigns = definePanelRoute({
   },
 });
 
-// The body is the broadcast request of 4.10 and is read under the panel's zone and the clock,
-// which a route body cannot see: the handler parses it once the panel is loaded.
+// The body is a campaign with an `audience` of lists and segments (CONTRACT 9), or else the
+// broadcast request of 4.10 with its contacts file; either is read under the panel's zone and
+// the clock, which a route body cannot see: the handler parses it once the panel is loaded.
 const createPanelCampaign = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/campaigns",
   role: "marketer",
-  summary: "Create and schedule an email broadcast with the rules of upload_contact_and_publish (4.10)",
+  summary: "Create and schedule an email campaign: to an audience of lists and saved segments (CONTRACT 9), or with a contacts file under the rules of upload_contact_and_publish (4.10)",
   status: 201,
-  body: z.record(z.string().max(100), z.unknown()).meta({ description: "The broadcast request of spec 2.5 (the data object of upload_contact_and_publish)" }),
+  body: z.record(z.string().max(100), z.unknown()).meta({
+    description:
+      'With "audience": {"name","subject","sender_name","sender_email","reply_to"?,"html"|"html_url","schedule_date"?,"tags"?,"audience":{"lists"?,"segments"?,"exclude_lists"?,"exclude_segments"?}} (CONTRACT 9); otherwise the broadcast request of spec 2.5 (the data object of upload_contact_and_publish)',
+  }),
   async handle({ env, body, panel }) {
     const now = Date.now();
     const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: leadMinutesOf(env) };
-    const request = parseOrThrow(broadcastRequestSchema(rules), body);
-    const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(env.DB, panel.id) };
-    const outcome = await createBroadcast({ env, panel, schema, requestId: newId("req"), now }, request);
-    if (!outcome.ok) throw fromProblems(outcome.refusal.problems, outcome.refusal.kind === "list_taken" ? 409 : 400);
-    const campaign = await orNotFound(getCampaign(env.DB, panel.id, outcome.broadcast.campaignId), "The campaign was not stored");
-    return campaignView(campaign, panel, await campaignCounters(env.DB, panel.id, campaign.id));
+    let campaignId: string;
+    if ("audience" in body) {
+      const outcome = await createAudienceCampaign({ env, panel, requestId: newId("req"), now }, parseOrThrow(audienceCampaignSchema(rules), body));
+      if (!outcome.ok) throw fromProblems(outcome.problems);
+      campaignId = outcome.campaignId;
+    } else {
+      const request = parseOrThrow(broadcastRequestSchema(rules), body);
+      const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(env.DB, panel.id) };
+      const outcome = await createBroadcast({ env, panel, schema, requestId: newId("req"), now }, request);
+      if (!outcome.ok) throw fromProblems(outcome.refusal.problems, outcome.refusal.kind === "list_taken" ? 409 : 400);
+      campaignId = outcome.broadcast.campaignId;
+    }
+    const campaign = await orNotFound(getCampaign(env.DB, panel.id, campaignId), "The campaign was not stored");
+    return { CampaignID: campaign.id, ...campaignView(campaign, panel, await campaignCounters(env.DB, panel.id, campaign.id)) };
   },
 });
 

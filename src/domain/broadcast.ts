@@ -1,7 +1,7 @@
 import { decodeOrKeep } from "../lib/uri";
 import { z } from "../lib/z";
 import { canonicalAttributeName } from "./attributes";
-import { addressList, emailAddress, outboundUrl, textParam, type InputRules } from "./fields";
+import { addressList, emailAddress, listIdParam, outboundUrl, textParam, type InputRules } from "./fields";
 import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
 
 /**
@@ -170,6 +170,60 @@ export function broadcastRequestSchema(rules: BroadcastRules) {
 }
 
 export type BroadcastRequest = z.output<ReturnType<typeof broadcastRequestSchema>>;
+
+const idList = <T extends z.ZodType>(item: T, what: string) => z.array(item).max(100, { error: `must name at most 100 ${what}` }).default([]);
+
+/** Who a campaign of the admin API sends to (CONTRACT 9): lists and/or saved segments, minus excluded ones. */
+export const campaignAudienceSchema = z
+  .object({
+    lists: idList(listIdParam, "lists"),
+    segments: idList(z.string().trim().min(1).max(64), "segments"),
+    exclude_lists: idList(listIdParam, "lists"),
+    exclude_segments: idList(z.string().trim().min(1).max(64), "segments"),
+  })
+  .strict()
+  .refine((a) => a.lists.length + a.segments.length > 0, { error: "must name at least one list or segment to send to (lists, segments)" });
+
+/**
+ * The body of POST /panels/{panel}/campaigns with an `audience` (CONTRACT 9): the rules of 4.10
+ * for everything but the contacts, which are lists and saved segments of the panel. Without
+ * `schedule_date` the campaign is published at the next minute.
+ */
+export function audienceCampaignSchema(rules: BroadcastRules) {
+  return z
+    .object({
+      name: campaignText(MAX_CAMPAIGN_TEXT, "Name of the campaign"),
+      subject: campaignText(998, "Subject; {{ATTRIBUTE|fallback}} personalises it"),
+      sender_name: campaignText(200, "Sender's display name"),
+      sender_email: z.string().max(254).pipe(emailAddress),
+      reply_to: z.string().max(254).pipe(emailAddress).optional(),
+      html: z.string().max(2 * 1024 * 1024, { error: "must be at most 2 MiB" }).refine((h) => h.trim() !== "", { error: "must not be empty" }).optional(),
+      html_url: z.string().max(2048).pipe(outboundUrl(rules)).optional(),
+      schedule_date: scheduleDate(rules).optional(),
+      tags,
+      audience: campaignAudienceSchema,
+    })
+    .strict()
+    .superRefine((data, ctx) => {
+      if (data.html === undefined && data.html_url === undefined) ctx.addIssue({ code: "custom", path: ["html"], message: "one of html and html_url is required" });
+      if (data.html !== undefined && data.html_url !== undefined) ctx.addIssue({ code: "custom", path: ["html_url"], message: "must not be combined with html: pass exactly one of them" });
+    })
+    .transform((data) => ({
+      campaignName: data.name,
+      subject: data.subject,
+      senderName: data.sender_name,
+      senderEmail: data.sender_email,
+      replyTo: data.reply_to ?? null,
+      sourceHtml: data.html ?? null,
+      sourceFile: data.html_url ?? null,
+      scheduleLocal: data.schedule_date?.local ?? formatLocal(rules.now, rules.timezone),
+      sendAt: data.schedule_date?.sendAt ?? rules.now,
+      tags: data.tags,
+      audience: data.audience,
+    }));
+}
+
+export type AudienceCampaignRequest = z.output<ReturnType<typeof audienceCampaignSchema>>;
 
 /** The addresses of notify_me when they are usable, even if the rest of the request is not. */
 export function notifyAddresses(data: unknown): string[] {

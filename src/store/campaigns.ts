@@ -1,12 +1,24 @@
 import { listNameKey } from "../domain/lists";
+import type { CompiledSegment } from "./segment-sql";
 import { isUniqueViolation } from "./sql";
 
 export type CampaignStatus = "scheduled" | "sending" | "sent" | "failed";
 
+/** Who a campaign of the admin API sends to (CONTRACT 9): resolved when it is published. */
+export interface CampaignAudience {
+  lists: number[];
+  segments: string[];
+  exclude_lists: number[];
+  exclude_segments: string[];
+}
+
 export interface Campaign {
   id: string;
   panelId: string;
-  listId: number;
+  /** The campaign's own list (4.10); null for a campaign with an audience. */
+  listId: number | null;
+  audience: CampaignAudience | null;
+  replyTo: string | null;
   name: string;
   subject: string;
   senderName: string;
@@ -29,7 +41,9 @@ export interface Campaign {
 interface CampaignRow {
   id: string;
   panel_id: string;
-  list_id: number;
+  list_id: number | null;
+  audience: string | null;
+  reply_to: string | null;
   name: string;
   subject: string;
   sender_name: string;
@@ -54,6 +68,8 @@ function fromRow(row: CampaignRow): Campaign {
     id: row.id,
     panelId: row.panel_id,
     listId: row.list_id,
+    audience: row.audience === null ? null : (JSON.parse(row.audience) as CampaignAudience),
+    replyTo: row.reply_to,
     name: row.name,
     subject: row.subject,
     senderName: row.sender_name,
@@ -74,7 +90,35 @@ function fromRow(row: CampaignRow): Campaign {
   };
 }
 
-export type NewCampaign = Omit<Campaign, "listId" | "status" | "statusReason" | "recipients" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId">;
+export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId">;
+
+/** Creates a campaign that sends to an audience (CONTRACT 9); it is published when its time comes. */
+export async function insertAudienceCampaign(db: D1Database, campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null }): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO campaigns (id, panel_id, list_id, audience, reply_to, name, subject, sender_name, sender_email, tags, schedule_local,
+         send_at, body_key, status, request_id, created_at, updated_at)
+       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'scheduled', ?, ?, ?)`,
+    )
+    .bind(
+      campaign.id,
+      campaign.panelId,
+      JSON.stringify(campaign.audience),
+      campaign.replyTo,
+      campaign.name,
+      campaign.subject,
+      campaign.senderName,
+      campaign.senderEmail,
+      JSON.stringify(campaign.tags),
+      campaign.scheduleLocal,
+      campaign.sendAt,
+      campaign.bodyKey,
+      campaign.requestId,
+      campaign.createdAt,
+      campaign.createdAt,
+    )
+    .run();
+}
 
 /**
  * Creates the campaign's list and the campaign in one batch; null when the panel already has
@@ -189,13 +233,22 @@ export async function dueCampaigns(db: D1Database, now: number, limit: number): 
 }
 
 /**
- * Publishes a scheduled campaign: one recipient row per list member, numbered into send
+ * Publishes a scheduled campaign: one recipient row per list member (or per contact the
+ * compiled `audience` matches, a `scan` of segment-sql.ts), numbered into send
  * batches, and the campaign moved to `sending`, in one transaction. Only the first caller
  * wins; the others (a second cron run) get null. Returns the number of recipients.
  */
-export async function publishCampaign(db: D1Database, campaign: Campaign, batchSize: number, now: number): Promise<number | null> {
-  const [, claimed] = await db.batch<{ recipients: number }>([
-    db
+export async function publishCampaign(db: D1Database, campaign: Campaign, batchSize: number, now: number, audience?: CompiledSegment): Promise<number | null> {
+  const recipients = audience
+    ? db
+        .prepare(
+          `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status)
+           SELECT ?3, c.id, ?1, (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?4 AS INTEGER), 'queued'
+           FROM contacts c
+           WHERE c.panel_id = ?1 AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status = 'scheduled') AND ${audience.where}`,
+        )
+        .bind(campaign.panelId, audience.values, campaign.id, batchSize)
+    : db
       .prepare(
         `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status)
          SELECT ?1, m.contact_id, ?2, (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?3 AS INTEGER), 'queued'
@@ -203,7 +256,9 @@ export async function publishCampaign(db: D1Database, campaign: Campaign, batchS
          WHERE m.panel_id = ?2 AND m.list_id = ?4
            AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND status = 'scheduled')`,
       )
-      .bind(campaign.id, campaign.panelId, batchSize, campaign.listId),
+      .bind(campaign.id, campaign.panelId, batchSize, campaign.listId);
+  const [, claimed] = await db.batch<{ recipients: number }>([
+    recipients,
     db
       .prepare(
         `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3,

@@ -109,17 +109,31 @@ async function loadContactFiles(ctx: BroadcastContext, request: BroadcastRequest
   return read.files;
 }
 
-async function loadHtml(ctx: BroadcastContext, request: BroadcastRequest): Promise<string> {
-  if (request.sourceHtml !== null) return request.sourceHtml;
-  const bytes = await download(ctx.env, request.sourceFile!, "data.source_file", MAX_HTML_BYTES);
+async function loadHtml(env: Env, source: { sourceHtml: string | null; sourceFile: string | null }, field: string): Promise<string> {
+  if (source.sourceHtml !== null) return source.sourceHtml;
+  const bytes = await download(env, source.sourceFile!, field, MAX_HTML_BYTES);
   let html: string;
   try {
     html = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    throw invalidField("data.source_file", "is not UTF-8 text");
+    throw invalidField(field, "is not UTF-8 text");
   }
-  if (html.trim() === "") throw invalidField("data.source_file", "is empty");
+  if (html.trim() === "") throw invalidField(field, "is empty");
   return html;
+}
+
+/** A campaign's HTML body: given, or downloaded from `sourceFile` under the rules of 4.10 (`field` names it in a refusal). */
+export async function readHtmlBody(
+  env: Env,
+  source: { sourceHtml: string | null; sourceFile: string | null },
+  field: string,
+): Promise<{ ok: true; html: string } | { ok: false; problems: FieldProblem[] }> {
+  try {
+    return { ok: true, html: await loadHtml(env, source, field) };
+  } catch (error) {
+    if (error instanceof Refused) return { ok: false, problems: error.refusal.problems };
+    throw error;
+  }
 }
 
 function listTaken(name: string): Refused {
@@ -144,7 +158,7 @@ async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest)
   const { env, panel, now } = ctx;
   if (await findListByName(env.DB, panel.id, request.listName)) throw listTaken(request.listName);
 
-  const [files, html] = await Promise.all([loadContactFiles(ctx, request), loadHtml(ctx, request)]);
+  const [files, html] = await Promise.all([loadContactFiles(ctx, request), loadHtml(ctx.env, request, "data.source_file")]);
 
   const campaignId = newId("cmp");
   const prefix = `broadcasts/${panel.id}/${campaignId}`;

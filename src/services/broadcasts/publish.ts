@@ -1,5 +1,6 @@
 import type { CronTask } from "../../lib/tasks";
 import { completeCampaignIfDone, dueCampaigns, failCampaign, publishCampaign, stalledCampaigns } from "../../store/campaigns";
+import { compileAudience } from "./audience";
 import { contactImportStatus } from "./contact-import";
 import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";
 
@@ -20,13 +21,15 @@ export const STALLED_AFTER_MS = 60_000;
  */
 export async function publishDueBroadcasts(env: Env, now: number): Promise<void> {
   for (const campaign of await dueCampaigns(env.DB, now, PUBLISH_PER_RUN)) {
-    const imported = await contactImportStatus(env, campaign.panelId, campaign.importJobId);
+    // A campaign with an audience has no import: its recipients are resolved now.
+    const imported = campaign.audience ? "completed" : await contactImportStatus(env, campaign.panelId, campaign.importJobId);
     if (imported === "running") continue;
     if (imported === "failed") {
       await failCampaign(env.DB, campaign.panelId, campaign.id, "the contact import failed", now);
       continue;
     }
-    const recipients = await publishCampaign(env.DB, campaign, SEND_BATCH_SIZE, now);
+    const audience = campaign.audience ? await compileAudience(env.DB, campaign.panelId, campaign.audience, now) : undefined;
+    const recipients = await publishCampaign(env.DB, campaign, SEND_BATCH_SIZE, now, audience);
     if (recipients === null) continue;
     if (recipients === 0) {
       await completeCampaignIfDone(env.DB, campaign.panelId, campaign.id, now);

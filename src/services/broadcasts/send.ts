@@ -107,7 +107,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
             html: personalize(html, recipient.attributes, true),
             messageId: id,
             date: now,
-            headers: { "X-Campaign-ID": campaign.id },
+            headers: { "X-Campaign-ID": campaign.id, ...(campaign.replyTo ? { "Reply-To": campaign.replyTo } : {}) },
           });
           outgoing.push({ contactId: recipient.contactId, address, email: { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw } });
         }),

@@ -1,0 +1,73 @@
+import type { AudienceCampaignRequest } from "../../domain/broadcast";
+import type { FieldProblem } from "../../domain/problems";
+import { newId } from "../../lib/random";
+import { insertAudienceCampaign, type CampaignAudience } from "../../store/campaigns";
+import { existingListIds } from "../../store/lists";
+import type { Panel } from "../../store/panels";
+import { compileSegment, type CompiledSegment } from "../../store/segment-sql";
+import { existingSegmentIds, getSegment, loadSegmentCatalog } from "../../store/segments";
+import type { SegmentNode } from "../../domain/segments";
+import { readHtmlBody } from "./create";
+
+/**
+ * Campaigns of the admin API that send to an audience (CONTRACT 9): lists and saved segments
+ * of the panel, minus excluded ones, resolved when the campaign is published, so the
+ * recipients are who matches then. Everything else follows 4.10 (schema in domain/broadcast.ts,
+ * the HTML body's download, publishing and sending).
+ */
+
+export type AudienceCampaignOutcome = { ok: true; campaignId: string } | { ok: false; problems: FieldProblem[] };
+
+/** Checks the lists and segments the audience names, keeps the HTML body in R2, and schedules the campaign. */
+export async function createAudienceCampaign(
+  ctx: { env: Env; panel: Panel; requestId: string; now: number },
+  request: AudienceCampaignRequest,
+): Promise<AudienceCampaignOutcome> {
+  const { env, panel } = ctx;
+  const { audience } = request;
+  const problems: FieldProblem[] = [];
+  const lists = await existingListIds(env.DB, panel.id, [...audience.lists, ...audience.exclude_lists]);
+  const segments = await existingSegmentIds(env.DB, panel.id, [...audience.segments, ...audience.exclude_segments]);
+  for (const member of ["lists", "exclude_lists"] as const) {
+    audience[member].forEach((id, i) => lists.has(id) || problems.push({ field: `audience.${member}.${i}`, message: `no list with id ${id} in this panel` }));
+  }
+  for (const member of ["segments", "exclude_segments"] as const) {
+    audience[member].forEach((id, i) => segments.has(id) || problems.push({ field: `audience.${member}.${i}`, message: `no segment with id "${id}" in this panel` }));
+  }
+  if (problems.length) return { ok: false, problems };
+  const body = await readHtmlBody(env, request, "html_url");
+  if (!body.ok) return body;
+
+  const campaignId = newId("cmp");
+  const bodyKey = `broadcasts/${panel.id}/${campaignId}/body.html`;
+  await env.FILES.put(bodyKey, body.html, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
+  await insertAudienceCampaign(env.DB, {
+    id: campaignId,
+    panelId: panel.id,
+    name: request.campaignName,
+    subject: request.subject,
+    senderName: request.senderName,
+    senderEmail: request.senderEmail,
+    replyTo: request.replyTo,
+    tags: request.tags,
+    scheduleLocal: request.scheduleLocal,
+    sendAt: request.sendAt,
+    bodyKey,
+    requestId: ctx.requestId,
+    createdAt: ctx.now,
+    audience,
+  });
+  return { ok: true, campaignId };
+}
+
+/**
+ * The audience as one compiled condition over the panel's contacts: in any listed list or
+ * segment, in no excluded one, and with an EMAIL that is not suppressed.
+ */
+export async function compileAudience(db: D1Database, panelId: string, audience: CampaignAudience, now: number): Promise<CompiledSegment> {
+  const matchOf = async (id: string): Promise<SegmentNode> => (await getSegment(db, panelId, id))?.match ?? { any: [{ list: 0, op: "in" }] };
+  const include: SegmentNode[] = [...audience.lists.map((list): SegmentNode => ({ list, op: "in" })), ...(await Promise.all(audience.segments.map(matchOf)))];
+  const exclude: SegmentNode[] = [...audience.exclude_lists.map((list): SegmentNode => ({ list, op: "in" })), ...(await Promise.all(audience.exclude_segments.map(matchOf)))];
+  const match: SegmentNode = { all: [{ reachable: "email" }, { any: include }, ...(exclude.length ? [{ not: { any: exclude } }] : [])] };
+  return compileSegment(match, await loadSegmentCatalog(db, panelId), now, "scan");
+}
