@@ -7,6 +7,7 @@ import { baselineContactLookup, seedContacts } from "./baseline-contact-lookup";
 import { baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
 import { baselineOutbox } from "./baseline-outbox";
+import { baselineSegmentCount, benchPublishDue } from "./baseline-segments";
 import { baselineWebhookPost } from "./baseline-webhook-post";
 import { countingEnv, d1Counts } from "./d1-count";
 
@@ -20,6 +21,8 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/contact-lookup": baselineContactLookup,
   "/__bench/seed-contacts": seedContacts,
   "/__bench/d1": d1Counts,
+  "/__bench/segment-count": baselineSegmentCount,
+  "/__bench/publish-due": benchPublishDue,
 };
 
 export default {

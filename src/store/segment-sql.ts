@@ -71,6 +71,12 @@ class Compiler {
     return { where, values: JSON.stringify(this.values), ...(candidates === undefined ? {} : { candidates }) };
   }
 
+  /** Several matches sharing one value list, so one statement can hold them all. */
+  compileMany(nodes: readonly SegmentNode[]): { wheres: string[]; values: string } {
+    const wheres = nodes.map((node) => `(?2 IS NOT NULL AND ${this.node(node)})`);
+    return { wheres, values: JSON.stringify(this.values) };
+  }
+
   private candidates(node: SegmentNode, from: number): string | null {
     const edges = (lo: number, hi: number) => ({ lo, hi });
     const selects: string[] = [];
@@ -85,7 +91,7 @@ class Compiler {
         if (!definition) continue;
         const shift = c.within_days * DAY_MS;
         selects.push(
-          `SELECT e.contact_id FROM events e WHERE e.panel_id = ?1 AND e.channel = 'custom_activity' AND e.name = ${this.value(definition.name)}
+          `SELECT e.contact_id FROM events e INDEXED BY events_by_name WHERE e.panel_id = ?1 AND e.channel = 'custom_activity' AND e.name = ${this.value(definition.name)}
              AND e.occurred_at >= ${from - shift} AND e.occurred_at < ${this.now - shift} AND e.contact_id IS NOT NULL`,
         );
       } else if ("engagement" in c && c.within_days !== undefined) {
@@ -94,13 +100,23 @@ class Compiler {
           selects.push(`SELECT m.contact_id FROM campaign_messages m WHERE m.panel_id = ?1 AND m.status = 'sent' AND m.sent_at >= ${from - shift} AND m.sent_at < ${this.now - shift}`);
         } else {
           selects.push(
-            `SELECT e.contact_id FROM events e WHERE e.panel_id = ?1 AND e.channel = 'email' AND e.name = '${EMAIL_EVENTS[c.engagement]}'
+            `SELECT e.contact_id FROM events e INDEXED BY events_by_name WHERE e.panel_id = ?1 AND e.channel = 'email' AND e.name = '${EMAIL_EVENTS[c.engagement]}'
                AND e.occurred_at >= ${from - shift} AND e.occurred_at < ${this.now - shift} AND e.contact_id IS NOT NULL`,
           );
         }
       }
     }
     return selects.length ? selects.join(" UNION ") : null;
+  }
+
+  /**
+   * The events of a condition, through the index its shape needs: a scan reads one activity's
+   * (or email event's) window through events_by_name; a probe reads one contact's events. The
+   * planner, without statistics, would take events_by_name for a probe too (more equality
+   * columns) and read the whole window once per contact.
+   */
+  private get events(): string {
+    return this.mode === "scan" ? "events e INDEXED BY events_by_name" : "events e INDEXED BY events_by_contact";
   }
 
   private value(v: unknown): string {
@@ -182,13 +198,14 @@ class Compiler {
     const definition = this.catalog.activities.get(c.activity.toLowerCase());
     if (!definition) return "0"; // checked when saved; an activity cannot be deleted
     const where = (c.where ?? []).map((w) => this.param(w, definition));
-    const base = [`e.panel_id = ?1`, `e.channel = 'custom_activity'`, `e.name = ${this.value(definition.name)}`, `e.activity_id = ${definition.id}`, `e.contact_id IS NOT NULL`, ...where];
+    // The name (unique in the panel) finds the activity's events in events_by_name alone.
+    const base = [`e.panel_id = ?1`, `e.channel = 'custom_activity'`, `e.name = ${this.value(definition.name)}`, `e.contact_id IS NOT NULL`, ...where];
     const window = this.window(c.within_days, c.from, c.to);
     if (c.op === "first_performed" || c.op === "last_performed") {
       const at = c.op === "first_performed" ? "MIN(e.occurred_at)" : "MAX(e.occurred_at)";
       const range = window.map((w) => w.replace("e.occurred_at", at)).join(" AND ");
-      if (this.mode === "scan") return `c.id IN (SELECT e.contact_id FROM events e WHERE ${base.join(" AND ")} GROUP BY e.contact_id HAVING ${range})`;
-      return `coalesce((SELECT ${range} FROM events e WHERE ${base.join(" AND ")} AND e.contact_id = c.id), 0)`;
+      if (this.mode === "scan") return `c.id IN (SELECT e.contact_id FROM ${this.events} WHERE ${base.join(" AND ")} GROUP BY e.contact_id HAVING ${range})`;
+      return `coalesce((SELECT ${range} FROM ${this.events} WHERE ${base.join(" AND ")} AND e.contact_id = c.id), 0)`;
     }
     const filter = [...base, ...window].join(" AND ");
     const [min, max] = c.op === "not_performed" ? [0, 0] : [c.min ?? 1, c.max];
@@ -198,17 +215,17 @@ class Compiler {
   /** Contacts with between min and max (inclusive; no max: unbounded) events passing `filter`. */
   private counted(filter: string, min: number, max: number | undefined): string {
     if (this.mode === "probe") {
-      const n = `(SELECT COUNT(*) FROM events e WHERE ${filter} AND e.contact_id = c.id)`;
+      const n = `(SELECT COUNT(*) FROM ${this.events} WHERE ${filter} AND e.contact_id = c.id)`;
       return max === undefined ? `${n} >= ${min}` : `${n} BETWEEN ${min} AND ${max}`;
     }
     if (min === 0 && max === undefined) return "1";
     if (min === 0) {
-      if (max === 0) return `c.id NOT IN (SELECT e.contact_id FROM events e WHERE ${filter})`;
-      return `c.id NOT IN (SELECT e.contact_id FROM events e WHERE ${filter} GROUP BY e.contact_id HAVING COUNT(*) > ${max})`;
+      if (max === 0) return `c.id NOT IN (SELECT e.contact_id FROM ${this.events} WHERE ${filter})`;
+      return `c.id NOT IN (SELECT e.contact_id FROM ${this.events} WHERE ${filter} GROUP BY e.contact_id HAVING COUNT(*) > ${max})`;
     }
-    if (min === 1 && max === undefined) return `c.id IN (SELECT e.contact_id FROM events e WHERE ${filter})`;
+    if (min === 1 && max === undefined) return `c.id IN (SELECT e.contact_id FROM ${this.events} WHERE ${filter})`;
     const having = max === undefined ? `COUNT(*) >= ${min}` : `COUNT(*) BETWEEN ${min} AND ${max}`;
-    return `c.id IN (SELECT e.contact_id FROM events e WHERE ${filter} GROUP BY e.contact_id HAVING ${having})`;
+    return `c.id IN (SELECT e.contact_id FROM ${this.events} WHERE ${filter} GROUP BY e.contact_id HAVING ${having})`;
   }
 
   private window(withinDays: number | undefined, from: string | undefined, to: string | undefined): string[] {
@@ -263,4 +280,9 @@ function cost(node: SegmentNode): number {
 
 export function compileSegment(match: SegmentNode, catalog: SegmentCatalog, now: number, mode: SegmentSqlMode, slideFrom?: number): CompiledSegment {
   return new Compiler(catalog, now, mode).compile(match, slideFrom);
+}
+
+/** Several segments' matches compiled together: `wheres[i]` is the i-th match, all binding ?1 and the one `values` as ?2. */
+export function compileSegments(matches: readonly SegmentNode[], catalog: SegmentCatalog, now: number, mode: SegmentSqlMode): { wheres: string[]; values: string } {
+  return new Compiler(catalog, now, mode).compileMany(matches);
 }

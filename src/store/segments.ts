@@ -195,7 +195,8 @@ function scopeSql(scope: MemberScope, column: string): { sql: string; binds: unk
  * Two statements, for the caller's batch, that bring the segment's members within `scope` in
  * line with `compiled` (a `probe`): matching contacts enter, members that no longer match (or
  * no longer exist) leave; the triggers log each and leave the journeys' entries. Nothing is
- * written unless the segment is still at `version`.
+ * written unless the segment is still at `version`. The contacts are read by rowid (NOT
+ * INDEXED): the planner would otherwise walk the panel's key index, every contact of the panel.
  */
 export function refreshMembersStatements(
   db: D1Database,
@@ -212,14 +213,56 @@ export function refreshMembersStatements(
     db
       .prepare(
         `INSERT INTO segment_members (segment_id, contact_id, panel_id, entered_at)
-         SELECT ?3, c.id, ?1, ?${binds.length + 1} FROM contacts c WHERE c.panel_id = ?1 AND ${contacts.sql} AND ${current} AND ${compiled.where}
+         SELECT ?3, c.id, ?1, ?${binds.length + 1} FROM contacts c NOT INDEXED WHERE c.panel_id = ?1 AND ${contacts.sql} AND ${current} AND ${compiled.where}
          ON CONFLICT DO NOTHING`,
       )
       .bind(...binds, now),
     db
       .prepare(
         `DELETE FROM segment_members WHERE segment_id = ?3 AND ${members.sql} AND ${current}
-           AND contact_id NOT IN (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND ${contacts.sql} AND ${compiled.where})`,
+           AND contact_id NOT IN (SELECT c.id FROM contacts c NOT INDEXED WHERE c.panel_id = ?1 AND ${contacts.sql} AND ${compiled.where})`,
+      )
+      .bind(...binds),
+  ];
+}
+
+/**
+ * Two statements, for the caller's batch, that bring the memberships of several segments in
+ * line for the given contacts (`compiled` from compileSegments, in the order of `segments`):
+ * what refreshMembersStatements does for one segment, in two statements whatever their number,
+ * since each statement has a fixed cost in D1. A segment edited since (another version) is
+ * left as it is.
+ */
+export function refreshManyStatements(
+  db: D1Database,
+  panelId: string,
+  segments: ReadonlyArray<Pick<Segment, "id" | "version">>,
+  compiled: { wheres: readonly string[]; values: string },
+  contactIds: readonly number[],
+  now: number,
+): D1PreparedStatement[] {
+  const current = (i: number) => `EXISTS (SELECT 1 FROM segments s WHERE s.id = json_extract(?4, '$[${i}]') AND s.id || ':' || s.version IN (SELECT value FROM json_each(?6)))`;
+  const matching = compiled.wheres
+    .map(
+      (where, i) =>
+        `SELECT json_extract(?4, '$[${i}]') AS sid, c.id AS cid FROM contacts c NOT INDEXED
+         WHERE c.panel_id = ?1 AND c.id IN (SELECT value FROM json_each(?3)) AND ${current(i)} AND ${where}`,
+    )
+    .join(" UNION ALL ");
+  const binds = [panelId, compiled.values, JSON.stringify(contactIds), JSON.stringify(segments.map((s) => s.id)), now, JSON.stringify(segments.map((s) => `${s.id}:${s.version}`))];
+  return [
+    db
+      .prepare(
+        `INSERT INTO segment_members (segment_id, contact_id, panel_id, entered_at)
+         SELECT sid, cid, ?1, ?5 FROM (${matching}) WHERE true ON CONFLICT DO NOTHING`,
+      )
+      .bind(...binds),
+    db
+      .prepare(
+        `DELETE FROM segment_members
+         WHERE segment_id IN (SELECT value FROM json_each(?4)) AND contact_id IN (SELECT value FROM json_each(?3)) AND ?5 IS NOT NULL
+           AND segment_id || ':' || (SELECT s.version FROM segments s WHERE s.id = segment_members.segment_id) IN (SELECT value FROM json_each(?6))
+           AND (segment_id, contact_id) NOT IN (SELECT sid, cid FROM (${matching}))`,
       )
       .bind(...binds),
   ];

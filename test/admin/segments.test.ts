@@ -184,6 +184,22 @@ describe("saved segments", () => {
 });
 
 describe("live membership", () => {
+  it("an event updates every segment that reads events, however many (they are evaluated in groups)", async () => {
+    const { panel } = await shopPanel();
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const created = await admin("POST", `/panels/${panel.id}/segments`, { name: `v${i}`, match: { all: [{ activity: "view", op: "performed", min: 1 + (i % 2), within_days: 30 + i }] } });
+      ids.push(created.body.id);
+    }
+    await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments`)).body.segments.every((s: any) => !s.building) ? true : undefined));
+    await postUpload(panel.apiKey, [{ activity_name: "view", identity: "fay@example.com" }]);
+    await pipelineSettled(panel.id);
+    for (const [i, id] of ids.entries()) {
+      const emails = ((await admin("GET", `/panels/${panel.id}/segments/${id}/contacts`)).body.contacts as any[]).map((c) => c.EMAIL).sort();
+      expect(emails, `segment ${i}`).toEqual(i % 2 === 0 ? ["dee@example.com", "fay@example.com"] : []);
+    }
+  });
+
   it("follows attribute changes, list changes and new events; a sliding window is re-checked by the cron", async () => {
     const { panel, vip } = await shopPanel();
     const api = apiFor(panel);

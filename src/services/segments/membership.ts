@@ -1,11 +1,13 @@
 import type { CronTask } from "../../lib/tasks";
 import { panelSegments } from "./panel-segments";
-import { compileSegment } from "../../store/segment-sql";
+import { chunk } from "../../store/sql";
+import { compileSegment, compileSegments } from "../../store/segment-sql";
 import {
   buildCursorStatement,
   checkedAtStatement,
   contactPageEnd,
   loadSegmentCatalog,
+  refreshManyStatements,
   refreshMembersStatements,
   segmentsToBuild,
   slidingSegmentsDue,
@@ -25,6 +27,8 @@ export type SegmentChange = "attributes" | "lists" | "events" | "sends";
 
 /** Contacts of one build page: each page is two statements per segment, of a few probes per contact. */
 export const BUILD_PAGE = 2_000;
+/** Segments one membership statement evaluates together (D1 allows 5 terms in a compound SELECT). */
+const SEGMENTS_PER_STATEMENT = 5;
 /** Time one cron run spends on builds and on sliding windows, each. */
 const CRON_BUDGET_MS = 20_000;
 
@@ -38,8 +42,12 @@ export async function refreshContacts(env: Pick<Env, "DB">, panelId: string, con
   const segments = (await panelSegments(env.DB, panelId)).filter((s) => changes.some((change) => s.dependencies[change]));
   if (segments.length === 0) return 0;
   const catalog = await loadSegmentCatalog(env.DB, panelId);
-  const results = await env.DB.batch(segments.flatMap((s) => refreshMembersStatements(env.DB, s, compileSegment(s.match, catalog, now, "probe"), { contactIds: ids }, now)));
-  // Statements come in pairs, entering first.
+  // D1 allows few terms in a compound SELECT: a statement pair per group of segments.
+  const statements = chunk(segments, SEGMENTS_PER_STATEMENT).flatMap((group) =>
+    refreshManyStatements(env.DB, panelId, group, compileSegments(group.map((s) => s.match), catalog, now, "probe"), ids, now),
+  );
+  const results = await env.DB.batch(statements);
+  // Pairs, entering first.
   return results.reduce((sum, result, i) => sum + (i % 2 === 0 ? result.meta.changes : 0), 0);
 }
 
