@@ -42,12 +42,10 @@ function listIdParts(value: string | number | Array<string | number>): Array<str
   if (Array.isArray(value)) return value;
   const text = String(value).trim();
   if (!text.startsWith("[")) return text.split(",");
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) && parsed.every((part) => typeof part === "string" || typeof part === "number") ? parsed : null;
-  } catch {
-    return null;
-  }
+  const parsed = parseCallerJson(text);
+  if (!parsed.ok) return null;
+  const parts = parsed.value;
+  return Array.isArray(parts) && parts.every((part) => typeof part === "string" || typeof part === "number") ? parts : null;
 }
 
 /** One list id or several: comma separated (`4,7,9`) or a JSON array (`[4,7,9]`, as JSON or as its text); at most MAX_LIST_IDS distinct ones. */
