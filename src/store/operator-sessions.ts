@@ -41,10 +41,16 @@ export async function deleteSessionsOf(db: D1Database, operatorId: string): Prom
   await db.prepare("DELETE FROM operator_sessions WHERE operator_id = ?").bind(operatorId).run();
 }
 
-/** Sessions idle since before `idleSince`; the cron sweeps them so the table does not grow. */
-export async function deleteIdleSessions(db: D1Database, idleSince: number): Promise<number> {
-  const result = await db.prepare("DELETE FROM operator_sessions WHERE last_seen_at < ?").bind(idleSince).run();
-  return result.meta.changes;
+/**
+ * Sessions idle since before `idleSince` and failure counts of windows that started before
+ * `windowStart`; the cron sweeps them so neither table grows with sessions nobody ends.
+ */
+export async function deleteIdleSessions(db: D1Database, idleSince: number, windowStart: number): Promise<number> {
+  const [sessions] = await db.batch([
+    db.prepare("DELETE FROM operator_sessions WHERE last_seen_at < ?").bind(idleSince),
+    db.prepare("DELETE FROM sign_in_failures WHERE window_start < ?").bind(windowStart),
+  ]);
+  return sessions!.meta.changes;
 }
 
 /** Failures counted for a subject (address or account) in the window that started after `windowStart`. */

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { ADMIN_ROUTES } from "../../src/admin";
 import type { AdminRole } from "../../src/admin/route";
 import { roleAllows } from "../../src/services/operators/sessions";
-import { FAILURES_PER_ACCOUNT, SESSION_IDLE_MS } from "../../src/services/operators/sessions";
+import { FAILURES_PER_ACCOUNT, SESSION_IDLE_MS, SIGN_IN_WINDOW_MS, sweepIdleSessions } from "../../src/services/operators/sessions";
+import { runCronTasks } from "../../src/jobs/cron";
 import { admin, BASE, call, createPanel } from "../support/helpers";
 import { asOperator, operatorWithRole, signIn } from "../support/operators";
 
@@ -117,6 +118,24 @@ describe("operator sign-in", () => {
       .bind(Date.now() - SESSION_IDLE_MS - 1000, session.body.operator.id)
       .run();
     expect((await asOperator(session, "GET", `/panels/${panel.id}`)).status).toBe(401);
+  });
+
+  it("the cron sweeps sessions past the inactivity limit and spent sign-in failures, and keeps live sessions", async () => {
+    const panel = await createPanel();
+    const idle = await operatorWithRole(panel.id, "viewer");
+    const live = await operatorWithRole(panel.id, "viewer");
+    const { env } = await import("cloudflare:workers");
+    const now = Date.now();
+    await env.DB.prepare("UPDATE operator_sessions SET last_seen_at = ? WHERE operator_id = ?").bind(now - SESSION_IDLE_MS - 1000, idle.body.operator.id).run();
+    await env.DB.prepare("INSERT INTO sign_in_failures (subject, window_start, failures) VALUES (?, ?, 3)").bind(`account:spent-${now}@example.com`, now - SIGN_IN_WINDOW_MS - 1000).run();
+    const sessionsOf = (operator: string) => env.DB.prepare("SELECT COUNT(*) AS n FROM operator_sessions WHERE operator_id = ?").bind(operator).first<number>("n");
+
+    await runCronTasks(env, now, [sweepIdleSessions]);
+
+    expect(await sessionsOf(idle.body.operator.id)).toBe(0);
+    expect(await sessionsOf(live.body.operator.id)).toBe(1);
+    expect(await env.DB.prepare("SELECT 1 FROM sign_in_failures WHERE subject = ?").bind(`account:spent-${now}@example.com`).first()).toBeNull();
+    expect((await asOperator(live, "GET", `/panels/${panel.id}`)).status).toBe(200);
   });
 
   it("stores only hashes: PBKDF2 for the password, SHA-256 for the session token", async () => {

@@ -1,7 +1,9 @@
 import { constantTimeEqual, hashPassword, sha256Hex, verifyPassword } from "../../lib/crypto";
 import { newId, randomBase64Url } from "../../lib/random";
+import type { CronTask } from "../../lib/tasks";
 import {
   clearFailures,
+  deleteIdleSessions,
   deleteSession,
   findSession,
   insertSession,
@@ -116,3 +118,11 @@ export async function createOperator(
   const operator: Operator = { id: newId("opr"), email, name, disabled: false, createdAt: now };
   return (await insertOperator(db, operator, await hashPassword(password))) ? { created: true, operator } : { created: false };
 }
+
+/** Removes sessions past their idle time and spent sign-in failure windows (they refuse nothing any more). */
+export const sweepIdleSessions: CronTask = {
+  name: "sweep idle operator sessions",
+  async run(env, now) {
+    await deleteIdleSessions(env.DB, now - SESSION_IDLE_MS, now - SIGN_IN_WINDOW_MS);
+  },
+};
