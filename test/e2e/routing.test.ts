@@ -38,6 +38,16 @@ for (const [prefix, path] of PREFIXES) {
   });
 }
 
+test("the per-minute cron tick npm start fires reaches the Worker's scheduled handler, not the panel", async () => {
+  // start.ts ticks GET /__scheduled (wrangler dev --test-scheduled) with fetch, which the
+  // asset server would answer with index.html unless the path runs the Worker first.
+  const response = await fetch(`${service.origin}/__scheduled?cron=${encodeURIComponent("* * * * *")}`, { headers: { "sec-fetch-mode": "navigate" } });
+  const text = await response.text();
+  assert.equal(response.status, 200);
+  assert.ok(!text.includes('<div id="root">'), "answered with the panel's index.html: cron tasks never run under npm start");
+  assert.match(text, /Ran scheduled event/);
+});
+
 test("GET /health answers from the Worker", async () => {
   const response = await fetch(`${service.origin}/health`);
   assert.equal(response.status, 200);
