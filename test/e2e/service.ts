@@ -18,6 +18,14 @@ export interface Service {
   output(): string;
   adminToken: string;
   stop(): Promise<void>;
+  /** Kills every process of the service at once (SIGKILL), as a crash would; its state stays for a restart. */
+  crash(): void;
+}
+
+export interface StartOptions {
+  /** Local state to start on (a restart after crash()); a fresh directory when absent. */
+  stateDir?: string;
+  port?: number;
 }
 
 function freePort(): Promise<number> {
@@ -42,9 +50,9 @@ function readyDetails(output: string): Record<string, string> {
   return details;
 }
 
-export async function startService(): Promise<Service> {
-  const port = await freePort();
-  const stateDir = mkdtempSync(join(tmpdir(), "apiv2-e2e-"));
+export async function startService(options: StartOptions = {}): Promise<Service & { stateDir: string; port: number }> {
+  const port = options.port ?? (await freePort());
+  const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), "apiv2-e2e-"));
   // npm test builds the panel before running these tests; a lone run builds it if missing.
   const args = [join(root, "scripts", "start.ts"), ...(existsSync(join(root, "web", "dist", "index.html")) ? ["--no-build"] : [])];
   const child: ChildProcess = spawn(process.execPath, args, {
@@ -65,7 +73,10 @@ export async function startService(): Promise<Service> {
     }
     rmSync(stateDir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 120_000;
+  const crash = () => {
+    if (child.exitCode === null && child.pid) process.kill(-child.pid, "SIGKILL");
+  };
+  const deadline = Date.now() + 300_000;
   while (!/Service ready at[\s\S]*\n\n/.test(output)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       // start.ts sends wrangler's output to the log in the state directory, which stop() removes.
@@ -77,5 +88,5 @@ export async function startService(): Promise<Service> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   const printed = readyDetails(output);
-  return { origin: `http://127.0.0.1:${port}`, printed, output: () => output, adminToken: printed["admin token"] ?? "", stop };
+  return { origin: `http://127.0.0.1:${port}`, printed, output: () => output, adminToken: printed["admin token"] ?? "", stop, crash, stateDir, port };
 }
