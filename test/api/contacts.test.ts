@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { getContactByKey } from "../../src/store/contacts";
-import { admin, apiFor, contactsOf, countRows, createPanel, envelope, panelSnapshot, type Style, type TestPanel } from "../support/helpers";
+import { admin, apiFor, call, contactsOf, countRows, createPanel, envelope, panelSnapshot, type Style, type TestPanel } from "../support/helpers";
 
 let panel: TestPanel;
 let api: ReturnType<typeof apiFor>;
@@ -75,6 +75,28 @@ describe("contact add (4.1)", () => {
     const added = await api("contact", "add", { data: { EMAIL: "many@example.com" }, listid: listid(ids) }, style);
     expect(added.status).toBe(200);
     const viewed = await api("contact", "view", { data: "many@example.com" });
+    expect(viewed.body.lists.map((l: { id: number }) => l.id)).toEqual(ids);
+  });
+
+  it.each<[string, (ids: number[], data: string) => RequestInit & { query?: string }]>([
+    ["PHP's http_build_query form (listid[0]=…&listid[1]=…) in a form body", (ids, data) => ({
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `data=${encodeURIComponent(data)}&${ids.map((id, i) => `listid%5B${i}%5D=${id}`).join("&")}`,
+    })],
+    ["listid[]=… repeated in the query string", (ids, data) => ({ method: "POST", query: `&data=${encodeURIComponent(data)}&${ids.map((id) => `listid[]=${id}`).join("&")}` })],
+    ["listid[] fields of a multipart body", (ids, data) => {
+      const form = new FormData();
+      form.append("data", data);
+      for (const id of ids) form.append("listid[]", String(id));
+      return { method: "POST", body: form };
+    }],
+  ])("adds the contact to every list of %s", async (_label, request) => {
+    const ids = [await newList("A"), await newList("B")];
+    const { query = "", ...init } = request(ids, JSON.stringify({ EMAIL: "php@example.com" }));
+    const added = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}${query}`, init);
+    expect(added.status).toBe(200);
+    const viewed = await api("contact", "view", { data: "php@example.com" });
     expect(viewed.body.lists.map((l: { id: number }) => l.id)).toEqual(ids);
   });
 

@@ -97,9 +97,35 @@ function decodeFormComponent(raw: string): string | null {
   }
 }
 
-/** Form-encoded text (a query string or a body) as parameters; the first of a repeated name wins. */
+/**
+ * Collects form fields into parameters: the first of a repeated name wins, and PHP's array
+ * forms (`listid[]=4&listid[]=7`, `listid[0]=4&listid[1]=7`, what `http_build_query` writes for
+ * an array) gather into one array under the bare name unless the bare name was given itself.
+ */
+class FormParams {
+  readonly params: Params = {};
+  private readonly arrays = new Map<string, unknown[]>();
+
+  add(name: string, value: unknown): void {
+    const indexed = /^([^[\]]+)\[(\d*)\]$/.exec(name);
+    if (indexed) {
+      const items = this.arrays.get(indexed[1]!) ?? [];
+      this.arrays.set(indexed[1]!, items);
+      items.push(value);
+      return;
+    }
+    if (!Object.hasOwn(this.params, name)) this.params[name] = value;
+  }
+
+  done(): Params {
+    for (const [name, items] of this.arrays) if (!Object.hasOwn(this.params, name)) this.params[name] = items;
+    return this.params;
+  }
+}
+
+/** Form-encoded text (a query string or a body) as parameters (see FormParams). */
 function fromFormText(text: string): Params {
-  const params: Params = {};
+  const params = new FormParams();
   for (const pair of text.split("&")) {
     if (pair === "") continue;
     const at = pair.indexOf("=");
@@ -108,23 +134,21 @@ function fromFormText(text: string): Params {
     if (name === null) throw notUtf8([...new URLSearchParams(`${rawName}=`).keys()][0] ?? rawName);
     const value = decodeFormComponent(at < 0 ? "" : pair.slice(at + 1));
     if (value === null) throw notUtf8(name);
-    if (!Object.hasOwn(params, name)) params[name] = value;
+    params.add(name, value);
   }
-  return params;
+  return params.done();
 }
 
 async function fromFormData(form: FormData): Promise<Params> {
-  const params: Params = {};
-  for (const [key, value] of form) {
-    if (Object.hasOwn(params, key)) continue;
-    params[key] = typeof value === "string" ? value : await value.text();
-  }
-  return params;
+  const params = new FormParams();
+  for (const [key, value] of form) params.add(key, typeof value === "string" ? value : await value.text());
+  return params.done();
 }
 
 function paramWithReplacement(params: Params): string | null {
   for (const [name, value] of Object.entries(params)) {
-    if (hasReplacement(name) || (typeof value === "string" && hasReplacement(value))) return name;
+    const texts = Array.isArray(value) ? value : [value];
+    if (hasReplacement(name) || texts.some((text) => typeof text === "string" && hasReplacement(text))) return name;
   }
   return null;
 }
