@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { startService, type Service } from "./service.ts";
+import { ACTIVITY_ID, API_KEY, sampleCalls } from "../../web/src/sample-calls.ts";
 
 let service: Service;
 before(async () => {
@@ -82,4 +83,20 @@ test("links in sent email point at the port the service runs on (PUBLIC_BASE_URL
   }
   const links = new Set(raw.match(/https?:\/\/127\.0\.0\.1:\d+/g));
   assert.deepEqual([...links], [service.origin]);
+});
+
+test("every sample call the panel's Settings screen shows works as shown on the demo panel", async () => {
+  const { KEY, PANEL } = exported();
+  const panel = await admin("GET", `/panels/${PANEL}`);
+  for (const call of sampleCalls(panel)) {
+    const fill = (text: string) => text.replace(API_KEY, KEY!).replace(ACTIVITY_ID, "1");
+    const response = await fetch(`${service.origin}${fill(call.path)}`, {
+      method: call.method,
+      headers: call.headers,
+      body: call.form ? new URLSearchParams(call.form) : call.json !== undefined ? fill(call.json) : undefined,
+    });
+    const answer = (await response.json()) as Record<string, unknown>;
+    assert.equal(response.status, 200, `${call.family}: ${JSON.stringify(answer)}`);
+    assert.ok(answer.result === "Success" || answer.success === true, `${call.family}: ${JSON.stringify(answer)}`);
+  }
 });

@@ -125,6 +125,39 @@ describe("panel in Chromium", () => {
     assert.equal(answer.result, "Success");
   });
 
+  test("let clients send unknown attributes and call from a shop's origin, and see the API follow", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const apiKey = service.printed["API key"]!;
+    const page = await ownerPage();
+    await nav(page, "Settings").click();
+    const form = page.getByRole("form", { name: "Client settings" });
+    await form.getByLabel("Contact attributes the panel does not have").selectOption("ignore");
+    await form.getByLabel("Browser origins allowed to call the API (CORS)").fill("not an origin");
+    await form.getByRole("button", { name: "Save client settings" }).click();
+    await page.getByText(/must be an origin/).first().waitFor();
+    assert.equal((await adminCall("GET", `/panels/${panelId}`)).unknown_attributes, "reject", "a refused save changes nothing");
+
+    await form.getByLabel("Browser origins allowed to call the API (CORS)").fill("https://shop.example.com\n");
+    await form.getByRole("button", { name: "Save client settings" }).click();
+    await page.getByText("Client settings saved.", { exact: true }).waitFor();
+    await checkAccessibility(page, "settings");
+    await screenshot(page, "client-settings-saved");
+    const saved = await adminCall("GET", `/panels/${panelId}`);
+    assert.equal(saved.unknown_attributes, "ignore");
+    assert.deepEqual(saved.cors_origins, ["https://shop.example.com"]);
+
+    const query = new URLSearchParams({ type: "contact", activity: "add", apikey: apiKey, data: JSON.stringify({ EMAIL: "loose@example.com", SHOE_SIZE: 42 }) });
+    const added = (await (await fetch(`${service.origin}/apiv2?${query}`, { headers: { origin: "https://shop.example.com" } })).json()) as any;
+    assert.equal(added.result, "Success");
+    assert.deepEqual(added.ignored, ["SHOE_SIZE"]);
+    const preflight = await fetch(`${service.origin}/apiv2`, {
+      method: "OPTIONS",
+      headers: { origin: "https://shop.example.com", "access-control-request-method": "POST" },
+    });
+    assert.equal(preflight.headers.get("access-control-allow-origin"), "https://shop.example.com");
+    await adminCall("PATCH", `/panels/${panelId}`, { unknown_attributes: "reject", cors_origins: [] });
+  });
+
   test("drop a CSV on a list and watch the progress bar reach done", async () => {
     const page = await ownerPage();
     await nav(page, "Lists").click();

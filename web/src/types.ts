@@ -23,6 +23,8 @@ export interface PanelView {
   region: string;
   api_mode: boolean;
   client_id: string;
+  unknown_attributes: PanelPatch["unknown_attributes"] & string;
+  cors_origins: string[];
   created_at: string;
   updated_at: string;
 }

@@ -1,30 +1,52 @@
-import { useState } from "react";
+import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { PanelPatch, PanelView } from "../types";
-import { CopyButton, ErrorNote, failureOf, Loading, Screen, useLoad } from "../ui";
+import { asCurl, sampleCalls } from "../sample-calls";
+import { CopyButton, ErrorNote, failureOf, Field, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";
 
-function sampleCalls(origin: string, panel: PanelView): [string, string][] {
-  const key = "$API_KEY";
-  return [
-    [
-      "Contacts (envelope)",
-      `curl -X POST "${origin}/apiv2?type=contact&activity=add&apikey=${key}" \\\n  --data-urlencode 'data={"${panel.primary_key}":"ada@example.com","NAME":"Ada"}'`,
-    ],
-    ["Lists (envelope)", `curl "${origin}/apiv2?type=list&activity=create&apikey=${key}&data=%7B%22name%22%3A%22Customers%22%7D"`],
-    [
-      "Bulk upload (envelope)",
-      `curl -X POST "${origin}/apiv2?type=contact&activity=bulkupload&apikey=${key}" \\\n  -F 'data={"listid":1}' -F 'file=@contacts.csv'`,
-    ],
-    [
-      "Single activity",
-      `curl -X POST "${origin}/v1/activity/singleactivity/${panel.client_id}" \\\n  -H 'content-type: application/json' \\\n  -d '{"activityid":"$ACTIVITY_ID","identity":"ada@example.com","activity_params":{}}'`,
-    ],
-    [
-      "Broadcast (envelope)",
-      `curl -X POST "${origin}/apiv2?type=broadcast&activity=create&apikey=${key}" \\\n  --data-urlencode 'data={"listid":1,"subject":"Hello","fromname":"Shop","fromemail":"news@example.com","html":"<p>Hi</p>"}'`,
-    ],
-  ];
+const UNKNOWN_ATTRIBUTES: Record<PanelView["unknown_attributes"], string> = {
+  reject: "Refuse the call, naming the attribute (default)",
+  ignore: "Ignore them and store the rest",
+  create: "Create them as text attributes",
+};
+
+/** What API clients may send: attributes the panel does not know, and browser origins allowed to call. */
+function ClientSettings({ panel, save }: { panel: PanelView; save: (change: PanelPatch, done: string) => Promise<Record<string, string>> }) {
+  const [mode, setMode] = useState(panel.unknown_attributes);
+  const [origins, setOrigins] = useState(panel.cors_origins.join("\n"));
+  const [fields, setFields] = useState<Record<string, string>>({});
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const cors_origins = origins.split("\n").map((line) => line.trim()).filter(Boolean);
+    setFields(await save({ unknown_attributes: mode, cors_origins }, "Client settings saved."));
+  };
+
+  return (
+    <form className="card" onSubmit={submit} aria-label="Client settings">
+      <h2>What clients may send</h2>
+      <Field label="Contact attributes the panel does not have" error={fields.unknown_attributes}>
+        {(props) => (
+          <select {...props} value={mode} onChange={(e) => setMode(e.target.value as PanelView["unknown_attributes"])}>
+            {Object.entries(UNKNOWN_ATTRIBUTES).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field
+        label="Browser origins allowed to call the API (CORS)"
+        hint="One per line, such as https://shop.example.com, or * for any; empty allows none"
+        error={fields.cors_origins ?? Object.entries(fields).find(([name]) => name.startsWith("cors_origins."))?.[1]}
+      >
+        {(props) => <textarea {...props} rows={3} value={origins} onChange={(e) => setOrigins(e.target.value)} />}
+      </Field>
+      <button type="submit">Save client settings</button>
+    </form>
+  );
 }
 
 export function Settings({ panel }: ScreenProps) {
@@ -32,15 +54,19 @@ export function Settings({ panel }: ScreenProps) {
   const [failure, setFailure] = useState<string>();
   const [saved, setSaved] = useState<string>();
 
-  const patch = async (change: PanelPatch, done: string) => {
+  /** Saves a change; answers the per-field errors of a refusal (none when saved). */
+  const patch = async (change: PanelPatch, done: string): Promise<Record<string, string>> => {
     setFailure(undefined);
     setSaved(undefined);
     try {
       await admin<PanelView>("PATCH", panel.id, "", change);
       setSaved(done);
       reload();
+      return {};
     } catch (problem) {
-      setFailure(failureOf(problem).message);
+      const { message, fields } = failureOf(problem);
+      setFailure(message);
+      return fields;
     }
   };
 
@@ -89,15 +115,19 @@ export function Settings({ panel }: ScreenProps) {
               </dd>
             </dl>
           </div>
+          <ClientSettings key={data.updated_at} panel={data} save={patch} />
           <h2>Sample calls</h2>
-          <p className="muted">Replace $API_KEY with a key from Users and API keys.</p>
-          {sampleCalls(location.origin, data).map(([family, command]) => (
-            <div key={family} className="card">
-              <h3>{family}</h3>
-              <pre>{command}</pre>
-              <CopyButton text={command} label={`Copy ${family} call`} />
-            </div>
-          ))}
+          <p className="muted">Replace $API_KEY with a key from Users and API keys, and $ACTIVITY_ID with an activity's id.</p>
+          {sampleCalls(data).map((call) => {
+            const command = asCurl(location.origin, call);
+            return (
+              <div key={call.family} className="card">
+                <h3>{call.family}</h3>
+                <pre>{command}</pre>
+                <CopyButton text={command} label={`Copy ${call.family} call`} />
+              </div>
+            );
+          })}
         </>
       )}
     </Screen>
