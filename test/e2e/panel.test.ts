@@ -99,6 +99,44 @@ describe("panel in Chromium", () => {
     assert.equal((await adminCall("GET", `/panels/${panelId}`)).api_mode, true);
   });
 
+  test("an owner adds a teammate, changes their role and removes them; the teammate's session follows", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const page = await ownerPage();
+    await nav(page, "Team").click();
+    await page.getByRole("heading", { level: 1, name: "Team" }).waitFor();
+    const form = page.getByRole("form", { name: "Add an operator" });
+    await form.getByLabel("Operator email").fill("teammate@example.com");
+    await form.getByLabel("Role").selectOption("viewer");
+    await form.getByLabel("Password").fill("short");
+    await form.getByRole("button", { name: "Add operator" }).click();
+    await form.getByText("must be at least 10 characters").waitFor();
+    await form.getByLabel("Password").fill("teammate passphrase");
+    await form.getByRole("button", { name: "Add operator" }).click();
+    const role = page.getByLabel("Role of teammate@example.com");
+    await role.waitFor();
+    await checkAccessibility(page, "team");
+    await screenshot(page, "team-added");
+
+    const teammate = await newPage();
+    await signIn(teammate, "teammate@example.com", "teammate passphrase");
+    await teammate.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
+    assert.match((await teammate.locator("header").textContent()) ?? "", /viewer/);
+    assert.equal(await nav(teammate, "Team").count(), 0, "the Team screen is for owners");
+
+    await role.selectOption("marketer");
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('[aria-label="Role of teammate@example.com"]')?.value === "marketer");
+    const listed = await adminCall("GET", `/panels/${panelId}/operators`);
+    assert.equal(listed.operators.find((o: { email: string }) => o.email === "teammate@example.com").role, "marketer");
+    await teammate.reload();
+    await teammate.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
+    assert.match((await teammate.locator("header").textContent()) ?? "", /marketer/);
+
+    await page.getByRole("button", { name: "Remove teammate@example.com from the panel" }).click();
+    await role.waitFor({ state: "detached" });
+    await teammate.reload();
+    await teammate.getByRole("heading", { name: "No panel yet" }).waitFor();
+  });
+
   test("enable API mode, create a user, copy the key and use it in an apiv2 call", async () => {
     const panelId = service.printed["demo panel"]!;
     await adminCall("PATCH", `/panels/${panelId}`, { api_mode: false });

@@ -27,7 +27,8 @@ export function App() {
   return <Shell session={state.session} onSignedOut={signedOut} />;
 }
 
-const NAV: [string, string][] = [
+/** Side menu: path under the panel, label, and the role a screen needs when not every role may open it. */
+const NAV: [string, string, "owner"?][] = [
   ["", "Home"],
   ["/contacts", "Contacts"],
   ["/lists", "Lists"],
@@ -35,6 +36,7 @@ const NAV: [string, string][] = [
   ["/journeys", "Journeys"],
   ["/webhooks", "Webhooks"],
   ["/users", "Users and API keys"],
+  ["/team", "Team", "owner"],
   ["/settings", "Settings"],
 ];
 
@@ -102,7 +104,7 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
       </header>
       <nav className="side" aria-label="Screens">
         <ul>
-          {NAV.map(([suffix, label]) => {
+          {NAV.filter(([, , needs]) => !needs || panel.role === needs).map(([suffix, label]) => {
             const href = base + suffix;
             const current = suffix === "" ? rest === "/" : rest.startsWith(suffix);
             return (

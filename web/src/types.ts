@@ -29,6 +29,15 @@ export interface PanelView {
   updated_at: string;
 }
 
+export interface OperatorView {
+  id: string;
+  email: string;
+  name: string | null;
+  role: ChangeOperator["role"];
+  disabled: boolean;
+  created_at: string;
+}
+
 export interface UserView {
   id: string;
   email: string;

@@ -6,6 +6,7 @@ import { Home } from "./home";
 import { Journey, Journeys } from "./journeys";
 import { Lists } from "./lists";
 import { Settings } from "./settings";
+import { Team } from "./team";
 import { Users } from "./users";
 import { Webhook, Webhooks } from "./webhooks";
 
@@ -23,6 +24,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/contacts/:key", (props) => <Contact {...props} />],
   ["/lists", (props) => <Lists {...props} />],
   ["/users", (props) => <Users {...props} />],
+  ["/team", (props) => <Team {...props} />],
   ["/campaigns", (props) => <Campaigns {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
   ["/journeys/:id", (props) => <Journey {...props} />],

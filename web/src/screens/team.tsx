@@ -1,0 +1,144 @@
+import { useState, type FormEvent } from "react";
+import { admin } from "../api";
+import type { AddOperator, ChangeOperator, OperatorView } from "../types";
+import { ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
+import type { ScreenProps } from ".";
+
+const ROLES: Record<OperatorView["role"], string> = {
+  owner: "Owner: everything, including the team and settings",
+  marketer: "Marketer: contacts, lists, campaigns, journeys, webhooks",
+  viewer: "Viewer: reads only",
+};
+
+function AddForm({ panelId, onAdded }: { panelId: string; onAdded: () => void }) {
+  const empty: AddOperator = { email: "", name: "", role: "marketer", password: "" };
+  const [draft, setDraft] = useState(empty);
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState<string>();
+  const set = <K extends keyof AddOperator>(key: K, value: AddOperator[K]) => setDraft((d) => ({ ...d, [key]: value }));
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setFailure(undefined);
+    setFields({});
+    try {
+      const body: AddOperator = { email: draft.email, role: draft.role, ...(draft.name ? { name: draft.name } : {}), ...(draft.password ? { password: draft.password } : {}) };
+      await admin<OperatorView>("POST", panelId, "/operators", body);
+      setDraft(empty);
+      onAdded();
+    } catch (problem) {
+      const { message, fields } = failureOf(problem);
+      setFailure(message);
+      setFields(fields);
+    }
+  };
+
+  return (
+    <form className="card" onSubmit={submit} aria-label="Add an operator">
+      <ErrorNote error={failure} />
+      <div className="row">
+        <Field label="Operator email" error={fields.email}>
+          {(props) => <input {...props} type="email" required value={draft.email} onChange={(e) => set("email", e.target.value)} />}
+        </Field>
+        <Field label="Name (optional)" error={fields.name}>
+          {(props) => <input {...props} value={draft.name ?? ""} onChange={(e) => set("name", e.target.value)} />}
+        </Field>
+        <Field label="Role" error={fields.role}>
+          {(props) => (
+            <select {...props} value={draft.role} onChange={(e) => set("role", e.target.value as AddOperator["role"])}>
+              {Object.entries(ROLES).map(([role, label]) => (
+                <option key={role} value={role}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Password" hint="Needed only for someone without an operator account yet (10 characters or more)" error={fields.password}>
+          {(props) => <input {...props} type="password" autoComplete="new-password" value={draft.password ?? ""} onChange={(e) => set("password", e.target.value)} />}
+        </Field>
+      </div>
+      <button type="submit">Add operator</button>
+    </form>
+  );
+}
+
+/** The panel's operators (people who sign in to this panel) and their roles; owners only. */
+export function Team({ panel }: ScreenProps) {
+  const { data, error, reload } = useLoad(() => admin<{ operators: OperatorView[] }>("GET", panel.id, "/operators"), [panel.id]);
+  const [failure, setFailure] = useState<string>();
+
+  const act = async (work: () => Promise<unknown>) => {
+    setFailure(undefined);
+    try {
+      await work();
+      reload();
+    } catch (problem) {
+      setFailure(failureOf(problem).message);
+    }
+  };
+
+  return (
+    <Screen title="Team">
+      <p className="muted">Operators sign in to this panel with their email and password. Only owners see and change the team.</p>
+      <ErrorNote error={error ?? failure} />
+      <AddForm panelId={panel.id} onAdded={reload} />
+      {!data ? (
+        <Loading />
+      ) : (
+        <table>
+          <caption className="visually-hidden">Operators of the panel</caption>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Name</th>
+              <th scope="col">Role</th>
+              <th scope="col">Added</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.operators.map((operator) => (
+              <tr key={operator.id}>
+                <td>
+                  {operator.email}
+                  {operator.disabled && <span className="badge">disabled</span>}
+                </td>
+                <td>{operator.name ?? "—"}</td>
+                <td>
+                  <select
+                    aria-label={`Role of ${operator.email}`}
+                    value={operator.role}
+                    onChange={(e) =>
+                      act(() => {
+                        const change: ChangeOperator = { role: e.target.value as ChangeOperator["role"] };
+                        return admin("PATCH", panel.id, `/operators/${encodeURIComponent(operator.id)}`, change);
+                      })
+                    }
+                  >
+                    {Object.keys(ROLES).map((role) => (
+                      <option key={role} value={role}>
+                        {role}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td>{formatTime(operator.created_at)}</td>
+                <td>
+                  <button
+                    type="button"
+                    className="danger"
+                    aria-label={`Remove ${operator.email} from the panel`}
+                    onClick={() => act(() => admin("DELETE", panel.id, `/operators/${encodeURIComponent(operator.id)}`))}
+                  >
+                    Remove
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Screen>
+  );
+}
