@@ -1,13 +1,6 @@
-import {
-  ACTIVITY_PARAM_TYPES,
-  MAX_ACTIVITY_NAME_LENGTH,
-  MAX_PARAMS_PER_ACTIVITY,
-  PARAM_NAME_PATTERN,
-  type ActivityDefinition,
-} from "../domain/activity";
+import type { ActivityDefinition } from "../domain/activity";
+import { defineActivityBody } from "../domain/panel-screens";
 import { conflict, orNotFound } from "../lib/http/errors";
-import { nameText } from "../domain/fields";
-import { z } from "../lib/z";
 import { getActivity, insertActivity, listActivities } from "../store/activities";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
@@ -16,30 +9,13 @@ export function activityView(activity: ActivityDefinition) {
   return { activityid: String(activity.id), name: activity.name, params: activity.params, created_at: isoTime(activity.createdAt) };
 }
 
-const paramsSchema = z
-  .record(z.string().max(64), z.enum(ACTIVITY_PARAM_TYPES, { error: `must be one of ${ACTIVITY_PARAM_TYPES.join(", ")}` }))
-  .superRefine((params, ctx) => {
-    const names = Object.keys(params);
-    if (names.length > MAX_PARAMS_PER_ACTIVITY) ctx.addIssue({ code: "custom", message: `at most ${MAX_PARAMS_PER_ACTIVITY} parameters` });
-    for (const name of names) {
-      if (!PARAM_NAME_PATTERN.test(name)) {
-        ctx.addIssue({ code: "custom", path: [name], message: "a parameter name is a letter or _, then up to 63 letters, digits or _" });
-      }
-    }
-  })
-  .default({})
-  .meta({ example: { name: "string", prid: "integer", price: "float", prqt: "integer" } });
-
 const defineActivity = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/activities",
   role: "marketer",
   summary: "Define an activity and the types of its parameters; clients post it by the activityid answered",
   status: 201,
-  body: z.strictObject({
-    name: nameText(MAX_ACTIVITY_NAME_LENGTH).meta({ example: "add_to_cart" }),
-    params: paramsSchema,
-  }),
+  body: defineActivityBody,
   async handle({ env, body, panel }) {
     const activity = await insertActivity(env.DB, panel.id, body.name, body.params, Date.now());
     if (!activity) {

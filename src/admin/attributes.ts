@@ -1,6 +1,6 @@
-import { ATTRIBUTE_NAME_PATTERN, ATTRIBUTE_TYPES, canonicalAttributeName } from "../domain/attributes";
+import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName } from "../domain/attributes";
+import { defineAttributeBody } from "../domain/panel-screens";
 import { conflict, invalidField } from "../lib/http/errors";
-import { z } from "../lib/z";
 import { listAttributes, putAttribute } from "../store/attributes";
 import { definePanelRoute } from "./route";
 
@@ -9,7 +9,7 @@ const defineAttribute = definePanelRoute({
   path: "/panels/:panel/attributes/:name",
   role: "marketer",
   summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
-  body: z.strictObject({ type: z.enum(ATTRIBUTE_TYPES, { error: `must be one of ${ATTRIBUTE_TYPES.join(", ")}` }) }),
+  body: defineAttributeBody,
   async handle({ env, path, body, panel }) {
     const name = canonicalAttributeName(path.name);
     if (!ATTRIBUTE_NAME_PATTERN.test(name)) {

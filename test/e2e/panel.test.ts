@@ -137,6 +137,42 @@ describe("panel in Chromium", () => {
     await teammate.getByRole("heading", { name: "No panel yet" }).waitFor();
   });
 
+  test("add a contact attribute and define an activity with typed parameters, then post it through the API", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const page = await ownerPage();
+    await nav(page, "Attributes and activities").click();
+    await page.getByRole("heading", { level: 1, name: "Attributes and activities" }).waitFor();
+    const attributes = page.getByRole("form", { name: "New attribute" });
+    await attributes.getByLabel("Attribute name").fill("9lives");
+    await attributes.getByRole("button", { name: "Add attribute" }).click();
+    await page.getByText("must be a letter, then up to 63 letters, digits or underscores").first().waitFor();
+    await attributes.getByLabel("Attribute name").fill("loyalty_tier");
+    await attributes.getByLabel("Attribute type").selectOption("integer");
+    await attributes.getByRole("button", { name: "Add attribute" }).click();
+    await page.getByRole("cell", { name: "LOYALTY_TIER" }).waitFor();
+
+    const activities = page.getByRole("form", { name: "New activity" });
+    await activities.getByLabel("Activity name").fill("purchase");
+    await activities.getByLabel("Parameter 1 name").fill("prid");
+    await activities.getByLabel("Parameter 1 type").selectOption("integer");
+    await activities.getByRole("button", { name: "Add a parameter" }).click();
+    await activities.getByLabel("Parameter 2 name").fill("price");
+    await activities.getByLabel("Parameter 2 type").selectOption("float");
+    await activities.getByRole("button", { name: "Define activity" }).click();
+    await page.getByRole("cell", { name: "prid (integer), price (float)" }).waitFor();
+    await checkAccessibility(page, "attributes-and-activities");
+    await screenshot(page, "attributes-and-activities");
+
+    const schema = await adminCall("GET", `/panels/${panelId}/attributes`);
+    assert.deepEqual(schema.attributes.find((a: { name: string }) => a.name === "LOYALTY_TIER"), { name: "LOYALTY_TIER", type: "integer" });
+    const upload = await fetch(`${service.origin}/v1/activity/upload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${service.printed["API key"]}`, "content-type": "application/json" },
+      body: JSON.stringify([{ activity_name: "purchase", identity: "buyer@example.com", activity_params: { prid: 7, price: 9.5 } }]),
+    });
+    assert.equal(((await upload.json()) as { recorded: number }).recorded, 1);
+  });
+
   test("enable API mode, create a user, copy the key and use it in an apiv2 call", async () => {
     const panelId = service.printed["demo panel"]!;
     await adminCall("PATCH", `/panels/${panelId}`, { api_mode: false });

@@ -32,6 +32,7 @@ const NAV: [string, string, "owner"?][] = [
   ["", "Home"],
   ["/contacts", "Contacts"],
   ["/lists", "Lists"],
+  ["/data", "Attributes and activities"],
   ["/campaigns", "Campaigns"],
   ["/journeys", "Journeys"],
   ["/webhooks", "Webhooks"],

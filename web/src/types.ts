@@ -4,12 +4,28 @@ import type { z } from "zod";
 import type { panelPatchBody } from "../../src/domain/panels";
 import type { createUserBody, patchUserBody } from "../../src/domain/users";
 import type { addOperatorBody, changeOperatorBody } from "../../src/domain/operators";
-import type { contactSearchQuery, createListBody, renameListBody } from "../../src/domain/panel-screens";
+import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, renameListBody } from "../../src/domain/panel-screens";
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
 import type { broadcastRequestSchema } from "../../src/domain/broadcast";
 
 export type PanelPatch = z.input<typeof panelPatchBody>;
+export type DefineAttribute = z.input<typeof defineAttributeBody>;
+export type DefineActivity = z.input<typeof defineActivityBody>;
+export type AttributeType = DefineAttribute["type"];
+export type ActivityParamType = NonNullable<DefineActivity["params"]>[string];
+
+export interface AttributeView {
+  name: string;
+  type: AttributeType;
+}
+
+export interface ActivityView {
+  activityid: string;
+  name: string;
+  params: Record<string, ActivityParamType>;
+  created_at: string;
+}
 export type CreateUser = z.input<typeof createUserBody>;
 export type PatchUser = z.input<typeof patchUserBody>;
 export type AddOperator = z.input<typeof addOperatorBody>;

@@ -2,6 +2,7 @@ import type { ReactNode } from "react";
 import type { SessionView } from "../api";
 import { Campaigns } from "./campaigns";
 import { Contact, Contacts } from "./contacts";
+import { Data } from "./data";
 import { Home } from "./home";
 import { Journey, Journeys } from "./journeys";
 import { Lists } from "./lists";
@@ -23,6 +24,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/contacts", (props) => <Contacts {...props} />],
   ["/contacts/:key", (props) => <Contact {...props} />],
   ["/lists", (props) => <Lists {...props} />],
+  ["/data", (props) => <Data {...props} />],
   ["/users", (props) => <Users {...props} />],
   ["/team", (props) => <Team {...props} />],
   ["/campaigns", (props) => <Campaigns {...props} />],

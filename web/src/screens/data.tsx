@@ -1,0 +1,187 @@
+import { useState, type FormEvent } from "react";
+import { admin } from "../api";
+import type { ActivityParamType, ActivityView, AttributeType, AttributeView, DefineActivity, DefineAttribute } from "../types";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
+import type { ScreenProps } from ".";
+
+const ATTRIBUTE_TYPES: AttributeType[] = ["string", "integer", "float", "date", "boolean"];
+const PARAM_TYPES: ActivityParamType[] = ["string", "integer", "float"];
+
+/** Runs a form's request, turning a refusal into its message and per-field errors. */
+function useSubmit() {
+  const [failure, setFailure] = useState<string>();
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const run = async (work: () => Promise<unknown>): Promise<boolean> => {
+    setFailure(undefined);
+    setFields({});
+    try {
+      await work();
+      return true;
+    } catch (problem) {
+      const refused = failureOf(problem);
+      setFailure(refused.message);
+      setFields(refused.fields);
+      return false;
+    }
+  };
+  return { failure, fields, run };
+}
+
+function Attributes({ panelId }: { panelId: string }) {
+  const { data, error, reload } = useLoad(() => admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"), [panelId]);
+  const [name, setName] = useState("");
+  const [type, setType] = useState<AttributeType>("string");
+  const { failure, fields, run } = useSubmit();
+
+  const add = async (event: FormEvent) => {
+    event.preventDefault();
+    const body: DefineAttribute = { type };
+    if (await run(() => admin("PUT", panelId, `/attributes/${encodeURIComponent(name.trim())}`, body))) {
+      setName("");
+      reload();
+    }
+  };
+
+  return (
+    <section aria-labelledby="attributes-heading">
+      <h2 id="attributes-heading">Contact attributes</h2>
+      <p className="muted">Names are stored upper-case. A type is fixed once set, so stored values keep one type.</p>
+      <ErrorNote error={error ?? failure} />
+      <form className="card row" onSubmit={add} aria-label="New attribute">
+        <Field label="Attribute name" hint="A letter, then letters, digits or _" error={fields.name}>
+          {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
+        <Field label="Attribute type" error={fields.type}>
+          {(props) => (
+            <select {...props} value={type} onChange={(e) => setType(e.target.value as AttributeType)}>
+              {ATTRIBUTE_TYPES.map((t) => (
+                <option key={t}>{t}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <button type="submit">Add attribute</button>
+      </form>
+      {!data ? (
+        <Loading />
+      ) : (
+        <table>
+          <caption className="visually-hidden">Contact attributes</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Type</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.attributes.map((attribute) => (
+              <tr key={attribute.name}>
+                <td>
+                  <code>{attribute.name}</code>
+                </td>
+                <td>{attribute.type}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+type ParamRow = { name: string; type: ActivityParamType };
+
+function Activities({ panelId }: { panelId: string }) {
+  const { data, error, reload } = useLoad(() => admin<{ activities: ActivityView[] }>("GET", panelId, "/activities"), [panelId]);
+  const [name, setName] = useState("");
+  const [params, setParams] = useState<ParamRow[]>([{ name: "", type: "string" }]);
+  const { failure, fields, run } = useSubmit();
+  const setParam = (index: number, change: Partial<ParamRow>) => setParams((rows) => rows.map((row, i) => (i === index ? { ...row, ...change } : row)));
+
+  const define = async (event: FormEvent) => {
+    event.preventDefault();
+    const body: DefineActivity = { name, params: Object.fromEntries(params.filter((p) => p.name.trim()).map((p) => [p.name.trim(), p.type])) };
+    if (await run(() => admin("POST", panelId, "/activities", body))) {
+      setName("");
+      setParams([{ name: "", type: "string" }]);
+      reload();
+    }
+  };
+
+  return (
+    <section aria-labelledby="activities-heading">
+      <h2 id="activities-heading">Activities</h2>
+      <p className="muted">Clients post an activity by its id (single activity) or its name (Activity API v2); each parameter has a type.</p>
+      <ErrorNote error={error ?? failure} />
+      <form className="card" onSubmit={define} aria-label="New activity">
+        <Field label="Activity name" error={fields.name}>
+          {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
+        <fieldset>
+          <legend>Parameters</legend>
+          {params.map((param, index) => (
+            <div className="row" key={index}>
+              <Field label={`Parameter ${index + 1} name`} error={fields[`params.${param.name.trim()}`]}>
+                {(props) => <input {...props} value={param.name} onChange={(e) => setParam(index, { name: e.target.value })} />}
+              </Field>
+              <Field label={`Parameter ${index + 1} type`}>
+                {(props) => (
+                  <select {...props} value={param.type} onChange={(e) => setParam(index, { type: e.target.value as ActivityParamType })}>
+                    {PARAM_TYPES.map((t) => (
+                      <option key={t}>{t}</option>
+                    ))}
+                  </select>
+                )}
+              </Field>
+            </div>
+          ))}
+          <button type="button" className="secondary" onClick={() => setParams((rows) => [...rows, { name: "", type: "string" }])}>
+            Add a parameter
+          </button>
+        </fieldset>
+        <button type="submit">Define activity</button>
+      </form>
+      {!data ? (
+        <Loading />
+      ) : data.activities.length === 0 ? (
+        <Empty title="No activities yet">Define one above; clients then post it through the activity APIs.</Empty>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Activities</caption>
+          <thead>
+            <tr>
+              <th scope="col">Id</th>
+              <th scope="col">Name</th>
+              <th scope="col">Parameters</th>
+              <th scope="col">Defined</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.activities.map((activity) => (
+              <tr key={activity.activityid}>
+                <td>{activity.activityid}</td>
+                <td>{activity.name}</td>
+                <td>
+                  {Object.entries(activity.params)
+                    .map(([param, type]) => `${param} (${type})`)
+                    .join(", ") || "—"}
+                </td>
+                <td>{formatTime(activity.created_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+/** The panel's data model: contact attributes and activity definitions. */
+export function Data({ panel }: ScreenProps) {
+  return (
+    <Screen title="Attributes and activities">
+      <Attributes panelId={panel.id} />
+      <Activities panelId={panel.id} />
+    </Screen>
+  );
+}
