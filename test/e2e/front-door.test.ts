@@ -3,7 +3,9 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { startService, type Service } from "./service.ts";
-import { ACTIVITY_ID, API_KEY, sampleCalls } from "../../web/src/sample-calls.ts";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ACTIVITY_ID, API_KEY, CSV_URL, sampleCalls } from "../../web/src/sample-calls.ts";
 
 let service: Service;
 before(async () => {
@@ -88,15 +90,22 @@ test("links in sent email point at the port the service runs on (PUBLIC_BASE_URL
 test("every sample call the panel's Settings screen shows works as shown on the demo panel", async () => {
   const { KEY, PANEL } = exported();
   const panel = await admin("GET", `/panels/${PANEL}`);
-  for (const call of sampleCalls(panel)) {
-    const fill = (text: string) => text.replace(API_KEY, KEY!).replace(ACTIVITY_ID, "1");
-    const response = await fetch(`${service.origin}${fill(call.path)}`, {
-      method: call.method,
-      headers: call.headers,
-      body: call.form ? new URLSearchParams(call.form) : call.json !== undefined ? fill(call.json) : undefined,
-    });
-    const answer = (await response.json()) as Record<string, unknown>;
-    assert.equal(response.status, 200, `${call.family}: ${JSON.stringify(answer)}`);
-    assert.ok(answer.result === "Success" || answer.success === true, `${call.family}: ${JSON.stringify(answer)}`);
+  const csvHost = createServer((_req, res) => res.writeHead(200, { "content-type": "text/csv" }).end("EMAIL,NAME\nsample@example.com,Sample\n"));
+  await new Promise<void>((resolve) => csvHost.listen(0, "127.0.0.1", resolve));
+  const csvUrl = `http://127.0.0.1:${(csvHost.address() as AddressInfo).port}/contacts.csv`;
+  try {
+    for (const call of sampleCalls(panel)) {
+      const fill = (text: string) => text.replace(API_KEY, KEY!).replace(ACTIVITY_ID, "1").replace(CSV_URL, csvUrl);
+      const response = await fetch(`${service.origin}${fill(call.path)}`, {
+        method: call.method,
+        headers: call.headers,
+        body: call.form ? new URLSearchParams(Object.entries(call.form).map(([name, value]): [string, string] => [name, fill(value)])) : call.json !== undefined ? fill(call.json) : undefined,
+      });
+      const answer = (await response.json()) as Record<string, unknown>;
+      assert.equal(response.status, 200, `${call.family}: ${JSON.stringify(answer)}`);
+      assert.ok(answer.result === "Success" || answer.success === true, `${call.family}: ${JSON.stringify(answer)}`);
+    }
+  } finally {
+    csvHost.close();
   }
 });

@@ -3,7 +3,7 @@
 export interface SampleCall {
   family: string;
   method: "GET" | "POST";
-  /** Path and query; `$API_KEY` and `$ACTIVITY_ID` are for the reader to replace. */
+  /** Path and query; `$API_KEY`, `$ACTIVITY_ID` and `$CSV_URL` are for the reader to replace. */
   path: string;
   form?: Record<string, string>;
   json?: string;
@@ -12,6 +12,7 @@ export interface SampleCall {
 
 export const API_KEY = "$API_KEY";
 export const ACTIVITY_ID = "$ACTIVITY_ID";
+export const CSV_URL = "$CSV_URL";
 
 /** A value of the panel's primary key that the API accepts. */
 function sampleKeyValue(primaryKey: string): string {
@@ -35,7 +36,7 @@ export function sampleCalls(panel: { primary_key: string; client_id: string }): 
       family: "Bulk upload (envelope)",
       method: "POST",
       path: envelope("contact", "bulkupload"),
-      form: { path: "https://crm.example.com/export.csv" },
+      form: { path: CSV_URL },
     },
     {
       family: "Single activity",
@@ -50,7 +51,7 @@ export function sampleCalls(panel: { primary_key: string; client_id: string }): 
       path: envelope("email_broadcast", "upload_contact_and_publish"),
       headers: { "content-type": "application/json" },
       json: JSON.stringify({
-        contacts_upload_source: "https://crm.example.com/march.csv",
+        contacts_upload_source: CSV_URL,
         list_name: "March",
         campaign_name: "March news",
         subject_line: "Hello {{NAME|there}}",

@@ -117,7 +117,7 @@ export function Settings({ panel }: ScreenProps) {
           </div>
           <ClientSettings key={data.updated_at} panel={data} save={patch} />
           <h2>Sample calls</h2>
-          <p className="muted">Replace $API_KEY with a key from Users and API keys, and $ACTIVITY_ID with an activity's id.</p>
+          <p className="muted">Replace $API_KEY with a key from Users and API keys, $ACTIVITY_ID with an activity's id, and $CSV_URL with the address of a CSV file of contacts the service can fetch.</p>
           {sampleCalls(data).map((call) => {
             const command = asCurl(location.origin, call);
             return (
