@@ -59,6 +59,7 @@ export function sampleCalls(panel: { primary_key: string; client_id: string }): 
         sender_email_id: "news@shop.example.com",
         schedule_date: "2030-03-01 10:00:00",
         source_code: btoa("<h1>Hello {{NAME|there}}</h1>"),
+        notify_me: "ops@example.com",
       }),
     },
   ];
