@@ -109,7 +109,7 @@ describe("panel in Chromium", () => {
     await form.getByLabel("Role").selectOption("viewer");
     await form.getByLabel("Password").fill("short");
     await form.getByRole("button", { name: "Add operator" }).click();
-    await form.getByText("must be at least 10 characters").waitFor();
+    await form.getByText("must be at least 10 characters", { exact: true }).waitFor();
     await form.getByLabel("Password").fill("teammate passphrase");
     await form.getByRole("button", { name: "Add operator" }).click();
     const role = page.getByLabel("Role of teammate@example.com");
