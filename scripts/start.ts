@@ -214,6 +214,13 @@ const tick = () => fetch(`${origin}/__scheduled?cron=${encodeURIComponent("* * *
 void tick();
 setInterval(tick, 60_000);
 const demo = await ensureDemoPanel(vars.ADMIN_TOKEN ?? "");
+// What happens to campaign and journey email, in the Worker's own words (the panel's home shows the same).
+const { email } = (await adminCall(vars.ADMIN_TOKEN ?? "", "GET", `/panels/${demo.panel_id}/overview`)).body;
+const emailLine = email.problem
+  ? `${email.provider}: ${email.problem}`
+  : email.real_email
+    ? `${email.provider}: real email is sent`
+    : `${email.provider}: each message is kept (R2 + D1, the panel's outbox), none is sent`;
 ready = true;
 console.log(`
 Service ready at ${origin} (region ${region || "default"})
@@ -224,6 +231,7 @@ Service ready at ${origin} (region ${region || "default"})
   API key      ${demo.api_key}
   client id    ${demo.client_id}
   admin token  ${vars.ADMIN_TOKEN}
+  email        ${emailLine}
 
   export KEY=${demo.api_key} CLIENT_ID=${demo.client_id} PANEL=${demo.panel_id}
 

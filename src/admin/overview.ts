@@ -1,3 +1,4 @@
+import { emailSetup } from "../services/channels/email/providers";
 import { panelFigures } from "../store/overview";
 import { instantOf, wallClockAt } from "../domain/time";
 import { definePanelRoute } from "./route";
@@ -6,11 +7,13 @@ const overview = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/overview",
   role: "viewer",
-  summary: "The panel's figures at a glance: contacts, lists, events and sends today (in the panel's time zone), running journeys, webhooks not operational",
+  summary:
+    "The panel's figures at a glance: contacts, lists, events and sends today (in the panel's time zone), running journeys, webhooks not operational; and the deployment's email: its provider, whether it sends real email, and why not when it refuses to",
   async handle({ env, path, panel }) {
     const today = wallClockAt(Date.now(), panel.timezone);
     const dayStart = instantOf({ ...today, hour: 0, minute: 0, second: 0 }, panel.timezone);
     const figures = await panelFigures(env.DB, panel.id, dayStart);
+    const email = emailSetup(env);
     return {
       contacts: figures.contacts,
       lists: figures.lists,
@@ -18,6 +21,7 @@ const overview = definePanelRoute({
       sends_today: figures.sendsToday,
       running_journeys: figures.runningJourneys,
       webhooks_not_operational: figures.webhooksNotOperational,
+      email: { provider: email.provider, real_email: email.realEmail, problem: email.problem },
     };
   },
 });

@@ -31,12 +31,28 @@ function readerOf(request: Request): ReaderDetails {
 }
 
 /**
+ * HEAD of a tracking or unsubscribe link (link checkers, mail scanners): the answer GET would
+ * give, without its body, and nothing recorded.
+ */
+export async function handleTrackingHead(kind: string, token: string, request: Request, env: Env): Promise<Response> {
+  const handler = kind === "o" ? handleOpen : kind === "c" ? handleClick : handleUnsubscribe;
+  const answer = await handler(token, request, env);
+  await answer.body?.cancel();
+  return new Response(null, { status: answer.status, headers: answer.headers });
+}
+
+/** A request that reads a link without following it: nothing is recorded for it. */
+function onlyLooks(request: Request): boolean {
+  return request.method === "HEAD";
+}
+
+/**
  * GET /t/o/{token}: the pixel, always; only a genuine token of a sent message counts. A
  * campaign token counts on the campaign; a journey token records the open of its msgid.
  */
 export async function handleOpen(token: string, request: Request, env: Env): Promise<Response> {
   const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "open");
-  if (claim) await (isJourneyClaim(claim) ? trackJourneyOpen(env, claim, readerOf(request), Date.now()) : trackOpen(env, claim, Date.now()));
+  if (claim && !onlyLooks(request)) await (isJourneyClaim(claim) ? trackJourneyOpen(env, claim, readerOf(request), Date.now()) : trackOpen(env, claim, Date.now()));
   return new Response(PIXEL, { headers: { "content-type": "image/gif", ...NO_STORE } });
 }
 
@@ -44,7 +60,7 @@ export async function handleOpen(token: string, request: Request, env: Env): Pro
 export async function handleClick(token: string, request: Request, env: Env): Promise<Response> {
   const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "click");
   if (!claim?.url) return page(404, "Link not found", "<p>This link is not valid.</p>");
-  await (isJourneyClaim(claim) ? trackJourneyClick(env, claim, readerOf(request), Date.now()) : trackClick(env, claim, Date.now()));
+  if (!onlyLooks(request)) await (isJourneyClaim(claim) ? trackJourneyClick(env, claim, readerOf(request), Date.now()) : trackClick(env, claim, Date.now()));
   return new Response(null, { status: 302, headers: { location: claim.url, ...NO_STORE } });
 }
 

@@ -39,21 +39,27 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 }
 
-/** Fills the merge tags with the contact's attributes; values are HTML-escaped when `html`. */
-export function personalize(template: Template, attributes: Readonly<Record<string, AttributeValue>>, html: boolean): string {
+/**
+ * How filled values are written: escaped in an HTML body, as they are in a text body and in a
+ * header. {{UNSUBSCRIBE}} marks the unsubscribe URL's place in both bodies, never in a header.
+ */
+export type FillMode = "html" | "text" | "header";
+
+/** Fills the merge tags with the contact's attributes. */
+export function personalize(template: Template, attributes: Readonly<Record<string, AttributeValue>>, mode: FillMode): string {
   let out = "";
   for (const part of template.parts) {
     if (typeof part === "string") {
       out += part;
       continue;
     }
-    if (part.name === UNSUBSCRIBE_TAG && html) {
+    if (part.name === UNSUBSCRIBE_TAG && mode !== "header") {
       out += UNSUBSCRIBE_MARK;
       continue;
     }
     const value = attributes[part.name];
     const textValue = value === undefined || value === "" ? part.fallback : String(value);
-    out += html ? escapeHtml(textValue) : textValue;
+    out += mode === "html" ? escapeHtml(textValue) : textValue;
   }
   return out;
 }
@@ -88,11 +94,41 @@ export interface TrackingUrls {
   unsubscribe: string;
 }
 
+/** Who sends a message and on whose list the recipient is: what the footer tells the recipient. */
+export interface SenderFacts {
+  senderName: string;
+  senderAddress: string;
+  /** The panel: the organisation whose mailing list holds the address. */
+  panelName: string;
+}
+
+function senderLabel(facts: SenderFacts): string {
+  return facts.senderName ? `${facts.senderName} (${facts.senderAddress})` : facts.senderAddress;
+}
+
+/** The footer of a body that placed no {{UNSUBSCRIBE}} itself: who sends, why, and the way out. */
+export function footerHtml(facts: SenderFacts, unsubscribeUrl: string): string {
+  const muted = "margin:24px 0 0;padding-top:12px;border-top:1px solid #d0d4da;font:13px/1.5 Arial,Helvetica,sans-serif;color:#4a5058";
+  return (
+    `<div role="contentinfo" style="${muted}"><p style="margin:0 0 8px">This email was sent by ${escapeHtml(senderLabel(facts))} ` +
+    `because your address is on the mailing list of ${escapeHtml(facts.panelName)}.</p>` +
+    `<p style="margin:0">Don't want these emails? <a href="${escapeHtml(unsubscribeUrl)}" style="color:#1a56b8;text-decoration:underline">Unsubscribe</a> ` +
+    `with one click.</p></div>`
+  );
+}
+
+export function footerText(facts: SenderFacts, unsubscribeUrl: string): string {
+  return (
+    `--\r\nThis email was sent by ${senderLabel(facts)} because your address is on the mailing list of ${facts.panelName}.\r\n` +
+    `Don't want these emails? Unsubscribe: ${unsubscribeUrl}`
+  );
+}
+
 /**
  * Rewrites each trackable link to its click URL, puts the unsubscribe URL where the body
  * asked for it (or in a footer when it did not) and adds the open pixel before </body>.
  */
-export function applyTracking(html: string, urls: TrackingUrls): string {
+export function applyTracking(html: string, urls: TrackingUrls, facts: SenderFacts): string {
   let index = 0;
   let body = html.replace(ANCHOR_HREF, (whole, prefix: string, _quoted, double?: string, single?: string) => {
     const href = unescapeAttribute(double ?? single ?? "");
@@ -100,15 +136,15 @@ export function applyTracking(html: string, urls: TrackingUrls): string {
     const tracked = urls.clicks[index++];
     return tracked === undefined ? whole : `${prefix}"${escapeHtml(tracked)}"`;
   });
-  const unsubscribe = escapeHtml(urls.unsubscribe);
-  if (body.includes(UNSUBSCRIBE_MARK)) body = body.split(UNSUBSCRIBE_MARK).join(unsubscribe);
-  else {
-    body = insertBeforeBodyEnd(
-      body,
-      `<p style="font-size:12px;color:#666">If you no longer want these emails, <a href="${unsubscribe}">unsubscribe</a>.</p>`,
-    );
-  }
+  if (body.includes(UNSUBSCRIBE_MARK)) body = body.split(UNSUBSCRIBE_MARK).join(escapeHtml(urls.unsubscribe));
+  else body = insertBeforeBodyEnd(body, footerHtml(facts, urls.unsubscribe));
   return insertBeforeBodyEnd(body, `<img src="${escapeHtml(urls.open)}" width="1" height="1" alt="" style="display:block;border:0">`);
+}
+
+/** The text body's unsubscribe URL where {{UNSUBSCRIBE}} asked for it, or the footer's text. */
+export function applyTextUnsubscribe(text: string, unsubscribeUrl: string, facts: SenderFacts): string {
+  if (text.includes(UNSUBSCRIBE_MARK)) return text.split(UNSUBSCRIBE_MARK).join(unsubscribeUrl);
+  return `${text.replace(/\s+$/, "")}\r\n\r\n${footerText(facts, unsubscribeUrl)}`;
 }
 
 function insertBeforeBodyEnd(html: string, fragment: string): string {
@@ -117,9 +153,9 @@ function insertBeforeBodyEnd(html: string, fragment: string): string {
 }
 
 // ---------------------------------------------------------------------------------------
-// MIME (RFC 5322 / 2045 / 2047). Written here rather than with a library: a campaign builds
-// one single-part HTML message per recipient on the hot path, and that needs only headers
-// and a base64 body.
+// MIME (RFC 5322 / 2045 / 2046 / 2047). Written here rather than with a library: a campaign
+// builds one message per recipient on the hot path, and that needs only headers, one
+// multipart/alternative and two encodings.
 
 const encoder = new TextEncoder();
 
@@ -130,28 +166,101 @@ export function base64OfBytes(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-/** An RFC 2047 encoded word when the text is not plain printable ASCII. */
-export function encodeHeaderText(text: string): string {
-  const clean = text.replace(/[\r\n]+/g, " ");
-  if (/^[\x20-\x7e]*$/.test(clean)) return clean;
-  // Encoded words are at most 75 characters: cut the text at character boundaries.
+/** RFC 5322's recommended line length; 998 octets is the hard limit. */
+const LINE = 78;
+const HARD_LINE = 998;
+/** UTF-8 bytes per encoded word: 42 bytes are 56 base64 characters, 68 with `=?UTF-8?B?…?=`. */
+const WORD_BYTES = 42;
+
+function encodedWords(text: string): string[] {
   const words: string[] = [];
   let current = "";
-  for (const char of clean) {
-    if (encoder.encode(current + char).length > 45) {
+  for (const char of text) {
+    if (current && encoder.encode(current + char).length > WORD_BYTES) {
       words.push(current);
       current = "";
     }
     current += char;
   }
   if (current) words.push(current);
-  return words.map((w) => `=?UTF-8?B?${base64OfBytes(encoder.encode(w))}?=`).join("\r\n ");
+  return words.map((w) => `=?UTF-8?B?${base64OfBytes(encoder.encode(w))}?=`);
+}
+
+/**
+ * Header text, folded. Printable ASCII is folded at its spaces so lines stay within 78
+ * characters where the words allow (and always within 998 octets); anything else, or a word
+ * too long to fold, becomes RFC 2047 encoded words, one per line. Line breaks in the text are
+ * removed, so a value can never start a header of its own.
+ */
+export function encodeHeaderText(text: string, nameLength = 0): string {
+  const clean = text.replace(/[\r\n]+/g, " ");
+  const ascii = /^[\x20-\x7e]*$/.test(clean);
+  if (ascii && nameLength + 2 + clean.length <= LINE) return clean;
+  if (ascii && !clean.split(" ").some((word) => word.length > HARD_LINE - 2 - nameLength)) return foldAtSpaces(clean, nameLength + 2);
+  return encodedWords(clean).join("\r\n ");
+}
+
+function foldAtSpaces(text: string, used: number): string {
+  const words = text.split(" ");
+  const lines: string[] = [];
+  let line = words.shift()!;
+  let width = used + line.length;
+  for (const word of words) {
+    // Never folded before an empty word: the continuation line would be only white space.
+    if (width + 1 + word.length > LINE && word !== "" && line.trim() !== "") {
+      lines.push(line);
+      line = word;
+      width = 1 + word.length;
+    } else {
+      line += ` ${word}`;
+      width += 1 + word.length;
+    }
+  }
+  lines.push(line);
+  // Each continuation line starts with the space it was folded at.
+  return lines.join("\r\n ");
 }
 
 export function formatMailbox(name: string, address: string): string {
   if (!name) return address;
-  const display = /^[\x20-\x7e]*$/.test(name) ? `"${name.replace(/["\\\r\n]/g, "")}"` : encodeHeaderText(name);
+  const display = /^[\x20-\x7e]*$/.test(name) ? `"${name.replace(/["\\\r\n]/g, "")}"` : encodedWords(name.replace(/[\r\n]+/g, " ")).join("\r\n ");
   return `${display} <${address}>`;
+}
+
+/** An address as a header carries it: an internationalised domain in its ASCII (punycode) form. */
+export function asciiAddress(address: string): string {
+  const at = address.lastIndexOf("@");
+  if (at < 0 || /^[\x20-\x7e]*$/.test(address)) return address;
+  try {
+    return `${address.slice(0, at)}@${new URL(`http://${address.slice(at + 1)}`).hostname}`;
+  } catch {
+    return address;
+  }
+}
+
+/**
+ * Quoted-printable (RFC 2045 6.7) of UTF-8 text with CRLF line breaks: readable where the
+ * text is ASCII, lines of at most 76 characters with soft breaks.
+ */
+export function quotedPrintable(text: string): string {
+  const out: string[] = [];
+  for (const line of text.replace(/\r?\n/g, "\n").split("\n")) {
+    const bytes = encoder.encode(line);
+    let current = "";
+    for (let i = 0; i < bytes.length; i++) {
+      const byte = bytes[i]!;
+      const last = i === bytes.length - 1;
+      const plain = (byte >= 33 && byte <= 126 && byte !== 61) || ((byte === 32 || byte === 9) && !last);
+      const piece = plain ? String.fromCharCode(byte) : `=${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+      if (current.length + piece.length > 75) {
+        out.push(`${current}=`);
+        current = "";
+      }
+      current += piece;
+    }
+    out.push(current);
+  }
+  return out.join("\r\n");
 }
 
 export interface MimeMessage {
@@ -159,28 +268,43 @@ export interface MimeMessage {
   to: string;
   subject: string;
   html: string;
+  /** The text/plain alternative, already filled; the unsubscribe URL is in it. */
+  text: string;
   messageId: string;
   date: number;
   unsubscribeUrl: string;
   headers?: Record<string, string>;
 }
 
+// "=_" can appear neither in base64 nor in quoted-printable text, so the boundary never occurs in a part.
+const BOUNDARY = "=_apiv2_alternative";
+
 /** The message as RFC 5322 text (CRLF line ends), ready for an .eml file or a raw send. */
 export function buildMime(message: MimeMessage): string {
-  const domain = message.from.address.split("@")[1] ?? "localhost";
+  const domain = asciiAddress(message.from.address).split("@")[1] ?? "localhost";
   const headers = [
-    `From: ${formatMailbox(message.from.name, message.from.address)}`,
-    `To: ${message.to}`,
-    `Subject: ${encodeHeaderText(message.subject)}`,
+    `From: ${formatMailbox(message.from.name, asciiAddress(message.from.address))}`,
+    `To: ${asciiAddress(message.to)}`,
+    `Subject: ${encodeHeaderText(message.subject, "Subject".length)}`,
     `Date: ${new Date(message.date).toUTCString().replace("GMT", "+0000")}`,
     `Message-ID: <${message.messageId}@${domain}>`,
     "MIME-Version: 1.0",
     `List-Unsubscribe: <${message.unsubscribeUrl}>`,
     "List-Unsubscribe-Post: List-Unsubscribe=One-Click",
-    ...Object.entries(message.headers ?? {}).map(([name, value]) => `${name}: ${value.replace(/[\r\n]+/g, " ")}`),
-    "Content-Type: text/html; charset=UTF-8",
-    "Content-Transfer-Encoding: base64",
+    ...Object.entries(message.headers ?? {}).map(([name, value]) => `${name}: ${encodeHeaderText(value, name.length)}`),
+    `Content-Type: multipart/alternative; boundary="${BOUNDARY}"`,
   ];
-  const body = base64OfBytes(encoder.encode(message.html)).replace(/.{76}(?=.)/g, "$&\r\n");
-  return `${headers.join("\r\n")}\r\n\r\n${body}\r\n`;
+  const html = base64OfBytes(encoder.encode(message.html)).replace(/.{76}(?=.)/g, "$&\r\n");
+  return [
+    `${headers.join("\r\n")}\r\n`,
+    `--${BOUNDARY}`,
+    "Content-Type: text/plain; charset=UTF-8",
+    "Content-Transfer-Encoding: quoted-printable\r\n",
+    quotedPrintable(message.text),
+    `--${BOUNDARY}`,
+    "Content-Type: text/html; charset=UTF-8",
+    "Content-Transfer-Encoding: base64\r\n",
+    html,
+    `--${BOUNDARY}--\r\n`,
+  ].join("\r\n");
 }

@@ -9,15 +9,33 @@ import { fail, ok, type Checked } from "./problems";
 const ADDRESS = /^[^\s@"(),:;<>[\]\\]+@[^\s@"(),:;<>[\]\\]+\.[^\s@"(),:;<>[\]\\]+$/;
 export const MAX_EMAIL_LENGTH = 254;
 
-/** Whether normalised text (trimmed, lower-cased) is an email address. */
+/**
+ * A non-ASCII local part (`chloé@…`) can only travel over SMTPUTF8, which neither provider
+ * here (the outbox, Amazon SES) offers: such an address is refused where it enters, saying
+ * why, rather than written raw into a header. A non-ASCII domain is fine: headers carry its
+ * ASCII (punycode) form.
+ */
+const ASCII_LOCAL_PART = /^[\x21-\x7e]+@/;
+
+/** Whether normalised text (trimmed, lower-cased) is an email address mail can be sent to. */
 export function isEmailAddress(text: string): boolean {
-  return text.length <= MAX_EMAIL_LENGTH && ADDRESS.test(text);
+  return text.length <= MAX_EMAIL_LENGTH && ADDRESS.test(text) && ASCII_LOCAL_PART.test(text);
+}
+
+/** Why normalised text is not an address mail can be sent to; null when it is one. */
+export function emailAddressProblem(text: string, raw = text): string | null {
+  if (text.length > MAX_EMAIL_LENGTH || !ADDRESS.test(text)) return `is not a valid email address: "${raw}"`;
+  if (!ASCII_LOCAL_PART.test(text)) {
+    return `has a non-ASCII local part ("${text.slice(0, text.lastIndexOf("@"))}"): that needs SMTPUTF8, which the email provider does not support`;
+  }
+  return null;
 }
 
 /** One address, trimmed and lower-cased so one mailbox has one spelling. */
 export function normaliseEmail(raw: string): Checked<string> {
   const email = raw.trim().toLowerCase();
-  return isEmailAddress(email) ? ok(email) : fail(`is not a valid email address: "${raw}"`);
+  const problem = emailAddressProblem(email, raw);
+  return problem ? fail(problem) : ok(email);
 }
 
 /** Splits `a@x.com, b@y.com; c@z.com` into trimmed, lower-cased parts; empty parts are dropped. */

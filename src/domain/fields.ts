@@ -1,7 +1,7 @@
 import { parseCallerJson } from "../lib/json";
 import { checkOutboundUrl } from "../lib/outbound";
 import { z } from "../lib/z";
-import { isEmailAddress, MAX_EMAIL_LENGTH, parseAddressList } from "./email";
+import { emailAddressProblem, MAX_EMAIL_LENGTH, parseAddressList } from "./email";
 import { describeJsonType } from "./problems";
 
 /**
@@ -167,7 +167,10 @@ export const emailAddress = z
   .trim()
   .max(MAX_EMAIL_LENGTH, { abort: true, error: `must be at most ${MAX_EMAIL_LENGTH} characters` })
   .toLowerCase()
-  .refine(isEmailAddress, { error: (issue) => `must be an email address, not "${String(issue.input)}"` })
+  .check((ctx) => {
+    const problem = emailAddressProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem.startsWith("is not") ? `must be an email address, not "${ctx.value}"` : problem });
+  })
   .meta({ format: "email", example: "ada@example.com" });
 
 /** Email addresses in one text, separated by commas or semicolons: one to `max` of them. */

@@ -54,7 +54,16 @@ const common = {
 };
 
 const emailStep = z
-  .object({ ...common, type: z.literal("email"), subject: text(998), html: text(1_000_000), sender_name: text(200), sender_email: emailAddress })
+  .object({
+    ...common,
+    type: z.literal("email"),
+    subject: text(998),
+    html: text(1_000_000),
+    /** The text/plain alternative; absent: made from the HTML. */
+    text: text(1_000_000).optional(),
+    sender_name: text(200),
+    sender_email: emailAddress,
+  })
   .strict();
 const textMessageStep = z
   .object({ ...common, type: z.literal(["sms", "apn", "bpn"]), text: text(2000), title: text(200).optional(), url: z.string().max(2048, { abort: true, error: "must be at most 2048 characters" }).pipe(z.url({ error: "must be a URL" })).optional() })

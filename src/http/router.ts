@@ -9,7 +9,7 @@ import { handleEnvelope } from "./envelope";
 import { ApiError, serviceFault } from "../lib/http/errors";
 import { openApiDocument } from "./openapi";
 import { isPublicApiPath, withCors } from "./cors";
-import { handleClick, handleOpen, handleSesNotification, handleUnsubscribe } from "../api/tracking";
+import { handleClick, handleOpen, handleSesNotification, handleTrackingHead, handleUnsubscribe } from "../api/tracking";
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
 
 export const API_VERSION = "apiv2";
@@ -62,6 +62,9 @@ router
   .get("/t/c/:token", (request: IRequest, env: Env) => handleClick(request.params.token!, request, env))
   .get("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
   .post("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
+  .head("/t/:kind/:token", (request: IRequest, env: Env) =>
+    ["o", "c", "u"].includes(request.params.kind!) ? handleTrackingHead(request.params.kind!, request.params.token!, request, env) : undefined,
+  )
   .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))
   .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeOrKeep(request.params.job!)))
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {

@@ -122,6 +122,19 @@ describe("contact add (4.1)", () => {
     expect(bad.body.errors[0].field).toBe("data.MOBILE");
   });
 
+  it("refuses an address with a non-ASCII local part, saying why; a non-ASCII domain is taken", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const refused = await api("contact", "add", { data: { EMAIL: "Chloé@example.com" } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toContainEqual({
+      field: "data.EMAIL",
+      message: 'has a non-ASCII local part ("chloé"): that needs SMTPUTF8, which the email provider does not support',
+    });
+    expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panel.id)).toBe(0);
+    expect((await api("contact", "add", { data: { EMAIL: "ada@bücher.example" } })).status).toBe(200);
+  });
+
   it("works with a custom primary-key attribute", async () => {
     const crmPanel = await createPanel({ primary_key: "customer_id" });
     const crmApi = apiFor(crmPanel);

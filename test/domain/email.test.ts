@@ -17,6 +17,8 @@ describe("the email rule", () => {
   it("normalises one address or names the text it refused", () => {
     expect(normaliseEmail("  Ada@Example.COM ")).toEqual({ ok: true, value: "ada@example.com" });
     expect(normaliseEmail("nope")).toEqual({ ok: false, reason: 'is not a valid email address: "nope"' });
+    expect(normaliseEmail("chloé@example.com")).toEqual({ ok: false, reason: 'has a non-ASCII local part ("chloé"): that needs SMTPUTF8, which the email provider does not support' });
+    expect(isEmailAddress("ada@bücher.example")).toBe(true);
   });
 });
 

@@ -1,3 +1,4 @@
+import { parseMessage } from "./mime";
 import { env } from "cloudflare:workers";
 import { formatLocalIso } from "../../src/domain/time";
 import { admin, apiFor, receiver, type TestPanel } from "./helpers";
@@ -82,10 +83,9 @@ export async function rawMessage(panel: TestPanel, id: string): Promise<string> 
   return (await admin("GET", `/panels/${panel.id}/outbox/${encodeURIComponent(id)}`)).body.raw;
 }
 
-/** The HTML body of an .eml written by buildMime (base64 after the blank line). */
+/** The HTML part of a raw message. */
 export function htmlOf(raw: string): string {
-  const body = raw.split("\r\n\r\n")[1]!.replace(/\r\n/g, "");
-  return new TextDecoder().decode(Uint8Array.from(atob(body), (c) => c.charCodeAt(0)));
+  return parseMessage(raw).html;
 }
 
 export async function notificationsOf(panel: TestPanel): Promise<any[]> {

@@ -122,3 +122,6 @@ export const receiver = {
     return (await fetch(`${env.RECEIVER_URL}/__requests/${bucket}`)).json();
   },
 };
+
+/** A public https origin: a deployment that sends real email must have one as PUBLIC_BASE_URL. */
+export const PUBLIC_HTTPS = "https://links.example.com";

@@ -73,6 +73,7 @@ export interface Overview {
   sends_today: number;
   running_journeys: number;
   webhooks_not_operational: number;
+  email: { provider: string; real_email: boolean; problem: string | null };
 }
 
 export interface ContactView {

@@ -3,9 +3,11 @@ import { emailProvider } from "../channels/email/providers";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize, type Template } from "../../domain/email-message";
+import { textOfHtml } from "../../domain/email-text";
 import { randomHex } from "../../lib/random";
 import { sendAll } from "../../lib/tasks";
 import { TtlCache } from "../../lib/ttl-cache";
+import { getPanel } from "../../store/panels";
 import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
@@ -44,8 +46,8 @@ export async function enqueueSendBatches(env: Pick<Env, "SENDS">, campaign: { id
   );
 }
 
-/** The campaign's compiled body and subject, kept per isolate: every batch of a campaign needs them. */
-const templates = new TtlCache<Promise<{ html: Template; subject: Template }>>(10 * 60_000, 50);
+/** The campaign's compiled bodies and subject, kept per isolate: every batch of a campaign needs them. */
+const templates = new TtlCache<Promise<{ html: Template; text: Template; subject: Template }>>(10 * 60_000, 50);
 
 function campaignTemplates(files: R2Bucket, campaign: Campaign) {
   let entry = templates.get(campaign.id);
@@ -53,7 +55,8 @@ function campaignTemplates(files: R2Bucket, campaign: Campaign) {
     entry = (async () => {
       const object = await files.get(campaign.bodyKey);
       if (!object) throw new Error(`campaign ${campaign.id}: body ${campaign.bodyKey} is missing from R2`);
-      return { html: compileTemplate(await object.text()), subject: compileTemplate(campaign.subject) };
+      const source = await object.text();
+      return { html: compileTemplate(source), text: compileTemplate(textOfHtml(source)), subject: compileTemplate(campaign.subject) };
     })();
     entry.catch(() => templates.clear());
     templates.set(campaign.id, entry);
@@ -89,8 +92,9 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
     const skipped: MessageOutcome[] = [];
     const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail }> = [];
     try {
-      const { html, subject } = await campaignTemplates(env.FILES, campaign);
+      const [{ html, text, subject }, panel] = await Promise.all([campaignTemplates(env.FILES, campaign), getPanel(env.DB, campaign.panelId)]);
       const signer = new TrackingSigner(env.SECRETS_KEY);
+      const facts = { senderName: campaign.senderName, senderAddress: campaign.senderEmail, panelName: panel?.name ?? campaign.senderName };
       await Promise.all(
         recipients.map(async (recipient) => {
           const rawAddress = recipient.attributes.EMAIL;
@@ -99,12 +103,13 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           if (recipient.suppressed) return skip(recipient.suppressed === "unsubscribe" ? "unsubscribed" : "hard bounce");
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
           const id = messageIdOf(campaign.id, recipient.contactId);
-          const subjectLine = personalize(subject, recipient.attributes, false);
-          const raw = await trackedMime(signer, env.PUBLIC_BASE_URL, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, {
+          const subjectLine = personalize(subject, recipient.attributes, "header");
+          const raw = await trackedMime(signer, env.PUBLIC_BASE_URL, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, facts, {
             from: { name: campaign.senderName, address: campaign.senderEmail },
             to: address,
             subject: subjectLine,
-            html: personalize(html, recipient.attributes, true),
+            html: personalize(html, recipient.attributes, "html"),
+            text: personalize(text, recipient.attributes, "text"),
             messageId: id,
             date: now,
             headers: { "X-Campaign-ID": campaign.id, ...(campaign.replyTo ? { "Reply-To": campaign.replyTo } : {}) },

@@ -4,9 +4,11 @@ import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import type { AttributeValue } from "../../domain/attributes";
 import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize } from "../../domain/email-message";
+import { textOfHtml } from "../../domain/email-text";
 import type { EmailStep } from "../../domain/journey";
 import { randomHex } from "../../lib/random";
 import { claimMessage, finishMessage, insertMessageStatement, markMessageAttempt, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
+import { getPanel } from "../../store/panels";
 import { isAddressSuppressed } from "../../store/suppressions";
 
 /**
@@ -54,14 +56,17 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
   const address = journeyEmailAddress(message);
   if (!isEmailAddress(address)) return finishMessage(env.DB, message.msgid, claim, { status: "skipped", error: "the contact has no valid EMAIL" });
   if (await isAddressSuppressed(env.DB, message.panelId, address)) return finishMessage(env.DB, message.msgid, claim, { status: "skipped", error: "the address is suppressed" });
-  const subject = personalize(compileTemplate(step.subject), attributes, false);
+  const subject = personalize(compileTemplate(step.subject), attributes, "header");
   let raw: string;
   try {
-    raw = await trackedMime(new TrackingSigner(env.SECRETS_KEY), env.PUBLIC_BASE_URL, { panelId: message.panelId, msgid: message.msgid }, {
+    const panel = await getPanel(env.DB, message.panelId);
+    const facts = { senderName: step.sender_name, senderAddress: step.sender_email, panelName: panel?.name ?? step.sender_name };
+    raw = await trackedMime(new TrackingSigner(env.SECRETS_KEY), env.PUBLIC_BASE_URL, { panelId: message.panelId, msgid: message.msgid }, facts, {
       from: { name: step.sender_name, address: step.sender_email },
       to: address,
       subject,
-      html: personalize(compileTemplate(step.html), attributes, true),
+      html: personalize(compileTemplate(step.html), attributes, "html"),
+      text: personalize(compileTemplate(step.text ?? textOfHtml(step.html)), attributes, "text"),
       messageId: message.msgid,
       date: now,
       headers: { "X-Journey-ID": message.journeyId },

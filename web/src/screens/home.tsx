@@ -22,6 +22,13 @@ export function Home({ panel }: ScreenProps) {
         <Loading />
       ) : (
         <>
+          {data.email.problem ? (
+            <p className="error" role="alert">
+              Email is not sent: {data.email.problem}.
+            </p>
+          ) : (
+            !data.email.real_email && <p className="muted">Email goes to the outbox: each message is kept and listed, none is sent.</p>
+          )}
           <div className="tiles">
             {tiles.map(([label, value, href]) => (
               <Link key={label} className="tile" href={base + href}>

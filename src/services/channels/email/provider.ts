@@ -45,4 +45,4 @@ export interface EmailProviderSecrets {
   SES_SNS_TOKEN?: string;
 }
 
-export type ProviderEnv = Pick<Env, "DB" | "FILES" | "EMAIL_PROVIDER" | "SES_REGION" | "SES_ENDPOINT" | "SES_CONFIGURATION_SET"> & EmailProviderSecrets;
+export type ProviderEnv = Pick<Env, "DB" | "FILES" | "EMAIL_PROVIDER" | "SES_REGION" | "SES_ENDPOINT" | "SES_CONFIGURATION_SET" | "PUBLIC_BASE_URL"> & EmailProviderSecrets;

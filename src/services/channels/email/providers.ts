@@ -1,9 +1,49 @@
+import { judgeHost } from "../../../lib/outbound-address";
 import { OutboxProvider } from "./outbox";
 import type { EmailProvider, ProviderEnv } from "./provider";
 import { SesProvider } from "./ses";
 
-/** The provider EMAIL_PROVIDER names: "outbox" (the embedded default) or "ses". */
+/**
+ * Why links under this origin must not go out in real email; null when they may. Recipients
+ * open them from anywhere, so the origin must be public, and https, or every open, click and
+ * unsubscribe would travel in clear text.
+ */
+export function publicBaseUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return `PUBLIC_BASE_URL "${value}" is not a URL`;
+  }
+  if (url.protocol !== "https:") return `PUBLIC_BASE_URL is ${url.origin}: links in real email must use https`;
+  const host = judgeHost(url.hostname);
+  if (!host.ok) return `PUBLIC_BASE_URL is ${url.origin}: its host ${host.reason}, so recipients could not open its links`;
+  return null;
+}
+
+/** What the deployment does with campaign and journey email, as the panel and `npm start` show it. */
+export interface EmailSetup {
+  provider: string;
+  /** Whether messages leave for recipients (the outbox keeps them). */
+  realEmail: boolean;
+  /** Why real email is refused; null when it is not. */
+  problem: string | null;
+}
+
+export function emailSetup(env: Pick<ProviderEnv, "EMAIL_PROVIDER" | "PUBLIC_BASE_URL">): EmailSetup {
+  const provider = env.EMAIL_PROVIDER || "outbox";
+  if (provider === "outbox") return { provider, realEmail: false, problem: null };
+  const problem = publicBaseUrlProblem(env.PUBLIC_BASE_URL);
+  return { provider, realEmail: problem === null, problem: problem && `real email is refused: ${problem}` };
+}
+
+/**
+ * The provider EMAIL_PROVIDER names: "outbox" (the embedded default) or "ses". A provider that
+ * sends real email is refused while PUBLIC_BASE_URL is not a public https origin.
+ */
 export function emailProvider(env: ProviderEnv): EmailProvider {
+  const setup = emailSetup(env);
+  if (setup.problem) throw new Error(`EMAIL_PROVIDER is ${setup.provider}, but ${setup.problem}`);
   switch (env.EMAIL_PROVIDER || "outbox") {
     case "outbox":
       return new OutboxProvider(env.DB, env.FILES);

@@ -1,15 +1,15 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { publishDueBroadcasts } from "../../../../src/services/broadcasts/publish";
-import { sendCampaignBatch, type SendNudge } from "../../../../src/services/broadcasts/send";
+import { handleSendsQueue, sendCampaignBatch, type SendNudge } from "../../../../src/services/broadcasts/send";
 import { sendJourneyEmail } from "../../../../src/services/journeys/messages";
-import { emailProvider } from "../../../../src/services/channels/email/providers";
+import { emailProvider, emailSetup, publicBaseUrlProblem } from "../../../../src/services/channels/email/providers";
 import { SesProvider } from "../../../../src/services/channels/email/ses";
 import { parseSesNotification } from "../../../../src/services/channels/email/ses-notifications";
 import { routeRequest } from "../../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
-import { countRows, createPanel, receiver } from "../../../support/helpers";
+import { countRows, createPanel, receiver, PUBLIC_HTTPS } from "../../../support/helpers";
 import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { pipelineSettled } from "../../../support/activity";
 
@@ -52,9 +52,51 @@ describe("Amazon SES v2 adapter, against a local stand-in of its API", () => {
 
   it("is chosen by EMAIL_PROVIDER and needs its secrets", () => {
     expect(emailProvider(env).name).toBe("outbox");
-    expect(() => emailProvider({ ...env, EMAIL_PROVIDER: "ses" })).toThrow(/SES_ACCESS_KEY_ID/);
-    expect(emailProvider({ ...env, EMAIL_PROVIDER: "ses", SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" }).name).toBe("ses");
+    expect(() => emailProvider({ ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS })).toThrow(/SES_ACCESS_KEY_ID/);
+    expect(emailProvider({ ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" }).name).toBe("ses");
     expect(() => emailProvider({ ...env, EMAIL_PROVIDER: "carrier-pigeon" })).toThrow(/not one of/);
+  });
+});
+
+describe("real email needs a public https PUBLIC_BASE_URL", () => {
+  const ses = { ...env, EMAIL_PROVIDER: "ses", SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
+
+  it("refuses a real provider while the links would be http or point at a private host; the outbox is not refused", () => {
+    expect(publicBaseUrlProblem("http://links.example.com")).toBe("PUBLIC_BASE_URL is http://links.example.com: links in real email must use https");
+    for (const origin of ["https://127.0.0.1:8787", "https://localhost", "https://10.1.2.3", "https://[::1]", "https://mailhost"]) {
+      expect(publicBaseUrlProblem(origin)).toMatch(/^PUBLIC_BASE_URL is https:\/\/\S+: its host must .*, so recipients could not open its links$/);
+    }
+    expect(publicBaseUrlProblem("not a url")).toBe('PUBLIC_BASE_URL "not a url" is not a URL');
+    expect(publicBaseUrlProblem(PUBLIC_HTTPS)).toBeNull();
+    expect(() => emailProvider(ses)).toThrow("EMAIL_PROVIDER is ses, but real email is refused: PUBLIC_BASE_URL is http://127.0.0.1:8787: links in real email must use https");
+    expect(emailProvider(env).name).toBe("outbox");
+    expect(emailSetup(env)).toEqual({ provider: "outbox", realEmail: false, problem: null });
+    expect(emailSetup({ ...ses, PUBLIC_BASE_URL: PUBLIC_HTTPS })).toEqual({ provider: "ses", realEmail: true, problem: null });
+  });
+
+  it("a campaign batch is not sent and stays queued for the retry; the panel's overview says why", async () => {
+    const panel = await createPanel();
+    const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 40) }, "EMAIL\nada@example.com\n"));
+    const id = created.body.CampaignID;
+    await waitForImport(panel, id);
+    const stored = (await getCampaign(env.DB, panel.id, id))!;
+    await publishCampaign(env.DB, stored, 100, stored.sendAt);
+    const bucket = receiver.bucket("ses");
+    const sesEnv = { ...ses, SES_ENDPOINT: receiver.hookUrl(bucket) };
+    const batch = { body: { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 }, ack: vi.fn(), retry: vi.fn() };
+    await expect(handleSendsQueue({ messages: [batch] } as unknown as MessageBatch<unknown>, sesEnv as unknown as Env)).rejects.toThrow(/PUBLIC_BASE_URL is http:\/\/127\.0\.0\.1:8787/);
+    expect(await receiver.requests(bucket)).toEqual([]);
+    expect((await campaign(panel, id)).counters).toMatchObject({ queued: 1, sent: 0 });
+    const overview = await routeRequest(
+      new Request(`https://api.test/admin/v1/panels/${panel.id}/overview`, { headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` } }),
+      sesEnv as unknown as Env,
+      createExecutionContext(),
+    );
+    expect((await overview.json<{ email: unknown }>()).email).toEqual({
+      provider: "ses",
+      real_email: false,
+      problem: "real email is refused: PUBLIC_BASE_URL is http://127.0.0.1:8787: links in real email must use https",
+    });
   });
 });
 
@@ -65,7 +107,7 @@ describe("a campaign sent through SES, and its bounces", () => {
       { status: 200, body: '{"MessageId":"ses-msg-1"}' },
       { status: 200, body: '{"MessageId":"ses-msg-2"}' },
     ]);
-    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b", SES_SNS_TOKEN: "sns-secret-token" };
+    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b", SES_SNS_TOKEN: "sns-secret-token" };
     const panel = await createPanel();
     const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 40) }, "EMAIL\nada@example.com\nbob@example.com\n"));
     const id = created.body.CampaignID;
@@ -111,7 +153,7 @@ describe("a crash between claim and send, with SES", () => {
   it("resends what provably never reached SES, settles what may have as failed with an unknown outcome, and sends nothing twice", async () => {
     const bucket = receiver.bucket("ses");
     await receiver.script(bucket, [1, 2, 3, 4, 5].map((i) => ({ status: 200, body: `{"MessageId":"ses-after-crash-${i}"}` })));
-    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
+    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
     const panel = await createPanel();
     const emails = ["a", "b", "c", "d", "e", "f"].map((x) => `${x}@example.com`);
     const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 41) }, `EMAIL\n${emails.join("\n")}\n`));
@@ -152,7 +194,7 @@ describe("a crash between claim and send, with SES", () => {
   it("a journey email: redone when the dead attempt provably sent nothing, settled as unknown when it may have", async () => {
     const bucket = receiver.bucket("ses");
     await receiver.script(bucket, [{ status: 200, body: '{"MessageId":"ses-journey-1"}' }]);
-    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
+    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
     const panel = await createPanel();
     const step = { id: "mail", type: "email" as const, subject: "Hi", html: "<p>x</p>", sender_name: "Shop", sender_email: "shop@example.com" };
     const message = (msgid: string, recipient: string) => ({ msgid, panelId: panel.id, journeyId: "jrn_x", instanceId: msgid.split(".")[0]!, stepId: "mail", channel: "email" as const, contactId: 1, recipient, content: {}, createdAt: 0 });
