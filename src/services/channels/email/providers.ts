@@ -42,12 +42,12 @@ export function emailSetup(env: Pick<ProviderEnv, "EMAIL_PROVIDER" | "PUBLIC_BAS
  * sends real email is refused while PUBLIC_BASE_URL is not a public https origin.
  */
 export function emailProvider(env: ProviderEnv): EmailProvider {
-  const setup = emailSetup(env);
-  if (setup.problem) throw new Error(`EMAIL_PROVIDER is ${setup.provider}, but ${setup.problem}`);
   switch (env.EMAIL_PROVIDER || "outbox") {
     case "outbox":
       return new OutboxProvider(env.DB, env.FILES);
-    case "ses":
+    case "ses": {
+      const { problem } = emailSetup(env);
+      if (problem) throw new Error(`EMAIL_PROVIDER is ses, but ${problem}`);
       if (!env.SES_ACCESS_KEY_ID || !env.SES_SECRET_ACCESS_KEY) {
         throw new Error("EMAIL_PROVIDER is ses but the SES_ACCESS_KEY_ID and SES_SECRET_ACCESS_KEY secrets are not set");
       }
@@ -58,6 +58,7 @@ export function emailProvider(env: ProviderEnv): EmailProvider {
         endpoint: env.SES_ENDPOINT || undefined,
         configurationSet: env.SES_CONFIGURATION_SET || undefined,
       });
+    }
     default:
       throw new Error(`EMAIL_PROVIDER "${env.EMAIL_PROVIDER}" is not one of outbox, ses`);
   }
