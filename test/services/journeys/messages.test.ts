@@ -1,3 +1,4 @@
+import { htmlOf } from "../../support/broadcasts";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { listOutbox } from "../../../src/store/outbox";
@@ -128,9 +129,9 @@ describe("message steps and their events", () => {
     const raw = await eml!.text();
     expect(raw).toContain("To: ada@example.com");
     expect(raw).toContain('From: "Shop" <shop@example.com>');
-    const body = atob(raw.split("\r\n\r\n")[1]!.replace(/\r\n/g, ""));
-    // Tracked as campaign mail is (test/services/journeys/engagement.test.ts): an unsubscribe footer and the pixel follow.
-    expect(body).toMatch(/^<p>Hi Ada<\/p><p style="[^"]*">If you no longer want these emails, <a href="http:\/\/127\.0\.0\.1:8787\/t\/u\/[^"]+">unsubscribe<\/a>\.<\/p><img src="http:\/\/127\.0\.0\.1:8787\/t\/o\//);
+    const body = htmlOf(raw);
+    // Tracked as campaign mail is (test/services/journeys/engagement.test.ts): the footer naming the sender, then the pixel.
+    expect(body).toMatch(/^<p>Hi Ada<\/p><div role="contentinfo"[^>]*><p[^>]*>This email was sent by Shop \(shop@example\.com\) because your address is on the mailing list of [^<]+\.<\/p><p[^>]*>Don't want these emails\? <a href="http:\/\/127\.0\.0\.1:8787\/t\/u\/[^"]+"[^>]*>Unsubscribe<\/a> with one click\.<\/p><\/div><img src="http:\/\/127\.0\.0\.1:8787\/t\/o\//);
     expect((await report(panel, "email", { msgid: sent.msgid, event: "open", user_agent: "Mail/1", ip_addr: "198.51.100.2" })).status).toBe(200);
     const [event] = await delivered(hook);
     expect(event).toMatchObject({
