@@ -23,6 +23,8 @@ export default defineConfig(async () => {
             ALLOW_PRIVATE_FETCH: "true",
             // The loopback HTTP receiver started by test/node/global-setup.ts.
             RECEIVER_URL: inject<string>("receiverUrl"),
+            // The receiver's stand-in of the DNS-over-HTTPS JSON API (test/support/dns.ts).
+            DOH_URL: `${inject<string>("receiverUrl")}/dns/test`,
             // The fuzz test's seed (test/http/fuzz.test.ts); empty: its fixed default.
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",
           },

@@ -20,7 +20,7 @@ export async function baselineOutbox(request: Request, env: Env): Promise<Respon
         const id = `bench.${start + i}`;
         const key = outboxKey("bench-baseline", id);
         await env.FILES.put(key, eml, { httpMetadata: { contentType: "message/rfc822" } });
-        records.push({ id, panelId: "bench-baseline", channel: "email", recipient: `user${start + i}@example.com`, sender: "shop@example.com", subject: "Hello", campaignId: null, r2Key: key, size: eml.byteLength, createdAt: now });
+        records.push({ id, panelId: "bench-baseline", channel: "email", recipient: `user${start + i}@example.com`, sender: "shop@example.com", subject: "Hello", campaignId: null, r2Key: key, size: eml.byteLength, createdAt: now, note: null });
       }),
     );
     await insertOutboxRecords(env.DB, records);

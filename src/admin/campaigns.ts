@@ -106,6 +106,7 @@ function outboxView(record: OutboxRecord) {
     campaign_id: record.campaignId,
     size: record.size,
     created_at: isoTime(record.createdAt),
+    note: record.note,
   };
 }
 

@@ -21,6 +21,7 @@ import { listRoutes } from "./lists";
 import { overviewRoutes } from "./overview";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
+import { senderDomainRoutes } from "./sender-domains";
 import { userRoutes } from "./users";
 import { segmentRoutes } from "./segments";
 import { webhookRoutes } from "./webhooks";
@@ -39,6 +40,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...journeyRoutes,
   ...jobRoutes,
   ...campaignRoutes,
+  ...senderDomainRoutes,
   ...operatorRoutes,
   ...overviewRoutes,
   ...contactRoutes,

@@ -12,6 +12,8 @@ export interface OutboxRecord {
   r2Key: string;
   size: number;
   createdAt: number;
+  /** Why a real provider would have refused the message; null when none would. */
+  note: string | null;
 }
 
 interface OutboxRow {
@@ -25,9 +27,10 @@ interface OutboxRow {
   r2_key: string;
   size: number;
   created_at: number;
+  note: string | null;
 }
 
-const COLUMNS = ["id", "panel_id", "channel", "recipient", "sender", "subject", "campaign_id", "r2_key", "size", "created_at"];
+const COLUMNS = ["id", "panel_id", "channel", "recipient", "sender", "subject", "campaign_id", "r2_key", "size", "created_at", "note"];
 
 function fromRow(row: OutboxRow): OutboxRecord {
   return {
@@ -41,6 +44,7 @@ function fromRow(row: OutboxRow): OutboxRecord {
     r2Key: row.r2_key,
     size: row.size,
     createdAt: row.created_at,
+    note: row.note,
   };
 }
 
@@ -55,7 +59,7 @@ export async function insertOutboxRecords(db: D1Database, records: readonly Outb
          ON CONFLICT (id) DO NOTHING`,
       )
       .bind(
-        ...rows.flatMap((r) => [r.id, r.panelId, r.channel, r.recipient, r.sender, r.subject, r.campaignId, r.r2Key, r.size, r.createdAt]),
+        ...rows.flatMap((r) => [r.id, r.panelId, r.channel, r.recipient, r.sender, r.subject, r.campaignId, r.r2Key, r.size, r.createdAt, r.note]),
       ),
   );
   await db.batch(statements);

@@ -1,4 +1,10 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createRequire } from "node:module";
+
+// mailauth (CommonJS) verifies DKIM as a receiving server does (the library of WildDuck and ZoneMTA).
+const { dkimVerify } = createRequire(import.meta.url)("mailauth/lib/dkim/verify") as {
+  dkimVerify(message: Buffer, options: { resolver: (name: string, type: string) => Promise<string[][]> }): Promise<{ results: unknown[] }>;
+};
 
 /**
  * A real HTTP peer on loopback for tests in workerd: it hosts files (CSV, zip, HTML) and acts
@@ -10,6 +16,11 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
  *                                   the last one repeats. Without a script a bucket answers 200.
  *   GET  /__requests/{bucket}       what the bucket received: [{method, path, headers, body, at}]
  *   ANY  /hooks/{bucket}[/...]      the endpoint itself
+ *   PUT  /__dns/{bucket}            DNS TXT records: {"name": ["record", ...]}, added to the bucket's, answered by
+ *   GET  /dns/{bucket}?name=&type=  a stand-in of the DNS-over-HTTPS JSON API (application/dns-json);
+ *                                   a name without records is NXDOMAIN; {"name": "SERVFAIL"} fails it
+ *   POST /__dkim/verify             {raw, txt: {"name": "record"}}: mailauth's DKIM verdicts of the
+ *                                   message, its key records resolved from `txt`
  */
 interface ScriptedAnswer {
   status: number;
@@ -36,6 +47,7 @@ export function startReceiver(): Promise<{ server: Server; url: string }> {
   const files = new Map<string, { body: Buffer; contentType: string }>();
   const scripts = new Map<string, ScriptedAnswer[]>();
   const received = new Map<string, ReceivedRequest[]>();
+  const zones = new Map<string, Record<string, string[] | "SERVFAIL">>();
 
   const server = createServer(async (request, response) => {
     const url = new URL(request.url ?? "/", "http://127.0.0.1");
@@ -55,6 +67,34 @@ export function startReceiver(): Promise<{ server: Server; url: string }> {
       response.writeHead(204).end();
     } else if (head === "__requests") {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(received.get(decoded) ?? []));
+    } else if (head === "__dns" && request.method === "PUT") {
+      const added = JSON.parse(body.toString("utf8")) as Record<string, string[] | "SERVFAIL">;
+      const lowered = Object.fromEntries(Object.entries(added).map(([name, records]) => [name.toLowerCase(), records]));
+      zones.set(decoded, { ...zones.get(decoded), ...lowered });
+      response.writeHead(204).end();
+    } else if (head === "dns") {
+      const name = (url.searchParams.get("name") ?? "").replace(/\.$/, "").toLowerCase();
+      const zone = zones.get(decoded) ?? {};
+      const records = url.searchParams.get("type") === "TXT" ? zone[name] : undefined;
+      const question = [{ name, type: 16 }];
+      // TXT data as resolvers write it: quoted strings of at most 255 characters, quotes escaped.
+      const quoted = (text: string) => (text.match(/[^]{1,255}/g) ?? [""]).map((part) => `"${part.replace(/["\\]/g, "\\$&")}"`).join(" ");
+      const answer =
+        records === "SERVFAIL"
+          ? { Status: 2, Question: question }
+          : records?.length
+            ? { Status: 0, Question: question, Answer: records.map((data) => ({ name, type: 16, TTL: 300, data: quoted(data) })) }
+            : { Status: 3, Question: question };
+      response.writeHead(200, { "content-type": "application/dns-json" }).end(JSON.stringify(answer));
+    } else if (head === "__dkim" && request.method === "POST") {
+      const { raw, txt } = JSON.parse(body.toString("utf8")) as { raw: string; txt: Record<string, string> };
+      const resolver = async (name: string, type: string) => {
+        const record = type === "TXT" ? txt[name.toLowerCase()] : undefined;
+        if (record === undefined) throw Object.assign(new Error(`no ${type} record for ${name}`), { code: "ENOTFOUND" });
+        return [(record.match(/[^]{1,255}/g) ?? [""])];
+      };
+      const verdict = await dkimVerify(Buffer.from(raw, "utf8"), { resolver });
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(verdict.results));
     } else if (head === "hooks") {
       const log = received.get(decoded) ?? [];
       log.push({ method: request.method ?? "", path: url.pathname + url.search, headers: request.headers, body: body.toString("utf8"), at: Date.now() });

@@ -1,5 +1,6 @@
 import type { EmailProvider, OutgoingEmail, ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
+import { planSender } from "../channels/email/signing";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize, type Template } from "../../domain/email-message";
@@ -92,7 +93,11 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
     const skipped: MessageOutcome[] = [];
     const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail }> = [];
     try {
-      const [{ html, text, subject }, panel] = await Promise.all([campaignTemplates(env.FILES, campaign), getPanel(env.DB, campaign.panelId)]);
+      const [{ html, text, subject }, panel, sender] = await Promise.all([
+        campaignTemplates(env.FILES, campaign),
+        getPanel(env.DB, campaign.panelId),
+        planSender(env, provider, campaign.panelId, campaign.senderEmail),
+      ]);
       const signer = new TrackingSigner(env.SECRETS_KEY);
       const facts = { senderName: campaign.senderName, senderAddress: campaign.senderEmail, panelName: panel?.name ?? campaign.senderName };
       await Promise.all(
@@ -102,9 +107,10 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           const skip = (error: string) => skipped.push({ contactId: recipient.contactId, status: "skipped", address: address || null, providerMessageId: null, error });
           if (recipient.suppressed) return skip(recipient.suppressed === "unsubscribe" ? "unsubscribed" : "hard bounce");
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
+          if (!sender.ok) return skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
           const id = messageIdOf(campaign.id, recipient.contactId);
           const subjectLine = personalize(subject, recipient.attributes, "header");
-          const raw = await trackedMime(signer, env.PUBLIC_BASE_URL, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, facts, {
+          const unsigned = await trackedMime(signer, env.PUBLIC_BASE_URL, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, facts, {
             from: { name: campaign.senderName, address: campaign.senderEmail },
             to: address,
             subject: subjectLine,
@@ -114,7 +120,10 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
             date: now,
             headers: { "X-Campaign-ID": campaign.id, ...(campaign.replyTo ? { "Reply-To": campaign.replyTo } : {}) },
           });
-          outgoing.push({ contactId: recipient.contactId, address, email: { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw } });
+          const raw = await sender.sign(unsigned, now);
+          const email: OutgoingEmail = { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw };
+          if (sender.note) email.note = sender.note;
+          outgoing.push({ contactId: recipient.contactId, address, email });
         }),
       );
     } catch (error) {

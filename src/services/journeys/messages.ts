@@ -1,5 +1,6 @@
 import type { ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
+import { planSender } from "../channels/email/signing";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import type { AttributeValue } from "../../domain/attributes";
 import { isEmailAddress } from "../../domain/email";
@@ -58,10 +59,14 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
   if (await isAddressSuppressed(env.DB, message.panelId, address)) return finishMessage(env.DB, message.msgid, claim, { status: "skipped", error: "the address is suppressed" });
   const subject = personalize(compileTemplate(step.subject), attributes, "header");
   let raw: string;
+  let note: string | undefined;
   try {
+    const sender = await planSender(env, provider, message.panelId, step.sender_email);
+    if (!sender.ok) return finishMessage(env.DB, message.msgid, claim, { status: "failed", error: sender.error });
+    note = sender.note;
     const panel = await getPanel(env.DB, message.panelId);
     const facts = { senderName: step.sender_name, senderAddress: step.sender_email, panelName: panel?.name ?? step.sender_name };
-    raw = await trackedMime(new TrackingSigner(env.SECRETS_KEY), env.PUBLIC_BASE_URL, { panelId: message.panelId, msgid: message.msgid }, facts, {
+    const unsigned = await trackedMime(new TrackingSigner(env.SECRETS_KEY), env.PUBLIC_BASE_URL, { panelId: message.panelId, msgid: message.msgid }, facts, {
       from: { name: step.sender_name, address: step.sender_email },
       to: address,
       subject,
@@ -71,6 +76,7 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
       date: now,
       headers: { "X-Journey-ID": message.journeyId },
     });
+    raw = await sender.sign(unsigned, now);
   } catch (error) {
     await releaseMessage(env.DB, message.msgid, claim);
     throw error;
@@ -80,7 +86,7 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
   }
   let result;
   try {
-    [result] = await provider.send([{ id: message.msgid, panelId: message.panelId, campaignId: null, from: step.sender_email, to: address, subject, raw }], now);
+    [result] = await provider.send([{ id: message.msgid, panelId: message.panelId, campaignId: null, from: step.sender_email, to: address, subject, raw, ...(note ? { note } : {}) }], now);
   } catch (error) {
     // Resending is harmless only with an idempotent provider; otherwise the claim runs out and is settled.
     if (provider.idempotent) await releaseMessage(env.DB, message.msgid, claim);

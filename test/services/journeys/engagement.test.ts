@@ -7,6 +7,7 @@ import { enterListEntries } from "../../../src/services/journeys/list-entries";
 import { isAddressSuppressed } from "../../../src/store/suppressions";
 import { eventually, pipelineSettled } from "../../support/activity";
 import { parseMessage } from "../../support/mime";
+import { verifiedSenderDomain } from "../../support/dns";
 import { htmlOf } from "../../support/broadcasts";
 import { apiFor, call, countRows, createPanel, receiver, type TestPanel, PUBLIC_HTTPS } from "../../support/helpers";
 import { act, addMembersQuietly, cartPanel, createWebhook, delivered, messagesOf, startJourney } from "../../support/journeys";
@@ -226,6 +227,7 @@ describe("journey email bounces reported by SES", () => {
     await receiver.script(bucket, [{ status: 200, body: '{"MessageId":"ses-journey-1"}' }]);
     const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b", SES_SNS_TOKEN: "sns-secret-token" };
     const panel = await createPanel();
+    await verifiedSenderDomain(panel.id);
     const vip = (await apiFor(panel)("lists", "add", { listname: "VIP" })).body.listid;
     await startJourney(panel, {
       trigger: { type: "list", listid: vip },

@@ -15,6 +15,7 @@ const encoder = new TextEncoder();
 export class OutboxProvider implements EmailProvider {
   readonly name = "outbox";
   readonly idempotent = true;
+  readonly realEmail = false;
 
   constructor(
     private readonly db: D1Database,
@@ -43,6 +44,7 @@ export class OutboxProvider implements EmailProvider {
           r2Key: key,
           size: bytes.byteLength,
           createdAt: now,
+          note: message.note ?? null,
         });
         return { ok: true, providerMessageId: message.id };
       }),

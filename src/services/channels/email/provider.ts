@@ -13,6 +13,8 @@ export interface OutgoingEmail {
   subject: string;
   /** The whole RFC 5322 message. */
   raw: string;
+  /** Why a provider that sends real email would refuse it; only the outbox takes such a message, and keeps the note. */
+  note?: string;
 }
 
 export type SendResult =
@@ -24,6 +26,8 @@ export interface EmailProvider {
   readonly name: string;
   /** Resending an id already sent has no second effect, so an interrupted attempt may be redone. */
   readonly idempotent: boolean;
+  /** Whether messages reach recipients; such a provider sends only from verified sender domains. */
+  readonly realEmail: boolean;
   /** Sends each message; one result per message, in order. Never throws for one bad message. */
   send(messages: readonly OutgoingEmail[], now: number): Promise<SendResult[]>;
 }
@@ -45,4 +49,4 @@ export interface EmailProviderSecrets {
   SES_SNS_TOKEN?: string;
 }
 
-export type ProviderEnv = Pick<Env, "DB" | "FILES" | "EMAIL_PROVIDER" | "SES_REGION" | "SES_ENDPOINT" | "SES_CONFIGURATION_SET" | "PUBLIC_BASE_URL"> & EmailProviderSecrets;
+export type ProviderEnv = Pick<Env, "DB" | "FILES" | "EMAIL_PROVIDER" | "SES_REGION" | "SES_ENDPOINT" | "SES_CONFIGURATION_SET" | "PUBLIC_BASE_URL" | "SECRETS_KEY"> & EmailProviderSecrets;

@@ -26,6 +26,7 @@ const encoder = new TextEncoder();
 export class SesProvider implements EmailProvider {
   readonly name = "ses";
   readonly idempotent = false;
+  readonly realEmail = true;
   private readonly client: AwsClient;
   private readonly url: string;
 

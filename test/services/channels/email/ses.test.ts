@@ -12,6 +12,7 @@ import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
 import { countRows, createPanel, receiver, PUBLIC_HTTPS } from "../../../support/helpers";
 import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { pipelineSettled } from "../../../support/activity";
+import { verifiedSenderDomain } from "../../../support/dns";
 
 const CREDENTIALS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" };
 const message = { id: "cmp_x.1", panelId: "pnl_x", campaignId: "cmp_x", from: "shop@example.com", to: "ada@example.com", subject: "Hi", raw: "Subject: Hi\r\n\r\nbody\r\n" };
@@ -109,6 +110,7 @@ describe("a campaign sent through SES, and its bounces", () => {
     ]);
     const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b", SES_SNS_TOKEN: "sns-secret-token" };
     const panel = await createPanel();
+    await verifiedSenderDomain(panel.id);
     const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 40) }, "EMAIL\nada@example.com\nbob@example.com\n"));
     const id = created.body.CampaignID;
     await waitForImport(panel, id);
@@ -116,7 +118,10 @@ describe("a campaign sent through SES, and its bounces", () => {
     const stored = (await getCampaign(env.DB, panel.id, id))!;
     expect(await publishCampaign(env.DB, stored, 100, stored.sendAt)).toBe(2);
     await sendCampaignBatch(sesEnv, emailProvider(sesEnv), { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 });
-    expect(await receiver.requests(bucket)).toHaveLength(2);
+    const requests = await receiver.requests(bucket);
+    expect(requests).toHaveLength(2);
+    // The raw message SES gets is the DKIM-signed one, from the panel's verified domain.
+    expect(decodeBase64(JSON.parse(requests[0]!.body).Content.Raw.Data)).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=example\.com; s=apiv2r;/);
     expect((await campaign(panel, id)).counters).toMatchObject({ sent: 2 });
     const sentTo = await env.DB.prepare("SELECT address FROM campaign_messages WHERE provider_msg_id = 'ses-msg-1'").first<{ address: string }>();
 
@@ -155,6 +160,7 @@ describe("a crash between claim and send, with SES", () => {
     await receiver.script(bucket, [1, 2, 3, 4, 5].map((i) => ({ status: 200, body: `{"MessageId":"ses-after-crash-${i}"}` })));
     const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
     const panel = await createPanel();
+    await verifiedSenderDomain(panel.id);
     const emails = ["a", "b", "c", "d", "e", "f"].map((x) => `${x}@example.com`);
     const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 41) }, `EMAIL\n${emails.join("\n")}\n`));
     const id = created.body.CampaignID;
@@ -196,6 +202,7 @@ describe("a crash between claim and send, with SES", () => {
     await receiver.script(bucket, [{ status: 200, body: '{"MessageId":"ses-journey-1"}' }]);
     const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
     const panel = await createPanel();
+    await verifiedSenderDomain(panel.id);
     const step = { id: "mail", type: "email" as const, subject: "Hi", html: "<p>x</p>", sender_name: "Shop", sender_email: "shop@example.com" };
     const message = (msgid: string, recipient: string) => ({ msgid, panelId: panel.id, journeyId: "jrn_x", instanceId: msgid.split(".")[0]!, stepId: "mail", channel: "email" as const, contactId: 1, recipient, content: {}, createdAt: 0 });
     const crash = Date.now();

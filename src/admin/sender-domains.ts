@@ -1,0 +1,82 @@
+import { addSenderDomain, checkSenderDomain, forgetSenderSigning, recordsToPublish } from "../services/channels/email/sender-domains";
+import { conflict, notFound, orNotFound } from "../lib/http/errors";
+import { createSenderDomainBody, normaliseDomain } from "../domain/sender-domains";
+import { deleteSenderDomain, getSenderDomain, listSenderDomains, type SenderDomain } from "../store/sender-domains";
+import { isoTime } from "../store/sql";
+import { definePanelRoute } from "./route";
+
+/** A sender domain as the operator sees it: its state, the records to publish and the last check (never a private key). */
+function domainView(domain: SenderDomain, env: Env) {
+  return {
+    domain: domain.domain,
+    state: domain.state,
+    records: recordsToPublish(domain, env.EMAIL_PROVIDER || "outbox"),
+    checks: domain.checks,
+    checked_at: domain.checkedAt === null ? null : isoTime(domain.checkedAt),
+    created_at: isoTime(domain.createdAt),
+  };
+}
+
+const noSuchDomain = (domain: string) => `No sender domain "${domain}" in this panel`;
+
+const createDomain = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/sender-domains",
+  role: "owner",
+  summary: "Add a sender domain: its DKIM keys (RSA-SHA256 and Ed25519) are made and the SPF, DKIM and DMARC records to publish are shown",
+  status: 201,
+  body: createSenderDomainBody,
+  async handle({ env, body, panel }) {
+    const added = await addSenderDomain(env, panel.id, body.domain, Date.now());
+    if (!added) throw conflict(`domain: the panel already has the sender domain ${body.domain}`, [{ field: "domain", message: "already added to this panel" }]);
+    return domainView(added, env);
+  },
+});
+
+const listDomains = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/sender-domains",
+  role: "viewer",
+  summary: "The panel's sender domains with their verification state and records to publish",
+  async handle({ env, panel }) {
+    return { sender_domains: (await listSenderDomains(env.DB, panel.id)).map((d) => domainView(d, env)) };
+  },
+});
+
+const readDomain = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/sender-domains/:domain",
+  role: "viewer",
+  summary: "A sender domain: its state, the records to publish and the outcome of its last check",
+  async handle({ env, path, panel }) {
+    const name = normaliseDomain(path.domain);
+    return domainView(await orNotFound(getSenderDomain(env.DB, panel.id, name), noSuchDomain(name)), env);
+  },
+});
+
+const verifyDomain = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/sender-domains/:domain/verify",
+  role: "owner",
+  summary: "Look up the domain's SPF, DKIM and DMARC records over DNS-over-HTTPS now: each passes or fails with the record to publish; all three passing verifies the domain",
+  async handle({ env, path, panel }) {
+    const name = normaliseDomain(path.domain);
+    const domain = await orNotFound(getSenderDomain(env.DB, panel.id, name), noSuchDomain(name));
+    return domainView(await checkSenderDomain(env, domain, Date.now()), env);
+  },
+});
+
+const removeDomain = definePanelRoute({
+  method: "DELETE",
+  path: "/panels/:panel/sender-domains/:domain",
+  role: "owner",
+  summary: "Remove a sender domain and its keys; mail from it is no longer signed",
+  async handle({ env, path, panel }) {
+    const name = normaliseDomain(path.domain);
+    if (!(await deleteSenderDomain(env.DB, panel.id, name))) throw notFound(noSuchDomain(name));
+    forgetSenderSigning();
+    return new Response(null, { status: 204 });
+  },
+});
+
+export const senderDomainRoutes = [createDomain, listDomains, readDomain, verifyDomain, removeDomain];

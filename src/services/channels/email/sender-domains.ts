@@ -1,0 +1,185 @@
+import {
+  domainOfAddress,
+  isVerified,
+  judgeDkim,
+  judgeDmarc,
+  judgeSpf,
+  SUGGESTED_DMARC,
+  type DomainChecks,
+} from "../../../domain/sender-domains";
+import { decryptSecret, encryptSecret } from "../../../lib/crypto";
+import { TtlCache } from "../../../lib/ttl-cache";
+import { getSenderDomain, insertSenderDomain, recordSenderDomainCheck, type SenderDomain } from "../../../store/sender-domains";
+import { dkimRecord, generateDkimKey, importDkimPrivateKey, type DkimKey } from "./dkim";
+
+/**
+ * A panel's sender domains: DKIM keys made when a domain is added (shown as the DNS records to
+ * publish), its SPF, DKIM and DMARC records checked over DNS-over-HTTPS, and the signing keys
+ * of a sender address when its mail goes out.
+ */
+
+/** Selectors of the keys: one name per algorithm, so both records can be published side by side. */
+export const RSA_SELECTOR = "apiv2r";
+export const ED25519_SELECTOR = "apiv2e";
+
+/** The servers SPF must allow, per provider; the outbox sends nothing, so any SPF record does. */
+const SPF_INCLUDES: Record<string, string> = { ses: "amazonses.com" };
+
+export type SenderDomainEnv = Pick<Env, "DB" | "SECRETS_KEY" | "EMAIL_PROVIDER" | "DOH_URL">;
+
+export interface PublishRecord {
+  purpose: "spf" | "dkim" | "dkim_ed25519" | "dmarc";
+  type: "TXT";
+  name: string;
+  /** null: any SPF record that allows the servers you send through. */
+  value: string | null;
+}
+
+export function recordsToPublish(domain: SenderDomain, provider: string): PublishRecord[] {
+  const include = SPF_INCLUDES[provider] ?? null;
+  return [
+    { purpose: "spf", type: "TXT", name: domain.domain, value: include ? `v=spf1 include:${include} ~all` : null },
+    { purpose: "dkim", type: "TXT", name: `${domain.rsaSelector}._domainkey.${domain.domain}`, value: dkimRecord("rsa-sha256", domain.rsaPublic) },
+    { purpose: "dkim_ed25519", type: "TXT", name: `${domain.edSelector}._domainkey.${domain.domain}`, value: dkimRecord("ed25519-sha256", domain.edPublic) },
+    { purpose: "dmarc", type: "TXT", name: `_dmarc.${domain.domain}`, value: SUGGESTED_DMARC },
+  ];
+}
+
+/** Adds a sender domain with fresh keys; null when the panel already has it. */
+export async function addSenderDomain(env: SenderDomainEnv, panelId: string, domain: string, now: number): Promise<SenderDomain | null> {
+  const [rsa, ed] = await Promise.all([generateDkimKey("rsa-sha256"), generateDkimKey("ed25519-sha256")]);
+  const record: SenderDomain = {
+    panelId,
+    domain,
+    rsaSelector: RSA_SELECTOR,
+    rsaPrivateSealed: await encryptSecret(env.SECRETS_KEY, rsa.privatePkcs8),
+    rsaPublic: rsa.publicKey,
+    edSelector: ED25519_SELECTOR,
+    edPrivateSealed: await encryptSecret(env.SECRETS_KEY, ed.privatePkcs8),
+    edPublic: ed.publicKey,
+    state: "pending",
+    edPublished: false,
+    checks: null,
+    checkedAt: null,
+    createdAt: now,
+  };
+  return (await insertSenderDomain(env.DB, record)) ? record : null;
+}
+
+/** What one DNS-over-HTTPS lookup found: the TXT strings, or why there is no answer. */
+export type TxtLookup = { ok: true; records: string[] } | { ok: false; error: string };
+
+/** One TXT answer's data: its quoted strings joined (a long record is split into 255-byte strings). */
+function txtData(data: string): string {
+  if (!data.startsWith('"')) return data;
+  return [...data.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\(.)/g, "$1")).join("");
+}
+
+/**
+ * TXT records through the DNS JSON API (`application/dns-json`, as Cloudflare's and Google's
+ * resolvers answer it) at DOH_URL. A name that does not exist has no records; a resolver that
+ * fails says so.
+ */
+export async function lookupTxt(dohUrl: string, name: string): Promise<TxtLookup> {
+  const url = new URL(dohUrl);
+  url.searchParams.set("name", name);
+  url.searchParams.set("type", "TXT");
+  let response: Response;
+  try {
+    response = await fetch(url, { headers: { accept: "application/dns-json" }, signal: AbortSignal.timeout(5_000) });
+  } catch (error) {
+    return { ok: false, error: `the DNS resolver could not be reached: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    return { ok: false, error: `the DNS resolver answered HTTP ${response.status}` };
+  }
+  let answer: { Status?: unknown; Answer?: unknown };
+  try {
+    answer = await response.json();
+  } catch {
+    return { ok: false, error: "the DNS resolver's answer is not JSON" };
+  }
+  // 0: NOERROR, 3: NXDOMAIN (the name does not exist: no records); anything else is a failure.
+  if (answer.Status === 3) return { ok: true, records: [] };
+  if (answer.Status !== 0) return { ok: false, error: `the DNS lookup of ${name} failed (status ${String(answer.Status)})` };
+  const records = (Array.isArray(answer.Answer) ? answer.Answer : [])
+    .filter((a): a is { type: number; data: string } => typeof a === "object" && a !== null && a.type === 16 && typeof a.data === "string")
+    .map((a) => txtData(a.data));
+  return { ok: true, records };
+}
+
+/** Looks up SPF, both DKIM keys and DMARC of the domain and records the outcome. */
+export async function checkSenderDomain(env: SenderDomainEnv, domain: SenderDomain, now: number): Promise<SenderDomain> {
+  const provider = env.EMAIL_PROVIDER || "outbox";
+  const records = recordsToPublish(domain, provider);
+  const names = records.map((r) => r.name);
+  const lookups = await Promise.all(names.map((name) => lookupTxt(env.DOH_URL, name)));
+  const found = lookups.map((l) => (l.ok ? l.records : []));
+  const failed = (i: number, check: DomainChecks[keyof DomainChecks]) => {
+    const lookup = lookups[i]!;
+    return lookup.ok ? check : { ...check, status: "fail" as const, reason: lookup.error };
+  };
+  const checks: DomainChecks = {
+    spf: failed(0, judgeSpf(names[0]!, found[0]!, SPF_INCLUDES[provider] ?? null)),
+    dkim: failed(1, judgeDkim(names[1]!, found[1]!, records[1]!.value!)),
+    dkim_ed25519: failed(2, judgeDkim(names[2]!, found[2]!, records[2]!.value!)),
+    dmarc: failed(3, judgeDmarc(names[3]!, found[3]!)),
+  };
+  const state = isVerified(checks) ? "verified" : "failed";
+  signingKeys.clear();
+  return (await recordSenderDomainCheck(env.DB, domain.panelId, domain.domain, { state, edPublished: checks.dkim_ed25519.status === "pass", checks }, now)) ?? domain;
+}
+
+/** How mail from one address is signed, and whether its domain may send real email. */
+export interface SenderSigning {
+  domain: string;
+  verified: boolean;
+  keys: DkimKey[];
+}
+
+/** Signing keys per panel and domain, kept for a minute per isolate (a campaign signs every batch with them). */
+const signingKeys = new TtlCache<Promise<SenderSigning>>(60_000, 200);
+
+/**
+ * The DKIM keys of the sender address's domain in the panel: RSA always once the domain is
+ * added, Ed25519 too once its record was found published. A domain the panel does not have
+ * signs nothing and is not verified.
+ */
+export function senderSigning(env: Pick<Env, "DB" | "SECRETS_KEY">, panelId: string, address: string): Promise<SenderSigning> {
+  const domainName = domainOfAddress(address);
+  const cacheKey = `${panelId} ${domainName}`;
+  let entry = signingKeys.get(cacheKey);
+  if (!entry) {
+    entry = (async () => {
+      const domain = await getSenderDomain(env.DB, panelId, domainName);
+      if (!domain) return { domain: domainName, verified: false, keys: [] };
+      const keys: DkimKey[] = [
+        { domain: domainName, selector: domain.rsaSelector, algorithm: "rsa-sha256", privateKey: await importDkimPrivateKey("rsa-sha256", await decryptSecret(env.SECRETS_KEY, domain.rsaPrivateSealed)) },
+      ];
+      if (domain.edPublished) {
+        keys.push({
+          domain: domainName,
+          selector: domain.edSelector,
+          algorithm: "ed25519-sha256",
+          privateKey: await importDkimPrivateKey("ed25519-sha256", await decryptSecret(env.SECRETS_KEY, domain.edPrivateSealed)),
+        });
+      }
+      return { domain: domainName, verified: domain.state === "verified", keys };
+    })();
+    entry.catch(() => signingKeys.clear());
+    signingKeys.set(cacheKey, entry);
+  }
+  return entry;
+}
+
+/** Forgets cached signing keys (a domain was removed or checked). */
+export function forgetSenderSigning(): void {
+  signingKeys.clear();
+}
+
+/** Why mail from this sender may not go out through this provider; null when it may. */
+export function unverifiedSenderProblem(signing: SenderSigning, providerSendsRealEmail: boolean): string | null {
+  if (signing.verified || !providerSendsRealEmail) return null;
+  return `the sender domain ${signing.domain} is not verified in this panel: add it (POST /admin/v1/panels/{panel}/sender-domains), publish its SPF, DKIM and DMARC records and verify it`;
+}

@@ -1,0 +1,18 @@
+import type { EmailProvider } from "./provider";
+import { senderSigning, unverifiedSenderProblem } from "./sender-domains";
+import { signDkim } from "./dkim";
+
+/**
+ * How a sender's mail leaves through a provider: refused (a provider that sends real email and
+ * a sender domain the panel has not verified), or signed with the domain's DKIM keys, with a
+ * note for the outbox when a real provider would have refused it.
+ */
+export type SenderPlan = { ok: false; error: string } | { ok: true; sign(raw: string, now: number): Promise<string>; note?: string };
+
+export async function planSender(env: Pick<Env, "DB" | "SECRETS_KEY">, provider: EmailProvider, panelId: string, address: string): Promise<SenderPlan> {
+  const signing = await senderSigning(env, panelId, address);
+  const refusal = unverifiedSenderProblem(signing, provider.realEmail);
+  if (refusal) return { ok: false, error: refusal };
+  const note = signing.verified ? undefined : `the sender domain ${signing.domain} is not verified in this panel; a provider that sends real email would refuse this message`;
+  return { ok: true, sign: (raw, now) => signDkim(raw, signing.keys, now), ...(note ? { note } : {}) };
+}
