@@ -1,7 +1,9 @@
 import { recordBounce, trackClick, trackOpen, unsubscribeRecipient } from "../services/broadcasts/engagement";
 import type { EmailProviderSecrets } from "../services/channels/email/provider";
 import { parseSesNotification } from "../services/channels/email/ses-notifications";
+import { recipientOf, resubscribe } from "../services/channels/email/recipient-choice";
 import { isJourneyClaim, TrackingSigner } from "../services/channels/email/tracking";
+import { invalidLinkPage, unsubscribePage } from "../domain/unsubscribe-page";
 import { escapeHtml } from "../domain/email-message";
 import { recordJourneyBounce, trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../services/journeys/engagement";
 import { constantTimeEqual } from "../lib/crypto";
@@ -64,24 +66,50 @@ export async function handleClick(token: string, request: Request, env: Env): Pr
   return new Response(null, { status: 302, headers: { location: claim.url, ...NO_STORE } });
 }
 
+function htmlPage(page: { status: number; html: string }): Response {
+  return new Response(page.html, { status: page.status, headers: { "content-type": "text/html; charset=utf-8", ...NO_STORE } });
+}
+
+/** Form bodies larger than this are not read: an unsubscribe form holds one field. */
+const MAX_FORM_BYTES = 16 * 1024;
+
 /**
- * /t/u/{token}: GET shows a confirmation page (link scanners follow GETs, so a GET alone does
- * not unsubscribe); POST unsubscribes, both from the page's button and as the RFC 8058
- * one-click POST a mail client sends for List-Unsubscribe-Post.
+ * What a POST to an unsubscribe link asks for: `action=resubscribe` from the page's "Subscribe
+ * again" form; anything else (the page's button, the RFC 8058 one-click POST whatever its body)
+ * unsubscribes.
+ */
+async function postedAction(request: Request): Promise<"resubscribe" | "unsubscribe"> {
+  const type = request.headers.get("content-type") ?? "";
+  const length = Number(request.headers.get("content-length") ?? "0");
+  if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type) || !(length <= MAX_FORM_BYTES)) return "unsubscribe";
+  try {
+    return (await request.formData()).get("action") === "resubscribe" ? "resubscribe" : "unsubscribe";
+  } catch {
+    return "unsubscribe";
+  }
+}
+
+/**
+ * /t/u/{token}: GET shows the page that names the sender and asks to confirm, or the state the
+ * address is in (already unsubscribed, with the way back; stopped by bounces). Link scanners
+ * follow GETs, so a GET changes nothing. POST unsubscribes, from the page's button and as the
+ * RFC 8058 one-click POST of List-Unsubscribe-Post; `action=resubscribe` takes it back.
  */
 export async function handleUnsubscribe(token: string, request: Request, env: Env): Promise<Response> {
   const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "unsubscribe");
-  if (!claim) return page(404, "Link not found", "<p>This unsubscribe link is not valid.</p>");
+  const view = claim ? await recipientOf(env, claim) : null;
+  if (!claim || !view) return htmlPage(invalidLinkPage());
   if (request.method === "POST") {
+    if ((await postedAction(request)) === "resubscribe") {
+      await resubscribe(env, view, claim.panelId);
+      return htmlPage(unsubscribePage(view.suppressed === "hard_bounce" ? "bounced" : "resubscribed", view.facts));
+    }
     const done = await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now()) : unsubscribeRecipient(env, claim, Date.now()));
-    if (!done) return page(404, "Link not found", "<p>This unsubscribe link is not valid.</p>");
-    return page(200, "You are unsubscribed", "<p>You will not receive these emails any more.</p>");
+    if (!done) return htmlPage(invalidLinkPage());
+    return htmlPage(unsubscribePage(view.suppressed === "unsubscribe" ? "already_unsubscribed" : "unsubscribed", view.facts));
   }
-  return page(
-    200,
-    "Unsubscribe",
-    `<p>Do you want to stop receiving these emails?</p><form method="post"><button type="submit" name="List-Unsubscribe" value="One-Click">Unsubscribe</button></form>`,
-  );
+  const state = view.suppressed === "hard_bounce" ? "bounced" : view.suppressed === "unsubscribe" ? "already_unsubscribed" : "subscribed";
+  return htmlPage(unsubscribePage(state, view.facts));
 }
 
 /**

@@ -492,6 +492,15 @@ export async function markUnsubscribed(
   return row ? { message: tracked(row)!, first: row.first === 1 } : null;
 }
 
+/** The message of a campaign to one contact, if it was sent. */
+export async function getSentCampaignMessage(db: D1Database, m: { panelId: string; campaignId: string; contactId: number }): Promise<TrackedMessage | null> {
+  const row = await db
+    .prepare("SELECT panel_id, campaign_id, contact_id, address FROM campaign_messages WHERE panel_id = ? AND campaign_id = ? AND contact_id = ? AND status = 'sent'")
+    .bind(m.panelId, m.campaignId, m.contactId)
+    .first<TrackedRow>();
+  return tracked(row);
+}
+
 /** Marks the message a provider reported bounced, found by the provider's message id. */
 export async function markBounced(db: D1Database, providerMessageId: string, now: number): Promise<TrackedMessage | null> {
   const row = await db

@@ -22,13 +22,14 @@ export interface BrowserWindow {
  * the clipboard as a person copying a key does. playwright passes the profile directory to
  * Chromium as --user-data-dir itself.
  */
-export async function openBrowser(origin: string): Promise<BrowserWindow> {
+export async function openBrowser(origin: string, options: { viewport?: { width: number; height: number }; javaScript?: boolean } = {}): Promise<BrowserWindow> {
   const profile = mkdtempSync(join(tmpdir(), "apiv2-chromium-"));
   mkdirSync(OUTPUT_DIR, { recursive: true });
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    viewport: { width: 1280, height: 860 },
+    viewport: options.viewport ?? { width: 1280, height: 860 },
+    javaScriptEnabled: options.javaScript ?? true,
     args: [
       "--headless",
       "--no-sandbox",

@@ -297,6 +297,47 @@ describe("unsubscribe", () => {
     expect((await waitForCampaign(panel, id)).counters).toMatchObject({ sent: 1, skipped: 1 });
   });
 
+  it("names the sender on every state of the page: asked, done, already done, subscribed again; a bounced address is only told why", async () => {
+    const panel = await createPanel({ name: "Fern & Co" });
+    const email = await sentEmail(panel, "<p>Hi</p>");
+    const page = async (init?: RequestInit) => {
+      const response = await call(email.unsubscribe, init);
+      expect([response.status, response.headers.get("content-type"), response.headers.get("cache-control")]).toEqual([200, "text/html; charset=utf-8", "no-store, private"]);
+      const html = await response.text();
+      return { html, h1: /<h1>([^<]*)<\/h1>/.exec(html)![1]!, text: html.replace(/<style>[^]*?<\/style>/, "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ") };
+    };
+    const post = (body: string) => page({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
+
+    const asked = await page();
+    expect(asked.html).toMatch(/^<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">/);
+    expect(asked.h1).toBe("Stop emails from Fern &amp; Co?");
+    expect(asked.text).toContain("These emails come from Shop (shop@example.com), sent to ad•@example.com because the address is on the mailing list of Fern &amp; Co.");
+    expect(asked.html).not.toContain("ada@example.com");
+    expect(asked.html).toContain('<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>');
+    expect(asked.html).not.toContain("<script");
+
+    const done = await post("List-Unsubscribe=One-Click");
+    expect(done.h1).toBe("You are unsubscribed");
+    expect(done.text).toContain("Done: Fern &amp; Co will not send marketing email to ad•@example.com any more.");
+    expect(done.html).toContain('<input type="hidden" name="action" value="resubscribe">');
+    expect((await page()).text).toContain("This address was already unsubscribed");
+    expect((await post("List-Unsubscribe=One-Click")).text).toContain("This address was already unsubscribed");
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ?", panel.id)).toBe(1);
+
+    const back = await post("action=resubscribe");
+    expect(back.h1).toBe("You are subscribed again");
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ?", panel.id)).toBe(0);
+    expect((await page()).h1).toBe("Stop emails from Fern &amp; Co?");
+
+    // A bounce is not the recipient's choice: the page says why and offers nothing to undo.
+    await suppressAddress(env.DB, panel.id, "ada@example.com", "hard_bounce", null, Date.now());
+    const bounced = await page();
+    expect(bounced.h1).toBe("No email goes to this address");
+    expect(bounced.html).not.toContain("<form");
+    await post("action=resubscribe");
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND reason = 'hard_bounce'", panel.id)).toBe(1);
+  });
+
   it("refuses a forged unsubscribe token", async () => {
     const response = await call("/t/u/abc.def", { method: "POST" });
     expect(response.status).toBe(404);

@@ -1,0 +1,121 @@
+import { escapeHtml } from "./email-message";
+
+/**
+ * The pages a recipient meets through an email's unsubscribe link. Plain HTML and CSS, no
+ * script: the forms work in any browser and in mail clients' built-in viewers. Built for a
+ * phone first (one column, 48 px buttons the full width), with the contrast and landmarks an
+ * accessibility check asks for.
+ */
+
+/** Who sent the mail and to whom, as the page names them. */
+export interface UnsubscribeFacts {
+  /** The panel: whose mailing list the address is on. */
+  panelName: string;
+  senderName: string;
+  senderAddress: string;
+  /** The recipient's address. */
+  address: string;
+}
+
+/**
+ * Where the recipient stands: asked to confirm (`subscribed`), just unsubscribed or already
+ * unsubscribed, subscribed again, or stopped by bounces (nothing to choose).
+ */
+export type UnsubscribeState = "subscribed" | "unsubscribed" | "already_unsubscribed" | "resubscribed" | "bounced";
+
+/** The address with most of its local part hidden: the link may be forwarded, the address should not travel with it. */
+export function maskAddress(address: string): string {
+  const at = address.lastIndexOf("@");
+  if (at <= 0) return address;
+  const local = address.slice(0, at);
+  return `${local.slice(0, Math.min(2, local.length - 1) || 1)}${"•".repeat(Math.max(1, Math.min(local.length - 2, 6)))}${address.slice(at)}`;
+}
+
+const STYLE = `
+*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;background:#f3f4f6;color:#1d2330;font:17px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}
+header{background:#1d2330;color:#fff;padding:14px 20px}
+header p{margin:0;font-weight:600;font-size:15px;letter-spacing:.01em}
+main{max-width:34rem;margin:0 auto;padding:24px 20px 40px}
+.card{background:#fff;border:1px solid #d5d9e0;border-radius:12px;padding:24px 20px}
+h1{font-size:1.5rem;line-height:1.25;margin:0 0 12px}
+p{margin:0 0 14px}
+.who{color:#3d4451}
+.who strong{color:#1d2330}
+form{margin:20px 0 8px}
+button{display:block;width:100%;min-height:48px;padding:12px 20px;border-radius:10px;border:2px solid #1a56b8;background:#1a56b8;color:#fff;font:inherit;font-weight:600;cursor:pointer}
+button.secondary{background:#fff;color:#1a56b8}
+button:hover{background:#15479a;border-color:#15479a;color:#fff}
+button:focus-visible{outline:3px solid #f2b300;outline-offset:3px}
+.note{font-size:15px;color:#4a5058;margin-top:16px}
+.done{border-left:4px solid #1f7a3d;padding-left:12px}
+@media (min-width:600px){main{padding-top:48px}.card{padding:32px}button{width:auto;min-width:14rem}}
+`;
+
+function layout(status: number, title: string, panelName: string | null, content: string): { status: number; html: string } {
+  return {
+    status,
+    html:
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+      `<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>` +
+      (panelName ? `<header><p>${escapeHtml(panelName)}</p></header>` : "") +
+      `<main><div class="card">${content}</div></main></body></html>`,
+  };
+}
+
+const unsubscribeForm = (label: string, secondary = false) =>
+  `<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit"${secondary ? ' class="secondary"' : ""}>${label}</button></form>`;
+const resubscribeForm = `<form method="post"><input type="hidden" name="action" value="resubscribe"><button type="submit" class="secondary">Subscribe again</button></form>`;
+
+export function unsubscribePage(state: UnsubscribeState, facts: UnsubscribeFacts): { status: number; html: string } {
+  const panel = escapeHtml(facts.panelName);
+  const sender = facts.senderName
+    ? `<strong>${escapeHtml(facts.senderName)}</strong> (${escapeHtml(facts.senderAddress)})`
+    : `<strong>${escapeHtml(facts.senderAddress)}</strong>`;
+  const address = `<strong>${escapeHtml(maskAddress(facts.address))}</strong>`;
+  const who = `<p class="who">These emails come from ${sender}, sent to ${address} because the address is on the mailing list of ${panel}.</p>`;
+  switch (state) {
+    case "subscribed":
+      return layout(
+        200,
+        `Unsubscribe from ${facts.panelName}`,
+        facts.panelName,
+        `<h1>Stop emails from ${panel}?</h1>${who}` +
+          `<p>Unsubscribing stops all marketing email from ${panel} to this address: this kind of mail and every other campaign or message they send.</p>` +
+          unsubscribeForm("Unsubscribe") +
+          `<p class="note">Nothing changes until you press the button.</p>`,
+      );
+    case "unsubscribed":
+    case "already_unsubscribed":
+      return layout(
+        200,
+        `Unsubscribed from ${facts.panelName}`,
+        facts.panelName,
+        `<h1>You are unsubscribed</h1>` +
+          `<p class="done" role="status">${state === "unsubscribed" ? "Done: " : "This address was already unsubscribed: "}${panel} will not send marketing email to ${address} any more.</p>` +
+          `<p class="who">The emails came from ${sender}.</p>` +
+          `<p>Unsubscribed by mistake? You can subscribe again.</p>` +
+          resubscribeForm,
+      );
+    case "resubscribed":
+      return layout(
+        200,
+        `Subscribed to ${facts.panelName}`,
+        facts.panelName,
+        `<h1>You are subscribed again</h1><p class="done" role="status">${address} will receive email from ${panel} again.</p>${who}` +
+          unsubscribeForm("Unsubscribe after all", true),
+      );
+    case "bounced":
+      return layout(
+        200,
+        `Email from ${facts.panelName}`,
+        facts.panelName,
+        `<h1>No email goes to this address</h1><p>${panel} stopped sending to ${address} because earlier messages could not be delivered to it.</p>${who}`,
+      );
+  }
+}
+
+export function invalidLinkPage(): { status: number; html: string } {
+  return layout(404, "Link not found", null, `<h1>This link is not valid</h1><p>It may have been copied incompletely. Please use the link in the email you received.</p>`);
+}
