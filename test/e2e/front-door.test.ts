@@ -57,7 +57,9 @@ test("the README's first examples run as printed: a contact into the demo list, 
     body: '[{"activity_name":"add_to_cart","identity":"ada@example.com","activity_source":"web","activity_params":{"name":"Kettle","prid":"1234","price":29.5}}]',
   });
   assert.equal(((await upload.json()) as any).recorded, 1);
-  // One line per request, after the ready message.
+  // One line per request, after the ready message; wrangler prints it just after answering.
+  const deadline = Date.now() + 10_000;
+  while (!/POST \/v1\/activity\/upload 200 OK/.test(service.output()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   assert.match(service.output(), /Requests:[\s\S]*\d\d:\d\d:\d\d {2}POST \/apiv2 200 OK/);
   assert.match(service.output(), /\d\d:\d\d:\d\d {2}POST \/v1\/activity\/upload 200 OK/);
 });
