@@ -22,6 +22,7 @@ import { overviewRoutes } from "./overview";
 import { panelRoutes } from "./panels";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
 import { senderDomainRoutes } from "./sender-domains";
+import { trackingDomainRoutes } from "./tracking-domain";
 import { userRoutes } from "./users";
 import { segmentRoutes } from "./segments";
 import { webhookRoutes } from "./webhooks";
@@ -41,6 +42,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...jobRoutes,
   ...campaignRoutes,
   ...senderDomainRoutes,
+  ...trackingDomainRoutes,
   ...operatorRoutes,
   ...overviewRoutes,
   ...contactRoutes,

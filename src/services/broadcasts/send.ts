@@ -2,6 +2,7 @@ import type { EmailProvider, OutgoingEmail, ProviderEnv } from "../channels/emai
 import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
+import { trackingBaseUrl } from "../channels/email/tracking-domains";
 import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize, type Template } from "../../domain/email-message";
 import { textOfHtml } from "../../domain/email-text";
@@ -93,10 +94,11 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
     const skipped: MessageOutcome[] = [];
     const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail }> = [];
     try {
-      const [{ html, text, subject }, panel, sender] = await Promise.all([
+      const [{ html, text, subject }, panel, sender, baseUrl] = await Promise.all([
         campaignTemplates(env.FILES, campaign),
         getPanel(env.DB, campaign.panelId),
         planSender(env, provider, campaign.panelId, campaign.senderEmail),
+        trackingBaseUrl(env, campaign.panelId),
       ]);
       const signer = new TrackingSigner(env.SECRETS_KEY);
       const facts = { senderName: campaign.senderName, senderAddress: campaign.senderEmail, panelName: panel?.name ?? campaign.senderName };
@@ -110,7 +112,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           if (!sender.ok) return skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
           const id = messageIdOf(campaign.id, recipient.contactId);
           const subjectLine = personalize(subject, recipient.attributes, "header");
-          const unsigned = await trackedMime(signer, env.PUBLIC_BASE_URL, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, facts, {
+          const unsigned = await trackedMime(signer, baseUrl, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, facts, {
             from: { name: campaign.senderName, address: campaign.senderEmail },
             to: address,
             subject: subjectLine,

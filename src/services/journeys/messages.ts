@@ -2,6 +2,7 @@ import type { ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
+import { trackingBaseUrl } from "../channels/email/tracking-domains";
 import type { AttributeValue } from "../../domain/attributes";
 import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize } from "../../domain/email-message";
@@ -66,7 +67,7 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
     note = sender.note;
     const panel = await getPanel(env.DB, message.panelId);
     const facts = { senderName: step.sender_name, senderAddress: step.sender_email, panelName: panel?.name ?? step.sender_name };
-    const unsigned = await trackedMime(new TrackingSigner(env.SECRETS_KEY), env.PUBLIC_BASE_URL, { panelId: message.panelId, msgid: message.msgid }, facts, {
+    const unsigned = await trackedMime(new TrackingSigner(env.SECRETS_KEY), await trackingBaseUrl(env, message.panelId), { panelId: message.panelId, msgid: message.msgid }, facts, {
       from: { name: step.sender_name, address: step.sender_email },
       to: address,
       subject,

@@ -66,8 +66,11 @@ export async function addSenderDomain(env: SenderDomainEnv, panelId: string, dom
   return (await insertSenderDomain(env.DB, record)) ? record : null;
 }
 
-/** What one DNS-over-HTTPS lookup found: the TXT strings, or why there is no answer. */
+/** What one DNS-over-HTTPS lookup found: the records' data (TXT strings joined), or why there is no answer. */
 export type TxtLookup = { ok: true; records: string[] } | { ok: false; error: string };
+
+/** The record types looked up, with their DNS type codes. */
+const RR_TYPES = { TXT: 16, CNAME: 5 } as const;
 
 /** One TXT answer's data: its quoted strings joined (a long record is split into 255-byte strings). */
 function txtData(data: string): string {
@@ -81,9 +84,14 @@ function txtData(data: string): string {
  * fails says so.
  */
 export async function lookupTxt(dohUrl: string, name: string): Promise<TxtLookup> {
+  return lookupDns(dohUrl, name, "TXT");
+}
+
+/** Records of one type through the DNS JSON API; a CNAME's target without its trailing dot, lower-cased. */
+export async function lookupDns(dohUrl: string, name: string, type: keyof typeof RR_TYPES): Promise<TxtLookup> {
   const url = new URL(dohUrl);
   url.searchParams.set("name", name);
-  url.searchParams.set("type", "TXT");
+  url.searchParams.set("type", type);
   let response: Response;
   try {
     response = await fetch(url, { headers: { accept: "application/dns-json" }, signal: AbortSignal.timeout(5_000) });
@@ -104,8 +112,8 @@ export async function lookupTxt(dohUrl: string, name: string): Promise<TxtLookup
   if (answer.Status === 3) return { ok: true, records: [] };
   if (answer.Status !== 0) return { ok: false, error: `the DNS lookup of ${name} failed (status ${String(answer.Status)})` };
   const records = (Array.isArray(answer.Answer) ? answer.Answer : [])
-    .filter((a): a is { type: number; data: string } => typeof a === "object" && a !== null && a.type === 16 && typeof a.data === "string")
-    .map((a) => txtData(a.data));
+    .filter((a): a is { type: number; data: string } => typeof a === "object" && a !== null && a.type === RR_TYPES[type] && typeof a.data === "string")
+    .map((a) => (type === "TXT" ? txtData(a.data) : a.data.replace(/\.$/, "").toLowerCase()));
   return { ok: true, records };
 }
 

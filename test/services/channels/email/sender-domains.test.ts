@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { buildMime } from "../../../../src/domain/email-message";
 import { dkimRecord, generateDkimKey, importDkimPrivateKey, relaxedBody, relaxedHeader, signDkim, type DkimKey } from "../../../../src/services/channels/email/dkim";
@@ -213,5 +213,40 @@ describe("campaign mail from a sender domain", () => {
       error: `the sender domain ${domain} is not verified in this panel: add it (POST /admin/v1/panels/{panel}/sender-domains), publish its SPF, DKIM and DMARC records and verify it`,
     });
     expect((await campaign(panel, id)).counters).toMatchObject({ sent: 1 });
+  });
+});
+
+describe("a panel's own tracking domain", () => {
+  it("is used for links, the pixel and the unsubscribe link once its CNAME to the service is found; those links work on that host", async () => {
+    const panel = await createPanel();
+    const host = `t.${uniqueDomain()}`;
+    const set = await admin("PUT", `/panels/${panel.id}/tracking-domain`, { domain: host.toUpperCase() });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ domain: host, verified: false, record: { type: "CNAME", name: host, value: "127.0.0.1" } });
+    expect((await admin("PUT", `/panels/${panel.id}/tracking-domain`, { domain: "nope" })).status).toBe(400);
+
+    // Not published, then pointing elsewhere: not verified, and the mail keeps PUBLIC_BASE_URL.
+    expect((await admin("POST", `/panels/${panel.id}/tracking-domain/verify`)).body).toMatchObject({ verified: false, found: [], reason: `no CNAME record points ${host} at 127.0.0.1` });
+    await publishTxt({ [`${host} CNAME`]: ["elsewhere.example.net"] });
+    expect((await admin("POST", `/panels/${panel.id}/tracking-domain/verify`)).body).toMatchObject({ verified: false, reason: "the CNAME points at elsewhere.example.net, not 127.0.0.1" });
+    const before = await publishedCampaign(panel, "news@example.com");
+    await sendCampaignBatch(env, emailProvider(env), before.nudge);
+    expect(await rawMessage(panel, (await outbox(panel))[0].id)).toContain("List-Unsubscribe: <http://127.0.0.1:8787/t/u/");
+
+    await publishTxt({ [`${host} CNAME`]: ["127.0.0.1"] });
+    expect((await admin("POST", `/panels/${panel.id}/tracking-domain/verify`)).body).toMatchObject({ verified: true, found: ["127.0.0.1"], reason: null });
+    const { id, nudge } = await publishedCampaign(panel, "news@example.com");
+    await sendCampaignBatch(env, emailProvider(env), nudge);
+    const raw = await rawMessage(panel, (await outbox(panel)).find((m: { campaign_id: string }) => m.campaign_id === id).id);
+    const message = parseMessage(raw);
+    expect(message.headers.get("list-unsubscribe")).toMatch(new RegExp(`^<https://${host.replace(/\./g, "\\.")}/t/u/[A-Za-z0-9_-]+>$`));
+    const links = [...message.html.matchAll(/(?:href|src)="(https?:\/\/[^/"]+)\/t\//g)].map((m) => m[1]);
+    expect(new Set(links)).toEqual(new Set([`https://${host}`]));
+    expect(message.text).toContain(`Unsubscribe: https://${host}/t/u/`);
+
+    // The pixel served on the tracking host counts the open.
+    const pixel = /<img src="https:\/\/[^/]+(\/t\/o\/[^"]+)"/.exec(message.html)![1]!;
+    expect((await exports.default.fetch(new Request(`https://${host}${pixel}`))).headers.get("content-type")).toBe("image/gif");
+    expect((await campaign(panel, id)).counters).toMatchObject({ opens: 1 });
   });
 });

@@ -1,0 +1,37 @@
+import { getTrackingDomain, recordTrackingDomainCheck, type TrackingDomain } from "../../../store/tracking-domains";
+import { lookupDns } from "./sender-domains";
+
+/**
+ * A panel's own tracking domain: its email's links, pixel and unsubscribe link under
+ * `https://{domain}` instead of PUBLIC_BASE_URL, so they match the sender's domain. The domain
+ * is a CNAME to the Worker's host (the host of PUBLIC_BASE_URL, served for it with Cloudflare
+ * for SaaS custom hostnames); it is used only once that CNAME was found. Tokens name no host,
+ * so links keep working whichever host serves them.
+ */
+
+/** The Worker's host that the CNAME must point at. */
+export function cnameTarget(env: Pick<Env, "PUBLIC_BASE_URL">): string {
+  return new URL(env.PUBLIC_BASE_URL).hostname;
+}
+
+export interface TrackingDomainCheck {
+  domain: TrackingDomain;
+  found: string[];
+  reason: string | null;
+}
+
+/** Looks the domain's CNAME up now and records whether it points at the Worker. */
+export async function checkTrackingDomain(env: Pick<Env, "DB" | "DOH_URL" | "PUBLIC_BASE_URL">, domain: TrackingDomain, now: number): Promise<TrackingDomainCheck> {
+  const target = cnameTarget(env);
+  const lookup = await lookupDns(env.DOH_URL, domain.domain, "CNAME");
+  const found = lookup.ok ? lookup.records : [];
+  const reason = !lookup.ok ? lookup.error : found.includes(target) ? null : found.length ? `the CNAME points at ${found.join(", ")}, not ${target}` : `no CNAME record points ${domain.domain} at ${target}`;
+  const recorded = await recordTrackingDomainCheck(env.DB, domain.panelId, domain.domain, reason === null, now);
+  return { domain: recorded ?? domain, found, reason };
+}
+
+/** The origin of a panel's tracking links: its verified tracking domain, else PUBLIC_BASE_URL. */
+export async function trackingBaseUrl(env: Pick<Env, "DB" | "PUBLIC_BASE_URL">, panelId: string): Promise<string> {
+  const domain = await getTrackingDomain(env.DB, panelId);
+  return domain?.verified ? `https://${domain.domain}` : env.PUBLIC_BASE_URL;
+}
