@@ -10,7 +10,8 @@ process.env.ADMIN_TOKEN ??= TEST_ADMIN_TOKEN;
 process.env.SECRETS_KEY ??= TEST_SECRETS_KEY;
 
 export default defineConfig(async () => {
-  const migrations = await readD1Migrations("./migrations");
+  // The control database's migrations and every shard's (wrangler.toml binds SHARD_0, SHARD_1).
+  const [migrations, shardMigrations] = await Promise.all([readD1Migrations("./migrations"), readD1Migrations("./migrations/shard")]);
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -18,6 +19,7 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
+            SHARD_MIGRATIONS: shardMigrations,
             ADMIN_TOKEN: TEST_ADMIN_TOKEN,
             SECRETS_KEY: TEST_SECRETS_KEY,
             ALLOW_PRIVATE_FETCH: "true",

@@ -15,7 +15,7 @@
 // endpoint's CPU, which in production it does not (consumers run in invocations of their own).
 // workerd's CPU time per request is printed too: it is steadier than throughput when other
 // processes share the cores.
-import { adminCall, createBenchPanel, load, printComparison, report, share, startRuntime, Tally, times, type BenchFigure, type BenchRuntime } from "./lib.ts";
+import { adminCall, BENCH_SHARD, createBenchPanel, load, printComparison, report, share, startRuntime, Tally, times, type BenchFigure, type BenchRuntime } from "./lib.ts";
 
 const concurrency = Number(process.env.CONCURRENCY ?? 16);
 const rounds = Number(process.env.ROUNDS ?? 5);
@@ -35,7 +35,7 @@ interface Setup {
 }
 
 async function setUp(runtime: BenchRuntime): Promise<Setup> {
-  const db = await runtime.miniflare.getD1Database("DB");
+  const db = await runtime.miniflare.getD1Database(BENCH_SHARD);
   const pending = async () => (await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE state = 'pending'").first<{ n: number }>())!.n;
   const panel = await createBenchPanel(runtime.origin);
   const activity = await adminCall(runtime.origin, "POST", `/panels/${panel.id}/activities`, {

@@ -4,7 +4,7 @@
 // .eml + D1 row) by a bare loop. Goal: at least 50% of the baseline.
 //
 // The contacts are seeded directly in D1 (bench setup, not the import path).
-import { createBenchPanel, report, share, startRuntime } from "./lib.ts";
+import { BENCH_SHARD, createBenchPanel, report, share, startRuntime } from "./lib.ts";
 
 const messages = Number(process.env.MESSAGES ?? 100_000);
 const runtime = await startRuntime();
@@ -24,7 +24,7 @@ async function waitUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean
 }
 
 try {
-  const db = (await runtime.miniflare.getD1Database("DB")) as unknown as D1Like;
+  const db = (await runtime.miniflare.getD1Database(BENCH_SHARD)) as unknown as D1Like;
   const files = await runtime.miniflare.getR2Bucket("FILES");
   const panel = await createBenchPanel(runtime.origin);
 

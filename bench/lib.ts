@@ -21,8 +21,7 @@ export interface BenchRuntime {
   stop(): Promise<void>;
 }
 
-async function applyMigrations(db: D1DatabaseLike): Promise<void> {
-  const dir = join(root, "migrations");
+async function applyMigrations(db: D1DatabaseLike, dir: string): Promise<void> {
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
     const statements = unstable_splitSqlQuery(readFileSync(join(dir, file), "utf8"));
     await db.batch(statements.map((sql) => db.prepare(sql)));
@@ -103,7 +102,14 @@ export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [
     } as never),
   );
   const url = await miniflare.ready;
-  if (fresh) await applyMigrations((await miniflare.getD1Database("DB")) as unknown as D1DatabaseLike);
+  if (fresh) {
+    // The control database, then every shard wrangler.toml binds.
+    await applyMigrations((await miniflare.getD1Database("DB")) as unknown as D1DatabaseLike, join(root, "migrations"));
+    const databases = (worker.d1Databases ?? {}) as string[] | Record<string, unknown>;
+    for (const name of (Array.isArray(databases) ? databases : Object.keys(databases)).filter((b) => /^SHARD_\d+$/.test(b))) {
+      await applyMigrations((await miniflare.getD1Database(name)) as unknown as D1DatabaseLike, join(root, "migrations", "shard"));
+    }
+  }
   return {
     origin: url.origin,
     miniflare,
@@ -124,8 +130,11 @@ export async function adminCall(origin: string, method: string, path: string, bo
   return response.json();
 }
 
+/** The shard benchmark panels are placed on; scripts and /__bench/ baselines read and write its database. */
+export const BENCH_SHARD = "SHARD_0";
+
 export async function createBenchPanel(origin: string): Promise<{ id: string; apiKey: string; clientId: string }> {
-  const panel = await adminCall(origin, "POST", "/panels", { name: "Bench" });
+  const panel = await adminCall(origin, "POST", "/panels", { name: "Bench", shard: 0 });
   await adminCall(origin, "PATCH", `/panels/${panel.id}`, { api_mode: true });
   const user = await adminCall(origin, "POST", `/panels/${panel.id}/users`, { email: "bench@example.com" });
   return { id: panel.id, apiKey: user.api_key, clientId: panel.client_id };

@@ -24,7 +24,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { adminCall, createBenchPanel, report, startRuntime, times, type BenchRuntime } from "./lib.ts";
+import { adminCall, BENCH_SHARD, createBenchPanel, report, startRuntime, times, type BenchRuntime } from "./lib.ts";
 
 const sends = Number(process.env.SENDS ?? 10_000);
 const entries = Number(process.env.ENTRIES ?? 10_000);
@@ -51,7 +51,7 @@ const HTML = `<html><body><h1>Hello {{NAME|there}}</h1><p><a href="https://shop.
 
 /** Records the three kinds of work as a crash leaves them (`crashed`) or ready for their normal nudges. */
 async function seed(runtime: BenchRuntime, crashed: boolean, crashAt: number): Promise<Seeded> {
-  const db = (await runtime.miniflare.getD1Database("DB")) as unknown as D1Like;
+  const db = (await runtime.miniflare.getD1Database(BENCH_SHARD)) as unknown as D1Like;
   const files = await runtime.miniflare.getR2Bucket("FILES");
   const panel = await createBenchPanel(runtime.origin);
   const contacts = Math.max(sends, entries);
@@ -115,7 +115,7 @@ async function seed(runtime: BenchRuntime, crashed: boolean, crashAt: number): P
 }
 
 async function isDone(runtime: BenchRuntime, seeded: Seeded, kind: Kind): Promise<boolean> {
-  const db = (await runtime.miniflare.getD1Database("DB")) as unknown as D1Like;
+  const db = (await runtime.miniflare.getD1Database(BENCH_SHARD)) as unknown as D1Like;
   const count = async (sql: string, ...values: unknown[]) => (await db.prepare(sql).bind(...values).first<{ n: number }>())!.n;
   if (kind === "sends") return (await count("SELECT COUNT(*) AS n FROM campaigns WHERE id = 'cmp_recovery' AND status = 'sent'")) === 1;
   const journey = kind === "entries" ? seeded.listJourney : seeded.pointsJourney;
@@ -146,7 +146,7 @@ async function timeToDone(runtime: BenchRuntime, seeded: Seeded, start: number):
 
 /** What was sent, entered and continued, to check each once. */
 async function tally(runtime: BenchRuntime, seeded: Seeded) {
-  const db = (await runtime.miniflare.getD1Database("DB")) as unknown as D1Like;
+  const db = (await runtime.miniflare.getD1Database(BENCH_SHARD)) as unknown as D1Like;
   const one = async (sql: string, ...values: unknown[]) => (await db.prepare(sql).bind(...values).first<{ n: number }>())!.n;
   return {
     outbox: await one("SELECT COUNT(*) AS n FROM outbox WHERE panel_id = ?", seeded.panelId),

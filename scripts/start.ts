@@ -17,6 +17,7 @@ import { randomBytes } from "node:crypto";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { applyAllMigrations } from "./migrate.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -56,12 +57,10 @@ function localVars(): Record<string, string> {
 }
 
 function applyMigrations(): void {
-  const result = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", ...persistArgs, ...envArgs], {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, CI: "1" },
-  });
-  logged(result, "applying the D1 migrations");
+  // The control database and every shard of the region (scripts/migrate.ts, `npm run migrate`).
+  const { ok, output } = applyAllMigrations(["--local", ...persistArgs, ...envArgs]);
+  log(output);
+  if (!ok) throw new Error(`applying the D1 migrations failed; see ${logFile}`);
 }
 
 /** The panel's static files, served by the same Worker through [assets] (web/dist). */

@@ -1,7 +1,7 @@
 // Baseline for bench:panel: one bare indexed D1 lookup of a contact by primary-key value.
 export async function baselineContactLookup(request: Request, env: Env): Promise<Response> {
   const url = new URL(request.url);
-  const row = await env.DB.prepare("SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND pk_value = ?")
+  const row = await env.SHARD_0.prepare("SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND pk_value = ?")
     .bind(url.searchParams.get("panel") ?? "", url.searchParams.get("key") ?? "")
     .first();
   return new Response(JSON.stringify(row));
@@ -12,7 +12,7 @@ export async function seedContacts(request: Request, env: Env): Promise<Response
   const url = new URL(request.url);
   const count = Number(url.searchParams.get("count") ?? "0");
   const from = Number(url.searchParams.get("from") ?? "1");
-  const result = await env.DB.prepare(
+  const result = await env.SHARD_0.prepare(
     `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
      WITH RECURSIVE seq(n) AS (SELECT ? UNION ALL SELECT n + 1 FROM seq WHERE n < ?)
      SELECT ?, 'c' || printf('%07d', n) || '@example.com', '{"NAME":"Contact ' || n || '"}', 0, 0 FROM seq`,

@@ -30,7 +30,7 @@ export async function baselineImportUpsert(request: Request, env: Env): Promise<
   const url = new URL(request.url);
   const start = Number(url.searchParams.get("start") ?? 0);
   const count = Number(url.searchParams.get("count") ?? 0);
-  await ensureTable(env.DB);
+  await ensureTable(env.SHARD_0);
   const now = Date.now();
   let statements: D1PreparedStatement[] = [];
   for (let from = start; from < start + count; from += ROWS_PER_STATEMENT) {
@@ -42,12 +42,12 @@ export async function baselineImportUpsert(request: Request, env: Env): Promise<
         JSON.stringify({ NAME: `User ${i}`, EMAIL: `user${i}@example.com`, MOBILE: `+9198${String(i).padStart(8, "0")}`, AGE: 20 + (i % 50), CITY: ROW_CITIES[i % ROW_CITIES.length] }),
       );
     }
-    statements.push(env.DB.prepare(upsertSql(to - from)).bind(...params));
+    statements.push(env.SHARD_0.prepare(upsertSql(to - from)).bind(...params));
     if (statements.length === STATEMENTS_PER_BATCH) {
-      await env.DB.batch(statements);
+      await env.SHARD_0.batch(statements);
       statements = [];
     }
   }
-  if (statements.length) await env.DB.batch(statements);
+  if (statements.length) await env.SHARD_0.batch(statements);
   return new Response(String(count));
 }

@@ -14,9 +14,9 @@ function ensureTable(db: D1Database): Promise<unknown> {
 
 export async function baselineInsert(request: Request, env: Env): Promise<Response> {
   const url = new URL(request.url);
-  await ensureTable(env.DB);
+  await ensureTable(env.SHARD_0);
   const now = Date.now();
-  await env.DB.prepare("INSERT INTO bench_baseline (panel_id, pk_value, attrs, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
+  await env.SHARD_0.prepare("INSERT INTO bench_baseline (panel_id, pk_value, attrs, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
     .bind("bench", url.searchParams.get("key") ?? crypto.randomUUID(), url.searchParams.get("attrs") ?? "{}", now, now)
     .run();
   return new Response("ok");

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../../src/store/shards";
 // Baseline for bench:broadcast: the outbox writes of `count` messages by a bare loop, chunk by
 // chunk as the outbox provider writes them (R2 puts in parallel, then the D1 rows), with one
 // fixed pre-built message and nothing else: no claims, no rendering, no queue.
@@ -23,7 +24,7 @@ export async function baselineOutbox(request: Request, env: Env): Promise<Respon
         records.push({ id, panelId: "bench-baseline", channel: "email", recipient: `user${start + i}@example.com`, sender: "shop@example.com", subject: "Hello", campaignId: null, r2Key: key, size: eml.byteLength, createdAt: now, note: null });
       }),
     );
-    await insertOutboxRecords(env.DB, records);
+    await insertOutboxRecords(env.SHARD_0 as unknown as ShardDb, records);
   }
   return new Response("ok");
 }

@@ -16,8 +16,8 @@ const defineActivity = definePanelRoute({
   summary: "Define an activity and the types of its parameters; clients post it by the activityid answered",
   status: 201,
   body: defineActivityBody,
-  async handle({ env, body, panel }) {
-    const activity = await insertActivity(env.DB, panel.id, body.name, body.params, Date.now());
+  async handle({ env, body, panel, db }) {
+    const activity = await insertActivity(db, panel.id, body.name, body.params, Date.now());
     if (!activity) {
       throw conflict(`name: the panel already has an activity named "${body.name}"`, [{ field: "name", message: "already in use in this panel" }]);
     }
@@ -30,8 +30,8 @@ const listPanelActivities = definePanelRoute({
   path: "/panels/:panel/activities",
   role: "viewer",
   summary: "The panel's activity definitions",
-  async handle({ env, panel }) {
-    return { activities: (await listActivities(env.DB, panel.id)).map(activityView) };
+  async handle({ env, panel, db }) {
+    return { activities: (await listActivities(db, panel.id)).map(activityView) };
   },
 });
 
@@ -40,9 +40,9 @@ const readActivity = definePanelRoute({
   path: "/panels/:panel/activities/:activity",
   role: "viewer",
   summary: "Read one activity definition",
-  async handle({ env, path, panel }) {
+  async handle({ env, path, panel, db }) {
     const id = /^\d{1,15}$/.test(path.activity) ? Number(path.activity) : 0;
-    const activity = await orNotFound(id ? getActivity(env.DB, panel.id, id) : null, `No activity with id "${path.activity}" in this panel`);
+    const activity = await orNotFound(id ? getActivity(db, panel.id, id) : null, `No activity with id "${path.activity}" in this panel`);
     return activityView(activity);
   },
 });

@@ -10,12 +10,12 @@ const defineAttribute = definePanelRoute({
   role: "marketer",
   summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
   body: defineAttributeBody,
-  async handle({ env, path, body, panel }) {
+  async handle({ env, path, body, panel, db }) {
     const name = canonicalAttributeName(path.name);
     if (!ATTRIBUTE_NAME_PATTERN.test(name)) {
       throw invalidField("name", "must be a letter, then up to 63 letters, digits or underscores");
     }
-    const stored = await putAttribute(env.DB, panel.id, { name, type: body.type }, Date.now());
+    const stored = await putAttribute(db, panel.id, { name, type: body.type }, Date.now());
     // Retyping would leave stored values of the old type behind, so a type is fixed once set.
     if (stored.type !== body.type) {
       throw conflict(`type: attribute ${name} already exists with type ${stored.type}`, [
@@ -31,8 +31,8 @@ const readAttributes = definePanelRoute({
   path: "/panels/:panel/attributes",
   role: "viewer",
   summary: "The panel's attribute schema",
-  async handle({ env, panel }) {
-    return { attributes: await listAttributes(env.DB, panel.id) };
+  async handle({ env, panel, db }) {
+    return { attributes: await listAttributes(db, panel.id) };
   },
 });
 

@@ -44,9 +44,9 @@ const readCampaign = definePanelRoute({
   path: "/panels/:panel/campaigns/:campaign",
   role: "viewer",
   summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
-  async handle({ env, path, panel }) {
-    const campaign = await orNotFound(getCampaign(env.DB, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
-    return campaignView(campaign, panel, await campaignCounters(env.DB, panel.id, campaign.id));
+  async handle({ env, path, panel, db }) {
+    const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
+    return campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign.id));
   },
 });
 
@@ -56,9 +56,9 @@ const listPanelCampaigns = definePanelRoute({
   role: "viewer",
   summary: "The panel's email campaigns, newest first, with their counters; the panel's time zone and the broadcast lead time",
   query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),
-  async handle({ env, query, panel }) {
-    const campaigns = await listCampaigns(env.DB, panel.id, query.limit);
-    const counters = await Promise.all(campaigns.map((c) => campaignCounters(env.DB, panel.id, c.id)));
+  async handle({ env, query, panel, db }) {
+    const campaigns = await listCampaigns(db, panel.id, query.limit);
+    const counters = await Promise.all(campaigns.map((c) => campaignCounters(db, panel.id, c.id)));
     return { campaigns: campaigns.map((c, i) => campaignView(c, panel, counters[i]!)), timezone: panel.timezone, lead_minutes: leadMinutesOf(env) };
   },
 });
@@ -76,23 +76,23 @@ const createPanelCampaign = definePanelRoute({
     description:
       'With "audience": {"name","subject","sender_name","sender_email","reply_to"?,"html"|"html_url","schedule_date"?,"tags"?,"audience":{"lists"?,"segments"?,"exclude_lists"?,"exclude_segments"?}} (CONTRACT 9); otherwise the broadcast request of spec 2.5 (the data object of upload_contact_and_publish)',
   }),
-  async handle({ env, body, panel }) {
+  async handle({ env, body, panel, db }) {
     const now = Date.now();
     const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: leadMinutesOf(env) };
     let campaignId: string;
     if ("audience" in body) {
-      const outcome = await createAudienceCampaign({ env, panel, requestId: newId("req"), now }, parseOrThrow(audienceCampaignSchema(rules), body));
+      const outcome = await createAudienceCampaign({ env, db, panel, requestId: newId("req"), now }, parseOrThrow(audienceCampaignSchema(rules), body));
       if (!outcome.ok) throw fromProblems(outcome.problems);
       campaignId = outcome.campaignId;
     } else {
       const request = parseOrThrow(broadcastRequestSchema(rules), body);
-      const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(env.DB, panel.id) };
-      const outcome = await createBroadcast({ env, panel, schema, requestId: newId("req"), now }, request);
+      const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
+      const outcome = await createBroadcast({ env, db, panel, schema, requestId: newId("req"), now }, request);
       if (!outcome.ok) throw fromProblems(outcome.refusal.problems, outcome.refusal.kind === "list_taken" ? 409 : 400);
       campaignId = outcome.broadcast.campaignId;
     }
-    const campaign = await orNotFound(getCampaign(env.DB, panel.id, campaignId), "The campaign was not stored");
-    return { CampaignID: campaign.id, ...campaignView(campaign, panel, await campaignCounters(env.DB, panel.id, campaign.id)) };
+    const campaign = await orNotFound(getCampaign(db, panel.id, campaignId), "The campaign was not stored");
+    return { CampaignID: campaign.id, ...campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign.id)) };
   },
 });
 
@@ -119,8 +119,8 @@ const listPanelOutbox = definePanelRoute({
     channel: z.string().min(1).optional(),
     limit: z.coerce.number().int().min(1).max(500).default(50),
   }),
-  async handle({ env, query, panel }) {
-    return { messages: (await listOutbox(env.DB, panel.id, query.limit, query.channel)).map(outboxView) };
+  async handle({ env, query, panel, db }) {
+    return { messages: (await listOutbox(db, panel.id, query.limit, query.channel)).map(outboxView) };
   },
 });
 
@@ -129,8 +129,8 @@ const readOutboxMessage = definePanelRoute({
   path: "/panels/:panel/outbox/:message",
   role: "viewer",
   summary: "One outbox message with its raw RFC 5322 text (the .eml)",
-  async handle({ env, path, panel }) {
-    const record = await getOutboxRecord(env.DB, panel.id, path.message);
+  async handle({ env, path, panel, db }) {
+    const record = await getOutboxRecord(db, panel.id, path.message);
     const object = record ? await env.FILES.get(record.r2Key) : null;
     if (!record || !object) throw notFound(`No outbox message with id "${path.message}" in this panel`);
     return { ...outboxView(record), raw: await object.text() };

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../store/shards";
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { formatCts, formatLocalIso } from "../domain/time";
 import { invalidField, orNotFound } from "../lib/http/errors";
@@ -59,7 +60,7 @@ const pageQuery = z.object({
   cursor: z.string().optional().meta({ description: "next_cursor of the previous page" }),
 });
 
-async function eventPage(db: D1Database, panel: Panel, owner: EventOwner, query: z.output<typeof pageQuery>) {
+async function eventPage(db: ShardDb, panel: Panel, owner: EventOwner, query: z.output<typeof pageQuery>) {
   const events = await listEventsOf(db, panel.id, owner, query.limit + 1, decodeCursor(query.cursor));
   const page = events.slice(0, query.limit);
   return {
@@ -74,12 +75,12 @@ const contactEvents = definePanelRoute({
   role: "viewer",
   summary: "A contact's events, newest first, including the anonymous history joined to it; key is its primary-key value",
   query: pageQuery,
-  async handle({ env, path, query, panel }) {
-    const schema = await loadAttributeSchema(env.DB, panel.id);
+  async handle({ env, path, query, panel, db }) {
+    const schema = await loadAttributeSchema(db, panel.id);
     const key = normalisePrimaryKey(panel.primaryKey, schema.get(panel.primaryKey) ?? "string", path.key);
     if (!key.ok) throw invalidField("key", key.reason);
-    const contact = await orNotFound(getContactByKey(env.DB, panel.id, key.value), `No contact with ${panel.primaryKey} "${key.value}" in this panel`);
-    return { contact: key.value, ...(await eventPage(env.DB, panel, { contactId: contact.id }, query)) };
+    const contact = await orNotFound(getContactByKey(db, panel.id, key.value), `No contact with ${panel.primaryKey} "${key.value}" in this panel`);
+    return { contact: key.value, ...(await eventPage(db, panel, { contactId: contact.id }, query)) };
   },
 });
 
@@ -89,8 +90,8 @@ const profileEvents = definePanelRoute({
   role: "viewer",
   summary: "Events recorded with an anonymous uniqueid, newest first (whether or not joined to a contact since)",
   query: pageQuery,
-  async handle({ env, path, query, panel }) {
-    return { uniqueid: path.uniqueid, ...(await eventPage(env.DB, panel, { uniqueid: path.uniqueid }, query)) };
+  async handle({ env, path, query, panel, db }) {
+    return { uniqueid: path.uniqueid, ...(await eventPage(db, panel, { uniqueid: path.uniqueid }, query)) };
   },
 });
 
@@ -102,8 +103,8 @@ const retryFailedEvents = definePanelRoute({
   path: "/panels/:panel/events/retry",
   role: "owner",
   summary: `Puts events whose pipeline failed for good (after every re-drive) through it again, up to ${RETRY_BATCHES_PER_CALL} recorded batches per call; steps they passed are not run again`,
-  async handle({ env, panel }) {
-    const ids = await retryFailedBatches(env.DB, panel.id, Date.now(), RETRY_BATCHES_PER_CALL);
+  async handle({ env, panel, db }) {
+    const ids = await retryFailedBatches(db, panel.id, Date.now(), RETRY_BATCHES_PER_CALL);
     if (ids.length) await nudgeEventBatches(env.EVENTS, panel.id, ids);
     return { retried_batches: ids.length, more: ids.length === RETRY_BATCHES_PER_CALL };
   },

@@ -1,6 +1,7 @@
 import { decodeOrKeep } from "../lib/uri";
 import { Router, type IRequest } from "itty-router";
 import { forgetActivityCatalogs } from "../services/access/activity-catalogs";
+import { forgetPanelHomes } from "../services/access/shards";
 import { forgetCallers } from "../services/access/api-keys";
 import { ApiError, asApiError, notFound } from "../lib/http/errors";
 import { adminCaller, type AdminCaller } from "./auth";
@@ -77,6 +78,7 @@ for (const route of ADMIN_ROUTES) {
     if (route.method !== "GET") {
       forgetCallers();
       forgetActivityCatalogs();
+      forgetPanelHomes();
     }
     return result instanceof Response ? result : json(result, route.status ?? 200);
   });

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../store/shards";
 import { openErrorReport } from "../services/imports/error-report";
 import { importJobView } from "../services/imports/view";
 import { notFound, orNotFound } from "../lib/http/errors";
@@ -6,7 +7,7 @@ import { getImportJob } from "../store/imports";
 import type { Panel } from "../store/panels";
 import { definePanelRoute } from "./route";
 
-function jobOfPanel(db: D1Database, panel: Panel, jobId: string) {
+function jobOfPanel(db: ShardDb, panel: Panel, jobId: string) {
   return orNotFound(getImportJob(db, panel.id, jobId), `No job "${jobId}" in panel "${panel.id}"`);
 }
 
@@ -15,8 +16,8 @@ const readJob = definePanelRoute({
   path: "/panels/:panel/jobs/:job",
   role: "viewer",
   summary: "A bulk upload job: status, counters, progress, error report link, callback outcome",
-  async handle({ env, path, panel }) {
-    return importJobView(await jobOfPanel(env.DB, panel, path.job));
+  async handle({ env, path, panel, db }) {
+    return importJobView(await jobOfPanel(db, panel, path.job));
   },
 });
 
@@ -25,8 +26,8 @@ const downloadErrorReport = definePanelRoute({
   path: "/panels/:panel/jobs/:job/errors.csv",
   role: "viewer",
   summary: "The job's error report (CSV: row, column, reason, then the refused row)",
-  async handle({ env, path, panel }) {
-    const job = await jobOfPanel(env.DB, panel, path.job);
+  async handle({ env, path, panel, db }) {
+    const job = await jobOfPanel(db, panel, path.job);
     const report = await openErrorReport(env.FILES, job);
     if (!report.ok) throw notFound(report.reason);
     return csvAttachment(report.body, report.size, `${job.id}-errors.csv`);

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../store/shards";
 import { journeyDefinitionSchema, journeyGraphProblems, journeyStatusBody, MESSAGE_CHANNELS, type JourneyDefinition } from "../domain/journey";
 import { conflict, fromProblems, orNotFound } from "../lib/http/errors";
 import { resumeHeldPoints } from "../services/journeys/points";
@@ -20,7 +21,7 @@ import { definePanelRoute } from "./route";
 // what they name in the panel: activity, list, webhooks) and only drafts may be edited.
 
 /** What the schema cannot see: the step graph, and the activity, list and webhooks it names. */
-async function checkDefinition(db: D1Database, panel: Panel, definition: JourneyDefinition): Promise<void> {
+async function checkDefinition(db: ShardDb, panel: Panel, definition: JourneyDefinition): Promise<void> {
   const problems = journeyGraphProblems(definition);
   const { trigger: t } = definition;
   if (t.type === "activity" && !(await findActivityByName(db, panel.id, t.activity))) {
@@ -54,7 +55,7 @@ function journeyView(journey: Journey, counters?: JourneyCounters) {
   };
 }
 
-function requireJourney(db: D1Database, panel: Panel, journeyId: string): Promise<Journey> {
+function requireJourney(db: ShardDb, panel: Panel, journeyId: string): Promise<Journey> {
   return orNotFound(getJourney(db, panel.id, journeyId), `No journey with id "${journeyId}" in this panel`);
 }
 
@@ -65,11 +66,11 @@ const createJourney = definePanelRoute({
   summary: "Define a journey (CONTRACT 5); it starts as a draft",
   status: 201,
   body: journeyDefinitionSchema,
-  async handle({ env, body: definition, panel }) {
-    await checkDefinition(env.DB, panel, definition);
+  async handle({ env, body: definition, panel, db }) {
+    await checkDefinition(db, panel, definition);
     const now = Date.now();
     const journey: Journey = { id: newId("jny"), panelId: panel.id, name: definition.name, definition, status: "draft", scanCursor: null, createdAt: now, updatedAt: now };
-    await insertJourney(env.DB, journey);
+    await insertJourney(db, journey);
     return journeyView(journey);
   },
 });
@@ -79,9 +80,9 @@ const listPanelJourneys = definePanelRoute({
   path: "/panels/:panel/journeys",
   role: "viewer",
   summary: "The panel's journeys with their counters",
-  async handle({ env, panel }) {
-    const journeys = await listJourneys(env.DB, panel.id);
-    const counters = await Promise.all(journeys.map((j) => journeyCounters(env.DB, panel.id, j.id)));
+  async handle({ env, panel, db }) {
+    const journeys = await listJourneys(db, panel.id);
+    const counters = await Promise.all(journeys.map((j) => journeyCounters(db, panel.id, j.id)));
     return { journeys: journeys.map((j, i) => journeyView(j, counters[i])) };
   },
 });
@@ -91,9 +92,9 @@ const readJourney = definePanelRoute({
   path: "/panels/:panel/journeys/:journey",
   role: "viewer",
   summary: "A journey with its counters: entered, active, completed, exited, and per step acted and waiting",
-  async handle({ env, path, panel }) {
-    const journey = await requireJourney(env.DB, panel, path.journey);
-    return journeyView(journey, await journeyCounters(env.DB, panel.id, journey.id));
+  async handle({ env, path, panel, db }) {
+    const journey = await requireJourney(db, panel, path.journey);
+    return journeyView(journey, await journeyCounters(db, panel.id, journey.id));
   },
 });
 
@@ -103,11 +104,11 @@ const updateJourney = definePanelRoute({
   role: "marketer",
   summary: "Replace a draft journey's definition (409 once it has run)",
   body: journeyDefinitionSchema,
-  async handle({ env, path, body: definition, panel }) {
-    const journey = await requireJourney(env.DB, panel, path.journey);
+  async handle({ env, path, body: definition, panel, db }) {
+    const journey = await requireJourney(db, panel, path.journey);
     if (journey.status !== "draft") throw conflict(`status: the journey is ${journey.status}; only a draft can be edited`, [{ field: "status", message: `is ${journey.status}` }]);
-    await checkDefinition(env.DB, panel, definition);
-    const updated = await updateDraftJourney(env.DB, panel.id, journey.id, definition, Date.now());
+    await checkDefinition(db, panel, definition);
+    const updated = await updateDraftJourney(db, panel.id, journey.id, definition, Date.now());
     if (!updated) throw conflict("status: the journey is no longer a draft", [{ field: "status", message: "is no longer draft" }]);
     return journeyView(updated);
   },
@@ -126,10 +127,10 @@ const setStatus = definePanelRoute({
   role: "marketer",
   summary: "Run, pause (instances are held) or stop (instances end) a journey",
   body: journeyStatusBody,
-  async handle({ env, path, body, panel }) {
-    const journey = await requireJourney(env.DB, panel, path.journey);
+  async handle({ env, path, body, panel, db }) {
+    const journey = await requireJourney(db, panel, path.journey);
     const now = Date.now();
-    const changed = await changeJourneyStatus(env.DB, panel.id, journey.id, TRANSITIONS[body.status], body.status, now);
+    const changed = await changeJourneyStatus(db, panel.id, journey.id, TRANSITIONS[body.status], body.status, now);
     forgetLiveJourneys(panel.id);
     if (!changed) {
       throw conflict(`status: a ${journey.status} journey cannot become ${body.status}`, [{ field: "status", message: `cannot go from ${journey.status} to ${body.status}` }]);
@@ -141,7 +142,7 @@ const setStatus = definePanelRoute({
       if (changed.scanCursor !== null) await scanSegment(env, changed, now);
     }
     // The scan above only moves scan_cursor, which the view does not show: no second read.
-    return journeyView(changed, await journeyCounters(env.DB, panel.id, changed.id));
+    return journeyView(changed, await journeyCounters(db, panel.id, changed.id));
   },
 });
 
@@ -154,8 +155,8 @@ const journeyMessages = definePanelRoute({
     channel: z.enum(MESSAGE_CHANNELS, { error: "must be email, sms, apn or bpn" }).optional(),
     limit: z.coerce.number({ error: "must be a number" }).int().min(1).max(1000).default(100),
   }),
-  async handle({ env, query, panel }) {
-    const messages = await listMessages(env.DB, panel.id, query.channel, query.limit);
+  async handle({ env, query, panel, db }) {
+    const messages = await listMessages(db, panel.id, query.channel, query.limit);
     return {
       messages: messages.map((m) => ({
         msgid: m.msgid,

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../store/shards";
 import { createListBody, MAX_PANEL_UPLOAD_BYTES, renameListBody } from "../domain/panel-screens";
 import { ApiError, conflict, invalidField, notFound } from "../lib/http/errors";
 import { newId } from "../lib/random";
@@ -19,7 +20,7 @@ function listId(raw: string | undefined): number {
   return id;
 }
 
-async function requireList(db: D1Database, panelId: string, raw: string | undefined): Promise<ContactList> {
+async function requireList(db: ShardDb, panelId: string, raw: string | undefined): Promise<ContactList> {
   const list = await getList(db, panelId, listId(raw));
   if (!list) throw notFound(`No list with id ${raw} in this panel`);
   return list;
@@ -34,8 +35,8 @@ const panelLists = definePanelRoute({
   path: "/panels/:panel/lists",
   role: "viewer",
   summary: "The panel's lists with their member counts",
-  async handle({ env, path, panel }) {
-    return { lists: (await listLists(env.DB, panel.id)).map(listView) };
+  async handle({ env, path, panel, db }) {
+    return { lists: (await listLists(db, panel.id)).map(listView) };
   },
 });
 
@@ -46,10 +47,10 @@ const createList = definePanelRoute({
   summary: "Create a list (names are unique in the panel regardless of case)",
   status: 201,
   body: createListBody,
-  async handle({ env, path, body, panel }) {
-    const id = await insertList(env.DB, panel.id, body.name, body.description ?? "", Date.now());
+  async handle({ env, path, body, panel, db }) {
+    const id = await insertList(db, panel.id, body.name, body.description ?? "", Date.now());
     if (id === null) throw nameTaken(body.name);
-    return listView((await getList(env.DB, panel.id, id))!);
+    return listView((await getList(db, panel.id, id))!);
   },
 });
 
@@ -59,8 +60,8 @@ const changeList = definePanelRoute({
   role: "marketer",
   summary: "Rename a list and optionally change its description",
   body: renameListBody,
-  async handle({ env, path, body, panel }) {
-    const outcome = await renameList(env.DB, panel.id, listId(path.list), body.name, body.description, Date.now());
+  async handle({ env, path, body, panel, db }) {
+    const outcome = await renameList(db, panel.id, listId(path.list), body.name, body.description, Date.now());
     if (outcome.kind === "missing") throw notFound(`No list with id ${path.list} in this panel`);
     if (outcome.kind === "duplicate") throw nameTaken(body.name);
     return listView(outcome.list);
@@ -72,10 +73,10 @@ const removeList = definePanelRoute({
   path: "/panels/:panel/lists/:list",
   role: "marketer",
   summary: "Delete a list and its memberships; the contacts stay",
-  async handle({ env, path, panel }) {
-    const list = await requireList(env.DB, panel.id, path.list);
-    await deleteList(env.DB, panel.id, list.id);
-    await rebuildSegments(env.DB, panel.id, Date.now());
+  async handle({ env, path, panel, db }) {
+    const list = await requireList(db, panel.id, path.list);
+    await deleteList(db, panel.id, list.id);
+    await rebuildSegments(db, panel.id, Date.now());
     return { deleted: true };
   },
 });
@@ -89,8 +90,8 @@ const uploadToList = definePanelRoute({
   summary: `Upload a CSV file (the raw request body, at most ${MAX_PANEL_UPLOAD_BYTES / 1024 / 1024} MiB) into the list: stored in R2, then imported by the bulk-upload engine; answers the job to follow at /jobs/{job}`,
   status: 202,
   query: uploadQuery,
-  async handle({ request, env, path, query, panel }) {
-    const list = await requireList(env.DB, panel.id, path.list);
+  async handle({ request, env, path, query, panel, db }) {
+    const list = await requireList(db, panel.id, path.list);
     const declared = Number(request.headers.get("content-length") ?? "NaN");
     if (declared > MAX_PANEL_UPLOAD_BYTES) throw new ApiError(413, `file: larger than ${MAX_PANEL_UPLOAD_BYTES} bytes`, [{ field: "file", message: "too large" }]);
     if (!request.body) throw invalidField("file", "is required: send the CSV file as the request body");
@@ -112,7 +113,7 @@ const uploadToList = definePanelRoute({
       throw invalidField("file", "is empty");
     }
     await upload.close();
-    const jobId = await startImport(env, { panelId: panel.id, sources: [{ key, name: query.name }], listId: list.id, origin: new URL(request.url).origin });
+    const jobId = await startImport(env, db, { panelId: panel.id, sources: [{ key, name: query.name }], listId: list.id, origin: new URL(request.url).origin });
     return { jobid: jobId };
   },
 });

@@ -12,8 +12,8 @@ const listPanelNotifications = definePanelRoute({
     kind: z.string().optional(),
     limit: z.coerce.number().int().min(1).max(500).default(50),
   }),
-  async handle({ env, query, panel }) {
-    const records = await listNotifications(env.DB, panel.id, query.limit, query.kind);
+  async handle({ env, query, panel, db }) {
+    const records = await listNotifications(db, panel.id, query.limit, query.kind);
     return {
       notifications: records.map((r) => ({
         id: r.id,

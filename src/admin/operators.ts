@@ -1,3 +1,4 @@
+import type { ControlDb } from "../store/shards";
 import { addOperatorBody, changeOperatorBody } from "../domain/operators";
 import { ApiError, conflict, notFound } from "../lib/http/errors";
 import { createOperator } from "../services/operators/sessions";
@@ -14,7 +15,7 @@ function noSuchOperator(operatorId: string | undefined) {
 }
 
 /** A panel keeps at least one owner, so someone can always manage it without the admin token. */
-async function refuseLastOwner(db: D1Database, panelId: string, operatorId: string): Promise<void> {
+async function refuseLastOwner(db: ControlDb, panelId: string, operatorId: string): Promise<void> {
   const members = await panelMembers(db, panelId);
   const owners = members.filter((member) => member.role === "owner");
   if (owners.length === 1 && owners[0]!.id === operatorId) throw conflict("The panel's last owner cannot be removed or demoted; make someone else owner first");

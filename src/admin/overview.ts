@@ -9,10 +9,10 @@ const overview = definePanelRoute({
   role: "viewer",
   summary:
     "The panel's figures at a glance: contacts, lists, events and sends today (in the panel's time zone), running journeys, webhooks not operational; and the deployment's email: its provider, whether it sends real email, and why not when it refuses to",
-  async handle({ env, path, panel }) {
+  async handle({ env, path, panel, db }) {
     const today = wallClockAt(Date.now(), panel.timezone);
     const dayStart = instantOf({ ...today, hour: 0, minute: 0, second: 0 }, panel.timezone);
-    const figures = await panelFigures(env.DB, panel.id, dayStart);
+    const figures = await panelFigures(db, panel.id, dayStart);
     const email = emailSetup(env);
     return {
       contacts: figures.contacts,

@@ -1,6 +1,9 @@
 import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName, DEFAULT_ATTRIBUTES } from "../domain/attributes";
 import { panelName, panelPatchBody, timezoneName as timezone } from "../domain/panels";
-import { orNotFound } from "../lib/http/errors";
+import { invalidField, orNotFound } from "../lib/http/errors";
+import { shardForNewPanel } from "../services/access/shards";
+import { insertAttributes } from "../store/attributes";
+import { allShards, shardByIndex } from "../store/shards";
 import { newId, randomBase64Url } from "../lib/random";
 import { z } from "../lib/z";
 import { insertPanel, listPanels, updatePanel, type Panel } from "../store/panels";
@@ -19,6 +22,7 @@ export function panelView(panel: Panel, env: Env) {
     client_id: panel.clientId,
     unknown_attributes: panel.unknownAttributes,
     cors_origins: panel.corsOrigins,
+    shard: panel.shard,
     created_at: isoTime(panel.createdAt),
     updated_at: isoTime(panel.updatedAt),
   };
@@ -39,9 +43,14 @@ const createPanel = defineAdminRoute({
       .pipe(z.string().regex(ATTRIBUTE_NAME_PATTERN, { error: "must be an attribute name: a letter, then letters, digits or _" }))
       .default("EMAIL"),
     timezone: timezone.default("UTC"),
+    // Placement by hand (moving data between shards, tests); otherwise the shard with the least data.
+    shard: z.int().min(0).max(1023).optional(),
   }),
   async handle({ env, body }) {
     const now = Date.now();
+    const shard = body.shard ?? (await shardForNewPanel(env));
+    const db = shardByIndex(env, shard);
+    if (!db) throw invalidField("shard", `this deployment has no shard ${shard} (shards 0 to ${allShards(env).length - 1})`);
     const panel: Panel = {
       id: newId("pnl"),
       name: body.name,
@@ -53,12 +62,14 @@ const createPanel = defineAdminRoute({
       updatedAt: now,
       unknownAttributes: "reject",
       corsOrigins: [],
+      shard,
     };
     // A primary key outside the defaults (a CRM's customer id, say) becomes a string attribute.
     const attributes = DEFAULT_ATTRIBUTES.some(([name]) => name === panel.primaryKey)
       ? DEFAULT_ATTRIBUTES
       : [...DEFAULT_ATTRIBUTES, [panel.primaryKey, "string"] as const];
-    await insertPanel(env.DB, panel, attributes);
+    await insertAttributes(db, panel.id, attributes, now);
+    await insertPanel(env.DB, panel);
     return panelView(panel, env);
   },
 });

@@ -6,6 +6,7 @@ import { allowsPrivateFetch } from "../lib/outbound";
 import type { z } from "../lib/z";
 import type { OperatorRole } from "../domain/operators";
 import { getPanel, type Panel } from "../store/panels";
+import { shardOf, type ShardDb } from "../store/shards";
 import type { AdminCaller } from "./auth";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -61,12 +62,13 @@ type PanelPath = `/panels/:panel${string}`;
 
 /** A route under `/panels/:panel`: its handler gets the loaded panel. */
 export interface PanelRoute<P extends PanelPath, B extends z.ZodType, Q extends z.ZodType> extends Omit<AdminRoute<P, B, Q>, "handle"> {
-  handle(req: AdminRequest<P, z.output<B>, z.output<Q>> & { panel: Panel }): Promise<unknown>;
+  handle(req: AdminRequest<P, z.output<B>, z.output<Q>> & { panel: Panel; db: ShardDb }): Promise<unknown>;
 }
 
 /**
  * A panel's route: once its body and query are valid, the panel `:panel` names is loaded for
- * the handler; an unknown id answers 404.
+ * the handler with its shard's database (`db`, which holds every table of the panel's data);
+ * an unknown id answers 404.
  */
 export function definePanelRoute<P extends PanelPath, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType>(
   route: PanelRoute<P, B, Q>,
@@ -76,7 +78,7 @@ export function definePanelRoute<P extends PanelPath, B extends z.ZodType = z.Zo
     async handle(req) {
       const { panel: panelId } = req.path as { panel: string };
       const panel = await orNotFound(getPanel(req.env.DB, panelId), `No panel with id "${panelId}"`);
-      return route.handle({ ...req, panel });
+      return route.handle({ ...req, panel, db: shardOf(req.env, panel) });
     },
   });
 }

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../store/shards";
 import { segmentCountBody, segmentDefinitionSchema } from "../domain/segments";
 import { conflict, fromProblems, notFound, orNotFound } from "../lib/http/errors";
 import { z } from "../lib/z";
@@ -22,7 +23,7 @@ function segmentView(segment: Segment) {
   };
 }
 
-function requireSegment(db: D1Database, panelId: string, id: string): Promise<Segment> {
+function requireSegment(db: ShardDb, panelId: string, id: string): Promise<Segment> {
   return orNotFound(getSegment(db, panelId, id), `No segment with id "${id}" in this panel`);
 }
 
@@ -39,7 +40,7 @@ const createSegment = definePanelRoute({
   summary: "Save a segment (CONTRACT 9); answers with its count, and keeps its membership current from then on",
   status: 201,
   body: segmentDefinitionSchema,
-  async handle({ env, exec, body, panel }) {
+  async handle({ env, exec, body, panel, db }) {
     return savedOrThrow(await saveSegment(env, panel.id, body, { now: Date.now(), defer: (work) => exec.waitUntil(work) }));
   },
 });
@@ -50,8 +51,8 @@ const countPreview = definePanelRoute({
   role: "viewer",
   summary: "Count the contacts an unsaved segment definition matches (a preview while editing)",
   body: segmentCountBody,
-  async handle({ env, body, panel }) {
-    const counted = await countSegment(env.DB, panel.id, body.match);
+  async handle({ env, body, panel, db }) {
+    const counted = await countSegment(db, panel.id, body.match);
     if (!counted.ok) throw fromProblems(counted.problems);
     return { count: counted.count };
   },
@@ -62,9 +63,9 @@ const listPanelSegments = definePanelRoute({
   path: "/panels/:panel/segments",
   role: "viewer",
   summary: "The panel's saved segments with their member counts",
-  async handle({ env, panel }) {
-    const segments = await listSegments(env.DB, panel.id);
-    const members = await Promise.all(segments.map((s) => memberCount(env.DB, s.id)));
+  async handle({ env, panel, db }) {
+    const segments = await listSegments(db, panel.id);
+    const members = await Promise.all(segments.map((s) => memberCount(db, s.id)));
     return { segments: segments.map((s, i) => ({ ...segmentView(s), members: members[i] })) };
   },
 });
@@ -74,10 +75,10 @@ const readSegment = definePanelRoute({
   path: "/panels/:panel/segments/:segment",
   role: "viewer",
   summary: "One saved segment with its count now",
-  async handle({ env, path, panel }) {
-    const segment = await requireSegment(env.DB, panel.id, path.segment);
-    const counted = await countSegment(env.DB, panel.id, segment.match);
-    return { ...segmentView(segment), count: counted.ok ? counted.count : null, members: await memberCount(env.DB, segment.id) };
+  async handle({ env, path, panel, db }) {
+    const segment = await requireSegment(db, panel.id, path.segment);
+    const counted = await countSegment(db, panel.id, segment.match);
+    return { ...segmentView(segment), count: counted.ok ? counted.count : null, members: await memberCount(db, segment.id) };
   },
 });
 
@@ -87,8 +88,8 @@ const replaceSegment = definePanelRoute({
   role: "marketer",
   summary: "Replace a segment's definition; its membership is built again",
   body: segmentDefinitionSchema,
-  async handle({ env, exec, path, body, panel }) {
-    await requireSegment(env.DB, panel.id, path.segment);
+  async handle({ env, exec, path, body, panel, db }) {
+    await requireSegment(db, panel.id, path.segment);
     return savedOrThrow(await saveSegment(env, panel.id, body, { id: path.segment, now: Date.now(), defer: (work) => exec.waitUntil(work) }), path.segment);
   },
 });
@@ -98,14 +99,14 @@ const removeSegment = definePanelRoute({
   path: "/panels/:panel/segments/:segment",
   role: "marketer",
   summary: "Delete a segment (409 while a running or paused journey or a scheduled campaign uses it)",
-  async handle({ env, path, panel }) {
-    const segment = await requireSegment(env.DB, panel.id, path.segment);
-    const users = await segmentUsers(env.DB, panel.id, segment.id);
+  async handle({ env, path, panel, db }) {
+    const segment = await requireSegment(db, panel.id, path.segment);
+    const users = await segmentUsers(db, panel.id, segment.id);
     if (users.journeys.length || users.campaigns.length) {
       const named = [...users.journeys.map((id) => `journey ${id}`), ...users.campaigns.map((id) => `campaign ${id}`)].join(", ");
       throw conflict(`The segment is in use (${named}); stop the journeys and let the campaigns publish first`);
     }
-    await deleteSegment(env.DB, panel.id, segment.id);
+    await deleteSegment(db, panel.id, segment.id);
     forgetPanelSegments(panel.id);
     return new Response(null, { status: 204 });
   },
@@ -124,9 +125,9 @@ const segmentContacts = definePanelRoute({
   role: "viewer",
   summary: "The segment's members (attributes), by contact; next_cursor pages on",
   query: contactsQuery,
-  async handle({ env, path, query, panel }) {
-    const segment = await requireSegment(env.DB, panel.id, path.segment);
-    const page = await segmentMembersPage(env.DB, panel.id, segment.id, Number(query.cursor ?? 0), query.limit + 1);
+  async handle({ env, path, query, panel, db }) {
+    const segment = await requireSegment(db, panel.id, path.segment);
+    const page = await segmentMembersPage(db, panel.id, segment.id, Number(query.cursor ?? 0), query.limit + 1);
     const shown = page.slice(0, query.limit);
     return { contacts: shown.map((c) => c.attributes), next_cursor: page.length > query.limit ? String(shown.at(-1)!.id) : null };
   },
@@ -140,10 +141,10 @@ const segmentSizeHistory = definePanelRoute({
   role: "viewer",
   summary: "Entries and exits per day (UTC) over the last `days` days, and the members now",
   query: historyQuery,
-  async handle({ env, path, query, panel }) {
-    const segment = await requireSegment(env.DB, panel.id, path.segment);
+  async handle({ env, path, query, panel, db }) {
+    const segment = await requireSegment(db, panel.id, path.segment);
     const since = Date.now() - query.days * 86_400_000;
-    return { members: await memberCount(env.DB, segment.id), days: await segmentHistory(env.DB, panel.id, segment.id, since) };
+    return { members: await memberCount(db, segment.id), days: await segmentHistory(db, panel.id, segment.id, since) };
   },
 });
 

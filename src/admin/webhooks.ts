@@ -3,6 +3,7 @@ import { encryptSecret } from "../lib/crypto";
 import { newId } from "../lib/random";
 import { nameText } from "../domain/fields";
 import { z } from "../lib/z";
+import type { ShardDb } from "../store/shards";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { deleteWebhook, getWebhook, insertWebhook, listWebhooks, replaceWebhookConfig, type Webhook } from "../store/webhooks";
@@ -69,8 +70,8 @@ function webhookView(webhook: Webhook, status: DispatcherStatus | null) {
 
 const noSuchWebhook = (id: string) => `No webhook with id "${id}" in this panel`;
 
-function requireWebhook(env: Env, panel: Panel, id: string): Promise<Webhook> {
-  return orNotFound(getWebhook(env.DB, panel.id, id), noSuchWebhook(id));
+function requireWebhook(db: ShardDb, panel: Panel, id: string): Promise<Webhook> {
+  return orNotFound(getWebhook(db, panel.id, id), noSuchWebhook(id));
 }
 
 const createWebhook = definePanelRoute({
@@ -80,7 +81,7 @@ const createWebhook = definePanelRoute({
   summary: "Register a journey webhook (state configured until its test gets HTTP 200)",
   status: 201,
   body: createWebhookBody,
-  async handle({ env, body, panel }) {
+  async handle({ env, body, panel, db }) {
     const now = Date.now();
     const webhook: Webhook = {
       id: newId("whk"),
@@ -98,7 +99,7 @@ const createWebhook = definePanelRoute({
       createdAt: now,
       updatedAt: now,
     };
-    await insertWebhook(env.DB, webhook);
+    await insertWebhook(db, webhook);
     return webhookView(webhook, null);
   },
 });
@@ -108,8 +109,8 @@ const listPanelWebhooks = definePanelRoute({
   path: "/panels/:panel/webhooks",
   role: "viewer",
   summary: "The panel's webhooks with their state and backlog",
-  async handle({ env, panel }) {
-    const webhooks = await listWebhooks(env.DB, panel.id);
+  async handle({ env, panel, db }) {
+    const webhooks = await listWebhooks(db, panel.id);
     const statuses = await Promise.all(webhooks.map((w) => webhookDispatcher(env, w.id).status()));
     return { webhooks: webhooks.map((w, i) => webhookView(w, statuses[i]!)) };
   },
@@ -120,8 +121,8 @@ const readWebhook = definePanelRoute({
   path: "/panels/:panel/webhooks/:id",
   role: "viewer",
   summary: "Read a webhook: state, disabled_reason, backlog (never the password or signing secret)",
-  async handle({ env, path, panel }) {
-    const webhook = await requireWebhook(env, panel, path.id);
+  async handle({ env, path, panel, db }) {
+    const webhook = await requireWebhook(db, panel, path.id);
     return webhookView(webhook, await webhookDispatcher(env, webhook.id).status());
   },
 });
@@ -132,8 +133,8 @@ const patchWebhook = definePanelRoute({
   role: "marketer",
   summary: "Change a webhook; null removes credentials, the alert or the signing secret. A new URL must pass the test again",
   body: patchWebhookBody,
-  async handle({ env, path, body, panel }) {
-    const webhook = await requireWebhook(env, panel, path.id);
+  async handle({ env, path, body, panel, db }) {
+    const webhook = await requireWebhook(db, panel, path.id);
     const next: Webhook = { ...webhook, updatedAt: Date.now() };
     if (body.label !== undefined) next.label = body.label;
     // A new URL makes the webhook `configured` until it passes its test (spec 3): replaceWebhookConfig.
@@ -147,7 +148,7 @@ const patchWebhook = definePanelRoute({
     if (body.alert !== undefined) next.alert = body.alert;
     if (body.signing_secret === null) next.signingSecretEnc = null;
     else if (body.signing_secret !== undefined) next.signingSecretEnc = await encryptSecret(env.SECRETS_KEY, body.signing_secret);
-    const stored = await replaceWebhookConfig(env.DB, next);
+    const stored = await replaceWebhookConfig(db, next);
     if (!stored) throw notFound(noSuchWebhook(path.id));
     forgetWebhooks();
     return webhookView(stored, await webhookDispatcher(env, stored.id).status());
@@ -159,8 +160,8 @@ const removeWebhook = definePanelRoute({
   path: "/panels/:panel/webhooks/:id",
   role: "marketer",
   summary: "Delete a webhook with its undelivered backlog and attempt log",
-  async handle({ env, path, panel }) {
-    if (!(await deleteWebhook(env.DB, panel.id, path.id))) throw notFound(noSuchWebhook(path.id));
+  async handle({ env, path, panel, db }) {
+    if (!(await deleteWebhook(db, panel.id, path.id))) throw notFound(noSuchWebhook(path.id));
     forgetWebhooks();
     await webhookDispatcher(env, path.id).destroy();
     return new Response(null, { status: 204 });
@@ -177,8 +178,8 @@ const testWebhook = definePanelRoute({
   path: "/panels/:panel/webhooks/:id/test",
   role: "marketer",
   summary: "Send a sample batch; HTTP 200 makes a configured webhook operational",
-  async handle({ env, path, panel }) {
-    const webhook = await requireWebhook(env, panel, path.id);
+  async handle({ env, path, panel, db }) {
+    const webhook = await requireWebhook(db, panel, path.id);
     return testAnswer(await webhookDispatcher(env, webhook.id).testEndpoint({ panelId: panel.id, webhookId: webhook.id }), path.id);
   },
 });
@@ -188,8 +189,8 @@ const enableWebhook = definePanelRoute({
   path: "/panels/:panel/webhooks/:id/enable",
   role: "marketer",
   summary: "Re-test; on HTTP 200 the webhook is operational again and its backlog is delivered in order",
-  async handle({ env, path, panel }) {
-    const webhook = await requireWebhook(env, panel, path.id);
+  async handle({ env, path, panel, db }) {
+    const webhook = await requireWebhook(db, panel, path.id);
     const dispatcher = webhookDispatcher(env, webhook.id);
     const answer = testAnswer(await dispatcher.enable({ panelId: panel.id, webhookId: webhook.id }), path.id);
     return { ...answer, backlog: (await dispatcher.status()).backlog };
@@ -205,8 +206,8 @@ const listDeliveries = definePanelRoute({
     limit: z.coerce.number().int().min(1).max(500).default(50),
     batch_id: z.string().max(100).optional(),
   }),
-  async handle({ env, path, query, panel }) {
-    const webhook = await requireWebhook(env, panel, path.id);
+  async handle({ env, path, query, panel, db }) {
+    const webhook = await requireWebhook(db, panel, path.id);
     const attempts = await webhookDispatcher(env, webhook.id).deliveries(query.limit, query.batch_id);
     return {
       deliveries: attempts.map((a) => ({

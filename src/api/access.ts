@@ -1,3 +1,4 @@
+import type { ControlDb } from "../store/shards";
 import type { ActivityCatalog } from "../store/activities";
 import { anyPanelAllowsOrigin, type Panel } from "../store/panels";
 import { bearerToken, notAuthenticated } from "../lib/http/credentials";
@@ -7,15 +8,15 @@ import { findCaller, type Caller } from "../services/access/api-keys";
 import { decodeOrKeep } from "../lib/uri";
 
 /** The caller an API key names; 401 alike for every reason it names none (CONTRACT 2.1). */
-export async function authenticateApiKey(db: D1Database, apiKey: unknown): Promise<Caller> {
-  const caller = await findCaller(db, apiKey);
+export async function authenticateApiKey(env: Env, apiKey: unknown): Promise<Caller> {
+  const caller = await findCaller(env, apiKey);
   if (!caller) throw notAuthenticated();
   return caller;
 }
 
 /** The activity catalog of the panel a public client id names; 404 for an unknown id. */
-export async function catalogOfClient(db: D1Database, clientId: string): Promise<ActivityCatalog> {
-  const catalog = await activityCatalog(db, clientId);
+export async function catalogOfClient(env: Env, clientId: string): Promise<ActivityCatalog> {
+  const catalog = await activityCatalog(env, clientId);
   if (!catalog) throw notFound("client_id: no panel has this client id", [{ field: "client_id", message: "unknown client id" }]);
   return catalog;
 }
@@ -25,12 +26,12 @@ export async function catalogOfClient(db: D1Database, clientId: string): Promise
  * API call), and a key given in the Authorization header or the `apikey` query parameter must
  * be a valid key of this panel.
  */
-export async function checkAccess(request: Request, db: D1Database, panel: Panel): Promise<void> {
+export async function checkAccess(request: Request, env: Env, panel: Panel): Promise<void> {
   if (!panel.apiMode) throw notAuthenticated();
   const queryKey = new URL(request.url).searchParams.get("apikey");
   for (const key of [bearerToken(request), queryKey ?? undefined]) {
     if (key === undefined) continue;
-    const caller = await authenticateApiKey(db, key);
+    const caller = await authenticateApiKey(env, key);
     if (caller.panel.id !== panel.id) throw notAuthenticated();
   }
 }
@@ -44,15 +45,15 @@ const CLIENT_ID_PATH = /^\/(?:v1|apiv2)\/(?:activity\/(?:singleactivity|batch)|e
  * else a Bearer header). Undefined when the request names none, or none that exists (CORS
  * answers such a call without its headers; the call itself refuses it).
  */
-export async function panelOfCall(db: D1Database, request: Request, bodyKey?: () => Promise<unknown>): Promise<Panel | undefined> {
+export async function panelOfCall(env: Env, request: Request, bodyKey?: () => Promise<unknown>): Promise<Panel | undefined> {
   const url = new URL(request.url);
   const clientId = CLIENT_ID_PATH.exec(url.pathname)?.[1];
-  if (clientId !== undefined) return (await activityCatalog(db, decodeOrKeep(clientId)))?.panel;
+  if (clientId !== undefined) return (await activityCatalog(env, decodeOrKeep(clientId)))?.panel;
   const key = url.searchParams.get("apikey") ?? (bodyKey ? await bodyKey() : undefined) ?? bearerToken(request);
-  return (await findCaller(db, key))?.panel;
+  return (await findCaller(env, key))?.panel;
 }
 
 /** Whether some panel lets `origin` call from a browser (a preflight that names no panel). */
-export function originAllowedSomewhere(db: D1Database, origin: string): Promise<boolean> {
+export function originAllowedSomewhere(db: ControlDb, origin: string): Promise<boolean> {
   return anyPanelAllowsOrigin(db, origin);
 }

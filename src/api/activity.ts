@@ -128,8 +128,8 @@ function idempotencyKey(request: Request): string | undefined {
 /** The panel a route's client id names, once the caller's access to it is checked. */
 async function catalogForClient(request: IRequest, env: Env) {
   const clientId = decodeOrKeep(request.params.client_id ?? "");
-  const catalog = await catalogOfClient(env.DB, clientId);
-  await checkAccess(request, env.DB, catalog.panel);
+  const catalog = await catalogOfClient(env, clientId);
+  await checkAccess(request, env, catalog.panel);
   return catalog;
 }
 
@@ -151,7 +151,7 @@ export async function handleSingleActivity(request: IRequest, env: Env, exec: Ex
     const body = await readJsonBody(request);
     const parsed = activityEventSchema.safeParse(withAliases(body));
     if (!parsed.success) throw fromProblems(fieldErrorsFromZod(parsed.error));
-    const catalog = await catalogKnowing(env.DB, cached.panel.clientId, cached, [parsed.data.activityid]);
+    const catalog = await catalogKnowing(env, cached.panel.clientId, cached, [parsed.data.activityid]);
     const now = Date.now();
     const prepared = prepareActivityEvent(parsed.data, definitionOf(catalog, parsed.data.activityid), ingestPanel(catalog), now);
     if (!prepared.ok) throw fromProblems(prepared.problems, prepared.status);
@@ -197,7 +197,7 @@ interface BatchCall {
  */
 async function recordBatch(requestId: string, env: Env, exec: ExecutionContext, call: BatchCall): Promise<Response> {
   const parsed = call.items.map((item) => call.parse(item));
-  const catalog = await catalogKnowing(env.DB, call.catalog.panel.clientId, call.catalog, parsed.flatMap((p) => (p.success ? [call.ref(p.data)] : [])));
+  const catalog = await catalogKnowing(env, call.catalog.panel.clientId, call.catalog, parsed.flatMap((p) => (p.success ? [call.ref(p.data)] : [])));
 
   const now = Date.now();
   const panel = ingestPanel(catalog);
@@ -283,8 +283,8 @@ const ASSET_HEADER = "x-netcore-asset-id";
 export async function handleActivityUpload(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
   const requestId = newRequestId();
   try {
-    const caller = await authenticateApiKey(env.DB, requestApiKey(request));
-    const catalog = await catalogOfClient(env.DB, caller.panel.clientId);
+    const caller = await authenticateApiKey(env, requestApiKey(request));
+    const catalog = await catalogOfClient(env, caller.panel.clientId);
     const key = idempotencyKey(request);
     const asset = request.headers.get(ASSET_HEADER)?.trim() || undefined;
     const items = batchItems(await readJsonBody(request, MAX_BATCH_BODY_BYTES), false);

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../store/shards";
 import { requestApiKey } from "../lib/http/credentials";
 import { authenticateApiKey } from "./access";
 import { asApiError, notFound, orNotFound } from "../lib/http/errors";
@@ -34,9 +35,9 @@ const bulkUpload = defineOperation({
         .pipe(outboundUrl(rules).optional())
         .meta({ description: "http(s) URL that gets a POST with the job's outcome" }),
     }),
-  async run({ env, panel, now, origin }, input) {
-    if (input.listid !== undefined) await requireLists(env.DB, panel, [input.listid]);
-    const jobId = await startImport(env, {
+  async run({ env, panel, now, origin, db }, input) {
+    if (input.listid !== undefined) await requireLists(db, panel, [input.listid]);
+    const jobId = await startImport(env, db, {
       panelId: panel.id,
       sources: [{ url: input.path }],
       listId: input.listid ?? null,
@@ -50,15 +51,15 @@ const bulkUpload = defineOperation({
 });
 
 /** `field` names where the job id came from: `data` (bulkstatus) or the `job` path segment. */
-function jobOfPanel(db: D1Database, panelId: string, jobId: string, field = "data"): Promise<ImportJob> {
+function jobOfPanel(db: ShardDb, panelId: string, jobId: string, field = "data"): Promise<ImportJob> {
   return orNotFound(getImportJob(db, panelId, jobId), `No import job "${jobId}" in this panel`, [{ field, message: "no such job" }]);
 }
 
 const bulkStatus = defineOperation({
   summary: "State and counters of a bulk upload job",
   params: z.object({ data: textParam(64).meta({ description: "The jobid that bulkupload answered", example: "job_3k9x7q2m4n8p1r5t" }) }),
-  async run({ env, panel }, { data }) {
-    return { job: importJobView(await jobOfPanel(env.DB, panel.id, data)) };
+  async run({ env, panel, db }, { data }) {
+    return { job: importJobView(await jobOfPanel(db, panel.id, data)) };
   },
 });
 
@@ -81,8 +82,8 @@ export async function errorReportDownload(env: Env, job: ImportJob): Promise<Res
 export async function handleErrorReportDownload(request: Request, env: Env, jobId: string): Promise<Response> {
   const requestId = newRequestId();
   try {
-    const caller = await authenticateApiKey(env.DB, requestApiKey(request));
-    return await errorReportDownload(env, await jobOfPanel(env.DB, caller.panel.id, jobId, "job"));
+    const caller = await authenticateApiKey(env, requestApiKey(request));
+    return await errorReportDownload(env, await jobOfPanel(caller.db, caller.panel.id, jobId, "job"));
   } catch (error) {
     return envelopeFailure(requestId, asApiError(error, requestId));
   }

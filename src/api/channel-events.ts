@@ -1,3 +1,4 @@
+import { shardOf } from "../store/shards";
 import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
 import type { EventChannel, NewEvent } from "../domain/events";
@@ -48,11 +49,11 @@ function occurredAt(ts: string | number | undefined, timeZone: string, now: numb
 async function panelOf(request: IRequest, env: Env): Promise<Panel> {
   const clientId = request.params.client_id;
   if (clientId) {
-    const catalog = await catalogOfClient(env.DB, decodeOrKeep(clientId));
-    await checkAccess(request, env.DB, catalog.panel);
+    const catalog = await catalogOfClient(env, decodeOrKeep(clientId));
+    await checkAccess(request, env, catalog.panel);
     return catalog.panel;
   }
-  return (await authenticateApiKey(env.DB, requestApiKey(request))).panel;
+  return (await authenticateApiKey(env, requestApiKey(request))).panel;
 }
 
 export async function handleChannelEvent(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
@@ -65,7 +66,7 @@ export async function handleChannelEvent(request: IRequest, env: Env, exec: Exec
     const report = parseOrThrow(body, await readJsonBody(request));
     const name = (channel === "apn" || channel === "bpn") && report.event === "view" ? "delivered" : report.event;
     if (!WAITABLE_EVENTS[channel].includes(name)) throw invalidField("event", `must be one of ${WAITABLE_EVENTS[channel].join(", ")} for ${channel}`);
-    const message = (await getMessages(env.DB, panel.id, [report.msgid])).get(report.msgid);
+    const message = (await getMessages(shardOf(env, panel), panel.id, [report.msgid])).get(report.msgid);
     if (!message || message.channel !== channel) throw notFound(`msgid: no ${channel} message "${report.msgid}" in this panel`, [{ field: "msgid", message: "unknown message" }]);
     const now = Date.now();
     const { msgid: _m, event: _e, ts, guid, ...details } = report;

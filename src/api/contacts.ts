@@ -1,3 +1,4 @@
+import type { ShardDb } from "../store/shards";
 import type { UnknownAttributeMode } from "../domain/attributes";
 import { contactKeyFrom, prepareContact, type KeyedSchema } from "../domain/contacts";
 import { forgetCallers } from "../services/access/api-keys";
@@ -32,7 +33,7 @@ function keyOrThrow(schema: KeyedSchema, data: unknown): string {
   return key.key;
 }
 
-export async function requireLists(db: D1Database, panel: Panel, listIds: readonly number[]): Promise<void> {
+export async function requireLists(db: ShardDb, panel: Panel, listIds: readonly number[]): Promise<void> {
   const found = await existingListIds(db, panel.id, listIds);
   const missing = listIds.filter((id) => !found.has(id));
   if (missing.length) {
@@ -42,17 +43,17 @@ export async function requireLists(db: D1Database, panel: Panel, listIds: readon
   }
 }
 
-function contactOfPanel(db: D1Database, panel: Panel, key: string) {
+function contactOfPanel(db: ShardDb, panel: Panel, key: string) {
   return orNotFound(getContactByKey(db, panel.id, key), `No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);
 }
 
 const addContact = defineOperation({
   summary: "Add a contact, or merge the given attributes into the existing one (4.1); listid names one list or several",
   params: z.object({ data: jsonObjectParam, listid: listIdsParam.optional() }),
-  async run({ env, exec, panel, schema, now }, { data, listid }) {
+  async run({ env, exec, panel, schema, now, db }, { data, listid }) {
     const prepared = prepareOrThrow(schema, data, panel.unknownAttributes);
-    if (listid !== undefined) await requireLists(env.DB, panel, listid);
-    const contact = await upsertContact(env.DB, panel.id, prepared.key, prepared.values, now, { listIds: listid, newAttributes: prepared.created });
+    if (listid !== undefined) await requireLists(db, panel, listid);
+    const contact = await upsertContact(db, panel.id, prepared.key, prepared.values, now, { listIds: listid, newAttributes: prepared.created });
     exec.waitUntil(
       segmentsAfterContactWrite(env, panel.id, contact.id, ["attributes", "lists"], now).then((entered) =>
         journeysAfterContactWrite(env, panel.id, contact, contact.joinedList || entered, now),
@@ -65,10 +66,10 @@ const addContact = defineOperation({
 const viewContact = defineOperation({
   summary: "View a contact and the lists it belongs to (4.2)",
   params: z.object({ data: contactRefParam }),
-  async run({ env, panel, schema }, { data }) {
+  async run({ env, panel, schema, db }, { data }) {
     const key = keyOrThrow(schema, data);
-    const contact = await contactOfPanel(env.DB, panel, key);
-    const lists = await listsOfContact(env.DB, panel.id, contact.id);
+    const contact = await contactOfPanel(db, panel, key);
+    const lists = await listsOfContact(db, panel.id, contact.id);
     return { contact: contact.attributes, lists: lists.map((l) => ({ id: l.id, listname: l.name })) };
   },
 });
@@ -76,9 +77,9 @@ const viewContact = defineOperation({
 const updateExistingContact = defineOperation({
   summary: "Update attributes of an existing contact (4.3)",
   params: z.object({ data: jsonObjectParam }),
-  async run({ env, exec, panel, schema, now }, { data }) {
+  async run({ env, exec, panel, schema, now, db }, { data }) {
     const prepared = prepareOrThrow(schema, data, panel.unknownAttributes);
-    const contact = await updateContact(env.DB, panel.id, prepared.key, prepared.values, now, prepared.created);
+    const contact = await updateContact(db, panel.id, prepared.key, prepared.values, now, prepared.created);
     if (!contact) {
       throw notFound(`No contact with ${panel.primaryKey} "${prepared.key}"; use activity=add to create it`, [
         { field: `data.${panel.primaryKey}`, message: "no such contact" },
@@ -94,11 +95,11 @@ const updateExistingContact = defineOperation({
 const removeContactFromLists = defineOperation({
   summary: "Remove a contact from one or several lists (4.4); the contact itself stays",
   params: z.object({ data: contactRefParam, listid: listIdsParam }),
-  async run({ env, exec, panel, schema, now }, { data, listid }) {
+  async run({ env, exec, panel, schema, now, db }, { data, listid }) {
     const key = keyOrThrow(schema, data);
-    await requireLists(env.DB, panel, listid);
-    const contact = await contactOfPanel(env.DB, panel, key);
-    const removed = await removeFromLists(env.DB, panel.id, contact.id, listid);
+    await requireLists(db, panel, listid);
+    const contact = await contactOfPanel(db, panel, key);
+    const removed = await removeFromLists(db, panel.id, contact.id, listid);
     exec.waitUntil(
       segmentsAfterContactWrite(env, panel.id, contact.id, ["lists"], now).then((entered) => journeysAfterContactWrite(env, panel.id, contact, entered, now)),
     );

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../store/shards";
 import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "../domain/lists";
 import { conflict, notFound, orNotFound } from "../lib/http/errors";
 import { z } from "../lib/z";
@@ -28,15 +29,15 @@ function nameTaken(name: string) {
   ]);
 }
 
-function listByNameOrThrow(db: D1Database, panelId: string, name: string): Promise<ContactList> {
+function listByNameOrThrow(db: ShardDb, panelId: string, name: string): Promise<ContactList> {
   return orNotFound(findListByName(db, panelId, name), `listname: no list named "${name}" in this panel`, [{ field: "listname", message: "no such list" }]);
 }
 
 const createList = defineOperation({
   summary: "Create a list (4.6)",
   params: z.object({ listname: listName, desc: listDescription }),
-  async run({ env, panel, now }, { listname, desc }) {
-    const id = await insertList(env.DB, panel.id, listname, desc ?? "", now);
+  async run({ env, panel, now, db }, { listname, desc }) {
+    const id = await insertList(db, panel.id, listname, desc ?? "", now);
     if (id === null) throw nameTaken(listname);
     return { listid: id };
   },
@@ -45,8 +46,8 @@ const createList = defineOperation({
 const editList = defineOperation({
   summary: "Rename a list and optionally change its description (4.7)",
   params: z.object({ id: listIdParam, listname: listName, desc: listDescription }),
-  async run({ env, panel, now }, { id, listname, desc }) {
-    const outcome = await renameList(env.DB, panel.id, id, listname, desc, now);
+  async run({ env, panel, now, db }, { id, listname, desc }) {
+    const outcome = await renameList(db, panel.id, id, listname, desc, now);
     if (outcome.kind === "missing") throw notFound(`id: no list with id ${id} in this panel`, [{ field: "id", message: "no such list" }]);
     if (outcome.kind === "duplicate") throw nameTaken(listname);
     return { list: listView(outcome.list) };
@@ -56,18 +57,18 @@ const editList = defineOperation({
 const getAllLists = defineOperation({
   summary: "All lists of the panel with their member counts (4.8)",
   params: z.object({}),
-  async run({ env, panel }) {
-    return { lists: (await listLists(env.DB, panel.id)).map(listView) };
+  async run({ env, panel, db }) {
+    return { lists: (await listLists(db, panel.id)).map(listView) };
   },
 });
 
 const removeList = defineOperation({
   summary: "Delete a list by name (4.9); its contacts stay",
   params: z.object({ listname: listName }),
-  async run({ env, panel }, { listname }) {
-    const list = await listByNameOrThrow(env.DB, panel.id, listname);
-    await deleteList(env.DB, panel.id, list.id);
-    await rebuildSegments(env.DB, panel.id, Date.now());
+  async run({ env, panel, db }, { listname }) {
+    const list = await listByNameOrThrow(db, panel.id, listname);
+    await deleteList(db, panel.id, list.id);
+    await rebuildSegments(db, panel.id, Date.now());
     return {};
   },
 });
@@ -75,10 +76,10 @@ const removeList = defineOperation({
 const emptyNamedList = defineOperation({
   summary: "Remove every member of a list; the contacts stay",
   params: z.object({ listname: listName }),
-  async run({ env, panel, now }, { listname }) {
-    const list = await listByNameOrThrow(env.DB, panel.id, listname);
-    const removed = await emptyList(env.DB, panel.id, list.id, now);
-    await rebuildSegments(env.DB, panel.id, now);
+  async run({ env, panel, now, db }, { listname }) {
+    const list = await listByNameOrThrow(db, panel.id, listname);
+    const removed = await emptyList(db, panel.id, list.id, now);
+    await rebuildSegments(db, panel.id, now);
     return { removed };
   },
 });

@@ -46,7 +46,7 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
  */
 async function preflight(request: Request, env: Env, origin: string): Promise<Response> {
   const { pathname } = new URL(request.url);
-  const panel = await panelOfCall(env.DB, request);
+  const panel = await panelOfCall(env, request);
   const allowed = panel ? allowOrigin(panel.corsOrigins, origin) : (await originAllowedSomewhere(env.DB, origin)) ? origin : null;
   if (allowed === null) {
     const refusal = new ApiError(403, `origin: ${origin} may not call this API from a browser; the panel's cors_origins setting lists the origins that may`, [
@@ -80,7 +80,7 @@ export async function withCors(request: Request, env: Env, route: (request: Requ
   const response = await route(request);
   let panel: Panel | undefined;
   try {
-    panel = await panelOfCall(env.DB, request, bodyCopy && (async () => (await readBodyParams(bodyCopy)).apikey));
+    panel = await panelOfCall(env, request, bodyCopy && (async () => (await readBodyParams(bodyCopy)).apikey));
   } catch {
     panel = undefined;
   }

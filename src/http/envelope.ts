@@ -23,7 +23,7 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     params = { ...params, ...(await readBodyParams(request)) };
     operation = resolveOperation(params.type, params.activity);
     // The key as `apikey` (spec 2.1), else as `Authorization: Bearer` (CONTRACT 8).
-    const caller = await authenticateApiKey(env.DB, params.apikey ?? bearerToken(request));
+    const caller = await authenticateApiKey(env, params.apikey ?? bearerToken(request));
     ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: url.origin, params };
     const input = parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);
     const members = await operation.run(ctx, input);

@@ -1,6 +1,7 @@
+import type { ShardDb } from "./shards";
 import { activityNameKey, type ActivityDefinition, type ActivityParamType } from "../domain/activity";
 import type { AttributeType } from "../domain/attributes";
-import { PANEL_COLUMNS, panelFromRow, type Panel } from "./panels";
+import type { Panel } from "./panels";
 import { isUniqueViolation } from "./sql";
 
 interface ActivityRow {
@@ -21,7 +22,7 @@ function activityFromRow(row: ActivityRow): ActivityDefinition {
  * Ids are numbered within the panel: the next after its highest (one writer at a time in D1).
  */
 export async function insertActivity(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   name: string,
   params: Record<string, ActivityParamType>,
@@ -43,7 +44,7 @@ export async function insertActivity(
   }
 }
 
-export async function listActivities(db: D1Database, panelId: string): Promise<ActivityDefinition[]> {
+export async function listActivities(db: ShardDb, panelId: string): Promise<ActivityDefinition[]> {
   const { results } = await db
     .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities WHERE panel_id = ? ORDER BY id`)
     .bind(panelId)
@@ -51,13 +52,13 @@ export async function listActivities(db: D1Database, panelId: string): Promise<A
   return results.map(activityFromRow);
 }
 
-export async function getActivity(db: D1Database, panelId: string, id: number): Promise<ActivityDefinition | null> {
+export async function getActivity(db: ShardDb, panelId: string, id: number): Promise<ActivityDefinition | null> {
   const row = await db.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities WHERE panel_id = ? AND id = ?`).bind(panelId, id).first<ActivityRow>();
   return row ? activityFromRow(row) : null;
 }
 
 /** The activity of that name (case-insensitive), e.g. for a journey's activity trigger. */
-export async function findActivityByName(db: D1Database, panelId: string, name: string): Promise<ActivityDefinition | null> {
+export async function findActivityByName(db: ShardDb, panelId: string, name: string): Promise<ActivityDefinition | null> {
   const row = await db
     .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities WHERE panel_id = ? AND name_key = ?`)
     .bind(panelId, activityNameKey(name))
@@ -74,22 +75,16 @@ export interface ActivityCatalog {
   byName: ReadonlyMap<string, ActivityDefinition>;
 }
 
-export async function loadActivityCatalog(db: D1Database, clientId: string): Promise<ActivityCatalog | null> {
-  const [panels, keyTypes, activities] = await db.batch([
-    db.prepare(`SELECT ${PANEL_COLUMNS} FROM panels WHERE client_id = ?`).bind(clientId),
-    db
-      .prepare("SELECT a.type FROM panels p JOIN attributes a ON a.panel_id = p.id AND a.name = p.primary_key WHERE p.client_id = ?")
-      .bind(clientId),
-    db
-      .prepare(`SELECT a.id, a.name, a.params, a.created_at FROM panels p JOIN activities a ON a.panel_id = p.id WHERE p.client_id = ?`)
-      .bind(clientId),
+/** The catalog of a panel whose directory entry was read (getPanelByClientId) from its shard. */
+export async function loadActivityCatalog(db: ShardDb, panel: Panel): Promise<ActivityCatalog> {
+  const [keyTypes, activities] = await db.batch([
+    db.prepare("SELECT type FROM attributes WHERE panel_id = ? AND name = ?").bind(panel.id, panel.primaryKey),
+    db.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities WHERE panel_id = ?`).bind(panel.id),
   ]);
-  const panelRow = panels!.results[0] as Parameters<typeof panelFromRow>[0] | undefined;
-  if (!panelRow) return null;
   const keyType = (keyTypes!.results[0] as { type: AttributeType } | undefined)?.type ?? "string";
   const definitions = (activities!.results as unknown as ActivityRow[]).map(activityFromRow);
   return {
-    panel: panelFromRow(panelRow),
+    panel,
     primaryKeyType: keyType,
     activities: new Map(definitions.map((definition) => [definition.id, definition])),
     byName: new Map(definitions.map((definition) => [activityNameKey(definition.name), definition])),

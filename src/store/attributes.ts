@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 import type { AttributeSchema, AttributeType } from "../domain/attributes";
 
 export interface Attribute {
@@ -5,7 +6,7 @@ export interface Attribute {
   type: AttributeType;
 }
 
-export async function listAttributes(db: D1Database, panelId: string): Promise<Attribute[]> {
+export async function listAttributes(db: ShardDb, panelId: string): Promise<Attribute[]> {
   const { results } = await db
     .prepare("SELECT name, type FROM attributes WHERE panel_id = ? ORDER BY created_at, name")
     .bind(panelId)
@@ -13,12 +14,12 @@ export async function listAttributes(db: D1Database, panelId: string): Promise<A
   return results;
 }
 
-export async function loadAttributeSchema(db: D1Database, panelId: string): Promise<AttributeSchema> {
+export async function loadAttributeSchema(db: ShardDb, panelId: string): Promise<AttributeSchema> {
   return new Map((await listAttributes(db, panelId)).map((a) => [a.name, a.type]));
 }
 
 /** Creates the attribute, or returns the existing one unchanged (the caller compares types). */
-export async function putAttribute(db: D1Database, panelId: string, attribute: Attribute, now: number): Promise<Attribute> {
+export async function putAttribute(db: ShardDb, panelId: string, attribute: Attribute, now: number): Promise<Attribute> {
   const row = await db
     .prepare(
       `INSERT INTO attributes (panel_id, name, type, created_at) VALUES (?, ?, ?, ?)
@@ -27,4 +28,10 @@ export async function putAttribute(db: D1Database, panelId: string, attribute: A
     .bind(panelId, attribute.name, attribute.type, now)
     .first<Attribute>();
   return row!;
+}
+
+/** A new panel's starting schema, written before its directory entry. */
+export async function insertAttributes(db: ShardDb, panelId: string, attributes: ReadonlyArray<readonly [string, AttributeType]>, now: number): Promise<void> {
+  const insert = db.prepare("INSERT INTO attributes (panel_id, name, type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (panel_id, name) DO NOTHING");
+  await db.batch(attributes.map(([name, type]) => insert.bind(panelId, name, type, now)));
 }

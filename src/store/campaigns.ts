@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 import { listNameKey } from "../domain/lists";
 import type { CompiledSegment } from "./segment-sql";
 import { isUniqueViolation } from "./sql";
@@ -125,7 +126,7 @@ export async function insertAudienceCampaign(db: D1Database, campaign: NewCampai
  * a list of that name (checked before, but two calls may race).
  */
 export async function insertCampaignWithList(
-  db: D1Database,
+  db: ShardDb,
   campaign: NewCampaign,
   listName: string,
   listDescription: string,
@@ -170,17 +171,17 @@ export async function insertCampaignWithList(
   }
 }
 
-export async function setCampaignImport(db: D1Database, panelId: string, campaignId: string, jobId: string | null): Promise<void> {
+export async function setCampaignImport(db: ShardDb, panelId: string, campaignId: string, jobId: string | null): Promise<void> {
   await db.prepare("UPDATE campaigns SET import_job_id = ? WHERE panel_id = ? AND id = ?").bind(jobId, panelId, campaignId).run();
 }
 
-export async function getCampaign(db: D1Database, panelId: string, id: string): Promise<Campaign | null> {
+export async function getCampaign(db: ShardDb, panelId: string, id: string): Promise<Campaign | null> {
   const row = await db.prepare("SELECT * FROM campaigns WHERE panel_id = ? AND id = ?").bind(panelId, id).first<CampaignRow>();
   return row ? fromRow(row) : null;
 }
 
 /** The panel's campaigns, newest first. */
-export async function listCampaigns(db: D1Database, panelId: string, limit: number): Promise<Campaign[]> {
+export async function listCampaigns(db: ShardDb, panelId: string, limit: number): Promise<Campaign[]> {
   const { results } = await db
     .prepare("SELECT * FROM campaigns WHERE panel_id = ? ORDER BY created_at DESC, id DESC LIMIT ?")
     .bind(panelId, limit)
@@ -202,7 +203,7 @@ export interface CampaignCounters {
   unsubscribes: number;
 }
 
-export async function campaignCounters(db: D1Database, panelId: string, campaignId: string): Promise<CampaignCounters> {
+export async function campaignCounters(db: ShardDb, panelId: string, campaignId: string): Promise<CampaignCounters> {
   const row = await db
     .prepare(
       `SELECT COUNT(*) AS recipients,
@@ -224,7 +225,7 @@ export async function campaignCounters(db: D1Database, panelId: string, campaign
 }
 
 /** Scheduled campaigns whose time has come, oldest first (a system scan across panels). */
-export async function dueCampaigns(db: D1Database, now: number, limit: number): Promise<Campaign[]> {
+export async function dueCampaigns(db: ShardDb, now: number, limit: number): Promise<Campaign[]> {
   const { results } = await db
     .prepare("SELECT * FROM campaigns WHERE status = 'scheduled' AND send_at <= ? ORDER BY send_at LIMIT ?")
     .bind(now, limit)
@@ -238,7 +239,7 @@ export async function dueCampaigns(db: D1Database, now: number, limit: number): 
  * batches, and the campaign moved to `sending`, in one transaction. Only the first caller
  * wins; the others (a second cron run) get null. Returns the number of recipients.
  */
-export async function publishCampaign(db: D1Database, campaign: Campaign, batchSize: number, now: number, audience?: CompiledSegment): Promise<number | null> {
+export async function publishCampaign(db: ShardDb, campaign: Campaign, batchSize: number, now: number, audience?: CompiledSegment): Promise<number | null> {
   const recipients = audience
     ? db
         .prepare(
@@ -271,7 +272,7 @@ export async function publishCampaign(db: D1Database, campaign: Campaign, batchS
   return row ? row.recipients : null;
 }
 
-export async function failCampaign(db: D1Database, panelId: string, campaignId: string, reason: string, now: number): Promise<void> {
+export async function failCampaign(db: ShardDb, panelId: string, campaignId: string, reason: string, now: number): Promise<void> {
   await db
     .prepare(
       `UPDATE campaigns SET status = 'failed', status_reason = ?, finished_at = ?, updated_at = ?
@@ -282,7 +283,7 @@ export async function failCampaign(db: D1Database, panelId: string, campaignId: 
 }
 
 /** Marks a sending campaign sent once no recipient is left queued or in flight. */
-export async function completeCampaignIfDone(db: D1Database, panelId: string, campaignId: string, now: number): Promise<boolean> {
+export async function completeCampaignIfDone(db: ShardDb, panelId: string, campaignId: string, now: number): Promise<boolean> {
   const result = await db
     .prepare(
       `UPDATE campaigns SET status = 'sent', finished_at = ?3, updated_at = ?3
@@ -299,7 +300,7 @@ export async function completeCampaignIfDone(db: D1Database, panelId: string, ca
  * lost (a crash, a failed send to the queue, a dead-lettered message) or their consumers died.
  * Each is touched so the next cron minute does not pick it again at once.
  */
-export async function stalledCampaigns(db: D1Database, before: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string; batches: number[] }>> {
+export async function stalledCampaigns(db: ShardDb, before: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string; batches: number[] }>> {
   const { results } = await db
     .prepare("UPDATE campaigns SET updated_at = ? WHERE id IN (SELECT id FROM campaigns WHERE status = 'sending' AND updated_at < ? LIMIT ?) RETURNING id, panel_id")
     .bind(now, before, limit)
@@ -334,7 +335,7 @@ export const UNKNOWN_OUTCOME_ERROR = "outcome unknown: the send attempt was inte
  * attributes and whether their address is suppressed.
  */
 export async function claimBatch(
-  db: D1Database,
+  db: ShardDb,
   campaign: { id: string; panelId: string },
   batch: number,
   claim: string,
@@ -382,7 +383,7 @@ export async function claimBatch(
  * renews the whole claim (the sender's heartbeat). Returns the recipients still held by the
  * claim: only those may be sent (a claim that went stale may have been taken by another).
  */
-export async function markSendAttempts(db: D1Database, campaignId: string, batch: number, claim: string, contactIds: readonly number[], now: number): Promise<Set<number>> {
+export async function markSendAttempts(db: ShardDb, campaignId: string, batch: number, claim: string, contactIds: readonly number[], now: number): Promise<Set<number>> {
   const [, marked] = await db.batch<{ contact_id: number }>([
     db.prepare("UPDATE campaign_messages SET claimed_at = ?4 WHERE campaign_id = ?1 AND batch = ?2 AND claim = ?3 AND status = 'sending'").bind(campaignId, batch, claim, now),
     db
@@ -409,7 +410,7 @@ export interface MessageOutcome {
  * and counts as the campaign's progress: a campaign whose sends stopped is noticed by the
  * lack of it.
  */
-export async function finishClaims(db: D1Database, campaignId: string, batch: number, claim: string, outcomes: readonly MessageOutcome[], now: number): Promise<void> {
+export async function finishClaims(db: ShardDb, campaignId: string, batch: number, claim: string, outcomes: readonly MessageOutcome[], now: number): Promise<void> {
   if (outcomes.length === 0) return;
   const rows = JSON.stringify(outcomes.map((o) => [o.contactId, o.status, o.address, o.providerMessageId, o.error]));
   // Each row is found by its key through the IN list; the per-row values are looked up in the
@@ -434,7 +435,7 @@ export async function finishClaims(db: D1Database, campaignId: string, batch: nu
 }
 
 /** Hands a claim's recipients back untouched (the attempt failed before anything was sent). */
-export async function releaseClaim(db: D1Database, campaignId: string, batch: number, claim: string): Promise<void> {
+export async function releaseClaim(db: ShardDb, campaignId: string, batch: number, claim: string): Promise<void> {
   await db
     .prepare(
       "UPDATE campaign_messages SET status = 'queued', claim = NULL, claimed_at = NULL, attempted_at = NULL WHERE campaign_id = ? AND batch = ? AND claim = ? AND status = 'sending'",
@@ -458,7 +459,7 @@ const ENGAGEMENT_COLUMNS = { open: ["opens", "first_open_at"], click: ["clicks",
 
 /** Counts an open or a click of a sent message; null when the panel sent no such message. */
 export async function countEngagement(
-  db: D1Database,
+  db: ShardDb,
   m: { panelId: string; campaignId: string; contactId: number },
   kind: keyof typeof ENGAGEMENT_COLUMNS,
   now: number,
@@ -477,7 +478,7 @@ export async function countEngagement(
 
 /** Marks the message's recipient unsubscribed; `first` tells whether this was the first time. */
 export async function markUnsubscribed(
-  db: D1Database,
+  db: ShardDb,
   m: { panelId: string; campaignId: string; contactId: number },
   now: number,
 ): Promise<{ message: TrackedMessage; first: boolean } | null> {
@@ -502,7 +503,7 @@ export async function getSentCampaignMessage(db: D1Database, m: { panelId: strin
 }
 
 /** Marks the message a provider reported bounced, found by the provider's message id. */
-export async function markBounced(db: D1Database, providerMessageId: string, now: number): Promise<TrackedMessage | null> {
+export async function markBounced(db: ShardDb, providerMessageId: string, now: number): Promise<TrackedMessage | null> {
   const row = await db
     .prepare(
       `UPDATE campaign_messages SET bounced_at = COALESCE(bounced_at, ?)

@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 import type { AttributeValue } from "../domain/attributes";
 
 export interface Contact {
@@ -40,7 +41,7 @@ export interface ContactWriteExtras {
 }
 
 /** Creates the string attributes `names`; with `existingKey`, only if that contact exists. */
-function newAttributeStatements(db: D1Database, panelId: string, names: readonly string[], now: number, existingKey?: string): D1PreparedStatement[] {
+function newAttributeStatements(db: ShardDb, panelId: string, names: readonly string[], now: number, existingKey?: string): D1PreparedStatement[] {
   if (names.length === 0) return [];
   return [
     db
@@ -58,7 +59,7 @@ function newAttributeStatements(db: D1Database, panelId: string, names: readonly
  * joins and the attributes it creates, all in one batch so nothing is half-written.
  */
 export async function upsertContact(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   key: string,
   changes: AttributeChanges,
@@ -97,7 +98,7 @@ export async function upsertContact(
 
 /** Merges changes into an existing contact (creating `newAttributes` with it); null when there is no such contact. */
 export async function updateContact(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   key: string,
   changes: AttributeChanges,
@@ -120,7 +121,7 @@ export async function updateContact(
   return row ? contactFromRow(row) : null;
 }
 
-export async function getContactByKey(db: D1Database, panelId: string, key: string): Promise<Contact | null> {
+export async function getContactByKey(db: ShardDb, panelId: string, key: string): Promise<Contact | null> {
   const row = await db
     .prepare(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE panel_id = ? AND pk_value = ?`)
     .bind(panelId, key)
@@ -133,7 +134,7 @@ export interface Membership {
   name: string;
 }
 
-export async function listsOfContact(db: D1Database, panelId: string, contactId: number): Promise<Membership[]> {
+export async function listsOfContact(db: ShardDb, panelId: string, contactId: number): Promise<Membership[]> {
   const { results } = await db
     .prepare(
       `SELECT l.id, l.name FROM list_members m JOIN lists l ON l.id = m.list_id
@@ -145,7 +146,7 @@ export async function listsOfContact(db: D1Database, panelId: string, contactId:
 }
 
 /** Removes the contact from those of `listIds` it belongs to; returns the lists it left. Any number of ids fit (one JSON parameter). */
-export async function removeFromLists(db: D1Database, panelId: string, contactId: number, listIds: readonly number[]): Promise<number[]> {
+export async function removeFromLists(db: ShardDb, panelId: string, contactId: number, listIds: readonly number[]): Promise<number[]> {
   const { results } = await db
     .prepare(
       `DELETE FROM list_members WHERE panel_id = ? AND contact_id = ? AND list_id IN (SELECT value FROM json_each(?))
@@ -162,7 +163,7 @@ export async function removeFromLists(db: D1Database, panelId: string, contactId
  * are left as they are. The keys travel as one JSON parameter, so any number fit D1's limit
  * of 100 bound parameters.
  */
-export function ensureContactsStatement(db: D1Database, panelId: string, primaryKey: string, keys: readonly string[], now: number): D1PreparedStatement {
+export function ensureContactsStatement(db: ShardDb, panelId: string, primaryKey: string, keys: readonly string[], now: number): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
@@ -179,7 +180,7 @@ function keyedContactFromRow(r: Pick<ContactRow, "id" | "pk_value" | "attrs">): 
   return { id: r.id, key: r.pk_value, attributes: JSON.parse(r.attrs) as Record<string, AttributeValue> };
 }
 
-export async function contactsByIds(db: D1Database, panelId: string, ids: readonly number[]): Promise<Map<number, KeyedContact>> {
+export async function contactsByIds(db: ShardDb, panelId: string, ids: readonly number[]): Promise<Map<number, KeyedContact>> {
   if (ids.length === 0) return new Map();
   const { results } = await db
     .prepare("SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
@@ -189,7 +190,7 @@ export async function contactsByIds(db: D1Database, panelId: string, ids: readon
 }
 
 /** A page of the panel's contacts after `afterId`, by id. */
-export async function contactsPage(db: D1Database, panelId: string, afterId: number, limit: number): Promise<KeyedContact[]> {
+export async function contactsPage(db: ShardDb, panelId: string, afterId: number, limit: number): Promise<KeyedContact[]> {
   const { results } = await db
     .prepare("SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND id > ? ORDER BY id LIMIT ?")
     .bind(panelId, afterId, limit)
@@ -202,7 +203,7 @@ export async function contactsPage(db: D1Database, panelId: string, afterId: num
  * A range on the (panel_id, pk_value) unique index, never a scan: LIKE would not use it.
  */
 export async function searchContacts(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   q: string,
   match: "prefix" | "exact",

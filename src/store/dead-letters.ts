@@ -1,3 +1,4 @@
+import type { ControlDb } from "./shards";
 /** Messages the dead-letter queue received, and what their re-drive did (migration 0018). */
 
 export interface DeadLetter {
@@ -15,7 +16,7 @@ export interface DeadLetter {
 const KEEP_MS = 30 * 24 * 60 * 60_000;
 
 /** Records one dead letter, and forgets those past their keeping time. */
-export async function recordDeadLetter(db: D1Database, letter: Omit<DeadLetter, "id">): Promise<void> {
+export async function recordDeadLetter(db: ControlDb, letter: Omit<DeadLetter, "id">): Promise<void> {
   await db.batch([
     db
       .prepare("INSERT INTO dead_letters (queue, kind, panel_id, body, attempts, action, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
@@ -24,7 +25,7 @@ export async function recordDeadLetter(db: D1Database, letter: Omit<DeadLetter, 
   ]);
 }
 
-export async function listDeadLetters(db: D1Database, limit: number): Promise<DeadLetter[]> {
+export async function listDeadLetters(db: ControlDb, limit: number): Promise<DeadLetter[]> {
   const { results } = await db
     .prepare("SELECT id, queue, kind, panel_id, body, attempts, action, received_at FROM dead_letters ORDER BY id DESC LIMIT ?")
     .bind(limit)

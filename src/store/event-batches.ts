@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 import type { NewEvent } from "../domain/events";
 import { eventColumns, eventFromRow, type EventBatchState, type EventRow, type StoredEvent } from "./events";
 
@@ -67,7 +68,7 @@ function batchJsonChunks(events: readonly EventToRecord[]): Array<{ json: string
  * batch already held (those events will not be stored). Guids must be unique within the call.
  */
 export async function appendEventBatches(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   events: readonly EventToRecord[],
   now: number,
@@ -121,7 +122,8 @@ export interface EventBatch {
  * NULL was stored already and is left alone, so a batch taken twice (a redelivered message)
  * is stored once.
  */
-function storeBatchesStatements(db: D1Database, panelId: string, idList: string, lease: string): D1PreparedStatement[] {
+function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string): D1PreparedStatement[] {
+  const panelId = panel.id;
   const toStore = (table: string) =>
     `${table}.id IN (SELECT value FROM json_each(?2)) AND ${table}.panel_id = ?1 AND ${table}.state = 'pending' AND ${table}.lease = ?3 AND ${table}.events IS NOT NULL`;
   const unstored = `event_batches b CROSS JOIN json_each(b.events) e WHERE ${toStore("b")}`;
@@ -129,11 +131,11 @@ function storeBatchesStatements(db: D1Database, panelId: string, idList: string,
     db
       .prepare(
         `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
-         SELECT DISTINCT ?1, e.value->>'k', json_object((SELECT primary_key FROM panels WHERE id = ?1), e.value->>'k'), b.received_at, b.received_at
+         SELECT DISTINCT ?1, e.value->>'k', json_object(?4, e.value->>'k'), b.received_at, b.received_at
          FROM ${unstored} AND e.value->>'k' IS NOT NULL
          ON CONFLICT (panel_id, pk_value) DO NOTHING`,
       )
-      .bind(panelId, idList, lease),
+      .bind(panelId, idList, lease, panel.primaryKey),
     // CROSS JOIN keeps the batches' events the outer loop (the planner otherwise scans the panel's contacts).
     db
       .prepare(
@@ -187,6 +189,12 @@ interface BatchRow {
   steps_done: string;
 }
 
+/** What storing a panel's batches needs of it: its id and the attribute its identities fill. */
+export interface BatchPanel {
+  id: string;
+  primaryKey: string;
+}
+
 /**
  * Takes the pending batches among `ids` of one panel that no other pass holds, under `lease`
  * until `until`, oldest first, each with its events (stored as rows first if they were not
@@ -197,7 +205,8 @@ function idListOf(ids: readonly number[]): string {
 }
 
 /** Leases the pending batches among `?2` that no other pass holds, then stores their events as rows. */
-function takeStatements(db: D1Database, panelId: string, idList: string, lease: string, now: number, until: number): D1PreparedStatement[] {
+function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, now: number, until: number): D1PreparedStatement[] {
+  const panelId = panel.id;
   return [
     db
       .prepare(
@@ -205,7 +214,7 @@ function takeStatements(db: D1Database, panelId: string, idList: string, lease: 
          WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND leased_until <= ?5`,
       )
       .bind(panelId, idList, lease, until, now),
-    ...storeBatchesStatements(db, panelId, idList, lease),
+    ...storeBatchesStatements(db, panel, idList, lease),
   ];
 }
 
@@ -214,18 +223,20 @@ function takeStatements(db: D1Database, panelId: string, idList: string, lease: 
  * from the pipeline as done, their events stored as rows: for a pass in which no step has
  * anything to do, so the events are never read back. Batches another pass holds are left alone.
  */
-export async function finishEventBatches(db: D1Database, panelId: string, ids: readonly number[], lease: string, now: number, until: number): Promise<void> {
+export async function finishEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<void> {
+  const panelId = panel.id;
   const idList = idListOf(ids);
   await db.batch([
-    ...takeStatements(db, panelId, idList, lease, now, until),
+    ...takeStatements(db, panel, idList, lease, now, until),
     db.prepare("DELETE FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3").bind(panelId, idList, lease),
   ]);
 }
 
-export async function takeEventBatches(db: D1Database, panelId: string, ids: readonly number[], lease: string, now: number, until: number): Promise<EventBatch[]> {
+export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<EventBatch[]> {
+  const panelId = panel.id;
   const idList = idListOf(ids);
   const statements = [
-    ...takeStatements(db, panelId, idList, lease, now, until),
+    ...takeStatements(db, panel, idList, lease, now, until),
     db
       .prepare(`SELECT id, attempts, steps_done FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3 ORDER BY id`)
       .bind(panelId, idList, lease),
@@ -264,7 +275,7 @@ export interface BatchProgress {
  * released and get an attempt and the last error when they failed.
  */
 export async function saveBatchProgress(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   progress: readonly BatchProgress[],
   now: number,
@@ -304,7 +315,7 @@ export async function saveBatchProgress(
 }
 
 /** A retry of these batches comes at `at` (a queue retry with backoff): the re-drive waits for it. */
-export async function deferEventBatches(db: D1Database, panelId: string, ids: readonly number[], at: number): Promise<void> {
+export async function deferEventBatches(db: ShardDb, panelId: string, ids: readonly number[], at: number): Promise<void> {
   if (ids.length === 0) return;
   await db
     .prepare("UPDATE event_batches SET nudged_at = MAX(nudged_at, ?3) WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending'")
@@ -321,7 +332,7 @@ export async function deferEventBatches(db: D1Database, panelId: string, ids: re
  * This sweep reads across panels; each returned batch is then handled within its own panel.
  */
 export async function stalledBatches(
-  db: D1Database,
+  db: ShardDb,
   now: number,
   quietMs: number,
   maxRedrives: number,
@@ -352,7 +363,7 @@ export async function stalledBatches(
  * nothing, so an outage of the queue fails no batch); `fail` marks them failed instead, left
  * for an operator's retry.
  */
-export async function markRedriven(db: D1Database, ids: readonly number[], now: number, fail: boolean): Promise<void> {
+export async function markRedriven(db: ShardDb, ids: readonly number[], now: number, fail: boolean): Promise<void> {
   if (ids.length === 0) return;
   await db
     .prepare(
@@ -368,7 +379,7 @@ export async function markRedriven(db: D1Database, ids: readonly number[], now: 
  * once the cause is mended): pending again with fresh attempt and re-drive counts, keeping the
  * steps they passed. Returns their ids, oldest first.
  */
-export async function retryFailedBatches(db: D1Database, panelId: string, now: number, limit: number): Promise<number[]> {
+export async function retryFailedBatches(db: ShardDb, panelId: string, now: number, limit: number): Promise<number[]> {
   const { results } = await db
     .prepare(
       `UPDATE event_batches SET state = 'pending', attempts = 0, redrives = 0, nudged_at = ?1

@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 import type { EventChannel } from "../domain/events";
 
 /**
@@ -100,7 +101,7 @@ export interface EventBatchState {
  * its batch's pipeline record (null once the batch left the pipeline).
  */
 export async function listEventsOf(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   owner: EventOwner,
   limit: number,
@@ -123,7 +124,7 @@ export async function listEventsOf(
 }
 
 /** Stored events of the panel by id (journeys read the event a webhook describes). */
-export async function getEventsByIds(db: D1Database, panelId: string, ids: readonly number[]): Promise<Map<number, StoredEvent>> {
+export async function getEventsByIds(db: ShardDb, panelId: string, ids: readonly number[]): Promise<Map<number, StoredEvent>> {
   if (ids.length === 0) return new Map();
   const { results } = await db
     .prepare(`SELECT ${eventColumns()} FROM events WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))`)

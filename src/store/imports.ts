@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 import type { ColumnPlan } from "../domain/imports";
 import { D1_MAX_PARAMS } from "./sql";
 
@@ -132,7 +133,7 @@ export interface NewImportJob {
   now: number;
 }
 
-export async function insertImportJob(db: D1Database, job: NewImportJob): Promise<void> {
+export async function insertImportJob(db: ShardDb, job: NewImportJob): Promise<void> {
   await db
     .prepare(
       `INSERT INTO import_jobs (id, panel_id, status, phase, sources, list_id, notify_emails, callback_url, callback_state, origin, created_at, updated_at)
@@ -153,7 +154,7 @@ export async function insertImportJob(db: D1Database, job: NewImportJob): Promis
     .run();
 }
 
-export async function getImportJob(db: D1Database, panelId: string, jobId: string): Promise<ImportJob | null> {
+export async function getImportJob(db: ShardDb, panelId: string, jobId: string): Promise<ImportJob | null> {
   const row = await db.prepare("SELECT * FROM import_jobs WHERE panel_id = ? AND id = ?").bind(panelId, jobId).first<ImportJobRow>();
   return row ? jobFromRow(row) : null;
 }
@@ -164,7 +165,7 @@ export async function getImportJob(db: D1Database, panelId: string, jobId: strin
  * when another consumer moved it.
  */
 export async function advanceImportJob(
-  db: D1Database,
+  db: ShardDb,
   job: Pick<ImportJob, "id" | "panelId" | "phase" | "seq">,
   next: ImportPhase,
   changes: Partial<{
@@ -217,7 +218,7 @@ export async function advanceImportJob(
  * unfinished job.
  */
 export async function leaseImportJob(
-  db: D1Database,
+  db: ShardDb,
   ref: { panelId: string; jobId: string },
   lease: string,
   now: number,
@@ -240,13 +241,13 @@ export async function leaseImportJob(
 }
 
 /** The heartbeat of a running step: false when the lease is no longer this step's. */
-export async function renewImportLease(db: D1Database, ref: { panelId: string; jobId: string }, lease: string, until: number): Promise<boolean> {
+export async function renewImportLease(db: ShardDb, ref: { panelId: string; jobId: string }, lease: string, until: number): Promise<boolean> {
   const result = await db.prepare("UPDATE import_jobs SET leased_until = ? WHERE panel_id = ? AND id = ? AND lease = ?").bind(until, ref.panelId, ref.jobId, lease).run();
   return result.meta.changes > 0;
 }
 
 /** Ends a step's hold on the job; the time counts as activity, so the re-drive waits for the next message. */
-export async function releaseImportLease(db: D1Database, ref: { panelId: string; jobId: string }, lease: string, now: number): Promise<void> {
+export async function releaseImportLease(db: ShardDb, ref: { panelId: string; jobId: string }, lease: string, now: number): Promise<void> {
   await db
     .prepare("UPDATE import_jobs SET lease = NULL, leased_until = NULL, updated_at = MAX(updated_at, ?) WHERE panel_id = ? AND id = ? AND lease = ?")
     .bind(now, ref.panelId, ref.jobId, lease)
@@ -257,7 +258,7 @@ export async function releaseImportLease(db: D1Database, ref: { panelId: string;
  * Counts a failed attempt (an exception in the consumer, a transient download error) and
  * returns how many came in a row; any progress resets the count.
  */
-export async function recordImportAttempt(db: D1Database, panelId: string, jobId: string, error: string, now: number): Promise<number> {
+export async function recordImportAttempt(db: ShardDb, panelId: string, jobId: string, error: string, now: number): Promise<number> {
   const row = await db
     .prepare(
       `UPDATE import_jobs SET attempts = attempts + 1, last_error = ?, updated_at = ?
@@ -342,7 +343,7 @@ function errorLinesSql(rows: number): string {
 }
 
 /** Upserts of `rows`, cut to D1's parameter limit. */
-export function upsertContactRows(db: D1Database, panelId: string, rows: readonly ImportedRow[], now: number): D1PreparedStatement[] {
+export function upsertContactRows(db: ShardDb, panelId: string, rows: readonly ImportedRow[], now: number): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   for (let from = 0; from < rows.length; from += UPSERT_ROWS_PER_STATEMENT) {
     const slice = rows.slice(from, from + UPSERT_ROWS_PER_STATEMENT);
@@ -363,7 +364,7 @@ export function upsertContactRows(db: D1Database, panelId: string, rows: readonl
  * the batch (ids only grow, and D1 runs one batch at a time); every other imported row,
  * repeats of a key within the file included, is "updated".
  */
-export async function commitImportChunk(db: D1Database, job: Pick<ImportJob, "id" | "panelId">, chunk: ChunkCommit): Promise<"committed" | "stale"> {
+export async function commitImportChunk(db: ShardDb, job: Pick<ImportJob, "id" | "panelId">, chunk: ChunkCommit): Promise<"committed" | "stale"> {
   const statements: D1PreparedStatement[] = [
     db
       .prepare(
@@ -429,7 +430,7 @@ export async function commitImportChunk(db: D1Database, job: Pick<ImportJob, "id
 
 /** A page of the error report's lines, in file order. */
 export async function readErrorLines(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   jobId: string,
   after: { sourceIndex: number; row: number },
@@ -446,12 +447,12 @@ export async function readErrorLines(
   return results.map((r) => ({ sourceIndex: r.source_index, row: r.row_number, line: r.line }));
 }
 
-export async function deleteErrorLines(db: D1Database, panelId: string, jobId: string): Promise<void> {
+export async function deleteErrorLines(db: ShardDb, panelId: string, jobId: string): Promise<void> {
   await db.prepare("DELETE FROM import_errors WHERE panel_id = ? AND job_id = ?").bind(panelId, jobId).run();
 }
 
 /** Claims the job's one callback; false when it was already claimed (sent or being sent). */
-export async function claimImportCallback(db: D1Database, panelId: string, jobId: string, now: number): Promise<boolean> {
+export async function claimImportCallback(db: ShardDb, panelId: string, jobId: string, now: number): Promise<boolean> {
   const result = await db
     .prepare("UPDATE import_jobs SET callback_state = 'sending', callback_at = ? WHERE panel_id = ? AND id = ? AND callback_state = 'pending'")
     .bind(now, panelId, jobId)
@@ -460,7 +461,7 @@ export async function claimImportCallback(db: D1Database, panelId: string, jobId
 }
 
 export async function recordImportCallback(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   jobId: string,
   outcome: { state: "sent" | "failed"; status: number | null; error: string | null },
@@ -480,7 +481,7 @@ export async function recordImportCallback(
  * activity since `quietSince` (a message lost before it started a step), each marked as
  * re-driven now so the next cron run leaves it alone for a while.
  */
-export async function claimStalledImports(db: D1Database, quietSince: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string }>> {
+export async function claimStalledImports(db: ShardDb, quietSince: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string }>> {
   const { results } = await db
     .prepare(
       `UPDATE import_jobs SET updated_at = ?1

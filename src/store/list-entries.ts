@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 /**
  * Journey entries left by contacts joining a list (migration 0011: a trigger on list_members
  * writes them). A consumer leases a page, enters the contacts, then deletes the page; a page
@@ -32,7 +33,7 @@ const LEASE_SQL = {
 
 /** Leases up to `limit` free entries of the panel (or of one of its contacts), oldest first. */
 export async function leaseListEntries(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   options: { contactId?: number; limit: number; now: number; leaseMs: number },
 ): Promise<ListEntry[]> {
@@ -50,7 +51,7 @@ export async function leaseListEntries(
     .sort((a, b) => a.id - b.id);
 }
 
-export async function deleteListEntries(db: D1Database, panelId: string, ids: readonly number[]): Promise<void> {
+export async function deleteListEntries(db: ShardDb, panelId: string, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
   await db
     .prepare("DELETE FROM journey_list_entries WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
@@ -64,7 +65,7 @@ export async function deleteListEntries(db: D1Database, panelId: string, ids: re
  * upload leaves a million). Like the event re-drive, it reads across panels but names panels
  * only.
  */
-export async function panelsWithFreeListEntries(db: D1Database, now: number, limit: number): Promise<string[]> {
+export async function panelsWithFreeListEntries(db: ShardDb, now: number, limit: number): Promise<string[]> {
   const { results } = await db
     .prepare(
       `WITH RECURSIVE panels(id) AS (
@@ -82,7 +83,7 @@ export async function panelsWithFreeListEntries(db: D1Database, now: number, lim
 }
 
 /** The panel's entries no consumer holds, counted up to `cap`. */
-export async function countFreeListEntries(db: D1Database, panelId: string, now: number, cap: number): Promise<number> {
+export async function countFreeListEntries(db: ShardDb, panelId: string, now: number, cap: number): Promise<number> {
   const row = await db
     .prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM journey_list_entries WHERE panel_id = ? AND leased_until <= ? LIMIT ?)")
     .bind(panelId, now, cap)

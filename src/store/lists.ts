@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 import { listNameKey } from "../domain/lists";
 import { isUniqueViolation } from "./sql";
 
@@ -34,7 +35,7 @@ function listFromRow(row: ListRow): ContactList {
 }
 
 /** Returns the new list's id, or null when the panel already has a list of that name. */
-export async function insertList(db: D1Database, panelId: string, name: string, description: string, now: number): Promise<number | null> {
+export async function insertList(db: ShardDb, panelId: string, name: string, description: string, now: number): Promise<number | null> {
   try {
     const row = await db
       .prepare(
@@ -50,12 +51,12 @@ export async function insertList(db: D1Database, panelId: string, name: string, 
   }
 }
 
-export async function getList(db: D1Database, panelId: string, listId: number): Promise<ContactList | null> {
+export async function getList(db: ShardDb, panelId: string, listId: number): Promise<ContactList | null> {
   const row = await db.prepare(`${LIST_SELECT} WHERE l.panel_id = ? AND l.id = ?`).bind(panelId, listId).first<ListRow>();
   return row ? listFromRow(row) : null;
 }
 
-export async function findListByName(db: D1Database, panelId: string, name: string): Promise<ContactList | null> {
+export async function findListByName(db: ShardDb, panelId: string, name: string): Promise<ContactList | null> {
   const row = await db
     .prepare(`${LIST_SELECT} WHERE l.panel_id = ? AND l.name_key = ?`)
     .bind(panelId, listNameKey(name))
@@ -63,13 +64,13 @@ export async function findListByName(db: D1Database, panelId: string, name: stri
   return row ? listFromRow(row) : null;
 }
 
-export async function listLists(db: D1Database, panelId: string): Promise<ContactList[]> {
+export async function listLists(db: ShardDb, panelId: string): Promise<ContactList[]> {
   const { results } = await db.prepare(`${LIST_SELECT} WHERE l.panel_id = ? ORDER BY l.id`).bind(panelId).all<ListRow>();
   return results.map(listFromRow);
 }
 
 /** The subset of `listIds` that are lists of this panel; the ids travel as one JSON parameter, so any number fit. */
-export async function existingListIds(db: D1Database, panelId: string, listIds: readonly number[]): Promise<Set<number>> {
+export async function existingListIds(db: ShardDb, panelId: string, listIds: readonly number[]): Promise<Set<number>> {
   if (listIds.length === 0) return new Set();
   const { results } = await db
     .prepare("SELECT id FROM lists WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
@@ -81,7 +82,7 @@ export async function existingListIds(db: D1Database, panelId: string, listIds: 
 export type RenameOutcome = { kind: "renamed"; list: ContactList } | { kind: "missing" } | { kind: "duplicate" };
 
 export async function renameList(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   listId: number,
   name: string,
@@ -105,7 +106,7 @@ export async function renameList(
 }
 
 /** Deletes the list and its memberships; the contacts themselves stay. */
-export async function deleteList(db: D1Database, panelId: string, listId: number): Promise<void> {
+export async function deleteList(db: ShardDb, panelId: string, listId: number): Promise<void> {
   await db.batch([
     db.prepare("DELETE FROM list_members WHERE panel_id = ? AND list_id = ?").bind(panelId, listId),
     db.prepare("DELETE FROM lists WHERE panel_id = ? AND id = ?").bind(panelId, listId),
@@ -113,7 +114,7 @@ export async function deleteList(db: D1Database, panelId: string, listId: number
 }
 
 /** Removes every member of the list; returns how many were removed. */
-export async function emptyList(db: D1Database, panelId: string, listId: number, now: number): Promise<number> {
+export async function emptyList(db: ShardDb, panelId: string, listId: number, now: number): Promise<number> {
   const [removed] = await db.batch([
     db.prepare("DELETE FROM list_members WHERE panel_id = ? AND list_id = ?").bind(panelId, listId),
     db.prepare("UPDATE lists SET updated_at = ? WHERE panel_id = ? AND id = ?").bind(now, panelId, listId),

@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 export interface NotificationRecord {
   id: string;
   panelId: string;
@@ -26,7 +27,7 @@ interface NotificationRow {
  * Records a notification about to be sent. With a dedupe key, a second claim for the same key
  * returns false and the caller must not send again.
  */
-export async function claimNotification(db: D1Database, record: NotificationRecord, dedupeKey: string | null): Promise<boolean> {
+export async function claimNotification(db: ShardDb, record: NotificationRecord, dedupeKey: string | null): Promise<boolean> {
   const result = await db
     .prepare(
       `INSERT INTO notifications (id, panel_id, kind, recipients, subject, body, status, error, dedupe_key, created_at)
@@ -37,11 +38,11 @@ export async function claimNotification(db: D1Database, record: NotificationReco
   return result.meta.changes > 0;
 }
 
-export async function finishNotification(db: D1Database, id: string, status: "sent" | "failed", error: string | null): Promise<void> {
+export async function finishNotification(db: ShardDb, id: string, status: "sent" | "failed", error: string | null): Promise<void> {
   await db.prepare("UPDATE notifications SET status = ?, error = ? WHERE id = ?").bind(status, error, id).run();
 }
 
-export async function listNotifications(db: D1Database, panelId: string, limit: number, kind?: string): Promise<NotificationRecord[]> {
+export async function listNotifications(db: ShardDb, panelId: string, limit: number, kind?: string): Promise<NotificationRecord[]> {
   const { results } = await db
     .prepare(
       `SELECT * FROM notifications WHERE panel_id = ? AND (?2 IS NULL OR kind = ?2)

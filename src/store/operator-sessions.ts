@@ -1,3 +1,4 @@
+import type { ControlDb } from "./shards";
 import type { Operator } from "./operators";
 
 export interface StoredSession {
@@ -6,14 +7,14 @@ export interface StoredSession {
   lastSeenAt: number;
 }
 
-export async function insertSession(db: D1Database, tokenHash: string, operatorId: string, csrfToken: string, now: number): Promise<void> {
+export async function insertSession(db: ControlDb, tokenHash: string, operatorId: string, csrfToken: string, now: number): Promise<void> {
   await db
     .prepare("INSERT INTO operator_sessions (token_hash, operator_id, csrf_token, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)")
     .bind(tokenHash, operatorId, csrfToken, now, now)
     .run();
 }
 
-export async function findSession(db: D1Database, tokenHash: string): Promise<StoredSession | null> {
+export async function findSession(db: ControlDb, tokenHash: string): Promise<StoredSession | null> {
   const row = await db
     .prepare(
       "SELECT s.csrf_token, s.last_seen_at, o.id, o.email, o.name, o.disabled, o.created_at FROM operator_sessions s JOIN operators o ON o.id = s.operator_id WHERE s.token_hash = ?",
@@ -28,16 +29,16 @@ export async function findSession(db: D1Database, tokenHash: string): Promise<St
   };
 }
 
-export async function touchSession(db: D1Database, tokenHash: string, now: number): Promise<void> {
+export async function touchSession(db: ControlDb, tokenHash: string, now: number): Promise<void> {
   await db.prepare("UPDATE operator_sessions SET last_seen_at = ? WHERE token_hash = ?").bind(now, tokenHash).run();
 }
 
-export async function deleteSession(db: D1Database, tokenHash: string): Promise<void> {
+export async function deleteSession(db: ControlDb, tokenHash: string): Promise<void> {
   await db.prepare("DELETE FROM operator_sessions WHERE token_hash = ?").bind(tokenHash).run();
 }
 
 /** Ends every session of the operator (password changed or reset). */
-export async function deleteSessionsOf(db: D1Database, operatorId: string): Promise<void> {
+export async function deleteSessionsOf(db: ControlDb, operatorId: string): Promise<void> {
   await db.prepare("DELETE FROM operator_sessions WHERE operator_id = ?").bind(operatorId).run();
 }
 
@@ -45,7 +46,7 @@ export async function deleteSessionsOf(db: D1Database, operatorId: string): Prom
  * Sessions idle since before `idleSince` and failure counts of windows that started before
  * `windowStart`; the cron sweeps them so neither table grows with sessions nobody ends.
  */
-export async function deleteIdleSessions(db: D1Database, idleSince: number, windowStart: number): Promise<number> {
+export async function deleteIdleSessions(db: ControlDb, idleSince: number, windowStart: number): Promise<number> {
   const [sessions] = await db.batch([
     db.prepare("DELETE FROM operator_sessions WHERE last_seen_at < ?").bind(idleSince),
     db.prepare("DELETE FROM sign_in_failures WHERE window_start < ?").bind(windowStart),
@@ -54,7 +55,7 @@ export async function deleteIdleSessions(db: D1Database, idleSince: number, wind
 }
 
 /** Failures counted for a subject (address or account) in the window that started after `windowStart`. */
-export async function recentFailures(db: D1Database, subjects: string[], windowStart: number): Promise<number> {
+export async function recentFailures(db: ControlDb, subjects: string[], windowStart: number): Promise<number> {
   if (subjects.length === 0) return 0;
   const { results } = await db
     .prepare(`SELECT MAX(failures) AS most FROM sign_in_failures WHERE subject IN (${subjects.map(() => "?").join(", ")}) AND window_start >= ?`)
@@ -64,7 +65,7 @@ export async function recentFailures(db: D1Database, subjects: string[], windowS
 }
 
 /** Counts a failure for each subject; a window older than `windowStart` starts over. */
-export async function recordFailure(db: D1Database, subjects: string[], now: number, windowStart: number): Promise<void> {
+export async function recordFailure(db: ControlDb, subjects: string[], now: number, windowStart: number): Promise<void> {
   await db.batch(
     subjects.map((subject) =>
       db
@@ -79,6 +80,6 @@ export async function recordFailure(db: D1Database, subjects: string[], now: num
   );
 }
 
-export async function clearFailures(db: D1Database, subject: string): Promise<void> {
+export async function clearFailures(db: ControlDb, subject: string): Promise<void> {
   await db.prepare("DELETE FROM sign_in_failures WHERE subject = ?").bind(subject).run();
 }

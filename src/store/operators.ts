@@ -1,3 +1,4 @@
+import type { ControlDb } from "./shards";
 import type { OperatorRole } from "../domain/operators";
 import { isUniqueViolation } from "./sql";
 
@@ -26,7 +27,7 @@ function operatorFromRow(row: OperatorRow): Operator {
 }
 
 /** Returns false when an operator with this email exists. */
-export async function insertOperator(db: D1Database, operator: Operator, passwordHash: string): Promise<boolean> {
+export async function insertOperator(db: ControlDb, operator: Operator, passwordHash: string): Promise<boolean> {
   try {
     await db
       .prepare(`INSERT INTO operators (${OPERATOR_COLUMNS}, password_hash, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
@@ -39,7 +40,7 @@ export async function insertOperator(db: D1Database, operator: Operator, passwor
   }
 }
 
-export async function findOperatorByEmail(db: D1Database, email: string): Promise<(Operator & { passwordHash: string }) | null> {
+export async function findOperatorByEmail(db: ControlDb, email: string): Promise<(Operator & { passwordHash: string }) | null> {
   const row = await db
     .prepare(`SELECT ${OPERATOR_COLUMNS}, password_hash FROM operators WHERE email = ?`)
     .bind(email)
@@ -47,12 +48,12 @@ export async function findOperatorByEmail(db: D1Database, email: string): Promis
   return row ? { ...operatorFromRow(row), passwordHash: row.password_hash } : null;
 }
 
-export async function getOperator(db: D1Database, operatorId: string): Promise<Operator | null> {
+export async function getOperator(db: ControlDb, operatorId: string): Promise<Operator | null> {
   const row = await db.prepare(`SELECT ${OPERATOR_COLUMNS} FROM operators WHERE id = ?`).bind(operatorId).first<OperatorRow>();
   return row ? operatorFromRow(row) : null;
 }
 
-export async function setOperatorPassword(db: D1Database, operatorId: string, passwordHash: string, now: number): Promise<void> {
+export async function setOperatorPassword(db: ControlDb, operatorId: string, passwordHash: string, now: number): Promise<void> {
   await db.prepare("UPDATE operators SET password_hash = ?, updated_at = ? WHERE id = ?").bind(passwordHash, now, operatorId).run();
 }
 
@@ -62,7 +63,7 @@ export interface PanelRole {
   role: OperatorRole;
 }
 
-export async function rolesOf(db: D1Database, operatorId: string): Promise<PanelRole[]> {
+export async function rolesOf(db: ControlDb, operatorId: string): Promise<PanelRole[]> {
   const { results } = await db
     .prepare("SELECT r.panel_id, p.name, r.role FROM operator_roles r JOIN panels p ON p.id = r.panel_id WHERE r.operator_id = ? ORDER BY p.name, p.id")
     .bind(operatorId)
@@ -71,7 +72,7 @@ export async function rolesOf(db: D1Database, operatorId: string): Promise<Panel
 }
 
 /** Gives the operator a role in the panel, replacing the one they had there. */
-export async function setRole(db: D1Database, operatorId: string, panelId: string, role: OperatorRole, now: number): Promise<void> {
+export async function setRole(db: ControlDb, operatorId: string, panelId: string, role: OperatorRole, now: number): Promise<void> {
   await db
     .prepare(
       "INSERT INTO operator_roles (operator_id, panel_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (operator_id, panel_id) DO UPDATE SET role = excluded.role",
@@ -80,7 +81,7 @@ export async function setRole(db: D1Database, operatorId: string, panelId: strin
     .run();
 }
 
-export async function removeRole(db: D1Database, operatorId: string, panelId: string): Promise<boolean> {
+export async function removeRole(db: ControlDb, operatorId: string, panelId: string): Promise<boolean> {
   const result = await db.prepare("DELETE FROM operator_roles WHERE operator_id = ? AND panel_id = ?").bind(operatorId, panelId).run();
   return result.meta.changes > 0;
 }
@@ -89,7 +90,7 @@ export interface PanelMember extends Operator {
   role: OperatorRole;
 }
 
-export async function panelMembers(db: D1Database, panelId: string): Promise<PanelMember[]> {
+export async function panelMembers(db: ControlDb, panelId: string): Promise<PanelMember[]> {
   const { results } = await db
     .prepare(
       `SELECT o.id, o.email, o.name, o.disabled, o.created_at, r.role FROM operator_roles r JOIN operators o ON o.id = r.operator_id WHERE r.panel_id = ? ORDER BY o.email`,
@@ -99,7 +100,7 @@ export async function panelMembers(db: D1Database, panelId: string): Promise<Pan
   return results.map((row) => ({ ...operatorFromRow(row), role: row.role }));
 }
 
-export async function panelMember(db: D1Database, panelId: string, operatorId: string): Promise<PanelMember | null> {
+export async function panelMember(db: ControlDb, panelId: string, operatorId: string): Promise<PanelMember | null> {
   const row = await db
     .prepare(
       `SELECT o.id, o.email, o.name, o.disabled, o.created_at, r.role FROM operator_roles r JOIN operators o ON o.id = r.operator_id WHERE r.panel_id = ? AND r.operator_id = ?`,

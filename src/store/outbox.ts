@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 import { chunk, D1_MAX_PARAMS, placeholders } from "./sql";
 
 /** A message the outbox provider kept: the row here, the .eml in R2 under r2Key. */
@@ -49,7 +50,7 @@ function fromRow(row: OutboxRow): OutboxRecord {
 }
 
 /** Records messages in multi-row inserts; an id already recorded is left as it is (a resend). */
-export async function insertOutboxRecords(db: D1Database, records: readonly OutboxRecord[]): Promise<void> {
+export async function insertOutboxRecords(db: ShardDb, records: readonly OutboxRecord[]): Promise<void> {
   if (records.length === 0) return;
   const perStatement = Math.floor(D1_MAX_PARAMS / COLUMNS.length);
   const statements = chunk(records, perStatement).map((rows) =>
@@ -65,7 +66,7 @@ export async function insertOutboxRecords(db: D1Database, records: readonly Outb
   await db.batch(statements);
 }
 
-export async function listOutbox(db: D1Database, panelId: string, limit: number, channel?: string): Promise<OutboxRecord[]> {
+export async function listOutbox(db: ShardDb, panelId: string, limit: number, channel?: string): Promise<OutboxRecord[]> {
   const { results } = await db
     .prepare(
       `SELECT * FROM outbox WHERE panel_id = ?1 AND (?2 IS NULL OR channel = ?2)
@@ -76,7 +77,7 @@ export async function listOutbox(db: D1Database, panelId: string, limit: number,
   return results.map(fromRow);
 }
 
-export async function getOutboxRecord(db: D1Database, panelId: string, id: string): Promise<OutboxRecord | null> {
+export async function getOutboxRecord(db: ShardDb, panelId: string, id: string): Promise<OutboxRecord | null> {
   const row = await db.prepare("SELECT * FROM outbox WHERE panel_id = ? AND id = ?").bind(panelId, id).first<OutboxRow>();
   return row ? fromRow(row) : null;
 }

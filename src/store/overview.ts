@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 /** The panel's figures at a glance (the panel's Home screen). */
 export interface PanelFigures {
   contacts: number;
@@ -8,7 +9,7 @@ export interface PanelFigures {
   webhooksNotOperational: number;
 }
 
-export async function panelFigures(db: D1Database, panelId: string, dayStart: number): Promise<PanelFigures> {
+export async function panelFigures(db: ShardDb, panelId: string, dayStart: number): Promise<PanelFigures> {
   const count = (sql: string, ...bindings: unknown[]) => db.prepare(sql).bind(...bindings);
   const results = await db.batch<{ n: number }>([
     count("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panelId),

@@ -1,4 +1,5 @@
-import type { AttributeType, UnknownAttributeMode } from "../domain/attributes";
+import type { ControlDb } from "./shards";
+import type { UnknownAttributeMode } from "../domain/attributes";
 
 export interface Panel {
   id: string;
@@ -13,6 +14,8 @@ export interface Panel {
   unknownAttributes: UnknownAttributeMode;
   /** Origins allowed to call the public API from a browser (`*`: any). */
   corsOrigins: string[];
+  /** The shard holding the panel's data (SHARD_n): the directory entry. */
+  shard: number;
 }
 
 interface PanelRow {
@@ -26,9 +29,10 @@ interface PanelRow {
   updated_at: number;
   unknown_attributes: UnknownAttributeMode;
   cors_origins: string;
+  shard: number;
 }
 
-export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins";
+export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard";
 
 export function panelFromRow(row: PanelRow): Panel {
   return {
@@ -42,38 +46,47 @@ export function panelFromRow(row: PanelRow): Panel {
     updatedAt: row.updated_at,
     unknownAttributes: row.unknown_attributes,
     corsOrigins: JSON.parse(row.cors_origins) as string[],
+    shard: row.shard,
   };
 }
 
-/** Creates a panel with its starting attribute schema in one batch. */
-export async function insertPanel(
-  db: D1Database,
-  panel: Panel,
-  attributes: ReadonlyArray<readonly [string, AttributeType]>,
-): Promise<void> {
-  const insertAttribute = db.prepare("INSERT INTO attributes (panel_id, name, type, created_at) VALUES (?, ?, ?, ?)");
-  await db.batch([
-    db
-      .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-      .bind(
-        panel.id, panel.name, panel.primaryKey, panel.timezone, panel.apiMode ? 1 : 0, panel.clientId, panel.createdAt, panel.updatedAt,
-        panel.unknownAttributes, JSON.stringify(panel.corsOrigins),
-      ),
-    ...attributes.map(([name, type]) => insertAttribute.bind(panel.id, name, type, panel.createdAt)),
-  ]);
+/**
+ * Writes the panel's directory entry; its starting attribute schema is written to its shard
+ * before (insertAttributes), so a panel that exists is complete.
+ */
+export async function insertPanel(db: ControlDb, panel: Panel): Promise<void> {
+  await db
+    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .bind(
+      panel.id, panel.name, panel.primaryKey, panel.timezone, panel.apiMode ? 1 : 0, panel.clientId, panel.createdAt, panel.updatedAt,
+      panel.unknownAttributes, JSON.stringify(panel.corsOrigins), panel.shard,
+    )
+    .run();
 }
 
-export async function getPanel(db: D1Database, id: string): Promise<Panel | null> {
+/** How many panels the directory places on each shard (a shard without panels is absent). */
+export async function panelsPerShard(db: ControlDb): Promise<Map<number, number>> {
+  const { results } = await db.prepare("SELECT shard, COUNT(*) AS n FROM panels GROUP BY shard").all<{ shard: number; n: number }>();
+  return new Map(results.map((r) => [r.shard, r.n]));
+}
+
+/** The shard the directory names for a panel; null for an unknown panel. */
+export async function panelShardIndex(db: ControlDb, panelId: string): Promise<number | null> {
+  const row = await db.prepare("SELECT shard FROM panels WHERE id = ?").bind(panelId).first<{ shard: number }>();
+  return row ? row.shard : null;
+}
+
+export async function getPanel(db: ControlDb, id: string): Promise<Panel | null> {
   const row = await db.prepare(`SELECT ${PANEL_COLUMNS} FROM panels WHERE id = ?`).bind(id).first<PanelRow>();
   return row ? panelFromRow(row) : null;
 }
 
-export async function getPanelByClientId(db: D1Database, clientId: string): Promise<Panel | null> {
+export async function getPanelByClientId(db: ControlDb, clientId: string): Promise<Panel | null> {
   const row = await db.prepare(`SELECT ${PANEL_COLUMNS} FROM panels WHERE client_id = ?`).bind(clientId).first<PanelRow>();
   return row ? panelFromRow(row) : null;
 }
 
-export async function listPanels(db: D1Database): Promise<Panel[]> {
+export async function listPanels(db: ControlDb): Promise<Panel[]> {
   const { results } = await db.prepare(`SELECT ${PANEL_COLUMNS} FROM panels ORDER BY created_at`).all<PanelRow>();
   return results.map(panelFromRow);
 }
@@ -86,7 +99,7 @@ export interface PanelPatch {
   corsOrigins?: string[];
 }
 
-export async function updatePanel(db: D1Database, id: string, patch: PanelPatch, now: number): Promise<Panel | null> {
+export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, now: number): Promise<Panel | null> {
   const row = await db
     .prepare(
       `UPDATE panels SET name = COALESCE(?1, name), timezone = COALESCE(?2, timezone),
@@ -112,7 +125,7 @@ export async function updatePanel(db: D1Database, id: string, patch: PanelPatch,
  * of a call that names its panel only in a header the preflight does not carry (a Bearer key),
  * so the one read across panels here answers a yes or no and nothing of a panel.
  */
-export async function anyPanelAllowsOrigin(db: D1Database, origin: string): Promise<boolean> {
+export async function anyPanelAllowsOrigin(db: ControlDb, origin: string): Promise<boolean> {
   const row = await db
     .prepare("SELECT 1 AS allowed FROM panels p, json_each(p.cors_origins) o WHERE o.value IN (?1, '*') LIMIT 1")
     .bind(origin)

@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 import type { ActivityDefinition, ActivityParamType } from "../domain/activity";
 import type { AttributeType } from "../domain/attributes";
 import type { SegmentDependencies, SegmentNode } from "../domain/segments";
@@ -60,7 +61,7 @@ function fromRow(row: SegmentRow): Segment {
 const flags = (d: SegmentDependencies) => [Number(d.attributes), Number(d.lists), Number(d.events), Number(d.sends), Number(d.slides)];
 
 /** The panel's attribute types and activity definitions, which a compiled segment reads. */
-export async function loadSegmentCatalog(db: D1Database, panelId: string): Promise<SegmentCatalog> {
+export async function loadSegmentCatalog(db: ShardDb, panelId: string): Promise<SegmentCatalog> {
   const [attributes, activities] = await db.batch<{ name: string; type: string; id: number; params: string; created_at: number }>([
     db.prepare("SELECT name, type FROM attributes WHERE panel_id = ?").bind(panelId),
     db.prepare("SELECT id, name, params, created_at FROM activities WHERE panel_id = ?").bind(panelId),
@@ -77,7 +78,7 @@ export async function loadSegmentCatalog(db: D1Database, panelId: string): Promi
 }
 
 /** Creates the segment with a full build due (from contact id 0). */
-export async function insertSegment(db: D1Database, segment: Pick<Segment, "id" | "panelId" | "name" | "match" | "dependencies">, now: number): Promise<Segment> {
+export async function insertSegment(db: ShardDb, segment: Pick<Segment, "id" | "panelId" | "name" | "match" | "dependencies">, now: number): Promise<Segment> {
   const row = await db
     .prepare(
       `INSERT INTO segments (id, panel_id, name, definition, on_attributes, on_lists, on_events, on_sends, slides, build_cursor, checked_at, created_at, updated_at)
@@ -90,7 +91,7 @@ export async function insertSegment(db: D1Database, segment: Pick<Segment, "id" 
 
 /** Replaces the definition: a new version, built again from the first contact. Null when there is no such segment. */
 export async function updateSegment(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   id: string,
   change: Pick<Segment, "name" | "match" | "dependencies">,
@@ -107,18 +108,18 @@ export async function updateSegment(
   return row ? fromRow(row) : null;
 }
 
-export async function getSegment(db: D1Database, panelId: string, id: string): Promise<Segment | null> {
+export async function getSegment(db: ShardDb, panelId: string, id: string): Promise<Segment | null> {
   const row = await db.prepare(`SELECT ${COLUMNS} FROM segments WHERE panel_id = ? AND id = ?`).bind(panelId, id).first<SegmentRow>();
   return row ? fromRow(row) : null;
 }
 
-export async function listSegments(db: D1Database, panelId: string): Promise<Segment[]> {
+export async function listSegments(db: ShardDb, panelId: string): Promise<Segment[]> {
   const { results } = await db.prepare(`SELECT ${COLUMNS} FROM segments WHERE panel_id = ? ORDER BY created_at, id`).bind(panelId).all<SegmentRow>();
   return results.map(fromRow);
 }
 
 /** Existing segment ids of the panel among `ids`. */
-export async function existingSegmentIds(db: D1Database, panelId: string, ids: readonly string[]): Promise<Set<string>> {
+export async function existingSegmentIds(db: ShardDb, panelId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const { results } = await db
     .prepare("SELECT id FROM segments WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
@@ -128,7 +129,7 @@ export async function existingSegmentIds(db: D1Database, panelId: string, ids: r
 }
 
 /** What still uses the segment: running or paused journeys it triggers, scheduled campaigns whose audience names it. */
-export async function segmentUsers(db: D1Database, panelId: string, id: string): Promise<{ journeys: string[]; campaigns: string[] }> {
+export async function segmentUsers(db: ShardDb, panelId: string, id: string): Promise<{ journeys: string[]; campaigns: string[] }> {
   const [journeys, campaigns] = await db.batch<{ id: string }>([
     db
       .prepare("SELECT id FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') AND trigger_type = 'segment' AND trigger_key = ?")
@@ -145,7 +146,7 @@ export async function segmentUsers(db: D1Database, panelId: string, id: string):
 }
 
 /** Deletes the segment, its members and its log; false when there was none. */
-export async function deleteSegment(db: D1Database, panelId: string, id: string): Promise<boolean> {
+export async function deleteSegment(db: ShardDb, panelId: string, id: string): Promise<boolean> {
   const [, , , deleted] = await db.batch([
     db.prepare("DELETE FROM journey_list_entries WHERE panel_id = ? AND segment_id = ?").bind(panelId, id),
     db.prepare("DELETE FROM segment_members WHERE segment_id = ? AND panel_id = ?").bind(id, panelId),
@@ -156,7 +157,7 @@ export async function deleteSegment(db: D1Database, panelId: string, id: string)
 }
 
 /** How many of the panel's contacts match (a compiled `scan`). */
-export async function countMatching(db: D1Database, panelId: string, compiled: CompiledSegment): Promise<number> {
+export async function countMatching(db: ShardDb, panelId: string, compiled: CompiledSegment): Promise<number> {
   const row = await db
     .prepare(`SELECT COUNT(*) AS n FROM contacts c WHERE c.panel_id = ?1 AND ${compiled.where}`)
     .bind(panelId, compiled.values)
@@ -164,13 +165,13 @@ export async function countMatching(db: D1Database, panelId: string, compiled: C
   return row!.n;
 }
 
-export async function memberCount(db: D1Database, segmentId: string): Promise<number> {
+export async function memberCount(db: ShardDb, segmentId: string): Promise<number> {
   const row = await db.prepare("SELECT COUNT(*) AS n FROM segment_members WHERE segment_id = ?").bind(segmentId).first<{ n: number }>();
   return row!.n;
 }
 
 /** A page of the segment's members, by contact id after `afterId`. */
-export async function segmentMembersPage(db: D1Database, panelId: string, segmentId: string, afterId: number, limit: number): Promise<KeyedContact[]> {
+export async function segmentMembersPage(db: ShardDb, panelId: string, segmentId: string, afterId: number, limit: number): Promise<KeyedContact[]> {
   const { results } = await db
     .prepare(
       `SELECT c.id, c.pk_value, c.attrs FROM segment_members m JOIN contacts c ON c.id = m.contact_id
@@ -199,7 +200,7 @@ function scopeSql(scope: MemberScope, column: string): { sql: string; binds: unk
  * INDEXED): the planner would otherwise walk the panel's key index, every contact of the panel.
  */
 export function refreshMembersStatements(
-  db: D1Database,
+  db: ShardDb,
   segment: Pick<Segment, "id" | "panelId" | "version">,
   compiled: CompiledSegment,
   scope: MemberScope,
@@ -269,7 +270,7 @@ export function refreshManyStatements(
 }
 
 /** The last contact id of the page of `limit` contacts after `afterId`; null when there are none. */
-export async function contactPageEnd(db: D1Database, panelId: string, afterId: number, limit: number): Promise<number | null> {
+export async function contactPageEnd(db: ShardDb, panelId: string, afterId: number, limit: number): Promise<number | null> {
   const row = await db
     .prepare("SELECT MAX(id) AS upto FROM (SELECT id FROM contacts WHERE panel_id = ? AND id > ? ORDER BY id LIMIT ?)")
     .bind(panelId, afterId, limit)
@@ -278,7 +279,7 @@ export async function contactPageEnd(db: D1Database, panelId: string, afterId: n
 }
 
 /** Moves a build on from `from` (null: done, unless a rebuild was asked for meanwhile). False when another pass or an edit moved it. */
-export function buildCursorStatement(db: D1Database, segment: Pick<Segment, "id" | "version">, from: number, next: number | null, now: number): D1PreparedStatement {
+export function buildCursorStatement(db: ShardDb, segment: Pick<Segment, "id" | "version">, from: number, next: number | null, now: number): D1PreparedStatement {
   return db
     .prepare(
       `UPDATE segments SET build_cursor = CASE WHEN ?3 IS NULL AND rebuild_due = 1 THEN 0 ELSE ?3 END,
@@ -289,7 +290,7 @@ export function buildCursorStatement(db: D1Database, segment: Pick<Segment, "id"
 }
 
 /** Segments with a build under way, least recently moved first (a system scan across panels). */
-export async function segmentsToBuild(db: D1Database, limit: number): Promise<Segment[]> {
+export async function segmentsToBuild(db: ShardDb, limit: number): Promise<Segment[]> {
   const { results } = await db
     .prepare(`SELECT ${COLUMNS} FROM segments WHERE build_cursor IS NOT NULL ORDER BY updated_at LIMIT ?`)
     .bind(limit)
@@ -298,7 +299,7 @@ export async function segmentsToBuild(db: D1Database, limit: number): Promise<Se
 }
 
 /** After a bulk upload: the panel's segments that read attributes or lists are built again. */
-export async function rebuildSegments(db: D1Database, panelId: string, now: number): Promise<void> {
+export async function rebuildSegments(db: ShardDb, panelId: string, now: number): Promise<void> {
   await db
     .prepare(
       `UPDATE segments SET build_cursor = COALESCE(build_cursor, 0), rebuild_due = CASE WHEN build_cursor IS NULL THEN 0 ELSE 1 END, updated_at = ?
@@ -309,7 +310,7 @@ export async function rebuildSegments(db: D1Database, panelId: string, now: numb
 }
 
 /** Segments whose windows slide, not re-checked since `before` (a system scan across panels). */
-export async function slidingSegmentsDue(db: D1Database, before: number, limit: number): Promise<Segment[]> {
+export async function slidingSegmentsDue(db: ShardDb, before: number, limit: number): Promise<Segment[]> {
   const { results } = await db
     .prepare(`SELECT ${COLUMNS} FROM segments WHERE slides = 1 AND build_cursor IS NULL AND checked_at < ? ORDER BY checked_at LIMIT ?`)
     .bind(before, limit)
@@ -317,12 +318,12 @@ export async function slidingSegmentsDue(db: D1Database, before: number, limit: 
   return results.map(fromRow);
 }
 
-export function checkedAtStatement(db: D1Database, segment: Pick<Segment, "id" | "version">, now: number): D1PreparedStatement {
+export function checkedAtStatement(db: ShardDb, segment: Pick<Segment, "id" | "version">, now: number): D1PreparedStatement {
   return db.prepare("UPDATE segments SET checked_at = ? WHERE id = ? AND version = ?").bind(now, segment.id, segment.version);
 }
 
 /** Entries and exits per day (UTC) over the last `days` days, oldest first. */
-export async function segmentHistory(db: D1Database, panelId: string, segmentId: string, since: number): Promise<Array<{ day: string; entered: number; exited: number }>> {
+export async function segmentHistory(db: ShardDb, panelId: string, segmentId: string, since: number): Promise<Array<{ day: string; entered: number; exited: number }>> {
   const { results } = await db
     .prepare(
       `SELECT date(at / 1000, 'unixepoch') AS day, SUM(change = 'enter') AS entered, SUM(change = 'exit') AS exited

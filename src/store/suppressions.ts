@@ -1,8 +1,9 @@
+import type { ShardDb } from "./shards";
 export type SuppressionReason = "unsubscribe" | "hard_bounce";
 
 /** Stops campaign email to the address in this panel; the first reason recorded stays. */
 export async function suppressAddress(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   address: string,
   reason: SuppressionReason,
@@ -22,7 +23,7 @@ export async function suppressAddress(
  * Whether email to the address is stopped in this panel (unsubscribed or hard-bounced). Campaign
  * sends ask the same in their recipients query (store/campaigns.ts), for a whole batch at once.
  */
-export async function isAddressSuppressed(db: D1Database, panelId: string, address: string): Promise<boolean> {
+export async function isAddressSuppressed(db: ShardDb, panelId: string, address: string): Promise<boolean> {
   const row = await db.prepare("SELECT 1 AS x FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panelId, address.toLowerCase()).first();
   return row !== null;
 }

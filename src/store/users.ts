@@ -1,4 +1,4 @@
-import type { Attribute } from "./attributes";
+import type { ControlDb } from "./shards";
 import { PANEL_COLUMNS, panelFromRow, type Panel } from "./panels";
 import { isUniqueViolation } from "./sql";
 
@@ -34,7 +34,7 @@ function userFromRow(row: UserRow): User {
 }
 
 /** Returns false when the panel already has a user with this email. */
-export async function insertUser(db: D1Database, user: User, keyHash: string): Promise<boolean> {
+export async function insertUser(db: ControlDb, user: User, keyHash: string): Promise<boolean> {
   try {
     await db
       .prepare(`INSERT INTO users (${USER_COLUMNS}, api_key_hash, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -47,7 +47,7 @@ export async function insertUser(db: D1Database, user: User, keyHash: string): P
   }
 }
 
-export async function listUsers(db: D1Database, panelId: string): Promise<User[]> {
+export async function listUsers(db: ControlDb, panelId: string): Promise<User[]> {
   const { results } = await db
     .prepare(`SELECT ${USER_COLUMNS} FROM users WHERE panel_id = ? ORDER BY created_at`)
     .bind(panelId)
@@ -55,7 +55,7 @@ export async function listUsers(db: D1Database, panelId: string): Promise<User[]
   return results.map(userFromRow);
 }
 
-export async function getUser(db: D1Database, panelId: string, userId: string): Promise<User | null> {
+export async function getUser(db: ControlDb, panelId: string, userId: string): Promise<User | null> {
   const row = await db
     .prepare(`SELECT ${USER_COLUMNS} FROM users WHERE panel_id = ? AND id = ?`)
     .bind(panelId, userId)
@@ -64,7 +64,7 @@ export async function getUser(db: D1Database, panelId: string, userId: string): 
 }
 
 /** Replaces the user's key hash; the old key stops working at once. */
-export async function replaceKeyHash(db: D1Database, panelId: string, userId: string, keyHash: string, now: number): Promise<boolean> {
+export async function replaceKeyHash(db: ControlDb, panelId: string, userId: string, keyHash: string, now: number): Promise<boolean> {
   const result = await db
     .prepare("UPDATE users SET api_key_hash = ?, updated_at = ? WHERE panel_id = ? AND id = ?")
     .bind(keyHash, now, panelId, userId)
@@ -72,7 +72,7 @@ export async function replaceKeyHash(db: D1Database, panelId: string, userId: st
   return result.meta.changes > 0;
 }
 
-export async function setUserDisabled(db: D1Database, panelId: string, userId: string, disabled: boolean, now: number): Promise<User | null> {
+export async function setUserDisabled(db: ControlDb, panelId: string, userId: string, disabled: boolean, now: number): Promise<User | null> {
   const row = await db
     .prepare(`UPDATE users SET disabled = ?, updated_at = ? WHERE panel_id = ? AND id = ? RETURNING ${USER_COLUMNS}`)
     .bind(disabled ? 1 : 0, now, panelId, userId)
@@ -84,28 +84,16 @@ export interface KeyOwner {
   panel: Panel;
   userDisabled: boolean;
   keyHash: string;
-  /** The panel's attribute schema, read in the same round trip since nearly every call needs it. */
-  attributes: Attribute[];
 }
 
 const OWNER_COLUMNS = PANEL_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ");
 
-/** Finds the panel and user an API key hash belongs to, with the panel's attribute schema. */
-export async function findKeyOwner(db: D1Database, keyHash: string): Promise<KeyOwner | null> {
-  const [owners, attributes] = await db.batch([
-    db
-      .prepare(`SELECT ${OWNER_COLUMNS}, u.disabled AS user_disabled, u.api_key_hash FROM users u JOIN panels p ON p.id = u.panel_id WHERE u.api_key_hash = ?`)
-      .bind(keyHash),
-    db
-      .prepare("SELECT a.name, a.type FROM users u JOIN attributes a ON a.panel_id = u.panel_id WHERE u.api_key_hash = ?")
-      .bind(keyHash),
-  ]);
-  const row = owners!.results[0] as (Parameters<typeof panelFromRow>[0] & { user_disabled: number; api_key_hash: string }) | undefined;
+/** Finds the panel and user an API key hash belongs to (the panel's schema is on its shard). */
+export async function findKeyOwner(db: ControlDb, keyHash: string): Promise<KeyOwner | null> {
+  const row = await db
+    .prepare(`SELECT ${OWNER_COLUMNS}, u.disabled AS user_disabled, u.api_key_hash FROM users u JOIN panels p ON p.id = u.panel_id WHERE u.api_key_hash = ?`)
+    .bind(keyHash)
+    .first<Parameters<typeof panelFromRow>[0] & { user_disabled: number; api_key_hash: string }>();
   if (!row) return null;
-  return {
-    panel: panelFromRow(row),
-    userDisabled: row.user_disabled === 1,
-    keyHash: row.api_key_hash,
-    attributes: attributes!.results as Attribute[],
-  };
+  return { panel: panelFromRow(row), userDisabled: row.user_disabled === 1, keyHash: row.api_key_hash };
 }

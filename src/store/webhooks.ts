@@ -1,3 +1,5 @@
+import type { ShardDb } from "./shards";
+import type { Panel } from "./panels";
 import type { AlertFrequency } from "../domain/webhooks/alerts";
 import type { PayloadVersion } from "../domain/webhooks/payload";
 
@@ -89,32 +91,27 @@ function rowValues(webhook: Webhook): unknown[] {
   ];
 }
 
-export async function insertWebhook(db: D1Database, webhook: Webhook): Promise<void> {
+export async function insertWebhook(db: ShardDb, webhook: Webhook): Promise<void> {
   await db
     .prepare(`INSERT INTO webhooks (${WEBHOOK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     .bind(...rowValues(webhook))
     .run();
 }
 
-export async function getWebhook(db: D1Database, panelId: string, id: string): Promise<Webhook | null> {
+export async function getWebhook(db: ShardDb, panelId: string, id: string): Promise<Webhook | null> {
   const row = await db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE panel_id = ? AND id = ?`).bind(panelId, id).first<WebhookRow>();
   return row ? webhookFromRow(row) : null;
 }
 
-export async function listWebhooks(db: D1Database, panelId: string): Promise<Webhook[]> {
+export async function listWebhooks(db: ShardDb, panelId: string): Promise<Webhook[]> {
   const { results } = await db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE panel_id = ? ORDER BY created_at, id`).bind(panelId).all<WebhookRow>();
   return results.map(webhookFromRow);
 }
 
-export async function getWebhookWithPanel(db: D1Database, panelId: string, id: string): Promise<WebhookWithPanel | null> {
-  const row = await db
-    .prepare(
-      `SELECT ${WEBHOOK_COLUMNS.split(", ").map((c) => `w.${c}`).join(", ")}, p.name AS panel_name, p.timezone AS panel_timezone, p.primary_key AS panel_primary_key
-       FROM webhooks w JOIN panels p ON p.id = w.panel_id WHERE w.panel_id = ? AND w.id = ?`,
-    )
-    .bind(panelId, id)
-    .first<WebhookRow & { panel_name: string; panel_timezone: string; panel_primary_key: string }>();
-  return row ? { ...webhookFromRow(row), panelName: row.panel_name, panelTimeZone: row.panel_timezone, panelPrimaryKey: row.panel_primary_key } : null;
+/** The webhook with what its payloads say of its panel (read from the directory by the caller). */
+export async function getWebhookWithPanel(db: ShardDb, panel: Panel, id: string): Promise<WebhookWithPanel | null> {
+  const webhook = await getWebhook(db, panel.id, id);
+  return webhook ? { ...webhook, panelName: panel.name, panelTimeZone: panel.timezone, panelPrimaryKey: panel.primaryKey } : null;
 }
 
 /**
@@ -122,7 +119,7 @@ export async function getWebhookWithPanel(db: D1Database, panelId: string, id: s
  * that a new URL makes it `configured` again (it must pass its test). Deciding that in SQL,
  * from the stored URL, keeps a disable that landed after the caller's read.
  */
-export async function replaceWebhookConfig(db: D1Database, webhook: Webhook): Promise<Webhook | null> {
+export async function replaceWebhookConfig(db: ShardDb, webhook: Webhook): Promise<Webhook | null> {
   const row = await db
     .prepare(
       `UPDATE webhooks SET
@@ -139,7 +136,7 @@ export async function replaceWebhookConfig(db: D1Database, webhook: Webhook): Pr
   return row ? webhookFromRow(row) : null;
 }
 
-export async function deleteWebhook(db: D1Database, panelId: string, id: string): Promise<boolean> {
+export async function deleteWebhook(db: ShardDb, panelId: string, id: string): Promise<boolean> {
   const result = await db.prepare("DELETE FROM webhooks WHERE panel_id = ? AND id = ?").bind(panelId, id).run();
   return result.meta.changes > 0;
 }
@@ -149,7 +146,7 @@ export async function deleteWebhook(db: D1Database, panelId: string, id: string)
  * it is afterwards (null when it does not exist).
  */
 export async function setWebhookState(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   id: string,
   change: { state: WebhookState; reason: string | null; from: readonly WebhookState[] },

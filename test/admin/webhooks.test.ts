@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getWebhook, setWebhookState } from "../../src/store/webhooks";
-import { admin, call, createPanel, receiver } from "../support/helpers";
+import { admin, call, createPanel, receiver, panelData } from "../support/helpers";
 import { createWebhook, eventObject, queue, range } from "../support/webhooks";
 
 const secret = `whsec_${btoa("0123456789abcdef0123456789abcdef")}`;
@@ -51,7 +51,7 @@ describe("webhook configuration", () => {
       expect(JSON.stringify(answer.body)).not.toContain("hunter2");
       expect(JSON.stringify(answer.body)).not.toContain(secret);
     }
-    const stored = await getWebhook(env.DB, panel.id, id);
+    const stored = await getWebhook(panelData, panel.id, id);
     expect(stored).not.toBeNull();
     expect(JSON.stringify(stored)).not.toContain("hunter2");
     expect(JSON.stringify(stored)).not.toContain(secret.slice(6));
@@ -91,7 +91,7 @@ describe("webhook configuration", () => {
   it("a PATCH that keeps the URL leaves a disable in place; the same URL again is no change", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel);
-    await setWebhookState(env.DB, panel.id, hook.id, { state: "disabled", reason: "HTTP 500", from: ["configured", "operational"] }, 1);
+    await setWebhookState(panelData, panel.id, hook.id, { state: "disabled", reason: "HTTP 500", from: ["configured", "operational"] }, 1);
     const relabelled = await admin("PATCH", hook.path, { label: "Renamed" });
     expect(relabelled.body).toMatchObject({ label: "Renamed", state: "disabled", disabled_reason: "HTTP 500" });
     const sameUrl = await admin("PATCH", hook.path, { url: relabelled.body.url });

@@ -1,7 +1,6 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { contactEvents, defineActivity, eventCount, fullSnapshot, pipelineSettled, postBatch, profileEvents } from "../support/activity";
-import { contactsOf, createPanel, type TestPanel } from "../support/helpers";
+import { contactsOf, createPanel, type TestPanel, panelData } from "../support/helpers";
 
 let panel: TestPanel;
 let viewId: string;
@@ -38,7 +37,7 @@ describe("batch endpoint", () => {
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({ accepted: 1000, rejected: 0 });
     expect(await eventCount(panel.id)).toBe(1000);
-    const recorded = await env.DB.prepare("SELECT COUNT(DISTINCT batch_id) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<{ n: number }>();
+    const recorded = await panelData.prepare("SELECT COUNT(DISTINCT batch_id) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<{ n: number }>();
     expect(recorded!.n).toBeGreaterThan(1);
     const last = (await contactEvents(panel, "r999@example.com")).body.events[0];
     expect(last.params.text).toBe(`999:${text}`);
@@ -63,7 +62,7 @@ describe("batch endpoint", () => {
       { index: 5, field: "identity", message: expect.any(String) },
     ]);
     await pipelineSettled(panel.id);
-    const stored = await env.DB.prepare("SELECT identity FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ identity: string }>();
+    const stored = await panelData.prepare("SELECT identity FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ identity: string }>();
     expect(stored.results.map((r) => r.identity)).toEqual(["ok1@example.com", "ok2@example.com"]);
     expect((await contactEvents(panel, "bad@example.com")).status).toBe(404);
   });
@@ -107,7 +106,7 @@ describe("batch endpoint", () => {
     expect(await eventCount(panel.id)).toBe(1000);
     expect(await contactsOf(panel.id)).toHaveLength(200);
     // Every uniqueid was seen with an identity, so no event is left anonymous.
-    const anonymous = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND contact_id IS NULL").bind(panel.id).first<{ n: number }>();
+    const anonymous = await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND contact_id IS NULL").bind(panel.id).first<{ n: number }>();
     expect(anonymous!.n).toBe(0);
   });
 
@@ -120,7 +119,7 @@ describe("batch endpoint", () => {
     expect(retry.status).toBe(200);
     expect(retry.body).toMatchObject({ accepted: 2, duplicates: 2 });
     expect(await eventCount(panel.id)).toBe(2);
-    const guids = await env.DB.prepare("SELECT guid FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ guid: string }>();
+    const guids = await panelData.prepare("SELECT guid FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ guid: string }>();
     expect(guids.results.map((r) => r.guid)).toEqual(["import-2024-01-31:0", "own-guid"]);
 
     const repeatedInside = await postBatch(panel.clientId, [view("c@example.com", { guid: "twice" }), view("c@example.com", { guid: "twice" })]);

@@ -1,8 +1,7 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { insertActivity } from "../../src/store/activities";
 import { contactEvents, defineActivity, eventCount, fullSnapshot, postUpload, profileEvents, storedEvents } from "../support/activity";
-import { createPanel, type TestPanel } from "../support/helpers";
+import { createPanel, type TestPanel, panelData } from "../support/helpers";
 
 // Activity API v2 (CONTRACT 8): POST /v1/activity/upload, the key as a Bearer header or the
 // apikey query, a JSON array of events naming their activity, answered as the batch endpoint.
@@ -101,7 +100,7 @@ describe("activity upload: accepted", () => {
 
   it("accepts an activity defined after the isolate cached the panel's definitions", async () => {
     expect((await postUpload(panel.apiKey, [cart()])).status).toBe(200);
-    await insertActivity(env.DB, panel.id, "wishlist", { prid: "string" }, Date.now());
+    await insertActivity(panelData, panel.id, "wishlist", { prid: "string" }, Date.now());
     const result = await postUpload(panel.apiKey, [{ activity_name: "wishlist", identity: "9155892115", activity_params: { prid: "x" } }]);
     expect(result.status).toBe(200);
   });

@@ -1,8 +1,7 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { insertActivity } from "../../src/store/activities";
 import { contactEvents, defineActivity, eventCount, fullSnapshot, pipelineSettled, postActivity, postBatch, profileEvents } from "../support/activity";
-import { admin, apiFor, call, contactsOf, createPanel, type TestPanel } from "../support/helpers";
+import { admin, apiFor, call, contactsOf, createPanel, type TestPanel, panelData } from "../support/helpers";
 
 let panel: TestPanel;
 let cartId: string;
@@ -190,7 +189,7 @@ describe("single activity: accepted shapes", () => {
   it("accepts an activity defined after the isolate cached the panel's definitions", async () => {
     expect((await postActivity(panel.clientId, cartEvent())).status).toBe(200);
     // Written straight to D1, as another isolate's admin call would: this isolate's cache is not told.
-    const later = await insertActivity(env.DB, panel.id, "wishlist", { prid: "integer" }, Date.now());
+    const later = await insertActivity(panelData, panel.id, "wishlist", { prid: "integer" }, Date.now());
     const posted = await postActivity(panel.clientId, { activityid: String(later!.id), identity: "ada@example.com", activity_params: { "i^prid": 7 } });
     expect(posted.status).toBe(200);
   });
@@ -369,7 +368,7 @@ describe("anonymous history joins the contact", () => {
     await postActivity(panel.clientId, cartEvent({ uniqueid: "shared-id" }));
     expect((await contactEvents(panel, "ada@example.com")).body.events).toHaveLength(1);
     expect((await profileEvents(other, "shared-id")).body.events).toHaveLength(1);
-    const stillAnonymous = await env.DB.prepare("SELECT contact_id FROM events WHERE panel_id = ?").bind(other.id).first<{ contact_id: number | null }>();
+    const stillAnonymous = await panelData.prepare("SELECT contact_id FROM events WHERE panel_id = ?").bind(other.id).first<{ contact_id: number | null }>();
     expect(stillAnonymous!.contact_id).toBeNull();
   });
 });

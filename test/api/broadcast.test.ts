@@ -4,7 +4,7 @@ import { MAX_UNZIPPED_BYTES } from "../../src/services/broadcasts/contacts-sourc
 import { describe, expect, it } from "vitest";
 import { md5Hex } from "../../src/services/broadcasts/contacts-source";
 import { getCampaign } from "../../src/store/campaigns";
-import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, type TestPanel } from "../support/helpers";
+import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, type TestPanel, panelData } from "../support/helpers";
 import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn, waitForImport } from "../support/broadcasts";
 
 /** The zip with every entry's uncompressed size (local header and central directory) rewritten to `size`. */
@@ -103,7 +103,7 @@ describe("4.10 upload_contact_and_publish: success", () => {
     const html = "<html><body><h1>From a file</h1></body></html>";
     const response = await publish(panel, await broadcastData({ source_code: undefined, source_file: await host("body.html", html, "text/html") }));
     expect(response.body.success).toBe(true);
-    const stored = await getCampaign(env.DB, panel.id, response.body.CampaignID);
+    const stored = await getCampaign(panelData, panel.id, response.body.CampaignID);
     expect(await (await env.FILES.get(stored!.bodyKey))!.text()).toBe(html);
   });
 
@@ -195,7 +195,7 @@ describe("4.10 schedule_date", () => {
     const kolkata = await createPanel({ timezone: "Asia/Kolkata" });
     const ok = await publish(kolkata, await broadcastData({ schedule_date: scheduleIn(100, "Asia/Kolkata") }));
     expect(ok.body.success).toBe(true);
-    const stored = await getCampaign(env.DB, kolkata.id, ok.body.CampaignID);
+    const stored = await getCampaign(panelData, kolkata.id, ok.body.CampaignID);
     expect(Math.abs(stored!.sendAt - (Date.now() + 100 * 60_000))).toBeLessThan(5 * 60_000);
 
     await expectRefused(await createPanel({ timezone: "Asia/Kolkata" }), await broadcastData({ schedule_date: scheduleIn(100, "Pacific/Honolulu") }), /at least 90 minutes ahead \(in the panel's time zone Asia\/Kolkata\)/);

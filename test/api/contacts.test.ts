@@ -1,7 +1,6 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { getContactByKey } from "../../src/store/contacts";
-import { admin, apiFor, call, contactsOf, countRows, createPanel, envelope, panelSnapshot, type Style, type TestPanel } from "../support/helpers";
+import { admin, apiFor, call, contactsOf, countRows, createPanel, envelope, panelSnapshot, type Style, type TestPanel, panelData } from "../support/helpers";
 
 let panel: TestPanel;
 let api: ReturnType<typeof apiFor>;
@@ -352,6 +351,6 @@ describe("a contact stored through one request shape reads back through another"
   it("JSON body with data as a string", async () => {
     const added = await envelope({ type: "contact", activity: "add", apikey: panel.apiKey, data: JSON.stringify({ EMAIL: "js@example.com" }) }, "json");
     expect(added.status).toBe(200);
-    expect(await getContactByKey(env.DB, panel.id, "js@example.com")).toMatchObject({ attributes: { EMAIL: "js@example.com" } });
+    expect(await getContactByKey(panelData, panel.id, "js@example.com")).toMatchObject({ attributes: { EMAIL: "js@example.com" } });
   });
 });

@@ -1,7 +1,6 @@
-import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { listLists } from "../../src/store/lists";
-import { apiFor, contactsOf, createPanel, panelSnapshot, type TestPanel } from "../support/helpers";
+import { apiFor, contactsOf, createPanel, panelSnapshot, type TestPanel, panelData } from "../support/helpers";
 
 let panel: TestPanel;
 let api: ReturnType<typeof apiFor>;
@@ -46,7 +45,7 @@ describe("lists add (4.6)", () => {
     const created = await api("lists", "add", params);
     expect(created.status).toBe(400);
     expect(created.body.errors[0].field).toBe("listname");
-    expect(await listLists(env.DB, panel.id)).toEqual([]);
+    expect(await listLists(panelData, panel.id)).toEqual([]);
   });
 });
 

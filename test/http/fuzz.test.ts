@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ADMIN_ROUTES } from "../../src/admin";
 import { OPERATIONS } from "../../src/api/registry";
 import { defineActivity } from "../support/activity";
-import { apiFor, createPanel, type TestPanel } from "../support/helpers";
+import { apiFor, createPanel, type TestPanel, panelData } from "../support/helpers";
 import { createWebhook } from "../support/webhooks";
 
 /**
@@ -193,13 +193,21 @@ function adminRequest(rnd: Random, route: (typeof ADMIN_ROUTES)[number], fixture
 
 /** Every table that holds the panel's data, read whole: the same digest means nothing changed. */
 async function digest(panelId: string): Promise<string> {
-  const { results } = await env.DB.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '%panel_id%' ORDER BY name").all<{ name: string }>();
-  const tables = results.map((r) => r.name).filter((name) => /^[a-z_0-9]+$/.test(name));
-  const reads = await env.DB.batch([
-    env.DB.prepare("SELECT * FROM panels WHERE id = ?").bind(panelId),
-    env.DB.prepare("SELECT COUNT(*) AS n FROM panels"),
-    ...tables.map((table) => env.DB.prepare(`SELECT * FROM ${table} WHERE panel_id = ?`).bind(panelId)),
-  ]);
+  const tablesOf = async (db: D1Database) =>
+    (await db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '%panel_id%' ORDER BY name").all<{ name: string }>()).results
+      .map((r) => r.name)
+      .filter((name) => /^[a-z_0-9]+$/.test(name));
+  // The control database's rows of the panel (users, roles), then its shard's.
+  const shardTables = new Set(await tablesOf(panelData));
+  const controlTables = (await tablesOf(env.DB)).filter((name) => !shardTables.has(name));
+  const reads = [
+    ...(await env.DB.batch([
+      env.DB.prepare("SELECT * FROM panels WHERE id = ?").bind(panelId),
+      env.DB.prepare("SELECT COUNT(*) AS n FROM panels"),
+      ...controlTables.map((table) => env.DB.prepare(`SELECT * FROM ${table} WHERE panel_id = ?`).bind(panelId)),
+    ])),
+    ...(await panelData.batch([...shardTables].map((table) => panelData.prepare(`SELECT * FROM ${table} WHERE panel_id = ?`).bind(panelId)))),
+  ];
   // Rows in a fixed order whatever the table's keys.
   const text = JSON.stringify(reads.map((r) => r.results.map((row) => JSON.stringify(row)).sort()));
   const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));

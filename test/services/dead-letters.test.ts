@@ -6,7 +6,7 @@ import { newImportJob } from "../../src/services/imports";
 import { MAX_REDRIVES } from "../../src/services/pipeline/redrive";
 import { appendEventBatches } from "../../src/store/event-batches";
 import { getImportJob, insertImportJob } from "../../src/store/imports";
-import { admin, createPanel } from "../support/helpers";
+import { admin, createPanel, panelData } from "../support/helpers";
 
 /** A queue that remembers what was sent to it, with the delay asked for. */
 function spyQueue() {
@@ -50,12 +50,12 @@ describe("the dead-letter queue's consumer", () => {
     const panel = await createPanel();
     await env.FILES.put(`test/${panel.id}/dead.csv`, "EMAIL\nx@example.com\n");
     const job = newImportJob({ panelId: panel.id, sources: [{ key: `test/${panel.id}/dead.csv` }] });
-    await insertImportJob(env.DB, job);
+    await insertImportJob(panelData, job);
     const spied = spiedEnv();
     const body = { type: "import", panelId: panel.id, jobId: job.id };
     expect((await deadLetter(spied.env, body)).explicitAcks).toHaveLength(1);
     expect(spied.imports.map((m) => m.body)).toEqual([body]);
-    expect(await getImportJob(env.DB, panel.id, job.id)).toMatchObject({ attempts: 1, lastError: expect.stringMatching(/gave up on the job's message/) });
+    expect(await getImportJob(panelData, panel.id, job.id)).toMatchObject({ attempts: 1, lastError: expect.stringMatching(/gave up on the job's message/) });
     expect(await lettersOf(panel.id)).toEqual([
       expect.objectContaining({ queue: "apiv2-dlq-default", kind: "imports", action: "attempt 1: nudged", message: JSON.stringify(body), attempts: 1 }),
     ]);
@@ -65,13 +65,13 @@ describe("the dead-letter queue's consumer", () => {
     const panel = await createPanel();
     const now = Date.now();
     const event = (guid: string) => ({ channel: "custom_activity" as const, name: "signup", identity: `${guid}@example.com`, occurredAt: now, guid, claimed: true });
-    const fresh = (await appendEventBatches(env.DB, panel.id, [event("fresh")], now)).batchIds[0]!;
-    const worn = (await appendEventBatches(env.DB, panel.id, [event("worn")], now)).batchIds[0]!;
-    await env.DB.prepare("UPDATE event_batches SET redrives = ? WHERE id = ?").bind(MAX_REDRIVES, worn).run();
+    const fresh = (await appendEventBatches(panelData, panel.id, [event("fresh")], now)).batchIds[0]!;
+    const worn = (await appendEventBatches(panelData, panel.id, [event("worn")], now)).batchIds[0]!;
+    await panelData.prepare("UPDATE event_batches SET redrives = ? WHERE id = ?").bind(MAX_REDRIVES, worn).run();
     const spied = spiedEnv();
     await deadLetter(spied.env, { panel: panel.id, batches: [fresh, worn] });
     expect(spied.events.map((m) => m.body)).toEqual([{ panel: panel.id, batches: [fresh] }]);
-    const states = await env.DB.prepare("SELECT id, state, redrives FROM event_batches WHERE panel_id = ? ORDER BY id").bind(panel.id).all();
+    const states = await panelData.prepare("SELECT id, state, redrives FROM event_batches WHERE panel_id = ? ORDER BY id").bind(panel.id).all();
     expect(states.results).toEqual([
       { id: fresh, state: "pending", redrives: 1 },
       { id: worn, state: "failed", redrives: MAX_REDRIVES + 1 },
@@ -82,9 +82,9 @@ describe("the dead-letter queue's consumer", () => {
   it("nudges a campaign batch again after a pause while the campaign sends, and journey work after a pause", async () => {
     const panel = await createPanel();
     const now = Date.now();
-    await env.DB.batch([
-      env.DB.prepare("INSERT INTO lists (panel_id, name, name_key, description, created_at, updated_at) VALUES (?, 'Dead', 'dead', '', 0, 0)").bind(panel.id),
-      env.DB.prepare(
+    await panelData.batch([
+      panelData.prepare("INSERT INTO lists (panel_id, name, name_key, description, created_at, updated_at) VALUES (?, 'Dead', 'dead', '', 0, 0)").bind(panel.id),
+      panelData.prepare(
         `INSERT INTO campaigns (id, panel_id, list_id, name, subject, sender_name, sender_email, tags, schedule_local, send_at, body_key, status, request_id, created_at, updated_at)
          SELECT ?1, ?2, id, 'C', 'S', 'Shop', 'shop@example.com', '[]', '', ?3, 'none', 'sending', 'r', ?3, ?3 FROM lists WHERE panel_id = ?2`,
       ).bind(`cmp_${panel.id}`, panel.id, now),

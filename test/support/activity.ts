@@ -1,6 +1,5 @@
-import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { admin, call, panelSnapshot, type TestPanel } from "./helpers";
+import { admin, call, panelSnapshot, type TestPanel, panelData } from "./helpers";
 
 /** Defines an activity in the panel through the admin API; returns its activityid. */
 export async function defineActivity(panel: TestPanel, name: string, params: Record<string, string> = {}): Promise<string> {
@@ -57,11 +56,11 @@ export async function profileEvents(panel: TestPanel, uniqueid: string, query = 
  */
 export async function fullSnapshot(panelId: string): Promise<string> {
   await pipelineSettled(panelId);
-  const [batches, claims, events, profiles] = await env.DB.batch([
-    env.DB.prepare("SELECT id, events FROM event_batches WHERE panel_id = ? ORDER BY id").bind(panelId),
-    env.DB.prepare("SELECT guid, batch_id FROM event_guids WHERE panel_id = ? ORDER BY guid").bind(panelId),
-    env.DB.prepare("SELECT guid, contact_id FROM events WHERE panel_id = ? ORDER BY id").bind(panelId),
-    env.DB.prepare("SELECT uniqueid, contact_id FROM anon_profiles WHERE panel_id = ? ORDER BY uniqueid").bind(panelId),
+  const [batches, claims, events, profiles] = await panelData.batch([
+    panelData.prepare("SELECT id, events FROM event_batches WHERE panel_id = ? ORDER BY id").bind(panelId),
+    panelData.prepare("SELECT guid, batch_id FROM event_guids WHERE panel_id = ? ORDER BY guid").bind(panelId),
+    panelData.prepare("SELECT guid, contact_id FROM events WHERE panel_id = ? ORDER BY id").bind(panelId),
+    panelData.prepare("SELECT uniqueid, contact_id FROM anon_profiles WHERE panel_id = ? ORDER BY uniqueid").bind(panelId),
   ]);
   return JSON.stringify([await panelSnapshot(panelId), batches!.results, claims!.results, events!.results, profiles!.results]);
 }
@@ -69,7 +68,7 @@ export async function fullSnapshot(panelId: string): Promise<string> {
 /** The panel's stored events as rows, oldest first, once the pipeline took them in. */
 export async function storedEvents(panelId: string) {
   await pipelineSettled(panelId);
-  const { results } = await env.DB.prepare("SELECT name, identity, uniqueid, source, params, asset_id, occurred_at FROM events WHERE panel_id = ? ORDER BY id")
+  const { results } = await panelData.prepare("SELECT name, identity, uniqueid, source, params, asset_id, occurred_at FROM events WHERE panel_id = ? ORDER BY id")
     .bind(panelId)
     .all<{ name: string; identity: string | null; uniqueid: string | null; source: string | null; params: string; asset_id: string | null; occurred_at: number }>();
   return results.map((row) => ({ ...row, params: JSON.parse(row.params) as Record<string, unknown> }));
@@ -78,7 +77,7 @@ export async function storedEvents(panelId: string) {
 /** The panel's stored events, once the pipeline took in what was recorded. */
 export async function eventCount(panelId: string): Promise<number> {
   await pipelineSettled(panelId);
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panelId).first<{ n: number }>();
+  const row = await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panelId).first<{ n: number }>();
   return row!.n;
 }
 
@@ -99,7 +98,7 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
  */
 export async function pipelineSettled(panelId: string, timeoutMs?: number): Promise<void> {
   await eventually(async () => {
-    const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<{ n: number }>();
+    const row = await panelData.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<{ n: number }>();
     return row!.n === 0 ? true : undefined;
   }, timeoutMs);
 }
@@ -107,7 +106,7 @@ export async function pipelineSettled(panelId: string, timeoutMs?: number): Prom
 /** Waits until the event with `guid` is a row and the pipeline is done with it. */
 export async function eventSettled(panelId: string, guid: string): Promise<void> {
   await eventually(async () => {
-    const row = await env.DB.prepare(
+    const row = await panelData.prepare(
       "SELECT (SELECT b.state FROM event_batches b WHERE b.id = e.batch_id) AS batch_state FROM events e WHERE e.panel_id = ? AND e.guid = ?",
     )
       .bind(panelId, guid)

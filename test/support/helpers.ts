@@ -1,5 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { contactsPage, type KeyedContact } from "../../src/store/contacts";
+import type { ShardDb } from "../../src/store/shards";
 
 export const BASE = "https://api.test";
 export const ADMIN_TOKEN = "test-admin-token";
@@ -27,9 +28,17 @@ export interface TestPanel {
 
 let panelCount = 0;
 
+/**
+ * The shard the panels of createPanel live on unless a test names another: the second, so that
+ * code reaching for the first shard or the control database instead of the panel's own fails.
+ */
+export const TEST_SHARD = 1;
+/** The database of TEST_SHARD, for a test's own look at a panel's rows. */
+export const panelData = env.SHARD_1 as unknown as ShardDb;
+
 /** A fresh panel with API mode on and one user whose key the test uses. */
-export async function createPanel(options: { primary_key?: string; timezone?: string; name?: string } = {}): Promise<TestPanel> {
-  const created = await admin("POST", "/panels", { name: options.name ?? `Panel ${++panelCount}`, ...options });
+export async function createPanel(options: { primary_key?: string; timezone?: string; name?: string; shard?: number } = {}): Promise<TestPanel> {
+  const created = await admin("POST", "/panels", { name: options.name ?? `Panel ${++panelCount}`, shard: TEST_SHARD, ...options });
   if (created.status !== 201) throw new Error(`panel not created: ${JSON.stringify(created.body)}`);
   await admin("PATCH", `/panels/${created.body.id}`, { api_mode: true });
   const user = await admin("POST", `/panels/${created.body.id}/users`, { email: `owner${panelCount}@example.com` });
@@ -80,22 +89,22 @@ export function apiFor(panel: TestPanel) {
 
 /** The panel's contacts (the first 1,000 by id), as the store reads them. */
 export function contactsOf(panelId: string): Promise<KeyedContact[]> {
-  return contactsPage(env.DB, panelId, 0, 1000);
+  return contactsPage(panelData, panelId, 0, 1000);
 }
 
 /** A count no store function answers (raw SQL, for a test's own question). */
 export async function countRows(sql: string, ...bindings: unknown[]): Promise<number> {
-  const row = await env.DB.prepare(sql).bind(...bindings).first<{ n: number }>();
+  const row = await panelData.prepare(sql).bind(...bindings).first<{ n: number }>();
   return row?.n ?? 0;
 }
 
 /** A snapshot of everything a panel owns, to assert that a failed call wrote nothing. */
 export async function panelSnapshot(panelId: string): Promise<string> {
-  const tables = await env.DB.batch([
-    env.DB.prepare("SELECT pk_value, attrs, updated_at FROM contacts WHERE panel_id = ? ORDER BY id").bind(panelId),
-    env.DB.prepare("SELECT id, name, description, updated_at FROM lists WHERE panel_id = ? ORDER BY id").bind(panelId),
-    env.DB.prepare("SELECT list_id, contact_id FROM list_members WHERE panel_id = ? ORDER BY list_id, contact_id").bind(panelId),
-    env.DB.prepare("SELECT name, type FROM attributes WHERE panel_id = ? ORDER BY name").bind(panelId),
+  const tables = await panelData.batch([
+    panelData.prepare("SELECT pk_value, attrs, updated_at FROM contacts WHERE panel_id = ? ORDER BY id").bind(panelId),
+    panelData.prepare("SELECT id, name, description, updated_at FROM lists WHERE panel_id = ? ORDER BY id").bind(panelId),
+    panelData.prepare("SELECT list_id, contact_id FROM list_members WHERE panel_id = ? ORDER BY list_id, contact_id").bind(panelId),
+    panelData.prepare("SELECT name, type FROM attributes WHERE panel_id = ? ORDER BY name").bind(panelId),
   ]);
   return JSON.stringify(tables.map((t) => t.results));
 }

@@ -1,7 +1,6 @@
-import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { getImportJob } from "../../src/store/imports";
-import { apiFor, receiver, type TestPanel } from "./helpers";
+import { apiFor, receiver, type TestPanel, panelData } from "./helpers";
 
 /** Puts a file on the loopback receiver; returns the URL a bulk upload's `path` names. */
 export async function hostFile(body: string | Uint8Array, contentType = "text/csv"): Promise<string> {
@@ -11,7 +10,7 @@ export async function hostFile(body: string | Uint8Array, contentType = "text/cs
 /** Waits until the job has finished everything, notifications included (the queue delivers for real); returns bulkstatus's job. */
 export async function importFinished(panel: TestPanel, jobid: string): Promise<any> {
   for (let i = 0; i < 600; i++) {
-    const job = await getImportJob(env.DB, panel.id, jobid);
+    const job = await getImportJob(panelData, panel.id, jobid);
     if (job?.phase === "done") return (await apiFor(panel)("contact", "bulkstatus", { data: jobid })).body.job;
     await scheduler.wait(50);
   }

@@ -3,7 +3,7 @@ import { expect } from "vitest";
 import { runCronTasks } from "../../src/jobs/cron";
 import { journeyTimers } from "../../src/services/journeys/timers";
 import { defineActivity, eventSettled, postActivity } from "./activity";
-import { admin, apiFor, call, type TestPanel } from "./helpers";
+import { admin, apiFor, call, type TestPanel, panelData } from "./helpers";
 import { advance, createWebhook, deliveries, drive, eventsOf } from "./webhooks";
 
 export { createWebhook, eventsOf };
@@ -81,10 +81,10 @@ export const MINUTE = 60_000;
 /** Members written straight into D1: the membership's trigger leaves the entries, and no nudge is sent. */
 export async function addMembersQuietly(panel: TestPanel, listId: number, emails: string[]): Promise<void> {
   const now = Date.now();
-  await env.DB.batch(
+  await panelData.batch(
     emails.flatMap((email) => [
-      env.DB.prepare("INSERT OR IGNORE INTO contacts (panel_id, pk_value, attrs, created_at, updated_at) VALUES (?, ?, ?, ?, ?)").bind(panel.id, email, JSON.stringify({ EMAIL: email }), now, now),
-      env.DB.prepare(
+      panelData.prepare("INSERT OR IGNORE INTO contacts (panel_id, pk_value, attrs, created_at, updated_at) VALUES (?, ?, ?, ?, ?)").bind(panel.id, email, JSON.stringify({ EMAIL: email }), now, now),
+      panelData.prepare(
         `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
          SELECT ?, id, panel_id, ? FROM contacts WHERE panel_id = ? AND pk_value = ?`,
       ).bind(listId, now, panel.id, email),

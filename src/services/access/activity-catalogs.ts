@@ -1,6 +1,8 @@
 import { activityNameKey, type ActivityDefinition, type IngestPanel } from "../../domain/activity";
 import { TtlCache } from "../../lib/ttl-cache";
 import { loadActivityCatalog, type ActivityCatalog } from "../../store/activities";
+import { getPanelByClientId } from "../../store/panels";
+import { shardOf } from "../../store/shards";
 
 /**
  * How long an isolate trusts what it read of a panel for ingest: the panel its client id
@@ -20,11 +22,13 @@ export function forgetActivityCatalogs(): void {
 }
 
 /** The catalog of the panel `clientId` names (null: no such panel); `fresh` skips the cache. */
-export async function activityCatalog(db: D1Database, clientId: string, fresh = false): Promise<ActivityCatalog | null> {
+export async function activityCatalog(env: Env, clientId: string, fresh = false): Promise<ActivityCatalog | null> {
   const cached = fresh ? undefined : catalogs.get(clientId);
   if (cached) return cached;
-  const loaded = await loadActivityCatalog(db, clientId);
-  if (loaded) catalogs.set(clientId, loaded);
+  const panel = await getPanelByClientId(env.DB, clientId);
+  if (!panel) return null;
+  const loaded = await loadActivityCatalog(shardOf(env, panel), panel);
+  catalogs.set(clientId, loaded);
   return loaded;
 }
 
@@ -37,8 +41,8 @@ export function definitionOf(catalog: ActivityCatalog, ref: ActivityRef): Activi
 }
 
 /** Re-reads the catalog once when the posted activities include one it does not know. */
-export async function catalogKnowing(db: D1Database, clientId: string, catalog: ActivityCatalog, refs: Iterable<ActivityRef>): Promise<ActivityCatalog> {
-  for (const ref of refs) if (!definitionOf(catalog, ref)) return (await activityCatalog(db, clientId, true)) ?? catalog;
+export async function catalogKnowing(env: Env, clientId: string, catalog: ActivityCatalog, refs: Iterable<ActivityRef>): Promise<ActivityCatalog> {
+  for (const ref of refs) if (!definitionOf(catalog, ref)) return (await activityCatalog(env, clientId, true)) ?? catalog;
   return catalog;
 }
 

@@ -4,6 +4,8 @@ import { randomBase64Url } from "../../lib/random";
 import { TtlCache } from "../../lib/ttl-cache";
 import type { Panel } from "../../store/panels";
 import { findKeyOwner } from "../../store/users";
+import { listAttributes } from "../../store/attributes";
+import { shardOf, type ShardDb } from "../../store/shards";
 
 /** A new API key: shown once to the operator, stored only as its SHA-256 hash. */
 export function generateApiKey(): string {
@@ -14,10 +16,11 @@ export function hashApiKey(apiKey: string): Promise<string> {
   return sha256Hex(apiKey);
 }
 
-/** Who a call acts for: the key's panel and that panel's attribute schema. */
+/** Who a call acts for: the key's panel, that panel's attribute schema and its shard's database. */
 export interface Caller {
   panel: Panel;
   schema: KeyedSchema;
+  db: ShardDb;
 }
 
 /**
@@ -27,7 +30,7 @@ export interface Caller {
  * takes effect within this time; in the isolate that made the change, at once.
  */
 export const CALLER_CACHE_MS = 10_000;
-const callers = new TtlCache<Caller>(CALLER_CACHE_MS, 1000);
+const callers = new TtlCache<Omit<Caller, "db">>(CALLER_CACHE_MS, 1000);
 
 /** Drops every cached key lookup; admin changes to panels, users and attributes call it. */
 export function forgetCallers(): void {
@@ -38,17 +41,19 @@ export function forgetCallers(): void {
  * Resolves an API key to its panel; null alike for a missing or unknown key, the key of a
  * disabled user and a panel without API mode (CONTRACT 2.1). Failures are never cached.
  */
-export async function findCaller(db: D1Database, apiKey: unknown): Promise<Caller | null> {
+export async function findCaller(env: Env, apiKey: unknown): Promise<Caller | null> {
   if (typeof apiKey !== "string" || apiKey.trim() === "") return null;
   const hash = await hashApiKey(apiKey.trim());
   const cached = callers.get(hash);
-  if (cached) return cached;
-  const owner = await findKeyOwner(db, hash);
+  if (cached) return { ...cached, db: shardOf(env, cached.panel) };
+  const owner = await findKeyOwner(env.DB, hash);
   if (!owner || !constantTimeEqual(owner.keyHash, hash) || owner.userDisabled || !owner.panel.apiMode) return null;
-  const caller: Caller = {
+  const db = shardOf(env, owner.panel);
+  const attributes = await listAttributes(db, owner.panel.id);
+  const found = {
     panel: owner.panel,
-    schema: { primaryKey: owner.panel.primaryKey, attributes: new Map(owner.attributes.map((a) => [a.name, a.type])) },
+    schema: { primaryKey: owner.panel.primaryKey, attributes: new Map(attributes.map((a) => [a.name, a.type])) },
   };
-  callers.set(hash, caller);
-  return caller;
+  callers.set(hash, found);
+  return { ...found, db };
 }

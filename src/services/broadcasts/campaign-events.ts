@@ -26,7 +26,7 @@ export interface EmailEvent {
   at: number;
 }
 
-export async function recordEmailEvents(env: Pick<Env, "DB" | "EVENTS">, events: readonly EmailEvent[]): Promise<void> {
+export async function recordEmailEvents(env: Env, events: readonly EmailEvent[]): Promise<void> {
   for (const panelId of new Set(events.map((e) => e.panelId))) {
     await recordEvents(
       env,

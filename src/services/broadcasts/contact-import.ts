@@ -1,3 +1,4 @@
+import type { ShardDb } from "../../store/shards";
 import type { KeyedSchema } from "../../domain/contacts";
 import { startImport } from "../imports";
 import { getImportJob } from "../../store/imports";
@@ -25,8 +26,8 @@ export interface ContactImportHandle {
 
 export type ContactImportStatus = "running" | "completed" | "failed";
 
-export async function startContactImport(env: Pick<Env, "DB" | "IMPORTS">, request: ContactImportRequest): Promise<ContactImportHandle> {
-  const jobId = await startImport(env, {
+export async function startContactImport(env: Pick<Env, "IMPORTS">, db: ShardDb, request: ContactImportRequest): Promise<ContactImportHandle> {
+  const jobId = await startImport(env, db, {
     panelId: request.panelId,
     sources: request.sources.map((source) => ({ key: source.r2Key, name: source.name })),
     listId: request.listId,
@@ -35,10 +36,10 @@ export async function startContactImport(env: Pick<Env, "DB" | "IMPORTS">, reque
   return { jobId };
 }
 
-export async function contactImportStatus(env: Pick<Env, "DB">, panelId: string, jobId: string | null): Promise<ContactImportStatus> {
+export async function contactImportStatus(db: ShardDb, panelId: string, jobId: string | null): Promise<ContactImportStatus> {
   // Every campaign gets a job when it is created; one without is a half-written creation.
   if (jobId === null) return "failed";
-  const job = await getImportJob(env.DB, panelId, jobId);
+  const job = await getImportJob(db, panelId, jobId);
   if (!job) return "failed";
   if (job.phase !== "done") return "running";
   return job.status === "completed" ? "completed" : "failed";

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../../store/shards";
 import { checkCsvHeaders, fileNameOf, rowcountInFileName, type BroadcastRequest } from "../../domain/broadcast";
 import type { KeyedSchema } from "../../domain/contacts";
 import type { FieldProblem } from "../../domain/problems";
@@ -25,6 +26,8 @@ export interface CreatedBroadcast {
 export interface BroadcastContext {
   env: Env;
   panel: Panel;
+  /** The panel's shard. */
+  db: ShardDb;
   schema: KeyedSchema;
   requestId: string;
   now: number;
@@ -155,8 +158,8 @@ export async function createBroadcast(ctx: BroadcastContext, request: BroadcastR
 }
 
 async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest): Promise<CreatedBroadcast> {
-  const { env, panel, now } = ctx;
-  if (await findListByName(env.DB, panel.id, request.listName)) throw listTaken(request.listName);
+  const { env, db, panel, now } = ctx;
+  if (await findListByName(db, panel.id, request.listName)) throw listTaken(request.listName);
 
   const [files, html] = await Promise.all([loadContactFiles(ctx, request), loadHtml(ctx.env, request, "data.source_file")]);
 
@@ -169,7 +172,7 @@ async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest)
     ...files.map((file, i) => env.FILES.put(sources[i]!.r2Key, file.bytes, { httpMetadata: { contentType: "text/csv" } })),
   ]);
   const listId = await insertCampaignWithList(
-    env.DB,
+    db,
     {
       id: campaignId,
       panelId: panel.id,
@@ -188,7 +191,7 @@ async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest)
     `Contacts of campaign ${request.campaignName}`,
   );
   if (listId === null) throw listTaken(request.listName);
-  const handle = await startContactImport(env, { panelId: panel.id, listId, schema: ctx.schema, sources, now });
-  await setCampaignImport(env.DB, panel.id, campaignId, handle.jobId);
+  const handle = await startContactImport(env, db, { panelId: panel.id, listId, schema: ctx.schema, sources, now });
+  await setCampaignImport(db, panel.id, campaignId, handle.jobId);
   return { campaignId, listId, sendAt: request.sendAt, importJobId: handle.jobId };
 }

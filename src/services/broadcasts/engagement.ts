@@ -1,6 +1,8 @@
+import { panelDb } from "../access/shards";
+import { allShards, type ShardDb } from "../../store/shards";
 import type { ProviderBounce } from "../channels/email/provider";
 import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
-import { countEngagement, markBounced, markUnsubscribed } from "../../store/campaigns";
+import { countEngagement, markBounced, markUnsubscribed, type TrackedMessage } from "../../store/campaigns";
 import { suppressAddress } from "../../store/suppressions";
 import { recordEmailEvents } from "./campaign-events";
 import { messageIdOf } from "./send";
@@ -11,17 +13,19 @@ import { messageIdOf } from "./send";
  * event through the event pipeline (campaign-events.ts); unsubscribes and hard bounces suppress the address.
  */
 
-type Env_ = Pick<Env, "DB" | "EVENTS">;
+type Env_ = Env;
 
 export async function trackOpen(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
-  const message = await countEngagement(env.DB, claim, "open", now);
+  const db = await panelDb(env, claim.panelId);
+  const message = await countEngagement(db, claim, "open", now);
   if (!message) return false;
   await recordEmailEvents(env, [{ panelId: message.panelId, event: "open", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
   return true;
 }
 
 export async function trackClick(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
-  const message = await countEngagement(env.DB, claim, "click", now);
+  const db = await panelDb(env, claim.panelId);
+  const message = await countEngagement(db, claim, "click", now);
   if (!message) return false;
   await recordEmailEvents(env, [
     { panelId: message.panelId, event: "click", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { url: claim.url }, at: now },
@@ -31,22 +35,30 @@ export async function trackClick(env: Env_, claim: TrackingClaim<CampaignMessage
 
 /** Unsubscribes the recipient of a message; repeating it changes nothing. */
 export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
-  const marked = await markUnsubscribed(env.DB, claim, now);
+  const db = await panelDb(env, claim.panelId);
+  const marked = await markUnsubscribed(db, claim, now);
   if (!marked) return false;
   const { message, first } = marked;
-  if (message.address) await suppressAddress(env.DB, message.panelId, message.address, "unsubscribe", message.campaignId, now);
+  if (message.address) await suppressAddress(db, message.panelId, message.address, "unsubscribe", message.campaignId, now);
   if (first) {
     await recordEmailEvents(env, [{ panelId: message.panelId, event: "unsubscribe", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
   }
   return true;
 }
 
+/** The provider names only its message id, so each shard is asked until one holds the message. */
 export async function recordBounce(env: Env_, bounce: ProviderBounce, now: number): Promise<boolean> {
-  const message = await markBounced(env.DB, bounce.providerMessageId, now);
-  if (!message) return false;
+  for (const { db } of allShards(env)) {
+    const message = await markBounced(db, bounce.providerMessageId, now);
+    if (message) return bounced(env, db, message, bounce, now);
+  }
+  return false;
+}
+
+async function bounced(env: Env_, db: ShardDb, message: TrackedMessage, bounce: ProviderBounce, now: number): Promise<boolean> {
   if (bounce.permanent) {
     const addresses = bounce.addresses.length ? bounce.addresses : message.address ? [message.address] : [];
-    for (const address of addresses) await suppressAddress(env.DB, message.panelId, address, "hard_bounce", message.campaignId, now);
+    for (const address of addresses) await suppressAddress(db, message.panelId, address, "hard_bounce", message.campaignId, now);
   }
   await recordEmailEvents(env, [
     { panelId: message.panelId, event: "bounce", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { ...bounce.detail, permanent: bounce.permanent }, at: now },

@@ -1,3 +1,5 @@
+import { forEachShard } from "../access/shards";
+import type { ShardDb } from "../../store/shards";
 import type { CronTask } from "../../lib/tasks";
 import { completeCampaignIfDone, dueCampaigns, failCampaign, publishCampaign, stalledCampaigns } from "../../store/campaigns";
 import { compileAudience } from "./audience";
@@ -20,27 +22,31 @@ export const STALLED_AFTER_MS = 60_000;
  * are nudged again; the claims make the repeat harmless.
  */
 export async function publishDueBroadcasts(env: Env, now: number): Promise<void> {
-  for (const campaign of await dueCampaigns(env.DB, now, PUBLISH_PER_RUN)) {
+  await forEachShard(env, "publish-broadcasts", (db) => publishDueOnShard(env, db, now));
+}
+
+async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<void> {
+  for (const campaign of await dueCampaigns(db, now, PUBLISH_PER_RUN)) {
     // A campaign with an audience has no import: its recipients are resolved now.
-    const imported = campaign.audience ? "completed" : await contactImportStatus(env, campaign.panelId, campaign.importJobId);
+    const imported = campaign.audience ? "completed" : await contactImportStatus(db, campaign.panelId, campaign.importJobId);
     if (imported === "running") continue;
     if (imported === "failed") {
-      await failCampaign(env.DB, campaign.panelId, campaign.id, "the contact import failed", now);
+      await failCampaign(db, campaign.panelId, campaign.id, "the contact import failed", now);
       continue;
     }
-    const audience = campaign.audience ? await compileAudience(env.DB, campaign.panelId, campaign.audience, now) : undefined;
-    const recipients = await publishCampaign(env.DB, campaign, SEND_BATCH_SIZE, now, audience);
+    const audience = campaign.audience ? await compileAudience(db, campaign.panelId, campaign.audience, now) : undefined;
+    const recipients = await publishCampaign(db, campaign, SEND_BATCH_SIZE, now, audience);
     if (recipients === null) continue;
     if (recipients === 0) {
-      await completeCampaignIfDone(env.DB, campaign.panelId, campaign.id, now);
+      await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);
       continue;
     }
     const batches = Array.from({ length: Math.ceil(recipients / SEND_BATCH_SIZE) }, (_, i) => i);
     await enqueueSendBatches(env, campaign, batches);
   }
-  for (const stalled of await stalledCampaigns(env.DB, now - STALLED_AFTER_MS, now, PUBLISH_PER_RUN)) {
+  for (const stalled of await stalledCampaigns(db, now - STALLED_AFTER_MS, now, PUBLISH_PER_RUN)) {
     if (stalled.batches.length) await enqueueSendBatches(env, stalled, stalled.batches);
-    else await completeCampaignIfDone(env.DB, stalled.panelId, stalled.id, now);
+    else await completeCampaignIfDone(db, stalled.panelId, stalled.id, now);
   }
 }
 

@@ -1,3 +1,4 @@
+import { panelDb } from "../access/shards";
 import type { EmailProvider, OutgoingEmail, ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
@@ -84,12 +85,13 @@ export type SendEnv = ProviderEnv & Pick<Env, "DB" | "FILES" | "SECRETS_KEY" | "
  * rest being settled as failed with an unknown outcome (at most once; see claimBatch).
  */
 export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, nudge: SendNudge, now = Date.now()): Promise<void> {
-  const campaign = await getCampaign(env.DB, nudge.panelId, nudge.campaignId);
+  const db = await panelDb(env, nudge.panelId);
+  const campaign = await getCampaign(db, nudge.panelId, nudge.campaignId);
   if (!campaign || campaign.status !== "sending") return;
   const claim = randomHex(8);
   const started = Date.now();
   const clock = () => now + (Date.now() - started);
-  const recipients = await claimBatch(env.DB, campaign, nudge.batch, claim, now, now - CLAIM_LEASE_MS, provider.idempotent);
+  const recipients = await claimBatch(db, campaign, nudge.batch, claim, now, now - CLAIM_LEASE_MS, provider.idempotent);
   if (recipients.length > 0) {
     const skipped: MessageOutcome[] = [];
     const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail }> = [];
@@ -130,16 +132,16 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       );
     } catch (error) {
       // Nothing was sent: the recipients go back to the queue state for the retry.
-      await releaseClaim(env.DB, campaign.id, nudge.batch, claim);
+      await releaseClaim(db, campaign.id, nudge.batch, claim);
       throw error;
     }
-    await finishClaims(env.DB, campaign.id, nudge.batch, claim, skipped, now);
+    await finishClaims(db, campaign.id, nudge.batch, claim, skipped, now);
     const groupSize = provider.idempotent ? outgoing.length : ATTEMPT_GROUP;
     let retryLater = 0;
     for (let from = 0; from < outgoing.length; from += groupSize) {
       let group = outgoing.slice(from, from + groupSize);
       if (!provider.idempotent) {
-        const held = await markSendAttempts(env.DB, campaign.id, nudge.batch, claim, group.map((o) => o.contactId), clock());
+        const held = await markSendAttempts(db, campaign.id, nudge.batch, claim, group.map((o) => o.contactId), clock());
         group = group.filter((o) => held.has(o.contactId));
         // The claim went stale and another attempt took it: what is left is that attempt's.
         if (group.length === 0) break;
@@ -151,19 +153,20 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
         if (result.retryable) retryLater++;
         return { contactId, status: result.retryable ? "queued" : "failed", address, providerMessageId: null, error: result.error };
       });
-      await finishClaims(env.DB, campaign.id, nudge.batch, claim, outcomes, clock());
+      await finishClaims(db, campaign.id, nudge.batch, claim, outcomes, clock());
     }
     if (retryLater > 0) throw new Error(`campaign ${campaign.id} batch ${nudge.batch}: ${retryLater} message(s) to retry`);
   }
-  await completeCampaignIfDone(env.DB, campaign.panelId, campaign.id, now);
+  await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);
 }
 
 /** A dead-lettered batch is sent again after this pause (the provider was down or throttling through all its retries). */
 const DEAD_LETTER_PAUSE_S = 60;
 
 /** A dead-lettered nudge of a batch: nudged again after a pause while its campaign still sends. */
-export async function redriveDeadSend(env: Pick<Env, "DB" | "SENDS">, nudge: SendNudge): Promise<string> {
-  const campaign = await getCampaign(env.DB, nudge.panelId, nudge.campaignId);
+export async function redriveDeadSend(env: Env, nudge: SendNudge): Promise<string> {
+  const db = await panelDb(env, nudge.panelId);
+  const campaign = await getCampaign(db, nudge.panelId, nudge.campaignId);
   if (!campaign || campaign.status !== "sending") return "nothing left: the campaign is not sending";
   await enqueueSendBatches(env, campaign, [nudge.batch], DEAD_LETTER_PAUSE_S);
   return `nudged again in ${DEAD_LETTER_PAUSE_S} s`;

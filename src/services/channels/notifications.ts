@@ -1,3 +1,4 @@
+import { panelDb } from "../access/shards";
 import { newId } from "../../lib/random";
 import { claimNotification, finishNotification } from "../../store/notifications";
 
@@ -19,10 +20,11 @@ export interface Notification {
 
 export type NotificationOutcome = "sent" | "failed" | "duplicate";
 
-export async function sendNotification(env: Pick<Env, "DB" | "MAILER" | "MAIL_FROM">, notification: Notification, now = Date.now()): Promise<NotificationOutcome> {
+export async function sendNotification(env: Env, notification: Notification, now = Date.now()): Promise<NotificationOutcome> {
+  const db = await panelDb(env, notification.panelId);
   const id = newId("ntf");
   const claimed = await claimNotification(
-    env.DB,
+    db,
     {
       id,
       panelId: notification.panelId,
@@ -39,11 +41,11 @@ export async function sendNotification(env: Pick<Env, "DB" | "MAILER" | "MAIL_FR
   if (!claimed) return "duplicate";
   try {
     await env.MAILER.send({ from: env.MAIL_FROM, to: notification.to, subject: notification.subject, text: notification.text });
-    await finishNotification(env.DB, id, "sent", null);
+    await finishNotification(db, id, "sent", null);
     return "sent";
   } catch (error) {
     // A failed notification never fails the work it reports on; it is recorded instead.
-    await finishNotification(env.DB, id, "failed", error instanceof Error ? error.message : String(error));
+    await finishNotification(db, id, "failed", error instanceof Error ? error.message : String(error));
     return "failed";
   }
 }

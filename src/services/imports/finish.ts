@@ -1,3 +1,4 @@
+import { panelDb } from "../access/shards";
 import { sendNotification } from "../channels/notifications";
 import { formatCsvRecord } from "../../domain/csv";
 import { errorReportHeader } from "../../domain/imports";
@@ -19,6 +20,7 @@ export function errorReportKey(job: Pick<ImportJob, "panelId" | "id">): string {
  * object in R2, page by page. Running it again writes the same object.
  */
 export async function writeErrorReport(env: Env, job: ImportJob): Promise<string> {
+  const db = await panelDb(env, job.panelId);
   const key = errorReportKey(job);
   const upload = new R2Upload(env.FILES, key, {
     httpMetadata: { contentType: "text/csv; charset=utf-8", contentDisposition: `attachment; filename="${job.id}-errors.csv"` },
@@ -28,7 +30,7 @@ export async function writeErrorReport(env: Env, job: ImportJob): Promise<string
     await upload.write(encoder.encode(`${formatCsvRecord(header)}\r\n`));
     let after = { sourceIndex: -1, row: -1 };
     for (;;) {
-      const page = await readErrorLines(env.DB, job.panelId, job.id, after, REPORT_PAGE_ROWS);
+      const page = await readErrorLines(db, job.panelId, job.id, after, REPORT_PAGE_ROWS);
       if (page.length === 0) break;
       await upload.write(encoder.encode(`${page.map((line) => line.line).join("\r\n")}\r\n`));
       const last = page[page.length - 1]!;
@@ -54,7 +56,8 @@ export async function sendImportSummary(env: Env, job: ImportJob): Promise<void>
  * step never posts twice. A failure is recorded on the job and changes nothing else.
  */
 export async function postImportCallback(env: Env, job: ImportJob, now: () => number): Promise<void> {
-  if (!job.callbackUrl || !(await claimImportCallback(env.DB, job.panelId, job.id, now()))) return;
+  const db = await panelDb(env, job.panelId);
+  if (!job.callbackUrl || !(await claimImportCallback(db, job.panelId, job.id, now()))) return;
   let outcome: { state: "sent" | "failed"; status: number | null; error: string | null };
   try {
     const response = await fetchOutbound(
@@ -70,12 +73,13 @@ export async function postImportCallback(env: Env, job: ImportJob, now: () => nu
   } catch (error) {
     outcome = { state: "failed", status: null, error: error instanceof Error ? error.message : String(error) };
   }
-  await recordImportCallback(env.DB, job.panelId, job.id, outcome, now());
+  await recordImportCallback(db, job.panelId, job.id, outcome, now());
 }
 
 /** Leaves nothing behind but the job row and its report: refused-row lines and downloaded copies. */
 export async function cleanUpImport(env: Env, job: ImportJob): Promise<void> {
-  await deleteErrorLines(env.DB, job.panelId, job.id);
+  const db = await panelDb(env, job.panelId);
+  await deleteErrorLines(db, job.panelId, job.id);
   const owned = job.sources.filter((source) => source.owned).map((source) => source.key);
   if (owned.length) await env.FILES.delete(owned);
 }

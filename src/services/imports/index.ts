@@ -1,3 +1,5 @@
+import { forEachShard, panelDb } from "../access/shards";
+import type { ShardDb } from "../../store/shards";
 import { nudgeListEntries } from "../journeys/list-entries";
 import { decodeOrKeep } from "../../lib/uri";
 import { newId, randomHex } from "../../lib/random";
@@ -104,9 +106,9 @@ export function readImportNudge(body: unknown): ImportRef | null {
  * getImportJob. Callers validate what they were given (URLs, list, addresses); the job itself
  * reports everything found in the files. Used by contact/bulkupload and by the broadcast upload.
  */
-export async function startImport(env: Pick<Env, "DB" | "IMPORTS">, options: StartImportOptions): Promise<string> {
+export async function startImport(env: Pick<Env, "IMPORTS">, db: ShardDb, options: StartImportOptions): Promise<string> {
   const job = newImportJob(options);
-  await insertImportJob(env.DB, job);
+  await insertImportJob(db, job);
   // The job is stored: a failed send must not fail the call (a client retrying would import
   // twice). The cron finds the job never started and sends it again.
   try {
@@ -122,13 +124,15 @@ export type StepOutcome = "done" | "more" | "held";
 
 /** Fails an unfinished job (from the state it is in now); its report and notifications still follow. */
 async function failImport(env: Env, ref: ImportRef, reason: string, now: number): Promise<ImportJob | null> {
-  const job = await getImportJob(env.DB, ref.panelId, ref.jobId);
+  const db = await panelDb(env, ref.panelId);
+  const job = await getImportJob(db, ref.panelId, ref.jobId);
   if (!job || (job.phase !== "fetch" && job.phase !== "header" && job.phase !== "rows")) return null;
-  return advanceImportJob(env.DB, job, "report", { status: "failed", reason, finishedAt: now }, now);
+  return advanceImportJob(db, job, "report", { status: "failed", reason, finishedAt: now }, now);
 }
 
 /** Runs one phase; returns the job as it now is, "yield" to continue in a new message, null to stop. */
 async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline: number, now: () => number): Promise<ImportJob | "yield" | null> {
+  const db = await panelDb(env, job.panelId);
   switch (job.phase) {
     case "fetch": {
       const sources = [...job.sources];
@@ -136,7 +140,7 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
         if (source.url === undefined || source.size !== undefined) continue;
         sources[i] = { ...source, size: await downloadSource(env, source) };
         // Each download is recorded, so a job of several files never fetches one twice.
-        if (!(await advanceImportJob(env.DB, job, "fetch", { sources }, now()))) return null;
+        if (!(await advanceImportJob(db, job, "fetch", { sources }, now()))) return null;
       }
       for (const [i, source] of sources.entries()) {
         if (source.size !== undefined) continue;
@@ -144,12 +148,12 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
         if (!head) throw new ImportFailure(`The file "${source.name}" is not in storage`);
         sources[i] = { ...source, size: head.size };
       }
-      return advanceImportJob(env.DB, job, "header", { sources }, now());
+      return advanceImportJob(db, job, "header", { sources }, now());
     }
     case "header": {
       const { plan, sources } = await checkHeaders(env, job, tuning);
       const first = sources[0]!;
-      return advanceImportJob(env.DB, job, "rows", { plan, sources, byteOffset: first.dataOffset ?? 0, rowNumber: first.headerRow ?? 1 }, now());
+      return advanceImportJob(db, job, "rows", { plan, sources, byteOffset: first.dataOffset ?? 0, rowNumber: first.headerRow ?? 1 }, now());
     }
     case "rows": {
       const outcome = await importRows(env, job, tuning, deadline, now);
@@ -159,22 +163,22 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
       if (outcome.state === "stale") return null;
       if (outcome.state === "yielded") return "yield";
       if (outcome.total === 0) throw new ImportFailure(job.sources.length > 1 ? "The files have a header row but no data rows" : "The file has a header row but no data rows");
-      return advanceImportJob(env.DB, { ...job, seq: outcome.seq }, "report", {}, now());
+      return advanceImportJob(db, { ...job, seq: outcome.seq }, "report", {}, now());
     }
     case "report": {
       // The rows changed contacts: segment journeys look at every contact again (entering is once per contact).
-      await restartSegmentScans(env.DB, job.panelId, now());
+      await restartSegmentScans(db, job.panelId, now());
       // Saved segments that read attributes or lists are built again (the cron does it in pages).
-      await rebuildSegments(env.DB, job.panelId, now());
+      await rebuildSegments(db, job.panelId, now());
       const key = job.failed > 0 ? await writeErrorReport(env, job) : undefined;
       const status = job.status === "failed" ? "failed" : "completed";
-      return advanceImportJob(env.DB, job, "notify", { status, errorReportKey: key, finishedAt: now() }, now());
+      return advanceImportJob(db, job, "notify", { status, errorReportKey: key, finishedAt: now() }, now());
     }
     case "notify": {
       await sendImportSummary(env, job);
       await postImportCallback(env, job, now);
       await cleanUpImport(env, job);
-      return advanceImportJob(env.DB, job, "done", {}, now());
+      return advanceImportJob(db, job, "done", {}, now());
     }
     case "done":
       return null;
@@ -190,17 +194,18 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
  */
 export async function runImportStep(env: Env, ref: ImportRef, tuning: ImportTuning = DEFAULT_TUNING, now: () => number = Date.now): Promise<StepOutcome> {
   const lease = randomHex(8);
-  const leased = await leaseImportJob(env.DB, ref, lease, now(), now() + tuning.leaseMs);
+  const db = await panelDb(env, ref.panelId);
+  const leased = await leaseImportJob(db, ref, lease, now(), now() + tuning.leaseMs);
   if (leased === null) return "done";
   if (leased === "held") return "held";
   const heartbeat = setInterval(() => {
-    renewImportLease(env.DB, ref, lease, now() + tuning.leaseMs).catch((error) => console.error(`import ${ref.jobId}: lease not renewed`, error));
+    renewImportLease(db, ref, lease, now() + tuning.leaseMs).catch((error) => console.error(`import ${ref.jobId}: lease not renewed`, error));
   }, tuning.heartbeatMs);
   try {
     return await runPhases(env, ref, leased, tuning, now);
   } finally {
     clearInterval(heartbeat);
-    await releaseImportLease(env.DB, ref, lease, now()).catch((error) => console.error(`import ${ref.jobId}: lease not released; it runs out`, error));
+    await releaseImportLease(db, ref, lease, now()).catch((error) => console.error(`import ${ref.jobId}: lease not released; it runs out`, error));
   }
 }
 
@@ -228,10 +233,11 @@ async function runPhases(env: Env, ref: ImportRef, first: ImportJob, tuning: Imp
  * a failing report or notification is skipped so the job still ends.
  */
 async function giveUp(env: Env, ref: ImportRef, error: unknown, now: number): Promise<void> {
-  const job = await getImportJob(env.DB, ref.panelId, ref.jobId);
+  const db = await panelDb(env, ref.panelId);
+  const job = await getImportJob(db, ref.panelId, ref.jobId);
   if (!job) return;
-  if (job.phase === "report") await advanceImportJob(env.DB, job, "notify", { status: job.status === "failed" ? "failed" : "completed", finishedAt: now }, now);
-  else if (job.phase === "notify") await advanceImportJob(env.DB, job, "done", {}, now);
+  if (job.phase === "report") await advanceImportJob(db, job, "notify", { status: job.status === "failed" ? "failed" : "completed", finishedAt: now }, now);
+  else if (job.phase === "notify") await advanceImportJob(db, job, "done", {}, now);
   else if (job.phase !== "done") {
     const reason =
       error instanceof TransientImportError
@@ -260,7 +266,7 @@ export function importQueueHandler(tuning: ImportTuning = DEFAULT_TUNING, now: (
         message.ack();
       } catch (error) {
         console.error(`import ${ref.jobId}: step failed`, error);
-        const attempts = await recordImportAttempt(env.DB, ref.panelId, ref.jobId, error instanceof Error ? error.message : String(error), now());
+        const attempts = await recordImportAttempt(await panelDb(env, ref.panelId), ref.panelId, ref.jobId, error instanceof Error ? error.message : String(error), now());
         if (attempts >= MAX_IMPORT_ATTEMPTS) {
           await giveUp(env, ref, error, now());
           await nudgeImport(env, ref);
@@ -282,10 +288,11 @@ export const handleImportQueue = importQueueHandler();
  * up. Either way it gets a new message. Returns what was done.
  */
 export async function redriveDeadImport(env: Env, ref: ImportRef, now: number): Promise<string> {
-  const job = await getImportJob(env.DB, ref.panelId, ref.jobId);
+  const db = await panelDb(env, ref.panelId);
+  const job = await getImportJob(db, ref.panelId, ref.jobId);
   if (!job || job.phase === "done") return "nothing left: the job is done";
   const reason = "the queue gave up on the job's message after its retries";
-  const attempts = await recordImportAttempt(env.DB, ref.panelId, ref.jobId, reason, now);
+  const attempts = await recordImportAttempt(db, ref.panelId, ref.jobId, reason, now);
   const gaveUp = attempts >= MAX_IMPORT_ATTEMPTS;
   if (gaveUp) await giveUp(env, ref, new Error(reason), now);
   await nudgeImport(env, ref);
@@ -296,9 +303,11 @@ export async function redriveDeadImport(env: Env, ref: ImportRef, now: number): 
 export const redriveStalledImports: CronTask = {
   name: "imports.redrive",
   async run(env, now) {
-    // A sweep over every panel's jobs, as a cron must; each message still names its panel.
-    const stalled = await claimStalledImports(env.DB, now - STALL_MS, now, 100);
-    if (stalled.length) await env.IMPORTS.sendBatch(stalled.map((ref) => ({ body: importNudge({ panelId: ref.panelId, jobId: ref.id }) })));
+    // A sweep over every panel's jobs, shard by shard, as a cron must; each message still names its panel.
+    await forEachShard(env, "imports.redrive", async (db) => {
+      const stalled = await claimStalledImports(db, now - STALL_MS, now, 100);
+      if (stalled.length) await env.IMPORTS.sendBatch(stalled.map((ref) => ({ body: importNudge({ panelId: ref.panelId, jobId: ref.id }) })));
+    });
   },
 };
 

@@ -1,9 +1,9 @@
+import { findPanelHome, panelDb } from "../access/shards";
 import type { KeyedSchema } from "../../domain/contacts";
 import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, parseRecords, type CsvRecord } from "../../domain/csv";
 import { errorReportRow, planColumns, prepareRow, sameColumns, type ColumnPlan } from "../../domain/imports";
 import { loadAttributeSchema } from "../../store/attributes";
 import { commitImportChunk, type ImportJob, type ImportSource, type ImportedRow, type RefusedRowLine } from "../../store/imports";
-import { getPanel } from "../../store/panels";
 import { ImportFailure } from "./errors";
 
 /**
@@ -71,10 +71,10 @@ function describeSource(job: ImportJob, source: ImportSource): string {
   return job.sources.length > 1 ? `The file "${source.name}"` : "The file";
 }
 
-async function keyedSchema(db: D1Database, panelId: string): Promise<KeyedSchema> {
-  const panel = await getPanel(db, panelId);
-  if (!panel) throw new ImportFailure("The panel no longer exists");
-  return { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panelId) };
+async function keyedSchema(env: Env, panelId: string): Promise<KeyedSchema> {
+  const home = await findPanelHome(env, panelId);
+  if (!home) throw new ImportFailure("The panel no longer exists");
+  return { primaryKey: home.panel.primaryKey, attributes: await loadAttributeSchema(home.db, panelId) };
 }
 
 /**
@@ -83,7 +83,7 @@ async function keyedSchema(db: D1Database, panelId: string): Promise<KeyedSchema
  * and the sources with where their data starts.
  */
 export async function checkHeaders(env: Env, job: ImportJob, tuning: ImportTuning): Promise<{ plan: ColumnPlan; sources: ImportSource[] }> {
-  const schema = await keyedSchema(env.DB, job.panelId);
+  const schema = await keyedSchema(env, job.panelId);
   let plan: ColumnPlan | undefined;
   const sources: ImportSource[] = [];
   for (const source of job.sources) {
@@ -170,6 +170,7 @@ export type RowsOutcome = { state: "finished"; seq: number; total: number } | { 
  * from R2 in ranges of `readBytes`, so memory stays flat whatever the file's size.
  */
 export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning, deadline: number, now: () => number): Promise<RowsOutcome> {
+  const db = await panelDb(env, job.panelId);
   const plan = job.plan!;
   const at: Position = {
     seq: job.seq,
@@ -200,7 +201,7 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
       }
       if (cut.records === 0) break;
       const chunk = prepareChunk(job, plan, at, buffer.subarray(0, cut.end));
-      const committed = await commitImportChunk(env.DB, job, {
+      const committed = await commitImportChunk(db, job, {
         seq: at.seq,
         sourceIndex: at.sourceIndex,
         rows: chunk.rows,

@@ -1,3 +1,4 @@
+import { panelDb } from "../access/shards";
 import { filterMatches } from "../../domain/filters";
 import type { AttributeValue } from "../../domain/attributes";
 import { contactsPage } from "../../store/contacts";
@@ -46,17 +47,20 @@ export async function journeysAfterContactWrite(env: EngineEnv, panelId: string,
  * a list or of a saved segment runs; those a stale answer misses, the cron takes.
  */
 async function enterLists(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<void> {
-  const [lists, segments] = await Promise.all([runningJourneys(env.DB, panelId, "list"), runningJourneys(env.DB, panelId, "segment")]);
+  const db = await panelDb(env, panelId);
+  const [lists, segments] = await Promise.all([runningJourneys(db, panelId, "list"), runningJourneys(db, panelId, "segment")]);
   if (lists.length === 0 && !segments.some((j) => j.definition.trigger.type === "segment" && j.definition.trigger.segment !== undefined)) return;
   await enterListEntries(env, panelId, now, { contactId: contact.id });
 }
 
 async function enterSegments(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<void> {
-  const segments = await runningJourneys(env.DB, panelId, "segment");
+  const db = await panelDb(env, panelId);
+  const segments = await runningJourneys(db, panelId, "segment");
   if (segments.length === 0) return;
   const matching = segments.filter((j) => segmentFilter(j) !== undefined && filterMatches(segmentFilter(j), contact.attributes));
   await enterJourneys(
     env,
+    db,
     matching.flatMap((j) => entriesFor([j], contact, `segment:${contact.id}`, null)),
     now,
   );
@@ -67,18 +71,20 @@ export const SEGMENT_SCAN_PAGE = 500;
 
 /** One page of a segment journey's entry scan; returns whether the scan is complete. */
 export async function scanSegment(env: EngineEnv, journey: Journey, now: number): Promise<boolean> {
+  const db = await panelDb(env, journey.panelId);
   const cursor = journey.scanCursor ?? 0;
   const { trigger } = journey.definition;
   const saved = trigger.type === "segment" ? trigger.segment : undefined;
   // A saved segment's journey enters its members as they are now; later entries come from the membership (migration 0030).
-  const page = saved === undefined ? await contactsPage(env.DB, journey.panelId, cursor, SEGMENT_SCAN_PAGE) : await segmentMembersPage(env.DB, journey.panelId, saved, cursor, SEGMENT_SCAN_PAGE);
+  const page = saved === undefined ? await contactsPage(db, journey.panelId, cursor, SEGMENT_SCAN_PAGE) : await segmentMembersPage(db, journey.panelId, saved, cursor, SEGMENT_SCAN_PAGE);
   const matching = saved === undefined ? page.filter((c) => filterMatches(segmentFilter(journey), c.attributes)) : page;
   await enterJourneys(
     env,
+    db,
     matching.flatMap((c) => entriesFor([journey], c, `segment:${c.id}`, null)),
     now,
   );
   const done = page.length < SEGMENT_SCAN_PAGE;
-  await setScanCursor(env.DB, journey.id, cursor, done ? null : page.at(-1)!.id, now);
+  await setScanCursor(db, journey.id, cursor, done ? null : page.at(-1)!.id, now);
   return done;
 }

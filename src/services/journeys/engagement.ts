@@ -1,3 +1,5 @@
+import { panelDb } from "../access/shards";
+import { allShards, type ShardDb } from "../../store/shards";
 import { recordEmailEvents, type EmailEventKind } from "../broadcasts/campaign-events";
 import type { ProviderBounce } from "../channels/email/provider";
 import type { JourneyMessageRef, TrackingClaim } from "../channels/email/tracking";
@@ -16,7 +18,7 @@ import { journeyEmailAddress } from "./messages";
  * when it is permanent.
  */
 
-type TrackEnv = Pick<Env, "DB" | "EVENTS">;
+type TrackEnv = Env;
 
 /** What the request of an open or click says about the reader (spec 2.8 `ip_addr`, `useragent`). */
 export interface ReaderDetails {
@@ -24,7 +26,7 @@ export interface ReaderDetails {
   user_agent?: string;
 }
 
-async function sentEmail(db: D1Database, claim: JourneyMessageRef): Promise<JourneyMessage | null> {
+async function sentEmail(db: ShardDb, claim: JourneyMessageRef): Promise<JourneyMessage | null> {
   const message = (await getMessages(db, claim.panelId, [claim.msgid])).get(claim.msgid);
   return message?.channel === "email" && message.status === "sent" ? message : null;
 }
@@ -48,14 +50,16 @@ async function record(env: TrackEnv, message: JourneyMessage, event: EmailEventK
 }
 
 export async function trackJourneyOpen(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, reader: ReaderDetails, now: number): Promise<boolean> {
-  const message = await sentEmail(env.DB, claim);
+  const db = await panelDb(env, claim.panelId);
+  const message = await sentEmail(db, claim);
   if (!message) return false;
   await record(env, message, "open", { ...reader }, now);
   return true;
 }
 
 export async function trackJourneyClick(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, reader: ReaderDetails, now: number): Promise<boolean> {
-  const message = await sentEmail(env.DB, claim);
+  const db = await panelDb(env, claim.panelId);
+  const message = await sentEmail(db, claim);
   if (!message) return false;
   await record(env, message, "click", { ...reader, url: claim.url }, now);
   return true;
@@ -63,10 +67,11 @@ export async function trackJourneyClick(env: TrackEnv, claim: TrackingClaim<Jour
 
 /** Unsubscribes the recipient of a journey message; repeating it changes nothing. */
 export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, now: number): Promise<boolean> {
-  const message = await sentEmail(env.DB, claim);
+  const db = await panelDb(env, claim.panelId);
+  const message = await sentEmail(db, claim);
   if (!message) return false;
   const address = journeyEmailAddress(message);
-  if (address) await suppressAddress(env.DB, message.panelId, address, "unsubscribe", null, now);
+  if (address) await suppressAddress(db, message.panelId, address, "unsubscribe", null, now);
   // The guid keeps it one event per message, as campaign_messages.unsubscribed_at does for campaigns.
   await record(env, message, "unsubscribe", {}, now, `email:${message.msgid}:unsubscribe`);
   return true;
@@ -74,12 +79,19 @@ export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: Tracking
 
 /** A bounce the provider reported for a journey email; false when no journey email has that provider id. */
 export async function recordJourneyBounce(env: TrackEnv, bounce: ProviderBounce, now: number): Promise<boolean> {
-  const message = await journeyEmailByProviderId(env.DB, bounce.providerMessageId);
-  if (!message) return false;
+  // The provider names only its message id: each shard is asked until one holds the message.
+  for (const { db } of allShards(env)) {
+    const message = await journeyEmailByProviderId(db, bounce.providerMessageId);
+    if (message) return journeyBounced(env, db, message, bounce, now);
+  }
+  return false;
+}
+
+async function journeyBounced(env: TrackEnv, db: ShardDb, message: JourneyMessage, bounce: ProviderBounce, now: number): Promise<boolean> {
   if (bounce.permanent) {
     const address = journeyEmailAddress(message);
     const addresses = bounce.addresses.length ? bounce.addresses : address ? [address] : [];
-    for (const bounced of addresses) await suppressAddress(env.DB, message.panelId, bounced, "hard_bounce", null, now);
+    for (const bounced of addresses) await suppressAddress(db, message.panelId, bounced, "hard_bounce", null, now);
   }
   // The guid keeps a report SNS delivers again one event; a transient bounce does not hide a later permanent one.
   const kind = bounce.permanent ? "permanent" : "transient";

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../../store/shards";
 import { activityNameKey } from "../../domain/activity";
 import { filterMatches } from "../../domain/filters";
 import { isMessageStep, nextSteps, parseDuration, startSteps, stepById, type JourneyStep, type MessageStep } from "../../domain/journey";
@@ -23,7 +24,7 @@ import { journeyWebhookEvent } from "./webhook-event";
  * acts once.
  */
 
-export type EngineEnv = Pick<Env, "DB" | "WEBHOOKS"> & JourneyEmailEnv;
+export type EngineEnv = Env & JourneyEmailEnv;
 
 interface Branch {
   /** The event the branch carries (trigger or awaited event), for webhooks. */
@@ -50,10 +51,10 @@ export function messageIdOf(instanceId: string, stepId: string): string {
  * attempt already made (it died before continuing them, and the event or entry came again)
  * are continued too, once their start point's lease ran out.
  */
-export async function enterJourneys(env: EngineEnv, entries: readonly Omit<Entry, "instanceId">[], now: number): Promise<number> {
+export async function enterJourneys(env: EngineEnv, db: ShardDb, entries: readonly Omit<Entry, "instanceId">[], now: number): Promise<number> {
   if (entries.length === 0) return 0;
   const full = entries.map((e) => ({ ...e, instanceId: newId("jin") }));
-  const created = await enterInstances(env.DB, full, now, now + POINT_LEASE_MS);
+  const created = await enterInstances(db, full, now, now + POINT_LEASE_MS);
   const starts: JourneyPoint[] = full
     .filter((e) => created.has(e.instanceId))
     .map((e) => ({
@@ -75,8 +76,8 @@ export async function enterJourneys(env: EngineEnv, entries: readonly Omit<Entry
       createdAt: now,
     }));
   const existing = full.filter((e) => !created.has(e.instanceId));
-  const unfinished = existing.length ? await takeStartPoints(env.DB, existing, now, now + POINT_LEASE_MS) : [];
-  await continuePoints(env, [...starts, ...unfinished], now);
+  const unfinished = existing.length ? await takeStartPoints(db, existing, now, now + POINT_LEASE_MS) : [];
+  await continuePoints(env, db, [...starts, ...unfinished], now);
   return starts.length;
 }
 
@@ -88,18 +89,19 @@ export function entriesFor(journeys: readonly Journey[], contact: KeyedContact, 
 }
 
 /**
- * Continues ended points of running journeys (others stay held: a paused journey's points
- * are taken up when it runs again). Throws when a step failed; what succeeded stays done.
+ * Continues ended points of running journeys, all of one shard (others stay held: a paused
+ * journey's points are taken up when it runs again). Throws when a step failed; what
+ * succeeded stays done.
  */
-export async function continuePoints(env: EngineEnv, points: readonly JourneyPoint[], now: number): Promise<void> {
+export async function continuePoints(env: EngineEnv, db: ShardDb, points: readonly JourneyPoint[], now: number): Promise<void> {
   if (points.length === 0) return;
   const journeys = await getJourneysByIds(
-    env.DB,
+    db,
     points.map((p) => ({ panelId: p.panelId, journeyId: p.journeyId })),
   );
   const live = points.filter((p) => journeys.get(p.journeyId)?.status === "running");
   // Held by a pause: free at once, so that resuming (or the cron after it) takes them.
-  if (live.length < points.length) await releasePoints(env.DB, points.filter((p) => !live.includes(p)));
+  if (live.length < points.length) await releasePoints(db, points.filter((p) => !live.includes(p)));
   if (live.length === 0) return;
   const byPanel = new Map<string, JourneyPoint[]>();
   for (const p of live) byPanel.set(p.panelId, [...(byPanel.get(p.panelId) ?? []), p]);
@@ -109,18 +111,18 @@ export async function continuePoints(env: EngineEnv, points: readonly JourneyPoi
     const eventIds = panelPoints.flatMap((p) => [p.eventId, p.matchedEventId]).filter((id): id is number => id !== null);
     const [contacts, events, messages] = await Promise.all([
       contactsByIds(
-        env.DB,
+        db,
         panelId,
         panelPoints.map((p) => p.contactId),
       ),
-      getEventsByIds(env.DB, panelId, [...new Set(eventIds)]),
+      getEventsByIds(db, panelId, [...new Set(eventIds)]),
       getMessages(
-        env.DB,
+        db,
         panelId,
         panelPoints.flatMap((p) => (p.msgid ? [p.msgid] : [])),
       ),
     ]);
-    const settled = await settleEach(panelPoints, CONTINUE_CONCURRENCY, (point) => continuePoint(env, journeys.get(point.journeyId)!, point, contacts.get(point.contactId), events, messages, now));
+    const settled = await settleEach(panelPoints, CONTINUE_CONCURRENCY, (point) => continuePoint(env, db, journeys.get(point.journeyId)!, point, contacts.get(point.contactId), events, messages, now));
     for (const outcome of settled) if (outcome.status === "rejected") failures.push(outcome.reason);
   }
   if (failures.length) throw failures[0];
@@ -128,6 +130,7 @@ export async function continuePoints(env: EngineEnv, points: readonly JourneyPoi
 
 async function continuePoint(
   env: EngineEnv,
+  db: ShardDb,
   journey: Journey,
   point: JourneyPoint,
   contact: KeyedContact | undefined,
@@ -148,16 +151,17 @@ async function continuePoint(
       eventId: point.outcome === "event" ? point.matchedEventId : point.eventId,
       message: point.msgid && point.channel ? { channel: point.channel, msgid: point.msgid } : null,
     };
-    const run = new StepRunner(env, journey, point, contact, events, messages, now, statements);
+    const run = new StepRunner(env, db, journey, point, contact, events, messages, now, statements);
     for (const step of first) await run.step(step, branch);
   }
-  statements.push(...finishPointStatements(env.DB, point, now));
-  await env.DB.batch(statements);
+  statements.push(...finishPointStatements(db, point, now));
+  await db.batch(statements);
 }
 
 class StepRunner {
   constructor(
     private readonly env: EngineEnv,
+    private readonly db: ShardDb,
     private readonly journey: Journey,
     private readonly point: JourneyPoint,
     private readonly contact: KeyedContact,
@@ -168,7 +172,7 @@ class StepRunner {
   ) {}
 
   private ran(step: JourneyStep, result: string) {
-    this.statements.push(stepRunStatement(this.env.DB, this.point.instanceId, step.id, this.journey.id, result, this.now));
+    this.statements.push(stepRunStatement(this.db, this.point.instanceId, step.id, this.journey.id, result, this.now));
   }
 
   private async next(step: JourneyStep, outcome: "done" | boolean, branch: Branch) {
@@ -181,7 +185,7 @@ class StepRunner {
     if (isMessageStep(step)) {
       const message = this.message(step);
       if (step.type === "email") await sendJourneyEmail(this.env, message, step, this.contact.attributes, this.now);
-      else this.statements.push(...outboxMessageStatements(this.env.DB, message));
+      else this.statements.push(...outboxMessageStatements(this.db, message));
       this.messages.set(message.msgid, message);
       this.ran(step, message.msgid);
       return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
@@ -220,7 +224,7 @@ class StepRunner {
       case "delay":
         this.statements.push(
           insertPointStatement(
-            this.env.DB,
+            this.db,
             { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "delay", eventId: branch.eventId, dueAt: this.now + parseDuration(step.for)! },
             this.now,
           ),
@@ -233,7 +237,7 @@ class StepRunner {
           ? { channel: branch.message?.channel, msgid: branch.message?.msgid, events: step.events }
           : { activityKey: activityNameKey(step.events.activity) };
         this.statements.push(
-          insertPointStatement(this.env.DB, { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "wait", eventId: branch.eventId, dueAt, ...awaited }, this.now),
+          insertPointStatement(this.db, { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "wait", eventId: branch.eventId, dueAt, ...awaited }, this.now),
         );
         this.ran(step, "waiting");
         return;

@@ -1,3 +1,4 @@
+import { forEachShard, panelDb } from "../access/shards";
 import { sendAll, type CronTask } from "../../lib/tasks";
 import { contactsByIds } from "../../store/contacts";
 import { getJourneysByIds } from "../../store/journeys/definitions";
@@ -42,12 +43,13 @@ export async function nudgeListEntries(env: Pick<Env, "JOURNEYS">, panelId: stri
  * or of a contact since deleted, is dropped; the journey's filter applies as at any entry.
  */
 export async function enterListEntries(env: EngineEnv, panelId: string, now: number, options: { contactId?: number; limit?: number } = {}): Promise<number> {
-  const entries = await leaseListEntries(env.DB, panelId, { contactId: options.contactId, limit: options.limit ?? ENTRIES_PER_MESSAGE, now, leaseMs: ENTRY_LEASE_MS });
+  const db = await panelDb(env, panelId);
+  const entries = await leaseListEntries(db, panelId, { contactId: options.contactId, limit: options.limit ?? ENTRIES_PER_MESSAGE, now, leaseMs: ENTRY_LEASE_MS });
   if (entries.length === 0) return 0;
   const [journeys, contacts] = await Promise.all([
-    getJourneysByIds(env.DB, entries.map((e) => ({ panelId, journeyId: e.journeyId }))),
+    getJourneysByIds(db, entries.map((e) => ({ panelId, journeyId: e.journeyId }))),
     contactsByIds(
-      env.DB,
+      db,
       panelId,
       entries.map((e) => e.contactId),
     ),
@@ -63,9 +65,9 @@ export async function enterListEntries(env: EngineEnv, panelId: string, now: num
   });
   // A failure leaves the page leased; it comes back after the lease and enters once (the key).
   // Instances entered but not continued are continued by the cron (timers.ts).
-  await enterJourneys(env, toEnter, now);
+  await enterJourneys(env, db, toEnter, now);
   await deleteListEntries(
-    env.DB,
+    db,
     panelId,
     entries.map((e) => e.id),
   );
@@ -80,11 +82,13 @@ export async function enterListEntries(env: EngineEnv, panelId: string, now: num
 export const redriveListEntries: CronTask = {
   name: "journeys.list-entries",
   async run(env, now) {
-    const nudges = [];
-    for (const panelId of await panelsWithFreeListEntries(env.DB, now, PANELS_PER_SWEEP)) {
-      const free = await countFreeListEntries(env.DB, panelId, now, ENTRIES_PER_MESSAGE * ENTRY_CHAINS_PER_PANEL);
-      for (let i = 0; i < Math.max(1, Math.ceil(free / ENTRIES_PER_MESSAGE)); i++) nudges.push(listEntriesNudge(panelId));
-    }
-    if (nudges.length) await sendAll(env.JOURNEYS, nudges);
+    await forEachShard(env, "journeys.list-entries", async (db) => {
+      const nudges = [];
+      for (const panelId of await panelsWithFreeListEntries(db, now, PANELS_PER_SWEEP)) {
+        const free = await countFreeListEntries(db, panelId, now, ENTRIES_PER_MESSAGE * ENTRY_CHAINS_PER_PANEL);
+        for (let i = 0; i < Math.max(1, Math.ceil(free / ENTRIES_PER_MESSAGE)); i++) nudges.push(listEntriesNudge(panelId));
+      }
+      if (nudges.length) await sendAll(env.JOURNEYS, nudges);
+    });
   },
 };

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../../store/shards";
 import { TtlCache } from "../../lib/ttl-cache";
 import { liveJourneysOfPanel, type Journey } from "../../store/journeys/definitions";
 
@@ -15,7 +16,7 @@ import { liveJourneysOfPanel, type Journey } from "../../store/journeys/definiti
 export const LIVE_JOURNEYS_CACHE_MS = 10_000;
 const live = new TtlCache<Promise<Journey[]>>(LIVE_JOURNEYS_CACHE_MS, 1000);
 
-export function liveJourneys(db: D1Database, panelId: string): Promise<Journey[]> {
+export function liveJourneys(db: ShardDb, panelId: string): Promise<Journey[]> {
   const cached = live.get(panelId);
   if (cached) return cached;
   // The promise is cached, so concurrent calls share one read; a failed read is not kept.
@@ -26,7 +27,7 @@ export function liveJourneys(db: D1Database, panelId: string): Promise<Journey[]
 }
 
 /** Running journeys of the panel whose trigger is of `type`. */
-export async function runningJourneys(db: D1Database, panelId: string, type: Journey["definition"]["trigger"]["type"]): Promise<Journey[]> {
+export async function runningJourneys(db: ShardDb, panelId: string, type: Journey["definition"]["trigger"]["type"]): Promise<Journey[]> {
   return (await liveJourneys(db, panelId)).filter((j) => j.status === "running" && j.definition.trigger.type === type);
 }
 

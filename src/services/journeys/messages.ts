@@ -1,3 +1,5 @@
+import { panelDb } from "../access/shards";
+import type { ShardDb } from "../../store/shards";
 import type { ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
@@ -21,11 +23,11 @@ import { isAddressSuppressed } from "../../store/suppressions";
  * msgid are recorded (a statement of the step's D1 batch); their delivered and click come
  * back through `POST /v1/events/{channel}`.
  */
-export function outboxMessageStatements(db: D1Database, message: JourneyMessage): D1PreparedStatement[] {
+export function outboxMessageStatements(db: ShardDb, message: JourneyMessage): D1PreparedStatement[] {
   return [insertMessageStatement(db, message)];
 }
 
-export type JourneyEmailEnv = ProviderEnv & Pick<Env, "DB" | "SECRETS_KEY" | "PUBLIC_BASE_URL">;
+export type JourneyEmailEnv = ProviderEnv;
 
 /** The address a journey email goes to, as it was sent (and as suppression keys it). */
 export function journeyEmailAddress(message: Pick<JourneyMessage, "recipient">): string {
@@ -50,20 +52,21 @@ export const MESSAGE_CLAIM_MS = 60_000;
  * the open or click with this msgid (src/services/journeys/engagement.ts), which ends the waits for it.
  */
 export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMessage, step: EmailStep, attributes: Readonly<Record<string, AttributeValue>>, now: number): Promise<void> {
+  const db = await panelDb(env, message.panelId);
   const provider = emailProvider(env);
   const claim = randomHex(8);
-  const claimed = await claimMessage(env.DB, message, claim, now, now - MESSAGE_CLAIM_MS, provider.idempotent);
+  const claimed = await claimMessage(db, message, claim, now, now - MESSAGE_CLAIM_MS, provider.idempotent);
   if (claimed === "done") return;
   if (claimed === "held") throw new Error(`journey email ${message.msgid} is being sent by another attempt; retried`);
   const address = journeyEmailAddress(message);
-  if (!isEmailAddress(address)) return finishMessage(env.DB, message.msgid, claim, { status: "skipped", error: "the contact has no valid EMAIL" });
-  if (await isAddressSuppressed(env.DB, message.panelId, address)) return finishMessage(env.DB, message.msgid, claim, { status: "skipped", error: "the address is suppressed" });
+  if (!isEmailAddress(address)) return finishMessage(db, message.msgid, claim, { status: "skipped", error: "the contact has no valid EMAIL" });
+  if (await isAddressSuppressed(db, message.panelId, address)) return finishMessage(db, message.msgid, claim, { status: "skipped", error: "the address is suppressed" });
   const subject = personalize(compileTemplate(step.subject), attributes, "header");
   let raw: string;
   let note: string | undefined;
   try {
     const sender = await planSender(env, provider, message.panelId, step.sender_email);
-    if (!sender.ok) return finishMessage(env.DB, message.msgid, claim, { status: "failed", error: sender.error });
+    if (!sender.ok) return finishMessage(db, message.msgid, claim, { status: "failed", error: sender.error });
     note = sender.note;
     const panel = await getPanel(env.DB, message.panelId);
     const facts = { senderName: step.sender_name, senderAddress: step.sender_email, panelName: panel?.name ?? step.sender_name };
@@ -79,10 +82,10 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
     });
     raw = await sender.sign(unsigned, now);
   } catch (error) {
-    await releaseMessage(env.DB, message.msgid, claim);
+    await releaseMessage(db, message.msgid, claim);
     throw error;
   }
-  if (!provider.idempotent && !(await markMessageAttempt(env.DB, message.msgid, claim, now))) {
+  if (!provider.idempotent && !(await markMessageAttempt(db, message.msgid, claim, now))) {
     throw new Error(`journey email ${message.msgid}: the claim went stale and was taken by another attempt`);
   }
   let result;
@@ -90,11 +93,11 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
     [result] = await provider.send([{ id: message.msgid, panelId: message.panelId, campaignId: null, from: step.sender_email, to: address, subject, raw, ...(note ? { note } : {}) }], now);
   } catch (error) {
     // Resending is harmless only with an idempotent provider; otherwise the claim runs out and is settled.
-    if (provider.idempotent) await releaseMessage(env.DB, message.msgid, claim);
+    if (provider.idempotent) await releaseMessage(db, message.msgid, claim);
     throw error;
   }
-  if (result?.ok) return finishMessage(env.DB, message.msgid, claim, { status: "sent", providerMessageId: result.providerMessageId });
-  if (result && !result.retryable) return finishMessage(env.DB, message.msgid, claim, { status: "failed", error: result.error });
-  await releaseMessage(env.DB, message.msgid, claim);
+  if (result?.ok) return finishMessage(db, message.msgid, claim, { status: "sent", providerMessageId: result.providerMessageId });
+  if (result && !result.retryable) return finishMessage(db, message.msgid, claim, { status: "failed", error: result.error });
+  await releaseMessage(db, message.msgid, claim);
   throw new Error(`journey email ${message.msgid}: ${result?.error ?? "no result from the provider"}; retried`);
 }

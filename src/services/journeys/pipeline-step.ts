@@ -1,3 +1,4 @@
+import { panelDb } from "../access/shards";
 import { activityNameKey } from "../../domain/activity";
 import { startsJourneys } from "../../domain/events";
 import type { PipelineEvent, PipelineStep } from "../pipeline/steps";
@@ -28,29 +29,30 @@ export function eventEndsWait(point: JourneyPoint, event: PipelineEvent): boolea
 export const journeysPipelineStep: PipelineStep = {
   name: "journeys",
   async hasWork(env, panelId) {
-    return (await liveJourneys(env.DB, panelId)).length > 0;
+    return (await liveJourneys(await panelDb(env, panelId), panelId)).length > 0;
   },
   async run(env, events) {
     const first = events[0];
     if (!first) return;
     const panelId = first.panelId;
+    const db = await panelDb(env, panelId);
     const now = Date.now();
     // Waits belong to instances of running or paused journeys, triggers to running ones: a
     // panel with neither has nothing to do here.
-    const live = await liveJourneys(env.DB, panelId);
+    const live = await liveJourneys(await panelDb(env, panelId), panelId);
     if (live.length === 0) return;
 
     // Waits first, so the activity that enters a contact never ends the wait it starts.
     const msgids = [...new Set(events.flatMap((e) => (e.msgid && e.channel !== "custom_activity" ? [e.msgid] : [])))];
     const actors = [...new Set(events.flatMap((e) => (e.channel === "custom_activity" && e.contactId !== null ? [e.contactId] : [])))];
-    const waits = await pendingWaitsFor(env.DB, panelId, msgids, actors);
+    const waits = await pendingWaitsFor(db, panelId, msgids, actors);
     const matches: Array<{ pointId: number; eventId: number }> = [];
     for (const point of waits) {
       const event = events.find((e) => eventEndsWait(point, e));
       if (event) matches.push({ pointId: point.id, eventId: event.id });
     }
-    const ended = await resolveWaitsWithEvents(env.DB, matches, now, now + POINT_LEASE_MS);
-    await continuePoints(env, ended, now);
+    const ended = await resolveWaitsWithEvents(db, matches, now, now + POINT_LEASE_MS);
+    await continuePoints(env, db, ended, now);
 
     // An activity that happened more than a day before it arrived is history, not a trigger.
     const activities = events.filter((e) => e.channel === "custom_activity" && e.contactId !== null && startsJourneys(e, e.receivedAt));
@@ -59,7 +61,7 @@ export const journeysPipelineStep: PipelineStep = {
     const journeys = live.filter((j) => j.status === "running" && j.definition.trigger.type === "activity" && keys.has(activityNameKey(j.definition.trigger.activity)));
     if (journeys.length === 0) return;
     const contacts = await contactsByIds(
-      env.DB,
+      db,
       panelId,
       activities.map((e) => e.contactId!),
     );
@@ -69,6 +71,6 @@ export const journeysPipelineStep: PipelineStep = {
       const triggered = journeys.filter((j) => j.definition.trigger.type === "activity" && activityNameKey(j.definition.trigger.activity) === activityNameKey(event.name));
       return entriesFor(triggered, contact, `event:${event.id}`, event.id);
     });
-    await enterJourneys(env, entries, now);
+    await enterJourneys(env, db, entries, now);
   },
 };

@@ -1,3 +1,5 @@
+import type { ShardDb } from "../../store/shards";
+import { panelDb } from "../access/shards";
 import { sendAll } from "../../lib/tasks";
 import type { Journey } from "../../store/journeys/definitions";
 import { panelsWithFreePoints, takeFreePoints } from "../../store/journeys/points";
@@ -27,15 +29,16 @@ export function pointsNudge(panelId: string): PointsNudge {
 
 /** Continues one leased page of the panel's free points; returns how many the page held. */
 export async function continueFreePoints(env: EngineEnv, panelId: string, now: number): Promise<number> {
-  const points = await takeFreePoints(env.DB, { panelId }, now, now + POINT_LEASE_MS, POINTS_PER_MESSAGE);
+  const db = await panelDb(env, panelId);
+  const points = await takeFreePoints(db, { panelId }, now, now + POINT_LEASE_MS, POINTS_PER_MESSAGE);
   // A failure leaves the page leased; its points come back when the lease runs out.
-  await continuePoints(env, points, now);
+  await continuePoints(env, db, points, now);
   return points.length;
 }
 
 /** Cron: nudges every panel with free points, one message per page of its backlog (up to CHAINS_PER_PANEL). */
-export async function redriveFreePoints(env: Pick<Env, "DB" | "JOURNEYS">, now: number): Promise<void> {
-  const panels = await panelsWithFreePoints(env.DB, now, POINTS_PER_MESSAGE * CHAINS_PER_PANEL, PANELS_PER_SWEEP);
+export async function redriveFreePoints(env: Pick<Env, "JOURNEYS">, db: ShardDb, now: number): Promise<void> {
+  const panels = await panelsWithFreePoints(db, now, POINTS_PER_MESSAGE * CHAINS_PER_PANEL, PANELS_PER_SWEEP);
   const nudges = panels.flatMap(({ panelId, free }) => Array.from({ length: Math.min(CHAINS_PER_PANEL, Math.ceil(free / POINTS_PER_MESSAGE)) }, () => pointsNudge(panelId)));
   if (nudges.length) await sendAll(env.JOURNEYS, nudges);
 }
@@ -45,8 +48,9 @@ export async function redriveFreePoints(env: Pick<Env, "DB" | "JOURNEYS">, now: 
  * the queue.
  */
 export async function resumeHeldPoints(env: EngineEnv & Pick<Env, "JOURNEYS">, journey: Pick<Journey, "id" | "panelId">, now: number): Promise<void> {
+  const db = await panelDb(env, journey.panelId);
   const page = 500;
-  const points = await takeFreePoints(env.DB, { journeyId: journey.id }, now, now + POINT_LEASE_MS, page);
+  const points = await takeFreePoints(db, { journeyId: journey.id }, now, now + POINT_LEASE_MS, page);
   if (points.length === page) await sendAll(env.JOURNEYS, Array.from({ length: CHAINS_PER_PANEL }, () => pointsNudge(journey.panelId)));
-  await continuePoints(env, points, now);
+  await continuePoints(env, db, points, now);
 }

@@ -1,3 +1,4 @@
+import { forEachShard } from "../access/shards";
 import type { CronTask } from "../../lib/tasks";
 import { fireDuePoints, takeFreePoints } from "../../store/journeys/points";
 import { journeysToScan } from "../../store/journeys/scans";
@@ -36,19 +37,21 @@ export const journeyTimers: CronTask = {
         failures.push(error);
       }
     };
-    // Left behind first, so that timers this run ends free below go to the queue.
-    await part(async () => continuePoints(env, await takeFreePoints(env.DB, {}, now, now + POINT_LEASE_MS, POINTS_INLINE), now));
-    await part(async () => {
-      const fired = await fireDuePoints(env.DB, now, POINTS_INLINE, now + POINT_LEASE_MS);
-      // More are due than a run continues itself: the rest are ended free, for the queue.
-      for (let page = 0; fired.length === POINTS_INLINE && page < FIRE_PAGES; page++) {
-        if ((await fireDuePoints(env.DB, now, FIRE_PAGE, now)).length < FIRE_PAGE) break;
-      }
-      await continuePoints(env, fired, now);
-    });
-    await part(() => redriveFreePoints(env, now));
-    await part(async () => {
-      for (const journey of await journeysToScan(env.DB, SCANS_PER_RUN)) await scanSegment(env, journey, now);
+    await forEachShard(env, "journey-timers", async (db) => {
+      // Left behind first, so that timers this run ends free below go to the queue.
+      await part(async () => continuePoints(env, db, await takeFreePoints(db, {}, now, now + POINT_LEASE_MS, POINTS_INLINE), now));
+      await part(async () => {
+        const fired = await fireDuePoints(db, now, POINTS_INLINE, now + POINT_LEASE_MS);
+        // More are due than a run continues itself: the rest are ended free, for the queue.
+        for (let page = 0; fired.length === POINTS_INLINE && page < FIRE_PAGES; page++) {
+          if ((await fireDuePoints(db, now, FIRE_PAGE, now)).length < FIRE_PAGE) break;
+        }
+        await continuePoints(env, db, fired, now);
+      });
+      await part(() => redriveFreePoints(env, db, now));
+      await part(async () => {
+        for (const journey of await journeysToScan(db, SCANS_PER_RUN)) await scanSegment(env, journey, now);
+      });
     });
     if (failures.length) throw failures[0];
   },

@@ -1,3 +1,4 @@
+import type { ControlDb } from "../../store/shards";
 import { constantTimeEqual, hashPassword, sha256Hex, verifyPassword } from "../../lib/crypto";
 import { newId, randomBase64Url } from "../../lib/random";
 import type { CronTask } from "../../lib/tasks";
@@ -49,7 +50,7 @@ export function sessionTokenHash(token: string): Promise<string> {
  * same answer after the same work; too many failures from the address or for the account in
  * the window refuse before any check.
  */
-export async function signIn(db: D1Database, email: string, password: string, address: string, now = Date.now()): Promise<SignInResult> {
+export async function signIn(db: ControlDb, email: string, password: string, address: string, now = Date.now()): Promise<SignInResult> {
   const subjects = [addressSubject(address), accountSubject(email)];
   const windowStart = now - SIGN_IN_WINDOW_MS;
   const [byAddress, byAccount] = await Promise.all([
@@ -76,7 +77,7 @@ export async function signIn(db: D1Database, email: string, password: string, ad
 }
 
 /** The live session a cookie token names, or null (unknown, idle too long, operator disabled). */
-export async function resolveSession(db: D1Database, token: string, now = Date.now()): Promise<Session | null> {
+export async function resolveSession(db: ControlDb, token: string, now = Date.now()): Promise<Session | null> {
   const tokenHash = await sessionTokenHash(token);
   const stored = await findSession(db, tokenHash);
   if (!stored) return null;
@@ -91,7 +92,7 @@ export async function resolveSession(db: D1Database, token: string, now = Date.n
   return { operator: stored.operator, roles, csrfToken: stored.csrfToken, tokenHash };
 }
 
-export function signOut(db: D1Database, session: Session): Promise<void> {
+export function signOut(db: ControlDb, session: Session): Promise<void> {
   return deleteSession(db, session.tokenHash);
 }
 
@@ -109,7 +110,7 @@ export function roleAllows(held: OperatorRole, needed: OperatorRole): boolean {
 export type NewOperatorResult = { created: true; operator: Operator } | { created: false };
 
 export async function createOperator(
-  db: D1Database,
+  db: ControlDb,
   email: string,
   name: string | null,
   password: string,

@@ -1,3 +1,4 @@
+import { panelDb, panelHome } from "../access/shards";
 import { randomHex } from "../../lib/random";
 import { deferEventBatches, finishEventBatches, saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../../store/event-batches";
 import type { EventBatchState, EventPipelineState } from "../../store/events";
@@ -105,12 +106,13 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
   const clock = () => now + (Date.now() - started);
   // Steps with nothing to do for this panel pass its events unseen; with none left, the batches
   // are stored as rows and finished in one transaction, their events never read back.
+  const { panel, db } = await panelHome(env, panelId);
   const working = await stepsWithWork(env, panelId, steps);
   if (working.size === 0) {
-    await finishEventBatches(env.DB, panelId, batchIds, lease, now, now + BATCH_LEASE_MS);
+    await finishEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS);
     return { failed: new Set(), unfinished: [] };
   }
-  const batches = await takeEventBatches(env.DB, panelId, batchIds, lease, now, now + BATCH_LEASE_MS);
+  const batches = await takeEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS);
   if (batches.length === 0) return { failed: new Set(), unfinished: [] };
   const failedEvents = new Set<number>();
   const errors = new Map<number, string[]>();
@@ -124,7 +126,7 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
   const save = async (final: boolean) => {
     const saved = final ? [...progress.values()] : [...moved];
     moved.clear();
-    await saveBatchProgress(env.DB, panelId, saved.map((p) => progressRecord(p, steps, failedEvents, errors)), clock(), final, lease, clock() + BATCH_LEASE_MS, held);
+    await saveBatchProgress(db, panelId, saved.map((p) => progressRecord(p, steps, failedEvents, errors)), clock(), final, lease, clock() + BATCH_LEASE_MS, held);
   };
 
   for (let from = 0; from < events.length; from += EVENTS_PER_PIECE) {
@@ -244,7 +246,7 @@ export async function handleEventsBatch(
       }
       const delaySeconds = retryDelaySeconds(message.attempts);
       message.retry({ delaySeconds });
-      await deferEventBatches(env.DB, panelId, mine, Date.now() + delaySeconds * 1000).catch((error) => console.error("events queue: retry time not recorded", error));
+      await deferEventBatches(await panelDb(env, panelId), panelId, mine, Date.now() + delaySeconds * 1000).catch((error) => console.error("events queue: retry time not recorded", error));
     }
   }
 }

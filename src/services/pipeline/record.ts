@@ -1,3 +1,5 @@
+import { panelDb } from "../access/shards";
+import { shardOf } from "../../store/shards";
 import { EVENT_CHANNELS, MAX_GUID_LENGTH, type NewEvent } from "../../domain/events";
 import { uuidV7 } from "../../lib/random";
 import { appendEventBatches, type EventToRecord } from "../../store/event-batches";
@@ -48,8 +50,9 @@ function assertRecordable(event: NewEvent): void {
  * and every later stage works per batch (bench:activity).
  */
 export async function recordEvents(
-  env: Pick<Env, "DB" | "EVENTS">,
-  panel: { id: string },
+  env: Env,
+  /** With its directory entry when the caller has it (an API call's panel), else found by id. */
+  panel: { id: string; shard?: number },
   events: readonly NewEvent[],
   options: RecordOptions = {},
 ): Promise<RecordResult> {
@@ -87,7 +90,8 @@ export async function recordEvents(
     }
     return guid;
   });
-  const { batchIds, taken } = await appendEventBatches(env.DB, panel.id, toRecord, now);
+  const db = panel.shard === undefined ? await panelDb(env, panel.id) : shardOf(env, { shard: panel.shard });
+  const { batchIds, taken } = await appendEventBatches(db, panel.id, toRecord, now);
   events.forEach((event, index) => {
     if (event.guid !== undefined && taken.has(event.guid)) duplicateAt[index] = true;
   });

@@ -1,3 +1,5 @@
+import { forEachShard, panelDb } from "../access/shards";
+import type { ShardDb } from "../../store/shards";
 import type { CronTask } from "../../lib/tasks";
 import { markRedriven, stalledBatches } from "../../store/event-batches";
 import { nudgeEventBatches } from "./nudge";
@@ -19,13 +21,24 @@ const REDRIVE_LIMIT = 1000;
  * message), counting a re-drive once the nudge is sent; a batch re-driven MAX_REDRIVES times
  * already is marked failed.
  */
-export async function redriveEventBatches(env: Pick<Env, "DB" | "EVENTS">, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<{ nudged: number; failed: number }> {
-  const stalled = await stalledBatches(env.DB, now, REDRIVE_AFTER_MS, MAX_REDRIVES, REDRIVE_LIMIT, only);
+export async function redriveEventBatches(env: Env, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<{ nudged: number; failed: number }> {
+  if (only) return redriveOnShard(env, await panelDb(env, only.panelId), now, only);
+  const total = { nudged: 0, failed: 0 };
+  await forEachShard(env, "events.redrive", async (db) => {
+    const { nudged, failed } = await redriveOnShard(env, db, now);
+    total.nudged += nudged;
+    total.failed += failed;
+  });
+  return total;
+}
+
+async function redriveOnShard(env: Env, db: ShardDb, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<{ nudged: number; failed: number }> {
+  const stalled = await stalledBatches(db, now, REDRIVE_AFTER_MS, MAX_REDRIVES, REDRIVE_LIMIT, only);
   const givenUp = stalled.filter((batch) => batch.redrives >= MAX_REDRIVES);
   for (const batch of givenUp) {
     console.error(`event batch ${batch.id} of panel ${batch.panelId} failed its pipeline after ${MAX_REDRIVES} re-drives; POST /admin/v1/panels/${batch.panelId}/events/retry puts it through again`);
   }
-  await markRedriven(env.DB, givenUp.map((batch) => batch.id), now, true);
+  await markRedriven(db, givenUp.map((batch) => batch.id), now, true);
   const byPanel = new Map<string, number[]>();
   for (const batch of stalled) if (batch.redrives < MAX_REDRIVES) byPanel.set(batch.panelId, [...(byPanel.get(batch.panelId) ?? []), batch.id]);
   const failures: unknown[] = [];
@@ -33,7 +46,7 @@ export async function redriveEventBatches(env: Pick<Env, "DB" | "EVENTS">, now: 
   for (const [panelId, ids] of byPanel) {
     try {
       await nudgeEventBatches(env.EVENTS, panelId, ids.sort((a, b) => a - b));
-      await markRedriven(env.DB, ids, now, false);
+      await markRedriven(db, ids, now, false);
       nudged += ids.length;
     } catch (error) {
       failures.push(error);

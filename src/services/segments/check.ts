@@ -1,3 +1,4 @@
+import type { ShardDb } from "../../store/shards";
 import { checkJsonValue, type AttributeType } from "../../domain/attributes";
 import type { FieldProblem } from "../../domain/problems";
 import { DAY_OPS, type SegmentCondition, type SegmentNode } from "../../domain/segments";
@@ -12,7 +13,7 @@ import type { SegmentCatalog } from "../../store/segment-sql";
  * for an integer attribute becomes 30), or the problems, each naming its field.
  */
 export async function checkSegmentMatch(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   catalog: SegmentCatalog,
   match: SegmentNode,

@@ -7,7 +7,7 @@ import { refreshContacts, type SegmentChange } from "./membership";
  * Never throws: the write stands, a failure is logged (the next change or build of the
  * segment sees the contact again).
  */
-export async function segmentsAfterContactWrite(env: Pick<Env, "DB">, panelId: string, contactId: number, changes: readonly SegmentChange[], now: number): Promise<boolean> {
+export async function segmentsAfterContactWrite(env: Env, panelId: string, contactId: number, changes: readonly SegmentChange[], now: number): Promise<boolean> {
   try {
     return (await refreshContacts(env, panelId, [contactId], changes, now)) > 0;
   } catch (error) {

@@ -1,3 +1,5 @@
+import type { ShardDb } from "../../store/shards";
+import { panelDb } from "../access/shards";
 import type { FieldProblem } from "../../domain/problems";
 import { dependenciesOf, type SegmentDefinition, type SegmentNode } from "../../domain/segments";
 import { newId } from "../../lib/random";
@@ -13,7 +15,7 @@ const BUILD_AFTER_SAVE_MS = 20_000;
 export type SegmentOutcome = { ok: true; segment: Segment; count: number } | { ok: false; problems: FieldProblem[] } | { ok: false; missing: true };
 
 /** How many of the panel's contacts match `match` now (a preview, or a saved segment's count). */
-export async function countSegment(db: D1Database, panelId: string, match: SegmentNode, now = Date.now()): Promise<{ ok: true; count: number } | { ok: false; problems: FieldProblem[] }> {
+export async function countSegment(db: ShardDb, panelId: string, match: SegmentNode, now = Date.now()): Promise<{ ok: true; count: number } | { ok: false; problems: FieldProblem[] }> {
   const catalog = await loadSegmentCatalog(db, panelId);
   const checked = await checkSegmentMatch(db, panelId, catalog, match);
   if (!checked.ok) return checked;
@@ -25,22 +27,23 @@ export async function countSegment(db: D1Database, panelId: string, match: Segme
  * built after the answer (`defer`), page by page, and by the cron past the time given to it.
  */
 export async function saveSegment(
-  env: Pick<Env, "DB">,
+  env: Env,
   panelId: string,
   definition: SegmentDefinition,
   options: { id?: string; now: number; defer: (work: Promise<unknown>) => void },
 ): Promise<SegmentOutcome> {
-  const catalog = await loadSegmentCatalog(env.DB, panelId);
-  const checked = await checkSegmentMatch(env.DB, panelId, catalog, definition.match);
+  const db = await panelDb(env, panelId);
+  const catalog = await loadSegmentCatalog(db, panelId);
+  const checked = await checkSegmentMatch(db, panelId, catalog, definition.match);
   if (!checked.ok) return checked;
   const change = { name: definition.name, match: checked.match, dependencies: dependenciesOf(checked.match) };
   const segment =
     options.id === undefined
-      ? await insertSegment(env.DB, { id: newId("seg"), panelId, ...change }, options.now)
-      : await updateSegment(env.DB, panelId, options.id, change, options.now);
+      ? await insertSegment(db, { id: newId("seg"), panelId, ...change }, options.now)
+      : await updateSegment(db, panelId, options.id, change, options.now);
   forgetPanelSegments(panelId);
   if (!segment) return { ok: false, missing: true };
-  const count = await countMatching(env.DB, panelId, compileSegment(segment.match, catalog, options.now, "scan"));
+  const count = await countMatching(db, panelId, compileSegment(segment.match, catalog, options.now, "scan"));
   options.defer(
     buildSegment(env, segment, options.now, BUILD_AFTER_SAVE_MS).catch((error: unknown) => console.error(`segments: building ${segment.id} failed; the cron goes on with it`, error)),
   );

@@ -1,3 +1,4 @@
+import { forEachShard, panelDb } from "../access/shards";
 import type { CronTask } from "../../lib/tasks";
 import { panelSegments } from "./panel-segments";
 import { chunk } from "../../store/sql";
@@ -36,38 +37,40 @@ const CRON_BUDGET_MS = 20_000;
  * Brings the memberships that `changes` can affect up to date for the given contacts of the
  * panel; returns how many memberships began.
  */
-export async function refreshContacts(env: Pick<Env, "DB">, panelId: string, contactIds: readonly number[], changes: readonly SegmentChange[], now: number): Promise<number> {
+export async function refreshContacts(env: Env, panelId: string, contactIds: readonly number[], changes: readonly SegmentChange[], now: number): Promise<number> {
+  const db = await panelDb(env, panelId);
   const ids = [...new Set(contactIds)];
   if (ids.length === 0) return 0;
-  const segments = (await panelSegments(env.DB, panelId)).filter((s) => changes.some((change) => s.dependencies[change]));
+  const segments = (await panelSegments(db, panelId)).filter((s) => changes.some((change) => s.dependencies[change]));
   if (segments.length === 0) return 0;
-  const catalog = await loadSegmentCatalog(env.DB, panelId);
+  const catalog = await loadSegmentCatalog(db, panelId);
   // D1 allows few terms in a compound SELECT: a statement pair per group of segments.
   const statements = chunk(segments, SEGMENTS_PER_STATEMENT).flatMap((group) =>
-    refreshManyStatements(env.DB, panelId, group, compileSegments(group.map((s) => s.match), catalog, now, "probe"), ids, now),
+    refreshManyStatements(db, panelId, group, compileSegments(group.map((s) => s.match), catalog, now, "probe"), ids, now),
   );
-  const results = await env.DB.batch(statements);
+  const results = await db.batch(statements);
   // Pairs, entering first.
   return results.reduce((sum, result, i) => sum + (i % 2 === 0 ? result.meta.changes : 0), 0);
 }
 
 /** One page of a segment's build; returns the cursor the build reached, null when it is complete. */
-export async function buildSegmentPage(env: Pick<Env, "DB">, segment: Segment, now: number, pageSize = BUILD_PAGE): Promise<number | null> {
+export async function buildSegmentPage(env: Env, segment: Segment, now: number, pageSize = BUILD_PAGE): Promise<number | null> {
+  const db = await panelDb(env, segment.panelId);
   const from = segment.buildCursor ?? 0;
-  const upto = await contactPageEnd(env.DB, segment.panelId, from, pageSize);
-  const compiled = compileSegment(segment.match, await loadSegmentCatalog(env.DB, segment.panelId), now, "probe");
+  const upto = await contactPageEnd(db, segment.panelId, from, pageSize);
+  const compiled = compileSegment(segment.match, await loadSegmentCatalog(db, segment.panelId), now, "probe");
   // The last page reaches past the last contact, so members whose contact is gone leave too.
   const scope = { afterId: from, uptoId: upto ?? Number.MAX_SAFE_INTEGER };
-  await env.DB.batch([
-    ...refreshMembersStatements(env.DB, segment, compiled, scope, now),
-    buildCursorStatement(env.DB, segment, from, upto, now),
-    ...(upto === null ? [checkedAtStatement(env.DB, segment, now)] : []),
+  await db.batch([
+    ...refreshMembersStatements(db, segment, compiled, scope, now),
+    buildCursorStatement(db, segment, from, upto, now),
+    ...(upto === null ? [checkedAtStatement(db, segment, now)] : []),
   ]);
   return upto;
 }
 
 /** Builds a segment as far as `budgetMs` allows (after a create or an edit); the cron goes on from there. */
-export async function buildSegment(env: Pick<Env, "DB">, segment: Segment, now: number, budgetMs: number): Promise<void> {
+export async function buildSegment(env: Env, segment: Segment, now: number, budgetMs: number): Promise<void> {
   const deadline = Date.now() + budgetMs;
   let cursor: number | null = segment.buildCursor ?? 0;
   while (cursor !== null && Date.now() < deadline) cursor = await buildSegmentPage(env, { ...segment, buildCursor: cursor }, now);
@@ -77,25 +80,28 @@ export async function buildSegment(env: Pick<Env, "DB">, segment: Segment, now: 
  * Re-checks a segment whose windows slide, for the contacts whose events or dates crossed a
  * window's edge between its last check and `now`.
  */
-export async function slideSegment(env: Pick<Env, "DB">, segment: Segment, now: number): Promise<void> {
-  const compiled = compileSegment(segment.match, await loadSegmentCatalog(env.DB, segment.panelId), now, "probe", segment.checkedAt);
-  const statements = compiled.candidates ? refreshMembersStatements(env.DB, segment, compiled, { candidates: compiled.candidates }, now) : [];
-  await env.DB.batch([...statements, checkedAtStatement(env.DB, segment, now)]);
+export async function slideSegment(env: Env, segment: Segment, now: number): Promise<void> {
+  const db = await panelDb(env, segment.panelId);
+  const compiled = compileSegment(segment.match, await loadSegmentCatalog(db, segment.panelId), now, "probe", segment.checkedAt);
+  const statements = compiled.candidates ? refreshMembersStatements(db, segment, compiled, { candidates: compiled.candidates }, now) : [];
+  await db.batch([...statements, checkedAtStatement(db, segment, now)]);
 }
 
 /** Cron: moves segment builds on, and re-checks sliding windows, within a time budget each. */
 export const segmentsCron: CronTask = {
   name: "segments",
   async run(env, now) {
-    const deadline = Date.now() + CRON_BUDGET_MS;
-    for (const segment of await segmentsToBuild(env.DB, 20)) {
-      if (Date.now() > deadline) break;
-      await buildSegment(env, segment, now, Math.max(0, deadline - Date.now()));
-    }
-    const slideDeadline = Date.now() + CRON_BUDGET_MS;
-    for (const segment of await slidingSegmentsDue(env.DB, now - 30_000, 50)) {
-      if (Date.now() > slideDeadline) break;
-      await slideSegment(env, segment, now);
-    }
+    await forEachShard(env, "segments", async (db) => {
+      const deadline = Date.now() + CRON_BUDGET_MS;
+      for (const segment of await segmentsToBuild(db, 20)) {
+        if (Date.now() > deadline) break;
+        await buildSegment(env, segment, now, Math.max(0, deadline - Date.now()));
+      }
+      const slideDeadline = Date.now() + CRON_BUDGET_MS;
+      for (const segment of await slidingSegmentsDue(db, now - 30_000, 50)) {
+        if (Date.now() > slideDeadline) break;
+        await slideSegment(env, segment, now);
+      }
+    });
   },
 };

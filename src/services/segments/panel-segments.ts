@@ -1,3 +1,4 @@
+import type { ShardDb } from "../../store/shards";
 import { TtlCache } from "../../lib/ttl-cache";
 import { listSegments, type Segment } from "../../store/segments";
 
@@ -13,7 +14,7 @@ import { listSegments, type Segment } from "../../store/segments";
 export const PANEL_SEGMENTS_CACHE_MS = 10_000;
 const cache = new TtlCache<Promise<Segment[]>>(PANEL_SEGMENTS_CACHE_MS, 1000);
 
-export function panelSegments(db: D1Database, panelId: string): Promise<Segment[]> {
+export function panelSegments(db: ShardDb, panelId: string): Promise<Segment[]> {
   const cached = cache.get(panelId);
   if (cached) return cached;
   const read = listSegments(db, panelId);

@@ -1,3 +1,4 @@
+import { panelDb } from "../access/shards";
 import { nudgeListEntries } from "../journeys/list-entries";
 import type { PipelineStep } from "../pipeline/steps";
 import { refreshContacts } from "./membership";
@@ -13,7 +14,7 @@ import { panelSegments } from "./panel-segments";
 export const segmentsPipelineStep: PipelineStep = {
   name: "segments",
   async hasWork(env, panelId) {
-    return (await panelSegments(env.DB, panelId)).some((s) => s.dependencies.events);
+    return (await panelSegments(await panelDb(env, panelId), panelId)).some((s) => s.dependencies.events);
   },
   async run(env, events) {
     const first = events[0];

@@ -1,3 +1,4 @@
+import { findPanelHome, panelDb } from "../access/shards";
 import { DurableObject } from "cloudflare:workers";
 import { sendNotification } from "../channels/notifications";
 import { decryptSecret } from "../../lib/crypto";
@@ -204,7 +205,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
     let envelopeKey: string | null = null;
     let failed = false;
     try {
-      const webhook = await getWebhookWithPanel(this.env.DB, identity.panelId, identity.webhookId);
+      const webhook = await this.webhookOf(identity);
       if (!webhook) {
         // Deleted while this object still held work: nothing can be delivered any more.
         await this.destroy();
@@ -245,7 +246,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
 
       let current: WebhookWithPanel = webhook;
       if (outcome.kind === "disable") {
-        const updated = await setWebhookState(this.env.DB, webhook.panelId, webhook.id, { state: "disabled", reason: outcome.reason, from: ["operational"] }, this.clock());
+        const updated = await setWebhookState(await panelDb(this.env, webhook.panelId), webhook.panelId, webhook.id, { state: "disabled", reason: outcome.reason, from: ["operational"] }, this.clock());
         this.backlog.setMeta("held", true);
         if (updated) current = { ...webhook, ...updated };
       }
@@ -262,9 +263,15 @@ export class WebhookDispatcher extends DurableObject<Env> {
     return this.backlog.cutBatch(newId("bat"), decision.seqs, envelopeKey, now);
   }
 
+  /** The webhook's configuration, on its panel's shard; null once either is gone. */
+  private async webhookOf(identity: DispatcherIdentity): Promise<WebhookWithPanel | null> {
+    const home = await findPanelHome(this.env, identity.panelId);
+    return home ? getWebhookWithPanel(home.db, home.panel, identity.webhookId) : null;
+  }
+
   private async testAndMaybeEnable(identity: DispatcherIdentity, enable: boolean): Promise<TestReport> {
     this.remember(identity);
-    const webhook = await getWebhookWithPanel(this.env.DB, identity.panelId, identity.webhookId);
+    const webhook = await this.webhookOf(identity);
     if (!webhook) return { found: false, passed: false, state: null, status: null, error: null, message: "No such webhook" };
     const now = this.clock();
     const context = { version: webhook.version, webhookName: webhook.label, timeZone: webhook.panelTimeZone };
@@ -293,7 +300,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
     let state = webhook.state;
     const from: WebhookState[] = enable ? ["configured", "disabled", "operational"] : ["configured"];
     if (passed && from.includes(webhook.state)) {
-      state = (await setWebhookState(this.env.DB, webhook.panelId, webhook.id, { state: "operational", reason: null, from }, this.clock()))?.state ?? state;
+      state = (await setWebhookState(await panelDb(this.env, webhook.panelId), webhook.panelId, webhook.id, { state: "operational", reason: null, from }, this.clock()))?.state ?? state;
       if (state === "operational") {
         this.backlog.setMeta("held", null);
         // A fresh retry schedule: the batch in flight (if any) goes first, at once.

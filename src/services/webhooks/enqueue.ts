@@ -1,3 +1,4 @@
+import { findPanelHome } from "../access/shards";
 import { TtlCache } from "../../lib/ttl-cache";
 import { getWebhookWithPanel, type WebhookWithPanel } from "../../store/webhooks";
 import { MAX_EVENT_BYTES } from "../../domain/webhooks/batching";
@@ -37,11 +38,12 @@ export function forgetWebhooks(): void {
   webhooks.clear();
 }
 
-async function loadWebhook(db: D1Database, panelId: string, webhookId: string): Promise<WebhookWithPanel | null> {
+async function loadWebhook(env: Env, panelId: string, webhookId: string): Promise<WebhookWithPanel | null> {
   const key = `${panelId}/${webhookId}`;
   const cached = webhooks.get(key);
   if (cached) return cached;
-  const webhook = await getWebhookWithPanel(db, panelId, webhookId);
+  const home = await findPanelHome(env, panelId);
+  const webhook = home ? await getWebhookWithPanel(home.db, home.panel, webhookId) : null;
   if (webhook) webhooks.set(key, webhook);
   return webhook;
 }
@@ -64,12 +66,12 @@ export type EnqueueOutcome = { found: false } | { found: true; accepted: number;
  * (nothing stored) when an event is not valid or too large.
  */
 export async function enqueueWebhookEvents(
-  env: Pick<Env, "DB" | "WEBHOOKS">,
+  env: Env,
   panelId: string,
   webhookId: string,
   events: readonly WebhookEvent[] | ((webhook: WebhookWithPanel) => readonly WebhookEvent[]),
 ): Promise<EnqueueOutcome> {
-  const webhook = await loadWebhook(env.DB, panelId, webhookId);
+  const webhook = await loadWebhook(env, panelId, webhookId);
   if (!webhook) return { found: false };
   const context = { version: webhook.version, webhookName: webhook.label, timeZone: webhook.panelTimeZone };
   const described = typeof events === "function" ? events(webhook) : events;

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../shards";
 import { activityNameKey } from "../../domain/activity";
 import type { JourneyDefinition } from "../../domain/journey";
 
@@ -51,7 +52,7 @@ function triggerKey(definition: JourneyDefinition): string | null {
   return trigger.segment ?? null;
 }
 
-export async function insertJourney(db: D1Database, journey: Journey): Promise<void> {
+export async function insertJourney(db: ShardDb, journey: Journey): Promise<void> {
   await db
     .prepare(
       `INSERT INTO journeys (id, panel_id, name, definition, trigger_type, trigger_key, status, created_at, updated_at)
@@ -71,18 +72,18 @@ export async function insertJourney(db: D1Database, journey: Journey): Promise<v
     .run();
 }
 
-export async function getJourney(db: D1Database, panelId: string, id: string): Promise<Journey | null> {
+export async function getJourney(db: ShardDb, panelId: string, id: string): Promise<Journey | null> {
   const row = await db.prepare(`SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE panel_id = ? AND id = ?`).bind(panelId, id).first<JourneyRow>();
   return row ? journeyFromRow(row) : null;
 }
 
-export async function listJourneys(db: D1Database, panelId: string): Promise<Journey[]> {
+export async function listJourneys(db: ShardDb, panelId: string): Promise<Journey[]> {
   const { results } = await db.prepare(`SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE panel_id = ? ORDER BY created_at, id`).bind(panelId).all<JourneyRow>();
   return results.map(journeyFromRow);
 }
 
 /** Replaces a draft's definition; null when there is no such journey or it is not a draft. */
-export async function updateDraftJourney(db: D1Database, panelId: string, id: string, definition: JourneyDefinition, now: number): Promise<Journey | null> {
+export async function updateDraftJourney(db: ShardDb, panelId: string, id: string, definition: JourneyDefinition, now: number): Promise<Journey | null> {
   const row = await db
     .prepare(
       `UPDATE journeys SET name = ?, definition = ?, trigger_type = ?, trigger_key = ?, updated_at = ?
@@ -99,7 +100,7 @@ export async function updateDraftJourney(db: D1Database, panelId: string, id: st
  * Starting a segment journey sets its entry scan going.
  */
 export async function changeJourneyStatus(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   id: string,
   from: readonly JourneyStatus[],
@@ -139,7 +140,7 @@ export async function changeJourneyStatus(
 }
 
 /** The journeys of a panel that are running or paused: those whose triggers fire or whose waits can end. */
-export async function liveJourneysOfPanel(db: D1Database, panelId: string): Promise<Journey[]> {
+export async function liveJourneysOfPanel(db: ShardDb, panelId: string): Promise<Journey[]> {
   const { results } = await db
     .prepare(`SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused')`)
     .bind(panelId)
@@ -148,7 +149,7 @@ export async function liveJourneysOfPanel(db: D1Database, panelId: string): Prom
 }
 
 /** Journeys by (panel, id): the points of the cron come from every panel. */
-export async function getJourneysByIds(db: D1Database, refs: ReadonlyArray<{ panelId: string; journeyId: string }>): Promise<Map<string, Journey>> {
+export async function getJourneysByIds(db: ShardDb, refs: ReadonlyArray<{ panelId: string; journeyId: string }>): Promise<Map<string, Journey>> {
   if (refs.length === 0) return new Map();
   const keys = [...new Map(refs.map((r) => [r.journeyId, [r.panelId, r.journeyId]])).values()];
   const { results } = await db

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../shards";
 // Journey instances (a contact's way through a journey), the steps they ran, and their counts.
 
 export interface Entry {
@@ -17,7 +18,7 @@ export interface Entry {
  * start points are leased to the caller until `until`, who continues them. Returns the
  * instance ids created.
  */
-export async function enterInstances(db: D1Database, entries: readonly Entry[], now: number, until: number): Promise<Set<string>> {
+export async function enterInstances(db: ShardDb, entries: readonly Entry[], now: number, until: number): Promise<Set<string>> {
   if (entries.length === 0) return new Set();
   const statements: D1PreparedStatement[] = [];
   for (const e of entries) {
@@ -43,7 +44,7 @@ export async function enterInstances(db: D1Database, entries: readonly Entry[], 
   return created;
 }
 
-export function stepRunStatement(db: D1Database, instanceId: string, stepId: string, journeyId: string, result: string, now: number): D1PreparedStatement {
+export function stepRunStatement(db: ShardDb, instanceId: string, stepId: string, journeyId: string, result: string, now: number): D1PreparedStatement {
   return db
     .prepare("INSERT OR IGNORE INTO journey_step_runs (instance_id, step_id, journey_id, result, at) VALUES (?, ?, ?, ?, ?)")
     .bind(instanceId, stepId, journeyId, result, now);
@@ -58,7 +59,7 @@ export interface JourneyCounters {
   steps: Record<string, { acted: number; waiting: number }>;
 }
 
-export async function journeyCounters(db: D1Database, panelId: string, journeyId: string): Promise<JourneyCounters> {
+export async function journeyCounters(db: ShardDb, panelId: string, journeyId: string): Promise<JourneyCounters> {
   const [instances, runs, waiting] = await db.batch<Record<string, unknown>>([
     db.prepare("SELECT status, COUNT(*) AS n FROM journey_instances WHERE panel_id = ? AND journey_id = ? GROUP BY status").bind(panelId, journeyId),
     db.prepare("SELECT step_id, COUNT(*) AS n FROM journey_step_runs WHERE journey_id = ? AND journey_id IN (SELECT id FROM journeys WHERE panel_id = ?) GROUP BY step_id").bind(journeyId, panelId),

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../shards";
 // Messages journeys send (email, and sms, apn, bpn through the outbox channel), keyed by msgid.
 
 export interface JourneyMessage {
@@ -47,7 +48,7 @@ function messageFromRow(r: MessageRow): JourneyMessage {
   };
 }
 
-export function insertMessageStatement(db: D1Database, m: JourneyMessage): D1PreparedStatement {
+export function insertMessageStatement(db: ShardDb, m: JourneyMessage): D1PreparedStatement {
   return db
     .prepare(
       `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at)
@@ -67,7 +68,7 @@ export const UNKNOWN_SEND_OUTCOME = "outcome unknown: the send attempt was inter
  * another attempt is sending it now.
  */
 export async function claimMessage(
-  db: D1Database,
+  db: ShardDb,
   m: JourneyMessage,
   claim: string,
   now: number,
@@ -102,7 +103,7 @@ export async function claimMessage(
  * Records that the claimed message is about to be handed to the provider (and renews the
  * claim); false when the claim is no longer this attempt's, which must then not send.
  */
-export async function markMessageAttempt(db: D1Database, msgid: string, claim: string, now: number): Promise<boolean> {
+export async function markMessageAttempt(db: ShardDb, msgid: string, claim: string, now: number): Promise<boolean> {
   const result = await db
     .prepare("UPDATE journey_messages SET attempted_at = ?, claimed_at = ? WHERE msgid = ? AND claim = ? AND status = 'sending'")
     .bind(now, now, msgid, claim)
@@ -111,13 +112,13 @@ export async function markMessageAttempt(db: D1Database, msgid: string, claim: s
 }
 
 /** Hands a claim back (the provider may take the message later): the step's retry claims it again. */
-export async function releaseMessage(db: D1Database, msgid: string, claim: string): Promise<void> {
+export async function releaseMessage(db: ShardDb, msgid: string, claim: string): Promise<void> {
   await db.prepare("DELETE FROM journey_messages WHERE msgid = ? AND claim = ? AND status = 'sending'").bind(msgid, claim).run();
 }
 
 /** Records the outcome of this claim's attempt (also over an unknown outcome settled meanwhile). */
 export async function finishMessage(
-  db: D1Database,
+  db: ShardDb,
   msgid: string,
   claim: string,
   outcome: { status: "sent"; providerMessageId: string } | { status: "skipped" | "failed"; error: string },
@@ -129,12 +130,12 @@ export async function finishMessage(
 }
 
 /** The journey email a provider reported on, found by the provider's message id (the report does not name the panel). */
-export async function journeyEmailByProviderId(db: D1Database, providerMessageId: string): Promise<JourneyMessage | null> {
+export async function journeyEmailByProviderId(db: ShardDb, providerMessageId: string): Promise<JourneyMessage | null> {
   const row = await db.prepare("SELECT * FROM journey_messages WHERE provider_msg_id = ? AND channel = 'email'").bind(providerMessageId).first<MessageRow>();
   return row ? messageFromRow(row) : null;
 }
 
-export async function getMessages(db: D1Database, panelId: string, msgids: readonly string[]): Promise<Map<string, JourneyMessage>> {
+export async function getMessages(db: ShardDb, panelId: string, msgids: readonly string[]): Promise<Map<string, JourneyMessage>> {
   if (msgids.length === 0) return new Map();
   const { results } = await db
     .prepare("SELECT * FROM journey_messages WHERE panel_id = ? AND msgid IN (SELECT value FROM json_each(?))")
@@ -143,7 +144,7 @@ export async function getMessages(db: D1Database, panelId: string, msgids: reado
   return new Map(results.map((r) => [r.msgid, messageFromRow(r)]));
 }
 
-export async function listMessages(db: D1Database, panelId: string, channel: string | undefined, limit: number): Promise<JourneyMessage[]> {
+export async function listMessages(db: ShardDb, panelId: string, channel: string | undefined, limit: number): Promise<JourneyMessage[]> {
   const { results } = await db
     .prepare("SELECT * FROM journey_messages WHERE panel_id = ? AND (? IS NULL OR channel = ?) ORDER BY created_at DESC, msgid LIMIT ?")
     .bind(panelId, channel ?? null, channel ?? null, limit)

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../shards";
 // Journey points: where an instance started, waits for an event or sits out a delay; how each
 // ended, and whether the instance went on from it.
 
@@ -81,7 +82,7 @@ export interface NewPoint {
 }
 
 /** A wait or delay; a second insert for the same (instance, step) is ignored. */
-export function insertPointStatement(db: D1Database, p: NewPoint, now: number): D1PreparedStatement {
+export function insertPointStatement(db: ShardDb, p: NewPoint, now: number): D1PreparedStatement {
   return db
     .prepare(
       `INSERT OR IGNORE INTO journey_points (instance_id, step_id, panel_id, journey_id, contact_id, kind, channel, msgid, events, activity_key, event_id, due_at, created_at)
@@ -105,7 +106,7 @@ export function insertPointStatement(db: D1Database, p: NewPoint, now: number): 
 }
 
 /** Pending waits of the panel that one of these messages or contacts' activities could end. */
-export async function pendingWaitsFor(db: D1Database, panelId: string, msgids: readonly string[], contactIds: readonly number[]): Promise<JourneyPoint[]> {
+export async function pendingWaitsFor(db: ShardDb, panelId: string, msgids: readonly string[], contactIds: readonly number[]): Promise<JourneyPoint[]> {
   if (msgids.length === 0 && contactIds.length === 0) return [];
   const { results } = await db
     .prepare(
@@ -123,7 +124,7 @@ export async function pendingWaitsFor(db: D1Database, panelId: string, msgids: r
  * Ends pending waits with the event that came, leased to the caller until `until`; returns the
  * points this call ended (the others were taken).
  */
-export async function resolveWaitsWithEvents(db: D1Database, matches: ReadonlyArray<{ pointId: number; eventId: number }>, now: number, until: number): Promise<JourneyPoint[]> {
+export async function resolveWaitsWithEvents(db: ShardDb, matches: ReadonlyArray<{ pointId: number; eventId: number }>, now: number, until: number): Promise<JourneyPoint[]> {
   if (matches.length === 0) return [];
   const results = await db.batch<PointRow>(
     matches.map((m) =>
@@ -140,7 +141,7 @@ export async function resolveWaitsWithEvents(db: D1Database, matches: ReadonlyAr
  * time already past hands them to whoever takes free points); each point is ended once, by
  * whichever run's UPDATE gets it. Returns the points this call ended.
  */
-export async function fireDuePoints(db: D1Database, now: number, limit: number, until: number): Promise<JourneyPoint[]> {
+export async function fireDuePoints(db: ShardDb, now: number, limit: number, until: number): Promise<JourneyPoint[]> {
   const { results } = await db
     .prepare(
       `UPDATE journey_points SET outcome = CASE kind WHEN 'delay' THEN 'elapsed' ELSE 'timeout' END, resolved_at = ?1, leased_until = ?3
@@ -166,7 +167,7 @@ const FREE_POINT = "p.outcome IS NOT NULL AND p.continued_at IS NULL AND p.lease
  * are free again; continuing twice acts once (services/journeys/engine.ts).
  */
 export async function takeFreePoints(
-  db: D1Database,
+  db: ShardDb,
   scope: { panelId?: string; journeyId?: string },
   now: number,
   until: number,
@@ -188,7 +189,7 @@ export async function takeFreePoints(
 }
 
 /** Frees points leased by the caller without continuing them (found by instance and step: a fresh start has no id yet). */
-export async function releasePoints(db: D1Database, points: ReadonlyArray<Pick<JourneyPoint, "instanceId" | "stepId">>): Promise<void> {
+export async function releasePoints(db: ShardDb, points: ReadonlyArray<Pick<JourneyPoint, "instanceId" | "stepId">>): Promise<void> {
   if (points.length === 0) return;
   await db
     .prepare(
@@ -204,7 +205,7 @@ export async function releasePoints(db: D1Database, points: ReadonlyArray<Pick<J
  * Leases the free start points of instances these entries already made (an earlier attempt
  * entered them and died before continuing), so entering again finishes what it began.
  */
-export async function takeStartPoints(db: D1Database, entries: ReadonlyArray<{ journeyId: string; entryKey: string }>, now: number, until: number): Promise<JourneyPoint[]> {
+export async function takeStartPoints(db: ShardDb, entries: ReadonlyArray<{ journeyId: string; entryKey: string }>, now: number, until: number): Promise<JourneyPoint[]> {
   if (entries.length === 0) return [];
   const { results } = await db
     .prepare(
@@ -226,7 +227,7 @@ export async function takeStartPoints(db: D1Database, entries: ReadonlyArray<{ j
  * Panels with free points of running journeys, each with how many (counted up to `cap` per
  * journey), for the cron's re-drive. Reads across panels, but only to name panels.
  */
-export async function panelsWithFreePoints(db: D1Database, now: number, cap: number, limit: number): Promise<Array<{ panelId: string; free: number }>> {
+export async function panelsWithFreePoints(db: ShardDb, now: number, cap: number, limit: number): Promise<Array<{ panelId: string; free: number }>> {
   const { results } = await db
     .prepare(
       `SELECT panel_id, SUM(n) AS free FROM (
@@ -243,7 +244,7 @@ export async function panelsWithFreePoints(db: D1Database, now: number, cap: num
  * Marks a point continued and completes its instance when nothing of it is pending or left to
  * continue any more.
  */
-export function finishPointStatements(db: D1Database, point: JourneyPoint, now: number): D1PreparedStatement[] {
+export function finishPointStatements(db: ShardDb, point: JourneyPoint, now: number): D1PreparedStatement[] {
   return [
     db
       .prepare("UPDATE journey_points SET continued_at = ? WHERE panel_id = ? AND instance_id = ? AND step_id = ? AND continued_at IS NULL")

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../shards";
 import { JOURNEY_COLUMNS, journeyFromRow, type Journey, type JourneyRow } from "./definitions";
 
 // Entry scans of segment journeys: a cursor through the panel's contacts, kept on the journey row.
@@ -6,7 +7,7 @@ import { JOURNEY_COLUMNS, journeyFromRow, type Journey, type JourneyRow } from "
  * Moves the scan on from `from` (the cursor the page was read at; a concurrent scan of the
  * same page writes nothing). A finished scan that an upload marked meanwhile starts over.
  */
-export async function setScanCursor(db: D1Database, journeyId: string, from: number, next: number | null, now: number): Promise<void> {
+export async function setScanCursor(db: ShardDb, journeyId: string, from: number, next: number | null, now: number): Promise<void> {
   await db
     .prepare(
       `UPDATE journeys SET scan_cursor = CASE WHEN ?2 IS NULL AND rescan_due = 1 THEN 0 ELSE ?2 END,
@@ -22,7 +23,7 @@ export async function setScanCursor(db: D1Database, journeyId: string, from: num
  * the first; one scanning now finishes its pass, then starts over (rescan_due), so uploads
  * that come often cannot keep a large panel's scan from reaching its last contacts.
  */
-export async function restartSegmentScans(db: D1Database, panelId: string, now: number): Promise<void> {
+export async function restartSegmentScans(db: ShardDb, panelId: string, now: number): Promise<void> {
   await db
     .prepare(
       `UPDATE journeys SET scan_cursor = COALESCE(scan_cursor, 0), rescan_due = CASE WHEN scan_cursor IS NULL THEN 0 ELSE 1 END, updated_at = ?
@@ -32,7 +33,7 @@ export async function restartSegmentScans(db: D1Database, panelId: string, now: 
     .run();
 }
 
-export async function journeysToScan(db: D1Database, limit: number): Promise<Journey[]> {
+export async function journeysToScan(db: ShardDb, limit: number): Promise<Journey[]> {
   const { results } = await db
     .prepare(`SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE status = 'running' AND scan_cursor IS NOT NULL ORDER BY updated_at LIMIT ?`)
     .bind(limit)

@@ -9,7 +9,7 @@ import { TrackingSigner } from "../../../src/services/channels/email/tracking";
 import worker from "../../../src/index";
 import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
 import { suppressAddress } from "../../../src/store/suppressions";
-import { admin, call, countRows, createPanel, type TestPanel } from "../../support/helpers";
+import { admin, call, countRows, createPanel, type TestPanel, panelData } from "../../support/helpers";
 import { parseMessage } from "../../support/mime";
 import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign, waitForImport } from "../../support/broadcasts";
 import { pipelineSettled } from "../../support/activity";
@@ -19,7 +19,7 @@ async function scheduled(panel: TestPanel, csv: string, overrides: Record<string
   const response = await publish(panel, await broadcastData({ schedule_date: scheduleIn(minutes), ...overrides }, csv));
   expect(response.body.success).toBe(true);
   await waitForImport(panel, response.body.CampaignID);
-  const stored = await getCampaign(env.DB, panel.id, response.body.CampaignID);
+  const stored = await getCampaign(panelData, panel.id, response.body.CampaignID);
   return { id: response.body.CampaignID, sendAt: stored!.sendAt };
 }
 
@@ -91,12 +91,12 @@ describe("publishing and sending", () => {
     const panel = await createPanel();
     const { id, sendAt } = await scheduled(panel, CSV, {}, 122);
     // Publish without delivering: take the recipients as a dying consumer would (claimed, never sent).
-    await env.DB.prepare("UPDATE campaigns SET status = 'sending', published_at = ?, updated_at = ? WHERE id = ?").bind(sendAt, sendAt, id).run();
-    const members = await env.DB.prepare("SELECT contact_id FROM list_members m JOIN campaigns c ON c.list_id = m.list_id WHERE c.id = ? ORDER BY contact_id").bind(id).all<{ contact_id: number }>();
+    await panelData.prepare("UPDATE campaigns SET status = 'sending', published_at = ?, updated_at = ? WHERE id = ?").bind(sendAt, sendAt, id).run();
+    const members = await panelData.prepare("SELECT contact_id FROM list_members m JOIN campaigns c ON c.list_id = m.list_id WHERE c.id = ? ORDER BY contact_id").bind(id).all<{ contact_id: number }>();
     const [first, second] = members.results;
-    await env.DB.batch([
-      env.DB.prepare("INSERT INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, claim, claimed_at) VALUES (?, ?, ?, 0, 'sending', 'dead', ?)").bind(id, first!.contact_id, panel.id, sendAt),
-      env.DB.prepare("INSERT INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status) VALUES (?, ?, ?, 0, 'queued')").bind(id, second!.contact_id, panel.id),
+    await panelData.batch([
+      panelData.prepare("INSERT INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, claim, claimed_at) VALUES (?, ?, ?, 0, 'sending', 'dead', ?)").bind(id, first!.contact_id, panel.id, sendAt),
+      panelData.prepare("INSERT INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status) VALUES (?, ?, ?, 0, 'queued')").bind(id, second!.contact_id, panel.id),
     ]);
     const nudge: SendNudge = { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 };
     // Within the claim's lifetime the dead claim is left alone; the queued recipient is sent.
@@ -112,8 +112,8 @@ describe("publishing and sending", () => {
   it("hands the batch back untouched when it fails before sending, and sends it on the retry", async () => {
     const panel = await createPanel();
     const { id, sendAt } = await scheduled(panel, CSV, {}, 127);
-    const stored = (await getCampaign(env.DB, panel.id, id))!;
-    expect(await publishCampaign(env.DB, stored, 100, sendAt)).toBe(2);
+    const stored = (await getCampaign(panelData, panel.id, id))!;
+    expect(await publishCampaign(panelData, stored, 100, sendAt)).toBe(2);
     const body = await env.FILES.get(stored.bodyKey);
     await env.FILES.delete(stored.bodyKey);
     const nudge: SendNudge = { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 };
@@ -127,8 +127,8 @@ describe("publishing and sending", () => {
 
   it("skips unsubscribed and hard-bounced addresses and contacts without an email", async () => {
     const panel = await createPanel({ primary_key: "CUSTOMER_ID" });
-    await suppressAddress(env.DB, panel.id, "gone@example.com", "unsubscribe", null, 0);
-    await suppressAddress(env.DB, panel.id, "bounced@example.com", "hard_bounce", null, 0);
+    await suppressAddress(panelData, panel.id, "gone@example.com", "unsubscribe", null, 0);
+    await suppressAddress(panelData, panel.id, "bounced@example.com", "hard_bounce", null, 0);
     const csv = "CUSTOMER_ID,EMAIL\nc1,ok@example.com\nc2,GONE@example.com\nc3,bounced@example.com\nc4,\n";
     const { id, sendAt } = await scheduled(panel, csv, {}, 123);
     await fireCron(sendAt);
@@ -164,13 +164,13 @@ describe("recovery after lost nudges and crashes", () => {
   it("a batch whose consumer died mid-send (its message gone) is taken again at the first cron tick after its claim ran out, each recipient once", async () => {
     const panel = await createPanel();
     const { id } = await scheduled(panel, THREE, {}, 129);
-    const stored = (await getCampaign(env.DB, panel.id, id))!;
+    const stored = (await getCampaign(panelData, panel.id, id))!;
     // Published two minutes ago; the consumer claimed the batch, wrote Ada's message, and died.
     const crash = Date.now() - 2 * 60_000;
-    expect(await publishCampaign(env.DB, stored, 100, crash - 1000)).toBe(3);
-    await env.DB.prepare("UPDATE campaign_messages SET status = 'sending', claim = 'dead', claimed_at = ? WHERE campaign_id = ?").bind(crash, id).run();
-    const ada = await env.DB.prepare("SELECT contact_id FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND c.pk_value = 'ada@example.com'").bind(id).first<{ contact_id: number }>();
-    await new OutboxProvider(env.DB, env.FILES).send([{ id: `${id}.${ada!.contact_id}`, panelId: panel.id, campaignId: id, from: "shop@example.com", to: "ada@example.com", subject: "Hello Ada", raw: "Subject: Hello Ada\r\n\r\nx\r\n" }], crash);
+    expect(await publishCampaign(panelData, stored, 100, crash - 1000)).toBe(3);
+    await panelData.prepare("UPDATE campaign_messages SET status = 'sending', claim = 'dead', claimed_at = ? WHERE campaign_id = ?").bind(crash, id).run();
+    const ada = await panelData.prepare("SELECT contact_id FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND c.pk_value = 'ada@example.com'").bind(id).first<{ contact_id: number }>();
+    await new OutboxProvider(async () => panelData, env.FILES).send([{ id: `${id}.${ada!.contact_id}`, panelId: panel.id, campaignId: id, from: "shop@example.com", to: "ada@example.com", subject: "Hello Ada", raw: "Subject: Hello Ada\r\n\r\nx\r\n" }], crash);
     await fireCron(Date.now());
     expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { sent: 3, queued: 0, failed: 0 } });
     expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(["ada@example.com", "bob@example.com", "cy@example.com"]);
@@ -216,7 +216,7 @@ describe("tracking", () => {
     expect((await call(email.clicks[1]!, { redirect: "manual" })).headers.get("location")).toBe("https://shop.example.com/b");
     expect((await campaign(panel, email.id)).counters).toMatchObject({ clicks: 2, unique_clicks: 1 });
     await pipelineSettled(panel.id);
-    const event = await env.DB.prepare("SELECT params AS detail FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'click' ORDER BY id LIMIT 1").bind(panel.id).first<{ detail: string }>();
+    const event = await panelData.prepare("SELECT params AS detail FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'click' ORDER BY id LIMIT 1").bind(panel.id).first<{ detail: string }>();
     expect(JSON.parse(event!.detail).url).toMatch(/^https:\/\/shop\.example\.com\//);
   });
 

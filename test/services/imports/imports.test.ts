@@ -17,7 +17,7 @@ import {
 import { commitImportChunk, getImportJob, insertImportJob, type ImportJob } from "../../../src/store/imports";
 import { getContactByKey } from "../../../src/store/contacts";
 import { listNotifications } from "../../../src/store/notifications";
-import { apiFor, call, contactsOf, createPanel, receiver, type TestPanel } from "../../support/helpers";
+import { apiFor, call, contactsOf, createPanel, receiver, type TestPanel, panelData } from "../../support/helpers";
 
 // Small chunks and reads, so a few rows make many chunks, checkpoints and reads.
 const TINY: ImportTuning = { ...DEFAULT_TUNING, chunkRows: 2, chunkBytes: 64, readBytes: 7, stepChunks: 1 };
@@ -41,7 +41,7 @@ function quietEnv(overrides: Partial<Env> = {}): { env: Env; sent: unknown[] } {
 /** A job stored but not queued: the test delivers its messages itself. */
 async function newJob(options: Omit<StartImportOptions, "panelId">, now = Date.now()): Promise<ImportRef> {
   const job = newImportJob({ panelId: panel.id, origin: "https://api.test", now, ...options });
-  await insertImportJob(env.DB, job);
+  await insertImportJob(panelData, job);
   return { panelId: job.panelId, jobId: job.id };
 }
 
@@ -53,7 +53,7 @@ async function deliver(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = T
 }
 
 async function job(ref: ImportRef): Promise<ImportJob> {
-  return (await getImportJob(env.DB, ref.panelId, ref.jobId))!;
+  return (await getImportJob(panelData, ref.panelId, ref.jobId))!;
 }
 
 /** Delivers messages one after another, as the queue would, until the job is done. */
@@ -125,12 +125,12 @@ describe("import engine", () => {
       listId: null,
       now: Date.now(),
     };
-    expect(await commitImportChunk(env.DB, at, chunk)).toBe("committed");
-    expect(await commitImportChunk(env.DB, at, { ...chunk, rows: [{ key: "other@example.com", attrs: "{}" }] })).toBe("stale");
+    expect(await commitImportChunk(panelData, at, chunk)).toBe("committed");
+    expect(await commitImportChunk(panelData, at, { ...chunk, rows: [{ key: "other@example.com", attrs: "{}" }] })).toBe("stale");
     const after = await job(ref);
     expect(after).toMatchObject({ seq: at.seq + 1, total: at.total + 1, created: at.created + 1, updated: at.updated });
     // The stale batch rolled back whole: its contact was never written.
-    expect(await getContactByKey(env.DB, panel.id, "other@example.com")).toBeNull();
+    expect(await getContactByKey(panelData, panel.id, "other@example.com")).toBeNull();
   });
 
   it("stays exact when every message is delivered twice and two consumers run at once", async () => {
@@ -146,7 +146,7 @@ describe("import engine", () => {
     expect(await job(ref)).toMatchObject({ ...EXPECTED, phase: "done" });
     expect(Object.keys(await contacts())).toHaveLength(4);
     // The email and the callback went out once.
-    expect(await listNotifications(env.DB, panel.id, 10, "import_summary")).toHaveLength(1);
+    expect(await listNotifications(panelData, panel.id, 10, "import_summary")).toHaveLength(1);
     expect(await receiver.requests(bucket)).toHaveLength(1);
   });
 
@@ -156,7 +156,7 @@ describe("import engine", () => {
     while ((await job(ref)).seq < 2) await deliver(ref, quiet.env);
 
     // D1 fails on the next chunk's batch: the step throws, the message is retried.
-    const failingDb = new Proxy(env.DB, {
+    const failingDb = new Proxy(panelData, {
       get(target, name) {
         if (name === "batch") return async () => Promise.reject(new Error("D1 is overloaded"));
         const value = Reflect.get(target, name);
@@ -164,7 +164,7 @@ describe("import engine", () => {
       },
     });
     const before = await job(ref);
-    const failed = await deliver(ref, quietEnv({ DB: failingDb }).env);
+    const failed = await deliver(ref, quietEnv({ SHARD_1: failingDb }).env);
     expect(failed.retryMessages).toHaveLength(1);
     expect(failed.explicitAcks).toHaveLength(0);
     expect(await job(ref)).toMatchObject({ seq: before.seq, total: before.total, attempts: 1, lastError: "D1 is overloaded" });
@@ -253,7 +253,7 @@ describe("recovery after a crash or a lost message", () => {
     // their messages are gone (a local queue forgets them; on Cloudflare they may be dead-lettered).
     const crash = Date.now();
     for (const ref of [midRows, midDownload]) {
-      await env.DB.prepare("UPDATE import_jobs SET lease = 'dead', leased_until = ?, status = 'running', started_at = ? WHERE id = ?")
+      await panelData.prepare("UPDATE import_jobs SET lease = 'dead', leased_until = ?, status = 'running', started_at = ? WHERE id = ?")
         .bind(crash + DEFAULT_TUNING.leaseMs, crash, ref.jobId)
         .run();
     }
@@ -293,7 +293,7 @@ describe("recovery after a crash or a lost message", () => {
     const first = deliver(ref, quiet.env, tuning);
     await scheduler.wait(800);
     // Long past the lease without its renewals, and quiet for long: only the heartbeat keeps it.
-    await env.DB.prepare("UPDATE import_jobs SET updated_at = 0 WHERE id = ?").bind(ref.jobId).run();
+    await panelData.prepare("UPDATE import_jobs SET updated_at = 0 WHERE id = ?").bind(ref.jobId).run();
     expect(await cronNudges(Date.now())).not.toContain(ref.jobId);
     expect(await deliver(ref, quiet.env, tuning)).toMatchObject({ explicitAcks: [expect.any(String)] });
     await first;
@@ -313,8 +313,8 @@ describe("startImport, the programmatic entry", () => {
   it("returns the stored job when the queue send fails; the re-drive starts it later", async () => {
     const key = await put("lost.csv", "EMAIL\nlost@example.com\n");
     const failingQueue = { send: async () => Promise.reject(new Error("queue down")) } as unknown as Queue;
-    const jobId = await startImport({ ...env, IMPORTS: failingQueue }, { panelId: panel.id, sources: [{ key }] });
-    expect(await getImportJob(env.DB, panel.id, jobId)).toMatchObject({ status: "queued" });
+    const jobId = await startImport({ ...env, IMPORTS: failingQueue }, panelData, { panelId: panel.id, sources: [{ key }] });
+    expect(await getImportJob(panelData, panel.id, jobId)).toMatchObject({ status: "queued" });
   });
 
   it("imports several files already in R2 into a list as one job", async () => {
@@ -322,10 +322,10 @@ describe("startImport, the programmatic entry", () => {
     const listid = (await api("lists", "add", { listname: "From zip" })).body.listid;
     const first = await put("part1.csv", "EMAIL,NAME\r\none@example.com,One\r\nbad,Bad\r\n");
     const second = await put("part2.csv", "\uFEFFemail,name\ntwo@example.com,Two\none@example.com,Uno\n");
-    const jobId = await startImport(env, { panelId: panel.id, sources: [{ key: first }, { key: second }], listId: listid, origin: "https://api.test" });
+    const jobId = await startImport(env, panelData, { panelId: panel.id, sources: [{ key: first }, { key: second }], listId: listid, origin: "https://api.test" });
     let done: ImportJob | null = null;
     for (let i = 0; i < 600 && done?.phase !== "done"; i++) {
-      done = await getImportJob(env.DB, panel.id, jobId);
+      done = await getImportJob(panelData, panel.id, jobId);
       await scheduler.wait(50);
     }
     expect(done).toMatchObject({ status: "completed", total: 4, created: 2, updated: 1, failed: 1 });

@@ -9,7 +9,7 @@ import { eventually, pipelineSettled } from "../../support/activity";
 import { parseMessage } from "../../support/mime";
 import { verifiedSenderDomain } from "../../support/dns";
 import { htmlOf } from "../../support/broadcasts";
-import { apiFor, call, countRows, createPanel, receiver, type TestPanel, PUBLIC_HTTPS } from "../../support/helpers";
+import { apiFor, call, countRows, createPanel, receiver, type TestPanel, PUBLIC_HTTPS, panelData } from "../../support/helpers";
 import { act, addMembersQuietly, cartPanel, createWebhook, delivered, messagesOf, startJourney } from "../../support/journeys";
 
 /** A journey: cart activity -> tracked email -> wait for `events` -> webhook on event. */
@@ -45,13 +45,13 @@ async function sentEmail(panel: TestPanel, msgid: string) {
 async function processed(panel: TestPanel, msgid: string, count = 1) {
   await eventually(async () => {
     await pipelineSettled(panel.id);
-    const { results } = await env.DB.prepare("SELECT id FROM events WHERE panel_id = ? AND channel = 'email' AND msgid = ?").bind(panel.id, msgid).all();
+    const { results } = await panelData.prepare("SELECT id FROM events WHERE panel_id = ? AND channel = 'email' AND msgid = ?").bind(panel.id, msgid).all();
     return results.length >= count ? true : undefined;
   });
 }
 
 async function emailEvents(panel: TestPanel) {
-  const { results } = await env.DB.prepare("SELECT name, msgid, journey_id, campaign_id, source, params FROM events WHERE panel_id = ? AND channel = 'email' ORDER BY id")
+  const { results } = await panelData.prepare("SELECT name, msgid, journey_id, campaign_id, source, params FROM events WHERE panel_id = ? AND channel = 'email' ORDER BY id")
     .bind(panel.id)
     .all<{ name: string; msgid: string; journey_id: string; campaign_id: string | null; source: string; params: string }>();
   return results.map((r) => ({ ...r, params: JSON.parse(r.params) as Record<string, unknown> }));
@@ -178,7 +178,7 @@ describe("journey email tracking", () => {
     expect(await emailEvents(panel)).toEqual([]);
     expect(await emailEvents(other)).toEqual([]);
     expect(await delivered(hook)).toEqual([]);
-    const { n } = (await env.DB.prepare("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id IN (?, ?)").bind(panel.id, other.id).first<{ n: number }>())!;
+    const { n } = (await panelData.prepare("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id IN (?, ?)").bind(panel.id, other.id).first<{ n: number }>())!;
     expect(n).toBe(0);
   });
 
@@ -202,13 +202,13 @@ describe("journey email tracking", () => {
     const page = await call(email.unsubscribe);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<form method="post">');
-    expect(await isAddressSuppressed(env.DB, panel.id, "ada@example.com")).toBe(false);
+    expect(await isAddressSuppressed(panelData, panel.id, "ada@example.com")).toBe(false);
 
     // The RFC 8058 one-click POST of a mail client, then the page's button.
     const oneClick = await call(email.unsubscribe, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "List-Unsubscribe=One-Click" });
     expect(oneClick.status).toBe(200);
     expect((await call(email.unsubscribe, { method: "POST" })).status).toBe(200);
-    const suppressed = await env.DB.prepare("SELECT address, reason, campaign_id FROM email_suppressions WHERE panel_id = ?").bind(panel.id).all();
+    const suppressed = await panelData.prepare("SELECT address, reason, campaign_id FROM email_suppressions WHERE panel_id = ?").bind(panel.id).all();
     expect(suppressed.results).toEqual([{ address: "ada@example.com", reason: "unsubscribe", campaign_id: null }]);
     await processed(panel, first.msgid);
     expect((await emailEvents(panel)).map((e) => [e.name, e.msgid, e.journey_id])).toEqual([["unsubscribe", first.msgid, first.journey_id]]);
@@ -253,10 +253,10 @@ describe("journey email bounces reported by SES", () => {
         createExecutionContext(),
       );
     expect((await notify("ses-unknown")).status).toBe(200);
-    expect(await isAddressSuppressed(env.DB, panel.id, "ada@example.com")).toBe(false);
+    expect(await isAddressSuppressed(panelData, panel.id, "ada@example.com")).toBe(false);
     // A transient bounce records its event and suppresses nothing.
     expect((await notify("ses-journey-1", "Transient")).status).toBe(200);
-    expect(await isAddressSuppressed(env.DB, panel.id, "ada@example.com")).toBe(false);
+    expect(await isAddressSuppressed(panelData, panel.id, "ada@example.com")).toBe(false);
     expect((await notify("ses-journey-1")).status).toBe(200);
     expect((await notify("ses-journey-1")).status).toBe(200);
     expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'hard_bounce'", panel.id)).toBe(1);

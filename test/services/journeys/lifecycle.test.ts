@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { journeysPipelineStep } from "../../../src/services/journeys/pipeline-step";
 import { getContactByKey } from "../../../src/store/contacts";
 import { listEventsOf } from "../../../src/store/events";
-import { admin, apiFor, createPanel } from "../../support/helpers";
+import { admin, apiFor, createPanel, panelData } from "../../support/helpers";
 import { act, cartPanel, countersOf, cronAt, createWebhook, delivered, messagesOf, MINUTE, startJourney } from "../../support/journeys";
 
 async function waitingJourney(status: string | null = "running") {
@@ -91,8 +91,8 @@ describe("journey lifecycle", () => {
     await act(panel, cart, "r@example.com");
     await act(panel, buy, "r@example.com");
     // The pipeline delivers at least once: run the journeys step again over both stored events.
-    const contact = await getContactByKey(env.DB, panel.id, "r@example.com");
-    const events = (await listEventsOf(env.DB, panel.id, { contactId: contact!.id }, 10)).sort((a, b) => a.id - b.id);
+    const contact = await getContactByKey(panelData, panel.id, "r@example.com");
+    const events = (await listEventsOf(panelData, panel.id, { contactId: contact!.id }, 10)).sort((a, b) => a.id - b.id);
     expect(events).toHaveLength(2);
     await journeysPipelineStep.run(env, events);
     await journeysPipelineStep.run(env, events);
@@ -106,8 +106,8 @@ describe("journey lifecycle", () => {
     await act(panel, cart, "c@example.com");
     await cronAt(Date.now() + 61 * MINUTE);
     // As if the cron died after acting but before marking the point continued.
-    await env.DB.prepare("UPDATE journey_points SET continued_at = NULL WHERE panel_id = ?").bind(panel.id).run();
-    await env.DB.prepare("UPDATE journey_instances SET status = 'active' WHERE panel_id = ?").bind(panel.id).run();
+    await panelData.prepare("UPDATE journey_points SET continued_at = NULL WHERE panel_id = ?").bind(panel.id).run();
+    await panelData.prepare("UPDATE journey_instances SET status = 'active' WHERE panel_id = ?").bind(panel.id).run();
     await cronAt(Date.now() + 63 * MINUTE);
     expect(await messagesOf(panel)).toHaveLength(1);
     expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["gone"]);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ENTRIES_PER_MESSAGE, ENTRY_LEASE_MS, enterListEntries, redriveListEntries } from "../../../src/services/journeys/list-entries";
 import { LEFT_BEHIND_MS } from "../../../src/services/journeys/timers";
 import { eventually } from "../../support/activity";
-import { admin, apiFor, countRows, createPanel, type TestPanel } from "../../support/helpers";
+import { admin, apiFor, countRows, createPanel, type TestPanel, panelData } from "../../support/helpers";
 import { importCsv } from "../../support/imports";
 import { addMembersQuietly, countersOf, cronAllAt, cronAt, createWebhook, delivered, messagesOf, puneSegmentJourney, smsListJourney, startJourney } from "../../support/journeys";
 
@@ -111,7 +111,7 @@ describe("list entries", () => {
     const { listId: vip, journey } = await smsListJourney(panel);
     await addMembersQuietly(panel, vip, ["a@example.com"]);
     // D1 that fails the entries' delete: the consumer entered the contact, then died.
-    const failingDb = new Proxy(env.DB, {
+    const failingDb = new Proxy(panelData, {
       get(target, name) {
         if (name === "prepare") return (sql: string) => (sql.startsWith("DELETE FROM journey_list_entries") ? target.prepare("SELECT no_such_column FROM journey_list_entries") : target.prepare(sql));
         const value = Reflect.get(target, name);
@@ -119,7 +119,7 @@ describe("list entries", () => {
       },
     });
     const now = Date.now();
-    await expect(enterListEntries({ ...env, DB: failingDb }, panel.id, now)).rejects.toThrow();
+    await expect(enterListEntries({ ...env, SHARD_1: failingDb }, panel.id, now)).rejects.toThrow();
     expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1 });
     // Leased: another consumer does not take it meanwhile.
     expect(await enterListEntries(env, panel.id, now + 1)).toBe(0);
@@ -183,7 +183,7 @@ describe("segment trigger after a bulk upload", () => {
     await api("contact", "add", { data: { EMAIL: "last@example.com", CITY: "Delhi" } });
     const journey = await puneSegmentJourney(panel);
     // A scan under way that has passed every contact but the last.
-    await env.DB.prepare("UPDATE journeys SET scan_cursor = (SELECT MAX(id) - 1 FROM contacts WHERE panel_id = ?) WHERE id = ?").bind(panel.id, journey.id).run();
+    await panelData.prepare("UPDATE journeys SET scan_cursor = (SELECT MAX(id) - 1 FROM contacts WHERE panel_id = ?) WHERE id = ?").bind(panel.id, journey.id).run();
     await importCsv(panel, csvOf("EMAIL,CITY", ["moves@example.com,Pune"]));
     await cronAllAt(Date.now());
     expect(await countersOf(journey)).toMatchObject({ entered: 0 });

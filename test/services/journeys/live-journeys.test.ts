@@ -1,36 +1,35 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { liveJourneys } from "../../../src/services/journeys/live-journeys";
-import { admin, apiFor, createPanel } from "../../support/helpers";
+import { admin, apiFor, createPanel, panelData } from "../../support/helpers";
 import { countersOf, puneSegmentJourney, startJourney } from "../../support/journeys";
 
 // The per-isolate answer to "which journeys of this panel run or are paused" (live-journeys.ts).
 describe("live journeys of a panel", () => {
   it("is read once and kept, and read again at once when a journey's status changes in this isolate", async () => {
     const panel = await createPanel();
-    expect(await liveJourneys(env.DB, panel.id)).toEqual([]);
+    expect(await liveJourneys(panelData, panel.id)).toEqual([]);
     // A change behind the service's back is not seen while the answer is kept...
-    await env.DB.prepare(
+    await panelData.prepare(
       `INSERT INTO journeys (id, panel_id, name, definition, trigger_type, trigger_key, status, created_at, updated_at)
        VALUES ('jny_behind', ?, 'Behind', '{"trigger":{"type":"segment","filter":[]},"steps":[]}', 'segment', NULL, 'running', 0, 0)`,
     )
       .bind(panel.id)
       .run();
-    expect(await liveJourneys(env.DB, panel.id)).toEqual([]);
+    expect(await liveJourneys(panelData, panel.id)).toEqual([]);
     // ...a status change through the admin API is.
     const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Goa" }] }, steps: [{ id: "hi", type: "apn", text: "Hi" }] });
-    expect((await liveJourneys(env.DB, panel.id)).map((j) => j.id).sort()).toEqual([journey.id, "jny_behind"].sort());
+    expect((await liveJourneys(panelData, panel.id)).map((j) => j.id).sort()).toEqual([journey.id, "jny_behind"].sort());
     await admin("POST", `${journey.path}/status`, { status: "paused" });
-    expect((await liveJourneys(env.DB, panel.id)).find((j) => j.id === journey.id)?.status).toBe("paused");
+    expect((await liveJourneys(panelData, panel.id)).find((j) => j.id === journey.id)?.status).toBe("paused");
     await admin("POST", `${journey.path}/status`, { status: "stopped" });
-    expect((await liveJourneys(env.DB, panel.id)).map((j) => j.id)).toEqual(["jny_behind"]);
+    expect((await liveJourneys(panelData, panel.id)).map((j) => j.id)).toEqual(["jny_behind"]);
   });
 
   it("a contact written after the panel's answer was kept enters a segment journey started since", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);
     await api("contact", "add", { data: { EMAIL: "first@example.com", CITY: "Delhi" } });
-    expect(await liveJourneys(env.DB, panel.id)).toEqual([]);
+    expect(await liveJourneys(panelData, panel.id)).toEqual([]);
     const journey = await puneSegmentJourney(panel);
     await api("contact", "add", { data: { EMAIL: "later@example.com", CITY: "Pune" } });
     // The entry runs after the answer (waitUntil); well inside the cache's 10 s.

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { listOutbox } from "../../../src/store/outbox";
 import { suppressAddress } from "../../../src/store/suppressions";
-import { apiFor, call, createPanel } from "../../support/helpers";
+import { apiFor, call, createPanel, panelData } from "../../support/helpers";
 import { act, cartPanel, cronAt, createWebhook, delivered, messagesOf, MINUTE, report, startJourney } from "../../support/journeys";
 
 /** A journey: cart activity -> message on `channel` -> wait for `events` -> webhook on event (and one on timeout). */
@@ -71,7 +71,7 @@ describe("message steps and their events", () => {
     const { cart } = await cartPanel(panel);
     const api = apiFor(panel);
     await api("contact", "add", { data: { EMAIL: "gone@example.com" } });
-    await suppressAddress(env.DB, panel.id, "gone@example.com", "unsubscribe", null, 0);
+    await suppressAddress(panelData, panel.id, "gone@example.com", "unsubscribe", null, 0);
     await startJourney(panel, {
       trigger: { type: "activity", activity: "add_to_cart" },
       steps: [{ id: "mail", type: "email", subject: "Hi {{NAME|there}}", html: "<p>x</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
@@ -87,7 +87,7 @@ describe("message steps and their events", () => {
     const fresh = messages.find((m) => m.recipient === "fresh@example.com")!;
     const again = { msgid: fresh.msgid, panelId: panel.id, journeyId: fresh.journey_id, instanceId: "x", stepId: "mail", channel: "email" as const, contactId: 1, recipient: "fresh@example.com", content: {}, createdAt: Date.now() };
     await sendJourneyEmail(env, again, { id: "mail", type: "email", subject: "Changed", html: "<p>changed</p>", sender_name: "S", sender_email: "s@example.com" }, {}, Date.now());
-    expect(await listOutbox(env.DB, panel.id, 10)).toHaveLength(1);
+    expect(await listOutbox(panelData, panel.id, 10)).toHaveLength(1);
     const eml = await (await env.FILES.get(`outbox/${panel.id}/${fresh.msgid}.eml`))!.text();
     expect(eml).toContain("Subject: Hi there");
   });

@@ -7,7 +7,7 @@ import { journeyTimers } from "../../../src/services/journeys/timers";
 import { getEventsByIds } from "../../../src/store/events";
 import { enterInstances } from "../../../src/store/journeys/instances";
 import { eventually } from "../../support/activity";
-import { admin, countRows, createPanel, type TestPanel } from "../../support/helpers";
+import { admin, countRows, createPanel, type TestPanel, panelData } from "../../support/helpers";
 import { act, addMembersQuietly, cartPanel, countersOf, MINUTE, smsListJourney, startJourney } from "../../support/journeys";
 
 /** The real JOURNEYS queue, remembering what was sent through it. */
@@ -28,7 +28,7 @@ function watchedJourneysQueue() {
 
 /** `count` contacts with a MOBILE each, written straight into D1; returns their ids. */
 async function seedContacts(panel: TestPanel, count: number): Promise<number[]> {
-  const { results } = await env.DB.prepare(
+  const { results } = await panelData.prepare(
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
      INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
      SELECT ?1, 'c' || i || '@example.com', json_object('EMAIL', 'c' || i || '@example.com', 'MOBILE', '+1555' || printf('%06d', i)), 0, 0 FROM n
@@ -43,12 +43,12 @@ async function seedContacts(panel: TestPanel, count: number): Promise<number[]> 
 async function enteredThenCrashed(panel: TestPanel, journeyId: string, contactIds: readonly number[], crash: number, key = (id: number) => `list:0:${id}:1`) {
   for (let i = 0; i < contactIds.length; i += 100) {
     const entries = contactIds.slice(i, i + 100).map((contactId) => ({ instanceId: `jin_${crypto.randomUUID()}`, panelId: panel.id, journeyId, contactId, entryKey: key(contactId), eventId: null }));
-    await enterInstances(env.DB, entries, crash, crash + POINT_LEASE_MS);
+    await enterInstances(panelData, entries, crash, crash + POINT_LEASE_MS);
   }
 }
 
 async function smsCount(panel: TestPanel): Promise<{ messages: number; recipients: number }> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS messages, COUNT(DISTINCT recipient) AS recipients FROM journey_messages WHERE panel_id = ? AND channel = 'sms'")
+  const row = await panelData.prepare("SELECT COUNT(*) AS messages, COUNT(DISTINCT recipient) AS recipients FROM journey_messages WHERE panel_id = ? AND channel = 'sms'")
     .bind(panel.id)
     .first<{ messages: number; recipients: number }>();
   return row!;
@@ -83,16 +83,16 @@ describe("journey work left behind by a crash", () => {
   it("due timers beyond what one cron run continues itself are handed to the queue", async () => {
     const panel = await createPanel();
     const { journey } = await smsListJourney(panel, "Later");
-    await env.DB.prepare("UPDATE journeys SET definition = json_set(definition, '$.steps', json(?)) WHERE id = ?")
+    await panelData.prepare("UPDATE journeys SET definition = json_set(definition, '$.steps', json(?)) WHERE id = ?")
       .bind(JSON.stringify([{ id: "pause", type: "delay", for: "1h" }, { id: "hi", type: "sms", text: "Hi", after: "pause" }]), journey.id)
       .run();
     const ids = await seedContacts(panel, 230);
     const before = Date.now() - 2 * 60 * MINUTE;
     await enteredThenCrashed(panel, journey.id, ids, before);
     // Each instance went on to its delay, due an hour after it entered.
-    await env.DB.batch([
-      env.DB.prepare("UPDATE journey_points SET continued_at = ?1 WHERE journey_id = ?2").bind(before, journey.id),
-      env.DB.prepare(
+    await panelData.batch([
+      panelData.prepare("UPDATE journey_points SET continued_at = ?1 WHERE journey_id = ?2").bind(before, journey.id),
+      panelData.prepare(
         `INSERT INTO journey_points (instance_id, step_id, panel_id, journey_id, contact_id, kind, due_at, created_at)
          SELECT id, 'pause', panel_id, journey_id, contact_id, 'delay', ?1, ?2 FROM journey_instances WHERE journey_id = ?3`,
       ).bind(before + 60 * MINUTE, before, journey.id),
@@ -110,10 +110,10 @@ describe("journey work left behind by a crash", () => {
     const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "hi", type: "sms", text: "Hi" }] }, null);
     await act(panel, cart, "late@example.com");
     await admin("POST", `${journey.path}/status`, { status: "running" });
-    const stored = await env.DB.prepare("SELECT id, contact_id FROM events WHERE panel_id = ?").bind(panel.id).first<{ id: number; contact_id: number }>();
+    const stored = await panelData.prepare("SELECT id, contact_id FROM events WHERE panel_id = ?").bind(panel.id).first<{ id: number; contact_id: number }>();
     // The first run wrote the instance and died before its first step.
     await enteredThenCrashed(panel, journey.id, [stored!.contact_id], Date.now() - 2 * MINUTE, () => `event:${stored!.id}`);
-    const events = [...(await getEventsByIds(env.DB, panel.id, [stored!.id])).values()];
+    const events = [...(await getEventsByIds(panelData, panel.id, [stored!.id])).values()];
     await journeysPipelineStep.run(env, events);
     await journeysPipelineStep.run(env, events);
     expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SEGMENT_SCAN_PAGE } from "../../../src/services/journeys/contact-triggers";
 import { eventually, pipelineSettled, postUpload } from "../../support/activity";
-import { admin, apiFor, call, createPanel } from "../../support/helpers";
+import { admin, apiFor, call, createPanel, panelData } from "../../support/helpers";
 import { act, cartPanel, countersOf, cronAllAt, createWebhook, delivered, messagesOf, puneSegmentJourney, startJourney } from "../../support/journeys";
 
 describe("activity trigger", () => {
@@ -71,9 +71,8 @@ describe("segment trigger", () => {
     const api = apiFor(panel);
     const total = SEGMENT_SCAN_PAGE + 20;
     const { upsertContact } = await import("../../../src/store/contacts");
-    const { env } = await import("cloudflare:workers");
     for (let i = 0; i < total; i += 50) {
-      await Promise.all(Array.from({ length: Math.min(50, total - i) }, (_, j) => upsertContact(env.DB, panel.id, `c${i + j}@example.com`, { EMAIL: `c${i + j}@example.com`, AGE: (i + j) % 2 }, Date.now())));
+      await Promise.all(Array.from({ length: Math.min(50, total - i) }, (_, j) => upsertContact(panelData, panel.id, `c${i + j}@example.com`, { EMAIL: `c${i + j}@example.com`, AGE: (i + j) % 2 }, Date.now())));
     }
     await api("contact", "add", { data: { EMAIL: "nobody@example.com" } });
     const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "AGE", op: "eq", value: 1 }] }, steps: [{ id: "hi", type: "apn", text: "Hi" }] });

@@ -10,7 +10,7 @@ import { PIPELINE_STEPS } from "../../../src/services/pipeline-steps";
 import { getContactByKey } from "../../../src/store/contacts";
 import { appendEventBatches } from "../../../src/store/event-batches";
 import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, postBatch } from "../../support/activity";
-import { admin, apiFor, createPanel, type TestPanel } from "../../support/helpers";
+import { admin, apiFor, createPanel, type TestPanel, panelData } from "../../support/helpers";
 
 let panel: TestPanel;
 let activityId: string;
@@ -33,7 +33,7 @@ interface BatchState {
  * yet; null once the batch left the pipeline (every step done).
  */
 async function batchOf(guid: string): Promise<BatchState | null> {
-  const row = await env.DB.prepare(
+  const row = await panelData.prepare(
     `SELECT b.state, b.attempts, b.redrives, b.steps_done, b.last_error FROM event_batches b
      WHERE b.panel_id = ?1 AND (
        EXISTS (SELECT 1 FROM json_each(b.events) e WHERE e.value->>'g' = ?2)
@@ -45,7 +45,7 @@ async function batchOf(guid: string): Promise<BatchState | null> {
 }
 
 async function eventRow(guid: string) {
-  return env.DB.prepare("SELECT id, contact_id FROM events WHERE panel_id = ? AND guid = ?").bind(panel.id, guid).first<{ id: number; contact_id: number | null }>();
+  return panelData.prepare("SELECT id, contact_id FROM events WHERE panel_id = ? AND guid = ?").bind(panel.id, guid).first<{ id: number; contact_id: number | null }>();
 }
 
 /** A step that remembers every event it ran for (this panel's only), and fails as told. */
@@ -136,7 +136,7 @@ describe("the consumer (driven directly)", () => {
   /** Records a batch of events without nudging the queue: the test drives the consumer. */
   async function store(events: Array<Partial<NewEvent> & { guid: string }>): Promise<number> {
     const full = events.map((e) => ({ channel: "custom_activity" as const, name: "signup", occurredAt: Date.now(), identity: "c@example.com", claimed: true, ...e }));
-    const { batchIds } = await appendEventBatches(env.DB, panel.id, full, Date.now());
+    const { batchIds } = await appendEventBatches(panelData, panel.id, full, Date.now());
     expect(batchIds).toHaveLength(1);
     return batchIds[0]!;
   }
@@ -163,7 +163,7 @@ describe("the consumer (driven directly)", () => {
     expect(c.count("e2")).toBe(1);
     expect(b.seen.map((e) => e.id)).toEqual([e1, e2, e1]);
     expect(await batchOf("e1")).toBeNull();
-    const rows = await env.DB.prepare("SELECT guid FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all();
+    const rows = await panelData.prepare("SELECT guid FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all();
     expect(rows.results).toEqual([{ guid: "e1" }, { guid: "e2" }]);
 
     // And again after everything is done: no step runs.
@@ -179,9 +179,9 @@ describe("the consumer (driven directly)", () => {
     const failed = await processEventBatches(env, panel.id, [third, repeat, first], [step]);
     expect([...failed]).toEqual([third]);
     expect(step.seen.map((e) => e.guid)).toEqual(["a1", "a2", "c1"]);
-    const rows = await env.DB.prepare("SELECT id, guid, batch_id FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ id: number; guid: string; batch_id: number }>();
+    const rows = await panelData.prepare("SELECT id, guid, batch_id FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ id: number; guid: string; batch_id: number }>();
     expect(rows.results.map((r) => [r.guid, r.batch_id])).toEqual([["a1", first], ["a2", first], ["c1", third]]);
-    const ranges = await env.DB.prepare("SELECT id, first_id, last_id FROM event_batches WHERE panel_id = ? ORDER BY id").bind(panel.id).all();
+    const ranges = await panelData.prepare("SELECT id, first_id, last_id FROM event_batches WHERE panel_id = ? ORDER BY id").bind(panel.id).all();
     expect(ranges.results).toEqual([{ id: third, first_id: rows.results[2]!.id, last_id: rows.results[2]!.id }]);
   });
 
@@ -237,7 +237,7 @@ describe("the consumer (driven directly)", () => {
       await handleEventsBatch(batch, env, [step]);
     }
     expect(step.count("dup")).toBe(1);
-    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!.n).toBe(1);
+    expect((await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!.n).toBe(1);
   });
 
   it("never processes an event named under another panel", async () => {
@@ -255,7 +255,7 @@ describe("recovery and pieces", () => {
   async function store(count: number, prefix: string): Promise<number> {
     const now = Date.now();
     const events = Array.from({ length: count }, (_, i) => ({ channel: "custom_activity" as const, name: "signup", occurredAt: now, identity: `${prefix}${i}@example.com`, guid: `${prefix}-${i}`, claimed: true }));
-    const { batchIds } = await appendEventBatches(env.DB, panel.id, events, now);
+    const { batchIds } = await appendEventBatches(panelData, panel.id, events, now);
     return batchIds[0]!;
   }
 
@@ -280,15 +280,15 @@ describe("recovery and pieces", () => {
     const step = recordingStep("after-crash");
     // A pass took the batch two minutes ago and died: its lease ran a minute, its message is gone.
     const crash = Date.now() - 2 * 60_000;
-    await env.DB.prepare("UPDATE event_batches SET lease = 'dead', leased_until = ?, nudged_at = ? WHERE id = ?").bind(crash + 60_000, crash, id).run();
+    await panelData.prepare("UPDATE event_batches SET lease = 'dead', leased_until = ?, nudged_at = ? WHERE id = ?").bind(crash + 60_000, crash, id).run();
     const quiet = watchedEvents();
     await redriveStalledEvents.run(quiet.env, crash + 30_000);
     expect(quiet.sent).toEqual([]);
     // A stray message while the lease runs leaves the batch to its holder.
-    await env.DB.prepare("UPDATE event_batches SET leased_until = ? WHERE id = ?").bind(Date.now() + 60_000, id).run();
+    await panelData.prepare("UPDATE event_batches SET leased_until = ? WHERE id = ?").bind(Date.now() + 60_000, id).run();
     expect((await deliver(quiet.env, [id], [step])).explicitAcks).toHaveLength(1);
     expect(step.seen).toEqual([]);
-    await env.DB.prepare("UPDATE event_batches SET leased_until = ? WHERE id = ?").bind(crash + 60_000, id).run();
+    await panelData.prepare("UPDATE event_batches SET leased_until = ? WHERE id = ?").bind(crash + 60_000, id).run();
 
     await redriveStalledEvents.run(quiet.env, Date.now());
     expect(quiet.sent).toEqual([{ panel: panel.id, batches: [id] }]);
@@ -334,7 +334,7 @@ describe("recordEvents, the entry of every event", () => {
   it("records channel events of any channel against a known contact, an identity or a uniqueid", async () => {
     const added = await apiFor(panel)("contact", "add", { data: { EMAIL: "reader@example.com" } });
     expect(added.status).toBe(200);
-    const contact = await getContactByKey(env.DB, panel.id, "reader@example.com");
+    const contact = await getContactByKey(panelData, panel.id, "reader@example.com");
     const now = Date.now();
     const recorded = await recordEvents(env, panelRef(), [
       { channel: "email", name: "open", contactId: contact!.id, occurredAt: now, msgid: "m-1", campaignId: "cmp-1", source: "tracking" },
@@ -343,7 +343,7 @@ describe("recordEvents, the entry of every event", () => {
     ]);
     expect(recorded).toMatchObject({ recorded: 3, duplicates: 0 });
     await pipelineSettled(panel.id);
-    const { results } = await env.DB.prepare(
+    const { results } = await panelData.prepare(
       "SELECT channel, name, contact_id, msgid, campaign_id, journey_id, params FROM events WHERE panel_id = ? ORDER BY id",
     )
       .bind(panel.id)
@@ -361,14 +361,14 @@ describe("recordEvents, the entry of every event", () => {
     ]);
     expect(again).toEqual({ guids: ["open-1", "click-1", "click-1"], recorded: 1, duplicates: 2, duplicateAt: [true, false, true] });
     await pipelineSettled(panel.id);
-    const guids = await env.DB.prepare("SELECT guid FROM events WHERE panel_id = ? AND channel = 'email' ORDER BY id").bind(panel.id).all();
+    const guids = await panelData.prepare("SELECT guid FROM events WHERE panel_id = ? AND channel = 'email' ORDER BY id").bind(panel.id).all();
     expect(guids.results.map((r) => r.guid)).toEqual([recorded.guids[0], "open-1", "click-1"]);
   });
 
   it("does not attach an event to a contact id of another panel", async () => {
     const other = await createPanel();
     await apiFor(other)("contact", "add", { data: { EMAIL: "theirs@example.com" } });
-    const theirs = await getContactByKey(env.DB, other.id, "theirs@example.com");
+    const theirs = await getContactByKey(panelData, other.id, "theirs@example.com");
     const recorded = await recordEvents(env, panelRef(), [{ channel: "email", name: "click", contactId: theirs!.id, occurredAt: Date.now() }]);
     await pipelineSettled(panel.id);
     expect(await eventRow(recorded.guids[0]!)).toMatchObject({ contact_id: null });
@@ -384,7 +384,7 @@ describe("recordEvents, the entry of every event", () => {
       sendBatch: () => Promise.reject(new Error("queue unavailable")),
     } as unknown as Queue;
     const now = Date.now();
-    const recorded = await recordEvents({ DB: env.DB, EVENTS: brokenQueue }, panelRef(), [{ channel: "custom_activity", name: "signup", identity: "lost@example.com", occurredAt: now }], { now });
+    const recorded = await recordEvents({ ...env, EVENTS: brokenQueue }, panelRef(), [{ channel: "custom_activity", name: "signup", identity: "lost@example.com", occurredAt: now }], { now });
     expect(recorded.recorded).toBe(1);
     const guid = recorded.guids[0]!;
     expect(await batchOf(guid)).toMatchObject({ state: "pending", attempts: 0, redrives: 0 });
@@ -401,26 +401,26 @@ describe("recordEvents, the entry of every event", () => {
 
   it("gives up on a batch after the last re-drive and marks it failed", async () => {
     const now = Date.now();
-    const { batchIds } = await appendEventBatches(env.DB, panel.id, [{ channel: "custom_activity", name: "signup", identity: "stuck@example.com", occurredAt: now, guid: "stuck", claimed: true }], now);
-    await env.DB.prepare("UPDATE event_batches SET redrives = ? WHERE id = ?").bind(MAX_REDRIVES, batchIds[0]).run();
+    const { batchIds } = await appendEventBatches(panelData, panel.id, [{ channel: "custom_activity", name: "signup", identity: "stuck@example.com", occurredAt: now, guid: "stuck", claimed: true }], now);
+    await panelData.prepare("UPDATE event_batches SET redrives = ? WHERE id = ?").bind(MAX_REDRIVES, batchIds[0]).run();
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS + 1000);
     expect(await batchOf("stuck")).toMatchObject({ state: "failed", redrives: MAX_REDRIVES + 1 });
   });
 
   it("an operator's retry puts failed batches of the panel, and only those, through the pipeline again", async () => {
     const now = Date.now();
-    const { batchIds } = await appendEventBatches(env.DB, panel.id, [{ channel: "custom_activity", name: "signup", identity: "mended@example.com", occurredAt: now, guid: "mended", claimed: true }], now);
-    await env.DB.prepare("UPDATE event_batches SET state = 'failed', redrives = ?, last_error = 'D1 was down' WHERE id = ?").bind(MAX_REDRIVES + 1, batchIds[0]).run();
+    const { batchIds } = await appendEventBatches(panelData, panel.id, [{ channel: "custom_activity", name: "signup", identity: "mended@example.com", occurredAt: now, guid: "mended", claimed: true }], now);
+    await panelData.prepare("UPDATE event_batches SET state = 'failed', redrives = ?, last_error = 'D1 was down' WHERE id = ?").bind(MAX_REDRIVES + 1, batchIds[0]).run();
     const other = await createPanel();
-    const untouched = await appendEventBatches(env.DB, other.id, [{ channel: "custom_activity", name: "signup", identity: "theirs@example.com", occurredAt: now, guid: "theirs", claimed: true }], now);
-    await env.DB.prepare("UPDATE event_batches SET state = 'failed' WHERE id = ?").bind(untouched.batchIds[0]).run();
+    const untouched = await appendEventBatches(panelData, other.id, [{ channel: "custom_activity", name: "signup", identity: "theirs@example.com", occurredAt: now, guid: "theirs", claimed: true }], now);
+    await panelData.prepare("UPDATE event_batches SET state = 'failed' WHERE id = ?").bind(untouched.batchIds[0]).run();
 
     expect((await admin("POST", `/panels/pnl_nope/events/retry`)).status).toBe(404);
     expect(await admin("POST", `/panels/${panel.id}/events/retry`)).toMatchObject({ status: 200, body: { retried_batches: 1, more: false } });
     await eventSettled(panel.id, "mended");
     expect(await batchOf("mended")).toBeNull();
     expect(await eventRow("mended")).toMatchObject({ contact_id: expect.any(Number) });
-    expect(await env.DB.prepare("SELECT state FROM event_batches WHERE id = ?").bind(untouched.batchIds[0]).first()).toEqual({ state: "failed" });
+    expect(await panelData.prepare("SELECT state FROM event_batches WHERE id = ?").bind(untouched.batchIds[0]).first()).toEqual({ state: "failed" });
     expect(await admin("POST", `/panels/${panel.id}/events/retry`)).toMatchObject({ status: 200, body: { retried_batches: 0, more: false } });
   });
 });

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { processEventBatches } from "../../../src/services/pipeline/consumer";
 import type { PipelineEvent, PipelineStep } from "../../../src/services/pipeline/steps";
 import { appendEventBatches } from "../../../src/store/event-batches";
-import { createPanel, type TestPanel } from "../../support/helpers";
+import { createPanel, panelData, type TestPanel } from "../../support/helpers";
 
 // Steps that say they have nothing to do for a panel (PipelineStep.hasWork): their events pass
 // them unseen, and a pass where no step has work stores the events and finishes the batches.
@@ -33,13 +33,13 @@ function step(name: string, work: boolean): PipelineStep & { seen: PipelineEvent
 
 async function store(guids: string[]): Promise<number> {
   const events = guids.map((guid, i) => ({ channel: "custom_activity" as const, name: "signup", occurredAt: Date.now(), identity: `p${i}@example.com`, uniqueid: `u${i}`, guid, claimed: true }));
-  const { batchIds } = await appendEventBatches(env.DB, panel.id, events, Date.now());
+  const { batchIds } = await appendEventBatches(panelData, panel.id, events, Date.now());
   return batchIds[0]!;
 }
 
 const rows = async () =>
-  (await env.DB.prepare("SELECT guid, contact_id IS NOT NULL AS known FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all()).results;
-const pendingBatches = async () => (await env.DB.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!.n;
+  (await panelData.prepare("SELECT guid, contact_id IS NOT NULL AS known FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all()).results;
+const pendingBatches = async () => (await panelData.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!.n;
 
 describe("pipeline steps without work for a panel", () => {
   it("when no step has work, the events become rows with their contacts and the batch leaves the pipeline, no step run", async () => {
@@ -54,7 +54,7 @@ describe("pipeline steps without work for a panel", () => {
       { guid: "n3", known: 1 },
     ]);
     expect(await pendingBatches()).toBe(0);
-    const links = await env.DB.prepare("SELECT COUNT(*) AS n FROM anon_profiles WHERE panel_id = ?").bind(panel.id).first<{ n: number }>();
+    const links = await panelData.prepare("SELECT COUNT(*) AS n FROM anon_profiles WHERE panel_id = ?").bind(panel.id).first<{ n: number }>();
     expect(links!.n).toBe(3);
     // Taken again (a redelivered message): nothing is stored twice.
     await processEventBatches(env, panel.id, [batch], [idle]);

@@ -1,9 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { WebhookDispatcher } from "../../../src/services/webhooks/dispatcher";
 import { RETRY_SCHEDULE_MS } from "../../../src/domain/webhooks/policy";
-import { admin, createPanel, receiver } from "../../support/helpers";
+import { admin, createPanel, receiver, panelData } from "../../support/helpers";
 import { advance, alarmAt, createWebhook, deliveries, dispatcherNow, dispatcherStub, drive, eventObject, numbersOf, queue, range } from "../../support/webhooks";
 
 async function storedEvents(webhookId: string): Promise<number> {
@@ -158,7 +157,7 @@ describe("outcomes that are retried", () => {
     // stored URL is pointed at the closed port (an admin PATCH would require a new test).
     await admin("PATCH", hook.path, { url: receiver.hookUrl(hook.bucket) });
     expect((await admin("POST", `${hook.path}/test`)).body.state).toBe("operational");
-    await env.DB.prepare("UPDATE webhooks SET url = ? WHERE id = ?").bind(closed, hook.id).run();
+    await panelData.prepare("UPDATE webhooks SET url = ? WHERE id = ?").bind(closed, hook.id).run();
     await queue(hook, range(0, 100).map((n) => eventObject(n)));
     await drive(hook.id);
     const [failed] = await log(hook.path);

@@ -1,3 +1,4 @@
+import type { ShardDb } from "../../../store/shards";
 import { insertOutboxRecords, type OutboxRecord } from "../../../store/outbox";
 import type { EmailProvider, OutgoingEmail, SendResult } from "./provider";
 
@@ -18,7 +19,8 @@ export class OutboxProvider implements EmailProvider {
   readonly realEmail = false;
 
   constructor(
-    private readonly db: D1Database,
+    /** The database of a panel's shard, where its outbox rows go. */
+    private readonly dbOf: (panelId: string) => Promise<ShardDb>,
     private readonly files: R2Bucket,
   ) {}
 
@@ -49,7 +51,9 @@ export class OutboxProvider implements EmailProvider {
         return { ok: true, providerMessageId: message.id };
       }),
     );
-    await insertOutboxRecords(this.db, records);
+    for (const panelId of new Set(records.map((r) => r.panelId))) {
+      await insertOutboxRecords(await this.dbOf(panelId), records.filter((r) => r.panelId === panelId));
+    }
     return results;
   }
 }

@@ -49,4 +49,5 @@ export interface EmailProviderSecrets {
   SES_SNS_TOKEN?: string;
 }
 
-export type ProviderEnv = Pick<Env, "DB" | "FILES" | "EMAIL_PROVIDER" | "SES_REGION" | "SES_ENDPOINT" | "SES_CONFIGURATION_SET" | "PUBLIC_BASE_URL" | "SECRETS_KEY"> & EmailProviderSecrets;
+/** The whole Env: the outbox writes to the shard of each message's panel. */
+export type ProviderEnv = Env & EmailProviderSecrets;

@@ -1,4 +1,5 @@
 import { judgeHost } from "../../../lib/outbound-address";
+import { panelDb } from "../../access/shards";
 import { OutboxProvider } from "./outbox";
 import type { EmailProvider, ProviderEnv } from "./provider";
 import { SesProvider } from "./ses";
@@ -44,7 +45,7 @@ export function emailSetup(env: Pick<ProviderEnv, "EMAIL_PROVIDER" | "PUBLIC_BAS
 export function emailProvider(env: ProviderEnv): EmailProvider {
   switch (env.EMAIL_PROVIDER || "outbox") {
     case "outbox":
-      return new OutboxProvider(env.DB, env.FILES);
+      return new OutboxProvider((panelId) => panelDb(env, panelId), env.FILES);
     case "ses": {
       const { problem } = emailSetup(env);
       if (problem) throw new Error(`EMAIL_PROVIDER is ses, but ${problem}`);

@@ -9,7 +9,7 @@ import { SesProvider } from "../../../../src/services/channels/email/ses";
 import { parseSesNotification } from "../../../../src/services/channels/email/ses-notifications";
 import { routeRequest } from "../../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
-import { countRows, createPanel, receiver, PUBLIC_HTTPS } from "../../../support/helpers";
+import { countRows, createPanel, receiver, PUBLIC_HTTPS, panelData } from "../../../support/helpers";
 import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { pipelineSettled } from "../../../support/activity";
 import { verifiedSenderDomain } from "../../../support/dns";
@@ -115,15 +115,15 @@ describe("a campaign sent through SES, and its bounces", () => {
     const id = created.body.CampaignID;
     await waitForImport(panel, id);
     // Published directly (no queue nudge), so that the SES provider, not the test queue's outbox, sends.
-    const stored = (await getCampaign(env.DB, panel.id, id))!;
-    expect(await publishCampaign(env.DB, stored, 100, stored.sendAt)).toBe(2);
+    const stored = (await getCampaign(panelData, panel.id, id))!;
+    expect(await publishCampaign(panelData, stored, 100, stored.sendAt)).toBe(2);
     await sendCampaignBatch(sesEnv, emailProvider(sesEnv), { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 });
     const requests = await receiver.requests(bucket);
     expect(requests).toHaveLength(2);
     // The raw message SES gets is the DKIM-signed one, from the panel's verified domain.
     expect(decodeBase64(JSON.parse(requests[0]!.body).Content.Raw.Data)).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=example\.com; s=apiv2r;/);
     expect((await campaign(panel, id)).counters).toMatchObject({ sent: 2 });
-    const sentTo = await env.DB.prepare("SELECT address FROM campaign_messages WHERE provider_msg_id = 'ses-msg-1'").first<{ address: string }>();
+    const sentTo = await panelData.prepare("SELECT address FROM campaign_messages WHERE provider_msg_id = 'ses-msg-1'").first<{ address: string }>();
 
     const notification = (token: string, body: unknown) =>
       routeRequest(new Request(`https://api.test/hooks/email/ses/${token}`, { method: "POST", body: JSON.stringify(body) }), sesEnv, createExecutionContext());
@@ -165,15 +165,15 @@ describe("a crash between claim and send, with SES", () => {
     const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 41) }, `EMAIL\n${emails.join("\n")}\n`));
     const id = created.body.CampaignID;
     await waitForImport(panel, id);
-    const stored = (await getCampaign(env.DB, panel.id, id))!;
+    const stored = (await getCampaign(panelData, panel.id, id))!;
     const crash = Date.now();
     // Published, then the consumer died mid-batch: it had claimed a, b, c, d and recorded the
     // attempt of a and b (their calls were in flight), and its nudge is gone.
-    expect(await publishCampaign(env.DB, stored, 100, crash - 5000)).toBe(6);
+    expect(await publishCampaign(panelData, stored, 100, crash - 5000)).toBe(6);
     const contactOf = async (email: string) =>
-      (await env.DB.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, email).first<{ id: number }>())!.id;
+      (await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, email).first<{ id: number }>())!.id;
     for (const [email, attempted] of [["a@example.com", true], ["b@example.com", true], ["c@example.com", false], ["d@example.com", false]] as const) {
-      await env.DB.prepare("UPDATE campaign_messages SET status = 'sending', claim = 'dead', claimed_at = ?, attempted_at = ? WHERE campaign_id = ? AND contact_id = ?")
+      await panelData.prepare("UPDATE campaign_messages SET status = 'sending', claim = 'dead', claimed_at = ?, attempted_at = ? WHERE campaign_id = ? AND contact_id = ?")
         .bind(crash, attempted ? crash : null, id, await contactOf(email))
         .run();
     }
@@ -193,7 +193,7 @@ describe("a crash between claim and send, with SES", () => {
     const sentTo = (await receiver.requests(bucket)).map((r) => JSON.parse(r.body).Destination.ToAddresses[0]).sort();
     expect(sentTo).toEqual(["c@example.com", "d@example.com", "e@example.com", "f@example.com"]);
     expect(await campaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 4, failed: 2, queued: 0 } });
-    const unknown = await env.DB.prepare("SELECT error FROM campaign_messages WHERE campaign_id = ? AND status = 'failed'").bind(id).all<{ error: string }>();
+    const unknown = await panelData.prepare("SELECT error FROM campaign_messages WHERE campaign_id = ? AND status = 'failed'").bind(id).all<{ error: string }>();
     expect(unknown.results.map((r) => r.error)).toEqual([expect.stringMatching(/^outcome unknown/), expect.stringMatching(/^outcome unknown/)]);
   });
 
@@ -207,7 +207,7 @@ describe("a crash between claim and send, with SES", () => {
     const message = (msgid: string, recipient: string) => ({ msgid, panelId: panel.id, journeyId: "jrn_x", instanceId: msgid.split(".")[0]!, stepId: "mail", channel: "email" as const, contactId: 1, recipient, content: {}, createdAt: 0 });
     const crash = Date.now();
     const claimed = (msgid: string, attempted: boolean) =>
-      env.DB.prepare(
+      panelData.prepare(
         `INSERT INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at, claim, claimed_at, attempted_at)
          VALUES (?, ?, 'jrn_x', ?, 'mail', 'email', 1, ?, '{}', 'sending', ?, 'dead', ?, ?)`,
       )
@@ -221,7 +221,7 @@ describe("a crash between claim and send, with SES", () => {
     await sendJourneyEmail(sesEnv, message("inflight.mail", "inflight@example.com"), step, {}, crash + 61_000);
     await sendJourneyEmail(sesEnv, message("unsent.mail", "unsent@example.com"), step, {}, crash + 62_000);
     expect((await receiver.requests(bucket)).map((r) => JSON.parse(r.body).Destination.ToAddresses[0])).toEqual(["unsent@example.com"]);
-    const rows = await env.DB.prepare("SELECT msgid, status, error FROM journey_messages WHERE panel_id = ? ORDER BY msgid").bind(panel.id).all();
+    const rows = await panelData.prepare("SELECT msgid, status, error FROM journey_messages WHERE panel_id = ? ORDER BY msgid").bind(panel.id).all();
     expect(rows.results).toEqual([
       { msgid: "inflight.mail", status: "failed", error: expect.stringMatching(/^outcome unknown/) },
       { msgid: "unsent.mail", status: "sent", error: null },

@@ -1,0 +1,55 @@
+// `npm run check:shards` (part of `npm test`): a panel's data is reached only through its
+// shard. The tables of migrations/shard are a panel's data; store files outside CONTROL_FILES
+// take a `ShardDb` (src/store/shards.ts), so `env.DB` cannot be passed to them (the type check
+// refuses it); control store files take a `ControlDb`, which a `ShardDb` is not, and name no
+// shard table; no file of src/ but src/store/shards.ts names a bare `D1Database` or turns a
+// binding into a `ShardDb`; SQL is written in src/store alone.
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+
+const root = join(import.meta.dirname, "..");
+/** Store files over the control database (DB): panels and the directory, users, operators, sessions, dead letters. */
+const CONTROL_FILES = new Set(["src/store/panels.ts", "src/store/users.ts", "src/store/operators.ts", "src/store/operator-sessions.ts", "src/store/dead-letters.ts", "src/store/sql.ts", "src/store/shards.ts"]);
+
+function files(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : [],
+  );
+}
+
+const shardTables = new Set<string>();
+for (const name of readdirSync(join(root, "migrations", "shard")).filter((n) => n.endsWith(".sql"))) {
+  for (const match of readFileSync(join(root, "migrations", "shard", name), "utf8").matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?(\w+)"?/gi)) shardTables.add(match[1]!.toLowerCase());
+}
+if (shardTables.size === 0) throw new Error("migrations/shard names no table");
+const tableUse = new RegExp(`\\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\\s+(${[...shardTables].join("|")})\\b`, "gi");
+
+const problems: string[] = [];
+for (const file of files("src")) {
+  const path = relative(root, join(root, file)).split("\\").join("/");
+  const text = readFileSync(join(root, file), "utf8");
+  const lines = text.split("\n");
+  const at = (index: number) => `${path}:${text.slice(0, index).split("\n").length}`;
+  if (path.startsWith("src/store/")) {
+    if (CONTROL_FILES.has(path)) {
+      for (const match of text.matchAll(tableUse)) problems.push(`${at(match.index)}: control store file names the shard table ${match[1]} (a panel's data lives on its shard)`);
+    }
+  }
+  if (path !== "src/store/shards.ts") {
+    for (const match of text.matchAll(/\bD1Database\b/g)) problems.push(`${at(match.index)}: take a ShardDb (a panel's data) or a ControlDb (env.DB), not a bare D1Database`);
+  }
+  if (!path.startsWith("src/store/") && /\.prepare\(/.test(text)) {
+    lines.forEach((line, i) => {
+      if (/\.prepare\(/.test(line)) problems.push(`${path}:${i + 1}: SQL outside src/store`);
+    });
+  }
+  if (path !== "src/store/shards.ts") {
+    for (const match of text.matchAll(/\bas ShardDb\b|\bSHARD_\d|`SHARD_/g)) problems.push(`${at(match.index)}: only src/store/shards.ts turns a binding into a shard database`);
+  }
+}
+
+if (problems.length) {
+  console.error(`check:shards: ${problems.length} problem(s)\n${problems.join("\n")}`);
+  process.exit(1);
+}
+console.log(`check:shards: ${shardTables.size} shard tables; every panel query goes through a shard`);

@@ -1,0 +1,49 @@
+// `npm run migrate`: applies the migrations to every D1 database of a region, the control
+// database DB (migrations/) and each shard SHARD_0 … SHARD_{N-1} (migrations/shard), as
+// wrangler.toml binds them. Arguments go to `wrangler d1 migrations apply`:
+//
+//   npm run migrate                           local databases of the default region
+//   npm run migrate -- --env india            local databases of the India region
+//   npm run migrate -- --remote               the deployed databases (after `wrangler deploy`)
+//   npm run migrate -- --persist-to <dir>     local databases kept in <dir> (npm start's STATE_DIR)
+//
+// `npm start` runs the same (applyAllMigrations) before starting the service.
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const wrangler = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+
+/** The D1 bindings of a region in wrangler.toml, DB first: `[[d1_databases]]` or `[[env.<region>.d1_databases]]`. */
+export function d1Bindings(region: string): string[] {
+  const header = region ? `[[env.${region}.d1_databases]]` : "[[d1_databases]]";
+  const blocks = readFileSync(join(root, "wrangler.toml"), "utf8").split(/^(?=\[)/m);
+  const bindings = blocks.filter((block) => block.startsWith(header)).flatMap((block) => /^binding\s*=\s*"([^"]+)"/m.exec(block)?.[1] ?? []);
+  return bindings.sort((a, b) => (a === "DB" ? -1 : b === "DB" ? 1 : a.localeCompare(b, "en", { numeric: true })));
+}
+
+/** Applies every database's migrations; `args` are wrangler's (--local or --remote, --env, --persist-to). Returns what wrangler printed. */
+export function applyAllMigrations(args: string[]): { ok: boolean; output: string } {
+  const envAt = args.indexOf("--env");
+  const region = envAt >= 0 ? (args[envAt + 1] ?? "") : "";
+  const where = args.includes("--remote") ? [] : args.includes("--local") ? [] : ["--local"];
+  let output = "";
+  for (const binding of d1Bindings(region)) {
+    const result = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", binding, ...where, ...args], {
+      cwd: root,
+      encoding: "utf8",
+      env: { ...process.env, CI: "1" },
+    });
+    output += `${binding}:\n${result.stdout ?? ""}${result.stderr ?? ""}`;
+    if (result.status !== 0) return { ok: false, output };
+  }
+  return { ok: true, output };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { ok, output } = applyAllMigrations(process.argv.slice(2));
+  console.log(output);
+  if (!ok) process.exit(1);
+}

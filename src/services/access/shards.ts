@@ -1,0 +1,78 @@
+import { TtlCache } from "../../lib/ttl-cache";
+import { getPanel, panelsPerShard, type Panel } from "../../store/panels";
+import { allShards, shardOf, shardSize, type ShardDb } from "../../store/shards";
+import { CALLER_CACHE_MS } from "./api-keys";
+
+/** A panel as the directory has it, with the database of its shard. */
+export interface PanelHome {
+  panel: Panel;
+  db: ShardDb;
+}
+
+/**
+ * Directory entries an isolate trusts, for work that names a panel by id (queue consumers,
+ * cron, the webhook Durable Object). Same freshness as the key lookup, which carries the
+ * directory entry with the panel for API calls: a panel moved to another shard is found there
+ * by every isolate within this time.
+ */
+const homes = new TtlCache<Panel>(CALLER_CACHE_MS, 1000);
+
+/** Drops every cached directory entry; admin writes to panels call it with forgetCallers. */
+export function forgetPanelHomes(): void {
+  homes.clear();
+}
+
+/** The panel `panelId` names and its shard's database; null for an unknown panel. */
+export async function findPanelHome(env: Env, panelId: string): Promise<PanelHome | null> {
+  let panel = homes.get(panelId);
+  if (!panel) {
+    const loaded = await getPanel(env.DB, panelId);
+    if (!loaded) return null;
+    homes.set(panelId, loaded);
+    panel = loaded;
+  }
+  return { panel, db: shardOf(env, panel) };
+}
+
+/** As findPanelHome, for work recorded for a panel that must exist (its data names it). */
+export async function panelHome(env: Env, panelId: string): Promise<PanelHome> {
+  const home = await findPanelHome(env, panelId);
+  if (!home) throw new Error(`no panel with id "${panelId}" in the directory`);
+  return home;
+}
+
+/** The database of the panel's shard. */
+export async function panelDb(env: Env, panelId: string): Promise<ShardDb> {
+  return (await panelHome(env, panelId)).db;
+}
+
+/**
+ * The shard a new panel goes to: the one holding the least data, then the one with fewest
+ * panels, then the lowest number.
+ */
+export async function shardForNewPanel(env: Env): Promise<number> {
+  const shards = allShards(env);
+  if (shards.length === 0) throw new Error("the deployment has no shard database bound");
+  const [sizes, counts] = await Promise.all([Promise.all(shards.map((s) => shardSize(s.db))), panelsPerShard(env.DB)]);
+  const ranked = shards
+    .map((shard, i) => ({ index: shard.index, size: sizes[i]!, panels: counts.get(shard.index) ?? 0 }))
+    .sort((a, b) => a.size - b.size || a.panels - b.panels || a.index - b.index);
+  return ranked[0]!.index;
+}
+
+/**
+ * Runs a cron sweep on every shard, one after the other. A shard whose sweep fails does not
+ * stop the others; the first failure is thrown once all have run, so the task still reports it.
+ */
+export async function forEachShard(env: Env, task: string, sweep: (db: ShardDb, index: number) => Promise<void>): Promise<void> {
+  const failures: unknown[] = [];
+  for (const shard of allShards(env)) {
+    try {
+      await sweep(shard.db, shard.index);
+    } catch (error) {
+      console.error(`${task}: shard ${shard.index} failed; the other shards are swept`, error);
+      failures.push(error);
+    }
+  }
+  if (failures.length) throw failures[0];
+}
