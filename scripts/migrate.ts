@@ -8,7 +8,7 @@
 //   npm run migrate -- --persist-to <dir>     local databases kept in <dir> (npm start's STATE_DIR)
 //
 // `npm start` runs the same (applyAllMigrations) before starting the service.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,26 +24,37 @@ export function d1Bindings(region: string): string[] {
   return bindings.sort((a, b) => (a === "DB" ? -1 : b === "DB" ? 1 : a.localeCompare(b, "en", { numeric: true })));
 }
 
-/** Applies every database's migrations; `args` are wrangler's (--local or --remote, --env, --persist-to). Returns what wrangler printed. */
-export function applyAllMigrations(args: string[]): { ok: boolean; output: string } {
+/** Runs `wrangler d1 migrations apply` for one binding; resolves with what it printed. */
+function applyTo(binding: string, args: string[]): Promise<{ ok: boolean; output: string }> {
+  const where = args.includes("--remote") || args.includes("--local") ? [] : ["--local"];
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [wrangler, "d1", "migrations", "apply", binding, ...where, ...args], { cwd: root, env: { ...process.env, CI: "1" } });
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    child.on("close", (code) => resolve({ ok: code === 0, output: `${binding}:\n${output}` }));
+  });
+}
+
+/**
+ * Applies every database's migrations, one database after the other (local databases share
+ * wrangler's state directory, which two at once would find locked); `args` are wrangler's
+ * (--local or --remote, --env, --persist-to). Returns what wrangler printed.
+ */
+export async function applyAllMigrations(args: string[]): Promise<{ ok: boolean; output: string }> {
   const envAt = args.indexOf("--env");
   const region = envAt >= 0 ? (args[envAt + 1] ?? "") : "";
-  const where = args.includes("--remote") ? [] : args.includes("--local") ? [] : ["--local"];
   let output = "";
   for (const binding of d1Bindings(region)) {
-    const result = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", binding, ...where, ...args], {
-      cwd: root,
-      encoding: "utf8",
-      env: { ...process.env, CI: "1" },
-    });
-    output += `${binding}:\n${result.stdout ?? ""}${result.stderr ?? ""}`;
-    if (result.status !== 0) return { ok: false, output };
+    const result = await applyTo(binding, args);
+    output += `${result.output}\n`;
+    if (!result.ok) return { ok: false, output };
   }
   return { ok: true, output };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { ok, output } = applyAllMigrations(process.argv.slice(2));
+  const { ok, output } = await applyAllMigrations(process.argv.slice(2));
   console.log(output);
   if (!ok) process.exit(1);
 }

@@ -56,9 +56,9 @@ function localVars(): Record<string, string> {
   return vars;
 }
 
-function applyMigrations(): void {
+async function applyMigrations(): Promise<void> {
   // The control database and every shard of the region (scripts/migrate.ts, `npm run migrate`).
-  const { ok, output } = applyAllMigrations(["--local", ...persistArgs, ...envArgs]);
+  const { ok, output } = await applyAllMigrations(["--local", ...persistArgs, ...envArgs]);
   log(output);
   if (!ok) throw new Error(`applying the D1 migrations failed; see ${logFile}`);
 }
@@ -181,7 +181,7 @@ async function ensureDemoPanel(token: string): Promise<Demo> {
 const vars = localVars();
 console.log(`Starting the service (region ${region || "default"}); wrangler's output goes to ${logFile}`);
 if (!process.argv.includes("--no-build")) buildPanel();
-applyMigrations();
+await applyMigrations();
 const dev = spawn(
   process.execPath,
   [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...varArgs, ...persistArgs, ...envArgs],

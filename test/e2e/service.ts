@@ -76,6 +76,7 @@ export async function startService(options: StartOptions = {}): Promise<Service 
   const crash = () => {
     if (child.exitCode === null && child.pid) process.kill(-child.pid, "SIGKILL");
   };
+  // Migrations of the control database and both shards, a panel build and wrangler dev: minutes on a loaded machine.
   const deadline = Date.now() + 300_000;
   while (!/Service ready at[\s\S]*\n\n/.test(output)) {
     if (child.exitCode !== null || Date.now() > deadline) {
