@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childCpuSeconds } from "./cpu.ts";
-import { adminCall, createBenchPanel, load, startRuntime } from "./lib.ts";
+import { adminCall, BENCH_SHARD, createBenchPanel, load, startRuntime } from "./lib.ts";
 
 const kind = process.env.PROFILE ?? "api";
 const seconds = Number(process.env.SECONDS ?? 10);
@@ -76,7 +76,7 @@ try {
         headers: { "content-type": "application/json" },
         body: JSON.stringify(Array.from({ length: 1000 }, (_, j) => event(i * 1000 + j))),
       });
-    const db = await runtime.miniflare.getD1Database("DB");
+    const db = await runtime.miniflare.getD1Database(BENCH_SHARD);
     drain = async () => {
       while ((await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE state = 'pending'").first<{ n: number }>())!.n > 0) {
         await new Promise((resolve) => setTimeout(resolve, 100));

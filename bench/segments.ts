@@ -14,7 +14,7 @@
 //    of the throughput without segments.
 // 3. Publish to a segment of every contact: time of the publish task (recipients fixed in D1 and
 //    every send nudge queued). The SENDS consumer is left out, so nothing is sent.
-import { adminCall, createBenchPanel, startRuntime } from "./lib.ts";
+import { adminCall, BENCH_SHARD, createBenchPanel, startRuntime } from "./lib.ts";
 
 const contacts = Number(process.env.CONTACTS ?? 1_000_000);
 const eventsPerContact = Number(process.env.EVENTS_PER_CONTACT ?? 5);
@@ -30,7 +30,7 @@ const seconds = (t0: number) => ((performance.now() - t0) / 1000).toFixed(1);
 
 const runtime = await startRuntime({ withoutConsumersOf: ["apiv2-sends-default"] });
 const { origin } = runtime;
-const db = await runtime.miniflare.getD1Database("DB");
+const db = await runtime.miniflare.getD1Database(BENCH_SHARD);
 try {
   const panel = await createBenchPanel(origin);
   const p = `/panels/${panel.id}`;

@@ -11,7 +11,7 @@ export async function baselineSegmentCount(request: Request, env: Env): Promise<
   const list = Number(url.searchParams.get("list"));
   const activity = url.searchParams.get("activity") ?? "";
   const since = Date.now() - 30 * 86_400_000;
-  const row = await env.DB.prepare(
+  const row = await env.SHARD_0.prepare(
     `SELECT COUNT(*) AS n FROM contacts c
      WHERE c.panel_id = ?1 AND json_extract(c.attrs, '$.CITY') = 'Pune'
        AND c.id IN (SELECT contact_id FROM list_members WHERE list_id = ?2)

@@ -51,7 +51,8 @@ const envs = new WeakMap<Env, Env>();
 export function countingEnv(env: Env): Env {
   let wrapped = envs.get(env);
   if (!wrapped) {
-    wrapped = { ...env, DB: countingDatabase(env.DB) };
+    // The control database and every shard: the panel's data is on its shard.
+    wrapped = { ...env, DB: countingDatabase(env.DB), SHARD_0: countingDatabase(env.SHARD_0), SHARD_1: countingDatabase(env.SHARD_1) };
     envs.set(env, wrapped);
   }
   return wrapped;

@@ -26,8 +26,8 @@ const createDomain = definePanelRoute({
   summary: "Add a sender domain: its DKIM keys (RSA-SHA256 and Ed25519) are made and the SPF, DKIM and DMARC records to publish are shown",
   status: 201,
   body: createSenderDomainBody,
-  async handle({ env, body, panel }) {
-    const added = await addSenderDomain(env, panel.id, body.domain, Date.now());
+  async handle({ env, body, panel, db }) {
+    const added = await addSenderDomain(env, db, panel.id, body.domain, Date.now());
     if (!added) throw conflict(`domain: the panel already has the sender domain ${body.domain}`, [{ field: "domain", message: "already added to this panel" }]);
     return domainView(added, env);
   },
@@ -38,8 +38,8 @@ const listDomains = definePanelRoute({
   path: "/panels/:panel/sender-domains",
   role: "viewer",
   summary: "The panel's sender domains with their verification state and records to publish",
-  async handle({ env, panel }) {
-    return { sender_domains: (await listSenderDomains(env.DB, panel.id)).map((d) => domainView(d, env)) };
+  async handle({ env, panel, db }) {
+    return { sender_domains: (await listSenderDomains(db, panel.id)).map((d) => domainView(d, env)) };
   },
 });
 
@@ -48,9 +48,9 @@ const readDomain = definePanelRoute({
   path: "/panels/:panel/sender-domains/:domain",
   role: "viewer",
   summary: "A sender domain: its state, the records to publish and the outcome of its last check",
-  async handle({ env, path, panel }) {
+  async handle({ env, path, panel, db }) {
     const name = normaliseDomain(path.domain);
-    return domainView(await orNotFound(getSenderDomain(env.DB, panel.id, name), noSuchDomain(name)), env);
+    return domainView(await orNotFound(getSenderDomain(db, panel.id, name), noSuchDomain(name)), env);
   },
 });
 
@@ -59,10 +59,10 @@ const verifyDomain = definePanelRoute({
   path: "/panels/:panel/sender-domains/:domain/verify",
   role: "owner",
   summary: "Look up the domain's SPF, DKIM and DMARC records over DNS-over-HTTPS now: each passes or fails with the record to publish; all three passing verifies the domain",
-  async handle({ env, path, panel }) {
+  async handle({ env, path, panel, db }) {
     const name = normaliseDomain(path.domain);
-    const domain = await orNotFound(getSenderDomain(env.DB, panel.id, name), noSuchDomain(name));
-    return domainView(await checkSenderDomain(env, domain, Date.now()), env);
+    const domain = await orNotFound(getSenderDomain(db, panel.id, name), noSuchDomain(name));
+    return domainView(await checkSenderDomain(env, db, domain, Date.now()), env);
   },
 });
 
@@ -71,9 +71,9 @@ const removeDomain = definePanelRoute({
   path: "/panels/:panel/sender-domains/:domain",
   role: "owner",
   summary: "Remove a sender domain and its keys; mail from it is no longer signed",
-  async handle({ env, path, panel }) {
+  async handle({ env, path, panel, db }) {
     const name = normaliseDomain(path.domain);
-    if (!(await deleteSenderDomain(env.DB, panel.id, name))) throw notFound(noSuchDomain(name));
+    if (!(await deleteSenderDomain(db, panel.id, name))) throw notFound(noSuchDomain(name));
     forgetSenderSigning();
     return new Response(null, { status: 204 });
   },

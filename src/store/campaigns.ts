@@ -94,7 +94,7 @@ function fromRow(row: CampaignRow): Campaign {
 export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId">;
 
 /** Creates a campaign that sends to an audience (CONTRACT 9); it is published when its time comes. */
-export async function insertAudienceCampaign(db: D1Database, campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null }): Promise<void> {
+export async function insertAudienceCampaign(db: ShardDb, campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null }): Promise<void> {
   await db
     .prepare(
       `INSERT INTO campaigns (id, panel_id, list_id, audience, reply_to, name, subject, sender_name, sender_email, tags, schedule_local,
@@ -494,7 +494,7 @@ export async function markUnsubscribed(
 }
 
 /** The message of a campaign to one contact, if it was sent. */
-export async function getSentCampaignMessage(db: D1Database, m: { panelId: string; campaignId: string; contactId: number }): Promise<TrackedMessage | null> {
+export async function getSentCampaignMessage(db: ShardDb, m: { panelId: string; campaignId: string; contactId: number }): Promise<TrackedMessage | null> {
   const row = await db
     .prepare("SELECT panel_id, campaign_id, contact_id, address FROM campaign_messages WHERE panel_id = ? AND campaign_id = ? AND contact_id = ? AND status = 'sent'")
     .bind(m.panelId, m.campaignId, m.contactId)

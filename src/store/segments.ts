@@ -235,7 +235,7 @@ export function refreshMembersStatements(
  * left as it is.
  */
 export function refreshManyStatements(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   segments: ReadonlyArray<Pick<Segment, "id" | "version">>,
   compiled: { wheres: readonly string[]; values: string },

@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 import type { DomainChecks } from "../domain/sender-domains";
 
 export type SenderDomainState = "pending" | "verified" | "failed";
@@ -54,7 +55,7 @@ function fromRow(row: Row): SenderDomain {
 }
 
 /** Adds the domain; false when the panel already has it (its keys are kept). */
-export async function insertSenderDomain(db: D1Database, domain: SenderDomain): Promise<boolean> {
+export async function insertSenderDomain(db: ShardDb, domain: SenderDomain): Promise<boolean> {
   const result = await db
     .prepare(
       `INSERT INTO sender_domains (panel_id, domain, rsa_selector, rsa_private, rsa_public, ed_selector, ed_private, ed_public, state, created_at)
@@ -65,18 +66,18 @@ export async function insertSenderDomain(db: D1Database, domain: SenderDomain): 
   return result.meta.changes > 0;
 }
 
-export async function getSenderDomain(db: D1Database, panelId: string, domain: string): Promise<SenderDomain | null> {
+export async function getSenderDomain(db: ShardDb, panelId: string, domain: string): Promise<SenderDomain | null> {
   const row = await db.prepare("SELECT * FROM sender_domains WHERE panel_id = ? AND domain = ?").bind(panelId, domain).first<Row>();
   return row ? fromRow(row) : null;
 }
 
-export async function listSenderDomains(db: D1Database, panelId: string): Promise<SenderDomain[]> {
+export async function listSenderDomains(db: ShardDb, panelId: string): Promise<SenderDomain[]> {
   const { results } = await db.prepare("SELECT * FROM sender_domains WHERE panel_id = ? ORDER BY domain").bind(panelId).all<Row>();
   return results.map(fromRow);
 }
 
 export async function recordSenderDomainCheck(
-  db: D1Database,
+  db: ShardDb,
   panelId: string,
   domain: string,
   check: { state: SenderDomainState; edPublished: boolean; checks: DomainChecks },
@@ -89,7 +90,7 @@ export async function recordSenderDomainCheck(
   return row ? fromRow(row) : null;
 }
 
-export async function deleteSenderDomain(db: D1Database, panelId: string, domain: string): Promise<boolean> {
+export async function deleteSenderDomain(db: ShardDb, panelId: string, domain: string): Promise<boolean> {
   const result = await db.prepare("DELETE FROM sender_domains WHERE panel_id = ? AND domain = ?").bind(panelId, domain).run();
   return result.meta.changes > 0;
 }

@@ -29,13 +29,13 @@ export async function isAddressSuppressed(db: ShardDb, panelId: string, address:
 }
 
 /** Why email to the address is stopped in this panel; null when it is not. */
-export async function suppressionOf(db: D1Database, panelId: string, address: string): Promise<SuppressionReason | null> {
+export async function suppressionOf(db: ShardDb, panelId: string, address: string): Promise<SuppressionReason | null> {
   const row = await db.prepare("SELECT reason FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panelId, address.toLowerCase()).first<{ reason: SuppressionReason }>();
   return row?.reason ?? null;
 }
 
 /** Takes back an unsubscribe (the recipient subscribed again); a hard bounce is not lifted. */
-export async function liftUnsubscribe(db: D1Database, panelId: string, address: string): Promise<boolean> {
+export async function liftUnsubscribe(db: ShardDb, panelId: string, address: string): Promise<boolean> {
   const result = await db.prepare("DELETE FROM email_suppressions WHERE panel_id = ? AND address = ? AND reason = 'unsubscribe'").bind(panelId, address.toLowerCase()).run();
   return result.meta.changes > 0;
 }

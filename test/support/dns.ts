@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { addSenderDomain, forgetSenderSigning } from "../../src/services/channels/email/sender-domains";
+import { panelData } from "./helpers";
 
 /**
  * The DNS of the tests: TXT records served by the loopback receiver's stand-in of the
@@ -47,7 +48,7 @@ export function uniqueDomain(label = "shop"): string {
  * from the domain.
  */
 export async function verifiedSenderDomain(panelId: string, domain = "example.com"): Promise<void> {
-  await addSenderDomain(env, panelId, domain, Date.now());
-  await env.DB.prepare("UPDATE sender_domains SET state = 'verified' WHERE panel_id = ? AND domain = ?").bind(panelId, domain).run();
+  await addSenderDomain(env, panelData, panelId, domain, Date.now());
+  await panelData.prepare("UPDATE sender_domains SET state = 'verified' WHERE panel_id = ? AND domain = ?").bind(panelId, domain).run();
   forgetSenderSigning();
 }

@@ -4,6 +4,7 @@ import { newId } from "../../lib/random";
 import { insertAudienceCampaign, type CampaignAudience } from "../../store/campaigns";
 import { existingListIds } from "../../store/lists";
 import type { Panel } from "../../store/panels";
+import type { ShardDb } from "../../store/shards";
 import { compileSegment, type CompiledSegment } from "../../store/segment-sql";
 import { existingSegmentIds, getSegment, loadSegmentCatalog } from "../../store/segments";
 import type { SegmentNode } from "../../domain/segments";
@@ -20,14 +21,14 @@ export type AudienceCampaignOutcome = { ok: true; campaignId: string } | { ok: f
 
 /** Checks the lists and segments the audience names, keeps the HTML body in R2, and schedules the campaign. */
 export async function createAudienceCampaign(
-  ctx: { env: Env; panel: Panel; requestId: string; now: number },
+  ctx: { env: Env; db: ShardDb; panel: Panel; requestId: string; now: number },
   request: AudienceCampaignRequest,
 ): Promise<AudienceCampaignOutcome> {
-  const { env, panel } = ctx;
+  const { env, db, panel } = ctx;
   const { audience } = request;
   const problems: FieldProblem[] = [];
-  const lists = await existingListIds(env.DB, panel.id, [...audience.lists, ...audience.exclude_lists]);
-  const segments = await existingSegmentIds(env.DB, panel.id, [...audience.segments, ...audience.exclude_segments]);
+  const lists = await existingListIds(db, panel.id, [...audience.lists, ...audience.exclude_lists]);
+  const segments = await existingSegmentIds(db, panel.id, [...audience.segments, ...audience.exclude_segments]);
   for (const member of ["lists", "exclude_lists"] as const) {
     audience[member].forEach((id, i) => lists.has(id) || problems.push({ field: `audience.${member}.${i}`, message: `no list with id ${id} in this panel` }));
   }
@@ -41,7 +42,7 @@ export async function createAudienceCampaign(
   const campaignId = newId("cmp");
   const bodyKey = `broadcasts/${panel.id}/${campaignId}/body.html`;
   await env.FILES.put(bodyKey, body.html, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
-  await insertAudienceCampaign(env.DB, {
+  await insertAudienceCampaign(db, {
     id: campaignId,
     panelId: panel.id,
     name: request.campaignName,
@@ -64,7 +65,7 @@ export async function createAudienceCampaign(
  * The audience as one compiled condition over the panel's contacts: in any listed list or
  * segment, in no excluded one, and with an EMAIL that is not suppressed.
  */
-export async function compileAudience(db: D1Database, panelId: string, audience: CampaignAudience, now: number): Promise<CompiledSegment> {
+export async function compileAudience(db: ShardDb, panelId: string, audience: CampaignAudience, now: number): Promise<CompiledSegment> {
   const matchOf = async (id: string): Promise<SegmentNode> => (await getSegment(db, panelId, id))?.match ?? { any: [{ list: 0, op: "in" }] };
   const include: SegmentNode[] = [...audience.lists.map((list): SegmentNode => ({ list, op: "in" })), ...(await Promise.all(audience.segments.map(matchOf)))];
   const exclude: SegmentNode[] = [...audience.exclude_lists.map((list): SegmentNode => ({ list, op: "in" })), ...(await Promise.all(audience.exclude_segments.map(matchOf)))];

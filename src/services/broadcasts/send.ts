@@ -99,8 +99,8 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       const [{ html, text, subject }, panel, sender, baseUrl] = await Promise.all([
         campaignTemplates(env.FILES, campaign),
         getPanel(env.DB, campaign.panelId),
-        planSender(env, provider, campaign.panelId, campaign.senderEmail),
-        trackingBaseUrl(env, campaign.panelId),
+        planSender(env, db, provider, campaign.panelId, campaign.senderEmail),
+        trackingBaseUrl(env, db, campaign.panelId),
       ]);
       const signer = new TrackingSigner(env.SECRETS_KEY);
       const facts = { senderName: campaign.senderName, senderAddress: campaign.senderEmail, panelName: panel?.name ?? campaign.senderName };

@@ -65,7 +65,7 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
   let raw: string;
   let note: string | undefined;
   try {
-    const sender = await planSender(env, provider, message.panelId, step.sender_email);
+    const sender = await planSender(env, db, provider, message.panelId, step.sender_email);
     if (!sender.ok) return finishMessage(db, message.msgid, claim, { status: "failed", error: sender.error });
     note = sender.note;
     const panel = await getPanel(env.DB, message.panelId);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { publishDueBroadcasts } from "../../../src/services/broadcasts/publish";
 import { suppressAddress } from "../../../src/store/suppressions";
 import { pipelineSettled } from "../../support/activity";
-import { admin, apiFor, call, createPanel, panelSnapshot, type TestPanel } from "../../support/helpers";
+import { admin, apiFor, call, createPanel, panelData, panelSnapshot, type TestPanel } from "../../support/helpers";
 import { campaign, htmlOf, outbox, rawMessage, waitForCampaign } from "../../support/broadcasts";
 
 const HTML = "<p>Hi {{NAME|there}}</p><a href=\"https://shop.example.com/sale\">Sale</a>";
@@ -20,7 +20,7 @@ async function audiencePanel() {
   await add({ EMAIL: "dee@example.com", NAME: "Dee", CITY: "Delhi" }, vip);
   await add({ EMAIL: "eve@example.com", NAME: "Eve", CITY: "Delhi" });
   await add({ MOBILE: "+15550001", EMAIL: "fay@example.com", CITY: "Goa" }, staff);
-  await suppressAddress(env.DB, panel.id, "cy@example.com", "unsubscribe", null, 0);
+  await suppressAddress(panelData, panel.id, "cy@example.com", "unsubscribe", null, 0);
   const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
   expect(segment.status).toBe(201);
   return { panel, vip, staff, pune: segment.body.id as string };

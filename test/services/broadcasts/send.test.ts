@@ -330,7 +330,7 @@ describe("unsubscribe", () => {
     expect((await page()).h1).toBe("Stop emails from Fern &amp; Co?");
 
     // A bounce is not the recipient's choice: the page says why and offers nothing to undo.
-    await suppressAddress(env.DB, panel.id, "ada@example.com", "hard_bounce", null, Date.now());
+    await suppressAddress(panelData, panel.id, "ada@example.com", "hard_bounce", null, Date.now());
     const bounced = await page();
     expect(bounced.h1).toBe("No email goes to this address");
     expect(bounced.html).not.toContain("<form");

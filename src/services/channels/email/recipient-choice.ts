@@ -1,8 +1,8 @@
 import type { UnsubscribeFacts } from "../../../domain/unsubscribe-page";
 import { getCampaign, getSentCampaignMessage } from "../../../store/campaigns";
 import { getMessages } from "../../../store/journeys/messages";
-import { getPanel } from "../../../store/panels";
 import { liftUnsubscribe, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
+import { findPanelHome, panelDb } from "../../access/shards";
 import { isJourneyClaim, type TrackingClaim } from "./tracking";
 
 /**
@@ -16,28 +16,30 @@ export interface RecipientView {
 }
 
 /** The sent message a link names, seen from the recipient; null when no such message was sent. */
-export async function recipientOf(env: Pick<Env, "DB">, claim: TrackingClaim): Promise<RecipientView | null> {
+export async function recipientOf(env: Env, claim: TrackingClaim): Promise<RecipientView | null> {
+  const home = await findPanelHome(env, claim.panelId);
+  if (!home) return null;
+  const { panel, db } = home;
   let sender: { name: string; address: string };
   let address: string | null;
   if (isJourneyClaim(claim)) {
-    const message = (await getMessages(env.DB, claim.panelId, [claim.msgid])).get(claim.msgid);
+    const message = (await getMessages(db, claim.panelId, [claim.msgid])).get(claim.msgid);
     if (message?.channel !== "email" || message.status !== "sent") return null;
     const text = (value: unknown) => (typeof value === "string" ? value : "");
     sender = { name: text(message.content.sender_name), address: text(message.content.sender_email) };
     address = message.recipient?.trim().toLowerCase() ?? null;
   } else {
-    const [campaign, message] = await Promise.all([getCampaign(env.DB, claim.panelId, claim.campaignId), getSentCampaignMessage(env.DB, claim)]);
+    const [campaign, message] = await Promise.all([getCampaign(db, claim.panelId, claim.campaignId), getSentCampaignMessage(db, claim)]);
     if (!campaign || !message) return null;
     sender = { name: campaign.senderName, address: campaign.senderEmail };
     address = message.address;
   }
   if (!address) return null;
-  const [panel, suppressed] = await Promise.all([getPanel(env.DB, claim.panelId), suppressionOf(env.DB, claim.panelId, address)]);
-  if (!panel) return null;
+  const suppressed = await suppressionOf(db, claim.panelId, address);
   return { facts: { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address }, suppressed };
 }
 
 /** Lifts the recipient's unsubscribe; a hard bounce stays. */
-export async function resubscribe(env: Pick<Env, "DB">, view: RecipientView, panelId: string): Promise<boolean> {
-  return liftUnsubscribe(env.DB, panelId, view.facts.address);
+export async function resubscribe(env: Env, view: RecipientView, panelId: string): Promise<boolean> {
+  return liftUnsubscribe(await panelDb(env, panelId), panelId, view.facts.address);
 }

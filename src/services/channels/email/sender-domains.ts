@@ -10,6 +10,7 @@ import {
 import { decryptSecret, encryptSecret } from "../../../lib/crypto";
 import { TtlCache } from "../../../lib/ttl-cache";
 import { getSenderDomain, insertSenderDomain, recordSenderDomainCheck, type SenderDomain } from "../../../store/sender-domains";
+import type { ShardDb } from "../../../store/shards";
 import { dkimRecord, generateDkimKey, importDkimPrivateKey, type DkimKey } from "./dkim";
 
 /**
@@ -25,7 +26,7 @@ export const ED25519_SELECTOR = "apiv2e";
 /** The servers SPF must allow, per provider; the outbox sends nothing, so any SPF record does. */
 const SPF_INCLUDES: Record<string, string> = { ses: "amazonses.com" };
 
-export type SenderDomainEnv = Pick<Env, "DB" | "SECRETS_KEY" | "EMAIL_PROVIDER" | "DOH_URL">;
+export type SenderDomainEnv = Pick<Env, "SECRETS_KEY" | "EMAIL_PROVIDER" | "DOH_URL">;
 
 export interface PublishRecord {
   purpose: "spf" | "dkim" | "dkim_ed25519" | "dmarc";
@@ -46,7 +47,7 @@ export function recordsToPublish(domain: SenderDomain, provider: string): Publis
 }
 
 /** Adds a sender domain with fresh keys; null when the panel already has it. */
-export async function addSenderDomain(env: SenderDomainEnv, panelId: string, domain: string, now: number): Promise<SenderDomain | null> {
+export async function addSenderDomain(env: SenderDomainEnv, db: ShardDb, panelId: string, domain: string, now: number): Promise<SenderDomain | null> {
   const [rsa, ed] = await Promise.all([generateDkimKey("rsa-sha256"), generateDkimKey("ed25519-sha256")]);
   const record: SenderDomain = {
     panelId,
@@ -63,7 +64,7 @@ export async function addSenderDomain(env: SenderDomainEnv, panelId: string, dom
     checkedAt: null,
     createdAt: now,
   };
-  return (await insertSenderDomain(env.DB, record)) ? record : null;
+  return (await insertSenderDomain(db, record)) ? record : null;
 }
 
 /** What one DNS-over-HTTPS lookup found: the records' data (TXT strings joined), or why there is no answer. */
@@ -118,7 +119,7 @@ export async function lookupDns(dohUrl: string, name: string, type: keyof typeof
 }
 
 /** Looks up SPF, both DKIM keys and DMARC of the domain and records the outcome. */
-export async function checkSenderDomain(env: SenderDomainEnv, domain: SenderDomain, now: number): Promise<SenderDomain> {
+export async function checkSenderDomain(env: SenderDomainEnv, db: ShardDb, domain: SenderDomain, now: number): Promise<SenderDomain> {
   const provider = env.EMAIL_PROVIDER || "outbox";
   const records = recordsToPublish(domain, provider);
   const names = records.map((r) => r.name);
@@ -136,7 +137,7 @@ export async function checkSenderDomain(env: SenderDomainEnv, domain: SenderDoma
   };
   const state = isVerified(checks) ? "verified" : "failed";
   signingKeys.clear();
-  return (await recordSenderDomainCheck(env.DB, domain.panelId, domain.domain, { state, edPublished: checks.dkim_ed25519.status === "pass", checks }, now)) ?? domain;
+  return (await recordSenderDomainCheck(db, domain.panelId, domain.domain, { state, edPublished: checks.dkim_ed25519.status === "pass", checks }, now)) ?? domain;
 }
 
 /** How mail from one address is signed, and whether its domain may send real email. */
@@ -154,13 +155,13 @@ const signingKeys = new TtlCache<Promise<SenderSigning>>(60_000, 200);
  * added, Ed25519 too once its record was found published. A domain the panel does not have
  * signs nothing and is not verified.
  */
-export function senderSigning(env: Pick<Env, "DB" | "SECRETS_KEY">, panelId: string, address: string): Promise<SenderSigning> {
+export function senderSigning(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, panelId: string, address: string): Promise<SenderSigning> {
   const domainName = domainOfAddress(address);
   const cacheKey = `${panelId} ${domainName}`;
   let entry = signingKeys.get(cacheKey);
   if (!entry) {
     entry = (async () => {
-      const domain = await getSenderDomain(env.DB, panelId, domainName);
+      const domain = await getSenderDomain(db, panelId, domainName);
       if (!domain) return { domain: domainName, verified: false, keys: [] };
       const keys: DkimKey[] = [
         { domain: domainName, selector: domain.rsaSelector, algorithm: "rsa-sha256", privateKey: await importDkimPrivateKey("rsa-sha256", await decryptSecret(env.SECRETS_KEY, domain.rsaPrivateSealed)) },

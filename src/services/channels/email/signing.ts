@@ -1,3 +1,4 @@
+import type { ShardDb } from "../../../store/shards";
 import type { EmailProvider } from "./provider";
 import { senderSigning, unverifiedSenderProblem } from "./sender-domains";
 import { signDkim } from "./dkim";
@@ -9,8 +10,8 @@ import { signDkim } from "./dkim";
  */
 export type SenderPlan = { ok: false; error: string } | { ok: true; sign(raw: string, now: number): Promise<string>; note?: string };
 
-export async function planSender(env: Pick<Env, "DB" | "SECRETS_KEY">, provider: EmailProvider, panelId: string, address: string): Promise<SenderPlan> {
-  const signing = await senderSigning(env, panelId, address);
+export async function planSender(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, provider: EmailProvider, panelId: string, address: string): Promise<SenderPlan> {
+  const signing = await senderSigning(env, db, panelId, address);
   const refusal = unverifiedSenderProblem(signing, provider.realEmail);
   if (refusal) return { ok: false, error: refusal };
   const note = signing.verified ? undefined : `the sender domain ${signing.domain} is not verified in this panel; a provider that sends real email would refuse this message`;

@@ -6,7 +6,7 @@ import { emailProvider } from "../../../../src/services/channels/email/providers
 import { lookupTxt } from "../../../../src/services/channels/email/sender-domains";
 import { sendCampaignBatch } from "../../../../src/services/broadcasts/send";
 import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
-import { admin, ADMIN_TOKEN, call, createPanel, PUBLIC_HTTPS, receiver, type TestPanel } from "../../../support/helpers";
+import { admin, ADMIN_TOKEN, call, createPanel, panelData, PUBLIC_HTTPS, receiver, type TestPanel } from "../../../support/helpers";
 import { broadcastData, campaign, outbox, publish, rawMessage, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { publishTxt, uniqueDomain, verifyDkim } from "../../../support/dns";
 import { parseMessage } from "../../../support/mime";
@@ -163,8 +163,8 @@ async function publishedCampaign(panel: TestPanel, sender: string) {
   const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 40), sender_email_id: sender }, "EMAIL,NAME\nada@example.com,Ada\n"));
   const id = created.body.CampaignID;
   await waitForImport(panel, id);
-  const stored = (await getCampaign(env.DB, panel.id, id))!;
-  await publishCampaign(env.DB, stored, 100, stored.sendAt);
+  const stored = (await getCampaign(panelData, panel.id, id))!;
+  await publishCampaign(panelData, stored, 100, stored.sendAt);
   return { id, nudge: { kind: "campaign_batch" as const, panelId: panel.id, campaignId: id, batch: 0 } };
 }
 
@@ -207,7 +207,7 @@ describe("campaign mail from a sender domain", () => {
     await sendCampaignBatch(sesEnv, emailProvider(sesEnv), second.nudge);
     expect(await receiver.requests(bucket)).toEqual([]);
     expect((await campaign(panel, second.id)).counters).toMatchObject({ sent: 0, failed: 1, queued: 0 });
-    const row = await env.DB.prepare("SELECT status, error FROM campaign_messages WHERE campaign_id = ?").bind(second.id).first<{ status: string; error: string }>();
+    const row = await panelData.prepare("SELECT status, error FROM campaign_messages WHERE campaign_id = ?").bind(second.id).first<{ status: string; error: string }>();
     expect(row).toEqual({
       status: "failed",
       error: `the sender domain ${domain} is not verified in this panel: add it (POST /admin/v1/panels/{panel}/sender-domains), publish its SPF, DKIM and DMARC records and verify it`,

@@ -80,8 +80,8 @@ describe("real email needs a public https PUBLIC_BASE_URL", () => {
     const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 40) }, "EMAIL\nada@example.com\n"));
     const id = created.body.CampaignID;
     await waitForImport(panel, id);
-    const stored = (await getCampaign(env.DB, panel.id, id))!;
-    await publishCampaign(env.DB, stored, 100, stored.sendAt);
+    const stored = (await getCampaign(panelData, panel.id, id))!;
+    await publishCampaign(panelData, stored, 100, stored.sendAt);
     const bucket = receiver.bucket("ses");
     const sesEnv = { ...ses, SES_ENDPOINT: receiver.hookUrl(bucket) };
     const batch = { body: { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 }, ack: vi.fn(), retry: vi.fn() };
