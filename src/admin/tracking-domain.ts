@@ -24,8 +24,8 @@ const putDomain = definePanelRoute({
   role: "owner",
   summary: "Set the panel's tracking domain (links, pixel and unsubscribe link of its email on the sender's own host); used once verified",
   body: createSenderDomainBody,
-  async handle({ env, body, panel }) {
-    return domainView(await putTrackingDomain(env.DB, panel.id, body.domain, Date.now()), env);
+  async handle({ env, body, panel, db }) {
+    return domainView(await putTrackingDomain(db, panel.id, body.domain, Date.now()), env);
   },
 });
 
@@ -34,8 +34,8 @@ const readDomain = definePanelRoute({
   path: "/panels/:panel/tracking-domain",
   role: "viewer",
   summary: "The panel's tracking domain, the CNAME record to publish and whether it is verified",
-  async handle({ env, panel }) {
-    return domainView(await orNotFound(getTrackingDomain(env.DB, panel.id), noDomain), env);
+  async handle({ env, panel, db }) {
+    return domainView(await orNotFound(getTrackingDomain(db, panel.id), noDomain), env);
   },
 });
 
@@ -44,9 +44,9 @@ const verifyDomain = definePanelRoute({
   path: "/panels/:panel/tracking-domain/verify",
   role: "owner",
   summary: "Look the tracking domain's CNAME up now over DNS-over-HTTPS; pointing at the service's host verifies it",
-  async handle({ env, panel }) {
-    const domain = await orNotFound(getTrackingDomain(env.DB, panel.id), noDomain);
-    const check = await checkTrackingDomain(env, domain, Date.now());
+  async handle({ env, panel, db }) {
+    const domain = await orNotFound(getTrackingDomain(db, panel.id), noDomain);
+    const check = await checkTrackingDomain(env, db, domain, Date.now());
     return domainView(check.domain, env, check);
   },
 });
@@ -56,8 +56,8 @@ const removeDomain = definePanelRoute({
   path: "/panels/:panel/tracking-domain",
   role: "owner",
   summary: "Remove the tracking domain: links go back to PUBLIC_BASE_URL",
-  async handle({ env, panel }) {
-    if (!(await deleteTrackingDomain(env.DB, panel.id))) throw notFound(noDomain);
+  async handle({ env, panel, db }) {
+    if (!(await deleteTrackingDomain(db, panel.id))) throw notFound(noDomain);
     return new Response(null, { status: 204 });
   },
 });

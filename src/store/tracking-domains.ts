@@ -1,3 +1,4 @@
+import type { ShardDb } from "./shards";
 /** A panel's tracking domain: the host its email's links use once the CNAME was found. */
 export interface TrackingDomain {
   panelId: string;
@@ -18,7 +19,7 @@ interface Row {
 const fromRow = (row: Row): TrackingDomain => ({ panelId: row.panel_id, domain: row.domain, verified: row.verified === 1, checkedAt: row.checked_at, createdAt: row.created_at });
 
 /** Sets the panel's tracking domain; a new domain starts unverified, the same one keeps its state. */
-export async function putTrackingDomain(db: D1Database, panelId: string, domain: string, now: number): Promise<TrackingDomain> {
+export async function putTrackingDomain(db: ShardDb, panelId: string, domain: string, now: number): Promise<TrackingDomain> {
   const row = await db
     .prepare(
       `INSERT INTO tracking_domains (panel_id, domain, verified, created_at) VALUES (?1, ?2, 0, ?3)
@@ -34,12 +35,12 @@ export async function putTrackingDomain(db: D1Database, panelId: string, domain:
   return fromRow(row!);
 }
 
-export async function getTrackingDomain(db: D1Database, panelId: string): Promise<TrackingDomain | null> {
+export async function getTrackingDomain(db: ShardDb, panelId: string): Promise<TrackingDomain | null> {
   const row = await db.prepare("SELECT * FROM tracking_domains WHERE panel_id = ?").bind(panelId).first<Row>();
   return row ? fromRow(row) : null;
 }
 
-export async function recordTrackingDomainCheck(db: D1Database, panelId: string, domain: string, verified: boolean, now: number): Promise<TrackingDomain | null> {
+export async function recordTrackingDomainCheck(db: ShardDb, panelId: string, domain: string, verified: boolean, now: number): Promise<TrackingDomain | null> {
   const row = await db
     .prepare("UPDATE tracking_domains SET verified = ?, checked_at = ? WHERE panel_id = ? AND domain = ? RETURNING *")
     .bind(verified ? 1 : 0, now, panelId, domain)
@@ -47,6 +48,6 @@ export async function recordTrackingDomainCheck(db: D1Database, panelId: string,
   return row ? fromRow(row) : null;
 }
 
-export async function deleteTrackingDomain(db: D1Database, panelId: string): Promise<boolean> {
+export async function deleteTrackingDomain(db: ShardDb, panelId: string): Promise<boolean> {
   return (await db.prepare("DELETE FROM tracking_domains WHERE panel_id = ?").bind(panelId).run()).meta.changes > 0;
 }

@@ -70,7 +70,7 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
     note = sender.note;
     const panel = await getPanel(env.DB, message.panelId);
     const facts = { senderName: step.sender_name, senderAddress: step.sender_email, panelName: panel?.name ?? step.sender_name };
-    const unsigned = await trackedMime(new TrackingSigner(env.SECRETS_KEY), await trackingBaseUrl(env, message.panelId), { panelId: message.panelId, msgid: message.msgid }, facts, {
+    const unsigned = await trackedMime(new TrackingSigner(env.SECRETS_KEY), await trackingBaseUrl(env, db, message.panelId), { panelId: message.panelId, msgid: message.msgid }, facts, {
       from: { name: step.sender_name, address: step.sender_email },
       to: address,
       subject,

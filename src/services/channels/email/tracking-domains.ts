@@ -1,4 +1,5 @@
 import { getTrackingDomain, recordTrackingDomainCheck, type TrackingDomain } from "../../../store/tracking-domains";
+import type { ShardDb } from "../../../store/shards";
 import { lookupDns } from "./sender-domains";
 
 /**
@@ -21,17 +22,17 @@ export interface TrackingDomainCheck {
 }
 
 /** Looks the domain's CNAME up now and records whether it points at the Worker. */
-export async function checkTrackingDomain(env: Pick<Env, "DB" | "DOH_URL" | "PUBLIC_BASE_URL">, domain: TrackingDomain, now: number): Promise<TrackingDomainCheck> {
+export async function checkTrackingDomain(env: Pick<Env, "DOH_URL" | "PUBLIC_BASE_URL">, db: ShardDb, domain: TrackingDomain, now: number): Promise<TrackingDomainCheck> {
   const target = cnameTarget(env);
   const lookup = await lookupDns(env.DOH_URL, domain.domain, "CNAME");
   const found = lookup.ok ? lookup.records : [];
   const reason = !lookup.ok ? lookup.error : found.includes(target) ? null : found.length ? `the CNAME points at ${found.join(", ")}, not ${target}` : `no CNAME record points ${domain.domain} at ${target}`;
-  const recorded = await recordTrackingDomainCheck(env.DB, domain.panelId, domain.domain, reason === null, now);
+  const recorded = await recordTrackingDomainCheck(db, domain.panelId, domain.domain, reason === null, now);
   return { domain: recorded ?? domain, found, reason };
 }
 
 /** The origin of a panel's tracking links: its verified tracking domain, else PUBLIC_BASE_URL. */
-export async function trackingBaseUrl(env: Pick<Env, "DB" | "PUBLIC_BASE_URL">, panelId: string): Promise<string> {
-  const domain = await getTrackingDomain(env.DB, panelId);
+export async function trackingBaseUrl(env: Pick<Env, "PUBLIC_BASE_URL">, db: ShardDb, panelId: string): Promise<string> {
+  const domain = await getTrackingDomain(db, panelId);
   return domain?.verified ? `https://${domain.domain}` : env.PUBLIC_BASE_URL;
 }
