@@ -6,6 +6,7 @@ import service from "../../src/index";
 import { baselineContactLookup, seedContacts } from "./baseline-contact-lookup";
 import { baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
+import { baselineArchive, serviceArchive } from "./baseline-archive";
 import { baselineOutbox } from "./baseline-outbox";
 import { baselineSegmentCount, benchPublishDue } from "./baseline-segments";
 import { baselineWebhookPost } from "./baseline-webhook-post";
@@ -23,6 +24,8 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/d1": d1Counts,
   "/__bench/segment-count": baselineSegmentCount,
   "/__bench/publish-due": benchPublishDue,
+  "/__bench/archive-baseline": baselineArchive,
+  "/__bench/archive-service": serviceArchive,
 };
 
 export default {

@@ -1,3 +1,4 @@
+import { eventHistoryPage } from "../services/retention/history";
 import type { ShardDb } from "../store/shards";
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { formatCts, formatLocalIso } from "../domain/time";
@@ -10,7 +11,7 @@ import { eventPipelineState } from "../services/pipeline/consumer";
 import { PIPELINE_STEPS } from "../services/pipeline-steps";
 import { nudgeEventBatches } from "../services/pipeline/nudge";
 import { retryFailedBatches } from "../store/event-batches";
-import { listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../store/events";
+import { type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../store/events";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
@@ -60,8 +61,9 @@ const pageQuery = z.object({
   cursor: z.string().optional().meta({ description: "next_cursor of the previous page" }),
 });
 
-async function eventPage(db: ShardDb, panel: Panel, owner: EventOwner, query: z.output<typeof pageQuery>) {
-  const events = await listEventsOf(db, panel.id, owner, query.limit + 1, decodeCursor(query.cursor));
+async function eventPage(env: Env, db: ShardDb, panel: Panel, owner: EventOwner, query: z.output<typeof pageQuery>) {
+  // Past the rows still in the shard, the days moved to R2 (event retention) are read too.
+  const events = await eventHistoryPage(env.FILES, db, panel.id, owner, query.limit + 1, decodeCursor(query.cursor));
   const page = events.slice(0, query.limit);
   return {
     events: page.map((event) => eventView(event, panel.timezone)),
@@ -80,7 +82,7 @@ const contactEvents = definePanelRoute({
     const key = normalisePrimaryKey(panel.primaryKey, schema.get(panel.primaryKey) ?? "string", path.key);
     if (!key.ok) throw invalidField("key", key.reason);
     const contact = await orNotFound(getContactByKey(db, panel.id, key.value), `No contact with ${panel.primaryKey} "${key.value}" in this panel`);
-    return { contact: key.value, ...(await eventPage(db, panel, { contactId: contact.id }, query)) };
+    return { contact: key.value, ...(await eventPage(env, db, panel, { contactId: contact.id }, query)) };
   },
 });
 
@@ -91,7 +93,7 @@ const profileEvents = definePanelRoute({
   summary: "Events recorded with an anonymous uniqueid, newest first (whether or not joined to a contact since)",
   query: pageQuery,
   async handle({ env, path, query, panel, db }) {
-    return { uniqueid: path.uniqueid, ...(await eventPage(db, panel, { uniqueid: path.uniqueid }, query)) };
+    return { uniqueid: path.uniqueid, ...(await eventPage(env, db, panel, { uniqueid: path.uniqueid }, query)) };
   },
 });
 

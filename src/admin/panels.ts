@@ -2,6 +2,7 @@ import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName, DEFAULT_ATTRIBUTES } fr
 import { panelName, panelPatchBody, timezoneName as timezone } from "../domain/panels";
 import { invalidField, orNotFound } from "../lib/http/errors";
 import { shardForNewPanel } from "../services/access/shards";
+import { DEFAULT_RETENTION_DAYS } from "../services/retention/archive";
 import { insertAttributes } from "../store/attributes";
 import { allShards, shardByIndex } from "../store/shards";
 import { newId, randomBase64Url } from "../lib/random";
@@ -23,6 +24,7 @@ export function panelView(panel: Panel, env: Env) {
     unknown_attributes: panel.unknownAttributes,
     cors_origins: panel.corsOrigins,
     shard: panel.shard,
+    event_retention_days: panel.eventRetentionDays,
     created_at: isoTime(panel.createdAt),
     updated_at: isoTime(panel.updatedAt),
   };
@@ -63,6 +65,7 @@ const createPanel = defineAdminRoute({
       unknownAttributes: "reject",
       corsOrigins: [],
       shard,
+      eventRetentionDays: DEFAULT_RETENTION_DAYS,
     };
     // A primary key outside the defaults (a CRM's customer id, say) becomes a string attribute.
     const attributes = DEFAULT_ATTRIBUTES.some(([name]) => name === panel.primaryKey)
@@ -98,7 +101,7 @@ const patchPanel = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel",
   role: "owner",
-  summary: "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, or the CORS origins",
+  summary: "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, or how many days events stay before they move to the archive",
   body: panelPatchBody,
   async handle({ env, panel, body }) {
     const changes = {
@@ -107,6 +110,7 @@ const patchPanel = definePanelRoute({
       timezone: body.timezone,
       unknownAttributes: body.unknown_attributes,
       corsOrigins: body.cors_origins,
+      eventRetentionDays: body.event_retention_days,
     };
     const updated = await orNotFound(updatePanel(env.DB, panel.id, changes, Date.now()), `No panel with id "${panel.id}"`);
     return panelView(updated, env);

@@ -21,5 +21,11 @@ export const panelPatchBody = z
       .optional()
       .meta({ description: "Contact attributes not in the schema: reject the call (default), ignore them, or create them as strings" }),
     cors_origins: corsOriginList.optional(),
+    event_retention_days: z
+      .int({ error: "must be a whole number of days" })
+      .min(1, { error: "must be at least 1 day" })
+      .max(3650, { error: "must be at most 3650 days" })
+      .optional()
+      .meta({ description: "Days recorded events stay in the panel's database before they move to the archive (R2); 90 by default" }),
   })
   .strict();

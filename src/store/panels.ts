@@ -16,6 +16,8 @@ export interface Panel {
   corsOrigins: string[];
   /** The shard holding the panel's data (SHARD_n): the directory entry. */
   shard: number;
+  /** Days recorded events stay in the shard before they move to R2 (services/retention). */
+  eventRetentionDays: number;
 }
 
 interface PanelRow {
@@ -30,9 +32,10 @@ interface PanelRow {
   unknown_attributes: UnknownAttributeMode;
   cors_origins: string;
   shard: number;
+  event_retention_days: number;
 }
 
-export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard";
+export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard, event_retention_days";
 
 export function panelFromRow(row: PanelRow): Panel {
   return {
@@ -47,6 +50,7 @@ export function panelFromRow(row: PanelRow): Panel {
     unknownAttributes: row.unknown_attributes,
     corsOrigins: JSON.parse(row.cors_origins) as string[],
     shard: row.shard,
+    eventRetentionDays: row.event_retention_days,
   };
 }
 
@@ -56,10 +60,10 @@ export function panelFromRow(row: PanelRow): Panel {
  */
 export async function insertPanel(db: ControlDb, panel: Panel): Promise<void> {
   await db
-    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     .bind(
       panel.id, panel.name, panel.primaryKey, panel.timezone, panel.apiMode ? 1 : 0, panel.clientId, panel.createdAt, panel.updatedAt,
-      panel.unknownAttributes, JSON.stringify(panel.corsOrigins), panel.shard,
+      panel.unknownAttributes, JSON.stringify(panel.corsOrigins), panel.shard, panel.eventRetentionDays,
     )
     .run();
 }
@@ -97,6 +101,7 @@ export interface PanelPatch {
   apiMode?: boolean;
   unknownAttributes?: UnknownAttributeMode;
   corsOrigins?: string[];
+  eventRetentionDays?: number;
 }
 
 export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, now: number): Promise<Panel | null> {
@@ -104,7 +109,7 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
     .prepare(
       `UPDATE panels SET name = COALESCE(?1, name), timezone = COALESCE(?2, timezone),
          api_mode = COALESCE(?3, api_mode), unknown_attributes = COALESCE(?4, unknown_attributes),
-         cors_origins = COALESCE(?5, cors_origins), updated_at = ?6
+         cors_origins = COALESCE(?5, cors_origins), updated_at = ?6, event_retention_days = COALESCE(?8, event_retention_days)
        WHERE id = ?7 RETURNING ${PANEL_COLUMNS}`,
     )
     .bind(
@@ -115,6 +120,7 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
       patch.corsOrigins === undefined ? null : JSON.stringify(patch.corsOrigins),
       now,
       id,
+      patch.eventRetentionDays ?? null,
     )
     .first<PanelRow>();
   return row ? panelFromRow(row) : null;
@@ -131,4 +137,10 @@ export async function anyPanelAllowsOrigin(db: ControlDb, origin: string): Promi
     .bind(origin)
     .first<{ allowed: number }>();
   return row !== null;
+}
+
+/** The panels the directory places on a shard, with their event retention: the archive sweep's list. */
+export async function panelsOnShard(db: ControlDb, shard: number): Promise<Array<{ id: string; eventRetentionDays: number }>> {
+  const { results } = await db.prepare("SELECT id, event_retention_days FROM panels WHERE shard = ? ORDER BY id").bind(shard).all<{ id: string; event_retention_days: number }>();
+  return results.map((r) => ({ id: r.id, eventRetentionDays: r.event_retention_days }));
 }

@@ -1,0 +1,114 @@
+import type { CronTask } from "../../lib/tasks";
+import { gunzipText, gzipText } from "../../lib/gzip";
+import {
+  deletePartRows,
+  eventRowsOfDay,
+  finishArchivePart,
+  markPartVerified,
+  oldestEventDay,
+  partRows,
+  recordArchivePart,
+  unfinishedArchiveParts,
+  type ArchivePart,
+} from "../../store/event-archive";
+import type { EventRow } from "../../store/events";
+import { panelsOnShard } from "../../store/panels";
+import type { ShardDb } from "../../store/shards";
+import { forEachShard } from "../access/shards";
+
+/**
+ * Event retention: each panel keeps its events in its shard for `event_retention_days`
+ * (default 90); older ones move to R2 as gzipped NDJSON, one object per part of a panel's UTC
+ * day: `events/{panel}/{yyyy}/{mm}/{dd}/part-{N}.ndjson.gz`, N the part's first event id, one
+ * event row per line as stored. Each part is recorded, written, read back and compared, and
+ * only then are its rows deleted (in chunks); a crash at any point leaves a state the next run
+ * takes up (store/event-archive.ts), so nothing is lost or doubled.
+ *
+ * Only whole days older than the window move, so a panel has work once a day; the sweep runs
+ * with the per-minute cron and does a bounded amount each time.
+ */
+export const DEFAULT_RETENTION_DAYS = 90;
+/** Events per part (object): a few hundred kB of NDJSON before compression. */
+export const PART_EVENTS = 2000;
+/** Rows deleted per statement once a part is verified. */
+export const DELETE_CHUNK = 500;
+/** Parts written per shard per cron run. */
+export const PARTS_PER_RUN = 10;
+const DAY_MS = 86_400_000;
+
+export function archiveKey(panelId: string, day: number, part: number): string {
+  const date = new Date(day).toISOString();
+  return `events/${panelId}/${date.slice(0, 4)}/${date.slice(5, 7)}/${date.slice(8, 10)}/part-${part}.ndjson.gz`;
+}
+
+/** Midnight (UTC) before which a panel's events leave its shard. */
+export function retentionCutoff(now: number, days: number): number {
+  return Math.floor((now - days * DAY_MS) / DAY_MS) * DAY_MS;
+}
+
+function ndjson(rows: readonly EventRow[]): string {
+  return rows.map((row) => JSON.stringify(row)).join("\n") + "\n";
+}
+
+/** Writes the part's object from its rows (read again when resuming), reads it back and compares; then the rows may go. */
+async function writeAndVerify(bucket: R2Bucket, db: ShardDb, part: ArchivePart, read?: readonly EventRow[]): Promise<boolean> {
+  const rows = read ?? (await partRows(db, part));
+  // Rows are deleted only after verification, so a part not yet verified still has all of them.
+  if (rows.length !== part.events) throw new Error(`archive part ${archiveKey(part.panelId, part.day, part.part)}: ${rows.length} rows where ${part.events} were recorded`);
+  const key = archiveKey(part.panelId, part.day, part.part);
+  const body = await gzipText(ndjson(rows));
+  await bucket.put(key, body, { httpMetadata: { contentType: "application/x-ndjson", contentEncoding: "gzip" }, customMetadata: { events: String(rows.length), last_id: String(part.lastId) } });
+  const stored = await bucket.get(key);
+  if (!stored) return false;
+  const lines = (await gunzipText(await stored.arrayBuffer())).split("\n").filter(Boolean);
+  if (lines.length !== rows.length || lines.some((line, i) => (JSON.parse(line) as EventRow).id !== rows[i]!.id)) return false;
+  await markPartVerified(db, part, rows.map((r) => ({ contactId: r.contact_id, uniqueid: r.uniqueid })));
+  return true;
+}
+
+/** Takes a part from whatever state it is in to done. */
+async function completePart(bucket: R2Bucket, db: ShardDb, part: ArchivePart, rows?: readonly EventRow[]): Promise<void> {
+  if (part.state === "written" && !(await writeAndVerify(bucket, db, part, rows))) {
+    throw new Error(`archive part ${archiveKey(part.panelId, part.day, part.part)} did not read back as written; its rows are kept`);
+  }
+  while ((await deletePartRows(db, part, DELETE_CHUNK)) === DELETE_CHUNK);
+  await finishArchivePart(db, part);
+}
+
+/** Moves up to `budget` parts of one panel's days before its cutoff; returns how many it moved. */
+export async function archivePanel(bucket: R2Bucket, db: ShardDb, panel: { id: string; eventRetentionDays: number }, now: number, budget: number): Promise<number> {
+  const cutoff = retentionCutoff(now, panel.eventRetentionDays);
+  let moved = 0;
+  while (moved < budget) {
+    const day = await oldestEventDay(db, panel.id, cutoff);
+    if (day === null) break;
+    const rows = await eventRowsOfDay(db, panel.id, day, cutoff, PART_EVENTS);
+    const ids = rows.map((r) => r.id);
+    const part: ArchivePart = { panelId: panel.id, ids, day, part: ids[0]!, lastId: ids.at(-1)!, events: ids.length, state: "written" };
+    await recordArchivePart(db, part, now);
+    await completePart(bucket, db, part, rows);
+    moved++;
+  }
+  return moved;
+}
+
+/** Finishes the parts of a shard a crash left half done; returns how many. */
+export async function resumeArchiveParts(bucket: R2Bucket, db: ShardDb, limit: number): Promise<number> {
+  const parts = await unfinishedArchiveParts(db, limit);
+  for (const part of parts) await completePart(bucket, db, part);
+  return parts.length;
+}
+
+/** The cron sweep: on every shard, finishes what a crash left, then moves old days of its panels. */
+export const archiveOldEvents: CronTask = {
+  name: "events.archive",
+  async run(env, now) {
+    await forEachShard(env, "events.archive", async (db, index) => {
+      let budget = PARTS_PER_RUN - (await resumeArchiveParts(env.FILES, db, PARTS_PER_RUN));
+      for (const panel of await panelsOnShard(env.DB, index)) {
+        if (budget <= 0) break;
+        budget -= await archivePanel(env.FILES, db, panel, now, budget);
+      }
+    });
+  },
+};

@@ -1,0 +1,60 @@
+import { gunzipText } from "../../lib/gzip";
+import { archivedPartsOf, type ArchivePart } from "../../store/event-archive";
+import { eventFromRow, listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type EventRow, type StoredEvent } from "../../store/events";
+import type { ShardDb } from "../../store/shards";
+import { archiveKey } from "./archive";
+
+const DAY_MS = 86_400_000;
+/** Parts read per page at most; a contact with more archived parts than this pages on. */
+const PARTS_PER_PAGE = 20;
+
+export type HistoryEvent = StoredEvent & { batch: EventBatchState | null };
+
+const before = (e: { occurredAt: number; id: number }, cursor?: EventCursor) =>
+  !cursor || e.occurredAt < cursor.occurredAt || (e.occurredAt === cursor.occurredAt && e.id < cursor.id);
+const newestFirst = (a: HistoryEvent, b: HistoryEvent) => b.occurredAt - a.occurredAt || b.id - a.id;
+
+async function partEvents(bucket: R2Bucket, part: ArchivePart, owner: EventOwner): Promise<HistoryEvent[]> {
+  const object = await bucket.get(archiveKey(part.panelId, part.day, part.part));
+  if (!object) throw new Error(`archive part ${archiveKey(part.panelId, part.day, part.part)} is missing from R2`);
+  const rows = (await gunzipText(await object.arrayBuffer()))
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as EventRow);
+  return rows
+    .filter((row) => ("contactId" in owner ? row.contact_id === owner.contactId : row.uniqueid === owner.uniqueid))
+    .map((row) => ({ ...eventFromRow(row), batch: null }));
+}
+
+/**
+ * A page of a contact's (or uniqueid's) events, newest first, after `cursor`: the rows still in
+ * the shard and, past them, the days moved to R2 (event retention), read transparently. The
+ * archive is read only when the page reaches back to an archived day.
+ */
+export async function eventHistoryPage(bucket: R2Bucket, db: ShardDb, panelId: string, owner: EventOwner, limit: number, cursor?: EventCursor): Promise<HistoryEvent[]> {
+  const hot = await listEventsOf(db, panelId, owner, limit, cursor);
+  const key = "contactId" in owner ? `c:${owner.contactId}` : `u:${owner.uniqueid}`;
+  const fromDay = cursor ? Math.floor(cursor.occurredAt / DAY_MS) * DAY_MS : null;
+  const parts = await archivedPartsOf(db, panelId, key, fromDay, PARTS_PER_PAGE);
+  if (parts.length === 0) return hot;
+  // A full page of rows newer than every archived day needs nothing from the archive.
+  const oldestHot = hot.at(-1);
+  if (hot.length >= limit && oldestHot && oldestHot.occurredAt >= parts[0]!.day + DAY_MS) return hot;
+  const seen = new Set(hot.map((e) => e.id));
+  const archived: HistoryEvent[] = [];
+  for (const [i, part] of parts.entries()) {
+    for (const event of await partEvents(bucket, part, owner)) {
+      if (!seen.has(event.id) && before(event, cursor)) {
+        seen.add(event.id);
+        archived.push(event);
+      }
+    }
+    const next = parts[i + 1];
+    // Enough once the next part's day is wholly older than the page's last event.
+    if (archived.length >= limit && next && next.day !== part.day) {
+      const kth = [...archived].sort(newestFirst)[limit - 1]!;
+      if (kth.occurredAt >= next.day + DAY_MS) break;
+    }
+  }
+  return [...hot, ...archived].sort(newestFirst).slice(0, limit);
+}

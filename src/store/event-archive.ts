@@ -1,0 +1,134 @@
+import type { ShardDb } from "./shards";
+import { eventColumns, type EventRow } from "./events";
+
+/**
+ * The record of events moved to R2 (services/retention). A part is one object
+ * `events/{panel}/{yyyy}/{mm}/{dd}/part-{N}.ndjson.gz`, N the first event id it holds, with the
+ * rows of that day and panel whose ids it records (N to `last_id`). Its row is written before the
+ * object (`written`), marked `verified` once the object was read back whole (the rows are then
+ * deleted), and `done` once they are gone; work a crash left is taken up from that state, so
+ * nothing is lost (rows go only after the object holds them) and nothing is doubled (the same
+ * part is rewritten under the same key).
+ */
+export type ArchivePartState = "written" | "verified" | "done";
+
+export interface ArchivePart {
+  panelId: string;
+  /** The ids of the events it holds, recorded with it: a resumed part works on exactly these rows. */
+  ids: number[];
+  /** UTC day of the events' occurred_at, as epoch ms of its midnight. */
+  day: number;
+  /** The first event id of the part (its N). */
+  part: number;
+  lastId: number;
+  events: number;
+  state: ArchivePartState;
+}
+
+interface PartRow {
+  panel_id: string;
+  ids: string;
+  day: number;
+  part: number;
+  last_id: number;
+  events: number;
+  state: ArchivePartState;
+}
+
+const PART_COLUMNS = "panel_id, ids, day, part, last_id, events, state";
+const DAY_MS = 86_400_000;
+
+function partFromRow(row: PartRow): ArchivePart {
+  return { panelId: row.panel_id, ids: JSON.parse(row.ids) as number[], day: row.day, part: row.part, lastId: row.last_id, events: row.events, state: row.state };
+}
+
+/**
+ * The midnight (UTC) of the oldest day of the panel with events that happened and were
+ * received before `before` (a late event stays as long as any other); null when none.
+ */
+export async function oldestEventDay(db: ShardDb, panelId: string, before: number): Promise<number | null> {
+  const row = await db
+    .prepare("SELECT MIN(occurred_at) AS at FROM events WHERE panel_id = ?1 AND occurred_at < ?2 AND received_at < ?2")
+    .bind(panelId, before)
+    .first<{ at: number | null }>();
+  return row?.at == null ? null : Math.floor(row.at / DAY_MS) * DAY_MS;
+}
+
+/** The panel's events of one UTC day received before `before`, by id, as stored. */
+export async function eventRowsOfDay(db: ShardDb, panelId: string, day: number, before: number, limit: number): Promise<EventRow[]> {
+  const { results } = await db
+    .prepare(`SELECT ${eventColumns()} FROM events WHERE panel_id = ?1 AND occurred_at >= ?2 AND occurred_at < ?3 AND received_at < ?4 ORDER BY id LIMIT ?5`)
+    .bind(panelId, day, day + DAY_MS, before, limit)
+    .all<EventRow>();
+  return results;
+}
+
+/** The rows a part holds that are still in the table (all of them until it is verified). */
+export async function partRows(db: ShardDb, part: ArchivePart): Promise<EventRow[]> {
+  const { results } = await db
+    .prepare(`SELECT ${eventColumns()} FROM events WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id`)
+    .bind(part.panelId, JSON.stringify(part.ids))
+    .all<EventRow>();
+  return results;
+}
+
+/** Records a part before its object is written; a part recorded already is left as it is. */
+export async function recordArchivePart(db: ShardDb, part: Omit<ArchivePart, "state">, now: number): Promise<void> {
+  await db
+    .prepare(`INSERT INTO event_archive_parts (${PART_COLUMNS}, created_at) VALUES (?, ?, ?, ?, ?, ?, 'written', ?) ON CONFLICT DO NOTHING`)
+    .bind(part.panelId, JSON.stringify(part.ids), part.day, part.part, part.lastId, part.events, now)
+    .run();
+}
+
+/**
+ * The object holds the part: marks it verified and records whose events it holds (a contact
+ * id or an anonymous uniqueid per owner), which history pages read to find it.
+ */
+export async function markPartVerified(db: ShardDb, part: ArchivePart, owners: ReadonlyArray<{ contactId: number | null; uniqueid: string | null }>): Promise<void> {
+  const keys = [...new Set(owners.flatMap((o) => [...(o.contactId !== null ? [`c:${o.contactId}`] : []), ...(o.uniqueid !== null ? [`u:${o.uniqueid}`] : [])]))];
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO event_archive_owners (panel_id, owner, day, part)
+         SELECT ?1, value, ?2, ?3 FROM json_each(?4) WHERE true ON CONFLICT DO NOTHING`,
+      )
+      .bind(part.panelId, part.day, part.part, JSON.stringify(keys)),
+    db.prepare("UPDATE event_archive_parts SET state = 'verified' WHERE panel_id = ? AND day = ? AND part = ? AND state = 'written'").bind(part.panelId, part.day, part.part),
+  ]);
+}
+
+/** Deletes up to `limit` of the part's rows; returns how many went. */
+export async function deletePartRows(db: ShardDb, part: ArchivePart, limit: number): Promise<number> {
+  const result = await db
+    .prepare(
+      `DELETE FROM events WHERE id IN (
+         SELECT id FROM events WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2)) LIMIT ?3)`,
+    )
+    .bind(part.panelId, JSON.stringify(part.ids), limit)
+    .run();
+  return result.meta.changes ?? 0;
+}
+
+export async function finishArchivePart(db: ShardDb, part: ArchivePart): Promise<void> {
+  await db.prepare("UPDATE event_archive_parts SET state = 'done' WHERE panel_id = ? AND day = ? AND part = ?").bind(part.panelId, part.day, part.part).run();
+}
+
+/** Parts a crash left before `done`, of every panel of the shard, oldest first. */
+export async function unfinishedArchiveParts(db: ShardDb, limit: number): Promise<ArchivePart[]> {
+  const { results } = await db.prepare(`SELECT ${PART_COLUMNS} FROM event_archive_parts WHERE state <> 'done' ORDER BY created_at LIMIT ?`).bind(limit).all<PartRow>();
+  return results.map(partFromRow);
+}
+
+/** The verified parts holding events of a contact or uniqueid, newest day first, from `fromDay` down (a part being deleted may still have rows in the table too). */
+export async function archivedPartsOf(db: ShardDb, panelId: string, owner: string, fromDay: number | null, limit: number): Promise<ArchivePart[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT ${PART_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ")} FROM event_archive_owners o
+       JOIN event_archive_parts p ON p.panel_id = o.panel_id AND p.day = o.day AND p.part = o.part
+       WHERE o.panel_id = ?1 AND o.owner = ?2 AND (?3 IS NULL OR o.day <= ?3) AND p.state <> 'written'
+       ORDER BY o.day DESC, o.part DESC LIMIT ?4`,
+    )
+    .bind(panelId, owner, fromDay, limit)
+    .all<PartRow>();
+  return results.map(partFromRow);
+}
