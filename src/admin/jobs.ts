@@ -1,9 +1,11 @@
 import type { ShardDb } from "../store/shards";
 import { openErrorReport } from "../services/imports/error-report";
 import { importJobView } from "../services/imports/view";
-import { notFound, orNotFound } from "../lib/http/errors";
+import { conflict, notFound, orNotFound } from "../lib/http/errors";
 import { csvAttachment } from "../lib/http/respond";
+import { isExportId, openExportFile, segmentExportView } from "../services/segments/export";
 import { getImportJob } from "../store/imports";
+import { getSegmentExport } from "../store/segment-exports";
 import type { Panel } from "../store/panels";
 import { definePanelRoute } from "./route";
 
@@ -11,13 +13,37 @@ function jobOfPanel(db: ShardDb, panel: Panel, jobId: string) {
   return orNotFound(getImportJob(db, panel.id, jobId), `No job "${jobId}" in panel "${panel.id}"`);
 }
 
+function exportOfPanel(db: ShardDb, panel: Panel, jobId: string) {
+  return orNotFound(getSegmentExport(db, panel.id, jobId), `No job "${jobId}" in panel "${panel.id}"`);
+}
+
+/** Where the admin API serves an export's file (the panel's session or the admin token). */
+function exportDownloadPath(panel: Panel, jobId: string): string {
+  return `/admin/v1/panels/${encodeURIComponent(panel.id)}/jobs/${encodeURIComponent(jobId)}/export.csv`;
+}
+
 const readJob = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/jobs/:job",
   role: "viewer",
-  summary: "A bulk upload job: status, counters, progress, error report link, callback outcome",
-  async handle({ env, path, panel, db }) {
+  summary: "A background job: a bulk upload (status, counters, progress, error report link, callback outcome) or a segment export (status, rows written of the members, download link once completed)",
+  async handle({ path, panel, db }) {
+    if (isExportId(path.job)) return segmentExportView(await exportOfPanel(db, panel, path.job), exportDownloadPath(panel, path.job));
     return importJobView(await jobOfPanel(db, panel, path.job));
+  },
+});
+
+const downloadExport = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/jobs/:job/export.csv",
+  role: "viewer",
+  summary: "A completed segment export's file (CSV: the primary key, then the chosen attributes; formula-like cells start with ')",
+  async handle({ env, path, panel, db }) {
+    const job = await exportOfPanel(db, panel, path.job);
+    if (job.status !== "completed") throw conflict(`The export is ${job.status}; its file can be downloaded once it is completed`);
+    const file = await openExportFile(env.FILES, job);
+    if (!file.ok) throw notFound(file.reason);
+    return csvAttachment(file.body, file.size, `${job.segmentId}-${job.id}.csv`);
   },
 });
 
@@ -34,4 +60,4 @@ const downloadErrorReport = definePanelRoute({
   },
 });
 
-export const jobRoutes = [readJob, downloadErrorReport];
+export const jobRoutes = [readJob, downloadErrorReport, downloadExport];

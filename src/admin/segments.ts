@@ -1,8 +1,9 @@
 import type { ShardDb } from "../store/shards";
-import { segmentCountBody, segmentDefinitionSchema } from "../domain/segments";
+import { segmentCountBody, segmentDefinitionSchema, segmentExportQuery } from "../domain/segments";
 import { conflict, fromProblems, notFound, orNotFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { countSegment, saveSegment, type SegmentOutcome } from "../services/segments/definitions";
+import { startSegmentExport } from "../services/segments/export";
 import { forgetPanelSegments } from "../services/segments/panel-segments";
 import { deleteSegment, getSegment, listSegments, memberCount, segmentHistory, segmentMembersPage, segmentUsers, type Segment } from "../store/segments";
 import { isoTime } from "../store/sql";
@@ -148,4 +149,19 @@ const segmentSizeHistory = definePanelRoute({
   },
 });
 
-export const segmentRoutes = [createSegment, countPreview, listPanelSegments, readSegment, replaceSegment, removeSegment, segmentContacts, segmentSizeHistory];
+const exportSegment = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/segments/:segment/export",
+  role: "marketer",
+  summary: "Export the segment's members as CSV (the primary key, then `attributes`, comma-separated): a background job; GET /jobs/{jobid} shows its progress and, once completed, the download link",
+  status: 202,
+  query: segmentExportQuery,
+  async handle({ env, path, query, panel, db }) {
+    const segment = await requireSegment(db, panel.id, path.segment);
+    const started = await startSegmentExport(env, db, panel, segment, query.attributes, Date.now());
+    if (!started.ok) throw fromProblems(started.problems);
+    return { jobid: started.job.id };
+  },
+});
+
+export const segmentRoutes = [createSegment, countPreview, listPanelSegments, readSegment, replaceSegment, removeSegment, segmentContacts, segmentSizeHistory, exportSegment];

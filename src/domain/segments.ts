@@ -1,5 +1,6 @@
 import { z } from "../lib/z";
 import { listIdParam, nameText } from "./fields";
+import { canonicalAttributeName } from "./attributes";
 import { attributeName, FILTER_OPS, scalar } from "./filters";
 
 /**
@@ -28,6 +29,8 @@ export const ACTIVITY_OPS = ["performed", "not_performed", "first_performed", "l
 export type ActivityOp = (typeof ACTIVITY_OPS)[number];
 export const ENGAGEMENTS = ["received", "opened", "clicked", "bounced", "unsubscribed"] as const;
 export type Engagement = (typeof ENGAGEMENTS)[number];
+/** The email event (channel `email`) each engagement but `received` (campaign sends) counts. */
+export const ENGAGEMENT_EVENTS: Record<Exclude<Engagement, "received">, string> = { opened: "open", clicked: "click", bounced: "bounce", unsubscribed: "unsubscribe" };
 export const REACHABLE_CHANNELS = ["email", "sms", "push"] as const;
 export type ReachableChannel = (typeof REACHABLE_CHANNELS)[number];
 
@@ -197,6 +200,22 @@ export type SegmentDefinition = z.output<typeof segmentDefinitionSchema>;
 /** The body of POST /panels/{panel}/segments/count. */
 export const segmentCountBody = z.object({ match: segmentMatch }).strict();
 
+/** The query of POST /panels/{panel}/segments/{id}/export: the attributes written after the primary key. */
+export const segmentExportQuery = z
+  .object({
+    attributes: z
+      .string()
+      .max(4000)
+      .optional()
+      .transform((text, ctx) => {
+        const names = (text ?? "").split(",").map((name) => name.trim()).filter(Boolean);
+        if (names.length > 100) ctx.addIssue({ code: "custom", message: "may name at most 100 attributes" });
+        return [...new Set(names.map(canonicalAttributeName))];
+      })
+      .meta({ description: "Attribute names, comma-separated, written after the primary key", example: "NAME,CITY" }),
+  })
+  .strict();
+
 /** What can change whether a contact matches: kept current on each (CONTRACT 9 "membership is current"). */
 export interface SegmentDependencies {
   attributes: boolean;
@@ -229,4 +248,19 @@ export function dependenciesOf(node: SegmentNode): SegmentDependencies {
     }
   }
   return deps;
+}
+
+/**
+ * Whether recording an event of `channel` and `name` can change whether a contact matches
+ * `node`: it has a behaviour condition on that activity, an engagement condition counting that
+ * email event, or email reachability (a bounce or an unsubscribe suppresses the address). The
+ * event pipeline re-checks a contact only against the segments its events concern.
+ */
+export function readsEvent(node: SegmentNode, event: { channel: string; name: string }): boolean {
+  return conditionsOf(node).some((c) => {
+    if ("activity" in c) return event.channel === "custom_activity" && event.name.toLowerCase() === c.activity.toLowerCase();
+    if ("engagement" in c) return c.engagement !== "received" && event.channel === "email" && event.name === ENGAGEMENT_EVENTS[c.engagement];
+    if ("reachable" in c) return c.reachable === "email" && event.channel === "email";
+    return false;
+  });
 }

@@ -4,6 +4,7 @@ import { journeyTimers } from "../services/journeys/timers";
 import { redriveStalledEvents } from "../services/pipeline/redrive";
 import { publishBroadcastsTask } from "../services/broadcasts/publish";
 import { redriveStalledImports } from "../services/imports";
+import { segmentExportsRedrive } from "../services/segments/export";
 import { segmentsCron } from "../services/segments/membership";
 import { sweepIdleSessions } from "../services/operators/sessions";
 import { archiveOldEvents } from "../services/retention/archive";
@@ -14,7 +15,7 @@ import { housekeeping } from "../services/retention/housekeeping";
  * stalled jobs, build segments and re-check their sliding windows, sweep idle operator
  * sessions. Each task is independent; one failing does not stop the others.
  */
-export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, redriveListEntries, publishBroadcastsTask, segmentsCron, sweepIdleSessions, archiveOldEvents, housekeeping];
+export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, redriveListEntries, publishBroadcastsTask, segmentsCron, segmentExportsRedrive, sweepIdleSessions, archiveOldEvents, housekeeping];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));

@@ -5,6 +5,7 @@ import { handleSendsQueue } from "../services/broadcasts/send";
 import { handleJourneysQueue } from "../services/journeys/queue";
 import { handleImportQueue } from "../services/imports";
 import { handleDeadLetters } from "../services/dead-letters";
+import { handleExportMessages, readExportNudge } from "../services/segments/export";
 
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
@@ -17,10 +18,26 @@ export type QueueKind = "imports" | "events" | "sends" | "journeys" | "dlq";
 export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   events: (batch, env) => handleEventsBatch(batch, env, PIPELINE_STEPS),
   sends: handleSendsQueue,
-  imports: handleImportQueue,
+  imports: handleImportsAndExports,
   journeys: handleJourneysQueue,
   dlq: handleDeadLetters,
 };
+
+/** The IMPORTS queue carries bulk uploads and segment exports, both one bounded step per message. */
+async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
+  const exports = batch.messages.filter((message) => readExportNudge(message.body));
+  if (exports.length) await handleExportMessages(exports, env);
+  const imports = batch.messages.filter((message) => !readExportNudge(message.body));
+  if (imports.length === 0) return;
+  const part: MessageBatch<unknown> = {
+    queue: batch.queue,
+    metadata: batch.metadata,
+    messages: imports,
+    ackAll: () => imports.forEach((message) => message.ack()),
+    retryAll: (options) => imports.forEach((message) => message.retry(options)),
+  };
+  await handleImportQueue(part, env, exec);
+}
 
 export function queueKind(queueName: string): QueueKind | undefined {
   const kind = /^apiv2-(imports|events|sends|journeys|dlq)-/.exec(queueName)?.[1];

@@ -5,6 +5,7 @@ import { readImportNudge, redriveDeadImport } from "./imports";
 import { readJourneysNudge } from "./journeys/queue";
 import { isEventsNudge } from "./pipeline/nudge";
 import { redriveEventBatches } from "./pipeline/redrive";
+import { readExportNudge, redriveDeadExport } from "./segments/export";
 
 /** A dead-lettered journeys nudge is sent again after this pause (its pages stay leased until their lease runs out). */
 const JOURNEYS_PAUSE_S = 30;
@@ -27,7 +28,11 @@ export function deadLettersHandler(now: () => number = Date.now): QueueHandler {
       try {
         const importRef = readImportNudge(body);
         const journeys = readJourneysNudge(body);
-        if (importRef) {
+        const exportRef = readExportNudge(body);
+        if (exportRef) {
+          [kind, panelId] = ["segment_exports", exportRef.panelId];
+          action = await redriveDeadExport(env, exportRef, at);
+        } else if (importRef) {
           [kind, panelId] = ["imports", importRef.panelId];
           action = await redriveDeadImport(env, importRef, at);
         } else if (isEventsNudge(body)) {

@@ -2,6 +2,7 @@ import type { ActivityDefinition } from "../domain/activity";
 import type { AttributeSchema, AttributeType } from "../domain/attributes";
 import {
   conditionsOf,
+  ENGAGEMENT_EVENTS,
   isoDateMs,
   type ActivityCondition,
   type AttributeCondition,
@@ -48,12 +49,6 @@ export interface CompiledSegment {
 const DAY_MS = 86_400_000;
 /** Epoch ms of an ISO date or date-time text (what date attributes hold). */
 const epochMs = (sql: string) => `((julianday(${sql}) - 2440587.5) * 86400000.0)`;
-const EMAIL_EVENTS: Record<Exclude<EngagementCondition["engagement"], "received">, string> = {
-  opened: "open",
-  clicked: "click",
-  bounced: "bounce",
-  unsubscribed: "unsubscribe",
-};
 
 class Compiler {
   private readonly values: unknown[] = [];
@@ -100,7 +95,7 @@ class Compiler {
           selects.push(`SELECT m.contact_id FROM campaign_messages m WHERE m.panel_id = ?1 AND m.status = 'sent' AND m.sent_at >= ${from - shift} AND m.sent_at < ${this.now - shift}`);
         } else {
           selects.push(
-            `SELECT e.contact_id FROM events e INDEXED BY events_by_name WHERE e.panel_id = ?1 AND e.channel = 'email' AND e.name = '${EMAIL_EVENTS[c.engagement]}'
+            `SELECT e.contact_id FROM events e INDEXED BY events_by_name WHERE e.panel_id = ?1 AND e.channel = 'email' AND e.name = '${ENGAGEMENT_EVENTS[c.engagement]}'
                AND e.occurred_at >= ${from - shift} AND e.occurred_at < ${this.now - shift} AND e.contact_id IS NOT NULL`,
           );
         }
@@ -253,7 +248,7 @@ class Compiler {
         ? `c.id IN (SELECT m.contact_id FROM campaign_messages m WHERE ${filter.join(" AND ")})`
         : `EXISTS (SELECT 1 FROM campaign_messages m WHERE ${filter.join(" AND ")} AND m.contact_id = c.id)`;
     }
-    const filter = [`e.panel_id = ?1`, `e.channel = 'email'`, `e.name = '${EMAIL_EVENTS[c.engagement]}'`, `e.contact_id IS NOT NULL`];
+    const filter = [`e.panel_id = ?1`, `e.channel = 'email'`, `e.name = '${ENGAGEMENT_EVENTS[c.engagement]}'`, `e.contact_id IS NOT NULL`];
     if (c.campaign !== "any") filter.push(`e.campaign_id = ${this.value(c.campaign)}`);
     filter.push(...this.window(c.within_days, undefined, undefined));
     return this.counted(filter.join(" AND "), 1, undefined);

@@ -10,6 +10,7 @@ import { textOfHtml } from "../../domain/email-text";
 import { randomHex } from "../../lib/random";
 import { sendAll } from "../../lib/tasks";
 import { TtlCache } from "../../lib/ttl-cache";
+import { segmentsAfterSends } from "../segments/contact-writes";
 import { getPanel } from "../../store/panels";
 import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
@@ -138,6 +139,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
     await finishClaims(db, campaign.id, nudge.batch, claim, skipped, now);
     const groupSize = provider.idempotent ? outgoing.length : ATTEMPT_GROUP;
     let retryLater = 0;
+    const sent: number[] = [];
     for (let from = 0; from < outgoing.length; from += groupSize) {
       let group = outgoing.slice(from, from + groupSize);
       if (!provider.idempotent) {
@@ -149,12 +151,17 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       const results = await provider.send(group.map((o) => o.email), now);
       const outcomes = results.map((result, i): MessageOutcome => {
         const { contactId, address } = group[i]!;
-        if (result.ok) return { contactId, status: "sent", address, providerMessageId: result.providerMessageId, error: null };
+        if (result.ok) {
+          sent.push(contactId);
+          return { contactId, status: "sent", address, providerMessageId: result.providerMessageId, error: null };
+        }
         if (result.retryable) retryLater++;
         return { contactId, status: result.retryable ? "queued" : "failed", address, providerMessageId: null, error: result.error };
       });
       await finishClaims(db, campaign.id, nudge.batch, claim, outcomes, clock());
     }
+    // Segments on `received` follow the sends at once.
+    if (sent.length) await segmentsAfterSends(env, campaign.panelId, sent, clock());
     if (retryLater > 0) throw new Error(`campaign ${campaign.id} batch ${nudge.batch}: ${retryLater} message(s) to retry`);
   }
   await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);

@@ -1,3 +1,4 @@
+import { nudgeListEntries } from "../journeys/list-entries";
 import { refreshContacts, type SegmentChange } from "./membership";
 
 /**
@@ -13,5 +14,19 @@ export async function segmentsAfterContactWrite(env: Env, panelId: string, conta
   } catch (error) {
     console.error(`segments: refreshing contact ${contactId} of panel ${panelId} after a write failed`, error);
     return false;
+  }
+}
+
+/**
+ * After a campaign batch sent its messages: the recipients' memberships of segments that read
+ * sends (engagement `received`) are brought up to date, and entries of segment journeys are
+ * taken up. Never throws: the sends stand, a failure is logged (a rebuild or a sliding check
+ * sees the contacts again).
+ */
+export async function segmentsAfterSends(env: Env, panelId: string, contactIds: readonly number[], now: number): Promise<void> {
+  try {
+    if ((await refreshContacts(env, panelId, contactIds, ["sends"], now)) > 0) await nudgeListEntries(env, panelId);
+  } catch (error) {
+    console.error(`segments: refreshing ${contactIds.length} recipient(s) of panel ${panelId} after a send failed`, error);
   }
 }

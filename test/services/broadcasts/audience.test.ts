@@ -84,6 +84,29 @@ describe("campaigns to an audience of lists and segments", () => {
     expect((await admin("DELETE", `/panels/${panel.id}/segments/${delhi}`)).status).toBe(409);
   });
 
+  it("a saved segment on `received` follows the campaign's sends at once (no cron, no rebuild)", async () => {
+    const { panel, vip } = await audiencePanel();
+    const created = await createCampaign(panel, { audience: { lists: [vip] } });
+    expect(created.status).toBe(201);
+    const save = (name: string, match: unknown) => admin("POST", `/panels/${panel.id}/segments`, { name, match });
+    const got = await save("Got it", { all: [{ engagement: "received", campaign: created.body.id }] });
+    const gotAny = await save("Got any", { all: [{ engagement: "received", campaign: "any" }, { attribute: "CITY", op: "eq", value: "Delhi" }] });
+    const missed = await save("Missed it", { all: [{ not: { engagement: "received", campaign: created.body.id } }, { attribute: "CITY", op: "eq", value: "Delhi" }] });
+    expect([got.body.count, gotAny.body.count, missed.body.count]).toEqual([0, 0, 2]);
+    const members = async (id: string) => ((await admin("GET", `/panels/${panel.id}/segments/${id}/contacts`)).body.contacts as any[]).map((c) => c.EMAIL).sort();
+    // Built (the save builds small panels at once): nobody has received it yet.
+    expect(await members(missed.body.id)).toEqual(["dee@example.com", "eve@example.com"]);
+
+    await publishDueBroadcasts(env, Date.now());
+    expect(await waitForCampaign(panel, created.body.id)).toMatchObject({ status: "sent", counters: { sent: 1 } });
+    expect(await members(got.body.id)).toEqual(["dee@example.com"]);
+    expect(await members(gotAny.body.id)).toEqual(["dee@example.com"]);
+    expect(await members(missed.body.id)).toEqual(["eve@example.com"]);
+    const history = (await admin("GET", `/panels/${panel.id}/segments/${got.body.id}/history`)).body;
+    expect(history.members).toBe(1);
+    expect(history.days.at(-1)).toMatchObject({ entered: 1, exited: 0 });
+  });
+
   it("refuses unknown lists and segments, another panel's, and bodies that break the 4.10 rules; writes nothing", async () => {
     const { panel, pune } = await audiencePanel();
     const other = await createPanel();
