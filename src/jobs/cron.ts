@@ -6,13 +6,14 @@ import { publishBroadcastsTask } from "../services/broadcasts/publish";
 import { redriveStalledImports } from "../services/imports";
 import { segmentsCron } from "../services/segments/membership";
 import { sweepIdleSessions } from "../services/operators/sessions";
+import { redriveWaitingSms } from "../services/journeys/sms";
 
 /**
  * The per-minute Cron Trigger: publish due broadcasts, fire due journey timers, re-drive
- * stalled jobs, build segments and re-check their sliding windows, sweep idle operator
+ * stalled jobs and SMS, build segments and re-check their sliding windows, sweep idle operator
  * sessions. Each task is independent; one failing does not stop the others.
  */
-export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, redriveListEntries, publishBroadcastsTask, segmentsCron, sweepIdleSessions];
+export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, redriveListEntries, publishBroadcastsTask, segmentsCron, sweepIdleSessions, redriveWaitingSms];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));

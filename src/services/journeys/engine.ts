@@ -13,6 +13,7 @@ import { finishPointStatements, insertPointStatement, releasePoints, takeStartPo
 import { enqueueWebhookEvents, WebhookEventError } from "../webhooks/enqueue";
 import { outboxMessageStatements, sendJourneyEmail, type JourneyEmailEnv } from "./messages";
 import { journeyWebhookEvent } from "./webhook-event";
+import { enqueueSmsNudges, planJourneySms, type SmsNudge } from "./sms";
 
 /**
  * The journey engine. An instance goes on from "points": its start, and each wait or delay
@@ -139,6 +140,7 @@ async function continuePoint(
   now: number,
 ): Promise<void> {
   const statements: D1PreparedStatement[] = [];
+  const nudges: SmsNudge[] = [];
   if (contact && point.outcome !== "cancelled") {
     const definition = journey.definition;
     let first: JourneyStep[];
@@ -151,11 +153,17 @@ async function continuePoint(
       eventId: point.outcome === "event" ? point.matchedEventId : point.eventId,
       message: point.msgid && point.channel ? { channel: point.channel, msgid: point.msgid } : null,
     };
-    const run = new StepRunner(env, db, journey, point, contact, events, messages, now, statements);
+    const run = new StepRunner(env, db, journey, point, contact, events, messages, now, statements, nudges);
     for (const step of first) await run.step(step, branch);
   }
   statements.push(...finishPointStatements(db, point, now));
   await db.batch(statements);
+  try {
+    await enqueueSmsNudges(env, nudges);
+  } catch (error) {
+    // The messages wait in D1; the cron's re-drive nudges them (services/journeys/sms.ts).
+    console.error(`journey ${journey.id}: SMS nudges not sent; the cron re-drives them`, error);
+  }
 }
 
 class StepRunner {
@@ -169,6 +177,7 @@ class StepRunner {
     private readonly messages: Map<string, JourneyMessage>,
     private readonly now: number,
     private readonly statements: D1PreparedStatement[],
+    private readonly nudges: SmsNudge[],
   ) {}
 
   private ran(step: JourneyStep, result: string) {
@@ -183,9 +192,14 @@ class StepRunner {
     const { instanceId, panelId, journeyId, contactId } = this.point;
     const definition = this.journey.definition;
     if (isMessageStep(step)) {
-      const message = this.message(step);
+      let message = this.message(step);
       if (step.type === "email") await sendJourneyEmail(this.env, message, step, this.contact.attributes, this.now);
-      else this.statements.push(...outboxMessageStatements(this.db, message));
+      else if (step.type === "sms") {
+        const planned = await planJourneySms(this.env, this.db, message, step, this.contact.attributes, this.now);
+        this.statements.push(...planned.statements);
+        if (planned.nudge) this.nudges.push(planned.nudge);
+        message = planned.message;
+      } else this.statements.push(...outboxMessageStatements(this.db, message));
       this.messages.set(message.msgid, message);
       this.ran(step, message.msgid);
       return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
