@@ -81,10 +81,12 @@ const secret = (what: string) => z.string({ error: `is required: the ${what}` })
 const e164 = z
   .string()
   .trim()
+  .max(16, { abort: true, error: "must be a number in E.164 form, such as +14155550100" })
   .regex(/^\+[1-9]\d{5,14}$/, { error: "must be a number in E.164 form, such as +14155550100" });
 const dltId = z
   .string()
   .trim()
+  .max(25, { abort: true, error: "must be the DLT template id: 10 to 25 digits" })
   .regex(/^\d{10,25}$/, { error: "must be the DLT template id: 10 to 25 digits" });
 
 /** PUT /panels/{panel}/sms: the panel's provider; `outbox` removes the provider (nothing is sent). */
@@ -97,12 +99,14 @@ export const smsSettingsBody = z.discriminatedUnion(
         account_sid: z
           .string({ error: "is required" })
           .trim()
+          .max(34, { abort: true, error: "must be the account SID: AC and 32 hex digits" })
           .regex(/^AC[0-9a-fA-F]{32}$/, { error: "must be the account SID: AC and 32 hex digits" }),
         auth_token: secret("account's auth token"),
         from: e164.optional(),
         messaging_service_sid: z
           .string()
           .trim()
+          .max(34, { abort: true, error: "must be a messaging service SID: MG and 32 hex digits" })
           .regex(/^MG[0-9a-fA-F]{32}$/, { error: "must be a messaging service SID: MG and 32 hex digits" })
           .optional(),
       })
@@ -118,6 +122,7 @@ export const smsSettingsBody = z.discriminatedUnion(
         sender_id: z
           .string({ error: "is required: the DLT-approved sender id" })
           .trim()
+          .max(11, { abort: true, error: "must be 3 to 11 letters or digits (a DLT header is 6 letters)" })
           .regex(/^[A-Za-z0-9]{3,11}$/, { error: "must be 3 to 11 letters or digits (a DLT header is 6 letters)" }),
         template_id: z.string({ error: "is required: the MSG91 flow/template id whose content is ##message##" }).trim().min(1).max(64),
         dlt_template_id: dltId.optional(),
