@@ -1,7 +1,7 @@
 // bench:channels: the SMS waiting for the SENDS queue are seeded here (the rows a journey step
 // records, and their nudges), and the baseline is a bare loop of the same Twilio requests,
 // with no claim, no suppression check and no outcome written.
-import { sendAll } from "../../src/lib/tasks";
+import { enqueueSms } from "../../src/services/journeys/sms";
 
 interface SeedBody {
   panel: string;
@@ -9,7 +9,7 @@ interface SeedBody {
   count: number;
 }
 
-/** POST /__bench/sms-seed: `count` journey SMS waiting for the provider, then their nudges on SENDS. */
+/** POST /__bench/sms-seed: `count` journey SMS waiting for the provider, as journey steps record them. */
 export async function benchSmsSeed(request: Request, env: Env): Promise<Response> {
   const { panel, from, count } = (await request.json()) as SeedBody;
   const db = env.SHARD_0;
@@ -22,12 +22,19 @@ export async function benchSmsSeed(request: Request, env: Env): Promise<Response
         `INSERT INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at)
          VALUES ${chunk.map(() => "(?, ?, 'jrn_bench', ?, 'sms', 'sms', ?, ?, ?, 'sending', ?)").join(", ")}`,
       )
-      .bind(...chunk.flatMap((n) => [`jin_${n}.sms`, panel, `jin_${n}`, n, `+1415${String(n).padStart(7, "0")}`, JSON.stringify({ body: `Hi ${n}, your cart waits: https://links.example.com/s/abcdefghijkl` }), now]))
+      .bind(...chunk.flatMap((n) => [`jin_${n}.sms`, panel, `jin_${n}`, n, `+1415${String(n).padStart(7, "0")}`, JSON.stringify({ body: `Hi ${n}, your cart waits: https://links.example.com/s/abcdefghijkl`, to: `1415${String(n).padStart(7, "0")}` }), now]))
       .run();
   }
-  await sendAll(
-    env.SENDS,
-    rows.map((n) => ({ kind: "sms", panelId: panel, msgid: `jin_${n}.sms` })),
+  return new Response("ok");
+}
+
+/** POST /__bench/sms-nudge: the nudges of those SMS on SENDS, as the steps send them once their batch is stored. */
+export async function benchSmsNudge(request: Request, env: Env): Promise<Response> {
+  const { panel, from, count } = (await request.json()) as SeedBody;
+  await enqueueSms(
+    env,
+    panel,
+    Array.from({ length: count }, (_, i) => `jin_${from + i}.sms`),
   );
   return new Response("ok");
 }

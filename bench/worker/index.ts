@@ -8,7 +8,7 @@ import { baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
 import { baselineOutbox } from "./baseline-outbox";
 import { baselineSegmentCount, benchPublishDue } from "./baseline-segments";
-import { baselineSmsBare, benchSmsSeed, benchSmsSent } from "./baseline-sms";
+import { baselineSmsBare, benchSmsNudge, benchSmsSeed, benchSmsSent } from "./baseline-sms";
 import { baselineWebhookPost } from "./baseline-webhook-post";
 import { countingEnv, d1Counts } from "./d1-count";
 
@@ -26,6 +26,7 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/publish-due": benchPublishDue,
   "/__bench/sms-seed": benchSmsSeed,
   "/__bench/sms-sent": benchSmsSent,
+  "/__bench/sms-nudge": benchSmsNudge,
   "/__bench/sms-bare": baselineSmsBare,
 };
 

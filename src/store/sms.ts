@@ -57,10 +57,7 @@ export interface PhoneSuppression {
 
 /** Stops SMS to the number in this panel; the first reason recorded stays. */
 export async function suppressPhone(db: ShardDb, panelId: string, phone: string, reason: PhoneSuppressionReason, now: number): Promise<void> {
-  await db
-    .prepare("INSERT INTO sms_suppressions (panel_id, phone, reason, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (panel_id, phone) DO NOTHING")
-    .bind(panelId, phone, reason, now)
-    .run();
+  await suppressPhoneStatement(db, panelId, phone, reason, now).run();
 }
 
 /** Lifts the number's suppression; true when there was one. */
@@ -163,32 +160,75 @@ export async function deleteSmsTemplate(db: ShardDb, panelId: string, id: string
   return result.meta.changes > 0;
 }
 
+/** A claimed SMS, as the send needs it. */
+export interface ClaimedSms {
+  msgid: string;
+  contactId: number;
+  journeyId: string;
+  recipient: string | null;
+  content: Record<string, unknown>;
+}
+
 /**
- * Claims a queued SMS (status 'sending' without a claim) for one send attempt; the attempt is
- * recorded with the claim, since nothing else happens between them. A claim its holder left
- * for longer than `staleBefore` allows is settled as failed with `unknownError` first: the
- * provider may have taken the message, and neither provider has an idempotency key.
- * "done": sent, skipped or failed already; "held": an attempt is under way.
+ * Claims queued SMS of one panel (status 'sending' without a claim) for one send attempt, in
+ * one round trip; the attempt is recorded with the claim, since nothing else happens between
+ * them. A claim its holder left for longer than `staleBefore` allows is settled as failed with
+ * `unknownError` first: the provider may have taken the message, and neither provider has an
+ * idempotency key. Also answers which messages another attempt holds, and which of the
+ * claimed numbers (`content.to`) are suppressed.
  */
-export async function claimSms(db: ShardDb, panelId: string, msgid: string, claim: string, now: number, staleBefore: number, unknownError: string): Promise<"claimed" | "done" | "held"> {
-  const [, claimed, current] = await db.batch<{ msgid?: string; status?: string }>([
+export async function claimSmsBatch(
+  db: ShardDb,
+  panelId: string,
+  msgids: readonly string[],
+  claim: string,
+  now: number,
+  staleBefore: number,
+  unknownError: string,
+): Promise<{ claimed: ClaimedSms[]; held: Set<string>; suppressed: Set<string> }> {
+  const ids = JSON.stringify(msgids);
+  const mine = "msgid IN (SELECT value FROM json_each(?1)) AND panel_id = ?2 AND channel = 'sms'";
+  const [, claimed, held, suppressed] = await db.batch<Record<string, any>>([
+    db.prepare(`UPDATE journey_messages SET status = 'failed', error = ?4 WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claimed_at < ?3`).bind(ids, panelId, staleBefore, unknownError),
     db
-      .prepare("UPDATE journey_messages SET status = 'failed', error = ? WHERE msgid = ? AND panel_id = ? AND channel = 'sms' AND status = 'sending' AND claim IS NOT NULL AND claimed_at < ?")
-      .bind(unknownError, msgid, panelId, staleBefore),
+      .prepare(`UPDATE journey_messages SET claim = ?3, claimed_at = ?4, attempted_at = ?4 WHERE ${mine} AND status = 'sending' AND claim IS NULL RETURNING msgid, contact_id, journey_id, recipient, content`)
+      .bind(ids, panelId, claim, now),
+    db.prepare(`SELECT msgid FROM journey_messages WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claim <> ?3`).bind(ids, panelId, claim),
     db
       .prepare(
-        "UPDATE journey_messages SET claim = ?, claimed_at = ?, attempted_at = ? WHERE msgid = ? AND panel_id = ? AND channel = 'sms' AND status = 'sending' AND claim IS NULL RETURNING msgid",
+        `SELECT phone FROM sms_suppressions WHERE panel_id = ?2
+         AND phone IN (SELECT json_extract(content, '$.to') FROM journey_messages WHERE ${mine} AND claim = ?3)`,
       )
-      .bind(claim, now, now, msgid, panelId),
-    db.prepare("SELECT status FROM journey_messages WHERE msgid = ? AND panel_id = ?").bind(msgid, panelId),
+      .bind(ids, panelId, claim),
   ]);
-  if (claimed!.results.length > 0) return "claimed";
-  return current!.results[0]?.status === "sending" ? "held" : "done";
+  return {
+    claimed: claimed!.results.map((r) => ({ msgid: r.msgid, contactId: r.contact_id, journeyId: r.journey_id, recipient: r.recipient, content: JSON.parse(r.content) as Record<string, unknown> })),
+    held: new Set(held!.results.map((r) => r.msgid as string)),
+    suppressed: new Set(suppressed!.results.map((r) => r.phone as string)),
+  };
+}
+
+/** Records the outcome of this claim's attempt. */
+export function settleSmsStatement(
+  db: ShardDb,
+  msgid: string,
+  claim: string,
+  outcome: { status: "sent"; providerMessageId: string } | { status: "skipped" | "failed"; error: string },
+): D1PreparedStatement {
+  return db
+    .prepare("UPDATE journey_messages SET status = ?, error = ?, provider_msg_id = ? WHERE msgid = ? AND claim = ?")
+    .bind(outcome.status, outcome.status === "sent" ? null : outcome.error, outcome.status === "sent" ? outcome.providerMessageId : null, msgid, claim);
 }
 
 /** Hands a claimed SMS back to the queue state; `retryAt` is when its retry is due (the cron's re-drive waits past it). */
-export async function releaseSms(db: ShardDb, msgid: string, claim: string, retryAt: number): Promise<void> {
-  await db.prepare("UPDATE journey_messages SET claim = NULL, claimed_at = ?, attempted_at = NULL WHERE msgid = ? AND claim = ? AND status = 'sending'").bind(retryAt, msgid, claim).run();
+export function releaseSmsStatement(db: ShardDb, msgid: string, claim: string, retryAt: number): D1PreparedStatement {
+  return db.prepare("UPDATE journey_messages SET claim = NULL, claimed_at = ?, attempted_at = NULL WHERE msgid = ? AND claim = ? AND status = 'sending'").bind(retryAt, msgid, claim);
+}
+
+export function suppressPhoneStatement(db: ShardDb, panelId: string, phone: string, reason: PhoneSuppressionReason, now: number): D1PreparedStatement {
+  return db
+    .prepare("INSERT INTO sms_suppressions (panel_id, phone, reason, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (panel_id, phone) DO NOTHING")
+    .bind(panelId, phone, reason, now);
 }
 
 /** SMS waiting for their provider whose nudge is overdue: queued before `before` and not released to a later retry. */

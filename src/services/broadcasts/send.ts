@@ -11,7 +11,7 @@ import { randomHex } from "../../lib/random";
 import { sendAll } from "../../lib/tasks";
 import { TtlCache } from "../../lib/ttl-cache";
 import { getPanel } from "../../store/panels";
-import { isSmsNudge, sendQueuedSms, smsRetryDelaySeconds, type SmsNudge } from "../journeys/sms";
+import { isSmsNudge, sendQueuedSmsBatch, smsRetryDelaySeconds, type SmsNudge } from "../journeys/sms";
 import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
@@ -180,18 +180,18 @@ export async function redriveDeadSend(env: Env, nudge: SendNudge): Promise<strin
 export async function handleSendsQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const sms = batch.messages.filter((m) => isSmsNudge(m.body));
   const campaigns = batch.messages.filter((m) => !isSmsNudge(m.body));
-  await Promise.all(
-    sms.map(async (message) => {
-      try {
-        const retryIn = await sendQueuedSms(env, message.body as SmsNudge, message.attempts);
-        if (retryIn === null) message.ack();
-        else message.retry({ delaySeconds: retryIn });
-      } catch (error) {
-        console.error("sends queue: SMS failed, retried", error);
-        message.retry({ delaySeconds: smsRetryDelaySeconds(message.attempts) });
-      }
-    }),
-  );
+  if (sms.length) {
+    try {
+      const retries = await sendQueuedSmsBatch(
+        env,
+        sms.map((m) => ({ nudge: m.body as SmsNudge, attempt: m.attempts })),
+      );
+      sms.forEach((message, i) => (retries[i] === null ? message.ack() : message.retry({ delaySeconds: retries[i]! })));
+    } catch (error) {
+      console.error("sends queue: SMS failed, retried", error);
+      for (const message of sms) message.retry({ delaySeconds: smsRetryDelaySeconds(message.attempts) });
+    }
+  }
   if (campaigns.length === 0) return;
   const provider = emailProvider(env);
   await Promise.all(

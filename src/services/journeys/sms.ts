@@ -8,18 +8,22 @@ import { compileTemplate, personalize } from "../../domain/email-message";
 import type { SmsStep } from "../../domain/journey";
 import { phoneDigits, replyKeyword, smsLength } from "../../domain/sms";
 import { randomHex } from "../../lib/random";
-import { sendAll, type CronTask } from "../../lib/tasks";
-import { finishMessage, getMessages, insertMessageStatement, UNKNOWN_SEND_OUTCOME, type JourneyMessage } from "../../store/journeys/messages";
+import { sendAll, settleEach, type CronTask } from "../../lib/tasks";
+import type { NewEvent } from "../../domain/events";
+import { getMessages, insertMessageStatement, UNKNOWN_SEND_OUTCOME, type JourneyMessage } from "../../store/journeys/messages";
 import { allShards, type ShardDb } from "../../store/shards";
 import {
-  claimSms,
+  claimSmsBatch,
+  releaseSmsStatement,
+  settleSmsStatement,
+  suppressPhoneStatement,
+  type ClaimedSms,
   getSmsTemplate,
   insertSmsLinkStatements,
   liftPhoneSuppression,
   overdueSms,
   phoneSuppression,
   recordSmsDelivery,
-  releaseSms,
   smsByProviderId,
   smsLinkByCode,
   suppressPhone,
@@ -37,28 +41,45 @@ import type { ReaderDetails } from "./engagement";
  * Receipts become `delivered` or `failed` events through the pipeline, once each.
  */
 
+/** SMS of one panel waiting for their provider: the SENDS queue's nudge to send them. */
 export interface SmsNudge {
   kind: "sms";
   panelId: string;
-  msgid: string;
+  msgids: string[];
 }
+
+/** Messages per nudge: a consumer takes up to 10 nudges, so at most 250 provider calls per invocation. */
+export const SMS_PER_NUDGE = 25;
 
 export function isSmsNudge(body: unknown): body is SmsNudge {
   const b = body as SmsNudge | null;
-  return typeof b === "object" && b !== null && b.kind === "sms" && typeof b.panelId === "string" && typeof b.msgid === "string";
+  return (
+    typeof b === "object" &&
+    b !== null &&
+    b.kind === "sms" &&
+    typeof b.panelId === "string" &&
+    Array.isArray(b.msgids) &&
+    b.msgids.length <= SMS_PER_NUDGE &&
+    b.msgids.every((m) => typeof m === "string")
+  );
 }
 
-export async function enqueueSmsNudges(env: Pick<Env, "SENDS">, nudges: readonly SmsNudge[], delaySeconds = 0): Promise<void> {
+/** Nudges for these messages of one panel, SMS_PER_NUDGE to a nudge. */
+export async function enqueueSms(env: Pick<Env, "SENDS">, panelId: string, msgids: readonly string[], delaySeconds = 0): Promise<void> {
+  const nudges: SmsNudge[] = [];
+  for (let i = 0; i < msgids.length; i += SMS_PER_NUDGE) nudges.push({ kind: "sms", panelId, msgids: msgids.slice(i, i + SMS_PER_NUDGE) });
   if (nudges.length) await sendAll(env.SENDS, nudges, delaySeconds);
 }
 
+const SUPPRESSED = "the number is suppressed (it replied STOP or was stopped)";
+
 export type JourneySmsEnv = SmsSettingsEnv & Pick<Env, "SENDS">;
 
-/** What the step records for its SMS: the message row (and its short links), and the nudge that sends it. */
+/** What the step records for its SMS: the message row (and its short links), and whether it waits for a nudge to the provider. */
 export interface PlannedSms {
   message: JourneyMessage;
   statements: D1PreparedStatement[];
-  nudge: SmsNudge | null;
+  queued: boolean;
 }
 
 export async function planJourneySms(
@@ -72,7 +93,7 @@ export async function planJourneySms(
   const [sms, template] = await Promise.all([panelSms(env, db, message.panelId), step.template ? getSmsTemplate(db, message.panelId, step.template) : null]);
   const planned = (status: JourneyMessage["status"], content: Record<string, unknown>, error: string | null = null, statements: D1PreparedStatement[] = []): PlannedSms => {
     const m = { ...message, status, error, content: { ...message.content, ...content } };
-    return { message: m, statements: [insertMessageStatement(db, m), ...statements], nudge: status === "sending" ? { kind: "sms", panelId: message.panelId, msgid: message.msgid } : null };
+    return { message: m, statements: [insertMessageStatement(db, m), ...statements], queued: status === "sending" };
   };
   if (step.template && !template) return planned("failed", {}, `the SMS template "${step.template}" does not exist`);
   const source = template?.body ?? step.text ?? "";
@@ -81,7 +102,8 @@ export async function planJourneySms(
   if (template) Object.assign(content, { dlt_template_id: template.dltTemplateId, provider_template_id: template.providerTemplateId });
   const links = insertSmsLinkStatements(db, shortened.links, now);
   const phone = phoneDigits(message.recipient);
-  if (phone && (await phoneSuppression(db, message.panelId, phone))) return planned("skipped", content, "the number is suppressed (it replied STOP or was stopped)");
+  if (phone) content.to = phone;
+  if (phone && (await phoneSuppression(db, message.panelId, phone))) return planned("skipped", content, SUPPRESSED);
   if (!sms) return planned("recorded", content, null, links);
   if (!phone) return planned("skipped", content, "the contact has no valid MOBILE");
   return planned("sending", content, null, links);
@@ -97,58 +119,119 @@ export function smsRetryDelaySeconds(attempt: number): number {
 
 export type SmsSendEnv = JourneySmsEnv & Env;
 
-/**
- * Sends one queued SMS. Returns the seconds after which the nudge is to be retried (the
- * provider was throttled, down, or another attempt holds the message), or null when the
- * message is done with (sent, refused, skipped, or nothing to do).
- */
-export async function sendQueuedSms(env: SmsSendEnv, nudge: SmsNudge, attempt: number, now = Date.now()): Promise<number | null> {
-  const home = await findPanelHome(env, nudge.panelId);
-  if (!home) return null;
-  const { db } = home;
-  const message = (await getMessages(db, nudge.panelId, [nudge.msgid])).get(nudge.msgid);
-  if (!message || message.channel !== "sms" || message.status !== "sending") return null;
-  const claim = randomHex(8);
-  const claimed = await claimSms(db, nudge.panelId, nudge.msgid, claim, now, now - SMS_CLAIM_MS, UNKNOWN_SEND_OUTCOME);
-  if (claimed === "done") return null;
-  if (claimed === "held") return SMS_CLAIM_MS / 1000;
-  const sms = await panelSms(env, db, nudge.panelId);
-  if (!sms) return finish(db, message, claim, { status: "skipped", error: "the panel has no SMS provider any more" });
-  const phone = phoneDigits(message.recipient);
-  if (!phone) return finish(db, message, claim, { status: "skipped", error: "the contact has no valid MOBILE" });
-  if (await phoneSuppression(db, message.panelId, phone)) return finish(db, message, claim, { status: "skipped", error: "the number is suppressed (it replied STOP or was stopped)" });
-  const content = message.content as { body?: string; dlt_template_id?: string | null; provider_template_id?: string | null };
-  const result = await smsProviderOf(env, sms).send({
-    id: message.msgid,
-    panelId: message.panelId,
-    to: phone,
-    text: content.body ?? "",
-    dltTemplateId: content.dlt_template_id ?? null,
-    providerTemplateId: content.provider_template_id ?? null,
-  });
-  if (result.ok) return finish(db, message, claim, { status: "sent", providerMessageId: result.providerMessageId });
-  if (!result.retryable) {
-    if (result.optedOut) await suppressPhone(db, message.panelId, phone, "provider", now);
-    await finish(db, message, claim, { status: "failed", error: result.error });
-    await recordSmsEvent(env, message, "failed", { provider: sms.record.provider, error: result.error }, now);
-    return null;
-  }
-  const delay = smsRetryDelaySeconds(attempt);
-  await releaseSms(db, message.msgid, claim, now + delay * 1000);
-  console.error(`sms ${message.msgid}: ${result.error}; retried in ${delay} s`);
-  return delay;
+/** One nudge taken from the queue, and how many times the queue has delivered it. */
+export interface SmsDelivery {
+  nudge: SmsNudge;
+  attempt: number;
 }
 
-async function finish(db: ShardDb, message: JourneyMessage, claim: string, outcome: Parameters<typeof finishMessage>[3]): Promise<null> {
-  await finishMessage(db, message.msgid, claim, outcome);
-  return null;
+/**
+ * Sends the queued SMS a batch of nudges names, panel by panel: one round trip claims them
+ * (and reads which numbers are suppressed), the provider calls run side by side, one round
+ * trip records their outcomes. Returns, per nudge, the seconds after which it is to be retried
+ * (a message of it met a throttled or failing provider, or another attempt holds one), or null
+ * when all its messages are done with (sent, refused, skipped, or nothing to do). A retried
+ * nudge sends only what is still waiting.
+ */
+export async function sendQueuedSmsBatch(env: SmsSendEnv, deliveries: readonly SmsDelivery[], now = Date.now()): Promise<Array<number | null>> {
+  // Nudges run side by side, so one's D1 round trips overlap others' provider calls; the calls
+  // share one limit. A message named twice is claimed by one of them.
+  const limit = new Limit(SEND_CONCURRENCY);
+  return Promise.all(
+    deliveries.map(async ({ nudge, attempt }) => {
+      const retries = await sendPanelSms(env, nudge.panelId, new Map(nudge.msgids.map((m) => [m, attempt])), now, limit);
+      return retries.size ? Math.max(...retries.values()) : null;
+    }),
+  );
+}
+
+/** One message, as sendQueuedSmsBatch sends it. */
+export async function sendQueuedSms(env: SmsSendEnv, panelId: string, msgid: string, attempt: number, now = Date.now()): Promise<number | null> {
+  const [retry] = await sendQueuedSmsBatch(env, [{ nudge: { kind: "sms", panelId, msgids: [msgid] }, attempt }], now);
+  return retry ?? null;
+}
+
+/** Provider calls at a time within one consumer invocation. */
+const SEND_CONCURRENCY = 25;
+
+/** At most `size` tasks at once, the others waiting their turn in order. */
+class Limit {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly size: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.running++;
+    try {
+      return await task();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: ReadonlyMap<string, number>, now: number, limit: Limit): Promise<Map<string, number>> {
+  const retries = new Map<string, number>();
+  const home = await findPanelHome(env, panelId);
+  if (!home) return retries;
+  const { db } = home;
+  const claim = randomHex(8);
+  const [sms, { claimed, held, suppressed }] = await Promise.all([
+    panelSms(env, db, panelId),
+    claimSmsBatch(db, panelId, [...attempts.keys()], claim, now, now - SMS_CLAIM_MS, UNKNOWN_SEND_OUTCOME),
+  ]);
+  for (const msgid of held) retries.set(msgid, SMS_CLAIM_MS / 1000);
+  if (claimed.length === 0) return retries;
+  const statements: D1PreparedStatement[] = [];
+  const failed: Array<{ message: ClaimedSms; error: string }> = [];
+  const settle = (message: ClaimedSms, outcome: Parameters<typeof settleSmsStatement>[3]) => statements.push(settleSmsStatement(db, message.msgid, claim, outcome));
+  const provider = sms ? smsProviderOf(env, sms) : null;
+  const settled = await settleEach(claimed, claimed.length, async (message) => {
+      const content = message.content as { to?: string; body?: string; dlt_template_id?: string | null; provider_template_id?: string | null };
+      const phone = content.to ?? phoneDigits(message.recipient);
+      if (!provider) return settle(message, { status: "skipped", error: "the panel has no SMS provider any more" });
+      if (!phone) return settle(message, { status: "skipped", error: "the contact has no valid MOBILE" });
+      // Rows without `to` were not covered by the claim's suppression read.
+      if (suppressed.has(phone) || (!content.to && (await phoneSuppression(db, panelId, phone)))) return settle(message, { status: "skipped", error: SUPPRESSED });
+      const result = await limit.run(() => provider.send({
+        id: message.msgid,
+        panelId,
+        to: phone,
+        text: content.body ?? "",
+        dltTemplateId: content.dlt_template_id ?? null,
+        providerTemplateId: content.provider_template_id ?? null,
+      }));
+      if (result.ok) return settle(message, { status: "sent", providerMessageId: result.providerMessageId });
+      if (!result.retryable) {
+        if (result.optedOut) statements.push(suppressPhoneStatement(db, panelId, phone, "provider", now));
+        failed.push({ message, error: result.error });
+        return settle(message, { status: "failed", error: result.error });
+      }
+      const delay = smsRetryDelaySeconds(attempts.get(message.msgid) ?? 1);
+      console.error(`sms ${message.msgid}: ${result.error}; retried in ${delay} s`);
+      retries.set(message.msgid, delay);
+      statements.push(releaseSmsStatement(db, message.msgid, claim, now + delay * 1000));
+  });
+  // Outcomes known are recorded even when one message's work failed; that one's claim runs out (unknown outcome).
+  await db.batch(statements);
+  const fault = settled.find((o) => o.status === "rejected");
+  if (fault) throw fault.reason;
+  if (failed.length) {
+    await recordEvents(
+      env,
+      { id: panelId },
+      failed.map(({ message, error }) => smsEvent(message, "failed", { provider: sms!.record.provider, error }, now)),
+    );
+  }
+  return retries;
 }
 
 /** One `delivered` or `failed` event per message (its guid), however often it is reported. */
-function recordSmsEvent(env: Env, message: { panelId: string; msgid: string; contactId: number; journeyId: string }, name: "delivered" | "failed", params: Record<string, unknown>, now: number) {
-  return recordEvents(env, { id: message.panelId }, [
-    { channel: "sms", name, occurredAt: now, contactId: message.contactId, msgid: message.msgid, journeyId: message.journeyId, source: "provider", params, guid: `sms:${message.msgid}:${name}` },
-  ]);
+function smsEvent(message: { msgid: string; contactId: number; journeyId: string }, name: "delivered" | "failed", params: Record<string, unknown>, now: number): NewEvent {
+  return { channel: "sms", name, occurredAt: now, contactId: message.contactId, msgid: message.msgid, journeyId: message.journeyId, source: "provider", params, guid: `sms:${message.msgid}:${name}` };
 }
 
 /**
@@ -167,7 +250,7 @@ export async function recordSmsReceipts(env: Env, db: ShardDb, panelId: string, 
     if (!receipt.outcome) continue;
     const current = await recordSmsDelivery(db, message.msgid, receipt.outcome, now);
     // Recorded again when it is the stored word: the event may not have been recorded the first time.
-    if (current === receipt.outcome) await recordSmsEvent(env, { ...message, panelId }, receipt.outcome, receipt.detail, now);
+    if (current === receipt.outcome) await recordEvents(env, { id: panelId }, [smsEvent(message, receipt.outcome, receipt.detail, now)]);
   }
   return { matched };
 }
@@ -212,19 +295,19 @@ export const redriveWaitingSms: CronTask = {
   async run(env, now) {
     await forEachShard(env, "sms-redrive", async (db) => {
       const overdue = await overdueSms(db, now - OVERDUE_MS, 500);
-      await enqueueSmsNudges(
-        env,
-        overdue.map((m) => ({ kind: "sms", ...m })),
-      );
+      const byPanel = new Map<string, string[]>();
+      for (const m of overdue) byPanel.set(m.panelId, [...(byPanel.get(m.panelId) ?? []), m.msgid]);
+      for (const [panelId, msgids] of byPanel) await enqueueSms(env, panelId, msgids);
     });
   },
 };
 
-/** A dead-lettered SMS nudge: the message is handed back to the queue after a pause while it still waits. */
+/** A dead-lettered SMS nudge: what still waits is handed back to the queue after a pause. */
 export async function redriveDeadSms(env: Env, nudge: SmsNudge): Promise<string> {
   const db = await panelDb(env, nudge.panelId);
-  const message = (await getMessages(db, nudge.panelId, [nudge.msgid])).get(nudge.msgid);
-  if (message?.status !== "sending") return "nothing left: the message is not waiting";
-  await enqueueSmsNudges(env, [nudge], 60);
-  return "nudged again in 60 s";
+  const messages = await getMessages(db, nudge.panelId, nudge.msgids);
+  const waiting = nudge.msgids.filter((m) => messages.get(m)?.status === "sending");
+  if (waiting.length === 0) return "nothing left: no message of it is waiting";
+  await enqueueSms(env, nudge.panelId, waiting, 60);
+  return `${waiting.length} message(s) nudged again in 60 s`;
 }

@@ -162,13 +162,12 @@ describe("queued SMS: sent once, retried with backoff, refusals recorded", () =>
     await receiver.script(bucket, [{ status: 429, body: "{}" }, { status: 500, body: "oops" }, { status: 201, body: '{"sid":"SM-retried"}' }]);
     const testEnv = { ...env, TWILIO_API_URL: receiver.hookUrl(bucket) } as any;
     const msgid = await waitingSms(panel);
-    const nudge = { kind: "sms" as const, panelId: panel.id, msgid };
-    expect(await sendQueuedSms(testEnv, nudge, 1)).toBe(5);
+    expect(await sendQueuedSms(testEnv, panel.id, msgid, 1)).toBe(5);
     expect(await messageRow(msgid)).toMatchObject({ status: "sending", claim: null });
-    expect(await sendQueuedSms(testEnv, nudge, 2)).toBe(10);
-    expect(await sendQueuedSms(testEnv, nudge, 3)).toBeNull();
+    expect(await sendQueuedSms(testEnv, panel.id, msgid, 2)).toBe(10);
+    expect(await sendQueuedSms(testEnv, panel.id, msgid, 3)).toBeNull();
     expect(await messageRow(msgid)).toMatchObject({ status: "sent", provider_msg_id: "SM-retried", error: null });
-    expect(await sendQueuedSms(testEnv, nudge, 4)).toBeNull();
+    expect(await sendQueuedSms(testEnv, panel.id, msgid, 4)).toBeNull();
     expect(await receiver.requests(bucket)).toHaveLength(3);
   });
 
@@ -178,15 +177,14 @@ describe("queued SMS: sent once, retried with backoff, refusals recorded", () =>
     await receiver.script(bucket, [{ status: 201, body: '{"sid":"SM-once"}', delayMs: 300 }]);
     const testEnv = { ...env, TWILIO_API_URL: receiver.hookUrl(bucket) } as any;
     const msgid = await waitingSms(panel);
-    const nudge = { kind: "sms" as const, panelId: panel.id, msgid };
-    const outcomes = await Promise.all([sendQueuedSms(testEnv, nudge, 1), sendQueuedSms(testEnv, nudge, 1)]);
+    const outcomes = await Promise.all([sendQueuedSms(testEnv, panel.id, msgid, 1), sendQueuedSms(testEnv, panel.id, msgid, 1)]);
     expect(outcomes.filter((o) => o === null).length).toBeGreaterThanOrEqual(1);
     expect(await receiver.requests(bucket)).toHaveLength(1);
     expect((await messageRow(msgid)).status).toBe("sent");
 
     const died = await waitingSms(panel);
     await panelData.prepare("UPDATE journey_messages SET claim = 'gone', claimed_at = ?, attempted_at = ? WHERE msgid = ?").bind(Date.now() - 120_000, Date.now() - 120_000, died).run();
-    expect(await sendQueuedSms(testEnv, { ...nudge, msgid: died }, 2)).toBeNull();
+    expect(await sendQueuedSms(testEnv, panel.id, died, 2)).toBeNull();
     expect(await messageRow(died)).toMatchObject({ status: "failed", error: expect.stringContaining("outcome unknown") });
     expect(await receiver.requests(bucket)).toHaveLength(1);
   });
@@ -200,13 +198,13 @@ describe("queued SMS: sent once, retried with backoff, refusals recorded", () =>
     ]);
     const testEnv = { ...env, TWILIO_API_URL: receiver.hookUrl(bucket) } as any;
     const refused = await waitingSms(panel);
-    expect(await sendQueuedSms(testEnv, { kind: "sms", panelId: panel.id, msgid: refused }, 1)).toBeNull();
+    expect(await sendQueuedSms(testEnv, panel.id, refused, 1)).toBeNull();
     expect(await messageRow(refused)).toMatchObject({ status: "failed", error: "Twilio answered 400 (code 21211): The To number is not valid" });
     const optedOut = await waitingSms(panel, "+14155550199");
-    await sendQueuedSms(testEnv, { kind: "sms", panelId: panel.id, msgid: optedOut }, 1);
+    await sendQueuedSms(testEnv, panel.id, optedOut, 1);
     expect((await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions).toEqual([{ phone: "14155550199", reason: "provider", created_at: expect.any(String) }]);
     const skipped = await waitingSms(panel, "+1 415 555 0199");
-    await sendQueuedSms(testEnv, { kind: "sms", panelId: panel.id, msgid: skipped }, 1);
+    await sendQueuedSms(testEnv, panel.id, skipped, 1);
     expect(await messageRow(skipped)).toMatchObject({ status: "skipped", error: expect.stringContaining("suppressed") });
     expect(await receiver.requests(bucket)).toHaveLength(2);
     await pipelineSettled(panel.id);
