@@ -1,10 +1,11 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { handleSendsQueue } from "../../../src/services/broadcasts/send";
 import { routeRequest } from "../../../src/http/router";
 import { Msg91Provider } from "../../../src/services/channels/sms/msg91";
 import { TwilioProvider, twilioSignature } from "../../../src/services/channels/sms/twilio";
-import { sendQueuedSms } from "../../../src/services/journeys/sms";
+import { redriveWaitingSms, sendQueuedSms } from "../../../src/services/journeys/sms";
 import { insertMessageStatement } from "../../../src/store/journeys/messages";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../../support/helpers";
 import { eventually, pipelineSettled } from "../../support/activity";
@@ -209,6 +210,41 @@ describe("queued SMS: sent once, retried with backoff, refusals recorded", () =>
     expect(await receiver.requests(bucket)).toHaveLength(2);
     await pipelineSettled(panel.id);
     expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'sms' AND name = 'failed'", panel.id)).toBe(2);
+  });
+});
+
+describe("the SENDS consumer and the re-drive", () => {
+  it("takes a batch of SMS nudges: a nudge whose message met a 503 is retried with backoff, the others acknowledged", async () => {
+    const { panel } = await twilioPanel();
+    const bucket = receiver.bucket("twilio");
+    // Answers in arrival order: the first request gets the 503, whichever message it is.
+    await receiver.script(bucket, [{ status: 503, body: "busy" }, { status: 201, body: '{"sid":"SM-a"}' }, { status: 201, body: '{"sid":"SM-b"}' }]);
+    const testEnv = { ...env, TWILIO_API_URL: receiver.hookUrl(bucket) } as any;
+    const first = await waitingSms(panel);
+    const second = [await waitingSms(panel, "+14155550101"), await waitingSms(panel, "+14155550102")];
+    const message = (msgids: string[], attempts: number) => ({ body: { kind: "sms", panelId: panel.id, msgids }, attempts, ack: vi.fn(), retry: vi.fn() });
+    const batch = [message([first], 3), message(second, 1)];
+    await handleSendsQueue({ queue: "apiv2-sends-default", messages: batch } as unknown as MessageBatch<unknown>, testEnv);
+    const retried = batch.filter((m) => m.retry.mock.calls.length === 1);
+    expect(retried).toHaveLength(1);
+    expect(retried[0]!.ack).not.toHaveBeenCalled();
+    expect(retried[0]!.retry).toHaveBeenCalledWith({ delaySeconds: retried[0] === batch[0] ? 20 : 5 });
+    expect(batch.filter((m) => m.ack.mock.calls.length === 1)).toHaveLength(1);
+    const rows = await Promise.all([first, ...second].map(messageRow));
+    expect(rows.map((r) => r.status).sort()).toEqual(["sending", "sent", "sent"]);
+    expect(await receiver.requests(bucket)).toHaveLength(3);
+  });
+
+  it("the cron nudges SMS whose nudge was lost, and the queue sends them", async () => {
+    const { panel, accountSid } = await twilioPanel();
+    const msgid = await waitingSms(panel);
+    await panelData.prepare("UPDATE journey_messages SET created_at = ? WHERE msgid = ?").bind(Date.now() - 10 * 60_000, msgid).run();
+    const sid = `SM${hex(16)}`;
+    await receiver.script("twilio-api", [{ status: 201, body: JSON.stringify({ sid }) }]);
+    await redriveWaitingSms.run(env, Date.now());
+    await eventually(async () => ((await messageRow(msgid)).status === "sent" ? true : undefined));
+    expect((await messageRow(msgid)).provider_msg_id).toBe(sid);
+    expect((await receiver.requests("twilio-api")).filter((r) => r.path.includes(accountSid))).toHaveLength(1);
   });
 });
 
