@@ -7,9 +7,10 @@
 //             sent (the stand-in's count watched, then D1's).
 //   baseline: /__bench/sms-bare posts the same form to the same stand-in, CONCURRENCY at a time
 //             (as many as the consumer calls at once), from inside the Worker: no D1, no claim.
-// Goal (issue 19): the service >= 60% of the baseline's sends/s. ROUNDS alternate the two.
+// Goal (issue 19): the service >= 60% of the baseline's sends/s: the median of the rounds' ratios
+// (ROUNDS alternate the two, so each ratio compares them under the same load).
 import { createServer, type Server } from "node:http";
-import { adminCall, createBenchPanel, report, share, startRuntime } from "./lib.ts";
+import { adminCall, createBenchPanel, report, startRuntime } from "./lib.ts";
 
 const MESSAGES = Number(process.env.MESSAGES ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -83,12 +84,16 @@ try {
     baseline.push(MESSAGES / ((performance.now() - b0) / 1000));
     console.log(`round ${round + 1}: SENDS path ${service.at(-1)!.toFixed(0)} SMS/s, bare loop ${baseline.at(-1)!.toFixed(0)} requests/s`);
   }
-  const best = (xs: number[]) => Math.max(...xs);
-  const s = best(service);
-  const b = best(baseline);
-  console.log(`\nSMS through SENDS (${MESSAGES} per round, best of ${ROUNDS}): ${s.toFixed(0)}/s; bare loop of the same requests (${CONCURRENCY} at a time): ${b.toFixed(0)}/s; ${share(s, b)} (goal >= 60%)`);
+  // Each round's ratio compares the two paths under the same load; the figure is their median.
+  const ratios = service.map((x, i) => x / baseline[i]!).sort((a, b) => a - b);
+  const median = (xs: number[]) => (xs.length % 2 ? xs[(xs.length - 1) / 2]! : (xs[xs.length / 2 - 1]! + xs[xs.length / 2]!) / 2);
+  const ratio = median(ratios);
+  const s = median([...service].sort((a, b) => a - b));
+  const b = median([...baseline].sort((a, b) => a - b));
+  console.log(`\nSMS through SENDS (${MESSAGES} per round, ${ROUNDS} rounds): median ${s.toFixed(0)}/s; bare loop of the same requests (${CONCURRENCY} at a time): median ${b.toFixed(0)}/s`);
+  console.log(`per-round ratios ${ratios.map((r) => `${(r * 100).toFixed(0)}%`).join(", ")}; median ${(ratio * 100).toFixed(0)}% (goal >= 60%)`);
   console.log(`stand-in received ${twilio.count()} requests`);
-  report("channels", [{ figure: `SMS sends/s through SENDS (${MESSAGES} per round)`, service: s.toFixed(0), baseline: b.toFixed(0), ratio: share(s, b), goal: ">= 60%", met: s >= 0.6 * b }]);
+  report("channels", [{ figure: `SMS sends/s through SENDS (${MESSAGES} per round, median of ${ROUNDS})`, service: s.toFixed(0), baseline: b.toFixed(0), ratio: `${(ratio * 100).toFixed(0)}%`, goal: ">= 60%", met: ratio >= 0.6 }]);
 } finally {
   await runtime.stop();
   twilio.server.close();

@@ -208,16 +208,17 @@ export async function claimSmsBatch(
   };
 }
 
-/** Records the outcome of this claim's attempt. */
-export function settleSmsStatement(
-  db: ShardDb,
-  msgid: string,
-  claim: string,
-  outcome: { status: "sent"; providerMessageId: string } | { status: "skipped" | "failed"; error: string },
-): D1PreparedStatement {
+export type SmsOutcome = { msgid: string } & ({ status: "sent"; providerMessageId: string } | { status: "skipped" | "failed"; error: string });
+
+/** Records the outcomes of this claim's attempts, all in one statement. */
+export function settleSmsStatement(db: ShardDb, claim: string, outcomes: readonly SmsOutcome[]): D1PreparedStatement {
+  const rows = outcomes.map((o) => (o.status === "sent" ? { m: o.msgid, s: o.status, p: o.providerMessageId, e: null } : { m: o.msgid, s: o.status, p: null, e: o.error }));
   return db
-    .prepare("UPDATE journey_messages SET status = ?, error = ?, provider_msg_id = ? WHERE msgid = ? AND claim = ?")
-    .bind(outcome.status, outcome.status === "sent" ? null : outcome.error, outcome.status === "sent" ? outcome.providerMessageId : null, msgid, claim);
+    .prepare(
+      `UPDATE journey_messages SET status = json_extract(o.value, '$.s'), error = json_extract(o.value, '$.e'), provider_msg_id = json_extract(o.value, '$.p')
+       FROM json_each(?1) AS o WHERE journey_messages.msgid = json_extract(o.value, '$.m') AND journey_messages.claim = ?2`,
+    )
+    .bind(JSON.stringify(rows), claim);
 }
 
 /** Hands a claimed SMS back to the queue state; `retryAt` is when its retry is due (the cron's re-drive waits past it). */

@@ -18,6 +18,7 @@ import {
   settleSmsStatement,
   suppressPhoneStatement,
   type ClaimedSms,
+  type SmsOutcome,
   getSmsTemplate,
   insertSmsLinkStatements,
   liftPhoneSuppression,
@@ -154,6 +155,8 @@ export async function sendQueuedSms(env: SmsSendEnv, panelId: string, msgid: str
 /** Provider calls at a time within one consumer invocation. */
 const SEND_CONCURRENCY = 25;
 
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
 /** At most `size` tasks at once, the others waiting their turn in order. */
 class Limit {
   private running = 0;
@@ -187,7 +190,8 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
   if (claimed.length === 0) return retries;
   const statements: D1PreparedStatement[] = [];
   const failed: Array<{ message: ClaimedSms; error: string }> = [];
-  const settle = (message: ClaimedSms, outcome: Parameters<typeof settleSmsStatement>[3]) => statements.push(settleSmsStatement(db, message.msgid, claim, outcome));
+  const outcomes: SmsOutcome[] = [];
+  const settle = (message: ClaimedSms, outcome: DistributiveOmit<SmsOutcome, "msgid">) => outcomes.push({ msgid: message.msgid, ...outcome } as SmsOutcome);
   const provider = sms ? smsProviderOf(env, sms) : null;
   const settled = await settleEach(claimed, claimed.length, async (message) => {
       const content = message.content as { to?: string; body?: string; dlt_template_id?: string | null; provider_template_id?: string | null };
@@ -216,7 +220,8 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
       statements.push(releaseSmsStatement(db, message.msgid, claim, now + delay * 1000));
   });
   // Outcomes known are recorded even when one message's work failed; that one's claim runs out (unknown outcome).
-  await db.batch(statements);
+  if (outcomes.length) statements.push(settleSmsStatement(db, claim, outcomes));
+  if (statements.length) await db.batch(statements);
   const fault = settled.find((o) => o.status === "rejected");
   if (fault) throw fault.reason;
   if (failed.length) {
