@@ -27,6 +27,9 @@ export default defineConfig(async () => {
             RECEIVER_URL: inject<string>("receiverUrl"),
             // The receiver's stand-in of the DNS-over-HTTPS JSON API (test/support/dns.ts).
             DOH_URL: `${inject<string>("receiverUrl")}/dns/test`,
+            // The receiver's stand-ins of the SMS providers' APIs (test/services/channels/sms.test.ts).
+            TWILIO_API_URL: `${inject<string>("receiverUrl")}/hooks/twilio-api`,
+            MSG91_API_URL: `${inject<string>("receiverUrl")}/hooks/msg91-api`,
             // The fuzz test's seed (test/http/fuzz.test.ts); empty: its fixed default.
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",
           },

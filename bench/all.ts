@@ -24,6 +24,7 @@ const BENCHMARKS: Array<{ name: string; script: string; env: Record<string, stri
   { name: "journeys", script: "journeys.ts", env: { CONTACTS: "500", SECONDS: "3" } },
   { name: "panel", script: "panel.ts", env: { CONTACTS: "1000000", ROUNDS: "2", SLICE: "2" } },
   { name: "recovery", script: "recovery.ts", env: { SENDS: "1000", ENTRIES: "1000", PARTS: "crash" } },
+  { name: "channels", script: "channels.ts", env: { MESSAGES: "1000", ROUNDS: "3" } },
 ];
 /** A benchmark still running after this long is stopped and reported as failed. */
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 300) * 1000;

@@ -87,7 +87,8 @@ export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [
           bindings: {
             ...worker.bindings,
             ADMIN_TOKEN,
-            SECRETS_KEY: "YmVuY2gtc2VjcmV0cy1rZXktLTMyLWJ5dGVzLWxvbmchIQ==",
+            // 32 bytes, as SECRETS_KEY must be (encrypted settings are read with it).
+            SECRETS_KEY: "YmVuY2gtc2VjcmV0cy1rZXktLTMyLWJ5dGVzLWxvbmc=",
             ALLOW_PRIVATE_FETCH: "true",
             ...vars,
           },

@@ -9,6 +9,7 @@ import { baselineInsert } from "./baseline-insert";
 import { baselineArchive, serviceArchive } from "./baseline-archive";
 import { baselineOutbox } from "./baseline-outbox";
 import { baselineSegmentCount, benchPublishDue } from "./baseline-segments";
+import { baselineSmsBare, benchSmsNudge, benchSmsSeed, benchSmsSent } from "./baseline-sms";
 import { baselineWebhookPost } from "./baseline-webhook-post";
 import { countingEnv, d1Counts } from "./d1-count";
 
@@ -26,6 +27,10 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/publish-due": benchPublishDue,
   "/__bench/archive-baseline": baselineArchive,
   "/__bench/archive-service": serviceArchive,
+  "/__bench/sms-seed": benchSmsSeed,
+  "/__bench/sms-sent": benchSmsSent,
+  "/__bench/sms-nudge": benchSmsNudge,
+  "/__bench/sms-bare": baselineSmsBare,
 };
 
 export default {

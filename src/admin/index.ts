@@ -26,6 +26,7 @@ import { senderDomainRoutes } from "./sender-domains";
 import { trackingDomainRoutes } from "./tracking-domain";
 import { userRoutes } from "./users";
 import { segmentRoutes } from "./segments";
+import { smsRoutes } from "./sms";
 import { webhookRoutes } from "./webhooks";
 
 export const ADMIN_BASE = "/admin/v1";
@@ -50,6 +51,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...listRoutes,
   ...deadLetterRoutes,
   ...segmentRoutes,
+  ...smsRoutes,
 ];
 
 /**

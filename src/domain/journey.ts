@@ -65,9 +65,13 @@ const emailStep = z
     sender_email: emailAddress,
   })
   .strict();
-const textMessageStep = z
-  .object({ ...common, type: z.literal(["sms", "apn", "bpn"]), text: text(2000), title: text(200).optional(), url: z.string().max(2048, { abort: true, error: "must be at most 2048 characters" }).pipe(z.url({ error: "must be a URL" })).optional() })
-  .strict();
+const messageUrl = z.string().max(2048, { abort: true, error: "must be at most 2048 characters" }).pipe(z.url({ error: "must be a URL" }));
+const textMessageStep = z.object({ ...common, type: z.literal(["apn", "bpn"]), text: text(2000), title: text(200).optional(), url: messageUrl.optional() }).strict();
+/** An SMS: its own text or one of the panel's SMS templates (admin /sms/templates), with merge tags either way. */
+const smsStep = z
+  .object({ ...common, type: z.literal("sms"), text: text(1600).optional(), template: text(64).optional(), title: text(200).optional(), url: messageUrl.optional() })
+  .strict()
+  .refine((s) => (s.text === undefined) !== (s.template === undefined), { error: "an sms step has either text or template, not both", path: ["text"] });
 const waitStep = z
   .object({
     ...common,
@@ -90,7 +94,7 @@ const webhookStep = z
 const delayStep = z.object({ ...common, type: z.literal("delay"), for: duration }).strict();
 const conditionStep = z.object({ ...common, type: z.literal("condition"), filter: nonEmptyFilter, then: stepId.optional(), else: stepId.optional() }).strict();
 
-const step = z.discriminatedUnion("type", [emailStep, textMessageStep, waitStep, webhookStep, delayStep, conditionStep], {
+const step = z.discriminatedUnion("type", [emailStep, smsStep, textMessageStep, waitStep, webhookStep, delayStep, conditionStep], {
   error: "type must be one of email, sms, apn, bpn, wait_for_event, webhook, delay, condition",
 });
 
@@ -126,11 +130,12 @@ export type Trigger = JourneyDefinition["trigger"];
 export type JourneyStep = JourneyDefinition["steps"][number];
 export type EmailStep = z.output<typeof emailStep>;
 export type TextMessageStep = z.output<typeof textMessageStep>;
+export type SmsStep = z.output<typeof smsStep>;
 export type WaitStep = z.output<typeof waitStep>;
 export type WebhookStep = z.output<typeof webhookStep>;
 export type DelayStep = z.output<typeof delayStep>;
 export type ConditionStep = z.output<typeof conditionStep>;
-export type MessageStep = EmailStep | TextMessageStep;
+export type MessageStep = EmailStep | SmsStep | TextMessageStep;
 
 export function isMessageStep(step: JourneyStep): step is MessageStep {
   return (MESSAGE_CHANNELS as readonly string[]).includes(step.type);

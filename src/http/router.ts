@@ -11,6 +11,7 @@ import { openApiDocument } from "./openapi";
 import { isPublicApiPath, withCors } from "./cors";
 import { handleClick, handleOpen, handleSesNotification, handleTrackingHead, handleUnsubscribe } from "../api/tracking";
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
+import { handleShortLink, handleSmsHook } from "../api/sms-hooks";
 
 export const API_VERSION = "apiv2";
 
@@ -66,6 +67,11 @@ router
     ["o", "c", "u"].includes(request.params.kind!) ? handleTrackingHead(request.params.kind!, request.params.token!, request, env) : undefined,
   )
   .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))
+  // SMS providers' delivery reports and replies (STOP), and the short links of SMS.
+  .post("/hooks/sms/:provider/:panel/:token", (request: IRequest, env: Env) => handleSmsHook(request, env, "receipts"))
+  .post("/hooks/sms/:provider/:panel/:token/replies", (request: IRequest, env: Env) => handleSmsHook(request, env, "replies"))
+  .get("/s/:code", handleShortLink)
+  .head("/s/:code", handleShortLink)
   .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeOrKeep(request.params.job!)))
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);

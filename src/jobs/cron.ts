@@ -9,13 +9,14 @@ import { segmentsCron } from "../services/segments/membership";
 import { sweepIdleSessions } from "../services/operators/sessions";
 import { archiveOldEvents } from "../services/retention/archive";
 import { housekeeping } from "../services/retention/housekeeping";
+import { redriveWaitingSms } from "../services/journeys/sms";
 
 /**
  * The per-minute Cron Trigger: publish due broadcasts, fire due journey timers, re-drive
- * stalled jobs, build segments and re-check their sliding windows, sweep idle operator
+ * stalled jobs and SMS, build segments and re-check their sliding windows, sweep idle operator
  * sessions. Each task is independent; one failing does not stop the others.
  */
-export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, redriveListEntries, publishBroadcastsTask, segmentsCron, segmentExportsRedrive, sweepIdleSessions, archiveOldEvents, housekeeping];
+export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, redriveListEntries, publishBroadcastsTask, segmentsCron, segmentExportsRedrive, sweepIdleSessions, redriveWaitingSms, archiveOldEvents, housekeeping];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));

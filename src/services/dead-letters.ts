@@ -1,6 +1,7 @@
 import type { QueueHandler } from "../lib/tasks";
 import { recordDeadLetter } from "../store/dead-letters";
 import { isSendNudge, redriveDeadSend } from "./broadcasts/send";
+import { isSmsNudge, redriveDeadSms } from "./journeys/sms";
 import { readImportNudge, redriveDeadImport } from "./imports";
 import { readJourneysNudge } from "./journeys/queue";
 import { isEventsNudge } from "./pipeline/nudge";
@@ -39,6 +40,9 @@ export function deadLettersHandler(now: () => number = Date.now): QueueHandler {
           [kind, panelId] = ["events", body.panel];
           const { nudged, failed } = await redriveEventBatches(env, at, { panelId: body.panel, ids: body.batches });
           action = `${nudged} batch(es) nudged, ${failed} marked failed`;
+        } else if (isSmsNudge(body)) {
+          [kind, panelId] = ["sends", body.panelId];
+          action = await redriveDeadSms(env, body);
         } else if (isSendNudge(body)) {
           [kind, panelId] = ["sends", body.panelId];
           action = await redriveDeadSend(env, body);

@@ -18,6 +18,7 @@ const PREFIXES: [string, string][] = [
   ["/admin/*", "/admin/v1/panels"],
   ["/t/*", "/t/u/not-a-token"],
   ["/hooks/*", "/hooks/email/ses/not-the-token"],
+  ["/s/*", "/s/AAAAAAAAAAAA"],
   ["/health", "/health"],
   ["/openapi.json", "/openapi.json"],
   ["/auth/*", "/auth/v1/sign-in"],
@@ -46,6 +47,14 @@ test("the per-minute cron tick npm start fires reaches the Worker's scheduled ha
   assert.equal(response.status, 200);
   assert.ok(!text.includes('<div id="root">'), "answered with the panel's index.html: cron tasks never run under npm start");
   assert.match(text, /Ran scheduled event/);
+});
+
+test("a phone opening an SMS short link (GET /s/{code}, as a navigation) reaches the Worker, not the panel", async () => {
+  const response = await fetch(`${service.origin}/s/AAAAAAAAAAAA`, { headers: { accept: "text/html", "sec-fetch-mode": "navigate" }, redirect: "manual" });
+  const text = await response.text();
+  assert.ok(!text.includes('<div id="root">'), "answered with the panel's index.html: SMS links would never redirect");
+  assert.equal(response.status, 404);
+  assert.equal(text, "This link is not valid.");
 });
 
 test("GET /health answers from the Worker", async () => {

@@ -49,6 +49,6 @@ describe("/openapi.json", () => {
     expect(data.properties.schedule_date.description).toMatch(/YYYY-MM-DD HH:mm:SS/);
     const journey = doc.paths["/admin/v1/panels/{panel}/journeys"].post.requestBody.content["application/json"].schema;
     expect(Object.keys(journey.properties)).toEqual(["name", "trigger", "filter", "steps"]);
-    expect(journey.properties.steps.items.oneOf.length).toBe(6);
+    expect(journey.properties.steps.items.oneOf.length).toBe(7);
   });
 });

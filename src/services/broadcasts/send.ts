@@ -12,6 +12,7 @@ import { sendAll } from "../../lib/tasks";
 import { TtlCache } from "../../lib/ttl-cache";
 import { segmentsAfterSends } from "../segments/contact-writes";
 import { getPanel } from "../../store/panels";
+import { isSmsNudge, sendQueuedSmsBatch, smsRetryDelaySeconds, type SmsNudge } from "../journeys/sms";
 import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
@@ -179,11 +180,29 @@ export async function redriveDeadSend(env: Env, nudge: SendNudge): Promise<strin
   return `nudged again in ${DEAD_LETTER_PAUSE_S} s`;
 }
 
-/** The sends queue consumer: each nudge acknowledged once its batch is done, retried otherwise. */
+/**
+ * The sends queue consumer: campaign batches, each acknowledged once done and retried
+ * otherwise, and journey SMS (services/journeys/sms.ts), retried with backoff.
+ */
 export async function handleSendsQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const sms = batch.messages.filter((m) => isSmsNudge(m.body));
+  const campaigns = batch.messages.filter((m) => !isSmsNudge(m.body));
+  if (sms.length) {
+    try {
+      const retries = await sendQueuedSmsBatch(
+        env,
+        sms.map((m) => ({ nudge: m.body as SmsNudge, attempt: m.attempts })),
+      );
+      sms.forEach((message, i) => (retries[i] === null ? message.ack() : message.retry({ delaySeconds: retries[i]! })));
+    } catch (error) {
+      console.error("sends queue: SMS failed, retried", error);
+      for (const message of sms) message.retry({ delaySeconds: smsRetryDelaySeconds(message.attempts) });
+    }
+  }
+  if (campaigns.length === 0) return;
   const provider = emailProvider(env);
   await Promise.all(
-    batch.messages.map(async (message) => {
+    campaigns.map(async (message) => {
       if (!isSendNudge(message.body)) {
         console.error("sends queue: unknown message dropped", message.body);
         message.ack();

@@ -13,6 +13,7 @@ import { finishPointStatements, insertPointStatement, releasePoints, takeStartPo
 import { enqueueWebhookEvents, WebhookEventError } from "../webhooks/enqueue";
 import { outboxMessageStatements, sendJourneyEmail, type JourneyEmailEnv } from "./messages";
 import { journeyWebhookEvent } from "./webhook-event";
+import { enqueueSms, planJourneySms } from "./sms";
 
 /**
  * The journey engine. An instance goes on from "points": its start, and each wait or delay
@@ -122,8 +123,17 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
         panelPoints.flatMap((p) => (p.msgid ? [p.msgid] : [])),
       ),
     ]);
-    const settled = await settleEach(panelPoints, CONTINUE_CONCURRENCY, (point) => continuePoint(env, db, journeys.get(point.journeyId)!, point, contacts.get(point.contactId), events, messages, now));
+    const queuedSms: string[] = [];
+    const settled = await settleEach(panelPoints, CONTINUE_CONCURRENCY, (point) =>
+      continuePoint(env, db, journeys.get(point.journeyId)!, point, contacts.get(point.contactId), events, messages, now, queuedSms),
+    );
     for (const outcome of settled) if (outcome.status === "rejected") failures.push(outcome.reason);
+    try {
+      await enqueueSms(env, panelId, queuedSms);
+    } catch (error) {
+      // The messages wait in D1; the cron's re-drive nudges them (services/journeys/sms.ts).
+      console.error(`panel ${panelId}: SMS nudges not sent; the cron re-drives them`, error);
+    }
   }
   if (failures.length) throw failures[0];
 }
@@ -137,8 +147,10 @@ async function continuePoint(
   events: Map<number, StoredEvent>,
   messages: Map<string, JourneyMessage>,
   now: number,
+  queuedSms: string[],
 ): Promise<void> {
   const statements: D1PreparedStatement[] = [];
+  const queued: string[] = [];
   if (contact && point.outcome !== "cancelled") {
     const definition = journey.definition;
     let first: JourneyStep[];
@@ -151,11 +163,12 @@ async function continuePoint(
       eventId: point.outcome === "event" ? point.matchedEventId : point.eventId,
       message: point.msgid && point.channel ? { channel: point.channel, msgid: point.msgid } : null,
     };
-    const run = new StepRunner(env, db, journey, point, contact, events, messages, now, statements);
+    const run = new StepRunner(env, db, journey, point, contact, events, messages, now, statements, queued);
     for (const step of first) await run.step(step, branch);
   }
   statements.push(...finishPointStatements(db, point, now));
   await db.batch(statements);
+  queuedSms.push(...queued);
 }
 
 class StepRunner {
@@ -169,6 +182,8 @@ class StepRunner {
     private readonly messages: Map<string, JourneyMessage>,
     private readonly now: number,
     private readonly statements: D1PreparedStatement[],
+    /** msgids of SMS this point records as waiting for the provider, nudged once they are stored. */
+    private readonly queuedSms: string[],
   ) {}
 
   private ran(step: JourneyStep, result: string) {
@@ -183,9 +198,14 @@ class StepRunner {
     const { instanceId, panelId, journeyId, contactId } = this.point;
     const definition = this.journey.definition;
     if (isMessageStep(step)) {
-      const message = this.message(step);
+      let message = this.message(step);
       if (step.type === "email") await sendJourneyEmail(this.env, message, step, this.contact.attributes, this.now);
-      else this.statements.push(...outboxMessageStatements(this.db, message));
+      else if (step.type === "sms") {
+        const planned = await planJourneySms(this.env, this.db, message, step, this.contact.attributes, this.now);
+        this.statements.push(...planned.statements);
+        if (planned.queued) this.queuedSms.push(message.msgid);
+        message = planned.message;
+      } else this.statements.push(...outboxMessageStatements(this.db, message));
       this.messages.set(message.msgid, message);
       this.ran(step, message.msgid);
       return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });

@@ -51,10 +51,10 @@ function messageFromRow(r: MessageRow): JourneyMessage {
 export function insertMessageStatement(db: ShardDb, m: JourneyMessage): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING msgid`,
+      `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, error, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING msgid`,
     )
-    .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.status ?? "recorded", m.createdAt);
+    .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.status ?? "recorded", m.error ?? null, m.createdAt);
 }
 
 /** The error of a journey email whose send attempt died after the provider may have been called. */

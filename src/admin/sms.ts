@@ -1,0 +1,201 @@
+import { compileTemplate, personalize } from "../domain/email-message";
+import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody, type SmsTemplateBody } from "../domain/sms";
+import { invalidField, notFound, orNotFound } from "../lib/http/errors";
+import { newId } from "../lib/random";
+import { z } from "../lib/z";
+import { panelSms, saveSmsSettings, smsSettingsView } from "../services/channels/sms/settings";
+import { isoTime } from "../store/sql";
+import { deleteSmsTemplate, getSmsTemplate, liftPhoneSuppression, listPhoneSuppressions, listSmsTemplates, putSmsTemplate, suppressPhone, type SmsTemplate } from "../store/sms";
+import { definePanelRoute } from "./route";
+
+// A panel's SMS (issue 19): its provider and credentials (encrypted, never shown), its message
+// templates with their length in segments, and the numbers SMS is not sent to.
+
+const readSettings = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/sms",
+  role: "marketer",
+  summary: "The panel's SMS provider (outbox, twilio or msg91) and the URLs to give it for delivery reports and replies; never the credential",
+  async handle({ env, panel, db }) {
+    return smsSettingsView(env, await panelSms(env, db, panel.id));
+  },
+});
+
+const putSettings = definePanelRoute({
+  method: "PUT",
+  path: "/panels/:panel/sms",
+  role: "owner",
+  summary: "Choose the panel's SMS provider: twilio (account_sid, auth_token, from or messaging_service_sid), msg91 (authkey, sender_id, template_id, dlt_template_id) or outbox",
+  body: smsSettingsBody,
+  async handle({ env, body, panel, db }) {
+    await saveSmsSettings(env, db, panel.id, body, Date.now());
+    return smsSettingsView(env, await panelSms(env, db, panel.id));
+  },
+});
+
+function mergeTags(body: string): string[] {
+  return [...new Set(compileTemplate(body).parts.flatMap((p) => (typeof p === "string" ? [] : [p.name])))];
+}
+
+function templateView(t: SmsTemplate) {
+  return {
+    id: t.id,
+    name: t.name,
+    body: t.body,
+    dlt_template_id: t.dltTemplateId,
+    provider_template_id: t.providerTemplateId,
+    merge_tags: mergeTags(t.body),
+    // Measured with every merge tag at its fallback; a contact's values change it (POST .../sms/preview).
+    length: smsLength(personalize(compileTemplate(t.body), {}, "text")),
+    created_at: isoTime(t.createdAt),
+    updated_at: isoTime(t.updatedAt),
+  };
+}
+
+/** India's carriers refuse commercial SMS without a registered (DLT) template. */
+function requireDlt(env: Env, body: SmsTemplateBody): void {
+  if (env.REGION === "india" && !body.dlt_template_id) throw invalidField("dlt_template_id", "is required in the India region: the TRAI DLT id the template is registered under");
+}
+
+const createTemplate = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/sms/templates",
+  role: "marketer",
+  summary: "Add an SMS template (merge tags {{NAME | fallback}}); the answer shows its length, encoding and segments",
+  status: 201,
+  body: smsTemplateBody,
+  async handle({ env, body, panel, db }) {
+    requireDlt(env, body);
+    const now = Date.now();
+    const template: SmsTemplate = {
+      panelId: panel.id,
+      id: newId("smt"),
+      name: body.name,
+      body: body.body,
+      dltTemplateId: body.dlt_template_id ?? null,
+      providerTemplateId: body.provider_template_id ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await putSmsTemplate(db, template);
+    return templateView(template);
+  },
+});
+
+const listTemplates = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/sms/templates",
+  role: "viewer",
+  summary: "The panel's SMS templates with their length in segments",
+  async handle({ panel, db }) {
+    return { templates: (await listSmsTemplates(db, panel.id)).map(templateView) };
+  },
+});
+
+const noSuchTemplate = (id: string) => `No SMS template with id "${id}" in this panel`;
+
+const readTemplate = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/sms/templates/:id",
+  role: "viewer",
+  summary: "Read an SMS template",
+  async handle({ path, panel, db }) {
+    return templateView(await orNotFound(getSmsTemplate(db, panel.id, path.id), noSuchTemplate(path.id)));
+  },
+});
+
+const replaceTemplate = definePanelRoute({
+  method: "PUT",
+  path: "/panels/:panel/sms/templates/:id",
+  role: "marketer",
+  summary: "Replace an SMS template; journeys use the new text from their next message on",
+  body: smsTemplateBody,
+  async handle({ env, body, path, panel, db }) {
+    const current = await orNotFound(getSmsTemplate(db, panel.id, path.id), noSuchTemplate(path.id));
+    requireDlt(env, body);
+    const next: SmsTemplate = {
+      ...current,
+      name: body.name,
+      body: body.body,
+      dltTemplateId: body.dlt_template_id ?? null,
+      providerTemplateId: body.provider_template_id ?? null,
+      updatedAt: Date.now(),
+    };
+    await putSmsTemplate(db, next);
+    return templateView(next);
+  },
+});
+
+const removeTemplate = definePanelRoute({
+  method: "DELETE",
+  path: "/panels/:panel/sms/templates/:id",
+  role: "marketer",
+  summary: "Delete an SMS template (a journey step that names it then records its message as failed)",
+  async handle({ path, panel, db }) {
+    if (!(await deleteSmsTemplate(db, panel.id, path.id))) throw notFound(noSuchTemplate(path.id));
+    return { deleted: true };
+  },
+});
+
+const preview = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/sms/preview",
+  role: "viewer",
+  summary: "Fill an SMS body or template with attributes and show its text, encoding (GSM-7 or UCS-2) and segments",
+  body: smsPreviewBody,
+  async handle({ body, panel, db }) {
+    let source = body.body;
+    if (body.template !== undefined) {
+      const template = await getSmsTemplate(db, panel.id, body.template);
+      if (!template) throw invalidField("template", `no SMS template "${body.template}" in this panel`, 404);
+      source = template.body;
+    }
+    const attributes = Object.fromEntries(Object.entries(body.attributes).flatMap(([k, v]) => (v === null ? [] : [[k.toUpperCase(), v]])));
+    const text = personalize(compileTemplate(source!), attributes, "text");
+    return { text, length: smsLength(text) };
+  },
+});
+
+const phoneParam = (raw: string) => {
+  const phone = phoneDigits(raw);
+  if (!phone) throw invalidField("phone", "must be a mobile number with its country code: 6 to 15 digits");
+  return phone;
+};
+
+const listSuppressions = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/sms/suppressions",
+  role: "viewer",
+  summary: "Numbers SMS is not sent to (STOP replies, provider opt-outs, operators' entries), newest first",
+  query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }).strict(),
+  async handle({ query, panel, db }) {
+    const rows = await listPhoneSuppressions(db, panel.id, query.limit);
+    return { suppressions: rows.map((r) => ({ phone: r.phone, reason: r.reason, created_at: isoTime(r.createdAt) })) };
+  },
+});
+
+const addSuppression = definePanelRoute({
+  method: "PUT",
+  path: "/panels/:panel/sms/suppressions/:phone",
+  role: "marketer",
+  summary: "Stop SMS to a number",
+  async handle({ path, panel, db }) {
+    const phone = phoneParam(path.phone);
+    await suppressPhone(db, panel.id, phone, "operator", Date.now());
+    return { phone, suppressed: true };
+  },
+});
+
+const removeSuppression = definePanelRoute({
+  method: "DELETE",
+  path: "/panels/:panel/sms/suppressions/:phone",
+  role: "marketer",
+  summary: "Send SMS to a number again (also one that replied STOP: only with its consent)",
+  async handle({ path, panel, db }) {
+    const phone = phoneParam(path.phone);
+    if (!(await liftPhoneSuppression(db, panel.id, phone))) throw notFound(`The number ${phone} is not suppressed in this panel`);
+    return { phone, suppressed: false };
+  },
+});
+
+export const smsRoutes = [readSettings, putSettings, createTemplate, listTemplates, readTemplate, replaceTemplate, removeTemplate, preview, listSuppressions, addSuppression, removeSuppression];

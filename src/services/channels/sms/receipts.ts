@@ -1,0 +1,71 @@
+import { parseCallerJson } from "../../../lib/json";
+
+/**
+ * What providers post about sent SMS, read into one shape. Only final states matter:
+ * delivered, or failed (undelivered, rejected, blocked); intermediate ones (queued, sent,
+ * accepted) are acknowledged and ignored.
+ */
+export interface SmsReceipt {
+  providerMessageId: string;
+  outcome: "delivered" | "failed" | null;
+  /** The provider's own words: status, error code, description. */
+  detail: Record<string, string>;
+  /** The provider refused the number because it opted out (Twilio 21610). */
+  optedOut: boolean;
+}
+
+/** A Twilio StatusCallback (form fields MessageSid, MessageStatus, ErrorCode). */
+export function twilioReceipt(params: URLSearchParams): SmsReceipt | null {
+  const sid = params.get("MessageSid") ?? params.get("SmsSid");
+  const status = (params.get("MessageStatus") ?? params.get("SmsStatus") ?? "").toLowerCase();
+  if (!sid) return null;
+  const errorCode = params.get("ErrorCode");
+  const outcome = status === "delivered" ? "delivered" : status === "undelivered" || status === "failed" ? "failed" : null;
+  const detail: Record<string, string> = { provider: "twilio", status };
+  if (errorCode) detail.error_code = errorCode;
+  return { providerMessageId: sid, outcome, detail, optedOut: errorCode === "21610" };
+}
+
+// MSG91's numeric report codes: 1 delivered; 2 failed, 9 NDNC, 16 rejected, 17 blocked, 25/26 rejected by the operator or DLT.
+const MSG91_FAILED = new Set(["2", "9", "16", "17", "25", "26", "FAILED", "REJECTED", "NDNC", "BLOCKED", "UNDELIVERED"]);
+
+/**
+ * An MSG91 delivery report. MSG91 posts `data` (a form field or the JSON body) holding a list of
+ * requests, each with its `requestId` and a `report` per number (`status` code and `desc`);
+ * newer accounts post flat objects (`requestId`, `status`, `number`). Both are read.
+ */
+export function msg91Receipts(contentType: string, text: string): SmsReceipt[] | null {
+  let data: unknown;
+  if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
+    const form = new URLSearchParams(text);
+    const field = form.get("data");
+    if (field === null) data = Object.fromEntries(form);
+    else {
+      const parsed = parseCallerJson(field);
+      if (!parsed.ok) return null;
+      data = parsed.value;
+    }
+  } else {
+    const parsed = parseCallerJson(text);
+    if (!parsed.ok) return null;
+    data = parsed.value;
+    if (typeof data === "object" && data !== null && !Array.isArray(data) && "data" in data) data = (data as { data: unknown }).data;
+  }
+  const requests = Array.isArray(data) ? data : [data];
+  const receipts: SmsReceipt[] = [];
+  for (const request of requests) {
+    if (typeof request !== "object" || request === null) return null;
+    const r = request as Record<string, unknown>;
+    const id = r.requestId ?? r.request_id;
+    if (typeof id !== "string" || !id) return null;
+    const reports = Array.isArray(r.report) ? (r.report as unknown[]) : [r];
+    for (const report of reports) {
+      const p = (typeof report === "object" && report !== null ? report : {}) as Record<string, unknown>;
+      const status = String(p.status ?? "").toUpperCase();
+      const desc = String(p.desc ?? p.description ?? "");
+      const outcome = status === "1" || status === "DELIVERED" ? "delivered" : MSG91_FAILED.has(status) ? "failed" : null;
+      receipts.push({ providerMessageId: id, outcome, detail: { provider: "msg91", status, ...(desc ? { description: desc } : {}) }, optedOut: status === "9" || status === "NDNC" });
+    }
+  }
+  return receipts;
+}

@@ -1,0 +1,263 @@
+import type { ShardDb } from "./shards";
+
+/** A panel's SMS provider as stored; secrets stay encrypted here. */
+export interface SmsSettingsRecord {
+  panelId: string;
+  provider: "twilio" | "msg91";
+  config: Record<string, string>;
+  credentialEnc: string;
+  hookTokenEnc: string;
+  updatedAt: number;
+}
+
+interface SettingsRow {
+  panel_id: string;
+  provider: "twilio" | "msg91";
+  config: string;
+  credential_enc: string;
+  hook_token_enc: string;
+  updated_at: number;
+}
+
+export async function getSmsSettings(db: ShardDb, panelId: string): Promise<SmsSettingsRecord | null> {
+  const row = await db.prepare("SELECT * FROM sms_settings WHERE panel_id = ?").bind(panelId).first<SettingsRow>();
+  if (!row) return null;
+  return {
+    panelId: row.panel_id,
+    provider: row.provider,
+    config: JSON.parse(row.config) as Record<string, string>,
+    credentialEnc: row.credential_enc,
+    hookTokenEnc: row.hook_token_enc,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function putSmsSettings(db: ShardDb, s: SmsSettingsRecord): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO sms_settings (panel_id, provider, config, credential_enc, hook_token_enc, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (panel_id) DO UPDATE SET provider = excluded.provider, config = excluded.config, credential_enc = excluded.credential_enc,
+         hook_token_enc = excluded.hook_token_enc, updated_at = excluded.updated_at`,
+    )
+    .bind(s.panelId, s.provider, JSON.stringify(s.config), s.credentialEnc, s.hookTokenEnc, s.updatedAt)
+    .run();
+}
+
+export async function deleteSmsSettings(db: ShardDb, panelId: string): Promise<void> {
+  await db.prepare("DELETE FROM sms_settings WHERE panel_id = ?").bind(panelId).run();
+}
+
+export type PhoneSuppressionReason = "stop" | "provider" | "operator";
+
+export interface PhoneSuppression {
+  phone: string;
+  reason: PhoneSuppressionReason;
+  createdAt: number;
+}
+
+/** Stops SMS to the number in this panel; the first reason recorded stays. */
+export async function suppressPhone(db: ShardDb, panelId: string, phone: string, reason: PhoneSuppressionReason, now: number): Promise<void> {
+  await suppressPhoneStatement(db, panelId, phone, reason, now).run();
+}
+
+/** Lifts the number's suppression; true when there was one. */
+export async function liftPhoneSuppression(db: ShardDb, panelId: string, phone: string): Promise<boolean> {
+  const result = await db.prepare("DELETE FROM sms_suppressions WHERE panel_id = ? AND phone = ?").bind(panelId, phone).run();
+  return result.meta.changes > 0;
+}
+
+export async function phoneSuppression(db: ShardDb, panelId: string, phone: string): Promise<PhoneSuppressionReason | null> {
+  const row = await db.prepare("SELECT reason FROM sms_suppressions WHERE panel_id = ? AND phone = ?").bind(panelId, phone).first<{ reason: PhoneSuppressionReason }>();
+  return row?.reason ?? null;
+}
+
+export async function listPhoneSuppressions(db: ShardDb, panelId: string, limit: number): Promise<PhoneSuppression[]> {
+  const { results } = await db
+    .prepare("SELECT phone, reason, created_at FROM sms_suppressions WHERE panel_id = ? ORDER BY created_at DESC, phone LIMIT ?")
+    .bind(panelId, limit)
+    .all<{ phone: string; reason: PhoneSuppressionReason; created_at: number }>();
+  return results.map((r) => ({ phone: r.phone, reason: r.reason, createdAt: r.created_at }));
+}
+
+export interface SmsLink {
+  code: string;
+  panelId: string;
+  msgid: string;
+  url: string;
+}
+
+/** Records the short links of a message; a code recorded before (the same message rendered again) stays. */
+export function insertSmsLinkStatements(db: ShardDb, links: readonly SmsLink[], now: number): D1PreparedStatement[] {
+  return links.map((l) =>
+    db.prepare("INSERT INTO sms_links (code, panel_id, msgid, url, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING").bind(l.code, l.panelId, l.msgid, l.url, now),
+  );
+}
+
+export async function smsLinkByCode(db: ShardDb, code: string): Promise<SmsLink | null> {
+  const row = await db.prepare("SELECT code, panel_id, msgid, url FROM sms_links WHERE code = ?").bind(code).first<{ code: string; panel_id: string; msgid: string; url: string }>();
+  return row ? { code: row.code, panelId: row.panel_id, msgid: row.msgid, url: row.url } : null;
+}
+
+export interface SmsTemplate {
+  panelId: string;
+  id: string;
+  name: string;
+  body: string;
+  dltTemplateId: string | null;
+  providerTemplateId: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface TemplateRow {
+  panel_id: string;
+  id: string;
+  name: string;
+  body: string;
+  dlt_template_id: string | null;
+  provider_template_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+function templateFromRow(r: TemplateRow): SmsTemplate {
+  return {
+    panelId: r.panel_id,
+    id: r.id,
+    name: r.name,
+    body: r.body,
+    dltTemplateId: r.dlt_template_id,
+    providerTemplateId: r.provider_template_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Inserts the template, or replaces the one with its id. */
+export async function putSmsTemplate(db: ShardDb, t: SmsTemplate): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO sms_templates (panel_id, id, name, body, dlt_template_id, provider_template_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (panel_id, id) DO UPDATE SET name = excluded.name, body = excluded.body, dlt_template_id = excluded.dlt_template_id,
+         provider_template_id = excluded.provider_template_id, updated_at = excluded.updated_at`,
+    )
+    .bind(t.panelId, t.id, t.name, t.body, t.dltTemplateId, t.providerTemplateId, t.createdAt, t.updatedAt)
+    .run();
+}
+
+export async function getSmsTemplate(db: ShardDb, panelId: string, id: string): Promise<SmsTemplate | null> {
+  const row = await db.prepare("SELECT * FROM sms_templates WHERE panel_id = ? AND id = ?").bind(panelId, id).first<TemplateRow>();
+  return row ? templateFromRow(row) : null;
+}
+
+export async function listSmsTemplates(db: ShardDb, panelId: string): Promise<SmsTemplate[]> {
+  const { results } = await db.prepare("SELECT * FROM sms_templates WHERE panel_id = ? ORDER BY created_at, id").bind(panelId).all<TemplateRow>();
+  return results.map(templateFromRow);
+}
+
+export async function deleteSmsTemplate(db: ShardDb, panelId: string, id: string): Promise<boolean> {
+  const result = await db.prepare("DELETE FROM sms_templates WHERE panel_id = ? AND id = ?").bind(panelId, id).run();
+  return result.meta.changes > 0;
+}
+
+/** A claimed SMS, as the send needs it. */
+export interface ClaimedSms {
+  msgid: string;
+  contactId: number;
+  journeyId: string;
+  recipient: string | null;
+  content: Record<string, unknown>;
+}
+
+/**
+ * Claims queued SMS of one panel (status 'sending' without a claim) for one send attempt, in
+ * one round trip; the attempt is recorded with the claim, since nothing else happens between
+ * them. A claim its holder left for longer than `staleBefore` allows is settled as failed with
+ * `unknownError` first: the provider may have taken the message, and neither provider has an
+ * idempotency key. Also answers which messages another attempt holds, and which of the
+ * claimed numbers (`content.to`) are suppressed.
+ */
+export async function claimSmsBatch(
+  db: ShardDb,
+  panelId: string,
+  msgids: readonly string[],
+  claim: string,
+  now: number,
+  staleBefore: number,
+  unknownError: string,
+): Promise<{ claimed: ClaimedSms[]; held: Set<string>; suppressed: Set<string> }> {
+  const ids = JSON.stringify(msgids);
+  const mine = "msgid IN (SELECT value FROM json_each(?1)) AND panel_id = ?2 AND channel = 'sms'";
+  const [, claimed, held, suppressed] = await db.batch<Record<string, any>>([
+    db.prepare(`UPDATE journey_messages SET status = 'failed', error = ?4 WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claimed_at < ?3`).bind(ids, panelId, staleBefore, unknownError),
+    db
+      .prepare(`UPDATE journey_messages SET claim = ?3, claimed_at = ?4, attempted_at = ?4 WHERE ${mine} AND status = 'sending' AND claim IS NULL RETURNING msgid, contact_id, journey_id, recipient, content`)
+      .bind(ids, panelId, claim, now),
+    db.prepare(`SELECT msgid FROM journey_messages WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claim <> ?3`).bind(ids, panelId, claim),
+    db
+      .prepare(
+        `SELECT phone FROM sms_suppressions WHERE panel_id = ?2
+         AND phone IN (SELECT json_extract(content, '$.to') FROM journey_messages WHERE ${mine} AND claim = ?3)`,
+      )
+      .bind(ids, panelId, claim),
+  ]);
+  return {
+    claimed: claimed!.results.map((r) => ({ msgid: r.msgid, contactId: r.contact_id, journeyId: r.journey_id, recipient: r.recipient, content: JSON.parse(r.content) as Record<string, unknown> })),
+    held: new Set(held!.results.map((r) => r.msgid as string)),
+    suppressed: new Set(suppressed!.results.map((r) => r.phone as string)),
+  };
+}
+
+export type SmsOutcome = { msgid: string } & ({ status: "sent"; providerMessageId: string } | { status: "skipped" | "failed"; error: string });
+
+/** Records the outcomes of this claim's attempts, all in one statement. */
+export function settleSmsStatement(db: ShardDb, claim: string, outcomes: readonly SmsOutcome[]): D1PreparedStatement {
+  const rows = outcomes.map((o) => (o.status === "sent" ? { m: o.msgid, s: o.status, p: o.providerMessageId, e: null } : { m: o.msgid, s: o.status, p: null, e: o.error }));
+  return db
+    .prepare(
+      `UPDATE journey_messages SET status = json_extract(o.value, '$.s'), error = json_extract(o.value, '$.e'), provider_msg_id = json_extract(o.value, '$.p')
+       FROM json_each(?1) AS o WHERE journey_messages.msgid = json_extract(o.value, '$.m') AND journey_messages.claim = ?2`,
+    )
+    .bind(JSON.stringify(rows), claim);
+}
+
+/** Hands a claimed SMS back to the queue state; `retryAt` is when its retry is due (the cron's re-drive waits past it). */
+export function releaseSmsStatement(db: ShardDb, msgid: string, claim: string, retryAt: number): D1PreparedStatement {
+  return db.prepare("UPDATE journey_messages SET claim = NULL, claimed_at = ?, attempted_at = NULL WHERE msgid = ? AND claim = ? AND status = 'sending'").bind(retryAt, msgid, claim);
+}
+
+export function suppressPhoneStatement(db: ShardDb, panelId: string, phone: string, reason: PhoneSuppressionReason, now: number): D1PreparedStatement {
+  return db
+    .prepare("INSERT INTO sms_suppressions (panel_id, phone, reason, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (panel_id, phone) DO NOTHING")
+    .bind(panelId, phone, reason, now);
+}
+
+/** SMS waiting for their provider whose nudge is overdue: queued before `before` and not released to a later retry. */
+export async function overdueSms(db: ShardDb, before: number, limit: number): Promise<Array<{ panelId: string; msgid: string }>> {
+  const { results } = await db
+    .prepare(
+      `SELECT panel_id, msgid FROM journey_messages
+       WHERE channel = 'sms' AND status = 'sending' AND claim IS NULL AND COALESCE(claimed_at, created_at) < ? LIMIT ?`,
+    )
+    .bind(before, limit)
+    .all<{ panel_id: string; msgid: string }>();
+  return results.map((r) => ({ panelId: r.panel_id, msgid: r.msgid }));
+}
+
+/** The SMS a provider's receipt names by its message id, in this panel. */
+export async function smsByProviderId(db: ShardDb, panelId: string, providerMessageId: string): Promise<{ msgid: string; contactId: number; journeyId: string; recipient: string | null } | null> {
+  const row = await db
+    .prepare("SELECT msgid, contact_id, journey_id, recipient FROM journey_messages WHERE provider_msg_id = ? AND panel_id = ? AND channel = 'sms'")
+    .bind(providerMessageId, panelId)
+    .first<{ msgid: string; contact_id: number; journey_id: string; recipient: string | null }>();
+  return row ? { msgid: row.msgid, contactId: row.contact_id, journeyId: row.journey_id, recipient: row.recipient } : null;
+}
+
+/** Records what a receipt said and returns the stored word: the first final one stays (a late "failed" after "delivered" changes nothing). */
+export async function recordSmsDelivery(db: ShardDb, msgid: string, delivery: "delivered" | "failed", at: number): Promise<string | null> {
+  const [, current] = await db.batch<{ delivery: string | null }>([
+    db.prepare("UPDATE journey_messages SET delivery = ?, delivery_at = ? WHERE msgid = ? AND delivery IS NULL").bind(delivery, at, msgid),
+    db.prepare("SELECT delivery FROM journey_messages WHERE msgid = ?").bind(msgid),
+  ]);
+  return current!.results[0]?.delivery ?? null;
+}
