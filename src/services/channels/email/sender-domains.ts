@@ -7,6 +7,7 @@ import {
   SUGGESTED_DMARC,
   type DomainChecks,
 } from "../../../domain/sender-domains";
+import type { FieldProblem } from "../../../domain/problems";
 import { decryptSecret, encryptSecret } from "../../../lib/crypto";
 import { TtlCache } from "../../../lib/ttl-cache";
 import { getSenderDomain, insertSenderDomain, recordSenderDomainCheck, type SenderDomain } from "../../../store/sender-domains";
@@ -188,7 +189,48 @@ export function forgetSenderSigning(): void {
 }
 
 /** Why mail from this sender may not go out through this provider; null when it may. */
-export function unverifiedSenderProblem(signing: SenderSigning, providerSendsRealEmail: boolean): string | null {
+export function unverifiedSenderProblem(signing: Pick<SenderSigning, "domain" | "verified">, providerSendsRealEmail: boolean): string | null {
   if (signing.verified || !providerSendsRealEmail) return null;
   return `the sender domain ${signing.domain} is not verified in this panel: add it (POST /admin/v1/panels/{panel}/sender-domains), publish its SPF, DKIM and DMARC records and verify it`;
+}
+
+/** What the outbox says of mail it keeps from a domain a real provider would refuse. */
+export function unverifiedSenderNote(domain: string): string {
+  return `the sender domain ${domain} is not verified in this panel; a provider that sends real email would refuse this message`;
+}
+
+/** Whether the configured provider delivers to recipients (the outbox keeps every message). */
+export function providerSendsRealEmail(env: Pick<Env, "EMAIL_PROVIDER">): boolean {
+  return (env.EMAIL_PROVIDER || "outbox") !== "outbox";
+}
+
+/**
+ * Whether mail from this address may be scheduled in the panel (a campaign created, a journey
+ * started), asked before anything is written so that a send does not fail message by message
+ * later: refused when the provider sends real email and the domain is not verified; allowed
+ * with a note when the outbox would keep such mail.
+ */
+export async function senderStanding(env: Pick<Env, "EMAIL_PROVIDER">, db: ShardDb, panelId: string, address: string): Promise<{ refusal: string | null; note: string | null }> {
+  const domain = domainOfAddress(address);
+  const verified = (await getSenderDomain(db, panelId, domain))?.state === "verified";
+  if (verified) return { refusal: null, note: null };
+  const refusal = unverifiedSenderProblem({ domain, verified }, providerSendsRealEmail(env));
+  return refusal ? { refusal, note: null } : { refusal: null, note: unverifiedSenderNote(domain) };
+}
+
+/** The standing of several senders (a journey's email steps), each named by its field: refusals and notes. */
+export async function sendersStanding(
+  env: Pick<Env, "EMAIL_PROVIDER">,
+  db: ShardDb,
+  panelId: string,
+  senders: readonly { field: string; address: string }[],
+): Promise<{ problems: FieldProblem[]; notes: FieldProblem[] }> {
+  const standings = await Promise.all(senders.map((s) => senderStanding(env, db, panelId, s.address)));
+  const problems: FieldProblem[] = [];
+  const notes: FieldProblem[] = [];
+  standings.forEach(({ refusal, note }, i) => {
+    if (refusal) problems.push({ field: senders[i]!.field, message: refusal });
+    if (note) notes.push({ field: senders[i]!.field, message: note });
+  });
+  return { problems, notes };
 }
