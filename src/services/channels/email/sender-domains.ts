@@ -9,8 +9,10 @@ import {
 } from "../../../domain/sender-domains";
 import type { FieldProblem } from "../../../domain/problems";
 import { decryptSecret, encryptSecret } from "../../../lib/crypto";
+import type { CronTask } from "../../../lib/tasks";
+import { forEachShard } from "../../access/shards";
 import { TtlCache } from "../../../lib/ttl-cache";
-import { getSenderDomain, insertSenderDomain, recordSenderDomainCheck, type SenderDomain } from "../../../store/sender-domains";
+import { dueSenderDomains, getSenderDomain, insertSenderDomain, recordSenderDomainCheck, type SenderDomain } from "../../../store/sender-domains";
 import type { ShardDb } from "../../../store/shards";
 import { dkimRecord, generateDkimKey, importDkimPrivateKey, type DkimKey } from "./dkim";
 
@@ -119,8 +121,13 @@ export async function lookupDns(dohUrl: string, name: string, type: keyof typeof
   return { ok: true, records };
 }
 
-/** Looks up SPF, both DKIM keys and DMARC of the domain and records the outcome. */
-export async function checkSenderDomain(env: SenderDomainEnv, db: ShardDb, domain: SenderDomain, now: number): Promise<SenderDomain> {
+/**
+ * Looks up SPF, both DKIM keys and DMARC of the domain and records the outcome. With
+ * `keepVerifiedOnLookupFailure` (the scheduled re-check), a verified domain whose lookups failed
+ * at the resolver (not a record found missing) stays verified: an outage of the resolver must
+ * not stop every panel's email.
+ */
+export async function checkSenderDomain(env: SenderDomainEnv, db: ShardDb, domain: SenderDomain, now: number, options: { keepVerifiedOnLookupFailure?: boolean } = {}): Promise<SenderDomain> {
   const provider = env.EMAIL_PROVIDER || "outbox";
   const records = recordsToPublish(domain, provider);
   const names = records.map((r) => r.name);
@@ -136,7 +143,8 @@ export async function checkSenderDomain(env: SenderDomainEnv, db: ShardDb, domai
     dkim_ed25519: failed(2, judgeDkim(names[2]!, found[2]!, records[2]!.value!)),
     dmarc: failed(3, judgeDmarc(names[3]!, found[3]!)),
   };
-  const state = isVerified(checks) ? "verified" : "failed";
+  const resolverFailed = lookups.some((l) => !l.ok);
+  const state = isVerified(checks) || (options.keepVerifiedOnLookupFailure && resolverFailed && domain.state === "verified") ? "verified" : "failed";
   signingKeys.clear();
   return (await recordSenderDomainCheck(db, domain.panelId, domain.domain, { state, edPublished: checks.dkim_ed25519.status === "pass", checks }, now)) ?? domain;
 }
@@ -234,3 +242,36 @@ export async function sendersStanding(
   });
   return { problems, notes };
 }
+
+/** How often the cron looks a domain up again: verified ones daily, the others (records not yet published, or broken) hourly. */
+export const RECHECK_VERIFIED_MS = 24 * 3_600_000;
+export const RECHECK_OTHERS_MS = 3_600_000;
+/** Domains re-checked per cron minute (four DNS lookups each). */
+const RECHECKS_PER_RUN = 10;
+
+/**
+ * The scheduled re-check: records removed or changed since the last check un-verify the domain
+ * (its mail is then refused by a real provider at the next campaign, journey start or send),
+ * and records published since verify it without the operator pressing Verify.
+ */
+export async function recheckSenderDomains(env: Env, now: number): Promise<void> {
+  await forEachShard(env, "recheck-sender-domains", async (db) => {
+    const due = await dueSenderDomains(db, now - RECHECK_VERIFIED_MS, now - RECHECK_OTHERS_MS, RECHECKS_PER_RUN);
+    for (const domain of due) {
+      const checked = await checkSenderDomain(env, db, domain, now, { keepVerifiedOnLookupFailure: true });
+      if (domain.state === "verified" && checked.state !== "verified") {
+        console.warn(`sender domain ${domain.domain} of panel ${domain.panelId} is no longer verified: ${describeFailures(checked)}`);
+      }
+    }
+  });
+}
+
+function describeFailures(domain: SenderDomain): string {
+  if (!domain.checks) return "not checked";
+  return (["spf", "dkim", "dmarc"] as const)
+    .filter((name) => domain.checks![name].status === "fail")
+    .map((name) => `${name}: ${domain.checks![name].reason}`)
+    .join("; ");
+}
+
+export const recheckSenderDomainsTask: CronTask = { name: "recheck-sender-domains", run: recheckSenderDomains };
