@@ -192,6 +192,8 @@ export interface JourneyView {
 export type CreateCampaign = z.input<ReturnType<typeof broadcastRequestSchema>>;
 
 export interface CampaignView {
+  /** Only in the answer of a creation: with the outbox, a sender domain a real provider would refuse. */
+  warnings?: { field: string; message: string }[];
   id: string;
   name: string;
   status: "scheduled" | "sending" | "sent" | "failed";
