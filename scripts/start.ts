@@ -5,6 +5,7 @@
 //   npm start                      default region on http://127.0.0.1:8787 (PORT overrides)
 //   npm start -- --env india       India region, by default on port 8788
 //   npm start -- --no-build        serve the panel as last built (web/dist) instead of building it
+//   EMAIL_PROVIDER=ses npm start   another email provider; DOH_URL=… another DNS-over-HTTPS resolver
 //
 // STATE_DIR=<dir> keeps the local D1, R2, Durable Objects and the demo panel's details there
 // instead of .wrangler/ (the end-to-end tests start a service of their own on fresh state).
@@ -29,7 +30,13 @@ const envArgs = region ? ["--env", region] : ["--env", ""];
 const stateDir = process.env.STATE_DIR;
 const persistArgs = stateDir ? ["--persist-to", stateDir] : [];
 // Links in sent email (tracking, unsubscribe) point at the service as it runs, on this port.
-const varArgs = ["--var", `PUBLIC_BASE_URL:${origin}`];
+// EMAIL_PROVIDER and DOH_URL in the environment replace wrangler.toml's (a local DNS stand-in,
+// or a look at what the panel says when real email is configured).
+const varArgs = [
+  "--var",
+  `PUBLIC_BASE_URL:${origin}`,
+  ...(["EMAIL_PROVIDER", "DOH_URL"] as const).flatMap((name) => (process.env[name] ? ["--var", `${name}:${process.env[name]}`] : [])),
+];
 const logFile = join(stateDir ?? join(root, ".wrangler"), `dev${region ? `.${region}` : ""}.log`);
 
 mkdirSync(dirname(logFile), { recursive: true });
@@ -221,6 +228,7 @@ const emailLine = email.problem
     ? `${email.provider}: real email is sent`
     : `${email.provider}: each message is kept (R2 + D1, the panel's outbox), none is sent`;
 ready = true;
+if (email.problem) console.warn(`\nWarning: EMAIL_PROVIDER is ${email.provider}, but ${email.problem}: no campaign or journey email is sent until it is fixed.`);
 console.log(`
 Service ready at ${origin} (region ${region || "default"})
   panel        ${origin}/

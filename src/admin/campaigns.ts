@@ -80,19 +80,25 @@ const createPanelCampaign = definePanelRoute({
     const now = Date.now();
     const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: leadMinutesOf(env) };
     let campaignId: string;
+    let senderNote: string | null;
+    let senderField: string;
     if ("audience" in body) {
       const outcome = await createAudienceCampaign({ env, db, panel, requestId: newId("req"), now }, parseOrThrow(audienceCampaignSchema(rules), body));
       if (!outcome.ok) throw fromProblems(outcome.problems);
-      campaignId = outcome.campaignId;
+      ({ campaignId, senderNote } = outcome);
+      senderField = "sender_email";
     } else {
       const request = parseOrThrow(broadcastRequestSchema(rules), body);
       const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
       const outcome = await createBroadcast({ env, db, panel, schema, requestId: newId("req"), now }, request);
       if (!outcome.ok) throw fromProblems(outcome.refusal.problems, outcome.refusal.kind === "list_taken" ? 409 : 400);
-      campaignId = outcome.broadcast.campaignId;
+      ({ campaignId, senderNote } = outcome.broadcast);
+      senderField = "sender_email_id";
     }
     const campaign = await orNotFound(getCampaign(db, panel.id, campaignId), "The campaign was not stored");
-    return { CampaignID: campaign.id, ...campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign.id)) };
+    // The outbox keeps mail from an unverified domain; the operator hears now that real email would not go.
+    const warnings = senderNote ? [{ field: senderField, message: senderNote }] : [];
+    return { CampaignID: campaign.id, ...campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign.id)), warnings };
   },
 });
 

@@ -1,6 +1,7 @@
 import type { ShardDb } from "../store/shards";
-import { journeyDefinitionSchema, journeyGraphProblems, journeyStatusBody, MESSAGE_CHANNELS, type JourneyDefinition } from "../domain/journey";
+import { emailSenders, journeyDefinitionSchema, journeyGraphProblems, journeyStatusBody, MESSAGE_CHANNELS, type JourneyDefinition } from "../domain/journey";
 import { conflict, fromProblems, orNotFound } from "../lib/http/errors";
+import { sendersStanding } from "../services/channels/email/sender-domains";
 import { resumeHeldPoints } from "../services/journeys/points";
 import { scanSegment } from "../services/journeys/contact-triggers";
 import { forgetLiveJourneys } from "../services/journeys/live-journeys";
@@ -129,6 +130,9 @@ const setStatus = definePanelRoute({
   body: journeyStatusBody,
   async handle({ env, path, body, panel, db }) {
     const journey = await requireJourney(db, panel, path.journey);
+    // Mail from a sender domain a real provider would refuse is refused at start, not message by message.
+    const senders = body.status === "running" ? await sendersStanding(env, db, panel.id, emailSenders(journey.definition)) : { problems: [], notes: [] };
+    if (senders.problems.length) throw fromProblems(senders.problems, 409);
     const now = Date.now();
     const changed = await changeJourneyStatus(db, panel.id, journey.id, TRANSITIONS[body.status], body.status, now);
     forgetLiveJourneys(panel.id);
@@ -142,7 +146,7 @@ const setStatus = definePanelRoute({
       if (changed.scanCursor !== null) await scanSegment(env, changed, now);
     }
     // The scan above only moves scan_cursor, which the view does not show: no second read.
-    return journeyView(changed, await journeyCounters(db, panel.id, changed.id));
+    return { ...journeyView(changed, await journeyCounters(db, panel.id, changed.id)), warnings: senders.notes };
   },
 });
 

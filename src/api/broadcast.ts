@@ -66,7 +66,8 @@ const uploadContactAndPublish = defineOperation({
     const created = outcome.broadcast;
     const message =
       `Campaign scheduled for ${request.scheduleLocal} (${ctx.panel.timezone}); ` +
-      `list ${created.listId} created; its contacts are being imported (job ${created.importJobId})`;
+      `list ${created.listId} created; its contacts are being imported (job ${created.importJobId})` +
+      (created.senderNote ? `. Note: ${created.senderNote}` : "");
     await notify(ctx, request.notify, broadcastBody(ctx.requestId, true, created.campaignId, message, ctx.params));
     return { campaignId: created.campaignId, listId: created.listId, message };
   },

@@ -1,5 +1,6 @@
 import { parseCallerJson } from "../lib/json";
 import { canonicalAttributeName, checkAttributes, type AttributeSchema, type AttributeValue, type UnknownAttributeMode } from "./attributes";
+import { EMAIL_ATTRIBUTE, secondaryEmailProblem } from "./email";
 import { normalisePrimaryKey } from "./primary-key";
 import type { FieldProblem } from "./problems";
 
@@ -33,6 +34,12 @@ export function prepareContact(
   fieldPrefix = "data",
 ): PreparedContact {
   const { values, problems, ignored, created } = checkAttributes(schema.attributes, input, fieldPrefix, unknown);
+  const email = values[EMAIL_ATTRIBUTE];
+  const emailProblem = schema.primaryKey !== EMAIL_ATTRIBUTE && typeof email === "string" ? secondaryEmailProblem(email) : null;
+  if (emailProblem) {
+    const rawName = Object.keys(input).find((name) => canonicalAttributeName(name) === EMAIL_ATTRIBUTE)!;
+    problems.push({ field: `${fieldPrefix}.${rawName}`, message: emailProblem });
+  }
   const keyField = Object.keys(input).find((name) => canonicalAttributeName(name) === schema.primaryKey);
   if (keyField === undefined) {
     problems.push({ field: `${fieldPrefix}.${schema.primaryKey}`, message: "is required: it is the panel's primary key" });

@@ -8,6 +8,8 @@ import { fail, ok, type Checked } from "./problems";
  */
 const ADDRESS = /^[^\s@"(),:;<>[\]\\]+@[^\s@"(),:;<>[\]\\]+\.[^\s@"(),:;<>[\]\\]+$/;
 export const MAX_EMAIL_LENGTH = 254;
+/** The attribute campaign and journey mail is sent to. */
+export const EMAIL_ATTRIBUTE = "EMAIL";
 
 /**
  * A non-ASCII local part (`chloé@…`) can only travel over SMTPUTF8, which neither provider
@@ -29,6 +31,17 @@ export function emailAddressProblem(text: string, raw = text): string | null {
     return `has a non-ASCII local part ("${text.slice(0, text.lastIndexOf("@"))}"): that needs SMTPUTF8, which the email provider does not support`;
   }
   return null;
+}
+
+/**
+ * Why an EMAIL attribute that is not the panel's primary key cannot be stored: an address whose
+ * local part needs SMTPUTF8 is refused as the key is; any other text is kept as sent (mail to
+ * it is skipped at send for having no valid EMAIL, as before).
+ */
+export function secondaryEmailProblem(text: string): string | null {
+  const email = text.trim().toLowerCase();
+  if (!ADDRESS.test(email) || ASCII_LOCAL_PART.test(email)) return null;
+  return emailAddressProblem(email, text);
 }
 
 /** One address, trimmed and lower-cased so one mailbox has one spelling. */

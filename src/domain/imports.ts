@@ -1,5 +1,6 @@
 import { canonicalAttributeName, checkTextValue, type AttributeType, type AttributeValue } from "./attributes";
 import type { KeyedSchema } from "./contacts";
+import { EMAIL_ATTRIBUTE, secondaryEmailProblem } from "./email";
 import { normalisePrimaryKey } from "./primary-key";
 
 /**
@@ -91,8 +92,10 @@ export function prepareRow(plan: ColumnPlan, fields: readonly string[], malforme
       else refuse(column.name, checked.reason);
     } else if (cell.trim() !== "") {
       const checked = checkTextValue(column.type, cell);
-      if (checked.ok) attrs[column.name] = checked.value;
-      else refuse(column.name, checked.reason);
+      const problem = checked.ok && column.name === EMAIL_ATTRIBUTE && typeof checked.value === "string" ? secondaryEmailProblem(checked.value) : null;
+      if (!checked.ok) refuse(column.name, checked.reason);
+      else if (problem) refuse(column.name, problem);
+      else attrs[column.name] = checked.value;
     }
   }
   if (key === undefined || refused.columns.length) return { ok: false, ...refused };

@@ -141,6 +141,11 @@ export function isMessageStep(step: JourneyStep): step is MessageStep {
   return (MESSAGE_CHANNELS as readonly string[]).includes(step.type);
 }
 
+/** The sender address of each email step, named by its field in the definition. */
+export function emailSenders(definition: JourneyDefinition): { field: string; address: string }[] {
+  return definition.steps.flatMap((step, i) => (step.type === "email" ? [{ field: `steps.${i}.sender_email`, address: step.sender_email }] : []));
+}
+
 /** The message step a wait follows, walking back through conditions and delays; undefined when none. */
 export function previousMessage(steps: readonly JourneyStep[], step: JourneyStep): MessageStep | undefined {
   const byId = new Map(steps.map((s) => [s.id, s]));

@@ -10,13 +10,29 @@ import { sweepIdleSessions } from "../services/operators/sessions";
 import { archiveOldEvents } from "../services/retention/archive";
 import { housekeeping } from "../services/retention/housekeeping";
 import { redriveWaitingSms } from "../services/journeys/sms";
+import { emailSetupWarningTask } from "../services/channels/email/providers";
+import { recheckSenderDomainsTask } from "../services/channels/email/sender-domains";
 
 /**
- * The per-minute Cron Trigger: publish due broadcasts, fire due journey timers, re-drive
- * stalled jobs and SMS, build segments and re-check their sliding windows, sweep idle operator
- * sessions. Each task is independent; one failing does not stop the others.
+ * The per-minute Cron Trigger. Each task is independent; one failing does not stop the others.
+ * One task a line: branches add tasks side by side.
  */
-export const CRON_TASKS: CronTask[] = [redriveStalledEvents, redriveStalledImports, journeyTimers, redriveListEntries, publishBroadcastsTask, segmentsCron, segmentExportsRedrive, sweepIdleSessions, redriveWaitingSms, archiveOldEvents, housekeeping];
+export const CRON_TASKS: CronTask[] = [
+  redriveStalledEvents,
+  redriveStalledImports,
+  journeyTimers,
+  redriveListEntries,
+  publishBroadcastsTask,
+  segmentsCron,
+  segmentExportsRedrive,
+  sweepIdleSessions,
+  redriveWaitingSms,
+  archiveOldEvents,
+  housekeeping,
+  recheckSenderDomainsTask,
+  // Logs once per isolate when real email is refused (PUBLIC_BASE_URL not https).
+  emailSetupWarningTask,
+];
 
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));

@@ -94,3 +94,19 @@ export async function deleteSenderDomain(db: ShardDb, panelId: string, domain: s
   const result = await db.prepare("DELETE FROM sender_domains WHERE panel_id = ? AND domain = ?").bind(panelId, domain).run();
   return result.meta.changes > 0;
 }
+
+/**
+ * Sender domains of every panel whose last check is older than their interval, oldest first:
+ * verified ones after `verifiedBefore`, the others (never checked, or failing) after `othersBefore`.
+ */
+export async function dueSenderDomains(db: ShardDb, verifiedBefore: number, othersBefore: number, limit: number): Promise<SenderDomain[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT * FROM sender_domains
+       WHERE (state = 'verified' AND checked_at <= ?) OR (state != 'verified' AND COALESCE(checked_at, created_at) <= ?)
+       ORDER BY COALESCE(checked_at, created_at) LIMIT ?`,
+    )
+    .bind(verifiedBefore, othersBefore, limit)
+    .all<Row>();
+  return results.map(fromRow);
+}

@@ -57,6 +57,20 @@ describe("contact/bulkupload (4.5)", () => {
     expect(await contactsOf(panel.id)).toHaveLength(2);
   });
 
+  it("refuses a row whose EMAIL, not the primary key, needs SMTPUTF8; other EMAIL text is kept as before", async () => {
+    const mobile = await createPanel({ primary_key: "MOBILE" });
+    const job = await importCsvInto(mobile, "MOBILE,EMAIL,NAME\n+15550001,Chloé@example.com,Chloé\n+15550002,ada@bücher.example,Ada\n+15550003,n/a,Bo\n");
+    expect(job).toMatchObject({ status: "completed", total: 3, created: 2, failed: 1 });
+    const report = await downloadReport(job.error_report, mobile.apiKey);
+    expect(report.text.trimEnd().split("\r\n")[1]).toBe(
+      '2,EMAIL,"EMAIL has a non-ASCII local part (""chloé""): that needs SMTPUTF8, which the email provider does not support",+15550001,Chloé@example.com,Chloé',
+    );
+    const view = apiFor(mobile);
+    expect((await view("contact", "view", { data: "+15550001" })).status).toBe(404);
+    expect((await view("contact", "view", { data: "+15550002" })).body.contact.EMAIL).toBe("ada@bücher.example");
+    expect((await view("contact", "view", { data: "+15550003" })).body.contact.EMAIL).toBe("n/a");
+  });
+
   it("adds every imported contact to listid", async () => {
     const listid = (await api("lists", "add", { listname: "Imported" })).body.listid;
     await api("contact", "add", { data: { EMAIL: "already@example.com" } });

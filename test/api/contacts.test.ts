@@ -132,6 +132,15 @@ describe("contact add (4.1)", () => {
     });
     expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panel.id)).toBe(0);
     expect((await api("contact", "add", { data: { EMAIL: "ada@bücher.example" } })).status).toBe(200);
+
+    // The same for an EMAIL that is not the panel's primary key, on add and update.
+    const mobile = apiFor(await createPanel({ primary_key: "MOBILE" }));
+    const secondary = await mobile("contact", "add", { data: { MOBILE: "+15550001", email: "Chloé@example.com" } });
+    expect(secondary.status).toBe(400);
+    expect(secondary.body.errors).toEqual([{ field: "data.email", message: 'has a non-ASCII local part ("chloé"): that needs SMTPUTF8, which the email provider does not support' }]);
+    expect((await mobile("contact", "add", { data: { MOBILE: "+15550001", EMAIL: "chloe@example.com" } })).status).toBe(200);
+    expect((await mobile("contact", "update", { data: { MOBILE: "+15550001", EMAIL: "chloé@example.com" } })).status).toBe(400);
+    expect((await mobile("contact", "view", { data: "+15550001" })).body.contact.EMAIL).toBe("chloe@example.com");
   });
 
   it("works with a custom primary-key attribute", async () => {

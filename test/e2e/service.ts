@@ -26,6 +26,8 @@ export interface StartOptions {
   /** Local state to start on (a restart after crash()); a fresh directory when absent. */
   stateDir?: string;
   port?: number;
+  /** Environment variables start.ts reads (EMAIL_PROVIDER, DOH_URL). */
+  env?: Record<string, string>;
 }
 
 function freePort(): Promise<number> {
@@ -57,7 +59,7 @@ export async function startService(options: StartOptions = {}): Promise<Service 
   const args = [join(root, "scripts", "start.ts"), ...(existsSync(join(root, "web", "dist", "index.html")) ? ["--no-build"] : [])];
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: root,
-    env: { ...process.env, PORT: String(port), STATE_DIR: stateDir, CI: "1" },
+    env: { ...process.env, ...options.env, PORT: String(port), STATE_DIR: stateDir, CI: "1" },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

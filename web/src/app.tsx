@@ -36,6 +36,7 @@ const NAV: [string, string, "owner"?][] = [
   ["/campaigns", "Campaigns"],
   ["/journeys", "Journeys"],
   ["/webhooks", "Webhooks"],
+  ["/sender-domains", "Sender domains"],
   ["/users", "Users and API keys"],
   ["/team", "Team", "owner"],
   ["/settings", "Settings"],

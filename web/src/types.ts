@@ -8,6 +8,7 @@ import type { contactSearchQuery, createListBody, defineActivityBody, defineAttr
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
 import type { broadcastRequestSchema } from "../../src/domain/broadcast";
+import type { createSenderDomainBody, DomainChecks } from "../../src/domain/sender-domains";
 
 export type PanelPatch = z.input<typeof panelPatchBody>;
 export type DefineAttribute = z.input<typeof defineAttributeBody>;
@@ -191,6 +192,8 @@ export interface JourneyView {
 export type CreateCampaign = z.input<ReturnType<typeof broadcastRequestSchema>>;
 
 export interface CampaignView {
+  /** Only in the answer of a creation: with the outbox, a sender domain a real provider would refuse. */
+  warnings?: { field: string; message: string }[];
   id: string;
   name: string;
   status: "scheduled" | "sending" | "sent" | "failed";
@@ -220,4 +223,29 @@ export interface CampaignView {
     bounces: number;
     unsubscribes: number;
   };
+}
+
+export type CreateSenderDomain = z.input<typeof createSenderDomainBody>;
+export type DomainCheckName = keyof DomainChecks;
+
+/** A sender domain as GET /sender-domains shapes it: the records to publish and the last check (never a key). */
+export interface SenderDomainView {
+  domain: string;
+  state: "pending" | "verified" | "failed";
+  /** `value` null: any SPF record that allows the servers you send through. */
+  records: { purpose: DomainCheckName; type: "TXT"; name: string; value: string | null }[];
+  checks: DomainChecks | null;
+  checked_at: string | null;
+  created_at: string;
+}
+
+export interface TrackingDomainView {
+  domain: string;
+  verified: boolean;
+  record: { type: "CNAME"; name: string; value: string };
+  /** Only in the answer of a verify: the CNAME targets found and why it failed. */
+  found?: string[];
+  reason?: string | null;
+  checked_at: string | null;
+  created_at: string;
 }

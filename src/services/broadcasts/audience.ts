@@ -9,6 +9,7 @@ import { compileSegment, type CompiledSegment } from "../../store/segment-sql";
 import { existingSegmentIds, getSegment, loadSegmentCatalog } from "../../store/segments";
 import type { SegmentNode } from "../../domain/segments";
 import { readHtmlBody } from "./create";
+import { senderStanding } from "../channels/email/sender-domains";
 
 /**
  * Campaigns of the admin API that send to an audience (CONTRACT 9): lists and saved segments
@@ -17,7 +18,8 @@ import { readHtmlBody } from "./create";
  * the HTML body's download, publishing and sending).
  */
 
-export type AudienceCampaignOutcome = { ok: true; campaignId: string } | { ok: false; problems: FieldProblem[] };
+/** `senderNote`: the outbox accepts a sender domain that a real provider would refuse. */
+export type AudienceCampaignOutcome = { ok: true; campaignId: string; senderNote: string | null } | { ok: false; problems: FieldProblem[] };
 
 /** Checks the lists and segments the audience names, keeps the HTML body in R2, and schedules the campaign. */
 export async function createAudienceCampaign(
@@ -27,6 +29,8 @@ export async function createAudienceCampaign(
   const { env, db, panel } = ctx;
   const { audience } = request;
   const problems: FieldProblem[] = [];
+  const sender = await senderStanding(env, db, panel.id, request.senderEmail);
+  if (sender.refusal) problems.push({ field: "sender_email", message: sender.refusal });
   const lists = await existingListIds(db, panel.id, [...audience.lists, ...audience.exclude_lists]);
   const segments = await existingSegmentIds(db, panel.id, [...audience.segments, ...audience.exclude_segments]);
   for (const member of ["lists", "exclude_lists"] as const) {
@@ -58,7 +62,7 @@ export async function createAudienceCampaign(
     createdAt: ctx.now,
     audience,
   });
-  return { ok: true, campaignId };
+  return { ok: true, campaignId, senderNote: sender.note };
 }
 
 /**

@@ -10,6 +10,7 @@ import { insertCampaignWithList, setCampaignImport } from "../../store/campaigns
 import { findListByName } from "../../store/lists";
 import { MAX_SOURCE_BYTES, md5Hex, readContactFiles, type CsvFile } from "./contacts-source";
 import { startContactImport } from "./contact-import";
+import { senderStanding } from "../channels/email/sender-domains";
 
 /** Largest HTML body fetched from `source_file`. */
 export const MAX_HTML_BYTES = 2 * 1024 * 1024;
@@ -20,6 +21,8 @@ export interface CreatedBroadcast {
   listId: number;
   sendAt: number;
   importJobId: string;
+  /** Said to the caller when the outbox accepts a sender domain a real provider would refuse. */
+  senderNote: string | null;
 }
 
 /** Who creates the broadcast, and when. */
@@ -159,6 +162,8 @@ export async function createBroadcast(ctx: BroadcastContext, request: BroadcastR
 
 async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest): Promise<CreatedBroadcast> {
   const { env, db, panel, now } = ctx;
+  const sender = await senderStanding(env, db, panel.id, request.senderEmail);
+  if (sender.refusal) throw invalidField("data.sender_email_id", sender.refusal);
   if (await findListByName(db, panel.id, request.listName)) throw listTaken(request.listName);
 
   const [files, html] = await Promise.all([loadContactFiles(ctx, request), loadHtml(ctx.env, request, "data.source_file")]);
@@ -193,5 +198,5 @@ async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest)
   if (listId === null) throw listTaken(request.listName);
   const handle = await startContactImport(env, db, { panelId: panel.id, listId, schema: ctx.schema, sources, now });
   await setCampaignImport(db, panel.id, campaignId, handle.jobId);
-  return { campaignId, listId, sendAt: request.sendAt, importJobId: handle.jobId };
+  return { campaignId, listId, sendAt: request.sendAt, importJobId: handle.jobId, senderNote: sender.note };
 }

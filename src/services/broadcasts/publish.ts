@@ -2,6 +2,7 @@ import { forEachShard } from "../access/shards";
 import type { ShardDb } from "../../store/shards";
 import type { CronTask } from "../../lib/tasks";
 import { completeCampaignIfDone, dueCampaigns, failCampaign, publishCampaign, stalledCampaigns } from "../../store/campaigns";
+import { senderStanding } from "../channels/email/sender-domains";
 import { compileAudience } from "./audience";
 import { contactImportStatus } from "./contact-import";
 import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";
@@ -32,6 +33,12 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
     if (imported === "running") continue;
     if (imported === "failed") {
       await failCampaign(db, campaign.panelId, campaign.id, "the contact import failed", now);
+      continue;
+    }
+    // The domain may have been removed, or failed a re-check, since the campaign was created.
+    const sender = await senderStanding(env, db, campaign.panelId, campaign.senderEmail);
+    if (sender.refusal) {
+      await failCampaign(db, campaign.panelId, campaign.id, sender.refusal, now);
       continue;
     }
     const audience = campaign.audience ? await compileAudience(db, campaign.panelId, campaign.audience, now) : undefined;

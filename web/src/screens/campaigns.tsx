@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
+import { Link } from "../router";
 import type { CampaignView, CreateCampaign } from "../types";
 import { Empty, ErrorNote, Field, failureOf, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";
@@ -151,6 +152,11 @@ export function Campaigns({ panel }: ScreenProps) {
           Campaign “{created.name}” scheduled for {created.schedule_date} ({created.timezone}).
         </p>
       )}
+      {created?.warnings?.map((warning) => (
+        <p key={warning.field} className="muted">
+          Note: {warning.message}. See <Link href={`/panels/${encodeURIComponent(panel.id)}/sender-domains`}>Sender domains</Link>.
+        </p>
+      ))}
       {!data ? (
         <Loading />
       ) : data.campaigns.length === 0 ? (

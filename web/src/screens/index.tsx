@@ -6,6 +6,7 @@ import { Data } from "./data";
 import { Home } from "./home";
 import { Journey, Journeys } from "./journeys";
 import { Lists } from "./lists";
+import { SenderDomains } from "./sender-domains";
 import { Settings } from "./settings";
 import { Team } from "./team";
 import { Users } from "./users";
@@ -31,5 +32,6 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/journeys", (props) => <Journeys {...props} />],
   ["/journeys/:id", (props) => <Journey {...props} />],
   ["/webhooks", (props) => <Webhooks {...props} />],
+  ["/sender-domains", (props) => <SenderDomains {...props} />],
   ["/webhooks/:id", (props) => <Webhook {...props} />],
 ];

@@ -1,5 +1,6 @@
 import { judgeHost } from "../../../lib/outbound-address";
 import { panelDb } from "../../access/shards";
+import type { CronTask } from "../../../lib/tasks";
 import { OutboxProvider } from "./outbox";
 import type { EmailProvider, ProviderEnv } from "./provider";
 import { SesProvider } from "./ses";
@@ -64,3 +65,20 @@ export function emailProvider(env: ProviderEnv): EmailProvider {
       throw new Error(`EMAIL_PROVIDER "${env.EMAIL_PROVIDER}" is not one of outbox, ses`);
   }
 }
+
+/** Whether this isolate has logged the refusal of real email yet (once per isolate, not every minute). */
+let refusalLogged = false;
+
+/**
+ * A log line when real email is configured but refused (PUBLIC_BASE_URL not public https): a
+ * deployment has no `npm start` printout, and its refused batches only retry quietly.
+ */
+export const emailSetupWarningTask: CronTask = {
+  name: "email-setup",
+  async run(env) {
+    const { provider, problem } = emailSetup(env);
+    if (!problem || refusalLogged) return;
+    refusalLogged = true;
+    console.warn(`EMAIL_PROVIDER is ${provider}, but ${problem}: no campaign or journey email is sent until it is fixed`);
+  },
+};

@@ -7,9 +7,12 @@ import {
   SUGGESTED_DMARC,
   type DomainChecks,
 } from "../../../domain/sender-domains";
+import type { FieldProblem } from "../../../domain/problems";
 import { decryptSecret, encryptSecret } from "../../../lib/crypto";
+import type { CronTask } from "../../../lib/tasks";
+import { forEachShard } from "../../access/shards";
 import { TtlCache } from "../../../lib/ttl-cache";
-import { getSenderDomain, insertSenderDomain, recordSenderDomainCheck, type SenderDomain } from "../../../store/sender-domains";
+import { dueSenderDomains, getSenderDomain, insertSenderDomain, recordSenderDomainCheck, type SenderDomain } from "../../../store/sender-domains";
 import type { ShardDb } from "../../../store/shards";
 import { dkimRecord, generateDkimKey, importDkimPrivateKey, type DkimKey } from "./dkim";
 
@@ -118,8 +121,13 @@ export async function lookupDns(dohUrl: string, name: string, type: keyof typeof
   return { ok: true, records };
 }
 
-/** Looks up SPF, both DKIM keys and DMARC of the domain and records the outcome. */
-export async function checkSenderDomain(env: SenderDomainEnv, db: ShardDb, domain: SenderDomain, now: number): Promise<SenderDomain> {
+/**
+ * Looks up SPF, both DKIM keys and DMARC of the domain and records the outcome. With
+ * `keepVerifiedOnLookupFailure` (the scheduled re-check), a verified domain whose lookups failed
+ * at the resolver (not a record found missing) stays verified: an outage of the resolver must
+ * not stop every panel's email.
+ */
+export async function checkSenderDomain(env: SenderDomainEnv, db: ShardDb, domain: SenderDomain, now: number, options: { keepVerifiedOnLookupFailure?: boolean } = {}): Promise<SenderDomain> {
   const provider = env.EMAIL_PROVIDER || "outbox";
   const records = recordsToPublish(domain, provider);
   const names = records.map((r) => r.name);
@@ -135,7 +143,8 @@ export async function checkSenderDomain(env: SenderDomainEnv, db: ShardDb, domai
     dkim_ed25519: failed(2, judgeDkim(names[2]!, found[2]!, records[2]!.value!)),
     dmarc: failed(3, judgeDmarc(names[3]!, found[3]!)),
   };
-  const state = isVerified(checks) ? "verified" : "failed";
+  const resolverFailed = lookups.some((l) => !l.ok);
+  const state = isVerified(checks) || (options.keepVerifiedOnLookupFailure && resolverFailed && domain.state === "verified") ? "verified" : "failed";
   signingKeys.clear();
   return (await recordSenderDomainCheck(db, domain.panelId, domain.domain, { state, edPublished: checks.dkim_ed25519.status === "pass", checks }, now)) ?? domain;
 }
@@ -188,7 +197,81 @@ export function forgetSenderSigning(): void {
 }
 
 /** Why mail from this sender may not go out through this provider; null when it may. */
-export function unverifiedSenderProblem(signing: SenderSigning, providerSendsRealEmail: boolean): string | null {
+export function unverifiedSenderProblem(signing: Pick<SenderSigning, "domain" | "verified">, providerSendsRealEmail: boolean): string | null {
   if (signing.verified || !providerSendsRealEmail) return null;
   return `the sender domain ${signing.domain} is not verified in this panel: add it (POST /admin/v1/panels/{panel}/sender-domains), publish its SPF, DKIM and DMARC records and verify it`;
 }
+
+/** What the outbox says of mail it keeps from a domain a real provider would refuse. */
+export function unverifiedSenderNote(domain: string): string {
+  return `the sender domain ${domain} is not verified in this panel; a provider that sends real email would refuse this message`;
+}
+
+/** Whether the configured provider delivers to recipients (the outbox keeps every message). */
+export function providerSendsRealEmail(env: Pick<Env, "EMAIL_PROVIDER">): boolean {
+  return (env.EMAIL_PROVIDER || "outbox") !== "outbox";
+}
+
+/**
+ * Whether mail from this address may be scheduled in the panel (a campaign created, a journey
+ * started), asked before anything is written so that a send does not fail message by message
+ * later: refused when the provider sends real email and the domain is not verified; allowed
+ * with a note when the outbox would keep such mail.
+ */
+export async function senderStanding(env: Pick<Env, "EMAIL_PROVIDER">, db: ShardDb, panelId: string, address: string): Promise<{ refusal: string | null; note: string | null }> {
+  const domain = domainOfAddress(address);
+  const verified = (await getSenderDomain(db, panelId, domain))?.state === "verified";
+  if (verified) return { refusal: null, note: null };
+  const refusal = unverifiedSenderProblem({ domain, verified }, providerSendsRealEmail(env));
+  return refusal ? { refusal, note: null } : { refusal: null, note: unverifiedSenderNote(domain) };
+}
+
+/** The standing of several senders (a journey's email steps), each named by its field: refusals and notes. */
+export async function sendersStanding(
+  env: Pick<Env, "EMAIL_PROVIDER">,
+  db: ShardDb,
+  panelId: string,
+  senders: readonly { field: string; address: string }[],
+): Promise<{ problems: FieldProblem[]; notes: FieldProblem[] }> {
+  const standings = await Promise.all(senders.map((s) => senderStanding(env, db, panelId, s.address)));
+  const problems: FieldProblem[] = [];
+  const notes: FieldProblem[] = [];
+  standings.forEach(({ refusal, note }, i) => {
+    if (refusal) problems.push({ field: senders[i]!.field, message: refusal });
+    if (note) notes.push({ field: senders[i]!.field, message: note });
+  });
+  return { problems, notes };
+}
+
+/** How often the cron looks a domain up again: verified ones daily, the others (records not yet published, or broken) hourly. */
+export const RECHECK_VERIFIED_MS = 24 * 3_600_000;
+export const RECHECK_OTHERS_MS = 3_600_000;
+/** Domains re-checked per cron minute (four DNS lookups each). */
+const RECHECKS_PER_RUN = 10;
+
+/**
+ * The scheduled re-check: records removed or changed since the last check un-verify the domain
+ * (its mail is then refused by a real provider at the next campaign, journey start or send),
+ * and records published since verify it without the operator pressing Verify.
+ */
+export async function recheckSenderDomains(env: Env, now: number): Promise<void> {
+  await forEachShard(env, "recheck-sender-domains", async (db) => {
+    const due = await dueSenderDomains(db, now - RECHECK_VERIFIED_MS, now - RECHECK_OTHERS_MS, RECHECKS_PER_RUN);
+    for (const domain of due) {
+      const checked = await checkSenderDomain(env, db, domain, now, { keepVerifiedOnLookupFailure: true });
+      if (domain.state === "verified" && checked.state !== "verified") {
+        console.warn(`sender domain ${domain.domain} of panel ${domain.panelId} is no longer verified: ${describeFailures(checked)}`);
+      }
+    }
+  });
+}
+
+function describeFailures(domain: SenderDomain): string {
+  if (!domain.checks) return "not checked";
+  return (["spf", "dkim", "dmarc"] as const)
+    .filter((name) => domain.checks![name].status === "fail")
+    .map((name) => `${name}: ${domain.checks![name].reason}`)
+    .join("; ");
+}
+
+export const recheckSenderDomainsTask: CronTask = { name: "recheck-sender-domains", run: recheckSenderDomains };

@@ -1,6 +1,6 @@
 import type { ShardDb } from "../../../store/shards";
 import type { EmailProvider } from "./provider";
-import { senderSigning, unverifiedSenderProblem } from "./sender-domains";
+import { senderSigning, unverifiedSenderNote, unverifiedSenderProblem } from "./sender-domains";
 import { signDkim } from "./dkim";
 
 /**
@@ -14,6 +14,6 @@ export async function planSender(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, pro
   const signing = await senderSigning(env, db, panelId, address);
   const refusal = unverifiedSenderProblem(signing, provider.realEmail);
   if (refusal) return { ok: false, error: refusal };
-  const note = signing.verified ? undefined : `the sender domain ${signing.domain} is not verified in this panel; a provider that sends real email would refuse this message`;
+  const note = signing.verified ? undefined : unverifiedSenderNote(signing.domain);
   return { ok: true, sign: (raw, now) => signDkim(raw, signing.keys, now), ...(note ? { note } : {}) };
 }

@@ -1,0 +1,352 @@
+import { useState, type FormEvent } from "react";
+import { admin, ApiFailure } from "../api";
+import type { CreateSenderDomain, DomainCheckName, Overview, SenderDomainView, TrackingDomainView } from "../types";
+import { CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad } from "../ui";
+import type { ScreenProps } from ".";
+
+// The domains the panel sends from (SPF, DKIM, DMARC records to publish and their last check)
+// and its tracking domain (a CNAME). Reading is for every role; adding, verifying and removing
+// are for owners, as the admin routes require.
+
+const RECORD_LABELS: Record<DomainCheckName, string> = {
+  spf: "SPF",
+  dkim: "DKIM (RSA)",
+  dkim_ed25519: "DKIM (Ed25519, optional)",
+  dmarc: "DMARC",
+};
+
+const STATE_LABELS: Record<SenderDomainView["state"], string> = {
+  pending: "not checked yet",
+  verified: "verified",
+  failed: "not verified",
+};
+
+/** A TXT record as a zone-file line; values longer than 255 characters are split into quoted strings, as DNS stores them. */
+function zoneLine(name: string, value: string): string {
+  const chunks = value.match(/.{1,255}/g) ?? [""];
+  return `${name}. 3600 IN TXT ${chunks.map((c) => `"${c}"`).join(" ")}`;
+}
+
+const domainPath = (domain: string, rest = "") => `/sender-domains/${encodeURIComponent(domain)}${rest}`;
+
+/** Runs an action of a card: busy while it runs, its failure shown; the screen reloads after. */
+function useAction(onDone: () => void) {
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<string>();
+  const run = async (action: () => Promise<unknown>) => {
+    setBusy(true);
+    setFailure(undefined);
+    try {
+      await action();
+      onDone();
+    } catch (problem) {
+      setFailure(failureOf(problem).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, failure, run };
+}
+
+function CheckResult({ domain, purpose }: { domain: SenderDomainView; purpose: DomainCheckName }) {
+  const check = domain.checks?.[purpose];
+  if (!check) return <span className="muted">not checked yet</span>;
+  return (
+    <>
+      <span className={`badge check-${check.status}`}>{check.status}</span>
+      {check.reason && <div className="error">{check.reason}</div>}
+      {check.status === "fail" && check.found.length > 0 && (
+        <div className="muted">
+          Found: <code className="record-value">{check.found.join(" | ")}</code>
+        </div>
+      )}
+    </>
+  );
+}
+
+function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: string; domain: SenderDomainView; owner: boolean; onChanged: () => void }) {
+  const { busy, failure, run } = useAction(onChanged);
+  const zone = domain.records
+    .filter((r) => r.value !== null)
+    .map((r) => zoneLine(r.name, r.value!))
+    .join("\n");
+  return (
+    <li className="card" aria-label={`Sender domain ${domain.domain}`}>
+      <div className="screen-head">
+        <h2>
+          {domain.domain} <span className={`badge domain-${domain.state}`}>{STATE_LABELS[domain.state]}</span>
+        </h2>
+        <div className="row">
+          <button type="button" disabled={busy || !owner} onClick={() => run(() => admin("POST", panelId, domainPath(domain.domain, "/verify")))}>
+            {busy ? "Checking…" : "Verify"}
+            <span className="visually-hidden"> {domain.domain}</span>
+          </button>
+          <button
+            type="button"
+            className="danger"
+            disabled={busy || !owner}
+            aria-label={`Remove ${domain.domain}`}
+            onClick={() => {
+              if (confirm(`Remove the sender domain ${domain.domain}? Its DKIM keys are deleted and its mail is no longer signed.`)) {
+                void run(() => admin("DELETE", panelId, domainPath(domain.domain)));
+              }
+            }}
+          >
+            Remove
+          </button>
+        </div>
+      </div>
+      <p className="muted">
+        {domain.checked_at ? `Last checked ${formatTime(domain.checked_at)}.` : "Publish the records below at your DNS host, then press “Verify”."} SPF, DKIM (RSA)
+        and DMARC must pass for the domain to be verified.
+      </p>
+      <ErrorNote error={failure} />
+      <table>
+        <caption className="visually-hidden">Records to publish for {domain.domain} and the result of their last check</caption>
+        <thead>
+          <tr>
+            <th scope="col">Record</th>
+            <th scope="col">Type</th>
+            <th scope="col">Name</th>
+            <th scope="col">Value to publish</th>
+            <th scope="col">Last check</th>
+          </tr>
+        </thead>
+        <tbody>
+          {domain.records.map((record) => (
+            <tr key={record.purpose} aria-label={`${RECORD_LABELS[record.purpose]} record of ${domain.domain}`}>
+              <th scope="row">{RECORD_LABELS[record.purpose]}</th>
+              <td>{record.type}</td>
+              <td>
+                <code className="record-value">{record.name}</code> <CopyButton text={record.name} label="Copy name" />
+              </td>
+              <td>
+                {record.value === null ? (
+                  <span className="muted">Any SPF record (v=spf1 …) that allows the servers you send through</span>
+                ) : (
+                  <>
+                    <code className="record-value">{record.value}</code> <CopyButton text={record.value} label="Copy value" />
+                  </>
+                )}
+              </td>
+              <td>
+                <CheckResult domain={domain} purpose={record.purpose} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p>
+        <CopyButton text={zone} label="Copy all as zone-file lines" />
+      </p>
+    </li>
+  );
+}
+
+function AddSenderDomain({ panelId, owner, onAdded }: { panelId: string; owner: boolean; onAdded: () => void }) {
+  const [domain, setDomain] = useState("");
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState<string>();
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setFields({});
+    setFailure(undefined);
+    try {
+      const body: CreateSenderDomain = { domain };
+      await admin("POST", panelId, "/sender-domains", body);
+      setDomain("");
+      onAdded();
+    } catch (problem) {
+      const { message, fields } = failureOf(problem);
+      setFailure(message);
+      setFields(fields);
+    }
+  };
+  return (
+    <form className="card" onSubmit={submit} aria-label="Add a sender domain">
+      <ErrorNote error={failure} />
+      <div className="row">
+        <Field label="Sender domain" hint="The part after @ in your sender addresses, such as shop.example.com" error={fields.domain}>
+          {(props) => <input {...props} required disabled={!owner} value={domain} onChange={(e) => setDomain(e.target.value)} />}
+        </Field>
+        <button type="submit" disabled={!owner}>
+          Add domain
+        </button>
+      </div>
+    </form>
+  );
+}
+
+async function loadTrackingDomain(panelId: string): Promise<TrackingDomainView | null> {
+  try {
+    return await admin<TrackingDomainView>("GET", panelId, "/tracking-domain");
+  } catch (failure) {
+    if (failure instanceof ApiFailure && failure.status === 404) return null;
+    throw failure;
+  }
+}
+
+function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean }) {
+  const [tick, setTick] = useState(0);
+  const reload = () => setTick((t) => t + 1);
+  const { data, error } = useLoad(() => loadTrackingDomain(panelId), [panelId, tick]);
+  const [check, setCheck] = useState<TrackingDomainView>();
+  const { busy, failure, run } = useAction(reload);
+  const [domain, setDomain] = useState("");
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [formFailure, setFormFailure] = useState<string>();
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setFields({});
+    setFormFailure(undefined);
+    setCheck(undefined);
+    try {
+      const body: CreateSenderDomain = { domain };
+      await admin("PUT", panelId, "/tracking-domain", body);
+      setDomain("");
+      reload();
+    } catch (problem) {
+      const { message, fields } = failureOf(problem);
+      setFormFailure(message);
+      setFields(fields);
+    }
+  };
+
+  return (
+    <section aria-labelledby="tracking-title">
+      <h2 id="tracking-title">Tracking domain</h2>
+      <p className="muted">
+        Links, the open pixel and the unsubscribe link of the panel's email use this host of your own domain once it is verified, so they match the sender's
+        domain. Without one they use the service's address.
+      </p>
+      <ErrorNote error={error} />
+      {data === undefined ? (
+        !error && <Loading />
+      ) : data === null ? (
+        <Empty title="No tracking domain">Set a host such as t.shop.example.com below, publish its CNAME record, then verify it.</Empty>
+      ) : (
+        <section className="card" aria-label={`Tracking domain ${data.domain}`}>
+          <div className="screen-head">
+            <h3>
+              {data.domain} <span className={`badge domain-${data.verified ? "verified" : "failed"}`}>{data.verified ? "verified" : "not verified"}</span>
+            </h3>
+            <div className="row">
+              <button
+                type="button"
+                disabled={busy || !owner}
+                onClick={() => run(async () => setCheck(await admin<TrackingDomainView>("POST", panelId, "/tracking-domain/verify")))}
+              >
+                {busy ? "Checking…" : "Verify"}
+                <span className="visually-hidden"> {data.domain}</span>
+              </button>
+              <button
+                type="button"
+                className="danger"
+                disabled={busy || !owner}
+                aria-label={`Remove ${data.domain}`}
+                onClick={() => {
+                  if (confirm(`Remove the tracking domain ${data.domain}? Links go back to the service's address.`)) {
+                    void run(async () => (await admin("DELETE", panelId, "/tracking-domain"), setCheck(undefined)));
+                  }
+                }}
+              >
+                Remove
+              </button>
+            </div>
+          </div>
+          <ErrorNote error={failure} />
+          <table>
+            <caption className="visually-hidden">Record to publish for the tracking domain</caption>
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Name</th>
+                <th scope="col">Value to publish</th>
+              </tr>
+            </thead>
+            <tbody>
+              <tr aria-label={`CNAME record of ${data.domain}`}>
+                <td>{data.record.type}</td>
+                <td>
+                  <code className="record-value">{data.record.name}</code> <CopyButton text={data.record.name} label="Copy name" />
+                </td>
+                <td>
+                  <code className="record-value">{data.record.value}</code> <CopyButton text={data.record.value} label="Copy value" />
+                </td>
+              </tr>
+            </tbody>
+          </table>
+          <p className="muted">{data.checked_at ? `Last checked ${formatTime(data.checked_at)}.` : "Not checked yet."}</p>
+          {check && check.domain === data.domain && (
+            <p role="status" className={check.verified ? "ok" : "error"}>
+              {check.verified ? "The CNAME points at the service: the domain is verified." : `Not verified: ${check.reason ?? "the CNAME was not found"}.`}
+              {check.found && check.found.length > 0 && <> Found: {check.found.join(", ")}.</>}
+            </p>
+          )}
+        </section>
+      )}
+      <form className="card" onSubmit={submit} aria-label="Set the tracking domain">
+        <ErrorNote error={formFailure} />
+        <div className="row">
+          <Field label="Tracking host" hint="A host of your sender domain, such as t.shop.example.com; setting another replaces the current one" error={fields.domain}>
+            {(props) => <input {...props} required disabled={!owner} value={domain} onChange={(e) => setDomain(e.target.value)} />}
+          </Field>
+          <button type="submit" disabled={!owner}>
+            Set tracking domain
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** What the deployment does with mail from an unverified domain, in the Worker's own words (the overview's email member). */
+function EmailSetupNote({ email }: { email: Overview["email"] }) {
+  if (email.problem) {
+    return (
+      <p className="error" role="alert">
+        Email is not sent: {email.problem}.
+      </p>
+    );
+  }
+  if (!email.real_email) {
+    return (
+      <p className="muted">
+        Email goes to the outbox, which keeps every message and sends none: mail from a domain that is not verified is accepted there with a note. A provider
+        that sends real email refuses campaigns and journeys from such a domain.
+      </p>
+    );
+  }
+  return <p className="muted">Email is sent through {email.provider}: campaigns and journeys from a domain that is not verified are refused.</p>;
+}
+
+export function SenderDomains({ panel }: ScreenProps) {
+  const owner = panel.role === "owner";
+  const [tick, setTick] = useState(0);
+  const reload = () => setTick((t) => t + 1);
+  const { data, error } = useLoad(() => admin<{ sender_domains: SenderDomainView[] }>("GET", panel.id, "/sender-domains"), [panel.id, tick]);
+  const overview = useLoad(() => admin<Overview>("GET", panel.id, "/overview"), [panel.id]);
+
+  return (
+    <Screen title="Sender domains">
+      {overview.data && <EmailSetupNote email={overview.data.email} />}
+      {!owner && <p className="muted">Only an owner of the panel can add, verify or remove domains; you are {panel.role}.</p>}
+      <ErrorNote error={error} />
+      {!data ? (
+        !error && <Loading />
+      ) : data.sender_domains.length === 0 ? (
+        <Empty title="No sender domains yet">Add the domain of your sender addresses below: its SPF, DKIM and DMARC records to publish are shown here.</Empty>
+      ) : (
+        <ul className="plain">
+          {data.sender_domains.map((domain) => (
+            <SenderDomainCard key={domain.domain} panelId={panel.id} domain={domain} owner={owner} onChanged={reload} />
+          ))}
+        </ul>
+      )}
+      <h2>Add a sender domain</h2>
+      <AddSenderDomain panelId={panel.id} owner={owner} onAdded={reload} />
+      <TrackingDomain panelId={panel.id} owner={owner} />
+    </Screen>
+  );
+}
