@@ -1,8 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { admin, apiFor, createPanel } from "../support/helpers";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { suppressAddress } from "../../src/store/suppressions";
+import { defineActivity } from "../support/activity";
+import { admin, apiFor, call, createPanel, panelData, panelSnapshot } from "../support/helpers";
+import { act, startJourney } from "../support/journeys";
 import { asOperator, operatorWithRole } from "../support/operators";
-import { broadcastData, scheduleIn } from "../support/broadcasts";
+import { broadcastData, htmlOf, outbox, rawMessage, scheduleIn, waitForCampaign } from "../support/broadcasts";
 
 async function addContacts(panel: Awaited<ReturnType<typeof createPanel>>, emails: string[]) {
   const api = apiFor(panel);
@@ -44,6 +48,128 @@ describe("panel screens: contacts", () => {
     const read = await admin("GET", `/panels/${panel.id}/contacts/ada@example.com`);
     expect(read.body).toMatchObject({ key: "ada@example.com", attributes: { EMAIL: "ada@example.com", NAME: "ada" }, lists: [{ id: list.body.id, name: "VIP" }] });
     expect((await admin("GET", `/panels/${other.id}/contacts/ada@example.com`)).status).toBe(404);
+  });
+});
+
+describe("panel screens: a contact's attributes, messages and journeys", () => {
+  async function peoplePanel() {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    for (const data of [
+      { EMAIL: "ada@example.com", NAME: "Ada", CITY: "Pune", AGE: 30 },
+      { EMAIL: "bob@example.com", NAME: "Bob", CITY: "pune", AGE: 41 },
+      { EMAIL: "cy@example.com", NAME: "Cy", CITY: "Delhi", AGE: 30 },
+      { EMAIL: "dee@example.com", NAME: "Dee", CITY: "P%" },
+    ]) {
+      expect((await api("contact", "add", { data })).body.result).toBe("Success");
+    }
+    return panel;
+  }
+
+  it("finds contacts by one attribute's value, exact or by prefix for text, in key order with paging", async () => {
+    const panel = await peoplePanel();
+    const search = (query: string) => admin("GET", `/panels/${panel.id}/contacts?${query}`);
+    const keys = (answer: { body: any }) => answer.body.contacts.map((c: any) => c.key);
+    const city = await search("attribute=city&q=PUNE&match=exact");
+    expect(city.status).toBe(200);
+    expect(city.body.attribute).toBe("CITY");
+    expect(keys(city)).toEqual(["ada@example.com", "bob@example.com"]);
+    expect(keys(await search("attribute=CITY&q=pu"))).toEqual(["ada@example.com", "bob@example.com"]);
+    // LIKE's wildcards in the text are plain characters.
+    expect(keys(await search("attribute=CITY&q=P%25&match=exact"))).toEqual(["dee@example.com"]);
+    expect(keys(await search("attribute=CITY&q=_une"))).toEqual([]);
+    const age = await search("attribute=AGE&q=30&match=exact&limit=1");
+    expect(keys(age)).toEqual(["ada@example.com"]);
+    expect(age.body.next_cursor).toBe("ada@example.com");
+    expect(keys(await search(`attribute=AGE&q=30&match=exact&limit=1&after=${encodeURIComponent(age.body.next_cursor)}`))).toEqual(["cy@example.com"]);
+    // The primary key named as the attribute is the key search.
+    expect(keys(await search("attribute=email&q=bo"))).toEqual(["bob@example.com"]);
+
+    const refused = async (query: string, field: string, message: RegExp) => {
+      const answer = await search(query);
+      expect(answer.status, query).toBe(400);
+      expect(answer.body.errors[0]).toMatchObject({ field, message: expect.stringMatching(message) });
+    };
+    await refused("attribute=AGE&q=3", "match", /exact value/);
+    await refused("attribute=AGE&q=old&match=exact", "q", /integer/);
+    await refused("attribute=SHOE&q=4&match=exact", "attribute", /no attribute named SHOE/);
+    await refused("attribute=CITY", "q", /required/);
+  });
+
+  it("edits a contact's attributes under the API's rules, each refusal naming its field and changing nothing", async () => {
+    const panel = await peoplePanel();
+    const path = `/panels/${panel.id}/contacts/ada@example.com`;
+    const marketer = await operatorWithRole(panel.id, "marketer");
+    const edited = await asOperator(marketer, "PATCH", path, { attributes: { age: "31", CITY: null, NAME: "Ada L." } });
+    expect(edited.status, JSON.stringify(edited.body)).toBe(200);
+    expect(edited.body.attributes).toEqual({ EMAIL: "ada@example.com", NAME: "Ada L.", AGE: 31 });
+    // The API reads what the panel wrote.
+    const viewed = await apiFor(panel)("contact", "view", { data: "ada@example.com" });
+    expect(viewed.body.contact).toEqual({ EMAIL: "ada@example.com", NAME: "Ada L.", AGE: 31 });
+
+    const before = await panelSnapshot(panel.id);
+    const refused = async (attributes: Record<string, unknown>, fields: string[]) => {
+      const answer = await asOperator(marketer, "PATCH", path, { attributes });
+      expect(answer.status, JSON.stringify(attributes)).toBe(400);
+      expect(answer.body.errors.map((e: any) => e.field)).toEqual(fields);
+    };
+    await refused({ AGE: "thirty", CITY: 12.5, NAME: true }, ["attributes.AGE", "attributes.NAME"]);
+    await refused({ email: "eve@example.com" }, ["attributes.email"]);
+    await refused({ SHOE: 44 }, ["attributes.SHOE"]);
+    await refused({}, ["attributes"]);
+    expect(await panelSnapshot(panel.id)).toBe(before);
+    expect((await asOperator(marketer, "PATCH", `/panels/${panel.id}/contacts/nobody@example.com`, { attributes: { AGE: 1 } })).status).toBe(404);
+    const viewer = await operatorWithRole(panel.id, "viewer");
+    expect((await asOperator(viewer, "PATCH", path, { attributes: { AGE: 1 } })).status).toBe(403);
+  });
+
+  it("shows the messages sent to a contact with opens and clicks, the journeys it entered and its suppression", async () => {
+    const panel = await peoplePanel();
+    const api = apiFor(panel);
+    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    await api("contact", "add", { data: { EMAIL: "ada@example.com" }, listid: list });
+    const empty = await admin("GET", `/panels/${panel.id}/contacts/ada@example.com`);
+    expect(empty.body).toMatchObject({ messages: [], journeys: [], suppression: null });
+
+    const created = await admin("POST", `/panels/${panel.id}/campaigns`, {
+      name: "Autumn",
+      subject: "Hello {{NAME}}",
+      sender_name: "Shop",
+      sender_email: "shop@example.com",
+      html: '<p>Hi</p><a href="https://shop.example.com/">Shop</a>',
+      audience: { lists: [list] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await publishDueBroadcasts(env, Date.now());
+    await waitForCampaign(panel, created.body.id);
+    const html = htmlOf(await rawMessage(panel, (await outbox(panel))[0].id));
+    const pixel = /http:\/\/127\.0\.0\.1:8787(\/t\/o\/[^"]+)/.exec(html)![1]!;
+    expect((await call(pixel)).status).toBe(200);
+    expect((await call(pixel)).status).toBe(200);
+
+    const browse = await defineActivity(panel, "browse");
+    const journey = await startJourney(panel, {
+      name: "Welcome",
+      trigger: { type: "activity", activity: "browse" },
+      steps: [
+        { id: "mail", type: "email", subject: "Welcome {{NAME}}", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+        { id: "wait", type: "wait_for_event", after: "mail", events: ["click"], within: "2d" },
+      ],
+    });
+    await act(panel, browse, "ada@example.com");
+    await suppressAddress(panelData, panel.id, "ada@example.com", "unsubscribe", created.body.id, Date.now());
+
+    const page = await admin("GET", `/panels/${panel.id}/contacts/ada@example.com`);
+    expect(page.status).toBe(200);
+    expect(page.body.lists).toEqual([{ id: list, name: "Readers" }]);
+    expect(page.body.messages).toContainEqual(
+      expect.objectContaining({ kind: "campaign", source_id: created.body.id, source_name: "Autumn", subject: "Hello {{NAME}}", status: "sent", opens: 2, clicks: 0 }),
+    );
+    expect(page.body.messages).toContainEqual(expect.objectContaining({ kind: "journey", source_id: journey.id, source_name: "Welcome", step_id: "mail", channel: "email", subject: "Welcome {{NAME}}" }));
+    expect(page.body.journeys).toEqual([expect.objectContaining({ journey_id: journey.id, name: "Welcome", journey_status: "running", status: "active", ended_at: null })]);
+    expect(page.body.suppression).toMatchObject({ address: "ada@example.com", reason: "unsubscribe", campaign_id: created.body.id });
+    // Another contact's page shows none of it.
+    expect((await admin("GET", `/panels/${panel.id}/contacts/bob@example.com`)).body).toMatchObject({ messages: [], journeys: [], suppression: null });
   });
 });
 

@@ -278,7 +278,7 @@ describe("panel in Chromium", () => {
     // The pipeline makes the event part of the contact's history within a second or two.
     const deadline = Date.now() + 30_000;
     for (;;) {
-      await page.getByLabel(/^Search by/).fill("timeline@");
+      await page.getByLabel("Value").fill("timeline@");
       await page.getByRole("button", { name: "Search" }).click();
       const link = page.getByRole("link", { name: "timeline@example.com" });
       if (await link.isVisible().catch(() => false)) break;
@@ -292,6 +292,85 @@ describe("panel in Chromium", () => {
     assert.match((await timeline.textContent()) ?? "", /Kettle/);
     await checkAccessibility(page, "contact");
     await screenshot(page, "contact-timeline");
+  });
+  test("find a contact by an attribute, read its messages and journeys, and edit its attributes with a refusal per field", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const activity = await adminCall("POST", `/panels/${panelId}/activities`, { name: "Read article", params: {} });
+    const journey = await adminCall("POST", `/panels/${panelId}/journeys`, {
+      name: "Reader welcome",
+      trigger: { type: "activity", activity: "Read article" },
+      steps: [{ id: "hello", type: "email", subject: "Thanks for reading", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+    await adminCall("POST", `/panels/${panelId}/journeys/${journey.id}/status`, { status: "running" });
+    for (const data of [{ EMAIL: "reader@example.com", NAME: "Rea", CITY: "Lyon", AGE: 33 }, { EMAIL: "nicer@example.com", CITY: "Nice" }]) {
+      const query = new URLSearchParams({ type: "contact", activity: "add", apikey: service.printed["API key"]!, data: JSON.stringify(data) });
+      assert.equal(((await (await fetch(`${service.origin}/apiv2?${query}`)).json()) as { result: string }).result, "Success");
+    }
+    await fetch(`${service.origin}/v1/activity/singleactivity/${service.printed["client id"]}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ activityid: activity.activityid, identity: "reader@example.com" }),
+    });
+    // The journey's email lands in the outbox; its open pixel is fetched as a mail client would.
+    let sent: any;
+    for (const deadline = Date.now() + 30_000; !sent; await new Promise((r) => setTimeout(r, 500))) {
+      sent = (await adminCall("GET", `/panels/${panelId}/outbox?channel=email`)).messages.find((m: any) => m.to === "reader@example.com");
+      if (Date.now() > deadline) throw new Error("the journey's email was never sent");
+    }
+    const raw: string = (await adminCall("GET", `/panels/${panelId}/outbox/${sent.id}`)).raw;
+    const html = Buffer.from(/Content-Transfer-Encoding: base64\r\n\r\n([\s\S]*?)\r\n--/.exec(raw)![1]!.replace(/\r\n/g, ""), "base64").toString("utf8");
+    assert.equal((await fetch(`${service.origin}${/\/t\/o\/[^"]+/.exec(html)![0]}`)).status, 200);
+
+    const page = await ownerPage();
+    await nav(page, "Contacts").click();
+    await page.getByRole("heading", { level: 1, name: "Contacts" }).waitFor();
+    await page.getByLabel("Search by").selectOption("CITY");
+    await page.getByLabel("Value").fill("ly");
+    await page.getByRole("button", { name: "Search" }).click();
+    const found = page.getByRole("row", { name: /reader@example\.com/ });
+    await found.waitFor();
+    assert.deepEqual(await found.getByRole("cell").allTextContents().then((cells) => [cells[0], cells[2]]), ["reader@example.com", "Lyon"]);
+    assert.equal(await page.getByRole("link", { name: "nicer@example.com" }).count(), 0);
+    await checkAccessibility(page, "contacts-by-attribute");
+    await screenshot(page, "contacts-by-attribute");
+
+    await found.getByRole("link", { name: "reader@example.com" }).click();
+    await page.getByRole("heading", { level: 1, name: "reader@example.com" }).waitFor();
+    // The open reaches the message's counters through the events pipeline.
+    const message = page.getByRole("row", { name: /Reader welcome/ }).first();
+    for (const deadline = Date.now() + 30_000; ; ) {
+      await message.waitFor();
+      const cells = await message.getByRole("cell").allTextContents();
+      if (cells[5] === "1") {
+        assert.deepEqual([cells[2], cells[3], cells[4]], ["email", "Thanks for reading", "sent"]);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`the open never showed: ${cells.join(" | ")}`);
+      await page.waitForTimeout(1000);
+      await page.reload();
+    }
+    assert.match((await page.getByRole("table", { name: "Journeys the contact entered, newest first" }).textContent()) ?? "", /Reader welcome.*running/);
+    assert.match((await page.getByTestId("suppression").textContent()) ?? "", /reader@example\.com is not suppressed/);
+
+    await page.getByRole("button", { name: "Edit attributes" }).click();
+    const form = page.getByRole("form", { name: "Edit attributes" });
+    await form.getByLabel("AGE").fill("thirty-four");
+    await form.getByLabel("CITY").fill("");
+    await form.getByRole("button", { name: "Save attributes" }).click();
+    await form.getByText('must be an integer, not "thirty-four"', { exact: true }).waitFor();
+    await checkAccessibility(page, "contact-edit-refused");
+    await screenshot(page, "contact-edit-refused");
+    assert.equal((await adminCall("GET", `/panels/${panelId}/contacts/reader@example.com`)).attributes.CITY, "Lyon");
+
+    await form.getByLabel("AGE").fill("34");
+    await form.getByRole("button", { name: "Save attributes" }).click();
+    await page.getByText("Attributes saved.").waitFor();
+    const facts = page.getByRole("definition");
+    await page.getByLabel("Attributes").getByText("34", { exact: true }).waitFor();
+    assert.doesNotMatch((await facts.allTextContents()).join(" "), /Lyon/);
+    assert.deepEqual((await adminCall("GET", `/panels/${panelId}/contacts/reader@example.com`)).attributes, { EMAIL: "reader@example.com", NAME: "Rea", AGE: 34 });
+    await checkAccessibility(page, "contact-edited");
+    await screenshot(page, "contact-edited");
   });
   test("configure a webhook against a loopback receiver, test it, inject events and see deliveries", async () => {
     const panelId = service.printed["demo panel"]!;

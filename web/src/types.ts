@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { panelPatchBody } from "../../src/domain/panels";
 import type { createUserBody, patchUserBody } from "../../src/domain/users";
 import type { addOperatorBody, changeOperatorBody } from "../../src/domain/operators";
-import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, renameListBody } from "../../src/domain/panel-screens";
+import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, renameListBody } from "../../src/domain/panel-screens";
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
 import type { broadcastRequestSchema } from "../../src/domain/broadcast";
@@ -63,6 +63,7 @@ export interface UserView {
 }
 
 export type ContactSearch = z.input<typeof contactSearchQuery>;
+export type EditContact = z.input<typeof editContactBody>;
 export type CreateList = z.input<typeof createListBody>;
 export type RenameList = z.input<typeof renameListBody>;
 
@@ -83,9 +84,28 @@ export interface ContactView {
   updated_at: string;
 }
 
+export interface ContactMessageView {
+  kind: "campaign" | "journey";
+  source_id: string;
+  source_name: string;
+  step_id: string | null;
+  channel: string;
+  subject: string | null;
+  status: string;
+  error: string | null;
+  at: string;
+  opens: number;
+  clicks: number;
+  bounced: boolean;
+  unsubscribed: boolean;
+}
+
 export interface ContactPage extends ContactView {
   primary_key: string;
   lists: { id: number; name: string }[];
+  messages: ContactMessageView[];
+  journeys: { journey_id: string; name: string; journey_status: string; status: "active" | "completed" | "exited"; entered_at: string; ended_at: string | null }[];
+  suppression: { address: string; reason: "unsubscribe" | "hard_bounce"; campaign_id: string | null; since: string } | null;
 }
 
 export interface EventView {
