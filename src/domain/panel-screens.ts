@@ -1,7 +1,7 @@
 import { z } from "../lib/z";
 import { ACTIVITY_PARAM_TYPES, MAX_ACTIVITY_NAME_LENGTH, MAX_PARAMS_PER_ACTIVITY, PARAM_NAME_PATTERN } from "./activity";
 import { ATTRIBUTE_TYPES, checkTextValue, type AttributeType, type AttributeValue } from "./attributes";
-import { nameText } from "./fields";
+import { nameText, outboundUrl, type InputRules } from "./fields";
 import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "./lists";
 
 /**
@@ -50,6 +50,19 @@ export const createListBody = z
 export const renameListBody = z
   .object({ name: listName, description: z.string().trim().max(MAX_LIST_DESCRIPTION_LENGTH).optional() })
   .strict();
+
+/** GET /panels/{panel}/lists/{list}/members: a page of members, after a contact id. */
+export const listMembersQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(25),
+});
+
+/** POST /panels/{panel}/lists/{list}/imports: a CSV file the import engine fetches, as bulk upload's `path`. */
+export function importFromUrlBody(rules: InputRules) {
+  return z.strictObject({
+    url: z.string().trim().min(1, { error: "is required" }).max(2048).pipe(outboundUrl(rules)).meta({ example: "https://crm.example.com/export.csv" }),
+  });
+}
 
 /** The largest CSV file the panel uploads in one request. */
 export const MAX_PANEL_UPLOAD_BYTES = 100 * 1024 * 1024;

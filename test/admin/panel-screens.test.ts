@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { suppressAddress } from "../../src/store/suppressions";
 import { defineActivity } from "../support/activity";
-import { admin, apiFor, call, createPanel, panelData, panelSnapshot } from "../support/helpers";
+import { admin, apiFor, call, contactsOf, createPanel, panelData, panelSnapshot } from "../support/helpers";
 import { act, startJourney } from "../support/journeys";
 import { asOperator, operatorWithRole } from "../support/operators";
-import { broadcastData, htmlOf, outbox, rawMessage, scheduleIn, waitForCampaign } from "../support/broadcasts";
+import { broadcastData, host, htmlOf, outbox, rawMessage, scheduleIn, waitForCampaign } from "../support/broadcasts";
 
 async function addContacts(panel: Awaited<ReturnType<typeof createPanel>>, emails: string[]) {
   const api = apiFor(panel);
@@ -210,6 +210,48 @@ describe("panel screens: lists and uploads", () => {
     expect((await admin("GET", `/panels/${panel.id}/lists`)).body.lists[0].count).toBe(2);
     const stored = await env.FILES.list({ prefix: `panel-uploads/${panel.id}/` });
     expect(stored.objects).toHaveLength(1);
+  });
+
+  it("pages through a list's members, empties the list, and imports a CSV from a URL through the import engine", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const list = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Members" })).body.id as number;
+    const other = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Other" })).body.id as number;
+    for (const email of ["m1@example.com", "m2@example.com", "m3@example.com"]) await api("contact", "add", { data: { EMAIL: email, NAME: email.slice(0, 2) }, listid: list });
+    await api("contact", "add", { data: { EMAIL: "elsewhere@example.com" }, listid: other });
+    const base = `/panels/${panel.id}/lists/${list}`;
+    const first = await admin("GET", `${base}/members?limit=2`);
+    expect(first.status).toBe(200);
+    expect(first.body.list).toMatchObject({ id: list, name: "Members", count: 3 });
+    expect(first.body.members.map((m: any) => [m.key, m.attributes.NAME])).toEqual([["m1@example.com", "m1"], ["m2@example.com", "m2"]]);
+    const second = await admin("GET", `${base}/members?limit=2&after=${first.body.next_cursor}`);
+    expect(second.body.members.map((m: any) => m.key)).toEqual(["m3@example.com"]);
+    expect(second.body.next_cursor).toBeNull();
+    expect((await admin("GET", `${base}/members?limit=0`)).body.errors[0].field).toBe("limit");
+    expect((await admin("GET", `/panels/${panel.id}/lists/999999/members`)).status).toBe(404);
+
+    const viewer = await operatorWithRole(panel.id, "viewer");
+    expect((await asOperator(viewer, "POST", `${base}/empty`)).status).toBe(403);
+    const emptied = await admin("POST", `${base}/empty`);
+    expect(emptied.body).toEqual({ removed: 3 });
+    expect((await admin("GET", `${base}/members`)).body.members).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/lists/${other}/members`)).body.members).toHaveLength(1);
+    expect((await contactsOf(panel.id)).length).toBe(4);
+
+    const refused = await admin("POST", `${base}/imports`, { url: "ftp://files.example.com/x.csv" });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0].field).toBe("url");
+    const url = await host("people.csv", "EMAIL,NAME\nu1@example.com,One\nm1@example.com,Again\nbroken,Three\n");
+    const started = await admin("POST", `${base}/imports`, { url });
+    expect(started.status).toBe(202);
+    let job: any;
+    for (let i = 0; i < 100; i++) {
+      job = (await admin("GET", `/panels/${panel.id}/jobs/${started.body.jobid}`)).body;
+      if (job.status === "completed" || job.status === "failed") break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(job).toMatchObject({ status: "completed", created: 1, updated: 1, failed: 1, listid: list });
+    expect((await admin("GET", `${base}/members`)).body.members.map((m: any) => m.key)).toEqual(["m1@example.com", "u1@example.com"]);
   });
 
   it("refuses an empty upload and a viewer's upload", async () => {

@@ -261,6 +261,55 @@ describe("panel in Chromium", () => {
     assert.match(report, /not-an-email/);
   });
 
+  test("import a list from a URL with live progress, page through its members and empty it", async () => {
+    const csv = ["EMAIL,NAME", ...Array.from({ length: 30 }, (_, i) => `fetched${String(i).padStart(2, "0")}@example.com,Fetched ${i}`), "nope,Broken"].join("\n") + "\n";
+    const files: Server = createServer((_request, response) => void response.writeHead(200, { "content-type": "text/csv" }).end(csv));
+    await new Promise<void>((resolve) => files.listen(0, "127.0.0.1", resolve));
+    const port = (files.address() as { port: number }).port;
+    try {
+      const page = await ownerPage();
+      await nav(page, "Lists").click();
+      await page.getByRole("heading", { level: 1, name: "Lists" }).waitFor();
+      await page.getByLabel("List name").fill("Fetched readers");
+      await page.getByRole("button", { name: "Create list" }).click();
+      const list = page.getByRole("listitem", { name: "List Fetched readers" });
+      await list.waitFor();
+      const form = list.getByRole("form", { name: "Import into Fetched readers from a URL" });
+      await form.getByLabel("CSV file URL").fill("ftp://files.example.com/readers.csv");
+      await form.getByRole("button", { name: "Import from URL" }).click();
+      await form.getByText("must use http or https, not ftp", { exact: true }).waitFor();
+      await form.getByLabel("CSV file URL").fill(`http://127.0.0.1:${port}/readers.csv`);
+      await form.getByRole("button", { name: "Import from URL" }).click();
+      await list.getByText("Import done").waitFor({ timeout: 60_000 });
+      assert.equal(await list.locator("progress").getAttribute("value"), "100");
+      await list.getByText("31 rows done: 30 created, 0 updated, 1 failed.").waitFor();
+      await list.getByRole("heading", { name: /Fetched readers \(30 members/ }).waitFor();
+      await screenshot(page, "list-url-import-done");
+
+      await list.getByRole("link", { name: "Members of Fetched readers" }).click();
+      await page.getByRole("heading", { level: 1, name: "List Fetched readers" }).waitFor();
+      const members = page.getByRole("table", { name: "Members of Fetched readers" });
+      await members.getByRole("link", { name: "fetched00@example.com" }).waitFor();
+      assert.equal(await members.getByRole("row").count(), 26);
+      await checkAccessibility(page, "list-members");
+      const pages = page.getByRole("navigation", { name: "Member pages" });
+      await pages.getByRole("button", { name: "Next" }).click();
+      await members.getByRole("link", { name: "fetched25@example.com" }).waitFor();
+      assert.equal(await members.getByRole("row").count(), 6);
+      await screenshot(page, "list-members-page-2");
+      await pages.getByRole("button", { name: "Previous" }).click();
+      await members.getByRole("link", { name: "fetched00@example.com" }).waitFor();
+
+      page.once("dialog", (dialog) => void dialog.accept());
+      await page.getByRole("button", { name: "Empty the list" }).click();
+      await page.getByText("30 members removed; the contacts stay.").waitFor();
+      await page.getByText("No members").waitFor();
+      await screenshot(page, "list-emptied");
+    } finally {
+      await new Promise((resolve) => files.close(resolve));
+    }
+  });
+
   test("open a contact and see an activity recorded through the API on its timeline", async () => {
     const panelId = service.printed["demo panel"]!;
     const activity = await adminCall("POST", `/panels/${panelId}/activities`, { name: "Viewed product", params: { product: "string" } });

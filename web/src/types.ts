@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { panelPatchBody } from "../../src/domain/panels";
 import type { createUserBody, patchUserBody } from "../../src/domain/users";
 import type { addOperatorBody, changeOperatorBody } from "../../src/domain/operators";
-import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, renameListBody } from "../../src/domain/panel-screens";
+import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, importFromUrlBody, renameListBody } from "../../src/domain/panel-screens";
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
 import type { broadcastRequestSchema } from "../../src/domain/broadcast";
@@ -66,6 +66,7 @@ export type ContactSearch = z.input<typeof contactSearchQuery>;
 export type EditContact = z.input<typeof editContactBody>;
 export type CreateList = z.input<typeof createListBody>;
 export type RenameList = z.input<typeof renameListBody>;
+export type ImportFromUrl = z.input<ReturnType<typeof importFromUrlBody>>;
 
 export interface Overview {
   contacts: number;
@@ -124,6 +125,13 @@ export interface ListView {
   count: number;
   created_at: string;
   updated_at: string;
+}
+
+export interface ListMembersPage {
+  list: ListView;
+  primary_key: string;
+  members: { key: string; attributes: Record<string, unknown>; added_at: string }[];
+  next_cursor: string | null;
 }
 
 export interface JobView {

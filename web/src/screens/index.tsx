@@ -5,7 +5,7 @@ import { Contact, Contacts } from "./contacts";
 import { Data } from "./data";
 import { Home } from "./home";
 import { Journey, Journeys } from "./journeys";
-import { Lists } from "./lists";
+import { ListMembers, Lists } from "./lists";
 import { Settings } from "./settings";
 import { Team } from "./team";
 import { Users } from "./users";
@@ -24,6 +24,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/contacts", (props) => <Contacts {...props} />],
   ["/contacts/:key", (props) => <Contact {...props} />],
   ["/lists", (props) => <Lists {...props} />],
+  ["/lists/:id", (props) => <ListMembers {...props} />],
   ["/data", (props) => <Data {...props} />],
   ["/users", (props) => <Users {...props} />],
   ["/team", (props) => <Team {...props} />],
