@@ -1,13 +1,15 @@
 // The panel in a real browser, against the service started as `npm start` starts it. Each flow
 // asserts what a person sees and saves a screenshot under test-results/e2e/.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
 import { startService, type Service } from "./service.ts";
 
-let service: Service;
+let service: Service & { stateDir: string };
 const windows: BrowserWindow[] = [];
 
 before(async () => {
@@ -79,6 +81,61 @@ describe("panel in Chromium", () => {
     await page.reload();
     await page.getByRole("heading", { name: "Sign in to the panel" }).waitFor();
     await screenshot(page, "signed-out");
+  });
+
+  test("forget a password, read the reset mail MAILER sent, set a new one once, and sign in with it", async () => {
+    const panelId = service.printed["demo panel"]!;
+    await adminCall("POST", `/panels/${panelId}/operators`, { email: "forgetful@example.com", role: "viewer", password: "the old passphrase" });
+    const page = await newPage();
+    await page.goto(`${service.origin}/`);
+    await page.getByRole("button", { name: "Forgot your password?" }).click();
+    await page.getByRole("heading", { name: "Set a new password" }).waitFor();
+    await page.getByLabel("Email").fill("forgetful@example.com");
+    await page.getByRole("button", { name: "Send the link" }).click();
+    await page.getByText(/If an operator account has this address, a link to set a new password is on its way/).waitFor();
+    await checkAccessibility(page, "password-reset-asked");
+    await screenshot(page, "password-reset-asked");
+
+    // Locally, MAILER is wrangler's send_email stand-in: it logs each mail's headers and keeps its text in a file.
+    let link: string | undefined;
+    for (const deadline = Date.now() + 30_000; !link; await new Promise((r) => setTimeout(r, 500))) {
+      const log = readFileSync(join(service.stateDir, "dev.log"), "utf8");
+      const mail = /To: forgetful@example\.com\s+Subject: Set a new password for the panel[\s\S]*?Text: (\S+\.txt)/.exec(log);
+      if (mail) link = /https?:\/\/\S+\/reset-password#token=[\w-]+/.exec(readFileSync(mail[1]!, "utf8"))?.[0];
+      if (!link && Date.now() > deadline) throw new Error("no reset mail in the MAILER log");
+    }
+    assert.ok(link!.startsWith(`${service.origin}/reset-password#token=`));
+
+    await page.goto(link!);
+    await page.getByRole("heading", { name: "Choose a new password" }).waitFor();
+    await page.getByLabel("New password", { exact: true }).fill("too short");
+    await page.getByLabel("Repeat the new password").fill("too short");
+    await page.getByRole("button", { name: "Set the new password" }).click();
+    await page.getByText("must be at least 10 characters", { exact: true }).waitFor();
+    await page.getByLabel("New password", { exact: true }).fill("a fresh passphrase");
+    await page.getByLabel("Repeat the new password").fill("a fresh passphrase!");
+    await page.getByRole("button", { name: "Set the new password" }).click();
+    await page.getByText("the two passwords differ", { exact: true }).waitFor();
+    await checkAccessibility(page, "password-reset-form");
+    await page.getByLabel("Repeat the new password").fill("a fresh passphrase");
+    await page.getByRole("button", { name: "Set the new password" }).click();
+    await page.getByText(/Your password is set/).waitFor();
+    await screenshot(page, "password-reset-done");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Sign in to the panel" }).waitFor();
+    await signIn(page, "forgetful@example.com", "the old passphrase");
+    await page.getByText("The email or the password is wrong").waitFor();
+    await signIn(page, "forgetful@example.com", "a fresh passphrase");
+    await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
+
+    // The link worked once.
+    const again = await newPage();
+    await again.goto(link!);
+    await again.getByLabel("New password", { exact: true }).fill("another passphrase");
+    await again.getByLabel("Repeat the new password").fill("another passphrase");
+    await again.getByRole("button", { name: "Set the new password" }).click();
+    await again.getByText("This link has expired or was already used; ask for a new one from the sign-in page.").waitFor();
+    await screenshot(again, "password-reset-link-spent");
   });
 
   test("a viewer is refused a write", async () => {

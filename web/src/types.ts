@@ -3,7 +3,7 @@
 import type { z } from "zod";
 import type { panelPatchBody } from "../../src/domain/panels";
 import type { createUserBody, patchUserBody } from "../../src/domain/users";
-import type { addOperatorBody, changeOperatorBody } from "../../src/domain/operators";
+import type { addOperatorBody, changeOperatorBody, passwordResetBody, passwordResetRequestBody } from "../../src/domain/operators";
 import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, importFromUrlBody, renameListBody } from "../../src/domain/panel-screens";
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
@@ -30,6 +30,8 @@ export type CreateUser = z.input<typeof createUserBody>;
 export type PatchUser = z.input<typeof patchUserBody>;
 export type AddOperator = z.input<typeof addOperatorBody>;
 export type ChangeOperator = z.input<typeof changeOperatorBody>;
+export type PasswordResetRequest = z.input<typeof passwordResetRequestBody>;
+export type PasswordReset = z.input<typeof passwordResetBody>;
 
 export interface PanelView {
   id: string;
