@@ -10,6 +10,7 @@ import { campaignCounters, getCampaign, listCampaigns, type Campaign, type Campa
 import type { Panel } from "../store/panels";
 import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";
 import { isoTime } from "../store/sql";
+import { audited } from "./audit";
 import { definePanelRoute } from "./route";
 
 function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounters) {
@@ -76,7 +77,7 @@ const createPanelCampaign = definePanelRoute({
     description:
       'With "audience": {"name","subject","sender_name","sender_email","reply_to"?,"html"|"html_url","schedule_date"?,"tags"?,"audience":{"lists"?,"segments"?,"exclude_lists"?,"exclude_segments"?}} (CONTRACT 9); otherwise the broadcast request of spec 2.5 (the data object of upload_contact_and_publish)',
   }),
-  async handle({ env, body, panel, db }) {
+  async handle({ env, caller, body, panel, db }) {
     const now = Date.now();
     const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: leadMinutesOf(env) };
     let campaignId: string;
@@ -92,6 +93,7 @@ const createPanelCampaign = definePanelRoute({
       campaignId = outcome.broadcast.campaignId;
     }
     const campaign = await orNotFound(getCampaign(db, panel.id, campaignId), "The campaign was not stored");
+    await audited({ db, caller, panel }, "campaign.published", campaign.id, { name: campaign.name, send_at: isoTime(campaign.sendAt) });
     return { CampaignID: campaign.id, ...campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign.id)) };
   },
 });

@@ -256,6 +256,48 @@ describe("panel in Chromium", () => {
     assert.equal(answer.result, "Success");
   });
 
+  test("an owner reads the audit log: who rotated a key and changed API mode, filtered by action", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const page = await ownerPage();
+    await nav(page, "Users and API keys").click();
+    await page.getByLabel("User email").fill("audited@example.com");
+    await page.getByRole("button", { name: "Create user" }).click();
+    await page.getByText("Copy it now: it is not shown again.").waitFor();
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.getByRole("button", { name: "Rotate key of audited@example.com" }).click();
+    await page.getByText("Copy it now: it is not shown again.").waitFor();
+    await nav(page, "Settings").click();
+    await page.getByRole("button", { name: "Turn API mode off" }).click();
+    await page.getByText("API mode is off.", { exact: true }).waitFor();
+    await page.getByRole("button", { name: "Turn API mode on" }).click();
+    await page.getByText("API mode is on.", { exact: true }).waitFor();
+
+    await nav(page, "Audit log").click();
+    await page.getByRole("heading", { level: 1, name: "Audit log" }).waitFor();
+    const owner = service.printed["owner email"]!;
+    const rows = page.getByRole("table", { name: "Audit log, newest first" }).getByRole("row");
+    await rows.nth(1).waitFor();
+    const cells = async (n: number) => (await rows.nth(n).getByRole("cell").allTextContents()).slice(1);
+    assert.deepEqual((await cells(1)).slice(0, 3), [owner, "API mode changed", panelId]);
+    assert.match((await cells(1))[3]!, /api mode: true/);
+    assert.match((await cells(2))[3]!, /api mode: false/);
+    assert.deepEqual((await cells(3)).slice(0, 2), [owner, "API key rotated"]);
+    assert.match((await cells(3))[3]!, /audited@example\.com/);
+    assert.deepEqual((await cells(4)).slice(0, 2), [owner, "User created"]);
+    await checkAccessibility(page, "audit-log");
+    await screenshot(page, "audit-log");
+    await page.getByLabel("Show").selectOption("user.key_rotated");
+    await page.getByRole("cell", { name: "API mode changed" }).first().waitFor({ state: "detached" });
+    assert.deepEqual((await cells(1)).slice(0, 2), [owner, "API key rotated"]);
+
+    // A marketer has no Audit log in the menu, and the route refuses them.
+    await adminCall("POST", `/panels/${panelId}/operators`, { email: "marketer-audit@example.com", role: "marketer", password: "marketer passphrase" });
+    const marketer = await newPage();
+    await signIn(marketer, "marketer-audit@example.com", "marketer passphrase");
+    await marketer.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
+    assert.equal(await nav(marketer, "Audit log").count(), 0);
+  });
+
   test("let clients send unknown attributes and call from a shop's origin, and see the API follow", async () => {
     const panelId = service.printed["demo panel"]!;
     const apiKey = service.printed["API key"]!;

@@ -44,6 +44,7 @@ const NAV: [string, string, "owner"?][] = [
   ["/webhooks", "Webhooks"],
   ["/users", "Users and API keys"],
   ["/team", "Team", "owner"],
+  ["/audit", "Audit log", "owner"],
   ["/settings", "Settings"],
 ];
 

@@ -8,6 +8,18 @@ import type { contactSearchQuery, createListBody, defineActivityBody, defineAttr
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
 import type { broadcastRequestSchema } from "../../src/domain/broadcast";
+import type { AuditAction } from "../../src/domain/audit";
+
+export type { AuditAction };
+
+export interface AuditEntryView {
+  id: number;
+  at: string;
+  actor: { kind: "admin_token" } | { kind: "operator"; id: string; email: string | null };
+  action: AuditAction;
+  target: string;
+  detail: Record<string, unknown>;
+}
 
 export type PanelPatch = z.input<typeof panelPatchBody>;
 export type DefineAttribute = z.input<typeof defineAttributeBody>;

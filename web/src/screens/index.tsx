@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import type { SessionView } from "../api";
+import { Audit } from "./audit";
 import { Campaigns } from "./campaigns";
 import { Contact, Contacts } from "./contacts";
 import { Data } from "./data";
@@ -28,6 +29,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/data", (props) => <Data {...props} />],
   ["/users", (props) => <Users {...props} />],
   ["/team", (props) => <Team {...props} />],
+  ["/audit", (props) => <Audit {...props} />],
   ["/campaigns", (props) => <Campaigns {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
   ["/journeys/:id", (props) => <Journey {...props} />],
