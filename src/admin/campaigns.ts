@@ -1,4 +1,4 @@
-import { audienceCampaignSchema, broadcastRequestSchema } from "../domain/broadcast";
+import { audienceCampaignSchema, broadcastRequestSchema, type CampaignView } from "../domain/broadcast";
 import { fromProblems, notFound, orNotFound, parseOrThrow } from "../lib/http/errors";
 import { allowsPrivateFetch } from "../lib/outbound";
 import { newId } from "../lib/random";
@@ -13,7 +13,7 @@ import { isoTime } from "../store/sql";
 import { audited } from "./audit";
 import { definePanelRoute } from "./route";
 
-function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounters) {
+function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounters): CampaignView {
   return {
     id: campaign.id,
     name: campaign.name,

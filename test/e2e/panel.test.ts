@@ -653,6 +653,7 @@ describe("panel in Chromium", () => {
       await page.getByLabel("Subject line").fill("Spring is here, {{NAME|friend}}");
       await page.getByLabel("Sender name").fill("Shop");
       await page.getByLabel("Sender email").fill("shop@example.com");
+      await page.getByLabel("A contacts file, imported into a new list").check();
       await page.getByLabel("Contacts file URL").fill(`http://127.0.0.1:${port}/spring.csv`);
       await page.getByLabel("New list name").fill("Spring sale readers");
       await page.getByLabel("Notify").fill("ops@example.com");
@@ -676,6 +677,38 @@ describe("panel in Chromium", () => {
       await row.waitFor();
       assert.deepEqual((await row.getByRole("cell").allTextContents()).slice(0, 3), ["Spring sale", "scheduled", `${day(3)} 09:30:00`]);
       await screenshot(page, "campaign-scheduled");
+
+      // To lists and a saved segment, leaving a list out.
+      const panelId = service.printed["demo panel"]!;
+      const staff = await adminCall("POST", `/panels/${panelId}/lists`, { name: "Staff" });
+      const segment = await adminCall("POST", `/panels/${panelId}/segments`, { name: "Named Ann", match: { all: [{ attribute: "NAME", op: "eq", value: "Ann" }] } });
+      await page.reload();
+      await page.getByRole("heading", { level: 1, name: "Campaigns" }).waitFor();
+      await page.getByLabel("Campaign name").fill("Autumn news");
+      await page.getByLabel("Subject line").fill("Autumn, {{NAME|friend}}");
+      await page.getByLabel("Sender name").fill("Shop");
+      await page.getByLabel("Sender email").fill("shop@example.com");
+      await page.getByLabel("Reply-to (optional)").fill("help@example.com");
+      await page.getByLabel("Send at").fill(`${day(4)}T10:00`);
+      await page.getByLabel("HTML body").fill("<p>Autumn is here</p>");
+      // Nothing to send to: refused with the audience named.
+      await page.getByRole("button", { name: "Schedule campaign" }).click();
+      const sendTo = page.getByRole("group", { name: "Send to" });
+      await sendTo.getByText("must name at least one list or segment to send to (lists, segments)").waitFor();
+      await checkAccessibility(page, "campaign-audience");
+      await sendTo.getByLabel("List Spring sale readers (2)").check();
+      await sendTo.getByLabel("Segment Named Ann", { exact: false }).check();
+      await page.getByRole("group", { name: "Leave out" }).getByLabel("List Staff (0)").check();
+      await page.getByRole("button", { name: "Schedule campaign" }).click();
+      await page.getByText(`Campaign “Autumn news” scheduled for ${day(4)} 10:00:00`).waitFor();
+      const autumn = page.getByRole("row", { name: /Autumn news/ });
+      // The names of lists and segments arrive with their own read.
+      await autumn.getByRole("cell", { name: "list Spring sale readers, segment Named Ann; not list Staff" }).waitFor();
+      assert.deepEqual((await autumn.getByRole("cell").allTextContents()).slice(0, 4), ["Autumn news", "scheduled", `${day(4)} 10:00:00`, "list Spring sale readers, segment Named Ann; not list Staff"]);
+      const stored = (await adminCall("GET", `/panels/${panelId}/campaigns`)).campaigns.find((c: any) => c.name === "Autumn news");
+      assert.deepEqual(stored.audience, { lists: [stored.audience.lists[0]], segments: [segment.id], exclude_lists: [staff.id], exclude_segments: [] });
+      assert.equal(stored.reply_to, "help@example.com");
+      await screenshot(page, "campaign-audience-scheduled");
     } finally {
       await new Promise((resolve) => files.close(resolve));
     }

@@ -7,7 +7,7 @@ import type { addOperatorBody, changeOperatorBody, passwordResetBody, passwordRe
 import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, importFromUrlBody, renameListBody } from "../../src/domain/panel-screens";
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
-import type { broadcastRequestSchema } from "../../src/domain/broadcast";
+import type { audienceCampaignSchema, broadcastRequestSchema, CampaignView } from "../../src/domain/broadcast";
 import type { AuditAction } from "../../src/domain/audit";
 
 export type { AuditAction };
@@ -232,34 +232,16 @@ export interface JourneyView {
 /** The broadcast request of spec 2.5 as the API takes it (source_code is base64 of the HTML). */
 export type CreateCampaign = z.input<ReturnType<typeof broadcastRequestSchema>>;
 
-export interface CampaignView {
+/** A campaign to lists and saved segments with exclusions (CONTRACT 9). */
+export type CreateAudienceCampaign = z.input<ReturnType<typeof audienceCampaignSchema>>;
+
+export type { CampaignView };
+
+export interface SegmentView {
   id: string;
   name: string;
-  status: "scheduled" | "sending" | "sent" | "failed";
-  status_reason: string | null;
-  list_id: number;
-  subject: string;
-  sender_name: string;
-  sender_email: string;
-  tags: string[];
-  schedule_date: string;
-  timezone: string;
-  send_at: string;
-  import_job_id: string | null;
+  building: boolean;
+  members?: number;
   created_at: string;
-  published_at: string | null;
-  finished_at: string | null;
-  counters: {
-    recipients: number;
-    queued: number;
-    sent: number;
-    failed: number;
-    skipped: number;
-    opens: number;
-    unique_opens: number;
-    clicks: number;
-    unique_clicks: number;
-    bounces: number;
-    unsubscribes: number;
-  };
+  updated_at: string;
 }
