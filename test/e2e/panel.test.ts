@@ -636,6 +636,45 @@ describe("panel in Chromium", () => {
     await checkAccessibility(page, "journey");
     await screenshot(page, "journey-stopped");
   });
+  test("build a segment from conditions with a live count, and save it", async () => {
+    const panelId = service.printed["demo panel"]!;
+    await adminCall("PUT", `/panels/${panelId}/attributes/TIER`, { type: "integer" });
+    const gold = await adminCall("POST", `/panels/${panelId}/lists`, { name: "Gold" });
+    for (const [email, tier, list] of [["t1@example.com", 1, null], ["t2@example.com", 2, gold.id], ["t3@example.com", 3, null]] as const) {
+      const query = new URLSearchParams({ type: "contact", activity: "add", apikey: service.printed["API key"]!, data: JSON.stringify({ EMAIL: email, TIER: tier }), ...(list ? { listid: String(list) } : {}) });
+      assert.equal(((await (await fetch(`${service.origin}/apiv2?${query}`)).json()) as { result: string }).result, "Success");
+    }
+    const page = await ownerPage();
+    await nav(page, "Segments").click();
+    await page.getByRole("heading", { level: 1, name: "Segments" }).waitFor();
+    await page.getByText("No segments yet").waitFor();
+    const form = page.getByRole("form", { name: "New segment" });
+    await form.getByLabel("Segment name").fill("Upper tiers");
+    await form.getByLabel("Attribute 1").selectOption("TIER");
+    await form.getByLabel("Test 1").selectOption("gte");
+    await form.getByLabel("Value 1").fill("2");
+    const count = form.getByRole("status");
+    await count.getByText("2 contacts match now.").waitFor();
+    await checkAccessibility(page, "segment-editor");
+
+    // A second condition narrows it; "Not" turns a condition round.
+    await form.getByRole("button", { name: "Add a condition" }).click();
+    await form.getByLabel("Kind 2").selectOption("list");
+    await form.getByLabel("List 2").selectOption(String(gold.id));
+    await count.getByText("1 contact matches now.").waitFor();
+    await form.getByRole("listitem", { name: "Condition 2" }).getByLabel("Not").check();
+    await count.getByText("1 contact matches now.").waitFor();
+    assert.match((await form.getByLabel("Segment definition").textContent()) ?? "", /"not": \{\s*"list": \d+/);
+    await screenshot(page, "segment-editor");
+
+    await form.getByRole("button", { name: "Save segment" }).click();
+    const row = page.getByRole("row", { name: /Upper tiers/ });
+    await row.waitFor();
+    const saved = (await adminCall("GET", `/panels/${panelId}/segments`)).segments.find((s: any) => s.name === "Upper tiers");
+    assert.deepEqual(saved.match, { all: [{ attribute: "TIER", op: "gte", value: 2 }, { not: { list: gold.id, op: "in" } }] });
+    await screenshot(page, "segment-saved");
+  });
+
   test("create and schedule an email campaign with a previewed body", async () => {
     // The contacts file is served from loopback, as a customer's file server would serve it.
     const files: Server = createServer((_request, response) => {

@@ -39,6 +39,7 @@ const NAV: [string, string, "owner"?][] = [
   ["/contacts", "Contacts"],
   ["/lists", "Lists"],
   ["/data", "Attributes and activities"],
+  ["/segments", "Segments"],
   ["/campaigns", "Campaigns"],
   ["/journeys", "Journeys"],
   ["/webhooks", "Webhooks"],

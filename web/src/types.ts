@@ -245,3 +245,8 @@ export interface SegmentView {
   created_at: string;
   updated_at: string;
 }
+
+export type { Engagement, ReachableChannel, SegmentAttributeOp } from "../../src/domain/segments";
+import type { segmentCountBody, segmentDefinitionSchema } from "../../src/domain/segments";
+export type SegmentCountRequest = z.input<typeof segmentCountBody>;
+export type SegmentDefinitionRequest = z.input<typeof segmentDefinitionSchema>;

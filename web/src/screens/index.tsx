@@ -7,6 +7,7 @@ import { Data } from "./data";
 import { Home } from "./home";
 import { Journey, Journeys } from "./journeys";
 import { ListMembers, Lists } from "./lists";
+import { Segments } from "./segments";
 import { Settings } from "./settings";
 import { Team } from "./team";
 import { Users } from "./users";
@@ -30,6 +31,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/users", (props) => <Users {...props} />],
   ["/team", (props) => <Team {...props} />],
   ["/audit", (props) => <Audit {...props} />],
+  ["/segments", (props) => <Segments {...props} />],
   ["/campaigns", (props) => <Campaigns {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
   ["/journeys/:id", (props) => <Journey {...props} />],
