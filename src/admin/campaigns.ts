@@ -1,4 +1,4 @@
-import { audienceCampaignSchema, broadcastRequestSchema } from "../domain/broadcast";
+import { audienceCampaignSchema, broadcastRequestSchema, type CampaignView } from "../domain/broadcast";
 import { fromProblems, notFound, orNotFound, parseOrThrow } from "../lib/http/errors";
 import { allowsPrivateFetch } from "../lib/outbound";
 import { newId } from "../lib/random";
@@ -10,9 +10,10 @@ import { campaignCounters, getCampaign, listCampaigns, type Campaign, type Campa
 import type { Panel } from "../store/panels";
 import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";
 import { isoTime } from "../store/sql";
+import { audited } from "./audit";
 import { definePanelRoute } from "./route";
 
-function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounters) {
+function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounters): CampaignView {
   return {
     id: campaign.id,
     name: campaign.name,
@@ -76,7 +77,7 @@ const createPanelCampaign = definePanelRoute({
     description:
       'With "audience": {"name","subject","sender_name","sender_email","reply_to"?,"html"|"html_url","schedule_date"?,"tags"?,"audience":{"lists"?,"segments"?,"exclude_lists"?,"exclude_segments"?}} (CONTRACT 9); otherwise the broadcast request of spec 2.5 (the data object of upload_contact_and_publish)',
   }),
-  async handle({ env, body, panel, db }) {
+  async handle({ env, caller, body, panel, db }) {
     const now = Date.now();
     const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: leadMinutesOf(env) };
     let campaignId: string;
@@ -96,6 +97,7 @@ const createPanelCampaign = definePanelRoute({
       senderField = "sender_email_id";
     }
     const campaign = await orNotFound(getCampaign(db, panel.id, campaignId), "The campaign was not stored");
+    await audited({ db, caller, panel }, "campaign.published", campaign.id, { name: campaign.name, send_at: isoTime(campaign.sendAt) });
     // The outbox keeps mail from an unverified domain; the operator hears now that real email would not go.
     const warnings = senderNote ? [{ field: senderField, message: senderNote }] : [];
     return { CampaignID: campaign.id, ...campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign.id)), warnings };

@@ -1,8 +1,13 @@
-import { contactSearchQuery } from "../domain/panel-screens";
+import { canonicalAttributeName } from "../domain/attributes";
+import { attributeSearchValue, contactSearchQuery, editContactBody } from "../domain/panel-screens";
 import { normalisePrimaryKey } from "../domain/primary-key";
-import { invalidField, notFound } from "../lib/http/errors";
+import { fromProblems, invalidField, notFound } from "../lib/http/errors";
+import { updateContactAttributes } from "../services/contacts/update";
 import { loadAttributeSchema } from "../store/attributes";
-import { getContactByKey, listsOfContact, searchContacts, type Contact } from "../store/contacts";
+import { contactHistory, type ContactHistory } from "../store/contact-page";
+import { getContactByKey, listsOfContact, searchContacts, searchContactsByAttribute, type Contact } from "../store/contacts";
+import type { Panel } from "../store/panels";
+import type { ShardDb } from "../store/shards";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
 
@@ -10,27 +15,82 @@ function contactView(contact: Contact) {
   return { key: contact.key, attributes: contact.attributes, created_at: isoTime(contact.createdAt), updated_at: isoTime(contact.updatedAt) };
 }
 
+/** How many messages and journeys the contact page shows, newest first. */
+const HISTORY_LIMIT = 50;
+
+function historyView(history: ContactHistory) {
+  return {
+    messages: history.messages.map((m) => ({
+      kind: m.kind,
+      source_id: m.sourceId,
+      source_name: m.sourceName,
+      step_id: m.stepId,
+      channel: m.channel,
+      subject: m.subject,
+      status: m.status,
+      error: m.error,
+      at: isoTime(m.at),
+      opens: m.opens,
+      clicks: m.clicks,
+      bounced: m.bounced,
+      unsubscribed: m.unsubscribed,
+    })),
+    journeys: history.journeys.map((j) => ({
+      journey_id: j.journeyId,
+      name: j.name,
+      journey_status: j.journeyStatus,
+      status: j.status,
+      entered_at: isoTime(j.enteredAt),
+      ended_at: j.endedAt === null ? null : isoTime(j.endedAt),
+    })),
+    suppression: history.suppression && {
+      address: history.suppression.address,
+      reason: history.suppression.reason,
+      campaign_id: history.suppression.campaignId,
+      since: isoTime(history.suppression.at),
+    },
+  };
+}
+
+async function requireContact(db: ShardDb, panel: Panel, key: string): Promise<Contact> {
+  const contact = await getContactByKey(db, panel.id, key);
+  if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${key}" in this panel`);
+  return contact;
+}
+
 const searchPanelContacts = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts",
   role: "viewer",
-  summary: "Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), in key order; next_cursor pages on",
+  summary:
+    "Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), or by one other attribute's value (`attribute`; text also by prefix, without ASCII case), in key order; next_cursor pages on",
   query: contactSearchQuery,
-  async handle({ env, path, query, panel, db }) {
+  async handle({ db, query, panel }) {
     let q = query.q;
-    if (q !== "") {
-      // The key as contacts store it (an email lower-cased, say), so the search finds what the API wrote.
-      const schema = await loadAttributeSchema(db, panel.id);
-      const normalised = normalisePrimaryKey(panel.primaryKey, schema.get(panel.primaryKey) ?? "string", q);
-      if (normalised.ok) q = normalised.value;
-      else if (query.match === "exact") throw invalidField("q", normalised.reason);
-      // A prefix is rarely a whole valid key ("ada@" is no email); emails are stored lower-case.
-      else if (panel.primaryKey === "EMAIL") q = q.toLowerCase();
+    const attribute = query.attribute === undefined || query.attribute === "" ? panel.primaryKey : canonicalAttributeName(query.attribute);
+    const schema = q !== "" || attribute !== panel.primaryKey ? await loadAttributeSchema(db, panel.id) : new Map();
+    let found: Contact[];
+    if (attribute !== panel.primaryKey) {
+      const type = schema.get(attribute);
+      if (!type) throw invalidField("attribute", `no attribute named ${attribute} in this panel`);
+      const value = attributeSearchValue(type, q, query.match);
+      if (!value.ok) throw invalidField(value.field, value.reason);
+      found = await searchContactsByAttribute(db, panel.id, attribute, value.value, query.match, query.after, query.limit + 1);
+    } else {
+      if (q !== "") {
+        // The key as contacts store it (an email lower-cased, say), so the search finds what the API wrote.
+        const normalised = normalisePrimaryKey(panel.primaryKey, schema.get(panel.primaryKey) ?? "string", q);
+        if (normalised.ok) q = normalised.value;
+        else if (query.match === "exact") throw invalidField("q", normalised.reason);
+        // A prefix is rarely a whole valid key ("ada@" is no email); emails are stored lower-case.
+        else if (panel.primaryKey === "EMAIL") q = q.toLowerCase();
+      }
+      found = await searchContacts(db, panel.id, q, query.match, query.after, query.limit + 1);
     }
-    const found = await searchContacts(db, panel.id, q, query.match, query.after, query.limit + 1);
     const page = found.slice(0, query.limit);
     return {
       primary_key: panel.primaryKey,
+      attribute,
       contacts: page.map(contactView),
       next_cursor: found.length > query.limit ? page.at(-1)!.key : null,
     };
@@ -41,12 +101,38 @@ const readContact = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key",
   role: "viewer",
-  summary: "One contact by primary-key value: attributes and lists (its events: /contacts/{key}/events)",
-  async handle({ env, path, panel, db }) {
-    const contact = await getContactByKey(db, panel.id, path.key!);
-    if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${path.key}" in this panel`);
-    return { ...contactView(contact), primary_key: panel.primaryKey, lists: await listsOfContact(db, panel.id, contact.id) };
+  summary: `One contact by primary-key value: attributes, lists, the ${HISTORY_LIMIT} newest messages sent to it with opens and clicks, the journeys it entered, and whether its EMAIL is suppressed (its events: /contacts/{key}/events)`,
+  async handle({ db, path, panel }) {
+    const contact = await requireContact(db, panel, path.key);
+    const address = typeof contact.attributes.EMAIL === "string" ? contact.attributes.EMAIL : null;
+    const [lists, history] = await Promise.all([listsOfContact(db, panel.id, contact.id), contactHistory(db, panel.id, contact.id, address, HISTORY_LIMIT)]);
+    return { ...contactView(contact), primary_key: panel.primaryKey, lists, ...historyView(history) };
   },
 });
 
-export const contactRoutes = [searchPanelContacts, readContact];
+const editContact = definePanelRoute({
+  method: "PATCH",
+  path: "/panels/:panel/contacts/:key",
+  role: "marketer",
+  summary:
+    "Change a contact's attributes under the rules of the API's update (4.3): each value checked against its type, null removes one; the primary key names the contact and is not changed here, and unknown attributes are refused",
+  body: editContactBody,
+  async handle({ env, db, exec, path, body, panel }) {
+    const contact = await requireContact(db, panel, path.key);
+    const keyProblems = Object.keys(body.attributes)
+      .filter((name) => canonicalAttributeName(name) === panel.primaryKey)
+      .map((name) => ({ field: `attributes.${name}`, message: "is the primary key: it names the contact and cannot be changed here" }));
+    if (keyProblems.length) throw fromProblems(keyProblems);
+    const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
+    const outcome = await updateContactAttributes(
+      { env, db, panelId: panel.id, schema, unknown: "reject", now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
+      { ...body.attributes, [panel.primaryKey]: contact.key },
+      "attributes",
+    );
+    if (outcome.kind === "refused") throw fromProblems(outcome.problems);
+    if (outcome.kind === "missing") throw notFound(`No contact with ${panel.primaryKey} "${path.key}" in this panel`);
+    return contactView(outcome.contact);
+  },
+});
+
+export const contactRoutes = [searchPanelContacts, readContact, editContact];

@@ -10,6 +10,7 @@ import { csrfMatches, roleAllows } from "../services/operators/sessions";
 import { adminFailure, json, newRequestId } from "../lib/http/respond";
 import { activityRoutes } from "./activities";
 import { attributeRoutes } from "./attributes";
+import { auditRoutes } from "./audit";
 import { eventRoutes } from "./events";
 import { journeyRoutes } from "./journeys";
 import { campaignRoutes } from "./campaigns";
@@ -46,6 +47,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...senderDomainRoutes,
   ...trackingDomainRoutes,
   ...operatorRoutes,
+  ...auditRoutes,
   ...overviewRoutes,
   ...contactRoutes,
   ...listRoutes,

@@ -16,6 +16,8 @@ import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { getSegment } from "../store/segments";
 import { getWebhook } from "../store/webhooks";
+import { audited } from "./audit";
+import { journeyStatusAction } from "../domain/audit";
 import { definePanelRoute } from "./route";
 
 // Journeys (CONTRACT 5): definitions are validated whole (schema, then the step graph, then
@@ -128,7 +130,7 @@ const setStatus = definePanelRoute({
   role: "marketer",
   summary: "Run, pause (instances are held) or stop (instances end) a journey",
   body: journeyStatusBody,
-  async handle({ env, path, body, panel, db }) {
+  async handle({ env, caller, path, body, panel, db }) {
     const journey = await requireJourney(db, panel, path.journey);
     // Mail from a sender domain a real provider would refuse is refused at start, not message by message.
     const senders = body.status === "running" ? await sendersStanding(env, db, panel.id, emailSenders(journey.definition)) : { problems: [], notes: [] };
@@ -139,6 +141,7 @@ const setStatus = definePanelRoute({
     if (!changed) {
       throw conflict(`status: a ${journey.status} journey cannot become ${body.status}`, [{ field: "status", message: `cannot go from ${journey.status} to ${body.status}` }]);
     }
+    await audited({ db, caller, panel }, journeyStatusAction(journey.status, body.status), journey.id, { name: journey.name, from: journey.status, to: body.status });
     if (changed.status === "running") {
       // Held points go on at once (the cron would take them within a minute), and a segment
       // journey enters its first page of matching contacts now, the rest by the cron.

@@ -1,12 +1,12 @@
 import type { ShardDb } from "../store/shards";
-import { createListBody, MAX_PANEL_UPLOAD_BYTES, renameListBody } from "../domain/panel-screens";
+import { createListBody, importFromUrlBody, listMembersQuery, MAX_PANEL_UPLOAD_BYTES, renameListBody } from "../domain/panel-screens";
 import { ApiError, conflict, invalidField, notFound } from "../lib/http/errors";
 import { newId } from "../lib/random";
 import { R2Upload } from "../lib/r2-upload";
 import { z } from "../lib/z";
 import { startImport } from "../services/imports";
 import { rebuildSegments } from "../store/segments";
-import { deleteList, getList, insertList, listLists, renameList, type ContactList } from "../store/lists";
+import { deleteList, emptyList, getList, insertList, listLists, listMembers, renameList, type ContactList } from "../store/lists";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
 
@@ -118,4 +118,51 @@ const uploadToList = definePanelRoute({
   },
 });
 
-export const listRoutes = [panelLists, createList, changeList, removeList, uploadToList];
+const panelListMembers = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/lists/:list/members",
+  role: "viewer",
+  summary: "A page of the list's members, in the order the contacts were created; next_cursor pages on",
+  query: listMembersQuery,
+  async handle({ db, path, query, panel }) {
+    const list = await requireList(db, panel.id, path.list);
+    const found = await listMembers(db, panel.id, list.id, query.after ?? 0, query.limit + 1);
+    const page = found.slice(0, query.limit);
+    return {
+      list: listView(list),
+      primary_key: panel.primaryKey,
+      members: page.map((m) => ({ key: m.key, attributes: m.attributes, added_at: isoTime(m.addedAt) })),
+      next_cursor: found.length > query.limit ? String(page.at(-1)!.contactId) : null,
+    };
+  },
+});
+
+const emptyPanelList = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/lists/:list/empty",
+  role: "marketer",
+  summary: "Remove every member of the list; the contacts stay",
+  async handle({ db, path, panel }) {
+    const list = await requireList(db, panel.id, path.list);
+    const now = Date.now();
+    const removed = await emptyList(db, panel.id, list.id, now);
+    await rebuildSegments(db, panel.id, now);
+    return { removed };
+  },
+});
+
+const importFromUrl = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/lists/:list/imports",
+  role: "marketer",
+  summary: "Import contacts into the list from a CSV file at a URL, by the bulk-upload engine (as bulkupload's path); answers the job to follow at /jobs/{job}",
+  status: 202,
+  body: importFromUrlBody,
+  async handle({ request, env, db, path, body, panel }) {
+    const list = await requireList(db, panel.id, path.list);
+    const jobId = await startImport(env, db, { panelId: panel.id, sources: [{ url: body.url }], listId: list.id, origin: new URL(request.url).origin });
+    return { jobid: jobId };
+  },
+});
+
+export const listRoutes = [panelLists, createList, changeList, removeList, uploadToList, panelListMembers, emptyPanelList, importFromUrl];

@@ -4,6 +4,7 @@ import { ApiError, conflict, notFound } from "../lib/http/errors";
 import { createOperator } from "../services/operators/sessions";
 import { findOperatorByEmail, panelMember, panelMembers, removeRole, setRole, type PanelMember } from "../store/operators";
 import { isoTime } from "../store/sql";
+import { audited } from "./audit";
 import { definePanelRoute } from "./route";
 
 function memberView(member: PanelMember) {
@@ -38,7 +39,7 @@ const addOperator = definePanelRoute({
   summary: "Give an operator a role in the panel; a new email creates the operator with the password given (ADMIN_TOKEN creates a panel's first owner this way)",
   status: 201,
   body: addOperatorBody,
-  async handle({ env, path, body, panel }) {
+  async handle({ env, db, caller, path, body, panel }) {
     const now = Date.now();
     let operator = await findOperatorByEmail(env.DB, body.email);
     if (!operator) {
@@ -51,6 +52,7 @@ const addOperator = definePanelRoute({
     }
     if (!operator) throw conflict(`email: ${body.email} could not be added; try again`);
     await setRole(env.DB, operator.id, panel.id, body.role, now);
+    await audited({ db, caller, panel }, "operator.added", operator.id, { email: operator.email, role: body.role });
     return memberView((await panelMember(env.DB, panel.id, operator.id))!);
   },
 });
@@ -61,10 +63,12 @@ const changeOperator = definePanelRoute({
   role: "owner",
   summary: "Change an operator's role in the panel",
   body: changeOperatorBody,
-  async handle({ env, path, body, panel }) {
-    if (!(await panelMember(env.DB, panel.id, path.operator!))) throw noSuchOperator(path.operator);
+  async handle({ env, db, caller, path, body, panel }) {
+    const member = await panelMember(env.DB, panel.id, path.operator);
+    if (!member) throw noSuchOperator(path.operator);
     if (body.role !== "owner") await refuseLastOwner(env.DB, panel.id, path.operator!);
     await setRole(env.DB, path.operator!, panel.id, body.role, Date.now());
+    await audited({ db, caller, panel }, "operator.role_changed", path.operator, { email: member.email, from: member.role, to: body.role });
     return memberView((await panelMember(env.DB, panel.id, path.operator!))!);
   },
 });
@@ -74,10 +78,12 @@ const removeOperator = definePanelRoute({
   path: "/panels/:panel/operators/:operator",
   role: "owner",
   summary: "Take an operator's role in the panel away; their session no longer reaches it",
-  async handle({ env, path, panel }) {
-    if (!(await panelMember(env.DB, panel.id, path.operator!))) throw noSuchOperator(path.operator);
+  async handle({ env, db, caller, path, panel }) {
+    const member = await panelMember(env.DB, panel.id, path.operator);
+    if (!member) throw noSuchOperator(path.operator);
     await refuseLastOwner(env.DB, panel.id, path.operator!);
     await removeRole(env.DB, path.operator!, panel.id);
+    await audited({ db, caller, panel }, "operator.removed", path.operator, { email: member.email, role: member.role });
     return { removed: true };
   },
 });

@@ -9,6 +9,7 @@ import { newId, randomBase64Url } from "../lib/random";
 import { z } from "../lib/z";
 import { insertPanel, listPanels, updatePanel, type Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
+import { audited } from "./audit";
 import { defineAdminRoute, definePanelRoute } from "./route";
 
 
@@ -103,7 +104,7 @@ const patchPanel = definePanelRoute({
   role: "owner",
   summary: "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, or how many days events stay before they move to the archive",
   body: panelPatchBody,
-  async handle({ env, panel, body }) {
+  async handle({ env, db, caller, panel, body }) {
     const changes = {
       apiMode: body.api_mode,
       name: body.name,
@@ -113,6 +114,9 @@ const patchPanel = definePanelRoute({
       eventRetentionDays: body.event_retention_days,
     };
     const updated = await orNotFound(updatePanel(env.DB, panel.id, changes, Date.now()), `No panel with id "${panel.id}"`);
+    if (body.api_mode !== undefined && body.api_mode !== panel.apiMode) await audited({ db, caller, panel }, "panel.api_mode_changed", panel.id, { api_mode: body.api_mode });
+    const settings = (["name", "timezone", "unknown_attributes", "cors_origins"] as const).filter((name) => body[name] !== undefined);
+    if (settings.length) await audited({ db, caller, panel }, "panel.settings_changed", panel.id, Object.fromEntries(settings.map((name) => [name, body[name]])));
     return panelView(updated, env);
   },
 });

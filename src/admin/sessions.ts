@@ -1,9 +1,10 @@
 import { Router, type IRequest } from "itty-router";
-import { signInBody, type SessionView } from "../domain/operators";
+import { passwordResetBody, passwordResetRequestBody, signInBody, type SessionView } from "../domain/operators";
 import { readJsonBody } from "../lib/http/body";
 import { isSameOrigin, sessionCookie } from "../lib/http/cookies";
 import { ApiError, asApiError, notFound, parseOrThrow } from "../lib/http/errors";
 import { adminFailure, json, newRequestId } from "../lib/http/respond";
+import { PASSWORD_RESET_TTL_MS, requestPasswordReset, resetPassword } from "../services/operators/password-reset";
 import { csrfMatches, signIn, signOut, type Session } from "../services/operators/sessions";
 import { adminCaller, SESSION_COOKIE } from "./auth";
 
@@ -18,7 +19,7 @@ function sessionView(session: Session): SessionView {
 }
 
 function crossSite(): ApiError {
-  return new ApiError(403, "Cross-site request refused: sign-in and sign-out are accepted only from the panel's own origin");
+  return new ApiError(403, "Cross-site request refused: sign-in, sign-out and password resets are accepted only from the panel's own origin");
 }
 
 async function currentSession(request: Request, env: Env): Promise<Session> {
@@ -27,7 +28,7 @@ async function currentSession(request: Request, env: Env): Promise<Session> {
   return caller.session;
 }
 
-const router = Router<IRequest, [Env]>({ base: AUTH_BASE });
+const router = Router<IRequest, [Env, ExecutionContext]>({ base: AUTH_BASE });
 router
   .post("/sign-in", async (request: IRequest, env: Env) => {
     if (!isSameOrigin(request)) throw crossSite();
@@ -41,6 +42,33 @@ router
     }
     return json(sessionView(result.session), 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, result.token) });
   })
+  .post("/password-reset", async (request: IRequest, env: Env, exec: ExecutionContext) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(passwordResetRequestBody, await readJsonBody(request));
+    const outcome = await requestPasswordReset(env, {
+      email: body.email,
+      address: request.headers.get("cf-connecting-ip") ?? "unknown",
+      origin: new URL(request.url).origin,
+      now: Date.now(),
+      waitUntil: (work) => exec.waitUntil(work),
+    });
+    if (!outcome.ok) throw new ApiError(429, "Too many reset requests; wait a few minutes and try again");
+    // The same answer whether or not the address has an account.
+    return json(
+      { message: `If an operator account has this address, a link to set a new password is on its way; it works once, for ${PASSWORD_RESET_TTL_MS / 60_000} minutes.` },
+      202,
+    );
+  })
+  .post("/password-reset/confirm", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(passwordResetBody, await readJsonBody(request));
+    if (!(await resetPassword(env.DB, body.token, body.password, Date.now()))) {
+      throw new ApiError(400, "token: this link has expired or was already used; ask for a new one", [
+        { field: "token", message: "this link has expired or was already used; ask for a new one" },
+      ]);
+    }
+    return json({ reset: true, message: "Your password is set. Every session of the account has ended: sign in with the new password." });
+  })
   .get("/session", async (request: IRequest, env: Env) => json(sessionView(await currentSession(request, env))))
   .post("/sign-out", async (request: IRequest, env: Env) => {
     const session = await currentSession(request, env);
@@ -49,10 +77,10 @@ router
     return json({ signed_out: true }, 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, "", 0) });
   });
 
-/** The panel's sign-in, session and sign-out endpoints; answers in the admin API's error shape. */
-export async function handleAuth(request: Request, env: Env): Promise<Response> {
+/** The panel's sign-in, session, sign-out and password-reset endpoints; answers in the admin API's error shape. */
+export async function handleAuth(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
   try {
-    const response: Response | undefined = await router.fetch(request, env);
+    const response: Response | undefined = await router.fetch(request, env, exec);
     return response ?? adminFailure(notFound(`No route ${request.method} ${new URL(request.url).pathname}`));
   } catch (error) {
     return adminFailure(asApiError(error, newRequestId()));

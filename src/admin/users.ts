@@ -4,6 +4,7 @@ import { newId } from "../lib/random";
 import { createUserBody, patchUserBody } from "../domain/users";
 import { getUser, insertUser, listUsers, replaceKeyHash, setUserDisabled, type User } from "../store/users";
 import { isoTime } from "../store/sql";
+import { audited } from "./audit";
 import { definePanelRoute } from "./route";
 
 function userView(user: User) {
@@ -19,12 +20,13 @@ const createUser = definePanelRoute({
   summary: "Create a sub-admin user with an API key (the key is shown only in this answer)",
   status: 201,
   body: createUserBody,
-  async handle({ env, body, panel }) {
+  async handle({ env, db, caller, body, panel }) {
     const apiKey = generateApiKey();
     const user: User = { id: newId("usr"), panelId: panel.id, email: body.email, name: body.name ?? null, disabled: false, createdAt: Date.now() };
     if (!(await insertUser(env.DB, user, await hashApiKey(apiKey)))) {
       throw conflict(`email: the panel already has a user with email ${body.email}`, [{ field: "email", message: "already in use in this panel" }]);
     }
+    await audited({ db, caller, panel }, "user.created", user.id, { email: user.email });
     return { ...userView(user), api_key: apiKey };
   },
 });
@@ -55,8 +57,10 @@ const patchUser = definePanelRoute({
   role: "owner",
   summary: "Disable or re-enable a user; a disabled user's key fails authentication",
   body: patchUserBody,
-  async handle({ env, path, body, panel }) {
-    return userView(await orNotFound(setUserDisabled(env.DB, panel.id, path.user, body.disabled, Date.now()), noSuchUser(path.user)));
+  async handle({ env, db, caller, path, body, panel }) {
+    const user = await orNotFound(setUserDisabled(env.DB, panel.id, path.user, body.disabled, Date.now()), noSuchUser(path.user));
+    await audited({ db, caller, panel }, body.disabled ? "user.disabled" : "user.enabled", user.id, { email: user.email });
+    return userView(user);
   },
 });
 
@@ -65,9 +69,11 @@ const rotateKey = definePanelRoute({
   path: "/panels/:panel/users/:user/api-key",
   role: "owner",
   summary: "Rotate the user's API key; the old key stops working at once",
-  async handle({ env, path, panel }) {
+  async handle({ env, db, caller, path, panel }) {
     const apiKey = generateApiKey();
     if (!(await replaceKeyHash(env.DB, panel.id, path.user, await hashApiKey(apiKey), Date.now()))) throw notFound(noSuchUser(path.user));
+    const user = await getUser(env.DB, panel.id, path.user);
+    await audited({ db, caller, panel }, "user.key_rotated", path.user, { email: user?.email ?? null });
     return { api_key: apiKey };
   },
 });

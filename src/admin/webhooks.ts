@@ -11,6 +11,7 @@ import { createWebhookBody, patchWebhookBody } from "../domain/webhooks/config";
 import type { DispatcherStatus } from "../services/webhooks/dispatcher";
 import { enqueueWebhookEvents, forgetWebhooks, webhookDispatcher, WebhookEventError } from "../services/webhooks/enqueue";
 import { describeEventObject, WEBHOOK_CHANNELS } from "../domain/webhooks/payload";
+import { audited } from "./audit";
 import { defineAdminRoute, definePanelRoute } from "./route";
 
 // Journey webhooks (CONTRACT 4 and 6): configuration in D1, backlog and delivery in the
@@ -81,7 +82,7 @@ const createWebhook = definePanelRoute({
   summary: "Register a journey webhook (state configured until its test gets HTTP 200)",
   status: 201,
   body: createWebhookBody,
-  async handle({ env, body, panel, db }) {
+  async handle({ env, caller, body, panel, db }) {
     const now = Date.now();
     const webhook: Webhook = {
       id: newId("whk"),
@@ -100,6 +101,7 @@ const createWebhook = definePanelRoute({
       updatedAt: now,
     };
     await insertWebhook(db, webhook);
+    await audited({ db, caller, panel }, "webhook.created", webhook.id, { label: webhook.label, url: webhook.url });
     return webhookView(webhook, null);
   },
 });
@@ -133,7 +135,7 @@ const patchWebhook = definePanelRoute({
   role: "marketer",
   summary: "Change a webhook; null removes credentials, the alert or the signing secret. A new URL must pass the test again",
   body: patchWebhookBody,
-  async handle({ env, path, body, panel, db }) {
+  async handle({ env, caller, path, body, panel, db }) {
     const webhook = await requireWebhook(db, panel, path.id);
     const next: Webhook = { ...webhook, updatedAt: Date.now() };
     if (body.label !== undefined) next.label = body.label;
@@ -151,6 +153,9 @@ const patchWebhook = definePanelRoute({
     const stored = await replaceWebhookConfig(db, next);
     if (!stored) throw notFound(noSuchWebhook(path.id));
     forgetWebhooks();
+    // Which settings changed, with their values except the password and the signing secret.
+    const changed = Object.fromEntries(Object.entries(body).map(([name, value]) => [name, name === "password" || name === "signing_secret" ? (value === null ? "removed" : "changed") : value]));
+    await audited({ db, caller, panel }, "webhook.edited", stored.id, { label: stored.label, changed });
     return webhookView(stored, await webhookDispatcher(env, stored.id).status());
   },
 });
@@ -160,8 +165,9 @@ const removeWebhook = definePanelRoute({
   path: "/panels/:panel/webhooks/:id",
   role: "marketer",
   summary: "Delete a webhook with its undelivered backlog and attempt log",
-  async handle({ env, path, panel, db }) {
+  async handle({ env, caller, path, panel, db }) {
     if (!(await deleteWebhook(db, panel.id, path.id))) throw notFound(noSuchWebhook(path.id));
+    await audited({ db, caller, panel }, "webhook.deleted", path.id);
     forgetWebhooks();
     await webhookDispatcher(env, path.id).destroy();
     return new Response(null, { status: 204 });
@@ -189,10 +195,11 @@ const enableWebhook = definePanelRoute({
   path: "/panels/:panel/webhooks/:id/enable",
   role: "marketer",
   summary: "Re-test; on HTTP 200 the webhook is operational again and its backlog is delivered in order",
-  async handle({ env, path, panel, db }) {
+  async handle({ env, caller, path, panel, db }) {
     const webhook = await requireWebhook(db, panel, path.id);
     const dispatcher = webhookDispatcher(env, webhook.id);
     const answer = testAnswer(await dispatcher.enable({ panelId: panel.id, webhookId: webhook.id }), path.id);
+    if (answer.state === "operational") await audited({ db, caller, panel }, "webhook.enabled", webhook.id, { label: webhook.label });
     return { ...answer, backlog: (await dispatcher.status()).backlog };
   },
 });

@@ -6,7 +6,8 @@ import { fromProblems, invalidField, notFound, orNotFound } from "../lib/http/er
 import { journeysAfterContactWrite } from "../services/journeys/contact-triggers";
 import { segmentsAfterContactWrite } from "../services/segments/contact-writes";
 import { z } from "../lib/z";
-import { getContactByKey, listsOfContact, removeFromLists, updateContact, upsertContact } from "../store/contacts";
+import { getContactByKey, listsOfContact, removeFromLists, upsertContact } from "../store/contacts";
+import { updateContactAttributes } from "../services/contacts/update";
 import { existingListIds } from "../store/lists";
 import type { Panel } from "../store/panels";
 import { defineOperation, type OperationTable } from "./operation";
@@ -78,17 +79,14 @@ const updateExistingContact = defineOperation({
   summary: "Update attributes of an existing contact (4.3)",
   params: z.object({ data: jsonObjectParam }),
   async run({ env, exec, panel, schema, now, db }, { data }) {
-    const prepared = prepareOrThrow(schema, data, panel.unknownAttributes);
-    const contact = await updateContact(db, panel.id, prepared.key, prepared.values, now, prepared.created);
-    if (!contact) {
-      throw notFound(`No contact with ${panel.primaryKey} "${prepared.key}"; use activity=add to create it`, [
+    const outcome = await updateContactAttributes({ env, db, panelId: panel.id, schema, unknown: panel.unknownAttributes, now, waitUntil: (work) => exec.waitUntil(work) }, data);
+    if (outcome.kind === "refused") throw fromProblems(outcome.problems);
+    if (outcome.kind === "missing") {
+      throw notFound(`No contact with ${panel.primaryKey} "${outcome.key}"; use activity=add to create it`, [
         { field: `data.${panel.primaryKey}`, message: "no such contact" },
       ]);
     }
-    exec.waitUntil(
-      segmentsAfterContactWrite(env, panel.id, contact.id, ["attributes"], now).then((entered) => journeysAfterContactWrite(env, panel.id, contact, entered, now)),
-    );
-    return { contact: contact.attributes, ...schemaMembers(prepared) };
+    return { contact: outcome.contact.attributes, ...schemaMembers(outcome) };
   },
 });
 

@@ -292,3 +292,53 @@ export function checkCsvHeaders(
   if (!expected.includes(primaryKey)) return { ok: false, message: `the csv header must contain the panel's primary key ${primaryKey}` };
   return { ok: true, header: expected };
 }
+
+export type CampaignStatus = "scheduled" | "sending" | "sent" | "failed";
+
+/** Who a campaign of the admin API sends to (CONTRACT 9): resolved when it is published. */
+export interface CampaignAudience {
+  lists: number[];
+  segments: string[];
+  exclude_lists: number[];
+  exclude_segments: string[];
+}
+
+export interface CampaignCounters {
+  recipients: number;
+  queued: number;
+  sent: number;
+  failed: number;
+  skipped: number;
+  opens: number;
+  unique_opens: number;
+  clicks: number;
+  unique_clicks: number;
+  bounces: number;
+  unsubscribes: number;
+}
+
+/** A campaign as the admin routes answer it (src/admin/campaigns.ts); the panel reads this type. */
+export interface CampaignView {
+  id: string;
+  name: string;
+  status: CampaignStatus;
+  status_reason: string | null;
+  /** The campaign's own list (4.10); null for a campaign with an audience. */
+  list_id: number | null;
+  audience: CampaignAudience | null;
+  reply_to: string | null;
+  subject: string;
+  sender_name: string;
+  sender_email: string;
+  tags: string[];
+  /** When it goes out, in the panel's time zone (`YYYY-MM-DD HH:mm:SS`). */
+  schedule_date: string;
+  timezone: string;
+  send_at: string;
+  import_job_id: string | null;
+  request_id: string;
+  created_at: string;
+  published_at: string | null;
+  finished_at: string | null;
+  counters: CampaignCounters;
+}

@@ -1,18 +1,43 @@
 import { z } from "../lib/z";
 import { ACTIVITY_PARAM_TYPES, MAX_ACTIVITY_NAME_LENGTH, MAX_PARAMS_PER_ACTIVITY, PARAM_NAME_PATTERN } from "./activity";
-import { ATTRIBUTE_TYPES } from "./attributes";
-import { nameText } from "./fields";
+import { ATTRIBUTE_TYPES, checkTextValue, type AttributeType, type AttributeValue } from "./attributes";
+import { nameText, outboundUrl, type InputRules } from "./fields";
 import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "./lists";
 
-/** GET /panels/{panel}/contacts: primary-key search, exact or by prefix, paged by key. */
+/**
+ * GET /panels/{panel}/contacts: search by the primary key or by one other attribute's value,
+ * exact or by prefix (text attributes), paged by key.
+ */
 export const contactSearchQuery = z
   .object({
     q: z.string().trim().max(500).default(""),
+    attribute: z.string().trim().max(64).optional(),
     match: z.enum(["prefix", "exact"], { error: "must be prefix or exact" }).default("prefix"),
     after: z.string().max(500).optional(),
     limit: z.coerce.number().int().min(1).max(100).default(25),
   })
   .strict();
+
+/**
+ * The value an attribute search looks for, read from the search text as the attribute's type
+ * (as a CSV cell is): `true`/`yes`/`1` for a boolean, a decimal number for a number. A prefix
+ * is only meaningful for text, so only string and date attributes take one.
+ */
+export function attributeSearchValue(type: AttributeType, q: string, match: "prefix" | "exact"): { ok: true; value: AttributeValue } | { ok: false; field: "q" | "match"; reason: string } {
+  if (q === "") return { ok: false, field: "q", reason: "is required to search by an attribute" };
+  if (match === "prefix" && type !== "string" && type !== "date") return { ok: false, field: "match", reason: `a ${type} attribute is searched by its exact value` };
+  if (match === "prefix") return { ok: true, value: q };
+  const value = checkTextValue(type, q);
+  return value.ok ? { ok: true, value: value.value } : { ok: false, field: "q", reason: value.reason };
+}
+
+/**
+ * PATCH /panels/{panel}/contacts/{key}: attribute changes for one contact, as the API's
+ * `update` takes them (a value sets the attribute, null removes it); the key names the contact.
+ */
+export const editContactBody = z.strictObject({
+  attributes: z.record(z.string().max(64), z.unknown()).refine((changes) => Object.keys(changes).length > 0, { error: "must change at least one attribute" }),
+});
 
 const listName = z.string().trim().min(1, { error: "must not be empty" }).max(MAX_LIST_NAME_LENGTH);
 
@@ -25,6 +50,19 @@ export const createListBody = z
 export const renameListBody = z
   .object({ name: listName, description: z.string().trim().max(MAX_LIST_DESCRIPTION_LENGTH).optional() })
   .strict();
+
+/** GET /panels/{panel}/lists/{list}/members: a page of members, after a contact id. */
+export const listMembersQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(25),
+});
+
+/** POST /panels/{panel}/lists/{list}/imports: a CSV file the import engine fetches, as bulk upload's `path`. */
+export function importFromUrlBody(rules: InputRules) {
+  return z.strictObject({
+    url: z.string().trim().min(1, { error: "is required" }).max(2048).pipe(outboundUrl(rules)).meta({ example: "https://crm.example.com/export.csv" }),
+  });
+}
 
 /** The largest CSV file the panel uploads in one request. */
 export const MAX_PANEL_UPLOAD_BYTES = 100 * 1024 * 1024;

@@ -51,8 +51,8 @@ router
   .get("/health", (_request: IRequest, env: Env) => json({ status: "ok", region: env.REGION }))
   .get("/openapi.json", (request: IRequest) => json(openApiDocument(new URL(request.url).origin)))
   .all("/admin/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAdmin(request, env, exec))
-  // The panel's sign-in and session (wrangler.toml's run_worker_first lists /auth/*).
-  .all("/auth/v1/*", (request: IRequest, env: Env) => handleAuth(request, env))
+  // The panel's sign-in, session and password reset (wrangler.toml's run_worker_first lists /auth/*).
+  .all("/auth/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAuth(request, env, exec))
   .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
   .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
   .all("/:version/activity/upload", activityRoute(handleActivityUpload))

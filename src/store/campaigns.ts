@@ -1,17 +1,10 @@
 import type { ShardDb } from "./shards";
+import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../domain/broadcast";
 import { listNameKey } from "../domain/lists";
 import type { CompiledSegment } from "./segment-sql";
 import { isUniqueViolation } from "./sql";
 
-export type CampaignStatus = "scheduled" | "sending" | "sent" | "failed";
-
-/** Who a campaign of the admin API sends to (CONTRACT 9): resolved when it is published. */
-export interface CampaignAudience {
-  lists: number[];
-  segments: string[];
-  exclude_lists: number[];
-  exclude_segments: string[];
-}
+export type { CampaignAudience, CampaignCounters, CampaignStatus };
 
 export interface Campaign {
   id: string;
@@ -187,20 +180,6 @@ export async function listCampaigns(db: ShardDb, panelId: string, limit: number)
     .bind(panelId, limit)
     .all<CampaignRow>();
   return results.map(fromRow);
-}
-
-export interface CampaignCounters {
-  recipients: number;
-  queued: number;
-  sent: number;
-  failed: number;
-  skipped: number;
-  opens: number;
-  unique_opens: number;
-  clicks: number;
-  unique_clicks: number;
-  bounces: number;
-  unsubscribes: number;
 }
 
 export async function campaignCounters(db: ShardDb, panelId: string, campaignId: string): Promise<CampaignCounters> {

@@ -225,3 +225,30 @@ export async function searchContacts(
     .all<ContactRow>();
   return results.map(contactFromRow);
 }
+
+/**
+ * Contacts whose attribute `name` holds `value` (text also by prefix; text compares without
+ * ASCII case), in key order after `after`. Attributes live in the contact's JSON, which no index
+ * covers: the read walks the panel's contacts in key order and stops once `limit` match.
+ */
+export async function searchContactsByAttribute(
+  db: ShardDb,
+  panelId: string,
+  name: string,
+  value: AttributeValue,
+  match: "prefix" | "exact",
+  after: string | undefined,
+  limit: number,
+): Promise<Contact[]> {
+  const text = typeof value === "string";
+  const pattern = text ? value.replace(/[\\%_]/g, (c) => `\\${c}`) + (match === "prefix" ? "%" : "") : null;
+  const condition = text ? "json_extract(attrs, ?2) LIKE ?3 ESCAPE '\\'" : "json_extract(attrs, ?2) = ?3";
+  const { results } = await db
+    .prepare(
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE panel_id = ?1 AND ${condition}
+       ${after === undefined ? "" : "AND pk_value > ?5"} ORDER BY pk_value LIMIT ?4`,
+    )
+    .bind(panelId, `$.${name}`, text ? pattern : typeof value === "boolean" ? Number(value) : value, limit, ...(after === undefined ? [] : [after]))
+    .all<ContactRow>();
+  return results.map(contactFromRow);
+}

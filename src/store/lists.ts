@@ -1,4 +1,5 @@
 import type { ShardDb } from "./shards";
+import type { AttributeValue } from "../domain/attributes";
 import { listNameKey } from "../domain/lists";
 import { isUniqueViolation } from "./sql";
 
@@ -120,4 +121,23 @@ export async function emptyList(db: ShardDb, panelId: string, listId: number, no
     db.prepare("UPDATE lists SET updated_at = ? WHERE panel_id = ? AND id = ?").bind(now, panelId, listId),
   ]);
   return removed!.meta.changes;
+}
+
+export interface ListMember {
+  contactId: number;
+  key: string;
+  attributes: Record<string, AttributeValue>;
+  addedAt: number;
+}
+
+/** A page of the list's members in the order they were created, after contact id `afterId`: the membership key's own range. */
+export async function listMembers(db: ShardDb, panelId: string, listId: number, afterId: number, limit: number): Promise<ListMember[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT c.id, c.pk_value, c.attrs, m.added_at FROM list_members m JOIN contacts c ON c.id = m.contact_id
+       WHERE m.list_id = ? AND m.panel_id = ? AND m.contact_id > ? ORDER BY m.contact_id LIMIT ?`,
+    )
+    .bind(listId, panelId, afterId, limit)
+    .all<{ id: number; pk_value: string; attrs: string; added_at: number }>();
+  return results.map((row) => ({ contactId: row.id, key: row.pk_value, attributes: JSON.parse(row.attrs) as Record<string, AttributeValue>, addedAt: row.added_at }));
 }

@@ -43,13 +43,14 @@ export async function deleteSessionsOf(db: ControlDb, operatorId: string): Promi
 }
 
 /**
- * Sessions idle since before `idleSince` and failure counts of windows that started before
+ * Sessions idle since before `idleSince`, reset links past their expiry, and failure counts of windows that started before
  * `windowStart`; the cron sweeps them so neither table grows with sessions nobody ends.
  */
-export async function deleteIdleSessions(db: ControlDb, idleSince: number, windowStart: number): Promise<number> {
+export async function deleteIdleSessions(db: ControlDb, idleSince: number, windowStart: number, now: number): Promise<number> {
   const [sessions] = await db.batch([
     db.prepare("DELETE FROM operator_sessions WHERE last_seen_at < ?").bind(idleSince),
     db.prepare("DELETE FROM sign_in_failures WHERE window_start < ?").bind(windowStart),
+    db.prepare("DELETE FROM password_resets WHERE expires_at < ?").bind(now),
   ]);
   return sessions!.meta.changes;
 }
@@ -82,4 +83,26 @@ export async function recordFailure(db: ControlDb, subjects: string[], now: numb
 
 export async function clearFailures(db: ControlDb, subject: string): Promise<void> {
   await db.prepare("DELETE FROM sign_in_failures WHERE subject = ?").bind(subject).run();
+}
+
+export async function insertPasswordReset(db: ControlDb, tokenHash: string, operatorId: string, expiresAt: number): Promise<void> {
+  await db.prepare("INSERT INTO password_resets (token_hash, operator_id, expires_at) VALUES (?, ?, ?)").bind(tokenHash, operatorId, expiresAt).run();
+}
+
+/** Marks the reset link used if it is unused and unexpired; answers its operator, or null. */
+export async function consumePasswordReset(db: ControlDb, tokenHash: string, now: number): Promise<string | null> {
+  const row = await db
+    .prepare("UPDATE password_resets SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING operator_id")
+    .bind(now, tokenHash, now)
+    .first<{ operator_id: string }>();
+  return row?.operator_id ?? null;
+}
+
+/** Sets the operator's new password, ends every session of theirs and spends their other reset links, at once. */
+export async function completePasswordReset(db: ControlDb, operatorId: string, passwordHash: string, now: number): Promise<void> {
+  await db.batch([
+    db.prepare("UPDATE operators SET password_hash = ?, updated_at = ? WHERE id = ?").bind(passwordHash, now, operatorId),
+    db.prepare("DELETE FROM operator_sessions WHERE operator_id = ?").bind(operatorId),
+    db.prepare("UPDATE password_resets SET used_at = ? WHERE operator_id = ? AND used_at IS NULL").bind(now, operatorId),
+  ]);
 }

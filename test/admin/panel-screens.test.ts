@@ -1,8 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { admin, apiFor, createPanel } from "../support/helpers";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { suppressAddress } from "../../src/store/suppressions";
+import { defineActivity } from "../support/activity";
+import { admin, apiFor, call, contactsOf, createPanel, panelData, panelSnapshot } from "../support/helpers";
+import { act, startJourney } from "../support/journeys";
 import { asOperator, operatorWithRole } from "../support/operators";
-import { broadcastData, scheduleIn } from "../support/broadcasts";
+import { broadcastData, host, htmlOf, outbox, rawMessage, scheduleIn, waitForCampaign } from "../support/broadcasts";
 
 async function addContacts(panel: Awaited<ReturnType<typeof createPanel>>, emails: string[]) {
   const api = apiFor(panel);
@@ -47,6 +51,128 @@ describe("panel screens: contacts", () => {
   });
 });
 
+describe("panel screens: a contact's attributes, messages and journeys", () => {
+  async function peoplePanel() {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    for (const data of [
+      { EMAIL: "ada@example.com", NAME: "Ada", CITY: "Pune", AGE: 30 },
+      { EMAIL: "bob@example.com", NAME: "Bob", CITY: "pune", AGE: 41 },
+      { EMAIL: "cy@example.com", NAME: "Cy", CITY: "Delhi", AGE: 30 },
+      { EMAIL: "dee@example.com", NAME: "Dee", CITY: "P%" },
+    ]) {
+      expect((await api("contact", "add", { data })).body.result).toBe("Success");
+    }
+    return panel;
+  }
+
+  it("finds contacts by one attribute's value, exact or by prefix for text, in key order with paging", async () => {
+    const panel = await peoplePanel();
+    const search = (query: string) => admin("GET", `/panels/${panel.id}/contacts?${query}`);
+    const keys = (answer: { body: any }) => answer.body.contacts.map((c: any) => c.key);
+    const city = await search("attribute=city&q=PUNE&match=exact");
+    expect(city.status).toBe(200);
+    expect(city.body.attribute).toBe("CITY");
+    expect(keys(city)).toEqual(["ada@example.com", "bob@example.com"]);
+    expect(keys(await search("attribute=CITY&q=pu"))).toEqual(["ada@example.com", "bob@example.com"]);
+    // LIKE's wildcards in the text are plain characters.
+    expect(keys(await search("attribute=CITY&q=P%25&match=exact"))).toEqual(["dee@example.com"]);
+    expect(keys(await search("attribute=CITY&q=_une"))).toEqual([]);
+    const age = await search("attribute=AGE&q=30&match=exact&limit=1");
+    expect(keys(age)).toEqual(["ada@example.com"]);
+    expect(age.body.next_cursor).toBe("ada@example.com");
+    expect(keys(await search(`attribute=AGE&q=30&match=exact&limit=1&after=${encodeURIComponent(age.body.next_cursor)}`))).toEqual(["cy@example.com"]);
+    // The primary key named as the attribute is the key search.
+    expect(keys(await search("attribute=email&q=bo"))).toEqual(["bob@example.com"]);
+
+    const refused = async (query: string, field: string, message: RegExp) => {
+      const answer = await search(query);
+      expect(answer.status, query).toBe(400);
+      expect(answer.body.errors[0]).toMatchObject({ field, message: expect.stringMatching(message) });
+    };
+    await refused("attribute=AGE&q=3", "match", /exact value/);
+    await refused("attribute=AGE&q=old&match=exact", "q", /integer/);
+    await refused("attribute=SHOE&q=4&match=exact", "attribute", /no attribute named SHOE/);
+    await refused("attribute=CITY", "q", /required/);
+  });
+
+  it("edits a contact's attributes under the API's rules, each refusal naming its field and changing nothing", async () => {
+    const panel = await peoplePanel();
+    const path = `/panels/${panel.id}/contacts/ada@example.com`;
+    const marketer = await operatorWithRole(panel.id, "marketer");
+    const edited = await asOperator(marketer, "PATCH", path, { attributes: { age: "31", CITY: null, NAME: "Ada L." } });
+    expect(edited.status, JSON.stringify(edited.body)).toBe(200);
+    expect(edited.body.attributes).toEqual({ EMAIL: "ada@example.com", NAME: "Ada L.", AGE: 31 });
+    // The API reads what the panel wrote.
+    const viewed = await apiFor(panel)("contact", "view", { data: "ada@example.com" });
+    expect(viewed.body.contact).toEqual({ EMAIL: "ada@example.com", NAME: "Ada L.", AGE: 31 });
+
+    const before = await panelSnapshot(panel.id);
+    const refused = async (attributes: Record<string, unknown>, fields: string[]) => {
+      const answer = await asOperator(marketer, "PATCH", path, { attributes });
+      expect(answer.status, JSON.stringify(attributes)).toBe(400);
+      expect(answer.body.errors.map((e: any) => e.field)).toEqual(fields);
+    };
+    await refused({ AGE: "thirty", CITY: 12.5, NAME: true }, ["attributes.AGE", "attributes.NAME"]);
+    await refused({ email: "eve@example.com" }, ["attributes.email"]);
+    await refused({ SHOE: 44 }, ["attributes.SHOE"]);
+    await refused({}, ["attributes"]);
+    expect(await panelSnapshot(panel.id)).toBe(before);
+    expect((await asOperator(marketer, "PATCH", `/panels/${panel.id}/contacts/nobody@example.com`, { attributes: { AGE: 1 } })).status).toBe(404);
+    const viewer = await operatorWithRole(panel.id, "viewer");
+    expect((await asOperator(viewer, "PATCH", path, { attributes: { AGE: 1 } })).status).toBe(403);
+  });
+
+  it("shows the messages sent to a contact with opens and clicks, the journeys it entered and its suppression", async () => {
+    const panel = await peoplePanel();
+    const api = apiFor(panel);
+    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    await api("contact", "add", { data: { EMAIL: "ada@example.com" }, listid: list });
+    const empty = await admin("GET", `/panels/${panel.id}/contacts/ada@example.com`);
+    expect(empty.body).toMatchObject({ messages: [], journeys: [], suppression: null });
+
+    const created = await admin("POST", `/panels/${panel.id}/campaigns`, {
+      name: "Autumn",
+      subject: "Hello {{NAME}}",
+      sender_name: "Shop",
+      sender_email: "shop@example.com",
+      html: '<p>Hi</p><a href="https://shop.example.com/">Shop</a>',
+      audience: { lists: [list] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await publishDueBroadcasts(env, Date.now());
+    await waitForCampaign(panel, created.body.id);
+    const html = htmlOf(await rawMessage(panel, (await outbox(panel))[0].id));
+    const pixel = /http:\/\/127\.0\.0\.1:8787(\/t\/o\/[^"]+)/.exec(html)![1]!;
+    expect((await call(pixel)).status).toBe(200);
+    expect((await call(pixel)).status).toBe(200);
+
+    const browse = await defineActivity(panel, "browse");
+    const journey = await startJourney(panel, {
+      name: "Welcome",
+      trigger: { type: "activity", activity: "browse" },
+      steps: [
+        { id: "mail", type: "email", subject: "Welcome {{NAME}}", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+        { id: "wait", type: "wait_for_event", after: "mail", events: ["click"], within: "2d" },
+      ],
+    });
+    await act(panel, browse, "ada@example.com");
+    await suppressAddress(panelData, panel.id, "ada@example.com", "unsubscribe", created.body.id, Date.now());
+
+    const page = await admin("GET", `/panels/${panel.id}/contacts/ada@example.com`);
+    expect(page.status).toBe(200);
+    expect(page.body.lists).toEqual([{ id: list, name: "Readers" }]);
+    expect(page.body.messages).toContainEqual(
+      expect.objectContaining({ kind: "campaign", source_id: created.body.id, source_name: "Autumn", subject: "Hello {{NAME}}", status: "sent", opens: 2, clicks: 0 }),
+    );
+    expect(page.body.messages).toContainEqual(expect.objectContaining({ kind: "journey", source_id: journey.id, source_name: "Welcome", step_id: "mail", channel: "email", subject: "Welcome {{NAME}}" }));
+    expect(page.body.journeys).toEqual([expect.objectContaining({ journey_id: journey.id, name: "Welcome", journey_status: "running", status: "active", ended_at: null })]);
+    expect(page.body.suppression).toMatchObject({ address: "ada@example.com", reason: "unsubscribe", campaign_id: created.body.id });
+    // Another contact's page shows none of it.
+    expect((await admin("GET", `/panels/${panel.id}/contacts/bob@example.com`)).body).toMatchObject({ messages: [], journeys: [], suppression: null });
+  });
+});
+
 describe("panel screens: lists and uploads", () => {
   it("creates, renames and deletes lists; names are unique", async () => {
     const panel = await createPanel();
@@ -84,6 +210,48 @@ describe("panel screens: lists and uploads", () => {
     expect((await admin("GET", `/panels/${panel.id}/lists`)).body.lists[0].count).toBe(2);
     const stored = await env.FILES.list({ prefix: `panel-uploads/${panel.id}/` });
     expect(stored.objects).toHaveLength(1);
+  });
+
+  it("pages through a list's members, empties the list, and imports a CSV from a URL through the import engine", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const list = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Members" })).body.id as number;
+    const other = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Other" })).body.id as number;
+    for (const email of ["m1@example.com", "m2@example.com", "m3@example.com"]) await api("contact", "add", { data: { EMAIL: email, NAME: email.slice(0, 2) }, listid: list });
+    await api("contact", "add", { data: { EMAIL: "elsewhere@example.com" }, listid: other });
+    const base = `/panels/${panel.id}/lists/${list}`;
+    const first = await admin("GET", `${base}/members?limit=2`);
+    expect(first.status).toBe(200);
+    expect(first.body.list).toMatchObject({ id: list, name: "Members", count: 3 });
+    expect(first.body.members.map((m: any) => [m.key, m.attributes.NAME])).toEqual([["m1@example.com", "m1"], ["m2@example.com", "m2"]]);
+    const second = await admin("GET", `${base}/members?limit=2&after=${first.body.next_cursor}`);
+    expect(second.body.members.map((m: any) => m.key)).toEqual(["m3@example.com"]);
+    expect(second.body.next_cursor).toBeNull();
+    expect((await admin("GET", `${base}/members?limit=0`)).body.errors[0].field).toBe("limit");
+    expect((await admin("GET", `/panels/${panel.id}/lists/999999/members`)).status).toBe(404);
+
+    const viewer = await operatorWithRole(panel.id, "viewer");
+    expect((await asOperator(viewer, "POST", `${base}/empty`)).status).toBe(403);
+    const emptied = await admin("POST", `${base}/empty`);
+    expect(emptied.body).toEqual({ removed: 3 });
+    expect((await admin("GET", `${base}/members`)).body.members).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/lists/${other}/members`)).body.members).toHaveLength(1);
+    expect((await contactsOf(panel.id)).length).toBe(4);
+
+    const refused = await admin("POST", `${base}/imports`, { url: "ftp://files.example.com/x.csv" });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0].field).toBe("url");
+    const url = await host("people.csv", "EMAIL,NAME\nu1@example.com,One\nm1@example.com,Again\nbroken,Three\n");
+    const started = await admin("POST", `${base}/imports`, { url });
+    expect(started.status).toBe(202);
+    let job: any;
+    for (let i = 0; i < 100; i++) {
+      job = (await admin("GET", `/panels/${panel.id}/jobs/${started.body.jobid}`)).body;
+      if (job.status === "completed" || job.status === "failed") break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(job).toMatchObject({ status: "completed", created: 1, updated: 1, failed: 1, listid: list });
+    expect((await admin("GET", `${base}/members`)).body.members.map((m: any) => m.key)).toEqual(["m1@example.com", "u1@example.com"]);
   });
 
   it("refuses an empty upload and a viewer's upload", async () => {

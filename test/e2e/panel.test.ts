@@ -1,13 +1,15 @@
 // The panel in a real browser, against the service started as `npm start` starts it. Each flow
 // asserts what a person sees and saves a screenshot under test-results/e2e/.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
 import { startService, type Service } from "./service.ts";
 
-let service: Service;
+let service: Service & { stateDir: string };
 const windows: BrowserWindow[] = [];
 
 before(async () => {
@@ -79,6 +81,61 @@ describe("panel in Chromium", () => {
     await page.reload();
     await page.getByRole("heading", { name: "Sign in to the panel" }).waitFor();
     await screenshot(page, "signed-out");
+  });
+
+  test("forget a password, read the reset mail MAILER sent, set a new one once, and sign in with it", async () => {
+    const panelId = service.printed["demo panel"]!;
+    await adminCall("POST", `/panels/${panelId}/operators`, { email: "forgetful@example.com", role: "viewer", password: "the old passphrase" });
+    const page = await newPage();
+    await page.goto(`${service.origin}/`);
+    await page.getByRole("button", { name: "Forgot your password?" }).click();
+    await page.getByRole("heading", { name: "Set a new password" }).waitFor();
+    await page.getByLabel("Email").fill("forgetful@example.com");
+    await page.getByRole("button", { name: "Send the link" }).click();
+    await page.getByText(/If an operator account has this address, a link to set a new password is on its way/).waitFor();
+    await checkAccessibility(page, "password-reset-asked");
+    await screenshot(page, "password-reset-asked");
+
+    // Locally, MAILER is wrangler's send_email stand-in: it logs each mail's headers and keeps its text in a file.
+    let link: string | undefined;
+    for (const deadline = Date.now() + 30_000; !link; await new Promise((r) => setTimeout(r, 500))) {
+      const log = readFileSync(join(service.stateDir, "dev.log"), "utf8");
+      const mail = /To: forgetful@example\.com\s+Subject: Set a new password for the panel[\s\S]*?Text: (\S+\.txt)/.exec(log);
+      if (mail) link = /https?:\/\/\S+\/reset-password#token=[\w-]+/.exec(readFileSync(mail[1]!, "utf8"))?.[0];
+      if (!link && Date.now() > deadline) throw new Error("no reset mail in the MAILER log");
+    }
+    assert.ok(link!.startsWith(`${service.origin}/reset-password#token=`));
+
+    await page.goto(link!);
+    await page.getByRole("heading", { name: "Choose a new password" }).waitFor();
+    await page.getByLabel("New password", { exact: true }).fill("too short");
+    await page.getByLabel("Repeat the new password").fill("too short");
+    await page.getByRole("button", { name: "Set the new password" }).click();
+    await page.getByText("must be at least 10 characters", { exact: true }).waitFor();
+    await page.getByLabel("New password", { exact: true }).fill("a fresh passphrase");
+    await page.getByLabel("Repeat the new password").fill("a fresh passphrase!");
+    await page.getByRole("button", { name: "Set the new password" }).click();
+    await page.getByText("the two passwords differ", { exact: true }).waitFor();
+    await checkAccessibility(page, "password-reset-form");
+    await page.getByLabel("Repeat the new password").fill("a fresh passphrase");
+    await page.getByRole("button", { name: "Set the new password" }).click();
+    await page.getByText(/Your password is set/).waitFor();
+    await screenshot(page, "password-reset-done");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Sign in to the panel" }).waitFor();
+    await signIn(page, "forgetful@example.com", "the old passphrase");
+    await page.getByText("The email or the password is wrong").waitFor();
+    await signIn(page, "forgetful@example.com", "a fresh passphrase");
+    await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
+
+    // The link worked once.
+    const again = await newPage();
+    await again.goto(link!);
+    await again.getByLabel("New password", { exact: true }).fill("another passphrase");
+    await again.getByLabel("Repeat the new password").fill("another passphrase");
+    await again.getByRole("button", { name: "Set the new password" }).click();
+    await again.getByText("This link has expired or was already used; ask for a new one from the sign-in page.").waitFor();
+    await screenshot(again, "password-reset-link-spent");
   });
 
   test("a viewer is refused a write", async () => {
@@ -199,6 +256,48 @@ describe("panel in Chromium", () => {
     assert.equal(answer.result, "Success");
   });
 
+  test("an owner reads the audit log: who rotated a key and changed API mode, filtered by action", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const page = await ownerPage();
+    await nav(page, "Users and API keys").click();
+    await page.getByLabel("User email").fill("audited@example.com");
+    await page.getByRole("button", { name: "Create user" }).click();
+    await page.getByText("Copy it now: it is not shown again.").waitFor();
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.getByRole("button", { name: "Rotate key of audited@example.com" }).click();
+    await page.getByText("Copy it now: it is not shown again.").waitFor();
+    await nav(page, "Settings").click();
+    await page.getByRole("button", { name: "Turn API mode off" }).click();
+    await page.getByText("API mode is off.", { exact: true }).waitFor();
+    await page.getByRole("button", { name: "Turn API mode on" }).click();
+    await page.getByText("API mode is on.", { exact: true }).waitFor();
+
+    await nav(page, "Audit log").click();
+    await page.getByRole("heading", { level: 1, name: "Audit log" }).waitFor();
+    const owner = service.printed["owner email"]!;
+    const rows = page.getByRole("table", { name: "Audit log, newest first" }).getByRole("row");
+    await rows.nth(1).waitFor();
+    const cells = async (n: number) => (await rows.nth(n).getByRole("cell").allTextContents()).slice(1);
+    assert.deepEqual((await cells(1)).slice(0, 3), [owner, "API mode changed", panelId]);
+    assert.match((await cells(1))[3]!, /api mode: true/);
+    assert.match((await cells(2))[3]!, /api mode: false/);
+    assert.deepEqual((await cells(3)).slice(0, 2), [owner, "API key rotated"]);
+    assert.match((await cells(3))[3]!, /audited@example\.com/);
+    assert.deepEqual((await cells(4)).slice(0, 2), [owner, "User created"]);
+    await checkAccessibility(page, "audit-log");
+    await screenshot(page, "audit-log");
+    await page.getByLabel("Show").selectOption("user.key_rotated");
+    await page.getByRole("cell", { name: "API mode changed" }).first().waitFor({ state: "detached" });
+    assert.deepEqual((await cells(1)).slice(0, 2), [owner, "API key rotated"]);
+
+    // A marketer has no Audit log in the menu, and the route refuses them.
+    await adminCall("POST", `/panels/${panelId}/operators`, { email: "marketer-audit@example.com", role: "marketer", password: "marketer passphrase" });
+    const marketer = await newPage();
+    await signIn(marketer, "marketer-audit@example.com", "marketer passphrase");
+    await marketer.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
+    assert.equal(await nav(marketer, "Audit log").count(), 0);
+  });
+
   test("let clients send unknown attributes and call from a shop's origin, and see the API follow", async () => {
     const panelId = service.printed["demo panel"]!;
     const apiKey = service.printed["API key"]!;
@@ -261,6 +360,55 @@ describe("panel in Chromium", () => {
     assert.match(report, /not-an-email/);
   });
 
+  test("import a list from a URL with live progress, page through its members and empty it", async () => {
+    const csv = ["EMAIL,NAME", ...Array.from({ length: 30 }, (_, i) => `fetched${String(i).padStart(2, "0")}@example.com,Fetched ${i}`), "nope,Broken"].join("\n") + "\n";
+    const files: Server = createServer((_request, response) => void response.writeHead(200, { "content-type": "text/csv" }).end(csv));
+    await new Promise<void>((resolve) => files.listen(0, "127.0.0.1", resolve));
+    const port = (files.address() as { port: number }).port;
+    try {
+      const page = await ownerPage();
+      await nav(page, "Lists").click();
+      await page.getByRole("heading", { level: 1, name: "Lists" }).waitFor();
+      await page.getByLabel("List name").fill("Fetched readers");
+      await page.getByRole("button", { name: "Create list" }).click();
+      const list = page.getByRole("listitem", { name: "List Fetched readers" });
+      await list.waitFor();
+      const form = list.getByRole("form", { name: "Import into Fetched readers from a URL" });
+      await form.getByLabel("CSV file URL").fill("ftp://files.example.com/readers.csv");
+      await form.getByRole("button", { name: "Import from URL" }).click();
+      await form.getByText("must use http or https, not ftp", { exact: true }).waitFor();
+      await form.getByLabel("CSV file URL").fill(`http://127.0.0.1:${port}/readers.csv`);
+      await form.getByRole("button", { name: "Import from URL" }).click();
+      await list.getByText("Import done").waitFor({ timeout: 60_000 });
+      assert.equal(await list.locator("progress").getAttribute("value"), "100");
+      await list.getByText("31 rows done: 30 created, 0 updated, 1 failed.").waitFor();
+      await list.getByRole("heading", { name: /Fetched readers \(30 members/ }).waitFor();
+      await screenshot(page, "list-url-import-done");
+
+      await list.getByRole("link", { name: "Members of Fetched readers" }).click();
+      await page.getByRole("heading", { level: 1, name: "List Fetched readers" }).waitFor();
+      const members = page.getByRole("table", { name: "Members of Fetched readers" });
+      await members.getByRole("link", { name: "fetched00@example.com" }).waitFor();
+      assert.equal(await members.getByRole("row").count(), 26);
+      await checkAccessibility(page, "list-members");
+      const pages = page.getByRole("navigation", { name: "Member pages" });
+      await pages.getByRole("button", { name: "Next" }).click();
+      await members.getByRole("link", { name: "fetched25@example.com" }).waitFor();
+      assert.equal(await members.getByRole("row").count(), 6);
+      await screenshot(page, "list-members-page-2");
+      await pages.getByRole("button", { name: "Previous" }).click();
+      await members.getByRole("link", { name: "fetched00@example.com" }).waitFor();
+
+      page.once("dialog", (dialog) => void dialog.accept());
+      await page.getByRole("button", { name: "Empty the list" }).click();
+      await page.getByText("30 members removed; the contacts stay.").waitFor();
+      await page.getByText("No members").waitFor();
+      await screenshot(page, "list-emptied");
+    } finally {
+      await new Promise((resolve) => files.close(resolve));
+    }
+  });
+
   test("open a contact and see an activity recorded through the API on its timeline", async () => {
     const panelId = service.printed["demo panel"]!;
     const activity = await adminCall("POST", `/panels/${panelId}/activities`, { name: "Viewed product", params: { product: "string" } });
@@ -278,7 +426,7 @@ describe("panel in Chromium", () => {
     // The pipeline makes the event part of the contact's history within a second or two.
     const deadline = Date.now() + 30_000;
     for (;;) {
-      await page.getByLabel(/^Search by/).fill("timeline@");
+      await page.getByLabel("Value").fill("timeline@");
       await page.getByRole("button", { name: "Search" }).click();
       const link = page.getByRole("link", { name: "timeline@example.com" });
       if (await link.isVisible().catch(() => false)) break;
@@ -292,6 +440,85 @@ describe("panel in Chromium", () => {
     assert.match((await timeline.textContent()) ?? "", /Kettle/);
     await checkAccessibility(page, "contact");
     await screenshot(page, "contact-timeline");
+  });
+  test("find a contact by an attribute, read its messages and journeys, and edit its attributes with a refusal per field", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const activity = await adminCall("POST", `/panels/${panelId}/activities`, { name: "Read article", params: {} });
+    const journey = await adminCall("POST", `/panels/${panelId}/journeys`, {
+      name: "Reader welcome",
+      trigger: { type: "activity", activity: "Read article" },
+      steps: [{ id: "hello", type: "email", subject: "Thanks for reading", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+    await adminCall("POST", `/panels/${panelId}/journeys/${journey.id}/status`, { status: "running" });
+    for (const data of [{ EMAIL: "reader@example.com", NAME: "Rea", CITY: "Lyon", AGE: 33 }, { EMAIL: "nicer@example.com", CITY: "Nice" }]) {
+      const query = new URLSearchParams({ type: "contact", activity: "add", apikey: service.printed["API key"]!, data: JSON.stringify(data) });
+      assert.equal(((await (await fetch(`${service.origin}/apiv2?${query}`)).json()) as { result: string }).result, "Success");
+    }
+    await fetch(`${service.origin}/v1/activity/singleactivity/${service.printed["client id"]}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ activityid: activity.activityid, identity: "reader@example.com" }),
+    });
+    // The journey's email lands in the outbox; its open pixel is fetched as a mail client would.
+    let sent: any;
+    for (const deadline = Date.now() + 30_000; !sent; await new Promise((r) => setTimeout(r, 500))) {
+      sent = (await adminCall("GET", `/panels/${panelId}/outbox?channel=email`)).messages.find((m: any) => m.to === "reader@example.com");
+      if (Date.now() > deadline) throw new Error("the journey's email was never sent");
+    }
+    const raw: string = (await adminCall("GET", `/panels/${panelId}/outbox/${sent.id}`)).raw;
+    const html = Buffer.from(/Content-Transfer-Encoding: base64\r\n\r\n([\s\S]*?)\r\n--/.exec(raw)![1]!.replace(/\r\n/g, ""), "base64").toString("utf8");
+    assert.equal((await fetch(`${service.origin}${/\/t\/o\/[^"]+/.exec(html)![0]}`)).status, 200);
+
+    const page = await ownerPage();
+    await nav(page, "Contacts").click();
+    await page.getByRole("heading", { level: 1, name: "Contacts" }).waitFor();
+    await page.getByLabel("Search by").selectOption("CITY");
+    await page.getByLabel("Value").fill("ly");
+    await page.getByRole("button", { name: "Search" }).click();
+    const found = page.getByRole("row", { name: /reader@example\.com/ });
+    await found.waitFor();
+    assert.deepEqual(await found.getByRole("cell").allTextContents().then((cells) => [cells[0], cells[2]]), ["reader@example.com", "Lyon"]);
+    assert.equal(await page.getByRole("link", { name: "nicer@example.com" }).count(), 0);
+    await checkAccessibility(page, "contacts-by-attribute");
+    await screenshot(page, "contacts-by-attribute");
+
+    await found.getByRole("link", { name: "reader@example.com" }).click();
+    await page.getByRole("heading", { level: 1, name: "reader@example.com" }).waitFor();
+    // The open reaches the message's counters through the events pipeline.
+    const message = page.getByRole("row", { name: /Reader welcome/ }).first();
+    for (const deadline = Date.now() + 30_000; ; ) {
+      await message.waitFor();
+      const cells = await message.getByRole("cell").allTextContents();
+      if (cells[5] === "1") {
+        assert.deepEqual([cells[2], cells[3], cells[4]], ["email", "Thanks for reading", "sent"]);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`the open never showed: ${cells.join(" | ")}`);
+      await page.waitForTimeout(1000);
+      await page.reload();
+    }
+    assert.match((await page.getByRole("table", { name: "Journeys the contact entered, newest first" }).textContent()) ?? "", /Reader welcome.*running/);
+    assert.match((await page.getByTestId("suppression").textContent()) ?? "", /reader@example\.com is not suppressed/);
+
+    await page.getByRole("button", { name: "Edit attributes" }).click();
+    const form = page.getByRole("form", { name: "Edit attributes" });
+    await form.getByLabel("AGE").fill("thirty-four");
+    await form.getByLabel("CITY").fill("");
+    await form.getByRole("button", { name: "Save attributes" }).click();
+    await form.getByText('must be an integer, not "thirty-four"', { exact: true }).waitFor();
+    await checkAccessibility(page, "contact-edit-refused");
+    await screenshot(page, "contact-edit-refused");
+    assert.equal((await adminCall("GET", `/panels/${panelId}/contacts/reader@example.com`)).attributes.CITY, "Lyon");
+
+    await form.getByLabel("AGE").fill("34");
+    await form.getByRole("button", { name: "Save attributes" }).click();
+    await page.getByText("Attributes saved.").waitFor();
+    const facts = page.getByRole("definition");
+    await page.getByLabel("Attributes").getByText("34", { exact: true }).waitFor();
+    assert.doesNotMatch((await facts.allTextContents()).join(" "), /Lyon/);
+    assert.deepEqual((await adminCall("GET", `/panels/${panelId}/contacts/reader@example.com`)).attributes, { EMAIL: "reader@example.com", NAME: "Rea", AGE: 34 });
+    await checkAccessibility(page, "contact-edited");
+    await screenshot(page, "contact-edited");
   });
   test("configure a webhook against a loopback receiver, test it, inject events and see deliveries", async () => {
     const panelId = service.printed["demo panel"]!;
@@ -409,6 +636,45 @@ describe("panel in Chromium", () => {
     await checkAccessibility(page, "journey");
     await screenshot(page, "journey-stopped");
   });
+  test("build a segment from conditions with a live count, and save it", async () => {
+    const panelId = service.printed["demo panel"]!;
+    await adminCall("PUT", `/panels/${panelId}/attributes/TIER`, { type: "integer" });
+    const gold = await adminCall("POST", `/panels/${panelId}/lists`, { name: "Gold" });
+    for (const [email, tier, list] of [["t1@example.com", 1, null], ["t2@example.com", 2, gold.id], ["t3@example.com", 3, null]] as const) {
+      const query = new URLSearchParams({ type: "contact", activity: "add", apikey: service.printed["API key"]!, data: JSON.stringify({ EMAIL: email, TIER: tier }), ...(list ? { listid: String(list) } : {}) });
+      assert.equal(((await (await fetch(`${service.origin}/apiv2?${query}`)).json()) as { result: string }).result, "Success");
+    }
+    const page = await ownerPage();
+    await nav(page, "Segments").click();
+    await page.getByRole("heading", { level: 1, name: "Segments" }).waitFor();
+    await page.getByText("No segments yet").waitFor();
+    const form = page.getByRole("form", { name: "New segment" });
+    await form.getByLabel("Segment name").fill("Upper tiers");
+    await form.getByLabel("Attribute 1").selectOption("TIER");
+    await form.getByLabel("Test 1").selectOption("gte");
+    await form.getByLabel("Value 1").fill("2");
+    const count = form.getByRole("status");
+    await count.getByText("2 contacts match now.").waitFor();
+    await checkAccessibility(page, "segment-editor");
+
+    // A second condition narrows it; "Not" turns a condition round.
+    await form.getByRole("button", { name: "Add a condition" }).click();
+    await form.getByLabel("Kind 2").selectOption("list");
+    await form.getByLabel("List 2").selectOption(String(gold.id));
+    await count.getByText("1 contact matches now.").waitFor();
+    await form.getByRole("listitem", { name: "Condition 2" }).getByLabel("Not").check();
+    await count.getByText("1 contact matches now.").waitFor();
+    assert.match((await form.getByLabel("Segment definition").textContent()) ?? "", /"not": \{\s*"list": \d+/);
+    await screenshot(page, "segment-editor");
+
+    await form.getByRole("button", { name: "Save segment" }).click();
+    const row = page.getByRole("row", { name: /Upper tiers/ });
+    await row.waitFor();
+    const saved = (await adminCall("GET", `/panels/${panelId}/segments`)).segments.find((s: any) => s.name === "Upper tiers");
+    assert.deepEqual(saved.match, { all: [{ attribute: "TIER", op: "gte", value: 2 }, { not: { list: gold.id, op: "in" } }] });
+    await screenshot(page, "segment-saved");
+  });
+
   test("create and schedule an email campaign with a previewed body", async () => {
     // The contacts file is served from loopback, as a customer's file server would serve it.
     const files: Server = createServer((_request, response) => {
@@ -426,6 +692,7 @@ describe("panel in Chromium", () => {
       await page.getByLabel("Subject line").fill("Spring is here, {{NAME|friend}}");
       await page.getByLabel("Sender name").fill("Shop");
       await page.getByLabel("Sender email").fill("shop@example.com");
+      await page.getByLabel("A contacts file, imported into a new list").check();
       await page.getByLabel("Contacts file URL").fill(`http://127.0.0.1:${port}/spring.csv`);
       await page.getByLabel("New list name").fill("Spring sale readers");
       await page.getByLabel("Notify").fill("ops@example.com");
@@ -449,6 +716,38 @@ describe("panel in Chromium", () => {
       await row.waitFor();
       assert.deepEqual((await row.getByRole("cell").allTextContents()).slice(0, 3), ["Spring sale", "scheduled", `${day(3)} 09:30:00`]);
       await screenshot(page, "campaign-scheduled");
+
+      // To lists and a saved segment, leaving a list out.
+      const panelId = service.printed["demo panel"]!;
+      const staff = await adminCall("POST", `/panels/${panelId}/lists`, { name: "Staff" });
+      const segment = await adminCall("POST", `/panels/${panelId}/segments`, { name: "Named Ann", match: { all: [{ attribute: "NAME", op: "eq", value: "Ann" }] } });
+      await page.reload();
+      await page.getByRole("heading", { level: 1, name: "Campaigns" }).waitFor();
+      await page.getByLabel("Campaign name").fill("Autumn news");
+      await page.getByLabel("Subject line").fill("Autumn, {{NAME|friend}}");
+      await page.getByLabel("Sender name").fill("Shop");
+      await page.getByLabel("Sender email").fill("shop@example.com");
+      await page.getByLabel("Reply-to (optional)").fill("help@example.com");
+      await page.getByLabel("Send at").fill(`${day(4)}T10:00`);
+      await page.getByLabel("HTML body").fill("<p>Autumn is here</p>");
+      // Nothing to send to: refused with the audience named.
+      await page.getByRole("button", { name: "Schedule campaign" }).click();
+      const sendTo = page.getByRole("group", { name: "Send to" });
+      await sendTo.getByText("must name at least one list or segment to send to (lists, segments)").waitFor();
+      await checkAccessibility(page, "campaign-audience");
+      await sendTo.getByLabel("List Spring sale readers (2)").check();
+      await sendTo.getByLabel("Segment Named Ann", { exact: false }).check();
+      await page.getByRole("group", { name: "Leave out" }).getByLabel("List Staff (0)").check();
+      await page.getByRole("button", { name: "Schedule campaign" }).click();
+      await page.getByText(`Campaign “Autumn news” scheduled for ${day(4)} 10:00:00`).waitFor();
+      const autumn = page.getByRole("row", { name: /Autumn news/ });
+      // The names of lists and segments arrive with their own read.
+      await autumn.getByRole("cell", { name: "list Spring sale readers, segment Named Ann; not list Staff" }).waitFor();
+      assert.deepEqual((await autumn.getByRole("cell").allTextContents()).slice(0, 4), ["Autumn news", "scheduled", `${day(4)} 10:00:00`, "list Spring sale readers, segment Named Ann; not list Staff"]);
+      const stored = (await adminCall("GET", `/panels/${panelId}/campaigns`)).campaigns.find((c: any) => c.name === "Autumn news");
+      assert.deepEqual(stored.audience, { lists: [stored.audience.lists[0]], segments: [segment.id], exclude_lists: [staff.id], exclude_segments: [] });
+      assert.equal(stored.reply_to, "help@example.com");
+      await screenshot(page, "campaign-audience-scheduled");
     } finally {
       await new Promise((resolve) => files.close(resolve));
     }

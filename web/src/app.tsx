@@ -1,13 +1,17 @@
 import { useEffect, useState, type ReactNode } from "react";
 import { ApiFailure, request, useSessionToken, type SessionView } from "./api";
 import { Link, match, navigate, useLocation } from "./router";
+import { ResetPassword } from "./screens/password-reset";
 import { SignIn } from "./screens/sign-in";
 import { SCREENS } from "./screens";
 import { Loading } from "./ui";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "signed-in"; session: SessionView };
 
+const RESET_PAGE = "/reset-password";
+
 export function App() {
+  useLocation();
   const [state, setState] = useState<State>({ kind: "loading" });
   const signedOut = () => setState({ kind: "signed-out" });
   const signedIn = (session: SessionView) => {
@@ -22,6 +26,8 @@ export function App() {
     });
   }, []);
 
+  // A reset link opens this page signed in or not; setting the password ends every session.
+  if (location.pathname === RESET_PAGE) return <ResetPassword onDone={signedOut} />;
   if (state.kind === "loading") return <Loading />;
   if (state.kind === "signed-out") return <SignIn onSignedIn={signedIn} />;
   return <Shell session={state.session} onSignedOut={signedOut} />;
@@ -33,12 +39,14 @@ const NAV: [string, string, "owner"?][] = [
   ["/contacts", "Contacts"],
   ["/lists", "Lists"],
   ["/data", "Attributes and activities"],
+  ["/segments", "Segments"],
   ["/campaigns", "Campaigns"],
   ["/journeys", "Journeys"],
   ["/webhooks", "Webhooks"],
   ["/sender-domains", "Sender domains"],
   ["/users", "Users and API keys"],
   ["/team", "Team", "owner"],
+  ["/audit", "Audit log", "owner"],
   ["/settings", "Settings"],
 ];
 

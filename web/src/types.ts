@@ -3,12 +3,24 @@
 import type { z } from "zod";
 import type { panelPatchBody } from "../../src/domain/panels";
 import type { createUserBody, patchUserBody } from "../../src/domain/users";
-import type { addOperatorBody, changeOperatorBody } from "../../src/domain/operators";
-import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, renameListBody } from "../../src/domain/panel-screens";
+import type { addOperatorBody, changeOperatorBody, passwordResetBody, passwordResetRequestBody } from "../../src/domain/operators";
+import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, importFromUrlBody, renameListBody } from "../../src/domain/panel-screens";
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
-import type { broadcastRequestSchema } from "../../src/domain/broadcast";
+import type { audienceCampaignSchema, broadcastRequestSchema, CampaignView } from "../../src/domain/broadcast";
 import type { createSenderDomainBody, DomainChecks } from "../../src/domain/sender-domains";
+import type { AuditAction } from "../../src/domain/audit";
+
+export type { AuditAction };
+
+export interface AuditEntryView {
+  id: number;
+  at: string;
+  actor: { kind: "admin_token" } | { kind: "operator"; id: string; email: string | null };
+  action: AuditAction;
+  target: string;
+  detail: Record<string, unknown>;
+}
 
 export type PanelPatch = z.input<typeof panelPatchBody>;
 export type DefineAttribute = z.input<typeof defineAttributeBody>;
@@ -31,6 +43,8 @@ export type CreateUser = z.input<typeof createUserBody>;
 export type PatchUser = z.input<typeof patchUserBody>;
 export type AddOperator = z.input<typeof addOperatorBody>;
 export type ChangeOperator = z.input<typeof changeOperatorBody>;
+export type PasswordResetRequest = z.input<typeof passwordResetRequestBody>;
+export type PasswordReset = z.input<typeof passwordResetBody>;
 
 export interface PanelView {
   id: string;
@@ -64,8 +78,10 @@ export interface UserView {
 }
 
 export type ContactSearch = z.input<typeof contactSearchQuery>;
+export type EditContact = z.input<typeof editContactBody>;
 export type CreateList = z.input<typeof createListBody>;
 export type RenameList = z.input<typeof renameListBody>;
+export type ImportFromUrl = z.input<ReturnType<typeof importFromUrlBody>>;
 
 export interface Overview {
   contacts: number;
@@ -84,9 +100,28 @@ export interface ContactView {
   updated_at: string;
 }
 
+export interface ContactMessageView {
+  kind: "campaign" | "journey";
+  source_id: string;
+  source_name: string;
+  step_id: string | null;
+  channel: string;
+  subject: string | null;
+  status: string;
+  error: string | null;
+  at: string;
+  opens: number;
+  clicks: number;
+  bounced: boolean;
+  unsubscribed: boolean;
+}
+
 export interface ContactPage extends ContactView {
   primary_key: string;
   lists: { id: number; name: string }[];
+  messages: ContactMessageView[];
+  journeys: { journey_id: string; name: string; journey_status: string; status: "active" | "completed" | "exited"; entered_at: string; ended_at: string | null }[];
+  suppression: { address: string; reason: "unsubscribe" | "hard_bounce"; campaign_id: string | null; since: string } | null;
 }
 
 export interface EventView {
@@ -105,6 +140,13 @@ export interface ListView {
   count: number;
   created_at: string;
   updated_at: string;
+}
+
+export interface ListMembersPage {
+  list: ListView;
+  primary_key: string;
+  members: { key: string; attributes: Record<string, unknown>; added_at: string }[];
+  next_cursor: string | null;
 }
 
 export interface JobView {
@@ -191,38 +233,21 @@ export interface JourneyView {
 /** The broadcast request of spec 2.5 as the API takes it (source_code is base64 of the HTML). */
 export type CreateCampaign = z.input<ReturnType<typeof broadcastRequestSchema>>;
 
-export interface CampaignView {
-  /** Only in the answer of a creation: with the outbox, a sender domain a real provider would refuse. */
-  warnings?: { field: string; message: string }[];
+/** A campaign to lists and saved segments with exclusions (CONTRACT 9). */
+export type CreateAudienceCampaign = z.input<ReturnType<typeof audienceCampaignSchema>>;
+
+export type { CampaignView };
+
+/** The answer of a creation: with the outbox, a sender domain a real provider would refuse is a warning. */
+export type CreatedCampaign = CampaignView & { CampaignID: string; warnings?: { field: string; message: string }[] };
+
+export interface SegmentView {
   id: string;
   name: string;
-  status: "scheduled" | "sending" | "sent" | "failed";
-  status_reason: string | null;
-  list_id: number;
-  subject: string;
-  sender_name: string;
-  sender_email: string;
-  tags: string[];
-  schedule_date: string;
-  timezone: string;
-  send_at: string;
-  import_job_id: string | null;
+  building: boolean;
+  members?: number;
   created_at: string;
-  published_at: string | null;
-  finished_at: string | null;
-  counters: {
-    recipients: number;
-    queued: number;
-    sent: number;
-    failed: number;
-    skipped: number;
-    opens: number;
-    unique_opens: number;
-    clicks: number;
-    unique_clicks: number;
-    bounces: number;
-    unsubscribes: number;
-  };
+  updated_at: string;
 }
 
 export type CreateSenderDomain = z.input<typeof createSenderDomainBody>;
@@ -249,3 +274,8 @@ export interface TrackingDomainView {
   checked_at: string | null;
   created_at: string;
 }
+
+export type { Engagement, ReachableChannel, SegmentAttributeOp } from "../../src/domain/segments";
+import type { segmentCountBody, segmentDefinitionSchema } from "../../src/domain/segments";
+export type SegmentCountRequest = z.input<typeof segmentCountBody>;
+export type SegmentDefinitionRequest = z.input<typeof segmentDefinitionSchema>;

@@ -107,6 +107,35 @@ export function failureOf(failure: unknown): { message: string; fields: Record<s
   return { message: failure instanceof Error ? failure.message : String(failure), fields: {} };
 }
 
+/**
+ * Runs a form's or a button's request: `run(work)` clears the last refusal, awaits `work` and
+ * answers whether it succeeded; a refusal becomes `failure` (the message) and `fields` (per-field
+ * errors). `onDone` runs after each success (a screen's reload, say).
+ */
+export function useSubmit(onDone?: () => void) {
+  const [failure, setFailure] = useState<string>();
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+  const run = async (work: () => Promise<unknown>): Promise<boolean> => {
+    setFailure(undefined);
+    setFields({});
+    setBusy(true);
+    try {
+      await work();
+      onDone?.();
+      return true;
+    } catch (problem) {
+      const refused = failureOf(problem);
+      setFailure(refused.message);
+      setFields(refused.fields);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { failure, fields, busy, run };
+}
+
 export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
   const [copied, setCopied] = useState(false);
   return (

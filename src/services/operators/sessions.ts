@@ -39,7 +39,7 @@ export type SignInResult =
 let decoyHash: Promise<string> | undefined;
 
 const addressSubject = (address: string) => `address:${address}`;
-const accountSubject = (email: string) => `account:${email}`;
+export const accountSubject = (email: string) => `account:${email}`;
 
 export function sessionTokenHash(token: string): Promise<string> {
   return sha256Hex(token);
@@ -120,10 +120,10 @@ export async function createOperator(
   return (await insertOperator(db, operator, await hashPassword(password))) ? { created: true, operator } : { created: false };
 }
 
-/** Removes sessions past their idle time and spent sign-in failure windows (they refuse nothing any more). */
+/** Removes sessions past their idle time, expired reset links and spent sign-in failure windows (they refuse nothing any more). */
 export const sweepIdleSessions: CronTask = {
   name: "sweep idle operator sessions",
   async run(env, now) {
-    await deleteIdleSessions(env.DB, now - SESSION_IDLE_MS, now - SIGN_IN_WINDOW_MS);
+    await deleteIdleSessions(env.DB, now - SESSION_IDLE_MS, now - SIGN_IN_WINDOW_MS, now);
   },
 };

@@ -1,8 +1,8 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { CampaignView, CreateCampaign } from "../types";
-import { Empty, ErrorNote, Field, failureOf, Loading, Screen, useLoad } from "../ui";
+import type { CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, ListView, SegmentView } from "../types";
+import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 
 interface CampaignList {
@@ -26,40 +26,70 @@ function scheduleText(local: string): string {
 
 const SAMPLE_HTML = "<h1>Hello {{NAME|there}}</h1>\n<p>Our spring sale starts today.</p>";
 
+type Mode = "audience" | "file";
+
 interface Draft {
-  campaign_name: string;
-  list_name: string;
-  contacts_upload_source: string;
-  subject_line: string;
+  mode: Mode;
+  name: string;
+  subject: string;
   sender_name: string;
-  sender_email_id: string;
-  tags: string;
+  sender_email: string;
+  reply_to: string;
   schedule: string;
+  tags: string;
   html: string;
+  // An audience of lists and saved segments (CONTRACT 9).
+  lists: number[];
+  segments: string[];
+  exclude_lists: number[];
+  exclude_segments: string[];
+  // A contacts file, under the rules of upload_contact_and_publish (4.10).
+  contacts_upload_source: string;
+  list_name: string;
   notify_me: string;
 }
 
 const EMPTY: Draft = {
-  campaign_name: "",
-  list_name: "",
-  contacts_upload_source: "",
-  subject_line: "",
+  mode: "audience",
+  name: "",
+  subject: "",
   sender_name: "",
-  sender_email_id: "",
-  tags: "",
+  sender_email: "",
+  reply_to: "",
   schedule: "",
+  tags: "",
   html: SAMPLE_HTML,
+  lists: [],
+  segments: [],
+  exclude_lists: [],
+  exclude_segments: [],
+  contacts_upload_source: "",
+  list_name: "",
   notify_me: "",
 };
 
-function requestOf(draft: Draft): CreateCampaign {
+function audienceRequest(draft: Draft): CreateAudienceCampaign {
   return {
-    campaign_name: draft.campaign_name,
+    name: draft.name,
+    subject: draft.subject,
+    sender_name: draft.sender_name,
+    sender_email: draft.sender_email,
+    ...(draft.reply_to.trim() ? { reply_to: draft.reply_to.trim() } : {}),
+    html: draft.html,
+    schedule_date: scheduleText(draft.schedule),
+    tags: draft.tags,
+    audience: { lists: draft.lists, segments: draft.segments, exclude_lists: draft.exclude_lists, exclude_segments: draft.exclude_segments },
+  };
+}
+
+function fileRequest(draft: Draft): CreateCampaign {
+  return {
+    campaign_name: draft.name,
     list_name: draft.list_name,
     contacts_upload_source: draft.contacts_upload_source,
-    subject_line: draft.subject_line,
+    subject_line: draft.subject,
     sender_name: draft.sender_name,
-    sender_email_id: draft.sender_email_id,
+    sender_email_id: draft.sender_email,
     tags: draft.tags,
     schedule_date: scheduleText(draft.schedule),
     source_code: base64Utf8(draft.html),
@@ -67,62 +97,165 @@ function requestOf(draft: Draft): CreateCampaign {
   };
 }
 
+/** The request's member each draft field is checked as, per audience mode, for its error. */
+const FIELD_NAMES: Record<Mode, Partial<Record<keyof Draft, string>>> = {
+  audience: { schedule: "schedule_date", html: "html" },
+  file: { name: "campaign_name", subject: "subject_line", sender_email: "sender_email_id", schedule: "schedule_date", html: "source_code" },
+};
+
 /** The merge tags a body or subject uses: {{ATTRIBUTE}} or {{ATTRIBUTE|fallback}}. */
 function mergeTags(text: string): string[] {
   return [...new Set([...text.matchAll(/\{\{\s*([A-Za-z0-9_]+)\s*(?:\|[^}]*)?\}\}/g)].map((m) => m[1]!.toUpperCase()))];
 }
 
-function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: string; timezone: string; leadMinutes: number; onCreated: (c: CampaignView) => void }) {
+interface Choices {
+  lists: ListView[];
+  segments: SegmentView[];
+}
+
+/** Checkboxes for the panel's lists and segments: whom to send to, or whom to leave out. */
+function AudienceChoice({
+  legend,
+  choices,
+  lists,
+  segments,
+  error,
+  onChange,
+}: {
+  legend: string;
+  choices: Choices;
+  lists: number[];
+  segments: string[];
+  error?: string;
+  onChange: (lists: number[], segments: string[]) => void;
+}) {
+  const toggle = <T,>(values: T[], value: T, on: boolean) => (on ? [...values, value] : values.filter((v) => v !== value));
+  return (
+    <fieldset aria-describedby={error ? `${legend}-error` : undefined}>
+      <legend>{legend}</legend>
+      {choices.lists.length + choices.segments.length === 0 && <p className="muted">The panel has no lists or saved segments yet.</p>}
+      <div className="choices">
+        {choices.lists.map((list) => (
+          <label key={`l${list.id}`} className="check">
+            <input type="checkbox" checked={lists.includes(list.id)} onChange={(e) => onChange(toggle(lists, list.id, e.target.checked), segments)} />
+            List {list.name} ({list.count})
+          </label>
+        ))}
+        {choices.segments.map((segment) => (
+          <label key={`s${segment.id}`} className="check">
+            <input type="checkbox" checked={segments.includes(segment.id)} onChange={(e) => onChange(lists, toggle(segments, segment.id, e.target.checked))} />
+            Segment {segment.name} ({segment.members ?? "…"})
+          </label>
+        ))}
+      </div>
+      {error && (
+        <small id={`${legend}-error`} className="error">
+          {error}
+        </small>
+      )}
+    </fieldset>
+  );
+}
+
+function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: string; timezone: string; leadMinutes: number; onCreated: (c: CreatedCampaign) => void }) {
   const [draft, setDraft] = useState<Draft>(EMPTY);
-  const [fields, setFields] = useState<Record<string, string>>({});
-  const [failure, setFailure] = useState<string>();
-  const set = (key: keyof Draft, value: string) => setDraft((d) => ({ ...d, [key]: value }));
-  const fieldError = (name: string) => fields[name] ?? fields[`data.${name}`];
+  const { failure, fields, run } = useSubmit();
+  const choices = useLoad(
+    async (): Promise<Choices> => {
+      const [lists, segments] = await Promise.all([
+        admin<{ lists: ListView[] }>("GET", panelId, "/lists"),
+        admin<{ segments: SegmentView[] }>("GET", panelId, "/segments"),
+      ]);
+      return { lists: lists.lists, segments: segments.segments };
+    },
+    [panelId],
+  );
+  const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft((d) => ({ ...d, [key]: value }));
+  const fieldError = (key: keyof Draft) => {
+    const name = FIELD_NAMES[draft.mode][key] ?? key;
+    return fields[name] ?? fields[`data.${name}`];
+  };
+  // The first refusal among the audience's members (audience, audience.lists.0, …).
+  const audienceError = (prefixes: string[]) => Object.entries(fields).find(([name]) => prefixes.some((p) => name === p || name.startsWith(`${p}.`)))?.[1];
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setFailure(undefined);
-    setFields({});
-    try {
-      const created = await admin<CampaignView>("POST", panelId, "/campaigns", requestOf(draft));
+    await run(async () => {
+      const created = await admin<CreatedCampaign>("POST", panelId, "/campaigns", draft.mode === "audience" ? audienceRequest(draft) : fileRequest(draft));
       setDraft(EMPTY);
       onCreated(created);
-    } catch (problem) {
-      const { message, fields } = failureOf(problem);
-      setFailure(message);
-      setFields(fields);
-    }
+    });
   };
 
-  const tags = mergeTags(`${draft.subject_line} ${draft.html}`);
-  const text = (key: keyof Draft, label: string, options: { type?: string; hint?: string } = {}) => (
-    <Field label={label} hint={options.hint} error={fieldError(key === "schedule" ? "schedule_date" : key)}>
-      {(props) => <input {...props} type={options.type ?? "text"} required={key !== "tags"} value={draft[key]} onChange={(e) => set(key, e.target.value)} />}
+  const tags = mergeTags(`${draft.subject} ${draft.html}`);
+  const text = (key: keyof Draft, label: string, options: { type?: string; hint?: string; optional?: boolean } = {}) => (
+    <Field label={label} hint={options.hint} error={fieldError(key)}>
+      {(props) => <input {...props} type={options.type ?? "text"} required={!options.optional} value={String(draft[key])} onChange={(e) => set(key, e.target.value as never)} />}
     </Field>
   );
 
   return (
     <form className="card" onSubmit={submit} aria-label="New campaign">
-      <ErrorNote error={failure} />
+      <ErrorNote error={failure ?? choices.error} />
       <div className="row">
-        {text("campaign_name", "Campaign name")}
-        {text("subject_line", "Subject line", { hint: "{{ATTRIBUTE|fallback}} personalises it" })}
+        {text("name", "Campaign name")}
+        {text("subject", "Subject line", { hint: "{{ATTRIBUTE|fallback}} personalises it" })}
       </div>
       <div className="row">
         {text("sender_name", "Sender name")}
-        {text("sender_email_id", "Sender email", { type: "email" })}
+        {text("sender_email", "Sender email", { type: "email" })}
+        {draft.mode === "audience" && text("reply_to", "Reply-to (optional)", { type: "email", optional: true })}
       </div>
-      <div className="row">
-        {text("contacts_upload_source", "Contacts file URL", { type: "url", hint: "http(s) URL of a .csv file or a .zip of .csv files" })}
-        {text("list_name", "New list name", { hint: "The contacts go into this new list" })}
-      </div>
+      <fieldset>
+        <legend>Audience</legend>
+        <div className="row">
+          <label className="check">
+            <input type="radio" name="mode" checked={draft.mode === "audience"} onChange={() => set("mode", "audience")} />
+            Lists and saved segments
+          </label>
+          <label className="check">
+            <input type="radio" name="mode" checked={draft.mode === "file"} onChange={() => set("mode", "file")} />
+            A contacts file, imported into a new list
+          </label>
+        </div>
+        {draft.mode === "audience" ? (
+          !choices.data ? (
+            <Loading />
+          ) : (
+            <>
+              <p className="muted">Contacts in any list or segment chosen to send to get one message, unless they are in one to leave out or their address is suppressed. Segments are read when the campaign goes out.</p>
+              <AudienceChoice
+                legend="Send to"
+                choices={choices.data}
+                lists={draft.lists}
+                segments={draft.segments}
+                error={audienceError(["audience.lists", "audience.segments"]) ?? fields.audience}
+                onChange={(lists, segments) => setDraft((d) => ({ ...d, lists, segments }))}
+              />
+              <AudienceChoice
+                legend="Leave out"
+                choices={choices.data}
+                lists={draft.exclude_lists}
+                segments={draft.exclude_segments}
+                error={audienceError(["audience.exclude_lists", "audience.exclude_segments"])}
+                onChange={(lists, segments) => setDraft((d) => ({ ...d, exclude_lists: lists, exclude_segments: segments }))}
+              />
+            </>
+          )
+        ) : (
+          <div className="row">
+            {text("contacts_upload_source", "Contacts file URL", { type: "url", hint: "http(s) URL of a .csv file or a .zip of .csv files" })}
+            {text("list_name", "New list name", { hint: "The contacts go into this new list" })}
+            {text("notify_me", "Notify", { hint: "Addresses that get the answer by email, separated by commas" })}
+          </div>
+        )}
+      </fieldset>
       <div className="row">
         {text("schedule", "Send at", { type: "datetime-local", hint: `In the panel's time zone ${timezone}, at least ${leadMinutes} minutes ahead` })}
-        {text("tags", "Tags (optional)", { hint: "Up to 5, separated by commas" })}
-        {text("notify_me", "Notify", { hint: "Addresses that get the answer by email, separated by commas" })}
+        {text("tags", "Tags (optional)", { hint: "Up to 5, separated by commas", optional: true })}
       </div>
       <div className="split">
-        <Field label="HTML body" error={fieldError("source_code")}>
+        <Field label="HTML body" error={fieldError("html")}>
           {(props) => <textarea {...props} required rows={14} value={draft.html} onChange={(e) => set("html", e.target.value)} />}
         </Field>
         <div className="field">
@@ -141,9 +274,27 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
   );
 }
 
+/** Whom a campaign goes to, in words. */
+function audienceText(campaign: CampaignView, choices: Choices | undefined): string {
+  const listName = (id: number) => choices?.lists.find((l) => l.id === id)?.name ?? `#${id}`;
+  if (!campaign.audience) return campaign.list_id === null ? "—" : `its own list ${listName(campaign.list_id)} (from a contacts file)`;
+  const segmentName = (id: string) => choices?.segments.find((s) => s.id === id)?.name ?? id;
+  const a = campaign.audience;
+  const to = [...a.lists.map((id) => `list ${listName(id)}`), ...a.segments.map((id) => `segment ${segmentName(id)}`)].join(", ");
+  const out = [...a.exclude_lists.map((id) => `list ${listName(id)}`), ...a.exclude_segments.map((id) => `segment ${segmentName(id)}`)].join(", ");
+  return out ? `${to}; not ${out}` : to;
+}
+
 export function Campaigns({ panel }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<CampaignList>("GET", panel.id, "/campaigns"), [panel.id]);
-  const [created, setCreated] = useState<CampaignView>();
+  const names = useLoad(
+    async (): Promise<Choices> => ({
+      lists: (await admin<{ lists: ListView[] }>("GET", panel.id, "/lists")).lists,
+      segments: (await admin<{ segments: SegmentView[] }>("GET", panel.id, "/segments")).segments,
+    }),
+    [panel.id, data],
+  );
+  const [created, setCreated] = useState<CreatedCampaign>();
   return (
     <Screen title="Campaigns">
       <ErrorNote error={error} />
@@ -160,7 +311,7 @@ export function Campaigns({ panel }: ScreenProps) {
       {!data ? (
         <Loading />
       ) : data.campaigns.length === 0 ? (
-        <Empty title="No campaigns yet">Create one below: name it, point it at a contacts file, write the HTML body and pick when it goes out.</Empty>
+        <Empty title="No campaigns yet">Create one below: name it, choose its lists and segments (or a contacts file), write the HTML body and pick when it goes out.</Empty>
       ) : (
         <table>
           <caption className="visually-hidden">Campaigns of the panel, newest first</caption>
@@ -169,6 +320,7 @@ export function Campaigns({ panel }: ScreenProps) {
               <th scope="col">Name</th>
               <th scope="col">Status</th>
               <th scope="col">Send at ({data.timezone})</th>
+              <th scope="col">To</th>
               <th scope="col">Recipients</th>
               <th scope="col">Sent</th>
               <th scope="col">Failed</th>
@@ -188,6 +340,7 @@ export function Campaigns({ panel }: ScreenProps) {
                   </span>
                 </td>
                 <td>{c.schedule_date}</td>
+                <td>{audienceText(c, names.data)}</td>
                 <td>{c.counters.recipients}</td>
                 <td>{c.counters.sent}</td>
                 <td>{c.counters.failed}</td>

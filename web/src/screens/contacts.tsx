@@ -1,14 +1,19 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { ContactPage, ContactSearch, ContactView, EventView } from "../types";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad } from "../ui";
+import type { AttributeView, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, EventView } from "../types";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 
 interface SearchPage {
   primary_key: string;
+  attribute: string;
   contacts: ContactView[];
   next_cursor: string | null;
+}
+
+function useAttributes(panelId: string) {
+  return useLoad(() => admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"), [panelId]).data?.attributes;
 }
 
 function searchPath(search: ContactSearch): string {
@@ -19,8 +24,10 @@ function searchPath(search: ContactSearch): string {
 
 export function Contacts({ panel }: ScreenProps) {
   const [text, setText] = useState("");
+  const [attribute, setAttribute] = useState("");
   const [match, setMatch] = useState<"prefix" | "exact">("prefix");
   const [search, setSearch] = useState<ContactSearch>({ q: "", match: "prefix" });
+  const attributes = useAttributes(panel.id);
   // Cursors of the pages before this one, so Previous can go back.
   const [trail, setTrail] = useState<(string | undefined)[]>([]);
   const { data, error } = useLoad(() => admin<SearchPage>("GET", panel.id, searchPath(search)), [panel.id, JSON.stringify(search)]);
@@ -29,19 +36,43 @@ export function Contacts({ panel }: ScreenProps) {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setTrail([]);
-    setSearch({ q: text, match });
+    setSearch({ q: text, match, ...(attribute ? { attribute } : {}) });
   };
+  const searched = search.attribute ?? data?.primary_key ?? "";
+  const textual = !attribute || ["string", "date"].includes(attributes?.find((a) => a.name === attribute)?.type ?? "string");
 
   return (
     <Screen title="Contacts">
       <form className="card row" role="search" onSubmit={submit}>
-        <Field label={`Search by ${data?.primary_key ?? "primary key"}`}>
+        <Field label="Search by">
+          {(props) => (
+            <select
+              {...props}
+              value={attribute}
+              onChange={(e) => {
+                setAttribute(e.target.value);
+                const type = attributes?.find((a) => a.name === e.target.value)?.type;
+                if (type && type !== "string" && type !== "date") setMatch("exact");
+              }}
+            >
+              <option value="">{data?.primary_key ?? "primary key"} (primary key)</option>
+              {attributes
+                ?.filter((a) => a.name !== data?.primary_key)
+                .map((a) => (
+                  <option key={a.name} value={a.name}>
+                    {a.name}
+                  </option>
+                ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Value">
           {(props) => <input {...props} type="search" value={text} onChange={(e) => setText(e.target.value)} />}
         </Field>
         <Field label="Match">
           {(props) => (
             <select {...props} value={match} onChange={(e) => setMatch(e.target.value as "prefix" | "exact")}>
-              <option value="prefix">starts with</option>
+              {textual && <option value="prefix">starts with</option>}
               <option value="exact">exactly</option>
             </select>
           )}
@@ -53,7 +84,9 @@ export function Contacts({ panel }: ScreenProps) {
         <Loading />
       ) : data.contacts.length === 0 ? (
         search.q ? (
-          <Empty title="No contact matches">No contact's {data.primary_key} {search.match === "exact" ? "is" : "starts with"} “{search.q}”. Try a shorter prefix.</Empty>
+          <Empty title="No contact matches">
+            No contact's {searched} {search.match === "exact" ? "is" : "starts with"} “{search.q}”. Try a shorter prefix{search.attribute ? "" : ", or search by another attribute"}.
+          </Empty>
         ) : (
           <Empty title="No contacts yet">
             Contacts arrive through the API (contact add, bulk upload) or from a CSV file dropped on a list in <Link href={`${base}/lists`}>Lists</Link>.
@@ -67,6 +100,7 @@ export function Contacts({ panel }: ScreenProps) {
               <tr>
                 <th scope="col">{data.primary_key}</th>
                 <th scope="col">Name</th>
+                {data.attribute !== data.primary_key && <th scope="col">{data.attribute}</th>}
                 <th scope="col">Updated</th>
               </tr>
             </thead>
@@ -77,6 +111,7 @@ export function Contacts({ panel }: ScreenProps) {
                     <Link href={`${base}/contacts/${encodeURIComponent(contact.key)}`}>{contact.key}</Link>
                   </td>
                   <td>{String(contact.attributes.NAME ?? contact.attributes.FIRSTNAME ?? "—")}</td>
+                  {data.attribute !== data.primary_key && <td>{String(contact.attributes[data.attribute] ?? "—")}</td>}
                   <td>{formatTime(contact.updated_at)}</td>
                 </tr>
               ))}
@@ -113,15 +148,132 @@ interface EventPage {
   next_cursor: string | null;
 }
 
+/** The text an attribute's input shows for a stored value. */
+function inputText(value: unknown): string {
+  return value === undefined || value === null ? "" : String(value);
+}
+
+/**
+ * The contact's attributes as a form: one input per attribute of the schema (the primary key
+ * names the contact and stays as it is). Only changed attributes are sent, as text (the API's
+ * rules read "31" as an integer); an emptied one is removed. The Worker's refusals appear under
+ * their inputs.
+ */
+function AttributeEditor({ panelId, contact, attributes, onSaved, onCancel }: { panelId: string; contact: ContactPage; attributes: AttributeView[]; onSaved: () => void; onCancel: () => void }) {
+  const editable = attributes.filter((a) => a.name !== contact.primary_key);
+  const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(editable.map((a) => [a.name, inputText(contact.attributes[a.name])])));
+  const { failure, fields, busy, run } = useSubmit();
+
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    const changes: EditContact["attributes"] = {};
+    for (const attribute of editable) {
+      const before = inputText(contact.attributes[attribute.name]);
+      const now = draft[attribute.name] ?? "";
+      if (now === before) continue;
+      changes[attribute.name] = now.trim() === "" ? null : attribute.type === "boolean" ? now === "true" : now;
+    }
+    if (Object.keys(changes).length === 0) return onCancel();
+    const body: EditContact = { attributes: changes };
+    if (await run(() => admin("PATCH", panelId, `/contacts/${encodeURIComponent(contact.key)}`, body))) onSaved();
+  };
+
+  return (
+    <form className="card" onSubmit={save} aria-label="Edit attributes">
+      <ErrorNote error={failure} />
+      <p className="muted">
+        {contact.primary_key} is the primary key and names the contact. Values follow the API's rules for their type; an emptied field removes the attribute.
+      </p>
+      <div className="grid-fields">
+        {editable.map((attribute) => (
+          <Field key={attribute.name} label={attribute.name} hint={attribute.type} error={fields[`attributes.${attribute.name}`]}>
+            {(props) =>
+              attribute.type === "boolean" ? (
+                <select {...props} value={draft[attribute.name] ?? ""} onChange={(e) => setDraft({ ...draft, [attribute.name]: e.target.value })}>
+                  <option value="">(not set)</option>
+                  <option value="true">true</option>
+                  <option value="false">false</option>
+                </select>
+              ) : (
+                <input {...props} value={draft[attribute.name] ?? ""} onChange={(e) => setDraft({ ...draft, [attribute.name]: e.target.value })} />
+              )
+            }
+          </Field>
+        ))}
+      </div>
+      <div className="row">
+        <button type="submit" disabled={busy}>
+          Save attributes
+        </button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+const SUPPRESSION_REASONS = { unsubscribe: "unsubscribed", hard_bounce: "hard-bounced" } as const;
+
+function Messages({ messages, base }: { messages: ContactMessageView[]; base: string }) {
+  if (messages.length === 0) return <Empty title="No messages yet">Campaign email and journey messages sent to this contact appear here with their opens and clicks.</Empty>;
+  return (
+    <table>
+      <caption className="visually-hidden">Messages sent to the contact, newest first</caption>
+      <thead>
+        <tr>
+          <th scope="col">When</th>
+          <th scope="col">From</th>
+          <th scope="col">Channel</th>
+          <th scope="col">Subject</th>
+          <th scope="col">Status</th>
+          <th scope="col">Opens</th>
+          <th scope="col">Clicks</th>
+        </tr>
+      </thead>
+      <tbody>
+        {messages.map((m, index) => (
+          <tr key={`${m.kind}-${m.source_id}-${m.step_id ?? ""}-${index}`}>
+            <td>{formatTime(m.at)}</td>
+            <td>
+              {m.kind === "journey" ? (
+                <>
+                  Journey <Link href={`${base}/journeys/${encodeURIComponent(m.source_id)}`}>{m.source_name}</Link>, step {m.step_id}
+                </>
+              ) : (
+                <>Campaign {m.source_name}</>
+              )}
+            </td>
+            <td>{m.channel}</td>
+            <td>{m.subject ?? "—"}</td>
+            <td title={m.error ?? undefined}>
+              {m.status}
+              {m.bounced && <span className="badge">bounced</span>}
+              {m.unsubscribed && <span className="badge">unsubscribed</span>}
+            </td>
+            <td>{m.opens}</td>
+            <td>{m.clicks}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export function Contact({ panel, params }: ScreenProps) {
   const key = params.key!;
-  const { data, error } = useLoad(() => admin<ContactPage>("GET", panel.id, `/contacts/${encodeURIComponent(key)}`), [panel.id, key]);
+  const base = `/panels/${encodeURIComponent(panel.id)}`;
+  const { data, error, reload } = useLoad(() => admin<ContactPage>("GET", panel.id, `/contacts/${encodeURIComponent(key)}`), [panel.id, key]);
+  const attributes = useAttributes(panel.id);
+  const [editing, setEditing] = useState(false);
+  const [saved, setSaved] = useState(false);
   const [events, setEvents] = useState<EventView[]>([]);
   const [cursor, setCursor] = useState<string | null | undefined>(undefined);
   const [eventError, setEventError] = useState<string>();
   const first = useLoad(() => admin<EventPage>("GET", panel.id, `/contacts/${encodeURIComponent(key)}/events?limit=20`), [panel.id, key]);
   const shown = cursor === undefined ? (first.data?.events ?? []) : events;
   const next = cursor === undefined ? (first.data?.next_cursor ?? null) : cursor;
+  const mayEdit = panel.role !== "viewer";
 
   const more = async () => {
     try {
@@ -140,17 +292,94 @@ export function Contact({ panel, params }: ScreenProps) {
         <Loading />
       ) : (
         <>
-          <h2>Attributes</h2>
-          <dl className="facts card">
-            {Object.entries(data.attributes).map(([name, value]) => (
-              <div key={name} style={{ display: "contents" }}>
-                <dt>{name}</dt>
-                <dd>{String(value)}</dd>
-              </div>
-            ))}
-          </dl>
+          <div className="screen-head">
+            <h2>Attributes</h2>
+            {mayEdit && !editing && attributes && (
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => {
+                  setSaved(false);
+                  setEditing(true);
+                }}
+              >
+                Edit attributes
+              </button>
+            )}
+          </div>
+          {saved && (
+            <p role="status" className="ok">
+              Attributes saved.
+            </p>
+          )}
+          {editing && attributes ? (
+            <AttributeEditor
+              panelId={panel.id}
+              contact={data}
+              attributes={attributes}
+              onCancel={() => setEditing(false)}
+              onSaved={() => {
+                setEditing(false);
+                setSaved(true);
+                reload();
+              }}
+            />
+          ) : (
+            <dl className="facts card" aria-label="Attributes">
+              {Object.entries(data.attributes).map(([name, value]) => (
+                <div key={name} style={{ display: "contents" }}>
+                  <dt>{name}</dt>
+                  <dd>{String(value)}</dd>
+                </div>
+              ))}
+            </dl>
+          )}
+          <h2>Email</h2>
+          <p className="card" data-testid="suppression">
+            {data.suppression ? (
+              <>
+                Campaign email to <strong>{data.suppression.address}</strong> is stopped: {SUPPRESSION_REASONS[data.suppression.reason]} since {formatTime(data.suppression.since)}.
+              </>
+            ) : typeof data.attributes.EMAIL === "string" ? (
+              <>Email to {data.attributes.EMAIL} is not suppressed.</>
+            ) : (
+              <>The contact has no EMAIL, so it gets no email.</>
+            )}
+          </p>
           <h2>Lists</h2>
           {data.lists.length === 0 ? <p className="muted">In no list.</p> : <ul>{data.lists.map((list) => <li key={list.id}>{list.name}</li>)}</ul>}
+          <h2>Messages</h2>
+          <Messages messages={data.messages} base={base} />
+          <h2>Journeys</h2>
+          {data.journeys.length === 0 ? (
+            <p className="muted">In no journey yet.</p>
+          ) : (
+            <table>
+              <caption className="visually-hidden">Journeys the contact entered, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Journey</th>
+                  <th scope="col">Journey status</th>
+                  <th scope="col">The contact</th>
+                  <th scope="col">Entered</th>
+                  <th scope="col">Left</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.journeys.map((j) => (
+                  <tr key={`${j.journey_id}-${j.entered_at}`}>
+                    <td>
+                      <Link href={`${base}/journeys/${encodeURIComponent(j.journey_id)}`}>{j.name}</Link>
+                    </td>
+                    <td>{j.journey_status}</td>
+                    <td>{j.status === "active" ? "in it" : j.status}</td>
+                    <td>{formatTime(j.entered_at)}</td>
+                    <td>{formatTime(j.ended_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
           <h2>Timeline</h2>
           {shown.length === 0 ? (
             <Empty title="No events yet">Activities recorded for this contact through the activity API, and email opens and clicks, appear here newest first.</Empty>

@@ -1,31 +1,11 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { ActivityParamType, ActivityView, AttributeType, AttributeView, DefineActivity, DefineAttribute } from "../types";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
+import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 
 const ATTRIBUTE_TYPES: AttributeType[] = ["string", "integer", "float", "date", "boolean"];
 const PARAM_TYPES: ActivityParamType[] = ["string", "integer", "float"];
-
-/** Runs a form's request, turning a refusal into its message and per-field errors. */
-function useSubmit() {
-  const [failure, setFailure] = useState<string>();
-  const [fields, setFields] = useState<Record<string, string>>({});
-  const run = async (work: () => Promise<unknown>): Promise<boolean> => {
-    setFailure(undefined);
-    setFields({});
-    try {
-      await work();
-      return true;
-    } catch (problem) {
-      const refused = failureOf(problem);
-      setFailure(refused.message);
-      setFields(refused.fields);
-      return false;
-    }
-  };
-  return { failure, fields, run };
-}
 
 function Attributes({ panelId }: { panelId: string }) {
   const { data, error, reload } = useLoad(() => admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"), [panelId]);

@@ -1,12 +1,14 @@
 import type { ReactNode } from "react";
 import type { SessionView } from "../api";
+import { Audit } from "./audit";
 import { Campaigns } from "./campaigns";
 import { Contact, Contacts } from "./contacts";
 import { Data } from "./data";
 import { Home } from "./home";
 import { Journey, Journeys } from "./journeys";
-import { Lists } from "./lists";
+import { ListMembers, Lists } from "./lists";
 import { SenderDomains } from "./sender-domains";
+import { Segments } from "./segments";
 import { Settings } from "./settings";
 import { Team } from "./team";
 import { Users } from "./users";
@@ -25,9 +27,12 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/contacts", (props) => <Contacts {...props} />],
   ["/contacts/:key", (props) => <Contact {...props} />],
   ["/lists", (props) => <Lists {...props} />],
+  ["/lists/:id", (props) => <ListMembers {...props} />],
   ["/data", (props) => <Data {...props} />],
   ["/users", (props) => <Users {...props} />],
   ["/team", (props) => <Team {...props} />],
+  ["/audit", (props) => <Audit {...props} />],
+  ["/segments", (props) => <Segments {...props} />],
   ["/campaigns", (props) => <Campaigns {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
   ["/journeys/:id", (props) => <Journey {...props} />],

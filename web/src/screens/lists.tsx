@@ -1,7 +1,8 @@
 import { useEffect, useState, type DragEvent, type FormEvent } from "react";
 import { admin } from "../api";
-import type { CreateList, JobView, ListView, RenameList } from "../types";
-import { Empty, ErrorNote, Field, failureOf, Loading, Screen, useLoad } from "../ui";
+import { Link } from "../router";
+import type { CreateList, ImportFromUrl, JobView, ListMembersPage, ListView, RenameList } from "../types";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 
 /** Follows an import job until it ends, with rows done, created, updated and failed. */
@@ -52,6 +53,7 @@ function JobProgress({ panelId, jobId, onDone }: { panelId: string; jobId: strin
 }
 
 function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView; onChanged: () => void }) {
+  const base = `/panels/${encodeURIComponent(panelId)}`;
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(list.name);
   const [over, setOver] = useState(false);
@@ -65,6 +67,18 @@ function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView
     } catch (problem) {
       setError(failureOf(problem).message);
     }
+  };
+
+  const [url, setUrl] = useState("");
+  const fetched = useSubmit();
+  const importUrl = async (event: FormEvent) => {
+    event.preventDefault();
+    const body: ImportFromUrl = { url };
+    await fetched.run(async () => {
+      const answer = await admin<{ jobid: string }>("POST", panelId, `/lists/${list.id}/imports`, body);
+      setJobId(answer.jobid);
+      setUrl("");
+    });
   };
 
   const upload = (file: File) =>
@@ -107,6 +121,9 @@ function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView
           </h2>
         )}
         <div className="row">
+          <Link href={`${base}/lists/${list.id}`} aria-label={`Members of ${list.name}`}>
+            Members
+          </Link>
           <button type="button" className="secondary" onClick={() => setRenaming(true)} aria-label={`Rename ${list.name}`}>
             Rename
           </button>
@@ -140,6 +157,15 @@ function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView
         </label>
         <p className="muted">The first row names the attributes; the primary key column is required.</p>
       </div>
+      <form className="row url-import" onSubmit={importUrl} aria-label={`Import into ${list.name} from a URL`}>
+        <Field label="CSV file URL" hint="http(s); fetched by the same import engine as the API's bulk upload" error={fetched.fields.url}>
+          {(props) => <input {...props} type="url" required value={url} onChange={(e) => setUrl(e.target.value)} />}
+        </Field>
+        <button type="submit" disabled={fetched.busy}>
+          Import from URL
+        </button>
+      </form>
+      <ErrorNote error={fetched.failure} />
       {jobId && <JobProgress panelId={panelId} jobId={jobId} onDone={onChanged} />}
     </li>
   );
@@ -148,23 +174,12 @@ function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView
 export function Lists({ panel }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<{ lists: ListView[] }>("GET", panel.id, "/lists"), [panel.id]);
   const [name, setName] = useState("");
-  const [fields, setFields] = useState<Record<string, string>>({});
-  const [failure, setFailure] = useState<string>();
+  const { failure, fields, run } = useSubmit(reload);
 
   const create = async (event: FormEvent) => {
     event.preventDefault();
-    setFailure(undefined);
-    setFields({});
-    try {
-      const body: CreateList = { name };
-      await admin("POST", panel.id, "/lists", body);
-      setName("");
-      reload();
-    } catch (problem) {
-      const { message, fields } = failureOf(problem);
-      setFailure(message);
-      setFields(fields);
-    }
+    const body: CreateList = { name };
+    if (await run(() => admin("POST", panel.id, "/lists", body))) setName("");
   };
 
   return (
@@ -186,6 +201,110 @@ export function Lists({ panel }: ScreenProps) {
             <ListRow key={list.id} panelId={panel.id} list={list} onChanged={reload} />
           ))}
         </ul>
+      )}
+    </Screen>
+  );
+}
+
+/** One list: its members a page at a time (in the order the contacts were created), and emptying it. */
+export function ListMembers({ panel, params }: ScreenProps) {
+  const base = `/panels/${encodeURIComponent(panel.id)}`;
+  const [after, setAfter] = useState<string>();
+  // Cursors of the pages before this one, so Previous can go back.
+  const [trail, setTrail] = useState<(string | undefined)[]>([]);
+  const { data, error, reload } = useLoad(
+    () => admin<ListMembersPage>("GET", panel.id, `/lists/${encodeURIComponent(params.id!)}/members?limit=25${after ? `&after=${after}` : ""}`),
+    [panel.id, params.id, after],
+  );
+  const emptied = useSubmit(() => {
+    setTrail([]);
+    setAfter(undefined);
+    reload();
+  });
+  const [removed, setRemoved] = useState<number>();
+
+  return (
+    <Screen title={data ? `List ${data.list.name}` : "List"}>
+      <p>
+        <Link href={`${base}/lists`}>All lists</Link>
+      </p>
+      <ErrorNote error={error ?? emptied.failure} />
+      {removed !== undefined && (
+        <p role="status" className="ok">
+          {removed} members removed; the contacts stay.
+        </p>
+      )}
+      {!data ? (
+        <Loading />
+      ) : (
+        <>
+          <div className="screen-head">
+            <p>
+              {data.list.count} members · id {data.list.id}
+            </p>
+            {panel.role !== "viewer" && data.list.count > 0 && (
+              <button
+                type="button"
+                className="danger"
+                onClick={() => {
+                  if (confirm(`Remove every member of "${data.list.name}"? The contacts stay.`)) {
+                    void emptied.run(async () => setRemoved((await admin<{ removed: number }>("POST", panel.id, `/lists/${data.list.id}/empty`)).removed));
+                  }
+                }}
+              >
+                Empty the list
+              </button>
+            )}
+          </div>
+          {data.members.length === 0 ? (
+            <Empty title="No members">
+              Drop a CSV file on the list or import one from a URL in <Link href={`${base}/lists`}>Lists</Link>; contacts added through the API with its listid join it too.
+            </Empty>
+          ) : (
+            <>
+              <table>
+                <caption className="visually-hidden">Members of {data.list.name}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">{data.primary_key}</th>
+                    <th scope="col">Name</th>
+                    <th scope="col">Added</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.members.map((member) => (
+                    <tr key={member.key}>
+                      <td>
+                        <Link href={`${base}/contacts/${encodeURIComponent(member.key)}`}>{member.key}</Link>
+                      </td>
+                      <td>{String(member.attributes.NAME ?? member.attributes.FIRSTNAME ?? "—")}</td>
+                      <td>{formatTime(member.added_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <Pager
+                label="Member pages"
+                onPrevious={
+                  trail.length
+                    ? () => {
+                        setAfter(trail.at(-1));
+                        setTrail(trail.slice(0, -1));
+                      }
+                    : undefined
+                }
+                onNext={
+                  data.next_cursor
+                    ? () => {
+                        setTrail([...trail, after]);
+                        setAfter(data.next_cursor!);
+                      }
+                    : undefined
+                }
+              />
+            </>
+          )}
+        </>
       )}
     </Screen>
   );

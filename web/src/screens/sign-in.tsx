@@ -1,8 +1,10 @@
 import { useState, type FormEvent } from "react";
 import { request, type SessionView } from "../api";
 import { ErrorNote, Field, failureOf } from "../ui";
+import { ForgotPassword } from "./password-reset";
 
 export function SignIn({ onSignedIn }: { onSignedIn: (session: SessionView) => void }) {
+  const [forgot, setForgot] = useState(false);
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [error, setError] = useState<string>();
@@ -20,6 +22,8 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: SessionView) => v
       setBusy(false);
     }
   };
+
+  if (forgot) return <ForgotPassword onBack={() => setForgot(false)} />;
 
   return (
     <main className="center">
@@ -40,6 +44,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: SessionView) => v
           {busy ? "Signing in…" : "Sign in"}
         </button>
       </form>
+      <p>
+        <button type="button" className="secondary" onClick={() => setForgot(true)}>
+          Forgot your password?
+        </button>
+      </p>
       <p className="muted">No account? The deployment's admin creates a panel's first owner; owners add everyone else.</p>
     </main>
   );

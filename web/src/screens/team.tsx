@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { AddOperator, ChangeOperator, OperatorView } from "../types";
-import { ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
+import { ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 
 const ROLES: Record<OperatorView["role"], string> = {
@@ -13,23 +13,15 @@ const ROLES: Record<OperatorView["role"], string> = {
 function AddForm({ panelId, onAdded }: { panelId: string; onAdded: () => void }) {
   const empty: AddOperator = { email: "", name: "", role: "marketer", password: "" };
   const [draft, setDraft] = useState(empty);
-  const [fields, setFields] = useState<Record<string, string>>({});
-  const [failure, setFailure] = useState<string>();
+  const { failure, fields, run } = useSubmit();
   const set = <K extends keyof AddOperator>(key: K, value: AddOperator[K]) => setDraft((d) => ({ ...d, [key]: value }));
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setFailure(undefined);
-    setFields({});
-    try {
-      const body: AddOperator = { email: draft.email, role: draft.role, ...(draft.name ? { name: draft.name } : {}), ...(draft.password ? { password: draft.password } : {}) };
-      await admin<OperatorView>("POST", panelId, "/operators", body);
+    const body: AddOperator = { email: draft.email, role: draft.role, ...(draft.name ? { name: draft.name } : {}), ...(draft.password ? { password: draft.password } : {}) };
+    if (await run(() => admin<OperatorView>("POST", panelId, "/operators", body))) {
       setDraft(empty);
       onAdded();
-    } catch (problem) {
-      const { message, fields } = failureOf(problem);
-      setFailure(message);
-      setFields(fields);
     }
   };
 
@@ -66,17 +58,7 @@ function AddForm({ panelId, onAdded }: { panelId: string; onAdded: () => void })
 /** The panel's operators (people who sign in to this panel) and their roles; owners only. */
 export function Team({ panel }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<{ operators: OperatorView[] }>("GET", panel.id, "/operators"), [panel.id]);
-  const [failure, setFailure] = useState<string>();
-
-  const act = async (work: () => Promise<unknown>) => {
-    setFailure(undefined);
-    try {
-      await work();
-      reload();
-    } catch (problem) {
-      setFailure(failureOf(problem).message);
-    }
-  };
+  const { failure, run: act } = useSubmit(reload);
 
   return (
     <Screen title="Team">

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { CreateUser, PatchUser, UserView } from "../types";
-import { CopyButton, Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
+import { CopyButton, Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 
 /** A key is shown once: right after creation or rotation, never again. */
@@ -26,36 +26,18 @@ export function Users({ panel }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<{ users: UserView[] }>("GET", panel.id, "/users"), [panel.id]);
   const [email, setEmail] = useState("");
   const [name, setName] = useState("");
-  const [fields, setFields] = useState<Record<string, string>>({});
-  const [failure, setFailure] = useState<string>();
+  const { failure, fields, run: act } = useSubmit(reload);
   const [shown, setShown] = useState<{ email: string; apiKey: string }>();
 
   const create = async (event: FormEvent) => {
     event.preventDefault();
-    setFailure(undefined);
-    setFields({});
-    try {
-      const body: CreateUser = { email, ...(name ? { name } : {}) };
+    const body: CreateUser = { email, ...(name ? { name } : {}) };
+    await act(async () => {
       const user = await admin<UserView & { api_key: string }>("POST", panel.id, "/users", body);
       setShown({ email: user.email, apiKey: user.api_key });
       setEmail("");
       setName("");
-      reload();
-    } catch (problem) {
-      const { message, fields } = failureOf(problem);
-      setFailure(message);
-      setFields(fields);
-    }
-  };
-
-  const act = async (work: () => Promise<void>) => {
-    setFailure(undefined);
-    try {
-      await work();
-      reload();
-    } catch (problem) {
-      setFailure(failureOf(problem).message);
-    }
+    });
   };
 
   return (

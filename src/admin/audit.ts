@@ -1,0 +1,54 @@
+import { auditQuery, type AuditAction } from "../domain/audit";
+import { insertAuditEntry, listAuditEntries } from "../store/audit";
+import type { Panel } from "../store/panels";
+import type { ShardDb } from "../store/shards";
+import { isoTime } from "../store/sql";
+import type { AdminCaller } from "./auth";
+import { definePanelRoute } from "./route";
+
+/**
+ * Records a change in the panel's audit log, after the change is stored: who (the operator, or
+ * the deployment's ADMIN_TOKEN), what, on which object, with details that are never secrets.
+ */
+export async function audited(
+  req: { db: ShardDb; caller: AdminCaller; panel: Panel },
+  action: AuditAction,
+  target: string,
+  detail: Record<string, unknown> = {},
+): Promise<void> {
+  const operator = req.caller.kind === "operator" ? req.caller.session.operator : null;
+  await insertAuditEntry(req.db, {
+    panelId: req.panel.id,
+    at: Date.now(),
+    actorId: operator?.id ?? null,
+    actorEmail: operator?.email ?? null,
+    action,
+    target,
+    detail,
+  });
+}
+
+const readAuditLog = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/audit",
+  role: "owner",
+  summary: "The panel's audit log, newest first: who rotated keys, changed API mode or settings, edited webhooks, published campaigns, started or stopped journeys, changed users and operators; next_cursor pages on",
+  query: auditQuery,
+  async handle({ db, query, panel }) {
+    const found = await listAuditEntries(db, panel.id, query.before, query.action, query.limit + 1);
+    const page = found.slice(0, query.limit);
+    return {
+      entries: page.map((e) => ({
+        id: e.id,
+        at: isoTime(e.at),
+        actor: e.actorId === null ? { kind: "admin_token" as const } : { kind: "operator" as const, id: e.actorId, email: e.actorEmail },
+        action: e.action,
+        target: e.target,
+        detail: e.detail,
+      })),
+      next_cursor: found.length > query.limit ? String(page.at(-1)!.id) : null,
+    };
+  },
+});
+
+export const auditRoutes = [readAuditLog];

@@ -1,0 +1,37 @@
+import { z } from "../lib/z";
+
+/** What the audit log records (GET /panels/{panel}/audit): the changes owners answer for. */
+export const AUDIT_ACTIONS = [
+  "panel.api_mode_changed",
+  "panel.settings_changed",
+  "user.created",
+  "user.disabled",
+  "user.enabled",
+  "user.key_rotated",
+  "operator.added",
+  "operator.role_changed",
+  "operator.removed",
+  "webhook.created",
+  "webhook.edited",
+  "webhook.deleted",
+  "webhook.enabled",
+  "campaign.published",
+  "journey.started",
+  "journey.paused",
+  "journey.resumed",
+  "journey.stopped",
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** GET /panels/{panel}/audit: newest first, a page before an entry id. */
+export const auditQuery = z.strictObject({
+  before: z.coerce.number().int().min(1).optional(),
+  action: z.enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(", ")}` }).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+/** The audit action of a journey status change, from the status it had. */
+export function journeyStatusAction(from: string, to: "running" | "paused" | "stopped"): AuditAction {
+  if (to === "running") return from === "paused" ? "journey.resumed" : "journey.started";
+  return to === "paused" ? "journey.paused" : "journey.stopped";
+}

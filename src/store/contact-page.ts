@@ -1,0 +1,188 @@
+import type { ShardDb } from "./shards";
+import type { SuppressionReason } from "./suppressions";
+
+/**
+ * What the panel's contact page reads about one contact besides its attributes: the messages
+ * sent to it with their opens and clicks, the journeys it entered, and whether its address is
+ * suppressed. One batch, each statement on an index that starts with the contact.
+ */
+
+export interface ContactMessage {
+  kind: "campaign" | "journey";
+  /** The campaign's or the journey's id and name. */
+  sourceId: string;
+  sourceName: string;
+  /** The journey step that sent it (journey messages). */
+  stepId: string | null;
+  channel: string;
+  subject: string | null;
+  status: string;
+  error: string | null;
+  at: number;
+  opens: number;
+  clicks: number;
+  bounced: boolean;
+  unsubscribed: boolean;
+}
+
+export interface ContactJourney {
+  journeyId: string;
+  name: string;
+  journeyStatus: string;
+  status: "active" | "completed" | "exited";
+  enteredAt: number;
+  endedAt: number | null;
+}
+
+export interface ContactSuppression {
+  address: string;
+  reason: SuppressionReason;
+  campaignId: string | null;
+  at: number;
+}
+
+export interface ContactHistory {
+  messages: ContactMessage[];
+  journeys: ContactJourney[];
+  suppression: ContactSuppression | null;
+}
+
+interface CampaignMessageRow {
+  campaign_id: string;
+  name: string;
+  subject: string;
+  status: string;
+  error: string | null;
+  at: number;
+  opens: number;
+  clicks: number;
+  bounced_at: number | null;
+  unsubscribed_at: number | null;
+}
+
+interface JourneyMessageRow {
+  msgid: string;
+  journey_id: string;
+  name: string | null;
+  step_id: string;
+  channel: string;
+  content: string;
+  status: string;
+  error: string | null;
+  created_at: number;
+}
+
+interface EngagementRow {
+  msgid: string;
+  name: string;
+  n: number;
+}
+
+/** The newest `limit` campaign and journey messages of the contact, its journeys, and the suppression of `address`. */
+export async function contactHistory(db: ShardDb, panelId: string, contactId: number, address: string | null, limit: number): Promise<ContactHistory> {
+  const [campaignRows, journeyMessageRows, journeyRows, suppressionRows] = await db.batch<Record<string, unknown>>([
+    db
+      .prepare(
+        `SELECT m.campaign_id, c.name, c.subject, m.status, m.error, COALESCE(m.sent_at, c.published_at, c.created_at) AS at,
+                m.opens, m.clicks, m.bounced_at, m.unsubscribed_at
+         FROM campaign_messages m JOIN campaigns c ON c.id = m.campaign_id
+         WHERE m.panel_id = ?1 AND m.contact_id = ?2 ORDER BY at DESC LIMIT ?3`,
+      )
+      .bind(panelId, contactId, limit),
+    db
+      .prepare(
+        `SELECT m.msgid, m.journey_id, j.name, m.step_id, m.channel, m.content, m.status, m.error, m.created_at
+         FROM journey_messages m LEFT JOIN journeys j ON j.id = m.journey_id
+         WHERE m.panel_id = ?1 AND m.contact_id = ?2 ORDER BY m.created_at DESC LIMIT ?3`,
+      )
+      .bind(panelId, contactId, limit),
+    db
+      .prepare(
+        `SELECT i.journey_id, j.name, j.status AS journey_status, i.status, i.entered_at, i.ended_at
+         FROM journey_instances i JOIN journeys j ON j.id = i.journey_id
+         WHERE i.panel_id = ?1 AND i.contact_id = ?2 ORDER BY i.entered_at DESC LIMIT ?3`,
+      )
+      .bind(panelId, contactId, limit),
+    db
+      .prepare("SELECT address, reason, campaign_id, created_at FROM email_suppressions WHERE panel_id = ? AND address = ?")
+      .bind(panelId, (address ?? "").toLowerCase()),
+  ]);
+  const journeyMessages = journeyMessageRows!.results as unknown as JourneyMessageRow[];
+  const engagement = await journeyEmailEngagement(
+    db,
+    panelId,
+    contactId,
+    journeyMessages.filter((m) => m.channel === "email").map((m) => m.msgid),
+  );
+  const messages: ContactMessage[] = [
+    ...(campaignRows!.results as unknown as CampaignMessageRow[]).map((row): ContactMessage => ({
+      kind: "campaign",
+      sourceId: row.campaign_id,
+      sourceName: row.name,
+      stepId: null,
+      channel: "email",
+      subject: row.subject,
+      status: row.status,
+      error: row.error,
+      at: row.at,
+      opens: row.opens,
+      clicks: row.clicks,
+      bounced: row.bounced_at !== null,
+      unsubscribed: row.unsubscribed_at !== null,
+    })),
+    ...journeyMessages.map((row): ContactMessage => {
+      const counts = engagement.get(row.msgid) ?? {};
+      return {
+        kind: "journey",
+        sourceId: row.journey_id,
+        sourceName: row.name ?? row.journey_id,
+        stepId: row.step_id,
+        channel: row.channel,
+        subject: subjectOf(row),
+        status: row.status,
+        error: row.error,
+        at: row.created_at,
+        opens: counts.open ?? 0,
+        clicks: counts.click ?? 0,
+        bounced: (counts.bounce ?? 0) > 0,
+        unsubscribed: (counts.unsubscribe ?? 0) > 0,
+      };
+    }),
+  ]
+    .sort((a, b) => b.at - a.at)
+    .slice(0, limit);
+  const suppression = suppressionRows!.results[0] as { address: string; reason: SuppressionReason; campaign_id: string | null; created_at: number } | undefined;
+  return {
+    messages,
+    journeys: (journeyRows!.results as Array<{ journey_id: string; name: string; journey_status: string; status: ContactJourney["status"]; entered_at: number; ended_at: number | null }>).map(
+      (row) => ({ journeyId: row.journey_id, name: row.name, journeyStatus: row.journey_status, status: row.status, enteredAt: row.entered_at, endedAt: row.ended_at }),
+    ),
+    suppression: address && suppression ? { address: suppression.address, reason: suppression.reason, campaignId: suppression.campaign_id, at: suppression.created_at } : null,
+  };
+}
+
+function subjectOf(row: JourneyMessageRow): string | null {
+  try {
+    const content = JSON.parse(row.content) as { subject?: unknown; title?: unknown; text?: unknown };
+    const line = content.subject ?? content.title ?? content.text;
+    return typeof line === "string" ? line.slice(0, 200) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Opens, clicks, bounces and unsubscribes of journey email, counted from the contact's email events (they carry the msgid). */
+async function journeyEmailEngagement(db: ShardDb, panelId: string, contactId: number, msgids: readonly string[]): Promise<Map<string, Record<string, number>>> {
+  const counts = new Map<string, Record<string, number>>();
+  if (msgids.length === 0) return counts;
+  const { results } = await db
+    .prepare(
+      `SELECT msgid, name, COUNT(*) AS n FROM events
+       WHERE panel_id = ?1 AND contact_id = ?2 AND channel = 'email' AND msgid IN (SELECT value FROM json_each(?3))
+       GROUP BY msgid, name`,
+    )
+    .bind(panelId, contactId, JSON.stringify(msgids))
+    .all<EngagementRow>();
+  for (const row of results) (counts.get(row.msgid) ?? counts.set(row.msgid, {}).get(row.msgid)!)[row.name] = row.n;
+  return counts;
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { defineActivity } from "../support/activity";
+import { admin, createPanel, receiver } from "../support/helpers";
+import { asOperator, operatorWithRole } from "../support/operators";
+
+const SECRET = `whsec_${btoa("a".repeat(32))}`;
+
+describe("the panel's audit log", () => {
+  it("records who changed keys, API mode, settings, users, operators, webhooks, campaigns and journeys; owners read it newest first", async () => {
+    const panel = await createPanel();
+    const other = await createPanel();
+    const owner = await operatorWithRole(panel.id, "owner");
+    const as = (method: string, path: string, body?: unknown) => asOperator(owner, method, `/panels/${panel.id}${path}`, body);
+    const ok = async (answer: Promise<{ status: number; body: any }>) => {
+      const { status, body } = await answer;
+      expect(status, JSON.stringify(body)).toBeLessThan(300);
+      return body;
+    };
+
+    await ok(as("PATCH", "", { api_mode: false }));
+    await ok(as("PATCH", "", { name: "Renamed", timezone: "Asia/Kolkata" }));
+    const user = await ok(as("POST", "/users", { email: "robot@example.com" }));
+    await ok(as("POST", `/users/${user.id}/api-key`));
+    await ok(as("PATCH", `/users/${user.id}`, { disabled: true }));
+    const mate = await ok(as("POST", "/operators", { email: `mate-${panel.id}@example.com`, role: "viewer", password: "a long passphrase" }));
+    await ok(as("PATCH", `/operators/${mate.id}`, { role: "marketer" }));
+    await ok(as("DELETE", `/operators/${mate.id}`));
+    const hook = await ok(as("POST", "/webhooks", { label: "Orders", url: receiver.url("/hooks/audit") }));
+    await ok(as("PATCH", `/webhooks/${hook.id}`, { label: "Orders v2", signing_secret: SECRET }));
+    const list = (await ok(as("POST", "/lists", { name: "Readers" }))).id;
+    const campaign = await ok(
+      as("POST", "/campaigns", { name: "Autumn", subject: "Hi", sender_name: "Shop", sender_email: "shop@example.com", html: "<p>Hi</p>", schedule_date: "2099-01-01 10:00:00", audience: { lists: [list] } }),
+    );
+    await defineActivity(panel, "browse");
+    const journey = await ok(as("POST", "/journeys", { name: "Welcome", trigger: { type: "activity", activity: "browse" }, steps: [{ id: "d", type: "delay", for: "1h" }] }));
+    for (const status of ["running", "paused", "running", "stopped"]) await ok(as("POST", `/journeys/${journey.id}/status`, { status }));
+    // The admin token acts too; its entries name no operator.
+    await ok(admin("PATCH", `/panels/${panel.id}`, { api_mode: true }));
+    // A refused change records nothing.
+    expect((await as("POST", `/journeys/${journey.id}/status`, { status: "running" })).status).toBe(409);
+
+    const log = await ok(as("GET", "/audit?limit=100"));
+    const actions = log.entries.map((e: any) => e.action);
+    expect(actions).toEqual([
+      "panel.api_mode_changed",
+      "journey.stopped",
+      "journey.resumed",
+      "journey.paused",
+      "journey.started",
+      "campaign.published",
+      "webhook.edited",
+      "webhook.created",
+      "operator.removed",
+      "operator.role_changed",
+      "operator.added",
+      "user.disabled",
+      "user.key_rotated",
+      "user.created",
+      "panel.settings_changed",
+      "panel.api_mode_changed",
+      // What createPanel and operatorWithRole did with the admin token.
+      "operator.added",
+      "user.created",
+      "panel.api_mode_changed",
+    ]);
+    expect(log.entries[0]).toMatchObject({ actor: { kind: "admin_token" }, target: panel.id, detail: { api_mode: true } });
+    expect(log.entries[15]).toMatchObject({ actor: { kind: "operator", id: owner.body.operator.id, email: owner.email }, detail: { api_mode: false } });
+    expect(log.entries[16]).toMatchObject({ actor: { kind: "admin_token" }, detail: { email: owner.email, role: "owner" } });
+    const byAction = (action: string) => log.entries.find((e: any) => e.action === action);
+    expect(byAction("panel.settings_changed").detail).toEqual({ name: "Renamed", timezone: "Asia/Kolkata" });
+    expect(byAction("user.key_rotated")).toMatchObject({ target: user.id, detail: { email: "robot@example.com" } });
+    expect(byAction("operator.role_changed").detail).toMatchObject({ from: "viewer", to: "marketer" });
+    expect(byAction("webhook.edited")).toMatchObject({ target: hook.id, detail: { label: "Orders v2", changed: { label: "Orders v2", signing_secret: "changed" } } });
+    expect(byAction("campaign.published")).toMatchObject({ target: campaign.id, detail: { name: "Autumn" } });
+    expect(byAction("journey.started").detail).toMatchObject({ name: "Welcome", from: "draft", to: "running" });
+    expect(JSON.stringify(log)).not.toContain(SECRET.slice(6));
+    expect(JSON.stringify(log)).not.toContain(user.api_key ?? "mk_");
+
+    // Pages go on before the last entry shown; one action can be asked for.
+    const first = await ok(as("GET", "/audit?limit=3"));
+    expect(first.entries).toHaveLength(3);
+    const second = await ok(as("GET", `/audit?limit=3&before=${first.next_cursor}`));
+    expect(second.entries.map((e: any) => e.action)).toEqual(actions.slice(3, 6));
+    expect((await ok(as("GET", "/audit?action=journey.paused"))).entries).toHaveLength(1);
+    expect((await as("GET", "/audit?action=nope")).body.errors[0].field).toBe("action");
+
+    // Owners only, and only their panel's.
+    const marketer = await operatorWithRole(panel.id, "marketer");
+    expect((await asOperator(marketer, "GET", `/panels/${panel.id}/audit`)).status).toBe(403);
+    expect((await admin("GET", `/panels/${other.id}/audit`)).body.entries.map((e: any) => e.action)).toEqual(["user.created", "panel.api_mode_changed"]);
+  });
+});

@@ -1,0 +1,124 @@
+import { useState } from "react";
+import { admin } from "../api";
+import type { AuditAction, AuditEntryView } from "../types";
+import { Empty, ErrorNote, Field, formatTime, Loading, Pager, Screen, useLoad } from "../ui";
+import type { ScreenProps } from ".";
+
+/** How each action reads in the log; the keys are the Worker's actions, so a new one fails to type-check here until named. */
+const ACTIONS: Record<AuditAction, string> = {
+  "panel.api_mode_changed": "API mode changed",
+  "panel.settings_changed": "Settings changed",
+  "user.created": "User created",
+  "user.disabled": "User disabled",
+  "user.enabled": "User enabled",
+  "user.key_rotated": "API key rotated",
+  "operator.added": "Operator added",
+  "operator.role_changed": "Operator's role changed",
+  "operator.removed": "Operator removed",
+  "webhook.created": "Webhook created",
+  "webhook.edited": "Webhook edited",
+  "webhook.deleted": "Webhook deleted",
+  "webhook.enabled": "Webhook enabled",
+  "campaign.published": "Campaign published",
+  "journey.started": "Journey started",
+  "journey.paused": "Journey paused",
+  "journey.resumed": "Journey resumed",
+  "journey.stopped": "Journey stopped",
+};
+
+function details(detail: Record<string, unknown>): string {
+  return Object.entries(detail)
+    .map(([name, value]) => `${name.replaceAll("_", " ")}: ${typeof value === "object" && value !== null ? JSON.stringify(value) : String(value)}`)
+    .join("; ");
+}
+
+/** Who did what in the panel, newest first; owners only. */
+export function Audit({ panel }: ScreenProps) {
+  const [action, setAction] = useState<AuditAction | "">("");
+  const [before, setBefore] = useState<string>();
+  // Cursors of the pages before this one, so Previous can go back.
+  const [trail, setTrail] = useState<(string | undefined)[]>([]);
+  const query = new URLSearchParams({ limit: "50", ...(action ? { action } : {}), ...(before ? { before } : {}) });
+  const { data, error } = useLoad(() => admin<{ entries: AuditEntryView[]; next_cursor: string | null }>("GET", panel.id, `/audit?${query}`), [panel.id, query.toString()]);
+
+  return (
+    <Screen title="Audit log">
+      <p className="muted">Changes to keys, API mode, settings, users and operators, webhooks, campaigns and journeys: who made them and when. Only owners see this log.</p>
+      <div className="card row">
+        <Field label="Show">
+          {(props) => (
+            <select
+              {...props}
+              value={action}
+              onChange={(e) => {
+                setAction(e.target.value as AuditAction | "");
+                setBefore(undefined);
+                setTrail([]);
+              }}
+            >
+              <option value="">every change</option>
+              {Object.entries(ACTIONS).map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      </div>
+      <ErrorNote error={error} />
+      {!data ? (
+        <Loading />
+      ) : data.entries.length === 0 ? (
+        <Empty title="Nothing recorded yet">Changes appear here as owners and marketers make them, for example turning API mode on in Settings or rotating a key in Users and API keys.</Empty>
+      ) : (
+        <>
+          <table>
+            <caption className="visually-hidden">Audit log, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Who</th>
+                <th scope="col">What</th>
+                <th scope="col">Object</th>
+                <th scope="col">Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.entries.map((entry) => (
+                <tr key={entry.id}>
+                  <td>{formatTime(entry.at)}</td>
+                  <td>{entry.actor.kind === "operator" ? entry.actor.email : "the deployment's admin token"}</td>
+                  <td>{ACTIONS[entry.action] ?? entry.action}</td>
+                  <td>
+                    <code>{entry.target}</code>
+                  </td>
+                  <td>{details(entry.detail) || "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager
+            label="Audit log pages"
+            onPrevious={
+              trail.length
+                ? () => {
+                    setBefore(trail.at(-1));
+                    setTrail(trail.slice(0, -1));
+                  }
+                : undefined
+            }
+            onNext={
+              data.next_cursor
+                ? () => {
+                    setTrail([...trail, before]);
+                    setBefore(data.next_cursor!);
+                  }
+                : undefined
+            }
+          />
+        </>
+      )}
+    </Screen>
+  );
+}

@@ -1,0 +1,334 @@
+import { useEffect, useState, type FormEvent } from "react";
+import { admin, ApiFailure } from "../api";
+import type { ActivityView, AttributeView, ListView, SegmentCountRequest, SegmentDefinitionRequest, SegmentView } from "../types";
+import type { Engagement, ReachableChannel, SegmentAttributeOp } from "../types";
+import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
+import type { ScreenProps } from ".";
+
+// Labels of the segment language's words (CONTRACT 9); keyed by the Worker's own types, so a new
+// operator fails to type-check here until it is named.
+const ATTRIBUTE_OPS: Record<SegmentAttributeOp, string> = {
+  eq: "is",
+  ne: "is not",
+  gt: "is more than",
+  gte: "is at least",
+  lt: "is less than",
+  lte: "is at most",
+  contains: "contains",
+  starts_with: "starts with",
+  in: "is one of",
+  exists: "is set",
+  not_exists: "is not set",
+  is_empty: "is empty",
+  is_not_empty: "is not empty",
+  within_last_days: "is within the last … days",
+  before_days_ago: "is more than … days ago",
+};
+const NO_VALUE: SegmentAttributeOp[] = ["exists", "not_exists", "is_empty", "is_not_empty"];
+const DAY_OPS: SegmentAttributeOp[] = ["within_last_days", "before_days_ago"];
+const ENGAGEMENTS: Record<Engagement, string> = { received: "received", opened: "opened", clicked: "clicked in", bounced: "bounced from", unsubscribed: "unsubscribed from" };
+const CHANNELS: Record<ReachableChannel, string> = { email: "by email", sms: "by SMS", push: "by push" };
+
+type Kind = "attribute" | "list" | "activity" | "engagement" | "reachable";
+const KINDS: Record<Kind, string> = { attribute: "Attribute", list: "List", activity: "Activity", engagement: "Email engagement", reachable: "Reachable" };
+
+/** One row of the editor: every input of every kind, so switching kinds keeps what was typed. */
+interface Row {
+  kind: Kind;
+  negate: boolean;
+  attribute: string;
+  op: SegmentAttributeOp;
+  value: string;
+  list: string;
+  listOp: "in" | "not_in";
+  activity: string;
+  activityOp: "performed" | "not_performed";
+  min: string;
+  withinDays: string;
+  engagement: Engagement;
+  campaign: string;
+  reachable: ReachableChannel;
+}
+
+const NEW_ROW: Row = {
+  kind: "attribute",
+  negate: false,
+  attribute: "",
+  op: "eq",
+  value: "",
+  list: "",
+  listOp: "in",
+  activity: "",
+  activityOp: "performed",
+  min: "",
+  withinDays: "",
+  engagement: "opened",
+  campaign: "any",
+  reachable: "email",
+};
+
+type Condition = SegmentCountRequest["match"];
+
+/** A typed attribute value from the text typed: numbers for number attributes and day counts, true/false for booleans. */
+function valueOf(text: string, type: AttributeView["type"] | undefined, op: SegmentAttributeOp): unknown {
+  const one = (part: string): unknown => {
+    const trimmed = part.trim();
+    if (DAY_OPS.includes(op) || type === "integer" || type === "float") return trimmed !== "" && Number.isFinite(Number(trimmed)) ? Number(trimmed) : trimmed;
+    if (type === "boolean") return trimmed === "true" ? true : trimmed === "false" ? false : trimmed;
+    return part;
+  };
+  return op === "in" ? text.split(",").map(one) : one(text);
+}
+
+function conditionOf(row: Row, attributes: AttributeView[]): Condition {
+  const number = (text: string) => (text.trim() === "" ? undefined : Number(text));
+  let condition: Record<string, unknown>;
+  switch (row.kind) {
+    case "attribute": {
+      const type = attributes.find((a) => a.name === row.attribute)?.type;
+      condition = { attribute: row.attribute, op: row.op, ...(NO_VALUE.includes(row.op) ? {} : { value: valueOf(row.value, type, row.op) }) };
+      break;
+    }
+    case "list":
+      condition = { list: number(row.list) ?? 0, op: row.listOp };
+      break;
+    case "activity":
+      condition = { activity: row.activity, op: row.activityOp, ...(row.activityOp === "performed" && row.min ? { min: number(row.min) } : {}), ...(row.withinDays ? { within_days: number(row.withinDays) } : {}) };
+      break;
+    case "engagement":
+      condition = { engagement: row.engagement, campaign: row.campaign, ...(row.withinDays ? { within_days: number(row.withinDays) } : {}) };
+      break;
+    case "reachable":
+      condition = { reachable: row.reachable };
+      break;
+  }
+  return (row.negate ? { not: condition } : condition) as Condition;
+}
+
+/** The editor's definition: its rows under one group. */
+function matchOf(join: "all" | "any", rows: Row[], attributes: AttributeView[]): Condition {
+  return { [join]: rows.map((row) => conditionOf(row, attributes)) } as Condition;
+}
+
+/** The first refusal naming row `index` (match.all.2.value → row 2), without the path. */
+function rowError(fields: Record<string, string>, join: string, index: number): string | undefined {
+  const prefix = `match.${join}.${index}`;
+  const found = Object.entries(fields).find(([name]) => name === prefix || name.startsWith(`${prefix}.`));
+  return found && `${found[0].slice(prefix.length + 1).replace(/^not\./, "") || "condition"}: ${found[1]}`;
+}
+
+interface Choices {
+  attributes: AttributeView[];
+  lists: ListView[];
+  activities: ActivityView[];
+  campaigns: { id: string; name: string }[];
+}
+
+function ConditionRow({ row, index, choices, error, onChange, onRemove }: { row: Row; index: number; choices: Choices; error?: string; onChange: (row: Row) => void; onRemove?: () => void }) {
+  const set = <K extends keyof Row>(key: K, value: Row[K]) => onChange({ ...row, [key]: value });
+  const n = index + 1;
+  const select = <K extends keyof Row>(key: K, label: string, options: [string, string][]) => (
+    <Field label={`${label} ${n}`}>
+      {(props) => (
+        <select {...props} value={String(row[key])} onChange={(e) => set(key, e.target.value as Row[K])}>
+          {options.map(([value, text]) => (
+            <option key={value} value={value}>
+              {text}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+  const input = (key: "value" | "min" | "withinDays", label: string, type = "text") => (
+    <Field label={`${label} ${n}`}>{(props) => <input {...props} type={type} value={row[key]} onChange={(e) => set(key, e.target.value)} />}</Field>
+  );
+  return (
+    <li className="card condition" aria-label={`Condition ${n}`}>
+      <div className="row">
+        {select("kind", "Kind", Object.entries(KINDS))}
+        {row.kind === "attribute" && (
+          <>
+            {select("attribute", "Attribute", [["", "(choose)"], ...choices.attributes.map((a): [string, string] => [a.name, `${a.name} (${a.type})`])])}
+            {select("op", "Test", Object.entries(ATTRIBUTE_OPS))}
+            {!NO_VALUE.includes(row.op) && input("value", row.op === "in" ? "Values (comma separated)" : DAY_OPS.includes(row.op) ? "Days" : "Value")}
+          </>
+        )}
+        {row.kind === "list" && (
+          <>
+            {select("listOp", "Membership", [["in", "is in"], ["not_in", "is not in"]])}
+            {select("list", "List", [["", "(choose)"], ...choices.lists.map((l): [string, string] => [String(l.id), l.name])])}
+          </>
+        )}
+        {row.kind === "activity" && (
+          <>
+            {select("activityOp", "Did", [["performed", "performed"], ["not_performed", "did not perform"]])}
+            {select("activity", "Activity", [["", "(choose)"], ...choices.activities.map((a): [string, string] => [a.name, a.name])])}
+            {row.activityOp === "performed" && input("min", "At least (times)", "number")}
+            {input("withinDays", "Within the last (days)", "number")}
+          </>
+        )}
+        {row.kind === "engagement" && (
+          <>
+            {select("engagement", "Engagement", Object.entries(ENGAGEMENTS))}
+            {select("campaign", "Campaign", [["any", "any campaign"], ...choices.campaigns.map((c): [string, string] => [c.id, c.name])])}
+            {input("withinDays", "Within the last (days)", "number")}
+          </>
+        )}
+        {row.kind === "reachable" && select("reachable", "Reachable", Object.entries(CHANNELS))}
+        <label className="check">
+          <input type="checkbox" checked={row.negate} onChange={(e) => set("negate", e.target.checked)} />
+          Not
+        </label>
+        {onRemove && (
+          <button type="button" className="secondary" onClick={onRemove} aria-label={`Remove condition ${n}`}>
+            Remove
+          </button>
+        )}
+      </div>
+      {error && <p className="error">{error}</p>}
+    </li>
+  );
+}
+
+/** The segment editor: conditions joined by all or any, with the count of matching contacts as they are edited. */
+function SegmentEditor({ panelId, onSaved }: { panelId: string; onSaved: () => void }) {
+  const choices = useLoad(async (): Promise<Choices> => {
+    const [attributes, lists, activities, campaigns] = await Promise.all([
+      admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"),
+      admin<{ lists: ListView[] }>("GET", panelId, "/lists"),
+      admin<{ activities: ActivityView[] }>("GET", panelId, "/activities"),
+      admin<{ campaigns: { id: string; name: string }[] }>("GET", panelId, "/campaigns"),
+    ]);
+    return { attributes: attributes.attributes, lists: lists.lists, activities: activities.activities, campaigns: campaigns.campaigns };
+  }, [panelId]);
+  const [name, setName] = useState("");
+  const [join, setJoin] = useState<"all" | "any">("all");
+  const [rows, setRows] = useState<Row[]>([NEW_ROW]);
+  const [count, setCount] = useState<{ count?: number; fields: Record<string, string>; message?: string }>({ fields: {} });
+  const saved = useSubmit(onSaved);
+  const match = choices.data ? matchOf(join, rows, choices.data.attributes) : undefined;
+  const matchText = JSON.stringify(match);
+
+  // The live count: asked for a moment after the last change, the stale answer dropped.
+  useEffect(() => {
+    if (!match) return;
+    let live = true;
+    const timer = setTimeout(() => {
+      const body: SegmentCountRequest = { match };
+      admin<{ count: number }>("POST", panelId, "/segments/count", body).then(
+        (answer) => live && setCount({ count: answer.count, fields: {} }),
+        (failure: unknown) =>
+          live && setCount({ fields: failure instanceof ApiFailure ? Object.fromEntries(failure.errors.map((e) => [e.field, e.message])) : {}, message: failure instanceof Error ? failure.message : String(failure) }),
+      );
+    }, 350);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [panelId, matchText]);
+
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    const body: SegmentDefinitionRequest = { name, match: match! };
+    if (await saved.run(() => admin("POST", panelId, "/segments", body))) {
+      setName("");
+      setRows([NEW_ROW]);
+    }
+  };
+
+  if (!choices.data) return choices.error ? <ErrorNote error={choices.error} /> : <Loading />;
+  const fields = { ...count.fields, ...saved.fields };
+  return (
+    <form className="card" onSubmit={save} aria-label="New segment">
+      <ErrorNote error={saved.failure} />
+      <div className="row">
+        <Field label="Segment name" error={fields.name}>
+          {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
+        <Field label="Contacts match">
+          {(props) => (
+            <select {...props} value={join} onChange={(e) => setJoin(e.target.value as "all" | "any")}>
+              <option value="all">every condition</option>
+              <option value="any">any condition</option>
+            </select>
+          )}
+        </Field>
+      </div>
+      <ol className="plain">
+        {rows.map((row, index) => (
+          <ConditionRow
+            key={index}
+            row={row}
+            index={index}
+            choices={choices.data!}
+            error={rowError(fields, join, index)}
+            onChange={(next) => setRows(rows.map((r, i) => (i === index ? next : r)))}
+            onRemove={rows.length > 1 ? () => setRows(rows.filter((_, i) => i !== index)) : undefined}
+          />
+        ))}
+      </ol>
+      <button type="button" className="secondary" onClick={() => setRows([...rows, NEW_ROW])}>
+        Add a condition
+      </button>
+      <p role="status" className="count" aria-live="polite">
+        {count.count !== undefined ? (
+          <>
+            <strong>{count.count}</strong> {count.count === 1 ? "contact matches" : "contacts match"} now.
+          </>
+        ) : count.message ? (
+          <span className="muted">No count until the conditions are complete.</span>
+        ) : (
+          <span className="muted">Counting…</span>
+        )}
+      </p>
+      <details>
+        <summary>The definition as the API takes it</summary>
+        <pre aria-label="Segment definition">{JSON.stringify({ name, match }, null, 2)}</pre>
+      </details>
+      <button type="submit">Save segment</button>
+    </form>
+  );
+}
+
+/** Saved segments with their member counts, and the editor for a new one. */
+export function Segments({ panel }: ScreenProps) {
+  const { data, error, reload } = useLoad(() => admin<{ segments: SegmentView[] }>("GET", panel.id, "/segments"), [panel.id]);
+  return (
+    <Screen title="Segments">
+      <p className="muted">A segment is the contacts that match its conditions, kept current as contacts change and events arrive. Campaigns send to segments; journeys can start when a contact enters one.</p>
+      <ErrorNote error={error} />
+      {!data ? (
+        <Loading />
+      ) : data.segments.length === 0 ? (
+        <Empty title="No segments yet">Build one below: pick conditions on attributes, lists, activities or email engagement and watch the count.</Empty>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Saved segments</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Members</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.segments.map((segment) => (
+              <tr key={segment.id}>
+                <td>{segment.name}</td>
+                <td>
+                  {segment.members ?? "—"}
+                  {segment.building && <span className="badge">building</span>}
+                </td>
+                <td>{formatTime(segment.updated_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h2>New segment</h2>
+      {panel.role === "viewer" ? <p className="muted">Viewers read segments; a marketer or an owner builds them.</p> : <SegmentEditor panelId={panel.id} onSaved={reload} />}
+    </Screen>
+  );
+}
