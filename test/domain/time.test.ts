@@ -9,6 +9,10 @@ describe("time formats", () => {
     expect(parseCts("241301000000").ok).toBe(false);
     expect(parseCts("240101246000").ok).toBe(false);
     expect(parseCts("2401011030").ok).toBe(false);
+    // Twelve characters that are not twelve digits.
+    for (const text of ["24010110300a", "2401011030.5", "+24010110300", "2401 1103000", "２40101103000"]) {
+      expect(parseCts(text)).toEqual({ ok: false, reason: `must be YYMMDDhhmmss (12 digits), not "${text}"` });
+    }
   });
 
   it("parses a schedule date", () => {

@@ -10,7 +10,8 @@ import { getJourneysByIds, type Journey } from "../../store/journeys/definitions
 import { enterInstances, stepRunStatement, type Entry } from "../../store/journeys/instances";
 import { getMessages, type JourneyMessage } from "../../store/journeys/messages";
 import { finishPointStatements, insertPointStatement, releasePoints, takeStartPoints, type JourneyPoint } from "../../store/journeys/points";
-import { enqueueWebhookEvents, WebhookEventError } from "../webhooks/enqueue";
+import { enqueueWebhookEventsEach } from "../webhooks/enqueue";
+import type { WebhookEvent } from "../../domain/webhooks/payload";
 import { outboxMessageStatements, sendJourneyEmail, type JourneyEmailEnv } from "./messages";
 import { journeyWebhookEvent } from "./webhook-event";
 import { enqueueSms, planJourneySms } from "./sms";
@@ -40,7 +41,7 @@ interface Branch {
  */
 export const POINT_LEASE_MS = 60_000;
 
-/** Points continued at a time: each is a D1 batch and maybe a hand-over or a send; thousands at once would crowd out everything else. */
+/** Points whose emails are sent at a time (a provider call each). */
 const CONTINUE_CONCURRENCY = 25;
 
 export function messageIdOf(instanceId: string, stepId: string): string {
@@ -123,11 +124,14 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
         panelPoints.flatMap((p) => (p.msgid ? [p.msgid] : [])),
       ),
     ]);
-    const queuedSms: string[] = [];
-    const settled = await settleEach(panelPoints, CONTINUE_CONCURRENCY, (point) =>
-      continuePoint(env, db, journeys.get(point.journeyId)!, point, contacts.get(point.contactId), events, messages, now, queuedSms),
-    );
-    for (const outcome of settled) if (outcome.status === "rejected") failures.push(outcome.reason);
+    const planned = await settleEach(panelPoints, CONTINUE_CONCURRENCY, (point) => planPoint(env, db, journeys.get(point.journeyId)!, point, contacts.get(point.contactId), events, messages, now));
+    const plans: PointPlan[] = [];
+    for (const outcome of planned) {
+      if (outcome.status === "rejected") failures.push(outcome.reason);
+      else plans.push(outcome.value as PointPlan);
+    }
+    failures.push(...(await carryOut(env, db, panelId, plans, now)));
+    const queuedSms = plans.flatMap((plan) => (plan.failure === undefined ? plan.queuedSms : []));
     try {
       await enqueueSms(env, panelId, queuedSms);
     } catch (error) {
@@ -138,7 +142,84 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
   if (failures.length) throw failures[0];
 }
 
-async function continuePoint(
+/** What continuing one point does: emails to send, webhook hand-overs, then one set of D1 writes. */
+interface PointPlan {
+  point: JourneyPoint;
+  emails: Array<{ message: JourneyMessage; step: Extract<MessageStep, { type: "email" }>; attributes: KeyedContact["attributes"] }>;
+  handOvers: Array<{ webhookId: string; stepId: string; event: WebhookEvent; journeyId: string }>;
+  statements: D1PreparedStatement[];
+  /** msgids of SMS this point records as waiting for the provider, nudged once they are stored. */
+  queuedSms: string[];
+  failure?: unknown;
+}
+
+/** Webhook events handed to one webhook's Durable Object per call. */
+const HAND_OVER_PAGE = 500;
+/** D1 statements per batch when writing what many points did: whole points only, so each point's writes stay one transaction. */
+const STATEMENTS_PER_BATCH = 300;
+
+/**
+ * Carries out the plans of many points in few round trips: emails point by point (a provider
+ * call each), webhook events in one hand-over per webhook and page, and the D1 writes of many
+ * points per batch (each point's within one batch, its `continued` mark among them). A point
+ * whose email or hand-over failed writes nothing and is retried; the others are done. Returns
+ * the failures.
+ */
+async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: PointPlan[], now: number): Promise<unknown[]> {
+  const withEmail = plans.filter((plan) => plan.emails.length > 0);
+  const sent = await settleEach(withEmail, CONTINUE_CONCURRENCY, async (plan) => {
+    for (const { message, step, attributes } of plan.emails) await sendJourneyEmail(env, message, step, attributes, now);
+  });
+  sent.forEach((outcome, i) => {
+    if (outcome.status === "rejected") withEmail[i]!.failure = outcome.reason;
+  });
+
+  const byWebhook = new Map<string, Array<{ plan: PointPlan; handOver: PointPlan["handOvers"][number] }>>();
+  for (const plan of plans) {
+    if (plan.failure !== undefined) continue;
+    for (const handOver of plan.handOvers) byWebhook.set(handOver.webhookId, [...(byWebhook.get(handOver.webhookId) ?? []), { plan, handOver }]);
+  }
+  for (const [webhookId, items] of byWebhook) {
+    for (let from = 0; from < items.length; from += HAND_OVER_PAGE) {
+      const page = items.slice(from, from + HAND_OVER_PAGE).filter((item) => item.plan.failure === undefined);
+      try {
+        const results = await enqueueWebhookEventsEach(env, panelId, webhookId, page.map((item) => item.handOver.event));
+        page.forEach(({ plan, handOver }, i) => {
+          const result = results[i]!;
+          // An event the webhook can never take (too large) is a permanent refusal, not a retry.
+          if (result.kind === "refused") console.error(`journey ${handOver.journeyId} step ${handOver.stepId}: webhook event refused`, result.reason);
+          const recorded = result.kind === "refused" ? `refused: ${result.reason}` : result.kind;
+          plan.statements.push(stepRunStatement(db, plan.point.instanceId, handOver.stepId, handOver.journeyId, recorded, now));
+        });
+      } catch (error) {
+        for (const { plan } of page) plan.failure ??= error;
+      }
+    }
+  }
+
+  const done = plans.filter((plan) => plan.failure === undefined);
+  let batch: PointPlan[] = [];
+  let size = 0;
+  const write = async () => {
+    const writing = batch;
+    batch = [];
+    size = 0;
+    try {
+      await db.batch(writing.flatMap((plan) => [...plan.statements, ...finishPointStatements(db, plan.point, now)]));
+    } catch (error) {
+      for (const plan of writing) plan.failure = error;
+    }
+  };
+  for (const plan of done) {
+    batch.push(plan);
+    size += plan.statements.length + 2;
+    if (size >= STATEMENTS_PER_BATCH) await write();
+  }
+  if (batch.length) await write();
+  return plans.flatMap((plan) => (plan.failure === undefined ? [] : [plan.failure]));
+}
+
+async function planPoint(
   env: EngineEnv,
   db: ShardDb,
   journey: Journey,
@@ -147,31 +228,27 @@ async function continuePoint(
   events: Map<number, StoredEvent>,
   messages: Map<string, JourneyMessage>,
   now: number,
-  queuedSms: string[],
-): Promise<void> {
-  const statements: D1PreparedStatement[] = [];
-  const queued: string[] = [];
-  if (contact && point.outcome !== "cancelled") {
-    const definition = journey.definition;
-    let first: JourneyStep[];
-    if (point.kind === "start") first = startSteps(definition);
-    else {
-      const step = stepById(definition, point.stepId);
-      first = step ? nextSteps(definition, step, point.kind === "delay" ? "done" : point.outcome === "event" ? "event" : "timeout") : [];
-    }
-    const branch: Branch = {
-      eventId: point.outcome === "event" ? point.matchedEventId : point.eventId,
-      message: point.msgid && point.channel ? { channel: point.channel, msgid: point.msgid } : null,
-    };
-    const run = new StepRunner(env, db, journey, point, contact, events, messages, now, statements, queued);
-    for (const step of first) await run.step(step, branch);
+): Promise<PointPlan> {
+  const plan: PointPlan = { point, emails: [], handOvers: [], statements: [], queuedSms: [] };
+  if (!contact || point.outcome === "cancelled") return plan;
+  const definition = journey.definition;
+  let first: JourneyStep[];
+  if (point.kind === "start") first = startSteps(definition);
+  else {
+    const step = stepById(definition, point.stepId);
+    first = step ? nextSteps(definition, step, point.kind === "delay" ? "done" : point.outcome === "event" ? "event" : "timeout") : [];
   }
-  statements.push(...finishPointStatements(db, point, now));
-  await db.batch(statements);
-  queuedSms.push(...queued);
+  const branch: Branch = {
+    eventId: point.outcome === "event" ? point.matchedEventId : point.eventId,
+    message: point.msgid && point.channel ? { channel: point.channel, msgid: point.msgid } : null,
+  };
+  const planner = new StepPlanner(env, db, journey, point, contact, events, messages, now, plan);
+  for (const step of first) await planner.step(step, branch);
+  return plan;
 }
 
-class StepRunner {
+/** Walks the steps after a point up to the next wait or delay, recording in the plan what each does. */
+class StepPlanner {
   constructor(
     private readonly env: EngineEnv,
     private readonly db: ShardDb,
@@ -181,13 +258,11 @@ class StepRunner {
     private readonly events: Map<number, StoredEvent>,
     private readonly messages: Map<string, JourneyMessage>,
     private readonly now: number,
-    private readonly statements: D1PreparedStatement[],
-    /** msgids of SMS this point records as waiting for the provider, nudged once they are stored. */
-    private readonly queuedSms: string[],
+    private readonly plan: PointPlan,
   ) {}
 
   private ran(step: JourneyStep, result: string) {
-    this.statements.push(stepRunStatement(this.db, this.point.instanceId, step.id, this.journey.id, result, this.now));
+    this.plan.statements.push(stepRunStatement(this.db, this.point.instanceId, step.id, this.journey.id, result, this.now));
   }
 
   private async next(step: JourneyStep, outcome: "done" | boolean, branch: Branch) {
@@ -199,13 +274,13 @@ class StepRunner {
     const definition = this.journey.definition;
     if (isMessageStep(step)) {
       let message = this.message(step);
-      if (step.type === "email") await sendJourneyEmail(this.env, message, step, this.contact.attributes, this.now);
+      if (step.type === "email") this.plan.emails.push({ message, step, attributes: this.contact.attributes });
       else if (step.type === "sms") {
         const planned = await planJourneySms(this.env, this.db, message, step, this.contact.attributes, this.now);
-        this.statements.push(...planned.statements);
-        if (planned.queued) this.queuedSms.push(message.msgid);
+        this.plan.statements.push(...planned.statements);
+        if (planned.queued) this.plan.queuedSms.push(message.msgid);
         message = planned.message;
-      } else this.statements.push(...outboxMessageStatements(this.db, message));
+      } else this.plan.statements.push(...outboxMessageStatements(this.db, message));
       this.messages.set(message.msgid, message);
       this.ran(step, message.msgid);
       return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
@@ -229,20 +304,12 @@ class StepRunner {
           message,
           now: this.now,
         });
-        let result: string;
-        try {
-          result = (await enqueueWebhookEvents(this.env, panelId, step.webhook, [described])).found ? "queued" : "webhook_missing";
-        } catch (error) {
-          // An event the webhook can never take (too large) is a permanent refusal, not a retry.
-          if (!(error instanceof WebhookEventError)) throw error;
-          console.error(`journey ${this.journey.id} step ${step.id}: webhook event refused`, error.message);
-          result = `refused: ${error.message}`;
-        }
-        this.ran(step, result);
+        // Its step run is recorded with the hand-over's result (carryOut).
+        this.plan.handOvers.push({ webhookId: step.webhook, stepId: step.id, event: described, journeyId });
         return this.next(step, "done", branch);
       }
       case "delay":
-        this.statements.push(
+        this.plan.statements.push(
           insertPointStatement(
             this.db,
             { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "delay", eventId: branch.eventId, dueAt: this.now + parseDuration(step.for)! },
@@ -256,7 +323,7 @@ class StepRunner {
         const awaited = Array.isArray(step.events)
           ? { channel: branch.message?.channel, msgid: branch.message?.msgid, events: step.events }
           : { activityKey: activityNameKey(step.events.activity) };
-        this.statements.push(
+        this.plan.statements.push(
           insertPointStatement(this.db, { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "wait", eventId: branch.eventId, dueAt, ...awaited }, this.now),
         );
         this.ran(step, "waiting");

@@ -73,19 +73,46 @@ export async function enqueueWebhookEvents(
 ): Promise<EnqueueOutcome> {
   const webhook = await loadWebhook(env, panelId, webhookId);
   if (!webhook) return { found: false };
-  const context = { version: webhook.version, webhookName: webhook.label, timeZone: webhook.panelTimeZone };
   const described = typeof events === "function" ? events(webhook) : events;
-  const encoded: EncodedEvent[] = described.map((event, index) => {
-    const problem = webhookEventProblem(event);
-    if (problem) throw new WebhookEventError(index, problem.field, problem.message);
-    const guid = event.guid ?? crypto.randomUUID();
-    const payload = encodeURIComponent(JSON.stringify(buildEventObject({ ...event, guid }, context)));
-    if (payload.length > MAX_EVENT_BYTES) {
-      throw new WebhookEventError(index, "event", `is ${payload.length} bytes URL-encoded; an event may take at most ${MAX_EVENT_BYTES}`);
-    }
-    return { guid, payload, dedupe: event.guid !== undefined };
+  const encoded = described.map((event, index) => {
+    const outcome = encodeEvent(event, webhook);
+    if ("problem" in outcome) throw new WebhookEventError(index, outcome.problem.field, outcome.problem.message);
+    return outcome;
   });
   if (encoded.length === 0) return { found: true, accepted: 0, duplicates: 0 };
   const stored = await webhookDispatcher(env, webhookId).enqueue({ panelId, webhookId, envelopeKey: webhook.panelName }, encoded);
   return { found: true, ...stored };
+}
+
+function encodeEvent(event: WebhookEvent, webhook: WebhookWithPanel): EncodedEvent | { problem: { field: string; message: string } } {
+  const problem = webhookEventProblem(event);
+  if (problem) return { problem };
+  const context = { version: webhook.version, webhookName: webhook.label, timeZone: webhook.panelTimeZone };
+  const guid = event.guid ?? crypto.randomUUID();
+  const payload = encodeURIComponent(JSON.stringify(buildEventObject({ ...event, guid }, context)));
+  if (payload.length > MAX_EVENT_BYTES) return { problem: { field: "event", message: `is ${payload.length} bytes URL-encoded; an event may take at most ${MAX_EVENT_BYTES}` } };
+  return { guid, payload, dedupe: event.guid !== undefined };
+}
+
+/** What became of one event of a hand-over made event by event. */
+export type HandOverResult = { kind: "queued" } | { kind: "webhook_missing" } | { kind: "refused"; reason: string };
+
+/**
+ * Hands many independent events to one webhook in one call to its Durable Object (journeys
+ * hand over an event per contact; one call each would queue thousands of calls at once). Unlike
+ * `enqueueWebhookEvents`, an event that cannot be sent is refused alone, the others are stored.
+ * Throws when the backlog could not store them (nothing is then known to be stored).
+ */
+export async function enqueueWebhookEventsEach(
+  env: Env,
+  panelId: string,
+  webhookId: string,
+  events: readonly WebhookEvent[],
+): Promise<HandOverResult[]> {
+  const webhook = await loadWebhook(env, panelId, webhookId);
+  if (!webhook) return events.map(() => ({ kind: "webhook_missing" }));
+  const outcomes = events.map((event) => encodeEvent(event, webhook));
+  const encoded = outcomes.filter((outcome): outcome is EncodedEvent => !("problem" in outcome));
+  if (encoded.length > 0) await webhookDispatcher(env, webhookId).enqueue({ panelId, webhookId, envelopeKey: webhook.panelName }, encoded);
+  return outcomes.map((outcome) => ("problem" in outcome ? { kind: "refused", reason: `${outcome.problem.field}: ${outcome.problem.message}` } : { kind: "queued" }));
 }
