@@ -155,6 +155,7 @@ describe("sender domains in Chromium", () => {
     await page.getByLabel("Subject line").fill("Hello");
     await page.getByLabel("Sender name").fill("Shop");
     await page.getByLabel("Sender email").fill("news@elsewhere.example.org");
+    await page.getByLabel("A contacts file, imported into a new list").check();
     await page.getByLabel("Contacts file URL").fill(`${dns.url}/files/e2e-contacts.csv`);
     await page.getByLabel("New list name").fill("Domain check readers");
     await page.getByLabel("Send at").fill(`${day}T09:30`);
