@@ -151,9 +151,13 @@ try {
   const withSegments: number[] = [];
   await throughput(); // warm-up
   for (let r = 0; r < pipeRounds; r++) {
+    // Isolates keep a panel's segments for 10 s (services/segments/panel-segments.ts): each
+    // switch is waited out, so no round runs with the other setting.
     await db.prepare("UPDATE segments SET on_events = 0 WHERE panel_id = ?").bind(panel.id).run();
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
     without.push(await throughput());
     await db.prepare("UPDATE segments SET on_events = 1 WHERE panel_id = ?").bind(panel.id).run();
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
     withSegments.push(await throughput());
   }
   const members = (await db.prepare("SELECT COUNT(*) AS n FROM segment_members WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!.n;

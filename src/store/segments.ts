@@ -228,29 +228,72 @@ export function refreshMembersStatements(
 }
 
 /**
+ * The SELECT of the (segment, contact) pairs that match, for several segments at once
+ * (`compiled` from compileSegments, in the order of `segments`), each over its own contacts
+ * (`contactIds[i]` for `segments[i]`). Binds ?1 panel, ?2 values, ?3 the contact lists, ?4
+ * the segment ids, ?6 their "id:version": with `current`, a segment edited since (another
+ * version) matches nobody.
+ */
+function matchingPairs(wheres: readonly string[], current: boolean): string {
+  const isCurrent = (i: number) =>
+    current ? ` AND EXISTS (SELECT 1 FROM segments s WHERE s.id = json_extract(?4, '$[${i}]') AND s.id || ':' || s.version IN (SELECT value FROM json_each(?6)))` : "";
+  return wheres
+    .map(
+      (where, i) =>
+        `SELECT json_extract(?4, '$[${i}]') AS sid, c.id AS cid FROM contacts c NOT INDEXED
+         WHERE c.panel_id = ?1 AND c.id IN (SELECT value FROM json_each(?3, '$[${i}]'))${isCurrent(i)} AND ${where}`,
+    )
+    .join(" UNION ALL ");
+}
+
+function pairBinds(panelId: string, segments: ReadonlyArray<Pick<Segment, "id" | "version">>, values: string, contactIds: ReadonlyArray<readonly number[]>, now: number): unknown[] {
+  return [panelId, values, JSON.stringify(contactIds), JSON.stringify(segments.map((s) => s.id)), now, JSON.stringify(segments.map((s) => `${s.id}:${s.version}`))];
+}
+
+/**
+ * A read, for the caller's batch: the pairs (`sid`, `cid`) of `segments[i]` and the contacts
+ * of `contactIds[i]` that match now. Several segments in one statement, since each statement
+ * has a fixed cost in D1.
+ */
+export function matchingPairsStatement(
+  db: ShardDb,
+  panelId: string,
+  segments: ReadonlyArray<Pick<Segment, "id" | "version">>,
+  compiled: { wheres: readonly string[]; values: string },
+  contactIds: ReadonlyArray<readonly number[]>,
+): D1PreparedStatement {
+  return db
+    .prepare(`SELECT sid, cid FROM (${matchingPairs(compiled.wheres, false)})`)
+    .bind(panelId, compiled.values, JSON.stringify(contactIds), JSON.stringify(segments.map((s) => s.id)));
+}
+
+/** A read, for the caller's batch: the memberships (`sid`, `cid`) of the segments among the contacts. */
+export function memberPairsStatement(db: ShardDb, panelId: string, segmentIds: readonly string[], contactIds: readonly number[]): D1PreparedStatement {
+  return db
+    .prepare(
+      `SELECT segment_id AS sid, contact_id AS cid FROM segment_members
+       WHERE segment_id IN (SELECT value FROM json_each(?1)) AND contact_id IN (SELECT value FROM json_each(?2)) AND panel_id = ?3`,
+    )
+    .bind(JSON.stringify(segmentIds), JSON.stringify(contactIds), panelId);
+}
+
+/**
  * Two statements, for the caller's batch, that bring the memberships of several segments in
- * line for the given contacts (`compiled` from compileSegments, in the order of `segments`):
- * what refreshMembersStatements does for one segment, in two statements whatever their number,
- * since each statement has a fixed cost in D1. A segment edited since (another version) is
- * left as it is.
+ * line, each for its own contacts (`contactIds[i]` for `segments[i]`; `compiled` from
+ * compileSegments, in the order of `segments`): what refreshMembersStatements does for one
+ * segment, in two statements whatever their number, since each statement has a fixed cost in
+ * D1. A segment edited since (another version) is left as it is.
  */
 export function refreshManyStatements(
   db: ShardDb,
   panelId: string,
   segments: ReadonlyArray<Pick<Segment, "id" | "version">>,
   compiled: { wheres: readonly string[]; values: string },
-  contactIds: readonly number[],
+  contactIds: ReadonlyArray<readonly number[]>,
   now: number,
 ): D1PreparedStatement[] {
-  const current = (i: number) => `EXISTS (SELECT 1 FROM segments s WHERE s.id = json_extract(?4, '$[${i}]') AND s.id || ':' || s.version IN (SELECT value FROM json_each(?6)))`;
-  const matching = compiled.wheres
-    .map(
-      (where, i) =>
-        `SELECT json_extract(?4, '$[${i}]') AS sid, c.id AS cid FROM contacts c NOT INDEXED
-         WHERE c.panel_id = ?1 AND c.id IN (SELECT value FROM json_each(?3)) AND ${current(i)} AND ${where}`,
-    )
-    .join(" UNION ALL ");
-  const binds = [panelId, compiled.values, JSON.stringify(contactIds), JSON.stringify(segments.map((s) => s.id)), now, JSON.stringify(segments.map((s) => `${s.id}:${s.version}`))];
+  const matching = matchingPairs(compiled.wheres, true);
+  const binds = pairBinds(panelId, segments, compiled.values, contactIds, now);
   return [
     db
       .prepare(
@@ -261,7 +304,8 @@ export function refreshManyStatements(
     db
       .prepare(
         `DELETE FROM segment_members
-         WHERE segment_id IN (SELECT value FROM json_each(?4)) AND contact_id IN (SELECT value FROM json_each(?3)) AND ?5 IS NOT NULL
+         WHERE segment_id IN (SELECT value FROM json_each(?4)) AND ?5 IS NOT NULL
+           AND contact_id IN (SELECT value FROM json_each(?3, '$[' || (SELECT key FROM json_each(?4) WHERE value = segment_members.segment_id) || ']'))
            AND segment_id || ':' || (SELECT s.version FROM segments s WHERE s.id = segment_members.segment_id) IN (SELECT value FROM json_each(?6))
            AND (segment_id, contact_id) NOT IN (SELECT sid, cid FROM (${matching}))`,
       )

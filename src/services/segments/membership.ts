@@ -1,13 +1,16 @@
 import { forEachShard, panelDb } from "../access/shards";
 import type { CronTask } from "../../lib/tasks";
-import { panelSegments } from "./panel-segments";
+import { readsEvent } from "../../domain/segments";
+import type { ShardDb } from "../../store/shards";
+import { panelCatalog, panelSegments } from "./panel-segments";
 import { chunk } from "../../store/sql";
 import { compileSegment, compileSegments } from "../../store/segment-sql";
 import {
   buildCursorStatement,
   checkedAtStatement,
   contactPageEnd,
-  loadSegmentCatalog,
+  matchingPairsStatement,
+  memberPairsStatement,
   refreshManyStatements,
   refreshMembersStatements,
   segmentsToBuild,
@@ -33,20 +36,66 @@ const SEGMENTS_PER_STATEMENT = 5;
 /** Time one cron run spends on builds and on sliding windows, each. */
 const CRON_BUDGET_MS = 20_000;
 
+/** Segments to re-check, each for its own contacts. */
+export interface Recheck {
+  segment: Segment;
+  contactIds: readonly number[];
+}
+
 /**
  * Brings the memberships that `changes` can affect up to date for the given contacts of the
  * panel; returns how many memberships began.
  */
 export async function refreshContacts(env: Env, panelId: string, contactIds: readonly number[], changes: readonly SegmentChange[], now: number): Promise<number> {
-  const db = await panelDb(env, panelId);
   const ids = [...new Set(contactIds)];
   if (ids.length === 0) return 0;
+  const db = await panelDb(env, panelId);
   const segments = (await panelSegments(db, panelId)).filter((s) => changes.some((change) => s.dependencies[change]));
-  if (segments.length === 0) return 0;
-  const catalog = await loadSegmentCatalog(db, panelId);
-  // D1 allows few terms in a compound SELECT: a statement pair per group of segments.
-  const statements = chunk(segments, SEGMENTS_PER_STATEMENT).flatMap((group) =>
-    refreshManyStatements(db, panelId, group, compileSegments(group.map((s) => s.match), catalog, now, "probe"), ids, now),
+  return recheckMembers(db, panelId, segments.map((segment) => ({ segment, contactIds: ids })), now);
+}
+
+/**
+ * After events were recorded: each contact is re-checked against the segments its events
+ * concern (an activity or email event a condition reads), not against every segment that
+ * reads events. Returns how many memberships began.
+ */
+export async function refreshAfterEvents(env: Env, panelId: string, events: ReadonlyArray<{ contactId: number | null; channel: string; name: string }>, now: number): Promise<number> {
+  const db = await panelDb(env, panelId);
+  const segments = (await panelSegments(db, panelId)).filter((s) => s.dependencies.events);
+  const work = segments.map((segment) => ({
+    segment,
+    contactIds: [...new Set(events.flatMap((e) => (e.contactId !== null && readsEvent(segment.match, e) ? [e.contactId] : [])))],
+  }));
+  return recheckMembers(db, panelId, work, now);
+}
+
+/**
+ * Re-checks memberships in two rounds. First one read batch: which of the pairs match now and
+ * which are members (a statement per 5 segments, and one for the members); most changes
+ * change nothing, and then nothing is written. Then, for the pairs whose state differs only,
+ * the write statements, which evaluate the match again under the segment's current version (a
+ * change between the two rounds is seen, an edited segment is left to its build).
+ */
+async function recheckMembers(db: ShardDb, panelId: string, recheck: readonly Recheck[], now: number): Promise<number> {
+  const work = recheck.filter((w) => w.contactIds.length > 0);
+  if (work.length === 0) return 0;
+  const catalog = await panelCatalog(db, panelId, work.map((w) => w.segment.match));
+  const groups = chunk(work, SEGMENTS_PER_STATEMENT);
+  const compiled = groups.map((group) => compileSegments(group.map((w) => w.segment.match), catalog, now, "probe"));
+  const contacts = [...new Set(work.flatMap((w) => w.contactIds))];
+  const reads = await db.batch<{ sid: string; cid: number }>([
+    ...groups.map((group, i) => matchingPairsStatement(db, panelId, group.map((w) => w.segment), compiled[i]!, group.map((w) => w.contactIds))),
+    memberPairsStatement(db, panelId, work.map((w) => w.segment.id), contacts),
+  ]);
+  const pairs = (rows: ReadonlyArray<{ sid: string; cid: number }>) => new Set(rows.map((r) => `${r.sid}:${r.cid}`));
+  const matching = pairs(reads.slice(0, groups.length).flatMap((r) => r.results));
+  const members = pairs(reads.at(-1)!.results);
+  const changed = work
+    .map((w) => ({ segment: w.segment, contactIds: w.contactIds.filter((id) => matching.has(`${w.segment.id}:${id}`) !== members.has(`${w.segment.id}:${id}`)) }))
+    .filter((w) => w.contactIds.length > 0);
+  if (changed.length === 0) return 0;
+  const statements = chunk(changed, SEGMENTS_PER_STATEMENT).flatMap((group) =>
+    refreshManyStatements(db, panelId, group.map((w) => w.segment), compileSegments(group.map((w) => w.segment.match), catalog, now, "probe"), group.map((w) => w.contactIds), now),
   );
   const results = await db.batch(statements);
   // Pairs, entering first.
@@ -58,7 +107,7 @@ export async function buildSegmentPage(env: Env, segment: Segment, now: number, 
   const db = await panelDb(env, segment.panelId);
   const from = segment.buildCursor ?? 0;
   const upto = await contactPageEnd(db, segment.panelId, from, pageSize);
-  const compiled = compileSegment(segment.match, await loadSegmentCatalog(db, segment.panelId), now, "probe");
+  const compiled = compileSegment(segment.match, await panelCatalog(db, segment.panelId, [segment.match]), now, "probe");
   // The last page reaches past the last contact, so members whose contact is gone leave too.
   const scope = { afterId: from, uptoId: upto ?? Number.MAX_SAFE_INTEGER };
   await db.batch([
@@ -82,7 +131,7 @@ export async function buildSegment(env: Env, segment: Segment, now: number, budg
  */
 export async function slideSegment(env: Env, segment: Segment, now: number): Promise<void> {
   const db = await panelDb(env, segment.panelId);
-  const compiled = compileSegment(segment.match, await loadSegmentCatalog(db, segment.panelId), now, "probe", segment.checkedAt);
+  const compiled = compileSegment(segment.match, await panelCatalog(db, segment.panelId, [segment.match]), now, "probe", segment.checkedAt);
   const statements = compiled.candidates ? refreshMembersStatements(db, segment, compiled, { candidates: compiled.candidates }, now) : [];
   await db.batch([...statements, checkedAtStatement(db, segment, now)]);
 }

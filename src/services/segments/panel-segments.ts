@@ -1,6 +1,8 @@
 import type { ShardDb } from "../../store/shards";
 import { TtlCache } from "../../lib/ttl-cache";
-import { listSegments, type Segment } from "../../store/segments";
+import { conditionsOf, type SegmentNode } from "../../domain/segments";
+import type { SegmentCatalog } from "../../store/segment-sql";
+import { listSegments, loadSegmentCatalog, type Segment } from "../../store/segments";
 
 /**
  * The saved segments of a panel, as an isolate last read them. Every contact write and every
@@ -26,4 +28,33 @@ export function panelSegments(db: ShardDb, panelId: string): Promise<Segment[]> 
 /** A segment of the panel was saved or deleted in this isolate: the panel's answer is read again. */
 export function forgetPanelSegments(panelId: string): void {
   cache.delete(panelId);
+  catalogs.delete(panelId);
+}
+
+const catalogs = new TtlCache<Promise<SegmentCatalog>>(PANEL_SEGMENTS_CACHE_MS, 1000);
+
+/**
+ * The panel's attribute types and activity definitions that compiled segments read, as this
+ * isolate last read them (the same freshness as the segments): every membership check needs
+ * them. Read again when a match names an attribute or activity the cached one lacks (defined
+ * since), so a segment saved just after its activity is never compiled without it.
+ */
+export async function panelCatalog(db: ShardDb, panelId: string, matches: readonly SegmentNode[]): Promise<SegmentCatalog> {
+  const cached = catalogs.get(panelId);
+  if (cached) {
+    const catalog = await cached.catch(() => null);
+    if (catalog && matches.every((match) => covers(catalog, match))) return catalog;
+  }
+  const read = loadSegmentCatalog(db, panelId);
+  catalogs.set(panelId, read);
+  read.catch(() => catalogs.delete(panelId));
+  return read;
+}
+
+function covers(catalog: SegmentCatalog, match: SegmentNode): boolean {
+  return conditionsOf(match).every((c) => {
+    if ("attribute" in c) return catalog.attributes.has(c.attribute);
+    if ("activity" in c) return catalog.activities.has(c.activity.toLowerCase());
+    return true;
+  });
 }

@@ -1,13 +1,14 @@
 import { panelDb } from "../access/shards";
 import { nudgeListEntries } from "../journeys/list-entries";
 import type { PipelineStep } from "../pipeline/steps";
-import { refreshContacts } from "./membership";
+import { refreshAfterEvents } from "./membership";
 import { panelSegments } from "./panel-segments";
 
 /**
- * The segments stage of the event pipeline: the contacts the events are about are checked
- * again against the panel's segments that read events (behaviour and engagement), so
- * membership is current within the pipeline's delay. Entering a segment leaves its journeys'
+ * The segments stage of the event pipeline: each contact the events are about is checked
+ * again against the panel's segments that its events concern (a behaviour condition on that
+ * activity, an engagement condition counting that email event), so membership is current
+ * within the pipeline's delay. Entering a segment leaves its journeys'
  * entries (migration 0030), which the JOURNEYS queue takes up. Idempotent: re-running it for
  * the same events finds the memberships already as they should be.
  */
@@ -19,8 +20,7 @@ export const segmentsPipelineStep: PipelineStep = {
   async run(env, events) {
     const first = events[0];
     if (!first) return;
-    const contacts = events.flatMap((e) => (e.contactId === null ? [] : [e.contactId]));
-    const entered = await refreshContacts(env, first.panelId, contacts, ["events"], Date.now());
+    const entered = await refreshAfterEvents(env, first.panelId, events, Date.now());
     if (entered > 0) await nudgeListEntries(env, first.panelId);
   },
 };
