@@ -13,8 +13,10 @@ const DAY = 86_400_000;
 /** Events of ada@example.com: `old` of them 40 and 41 days back, `recent` of them in the last days. */
 async function seedHistory(panel: TestPanel, old: number, recent: number): Promise<void> {
   const now = Date.now();
+  // Old events at midday UTC, so that each old day stays one day whatever the time of the run.
+  const midday = Math.floor(now / DAY) * DAY + DAY / 2;
   const events = [
-    ...Array.from({ length: old }, (_, i) => ({ occurredAt: now - (40 + (i % 2)) * DAY - i * 1000, n: i })),
+    ...Array.from({ length: old }, (_, i) => ({ occurredAt: midday - (40 + (i % 2)) * DAY - i * 1000, n: i })),
     ...Array.from({ length: recent }, (_, i) => ({ occurredAt: now - (i % 3) * DAY - i * 1000, n: old + i })),
   ];
   await recordEvents(env, { id: panel.id }, events.map((e) => ({ channel: "custom_activity" as const, name: "view", identity: "ada@example.com", params: { n: e.n }, occurredAt: e.occurredAt })));
