@@ -9,7 +9,8 @@ export const ACTIVITY_PARAM_TYPES = ["string", "integer", "float"] as const;
 export type ActivityParamType = (typeof ACTIVITY_PARAM_TYPES)[number];
 
 const PREFIX_OF: Record<ActivityParamType, string> = { string: "s^", integer: "i^", float: "f^" };
-const TYPE_OF_PREFIX: Record<string, ActivityParamType> = { s: "string", i: "integer", f: "float" };
+const TYPE_OF_PREFIX: Partial<Record<string, ActivityParamType>> = { s: "string", i: "integer", f: "float" };
+const CARET = 94;
 
 export const ACTIVITY_SOURCES = ["web", "app", "custom"] as const;
 export type ActivitySource = (typeof ACTIVITY_SOURCES)[number];
@@ -100,11 +101,11 @@ export function checkActivityParams(
     return values;
   }
   const seen = new Set<string>();
-  for (const [key, value] of Object.entries(object)) {
+  for (const key in object) {
+    const value = (object as Record<string, unknown>)[key];
+    const given = key.length > 2 && key.charCodeAt(1) === CARET ? TYPE_OF_PREFIX[key[0]!.toLowerCase()] : undefined;
+    const name = given ? key.slice(2) : key;
     const field = `activity_params.${key}`;
-    const match = /^([sifSIF])\^(.+)$/.exec(key);
-    const given = match ? TYPE_OF_PREFIX[match[1]!.toLowerCase()]! : undefined;
-    const name = match ? match[2]! : key;
     const defined = Object.hasOwn(definition.params, name) ? definition.params[name] : undefined;
     if (!defined) {
       const known = Object.keys(definition.params);
