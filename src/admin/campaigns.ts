@@ -1,10 +1,13 @@
-import { audienceCampaignSchema, broadcastRequestSchema, type CampaignView } from "../domain/broadcast";
+import { audienceCampaignSchema, broadcastRequestSchema, testSendBody, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
+import { htmlOfMime } from "../domain/email-message";
 import { fromProblems, notFound, orNotFound, parseOrThrow } from "../lib/http/errors";
 import { allowsPrivateFetch } from "../lib/outbound";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
 import { createAudienceCampaign } from "../services/broadcasts/audience";
 import { createBroadcast } from "../services/broadcasts/create";
+import { sendCampaignTest } from "../services/broadcasts/test-send";
+import { emailProvider } from "../services/channels/email/providers";
 import { loadAttributeSchema } from "../store/attributes";
 import { campaignCounters, getCampaign, listCampaigns, type Campaign, type CampaignCounters } from "../store/campaigns";
 import type { Panel } from "../store/panels";
@@ -104,7 +107,23 @@ const createPanelCampaign = definePanelRoute({
   },
 });
 
-function outboxView(record: OutboxRecord) {
+const sendTestCopy = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/campaigns/:campaign/test",
+  role: "marketer",
+  summary:
+    "Send one test copy of a campaign to an address, through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves",
+  body: testSendBody,
+  async handle({ env, caller, path, body, panel, db }) {
+    const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
+    const outcome = await sendCampaignTest(env, emailProvider(env), db, panel, campaign, body.email);
+    if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
+    await audited({ db, caller, panel }, "campaign.test_sent", campaign.id, { name: campaign.name });
+    return { message_id: outcome.messageId };
+  },
+});
+
+function outboxView(record: OutboxRecord): OutboxMessageView {
   return {
     id: record.id,
     channel: record.channel,
@@ -125,10 +144,11 @@ const listPanelOutbox = definePanelRoute({
   summary: "Messages the panel sent through the outbox provider, newest first",
   query: z.object({
     channel: z.string().min(1).optional(),
+    campaign: z.string().min(1).max(100).optional().meta({ description: "Only the copies of this campaign (test copies among them)" }),
     limit: z.coerce.number().int().min(1).max(500).default(50),
   }),
   async handle({ env, query, panel, db }) {
-    return { messages: (await listOutbox(db, panel.id, query.limit, query.channel)).map(outboxView) };
+    return { messages: (await listOutbox(db, panel.id, query.limit, { channel: query.channel, campaignId: query.campaign })).map(outboxView) };
   },
 });
 
@@ -136,13 +156,14 @@ const readOutboxMessage = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/outbox/:message",
   role: "viewer",
-  summary: "One outbox message with its raw RFC 5322 text (the .eml)",
+  summary: "One outbox message with its raw RFC 5322 text (the .eml) and, for email, its HTML part",
   async handle({ env, path, panel, db }) {
     const record = await getOutboxRecord(db, panel.id, path.message);
     const object = record ? await env.FILES.get(record.r2Key) : null;
     if (!record || !object) throw notFound(`No outbox message with id "${path.message}" in this panel`);
-    return { ...outboxView(record), raw: await object.text() };
+    const raw = await object.text();
+    return { ...outboxView(record), raw, html: record.channel === "email" ? htmlOfMime(raw) : null };
   },
 });
 
-export const campaignRoutes = [listPanelCampaigns, createPanelCampaign, readCampaign, listPanelOutbox, readOutboxMessage];
+export const campaignRoutes = [listPanelCampaigns, createPanelCampaign, readCampaign, sendTestCopy, listPanelOutbox, readOutboxMessage];

@@ -16,6 +16,7 @@ export const AUDIT_ACTIONS = [
   "webhook.deleted",
   "webhook.enabled",
   "campaign.published",
+  "campaign.test_sent",
   "journey.started",
   "journey.paused",
   "journey.resumed",

@@ -317,6 +317,22 @@ export interface CampaignCounters {
   unsubscribes: number;
 }
 
+/** POST /panels/{panel}/campaigns/{id}/test: the address one test copy goes to (checked as an email address by the service). */
+export const testSendBody = z.strictObject({ email: z.string().min(1).max(254).meta({ description: "The address the test copy goes to" }) });
+
+/** One message the outbox provider kept, as GET /panels/{panel}/outbox answers it. */
+export interface OutboxMessageView {
+  id: string;
+  channel: string;
+  to: string;
+  from: string;
+  subject: string;
+  campaign_id: string | null;
+  size: number;
+  created_at: string;
+  note: string | null;
+}
+
 /** A campaign as the admin routes answer it (src/admin/campaigns.ts); the panel reads this type. */
 export interface CampaignView {
   id: string;

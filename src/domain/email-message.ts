@@ -158,6 +158,7 @@ function insertBeforeBodyEnd(html: string, fragment: string): string {
 // multipart/alternative and two encodings.
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 export function base64OfBytes(bytes: Uint8Array): string {
   let binary = "";
@@ -272,12 +273,31 @@ export interface MimeMessage {
   text: string;
   messageId: string;
   date: number;
-  unsubscribeUrl: string;
+  /** Absent for a test send, which goes to someone who is not a recipient. */
+  unsubscribeUrl?: string;
   headers?: Record<string, string>;
 }
 
 // "=_" can appear neither in base64 nor in quoted-printable text, so the boundary never occurs in a part.
 const BOUNDARY = "=_apiv2_alternative";
+
+/**
+ * The HTML part of a message buildMime wrote (a sent copy in the outbox), or null. Reads only
+ * the shape buildMime writes (one base64 text/html part), which is why it is not a MIME parser.
+ */
+export function htmlOfMime(raw: string): string | null {
+  const start = raw.indexOf("Content-Type: text/html; charset=UTF-8");
+  if (start < 0) return null;
+  const body = raw.indexOf("\r\n\r\n", start);
+  const end = raw.indexOf(`--${BOUNDARY}--`, body);
+  if (body < 0 || end < 0) return null;
+  try {
+    const binary = atob(raw.slice(body + 4, end).replace(/\s+/g, ""));
+    return decoder.decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+}
 
 /** The message as RFC 5322 text (CRLF line ends), ready for an .eml file or a raw send. */
 export function buildMime(message: MimeMessage): string {
@@ -289,8 +309,7 @@ export function buildMime(message: MimeMessage): string {
     `Date: ${new Date(message.date).toUTCString().replace("GMT", "+0000")}`,
     `Message-ID: <${message.messageId}@${domain}>`,
     "MIME-Version: 1.0",
-    `List-Unsubscribe: <${message.unsubscribeUrl}>`,
-    "List-Unsubscribe-Post: List-Unsubscribe=One-Click",
+    ...(message.unsubscribeUrl ? [`List-Unsubscribe: <${message.unsubscribeUrl}>`, "List-Unsubscribe-Post: List-Unsubscribe=One-Click"] : []),
     ...Object.entries(message.headers ?? {}).map(([name, value]) => `${name}: ${encodeHeaderText(value, name.length)}`),
     `Content-Type: multipart/alternative; boundary="${BOUNDARY}"`,
   ];

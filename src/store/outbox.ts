@@ -66,13 +66,14 @@ export async function insertOutboxRecords(db: ShardDb, records: readonly OutboxR
   await db.batch(statements);
 }
 
-export async function listOutbox(db: ShardDb, panelId: string, limit: number, channel?: string): Promise<OutboxRecord[]> {
+/** The panel's outbox, newest first; of one channel and/or one campaign when given. */
+export async function listOutbox(db: ShardDb, panelId: string, limit: number, filter: { channel?: string; campaignId?: string } = {}): Promise<OutboxRecord[]> {
   const { results } = await db
     .prepare(
-      `SELECT * FROM outbox WHERE panel_id = ?1 AND (?2 IS NULL OR channel = ?2)
+      `SELECT * FROM outbox WHERE panel_id = ?1 AND (?2 IS NULL OR channel = ?2) AND (?4 IS NULL OR campaign_id = ?4)
        ORDER BY created_at DESC, rowid DESC LIMIT ?3`,
     )
-    .bind(panelId, channel ?? null, limit)
+    .bind(panelId, filter.channel ?? null, limit, filter.campaignId ?? null)
     .all<OutboxRow>();
   return results.map(fromRow);
 }

@@ -748,6 +748,24 @@ describe("panel in Chromium", () => {
       assert.deepEqual(stored.audience, { lists: [stored.audience.lists[0]], segments: [segment.id], exclude_lists: [staff.id], exclude_segments: [] });
       assert.equal(stored.reply_to, "help@example.com");
       await screenshot(page, "campaign-audience-scheduled");
+
+      // The campaign's own page: what it is, a test copy, and the copy as its reader sees it.
+      await autumn.getByRole("link", { name: "Autumn news" }).click();
+      await page.getByRole("heading", { level: 1, name: "Autumn news" }).waitFor();
+      await page.getByRole("definition").getByText("list Spring sale readers, segment Named Ann; not list Staff").waitFor();
+      await page.getByText("No copies kept").waitFor();
+      await page.getByLabel("Send a test copy to").fill("spring1@example.com");
+      await page.getByRole("button", { name: "Send test" }).click();
+      await page.getByText("Test copy sent to spring1@example.com.").waitFor();
+      const copy = page.getByRole("row", { name: /\[Test\] Autumn, Ann/ });
+      await copy.getByRole("button", { name: "spring1@example.com" }).click();
+      const copyFrame = 'iframe[title="HTML of the copy sent to spring1@example.com"]';
+      await page.frameLocator(copyFrame).getByText("Autumn is here").waitFor();
+      // Chromium paints a sandboxed frame below the fold only once it is scrolled to.
+      await page.locator(copyFrame).scrollIntoViewIfNeeded();
+      await screenshot(page, "campaign-test-copy");
+      await checkAccessibility(page, "campaign-page");
+      assert.equal((await adminCall("GET", `/panels/${panelId}/campaigns/${stored.id}`)).counters.sent, 0);
     } finally {
       await new Promise((resolve) => files.close(resolve));
     }

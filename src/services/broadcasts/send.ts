@@ -54,7 +54,7 @@ export async function enqueueSendBatches(env: Pick<Env, "SENDS">, campaign: { id
 /** The campaign's compiled bodies and subject, kept per isolate: every batch of a campaign needs them. */
 const templates = new TtlCache<Promise<{ html: Template; text: Template; subject: Template }>>(10 * 60_000, 50);
 
-function campaignTemplates(files: R2Bucket, campaign: Campaign) {
+export function campaignTemplates(files: R2Bucket, campaign: Campaign) {
   let entry = templates.get(campaign.id);
   if (!entry) {
     entry = (async () => {

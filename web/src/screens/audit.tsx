@@ -20,6 +20,7 @@ const ACTIONS: Record<AuditAction, string> = {
   "webhook.deleted": "Webhook deleted",
   "webhook.enabled": "Webhook enabled",
   "campaign.published": "Campaign published",
+  "campaign.test_sent": "Campaign test sent",
   "journey.started": "Journey started",
   "journey.paused": "Journey paused",
   "journey.resumed": "Journey resumed",

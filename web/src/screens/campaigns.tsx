@@ -108,7 +108,7 @@ function mergeTags(text: string): string[] {
   return [...new Set([...text.matchAll(/\{\{\s*([A-Za-z0-9_]+)\s*(?:\|[^}]*)?\}\}/g)].map((m) => m[1]!.toUpperCase()))];
 }
 
-interface Choices {
+export interface Choices {
   lists: ListView[];
   segments: SegmentView[];
 }
@@ -274,8 +274,19 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
   );
 }
 
+/** The names of the panel's lists and segments, to say whom campaigns go to. */
+export function useAudienceNames(panelId: string, after: unknown) {
+  return useLoad(
+    async (): Promise<Choices> => ({
+      lists: (await admin<{ lists: ListView[] }>("GET", panelId, "/lists")).lists,
+      segments: (await admin<{ segments: SegmentView[] }>("GET", panelId, "/segments")).segments,
+    }),
+    [panelId, after],
+  );
+}
+
 /** Whom a campaign goes to, in words. */
-function audienceText(campaign: CampaignView, choices: Choices | undefined): string {
+export function audienceText(campaign: CampaignView, choices: Choices | undefined): string {
   const listName = (id: number) => choices?.lists.find((l) => l.id === id)?.name ?? `#${id}`;
   if (!campaign.audience) return campaign.list_id === null ? "—" : `its own list ${listName(campaign.list_id)} (from a contacts file)`;
   const segmentName = (id: string) => choices?.segments.find((s) => s.id === id)?.name ?? id;
@@ -287,13 +298,7 @@ function audienceText(campaign: CampaignView, choices: Choices | undefined): str
 
 export function Campaigns({ panel }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<CampaignList>("GET", panel.id, "/campaigns"), [panel.id]);
-  const names = useLoad(
-    async (): Promise<Choices> => ({
-      lists: (await admin<{ lists: ListView[] }>("GET", panel.id, "/lists")).lists,
-      segments: (await admin<{ segments: SegmentView[] }>("GET", panel.id, "/segments")).segments,
-    }),
-    [panel.id, data],
-  );
+  const names = useAudienceNames(panel.id, data);
   const [created, setCreated] = useState<CreatedCampaign>();
   return (
     <Screen title="Campaigns">
@@ -333,7 +338,9 @@ export function Campaigns({ panel }: ScreenProps) {
           <tbody>
             {data.campaigns.map((c) => (
               <tr key={c.id}>
-                <td>{c.name}</td>
+                <td>
+                  <Link href={`/panels/${encodeURIComponent(panel.id)}/campaigns/${encodeURIComponent(c.id)}`}>{c.name}</Link>
+                </td>
                 <td>
                   <span className={`badge campaign-${c.status}`} title={c.status_reason ?? undefined}>
                     {c.status}

@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import type { SessionView } from "../api";
 import { Audit } from "./audit";
+import { Campaign } from "./campaign";
 import { Campaigns } from "./campaigns";
 import { Contact, Contacts } from "./contacts";
 import { Data } from "./data";
@@ -34,6 +35,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/audit", (props) => <Audit {...props} />],
   ["/segments", (props) => <Segments {...props} />],
   ["/campaigns", (props) => <Campaigns {...props} />],
+  ["/campaigns/:id", (props) => <Campaign {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
   ["/journeys/:id", (props) => <Journey {...props} />],
   ["/webhooks", (props) => <Webhooks {...props} />],

@@ -1,0 +1,58 @@
+import type { EmailProvider } from "../channels/email/provider";
+import { planSender } from "../channels/email/signing";
+import { EMAIL_ATTRIBUTE, normaliseEmail } from "../../domain/email";
+import { buildMime, personalize } from "../../domain/email-message";
+import type { FieldProblem } from "../../lib/problems";
+import { randomHex } from "../../lib/random";
+import type { Campaign } from "../../store/campaigns";
+import { getContactByKey } from "../../store/contacts";
+import type { ShardDb } from "../../store/shards";
+import { campaignTemplates, type SendEnv } from "./send";
+
+export type TestSendOutcome = { ok: true; messageId: string } | { ok: false; status: 400 | 502; problems: FieldProblem[] };
+
+export const TEST_SUBJECT_PREFIX = "[Test] ";
+
+/**
+ * Sends one copy of a campaign to `to`, through the campaign's own templates, personalisation,
+ * sender checks, DKIM signing and email provider. It is not a recipient's message: no row in
+ * the campaign's recipients (so no counter moves), links left as written, no open pixel and no
+ * unsubscribe link. Filled with the attributes of the contact `to` names when the panel's
+ * primary key is EMAIL and it exists, else with each merge tag's fallback.
+ */
+export async function sendCampaignTest(
+  env: SendEnv,
+  provider: EmailProvider,
+  db: ShardDb,
+  panel: { id: string; primaryKey: string },
+  campaign: Campaign,
+  to: string,
+  now = Date.now(),
+): Promise<TestSendOutcome> {
+  const address = normaliseEmail(to);
+  if (!address.ok) return { ok: false, status: 400, problems: [{ field: "email", message: address.reason }] };
+  const sender = await planSender(env, db, provider, panel.id, campaign.senderEmail);
+  if (!sender.ok) return { ok: false, status: 400, problems: [{ field: "sender_email", message: sender.error }] };
+  const contact = panel.primaryKey === EMAIL_ATTRIBUTE ? await getContactByKey(db, panel.id, address.value) : null;
+  const attributes = { ...contact?.attributes, [EMAIL_ATTRIBUTE]: address.value };
+  const { html, text, subject } = await campaignTemplates(env.FILES, campaign);
+  const id = `${campaign.id}.test.${randomHex(6)}`;
+  const subjectLine = TEST_SUBJECT_PREFIX + personalize(subject, attributes, "header");
+  const unsigned = buildMime({
+    from: { name: campaign.senderName, address: campaign.senderEmail },
+    to: address.value,
+    subject: subjectLine,
+    html: personalize(html, attributes, "html"),
+    text: personalize(text, attributes, "text"),
+    messageId: id,
+    date: now,
+    headers: { "X-Campaign-ID": campaign.id, "X-Test-Send": "1", ...(campaign.replyTo ? { "Reply-To": campaign.replyTo } : {}) },
+  });
+  const raw = await sender.sign(unsigned, now);
+  const [result] = await provider.send(
+    [{ id, panelId: panel.id, campaignId: campaign.id, from: campaign.senderEmail, to: address.value, subject: subjectLine, raw, note: sender.note ? `test send; ${sender.note}` : "test send" }],
+    now,
+  );
+  if (!result?.ok) return { ok: false, status: 502, problems: [{ field: "email", message: `the email provider did not take the message: ${result?.error ?? "no answer"}` }] };
+  return { ok: true, messageId: id };
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { admin, createPanel } from "../support/helpers";
+import { broadcastData, campaign, publish, rawMessage, waitForImport } from "../support/broadcasts";
+import { asOperator, operatorWithRole } from "../support/operators";
+
+describe("a campaign's test send", () => {
+  it("sends one copy through the campaign's templates, personalised when the address is a contact, untracked, and moves no counter", async () => {
+    const panel = await createPanel();
+    const published = await publish(panel, await broadcastData());
+    expect(published.body.success).toBe(true);
+    const id: string = published.body.CampaignID;
+    await waitForImport(panel, id);
+    const before = (await campaign(panel, id)).counters;
+
+    const marketer = await operatorWithRole(panel.id, "marketer");
+    const sent = await asOperator(marketer, "POST", `/panels/${panel.id}/campaigns/${id}/test`, { email: " Ada@Example.com " });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    expect(sent.body.message_id).toMatch(new RegExp(`^${id}\\.test\\.[0-9a-f]+$`));
+    // An address that is no contact gets each merge tag's fallback.
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/test`, { email: "stranger@example.com" })).status).toBe(200);
+
+    const copies = (await admin("GET", `/panels/${panel.id}/outbox?campaign=${id}`)).body.messages;
+    expect(copies.map((m: any) => [m.to, m.subject])).toEqual([
+      ["stranger@example.com", "[Test] Hello friend"],
+      ["ada@example.com", "[Test] Hello Ada"],
+    ]);
+    const copy = (await admin("GET", `/panels/${panel.id}/outbox/${encodeURIComponent(sent.body.message_id)}`)).body;
+    expect(copy.html).toContain("<p>Hello Ada, from Pune.</p>");
+    // Links as written, no open pixel, no unsubscribe header: the reader is not a recipient.
+    expect(copy.html).toContain('href="https://shop.example.com/sale?x=1&amp;y=2"');
+    expect(copy.html).not.toContain("/t/o/");
+    const raw = await rawMessage(panel, sent.body.message_id);
+    expect(raw).toContain("X-Test-Send: 1");
+    expect(raw).not.toContain("List-Unsubscribe");
+    expect((await campaign(panel, id)).counters).toEqual(before);
+
+    const log = (await admin("GET", `/panels/${panel.id}/audit?action=campaign.test_sent`)).body.entries;
+    expect(log.map((e: any) => [e.target, e.actor.kind])).toEqual([
+      [id, "admin_token"],
+      [id, "operator"],
+    ]);
+    expect(log[1].actor.email).toBe(marketer.email);
+  });
+
+  it("refuses a bad address, an unknown campaign and a viewer, sending nothing", async () => {
+    const panel = await createPanel();
+    const other = await createPanel();
+    const published = await publish(panel, await broadcastData());
+    const id: string = published.body.CampaignID;
+    await waitForImport(panel, id);
+
+    const bad = await admin("POST", `/panels/${panel.id}/campaigns/${id}/test`, { email: "not an address" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].field).toBe("email");
+    const missing = await admin("POST", `/panels/${panel.id}/campaigns/${id}/test`, {});
+    expect([missing.status, missing.body.errors[0].field]).toEqual([400, "email"]);
+    const extra = await admin("POST", `/panels/${panel.id}/campaigns/${id}/test`, { email: "a@example.com", cc: "b@example.com" });
+    expect(extra.status).toBe(400);
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/nope/test`, { email: "a@example.com" })).status).toBe(404);
+    expect((await admin("POST", `/panels/${other.id}/campaigns/${id}/test`, { email: "a@example.com" })).status).toBe(404);
+    const viewer = await operatorWithRole(panel.id, "viewer");
+    expect((await asOperator(viewer, "POST", `/panels/${panel.id}/campaigns/${id}/test`, { email: "a@example.com" })).status).toBe(403);
+
+    expect((await admin("GET", `/panels/${panel.id}/outbox?campaign=${id}`)).body.messages).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/audit?action=campaign.test_sent`)).body.entries).toEqual([]);
+  });
+});
