@@ -418,6 +418,15 @@ describe("panel in Chromium", () => {
       body: JSON.stringify({ activityid: activity.activityid, identity: "timeline@example.com", activity_params: { "s^product": "Kettle" } }),
     });
     assert.equal(((await recorded.json()) as { result: string }).result, "Success");
+    // Older events than one page holds, to scroll through.
+    for (let i = 1; i <= 24; i++) {
+      const older = await fetch(`${service.origin}/v1/activity/singleactivity/${service.printed["client id"]}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ activityid: activity.activityid, identity: "timeline@example.com", activity_params: { "s^product": `Item ${i}` }, timestamp: new Date(Date.now() - i * 60_000).toISOString() }),
+      });
+      assert.equal(older.status, 200);
+    }
 
     const page = await ownerPage();
     await nav(page, "Contacts").click();
@@ -440,6 +449,20 @@ describe("panel in Chromium", () => {
     assert.match((await timeline.textContent()) ?? "", /Kettle/);
     await checkAccessibility(page, "contact");
     await screenshot(page, "contact-timeline");
+    // Scrolling to the end of the timeline brings the older events, with no click.
+    const panelId = service.printed["demo panel"]!;
+    for (const until = Date.now() + 30_000; ; await page.waitForTimeout(500)) {
+      const all = await adminCall("GET", `/panels/${panelId}/contacts/timeline%40example.com/events?limit=100`);
+      if (all.events.length >= 25) break;
+      if (Date.now() > until) throw new Error(`only ${all.events.length} events stored`);
+    }
+    await page.reload();
+    await timeline.getByText("Kettle").waitFor();
+    assert.equal(await timeline.getByRole("listitem").count(), 20);
+    await page.getByRole("button", { name: "Show older events" }).scrollIntoViewIfNeeded();
+    await timeline.getByText("Item 24").waitFor();
+    assert.equal(await timeline.getByRole("listitem").count(), 25);
+    assert.equal(await page.getByRole("button", { name: "Show older events" }).count(), 0);
   });
   test("find a contact by an attribute, read its messages and journeys, and edit its attributes with a refusal per field", async () => {
     const panelId = service.printed["demo panel"]!;

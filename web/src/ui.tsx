@@ -170,3 +170,24 @@ export function formatTime(iso: string | null | undefined): string {
   if (!iso) return "—";
   return new Date(iso).toLocaleString();
 }
+
+/**
+ * A callback ref that calls `onVisible` when its element scrolls near the viewport: the next page
+ * of an endless list loads through it. Give the element a key that changes with each page, so a
+ * new observer looks again when a short page leaves it in view.
+ */
+export function useWhenVisible(onVisible: () => void): (element: Element | null) => void {
+  const latest = useRef(onVisible);
+  useEffect(() => {
+    latest.current = onVisible;
+  });
+  const observer = useRef<IntersectionObserver | null>(null);
+  return useCallback((element: Element | null) => {
+    observer.current?.disconnect();
+    if (!element) return;
+    observer.current = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) latest.current();
+    }, { rootMargin: "200px" });
+    observer.current.observe(element);
+  }, []);
+}

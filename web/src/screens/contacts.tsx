@@ -1,8 +1,8 @@
-import { useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
 import type { AttributeView, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, EventView } from "../types";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
 import type { ScreenProps } from ".";
 
 interface SearchPage {
@@ -275,15 +275,22 @@ export function Contact({ panel, params }: ScreenProps) {
   const next = cursor === undefined ? (first.data?.next_cursor ?? null) : cursor;
   const mayEdit = panel.role !== "viewer";
 
+  // The observer and the button may both ask for the same page; one request goes.
+  const loading = useRef(false);
   const more = async () => {
+    if (!next || loading.current) return;
+    loading.current = true;
     try {
-      const page = await admin<EventPage>("GET", panel.id, `/contacts/${encodeURIComponent(key)}/events?limit=20&cursor=${encodeURIComponent(next!)}`);
+      const page = await admin<EventPage>("GET", panel.id, `/contacts/${encodeURIComponent(key)}/events?limit=20&cursor=${encodeURIComponent(next)}`);
       setEvents([...shown, ...page.events]);
       setCursor(page.next_cursor);
     } catch (problem) {
       setEventError(failureOf(problem).message);
+    } finally {
+      loading.current = false;
     }
   };
+  const olderWhenVisible = useWhenVisible(() => void more());
 
   return (
     <Screen title={key}>
@@ -394,7 +401,7 @@ export function Contact({ panel, params }: ScreenProps) {
             </ol>
           )}
           {next && (
-            <button type="button" className="secondary" onClick={more}>
+            <button key={next} ref={olderWhenVisible} type="button" className="secondary" onClick={() => void more()}>
               Show older events
             </button>
           )}
