@@ -450,7 +450,6 @@ describe("panel in Chromium", () => {
     await checkAccessibility(page, "contact");
     await screenshot(page, "contact-timeline");
     // Scrolling to the end of the timeline brings the older events, with no click.
-    const panelId = service.printed["demo panel"]!;
     for (const until = Date.now() + 30_000; ; await page.waitForTimeout(500)) {
       const all = await adminCall("GET", `/panels/${panelId}/contacts/timeline%40example.com/events?limit=100`);
       if (all.events.length >= 25) break;
