@@ -69,11 +69,12 @@ const createJourney = definePanelRoute({
   summary: "Define a journey (CONTRACT 5); it starts as a draft",
   status: 201,
   body: journeyDefinitionSchema,
-  async handle({ env, body: definition, panel, db }) {
+  async handle({ env, caller, body: definition, panel, db }) {
     await checkDefinition(db, panel, definition);
     const now = Date.now();
     const journey: Journey = { id: newId("jny"), panelId: panel.id, name: definition.name, definition, status: "draft", scanCursor: null, createdAt: now, updatedAt: now };
     await insertJourney(db, journey);
+    await audited({ db, caller, panel }, "journey.created", journey.id, { name: journey.name });
     return journeyView(journey);
   },
 });
@@ -107,12 +108,13 @@ const updateJourney = definePanelRoute({
   role: "marketer",
   summary: "Replace a draft journey's definition (409 once it has run)",
   body: journeyDefinitionSchema,
-  async handle({ env, path, body: definition, panel, db }) {
+  async handle({ env, caller, path, body: definition, panel, db }) {
     const journey = await requireJourney(db, panel, path.journey);
     if (journey.status !== "draft") throw conflict(`status: the journey is ${journey.status}; only a draft can be edited`, [{ field: "status", message: `is ${journey.status}` }]);
     await checkDefinition(db, panel, definition);
     const updated = await updateDraftJourney(db, panel.id, journey.id, definition, Date.now());
     if (!updated) throw conflict("status: the journey is no longer a draft", [{ field: "status", message: "is no longer draft" }]);
+    await audited({ db, caller, panel }, "journey.edited", journey.id, { name: updated.name });
     return journeyView(updated);
   },
 });

@@ -9,6 +9,7 @@ import { rebuildSegments } from "../store/segments";
 import { deleteList, emptyList, getList, insertList, listLists, listMembers, renameList, type ContactList } from "../store/lists";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
+import { audited } from "./audit";
 
 function listView(list: ContactList) {
   return { id: list.id, name: list.name, description: list.description, count: list.count, created_at: isoTime(list.createdAt), updated_at: isoTime(list.updatedAt) };
@@ -73,10 +74,11 @@ const removeList = definePanelRoute({
   path: "/panels/:panel/lists/:list",
   role: "marketer",
   summary: "Delete a list and its memberships; the contacts stay",
-  async handle({ env, path, panel, db }) {
+  async handle({ env, caller, path, panel, db }) {
     const list = await requireList(db, panel.id, path.list);
     await deleteList(db, panel.id, list.id);
     await rebuildSegments(db, panel.id, Date.now());
+    await audited({ db, caller, panel }, "list.deleted", String(list.id), { name: list.name });
     return { deleted: true };
   },
 });
@@ -142,11 +144,12 @@ const emptyPanelList = definePanelRoute({
   path: "/panels/:panel/lists/:list/empty",
   role: "marketer",
   summary: "Remove every member of the list; the contacts stay",
-  async handle({ db, path, panel }) {
+  async handle({ db, caller, path, panel }) {
     const list = await requireList(db, panel.id, path.list);
     const now = Date.now();
     const removed = await emptyList(db, panel.id, list.id, now);
     await rebuildSegments(db, panel.id, now);
+    await audited({ db, caller, panel }, "list.emptied", String(list.id), { name: list.name, removed });
     return { removed };
   },
 });

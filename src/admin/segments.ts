@@ -8,6 +8,7 @@ import { forgetPanelSegments } from "../services/segments/panel-segments";
 import { deleteSegment, getSegment, listSegments, memberCount, segmentHistory, segmentMembersPage, segmentUsers, type Segment } from "../store/segments";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
+import { audited } from "./audit";
 
 // Saved segments (CONTRACT 9): definitions checked against the panel, counted on the spot;
 // membership is kept current behind them (services/segments).
@@ -41,8 +42,10 @@ const createSegment = definePanelRoute({
   summary: "Save a segment (CONTRACT 9); answers with its count, and keeps its membership current from then on",
   status: 201,
   body: segmentDefinitionSchema,
-  async handle({ env, exec, body, panel, db }) {
-    return savedOrThrow(await saveSegment(env, panel.id, body, { now: Date.now(), defer: (work) => exec.waitUntil(work) }));
+  async handle({ env, exec, caller, body, panel, db }) {
+    const saved = savedOrThrow(await saveSegment(env, panel.id, body, { now: Date.now(), defer: (work) => exec.waitUntil(work) }));
+    await audited({ db, caller, panel }, "segment.created", saved.id, { name: saved.name });
+    return saved;
   },
 });
 
@@ -89,9 +92,11 @@ const replaceSegment = definePanelRoute({
   role: "marketer",
   summary: "Replace a segment's definition; its membership is built again",
   body: segmentDefinitionSchema,
-  async handle({ env, exec, path, body, panel, db }) {
+  async handle({ env, exec, caller, path, body, panel, db }) {
     await requireSegment(db, panel.id, path.segment);
-    return savedOrThrow(await saveSegment(env, panel.id, body, { id: path.segment, now: Date.now(), defer: (work) => exec.waitUntil(work) }), path.segment);
+    const saved = savedOrThrow(await saveSegment(env, panel.id, body, { id: path.segment, now: Date.now(), defer: (work) => exec.waitUntil(work) }), path.segment);
+    await audited({ db, caller, panel }, "segment.edited", saved.id, { name: saved.name });
+    return saved;
   },
 });
 
@@ -100,7 +105,7 @@ const removeSegment = definePanelRoute({
   path: "/panels/:panel/segments/:segment",
   role: "marketer",
   summary: "Delete a segment (409 while a running or paused journey or a scheduled campaign uses it)",
-  async handle({ env, path, panel, db }) {
+  async handle({ env, caller, path, panel, db }) {
     const segment = await requireSegment(db, panel.id, path.segment);
     const users = await segmentUsers(db, panel.id, segment.id);
     if (users.journeys.length || users.campaigns.length) {
@@ -109,6 +114,7 @@ const removeSegment = definePanelRoute({
     }
     await deleteSegment(db, panel.id, segment.id);
     forgetPanelSegments(panel.id);
+    await audited({ db, caller, panel }, "segment.deleted", segment.id, { name: segment.name });
     return new Response(null, { status: 204 });
   },
 });

@@ -4,6 +4,7 @@ import { createSenderDomainBody, normaliseDomain } from "../domain/sender-domain
 import { deleteSenderDomain, getSenderDomain, listSenderDomains, type SenderDomain } from "../store/sender-domains";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
+import { audited } from "./audit";
 
 /** A sender domain as the operator sees it: its state, the records to publish and the last check (never a private key). */
 function domainView(domain: SenderDomain, env: Env) {
@@ -26,9 +27,10 @@ const createDomain = definePanelRoute({
   summary: "Add a sender domain: its DKIM keys (RSA-SHA256 and Ed25519) are made and the SPF, DKIM and DMARC records to publish are shown",
   status: 201,
   body: createSenderDomainBody,
-  async handle({ env, body, panel, db }) {
+  async handle({ env, caller, body, panel, db }) {
     const added = await addSenderDomain(env, db, panel.id, body.domain, Date.now());
     if (!added) throw conflict(`domain: the panel already has the sender domain ${body.domain}`, [{ field: "domain", message: "already added to this panel" }]);
+    await audited({ db, caller, panel }, "sender_domain.added", added.domain);
     return domainView(added, env);
   },
 });
@@ -71,9 +73,10 @@ const removeDomain = definePanelRoute({
   path: "/panels/:panel/sender-domains/:domain",
   role: "owner",
   summary: "Remove a sender domain and its keys; mail from it is no longer signed",
-  async handle({ env, path, panel, db }) {
+  async handle({ env, caller, path, panel, db }) {
     const name = normaliseDomain(path.domain);
     if (!(await deleteSenderDomain(db, panel.id, name))) throw notFound(noSuchDomain(name));
+    await audited({ db, caller, panel }, "sender_domain.removed", name);
     forgetSenderSigning();
     return new Response(null, { status: 204 });
   },

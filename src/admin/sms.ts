@@ -7,6 +7,7 @@ import { panelSms, saveSmsSettings, smsSettingsView } from "../services/channels
 import { isoTime } from "../store/sql";
 import { deleteSmsTemplate, getSmsTemplate, liftPhoneSuppression, listPhoneSuppressions, listSmsTemplates, putSmsTemplate, suppressPhone, type SmsTemplate } from "../store/sms";
 import { definePanelRoute } from "./route";
+import { audited } from "./audit";
 
 // A panel's SMS (issue 19): its provider and credentials (encrypted, never shown), its message
 // templates with their length in segments, and the numbers SMS is not sent to.
@@ -27,8 +28,10 @@ const putSettings = definePanelRoute({
   role: "owner",
   summary: "Choose the panel's SMS provider: twilio (account_sid, auth_token, from or messaging_service_sid), msg91 (authkey, sender_id, template_id, dlt_template_id) or outbox",
   body: smsSettingsBody,
-  async handle({ env, body, panel, db }) {
+  async handle({ env, caller, body, panel, db }) {
     await saveSmsSettings(env, db, panel.id, body, Date.now());
+    // The provider only: its credentials are secrets and stay out of the log.
+    await audited({ db, caller, panel }, "sms.settings_changed", panel.id, { provider: body.provider });
     return smsSettingsView(env, await panelSms(env, db, panel.id));
   },
 });

@@ -4,6 +4,7 @@ import { createSenderDomainBody } from "../domain/sender-domains";
 import { deleteTrackingDomain, getTrackingDomain, putTrackingDomain, type TrackingDomain } from "../store/tracking-domains";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
+import { audited } from "./audit";
 
 function domainView(domain: TrackingDomain, env: Env, check?: { found: string[]; reason: string | null }) {
   return {
@@ -24,8 +25,10 @@ const putDomain = definePanelRoute({
   role: "owner",
   summary: "Set the panel's tracking domain (links, pixel and unsubscribe link of its email on the sender's own host); used once verified",
   body: createSenderDomainBody,
-  async handle({ env, body, panel, db }) {
-    return domainView(await putTrackingDomain(db, panel.id, body.domain, Date.now()), env);
+  async handle({ env, caller, body, panel, db }) {
+    const domain = await putTrackingDomain(db, panel.id, body.domain, Date.now());
+    await audited({ db, caller, panel }, "tracking_domain.set", domain.domain);
+    return domainView(domain, env);
   },
 });
 
@@ -56,8 +59,9 @@ const removeDomain = definePanelRoute({
   path: "/panels/:panel/tracking-domain",
   role: "owner",
   summary: "Remove the tracking domain: links go back to PUBLIC_BASE_URL",
-  async handle({ env, panel, db }) {
+  async handle({ env, caller, panel, db }) {
     if (!(await deleteTrackingDomain(db, panel.id))) throw notFound(noDomain);
+    await audited({ db, caller, panel }, "tracking_domain.removed", panel.id);
     return new Response(null, { status: 204 });
   },
 });

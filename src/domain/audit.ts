@@ -17,10 +17,22 @@ export const AUDIT_ACTIONS = [
   "webhook.enabled",
   "campaign.published",
   "campaign.test_sent",
+  "journey.created",
+  "journey.edited",
   "journey.started",
   "journey.paused",
   "journey.resumed",
   "journey.stopped",
+  "segment.created",
+  "segment.edited",
+  "segment.deleted",
+  "list.deleted",
+  "list.emptied",
+  "sender_domain.added",
+  "sender_domain.removed",
+  "tracking_domain.set",
+  "tracking_domain.removed",
+  "sms.settings_changed",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -47,6 +47,7 @@ describe("the panel's audit log", () => {
       "journey.resumed",
       "journey.paused",
       "journey.started",
+      "journey.created",
       "campaign.published",
       "webhook.edited",
       "webhook.created",
@@ -64,8 +65,8 @@ describe("the panel's audit log", () => {
       "panel.api_mode_changed",
     ]);
     expect(log.entries[0]).toMatchObject({ actor: { kind: "admin_token" }, target: panel.id, detail: { api_mode: true } });
-    expect(log.entries[15]).toMatchObject({ actor: { kind: "operator", id: owner.body.operator.id, email: owner.email }, detail: { api_mode: false } });
-    expect(log.entries[16]).toMatchObject({ actor: { kind: "admin_token" }, detail: { email: owner.email, role: "owner" } });
+    expect(log.entries[16]).toMatchObject({ actor: { kind: "operator", id: owner.body.operator.id, email: owner.email }, detail: { api_mode: false } });
+    expect(log.entries[17]).toMatchObject({ actor: { kind: "admin_token" }, detail: { email: owner.email, role: "owner" } });
     const byAction = (action: string) => log.entries.find((e: any) => e.action === action);
     expect(byAction("panel.settings_changed").detail).toEqual({ name: "Renamed", timezone: "Asia/Kolkata" });
     expect(byAction("user.key_rotated")).toMatchObject({ target: user.id, detail: { email: "robot@example.com" } });
@@ -88,5 +89,59 @@ describe("the panel's audit log", () => {
     const marketer = await operatorWithRole(panel.id, "marketer");
     expect((await asOperator(marketer, "GET", `/panels/${panel.id}/audit`)).status).toBe(403);
     expect((await admin("GET", `/panels/${other.id}/audit`)).body.entries.map((e: any) => e.action)).toEqual(["user.created", "panel.api_mode_changed"]);
+  });
+
+  it("records journeys created and edited, segments, list deletes and empties, sender and tracking domains and the SMS provider, never the provider's secrets", async () => {
+    const panel = await createPanel();
+    const owner = await operatorWithRole(panel.id, "owner");
+    const as = (method: string, path: string, body?: unknown) => asOperator(owner, method, `/panels/${panel.id}${path}`, body);
+    const ok = async (answer: Promise<{ status: number; body: any }>) => {
+      const { status, body } = await answer;
+      expect(status, JSON.stringify(body)).toBeLessThan(300);
+      return body;
+    };
+    await defineActivity(panel, "browse");
+    const definition = { name: "Welcome", trigger: { type: "activity", activity: "browse" }, steps: [{ id: "d", type: "delay", for: "1h" }] };
+    const journey = await ok(as("POST", "/journeys", definition));
+    await ok(as("PUT", `/journeys/${journey.id}`, { ...definition, name: "Welcome v2" }));
+    const segment = await ok(as("POST", "/segments", { name: "Gmail", match: { all: [{ attribute: "EMAIL", op: "contains", value: "@gmail.com" }] } }));
+    await ok(as("PUT", `/segments/${segment.id}`, { name: "Gmail readers", match: { all: [{ attribute: "EMAIL", op: "contains", value: "@gmail.com" }] } }));
+    await ok(as("DELETE", `/segments/${segment.id}`));
+    const list = await ok(as("POST", "/lists", { name: "Readers" }));
+    await ok(as("POST", `/lists/${list.id}/empty`));
+    await ok(as("DELETE", `/lists/${list.id}`));
+    await ok(as("POST", "/sender-domains", { domain: "Mail.Example.com" }));
+    await ok(as("DELETE", "/sender-domains/mail.example.com"));
+    await ok(as("PUT", "/tracking-domain", { domain: "links.example.com" }));
+    await ok(as("DELETE", "/tracking-domain"));
+    await ok(as("PUT", "/sms", { provider: "msg91", authkey: "secret-authkey-123", sender_id: "SHOPIN", template_id: "flow1" }));
+    // Refused changes record nothing.
+    expect((await as("PUT", `/segments/${segment.id}`, { name: "Gone", match: { all: [] } })).status).toBeGreaterThanOrEqual(400);
+    expect((await as("POST", "/sender-domains", { domain: "not a domain" })).status).toBe(400);
+
+    const log = await ok(as("GET", "/audit?limit=100"));
+    const mine = log.entries.filter((e: any) => e.actor.kind === "operator");
+    expect(mine.map((e: any) => e.action)).toEqual([
+      "sms.settings_changed",
+      "tracking_domain.removed",
+      "tracking_domain.set",
+      "sender_domain.removed",
+      "sender_domain.added",
+      "list.deleted",
+      "list.emptied",
+      "segment.deleted",
+      "segment.edited",
+      "segment.created",
+      "journey.edited",
+      "journey.created",
+    ]);
+    const byAction = (action: string) => mine.find((e: any) => e.action === action);
+    expect(byAction("journey.edited")).toMatchObject({ target: journey.id, detail: { name: "Welcome v2" } });
+    expect(byAction("segment.deleted")).toMatchObject({ target: segment.id, detail: { name: "Gmail readers" } });
+    expect(byAction("list.emptied")).toMatchObject({ target: String(list.id), detail: { name: "Readers", removed: 0 } });
+    expect(byAction("sender_domain.added").target).toBe("mail.example.com");
+    expect(byAction("tracking_domain.set").target).toBe("links.example.com");
+    expect(byAction("sms.settings_changed").detail).toEqual({ provider: "msg91" });
+    expect(JSON.stringify(log)).not.toContain("secret-authkey-123");
   });
 });

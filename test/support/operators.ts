@@ -50,5 +50,7 @@ export async function asOperator<T = any>(
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as T };
+  // A 204 (a delete) has no body to read.
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
 }

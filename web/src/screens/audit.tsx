@@ -21,10 +21,22 @@ const ACTIONS: Record<AuditAction, string> = {
   "webhook.enabled": "Webhook enabled",
   "campaign.published": "Campaign published",
   "campaign.test_sent": "Campaign test sent",
+  "journey.created": "Journey created",
+  "journey.edited": "Journey edited",
   "journey.started": "Journey started",
   "journey.paused": "Journey paused",
   "journey.resumed": "Journey resumed",
   "journey.stopped": "Journey stopped",
+  "segment.created": "Segment created",
+  "segment.edited": "Segment edited",
+  "segment.deleted": "Segment deleted",
+  "list.deleted": "List deleted",
+  "list.emptied": "List emptied",
+  "sender_domain.added": "Sender domain added",
+  "sender_domain.removed": "Sender domain removed",
+  "tracking_domain.set": "Tracking domain set",
+  "tracking_domain.removed": "Tracking domain removed",
+  "sms.settings_changed": "SMS provider changed",
 };
 
 function details(detail: Record<string, unknown>): string {
