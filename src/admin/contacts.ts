@@ -2,13 +2,18 @@ import { canonicalAttributeName } from "../domain/attributes";
 import { attributeSearchValue, contactSearchQuery, editContactBody } from "../domain/panel-screens";
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { fromProblems, invalidField, notFound } from "../lib/http/errors";
+import { contactAccessExport } from "../services/contacts/access-export";
+import { eraseContact } from "../services/contacts/erase";
 import { updateContactAttributes } from "../services/contacts/update";
+import { getErasure, type ContactErasure } from "../store/erasure";
 import { loadAttributeSchema } from "../store/attributes";
 import { contactHistory, type ContactHistory } from "../store/contact-page";
 import { getContactByKey, listsOfContact, searchContacts, searchContactsByAttribute, type Contact } from "../store/contacts";
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
 import { isoTime } from "../store/sql";
+import { audited } from "./audit";
+import { eventView } from "./events";
 import { definePanelRoute } from "./route";
 
 function contactView(contact: Contact) {
@@ -135,4 +140,69 @@ const editContact = definePanelRoute({
   },
 });
 
-export const contactRoutes = [searchPanelContacts, readContact, editContact];
+function erasureView(erasure: ContactErasure) {
+  return {
+    erasure_id: erasure.id,
+    state: erasure.state,
+    archive_parts_rewritten: erasure.partsDone,
+    created_at: isoTime(erasure.createdAt),
+    finished_at: erasure.finishedAt === null ? null : isoTime(erasure.finishedAt),
+  };
+}
+
+const eraseOneContact = definePanelRoute({
+  method: "DELETE",
+  path: "/panels/:panel/contacts/:key",
+  role: "owner",
+  summary:
+    "Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})",
+  async handle({ env, caller, path, panel, db }) {
+    const erasure = await eraseContact(env, db, panel.id, path.key, Date.now());
+    if (!erasure) throw notFound(`No contact with ${panel.primaryKey} "${path.key}" in this panel`);
+    // The log names the contact by its id only: its key is what was erased.
+    await audited({ db, caller, panel }, "contact.erased", String(erasure.contactId), { erasure_id: erasure.id });
+    return erasureView(erasure);
+  },
+});
+
+const readErasure = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/erasures/:erasure",
+  role: "owner",
+  summary: "An erasure's progress: `archive` while archived days are rewritten, then `done`",
+  async handle({ path, panel, db }) {
+    const erasure = await getErasure(db, panel.id, path.erasure);
+    if (!erasure) throw notFound(`No erasure with id "${path.erasure}" in this panel`);
+    return erasureView(erasure);
+  },
+});
+
+const exportOneContact = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/contacts/:key/export",
+  role: "owner",
+  summary:
+    "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
+  async handle({ env, caller, path, panel, db }) {
+    const held = await contactAccessExport(env, db, panel.id, path.key);
+    if (!held) throw notFound(`No contact with ${panel.primaryKey} "${path.key}" in this panel`);
+    await audited({ db, caller, panel }, "contact.exported", String(held.contact.id));
+    const document = {
+      exported_at: isoTime(Date.now()),
+      panel_id: panel.id,
+      primary_key: panel.primaryKey,
+      contact: contactView(held.contact),
+      lists: held.lists,
+      segments: held.segments.map((s) => ({ id: s.id, name: s.name, entered_at: isoTime(s.enteredAt) })),
+      ...historyView(held.history),
+      sms_suppression: held.smsSuppression,
+      events: held.events.map((e) => eventView(e, panel.timezone)),
+      anonymous_ids: held.anonymous.map((a) => ({ uniqueid: a.uniqueid, events: a.events.map((e) => eventView(e, panel.timezone)) })),
+    };
+    return new Response(JSON.stringify(document, null, 2), {
+      headers: { "content-type": "application/json; charset=utf-8", "content-disposition": `attachment; filename="contact-${held.contact.id}.json"` },
+    });
+  },
+});
+
+export const contactRoutes = [searchPanelContacts, readContact, editContact, eraseOneContact, readErasure, exportOneContact];

@@ -8,6 +8,7 @@ import { segmentExportsRedrive } from "../services/segments/export";
 import { segmentsCron } from "../services/segments/membership";
 import { sweepIdleSessions } from "../services/operators/sessions";
 import { archiveOldEvents } from "../services/retention/archive";
+import { eraseArchivedEvents } from "../services/contacts/erase";
 import { housekeeping } from "../services/retention/housekeeping";
 import { redriveWaitingSms } from "../services/journeys/sms";
 import { emailSetupWarningTask } from "../services/channels/email/providers";
@@ -28,6 +29,7 @@ export const CRON_TASKS: CronTask[] = [
   sweepIdleSessions,
   redriveWaitingSms,
   archiveOldEvents,
+  eraseArchivedEvents,
   housekeeping,
   recheckSenderDomainsTask,
   // Logs once per isolate when real email is refused (PUBLIC_BASE_URL not https).

@@ -1,5 +1,6 @@
 import type { ShardDb } from "./shards";
 import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../domain/broadcast";
+import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import { listNameKey } from "../domain/lists";
 import type { CompiledSegment } from "./segment-sql";
 import { isUniqueViolation } from "./sql";
@@ -349,12 +350,24 @@ export async function claimBatch(
         .bind(campaign.id, batch, staleBefore, UNKNOWN_OUTCOME_ERROR),
     );
   }
-  const results = await db.batch<{ contact_id: number; attrs: string; suppressed: string | null }>(statements);
-  return results[results.length - 1]!.results.map((row) => ({
-    contactId: row.contact_id,
-    attributes: JSON.parse(row.attrs) as Record<string, string | number | boolean>,
-    suppressed: row.suppressed,
+  statements.push(
+    db.prepare("SELECT address, reason FROM email_suppressions WHERE panel_id = ? AND address >= ? AND address < ?").bind(campaign.panelId, ERASED_RANGE.from, ERASED_RANGE.to),
+  );
+  const results = await db.batch<Record<string, any>>(statements);
+  const recipients: ClaimedRecipient[] = results[results.length - 2]!.results.map((row) => ({
+    contactId: row.contact_id as number,
+    attributes: JSON.parse(row.attrs as string) as Record<string, string | number | boolean>,
+    suppressed: row.suppressed as string | null,
   }));
+  // Addresses of erased contacts are kept hashed (domain/erasure.ts): one that came back is stopped still.
+  const erased = new Map(results[results.length - 1]!.results.map((row) => [row.address as string, row.reason as string]));
+  if (erased.size) {
+    for (const recipient of recipients) {
+      const address = recipient.attributes.EMAIL;
+      if (recipient.suppressed === null && typeof address === "string") recipient.suppressed = erased.get(await erasedIdentifier(campaign.panelId, address.trim().toLowerCase())) ?? null;
+    }
+  }
+  return recipients;
 }
 
 /**

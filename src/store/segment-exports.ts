@@ -193,3 +193,15 @@ export async function claimStalledExports(db: ShardDb, quietSince: number, now: 
     .all<{ id: string; panel_id: string }>();
   return results.map((r) => ({ panelId: r.panel_id, exportId: r.id }));
 }
+
+/**
+ * Withdraws the panel's completed exports (a contact they list was erased): each is marked
+ * failed with `reason` and its parts forgotten. Returns the R2 keys of their files, to delete.
+ */
+export async function withdrawFinishedExports(db: ShardDb, panelId: string, reason: string, now: number): Promise<string[]> {
+  const [finished] = await db.batch<{ parts: string }>([
+    db.prepare("SELECT parts FROM segment_exports WHERE panel_id = ? AND status = 'completed'").bind(panelId),
+    db.prepare("UPDATE segment_exports SET status = 'failed', reason = ?2, parts = '[]', updated_at = ?3 WHERE panel_id = ?1 AND status = 'completed'").bind(panelId, reason, now),
+  ]);
+  return finished!.results.flatMap((row) => (JSON.parse(row.parts) as ExportPart[]).map((part) => part.key));
+}

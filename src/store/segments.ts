@@ -377,3 +377,21 @@ export async function segmentHistory(db: ShardDb, panelId: string, segmentId: st
     .all<{ day: string; entered: number; exited: number }>();
   return results;
 }
+
+export interface ContactSegment {
+  id: string;
+  name: string;
+  enteredAt: number;
+}
+
+/** The saved segments the contact is a member of now, with when it entered each. */
+export async function segmentsOfContact(db: ShardDb, panelId: string, contactId: number): Promise<ContactSegment[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT s.id, s.name, m.entered_at FROM segment_members m JOIN segments s ON s.id = m.segment_id
+       WHERE m.contact_id = ?2 AND m.panel_id = ?1 ORDER BY m.entered_at, s.id`,
+    )
+    .bind(panelId, contactId)
+    .all<{ id: string; name: string; entered_at: number }>();
+  return results.map((r) => ({ id: r.id, name: r.name, enteredAt: r.entered_at }));
+}

@@ -1,3 +1,4 @@
+import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import type { ShardDb } from "./shards";
 
 /** A panel's SMS provider as stored; secrets stay encrypted here. */
@@ -67,7 +68,11 @@ export async function liftPhoneSuppression(db: ShardDb, panelId: string, phone: 
 }
 
 export async function phoneSuppression(db: ShardDb, panelId: string, phone: string): Promise<PhoneSuppressionReason | null> {
-  const row = await db.prepare("SELECT reason FROM sms_suppressions WHERE panel_id = ? AND phone = ?").bind(panelId, phone).first<{ reason: PhoneSuppressionReason }>();
+  // An erased contact's stop is kept under a hash of its number (domain/erasure.ts).
+  const row = await db
+    .prepare("SELECT reason FROM sms_suppressions WHERE panel_id = ? AND phone IN (?, ?) LIMIT 1")
+    .bind(panelId, phone, await erasedIdentifier(panelId, phone))
+    .first<{ reason: PhoneSuppressionReason }>();
   return row?.reason ?? null;
 }
 
@@ -197,15 +202,20 @@ export async function claimSmsBatch(
     db
       .prepare(
         `SELECT phone FROM sms_suppressions WHERE panel_id = ?2
-         AND phone IN (SELECT json_extract(content, '$.to') FROM journey_messages WHERE ${mine} AND claim = ?3)`,
+         AND (phone IN (SELECT json_extract(content, '$.to') FROM journey_messages WHERE ${mine} AND claim = ?3) OR (phone >= ?4 AND phone < ?5))`,
       )
-      .bind(ids, panelId, claim),
+      .bind(ids, panelId, claim, ERASED_RANGE.from, ERASED_RANGE.to),
   ]);
-  return {
-    claimed: claimed!.results.map((r) => ({ msgid: r.msgid, contactId: r.contact_id, journeyId: r.journey_id, recipient: r.recipient, content: JSON.parse(r.content) as Record<string, unknown> })),
-    held: new Set(held!.results.map((r) => r.msgid as string)),
-    suppressed: new Set(suppressed!.results.map((r) => r.phone as string)),
-  };
+  const messages: ClaimedSms[] = claimed!.results.map((r) => ({ msgid: r.msgid, contactId: r.contact_id, journeyId: r.journey_id, recipient: r.recipient, content: JSON.parse(r.content) as Record<string, unknown> }));
+  const stopped = new Set(suppressed!.results.map((r) => r.phone as string));
+  // Numbers of erased contacts are kept hashed: a claimed number whose hash is among them is stopped too.
+  if ([...stopped].some((phone) => phone.startsWith(ERASED_RANGE.from))) {
+    for (const message of messages) {
+      const to = message.content.to;
+      if (typeof to === "string" && stopped.has(await erasedIdentifier(panelId, to))) stopped.add(to);
+    }
+  }
+  return { claimed: messages, held: new Set(held!.results.map((r) => r.msgid as string)), suppressed: stopped };
 }
 
 export type SmsOutcome = { msgid: string } & ({ status: "sent"; providerMessageId: string } | { status: "skipped" | "failed"; error: string });

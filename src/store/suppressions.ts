@@ -1,3 +1,4 @@
+import { erasedIdentifier } from "../domain/erasure";
 import type { ShardDb } from "./shards";
 export type SuppressionReason = "unsubscribe" | "hard_bounce";
 
@@ -24,13 +25,17 @@ export async function suppressAddress(
  * sends ask the same in their recipients query (store/campaigns.ts), for a whole batch at once.
  */
 export async function isAddressSuppressed(db: ShardDb, panelId: string, address: string): Promise<boolean> {
-  const row = await db.prepare("SELECT 1 AS x FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panelId, address.toLowerCase()).first();
-  return row !== null;
+  return (await suppressionOf(db, panelId, address)) !== null;
 }
 
 /** Why email to the address is stopped in this panel; null when it is not. */
 export async function suppressionOf(db: ShardDb, panelId: string, address: string): Promise<SuppressionReason | null> {
-  const row = await db.prepare("SELECT reason FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panelId, address.toLowerCase()).first<{ reason: SuppressionReason }>();
+  const plain = address.toLowerCase();
+  // An erased contact's stop is kept under a hash of its address (domain/erasure.ts).
+  const row = await db
+    .prepare("SELECT reason FROM email_suppressions WHERE panel_id = ? AND address IN (?, ?) LIMIT 1")
+    .bind(panelId, plain, await erasedIdentifier(panelId, plain))
+    .first<{ reason: SuppressionReason }>();
   return row?.reason ?? null;
 }
 

@@ -69,6 +69,9 @@ type Row = Record<string, SqlStorageValue>;
 /** Durable Object SQLite binds at most 100 values per statement. */
 const MAX_PARAMS = 100;
 
+/** The members of an event's `event_params` that name its contact. */
+const CONTACT_PARAMS = ["foreignkey", "identity", "email", "mobile"] as const;
+
 export class WebhookBacklog {
   constructor(
     private readonly sql: SqlStorage,
@@ -211,6 +214,27 @@ export class WebhookBacklog {
   }
 
   /** Kept as a counter beside the events: counting a large backlog would read all of it. */
+  /**
+   * Drops the waiting events whose `event_params` name one of `values` as the contact
+   * (foreignkey, identity, email or mobile): a contact was erased. The batch in flight is kept,
+   * as it is re-sent byte for byte until answered. Returns how many went.
+   */
+  forgetContact(values: readonly string[]): number {
+    const wanted = new Set(values);
+    return this.transaction(() => {
+      const batch = this.currentBatch();
+      const gone: number[] = [];
+      for (const row of this.sql.exec<{ seq: number; payload: string }>("SELECT seq, payload FROM events").toArray()) {
+        if (batch && row.seq >= batch.firstSeq && row.seq <= batch.lastSeq) continue;
+        const params = (JSON.parse(decodeURIComponent(row.payload)) as { event_params?: Record<string, unknown> }).event_params ?? {};
+        if (CONTACT_PARAMS.some((name) => typeof params[name] === "string" && wanted.has(params[name]))) gone.push(row.seq);
+      }
+      for (const seq of gone) this.sql.exec("DELETE FROM events WHERE seq = ?", seq);
+      this.adjustCount(-gone.length);
+      return gone.length;
+    });
+  }
+
   counts(): BacklogCounts {
     const oldest = this.sql.exec<{ at: number }>("SELECT enqueued_at AS at FROM events ORDER BY seq LIMIT 1").toArray()[0];
     return { events: this.getMeta<number>("count") ?? 0, oldestAt: oldest?.at ?? null };

@@ -445,7 +445,7 @@ describe("panel in Chromium", () => {
     await page.getByRole("link", { name: "timeline@example.com" }).click();
     await page.getByRole("heading", { level: 1, name: "timeline@example.com" }).waitFor();
     const timeline = page.getByRole("list", { name: "Events, newest first" });
-    await timeline.getByText("Viewed product").waitFor();
+    await timeline.getByText("Viewed product").first().waitFor();
     assert.match((await timeline.textContent()) ?? "", /Kettle/);
     await checkAccessibility(page, "contact");
     await screenshot(page, "contact-timeline");
@@ -456,12 +456,27 @@ describe("panel in Chromium", () => {
       if (Date.now() > until) throw new Error(`only ${all.events.length} events stored`);
     }
     await page.reload();
-    await timeline.getByText("Kettle").waitFor();
+    await timeline.getByText("Kettle").first().waitFor();
     assert.equal(await timeline.getByRole("listitem").count(), 20);
     await page.getByRole("button", { name: "Show older events" }).scrollIntoViewIfNeeded();
     await timeline.getByText("Item 24").waitFor();
     assert.equal(await timeline.getByRole("listitem").count(), 25);
     assert.equal(await page.getByRole("button", { name: "Show older events" }).count(), 0);
+
+    // The owner downloads what is held about the contact, then erases it, typing its key to confirm.
+    const download = page.getByRole("link", { name: "Download everything held about this contact (JSON)" });
+    const held = await fetch(`${service.origin}${await download.getAttribute("href")}`, { headers: { cookie: (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join("; ") } });
+    assert.equal(held.status, 200);
+    assert.equal(((await held.json()) as { events: unknown[] }).events.length, 25);
+    const erase = page.getByRole("button", { name: "Erase contact" });
+    assert.equal(await erase.isDisabled(), true);
+    await page.getByLabel("Type timeline@example.com to confirm").fill("timeline@example.com");
+    await erase.click();
+    await page.getByRole("heading", { level: 1, name: "Contact erased" }).waitFor();
+    await checkAccessibility(page, "contact-erased");
+    await screenshot(page, "contact-erased");
+    const gone = await fetch(`${service.origin}/admin/v1/panels/${panelId}/contacts/timeline%40example.com`, { headers: { authorization: `Bearer ${service.adminToken}` } });
+    assert.equal(gone.status, 404);
   });
   test("find a contact by an attribute, read its messages and journeys, and edit its attributes with a refusal per field", async () => {
     const panelId = service.printed["demo panel"]!;

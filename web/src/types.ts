@@ -281,3 +281,12 @@ export type { Engagement, ReachableChannel, SegmentAttributeOp } from "../../src
 import type { segmentCountBody, segmentDefinitionSchema } from "../../src/domain/segments";
 export type SegmentCountRequest = z.input<typeof segmentCountBody>;
 export type SegmentDefinitionRequest = z.input<typeof segmentDefinitionSchema>;
+
+/** DELETE /panels/{panel}/contacts/{key} and GET /panels/{panel}/erasures/{id}. */
+export interface ErasureView {
+  erasure_id: string;
+  state: "archive" | "done";
+  archive_parts_rewritten: number;
+  created_at: string;
+  finished_at: string | null;
+}

@@ -1,8 +1,7 @@
-import { gunzipText } from "../../lib/gzip";
 import { archivedPartsOf, type ArchivePart } from "../../store/event-archive";
-import { eventFromRow, listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type EventRow, type StoredEvent } from "../../store/events";
+import { eventFromRow, listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../../store/events";
 import type { ShardDb } from "../../store/shards";
-import { archiveKey } from "./archive";
+import { archiveKey, readPartObject } from "./archive";
 
 const DAY_MS = 86_400_000;
 /** Parts read per page at most; a contact with more archived parts than this pages on. */
@@ -17,11 +16,7 @@ const newestFirst = (a: HistoryEvent, b: HistoryEvent) => b.occurredAt - a.occur
 async function partEvents(bucket: R2Bucket, part: ArchivePart, owner: EventOwner): Promise<HistoryEvent[]> {
   const object = await bucket.get(archiveKey(part.panelId, part.day, part.part));
   if (!object) throw new Error(`archive part ${archiveKey(part.panelId, part.day, part.part)} is missing from R2`);
-  const rows = (await gunzipText(await object.arrayBuffer()))
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as EventRow);
-  return rows
+  return (await readPartObject(object))
     .filter((row) => ("contactId" in owner ? row.contact_id === owner.contactId : row.uniqueid === owner.uniqueid))
     .map((row) => ({ ...eventFromRow(row), batch: null }));
 }

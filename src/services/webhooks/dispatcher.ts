@@ -148,6 +148,11 @@ export class WebhookDispatcher extends DurableObject<Env> {
     return this.testAndMaybeEnable(identity, true);
   }
 
+  /** A contact was erased: its waiting events go (store/webhook-backlog.ts). */
+  async forgetContact(values: string[]): Promise<number> {
+    return this.backlog.forgetContact(values);
+  }
+
   /** The webhook was deleted: its backlog, log and alarm go with it. */
   async destroy(): Promise<void> {
     await this.ctx.storage.deleteAlarm();

@@ -1,7 +1,7 @@
 import { useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { AttributeView, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, EventView } from "../types";
+import type { AttributeView, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, ErasureView, EventView } from "../types";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
 import type { ScreenProps } from ".";
 
@@ -260,6 +260,36 @@ function Messages({ messages, base }: { messages: ContactMessageView[]; base: st
   );
 }
 
+/** Owners' right-of-access export and erasure; erasing asks for the contact's key typed again. */
+function PersonalData({ panelId, contactKey, onErased }: { panelId: string; contactKey: string; onErased: (erasure: ErasureView) => void }) {
+  const [typed, setTyped] = useState("");
+  const { failure, busy, run } = useSubmit();
+  const path = `/contacts/${encodeURIComponent(contactKey)}`;
+  const erase = async (event: FormEvent) => {
+    event.preventDefault();
+    await run(async () => onErased(await admin<ErasureView>("DELETE", panelId, path)));
+  };
+  return (
+    <div className="card">
+      <p>
+        <a href={`/admin/v1/panels/${encodeURIComponent(panelId)}${path}/export`} download>
+          Download everything held about this contact (JSON)
+        </a>
+      </p>
+      <form onSubmit={erase} aria-label="Erase this contact">
+        <p className="muted">
+          Erasing removes the contact, its lists, events (archived days too), messages and journeys for good. Its email and SMS stops are kept, as hashes.
+        </p>
+        <Field label={`Type ${contactKey} to confirm`}>{(props) => <input {...props} value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />}</Field>
+        <button type="submit" className="danger" disabled={busy || typed !== contactKey}>
+          Erase contact
+        </button>
+        <ErrorNote error={failure} />
+      </form>
+    </div>
+  );
+}
+
 export function Contact({ panel, params }: ScreenProps) {
   const key = params.key!;
   const base = `/panels/${encodeURIComponent(panel.id)}`;
@@ -274,6 +304,7 @@ export function Contact({ panel, params }: ScreenProps) {
   const shown = cursor === undefined ? (first.data?.events ?? []) : events;
   const next = cursor === undefined ? (first.data?.next_cursor ?? null) : cursor;
   const mayEdit = panel.role !== "viewer";
+  const [erased, setErased] = useState<ErasureView>();
 
   // The observer and the button may both ask for the same page; one request goes.
   const loading = useRef(false);
@@ -292,6 +323,16 @@ export function Contact({ panel, params }: ScreenProps) {
   };
   const olderWhenVisible = useWhenVisible(() => void more());
 
+  if (erased) {
+    return (
+      <Screen title="Contact erased">
+        <p role="status" className="ok">
+          The contact is erased{erased.state === "archive" ? "; its archived days are being rewritten in the background" : ""}. The audit log records it as {erased.erasure_id}.
+        </p>
+        <Link href={`${base}/contacts`}>Back to contacts</Link>
+      </Screen>
+    );
+  }
   return (
     <Screen title={key}>
       <ErrorNote error={error ?? first.error ?? eventError} />
@@ -404,6 +445,12 @@ export function Contact({ panel, params }: ScreenProps) {
             <button key={next} ref={olderWhenVisible} type="button" className="secondary" onClick={() => void more()}>
               Show older events
             </button>
+          )}
+          {panel.role === "owner" && (
+            <>
+              <h2>Personal data</h2>
+              <PersonalData panelId={panel.id} contactKey={key} onErased={setErased} />
+            </>
           )}
         </>
       )}

@@ -1,0 +1,56 @@
+import { EMAIL_ATTRIBUTE } from "../../domain/email";
+import { phoneDigits } from "../../domain/sms";
+import { contactHistory, type ContactHistory } from "../../store/contact-page";
+import { getContactByKey, listsOfContact, type Contact, type Membership } from "../../store/contacts";
+import { uniqueidsOfContact } from "../../store/erasure";
+import type { EventCursor, EventOwner } from "../../store/events";
+import { segmentsOfContact, type ContactSegment } from "../../store/segments";
+import type { ShardDb } from "../../store/shards";
+import { phoneSuppression, type PhoneSuppressionReason } from "../../store/sms";
+import { eventHistoryPage, type HistoryEvent } from "../retention/history";
+
+/** Everything the panel holds about one contact (right of access), for the admin route to render. */
+export interface ContactAccessExport {
+  contact: Contact;
+  lists: Membership[];
+  segments: ContactSegment[];
+  history: ContactHistory;
+  smsSuppression: PhoneSuppressionReason | null;
+  /** Anonymous ids linked to the contact, with their events from before the link. */
+  anonymous: Array<{ uniqueid: string; events: HistoryEvent[] }>;
+  /** Its events, newest first, from the shard and the archive. */
+  events: HistoryEvent[];
+}
+
+/** Messages, journeys and events: all of them, however many (the export is not a page). */
+const EVERYTHING = 1_000_000;
+const EVENTS_PER_READ = 1000;
+
+async function allEvents(bucket: R2Bucket, db: ShardDb, panelId: string, owner: EventOwner): Promise<HistoryEvent[]> {
+  const events: HistoryEvent[] = [];
+  let cursor: EventCursor | undefined;
+  for (;;) {
+    const page = await eventHistoryPage(bucket, db, panelId, owner, EVENTS_PER_READ, cursor);
+    events.push(...page);
+    const last = page.at(-1);
+    if (page.length < EVENTS_PER_READ || !last) return events;
+    cursor = { occurredAt: last.occurredAt, id: last.id };
+  }
+}
+
+export async function contactAccessExport(env: Env, db: ShardDb, panelId: string, key: string): Promise<ContactAccessExport | null> {
+  const contact = await getContactByKey(db, panelId, key);
+  if (!contact) return null;
+  const address = typeof contact.attributes[EMAIL_ATTRIBUTE] === "string" ? (contact.attributes[EMAIL_ATTRIBUTE] as string) : null;
+  const phone = phoneDigits(typeof contact.attributes.MOBILE === "string" ? contact.attributes.MOBILE : null);
+  const [lists, segments, history, smsSuppression, uniqueids, events] = await Promise.all([
+    listsOfContact(db, panelId, contact.id),
+    segmentsOfContact(db, panelId, contact.id),
+    contactHistory(db, panelId, contact.id, address, EVERYTHING),
+    phone ? phoneSuppression(db, panelId, phone) : null,
+    uniqueidsOfContact(db, panelId, contact.id),
+    allEvents(env.FILES, db, panelId, { contactId: contact.id }),
+  ]);
+  const anonymous = await Promise.all(uniqueids.map(async (uniqueid) => ({ uniqueid, events: await allEvents(env.FILES, db, panelId, { uniqueid }) })));
+  return { contact, lists, segments, history, smsSuppression, anonymous, events };
+}

@@ -1,0 +1,123 @@
+import { EMAIL_ATTRIBUTE } from "../../domain/email";
+import { erasedIdentifier } from "../../domain/erasure";
+import { phoneDigits } from "../../domain/sms";
+import type { CronTask } from "../../lib/tasks";
+import { newId } from "../../lib/random";
+import { getContactByKey } from "../../store/contacts";
+import {
+  eraseContactRows,
+  finishErasure,
+  outboxKeysOf,
+  partRewritten,
+  partsNaming,
+  pendingErasures,
+  recipientsOf,
+  uniqueidsOfContact,
+  type ContactErasure,
+  type ErasureTarget,
+} from "../../store/erasure";
+import { withdrawFinishedExports } from "../../store/segment-exports";
+import type { ShardDb } from "../../store/shards";
+import { listWebhooks } from "../../store/webhooks";
+import { forEachShard } from "../access/shards";
+import { archiveKey, putPartObject, readPartObject } from "../retention/archive";
+import { webhookDispatcher } from "../webhooks/enqueue";
+
+/**
+ * Right to erasure (issue 16): a contact and everything held about it leave the panel. In
+ * order, each step safe to repeat if the request dies after it:
+ * 1. waiting webhook events naming the contact are dropped from each webhook's backlog;
+ * 2. the outbox's copies sent to its address go from R2;
+ * 3. one D1 batch deletes its rows (contact, memberships, events, messages, journey instances)
+ *    and records the erasure; suppressions stay under a hash of the address or number;
+ * 4. finished segment exports, which may list it, are withdrawn (their files deleted);
+ * 5. archived days naming it are rewritten without its events, some now and the rest by the
+ *    cron (`eraseArchivedEvents`), each part once.
+ */
+
+/** Archive parts rewritten by the erasing request itself; the cron does the rest. */
+const PARTS_INLINE = 20;
+/** Parts the cron rewrites per erasure and run; it moves to the next erasure only when one is done. */
+const PARTS_PER_RUN = 50;
+
+function textAttribute(value: unknown): string | null {
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
+}
+
+async function erasureTarget(db: ShardDb, panelId: string, contactId: number, attributes: Record<string, unknown>): Promise<ErasureTarget> {
+  const email = textAttribute(attributes[EMAIL_ATTRIBUTE])?.toLowerCase() ?? null;
+  const phone = phoneDigits(textAttribute(attributes.MOBILE));
+  return {
+    panelId,
+    contactId,
+    uniqueids: await uniqueidsOfContact(db, panelId, contactId),
+    email: email ? { plain: email, erased: await erasedIdentifier(panelId, email) } : null,
+    phone: phone ? { plain: phone, erased: await erasedIdentifier(panelId, phone) } : null,
+  };
+}
+
+/** Erases the contact named by `key`; null when the panel has none. */
+export async function eraseContact(env: Env, db: ShardDb, panelId: string, key: string, now: number): Promise<ContactErasure | null> {
+  const contact = await getContactByKey(db, panelId, key);
+  if (!contact) return null;
+  const target = await erasureTarget(db, panelId, contact.id, contact.attributes);
+
+  const names = [key, ...recipientsOf(target), ...target.uniqueids, ...[contact.attributes.MOBILE].filter((m): m is string => typeof m === "string")];
+  for (const webhook of await listWebhooks(db, panelId)) await webhookDispatcher(env, webhook.id).forgetContact([...new Set(names)]);
+
+  const rawEmail = textAttribute(contact.attributes[EMAIL_ATTRIBUTE]);
+  const outboxKeys = await outboxKeysOf(db, panelId, [...new Set([...recipientsOf(target), ...(rawEmail ? [rawEmail] : [])])]);
+  for (let i = 0; i < outboxKeys.length; i += 1000) await env.FILES.delete(outboxKeys.slice(i, i + 1000));
+
+  const erasure: ContactErasure = {
+    id: newId("era"),
+    panelId,
+    contactId: contact.id,
+    owners: [`c:${contact.id}`, ...target.uniqueids.map((u) => `u:${u}`)],
+    state: "archive",
+    partsDone: 0,
+    createdAt: now,
+    finishedAt: null,
+  };
+  await eraseContactRows(db, target, erasure);
+  const exportFiles = await withdrawFinishedExports(db, panelId, "withdrawn: a contact it listed was erased; export the segment again", now);
+  for (let i = 0; i < exportFiles.length; i += 1000) await env.FILES.delete(exportFiles.slice(i, i + 1000));
+  const { done, rewritten } = await rewriteArchive(env.FILES, db, erasure, PARTS_INLINE, now);
+  return { ...erasure, state: done ? "done" : "archive", partsDone: rewritten, finishedAt: done ? now : null };
+}
+
+function ownsRow(erasure: ContactErasure): (row: { contact_id: number | null; uniqueid: string | null }) => boolean {
+  const uniqueids = new Set(erasure.owners.filter((o) => o.startsWith("u:")).map((o) => o.slice(2)));
+  return (row) => row.contact_id === erasure.contactId || (row.uniqueid !== null && uniqueids.has(row.uniqueid));
+}
+
+/** Rewrites up to `limit` archived parts naming the erased owners; done when none is left (the erasure is then finished). */
+export async function rewriteArchive(bucket: R2Bucket, db: ShardDb, erasure: ContactErasure, limit: number, now: number): Promise<{ done: boolean; rewritten: number }> {
+  const parts = await partsNaming(db, erasure.panelId, erasure.owners, limit);
+  const owned = ownsRow(erasure);
+  for (const part of parts) {
+    const key = archiveKey(erasure.panelId, part.day, part.part);
+    const object = await bucket.get(key);
+    if (object) {
+      const rows = await readPartObject(object);
+      const kept = rows.filter((row) => !owned(row));
+      if (kept.length < rows.length) await putPartObject(bucket, key, kept, Number(object.customMetadata?.last_id ?? part.part));
+    }
+    await partRewritten(db, erasure, part);
+  }
+  if (parts.length === limit) return { done: false, rewritten: parts.length };
+  await finishErasure(db, erasure.id, now);
+  return { done: true, rewritten: parts.length };
+}
+
+/** The cron sweep: on every shard, rewrites the archived days that erasures left. */
+export const eraseArchivedEvents: CronTask = {
+  name: "contacts.erase_archive",
+  async run(env, now) {
+    await forEachShard(env, "contacts.erase_archive", async (db) => {
+      for (const erasure of await pendingErasures(db, 10)) {
+        if (!(await rewriteArchive(env.FILES, db, erasure, PARTS_PER_RUN, now)).done) break;
+      }
+    });
+  },
+};

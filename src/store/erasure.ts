@@ -1,0 +1,165 @@
+import type { ShardDb } from "./shards";
+
+/**
+ * Erasing a contact (right to erasure) in its shard. The rows that hold the contact go in one
+ * D1 batch, so an erasure is all or nothing; suppressions stay, re-keyed by a hash of the
+ * address or number (`erasedAddress`), so an address that was stopped stays stopped. The
+ * archived days (R2) are rewritten after, from `contact_erasures`.
+ */
+
+export interface ErasureTarget {
+  panelId: string;
+  contactId: number;
+  /** Uniqueids linked to the contact: their anonymous events go with it. */
+  uniqueids: string[];
+  /** The EMAIL as suppressions key it (trimmed, lower case), and its hashed form. */
+  email: { plain: string; erased: string } | null;
+  /** The MOBILE as digits, and its hashed form. */
+  phone: { plain: string; erased: string } | null;
+}
+
+/** The addresses and numbers the outbox may have sent the contact's copies to. */
+export function recipientsOf(target: Pick<ErasureTarget, "email" | "phone">): string[] {
+  return [target.email?.plain, target.phone?.plain].filter((r): r is string => r !== undefined);
+}
+
+export async function uniqueidsOfContact(db: ShardDb, panelId: string, contactId: number): Promise<string[]> {
+  const { results } = await db.prepare("SELECT uniqueid FROM anon_profiles WHERE panel_id = ? AND contact_id = ?").bind(panelId, contactId).all<{ uniqueid: string }>();
+  return results.map((r) => r.uniqueid);
+}
+
+/**
+ * Deletes the contact's rows and records `erasure` in the same batch, so that the archive's
+ * rewrite is due exactly when the rows are gone. Returns how many events rows went.
+ */
+export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasure: ContactErasure): Promise<number> {
+  const { panelId, contactId } = target;
+  const uniqueids = JSON.stringify(target.uniqueids);
+  const recipients = JSON.stringify(recipientsOf(target));
+  const byContact = (table: string) => db.prepare(`DELETE FROM ${table} WHERE panel_id = ?1 AND contact_id = ?2`).bind(panelId, contactId);
+  const statements = [
+    // Rows keyed by the contact's messages or instances go before those.
+    db.prepare("DELETE FROM sms_links WHERE panel_id = ?1 AND msgid IN (SELECT msgid FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2)").bind(panelId, contactId),
+    db.prepare("DELETE FROM journey_step_runs WHERE instance_id IN (SELECT id FROM journey_instances WHERE panel_id = ?1 AND contact_id = ?2)").bind(panelId, contactId),
+    byContact("journey_points"),
+    byContact("journey_instances"),
+    byContact("journey_list_entries"),
+    byContact("journey_messages"),
+    byContact("campaign_messages"),
+    byContact("list_members"),
+    byContact("segment_members"),
+    byContact("segment_changes"),
+    db.prepare("DELETE FROM events WHERE panel_id = ?1 AND (contact_id = ?2 OR uniqueid IN (SELECT value FROM json_each(?3)))").bind(panelId, contactId, uniqueids),
+    byContact("anon_profiles"),
+    db.prepare("DELETE FROM outbox WHERE panel_id = ?1 AND recipient IN (SELECT value FROM json_each(?2))").bind(panelId, recipients),
+    insertErasureStatement(db, erasure),
+  ];
+  const eventsAt = 10;
+  if (target.email) {
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO email_suppressions (panel_id, address, reason, campaign_id, created_at)
+           SELECT panel_id, ?3, reason, NULL, created_at FROM email_suppressions WHERE panel_id = ?1 AND address = ?2 ON CONFLICT DO NOTHING`,
+        )
+        .bind(panelId, target.email.plain, target.email.erased),
+      db.prepare("DELETE FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panelId, target.email.plain),
+    );
+  }
+  if (target.phone) {
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO sms_suppressions (panel_id, phone, reason, created_at)
+           SELECT panel_id, ?3, reason, created_at FROM sms_suppressions WHERE panel_id = ?1 AND phone = ?2 ON CONFLICT DO NOTHING`,
+        )
+        .bind(panelId, target.phone.plain, target.phone.erased),
+      db.prepare("DELETE FROM sms_suppressions WHERE panel_id = ? AND phone = ?").bind(panelId, target.phone.plain),
+    );
+  }
+  statements.push(db.prepare("DELETE FROM contacts WHERE panel_id = ? AND id = ?").bind(panelId, contactId));
+  const results = await db.batch(statements);
+  return results[eventsAt]!.meta.changes ?? 0;
+}
+
+/** R2 keys of the outbox copies sent to these addresses or numbers (deleted before their rows). */
+export async function outboxKeysOf(db: ShardDb, panelId: string, recipients: readonly string[]): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT r2_key FROM outbox WHERE panel_id = ?1 AND recipient IN (SELECT value FROM json_each(?2))")
+    .bind(panelId, JSON.stringify(recipients))
+    .all<{ r2_key: string }>();
+  return results.map((r) => r.r2_key);
+}
+
+export interface ContactErasure {
+  id: string;
+  panelId: string;
+  contactId: number;
+  owners: string[];
+  state: "archive" | "done";
+  partsDone: number;
+  createdAt: number;
+  finishedAt: number | null;
+}
+
+interface ErasureRow {
+  id: string;
+  panel_id: string;
+  contact_id: number;
+  owners: string;
+  state: "archive" | "done";
+  parts_done: number;
+  created_at: number;
+  finished_at: number | null;
+}
+
+const fromRow = (r: ErasureRow): ContactErasure => ({
+  id: r.id,
+  panelId: r.panel_id,
+  contactId: r.contact_id,
+  owners: JSON.parse(r.owners) as string[],
+  state: r.state,
+  partsDone: r.parts_done,
+  createdAt: r.created_at,
+  finishedAt: r.finished_at,
+});
+
+function insertErasureStatement(db: ShardDb, erasure: ContactErasure): D1PreparedStatement {
+  return db
+    .prepare("INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at) VALUES (?, ?, ?, ?, ?, 0, ?)")
+    .bind(erasure.id, erasure.panelId, erasure.contactId, JSON.stringify(erasure.owners), erasure.state, erasure.createdAt);
+}
+
+export async function getErasure(db: ShardDb, panelId: string, id: string): Promise<ContactErasure | null> {
+  const row = await db.prepare("SELECT * FROM contact_erasures WHERE panel_id = ? AND id = ?").bind(panelId, id).first<ErasureRow>();
+  return row ? fromRow(row) : null;
+}
+
+/** Erasures whose archived days are still being rewritten, of every panel of the shard, oldest first. */
+export async function pendingErasures(db: ShardDb, limit: number): Promise<ContactErasure[]> {
+  const { results } = await db.prepare("SELECT * FROM contact_erasures WHERE state = 'archive' ORDER BY created_at LIMIT ?").bind(limit).all<ErasureRow>();
+  return results.map(fromRow);
+}
+
+/** An archived part rewritten without the erased owners: it no longer names them. */
+export async function partRewritten(db: ShardDb, erasure: ContactErasure, part: { day: number; part: number }): Promise<void> {
+  await db.batch([
+    db
+      .prepare("DELETE FROM event_archive_owners WHERE panel_id = ?1 AND day = ?2 AND part = ?3 AND owner IN (SELECT value FROM json_each(?4))")
+      .bind(erasure.panelId, part.day, part.part, JSON.stringify(erasure.owners)),
+    db.prepare("UPDATE contact_erasures SET parts_done = parts_done + 1 WHERE id = ?").bind(erasure.id),
+  ]);
+}
+
+/** The archive parts still naming any of the erasure's owners. */
+export async function partsNaming(db: ShardDb, panelId: string, owners: readonly string[], limit: number): Promise<Array<{ day: number; part: number }>> {
+  const { results } = await db
+    .prepare("SELECT DISTINCT day, part FROM event_archive_owners WHERE panel_id = ?1 AND owner IN (SELECT value FROM json_each(?2)) ORDER BY day, part LIMIT ?3")
+    .bind(panelId, JSON.stringify(owners), limit)
+    .all<{ day: number; part: number }>();
+  return results;
+}
+
+export async function finishErasure(db: ShardDb, id: string, now: number): Promise<void> {
+  await db.prepare("UPDATE contact_erasures SET state = 'done', finished_at = ? WHERE id = ? AND state = 'archive'").bind(now, id).run();
+}

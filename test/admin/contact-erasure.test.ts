@@ -1,0 +1,190 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { gunzipText } from "../../src/lib/gzip";
+import { eraseArchivedEvents } from "../../src/services/contacts/erase";
+import { recordEvents } from "../../src/services/pipeline/record";
+import { archiveOldEvents } from "../../src/services/retention/archive";
+import { isAddressSuppressed, suppressAddress } from "../../src/store/suppressions";
+import { phoneSuppression, suppressPhone } from "../../src/store/sms";
+import { pipelineSettled } from "../support/activity";
+import worker from "../../src/index";
+import { getCampaign } from "../../src/store/campaigns";
+import { broadcastData, publish, scheduleIn, waitForCampaign, waitForImport } from "../support/broadcasts";
+import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../support/helpers";
+import { asOperator, operatorWithRole } from "../support/operators";
+
+const DAY = 86_400_000;
+
+/** Fires the Worker's own scheduled handler at `time`, as the Cron Trigger does. */
+async function fireCron(time: number): Promise<void> {
+  const controller = createScheduledController({ scheduledTime: new Date(time), cron: "* * * * *" });
+  const exec = createExecutionContext();
+  await worker.scheduled(controller, env, exec);
+  await waitOnExecutionContext(exec);
+}
+const ADA = "ada@example.com";
+const ADA_MOBILE = "919812345678";
+
+/** Events of `identity`: one at midday UTC on each of `oldDays` days from 40 days back, and `recent` in the last hours. */
+async function seedEvents(panel: TestPanel, identity: string, oldDays: number, recent: number, from = 0): Promise<void> {
+  const midday = Math.floor(Date.now() / DAY) * DAY + DAY / 2;
+  const events = [
+    ...Array.from({ length: oldDays }, (_, i) => ({ occurredAt: midday - (40 + i) * DAY, n: from + i })),
+    ...Array.from({ length: recent }, (_, i) => ({ occurredAt: Date.now() - (i + 1) * 60_000, n: from + oldDays + i })),
+  ];
+  await recordEvents(env, { id: panel.id }, events.map((e) => ({ channel: "custom_activity" as const, name: "view", identity, params: { n: e.n }, occurredAt: e.occurredAt })));
+  await pipelineSettled(panel.id);
+  // As if each had been recorded when it happened, so the archive takes the old ones.
+  await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
+}
+
+async function archivedRows(panelId: string): Promise<Array<{ contact_id: number | null; identity: string | null }>> {
+  const rows = [];
+  for (const object of (await env.FILES.list({ prefix: `events/${panelId}/` })).objects) {
+    const text = await gunzipText(await (await env.FILES.get(object.key))!.arrayBuffer());
+    rows.push(...text.split("\n").filter(Boolean).map((line) => JSON.parse(line)));
+  }
+  return rows;
+}
+
+async function contactId(panel: TestPanel, key: string): Promise<number> {
+  return (await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<{ id: number }>())!.id;
+}
+
+/** A panel with ada and bob: list members, segment members, events in the shard and in the archive, a test copy in the outbox, waiting webhook events. */
+async function panelWithAda() {
+  const panel = await createPanel();
+  expect((await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 })).status).toBe(200);
+  const list = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Readers" })).body;
+  const api = apiFor(panel);
+  expect((await api("contact", "add", { data: { EMAIL: ADA, NAME: "Ada", MOBILE: ADA_MOBILE }, listid: list.id })).body.result).toBe("Success");
+  expect((await api("contact", "add", { data: { EMAIL: "bob@example.com", NAME: "Bob" }, listid: list.id })).body.result).toBe("Success");
+  const segment = (await admin("POST", `/panels/${panel.id}/segments`, { name: "Everyone", match: { all: [{ attribute: "EMAIL", op: "contains", value: "@example.com" }] } })).body;
+  expect(segment.count).toBe(2);
+  return { panel, list, segment, ada: await contactId(panel, ADA) };
+}
+
+describe("erasing a contact", () => {
+  it("exports everything held about it first, then leaves nothing of it in any route, export or archive", async () => {
+    const { panel, list, segment, ada } = await panelWithAda();
+    await seedEvents(panel, ADA, 3, 2);
+    await seedEvents(panel, "bob@example.com", 3, 1, 100);
+    await archiveOldEvents.run(env, Date.now());
+    expect((await archivedRows(panel.id)).filter((r) => r.contact_id === ada)).toHaveLength(3);
+
+    const published = await publish(panel, await broadcastData({}, "EMAIL\nbob@example.com\n"));
+    const campaignId: string = published.body.CampaignID;
+    await waitForImport(panel, campaignId);
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${campaignId}/test`, { email: ADA })).status).toBe(200);
+    await suppressAddress(panelData, panel.id, ADA, "unsubscribe", null, Date.now());
+    await suppressPhone(panelData, panel.id, ADA_MOBILE, "stop", Date.now());
+
+    const hook = (await admin("POST", `/panels/${panel.id}/webhooks`, { label: "Orders", url: receiver.url("/hooks/erasure") })).body;
+    const { enqueueWebhookEvents } = await import("../../src/services/webhooks/enqueue");
+    const waiting = (identity: string) => ({ channel: "custom_activity" as const, journeyName: "J", occurredAt: Date.now(), details: { identity, activity_name: "view" } });
+    await enqueueWebhookEvents(env, panel.id, hook.id, [waiting(ADA), waiting("bob@example.com"), waiting(ADA)]);
+    expect((await admin("GET", `/panels/${panel.id}/webhooks/${hook.id}`)).body.backlog).toBe(3);
+    const exported = await admin("POST", `/panels/${panel.id}/segments/${segment.id}/export`);
+    for (let i = 0; i < 100 && (await admin("GET", `/panels/${panel.id}/jobs/${exported.body.jobid}`)).body.status !== "completed"; i++) await new Promise((r) => setTimeout(r, 100));
+
+    // Right of access: one JSON document with everything, archived days included.
+    const owner = await operatorWithRole(panel.id, "owner");
+    const access = await asOperator(owner, "GET", `/panels/${panel.id}/contacts/${encodeURIComponent(ADA)}/export`);
+    expect(access.status).toBe(200);
+    expect(access.body.contact.attributes).toMatchObject({ EMAIL: ADA, NAME: "Ada", MOBILE: ADA_MOBILE });
+    expect(access.body.lists.map((l: any) => l.id)).toEqual([list.id]);
+    expect(access.body.segments.map((s: any) => s.name)).toEqual(["Everyone"]);
+    expect(access.body.events.map((e: any) => e.params.n).sort()).toEqual([0, 1, 2, 3, 4]);
+    expect(access.body.suppression).toMatchObject({ address: ADA, reason: "unsubscribe" });
+    expect(access.body.sms_suppression).toBe("stop");
+
+    const marketer = await operatorWithRole(panel.id, "marketer");
+    expect((await asOperator(marketer, "DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(ADA)}`)).status).toBe(403);
+    expect((await asOperator(marketer, "GET", `/panels/${panel.id}/contacts/${encodeURIComponent(ADA)}/export`)).status).toBe(403);
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/nobody%40example.com`)).status).toBe(404);
+
+    const erased = await asOperator(owner, "DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(ADA)}`);
+    expect(erased.status, JSON.stringify(erased.body)).toBe(200);
+    expect(erased.body).toMatchObject({ state: "done", archive_parts_rewritten: 3 });
+
+    // No route answers anything of it.
+    const key = encodeURIComponent(ADA);
+    expect((await admin("GET", `/panels/${panel.id}/contacts/${key}`)).status).toBe(404);
+    expect((await admin("GET", `/panels/${panel.id}/contacts/${key}/events`)).status).toBe(404);
+    expect((await admin("GET", `/panels/${panel.id}/contacts/${key}/export`)).status).toBe(404);
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/${key}`)).status).toBe(404);
+    const answers = [
+      await admin("GET", `/panels/${panel.id}/contacts?q=ada`),
+      await admin("GET", `/panels/${panel.id}/lists/${list.id}/members`),
+      await admin("GET", `/panels/${panel.id}/segments/${segment.id}`),
+      await admin("GET", `/panels/${panel.id}/outbox?limit=100`),
+      await admin("GET", `/panels/${panel.id}/audit?limit=100`),
+      await admin("GET", `/panels/${panel.id}/sms/suppressions`),
+    ];
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(JSON.stringify(answer.body)).not.toContain("ada@");
+      expect(JSON.stringify(answer.body)).not.toContain(ADA_MOBILE);
+    }
+    expect(answers[2]!.body).toMatchObject({ count: 1, members: 1 });
+    // The archive holds bob's days only; ada's rows are gone from every table that had them.
+    const archived = await archivedRows(panel.id);
+    expect(archived.filter((r) => r.contact_id === ada)).toEqual([]);
+    expect(archived).toHaveLength(3);
+    for (const table of ["events", "list_members", "segment_members", "segment_changes", "campaign_messages", "journey_instances", "anon_profiles"]) {
+      expect(await countRows(`SELECT COUNT(*) AS n FROM ${table} WHERE panel_id = ? AND contact_id = ?`, panel.id, ada), table).toBe(0);
+    }
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address LIKE '%ada%'", panel.id)).toBe(0);
+    expect((await env.FILES.list({ prefix: `outbox/${panel.id}/` })).objects).toHaveLength(0);
+    // Its waiting webhook events went; bob's stays.
+    expect((await admin("GET", `/panels/${panel.id}/webhooks/${hook.id}`)).body.backlog).toBe(1);
+    // The segment export that listed it was withdrawn, its file deleted.
+    const job = (await admin("GET", `/panels/${panel.id}/jobs/${exported.body.jobid}`)).body;
+    expect(job.status).toBe("failed");
+    expect(JSON.stringify(job)).toContain("erased");
+    expect((await call(`/admin/v1/panels/${panel.id}/jobs/${exported.body.jobid}/export.csv`, { headers: { authorization: "Bearer test-admin-token" } })).status).not.toBe(200);
+
+    // The stops hold when the address and number come back, kept only as hashes.
+    expect(await isAddressSuppressed(panelData, panel.id, ADA)).toBe(true);
+    expect(await phoneSuppression(panelData, panel.id, ADA_MOBILE)).toBe("stop");
+    // Who erased what and when, naming the contact by id only.
+    const log = (await admin("GET", `/panels/${panel.id}/audit?action=contact.erased`)).body.entries;
+    expect(log).toHaveLength(1);
+    expect(log[0]).toMatchObject({ actor: { kind: "operator", email: owner.email }, target: String(ada), detail: { erasure_id: erased.body.erasure_id } });
+  });
+
+  it("rewrites many archived days in the background, and a suppressed address that comes back is still skipped by campaigns", async () => {
+    const panel = await createPanel();
+    expect((await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 })).status).toBe(200);
+    await apiFor(panel)("contact", "add", { data: { EMAIL: ADA } });
+    await seedEvents(panel, ADA, 25, 0);
+    await seedEvents(panel, "bob@example.com", 2, 0, 100);
+    for (let i = 0; i < 5; i++) await archiveOldEvents.run(env, Date.now());
+    const ada = await contactId(panel, ADA);
+    expect((await archivedRows(panel.id)).filter((r) => r.contact_id === ada)).toHaveLength(25);
+    await suppressAddress(panelData, panel.id, ADA, "hard_bounce", null, Date.now());
+
+    const erased = await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(ADA)}`);
+    expect(erased.body).toMatchObject({ state: "archive", archive_parts_rewritten: 20 });
+    expect((await admin("GET", `/panels/${panel.id}/erasures/${erased.body.erasure_id}`)).body.state).toBe("archive");
+    await eraseArchivedEvents.run(env, Date.now());
+    expect((await admin("GET", `/panels/${panel.id}/erasures/${erased.body.erasure_id}`)).body).toMatchObject({ state: "done", archive_parts_rewritten: 25 });
+    const archived = await archivedRows(panel.id);
+    expect(archived.filter((r) => r.contact_id === ada)).toEqual([]);
+    expect(archived).toHaveLength(2);
+    // Another run finds nothing; another panel's erasure cannot be read here.
+    await eraseArchivedEvents.run(env, Date.now());
+    const other = await createPanel();
+    expect((await admin("GET", `/panels/${other.id}/erasures/${erased.body.erasure_id}`)).status).toBe(404);
+
+    // The address comes back in a campaign's contacts file: the hard bounce still stops it.
+    const published = await publish(panel, await broadcastData({ schedule_date: scheduleIn(137) }, `EMAIL\n${ADA}\nbob@example.com\n`));
+    const campaignId: string = published.body.CampaignID;
+    await waitForImport(panel, campaignId);
+    const stored = await getCampaign(panelData, panel.id, campaignId);
+    await fireCron(stored!.sendAt);
+    expect((await waitForCampaign(panel, campaignId)).counters).toMatchObject({ sent: 1, skipped: 1 });
+    expect((await admin("GET", `/panels/${panel.id}/outbox?campaign=${campaignId}`)).body.messages.map((m: any) => m.to)).toEqual(["bob@example.com"]);
+  });
+});
