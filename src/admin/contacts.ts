@@ -183,10 +183,9 @@ const exportOneContact = definePanelRoute({
   role: "owner",
   summary:
     "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
-  async handle({ env, caller, path, panel, db }) {
+  async handle({ env, path, panel, db }) {
     const held = await contactAccessExport(env, db, panel.id, path.key);
     if (!held) throw notFound(`No contact with ${panel.primaryKey} "${path.key}" in this panel`);
-    await audited({ db, caller, panel }, "contact.exported", String(held.contact.id));
     const document = {
       exported_at: isoTime(Date.now()),
       panel_id: panel.id,

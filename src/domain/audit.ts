@@ -34,7 +34,6 @@ export const AUDIT_ACTIONS = [
   "tracking_domain.removed",
   "sms.settings_changed",
   "contact.erased",
-  "contact.exported",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

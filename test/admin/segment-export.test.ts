@@ -191,6 +191,8 @@ describe("segment export (CONTRACT 9 POST …/segments/{id}/export)", () => {
 
   it("waits for a segment's build, and fails when the segment is deleted meanwhile", async () => {
     const { panel, segmentId } = await exportPanel(4);
+    // The build the create started in the background ends first, so it cannot finish the one set up here.
+    for (let i = 0; i < 100 && (await getSegment(panelData, panel.id, segmentId))!.buildCursor !== null; i++) await new Promise((r) => setTimeout(r, 50));
     await panelData.prepare("UPDATE segments SET build_cursor = 0 WHERE id = ?").bind(segmentId).run();
     await panelData.prepare("DELETE FROM segment_members WHERE segment_id = ?").bind(segmentId).run();
     const quiet = quietEnv();

@@ -38,7 +38,6 @@ const ACTIONS: Record<AuditAction, string> = {
   "tracking_domain.removed": "Tracking domain removed",
   "sms.settings_changed": "SMS provider changed",
   "contact.erased": "Contact erased",
-  "contact.exported": "Contact's data exported",
 };
 
 function details(detail: Record<string, unknown>): string {
