@@ -710,6 +710,41 @@ describe("panel in Chromium", () => {
     const saved = (await adminCall("GET", `/panels/${panelId}/segments`)).segments.find((s: any) => s.name === "Upper tiers");
     assert.deepEqual(saved.match, { all: [{ attribute: "TIER", op: "gte", value: 2 }, { not: { list: gold.id, op: "in" } }] });
     await screenshot(page, "segment-saved");
+
+    // Its own page: members (kept current in the background), an export, and its conditions to edit.
+    await row.getByRole("link", { name: "Upper tiers" }).click();
+    await page.getByRole("heading", { level: 1, name: "Upper tiers" }).waitFor();
+    for (const until = Date.now() + 30_000; !(await page.getByRole("cell", { name: "t3@example.com" }).isVisible()); await page.waitForTimeout(500)) {
+      if (Date.now() > until) throw new Error("the segment's members never showed t3@example.com");
+      await page.reload();
+      await page.getByRole("heading", { level: 1, name: "Upper tiers" }).waitFor();
+    }
+    const edit = page.getByRole("form", { name: "Edit segment" });
+    assert.equal(await edit.getByLabel("Value 1").inputValue(), "2");
+    await page.getByRole("button", { name: "Export members as CSV" }).click();
+    const download = page.getByRole("link", { name: "Download the CSV (1 contact)" });
+    await download.waitFor({ timeout: 30_000 });
+    const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join("; ");
+    const csv = await (await fetch(`${service.origin}${await download.getAttribute("href")}`, { headers: { cookie } })).text();
+    assert.match(csv, /t3@example\.com/);
+    await checkAccessibility(page, "segment-page");
+    await screenshot(page, "segment-page");
+
+    // Widened to every tier: saved over the segment, and the members follow.
+    await edit.getByLabel("Value 1").fill("1");
+    await edit.getByRole("status").getByText("2 contacts match now.").waitFor();
+    await edit.getByRole("button", { name: "Save changes" }).click();
+    for (const until = Date.now() + 30_000; !(await page.getByRole("cell", { name: "t1@example.com" }).isVisible()); await page.waitForTimeout(500)) {
+      if (Date.now() > until) throw new Error("the edited segment's members never showed t1@example.com");
+      await page.reload();
+      await page.getByRole("heading", { level: 1, name: "Upper tiers" }).waitFor();
+    }
+    const stored = (await adminCall("GET", `/panels/${panelId}/segments/${saved.id}`)).match;
+    assert.deepEqual(stored, { all: [{ attribute: "TIER", op: "gte", value: 1 }, { not: { list: gold.id, op: "in" } }] });
+
+    await page.getByRole("button", { name: "Delete segment" }).click();
+    await page.getByRole("heading", { level: 1, name: "Segments" }).waitFor();
+    assert.equal(await page.getByRole("row", { name: /Upper tiers/ }).count(), 0);
   });
 
   test("create and schedule an email campaign with a previewed body", async () => {

@@ -246,6 +246,7 @@ export type CreatedCampaign = CampaignView & { CampaignID: string; warnings?: { 
 export interface SegmentView {
   id: string;
   name: string;
+  match: SegmentCountRequest["match"];
   building: boolean;
   members?: number;
   created_at: string;
@@ -289,4 +290,19 @@ export interface ErasureView {
   archive_parts_rewritten: number;
   created_at: string;
   finished_at: string | null;
+}
+
+/** GET /jobs/{jobid} of a segment export (services/segments/export.ts segmentExportView), the members the panel reads. */
+export interface SegmentExportView {
+  jobid: string;
+  type: "segment_export";
+  status: "queued" | "running" | "completed" | "failed";
+  reason: string | null;
+  progress: { rows: number; total: number };
+  download: string | null;
+}
+/** GET /segments/{id}/history. */
+export interface SegmentHistoryView {
+  members: number;
+  days: Array<{ day: string; entered: number; exited: number }>;
 }

@@ -9,6 +9,7 @@ import { Home } from "./home";
 import { Journey, Journeys } from "./journeys";
 import { ListMembers, Lists } from "./lists";
 import { SenderDomains } from "./sender-domains";
+import { Segment } from "./segment";
 import { Segments } from "./segments";
 import { Settings } from "./settings";
 import { Team } from "./team";
@@ -34,6 +35,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/team", (props) => <Team {...props} />],
   ["/audit", (props) => <Audit {...props} />],
   ["/segments", (props) => <Segments {...props} />],
+  ["/segments/:id", (props) => <Segment {...props} />],
   ["/campaigns", (props) => <Campaigns {...props} />],
   ["/campaigns/:id", (props) => <Campaign {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],

@@ -2,6 +2,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../api";
 import type { ActivityView, AttributeView, ListView, SegmentCountRequest, SegmentDefinitionRequest, SegmentView } from "../types";
 import type { Engagement, ReachableChannel, SegmentAttributeOp } from "../types";
+import { Link } from "../router";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 
@@ -33,7 +34,7 @@ type Kind = "attribute" | "list" | "activity" | "engagement" | "reachable";
 const KINDS: Record<Kind, string> = { attribute: "Attribute", list: "List", activity: "Activity", engagement: "Email engagement", reachable: "Reachable" };
 
 /** One row of the editor: every input of every kind, so switching kinds keeps what was typed. */
-interface Row {
+export interface Row {
   kind: Kind;
   negate: boolean;
   attribute: string;
@@ -191,8 +192,38 @@ function ConditionRow({ row, index, choices, error, onChange, onRemove }: { row:
   );
 }
 
-/** The segment editor: conditions joined by all or any, with the count of matching contacts as they are edited. */
-function SegmentEditor({ panelId, onSaved }: { panelId: string; onSaved: () => void }) {
+/** A saved condition as an editor row; null when the row editor cannot show it (parameter clauses, dates, at most). */
+function rowOf(node: Condition): Row | null {
+  const outer = node as Record<string, unknown>;
+  const negate = "not" in outer;
+  const c = (negate ? outer.not : outer) as Record<string, unknown>;
+  const text = (value: unknown) => (value === undefined ? "" : Array.isArray(value) ? value.join(",") : String(value));
+  if ("attribute" in c) return { ...NEW_ROW, negate, kind: "attribute", attribute: String(c.attribute), op: c.op as SegmentAttributeOp, value: text(c.value) };
+  if ("list" in c) return { ...NEW_ROW, negate, kind: "list", list: String(c.list), listOp: c.op as Row["listOp"] };
+  if ("activity" in c) {
+    if (c.op !== "performed" && c.op !== "not_performed") return null;
+    if (["max", "from", "to", "where"].some((key) => c[key] !== undefined)) return null;
+    return { ...NEW_ROW, negate, kind: "activity", activity: String(c.activity), activityOp: c.op, min: text(c.min), withinDays: text(c.within_days) };
+  }
+  if ("engagement" in c) return { ...NEW_ROW, negate, kind: "engagement", engagement: c.engagement as Engagement, campaign: text(c.campaign ?? "any"), withinDays: text(c.within_days) };
+  if ("reachable" in c) return { ...NEW_ROW, negate, kind: "reachable", reachable: c.reachable as ReachableChannel };
+  return null;
+}
+
+/** A saved definition as the editor's group and rows; null when it nests groups or says what rows cannot. */
+export function editorStateOf(match: Condition): { join: "all" | "any"; rows: Row[] } | null {
+  const group = match as Record<string, unknown>;
+  const join = "all" in group ? "all" : "any" in group ? "any" : null;
+  if (!join || !Array.isArray(group[join])) return null;
+  const rows = (group[join] as Condition[]).map(rowOf);
+  return rows.length > 0 && rows.every((row): row is Row => row !== null) ? { join, rows } : null;
+}
+
+/**
+ * The segment editor: conditions joined by all or any, with the count of matching contacts as
+ * they are edited. With `segment`, it starts from that segment's definition and saves over it.
+ */
+export function SegmentEditor({ panelId, segment, onSaved }: { panelId: string; segment?: { id: string; name: string; join: "all" | "any"; rows: Row[] }; onSaved: () => void }) {
   const choices = useLoad(async (): Promise<Choices> => {
     const [attributes, lists, activities, campaigns] = await Promise.all([
       admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"),
@@ -202,9 +233,9 @@ function SegmentEditor({ panelId, onSaved }: { panelId: string; onSaved: () => v
     ]);
     return { attributes: attributes.attributes, lists: lists.lists, activities: activities.activities, campaigns: campaigns.campaigns };
   }, [panelId]);
-  const [name, setName] = useState("");
-  const [join, setJoin] = useState<"all" | "any">("all");
-  const [rows, setRows] = useState<Row[]>([NEW_ROW]);
+  const [name, setName] = useState(segment?.name ?? "");
+  const [join, setJoin] = useState<"all" | "any">(segment?.join ?? "all");
+  const [rows, setRows] = useState<Row[]>(segment?.rows ?? [NEW_ROW]);
   const [count, setCount] = useState<{ count?: number; fields: Record<string, string>; message?: string }>({ fields: {} });
   const saved = useSubmit(onSaved);
   const match = choices.data ? matchOf(join, rows, choices.data.attributes) : undefined;
@@ -232,7 +263,8 @@ function SegmentEditor({ panelId, onSaved }: { panelId: string; onSaved: () => v
   const save = async (event: FormEvent) => {
     event.preventDefault();
     const body: SegmentDefinitionRequest = { name, match: match! };
-    if (await saved.run(() => admin("POST", panelId, "/segments", body))) {
+    const write = segment ? () => admin("PUT", panelId, `/segments/${encodeURIComponent(segment.id)}`, body) : () => admin("POST", panelId, "/segments", body);
+    if ((await saved.run(write)) && !segment) {
       setName("");
       setRows([NEW_ROW]);
     }
@@ -241,7 +273,7 @@ function SegmentEditor({ panelId, onSaved }: { panelId: string; onSaved: () => v
   if (!choices.data) return choices.error ? <ErrorNote error={choices.error} /> : <Loading />;
   const fields = { ...count.fields, ...saved.fields };
   return (
-    <form className="card" onSubmit={save} aria-label="New segment">
+    <form className="card" onSubmit={save} aria-label={segment ? "Edit segment" : "New segment"}>
       <ErrorNote error={saved.failure} />
       <div className="row">
         <Field label="Segment name" error={fields.name}>
@@ -287,7 +319,7 @@ function SegmentEditor({ panelId, onSaved }: { panelId: string; onSaved: () => v
         <summary>The definition as the API takes it</summary>
         <pre aria-label="Segment definition">{JSON.stringify({ name, match }, null, 2)}</pre>
       </details>
-      <button type="submit">Save segment</button>
+      <button type="submit">{segment ? "Save changes" : "Save segment"}</button>
     </form>
   );
 }
@@ -316,7 +348,9 @@ export function Segments({ panel }: ScreenProps) {
           <tbody>
             {data.segments.map((segment) => (
               <tr key={segment.id}>
-                <td>{segment.name}</td>
+                <td>
+                  <Link href={`/panels/${encodeURIComponent(panel.id)}/segments/${encodeURIComponent(segment.id)}`}>{segment.name}</Link>
+                </td>
                 <td>
                   {segment.members ?? "—"}
                   {segment.building && <span className="badge">building</span>}
