@@ -1,9 +1,11 @@
 import { canonicalAttributeName } from "../domain/attributes";
+import { preferencesBody } from "../domain/preferences";
 import { attributeSearchValue, contactSearchQuery, editContactBody } from "../domain/panel-screens";
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { fromProblems, invalidField, notFound } from "../lib/http/errors";
 import { contactAccessExport } from "../services/contacts/access-export";
 import { eraseContact } from "../services/contacts/erase";
+import { changeContactPreferences, contactPreferences } from "../services/contacts/preferences";
 import { updateContactAttributes } from "../services/contacts/update";
 import { getErasure, type ContactErasure } from "../store/erasure";
 import { loadAttributeSchema } from "../store/attributes";
@@ -204,4 +206,29 @@ const exportOneContact = definePanelRoute({
   },
 });
 
-export const contactRoutes = [searchPanelContacts, readContact, editContact, eraseOneContact, readErasure, exportOneContact];
+const readPreferences = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/contacts/:key/preferences",
+  role: "viewer",
+  summary:
+    "A contact's subscription per channel: email, sms and push, each subscribed, unsubscribed (its own choice), bounced or stopped (held by the service) or unreachable (no address or number)",
+  async handle({ path, panel, db }) {
+    return { preferences: await contactPreferences(db, panel.id, await requireContact(db, panel, path.key)) };
+  },
+});
+
+const changePreferences = definePanelRoute({
+  method: "PUT",
+  path: "/panels/:panel/contacts/:key/preferences",
+  role: "marketer",
+  summary:
+    "Change a contact's subscriptions (email, sms, push: subscribed or unsubscribed), as its preference page does; a bounced, stopped or unreachable channel is refused and nothing changes",
+  body: preferencesBody,
+  async handle({ path, body, panel, db }) {
+    const outcome = await changeContactPreferences(db, panel.id, await requireContact(db, panel, path.key), body, Date.now());
+    if (!outcome.ok) throw fromProblems(outcome.problems);
+    return { preferences: outcome.preferences };
+  },
+});
+
+export const contactRoutes = [searchPanelContacts, readContact, editContact, eraseOneContact, readErasure, exportOneContact, readPreferences, changePreferences];

@@ -1,9 +1,10 @@
 import { recordBounce, trackClick, trackOpen, unsubscribeRecipient } from "../services/broadcasts/engagement";
 import type { EmailProviderSecrets } from "../services/channels/email/provider";
 import { parseSesNotification } from "../services/channels/email/ses-notifications";
-import { recipientOf, resubscribe } from "../services/channels/email/recipient-choice";
+import { recipientOf, recipientPreferences, resubscribe } from "../services/channels/email/recipient-choice";
 import { isJourneyClaim, TrackingSigner } from "../services/channels/email/tracking";
-import { invalidLinkPage, unsubscribePage } from "../domain/unsubscribe-page";
+import { invalidLinkPage, preferencesPage, unsubscribePage } from "../domain/unsubscribe-page";
+import { PREFERENCE_CHANNELS, type PreferenceChannel, type PreferencesChange } from "../domain/preferences";
 import { escapeHtml } from "../domain/email-message";
 import { recordJourneyBounce, trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../services/journeys/engagement";
 import { constantTimeEqual } from "../lib/crypto";
@@ -37,7 +38,7 @@ function readerOf(request: Request): ReaderDetails {
  * give, without its body, and nothing recorded.
  */
 export async function handleTrackingHead(kind: string, token: string, request: Request, env: Env): Promise<Response> {
-  const handler = kind === "o" ? handleOpen : kind === "c" ? handleClick : handleUnsubscribe;
+  const handler = kind === "o" ? handleOpen : kind === "c" ? handleClick : kind === "p" ? handlePreferences : handleUnsubscribe;
   const answer = await handler(token, request, env);
   await answer.body?.cancel();
   return new Response(null, { status: answer.status, headers: answer.headers });
@@ -97,8 +98,9 @@ async function postedAction(request: Request): Promise<"resubscribe" | "unsubscr
  */
 export async function handleUnsubscribe(token: string, request: Request, env: Env): Promise<Response> {
   const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "unsubscribe");
-  const view = claim ? await recipientOf(env, claim) : null;
-  if (!claim || !view) return htmlPage(invalidLinkPage());
+  const found = claim ? await recipientOf(env, claim) : null;
+  if (!claim || !found) return htmlPage(invalidLinkPage());
+  const view = { ...found, facts: { ...found.facts, preferencesPath: `/t/p/${token}` } };
   if (request.method === "POST") {
     if ((await postedAction(request)) === "resubscribe") {
       await resubscribe(env, view, claim.panelId);
@@ -110,6 +112,37 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
   }
   const state = view.suppressed === "hard_bounce" ? "bounced" : view.suppressed === "unsubscribe" ? "already_unsubscribed" : "subscribed";
   return htmlPage(unsubscribePage(state, view.facts));
+}
+
+/** The channels a preference form showed, each set as its box was left. */
+async function postedPreferences(request: Request): Promise<PreferencesChange | null> {
+  const type = request.headers.get("content-type") ?? "";
+  const length = Number(request.headers.get("content-length") ?? "0");
+  if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type) || !(length <= MAX_FORM_BYTES)) return null;
+  try {
+    const form = await request.formData();
+    const change: PreferencesChange = {};
+    for (const shown of form.getAll("shown")) {
+      if ((PREFERENCE_CHANNELS as readonly unknown[]).includes(shown)) change[shown as PreferenceChannel] = form.get(shown as string) === "subscribed" ? "subscribed" : "unsubscribed";
+    }
+    return Object.keys(change).length ? change : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * /t/p/{token} (the unsubscribe link's token): GET shows the contact's channels with a box
+ * each; POST saves the boxes. Like the unsubscribe page, a GET changes nothing.
+ */
+export async function handlePreferences(token: string, request: Request, env: Env): Promise<Response> {
+  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "unsubscribe");
+  const view = claim ? await recipientOf(env, claim) : null;
+  if (!claim || !view) return htmlPage(invalidLinkPage());
+  const change = request.method === "POST" ? await postedPreferences(request) : null;
+  const preferences = await recipientPreferences(env, claim, view, change ?? undefined);
+  if (!preferences) return htmlPage(invalidLinkPage());
+  return htmlPage(preferencesPage(view.facts, preferences, change !== null));
 }
 
 /**

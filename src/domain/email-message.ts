@@ -1,4 +1,5 @@
 import { canonicalAttributeName, type AttributeValue } from "./attributes";
+import { preferencesUrlOf } from "./preferences";
 
 /**
  * Campaign email rendering, without I/O: merge tags, tracked links, the open pixel, the
@@ -113,14 +114,14 @@ export function footerHtml(facts: SenderFacts, unsubscribeUrl: string): string {
     `<div role="contentinfo" style="${muted}"><p style="margin:0 0 8px">This email was sent by ${escapeHtml(senderLabel(facts))} ` +
     `because your address is on the mailing list of ${escapeHtml(facts.panelName)}.</p>` +
     `<p style="margin:0">Don't want these emails? <a href="${escapeHtml(unsubscribeUrl)}" style="color:#1a56b8;text-decoration:underline">Unsubscribe</a> ` +
-    `with one click.</p></div>`
+    `with one click, or <a href="${escapeHtml(preferencesUrlOf(unsubscribeUrl))}" style="color:#1a56b8;text-decoration:underline">choose what you receive</a>.</p></div>`
   );
 }
 
 export function footerText(facts: SenderFacts, unsubscribeUrl: string): string {
   return (
     `--\r\nThis email was sent by ${senderLabel(facts)} because your address is on the mailing list of ${facts.panelName}.\r\n` +
-    `Don't want these emails? Unsubscribe: ${unsubscribeUrl}`
+    `Don't want these emails? Unsubscribe: ${unsubscribeUrl}\r\nChoose what you receive: ${preferencesUrlOf(unsubscribeUrl)}`
   );
 }
 

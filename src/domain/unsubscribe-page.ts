@@ -1,4 +1,5 @@
 import { escapeHtml } from "./email-message";
+import type { ChannelPreferences, PreferenceChannel } from "./preferences";
 
 /**
  * The pages a recipient meets through an email's unsubscribe link. Plain HTML and CSS, no
@@ -15,6 +16,8 @@ export interface UnsubscribeFacts {
   senderAddress: string;
   /** The recipient's address. */
   address: string;
+  /** The preference page of the same message (relative), linked from the unsubscribe page. */
+  preferencesPath?: string;
 }
 
 /**
@@ -50,6 +53,11 @@ button:hover{background:#15479a;border-color:#15479a;color:#fff}
 button:focus-visible{outline:3px solid #f2b300;outline-offset:3px}
 .note{font-size:15px;color:#4a5058;margin-top:16px}
 .done{border-left:4px solid #1f7a3d;padding-left:12px}
+fieldset{border:0;padding:0;margin:0 0 16px}
+legend{font-weight:600;margin-bottom:8px}
+.choice{display:flex;gap:12px;align-items:flex-start;padding:12px 0;border-top:1px solid #e3e6eb}
+.choice input{width:24px;height:24px;margin:2px 0 0;flex:none}
+.choice small{display:block;color:#4a5058;font-size:15px}
 @media (min-width:600px){main{padding-top:48px}.card{padding:32px}button{width:auto;min-width:14rem}}
 `;
 
@@ -68,6 +76,9 @@ const unsubscribeForm = (label: string, secondary = false) =>
   `<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit"${secondary ? ' class="secondary"' : ""}>${label}</button></form>`;
 const resubscribeForm = `<form method="post"><input type="hidden" name="action" value="resubscribe"><button type="submit" class="secondary">Subscribe again</button></form>`;
 
+const preferencesLink = (facts: UnsubscribeFacts, text: string) =>
+  facts.preferencesPath ? `<p class="note"><a href="${escapeHtml(facts.preferencesPath)}">${text}</a></p>` : "";
+
 export function unsubscribePage(state: UnsubscribeState, facts: UnsubscribeFacts): { status: number; html: string } {
   const panel = escapeHtml(facts.panelName);
   const sender = facts.senderName
@@ -84,7 +95,8 @@ export function unsubscribePage(state: UnsubscribeState, facts: UnsubscribeFacts
         `<h1>Stop emails from ${panel}?</h1>${who}` +
           `<p>Unsubscribing stops all marketing email from ${panel} to this address: this kind of mail and every other campaign or message they send.</p>` +
           unsubscribeForm("Unsubscribe") +
-          `<p class="note">Nothing changes until you press the button.</p>`,
+          `<p class="note">Nothing changes until you press the button.</p>` +
+          preferencesLink(facts, "Or choose per channel what you receive"),
       );
     case "unsubscribed":
     case "already_unsubscribed":
@@ -96,7 +108,8 @@ export function unsubscribePage(state: UnsubscribeState, facts: UnsubscribeFacts
           `<p class="done" role="status">${state === "unsubscribed" ? "Done: " : "This address was already unsubscribed: "}${panel} will not send marketing email to ${address} any more.</p>` +
           `<p class="who">The emails came from ${sender}.</p>` +
           `<p>Unsubscribed by mistake? You can subscribe again.</p>` +
-          resubscribeForm,
+          resubscribeForm +
+          preferencesLink(facts, "Choose what else you receive (SMS, notifications)"),
       );
     case "resubscribed":
       return layout(
@@ -114,6 +127,45 @@ export function unsubscribePage(state: UnsubscribeState, facts: UnsubscribeFacts
         `<h1>No email goes to this address</h1><p>${panel} stopped sending to ${address} because earlier messages could not be delivered to it.</p>${who}`,
       );
   }
+}
+
+const CHANNEL_TEXT: Record<PreferenceChannel, { label: string; held: string }> = {
+  email: { label: "Email", held: "Stopped: earlier emails could not be delivered to this address." },
+  sms: { label: "Text messages (SMS)", held: "Stopped by the phone network or by the sender; reply START to a message to ask again." },
+  push: { label: "App and browser notifications", held: "" },
+};
+
+/**
+ * The preference page (/t/p/{token}): one box per channel the recipient can be reached on and
+ * may change; a channel the service stopped is told, not offered. Unchecking and saving
+ * unsubscribes from that channel alone.
+ */
+export function preferencesPage(facts: UnsubscribeFacts, preferences: ChannelPreferences, saved: boolean): { status: number; html: string } {
+  const panel = escapeHtml(facts.panelName);
+  const rows = (Object.keys(CHANNEL_TEXT) as PreferenceChannel[])
+    .filter((channel) => preferences[channel] !== "unreachable")
+    .map((channel) => {
+      const state = preferences[channel];
+      const text = CHANNEL_TEXT[channel];
+      if (state === "bounced" || state === "stopped") return `<div class="choice"><span><strong>${text.label}</strong><small>${text.held}</small></span></div>`;
+      const id = `channel-${channel}`;
+      return (
+        `<div class="choice"><input type="checkbox" id="${id}" name="${channel}" value="subscribed"${state === "subscribed" ? " checked" : ""}>` +
+        `<input type="hidden" name="shown" value="${channel}"><label for="${id}"><strong>${text.label}</strong>` +
+        `<small>${state === "subscribed" ? "You receive these." : "You turned these off."}</small></label></div>`
+      );
+    })
+    .join("");
+  return layout(
+    200,
+    `Your preferences with ${facts.panelName}`,
+    facts.panelName,
+    `<h1>What ${panel} may send you</h1>` +
+      (saved ? `<p class="done" role="status">Saved. ${panel} sends you only what is checked below.</p>` : "") +
+      `<p class="who">For ${escapeHtml(maskAddress(facts.address))} and the contact it belongs to.</p>` +
+      `<form method="post"><input type="hidden" name="action" value="preferences"><fieldset><legend>Keep me subscribed to</legend>${rows}</fieldset>` +
+      `<button type="submit">Save preferences</button></form>`,
+  );
 }
 
 export function invalidLinkPage(): { status: number; html: string } {

@@ -9,7 +9,7 @@ import { handleEnvelope } from "./envelope";
 import { ApiError, serviceFault } from "../lib/http/errors";
 import { openApiDocument } from "./openapi";
 import { isPublicApiPath, withCors } from "./cors";
-import { handleClick, handleOpen, handleSesNotification, handleTrackingHead, handleUnsubscribe } from "../api/tracking";
+import { handleClick, handleOpen, handleSesNotification, handlePreferences, handleTrackingHead, handleUnsubscribe } from "../api/tracking";
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
 import { handleShortLink, handleSmsHook } from "../api/sms-hooks";
 
@@ -63,8 +63,10 @@ router
   .get("/t/c/:token", (request: IRequest, env: Env) => handleClick(request.params.token!, request, env))
   .get("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
   .post("/t/u/:token", (request: IRequest, env: Env) => handleUnsubscribe(request.params.token!, request, env))
+  .get("/t/p/:token", (request: IRequest, env: Env) => handlePreferences(request.params.token!, request, env))
+  .post("/t/p/:token", (request: IRequest, env: Env) => handlePreferences(request.params.token!, request, env))
   .head("/t/:kind/:token", (request: IRequest, env: Env) =>
-    ["o", "c", "u"].includes(request.params.kind!) ? handleTrackingHead(request.params.kind!, request.params.token!, request, env) : undefined,
+    ["o", "c", "u", "p"].includes(request.params.kind!) ? handleTrackingHead(request.params.kind!, request.params.token!, request, env) : undefined,
   )
   .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))
   // SMS providers' delivery reports and replies (STOP), and the short links of SMS.

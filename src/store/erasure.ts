@@ -51,6 +51,7 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     byContact("segment_changes"),
     db.prepare("DELETE FROM events WHERE panel_id = ?1 AND (contact_id = ?2 OR uniqueid IN (SELECT value FROM json_each(?3)))").bind(panelId, contactId, uniqueids),
     byContact("anon_profiles"),
+    byContact("push_optouts"),
     db.prepare("DELETE FROM outbox WHERE panel_id = ?1 AND recipient IN (SELECT value FROM json_each(?2))").bind(panelId, recipients),
     insertErasureStatement(db, erasure),
   ];

@@ -53,7 +53,7 @@ describe("text part", () => {
     const asked = personalize(compileTemplate(textOfHtml(`<p>Bye: <a href="{{UNSUBSCRIBE}}">leave</a></p>`)), {}, "text");
     expect(applyTextUnsubscribe(asked, "https://t.example/u", facts)).toBe("Bye: leave [https://t.example/u]");
     const footer = applyTextUnsubscribe("Hello", "https://t.example/u", facts);
-    expect(footer).toBe("Hello\r\n\r\n--\r\nThis email was sent by Shop (shop@example.com) because your address is on the mailing list of Shop Europe.\r\nDon't want these emails? Unsubscribe: https://t.example/u");
+    expect(footer).toBe("Hello\r\n\r\n--\r\nThis email was sent by Shop (shop@example.com) because your address is on the mailing list of Shop Europe.\r\nDon't want these emails? Unsubscribe: https://t.example/u\r\nChoose what you receive: https://t.example/u");
   });
 
   it("is quoted-printable: ASCII readable, = and non-ASCII as hex, trailing spaces kept, lines at most 76 characters", () => {

@@ -106,7 +106,7 @@ describe("unsubscribing from a phone", () => {
     const footer = mail.getByRole("contentinfo");
     assert.equal(
       (await footer.textContent())!.replace(/\s+/g, " ").trim(),
-      "This email was sent by Fern Newsletter (news@fern.example.com) because your address is on the mailing list of Fern & Co.Don't want these emails? Unsubscribe with one click.",
+      "This email was sent by Fern Newsletter (news@fern.example.com) because your address is on the mailing list of Fern & Co.Don't want these emails? Unsubscribe with one click, or choose what you receive.",
     );
     await screenshot(mail, "email-footer-phone");
     assert.equal(await footer.getByRole("link", { name: "Unsubscribe" }).getAttribute("href"), link);
@@ -138,6 +138,19 @@ describe("unsubscribing from a phone", () => {
     await checkAccessibility(page, "resubscribed");
     await assertTargets(page);
     await screenshot(page, "unsubscribe-resubscribed-phone");
+
+    // The footer's other link: a box per channel, saved without a script.
+    await page.goto(await footer.getByRole("link", { name: "choose what you receive" }).getAttribute("href") as string);
+    await page.getByRole("heading", { level: 1, name: "What Fern & Co may send you" }).waitFor();
+    const email = page.getByRole("checkbox", { name: /Email/ });
+    assert.equal(await email.isChecked(), true);
+    await email.uncheck();
+    await page.getByRole("button", { name: "Save preferences" }).click();
+    await page.getByRole("status").getByText(/^Saved\./).waitFor();
+    assert.equal(await page.getByRole("checkbox", { name: /Email/ }).isChecked(), false);
+    await checkAccessibility(page, "preferences");
+    await assertTargets(page);
+    await screenshot(page, "preferences-phone");
   });
 
   test("works without JavaScript", async () => {

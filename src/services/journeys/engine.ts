@@ -15,6 +15,7 @@ import type { WebhookEvent } from "../../domain/webhooks/payload";
 import { outboxMessageStatements, sendJourneyEmail, type JourneyEmailEnv } from "./messages";
 import { journeyWebhookEvent } from "./webhook-event";
 import { enqueueSms, planJourneySms } from "./sms";
+import { pushOptedOut } from "../../store/preferences";
 
 /**
  * The journey engine. An instance goes on from "points": its start, and each wait or delay
@@ -25,6 +26,9 @@ import { enqueueSms, planJourneySms } from "./sms";
  * step-run row. So continuing a point twice (a redelivered event, a cron run after a crash)
  * acts once.
  */
+
+/** Why a push step sent nothing to a contact who turned push notifications off. */
+export const PUSH_TURNED_OFF = "the contact turned push notifications off";
 
 export type EngineEnv = Env & JourneyEmailEnv;
 
@@ -280,7 +284,11 @@ class StepPlanner {
         this.plan.statements.push(...planned.statements);
         if (planned.queued) this.plan.queuedSms.push(message.msgid);
         message = planned.message;
-      } else this.plan.statements.push(...outboxMessageStatements(this.db, message));
+      } else {
+        // Push (apn, bpn): a contact who turned notifications off gets none; the step counts it as skipped.
+        if (await pushOptedOut(this.db, panelId, contactId)) message = { ...message, status: "skipped", error: PUSH_TURNED_OFF };
+        this.plan.statements.push(...outboxMessageStatements(this.db, message));
+      }
       this.messages.set(message.msgid, message);
       this.ran(step, message.msgid);
       return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });

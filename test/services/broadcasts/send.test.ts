@@ -69,7 +69,8 @@ describe("publishing and sending", () => {
     expect(text).toBe(
       "Hello Ada, from Pune.\r\n\r\nSale [https://shop.example.com/sale?x=1&y=2]\r\n\r\n--\r\n" +
         `This email was sent by Shop (shop@example.com) because your address is on the mailing list of ${panel.name}.\r\n` +
-        `Don't want these emails? Unsubscribe: ${unsubscribe}`,
+        `Don't want these emails? Unsubscribe: ${unsubscribe}\r\n` +
+        `Choose what you receive: ${unsubscribe.replace("/t/u/", "/t/p/")}`,
     );
   });
 

@@ -131,7 +131,7 @@ describe("message steps and their events", () => {
     expect(raw).toContain('From: "Shop" <shop@example.com>');
     const body = htmlOf(raw);
     // Tracked as campaign mail is (test/services/journeys/engagement.test.ts): the footer naming the sender, then the pixel.
-    expect(body).toMatch(/^<p>Hi Ada<\/p><div role="contentinfo"[^>]*><p[^>]*>This email was sent by Shop \(shop@example\.com\) because your address is on the mailing list of [^<]+\.<\/p><p[^>]*>Don't want these emails\? <a href="http:\/\/127\.0\.0\.1:8787\/t\/u\/[^"]+"[^>]*>Unsubscribe<\/a> with one click\.<\/p><\/div><img src="http:\/\/127\.0\.0\.1:8787\/t\/o\//);
+    expect(body).toMatch(/^<p>Hi Ada<\/p><div role="contentinfo"[^>]*><p[^>]*>This email was sent by Shop \(shop@example\.com\) because your address is on the mailing list of [^<]+\.<\/p><p[^>]*>Don't want these emails\? <a href="http:\/\/127\.0\.0\.1:8787\/t\/u\/[^"]+"[^>]*>Unsubscribe<\/a> with one click, or <a href="http:\/\/127\.0\.0\.1:8787\/t\/p\/[^"]+"[^>]*>choose what you receive<\/a>\.<\/p><\/div><img src="http:\/\/127\.0\.0\.1:8787\/t\/o\//);
     expect((await report(panel, "email", { msgid: sent.msgid, event: "open", user_agent: "Mail/1", ip_addr: "198.51.100.2" })).status).toBe(200);
     const [event] = await delivered(hook);
     expect(event).toMatchObject({

@@ -1,5 +1,8 @@
 import type { UnsubscribeFacts } from "../../../domain/unsubscribe-page";
+import type { ChannelPreferences, PreferencesChange } from "../../../domain/preferences";
 import { getCampaign, getSentCampaignMessage } from "../../../store/campaigns";
+import { contactsByIds } from "../../../store/contacts";
+import { changeContactPreferences, contactPreferences } from "../../contacts/preferences";
 import { getMessages } from "../../../store/journeys/messages";
 import { liftUnsubscribe, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
 import { findPanelHome, panelDb } from "../../access/shards";
@@ -13,6 +16,8 @@ import { isJourneyClaim, type TrackingClaim } from "./tracking";
 export interface RecipientView {
   facts: UnsubscribeFacts;
   suppressed: SuppressionReason | null;
+  /** The contact the message went to. */
+  contactId: number;
 }
 
 /** The sent message a link names, seen from the recipient; null when no such message was sent. */
@@ -22,24 +27,40 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
   const { panel, db } = home;
   let sender: { name: string; address: string };
   let address: string | null;
+  let contactId: number;
   if (isJourneyClaim(claim)) {
     const message = (await getMessages(db, claim.panelId, [claim.msgid])).get(claim.msgid);
     if (message?.channel !== "email" || message.status !== "sent") return null;
     const text = (value: unknown) => (typeof value === "string" ? value : "");
     sender = { name: text(message.content.sender_name), address: text(message.content.sender_email) };
     address = message.recipient?.trim().toLowerCase() ?? null;
+    contactId = message.contactId;
   } else {
     const [campaign, message] = await Promise.all([getCampaign(db, claim.panelId, claim.campaignId), getSentCampaignMessage(db, claim)]);
     if (!campaign || !message) return null;
     sender = { name: campaign.senderName, address: campaign.senderEmail };
     address = message.address;
+    contactId = claim.contactId;
   }
   if (!address) return null;
   const suppressed = await suppressionOf(db, claim.panelId, address);
-  return { facts: { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address }, suppressed };
+  return { facts: { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address }, suppressed, contactId };
 }
 
 /** Lifts the recipient's unsubscribe; a hard bounce stays. */
 export async function resubscribe(env: Env, view: RecipientView, panelId: string): Promise<boolean> {
   return liftUnsubscribe(await panelDb(env, panelId), panelId, view.facts.address);
+}
+
+/**
+ * The preference page's contact and its channels (services/contacts/preferences.ts); null when
+ * the contact is gone (erased). `change` applies the page's form first.
+ */
+export async function recipientPreferences(env: Env, claim: TrackingClaim, view: RecipientView, change?: PreferencesChange): Promise<ChannelPreferences | null> {
+  const db = await panelDb(env, claim.panelId);
+  const contact = (await contactsByIds(db, claim.panelId, [view.contactId])).get(view.contactId);
+  if (!contact) return null;
+  if (!change) return contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
+  const outcome = await changeContactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes }, change, Date.now());
+  return outcome.ok ? outcome.preferences : contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
 }
