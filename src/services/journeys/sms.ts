@@ -49,8 +49,12 @@ export interface SmsNudge {
   msgids: string[];
 }
 
-/** Messages per nudge: a consumer takes up to 10 nudges, so at most 250 provider calls per invocation. */
-export const SMS_PER_NUDGE = 25;
+/**
+ * Messages per nudge: a consumer takes up to 10 nudges, so at most 1,000 provider calls per
+ * invocation (the Workers Paid limit is 10,000 subrequests). Fewer, fuller invocations: with 25
+ * a nudge, bench:channels measured 41% of the bare loop (median of 5 rounds), with 100 74%.
+ */
+export const SMS_PER_NUDGE = 100;
 
 export function isSmsNudge(body: unknown): body is SmsNudge {
   const b = body as SmsNudge | null;
