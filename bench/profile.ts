@@ -1,5 +1,5 @@
 // npm run bench:profile: where the service's CPU goes. Starts the benchmark build with
-// workerd's inspector open, loads one path (PROFILE=api: contact add; PROFILE=pipeline: event
+// workerd's inspector open, loads one path (PROFILE=api: contact add; PROFILE=single: single activity posts; PROFILE=pipeline: event
 // batches through the batch endpoint and the EVENTS consumer), records a V8 CPU profile of the
 // service's isolate meanwhile, and prints the functions with the most self time and with the
 // most total time (themselves and what they call). SECONDS (default 10) of load; the raw profile is written
@@ -58,6 +58,14 @@ try {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
         body: new URLSearchParams({ data: JSON.stringify({ EMAIL: `user${i}@example.com`, NAME: `User ${i}`, AGE: 20 + (i % 50), CITY: "Pune" }) }),
+      });
+  } else if (kind === "single") {
+    const activity = await adminCall(origin, "POST", `/panels/${panel.id}/activities`, { name: "add_to_cart", params: { name: "string", prid: "integer", price: "float", prqt: "integer" } });
+    send = (i) =>
+      fetch(`${origin}/v1/activity/singleactivity/${panel.clientId}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ activityid: activity.activityid, identity: `user${i % 5000}@example.com`, activity_params: { "s^name": "Kettle", "i^prid": 1000 + (i % 100), "f^price": 29.5, "i^prqt": 1 } }),
       });
   } else {
     const activity = await adminCall(origin, "POST", `/panels/${panel.id}/activities`, { name: "add_to_cart", params: { name: "string", prid: "integer", price: "float", prqt: "integer" } });
