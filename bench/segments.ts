@@ -24,6 +24,8 @@ const pipeEvents = Number(process.env.PIPE_EVENTS ?? 10_000);
 const DAY = 86_400_000;
 const CITIES = ["Pune", "Mumbai", "Delhi", "Goa", "Chennai", "Kolkata", "Jaipur", "Surat", "Indore", "Bhopal"];
 const CHUNK = 50_000;
+// Events per seeding statement: 100,000 at once ended the local runtime (its D1 proxy closed the socket).
+const EVENT_CHUNK = Number(process.env.EVENT_CHUNK ?? 20_000);
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const seconds = (t0: number) => ((performance.now() - t0) / 1000).toFixed(1);
@@ -63,8 +65,8 @@ try {
   console.log(`seeded ${contacts} contacts and their list memberships in ${seconds(t0)}s`);
   t0 = performance.now();
   const events = contacts * eventsPerContact;
-  for (let from = 1; from <= events; from += CHUNK * 2) {
-    const to = Math.min(events, from + CHUNK * 2 - 1);
+  for (let from = 1; from <= events; from += EVENT_CHUNK) {
+    const to = Math.min(events, from + EVENT_CHUNK - 1);
     await db
       .prepare(
         `INSERT INTO events (panel_id, guid, channel, name, activity_id, contact_id, params, occurred_at, received_at)
