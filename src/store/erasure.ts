@@ -30,9 +30,9 @@ export async function uniqueidsOfContact(db: ShardDb, panelId: string, contactId
 
 /**
  * Deletes the contact's rows and records `erasure` in the same batch, so that the archive's
- * rewrite is due exactly when the rows are gone. Returns how many events rows went.
+ * rewrite is due exactly when the rows are gone.
  */
-export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasure: ContactErasure): Promise<number> {
+export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasure: ContactErasure): Promise<void> {
   const { panelId, contactId } = target;
   const uniqueids = JSON.stringify(target.uniqueids);
   const recipients = JSON.stringify(recipientsOf(target));
@@ -55,7 +55,6 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     db.prepare("DELETE FROM outbox WHERE panel_id = ?1 AND recipient IN (SELECT value FROM json_each(?2))").bind(panelId, recipients),
     insertErasureStatement(db, erasure),
   ];
-  const eventsAt = 10;
   if (target.email) {
     statements.push(
       db
@@ -79,8 +78,7 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     );
   }
   statements.push(db.prepare("DELETE FROM contacts WHERE panel_id = ? AND id = ?").bind(panelId, contactId));
-  const results = await db.batch(statements);
-  return results[eventsAt]!.meta.changes ?? 0;
+  await db.batch(statements);
 }
 
 /** R2 keys of the outbox copies sent to these addresses or numbers (deleted before their rows). */
