@@ -10,10 +10,14 @@ import { preferencesUrlOf } from "./preferences";
 /** `{{NAME}}`, `{{ name | there }}`: an attribute with an optional fallback. */
 const MERGE_TAG = /\{\{\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\|([^}]*))?\}\}/g;
 
-/** The merge tag that places the unsubscribe URL where the body wants it. */
+/** The merge tags that place the unsubscribe URL and the preference page's where the body wants them. */
 export const UNSUBSCRIBE_TAG = "UNSUBSCRIBE";
-// Private-use characters mark the unsubscribe URL's place until the URL is known.
+export const PREFERENCES_TAG = "PREFERENCES";
+// Private-use characters mark the URLs' places until they are known.
 const UNSUBSCRIBE_MARK = "\uE000unsubscribe\uE001";
+const PREFERENCES_MARK = "\uE000preferences\uE001";
+const LINK_MARKS: Readonly<Record<string, string>> = { [UNSUBSCRIBE_TAG]: UNSUBSCRIBE_MARK, [PREFERENCES_TAG]: PREFERENCES_MARK };
+const hasLinkMark = (text: string) => text.includes(UNSUBSCRIBE_MARK) || text.includes(PREFERENCES_MARK);
 
 type Part = string | { name: string; fallback: string };
 
@@ -54,8 +58,9 @@ export function personalize(template: Template, attributes: Readonly<Record<stri
       out += part;
       continue;
     }
-    if (part.name === UNSUBSCRIBE_TAG && mode !== "header") {
-      out += UNSUBSCRIBE_MARK;
+    const mark = LINK_MARKS[part.name];
+    if (mark !== undefined && mode !== "header") {
+      out += mark;
       continue;
     }
     const value = attributes[part.name];
@@ -83,7 +88,7 @@ export function trackableLinks(html: string): string[] {
   const links: string[] = [];
   for (const match of html.matchAll(ANCHOR_HREF)) {
     const href = unescapeAttribute(match[3] ?? match[4] ?? "");
-    if (/^https?:\/\//i.test(href) && !href.includes(UNSUBSCRIBE_MARK)) links.push(href);
+    if (/^https?:\/\//i.test(href) && !hasLinkMark(href)) links.push(href);
   }
   return links;
 }
@@ -133,10 +138,11 @@ export function applyTracking(html: string, urls: TrackingUrls, facts: SenderFac
   let index = 0;
   let body = html.replace(ANCHOR_HREF, (whole, prefix: string, _quoted, double?: string, single?: string) => {
     const href = unescapeAttribute(double ?? single ?? "");
-    if (!/^https?:\/\//i.test(href) || href.includes(UNSUBSCRIBE_MARK)) return whole;
+    if (!/^https?:\/\//i.test(href) || hasLinkMark(href)) return whole;
     const tracked = urls.clicks[index++];
     return tracked === undefined ? whole : `${prefix}"${escapeHtml(tracked)}"`;
   });
+  body = body.split(PREFERENCES_MARK).join(escapeHtml(preferencesUrlOf(urls.unsubscribe)));
   if (body.includes(UNSUBSCRIBE_MARK)) body = body.split(UNSUBSCRIBE_MARK).join(escapeHtml(urls.unsubscribe));
   else body = insertBeforeBodyEnd(body, footerHtml(facts, urls.unsubscribe));
   return insertBeforeBodyEnd(body, `<img src="${escapeHtml(urls.open)}" width="1" height="1" alt="" style="display:block;border:0">`);
@@ -144,8 +150,17 @@ export function applyTracking(html: string, urls: TrackingUrls, facts: SenderFac
 
 /** The text body's unsubscribe URL where {{UNSUBSCRIBE}} asked for it, or the footer's text. */
 export function applyTextUnsubscribe(text: string, unsubscribeUrl: string, facts: SenderFacts): string {
-  if (text.includes(UNSUBSCRIBE_MARK)) return text.split(UNSUBSCRIBE_MARK).join(unsubscribeUrl);
-  return `${text.replace(/\s+$/, "")}\r\n\r\n${footerText(facts, unsubscribeUrl)}`;
+  const withPreferences = text.split(PREFERENCES_MARK).join(preferencesUrlOf(unsubscribeUrl));
+  if (withPreferences.includes(UNSUBSCRIBE_MARK)) return withPreferences.split(UNSUBSCRIBE_MARK).join(unsubscribeUrl);
+  return `${withPreferences.replace(/\s+$/, "")}\r\n\r\n${footerText(facts, unsubscribeUrl)}`;
+}
+
+/**
+ * A personalised body with `placeholder` where {{UNSUBSCRIBE}} and {{PREFERENCES}} asked for
+ * their links: a test copy goes to someone who is not a recipient, so it has neither.
+ */
+export function withoutLinkMarks(body: string, placeholder: string): string {
+  return body.split(UNSUBSCRIBE_MARK).join(placeholder).split(PREFERENCES_MARK).join(placeholder);
 }
 
 function insertBeforeBodyEnd(html: string, fragment: string): string {

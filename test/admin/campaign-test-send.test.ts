@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { admin, createPanel } from "../support/helpers";
-import { broadcastData, campaign, publish, rawMessage, waitForImport } from "../support/broadcasts";
+import { broadcastData, campaign, publish, rawMessage, toBase64, waitForImport } from "../support/broadcasts";
+
+const ADA_ADDRESS = "ada@example.com";
 import { asOperator, operatorWithRole } from "../support/operators";
 
 describe("a campaign's test send", () => {
@@ -40,6 +42,13 @@ describe("a campaign's test send", () => {
       [id, "operator"],
     ]);
     expect(log[1].actor.email).toBe(marketer.email);
+    // A body that places {{UNSUBSCRIBE}} itself gets a dead link in a test copy, never the internal mark.
+    const placed = await publish(panel, await broadcastData({ source_code: toBase64(`<p>Hi</p><a href="{{UNSUBSCRIBE}}">Leave</a> <a href="{{PREFERENCES}}">Choose</a>`) }));
+    await waitForImport(panel, placed.body.CampaignID);
+    const copyId = (await admin("POST", `/panels/${panel.id}/campaigns/${placed.body.CampaignID}/test`, { email: ADA_ADDRESS })).body.message_id;
+    const placedCopy = (await admin("GET", `/panels/${panel.id}/outbox/${encodeURIComponent(copyId)}`)).body;
+    expect(placedCopy.html).toContain(`<a href="#">Leave</a> <a href="#">Choose</a>`);
+    expect(placedCopy.raw).not.toMatch(/\uE000|=EE=80=80/);
   });
 
   it("refuses a bad address, an unknown campaign and a viewer, sending nothing", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyTextUnsubscribe, applyTracking, buildMime, compileTemplate, encodeHeaderText, personalize, quotedPrintable, trackableLinks } from "../../src/domain/email-message";
+import { applyTextUnsubscribe, applyTracking, buildMime, compileTemplate, encodeHeaderText, personalize, quotedPrintable, trackableLinks, withoutLinkMarks } from "../../src/domain/email-message";
 import { textOfHtml } from "../../src/domain/email-text";
 import { parseMessage } from "../support/mime";
 
@@ -37,6 +37,17 @@ describe("tracking", () => {
     expect(trackableLinks(html)).toEqual([]);
     const out = applyTracking(html, { ...urls, clicks: [] }, facts);
     expect(out.startsWith(`<a href="https://t.example/u">Leave</a><img`)).toBe(true);
+  });
+
+  it("puts the preference page's URL where {{PREFERENCES}} asks, untracked, in both bodies", () => {
+    const preferencesUrls = { ...urls, unsubscribe: "https://t.example/t/u/tok", clicks: [] };
+    const html = personalize(compileTemplate(`<a href="{{UNSUBSCRIBE}}">Leave</a> <a href="{{ preferences }}">Choose</a>`), {}, "html");
+    expect(trackableLinks(html)).toEqual([]);
+    expect(applyTracking(html, preferencesUrls, facts)).toContain(`<a href="https://t.example/t/u/tok">Leave</a> <a href="https://t.example/t/p/tok">Choose</a><img`);
+    const text = personalize(compileTemplate("Choose: {{PREFERENCES}}"), {}, "text");
+    expect(applyTextUnsubscribe(text, "https://t.example/t/u/tok", facts)).toMatch(/^Choose: https:\/\/t\.example\/t\/p\/tok\r\n\r\n--/);
+    // A test copy has neither link.
+    expect(withoutLinkMarks(html, "#")).toBe(`<a href="#">Leave</a> <a href="#">Choose</a>`);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { EmailProvider } from "../channels/email/provider";
 import { planSender } from "../channels/email/signing";
 import { EMAIL_ATTRIBUTE, normaliseEmail } from "../../domain/email";
-import { buildMime, personalize } from "../../domain/email-message";
+import { buildMime, personalize, withoutLinkMarks } from "../../domain/email-message";
 import type { FieldProblem } from "../../lib/problems";
 import { randomHex } from "../../lib/random";
 import type { Campaign } from "../../store/campaigns";
@@ -42,8 +42,8 @@ export async function sendCampaignTest(
     from: { name: campaign.senderName, address: campaign.senderEmail },
     to: address.value,
     subject: subjectLine,
-    html: personalize(html, attributes, "html"),
-    text: personalize(text, attributes, "text"),
+    html: withoutLinkMarks(personalize(html, attributes, "html"), "#"),
+    text: withoutLinkMarks(personalize(text, attributes, "text"), "(no unsubscribe link in a test copy)"),
     messageId: id,
     date: now,
     headers: { "X-Campaign-ID": campaign.id, "X-Test-Send": "1", ...(campaign.replyTo ? { "Reply-To": campaign.replyTo } : {}) },
