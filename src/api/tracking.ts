@@ -140,6 +140,10 @@ export async function handlePreferences(token: string, request: Request, env: En
   const view = claim ? await recipientOf(env, claim) : null;
   if (!claim || !view) return htmlPage(invalidLinkPage());
   const change = request.method === "POST" ? await postedPreferences(request) : null;
+  // Email left from this page counts as the message's unsubscribe, as the link's does (counter, event, journeys' waits).
+  if (change?.email === "unsubscribed" && view.suppressed === null) {
+    await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now()) : unsubscribeRecipient(env, claim, Date.now()));
+  }
   const preferences = await recipientPreferences(env, claim, view, change ?? undefined);
   if (!preferences) return htmlPage(invalidLinkPage());
   return htmlPage(preferencesPage(view.facts, preferences, change !== null));

@@ -4,7 +4,8 @@ import { PUSH_TURNED_OFF } from "../../../src/services/journeys/engine";
 import { phoneSuppression } from "../../../src/store/sms";
 import { isAddressSuppressed, suppressAddress } from "../../../src/store/suppressions";
 import { htmlOf } from "../../support/broadcasts";
-import { admin, apiFor, call, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { pipelineSettled } from "../../support/activity";
+import { admin, apiFor, call, countRows, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { act, cartPanel, messagesOf, startJourney } from "../../support/journeys";
 import { asOperator, operatorWithRole } from "../../support/operators";
 
@@ -88,6 +89,14 @@ describe("per-channel preferences", () => {
     expect(after).toMatch(/name="email" value="subscribed" checked/);
     expect(after).not.toMatch(/name="sms" value="subscribed" checked/);
     expect((await admin("GET", path(panel))).body.preferences).toEqual({ email: "subscribed", sms: "unsubscribed", push: "unsubscribed" });
+    expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'unsubscribe'", panel.id)).toBe(0);
+
+    // Leaving email here is the message's unsubscribe, as the link's: an email unsubscribe event, once.
+    await call(first.preferences, form([["action", "preferences"], ["shown", "email"], ["shown", "sms"], ["shown", "push"]]));
+    await call(first.preferences, form([["action", "preferences"], ["shown", "email"], ["shown", "sms"], ["shown", "push"]]));
+    expect((await admin("GET", path(panel))).body.preferences.email).toBe("unsubscribed");
+    await pipelineSettled(panel.id);
+    expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'unsubscribe'", panel.id)).toBe(1);
 
     // The next push step of a journey records the message as skipped.
     await startJourney(panel, { name: "Push only", trigger: { type: "activity", activity: "purchase" }, steps: [{ id: "push", type: "bpn", text: "Back in stock", title: "Shop" }] });
