@@ -195,13 +195,20 @@ export async function claimStalledExports(db: ShardDb, quietSince: number, now: 
 }
 
 /**
- * Withdraws the panel's completed exports (a contact they list was erased): each is marked
- * failed with `reason` and its parts forgotten. Returns the R2 keys of their files, to delete.
+ * Withdraws the panel's exports, completed or under way (a contact they list or may list was
+ * erased): each is marked failed with `reason` and its parts forgotten; a step still running
+ * then records nothing (its update asks for status running). Returns the R2 keys of their
+ * files, to delete.
  */
-export async function withdrawFinishedExports(db: ShardDb, panelId: string, reason: string, now: number): Promise<string[]> {
-  const [finished] = await db.batch<{ parts: string }>([
-    db.prepare("SELECT parts FROM segment_exports WHERE panel_id = ? AND status = 'completed'").bind(panelId),
-    db.prepare("UPDATE segment_exports SET status = 'failed', reason = ?2, parts = '[]', updated_at = ?3 WHERE panel_id = ?1 AND status = 'completed'").bind(panelId, reason, now),
+export async function withdrawExports(db: ShardDb, panelId: string, reason: string, now: number): Promise<string[]> {
+  const [withdrawn] = await db.batch<{ parts: string }>([
+    db.prepare("SELECT parts FROM segment_exports WHERE panel_id = ? AND status IN ('completed', 'queued', 'running')").bind(panelId),
+    db
+      .prepare(
+        `UPDATE segment_exports SET status = 'failed', reason = ?2, parts = '[]', lease = NULL, leased_until = NULL, finished_at = COALESCE(finished_at, ?3), updated_at = ?3
+         WHERE panel_id = ?1 AND status IN ('completed', 'queued', 'running')`,
+      )
+      .bind(panelId, reason, now),
   ]);
-  return finished!.results.flatMap((row) => (JSON.parse(row.parts) as ExportPart[]).map((part) => part.key));
+  return withdrawn!.results.flatMap((row) => (JSON.parse(row.parts) as ExportPart[]).map((part) => part.key));
 }

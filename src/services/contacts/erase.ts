@@ -16,7 +16,7 @@ import {
   type ContactErasure,
   type ErasureTarget,
 } from "../../store/erasure";
-import { withdrawFinishedExports } from "../../store/segment-exports";
+import { withdrawExports } from "../../store/segment-exports";
 import type { ShardDb } from "../../store/shards";
 import { listWebhooks } from "../../store/webhooks";
 import { forEachShard } from "../access/shards";
@@ -30,7 +30,7 @@ import { webhookDispatcher } from "../webhooks/enqueue";
  * 2. the outbox's copies sent to its address go from R2;
  * 3. one D1 batch deletes its rows (contact, memberships, events, messages, journey instances)
  *    and records the erasure; suppressions stay under a hash of the address or number;
- * 4. finished segment exports, which may list it, are withdrawn (their files deleted);
+ * 4. segment exports, completed or under way, which may list it, are withdrawn (files deleted);
  * 5. archived days naming it are rewritten without its events, some now and the rest by the
  *    cron (`eraseArchivedEvents`), each part once.
  */
@@ -80,7 +80,7 @@ export async function eraseContact(env: Env, db: ShardDb, panelId: string, key: 
     finishedAt: null,
   };
   await eraseContactRows(db, target, erasure);
-  const exportFiles = await withdrawFinishedExports(db, panelId, "withdrawn: a contact it listed was erased; export the segment again", now);
+  const exportFiles = await withdrawExports(db, panelId, "withdrawn: a contact it lists or may list was erased; export the segment again", now);
   for (let i = 0; i < exportFiles.length; i += 1000) await env.FILES.delete(exportFiles.slice(i, i + 1000));
   const { done, rewritten } = await rewriteArchive(env.FILES, db, erasure, PARTS_INLINE, now);
   return { ...erasure, state: done ? "done" : "archive", partsDone: rewritten, finishedAt: done ? now : null };
