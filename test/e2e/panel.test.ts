@@ -556,6 +556,15 @@ describe("panel in Chromium", () => {
     assert.deepEqual((await adminCall("GET", `/panels/${panelId}/contacts/reader@example.com`)).attributes, { EMAIL: "reader@example.com", NAME: "Rea", AGE: 34 });
     await checkAccessibility(page, "contact-edited");
     await screenshot(page, "contact-edited");
+
+    // Its channels, as its preference page shows them; a marketer or owner switches one.
+    const channels = page.getByLabel("Channels");
+    await channels.getByText("no address or number").waitFor();
+    await page.getByRole("button", { name: "Turn push notifications off" }).click();
+    await page.getByRole("button", { name: "Turn push notifications on" }).waitFor();
+    assert.equal((await adminCall("GET", `/panels/${panelId}/contacts/reader%40example.com/preferences`)).preferences.push, "unsubscribed");
+    await checkAccessibility(page, "contact-channels");
+    await screenshot(page, "contact-channels");
   });
   test("configure a webhook against a loopback receiver, test it, inject events and see deliveries", async () => {
     const panelId = service.printed["demo panel"]!;

@@ -10,6 +10,7 @@ import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domai
 import type { audienceCampaignSchema, broadcastRequestSchema, CampaignView, OutboxMessageView, testSendBody } from "../../src/domain/broadcast";
 import type { createSenderDomainBody, DomainChecks } from "../../src/domain/sender-domains";
 import type { AuditAction } from "../../src/domain/audit";
+import type { ChannelPreferences, PreferenceChannel, preferencesBody } from "../../src/domain/preferences";
 
 export type { AuditAction };
 
@@ -306,3 +307,7 @@ export interface SegmentHistoryView {
   members: number;
   days: Array<{ day: string; entered: number; exited: number }>;
 }
+
+export type { ChannelPreferences, PreferenceChannel };
+/** PUT /panels/{panel}/contacts/{key}/preferences. */
+export type PreferencesChange = z.input<typeof preferencesBody>;

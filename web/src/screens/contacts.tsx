@@ -1,7 +1,7 @@
-import { useRef, useState, type FormEvent } from "react";
+import { Fragment, useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { AttributeView, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, ErasureView, EventView } from "../types";
+import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange } from "../types";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
 import type { ScreenProps } from ".";
 
@@ -260,6 +260,52 @@ function Messages({ messages, base }: { messages: ContactMessageView[]; base: st
   );
 }
 
+const CHANNEL_NAMES: Record<PreferenceChannel, string> = { email: "Email", sms: "SMS", push: "Push notifications" };
+const CHANNEL_STATES: Record<ChannelPreferences[PreferenceChannel], string> = {
+  subscribed: "subscribed",
+  unsubscribed: "unsubscribed (the contact's choice)",
+  bounced: "stopped: the address hard-bounced",
+  stopped: "stopped by the provider or an operator",
+  unreachable: "no address or number",
+};
+
+/** What the contact receives per channel, as its preference page shows it; marketers may switch a channel the contact can change. */
+function Channels({ panelId, contactKey, writable }: { panelId: string; contactKey: string; writable: boolean }) {
+  const path = `/contacts/${encodeURIComponent(contactKey)}/preferences`;
+  const [version, setVersion] = useState(0);
+  const { data, error } = useLoad(() => admin<{ preferences: ChannelPreferences }>("GET", panelId, path), [panelId, path, version]);
+  const { failure, busy, run } = useSubmit(() => setVersion((v) => v + 1));
+  if (error) return <ErrorNote error={error} />;
+  if (!data) return <Loading />;
+  const change = (channel: PreferenceChannel, to: "subscribed" | "unsubscribed") => {
+    const body: PreferencesChange = { [channel]: to };
+    void run(() => admin("PUT", panelId, path, body));
+  };
+  return (
+    <div className="card">
+      <dl className="facts" aria-label="Channels">
+        {(Object.keys(CHANNEL_NAMES) as PreferenceChannel[]).map((channel) => {
+          const state = data.preferences[channel];
+          return (
+            <Fragment key={channel}>
+              <dt>{CHANNEL_NAMES[channel]}</dt>
+              <dd>
+                {CHANNEL_STATES[state]}{" "}
+                {writable && (state === "subscribed" || state === "unsubscribed") && (
+                  <button type="button" className="secondary" disabled={busy} onClick={() => change(channel, state === "subscribed" ? "unsubscribed" : "subscribed")}>
+                    {state === "subscribed" ? `Turn ${CHANNEL_NAMES[channel].toLowerCase()} off` : `Turn ${CHANNEL_NAMES[channel].toLowerCase()} on`}
+                  </button>
+                )}
+              </dd>
+            </Fragment>
+          );
+        })}
+      </dl>
+      <ErrorNote error={failure} />
+    </div>
+  );
+}
+
 /** Owners' right-of-access export and erasure; erasing asks for the contact's key typed again. */
 function PersonalData({ panelId, contactKey, onErased }: { panelId: string; contactKey: string; onErased: (erasure: ErasureView) => void }) {
   const [typed, setTyped] = useState("");
@@ -394,6 +440,8 @@ export function Contact({ panel, params }: ScreenProps) {
               <>The contact has no EMAIL, so it gets no email.</>
             )}
           </p>
+          <h2>Channels</h2>
+          <Channels panelId={panel.id} contactKey={key} writable={mayEdit} />
           <h2>Lists</h2>
           {data.lists.length === 0 ? <p className="muted">In no list.</p> : <ul>{data.lists.map((list) => <li key={list.id}>{list.name}</li>)}</ul>}
           <h2>Messages</h2>
