@@ -27,6 +27,7 @@ import { senderDomainRoutes } from "./sender-domains";
 import { trackingDomainRoutes } from "./tracking-domain";
 import { userRoutes } from "./users";
 import { segmentRoutes } from "./segments";
+import { pushRoutes } from "./push";
 import { smsRoutes } from "./sms";
 import { webhookRoutes } from "./webhooks";
 
@@ -54,6 +55,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...deadLetterRoutes,
   ...segmentRoutes,
   ...smsRoutes,
+  ...pushRoutes,
 ];
 
 /**

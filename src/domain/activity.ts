@@ -148,6 +148,34 @@ function undefinedActivity(input: ActivityEventInput): FieldProblem {
 }
 
 /**
+ * Whose an input is: the contact's primary-key value (`identity`, normalised), an anonymous
+ * visitor id (`uniqueid`), or both; at least one is required. Problems are added to `problems`.
+ */
+export function ownerOf(
+  input: { identity?: string | number | null; uniqueid?: string | number | null },
+  panel: Pick<IngestPanel, "primaryKey" | "primaryKeyType">,
+  problems: FieldProblem[],
+): { identity?: string; uniqueid?: string } {
+  const owner: { identity?: string; uniqueid?: string } = {};
+  const identity = present(input.identity);
+  if (identity !== undefined) {
+    const key = normalisePrimaryKey(panel.primaryKey, panel.primaryKeyType, identity);
+    if (key.ok) owner.identity = key.value;
+    else problems.push({ field: "identity", message: key.reason });
+  }
+  const uniqueid = present(input.uniqueid);
+  if (uniqueid !== undefined) {
+    const text = String(uniqueid).trim();
+    if (text.length > MAX_UNIQUEID_LENGTH) problems.push({ field: "uniqueid", message: `must be at most ${MAX_UNIQUEID_LENGTH} characters` });
+    else owner.uniqueid = text;
+  }
+  if (identity === undefined && uniqueid === undefined) {
+    problems.push({ field: "identity", message: `either identity (the contact's ${panel.primaryKey}) or uniqueid is required` });
+  }
+  return owner;
+}
+
+/**
  * Turns one posted activity (CONTRACT 3 and 8) into an event to record, or says everything
  * wrong with it. `definition` is the activity the input names (by `activityid` or
  * `activity_name`), undefined when the panel has none.
@@ -162,21 +190,9 @@ export function prepareActivityEvent(
   const problems: FieldProblem[] = [];
   const event: NewEvent = { channel: "custom_activity", name: definition.name, activityId: definition.id, occurredAt: now };
 
-  const identity = present(input.identity);
-  if (identity !== undefined) {
-    const key = normalisePrimaryKey(panel.primaryKey, panel.primaryKeyType, identity);
-    if (key.ok) event.identity = key.value;
-    else problems.push({ field: "identity", message: key.reason });
-  }
-  const uniqueid = present(input.uniqueid);
-  if (uniqueid !== undefined) {
-    const text = String(uniqueid).trim();
-    if (text.length > MAX_UNIQUEID_LENGTH) problems.push({ field: "uniqueid", message: `must be at most ${MAX_UNIQUEID_LENGTH} characters` });
-    else event.uniqueid = text;
-  }
-  if (identity === undefined && uniqueid === undefined) {
-    problems.push({ field: "identity", message: `either identity (the contact's ${panel.primaryKey}) or uniqueid is required` });
-  }
+  const owner = ownerOf(input, panel, problems);
+  if (owner.identity !== undefined) event.identity = owner.identity;
+  if (owner.uniqueid !== undefined) event.uniqueid = owner.uniqueid;
 
   const source = present(input.activity_source);
   if (source !== undefined) {

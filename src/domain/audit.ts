@@ -33,6 +33,7 @@ export const AUDIT_ACTIONS = [
   "tracking_domain.set",
   "tracking_domain.removed",
   "sms.settings_changed",
+  "push.settings_changed",
   "contact.erased",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -6,12 +6,13 @@ import type { Panel } from "../store/panels";
 
 /**
  * CORS for the public API (CONTRACT 8): browser pages of the origins a panel lists in its
- * `cors_origins` setting may call `/apiv2`, `/v1/activity/*` and `/v1/events/*`. The admin API
+ * `cors_origins` setting may call `/apiv2`, `/v1/activity/*`, `/v1/events/*` and `/v1/push/*`. The admin API
  * and everything else never answer with CORS headers. Work happens only for requests that
  * carry an Origin header (browsers), so server-to-server clients pay nothing.
  */
 
-const PUBLIC_PATH = /^\/(?:apiv2(?:\/|$)|v1\/activity\/|v1\/events\/)/;
+const PUBLIC_PATH = /^\/(?:apiv2(?:\/|$)|v1\/activity\/|v1\/events\/|v1\/push\/)/;
+const PUSH_PATH = /^\/v1\/push\/(web|app)\//;
 const ENVELOPE_PATH = /^\/apiv2\/?$/;
 
 /** Headers browsers may send: the key, JSON bodies, idempotency and asset headers. */
@@ -24,6 +25,8 @@ export function isPublicApiPath(pathname: string): boolean {
 }
 
 function methodsOf(pathname: string): string {
+  const push = PUSH_PATH.exec(pathname)?.[1];
+  if (push) return push === "web" ? "GET, POST, DELETE, OPTIONS" : "POST, DELETE, OPTIONS";
   return ENVELOPE_PATH.test(pathname) ? "GET, POST, OPTIONS" : "POST, OPTIONS";
 }
 

@@ -2,6 +2,7 @@ import { ADMIN_BASE, ADMIN_ROUTES } from "../admin";
 import { bodySchema } from "../admin/route";
 import { activityOpenApiPaths } from "../api/activity";
 import { channelEventOpenApiPaths } from "../api/channel-events";
+import { pushOpenApiPaths } from "../api/push";
 import { paramsSchema, type ParamsContext } from "../api/operation";
 import { OPERATIONS } from "../api/registry";
 import { z } from "../lib/z";
@@ -130,6 +131,7 @@ export function openApiDocument(origin: string): JsonSchema {
       },
       ...activityOpenApiPaths(inputSchema, failureBody),
       ...channelEventOpenApiPaths(inputSchema, failureBody),
+      ...pushOpenApiPaths(inputSchema, failureBody),
       "/health": { get: { summary: "Liveness", responses: { "200": { description: "OK" } } } },
       "/apiv2/jobs/{job}/errors.csv": {
         get: {

@@ -4,6 +4,7 @@ import { handleAdmin } from "../admin";
 import { handleAuth } from "../admin/sessions";
 import { handleActivityBatch, handleActivityUpload, handleSingleActivity } from "../api/activity";
 import { handleChannelEvent } from "../api/channel-events";
+import { handleAppPush, handleWebPush } from "../api/push";
 import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
 import { ApiError, serviceFault } from "../lib/http/errors";
@@ -58,6 +59,9 @@ router
   .all("/:version/activity/upload", activityRoute(handleActivityUpload))
   .all("/v1/events/:channel/:client_id", handleChannelEvent)
   .all("/v1/events/:channel", handleChannelEvent)
+  // Devices registered for push by sites (web push subscriptions) and apps (FCM tokens).
+  .all("/v1/push/web/:client_id", handleWebPush)
+  .all("/v1/push/app/:client_id", handleAppPush)
   // Email tracking (CONTRACT 7): open pixel, click redirect, unsubscribe page and one-click POST.
   .get("/t/o/:token", (request: IRequest, env: Env) => handleOpen(request.params.token!, request, env))
   .get("/t/c/:token", (request: IRequest, env: Env) => handleClick(request.params.token!, request, env))

@@ -10,6 +10,7 @@ import { sweepIdleSessions } from "../services/operators/sessions";
 import { archiveOldEvents } from "../services/retention/archive";
 import { eraseArchivedEvents } from "../services/contacts/erase";
 import { housekeeping } from "../services/retention/housekeeping";
+import { redriveWaitingPush } from "../services/journeys/push";
 import { redriveWaitingSms } from "../services/journeys/sms";
 import { emailSetupWarningTask } from "../services/channels/email/providers";
 import { recheckSenderDomainsTask } from "../services/channels/email/sender-domains";
@@ -28,6 +29,7 @@ export const CRON_TASKS: CronTask[] = [
   segmentExportsRedrive,
   sweepIdleSessions,
   redriveWaitingSms,
+  redriveWaitingPush,
   archiveOldEvents,
   eraseArchivedEvents,
   housekeeping,

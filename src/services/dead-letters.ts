@@ -1,7 +1,9 @@
 import type { QueueHandler } from "../lib/tasks";
 import { recordDeadLetter } from "../store/dead-letters";
 import { isSendNudge, redriveDeadSend } from "./broadcasts/send";
-import { isSmsNudge, redriveDeadSms } from "./journeys/sms";
+import { isPushNudge } from "./journeys/push";
+import { redriveDeadNudge } from "./journeys/queued-sends";
+import { isSmsNudge } from "./journeys/sms";
 import { readImportNudge, redriveDeadImport } from "./imports";
 import { readJourneysNudge } from "./journeys/queue";
 import { isEventsNudge } from "./pipeline/nudge";
@@ -40,9 +42,9 @@ export function deadLettersHandler(now: () => number = Date.now): QueueHandler {
           [kind, panelId] = ["events", body.panel];
           const { nudged, failed } = await redriveEventBatches(env, at, { panelId: body.panel, ids: body.batches });
           action = `${nudged} batch(es) nudged, ${failed} marked failed`;
-        } else if (isSmsNudge(body)) {
+        } else if (isSmsNudge(body) || isPushNudge(body)) {
           [kind, panelId] = ["sends", body.panelId];
-          action = await redriveDeadSms(env, body);
+          action = await redriveDeadNudge(env, body);
         } else if (isSendNudge(body)) {
           [kind, panelId] = ["sends", body.panelId];
           action = await redriveDeadSend(env, body);

@@ -50,6 +50,13 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     byContact("segment_members"),
     byContact("segment_changes"),
     db.prepare("DELETE FROM events WHERE panel_id = ?1 AND (contact_id = ?2 OR uniqueid IN (SELECT value FROM json_each(?3)))").bind(panelId, contactId, uniqueids),
+    // Devices registered for push under the contact's key or its visitor ids.
+    db
+      .prepare(
+        `DELETE FROM push_subscriptions WHERE panel_id = ?1
+         AND (contact_key = (SELECT pk_value FROM contacts WHERE panel_id = ?1 AND id = ?2) OR uniqueid IN (SELECT value FROM json_each(?3)))`,
+      )
+      .bind(panelId, contactId, uniqueids),
     byContact("anon_profiles"),
     byContact("push_optouts"),
     db.prepare("DELETE FROM outbox WHERE panel_id = ?1 AND recipient IN (SELECT value FROM json_each(?2))").bind(panelId, recipients),

@@ -143,6 +143,12 @@ class Compiler {
     if ("engagement" in c) return this.engagement(c);
     const attribute = c.reachable === "email" ? "EMAIL" : c.reachable === "sms" ? "MOBILE" : "PUSH_TOKEN";
     const present = presentSql(attributeSql(attribute));
+    if (c.reachable === "push") {
+      // A PUSH_TOKEN, or a browser or app install registered under the contact's key or one of its visitor ids; not turned off.
+      const registered = `EXISTS (SELECT 1 FROM push_subscriptions p WHERE p.panel_id = ?1 AND p.contact_key = c.pk_value)
+        OR EXISTS (SELECT 1 FROM anon_profiles ap JOIN push_subscriptions p ON p.panel_id = ap.panel_id AND p.uniqueid = ap.uniqueid WHERE ap.contact_id = c.id AND ap.panel_id = ?1)`;
+      return `((${present} OR ${registered}) AND NOT EXISTS (SELECT 1 FROM push_optouts o WHERE o.panel_id = ?1 AND o.contact_id = c.id))`;
+    }
     if (c.reachable !== "email") return present;
     return `(${present} AND NOT EXISTS (SELECT 1 FROM email_suppressions s WHERE s.panel_id = ?1 AND s.address = lower(trim(${attributeSql("EMAIL")}))))`;
   }

@@ -1,4 +1,5 @@
 import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
+import { claimedOf, claimQueuedStatements, type ClaimedMessage } from "./journeys/messages";
 import type { ShardDb } from "./shards";
 
 /** A panel's SMS provider as stored; secrets stay encrypted here. */
@@ -165,22 +166,9 @@ export async function deleteSmsTemplate(db: ShardDb, panelId: string, id: string
   return result.meta.changes > 0;
 }
 
-/** A claimed SMS, as the send needs it. */
-export interface ClaimedSms {
-  msgid: string;
-  contactId: number;
-  journeyId: string;
-  recipient: string | null;
-  content: Record<string, unknown>;
-}
-
 /**
- * Claims queued SMS of one panel (status 'sending' without a claim) for one send attempt, in
- * one round trip; the attempt is recorded with the claim, since nothing else happens between
- * them. A claim its holder left for longer than `staleBefore` allows is settled as failed with
- * `unknownError` first: the provider may have taken the message, and neither provider has an
- * idempotency key. Also answers which messages another attempt holds, and which of the
- * claimed numbers (`content.to`) are suppressed.
+ * Claims queued SMS of one panel for one send attempt, in one round trip (claimQueuedStatements),
+ * and reads which of the claimed numbers (`content.to`) are suppressed.
  */
 export async function claimSmsBatch(
   db: ShardDb,
@@ -190,68 +178,32 @@ export async function claimSmsBatch(
   now: number,
   staleBefore: number,
   unknownError: string,
-): Promise<{ claimed: ClaimedSms[]; held: Set<string>; suppressed: Set<string> }> {
-  const ids = JSON.stringify(msgids);
-  const mine = "msgid IN (SELECT value FROM json_each(?1)) AND panel_id = ?2 AND channel = 'sms'";
-  const [, claimed, held, suppressed] = await db.batch<Record<string, any>>([
-    db.prepare(`UPDATE journey_messages SET status = 'failed', error = ?4 WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claimed_at < ?3`).bind(ids, panelId, staleBefore, unknownError),
-    db
-      .prepare(`UPDATE journey_messages SET claim = ?3, claimed_at = ?4, attempted_at = ?4 WHERE ${mine} AND status = 'sending' AND claim IS NULL RETURNING msgid, contact_id, journey_id, recipient, content`)
-      .bind(ids, panelId, claim, now),
-    db.prepare(`SELECT msgid FROM journey_messages WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claim <> ?3`).bind(ids, panelId, claim),
+): Promise<{ claimed: ClaimedMessage[]; held: Set<string>; suppressed: Set<string> }> {
+  const answers = await db.batch<Record<string, any>>([
+    ...claimQueuedStatements(db, panelId, ["sms"], msgids, claim, now, staleBefore, unknownError),
     db
       .prepare(
-        `SELECT phone FROM sms_suppressions WHERE panel_id = ?2
-         AND (phone IN (SELECT json_extract(content, '$.to') FROM journey_messages WHERE ${mine} AND claim = ?3) OR (phone >= ?4 AND phone < ?5))`,
+        `SELECT phone FROM sms_suppressions WHERE panel_id = ?1
+         AND (phone IN (SELECT json_extract(content, '$.to') FROM journey_messages WHERE msgid IN (SELECT value FROM json_each(?2)) AND claim = ?3) OR (phone >= ?4 AND phone < ?5))`,
       )
-      .bind(ids, panelId, claim, ERASED_RANGE.from, ERASED_RANGE.to),
+      .bind(panelId, JSON.stringify(msgids), claim, ERASED_RANGE.from, ERASED_RANGE.to),
   ]);
-  const messages: ClaimedSms[] = claimed!.results.map((r) => ({ msgid: r.msgid, contactId: r.contact_id, journeyId: r.journey_id, recipient: r.recipient, content: JSON.parse(r.content) as Record<string, unknown> }));
-  const stopped = new Set(suppressed!.results.map((r) => r.phone as string));
+  const { claimed, held } = claimedOf(answers);
+  const stopped = new Set(answers[3]!.results.map((r) => r.phone as string));
   // Numbers of erased contacts are kept hashed: a claimed number whose hash is among them is stopped too.
   if ([...stopped].some((phone) => phone.startsWith(ERASED_RANGE.from))) {
-    for (const message of messages) {
+    for (const message of claimed) {
       const to = message.content.to;
       if (typeof to === "string" && stopped.has(await erasedIdentifier(panelId, to))) stopped.add(to);
     }
   }
-  return { claimed: messages, held: new Set(held!.results.map((r) => r.msgid as string)), suppressed: stopped };
-}
-
-export type SmsOutcome = { msgid: string } & ({ status: "sent"; providerMessageId: string } | { status: "skipped" | "failed"; error: string });
-
-/** Records the outcomes of this claim's attempts, all in one statement. */
-export function settleSmsStatement(db: ShardDb, claim: string, outcomes: readonly SmsOutcome[]): D1PreparedStatement {
-  const rows = outcomes.map((o) => (o.status === "sent" ? { m: o.msgid, s: o.status, p: o.providerMessageId, e: null } : { m: o.msgid, s: o.status, p: null, e: o.error }));
-  return db
-    .prepare(
-      `UPDATE journey_messages SET status = json_extract(o.value, '$.s'), error = json_extract(o.value, '$.e'), provider_msg_id = json_extract(o.value, '$.p')
-       FROM json_each(?1) AS o WHERE journey_messages.msgid = json_extract(o.value, '$.m') AND journey_messages.claim = ?2`,
-    )
-    .bind(JSON.stringify(rows), claim);
-}
-
-/** Hands a claimed SMS back to the queue state; `retryAt` is when its retry is due (the cron's re-drive waits past it). */
-export function releaseSmsStatement(db: ShardDb, msgid: string, claim: string, retryAt: number): D1PreparedStatement {
-  return db.prepare("UPDATE journey_messages SET claim = NULL, claimed_at = ?, attempted_at = NULL WHERE msgid = ? AND claim = ? AND status = 'sending'").bind(retryAt, msgid, claim);
+  return { claimed, held, suppressed: stopped };
 }
 
 export function suppressPhoneStatement(db: ShardDb, panelId: string, phone: string, reason: PhoneSuppressionReason, now: number): D1PreparedStatement {
   return db
     .prepare("INSERT INTO sms_suppressions (panel_id, phone, reason, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (panel_id, phone) DO NOTHING")
     .bind(panelId, phone, reason, now);
-}
-
-/** SMS waiting for their provider whose nudge is overdue: queued before `before` and not released to a later retry. */
-export async function overdueSms(db: ShardDb, before: number, limit: number): Promise<Array<{ panelId: string; msgid: string }>> {
-  const { results } = await db
-    .prepare(
-      `SELECT panel_id, msgid FROM journey_messages
-       WHERE channel = 'sms' AND status = 'sending' AND claim IS NULL AND COALESCE(claimed_at, created_at) < ? LIMIT ?`,
-    )
-    .bind(before, limit)
-    .all<{ panel_id: string; msgid: string }>();
-  return results.map((r) => ({ panelId: r.panel_id, msgid: r.msgid }));
 }
 
 /** The SMS a provider's receipt names by its message id, in this panel. */

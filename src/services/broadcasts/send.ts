@@ -12,7 +12,9 @@ import { sendAll } from "../../lib/tasks";
 import { TtlCache } from "../../lib/ttl-cache";
 import { segmentsAfterSends } from "../segments/contact-writes";
 import { getPanel } from "../../store/panels";
-import { isSmsNudge, sendQueuedSmsBatch, smsRetryDelaySeconds, type SmsNudge } from "../journeys/sms";
+import { isPushNudge, sendQueuedPushBatch } from "../journeys/push";
+import { sendRetryDelaySeconds, type NudgeDelivery } from "../journeys/queued-sends";
+import { isSmsNudge, sendQueuedSmsBatch } from "../journeys/sms";
 import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
@@ -181,24 +183,35 @@ export async function redriveDeadSend(env: Env, nudge: SendNudge): Promise<strin
 }
 
 /**
+ * Journey SMS or push nudges of one batch, sent together: each nudge acknowledged once its
+ * messages are done with, retried (with backoff) otherwise.
+ */
+async function sendQueuedNudges<K extends "sms" | "push">(
+  messages: readonly Message<unknown>[],
+  send: (deliveries: NudgeDelivery<K>[]) => Promise<Array<number | null>>,
+): Promise<void> {
+  if (messages.length === 0) return;
+  try {
+    const retries = await send(messages.map((m) => ({ nudge: m.body as NudgeDelivery<K>["nudge"], attempt: m.attempts })));
+    messages.forEach((message, i) => (retries[i] === null ? message.ack() : message.retry({ delaySeconds: retries[i]! })));
+  } catch (error) {
+    console.error("sends queue: journey messages failed, retried", error);
+    for (const message of messages) message.retry({ delaySeconds: sendRetryDelaySeconds(message.attempts) });
+  }
+}
+
+/**
  * The sends queue consumer: campaign batches, each acknowledged once done and retried
- * otherwise, and journey SMS (services/journeys/sms.ts), retried with backoff.
+ * otherwise, and journey SMS and push (services/journeys/queued-sends.ts), retried with backoff.
  */
 export async function handleSendsQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const sms = batch.messages.filter((m) => isSmsNudge(m.body));
-  const campaigns = batch.messages.filter((m) => !isSmsNudge(m.body));
-  if (sms.length) {
-    try {
-      const retries = await sendQueuedSmsBatch(
-        env,
-        sms.map((m) => ({ nudge: m.body as SmsNudge, attempt: m.attempts })),
-      );
-      sms.forEach((message, i) => (retries[i] === null ? message.ack() : message.retry({ delaySeconds: retries[i]! })));
-    } catch (error) {
-      console.error("sends queue: SMS failed, retried", error);
-      for (const message of sms) message.retry({ delaySeconds: smsRetryDelaySeconds(message.attempts) });
-    }
-  }
+  const push = batch.messages.filter((m) => isPushNudge(m.body));
+  const campaigns = batch.messages.filter((m) => !isSmsNudge(m.body) && !isPushNudge(m.body));
+  await Promise.all([
+    sendQueuedNudges<"sms">(sms, (deliveries) => sendQueuedSmsBatch(env, deliveries)),
+    sendQueuedNudges<"push">(push, (deliveries) => sendQueuedPushBatch(env, deliveries)),
+  ]);
   if (campaigns.length === 0) return;
   const provider = emailProvider(env);
   await Promise.all(

@@ -12,10 +12,10 @@ import { getMessages, type JourneyMessage } from "../../store/journeys/messages"
 import { finishPointStatements, insertPointStatement, releasePoints, takeStartPoints, type JourneyPoint } from "../../store/journeys/points";
 import { enqueueWebhookEventsEach } from "../webhooks/enqueue";
 import type { WebhookEvent } from "../../domain/webhooks/payload";
-import { outboxMessageStatements, sendJourneyEmail, type JourneyEmailEnv } from "./messages";
+import { sendJourneyEmail, type JourneyEmailEnv } from "./messages";
 import { journeyWebhookEvent } from "./webhook-event";
+import { enqueuePush, planJourneyPush } from "./push";
 import { enqueueSms, planJourneySms } from "./sms";
-import { pushOptedOut } from "../../store/preferences";
 
 /**
  * The journey engine. An instance goes on from "points": its start, and each wait or delay
@@ -26,9 +26,6 @@ import { pushOptedOut } from "../../store/preferences";
  * step-run row. So continuing a point twice (a redelivered event, a cron run after a crash)
  * acts once.
  */
-
-/** Why a push step sent nothing to a contact who turned push notifications off. */
-export const PUSH_TURNED_OFF = "the contact turned push notifications off";
 
 export type EngineEnv = Env & JourneyEmailEnv;
 
@@ -135,12 +132,12 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
       else plans.push(outcome.value as PointPlan);
     }
     failures.push(...(await carryOut(env, db, panelId, plans, now)));
-    const queuedSms = plans.flatMap((plan) => (plan.failure === undefined ? plan.queuedSms : []));
+    const stored = plans.filter((plan) => plan.failure === undefined);
     try {
-      await enqueueSms(env, panelId, queuedSms);
+      await Promise.all([enqueueSms(env, panelId, stored.flatMap((plan) => plan.queuedSms)), enqueuePush(env, panelId, stored.flatMap((plan) => plan.queuedPush))]);
     } catch (error) {
-      // The messages wait in D1; the cron's re-drive nudges them (services/journeys/sms.ts).
-      console.error(`panel ${panelId}: SMS nudges not sent; the cron re-drives them`, error);
+      // The messages wait in D1; the cron's re-drive nudges them (services/journeys/queued-sends.ts).
+      console.error(`panel ${panelId}: SMS or push nudges not sent; the cron re-drives them`, error);
     }
   }
   if (failures.length) throw failures[0];
@@ -152,8 +149,9 @@ interface PointPlan {
   emails: Array<{ message: JourneyMessage; step: Extract<MessageStep, { type: "email" }>; attributes: KeyedContact["attributes"] }>;
   handOvers: Array<{ webhookId: string; stepId: string; event: WebhookEvent; journeyId: string }>;
   statements: D1PreparedStatement[];
-  /** msgids of SMS this point records as waiting for the provider, nudged once they are stored. */
+  /** msgids of SMS and push this point records as waiting for the provider, nudged once they are stored. */
   queuedSms: string[];
+  queuedPush: string[];
   failure?: unknown;
 }
 
@@ -233,7 +231,7 @@ async function planPoint(
   messages: Map<string, JourneyMessage>,
   now: number,
 ): Promise<PointPlan> {
-  const plan: PointPlan = { point, emails: [], handOvers: [], statements: [], queuedSms: [] };
+  const plan: PointPlan = { point, emails: [], handOvers: [], statements: [], queuedSms: [], queuedPush: [] };
   if (!contact || point.outcome === "cancelled") return plan;
   const definition = journey.definition;
   let first: JourneyStep[];
@@ -285,9 +283,10 @@ class StepPlanner {
         if (planned.queued) this.plan.queuedSms.push(message.msgid);
         message = planned.message;
       } else {
-        // Push (apn, bpn): a contact who turned notifications off gets none; the step counts it as skipped.
-        if (await pushOptedOut(this.db, panelId, contactId)) message = { ...message, status: "skipped", error: PUSH_TURNED_OFF };
-        this.plan.statements.push(...outboxMessageStatements(this.db, message));
+        const planned = await planJourneyPush(this.env, this.db, message, this.contact.attributes);
+        this.plan.statements.push(...planned.statements);
+        if (planned.queued) this.plan.queuedPush.push(message.msgid);
+        message = planned.message;
       }
       this.messages.set(message.msgid, message);
       this.ran(step, message.msgid);

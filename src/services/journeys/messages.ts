@@ -1,5 +1,4 @@
 import { panelDb } from "../access/shards";
-import type { ShardDb } from "../../store/shards";
 import type { ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
@@ -11,22 +10,14 @@ import { compileTemplate, personalize } from "../../domain/email-message";
 import { textOfHtml } from "../../domain/email-text";
 import type { EmailStep } from "../../domain/journey";
 import { randomHex } from "../../lib/random";
-import { claimMessage, finishMessage, insertMessageStatement, markMessageAttempt, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
+import { claimMessage, finishMessage, markMessageAttempt, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
 import { getPanel } from "../../store/panels";
 import { isAddressSuppressed } from "../../store/suppressions";
 
 /**
- * Where the messages of journeys leave the engine. Each is keyed by its msgid
- * (`<instance>.<step>`), so a step run twice sends or records one message.
- *
- * sms, apn, bpn: the outbox channel is the default for them (CONTRACT 5): the message and its
- * msgid are recorded (a statement of the step's D1 batch); their delivered and click come
- * back through `POST /v1/events/{channel}`.
+ * Journey email. Each message is keyed by its msgid (`<instance>.<step>`), so a step run twice
+ * sends or records one message. (SMS: sms.ts; push: push.ts.)
  */
-export function outboxMessageStatements(db: ShardDb, message: JourneyMessage): D1PreparedStatement[] {
-  return [insertMessageStatement(db, message)];
-}
-
 export type JourneyEmailEnv = ProviderEnv;
 
 /** The address a journey email goes to, as it was sent (and as suppression keys it). */

@@ -1,4 +1,4 @@
-import { findPanelHome, forEachShard, panelDb } from "../access/shards";
+import { findPanelHome } from "../access/shards";
 import { panelSms, smsProviderOf, type SmsSettingsEnv } from "../channels/sms/settings";
 import { shortenSmsLinks, SHORT_CODE } from "../channels/sms/links";
 import type { SmsReceipt } from "../channels/sms/receipts";
@@ -8,21 +8,25 @@ import { compileTemplate, personalize } from "../../domain/email-message";
 import type { SmsStep } from "../../domain/journey";
 import { phoneDigits, replyKeyword, smsLength } from "../../domain/sms";
 import { randomHex } from "../../lib/random";
-import { sendAll, settleEach, type CronTask } from "../../lib/tasks";
+import { settleEach } from "../../lib/tasks";
 import type { NewEvent } from "../../domain/events";
-import { getMessages, insertMessageStatement, UNKNOWN_SEND_OUTCOME, type JourneyMessage } from "../../store/journeys/messages";
+import {
+  getMessages,
+  insertMessageStatement,
+  releaseClaimedStatement,
+  settleClaimedStatement,
+  UNKNOWN_SEND_OUTCOME,
+  type ClaimedMessage,
+  type JourneyMessage,
+  type QueuedOutcome,
+} from "../../store/journeys/messages";
 import { allShards, type ShardDb } from "../../store/shards";
 import {
   claimSmsBatch,
-  releaseSmsStatement,
-  settleSmsStatement,
   suppressPhoneStatement,
-  type ClaimedSms,
-  type SmsOutcome,
   getSmsTemplate,
   insertSmsLinkStatements,
   liftPhoneSuppression,
-  overdueSms,
   phoneSuppression,
   recordSmsDelivery,
   smsByProviderId,
@@ -30,6 +34,17 @@ import {
   suppressPhone,
 } from "../../store/sms";
 import type { ReaderDetails } from "./engagement";
+import {
+  enqueueNudges,
+  isQueuedNudge,
+  QUEUED_CLAIM_MS,
+  redriveWaiting,
+  sendNudges,
+  sendRetryDelaySeconds,
+  type Limit,
+  type NudgeDelivery,
+  type QueuedNudge,
+} from "./queued-sends";
 
 /**
  * Journey SMS. The step renders the message (template or text, merge tags, short links) and
@@ -42,38 +57,13 @@ import type { ReaderDetails } from "./engagement";
  * Receipts become `delivered` or `failed` events through the pipeline, once each.
  */
 
-/** SMS of one panel waiting for their provider: the SENDS queue's nudge to send them. */
-export interface SmsNudge {
-  kind: "sms";
-  panelId: string;
-  msgids: string[];
-}
+export type SmsNudge = QueuedNudge<"sms">;
 
-/**
- * Messages per nudge: a consumer takes up to 10 nudges, so at most 1,000 provider calls per
- * invocation (the Workers Paid limit is 10,000 subrequests). Fewer, fuller invocations: with 25
- * a nudge, bench:channels measured 41% of the bare loop (median of 5 rounds), with 100 74%.
- */
-export const SMS_PER_NUDGE = 100;
+export const isSmsNudge = (body: unknown): body is SmsNudge => isQueuedNudge(body, "sms");
 
-export function isSmsNudge(body: unknown): body is SmsNudge {
-  const b = body as SmsNudge | null;
-  return (
-    typeof b === "object" &&
-    b !== null &&
-    b.kind === "sms" &&
-    typeof b.panelId === "string" &&
-    Array.isArray(b.msgids) &&
-    b.msgids.length <= SMS_PER_NUDGE &&
-    b.msgids.every((m) => typeof m === "string")
-  );
-}
-
-/** Nudges for these messages of one panel, SMS_PER_NUDGE to a nudge. */
-export async function enqueueSms(env: Pick<Env, "SENDS">, panelId: string, msgids: readonly string[], delaySeconds = 0): Promise<void> {
-  const nudges: SmsNudge[] = [];
-  for (let i = 0; i < msgids.length; i += SMS_PER_NUDGE) nudges.push({ kind: "sms", panelId, msgids: msgids.slice(i, i + SMS_PER_NUDGE) });
-  if (nudges.length) await sendAll(env.SENDS, nudges, delaySeconds);
+/** Nudges for these messages of one panel. */
+export function enqueueSms(env: Pick<Env, "SENDS">, panelId: string, msgids: readonly string[], delaySeconds = 0): Promise<void> {
+  return enqueueNudges(env, "sms", panelId, msgids, delaySeconds);
 }
 
 const SUPPRESSED = "the number is suppressed (it replied STOP or was stopped)";
@@ -114,21 +104,7 @@ export async function planJourneySms(
   return planned("sending", content, null, links);
 }
 
-/** A claim not renewed for this long belongs to an attempt that died; its outcome is unknown. */
-export const SMS_CLAIM_MS = 60_000;
-
-/** Retry delays after throttling or a provider error: 5 s doubling up to 5 minutes. */
-export function smsRetryDelaySeconds(attempt: number): number {
-  return Math.min(300, 5 * 2 ** Math.max(0, attempt - 1));
-}
-
 export type SmsSendEnv = JourneySmsEnv & Env;
-
-/** One nudge taken from the queue, and how many times the queue has delivered it. */
-export interface SmsDelivery {
-  nudge: SmsNudge;
-  attempt: number;
-}
 
 /**
  * Sends the queued SMS a batch of nudges names, panel by panel: one round trip claims them
@@ -138,16 +114,8 @@ export interface SmsDelivery {
  * when all its messages are done with (sent, refused, skipped, or nothing to do). A retried
  * nudge sends only what is still waiting.
  */
-export async function sendQueuedSmsBatch(env: SmsSendEnv, deliveries: readonly SmsDelivery[], now = Date.now()): Promise<Array<number | null>> {
-  // Nudges run side by side, so one's D1 round trips overlap others' provider calls; the calls
-  // share one limit. A message named twice is claimed by one of them.
-  const limit = new Limit(SEND_CONCURRENCY);
-  return Promise.all(
-    deliveries.map(async ({ nudge, attempt }) => {
-      const retries = await sendPanelSms(env, nudge.panelId, new Map(nudge.msgids.map((m) => [m, attempt])), now, limit);
-      return retries.size ? Math.max(...retries.values()) : null;
-    }),
-  );
+export function sendQueuedSmsBatch(env: SmsSendEnv, deliveries: readonly NudgeDelivery<"sms">[], now = Date.now()): Promise<Array<number | null>> {
+  return sendNudges(deliveries, (panelId, attempts, limit) => sendPanelSms(env, panelId, attempts, now, limit));
 }
 
 /** One message, as sendQueuedSmsBatch sends it. */
@@ -156,29 +124,7 @@ export async function sendQueuedSms(env: SmsSendEnv, panelId: string, msgid: str
   return retry ?? null;
 }
 
-/** Provider calls at a time within one consumer invocation. */
-const SEND_CONCURRENCY = 25;
-
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-/** At most `size` tasks at once, the others waiting their turn in order. */
-class Limit {
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private readonly size: number) {}
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.running++;
-    try {
-      return await task();
-    } finally {
-      this.running--;
-      this.waiting.shift()?.();
-    }
-  }
-}
 
 async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: ReadonlyMap<string, number>, now: number, limit: Limit): Promise<Map<string, number>> {
   const retries = new Map<string, number>();
@@ -188,14 +134,14 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
   const claim = randomHex(8);
   const [sms, { claimed, held, suppressed }] = await Promise.all([
     panelSms(env, db, panelId),
-    claimSmsBatch(db, panelId, [...attempts.keys()], claim, now, now - SMS_CLAIM_MS, UNKNOWN_SEND_OUTCOME),
+    claimSmsBatch(db, panelId, [...attempts.keys()], claim, now, now - QUEUED_CLAIM_MS, UNKNOWN_SEND_OUTCOME),
   ]);
-  for (const msgid of held) retries.set(msgid, SMS_CLAIM_MS / 1000);
+  for (const msgid of held) retries.set(msgid, QUEUED_CLAIM_MS / 1000);
   if (claimed.length === 0) return retries;
   const statements: D1PreparedStatement[] = [];
-  const failed: Array<{ message: ClaimedSms; error: string }> = [];
-  const outcomes: SmsOutcome[] = [];
-  const settle = (message: ClaimedSms, outcome: DistributiveOmit<SmsOutcome, "msgid">) => outcomes.push({ msgid: message.msgid, ...outcome } as SmsOutcome);
+  const failed: Array<{ message: ClaimedMessage; error: string }> = [];
+  const outcomes: QueuedOutcome[] = [];
+  const settle = (message: ClaimedMessage, outcome: DistributiveOmit<QueuedOutcome, "msgid">) => outcomes.push({ msgid: message.msgid, ...outcome } as QueuedOutcome);
   const provider = sms ? smsProviderOf(env, sms) : null;
   const settled = await settleEach(claimed, claimed.length, async (message) => {
       const content = message.content as { to?: string; body?: string; dlt_template_id?: string | null; provider_template_id?: string | null };
@@ -218,13 +164,13 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
         failed.push({ message, error: result.error });
         return settle(message, { status: "failed", error: result.error });
       }
-      const delay = smsRetryDelaySeconds(attempts.get(message.msgid) ?? 1);
+      const delay = sendRetryDelaySeconds(attempts.get(message.msgid) ?? 1);
       console.error(`sms ${message.msgid}: ${result.error}; retried in ${delay} s`);
       retries.set(message.msgid, delay);
-      statements.push(releaseSmsStatement(db, message.msgid, claim, now + delay * 1000));
+      statements.push(releaseClaimedStatement(db, message.msgid, claim, now + delay * 1000));
   });
   // Outcomes known are recorded even when one message's work failed; that one's claim runs out (unknown outcome).
-  if (outcomes.length) statements.push(settleSmsStatement(db, claim, outcomes));
+  if (outcomes.length) statements.push(settleClaimedStatement(db, claim, outcomes));
   if (statements.length) await db.batch(statements);
   const fault = settled.find((o) => o.status === "rejected");
   if (fault) throw fault.reason;
@@ -295,28 +241,5 @@ export async function followSmsLink(env: Env, code: string, reader: ReaderDetail
   return null;
 }
 
-/** How long an SMS may wait for its nudge before the cron sends another. */
-const OVERDUE_MS = 2 * 60_000;
-
 /** Cron: SMS waiting for their provider whose nudge was lost (the step's send failed, or the queue dropped it) are nudged again. */
-export const redriveWaitingSms: CronTask = {
-  name: "sms-redrive",
-  async run(env, now) {
-    await forEachShard(env, "sms-redrive", async (db) => {
-      const overdue = await overdueSms(db, now - OVERDUE_MS, 500);
-      const byPanel = new Map<string, string[]>();
-      for (const m of overdue) byPanel.set(m.panelId, [...(byPanel.get(m.panelId) ?? []), m.msgid]);
-      for (const [panelId, msgids] of byPanel) await enqueueSms(env, panelId, msgids);
-    });
-  },
-};
-
-/** A dead-lettered SMS nudge: what still waits is handed back to the queue after a pause. */
-export async function redriveDeadSms(env: Env, nudge: SmsNudge): Promise<string> {
-  const db = await panelDb(env, nudge.panelId);
-  const messages = await getMessages(db, nudge.panelId, nudge.msgids);
-  const waiting = nudge.msgids.filter((m) => messages.get(m)?.status === "sending");
-  if (waiting.length === 0) return "nothing left: no message of it is waiting";
-  await enqueueSms(env, nudge.panelId, waiting, 60);
-  return `${waiting.length} message(s) nudged again in 60 s`;
-}
+export const redriveWaitingSms = redriveWaiting("sms");

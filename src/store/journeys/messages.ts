@@ -151,3 +151,98 @@ export async function listMessages(db: ShardDb, panelId: string, channel: string
     .all<MessageRow>();
   return results.map(messageFromRow);
 }
+
+/**
+ * Queued messages (SMS and push with a provider): recorded as `sending` without a claim, then
+ * claimed by the SENDS consumer for one attempt each. A claimed message, as the send needs it.
+ */
+export interface ClaimedMessage {
+  msgid: string;
+  channel: JourneyMessage["channel"];
+  contactId: number;
+  journeyId: string;
+  recipient: string | null;
+  content: Record<string, unknown>;
+}
+
+/**
+ * The statements that claim queued messages of `channels` in one panel for one attempt, to run
+ * in one batch (a channel may add its own reads after them): a claim its holder left since
+ * `staleBefore` is settled as failed with `unknownError` first (the provider may have taken the
+ * message, and no provider here takes an idempotency key), then the waiting ones are claimed
+ * (the attempt recorded with the claim), then those another attempt holds are read.
+ * `claimedOf` reads the batch's answers.
+ */
+export function claimQueuedStatements(
+  db: ShardDb,
+  panelId: string,
+  channels: readonly JourneyMessage["channel"][],
+  msgids: readonly string[],
+  claim: string,
+  now: number,
+  staleBefore: number,
+  unknownError: string,
+): D1PreparedStatement[] {
+  const mine = "msgid IN (SELECT value FROM json_each(?1)) AND panel_id = ?2 AND channel IN (SELECT value FROM json_each(?5))";
+  const ids = JSON.stringify(msgids);
+  const kinds = JSON.stringify(channels);
+  return [
+    db
+      .prepare(`UPDATE journey_messages SET status = 'failed', error = ?4 WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claimed_at < ?3`)
+      .bind(ids, panelId, staleBefore, unknownError, kinds),
+    db
+      .prepare(
+        `UPDATE journey_messages SET claim = ?3, claimed_at = ?4, attempted_at = ?4 WHERE ${mine} AND status = 'sending' AND claim IS NULL
+         RETURNING msgid, channel, contact_id, journey_id, recipient, content`,
+      )
+      .bind(ids, panelId, claim, now, kinds),
+    db.prepare(`SELECT msgid FROM journey_messages WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claim <> ?3`).bind(ids, panelId, claim, null, kinds),
+  ];
+}
+
+/** The claimed messages and those another attempt holds, from the answers of claimQueuedStatements' batch. */
+export function claimedOf(answers: ReadonlyArray<D1Result<Record<string, any>>>): { claimed: ClaimedMessage[]; held: Set<string> } {
+  const [, claimed, held] = answers;
+  return {
+    claimed: claimed!.results.map((r) => ({
+      msgid: r.msgid,
+      channel: r.channel,
+      contactId: r.contact_id,
+      journeyId: r.journey_id,
+      recipient: r.recipient,
+      content: JSON.parse(r.content) as Record<string, unknown>,
+    })),
+    held: new Set(held!.results.map((r) => r.msgid as string)),
+  };
+}
+
+export type QueuedOutcome = { msgid: string } & ({ status: "sent"; providerMessageId: string } | { status: "skipped" | "failed"; error: string });
+
+/** Records the outcomes of this claim's attempts, all in one statement. */
+export function settleClaimedStatement(db: ShardDb, claim: string, outcomes: readonly QueuedOutcome[]): D1PreparedStatement {
+  const rows = outcomes.map((o) => (o.status === "sent" ? { m: o.msgid, s: o.status, p: o.providerMessageId, e: null } : { m: o.msgid, s: o.status, p: null, e: o.error }));
+  return db
+    .prepare(
+      `UPDATE journey_messages SET status = json_extract(o.value, '$.s'), error = json_extract(o.value, '$.e'), provider_msg_id = json_extract(o.value, '$.p')
+       FROM json_each(?1) AS o WHERE journey_messages.msgid = json_extract(o.value, '$.m') AND journey_messages.claim = ?2`,
+    )
+    .bind(JSON.stringify(rows), claim);
+}
+
+/** Hands a claimed message back to the queue state; `retryAt` is when its retry is due (the cron's re-drive waits past it). */
+export function releaseClaimedStatement(db: ShardDb, msgid: string, claim: string, retryAt: number): D1PreparedStatement {
+  return db.prepare("UPDATE journey_messages SET claim = NULL, claimed_at = ?, attempted_at = NULL WHERE msgid = ? AND claim = ? AND status = 'sending'").bind(retryAt, msgid, claim);
+}
+
+/**
+ * Queued messages whose nudge is overdue: queued before `before` and not released to a later
+ * retry. `channel` is spelled out in the statement so each channel's partial index serves it.
+ */
+export async function overdueQueued(db: ShardDb, channels: "sms" | "push", before: number, limit: number): Promise<Array<{ panelId: string; msgid: string }>> {
+  const which = channels === "sms" ? "channel = 'sms'" : "channel IN ('apn', 'bpn')";
+  const { results } = await db
+    .prepare(`SELECT panel_id, msgid FROM journey_messages WHERE ${which} AND status = 'sending' AND claim IS NULL AND COALESCE(claimed_at, created_at) < ? LIMIT ?`)
+    .bind(before, limit)
+    .all<{ panel_id: string; msgid: string }>();
+  return results.map((r) => ({ panelId: r.panel_id, msgid: r.msgid }));
+}

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { PUSH_TURNED_OFF } from "../../../src/services/journeys/engine";
+import { PUSH_TURNED_OFF } from "../../../src/services/journeys/push";
 import { phoneSuppression } from "../../../src/store/sms";
 import { isAddressSuppressed, suppressAddress } from "../../../src/store/suppressions";
 import { htmlOf } from "../../support/broadcasts";

@@ -37,6 +37,7 @@ const ACTIONS: Record<AuditAction, string> = {
   "tracking_domain.set": "Tracking domain set",
   "tracking_domain.removed": "Tracking domain removed",
   "sms.settings_changed": "SMS provider changed",
+  "push.settings_changed": "Push channels changed",
   "contact.erased": "Contact erased",
 };
 

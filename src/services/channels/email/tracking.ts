@@ -1,5 +1,5 @@
 import { applyTextUnsubscribe, applyTracking, buildMime, trackableLinks, type MimeMessage, type SenderFacts } from "../../../domain/email-message";
-import { base64UrlEncode } from "../../../lib/random";
+import { base64UrlDecode, base64UrlEncode } from "../../../lib/random";
 
 /**
  * Tracking tokens of email (campaigns and journeys): the open pixel, each rewritten link and
@@ -77,16 +77,6 @@ function trackingKeys(secret: string): Promise<TokenKeys> {
     cached = { secret, keys };
   }
   return cached.keys;
-}
-
-function base64UrlDecode(text: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
-  try {
-    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(text.length / 4) * 4, "="));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
 }
 
 /** The AES-CTR counter block of a SIV: two bits cleared as RFC 5297 does, so the counter never wraps. */

@@ -1,4 +1,5 @@
-import { callProvider, isRetryableStatus, type OutgoingSms, type SmsSendResult, type SmsProvider } from "./provider";
+import { callProvider, isRetryableStatus } from "../provider-call";
+import type { OutgoingSms, SmsSendResult, SmsProvider } from "./provider";
 
 export interface Msg91Config {
   authkey: string;
@@ -40,7 +41,7 @@ export class Msg91Provider implements SmsProvider {
       headers: { authkey: this.config.authkey, "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify(body),
     });
-    if (!called.ok) return called.result;
+    if (!called.ok) return called;
     const { response, text } = called;
     let answer: { type?: unknown; message?: unknown } = {};
     try {

@@ -29,25 +29,3 @@ export interface SmsProvider {
 
 /** Where the provider APIs are; tests and benchmarks point them at loopback stand-ins. */
 export type SmsApiEnv = Pick<Env, "TWILIO_API_URL" | "MSG91_API_URL">;
-
-/** Time a provider has to answer; an attempt that ran out may have been taken, so it is not resent. */
-export const SMS_TIMEOUT_MS = 15_000;
-
-/** Reads a provider's answer: fetch failures before an answer are retryable, a timeout is an unknown outcome. */
-export async function callProvider(name: string, url: string, init: RequestInit): Promise<{ ok: true; response: Response; text: string } | { ok: false; result: SmsSendResult }> {
-  let response: Response;
-  try {
-    response = await fetch(url, { ...init, signal: AbortSignal.timeout(SMS_TIMEOUT_MS) });
-  } catch (error) {
-    if (error instanceof Error && error.name === "TimeoutError") {
-      return { ok: false, result: { ok: false, retryable: false, error: `outcome unknown: ${name} did not answer within ${SMS_TIMEOUT_MS / 1000} s; not resent, to send at most once` } };
-    }
-    return { ok: false, result: { ok: false, retryable: true, error: `${name} unreachable: ${error instanceof Error ? error.message : String(error)}` } };
-  }
-  return { ok: true, response, text: await response.text() };
-}
-
-/** Throttling and server errors may pass; anything else the provider refused for good. */
-export function isRetryableStatus(status: number): boolean {
-  return status === 429 || status >= 500;
-}

@@ -1,4 +1,5 @@
-import { callProvider, isRetryableStatus, type OutgoingSms, type SmsSendResult, type SmsProvider } from "./provider";
+import { callProvider, isRetryableStatus } from "../provider-call";
+import type { OutgoingSms, SmsSendResult, SmsProvider } from "./provider";
 
 export interface TwilioConfig {
   accountSid: string;
@@ -35,7 +36,7 @@ export class TwilioProvider implements SmsProvider {
     if (this.config.messagingServiceSid) form.set("MessagingServiceSid", this.config.messagingServiceSid);
     else form.set("From", this.config.from ?? "");
     const called = await callProvider("Twilio", this.url, { method: "POST", headers: { authorization: this.authorization, "content-type": "application/x-www-form-urlencoded" }, body: form });
-    if (!called.ok) return called.result;
+    if (!called.ok) return called;
     const { response, text } = called;
     let answer: { sid?: unknown; code?: unknown; message?: unknown } = {};
     try {

@@ -1,0 +1,34 @@
+import { pushSettingsBody } from "../domain/push";
+import { panelPush, pushSettingsView, savePushSettings } from "../services/channels/push/settings";
+import { audited } from "./audit";
+import { definePanelRoute } from "./route";
+
+// A panel's push channels (issue 19): web push with the panel's VAPID keys, and app push through
+// FCM with a service account whose private key is stored encrypted and never shown.
+
+const readSettings = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/push",
+  role: "marketer",
+  summary: "The panel's push channels: web push (VAPID subject and public key, the subscribe URL for sites) and FCM (project, client email, the token URL for apps); never a private key",
+  async handle({ env, panel, db }) {
+    return pushSettingsView(env, db, panel.id, await panelPush(env, db, panel.id), panel.clientId);
+  },
+});
+
+const putSettings = definePanelRoute({
+  method: "PUT",
+  path: "/panels/:panel/push",
+  role: "owner",
+  summary: "Set up web push (web_push: {subject}) and app push (fcm: {service_account}); null turns a channel off, an absent one stays as it is",
+  body: pushSettingsBody,
+  async handle({ env, caller, body, panel, db }) {
+    await savePushSettings(env, db, panel.id, body, Date.now());
+    // Which channels changed, never the service account's key.
+    const state = (value: unknown) => (value === undefined ? undefined : value === null ? "off" : "on");
+    await audited({ db, caller, panel }, "push.settings_changed", panel.id, { web_push: state(body.web_push), fcm: state(body.fcm) });
+    return pushSettingsView(env, db, panel.id, await panelPush(env, db, panel.id), panel.clientId);
+  },
+});
+
+export const pushRoutes = [readSettings, putSettings];

@@ -1,0 +1,108 @@
+import type { IRequest } from "itty-router";
+import { appTokenBody, appTokenDeleteBody, webSubscribeBody, webUnsubscribeBody } from "../domain/push";
+import { readJsonBody } from "../lib/http/body";
+import { ApiError, asApiError, fromProblems, notFound, parseOrThrow } from "../lib/http/errors";
+import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
+import { decodeOrKeep } from "../lib/uri";
+import type { z } from "../lib/z";
+import { panelPush } from "../services/channels/push/settings";
+import { registerAppToken, subscribeBrowser, unsubscribeDevice } from "../services/channels/push/subscriptions";
+import type { ActivityCatalog } from "../store/activities";
+import { shardOf } from "../store/shards";
+import { catalogOfClient, checkAccess } from "./access";
+
+/**
+ * Where sites and apps register devices for push, addressed by the panel's client id and
+ * authenticated as 4.11 is (a key, when given, must be the panel's), since they run in
+ * browsers and apps that hold no secret:
+ * - `GET /v1/push/web/{client_id}`: the VAPID public key to subscribe with (applicationServerKey);
+ * - `POST /v1/push/web/{client_id}`: a browser's subscription; `DELETE` with its endpoint;
+ * - `POST /v1/push/app/{client_id}`: an app install's FCM token; `DELETE` with the token.
+ */
+
+async function panelOf(request: IRequest, env: Env): Promise<ActivityCatalog> {
+  const catalog = await catalogOfClient(env, decodeOrKeep(request.params.client_id ?? ""));
+  await checkAccess(request, env, catalog.panel);
+  return catalog;
+}
+
+async function bodyOf<S extends z.ZodType>(request: IRequest, schema: S): Promise<z.output<S>> {
+  return parseOrThrow(schema, await readJsonBody(request));
+}
+
+export async function handleWebPush(request: IRequest, env: Env): Promise<Response> {
+  const requestId = newRequestId();
+  try {
+    const catalog = await panelOf(request, env);
+    const { panel } = catalog;
+    const db = shardOf(env, panel);
+    const now = Date.now();
+    switch (request.method) {
+      case "GET": {
+        const push = await panelPush(env, db, panel.id);
+        if (!push.web) throw notFound("client_id: web push is not set up for this panel", [{ field: "client_id", message: "web push is off" }]);
+        return envelopeSuccess(requestId, { public_key: push.web.publicKey });
+      }
+      case "POST": {
+        const outcome = await subscribeBrowser(env, db, { id: panel.id, primaryKey: panel.primaryKey, primaryKeyType: catalog.primaryKeyType }, await bodyOf(request, webSubscribeBody), now);
+        if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
+        return envelopeSuccess(requestId, { subscribed: true });
+      }
+      case "DELETE": {
+        const { endpoint } = await bodyOf(request, webUnsubscribeBody);
+        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(db, panel.id, "web", endpoint) });
+      }
+      default:
+        throw new ApiError(405, `method: web push subscriptions take GET, POST and DELETE, not ${request.method}`);
+    }
+  } catch (error) {
+    return envelopeFailure(requestId, asApiError(error, requestId));
+  }
+}
+
+export async function handleAppPush(request: IRequest, env: Env): Promise<Response> {
+  const requestId = newRequestId();
+  try {
+    const catalog = await panelOf(request, env);
+    const { panel } = catalog;
+    const db = shardOf(env, panel);
+    switch (request.method) {
+      case "POST": {
+        const outcome = await registerAppToken(env, db, { id: panel.id, primaryKey: panel.primaryKey, primaryKeyType: catalog.primaryKeyType }, await bodyOf(request, appTokenBody), Date.now());
+        if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
+        return envelopeSuccess(requestId, { registered: true });
+      }
+      case "DELETE": {
+        const { token } = await bodyOf(request, appTokenDeleteBody);
+        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(db, panel.id, "app", token) });
+      }
+      default:
+        throw new ApiError(405, `method: app tokens take POST and DELETE, not ${request.method}`);
+    }
+  } catch (error) {
+    return envelopeFailure(requestId, asApiError(error, requestId));
+  }
+}
+
+/** The /openapi.json entries of the push routes. */
+export function pushOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<string, unknown>, failureBody: Record<string, unknown>) {
+  const clientId = { name: "client_id", in: "path", required: true, schema: { type: "string" }, description: "The panel's client id" };
+  const failed = { "4XX": { description: "Failed", content: { "application/json": { schema: failureBody } } } };
+  const withBody = (summary: string, schema: z.ZodType, answer: string) => ({
+    summary,
+    parameters: [clientId],
+    requestBody: { required: true, content: { "application/json": { schema: schemaOf(schema) } } },
+    responses: { "200": { description: answer }, ...failed },
+  });
+  return {
+    "/v1/push/web/{client_id}": {
+      get: { summary: "The panel's VAPID public key (applicationServerKey)", parameters: [clientId], responses: { "200": { description: '{"requestid","result":"Success","public_key"}' }, ...failed } },
+      post: withBody("Record a browser's push subscription for a contact or an anonymous visitor", webSubscribeBody, '{"requestid","result":"Success","subscribed":true}'),
+      delete: withBody("Remove a browser's push subscription", webUnsubscribeBody, '{"requestid","result":"Success","removed"}'),
+    },
+    "/v1/push/app/{client_id}": {
+      post: withBody("Register an app install's FCM token for a contact or an anonymous visitor", appTokenBody, '{"requestid","result":"Success","registered":true}'),
+      delete: withBody("Remove an app install's FCM token", appTokenDeleteBody, '{"requestid","result":"Success","removed"}'),
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { ownerOf, type IngestPanel } from "../../../domain/activity";
+import type { FieldProblem } from "../../../domain/problems";
+import type { AppTokenBody, WebSubscribeBody } from "../../../domain/push";
+import { allowsPrivateFetch, checkOutboundUrl } from "../../../lib/outbound";
+import { deletePushSubscription, putPushSubscription, type PushKind } from "../../../store/push";
+import type { ShardDb } from "../../../store/shards";
+import { panelPush } from "./settings";
+
+/**
+ * Where sites and apps tell the panel a device can receive push (`/v1/push/web|app/{client_id}`):
+ * a browser's subscription or an app install's FCM token, for a contact (its primary-key
+ * value) or an anonymous visitor (uniqueid, joined to the contact once the visitor is known).
+ */
+
+export type SubscribeOutcome = { ok: true } | { ok: false; status: 400 | 409; problems: FieldProblem[] };
+
+type Owner = Pick<IngestPanel, "primaryKey" | "primaryKeyType">;
+
+export async function subscribeBrowser(
+  env: Pick<Env, "SECRETS_KEY" | "ALLOW_PRIVATE_FETCH">,
+  db: ShardDb,
+  panel: { id: string } & Owner,
+  body: WebSubscribeBody,
+  now: number,
+): Promise<SubscribeOutcome> {
+  const problems: FieldProblem[] = [];
+  const owner = ownerOf(body, panel, problems);
+  const endpoint = checkOutboundUrl(body.subscription.endpoint, allowsPrivateFetch(env));
+  if (!endpoint.ok) problems.push({ field: "subscription.endpoint", message: endpoint.reason });
+  else if (endpoint.url.protocol !== "https:" && !allowsPrivateFetch(env)) problems.push({ field: "subscription.endpoint", message: "must be an https URL (RFC 8030)" });
+  if (problems.length) return { ok: false, status: 400, problems };
+  if (!(await panelPush(env, db, panel.id)).web) {
+    return { ok: false, status: 409, problems: [{ field: "client_id", message: "web push is not set up for this panel (admin PUT /panels/{panel}/push)" }] };
+  }
+  await putPushSubscription(
+    db,
+    {
+      panelId: panel.id,
+      kind: "web",
+      address: body.subscription.endpoint,
+      p256dh: body.subscription.keys.p256dh,
+      auth: body.subscription.keys.auth,
+      platform: null,
+      contactKey: owner.identity ?? null,
+      uniqueid: owner.uniqueid ?? null,
+    },
+    now,
+  );
+  return { ok: true };
+}
+
+export async function registerAppToken(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, panel: { id: string } & Owner, body: AppTokenBody, now: number): Promise<SubscribeOutcome> {
+  const problems: FieldProblem[] = [];
+  const owner = ownerOf(body, panel, problems);
+  if (problems.length) return { ok: false, status: 400, problems };
+  if (!(await panelPush(env, db, panel.id)).fcm) {
+    return { ok: false, status: 409, problems: [{ field: "client_id", message: "app push (FCM) is not set up for this panel (admin PUT /panels/{panel}/push)" }] };
+  }
+  await putPushSubscription(
+    db,
+    { panelId: panel.id, kind: "app", address: body.token, p256dh: null, auth: null, platform: body.platform ?? null, contactKey: owner.identity ?? null, uniqueid: owner.uniqueid ?? null },
+    now,
+  );
+  return { ok: true };
+}
+
+/** The device left; true when the panel had it. */
+export function unsubscribeDevice(db: ShardDb, panelId: string, kind: PushKind, address: string): Promise<boolean> {
+  return deletePushSubscription(db, panelId, kind, address);
+}

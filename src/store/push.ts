@@ -1,0 +1,136 @@
+import type { ShardDb } from "./shards";
+
+/** A panel's push setup as stored; private keys stay encrypted here. */
+export interface PushSettingsRecord {
+  panelId: string;
+  vapidSubject: string | null;
+  vapidPublicKey: string | null;
+  vapidPrivateEnc: string | null;
+  fcmProjectId: string | null;
+  fcmClientEmail: string | null;
+  fcmPrivateKeyEnc: string | null;
+  updatedAt: number;
+}
+
+interface SettingsRow {
+  panel_id: string;
+  vapid_subject: string | null;
+  vapid_public_key: string | null;
+  vapid_private_enc: string | null;
+  fcm_project_id: string | null;
+  fcm_client_email: string | null;
+  fcm_private_key_enc: string | null;
+  updated_at: number;
+}
+
+export async function getPushSettings(db: ShardDb, panelId: string): Promise<PushSettingsRecord | null> {
+  const row = await db.prepare("SELECT * FROM push_settings WHERE panel_id = ?").bind(panelId).first<SettingsRow>();
+  if (!row) return null;
+  return {
+    panelId: row.panel_id,
+    vapidSubject: row.vapid_subject,
+    vapidPublicKey: row.vapid_public_key,
+    vapidPrivateEnc: row.vapid_private_enc,
+    fcmProjectId: row.fcm_project_id,
+    fcmClientEmail: row.fcm_client_email,
+    fcmPrivateKeyEnc: row.fcm_private_key_enc,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function putPushSettings(db: ShardDb, s: PushSettingsRecord): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO push_settings (panel_id, vapid_subject, vapid_public_key, vapid_private_enc, fcm_project_id, fcm_client_email, fcm_private_key_enc, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (panel_id) DO UPDATE SET vapid_subject = excluded.vapid_subject, vapid_public_key = excluded.vapid_public_key,
+         vapid_private_enc = excluded.vapid_private_enc, fcm_project_id = excluded.fcm_project_id, fcm_client_email = excluded.fcm_client_email,
+         fcm_private_key_enc = excluded.fcm_private_key_enc, updated_at = excluded.updated_at`,
+    )
+    .bind(s.panelId, s.vapidSubject, s.vapidPublicKey, s.vapidPrivateEnc, s.fcmProjectId, s.fcmClientEmail, s.fcmPrivateKeyEnc, s.updatedAt)
+    .run();
+}
+
+export type PushKind = "web" | "app";
+
+/** A browser's subscription (web) or an app install's FCM token (app), and whose it is. */
+export interface PushSubscription {
+  panelId: string;
+  kind: PushKind;
+  /** The web subscription's endpoint, or the FCM token. */
+  address: string;
+  p256dh: string | null;
+  auth: string | null;
+  platform: string | null;
+  contactKey: string | null;
+  uniqueid: string | null;
+}
+
+/** Records the subscription; one seen before (the same endpoint or token) takes the new keys and owner. */
+export async function putPushSubscription(db: ShardDb, s: PushSubscription, now: number): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO push_subscriptions (panel_id, kind, address, p256dh, auth, platform, contact_key, uniqueid, created_at, updated_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)
+       ON CONFLICT (panel_id, kind, address) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth, platform = excluded.platform,
+         contact_key = COALESCE(excluded.contact_key, contact_key), uniqueid = COALESCE(excluded.uniqueid, uniqueid), updated_at = excluded.updated_at`,
+    )
+    .bind(s.panelId, s.kind, s.address, s.p256dh, s.auth, s.platform, s.contactKey, s.uniqueid, now)
+    .run();
+}
+
+/** Removes a subscription (the device left, or the push service said it is gone); true when there was one. */
+export async function deletePushSubscription(db: ShardDb, panelId: string, kind: PushKind, address: string): Promise<boolean> {
+  return (await deletePushSubscriptionStatement(db, panelId, kind, address).run()).meta.changes > 0;
+}
+
+export function deletePushSubscriptionStatement(db: ShardDb, panelId: string, kind: PushKind, address: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM push_subscriptions WHERE panel_id = ? AND kind = ? AND address = ?").bind(panelId, kind, address);
+}
+
+interface SubscriptionRow {
+  panel_id: string;
+  kind: PushKind;
+  address: string;
+  p256dh: string | null;
+  auth: string | null;
+  platform: string | null;
+  contact_key: string | null;
+  uniqueid: string | null;
+  contact_id: number;
+}
+
+/**
+ * The subscriptions of `kind` of these contacts, in one read: those recorded with the contact's
+ * key, and those of anonymous visitor ids joined to the contact since.
+ */
+export async function pushSubscriptionsOf(db: ShardDb, panelId: string, kind: PushKind, contactIds: readonly number[]): Promise<Map<number, PushSubscription[]>> {
+  const byContact = new Map<number, PushSubscription[]>();
+  if (contactIds.length === 0) return byContact;
+  const { results } = await db
+    .prepare(
+      `SELECT s.*, c.id AS contact_id FROM contacts c JOIN push_subscriptions s ON s.panel_id = c.panel_id AND s.kind = ?3 AND s.contact_key = c.pk_value
+       WHERE c.panel_id = ?1 AND c.id IN (SELECT value FROM json_each(?2))
+       UNION
+       SELECT s.*, ap.contact_id FROM anon_profiles ap JOIN push_subscriptions s ON s.panel_id = ap.panel_id AND s.kind = ?3 AND s.uniqueid = ap.uniqueid
+       WHERE ap.panel_id = ?1 AND ap.contact_id IN (SELECT value FROM json_each(?2))`,
+    )
+    .bind(panelId, JSON.stringify([...new Set(contactIds)]), kind)
+    .all<SubscriptionRow>();
+  for (const r of results) {
+    const list = byContact.get(r.contact_id) ?? [];
+    if (!list.some((s) => s.address === r.address)) {
+      list.push({ panelId: r.panel_id, kind: r.kind, address: r.address, p256dh: r.p256dh, auth: r.auth, platform: r.platform, contactKey: r.contact_key, uniqueid: r.uniqueid });
+    }
+    byContact.set(r.contact_id, list);
+  }
+  return byContact;
+}
+
+/** How many browsers and app installs the panel reaches. */
+export async function countPushSubscriptions(db: ShardDb, panelId: string): Promise<Record<PushKind, number>> {
+  const { results } = await db.prepare("SELECT kind, COUNT(*) AS n FROM push_subscriptions WHERE panel_id = ? GROUP BY kind").bind(panelId).all<{ kind: PushKind; n: number }>();
+  const counts: Record<PushKind, number> = { web: 0, app: 0 };
+  for (const r of results) counts[r.kind] = r.n;
+  return counts;
+}
