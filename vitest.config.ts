@@ -30,6 +30,9 @@ export default defineConfig(async () => {
             // The receiver's stand-ins of the SMS providers' APIs (test/services/channels/sms.test.ts).
             TWILIO_API_URL: `${inject<string>("receiverUrl")}/hooks/twilio-api`,
             MSG91_API_URL: `${inject<string>("receiverUrl")}/hooks/msg91-api`,
+            // ...and of FCM and Google's token endpoint (test/services/channels/push.test.ts).
+            FCM_API_URL: `${inject<string>("receiverUrl")}/hooks/fcm-api`,
+            FCM_TOKEN_URL: `${inject<string>("receiverUrl")}/hooks/google-token`,
             // The fuzz test's seed (test/http/fuzz.test.ts); empty: its fixed default.
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",
           },

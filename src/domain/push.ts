@@ -6,12 +6,18 @@ import { z } from "../lib/z";
  * apps send to subscribe, and what a journey's push message carries to the device.
  */
 
-const base64UrlBytes = (length: number, what: string) =>
+const base64UrlBytes = (length: number, what: string, first?: number) =>
   z
     .string({ error: `is required: ${what}` })
     .trim()
     .max(200, { abort: true, error: `must be ${what}` })
-    .refine((text) => base64UrlDecode(text)?.length === length, { error: `must be ${what}, base64url` });
+    .refine(
+      (text) => {
+        const bytes = base64UrlDecode(text);
+        return bytes?.length === length && (first === undefined || bytes[0] === first);
+      },
+      { error: `must be ${what}, base64url` },
+    );
 
 /** A Google service account as its JSON key file holds it; only these fields are used. */
 const serviceAccount = z.object(
@@ -69,7 +75,7 @@ export const webSubscribeBody = z
         expirationTime: z.number().nullable().optional(),
         keys: z.object(
           {
-            p256dh: base64UrlBytes(65, "the browser's P-256 public key (65 bytes)").refine((text) => base64UrlDecode(text)![0] === 4, { error: "must be an uncompressed P-256 point" }),
+            p256dh: base64UrlBytes(65, "the browser's P-256 public key (an uncompressed point, 65 bytes)", 4),
             auth: base64UrlBytes(16, "the 16-byte auth secret"),
           },
           { error: "is required: p256dh and auth" },

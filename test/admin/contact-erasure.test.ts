@@ -81,6 +81,12 @@ describe("erasing a contact", () => {
     expect((await admin("POST", `/panels/${panel.id}/campaigns/${campaignId}/test`, { email: ADA })).status).toBe(200);
     await suppressAddress(panelData, panel.id, ADA, "unsubscribe", null, Date.now());
     await suppressPhone(panelData, panel.id, ADA_MOBILE, "stop", Date.now());
+    // A browser and an app install registered for push under ada's key, and bob's browser.
+    const device = (address: string, key: string) =>
+      panelData
+        .prepare("INSERT INTO push_subscriptions (panel_id, kind, address, contact_key, created_at, updated_at) VALUES (?, ?, ?, ?, 0, 0)")
+        .bind(panel.id, address.startsWith("https") ? "web" : "app", address, key);
+    await panelData.batch([device("https://push.example.net/ada", ADA), device("ada-app-token-0123456789", ADA), device("https://push.example.net/bob", "bob@example.com")]);
 
     const hook = (await admin("POST", `/panels/${panel.id}/webhooks`, { label: "Orders", url: receiver.url("/hooks/erasure") })).body;
     const { enqueueWebhookEvents } = await import("../../src/services/webhooks/enqueue");
@@ -143,6 +149,8 @@ describe("erasing a contact", () => {
       expect(await countRows(`SELECT COUNT(*) AS n FROM ${table} WHERE panel_id = ? AND contact_id = ?`, panel.id, ada), table).toBe(0);
     }
     expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address LIKE '%ada%'", panel.id)).toBe(0);
+    const devices = await panelData.prepare("SELECT address FROM push_subscriptions WHERE panel_id = ?").bind(panel.id).all<{ address: string }>();
+    expect(devices.results.map((d) => d.address)).toEqual(["https://push.example.net/bob"]);
     expect((await env.FILES.list({ prefix: `outbox/${panel.id}/` })).objects).toHaveLength(0);
     // Its waiting webhook events went; bob's stays.
     expect((await admin("GET", `/panels/${panel.id}/webhooks/${hook.id}`)).body.backlog).toBe(1);

@@ -14,7 +14,7 @@ const { dkimVerify } = createRequire(import.meta.url)("mailauth/lib/dkim/verify"
  *   PUT  /__files/{name}            store a file (body), served at GET /files/{name}
  *   POST /__script/{bucket}         queue answers: [{status, headers?, body?, delayMs?}], used in order;
  *                                   the last one repeats. Without a script a bucket answers 200.
- *   GET  /__requests/{bucket}       what the bucket received: [{method, path, headers, body, at}]
+ *   GET  /__requests/{bucket}       what the bucket received: [{method, path, headers, body, bodyBase64, at}]
  *   ANY  /hooks/{bucket}[/...]      the endpoint itself
  *   PUT  /__dns/{bucket}            DNS records: {"name": [TXT, ...], "name CNAME": [target]}, added to the bucket's, answered by
  *   GET  /dns/{bucket}?name=&type=  a stand-in of the DNS-over-HTTPS JSON API (application/dns-json);
@@ -34,6 +34,8 @@ interface ReceivedRequest {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** The body's bytes, for binary bodies (encrypted web push payloads). */
+  bodyBase64: string;
   at: number;
 }
 
@@ -99,7 +101,7 @@ export function startReceiver(): Promise<{ server: Server; url: string }> {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(verdict.results));
     } else if (head === "hooks") {
       const log = received.get(decoded) ?? [];
-      log.push({ method: request.method ?? "", path: url.pathname + url.search, headers: request.headers, body: body.toString("utf8"), at: Date.now() });
+      log.push({ method: request.method ?? "", path: url.pathname + url.search, headers: request.headers, body: body.toString("utf8"), bodyBase64: body.toString("base64"), at: Date.now() });
       received.set(decoded, log);
       const script = scripts.get(decoded) ?? [];
       const answer = (script.length > 1 ? script.shift() : script[0]) ?? { status: 200, body: "ok" };

@@ -127,7 +127,7 @@ export const receiver = {
   async script(bucket: string, answers: Array<{ status: number; headers?: Record<string, string>; body?: string; delayMs?: number }>): Promise<void> {
     await fetch(`${env.RECEIVER_URL}/__script/${bucket}`, { method: "POST", body: JSON.stringify(answers) });
   },
-  async requests(bucket: string): Promise<Array<{ method: string; path: string; headers: Record<string, string>; body: string; at: number }>> {
+  async requests(bucket: string): Promise<Array<{ method: string; path: string; headers: Record<string, string>; body: string; bodyBase64: string; at: number }>> {
     return (await fetch(`${env.RECEIVER_URL}/__requests/${bucket}`)).json();
   },
 };
