@@ -19,8 +19,11 @@ const base64UrlBytes = (length: number, what: string, first?: number) =>
       { error: `must be ${what}, base64url` },
     );
 
-/** A Google service account as its JSON key file holds it; only these fields are used. */
-const serviceAccount = z.object(
+/** Members of a key file that are not used, accepted so the file can be sent as it is. */
+const keyFileText = z.string().max(2048).optional();
+
+/** A Google service account as its JSON key file holds it; project_id, client_email and private_key are used. */
+const serviceAccount = z.strictObject(
   {
     type: z.literal("service_account", { error: 'must be "service_account": the key file of a Google service account' }).optional(),
     project_id: z
@@ -33,6 +36,13 @@ const serviceAccount = z.object(
       .string({ error: "is required: the service account's private key (PEM)" })
       .max(8000, { abort: true, error: "must be a PEM private key" })
       .refine((pem) => /-----BEGIN PRIVATE KEY-----[\s\S]+-----END PRIVATE KEY-----/.test(pem), { error: "must be a PKCS #8 PEM private key (BEGIN PRIVATE KEY)" }),
+    private_key_id: keyFileText,
+    client_id: keyFileText,
+    auth_uri: keyFileText,
+    token_uri: keyFileText,
+    auth_provider_x509_cert_url: keyFileText,
+    client_x509_cert_url: keyFileText,
+    universe_domain: keyFileText,
   },
   { error: "must be the service account key file's JSON object" },
 );
