@@ -45,7 +45,9 @@ export async function decryptPush(bodyBase64: string, keys: BrowserKeys): Promis
   const serverPublic = body.slice(21, 21 + idLength);
   const ciphertext = body.slice(21 + idLength);
   const serverKey = await crypto.subtle.importKey("raw", serverPublic, { name: "ECDH", namedCurve: "P-256" }, false, []);
-  const ecdh = new Uint8Array(await crypto.subtle.deriveBits({ name: "ECDH", public: serverKey }, keys.privateKey, 256));
+  // WebCrypto names the peer's key `public`; workers-types spells the member `$public`.
+  const ecdhParams = { name: "ECDH", public: serverKey } as unknown as SubtleCryptoDeriveKeyAlgorithm;
+  const ecdh = new Uint8Array(await crypto.subtle.deriveBits(ecdhParams, keys.privateKey, 256));
   const browserPublic = fromB64url(keys.p256dh);
   // RFC 8291 section 3.4: the IKM from the auth secret, then RFC 8188's key and nonce from the salt.
   const prkKey = await hmac(fromB64url(keys.auth), ecdh);
