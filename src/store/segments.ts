@@ -228,89 +228,86 @@ export function refreshMembersStatements(
 }
 
 /**
- * The SELECT of the (segment, contact) pairs that match, for several segments at once
- * (`compiled` from compileSegments, in the order of `segments`), each over its own contacts
- * (`contactIds[i]` for `segments[i]`). Binds ?1 panel, ?2 values, ?3 the contact lists, ?4
- * the segment ids, ?6 their "id:version": with `current`, a segment edited since (another
- * version) matches nobody.
+ * Pairs to re-check: `[i, contactId]`, segment `segments[i]` and a contact. One statement
+ * evaluates each pair under its own segment's match (a CASE over the compiled matches, so
+ * several segments share a statement without a compound SELECT) and reads only that pair's
+ * membership, where a contact-by-segment product would read every segment for every contact.
+ * Binds ?1 panel, ?2 values (compileSegments, in the order of `segments`), ?3 the pairs, ?4 the
+ * segment ids, ?5 now, ?6 their "id:version".
  */
-function matchingPairs(wheres: readonly string[], current: boolean): string {
-  const isCurrent = (i: number) =>
-    current ? ` AND EXISTS (SELECT 1 FROM segments s WHERE s.id = json_extract(?4, '$[${i}]') AND s.id || ':' || s.version IN (SELECT value FROM json_each(?6)))` : "";
-  return wheres
-    .map(
-      (where, i) =>
-        `SELECT json_extract(?4, '$[${i}]') AS sid, c.id AS cid FROM contacts c NOT INDEXED
-         WHERE c.panel_id = ?1 AND c.id IN (SELECT value FROM json_each(?3, '$[${i}]'))${isCurrent(i)} AND ${where}`,
-    )
-    .join(" UNION ALL ");
+export type SegmentPair = readonly [index: number, contactId: number];
+
+const PAIR_SEGMENT = "json_extract(?4, '$[' || (p.value->>0) || ']')";
+
+/** Whether the pair's contact matches its segment now: 1 or 0 (a contact gone matches nothing). */
+function pairMatches(wheres: readonly string[]): string {
+  return `CASE WHEN c.id IS NULL THEN 0 ELSE coalesce(CASE p.value->>0 ${wheres.map((where, i) => `WHEN ${i} THEN ${where}`).join(" ")} END, 0) END`;
 }
 
-function pairBinds(panelId: string, segments: ReadonlyArray<Pick<Segment, "id" | "version">>, values: string, contactIds: ReadonlyArray<readonly number[]>, now: number): unknown[] {
-  return [panelId, values, JSON.stringify(contactIds), JSON.stringify(segments.map((s) => s.id)), now, JSON.stringify(segments.map((s) => `${s.id}:${s.version}`))];
+const PAIR_CONTACT = "json_each(?3) p LEFT JOIN contacts c NOT INDEXED ON c.id = p.value->>1 AND c.panel_id = ?1";
+/** The pair's segment, unless it was edited since (another version): a stale definition changes nothing. */
+const CURRENT_SEGMENT = `JOIN segments s ON s.id = ${PAIR_SEGMENT} AND s.id || ':' || s.version IN (SELECT value FROM json_each(?6))`;
+
+function pairBinds(panelId: string, segments: ReadonlyArray<Pick<Segment, "id" | "version">>, values: string, pairs: readonly SegmentPair[], now: number): unknown[] {
+  return [panelId, values, JSON.stringify(pairs), JSON.stringify(segments.map((s) => s.id)), now, JSON.stringify(segments.map((s) => `${s.id}:${s.version}`))];
 }
 
-/**
- * A read, for the caller's batch: the pairs (`sid`, `cid`) of `segments[i]` and the contacts
- * of `contactIds[i]` that match now. Several segments in one statement, since each statement
- * has a fixed cost in D1.
- */
-export function matchingPairsStatement(
+/** A read: the pairs whose membership differs from their match now (`i`, `cid`, `matches`: 1 to enter, 0 to leave). */
+export function differingPairsStatement(
   db: ShardDb,
   panelId: string,
   segments: ReadonlyArray<Pick<Segment, "id" | "version">>,
   compiled: { wheres: readonly string[]; values: string },
-  contactIds: ReadonlyArray<readonly number[]>,
+  pairs: readonly SegmentPair[],
 ): D1PreparedStatement {
   return db
-    .prepare(`SELECT sid, cid FROM (${matchingPairs(compiled.wheres, false)})`)
-    .bind(panelId, compiled.values, JSON.stringify(contactIds), JSON.stringify(segments.map((s) => s.id)));
-}
-
-/** A read, for the caller's batch: the memberships (`sid`, `cid`) of the segments among the contacts. */
-export function memberPairsStatement(db: ShardDb, panelId: string, segmentIds: readonly string[], contactIds: readonly number[]): D1PreparedStatement {
-  return db
     .prepare(
-      `SELECT segment_id AS sid, contact_id AS cid FROM segment_members
-       WHERE segment_id IN (SELECT value FROM json_each(?1)) AND contact_id IN (SELECT value FROM json_each(?2)) AND panel_id = ?3`,
+      `SELECT i, cid, matches FROM (
+         SELECT p.value->>0 AS i, p.value->>1 AS cid, ${pairMatches(compiled.wheres)} AS matches,
+           EXISTS (SELECT 1 FROM segment_members m WHERE m.segment_id = ${PAIR_SEGMENT} AND m.contact_id = p.value->>1) AS member
+         FROM ${PAIR_CONTACT})
+       WHERE matches <> member`,
     )
-    .bind(JSON.stringify(segmentIds), JSON.stringify(contactIds), panelId);
+    .bind(...pairBinds(panelId, segments, compiled.values, pairs, 0).slice(0, 4));
 }
 
 /**
- * Two statements, for the caller's batch, that bring the memberships of several segments in
- * line, each for its own contacts (`contactIds[i]` for `segments[i]`; `compiled` from
- * compileSegments, in the order of `segments`): what refreshMembersStatements does for one
- * segment, in two statements whatever their number, since each statement has a fixed cost in
- * D1. A segment edited since (another version) is left as it is.
+ * Two statements, for the caller's batch, that bring these pairs' memberships in line: the
+ * entering ones inserted, the leaving ones deleted, each evaluated again as it is written (a
+ * change since the read is seen) and only under the segment's current version.
  */
-export function refreshManyStatements(
+export function refreshPairsStatements(
   db: ShardDb,
   panelId: string,
   segments: ReadonlyArray<Pick<Segment, "id" | "version">>,
   compiled: { wheres: readonly string[]; values: string },
-  contactIds: ReadonlyArray<readonly number[]>,
+  entering: readonly SegmentPair[],
+  leaving: readonly SegmentPair[],
   now: number,
 ): D1PreparedStatement[] {
-  const matching = matchingPairs(compiled.wheres, true);
-  const binds = pairBinds(panelId, segments, compiled.values, contactIds, now);
-  return [
-    db
-      .prepare(
-        `INSERT INTO segment_members (segment_id, contact_id, panel_id, entered_at)
-         SELECT sid, cid, ?1, ?5 FROM (${matching}) WHERE true ON CONFLICT DO NOTHING`,
-      )
-      .bind(...binds),
-    db
-      .prepare(
-        `DELETE FROM segment_members
-         WHERE segment_id IN (SELECT value FROM json_each(?4)) AND ?5 IS NOT NULL
-           AND contact_id IN (SELECT value FROM json_each(?3, '$[' || (SELECT key FROM json_each(?4) WHERE value = segment_members.segment_id) || ']'))
-           AND segment_id || ':' || (SELECT s.version FROM segments s WHERE s.id = segment_members.segment_id) IN (SELECT value FROM json_each(?6))
-           AND (segment_id, contact_id) NOT IN (SELECT sid, cid FROM (${matching}))`,
-      )
-      .bind(...binds),
-  ];
+  const statements: D1PreparedStatement[] = [];
+  if (entering.length) {
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO segment_members (segment_id, contact_id, panel_id, entered_at)
+           SELECT s.id, c.id, ?1, ?5 FROM ${PAIR_CONTACT} ${CURRENT_SEGMENT} WHERE ${pairMatches(compiled.wheres)} = 1
+           ON CONFLICT DO NOTHING`,
+        )
+        .bind(...pairBinds(panelId, segments, compiled.values, entering, now)),
+    );
+  }
+  if (leaving.length) {
+    statements.push(
+      db
+        .prepare(
+          `DELETE FROM segment_members WHERE (segment_id, contact_id) IN (
+             SELECT s.id, p.value->>1 FROM ${PAIR_CONTACT} ${CURRENT_SEGMENT} WHERE ${pairMatches(compiled.wheres)} = 0 AND ?5 IS NOT NULL)`,
+        )
+        .bind(...pairBinds(panelId, segments, compiled.values, leaving, now)),
+    );
+  }
+  return statements;
 }
 
 /** The last contact id of the page of `limit` contacts after `afterId`; null when there are none. */

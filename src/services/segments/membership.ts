@@ -3,19 +3,18 @@ import type { CronTask } from "../../lib/tasks";
 import { readsEvent } from "../../domain/segments";
 import type { ShardDb } from "../../store/shards";
 import { panelCatalog, panelSegments } from "./panel-segments";
-import { chunk } from "../../store/sql";
-import { compileSegment, compileSegments } from "../../store/segment-sql";
+import { compileSegment, compileSegments, type SegmentCatalog } from "../../store/segment-sql";
 import {
   buildCursorStatement,
   checkedAtStatement,
   contactPageEnd,
-  matchingPairsStatement,
-  memberPairsStatement,
-  refreshManyStatements,
+  differingPairsStatement,
+  refreshPairsStatements,
   refreshMembersStatements,
   segmentsToBuild,
   slidingSegmentsDue,
   type Segment,
+  type SegmentPair,
 } from "../../store/segments";
 
 /**
@@ -31,8 +30,6 @@ export type SegmentChange = "attributes" | "lists" | "events" | "sends";
 
 /** Contacts of one build page: each page is two statements per segment, of a few probes per contact. */
 export const BUILD_PAGE = 2_000;
-/** Segments one membership statement evaluates together (D1 allows 5 terms in a compound SELECT). */
-const SEGMENTS_PER_STATEMENT = 5;
 /** Time one cron run spends on builds and on sliding windows, each. */
 const CRON_BUDGET_MS = 20_000;
 
@@ -69,37 +66,57 @@ export async function refreshAfterEvents(env: Env, panelId: string, events: Read
   return recheckMembers(db, panelId, work, now);
 }
 
+/** Compiled SQL one statement carries at most (D1 takes statements up to 100 KB). */
+const STATEMENT_SQL_BUDGET = 50_000;
+
+interface PairGroup {
+  segments: Segment[];
+  compiled: { wheres: string[]; values: string };
+  pairs: SegmentPair[];
+}
+
+/** The work in groups of segments whose compiled matches fit one statement, each with its (segment, contact) pairs. */
+function pairGroups(work: readonly Recheck[], catalog: SegmentCatalog, now: number): PairGroup[] {
+  const groups: Recheck[][] = [];
+  let size = Infinity;
+  for (const w of work) {
+    const length = compileSegment(w.segment.match, catalog, now, "probe").where.length;
+    if (size + length > STATEMENT_SQL_BUDGET) {
+      groups.push([]);
+      size = 0;
+    }
+    groups.at(-1)!.push(w);
+    size += length;
+  }
+  return groups.map((group) => ({
+    segments: group.map((w) => w.segment),
+    compiled: compileSegments(group.map((w) => w.segment.match), catalog, now, "probe"),
+    pairs: group.flatMap((w, i) => w.contactIds.map((id) => [i, id] as const)),
+  }));
+}
+
 /**
- * Re-checks memberships in two rounds. First one read batch: which of the pairs match now and
- * which are members (a statement per 5 segments, and one for the members); most changes
- * change nothing, and then nothing is written. Then, for the pairs whose state differs only,
- * the write statements, which evaluate the match again under the segment's current version (a
- * change between the two rounds is seen, an edited segment is left to its build).
+ * Re-checks memberships in two rounds. First one read: which (segment, contact) pairs' match
+ * differs from their membership (a statement per group of segments, each pair evaluated under
+ * its own segment only); most changes change nothing, and then nothing is written. Then, for
+ * those pairs only, the writes, which evaluate the match again under the segment's current
+ * version (a change between the two rounds is seen, an edited segment is left to its build).
  */
 async function recheckMembers(db: ShardDb, panelId: string, recheck: readonly Recheck[], now: number): Promise<number> {
   const work = recheck.filter((w) => w.contactIds.length > 0);
   if (work.length === 0) return 0;
   const catalog = await panelCatalog(db, panelId, work.map((w) => w.segment.match));
-  const groups = chunk(work, SEGMENTS_PER_STATEMENT);
-  const compiled = groups.map((group) => compileSegments(group.map((w) => w.segment.match), catalog, now, "probe"));
-  const contacts = [...new Set(work.flatMap((w) => w.contactIds))];
-  const reads = await db.batch<{ sid: string; cid: number }>([
-    ...groups.map((group, i) => matchingPairsStatement(db, panelId, group.map((w) => w.segment), compiled[i]!, group.map((w) => w.contactIds))),
-    memberPairsStatement(db, panelId, work.map((w) => w.segment.id), contacts),
-  ]);
-  const pairs = (rows: ReadonlyArray<{ sid: string; cid: number }>) => new Set(rows.map((r) => `${r.sid}:${r.cid}`));
-  const matching = pairs(reads.slice(0, groups.length).flatMap((r) => r.results));
-  const members = pairs(reads.at(-1)!.results);
-  const changed = work
-    .map((w) => ({ segment: w.segment, contactIds: w.contactIds.filter((id) => matching.has(`${w.segment.id}:${id}`) !== members.has(`${w.segment.id}:${id}`)) }))
-    .filter((w) => w.contactIds.length > 0);
-  if (changed.length === 0) return 0;
-  const statements = chunk(changed, SEGMENTS_PER_STATEMENT).flatMap((group) =>
-    refreshManyStatements(db, panelId, group.map((w) => w.segment), compileSegments(group.map((w) => w.segment.match), catalog, now, "probe"), group.map((w) => w.contactIds), now),
-  );
-  const results = await db.batch(statements);
-  // Pairs, entering first.
-  return results.reduce((sum, result, i) => sum + (i % 2 === 0 ? result.meta.changes : 0), 0);
+  const groups = pairGroups(work, catalog, now);
+  const reads = await db.batch<{ i: number; cid: number; matches: number }>(groups.map((g) => differingPairsStatement(db, panelId, g.segments, g.compiled, g.pairs)));
+  const statements = groups.flatMap((group, k) => {
+    const rows = reads[k]!.results;
+    const pairsOf = (matches: number) => rows.filter((r) => r.matches === matches).map((r) => [r.i, r.cid] as const);
+    const entering = pairsOf(1);
+    return refreshPairsStatements(db, panelId, group.segments, group.compiled, entering, pairsOf(0), now).map((statement, j) => ({ statement, entering: j === 0 && entering.length > 0 }));
+  });
+  if (statements.length === 0) return 0;
+  const results = await db.batch(statements.map((s) => s.statement));
+  return results.reduce((sum, result, i) => sum + (statements[i]!.entering ? result.meta.changes : 0), 0);
 }
 
 /** One page of a segment's build; returns the cursor the build reached, null when it is complete. */
