@@ -239,9 +239,14 @@ export type SegmentPair = readonly [index: number, contactId: number];
 
 const PAIR_SEGMENT = "json_extract(?4, '$[' || (p.value->>0) || ']')";
 
-/** Whether the pair's contact matches its segment now: 1 or 0 (a contact gone matches nothing). */
+/**
+ * Whether the pair's contact matches its segment now: 1 or 0 (a contact gone matches nothing).
+ * Each match is the WHERE of a subquery: there SQLite stops at the first condition that fails,
+ * where as a value (a CASE result) it computes every term of an AND, event counts included
+ * (a pair's check took 20 µs instead of 4 in EXPLAIN-equal plans).
+ */
 function pairMatches(wheres: readonly string[]): string {
-  return `CASE WHEN c.id IS NULL THEN 0 ELSE coalesce(CASE p.value->>0 ${wheres.map((where, i) => `WHEN ${i} THEN ${where}`).join(" ")} END, 0) END`;
+  return `CASE WHEN c.id IS NULL THEN 0 ELSE CASE p.value->>0 ${wheres.map((where, i) => `WHEN ${i} THEN EXISTS (SELECT 1 WHERE ${where})`).join(" ")} ELSE 0 END END`;
 }
 
 const PAIR_CONTACT = "json_each(?3) p LEFT JOIN contacts c NOT INDEXED ON c.id = p.value->>1 AND c.panel_id = ?1";
