@@ -119,6 +119,15 @@ class Compiler {
     return `json_extract(?2, '$[${this.values.length - 1}]')`;
   }
 
+  /**
+   * A time that moves with `now`, bound rather than written into the SQL: the statement's text
+   * then stays the same from call to call, and D1 can reuse its prepared form (preparing a
+   * statement of 20 segments took as long as running it).
+   */
+  private instant(ms: number): string {
+    return this.value(ms);
+  }
+
   private valueList(v: unknown): string {
     this.values.push(v);
     return `json_each(?2, '$[${this.values.length - 1}]')`;
@@ -157,9 +166,9 @@ class Compiler {
     const type = this.catalog.attributes.get(c.attribute) ?? "string";
     const raw = attributeSql(c.attribute);
     if (c.op === "within_last_days" || c.op === "before_days_ago") {
-      const bound = this.now - Number(c.value) * DAY_MS;
+      const bound = this.instant(this.now - Number(c.value) * DAY_MS);
       const at = epochMs(raw);
-      return c.op === "within_last_days" ? `coalesce(${at} >= ${bound} AND ${at} <= ${this.now}, 0)` : `coalesce(${at} < ${bound}, 0)`;
+      return c.op === "within_last_days" ? `coalesce(${at} >= ${bound} AND ${at} <= ${this.instant(this.now)}, 0)` : `coalesce(${at} < ${bound}, 0)`;
     }
     return this.comparison(raw, type, c.op, c.value);
   }
@@ -231,7 +240,7 @@ class Compiler {
 
   private window(withinDays: number | undefined, from: string | undefined, to: string | undefined): string[] {
     const out: string[] = [];
-    if (withinDays !== undefined) out.push(`e.occurred_at >= ${this.now - withinDays * DAY_MS}`);
+    if (withinDays !== undefined) out.push(`e.occurred_at >= ${this.instant(this.now - withinDays * DAY_MS)}`);
     if (from !== undefined) out.push(`e.occurred_at >= ${isoDateMs(from)}`);
     if (to !== undefined) out.push(`e.occurred_at < ${isoDateMs(to)}`);
     return out;
@@ -249,7 +258,7 @@ class Compiler {
     if (c.engagement === "received") {
       const filter = [`m.panel_id = ?1`, `m.status = 'sent'`];
       if (c.campaign !== "any") filter.push(`m.campaign_id = ${this.value(c.campaign)}`);
-      if (c.within_days !== undefined) filter.push(`m.sent_at >= ${this.now - c.within_days * DAY_MS}`);
+      if (c.within_days !== undefined) filter.push(`m.sent_at >= ${this.instant(this.now - c.within_days * DAY_MS)}`);
       return this.mode === "scan"
         ? `c.id IN (SELECT m.contact_id FROM campaign_messages m WHERE ${filter.join(" AND ")})`
         : `EXISTS (SELECT 1 FROM campaign_messages m WHERE ${filter.join(" AND ")} AND m.contact_id = c.id)`;
