@@ -1,4 +1,6 @@
 import { z } from "../lib/z";
+import { EMAIL_ATTRIBUTE } from "./email";
+import { phoneDigits } from "./sms";
 
 /**
  * A contact's subscription per channel (issue 19): what the hosted preference page and the
@@ -24,4 +26,17 @@ export type PreferencesChange = z.output<typeof preferencesBody>;
 /** The preference page of a message: its unsubscribe link's token under /t/p/. */
 export function preferencesUrlOf(unsubscribeUrl: string): string {
   return unsubscribeUrl.replace("/t/u/", "/t/p/");
+}
+
+/**
+ * Where a contact's email and SMS go: its EMAIL as suppressions key it (trimmed, lower case) and
+ * its MOBILE as digits with the country code; null where it has none (or no valid number).
+ */
+export function contactReach(attributes: Readonly<Record<string, unknown>>): { address: string | null; phone: string | null } {
+  const email = attributes[EMAIL_ATTRIBUTE];
+  const mobile = attributes.MOBILE;
+  return {
+    address: typeof email === "string" && email.trim() ? email.trim().toLowerCase() : null,
+    phone: phoneDigits(typeof mobile === "string" || typeof mobile === "number" ? String(mobile) : null),
+  };
 }

@@ -1,6 +1,6 @@
 import { EMAIL_ATTRIBUTE } from "../../domain/email";
 import { erasedIdentifier } from "../../domain/erasure";
-import { phoneDigits } from "../../domain/sms";
+import { contactReach } from "../../domain/preferences";
 import type { CronTask } from "../../lib/tasks";
 import { newId } from "../../lib/random";
 import { getContactByKey } from "../../store/contacts";
@@ -40,13 +40,8 @@ const PARTS_INLINE = 20;
 /** Parts the cron rewrites per erasure and run; it moves to the next erasure only when one is done. */
 const PARTS_PER_RUN = 50;
 
-function textAttribute(value: unknown): string | null {
-  return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
-}
-
 async function erasureTarget(db: ShardDb, panelId: string, contactId: number, attributes: Record<string, unknown>): Promise<ErasureTarget> {
-  const email = textAttribute(attributes[EMAIL_ATTRIBUTE])?.toLowerCase() ?? null;
-  const phone = phoneDigits(textAttribute(attributes.MOBILE));
+  const { address: email, phone } = contactReach(attributes);
   return {
     panelId,
     contactId,
@@ -65,8 +60,9 @@ export async function eraseContact(env: Env, db: ShardDb, panelId: string, key: 
   const names = [key, ...recipientsOf(target), ...target.uniqueids, ...[contact.attributes.MOBILE].filter((m): m is string => typeof m === "string")];
   for (const webhook of await listWebhooks(db, panelId)) await webhookDispatcher(env, webhook.id).forgetContact([...new Set(names)]);
 
-  const rawEmail = textAttribute(contact.attributes[EMAIL_ATTRIBUTE]);
-  const outboxKeys = await outboxKeysOf(db, panelId, [...new Set([...recipientsOf(target), ...(rawEmail ? [rawEmail] : [])])]);
+  // The outbox keeps an address as it was written; suppressions and messages keep it in lower case.
+  const written = contact.attributes[EMAIL_ATTRIBUTE];
+  const outboxKeys = await outboxKeysOf(db, panelId, [...new Set([...recipientsOf(target), ...(typeof written === "string" && written.trim() ? [written.trim()] : [])])]);
   for (let i = 0; i < outboxKeys.length; i += 1000) await env.FILES.delete(outboxKeys.slice(i, i + 1000));
 
   const erasure: ContactErasure = {

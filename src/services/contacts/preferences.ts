@@ -1,25 +1,13 @@
-import { EMAIL_ATTRIBUTE } from "../../domain/email";
-import type { ChannelPreferences, ChannelState, PreferencesChange } from "../../domain/preferences";
+import { contactReach, type ChannelPreferences, type ChannelState, type PreferencesChange } from "../../domain/preferences";
 import type { FieldProblem } from "../../domain/problems";
-import { phoneDigits } from "../../domain/sms";
 import type { Contact } from "../../store/contacts";
 import { pushOptedOut, setPushOptOut } from "../../store/preferences";
 import type { ShardDb } from "../../store/shards";
 import { liftPhoneSuppression, phoneSuppression, suppressPhone } from "../../store/sms";
 import { liftUnsubscribe, suppressAddress, suppressionOf } from "../../store/suppressions";
 
-/** Where a contact's email and SMS go: its EMAIL as suppressions key it, its MOBILE as digits. */
-function reachOf(contact: Pick<Contact, "attributes">): { address: string | null; phone: string | null } {
-  const email = contact.attributes[EMAIL_ATTRIBUTE];
-  const mobile = contact.attributes.MOBILE;
-  return {
-    address: typeof email === "string" && email.trim() ? email.trim().toLowerCase() : null,
-    phone: phoneDigits(typeof mobile === "string" || typeof mobile === "number" ? String(mobile) : null),
-  };
-}
-
 export async function contactPreferences(db: ShardDb, panelId: string, contact: Pick<Contact, "id" | "attributes">): Promise<ChannelPreferences> {
-  const { address, phone } = reachOf(contact);
+  const { address, phone } = contactReach(contact.attributes);
   const [email, sms, push] = await Promise.all([
     address ? suppressionOf(db, panelId, address) : undefined,
     phone ? phoneSuppression(db, panelId, phone) : undefined,
@@ -52,7 +40,7 @@ export async function changeContactPreferences(
     if (current[channel] === "stopped") problems.push({ field: channel, message: "the number was stopped by the provider or an operator; lift that on the SMS screen" });
   }
   if (problems.length) return { ok: false, problems };
-  const { address, phone } = reachOf(contact);
+  const { address, phone } = contactReach(contact.attributes);
   if (change.email !== undefined && change.email !== current.email && address) {
     if (change.email === "unsubscribed") await suppressAddress(db, panelId, address, "unsubscribe", null, now);
     else await liftUnsubscribe(db, panelId, address);

@@ -154,8 +154,9 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
         batchProgress.record(step.name, event.id, !failures.has(event.id));
         moved.add(batchProgress);
       }
-      // Saved before the next step runs: a crash there must not run this one again.
-      if (index < steps.length - 1) await save(false);
+      // Saved before the next step runs: a crash there must not run this one again. A step
+      // with nothing to do did nothing to protect; its events are saved with the next save.
+      if (index < steps.length - 1 && working.has(step)) await save(false);
     }
     if (from + EVENTS_PER_PIECE >= events.length) break;
     await save(false);
