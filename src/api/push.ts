@@ -7,7 +7,6 @@ import { decodeOrKeep } from "../lib/uri";
 import type { z } from "../lib/z";
 import { panelPush } from "../services/channels/push/settings";
 import { registerAppToken, subscribeBrowser, unsubscribeDevice } from "../services/channels/push/subscriptions";
-import type { ActivityCatalog } from "../store/activities";
 import { shardOf } from "../store/shards";
 import { catalogOfClient, checkAccess } from "./access";
 
@@ -20,10 +19,11 @@ import { catalogOfClient, checkAccess } from "./access";
  * - `POST /v1/push/app/{client_id}`: an app install's FCM token; `DELETE` with the token.
  */
 
-async function panelOf(request: IRequest, env: Env): Promise<ActivityCatalog> {
-  const catalog = await catalogOfClient(env, decodeOrKeep(request.params.client_id ?? ""));
-  await checkAccess(request, env, catalog.panel);
-  return catalog;
+/** The panel the path names, and what owning a device needs of it (its primary key and type). */
+async function panelOf(request: IRequest, env: Env) {
+  const { panel, primaryKeyType } = await catalogOfClient(env, decodeOrKeep(request.params.client_id ?? ""));
+  await checkAccess(request, env, panel);
+  return { panel, owner: { id: panel.id, primaryKey: panel.primaryKey, primaryKeyType } };
 }
 
 async function bodyOf<S extends z.ZodType>(request: IRequest, schema: S): Promise<z.output<S>> {
@@ -33,8 +33,7 @@ async function bodyOf<S extends z.ZodType>(request: IRequest, schema: S): Promis
 export async function handleWebPush(request: IRequest, env: Env): Promise<Response> {
   const requestId = newRequestId();
   try {
-    const catalog = await panelOf(request, env);
-    const { panel } = catalog;
+    const { panel, owner } = await panelOf(request, env);
     const db = shardOf(env, panel);
     const now = Date.now();
     switch (request.method) {
@@ -44,7 +43,7 @@ export async function handleWebPush(request: IRequest, env: Env): Promise<Respon
         return envelopeSuccess(requestId, { public_key: push.web.publicKey });
       }
       case "POST": {
-        const outcome = await subscribeBrowser(env, db, { id: panel.id, primaryKey: panel.primaryKey, primaryKeyType: catalog.primaryKeyType }, await bodyOf(request, webSubscribeBody), now);
+        const outcome = await subscribeBrowser(env, db, owner, await bodyOf(request, webSubscribeBody), now);
         if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
         return envelopeSuccess(requestId, { subscribed: true });
       }
@@ -63,12 +62,11 @@ export async function handleWebPush(request: IRequest, env: Env): Promise<Respon
 export async function handleAppPush(request: IRequest, env: Env): Promise<Response> {
   const requestId = newRequestId();
   try {
-    const catalog = await panelOf(request, env);
-    const { panel } = catalog;
+    const { panel, owner } = await panelOf(request, env);
     const db = shardOf(env, panel);
     switch (request.method) {
       case "POST": {
-        const outcome = await registerAppToken(env, db, { id: panel.id, primaryKey: panel.primaryKey, primaryKeyType: catalog.primaryKeyType }, await bodyOf(request, appTokenBody), Date.now());
+        const outcome = await registerAppToken(env, db, owner, await bodyOf(request, appTokenBody), Date.now());
         if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
         return envelopeSuccess(requestId, { registered: true });
       }

@@ -273,7 +273,7 @@ export function differingPairsStatement(
          FROM ${PAIR_CONTACT})
        WHERE matches <> member`,
     )
-    .bind(...pairBinds(panelId, segments, compiled.values, pairs, 0).slice(0, 4));
+    .bind(panelId, compiled.values, JSON.stringify(pairs), JSON.stringify(segments.map((s) => s.id)));
 }
 
 /**

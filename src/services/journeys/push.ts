@@ -16,7 +16,6 @@ import {
   UNKNOWN_SEND_OUTCOME,
   type ClaimedMessage,
   type JourneyMessage,
-  type QueuedOutcome,
 } from "../../store/journeys/messages";
 import type { Panel } from "../../store/panels";
 import { pushOptedOut } from "../../store/preferences";
@@ -25,6 +24,7 @@ import type { ShardDb } from "../../store/shards";
 import {
   enqueueNudges,
   isQueuedNudge,
+  outcomeList,
   QUEUED_CLAIM_MS,
   redriveWaiting,
   sendNudges,
@@ -105,8 +105,6 @@ async function devicesOf(db: ShardDb, panelId: string, claimed: readonly Claimed
   return devices;
 }
 
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
 async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: ReadonlyMap<string, number>, now: number, limit: Limit): Promise<Map<string, number>> {
   const retries = new Map<string, number>();
   const home = await findPanelHome(env, panelId);
@@ -122,8 +120,7 @@ async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: Readon
   if (claimed.length === 0) return retries;
   const devices = await devicesOf(db, panelId, claimed);
   const statements: D1PreparedStatement[] = [];
-  const outcomes: QueuedOutcome[] = [];
-  const settle = (message: ClaimedMessage, outcome: DistributiveOmit<QueuedOutcome, "msgid">) => outcomes.push({ msgid: message.msgid, ...outcome } as QueuedOutcome);
+  const { outcomes, settle } = outcomeList();
   const settled = await settleEach(claimed, claimed.length, async (message) => {
     if (!sendsChannel(push, message.channel)) return settle(message, { status: "skipped", error: `the panel's ${message.channel === "bpn" ? "web push" : "FCM"} setup was removed` });
     const targets = devices.get(message.msgid) ?? [];

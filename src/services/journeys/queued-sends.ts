@@ -1,6 +1,6 @@
 import { forEachShard, panelDb } from "../access/shards";
 import { sendAll, type CronTask } from "../../lib/tasks";
-import { getMessages, overdueQueued } from "../../store/journeys/messages";
+import { getMessages, overdueQueued, type ClaimedMessage, type QueuedOutcome } from "../../store/journeys/messages";
 
 /**
  * What SMS and push share once a provider sends them: the step records the message as waiting
@@ -125,4 +125,12 @@ export function redriveWaiting(kind: "sms" | "push"): CronTask {
       });
     },
   };
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** The outcomes of one claim's attempts, gathered to be recorded in one statement (settleClaimedStatement). */
+export function outcomeList(): { outcomes: QueuedOutcome[]; settle: (message: ClaimedMessage, outcome: DistributiveOmit<QueuedOutcome, "msgid">) => void } {
+  const outcomes: QueuedOutcome[] = [];
+  return { outcomes, settle: (message, outcome) => void outcomes.push({ msgid: message.msgid, ...outcome } as QueuedOutcome) };
 }

@@ -18,7 +18,6 @@ import {
   UNKNOWN_SEND_OUTCOME,
   type ClaimedMessage,
   type JourneyMessage,
-  type QueuedOutcome,
 } from "../../store/journeys/messages";
 import { allShards, type ShardDb } from "../../store/shards";
 import {
@@ -37,6 +36,7 @@ import type { ReaderDetails } from "./engagement";
 import {
   enqueueNudges,
   isQueuedNudge,
+  outcomeList,
   QUEUED_CLAIM_MS,
   redriveWaiting,
   sendNudges,
@@ -124,8 +124,6 @@ export async function sendQueuedSms(env: SmsSendEnv, panelId: string, msgid: str
   return retry ?? null;
 }
 
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
 async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: ReadonlyMap<string, number>, now: number, limit: Limit): Promise<Map<string, number>> {
   const retries = new Map<string, number>();
   const home = await findPanelHome(env, panelId);
@@ -140,8 +138,7 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
   if (claimed.length === 0) return retries;
   const statements: D1PreparedStatement[] = [];
   const failed: Array<{ message: ClaimedMessage; error: string }> = [];
-  const outcomes: QueuedOutcome[] = [];
-  const settle = (message: ClaimedMessage, outcome: DistributiveOmit<QueuedOutcome, "msgid">) => outcomes.push({ msgid: message.msgid, ...outcome } as QueuedOutcome);
+  const { outcomes, settle } = outcomeList();
   const provider = sms ? smsProviderOf(env, sms) : null;
   const settled = await settleEach(claimed, claimed.length, async (message) => {
       const content = message.content as { to?: string; body?: string; dlt_template_id?: string | null; provider_template_id?: string | null };

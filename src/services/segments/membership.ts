@@ -75,24 +75,31 @@ interface PairGroup {
   pairs: SegmentPair[];
 }
 
-/** The work in groups of segments whose compiled matches fit one statement, each with its (segment, contact) pairs. */
+/**
+ * The work in groups of segments whose compiled matches fit one statement, each with its
+ * (segment, contact) pairs. Compiled once when all fit one statement (the common case); else
+ * grouped by the size of each compiled match and compiled again per group.
+ */
 function pairGroups(work: readonly Recheck[], catalog: SegmentCatalog, now: number): PairGroup[] {
-  const groups: Recheck[][] = [];
+  const group = (part: readonly Recheck[], compiled = compileSegments(part.map((w) => w.segment.match), catalog, now, "probe")): PairGroup => ({
+    segments: part.map((w) => w.segment),
+    compiled,
+    pairs: part.flatMap((w, i) => w.contactIds.map((id) => [i, id] as const)),
+  });
+  const whole = compileSegments(work.map((w) => w.segment.match), catalog, now, "probe");
+  const sizes = whole.wheres.map((where) => where.length);
+  if (sizes.reduce((sum, size) => sum + size, 0) <= STATEMENT_SQL_BUDGET) return [group(work, whole)];
+  const parts: Recheck[][] = [];
   let size = Infinity;
-  for (const w of work) {
-    const length = compileSegment(w.segment.match, catalog, now, "probe").where.length;
-    if (size + length > STATEMENT_SQL_BUDGET) {
-      groups.push([]);
+  work.forEach((w, i) => {
+    if (size + sizes[i]! > STATEMENT_SQL_BUDGET) {
+      parts.push([]);
       size = 0;
     }
-    groups.at(-1)!.push(w);
-    size += length;
-  }
-  return groups.map((group) => ({
-    segments: group.map((w) => w.segment),
-    compiled: compileSegments(group.map((w) => w.segment.match), catalog, now, "probe"),
-    pairs: group.flatMap((w, i) => w.contactIds.map((id) => [i, id] as const)),
-  }));
+    parts.at(-1)!.push(w);
+    size += sizes[i]!;
+  });
+  return parts.map((part) => group(part));
 }
 
 /**

@@ -120,7 +120,12 @@ export async function sendFcm(account: FcmAccount, urls: FcmUrls, token: string,
     if (!called.ok) return { ...called, gone: false };
     const { response, text } = called;
     if (response.ok) {
-      const name = (JSON.parse(text) as { name?: unknown }).name;
+      let name: unknown;
+      try {
+        name = (JSON.parse(text) as { name?: unknown }).name;
+      } catch {
+        // FCM took it (2xx); the message name is only a reference.
+      }
       return { ok: true, id: typeof name === "string" ? name : token };
     }
     if (response.status === 401 && attempt === 1) {
