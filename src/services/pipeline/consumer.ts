@@ -62,7 +62,10 @@ class Progress {
   }
 }
 
-/** Events one piece of a pass runs through the steps; progress is saved (and the lease renewed) after each. */
+/**
+ * Events one piece of a pass runs through the steps, unless every working step takes more (its
+ * `piece`); progress is saved (and the lease renewed) after each piece.
+ */
 export const EVENTS_PER_PIECE = 250;
 /** Wall time an invocation works before it hands what is left to a new message. */
 export const PASS_BUDGET_MS = 15_000;
@@ -129,8 +132,9 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
     await saveBatchProgress(db, panelId, saved.map((p) => progressRecord(p, steps, failedEvents, errors)), clock(), final, lease, clock() + BATCH_LEASE_MS, held);
   };
 
-  for (let from = 0; from < events.length; from += EVENTS_PER_PIECE) {
-    const piece = events.slice(from, from + EVENTS_PER_PIECE);
+  const pieceSize = Math.min(...[...working].map((step) => step.piece ?? EVENTS_PER_PIECE));
+  for (let from = 0; from < events.length; from += pieceSize) {
+    const piece = events.slice(from, from + pieceSize);
     for (const [index, step] of steps.entries()) {
       const todo = piece.filter((event) => !failedEvents.has(event.id) && !progressOf.get(event.id)!.passed(step.name, event.id));
       if (todo.length === 0) continue;
@@ -158,7 +162,7 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
       // with nothing to do did nothing to protect; its events are saved with the next save.
       if (index < steps.length - 1 && working.has(step)) await save(false);
     }
-    if (from + EVENTS_PER_PIECE >= events.length) break;
+    if (from + pieceSize >= events.length) break;
     await save(false);
     if (Date.now() >= deadline) break;
     await scheduler.wait(0);

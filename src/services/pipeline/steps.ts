@@ -33,5 +33,11 @@ export interface PipelineStep {
    * A step without it always runs.
    */
   hasWork?(env: Env, panelId: string): Promise<boolean>;
+  /**
+   * The most events one `run` call takes (default EVENTS_PER_PIECE). A step whose cost is mostly
+   * per call rather than per event (a few statements for any number of events) takes more, so
+   * a pass in which only such steps work runs in fewer, larger pieces.
+   */
+  readonly piece?: number;
 }
 

@@ -14,6 +14,9 @@ import { panelSegments } from "./panel-segments";
  */
 export const segmentsPipelineStep: PipelineStep = {
   name: "segments",
+  // A piece costs the same few statements whatever its size (one read of the pairs whose match
+  // changed, then their writes): 1,000 events (one upload call) per piece.
+  piece: 1_000,
   async hasWork(env, panelId) {
     return (await panelSegments(await panelDb(env, panelId), panelId)).some((s) => s.dependencies.events);
   },

@@ -326,6 +326,26 @@ describe("recovery and pieces", () => {
     expect(step.seen).toHaveLength(EVENTS_PER_PIECE * 2 + 10);
     expect(await batchOf("big-0")).toBeNull();
   });
+
+  it("cuts pieces to the smallest that a working step takes: larger ones when every working step takes more", async () => {
+    const sizing = (name: string, piece?: number, hasWork?: () => Promise<boolean>) => {
+      const calls: number[] = [];
+      const step: PipelineStep = { name, piece, hasWork, run: async (_stepEnv, events) => void calls.push(events.length) };
+      return { calls, step };
+    };
+    const wide = sizing("wide", 1_000);
+    const idle = sizing("idle", 10, async () => false);
+    await deliver(env, [await store(EVENTS_PER_PIECE * 2 + 10, "wide")], [idle.step, wide.step]);
+    // A step with nothing to do does not narrow the pieces.
+    expect(wide.calls).toEqual([EVENTS_PER_PIECE * 2 + 10]);
+    expect(idle.calls).toEqual([]);
+
+    const takesMore = sizing("takes-more", 1_000);
+    const plain = sizing("plain");
+    await deliver(env, [await store(EVENTS_PER_PIECE + 1, "narrow")], [takesMore.step, plain.step]);
+    expect(takesMore.calls).toEqual([EVENTS_PER_PIECE, 1]);
+    expect(plain.calls).toEqual([EVENTS_PER_PIECE, 1]);
+  });
 });
 
 describe("recordEvents, the entry of every event", () => {
