@@ -168,6 +168,10 @@ export type RowsOutcome = { state: "finished"; seq: number; total: number } | { 
  * read ("finished"), the step's budget is spent ("yielded": the caller queues the next step) or
  * another consumer turns out to hold the job ("stale": this one stops). Each source is read
  * from R2 in ranges of `readBytes`, so memory stays flat whatever the file's size.
+ *
+ * While a chunk's batch is in D1, the next chunk is read and prepared (parsing and checking
+ * are the import's CPU); it is committed only once the one before landed, so checkpoints still
+ * follow each other and a stale job commits nothing more.
  */
 export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning, deadline: number, now: () => number): Promise<RowsOutcome> {
   const db = await panelDb(env, job.panelId);
@@ -180,57 +184,70 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
     total: job.total,
     failed: job.failed,
   };
+  let inFlight: Promise<"committed" | "stale"> | null = null;
+  const landed = async (): Promise<boolean> => {
+    const commit = inFlight;
+    inFlight = null;
+    return commit === null || (await commit) === "committed";
+  };
   let chunks = 0;
-  while (at.sourceIndex < job.sources.length) {
-    const source = job.sources[at.sourceIndex]!;
-    const size = source.size ?? 0;
-    let buffer: Uint8Array = new Uint8Array(0);
-    let readTo = at.byteOffset;
-    for (;;) {
-      const atEnd = readTo >= size;
-      const cut = cutRecords(buffer, 0, tuning.chunkRows, tuning.chunkBytes, atEnd);
-      // Bytes past the last complete record that still do not end a record: a row too long.
-      const tooLong = buffer.length - cut.end >= tuning.maxRecordBytes;
-      const full = cut.records >= tuning.chunkRows || cut.end >= tuning.chunkBytes || (tooLong && cut.records > 0);
-      if (!atEnd && !full) {
-        if (tooLong) throw new ImportFailure(`Row ${at.rowNumber + 1} is longer than ${tuning.maxRecordBytes} bytes; is a quote left open?`);
-        const more = await readRange(env.FILES, source.key, readTo, Math.min(tuning.readBytes, size - readTo));
-        readTo += more.length;
-        buffer = buffer.length === 0 ? more : concat(buffer, more);
-        continue;
+  try {
+    while (at.sourceIndex < job.sources.length) {
+      const source = job.sources[at.sourceIndex]!;
+      const size = source.size ?? 0;
+      let buffer: Uint8Array = new Uint8Array(0);
+      let readTo = at.byteOffset;
+      for (;;) {
+        const atEnd = readTo >= size;
+        const cut = cutRecords(buffer, 0, tuning.chunkRows, tuning.chunkBytes, atEnd);
+        // Bytes past the last complete record that still do not end a record: a row too long.
+        const tooLong = buffer.length - cut.end >= tuning.maxRecordBytes;
+        const full = cut.records >= tuning.chunkRows || cut.end >= tuning.chunkBytes || (tooLong && cut.records > 0);
+        if (!atEnd && !full) {
+          if (tooLong) throw new ImportFailure(`Row ${at.rowNumber + 1} is longer than ${tuning.maxRecordBytes} bytes; is a quote left open?`);
+          const more = await readRange(env.FILES, source.key, readTo, Math.min(tuning.readBytes, size - readTo));
+          readTo += more.length;
+          buffer = buffer.length === 0 ? more : concat(buffer, more);
+          continue;
+        }
+        if (cut.records === 0) break;
+        const chunk = prepareChunk(job, plan, at, buffer.subarray(0, cut.end));
+        if (!(await landed())) return { state: "stale" };
+        inFlight = commitImportChunk(db, job, {
+          seq: at.seq,
+          sourceIndex: at.sourceIndex,
+          rows: chunk.rows,
+          records: chunk.records,
+          refused: chunk.refused,
+          errorLines: chunk.errorLines,
+          next: { sourceIndex: at.sourceIndex, byteOffset: at.byteOffset + cut.end, rowNumber: chunk.rowNumber },
+          listId: job.listId,
+          now: now(),
+        });
+        at.seq++;
+        at.byteOffset += cut.end;
+        at.rowNumber = chunk.rowNumber;
+        at.total += chunk.records;
+        at.failed += chunk.refused;
+        buffer = buffer.subarray(cut.end);
+        if (++chunks >= tuning.stepChunks || now() >= deadline) return (await landed()) ? { state: "yielded" } : { state: "stale" };
       }
-      if (cut.records === 0) break;
-      const chunk = prepareChunk(job, plan, at, buffer.subarray(0, cut.end));
-      const committed = await commitImportChunk(db, job, {
-        seq: at.seq,
-        sourceIndex: at.sourceIndex,
-        rows: chunk.rows,
-        records: chunk.records,
-        refused: chunk.refused,
-        errorLines: chunk.errorLines,
-        next: { sourceIndex: at.sourceIndex, byteOffset: at.byteOffset + cut.end, rowNumber: chunk.rowNumber },
-        listId: job.listId,
-        now: now(),
-      });
-      if (committed === "stale") return { state: "stale" };
-      at.seq++;
-      at.byteOffset += cut.end;
-      at.rowNumber = chunk.rowNumber;
-      at.total += chunk.records;
-      at.failed += chunk.refused;
-      buffer = buffer.subarray(cut.end);
-      if (++chunks >= tuning.stepChunks || now() >= deadline) return { state: "yielded" };
+      // This source is read; the next one starts after its header. The next chunk's checkpoint
+      // records the move; until then a restart re-finds this source's end.
+      const next = job.sources[at.sourceIndex + 1];
+      at.sourceIndex++;
+      if (next) {
+        at.byteOffset = next.dataOffset ?? 0;
+        at.rowNumber = next.headerRow ?? 1;
+      }
     }
-    // This source is read; the next one starts after its header. The next chunk's checkpoint
-    // records the move; until then a restart re-finds this source's end.
-    const next = job.sources[at.sourceIndex + 1];
-    at.sourceIndex++;
-    if (next) {
-      at.byteOffset = next.dataOffset ?? 0;
-      at.rowNumber = next.headerRow ?? 1;
-    }
+    return (await landed()) ? { state: "finished", seq: at.seq, total: at.total } : { state: "stale" };
+  } finally {
+    // Thrown while a chunk was in D1: the error in hand is the one reported; the chunk's own
+    // outcome is settled (committed or not, the job's checkpoint says which) so it is never left unhandled.
+    const commit: Promise<unknown> | null = inFlight;
+    if (commit) await commit.catch(() => undefined);
   }
-  return { state: "finished", seq: at.seq, total: at.total };
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
