@@ -1,8 +1,10 @@
 // npm run bench:panel: the panel's contact search over 1,000,000 contacts (issue 17 goal: p50
-// <= 150 ms locally), beside a bare indexed D1 lookup of one contact in the same runtime and
-// the same run. Searches go through the admin route as the panel calls it (exact key, and a
-// prefix answering a page of 25); cases alternate in short slices so load from other
-// processes hits them alike.
+// <= 150 ms locally) and the report of a campaign sent to all of them (issue 20 goal: <= 200 ms
+// locally), beside a bare indexed D1 lookup of one contact in the same runtime and the same
+// run. Searches and reports go through the admin routes as the panel calls them (exact key, a
+// prefix answering a page of 25, the campaign's report); cases alternate in short slices so
+// load from other processes hits them alike. The campaign's messages are written sent, a third
+// opened and a tenth clicked, by UPDATEs, so its aggregates are built as a real send builds them.
 import { adminCall, createBenchPanel, load, printComparison, report, startRuntime, times, type LoadResult } from "./lib.ts";
 
 const CONTACTS = Number(process.env.CONTACTS ?? 1_000_000);
@@ -24,6 +26,17 @@ try {
   const seeded = await adminCall(origin, "GET", `/panels/${panel.id}/overview`);
   if (seeded.contacts !== CONTACTS) throw new Error(`seeded ${seeded.contacts} contacts, not ${CONTACTS}`);
   console.log(`seeded ${seeded.contacts} contacts in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const campaign = "cmp_bench_report";
+  const t1 = performance.now();
+  await fetch(`${origin}/__bench/seed-campaign?panel=${panel.id}&campaign=${campaign}&recipients=${CONTACTS}`).then((r) => r.text());
+  for (let from = 0; from < CONTACTS; from += SEED_CHUNK) {
+    const response = await fetch(`${origin}/__bench/seed-campaign-messages?panel=${panel.id}&campaign=${campaign}&from=${from}&count=${Math.min(SEED_CHUNK, CONTACTS - from)}`);
+    const answer = await response.text();
+    if (!response.ok || !answer.includes('"inserted":')) throw new Error(`seeding the campaign failed: ${answer}`);
+  }
+  const seededReport = await adminCall(origin, "GET", `/panels/${panel.id}/campaigns/${campaign}/report`);
+  if (seededReport.counters.sent !== CONTACTS) throw new Error(`the campaign has ${seededReport.counters.sent} sent, not ${CONTACTS}`);
+  console.log(`seeded a campaign to ${CONTACTS} recipients (sent, opened, clicked) in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
 
   const key = (i: number) => `c${String(((i * 7919) % CONTACTS) + 1).padStart(7, "0")}@example.com`;
   const headers = { authorization: "Bearer bench-admin-token" };
@@ -31,6 +44,7 @@ try {
     ["bare indexed D1 lookup (baseline)", (i) => fetch(`${origin}/__bench/contact-lookup?panel=${panel.id}&key=${key(i)}`)],
     ["panel search, exact key", (i) => fetch(`${origin}/admin/v1/panels/${panel.id}/contacts?match=exact&q=${key(i)}`, { headers })],
     ["panel search, prefix (25 a page)", (i) => fetch(`${origin}/admin/v1/panels/${panel.id}/contacts?q=${key(i).slice(0, 5)}`, { headers })],
+    ["campaign report", () => fetch(`${origin}/admin/v1/panels/${panel.id}/campaigns/${campaign}/report`, { headers })],
   ];
   const totals = new Map<string, LoadResult[]>();
   for (let round = 0; round < rounds; round++) {
@@ -49,19 +63,20 @@ try {
     p99: results.map((r) => r.p99).sort((a, b) => a - b)[Math.floor(results.length / 2)]!,
   });
   const rows = cases.map(([name]) => [name, merged(totals.get(name)!)] as [string, LoadResult]);
-  printComparison(`Contact search over ${CONTACTS} contacts, concurrency ${concurrency}, ${rounds} x ${slice} s per case`, rows, rows[0]![1]);
+  printComparison(`Contact search and campaign report over ${CONTACTS} contacts, concurrency ${concurrency}, ${rounds} x ${slice} s per case`, rows, rows[0]![1]);
+  const goalOf = (name: string) => (name === "campaign report" ? 200 : 150);
   for (const [name, result] of rows.slice(1)) {
-    console.log(`${name}: p50 ${result.p50.toFixed(1)} ms (goal <= 150 ms), ${(result.p50 / rows[0]![1].p50).toFixed(2)}x the baseline's p50`);
+    console.log(`${name}: p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms (goal <= ${goalOf(name)} ms), ${(result.p50 / rows[0]![1].p50).toFixed(2)}x the baseline's p50`);
   }
   report(
     "panel",
     rows.slice(1).map(([name, result]) => ({
-      figure: `${name}, ${CONTACTS} contacts, p50 ms`,
+      figure: name === "campaign report" ? `campaign report, ${CONTACTS} recipients, p50 ms` : `${name}, ${CONTACTS} contacts, p50 ms`,
       service: result.p50.toFixed(1),
       baseline: rows[0]![1].p50.toFixed(1),
       ratio: times(result.p50, rows[0]![1].p50),
-      goal: "<= 150",
-      met: result.p50 <= 150,
+      goal: `<= ${goalOf(name)}`,
+      met: result.p50 <= goalOf(name),
     })),
   );
 } finally {

@@ -11,6 +11,7 @@ import { baselineOutbox } from "./baseline-outbox";
 import { baselineSegmentCount, benchPublishDue } from "./baseline-segments";
 import { baselineSmsBare, benchSmsNudge, benchSmsSeed, benchSmsSent } from "./baseline-sms";
 import { baselineWebhookPost } from "./baseline-webhook-post";
+import { seedCampaign, seedCampaignMessages } from "./seed-campaign";
 import { countingEnv, d1Counts } from "./d1-count";
 
 export * from "../../src/index";
@@ -22,6 +23,8 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/import-upsert": baselineImportUpsert,
   "/__bench/contact-lookup": baselineContactLookup,
   "/__bench/seed-contacts": seedContacts,
+  "/__bench/seed-campaign": seedCampaign,
+  "/__bench/seed-campaign-messages": seedCampaignMessages,
   "/__bench/d1": d1Counts,
   "/__bench/segment-count": baselineSegmentCount,
   "/__bench/publish-due": benchPublishDue,

@@ -1,15 +1,18 @@
-import { audienceCampaignSchema, broadcastRequestSchema, testSendBody, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
+import { audienceCampaignSchema, broadcastRequestSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
 import { htmlOfMime } from "../domain/email-message";
 import { fromProblems, notFound, orNotFound, parseOrThrow } from "../lib/http/errors";
+import { csvAttachment } from "../lib/http/respond";
 import { allowsPrivateFetch } from "../lib/outbound";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
 import { createAudienceCampaign } from "../services/broadcasts/audience";
 import { createBroadcast } from "../services/broadcasts/create";
+import { campaignReport, recipientsCsv, recipientView } from "../services/broadcasts/report";
 import { sendCampaignTest } from "../services/broadcasts/test-send";
 import { emailProvider } from "../services/channels/email/providers";
 import { loadAttributeSchema } from "../store/attributes";
-import { campaignCounters, getCampaign, listCampaigns, type Campaign, type CampaignCounters } from "../store/campaigns";
+import { campaignCounters, campaignRecipients, countersOfCampaigns } from "../store/campaign-report";
+import { getCampaign, listCampaigns, type Campaign, type CampaignCounters } from "../store/campaigns";
 import type { Panel } from "../store/panels";
 import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";
 import { isoTime } from "../store/sql";
@@ -50,7 +53,33 @@ const readCampaign = definePanelRoute({
   summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
   async handle({ env, path, panel, db }) {
     const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
-    return campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign.id));
+    return campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign));
+  },
+});
+
+const readCampaignReport = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/campaigns/:campaign/report",
+  role: "viewer",
+  summary:
+    "A campaign's report from its aggregates: counters, rates (delivered, unique open, click-through, click-to-open, bounce, unsubscribe, as shares of sent), what changed per hour (UTC) and the most clicked links",
+  async handle({ path, panel, db }) {
+    const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
+    return campaignReport(db, campaign);
+  },
+});
+
+const listCampaignRecipients = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/campaigns/:campaign/recipients",
+  role: "viewer",
+  summary: "The recipients behind a number of the report (filter), a page at a time by contact id, or all of them as one CSV download (format=csv)",
+  query: recipientsQuery,
+  async handle({ path, query, panel, db }): Promise<CampaignRecipientsPage | Response> {
+    const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
+    if (query.format === "csv") return csvAttachment(recipientsCsv(db, campaign, query.filter), null, `${campaign.id}-${query.filter}.csv`);
+    const page = await campaignRecipients(db, panel.id, campaign.id, query.filter, query.after, query.limit);
+    return { recipients: page.map(recipientView), next: page.length === query.limit ? page.at(-1)!.contactId : null };
   },
 });
 
@@ -62,7 +91,7 @@ const listPanelCampaigns = definePanelRoute({
   query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),
   async handle({ env, query, panel, db }) {
     const campaigns = await listCampaigns(db, panel.id, query.limit);
-    const counters = await Promise.all(campaigns.map((c) => campaignCounters(db, panel.id, c.id)));
+    const counters = await countersOfCampaigns(db, panel.id, campaigns);
     return { campaigns: campaigns.map((c, i) => campaignView(c, panel, counters[i]!)), timezone: panel.timezone, lead_minutes: leadMinutesOf(env) };
   },
 });
@@ -103,7 +132,7 @@ const createPanelCampaign = definePanelRoute({
     await audited({ db, caller, panel }, "campaign.published", campaign.id, { name: campaign.name, send_at: isoTime(campaign.sendAt) });
     // The outbox keeps mail from an unverified domain; the operator hears now that real email would not go.
     const warnings = senderNote ? [{ field: senderField, message: senderNote }] : [];
-    return { CampaignID: campaign.id, ...campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign.id)), warnings };
+    return { CampaignID: campaign.id, ...campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign)), warnings };
   },
 });
 
@@ -166,4 +195,4 @@ const readOutboxMessage = definePanelRoute({
   },
 });
 
-export const campaignRoutes = [listPanelCampaigns, createPanelCampaign, readCampaign, sendTestCopy, listPanelOutbox, readOutboxMessage];
+export const campaignRoutes = [listPanelCampaigns, createPanelCampaign, readCampaign, readCampaignReport, listCampaignRecipients, sendTestCopy, listPanelOutbox, readOutboxMessage];

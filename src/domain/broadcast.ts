@@ -317,6 +317,66 @@ export interface CampaignCounters {
   unsubscribes: number;
 }
 
+/** One hour of a campaign's report: what changed in it (UTC; `hour` is its start, epoch ms). */
+export interface CampaignHour {
+  hour: number;
+  sent: number;
+  failed: number;
+  skipped: number;
+  opens: number;
+  unique_opens: number;
+  clicks: number;
+  unique_clicks: number;
+  bounces: number;
+  unsubscribes: number;
+}
+
+export interface CampaignLinkClicks {
+  url: string;
+  clicks: number;
+}
+
+/** GET /panels/{panel}/campaigns/{id}/report: the counters, rates, hours and top links. */
+export interface CampaignReport {
+  counters: CampaignCounters;
+  /** Shares of what was sent, 0 to 1 (0 before anything was sent); delivered is sent minus bounced. */
+  rates: { delivered: number; unique_open: number; click_through: number; click_to_open: number; bounce: number; unsubscribe: number };
+  hours: CampaignHour[];
+  top_links: CampaignLinkClicks[];
+}
+
+/** The recipients behind one of the report's numbers. */
+export const RECIPIENT_FILTERS = ["all", "queued", "sent", "failed", "skipped", "opened", "clicked", "bounced", "unsubscribed"] as const;
+export type RecipientFilter = (typeof RECIPIENT_FILTERS)[number];
+
+export const recipientsQuery = z.object({
+  filter: z.enum(RECIPIENT_FILTERS).default("all").meta({ description: "Which recipients: all, or those behind one number of the report" }),
+  after: z.coerce.number().int().min(0).default(0).meta({ description: "The `next` of the previous page" }),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  format: z.enum(["json", "csv"]).default("json").meta({ description: "csv: every matching recipient as one CSV download (after and limit ignored)" }),
+});
+
+/** One recipient as GET /panels/{panel}/campaigns/{id}/recipients answers it. */
+export interface CampaignRecipientView {
+  contact_id: number;
+  key: string | null;
+  address: string | null;
+  status: string;
+  sent_at: string | null;
+  opens: number;
+  clicks: number;
+  first_open_at: string | null;
+  first_click_at: string | null;
+  bounced_at: string | null;
+  unsubscribed_at: string | null;
+}
+
+export interface CampaignRecipientsPage {
+  recipients: CampaignRecipientView[];
+  /** Pass as `after` for the next page; null on the last. */
+  next: number | null;
+}
+
 /** POST /panels/{panel}/campaigns/{id}/test: the address one test copy goes to (checked as an email address by the service). */
 export const testSendBody = z.strictObject({ email: z.string().min(1).max(254).meta({ description: "The address the test copy goes to" }) });
 

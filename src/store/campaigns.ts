@@ -2,6 +2,7 @@ import type { ShardDb } from "./shards";
 import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../domain/broadcast";
 import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import { listNameKey } from "../domain/lists";
+import { countLinkClickStatement } from "./campaign-report";
 import type { CompiledSegment } from "./segment-sql";
 import { isUniqueViolation } from "./sql";
 
@@ -181,27 +182,6 @@ export async function listCampaigns(db: ShardDb, panelId: string, limit: number)
     .bind(panelId, limit)
     .all<CampaignRow>();
   return results.map(fromRow);
-}
-
-export async function campaignCounters(db: ShardDb, panelId: string, campaignId: string): Promise<CampaignCounters> {
-  const row = await db
-    .prepare(
-      `SELECT COUNT(*) AS recipients,
-         COALESCE(SUM(status IN ('queued', 'sending')), 0) AS queued,
-         COALESCE(SUM(status = 'sent'), 0) AS sent,
-         COALESCE(SUM(status = 'failed'), 0) AS failed,
-         COALESCE(SUM(status = 'skipped'), 0) AS skipped,
-         COALESCE(SUM(opens), 0) AS opens,
-         COALESCE(SUM(first_open_at IS NOT NULL), 0) AS unique_opens,
-         COALESCE(SUM(clicks), 0) AS clicks,
-         COALESCE(SUM(first_click_at IS NOT NULL), 0) AS unique_clicks,
-         COALESCE(SUM(bounced_at IS NOT NULL), 0) AS bounces,
-         COALESCE(SUM(unsubscribed_at IS NOT NULL), 0) AS unsubscribes
-       FROM campaign_messages WHERE panel_id = ? AND campaign_id = ?`,
-    )
-    .bind(panelId, campaignId)
-    .first<CampaignCounters>();
-  return row!;
 }
 
 /** Scheduled campaigns whose time has come, oldest first (a system scan across panels). */
@@ -449,23 +429,30 @@ const tracked = (row: TrackedRow | null): TrackedMessage | null =>
 
 const ENGAGEMENT_COLUMNS = { open: ["opens", "first_open_at"], click: ["clicks", "first_click_at"] } as const;
 
-/** Counts an open or a click of a sent message; null when the panel sent no such message. */
+/**
+ * Counts an open or a click of a sent message, and a click on its link `url` with it (the
+ * report's top links); null when the panel sent no such message.
+ */
 export async function countEngagement(
   db: ShardDb,
   m: { panelId: string; campaignId: string; contactId: number },
   kind: keyof typeof ENGAGEMENT_COLUMNS,
   now: number,
+  url?: string,
 ): Promise<TrackedMessage | null> {
   const [count, first] = ENGAGEMENT_COLUMNS[kind];
-  const row = await db
-    .prepare(
-      `UPDATE campaign_messages SET ${count} = ${count} + 1, ${first} = COALESCE(${first}, ?)
-       WHERE panel_id = ? AND campaign_id = ? AND contact_id = ? AND status = 'sent'
-       RETURNING panel_id, campaign_id, contact_id, address`,
-    )
-    .bind(now, m.panelId, m.campaignId, m.contactId)
-    .first<TrackedRow>();
-  return tracked(row);
+  const statements = [
+    db
+      .prepare(
+        `UPDATE campaign_messages SET ${count} = ${count} + 1, ${first} = COALESCE(${first}, ?)
+         WHERE panel_id = ? AND campaign_id = ? AND contact_id = ? AND status = 'sent'
+         RETURNING panel_id, campaign_id, contact_id, address`,
+      )
+      .bind(now, m.panelId, m.campaignId, m.contactId),
+  ];
+  if (url !== undefined) statements.push(countLinkClickStatement(db, m, url));
+  const [counted] = await db.batch<TrackedRow>(statements);
+  return tracked(counted!.results[0] ?? null);
 }
 
 /** Marks the message's recipient unsubscribed; `first` tells whether this was the first time. */

@@ -1,4 +1,3 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { gunzipText } from "../../src/lib/gzip";
@@ -10,21 +9,13 @@ import { archiveOldEvents } from "../../src/services/retention/archive";
 import { isAddressSuppressed, suppressAddress } from "../../src/store/suppressions";
 import { phoneSuppression, suppressPhone } from "../../src/store/sms";
 import { pipelineSettled } from "../support/activity";
-import worker from "../../src/index";
 import { getCampaign } from "../../src/store/campaigns";
-import { broadcastData, publish, scheduleIn, waitForCampaign, waitForImport } from "../support/broadcasts";
+import { broadcastData, fireCron, publish, scheduleIn, waitForCampaign, waitForImport } from "../support/broadcasts";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../support/helpers";
 import { asOperator, operatorWithRole } from "../support/operators";
 
 const DAY = 86_400_000;
 
-/** Fires the Worker's own scheduled handler at `time`, as the Cron Trigger does. */
-async function fireCron(time: number): Promise<void> {
-  const controller = createScheduledController({ scheduledTime: new Date(time), cron: "* * * * *" });
-  const exec = createExecutionContext();
-  await worker.scheduled(controller, env, exec);
-  await waitOnExecutionContext(exec);
-}
 const ADA = "ada@example.com";
 const ADA_MOBILE = "919812345678";
 

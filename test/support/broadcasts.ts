@@ -1,7 +1,11 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { parseMessage } from "./mime";
 import { env } from "cloudflare:workers";
+import { expect } from "vitest";
+import worker from "../../src/index";
 import { formatLocalIso } from "../../src/domain/time";
-import { admin, apiFor, receiver, type TestPanel } from "./helpers";
+import { getCampaign } from "../../src/store/campaigns";
+import { admin, apiFor, panelData, receiver, type TestPanel } from "./helpers";
 
 export function toBase64(text: string): string {
   const bytes = new TextEncoder().encode(text);
@@ -90,6 +94,23 @@ export function htmlOf(raw: string): string {
 
 export async function notificationsOf(panel: TestPanel): Promise<any[]> {
   return (await admin("GET", `/panels/${panel.id}/notifications?kind=broadcast_notify`)).body.notifications;
+}
+
+/** Fires the Worker's own scheduled handler at `time`, as the Cron Trigger does. */
+export async function fireCron(time: number): Promise<void> {
+  const controller = createScheduledController({ scheduledTime: new Date(time), cron: "* * * * *" });
+  const exec = createExecutionContext();
+  await worker.scheduled(controller, env, exec);
+  await waitOnExecutionContext(exec);
+}
+
+/** Creates a campaign (4.10, contacts from `csv`) scheduled `minutes` ahead and returns its id and send instant. */
+export async function scheduled(panel: TestPanel, csv: string, overrides: Record<string, unknown> = {}, minutes = 120): Promise<{ id: string; sendAt: number }> {
+  const response = await publish(panel, await broadcastData({ schedule_date: scheduleIn(minutes), ...overrides }, csv));
+  expect(response.body.success).toBe(true);
+  await waitForImport(panel, response.body.CampaignID);
+  const stored = await getCampaign(panelData, panel.id, response.body.CampaignID);
+  return { id: response.body.CampaignID, sendAt: stored!.sendAt };
 }
 
 export { env };

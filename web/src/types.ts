@@ -7,7 +7,7 @@ import type { addOperatorBody, changeOperatorBody, passwordResetBody, passwordRe
 import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, importFromUrlBody, renameListBody } from "../../src/domain/panel-screens";
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
-import type { audienceCampaignSchema, broadcastRequestSchema, CampaignView, OutboxMessageView, testSendBody } from "../../src/domain/broadcast";
+import type { audienceCampaignSchema, broadcastRequestSchema, CampaignRecipientsPage, CampaignReport, CampaignView, OutboxMessageView, RecipientFilter, testSendBody } from "../../src/domain/broadcast";
 import type { createSenderDomainBody, DomainChecks } from "../../src/domain/sender-domains";
 import type { AuditAction } from "../../src/domain/audit";
 import type { ChannelPreferences, PreferenceChannel, preferencesBody } from "../../src/domain/preferences";
@@ -237,7 +237,7 @@ export type CreateCampaign = z.input<ReturnType<typeof broadcastRequestSchema>>;
 /** A campaign to lists and saved segments with exclusions (CONTRACT 9). */
 export type CreateAudienceCampaign = z.input<ReturnType<typeof audienceCampaignSchema>>;
 
-export type { CampaignView, OutboxMessageView };
+export type { CampaignRecipientsPage, CampaignReport, CampaignView, OutboxMessageView, RecipientFilter };
 export type TestSend = z.input<typeof testSendBody>;
 export type OutboxMessage = OutboxMessageView & { raw: string; html: string | null };
 

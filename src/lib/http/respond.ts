@@ -32,13 +32,9 @@ export function adminFailure(error: ApiError): Response {
   return json(body, error.status);
 }
 
-/** A CSV file download. */
-export function csvAttachment(body: ReadableStream, size: number, fileName: string): Response {
-  return new Response(body, {
-    headers: {
-      "content-type": "text/csv; charset=utf-8",
-      "content-disposition": `attachment; filename="${fileName}"`,
-      "content-length": String(size),
-    },
-  });
+/** A CSV file download; `size` unknown for one written while it is sent. */
+export function csvAttachment(body: ReadableStream, size: number | null, fileName: string): Response {
+  const headers: Record<string, string> = { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${fileName}"` };
+  if (size !== null) headers["content-length"] = String(size);
+  return new Response(body, { headers });
 }

@@ -25,7 +25,7 @@ export async function trackOpen(env: Env_, claim: TrackingClaim<CampaignMessageR
 
 export async function trackClick(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
   const db = await panelDb(env, claim.panelId);
-  const message = await countEngagement(db, claim, "click", now);
+  const message = await countEngagement(db, claim, "click", now, claim.url);
   if (!message) return false;
   await recordEmailEvents(env, [
     { panelId: message.panelId, event: "click", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { url: claim.url }, at: now },

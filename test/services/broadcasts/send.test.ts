@@ -1,4 +1,3 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { publishDueBroadcasts } from "../../../src/services/broadcasts/publish";
@@ -6,30 +5,12 @@ import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadca
 import { emailProvider } from "../../../src/services/channels/email/providers";
 import { OutboxProvider } from "../../../src/services/channels/email/outbox";
 import { TrackingSigner } from "../../../src/services/channels/email/tracking";
-import worker from "../../../src/index";
 import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
 import { suppressAddress } from "../../../src/store/suppressions";
 import { admin, call, countRows, createPanel, type TestPanel, panelData } from "../../support/helpers";
 import { parseMessage } from "../../support/mime";
-import { broadcastData, campaign, htmlOf, outbox, publish, rawMessage, scheduleIn, toBase64, waitForCampaign, waitForImport } from "../../support/broadcasts";
+import { campaign, fireCron, htmlOf, outbox, rawMessage, scheduled, toBase64, waitForCampaign } from "../../support/broadcasts";
 import { pipelineSettled } from "../../support/activity";
-
-/** Creates a campaign scheduled `minutes` ahead and returns its id and send instant. */
-async function scheduled(panel: TestPanel, csv: string, overrides: Record<string, unknown> = {}, minutes = 120): Promise<{ id: string; sendAt: number }> {
-  const response = await publish(panel, await broadcastData({ schedule_date: scheduleIn(minutes), ...overrides }, csv));
-  expect(response.body.success).toBe(true);
-  await waitForImport(panel, response.body.CampaignID);
-  const stored = await getCampaign(panelData, panel.id, response.body.CampaignID);
-  return { id: response.body.CampaignID, sendAt: stored!.sendAt };
-}
-
-/** Fires the Worker's own scheduled handler at `time`, as the Cron Trigger does. */
-async function fireCron(time: number): Promise<void> {
-  const controller = createScheduledController({ scheduledTime: new Date(time), cron: "* * * * *" });
-  const exec = createExecutionContext();
-  await worker.scheduled(controller, env, exec);
-  await waitOnExecutionContext(exec);
-}
 
 const CSV = "EMAIL,NAME,CITY\nada@example.com,Ada,Pune\nbob@example.com,,\n";
 
@@ -92,7 +73,7 @@ describe("publishing and sending", () => {
     const panel = await createPanel();
     const { id, sendAt } = await scheduled(panel, CSV, {}, 122);
     // Publish without delivering: take the recipients as a dying consumer would (claimed, never sent).
-    await panelData.prepare("UPDATE campaigns SET status = 'sending', published_at = ?, updated_at = ? WHERE id = ?").bind(sendAt, sendAt, id).run();
+    await panelData.prepare("UPDATE campaigns SET status = 'sending', recipients = 2, published_at = ?, updated_at = ? WHERE id = ?").bind(sendAt, sendAt, id).run();
     const members = await panelData.prepare("SELECT contact_id FROM list_members m JOIN campaigns c ON c.list_id = m.list_id WHERE c.id = ? ORDER BY contact_id").bind(id).all<{ contact_id: number }>();
     const [first, second] = members.results;
     await panelData.batch([

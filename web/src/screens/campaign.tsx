@@ -1,24 +1,11 @@
-import { Fragment, useState, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
 import type { CampaignView, OutboxMessage, OutboxMessageView, TestSend } from "../types";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { audienceText, useAudienceNames } from "./campaigns";
+import { CampaignReportSection } from "./campaign-report";
 import type { ScreenProps } from ".";
-
-const COUNTERS: [keyof CampaignView["counters"], string][] = [
-  ["recipients", "Recipients"],
-  ["queued", "Queued"],
-  ["sent", "Sent"],
-  ["failed", "Failed"],
-  ["skipped", "Skipped (suppressed or unsubscribed)"],
-  ["opens", "Opens"],
-  ["unique_opens", "Unique opens"],
-  ["clicks", "Clicks"],
-  ["unique_clicks", "Unique clicks"],
-  ["bounces", "Bounces"],
-  ["unsubscribes", "Unsubscribes"],
-];
 
 function TestSendForm({ panelId, campaignId, onSent }: { panelId: string; campaignId: string; onSent: () => void }) {
   const [email, setEmail] = useState("");
@@ -142,15 +129,7 @@ export function Campaign({ panel, params }: ScreenProps) {
         <dt>Finished</dt>
         <dd>{formatTime(data.finished_at)}</dd>
       </dl>
-      <h2>Counters</h2>
-      <dl className="facts" aria-label="Counters">
-        {COUNTERS.map(([key, label]) => (
-          <Fragment key={key}>
-            <dt>{label}</dt>
-            <dd>{data.counters[key]}</dd>
-          </Fragment>
-        ))}
-      </dl>
+      <CampaignReportSection panelId={panel.id} campaignId={data.id} refresh={sends} />
       {panel.role !== "viewer" && (
         <>
           <h2>Test send</h2>
