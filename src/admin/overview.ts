@@ -1,6 +1,9 @@
 import { emailSetup } from "../services/channels/email/providers";
 import { panelFigures } from "../store/overview";
 import { instantOf, wallClockAt } from "../domain/time";
+import { historyQuery, type PanelHistory } from "../domain/overview";
+import { panelHistory } from "../services/overview/history";
+import { countContacts } from "../store/contacts";
 import { definePanelRoute } from "./route";
 
 const overview = definePanelRoute({
@@ -26,4 +29,17 @@ const overview = definePanelRoute({
   },
 });
 
-export const overviewRoutes = [overview];
+const history = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/overview/history",
+  role: "viewer",
+  summary:
+    "The panel's history per UTC day over the last `days` (default 30, at most 366), from aggregates: contacts at each day's start (today: now), events per day by activity (the 8 most frequent), messages sent per day by channel",
+  query: historyQuery,
+  async handle({ query, panel, db }): Promise<PanelHistory> {
+    const now = Date.now();
+    return panelHistory(db, panel.id, query.days, now, await countContacts(db, panel.id));
+  },
+});
+
+export const overviewRoutes = [overview, history];

@@ -14,6 +14,7 @@ import { redriveWaitingPush } from "../services/journeys/push";
 import { redriveWaitingSms } from "../services/journeys/sms";
 import { emailSetupWarningTask } from "../services/channels/email/providers";
 import { recheckSenderDomainsTask } from "../services/channels/email/sender-domains";
+import { contactCountsCron } from "../services/overview/history";
 
 /**
  * The per-minute Cron Trigger. Each task is independent; one failing does not stop the others.
@@ -34,6 +35,7 @@ export const CRON_TASKS: CronTask[] = [
   eraseArchivedEvents,
   housekeeping,
   recheckSenderDomainsTask,
+  contactCountsCron,
   // Logs once per isolate when real email is refused (PUBLIC_BASE_URL not https).
   emailSetupWarningTask,
 ];

@@ -168,6 +168,17 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
          ORDER BY b.id, e.key`,
       )
       .bind(panelId, idList, lease),
+    // The Home screen's events per day (migration 0051), counted from this pass's rows (ids from
+    // the first_id noted above on), in the transaction that stores them: a batch is stored once, so it is counted once.
+    db
+      .prepare(
+        `INSERT INTO panel_days (panel_id, kind, day, name, n)
+         SELECT ?1, 'events', (occurred_at / 86400000) * 86400000 AS day, channel || ':' || name AS what, COUNT(*)
+         FROM events WHERE id >= (SELECT MIN(first_id) FROM event_batches WHERE ${toStore("event_batches")}) AND +panel_id = ?1
+         GROUP BY day, what
+         ON CONFLICT (panel_id, kind, day, name) DO UPDATE SET n = n + excluded.n`,
+      )
+      .bind(panelId, idList, lease),
     // Rows of one batch were inserted together, so their ids are consecutive: one grouped scan
     // of this pass's rows gives every batch its range...
     db

@@ -1,7 +1,8 @@
 // A campaign's report in Chromium, against the service as `npm start` starts it: a campaign to a
 // list is sent (the cron tick start.ts makes), its recipients open and click through the tracking
 // links in the copies the outbox kept, and the report shows those numbers, the links, the chart
-// and the recipients behind a number. Screenshots go to test-results/e2e/.
+// and the recipients behind a number; then Home shows the sends among its last 30 days.
+// Screenshots go to test-results/e2e/.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
@@ -104,5 +105,17 @@ describe("campaign report in Chromium", () => {
     assert.equal(download, `/admin/v1/panels/${panelId}/campaigns/${campaign.id}/recipients?filter=clicked&format=csv`);
     await checkAccessibility(page, "campaign-report");
     await screenshot(page, "campaign-report");
+
+    // Home: the last 30 days from the aggregates, the campaign's three sends among them.
+    await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Home", exact: true }).click();
+    const sends = page.getByRole("region", { name: "Sends per day by channel" });
+    await sends.getByRole("img", { name: "Sends per day by channel" }).locator("canvas").waitFor();
+    await page.getByRole("region", { name: "Contacts over time" }).locator("canvas").waitFor();
+    await sends.getByText("The figures per day").click();
+    const rows = await sends.getByRole("table", { name: "Sends per day by channel, per day (UTC)" }).getByRole("row").allTextContents();
+    assert.equal(rows[0], "Dayemail");
+    assert.match(rows.at(-1)!, /^\d{4}-\d\d-\d\d3$/);
+    await checkAccessibility(page, "home-history");
+    await screenshot(page, "home-history");
   });
 });

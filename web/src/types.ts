@@ -10,9 +10,10 @@ import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domai
 import type { audienceCampaignSchema, broadcastRequestSchema, CampaignRecipientsPage, CampaignReport, CampaignView, OutboxMessageView, RecipientFilter, testSendBody } from "../../src/domain/broadcast";
 import type { createSenderDomainBody, DomainChecks } from "../../src/domain/sender-domains";
 import type { AuditAction } from "../../src/domain/audit";
+import type { PanelHistory } from "../../src/domain/overview";
 import type { ChannelPreferences, PreferenceChannel, preferencesBody } from "../../src/domain/preferences";
 
-export type { AuditAction };
+export type { AuditAction, PanelHistory };
 
 export interface AuditEntryView {
   id: number;

@@ -4,7 +4,8 @@ import "uplot/dist/uPlot.min.css";
 
 export interface TimeSeries {
   label: string;
-  values: number[];
+  /** null: no figure for that time (a gap in the line). */
+  values: Array<number | null>;
   color: string;
 }
 
@@ -21,7 +22,7 @@ export function drawTimeChart(element: HTMLElement, times: number[], series: rea
     },
     // A single point alone stretches the time axis over years: an empty hour either side of it.
     times.length === 1
-      ? [[times[0]! - 3600, times[0]!, times[0]! + 3600], ...series.map((s) => [null, s.values[0]!, null])]
+      ? [[times[0]! - 3600, times[0]!, times[0]! + 3600], ...series.map((s) => [null, s.values[0] ?? null, null])]
       : [times, ...series.map((s) => s.values)],
     element,
   );

@@ -2,6 +2,7 @@ import { admin } from "../api";
 import { Link } from "../router";
 import type { Overview } from "../types";
 import { ErrorNote, Loading, Screen, useLoad } from "../ui";
+import { HomeHistory } from "./home-history";
 import type { ScreenProps } from ".";
 
 export function Home({ panel }: ScreenProps) {
@@ -45,6 +46,7 @@ export function Home({ panel }: ScreenProps) {
               </p>
             </div>
           )}
+          <HomeHistory panelId={panel.id} />
         </>
       )}
     </Screen>

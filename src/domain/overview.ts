@@ -1,0 +1,31 @@
+import { z } from "../lib/z";
+
+export const DAY_MS = 86_400_000;
+
+/** GET /panels/{panel}/overview/history */
+export const historyQuery = z.object({
+  days: z.coerce.number().int().min(1).max(366).default(30).meta({ description: "How many days back, today included (UTC days)" }),
+});
+
+export interface DayCount {
+  /** The UTC day's start, epoch ms. */
+  day: number;
+  n: number;
+}
+
+/** The Home screen's history: one series per name, each a value per day of `days` (0 where nothing was counted). */
+export interface PanelHistory {
+  /** The days of the series, oldest first (UTC day starts, epoch ms); today last. */
+  days: number[];
+  /** Contacts at the start of each day; today's is the count now. Null before counting began. */
+  contacts: Array<number | null>;
+  /** Events per day by activity: `channel:name` (custom activities: `custom_activity:<name>`). */
+  events: Array<{ name: string; counts: number[] }>;
+  /** Messages sent (or kept by the outbox) per day, by channel. */
+  sends: Array<{ channel: string; counts: number[] }>;
+}
+
+/** The start of the UTC day `at` falls in. */
+export function utcDayOf(at: number): number {
+  return Math.floor(at / DAY_MS) * DAY_MS;
+}

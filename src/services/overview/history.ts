@@ -1,0 +1,57 @@
+import { forEachShard } from "../access/shards";
+import type { CronTask } from "../../lib/tasks";
+import { DAY_MS, utcDayOf, type PanelHistory } from "../../domain/overview";
+import { panelsOnShard } from "../../store/panels";
+import { panelDays, panelsCountedOn, recordContactCounts } from "../../store/panel-days";
+import type { ShardDb } from "../../store/shards";
+
+/** Series a chart of events shows: the most frequent names over the period. */
+const EVENT_SERIES = 8;
+
+/**
+ * The panel's history over the last `days` UTC days, today included, from the aggregates
+ * (migration 0051): a row per day and series, never a scan of contacts, events or messages.
+ * `contactsNow` is today's point.
+ */
+export async function panelHistory(db: ShardDb, panelId: string, days: number, now: number, contactsNow: number): Promise<PanelHistory> {
+  const today = utcDayOf(now);
+  const dayList = Array.from({ length: days }, (_, i) => today - (days - 1 - i) * DAY_MS);
+  const index = new Map(dayList.map((day, i) => [day, i]));
+  const rows = await panelDays(db, panelId, dayList[0]!);
+  const contacts: Array<number | null> = dayList.map(() => null);
+  const series = (kind: "events" | "sends") => {
+    const byName = new Map<string, number[]>();
+    for (const row of rows) {
+      if (row.kind !== kind || !index.has(row.day)) continue;
+      const counts = byName.get(row.name) ?? dayList.map(() => 0);
+      counts[index.get(row.day)!]! += row.n;
+      byName.set(row.name, counts);
+    }
+    const total = (counts: number[]) => counts.reduce((sum, n) => sum + n, 0);
+    return [...byName].sort((a, b) => total(b[1]) - total(a[1]) || a[0].localeCompare(b[0]));
+  };
+  for (const row of rows) if (row.kind === "contacts" && index.has(row.day)) contacts[index.get(row.day)!] = row.n;
+  contacts[contacts.length - 1] = contactsNow;
+  return {
+    days: dayList,
+    contacts,
+    events: series("events").slice(0, EVENT_SERIES).map(([name, counts]) => ({ name, counts })),
+    sends: series("sends").map(([channel, counts]) => ({ channel, counts })),
+  };
+}
+
+/**
+ * Cron: once per UTC day, each panel's number of contacts as its count at the day's start (the
+ * first run of the day counts; later runs find the day counted and do nothing more than one read).
+ */
+export const contactCountsCron: CronTask = {
+  name: "overview.contact-counts",
+  async run(env, now) {
+    const day = utcDayOf(now);
+    await forEachShard(env, "overview.contact-counts", async (db, index) => {
+      const panels = (await panelsOnShard(env.DB, index)).map((p) => p.id);
+      const counted = await panelsCountedOn(db, panels, day);
+      await recordContactCounts(db, panels.filter((id) => !counted.has(id)), day);
+    });
+  },
+};
