@@ -211,6 +211,9 @@ export interface DeliveryView {
 
 export type JourneyStatusChange = z.input<typeof journeyStatusBody>;
 type JourneyDefinition = z.output<typeof journeyDefinitionSchema>;
+/** A journey definition as the canvas edits it and the API takes it. */
+export type JourneyInput = z.input<typeof journeyDefinitionSchema>;
+export type StepInput = JourneyInput["steps"][number];
 
 export interface JourneyCounters {
   entered: number;

@@ -1,9 +1,14 @@
-import { useState } from "react";
+import { lazy, Suspense, useEffect, useState } from "react";
 import { admin } from "../api";
-import { Link } from "../router";
-import type { JourneyStatusChange, JourneyView } from "../types";
+import type { NodeCounters } from "../journey-builder/nodes";
+import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templates";
+import { Link, navigate } from "../router";
+import type { JourneyInput, JourneyStatusChange, JourneyView } from "../types";
 import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";
+
+// The canvas (React Flow and the journey schema) loads only on the screens that show it.
+const JourneyBuilder = lazy(() => import("../journey-builder/builder"));
 
 const journeyPath = (id: string) => `/journeys/${encodeURIComponent(id)}`;
 
@@ -22,13 +27,13 @@ export function Journeys({ panel }: ScreenProps) {
   const { data, error } = useLoad(() => admin<{ journeys: JourneyView[] }>("GET", panel.id, "/journeys"), [panel.id]);
   const base = `/panels/${encodeURIComponent(panel.id)}`;
   return (
-    <Screen title="Journeys">
+    <Screen title="Journeys" actions={<Link href={`${base}/journeys/new`}>New journey</Link>}>
       <ErrorNote error={error} />
       {!data ? (
         <Loading />
       ) : data.journeys.length === 0 ? (
         <Empty title="No journeys yet">
-          Journeys are defined through the admin API (POST /admin/v1/panels/{panel.id}/journeys) for now; each one then appears here to run, pause or stop.
+          Build one on the canvas with “New journey”, from a blank page or one of the templates; journeys defined through the admin API appear here too.
         </Empty>
       ) : (
         <table>
@@ -73,10 +78,8 @@ export function Journeys({ panel }: ScreenProps) {
 function actionsFor(status: JourneyView["status"]): { label: string; status: JourneyStatusChange["status"] }[] {
   switch (status) {
     case "draft":
-      return [
-        { label: "Start journey", status: "running" },
-        { label: "Stop journey", status: "stopped" },
-      ];
+      // Starting is the canvas's: it saves what is on it first, and only when it has no problem.
+      return [{ label: "Stop journey", status: "stopped" }];
     case "running":
       return [
         { label: "Pause journey", status: "paused" },
@@ -104,6 +107,13 @@ export function Journey({ panel, params }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<JourneyView>("GET", panel.id, journeyPath(id)), [panel.id, id]);
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const live = data?.status === "running" || data?.status === "paused";
+  // Counters on the canvas stay current while the page is open.
+  useEffect(() => {
+    if (!live) return;
+    const timer = setInterval(reload, 5_000);
+    return () => clearInterval(timer);
+  }, [live, reload]);
 
   const change = async (status: JourneyStatusChange["status"]) => {
     setBusy(true);
@@ -150,6 +160,31 @@ export function Journey({ panel, params }: ScreenProps) {
         ))}
       </div>
       <ErrorNote error={failure} />
+      <h2>Canvas</h2>
+      <Suspense fallback={<Loading />}>
+        <JourneyBuilder
+          key={data.id}
+          panelId={panel.id}
+          name={data.name}
+          definition={data}
+          counters={nodeCounters(data)}
+          saveLabel={data.status === "draft" ? "Save draft" : "Save as new version"}
+          save={async (definition) => {
+            await admin("PUT", panel.id, journeyPath(id), definition);
+            reload();
+          }}
+          start={
+            data.status === "draft"
+              ? async (definition) => {
+                  await admin("PUT", panel.id, journeyPath(id), definition);
+                  const body: JourneyStatusChange = { status: "running" };
+                  await admin("POST", panel.id, `${journeyPath(id)}/status`, body);
+                  reload();
+                }
+              : undefined
+          }
+        />
+      </Suspense>
       <h2>Steps</h2>
       <table>
         <caption className="visually-hidden">Steps with the contacts each acted for and holds now</caption>
@@ -176,10 +211,59 @@ export function Journey({ panel, params }: ScreenProps) {
           ))}
         </tbody>
       </table>
-      <h2>Definition</h2>
-      <pre aria-label="Journey definition" tabIndex={0}>
-        {JSON.stringify({ name: data.name, trigger: data.trigger, filter: data.filter, steps: data.steps }, null, 2)}
-      </pre>
+      <details>
+        <summary>Definition as JSON</summary>
+        <pre aria-label="Journey definition" tabIndex={0}>
+          {JSON.stringify({ name: data.name, trigger: data.trigger, filter: data.filter, steps: data.steps }, null, 2)}
+        </pre>
+      </details>
+    </Screen>
+  );
+}
+
+/** The canvas's figures per node from the journey's counters: the trigger counts entries, a step its runs and waits. */
+function nodeCounters(journey: JourneyView): Map<string, NodeCounters> {
+  const { counters } = journey;
+  const figures = new Map<string, NodeCounters>([["@trigger", { entered: counters.entered, waiting: 0, passed: counters.entered, failed: 0 }]]);
+  for (const step of journey.steps) {
+    const { acted = 0, waiting = 0 } = counters.steps[step.id] ?? {};
+    figures.set(step.id, { entered: acted + waiting, waiting, passed: acted, failed: 0 });
+  }
+  return figures;
+}
+
+/** A new journey: pick a blank canvas or one of the spec 6.3 templates, then build and save it as a draft. */
+export function NewJourney({ panel }: ScreenProps) {
+  const [template, setTemplate] = useState<JourneyTemplate["definition"]>();
+  return (
+    <Screen title="New journey" actions={<Link href={`/panels/${encodeURIComponent(panel.id)}/journeys`}>All journeys</Link>}>
+      {!template ? (
+        <div className="tiles" role="group" aria-label="Start from">
+          <button type="button" className="tile" onClick={() => setTemplate(BLANK)}>
+            <strong>Blank canvas</strong>
+            <span className="muted">A trigger and nothing else.</span>
+          </button>
+          {TEMPLATES.map((t) => (
+            <button key={t.key} type="button" className="tile" onClick={() => setTemplate(t.definition)}>
+              <strong>{t.title}</strong>
+              <span className="muted">{t.description}</span>
+            </button>
+          ))}
+        </div>
+      ) : (
+        <Suspense fallback={<Loading />}>
+          <JourneyBuilder
+            panelId={panel.id}
+            name=""
+            definition={template}
+            saveLabel="Save draft"
+            save={async (definition: JourneyInput) => {
+              const created = await admin<JourneyView>("POST", panel.id, "/journeys", definition);
+              navigate(`/panels/${encodeURIComponent(panel.id)}${journeyPath(created.id)}`);
+            }}
+          />
+        </Suspense>
+      )}
     </Screen>
   );
 }
