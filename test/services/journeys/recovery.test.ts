@@ -42,7 +42,7 @@ async function seedContacts(panel: TestPanel, count: number): Promise<number[]> 
 /** Instances of `journeyId` for each contact, written as an entering consumer that died before continuing them did. */
 async function enteredThenCrashed(panel: TestPanel, journeyId: string, contactIds: readonly number[], crash: number, key = (id: number) => `list:0:${id}:1`) {
   for (let i = 0; i < contactIds.length; i += 100) {
-    const entries = contactIds.slice(i, i + 100).map((contactId) => ({ instanceId: `jin_${crypto.randomUUID()}`, panelId: panel.id, journeyId, contactId, entryKey: key(contactId), eventId: null }));
+    const entries = contactIds.slice(i, i + 100).map((contactId) => ({ instanceId: `jin_${crypto.randomUUID()}`, panelId: panel.id, journeyId, contactId, entryKey: key(contactId), eventId: null, version: 1 }));
     await enterInstances(panelData, entries, crash, crash + POINT_LEASE_MS);
   }
 }
