@@ -83,9 +83,12 @@ describe("journey work left behind by a crash", () => {
   it("due timers beyond what one cron run continues itself are handed to the queue", async () => {
     const panel = await createPanel();
     const { journey } = await smsListJourney(panel, "Later");
-    await panelData.prepare("UPDATE journeys SET definition = json_set(definition, '$.steps', json(?)) WHERE id = ?")
-      .bind(JSON.stringify([{ id: "pause", type: "delay", for: "1h" }, { id: "hi", type: "sms", text: "Hi", after: "pause" }]), journey.id)
-      .run();
+    // The definition of the journey and of the version its instances walk (migration 0052).
+    const steps = JSON.stringify([{ id: "pause", type: "delay", for: "1h" }, { id: "hi", type: "sms", text: "Hi", after: "pause" }]);
+    await panelData.batch([
+      panelData.prepare("UPDATE journeys SET definition = json_set(definition, '$.steps', json(?)) WHERE id = ?").bind(steps, journey.id),
+      panelData.prepare("UPDATE journey_versions SET definition = json_set(definition, '$.steps', json(?)) WHERE journey_id = ?").bind(steps, journey.id),
+    ]);
     const ids = await seedContacts(panel, 230);
     const before = Date.now() - 2 * 60 * MINUTE;
     await enteredThenCrashed(panel, journey.id, ids, before);
