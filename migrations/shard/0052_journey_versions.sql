@@ -13,7 +13,7 @@ CREATE TABLE IF NOT EXISTS journey_versions (
   -- The definition as validated (JSON: name, trigger, filter, steps).
   definition TEXT NOT NULL,
   created_at INTEGER NOT NULL,
-  -- Who made it (an operator id or "admin-token"); NULL for versions from before this table.
+  -- Who made it: the operator's email; NULL for the ADMIN_TOKEN and for versions from before this table.
   created_by TEXT,
   PRIMARY KEY (journey_id, version)
 ) WITHOUT ROWID;

@@ -7,7 +7,7 @@ import { scanSegment } from "../services/journeys/contact-triggers";
 import { forgetLiveJourneys } from "../services/journeys/live-journeys";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
-import { checkParamClause } from "../domain/activity";
+import { checkParamClause, type ActivityDefinition } from "../domain/activity";
 import type { FieldProblem } from "../domain/problems";
 import { findActivityByName } from "../store/activities";
 import { addJourneyVersion, changeJourneyStatus, getJourney, insertJourney, listJourneys, updateDraftJourney, type Journey, type JourneyStatus } from "../store/journeys/definitions";
@@ -59,7 +59,7 @@ async function checkDefinition(db: ShardDb, panel: Panel, definition: JourneyDef
 type ParamFilter = NonNullable<Extract<JourneyDefinition["trigger"], { type: "activity" }>["params"]>;
 
 /** An activity trigger's parameter filter: each clause names a parameter of the activity, with an operator and value that fit its type. */
-function checkedTriggerParams(activity: Parameters<typeof checkParamClause>[0], params: ParamFilter, problems: FieldProblem[]): ParamFilter {
+function checkedTriggerParams(activity: ActivityDefinition, params: ParamFilter, problems: FieldProblem[]): ParamFilter {
   return params.map((clause, i) => {
     const at = `trigger.params.${i}`;
     const fit = checkParamClause(activity, { name: clause.attribute, op: clause.op, value: clause.value }, { name: `${at}.attribute`, op: `${at}.op`, value: `${at}.value` }, problems);
