@@ -1,6 +1,7 @@
 import { panelDb } from "../access/shards";
 import { activityNameKey } from "../../domain/activity";
 import { startsJourneys } from "../../domain/events";
+import { paramsMatch } from "../../domain/filters";
 import type { PipelineEvent, PipelineStep } from "../pipeline/steps";
 import { contactsByIds } from "../../store/contacts";
 import { pendingWaitsFor, resolveWaitsWithEvents, type JourneyPoint } from "../../store/journeys/points";
@@ -68,7 +69,8 @@ export const journeysPipelineStep: PipelineStep = {
     const entries = activities.flatMap((event) => {
       const contact = contacts.get(event.contactId!);
       if (!contact) return [];
-      const triggered = journeys.filter((j) => j.definition.trigger.type === "activity" && activityNameKey(j.definition.trigger.activity) === activityNameKey(event.name));
+      // The trigger's parameter filter, when it has one, on the event's own parameters.
+      const triggered = journeys.filter(({ definition: { trigger: t } }) => t.type === "activity" && activityNameKey(t.activity) === activityNameKey(event.name) && paramsMatch(t.params, event.params));
       return entriesFor(triggered, contact, `event:${event.id}`, event.id);
     });
     await enterJourneys(env, db, entries, now);
