@@ -231,8 +231,20 @@ export interface JourneyView {
   filter: JourneyDefinition["filter"];
   steps: JourneyDefinition["steps"];
   counters: JourneyCounters;
+  /** The current version: editing a running or paused journey makes a new one. */
+  version: number;
   created_at: string;
   updated_at: string;
+}
+
+export interface JourneyVersionView {
+  version: number;
+  created_at: string;
+  created_by: string | null;
+  /** Instances that entered on this version, and those of them still inside. */
+  entered: number;
+  active: number;
+  definition: JourneyInput;
 }
 
 /** The broadcast request of spec 2.5 as the API takes it (source_code is base64 of the HTML). */

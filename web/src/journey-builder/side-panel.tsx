@@ -92,7 +92,15 @@ function TriggerForm({ data, catalog, onChange }: { data: TriggerData; catalog: 
         onChange={setType}
       />
       {t.type === "activity" && (
-        <Choice label="Activity" value={t.activity} options={[NONE, ...catalog.activities.map((a) => ({ value: a.name, label: a.name }))]} onChange={(activity) => onChange({ ...data, trigger: { ...t, activity } })} />
+        <>
+          <Choice label="Activity" value={t.activity} options={[NONE, ...catalog.activities.map((a) => ({ value: a.name, label: a.name }))]} onChange={(activity) => onChange({ ...data, trigger: { type: "activity", activity } })} />
+          <ClauseEditor
+            legend="Parameters that must hold"
+            clauses={t.params ?? []}
+            attributes={Object.keys(catalog.activities.find((a) => a.name === t.activity)?.params ?? {})}
+            onChange={(params) => onChange({ ...data, trigger: { ...t, params: params.length ? params : undefined } })}
+          />
+        </>
       )}
       {t.type === "list" && (
         <Choice label="List" value={String(t.listid)} options={[NONE, ...catalog.lists.map((l) => ({ value: String(l.id), label: l.name }))]} onChange={(id) => onChange({ ...data, trigger: { type: "list", listid: Number(id) } })} />
