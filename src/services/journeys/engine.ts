@@ -303,6 +303,7 @@ class StepPlanner {
         const message = event?.msgid ? (this.messages.get(event.msgid) ?? null) : null;
         const described = journeyWebhookEvent({
           journeyName: this.journey.name,
+          journeyId: this.journey.id,
           triggerType: definition.trigger.type,
           instanceId,
           step,
