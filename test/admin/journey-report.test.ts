@@ -24,7 +24,7 @@ async function reminderJourney() {
   });
   await act(panel, cart, "ada@example.com");
   await act(panel, cart, "bob@example.com");
-  return { panel, hook, journey };
+  return { panel, cart, hook, journey };
 }
 
 /** The open pixel's path in the email the outbox kept for `to`. */
@@ -97,6 +97,45 @@ describe("journey report", () => {
     expect(past).toMatchObject({ entered: 0, completed: 0, period: { from: "2020-01-01T00:00:00.000Z", to: "2020-02-01T00:00:00.000Z" }, webhooks: [] });
     expect(past.steps.wait).toEqual({ type: "wait_for_event", entered: 0, waiting: 1, passed: 0, failed: 0, timed_out: 0 });
     expect(past.channels.email.sent).toBe(0);
+  });
+
+  it("counts a skipped email as the step's failure, and an erased contact no longer waits", async () => {
+    const { panel, cart, journey } = await reminderJourney();
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "cy@example.com", NAME: "Cy" } });
+    expect((await admin("PUT", `/panels/${panel.id}/contacts/cy@example.com/preferences`, { email: "unsubscribed" })).status).toBe(200);
+    await act(panel, cart, "cy@example.com");
+
+    const body = (await report(panel, journey.id)).body;
+    expect(body.steps.mail).toEqual({ type: "email", entered: 3, waiting: 0, passed: 2, failed: 1, timed_out: 0 });
+    expect(body.steps.wait).toMatchObject({ entered: 3, waiting: 3 });
+    expect(body.channels.email).toMatchObject({ sent: 2, skipped: 1, failed: 0 });
+    const cy = (await admin("GET", `/panels/${panel.id}/contacts/cy@example.com/journeys`)).body.journeys[0];
+    expect(cy.steps[0]).toMatchObject({ step_id: "mail", result: "skipped" });
+
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/bob@example.com`)).status).toBe(200);
+    expect((await report(panel, journey.id)).body.steps.wait).toMatchObject({ entered: 3, waiting: 2 });
+  });
+
+  it("the migration's backfill counts what journeys did before it as the triggers do", async () => {
+    const { panel, hook, journey } = await reminderJourney();
+    const ada = await openPixel(panel, "ada@example.com");
+    await call(ada.open);
+    await call(ada.open);
+    await opened(panel, ada.msgid, 2);
+    await delivered(hook);
+    // A fixed period, so that both reads cover the same hours.
+    const period = `?from=${new Date(Date.now() - 86_400_000).toISOString()}&to=${new Date(Date.now() + 86_400_000).toISOString()}`;
+    const counted = (await report(panel, journey.id, period)).body;
+
+    // As if the journey had run before migration 0053: no aggregates, then its backfill statements.
+    const migration = env.SHARD_MIGRATIONS.find((m) => m.name.startsWith("0053_"))!;
+    const tables = ["journey_stats", "journey_step_stats", "journey_step_waiting", "journey_channel_stats", "journey_message_marks"];
+    await panelData.batch(tables.map((table) => panelData.prepare(`DELETE FROM ${table}`)));
+    expect((await report(panel, journey.id)).body.steps.mail.entered).toBe(0);
+    const backfill = migration.queries.filter((q) => /^\s*(?:--[^\n]*\n\s*)*INSERT/i.test(q));
+    expect(backfill.length).toBe(9);
+    await panelData.batch(backfill.map((q) => panelData.prepare(q)));
+    expect((await report(panel, journey.id, period)).body).toEqual(counted);
   });
 
   it("checks the period and names the field", async () => {
