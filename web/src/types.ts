@@ -11,9 +11,11 @@ import type { audienceCampaignSchema, broadcastRequestSchema, CampaignRecipients
 import type { createSenderDomainBody, DomainChecks } from "../../src/domain/sender-domains";
 import type { AuditAction } from "../../src/domain/audit";
 import type { PanelHistory } from "../../src/domain/overview";
+import type { ContactJourneys, JourneyChannel, JourneyReport } from "../../src/domain/journey-report";
 import type { ChannelPreferences, PreferenceChannel, preferencesBody } from "../../src/domain/preferences";
 
 export type { AuditAction, PanelHistory };
+export type { ContactJourneys, JourneyChannel, JourneyReport };
 
 export interface AuditEntryView {
   id: number;

@@ -317,6 +317,7 @@ class StepPlanner {
         const message = event?.msgid ? (this.messages.get(event.msgid) ?? null) : null;
         const described = journeyWebhookEvent({
           journeyName: this.journey.name,
+          journeyId: this.journey.id,
           triggerType: this.definition.trigger.type,
           instanceId,
           step,
