@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
+import { checkAccessibility, openBrowser, OUTPUT_DIR, screenshot, type BrowserWindow } from "./browser.ts";
 import { adminCaller, startService, type Service } from "./service.ts";
 
 let service: Service;
@@ -84,17 +84,29 @@ async function blankJourney(page: Page, name: string, activity: string): Promise
   await side(page, "@trigger").getByLabel("Activity", { exact: true }).selectOption(activity);
 }
 
-/** Drags a step from the palette onto the canvas at (x, y) of the canvas; it is selected and named `<type>_<n>`. */
-async function dragStep(page: Page, label: string, x: number, y: number): Promise<void> {
+/**
+ * Drags a step from the palette onto the canvas, `dx` right of the trigger's left edge and `dy`
+ * below its bottom; the step is selected and named `<type>_<n>`.
+ */
+async function dragStep(page: Page, label: string, dx: number, dy: number): Promise<void> {
   const before = await page.locator(".react-flow__node").count();
-  await page.getByRole("navigation", { name: "Steps to add" }).getByRole("button", { name: label, exact: true }).dragTo(page.locator(".journey-canvas"), { targetPosition: { x, y } });
+  const canvas = (await page.locator(".journey-canvas").boundingBox())!;
+  const trigger = (await node(page, "@trigger").boundingBox())!;
+  const targetPosition = { x: trigger.x - canvas.x + dx, y: trigger.y + trigger.height - canvas.y + dy };
+  await page.getByRole("navigation", { name: "Steps to add" }).getByRole("button", { name: label, exact: true }).dragTo(page.locator(".journey-canvas"), { targetPosition });
   await page.locator(".react-flow__node").nth(before).waitFor();
 }
 
 /** Drags from a node's outgoing handle to another node's incoming handle. */
 async function connect(page: Page, from: string, handle: string, to: string): Promise<void> {
   await node(page, from).locator(`.react-flow__handle.source[data-handleid="${handle}"]`).dragTo(node(page, to).locator(".react-flow__handle.target"));
-  await page.locator(`.react-flow__edge[data-id="${from}:${handle}->${to}"], [data-testid="rf__edge-${from}:${handle}->${to}"]`).first().waitFor();
+  await page
+    .locator(`[data-testid="rf__edge-${from}:${handle}->${to}"]`)
+    .waitFor({ timeout: 10_000 })
+    .catch(async (failure: unknown) => {
+      await screenshot(page, "journey-builder-failed-connect");
+      throw failure;
+    });
 }
 
 async function fillWebhook(page: Page, id: string, path: string, param: string): Promise<void> {
@@ -160,7 +172,7 @@ describe("journey builder in Chromium", () => {
 
     // 1. One action: every signup, straight to the webhook.
     await blankJourney(page, "Signups", "signup");
-    await dragStep(page, "Webhook", 420, 380);
+    await dragStep(page, "Webhook", 0, 60);
     await connect(page, "@trigger", "next", "webhook_1");
     await fillWebhook(page, "webhook_1", "/one", "signup-journey");
     await checkAccessibility(page, "journey-builder");
@@ -169,12 +181,12 @@ describe("journey builder in Chromium", () => {
 
     // 2. Several actions: a cart, then a checkout within the hour.
     await blankJourney(page, "Cart then checkout", "cart");
-    await dragStep(page, "Wait for event", 300, 360);
+    await dragStep(page, "Wait for event", 0, 60);
     await connect(page, "@trigger", "next", "wait_for_event_1");
     await side(page, "wait_for_event_1").getByLabel("Wait for").selectOption("activity");
     await side(page, "wait_for_event_1").getByLabel("Activity to wait for").selectOption("checkout");
     await side(page, "wait_for_event_1").getByLabel("Within").fill("1h");
-    await dragStep(page, "Webhook", 200, 520);
+    await dragStep(page, "Webhook", -160, 230);
     await connect(page, "wait_for_event_1", "event", "webhook_1");
     await fillWebhook(page, "webhook_1", "/several", "checkout-journey");
     await screenshot(page, "journey-builder-several-actions");
@@ -182,24 +194,24 @@ describe("journey builder in Chromium", () => {
 
     // 3. An action not followed by a second: a trial without an upgrade within a minute.
     await blankJourney(page, "Trial without upgrade", "trial");
-    await dragStep(page, "Wait for event", 300, 360);
+    await dragStep(page, "Wait for event", 0, 60);
     await connect(page, "@trigger", "next", "wait_for_event_1");
     await side(page, "wait_for_event_1").getByLabel("Wait for").selectOption("activity");
     await side(page, "wait_for_event_1").getByLabel("Activity to wait for").selectOption("upgrade");
     await side(page, "wait_for_event_1").getByLabel("Within").fill("1m");
-    await dragStep(page, "Webhook", 520, 520);
+    await dragStep(page, "Webhook", 160, 230);
     await connect(page, "wait_for_event_1", "timeout", "webhook_1");
     await fillWebhook(page, "webhook_1", "/not-followed", "trial-journey");
     await saveAndStart(page, "Trial without upgrade");
 
     // 4. An action by certain contacts: visits by people in Pune.
     await blankJourney(page, "Visits from Pune", "visit");
-    await dragStep(page, "Condition", 300, 360);
+    await dragStep(page, "Condition", 0, 60);
     await connect(page, "@trigger", "next", "condition_1");
     const clause = side(page, "condition_1").getByRole("group", { name: "Attributes that must hold, clause 1" });
     await clause.getByLabel("Attribute").selectOption("CITY");
     await clause.getByLabel("Value").fill("Pune");
-    await dragStep(page, "Webhook", 200, 520);
+    await dragStep(page, "Webhook", -160, 230);
     await connect(page, "condition_1", "then", "webhook_1");
     await fillWebhook(page, "webhook_1", "/filtered", "visit-journey");
     await screenshot(page, "journey-builder-filtered-action");
@@ -232,13 +244,21 @@ describe("journey builder in Chromium", () => {
     const started = (await adminCall("GET", `/panels/${panelId}/journeys`)).journeys.find((j: { name: string }) => j.name === "Visits from Pune");
     await page.goto(`${service.origin}/panels/${encodeURIComponent(panelId)}/journeys/${started.id}`);
     await page.getByLabel("Counters of @trigger").getByText("entered 2").waitFor();
+    await page.getByLabel("Counters of webhook_1").getByText("passed 1").waitFor();
     await screenshot(page, "journey-builder-counters");
+    // The journey report: both visitors went through the condition, one on to the webhook, whose event was delivered.
+    const funnel = page.getByRole("table", { name: "Funnel per step" });
+    assert.deepEqual((await funnel.getByRole("row", { name: /^condition_1/ }).getByRole("cell").allTextContents()).slice(0, 2), ["condition", "2"]);
+    assert.deepEqual((await funnel.getByRole("row", { name: /^webhook_1/ }).getByRole("cell").allTextContents()).slice(0, 2), ["webhook", "1"]);
+    const deliveries = page.getByRole("table", { name: "Webhook event deliveries per hour (events)" });
+    assert.deepEqual((await deliveries.getByRole("row").nth(1).getByRole("cell").allTextContents()).slice(0, 3), ["1", "0", "0"]);
+    await page.getByRole("region", { name: "Report" }).screenshot({ path: `${OUTPUT_DIR}/journey-report.png` });
   });
 
   test("a journey with a problem shows the server's message on its node and cannot be started", async () => {
     const page = await ownerPage();
     await blankJourney(page, "Unfinished", "signup");
-    await dragStep(page, "Email", 420, 380);
+    await dragStep(page, "Email", 0, 60);
     await connect(page, "@trigger", "next", "email_1");
     const email = node(page, "email_1");
     // The canvas checks with the API's own schema as it is edited.
@@ -260,7 +280,7 @@ describe("journey builder in Chromium", () => {
     await side(page, "email_1").getByLabel("Sender email").fill("shop@example.com");
     await page.getByRole("button", { name: "Save draft" }).click();
     await page.getByRole("heading", { level: 1, name: "Unfinished" }).waitFor();
-    await dragStep(page, "SMS", 600, 420);
+    await dragStep(page, "SMS", 240, 60);
     await node(page, "sms_1").getByText("is not linked: connect it from the trigger or a step").waitFor();
     assert.equal(await page.getByRole("button", { name: "Start journey" }).isDisabled(), true);
     assert.equal(await page.getByRole("button", { name: "Save draft" }).isDisabled(), true);

@@ -8,12 +8,8 @@ export interface NodeState {
   counters: Map<string, NodeCounters>;
   problems: Map<string, string[]>;
 }
-export interface NodeCounters {
-  entered: number;
-  waiting: number;
-  passed: number;
-  failed: number;
-}
+/** Figures by their label, in the order shown: "entered 3 · waiting 1…". */
+export type NodeCounters = Record<string, number>;
 export const NodeStateContext = createContext<NodeState>({ counters: new Map(), problems: new Map() });
 
 function summary(step: StepSettings): string {
@@ -48,7 +44,11 @@ function Counters({ id }: { id: string }) {
   if (!figures) return null;
   return (
     <p className="node-counters" aria-label={`Counters of ${id}`}>
-      <span>entered {figures.entered}</span> <span>waiting {figures.waiting}</span> <span>passed {figures.passed}</span> <span>failed {figures.failed}</span>
+      {Object.entries(figures).map(([label, n]) => (
+        <span key={label}>
+          {label} {n}{" "}
+        </span>
+      ))}
     </p>
   );
 }

@@ -3,9 +3,13 @@ import { admin } from "../api";
 import type { NodeCounters } from "../journey-builder/nodes";
 import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templates";
 import { Link, navigate } from "../router";
-import type { JourneyInput, JourneyStatusChange, JourneyView } from "../types";
+import { JourneyReport } from "./journey-report";
+import type { JourneyInput, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../types";
 import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";
+
+/** The trigger's node id on the canvas (journey-builder/model.ts, not imported: it would pull the canvas into this chunk). */
+const TRIGGER_NODE = "@trigger";
 
 // The canvas (React Flow and the journey schema) loads only on the screens that show it.
 const JourneyBuilder = lazy(() => import("../journey-builder/builder"));
@@ -107,13 +111,7 @@ export function Journey({ panel, params }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<JourneyView>("GET", panel.id, journeyPath(id)), [panel.id, id]);
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const live = data?.status === "running" || data?.status === "paused";
-  // Counters on the canvas stay current while the page is open.
-  useEffect(() => {
-    if (!live) return;
-    const timer = setInterval(reload, 5_000);
-    return () => clearInterval(timer);
-  }, [live, reload]);
+  const nodeFigures = useNodeCounters(panel.id, data);
 
   const change = async (status: JourneyStatusChange["status"]) => {
     setBusy(true);
@@ -167,7 +165,7 @@ export function Journey({ panel, params }: ScreenProps) {
           panelId={panel.id}
           name={data.name}
           definition={data}
-          counters={nodeCounters(data)}
+          counters={nodeFigures}
           saveLabel={data.status === "draft" ? "Save draft" : "Save as new version"}
           save={async (definition) => {
             await admin("PUT", panel.id, journeyPath(id), definition);
@@ -185,32 +183,10 @@ export function Journey({ panel, params }: ScreenProps) {
           }
         />
       </Suspense>
-      <h2>Steps</h2>
-      <table>
-        <caption className="visually-hidden">Steps with the contacts each acted for and holds now</caption>
-        <thead>
-          <tr>
-            <th scope="col">Step</th>
-            <th scope="col">Type</th>
-            <th scope="col">After</th>
-            <th scope="col">Acted</th>
-            <th scope="col">Waiting</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.steps.map((step) => (
-            <tr key={step.id}>
-              <td>
-                <code>{step.id}</code>
-              </td>
-              <td>{step.type}</td>
-              <td>{"after" in step && step.after ? step.after : "start"}</td>
-              <td>{counters.steps[step.id]?.acted ?? 0}</td>
-              <td>{counters.steps[step.id]?.waiting ?? 0}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <JourneyReport panelId={panel.id} journeyId={data.id} />
+      <h2>Versions</h2>
+      <p className="muted">Saving a running or paused journey makes a new version: contacts already inside finish on the version they entered, new entries take the new one.</p>
+      <Versions panelId={panel.id} journey={data} />
       <details>
         <summary>Definition as JSON</summary>
         <pre aria-label="Journey definition" tabIndex={0}>
@@ -221,15 +197,66 @@ export function Journey({ panel, params }: ScreenProps) {
   );
 }
 
-/** The canvas's figures per node from the journey's counters: the trigger counts entries, a step its runs and waits. */
-function nodeCounters(journey: JourneyView): Map<string, NodeCounters> {
-  const { counters } = journey;
-  const figures = new Map<string, NodeCounters>([["@trigger", { entered: counters.entered, waiting: 0, passed: counters.entered, failed: 0 }]]);
-  for (const step of journey.steps) {
-    const { acted = 0, waiting = 0 } = counters.steps[step.id] ?? {};
-    figures.set(step.id, { entered: acted + waiting, waiting, passed: acted, failed: 0 });
-  }
+/** A year of figures per node for the canvas, from the journey report's aggregates, read again while the page is open. */
+function useNodeCounters(panelId: string, journey: JourneyView | undefined): Map<string, NodeCounters> | undefined {
+  const [figures, setFigures] = useState<Map<string, NodeCounters>>();
+  const id = journey?.id;
+  const live = journey?.status === "running" || journey?.status === "paused";
+  useEffect(() => {
+    if (!id) return;
+    let current = true;
+    const load = () =>
+      admin<JourneyReportView>("GET", panelId, `${journeyPath(id)}/report?from=${encodeURIComponent(new Date(Date.now() - 365 * 86_400_000).toISOString())}`).then(
+        (report) => current && setFigures(countersOf(report)),
+        () => undefined,
+      );
+    void load();
+    const timer = live ? setInterval(load, 5_000) : undefined;
+    return () => {
+      current = false;
+      clearInterval(timer);
+    };
+  }, [panelId, id, live]);
   return figures;
+}
+
+function countersOf(report: JourneyReportView): Map<string, NodeCounters> {
+  const figures = new Map<string, NodeCounters>([[TRIGGER_NODE, { entered: report.entered, completed: report.completed, exited: report.exited }]]);
+  for (const [step, f] of Object.entries(report.steps)) figures.set(step, { entered: f.entered, waiting: f.waiting, passed: f.passed, failed: f.failed });
+  return figures;
+}
+
+function Versions({ panelId, journey }: { panelId: string; journey: JourneyView }) {
+  const { data } = useLoad(() => admin<{ versions: JourneyVersionView[] }>("GET", panelId, `${journeyPath(journey.id)}/versions`), [panelId, journey.id, journey.version]);
+  if (!data) return null;
+  return (
+    <table>
+      <caption className="visually-hidden">Versions of the journey, newest first</caption>
+      <thead>
+        <tr>
+          <th scope="col">Version</th>
+          <th scope="col">Made</th>
+          <th scope="col">By</th>
+          <th scope="col">Entered on it</th>
+          <th scope="col">Still inside</th>
+        </tr>
+      </thead>
+      <tbody>
+        {data.versions.map((v) => (
+          <tr key={v.version}>
+            <td>
+              {v.version}
+              {v.version === journey.version ? " (current)" : ""}
+            </td>
+            <td>{formatTime(v.created_at)}</td>
+            <td>{v.created_by ?? "admin token"}</td>
+            <td>{v.entered}</td>
+            <td>{v.active}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
 }
 
 /** A new journey: pick a blank canvas or one of the spec 6.3 templates, then build and save it as a draft. */
