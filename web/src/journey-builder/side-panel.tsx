@@ -183,7 +183,13 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
       const params = Object.entries(step.params ?? {});
       return (
         <>
-          <Choice label="Webhook" value={step.webhook} options={[NONE, ...catalog.webhooks.map((w) => ({ value: w.id, label: `${w.label} (${w.state})` }))]} onChange={(webhook) => onChange({ ...step, webhook })} />
+          {/* Operational webhooks only (spec 6.3); one chosen before it was disabled stays listed, marked. */}
+          <Choice
+            label="Webhook"
+            value={step.webhook}
+            options={[NONE, ...catalog.webhooks.filter((w) => w.state === "operational" || w.id === step.webhook).map((w) => ({ value: w.id, label: w.state === "operational" ? w.label : `${w.label} (${w.state})` }))]}
+            onChange={(webhook) => onChange({ ...step, webhook })}
+          />
           <fieldset>
             <legend>Attributes to pass</legend>
             {catalog.attributes.map((a) => (

@@ -46,6 +46,7 @@ export function Journeys({ panel }: ScreenProps) {
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Status</th>
+              <th scope="col">Version</th>
               <th scope="col">Trigger</th>
               <th scope="col">Entered</th>
               <th scope="col">Active</th>
@@ -63,6 +64,7 @@ export function Journeys({ panel }: ScreenProps) {
                 <td>
                   <span className={`badge status-${journey.status}`}>{journey.status}</span>
                 </td>
+                <td>{journey.version}</td>
                 <td>{triggerText(journey.trigger)}</td>
                 <td>{journey.counters.entered}</td>
                 <td>{journey.counters.active}</td>
