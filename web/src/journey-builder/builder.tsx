@@ -18,9 +18,9 @@ export interface BuilderProps {
   definition: Pick<JourneyInput, "trigger" | "filter" | "steps">;
   /** Live figures per node id, when the journey has run. */
   counters?: Map<string, NodeCounters>;
-  /** Saves the definition; a refusal is an ApiFailure whose fields name the steps. */
-  save: (definition: JourneyInput) => Promise<void>;
-  saveLabel: string;
+  /** Saves the definition (absent: the journey can no longer be edited); a refusal is an ApiFailure whose fields name the steps. */
+  save?: (definition: JourneyInput) => Promise<void>;
+  saveLabel?: string;
   /** Saves, then starts the journey (drafts only). */
   start?: (definition: JourneyInput) => Promise<void>;
 }
@@ -118,9 +118,11 @@ function Canvas({ panelId, name: savedName, definition: saved, counters, save, s
           {(p) => <input {...p} value={name} onChange={(e) => (setName(e.target.value), edited())} />}
         </Field>
         {/* An unlinked step would be saved as a first step: link or remove it first. */}
-        <button type="button" disabled={busy || unlinked.length > 0} onClick={() => run(save, "Saved.")}>
-          {saveLabel}
-        </button>
+        {save && (
+          <button type="button" disabled={busy || unlinked.length > 0} onClick={() => run(save, "Saved.")}>
+            {saveLabel}
+          </button>
+        )}
         {start && (
           <button type="button" disabled={busy || blocked} title={blocked ? "Fix the problems marked on the canvas first" : undefined} onClick={() => run(start, "Started.")}>
             Start journey

@@ -169,10 +169,14 @@ export function Journey({ panel, params }: ScreenProps) {
           definition={data}
           counters={nodeFigures}
           saveLabel={data.status === "draft" ? "Save draft" : "Save as new version"}
-          save={async (definition) => {
-            await admin("PUT", panel.id, journeyPath(id), definition);
-            reload();
-          }}
+          save={
+            data.status === "stopped"
+              ? undefined
+              : async (definition) => {
+                  await admin("PUT", panel.id, journeyPath(id), definition);
+                  reload();
+                }
+          }
           start={
             data.status === "draft"
               ? async (definition) => {
