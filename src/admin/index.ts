@@ -13,6 +13,7 @@ import { attributeRoutes } from "./attributes";
 import { auditRoutes } from "./audit";
 import { eventRoutes } from "./events";
 import { journeyRoutes } from "./journeys";
+import { journeyReportRoutes } from "./journey-report";
 import { campaignRoutes } from "./campaigns";
 import { deadLetterRoutes } from "./dead-letters";
 import { jobRoutes } from "./jobs";
@@ -43,6 +44,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...eventRoutes,
   ...webhookRoutes,
   ...journeyRoutes,
+  ...journeyReportRoutes,
   ...jobRoutes,
   ...campaignRoutes,
   ...senderDomainRoutes,

@@ -7,8 +7,11 @@ import { scanSegment } from "../services/journeys/contact-triggers";
 import { forgetLiveJourneys } from "../services/journeys/live-journeys";
 import { newId } from "../lib/random";
 import { z } from "../lib/z";
+import { checkParamClause, type ActivityDefinition } from "../domain/activity";
+import type { FieldProblem } from "../domain/problems";
 import { findActivityByName } from "../store/activities";
-import { changeJourneyStatus, getJourney, insertJourney, listJourneys, updateDraftJourney, type Journey, type JourneyStatus } from "../store/journeys/definitions";
+import { addJourneyVersion, changeJourneyStatus, getJourney, insertJourney, listJourneys, updateDraftJourney, type Journey, type JourneyStatus } from "../store/journeys/definitions";
+import { listVersions } from "../store/journeys/versions";
 import { journeyCounters, type JourneyCounters } from "../store/journeys/instances";
 import { listMessages } from "../store/journeys/messages";
 import { getList } from "../store/lists";
@@ -17,18 +20,27 @@ import { isoTime } from "../store/sql";
 import { getSegment } from "../store/segments";
 import { getWebhook } from "../store/webhooks";
 import { audited } from "./audit";
+import type { AdminCaller } from "./auth";
 import { journeyStatusAction } from "../domain/audit";
 import { definePanelRoute } from "./route";
 
 // Journeys (CONTRACT 5): definitions are validated whole (schema, then the step graph, then
-// what they name in the panel: activity, list, webhooks) and only drafts may be edited.
+// what they name in the panel: activity and its parameters, list, webhooks). A draft is edited
+// in place; editing a running or paused journey makes a new version, which new entries take
+// while instances already inside finish on theirs (decision 0027); a stopped one stays as it is.
 
-/** What the schema cannot see: the step graph, and the activity, list and webhooks it names. */
-async function checkDefinition(db: ShardDb, panel: Panel, definition: JourneyDefinition): Promise<void> {
+/**
+ * What the schema cannot see: the step graph, and the activity (with the parameters its
+ * trigger filters on), list and webhooks it names. Returns the definition with the trigger's
+ * parameter names as the activity defines them and their values in the parameters' types.
+ */
+async function checkDefinition(db: ShardDb, panel: Panel, definition: JourneyDefinition): Promise<JourneyDefinition> {
   const problems = journeyGraphProblems(definition);
-  const { trigger: t } = definition;
-  if (t.type === "activity" && !(await findActivityByName(db, panel.id, t.activity))) {
-    problems.push({ field: "trigger.activity", message: `no activity named "${t.activity}" is defined in this panel` });
+  let { trigger: t } = definition;
+  if (t.type === "activity") {
+    const activity = await findActivityByName(db, panel.id, t.activity);
+    if (!activity) problems.push({ field: "trigger.activity", message: `no activity named "${t.activity}" is defined in this panel` });
+    else if (t.params) t = { ...t, params: checkedTriggerParams(activity, t.params, problems) };
   }
   if (t.type === "list" && !(await getList(db, panel.id, t.listid))) problems.push({ field: "trigger.listid", message: `no list with id ${t.listid} in this panel` });
   if (t.type === "segment" && t.segment !== undefined && !(await getSegment(db, panel.id, t.segment))) {
@@ -41,6 +53,23 @@ async function checkDefinition(db: ShardDb, panel: Panel, definition: JourneyDef
     }
   }
   if (problems.length) throw fromProblems(problems);
+  return { ...definition, trigger: t };
+}
+
+type ParamFilter = NonNullable<Extract<JourneyDefinition["trigger"], { type: "activity" }>["params"]>;
+
+/** An activity trigger's parameter filter: each clause names a parameter of the activity, with an operator and value that fit its type. */
+function checkedTriggerParams(activity: ActivityDefinition, params: ParamFilter, problems: FieldProblem[]): ParamFilter {
+  return params.map((clause, i) => {
+    const at = `trigger.params.${i}`;
+    const fit = checkParamClause(activity, { name: clause.attribute, op: clause.op, value: clause.value }, { name: `${at}.attribute`, op: `${at}.op`, value: `${at}.value` }, problems);
+    return fit ? { ...clause, attribute: fit.name, value: fit.value as typeof clause.value } : clause;
+  });
+}
+
+/** Who made a change, as journey versions record it: the operator's email, or null for the deployment's ADMIN_TOKEN. */
+function actorOf(caller: AdminCaller): string | null {
+  return caller.kind === "operator" ? caller.session.operator.email : null;
 }
 
 function journeyView(journey: Journey, counters?: JourneyCounters) {
@@ -49,6 +78,7 @@ function journeyView(journey: Journey, counters?: JourneyCounters) {
     id: journey.id,
     name,
     status: journey.status,
+    version: journey.version,
     trigger: t,
     filter: f,
     steps,
@@ -69,11 +99,11 @@ const createJourney = definePanelRoute({
   summary: "Define a journey (CONTRACT 5); it starts as a draft",
   status: 201,
   body: journeyDefinitionSchema,
-  async handle({ env, caller, body: definition, panel, db }) {
-    await checkDefinition(db, panel, definition);
+  async handle({ env, caller, body, panel, db }) {
+    const definition = await checkDefinition(db, panel, body);
     const now = Date.now();
-    const journey: Journey = { id: newId("jny"), panelId: panel.id, name: definition.name, definition, status: "draft", scanCursor: null, createdAt: now, updatedAt: now };
-    await insertJourney(db, journey);
+    const journey: Journey = { id: newId("jny"), panelId: panel.id, name: definition.name, definition, version: 1, status: "draft", scanCursor: null, createdAt: now, updatedAt: now };
+    await insertJourney(db, journey, actorOf(caller));
     await audited({ db, caller, panel }, "journey.created", journey.id, { name: journey.name });
     return journeyView(journey);
   },
@@ -106,16 +136,52 @@ const updateJourney = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/journeys/:journey",
   role: "marketer",
-  summary: "Replace a draft journey's definition (409 once it has run)",
+  summary: "Replace a draft's definition, or give a running or paused journey a new version (instances inside finish on theirs); 409 once stopped",
   body: journeyDefinitionSchema,
-  async handle({ env, caller, path, body: definition, panel, db }) {
+  async handle({ env, caller, path, body, panel, db }) {
     const journey = await requireJourney(db, panel, path.journey);
-    if (journey.status !== "draft") throw conflict(`status: the journey is ${journey.status}; only a draft can be edited`, [{ field: "status", message: `is ${journey.status}` }]);
-    await checkDefinition(db, panel, definition);
-    const updated = await updateDraftJourney(db, panel.id, journey.id, definition, Date.now());
-    if (!updated) throw conflict("status: the journey is no longer a draft", [{ field: "status", message: "is no longer draft" }]);
-    await audited({ db, caller, panel }, "journey.edited", journey.id, { name: updated.name });
-    return journeyView(updated);
+    if (journey.status === "stopped") {
+      throw conflict("status: the journey is stopped; a stopped journey cannot be edited (a draft is edited in place, a running or paused one gets a new version)", [
+        { field: "status", message: "is stopped" },
+      ]);
+    }
+    const definition = await checkDefinition(db, panel, body);
+    // A live journey's new email steps meet the sender rule that starting it met.
+    const senders = journey.status === "draft" ? { problems: [], notes: [] } : await sendersStanding(env, db, panel.id, emailSenders(definition));
+    if (senders.problems.length) throw fromProblems(senders.problems, 409);
+    const now = Date.now();
+    const updated =
+      journey.status === "draft"
+        ? await updateDraftJourney(db, panel.id, journey.id, definition, now)
+        : await addJourneyVersion(db, panel.id, journey.id, journey.version, definition, now, actorOf(caller));
+    if (!updated) throw conflict("status: the journey changed meanwhile (its status or version); read it again and retry", [{ field: "status", message: "changed meanwhile" }]);
+    // The new version's trigger and filter take new entries at once in this isolate.
+    forgetLiveJourneys(panel.id);
+    await audited({ db, caller, panel }, "journey.edited", journey.id, { name: updated.name, version: updated.version });
+    // A segment trigger scans again from the first contact: its first page now, as at start.
+    if (updated.status === "running" && updated.scanCursor !== null) await scanSegment(env, updated, now);
+    return { ...journeyView(updated), ...(senders.notes.length ? { warnings: senders.notes } : {}) };
+  },
+});
+
+const journeyVersions = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/journeys/:journey/versions",
+  role: "viewer",
+  summary: "A journey's versions, newest first: each one's definition, when it was made, and the instances that entered on it and are still active on it",
+  async handle({ path, panel, db }) {
+    const journey = await requireJourney(db, panel, path.journey);
+    const versions = await listVersions(db, panel.id, journey.id);
+    return {
+      versions: versions.map((v) => ({
+        version: v.version,
+        created_at: isoTime(v.createdAt),
+        created_by: v.createdBy,
+        entered: v.entered,
+        active: v.active,
+        definition: { name: v.definition.name, trigger: v.definition.trigger, filter: v.definition.filter, steps: v.definition.steps },
+      })),
+    };
   },
 });
 
@@ -183,4 +249,4 @@ const journeyMessages = definePanelRoute({
   },
 });
 
-export const journeyRoutes = [createJourney, listPanelJourneys, readJourney, updateJourney, setStatus, journeyMessages];
+export const journeyRoutes = [createJourney, listPanelJourneys, readJourney, updateJourney, journeyVersions, setStatus, journeyMessages];

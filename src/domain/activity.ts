@@ -1,6 +1,7 @@
 import { checkJsonValue, type AttributeType } from "./attributes";
 import { MAX_ASSET_ID_LENGTH, MAX_GUID_LENGTH, type NewEvent } from "./events";
 import { normalisePrimaryKey } from "./primary-key";
+import type { FilterOp } from "./filters";
 import { describeJsonType, type FieldProblem } from "./problems";
 import { resolveEventTime } from "./time";
 
@@ -217,4 +218,37 @@ export function prepareActivityEvent(
   event.occurredAt = occurredAt(input, panel.timezone, now, problems);
   event.params = checkActivityParams(definition, input.activity_params, problems);
   return problems.length ? { ok: false, status: 400, problems } : { ok: true, event };
+}
+
+/**
+ * A filter clause on one of an activity's parameters (a journey trigger's `params`, a segment's
+ * `where`): the parameter as the definition names it (matched regardless of case) and the
+ * value in the parameter's type; null when the clause does not fit, its problems added under
+ * the clause's fields.
+ */
+export function checkParamClause(
+  activity: ActivityDefinition,
+  clause: { name: string; op: FilterOp; value?: unknown },
+  fields: { name: string; op: string; value: string },
+  problems: FieldProblem[],
+): { name: string; value: unknown } | null {
+  const name = Object.keys(activity.params).find((p) => p.toLowerCase() === clause.name.toLowerCase());
+  if (name === undefined) {
+    const known = Object.keys(activity.params);
+    problems.push({ field: fields.name, message: `${activity.name} has no parameter "${clause.name}" (${known.length ? known.join(", ") : "it has none"})` });
+    return null;
+  }
+  const type = activity.params[name]!;
+  if (clause.value === undefined) return { name, value: undefined };
+  if ((clause.op === "contains" || clause.op === "starts_with") && type !== "string") {
+    problems.push({ field: fields.op, message: `${clause.op} is for string parameters; ${name} is ${type}` });
+    return null;
+  }
+  const many = Array.isArray(clause.value);
+  const values = (many ? (clause.value as unknown[]) : [clause.value]).map((v, i) => {
+    const checked = checkJsonValue(type, v);
+    if (!checked.ok) problems.push({ field: many ? `${fields.value}.${i}` : fields.value, message: checked.reason });
+    return checked.ok ? checked.value : v;
+  });
+  return { name, value: many ? values : values[0] };
 }

@@ -19,24 +19,36 @@ export const attributeName = z
 /** A value a clause or a webhook parameter may hold. */
 export const scalar = z.union([z.string().max(2048), z.number(), z.boolean()]);
 
-const clause = z
-  .object({
-    attribute: attributeName,
-    op: z.enum(FILTER_OPS, { error: `must be one of ${FILTER_OPS.join(", ")}` }),
-    /** Absent for exists/not_exists; an array for `in`. */
-    value: z.union([scalar, z.array(scalar).max(100)]).optional(),
-  })
-  .strict()
-  .superRefine((c, ctx) => {
-    const needsValue = c.op !== "exists" && c.op !== "not_exists";
-    if (needsValue && c.value === undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `is required for ${c.op}` });
-    if (!needsValue && c.value !== undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `must be absent for ${c.op}` });
-    if (c.op === "in" && !Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: "must be an array for in" });
-    if (c.op !== "in" && Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: "may be an array only for in" });
-  });
+/** A clause on `attribute` (a contact attribute, or an activity parameter for activity trigger `params`). */
+function clauseOf(name: z.ZodType<string, string>) {
+  return z
+    .object({
+      attribute: name,
+      op: z.enum(FILTER_OPS, { error: `must be one of ${FILTER_OPS.join(", ")}` }),
+      /** Absent for exists/not_exists; an array for `in`. */
+      value: z.union([scalar, z.array(scalar).max(100)]).optional(),
+    })
+    .strict()
+    .superRefine((c, ctx) => {
+      const needsValue = c.op !== "exists" && c.op !== "not_exists";
+      if (needsValue && c.value === undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `is required for ${c.op}` });
+      if (!needsValue && c.value !== undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `must be absent for ${c.op}` });
+      if (c.op === "in" && !Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: "must be an array for in" });
+      if (c.op !== "in" && Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: "may be an array only for in" });
+    });
+}
+
+const clause = clauseOf(attributeName);
 
 /** A filter: up to 50 clauses, all of which must hold. */
 export const filterSchema = z.array(clause).max(50);
+
+/**
+ * A filter on an activity's parameters (activity trigger `params`): the same clauses, naming a
+ * parameter as written (parameter names keep their case; the journey check matches them to
+ * the definition's).
+ */
+export const paramFilterSchema = z.array(clauseOf(z.string({ error: "must be a parameter name" }).trim().min(1, { error: "must be a parameter name" }).max(64))).max(50);
 
 export type FilterClause = z.output<typeof clause>;
 export type Filter = readonly FilterClause[];
@@ -89,4 +101,14 @@ export function clauseHolds(clause: FilterClause, attributes: Readonly<Record<st
 
 export function filterMatches(filter: Filter | undefined, attributes: Readonly<Record<string, AttributeValue>>): boolean {
   return (filter ?? []).every((clause) => clauseHolds(clause, attributes));
+}
+
+/** Whether an event's parameters (by bare name) pass a parameter filter; values other than text, numbers and booleans count as absent. */
+export function paramsMatch(filter: Filter | undefined, params: Readonly<Record<string, unknown>> | undefined): boolean {
+  if (!filter?.length) return true;
+  const values: Record<string, AttributeValue> = {};
+  for (const [name, value] of Object.entries(params ?? {})) {
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") values[name] = value;
+  }
+  return filterMatches(filter, values);
 }

@@ -1,6 +1,6 @@
 import { z } from "../lib/z";
 import { emailAddress, listIdParam, nameText } from "./fields";
-import { attributeName, filterSchema, scalar } from "./filters";
+import { attributeName, filterSchema, paramFilterSchema, scalar } from "./filters";
 import type { FieldProblem } from "./problems";
 
 /**
@@ -101,7 +101,8 @@ const step = z.discriminatedUnion("type", [emailStep, smsStep, textMessageStep, 
 const trigger = z.discriminatedUnion(
   "type",
   [
-    z.object({ type: z.literal("activity"), activity: text(100) }).strict(),
+    // `params`: clauses on the activity's parameters; an event whose parameters fail them enters nobody.
+    z.object({ type: z.literal("activity"), activity: text(100), params: paramFilterSchema.optional() }).strict(),
     z.object({ type: z.literal("list"), listid: listIdParam }).strict(),
     // A saved segment (CONTRACT 9) by id, or an attribute filter of the journey's own.
     z

@@ -11,9 +11,10 @@ import { chunk } from "./sql";
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
   // seq is the hand-over order (AUTOINCREMENT: never reused, always growing). payload is the
-  // event's JSON, URL-encoded once at hand-over; bytes is its length.
+  // event's JSON, URL-encoded once at hand-over; bytes is its length; source the journey that
+  // handed it over (NULL for other events), for the journey report's deliveries per hour.
   `CREATE TABLE IF NOT EXISTS events (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, bytes INTEGER NOT NULL, enqueued_at INTEGER NOT NULL)`,
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, bytes INTEGER NOT NULL, enqueued_at INTEGER NOT NULL, source TEXT)`,
   // Guids given by the caller and handed over recently, so handing the same event over twice
   // queues it once. (A guid the service generated cannot repeat and is not kept.)
   `CREATE TABLE IF NOT EXISTS seen_guids (guid TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
@@ -29,7 +30,23 @@ const SCHEMA = [
      id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, kind TEXT NOT NULL, batch_id TEXT NOT NULL,
      events INTEGER NOT NULL, status INTEGER, error TEXT, error_message TEXT, duration_ms INTEGER NOT NULL,
      response TEXT NOT NULL, outcome TEXT NOT NULL, next_attempt_at INTEGER)`,
+  // Events per source (a journey id; '' for other events) and UTC hour of the attempt: in a
+  // batch delivered, in a failed attempt retried later, in a failed attempt that disabled the
+  // webhook. Counted in the transaction that records the attempt, so each attempt counts once.
+  `CREATE TABLE IF NOT EXISTS delivery_hours (
+     source TEXT NOT NULL, hour INTEGER NOT NULL, delivered INTEGER NOT NULL DEFAULT 0, retried INTEGER NOT NULL DEFAULT 0,
+     failed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (source, hour)) WITHOUT ROWID`,
 ];
+
+const HOUR_MS = 3_600_000;
+
+/** Events of one source in one hour's delivery attempts. */
+export interface DeliveryHour {
+  hour: number;
+  delivered: number;
+  retried: number;
+  failed: number;
+}
 
 export interface InFlightBatch {
   id: string;
@@ -82,6 +99,9 @@ export class WebhookBacklog {
 
   createSchema(): void {
     for (const statement of SCHEMA) this.sql.exec(statement);
+    // Objects created before events had a source.
+    const columns = this.sql.exec<{ name: string }>("PRAGMA table_info(events)").toArray();
+    if (!columns.some((column) => column.name === "source")) this.sql.exec("ALTER TABLE events ADD COLUMN source TEXT");
   }
 
   getMeta<T>(key: string): T | null {
@@ -98,7 +118,7 @@ export class WebhookBacklog {
    * Appends events in order; an event whose caller-given guid was seen within the dedupe window
    * (or earlier in the same call) is skipped. Multi-row statements: at most 100 bound values each.
    */
-  append(events: ReadonlyArray<{ guid: string; payload: string; dedupe: boolean }>, now: number): { accepted: number; duplicates: number } {
+  append(events: ReadonlyArray<{ guid: string; payload: string; dedupe: boolean; source?: string | null }>, now: number): { accepted: number; duplicates: number } {
     return this.transaction(() => {
       const fresh = new Set<string>();
       for (const rows of chunk(events.filter((event) => event.dedupe), MAX_PARAMS / 2)) {
@@ -112,10 +132,10 @@ export class WebhookBacklog {
       }
       const accepted = events.filter((event) => !event.dedupe || fresh.delete(event.guid));
       this.adjustCount(accepted.length);
-      for (const rows of chunk(accepted, Math.floor(MAX_PARAMS / 3))) {
+      for (const rows of chunk(accepted, Math.floor(MAX_PARAMS / 4))) {
         this.sql.exec(
-          `INSERT INTO events (payload, bytes, enqueued_at) VALUES ${rows.map(() => "(?, ?, ?)").join(", ")}`,
-          ...rows.flatMap((event) => [event.payload, event.payload.length, now]),
+          `INSERT INTO events (payload, bytes, enqueued_at, source) VALUES ${rows.map(() => "(?, ?, ?, ?)").join(", ")}`,
+          ...rows.flatMap((event) => [event.payload, event.payload.length, now, event.source ?? null]),
         );
       }
       return { accepted: accepted.length, duplicates: events.length - accepted.length };
@@ -194,6 +214,35 @@ export class WebhookBacklog {
   }
 
   /**
+   * Counts a delivery attempt's events per source in the hour of the attempt (call before
+   * completeBatch removes them, in the transaction that records the attempt).
+   */
+  countAttempt(batch: InFlightBatch, at: number, outcome: "delivered" | "retry" | "disabled"): void {
+    const column = outcome === "delivered" ? "delivered" : outcome === "retry" ? "retried" : "failed";
+    this.sql.exec(
+      `INSERT INTO delivery_hours (source, hour, ${column})
+       SELECT COALESCE(source, ''), ?, COUNT(*) FROM events WHERE seq BETWEEN ? AND ? GROUP BY COALESCE(source, '')
+       ON CONFLICT (source, hour) DO UPDATE SET ${column} = ${column} + excluded.${column}`,
+      Math.floor(at / HOUR_MS) * HOUR_MS,
+      batch.firstSeq,
+      batch.lastSeq,
+    );
+  }
+
+  /** The hours in [from, to) with deliveries of `source`'s events, oldest first. */
+  deliveryHours(source: string, from: number, to: number): DeliveryHour[] {
+    return this.sql
+      .exec<{ hour: number; delivered: number; retried: number; failed: number }>(
+        "SELECT hour, delivered, retried, failed FROM delivery_hours WHERE source = ? AND hour >= ? AND hour < ? ORDER BY hour",
+        source,
+        Math.floor(from / HOUR_MS) * HOUR_MS,
+        to,
+      )
+      .toArray()
+      .map((row) => ({ hour: row.hour, delivered: row.delivered, retried: row.retried, failed: row.failed }));
+  }
+
+  /**
    * A 2xx: exactly the batch's own events leave the backlog (the ids fixed when it was cut;
    * events that arrived during the send have larger seqs and stay).
    */
@@ -249,7 +298,7 @@ export class WebhookBacklog {
    * (when given), then the oldest waiting events beyond `maxEvents`; returns how many were
    * dropped. Also forgets guids seen before `guidsBefore` (when given).
    */
-  prune(limits: { maxEvents: number; olderThan?: number; guidsBefore?: number }): number {
+  prune(limits: { maxEvents: number; olderThan?: number; guidsBefore?: number; hoursBefore?: number }): number {
     return this.transaction(() => {
       let dropped = 0;
       if (limits.olderThan !== undefined) {
@@ -269,6 +318,7 @@ export class WebhookBacklog {
       }
       this.adjustCount(-dropped);
       if (limits.guidsBefore !== undefined) this.sql.exec("DELETE FROM seen_guids WHERE at < ?", limits.guidsBefore);
+      if (limits.hoursBefore !== undefined) this.sql.exec("DELETE FROM delivery_hours WHERE hour < ?", limits.hoursBefore);
       return dropped;
     });
   }

@@ -66,18 +66,19 @@ describe("admin journeys", () => {
     expect((await admin("GET", base)).body.journeys).toEqual([]);
   });
 
-  it("edits drafts only, and moves status only along allowed transitions", async () => {
+  it("edits a draft in place, gives a running journey a new version, refuses a stopped one; moves status only along allowed transitions", async () => {
     const { base, valid } = await setup();
     const { id } = (await admin("POST", base, valid)).body;
     const renamed = await admin("PUT", `${base}/${id}`, { ...valid, name: "Renamed" });
-    expect(renamed.body).toMatchObject({ name: "Renamed", status: "draft" });
+    expect(renamed.body).toMatchObject({ name: "Renamed", status: "draft", version: 1 });
     expect((await admin("POST", `${base}/${id}/status`, { status: "paused" })).status).toBe(409);
     expect((await admin("POST", `${base}/${id}/status`, { status: "running" })).body.status).toBe("running");
-    expect((await admin("PUT", `${base}/${id}`, valid)).status).toBe(409);
+    expect((await admin("PUT", `${base}/${id}`, valid)).body).toMatchObject({ status: "running", version: 2 });
     expect((await admin("POST", `${base}/${id}/status`, { status: "paused" })).body.status).toBe("paused");
     expect((await admin("POST", `${base}/${id}/status`, { status: "draft" })).status).toBe(400);
     expect((await admin("POST", `${base}/${id}/status`, { status: "stopped" })).body.status).toBe("stopped");
     expect((await admin("POST", `${base}/${id}/status`, { status: "paused" })).status).toBe(409);
+    expect((await admin("PUT", `${base}/${id}`, valid)).status).toBe(409);
   });
 
   it("keeps panels apart", async () => {

@@ -93,3 +93,16 @@ export async function startService(options: StartOptions = {}): Promise<Service 
   const printed = readyDetails(output);
   return { origin: `http://127.0.0.1:${port}`, printed, output: () => output, adminToken: printed["admin token"] ?? "", stop, crash, stateDir, port };
 }
+
+/** An admin API caller with the service's admin token; a refusal fails the test with its answer. */
+export function adminCaller(service: Pick<Service, "origin" | "adminToken">) {
+  return async (method: string, path: string, body?: unknown): Promise<any> => {
+    const response = await fetch(`${service.origin}/admin/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${service.adminToken}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return response.status === 204 ? null : response.json();
+  };
+}

@@ -11,9 +11,11 @@ import type { audienceCampaignSchema, broadcastRequestSchema, CampaignRecipients
 import type { createSenderDomainBody, DomainChecks } from "../../src/domain/sender-domains";
 import type { AuditAction } from "../../src/domain/audit";
 import type { PanelHistory } from "../../src/domain/overview";
+import type { ContactJourneys, JourneyChannel, JourneyReport } from "../../src/domain/journey-report";
 import type { ChannelPreferences, PreferenceChannel, preferencesBody } from "../../src/domain/preferences";
 
 export type { AuditAction, PanelHistory };
+export type { ContactJourneys, JourneyChannel, JourneyReport };
 
 export interface AuditEntryView {
   id: number;
@@ -211,6 +213,9 @@ export interface DeliveryView {
 
 export type JourneyStatusChange = z.input<typeof journeyStatusBody>;
 type JourneyDefinition = z.output<typeof journeyDefinitionSchema>;
+/** A journey definition as the canvas edits it and the API takes it. */
+export type JourneyInput = z.input<typeof journeyDefinitionSchema>;
+export type StepInput = JourneyInput["steps"][number];
 
 export interface JourneyCounters {
   entered: number;
@@ -228,8 +233,20 @@ export interface JourneyView {
   filter: JourneyDefinition["filter"];
   steps: JourneyDefinition["steps"];
   counters: JourneyCounters;
+  /** The current version: editing a running or paused journey makes a new one. */
+  version: number;
   created_at: string;
   updated_at: string;
+}
+
+export interface JourneyVersionView {
+  version: number;
+  created_at: string;
+  created_by: string | null;
+  /** Instances that entered on this version, and those of them still inside. */
+  entered: number;
+  active: number;
+  definition: JourneyInput;
 }
 
 /** The broadcast request of spec 2.5 as the API takes it (source_code is base64 of the HTML). */

@@ -66,6 +66,8 @@ export interface WebhookEvent {
   /** The message id (2.0 only); custom_activity always sends "-1". */
   msgid?: string;
   journeyName: string;
+  /** The journey that sends it (not rendered): its report counts the event's deliveries. */
+  journeyId?: string;
   /** When the event happened (epoch ms); rendered as `ts` and (2.0) `timestamp` in the panel's zone. */
   occurredAt: number;
   /**

@@ -1,12 +1,13 @@
 import type { ShardDb } from "../../store/shards";
 import { activityNameKey } from "../../domain/activity";
 import { filterMatches } from "../../domain/filters";
-import { isMessageStep, nextSteps, parseDuration, startSteps, stepById, type JourneyStep, type MessageStep } from "../../domain/journey";
+import { isMessageStep, nextSteps, parseDuration, startSteps, stepById, type JourneyDefinition, type JourneyStep, type MessageStep } from "../../domain/journey";
 import { newId } from "../../lib/random";
 import { settleEach } from "../../lib/tasks";
 import { getEventsByIds, type StoredEvent } from "../../store/events";
 import { contactsByIds, type KeyedContact } from "../../store/contacts";
 import { getJourneysByIds, type Journey } from "../../store/journeys/definitions";
+import { definitionsOfInstances } from "../../store/journeys/versions";
 import { enterInstances, stepRunStatement, type Entry } from "../../store/journeys/instances";
 import { getMessages, type JourneyMessage } from "../../store/journeys/messages";
 import { finishPointStatements, insertPointStatement, releasePoints, takeStartPoints, type JourneyPoint } from "../../store/journeys/points";
@@ -25,6 +26,9 @@ import { enqueueSms, planJourneySms } from "./sms";
  * (instance, step): the message's msgid, the webhook event's guid, the next point's row, the
  * step-run row. So continuing a point twice (a redelivered event, a cron run after a crash)
  * acts once.
+ *
+ * An instance walks the steps of the journey version it entered on (journey_instances.version),
+ * whatever version the journey is at now; only entering looks at the current one.
  */
 
 export type EngineEnv = Env & JourneyEmailEnv;
@@ -88,7 +92,7 @@ export async function enterJourneys(env: EngineEnv, db: ShardDb, entries: readon
 export function entriesFor(journeys: readonly Journey[], contact: KeyedContact, entryKey: string, eventId: number | null): Omit<Entry, "instanceId">[] {
   return journeys
     .filter((j) => filterMatches(j.definition.filter, contact.attributes))
-    .map((j) => ({ panelId: j.panelId, journeyId: j.id, contactId: contact.id, entryKey, eventId }));
+    .map((j) => ({ panelId: j.panelId, journeyId: j.id, contactId: contact.id, entryKey, eventId, version: j.version }));
 }
 
 /**
@@ -98,10 +102,16 @@ export function entriesFor(journeys: readonly Journey[], contact: KeyedContact, 
  */
 export async function continuePoints(env: EngineEnv, db: ShardDb, points: readonly JourneyPoint[], now: number): Promise<void> {
   if (points.length === 0) return;
-  const journeys = await getJourneysByIds(
-    db,
-    points.map((p) => ({ panelId: p.panelId, journeyId: p.journeyId })),
-  );
+  const [journeys, definitions] = await Promise.all([
+    getJourneysByIds(
+      db,
+      points.map((p) => ({ panelId: p.panelId, journeyId: p.journeyId })),
+    ),
+    definitionsOfInstances(
+      db,
+      points.map((p) => p.instanceId),
+    ),
+  ]);
   const live = points.filter((p) => journeys.get(p.journeyId)?.status === "running");
   // Held by a pause: free at once, so that resuming (or the cron after it) takes them.
   if (live.length < points.length) await releasePoints(db, points.filter((p) => !live.includes(p)));
@@ -125,7 +135,10 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
         panelPoints.flatMap((p) => (p.msgid ? [p.msgid] : [])),
       ),
     ]);
-    const planned = await settleEach(panelPoints, CONTINUE_CONCURRENCY, (point) => planPoint(env, db, journeys.get(point.journeyId)!, point, contacts.get(point.contactId), events, messages, now));
+    const planned = await settleEach(panelPoints, CONTINUE_CONCURRENCY, (point) => {
+      const journey = journeys.get(point.journeyId)!;
+      return planPoint(env, db, journey, definitions.get(point.instanceId) ?? journey.definition, point, contacts.get(point.contactId), events, messages, now);
+    });
     const plans: PointPlan[] = [];
     for (const outcome of planned) {
       if (outcome.status === "rejected") failures.push(outcome.reason);
@@ -225,6 +238,7 @@ async function planPoint(
   env: EngineEnv,
   db: ShardDb,
   journey: Journey,
+  definition: JourneyDefinition,
   point: JourneyPoint,
   contact: KeyedContact | undefined,
   events: Map<number, StoredEvent>,
@@ -233,7 +247,6 @@ async function planPoint(
 ): Promise<PointPlan> {
   const plan: PointPlan = { point, emails: [], handOvers: [], statements: [], queuedSms: [], queuedPush: [] };
   if (!contact || point.outcome === "cancelled") return plan;
-  const definition = journey.definition;
   let first: JourneyStep[];
   if (point.kind === "start") first = startSteps(definition);
   else {
@@ -244,7 +257,7 @@ async function planPoint(
     eventId: point.outcome === "event" ? point.matchedEventId : point.eventId,
     message: point.msgid && point.channel ? { channel: point.channel, msgid: point.msgid } : null,
   };
-  const planner = new StepPlanner(env, db, journey, point, contact, events, messages, now, plan);
+  const planner = new StepPlanner(env, db, journey, definition, point, contact, events, messages, now, plan);
   for (const step of first) await planner.step(step, branch);
   return plan;
 }
@@ -255,6 +268,8 @@ class StepPlanner {
     private readonly env: EngineEnv,
     private readonly db: ShardDb,
     private readonly journey: Journey,
+    /** The definition of the instance's version. */
+    private readonly definition: JourneyDefinition,
     private readonly point: JourneyPoint,
     private readonly contact: KeyedContact,
     private readonly events: Map<number, StoredEvent>,
@@ -268,12 +283,11 @@ class StepPlanner {
   }
 
   private async next(step: JourneyStep, outcome: "done" | boolean, branch: Branch) {
-    for (const child of nextSteps(this.journey.definition, step, outcome)) await this.step(child, branch);
+    for (const child of nextSteps(this.definition, step, outcome)) await this.step(child, branch);
   }
 
   async step(step: JourneyStep, branch: Branch): Promise<void> {
     const { instanceId, panelId, journeyId, contactId } = this.point;
-    const definition = this.journey.definition;
     if (isMessageStep(step)) {
       let message = this.message(step);
       if (step.type === "email") this.plan.emails.push({ message, step, attributes: this.contact.attributes });
@@ -303,7 +317,8 @@ class StepPlanner {
         const message = event?.msgid ? (this.messages.get(event.msgid) ?? null) : null;
         const described = journeyWebhookEvent({
           journeyName: this.journey.name,
-          triggerType: definition.trigger.type,
+          journeyId: this.journey.id,
+          triggerType: this.definition.trigger.type,
           instanceId,
           step,
           contact: this.contact,

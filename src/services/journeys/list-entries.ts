@@ -40,7 +40,7 @@ export async function nudgeListEntries(env: Pick<Env, "JOURNEYS">, panelId: stri
 /**
  * Enters one leased page of the panel's entries (or of one contact's), then deletes them.
  * Returns how many entries the page held. An entry of a journey no longer running or paused,
- * or of a contact since deleted, is dropped; the journey's filter applies as at any entry.
+ * or whose trigger is no longer that list or segment, or of a contact since deleted, is dropped; the journey's filter applies as at any entry.
  */
 export async function enterListEntries(env: EngineEnv, panelId: string, now: number, options: { contactId?: number; limit?: number } = {}): Promise<number> {
   const db = await panelDb(env, panelId);
@@ -58,6 +58,9 @@ export async function enterListEntries(env: EngineEnv, panelId: string, now: num
     const journey = journeys.get(entry.journeyId);
     const contact = contacts.get(entry.contactId);
     if (!journey || !contact || (journey.status !== "running" && journey.status !== "paused")) return [];
+    // Left under an earlier version's trigger (the journey's list or segment changed since): not a trigger now.
+    const { trigger } = journey.definition;
+    if (entry.segmentId === null ? trigger.type !== "list" || trigger.listid !== entry.listId : trigger.type !== "segment" || trigger.segment !== entry.segmentId) return [];
     // The entry's id in the key: the same entry taken twice (an expired lease) enters once. A
     // saved segment's journey enters a contact once, as a segment journey of its own does.
     const key = entry.segmentId === null ? `list:${entry.listId}:${entry.contactId}:${entry.id}` : `segment:${entry.contactId}`;

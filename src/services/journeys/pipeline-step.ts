@@ -1,10 +1,12 @@
 import { panelDb } from "../access/shards";
 import { activityNameKey } from "../../domain/activity";
 import { startsJourneys } from "../../domain/events";
+import { paramsMatch } from "../../domain/filters";
 import type { PipelineEvent, PipelineStep } from "../pipeline/steps";
 import { contactsByIds } from "../../store/contacts";
 import { pendingWaitsFor, resolveWaitsWithEvents, type JourneyPoint } from "../../store/journeys/points";
-import { continuePoints, enterJourneys, entriesFor, POINT_LEASE_MS } from "./engine";
+import type { ShardDb } from "../../store/shards";
+import { continuePoints, enterJourneys, entriesFor, POINT_LEASE_MS, type EngineEnv } from "./engine";
 import { liveJourneys } from "./live-journeys";
 
 /** Whether `event` is what the pending wait `point` waits for. */
@@ -43,17 +45,7 @@ export const journeysPipelineStep: PipelineStep = {
     if (live.length === 0) return;
 
     // Waits first, so the activity that enters a contact never ends the wait it starts.
-    const msgids = [...new Set(events.flatMap((e) => (e.msgid && e.channel !== "custom_activity" ? [e.msgid] : [])))];
-    const actors = [...new Set(events.flatMap((e) => (e.channel === "custom_activity" && e.contactId !== null ? [e.contactId] : [])))];
-    const waits = await pendingWaitsFor(db, panelId, msgids, actors);
-    const matches: Array<{ pointId: number; eventId: number }> = [];
-    for (const point of waits) {
-      const event = events.find((e) => eventEndsWait(point, e));
-      if (event) matches.push({ pointId: point.id, eventId: event.id });
-    }
-    const ended = await resolveWaitsWithEvents(db, matches, now, now + POINT_LEASE_MS);
-    await continuePoints(env, db, ended, now);
-
+    await endWaits(env, db, panelId, events, now);
     // An activity that happened more than a day before it arrived is history, not a trigger.
     const activities = events.filter((e) => e.channel === "custom_activity" && e.contactId !== null && startsJourneys(e, e.receivedAt));
     if (activities.length === 0) return;
@@ -68,9 +60,26 @@ export const journeysPipelineStep: PipelineStep = {
     const entries = activities.flatMap((event) => {
       const contact = contacts.get(event.contactId!);
       if (!contact) return [];
-      const triggered = journeys.filter((j) => j.definition.trigger.type === "activity" && activityNameKey(j.definition.trigger.activity) === activityNameKey(event.name));
+      // The trigger's parameter filter, when it has one, on the event's own parameters.
+      const triggered = journeys.filter(({ definition: { trigger: t } }) => t.type === "activity" && activityNameKey(t.activity) === activityNameKey(event.name) && paramsMatch(t.params, event.params));
       return entriesFor(triggered, contact, `event:${event.id}`, event.id);
     });
-    await enterJourneys(env, db, entries, now);
+    // A later event of this batch may be what a wait just entered is waiting for (a cart and
+    // its purchase posted together); eventEndsWait takes only events after the branch's own.
+    if ((await enterJourneys(env, db, entries, now)) > 0) await endWaits(env, db, panelId, events, now);
   },
 };
+
+/** Ends the pending waits that `events` (one panel's, oldest first) end, and continues past them. */
+async function endWaits(env: EngineEnv, db: ShardDb, panelId: string, events: readonly PipelineEvent[], now: number): Promise<void> {
+  const msgids = [...new Set(events.flatMap((e) => (e.msgid && e.channel !== "custom_activity" ? [e.msgid] : [])))];
+  const actors = [...new Set(events.flatMap((e) => (e.channel === "custom_activity" && e.contactId !== null ? [e.contactId] : [])))];
+  const waits = await pendingWaitsFor(db, panelId, msgids, actors);
+  const matches: Array<{ pointId: number; eventId: number }> = [];
+  for (const point of waits) {
+    const event = events.find((e) => eventEndsWait(point, e));
+    if (event) matches.push({ pointId: point.id, eventId: event.id });
+  }
+  const ended = await resolveWaitsWithEvents(db, matches, now, now + POINT_LEASE_MS);
+  await continuePoints(env, db, ended, now);
+}

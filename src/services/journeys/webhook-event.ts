@@ -13,6 +13,8 @@ import type { EventDetails, JsonValue, MessageEvent, WebhookEvent } from "../../
  */
 export interface WebhookEventInput {
   journeyName: string;
+  /** Counted in the journey report's webhook deliveries (not rendered). */
+  journeyId?: string;
   triggerType: string;
   instanceId: string;
   step: WebhookStep;
@@ -78,6 +80,7 @@ export function journeyWebhookEvent(input: WebhookEventInput): WebhookEvent {
   const { step, contact, event } = input;
   const base = {
     journeyName: input.journeyName,
+    ...(input.journeyId ? { journeyId: input.journeyId } : {}),
     guid: `${input.instanceId}:${step.id}`,
     customParams: { ...step.params },
     attributes: selectedAttributes(contact, step.attributes),

@@ -1,4 +1,5 @@
 import type { ShardDb } from "../../store/shards";
+import { checkParamClause } from "../../domain/activity";
 import { checkJsonValue, type AttributeType } from "../../domain/attributes";
 import type { FieldProblem } from "../../domain/problems";
 import { DAY_OPS, type SegmentCondition, type SegmentNode } from "../../domain/segments";
@@ -66,18 +67,9 @@ export async function checkSegmentMatch(
         return c;
       }
       const where = c.where?.map((w, i) => {
-        const name = Object.keys(definition.params).find((p) => p.toLowerCase() === w.param.toLowerCase());
-        if (name === undefined) {
-          const known = Object.keys(definition.params);
-          problems.push({ field: `${path}.where.${i}.param`, message: `${definition.name} has no parameter "${w.param}" (${known.length ? known.join(", ") : "it has none"})` });
-          return w;
-        }
-        if (w.value === undefined) return { ...w, param: name };
-        if ((w.op === "contains" || w.op === "starts_with") && definition.params[name] !== "string") {
-          problems.push({ field: `${path}.where.${i}.op`, message: `${w.op} is for string parameters; ${name} is ${definition.params[name]}` });
-          return w;
-        }
-        return { ...w, param: name, value: typed(definition.params[name]!, w.value, `${path}.where.${i}.value`) as typeof w.value };
+        const at = `${path}.where.${i}`;
+        const fit = checkParamClause(definition, { name: w.param, op: w.op, value: w.value }, { name: `${at}.param`, op: `${at}.op`, value: `${at}.value` }, problems);
+        return fit ? { ...w, param: fit.name, value: fit.value as typeof w.value } : w;
       });
       return { ...c, activity: definition.name, ...(where ? { where } : {}) };
     }

@@ -3,7 +3,7 @@ import { DurableObject } from "cloudflare:workers";
 import { sendNotification } from "../channels/notifications";
 import { decryptSecret } from "../../lib/crypto";
 import { newId } from "../../lib/random";
-import { WebhookBacklog, type AttemptRecord, type InFlightBatch } from "../../store/webhook-backlog";
+import { WebhookBacklog, type AttemptRecord, type DeliveryHour, type InFlightBatch } from "../../store/webhook-backlog";
 import { getWebhookWithPanel, setWebhookState, type WebhookState, type WebhookWithPanel } from "../../store/webhooks";
 import { addFailure, alertDueAt, alertMessage, type PendingAlert } from "../../domain/webhooks/alerts";
 import { BATCH_LIMITS, batchBody, decideCut, type BatchLimits } from "../../domain/webhooks/batching";
@@ -12,6 +12,8 @@ import { buildEventObject, sampleEvents } from "../../domain/webhooks/payload";
 import { decideOutcome, describeAnswer, type Outcome } from "../../domain/webhooks/policy";
 
 const DAY = 24 * 60 * 60 * 1000;
+/** Deliveries per hour are kept for a year and a month: a report's period spans at most 366 days. */
+const DELIVERY_HOURS_KEPT_MS = 400 * DAY;
 
 export interface DispatcherSettings {
   limits: BatchLimits;
@@ -56,6 +58,8 @@ export interface EncodedEvent {
   dedupe: boolean;
   /** The event's JSON for the webhook's version, URL-encoded. */
   payload: string;
+  /** The journey that handed it over, whose report counts its deliveries; null otherwise. */
+  source: string | null;
 }
 
 export interface DispatcherStatus {
@@ -135,6 +139,11 @@ export class WebhookDispatcher extends DurableObject<Env> {
     return this.backlog.attempts(limit, batchId);
   }
 
+  /** Deliveries of one journey's events per hour in [from, to) (the journey report). */
+  async deliveryHours(source: string, from: number, to: number): Promise<DeliveryHour[]> {
+    return this.backlog.deliveryHours(source, from, to);
+  }
+
   /**
    * The test action: a sample batch; HTTP 200 makes a configured webhook operational. (Not
    * named `test`: that name is a Worker handler, not available for RPC.)
@@ -195,6 +204,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
         },
         this.settings.keepAttempts,
       );
+      this.backlog.countAttempt(batch, result.at, outcome.kind === "disable" ? "disabled" : outcome.kind);
       if (outcome.kind !== "delivered") {
         this.backlog.failBatch(batch.id, batch.failures + 1, outcome.kind === "retry" ? outcome.at : result.at);
         return null;
@@ -345,6 +355,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
       maxEvents: this.settings.maxBacklogEvents,
       olderThan: byAge ? now - this.settings.retentionMs : undefined,
       guidsBefore: byAge ? now - this.settings.dedupeWindowMs : undefined,
+      hoursBefore: byAge ? now - DELIVERY_HOURS_KEPT_MS : undefined,
     });
     if (dropped > 0) {
       this.backlog.setMeta("dropped", (this.backlog.getMeta<number>("dropped") ?? 0) + dropped);

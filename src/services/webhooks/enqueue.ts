@@ -91,7 +91,7 @@ function encodeEvent(event: WebhookEvent, webhook: WebhookWithPanel): EncodedEve
   const guid = event.guid ?? crypto.randomUUID();
   const payload = encodeURIComponent(JSON.stringify(buildEventObject({ ...event, guid }, context)));
   if (payload.length > MAX_EVENT_BYTES) return { problem: { field: "event", message: `is ${payload.length} bytes URL-encoded; an event may take at most ${MAX_EVENT_BYTES}` } };
-  return { guid, payload, dedupe: event.guid !== undefined };
+  return { guid, payload, dedupe: event.guid !== undefined, source: event.journeyId ?? null };
 }
 
 /** What became of one event of a hand-over made event by event. */

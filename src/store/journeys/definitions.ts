@@ -1,8 +1,10 @@
 import type { ShardDb } from "../shards";
 import { activityNameKey } from "../../domain/activity";
 import type { JourneyDefinition } from "../../domain/journey";
+import { insertVersionStatement } from "./versions";
 
-// The journeys table: definitions, their trigger lookup keys and the status a journey is in.
+// The journeys table: the current definition and version, their trigger lookup keys and the
+// status a journey is in. Every version's definition is kept in journey_versions (versions.ts).
 
 export const JOURNEY_STATUSES = ["draft", "running", "paused", "stopped"] as const;
 export type JourneyStatus = (typeof JOURNEY_STATUSES)[number];
@@ -11,7 +13,9 @@ export interface Journey {
   id: string;
   panelId: string;
   name: string;
+  /** The current definition: that of `version`, which new entries take. */
   definition: JourneyDefinition;
+  version: number;
   status: JourneyStatus;
   scanCursor: number | null;
   createdAt: number;
@@ -23,13 +27,14 @@ export interface JourneyRow {
   panel_id: string;
   name: string;
   definition: string;
+  version: number;
   status: JourneyStatus;
   scan_cursor: number | null;
   created_at: number;
   updated_at: number;
 }
 
-export const JOURNEY_COLUMNS = "id, panel_id, name, definition, status, scan_cursor, created_at, updated_at";
+export const JOURNEY_COLUMNS = "id, panel_id, name, definition, version, status, scan_cursor, created_at, updated_at";
 
 export function journeyFromRow(row: JourneyRow): Journey {
   return {
@@ -37,6 +42,7 @@ export function journeyFromRow(row: JourneyRow): Journey {
     panelId: row.panel_id,
     name: row.name,
     definition: JSON.parse(row.definition) as JourneyDefinition,
+    version: row.version,
     status: row.status,
     scanCursor: row.scan_cursor,
     createdAt: row.created_at,
@@ -52,24 +58,29 @@ function triggerKey(definition: JourneyDefinition): string | null {
   return trigger.segment ?? null;
 }
 
-export async function insertJourney(db: ShardDb, journey: Journey): Promise<void> {
-  await db
-    .prepare(
-      `INSERT INTO journeys (id, panel_id, name, definition, trigger_type, trigger_key, status, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .bind(
-      journey.id,
-      journey.panelId,
-      journey.name,
-      JSON.stringify(journey.definition),
-      journey.definition.trigger.type,
-      triggerKey(journey.definition),
-      journey.status,
-      journey.createdAt,
-      journey.updatedAt,
-    )
-    .run();
+/** Stores a new journey and its first version, in one batch. */
+export async function insertJourney(db: ShardDb, journey: Journey, createdBy: string | null = null): Promise<void> {
+  const definition = JSON.stringify(journey.definition);
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO journeys (id, panel_id, name, definition, version, trigger_type, trigger_key, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .bind(
+        journey.id,
+        journey.panelId,
+        journey.name,
+        definition,
+        journey.version,
+        journey.definition.trigger.type,
+        triggerKey(journey.definition),
+        journey.status,
+        journey.createdAt,
+        journey.updatedAt,
+      ),
+    insertVersionStatement(db, journey.panelId, journey.id, journey.version, definition, journey.createdAt, createdBy),
+  ]);
 }
 
 export async function getJourney(db: ShardDb, panelId: string, id: string): Promise<Journey | null> {
@@ -82,15 +93,62 @@ export async function listJourneys(db: ShardDb, panelId: string): Promise<Journe
   return results.map(journeyFromRow);
 }
 
-/** Replaces a draft's definition; null when there is no such journey or it is not a draft. */
+/** Replaces a draft's definition (and that of its version); null when there is no such journey or it is not a draft. */
 export async function updateDraftJourney(db: ShardDb, panelId: string, id: string, definition: JourneyDefinition, now: number): Promise<Journey | null> {
-  const row = await db
-    .prepare(
-      `UPDATE journeys SET name = ?, definition = ?, trigger_type = ?, trigger_key = ?, updated_at = ?
-       WHERE panel_id = ? AND id = ? AND status = 'draft' RETURNING ${JOURNEY_COLUMNS}`,
-    )
-    .bind(definition.name, JSON.stringify(definition), definition.trigger.type, triggerKey(definition), now, panelId, id)
-    .first<JourneyRow>();
+  const text = JSON.stringify(definition);
+  const [updated] = await db.batch<JourneyRow>([
+    db
+      .prepare(
+        `UPDATE journeys SET name = ?, definition = ?, trigger_type = ?, trigger_key = ?, updated_at = ?
+         WHERE panel_id = ? AND id = ? AND status = 'draft' RETURNING ${JOURNEY_COLUMNS}`,
+      )
+      .bind(definition.name, text, definition.trigger.type, triggerKey(definition), now, panelId, id),
+    // The same text as the row just written: unchanged when the journey was no draft.
+    db
+      .prepare(
+        `UPDATE journey_versions SET definition = ?1, created_at = ?2
+         WHERE journey_id = ?3 AND version = (SELECT version FROM journeys WHERE panel_id = ?4 AND id = ?3 AND status = 'draft' AND definition = ?1)`,
+      )
+      .bind(text, now, id, panelId),
+  ]);
+  const row = updated!.results[0];
+  return row ? journeyFromRow(row) : null;
+}
+
+/**
+ * Makes `definition` the next version of a running or paused journey still at version
+ * `current`; its status stays, its instances keep the version they entered on, new entries
+ * take this one. The trigger lookup follows the new trigger; a segment trigger scans every
+ * contact again (entries stay once per contact). Null when the journey is not running or
+ * paused at `current` any more (stopped, or edited meanwhile).
+ */
+export async function addJourneyVersion(
+  db: ShardDb,
+  panelId: string,
+  id: string,
+  current: number,
+  definition: JourneyDefinition,
+  now: number,
+  createdBy: string | null,
+): Promise<Journey | null> {
+  const text = JSON.stringify(definition);
+  const [updated] = await db.batch<JourneyRow>([
+    db
+      .prepare(
+        `UPDATE journeys SET name = ?1, definition = ?2, trigger_type = ?3, trigger_key = ?4, updated_at = ?5, version = version + 1,
+           scan_cursor = CASE WHEN ?3 = 'segment' THEN 0 ELSE NULL END, rescan_due = 0
+         WHERE panel_id = ?6 AND id = ?7 AND status IN ('running', 'paused') AND version = ?8 RETURNING ${JOURNEY_COLUMNS}`,
+      )
+      .bind(definition.name, text, definition.trigger.type, triggerKey(definition), now, panelId, id, current),
+    // Only when the update above moved it on (another edit at the same version writes nothing).
+    db
+      .prepare(
+        `INSERT OR IGNORE INTO journey_versions (journey_id, version, panel_id, definition, created_at, created_by)
+         SELECT id, version, panel_id, definition, ?1, ?2 FROM journeys WHERE panel_id = ?3 AND id = ?4 AND version = ?5 AND definition = ?6 AND updated_at = ?1`,
+      )
+      .bind(now, createdBy, panelId, id, current + 1, text),
+  ]);
+  const row = updated!.results[0];
   return row ? journeyFromRow(row) : null;
 }
 

@@ -9,6 +9,8 @@ export interface Entry {
   entryKey: string;
   /** The triggering event, carried to the steps (webhooks describe it). */
   eventId: number | null;
+  /** The journey's version whose filter let the contact in: the one the instance walks to its end. */
+  version: number;
 }
 
 /**
@@ -25,11 +27,11 @@ export async function enterInstances(db: ShardDb, entries: readonly Entry[], now
     statements.push(
       db
         .prepare(
-          `INSERT OR IGNORE INTO journey_instances (id, panel_id, journey_id, contact_id, entry_key, status, entered_at)
-           SELECT ?1, ?2, ?3, ?4, ?5, 'active', ?6
+          `INSERT OR IGNORE INTO journey_instances (id, panel_id, journey_id, contact_id, entry_key, status, entered_at, version)
+           SELECT ?1, ?2, ?3, ?4, ?5, 'active', ?6, ?7
            WHERE EXISTS (SELECT 1 FROM journeys WHERE panel_id = ?2 AND id = ?3 AND status IN ('running', 'paused')) RETURNING id`,
         )
-        .bind(e.instanceId, e.panelId, e.journeyId, e.contactId, e.entryKey, now),
+        .bind(e.instanceId, e.panelId, e.journeyId, e.contactId, e.entryKey, now, e.version),
       db
         .prepare(
           `INSERT OR IGNORE INTO journey_points (instance_id, step_id, panel_id, journey_id, contact_id, kind, event_id, outcome, created_at, resolved_at, leased_until)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { formatCts, formatLocalIso } from "../../../src/domain/time";
 import { apiFor, createPanel } from "../../support/helpers";
+import { pipelineSettled, postBatch } from "../../support/activity";
 import { act, cartPanel, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../../support/journeys";
 
 // Spec 6.3's four usable conditions, each end to end: activities posted through 4.11, the
@@ -63,6 +64,30 @@ describe("spec 6.3 conditions", () => {
     const [event, ...more] = await delivered(hook);
     expect(more).toEqual([]);
     expect(event).toMatchObject({ channel: "custom_activity", custom_params: { Action: "bought" }, event_params: { activity_name: "purchase", identity: "bo@example.com" }, payload_params: { items: [{ prid: 7 }] } });
+  });
+
+  it("several actions posted together: the second activity in the same batch as the first still ends the wait", async () => {
+    const panel = await createPanel();
+    const { cart, buy } = await cartPanel(panel);
+    const hook = await createWebhook(panel);
+    await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [
+        { id: "wait", type: "wait_for_event", events: { activity: "purchase" }, within: "1h" },
+        { id: "hook", type: "webhook", after: "wait", on: "event", webhook: hook.id, params: { Action: "bought" } },
+      ],
+    });
+    const posted = await postBatch(panel.clientId, [
+      // A purchase before the cart ends nothing: only an activity after the trigger does.
+      { activityid: buy, identity: "cy@example.com", activity_params: { "i^prid": 1 } },
+      { activityid: cart, identity: "cy@example.com" },
+      { activityid: buy, identity: "cy@example.com", activity_params: { "i^prid": 2 } },
+      { activityid: cart, identity: "di@example.com" },
+    ]);
+    expect(posted.status).toBe(200);
+    await pipelineSettled(panel.id);
+    const events = await delivered(hook);
+    expect(events.map((e) => [e.event_params.identity, e.payload_params])).toEqual([["cy@example.com", { items: [{ prid: 2 }] }]]);
   });
 
   it("an action followed by no second action within a time: the timeout fires the webhook with the first action", async () => {

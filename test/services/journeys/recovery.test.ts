@@ -42,7 +42,7 @@ async function seedContacts(panel: TestPanel, count: number): Promise<number[]> 
 /** Instances of `journeyId` for each contact, written as an entering consumer that died before continuing them did. */
 async function enteredThenCrashed(panel: TestPanel, journeyId: string, contactIds: readonly number[], crash: number, key = (id: number) => `list:0:${id}:1`) {
   for (let i = 0; i < contactIds.length; i += 100) {
-    const entries = contactIds.slice(i, i + 100).map((contactId) => ({ instanceId: `jin_${crypto.randomUUID()}`, panelId: panel.id, journeyId, contactId, entryKey: key(contactId), eventId: null }));
+    const entries = contactIds.slice(i, i + 100).map((contactId) => ({ instanceId: `jin_${crypto.randomUUID()}`, panelId: panel.id, journeyId, contactId, entryKey: key(contactId), eventId: null, version: 1 }));
     await enterInstances(panelData, entries, crash, crash + POINT_LEASE_MS);
   }
 }
@@ -83,9 +83,12 @@ describe("journey work left behind by a crash", () => {
   it("due timers beyond what one cron run continues itself are handed to the queue", async () => {
     const panel = await createPanel();
     const { journey } = await smsListJourney(panel, "Later");
-    await panelData.prepare("UPDATE journeys SET definition = json_set(definition, '$.steps', json(?)) WHERE id = ?")
-      .bind(JSON.stringify([{ id: "pause", type: "delay", for: "1h" }, { id: "hi", type: "sms", text: "Hi", after: "pause" }]), journey.id)
-      .run();
+    // The definition of the journey and of the version its instances walk (migration 0052).
+    const steps = JSON.stringify([{ id: "pause", type: "delay", for: "1h" }, { id: "hi", type: "sms", text: "Hi", after: "pause" }]);
+    await panelData.batch([
+      panelData.prepare("UPDATE journeys SET definition = json_set(definition, '$.steps', json(?)) WHERE id = ?").bind(steps, journey.id),
+      panelData.prepare("UPDATE journey_versions SET definition = json_set(definition, '$.steps', json(?)) WHERE journey_id = ?").bind(steps, journey.id),
+    ]);
     const ids = await seedContacts(panel, 230);
     const before = Date.now() - 2 * 60 * MINUTE;
     await enteredThenCrashed(panel, journey.id, ids, before);

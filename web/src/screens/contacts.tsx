@@ -4,6 +4,7 @@ import { Link } from "../router";
 import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange } from "../types";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
 import type { ScreenProps } from ".";
+import { ContactJourneyPaths } from "./contact-journeys";
 
 interface SearchPage {
   primary_key: string;
@@ -476,6 +477,7 @@ export function Contact({ panel, params }: ScreenProps) {
               </tbody>
             </table>
           )}
+          <ContactJourneyPaths panelId={panel.id} contactKey={key} />
           <h2>Timeline</h2>
           {shown.length === 0 ? (
             <Empty title="No events yet">Activities recorded for this contact through the activity API, and email opens and clicks, appear here newest first.</Empty>

@@ -6,7 +6,7 @@ import { Campaigns } from "./campaigns";
 import { Contact, Contacts } from "./contacts";
 import { Data } from "./data";
 import { Home } from "./home";
-import { Journey, Journeys } from "./journeys";
+import { Journey, Journeys, NewJourney } from "./journeys";
 import { ListMembers, Lists } from "./lists";
 import { SenderDomains } from "./sender-domains";
 import { Segment } from "./segment";
@@ -39,6 +39,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/campaigns", (props) => <Campaigns {...props} />],
   ["/campaigns/:id", (props) => <Campaign {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
+  ["/journeys/new", (props) => <NewJourney {...props} />],
   ["/journeys/:id", (props) => <Journey {...props} />],
   ["/webhooks", (props) => <Webhooks {...props} />],
   ["/sender-domains", (props) => <SenderDomains {...props} />],

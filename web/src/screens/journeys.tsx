@@ -1,9 +1,18 @@
-import { useState } from "react";
+import { lazy, Suspense, useEffect, useState } from "react";
 import { admin } from "../api";
-import { Link } from "../router";
-import type { JourneyStatusChange, JourneyView } from "../types";
+import type { NodeCounters } from "../journey-builder/nodes";
+import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templates";
+import { Link, navigate } from "../router";
+import { JourneyReport } from "./journey-report";
+import type { JourneyInput, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../types";
 import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";
+
+/** The trigger's node id on the canvas (journey-builder/model.ts, not imported: it would pull the canvas into this chunk). */
+const TRIGGER_NODE = "@trigger";
+
+// The canvas (React Flow and the journey schema) loads only on the screens that show it.
+const JourneyBuilder = lazy(() => import("../journey-builder/builder"));
 
 const journeyPath = (id: string) => `/journeys/${encodeURIComponent(id)}`;
 
@@ -22,13 +31,13 @@ export function Journeys({ panel }: ScreenProps) {
   const { data, error } = useLoad(() => admin<{ journeys: JourneyView[] }>("GET", panel.id, "/journeys"), [panel.id]);
   const base = `/panels/${encodeURIComponent(panel.id)}`;
   return (
-    <Screen title="Journeys">
+    <Screen title="Journeys" actions={<Link href={`${base}/journeys/new`}>New journey</Link>}>
       <ErrorNote error={error} />
       {!data ? (
         <Loading />
       ) : data.journeys.length === 0 ? (
         <Empty title="No journeys yet">
-          Journeys are defined through the admin API (POST /admin/v1/panels/{panel.id}/journeys) for now; each one then appears here to run, pause or stop.
+          Build one on the canvas with “New journey”, from a blank page or one of the templates; journeys defined through the admin API appear here too.
         </Empty>
       ) : (
         <table>
@@ -37,6 +46,7 @@ export function Journeys({ panel }: ScreenProps) {
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Status</th>
+              <th scope="col">Version</th>
               <th scope="col">Trigger</th>
               <th scope="col">Entered</th>
               <th scope="col">Active</th>
@@ -54,6 +64,7 @@ export function Journeys({ panel }: ScreenProps) {
                 <td>
                   <span className={`badge status-${journey.status}`}>{journey.status}</span>
                 </td>
+                <td>{journey.version}</td>
                 <td>{triggerText(journey.trigger)}</td>
                 <td>{journey.counters.entered}</td>
                 <td>{journey.counters.active}</td>
@@ -73,10 +84,8 @@ export function Journeys({ panel }: ScreenProps) {
 function actionsFor(status: JourneyView["status"]): { label: string; status: JourneyStatusChange["status"] }[] {
   switch (status) {
     case "draft":
-      return [
-        { label: "Start journey", status: "running" },
-        { label: "Stop journey", status: "stopped" },
-      ];
+      // Starting is the canvas's: it saves what is on it first, and only when it has no problem.
+      return [{ label: "Stop journey", status: "stopped" }];
     case "running":
       return [
         { label: "Pause journey", status: "paused" },
@@ -104,6 +113,7 @@ export function Journey({ panel, params }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<JourneyView>("GET", panel.id, journeyPath(id)), [panel.id, id]);
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const nodeFigures = useNodeCounters(panel.id, data);
 
   const change = async (status: JourneyStatusChange["status"]) => {
     setBusy(true);
@@ -150,36 +160,143 @@ export function Journey({ panel, params }: ScreenProps) {
         ))}
       </div>
       <ErrorNote error={failure} />
-      <h2>Steps</h2>
-      <table>
-        <caption className="visually-hidden">Steps with the contacts each acted for and holds now</caption>
-        <thead>
-          <tr>
-            <th scope="col">Step</th>
-            <th scope="col">Type</th>
-            <th scope="col">After</th>
-            <th scope="col">Acted</th>
-            <th scope="col">Waiting</th>
+      <h2>Canvas</h2>
+      <Suspense fallback={<Loading />}>
+        <JourneyBuilder
+          key={data.id}
+          panelId={panel.id}
+          name={data.name}
+          definition={data}
+          counters={nodeFigures}
+          saveLabel={data.status === "draft" ? "Save draft" : "Save as new version"}
+          save={
+            data.status === "stopped"
+              ? undefined
+              : async (definition) => {
+                  await admin("PUT", panel.id, journeyPath(id), definition);
+                  reload();
+                }
+          }
+          start={
+            data.status === "draft"
+              ? async (definition) => {
+                  await admin("PUT", panel.id, journeyPath(id), definition);
+                  const body: JourneyStatusChange = { status: "running" };
+                  await admin("POST", panel.id, `${journeyPath(id)}/status`, body);
+                  reload();
+                }
+              : undefined
+          }
+        />
+      </Suspense>
+      <JourneyReport panelId={panel.id} journeyId={data.id} />
+      <h2>Versions</h2>
+      <p className="muted">Saving a running or paused journey makes a new version: contacts already inside finish on the version they entered, new entries take the new one.</p>
+      <Versions panelId={panel.id} journey={data} />
+      <details>
+        <summary>Definition as JSON</summary>
+        <pre aria-label="Journey definition" tabIndex={0}>
+          {JSON.stringify({ name: data.name, trigger: data.trigger, filter: data.filter, steps: data.steps }, null, 2)}
+        </pre>
+      </details>
+    </Screen>
+  );
+}
+
+/** A year of figures per node for the canvas, from the journey report's aggregates, read again while the page is open. */
+function useNodeCounters(panelId: string, journey: JourneyView | undefined): Map<string, NodeCounters> | undefined {
+  const [figures, setFigures] = useState<Map<string, NodeCounters>>();
+  const id = journey?.id;
+  const live = journey?.status === "running" || journey?.status === "paused";
+  useEffect(() => {
+    if (!id) return;
+    let current = true;
+    const load = () =>
+      admin<JourneyReportView>("GET", panelId, `${journeyPath(id)}/report?from=${encodeURIComponent(new Date(Date.now() - 365 * 86_400_000).toISOString())}`).then(
+        (report) => current && setFigures(countersOf(report)),
+        () => undefined,
+      );
+    void load();
+    const timer = live ? setInterval(load, 5_000) : undefined;
+    return () => {
+      current = false;
+      clearInterval(timer);
+    };
+  }, [panelId, id, live]);
+  return figures;
+}
+
+function countersOf(report: JourneyReportView): Map<string, NodeCounters> {
+  const figures = new Map<string, NodeCounters>([[TRIGGER_NODE, { entered: report.entered, completed: report.completed, exited: report.exited }]]);
+  for (const [step, f] of Object.entries(report.steps)) figures.set(step, { entered: f.entered, waiting: f.waiting, passed: f.passed, failed: f.failed });
+  return figures;
+}
+
+function Versions({ panelId, journey }: { panelId: string; journey: JourneyView }) {
+  const { data } = useLoad(() => admin<{ versions: JourneyVersionView[] }>("GET", panelId, `${journeyPath(journey.id)}/versions`), [panelId, journey.id, journey.version]);
+  if (!data) return null;
+  return (
+    <table>
+      <caption className="visually-hidden">Versions of the journey, newest first</caption>
+      <thead>
+        <tr>
+          <th scope="col">Version</th>
+          <th scope="col">Made</th>
+          <th scope="col">By</th>
+          <th scope="col">Entered on it</th>
+          <th scope="col">Still inside</th>
+        </tr>
+      </thead>
+      <tbody>
+        {data.versions.map((v) => (
+          <tr key={v.version}>
+            <td>
+              {v.version}
+              {v.version === journey.version ? " (current)" : ""}
+            </td>
+            <td>{formatTime(v.created_at)}</td>
+            <td>{v.created_by ?? "admin token"}</td>
+            <td>{v.entered}</td>
+            <td>{v.active}</td>
           </tr>
-        </thead>
-        <tbody>
-          {data.steps.map((step) => (
-            <tr key={step.id}>
-              <td>
-                <code>{step.id}</code>
-              </td>
-              <td>{step.type}</td>
-              <td>{"after" in step && step.after ? step.after : "start"}</td>
-              <td>{counters.steps[step.id]?.acted ?? 0}</td>
-              <td>{counters.steps[step.id]?.waiting ?? 0}</td>
-            </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** A new journey: pick a blank canvas or one of the spec 6.3 templates, then build and save it as a draft. */
+export function NewJourney({ panel }: ScreenProps) {
+  const [template, setTemplate] = useState<JourneyTemplate["definition"]>();
+  return (
+    <Screen title="New journey" actions={<Link href={`/panels/${encodeURIComponent(panel.id)}/journeys`}>All journeys</Link>}>
+      {!template ? (
+        <div className="tiles" role="group" aria-label="Start from">
+          <button type="button" className="tile" onClick={() => setTemplate(BLANK)}>
+            <strong>Blank canvas</strong>
+            <span className="muted">A trigger and nothing else.</span>
+          </button>
+          {TEMPLATES.map((t) => (
+            <button key={t.key} type="button" className="tile" onClick={() => setTemplate(t.definition)}>
+              <strong>{t.title}</strong>
+              <span className="muted">{t.description}</span>
+            </button>
           ))}
-        </tbody>
-      </table>
-      <h2>Definition</h2>
-      <pre aria-label="Journey definition" tabIndex={0}>
-        {JSON.stringify({ name: data.name, trigger: data.trigger, filter: data.filter, steps: data.steps }, null, 2)}
-      </pre>
+        </div>
+      ) : (
+        <Suspense fallback={<Loading />}>
+          <JourneyBuilder
+            panelId={panel.id}
+            name=""
+            definition={template}
+            saveLabel="Save draft"
+            save={async (definition: JourneyInput) => {
+              const created = await admin<JourneyView>("POST", panel.id, "/journeys", definition);
+              navigate(`/panels/${encodeURIComponent(panel.id)}${journeyPath(created.id)}`);
+            }}
+          />
+        </Suspense>
+      )}
     </Screen>
   );
 }

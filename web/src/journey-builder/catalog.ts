@@ -1,0 +1,26 @@
+import { admin } from "../api";
+import type { ActivityView, AttributeView, ListView, SegmentView, WebhookView } from "../types";
+import { useLoad } from "../ui";
+
+/** What the side panel offers to choose from: the panel's activities, lists, segments, webhooks and attributes. */
+export interface Catalog {
+  activities: ActivityView[];
+  lists: ListView[];
+  segments: SegmentView[];
+  webhooks: WebhookView[];
+  attributes: AttributeView[];
+}
+
+export function useCatalog(panelId: string): { catalog: Catalog | undefined; error: string | undefined } {
+  const { data, error } = useLoad(async (): Promise<Catalog> => {
+    const [activities, lists, segments, webhooks, attributes] = await Promise.all([
+      admin<{ activities: ActivityView[] }>("GET", panelId, "/activities"),
+      admin<{ lists: ListView[] }>("GET", panelId, "/lists"),
+      admin<{ segments: SegmentView[] }>("GET", panelId, "/segments"),
+      admin<{ webhooks: WebhookView[] }>("GET", panelId, "/webhooks"),
+      admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"),
+    ]);
+    return { activities: activities.activities, lists: lists.lists, segments: segments.segments, webhooks: webhooks.webhooks, attributes: attributes.attributes };
+  }, [panelId]);
+  return { catalog: data, error };
+}

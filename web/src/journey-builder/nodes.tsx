@@ -1,0 +1,114 @@
+import { Handle, Position, type NodeProps } from "@xyflow/react";
+import { createContext, useContext } from "react";
+import { HANDLE_LABELS, outHandles, TRIGGER_ID, type NodeKind, type StepNode, type StepSettings, type TriggerNode } from "./model";
+import { STEP_LABELS } from "./templates";
+
+/** What a node shows besides its settings: its counters and its problems. */
+export interface NodeState {
+  counters: Map<string, NodeCounters>;
+  problems: Map<string, string[]>;
+}
+/** Figures by their label, in the order shown: "entered 3 · waiting 1…". */
+export type NodeCounters = Record<string, number>;
+export const NodeStateContext = createContext<NodeState>({ counters: new Map(), problems: new Map() });
+
+function summary(step: StepSettings): string {
+  switch (step.type) {
+    case "email":
+      return step.subject || "no subject yet";
+    case "sms":
+    case "apn":
+    case "bpn":
+      return step.text || (step.type === "sms" && step.template ? `template ${step.template}` : "no text yet");
+    case "wait_for_event":
+      return `${Array.isArray(step.events) ? step.events.join(" or ") : `activity “${step.events.activity}”`} within ${step.within}`;
+    case "delay":
+      return `for ${step.for}`;
+    case "condition":
+      return `${step.filter.length} clause${step.filter.length === 1 ? "" : "s"} on attributes`;
+    case "webhook":
+      return step.webhook ? `to ${step.webhook}` : "no webhook chosen";
+  }
+}
+
+function triggerSummary(data: TriggerNode["data"]): string {
+  const t = data.trigger;
+  const who = data.filter.length ? `, ${data.filter.length} attribute clause${data.filter.length === 1 ? "" : "s"}` : "";
+  if (t.type === "activity") return `activity “${t.activity}”${who}`;
+  if (t.type === "list") return `joins list ${t.listid}${who}`;
+  return `segment ${t.segment ?? "(filter)"}${who}`;
+}
+
+function Counters({ id }: { id: string }) {
+  const figures = useContext(NodeStateContext).counters.get(id);
+  if (!figures) return null;
+  return (
+    <p className="node-counters" aria-label={`Counters of ${id}`}>
+      {Object.entries(figures).map(([label, n]) => (
+        <span key={label}>
+          {label} {n}{" "}
+        </span>
+      ))}
+    </p>
+  );
+}
+
+function Problems({ id }: { id: string }) {
+  const problems = useContext(NodeStateContext).problems.get(id);
+  if (!problems?.length) return null;
+  return (
+    <ul className="node-problems" aria-label={`Problems of ${id}`}>
+      {problems.map((problem) => (
+        <li key={problem}>{problem}</li>
+      ))}
+    </ul>
+  );
+}
+
+function OutHandles({ id, kind }: { id: string; kind: NodeKind }) {
+  const handles = outHandles(kind);
+  return handles.map((handle, i) => (
+    <Handle
+      key={handle}
+      type="source"
+      id={handle}
+      position={Position.Bottom}
+      style={handles.length > 1 ? { left: `${((i + 1) * 100) / (handles.length + 1)}%` } : undefined}
+      title={handle === "next" ? "next step" : HANDLE_LABELS[handle]}
+    >
+      {handles.length > 1 ? <span className="handle-label">{HANDLE_LABELS[handle]}</span> : null}
+    </Handle>
+  ));
+}
+
+export function TriggerNodeView(props: NodeProps<TriggerNode>) {
+  const problems = useContext(NodeStateContext).problems.get(TRIGGER_ID);
+  return (
+    <div className={`journey-node trigger${problems?.length ? " has-problem" : ""}${props.selected ? " selected" : ""}`}>
+      <strong>Trigger</strong>
+      <p>{triggerSummary(props.data)}</p>
+      <Counters id={TRIGGER_ID} />
+      <Problems id={TRIGGER_ID} />
+      <OutHandles id={TRIGGER_ID} kind="trigger" />
+    </div>
+  );
+}
+
+export function StepNodeView(props: NodeProps<StepNode>) {
+  const problems = useContext(NodeStateContext).problems.get(props.id);
+  const step = props.data.step;
+  return (
+    <div className={`journey-node step-${step.type}${problems?.length ? " has-problem" : ""}${props.selected ? " selected" : ""}`}>
+      <Handle type="target" id="in" position={Position.Top} title="follows" />
+      <strong>
+        {STEP_LABELS[step.type]} <code>{props.id}</code>
+      </strong>
+      <p>{summary(step)}</p>
+      <Counters id={props.id} />
+      <Problems id={props.id} />
+      <OutHandles id={props.id} kind={step.type} />
+    </div>
+  );
+}
+
+export const NODE_TYPES = { trigger: TriggerNodeView, step: StepNodeView };

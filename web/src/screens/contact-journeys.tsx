@@ -1,0 +1,48 @@
+import { admin } from "../api";
+import { Link } from "../router";
+import type { ContactJourneys } from "../types";
+import { ErrorNote, formatTime, Loading, useLoad } from "../ui";
+
+/** The contact's path through journeys: each journey entered, newest first, with the steps it ran and what each came to. */
+export function ContactJourneyPaths({ panelId, contactKey }: { panelId: string; contactKey: string }) {
+  const { data, error } = useLoad(() => admin<ContactJourneys>("GET", panelId, `/contacts/${encodeURIComponent(contactKey)}/journeys`), [panelId, contactKey]);
+  const base = `/panels/${encodeURIComponent(panelId)}`;
+  return (
+    <section aria-labelledby="contact-journey-paths">
+      <h2 id="contact-journey-paths">Path through journeys</h2>
+      <ErrorNote error={error} />
+      {!data ? (
+        !error && <Loading />
+      ) : data.journeys.length === 0 ? (
+        <p className="muted">No journey steps yet.</p>
+      ) : (
+        data.journeys.map((journey) => (
+          <table key={`${journey.journey_id}-${journey.entered_at}`}>
+            <caption>
+              <Link href={`${base}/journeys/${encodeURIComponent(journey.journey_id)}`}>{journey.name}</Link>: entered {formatTime(journey.entered_at)},{" "}
+              {journey.status === "active" ? "still in it" : `${journey.status} ${formatTime(journey.ended_at)}`}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Step</th>
+                <th scope="col">Type</th>
+                <th scope="col">At</th>
+                <th scope="col">Result</th>
+              </tr>
+            </thead>
+            <tbody>
+              {journey.steps.map((step) => (
+                <tr key={step.step_id}>
+                  <th scope="row">{step.step_id}</th>
+                  <td>{step.type ?? "—"}</td>
+                  <td>{formatTime(step.at)}</td>
+                  <td>{step.result ?? "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ))
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,183 @@
+import { useEffect, useMemo, useState } from "react";
+import { admin } from "../api";
+import { TimeChart } from "../charts/time-chart";
+import type { JourneyChannel, JourneyReport as Report } from "../types";
+import { Empty, ErrorNote, formatTime, Loading, useLoad } from "../ui";
+
+const PERIODS = [7, 30, 90] as const;
+type PeriodDays = (typeof PERIODS)[number];
+
+/** The report is read again this often while it is shown: its figures come from aggregates, so a read is cheap. */
+const REFRESH_MS = 30_000;
+
+const CHANNEL_NAMES: Record<JourneyChannel, string> = { email: "Email", sms: "SMS", apn: "App push", bpn: "Browser push" };
+
+const CHANNEL_COLUMNS: Array<[keyof Report["channels"][JourneyChannel], string]> = [
+  ["sent", "Sent"],
+  ["failed", "Failed"],
+  ["skipped", "Skipped"],
+  ["delivered", "Delivered"],
+  ["opens", "Opens"],
+  ["opened", "Opened"],
+  ["clicks", "Clicks"],
+  ["clicked", "Clicked"],
+  ["bounced", "Bounced"],
+];
+
+function PeriodPicker({ days, onChange }: { days: PeriodDays; onChange: (days: PeriodDays) => void }) {
+  return (
+    <fieldset className="row">
+      <legend>Period</legend>
+      {PERIODS.map((n) => (
+        <label key={n}>
+          <input type="radio" name="journey-report-period" checked={days === n} onChange={() => onChange(n)} /> Last {n} days
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+function Funnel({ report }: { report: Report }) {
+  const steps = Object.entries(report.steps);
+  if (steps.length === 0) return <Empty title="No steps">The journey has no steps to count.</Empty>;
+  return (
+    <table>
+      <caption>Funnel per step</caption>
+      <thead>
+        <tr>
+          <th scope="col">Step</th>
+          <th scope="col">Type</th>
+          <th scope="col">Entered</th>
+          <th scope="col">Waiting now</th>
+          <th scope="col">Passed</th>
+          <th scope="col">Failed</th>
+          <th scope="col">Timed out</th>
+        </tr>
+      </thead>
+      <tbody>
+        {steps.map(([id, step]) => (
+          <tr key={id}>
+            <th scope="row">{id}</th>
+            <td>{step.type ?? "(no longer in the journey)"}</td>
+            <td>{step.entered}</td>
+            <td>{step.waiting}</td>
+            <td>{step.passed}</td>
+            <td>{step.failed}</td>
+            <td>{step.timed_out}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Channels({ report }: { report: Report }) {
+  const channels = (Object.keys(CHANNEL_NAMES) as JourneyChannel[]).filter((c) => Object.values(report.channels[c]).some((n) => n > 0));
+  if (channels.length === 0) return <Empty title="No messages in this period">Messages the journey sends, and what recipients do with them, show here per channel.</Empty>;
+  return (
+    <table>
+      <caption>Messages per channel</caption>
+      <thead>
+        <tr>
+          <th scope="col">Channel</th>
+          {CHANNEL_COLUMNS.map(([key, label]) => (
+            <th key={key} scope="col">
+              {label}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {channels.map((channel) => (
+          <tr key={channel}>
+            <th scope="row">{CHANNEL_NAMES[channel]}</th>
+            {CHANNEL_COLUMNS.map(([key]) => (
+              <td key={key}>{report.channels[channel][key]}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function WebhookDeliveries({ report }: { report: Report }) {
+  const hours = report.webhooks;
+  const times = useMemo(() => hours.map((h) => Date.parse(h.hour) / 1000), [hours]);
+  const series = useMemo(
+    () => [
+      { label: "Delivered", values: hours.map((h) => h.delivered), color: "#16a34a" },
+      { label: "Retried", values: hours.map((h) => h.retried), color: "#d97706" },
+      { label: "Failed", values: hours.map((h) => h.failed), color: "#dc2626" },
+    ],
+    [hours],
+  );
+  if (report.webhook_ids.length === 0) return <p className="muted">The journey has no webhook step.</p>;
+  if (hours.length === 0) return <Empty title="No deliveries in this period">Deliveries of this journey's webhook events show here per hour.</Empty>;
+  return (
+    <>
+      <TimeChart label="Webhook event deliveries per hour: delivered, retried and failed" times={times} series={series} />
+      <table>
+        <caption>Webhook event deliveries per hour (events)</caption>
+        <thead>
+          <tr>
+            <th scope="col">Hour</th>
+            <th scope="col">Delivered</th>
+            <th scope="col">Retried</th>
+            <th scope="col">Failed</th>
+          </tr>
+        </thead>
+        <tbody>
+          {hours.map((h) => (
+            <tr key={h.hour}>
+              <th scope="row">{formatTime(h.hour)}</th>
+              <td>{h.delivered}</td>
+              <td>{h.retried}</td>
+              <td>{h.failed}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+/** What a journey did over the last 7, 30 or 90 days, from the report's aggregates; read again while shown. */
+export function JourneyReport({ panelId, journeyId }: { panelId: string; journeyId: string }) {
+  const [days, setDays] = useState<PeriodDays>(30);
+  const { data, error, reload } = useLoad(() => {
+    const from = new Date(Date.now() - days * 86_400_000).toISOString();
+    return admin<Report>("GET", panelId, `/journeys/${encodeURIComponent(journeyId)}/report?from=${encodeURIComponent(from)}`);
+  }, [panelId, journeyId, days]);
+  useEffect(() => {
+    const timer = setInterval(reload, REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [reload]);
+  return (
+    <section aria-labelledby="journey-report-title">
+      <h2 id="journey-report-title">Report</h2>
+      <PeriodPicker days={days} onChange={setDays} />
+      <ErrorNote error={error} />
+      {!data ? (
+        !error && <Loading />
+      ) : (
+        <>
+          <dl className="facts" aria-label="Contacts in the period">
+            <dt>Entered</dt>
+            <dd>{data.entered}</dd>
+            <dt>Completed</dt>
+            <dd>{data.completed}</dd>
+            <dt>Exited (journey stopped)</dt>
+            <dd>{data.exited}</dd>
+          </dl>
+          <h3>Funnel</h3>
+          <Funnel report={data} />
+          <h3>Messages</h3>
+          <Channels report={data} />
+          <h3>Webhook deliveries</h3>
+          <WebhookDeliveries report={data} />
+        </>
+      )}
+    </section>
+  );
+}
