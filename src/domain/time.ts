@@ -140,19 +140,19 @@ export const MAX_EVENT_LEAD_MS = 24 * 3_600_000;
  */
 export function resolveEventTime(value: unknown, forms: readonly EventTimeForm[], timeZone: string, now: number): Checked<number> {
   if (value === undefined || value === null || (typeof value === "string" && value.trim() === "")) return ok(now);
-  const readers = forms.map((form) => EVENT_TIME_READERS[form]);
-  const named = readers.map((reader) => reader.name).join(" or ");
-  if (typeof value !== "string" && typeof value !== "number") return fail(`must be ${named}, not ${describeJsonType(value)}`);
-  let refusal = fail<number>(`must be ${named}`);
-  for (const reader of readers) {
-    const read = reader.read(value, timeZone);
+  // Every event of a batch passes here: the forms' names are joined only for a refusal.
+  const named = () => forms.map((form) => EVENT_TIME_READERS[form].name).join(" or ");
+  if (typeof value !== "string" && typeof value !== "number") return fail(`must be ${named()}, not ${describeJsonType(value)}`);
+  let refusal: Checked<number> | undefined;
+  for (const form of forms) {
+    const read = EVENT_TIME_READERS[form].read(value, timeZone);
     if (read.ok) {
       if (read.value - now <= MAX_EVENT_LEAD_MS) return read;
       return fail(`is more than 24 hours ahead of now: it reads as ${new Date(read.value).toISOString()}; an event time says when something happened`);
     }
-    if (readers.length === 1) refusal = read;
+    if (forms.length === 1) refusal = read;
   }
-  return refusal;
+  return refusal ?? fail(`must be ${named()}`);
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -190,7 +190,9 @@ function intlOffset(wholeSecond: number, timeZone: string): number {
 
 const HOUR_MS = 3_600_000;
 const MAX_CACHED_HOURS = 10_000;
-const hourOffsets = new Map<string, number>();
+/** Per zone, offsets by UTC hour number (a number key: no key text to build and hash per reading). */
+const hourOffsets = new Map<string, Map<number, number>>();
+let cachedHours = 0;
 
 /**
  * The zone's offset at an instant. Intl takes tens of microseconds per reading, which made
@@ -200,13 +202,18 @@ const hourOffsets = new Map<string, number>();
  */
 function offsetAt(epochMs: number, timeZone: string): number {
   const hour = Math.floor(epochMs / HOUR_MS);
-  const key = `${hour}|${timeZone}`;
-  const cached = hourOffsets.get(key);
+  const cached = hourOffsets.get(timeZone)?.get(hour);
   if (cached !== undefined) return cached;
   const start = intlOffset(hour * HOUR_MS, timeZone);
   if (start === intlOffset(hour * HOUR_MS + HOUR_MS - 1000, timeZone)) {
-    if (hourOffsets.size >= MAX_CACHED_HOURS) hourOffsets.clear();
-    hourOffsets.set(key, start);
+    if (cachedHours >= MAX_CACHED_HOURS) {
+      hourOffsets.clear();
+      cachedHours = 0;
+    }
+    let zone = hourOffsets.get(timeZone);
+    if (!zone) hourOffsets.set(timeZone, (zone = new Map()));
+    zone.set(hour, start);
+    cachedHours++;
     return start;
   }
   return intlOffset(epochMs - (((epochMs % 1000) + 1000) % 1000), timeZone);

@@ -24,20 +24,33 @@ const OPEN_BRACKET = 91;
 const CLOSE_BRACE = 125;
 const CLOSE_BRACKET = 93;
 
+/**
+ * Whether arrays and objects nest deeper than `limit` outside strings. Most of a body's
+ * characters are inside strings (every member name is one), so each string is skipped with
+ * indexOf to its closing quote, the first one not escaped: preceded by an even run of
+ * backslashes. An unterminated string ends the scan (JSON.parse refuses the text).
+ */
 function nestsDeeperThan(text: string, limit: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) inString = true;
-    else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+    if (c === QUOTE) {
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
+      if (end === -1) return false;
+      i = end;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (++depth > limit) return true;
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
   }
   return false;
+}
+
+/** Whether the character at `at` follows an odd run of backslashes. */
+function isEscaped(text: string, at: number): boolean {
+  let backslashes = 0;
+  while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++;
+  return backslashes % 2 === 1;
 }
 
 /**

@@ -10,4 +10,15 @@ describe("uuidV7", () => {
     expect(earlier < later).toBe(true);
     expect(new Set(Array.from({ length: 1000 }, () => uuidV7(0))).size).toBe(1000);
   });
+
+  it("takes each call's own time, whatever the call before it took", () => {
+    const at = (now: number) => uuidV7(now).slice(0, 13);
+    expect([at(Date.UTC(2024, 0, 1)), at(Date.UTC(2024, 0, 1) + 1), at(Date.UTC(2024, 0, 1)), at(0), at(0.9)]).toEqual([
+      "018cc251-f400",
+      "018cc251-f401",
+      "018cc251-f400",
+      "00000000-0000",
+      "00000000-0000",
+    ]);
+  });
 });
