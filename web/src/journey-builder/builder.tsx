@@ -165,7 +165,7 @@ function Canvas({ panelId, name: savedName, definition: saved, counters, save, s
           ))}
         </nav>
         <div className="journey-canvas" onDragOver={(event) => (event.preventDefault(), (event.dataTransfer.dropEffect = "move"))} onDrop={onDrop}>
-          <NodeStateContext.Provider value={{ counters: counters ?? new Map(), problems: placed.byNode }}>
+          <NodeStateContext.Provider value={{ counters: counters ?? new Map(), problems: placed.byNode, webhooks: new Map(catalog?.webhooks.map((w) => [w.id, w.label])) }}>
             <ReactFlow<BuilderNode, Edge>
               nodes={nodes}
               edges={edges}
