@@ -183,7 +183,7 @@ describe("journey builder in Chromium", () => {
     await blankJourney(page, "Cart then checkout", "cart");
     await dragStep(page, "Wait for event", 0, 60);
     await connect(page, "@trigger", "next", "wait_for_event_1");
-    await side(page, "wait_for_event_1").getByLabel("Wait for").selectOption("activity");
+    await side(page, "wait_for_event_1").getByLabel("Wait for", { exact: true }).selectOption("activity");
     await side(page, "wait_for_event_1").getByLabel("Activity to wait for").selectOption("checkout");
     await side(page, "wait_for_event_1").getByLabel("Within").fill("1h");
     await dragStep(page, "Webhook", -160, 230);
@@ -196,7 +196,7 @@ describe("journey builder in Chromium", () => {
     await blankJourney(page, "Trial without upgrade", "trial");
     await dragStep(page, "Wait for event", 0, 60);
     await connect(page, "@trigger", "next", "wait_for_event_1");
-    await side(page, "wait_for_event_1").getByLabel("Wait for").selectOption("activity");
+    await side(page, "wait_for_event_1").getByLabel("Wait for", { exact: true }).selectOption("activity");
     await side(page, "wait_for_event_1").getByLabel("Activity to wait for").selectOption("upgrade");
     await side(page, "wait_for_event_1").getByLabel("Within").fill("1m");
     await dragStep(page, "Webhook", 160, 230);
@@ -297,7 +297,7 @@ describe("journey builder in Chromium", () => {
     await page.locator('[data-testid="rf__edge-@trigger:next->wait_for_event_1"]').waitFor({ state: "attached" });
     await screenshot(page, "journey-builder-keyboard");
     const wait = side(page, "wait_for_event_1");
-    await wait.getByLabel("Wait for").selectOption("activity");
+    await wait.getByLabel("Wait for", { exact: true }).selectOption("activity");
     await wait.getByLabel("Activity to wait for").selectOption("upgrade");
     // The new step is selected in turn, so the next one hangs under it, from its first handle.
     await page.getByRole("navigation", { name: "Steps to add" }).getByRole("button", { name: "Webhook", exact: true }).focus();
