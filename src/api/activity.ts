@@ -267,7 +267,7 @@ export async function handleSingleActivity(request: IRequest, env: Env, exec: Ex
     const cached = await catalogForClient(request, env);
     const key = idempotencyKey(request);
     const body = await readJsonBody(request);
-    const parsed = activityEventSchema.safeParse(withAliases(body));
+    const parsed = parseActivityEvent(body);
     if (!parsed.success) throw fromProblems(fieldErrorsFromZod(parsed.error));
     const catalog = await catalogKnowing(env, cached.panel.clientId, cached, [parsed.data.activityid]);
     const now = Date.now();

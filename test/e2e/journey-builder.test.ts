@@ -183,7 +183,7 @@ describe("journey builder in Chromium", () => {
     await blankJourney(page, "Cart then checkout", "cart");
     await dragStep(page, "Wait for event", 0, 60);
     await connect(page, "@trigger", "next", "wait_for_event_1");
-    await side(page, "wait_for_event_1").getByLabel("Wait for").selectOption("activity");
+    await side(page, "wait_for_event_1").getByLabel("Wait for", { exact: true }).selectOption("activity");
     await side(page, "wait_for_event_1").getByLabel("Activity to wait for").selectOption("checkout");
     await side(page, "wait_for_event_1").getByLabel("Within").fill("1h");
     await dragStep(page, "Webhook", -160, 230);
@@ -196,7 +196,7 @@ describe("journey builder in Chromium", () => {
     await blankJourney(page, "Trial without upgrade", "trial");
     await dragStep(page, "Wait for event", 0, 60);
     await connect(page, "@trigger", "next", "wait_for_event_1");
-    await side(page, "wait_for_event_1").getByLabel("Wait for").selectOption("activity");
+    await side(page, "wait_for_event_1").getByLabel("Wait for", { exact: true }).selectOption("activity");
     await side(page, "wait_for_event_1").getByLabel("Activity to wait for").selectOption("upgrade");
     await side(page, "wait_for_event_1").getByLabel("Within").fill("1m");
     await dragStep(page, "Webhook", 160, 230);
@@ -286,5 +286,40 @@ describe("journey builder in Chromium", () => {
     assert.equal(await page.getByRole("button", { name: "Save draft" }).isDisabled(), true);
     const saved = (await adminCall("GET", `/panels/${panelId}/journeys`)).journeys.find((j: { name: string }) => j.name === "Unfinished");
     assert.equal(saved.status, "draft");
+  });
+
+  test("the keyboard builds the same graph: palette buttons add and link steps, the side panel links and sets them", async () => {
+    const page = await ownerPage();
+    await blankJourney(page, "Keyboard built", "signup");
+    // The trigger is selected; Enter on a palette button adds the step after it, linked.
+    await page.getByRole("navigation", { name: "Steps to add" }).getByRole("button", { name: "Wait for event", exact: true }).focus();
+    await page.keyboard.press("Enter");
+    await page.locator('[data-testid="rf__edge-@trigger:next->wait_for_event_1"]').waitFor({ state: "attached" });
+    await screenshot(page, "journey-builder-keyboard");
+    const wait = side(page, "wait_for_event_1");
+    await wait.getByLabel("Wait for", { exact: true }).selectOption("activity");
+    await wait.getByLabel("Activity to wait for").selectOption("upgrade");
+    // The new step is selected in turn, so the next one hangs under it, from its first handle.
+    await page.getByRole("navigation", { name: "Steps to add" }).getByRole("button", { name: "Webhook", exact: true }).focus();
+    await page.keyboard.press("Enter");
+    await page.locator('[data-testid="rf__edge-wait_for_event_1:event->webhook_1"]').waitFor();
+    // Which step it follows, and on which outcome, is a choice in the side panel.
+    const hook = side(page, "webhook_1");
+    await hook.getByLabel("Follows").selectOption("wait_for_event_1|timeout");
+    await page.locator('[data-testid="rf__edge-wait_for_event_1:timeout->webhook_1"]').waitFor();
+    await hook.getByLabel("Follows").selectOption("");
+    await node(page, "webhook_1").getByText("is not linked: connect it from the trigger or a step").waitFor();
+    await hook.getByLabel("Follows").selectOption("wait_for_event_1|timeout");
+    await hook.getByLabel("Webhook", { exact: true }).selectOption(hooks.get("/not-followed")!);
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await page.getByRole("heading", { level: 1, name: "Keyboard built" }).waitFor();
+    const saved = (await adminCall("GET", `/panels/${panelId}/journeys`)).journeys.find((j: { name: string }) => j.name === "Keyboard built");
+    assert.deepEqual(
+      saved.steps.map((s: { id: string; type: string; after?: string; on?: string }) => [s.id, s.type, s.after ?? null, s.on ?? null]),
+      [
+        ["wait_for_event_1", "wait_for_event", null, null],
+        ["webhook_1", "webhook", "wait_for_event_1", "timeout"],
+      ],
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { Background, Controls, ReactFlow, ReactFlowProvider, useEdgesState, useNodesState, useReactFlow, type Connection, type Edge } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { useMemo, useState, type DragEvent } from "react";
-import { previousMessage, type JourneyDefinition } from "../../../src/domain/journey";
+import { isMessageStep, previousMessage, WAITABLE_EVENTS, type JourneyDefinition } from "../../../src/domain/journey";
 import { ApiFailure, type FieldError } from "../api";
 import type { JourneyInput } from "../types";
 import { ErrorNote, Field, failureOf } from "../ui";
@@ -50,6 +50,8 @@ function Canvas({ panelId, name: savedName, definition: saved, counters, save, s
   const flow = useReactFlow<BuilderNode, Edge>();
 
   const { definition, stepIds, unlinked } = definitionOf(name, nodes, edges);
+  // The graph walks (previousMessage) read only ids, types and links, which the unchecked definition has.
+  const parsedSteps = definition.steps as JourneyDefinition["steps"];
   const local = useMemo(() => journeyProblems(definition), [JSON.stringify(definition)]); // eslint-disable-line react-hooks/exhaustive-deps
   const unlinkedProblems = unlinked.map((id) => ({ field: `steps.${stepIds.indexOf(id)}`, message: "is not linked: connect it from the trigger or a step" }));
   const all = [...local, ...unlinkedProblems, ...serverProblems.filter((p) => !local.some((l) => l.field === p.field && l.message === p.message))];
@@ -75,7 +77,12 @@ function Canvas({ panelId, name: savedName, definition: saved, counters, save, s
   /** A new step under `parent` (the selected node when added from the palette by keyboard), linked from its first handle. */
   const addStep = (type: StepType, position?: { x: number; y: number }, parent?: BuilderNode) => {
     const id = freshStepId(type, nodes);
-    const node: StepNode = { id, type: "step", position: position ?? { x: parent?.position.x ?? 0, y: (parent?.position.y ?? 0) + 170 }, data: { step: newStep(type) }, selected: true };
+    // A wait added under a step waits for what that branch's last message can report, else for an activity.
+    const parentStep = parent && isStepNode(parent) ? parsedSteps.find((s) => s.id === parent.id) : undefined;
+    const channel = parentStep && (isMessageStep(parentStep) ? parentStep : previousMessage(parsedSteps, parentStep))?.type;
+    const settings = newStep(type);
+    if (settings.type === "wait_for_event" && parent) settings.events = channel ? [WAITABLE_EVENTS[channel][0]!] : { activity: "" };
+    const node: StepNode = { id, type: "step", position: position ?? { x: parent?.position.x ?? 0, y: (parent?.position.y ?? 0) + 170 }, data: { step: settings }, selected: true };
     setNodes((current) => [...current.map((n) => ({ ...n, selected: false })), node]);
     if (parent) link(parent.id, outHandles(kindOf(parent))[0]!, id);
     setSelected(id);
@@ -106,7 +113,6 @@ function Canvas({ panelId, name: savedName, definition: saved, counters, save, s
   };
 
   const selectedNode = nodes.find((n) => n.id === selected);
-  const parsedSteps = definition.steps as JourneyDefinition["steps"];
   const selectedStep = selectedNode && isStepNode(selectedNode) ? parsedSteps.find((s) => s.id === selectedNode.id) : undefined;
   const channel = selectedStep ? previousMessage(parsedSteps, selectedStep)?.type : undefined;
   const blocked = all.length > 0;
@@ -165,7 +171,7 @@ function Canvas({ panelId, name: savedName, definition: saved, counters, save, s
           ))}
         </nav>
         <div className="journey-canvas" onDragOver={(event) => (event.preventDefault(), (event.dataTransfer.dropEffect = "move"))} onDrop={onDrop}>
-          <NodeStateContext.Provider value={{ counters: counters ?? new Map(), problems: placed.byNode }}>
+          <NodeStateContext.Provider value={{ counters: counters ?? new Map(), problems: placed.byNode, webhooks: new Map(catalog?.webhooks.map((w) => [w.id, w.label])) }}>
             <ReactFlow<BuilderNode, Edge>
               nodes={nodes}
               edges={edges}

@@ -7,12 +7,14 @@ import { STEP_LABELS } from "./templates";
 export interface NodeState {
   counters: Map<string, NodeCounters>;
   problems: Map<string, string[]>;
+  /** Webhook labels by id, for the webhook steps' summaries. */
+  webhooks: Map<string, string>;
 }
 /** Figures by their label, in the order shown: "entered 3 · waiting 1…". */
 export type NodeCounters = Record<string, number>;
-export const NodeStateContext = createContext<NodeState>({ counters: new Map(), problems: new Map() });
+export const NodeStateContext = createContext<NodeState>({ counters: new Map(), problems: new Map(), webhooks: new Map() });
 
-function summary(step: StepSettings): string {
+function summary(step: StepSettings, webhooks: Map<string, string>): string {
   switch (step.type) {
     case "email":
       return step.subject || "no subject yet";
@@ -27,7 +29,7 @@ function summary(step: StepSettings): string {
     case "condition":
       return `${step.filter.length} clause${step.filter.length === 1 ? "" : "s"} on attributes`;
     case "webhook":
-      return step.webhook ? `to ${step.webhook}` : "no webhook chosen";
+      return step.webhook ? `to ${webhooks.get(step.webhook) ?? step.webhook}` : "no webhook chosen";
   }
 }
 
@@ -95,7 +97,8 @@ export function TriggerNodeView(props: NodeProps<TriggerNode>) {
 }
 
 export function StepNodeView(props: NodeProps<StepNode>) {
-  const problems = useContext(NodeStateContext).problems.get(props.id);
+  const state = useContext(NodeStateContext);
+  const problems = state.problems.get(props.id);
   const step = props.data.step;
   return (
     <div className={`journey-node step-${step.type}${problems?.length ? " has-problem" : ""}${props.selected ? " selected" : ""}`}>
@@ -103,7 +106,7 @@ export function StepNodeView(props: NodeProps<StepNode>) {
       <strong>
         {STEP_LABELS[step.type]} <code>{props.id}</code>
       </strong>
-      <p>{summary(step)}</p>
+      <p>{summary(step, state.webhooks)}</p>
       <Counters id={props.id} />
       <Problems id={props.id} />
       <OutHandles id={props.id} kind={step.type} />
