@@ -145,7 +145,7 @@ describe("id ranges per shard", () => {
     const more = await admin("GET", `/panels/${panel.id}/contacts/ada%40example.com/events?limit=1&cursor=${events.body.next_cursor}`);
     expect(more.status).toBe(200);
     expect(more.body.events).toHaveLength(1);
-    // The largest exact integer is a list id; past it, and int32's old limit, the answers say why.
+    // Any exact integer (below 2^53) is a list id, found or not; past it the answer says which field.
     const largest = await api("contact", "add", { data: { EMAIL: "x@example.com" }, listid: String(2 ** 53 - 1) });
     expect([largest.status, largest.body.errors[0].field]).toEqual([404, "listid"]);
     const beyond = await api("contact", "add", { data: { EMAIL: "x@example.com" }, listid: String(2 ** 53) });
