@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
+import { idFloorStatements, shardIndexOf } from "../src/store/id-ranges.ts";
 import { childCpuSeconds } from "./cpu.ts";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -104,11 +105,14 @@ export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [
   );
   const url = await miniflare.ready;
   if (fresh) {
-    // The control database, then every shard wrangler.toml binds.
+    // The control database, then every shard wrangler.toml binds, each with its id floors (decision 0030).
     await applyMigrations((await miniflare.getD1Database("DB")) as unknown as D1DatabaseLike, join(root, "migrations"));
     const databases = (worker.d1Databases ?? {}) as string[] | Record<string, unknown>;
-    for (const name of (Array.isArray(databases) ? databases : Object.keys(databases)).filter((b) => /^SHARD_\d+$/.test(b))) {
-      await applyMigrations((await miniflare.getD1Database(name)) as unknown as D1DatabaseLike, join(root, "migrations", "shard"));
+    for (const name of (Array.isArray(databases) ? databases : Object.keys(databases)).filter((b) => shardIndexOf(b) !== null)) {
+      const db = (await miniflare.getD1Database(name)) as unknown as D1DatabaseLike;
+      await applyMigrations(db, join(root, "migrations", "shard"));
+      const floors = idFloorStatements(shardIndexOf(name)!);
+      if (floors.length) await db.batch(floors.map((sql) => db.prepare(sql)));
     }
   }
   return {

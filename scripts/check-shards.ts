@@ -3,9 +3,12 @@
 // take a `ShardDb` (src/store/shards.ts), so `env.DB` cannot be passed to them (the type check
 // refuses it); control store files take a `ControlDb`, which a `ShardDb` is not, and name no
 // shard table; no file of src/ but src/store/shards.ts names a bare `D1Database` or turns a
-// binding into a `ShardDb`; SQL is written in src/store alone.
+// binding into a `ShardDb`; SQL is written in src/store alone. Every shard table with an
+// `INTEGER PRIMARY KEY AUTOINCREMENT` id has its placeholder in src/store/id-ranges.ts, so each
+// shard hands out its ids from its own range (decision 0030).
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { ID_RANGE_PLACEHOLDERS } from "../src/store/id-ranges.ts";
 
 const root = join(import.meta.dirname, "..");
 /** Store files over the control database (DB): panels and the directory, users, operators, sessions, dead letters. */
@@ -22,9 +25,27 @@ for (const name of readdirSync(join(root, "migrations", "shard")).filter((n) => 
   for (const match of readFileSync(join(root, "migrations", "shard", name), "utf8").matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?(\w+)"?/gi)) shardTables.add(match[1]!.toLowerCase());
 }
 if (shardTables.size === 0) throw new Error("migrations/shard names no table");
+
+/** Shard tables whose id AUTOINCREMENT hands out: the column list of each CREATE TABLE, comments left out. */
+function autoincrementTables(sql: string): string[] {
+  const text = sql.replace(/--[^\n]*/g, "");
+  const tables: string[] = [];
+  for (const match of text.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?(\w+)"?\s*\(/gi)) {
+    let depth = 1;
+    let end = match.index + match[0].length;
+    while (depth > 0 && end < text.length) depth += text[end] === "(" ? 1 : text[end] === ")" ? -1 : 0, end++;
+    if (/\bINTEGER\s+PRIMARY\s+KEY\s+AUTOINCREMENT\b/i.test(text.slice(match.index, end))) tables.push(match[1]!.toLowerCase());
+  }
+  return tables;
+}
 const tableUse = new RegExp(`\\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\\s+(${[...shardTables].join("|")})\\b`, "gi");
 
 const problems: string[] = [];
+for (const name of readdirSync(join(root, "migrations", "shard")).filter((n) => n.endsWith(".sql"))) {
+  for (const table of autoincrementTables(readFileSync(join(root, "migrations", "shard", name), "utf8"))) {
+    if (!(table in ID_RANGE_PLACEHOLDERS)) problems.push(`migrations/shard/${name}: ${table} has an INTEGER PRIMARY KEY AUTOINCREMENT id that src/store/id-ranges.ts does not cover (each shard hands out ids from its own range; add its placeholder row there)`);
+  }
+}
 for (const file of files("src")) {
   const path = relative(root, join(root, file)).split("\\").join("/");
   const text = readFileSync(join(root, file), "utf8");

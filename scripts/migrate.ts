@@ -7,11 +7,16 @@
 //   npm run migrate -- --remote               the deployed databases (after `wrangler deploy`)
 //   npm run migrate -- --persist-to <dir>     local databases kept in <dir> (npm start's STATE_DIR)
 //
+// Each shard SHARD_k with k ≥ 1 then gets its id floors (src/store/id-ranges.ts, decision 0030):
+// its tables hand out ids from k * 2^40, unique across the region's shards. Applying them
+// again changes nothing.
+//
 // `npm start` runs the same (applyAllMigrations) before starting the service.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { idFloorStatements, shardIndexOf } from "../src/store/id-ranges.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -24,16 +29,25 @@ export function d1Bindings(region: string): string[] {
   return bindings.sort((a, b) => (a === "DB" ? -1 : b === "DB" ? 1 : a.localeCompare(b, "en", { numeric: true })));
 }
 
-/** Runs `wrangler d1 migrations apply` for one binding; resolves with what it printed. */
-function applyTo(binding: string, args: string[]): Promise<{ ok: boolean; output: string }> {
+/** Runs `wrangler d1 <command…> <binding>` (local unless args say --remote); resolves with what it printed. */
+function wranglerD1(command: string[], binding: string, args: string[]): Promise<{ ok: boolean; output: string }> {
   const where = args.includes("--remote") || args.includes("--local") ? [] : ["--local"];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [wrangler, "d1", "migrations", "apply", binding, ...where, ...args], { cwd: root, env: { ...process.env, CI: "1" } });
+    const child = spawn(process.execPath, [wrangler, "d1", ...command, binding, ...where, ...args], { cwd: root, env: { ...process.env, CI: "1" } });
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
     child.on("close", (code) => resolve({ ok: code === 0, output: `${binding}:\n${output}` }));
   });
+}
+
+/** Applies one binding's migrations and, for a shard past the first, its id floors (one `d1 execute`: one transaction). */
+async function applyTo(binding: string, args: string[]): Promise<{ ok: boolean; output: string }> {
+  const migrated = await wranglerD1(["migrations", "apply"], binding, args);
+  const floors = idFloorStatements(shardIndexOf(binding) ?? 0);
+  if (!migrated.ok || floors.length === 0) return migrated;
+  const floored = await wranglerD1(["execute"], binding, [...args, "--command", floors.join(";\n")]);
+  return { ok: floored.ok, output: `${migrated.output}\n${floored.output}` };
 }
 
 /**

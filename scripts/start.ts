@@ -64,7 +64,7 @@ function localVars(): Record<string, string> {
 }
 
 async function applyMigrations(): Promise<void> {
-  // The control database and every shard of the region (scripts/migrate.ts, `npm run migrate`).
+  // The control database and every shard of the region, with the shards' id floors (scripts/migrate.ts, `npm run migrate`).
   const { ok, output } = await applyAllMigrations(["--local", ...persistArgs, ...envArgs]);
   log(output);
   if (!ok) throw new Error(`applying the D1 migrations failed; see ${logFile}`);

@@ -1,4 +1,5 @@
 import type { ShardDb } from "../store/shards";
+import { parseListId } from "../domain/fields";
 import { createListBody, importFromUrlBody, listMembersQuery, MAX_PANEL_UPLOAD_BYTES, renameListBody } from "../domain/panel-screens";
 import { ApiError, conflict, invalidField, notFound } from "../lib/http/errors";
 import { newId } from "../lib/random";
@@ -16,8 +17,8 @@ function listView(list: ContactList) {
 }
 
 function listId(raw: string | undefined): number {
-  const id = Number(raw);
-  if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) throw invalidField("list", "must be a list id");
+  const id = parseListId(raw ?? "");
+  if (id === null) throw invalidField("list", "must be a list id");
   return id;
 }
 

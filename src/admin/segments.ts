@@ -122,7 +122,8 @@ const removeSegment = definePanelRoute({
 const contactsQuery = z
   .object({
     limit: z.coerce.number().int().min(1).max(1000).default(100),
-    cursor: z.string().regex(/^\d{1,15}$/, { error: "must be the next_cursor of the previous page" }).optional(),
+    // A contact id: up to 16 digits, as shard ranges reach (decision 0030).
+    cursor: z.string().regex(/^\d{1,16}$/, { error: "must be the next_cursor of the previous page" }).optional(),
   })
   .strict();
 

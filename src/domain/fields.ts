@@ -11,28 +11,29 @@ import { describeJsonType } from "./problems";
  * both where a number or text may come, and produce one typed value.
  */
 
-const INT32_MAX = 2147483647;
-
-/** A list id from text or a number; null when it is not a positive int32. */
+/**
+ * A list id from text or a number; null when it is not a positive safe integer. Shard k hands
+ * out ids from k * 2^40 (decision 0030), so ids pass int32 and stay below 2^53.
+ */
 export function parseListId(value: string | number): number | null {
   const text = String(value).trim();
-  if (!/^\d+$/.test(text)) return null;
+  if (!/^\d{1,16}$/.test(text)) return null;
   const id = Number(text);
-  return id >= 1 && id <= INT32_MAX ? id : null;
+  return id >= 1 && Number.isSafeInteger(id) ? id : null;
 }
 
-/** A list id: a positive int32, as a number or decimal text. */
+/** A list id: a positive integer below 2^53, as a number or decimal text. */
 export const listIdParam = z
-  .union([z.string(), z.number()], { error: "must be a list id (a positive int32)" })
+  .union([z.string(), z.number()], { error: "must be a list id (a positive integer)" })
   .transform((value, ctx) => {
     const id = parseListId(value);
     if (id === null) {
-      ctx.addIssue({ code: "custom", message: `must be a list id (a positive int32), not "${value}"` });
+      ctx.addIssue({ code: "custom", message: `must be a list id (a positive integer), not "${value}"` });
       return z.NEVER;
     }
     return id;
   })
-  .meta({ description: "List id: a positive int32", example: "12" });
+  .meta({ description: "List id: a positive integer (below 2^53)", example: "12" });
 
 /** Most distinct list ids one call may name. */
 export const MAX_LIST_IDS = 100;
@@ -63,7 +64,7 @@ export const listIdsParam = z
     for (const part of parts) {
       const id = parseListId(part);
       if (id === null) {
-        ctx.addIssue({ code: "custom", message: `must be list ids (positive int32), comma separated or as a JSON array; "${String(part).trim()}" is not one` });
+        ctx.addIssue({ code: "custom", message: `must be list ids (positive integers), comma separated or as a JSON array; "${String(part).trim()}" is not one` });
         return z.NEVER;
       }
       distinct.add(id);

@@ -44,9 +44,10 @@ describe("admin journeys", () => {
       [{ ...valid, steps: [valid.steps[0], valid.steps[0]] }, "steps.1.id", /unique/],
       [{ ...valid, trigger: { type: "activity", activity: "nope" } }, "trigger.activity", /no activity/],
       [{ ...valid, trigger: { type: "list", listid: 999999 } }, "trigger.listid", /no list/],
-      // The one list-id rule (a positive int32) and the one email rule, as the API applies them.
-      [{ ...valid, trigger: { type: "list", listid: 3_000_000_000 } }, "trigger.listid", /positive int32/],
-      [{ ...valid, trigger: { type: "list", listid: "1e3" } }, "trigger.listid", /positive int32/],
+      // The one list-id rule (a positive integer below 2^53) and the one email rule, as the API applies them.
+      [{ ...valid, trigger: { type: "list", listid: 3_000_000_000 } }, "trigger.listid", /no list/],
+      [{ ...valid, trigger: { type: "list", listid: 2 ** 53 } }, "trigger.listid", /positive integer/],
+      [{ ...valid, trigger: { type: "list", listid: "1e3" } }, "trigger.listid", /positive integer/],
       [{ ...valid, steps: [{ ...valid.steps[0], sender_email: "shop\\desk@example.com" }, valid.steps[1], valid.steps[2]] }, "steps.0.sender_email", /email address/],
       [{ ...valid, trigger: { type: "weather" } }, "trigger.type", /activity, list, segment/],
       [{ ...valid, steps: [{ id: "w", type: "wait_for_event", events: ["open"], within: "1h" }] }, "steps.0.events", /must follow an email/],

@@ -4,13 +4,16 @@ import { addressList, corsOriginList, emailAddress, listIdParam, listIdsParam, o
 const messageOf = (result: { success: boolean; error?: { issues: Array<{ message: string }> } }) => result.error?.issues[0]?.message;
 
 describe("list ids", () => {
-  it("takes a positive int32 as a number or text", () => {
+  it("takes a positive integer below 2^53 as a number or text: shard k's ids start at k * 2^40", () => {
     expect(listIdParam.parse(12)).toBe(12);
     expect(listIdParam.parse(" 12 ")).toBe(12);
-    expect(listIdParam.parse("2147483647")).toBe(2147483647);
+    expect(listIdParam.parse("2147483648")).toBe(2147483648);
+    expect(listIdParam.parse(2 ** 40 + 1)).toBe(2 ** 40 + 1);
+    expect(listIdParam.parse(String(2 ** 53 - 1))).toBe(2 ** 53 - 1);
+    expect(listIdsParam.parse(`${2 ** 40 + 1},${2 ** 41 + 2}`)).toEqual([2 ** 40 + 1, 2 ** 41 + 2]);
   });
 
-  it.each([0, -1, "2147483648", "1e3", "12.5", "abc", true])("refuses %j", (value) => {
+  it.each([0, -1, String(2 ** 53), "99999999999999999", 2 ** 53, "1e3", "12.5", "abc", true])("refuses %j", (value) => {
     expect(listIdParam.safeParse(value).success).toBe(false);
   });
 
