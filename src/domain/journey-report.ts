@@ -1,10 +1,9 @@
 import { z } from "../lib/z";
 import { isoDateMs } from "./segments";
+import { DAY_MS } from "./time";
 
 /** The journey report's period (GET /panels/{panel}/journeys/{journey}/report). */
 
-export const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 export const DEFAULT_PERIOD_DAYS = 30;
 export const MAX_PERIOD_DAYS = 366;
 

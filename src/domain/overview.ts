@@ -1,7 +1,5 @@
 import { z } from "../lib/z";
 
-export const DAY_MS = 86_400_000;
-
 /** GET /panels/{panel}/overview/history */
 export const historyQuery = z.object({
   days: z.coerce.number().int().min(1).max(366).default(30).meta({ description: "How many days back, today included (UTC days)" }),
@@ -23,9 +21,4 @@ export interface PanelHistory {
   events: Array<{ name: string; counts: number[] }>;
   /** Messages sent (or kept by the outbox) per day, by channel. */
   sends: Array<{ channel: string; counts: number[] }>;
-}
-
-/** The start of the UTC day `at` falls in. */
-export function utcDayOf(at: number): number {
-  return Math.floor(at / DAY_MS) * DAY_MS;
 }

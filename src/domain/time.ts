@@ -130,7 +130,20 @@ const EVENT_TIME_READERS: Record<EventTimeForm, { name: string; read(value: stri
  * something that happened. Further ahead is a misread date (DDMMYY sent as YYMMDD lands in
  * 2030) and is refused rather than stored in the future.
  */
-export const MAX_EVENT_LEAD_MS = 24 * 3_600_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+/** The start of the UTC hour `at` falls in (the hour of hourly aggregates). */
+export function utcHourOf(at: number): number {
+  return Math.floor(at / HOUR_MS) * HOUR_MS;
+}
+
+/** The start of the UTC day `at` falls in. */
+export function utcDayOf(at: number): number {
+  return Math.floor(at / DAY_MS) * DAY_MS;
+}
+
+export const MAX_EVENT_LEAD_MS = 24 * HOUR_MS;
 
 /**
  * When an event happened (activity `cts`/`timestamp`, channel report `ts`, webhook event
@@ -188,7 +201,6 @@ function intlOffset(wholeSecond: number, timeZone: string): number {
   return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!) - wholeSecond;
 }
 
-const HOUR_MS = 3_600_000;
 const MAX_CACHED_HOURS = 10_000;
 /** Per zone, offsets by UTC hour number (a number key: no key text to build and hash per reading). */
 const hourOffsets = new Map<string, Map<number, number>>();

@@ -1,4 +1,6 @@
 import type { ShardDb } from "./shards";
+import type { JourneyChannelFigures, JourneyStepFigures } from "../domain/journey-report";
+import { utcHourOf } from "../domain/time";
 
 /**
  * A journey's report from its aggregates (migration 0053, decision 0028): sums over the hours of
@@ -13,26 +15,10 @@ export interface JourneyTotals {
   exited: number;
 }
 
-export interface StepSums {
-  step_id: string;
-  entered: number;
-  passed: number;
-  failed: number;
-  timed_out: number;
-}
+/** A step's sums over the period (its type comes from the definition, waiting from journey_step_waiting). */
+export type StepSums = Omit<JourneyStepFigures, "type" | "waiting"> & { step_id: string };
 
-export interface ChannelSums {
-  channel: string;
-  sent: number;
-  failed: number;
-  skipped: number;
-  delivered: number;
-  opens: number;
-  opened: number;
-  clicks: number;
-  clicked: number;
-  bounced: number;
-}
+export type ChannelSums = JourneyChannelFigures & { channel: string };
 
 export interface JourneyFigures {
   totals: JourneyTotals;
@@ -45,7 +31,7 @@ const sum = (column: string) => `COALESCE(SUM(${column}), 0) AS ${column}`;
 
 /** The journey's figures over the hours starting in [from, to) (from rounded down to its hour), and what waits now. */
 export async function journeyFigures(db: ShardDb, panelId: string, journeyId: string, from: number, to: number): Promise<JourneyFigures> {
-  const hourFrom = Math.floor(from / 3_600_000) * 3_600_000;
+  const hourFrom = utcHourOf(from);
   const [totals, steps, waiting, channels] = await db.batch<Record<string, unknown>>([
     db
       .prepare(`SELECT ${["entered", "completed", "exited"].map(sum).join(", ")} FROM journey_stats WHERE journey_id = ?2 AND hour >= ?3 AND hour < ?4 AND panel_id = ?1`)

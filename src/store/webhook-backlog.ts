@@ -1,4 +1,5 @@
 import type { PendingEvent } from "../domain/webhooks/batching";
+import { utcHourOf } from "../domain/time";
 import { chunk } from "./sql";
 
 /**
@@ -37,8 +38,6 @@ const SCHEMA = [
      source TEXT NOT NULL, hour INTEGER NOT NULL, delivered INTEGER NOT NULL DEFAULT 0, retried INTEGER NOT NULL DEFAULT 0,
      failed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (source, hour)) WITHOUT ROWID`,
 ];
-
-const HOUR_MS = 3_600_000;
 
 /** Events of one source in one hour's delivery attempts. */
 export interface DeliveryHour {
@@ -223,7 +222,7 @@ export class WebhookBacklog {
       `INSERT INTO delivery_hours (source, hour, ${column})
        SELECT COALESCE(source, ''), ?, COUNT(*) FROM events WHERE seq BETWEEN ? AND ? GROUP BY COALESCE(source, '')
        ON CONFLICT (source, hour) DO UPDATE SET ${column} = ${column} + excluded.${column}`,
-      Math.floor(at / HOUR_MS) * HOUR_MS,
+      utcHourOf(at),
       batch.firstSeq,
       batch.lastSeq,
     );
@@ -235,7 +234,7 @@ export class WebhookBacklog {
       .exec<{ hour: number; delivered: number; retried: number; failed: number }>(
         "SELECT hour, delivered, retried, failed FROM delivery_hours WHERE source = ? AND hour >= ? AND hour < ? ORDER BY hour",
         source,
-        Math.floor(from / HOUR_MS) * HOUR_MS,
+        utcHourOf(from),
         to,
       )
       .toArray()

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { DAY_MS, utcDayOf } from "../../src/domain/overview";
+import { DAY_MS, utcDayOf } from "../../src/domain/time";
 import { contactCountsCron, panelHistory } from "../../src/services/overview/history";
 import { processEventBatches } from "../../src/services/pipeline/consumer";
 import type { PipelineStep } from "../../src/services/pipeline/steps";

@@ -1,6 +1,7 @@
 import { forEachShard } from "../access/shards";
 import type { CronTask } from "../../lib/tasks";
-import { DAY_MS, utcDayOf, type PanelHistory } from "../../domain/overview";
+import type { PanelHistory } from "../../domain/overview";
+import { DAY_MS, utcDayOf } from "../../domain/time";
 import { panelsOnShard } from "../../store/panels";
 import { panelDays, panelsCountedOn, recordContactCounts } from "../../store/panel-days";
 import type { ShardDb } from "../../store/shards";
