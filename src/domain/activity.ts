@@ -1,4 +1,4 @@
-import { checkJsonValue, type AttributeType } from "./attributes";
+import { checkJsonValue, typedValues, type AttributeType } from "./attributes";
 import { MAX_ASSET_ID_LENGTH, MAX_GUID_LENGTH, type NewEvent } from "./events";
 import { normalisePrimaryKey } from "./primary-key";
 import type { FilterOp } from "./filters";
@@ -244,11 +244,5 @@ export function checkParamClause(
     problems.push({ field: fields.op, message: `${clause.op} is for string parameters; ${name} is ${type}` });
     return null;
   }
-  const many = Array.isArray(clause.value);
-  const values = (many ? (clause.value as unknown[]) : [clause.value]).map((v, i) => {
-    const checked = checkJsonValue(type, v);
-    if (!checked.ok) problems.push({ field: many ? `${fields.value}.${i}` : fields.value, message: checked.reason });
-    return checked.ok ? checked.value : v;
-  });
-  return { name, value: many ? values : values[0] };
+  return { name, value: typedValues(type, clause.value, fields.value, problems) };
 }

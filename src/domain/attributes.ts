@@ -109,6 +109,20 @@ export function checkJsonValue(type: AttributeType, value: unknown): Checked<Att
   }
 }
 
+/**
+ * A compared value in `type`: one value, or an array of them (`in`). A value that does not fit
+ * is kept as it came and its problem added under `field` (`field.<i>` in an array).
+ */
+export function typedValues(type: AttributeType, value: unknown, field: string, problems: FieldProblem[]): unknown {
+  const many = Array.isArray(value);
+  const out = (many ? (value as unknown[]) : [value]).map((v, i) => {
+    const checked = checkJsonValue(type, v);
+    if (!checked.ok) problems.push({ field: many ? `${field}.${i}` : field, message: checked.reason });
+    return checked.ok ? checked.value : v;
+  });
+  return many ? out : out[0];
+}
+
 /** Checks a value that arrived as text (a CSV cell): the text is read as the attribute's type. */
 export function checkTextValue(type: AttributeType, text: string): Checked<AttributeValue> {
   const trimmed = text.trim();

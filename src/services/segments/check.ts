@@ -1,6 +1,6 @@
 import type { ShardDb } from "../../store/shards";
 import { checkParamClause } from "../../domain/activity";
-import { checkJsonValue, type AttributeType } from "../../domain/attributes";
+import { typedValues } from "../../domain/attributes";
 import type { FieldProblem } from "../../domain/problems";
 import { DAY_OPS, type SegmentCondition, type SegmentNode } from "../../domain/segments";
 import { getCampaign } from "../../store/campaigns";
@@ -29,15 +29,6 @@ export async function checkSegmentMatch(
     if ("not" in node) return { not: walk(node.not, `${path}.not`) };
     return condition(node, path);
   };
-  const typed = (type: AttributeType, value: unknown, path: string): unknown => {
-    const values = Array.isArray(value) ? value : [value];
-    const out = values.map((v, i) => {
-      const checked = checkJsonValue(type, v);
-      if (!checked.ok) problems.push({ field: Array.isArray(value) ? `${path}.${i}` : path, message: checked.reason });
-      return checked.ok ? checked.value : v;
-    });
-    return Array.isArray(value) ? out : out[0];
-  };
   const condition = (c: SegmentCondition, path: string): SegmentCondition => {
     if ("attribute" in c) {
       const type = catalog.attributes.get(c.attribute);
@@ -54,7 +45,7 @@ export async function checkSegmentMatch(
         problems.push({ field: `${path}.op`, message: `${c.op} is for string attributes; ${c.attribute} is ${type}` });
         return c;
       }
-      return { ...c, value: typed(type, c.value, `${path}.value`) as typeof c.value };
+      return { ...c, value: typedValues(type, c.value, `${path}.value`, problems) as typeof c.value };
     }
     if ("list" in c) {
       lists.push([c.list, `${path}.list`]);
