@@ -102,16 +102,16 @@ export function entriesFor(journeys: readonly Journey[], contact: KeyedContact, 
  */
 export async function continuePoints(env: EngineEnv, db: ShardDb, points: readonly JourneyPoint[], now: number): Promise<void> {
   if (points.length === 0) return;
-  const [journeys, definitions] = await Promise.all([
-    getJourneysByIds(
-      db,
-      points.map((p) => ({ panelId: p.panelId, journeyId: p.journeyId })),
-    ),
-    definitionsOfInstances(
-      db,
-      points.map((p) => p.instanceId),
-    ),
-  ]);
+  const journeys = await getJourneysByIds(
+    db,
+    points.map((p) => ({ panelId: p.panelId, journeyId: p.journeyId })),
+  );
+  // Instances of a journey never edited (version 1) walk its current definition: only those of
+  // edited journeys need their own version's read.
+  const definitions = await definitionsOfInstances(
+    db,
+    points.filter((p) => (journeys.get(p.journeyId)?.version ?? 1) > 1).map((p) => p.instanceId),
+  );
   const live = points.filter((p) => journeys.get(p.journeyId)?.status === "running");
   // Held by a pause: free at once, so that resuming (or the cron after it) takes them.
   if (live.length < points.length) await releasePoints(db, points.filter((p) => !live.includes(p)));

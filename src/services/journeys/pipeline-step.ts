@@ -5,6 +5,7 @@ import { paramsMatch } from "../../domain/filters";
 import type { PipelineEvent, PipelineStep } from "../pipeline/steps";
 import { contactsByIds } from "../../store/contacts";
 import { pendingWaitsFor, resolveWaitsWithEvents, type JourneyPoint } from "../../store/journeys/points";
+import type { Journey } from "../../store/journeys/definitions";
 import type { ShardDb } from "../../store/shards";
 import { continuePoints, enterJourneys, entriesFor, POINT_LEASE_MS, type EngineEnv } from "./engine";
 import { liveJourneys } from "./live-journeys";
@@ -41,7 +42,7 @@ export const journeysPipelineStep: PipelineStep = {
     const now = Date.now();
     // Waits belong to instances of running or paused journeys, triggers to running ones: a
     // panel with neither has nothing to do here.
-    const live = await liveJourneys(await panelDb(env, panelId), panelId);
+    const live = await liveJourneys(db, panelId);
     if (live.length === 0) return;
 
     // Waits first, so the activity that enters a contact never ends the wait it starts.
@@ -64,11 +65,21 @@ export const journeysPipelineStep: PipelineStep = {
       const triggered = journeys.filter(({ definition: { trigger: t } }) => t.type === "activity" && activityNameKey(t.activity) === activityNameKey(event.name) && paramsMatch(t.params, event.params));
       return entriesFor(triggered, contact, `event:${event.id}`, event.id);
     });
-    // A later event of this batch may be what a wait just entered is waiting for (a cart and
+    // A later activity of this batch may be what a wait just entered is waiting for (a cart and
     // its purchase posted together); eventEndsWait takes only events after the branch's own.
-    if ((await enterJourneys(env, db, entries, now)) > 0) await endWaits(env, db, panelId, events, now);
+    // Message waits cannot be ended yet (their messages are new), so only activity waits of the
+    // contacts just entered are looked for again.
+    const entered = await enterJourneys(env, db, entries, now);
+    if (entered > 0 && journeys.some(waitsForActivity)) {
+      const contactsIn = new Set(entries.map((e) => e.contactId));
+      await endWaits(env, db, panelId, activities.filter((e) => contactsIn.has(e.contactId!)), now);
+    }
   },
 };
+
+function waitsForActivity(journey: Journey): boolean {
+  return journey.definition.steps.some((step) => step.type === "wait_for_event" && !Array.isArray(step.events));
+}
 
 /** Ends the pending waits that `events` (one panel's, oldest first) end, and continues past them. */
 async function endWaits(env: EngineEnv, db: ShardDb, panelId: string, events: readonly PipelineEvent[], now: number): Promise<void> {

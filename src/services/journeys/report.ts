@@ -7,7 +7,8 @@ import {
   type JourneyWebhookHour,
 } from "../../domain/journey-report";
 import { contactInstances, journeyFigures, stepsOfInstances, type InstanceStep } from "../../store/journey-report";
-import { getJourneysByIds, type Journey } from "../../store/journeys/definitions";
+import type { Journey } from "../../store/journeys/definitions";
+import { definitionsOfInstances } from "../../store/journeys/versions";
 import type { ShardDb } from "../../store/shards";
 import { isoTime } from "../../store/sql";
 import { webhookDispatcher } from "../webhooks/enqueue";
@@ -85,21 +86,13 @@ function stepResult(step: InstanceStep): string | null {
 /** The contact's way through journeys: its newest `limit` instances, newest first, each with the steps it ran in order. */
 export async function contactJourneyPaths(db: ShardDb, panelId: string, contactId: number, limit: number): Promise<ContactJourneyPath[]> {
   const instances = await contactInstances(db, panelId, contactId, limit);
-  const [steps, journeys] = await Promise.all([
-    stepsOfInstances(
-      db,
-      panelId,
-      instances.map((i) => i.id),
-    ),
-    getJourneysByIds(
-      db,
-      instances.map((i) => ({ panelId, journeyId: i.journeyId })),
-    ),
-  ]);
+  const ids = instances.map((i) => i.id);
+  // Each instance's steps are those of the version it entered on.
+  const [steps, definitions] = await Promise.all([stepsOfInstances(db, panelId, ids), definitionsOfInstances(db, ids)]);
   const byInstance = new Map<string, InstanceStep[]>();
   for (const step of steps) byInstance.set(step.instanceId, [...(byInstance.get(step.instanceId) ?? []), step]);
   return instances.map((instance) => {
-    const definition = journeys.get(instance.journeyId)?.definition.steps ?? [];
+    const definition = definitions.get(instance.id)?.steps ?? [];
     const order = new Map(definition.map((s, i) => [s.id, i]));
     const types = new Map(definition.map((s) => [s.id, s.type as string]));
     // Steps run at one moment (one point's continuation) follow the definition's order.
