@@ -71,3 +71,15 @@ export async function checkAccessibility(page: Page, screen: string): Promise<vo
   const serious = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
   assert.deepEqual(serious, [], `${screen}: accessibility findings`);
 }
+
+/** A fresh window signed in as the demo panel's owner that start.ts printed, on the panel's first screen. */
+export async function signInAsOwner(service: { origin: string; printed: Record<string, string> }, options: { viewport?: { width: number; height: number } } = {}): Promise<BrowserWindow> {
+  const window = await openBrowser(service.origin, options);
+  const { page } = window;
+  await page.goto(`${service.origin}/`);
+  await page.getByLabel("Email").fill(service.printed["owner email"]!);
+  await page.getByLabel("Password").fill(service.printed.password!);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
+  return window;
+}

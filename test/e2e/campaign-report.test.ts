@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
+import { checkAccessibility, screenshot, signInAsOwner, type BrowserWindow } from "./browser.ts";
 import { adminCaller, startService, type Service } from "./service.ts";
 
 let service: Service;
@@ -23,15 +23,9 @@ after(async () => {
 });
 
 async function ownerPage(): Promise<Page> {
-  const window = await openBrowser(service.origin);
+  const window = await signInAsOwner(service);
   windows.push(window);
-  const page = window.page;
-  await page.goto(`${service.origin}/`);
-  await page.getByLabel("Email").fill(service.printed["owner email"]!);
-  await page.getByLabel("Password").fill(service.printed.password!);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
-  return page;
+  return window.page;
 }
 
 /** The tracking paths in the HTML part of a kept copy (base64 after its part headers). */

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { checkAccessibility, openBrowser, OUTPUT_DIR, screenshot, type BrowserWindow } from "./browser.ts";
+import { checkAccessibility, OUTPUT_DIR, screenshot, signInAsOwner, type BrowserWindow } from "./browser.ts";
 import { adminCaller, startService, type Service } from "./service.ts";
 
 let service: Service;
@@ -17,7 +17,6 @@ let adminCall: ReturnType<typeof adminCaller>;
 let receiver: Server;
 let panelId: string;
 let clientId: string;
-let panelName: string;
 const windows: BrowserWindow[] = [];
 /** Webhook events received, by the receiver path their webhook posts to. */
 const received = new Map<string, any[]>();
@@ -41,7 +40,6 @@ before(async () => {
   panelId = service.printed["demo panel"]!;
   const panel = await adminCall("PATCH", `/panels/${panelId}`, { api_mode: true });
   clientId = panel.client_id;
-  panelName = panel.name;
   await adminCall("PUT", `/panels/${panelId}/attributes/CITY`, { type: "string" });
   for (const name of ["signup", "cart", "checkout", "trial", "upgrade", "visit"]) {
     activityIds.set(name, (await adminCall("POST", `/panels/${panelId}/activities`, { name, params: {} })).activityid);
@@ -60,15 +58,9 @@ after(async () => {
 });
 
 async function ownerPage(): Promise<Page> {
-  const window = await openBrowser(service.origin, { viewport: { width: 1440, height: 1000 } });
+  const window = await signInAsOwner(service, { viewport: { width: 1440, height: 1000 } });
   windows.push(window);
-  const page = window.page;
-  await page.goto(`${service.origin}/`);
-  await page.getByLabel("Email").fill(service.printed["owner email"]!);
-  await page.getByLabel("Password").fill(service.printed.password!);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
-  return page;
+  return window.page;
 }
 
 const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
@@ -161,7 +153,6 @@ const summary = (events: any[]) =>
 
 describe("journey builder in Chromium", () => {
   test("the four conditions of spec 6.3, built by hand, send exactly the webhooks they promise", async () => {
-    assert.ok(panelName);
     const page = await ownerPage();
     for (const [email, city] of [
       ["ann@example.com", "Pune"],
