@@ -22,6 +22,15 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
   return { data, error, reload };
 }
 
+/** Runs `callback` every `ms` while `active` (a page's figures kept current while it is open). */
+export function useEvery(ms: number, callback: () => void, active = true): void {
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(callback, ms);
+    return () => clearInterval(timer);
+  }, [ms, callback, active]);
+}
+
 /** The screen's heading takes focus on arrival, so keyboard and screen-reader users start there. */
 export function Screen({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
   const heading = useRef<HTMLHeadingElement>(null);

@@ -51,6 +51,17 @@ export interface JourneyTemplate {
 const trigger = { type: "activity", activity: "" } as const;
 const hook = { type: "webhook" as const, webhook: "", attributes: ["EMAIL"], params: {} };
 
+/** The trigger's activity, then a wait for a second activity `within`, then the webhook on `on` (the second came, or not). */
+function secondActivity(within: string, on: "event" | "timeout"): JourneyTemplate["definition"] {
+  return {
+    trigger,
+    steps: [
+      { id: "second", type: "wait_for_event", events: { activity: "" }, within },
+      { id: "hook", after: "second", on, ...hook },
+    ],
+  };
+}
+
 /** The four webhook conditions of spec 6.3, each a canvas to adapt (activities and webhook left to choose). */
 export const TEMPLATES: JourneyTemplate[] = [
   {
@@ -63,25 +74,13 @@ export const TEMPLATES: JourneyTemplate[] = [
     key: "several-actions",
     title: "Several actions",
     description: "A webhook when a contact performs one activity and then another within a time.",
-    definition: {
-      trigger,
-      steps: [
-        { id: "second", type: "wait_for_event", events: { activity: "" }, within: "1d" },
-        { id: "hook", after: "second", on: "event", ...hook },
-      ],
-    },
+    definition: secondActivity("1d", "event"),
   },
   {
     key: "no-second-action",
     title: "Action not followed by a second",
     description: "A webhook when a contact performs an activity and not a second one within a time.",
-    definition: {
-      trigger,
-      steps: [
-        { id: "second", type: "wait_for_event", events: { activity: "" }, within: "1h" },
-        { id: "hook", after: "second", on: "timeout", ...hook },
-      ],
-    },
+    definition: secondActivity("1h", "timeout"),
   },
   {
     key: "filtered-action",

@@ -1,8 +1,8 @@
-import { useEffect, useMemo, useState } from "react";
+import { useMemo, useState } from "react";
 import { admin } from "../api";
 import { TimeChart } from "../charts/time-chart";
 import type { JourneyChannel, JourneyReport as Report } from "../types";
-import { Empty, ErrorNote, formatTime, Loading, useLoad } from "../ui";
+import { Empty, ErrorNote, formatTime, Loading, useEvery, useLoad } from "../ui";
 
 const PERIODS = [7, 30, 90] as const;
 type PeriodDays = (typeof PERIODS)[number];
@@ -149,10 +149,7 @@ export function JourneyReport({ panelId, journeyId }: { panelId: string; journey
     const from = new Date(Date.now() - days * 86_400_000).toISOString();
     return admin<Report>("GET", panelId, `/journeys/${encodeURIComponent(journeyId)}/report?from=${encodeURIComponent(from)}`);
   }, [panelId, journeyId, days]);
-  useEffect(() => {
-    const timer = setInterval(reload, REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [reload]);
+  useEvery(REFRESH_MS, reload);
   return (
     <section aria-labelledby="journey-report-title">
       <h2 id="journey-report-title">Report</h2>

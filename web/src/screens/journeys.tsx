@@ -1,11 +1,11 @@
-import { lazy, Suspense, useEffect, useState } from "react";
+import { lazy, Suspense, useMemo, useState } from "react";
 import { admin } from "../api";
 import type { NodeCounters } from "../journey-builder/nodes";
 import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templates";
 import { Link, navigate } from "../router";
 import { JourneyReport } from "./journey-report";
 import type { JourneyInput, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../types";
-import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
+import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
 import type { ScreenProps } from ".";
 
 /** The trigger's node id on the canvas (journey-builder/model.ts, not imported: it would pull the canvas into this chunk). */
@@ -113,7 +113,6 @@ export function Journey({ panel, params }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<JourneyView>("GET", panel.id, journeyPath(id)), [panel.id, id]);
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const nodeFigures = useNodeCounters(panel.id, data);
 
   const change = async (status: JourneyStatusChange["status"]) => {
     setBusy(true);
@@ -161,34 +160,7 @@ export function Journey({ panel, params }: ScreenProps) {
       </div>
       <ErrorNote error={failure} />
       <h2>Canvas</h2>
-      <Suspense fallback={<Loading />}>
-        <JourneyBuilder
-          key={data.id}
-          panelId={panel.id}
-          name={data.name}
-          definition={data}
-          counters={nodeFigures}
-          saveLabel={data.status === "draft" ? "Save draft" : "Save as new version"}
-          save={
-            data.status === "stopped"
-              ? undefined
-              : async (definition) => {
-                  await admin("PUT", panel.id, journeyPath(id), definition);
-                  reload();
-                }
-          }
-          start={
-            data.status === "draft"
-              ? async (definition) => {
-                  await admin("PUT", panel.id, journeyPath(id), definition);
-                  const body: JourneyStatusChange = { status: "running" };
-                  await admin("POST", panel.id, `${journeyPath(id)}/status`, body);
-                  reload();
-                }
-              : undefined
-          }
-        />
-      </Suspense>
+      <JourneyCanvas key={data.id} panelId={panel.id} journey={data} reload={reload} />
       <JourneyReport panelId={panel.id} journeyId={data.id} />
       <h2>Versions</h2>
       <p className="muted">Saving a running or paused journey makes a new version: contacts already inside finish on the version they entered, new entries take the new one.</p>
@@ -204,26 +176,49 @@ export function Journey({ panel, params }: ScreenProps) {
 }
 
 /** A year of figures per node for the canvas, from the journey report's aggregates, read again while the page is open. */
-function useNodeCounters(panelId: string, journey: JourneyView | undefined): Map<string, NodeCounters> | undefined {
-  const [figures, setFigures] = useState<Map<string, NodeCounters>>();
-  const id = journey?.id;
-  const live = journey?.status === "running" || journey?.status === "paused";
-  useEffect(() => {
-    if (!id) return;
-    let current = true;
-    const load = () =>
-      admin<JourneyReportView>("GET", panelId, `${journeyPath(id)}/report?from=${encodeURIComponent(new Date(Date.now() - 365 * 86_400_000).toISOString())}`).then(
-        (report) => current && setFigures(countersOf(report)),
-        () => undefined,
-      );
-    void load();
-    const timer = live ? setInterval(load, 5_000) : undefined;
-    return () => {
-      current = false;
-      clearInterval(timer);
-    };
-  }, [panelId, id, live]);
-  return figures;
+/** A saved journey on the canvas: saved as a draft or a new version, started from it while a draft, with live figures per node. */
+function JourneyCanvas({ panelId, journey, reload }: { panelId: string; journey: JourneyView; reload: () => void }) {
+  const path = journeyPath(journey.id);
+  const counters = useNodeCounters(panelId, journey);
+  const save = async (definition: JourneyInput) => {
+    await admin("PUT", panelId, path, definition);
+  };
+  return (
+    <Suspense fallback={<Loading />}>
+      <JourneyBuilder
+        panelId={panelId}
+        name={journey.name}
+        definition={journey}
+        counters={counters}
+        saveLabel={journey.status === "draft" ? "Save draft" : "Save as new version"}
+        save={
+          journey.status === "stopped"
+            ? undefined
+            : async (definition) => {
+                await save(definition);
+                reload();
+              }
+        }
+        start={
+          journey.status === "draft"
+            ? async (definition) => {
+                await save(definition);
+                const body: JourneyStatusChange = { status: "running" };
+                await admin("POST", panelId, `${path}/status`, body);
+                reload();
+              }
+            : undefined
+        }
+      />
+    </Suspense>
+  );
+}
+
+function useNodeCounters(panelId: string, journey: JourneyView): Map<string, NodeCounters> | undefined {
+  const from = () => encodeURIComponent(new Date(Date.now() - 365 * 86_400_000).toISOString());
+  const { data, reload } = useLoad(() => admin<JourneyReportView>("GET", panelId, `${journeyPath(journey.id)}/report?from=${from()}`), [panelId, journey.id]);
+  useEvery(5_000, reload, journey.status === "running" || journey.status === "paused");
+  return useMemo(() => data && countersOf(data), [data]);
 }
 
 function countersOf(report: JourneyReportView): Map<string, NodeCounters> {
