@@ -23,6 +23,7 @@ import { contactRoutes } from "./contacts";
 import { listRoutes } from "./lists";
 import { overviewRoutes } from "./overview";
 import { panelRoutes } from "./panels";
+import { panelMoveRoutes } from "./panel-moves";
 import { parseAdminBody, parseAdminQuery, type AdminRoute } from "./route";
 import { senderDomainRoutes } from "./sender-domains";
 import { trackingDomainRoutes } from "./tracking-domain";
@@ -58,6 +59,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...segmentRoutes,
   ...smsRoutes,
   ...pushRoutes,
+  ...panelMoveRoutes,
 ];
 
 /**

@@ -5,6 +5,7 @@ import { redriveStalledEvents } from "../services/pipeline/redrive";
 import { publishBroadcastsTask } from "../services/broadcasts/publish";
 import { redriveStalledImports } from "../services/imports";
 import { segmentExportsRedrive } from "../services/segments/export";
+import { panelMovesRedrive } from "../services/panels/move";
 import { segmentsCron } from "../services/segments/membership";
 import { sweepIdleSessions } from "../services/operators/sessions";
 import { archiveOldEvents } from "../services/retention/archive";
@@ -28,6 +29,7 @@ export const CRON_TASKS: CronTask[] = [
   publishBroadcastsTask,
   segmentsCron,
   segmentExportsRedrive,
+  panelMovesRedrive,
   sweepIdleSessions,
   redriveWaitingSms,
   redriveWaitingPush,

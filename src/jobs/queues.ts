@@ -6,6 +6,7 @@ import { handleJourneysQueue } from "../services/journeys/queue";
 import { handleImportQueue } from "../services/imports";
 import { handleDeadLetters } from "../services/dead-letters";
 import { handleExportMessages, readExportNudge } from "../services/segments/export";
+import { handleMoveNudge, readMoveNudge } from "../services/panels/move";
 
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
@@ -23,11 +24,15 @@ export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   dlq: handleDeadLetters,
 };
 
-/** The IMPORTS queue carries bulk uploads and segment exports, both one bounded step per message. */
+/** The IMPORTS queue carries bulk uploads, segment exports and panel moves, each one bounded step per message. */
 async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
   const exports = batch.messages.filter((message) => readExportNudge(message.body));
   if (exports.length) await handleExportMessages(exports, env);
-  const imports = batch.messages.filter((message) => !readExportNudge(message.body));
+  for (const message of batch.messages) {
+    const moveId = readMoveNudge(message.body);
+    if (moveId) await handleMoveNudge(env, moveId).then(() => message.ack(), () => message.retry());
+  }
+  const imports = batch.messages.filter((message) => !readExportNudge(message.body) && !readMoveNudge(message.body));
   if (imports.length === 0) return;
   const part: MessageBatch<unknown> = {
     queue: batch.queue,

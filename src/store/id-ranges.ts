@@ -55,7 +55,19 @@ export const ID_RANGE_PLACEHOLDERS: Record<string, { columns: string; values: st
 
 /** The SQL that sets shard `shardIndex`'s id floor in every table, in order, as one transaction; none for shard 0. */
 export function idFloorStatements(shardIndex: number): string[] {
-  const floor = idFloor(shardIndex);
+  return floorStatements(idFloor(shardIndex));
+}
+
+/**
+ * Ranges handed to a shard that takes in a moved panel whose ids lie above the shard's own
+ * (decision 0031): SQLite's AUTOINCREMENT hands out one above the largest id a table holds, so
+ * the shard would go on in the other shard's range. Ranges from this one upwards are handed out
+ * one per such move by the control database (panel_moves' id_ranges); shard indices stay below it.
+ */
+export const FIRST_MOVE_RANGE = 1024;
+
+/** The SQL that lifts every table's id floor to `floor` (a multiple of ID_RANGE_SIZE), as one transaction. */
+export function floorStatements(floor: number): string[] {
   if (floor === 0) return [];
   return [
     "PRAGMA defer_foreign_keys = ON",

@@ -1,5 +1,6 @@
 import type { FieldProblem } from "../problems";
 import { EXPECTED, type z } from "../z";
+import { isPanelMovingError, panelMovingMet } from "../moving";
 
 export type FieldError = FieldProblem;
 
@@ -108,6 +109,11 @@ export function asApiError(error: unknown, requestId: string): ApiError {
 }
 
 export function serviceFault(error: unknown, requestId: string): ApiError {
+  if (isPanelMovingError(error)) {
+    // The write changed nothing; the retry reads the directory afresh and finds the new shard.
+    panelMovingMet();
+    return new ApiError(503, "The panel is switching databases; nothing was changed. Retry in a few seconds");
+  }
   console.error(`request ${requestId} failed`, error);
   return new ApiError(500, `The service failed to process the request; quote request id ${requestId} when reporting it`);
 }

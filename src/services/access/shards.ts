@@ -1,7 +1,9 @@
 import { TtlCache } from "../../lib/ttl-cache";
 import { getPanel, panelsPerShard, type Panel } from "../../store/panels";
 import { allShards, shardOf, shardSize, type ShardDb } from "../../store/shards";
-import { CALLER_CACHE_MS } from "./api-keys";
+import { onPanelMoving } from "../../lib/moving";
+import { forgetActivityCatalogs } from "./activity-catalogs";
+import { CALLER_CACHE_MS, forgetCallers } from "./api-keys";
 
 /** A panel as the directory has it, with the database of its shard. */
 export interface PanelHome {
@@ -20,6 +22,16 @@ const homes = new TtlCache<Panel>(CALLER_CACHE_MS, 1000);
 /** Drops every cached directory entry; admin writes to panels call it with forgetCallers. */
 export function forgetPanelHomes(): void {
   homes.clear();
+}
+
+// A write refused by a switching panel's fence: this isolate's next look reads the directory.
+onPanelMoving(forgetPanelPlaces);
+
+/** Drops every cache of this isolate that holds a panel's shard: what a panel's switch calls. */
+export function forgetPanelPlaces(): void {
+  forgetPanelHomes();
+  forgetCallers();
+  forgetActivityCatalogs();
 }
 
 /** The panel `panelId` names and its shard's database; null for an unknown panel. */

@@ -1,0 +1,62 @@
+import { fromProblems, orNotFound } from "../lib/http/errors";
+import { z } from "../lib/z";
+import { getPanelMove, panelMoves, type PanelMove } from "../store/panel-moves";
+import { isoTime } from "../store/sql";
+import { startPanelMove } from "../services/panels/move";
+import { definePanelRoute } from "./route";
+
+function moveView(move: PanelMove) {
+  const time = (ms: number | null) => (ms === null ? null : isoTime(ms));
+  return {
+    id: move.id,
+    panel_id: move.panelId,
+    from_shard: move.fromShard,
+    to_shard: move.toShard,
+    state: move.state,
+    rows_copied: move.rowsCopied,
+    changes_applied: move.changesApplied,
+    rows_deleted: move.rowsDeleted,
+    pause_ms: move.pauseMs,
+    attempts: move.attempts,
+    error: move.error,
+    created_at: isoTime(move.createdAt),
+    switched_at: time(move.switchedAt),
+    finished_at: time(move.finishedAt),
+  };
+}
+
+const startMove = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/moves",
+  role: "admin",
+  summary: "Move the panel's data to another shard, in the background (copy, catch up, switch with a pause of a few seconds, delete the old copy)",
+  status: 202,
+  body: z.strictObject({ shard: z.int().min(0).max(1023) }),
+  async handle({ env, panel, body }) {
+    const started = await startPanelMove(env, panel, body.shard, Date.now());
+    if (!started.ok) throw fromProblems(started.problems, started.status);
+    return moveView(started.move);
+  },
+});
+
+const listMoves = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/moves",
+  role: "admin",
+  summary: "The panel's moves between shards, newest first",
+  async handle({ env, panel }) {
+    return { moves: (await panelMoves(env.DB, panel.id)).map(moveView) };
+  },
+});
+
+const readMove = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/moves/:move",
+  role: "admin",
+  summary: "One move of the panel: its state and progress",
+  async handle({ env, panel, path }) {
+    return moveView(await orNotFound(getPanelMove(env.DB, panel.id, path.move), `No move with id "${path.move}" in this panel`));
+  },
+});
+
+export const panelMoveRoutes = [startMove, listMoves, readMove];

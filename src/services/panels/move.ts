@@ -1,0 +1,309 @@
+import type { FieldProblem } from "../../domain/problems";
+import { newId, randomHex } from "../../lib/random";
+import { sendAll, type CronTask } from "../../lib/tasks";
+import type { Panel } from "../../store/panels";
+import { allShards, shardByIndex, type ShardDb } from "../../store/shards";
+import {
+  getPanelMove,
+  insertPanelMove,
+  leasePanelMove,
+  releasePanelMove,
+  saveMoveProgress,
+  stalledPanelMoves,
+  switchPanelShard,
+  takeIdRange,
+  type MoveProgress,
+  type PanelMove,
+} from "../../store/panel-moves";
+import { MOVED_TABLES, type MovedTable } from "../../store/panel-move/tables";
+import { countRows, deleteSome, idsAboveTarget, idsAheadOfCounter, keyOf, liftIdFloor, rowsAfter, rowsByKey, writeChanges, type RowChange } from "../../store/panel-move/rows";
+import {
+  changesAfter,
+  clearInTransit,
+  forgetChanges,
+  liftFence,
+  markInTransit,
+  raiseFence,
+  safePanelId,
+  startCapture,
+  stopCapture,
+  type CapturedChange,
+} from "../../store/panel-move/triggers";
+import { CALLER_CACHE_MS } from "../access/api-keys";
+import { CATALOG_CACHE_MS } from "../access/activity-catalogs";
+import { forgetPanelPlaces } from "../access/shards";
+
+/**
+ * Moving a panel to another shard (issue 16, decision 0031), a background job on the IMPORTS
+ * queue in steps, each holding the move by a lease:
+ * 1. copying: triggers on the source record every change to the panel's rows from now on; the
+ *    panel's rows are copied table by table, in pages, to the target, where the panel is "in
+ *    transit" (no trigger counts its rows again).
+ * 2. catching_up: changed rows are copied again as they are now (or deleted) until few remain;
+ *    then a fence refuses the panel's writes on the source, the last changes are copied, each
+ *    table's row count is compared on both sides, and the directory switches. The pause is the
+ *    fence's time, bounded by fenceMaxMs (past it the fence is lifted and catching up goes on).
+ * 3. cleaning: once every isolate reads the new directory entry (settleMs), the old rows are
+ *    deleted in pages, then the fence goes.
+ * Anything failing before the switch, a mismatch or too many failed steps, leaves the panel
+ * where it was: the source's triggers go, the target's copy is deleted, the move is failed.
+ */
+
+export interface MoveTuning {
+  stepMs: number;
+  leaseMs: number;
+  pageRows: number;
+  /** Fewer changes left than this: fence and switch. */
+  fenceBelow: number;
+  fenceMaxMs: number;
+  /** After the switch, how long before the old rows go: every cached directory entry is renewed by then. */
+  settleMs: number;
+  maxAttempts: number;
+  stallMs: number;
+}
+
+export const MOVE_TUNING: MoveTuning = {
+  stepMs: 10_000,
+  leaseMs: 60_000,
+  pageRows: 500,
+  fenceBelow: 500,
+  fenceMaxMs: 5_000,
+  settleMs: 3 * Math.max(CALLER_CACHE_MS, CATALOG_CACHE_MS),
+  maxAttempts: 3,
+  stallMs: 90_000,
+};
+
+export type MoveStepOutcome = { next: "now" } | { next: "later"; ms: number } | { next: "none" };
+
+export function moveNudge(moveId: string) {
+  return { type: "panel_move", moveId };
+}
+
+export function readMoveNudge(body: unknown): string | null {
+  if (typeof body !== "object" || body === null) return null;
+  const { type, moveId } = body as Record<string, unknown>;
+  return type === "panel_move" && typeof moveId === "string" ? moveId : null;
+}
+
+async function nudgeMove(env: Pick<Env, "IMPORTS">, moveId: string, delayMs = 0): Promise<void> {
+  const delaySeconds = Math.ceil(delayMs / 1000);
+  await env.IMPORTS.send(moveNudge(moveId), delaySeconds ? { delaySeconds } : undefined);
+}
+
+/** Starts moving `panel` to shard `to`: checks it can, records the move and nudges its first step. */
+export async function startPanelMove(env: Env, panel: Panel, to: number, now: number): Promise<{ ok: true; move: PanelMove } | { ok: false; status: 400 | 409; problems: FieldProblem[] }> {
+  const refuse = (status: 400 | 409, message: string) => ({ ok: false as const, status, problems: [{ field: "shard", message }] });
+  const target = shardByIndex(env, to);
+  if (!target) return refuse(400, `this deployment has no shard ${to} (shards 0 to ${allShards(env).length - 1})`);
+  if (to === panel.shard) return refuse(400, `the panel is on shard ${to} already`);
+  const source = shardByIndex(env, panel.shard);
+  if (!source) throw new Error(`the directory places panel ${panel.id} on shard ${panel.shard}, which this deployment does not bind`);
+  if (!safePanelId(panel.id)) return refuse(400, `panel id "${panel.id}" cannot be moved: it is not made of letters, digits, - and _`);
+  const collision = await idsAheadOfCounter(source, target, to, MOVED_TABLES, panel.id);
+  if (collision) return refuse(409, `the panel's ${collision} rows hold ids shard ${to} may still hand out (rows made before their shard had its id range, decision 0030)`);
+  const move = { id: newId("mov"), panelId: panel.id, fromShard: panel.shard, toShard: to, createdAt: now };
+  if (!(await insertPanelMove(env.DB, move))) return refuse(409, "a move of this panel is under way");
+  await nudgeMove(env, move.id).catch((error) => console.error(`panel move ${move.id}: nudge not sent; the cron sends it`, error));
+  return { ok: true, move: (await getPanelMove(env.DB, panel.id, move.id))! };
+}
+
+interface Step {
+  env: Env;
+  move: PanelMove;
+  lease: string;
+  source: ShardDb;
+  target: ShardDb;
+  tuning: MoveTuning;
+  now: () => number;
+  deadline: number;
+}
+
+class MoveMismatch extends Error {}
+
+/** Runs one step of a move; what comes next. */
+export async function runMoveStep(env: Env, moveId: string, tuning: MoveTuning = MOVE_TUNING, now: () => number = Date.now): Promise<MoveStepOutcome> {
+  const lease = randomHex(8);
+  const move = await leasePanelMove(env.DB, moveId, lease, now(), now() + tuning.leaseMs);
+  if (move === null || move === "held") return { next: "none" };
+  const source = shardByIndex(env, move.fromShard);
+  const target = shardByIndex(env, move.toShard);
+  if (!source || !target) {
+    await save({ env, move, lease, tuning, now } as Step, { state: "failed", error: `shard ${source ? move.toShard : move.fromShard} is no longer bound`, finishedAt: now() });
+    return { next: "none" };
+  }
+  const step: Step = { env, move, lease, source, target, tuning, now, deadline: now() + tuning.stepMs };
+
+  try {
+    if (move.state !== "cleaning" && move.attempts >= tuning.maxAttempts) return await abort(step, move.error ?? "too many failed steps");
+    if (move.state === "copying") return await copy(step);
+    if (move.state === "catching_up") return await catchUp(step);
+    return await clean(step);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof MoveMismatch) return await abort(step, message).catch(() => ({ next: "later" as const, ms: 5_000 }));
+    console.error(`panel move ${move.id} (${move.state}): step failed`, error);
+    await save(step, { attempts: move.attempts + 1, error: message }).catch(() => undefined);
+    return { next: "later", ms: 5_000 };
+  } finally {
+    await releasePanelMove(env.DB, move.id, lease).catch(() => undefined);
+  }
+}
+
+async function save(step: Step, progress: MoveProgress): Promise<void> {
+  const now = step.now();
+  if (!(await saveMoveProgress(step.env.DB, step.move.id, step.lease, now, now + step.tuning.leaseMs, progress))) {
+    throw new Error("the move's lease was lost to another step");
+  }
+  Object.assign(step.move, progress);
+}
+
+async function copy(step: Step): Promise<MoveStepOutcome> {
+  const { move, source, target, tuning } = step;
+  if (move.tableIndex === 0 && move.cursor === null) {
+    // Changes are recorded before the first row is read, so none made while copying is missed.
+    if (await idsAboveTarget(source, target, MOVED_TABLES, move.panelId)) await liftIdFloor(target, await takeIdRange(step.env.DB));
+    await markInTransit(target, move.panelId);
+    await startCapture(source, move.panelId);
+  }
+  while (step.now() < step.deadline) {
+    const table = MOVED_TABLES[move.tableIndex];
+    if (!table) {
+      await save(step, { state: "catching_up" });
+      return { next: "now" };
+    }
+    const rows = await rowsAfter(source, table, move.panelId, move.cursor, tuning.pageRows);
+
+    await writeChanges(target, rows.map((row) => ({ table, row })));
+    const done = rows.length < tuning.pageRows;
+    await save(step, {
+      tableIndex: done ? move.tableIndex + 1 : move.tableIndex,
+      cursor: done ? null : keyOf(table, rows[rows.length - 1]!),
+      rowsCopied: move.rowsCopied + rows.length,
+    });
+  }
+  return { next: "now" };
+}
+
+/** Copies each changed row as it is now on the source (or its absence), in the order the changes first came. */
+async function applyChanges(step: Step, changes: readonly CapturedChange[]): Promise<void> {
+  const firsts = new Map<string, CapturedChange>();
+  for (const change of changes) {
+    const id = `${change.table.name} ${JSON.stringify(change.key)}`;
+    if (!firsts.has(id)) firsts.set(id, change);
+  }
+  const ordered = [...firsts.values()];
+  const current = new Map<CapturedChange, RowChange>();
+  const byTable = new Map<MovedTable, CapturedChange[]>();
+  for (const change of ordered) byTable.set(change.table, [...(byTable.get(change.table) ?? []), change]);
+  for (const [table, group] of byTable) {
+    const rows = await rowsByKey(step.source, table, step.move.panelId, group.map((c) => c.key));
+    group.forEach((change, i) => current.set(change, rows[i] ? { table, row: rows[i] } : { table, gone: change.key }));
+  }
+  await writeChanges(step.target, ordered.map((change) => current.get(change)!));
+}
+
+async function catchUp(step: Step): Promise<MoveStepOutcome> {
+  const { move, source, tuning } = step;
+  while (step.now() < step.deadline) {
+    const changes = await changesAfter(source, move.panelId, move.changeSeq, tuning.fenceBelow);
+    if (changes.length < tuning.fenceBelow) return await fenceAndSwitch(step);
+    await applyChanges(step, changes);
+    await save(step, { changeSeq: changes[changes.length - 1]!.seq, changesApplied: move.changesApplied + changes.length });
+  }
+  return { next: "now" };
+}
+
+async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
+  const { env, move, source, target, tuning } = step;
+  const fencedAt = step.now();
+  await raiseFence(source, move.panelId);
+  try {
+    for (;;) {
+      const changes = await changesAfter(source, move.panelId, move.changeSeq, tuning.pageRows);
+      if (changes.length === 0) break;
+      await applyChanges(step, changes);
+      await save(step, { changeSeq: changes[changes.length - 1]!.seq, changesApplied: move.changesApplied + changes.length });
+      if (step.now() - fencedAt > tuning.fenceMaxMs) {
+        await liftFence(source, move.panelId);
+        return { next: "now" };
+      }
+    }
+    const [had, has] = await Promise.all([countRows(source, MOVED_TABLES, move.panelId), countRows(target, MOVED_TABLES, move.panelId)]);
+    const differ = MOVED_TABLES.flatMap((t, i) => (had[i] === has[i] ? [] : [`${t.name} ${had[i]} on shard ${move.fromShard}, ${has[i]} on shard ${move.toShard}`]));
+    if (differ.length) throw new MoveMismatch(`the copy differs from the panel's rows: ${differ.join("; ")}`);
+    await clearInTransit(target, move.panelId);
+  } catch (error) {
+    await liftFence(source, move.panelId);
+    throw error;
+  }
+  const switchedAt = step.now();
+  if (!(await switchPanelShard(env.DB, move.panelId, move.fromShard, move.toShard, switchedAt))) {
+    await markInTransit(target, move.panelId);
+    await liftFence(source, move.panelId);
+    throw new MoveMismatch(`the directory no longer places the panel on shard ${move.fromShard}`);
+  }
+  forgetPanelPlaces();
+  // From here the panel lives on the target; the fence stays up for writers still holding the old entry.
+  await save(step, { state: "cleaning", switchedAt, pauseMs: switchedAt - fencedAt, cursor: null, tableIndex: MOVED_TABLES.length - 1 });
+  await stopCapture(source, move.panelId);
+  return { next: "later", ms: tuning.settleMs };
+}
+
+async function clean(step: Step): Promise<MoveStepOutcome> {
+  const { move, source, tuning } = step;
+  const due = (move.switchedAt ?? 0) + tuning.settleMs;
+  if (step.now() < due) return { next: "later", ms: due - step.now() };
+  await stopCapture(source, move.panelId);
+  await markInTransit(source, move.panelId);
+  const finished = await deleteRows(step, source);
+  if (!finished) return { next: "now" };
+  await liftFence(source, move.panelId);
+  await forgetChanges(source, move.panelId);
+  await clearInTransit(source, move.panelId);
+  await save(step, { state: "done", finishedAt: step.now(), error: null });
+  return { next: "none" };
+}
+
+/** Deletes the panel's rows on `db`, children first, until the step's time is up; true once none is left. */
+async function deleteRows(step: Step, db: ShardDb): Promise<boolean> {
+  const { move, tuning } = step;
+  for (let index = move.tableIndex; index >= 0; ) {
+    if (step.now() >= step.deadline) return false;
+    const deleted = await deleteSome(db, MOVED_TABLES[index]!, move.panelId, tuning.pageRows);
+    if (deleted < tuning.pageRows) index--;
+    await save(step, { tableIndex: Math.max(index, 0), rowsDeleted: move.rowsDeleted + deleted });
+    if (index < 0) return true;
+  }
+  return true;
+}
+
+/** Leaves the panel where it was: no fence or capture on the source, no copy on the target. */
+async function abort(step: Step, reason: string): Promise<MoveStepOutcome> {
+  const { move, source, target } = step;
+  await liftFence(source, move.panelId);
+  await stopCapture(source, move.panelId);
+  await forgetChanges(source, move.panelId);
+  await markInTransit(target, move.panelId);
+  await save(step, { tableIndex: MOVED_TABLES.length - 1 });
+  step.deadline = Number.POSITIVE_INFINITY;
+  await deleteRows(step, target);
+  await clearInTransit(target, move.panelId);
+  await save(step, { state: "failed", error: reason, finishedAt: step.now() });
+  return { next: "none" };
+}
+
+/** Runs the step a nudge names and sends the next one. */
+export async function handleMoveNudge(env: Env, moveId: string): Promise<void> {
+  const outcome = await runMoveStep(env, moveId);
+  if (outcome.next === "now") await nudgeMove(env, moveId);
+  if (outcome.next === "later") await nudgeMove(env, moveId, outcome.ms);
+}
+
+/** A move whose nudge was lost (no step held it for stallMs) is nudged again. */
+export const panelMovesRedrive: CronTask = {
+  name: "panel-moves.redrive",
+  async run(env, now) {
+    const stalled = await stalledPanelMoves(env.DB, now, MOVE_TUNING.stallMs);
+    await sendAll(env.IMPORTS, stalled.map(moveNudge));
+  },
+};

@@ -1,0 +1,102 @@
+// The tables a panel's move copies (decision 0031): every table of migrations/shard but the
+// move's own (panels_in_transit, panel_move_changes), in an order where a table comes after the
+// tables its foreign keys name, so a page copied in order never names a row not yet there.
+// test/store/panel-move-tables.test.ts compares this list with the shard's schema.
+
+/** Where a row names its parent (a declared foreign key): the child's column, the parent table. */
+export interface ParentLink {
+  column: string;
+  table: string;
+}
+
+export interface MovedTable {
+  name: string;
+  /** The primary key's columns, in order: the copy's cursor and a change's key. */
+  key: readonly string[];
+  /**
+   * How a row names its panel, as SQL over the row's columns (`{row}` stands for the row's
+   * alias): a panel_id column, or for the two tables without one, their parent's.
+   */
+  scope: string;
+  /** Declared foreign keys: an upsert waits for its parent; a parent's delete takes its children along. */
+  parents?: readonly ParentLink[];
+  /** `INTEGER PRIMARY KEY AUTOINCREMENT`: ids keep their shard's range (decision 0030). */
+  autoincrement?: true;
+}
+
+const byPanel = "{row}.panel_id = ?1";
+
+function table(name: string, key: readonly string[], extra: Partial<Omit<MovedTable, "name" | "key">> = {}): MovedTable {
+  return { name, key, scope: byPanel, ...extra };
+}
+
+export const MOVED_TABLES: readonly MovedTable[] = [
+  table("attributes", ["panel_id", "name"]),
+  table("activities", ["panel_id", "id"]),
+  table("lists", ["id"], { autoincrement: true }),
+  table("contacts", ["id"], { autoincrement: true }),
+  table("list_members", ["list_id", "contact_id"], { parents: [{ column: "list_id", table: "lists" }, { column: "contact_id", table: "contacts" }] }),
+  table("anon_profiles", ["panel_id", "uniqueid"], { parents: [{ column: "contact_id", table: "contacts" }] }),
+  table("import_jobs", ["id"]),
+  table("import_errors", ["job_id", "source_index", "row_number"], { parents: [{ column: "job_id", table: "import_jobs" }] }),
+  table("campaigns", ["id"], { parents: [{ column: "list_id", table: "lists" }] }),
+  table("campaign_messages", ["campaign_id", "batch", "contact_id"]),
+  table("campaign_link_clicks", ["campaign_id", "url"]),
+  table("campaign_stats", ["campaign_id", "hour"]),
+  table("journeys", ["id"]),
+  table("journey_versions", ["journey_id", "version"]),
+  table("journey_instances", ["id"], { parents: [{ column: "journey_id", table: "journeys" }] }),
+  table("journey_points", ["id"], { autoincrement: true, parents: [{ column: "instance_id", table: "journey_instances" }] }),
+  table("journey_step_runs", ["instance_id", "step_id"], { scope: "EXISTS (SELECT 1 FROM journeys p WHERE p.id = {row}.journey_id AND p.panel_id = ?1)" }),
+  table("journey_messages", ["msgid"]),
+  table("journey_message_marks", ["msgid", "name"], { scope: "EXISTS (SELECT 1 FROM journey_messages p WHERE p.msgid = {row}.msgid AND p.panel_id = ?1)" }),
+  table("journey_list_entries", ["id"], { autoincrement: true }),
+  table("journey_stats", ["journey_id", "hour"]),
+  table("journey_step_stats", ["journey_id", "step_id", "hour"]),
+  table("journey_step_waiting", ["journey_id", "step_id"]),
+  table("journey_channel_stats", ["journey_id", "channel", "hour"]),
+  table("event_batches", ["id"], { autoincrement: true }),
+  table("events", ["id"], { autoincrement: true }),
+  table("event_guids", ["panel_id", "guid"]),
+  table("event_archive_parts", ["panel_id", "day", "part"]),
+  table("event_archive_owners", ["panel_id", "owner", "day", "part"]),
+  table("segments", ["id"]),
+  table("segment_members", ["segment_id", "contact_id"]),
+  table("segment_changes", ["id"], { autoincrement: true }),
+  table("segment_exports", ["id"]),
+  table("email_suppressions", ["panel_id", "address"]),
+  table("sender_domains", ["panel_id", "domain"]),
+  table("tracking_domains", ["panel_id"]),
+  table("webhooks", ["id"]),
+  table("notifications", ["id"]),
+  table("outbox", ["id"]),
+  table("panel_days", ["panel_id", "kind", "day", "name"]),
+  table("push_settings", ["panel_id"]),
+  table("push_subscriptions", ["panel_id", "kind", "address"]),
+  table("push_optouts", ["panel_id", "contact_id"]),
+  table("sms_settings", ["panel_id"]),
+  table("sms_templates", ["panel_id", "id"]),
+  table("sms_links", ["code"]),
+  table("sms_suppressions", ["panel_id", "phone"]),
+  table("contact_erasures", ["id"]),
+  table("audit_log", ["id"], { autoincrement: true }),
+];
+
+/** The move's own tables on each shard: never copied. */
+export const MOVE_MACHINERY_TABLES = ["panels_in_transit", "panel_move_changes"] as const;
+
+const byName = new Map(MOVED_TABLES.map((t) => [t.name, t]));
+
+export function movedTable(name: string): MovedTable | undefined {
+  return byName.get(name);
+}
+
+/** The tables whose rows name `parent` through a foreign key, with the naming column. */
+export function childrenOf(parent: string): Array<{ table: MovedTable; column: string }> {
+  return MOVED_TABLES.flatMap((t) => (t.parents ?? []).filter((p) => p.table === parent).map((p) => ({ table: t, column: p.column })));
+}
+
+/** The table's scope condition over alias `alias`; `?1` is the panel id. */
+export function scopeOf(t: MovedTable, alias: string): string {
+  return t.scope.replaceAll("{row}", alias);
+}

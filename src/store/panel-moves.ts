@@ -1,0 +1,169 @@
+import type { ControlDb } from "./shards";
+
+/**
+ * Moves of panels between shards (control database, migration 0035). A step of a move holds it
+ * by a lease; every save of its progress is conditional on the lease, so a redelivered nudge or
+ * a step whose lease ran out never writes over the step that holds it.
+ */
+
+export type MoveState = "copying" | "catching_up" | "cleaning" | "done" | "failed";
+
+export interface PanelMove {
+  id: string;
+  panelId: string;
+  fromShard: number;
+  toShard: number;
+  state: MoveState;
+  tableIndex: number;
+  cursor: unknown[] | null;
+  changeSeq: number;
+  rowsCopied: number;
+  changesApplied: number;
+  rowsDeleted: number;
+  pauseMs: number | null;
+  attempts: number;
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+  switchedAt: number | null;
+  finishedAt: number | null;
+}
+
+interface MoveRow {
+  id: string;
+  panel_id: string;
+  from_shard: number;
+  to_shard: number;
+  state: MoveState;
+  table_index: number;
+  cursor: string | null;
+  change_seq: number;
+  rows_copied: number;
+  changes_applied: number;
+  rows_deleted: number;
+  pause_ms: number | null;
+  attempts: number;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+  switched_at: number | null;
+  finished_at: number | null;
+}
+
+function fromRow(r: MoveRow): PanelMove {
+  return {
+    id: r.id,
+    panelId: r.panel_id,
+    fromShard: r.from_shard,
+    toShard: r.to_shard,
+    state: r.state,
+    tableIndex: r.table_index,
+    cursor: r.cursor === null ? null : (JSON.parse(r.cursor) as unknown[]),
+    changeSeq: r.change_seq,
+    rowsCopied: r.rows_copied,
+    changesApplied: r.changes_applied,
+    rowsDeleted: r.rows_deleted,
+    pauseMs: r.pause_ms,
+    attempts: r.attempts,
+    error: r.error,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    switchedAt: r.switched_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+/** Records a new move; false when the panel already has one under way. */
+export async function insertPanelMove(db: ControlDb, move: Pick<PanelMove, "id" | "panelId" | "fromShard" | "toShard" | "createdAt">): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `INSERT INTO panel_moves (id, panel_id, from_shard, to_shard, state, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'copying', ?5, ?5) ON CONFLICT DO NOTHING`,
+    )
+    .bind(move.id, move.panelId, move.fromShard, move.toShard, move.createdAt)
+    .run();
+  return (result.meta.changes ?? 0) > 0;
+}
+
+export async function getPanelMove(db: ControlDb, panelId: string, moveId: string): Promise<PanelMove | null> {
+  const row = await db.prepare("SELECT * FROM panel_moves WHERE panel_id = ? AND id = ?").bind(panelId, moveId).first<MoveRow>();
+  return row ? fromRow(row) : null;
+}
+
+/** The panel's moves, newest first. */
+export async function panelMoves(db: ControlDb, panelId: string): Promise<PanelMove[]> {
+  const { results } = await db.prepare("SELECT * FROM panel_moves WHERE panel_id = ? ORDER BY created_at DESC, id DESC LIMIT 50").bind(panelId).all<MoveRow>();
+  return results.map(fromRow);
+}
+
+/** Takes the move for a step: the move as it is; "held" while another step's lease runs; null once it ended. */
+export async function leasePanelMove(db: ControlDb, moveId: string, lease: string, now: number, until: number): Promise<PanelMove | "held" | null> {
+  const row = await db
+    .prepare(
+      `UPDATE panel_moves SET lease_token = ?2, lease_until = ?3, updated_at = ?4
+       WHERE id = ?1 AND state NOT IN ('done', 'failed') AND (lease_until IS NULL OR lease_until <= ?4) RETURNING *`,
+    )
+    .bind(moveId, lease, until, now)
+    .first<MoveRow>();
+  if (row) return fromRow(row);
+  const exists = await db.prepare("SELECT state FROM panel_moves WHERE id = ?").bind(moveId).first<{ state: MoveState }>();
+  return exists && exists.state !== "done" && exists.state !== "failed" ? "held" : null;
+}
+
+export type MoveProgress = Partial<
+  Pick<PanelMove, "state" | "tableIndex" | "cursor" | "changeSeq" | "rowsCopied" | "changesApplied" | "rowsDeleted" | "pauseMs" | "attempts" | "error" | "switchedAt" | "finishedAt">
+>;
+
+const COLUMNS: Record<keyof MoveProgress, string> = {
+  state: "state",
+  tableIndex: "table_index",
+  cursor: "cursor",
+  changeSeq: "change_seq",
+  rowsCopied: "rows_copied",
+  changesApplied: "changes_applied",
+  rowsDeleted: "rows_deleted",
+  pauseMs: "pause_ms",
+  attempts: "attempts",
+  error: "error",
+  switchedAt: "switched_at",
+  finishedAt: "finished_at",
+};
+
+/** Saves a step's progress while it holds the lease (and renews it to `until`); false when the lease was lost. */
+export async function saveMoveProgress(db: ControlDb, moveId: string, lease: string, now: number, until: number, progress: MoveProgress): Promise<boolean> {
+  const entries = Object.entries(progress) as Array<[keyof MoveProgress, unknown]>;
+  const sets = entries.map(([field], i) => `${COLUMNS[field]} = ?${i + 5}`);
+  const values = entries.map(([field, value]) => (field === "cursor" ? (value === null ? null : JSON.stringify(value)) : (value ?? null)));
+  const result = await db
+    .prepare(`UPDATE panel_moves SET ${[...sets, "updated_at = ?3", "lease_until = ?4"].join(", ")} WHERE id = ?1 AND lease_token = ?2`)
+    .bind(moveId, lease, now, until, ...values)
+    .run();
+  return (result.meta.changes ?? 0) > 0;
+}
+
+/** Lets the next step take the move at once. */
+export async function releasePanelMove(db: ControlDb, moveId: string, lease: string): Promise<void> {
+  await db.prepare("UPDATE panel_moves SET lease_until = NULL WHERE id = ? AND lease_token = ?").bind(moveId, lease).run();
+}
+
+/** Unfinished moves no step held for `stallMs`: their nudge was lost. */
+export async function stalledPanelMoves(db: ControlDb, now: number, stallMs: number): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT id FROM panel_moves WHERE state NOT IN ('done', 'failed') AND (lease_until IS NULL OR lease_until <= ?1) AND updated_at <= ?2 LIMIT 100")
+    .bind(now, now - stallMs)
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
+}
+
+/** Points the directory at the panel's new shard, if it still names the old one. */
+export async function switchPanelShard(db: ControlDb, panelId: string, from: number, to: number, now: number): Promise<boolean> {
+  const result = await db.prepare("UPDATE panels SET shard = ?3, updated_at = ?4 WHERE id = ?1 AND shard = ?2").bind(panelId, from, to, now).run();
+  return (result.meta.changes ?? 0) > 0;
+}
+
+/** A fresh id range (decision 0031): one no shard has used, never handed out twice. */
+export async function takeIdRange(db: ControlDb): Promise<number> {
+  const row = await db.prepare("UPDATE id_ranges SET next = next + 1 WHERE id = 1 RETURNING next - 1 AS range").first<{ range: number }>();
+  if (!row) throw new Error("the control database has no id_ranges row (migration 0035)");
+  return row.range;
+}

@@ -1,0 +1,208 @@
+import { env } from "cloudflare:workers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MOVE_TUNING, type MoveTuning } from "../../src/services/panels/move";
+import { MOVED_TABLES } from "../../src/store/panel-move/tables";
+import { liftFence, raiseFence } from "../../src/store/panel-move/triggers";
+import { FIRST_MOVE_RANGE, ID_RANGE_SIZE } from "../../src/store/id-ranges";
+import type { ShardDb } from "../../src/store/shards";
+import { defineActivity, eventually, postActivity } from "../support/activity";
+import { admin, apiFor, createPanel, type TestPanel } from "../support/helpers";
+import { startJourney } from "../support/journeys";
+
+// Two shards locally (SHARD_0, SHARD_1); panels start on SHARD_1 and move to SHARD_0. The move
+// runs as it does deployed: steps on the IMPORTS queue, each nudging the next.
+
+const shard = (n: number) => (n === 0 ? env.SHARD_0 : env.SHARD_1) as unknown as ShardDb;
+const saved: MoveTuning = { ...MOVE_TUNING };
+
+beforeAll(() => {
+  // Small pages and a short settle, so a small panel still copies in many pages and the test ends soon.
+  Object.assign(MOVE_TUNING, { pageRows: 25, fenceBelow: 20, stepMs: 300, settleMs: 1_000 } satisfies Partial<MoveTuning>);
+});
+afterAll(() => {
+  Object.assign(MOVE_TUNING, saved);
+});
+
+async function panelRows(n: number, panelId: string): Promise<Record<string, number>> {
+  const db = shard(n);
+  const results = await db.batch<{ n: number }>(
+    MOVED_TABLES.map((t) => db.prepare(`SELECT COUNT(*) AS n FROM ${t.name} AS r WHERE ${t.scope.replaceAll("{row}", "r")}`).bind(panelId)),
+  );
+  return Object.fromEntries(MOVED_TABLES.map((t, i) => [t.name, results[i]!.results[0]!.n]).filter(([, count]) => count !== 0));
+}
+
+async function moveTriggers(n: number): Promise<string[]> {
+  const { results } = await shard(n).prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'move_%'").all<{ name: string }>();
+  return results.map((r) => r.name);
+}
+
+async function finished(panel: TestPanel, moveId: string, timeoutMs = 60_000): Promise<any> {
+  return eventually(async () => {
+    const move = (await admin("GET", `/panels/${panel.id}/moves/${moveId}`)).body;
+    return move.state === "done" || move.state === "failed" ? move : undefined;
+  }, timeoutMs);
+}
+
+/** Retries a call the fence refused (503) until it is answered: what a client does with a 503. */
+async function untilAnswered<T extends { status: number }>(send: () => Promise<T>, refusals: { n: number }): Promise<T> {
+  for (;;) {
+    const answer = await send();
+    if (answer.status !== 503) return answer;
+    refusals.n++;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe("moving a panel to another shard", () => {
+  it("copies every row, keeps serving adds and activities while it runs, and loses or doubles nothing", async () => {
+    const panel = await createPanel({ shard: 1 });
+    const other = await createPanel({ shard: 1 });
+    const api = apiFor(panel);
+    const activityId = await defineActivity(panel, "visit", { page: "string" });
+    const listId = (await api("lists", "add", { listname: "Moving" })).body.listid as number;
+    // Every member of the list enters a journey and waits in it: instances, points and the
+    // triggers' aggregates all move, and none may count twice.
+    const journey = await startJourney(panel, { trigger: { type: "list", listid: listId }, steps: [{ id: "later", type: "delay", for: "1h" }] });
+    for (let i = 0; i < 60; i++) await api("contact", "add", { data: { EMAIL: `seed${i}@example.com`, NAME: `Seed ${i}` }, listid: listId });
+    for (let i = 0; i < 30; i++) expect((await postActivity(panel.clientId, { activityid: activityId, identity: `seed${i}@example.com`, activity_params: { page: `/p${i}` } })).status).toBe(200);
+    await apiFor(other)("contact", "add", { data: { EMAIL: "stays@example.com" } });
+    await eventually(async () => ((await panelRows(1, panel.id)).events === 30 ? true : undefined));
+    const before = await panelRows(1, panel.id);
+    const otherBefore = await panelRows(1, other.id);
+
+    // A steady stream of adds and activities while the move runs.
+    let streaming = true;
+    const refusals = { n: 0 };
+    const added: string[] = [];
+    let activities = 0;
+    const stream = (async () => {
+      for (let i = 0; streaming; i++) {
+        const email = `live${i}@example.com`;
+        const add = await untilAnswered(() => api("contact", "add", { data: { EMAIL: email }, listid: listId }), refusals);
+        expect(add.status, JSON.stringify(add.body)).toBe(200);
+        added.push(email);
+        // A steady stream, not a flood: the move's steps and the polls share this isolate's turns.
+        await new Promise((resolve) => setTimeout(resolve, 15));
+        const posted = await untilAnswered(() => postActivity(panel.clientId, { activityid: activityId, identity: email, activity_params: { page: "/live" } }), refusals);
+        expect(posted.status, JSON.stringify(posted.body)).toBe(200);
+        activities++;
+      }
+    })();
+
+    const started = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0 });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    expect(started.body).toMatchObject({ from_shard: 1, to_shard: 0, state: "copying" });
+    const move = await finished(panel, started.body.id);
+
+    streaming = false;
+    await stream;
+    expect(move, JSON.stringify(move)).toMatchObject({ state: "done", error: null });
+    expect(move.rows_copied).toBeGreaterThanOrEqual(Object.values(before).reduce((a, b) => a + b, 0));
+    expect(move.pause_ms).toBeGreaterThanOrEqual(0);
+    expect(added.length).toBeGreaterThan(0);
+
+    // The other panel of the old shard saw nothing.
+    expect(await panelRows(1, other.id)).toEqual(otherBefore);
+
+    // The directory names the new shard; the old one holds nothing of the panel, nor any move trigger.
+    expect((await admin("GET", `/panels/${panel.id}`)).body.shard).toBe(0);
+    expect(await panelRows(1, panel.id)).toEqual({});
+    expect(await moveTriggers(1)).toEqual([]);
+    expect((await shard(1).prepare("SELECT COUNT(*) AS n FROM panels_in_transit").first<{ n: number }>())!.n).toBe(0);
+
+    // Every acknowledged add and activity is there exactly once, once the pipeline took them in.
+    await eventually(async () => {
+      const pending = await shard(0).prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panel.id).first<{ n: number }>();
+      return pending!.n === 0 ? true : undefined;
+    });
+    const after = await panelRows(0, panel.id);
+    expect(after.contacts).toBe(60 + added.length);
+    expect(after.list_members).toBe(60 + added.length);
+    expect(after.events).toBe(30 + activities);
+    const figures = await eventually(async () => {
+      const row = await shard(0)
+        .prepare(
+          `SELECT (SELECT COUNT(*) FROM journey_instances WHERE journey_id = ?1) AS instances,
+                  (SELECT SUM(entered) FROM journey_stats WHERE journey_id = ?1) AS entered,
+                  (SELECT SUM(waiting) FROM journey_step_waiting WHERE journey_id = ?1) AS waiting`,
+        )
+        .bind(journey.id)
+        .first<{ instances: number; entered: number; waiting: number }>();
+      return row!.instances === 60 + added.length ? row : undefined;
+    });
+    expect(figures).toEqual({ instances: 60 + added.length, entered: 60 + added.length, waiting: 60 + added.length });
+    const last = await api("contact", "view", { data: added[added.length - 1] });
+    expect(last.status).toBe(200);
+    expect(last.body.lists).toEqual([{ id: listId, listname: "Moving" }]);
+
+    // The panel keeps working on its new shard. The copied rows keep their ids; the new shard took
+    // a fresh id range above them (else it would go on in the old shard's range), and the old
+    // shard goes on in its own.
+    const fresh = await api("contact", "add", { data: { EMAIL: "after@example.com" } });
+    expect(fresh.status).toBe(200);
+    const ids = await shard(0)
+      .prepare("SELECT pk_value, id FROM contacts WHERE panel_id = ? AND pk_value IN ('seed0@example.com', 'after@example.com')")
+      .bind(panel.id)
+      .all<{ pk_value: string; id: number }>();
+    const idOf = Object.fromEntries(ids.results.map((r) => [r.pk_value, r.id]));
+    expect(idOf["seed0@example.com"]).toBeGreaterThanOrEqual(ID_RANGE_SIZE);
+    expect(idOf["seed0@example.com"]).toBeLessThan(2 * ID_RANGE_SIZE);
+    expect(idOf["after@example.com"]).toBeGreaterThan(FIRST_MOVE_RANGE * ID_RANGE_SIZE);
+    await apiFor(other)("contact", "add", { data: { EMAIL: "next@example.com" } });
+    const next = await shard(1).prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = 'next@example.com'").bind(other.id).first<{ id: number }>();
+    expect(next!.id).toBeGreaterThan(idOf["seed0@example.com"]!);
+    expect(next!.id).toBeLessThan(2 * ID_RANGE_SIZE);
+
+    console.log(`panel move: ${move.rows_copied} rows copied, ${move.changes_applied} changes caught up, pause ${move.pause_ms} ms, ${refusals.n} writes refused and retried, ${added.length} adds and ${activities} activities during the move`);
+  }, 120_000);
+
+  it("refuses the panel's writes while the fence stands, changing nothing (503), and takes them again after", async () => {
+    const panel = await createPanel({ shard: 1 });
+    const api = apiFor(panel);
+    await raiseFence(shard(1), panel.id);
+    try {
+      const refused = await api("contact", "add", { data: { EMAIL: "fenced@example.com" } });
+      expect(refused.status).toBe(503);
+      expect(JSON.stringify(refused.body)).toContain("switching databases");
+      expect((await panelRows(1, panel.id)).contacts).toBeUndefined();
+    } finally {
+      await liftFence(shard(1), panel.id);
+    }
+    expect((await api("contact", "add", { data: { EMAIL: "fenced@example.com" } })).status).toBe(200);
+  });
+
+  it("fails a move whose copy differs from the panel and leaves the panel where it was", async () => {
+    const panel = await createPanel({ shard: 1 });
+    const api = apiFor(panel);
+    await api("contact", "add", { data: { EMAIL: "kept@example.com" } });
+    // A stray row of the panel on the target: the copy's row counts will not match.
+    await shard(0).prepare("INSERT INTO attributes (panel_id, name, type, created_at) VALUES (?, 'STRAY', 'string', 0)").bind(panel.id).run();
+    const started = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0 });
+    expect(started.status).toBe(202);
+    const move = await finished(panel, started.body.id);
+
+    expect(move.state).toBe("failed");
+    expect(move.error).toContain("attributes");
+    expect((await admin("GET", `/panels/${panel.id}`)).body.shard).toBe(1);
+    expect(await panelRows(0, panel.id)).toEqual({});
+    expect(await moveTriggers(1)).toEqual([]);
+    expect((await api("contact", "add", { data: { EMAIL: "later@example.com" } })).status).toBe(200);
+    expect((await panelRows(1, panel.id)).contacts).toBe(2);
+  }, 60_000);
+
+  it("refuses a move to the panel's own shard, to a shard the deployment lacks, or while one runs", async () => {
+    const panel = await createPanel({ shard: 1 });
+    expect((await admin("POST", `/panels/${panel.id}/moves`, { shard: 1 })).body).toMatchObject({ errors: [{ field: "shard", message: "the panel is on shard 1 already" }] });
+    const missing = await admin("POST", `/panels/${panel.id}/moves`, { shard: 9 });
+    expect(missing.status).toBe(400);
+    expect(missing.body.errors[0].field).toBe("shard");
+    expect((await admin("POST", `/panels/${panel.id}/moves`, { shard: "0" })).status).toBe(400);
+    const first = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0 });
+    expect(first.status).toBe(202);
+    const second = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0 });
+    expect(second.status).toBe(409);
+    expect(second.body.errors[0]).toMatchObject({ field: "shard", message: "a move of this panel is under way" });
+    expect((await finished(panel, first.body.id)).state).toBe("done");
+    expect((await admin("GET", `/panels/${panel.id}/moves`)).body.moves.map((m: any) => m.id)).toEqual([first.body.id]);
+  }, 60_000);
+});
