@@ -1,0 +1,36 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { MOVE_MACHINERY_TABLES, MOVED_TABLES } from "../../src/store/panel-move/tables";
+
+// A panel's move copies the tables MOVED_TABLES lists: a shard table missing there would stay
+// behind when its panel moves. This compares the list with the shard's schema as migrated.
+
+const db = env.SHARD_1;
+
+async function columnsOf(table: string) {
+  const { results } = await db.prepare(`PRAGMA table_info(${table})`).all<{ name: string; pk: number }>();
+  return results;
+}
+
+describe("the tables a panel's move copies", () => {
+  it("are every table of a shard, each with its primary key, its panel and its foreign keys", async () => {
+    const { results } = await db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations' ORDER BY name")
+      .all<{ name: string }>();
+    const schema = results.map((r) => r.name);
+    expect([...MOVED_TABLES.map((t) => t.name), ...MOVE_MACHINERY_TABLES].sort()).toEqual(schema);
+
+    for (const [index, table] of MOVED_TABLES.entries()) {
+      const columns = await columnsOf(table.name);
+      const key = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+      expect(table.key, table.name).toEqual(key);
+      expect(table.scope.includes("{row}.panel_id"), table.name).toBe(columns.some((c) => c.name === "panel_id"));
+      const { results: keys } = await db.prepare(`PRAGMA foreign_key_list(${table.name})`).all<{ from: string; table: string }>();
+      expect((table.parents ?? []).map((p) => `${p.column}->${p.table}`).sort(), table.name).toEqual(keys.map((k) => `${k.from}->${k.table}`).sort());
+      // A parent comes first, so a page copied in order never names a row not yet copied.
+      for (const parent of table.parents ?? []) expect(MOVED_TABLES.findIndex((t) => t.name === parent.table), `${table.name} after ${parent.table}`).toBeLessThan(index);
+      const { sql } = (await db.prepare("SELECT sql FROM sqlite_master WHERE name = ?").bind(table.name).first<{ sql: string }>())!;
+      expect(Boolean(table.autoincrement), table.name).toBe(/AUTOINCREMENT/i.test(sql));
+    }
+  });
+});
