@@ -68,11 +68,10 @@ export const ADMIN_ROUTES: AdminRoute[] = [
  */
 function authorize(route: AdminRoute, caller: AdminCaller, path: Record<string, string>): void {
   if (caller.kind === "admin") return;
+  const held = path.panel === undefined ? undefined : caller.session.roles.find((role) => role.panelId === path.panel)?.role;
+  if (path.panel !== undefined && !held) throw notFound(`No panel with id "${path.panel}"`);
   if (route.role === "admin") throw new ApiError(403, "Only the deployment's admin token may do this");
-  if (path.panel === undefined) return;
-  const held = caller.session.roles.find((role) => role.panelId === path.panel)?.role;
-  if (!held) throw notFound(`No panel with id "${path.panel}"`);
-  if (!roleAllows(held, route.role)) throw new ApiError(403, `This needs the ${route.role} role in the panel; you are ${held}`);
+  if (held && !roleAllows(held, route.role)) throw new ApiError(403, `This needs the ${route.role} role in the panel; you are ${held}`);
 }
 
 const router = Router<IRequest, [Env, ExecutionContext, AdminCaller]>({ base: ADMIN_BASE });

@@ -8,6 +8,7 @@ import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, type TestPanel } from "../support/helpers";
 import { startJourney } from "../support/journeys";
+import { asOperator, operatorWithRole } from "../support/operators";
 
 // Two shards locally (SHARD_0, SHARD_1); panels start on SHARD_1 and move to SHARD_0. The move
 // runs as it does deployed: steps on the IMPORTS queue, each nudging the next.
@@ -197,6 +198,9 @@ describe("moving a panel to another shard", () => {
     expect(missing.status).toBe(400);
     expect(missing.body.errors[0].field).toBe("shard");
     expect((await admin("POST", `/panels/${panel.id}/moves`, { shard: "0" })).status).toBe(400);
+    // The deployment's admin moves panels; not even the panel's owner may.
+    const owner = await operatorWithRole(panel.id, "owner");
+    expect((await asOperator(owner, "POST", `/panels/${panel.id}/moves`, { shard: 0 })).status).toBe(403);
     const first = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0 });
     expect(first.status).toBe(202);
     const second = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0 });
