@@ -118,16 +118,16 @@ export interface EventBatch {
  * identities, link each uniqueid seen with an identity to that contact (a new link moves the
  * uniqueid's anonymous events to it: trigger anon_profiles_join_history; the later identity
  * wins), insert the events whose guid is theirs to store, batch after batch, and note each
- * batch's id range. Only batches under the lease `?3` are touched. A batch whose `events` is
+ * batch's id range when the batches are `kept` in the pipeline. Only batches under the lease `?3` are touched. A batch whose `events` is
  * NULL was stored already and is left alone, so a batch taken twice (a redelivered message)
  * is stored once.
  */
-function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, each: EventsEach): D1PreparedStatement[] {
+function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, each: EventsEach, kept: boolean): D1PreparedStatement[] {
   const panelId = panel.id;
   const toStore = (table: string) =>
     `${table}.id IN (SELECT value FROM json_each(?2)) AND ${table}.panel_id = ?1 AND ${table}.state = 'pending' AND ${table}.lease = ?3 AND ${table}.events IS NOT NULL`;
   const unstored = `event_batches b CROSS JOIN ${each}(b.events) e WHERE ${toStore("b")}`;
-  return [
+  const statements = [
     db
       .prepare(
         `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
@@ -179,6 +179,11 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
          ON CONFLICT (panel_id, kind, day, name) DO UPDATE SET n = n + excluded.n`,
       )
       .bind(panelId, idList, lease),
+  ];
+  // Batches removed in the same transaction (finishEventBatches) need no range.
+  if (!kept) return statements;
+  return [
+    ...statements,
     // Rows of one batch were inserted together, so their ids are consecutive: one grouped scan
     // of this pass's rows gives every batch its range...
     db
@@ -239,7 +244,7 @@ function idListOf(ids: readonly number[]): string {
 }
 
 /** Leases the pending batches among `?2` that no other pass holds, then stores their events as rows. */
-function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, now: number, until: number, each: EventsEach): D1PreparedStatement[] {
+function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, now: number, until: number, each: EventsEach, kept: boolean): D1PreparedStatement[] {
   const panelId = panel.id;
   return [
     db
@@ -248,7 +253,7 @@ function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: s
          WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND leased_until <= ?5`,
       )
       .bind(panelId, idList, lease, until, now),
-    ...storeBatchesStatements(db, panel, idList, lease, each),
+    ...storeBatchesStatements(db, panel, idList, lease, each, kept),
   ];
 }
 
@@ -261,7 +266,7 @@ export async function finishEventBatches(db: ShardDb, panel: BatchPanel, ids: re
   const panelId = panel.id;
   const idList = idListOf(ids);
   await batchReadingEvents(db, (each) => [
-    ...takeStatements(db, panel, idList, lease, now, until, each),
+    ...takeStatements(db, panel, idList, lease, now, until, each, false),
     db.prepare("DELETE FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3").bind(panelId, idList, lease),
   ]);
 }
@@ -270,7 +275,7 @@ export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: read
   const panelId = panel.id;
   const idList = idListOf(ids);
   const results = await batchReadingEvents(db, (each) => [
-    ...takeStatements(db, panel, idList, lease, now, until, each),
+    ...takeStatements(db, panel, idList, lease, now, until, each, true),
     db
       .prepare(`SELECT id, attempts, steps_done FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3 ORDER BY id`)
       .bind(panelId, idList, lease),
