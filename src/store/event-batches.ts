@@ -211,6 +211,8 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
  */
 type EventsEach = "jsonb_each" | "json_each";
 let eventsEach: EventsEach = "jsonb_each";
+/** How a database refuses it: an unknown table function, or one its authorizer does not allow. */
+const JSONB_EACH_REFUSED = /jsonb_each|not authorized|SQLITE_AUTH/i;
 
 /** Runs `statements(each)` as one D1 batch with the best table function the database has. */
 async function batchReadingEvents<T = unknown>(db: ShardDb, statements: (each: EventsEach) => D1PreparedStatement[]): Promise<D1Result<T>[]> {
@@ -219,9 +221,10 @@ async function batchReadingEvents<T = unknown>(db: ShardDb, statements: (each: E
     return await db.batch<T>(statements(each));
   } catch (error) {
     // All or none: nothing of the failed batch was written.
-    if (each === "json_each" || !String(error).includes("jsonb_each")) throw error;
+    if (each === "json_each" || !JSONB_EACH_REFUSED.test(String(error))) throw error;
+    const results = await db.batch<T>(statements("json_each"));
     eventsEach = "json_each";
-    return db.batch<T>(statements("json_each"));
+    return results;
   }
 }
 
