@@ -67,9 +67,6 @@ function endOfRecord(bytes: Uint8Array, start: number, atEnd: boolean): number {
   return atEnd && length > start ? length : -1;
 }
 
-/** Bytes searched at a time for quotes and CRs while cutting records. */
-const SEARCH_WINDOW = 64 * 1024;
-
 export interface RecordCut {
   /** Index after the last complete record taken (== start when none is complete yet). */
   end: number;
@@ -85,26 +82,12 @@ export interface RecordCut {
 export function cutRecords(bytes: Uint8Array, start: number, maxRecords: number, maxBytes: number, atEnd: boolean): RecordCut {
   let pos = start;
   let records = 0;
-  // Quotes and CRs are looked for in [pos, searchedTo) only, a window at a time: a search to
-  // the end of the buffer (a megabyte read ahead) for every chunk cost more than cutting it.
-  // -1: none in the window.
-  let searchedTo = start;
-  let nextQuote = -1;
-  let nextCr = -1;
-  const find = (byte: number, from: number) => {
-    const at = bytes.subarray(from, searchedTo).indexOf(byte);
-    return at === -1 ? -1 : from + at;
-  };
+  let nextQuote = bytes.indexOf(QUOTE, pos);
+  let nextCr = bytes.indexOf(CR, pos);
   while (records < maxRecords && pos - start < maxBytes && pos < bytes.length) {
     const lineEnd = bytes.indexOf(LF, pos);
-    if (lineEnd !== -1 && lineEnd >= searchedTo) {
-      searchedTo = Math.min(bytes.length, Math.max(pos + SEARCH_WINDOW, lineEnd + 1));
-      nextQuote = find(QUOTE, pos);
-      nextCr = find(CR, pos);
-    } else {
-      if (nextQuote !== -1 && nextQuote < pos) nextQuote = find(QUOTE, pos);
-      if (nextCr !== -1 && nextCr < pos) nextCr = find(CR, pos);
-    }
+    if (nextQuote !== -1 && nextQuote < pos) nextQuote = bytes.indexOf(QUOTE, pos);
+    if (nextCr !== -1 && nextCr < pos) nextCr = bytes.indexOf(CR, pos);
     let end: number;
     // A CR right before the LF is CRLF; one earlier ends a record by itself (old Mac files).
     if (lineEnd !== -1 && (nextQuote === -1 || nextQuote > lineEnd) && (nextCr === -1 || nextCr >= lineEnd - 1)) {
