@@ -139,6 +139,8 @@ try {
   ], base);
   console.log(`pipeline drain after the single-post slices: ${singleDrain.toFixed(1)}s in total (not counted above)`);
   console.log(`workerd CPU per request: baseline ${baseline.cpuMsPer()} ms, single activity ${singles.cpuMsPer()} ms including its pipeline`);
+  const perPost = singles.d1Per();
+  console.log(`D1 per single post (recording and pipeline): ${perPost.statements.toFixed(2)} statements in ${perPost.roundTrips.toFixed(2)} round trips (baseline: ${baseline.d1Per().statements.toFixed(2)})`);
   const one = singles.result();
   figures.push(
     { figure: "single post req/s", service: one.perSecond.toFixed(0), baseline: base.perSecond.toFixed(0), ratio: share(one.perSecond, base.perSecond), goal: ">= 80%", met: one.perSecond >= 0.8 * base.perSecond },

@@ -1,4 +1,5 @@
 import type { ShardDb } from "./shards";
+import { EVENT_CHANNELS } from "../domain/events";
 import { eventColumns, type EventRow } from "./events";
 
 /**
@@ -43,12 +44,29 @@ function partFromRow(row: PartRow): ArchivePart {
 }
 
 /**
+ * The (channel, name) pairs of the panel's events, `kinds(channel, name)`, found in
+ * events_by_name (panel_id, channel, name, occurred_at, contact_id) a seek per pair: the
+ * reads by time below then search that index per pair, as the events table has no index by
+ * time alone (migration 0055 dropped it: one index less for every stored event to write).
+ * A row with a NULL name ends its channel's chain.
+ */
+const PANEL_EVENT_KINDS = `WITH RECURSIVE kinds(channel, name) AS (
+  SELECT c.value, (SELECT MIN(e.name) FROM events e WHERE e.panel_id = ?1 AND e.channel = c.value) FROM json_each('${JSON.stringify(EVENT_CHANNELS)}') c
+  UNION ALL
+  SELECT k.channel, (SELECT MIN(e.name) FROM events e WHERE e.panel_id = ?1 AND e.channel = k.channel AND e.name > k.name) FROM kinds k WHERE k.name IS NOT NULL)`;
+
+/**
  * The midnight (UTC) of the oldest day of the panel with events that happened and were
  * received before `before` (a late event stays as long as any other); null when none.
  */
 export async function oldestEventDay(db: ShardDb, panelId: string, before: number): Promise<number | null> {
   const row = await db
-    .prepare("SELECT MIN(occurred_at) AS at FROM events WHERE panel_id = ?1 AND occurred_at < ?2 AND received_at < ?2")
+    .prepare(
+      `${PANEL_EVENT_KINDS}
+       SELECT MIN((SELECT MIN(e.occurred_at) FROM events e
+                   WHERE e.panel_id = ?1 AND e.channel = k.channel AND e.name = k.name AND e.occurred_at < ?2 AND e.received_at < ?2)) AS at
+       FROM kinds k WHERE k.name IS NOT NULL`,
+    )
     .bind(panelId, before)
     .first<{ at: number | null }>();
   return row?.at == null ? null : Math.floor(row.at / DAY_MS) * DAY_MS;
@@ -57,7 +75,12 @@ export async function oldestEventDay(db: ShardDb, panelId: string, before: numbe
 /** The panel's events of one UTC day received before `before`, by id, as stored. */
 export async function eventRowsOfDay(db: ShardDb, panelId: string, day: number, before: number, limit: number): Promise<EventRow[]> {
   const { results } = await db
-    .prepare(`SELECT ${eventColumns()} FROM events WHERE panel_id = ?1 AND occurred_at >= ?2 AND occurred_at < ?3 AND received_at < ?4 ORDER BY id LIMIT ?5`)
+    .prepare(
+      `${PANEL_EVENT_KINDS}
+       SELECT ${eventColumns("e")} FROM kinds k
+         CROSS JOIN events e ON e.panel_id = ?1 AND e.channel = k.channel AND e.name = k.name AND e.occurred_at >= ?2 AND e.occurred_at < ?3
+       WHERE k.name IS NOT NULL AND e.received_at < ?4 ORDER BY e.id LIMIT ?5`,
+    )
     .bind(panelId, day, day + DAY_MS, before, limit)
     .all<EventRow>();
   return results;
@@ -66,7 +89,8 @@ export async function eventRowsOfDay(db: ShardDb, panelId: string, day: number, 
 /** The rows a part holds that are still in the table (all of them until it is verified). */
 export async function partRows(db: ShardDb, part: ArchivePart): Promise<EventRow[]> {
   const { results } = await db
-    .prepare(`SELECT ${eventColumns()} FROM events WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id`)
+    // +panel_id: the ids are looked up by key (the planner would otherwise scan the panel's rows in an index).
+    .prepare(`SELECT ${eventColumns()} FROM events WHERE +panel_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id`)
     .bind(part.panelId, JSON.stringify(part.ids))
     .all<EventRow>();
   return results;
@@ -102,7 +126,7 @@ export async function deletePartRows(db: ShardDb, part: ArchivePart, limit: numb
   const result = await db
     .prepare(
       `DELETE FROM events WHERE id IN (
-         SELECT id FROM events WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2)) LIMIT ?3)`,
+         SELECT id FROM events WHERE +panel_id = ?1 AND id IN (SELECT value FROM json_each(?2)) LIMIT ?3)`,
     )
     .bind(part.panelId, JSON.stringify(part.ids), limit)
     .run();

@@ -118,21 +118,24 @@ export interface EventBatch {
  * identities, link each uniqueid seen with an identity to that contact (a new link moves the
  * uniqueid's anonymous events to it: trigger anon_profiles_join_history; the later identity
  * wins), insert the events whose guid is theirs to store, batch after batch, and note each
- * batch's id range. Only batches under the lease `?3` are touched. A batch whose `events` is
+ * batch's id range when the batches are `kept` in the pipeline. Only batches under the lease `?3` are touched. A batch whose `events` is
  * NULL was stored already and is left alone, so a batch taken twice (a redelivered message)
  * is stored once.
  */
-function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string): D1PreparedStatement[] {
+function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, each: EventsEach, kept: boolean): D1PreparedStatement[] {
   const panelId = panel.id;
   const toStore = (table: string) =>
     `${table}.id IN (SELECT value FROM json_each(?2)) AND ${table}.panel_id = ?1 AND ${table}.state = 'pending' AND ${table}.lease = ?3 AND ${table}.events IS NOT NULL`;
-  const unstored = `event_batches b CROSS JOIN json_each(b.events) e WHERE ${toStore("b")}`;
-  return [
+  const unstored = `event_batches b CROSS JOIN ${each}(b.events) e WHERE ${toStore("b")}`;
+  const statements = [
+    // Most identities have their contact already: one probe of the key each, and no attributes
+    // made for a row the conflict would drop (a repeat within the pass is dropped by the conflict).
     db
       .prepare(
         `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
-         SELECT DISTINCT ?1, e.value->>'k', json_object(?4, e.value->>'k'), b.received_at, b.received_at
+         SELECT ?1, e.value->>'k', json_object(?4, e.value->>'k'), b.received_at, b.received_at
          FROM ${unstored} AND e.value->>'k' IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = e.value->>'k')
          ON CONFLICT (panel_id, pk_value) DO NOTHING`,
       )
       .bind(panelId, idList, lease, panel.primaryKey),
@@ -141,7 +144,7 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
       .prepare(
         `INSERT INTO anon_profiles (panel_id, uniqueid, contact_id, linked_at)
          SELECT ?1, e.value->>'u', c.id, b.received_at
-         FROM ${unstored.replace("json_each(b.events) e", "json_each(b.events) e CROSS JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = e.value->>'k'")}
+         FROM ${unstored.replace(`${each}(b.events) e`, `${each}(b.events) e CROSS JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = e.value->>'k'`)}
            AND e.value->>'u' IS NOT NULL
          ORDER BY b.id, e.key
          ON CONFLICT (panel_id, uniqueid) DO UPDATE SET contact_id = excluded.contact_id, linked_at = excluded.linked_at
@@ -179,6 +182,11 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
          ON CONFLICT (panel_id, kind, day, name) DO UPDATE SET n = n + excluded.n`,
       )
       .bind(panelId, idList, lease),
+  ];
+  // Batches removed in the same transaction (finishEventBatches) need no range.
+  if (!kept) return statements;
+  return [
+    ...statements,
     // Rows of one batch were inserted together, so their ids are consecutive: one grouped scan
     // of this pass's rows gives every batch its range...
     db
@@ -192,6 +200,32 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
     // ...and a batch that stored nothing (all duplicates) the empty range first_id..first_id - 1.
     db.prepare(`UPDATE event_batches SET last_id = COALESCE(last_id, first_id - 1), events = NULL WHERE ${toStore("event_batches")}`).bind(panelId, idList, lease),
   ];
+}
+
+/**
+ * The table function that reads a batch's events. jsonb_each (SQLite 3.51) hands each event
+ * over as JSONB, so the dozen `->>` reads of an event's members do not parse its text again
+ * each (json_each's text values are parsed once per read: about half of storing a batch's
+ * rows, bench:activity part 3; decision 0032). Where the database does not know it, the
+ * statements run again with json_each, which reads the same values, and the isolate keeps to it.
+ */
+type EventsEach = "jsonb_each" | "json_each";
+let eventsEach: EventsEach = "jsonb_each";
+/** How a database refuses it: an unknown table function, or one its authorizer does not allow. */
+const JSONB_EACH_REFUSED = /jsonb_each|not authorized|SQLITE_AUTH/i;
+
+/** Runs `statements(each)` as one D1 batch with the best table function the database has. */
+async function batchReadingEvents<T = unknown>(db: ShardDb, statements: (each: EventsEach) => D1PreparedStatement[]): Promise<D1Result<T>[]> {
+  const each = eventsEach;
+  try {
+    return await db.batch<T>(statements(each));
+  } catch (error) {
+    // All or none: nothing of the failed batch was written.
+    if (each === "json_each" || !JSONB_EACH_REFUSED.test(String(error))) throw error;
+    const results = await db.batch<T>(statements("json_each"));
+    eventsEach = "json_each";
+    return results;
+  }
 }
 
 interface BatchRow {
@@ -216,7 +250,7 @@ function idListOf(ids: readonly number[]): string {
 }
 
 /** Leases the pending batches among `?2` that no other pass holds, then stores their events as rows. */
-function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, now: number, until: number): D1PreparedStatement[] {
+function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, now: number, until: number, each: EventsEach, kept: boolean): D1PreparedStatement[] {
   const panelId = panel.id;
   return [
     db
@@ -225,7 +259,7 @@ function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: s
          WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND leased_until <= ?5`,
       )
       .bind(panelId, idList, lease, until, now),
-    ...storeBatchesStatements(db, panel, idList, lease),
+    ...storeBatchesStatements(db, panel, idList, lease, each, kept),
   ];
 }
 
@@ -237,8 +271,8 @@ function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: s
 export async function finishEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<void> {
   const panelId = panel.id;
   const idList = idListOf(ids);
-  await db.batch([
-    ...takeStatements(db, panel, idList, lease, now, until),
+  await batchReadingEvents(db, (each) => [
+    ...takeStatements(db, panel, idList, lease, now, until, each, false),
     db.prepare("DELETE FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3").bind(panelId, idList, lease),
   ]);
 }
@@ -246,8 +280,8 @@ export async function finishEventBatches(db: ShardDb, panel: BatchPanel, ids: re
 export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<EventBatch[]> {
   const panelId = panel.id;
   const idList = idListOf(ids);
-  const statements = [
-    ...takeStatements(db, panel, idList, lease, now, until),
+  const results = await batchReadingEvents(db, (each) => [
+    ...takeStatements(db, panel, idList, lease, now, until, each, true),
     db
       .prepare(`SELECT id, attempts, steps_done FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3 ORDER BY id`)
       .bind(panelId, idList, lease),
@@ -258,8 +292,7 @@ export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: read
          ORDER BY e.id`,
       )
       .bind(panelId, idList, lease),
-  ];
-  const results = await db.batch(statements);
+  ]);
   const batchRows = results.at(-2)!.results as unknown as BatchRow[];
   const eventRows = results.at(-1)!.results as unknown as Array<EventRow & { batch_id: number }>;
   const batches = new Map<number, EventBatch>(

@@ -117,6 +117,19 @@ describe("RFC 4180 parsing", () => {
     expect(cutRecords(encoder.encode("a,b\r\nc"), 0, Infinity, Infinity, false)).toEqual({ end: 5, records: 1 });
   });
 
+  it("finds quotes and lone CRs far past the first record, beyond what one search looks at", () => {
+    // More than 64 KiB of plain records before each record that needs the byte-wise rules.
+    const plain = Array.from({ length: 5000 }, (_, i) => `row ${i},plain\n`).join("");
+    const text = `${plain}"quoted\nline",x\n${plain}lone,cr\r${plain}"open`;
+    const records = parseAll(text);
+    expect(records).toHaveLength(15_003);
+    expect(records[5000]!.fields).toEqual(["quoted\nline", "x"]);
+    expect(records[10_001]!.fields).toEqual(["lone", "cr"]);
+    expect(records.at(-1)).toEqual({ fields: ["open"], malformed: true });
+    const bytes = encoder.encode(text);
+    expect(fields(parseInPieces(bytes, 100_000, 2000))).toEqual(fields(records));
+  });
+
   it("stops at the record and byte limits", () => {
     const bytes = encoder.encode("1\n2\n3\n4\n");
     expect(cutRecords(bytes, 0, 2, Infinity, true)).toEqual({ end: 4, records: 2 });

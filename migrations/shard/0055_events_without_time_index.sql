@@ -1,0 +1,23 @@
+-- Issue 15: one index less for every event the pipeline stores. events_by_time (panel_id,
+-- occurred_at, from 0034) served only retention's two reads by time; they now search
+-- events_by_name per (channel, name) pair of the panel instead, the pairs found a seek each in
+-- the same index (src/store/event-archive.ts), as fast on a big panel (a few seeks per pair).
+--
+-- The indexes of events after this migration and the queries that use each (EXPLAIN QUERY PLAN):
+-- events_by_contact (panel_id, contact_id, occurred_at, id): a contact's history page
+--   (store/events.ts listEventsOf), segment probes of a few contacts (segment-sql.ts, INDEXED
+--   BY), journey email engagement on the contact page (contact-page.ts).
+-- events_by_uniqueid (panel_id, uniqueid, occurred_at, id) WHERE uniqueid IS NOT NULL: an
+--   anonymous visitor's history page (listEventsOf), the trigger anon_profiles_join_history.
+-- events_by_name (panel_id, channel, name, occurred_at, contact_id): segment scans of who did
+--   what when (segment-sql.ts, INDEXED BY), retention's oldest day and rows of a day
+--   (event-archive.ts oldestEventDay, eventRowsOfDay).
+-- The primary key (id): the pipeline's reads of a pass's rows and per-day counts
+--   (event-batches.ts); retention's part rows and deletes and journeys' events by id
+--   (event-archive.ts partRows, deletePartRows; events.ts getEventsByIds), which name the panel
+--   as +panel_id since this change: without it the planner scanned the panel's rows in
+--   events_by_time to find a few ids.
+-- Still reading every row of the panel, as they did through events_by_time before: Home's
+--   count of events received today (overview.ts) and a contact's erasure (erasure.ts), now
+--   through events_by_contact.
+DROP INDEX IF EXISTS events_by_time;
