@@ -128,11 +128,11 @@ export async function runMoveStep(env: Env, moveId: string, tuning: MoveTuning =
   const source = shardByIndex(env, move.fromShard);
   const target = shardByIndex(env, move.toShard);
   if (!source || !target) {
-    await save({ env, move, lease, tuning, now } as Step, { state: "failed", error: `shard ${source ? move.toShard : move.fromShard} is no longer bound`, finishedAt: now() });
+    const error = `shard ${source ? move.toShard : move.fromShard} is no longer bound`;
+    await saveMoveProgress(env.DB, move.id, lease, now(), now(), { state: "failed", error, finishedAt: now() });
     return { next: "none" };
   }
   const step: Step = { env, move, lease, source, target, tuning, now, deadline: now() + tuning.stepMs };
-
   try {
     if (move.state !== "cleaning" && move.attempts >= tuning.maxAttempts) return await abort(step, move.error ?? "too many failed steps");
     if (move.state === "copying") return await copy(step);
