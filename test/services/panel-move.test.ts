@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MOVE_TUNING, type MoveTuning } from "../../src/services/panels/move";
 import { MOVED_TABLES } from "../../src/store/panel-move/tables";
+import { countRows } from "../../src/store/panel-move/rows";
 import { liftFence, raiseFence } from "../../src/store/panel-move/triggers";
 import { FIRST_MOVE_RANGE, ID_RANGE_SIZE } from "../../src/store/id-ranges";
 import type { ShardDb } from "../../src/store/shards";
@@ -24,12 +25,10 @@ afterAll(() => {
   Object.assign(MOVE_TUNING, saved);
 });
 
+/** The panel's rows per table on a shard, tables without any left out: the count the move itself compares. */
 async function panelRows(n: number, panelId: string): Promise<Record<string, number>> {
-  const db = shard(n);
-  const results = await db.batch<{ n: number }>(
-    MOVED_TABLES.map((t) => db.prepare(`SELECT COUNT(*) AS n FROM ${t.name} AS r WHERE ${t.scope.replaceAll("{row}", "r")}`).bind(panelId)),
-  );
-  return Object.fromEntries(MOVED_TABLES.map((t, i) => [t.name, results[i]!.results[0]!.n]).filter(([, count]) => count !== 0));
+  const counts = await countRows(shard(n), MOVED_TABLES, panelId);
+  return Object.fromEntries(MOVED_TABLES.map((t, i) => [t.name, counts[i]!] as const).filter(([, count]) => count !== 0));
 }
 
 async function moveTriggers(n: number): Promise<string[]> {

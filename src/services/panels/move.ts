@@ -194,7 +194,11 @@ async function applyChanges(step: Step, changes: readonly CapturedChange[]): Pro
   const ordered = [...firsts.values()];
   const current = new Map<CapturedChange, RowChange>();
   const byTable = new Map<MovedTable, CapturedChange[]>();
-  for (const change of ordered) byTable.set(change.table, [...(byTable.get(change.table) ?? []), change]);
+  for (const change of ordered) {
+    const group = byTable.get(change.table);
+    if (group) group.push(change);
+    else byTable.set(change.table, [change]);
+  }
   for (const [table, group] of byTable) {
     const rows = await rowsByKey(step.source, table, step.move.panelId, group.map((c) => c.key));
     group.forEach((change, i) => current.set(change, rows[i] ? { table, row: rows[i] } : { table, gone: change.key }));
