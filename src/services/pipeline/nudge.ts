@@ -26,3 +26,38 @@ export async function nudgeEventBatches(queue: Queue, panelId: string, batchIds:
   if (messages.length === 1) await queue.send(messages[0]);
   else await sendAll(queue, messages);
 }
+
+/**
+ * How long an isolate gathers the batches its calls record before one send nudges them all.
+ * A message per call made single-activity posts pay a queue send each, and the consumer a
+ * delivery each; the queue's own batching (max_batch_timeout, 1 s) dwarfs this wait.
+ */
+export const NUDGE_GATHER_MS = 20;
+
+/** Per panel, the batch ids that this isolate's send, already waiting, will name. */
+const gathering = new Map<string, number[]>();
+
+/**
+ * Nudges the batches within NUDGE_GATHER_MS, in one send with the batches other calls of this
+ * isolate record meanwhile. The first call's `defer` (its waitUntil) holds the send; later calls
+ * only add their ids, so no call waits on another's I/O. A send that fails is logged: the events
+ * are stored, and the re-drive cron nudges them again (redrive.ts), as after any lost message.
+ */
+export function nudgeEventBatchesSoon(queue: Queue, panelId: string, batchIds: readonly number[], defer: (work: Promise<unknown>) => void): void {
+  const waiting = gathering.get(panelId);
+  if (waiting) {
+    waiting.push(...batchIds);
+    return;
+  }
+  const ids = [...batchIds];
+  gathering.set(panelId, ids);
+  defer(
+    scheduler
+      .wait(NUDGE_GATHER_MS)
+      .then(() => {
+        gathering.delete(panelId);
+        return nudgeEventBatches(queue, panelId, ids);
+      })
+      .catch((error) => console.error(`event batches ${ids.join(", ")} of panel ${panelId} stored but not enqueued; the re-drive will`, error)),
+  );
+}

@@ -3,7 +3,7 @@ import { shardOf } from "../../store/shards";
 import { EVENT_CHANNELS, MAX_GUID_LENGTH, type NewEvent } from "../../domain/events";
 import { uuidV7 } from "../../lib/random";
 import { appendEventBatches, type EventToRecord } from "../../store/event-batches";
-import { nudgeEventBatches } from "./nudge";
+import { nudgeEventBatches, nudgeEventBatchesSoon } from "./nudge";
 
 export interface RecordResult {
   /** Each event's guid, in the order of the events: the one given, or the one generated. */
@@ -21,7 +21,8 @@ export interface RecordOptions {
   now?: number;
   /**
    * Where to hand the queue send, e.g. `(p) => exec.waitUntil(p)`, so the caller answers once
-   * the events are stored without waiting for the queue. Without it the send is awaited. A
+   * the events are stored without waiting for the queue; the send then gathers the batches of
+   * other calls of the isolate (nudgeEventBatchesSoon). Without it the send is awaited. A
    * send that fails is logged, not thrown: the events are stored, and the re-drive cron
    * enqueues them again (src/services/pipeline/redrive.ts).
    */
@@ -96,12 +97,11 @@ export async function recordEvents(
     if (event.guid !== undefined && taken.has(event.guid)) duplicateAt[index] = true;
   });
   const duplicates = duplicateAt.filter(Boolean).length;
-  if (batchIds.length) {
-    const nudge = nudgeEventBatches(env.EVENTS, panel.id, batchIds).catch((error) => {
+  if (batchIds.length && options.defer) nudgeEventBatchesSoon(env.EVENTS, panel.id, batchIds, options.defer);
+  else if (batchIds.length) {
+    await nudgeEventBatches(env.EVENTS, panel.id, batchIds).catch((error) => {
       console.error(`event batches ${batchIds.join(", ")} of panel ${panel.id} stored but not enqueued; the re-drive will`, error);
     });
-    if (options.defer) options.defer(nudge);
-    else await nudge;
   }
   return { guids, recorded: events.length - duplicates, duplicates, duplicateAt };
 }

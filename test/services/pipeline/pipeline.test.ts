@@ -398,6 +398,40 @@ describe("recordEvents, the entry of every event", () => {
     await expect(recordEvents(env, panelRef(), [{ channel: "email", name: "open", occurredAt: Date.now() }])).rejects.toThrow(/contactId, identity or uniqueid/);
   });
 
+  it("calls recording at once in an isolate are nudged by one message naming all their batches, which the queue takes through", async () => {
+    const sent: Array<{ panel: string; batches: number[] }> = [];
+    const counting = {
+      send: async (body: { panel: string; batches: number[] }) => {
+        sent.push(body);
+        await env.EVENTS.send(body);
+      },
+      sendBatch: async (messages: Array<{ body: { panel: string; batches: number[] } }>) => {
+        sent.push(...messages.map((m) => m.body));
+        await env.EVENTS.sendBatch(messages);
+      },
+    } as unknown as Queue;
+    const deferred: Array<Promise<unknown>> = [];
+    const record = (i: number) =>
+      recordEvents({ ...env, EVENTS: counting }, panelRef(), [{ channel: "custom_activity", name: "signup", identity: `together${i}@example.com`, occurredAt: Date.now() }], {
+        defer: (work) => deferred.push(work),
+      });
+    const calls = await Promise.all([0, 1, 2, 3].map(record));
+    expect(sent).toEqual([]);
+    // Only the first call's send is deferred; the others joined it.
+    expect(deferred).toHaveLength(1);
+    await Promise.all(deferred);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.batches).toHaveLength(4);
+    for (const call of calls) await eventSettled(panel.id, call.guids[0]!);
+
+    // A call after that send starts a new one.
+    const later = await record(4);
+    await Promise.all(deferred);
+    expect(deferred).toHaveLength(2);
+    expect(sent).toHaveLength(2);
+    await eventSettled(panel.id, later.guids[0]!);
+  });
+
   it("answers once stored even when the queue send fails; the re-drive enqueues later", async () => {
     const brokenQueue = {
       send: () => Promise.reject(new Error("queue unavailable")),
