@@ -1,16 +1,28 @@
 import type { ShardDb } from "../store/shards";
-import { emailSenders, journeyDefinitionSchema, journeyGraphProblems, journeyStatusBody, MESSAGE_CHANNELS, type JourneyDefinition } from "../domain/journey";
+import { emailSenders, journeyGraphProblems, journeyStatusBody, MESSAGE_CHANNELS, type JourneyDefinition } from "../domain/journey";
+import { journeyBodySchema, layoutForDefinition, layoutProblems, splitJourneyBody, type JourneyLayout } from "../domain/journey-layout";
 import { conflict, fromProblems, orNotFound } from "../lib/http/errors";
 import { sendersStanding } from "../services/channels/email/sender-domains";
 import { resumeHeldPoints } from "../services/journeys/points";
 import { scanSegment } from "../services/journeys/contact-triggers";
 import { forgetLiveJourneys } from "../services/journeys/live-journeys";
 import { newId } from "../lib/random";
+import { sameJson } from "../lib/same-json";
 import { z } from "../lib/z";
 import { checkParamClause, type ActivityDefinition } from "../domain/activity";
 import type { FieldProblem } from "../domain/problems";
 import { findActivityByName } from "../store/activities";
-import { addJourneyVersion, changeJourneyStatus, getJourney, insertJourney, listJourneys, updateDraftJourney, type Journey, type JourneyStatus } from "../store/journeys/definitions";
+import {
+  addJourneyVersion,
+  changeJourneyStatus,
+  getJourney,
+  insertJourney,
+  listJourneys,
+  updateDraftJourney,
+  updateJourneyLayout,
+  type Journey,
+  type JourneyStatus,
+} from "../store/journeys/definitions";
 import { listVersions } from "../store/journeys/versions";
 import { journeyCounters, type JourneyCounters } from "../store/journeys/instances";
 import { listMessages } from "../store/journeys/messages";
@@ -28,14 +40,17 @@ import { definePanelRoute } from "./route";
 // what they name in the panel: activity and its parameters, list, webhooks). A draft is edited
 // in place; editing a running or paused journey makes a new version, which new entries take
 // while instances already inside finish on theirs (decision 0027); a stopped one stays as it is.
+// The canvas's layout travels with the definition but is not part of it: an edit that changes
+// only the layout makes no new version, whatever the status (decision 0033).
 
 /**
- * What the schema cannot see: the step graph, and the activity (with the parameters its
- * trigger filters on), list and webhooks it names. Returns the definition with the trigger's
- * parameter names as the activity defines them and their values in the parameters' types.
+ * What the schema cannot see: the step graph, the activity (with the parameters its trigger
+ * filters on), list and webhooks it names, and the layout's step ids. Returns the definition
+ * with the trigger's parameter names as the activity defines them and their values in the
+ * parameters' types.
  */
-async function checkDefinition(db: ShardDb, panel: Panel, definition: JourneyDefinition): Promise<JourneyDefinition> {
-  const problems = journeyGraphProblems(definition);
+async function checkDefinition(db: ShardDb, panel: Panel, definition: JourneyDefinition, layout?: JourneyLayout): Promise<JourneyDefinition> {
+  const problems = [...journeyGraphProblems(definition), ...(layout ? layoutProblems(definition, layout) : [])];
   let { trigger: t } = definition;
   if (t.type === "activity") {
     const activity = await findActivityByName(db, panel.id, t.activity);
@@ -82,6 +97,7 @@ function journeyView(journey: Journey, counters?: JourneyCounters) {
     trigger: t,
     filter: f,
     steps,
+    layout: journey.layout,
     ...(counters ? { counters } : {}),
     created_at: isoTime(journey.createdAt),
     updated_at: isoTime(journey.updatedAt),
@@ -98,11 +114,23 @@ const createJourney = definePanelRoute({
   role: "marketer",
   summary: "Define a journey (CONTRACT 5); it starts as a draft",
   status: 201,
-  body: journeyDefinitionSchema,
+  body: journeyBodySchema,
   async handle({ env, caller, body, panel, db }) {
-    const definition = await checkDefinition(db, panel, body);
+    const { definition: proposed, layout } = splitJourneyBody(body);
+    const definition = await checkDefinition(db, panel, proposed, layout);
     const now = Date.now();
-    const journey: Journey = { id: newId("jny"), panelId: panel.id, name: definition.name, definition, version: 1, status: "draft", scanCursor: null, createdAt: now, updatedAt: now };
+    const journey: Journey = {
+      id: newId("jny"),
+      panelId: panel.id,
+      name: definition.name,
+      definition,
+      version: 1,
+      status: "draft",
+      scanCursor: null,
+      layout: layout ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
     await insertJourney(db, journey, actorOf(caller));
     await audited({ db, caller, panel }, "journey.created", journey.id, { name: journey.name });
     return journeyView(journey);
@@ -136,8 +164,9 @@ const updateJourney = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/journeys/:journey",
   role: "marketer",
-  summary: "Replace a draft's definition, or give a running or paused journey a new version (instances inside finish on theirs); 409 once stopped",
-  body: journeyDefinitionSchema,
+  summary:
+    "Replace a draft's definition, or give a running or paused journey a new version (instances inside finish on theirs); a change of layout alone makes no version; 409 once stopped",
+  body: journeyBodySchema,
   async handle({ env, caller, path, body, panel, db }) {
     const journey = await requireJourney(db, panel, path.journey);
     if (journey.status === "stopped") {
@@ -145,16 +174,22 @@ const updateJourney = definePanelRoute({
         { field: "status", message: "is stopped" },
       ]);
     }
-    const definition = await checkDefinition(db, panel, body);
+    const { definition: proposed, layout } = splitJourneyBody(body);
+    // The definition as stored, or as it is once checked (trigger parameters named as the activity names them).
+    if (sameJson(proposed, journey.definition)) return saveLayout({ db, caller, panel }, journey, layout);
+    const definition = await checkDefinition(db, panel, proposed, layout);
+    if (sameJson(definition, journey.definition)) return saveLayout({ db, caller, panel }, journey, layout);
     // A live journey's new email steps meet the sender rule that starting it met.
     const senders = journey.status === "draft" ? { problems: [], notes: [] } : await sendersStanding(env, db, panel.id, emailSenders(definition));
     if (senders.problems.length) throw fromProblems(senders.problems, 409);
     const now = Date.now();
+    // Without a layout, the positions of the steps the journey keeps stay.
+    const nextLayout = layout ?? layoutForDefinition(journey.layout, definition);
     const updated =
       journey.status === "draft"
-        ? await updateDraftJourney(db, panel.id, journey.id, definition, now)
-        : await addJourneyVersion(db, panel.id, journey.id, journey.version, definition, now, actorOf(caller));
-    if (!updated) throw conflict("status: the journey changed meanwhile (its status or version); read it again and retry", [{ field: "status", message: "changed meanwhile" }]);
+        ? await updateDraftJourney(db, panel.id, journey.id, definition, nextLayout, now)
+        : await addJourneyVersion(db, panel.id, journey.id, journey.version, definition, nextLayout, now, actorOf(caller));
+    if (!updated) throw changedMeanwhile();
     // The new version's trigger and filter take new entries at once in this isolate.
     forgetLiveJourneys(panel.id);
     await audited({ db, caller, panel }, "journey.edited", journey.id, { name: updated.name, version: updated.version });
@@ -163,6 +198,25 @@ const updateJourney = definePanelRoute({
     return { ...journeyView(updated), ...(senders.notes.length ? { warnings: senders.notes } : {}) };
   },
 });
+
+function changedMeanwhile() {
+  return conflict("status: the journey changed meanwhile (its status or version); read it again and retry", [{ field: "status", message: "changed meanwhile" }]);
+}
+
+/**
+ * A PUT whose definition is the journey's own: at most the layout changes, and the journey
+ * keeps its version whatever its status (moving a box is no new version for contacts to take).
+ * Nothing is written, nor audited, when the layout is absent or the same.
+ */
+async function saveLayout(context: { db: ShardDb; caller: AdminCaller; panel: Panel }, journey: Journey, layout: JourneyLayout | undefined) {
+  if (layout === undefined || sameJson(layout, journey.layout)) return journeyView(journey);
+  const problems = layoutProblems(journey.definition, layout);
+  if (problems.length) throw fromProblems(problems);
+  const updated = await updateJourneyLayout(context.db, journey, layout, Date.now());
+  if (!updated) throw changedMeanwhile();
+  await audited(context, "journey.edited", journey.id, { name: updated.name, version: updated.version, changed: "layout" });
+  return journeyView(updated);
+}
 
 const journeyVersions = definePanelRoute({
   method: "GET",

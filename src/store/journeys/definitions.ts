@@ -1,6 +1,7 @@
 import type { ShardDb } from "../shards";
 import { activityNameKey } from "../../domain/activity";
 import type { JourneyDefinition } from "../../domain/journey";
+import type { JourneyLayout } from "../../domain/journey-layout";
 import { insertVersionStatement } from "./versions";
 
 // The journeys table: the current definition and version, their trigger lookup keys and the
@@ -18,6 +19,8 @@ export interface Journey {
   version: number;
   status: JourneyStatus;
   scanCursor: number | null;
+  /** Where the panel's canvas draws it; null: laid out by the canvas. Not versioned. */
+  layout: JourneyLayout | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -30,11 +33,12 @@ export interface JourneyRow {
   version: number;
   status: JourneyStatus;
   scan_cursor: number | null;
+  layout: string | null;
   created_at: number;
   updated_at: number;
 }
 
-export const JOURNEY_COLUMNS = "id, panel_id, name, definition, version, status, scan_cursor, created_at, updated_at";
+export const JOURNEY_COLUMNS = "id, panel_id, name, definition, version, status, scan_cursor, layout, created_at, updated_at";
 
 export function journeyFromRow(row: JourneyRow): Journey {
   return {
@@ -45,6 +49,7 @@ export function journeyFromRow(row: JourneyRow): Journey {
     version: row.version,
     status: row.status,
     scanCursor: row.scan_cursor,
+    layout: row.layout === null ? null : (JSON.parse(row.layout) as JourneyLayout),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -58,14 +63,16 @@ function triggerKey(definition: JourneyDefinition): string | null {
   return trigger.segment ?? null;
 }
 
+const layoutText = (layout: JourneyLayout | null) => (layout === null ? null : JSON.stringify(layout));
+
 /** Stores a new journey and its first version, in one batch. */
 export async function insertJourney(db: ShardDb, journey: Journey, createdBy: string | null = null): Promise<void> {
   const definition = JSON.stringify(journey.definition);
   await db.batch([
     db
       .prepare(
-        `INSERT INTO journeys (id, panel_id, name, definition, version, trigger_type, trigger_key, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO journeys (id, panel_id, name, definition, version, trigger_type, trigger_key, status, layout, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .bind(
         journey.id,
@@ -76,6 +83,7 @@ export async function insertJourney(db: ShardDb, journey: Journey, createdBy: st
         journey.definition.trigger.type,
         triggerKey(journey.definition),
         journey.status,
+        layoutText(journey.layout),
         journey.createdAt,
         journey.updatedAt,
       ),
@@ -93,16 +101,23 @@ export async function listJourneys(db: ShardDb, panelId: string): Promise<Journe
   return results.map(journeyFromRow);
 }
 
-/** Replaces a draft's definition (and that of its version); null when there is no such journey or it is not a draft. */
-export async function updateDraftJourney(db: ShardDb, panelId: string, id: string, definition: JourneyDefinition, now: number): Promise<Journey | null> {
+/** Replaces a draft's definition (and that of its version) and layout; null when there is no such journey or it is not a draft. */
+export async function updateDraftJourney(
+  db: ShardDb,
+  panelId: string,
+  id: string,
+  definition: JourneyDefinition,
+  layout: JourneyLayout | null,
+  now: number,
+): Promise<Journey | null> {
   const text = JSON.stringify(definition);
   const [updated] = await db.batch<JourneyRow>([
     db
       .prepare(
-        `UPDATE journeys SET name = ?, definition = ?, trigger_type = ?, trigger_key = ?, updated_at = ?
+        `UPDATE journeys SET name = ?, definition = ?, trigger_type = ?, trigger_key = ?, layout = ?, updated_at = ?
          WHERE panel_id = ? AND id = ? AND status = 'draft' RETURNING ${JOURNEY_COLUMNS}`,
       )
-      .bind(definition.name, text, definition.trigger.type, triggerKey(definition), now, panelId, id),
+      .bind(definition.name, text, definition.trigger.type, triggerKey(definition), layoutText(layout), now, panelId, id),
     // The same text as the row just written: unchanged when the journey was no draft.
     db
       .prepare(
@@ -128,6 +143,7 @@ export async function addJourneyVersion(
   id: string,
   current: number,
   definition: JourneyDefinition,
+  layout: JourneyLayout | null,
   now: number,
   createdBy: string | null,
 ): Promise<Journey | null> {
@@ -136,10 +152,10 @@ export async function addJourneyVersion(
     db
       .prepare(
         `UPDATE journeys SET name = ?1, definition = ?2, trigger_type = ?3, trigger_key = ?4, updated_at = ?5, version = version + 1,
-           scan_cursor = CASE WHEN ?3 = 'segment' THEN 0 ELSE NULL END, rescan_due = 0
+           scan_cursor = CASE WHEN ?3 = 'segment' THEN 0 ELSE NULL END, rescan_due = 0, layout = ?9
          WHERE panel_id = ?6 AND id = ?7 AND status IN ('running', 'paused') AND version = ?8 RETURNING ${JOURNEY_COLUMNS}`,
       )
-      .bind(definition.name, text, definition.trigger.type, triggerKey(definition), now, panelId, id, current),
+      .bind(definition.name, text, definition.trigger.type, triggerKey(definition), now, panelId, id, current, layoutText(layout)),
     // Only when the update above moved it on (another edit at the same version writes nothing).
     db
       .prepare(
@@ -149,6 +165,22 @@ export async function addJourneyVersion(
       .bind(now, createdBy, panelId, id, current + 1, text),
   ]);
   const row = updated!.results[0];
+  return row ? journeyFromRow(row) : null;
+}
+
+/**
+ * Sets the layout of `journey` if it is not stopped and still at its version and definition
+ * (those the layout was checked against); definition, version and status stay. Null when it
+ * is stopped or was edited meanwhile.
+ */
+export async function updateJourneyLayout(db: ShardDb, journey: Journey, layout: JourneyLayout | null, now: number): Promise<Journey | null> {
+  const row = await db
+    .prepare(
+      `UPDATE journeys SET layout = ?, updated_at = ?
+       WHERE panel_id = ? AND id = ? AND status != 'stopped' AND version = ? AND definition = ? RETURNING ${JOURNEY_COLUMNS}`,
+    )
+    .bind(layoutText(layout), now, journey.panelId, journey.id, journey.version, JSON.stringify(journey.definition))
+    .first<JourneyRow>();
   return row ? journeyFromRow(row) : null;
 }
 
