@@ -7,6 +7,7 @@ import type { addOperatorBody, changeOperatorBody, passwordResetBody, passwordRe
 import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, importFromUrlBody, renameListBody } from "../../src/domain/panel-screens";
 import type { createWebhookBody, patchWebhookBody } from "../../src/domain/webhooks/config";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../../src/domain/journey";
+import type { journeyBodySchema, JourneyLayout } from "../../src/domain/journey-layout";
 import type { audienceCampaignSchema, broadcastRequestSchema, CampaignRecipientsPage, CampaignReport, CampaignView, OutboxMessageView, RecipientFilter, testSendBody } from "../../src/domain/broadcast";
 import type { createSenderDomainBody, DomainChecks } from "../../src/domain/sender-domains";
 import type { AuditAction } from "../../src/domain/audit";
@@ -216,6 +217,9 @@ type JourneyDefinition = z.output<typeof journeyDefinitionSchema>;
 /** A journey definition as the canvas edits it and the API takes it. */
 export type JourneyInput = z.input<typeof journeyDefinitionSchema>;
 export type StepInput = JourneyInput["steps"][number];
+/** What POST/PUT of a journey take: the definition and where the canvas draws its nodes. */
+export type JourneyBody = z.input<typeof journeyBodySchema>;
+export type { JourneyLayout };
 
 export interface JourneyCounters {
   entered: number;
@@ -232,6 +236,8 @@ export interface JourneyView {
   trigger: JourneyDefinition["trigger"];
   filter: JourneyDefinition["filter"];
   steps: JourneyDefinition["steps"];
+  /** Where the canvas draws the trigger and steps; null, or a step missing: the canvas lays it out. */
+  layout: JourneyLayout | null;
   counters: JourneyCounters;
   /** The current version: editing a running or paused journey makes a new one. */
   version: number;

@@ -2,12 +2,27 @@ import { Background, Controls, ReactFlow, ReactFlowProvider, useEdgesState, useN
 import "@xyflow/react/dist/style.css";
 import { useMemo, useState, type DragEvent } from "react";
 import { isMessageStep, previousMessage, WAITABLE_EVENTS, type JourneyDefinition } from "../../../src/domain/journey";
+import { sameJson } from "../../../src/lib/same-json";
 import { ApiFailure, type FieldError } from "../api";
-import type { JourneyInput } from "../types";
+import type { JourneyInput, JourneyLayout } from "../types";
 import { ErrorNote, Field, failureOf } from "../ui";
 import { useCatalog } from "./catalog";
 import { journeyProblems, placeProblems } from "./check";
-import { canvasOf, definitionOf, edgeBetween, freshStepId, isStepNode, kindOf, outHandles, TRIGGER_ID, type BuilderNode, type OutHandle, type StepNode, type StepType } from "./model";
+import {
+  canvasOf,
+  definitionOf,
+  edgeBetween,
+  freshStepId,
+  isStepNode,
+  kindOf,
+  layoutOf,
+  outHandles,
+  TRIGGER_ID,
+  type BuilderNode,
+  type OutHandle,
+  type StepNode,
+  type StepType,
+} from "./model";
 import { NODE_TYPES, NodeStateContext, type NodeCounters } from "./nodes";
 import { SidePanel } from "./side-panel";
 import { newStep, PALETTE } from "./templates";
@@ -16,13 +31,17 @@ export interface BuilderProps {
   panelId: string;
   name: string;
   definition: Pick<JourneyInput, "trigger" | "filter" | "steps">;
+  /** Where the nodes were saved; a node without a position is laid out as a tree. */
+  layout?: JourneyLayout | null;
   /** Live figures per node id, when the journey has run. */
   counters?: Map<string, NodeCounters>;
-  /** Saves the definition (absent: the journey can no longer be edited); a refusal is an ApiFailure whose fields name the steps. */
-  save?: (definition: JourneyInput) => Promise<void>;
+  /** Saves the definition and where its nodes are (absent: the journey can no longer be edited); a refusal is an ApiFailure whose fields name the steps. */
+  save?: (definition: JourneyInput, layout: JourneyLayout) => Promise<void>;
   saveLabel?: string;
+  /** The save button's label while only nodes have moved since `definition` (default: saveLabel). */
+  layoutSaveLabel?: string;
   /** Saves, then starts the journey (drafts only). */
-  start?: (definition: JourneyInput) => Promise<void>;
+  start?: (definition: JourneyInput, layout: JourneyLayout) => Promise<void>;
 }
 
 const DRAG_TYPE = "application/x-journey-step";
@@ -36,8 +55,10 @@ export default function JourneyBuilder(props: BuilderProps) {
   );
 }
 
-function Canvas({ panelId, name: savedName, definition: saved, counters, save, saveLabel, start }: BuilderProps) {
-  const initial = useMemo(() => canvasOf(saved), [saved]);
+function Canvas({ panelId, name: savedName, definition: saved, layout: savedLayout, counters, save, saveLabel, layoutSaveLabel, start }: BuilderProps) {
+  const initial = useMemo(() => canvasOf(saved, savedLayout), [saved, savedLayout]);
+  // What was saved, as the canvas writes a definition: compared with the canvas's to tell a move from an edit.
+  const savedDefinition = useMemo(() => definitionOf(savedName, initial.nodes, initial.edges).definition, [savedName, initial]);
   const [nodes, setNodes, onNodesChange] = useNodesState<BuilderNode>(initial.nodes);
   const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>(initial.edges);
   const [name, setName] = useState(savedName);
@@ -56,6 +77,7 @@ function Canvas({ panelId, name: savedName, definition: saved, counters, save, s
   const unlinkedProblems = unlinked.map((id) => ({ field: `steps.${stepIds.indexOf(id)}`, message: "is not linked: connect it from the trigger or a step" }));
   const all = [...local, ...unlinkedProblems, ...serverProblems.filter((p) => !local.some((l) => l.field === p.field && l.message === p.message))];
   const placed = placeProblems(all, stepIds);
+  const onlyMoved = sameJson(definition, savedDefinition);
   const edited = () => {
     setServerProblems([]);
     setDone(undefined);
@@ -96,12 +118,12 @@ function Canvas({ panelId, name: savedName, definition: saved, counters, save, s
     addStep(type, flow.screenToFlowPosition({ x: event.clientX, y: event.clientY }));
   };
 
-  const run = async (work: (definition: JourneyInput) => Promise<void>, message: string) => {
+  const run = async (work: (definition: JourneyInput, layout: JourneyLayout) => Promise<void>, message: string) => {
     setBusy(true);
     setFailure(undefined);
     setDone(undefined);
     try {
-      await work(definition);
+      await work(definition, layoutOf(nodes));
       setServerProblems([]);
       setDone(message);
     } catch (problem) {
@@ -126,7 +148,7 @@ function Canvas({ panelId, name: savedName, definition: saved, counters, save, s
         {/* An unlinked step would be saved as a first step: link or remove it first. */}
         {save && (
           <button type="button" disabled={busy || unlinked.length > 0} onClick={() => run(save, "Saved.")}>
-            {saveLabel}
+            {(onlyMoved && layoutSaveLabel) || saveLabel}
           </button>
         )}
         {start && (
@@ -179,6 +201,8 @@ function Canvas({ panelId, name: savedName, definition: saved, counters, save, s
               onNodesChange={(changes) => {
                 onNodesChange(changes);
                 if (changes.some((c) => c.type === "remove")) edited();
+                // A node let go after a drag is a change still to save (it fixes no problem the server named).
+                else if (changes.some((c) => c.type === "position" && c.dragging === false)) setDone(undefined);
               }}
               onEdgesChange={(changes) => {
                 onEdgesChange(changes);

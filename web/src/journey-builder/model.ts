@@ -1,5 +1,6 @@
 import type { Edge, Node } from "@xyflow/react";
-import type { JourneyInput, StepInput } from "../types";
+import { LAYOUT_LIMIT } from "../../../src/domain/journey-layout";
+import type { JourneyInput, JourneyLayout, StepInput } from "../types";
 
 // The canvas and the journey definition are two views of one thing: a node per step plus the
 // trigger, and an edge per "follows" link. Structure (after, on, then, else) lives only in the
@@ -87,8 +88,11 @@ function treeLayout(edges: readonly Edge[], rootId: string): Map<string, { x: nu
   return placed;
 }
 
-/** A definition (saved or a template) as nodes and edges, laid out as a tree. */
-export function canvasOf(definition: Pick<JourneyInput, "trigger" | "filter" | "steps">): { nodes: BuilderNode[]; edges: Edge[] } {
+/**
+ * A definition (saved or a template) as nodes and edges: each node where the saved layout puts
+ * it, else where the tree layout does (steps added through the API, or before layouts were kept).
+ */
+export function canvasOf(definition: Pick<JourneyInput, "trigger" | "filter" | "steps">, saved?: JourneyLayout | null): { nodes: BuilderNode[]; edges: Edge[] } {
   const steps = definition.steps;
   const byId = new Map(steps.map((s) => [s.id, s]));
   const targeted = new Set<string>();
@@ -107,7 +111,8 @@ export function canvasOf(definition: Pick<JourneyInput, "trigger" | "filter" | "
   }
   const layout = treeLayout(edges, TRIGGER_ID);
   let loose = 0;
-  const at = (id: string) => layout.get(id) ?? { x: -COLUMN, y: ROW * ++loose };
+  const stored = (id: string) => (id === TRIGGER_ID ? saved?.trigger : saved?.steps[id]);
+  const at = (id: string) => stored(id) ?? layout.get(id) ?? { x: -COLUMN, y: ROW * ++loose };
   const nodes: BuilderNode[] = [
     { id: TRIGGER_ID, type: "trigger", position: at(TRIGGER_ID), data: { trigger: definition.trigger, filter: [...(definition.filter ?? [])] }, deletable: false },
     ...steps.map((step): StepNode => ({ id: step.id, type: "step", position: at(step.id), data: { step: withoutLinks(step) } })),
@@ -144,6 +149,14 @@ export function definitionOf(name: string, nodes: readonly BuilderNode[], edges:
     steps: steps.map((node) => ({ ...node.data.step, id: node.id, ...links.get(node.id) }) as StepInput),
   } as JourneyInput;
   return { definition, stepIds: steps.map((s) => s.id), unlinked: steps.filter((s) => !reached.has(s.id)).map((s) => s.id) };
+}
+
+/** Where the nodes are, as the API keeps it: whole pixels, within the range it takes. */
+export function layoutOf(nodes: readonly BuilderNode[]): JourneyLayout {
+  const coordinate = (value: number) => Math.max(-LAYOUT_LIMIT, Math.min(LAYOUT_LIMIT, Math.round(value)));
+  const point = (node: BuilderNode) => ({ x: coordinate(node.position.x), y: coordinate(node.position.y) });
+  const trigger = nodes.find((n) => n.type === "trigger");
+  return { ...(trigger ? { trigger: point(trigger) } : {}), steps: Object.fromEntries(nodes.filter(isStepNode).map((n) => [n.id, point(n)])) };
 }
 
 /** A step id not yet used on the canvas: `email_1`, `email_2`… */

@@ -4,7 +4,7 @@ import type { NodeCounters } from "../journey-builder/nodes";
 import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templates";
 import { Link, navigate } from "../router";
 import { JourneyReport } from "./journey-report";
-import type { JourneyInput, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../types";
+import type { JourneyBody, JourneyInput, JourneyLayout, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../types";
 import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
 import type { ScreenProps } from ".";
 
@@ -163,7 +163,7 @@ export function Journey({ panel, params }: ScreenProps) {
       <JourneyCanvas key={data.id} panelId={panel.id} journey={data} reload={reload} />
       <JourneyReport panelId={panel.id} journeyId={data.id} />
       <h2>Versions</h2>
-      <p className="muted">Saving a running or paused journey makes a new version: contacts already inside finish on the version they entered, new entries take the new one.</p>
+      <p className="muted">Saving a running or paused journey makes a new version: contacts already inside finish on the version they entered, new entries take the new one. Moving its steps on the canvas and saving only their places makes none.</p>
       <Versions panelId={panel.id} journey={data} />
       <details>
         <summary>Definition as JSON</summary>
@@ -180,8 +180,9 @@ export function Journey({ panel, params }: ScreenProps) {
 function JourneyCanvas({ panelId, journey, reload }: { panelId: string; journey: JourneyView; reload: () => void }) {
   const path = journeyPath(journey.id);
   const counters = useNodeCounters(panelId, journey);
-  const save = async (definition: JourneyInput) => {
-    await admin("PUT", panelId, path, definition);
+  const save = async (definition: JourneyInput, layout: JourneyLayout) => {
+    const body: JourneyBody = { ...definition, layout };
+    await admin("PUT", panelId, path, body);
   };
   return (
     <Suspense fallback={<Loading />}>
@@ -189,20 +190,23 @@ function JourneyCanvas({ panelId, journey, reload }: { panelId: string; journey:
         panelId={panelId}
         name={journey.name}
         definition={journey}
+        layout={journey.layout}
         counters={counters}
         saveLabel={journey.status === "draft" ? "Save draft" : "Save as new version"}
+        // Moving nodes of a running or paused journey saves where they are, without a new version.
+        layoutSaveLabel={journey.status === "draft" ? undefined : "Save layout"}
         save={
           journey.status === "stopped"
             ? undefined
-            : async (definition) => {
-                await save(definition);
+            : async (definition, layout) => {
+                await save(definition, layout);
                 reload();
               }
         }
         start={
           journey.status === "draft"
-            ? async (definition) => {
-                await save(definition);
+            ? async (definition, layout) => {
+                await save(definition, layout);
                 const body: JourneyStatusChange = { status: "running" };
                 await admin("POST", panelId, `${path}/status`, body);
                 reload();
@@ -285,8 +289,9 @@ export function NewJourney({ panel }: ScreenProps) {
             name=""
             definition={template}
             saveLabel="Save draft"
-            save={async (definition: JourneyInput) => {
-              const created = await admin<JourneyView>("POST", panel.id, "/journeys", definition);
+            save={async (definition: JourneyInput, layout: JourneyLayout) => {
+              const body: JourneyBody = { ...definition, layout };
+              const created = await admin<JourneyView>("POST", panel.id, "/journeys", body);
               navigate(`/panels/${encodeURIComponent(panel.id)}${journeyPath(created.id)}`);
             }}
           />
