@@ -1,9 +1,11 @@
 import { findPanelHome } from "../access/shards";
+import { recordEvents } from "../pipeline/record";
 import { fcmUrls, sendFcm } from "../channels/push/fcm";
 import type { PushDelivery } from "../channels/push/delivery";
 import { panelPush, type PanelPush } from "../channels/push/settings";
 import { sendWebPush } from "../channels/push/web-push";
 import type { AttributeValue } from "../../domain/attributes";
+import type { NewEvent } from "../../domain/events";
 import { pushPayload } from "../../domain/push";
 import { randomHex } from "../../lib/random";
 import { settleEach } from "../../lib/tasks";
@@ -120,6 +122,7 @@ async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: Readon
   if (claimed.length === 0) return retries;
   const devices = await devicesOf(db, panelId, claimed);
   const statements: D1PreparedStatement[] = [];
+  const failed: NewEvent[] = [];
   const { outcomes, settle } = outcomeList();
   const settled = await settleEach(claimed, claimed.length, async (message) => {
     if (!sendsChannel(push, message.channel)) return settle(message, { status: "skipped", error: `the panel's ${message.channel === "bpn" ? "web push" : "FCM"} setup was removed` });
@@ -136,7 +139,10 @@ async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: Readon
     if (taken) return settle(message, { status: "sent", providerMessageId: taken.id });
     const failures = results as Array<Extract<PushDelivery, { ok: false }>>;
     const error = [...new Set(failures.map((f) => f.error))].join("; ");
-    if (!failures.some((f) => f.retryable)) return settle(message, { status: "failed", error });
+    if (!failures.some((f) => f.retryable)) {
+      failed.push(pushFailedEvent(message, error, now));
+      return settle(message, { status: "failed", error });
+    }
     const delay = sendRetryDelaySeconds(attempts.get(message.msgid) ?? 1);
     console.error(`push ${message.msgid}: ${error}; retried in ${delay} s`);
     retries.set(message.msgid, delay);
@@ -147,7 +153,25 @@ async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: Readon
   if (statements.length) await db.batch(statements);
   const fault = settled.find((o) => o.status === "rejected");
   if (fault) throw fault.reason;
+  // As SMS refusals are: journeys, webhooks and the contact's timeline see the failure.
+  if (failed.length) await recordEvents(env, { id: panelId }, failed);
   return retries;
+}
+
+/** One `failed` event per message (its guid), however often the send is redone. */
+function pushFailedEvent(message: ClaimedMessage, error: string, now: number): NewEvent {
+  const provider = message.channel === "bpn" ? "web_push" : "fcm";
+  return {
+    channel: message.channel,
+    name: "failed",
+    occurredAt: now,
+    contactId: message.contactId,
+    msgid: message.msgid,
+    journeyId: message.journeyId,
+    source: "provider",
+    params: { provider, error },
+    guid: `${message.channel}:${message.msgid}:failed`,
+  };
 }
 
 function deliver(env: PushSendEnv, push: PanelPush, device: PushSubscription, payload: ReturnType<typeof pushPayload>, now: number): Promise<PushDelivery> {

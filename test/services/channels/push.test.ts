@@ -5,7 +5,7 @@ import { sendFcm } from "../../../src/services/channels/push/fcm";
 import { redriveWaitingPush, sendQueuedPush } from "../../../src/services/journeys/push";
 import { insertMessageStatement } from "../../../src/store/journeys/messages";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../../support/helpers";
-import { eventually } from "../../support/activity";
+import { eventually, pipelineSettled } from "../../support/activity";
 import { act, cartPanel, createWebhook, delivered, messagesOf, report, startJourney } from "../../support/journeys";
 import { browserKeys, decryptPush, fromB64url, serviceAccount, verifyRs256, verifyVapid, type BrowserKeys } from "../../support/push";
 
@@ -240,6 +240,33 @@ describe("queued push: retried, sent once, gone devices removed", () => {
     await sendQueuedPush(env, panel.id, next, 1);
     expect(await messageRow(next)).toMatchObject({ status: "skipped", error: "the contact has no web push subscription" });
     expect(await receiver.requests(bucket)).toHaveLength(4);
+  });
+
+  it("a journey's push the push service refuses is recorded as failed with a failed event, as SMS refusals are, once", async () => {
+    const { panel } = await webPushPanel();
+    const { cart } = await cartPanel(panel);
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com" } });
+    const bucket = receiver.bucket("push-service");
+    await receiver.script(bucket, [{ status: 400, body: "bad request: the payload was refused" }]);
+    await subscribe(panel, `${receiver.hookUrl(bucket)}/sub/ada`, await browserKeys());
+    await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "push", type: "bpn", text: "Hi" }] });
+    await act(panel, cart, "ada@example.com");
+    const refused = await eventually(async () => {
+      const [m] = await messagesOf(panel, "bpn");
+      return m?.status === "failed" ? m : undefined;
+    });
+    expect(refused.error).toContain("400");
+
+    await pipelineSettled(panel.id);
+    const { events } = (await admin("GET", `/panels/${panel.id}/contacts/ada%40example.com/events`)).body;
+    expect(events.filter((e: any) => e.channel === "bpn")).toEqual([
+      expect.objectContaining({ name: "failed", msgid: refused.msgid, source: "provider", params: { provider: "web_push", error: expect.stringContaining("400") } }),
+    ]);
+    // A redelivered nudge finds the message done with: nothing is sent or recorded again.
+    expect(await sendQueuedPush(env, panel.id, refused.msgid, 2)).toBeNull();
+    await pipelineSettled(panel.id);
+    expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'bpn' AND name = 'failed'", panel.id)).toBe(1);
+    expect(await receiver.requests(bucket)).toHaveLength(1);
   });
 
   it("the SENDS consumer takes push nudges beside SMS ones, and the cron nudges push whose nudge was lost", async () => {
