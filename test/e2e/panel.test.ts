@@ -534,7 +534,10 @@ describe("panel in Chromium", () => {
       await page.waitForTimeout(1000);
       await page.reload();
     }
-    assert.match((await page.getByRole("table", { name: "Journeys the contact entered, newest first" }).textContent()) ?? "", /Reader welcome.*running/);
+    // The journeys it entered, each with the steps it ran and what each came to.
+    const path = page.getByRole("region", { name: "Journeys" }).getByRole("table", { name: /^Reader welcome: entered / });
+    const [stepType, , stepResult] = await path.getByRole("row", { name: /hello/ }).getByRole("cell").allTextContents();
+    assert.deepEqual([stepType, stepResult], ["email", "sent"]);
     assert.match((await page.getByTestId("suppression").textContent()) ?? "", /reader@example\.com is not suppressed/);
 
     await page.getByRole("button", { name: "Edit attributes" }).click();

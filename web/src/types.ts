@@ -125,7 +125,6 @@ export interface ContactPage extends ContactView {
   primary_key: string;
   lists: { id: number; name: string }[];
   messages: ContactMessageView[];
-  journeys: { journey_id: string; name: string; journey_status: string; status: "active" | "completed" | "exited"; entered_at: string; ended_at: string | null }[];
   suppression: { address: string; reason: "unsubscribe" | "hard_bounce"; campaign_id: string | null; since: string } | null;
 }
 

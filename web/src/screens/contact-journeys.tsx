@@ -9,12 +9,12 @@ export function ContactJourneyPaths({ panelId, contactKey }: { panelId: string; 
   const base = `/panels/${encodeURIComponent(panelId)}`;
   return (
     <section aria-labelledby="contact-journey-paths">
-      <h2 id="contact-journey-paths">Path through journeys</h2>
+      <h2 id="contact-journey-paths">Journeys</h2>
       <ErrorNote error={error} />
       {!data ? (
         !error && <Loading />
       ) : data.journeys.length === 0 ? (
-        <p className="muted">No journey steps yet.</p>
+        <p className="muted">In no journey yet.</p>
       ) : (
         data.journeys.map((journey) => (
           <table key={`${journey.journey_id}-${journey.entered_at}`}>

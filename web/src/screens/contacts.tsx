@@ -447,36 +447,6 @@ export function Contact({ panel, params }: ScreenProps) {
           {data.lists.length === 0 ? <p className="muted">In no list.</p> : <ul>{data.lists.map((list) => <li key={list.id}>{list.name}</li>)}</ul>}
           <h2>Messages</h2>
           <Messages messages={data.messages} base={base} />
-          <h2>Journeys</h2>
-          {data.journeys.length === 0 ? (
-            <p className="muted">In no journey yet.</p>
-          ) : (
-            <table>
-              <caption className="visually-hidden">Journeys the contact entered, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Journey</th>
-                  <th scope="col">Journey status</th>
-                  <th scope="col">The contact</th>
-                  <th scope="col">Entered</th>
-                  <th scope="col">Left</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.journeys.map((j) => (
-                  <tr key={`${j.journey_id}-${j.entered_at}`}>
-                    <td>
-                      <Link href={`${base}/journeys/${encodeURIComponent(j.journey_id)}`}>{j.name}</Link>
-                    </td>
-                    <td>{j.journey_status}</td>
-                    <td>{j.status === "active" ? "in it" : j.status}</td>
-                    <td>{formatTime(j.entered_at)}</td>
-                    <td>{formatTime(j.ended_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
           <ContactJourneyPaths panelId={panel.id} contactKey={key} />
           <h2>Timeline</h2>
           {shown.length === 0 ? (
