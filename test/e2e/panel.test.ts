@@ -7,13 +7,15 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
-import { startService, type Service } from "./service.ts";
+import { adminCaller, startService, type Service } from "./service.ts";
 
 let service: Service & { stateDir: string };
+let adminCall: ReturnType<typeof adminCaller>;
 const windows: BrowserWindow[] = [];
 
 before(async () => {
   service = await startService();
+  adminCall = adminCaller(service);
 });
 after(async () => {
   for (const window of windows) await window.close();
@@ -26,14 +28,6 @@ async function newPage(): Promise<Page> {
   return window.page;
 }
 
-async function adminCall(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${service.origin}/admin/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${service.adminToken}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return response.json();
-}
 
 async function signIn(page: Page, email: string, password: string): Promise<void> {
   await page.goto(`${service.origin}/`);

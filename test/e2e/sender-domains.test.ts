@@ -9,9 +9,10 @@ import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { startReceiver } from "../node/receiver.ts";
 import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
-import { startService, type Service } from "./service.ts";
+import { adminCaller, startService, type Service } from "./service.ts";
 
 let service: Service;
+let adminCall: ReturnType<typeof adminCaller>;
 let dns: { server: Server; url: string };
 const windows: BrowserWindow[] = [];
 const DOMAIN = "shop.example.com";
@@ -19,21 +20,13 @@ const DOMAIN = "shop.example.com";
 before(async () => {
   dns = await startReceiver();
   service = await startService({ env: { EMAIL_PROVIDER: "ses", DOH_URL: `${dns.url}/dns/e2e` } });
+  adminCall = adminCaller(service);
 });
 after(async () => {
   for (const window of windows) await window.close();
   await service?.stop();
   await new Promise((resolve) => dns?.server.close(resolve));
 });
-
-async function adminCall(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${service.origin}/admin/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${service.adminToken}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return response.status === 204 ? null : response.json();
-}
 
 /** Publishes records at the DNS stand-in: {"name": [TXT…], "name CNAME": [target]}. */
 async function publishDns(records: Record<string, string[]>): Promise<void> {

@@ -5,28 +5,21 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
-import { startService, type Service } from "./service.ts";
+import { adminCaller, startService, type Service } from "./service.ts";
 
 let service: Service;
+let adminCall: ReturnType<typeof adminCaller>;
 const windows: BrowserWindow[] = [];
 const PHONE = { width: 390, height: 844 };
 
 before(async () => {
   service = await startService();
+  adminCall = adminCaller(service);
 });
 after(async () => {
   for (const window of windows) await window.close();
   await service?.stop();
 });
-
-async function adminCall(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${service.origin}/admin/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${service.adminToken}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return response.status === 204 ? null : response.json();
-}
 
 async function phonePage(options: { javaScript?: boolean } = {}): Promise<Page> {
   const window = await openBrowser(service.origin, { viewport: PHONE, javaScript: options.javaScript ?? true });
