@@ -72,14 +72,19 @@ export async function checkAccessibility(page: Page, screen: string): Promise<vo
   assert.deepEqual(serious, [], `${screen}: accessibility findings`);
 }
 
-/** A fresh window signed in as the demo panel's owner that start.ts printed, on the panel's first screen. */
-export async function signInAsOwner(service: { origin: string; printed: Record<string, string> }, options: { viewport?: { width: number; height: number } } = {}): Promise<BrowserWindow> {
+/** A fresh window signed in as an operator, on their panel's first screen. */
+export async function signInAs(service: { origin: string }, email: string, password: string, options: { viewport?: { width: number; height: number } } = {}): Promise<BrowserWindow> {
   const window = await openBrowser(service.origin, options);
   const { page } = window;
   await page.goto(`${service.origin}/`);
-  await page.getByLabel("Email").fill(service.printed["owner email"]!);
-  await page.getByLabel("Password").fill(service.printed.password!);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
   return window;
+}
+
+/** A fresh window signed in as the demo panel's owner that start.ts printed, on the panel's first screen. */
+export function signInAsOwner(service: { origin: string; printed: Record<string, string> }, options: { viewport?: { width: number; height: number } } = {}): Promise<BrowserWindow> {
+  return signInAs(service, service.printed["owner email"]!, service.printed.password!, options);
 }

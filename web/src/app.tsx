@@ -44,6 +44,7 @@ const NAV: [string, string, "owner"?][] = [
   ["/journeys", "Journeys"],
   ["/webhooks", "Webhooks"],
   ["/sender-domains", "Sender domains"],
+  ["/channels", "Channels"],
   ["/users", "Users and API keys"],
   ["/team", "Team", "owner"],
   ["/audit", "Audit log", "owner"],

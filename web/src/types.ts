@@ -14,6 +14,8 @@ import type { AuditAction } from "../../src/domain/audit";
 import type { PanelHistory } from "../../src/domain/overview";
 import type { ContactJourneys, JourneyChannel, JourneyReport } from "../../src/domain/journey-report";
 import type { ChannelPreferences, PreferenceChannel, preferencesBody } from "../../src/domain/preferences";
+import type { SmsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody } from "../../src/domain/sms";
+import type { pushSettingsBody } from "../../src/domain/push";
 
 export type { AuditAction, PanelHistory };
 export type { ContactJourneys, JourneyChannel, JourneyReport };
@@ -334,3 +336,53 @@ export interface SegmentHistoryView {
 export type { ChannelPreferences, PreferenceChannel };
 /** PUT /panels/{panel}/contacts/{key}/preferences. */
 export type PreferencesChange = z.input<typeof preferencesBody>;
+
+export type { SmsLength };
+/** PUT /panels/{panel}/sms: the provider and its credential (sent, never shown back). */
+export type SmsSettingsChange = z.input<typeof smsSettingsBody>;
+export type SmsProviderName = SmsSettingsChange["provider"];
+type SmsProviderConfig<P extends SmsProviderName> = Omit<Extract<SmsSettingsChange, { provider: P }>, "auth_token" | "authkey">;
+/** GET /panels/{panel}/sms: the provider's settings without its credential, and the URLs to give it. */
+export type SmsSettingsView =
+  | { provider: "outbox"; sends: false }
+  | ((SmsProviderConfig<"twilio"> | SmsProviderConfig<"msg91">) & {
+      sends: true;
+      credential_set: true;
+      delivery_report_url: string;
+      replies_url: string;
+      updated_at: string;
+    });
+
+export type SmsTemplateInput = z.input<typeof smsTemplateBody>;
+export type SmsPreviewRequest = z.input<typeof smsPreviewBody>;
+/** An SMS template as the admin routes show it: its length measured with every merge tag at its fallback. */
+export interface SmsTemplateView {
+  id: string;
+  name: string;
+  body: string;
+  dlt_template_id: string | null;
+  provider_template_id: string | null;
+  merge_tags: string[];
+  length: SmsLength;
+  created_at: string;
+  updated_at: string;
+}
+export interface SmsPreview {
+  text: string;
+  length: SmsLength;
+}
+export interface SmsSuppressionView {
+  phone: string;
+  reason: "stop" | "provider" | "operator";
+  created_at: string;
+}
+
+/** PUT /panels/{panel}/push: an absent channel stays as it is, null turns it off. */
+export type PushSettingsChange = z.input<typeof pushSettingsBody>;
+export type ServiceAccountKey = NonNullable<PushSettingsChange["fcm"]>["service_account"];
+/** GET /panels/{panel}/push: never a private key. */
+export interface PushSettingsView {
+  web_push: { sends: true; subject: string; public_key: string; subscribe_url: string; subscriptions: number } | { sends: false; subscriptions: number };
+  fcm: { sends: true; project_id: string; client_email: string; credential_set: true; register_url: string; tokens: number } | { sends: false; tokens: number };
+  updated_at: string | null;
+}

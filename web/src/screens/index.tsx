@@ -3,6 +3,7 @@ import type { SessionView } from "../api";
 import { Audit } from "./audit";
 import { Campaign } from "./campaign";
 import { Campaigns } from "./campaigns";
+import { Channels } from "./channels";
 import { Contact, Contacts } from "./contacts";
 import { Data } from "./data";
 import { Home } from "./home";
@@ -43,5 +44,6 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/journeys/:id", (props) => <Journey {...props} />],
   ["/webhooks", (props) => <Webhooks {...props} />],
   ["/sender-domains", (props) => <SenderDomains {...props} />],
+  ["/channels", (props) => <Channels {...props} />],
   ["/webhooks/:id", (props) => <Webhook {...props} />],
 ];

@@ -1,0 +1,193 @@
+// The Channels screen in Chromium, against the service started as `npm start` starts it: an owner
+// sets the SMS provider up (Twilio with a test account, as the SMS tests do; nothing is sent
+// here), sees it without its credential, makes an SMS template and previews it, lifts a stopped
+// number, and turns web push on and off; a refusal is shown next to the field it names. A viewer
+// sees no editing controls. Screenshots go to test-results/e2e/.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { Locator, Page } from "playwright-core";
+import { checkAccessibility, screenshot, signInAs, signInAsOwner, type BrowserWindow } from "./browser.ts";
+import { adminCaller, startService, type Service } from "./service.ts";
+
+let service: Service;
+let adminCall: ReturnType<typeof adminCaller>;
+const windows: BrowserWindow[] = [];
+
+const ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef";
+const AUTH_TOKEN = "tok-e2e-never-shown-0f3a9";
+
+before(async () => {
+  service = await startService();
+  adminCall = adminCaller(service);
+});
+after(async () => {
+  for (const window of windows) await window.close();
+  await service?.stop();
+});
+
+async function openChannels(window: Promise<BrowserWindow>): Promise<Page> {
+  const opened = await window;
+  windows.push(opened);
+  const { page } = opened;
+  await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Channels", exact: true }).click();
+  await page.getByRole("heading", { level: 1, name: "Channels" }).waitFor();
+  return page;
+}
+
+/** The refusal shown under a form field, which the field names as its description. */
+async function errorOf(field: Locator): Promise<string> {
+  await field.and(field.page().locator("[aria-invalid=true]")).waitFor();
+  const ids = ((await field.getAttribute("aria-describedby")) ?? "").split(" ").filter((id) => id.endsWith("-error"));
+  assert.equal(ids.length, 1, "the field is described by its error");
+  return (await field.page().locator(`[id="${ids[0]}"]`).textContent()) ?? "";
+}
+
+describe("the Channels screen in Chromium", () => {
+  test("an owner sets up Twilio (a bad SID refused by name), sees it without its token, and switches back to the outbox", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const page = await openChannels(signInAsOwner(service));
+    await page.getByText("No provider: journeys' SMS go to the outbox").waitFor();
+    await checkAccessibility(page, "channels-empty");
+
+    const form = page.getByRole("form", { name: "SMS provider" });
+    await form.getByLabel("Provider").selectOption("twilio");
+    await form.getByLabel("Account SID").fill("AC123");
+    await form.getByLabel("Auth token").fill(AUTH_TOKEN);
+    await form.getByLabel("Sending number").fill("+15005550006");
+    await form.getByRole("button", { name: "Save SMS provider" }).click();
+    assert.equal(await errorOf(form.getByLabel("Account SID")), "must be the account SID: AC and 32 hex digits");
+    assert.equal((await adminCall("GET", `/panels/${panelId}/sms`)).provider, "outbox", "a refused change stores nothing");
+    await checkAccessibility(page, "channels-sms-refused");
+    await screenshot(page, "channels-sms-refused");
+
+    await form.getByLabel("Account SID").fill(ACCOUNT_SID);
+    await form.getByRole("button", { name: "Save SMS provider" }).click();
+    await page.getByText("SMS provider saved.").waitFor();
+    const facts = page.getByRole("definition");
+    await page.getByLabel("SMS provider settings").getByText(ACCOUNT_SID).waitFor();
+    const shown = (await facts.allTextContents()).join(" | ");
+    assert.match(shown, /Twilio \| AC0123456789abcdef0123456789abcdef \| \+15005550006 \| set \(stored encrypted, never shown\)/);
+    // The token is nowhere: not on the page, not in the form, not in what the API answers.
+    assert.ok(!(await page.content()).includes(AUTH_TOKEN));
+    assert.equal(await page.getByRole("form", { name: "SMS provider" }).getByLabel("Auth token").inputValue(), "");
+    const stored = await adminCall("GET", `/panels/${panelId}/sms`);
+    assert.ok(!JSON.stringify(stored).includes(AUTH_TOKEN));
+    assert.deepEqual([stored.provider, stored.account_sid, stored.from, stored.credential_set], ["twilio", ACCOUNT_SID, "+15005550006", true]);
+    assert.ok(shown.includes(stored.replies_url), "the replies URL to give Twilio is shown");
+    await checkAccessibility(page, "channels-sms-twilio");
+    await screenshot(page, "channels-sms-twilio");
+
+    await page.getByRole("form", { name: "SMS provider" }).getByLabel("Provider").selectOption("outbox");
+    await page.getByRole("button", { name: "Save SMS provider" }).click();
+    await page.getByText("No provider: journeys' SMS go to the outbox").waitFor();
+    assert.equal((await adminCall("GET", `/panels/${panelId}/sms`)).provider, "outbox");
+  });
+
+  test("an owner makes an SMS template, previews it with a contact's values, edits and deletes it; lifts a stopped number", async () => {
+    const panelId = service.printed["demo panel"]!;
+    await adminCall("PUT", `/panels/${panelId}/sms/suppressions/14155550199`);
+    const page = await openChannels(signInAsOwner(service));
+    await page.getByText("No SMS templates yet").waitFor();
+
+    const create = page.getByRole("form", { name: "New SMS template" });
+    await create.getByLabel("Template name").fill("Cart reminder");
+    await create.getByLabel("Message").fill("Hi {{FIRSTNAME | there}}, your cart is waiting: https://shop.example/cart");
+    await create.getByLabel("DLT template id").fill("12");
+    await create.getByRole("button", { name: "Add template" }).click();
+    assert.equal(await errorOf(create.getByLabel("DLT template id")), "must be the DLT template id: 10 to 25 digits");
+    await create.getByLabel("DLT template id").fill("");
+    await create.getByRole("button", { name: "Add template" }).click();
+    const row = page.getByRole("row", { name: "SMS template Cart reminder" });
+    await row.waitFor();
+    assert.deepEqual((await row.getByRole("cell").allTextContents()).slice(1, 3), ["GSM-7, 57 characters, 1 segment", "FIRSTNAME"]);
+
+    await row.getByRole("button", { name: "Preview Cart reminder" }).click();
+    const preview = page.getByRole("form", { name: "Preview of Cart reminder" });
+    await preview.getByLabel("FIRSTNAME").fill("Ada");
+    await preview.getByRole("button", { name: "Show preview" }).click();
+    const shown = preview.getByRole("status", { name: "Previewed message" });
+    await shown.getByText("Hi Ada, your cart is waiting: https://shop.example/cart").waitFor();
+    assert.match((await shown.textContent()) ?? "", /GSM-7, 55 characters, 1 segment/);
+    await checkAccessibility(page, "channels-sms-preview");
+    await screenshot(page, "channels-sms-preview");
+
+    await row.getByRole("button", { name: "Edit Cart reminder" }).click();
+    const edit = page.getByRole("form", { name: "Edit Cart reminder" });
+    await edit.getByLabel("Message").fill("Привет {{FIRSTNAME | there}}");
+    await edit.getByRole("button", { name: "Save template" }).click();
+    await edit.waitFor({ state: "detached" });
+    // Cyrillic is not in the GSM alphabet: the list shows the new text counted in UCS-2.
+    await row.getByRole("cell", { name: "UCS-2, 12 characters, 1 segment" }).waitFor();
+    const [template] = (await adminCall("GET", `/panels/${panelId}/sms/templates`)).templates;
+    assert.equal(template.body, "Привет {{FIRSTNAME | there}}");
+
+    page.once("dialog", (dialog) => void dialog.accept());
+    await row.getByRole("button", { name: "Delete Cart reminder" }).click();
+    await page.getByText("No SMS templates yet").waitFor();
+    assert.deepEqual((await adminCall("GET", `/panels/${panelId}/sms/templates`)).templates, []);
+
+    const stopped = page.getByRole("row", { name: /14155550199/ });
+    assert.match((await stopped.textContent()) ?? "", /stopped by an operator/);
+    page.once("dialog", (dialog) => void dialog.accept());
+    await stopped.getByRole("button", { name: "Send again to 14155550199" }).click();
+    await page.getByText("No stopped numbers").waitFor();
+    assert.deepEqual((await adminCall("GET", `/panels/${panelId}/sms/suppressions`)).suppressions, []);
+  });
+
+  test("an owner turns web push on (a bad contact refused by name) and off, and FCM's key file is checked by member", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const page = await openChannels(signInAsOwner(service));
+    const web = page.getByRole("group", { name: /^Web push/ });
+    await web.getByText("off", { exact: true }).waitFor();
+
+    const form = web.getByRole("form", { name: "Set up web push" });
+    await form.getByLabel("Contact for push services").fill("ops at shop");
+    await form.getByRole("button", { name: "Turn web push on" }).click();
+    assert.equal(await errorOf(form.getByLabel("Contact for push services")), "must be a mailto: address or an https: URL");
+    await form.getByLabel("Contact for push services").fill("mailto:ops@shop.example");
+    await form.getByRole("button", { name: "Turn web push on" }).click();
+    await web.getByText("on", { exact: true }).waitFor();
+    const push = await adminCall("GET", `/panels/${panelId}/push`);
+    assert.equal(push.web_push.sends, true);
+    await web.getByText(push.web_push.public_key).waitFor();
+    await web.getByText(push.web_push.subscribe_url).waitFor();
+    await checkAccessibility(page, "channels-push-on");
+    await screenshot(page, "channels-push-on");
+
+    await web.getByRole("button", { name: "Turn web push off" }).click();
+    await web.getByText("off", { exact: true }).waitFor();
+    assert.equal((await adminCall("GET", `/panels/${panelId}/push`)).web_push.sends, false);
+
+    // A key file whose private key is not a PEM key: refused, naming the member.
+    const fcm = page.getByRole("group", { name: /^App push \(FCM\)/ }).getByRole("form", { name: "Set up app push (FCM)" });
+    await fcm.getByLabel("Service account key file (JSON)").fill(
+      JSON.stringify({ type: "service_account", project_id: "shop-app", client_email: "push@shop-app.iam.gserviceaccount.com", private_key: "not a key" }),
+    );
+    await fcm.getByRole("button", { name: "Turn FCM on" }).click();
+    assert.equal(await errorOf(fcm.getByLabel("Service account key file (JSON)")), "private_key: must be a PKCS #8 PEM private key (BEGIN PRIVATE KEY)");
+    await fcm.getByLabel("Service account key file (JSON)").fill("{ not json");
+    await fcm.getByRole("button", { name: "Turn FCM on" }).click();
+    assert.equal(await errorOf(fcm.getByLabel("Service account key file (JSON)")), "must be the service account key file's JSON object");
+    assert.equal((await adminCall("GET", `/panels/${panelId}/push`)).fcm.sends, false);
+  });
+
+  test("a viewer reads templates and previews them, with no editing controls and no provider settings", async () => {
+    const panelId = service.printed["demo panel"]!;
+    await adminCall("POST", `/panels/${panelId}/sms/templates`, { name: "Welcome", body: "Welcome {{NAME | friend}}" });
+    await adminCall("POST", `/panels/${panelId}/operators`, { email: "channels-viewer@example.com", role: "viewer", password: "viewer passphrase" });
+    const page = await openChannels(signInAs(service, "channels-viewer@example.com", "viewer passphrase"));
+    const row = page.getByRole("row", { name: "SMS template Welcome" });
+    await row.waitFor();
+    await page.getByText("The SMS provider: shown to marketers and owners of the panel only.").waitFor();
+    await page.getByText("Push notification settings: shown to marketers and owners of the panel only.").waitFor();
+    assert.equal(await row.getByRole("button", { name: "Edit Welcome" }).count(), 0);
+    assert.equal(await row.getByRole("button", { name: "Delete Welcome" }).count(), 0);
+    assert.equal(await page.getByRole("form", { name: "New SMS template" }).count(), 0);
+    assert.equal(await page.getByRole("form", { name: "SMS provider" }).count(), 0);
+    await row.getByRole("button", { name: "Preview Welcome" }).click();
+    await page.getByRole("button", { name: "Show preview" }).click();
+    await page.getByRole("status", { name: "Previewed message" }).getByText("Welcome friend").waitFor();
+    await checkAccessibility(page, "channels-viewer");
+    await screenshot(page, "channels-viewer");
+  });
+});

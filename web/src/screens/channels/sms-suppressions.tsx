@@ -1,0 +1,72 @@
+import { useState } from "react";
+import { admin } from "../../api";
+import type { SmsSuppressionView } from "../../types";
+import { Empty, ErrorNote, failureOf, formatTime, Loading, useLoad } from "../../ui";
+
+// Numbers SMS is not sent to. Lifting one sends to it again: for a STOP reply only with the
+// person's consent, which the confirmation says.
+
+const REASONS: Record<SmsSuppressionView["reason"], string> = {
+  stop: "replied STOP (or unsubscribed)",
+  provider: "the provider reported an opt-out",
+  operator: "stopped by an operator",
+};
+
+export function SmsSuppressions({ panelId, writable }: { panelId: string; writable: boolean }) {
+  const { data, error, reload } = useLoad(() => admin<{ suppressions: SmsSuppressionView[] }>("GET", panelId, "/sms/suppressions?limit=200"), [panelId]);
+  const [failure, setFailure] = useState<string>();
+
+  const lift = async (phone: string) => {
+    if (!confirm(`Send SMS to ${phone} again? Do so for a number that replied STOP only with its owner's consent.`)) return;
+    setFailure(undefined);
+    try {
+      await admin("DELETE", panelId, `/sms/suppressions/${encodeURIComponent(phone)}`);
+      reload();
+    } catch (problem) {
+      setFailure(failureOf(problem).message);
+    }
+  };
+
+  return (
+    <section aria-labelledby="sms-suppressions-title">
+      <h2 id="sms-suppressions-title">Numbers SMS is not sent to</h2>
+      <ErrorNote error={error ?? failure} />
+      {!data ? (
+        !error && <Loading />
+      ) : data.suppressions.length === 0 ? (
+        <Empty title="No stopped numbers">Numbers that reply STOP, or that the provider reports opted out, are listed here and get no SMS.</Empty>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Numbers SMS is not sent to, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Number</th>
+              <th scope="col">Why</th>
+              <th scope="col">Since</th>
+              {writable && <th scope="col">Action</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {data.suppressions.map((s) => (
+              <tr key={s.phone}>
+                <th scope="row">{s.phone}</th>
+                <td>{REASONS[s.reason]}</td>
+                <td>{formatTime(s.created_at)}</td>
+                {writable && (
+                  <td>
+                    {/* An erased contact's number is kept only as a hash: it cannot be named to lift it. */}
+                    {!s.phone.startsWith("erased:") && (
+                    <button type="button" className="secondary" onClick={() => void lift(s.phone)}>
+                      Send again<span className="visually-hidden"> to {s.phone}</span>
+                    </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
