@@ -530,7 +530,9 @@ describe("panel in Chromium", () => {
     }
     // The journeys it entered, each with the steps it ran and what each came to.
     const path = page.getByRole("region", { name: "Journeys" }).getByRole("table", { name: /^Reader welcome: entered / });
-    const [stepType, , stepResult] = await path.getByRole("row", { name: /hello/ }).getByRole("cell").allTextContents();
+    const step = path.getByRole("row", { name: /hello/ });
+    await step.waitFor();
+    const [stepType, , stepResult] = await step.getByRole("cell").allTextContents();
     assert.deepEqual([stepType, stepResult], ["email", "sent"]);
     assert.match((await page.getByTestId("suppression").textContent()) ?? "", /reader@example\.com is not suppressed/);
 
