@@ -22,6 +22,8 @@ const rounds = Number(process.env.ROUNDS ?? 5);
 const slice = Number(process.env.SLICE ?? 3);
 const batchSize = Number(process.env.BATCH_SIZE ?? 1000);
 const batchConcurrency = Number(process.env.BATCH_CONCURRENCY ?? 2);
+/** Which parts to run, e.g. PARTS=3 for an A/B of the pipeline alone (default: all). */
+const parts = new Set((process.env.PARTS ?? "1,2,3").split(",").map((part) => part.trim()));
 
 const EVENTS_QUEUE = "apiv2-events-default";
 
@@ -125,7 +127,7 @@ try {
   const baseline = new Tally(deployed.runtime.origin);
   const singles = new Tally(deployed.runtime.origin);
   let singleDrain = 0;
-  for (let round = 0; round < rounds; round++) {
+  for (let round = 0; round < (parts.has("1") ? rounds : 0); round++) {
     await baseline.slice(() => load(baseline.timed(insert), { concurrency, seconds: slice }));
     await singles.slice(
       () => load(singles.timed(single), { concurrency, seconds: slice }),
@@ -133,92 +135,98 @@ try {
     );
   }
   const base = baseline.result();
-  printComparison(`part 1: single activity, ${concurrency} concurrent clients, ${rounds} alternating slices of ${slice}s each`, [
-    ["baseline: one bare D1 insert", base],
-    ["POST /v1/activity/singleactivity", singles.result()],
-  ], base);
-  console.log(`pipeline drain after the single-post slices: ${singleDrain.toFixed(1)}s in total (not counted above)`);
-  console.log(`workerd CPU per request: baseline ${baseline.cpuMsPer()} ms, single activity ${singles.cpuMsPer()} ms including its pipeline`);
-  const perPost = singles.d1Per();
-  console.log(`D1 per single post (recording and pipeline): ${perPost.statements.toFixed(2)} statements in ${perPost.roundTrips.toFixed(2)} round trips (baseline: ${baseline.d1Per().statements.toFixed(2)})`);
-  const one = singles.result();
-  figures.push(
-    { figure: "single post req/s", service: one.perSecond.toFixed(0), baseline: base.perSecond.toFixed(0), ratio: share(one.perSecond, base.perSecond), goal: ">= 80%", met: one.perSecond >= 0.8 * base.perSecond },
-    { figure: "single post p99 ms", service: one.p99.toFixed(1), baseline: base.p99.toFixed(1), ratio: times(one.p99, base.p99), goal: "", met: null },
-  );
+  if (parts.has("1")) {
+    printComparison(`part 1: single activity, ${concurrency} concurrent clients, ${rounds} alternating slices of ${slice}s each`, [
+      ["baseline: one bare D1 insert", base],
+      ["POST /v1/activity/singleactivity", singles.result()],
+    ], base);
+    console.log(`pipeline drain after the single-post slices: ${singleDrain.toFixed(1)}s in total (not counted above)`);
+    console.log(`workerd CPU per request: baseline ${baseline.cpuMsPer()} ms, single activity ${singles.cpuMsPer()} ms including its pipeline`);
+    const perPost = singles.d1Per();
+    console.log(`D1 per single post (recording and pipeline): ${perPost.statements.toFixed(2)} statements in ${perPost.roundTrips.toFixed(2)} round trips (baseline: ${baseline.d1Per().statements.toFixed(2)})`);
+    const one = singles.result();
+    figures.push(
+      { figure: "single post req/s", service: one.perSecond.toFixed(0), baseline: base.perSecond.toFixed(0), ratio: share(one.perSecond, base.perSecond), goal: ">= 80%", met: one.perSecond >= 0.8 * base.perSecond },
+      { figure: "single post p99 ms", service: one.p99.toFixed(1), baseline: base.p99.toFixed(1), ratio: times(one.p99, base.p99), goal: "", met: null },
+    );
+  }
 
   // Part 2: the batch endpoint on its own, beside the same baseline in its runtime.
-  const endpoint = await setUp(await startRuntime({ withoutConsumersOf: [EVENTS_QUEUE] }));
-  try {
-    await load(endpoint.insert, { concurrency, seconds: 2 });
-    await load(endpoint.batch, { concurrency: batchConcurrency, seconds: 2 });
-    await load(endpoint.upload, { concurrency: batchConcurrency, seconds: 2 });
-    const ownBaseline = new Tally();
-    const ingest = new Tally();
-    const uploads = new Tally();
-    for (let round = 0; round < rounds; round++) {
-      await ownBaseline.slice(() => load(ownBaseline.timed(endpoint.insert), { concurrency, seconds: slice }));
-      await ingest.slice(() => load(ingest.timed(endpoint.batch), { concurrency: batchConcurrency, seconds: slice }));
-      await uploads.slice(() => load(uploads.timed(endpoint.upload), { concurrency: batchConcurrency, seconds: slice }));
+  if (parts.has("2")) {
+    const endpoint = await setUp(await startRuntime({ withoutConsumersOf: [EVENTS_QUEUE] }));
+    try {
+      await load(endpoint.insert, { concurrency, seconds: 2 });
+      await load(endpoint.batch, { concurrency: batchConcurrency, seconds: 2 });
+      await load(endpoint.upload, { concurrency: batchConcurrency, seconds: 2 });
+      const ownBaseline = new Tally();
+      const ingest = new Tally();
+      const uploads = new Tally();
+      for (let round = 0; round < rounds; round++) {
+        await ownBaseline.slice(() => load(ownBaseline.timed(endpoint.insert), { concurrency, seconds: slice }));
+        await ingest.slice(() => load(ingest.timed(endpoint.batch), { concurrency: batchConcurrency, seconds: slice }));
+        await uploads.slice(() => load(uploads.timed(endpoint.upload), { concurrency: batchConcurrency, seconds: slice }));
+      }
+      const events = printBatches(
+        `part 2: batch endpoint, ${batchSize} events per call, ${batchConcurrency} concurrent clients, ${rounds} slices of ${slice}s; EVENTS consumer not attached`,
+        ingest,
+        "(goal: >= 20000 events/s)",
+      );
+      const uploaded = printBatches(
+        `part 2b: Activity API v2 upload (POST /v1/activity/upload, Bearer key, named events, unprefixed params, ISO timestamps), same calls, alternating with the batch slices`,
+        uploads,
+        "(goal: within 10% of the batch endpoint's events/s)",
+      );
+      const ratio = uploaded / uploads.result().seconds / (events / ingest.result().seconds);
+      console.log(`upload vs batch: ${(ratio * 100).toFixed(0)}% of the batch endpoint's events/s; workerd CPU per 1,000 events recorded: upload ${uploads.cpuMsPer(uploaded / 1000)} ms, batch ${ingest.cpuMsPer(events / 1000)} ms`);
+      const own = ownBaseline.result();
+      console.log(
+        `baseline in the same runtime: one bare D1 insert ${own.perSecond.toFixed(0)} req/s, so one call stores ` +
+          `${((events / ingest.result().seconds) / own.perSecond).toFixed(0)}x the events the baseline stores rows`,
+      );
+      console.log(`workerd CPU per 1,000 events recorded: ${ingest.cpuMsPer(events / 1000)} ms (baseline: ${ownBaseline.cpuMsPer()} ms per insert)`);
+      const ingested = events / ingest.result().seconds;
+      figures.push(
+        { figure: "batch endpoint events/s (vs bare insert rows/s)", service: ingested.toFixed(0), baseline: own.perSecond.toFixed(0), ratio: times(ingested, own.perSecond), goal: ">= 20000", met: ingested >= 20_000 },
+        { figure: "upload events/s (vs batch endpoint)", service: (uploaded / uploads.result().seconds).toFixed(0), baseline: ingested.toFixed(0), ratio: share(ratio, 1), goal: ">= 90%", met: ratio >= 0.9 },
+      );
+    } finally {
+      await endpoint.runtime.stop();
     }
-    const events = printBatches(
-      `part 2: batch endpoint, ${batchSize} events per call, ${batchConcurrency} concurrent clients, ${rounds} slices of ${slice}s; EVENTS consumer not attached`,
-      ingest,
-      "(goal: >= 20000 events/s)",
-    );
-    const uploaded = printBatches(
-      `part 2b: Activity API v2 upload (POST /v1/activity/upload, Bearer key, named events, unprefixed params, ISO timestamps), same calls, alternating with the batch slices`,
-      uploads,
-      "(goal: within 10% of the batch endpoint's events/s)",
-    );
-    const ratio = uploaded / uploads.result().seconds / (events / ingest.result().seconds);
-    console.log(`upload vs batch: ${(ratio * 100).toFixed(0)}% of the batch endpoint's events/s; workerd CPU per 1,000 events recorded: upload ${uploads.cpuMsPer(uploaded / 1000)} ms, batch ${ingest.cpuMsPer(events / 1000)} ms`);
-    const own = ownBaseline.result();
-    console.log(
-      `baseline in the same runtime: one bare D1 insert ${own.perSecond.toFixed(0)} req/s, so one call stores ` +
-        `${((events / ingest.result().seconds) / own.perSecond).toFixed(0)}x the events the baseline stores rows`,
-    );
-    console.log(`workerd CPU per 1,000 events recorded: ${ingest.cpuMsPer(events / 1000)} ms (baseline: ${ownBaseline.cpuMsPer()} ms per insert)`);
-    const ingested = events / ingest.result().seconds;
-    figures.push(
-      { figure: "batch endpoint events/s (vs bare insert rows/s)", service: ingested.toFixed(0), baseline: own.perSecond.toFixed(0), ratio: times(ingested, own.perSecond), goal: ">= 20000", met: ingested >= 20_000 },
-      { figure: "upload events/s (vs batch endpoint)", service: (uploaded / uploads.result().seconds).toFixed(0), baseline: ingested.toFixed(0), ratio: share(ratio, 1), goal: ">= 90%", met: ratio >= 0.9 },
-    );
-  } finally {
-    await endpoint.runtime.stop();
   }
 
   // Part 3: batches end to end, pipeline attached and sharing the thread.
-  const batches = new Tally(deployed.runtime.origin);
-  let batchDrain = 0;
-  for (let round = 0; round < rounds; round++) {
-    await batches.slice(
-      () => load(batches.timed(batch), { concurrency: batchConcurrency, seconds: slice }),
-      async () => (batchDrain += await drain()),
+  if (parts.has("3")) {
+    const batches = new Tally(deployed.runtime.origin);
+    let batchDrain = 0;
+    for (let round = 0; round < rounds; round++) {
+      await batches.slice(
+        () => load(batches.timed(batch), { concurrency: batchConcurrency, seconds: slice }),
+        async () => (batchDrain += await drain()),
+      );
+    }
+    const events = printBatches(
+      `part 3: batch endpoint with the EVENTS consumer attached (same ${batchSize}-event calls)`,
+      batches,
+      "(the pipeline shares the thread)",
+    );
+    console.log(
+      `pipeline: ${events} events made rows and taken through the steps in ${batchDrain.toFixed(1)}s after their slices ` +
+        `(${(events / (batches.result().seconds + batchDrain)).toFixed(0)} events/s end to end)`,
+    );
+    const cpuPerThousand = Number(batches.cpuMsPer(events / 1000));
+    console.log(
+      `workerd CPU per 1,000 events: ${cpuPerThousand.toFixed(0)} ms recording them and running the pipeline; one free core ` +
+        `would take about ${(1_000_000 / cpuPerThousand).toFixed(0)} events/s end to end`,
+    );
+    const d1 = batches.d1Per(events / 1000);
+    console.log(`D1 per 1,000 events (recording and pipeline): ${d1.statements.toFixed(1)} statements in ${d1.roundTrips.toFixed(1)} round trips`);
+    const endToEnd = events / (batches.result().seconds + batchDrain);
+    figures.push(
+      { figure: "pipeline end to end events/s (vs bare insert rows/s)", service: endToEnd.toFixed(0), baseline: base.perSecond.toFixed(0), ratio: times(endToEnd, base.perSecond), goal: ">= 25000", met: endToEnd >= 25_000 },
+      { figure: "pipeline workerd CPU ms per 1,000 events", service: cpuPerThousand.toFixed(0), baseline: "", ratio: "", goal: "<= 35", met: cpuPerThousand <= 35 },
+      { figure: "pipeline D1 statements (round trips) per 1,000 events", service: `${d1.statements.toFixed(1)} (${d1.roundTrips.toFixed(1)})`, baseline: "", ratio: "", goal: "", met: null },
     );
   }
-  const events = printBatches(
-    `part 3: batch endpoint with the EVENTS consumer attached (same ${batchSize}-event calls)`,
-    batches,
-    "(the pipeline shares the thread)",
-  );
-  console.log(
-    `pipeline: ${events} events made rows and taken through the steps in ${batchDrain.toFixed(1)}s after their slices ` +
-      `(${(events / (batches.result().seconds + batchDrain)).toFixed(0)} events/s end to end)`,
-  );
-  const cpuPerThousand = Number(batches.cpuMsPer(events / 1000));
-  console.log(
-    `workerd CPU per 1,000 events: ${cpuPerThousand.toFixed(0)} ms recording them and running the pipeline; one free core ` +
-      `would take about ${(1_000_000 / cpuPerThousand).toFixed(0)} events/s end to end`,
-  );
-  const d1 = batches.d1Per(events / 1000);
-  console.log(`D1 per 1,000 events (recording and pipeline): ${d1.statements.toFixed(1)} statements in ${d1.roundTrips.toFixed(1)} round trips`);
-  const endToEnd = events / (batches.result().seconds + batchDrain);
-  figures.push(
-    { figure: "pipeline end to end events/s (vs bare insert rows/s)", service: endToEnd.toFixed(0), baseline: base.perSecond.toFixed(0), ratio: times(endToEnd, base.perSecond), goal: ">= 25000", met: endToEnd >= 25_000 },
-    { figure: "pipeline workerd CPU ms per 1,000 events", service: cpuPerThousand.toFixed(0), baseline: "", ratio: "", goal: "<= 35", met: cpuPerThousand <= 35 },
-    { figure: "pipeline D1 statements (round trips) per 1,000 events", service: `${d1.statements.toFixed(1)} (${d1.roundTrips.toFixed(1)})`, baseline: "", ratio: "", goal: "", met: null },
-  );
   report("activity", figures);
 } finally {
   await deployed.runtime.stop();

@@ -257,7 +257,9 @@ function failure(requestId: string, error: unknown): Response {
 
 /** Where in the call (`positions`, the events' indexes in it) the events too old to start journeys are. */
 function tooOldForJourneys(events: readonly NewEvent[], now: number, positions: readonly number[]): number[] {
-  return events.flatMap((event, i) => (startsJourneys(event, now) ? [] : [positions[i]!]));
+  const old: number[] = [];
+  for (let i = 0; i < events.length; i++) if (!startsJourneys(events[i]!, now)) old.push(positions[i]!);
+  return old;
 }
 
 /** POST /{v1|apiv2}/activity/singleactivity/{client_id} */
@@ -315,7 +317,10 @@ interface BatchCall {
  */
 async function recordBatch(requestId: string, env: Env, exec: ExecutionContext, call: BatchCall): Promise<Response> {
   const parsed = call.items.map((item) => call.parse(item));
-  const catalog = await catalogKnowing(env, call.catalog.panel.clientId, call.catalog, parsed.flatMap((p) => (p.success ? [call.ref(p.data)] : [])));
+  // Loops rather than flatMap here and below: an array per event was measurable on a 1,000-event call.
+  const refs: ActivityRef[] = [];
+  for (const result of parsed) if (result.success) refs.push(call.ref(result.data));
+  const catalog = await catalogKnowing(env, call.catalog.panel.clientId, call.catalog, refs);
 
   const now = Date.now();
   const panel = ingestPanel(catalog);

@@ -1,4 +1,4 @@
-import { checkJsonValue, typedValues, type AttributeType } from "./attributes";
+import { checkJsonValue, MAX_STRING_VALUE_LENGTH, typedValues, type AttributeType } from "./attributes";
 import { MAX_ASSET_ID_LENGTH, MAX_GUID_LENGTH, type NewEvent } from "./events";
 import { normalisePrimaryKey } from "./primary-key";
 import type { FilterOp } from "./filters";
@@ -76,6 +76,43 @@ function present<T>(value: T | null | undefined): T | undefined {
   return value === null || (typeof value === "string" && value.trim() === "") ? undefined : value;
 }
 
+/** What a key of `activity_params` says against a definition: the parameter it names, with the type of its prefix if any. */
+interface ParamKey {
+  name: string;
+  /** The parameter's type; undefined when the definition has no such parameter. */
+  defined: ActivityParamType | undefined;
+  given: ActivityParamType | undefined;
+}
+
+/**
+ * Per definition, the keys already read that name one of its parameters: every event of a batch
+ * spells its keys alike, and reading a key (prefix, slice, lookup) was a good part of a batch's
+ * parameter checks. At most seven spellings per parameter (none, s^, i^, f^ in either case), so
+ * the map stays small whatever callers send; an unknown key is read again each time.
+ */
+const paramKeysOf = new WeakMap<ActivityDefinition, Map<string, ParamKey>>();
+
+function readParamKey(definition: ActivityDefinition, key: string): ParamKey {
+  let known = paramKeysOf.get(definition);
+  const cached = known?.get(key);
+  if (cached) return cached;
+  const given = key.length > 2 && key.charCodeAt(1) === CARET ? TYPE_OF_PREFIX[key[0]!.toLowerCase()] : undefined;
+  const name = given ? key.slice(2) : key;
+  const read: ParamKey = { name, defined: Object.hasOwn(definition.params, name) ? definition.params[name] : undefined, given };
+  if (read.defined) {
+    if (!known) paramKeysOf.set(definition, (known = new Map()));
+    known.set(key, read);
+  }
+  return read;
+}
+
+/** Whether checkJsonValue would keep `value` as it is (the common case, checked without a result object). */
+function alreadyTyped(type: ActivityParamType, value: unknown): boolean {
+  if (type === "string") return typeof value === "string" && value.length <= MAX_STRING_VALUE_LENGTH;
+  if (type === "integer") return Number.isSafeInteger(value);
+  return typeof value === "number" && Number.isFinite(value);
+}
+
 /**
  * Checks `activity_params` against the definition: an object (or an array of one object),
  * each key naming a defined parameter, each value of its type. A key may carry the type
@@ -101,33 +138,35 @@ export function checkActivityParams(
     problems.push({ field: "activity_params", message: `must be an object, not ${describeJsonType(object)}` });
     return values;
   }
-  const seen = new Set<string>();
+  // Names seen so far: a few, so a scan costs less than a Set per event.
+  const seen: string[] = [];
   for (const key in object) {
     const value = (object as Record<string, unknown>)[key];
-    const given = key.length > 2 && key.charCodeAt(1) === CARET ? TYPE_OF_PREFIX[key[0]!.toLowerCase()] : undefined;
-    const name = given ? key.slice(2) : key;
-    const field = `activity_params.${key}`;
-    const defined = Object.hasOwn(definition.params, name) ? definition.params[name] : undefined;
+    const { name, defined, given } = readParamKey(definition, key);
     if (!defined) {
       const known = Object.keys(definition.params);
       problems.push({
-        field,
+        field: `activity_params.${key}`,
         message: `unknown parameter "${name}": activity "${definition.name}" defines ${known.length ? known.join(", ") : "no parameters"}`,
       });
       continue;
     }
     if (given !== undefined && given !== defined) {
-      problems.push({ field, message: `parameter ${name} is ${defined === "integer" ? "an" : "a"} ${defined}: use the prefix ${PREFIX_OF[defined]}` });
+      problems.push({ field: `activity_params.${key}`, message: `parameter ${name} is ${defined === "integer" ? "an" : "a"} ${defined}: use the prefix ${PREFIX_OF[defined]}` });
       continue;
     }
-    if (seen.has(name)) {
-      problems.push({ field, message: `parameter ${name} is given more than once` });
+    if (seen.includes(name)) {
+      problems.push({ field: `activity_params.${key}`, message: `parameter ${name} is given more than once` });
       continue;
     }
-    seen.add(name);
+    seen.push(name);
+    if (alreadyTyped(defined, value)) {
+      values[name] = value;
+      continue;
+    }
     const checked = checkJsonValue(defined, value);
     if (checked.ok) values[name] = checked.value;
-    else problems.push({ field, message: checked.reason });
+    else problems.push({ field: `activity_params.${key}`, message: checked.reason });
   }
   return values;
 }

@@ -19,9 +19,9 @@ export type EventToRecord = NewEvent & {
   claimed: boolean;
 };
 
-/** The compact JSON of one recorded event; `x` marks a claimed guid. */
-function recordedJson(e: EventToRecord): string {
-  return JSON.stringify({
+/** The compact form of one recorded event, as its batch's JSON holds it; `x` marks a claimed guid. */
+function recordedEvent(e: EventToRecord) {
+  return {
     g: e.guid,
     x: e.claimed ? 1 : undefined,
     ch: e.channel,
@@ -37,17 +37,34 @@ function recordedJson(e: EventToRecord): string {
     cp: e.campaignId,
     j: e.journeyId,
     as: e.assetId,
-  });
+  };
 }
 
-/** Cuts the events into JSON arrays of at most MAX_BATCH_JSON_CHARS characters, in order. */
+/**
+ * Cuts the events into JSON arrays of at most MAX_BATCH_JSON_CHARS characters, in order. The
+ * whole call is stringified at once (one native call instead of one per event and a join: a
+ * tenth of the batch endpoint's CPU, bench:profile); only text over the limit is cut, per event.
+ */
 function batchJsonChunks(events: readonly EventToRecord[]): Array<{ json: string; claims: string[] }> {
+  const records = new Array<ReturnType<typeof recordedEvent>>(events.length);
+  const claims: string[] = [];
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!;
+    records[i] = recordedEvent(event);
+    if (event.claimed) claims.push(event.guid);
+  }
+  const whole = JSON.stringify(records);
+  return whole.length <= MAX_BATCH_JSON_CHARS ? [{ json: whole, claims }] : cutIntoChunks(events, records);
+}
+
+/** The events' JSON in arrays of at most MAX_BATCH_JSON_CHARS characters, in order. */
+function cutIntoChunks(events: readonly EventToRecord[], records: ReadonlyArray<ReturnType<typeof recordedEvent>>): Array<{ json: string; claims: string[] }> {
   const chunks: Array<{ json: string; claims: string[] }> = [];
   let parts: string[] = [];
   let claims: string[] = [];
   let size = 2;
-  for (const event of events) {
-    const text = recordedJson(event);
+  records.forEach((record, i) => {
+    const text = JSON.stringify(record);
     if (parts.length && size + text.length + 1 > MAX_BATCH_JSON_CHARS) {
       chunks.push({ json: `[${parts.join(",")}]`, claims });
       parts = [];
@@ -55,9 +72,9 @@ function batchJsonChunks(events: readonly EventToRecord[]): Array<{ json: string
       size = 2;
     }
     parts.push(text);
-    if (event.claimed) claims.push(event.guid);
+    if (events[i]!.claimed) claims.push(events[i]!.guid);
     size += text.length + 1;
-  }
+  });
   if (parts.length) chunks.push({ json: `[${parts.join(",")}]`, claims });
   return chunks;
 }

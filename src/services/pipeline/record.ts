@@ -67,7 +67,8 @@ export async function recordEvents(
     // Time-ordered, so guids of one panel sort by when they were recorded.
     const guid = event.guid ?? uuidV7(now);
     const repeated = event.guid !== undefined && seen.has(guid);
-    seen.add(guid);
+    // Only a caller's guid can repeat; generated ones are random (hashing those was a few % of a batch).
+    if (event.guid !== undefined) seen.add(guid);
     duplicateAt.push(repeated);
     // Written out, not spread: a spread of each event was a large share of recording's CPU.
     if (!repeated) {
