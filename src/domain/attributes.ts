@@ -33,7 +33,19 @@ export function canonicalAttributeName(name: string): string {
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Whether the day exists, as a Date reads it. Years 1000 to 9999 are counted out (every
+ * activity's cts passes here, and a Date per event was a measurable part of a batch's CPU);
+ * others go to Date, which reads years 0 to 99 as 1900 to 1999 and has limits of its own.
+ */
 export function isRealCalendarDate(year: number, month: number, day: number): boolean {
+  if (Number.isInteger(year) && year >= 1000 && year <= 9999 && Number.isInteger(month) && Number.isInteger(day)) {
+    if (month < 1 || month > 12 || day < 1) return false;
+    const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+    return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!);
+  }
   const date = new Date(Date.UTC(year, month - 1, day));
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }

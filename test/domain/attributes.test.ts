@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkAttributes, checkJsonValue, checkTextValue, DEFAULT_ATTRIBUTES, nearestAttribute } from "../../src/domain/attributes";
+import { checkAttributes, checkJsonValue, checkTextValue, DEFAULT_ATTRIBUTES, isRealCalendarDate, nearestAttribute } from "../../src/domain/attributes";
 
 describe("checkJsonValue", () => {
   it.each([
@@ -98,5 +98,20 @@ describe("nearestAttribute", () => {
 
   it.each(["SHOE_SIZE", "PHONE", "X", "___"])("%s: none close", (name) => {
     expect(nearestAttribute(name, defaults)).toBeUndefined();
+  });
+});
+
+describe("isRealCalendarDate", () => {
+  it("answers as a Date does, for every day of many years and for values no calendar has", () => {
+    const byDate = (y: number, m: number, d: number) => {
+      const date = new Date(Date.UTC(y, m - 1, d));
+      return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+    };
+    const years = [0, 50, 99, 100, 999, 1000, 1600, 1700, 1900, 1999, 2000, 2023, 2024, 2100, 2400, 9999, 10000, -4, 275760, 2024.5, Number.NaN];
+    for (const y of years) {
+      for (const m of [-1, 0, 1, 2, 3, 4, 6, 9, 11, 12, 13, 1.5]) {
+        for (const d of [-1, 0, 1, 15, 28, 29, 30, 31, 32, 2.5]) expect(isRealCalendarDate(y, m, d), `${y}-${m}-${d}`).toBe(byDate(y, m, d));
+      }
+    }
   });
 });
