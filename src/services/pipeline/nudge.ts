@@ -34,8 +34,14 @@ export async function nudgeEventBatches(queue: Queue, panelId: string, batchIds:
  */
 export const NUDGE_GATHER_MS = 20;
 
+/**
+ * A gathering whose send has not started this long after it began is taken for dead (its call's
+ * context ended before the timer fired): later calls start a new one. Its ids are left to the re-drive.
+ */
+const GATHERING_STALE_MS = 1000;
+
 /** Per panel, the batch ids that this isolate's send, already waiting, will name. */
-const gathering = new Map<string, number[]>();
+const gathering = new Map<string, { ids: number[]; since: number }>();
 
 /**
  * Nudges the batches within NUDGE_GATHER_MS, in one send with the batches other calls of this
@@ -44,20 +50,21 @@ const gathering = new Map<string, number[]>();
  * are stored, and the re-drive cron nudges them again (redrive.ts), as after any lost message.
  */
 export function nudgeEventBatchesSoon(queue: Queue, panelId: string, batchIds: readonly number[], defer: (work: Promise<unknown>) => void): void {
+  const now = Date.now();
   const waiting = gathering.get(panelId);
-  if (waiting) {
-    waiting.push(...batchIds);
+  if (waiting && now - waiting.since < GATHERING_STALE_MS) {
+    waiting.ids.push(...batchIds);
     return;
   }
-  const ids = [...batchIds];
-  gathering.set(panelId, ids);
-  defer(
-    scheduler
-      .wait(NUDGE_GATHER_MS)
-      .then(() => {
-        gathering.delete(panelId);
-        return nudgeEventBatches(queue, panelId, ids);
-      })
-      .catch((error) => console.error(`event batches ${ids.join(", ")} of panel ${panelId} stored but not enqueued; the re-drive will`, error)),
-  );
+  const mine = { ids: [...batchIds], since: now };
+  gathering.set(panelId, mine);
+  const send = async () => {
+    try {
+      await scheduler.wait(NUDGE_GATHER_MS);
+    } finally {
+      if (gathering.get(panelId) === mine) gathering.delete(panelId);
+    }
+    await nudgeEventBatches(queue, panelId, mine.ids);
+  };
+  defer(send().catch((error) => console.error(`event batches ${mine.ids.join(", ")} of panel ${panelId} stored but not enqueued; the re-drive will`, error)));
 }

@@ -1,6 +1,6 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { NewEvent } from "../../../src/domain/events";
 import { EVENTS_PER_PIECE, eventPipelineState, handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../../src/services/pipeline/consumer";
 import { recordEvents } from "../../../src/services/pipeline/record";
@@ -430,6 +430,33 @@ describe("recordEvents, the entry of every event", () => {
     expect(deferred).toHaveLength(2);
     expect(sent).toHaveLength(2);
     await eventSettled(panel.id, later.guids[0]!);
+  });
+
+  it("a gathering whose send never started (its call's context ended) is given up after a second: later calls send their own", async () => {
+    const sent: Array<{ batches: number[] }> = [];
+    const watched = { send: async (body: { batches: number[] }) => void sent.push(body), sendBatch: async () => undefined } as unknown as Queue;
+    const hung = vi.spyOn(scheduler, "wait").mockReturnValueOnce(new Promise<void>(() => {}));
+    const record = (i: number) =>
+      recordEvents({ ...env, EVENTS: watched }, panelRef(), [{ channel: "custom_activity", name: "signup", identity: `stranded${i}@example.com`, occurredAt: Date.now() }], {
+        defer: () => undefined,
+      });
+    await record(0);
+    await record(1);
+    hung.mockRestore();
+    const clock = vi.spyOn(Date, "now").mockReturnValue(Date.now() + 2000);
+    try {
+      const deferred: Array<Promise<unknown>> = [];
+      await recordEvents({ ...env, EVENTS: watched }, panelRef(), [{ channel: "custom_activity", name: "signup", identity: "after@example.com", occurredAt: Date.now() }], {
+        defer: (work) => deferred.push(work),
+      });
+      expect(deferred).toHaveLength(1);
+      await Promise.all(deferred);
+    } finally {
+      clock.mockRestore();
+    }
+    // Only the new call's batch: the stranded two are the re-drive's.
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.batches).toHaveLength(1);
   });
 
   it("answers once stored even when the queue send fails; the re-drive enqueues later", async () => {
