@@ -77,6 +77,15 @@ describe("the Channels screen in Chromium", () => {
     await checkAccessibility(page, "channels-sms-twilio");
     await screenshot(page, "channels-sms-twilio");
 
+    // A later refusal does not stand beside the earlier save's note.
+    const again = page.getByRole("form", { name: "SMS provider" });
+    await again.getByLabel("Account SID").fill("AC123");
+    await again.getByLabel("Auth token").fill(AUTH_TOKEN);
+    await again.getByRole("button", { name: "Save SMS provider" }).click();
+    assert.equal(await errorOf(again.getByLabel("Account SID")), "must be the account SID: AC and 32 hex digits");
+    assert.equal(await page.getByText("SMS provider saved.").count(), 0);
+    assert.equal((await adminCall("GET", `/panels/${panelId}/sms`)).account_sid, ACCOUNT_SID, "the refused change stored nothing");
+
     await page.getByRole("form", { name: "SMS provider" }).getByLabel("Provider").selectOption("outbox");
     await page.getByRole("button", { name: "Save SMS provider" }).click();
     await page.getByText("No provider: journeys' SMS go to the outbox").waitFor();

@@ -8,7 +8,7 @@ import type { Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { startReceiver } from "../node/receiver.ts";
-import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
+import { checkAccessibility, screenshot, signInAs, type BrowserWindow } from "./browser.ts";
 import { adminCaller, startService, type Service } from "./service.ts";
 
 let service: Service;
@@ -35,15 +35,9 @@ async function publishDns(records: Record<string, string[]>): Promise<void> {
 }
 
 async function signedIn(email: string, password: string): Promise<Page> {
-  const window = await openBrowser(service.origin);
+  const window = await signInAs(service, email, password);
   windows.push(window);
-  const page = window.page;
-  await page.goto(`${service.origin}/`);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
-  return page;
+  return window.page;
 }
 
 const ownerPage = () => signedIn(service.printed["owner email"]!, service.printed.password!);

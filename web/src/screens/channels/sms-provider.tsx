@@ -103,7 +103,7 @@ function bodyOf(draft: Draft): SmsSettingsChange {
   return { provider: "outbox" };
 }
 
-export function SmsProviderForm({ panelId, sms, onSaved }: { panelId: string; sms: SmsSettingsView; onSaved: () => void }) {
+export function SmsProviderForm({ panelId, sms, onSaving, onSaved }: { panelId: string; sms: SmsSettingsView; onSaving: () => void; onSaved: () => void }) {
   const [draft, setDraft] = useState(() => draftOf(sms));
   const { failure, fields, busy, run } = useSubmit(onSaved);
   const set = (name: keyof Draft, value: string) => setDraft((d) => ({ ...d, [name]: value }));
@@ -118,6 +118,8 @@ export function SmsProviderForm({ panelId, sms, onSaved }: { panelId: string; sm
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
+    // A note of an earlier save must not stand beside this attempt's refusal.
+    onSaving();
     // Once saved, the screen reloads and gives the form the stored settings (the credential blank again).
     await run(() => admin("PUT", panelId, "/sms", bodyOf(draft)));
   };
@@ -182,7 +184,7 @@ export function SmsProvider({ panelId, owner }: { panelId: string; owner: boolea
             <SmsProviderFacts sms={data} />
           </div>
           {owner ? (
-            <SmsProviderForm key={data.sends ? data.updated_at : "outbox"} panelId={panelId} sms={data} onSaved={() => (setSaved(true), reload())} />
+            <SmsProviderForm key={data.sends ? data.updated_at : "outbox"} panelId={panelId} sms={data} onSaving={() => setSaved(false)} onSaved={() => (setSaved(true), reload())} />
           ) : (
             <p className="muted">Only an owner of the panel can change the provider.</p>
           )}
