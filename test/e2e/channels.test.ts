@@ -141,6 +141,22 @@ describe("the Channels screen in Chromium", () => {
     await stopped.getByRole("button", { name: "Send again to 14155550199" }).click();
     await page.getByText("No stopped numbers").waitFor();
     assert.deepEqual((await adminCall("GET", `/panels/${panelId}/sms/suppressions`)).suppressions, []);
+
+    // An operator stops a number someone asked about; a number without enough digits is refused by name.
+    const stop = page.getByRole("form", { name: "Stop SMS to a number" });
+    await stop.getByLabel("Number to stop").fill("12-34");
+    await stop.getByRole("button", { name: "Stop SMS to this number" }).click();
+    assert.equal(await errorOf(stop.getByLabel("Number to stop")), "must be a mobile number with its country code: 6 to 15 digits");
+    assert.deepEqual((await adminCall("GET", `/panels/${panelId}/sms/suppressions`)).suppressions, []);
+    await stop.getByLabel("Number to stop").fill("+1 415 555 0142");
+    await stop.getByRole("button", { name: "Stop SMS to this number" }).click();
+    await page.getByRole("row", { name: /14155550142/ }).getByText("stopped by an operator").waitFor();
+    assert.equal(await stop.getByLabel("Number to stop").inputValue(), "");
+    assert.deepEqual(
+      (await adminCall("GET", `/panels/${panelId}/sms/suppressions`)).suppressions.map((s: { phone: string; reason: string }) => [s.phone, s.reason]),
+      [["14155550142", "operator"]],
+    );
+    await checkAccessibility(page, "channels-sms-stopped");
   });
 
   test("an owner turns web push on (a bad contact refused by name) and off, and FCM's key file is checked by member", async () => {
@@ -193,6 +209,7 @@ describe("the Channels screen in Chromium", () => {
     assert.equal(await row.getByRole("button", { name: "Delete Welcome" }).count(), 0);
     assert.equal(await page.getByRole("form", { name: "New SMS template" }).count(), 0);
     assert.equal(await page.getByRole("form", { name: "SMS provider" }).count(), 0);
+    assert.equal(await page.getByRole("form", { name: "Stop SMS to a number" }).count(), 0);
     await row.getByRole("button", { name: "Preview Welcome" }).click();
     await page.getByRole("button", { name: "Show preview" }).click();
     await page.getByRole("status", { name: "Previewed message" }).getByText("Welcome friend").waitFor();

@@ -1,7 +1,7 @@
-import { useState } from "react";
+import { useState, type FormEvent } from "react";
 import { admin } from "../../api";
 import type { SmsSuppressionView } from "../../types";
-import { Empty, ErrorNote, failureOf, formatTime, Loading, useLoad } from "../../ui";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, useLoad, useSubmit } from "../../ui";
 
 // Numbers SMS is not sent to. Lifting one sends to it again: for a STOP reply only with the
 // person's consent, which the confirmation says.
@@ -11,6 +11,27 @@ const REASONS: Record<SmsSuppressionView["reason"], string> = {
   provider: "the provider reported an opt-out",
   operator: "stopped by an operator",
 };
+
+/** Stops SMS to a number an operator names (someone asked by mail or phone, say). */
+function StopNumberForm({ panelId, onStopped }: { panelId: string; onStopped: () => void }) {
+  const [phone, setPhone] = useState("");
+  const { failure, fields, busy, run } = useSubmit(() => (setPhone(""), onStopped()));
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    await run(() => admin("PUT", panelId, `/sms/suppressions/${encodeURIComponent(phone.trim())}`));
+  };
+  return (
+    <form className="card" onSubmit={submit} aria-label="Stop SMS to a number">
+      <ErrorNote error={failure} />
+      <Field label="Number to stop" hint="With its country code, such as 14155550100" error={fields.phone}>
+        {(props) => <input {...props} inputMode="tel" autoComplete="off" value={phone} onChange={(e) => setPhone(e.target.value)} />}
+      </Field>
+      <button type="submit" disabled={busy || phone.trim() === ""}>
+        Stop SMS to this number
+      </button>
+    </form>
+  );
+}
 
 export function SmsSuppressions({ panelId, writable }: { panelId: string; writable: boolean }) {
   const { data, error, reload } = useLoad(() => admin<{ suppressions: SmsSuppressionView[] }>("GET", panelId, "/sms/suppressions?limit=200"), [panelId]);
@@ -31,6 +52,7 @@ export function SmsSuppressions({ panelId, writable }: { panelId: string; writab
     <section aria-labelledby="sms-suppressions-title">
       <h2 id="sms-suppressions-title">Numbers SMS is not sent to</h2>
       <ErrorNote error={error ?? failure} />
+      {writable && <StopNumberForm panelId={panelId} onStopped={reload} />}
       {!data ? (
         !error && <Loading />
       ) : data.suppressions.length === 0 ? (
