@@ -26,6 +26,7 @@ import type { ShardDb } from "../../store/shards";
 import {
   enqueueNudges,
   isQueuedNudge,
+  messageOutcomeEvent,
   outcomeList,
   QUEUED_CLAIM_MS,
   redriveWaiting,
@@ -140,7 +141,7 @@ async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: Readon
     const failures = results as Array<Extract<PushDelivery, { ok: false }>>;
     const error = [...new Set(failures.map((f) => f.error))].join("; ");
     if (!failures.some((f) => f.retryable)) {
-      failed.push(pushFailedEvent(message, error, now));
+      failed.push(messageOutcomeEvent(message, "failed", { provider: message.channel === "bpn" ? "web_push" : "fcm", error }, now));
       return settle(message, { status: "failed", error });
     }
     const delay = sendRetryDelaySeconds(attempts.get(message.msgid) ?? 1);
@@ -156,22 +157,6 @@ async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: Readon
   // As SMS refusals are: journeys, webhooks and the contact's timeline see the failure.
   if (failed.length) await recordEvents(env, { id: panelId }, failed);
   return retries;
-}
-
-/** One `failed` event per message (its guid), however often the send is redone. */
-function pushFailedEvent(message: ClaimedMessage, error: string, now: number): NewEvent {
-  const provider = message.channel === "bpn" ? "web_push" : "fcm";
-  return {
-    channel: message.channel,
-    name: "failed",
-    occurredAt: now,
-    contactId: message.contactId,
-    msgid: message.msgid,
-    journeyId: message.journeyId,
-    source: "provider",
-    params: { provider, error },
-    guid: `${message.channel}:${message.msgid}:failed`,
-  };
 }
 
 function deliver(env: PushSendEnv, push: PanelPush, device: PushSubscription, payload: ReturnType<typeof pushPayload>, now: number): Promise<PushDelivery> {

@@ -1,4 +1,5 @@
 import { forEachShard, panelDb } from "../access/shards";
+import type { NewEvent } from "../../domain/events";
 import { sendAll, type CronTask } from "../../lib/tasks";
 import { getMessages, overdueQueued, type ClaimedMessage, type QueuedOutcome } from "../../store/journeys/messages";
 
@@ -133,4 +134,18 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 export function outcomeList(): { outcomes: QueuedOutcome[]; settle: (message: ClaimedMessage, outcome: DistributiveOmit<QueuedOutcome, "msgid">) => void } {
   const outcomes: QueuedOutcome[] = [];
   return { outcomes, settle: (message, outcome) => void outcomes.push({ msgid: message.msgid, ...outcome } as QueuedOutcome) };
+}
+
+/**
+ * The event of a message's final outcome (`delivered`, `failed`): one per message and outcome,
+ * its guid, however often the provider reports it or the send is redone.
+ */
+export function messageOutcomeEvent(
+  message: Pick<ClaimedMessage, "msgid" | "contactId" | "journeyId" | "channel">,
+  name: "delivered" | "failed",
+  params: Record<string, unknown>,
+  now: number,
+): NewEvent {
+  const { channel, msgid, contactId, journeyId } = message;
+  return { channel, name, occurredAt: now, contactId, msgid, journeyId, source: "provider", params, guid: `${channel}:${msgid}:${name}` };
 }

@@ -36,6 +36,7 @@ import type { ReaderDetails } from "./engagement";
 import {
   enqueueNudges,
   isQueuedNudge,
+  messageOutcomeEvent,
   outcomeList,
   QUEUED_CLAIM_MS,
   redriveWaiting,
@@ -183,7 +184,7 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
 
 /** One `delivered` or `failed` event per message (its guid), however often it is reported. */
 function smsEvent(message: { msgid: string; contactId: number; journeyId: string }, name: "delivered" | "failed", params: Record<string, unknown>, now: number): NewEvent {
-  return { channel: "sms", name, occurredAt: now, contactId: message.contactId, msgid: message.msgid, journeyId: message.journeyId, source: "provider", params, guid: `sms:${message.msgid}:${name}` };
+  return messageOutcomeEvent({ ...message, channel: "sms" }, name, params, now);
 }
 
 /**
