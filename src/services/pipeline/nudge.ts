@@ -20,6 +20,11 @@ export function isEventsNudge(body: unknown): body is EventsNudge {
   return typeof panel === "string" && Array.isArray(batches) && batches.every((id) => Number.isSafeInteger(id));
 }
 
+/** Logs a send that failed: the batches are stored and pending, so the re-drive cron nudges them again (redrive.ts). */
+export function logNotEnqueued(panelId: string, batchIds: readonly number[]): (error: unknown) => void {
+  return (error) => console.error(`event batches ${batchIds.join(", ")} of panel ${panelId} stored but not enqueued; the re-drive will`, error);
+}
+
 export async function nudgeEventBatches(queue: Queue, panelId: string, batchIds: readonly number[]): Promise<void> {
   const messages: EventsNudge[] = [];
   for (let i = 0; i < batchIds.length; i += BATCHES_PER_MESSAGE) messages.push({ panel: panelId, batches: batchIds.slice(i, i + BATCHES_PER_MESSAGE) });
@@ -46,8 +51,7 @@ const gathering = new Map<string, { ids: number[]; since: number }>();
 /**
  * Nudges the batches within NUDGE_GATHER_MS, in one send with the batches other calls of this
  * isolate record meanwhile. The first call's `defer` (its waitUntil) holds the send; later calls
- * only add their ids, so no call waits on another's I/O. A send that fails is logged: the events
- * are stored, and the re-drive cron nudges them again (redrive.ts), as after any lost message.
+ * only add their ids, so no call waits on another's I/O. A send that fails is logged (logNotEnqueued).
  */
 export function nudgeEventBatchesSoon(queue: Queue, panelId: string, batchIds: readonly number[], defer: (work: Promise<unknown>) => void): void {
   const now = Date.now();
@@ -66,5 +70,5 @@ export function nudgeEventBatchesSoon(queue: Queue, panelId: string, batchIds: r
     }
     await nudgeEventBatches(queue, panelId, mine.ids);
   };
-  defer(send().catch((error) => console.error(`event batches ${mine.ids.join(", ")} of panel ${panelId} stored but not enqueued; the re-drive will`, error)));
+  defer(send().catch(logNotEnqueued(panelId, mine.ids)));
 }

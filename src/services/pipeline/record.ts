@@ -3,7 +3,7 @@ import { shardOf } from "../../store/shards";
 import { EVENT_CHANNELS, MAX_GUID_LENGTH, type NewEvent } from "../../domain/events";
 import { uuidV7 } from "../../lib/random";
 import { appendEventBatches, type EventToRecord } from "../../store/event-batches";
-import { nudgeEventBatches, nudgeEventBatchesSoon } from "./nudge";
+import { logNotEnqueued, nudgeEventBatches, nudgeEventBatchesSoon } from "./nudge";
 
 export interface RecordResult {
   /** Each event's guid, in the order of the events: the one given, or the one generated. */
@@ -99,10 +99,6 @@ export async function recordEvents(
   });
   const duplicates = duplicateAt.filter(Boolean).length;
   if (batchIds.length && options.defer) nudgeEventBatchesSoon(env.EVENTS, panel.id, batchIds, options.defer);
-  else if (batchIds.length) {
-    await nudgeEventBatches(env.EVENTS, panel.id, batchIds).catch((error) => {
-      console.error(`event batches ${batchIds.join(", ")} of panel ${panel.id} stored but not enqueued; the re-drive will`, error);
-    });
-  }
+  else if (batchIds.length) await nudgeEventBatches(env.EVENTS, panel.id, batchIds).catch(logNotEnqueued(panel.id, batchIds));
   return { guids, recorded: events.length - duplicates, duplicates, duplicateAt };
 }
