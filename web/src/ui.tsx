@@ -160,6 +160,15 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
   );
 }
 
+/** A value an operator copies elsewhere (a DNS record, a URL to give a provider), shown whole beside its copy button. */
+export function CopyableValue({ text, label }: { text: string; label: string }) {
+  return (
+    <>
+      <code className="record-value">{text}</code> <CopyButton text={text} label={label} />
+    </>
+  );
+}
+
 /** Previous/next paging over a cursor or an offset; the screen supplies what each button does. */
 export function Pager({ onPrevious, onNext, label }: { onPrevious?: () => void; onNext?: () => void; label: string }) {
   if (!onPrevious && !onNext) return null;

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../api";
 import type { CreateSenderDomain, DomainCheckName, Overview, SenderDomainView, TrackingDomainView } from "../types";
-import { CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad } from "../ui";
+import { CopyableValue, CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";
 
 // The domains the panel sends from (SPF, DKIM, DMARC records to publish and their last check)
@@ -118,14 +118,14 @@ function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: stri
               <th scope="row">{RECORD_LABELS[record.purpose]}</th>
               <td>{record.type}</td>
               <td>
-                <code className="record-value">{record.name}</code> <CopyButton text={record.name} label="Copy name" />
+                <CopyableValue text={record.name} label="Copy name" />
               </td>
               <td>
                 {record.value === null ? (
                   <span className="muted">Any SPF record (v=spf1 …) that allows the servers you send through</span>
                 ) : (
                   <>
-                    <code className="record-value">{record.value}</code> <CopyButton text={record.value} label="Copy value" />
+                    <CopyableValue text={record.value} label="Copy value" />
                   </>
                 )}
               </td>
@@ -269,10 +269,10 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
               <tr aria-label={`CNAME record of ${data.domain}`}>
                 <td>{data.record.type}</td>
                 <td>
-                  <code className="record-value">{data.record.name}</code> <CopyButton text={data.record.name} label="Copy name" />
+                  <CopyableValue text={data.record.name} label="Copy name" />
                 </td>
                 <td>
-                  <code className="record-value">{data.record.value}</code> <CopyButton text={data.record.value} label="Copy value" />
+                  <CopyableValue text={data.record.value} label="Copy value" />
                 </td>
               </tr>
             </tbody>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../../api";
 import type { PushSettingsChange, PushSettingsView, ServiceAccountKey } from "../../types";
-import { CopyButton, ErrorNote, Field, Loading, useLoad, useSubmit } from "../../ui";
+import { CopyableValue, ErrorNote, Field, Loading, useLoad, useSubmit } from "../../ui";
 
 // The panel's push channels: web push (bpn; the service makes the VAPID keys) and app push
 // through FCM (apn; a service account's key file, its private key never shown back). Marketers
@@ -32,11 +32,11 @@ function WebPush({ web, owner, save }: { web: PushSettingsView["web_push"]; owne
           <dd>{web.subject}</dd>
           <dt>VAPID public key</dt>
           <dd>
-            <code className="record-value">{web.public_key}</code> <CopyButton text={web.public_key} label="Copy public key" />
+            <CopyableValue text={web.public_key} label="Copy public key" />
           </dd>
           <dt>Subscribe URL</dt>
           <dd>
-            <code className="record-value">{web.subscribe_url}</code> <CopyButton text={web.subscribe_url} label="Copy subscribe URL" />
+            <CopyableValue text={web.subscribe_url} label="Copy subscribe URL" />
           </dd>
         </dl>
       )}
@@ -108,7 +108,7 @@ function Fcm({ fcm, owner, save }: { fcm: PushSettingsView["fcm"]; owner: boolea
           <dd>set (stored encrypted, never shown)</dd>
           <dt>Token URL for apps</dt>
           <dd>
-            <code className="record-value">{fcm.register_url}</code> <CopyButton text={fcm.register_url} label="Copy token URL" />
+            <CopyableValue text={fcm.register_url} label="Copy token URL" />
           </dd>
         </dl>
       )}

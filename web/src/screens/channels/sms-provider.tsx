@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../../api";
 import type { SmsProviderName, SmsSettingsChange, SmsSettingsView } from "../../types";
-import { CopyButton, ErrorNote, Field, formatTime, Loading, useLoad, useSubmit } from "../../ui";
+import { CopyableValue, ErrorNote, Field, formatTime, Loading, useLoad, useSubmit } from "../../ui";
 
 // The panel's SMS provider: what is configured (never its credential, which the API does not
 // return) and, for owners, the form that chooses it. Marketers read it; viewers cannot.
@@ -41,11 +41,11 @@ export function SmsProviderFacts({ sms }: { sms: SmsSettingsView }) {
       <dd>set (stored encrypted, never shown)</dd>
       <dt>Delivery report URL</dt>
       <dd>
-        <code className="record-value">{sms.delivery_report_url}</code> <CopyButton text={sms.delivery_report_url} label="Copy delivery report URL" />
+        <CopyableValue text={sms.delivery_report_url} label="Copy delivery report URL" />
       </dd>
       <dt>Replies URL (STOP)</dt>
       <dd>
-        <code className="record-value">{sms.replies_url}</code> <CopyButton text={sms.replies_url} label="Copy replies URL" />
+        <CopyableValue text={sms.replies_url} label="Copy replies URL" />
       </dd>
       <dt>Changed</dt>
       <dd>{formatTime(sms.updated_at)}</dd>
