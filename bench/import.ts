@@ -21,6 +21,7 @@
 //   MINIFLARE_WORKERD_V8_FLAGS (default "--max-old-space-size=128")
 import { createServer } from "node:http";
 import { readdirSync, readFileSync } from "node:fs";
+import { childCpuSeconds } from "./cpu.ts";
 import { adminCall, createBenchPanel, report, share, startRuntime, times, type BenchFigure } from "./lib.ts";
 import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
 
@@ -83,14 +84,16 @@ function maxMemory(a: Memory, b: Memory): Memory {
 }
 
 /** Samples the runtime's memory every 100 ms while `work` runs; returns its result, the peaks and the start. */
-async function withMemory<T>(pids: number[], work: () => Promise<T>): Promise<{ result: T; peak: Memory; before: Memory }> {
+/** Runs `work`, sampling workerd's memory; also the workerd CPU seconds it took. */
+async function withMemory<T>(pids: number[], work: () => Promise<T>): Promise<{ result: T; peak: Memory; before: Memory; cpuSeconds: number }> {
   const before = memory(pids);
   let peak = before;
   const timer = setInterval(() => (peak = maxMemory(peak, memory(pids))), 100);
+  const cpu = childCpuSeconds();
   try {
     const result = await work();
     peak = maxMemory(peak, memory(pids));
-    return { result, peak, before };
+    return { result, peak, before, cpuSeconds: childCpuSeconds() - cpu };
   } finally {
     clearInterval(timer);
   }
@@ -100,6 +103,8 @@ interface CaseResult {
   rows: number;
   seconds: number;
   rowsPerSecond: number;
+  /** workerd CPU seconds from the first call to the last answer. */
+  cpuSeconds: number;
   before: Memory;
   peak: Memory;
 }
@@ -166,7 +171,7 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
       const body = (await call.json()) as { jobid?: string; message?: string };
       if (!body.jobid) throw new Error(`bulkupload failed: ${JSON.stringify(body)}`);
       for (;;) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
+        await new Promise((resolve) => setTimeout(resolve, 50));
         const status = (await (
           await fetch(`${runtime.origin}/apiv2?type=contact&activity=bulkstatus&apikey=${panel.apiKey}&data=${body.jobid}`)
         ).json()) as { job: { status: string } };
@@ -181,10 +186,11 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; importRun:
     // the import itself holds shows alone.
     const reimported = reimport ? await runImport() : undefined;
 
-    const result = (seconds: number, m: { peak: Memory; before: Memory }): CaseResult => ({
+    const result = (seconds: number, m: { peak: Memory; before: Memory; cpuSeconds: number }): CaseResult => ({
       rows,
       seconds,
       rowsPerSecond: rows / seconds,
+      cpuSeconds: m.cpuSeconds,
       before: m.before,
       peak: m.peak,
     });
@@ -230,6 +236,7 @@ for (const rows of sizes) {
         r.seconds.toFixed(1).padStart(8),
         r.rowsPerSecond.toFixed(0).padStart(10),
         `${((r.rowsPerSecond / baseline.rowsPerSecond) * 100).toFixed(0)}%`.padStart(12),
+        r.cpuSeconds.toFixed(1).padStart(10),
         `${mb(r.before.rss)} -> ${mb(r.peak.rss)}`.padStart(20),
         `${mb(r.before.anon)} -> ${mb(r.peak.anon)}`.padStart(20),
         `${mb(r.before.file)} -> ${mb(r.peak.file)}`.padStart(20),
@@ -242,7 +249,7 @@ for (const rows of sizes) {
 }
 console.log(`\nbulk upload${listJourney ? " into a list with a running list journey" : intoList ? " into a list" : ""} vs bare multi-row D1 upserts (same runtime, fresh runtime per file size; workerd flags: ${process.env.MINIFLARE_WORKERD_V8_FLAGS})`);
 console.log(
-  ["case".padEnd(46), "seconds".padStart(8), "rows/s".padStart(10), "vs baseline".padStart(12), "RSS start -> peak".padStart(20), "anon start -> peak".padStart(20), "file start -> peak".padStart(20)].join(" "),
+  ["case".padEnd(46), "seconds".padStart(8), "rows/s".padStart(10), "vs baseline".padStart(12), "CPU s".padStart(10), "RSS start -> peak".padStart(20), "anon start -> peak".padStart(20), "file start -> peak".padStart(20)].join(" "),
 );
 for (const line of lines) console.log(line);
 for (const line of enterLines) console.log(line);

@@ -1,14 +1,17 @@
 // npm run bench:profile: where the service's CPU goes. Starts the benchmark build with
 // workerd's inspector open, loads one path (PROFILE=api: contact add; PROFILE=single: single activity posts; PROFILE=pipeline: event
-// batches through the batch endpoint and the EVENTS consumer), records a V8 CPU profile of the
+// batches through the batch endpoint and the EVENTS consumer; PROFILE=import: one bulk upload of
+// ROWS (200,000) rows of bench:import's file, from the call to `completed`), records a V8 CPU profile of the
 // service's isolate meanwhile, and prints the functions with the most self time and with the
 // most total time (themselves and what they call). SECONDS (default 10) of load; the raw profile is written
 // to OUT (default: the system's tmp) for Chrome DevTools.
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childCpuSeconds } from "./cpu.ts";
-import { adminCall, BENCH_SHARD, createBenchPanel, load, startRuntime } from "./lib.ts";
+import { adminCall, BENCH_SHARD, createBenchPanel, load, startRuntime, type LoadResult } from "./lib.ts";
+import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
 
 const kind = process.env.PROFILE ?? "api";
 const seconds = Number(process.env.SECONDS ?? 10);
@@ -52,7 +55,45 @@ try {
   let send: (i: number) => Promise<Response>;
   let concurrency = 16;
   let drain = async () => {};
-  if (kind === "api") {
+  /** The profiled work when it is not a load of requests: what it did, in `unit`s, and how long it took. */
+  let run: ((offset: number) => Promise<LoadResult>) | undefined;
+  let unit = "request";
+  if (kind === "import") {
+    const rows = Number(process.env.ROWS ?? 200_000);
+    const file = (count: number) => Buffer.from([CSV_HEADER, ...Array.from({ length: count }, (_, i) => csvRow(i))].join(""));
+    const files: Record<string, Buffer> = { "/warm.csv": file(2_000), "/contacts.csv": file(rows) };
+    const server = createServer((request, response) => {
+      const body = files[request.url ?? ""];
+      if (!body) return void response.writeHead(404).end();
+      response.writeHead(200, { "content-type": "text/csv", "content-length": body.length }).end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    server.unref();
+    const address = server.address();
+    const fileUrl = (path: string) => `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}${path}`;
+    const importFile = async (path: string) => {
+      const started = performance.now();
+      const call = await fetch(`${origin}/apiv2?type=contact&activity=bulkupload&apikey=${panel.apiKey}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ path: fileUrl(path) }),
+      });
+      const { jobid } = (await call.json()) as { jobid?: string };
+      if (!jobid) throw new Error("bulkupload refused the call");
+      for (;;) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const { job } = (await (await fetch(`${origin}/apiv2?type=contact&activity=bulkstatus&apikey=${panel.apiKey}&data=${jobid}`)).json()) as { job: { status: string } };
+        if (job.status === "completed" || job.status === "failed") return (performance.now() - started) / 1000;
+      }
+    };
+    unit = "row";
+    send = () => importFile("/warm.csv").then(() => new Response());
+    concurrency = 1;
+    run = async () => {
+      const seconds = await importFile("/contacts.csv");
+      return { requests: rows, failures: 0, seconds, perSecond: rows / seconds, p50: 0, p99: 0 };
+    };
+  } else if (kind === "api") {
     send = (i) =>
       fetch(`${origin}/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`, {
         method: "POST",
@@ -92,7 +133,8 @@ try {
     };
   }
   // Warm up, so compilation stays out of the profile.
-  await load(send, { concurrency, seconds: 2 });
+  if (run) await send(0);
+  else await load(send, { concurrency, seconds: 2 });
   await drain();
 
   const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json()) as Array<{ id: string; webSocketDebuggerUrl: string }>;
@@ -104,7 +146,7 @@ try {
   await inspector.send("Profiler.start");
   let offset = 1_000_000;
   const cpu = childCpuSeconds();
-  const result = await load((i) => send(offset + i), { concurrency, seconds });
+  const result = run ? await run(offset) : await load((i) => send(offset + i), { concurrency, seconds });
   await drain();
   const cpuSeconds = childCpuSeconds() - cpu;
   const { profile } = (await inspector.send("Profiler.stop")) as { profile: { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[] } };
@@ -141,8 +183,8 @@ try {
   walk(profile.nodes[0]!.id, new Set());
   const top = (map: Map<string, number>, n: number) =>
     [...map].sort((a, b) => b[1] - a[1]).slice(0, n).map(([name, hits]) => `${((hits / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
-  console.log(`\n${kind}: ${result.requests} requests in ${result.seconds.toFixed(1)} s; ${total} samples; profile written to ${out}`);
-  console.log(`workerd CPU (every isolate and D1, from /proc): ${((cpuSeconds * 1000) / result.requests).toFixed(2)} ms per request`);
+  console.log(`\n${kind}: ${result.requests} ${unit}s in ${result.seconds.toFixed(1)} s; ${total} samples; profile written to ${out}`);
+  console.log(`workerd CPU (every isolate and D1, from /proc): ${((cpuSeconds * 1000) / result.requests).toFixed(unit === "row" ? 4 : 2)} ms per ${unit}`);
   console.log("\nself time by function:");
   console.log(top(byFunction, Number(process.env.TOP ?? 40)).join("\n"));
   console.log("\ntotal time by function:");

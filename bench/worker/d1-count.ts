@@ -1,15 +1,19 @@
 // D1 use counted for the benchmarks: every statement the service runs and every round trip
 // (a statement alone, or a batch of them), per isolate. GET /__bench/d1 answers the counts
-// and, with ?reset=1, starts them again.
-const counts = { statements: 0, roundTrips: 0 };
+// and, with ?reset=1, starts them again. Tests count with it too (countingDatabase).
+export interface D1Use {
+  statements: number;
+  roundTrips: number;
+}
+const counts: D1Use = { statements: 0, roundTrips: 0 };
 
 /** The binding itself never reaches D1's batch: statements are unwrapped first. */
 const unwrapped = new WeakMap<object, D1PreparedStatement>();
 
-function countingStatement(statement: D1PreparedStatement): D1PreparedStatement {
+function countingStatement(statement: D1PreparedStatement, counts: D1Use): D1PreparedStatement {
   const wrapped = new Proxy(statement, {
     get(target, property) {
-      if (property === "bind") return (...values: unknown[]) => countingStatement(target.bind(...values));
+      if (property === "bind") return (...values: unknown[]) => countingStatement(target.bind(...values), counts);
       if (property === "run" || property === "first" || property === "all" || property === "raw") {
         const method = (target as any)[property] as (...args: unknown[]) => unknown;
         return (...args: unknown[]) => {
@@ -26,11 +30,12 @@ function countingStatement(statement: D1PreparedStatement): D1PreparedStatement 
   return wrapped;
 }
 
-function countingDatabase(db: D1Database): D1Database {
+/** The same database, each statement and round trip added to `counts`. */
+export function countingDatabase<T extends D1Database>(db: T, counts: D1Use): T {
   return new Proxy(db, {
     get(target, property) {
       if (property === "prepare") {
-        return (sql: string) => countingStatement(target.prepare(sql));
+        return (sql: string) => countingStatement(target.prepare(sql), counts);
       }
       if (property === "batch") {
         return (statements: D1PreparedStatement[]) => {
@@ -52,7 +57,7 @@ export function countingEnv(env: Env): Env {
   let wrapped = envs.get(env);
   if (!wrapped) {
     // The control database and every shard: the panel's data is on its shard.
-    wrapped = { ...env, DB: countingDatabase(env.DB), SHARD_0: countingDatabase(env.SHARD_0), SHARD_1: countingDatabase(env.SHARD_1) };
+    wrapped = { ...env, DB: countingDatabase(env.DB, counts), SHARD_0: countingDatabase(env.SHARD_0, counts), SHARD_1: countingDatabase(env.SHARD_1, counts) };
     envs.set(env, wrapped);
   }
   return wrapped;

@@ -74,23 +74,57 @@ export interface RecordCut {
   records: number;
 }
 
+/** How far one search for a rare byte looks ahead of where it is needed. */
+const SEARCH_BLOCK = 16 * 1024;
+
+/**
+ * The next occurrence of one byte at or after a position that only grows. It searches in
+ * blocks, never far past what was asked: a search to the end of a 1 MiB window for a quote the
+ * file does not have, once per chunk, cost more than finding the records themselves.
+ */
+class ByteFinder {
+  /** The occurrence found last (the first after where its search began); -1 when none is before searchedTo. */
+  private found = -1;
+  private searchedTo: number;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly byte: number,
+    from: number,
+  ) {
+    this.searchedTo = from;
+  }
+
+  /** The first occurrence in [from, to), or -1; `from` is never less than in an earlier call. */
+  firstIn(from: number, to: number): number {
+    if (this.found < from) {
+      // Nothing before searchedTo but what was found (and passed): search on from there.
+      const start = Math.max(from, this.searchedTo);
+      if (start >= to) return -1;
+      const end = Math.min(this.bytes.length, Math.max(to, start + SEARCH_BLOCK));
+      const at = this.bytes.subarray(start, end).indexOf(this.byte);
+      this.found = at === -1 ? -1 : start + at;
+      this.searchedTo = at === -1 ? end : start + at + 1;
+    }
+    return this.found !== -1 && this.found < to ? this.found : -1;
+  }
+}
+
 /**
  * Takes whole records from `bytes[start..]`, stopping after `maxRecords` records or once
- * `maxBytes` bytes are taken, whichever comes first. The common record (no quote before its
- * LF) is found with two native searches; the rest goes through the byte-wise rules.
+ * `maxBytes` bytes are taken, whichever comes first. The common record (no quote or CR before
+ * its LF) is found with one native search for its LF; the rest goes through the byte-wise rules.
  */
 export function cutRecords(bytes: Uint8Array, start: number, maxRecords: number, maxBytes: number, atEnd: boolean): RecordCut {
   let pos = start;
   let records = 0;
-  let nextQuote = bytes.indexOf(QUOTE, pos);
-  let nextCr = bytes.indexOf(CR, pos);
+  const quotes = new ByteFinder(bytes, QUOTE, pos);
+  const crs = new ByteFinder(bytes, CR, pos);
   while (records < maxRecords && pos - start < maxBytes && pos < bytes.length) {
     const lineEnd = bytes.indexOf(LF, pos);
-    if (nextQuote !== -1 && nextQuote < pos) nextQuote = bytes.indexOf(QUOTE, pos);
-    if (nextCr !== -1 && nextCr < pos) nextCr = bytes.indexOf(CR, pos);
     let end: number;
     // A CR right before the LF is CRLF; one earlier ends a record by itself (old Mac files).
-    if (lineEnd !== -1 && (nextQuote === -1 || nextQuote > lineEnd) && (nextCr === -1 || nextCr >= lineEnd - 1)) {
+    if (lineEnd !== -1 && quotes.firstIn(pos, lineEnd) === -1 && crs.firstIn(pos, lineEnd - 1) === -1) {
       end = lineEnd + 1;
     } else {
       end = endOfRecord(bytes, pos, atEnd);

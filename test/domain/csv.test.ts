@@ -130,6 +130,58 @@ describe("RFC 4180 parsing", () => {
     expect(fields(parseInPieces(bytes, 100_000, 2000))).toEqual(fields(records));
   });
 
+  it("cuts random text where the byte-wise rules do, reads of any size and far-apart quotes alike", () => {
+    // The record ends by the rules alone, one byte at a time, as the oracle.
+    const ends = (bytes: Uint8Array): number[] => {
+      const found: number[] = [];
+      let inQuotes = false;
+      let fieldStart = true;
+      for (let i = 0; i < bytes.length; i++) {
+        const byte = bytes[i]!;
+        if (inQuotes) {
+          if (byte === 0x22) {
+            if (bytes[i + 1] === 0x22) i++;
+            else inQuotes = false;
+          }
+          continue;
+        }
+        if (byte === 0x22 && fieldStart) inQuotes = true;
+        if (byte === 0x0a || byte === 0x0d) {
+          if (byte === 0x0d && bytes[i + 1] === 0x0a) i++;
+          found.push(i + 1);
+          fieldStart = true;
+          continue;
+        }
+        fieldStart = byte === 0x2c;
+      }
+      if (found.at(-1) !== bytes.length && bytes.length > 0) found.push(bytes.length);
+      return found;
+    };
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let round = 0; round < 20; round++) {
+      // Long plain stretches (past one search block) between rare quotes and CRs.
+      const parts: string[] = [];
+      while (parts.length < 60_000) {
+        const roll = random();
+        parts.push(roll < 0.002 ? '"' : roll < 0.004 ? "\r" : roll < 0.06 ? "\n" : roll < 0.15 ? "," : "abcdef"[Math.floor(random() * 6)]!);
+      }
+      const bytes = encoder.encode(parts.join(""));
+      const expected = ends(bytes);
+      const cut: number[] = [];
+      for (let pos = 0; pos < bytes.length; ) {
+        const next = cutRecords(bytes, pos, 1 + Math.floor(random() * 50), Infinity, true);
+        for (let taken = pos; taken < next.end; ) {
+          taken = cutRecords(bytes, taken, 1, Infinity, true).end;
+          cut.push(taken);
+        }
+        pos = next.end;
+      }
+      expect(cut, `round ${round}`).toEqual(expected);
+      expect(cutRecords(bytes, 0, Infinity, Infinity, true)).toEqual({ end: bytes.length, records: expected.length });
+    }
+  });
+
   it("stops at the record and byte limits", () => {
     const bytes = encoder.encode("1\n2\n3\n4\n");
     expect(cutRecords(bytes, 0, 2, Infinity, true)).toEqual({ end: 4, records: 2 });

@@ -17,6 +17,7 @@ import {
 import { commitImportChunk, getImportJob, insertImportJob, type ImportJob } from "../../../src/store/imports";
 import { getContactByKey } from "../../../src/store/contacts";
 import { listNotifications } from "../../../src/store/notifications";
+import { countingDatabase, type D1Use } from "../../../bench/worker/d1-count";
 import { apiFor, call, contactsOf, createPanel, receiver, type TestPanel, panelData } from "../../support/helpers";
 
 // Small chunks and reads, so a few rows make many chunks, checkpoints and reads.
@@ -106,6 +107,23 @@ describe("import engine", () => {
     const report = await env.FILES.get(done.errorReportKey!);
     const lines = (await report!.text()).trimEnd().split("\r\n");
     expect(lines.map((l) => l.split(",")[0])).toEqual(["row", "4", "7"]);
+  });
+
+  it("keeps a step of the default tuning within D1's 1,000 queries of one invocation, however its rows split", async () => {
+    // Every other row refused, into a list: a chunk then makes the most statements (upserts,
+    // report lines, the membership insert, the checkpoint).
+    const listid = (await apiFor(panel)("lists", "add", { listname: "Counted" })).body.listid;
+    const rows = DEFAULT_TUNING.chunkRows * (DEFAULT_TUNING.stepChunks + 1);
+    const csv = ["EMAIL,NAME", ...Array.from({ length: rows }, (_, i) => (i % 2 ? `bad-${i},Refused ${i}` : `u${i}@example.com,User ${i}`))].join("\n");
+    const ref = await newJob({ sources: [{ url: await hostCsv(csv) }], listId: listid });
+    const used: D1Use = { statements: 0, roundTrips: 0 };
+    const quiet = quietEnv();
+    const counted = { ...quiet.env, DB: countingDatabase(env.DB, used), SHARD_0: countingDatabase(env.SHARD_0, used), SHARD_1: countingDatabase(env.SHARD_1, used) };
+    await deliver(ref, counted, DEFAULT_TUNING);
+    // The step went as far as the tuning lets one go, and stayed under the limit.
+    expect((await job(ref)).seq).toBe(DEFAULT_TUNING.stepChunks);
+    expect(used.statements).toBeLessThan(1000);
+    expect(used.statements).toBeGreaterThan(DEFAULT_TUNING.stepChunks * 40);
   });
 
   it("counts a chunk committed twice once", async () => {
