@@ -397,14 +397,14 @@ export async function commitImportChunk(db: ShardDb, job: Pick<ImportJob, "id" |
   statements.push(
     db
       .prepare(
-        // `+panel_id` keeps SQLite on the id range (the rows just written) instead of the
-        // (panel_id, pk_value) index, which would scan every contact of the panel.
+        // Every contact above the mark was inserted by this batch (D1 runs one at a time), so
+        // they are this panel's: counting the id range needs no look at the rows themselves.
         `UPDATE import_jobs SET source_index = ?3, byte_offset = ?4, row_number = ?5,
            total = total + ?6, failed = failed + ?7,
            created = created + fresh.n, updated = updated + ?8 - fresh.n,
            attempts = 0, updated_at = ?9
          FROM (SELECT COUNT(*) AS n FROM contacts
-               WHERE id > (SELECT contact_mark FROM import_jobs WHERE panel_id = ?1 AND id = ?2) AND +panel_id = ?1) AS fresh
+               WHERE id > (SELECT contact_mark FROM import_jobs WHERE panel_id = ?1 AND id = ?2)) AS fresh
          WHERE import_jobs.panel_id = ?1 AND import_jobs.id = ?2`,
       )
       .bind(
