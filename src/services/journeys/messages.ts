@@ -1,4 +1,5 @@
 import { panelDb } from "../access/shards";
+import { recordEvents } from "../pipeline/record";
 import type { ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
@@ -12,7 +13,9 @@ import type { EmailStep } from "../../domain/journey";
 import { randomHex } from "../../lib/random";
 import { claimMessage, finishMessage, markMessageAttempt, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
 import { getPanel } from "../../store/panels";
+import type { ShardDb } from "../../store/shards";
 import { isAddressSuppressed } from "../../store/suppressions";
+import { messageOutcomeEvent } from "./queued-sends";
 
 /**
  * Journey email. Each message is keyed by its msgid (`<instance>.<step>`), so a step run twice
@@ -57,7 +60,7 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
   let note: string | undefined;
   try {
     const sender = await planSender(env, db, provider, message.panelId, step.sender_email);
-    if (!sender.ok) return finishMessage(db, message.msgid, claim, { status: "failed", error: sender.error });
+    if (!sender.ok) return failMessage(env, db, message, claim, { provider: provider.name, error: sender.error }, now);
     note = sender.note;
     const panel = await getPanel(env.DB, message.panelId);
     const facts = { senderName: step.sender_name, senderAddress: step.sender_email, panelName: panel?.name ?? step.sender_name };
@@ -88,7 +91,13 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
     throw error;
   }
   if (result?.ok) return finishMessage(db, message.msgid, claim, { status: "sent", providerMessageId: result.providerMessageId });
-  if (result && !result.retryable) return finishMessage(db, message.msgid, claim, { status: "failed", error: result.error });
+  if (result && !result.retryable) return failMessage(env, db, message, claim, { provider: provider.name, error: result.error }, now);
   await releaseMessage(db, message.msgid, claim);
   throw new Error(`journey email ${message.msgid}: ${result?.error ?? "no result from the provider"}; retried`);
+}
+
+/** A journey email refused for good (by the provider, or for its sender): failed, with the `failed` event SMS and push refusals record. */
+async function failMessage(env: JourneyEmailEnv, db: ShardDb, message: JourneyMessage, claim: string, reason: { provider: string; error: string }, now: number): Promise<void> {
+  await finishMessage(db, message.msgid, claim, { status: "failed", error: reason.error });
+  await recordEvents(env, { id: message.panelId }, [messageOutcomeEvent(message, "failed", reason, now)]);
 }

@@ -9,7 +9,8 @@ import { SesProvider } from "../../../../src/services/channels/email/ses";
 import { parseSesNotification } from "../../../../src/services/channels/email/ses-notifications";
 import { routeRequest } from "../../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
-import { countRows, createPanel, receiver, PUBLIC_HTTPS, panelData } from "../../../support/helpers";
+import { getContactByKey } from "../../../../src/store/contacts";
+import { apiFor, countRows, createPanel, receiver, PUBLIC_HTTPS, panelData } from "../../../support/helpers";
 import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { pipelineSettled } from "../../../support/activity";
 import { verifiedSenderDomain } from "../../../support/dns";
@@ -195,6 +196,29 @@ describe("a crash between claim and send, with SES", () => {
     expect(await campaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 4, failed: 2, queued: 0 } });
     const unknown = await panelData.prepare("SELECT error FROM campaign_messages WHERE campaign_id = ? AND status = 'failed'").bind(id).all<{ error: string }>();
     expect(unknown.results.map((r) => r.error)).toEqual([expect.stringMatching(/^outcome unknown/), expect.stringMatching(/^outcome unknown/)]);
+  });
+
+  it("a journey email SES refuses for good is failed, with one failed email event, as SMS and push refusals are", async () => {
+    const bucket = receiver.bucket("ses");
+    await receiver.script(bucket, [{ status: 400, body: '{"message":"Email address is not verified"}' }]);
+    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
+    const panel = await createPanel();
+    await verifiedSenderDomain(panel.id);
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com" } });
+    const contact = (await getContactByKey(panelData, panel.id, "ada@example.com"))!;
+    const step = { id: "mail", type: "email" as const, subject: "Hi", html: "<p>x</p>", sender_name: "Shop", sender_email: "shop@example.com" };
+    const message = { msgid: "ins1.mail", panelId: panel.id, journeyId: "jrn_x", instanceId: "ins1", stepId: "mail", channel: "email" as const, contactId: contact.id, recipient: "ada@example.com", content: {}, createdAt: 0 };
+    await sendJourneyEmail(sesEnv, message, step, {}, Date.now());
+    // A redelivered step finds the message done with: nothing is sent or recorded again.
+    await sendJourneyEmail(sesEnv, message, step, {}, Date.now());
+    const row = await panelData.prepare("SELECT status, error FROM journey_messages WHERE msgid = ?").bind(message.msgid).first();
+    expect(row).toEqual({ status: "failed", error: expect.stringContaining("not verified") });
+    await pipelineSettled(panel.id);
+    const events = await panelData.prepare("SELECT contact_id, name, msgid, journey_id, params FROM events WHERE panel_id = ? AND channel = 'email'").bind(panel.id).all();
+    expect(events.results.map((e: any) => ({ ...e, params: JSON.parse(e.params) }))).toEqual([
+      { contact_id: contact.id, name: "failed", msgid: "ins1.mail", journey_id: "jrn_x", params: { provider: "ses", error: expect.stringContaining("not verified") } },
+    ]);
+    expect(await receiver.requests(bucket)).toHaveLength(1);
   });
 
   it("a journey email: redone when the dead attempt provably sent nothing, settled as unknown when it may have", async () => {
