@@ -4,28 +4,15 @@
 // and the recipients behind a number; then Home shows the sends among its last 30 days.
 // Screenshots go to test-results/e2e/.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { checkAccessibility, screenshot, signInAsOwner, type BrowserWindow } from "./browser.ts";
-import { adminCaller, startService, type Service } from "./service.ts";
+import { checkAccessibility, screenshot, signInAsOwner } from "./browser.ts";
+import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
-let service: Service;
-let adminCall: ReturnType<typeof adminCaller>;
-const windows: BrowserWindow[] = [];
-
-before(async () => {
-  service = await startService();
-  adminCall = adminCaller(service);
-});
-after(async () => {
-  for (const window of windows) await window.close();
-  await service?.stop();
-});
+serviceForThisFile();
 
 async function ownerPage(): Promise<Page> {
-  const window = await signInAsOwner(service);
-  windows.push(window);
-  return window.page;
+  return keep(await signInAsOwner(service)).page;
 }
 
 /** The tracking paths in the HTML part of a kept copy (base64 after its part headers). */

@@ -4,30 +4,19 @@
 // number, and turns web push on and off; a refusal is shown next to the field it names. A viewer
 // sees no editing controls. Screenshots go to test-results/e2e/.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Locator, Page } from "playwright-core";
 import { checkAccessibility, screenshot, signInAs, signInAsOwner, type BrowserWindow } from "./browser.ts";
-import { adminCaller, startService, type Service } from "./service.ts";
+import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
-let service: Service;
-let adminCall: ReturnType<typeof adminCaller>;
-const windows: BrowserWindow[] = [];
 
 const ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef";
 const AUTH_TOKEN = "tok-e2e-never-shown-0f3a9";
 
-before(async () => {
-  service = await startService();
-  adminCall = adminCaller(service);
-});
-after(async () => {
-  for (const window of windows) await window.close();
-  await service?.stop();
-});
+serviceForThisFile();
 
 async function openChannels(window: Promise<BrowserWindow>): Promise<Page> {
-  const opened = await window;
-  windows.push(opened);
+  const opened = keep(await window);
   const { page } = opened;
   await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Channels", exact: true }).click();
   await page.getByRole("heading", { level: 1, name: "Channels" }).waitFor();

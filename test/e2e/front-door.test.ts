@@ -1,17 +1,13 @@
 // The front door (issue 14): a fresh `npm start` prints what a person needs, the README's first
 // examples run as printed against it, and PUBLIC_BASE_URL follows the port it serves on.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { startService, type Service } from "./service.ts";
+import { test } from "node:test";
+import { service, serviceForThisFile } from "./suite.ts";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ACTIVITY_ID, API_KEY, CSV_URL, sampleCalls } from "../../web/src/sample-calls.ts";
 
-let service: Service;
-before(async () => {
-  service = await startService();
-});
-after(() => service?.stop());
+serviceForThisFile();
 
 /** The shell variables the printed `export` line sets. */
 function exported(): Record<string, string> {

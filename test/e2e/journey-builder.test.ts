@@ -9,23 +9,19 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { checkAccessibility, OUTPUT_DIR, screenshot, signInAsOwner, type BrowserWindow } from "./browser.ts";
-import { adminCaller, startService, type Service } from "./service.ts";
+import { checkAccessibility, OUTPUT_DIR, screenshot, signInAsOwner } from "./browser.ts";
+import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
-let service: Service;
-let adminCall: ReturnType<typeof adminCaller>;
 let receiver: Server;
 let panelId: string;
 let clientId: string;
-const windows: BrowserWindow[] = [];
 /** Webhook events received, by the receiver path their webhook posts to. */
 const received = new Map<string, any[]>();
 const hooks = new Map<string, string>();
 const activityIds = new Map<string, string>();
 
+serviceForThisFile();
 before(async () => {
-  service = await startService();
-  adminCall = adminCaller(service);
   receiver = createServer((request, response) => {
     let body = "";
     request.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
@@ -52,15 +48,11 @@ before(async () => {
   received.clear();
 });
 after(async () => {
-  for (const window of windows) await window.close();
   await new Promise((resolve) => receiver?.close(resolve));
-  await service?.stop();
 });
 
 async function ownerPage(): Promise<Page> {
-  const window = await signInAsOwner(service, { viewport: { width: 1440, height: 1000 } });
-  windows.push(window);
-  return window.page;
+  return keep(await signInAsOwner(service, { viewport: { width: 1440, height: 1000 } })).page;
 }
 
 const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);

@@ -4,25 +4,17 @@
 // the admin API returns that position. Once the journey runs, moving a step and saving keeps
 // its version (the button says "Save layout"). Screenshots go to test-results/e2e/.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { screenshot, signInAsOwner, type BrowserWindow } from "./browser.ts";
-import { adminCaller, startService, type Service } from "./service.ts";
+import { screenshot, signInAsOwner } from "./browser.ts";
+import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
-let service: Service;
-let adminCall: ReturnType<typeof adminCaller>;
 let panelId: string;
-let window: BrowserWindow | undefined;
 
+serviceForThisFile();
 before(async () => {
-  service = await startService();
-  adminCall = adminCaller(service);
   panelId = service.printed["demo panel"]!;
   await adminCall("POST", `/panels/${panelId}/activities`, { name: "layout_signup", params: {} });
-});
-after(async () => {
-  await window?.close();
-  await service?.stop();
 });
 
 const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
@@ -70,8 +62,7 @@ describe("journey layout in Chromium", () => {
       ],
     });
     assert.equal(journey.layout, null);
-    window = await signInAsOwner(service, { viewport: { width: 1440, height: 1000 } });
-    const { page } = window;
+    const { page } = keep(await signInAsOwner(service, { viewport: { width: 1440, height: 1000 } }));
     await openJourney(page, journey.id);
     // Made through the API: the canvas lays it out as a tree, each step below the one it follows.
     const computedFirst = await flowPosition(page, "first");

@@ -4,28 +4,15 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
-import { adminCaller, startService, type Service } from "./service.ts";
+import { checkAccessibility, openBrowser, screenshot } from "./browser.ts";
+import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
-let service: Service & { stateDir: string };
-let adminCall: ReturnType<typeof adminCaller>;
-const windows: BrowserWindow[] = [];
-
-before(async () => {
-  service = await startService();
-  adminCall = adminCaller(service);
-});
-after(async () => {
-  for (const window of windows) await window.close();
-  await service?.stop();
-});
+serviceForThisFile();
 
 async function newPage(): Promise<Page> {
-  const window = await openBrowser(service.origin);
-  windows.push(window);
-  return window.page;
+  return keep(await openBrowser(service.origin)).page;
 }
 
 

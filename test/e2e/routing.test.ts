@@ -1,14 +1,10 @@
 // Workers Static Assets serve the panel; every API prefix must still reach the Worker. The
 // vitest pool does not serve assets, so this runs against the service started as `npm start`.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { startService, type Service } from "./service.ts";
+import { test } from "node:test";
+import { service, serviceForThisFile } from "./suite.ts";
 
-let service: Service;
-before(async () => {
-  service = await startService();
-});
-after(() => service?.stop());
+serviceForThisFile();
 
 /** Each prefix listed in wrangler.toml's run_worker_first, with a path under it. */
 const PREFIXES: [string, string][] = [

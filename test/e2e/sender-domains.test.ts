@@ -5,26 +5,20 @@
 // test-results/e2e/.
 import assert from "node:assert/strict";
 import type { Server } from "node:http";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { startReceiver } from "../node/receiver.ts";
-import { checkAccessibility, screenshot, signInAs, type BrowserWindow } from "./browser.ts";
-import { adminCaller, startService, type Service } from "./service.ts";
+import { checkAccessibility, screenshot, signInAs } from "./browser.ts";
+import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
-let service: Service;
-let adminCall: ReturnType<typeof adminCaller>;
 let dns: { server: Server; url: string };
-const windows: BrowserWindow[] = [];
 const DOMAIN = "shop.example.com";
 
-before(async () => {
+serviceForThisFile(async () => {
   dns = await startReceiver();
-  service = await startService({ env: { EMAIL_PROVIDER: "ses", DOH_URL: `${dns.url}/dns/e2e` } });
-  adminCall = adminCaller(service);
+  return { env: { EMAIL_PROVIDER: "ses", DOH_URL: `${dns.url}/dns/e2e` } };
 });
 after(async () => {
-  for (const window of windows) await window.close();
-  await service?.stop();
   await new Promise((resolve) => dns?.server.close(resolve));
 });
 
@@ -35,9 +29,7 @@ async function publishDns(records: Record<string, string[]>): Promise<void> {
 }
 
 async function signedIn(email: string, password: string): Promise<Page> {
-  const window = await signInAs(service, email, password);
-  windows.push(window);
-  return window.page;
+  return keep(await signInAs(service, email, password)).page;
 }
 
 const ownerPage = () => signedIn(service.printed["owner email"]!, service.printed.password!);

@@ -2,29 +2,17 @@
 // as the outbox kept it, and the unsubscribe page its link opens, with and without JavaScript.
 // Each state is checked with axe and saved as a screenshot under test-results/e2e/.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { checkAccessibility, openBrowser, screenshot, type BrowserWindow } from "./browser.ts";
-import { adminCaller, startService, type Service } from "./service.ts";
+import { checkAccessibility, openBrowser, screenshot } from "./browser.ts";
+import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
-let service: Service;
-let adminCall: ReturnType<typeof adminCaller>;
-const windows: BrowserWindow[] = [];
 const PHONE = { width: 390, height: 844 };
 
-before(async () => {
-  service = await startService();
-  adminCall = adminCaller(service);
-});
-after(async () => {
-  for (const window of windows) await window.close();
-  await service?.stop();
-});
+serviceForThisFile();
 
 async function phonePage(options: { javaScript?: boolean } = {}): Promise<Page> {
-  const window = await openBrowser(service.origin, { viewport: PHONE, javaScript: options.javaScript ?? true });
-  windows.push(window);
-  return window.page;
+  return keep(await openBrowser(service.origin, { viewport: PHONE, javaScript: options.javaScript ?? true })).page;
 }
 
 /** The raw message of a journey email to `address`, once the outbox kept it. */
