@@ -45,7 +45,14 @@ function recordedEvent(e: EventToRecord) {
  * whole call is stringified at once (one native call instead of one per event and a join: a
  * tenth of the batch endpoint's CPU, bench:profile); only text over the limit is cut, per event.
  */
-function batchJsonChunks(events: readonly EventToRecord[]): Array<{ json: string; claims: string[] }> {
+/** One batch row's worth of events: their JSON, how many, and the guids their callers chose. */
+interface BatchChunk {
+  json: string;
+  count: number;
+  claims: string[];
+}
+
+function batchJsonChunks(events: readonly EventToRecord[]): BatchChunk[] {
   const records = new Array<ReturnType<typeof recordedEvent>>(events.length);
   const claims: string[] = [];
   for (let i = 0; i < events.length; i++) {
@@ -54,19 +61,19 @@ function batchJsonChunks(events: readonly EventToRecord[]): Array<{ json: string
     if (event.claimed) claims.push(event.guid);
   }
   const whole = JSON.stringify(records);
-  return whole.length <= MAX_BATCH_JSON_CHARS ? [{ json: whole, claims }] : cutIntoChunks(events, records);
+  return whole.length <= MAX_BATCH_JSON_CHARS ? [{ json: whole, count: events.length, claims }] : cutIntoChunks(events, records);
 }
 
 /** The events' JSON in arrays of at most MAX_BATCH_JSON_CHARS characters, in order. */
-function cutIntoChunks(events: readonly EventToRecord[], records: ReadonlyArray<ReturnType<typeof recordedEvent>>): Array<{ json: string; claims: string[] }> {
-  const chunks: Array<{ json: string; claims: string[] }> = [];
+function cutIntoChunks(events: readonly EventToRecord[], records: ReadonlyArray<ReturnType<typeof recordedEvent>>): BatchChunk[] {
+  const chunks: BatchChunk[] = [];
   let parts: string[] = [];
   let claims: string[] = [];
   let size = 2;
   records.forEach((record, i) => {
     const text = JSON.stringify(record);
     if (parts.length && size + text.length + 1 > MAX_BATCH_JSON_CHARS) {
-      chunks.push({ json: `[${parts.join(",")}]`, claims });
+      chunks.push({ json: `[${parts.join(",")}]`, count: parts.length, claims });
       parts = [];
       claims = [];
       size = 2;
@@ -75,24 +82,26 @@ function cutIntoChunks(events: readonly EventToRecord[], records: ReadonlyArray<
     if (events[i]!.claimed) claims.push(events[i]!.guid);
     size += text.length + 1;
   });
-  if (parts.length) chunks.push({ json: `[${parts.join(",")}]`, claims });
+  if (parts.length) chunks.push({ json: `[${parts.join(",")}]`, count: parts.length, claims });
   return chunks;
 }
 
 /**
  * Records the events of one panel in one D1 batch (all or none): a batch row per chunk, and
- * a claim per caller-chosen guid. Returns the new batch ids and the claimed guids another
- * batch already held (those events will not be stored). Guids must be unique within the call.
+ * a claim per caller-chosen guid. Returns the new batch ids, the events each holds (`sizes`),
+ * and the claimed guids another batch already held (those events will not be stored). Guids
+ * must be unique within the call.
  */
 export async function appendEventBatches(
   db: ShardDb,
   panelId: string,
   events: readonly EventToRecord[],
   now: number,
-): Promise<{ batchIds: number[]; taken: Set<string> }> {
+): Promise<{ batchIds: number[]; sizes: number[]; taken: Set<string> }> {
   const statements: D1PreparedStatement[] = [];
   const claimsAt: Array<{ index: number; claims: string[] }> = [];
-  for (const chunk of batchJsonChunks(events)) {
+  const chunks = batchJsonChunks(events);
+  for (const chunk of chunks) {
     statements.push(
       db.prepare("INSERT INTO event_batches (panel_id, events, received_at, nudged_at) VALUES (?1, ?2, ?3, ?3) RETURNING id").bind(panelId, chunk.json, now),
     );
@@ -117,7 +126,7 @@ export async function appendEventBatches(
     const won = new Set(results[index]!.results.map((row) => row.guid));
     for (const guid of claims) if (!won.has(guid)) taken.add(guid);
   }
-  return { batchIds, taken };
+  return { batchIds, sizes: chunks.map((chunk) => chunk.count), taken };
 }
 
 /** A batch as the pipeline works on it: its events as rows, and the steps they passed. */

@@ -10,11 +10,33 @@ function describe(error: unknown): string {
 }
 
 /**
- * Batches taken in one pass: bounds the size of one D1 transaction (a batch holds up to 1,000
- * events) and what one pass saves as progress. A queue batch of 100 messages naming one batch
- * each (single posts) is four passes.
+ * What one pass takes: at most PASS_EVENTS events, which bounds one D1 transaction and what one
+ * pass saves as progress, in at most PASS_BATCHES batches. A batch the nudge gave no size for
+ * counts as a full call's (1,000 events). Single posts make one-event batches: a pass takes a
+ * hundred of them, where a fixed 25 batches a pass made their share of the pipeline four passes.
  */
-export const BATCHES_PER_PASS = 25;
+export const PASS_EVENTS = 25_000;
+export const PASS_BATCHES = 100;
+const UNSIZED_BATCH_EVENTS = 1_000;
+
+/** The passes over batches `ids` (in order), cut by PASS_EVENTS and PASS_BATCHES. */
+export function passesOf(ids: readonly number[], sizes: ReadonlyMap<number, number>): number[][] {
+  const passes: number[][] = [];
+  let pass: number[] = [];
+  let events = 0;
+  for (const id of ids) {
+    const size = sizes.get(id) ?? UNSIZED_BATCH_EVENTS;
+    if (pass.length && (pass.length === PASS_BATCHES || events + size > PASS_EVENTS)) {
+      passes.push(pass);
+      pass = [];
+      events = 0;
+    }
+    pass.push(id);
+    events += size;
+  }
+  if (pass.length) passes.push(pass);
+  return passes;
+}
 
 /** Backoff between deliveries of a message whose events had a failing step: 5 s doubling to 5 min. */
 export function retryDelaySeconds(attempts: number): number {
@@ -207,24 +229,28 @@ export async function handleEventsBatch(
   budgetMs = PASS_BUDGET_MS,
 ): Promise<void> {
   const deadline = Date.now() + budgetMs;
-  const byPanel = new Map<string, { batchIds: Set<number>; messages: Array<Message<unknown> & { body: { batches: number[] } }> }>();
+  type Group = { batchIds: Set<number>; sizes: Map<number, number>; messages: Array<Message<unknown> & { body: { batches: number[] } }> };
+  const byPanel = new Map<string, Group>();
   for (const message of batch.messages) {
     if (!isEventsNudge(message.body)) {
       console.error(`events queue: message ${message.id} names no event batches; dropped`, message.body);
       message.ack();
       continue;
     }
-    const group = byPanel.get(message.body.panel) ?? { batchIds: new Set(), messages: [] };
-    message.body.batches.forEach((id) => group.batchIds.add(id));
+    const group: Group = byPanel.get(message.body.panel) ?? { batchIds: new Set(), sizes: new Map(), messages: [] };
+    const sizes = message.body.events;
+    message.body.batches.forEach((id, i) => {
+      group.batchIds.add(id);
+      if (sizes) group.sizes.set(id, sizes[i]!);
+    });
     group.messages.push(message as Message<unknown> & { body: { batches: number[] } });
     byPanel.set(message.body.panel, group);
   }
   for (const [panelId, group] of byPanel) {
     const failed = new Set<number>();
     const unfinished: number[] = [];
-    const ids = [...group.batchIds].sort((a, b) => a - b);
-    for (let i = 0; i < ids.length; i += BATCHES_PER_PASS) {
-      const slice = ids.slice(i, i + BATCHES_PER_PASS);
+    const passes = passesOf([...group.batchIds].sort((a, b) => a - b), group.sizes);
+    for (const [i, slice] of passes.entries()) {
       // Every invocation makes progress: the first pass runs whatever the time.
       if ((i > 0 || unfinished.length > 0 || failed.size > 0) && Date.now() >= deadline) {
         unfinished.push(...slice);
@@ -241,7 +267,8 @@ export async function handleEventsBatch(
     }
     if (unfinished.length) {
       // A failed send leaves them pending and free: the re-drive takes them within a minute or two.
-      await nudgeEventBatches(env.EVENTS, panelId, unfinished).catch((error) => console.error(`event batches ${unfinished.join(", ")} of panel ${panelId} not handed on`, error));
+      const sizes = unfinished.every((id) => group.sizes.has(id)) ? unfinished.map((id) => group.sizes.get(id)!) : undefined;
+      await nudgeEventBatches(env.EVENTS, panelId, unfinished, sizes).catch((error) => console.error(`event batches ${unfinished.join(", ")} of panel ${panelId} not handed on`, error));
     }
     for (const message of group.messages) {
       const mine = message.body.batches.filter((id) => failed.has(id));

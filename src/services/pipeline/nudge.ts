@@ -12,12 +12,15 @@ const BATCHES_PER_MESSAGE = 5;
 export interface EventsNudge {
   panel: string;
   batches: number[];
+  /** The events each batch holds, in the same order, when the sender knew them (the consumer sizes its passes by them). */
+  events?: number[];
 }
 
 export function isEventsNudge(body: unknown): body is EventsNudge {
   if (typeof body !== "object" || body === null) return false;
-  const { panel, batches } = body as Record<string, unknown>;
-  return typeof panel === "string" && Array.isArray(batches) && batches.every((id) => Number.isSafeInteger(id));
+  const { panel, batches, events } = body as Record<string, unknown>;
+  const counts = events === undefined || (Array.isArray(events) && Array.isArray(batches) && events.length === batches.length && events.every((n) => Number.isSafeInteger(n) && n >= 0));
+  return typeof panel === "string" && Array.isArray(batches) && batches.every((id) => Number.isSafeInteger(id)) && counts;
 }
 
 /** Logs a send that failed: the batches are stored and pending, so the re-drive cron nudges them again (redrive.ts). */
@@ -25,9 +28,13 @@ export function logNotEnqueued(panelId: string, batchIds: readonly number[]): (e
   return (error) => console.error(`event batches ${batchIds.join(", ")} of panel ${panelId} stored but not enqueued; the re-drive will`, error);
 }
 
-export async function nudgeEventBatches(queue: Queue, panelId: string, batchIds: readonly number[]): Promise<void> {
+/** Nudges the batches; `sizes` (events in each, same order) when the caller knows them. */
+export async function nudgeEventBatches(queue: Queue, panelId: string, batchIds: readonly number[], sizes?: readonly number[]): Promise<void> {
   const messages: EventsNudge[] = [];
-  for (let i = 0; i < batchIds.length; i += BATCHES_PER_MESSAGE) messages.push({ panel: panelId, batches: batchIds.slice(i, i + BATCHES_PER_MESSAGE) });
+  for (let i = 0; i < batchIds.length; i += BATCHES_PER_MESSAGE) {
+    const batches = batchIds.slice(i, i + BATCHES_PER_MESSAGE);
+    messages.push(sizes ? { panel: panelId, batches, events: sizes.slice(i, i + BATCHES_PER_MESSAGE) } : { panel: panelId, batches });
+  }
   if (messages.length === 1) await queue.send(messages[0]);
   else await sendAll(queue, messages);
 }
@@ -45,22 +52,23 @@ export const NUDGE_GATHER_MS = 20;
  */
 const GATHERING_STALE_MS = 1000;
 
-/** Per panel, the batch ids that this isolate's send, already waiting, will name. */
-const gathering = new Map<string, { ids: number[]; since: number }>();
+/** Per panel, the batch ids (and their sizes) that this isolate's send, already waiting, will name. */
+const gathering = new Map<string, { ids: number[]; sizes: number[]; since: number }>();
 
 /**
  * Nudges the batches within NUDGE_GATHER_MS, in one send with the batches other calls of this
  * isolate record meanwhile. The first call's `defer` (its waitUntil) holds the send; later calls
  * only add their ids, so no call waits on another's I/O. A send that fails is logged (logNotEnqueued).
  */
-export function nudgeEventBatchesSoon(queue: Queue, panelId: string, batchIds: readonly number[], defer: (work: Promise<unknown>) => void): void {
+export function nudgeEventBatchesSoon(queue: Queue, panelId: string, batchIds: readonly number[], sizes: readonly number[], defer: (work: Promise<unknown>) => void): void {
   const now = Date.now();
   const waiting = gathering.get(panelId);
   if (waiting && now - waiting.since < GATHERING_STALE_MS) {
     waiting.ids.push(...batchIds);
+    waiting.sizes.push(...sizes);
     return;
   }
-  const mine = { ids: [...batchIds], since: now };
+  const mine = { ids: [...batchIds], sizes: [...sizes], since: now };
   gathering.set(panelId, mine);
   const send = async () => {
     try {
@@ -68,7 +76,7 @@ export function nudgeEventBatchesSoon(queue: Queue, panelId: string, batchIds: r
     } finally {
       if (gathering.get(panelId) === mine) gathering.delete(panelId);
     }
-    await nudgeEventBatches(queue, panelId, mine.ids);
+    await nudgeEventBatches(queue, panelId, mine.ids, mine.sizes);
   };
   defer(send().catch(logNotEnqueued(panelId, mine.ids)));
 }

@@ -93,12 +93,12 @@ export async function recordEvents(
     return guid;
   });
   const db = panel.shard === undefined ? await panelDb(env, panel.id) : shardOf(env, { shard: panel.shard });
-  const { batchIds, taken } = await appendEventBatches(db, panel.id, toRecord, now);
+  const { batchIds, sizes, taken } = await appendEventBatches(db, panel.id, toRecord, now);
   events.forEach((event, index) => {
     if (event.guid !== undefined && taken.has(event.guid)) duplicateAt[index] = true;
   });
   const duplicates = duplicateAt.filter(Boolean).length;
-  if (batchIds.length && options.defer) nudgeEventBatchesSoon(env.EVENTS, panel.id, batchIds, options.defer);
-  else if (batchIds.length) await nudgeEventBatches(env.EVENTS, panel.id, batchIds).catch(logNotEnqueued(panel.id, batchIds));
+  if (batchIds.length && options.defer) nudgeEventBatchesSoon(env.EVENTS, panel.id, batchIds, sizes, options.defer);
+  else if (batchIds.length) await nudgeEventBatches(env.EVENTS, panel.id, batchIds, sizes).catch(logNotEnqueued(panel.id, batchIds));
   return { guids, recorded: events.length - duplicates, duplicates, duplicateAt };
 }

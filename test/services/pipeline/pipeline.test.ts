@@ -2,7 +2,8 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { NewEvent } from "../../../src/domain/events";
-import { EVENTS_PER_PIECE, eventPipelineState, handleEventsBatch, processEventBatches, retryDelaySeconds } from "../../../src/services/pipeline/consumer";
+import { EVENTS_PER_PIECE, eventPipelineState, handleEventsBatch, passesOf, processEventBatches, retryDelaySeconds } from "../../../src/services/pipeline/consumer";
+import { isEventsNudge } from "../../../src/services/pipeline/nudge";
 import { recordEvents } from "../../../src/services/pipeline/record";
 import { MAX_REDRIVES, REDRIVE_AFTER_MS, redriveStalledEvents } from "../../../src/services/pipeline/redrive";
 import type { PipelineEvent, PipelineStep } from "../../../src/services/pipeline/steps";
@@ -11,6 +12,7 @@ import { getContactByKey } from "../../../src/store/contacts";
 import { appendEventBatches } from "../../../src/store/event-batches";
 import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, postBatch } from "../../support/activity";
 import { admin, apiFor, createPanel, type TestPanel, panelData } from "../../support/helpers";
+import { countingDatabase, type D1Use } from "../../../bench/worker/d1-count";
 
 let panel: TestPanel;
 let activityId: string;
@@ -240,6 +242,36 @@ describe("the consumer (driven directly)", () => {
     expect((await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!.n).toBe(1);
   });
 
+  it("sizes its passes by the events their batches hold: a hundred one-event batches a pass, twenty-five full or unsized ones", () => {
+    const ids = Array.from({ length: 250 }, (_, i) => i + 1);
+    expect(passesOf(ids, new Map(ids.map((id) => [id, 1]))).map((pass) => pass.length)).toEqual([100, 100, 50]);
+    expect(passesOf(ids, new Map(ids.map((id) => [id, 1000]))).map((pass) => pass.length)).toEqual(Array(10).fill(25));
+    expect(passesOf(ids, new Map()).map((pass) => pass.length)).toEqual(Array(10).fill(25));
+    // In order; a batch larger than a pass goes alone.
+    expect(passesOf([1, 2, 3, 4, 5], new Map([[1, 10], [2, 30_000], [3, 10], [4, 24_990], [5, 1]]))).toEqual([[1], [2], [3, 4], [5]]);
+    expect(isEventsNudge({ panel: "p", batches: [1, 2], events: [1, 1] })).toBe(true);
+    expect(isEventsNudge({ panel: "p", batches: [1, 2], events: [1] })).toBe(false);
+    expect(isEventsNudge({ panel: "p", batches: [1], events: [-1] })).toBe(false);
+  });
+
+  it("takes one-event batches a message sizes in fewer passes than unsized ones, each event once", async () => {
+    const run = async (prefix: string, sized: boolean): Promise<D1Use> => {
+      const ids: number[] = [];
+      for (let i = 0; i < 30; i++) ids.push(await store([{ guid: `${prefix}-${i}` }]));
+      const used: D1Use = { statements: 0, roundTrips: 0 };
+      const step = recordingStep(`sized-${prefix}`);
+      const body = sized ? { panel: panel.id, batches: ids, events: ids.map(() => 1) } : { panel: panel.id, batches: ids };
+      const batch = createMessageBatch("apiv2-events-default", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body }]);
+      await handleEventsBatch(batch, { ...env, SHARD_0: countingDatabase(env.SHARD_0, used), SHARD_1: countingDatabase(env.SHARD_1, used) }, [step]);
+      expect(step.seen.map((event) => event.guid)).toEqual(ids.map((_, i) => `${prefix}-${i}`));
+      return used;
+    };
+    const sized = await run("sized", true);
+    const unsized = await run("unsized", false);
+    // 25 unsized batches make a pass (two here); the sized ones fit in one.
+    expect(sized.roundTrips).toBeLessThan(unsized.roundTrips);
+  });
+
   it("never processes an event named under another panel", async () => {
     const id = await store([{ guid: "mine" }]);
     const other = await createPanel();
@@ -422,6 +454,8 @@ describe("recordEvents, the entry of every event", () => {
     await Promise.all(deferred);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.batches).toHaveLength(4);
+    // With the events each batch holds, by which the consumer sizes its passes.
+    expect((sent[0] as { events?: number[] }).events).toEqual([1, 1, 1, 1]);
     for (const call of calls) await eventSettled(panel.id, call.guids[0]!);
 
     // A call after that send starts a new one.
