@@ -7,7 +7,7 @@
 // Screenshots go to test-results/e2e/.
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { checkAccessibility, OUTPUT_DIR, screenshot, signInAsOwner } from "./browser.ts";
 import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
@@ -20,8 +20,8 @@ const received = new Map<string, any[]>();
 const hooks = new Map<string, string>();
 const activityIds = new Map<string, string>();
 
-serviceForThisFile();
-before(async () => {
+/** The receiver of the journeys' webhooks, and the demo panel's activities and webhooks. */
+async function setUpPanel(): Promise<void> {
   receiver = createServer((request, response) => {
     let body = "";
     request.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
@@ -46,7 +46,9 @@ before(async () => {
     hooks.set(path, hook.id);
   }
   received.clear();
-});
+}
+
+serviceForThisFile({ setUp: setUpPanel });
 after(async () => {
   await new Promise((resolve) => receiver?.close(resolve));
 });

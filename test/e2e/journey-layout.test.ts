@@ -4,17 +4,18 @@
 // the admin API returns that position. Once the journey runs, moving a step and saving keeps
 // its version (the button says "Save layout"). Screenshots go to test-results/e2e/.
 import assert from "node:assert/strict";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { screenshot, signInAsOwner } from "./browser.ts";
 import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
 let panelId: string;
 
-serviceForThisFile();
-before(async () => {
-  panelId = service.printed["demo panel"]!;
-  await adminCall("POST", `/panels/${panelId}/activities`, { name: "layout_signup", params: {} });
+serviceForThisFile({
+  setUp: async () => {
+    panelId = service.printed["demo panel"]!;
+    await adminCall("POST", `/panels/${panelId}/activities`, { name: "layout_signup", params: {} });
+  },
 });
 
 const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);

@@ -14,9 +14,11 @@ import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 let dns: { server: Server; url: string };
 const DOMAIN = "shop.example.com";
 
-serviceForThisFile(async () => {
-  dns = await startReceiver();
-  return { env: { EMAIL_PROVIDER: "ses", DOH_URL: `${dns.url}/dns/e2e` } };
+serviceForThisFile({
+  options: async () => {
+    dns = await startReceiver();
+    return { env: { EMAIL_PROVIDER: "ses", DOH_URL: `${dns.url}/dns/e2e` } };
+  },
 });
 after(async () => {
   await new Promise((resolve) => dns?.server.close(resolve));

@@ -10,11 +10,19 @@ export let service: Service & { stateDir: string; port: number };
 export let adminCall: ReturnType<typeof adminCaller>;
 const windows: BrowserWindow[] = [];
 
-/** Starts the service before this file's tests (with `options`, which may wait on the file's own stand-ins) and stops it after them. */
-export function serviceForThisFile(options: () => StartOptions | Promise<StartOptions> = () => ({})): void {
+/**
+ * Starts the service before this file's tests and stops it after them. `options` may first
+ * start the file's own stand-ins; `setUp` runs once the service is up. The file's own top-level
+ * `before` hooks would not wait for the service (node:test runs those together), so what needs
+ * it goes in `setUp`.
+ */
+export function serviceForThisFile(
+  { options = () => ({}), setUp = async () => {} }: { options?: () => StartOptions | Promise<StartOptions>; setUp?: () => Promise<void> } = {},
+): void {
   before(async () => {
     service = await startService(await options());
     adminCall = adminCaller(service);
+    await setUp();
   });
   after(async () => {
     for (const window of windows) await window.close();
