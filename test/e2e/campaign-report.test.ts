@@ -60,7 +60,7 @@ describe("campaign report in Chromium", () => {
     await page.goto(`${service.origin}/panels/${panelId}/campaigns/${campaign.id}`);
     await page.getByRole("heading", { level: 1, name: "Report test" }).waitFor();
     const number = async (label: string) => (await page.getByRole("button", { name: new RegExp(`^${label}: `) }).textContent())?.trim();
-    await page.getByRole("heading", { name: "Report" }).waitFor();
+    await page.getByRole("heading", { level: 2, name: "Report", exact: true }).waitFor();
     assert.deepEqual(
       [await number("Sent"), await number("Opens"), await number("Unique opens"), await number("Clicks"), await number("Unique clicks")],
       ["3", "3", "2", "3", "2"],
