@@ -96,8 +96,12 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
   throw new Error(`journey email ${message.msgid}: ${result?.error ?? "no result from the provider"}; retried`);
 }
 
-/** A journey email refused for good (by the provider, or for its sender): failed, with the `failed` event SMS and push refusals record. */
+/**
+ * A journey email refused for good (by the provider, or for its sender): failed, with the
+ * `failed` event SMS and push refusals record. The event first: if recording it fails, the
+ * message is still claimed and the step's retry records it (its guid keeps it to one).
+ */
 async function failMessage(env: JourneyEmailEnv, db: ShardDb, message: JourneyMessage, claim: string, reason: { provider: string; error: string }, now: number): Promise<void> {
-  await finishMessage(db, message.msgid, claim, { status: "failed", error: reason.error });
   await recordEvents(env, { id: message.panelId }, [messageOutcomeEvent(message, "failed", reason, now)]);
+  await finishMessage(db, message.msgid, claim, { status: "failed", error: reason.error });
 }
