@@ -19,8 +19,8 @@ export interface EventsNudge {
 export function isEventsNudge(body: unknown): body is EventsNudge {
   if (typeof body !== "object" || body === null) return false;
   const { panel, batches, events } = body as Record<string, unknown>;
-  const counts = events === undefined || (Array.isArray(events) && Array.isArray(batches) && events.length === batches.length && events.every((n) => Number.isSafeInteger(n) && n >= 0));
-  return typeof panel === "string" && Array.isArray(batches) && batches.every((id) => Number.isSafeInteger(id)) && counts;
+  if (typeof panel !== "string" || !Array.isArray(batches) || !batches.every((id) => Number.isSafeInteger(id))) return false;
+  return events === undefined || (Array.isArray(events) && events.length === batches.length && events.every((n) => Number.isSafeInteger(n) && n >= 0));
 }
 
 /** Logs a send that failed: the batches are stored and pending, so the re-drive cron nudges them again (redrive.ts). */
