@@ -55,8 +55,8 @@ try {
   let send: (i: number) => Promise<Response>;
   let concurrency = 16;
   let drain = async () => {};
-  /** The profiled work when it is not a load of requests: what it did, in `unit`s, and how long it took. */
-  let run: ((offset: number) => Promise<LoadResult>) | undefined;
+  /** The profiled work when it is one job rather than a load of requests (PROFILE=import), counted in `unit`s. */
+  let job: { warmUp(): Promise<unknown>; run(): Promise<LoadResult> } | undefined;
   let unit = "request";
   if (kind === "import") {
     const rows = Number(process.env.ROWS ?? 200_000);
@@ -87,11 +87,12 @@ try {
       }
     };
     unit = "row";
-    send = () => importFile("/warm.csv").then(() => new Response());
-    concurrency = 1;
-    run = async () => {
-      const seconds = await importFile("/contacts.csv");
-      return { requests: rows, failures: 0, seconds, perSecond: rows / seconds, p50: 0, p99: 0 };
+    job = {
+      warmUp: () => importFile("/warm.csv"),
+      run: async () => {
+        const seconds = await importFile("/contacts.csv");
+        return { requests: rows, failures: 0, seconds, perSecond: rows / seconds, p50: 0, p99: 0 };
+      },
     };
   } else if (kind === "api") {
     send = (i) =>
@@ -132,9 +133,10 @@ try {
       }
     };
   }
+  const offset = 1_000_000;
+  const work = job ?? { warmUp: () => load(send, { concurrency, seconds: 2 }), run: () => load((i) => send(offset + i), { concurrency, seconds }) };
   // Warm up, so compilation stays out of the profile.
-  if (run) await send(0);
-  else await load(send, { concurrency, seconds: 2 });
+  await work.warmUp();
   await drain();
 
   const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json()) as Array<{ id: string; webSocketDebuggerUrl: string }>;
@@ -144,14 +146,12 @@ try {
   await inspector.send("Profiler.enable");
   await inspector.send("Profiler.setSamplingInterval", { interval: 200 });
   await inspector.send("Profiler.start");
-  let offset = 1_000_000;
   const cpu = childCpuSeconds();
-  const result = run ? await run(offset) : await load((i) => send(offset + i), { concurrency, seconds });
+  const result = await work.run();
   await drain();
   const cpuSeconds = childCpuSeconds() - cpu;
   const { profile } = (await inspector.send("Profiler.stop")) as { profile: { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[] } };
   inspector.close();
-  offset += result.requests;
   writeFileSync(out, JSON.stringify(profile));
 
   const total = profile.samples.length;

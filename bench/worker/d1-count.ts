@@ -1,6 +1,6 @@
 // D1 use counted for the benchmarks: every statement the service runs and every round trip
 // (a statement alone, or a batch of them), per isolate. GET /__bench/d1 answers the counts
-// and, with ?reset=1, starts them again. Tests count with it too (countingDatabase).
+// and, with ?reset=1, starts them again. Tests count with it too (countedEnv).
 export interface D1Use {
   statements: number;
   roundTrips: number;
@@ -31,7 +31,7 @@ function countingStatement(statement: D1PreparedStatement, counts: D1Use): D1Pre
 }
 
 /** The same database, each statement and round trip added to `counts`. */
-export function countingDatabase<T extends D1Database>(db: T, counts: D1Use): T {
+function countingDatabase<T extends D1Database>(db: T, counts: D1Use): T {
   return new Proxy(db, {
     get(target, property) {
       if (property === "prepare") {
@@ -50,14 +50,18 @@ export function countingDatabase<T extends D1Database>(db: T, counts: D1Use): T 
   });
 }
 
+/** The same bindings with the control database and every shard counted into `use` (a panel's data is on its shard). */
+export function countedEnv(env: Env, use: D1Use): Env {
+  return { ...env, DB: countingDatabase(env.DB, use), SHARD_0: countingDatabase(env.SHARD_0, use), SHARD_1: countingDatabase(env.SHARD_1, use) };
+}
+
 const envs = new WeakMap<Env, Env>();
 
-/** The same bindings, D1 counted. One wrapper per env object, so per-env caches keep working. */
+/** The same bindings, counted for GET /__bench/d1. One wrapper per env object, so per-env caches keep working. */
 export function countingEnv(env: Env): Env {
   let wrapped = envs.get(env);
   if (!wrapped) {
-    // The control database and every shard: the panel's data is on its shard.
-    wrapped = { ...env, DB: countingDatabase(env.DB, counts), SHARD_0: countingDatabase(env.SHARD_0, counts), SHARD_1: countingDatabase(env.SHARD_1, counts) };
+    wrapped = countedEnv(env, counts);
     envs.set(env, wrapped);
   }
   return wrapped;

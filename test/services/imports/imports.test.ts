@@ -17,7 +17,7 @@ import {
 import { commitImportChunk, getImportJob, insertImportJob, type ImportJob } from "../../../src/store/imports";
 import { getContactByKey } from "../../../src/store/contacts";
 import { listNotifications } from "../../../src/store/notifications";
-import { countingDatabase, type D1Use } from "../../../bench/worker/d1-count";
+import { countedEnv, type D1Use } from "../../../bench/worker/d1-count";
 import { apiFor, call, contactsOf, createPanel, receiver, type TestPanel, panelData } from "../../support/helpers";
 
 // Small chunks and reads, so a few rows make many chunks, checkpoints and reads.
@@ -118,8 +118,7 @@ describe("import engine", () => {
     const ref = await newJob({ sources: [{ url: await hostCsv(csv) }], listId: listid });
     const used: D1Use = { statements: 0, roundTrips: 0 };
     const quiet = quietEnv();
-    const counted = { ...quiet.env, DB: countingDatabase(env.DB, used), SHARD_0: countingDatabase(env.SHARD_0, used), SHARD_1: countingDatabase(env.SHARD_1, used) };
-    await deliver(ref, counted, DEFAULT_TUNING);
+    await deliver(ref, countedEnv(quiet.env, used), DEFAULT_TUNING);
     // The step went as far as the tuning lets one go, and stayed under the limit.
     expect((await job(ref)).seq).toBe(DEFAULT_TUNING.stepChunks);
     expect(used.statements).toBeLessThan(1000);

@@ -12,7 +12,7 @@ import { getContactByKey } from "../../../src/store/contacts";
 import { appendEventBatches } from "../../../src/store/event-batches";
 import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, postBatch } from "../../support/activity";
 import { admin, apiFor, createPanel, type TestPanel, panelData } from "../../support/helpers";
-import { countingDatabase, type D1Use } from "../../../bench/worker/d1-count";
+import { countedEnv, type D1Use } from "../../../bench/worker/d1-count";
 
 let panel: TestPanel;
 let activityId: string;
@@ -262,7 +262,7 @@ describe("the consumer (driven directly)", () => {
       const step = recordingStep(`sized-${prefix}`);
       const body = sized ? { panel: panel.id, batches: ids, events: ids.map(() => 1) } : { panel: panel.id, batches: ids };
       const batch = createMessageBatch("apiv2-events-default", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body }]);
-      await handleEventsBatch(batch, { ...env, SHARD_0: countingDatabase(env.SHARD_0, used), SHARD_1: countingDatabase(env.SHARD_1, used) }, [step]);
+      await handleEventsBatch(batch, countedEnv(env, used), [step]);
       expect(step.seen.map((event) => event.guid)).toEqual(ids.map((_, i) => `${prefix}-${i}`));
       return used;
     };

@@ -198,16 +198,24 @@ describe("a crash between claim and send, with SES", () => {
     expect(unknown.results.map((r) => r.error)).toEqual([expect.stringMatching(/^outcome unknown/), expect.stringMatching(/^outcome unknown/)]);
   });
 
-  it("a journey email SES refuses for good is failed, with one failed email event, as SMS and push refusals are", async () => {
+  /** A panel with a verified sender domain, SES answering as `script` says, and a journey email step and its messages. */
+  async function journeyEmailThroughSes(script: Parameters<typeof receiver.script>[1]) {
     const bucket = receiver.bucket("ses");
-    await receiver.script(bucket, [{ status: 400, body: '{"message":"Email address is not verified"}' }]);
+    await receiver.script(bucket, script);
     const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
     const panel = await createPanel();
     await verifiedSenderDomain(panel.id);
+    const step = { id: "mail", type: "email" as const, subject: "Hi", html: "<p>x</p>", sender_name: "Shop", sender_email: "shop@example.com" };
+    const message = (msgid: string, recipient: string, contactId = 1) =>
+      ({ msgid, panelId: panel.id, journeyId: "jrn_x", instanceId: msgid.split(".")[0]!, stepId: "mail", channel: "email" as const, contactId, recipient, content: {}, createdAt: 0 });
+    return { bucket, sesEnv, panel, step, message };
+  }
+
+  it("a journey email SES refuses for good is failed, with one failed email event, as SMS and push refusals are", async () => {
+    const { bucket, sesEnv, panel, step, message: messageTo } = await journeyEmailThroughSes([{ status: 400, body: '{"message":"Email address is not verified"}' }]);
     await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com" } });
     const contact = (await getContactByKey(panelData, panel.id, "ada@example.com"))!;
-    const step = { id: "mail", type: "email" as const, subject: "Hi", html: "<p>x</p>", sender_name: "Shop", sender_email: "shop@example.com" };
-    const message = { msgid: "ins1.mail", panelId: panel.id, journeyId: "jrn_x", instanceId: "ins1", stepId: "mail", channel: "email" as const, contactId: contact.id, recipient: "ada@example.com", content: {}, createdAt: 0 };
+    const message = messageTo("ins1.mail", "ada@example.com", contact.id);
     await sendJourneyEmail(sesEnv, message, step, {}, Date.now());
     // A redelivered step finds the message done with: nothing is sent or recorded again.
     await sendJourneyEmail(sesEnv, message, step, {}, Date.now());
@@ -222,13 +230,7 @@ describe("a crash between claim and send, with SES", () => {
   });
 
   it("a journey email: redone when the dead attempt provably sent nothing, settled as unknown when it may have", async () => {
-    const bucket = receiver.bucket("ses");
-    await receiver.script(bucket, [{ status: 200, body: '{"MessageId":"ses-journey-1"}' }]);
-    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b" };
-    const panel = await createPanel();
-    await verifiedSenderDomain(panel.id);
-    const step = { id: "mail", type: "email" as const, subject: "Hi", html: "<p>x</p>", sender_name: "Shop", sender_email: "shop@example.com" };
-    const message = (msgid: string, recipient: string) => ({ msgid, panelId: panel.id, journeyId: "jrn_x", instanceId: msgid.split(".")[0]!, stepId: "mail", channel: "email" as const, contactId: 1, recipient, content: {}, createdAt: 0 });
+    const { bucket, sesEnv, panel, step, message } = await journeyEmailThroughSes([{ status: 200, body: '{"MessageId":"ses-journey-1"}' }]);
     const crash = Date.now();
     const claimed = (msgid: string, attempted: boolean) =>
       panelData.prepare(
