@@ -172,13 +172,14 @@ function subjectOf(row: JourneyMessageRow): string | null {
 }
 
 /** Opens, clicks, bounces and unsubscribes of journey email, counted from the contact's email events (they carry the msgid). */
+// `+panel_id`: the contact's events through events_by_contact, not the panel's email events through events_by_name.
 async function journeyEmailEngagement(db: ShardDb, panelId: string, contactId: number, msgids: readonly string[]): Promise<Map<string, Record<string, number>>> {
   const counts = new Map<string, Record<string, number>>();
   if (msgids.length === 0) return counts;
   const { results } = await db
     .prepare(
       `SELECT msgid, name, COUNT(*) AS n FROM events
-       WHERE panel_id = ?1 AND contact_id = ?2 AND channel = 'email' AND msgid IN (SELECT value FROM json_each(?3))
+       WHERE contact_id = ?2 AND +panel_id = ?1 AND channel = 'email' AND msgid IN (SELECT value FROM json_each(?3))
        GROUP BY msgid, name`,
     )
     .bind(panelId, contactId, JSON.stringify(msgids))

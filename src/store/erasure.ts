@@ -49,7 +49,19 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     byContact("list_members"),
     byContact("segment_members"),
     byContact("segment_changes"),
-    db.prepare("DELETE FROM events WHERE panel_id = ?1 AND (contact_id = ?2 OR uniqueid IN (SELECT value FROM json_each(?3)))").bind(panelId, contactId, uniqueids),
+    // The contact's events, then the rest of its uniqueids' events: anonymous ones, and ones
+    // recorded with another identity, among that contact's events (shard migration 0057).
+    // `+panel_id` keeps the planner on events_by_contact, off the panel's rows in events_by_name.
+    db.prepare("DELETE FROM events WHERE contact_id = ?2 AND +panel_id = ?1").bind(panelId, contactId),
+    db.prepare("DELETE FROM events WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)) AND identity IS NULL").bind(panelId, uniqueids),
+    db
+      .prepare(
+        `DELETE FROM events WHERE contact_id IN (SELECT contact_id FROM uniqueid_contacts WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)))
+         AND +panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)) AND identity IS NOT NULL`,
+      )
+      .bind(panelId, uniqueids),
+    db.prepare("DELETE FROM uniqueid_contacts WHERE contact_id = ?2 AND +panel_id = ?1").bind(panelId, contactId),
+    db.prepare("DELETE FROM uniqueid_contacts WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2))").bind(panelId, uniqueids),
     // Devices registered for push under the contact's key or its visitor ids.
     db
       .prepare(

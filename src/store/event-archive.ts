@@ -45,7 +45,7 @@ function partFromRow(row: PartRow): ArchivePart {
 
 /**
  * The (channel, name) pairs of the panel's events, `kinds(channel, name)`, found in
- * events_by_name (panel_id, channel, name, occurred_at, contact_id) a seek per pair: the
+ * events_by_name (panel_id, channel, name, occurred_at, id, contact_id) a seek per pair: the
  * reads by time below then search that index per pair, as the events table has no index by
  * time alone (migration 0055 dropped it: one index less for every stored event to write).
  * A row with a NULL name ends its channel's chain.

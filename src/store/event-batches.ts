@@ -208,6 +208,17 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
          ON CONFLICT (panel_id, kind, day, name) DO UPDATE SET n = n + excluded.n`,
       )
       .bind(panelId, idList, lease),
+    // Each uniqueid seen with an identity, once per contact (shard migration 0057): events so
+    // recorded are not in events_by_uniqueid, and a uniqueid's history finds them through these.
+    db
+      .prepare(
+        `INSERT INTO uniqueid_contacts (panel_id, uniqueid, contact_id)
+         SELECT DISTINCT ?1, uniqueid, contact_id
+         FROM events WHERE id >= (SELECT MIN(first_id) FROM event_batches WHERE ${toStore("event_batches")}) AND +panel_id = ?1
+           AND uniqueid IS NOT NULL AND identity IS NOT NULL AND contact_id IS NOT NULL
+         ON CONFLICT DO NOTHING`,
+      )
+      .bind(panelId, idList, lease),
   ];
   // Batches removed in the same transaction (finishEventBatches) need no range.
   if (!kept) return statements;

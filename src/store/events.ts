@@ -98,7 +98,11 @@ export interface EventBatchState {
 
 /**
  * The events of a contact or of an anonymous uniqueid, newest first, after `cursor`, each with
- * its batch's pipeline record (null once the batch left the pipeline).
+ * its batch's pipeline record (null once the batch left the pipeline). A uniqueid's events are
+ * those recorded without an identity (events_by_uniqueid) and those recorded with one, found
+ * among the events of each contact the uniqueid was seen with (uniqueid_contacts, shard
+ * migration 0057). `+panel_id` keeps the planner on events_by_contact where a contact is named:
+ * without it the planner may read the panel's rows in events_by_name instead.
  */
 export async function listEventsOf(
   db: ShardDb,
@@ -107,14 +111,23 @@ export async function listEventsOf(
   limit: number,
   cursor?: EventCursor,
 ): Promise<Array<StoredEvent & { batch: EventBatchState | null }>> {
-  const [column, value] = "contactId" in owner ? ["e.contact_id", owner.contactId] : ["e.uniqueid", owner.uniqueid];
+  const columns = `${eventColumns("e")}, b.state AS batch_state, b.steps_done AS batch_steps_done`;
+  const page = "(?3 IS NULL OR (e.occurred_at, e.id) < (?3, ?4))";
+  const sql =
+    "contactId" in owner
+      ? `SELECT ${columns} FROM events e LEFT JOIN event_batches b ON b.id = e.batch_id
+         WHERE e.contact_id = ?2 AND +e.panel_id = ?1 AND ${page}
+         ORDER BY e.occurred_at DESC, e.id DESC LIMIT ?5`
+      : `SELECT * FROM (
+           SELECT ${columns} FROM events e LEFT JOIN event_batches b ON b.id = e.batch_id
+           WHERE e.panel_id = ?1 AND e.uniqueid = ?2 AND e.identity IS NULL AND ${page}
+           UNION ALL
+           SELECT ${columns} FROM uniqueid_contacts u CROSS JOIN events e ON e.contact_id = u.contact_id LEFT JOIN event_batches b ON b.id = e.batch_id
+           WHERE u.panel_id = ?1 AND u.uniqueid = ?2 AND +e.panel_id = ?1 AND e.uniqueid = ?2 AND e.identity IS NOT NULL AND ${page})
+         ORDER BY occurred_at DESC, id DESC LIMIT ?5`;
+  const value = "contactId" in owner ? owner.contactId : owner.uniqueid;
   const { results } = await db
-    .prepare(
-      `SELECT ${eventColumns("e")}, b.state AS batch_state, b.steps_done AS batch_steps_done
-       FROM events e LEFT JOIN event_batches b ON b.id = e.batch_id
-       WHERE e.panel_id = ?1 AND ${column} = ?2 AND (?3 IS NULL OR (e.occurred_at, e.id) < (?3, ?4))
-       ORDER BY e.occurred_at DESC, e.id DESC LIMIT ?5`,
-    )
+    .prepare(sql)
     .bind(panelId, value, cursor?.occurredAt ?? null, cursor?.id ?? null, limit)
     .all<EventRow & { batch_state: EventBatchState["state"] | null; batch_steps_done: string | null }>();
   return results.map((row) => ({

@@ -161,6 +161,26 @@ describe("erasing a contact", () => {
     expect(log[0]).toMatchObject({ actor: { kind: "operator", email: owner.email }, target: String(ada), detail: { erasure_id: erased.body.erasure_id } });
   });
 
+  it("takes every event of the visitor ids linked to it, anonymous or recorded for another contact, and their links", async () => {
+    const panel = await createPanel();
+    const event = (identity: string | undefined, uniqueid: string | undefined, n: number) => ({
+      channel: "custom_activity" as const, name: "view", identity, uniqueid, params: { n }, occurredAt: Date.now() - (10 - n) * 60_000,
+    });
+    // "tablet" was bob's, then ada's (its link now); "laptop" only ever ada's.
+    await recordEvents(env, { id: panel.id }, [event(undefined, "tablet", 0), event("bob@example.com", "tablet", 1), event(ADA, "tablet", 2), event(undefined, "tablet", 3)]);
+    await recordEvents(env, { id: panel.id }, [event(ADA, "laptop", 4), event("bob@example.com", undefined, 5), event("bob@example.com", "phone", 6), event(undefined, "phone", 7)]);
+    await pipelineSettled(panel.id);
+    expect((await admin("GET", `/panels/${panel.id}/profiles/tablet/events`)).body.events).toHaveLength(4);
+
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(ADA)}`)).status).toBe(200);
+    const left = await panelData.prepare("SELECT json_extract(params, '$.n') AS n FROM events WHERE panel_id = ? ORDER BY n").bind(panel.id).all<{ n: number }>();
+    expect(left.results.map((r) => r.n)).toEqual([5, 6, 7]);
+    expect((await admin("GET", `/panels/${panel.id}/profiles/tablet/events`)).body.events).toEqual([]);
+    const pairs = await panelData.prepare("SELECT uniqueid FROM uniqueid_contacts WHERE panel_id = ? ORDER BY uniqueid").bind(panel.id).all<{ uniqueid: string }>();
+    expect(pairs.results.map((p) => p.uniqueid)).toEqual(["phone"]);
+    expect((await admin("GET", `/panels/${panel.id}/profiles/phone/events`)).body.events).toHaveLength(2);
+  });
+
   it("rewrites many archived days in the background, and a suppressed address that comes back is still skipped by campaigns", async () => {
     const panel = await createPanel();
     expect((await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 })).status).toBe(200);

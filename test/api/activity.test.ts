@@ -361,6 +361,36 @@ describe("anonymous history joins the contact", () => {
     expect((await contactEvents(panel, "second@example.com")).body.events.map((e: any) => e.ts)).toEqual(["240101100200", "240101100100"]);
   });
 
+  it("a uniqueid's history holds its events of every contact it was seen with and its anonymous ones, paged without gaps or repeats", async () => {
+    const at = (minute: number) => `24010110${String(minute).padStart(2, "0")}00`;
+    await postActivity(panel.clientId, cartEvent({ identity: undefined, uniqueid: "kiosk", cts: at(0) }));
+    await postActivity(panel.clientId, cartEvent({ identity: "first@example.com", uniqueid: "kiosk", cts: at(1) }));
+    await postActivity(panel.clientId, cartEvent({ identity: "second@example.com", uniqueid: "kiosk", cts: at(2) }));
+    await postActivity(panel.clientId, cartEvent({ identity: "first@example.com", uniqueid: "kiosk", cts: at(3) }));
+    await postActivity(panel.clientId, cartEvent({ identity: undefined, uniqueid: "kiosk", cts: at(4) }));
+    // Other events of the same contacts, and of another visitor: not in kiosk's history.
+    await postActivity(panel.clientId, cartEvent({ identity: "first@example.com", cts: at(5) }));
+    await postActivity(panel.clientId, cartEvent({ identity: "second@example.com", uniqueid: "phone", cts: at(6) }));
+    await postActivity(panel.clientId, cartEvent({ identity: undefined, uniqueid: "phone", cts: at(7) }));
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await profileEvents(panel, "kiosk", `?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(page.status).toBe(200);
+      seen.push(...page.body.events.map((e: any) => `${e.ts} ${e.identity ?? "-"}`));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual([
+      `${at(4)} -`,
+      `${at(3)} first@example.com`,
+      `${at(2)} second@example.com`,
+      `${at(1)} first@example.com`,
+      `${at(0)} -`,
+    ]);
+    expect((await profileEvents(panel, "phone")).body.events.map((e: any) => e.ts)).toEqual([at(7), at(6)]);
+  });
+
   it("never joins another panel's anonymous events", async () => {
     const other = await createPanel();
     const otherCart = await defineActivity(other, "add_to_cart", cartParams);

@@ -56,13 +56,14 @@ export async function profileEvents(panel: TestPanel, uniqueid: string, query = 
  */
 export async function fullSnapshot(panelId: string): Promise<string> {
   await pipelineSettled(panelId);
-  const [batches, claims, events, profiles] = await panelData.batch([
+  const [batches, claims, events, profiles, pairs] = await panelData.batch([
     panelData.prepare("SELECT id, events FROM event_batches WHERE panel_id = ? ORDER BY id").bind(panelId),
     panelData.prepare("SELECT guid, batch_id FROM event_guids WHERE panel_id = ? ORDER BY guid").bind(panelId),
     panelData.prepare("SELECT guid, contact_id FROM events WHERE panel_id = ? ORDER BY id").bind(panelId),
     panelData.prepare("SELECT uniqueid, contact_id FROM anon_profiles WHERE panel_id = ? ORDER BY uniqueid").bind(panelId),
+    panelData.prepare("SELECT uniqueid, contact_id FROM uniqueid_contacts WHERE panel_id = ? ORDER BY uniqueid, contact_id").bind(panelId),
   ]);
-  return JSON.stringify([await panelSnapshot(panelId), batches!.results, claims!.results, events!.results, profiles!.results]);
+  return JSON.stringify([await panelSnapshot(panelId), batches!.results, claims!.results, events!.results, profiles!.results, pairs!.results]);
 }
 
 /** The panel's stored events as rows, oldest first, once the pipeline took them in. */

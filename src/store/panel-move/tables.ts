@@ -37,6 +37,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("contacts", ["id"], { autoincrement: true }),
   table("list_members", ["list_id", "contact_id"], { parents: [{ column: "list_id", table: "lists" }, { column: "contact_id", table: "contacts" }] }),
   table("anon_profiles", ["panel_id", "uniqueid"], { parents: [{ column: "contact_id", table: "contacts" }] }),
+  table("uniqueid_contacts", ["panel_id", "uniqueid", "contact_id"]),
   table("import_jobs", ["id"]),
   table("import_errors", ["job_id", "source_index", "row_number"], { parents: [{ column: "job_id", table: "import_jobs" }] }),
   table("campaigns", ["id"], { parents: [{ column: "list_id", table: "lists" }] }),
