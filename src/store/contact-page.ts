@@ -171,8 +171,11 @@ function subjectOf(row: JourneyMessageRow): string | null {
   }
 }
 
-/** Opens, clicks, bounces and unsubscribes of journey email, counted from the contact's email events (they carry the msgid). */
-// `+panel_id`: the contact's events through events_by_contact, not the panel's email events through events_by_name.
+/**
+ * Opens, clicks, bounces and unsubscribes of journey email, counted from the contact's email
+ * events (they carry the msgid), read through events_by_contact: `+panel_id` keeps the planner
+ * off the panel's email events in events_by_name.
+ */
 async function journeyEmailEngagement(db: ShardDb, panelId: string, contactId: number, msgids: readonly string[]): Promise<Map<string, Record<string, number>>> {
   const counts = new Map<string, Record<string, number>>();
   if (msgids.length === 0) return counts;
