@@ -113,19 +113,24 @@ export async function listEventsOf(
 ): Promise<Array<StoredEvent & { batch: EventBatchState | null }>> {
   const columns = `${eventColumns("e")}, b.state AS batch_state, b.steps_done AS batch_steps_done`;
   const page = "(?3 IS NULL OR (e.occurred_at, e.id) < (?3, ?4))";
-  const sql =
+  const [sql, value] =
     "contactId" in owner
-      ? `SELECT ${columns} FROM events e LEFT JOIN event_batches b ON b.id = e.batch_id
-         WHERE e.contact_id = ?2 AND +e.panel_id = ?1 AND ${page}
-         ORDER BY e.occurred_at DESC, e.id DESC LIMIT ?5`
-      : `SELECT * FROM (
-           SELECT ${columns} FROM events e LEFT JOIN event_batches b ON b.id = e.batch_id
-           WHERE e.panel_id = ?1 AND e.uniqueid = ?2 AND e.identity IS NULL AND ${page}
-           UNION ALL
-           SELECT ${columns} FROM uniqueid_contacts u CROSS JOIN events e ON e.contact_id = u.contact_id LEFT JOIN event_batches b ON b.id = e.batch_id
-           WHERE u.panel_id = ?1 AND u.uniqueid = ?2 AND +e.panel_id = ?1 AND e.uniqueid = ?2 AND e.identity IS NOT NULL AND ${page})
-         ORDER BY occurred_at DESC, id DESC LIMIT ?5`;
-  const value = "contactId" in owner ? owner.contactId : owner.uniqueid;
+      ? [
+          `SELECT ${columns} FROM events e LEFT JOIN event_batches b ON b.id = e.batch_id
+           WHERE e.contact_id = ?2 AND +e.panel_id = ?1 AND ${page}
+           ORDER BY e.occurred_at DESC, e.id DESC LIMIT ?5`,
+          owner.contactId,
+        ]
+      : [
+          `SELECT * FROM (
+             SELECT ${columns} FROM events e LEFT JOIN event_batches b ON b.id = e.batch_id
+             WHERE e.panel_id = ?1 AND e.uniqueid = ?2 AND e.identity IS NULL AND ${page}
+             UNION ALL
+             SELECT ${columns} FROM uniqueid_contacts u CROSS JOIN events e ON e.contact_id = u.contact_id LEFT JOIN event_batches b ON b.id = e.batch_id
+             WHERE u.panel_id = ?1 AND u.uniqueid = ?2 AND +e.panel_id = ?1 AND e.uniqueid = ?2 AND e.identity IS NOT NULL AND ${page})
+           ORDER BY occurred_at DESC, id DESC LIMIT ?5`,
+          owner.uniqueid,
+        ];
   const { results } = await db
     .prepare(sql)
     .bind(panelId, value, cursor?.occurredAt ?? null, cursor?.id ?? null, limit)
