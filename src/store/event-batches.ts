@@ -1,3 +1,4 @@
+import { jsonArrays } from "./json-arrays";
 import type { ShardDb } from "./shards";
 import type { NewEvent } from "../domain/events";
 import { eventColumns, eventFromRow, type EventBatchState, type EventRow, type StoredEvent } from "./events";
@@ -7,11 +8,7 @@ import { eventColumns, eventFromRow, type EventBatchState, type EventRow, type S
  * caller-chosen guid), and the pipeline's progress over it. Recording writes no row per
  * event; the pipeline's first pass turns the batch into rows of `events` (with their
  * contacts and anonymous-profile links) inside D1, without the JSON travelling back.
- *
- * A bound value may be up to 2,000,000 bytes in D1 (the 100 KB statement limit does not apply
- * to it); batches are cut below that even when every character takes three UTF-8 bytes.
  */
-const MAX_BATCH_JSON_CHARS = 640 * 1024;
 
 export type EventToRecord = NewEvent & {
   guid: string;
@@ -40,11 +37,6 @@ function recordedEvent(e: EventToRecord) {
   };
 }
 
-/**
- * Cuts the events into JSON arrays of at most MAX_BATCH_JSON_CHARS characters, in order. The
- * whole call is stringified at once (one native call instead of one per event and a join: a
- * tenth of the batch endpoint's CPU, bench:profile); only text over the limit is cut, per event.
- */
 /** One batch row's worth of events: their JSON, how many, and the guids their callers chose. */
 interface BatchChunk {
   json: string;
@@ -52,38 +44,13 @@ interface BatchChunk {
   claims: string[];
 }
 
+/** The events' JSON in arrays that fit one bound value, in order. */
 function batchJsonChunks(events: readonly EventToRecord[]): BatchChunk[] {
-  const records = new Array<ReturnType<typeof recordedEvent>>(events.length);
-  const claims: string[] = [];
-  for (let i = 0; i < events.length; i++) {
-    const event = events[i]!;
-    records[i] = recordedEvent(event);
-    if (event.claimed) claims.push(event.guid);
-  }
-  const whole = JSON.stringify(records);
-  return whole.length <= MAX_BATCH_JSON_CHARS ? [{ json: whole, count: events.length, claims }] : cutIntoChunks(events, records);
-}
-
-/** The events' JSON in arrays of at most MAX_BATCH_JSON_CHARS characters, in order. */
-function cutIntoChunks(events: readonly EventToRecord[], records: ReadonlyArray<ReturnType<typeof recordedEvent>>): BatchChunk[] {
-  const chunks: BatchChunk[] = [];
-  let parts: string[] = [];
-  let claims: string[] = [];
-  let size = 2;
-  records.forEach((record, i) => {
-    const text = JSON.stringify(record);
-    if (parts.length && size + text.length + 1 > MAX_BATCH_JSON_CHARS) {
-      chunks.push({ json: `[${parts.join(",")}]`, count: parts.length, claims });
-      parts = [];
-      claims = [];
-      size = 2;
-    }
-    parts.push(text);
-    if (events[i]!.claimed) claims.push(events[i]!.guid);
-    size += text.length + 1;
+  return jsonArrays(events.map(recordedEvent)).map(({ json, from, to }) => {
+    const claims: string[] = [];
+    for (let i = from; i < to; i++) if (events[i]!.claimed) claims.push(events[i]!.guid);
+    return { json, count: to - from, claims };
   });
-  if (parts.length) chunks.push({ json: `[${parts.join(",")}]`, count: parts.length, claims });
-  return chunks;
 }
 
 /**

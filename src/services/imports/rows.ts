@@ -3,16 +3,17 @@ import type { KeyedSchema } from "../../domain/contacts";
 import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, parseRecords, type CsvRecord } from "../../domain/csv";
 import { errorReportRow, planColumns, prepareRow, sameColumns, type ColumnPlan } from "../../domain/imports";
 import { loadAttributeSchema } from "../../store/attributes";
-import { commitImportChunk, type ImportJob, type ImportSource, type ImportedRow, type RefusedRowLine } from "../../store/imports";
+import { commitImportStatements, importChunkStatements, type ImportJob, type ImportSource, type ImportedRow, type RefusedRowLine } from "../../store/imports";
 import { ImportFailure } from "./errors";
 
 /**
  * How much one chunk (one D1 batch, one checkpoint) and one queue message do. A chunk of 2,000
- * rows is 42 to 46 statements (upserts of 49 rows, report lines of 48, the list membership and
- * the checkpoint) and a few ms of CPU. Twenty chunks per message stay under D1's 1,000 queries
- * of one invocation whatever the rows (a test counts it) and far inside the CPU limit; each
- * message more costs a queue hop, a lease and a window of the file read again, which was a
- * tenth of a 1,000,000-row import at ten chunks (bench:import). The wall-clock budget hands
+ * rows is about five statements (its rows and its report lines each one JSON array, more only
+ * for text past a bound value's size; the claim, the list membership, the checkpoint) and a
+ * few ms of CPU. A step stops before its statements would pass `stepStatements`, under D1's
+ * 1,000 queries of one invocation whatever the rows (a test counts it), or after `stepChunks`;
+ * each message more costs a queue hop, a lease and a window of the file read again (a tenth of
+ * a 1,000,000-row import at ten chunks a message, bench:import). The wall-clock budget hands
  * over long before the 15-minute consumer limit whatever D1's latency.
  */
 export interface ImportTuning {
@@ -23,6 +24,8 @@ export interface ImportTuning {
   /** A record longer than this fails the job (an unclosed quote swallows the rest of a file). */
   maxRecordBytes: number;
   stepChunks: number;
+  /** D1 statements the chunks of one step may send; the lease, the job's reads and the heartbeat take a few more. */
+  stepStatements: number;
   stepMs: number;
   /** How long a step's hold on the job lasts without renewal, and how often the step renews it. */
   leaseMs: number;
@@ -34,7 +37,8 @@ export const DEFAULT_TUNING: ImportTuning = {
   chunkBytes: 512 * 1024,
   readBytes: 1024 * 1024,
   maxRecordBytes: 1024 * 1024,
-  stepChunks: 20,
+  stepChunks: 200,
+  stepStatements: 900,
   stepMs: 20_000,
   leaseMs: 45_000,
   heartbeatMs: 15_000,
@@ -144,7 +148,7 @@ function prepareChunk(job: ImportJob, plan: ColumnPlan, at: Position, bytes: Uin
     chunk.records++;
     const prepared = prepareRow(plan, record.fields, record.malformed);
     if (prepared.ok) {
-      chunk.rows.push({ key: prepared.key, attrs: JSON.stringify(prepared.attrs) });
+      chunk.rows.push({ key: prepared.key, attrs: prepared.attrs });
       return;
     }
     chunk.refused++;
@@ -192,6 +196,7 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
     return commit === null || (await commit) === "committed";
   };
   let chunks = 0;
+  let sent = 0;
   try {
     while (at.sourceIndex < job.sources.length) {
       const source = job.sources[at.sourceIndex]!;
@@ -213,8 +218,7 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
         }
         if (cut.records === 0) break;
         const chunk = prepareChunk(job, plan, at, buffer.subarray(0, cut.end));
-        if (!(await landed())) return { state: "stale" };
-        inFlight = commitImportChunk(db, job, {
+        const statements = importChunkStatements(db, job, {
           seq: at.seq,
           sourceIndex: at.sourceIndex,
           rows: chunk.rows,
@@ -225,6 +229,11 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
           listId: job.listId,
           now: now(),
         });
+        // The step's budget of statements is spent: this chunk is read again by the next step.
+        if (sent > 0 && sent + statements.length > tuning.stepStatements) return (await landed()) ? { state: "yielded" } : { state: "stale" };
+        if (!(await landed())) return { state: "stale" };
+        sent += statements.length;
+        inFlight = commitImportStatements(db, statements);
         at.seq++;
         at.byteOffset += cut.end;
         at.rowNumber = chunk.rowNumber;

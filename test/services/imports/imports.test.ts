@@ -14,7 +14,7 @@ import {
   type ImportTuning,
   type StartImportOptions,
 } from "../../../src/services/imports";
-import { commitImportChunk, getImportJob, insertImportJob, type ImportJob } from "../../../src/store/imports";
+import { commitImportStatements, getImportJob, importChunkStatements, insertImportJob, type ImportJob } from "../../../src/store/imports";
 import { getContactByKey } from "../../../src/store/contacts";
 import { listNotifications } from "../../../src/store/notifications";
 import { countedEnv, type D1Use } from "../../../bench/worker/d1-count";
@@ -110,19 +110,24 @@ describe("import engine", () => {
   });
 
   it("keeps a step of the default tuning within D1's 1,000 queries of one invocation, however its rows split", async () => {
-    // Every other row refused, into a list: a chunk then makes the most statements (upserts,
-    // report lines, the membership insert, the checkpoint).
+    // Every other row refused, into a list, in chunks of ten rows: each chunk then makes every
+    // kind of statement (its claim, upserts, report lines, the membership insert, the
+    // checkpoint), and the step is stopped by its statements before its chunks run out.
+    const tuning: ImportTuning = { ...DEFAULT_TUNING, chunkRows: 10 };
     const listid = (await apiFor(panel)("lists", "add", { listname: "Counted" })).body.listid;
-    const rows = DEFAULT_TUNING.chunkRows * (DEFAULT_TUNING.stepChunks + 1);
+    const rows = tuning.chunkRows * (tuning.stepChunks + 1);
     const csv = ["EMAIL,NAME", ...Array.from({ length: rows }, (_, i) => (i % 2 ? `bad-${i},Refused ${i}` : `u${i}@example.com,User ${i}`))].join("\n");
     const ref = await newJob({ sources: [{ url: await hostCsv(csv) }], listId: listid });
     const used: D1Use = { statements: 0, roundTrips: 0 };
     const quiet = quietEnv();
-    await deliver(ref, countedEnv(quiet.env, used), DEFAULT_TUNING);
-    // The step went as far as the tuning lets one go, and stayed under the limit.
-    expect((await job(ref)).seq).toBe(DEFAULT_TUNING.stepChunks);
+    await deliver(ref, countedEnv(quiet.env, used), tuning);
+    const after = await job(ref);
+    expect(after.phase).toBe("rows");
+    expect(after.seq).toBeGreaterThan(0);
+    expect(after.seq).toBeLessThan(tuning.stepChunks);
+    // As close to the budget as a chunk's statements allow, and under the limit.
     expect(used.statements).toBeLessThan(1000);
-    expect(used.statements).toBeGreaterThan(DEFAULT_TUNING.stepChunks * 40);
+    expect(used.statements).toBeGreaterThan(tuning.stepStatements - 10);
   });
 
   it("counts a chunk committed twice once", async () => {
@@ -134,7 +139,7 @@ describe("import engine", () => {
     const chunk = {
       seq: at.seq,
       sourceIndex: 0,
-      rows: [{ key: "twice@example.com", attrs: JSON.stringify({ EMAIL: "twice@example.com" }) }],
+      rows: [{ key: "twice@example.com", attrs: { EMAIL: "twice@example.com" } }],
       records: 1,
       refused: 0,
       errorLines: [],
@@ -142,8 +147,9 @@ describe("import engine", () => {
       listId: null,
       now: Date.now(),
     };
-    expect(await commitImportChunk(panelData, at, chunk)).toBe("committed");
-    expect(await commitImportChunk(panelData, at, { ...chunk, rows: [{ key: "other@example.com", attrs: "{}" }] })).toBe("stale");
+    const commit = (c: typeof chunk) => commitImportStatements(panelData, importChunkStatements(panelData, at, c));
+    expect(await commit(chunk)).toBe("committed");
+    expect(await commit({ ...chunk, rows: [{ key: "other@example.com", attrs: { EMAIL: "other@example.com" } }] })).toBe("stale");
     const after = await job(ref);
     expect(after).toMatchObject({ seq: at.seq + 1, total: at.total + 1, created: at.created + 1, updated: at.updated });
     // The stale batch rolled back whole: its contact was never written.
@@ -212,6 +218,23 @@ describe("import engine", () => {
     expect(failed.status).toBe("failed");
     expect(failed.reason).toMatch(/answered HTTP 503$/);
     expect(await receiver.requests(bucket)).toHaveLength(MAX_IMPORT_ATTEMPTS);
+  });
+
+  it("imports a chunk whose rows and report lines need several JSON arrays, each row once and whole", async () => {
+    // A control character is one byte in the file and six in JSON (\u0001): 250 rows of 2,000
+    // fill one chunk of the default tuning and take about 3 MB as JSON, several bound values.
+    const cell = "\u0001".repeat(2000);
+    const lines = Array.from({ length: 250 }, (_, i) => (i % 5 === 4 ? `bad-${i},${cell}` : `u${i}@example.com,${cell}`));
+    const ref = await newJob({ sources: [{ url: await hostCsv(["EMAIL,NAME", ...lines].join("\n")) }] });
+    const used: D1Use = { statements: 0, roundTrips: 0 };
+    const done = await runToEnd(ref, countedEnv(quietEnv().env, used), DEFAULT_TUNING);
+    expect(done).toMatchObject({ status: "completed", total: 250, created: 200, failed: 50 });
+    expect(done.seq).toBe(1);
+    const stored = await contactsOf(panel.id);
+    expect(stored).toHaveLength(200);
+    expect(stored.every((contact) => contact.attributes.NAME === cell)).toBe(true);
+    const report = (await (await env.FILES.get(done.errorReportKey!))!.text()).trimEnd().split("\r\n");
+    expect(report.slice(1).map((line) => line.split(",")[0])).toEqual(Array.from({ length: 50 }, (_, i) => String(i * 5 + 6)));
   });
 
   it("fails a job whose row never ends (a quote left open) with the row number", async () => {

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { jsonArrays, type JsonArrayPart } from "../../src/store/json-arrays";
+
+/** The parts hold every item once, in order, each under the limit unless it holds one item. */
+function expectParts(parts: JsonArrayPart[], items: unknown[], maxChars: number) {
+  expect(parts.flatMap((part) => JSON.parse(part.json))).toEqual(items);
+  parts.forEach((part, i) => {
+    expect(part.from).toBe(i === 0 ? 0 : parts[i - 1]!.to);
+    expect(JSON.parse(part.json)).toEqual(items.slice(part.from, part.to));
+    if (part.to - part.from > 1) expect(part.json.length).toBeLessThanOrEqual(maxChars);
+  });
+  expect(parts.at(-1)?.to ?? 0).toBe(items.length);
+}
+
+describe("jsonArrays", () => {
+  it("gives one array for items that fit, none for no items", () => {
+    expect(jsonArrays([])).toEqual([]);
+    expect(jsonArrays([["a", { N: 1 }], ["b", {}]])).toEqual([{ json: '[["a",{"N":1}],["b",{}]]', from: 0, to: 2 }]);
+  });
+
+  it("cuts longer text into arrays under the limit, in order, an oversized item alone", () => {
+    const items = ["aaaa", "bbbb", "c".repeat(20), "dd", "ee"];
+    const parts = jsonArrays(items, 16);
+    expectParts(parts, items, 16);
+    expect(parts.find((part) => part.json.length > 16)).toEqual({ json: `["${"c".repeat(20)}"]`, from: 2, to: 3 });
+  });
+
+  it("cuts into a few long arrays, not an array per item", () => {
+    const items = Array.from({ length: 1000 }, (_, i) => [`key-${i}`, { N: i }]);
+    const parts = jsonArrays(items, 5000);
+    expectParts(parts, items, 5000);
+    expect(parts.length).toBeLessThanOrEqual(8);
+  });
+});
