@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { formatCts, formatLocalIso, instantOf, parseCts, parseIsoTimestamp, parseLocalDateTime, resolveEventTime } from "../../src/domain/time";
 
+/** An ISO timestamp read in Asia/Kolkata, as the instant's ISO text or the refusal. */
+function iso(text: string): string {
+  const result = parseIsoTimestamp(text, "Asia/Kolkata");
+  return result.ok ? new Date(result.value).toISOString() : result.reason;
+}
+
 describe("time formats", () => {
   it("parses cts and refuses impossible dates", () => {
     expect(parseCts("240229103000")).toEqual({ ok: true, value: { year: 2024, month: 2, day: 29, hour: 10, minute: 30, second: 0 } });
@@ -37,10 +43,6 @@ describe("time formats", () => {
   });
 
   it("reads ISO timestamps: without a zone in the given zone, with Z or an offset as written", () => {
-    const iso = (text: string) => {
-      const result = parseIsoTimestamp(text, "Asia/Kolkata");
-      return result.ok ? new Date(result.value).toISOString() : result.reason;
-    };
     expect(iso("2024-01-31T18:05:00")).toBe("2024-01-31T12:35:00.000Z");
     expect(iso("2024-01-31 18:05")).toBe("2024-01-31T12:35:00.000Z");
     expect(iso("2024-01-31T18:05:00.250Z")).toBe("2024-01-31T18:05:00.250Z");
@@ -50,6 +52,21 @@ describe("time formats", () => {
     expect(iso("2024-01-31T24:00:00")).toContain("not a real time of day");
     expect(iso("2024-01-31")).toContain("ISO 8601");
     expect(iso("2024-01-31T10:00:00+25:00")).toContain("offset");
+  });
+
+  it("reads the common shapes (seconds, then nothing, Z or ±hh:mm) exactly as every other shape", () => {
+    expect(iso("2024-01-31t18:05:00z")).toBe("2024-01-31T18:05:00.000Z");
+    expect(iso(" 2024-01-31 18:05:00+05:30 ")).toBe("2024-01-31T12:35:00.000Z");
+    expect(iso("2024-01-31T18:05:00-08:00")).toBe(iso("2024-01-31T18:05:00-0800"));
+    expect(iso("2024-01-31T18:05:00+05:30")).toBe(iso("2024-01-31T18:05:00.000+05:30"));
+    expect(iso("2024-02-29T23:59:59Z")).toBe("2024-02-29T23:59:59.000Z");
+    expect(iso("2023-02-29T10:00:00Z")).toContain("not a real calendar date");
+    expect(iso("2024-01-31T18:60:00+05:30")).toContain("not a real time of day");
+    expect(iso("2024-01-31T18:05:00-24:00")).toContain("offset");
+    expect(iso("2024-01-31T18:05:00+05:60")).toContain("offset");
+    for (const text of ["2024-01-31X18:05:00Z", "2024-01-31T18:05:00+05-30", "2024-01-31T18:05:0aZ", "2024/01/31T18:05:00Z", "2024-01-31T18:05:00Q"]) {
+      expect(iso(text)).toContain("must be an ISO 8601 date-time");
+    }
   });
 });
 
