@@ -1,10 +1,10 @@
 // npm run bench:import: a generated CSV (NAME, EMAIL, MOBILE, AGE, CITY) served by a Node HTTP
 // server on loopback, imported through contact/bulkupload, timed from the call to the job's
-// callback (the contract's word that it completed; polling bulkstatus every 50 ms cost the
-// shared core a few percent), beside a baseline in the same runtime and run: the same rows
+// callback (the contract's word that it completed; polling bulkstatus every 50 ms ran on the
+// core the import runs on), beside a baseline in the same runtime and run: the same rows
 // upserted with bare multi-row D1 statements, once before the import and once after it (fresh
 // keys), their mean the baseline: on this shared machine one run of the same upserts took from
-// 20% less to 12% more time than the other, and the import ran between them. Each file
+// 20% less to 13% more time than the other (ten runs), and the import ran between them. Each file
 // size runs in a fresh runtime; the runtime's memory (workerd's RSS, sampled from /proc) is
 // reported per case, to show it does not grow with the file's size.
 // Issue goal: import rows/s >= 80% of the baseline's.
