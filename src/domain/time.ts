@@ -32,19 +32,30 @@ function checkedWallClock(parts: WallClock, text: string): Checked<WallClock> {
   return ok(parts);
 }
 
+const ZERO = 0x30;
+const DASH = 0x2d;
+const COLON = 0x3a;
+const PLUS = 0x2b;
+
+/** The `count` digits of `text` from `at` on as a number, or -1 when one of them is not a digit. */
+function digitsAt(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) {
+    const digit = text.charCodeAt(i) - ZERO;
+    // NaN past the end of the text fails the test too.
+    if (!(digit >= 0 && digit <= 9)) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
 /** Reads `cts`: YYMMDDhhmmss (years 2000-2099), as text or a number. */
 export function parseCts(value: string | number): Checked<WallClock> {
   const text = String(value).trim();
   // Read digit by digit: every activity of a batch carries one, and a pattern with six
   // groups cost more than the rest of the event's time.
-  if (text.length !== 12) return fail(`must be YYMMDDhhmmss (12 digits), not "${text}"`);
-  const pairs: number[] = [];
-  for (let i = 0; i < 12; i += 2) {
-    const tens = text.charCodeAt(i) - 48;
-    const ones = text.charCodeAt(i + 1) - 48;
-    if (tens < 0 || tens > 9 || ones < 0 || ones > 9) return fail(`must be YYMMDDhhmmss (12 digits), not "${text}"`);
-    pairs.push(tens * 10 + ones);
-  }
+  const pairs = text.length === 12 ? [0, 2, 4, 6, 8, 10].map((at) => digitsAt(text, at, 2)) : [-1];
+  if (pairs.some((pair) => pair < 0)) return fail(`must be YYMMDDhhmmss (12 digits), not "${text}"`);
   const [year, month, day, hour, minute, second] = pairs as [number, number, number, number, number, number];
   return checkedWallClock({ year: 2000 + year, month, day, hour, minute, second }, text);
 }
@@ -74,17 +85,6 @@ interface IsoParts {
   zone: "Z" | ZoneOffset | undefined;
 }
 
-/** The digits of `text` from `at` on as a number, or -1 when one of them is not a digit. */
-function digitsAt(text: string, at: number, count: number): number {
-  let value = 0;
-  for (let i = at; i < at + count; i++) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return -1;
-    value = value * 10 + digit;
-  }
-  return value;
-}
-
 /**
  * `YYYY-MM-DDThh:mm:ss` alone, with `Z` or with `+hh:mm`, as nearly every client sends it, read
  * character by character as parseCts reads its digits: the pattern cost twice the rest of an
@@ -93,9 +93,8 @@ function digitsAt(text: string, at: number, count: number): number {
 function commonIsoParts(text: string): IsoParts | undefined {
   const length = text.length;
   if (length !== 19 && length !== 20 && length !== 25) return undefined;
-  const separator = text.charCodeAt(10);
-  if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return undefined;
-  if (separator !== 84 && separator !== 116 && separator !== 32) return undefined;
+  if (text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH || text.charCodeAt(13) !== COLON || text.charCodeAt(16) !== COLON) return undefined;
+  if (!"Tt ".includes(text[10]!)) return undefined;
   const year = digitsAt(text, 0, 4);
   const month = digitsAt(text, 5, 2);
   const day = digitsAt(text, 8, 2);
@@ -111,8 +110,8 @@ function commonIsoParts(text: string): IsoParts | undefined {
     const sign = text.charCodeAt(19);
     const hours = digitsAt(text, 20, 2);
     const minutes = digitsAt(text, 23, 2);
-    if ((sign !== 43 && sign !== 45) || text.charCodeAt(22) !== 58 || hours < 0 || minutes < 0) return undefined;
-    zone = { sign: sign === 45 ? -1 : 1, hours, minutes };
+    if ((sign !== PLUS && sign !== DASH) || text.charCodeAt(22) !== COLON || hours < 0 || minutes < 0) return undefined;
+    zone = { sign: sign === DASH ? -1 : 1, hours, minutes };
   }
   return { clock: { year, month, day, hour, minute, second }, fraction: undefined, zone };
 }
