@@ -28,7 +28,7 @@ export function jsonArrays(items: readonly unknown[], maxChars = MAX_JSON_ARRAY_
   let size = items.length;
   while (from < items.length) {
     const to = Math.min(items.length, from + size);
-    const json = JSON.stringify(items.slice(from, to));
+    const json = JSON.stringify(from === 0 && to === items.length ? items : items.slice(from, to));
     if (json.length > maxChars && to - from > 1) {
       size = Math.max(1, Math.floor(((to - from) * maxChars * 0.9) / json.length));
       continue;

@@ -10,11 +10,12 @@ import { ImportFailure } from "./errors";
  * How much one chunk (one D1 batch, one checkpoint) and one queue message do. A chunk of 2,000
  * rows is about five statements (its rows in JSON arrays of about 100 K characters, three for
  * bench:import's rows; its report lines in arrays below a bound value's size; the claim, the
- * list membership, the checkpoint) and a few ms of CPU. A step stops before its statements would pass `stepStatements`, under D1's
- * 1,000 queries of one invocation whatever the rows (a test counts it), or after `stepChunks`;
- * each message more costs a queue hop, a lease and a window of the file read again (a tenth of
- * a 1,000,000-row import at ten chunks a message, bench:import). The wall-clock budget hands
- * over long before the 15-minute consumer limit whatever D1's latency.
+ * list membership, the checkpoint) and a few ms of CPU. A step stops before its statements
+ * would pass `stepStatements`, under D1's 1,000 queries of one invocation whatever the rows (a
+ * test counts it), or after `stepChunks`; each message more costs a queue hop, a lease and a
+ * window of the file read again (a tenth of a 1,000,000-row import at ten chunks a message,
+ * bench:import). The wall-clock budget hands over long before the 15-minute consumer limit
+ * whatever D1's latency.
  */
 export interface ImportTuning {
   chunkRows: number;
@@ -195,6 +196,8 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
     inFlight = null;
     return commit === null || (await commit) === "committed";
   };
+  /** The step stops here; the next one goes on from the last checkpoint. */
+  const handOver = async (): Promise<RowsOutcome> => ((await landed()) ? { state: "yielded" } : { state: "stale" });
   let chunks = 0;
   let sent = 0;
   try {
@@ -230,7 +233,7 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
           now: now(),
         });
         // The step's budget of statements is spent: this chunk is read again by the next step.
-        if (sent > 0 && sent + statements.length > tuning.stepStatements) return (await landed()) ? { state: "yielded" } : { state: "stale" };
+        if (sent > 0 && sent + statements.length > tuning.stepStatements) return handOver();
         if (!(await landed())) return { state: "stale" };
         sent += statements.length;
         inFlight = commitImportStatements(db, statements);
@@ -240,7 +243,7 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
         at.total += chunk.records;
         at.failed += chunk.refused;
         buffer = buffer.subarray(cut.end);
-        if (++chunks >= tuning.stepChunks || now() >= deadline) return (await landed()) ? { state: "yielded" } : { state: "stale" };
+        if (++chunks >= tuning.stepChunks || now() >= deadline) return handOver();
       }
       // This source is read; the next one starts after its header. The next chunk's checkpoint
       // records the move; until then a restart re-finds this source's end.
