@@ -1,4 +1,5 @@
 import { jsonArrays } from "./json-arrays";
+import { batchWithJsonEach, type JsonEach } from "./json-each";
 import type { ShardDb } from "./shards";
 import type { NewEvent } from "../domain/events";
 import { eventColumns, eventFromRow, type EventBatchState, type EventRow, type StoredEvent } from "./events";
@@ -115,7 +116,7 @@ export interface EventBatch {
  * NULL was stored already and is left alone, so a batch taken twice (a redelivered message)
  * is stored once.
  */
-function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, each: EventsEach, kept: boolean): D1PreparedStatement[] {
+function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, each: JsonEach, kept: boolean): D1PreparedStatement[] {
   const panelId = panel.id;
   const toStore = (table: string) =>
     `${table}.id IN (SELECT value FROM json_each(?2)) AND ${table}.panel_id = ?1 AND ${table}.state = 'pending' AND ${table}.lease = ?3 AND ${table}.events IS NOT NULL`;
@@ -206,32 +207,6 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
   ];
 }
 
-/**
- * The table function that reads a batch's events. jsonb_each (SQLite 3.51) hands each event
- * over as JSONB, so the dozen `->>` reads of an event's members do not parse its text again
- * each (json_each's text values are parsed once per read: about half of storing a batch's
- * rows, bench:activity part 3; decision 0032). Where the database does not know it, the
- * statements run again with json_each, which reads the same values, and the isolate keeps to it.
- */
-type EventsEach = "jsonb_each" | "json_each";
-let eventsEach: EventsEach = "jsonb_each";
-/** How a database refuses it: an unknown table function, or one its authorizer does not allow. */
-const JSONB_EACH_REFUSED = /jsonb_each|not authorized|SQLITE_AUTH/i;
-
-/** Runs `statements(each)` as one D1 batch with the best table function the database has. */
-async function batchReadingEvents<T = unknown>(db: ShardDb, statements: (each: EventsEach) => D1PreparedStatement[]): Promise<D1Result<T>[]> {
-  const each = eventsEach;
-  try {
-    return await db.batch<T>(statements(each));
-  } catch (error) {
-    // All or none: nothing of the failed batch was written.
-    if (each === "json_each" || !JSONB_EACH_REFUSED.test(String(error))) throw error;
-    const results = await db.batch<T>(statements("json_each"));
-    eventsEach = "json_each";
-    return results;
-  }
-}
-
 interface BatchRow {
   id: number;
   attempts: number;
@@ -254,7 +229,7 @@ function idListOf(ids: readonly number[]): string {
 }
 
 /** Leases the pending batches among `?2` that no other pass holds, then stores their events as rows. */
-function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, now: number, until: number, each: EventsEach, kept: boolean): D1PreparedStatement[] {
+function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, now: number, until: number, each: JsonEach, kept: boolean): D1PreparedStatement[] {
   const panelId = panel.id;
   return [
     db
@@ -275,7 +250,7 @@ function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: s
 export async function finishEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<void> {
   const panelId = panel.id;
   const idList = idListOf(ids);
-  await batchReadingEvents(db, (each) => [
+  await batchWithJsonEach(db, (each) => [
     ...takeStatements(db, panel, idList, lease, now, until, each, false),
     db.prepare("DELETE FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3").bind(panelId, idList, lease),
   ]);
@@ -284,7 +259,7 @@ export async function finishEventBatches(db: ShardDb, panel: BatchPanel, ids: re
 export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<EventBatch[]> {
   const panelId = panel.id;
   const idList = idListOf(ids);
-  const results = await batchReadingEvents(db, (each) => [
+  const results = await batchWithJsonEach(db, (each) => [
     ...takeStatements(db, panel, idList, lease, now, until, each, true),
     db
       .prepare(`SELECT id, attempts, steps_done FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3 ORDER BY id`)

@@ -2,6 +2,7 @@ import type { ShardDb } from "./shards";
 import type { ColumnPlan } from "../domain/imports";
 import type { AttributeValue } from "../domain/attributes";
 import { jsonArrays } from "./json-arrays";
+import { batchWithJsonEach, type JsonEach } from "./json-each";
 
 export type ImportStatus = "queued" | "running" | "completed" | "failed";
 export type ImportPhase = "fetch" | "header" | "rows" | "report" | "notify" | "done";
@@ -270,10 +271,8 @@ export async function recordImportAttempt(db: ShardDb, panelId: string, jobId: s
   return row?.attempts ?? 0;
 }
 
-export interface ImportedRow {
-  key: string;
-  attrs: Record<string, AttributeValue>;
-}
+/** A row to upsert, as the upsert's JSON array holds it: the contact's key, then its attributes. */
+export type ImportedRow = readonly [key: string, attrs: Record<string, AttributeValue>];
 
 export interface RefusedRowLine {
   row: number;
@@ -302,13 +301,13 @@ export interface ChunkCommit {
  * order, so a later row with the same key updates the contact the earlier one wrote and wins,
  * as it does across statements. `value -> 1` is the attributes' JSON text as sent.
  */
-const UPSERT_SQL = `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
-  SELECT ?1, r.value ->> 0, r.value -> 1, ?2, ?2 FROM json_each(?3) AS r WHERE true
+const upsertSql = (each: JsonEach) => `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
+  SELECT ?1, r.value ->> 0, r.value -> 1, ?2, ?2 FROM ${each}(?3) AS r WHERE true
   ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, excluded.attrs), updated_at = excluded.updated_at`;
 
 /** Report lines of a JSON array of [row, line]: ?1 panel, ?2 job, ?3 source. */
-const ERROR_LINES_SQL = `INSERT OR REPLACE INTO import_errors (panel_id, job_id, source_index, row_number, line)
-  SELECT ?1, ?2, ?3, r.value ->> 0, r.value ->> 1 FROM json_each(?4) AS r`;
+const errorLinesSql = (each: JsonEach) => `INSERT OR REPLACE INTO import_errors (panel_id, job_id, source_index, row_number, line)
+  SELECT ?1, ?2, ?3, r.value ->> 0, r.value ->> 1 FROM ${each}(?4) AS r`;
 
 /**
  * Rows per upsert, as JSON text: a few statements per chunk. One array per chunk (220 KB in
@@ -316,9 +315,11 @@ const ERROR_LINES_SQL = `INSERT OR REPLACE INTO import_errors (panel_id, job_id,
  */
 const UPSERT_JSON_CHARS = 100_000;
 
-/** Upserts of `rows`, a JSON array each. */
-function upsertContactRows(db: ShardDb, panelId: string, rows: readonly ImportedRow[], now: number): D1PreparedStatement[] {
-  return jsonArrays(rows.map((row) => [row.key, row.attrs]), UPSERT_JSON_CHARS).map((part) => db.prepare(UPSERT_SQL).bind(panelId, now, part.json));
+/** A chunk's D1 batch, its arrays' JSON made once, for whichever table function reads them. */
+export interface ChunkStatements {
+  /** The batch's statements, whichever function reads the arrays. */
+  count: number;
+  build(each: JsonEach): D1PreparedStatement[];
 }
 
 /**
@@ -331,8 +332,11 @@ function upsertContactRows(db: ShardDb, panelId: string, rows: readonly Imported
  * id before the batch (ids only grow, and D1 runs one batch at a time); every other imported
  * row, repeats of a key within the file included, is "updated".
  */
-export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "panelId">, chunk: ChunkCommit): D1PreparedStatement[] {
-  const statements: D1PreparedStatement[] = [
+export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "panelId">, chunk: ChunkCommit): ChunkStatements {
+  const upserts = jsonArrays(chunk.rows, UPSERT_JSON_CHARS);
+  const errorLines = jsonArrays(chunk.errorLines.map((line) => [line.row, line.line]));
+  const withList = chunk.listId !== null && chunk.rows.length > 0;
+  const build = (each: JsonEach): D1PreparedStatement[] => [
     db
       .prepare(
         `UPDATE import_jobs SET seq = CASE WHEN phase = 'rows' AND seq = ?3 THEN ?3 + 1 END,
@@ -340,25 +344,21 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
          WHERE panel_id = ?1 AND id = ?2`,
       )
       .bind(job.panelId, job.id, chunk.seq),
-    ...upsertContactRows(db, job.panelId, chunk.rows, chunk.now),
-  ];
-  if (chunk.listId !== null && chunk.rows.length > 0) {
+    ...upserts.map((part) => db.prepare(upsertSql(each)).bind(job.panelId, chunk.now, part.json)),
     // One parameter carries every key of the chunk (a JSON array) instead of 100-key IN lists.
-    statements.push(
-      db
-        .prepare(
-          `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
-           SELECT l.id, c.id, c.panel_id, ?4 FROM lists l
-           JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
-           WHERE l.panel_id = ?1 AND l.id = ?2`,
-        )
-        .bind(job.panelId, chunk.listId, JSON.stringify(chunk.rows.map((row) => row.key)), chunk.now),
-    );
-  }
-  for (const part of jsonArrays(chunk.errorLines.map((line) => [line.row, line.line]))) {
-    statements.push(db.prepare(ERROR_LINES_SQL).bind(job.panelId, job.id, chunk.sourceIndex, part.json));
-  }
-  statements.push(
+    ...(withList
+      ? [
+          db
+            .prepare(
+              `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
+               SELECT l.id, c.id, c.panel_id, ?4 FROM lists l
+               JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
+               WHERE l.panel_id = ?1 AND l.id = ?2`,
+            )
+            .bind(job.panelId, chunk.listId, JSON.stringify(chunk.rows.map((row) => row[0])), chunk.now),
+        ]
+      : []),
+    ...errorLines.map((part) => db.prepare(errorLinesSql(each)).bind(job.panelId, job.id, chunk.sourceIndex, part.json)),
     db
       .prepare(
         // Every contact above the mark was inserted by this batch (D1 runs one at a time), so
@@ -382,14 +382,14 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
         chunk.records - chunk.refused,
         chunk.now,
       ),
-  );
-  return statements;
+  ];
+  return { count: 2 + upserts.length + (withList ? 1 : 0) + errorLines.length, build };
 }
 
 /** Runs a chunk's statements (importChunkStatements): "stale" when another consumer committed that chunk first. */
-export async function commitImportStatements(db: ShardDb, statements: D1PreparedStatement[]): Promise<"committed" | "stale"> {
+export async function commitImportStatements(db: ShardDb, statements: ChunkStatements): Promise<"committed" | "stale"> {
   try {
-    await db.batch(statements);
+    await batchWithJsonEach(db, statements.build);
     return "committed";
   } catch (error) {
     if (error instanceof Error && /NOT NULL constraint failed: import_jobs\.seq/i.test(error.message)) return "stale";

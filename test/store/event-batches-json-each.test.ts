@@ -2,39 +2,13 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { appendEventBatches, finishEventBatches, type EventToRecord } from "../../src/store/event-batches";
 import type { ShardDb } from "../../src/store/shards";
+import { withoutJsonbEach } from "../support/json-each";
 
 // Storing a batch's events as rows reads them with jsonb_each (SQLite 3.51); a database without
 // it must store the very same rows with json_each (decision 0032). This file has its own
 // isolate: the fallback it triggers stays in it.
 
 const db = env.SHARD_0 as ShardDb;
-
-/** The shard as a database without jsonb_each answers: every batch naming it fails, writing nothing. */
-function withoutJsonbEach(real: ShardDb): { db: ShardDb; refused: () => number } {
-  const naming = new WeakSet<object>();
-  let refused = 0;
-  const wrapped = new Proxy(real, {
-    get(target, property) {
-      if (property === "prepare") {
-        return (sql: string) => {
-          const statement = target.prepare(sql);
-          if (!sql.includes("jsonb_each")) return statement;
-          return { bind: (...values: unknown[]) => { const bound = statement.bind(...values); naming.add(bound); return bound; } };
-        };
-      }
-      if (property === "batch") {
-        return (statements: D1PreparedStatement[]) => {
-          if (!statements.some((s) => naming.has(s))) return target.batch(statements);
-          refused++;
-          return Promise.reject(new Error("D1_ERROR: no such table: jsonb_each: SQLITE_ERROR"));
-        };
-      }
-      const value = (target as any)[property];
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { db: wrapped, refused: () => refused };
-}
 
 function events(tag: string): EventToRecord[] {
   const params = { name: "Kettle ✓ \"quoted\" \\ \n😀", prid: 1234, price: 29.5, big: 123456789012, nested: { list: [1, "a", null, true] } };

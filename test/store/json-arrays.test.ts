@@ -31,4 +31,14 @@ describe("jsonArrays", () => {
     expectParts(parts, items, 5000);
     expect(parts.length).toBeLessThanOrEqual(8);
   });
+
+  it("stays exact when the first items are no guide to the rest's length", () => {
+    const short = Array.from({ length: 200 }, (_, i) => i);
+    const long = Array.from({ length: 800 }, (_, i) => `${"x".repeat(40)}${i}`);
+    for (const items of [[...short, ...long], [...long, ...short]]) {
+      const parts = jsonArrays(items, 4000);
+      expectParts(parts, items, 4000);
+      expect(parts.length).toBeLessThanOrEqual(20);
+    }
+  });
 });

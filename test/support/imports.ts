@@ -1,5 +1,8 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { getImportJob } from "../../src/store/imports";
+import { DEFAULT_TUNING, importNudge, importQueueHandler, newImportJob, type ImportRef, type ImportTuning, type StartImportOptions } from "../../src/services/imports";
+import { getImportJob, insertImportJob, type ImportJob } from "../../src/store/imports";
 import { apiFor, receiver, type TestPanel, panelData } from "./helpers";
 
 /** Puts a file on the loopback receiver; returns the URL a bulk upload's `path` names. */
@@ -24,4 +27,48 @@ export async function importCsv(panel: TestPanel, csv: string, params: Record<st
   expect(started.body.result).toBe("Success");
   expect(started.body.jobid).toMatch(/^job_/);
   return importFinished(panel, started.body.jobid);
+}
+
+// The import engine driven by hand: a test stores a job and delivers its queue messages itself.
+
+/** Small chunks and reads, so a few rows make many chunks, checkpoints and reads. */
+export const TINY: ImportTuning = { ...DEFAULT_TUNING, chunkRows: 2, chunkBytes: 64, readBytes: 7, stepChunks: 1 };
+
+/** The Worker's env with an IMPORTS queue that records messages instead of delivering them. */
+export function quietEnv(overrides: Partial<Env> = {}): { env: Env; sent: unknown[] } {
+  const sent: unknown[] = [];
+  const queue = {
+    send: async (body: unknown) => void sent.push(body),
+    sendBatch: async (messages: Array<{ body: unknown }>) => void sent.push(...messages.map((m) => m.body)),
+  } as unknown as Queue;
+  return { env: { ...env, IMPORTS: queue, ...overrides } as Env, sent };
+}
+
+/** A job stored but not queued. */
+export async function storeImportJob(panelId: string, options: Omit<StartImportOptions, "panelId">, now = Date.now()): Promise<ImportRef> {
+  const job = newImportJob({ panelId, origin: "https://api.test", now, ...options });
+  await insertImportJob(panelData, job);
+  return { panelId: job.panelId, jobId: job.id };
+}
+
+/** One queue message of the job, handled as the IMPORTS consumer would. */
+export async function deliver(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = TINY, now: () => number = Date.now) {
+  const batch = createMessageBatch("apiv2-imports-default", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body: importNudge(ref) }]);
+  const ctx = createExecutionContext();
+  await importQueueHandler(tuning, now)(batch, handlerEnv, ctx);
+  return getQueueResult(batch, ctx);
+}
+
+export async function job(ref: ImportRef): Promise<ImportJob> {
+  return (await getImportJob(panelData, ref.panelId, ref.jobId))!;
+}
+
+/** Delivers messages one after another, as the queue would, until the job is done. */
+export async function runToEnd(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = TINY, now: () => number = Date.now): Promise<ImportJob> {
+  for (let i = 0; i < 500; i++) {
+    await deliver(ref, handlerEnv, tuning, now);
+    const current = await job(ref);
+    if (current.phase === "done") return current;
+  }
+  throw new Error("the job did not finish");
 }

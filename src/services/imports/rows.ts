@@ -149,7 +149,7 @@ function prepareChunk(job: ImportJob, plan: ColumnPlan, at: Position, bytes: Uin
     chunk.records++;
     const prepared = prepareRow(plan, record.fields, record.malformed);
     if (prepared.ok) {
-      chunk.rows.push({ key: prepared.key, attrs: prepared.attrs });
+      chunk.rows.push([prepared.key, prepared.attrs]);
       return;
     }
     chunk.refused++;
@@ -233,9 +233,9 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
           now: now(),
         });
         // The step's budget of statements is spent: this chunk is read again by the next step.
-        if (sent > 0 && sent + statements.length > tuning.stepStatements) return handOver();
+        if (sent > 0 && sent + statements.count > tuning.stepStatements) return handOver();
         if (!(await landed())) return { state: "stale" };
-        sent += statements.length;
+        sent += statements.count;
         inFlight = commitImportStatements(db, statements);
         at.seq++;
         at.byteOffset += cut.end;

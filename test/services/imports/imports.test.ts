@@ -1,27 +1,20 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
   DEFAULT_TUNING,
-  importNudge,
-  importQueueHandler,
   MAX_IMPORT_ATTEMPTS,
-  newImportJob,
   redriveStalledImports,
   startImport,
   STALL_MS,
-  type ImportRef,
   type ImportTuning,
   type StartImportOptions,
 } from "../../../src/services/imports";
-import { commitImportStatements, getImportJob, importChunkStatements, insertImportJob, type ImportJob } from "../../../src/store/imports";
+import { commitImportStatements, getImportJob, importChunkStatements, type ImportJob, type ImportedRow } from "../../../src/store/imports";
 import { getContactByKey } from "../../../src/store/contacts";
 import { listNotifications } from "../../../src/store/notifications";
 import { countedEnv, type D1Use } from "../../../bench/worker/d1-count";
 import { apiFor, call, contactsOf, createPanel, receiver, type TestPanel, panelData } from "../../support/helpers";
-
-// Small chunks and reads, so a few rows make many chunks, checkpoints and reads.
-const TINY: ImportTuning = { ...DEFAULT_TUNING, chunkRows: 2, chunkBytes: 64, readBytes: 7, stepChunks: 1 };
+import { deliver, job, quietEnv, runToEnd, storeImportJob, TINY } from "../../support/imports";
 
 let panel: TestPanel;
 
@@ -29,43 +22,8 @@ beforeEach(async () => {
   panel = await createPanel();
 });
 
-/** The Worker's env with an IMPORTS queue that records messages instead of delivering them. */
-function quietEnv(overrides: Partial<Env> = {}): { env: Env; sent: unknown[] } {
-  const sent: unknown[] = [];
-  const queue = {
-    send: async (body: unknown) => void sent.push(body),
-    sendBatch: async (messages: Array<{ body: unknown }>) => void sent.push(...messages.map((m) => m.body)),
-  } as unknown as Queue;
-  return { env: { ...env, IMPORTS: queue, ...overrides } as Env, sent };
-}
-
-/** A job stored but not queued: the test delivers its messages itself. */
-async function newJob(options: Omit<StartImportOptions, "panelId">, now = Date.now()): Promise<ImportRef> {
-  const job = newImportJob({ panelId: panel.id, origin: "https://api.test", now, ...options });
-  await insertImportJob(panelData, job);
-  return { panelId: job.panelId, jobId: job.id };
-}
-
-async function deliver(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = TINY, now: () => number = Date.now) {
-  const batch = createMessageBatch("apiv2-imports-default", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body: importNudge(ref) }]);
-  const ctx = createExecutionContext();
-  await importQueueHandler(tuning, now)(batch, handlerEnv, ctx);
-  return getQueueResult(batch, ctx);
-}
-
-async function job(ref: ImportRef): Promise<ImportJob> {
-  return (await getImportJob(panelData, ref.panelId, ref.jobId))!;
-}
-
-/** Delivers messages one after another, as the queue would, until the job is done. */
-async function runToEnd(ref: ImportRef, handlerEnv: Env, tuning: ImportTuning = TINY, now: () => number = Date.now): Promise<ImportJob> {
-  for (let i = 0; i < 500; i++) {
-    await deliver(ref, handlerEnv, tuning, now);
-    const current = await job(ref);
-    if (current.phase === "done") return current;
-  }
-  throw new Error("the job did not finish");
-}
+/** A job of this test's panel stored but not queued: the test delivers its messages itself. */
+const newJob = (options: Omit<StartImportOptions, "panelId">, now = Date.now()) => storeImportJob(panel.id, options, now);
 
 const CSV = [
   "EMAIL,NAME,AGE",
@@ -139,7 +97,7 @@ describe("import engine", () => {
     const chunk = {
       seq: at.seq,
       sourceIndex: 0,
-      rows: [{ key: "twice@example.com", attrs: { EMAIL: "twice@example.com" } }],
+      rows: [["twice@example.com", { EMAIL: "twice@example.com" }]] as ImportedRow[],
       records: 1,
       refused: 0,
       errorLines: [],
@@ -149,7 +107,7 @@ describe("import engine", () => {
     };
     const commit = (c: typeof chunk) => commitImportStatements(panelData, importChunkStatements(panelData, at, c));
     expect(await commit(chunk)).toBe("committed");
-    expect(await commit({ ...chunk, rows: [{ key: "other@example.com", attrs: { EMAIL: "other@example.com" } }] })).toBe("stale");
+    expect(await commit({ ...chunk, rows: [["other@example.com", { EMAIL: "other@example.com" }]] })).toBe("stale");
     const after = await job(ref);
     expect(after).toMatchObject({ seq: at.seq + 1, total: at.total + 1, created: at.created + 1, updated: at.updated });
     // The stale batch rolled back whole: its contact was never written.
