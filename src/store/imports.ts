@@ -317,7 +317,7 @@ const UPSERT_JSON_CHARS = 100_000;
 
 /** A chunk's D1 batch, its arrays' JSON made once, for whichever table function reads them. */
 export interface ChunkStatements {
-  /** The batch's statements, whichever function reads the arrays. */
+  /** How many statements the batch holds, whichever function reads the arrays. */
   count: number;
   build(each: JsonEach): D1PreparedStatement[];
 }

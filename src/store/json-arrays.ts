@@ -1,5 +1,5 @@
 /**
- * Many rows as one bound value: a statement reads a JSON array with json_each instead of
+ * Many rows as one bound value: a statement reads a JSON array with json_each or jsonb_each instead of
  * binding a hundred parameters (D1's cap), so a write of thousands of rows is one statement,
  * and neither side pays D1's per-parameter conversion.
  *
@@ -15,7 +15,7 @@ export interface JsonArrayPart {
   to: number;
 }
 
-/** Items stringified first, to tell whether all of them can fit one array and else how many can. */
+/** Items stringified first, spread over the list, to tell whether all of them can fit one array and else how many can. */
 const PROBE_ITEMS = 32;
 /** Arrays are aimed a tenth below the bound: items vary in length. */
 const FILL = 0.9;
@@ -23,10 +23,11 @@ const FILL = 0.9;
 /**
  * `items` as JSON arrays of at most `maxChars` characters, in order (an item longer than that
  * alone goes in an array of its own). Slices are stringified whole, one native call instead of
- * one per item and a join (a tenth of the batch endpoint's CPU, bench:profile). The first few
- * items tell how many fit an array, so a list longer than one array is not stringified whole
- * for nothing (an import chunk's rows were stringified twice); after a slice too long anyway,
- * slices shorter by as much as it was over (all the rest again after an item too long alone).
+ * one per item and a join (a tenth of the batch endpoint's CPU, bench:profile). A few items
+ * spread over a long list tell whether it fits one array; when it does not, slices start at
+ * what fits, so the whole list is not stringified for nothing (an import chunk's rows were
+ * stringified twice), and each next slice is sized by the characters per item of the array
+ * before it. A slice too long anyway is tried again shorter by as much as it was over.
  */
 export function jsonArrays(items: readonly unknown[], maxChars = MAX_JSON_ARRAY_CHARS): JsonArrayPart[] {
   const arrays: JsonArrayPart[] = [];
@@ -36,20 +37,27 @@ export function jsonArrays(items: readonly unknown[], maxChars = MAX_JSON_ARRAY_
     const to = Math.min(items.length, from + size);
     const json = JSON.stringify(from === 0 && to === items.length ? items : items.slice(from, to));
     if (json.length > maxChars && to - from > 1) {
-      size = Math.max(1, Math.floor(((to - from) * maxChars * FILL) / json.length));
+      size = slotsFor(json.length / (to - from), maxChars);
       continue;
     }
     arrays.push({ json, from, to });
+    // After an item too long alone, the rest is tried whole again.
+    size = json.length > maxChars ? items.length : slotsFor(json.length / (to - from), maxChars);
     from = to;
-    if (json.length > maxChars) size = items.length;
   }
   return arrays;
 }
 
-/** All the items, unless the first few say they would not fit one array: then as many as they say would. */
+/** How many items of `charsPerItem` fit an array, aiming below the bound. */
+function slotsFor(charsPerItem: number, maxChars: number): number {
+  return Math.max(1, Math.floor((maxChars * FILL) / charsPerItem));
+}
+
+/** All the items, unless a probe of a few says they would not fit one array: then as many as it says would. */
 function firstSliceSize(items: readonly unknown[], maxChars: number): number {
   if (items.length <= PROBE_ITEMS * 4) return items.length;
-  const probe = JSON.stringify(items.slice(0, PROBE_ITEMS)).length;
-  const fitting = Math.floor((PROBE_ITEMS * maxChars * FILL) / probe);
-  return Math.max(1, Math.min(items.length, fitting));
+  const step = items.length / PROBE_ITEMS;
+  const probe = Array.from({ length: PROBE_ITEMS }, (_, i) => items[Math.floor(i * step)]);
+  const charsPerItem = JSON.stringify(probe).length / PROBE_ITEMS;
+  return charsPerItem * items.length <= maxChars ? items.length : slotsFor(charsPerItem, maxChars);
 }

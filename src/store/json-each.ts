@@ -21,8 +21,8 @@ export async function batchWithJsonEach<T = unknown>(db: ShardDb, statements: (e
   } catch (error) {
     // All or none: nothing of the failed batch was written.
     if (each === "json_each" || !JSONB_EACH_REFUSED.test(String(error))) throw error;
-    const results = await db.batch<T>(statements("json_each"));
+    // Known from here on, whatever the retry meets (an import chunk another consumer committed, say).
     inUse = "json_each";
-    return results;
+    return await db.batch<T>(statements("json_each"));
   }
 }

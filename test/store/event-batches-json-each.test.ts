@@ -4,7 +4,7 @@ import { appendEventBatches, finishEventBatches, type EventToRecord } from "../.
 import type { ShardDb } from "../../src/store/shards";
 import { withoutJsonbEach } from "../support/json-each";
 
-// Storing a batch's events as rows reads them with jsonb_each (SQLite 3.51); a database without
+// Storing a batch's events as rows reads them with jsonb_each (SQLite 3.45 on); a database without
 // it must store the very same rows with json_each (decision 0032). This file has its own
 // isolate: the fallback it triggers stays in it.
 

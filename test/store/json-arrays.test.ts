@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { jsonArrays, type JsonArrayPart } from "../../src/store/json-arrays";
 
 /** The parts hold every item once, in order, each under the limit unless it holds one item. */
@@ -39,6 +39,28 @@ describe("jsonArrays", () => {
       const parts = jsonArrays(items, 4000);
       expectParts(parts, items, 4000);
       expect(parts.length).toBeLessThanOrEqual(20);
+    }
+  });
+
+  it("gives one array for a list that fits, however uneven its items", () => {
+    const items = [...Array.from({ length: 32 }, () => "y".repeat(100)), ...Array.from({ length: 968 }, () => 1)];
+    expect(JSON.stringify(items).length).toBeLessThan(10_000);
+    expect(jsonArrays(items, 10_000)).toHaveLength(1);
+  });
+
+  it("does not stringify a list far longer than one array whole before cutting it", () => {
+    const items = Array.from({ length: 2000 }, (_, i) => [`user${i}@example.com`, { NAME: `User ${i}`, AGE: 20 + (i % 50), CITY: `City${i % 300}` }]);
+    const whole = JSON.stringify(items).length;
+    expect(whole).toBeGreaterThan(2 * 40_000);
+    const stringify = vi.spyOn(JSON, "stringify");
+    try {
+      const parts = jsonArrays(items, 40_000);
+      expectParts(parts, items, 40_000);
+      const stringified = stringify.mock.results.reduce((sum, result) => sum + (result.value as string).length, 0);
+      // The parts' own text plus a probe of a few items: no pass over the whole list first.
+      expect(stringified).toBeLessThan(whole * 1.1);
+    } finally {
+      stringify.mockRestore();
     }
   });
 });

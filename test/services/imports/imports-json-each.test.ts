@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { contactsOf, createPanel, panelData, receiver } from "../../support/helpers";
-import { quietEnv, runToEnd, storeImportJob } from "../../support/imports";
+import { deliver, job, quietEnv, runToEnd, storeImportJob } from "../../support/imports";
+import { commitImportStatements, importChunkStatements, type ImportedRow } from "../../../src/store/imports";
 import { withoutJsonbEach } from "../../support/json-each";
 
 // An import chunk's rows and report lines are read with jsonb_each (decision 0036); a database
@@ -23,8 +24,10 @@ async function importWith(db: typeof panelData) {
   const ref = await storeImportJob(panel.id, { sources: [{ url: await receiver.putFile(`json-each-${crypto.randomUUID()}.csv`, CSV) }] });
   const done = await runToEnd(ref, quietEnv({ SHARD_1: db }).env);
   const contacts = (await contactsOf(panel.id)).map((contact) => [contact.key, contact.attributes]).sort();
+  // The attributes' JSON text as stored, not only what it parses to.
+  const { results: stored } = await panelData.prepare("SELECT pk_value, attrs FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panel.id).all();
   const report = await (await env.FILES.get(done.errorReportKey!))!.text();
-  return { counts: { total: done.total, created: done.created, updated: done.updated, failed: done.failed }, contacts, report };
+  return { counts: { total: done.total, created: done.created, updated: done.updated, failed: done.failed }, contacts, stored, report };
 }
 
 describe("importing through a database without jsonb_each", () => {
@@ -38,9 +41,30 @@ describe("importing through a database without jsonb_each", () => {
     });
 
     const old = withoutJsonbEach(panelData);
+    // The first refusal meets a chunk another consumer committed first: still "stale", and
+    // the isolate has learnt to use json_each all the same.
+    const panel = await createPanel();
+    const ref = await storeImportJob(panel.id, { sources: [{ url: await receiver.putFile(`stale-${crypto.randomUUID()}.csv`, CSV) }] });
+    while ((await job(ref)).phase !== "rows") await deliver(ref, quietEnv().env);
+    const at = await job(ref);
+    const chunk = {
+      seq: at.seq + 1,
+      sourceIndex: 0,
+      rows: [["late@example.com", { EMAIL: "late@example.com" }]] as ImportedRow[],
+      records: 1,
+      refused: 0,
+      errorLines: [],
+      next: { sourceIndex: 0, byteOffset: at.byteOffset, rowNumber: at.rowNumber },
+      listId: null,
+      now: Date.now(),
+    };
+    expect(await commitImportStatements(old.db, importChunkStatements(old.db, at, chunk))).toBe("stale");
+    expect(old.refused()).toBe(1);
+
     const first = await importWith(old.db);
     expect(first.counts).toEqual(expected.counts);
     expect(first.contacts).toEqual(expected.contacts);
+    expect(first.stored.map((row) => row.attrs)).toEqual(expected.stored.map((row) => row.attrs));
     expect(first.report).toBe(expected.report);
     // Refused once; every chunk after went to json_each at once.
     expect(old.refused()).toBe(1);

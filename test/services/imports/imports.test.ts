@@ -105,6 +105,10 @@ describe("import engine", () => {
       listId: null,
       now: Date.now(),
     };
+    // The count the step's budget uses is what the batch holds, with every kind of statement.
+    const everyKind = importChunkStatements(panelData, at, { ...chunk, listId: 1, errorLines: [{ row: 9, line: "9,EMAIL,bad" }] });
+    for (const each of ["jsonb_each", "json_each"] as const) expect(everyKind.build(each)).toHaveLength(everyKind.count);
+    expect(everyKind.count).toBe(5);
     const commit = (c: typeof chunk) => commitImportStatements(panelData, importChunkStatements(panelData, at, c));
     expect(await commit(chunk)).toBe("committed");
     expect(await commit({ ...chunk, rows: [["other@example.com", { EMAIL: "other@example.com" }]] })).toBe("stale");
