@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { DEFAULT_TUNING, importNudge, importQueueHandler, newImportJob, type ImportRef, type ImportTuning, type StartImportOptions } from "../../src/services/imports";
-import { getImportJob, insertImportJob, type ImportJob } from "../../src/store/imports";
+import { getImportJob, insertImportJob, type ChunkCommit, type ImportedRow, type ImportJob } from "../../src/store/imports";
 import { apiFor, receiver, type TestPanel, panelData } from "./helpers";
 
 /** Puts a file on the loopback receiver; returns the URL a bulk upload's `path` names. */
@@ -71,4 +71,19 @@ export async function runToEnd(ref: ImportRef, handlerEnv: Env, tuning: ImportTu
     if (current.phase === "done") return current;
   }
   throw new Error("the job did not finish");
+}
+
+/** A chunk of `rows` read at the job's checkpoint (as `seq`), as the rows step hands it to importChunkStatements. */
+export function chunkAt(at: ImportJob, rows: ImportedRow[], seq = at.seq): ChunkCommit {
+  return {
+    seq,
+    sourceIndex: 0,
+    rows,
+    records: rows.length,
+    refused: 0,
+    errorLines: [],
+    next: { sourceIndex: 0, byteOffset: at.byteOffset, rowNumber: at.rowNumber },
+    listId: null,
+    now: Date.now(),
+  };
 }

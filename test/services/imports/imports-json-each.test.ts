@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { contactsOf, createPanel, panelData, receiver } from "../../support/helpers";
-import { deliver, job, quietEnv, runToEnd, storeImportJob } from "../../support/imports";
-import { commitImportStatements, importChunkStatements, type ImportedRow } from "../../../src/store/imports";
+import { chunkAt, deliver, job, quietEnv, runToEnd, storeImportJob } from "../../support/imports";
+import { commitImportStatements, importChunkStatements } from "../../../src/store/imports";
 import { withoutJsonbEach } from "../../support/json-each";
 
 // An import chunk's rows and report lines are read with jsonb_each (decision 0036); a database
@@ -47,17 +47,7 @@ describe("importing through a database without jsonb_each", () => {
     const ref = await storeImportJob(panel.id, { sources: [{ url: await receiver.putFile(`stale-${crypto.randomUUID()}.csv`, CSV) }] });
     while ((await job(ref)).phase !== "rows") await deliver(ref, quietEnv().env);
     const at = await job(ref);
-    const chunk = {
-      seq: at.seq + 1,
-      sourceIndex: 0,
-      rows: [["late@example.com", { EMAIL: "late@example.com" }]] as ImportedRow[],
-      records: 1,
-      refused: 0,
-      errorLines: [],
-      next: { sourceIndex: 0, byteOffset: at.byteOffset, rowNumber: at.rowNumber },
-      listId: null,
-      now: Date.now(),
-    };
+    const chunk = chunkAt(at, [["late@example.com", { EMAIL: "late@example.com" }]], at.seq + 1);
     expect(await commitImportStatements(old.db, importChunkStatements(old.db, at, chunk))).toBe("stale");
     expect(old.refused()).toBe(1);
 

@@ -9,12 +9,12 @@ import {
   type ImportTuning,
   type StartImportOptions,
 } from "../../../src/services/imports";
-import { commitImportStatements, getImportJob, importChunkStatements, type ImportJob, type ImportedRow } from "../../../src/store/imports";
+import { commitImportStatements, getImportJob, importChunkStatements, type ChunkCommit, type ImportJob } from "../../../src/store/imports";
 import { getContactByKey } from "../../../src/store/contacts";
 import { listNotifications } from "../../../src/store/notifications";
 import { countedEnv, type D1Use } from "../../../bench/worker/d1-count";
 import { apiFor, call, contactsOf, createPanel, receiver, type TestPanel, panelData } from "../../support/helpers";
-import { deliver, job, quietEnv, runToEnd, storeImportJob, TINY } from "../../support/imports";
+import { chunkAt, deliver, job, quietEnv, runToEnd, storeImportJob, TINY } from "../../support/imports";
 
 let panel: TestPanel;
 
@@ -94,22 +94,12 @@ describe("import engine", () => {
     // Run to the rows phase, then commit the same chunk twice from the same checkpoint.
     while ((await job(ref)).phase !== "rows") await deliver(ref, quiet.env);
     const at = await job(ref);
-    const chunk = {
-      seq: at.seq,
-      sourceIndex: 0,
-      rows: [["twice@example.com", { EMAIL: "twice@example.com" }]] as ImportedRow[],
-      records: 1,
-      refused: 0,
-      errorLines: [],
-      next: { sourceIndex: 0, byteOffset: at.byteOffset, rowNumber: at.rowNumber },
-      listId: null,
-      now: Date.now(),
-    };
+    const chunk = chunkAt(at, [["twice@example.com", { EMAIL: "twice@example.com" }]]);
     // The count the step's budget uses is what the batch holds, with every kind of statement.
     const everyKind = importChunkStatements(panelData, at, { ...chunk, listId: 1, errorLines: [{ row: 9, line: "9,EMAIL,bad" }] });
     for (const each of ["jsonb_each", "json_each"] as const) expect(everyKind.build(each)).toHaveLength(everyKind.count);
     expect(everyKind.count).toBe(5);
-    const commit = (c: typeof chunk) => commitImportStatements(panelData, importChunkStatements(panelData, at, c));
+    const commit = (c: ChunkCommit) => commitImportStatements(panelData, importChunkStatements(panelData, at, c));
     expect(await commit(chunk)).toBe("committed");
     expect(await commit({ ...chunk, rows: [["other@example.com", { EMAIL: "other@example.com" }]] })).toBe("stale");
     const after = await job(ref);
