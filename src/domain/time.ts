@@ -54,9 +54,15 @@ export function parseCts(value: string | number): Checked<WallClock> {
   const text = String(value).trim();
   // Read digit by digit: every activity of a batch carries one, and a pattern with six
   // groups cost more than the rest of the event's time.
-  const pairs = text.length === 12 ? [0, 2, 4, 6, 8, 10].map((at) => digitsAt(text, at, 2)) : [-1];
-  if (pairs.some((pair) => pair < 0)) return fail(`must be YYMMDDhhmmss (12 digits), not "${text}"`);
-  const [year, month, day, hour, minute, second] = pairs as [number, number, number, number, number, number];
+  const year = digitsAt(text, 0, 2);
+  const month = digitsAt(text, 2, 2);
+  const day = digitsAt(text, 4, 2);
+  const hour = digitsAt(text, 6, 2);
+  const minute = digitsAt(text, 8, 2);
+  const second = digitsAt(text, 10, 2);
+  if (text.length !== 12 || year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) {
+    return fail(`must be YYMMDDhhmmss (12 digits), not "${text}"`);
+  }
   return checkedWallClock({ year: 2000 + year, month, day, hour, minute, second }, text);
 }
 

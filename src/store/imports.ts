@@ -335,7 +335,8 @@ export interface ChunkStatements {
 export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "panelId">, chunk: ChunkCommit): ChunkStatements {
   const upserts = jsonArrays(chunk.rows, UPSERT_JSON_CHARS);
   const errorLines = jsonArrays(chunk.errorLines.map((line) => [line.row, line.line]));
-  const withList = chunk.listId !== null && chunk.rows.length > 0;
+  // One parameter carries every key of the chunk (a JSON array) instead of 100-key IN lists.
+  const listKeys = chunk.listId !== null && chunk.rows.length > 0 ? JSON.stringify(chunk.rows.map((row) => row[0])) : null;
   const build = (each: JsonEach): D1PreparedStatement[] => [
     db
       .prepare(
@@ -345,8 +346,7 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
       )
       .bind(job.panelId, job.id, chunk.seq),
     ...upserts.map((part) => db.prepare(upsertSql(each)).bind(job.panelId, chunk.now, part.json)),
-    // One parameter carries every key of the chunk (a JSON array) instead of 100-key IN lists.
-    ...(withList
+    ...(listKeys !== null
       ? [
           db
             .prepare(
@@ -355,7 +355,7 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
                JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
                WHERE l.panel_id = ?1 AND l.id = ?2`,
             )
-            .bind(job.panelId, chunk.listId, JSON.stringify(chunk.rows.map((row) => row[0])), chunk.now),
+            .bind(job.panelId, chunk.listId, listKeys, chunk.now),
         ]
       : []),
     ...errorLines.map((part) => db.prepare(errorLinesSql(each)).bind(job.panelId, job.id, chunk.sourceIndex, part.json)),
@@ -383,7 +383,7 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
         chunk.now,
       ),
   ];
-  return { count: 2 + upserts.length + (withList ? 1 : 0) + errorLines.length, build };
+  return { count: 2 + upserts.length + (listKeys !== null ? 1 : 0) + errorLines.length, build };
 }
 
 /** Runs a chunk's statements (importChunkStatements): "stale" when another consumer committed that chunk first. */
