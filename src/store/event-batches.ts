@@ -184,6 +184,7 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
          SELECT DISTINCT ?1, uniqueid, contact_id
          FROM events WHERE id >= (SELECT MIN(first_id) FROM event_batches WHERE ${toStore("event_batches")}) AND +panel_id = ?1
            AND uniqueid IS NOT NULL AND identity IS NOT NULL AND contact_id IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM uniqueid_contacts u WHERE u.panel_id = ?1 AND u.uniqueid = events.uniqueid AND u.contact_id = events.contact_id)
          ON CONFLICT DO NOTHING`,
       )
       .bind(panelId, idList, lease),
