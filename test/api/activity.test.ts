@@ -361,6 +361,29 @@ describe("anonymous history joins the contact", () => {
     expect((await contactEvents(panel, "second@example.com")).body.events.map((e: any) => e.ts)).toEqual(["240101100200", "240101100100"]);
   });
 
+  it("a uniqueid seen again with a contact it was seen with in an earlier pass, and with a new one: each pair kept once, every event in its history", async () => {
+    await postActivity(panel.clientId, cartEvent({ identity: "first@example.com", uniqueid: "tablet", cts: "240101100000" }));
+    await pipelineSettled(panel.id);
+    const again = await postBatch(panel.clientId, [
+      cartEvent({ identity: "first@example.com", uniqueid: "tablet", cts: "240101100100" }),
+      cartEvent({ identity: "second@example.com", uniqueid: "tablet", cts: "240101100200" }),
+      cartEvent({ identity: "second@example.com", uniqueid: "tablet", cts: "240101100300" }),
+    ]);
+    expect(again.status).toBe(200);
+    await pipelineSettled(panel.id);
+
+    const { results: pairs } = await panelData
+      .prepare(
+        `SELECT c.pk_value AS contact FROM uniqueid_contacts u JOIN contacts c ON c.id = u.contact_id
+         WHERE u.panel_id = ? AND u.uniqueid = 'tablet' ORDER BY contact`,
+      )
+      .bind(panel.id)
+      .all<{ contact: string }>();
+    expect(pairs.map((pair) => pair.contact)).toEqual(["first@example.com", "second@example.com"]);
+    const history = (await profileEvents(panel, "tablet")).body.events;
+    expect(history.map((e: any) => e.ts)).toEqual(["240101100300", "240101100200", "240101100100", "240101100000"]);
+  });
+
   it("a uniqueid's history holds its events of every contact it was seen with and its anonymous ones, paged without gaps or repeats", async () => {
     const at = (minute: number) => `24010110${String(minute).padStart(2, "0")}00`;
     await postActivity(panel.clientId, cartEvent({ identity: undefined, uniqueid: "kiosk", cts: at(0) }));
