@@ -7,6 +7,8 @@
 // alternate with the baseline's so drift hits both. The store's own code runs, bundled from
 // src/ behind a minimal D1 stand-in. PASSES (40, the first 5 not counted) of PER_PASS (5) batches
 // of 1,000 of bench:activity's events, over 5,000 identities that exist from the start.
+// AGAINST=<another checkout> runs that checkout's store and migrations too, in a database of its
+// own, its passes alternating with this one's: an A/B of a change to the pass in one process.
 import { build } from "esbuild";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,9 +29,8 @@ interface EventBatchesModule {
   finishEventBatches(db: unknown, panel: { id: string; primaryKey: string }, ids: readonly number[], lease: string, now: number, until: number): Promise<void>;
 }
 
-async function loadStore(workDir: string): Promise<EventBatchesModule> {
-  const outfile = join(workDir, "event-batches.mjs");
-  await build({ entryPoints: [join(root, "src", "store", "event-batches.ts")], bundle: true, format: "esm", platform: "node", outfile, logLevel: "error" });
+async function loadStore(checkout: string, outfile: string): Promise<EventBatchesModule> {
+  await build({ entryPoints: [join(checkout, "src", "store", "event-batches.ts")], bundle: true, format: "esm", platform: "node", outfile, logLevel: "error" });
   return (await import(pathToFileURL(outfile).href)) as EventBatchesModule;
 }
 
@@ -84,10 +85,10 @@ function d1Over(sqlite: DatabaseSync, spent: Map<string, number>, timing: { on: 
   };
 }
 
-function openShard(file: string): DatabaseSync {
+function openShard(checkout: string, file: string): DatabaseSync {
   const sqlite = new DatabaseSync(file);
   sqlite.exec("PRAGMA journal_mode = WAL");
-  const migrations = join(root, "migrations", "shard");
+  const migrations = join(checkout, "migrations", "shard");
   for (const name of readdirSync(migrations).filter((f) => f.endsWith(".sql")).sort()) sqlite.exec(readFileSync(join(migrations, name), "utf8"));
   sqlite.exec(`INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
     WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 4999)
@@ -111,43 +112,54 @@ function eventAt(i: number) {
   };
 }
 
-const workDir = mkdtempSync(join(tmpdir(), "apiv2-bench-pass-"));
-try {
-  const store = await loadStore(workDir);
-  const sqlite = openShard(join(workDir, "shard.db"));
+/** One checkout's store code on a database of its own, and the CPU its passes took. */
+async function setUp(label: string, checkout: string, workDir: string) {
+  const store = await loadStore(checkout, join(workDir, `${label}.mjs`));
+  const sqlite = openShard(checkout, join(workDir, `${label}.db`));
   const spent = new Map<string, number>();
   const timing = { on: false };
-  const db = d1Over(sqlite, spent, timing);
+  return { label, store, sqlite, spent, timing, db: d1Over(sqlite, spent, timing), passMs: 0, sequence: 0 };
+}
+type Side = Awaited<ReturnType<typeof setUp>>;
+
+/** Records PER_PASS batches on `side` and times the pass that stores them (when `counted`). */
+async function runPass(side: Side, pass: number, counted: boolean): Promise<void> {
+  const ids: number[] = [];
+  for (let b = 0; b < perPass; b++) {
+    const events = Array.from({ length: BATCH }, () => eventAt(side.sequence++));
+    ids.push(...(await side.store.appendEventBatches(side.db, PANEL, events, Date.now())).batchIds);
+  }
+  // Recording is bench:activity's part 2; only the pass is timed here.
+  side.timing.on = counted;
+  const before = process.cpuUsage();
+  await side.store.finishEventBatches(side.db, { id: PANEL, primaryKey: "EMAIL" }, ids, `lease-${pass}`, Date.now(), Date.now() + 60_000);
+  const used = process.cpuUsage(before);
+  side.timing.on = false;
+  if (counted) side.passMs += (used.user + used.system) / 1000;
+}
+
+const workDir = mkdtempSync(join(tmpdir(), "apiv2-bench-pass-"));
+try {
+  const sides = [await setUp("this", root, workDir)];
+  if (process.env.AGAINST) sides.push(await setUp("against", process.env.AGAINST, workDir));
+  const { sqlite } = sides[0]!;
   const bareInsert = sqlite.prepare(
     `INSERT INTO events (panel_id, batch_id, guid, channel, name, activity_id, contact_id, uniqueid, identity, source, params, occurred_at, received_at)
      VALUES (?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  let sequence = 0;
-  let passMs = 0;
   let baselineMs = 0;
+  let baselineSequence = 0;
   for (let pass = 0; pass < passes; pass++) {
     const counted = pass >= WARM_UP;
-    const ids: number[] = [];
-    for (let b = 0; b < perPass; b++) {
-      const events = Array.from({ length: BATCH }, () => eventAt(sequence++));
-      ids.push(...(await store.appendEventBatches(db, PANEL, events, Date.now())).batchIds);
-    }
-    // Recording is bench:activity's part 2; only the pass is timed here.
-    timing.on = counted;
-    const before = process.cpuUsage();
-    await store.finishEventBatches(db, { id: PANEL, primaryKey: "EMAIL" }, ids, `lease-${pass}`, Date.now(), Date.now() + 60_000);
-    const used = process.cpuUsage(before);
-    timing.on = false;
-    if (counted) passMs += (used.user + used.system) / 1000;
-
-    const first = sequence;
-    const rows = Array.from({ length: perPass * BATCH }, () => eventAt(sequence++));
+    for (const side of sides) await runPass(side, pass, counted);
+    const first = baselineSequence;
+    const rows = Array.from({ length: perPass * BATCH }, () => eventAt(baselineSequence++));
     const now = Date.now();
     const ms = cpuMs(() => {
       sqlite.exec("BEGIN");
       // The contacts were seeded in key order: user<i % 5000> has id 1 + i % 5000.
       rows.forEach((e, k) => {
-        bareInsert.run(PANEL, e.guid, e.channel, e.name, e.activityId, 1 + ((first + k) % 5000), e.uniqueid, e.identity, e.source, JSON.stringify(e.params), e.occurredAt, now);
+        bareInsert.run(PANEL, `bare-${e.guid}`, e.channel, e.name, e.activityId, 1 + ((first + k) % 5000), e.uniqueid, e.identity, e.source, JSON.stringify(e.params), e.occurredAt, now);
       });
       sqlite.exec("COMMIT");
     });
@@ -156,13 +168,17 @@ try {
   const thousands = ((passes - WARM_UP) * perPass * BATCH) / 1000;
   const perThousand = (ms: number) => ms / thousands;
   console.log(`pipeline pass in node:sqlite ${String(sqlite.prepare("SELECT sqlite_version() AS v").get()?.v)}, ${passes - WARM_UP} passes of ${perPass} x ${BATCH} events`);
-  console.log("CPU ms per 1,000 events, by statement of the pass:");
-  for (const [name, ms] of [...spent].sort((a, b) => b[1] - a[1])) console.log(`${perThousand(ms).toFixed(2).padStart(8)}  ${name}`);
-  console.log(`pass ${perThousand(passMs).toFixed(2)} ms per 1,000 events; bare insert of the same rows ${perThousand(baselineMs).toFixed(2)} ms: ${times(passMs, baselineMs)}`);
+  for (const side of sides) {
+    console.log(`${side.label}: CPU ms per 1,000 events, by statement of the pass:`);
+    for (const [name, ms] of [...side.spent].sort((a, b) => b[1] - a[1])) console.log(`${perThousand(ms).toFixed(2).padStart(8)}  ${name}`);
+    console.log(`${side.label}: pass ${perThousand(side.passMs).toFixed(2)} ms per 1,000 events; bare insert of the same rows ${perThousand(baselineMs).toFixed(2)} ms: ${times(side.passMs, baselineMs)}`);
+  }
+  const [current, against] = sides;
+  if (against) console.log(`this checkout's pass: ${times(current!.passMs, against.passMs)} the CPU of ${process.env.AGAINST}'s`);
   report("pass", [
-    { figure: "pipeline pass in node:sqlite, CPU ms per 1,000 events", service: perThousand(passMs).toFixed(2), baseline: perThousand(baselineMs).toFixed(2), ratio: times(passMs, baselineMs), goal: "", met: null },
+    { figure: "pipeline pass in node:sqlite, CPU ms per 1,000 events", service: perThousand(current!.passMs).toFixed(2), baseline: perThousand(baselineMs).toFixed(2), ratio: times(current!.passMs, baselineMs), goal: "", met: null },
   ]);
-  sqlite.close();
+  for (const side of sides) side.sqlite.close();
 } finally {
   rmSync(workDir, { recursive: true, force: true });
 }
