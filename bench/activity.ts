@@ -8,8 +8,11 @@
 // the figures are totals over all slices: load from other processes hits them alike.
 //
 // Part 1 (single posts) and part 3 (batches end to end) run with the EVENTS queue consumer
-// attached, as deployed: after each service slice the run waits for the pipeline to finish
-// before the next slice, so a baseline never pays for it; that drain time is reported.
+// attached, as deployed: after each service slice of part 1 the run waits for the pipeline to
+// finish before the next slice, so a baseline never pays for it; that drain time is reported.
+// Part 3 alternates with nothing: its load runs ROUNDS x SLICE seconds at once and is drained
+// once (PART3_SLICES cuts it into slices drained each, as before: each drain adds up to a
+// queue delivery window, 1 s, in which the pipeline waits for the last batches).
 // Part 2 measures the batch endpoint itself in a second runtime without the EVENTS consumer:
 // locally workerd runs every isolate on one thread, so an attached consumer takes the
 // endpoint's CPU, which in production it does not (consumers run in invocations of their own).
@@ -22,6 +25,7 @@ const rounds = Number(process.env.ROUNDS ?? 5);
 const slice = Number(process.env.SLICE ?? 3);
 const batchSize = Number(process.env.BATCH_SIZE ?? 1000);
 const batchConcurrency = Number(process.env.BATCH_CONCURRENCY ?? 2);
+const part3Slices = Number(process.env.PART3_SLICES ?? 1);
 /** Which parts to run, e.g. PARTS=3 for an A/B of the pipeline alone (default: all). */
 const parts = new Set((process.env.PARTS ?? "1,2,3").split(",").map((part) => part.trim()));
 
@@ -198,9 +202,9 @@ try {
   if (parts.has("3")) {
     const batches = new Tally(deployed.runtime.origin);
     let batchDrain = 0;
-    for (let round = 0; round < rounds; round++) {
+    for (let part = 0; part < part3Slices; part++) {
       await batches.slice(
-        () => load(batches.timed(batch), { concurrency: batchConcurrency, seconds: slice }),
+        () => load(batches.timed(batch), { concurrency: batchConcurrency, seconds: (rounds * slice) / part3Slices }),
         async () => (batchDrain += await drain()),
       );
     }
