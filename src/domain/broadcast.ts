@@ -317,18 +317,12 @@ export interface CampaignCounters {
   unsubscribes: number;
 }
 
+/** What a campaign's messages came to, as its aggregates sum it: the counters but the audience's size and what waits. */
+export type CampaignSums = Omit<CampaignCounters, "recipients" | "queued">;
+
 /** One hour of a campaign's report: what changed in it (UTC; `hour` is its start, epoch ms). */
-export interface CampaignHour {
+export interface CampaignHour extends CampaignSums {
   hour: number;
-  sent: number;
-  failed: number;
-  skipped: number;
-  opens: number;
-  unique_opens: number;
-  clicks: number;
-  unique_clicks: number;
-  bounces: number;
-  unsubscribes: number;
 }
 
 export interface CampaignLinkClicks {

@@ -49,21 +49,35 @@ function digitsAt(text: string, at: number, count: number): number {
   return value;
 }
 
+/** Where each field of a date and time starts in a text of fixed layout: the year `yearDigits` long, the others two. */
+type ClockLayout = WallClock & { yearDigits: number };
+
+const CTS_LAYOUT: ClockLayout = { yearDigits: 2, year: 0, month: 2, day: 4, hour: 6, minute: 8, second: 10 };
+const ISO_LAYOUT: ClockLayout = { yearDigits: 4, year: 0, month: 5, day: 8, hour: 11, minute: 14, second: 17 };
+
+/**
+ * The fields of `text` laid out as `layout` says, read digit by digit (every activity of a
+ * batch carries a time, and a pattern with six groups cost more than the rest of the event's
+ * checks); undefined when one of them is not all digits. Ranges are checkedWallClock's.
+ */
+function clockAt(text: string, layout: ClockLayout): WallClock | undefined {
+  const year = digitsAt(text, layout.year, layout.yearDigits);
+  const month = digitsAt(text, layout.month, 2);
+  const day = digitsAt(text, layout.day, 2);
+  const hour = digitsAt(text, layout.hour, 2);
+  const minute = digitsAt(text, layout.minute, 2);
+  const second = digitsAt(text, layout.second, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
+  return { year, month, day, hour, minute, second };
+}
+
 /** Reads `cts`: YYMMDDhhmmss (years 2000-2099), as text or a number. */
 export function parseCts(value: string | number): Checked<WallClock> {
   const text = String(value).trim();
-  // Read digit by digit: every activity of a batch carries one, and a pattern with six
-  // groups cost more than the rest of the event's time.
-  const year = digitsAt(text, 0, 2);
-  const month = digitsAt(text, 2, 2);
-  const day = digitsAt(text, 4, 2);
-  const hour = digitsAt(text, 6, 2);
-  const minute = digitsAt(text, 8, 2);
-  const second = digitsAt(text, 10, 2);
-  if (text.length !== 12 || year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) {
-    return fail(`must be YYMMDDhhmmss (12 digits), not "${text}"`);
-  }
-  return checkedWallClock({ year: 2000 + year, month, day, hour, minute, second }, text);
+  const clock = text.length === 12 ? clockAt(text, CTS_LAYOUT) : undefined;
+  if (!clock) return fail(`must be YYMMDDhhmmss (12 digits), not "${text}"`);
+  clock.year += 2000;
+  return checkedWallClock(clock, text);
 }
 
 /** Reads `YYYY-MM-DD HH:mm:SS` (the broadcast `schedule_date`). */
@@ -101,13 +115,8 @@ function commonIsoParts(text: string): IsoParts | undefined {
   if (length !== 19 && length !== 20 && length !== 25) return undefined;
   if (text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH || text.charCodeAt(13) !== COLON || text.charCodeAt(16) !== COLON) return undefined;
   if (!"Tt ".includes(text[10]!)) return undefined;
-  const year = digitsAt(text, 0, 4);
-  const month = digitsAt(text, 5, 2);
-  const day = digitsAt(text, 8, 2);
-  const hour = digitsAt(text, 11, 2);
-  const minute = digitsAt(text, 14, 2);
-  const second = digitsAt(text, 17, 2);
-  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
+  const clock = clockAt(text, ISO_LAYOUT);
+  if (!clock) return undefined;
   let zone: IsoParts["zone"];
   if (length === 20) {
     if (text[19] !== "Z" && text[19] !== "z") return undefined;
@@ -119,7 +128,7 @@ function commonIsoParts(text: string): IsoParts | undefined {
     if ((sign !== PLUS && sign !== DASH) || text.charCodeAt(22) !== COLON || hours < 0 || minutes < 0) return undefined;
     zone = { sign: sign === DASH ? -1 : 1, hours, minutes };
   }
-  return { clock: { year, month, day, hour, minute, second }, fraction: undefined, zone };
+  return { clock, fraction: undefined, zone };
 }
 
 function isoParts(text: string): IsoParts | undefined {

@@ -1,5 +1,5 @@
 import type { ShardDb } from "./shards";
-import type { CampaignCounters, CampaignHour, CampaignLinkClicks, RecipientFilter } from "../domain/broadcast";
+import type { CampaignCounters, CampaignHour, CampaignLinkClicks, CampaignSums, RecipientFilter } from "../domain/broadcast";
 
 /**
  * A campaign's report from its aggregates (migration 0050): the counters and the hours are sums
@@ -12,12 +12,14 @@ const SUMS = `COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(failed), 0) AS failed
   COALESCE(SUM(clicks), 0) AS clicks, COALESCE(SUM(unique_clicks), 0) AS unique_clicks,
   COALESCE(SUM(bounces), 0) AS bounces, COALESCE(SUM(unsubscribes), 0) AS unsubscribes`;
 
-type Sums = Omit<CampaignCounters, "recipients" | "queued">;
+function countersOf(recipients: number, sums: CampaignSums): CampaignCounters {
+  return { recipients, queued: Math.max(0, recipients - sums.sent - sums.failed - sums.skipped), ...sums };
+}
 
 /** The campaign's counters; `recipients` is the number its publication froze. */
 export async function campaignCounters(db: ShardDb, panelId: string, campaign: { id: string; recipients: number }): Promise<CampaignCounters> {
-  const sums = (await db.prepare(`SELECT ${SUMS} FROM campaign_stats WHERE campaign_id = ?2 AND panel_id = ?1`).bind(panelId, campaign.id).first<Sums>())!;
-  return { recipients: campaign.recipients, queued: Math.max(0, campaign.recipients - sums.sent - sums.failed - sums.skipped), ...sums };
+  const sums = (await db.prepare(`SELECT ${SUMS} FROM campaign_stats WHERE campaign_id = ?2 AND panel_id = ?1`).bind(panelId, campaign.id).first<CampaignSums>())!;
+  return countersOf(campaign.recipients, sums);
 }
 
 /** The counters of several campaigns in one read (the campaign list). */
@@ -26,12 +28,12 @@ export async function countersOfCampaigns(db: ShardDb, panelId: string, campaign
   const { results } = await db
     .prepare(`SELECT campaign_id, ${SUMS} FROM campaign_stats WHERE campaign_id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 GROUP BY campaign_id`)
     .bind(panelId, JSON.stringify(campaigns.map((c) => c.id)))
-    .all<Sums & { campaign_id: string }>();
+    .all<CampaignSums & { campaign_id: string }>();
   const byId = new Map(results.map((row) => [row.campaign_id, row]));
-  const none: Sums = { sent: 0, failed: 0, skipped: 0, opens: 0, unique_opens: 0, clicks: 0, unique_clicks: 0, bounces: 0, unsubscribes: 0 };
+  const none: CampaignSums = { sent: 0, failed: 0, skipped: 0, opens: 0, unique_opens: 0, clicks: 0, unique_clicks: 0, bounces: 0, unsubscribes: 0 };
   return campaigns.map((campaign) => {
     const { campaign_id: _, ...sums } = byId.get(campaign.id) ?? { campaign_id: campaign.id, ...none };
-    return { recipients: campaign.recipients, queued: Math.max(0, campaign.recipients - sums.sent - sums.failed - sums.skipped), ...sums };
+    return countersOf(campaign.recipients, sums);
   });
 }
 

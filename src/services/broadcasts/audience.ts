@@ -1,6 +1,5 @@
 import type { AudienceCampaignRequest } from "../../domain/broadcast";
 import type { FieldProblem } from "../../domain/problems";
-import { newId } from "../../lib/random";
 import { insertAudienceCampaign, type CampaignAudience } from "../../store/campaigns";
 import { existingListIds } from "../../store/lists";
 import type { Panel } from "../../store/panels";
@@ -8,7 +7,7 @@ import type { ShardDb } from "../../store/shards";
 import { compileSegment, type CompiledSegment } from "../../store/segment-sql";
 import { existingSegmentIds, getSegment, loadSegmentCatalog } from "../../store/segments";
 import type { SegmentNode } from "../../domain/segments";
-import { readHtmlBody } from "./create";
+import { newCampaign, putCampaignBody, readHtmlBody } from "./create";
 import { senderStanding } from "../channels/email/sender-domains";
 
 /**
@@ -43,26 +42,10 @@ export async function createAudienceCampaign(
   const body = await readHtmlBody(env, request, "html_url");
   if (!body.ok) return body;
 
-  const campaignId = newId("cmp");
-  const bodyKey = `broadcasts/${panel.id}/${campaignId}/body.html`;
-  await env.FILES.put(bodyKey, body.html, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
-  await insertAudienceCampaign(db, {
-    id: campaignId,
-    panelId: panel.id,
-    name: request.campaignName,
-    subject: request.subject,
-    senderName: request.senderName,
-    senderEmail: request.senderEmail,
-    replyTo: request.replyTo,
-    tags: request.tags,
-    scheduleLocal: request.scheduleLocal,
-    sendAt: request.sendAt,
-    bodyKey,
-    requestId: ctx.requestId,
-    createdAt: ctx.now,
-    audience,
-  });
-  return { ok: true, campaignId, senderNote: sender.note };
+  const campaign = newCampaign(ctx, request);
+  await putCampaignBody(env, campaign, body.html);
+  await insertAudienceCampaign(db, { ...campaign, replyTo: request.replyTo, audience });
+  return { ok: true, campaignId: campaign.id, senderNote: sender.note };
 }
 
 /**

@@ -6,7 +6,7 @@ import { readAtMost } from "../../lib/bytes";
 import { newId } from "../../lib/random";
 import { fetchOutbound, OutboundError } from "../../lib/outbound";
 import type { Panel } from "../../store/panels";
-import { insertCampaignWithList, setCampaignImport } from "../../store/campaigns";
+import { insertCampaignWithList, setCampaignImport, type NewCampaign } from "../../store/campaigns";
 import { findListByName } from "../../store/lists";
 import { MAX_SOURCE_BYTES, md5Hex, readContactFiles, type CsvFile } from "./contacts-source";
 import { startContactImport } from "./contact-import";
@@ -128,6 +128,37 @@ async function loadHtml(env: Env, source: { sourceHtml: string | null; sourceFil
   return html;
 }
 
+/** Where a campaign's files are kept in R2: its HTML body, and a broadcast's contact files. */
+function campaignFiles(panelId: string, campaignId: string): string {
+  return `broadcasts/${panelId}/${campaignId}`;
+}
+
+/** What every campaign takes from its request, whichever way it names its recipients. */
+type CampaignBasics = Pick<BroadcastRequest, "campaignName" | "subject" | "senderName" | "senderEmail" | "tags" | "scheduleLocal" | "sendAt">;
+
+/** A new campaign as its row is written: a fresh id, the request's fields, and where its body goes. */
+export function newCampaign(ctx: { panel: Panel; requestId: string; now: number }, request: CampaignBasics): NewCampaign {
+  const id = newId("cmp");
+  return {
+    id,
+    panelId: ctx.panel.id,
+    name: request.campaignName,
+    subject: request.subject,
+    senderName: request.senderName,
+    senderEmail: request.senderEmail,
+    tags: request.tags,
+    scheduleLocal: request.scheduleLocal,
+    sendAt: request.sendAt,
+    bodyKey: `${campaignFiles(ctx.panel.id, id)}/body.html`,
+    requestId: ctx.requestId,
+    createdAt: ctx.now,
+  };
+}
+
+export function putCampaignBody(env: Env, campaign: NewCampaign, html: string): Promise<unknown> {
+  return env.FILES.put(campaign.bodyKey, html, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
+}
+
 /** A campaign's HTML body: given, or downloaded from `sourceFile` under the rules of 4.10 (`field` names it in a refusal). */
 export async function readHtmlBody(
   env: Env,
@@ -168,35 +199,15 @@ async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest)
 
   const [files, html] = await Promise.all([loadContactFiles(ctx, request), loadHtml(ctx.env, request, "data.source_file")]);
 
-  const campaignId = newId("cmp");
-  const prefix = `broadcasts/${panel.id}/${campaignId}`;
-  const bodyKey = `${prefix}/body.html`;
-  const sources = files.map((file, i) => ({ name: file.name, r2Key: `${prefix}/contacts/${i}-${file.name}` }));
+  const campaign = newCampaign(ctx, request);
+  const sources = files.map((file, i) => ({ name: file.name, r2Key: `${campaignFiles(panel.id, campaign.id)}/contacts/${i}-${file.name}` }));
   await Promise.all([
-    env.FILES.put(bodyKey, html, { httpMetadata: { contentType: "text/html; charset=utf-8" } }),
+    putCampaignBody(env, campaign, html),
     ...files.map((file, i) => env.FILES.put(sources[i]!.r2Key, file.bytes, { httpMetadata: { contentType: "text/csv" } })),
   ]);
-  const listId = await insertCampaignWithList(
-    db,
-    {
-      id: campaignId,
-      panelId: panel.id,
-      name: request.campaignName,
-      subject: request.subject,
-      senderName: request.senderName,
-      senderEmail: request.senderEmail,
-      tags: request.tags,
-      scheduleLocal: request.scheduleLocal,
-      sendAt: request.sendAt,
-      bodyKey,
-      requestId: ctx.requestId,
-      createdAt: now,
-    },
-    request.listName,
-    `Contacts of campaign ${request.campaignName}`,
-  );
+  const listId = await insertCampaignWithList(db, campaign, request.listName, `Contacts of campaign ${request.campaignName}`);
   if (listId === null) throw listTaken(request.listName);
   const handle = await startContactImport(env, db, { panelId: panel.id, listId, schema: ctx.schema, sources, now });
-  await setCampaignImport(db, panel.id, campaignId, handle.jobId);
-  return { campaignId, listId, sendAt: request.sendAt, importJobId: handle.jobId, senderNote: sender.note };
+  await setCampaignImport(db, panel.id, campaign.id, handle.jobId);
+  return { campaignId: campaign.id, listId, sendAt: request.sendAt, importJobId: handle.jobId, senderNote: sender.note };
 }
