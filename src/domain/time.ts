@@ -49,11 +49,14 @@ function digitsAt(text: string, at: number, count: number): number {
   return value;
 }
 
-/** Where each field of a date and time starts in a text of fixed layout: the year `yearDigits` long, the others two. */
-type ClockLayout = WallClock & { yearDigits: number };
+/**
+ * Where each field of a date and time starts in a text of fixed layout: the year `yearDigits`
+ * long and counted from `century`, the others two.
+ */
+type ClockLayout = WallClock & { yearDigits: number; century: number };
 
-const CTS_LAYOUT: ClockLayout = { yearDigits: 2, year: 0, month: 2, day: 4, hour: 6, minute: 8, second: 10 };
-const ISO_LAYOUT: ClockLayout = { yearDigits: 4, year: 0, month: 5, day: 8, hour: 11, minute: 14, second: 17 };
+const CTS_LAYOUT: ClockLayout = { yearDigits: 2, century: 2000, year: 0, month: 2, day: 4, hour: 6, minute: 8, second: 10 };
+const ISO_LAYOUT: ClockLayout = { yearDigits: 4, century: 0, year: 0, month: 5, day: 8, hour: 11, minute: 14, second: 17 };
 
 /**
  * The fields of `text` laid out as `layout` says, read digit by digit (every activity of a
@@ -68,7 +71,7 @@ function clockAt(text: string, layout: ClockLayout): WallClock | undefined {
   const minute = digitsAt(text, layout.minute, 2);
   const second = digitsAt(text, layout.second, 2);
   if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
-  return { year, month, day, hour, minute, second };
+  return { year: layout.century + year, month, day, hour, minute, second };
 }
 
 /** Reads `cts`: YYMMDDhhmmss (years 2000-2099), as text or a number. */
@@ -76,7 +79,6 @@ export function parseCts(value: string | number): Checked<WallClock> {
   const text = String(value).trim();
   const clock = text.length === 12 ? clockAt(text, CTS_LAYOUT) : undefined;
   if (!clock) return fail(`must be YYMMDDhhmmss (12 digits), not "${text}"`);
-  clock.year += 2000;
   return checkedWallClock(clock, text);
 }
 

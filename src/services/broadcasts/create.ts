@@ -155,6 +155,7 @@ export function newCampaign(ctx: { panel: Panel; requestId: string; now: number 
   };
 }
 
+/** Keeps the campaign's HTML body where its row says (`bodyKey`). */
 export function putCampaignBody(env: Env, campaign: NewCampaign, html: string): Promise<unknown> {
   return env.FILES.put(campaign.bodyKey, html, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
 }
@@ -200,7 +201,8 @@ async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest)
   const [files, html] = await Promise.all([loadContactFiles(ctx, request), loadHtml(ctx.env, request, "data.source_file")]);
 
   const campaign = newCampaign(ctx, request);
-  const sources = files.map((file, i) => ({ name: file.name, r2Key: `${campaignFiles(panel.id, campaign.id)}/contacts/${i}-${file.name}` }));
+  const folder = campaignFiles(panel.id, campaign.id);
+  const sources = files.map((file, i) => ({ name: file.name, r2Key: `${folder}/contacts/${i}-${file.name}` }));
   await Promise.all([
     putCampaignBody(env, campaign, html),
     ...files.map((file, i) => env.FILES.put(sources[i]!.r2Key, file.bytes, { httpMetadata: { contentType: "text/csv" } })),
