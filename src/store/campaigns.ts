@@ -3,6 +3,7 @@ import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../doma
 import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import { listNameKey } from "../domain/lists";
 import { countLinkClickStatement } from "./campaign-report";
+import { insertListStatement } from "./lists";
 import type { CompiledSegment } from "./segment-sql";
 import { isUniqueViolation } from "./sql";
 
@@ -129,12 +130,7 @@ export async function insertCampaignWithList(
   const key = listNameKey(listName);
   try {
     const [list] = await db.batch<{ id: number }>([
-      db
-        .prepare(
-          `INSERT INTO lists (panel_id, name, name_key, description, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-        )
-        .bind(campaign.panelId, listName, key, listDescription, campaign.createdAt, campaign.createdAt),
+      insertListStatement(db, campaign.panelId, listName, listDescription, campaign.createdAt),
       db
         .prepare(
           `INSERT INTO campaigns (id, panel_id, list_id, name, subject, sender_name, sender_email, tags, schedule_local,

@@ -1,5 +1,11 @@
+/**
+ * The panel's contacts. This is the one module that writes rows of `contacts` (the API's add
+ * and update, an import's chunks, the pipeline's new identities): scripts/check-writers.ts
+ * fails the build if INSERT INTO contacts or UPDATE contacts appears anywhere else.
+ */
 import type { ShardDb } from "./shards";
 import type { AttributeValue } from "../domain/attributes";
+import type { JsonEach } from "./json-each";
 
 export interface Contact {
   id: number;
@@ -158,19 +164,35 @@ export async function removeFromLists(db: ShardDb, panelId: string, contactId: n
 }
 
 /**
- * A statement, for the caller's batch, that creates each contact of `keys` (normalised
- * primary-key values) not yet in the panel, holding only its primary key; existing contacts
- * are left as they are. The keys travel as one JSON parameter, so any number fit D1's limit
- * of 100 bound parameters.
+ * An import chunk's contacts (a JSON array of [key, attrs] under `each`), upserted in one
+ * statement: rows go in array order, so a later row with the same key updates the contact the
+ * earlier one wrote and wins, as it does across statements. `value -> 1` is the attributes'
+ * JSON text as sent. One JSON parameter carries any number of rows within D1's 100 bound
+ * parameters; the caller sizes the array to the statement limit.
  */
-export function ensureContactsStatement(db: ShardDb, panelId: string, primaryKey: string, keys: readonly string[], now: number): D1PreparedStatement {
+export function importedContactsStatement(db: ShardDb, each: JsonEach, panelId: string, now: number, rowsJson: string): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
-       SELECT ?1, k.value, json_object(?2, k.value), ?3, ?3 FROM json_each(?4) k WHERE true
-       ON CONFLICT (panel_id, pk_value) DO NOTHING`,
+  SELECT ?1, r.value ->> 0, r.value -> 1, ?2, ?2 FROM ${each}(?3) AS r WHERE true
+  ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, excluded.attrs), updated_at = excluded.updated_at`,
     )
-    .bind(panelId, primaryKey, now, JSON.stringify(keys));
+    .bind(panelId, now, rowsJson);
+}
+
+/**
+ * SQL that creates the contacts of the identities `key` (a SQL expression) read from `source`
+ * (a FROM clause ending in a WHERE), holding only their primary key and created at `at`; the
+ * caller binds ?1 to the panel and ?4 to the primary key's name. Most identities have their
+ * contact already: one probe of the key each, and no attributes made for a row the conflict
+ * would drop (a repeat within the statement is dropped by the conflict).
+ */
+export function identityContactsSql(source: string, key: string, at: string): string {
+  return `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
+         SELECT ?1, ${key}, json_object(?4, ${key}), ${at}, ${at}
+         FROM ${source} AND ${key} IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = ${key})
+         ON CONFLICT (panel_id, pk_value) DO NOTHING`;
 }
 
 /** A contact as the journey engine reads it: no timestamps. */

@@ -1,6 +1,7 @@
 import { jsonArrays } from "./json-arrays";
 import { batchWithJsonEach, type JsonEach } from "./json-each";
 import type { ShardDb } from "./shards";
+import { identityContactsSql } from "./contacts";
 import type { NewEvent } from "../domain/events";
 import { eventColumns, eventFromRow, type EventBatchState, type EventRow, type StoredEvent } from "./events";
 
@@ -122,17 +123,8 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
     `${table}.id IN (SELECT value FROM json_each(?2)) AND ${table}.panel_id = ?1 AND ${table}.state = 'pending' AND ${table}.lease = ?3 AND ${table}.events IS NOT NULL`;
   const unstored = `event_batches b CROSS JOIN ${each}(b.events) e WHERE ${toStore("b")}`;
   const statements = [
-    // Most identities have their contact already: one probe of the key each, and no attributes
-    // made for a row the conflict would drop (a repeat within the pass is dropped by the conflict).
-    db
-      .prepare(
-        `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
-         SELECT ?1, e.value->>'k', json_object(?4, e.value->>'k'), b.received_at, b.received_at
-         FROM ${unstored} AND e.value->>'k' IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = e.value->>'k')
-         ON CONFLICT (panel_id, pk_value) DO NOTHING`,
-      )
-      .bind(panelId, idList, lease, panel.primaryKey),
+    // The contacts of identities not yet in the panel, with only their primary key.
+    db.prepare(identityContactsSql(unstored, "e.value->>'k'", "b.received_at")).bind(panelId, idList, lease, panel.primaryKey),
     // CROSS JOIN keeps the batches' events the outer loop (the planner otherwise scans the panel's contacts).
     db
       .prepare(

@@ -3,6 +3,7 @@ import type { ColumnPlan } from "../domain/imports";
 import type { AttributeValue } from "../domain/attributes";
 import { jsonArrays } from "./json-arrays";
 import { batchWithJsonEach, type JsonEach } from "./json-each";
+import { importedContactsStatement } from "./contacts";
 
 export type ImportStatus = "queued" | "running" | "completed" | "failed";
 export type ImportPhase = "fetch" | "header" | "rows" | "report" | "notify" | "done";
@@ -296,15 +297,6 @@ export interface ChunkCommit {
   now: number;
 }
 
-/**
- * Upsert of the contacts of a JSON array of [key, attrs]: ?1 panel, ?2 time. Rows go in array
- * order, so a later row with the same key updates the contact the earlier one wrote and wins,
- * as it does across statements. `value -> 1` is the attributes' JSON text as sent.
- */
-const upsertSql = (each: JsonEach) => `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
-  SELECT ?1, r.value ->> 0, r.value -> 1, ?2, ?2 FROM ${each}(?3) AS r WHERE true
-  ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, excluded.attrs), updated_at = excluded.updated_at`;
-
 /** Report lines of a JSON array of [row, line]: ?1 panel, ?2 job, ?3 source. */
 const errorLinesSql = (each: JsonEach) => `INSERT OR REPLACE INTO import_errors (panel_id, job_id, source_index, row_number, line)
   SELECT ?1, ?2, ?3, r.value ->> 0, r.value ->> 1 FROM ${each}(?4) AS r`;
@@ -345,7 +337,7 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
          WHERE panel_id = ?1 AND id = ?2`,
       )
       .bind(job.panelId, job.id, chunk.seq),
-    ...upserts.map((part) => db.prepare(upsertSql(each)).bind(job.panelId, chunk.now, part.json)),
+    ...upserts.map((part) => importedContactsStatement(db, each, job.panelId, chunk.now, part.json)),
     ...(listKeys !== null
       ? [
           db

@@ -35,16 +35,23 @@ function listFromRow(row: ListRow): ContactList {
   };
 }
 
+/**
+ * The statement that creates a list, returning its id; for a caller's batch (a campaign and its
+ * list). This module is the one that inserts rows of `lists` (scripts/check-writers.ts).
+ */
+export function insertListStatement(db: ShardDb, panelId: string, name: string, description: string, now: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO lists (panel_id, name, name_key, description, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+    )
+    .bind(panelId, name, listNameKey(name), description, now, now);
+}
+
 /** Returns the new list's id, or null when the panel already has a list of that name. */
 export async function insertList(db: ShardDb, panelId: string, name: string, description: string, now: number): Promise<number | null> {
   try {
-    const row = await db
-      .prepare(
-        `INSERT INTO lists (panel_id, name, name_key, description, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-      )
-      .bind(panelId, name, listNameKey(name), description, now, now)
-      .first<{ id: number }>();
+    const row = await insertListStatement(db, panelId, name, description, now).first<{ id: number }>();
     return row!.id;
   } catch (error) {
     if (isUniqueViolation(error)) return null;
