@@ -1,6 +1,10 @@
 import { routeRequest } from "./http/router";
 import { runCronTasks } from "./jobs/cron";
 import { handleQueue } from "./jobs/queues";
+import { wireContactReactions } from "./jobs/contact-reactions";
+
+// Once per isolate, before any entry point below runs: every contact write reaches segments and journeys.
+wireContactReactions();
 
 export { WebhookDispatcher } from "./services/webhooks/dispatcher";
 

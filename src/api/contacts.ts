@@ -1,23 +1,16 @@
 import type { ShardDb } from "../store/shards";
-import type { UnknownAttributeMode } from "../domain/attributes";
-import { contactKeyFrom, prepareContact, type KeyedSchema } from "../domain/contacts";
+import { contactKeyFrom, type KeyedSchema } from "../domain/contacts";
 import { forgetCallers } from "../services/access/api-keys";
-import { fromProblems, invalidField, notFound, orNotFound } from "../lib/http/errors";
-import { journeysAfterContactWrite } from "../services/journeys/contact-triggers";
-import { segmentsAfterContactWrite } from "../services/segments/contact-writes";
+import { fromProblems, invalidField, notFound } from "../lib/http/errors";
 import { z } from "../lib/z";
-import { getContactByKey, listsOfContact, removeFromLists, upsertContact } from "../store/contacts";
+import { getContactByKey, listsOfContact } from "../store/contacts";
+import { addContact } from "../services/contacts/add";
+import { missingLists } from "../services/contacts/lists";
+import { removeContactFromLists } from "../services/contacts/remove";
 import { updateContactAttributes } from "../services/contacts/update";
-import { existingListIds } from "../store/lists";
 import type { Panel } from "../store/panels";
 import { defineOperation, type OperationTable } from "./operation";
 import { contactRefParam, jsonObjectParam, listIdsParam } from "../domain/fields";
-
-function prepareOrThrow(schema: KeyedSchema, data: Record<string, unknown>, unknown: UnknownAttributeMode) {
-  const prepared = prepareContact(schema, data, unknown);
-  if (!prepared.ok) throw fromProblems(prepared.problems);
-  return prepared;
-}
 
 /**
  * What an add or update answers besides the contact: the unknown attributes it left out or
@@ -34,33 +27,38 @@ function keyOrThrow(schema: KeyedSchema, data: unknown): string {
   return key.key;
 }
 
+function listsNotFound(missing: readonly number[]) {
+  return notFound(`listid: no list with id ${missing.join(", ")} in this panel`, [{ field: "listid", message: `no list with id ${missing.join(", ")}` }]);
+}
+
 export async function requireLists(db: ShardDb, panel: Panel, listIds: readonly number[]): Promise<void> {
-  const found = await existingListIds(db, panel.id, listIds);
-  const missing = listIds.filter((id) => !found.has(id));
-  if (missing.length) {
-    throw notFound(`listid: no list with id ${missing.join(", ")} in this panel`, [
-      { field: "listid", message: `no list with id ${missing.join(", ")}` },
-    ]);
-  }
+  const missing = await missingLists(db, panel.id, listIds);
+  if (missing.length) throw listsNotFound(missing);
 }
 
-function contactOfPanel(db: ShardDb, panel: Panel, key: string) {
-  return orNotFound(getContactByKey(db, panel.id, key), `No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);
+function contactNotFound(panel: Panel, key: string) {
+  return notFound(`No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);
 }
 
-const addContact = defineOperation({
+async function contactOfPanel(db: ShardDb, panel: Panel, key: string) {
+  const contact = await getContactByKey(db, panel.id, key);
+  if (!contact) throw contactNotFound(panel, key);
+  return contact;
+}
+
+/** What the contact use cases are given: the panel's shard and schema, and the call's waitUntil for their reactions. */
+function writeContext(env: Env, exec: ExecutionContext, db: ShardDb, panel: Panel, now: number, schema: KeyedSchema) {
+  return { env, db, panelId: panel.id, now, schema, unknown: panel.unknownAttributes, waitUntil: (work: Promise<unknown>) => exec.waitUntil(work) };
+}
+
+const addOperation = defineOperation({
   summary: "Add a contact, or merge the given attributes into the existing one (4.1); listid names one list or several",
   params: z.object({ data: jsonObjectParam, listid: listIdsParam.optional() }),
   async run({ env, exec, panel, schema, now, db }, { data, listid }) {
-    const prepared = prepareOrThrow(schema, data, panel.unknownAttributes);
-    if (listid !== undefined) await requireLists(db, panel, listid);
-    const contact = await upsertContact(db, panel.id, prepared.key, prepared.values, now, { listIds: listid, newAttributes: prepared.created });
-    exec.waitUntil(
-      segmentsAfterContactWrite(env, panel.id, contact.id, ["attributes", "lists"], now).then((entered) =>
-        journeysAfterContactWrite(env, panel.id, contact, contact.joinedList || entered, now),
-      ),
-    );
-    return { contact: contact.attributes, ...schemaMembers(prepared) };
+    const outcome = await addContact(writeContext(env, exec, db, panel, now, schema), data, listid);
+    if (outcome.kind === "refused") throw fromProblems(outcome.problems);
+    if (outcome.kind === "no-lists") throw listsNotFound(outcome.listIds);
+    return { contact: outcome.contact.attributes, ...schemaMembers(outcome) };
   },
 });
 
@@ -79,7 +77,7 @@ const updateExistingContact = defineOperation({
   summary: "Update attributes of an existing contact (4.3)",
   params: z.object({ data: jsonObjectParam }),
   async run({ env, exec, panel, schema, now, db }, { data }) {
-    const outcome = await updateContactAttributes({ env, db, panelId: panel.id, schema, unknown: panel.unknownAttributes, now, waitUntil: (work) => exec.waitUntil(work) }, data);
+    const outcome = await updateContactAttributes(writeContext(env, exec, db, panel, now, schema), data);
     if (outcome.kind === "refused") throw fromProblems(outcome.problems);
     if (outcome.kind === "missing") {
       throw notFound(`No contact with ${panel.primaryKey} "${outcome.key}"; use activity=add to create it`, [
@@ -90,24 +88,21 @@ const updateExistingContact = defineOperation({
   },
 });
 
-const removeContactFromLists = defineOperation({
+const deleteOperation = defineOperation({
   summary: "Remove a contact from one or several lists (4.4); the contact itself stays",
   params: z.object({ data: contactRefParam, listid: listIdsParam }),
   async run({ env, exec, panel, schema, now, db }, { data, listid }) {
     const key = keyOrThrow(schema, data);
-    await requireLists(db, panel, listid);
-    const contact = await contactOfPanel(db, panel, key);
-    const removed = await removeFromLists(db, panel.id, contact.id, listid);
-    exec.waitUntil(
-      segmentsAfterContactWrite(env, panel.id, contact.id, ["lists"], now).then((entered) => journeysAfterContactWrite(env, panel.id, contact, entered, now)),
-    );
-    return { removed_from: removed };
+    const outcome = await removeContactFromLists(writeContext(env, exec, db, panel, now, schema), key, listid);
+    if (outcome.kind === "no-lists") throw listsNotFound(outcome.listIds);
+    if (outcome.kind === "missing") throw contactNotFound(panel, key);
+    return { removed_from: outcome.removedFrom };
   },
 });
 
 export const contactOperations: OperationTable = {
-  add: addContact,
+  add: addOperation,
   view: viewContact,
   update: updateExistingContact,
-  delete: removeContactFromLists,
+  delete: deleteOperation,
 };

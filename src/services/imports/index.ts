@@ -1,10 +1,8 @@
 import { forEachShard, panelDb } from "../access/shards";
 import type { ShardDb } from "../../store/shards";
-import { nudgeListEntries } from "../journeys/list-entries";
+import { afterContactsChanged } from "../contacts/reactions";
 import { decodeOrKeep } from "../../lib/uri";
 import { newId, randomHex } from "../../lib/random";
-import { restartSegmentScans } from "../../store/journeys/scans";
-import { rebuildSegments } from "../../store/segments";
 import {
   advanceImportJob,
   claimStalledImports,
@@ -159,17 +157,15 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
       const outcome = await importRows(env, job, tuning, deadline, now);
       // New members of the list left journey entries with their rows; every step's nudge
       // starts another drain, so a large upload enters its contacts in parallel.
-      if (job.listId !== null && outcome.state !== "stale") await nudgeListEntries(env, job.panelId);
+      if (job.listId !== null && outcome.state !== "stale") await afterContactsChanged(env, { panelId: job.panelId, joinedList: true, rewritten: false, now: now() });
       if (outcome.state === "stale") return null;
       if (outcome.state === "yielded") return "yield";
       if (outcome.total === 0) throw new ImportFailure(job.sources.length > 1 ? "The files have a header row but no data rows" : "The file has a header row but no data rows");
       return advanceImportJob(db, { ...job, seq: outcome.seq }, "report", {}, now());
     }
     case "report": {
-      // The rows changed contacts: segment journeys look at every contact again (entering is once per contact).
-      await restartSegmentScans(db, job.panelId, now());
-      // Saved segments that read attributes or lists are built again (the cron does it in pages).
-      await rebuildSegments(db, job.panelId, now());
+      // The rows changed contacts: segments are built again and segment journeys look at every contact again.
+      await afterContactsChanged(env, { panelId: job.panelId, joinedList: false, rewritten: true, now: now() });
       const key = job.failed > 0 ? await writeErrorReport(env, job) : undefined;
       const status = job.status === "failed" ? "failed" : "completed";
       return advanceImportJob(db, job, "notify", { status, errorReportKey: key, finishedAt: now() }, now());

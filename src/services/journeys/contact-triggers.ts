@@ -1,12 +1,12 @@
 import { panelDb } from "../access/shards";
 import { filterMatches } from "../../domain/filters";
-import type { AttributeValue } from "../../domain/attributes";
 import { contactsPage } from "../../store/contacts";
 import { segmentMembersPage } from "../../store/segments";
 import type { Journey } from "../../store/journeys/definitions";
-import { setScanCursor } from "../../store/journeys/scans";
 import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
-import { enterListEntries } from "./list-entries";
+import type { ChangedContact, ContactReaction } from "../contacts/reactions";
+import { restartSegmentScans, setScanCursor } from "../../store/journeys/scans";
+import { enterListEntries, nudgeListEntries } from "./list-entries";
 import { runningJourneys } from "./live-journeys";
 
 /**
@@ -16,11 +16,22 @@ import { runningJourneys } from "./live-journeys";
  * journey started (the entry scan) or came to match later (a contact write).
  */
 
-export interface ChangedContact {
-  id: number;
-  key: string;
-  attributes: Record<string, AttributeValue>;
-}
+/**
+ * The journeys' reaction to contact writes (services/contacts/reactions.ts), after the
+ * segments': a contact that joined a list or entered a segment enters their journeys; after
+ * an import's rows, new list members' entries are taken up, and once its rows are all written
+ * segment journeys look at every contact again (entering is once per contact).
+ */
+export const journeysContactReaction: ContactReaction = {
+  name: "journeys",
+  async afterContact(env, { panelId, contact, joinedList, joinedSegment, now }) {
+    await journeysAfterContactWrite(env, panelId, contact, joinedList || joinedSegment, now);
+  },
+  async afterContacts(env, { panelId, joinedList, rewritten, now }) {
+    if (joinedList) await nudgeListEntries(env, panelId);
+    if (rewritten) await restartSegmentScans(await panelDb(env, panelId), panelId, now);
+  },
+};
 
 /** The filter of a segment journey of its own; undefined for a saved segment's journey, which enters through its membership. */
 function segmentFilter(journey: Journey) {
@@ -34,7 +45,7 @@ function segmentFilter(journey: Journey) {
  * write stands; entries not taken here are taken by the cron, an entry made but not continued
  * is continued by the cron (timers.ts), and a failure is logged.
  */
-export async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: boolean, now: number): Promise<void> {
+async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: boolean, now: number): Promise<void> {
   try {
     await Promise.all([enterSegments(env, panelId, contact, now), joinedList ? enterLists(env, panelId, contact, now) : undefined]);
   } catch (error) {

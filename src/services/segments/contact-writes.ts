@@ -1,4 +1,7 @@
+import { panelDb } from "../access/shards";
+import type { ContactReaction } from "../contacts/reactions";
 import { nudgeListEntries } from "../journeys/list-entries";
+import { rebuildSegments } from "../../store/segments";
 import { refreshContacts, type SegmentChange } from "./membership";
 
 /**
@@ -8,7 +11,7 @@ import { refreshContacts, type SegmentChange } from "./membership";
  * Never throws: the write stands, a failure is logged (the next change or build of the
  * segment sees the contact again).
  */
-export async function segmentsAfterContactWrite(env: Env, panelId: string, contactId: number, changes: readonly SegmentChange[], now: number): Promise<boolean> {
+async function segmentsAfterContactWrite(env: Env, panelId: string, contactId: number, changes: readonly SegmentChange[], now: number): Promise<boolean> {
   try {
     return (await refreshContacts(env, panelId, [contactId], changes, now)) > 0;
   } catch (error) {
@@ -30,3 +33,19 @@ export async function segmentsAfterSends(env: Env, panelId: string, contactIds: 
     console.error(`segments: refreshing ${contactIds.length} recipient(s) of panel ${panelId} after a send failed`, error);
   }
 }
+
+/**
+ * The segments' reaction to contact writes (services/contacts/reactions.ts): one contact's
+ * memberships are refreshed at once, and whether it entered a segment is handed on to the
+ * journeys; after an import's rows, saved segments that read attributes or lists are built
+ * again (the cron does it in pages).
+ */
+export const segmentsContactReaction: ContactReaction = {
+  name: "segments",
+  async afterContact(env, { panelId, contact, changes, now }) {
+    return { joinedSegment: await segmentsAfterContactWrite(env, panelId, contact.id, changes, now) };
+  },
+  async afterContacts(env, { panelId, rewritten, now }) {
+    if (rewritten) await rebuildSegments(await panelDb(env, panelId), panelId, now);
+  },
+};

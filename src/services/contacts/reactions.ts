@@ -1,0 +1,85 @@
+import type { AttributeValue } from "../../domain/attributes";
+
+/**
+ * "After a contact changed", in one place. Engines that follow contacts (segments, then
+ * journeys) register a reaction once per isolate (src/jobs/contact-reactions.ts, called by
+ * src/index.ts before any entry point runs), and every contact write calls one of the two
+ * functions below. So services/contacts knows no engine by name, and no write path can leave
+ * one out: a registry left empty is an error, never a silent no-op.
+ */
+
+/** A contact as it is after the write. */
+export interface ChangedContact {
+  id: number;
+  key: string;
+  attributes: Record<string, AttributeValue>;
+}
+
+/** What changed on the contact: its attributes, its list memberships, or both. */
+export type ContactChangeKind = "attributes" | "lists";
+
+/** One contact written (API add, update, delete from lists; the panel's edit). */
+export interface ContactChanged {
+  panelId: string;
+  contact: ChangedContact;
+  changes: readonly ContactChangeKind[];
+  /** It became a member of a list with this write (list journeys enter it). */
+  joinedList: boolean;
+  /** It entered a segment: set by the segments reaction for the reactions after it (segment journeys). */
+  joinedSegment: boolean;
+  now: number;
+}
+
+/** Many contacts written at once (an import's rows). */
+export interface ContactsChanged {
+  panelId: string;
+  /** Some of them became members of a list (its journeys' entries were left by the membership trigger). */
+  joinedList: boolean;
+  /** Their attributes or lists changed beyond new memberships: whatever reads them looks at every contact again. */
+  rewritten: boolean;
+  now: number;
+}
+
+export interface ContactReaction {
+  /** Unique; registering a name twice keeps the first. */
+  readonly name: string;
+  /** Never throws (the write stands; a failure is logged). What it returns is seen by the reactions after it. */
+  afterContact(env: Env, change: ContactChanged): Promise<Partial<Pick<ContactChanged, "joinedSegment">> | void>;
+  /** Throws on failure: the caller's step is retried, and every reaction is idempotent. */
+  afterContacts(env: Env, change: ContactsChanged): Promise<void>;
+}
+
+const reactions: ContactReaction[] = [];
+
+/** Adds a reaction; they run in the order registered. */
+export function registerContactReaction(reaction: ContactReaction): void {
+  if (!reactions.some((r) => r.name === reaction.name)) reactions.push(reaction);
+}
+
+/** The names of the registered reactions, in their order. */
+export function contactReactionNames(): string[] {
+  return reactions.map((r) => r.name);
+}
+
+function wired(): readonly ContactReaction[] {
+  if (reactions.length === 0) throw new Error("contact reactions are not registered: the entry point calls wireContactReactions() (src/jobs/contact-reactions.ts)");
+  return reactions;
+}
+
+/**
+ * After one contact was written (run after the answer, in waitUntil): each reaction in turn,
+ * later ones seeing what earlier ones found (a segment entered). Never throws.
+ */
+export async function afterContactChanged(env: Env, change: Omit<ContactChanged, "joinedSegment">): Promise<void> {
+  let seen: ContactChanged = { ...change, joinedSegment: false };
+  try {
+    for (const reaction of wired()) seen = { ...seen, ...((await reaction.afterContact(env, seen)) ?? {}) };
+  } catch (error) {
+    console.error(`contacts: reacting to a write of contact ${change.contact.id} of panel ${change.panelId} failed`, error);
+  }
+}
+
+/** After many contacts were written at once: each reaction in turn. Throws, for the caller to retry. */
+export async function afterContactsChanged(env: Env, change: ContactsChanged): Promise<void> {
+  for (const reaction of wired()) await reaction.afterContacts(env, change);
+}
