@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { wireContactReactions } from "../../../src/jobs/contact-reactions";
+import { contactReactionNames } from "../../../src/services/contacts/reactions";
+import { eventually } from "../../support/activity";
+import { admin, apiFor, createPanel } from "../../support/helpers";
+import { importCsv } from "../../support/imports";
+import { countersOf, cronAllAt, puneSegmentJourney } from "../../support/journeys";
+
+describe("after a contact changed", () => {
+  it("the Worker registers the segments' reaction, then the journeys', once per isolate", async () => {
+    await import("../../../src/index");
+    expect(contactReactionNames()).toEqual(["segments", "journeys"]);
+    wireContactReactions();
+    expect(contactReactionNames()).toEqual(["segments", "journeys"]);
+  });
+
+  it("every write path reaches segments and journeys: the envelope's add, the panel's edit and an import", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    expect((await api("contact", "add", { data: { EMAIL: "edited@example.com", CITY: "Delhi" } })).status).toBe(200);
+    // A saved segment's membership shows the segments' reaction, a segment journey's entries the journeys'.
+    const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
+    expect(segment.status).toBe(201);
+    const journey = await puneSegmentJourney(panel);
+    await cronAllAt(Date.now());
+    const members = async () => (await admin("GET", `/panels/${panel.id}/segments/${segment.body.id}`)).body.members as number;
+    const seen = (n: number) => async () => ((await members()) === n && (await countersOf(journey)).entered === n ? true : undefined);
+    expect(await members()).toBe(0);
+
+    expect((await api("contact", "add", { data: { EMAIL: "added@example.com", CITY: "Pune" } })).status).toBe(200);
+    await eventually(seen(1));
+
+    const edited = await admin("PATCH", `/panels/${panel.id}/contacts/edited@example.com`, { attributes: { CITY: "Pune" } });
+    expect(edited.status).toBe(200);
+    await eventually(seen(2));
+
+    await importCsv(panel, "EMAIL,CITY\nimported@example.com,Pune\n");
+    // An import's reactions mark the segments for a rebuild and the segment journeys for a new scan; the cron does both.
+    await cronAllAt(Date.now());
+    await cronAllAt(Date.now());
+    await eventually(seen(3));
+  });
+});
