@@ -40,4 +40,18 @@ describe("after a contact changed", () => {
     await cronAllAt(Date.now());
     await eventually(seen(3));
   });
+
+  it("the envelope's delete from a list reaches the segments: a member of the list's segment leaves it", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const vip = (await api("lists", "add", { listname: "VIP" })).body.listid;
+    expect((await api("contact", "add", { data: { EMAIL: "vip@example.com" }, listid: vip })).status).toBe(200);
+    const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "VIPs", match: { all: [{ list: vip, op: "in" }] } });
+    expect(segment.status).toBe(201);
+    const members = async () => (await admin("GET", `/panels/${panel.id}/segments/${segment.body.id}`)).body.members as number;
+    await eventually(async () => ((await members()) === 1 ? true : undefined));
+    const removed = await api("contact", "delete", { data: { EMAIL: "vip@example.com" }, listid: vip });
+    expect(removed.body).toMatchObject({ removed_from: [vip] });
+    await eventually(async () => ((await members()) === 0 ? true : undefined));
+  });
 });
