@@ -1,7 +1,7 @@
-// `npm run check:shards` (part of `npm test`): a panel's data is reached only through its
-// shard. The tables of migrations/shard are a panel's data; store files outside CONTROL_FILES
-// take a `ShardDb` (src/store/shards.ts), so `env.DB` cannot be passed to them (the type check
-// refuses it); control store files take a `ControlDb`, which a `ShardDb` is not, and name no
+// `npm run check:boundaries` (part of `npm test`): a panel's data is reached only through its
+// shard. The tables of the shard's schema snapshot (migrations/schema/shard.sql) are a panel's
+// data; store files outside CONTROL_FILES take a `ShardDb` (src/store/shards.ts), so `env.DB`
+// cannot be passed to them (the type check refuses it); control store files take a `ControlDb`, which a `ShardDb` is not, and name no
 // shard table; no file of src/ but src/store/shards.ts names a bare `D1Database` or turns a
 // binding into a `ShardDb`; SQL is written in src/store alone. Every shard table with an
 // `INTEGER PRIMARY KEY AUTOINCREMENT` id has its placeholder in src/store/id-ranges.ts, so each
@@ -9,6 +9,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { ID_RANGE_PLACEHOLDERS } from "../src/store/id-ranges.ts";
+import { DATABASES, openSnapshot, readSnapshot, snapshotTables } from "./schema-snapshot.ts";
 
 const root = join(import.meta.dirname, "..");
 /** Store files over the control database (DB): panels and the directory, users, operators, sessions, dead letters. */
@@ -20,31 +21,22 @@ function files(dir: string): string[] {
   );
 }
 
-const shardTables = new Set<string>();
-for (const name of readdirSync(join(root, "migrations", "shard")).filter((n) => n.endsWith(".sql"))) {
-  for (const match of readFileSync(join(root, "migrations", "shard", name), "utf8").matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?(\w+)"?/gi)) shardTables.add(match[1]!.toLowerCase());
-}
-if (shardTables.size === 0) throw new Error("migrations/shard names no table");
+// The shard's tables as its schema snapshot has them (migrations/schema/shard.sql, `npm run
+// schema`; `npm test` checks the snapshot against the migrations before this runs).
+const shardSnapshot = DATABASES.find((database) => database.name === "shard")!;
+const shardSchema = snapshotTables(await openSnapshot(readSnapshot(shardSnapshot)));
+const shardTables = new Set(shardSchema.map((table) => table.name.toLowerCase()));
+if (shardTables.size === 0) throw new Error(`${shardSnapshot.snapshot} names no table`);
 
-/** Shard tables whose id AUTOINCREMENT hands out: the column list of each CREATE TABLE, comments left out. */
-function autoincrementTables(sql: string): string[] {
-  const text = sql.replace(/--[^\n]*/g, "");
-  const tables: string[] = [];
-  for (const match of text.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?(\w+)"?\s*\(/gi)) {
-    let depth = 1;
-    let end = match.index + match[0].length;
-    while (depth > 0 && end < text.length) depth += text[end] === "(" ? 1 : text[end] === ")" ? -1 : 0, end++;
-    if (/\bINTEGER\s+PRIMARY\s+KEY\s+AUTOINCREMENT\b/i.test(text.slice(match.index, end))) tables.push(match[1]!.toLowerCase());
-  }
-  return tables;
-}
+/** Shard tables whose id AUTOINCREMENT hands out (their CREATE TABLE, comments left out). */
+const autoincrementTables = shardSchema
+  .filter((table) => /\bINTEGER\s+PRIMARY\s+KEY\s+AUTOINCREMENT\b/i.test(table.sql.replace(/--[^\n]*/g, "")))
+  .map((table) => table.name.toLowerCase());
 const tableUse = new RegExp(`\\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\\s+(${[...shardTables].join("|")})\\b`, "gi");
 
 const problems: string[] = [];
-for (const name of readdirSync(join(root, "migrations", "shard")).filter((n) => n.endsWith(".sql"))) {
-  for (const table of autoincrementTables(readFileSync(join(root, "migrations", "shard", name), "utf8"))) {
-    if (!(table in ID_RANGE_PLACEHOLDERS)) problems.push(`migrations/shard/${name}: ${table} has an INTEGER PRIMARY KEY AUTOINCREMENT id that src/store/id-ranges.ts does not cover (each shard hands out ids from its own range; add its placeholder row there)`);
-  }
+for (const table of autoincrementTables) {
+  if (!(table in ID_RANGE_PLACEHOLDERS)) problems.push(`${shardSnapshot.snapshot}: ${table} has an INTEGER PRIMARY KEY AUTOINCREMENT id that src/store/id-ranges.ts does not cover (each shard hands out ids from its own range; add its placeholder row there)`);
 }
 for (const file of files("src")) {
   const path = relative(root, join(root, file)).split("\\").join("/");
