@@ -11,7 +11,8 @@
 // its tables hand out ids from k * 2^40, unique across the region's shards. Applying them
 // again changes nothing.
 //
-// `npm start` runs the same (applyAllMigrations) before starting the service.
+// `npm start` makes its local databases faster, from the schema snapshots
+// (scripts/local-databases.ts); the result is the same.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -21,12 +22,27 @@ import { idFloorStatements, shardIndexOf } from "../src/store/id-ranges.ts";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 
-/** The D1 bindings of a region in wrangler.toml, DB first: `[[d1_databases]]` or `[[env.<region>.d1_databases]]`. */
-export function d1Bindings(region: string): string[] {
+/**
+ * The D1 databases of a region in wrangler.toml, DB first: `[[d1_databases]]` or
+ * `[[env.<region>.d1_databases]]`, each with the id its local copy is kept under (wrangler's:
+ * preview_database_id, else database_id).
+ */
+export function d1Databases(region: string): { binding: string; localId: string }[] {
   const header = region ? `[[env.${region}.d1_databases]]` : "[[d1_databases]]";
   const blocks = readFileSync(join(root, "wrangler.toml"), "utf8").split(/^(?=\[)/m);
-  const bindings = blocks.filter((block) => block.startsWith(header)).flatMap((block) => /^binding\s*=\s*"([^"]+)"/m.exec(block)?.[1] ?? []);
-  return bindings.sort((a, b) => (a === "DB" ? -1 : b === "DB" ? 1 : a.localeCompare(b, "en", { numeric: true })));
+  const value = (block: string, key: string) => new RegExp(`^${key}\\s*=\\s*"([^"]+)"`, "m").exec(block)?.[1];
+  const databases = blocks
+    .filter((block) => block.startsWith(header))
+    .flatMap((block) => {
+      const binding = value(block, "binding");
+      return binding ? [{ binding, localId: value(block, "preview_database_id") ?? value(block, "database_id") ?? binding }] : [];
+    });
+  return databases.sort(({ binding: a }, { binding: b }) => (a === "DB" ? -1 : b === "DB" ? 1 : a.localeCompare(b, "en", { numeric: true })));
+}
+
+/** The D1 bindings of a region in wrangler.toml, DB first. */
+export function d1Bindings(region: string): string[] {
+  return d1Databases(region).map((database) => database.binding);
 }
 
 /** Runs `wrangler d1 <command…> <binding>` (local unless args say --remote); resolves with what it printed. */
