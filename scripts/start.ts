@@ -2,9 +2,13 @@
 // migrations applied, a demo panel whose key is printed, and the per-minute cron fired
 // (wrangler dev does not fire Cron Triggers by itself).
 //
+// A fresh local database is made from its schema snapshot in one step, and only the migrations
+// newer than it are applied (scripts/local-databases.ts); the panel is built only when a file it
+// is made of changed (scripts/panel-build.ts). Both happen at once, before wrangler dev starts.
+//
 //   npm start                      default region on http://127.0.0.1:8787 (PORT overrides)
 //   npm start -- --env india       India region, by default on port 8788
-//   npm start -- --no-build        serve the panel as last built (web/dist) instead of building it
+//   npm start -- --no-build        serve the panel as last built (web/dist), even if its sources changed
 //   EMAIL_PROVIDER=ses npm start   another email provider; DOH_URL=… another DNS-over-HTTPS resolver
 //
 // STATE_DIR=<dir> keeps the local D1, R2, Durable Objects and the demo panel's details there
@@ -13,12 +17,13 @@
 // It prints what a person needs (the address, the demo panel's owner, key and client id as an
 // export line for the shell, a curl line), then one line per request; the output of wrangler
 // and of the panel's build goes to the log file it names.
-import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { applyAllMigrations } from "./migrate.ts";
+import { prepareLocalDatabases } from "./local-databases.ts";
+import { panelUpToDate } from "./panel-build.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wrangler = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -43,12 +48,6 @@ mkdirSync(dirname(logFile), { recursive: true });
 writeFileSync(logFile, `npm start ${new Date().toISOString()}\n`);
 const log = (text: string) => appendFileSync(logFile, text);
 
-/** Logs what a finished child printed; throws naming the log when it failed. */
-function logged(result: SpawnSyncReturns<string>, what: string): void {
-  log(`${result.stdout ?? ""}${result.stderr ?? ""}`);
-  if (result.status !== 0) throw new Error(`${what} failed; see ${logFile}`);
-}
-
 function localVars(): Record<string, string> {
   const file = join(root, ".dev.vars");
   if (!existsSync(file)) {
@@ -64,17 +63,23 @@ function localVars(): Record<string, string> {
 }
 
 async function applyMigrations(): Promise<void> {
-  // The control database and every shard of the region, with the shards' id floors (scripts/migrate.ts, `npm run migrate`).
-  const { ok, output } = await applyAllMigrations(["--local", ...persistArgs, ...envArgs]);
-  log(output);
-  if (!ok) throw new Error(`applying the D1 migrations failed; see ${logFile}`);
+  // The control database and every shard of the region, with the shards' id floors.
+  try {
+    log(`${await prepareLocalDatabases(region, stateDir)}\n`);
+  } catch (error) {
+    log(`${(error as Error).stack}\n`);
+    throw new Error(`making the local D1 databases failed: ${(error as Error).message}; see ${logFile}`);
+  }
 }
 
-/** The panel's static files, served by the same Worker through [assets] (web/dist). */
-function buildPanel(): void {
-  const vite = join(root, "node_modules", "vite", "bin", "vite.js");
-  const result = spawnSync(process.execPath, [vite, "build", "--config", join(root, "web", "vite.config.ts")], { cwd: root, encoding: "utf8" });
-  logged(result, "building the panel");
+/** The panel's static files, served by the same Worker through [assets] (web/dist); kept when nothing they are made of changed. */
+async function buildPanel(): Promise<void> {
+  if (process.argv.includes("--no-build") || panelUpToDate()) return log("panel: web/dist kept\n");
+  const child = spawn(process.execPath, [join(root, "scripts", "panel-build.ts")], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout.on("data", (chunk) => log(String(chunk)));
+  child.stderr.on("data", (chunk) => log(String(chunk)));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  if (code !== 0) throw new Error(`building the panel failed; see ${logFile}`);
 }
 
 /**
@@ -187,8 +192,10 @@ async function ensureDemoPanel(token: string): Promise<Demo> {
 
 const vars = localVars();
 console.log(`Starting the service (region ${region || "default"}); wrangler's output goes to ${logFile}`);
-if (!process.argv.includes("--no-build")) buildPanel();
-await applyMigrations();
+await Promise.all([buildPanel(), applyMigrations()]).catch((error: Error) => {
+  console.error(error.message);
+  process.exit(1);
+});
 const dev = spawn(
   process.execPath,
   [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...varArgs, ...persistArgs, ...envArgs],
