@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { DATABASES, readSnapshot, snapshotMigrations, snapshotStatements } from "./scripts/schema-snapshot.ts";
 
 // Values the tests run with; the Worker reads them exactly as it reads secrets and vars.
 export const TEST_ADMIN_TOKEN = "test-admin-token";
@@ -10,8 +11,15 @@ process.env.ADMIN_TOKEN ??= TEST_ADMIN_TOKEN;
 process.env.SECRETS_KEY ??= TEST_SECRETS_KEY;
 
 export default defineConfig(async () => {
-  // The control database's migrations and every shard's (wrangler.toml binds SHARD_0, SHARD_1).
+  // The control database's migrations and every shard's (wrangler.toml binds SHARD_0, SHARD_1),
+  // and their schema snapshots (migrations/schema), which test/setup/apply-migrations.ts makes
+  // each database from in one batch.
   const [migrations, shardMigrations] = await Promise.all([readD1Migrations("./migrations"), readD1Migrations("./migrations/shard")]);
+  const schemaOf = (name: string) => {
+    const text = readSnapshot(DATABASES.find((database) => database.name === name)!);
+    return { statements: snapshotStatements(text), migrations: snapshotMigrations(text) };
+  };
+  const [controlSchema, shardSchema] = [schemaOf("control"), schemaOf("shard")];
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -20,6 +28,8 @@ export default defineConfig(async () => {
           bindings: {
             TEST_MIGRATIONS: migrations,
             SHARD_MIGRATIONS: shardMigrations,
+            TEST_SCHEMA: controlSchema,
+            SHARD_SCHEMA: shardSchema,
             ADMIN_TOKEN: TEST_ADMIN_TOKEN,
             SECRETS_KEY: TEST_SECRETS_KEY,
             ALLOW_PRIVATE_FETCH: "true",
@@ -36,6 +46,9 @@ export default defineConfig(async () => {
             // The fuzz test's seed (test/http/fuzz.test.ts); empty: its fixed default.
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",
           },
+          // Two empty databases that test/store/schema-snapshot.test.ts migrates file by file, to
+          // check the snapshots the others are made from against the migrations run by D1 itself.
+          d1Databases: { MIGRATED_CONTROL: "migrated-control", MIGRATED_SHARD: "migrated-shard" },
         },
       })),
     ],
