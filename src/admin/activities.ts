@@ -1,3 +1,4 @@
+import { activityAnswer, activityListAnswer } from "../domain/answers/panels";
 import type { ActivityDefinition } from "../domain/activity";
 import { defineActivityBody } from "../domain/panel-screens";
 import { conflict, orNotFound } from "../lib/http/errors";
@@ -13,6 +14,7 @@ const defineActivity = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/activities",
   role: "marketer",
+  response: activityAnswer,
   summary: "Define an activity and the types of its parameters; clients post it by the activityid answered",
   status: 201,
   body: defineActivityBody,
@@ -29,6 +31,7 @@ const listPanelActivities = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/activities",
   role: "viewer",
+  response: activityListAnswer,
   summary: "The panel's activity definitions",
   async handle({ env, panel, db }) {
     return { activities: (await listActivities(db, panel.id)).map(activityView) };
@@ -39,6 +42,7 @@ const readActivity = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/activities/:activity",
   role: "viewer",
+  response: activityAnswer,
   summary: "Read one activity definition",
   async handle({ env, path, panel, db }) {
     const id = /^\d{1,15}$/.test(path.activity) ? Number(path.activity) : 0;

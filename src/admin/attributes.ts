@@ -1,3 +1,4 @@
+import { attributeAnswer, attributeListAnswer } from "../domain/answers/panels";
 import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName } from "../domain/attributes";
 import { defineAttributeBody } from "../domain/panel-screens";
 import { conflict, invalidField } from "../lib/http/errors";
@@ -8,6 +9,7 @@ const defineAttribute = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/attributes/:name",
   role: "marketer",
+  response: attributeAnswer,
   summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
   body: defineAttributeBody,
   async handle({ env, path, body, panel, db }) {
@@ -30,6 +32,7 @@ const readAttributes = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/attributes",
   role: "viewer",
+  response: attributeListAnswer,
   summary: "The panel's attribute schema",
   async handle({ env, panel, db }) {
     return { attributes: await listAttributes(db, panel.id) };

@@ -1,3 +1,4 @@
+import { auditPageAnswer } from "../domain/answers/panels";
 import { auditQuery, type AuditAction } from "../domain/audit";
 import { insertAuditEntry, listAuditEntries } from "../store/audit";
 import type { Panel } from "../store/panels";
@@ -32,6 +33,7 @@ const readAuditLog = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/audit",
   role: "owner",
+  response: auditPageAnswer,
   summary: "The panel's audit log, newest first: who rotated keys, changed API mode or settings, edited webhooks, published campaigns, started or stopped journeys, changed users and operators; next_cursor pages on",
   query: auditQuery,
   async handle({ db, query, panel }) {

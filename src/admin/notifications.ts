@@ -1,3 +1,4 @@
+import { notificationListAnswer } from "../domain/answers/panels";
 import { z } from "../lib/z";
 import { listNotifications } from "../store/notifications";
 import { isoTime } from "../store/sql";
@@ -7,6 +8,7 @@ const listPanelNotifications = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/notifications",
   role: "viewer",
+  response: notificationListAnswer,
   summary: "Transactional emails the panel sent through MAILER (newest first)",
   query: z.object({
     kind: z.string().optional(),

@@ -1,3 +1,4 @@
+import { operatorAnswer, operatorListAnswer, operatorRemovedAnswer } from "../domain/answers/panels";
 import type { ControlDb } from "../store/shards";
 import { addOperatorBody, changeOperatorBody } from "../domain/operators";
 import { ApiError, conflict, notFound } from "../lib/http/errors";
@@ -26,6 +27,7 @@ const listOperators = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/operators",
   role: "owner",
+  response: operatorListAnswer,
   summary: "The operators who may sign in to the panel, with their roles",
   async handle({ env, path, panel }) {
     return { operators: (await panelMembers(env.DB, panel.id)).map(memberView) };
@@ -36,6 +38,7 @@ const addOperator = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/operators",
   role: "owner",
+  response: operatorAnswer,
   summary: "Give an operator a role in the panel; a new email creates the operator with the password given (ADMIN_TOKEN creates a panel's first owner this way)",
   status: 201,
   body: addOperatorBody,
@@ -61,6 +64,7 @@ const changeOperator = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/operators/:operator",
   role: "owner",
+  response: operatorAnswer,
   summary: "Change an operator's role in the panel",
   body: changeOperatorBody,
   async handle({ env, db, caller, path, body, panel }) {
@@ -77,6 +81,7 @@ const removeOperator = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/operators/:operator",
   role: "owner",
+  response: operatorRemovedAnswer,
   summary: "Take an operator's role in the panel away; their session no longer reaches it",
   async handle({ env, db, caller, path, panel }) {
     const member = await panelMember(env.DB, panel.id, path.operator);

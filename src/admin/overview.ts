@@ -1,3 +1,4 @@
+import { overviewAnswer, panelHistoryAnswer } from "../domain/answers/panels";
 import { emailSetup } from "../services/channels/email/providers";
 import { panelFigures } from "../store/overview";
 import { instantOf, wallClockAt } from "../domain/time";
@@ -10,6 +11,7 @@ const overview = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/overview",
   role: "viewer",
+  response: overviewAnswer,
   summary:
     "The panel's figures at a glance: contacts, lists, events and sends today (in the panel's time zone), running journeys, webhooks not operational; and the deployment's email: its provider, whether it sends real email, and why not when it refuses to",
   async handle({ env, path, panel, db }) {
@@ -33,6 +35,7 @@ const history = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/overview/history",
   role: "viewer",
+  response: panelHistoryAnswer,
   summary:
     "The panel's history per UTC day over the last `days` (default 30, at most 366), from aggregates: contacts at each day's start (today: now), events per day by activity (the 8 most frequent), messages sent per day by channel",
   query: historyQuery,

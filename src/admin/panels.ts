@@ -1,3 +1,4 @@
+import { panelAnswer, panelListAnswer } from "../domain/answers/panels";
 import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName, DEFAULT_ATTRIBUTES } from "../domain/attributes";
 import { panelName, panelPatchBody, timezoneName as timezone } from "../domain/panels";
 import { invalidField, orNotFound } from "../lib/http/errors";
@@ -35,6 +36,7 @@ const createPanel = defineAdminRoute({
   method: "POST",
   path: "/panels",
   role: "admin",
+  response: panelAnswer,
   summary: "Create a panel with the default attribute schema",
   status: 201,
   body: z.strictObject({
@@ -82,6 +84,7 @@ const listAllPanels = defineAdminRoute({
   method: "GET",
   path: "/panels",
   role: "admin",
+  response: panelListAnswer,
   summary: "All panels of this deployment",
   async handle({ env }) {
     return { panels: (await listPanels(env.DB)).map((panel) => panelView(panel, env)) };
@@ -92,6 +95,7 @@ const readPanel = definePanelRoute({
   method: "GET",
   path: "/panels/:panel",
   role: "viewer",
+  response: panelAnswer,
   summary: "Read a panel",
   async handle({ env, panel }) {
     return panelView(panel, env);
@@ -102,6 +106,7 @@ const patchPanel = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel",
   role: "owner",
+  response: panelAnswer,
   summary: "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, or how many days events stay before they move to the archive",
   body: panelPatchBody,
   async handle({ env, db, caller, panel, body }) {

@@ -35,12 +35,25 @@ export interface AdminRequest<P extends string, B, Q> {
   query: Q;
 }
 
+/** What a route answers that is not JSON (a file, or no body): documented, not parsed. */
+export interface RawAnswer {
+  contentType: string | null;
+  description: string;
+}
+
 /**
- * One admin route: its body and query schemas validate the request and document it in
- * /openapi.json; a body whose rules read the deployment (a URL's host) is a function of
- * them. The handler returns the JSON answer (sent with `status`) or a Response.
+ * One admin route: its body and query schemas validate the request, its response schema is the
+ * JSON answer, and all three document it in /openapi.json; a body whose rules read the
+ * deployment (a URL's host) is a function of them. The handler returns the JSON answer (sent
+ * with `status`), typed by `response` so the route cannot drift from what it declares, or a
+ * Response (a file, a 204) that `raw` describes.
  */
-export interface AdminRoute<P extends string = string, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType> {
+export interface AdminRoute<
+  P extends string = string,
+  B extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  R extends z.ZodType = z.ZodType,
+> {
   method: HttpMethod;
   /** Path under /admin/v1, in itty-router syntax (`/panels/:panel`). */
   path: P;
@@ -49,11 +62,15 @@ export interface AdminRoute<P extends string = string, B extends z.ZodType = z.Z
   body?: B | ((rules: InputRules) => B);
   query?: Q;
   status?: number;
-  handle(req: AdminRequest<P, z.output<B>, z.output<Q>>): Promise<unknown>;
+  /** The JSON answer at `status` (domain/answers), which the handler must return. */
+  response?: R;
+  /** A route whose answer is not JSON (a file, no body) says what it is instead. */
+  raw?: RawAnswer;
+  handle(req: AdminRequest<P, z.output<B>, z.output<Q>>): Promise<z.input<R> | Response>;
 }
 
-export function defineAdminRoute<P extends string, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType>(
-  route: AdminRoute<P, B, Q>,
+export function defineAdminRoute<P extends string, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType>(
+  route: AdminRoute<P, B, Q, R>,
 ): AdminRoute {
   return route as unknown as AdminRoute;
 }
@@ -61,8 +78,8 @@ export function defineAdminRoute<P extends string, B extends z.ZodType = z.ZodTy
 type PanelPath = `/panels/:panel${string}`;
 
 /** A route under `/panels/:panel`: its handler gets the loaded panel. */
-export interface PanelRoute<P extends PanelPath, B extends z.ZodType, Q extends z.ZodType> extends Omit<AdminRoute<P, B, Q>, "handle"> {
-  handle(req: AdminRequest<P, z.output<B>, z.output<Q>> & { panel: Panel; db: ShardDb }): Promise<unknown>;
+export interface PanelRoute<P extends PanelPath, B extends z.ZodType, Q extends z.ZodType, R extends z.ZodType> extends Omit<AdminRoute<P, B, Q, R>, "handle"> {
+  handle(req: AdminRequest<P, z.output<B>, z.output<Q>> & { panel: Panel; db: ShardDb }): Promise<z.input<R> | Response>;
 }
 
 /**
@@ -70,10 +87,10 @@ export interface PanelRoute<P extends PanelPath, B extends z.ZodType, Q extends 
  * the handler with its shard's database (`db`, which holds every table of the panel's data);
  * an unknown id answers 404.
  */
-export function definePanelRoute<P extends PanelPath, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType>(
-  route: PanelRoute<P, B, Q>,
+export function definePanelRoute<P extends PanelPath, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType>(
+  route: PanelRoute<P, B, Q, R>,
 ): AdminRoute {
-  return defineAdminRoute<P, B, Q>({
+  return defineAdminRoute<P, B, Q, R>({
     ...route,
     async handle(req) {
       const { panel: panelId } = req.path as { panel: string };

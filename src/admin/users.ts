@@ -1,3 +1,4 @@
+import { apiKeyAnswer, createdUserAnswer, userAnswer, userListAnswer } from "../domain/answers/panels";
 import { generateApiKey, hashApiKey } from "../services/access/api-keys";
 import { conflict, notFound, orNotFound } from "../lib/http/errors";
 import { newId } from "../lib/random";
@@ -17,6 +18,7 @@ const createUser = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/users",
   role: "owner",
+  response: createdUserAnswer,
   summary: "Create a sub-admin user with an API key (the key is shown only in this answer)",
   status: 201,
   body: createUserBody,
@@ -35,6 +37,7 @@ const listPanelUsers = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/users",
   role: "viewer",
+  response: userListAnswer,
   summary: "The panel's users (never their keys)",
   async handle({ env, panel }) {
     return { users: (await listUsers(env.DB, panel.id)).map(userView) };
@@ -45,6 +48,7 @@ const readUser = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/users/:user",
   role: "viewer",
+  response: userAnswer,
   summary: "Read a user (never the key)",
   async handle({ env, path, panel }) {
     return userView(await orNotFound(getUser(env.DB, panel.id, path.user), noSuchUser(path.user)));
@@ -55,6 +59,7 @@ const patchUser = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/users/:user",
   role: "owner",
+  response: userAnswer,
   summary: "Disable or re-enable a user; a disabled user's key fails authentication",
   body: patchUserBody,
   async handle({ env, db, caller, path, body, panel }) {
@@ -68,6 +73,7 @@ const rotateKey = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/users/:user/api-key",
   role: "owner",
+  response: apiKeyAnswer,
   summary: "Rotate the user's API key; the old key stops working at once",
   async handle({ env, db, caller, path, panel }) {
     const apiKey = generateApiKey();

@@ -1,5 +1,5 @@
 import { ADMIN_BASE, ADMIN_ROUTES } from "../admin";
-import { bodySchema } from "../admin/route";
+import { bodySchema, type AdminRoute } from "../admin/route";
 import { activityOpenApiPaths } from "../api/activity";
 import { channelEventOpenApiPaths } from "../api/channel-events";
 import { pushOpenApiPaths } from "../api/push";
@@ -16,6 +16,19 @@ const DOCUMENTED_CONTEXT: ParamsContext = { allowPrivateFetch: false, timezone: 
 function inputSchema(schema: z.ZodType): JsonSchema {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
   return rest;
+}
+
+/** The answer side of a schema: what a client reads. */
+function outputSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "output", unrepresentable: "any" }) as JsonSchema;
+  return rest;
+}
+
+/** The success answer a route declares: its JSON schema, or what its non-JSON answer is. */
+function successResponse(route: AdminRoute): JsonSchema {
+  if (route.response) return { description: "Success", content: { "application/json": { schema: outputSchema(route.response) } } };
+  if (route.raw) return { description: route.raw.description, ...(route.raw.contentType ? { content: { [route.raw.contentType]: {} } } : {}) };
+  return { description: "Success", content: { "application/json": {} } };
 }
 
 const failureBody = {
@@ -72,7 +85,7 @@ function adminPaths(): Record<string, Record<string, unknown>> {
       parameters,
       ...(body ? { requestBody: { required: true, content: { "application/json": { schema: inputSchema(body) } } } } : {}),
       responses: {
-        [String(route.status ?? 200)]: { description: "Success", content: { "application/json": {} } },
+        [String(route.status ?? 200)]: successResponse(route),
         "4XX": { description: "Failure: {error, errors}", content: { "application/json": {} } },
       },
     };

@@ -1,0 +1,101 @@
+// The admin API's answers about a panel and its people (panels, users, operators, schema,
+// audit, overview): the routes return them and the panel reads them (`z.output`).
+import { z } from "../../lib/z";
+import { ACTIVITY_PARAM_TYPES } from "../activity";
+import { ATTRIBUTE_TYPES, UNKNOWN_ATTRIBUTE_MODES } from "../attributes";
+import { AUDIT_ACTIONS } from "../audit";
+import { OPERATOR_ROLES } from "../operators";
+import type { PanelHistory } from "../overview";
+
+/** An ISO 8601 instant, as every answer writes times. */
+export const isoInstant = z.string();
+
+export const panelAnswer = z.object({
+  id: z.string(),
+  name: z.string(),
+  primary_key: z.string(),
+  timezone: z.string(),
+  region: z.string(),
+  api_mode: z.boolean(),
+  client_id: z.string(),
+  unknown_attributes: z.enum(UNKNOWN_ATTRIBUTE_MODES),
+  cors_origins: z.array(z.string()),
+  shard: z.number(),
+  event_retention_days: z.number(),
+  created_at: isoInstant,
+  updated_at: isoInstant,
+});
+export const panelListAnswer = z.object({ panels: z.array(panelAnswer) });
+
+export const userAnswer = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), disabled: z.boolean(), created_at: isoInstant });
+export const userListAnswer = z.object({ users: z.array(userAnswer) });
+/** A new user, and the API key shown this once. */
+export const createdUserAnswer = userAnswer.extend({ api_key: z.string() });
+export const apiKeyAnswer = z.object({ api_key: z.string() });
+
+export const operatorAnswer = z.object({
+  id: z.string(),
+  email: z.string(),
+  name: z.string().nullable(),
+  role: z.enum(OPERATOR_ROLES),
+  disabled: z.boolean(),
+  created_at: isoInstant,
+});
+export const operatorListAnswer = z.object({ operators: z.array(operatorAnswer) });
+export const operatorRemovedAnswer = z.object({ removed: z.boolean() });
+
+export const attributeAnswer = z.object({ name: z.string(), type: z.enum(ATTRIBUTE_TYPES) });
+export const attributeListAnswer = z.object({ attributes: z.array(attributeAnswer) });
+
+export const activityAnswer = z.object({
+  activityid: z.string(),
+  name: z.string(),
+  params: z.record(z.string(), z.enum(ACTIVITY_PARAM_TYPES)),
+  created_at: isoInstant,
+});
+export const activityListAnswer = z.object({ activities: z.array(activityAnswer) });
+
+export const auditEntryAnswer = z.object({
+  id: z.number(),
+  at: isoInstant,
+  actor: z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("admin_token") }),
+    z.object({ kind: z.literal("operator"), id: z.string(), email: z.string().nullable() }),
+  ]),
+  action: z.enum(AUDIT_ACTIONS),
+  target: z.string(),
+  detail: z.record(z.string(), z.unknown()),
+});
+export const auditPageAnswer = z.object({ entries: z.array(auditEntryAnswer), next_cursor: z.string().nullable() });
+
+export const overviewAnswer = z.object({
+  contacts: z.number(),
+  lists: z.number(),
+  events_today: z.number(),
+  sends_today: z.number(),
+  running_journeys: z.number(),
+  webhooks_not_operational: z.number(),
+  email: z.object({ provider: z.string(), real_email: z.boolean(), problem: z.string().nullable() }),
+});
+
+export const panelHistoryAnswer: z.ZodType<PanelHistory, PanelHistory> = z.object({
+  days: z.array(z.number()),
+  contacts: z.array(z.number().nullable()),
+  events: z.array(z.object({ name: z.string(), counts: z.array(z.number()) })),
+  sends: z.array(z.object({ channel: z.string(), counts: z.array(z.number()) })),
+});
+
+export const notificationListAnswer = z.object({
+  notifications: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.string(),
+      to: z.array(z.string()),
+      subject: z.string(),
+      text: z.string(),
+      status: z.string(),
+      error: z.string().nullable(),
+      created_at: isoInstant,
+    }),
+  ),
+});
