@@ -1,3 +1,4 @@
+import { contactAnswer, contactPageAnswer, contactSearchAnswer, erasureAnswer, preferencesAnswer } from "../domain/answers/contacts";
 import { canonicalAttributeName } from "../domain/attributes";
 import { preferencesBody } from "../domain/preferences";
 import { attributeSearchValue, contactSearchQuery, editContactBody } from "../domain/panel-screens";
@@ -69,6 +70,7 @@ const searchPanelContacts = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts",
   role: "viewer",
+  response: contactSearchAnswer,
   summary:
     "Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), or by one other attribute's value (`attribute`; text also by prefix, without ASCII case), in key order; next_cursor pages on",
   query: contactSearchQuery,
@@ -108,6 +110,7 @@ const readContact = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key",
   role: "viewer",
+  response: contactPageAnswer,
   summary: `One contact by primary-key value: attributes, lists, the ${HISTORY_LIMIT} newest messages sent to it with opens and clicks, the journeys it entered, and whether its EMAIL is suppressed (its events: /contacts/{key}/events)`,
   async handle({ db, path, panel }) {
     const contact = await requireContact(db, panel, path.key);
@@ -121,6 +124,7 @@ const editContact = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/contacts/:key",
   role: "marketer",
+  response: contactAnswer,
   summary:
     "Change a contact's attributes under the rules of the API's update (4.3): each value checked against its type, null removes one; the primary key names the contact and is not changed here, and unknown attributes are refused",
   body: editContactBody,
@@ -156,6 +160,7 @@ const eraseOneContact = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/contacts/:key",
   role: "owner",
+  response: erasureAnswer,
   summary:
     "Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})",
   async handle({ env, caller, path, panel, db }) {
@@ -171,6 +176,7 @@ const readErasure = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/erasures/:erasure",
   role: "owner",
+  response: erasureAnswer,
   summary: "An erasure's progress: `archive` while archived days are rewritten, then `done`",
   async handle({ path, panel, db }) {
     const erasure = await getErasure(db, panel.id, path.erasure);
@@ -183,6 +189,7 @@ const exportOneContact = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key/export",
   role: "owner",
+  raw: { contentType: "application/json", description: "Everything held about the contact, as a JSON file (attachment)" },
   summary:
     "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
   async handle({ env, path, panel, db }) {
@@ -210,6 +217,7 @@ const readPreferences = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key/preferences",
   role: "viewer",
+  response: preferencesAnswer,
   summary:
     "A contact's subscription per channel: email, sms and push, each subscribed, unsubscribed (its own choice), bounced or stopped (held by the service) or unreachable (no address or number)",
   async handle({ path, panel, db }) {
@@ -221,6 +229,7 @@ const changePreferences = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/contacts/:key/preferences",
   role: "marketer",
+  response: preferencesAnswer,
   summary:
     "Change a contact's subscriptions (email, sms, push: subscribed or unsubscribed), as its preference page does; a bounced, stopped or unreachable channel is refused and nothing changes",
   body: preferencesBody,

@@ -1,3 +1,4 @@
+import { contactEventsAnswer, eventRetryAnswer, profileEventsAnswer } from "../domain/answers/contacts";
 import { eventHistoryPage } from "../services/retention/history";
 import type { ShardDb } from "../store/shards";
 import { normalisePrimaryKey } from "../domain/primary-key";
@@ -75,6 +76,7 @@ const contactEvents = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key/events",
   role: "viewer",
+  response: contactEventsAnswer,
   summary: "A contact's events, newest first, including the anonymous history joined to it; key is its primary-key value",
   query: pageQuery,
   async handle({ env, path, query, panel, db }) {
@@ -90,6 +92,7 @@ const profileEvents = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/profiles/:uniqueid/events",
   role: "viewer",
+  response: profileEventsAnswer,
   summary: "Events recorded with an anonymous uniqueid, newest first (whether or not joined to a contact since)",
   query: pageQuery,
   async handle({ env, path, query, panel, db }) {
@@ -104,6 +107,7 @@ const retryFailedEvents = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/events/retry",
   role: "owner",
+  response: eventRetryAnswer,
   summary: `Puts events whose pipeline failed for good (after every re-drive) through it again, up to ${RETRY_BATCHES_PER_CALL} recorded batches per call; steps they passed are not run again`,
   async handle({ env, panel, db }) {
     const ids = await retryFailedBatches(db, panel.id, Date.now(), RETRY_BATCHES_PER_CALL);

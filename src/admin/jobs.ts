@@ -1,3 +1,4 @@
+import { jobAnswer } from "../domain/answers/contacts";
 import type { ShardDb } from "../store/shards";
 import { openErrorReport } from "../services/imports/error-report";
 import { importJobView } from "../services/imports/view";
@@ -26,6 +27,7 @@ const readJob = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/jobs/:job",
   role: "viewer",
+  response: jobAnswer,
   summary: "A background job: a bulk upload (status, counters, progress, error report link, callback outcome) or a segment export (status, rows written of the members, download link once completed)",
   async handle({ path, panel, db }) {
     if (isExportId(path.job)) return segmentExportView(await exportOfPanel(db, panel, path.job), exportDownloadPath(panel, path.job));
@@ -37,6 +39,7 @@ const downloadExport = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/jobs/:job/export.csv",
   role: "viewer",
+  raw: { contentType: "text/csv", description: "The export's CSV file (attachment)" },
   summary: "A completed segment export's file (CSV: the primary key, then the chosen attributes; formula-like cells start with ')",
   async handle({ env, path, panel, db }) {
     const job = await exportOfPanel(db, panel, path.job);
@@ -51,6 +54,7 @@ const downloadErrorReport = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/jobs/:job/errors.csv",
   role: "viewer",
+  raw: { contentType: "text/csv", description: "The error report's CSV file (attachment)" },
   summary: "The job's error report (CSV: row, column, reason, then the refused row)",
   async handle({ env, path, panel, db }) {
     const job = await jobOfPanel(db, panel, path.job);

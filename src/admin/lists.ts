@@ -1,3 +1,4 @@
+import { jobStartedAnswer, listAnswer, listDeletedAnswer, listEmptiedAnswer, listListAnswer, listMembersAnswer } from "../domain/answers/contacts";
 import type { ShardDb } from "../store/shards";
 import { parseListId } from "../domain/fields";
 import { createListBody, importFromUrlBody, listMembersQuery, MAX_PANEL_UPLOAD_BYTES, renameListBody } from "../domain/panel-screens";
@@ -36,6 +37,7 @@ const panelLists = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/lists",
   role: "viewer",
+  response: listListAnswer,
   summary: "The panel's lists with their member counts",
   async handle({ env, path, panel, db }) {
     return { lists: (await listLists(db, panel.id)).map(listView) };
@@ -46,6 +48,7 @@ const createList = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/lists",
   role: "marketer",
+  response: listAnswer,
   summary: "Create a list (names are unique in the panel regardless of case)",
   status: 201,
   body: createListBody,
@@ -60,6 +63,7 @@ const changeList = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/lists/:list",
   role: "marketer",
+  response: listAnswer,
   summary: "Rename a list and optionally change its description",
   body: renameListBody,
   async handle({ env, path, body, panel, db }) {
@@ -74,6 +78,7 @@ const removeList = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/lists/:list",
   role: "marketer",
+  response: listDeletedAnswer,
   summary: "Delete a list and its memberships; the contacts stay",
   async handle({ env, caller, path, panel, db }) {
     const list = await requireList(db, panel.id, path.list);
@@ -90,6 +95,7 @@ const uploadToList = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/lists/:list/uploads",
   role: "marketer",
+  response: jobStartedAnswer,
   summary: `Upload a CSV file (the raw request body, at most ${MAX_PANEL_UPLOAD_BYTES / 1024 / 1024} MiB) into the list: stored in R2, then imported by the bulk-upload engine; answers the job to follow at /jobs/{job}`,
   status: 202,
   query: uploadQuery,
@@ -125,6 +131,7 @@ const panelListMembers = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/lists/:list/members",
   role: "viewer",
+  response: listMembersAnswer,
   summary: "A page of the list's members, in the order the contacts were created; next_cursor pages on",
   query: listMembersQuery,
   async handle({ db, path, query, panel }) {
@@ -144,6 +151,7 @@ const emptyPanelList = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/lists/:list/empty",
   role: "marketer",
+  response: listEmptiedAnswer,
   summary: "Remove every member of the list; the contacts stay",
   async handle({ db, caller, path, panel }) {
     const list = await requireList(db, panel.id, path.list);
@@ -159,6 +167,7 @@ const importFromUrl = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/lists/:list/imports",
   role: "marketer",
+  response: jobStartedAnswer,
   summary: "Import contacts into the list from a CSV file at a URL, by the bulk-upload engine (as bulkupload's path); answers the job to follow at /jobs/{job}",
   status: 202,
   body: importFromUrlBody,

@@ -1,0 +1,147 @@
+// The admin API's answers about contacts, their events, lists and background jobs: the routes
+// return them and the panel reads them (`z.output`).
+import { z } from "../../lib/z";
+import { PREFERENCE_CHANNELS } from "../preferences";
+import { isoInstant } from "./panels";
+
+const attributes = z.record(z.string(), z.unknown());
+const jobStatus = z.enum(["queued", "running", "completed", "failed"]);
+
+export const contactAnswer = z.object({ key: z.string(), attributes, created_at: isoInstant, updated_at: isoInstant });
+
+export const contactSearchAnswer = z.object({
+  primary_key: z.string(),
+  /** The attribute searched (the primary key unless `attribute` named another). */
+  attribute: z.string(),
+  contacts: z.array(contactAnswer),
+  next_cursor: z.string().nullable(),
+});
+
+export const contactMessageAnswer = z.object({
+  kind: z.enum(["campaign", "journey"]),
+  source_id: z.string(),
+  source_name: z.string(),
+  step_id: z.string().nullable(),
+  channel: z.string(),
+  subject: z.string().nullable(),
+  status: z.string(),
+  error: z.string().nullable(),
+  at: isoInstant,
+  opens: z.number(),
+  clicks: z.number(),
+  bounced: z.boolean(),
+  unsubscribed: z.boolean(),
+});
+
+/** The contact page: attributes, lists, recent messages and journeys, and the EMAIL's suppression. */
+export const contactPageAnswer = contactAnswer.extend({
+  primary_key: z.string(),
+  lists: z.array(z.object({ id: z.number(), name: z.string() })),
+  messages: z.array(contactMessageAnswer),
+  journeys: z.array(
+    z.object({
+      journey_id: z.string(),
+      name: z.string(),
+      journey_status: z.string(),
+      status: z.enum(["active", "completed", "exited"]),
+      entered_at: isoInstant,
+      ended_at: isoInstant.nullable(),
+    }),
+  ),
+  suppression: z
+    .object({ address: z.string(), reason: z.enum(["unsubscribe", "hard_bounce"]), campaign_id: z.string().nullable(), since: isoInstant })
+    .nullable(),
+});
+
+export const erasureAnswer = z.object({
+  erasure_id: z.string(),
+  state: z.enum(["archive", "done"]),
+  archive_parts_rewritten: z.number(),
+  created_at: isoInstant,
+  finished_at: isoInstant.nullable(),
+});
+
+const channelState = z.enum(["subscribed", "unsubscribed", "bounced", "stopped", "unreachable"]);
+export const preferencesAnswer = z.object({
+  preferences: z.record(z.enum(PREFERENCE_CHANNELS), channelState),
+});
+
+/** An event as the admin API shows it; times also in the panel's zone, as webhooks carry them. */
+export const eventAnswer = z.looseObject({
+  guid: z.string(),
+  channel: z.string(),
+  name: z.string(),
+  params: z.record(z.string(), z.unknown()),
+  occurred_at: isoInstant,
+  received_at: isoInstant,
+});
+const eventPage = { events: z.array(eventAnswer), next_cursor: z.string().nullable() };
+export const contactEventsAnswer = z.object({ contact: z.string(), ...eventPage });
+export const profileEventsAnswer = z.object({ uniqueid: z.string(), ...eventPage });
+export const eventRetryAnswer = z.object({ retried_batches: z.number(), more: z.boolean() });
+
+export const listAnswer = z.object({
+  id: z.number(),
+  name: z.string(),
+  description: z.string(),
+  count: z.number(),
+  created_at: isoInstant,
+  updated_at: isoInstant,
+});
+export const listListAnswer = z.object({ lists: z.array(listAnswer) });
+export const listDeletedAnswer = z.object({ deleted: z.boolean() });
+export const listEmptiedAnswer = z.object({ removed: z.number() });
+export const listMembersAnswer = z.object({
+  list: listAnswer,
+  primary_key: z.string(),
+  members: z.array(z.object({ key: z.string(), attributes, added_at: isoInstant })),
+  next_cursor: z.string().nullable(),
+});
+/** A background job started: follow it at /jobs/{jobid}. */
+export const jobStartedAnswer = z.object({ jobid: z.string() });
+
+/** A bulk upload, as bulkstatus and GET /jobs/{job} show it. */
+export const importJobAnswer = z.object({
+  jobid: z.string(),
+  status: jobStatus,
+  reason: z.string().nullable(),
+  total: z.number(),
+  created: z.number(),
+  updated: z.number(),
+  failed: z.number(),
+  listid: z.number().nullable(),
+  sources: z.array(z.object({ path: z.string().optional(), name: z.string(), bytes: z.number().nullable() })),
+  progress: z.object({ bytes_done: z.number(), bytes_total: z.number().nullable() }),
+  error_report: z.string().nullable(),
+  notifyemail: z.array(z.string()),
+  callback: z
+    .object({
+      url: z.string(),
+      state: z.enum(["none", "pending", "sending", "sent", "failed"]),
+      http_status: z.number().nullable(),
+      error: z.string().nullable(),
+      at: isoInstant.nullable(),
+    })
+    .nullable(),
+  created_at: isoInstant,
+  started_at: isoInstant.nullable(),
+  finished_at: isoInstant.nullable(),
+  updated_at: isoInstant,
+});
+
+/** A segment export, as GET /jobs/{job} shows it: `download` once completed. */
+export const segmentExportAnswer = z.object({
+  jobid: z.string(),
+  type: z.literal("segment_export"),
+  segment: z.string(),
+  status: jobStatus,
+  reason: z.string().nullable(),
+  columns: z.array(z.string()),
+  progress: z.object({ rows: z.number(), total: z.number() }),
+  download: z.string().nullable(),
+  created_at: isoInstant.nullable(),
+  started_at: isoInstant.nullable(),
+  finished_at: isoInstant.nullable(),
+  updated_at: isoInstant.nullable(),
+});
+export const jobAnswer = z.union([segmentExportAnswer, importJobAnswer]);
