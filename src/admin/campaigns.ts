@@ -1,3 +1,4 @@
+import { campaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
 import { audienceCampaignSchema, broadcastRequestSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
 import { htmlOfMime } from "../domain/email-message";
 import { fromProblems, notFound, orNotFound, parseOrThrow } from "../lib/http/errors";
@@ -50,6 +51,7 @@ const readCampaign = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/campaigns/:campaign",
   role: "viewer",
+  response: campaignAnswer,
   summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
   async handle({ env, path, panel, db }) {
     const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
@@ -61,6 +63,7 @@ const readCampaignReport = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/campaigns/:campaign/report",
   role: "viewer",
+  response: campaignReportAnswer,
   summary:
     "A campaign's report from its aggregates: counters, rates (delivered, unique open, click-through, click-to-open, bounce, unsubscribe, as shares of sent), what changed per hour (UTC) and the most clicked links",
   async handle({ path, panel, db }) {
@@ -73,6 +76,7 @@ const listCampaignRecipients = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/campaigns/:campaign/recipients",
   role: "viewer",
+  response: campaignRecipientsAnswer,
   summary: "The recipients behind a number of the report (filter), a page at a time by contact id, or all of them as one CSV download (format=csv)",
   query: recipientsQuery,
   async handle({ path, query, panel, db }): Promise<CampaignRecipientsPage | Response> {
@@ -87,6 +91,7 @@ const listPanelCampaigns = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/campaigns",
   role: "viewer",
+  response: campaignListAnswer,
   summary: "The panel's email campaigns, newest first, with their counters; the panel's time zone and the broadcast lead time",
   query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),
   async handle({ env, query, panel, db }) {
@@ -103,6 +108,7 @@ const createPanelCampaign = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/campaigns",
   role: "marketer",
+  response: createdCampaignAnswer,
   summary: "Create and schedule an email campaign: to an audience of lists and saved segments (CONTRACT 9), or with a contacts file under the rules of upload_contact_and_publish (4.10)",
   status: 201,
   body: z.record(z.string().max(100), z.unknown()).meta({
@@ -140,6 +146,7 @@ const sendTestCopy = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/campaigns/:campaign/test",
   role: "marketer",
+  response: testSentAnswer,
   summary:
     "Send one test copy of a campaign to an address, through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves",
   body: testSendBody,
@@ -170,6 +177,7 @@ const listPanelOutbox = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/outbox",
   role: "viewer",
+  response: outboxListAnswer,
   summary: "Messages the panel sent through the outbox provider, newest first",
   query: z.object({
     channel: z.string().min(1).optional(),
@@ -185,6 +193,7 @@ const readOutboxMessage = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/outbox/:message",
   role: "viewer",
+  response: outboxMessageFullAnswer,
   summary: "One outbox message with its raw RFC 5322 text (the .eml) and, for email, its HTML part",
   async handle({ env, path, panel, db }) {
     const record = await getOutboxRecord(db, panel.id, path.message);

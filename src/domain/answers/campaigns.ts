@@ -1,0 +1,102 @@
+// The admin API's answers about campaigns and the outbox. The views already have TypeScript
+// types in domain/broadcast.ts (services build them); `satisfies` keeps each schema equal to its type.
+import { z } from "../../lib/z";
+import type { CampaignRecipientsPage, CampaignReport, CampaignView, OutboxMessageView } from "../broadcast";
+import { isoInstant } from "./panels";
+
+const campaignSums = {
+  sent: z.number(),
+  failed: z.number(),
+  skipped: z.number(),
+  opens: z.number(),
+  unique_opens: z.number(),
+  clicks: z.number(),
+  unique_clicks: z.number(),
+  bounces: z.number(),
+  unsubscribes: z.number(),
+};
+const campaignCounters = z.object({ recipients: z.number(), queued: z.number(), ...campaignSums });
+
+export const campaignAnswer = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(["scheduled", "sending", "sent", "failed"]),
+  status_reason: z.string().nullable(),
+  list_id: z.number().nullable(),
+  audience: z
+    .object({ lists: z.array(z.number()), segments: z.array(z.string()), exclude_lists: z.array(z.number()), exclude_segments: z.array(z.string()) })
+    .nullable(),
+  reply_to: z.string().nullable(),
+  subject: z.string(),
+  sender_name: z.string(),
+  sender_email: z.string(),
+  tags: z.array(z.string()),
+  schedule_date: z.string(),
+  timezone: z.string(),
+  send_at: isoInstant,
+  import_job_id: z.string().nullable(),
+  request_id: z.string(),
+  created_at: isoInstant,
+  published_at: isoInstant.nullable(),
+  finished_at: isoInstant.nullable(),
+  counters: campaignCounters,
+}) satisfies z.ZodType<CampaignView>;
+
+/** The panel's campaigns, with its time zone and how far ahead a campaign must be scheduled. */
+export const campaignListAnswer = z.object({ campaigns: z.array(campaignAnswer), timezone: z.string(), lead_minutes: z.number() });
+
+/** A campaign created: its id again as CampaignID (4.10), and a sender domain a real provider would refuse, as a warning. */
+export const createdCampaignAnswer = campaignAnswer.extend({
+  CampaignID: z.string(),
+  warnings: z.array(z.object({ field: z.string(), message: z.string() })),
+});
+
+export const campaignReportAnswer = z.object({
+  counters: campaignCounters,
+  rates: z.object({
+    delivered: z.number(),
+    unique_open: z.number(),
+    click_through: z.number(),
+    click_to_open: z.number(),
+    bounce: z.number(),
+    unsubscribe: z.number(),
+  }),
+  hours: z.array(z.object({ hour: z.number(), ...campaignSums })),
+  top_links: z.array(z.object({ url: z.string(), clicks: z.number() })),
+}) satisfies z.ZodType<CampaignReport>;
+
+export const campaignRecipientsAnswer = z.object({
+  recipients: z.array(
+    z.object({
+      contact_id: z.number(),
+      key: z.string().nullable(),
+      address: z.string().nullable(),
+      status: z.string(),
+      sent_at: isoInstant.nullable(),
+      opens: z.number(),
+      clicks: z.number(),
+      first_open_at: isoInstant.nullable(),
+      first_click_at: isoInstant.nullable(),
+      bounced_at: isoInstant.nullable(),
+      unsubscribed_at: isoInstant.nullable(),
+    }),
+  ),
+  next: z.number().nullable(),
+}) satisfies z.ZodType<CampaignRecipientsPage>;
+
+export const testSentAnswer = z.object({ message_id: z.string() });
+
+export const outboxMessageAnswer = z.object({
+  id: z.string(),
+  channel: z.string(),
+  to: z.string(),
+  from: z.string(),
+  subject: z.string(),
+  campaign_id: z.string().nullable(),
+  size: z.number(),
+  created_at: isoInstant,
+  note: z.string().nullable(),
+}) satisfies z.ZodType<OutboxMessageView>;
+export const outboxListAnswer = z.object({ messages: z.array(outboxMessageAnswer) });
+/** One outbox message with its raw RFC 5322 text and, for email, its HTML part. */
+export const outboxMessageFullAnswer = outboxMessageAnswer.extend({ raw: z.string(), html: z.string().nullable() });
