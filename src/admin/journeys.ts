@@ -1,3 +1,4 @@
+import { journeyAnswer, journeyListAnswer, journeyMessagesAnswer, journeyVersionsAnswer } from "../domain/answers/journeys";
 import type { ShardDb } from "../store/shards";
 import { emailSenders, journeyGraphProblems, journeyStatusBody, MESSAGE_CHANNELS, type JourneyDefinition } from "../domain/journey";
 import { journeyBodySchema, layoutForDefinition, layoutProblems, splitJourneyBody, type JourneyLayout } from "../domain/journey-layout";
@@ -112,6 +113,7 @@ const createJourney = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/journeys",
   role: "marketer",
+  response: journeyAnswer,
   summary: "Define a journey (CONTRACT 5); it starts as a draft",
   status: 201,
   body: journeyBodySchema,
@@ -141,6 +143,7 @@ const listPanelJourneys = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys",
   role: "viewer",
+  response: journeyListAnswer,
   summary: "The panel's journeys with their counters",
   async handle({ env, panel, db }) {
     const journeys = await listJourneys(db, panel.id);
@@ -153,6 +156,7 @@ const readJourney = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys/:journey",
   role: "viewer",
+  response: journeyAnswer,
   summary: "A journey with its counters: entered, active, completed, exited, and per step acted and waiting",
   async handle({ env, path, panel, db }) {
     const journey = await requireJourney(db, panel, path.journey);
@@ -164,6 +168,7 @@ const updateJourney = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/journeys/:journey",
   role: "marketer",
+  response: journeyAnswer,
   summary:
     "Replace a draft's definition, or give a running or paused journey a new version (instances inside finish on theirs); a change of layout alone makes no version; 409 once stopped",
   body: journeyBodySchema,
@@ -222,6 +227,7 @@ const journeyVersions = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys/:journey/versions",
   role: "viewer",
+  response: journeyVersionsAnswer,
   summary: "A journey's versions, newest first: each one's definition, when it was made, and the instances that entered on it and are still active on it",
   async handle({ path, panel, db }) {
     const journey = await requireJourney(db, panel, path.journey);
@@ -250,6 +256,7 @@ const setStatus = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/journeys/:journey/status",
   role: "marketer",
+  response: journeyAnswer,
   summary: "Run, pause (instances are held) or stop (instances end) a journey",
   body: journeyStatusBody,
   async handle({ env, caller, path, body, panel, db }) {
@@ -279,6 +286,7 @@ const journeyMessages = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journey-messages",
   role: "viewer",
+  response: journeyMessagesAnswer,
   summary: "Messages journeys sent on the outbox channels (newest first)",
   query: z.object({
     channel: z.enum(MESSAGE_CHANNELS, { error: "must be email, sms, apn or bpn" }).optional(),

@@ -1,0 +1,77 @@
+// The admin API's answers about journeys. A journey's trigger, filter, steps and layout are
+// what its request schema (domain/journey.ts) made of them; reports keep their TypeScript types
+// in domain/journey-report.ts. Those parts are typed here, not re-described field by field.
+import { z } from "../../lib/z";
+import type { JourneyDefinition } from "../journey";
+import type { JourneyLayout } from "../journey-layout";
+import type { ContactJourneys, JourneyReport } from "../journey-report";
+import { isoInstant } from "./panels";
+
+/** A part whose shape another schema or type owns: typed for the compiler, described for readers. */
+function ownedElsewhere<T>(description: string) {
+  return z.custom<T>((value) => value !== undefined).meta({ description });
+}
+
+const definitionParts = {
+  trigger: ownedElsewhere<JourneyDefinition["trigger"]>("The trigger, as POST /journeys takes it"),
+  filter: ownedElsewhere<JourneyDefinition["filter"]>("The entry filter, as POST /journeys takes it"),
+  steps: ownedElsewhere<JourneyDefinition["steps"]>("The steps, as POST /journeys takes them"),
+};
+const fieldNotes = z.array(z.object({ field: z.string(), message: z.string() }));
+
+export const journeyCountersAnswer = z.object({
+  entered: z.number(),
+  active: z.number(),
+  completed: z.number(),
+  exited: z.number(),
+  steps: z.record(z.string(), z.object({ acted: z.number(), waiting: z.number() })),
+});
+
+export const journeyAnswer = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(["draft", "running", "paused", "stopped"]),
+  /** The current version: editing a running or paused journey makes a new one. */
+  version: z.number(),
+  ...definitionParts,
+  layout: ownedElsewhere<JourneyLayout | null>("Where the canvas draws the trigger and steps; null: the canvas lays it out"),
+  counters: journeyCountersAnswer.optional(),
+  created_at: isoInstant,
+  updated_at: isoInstant,
+  /** Senders a real provider would refuse (a live journey's email steps). */
+  warnings: fieldNotes.optional(),
+});
+export const journeyListAnswer = z.object({ journeys: z.array(journeyAnswer) });
+
+export const journeyVersionsAnswer = z.object({
+  versions: z.array(
+    z.object({
+      version: z.number(),
+      created_at: isoInstant,
+      created_by: z.string().nullable(),
+      entered: z.number(),
+      active: z.number(),
+      definition: z.object({ name: z.string(), ...definitionParts }),
+    }),
+  ),
+});
+
+export const journeyMessagesAnswer = z.object({
+  messages: z.array(
+    z.object({
+      msgid: z.string(),
+      channel: z.enum(["email", "sms", "apn", "bpn"]),
+      journey_id: z.string(),
+      step_id: z.string(),
+      contact_id: z.string(),
+      recipient: z.string().nullable(),
+      status: z.enum(["recorded", "sending", "sent", "skipped", "failed"]).optional(),
+      error: z.string().nullable().optional(),
+      content: z.record(z.string(), z.unknown()),
+      created_at: isoInstant,
+    }),
+  ),
+});
+
+export const journeyReportAnswer = ownedElsewhere<JourneyReport>("The journey's report (domain/journey-report.ts JourneyReport)");
+export const contactJourneysAnswer = ownedElsewhere<ContactJourneys>("The contact's journeys and their paths (domain/journey-report.ts ContactJourneys)");
