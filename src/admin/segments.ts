@@ -1,3 +1,5 @@
+import { jobStartedAnswer } from "../domain/answers/contacts";
+import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
 import type { ShardDb } from "../store/shards";
 import { segmentCountBody, segmentDefinitionSchema, segmentExportQuery } from "../domain/segments";
 import { conflict, fromProblems, notFound, orNotFound } from "../lib/http/errors";
@@ -39,6 +41,7 @@ const createSegment = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/segments",
   role: "marketer",
+  response: countedSegmentAnswer,
   summary: "Save a segment (CONTRACT 9); answers with its count, and keeps its membership current from then on",
   status: 201,
   body: segmentDefinitionSchema,
@@ -53,6 +56,7 @@ const countPreview = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/segments/count",
   role: "viewer",
+  response: segmentCountAnswer,
   summary: "Count the contacts an unsaved segment definition matches (a preview while editing)",
   body: segmentCountBody,
   async handle({ env, body, panel, db }) {
@@ -66,6 +70,7 @@ const listPanelSegments = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/segments",
   role: "viewer",
+  response: segmentListAnswer,
   summary: "The panel's saved segments with their member counts",
   async handle({ env, panel, db }) {
     const segments = await listSegments(db, panel.id);
@@ -78,6 +83,7 @@ const readSegment = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/segments/:segment",
   role: "viewer",
+  response: segmentPageAnswer,
   summary: "One saved segment with its count now",
   async handle({ env, path, panel, db }) {
     const segment = await requireSegment(db, panel.id, path.segment);
@@ -90,6 +96,7 @@ const replaceSegment = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/segments/:segment",
   role: "marketer",
+  response: countedSegmentAnswer,
   summary: "Replace a segment's definition; its membership is built again",
   body: segmentDefinitionSchema,
   async handle({ env, exec, caller, path, body, panel, db }) {
@@ -104,6 +111,8 @@ const removeSegment = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/segments/:segment",
   role: "marketer",
+  status: 204,
+  raw: { contentType: null, description: "Deleted" },
   summary: "Delete a segment (409 while a running or paused journey or a scheduled campaign uses it)",
   async handle({ env, caller, path, panel, db }) {
     const segment = await requireSegment(db, panel.id, path.segment);
@@ -131,6 +140,7 @@ const segmentContacts = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/segments/:segment/contacts",
   role: "viewer",
+  response: segmentContactsAnswer,
   summary: "The segment's members (attributes), by contact; next_cursor pages on",
   query: contactsQuery,
   async handle({ env, path, query, panel, db }) {
@@ -147,6 +157,7 @@ const segmentSizeHistory = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/segments/:segment/history",
   role: "viewer",
+  response: segmentHistoryAnswer,
   summary: "Entries and exits per day (UTC) over the last `days` days, and the members now",
   query: historyQuery,
   async handle({ env, path, query, panel, db }) {
@@ -160,6 +171,7 @@ const exportSegment = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/segments/:segment/export",
   role: "marketer",
+  response: jobStartedAnswer,
   summary: "Export the segment's members as CSV (the primary key, then `attributes`, comma-separated): a background job; GET /jobs/{jobid} shows its progress and, once completed, the download link",
   status: 202,
   query: segmentExportQuery,

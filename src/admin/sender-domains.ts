@@ -1,3 +1,4 @@
+import { senderDomainAnswer, senderDomainListAnswer } from "../domain/answers/segments";
 import { addSenderDomain, checkSenderDomain, forgetSenderSigning, recordsToPublish } from "../services/channels/email/sender-domains";
 import { conflict, notFound, orNotFound } from "../lib/http/errors";
 import { createSenderDomainBody, normaliseDomain } from "../domain/sender-domains";
@@ -24,6 +25,7 @@ const createDomain = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/sender-domains",
   role: "owner",
+  response: senderDomainAnswer,
   summary: "Add a sender domain: its DKIM keys (RSA-SHA256 and Ed25519) are made and the SPF, DKIM and DMARC records to publish are shown",
   status: 201,
   body: createSenderDomainBody,
@@ -39,6 +41,7 @@ const listDomains = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sender-domains",
   role: "viewer",
+  response: senderDomainListAnswer,
   summary: "The panel's sender domains with their verification state and records to publish",
   async handle({ env, panel, db }) {
     return { sender_domains: (await listSenderDomains(db, panel.id)).map((d) => domainView(d, env)) };
@@ -49,6 +52,7 @@ const readDomain = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sender-domains/:domain",
   role: "viewer",
+  response: senderDomainAnswer,
   summary: "A sender domain: its state, the records to publish and the outcome of its last check",
   async handle({ env, path, panel, db }) {
     const name = normaliseDomain(path.domain);
@@ -60,6 +64,7 @@ const verifyDomain = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/sender-domains/:domain/verify",
   role: "owner",
+  response: senderDomainAnswer,
   summary: "Look up the domain's SPF, DKIM and DMARC records over DNS-over-HTTPS now: each passes or fails with the record to publish; all three passing verifies the domain",
   async handle({ env, path, panel, db }) {
     const name = normaliseDomain(path.domain);
@@ -72,6 +77,8 @@ const removeDomain = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/sender-domains/:domain",
   role: "owner",
+  status: 204,
+  raw: { contentType: null, description: "Removed" },
   summary: "Remove a sender domain and its keys; mail from it is no longer signed",
   async handle({ env, caller, path, panel, db }) {
     const name = normaliseDomain(path.domain);

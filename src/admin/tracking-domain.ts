@@ -1,3 +1,4 @@
+import { trackingDomainAnswer } from "../domain/answers/segments";
 import { checkTrackingDomain, cnameTarget } from "../services/channels/email/tracking-domains";
 import { notFound, orNotFound } from "../lib/http/errors";
 import { createSenderDomainBody } from "../domain/sender-domains";
@@ -23,6 +24,7 @@ const putDomain = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/tracking-domain",
   role: "owner",
+  response: trackingDomainAnswer,
   summary: "Set the panel's tracking domain (links, pixel and unsubscribe link of its email on the sender's own host); used once verified",
   body: createSenderDomainBody,
   async handle({ env, caller, body, panel, db }) {
@@ -36,6 +38,7 @@ const readDomain = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/tracking-domain",
   role: "viewer",
+  response: trackingDomainAnswer,
   summary: "The panel's tracking domain, the CNAME record to publish and whether it is verified",
   async handle({ env, panel, db }) {
     return domainView(await orNotFound(getTrackingDomain(db, panel.id), noDomain), env);
@@ -46,6 +49,7 @@ const verifyDomain = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/tracking-domain/verify",
   role: "owner",
+  response: trackingDomainAnswer,
   summary: "Look the tracking domain's CNAME up now over DNS-over-HTTPS; pointing at the service's host verifies it",
   async handle({ env, panel, db }) {
     const domain = await orNotFound(getTrackingDomain(db, panel.id), noDomain);
@@ -58,6 +62,8 @@ const removeDomain = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/tracking-domain",
   role: "owner",
+  status: 204,
+  raw: { contentType: null, description: "Removed" },
   summary: "Remove the tracking domain: links go back to PUBLIC_BASE_URL",
   async handle({ env, caller, panel, db }) {
     if (!(await deleteTrackingDomain(db, panel.id))) throw notFound(noDomain);
