@@ -1,3 +1,4 @@
+import { pushSettingsAnswer } from "../domain/answers/channels";
 import { pushSettingsBody } from "../domain/push";
 import { panelPush, pushSettingsView, savePushSettings } from "../services/channels/push/settings";
 import { audited } from "./audit";
@@ -10,6 +11,7 @@ const readSettings = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/push",
   role: "marketer",
+  response: pushSettingsAnswer,
   summary: "The panel's push channels: web push (VAPID subject and public key, the subscribe URL for sites) and FCM (project, client email, the token URL for apps); never a private key",
   async handle({ env, panel, db }) {
     return pushSettingsView(env, db, panel.id, await panelPush(env, db, panel.id), panel.clientId);
@@ -20,6 +22,7 @@ const putSettings = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/push",
   role: "owner",
+  response: pushSettingsAnswer,
   summary: "Set up web push (web_push: {subject}) and app push (fcm: {service_account}); null turns a channel off, an absent one stays as it is",
   body: pushSettingsBody,
   async handle({ env, caller, body, panel, db }) {

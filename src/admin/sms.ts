@@ -1,3 +1,4 @@
+import { smsPreviewAnswer, smsSettingsAnswer, smsSuppressionAnswer, smsSuppressionListAnswer, smsTemplateAnswer, smsTemplateDeletedAnswer, smsTemplateListAnswer } from "../domain/answers/channels";
 import { compileTemplate, personalize } from "../domain/email-message";
 import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody, type SmsTemplateBody } from "../domain/sms";
 import { invalidField, notFound, orNotFound } from "../lib/http/errors";
@@ -16,6 +17,7 @@ const readSettings = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sms",
   role: "marketer",
+  response: smsSettingsAnswer,
   summary: "The panel's SMS provider (outbox, twilio or msg91) and the URLs to give it for delivery reports and replies; never the credential",
   async handle({ env, panel, db }) {
     return smsSettingsView(env, await panelSms(env, db, panel.id));
@@ -26,6 +28,7 @@ const putSettings = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/sms",
   role: "owner",
+  response: smsSettingsAnswer,
   summary: "Choose the panel's SMS provider: twilio (account_sid, auth_token, from or messaging_service_sid), msg91 (authkey, sender_id, template_id, dlt_template_id) or outbox",
   body: smsSettingsBody,
   async handle({ env, caller, body, panel, db }) {
@@ -64,6 +67,7 @@ const createTemplate = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/sms/templates",
   role: "marketer",
+  response: smsTemplateAnswer,
   summary: "Add an SMS template (merge tags {{NAME | fallback}}); the answer shows its length, encoding and segments",
   status: 201,
   body: smsTemplateBody,
@@ -89,6 +93,7 @@ const listTemplates = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sms/templates",
   role: "viewer",
+  response: smsTemplateListAnswer,
   summary: "The panel's SMS templates with their length in segments",
   async handle({ panel, db }) {
     return { templates: (await listSmsTemplates(db, panel.id)).map(templateView) };
@@ -101,6 +106,7 @@ const readTemplate = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sms/templates/:id",
   role: "viewer",
+  response: smsTemplateAnswer,
   summary: "Read an SMS template",
   async handle({ path, panel, db }) {
     return templateView(await orNotFound(getSmsTemplate(db, panel.id, path.id), noSuchTemplate(path.id)));
@@ -111,6 +117,7 @@ const replaceTemplate = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/sms/templates/:id",
   role: "marketer",
+  response: smsTemplateAnswer,
   summary: "Replace an SMS template; journeys use the new text from their next message on",
   body: smsTemplateBody,
   async handle({ env, body, path, panel, db }) {
@@ -133,6 +140,7 @@ const removeTemplate = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/sms/templates/:id",
   role: "marketer",
+  response: smsTemplateDeletedAnswer,
   summary: "Delete an SMS template (a journey step that names it then records its message as failed)",
   async handle({ path, panel, db }) {
     if (!(await deleteSmsTemplate(db, panel.id, path.id))) throw notFound(noSuchTemplate(path.id));
@@ -144,6 +152,7 @@ const preview = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/sms/preview",
   role: "viewer",
+  response: smsPreviewAnswer,
   summary: "Fill an SMS body or template with attributes and show its text, encoding (GSM-7 or UCS-2) and segments",
   body: smsPreviewBody,
   async handle({ body, panel, db }) {
@@ -169,6 +178,7 @@ const listSuppressions = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sms/suppressions",
   role: "viewer",
+  response: smsSuppressionListAnswer,
   summary: "Numbers SMS is not sent to (STOP replies, provider opt-outs, operators' entries), newest first",
   query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }).strict(),
   async handle({ query, panel, db }) {
@@ -181,6 +191,7 @@ const addSuppression = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/sms/suppressions/:phone",
   role: "marketer",
+  response: smsSuppressionAnswer,
   summary: "Stop SMS to a number",
   async handle({ path, panel, db }) {
     const phone = phoneParam(path.phone);
@@ -193,6 +204,7 @@ const removeSuppression = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/sms/suppressions/:phone",
   role: "marketer",
+  response: smsSuppressionAnswer,
   summary: "Send SMS to a number again (also one that replied STOP: only with its consent)",
   async handle({ path, panel, db }) {
     const phone = phoneParam(path.phone);

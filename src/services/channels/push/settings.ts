@@ -1,3 +1,5 @@
+import type { pushSettingsAnswer } from "../../../domain/answers/channels";
+import type { z } from "../../../lib/z";
 import type { PushSettingsBody } from "../../../domain/push";
 import { decryptSecret, encryptSecret } from "../../../lib/crypto";
 import { TtlCache } from "../../../lib/ttl-cache";
@@ -83,7 +85,7 @@ export async function savePushSettings(env: Pick<Env, "SECRETS_KEY">, db: ShardD
 }
 
 /** What the admin API shows of a panel's push setup: never a private key. */
-export async function pushSettingsView(env: Pick<Env, "PUBLIC_BASE_URL">, db: ShardDb, panelId: string, push: PanelPush, clientId: string) {
+export async function pushSettingsView(env: Pick<Env, "PUBLIC_BASE_URL">, db: ShardDb, panelId: string, push: PanelPush, clientId: string): Promise<z.input<typeof pushSettingsAnswer>> {
   const counts = await countPushSubscriptions(db, panelId);
   const base = env.PUBLIC_BASE_URL.replace(/\/+$/, "");
   return {

@@ -1,3 +1,5 @@
+import type { smsSettingsAnswer } from "../../../domain/answers/channels";
+import type { z } from "../../../lib/z";
 import type { SmsSettingsBody } from "../../../domain/sms";
 import { decryptSecret, encryptSecret } from "../../../lib/crypto";
 import { randomBase64Url } from "../../../lib/random";
@@ -90,7 +92,7 @@ export async function saveSmsSettings(env: Pick<Env, "SECRETS_KEY">, db: ShardDb
 }
 
 /** What the admin API shows of a panel's SMS setup: never the credential. */
-export function smsSettingsView(env: Pick<Env, "PUBLIC_BASE_URL">, sms: PanelSms | null) {
+export function smsSettingsView(env: Pick<Env, "PUBLIC_BASE_URL">, sms: PanelSms | null): z.input<typeof smsSettingsAnswer> {
   if (!sms) return { provider: "outbox", sends: false };
   const urls = smsHookUrls(env, sms);
   return {
