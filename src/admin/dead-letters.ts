@@ -1,3 +1,4 @@
+import { deadLetterListAnswer } from "../domain/answers/deployment";
 import { z } from "../lib/z";
 import { listDeadLetters } from "../store/dead-letters";
 import { isoTime } from "../store/sql";
@@ -8,6 +9,7 @@ const listDeadLettersRoute = defineAdminRoute({
   path: "/dead-letters",
   // Of every panel: for the admin token alone.
   role: "admin",
+  response: deadLetterListAnswer,
   summary: "Messages the queues gave up on (newest first), and what their re-drive did; kept 30 days",
   query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
   async handle({ env, query }) {

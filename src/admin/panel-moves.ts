@@ -1,3 +1,4 @@
+import { panelMoveAnswer, panelMoveListAnswer } from "../domain/answers/deployment";
 import { fromProblems, orNotFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { getPanelMove, panelMoves, type PanelMove } from "../store/panel-moves";
@@ -29,6 +30,7 @@ const startMove = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/moves",
   role: "admin",
+  response: panelMoveAnswer,
   summary: "Move the panel's data to another shard, in the background (copy, catch up, switch with a pause of a few seconds, delete the old copy)",
   status: 202,
   body: z.strictObject({ shard: z.int().min(0).max(1023) }),
@@ -43,6 +45,7 @@ const listMoves = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/moves",
   role: "admin",
+  response: panelMoveListAnswer,
   summary: "The panel's moves between shards, newest first",
   async handle({ env, panel }) {
     return { moves: (await panelMoves(env.DB, panel.id)).map(moveView) };
@@ -53,6 +56,7 @@ const readMove = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/moves/:move",
   role: "admin",
+  response: panelMoveAnswer,
   summary: "One move of the panel: its state and progress",
   async handle({ env, panel, path }) {
     return moveView(await orNotFound(getPanelMove(env.DB, panel.id, path.move), `No move with id "${path.move}" in this panel`));

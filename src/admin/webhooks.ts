@@ -1,3 +1,4 @@
+import { webhookAnswer, webhookDeliveriesAnswer, webhookEventsQueuedAnswer, webhookListAnswer, webhookTestAnswer } from "../domain/answers/webhooks";
 import { invalidField, notFound, orNotFound } from "../lib/http/errors";
 import { encryptSecret } from "../lib/crypto";
 import { newId } from "../lib/random";
@@ -79,6 +80,7 @@ const createWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks",
   role: "marketer",
+  response: webhookAnswer,
   summary: "Register a journey webhook (state configured until its test gets HTTP 200)",
   status: 201,
   body: createWebhookBody,
@@ -110,6 +112,7 @@ const listPanelWebhooks = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks",
   role: "viewer",
+  response: webhookListAnswer,
   summary: "The panel's webhooks with their state and backlog",
   async handle({ env, panel, db }) {
     const webhooks = await listWebhooks(db, panel.id);
@@ -122,6 +125,7 @@ const readWebhook = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks/:id",
   role: "viewer",
+  response: webhookAnswer,
   summary: "Read a webhook: state, disabled_reason, backlog (never the password or signing secret)",
   async handle({ env, path, panel, db }) {
     const webhook = await requireWebhook(db, panel, path.id);
@@ -133,6 +137,7 @@ const patchWebhook = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/webhooks/:id",
   role: "marketer",
+  response: webhookAnswer,
   summary: "Change a webhook; null removes credentials, the alert or the signing secret. A new URL must pass the test again",
   body: patchWebhookBody,
   async handle({ env, caller, path, body, panel, db }) {
@@ -164,6 +169,8 @@ const removeWebhook = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/webhooks/:id",
   role: "marketer",
+  status: 204,
+  raw: { contentType: null, description: "Deleted" },
   summary: "Delete a webhook with its undelivered backlog and attempt log",
   async handle({ env, caller, path, panel, db }) {
     if (!(await deleteWebhook(db, panel.id, path.id))) throw notFound(noSuchWebhook(path.id));
@@ -183,6 +190,7 @@ const testWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/test",
   role: "marketer",
+  response: webhookTestAnswer,
   summary: "Send a sample batch; HTTP 200 makes a configured webhook operational",
   async handle({ env, path, panel, db }) {
     const webhook = await requireWebhook(db, panel, path.id);
@@ -194,6 +202,7 @@ const enableWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/enable",
   role: "marketer",
+  response: webhookTestAnswer,
   summary: "Re-test; on HTTP 200 the webhook is operational again and its backlog is delivered in order",
   async handle({ env, caller, path, panel, db }) {
     const webhook = await requireWebhook(db, panel, path.id);
@@ -208,6 +217,7 @@ const listDeliveries = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks/:id/deliveries",
   role: "viewer",
+  response: webhookDeliveriesAnswer,
   summary: "Delivery and test attempts, newest first: time, batch id, status or error, duration, first 2 KB of the response",
   query: z.object({
     limit: z.coerce.number().int().min(1).max(500).default(50),
@@ -240,6 +250,7 @@ const queueEvents = defineAdminRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/events",
   role: "marketer",
+  response: webhookEventsQueuedAnswer,
   summary: "Queue event objects (spec 2.8) for delivery exactly as journey events are",
   status: 202,
   body: eventsBody,
