@@ -34,8 +34,9 @@ export const journeyAnswer = z.object({
   /** The current version: editing a running or paused journey makes a new one. */
   version: z.number(),
   ...definitionParts,
-  layout: ownedElsewhere<JourneyLayout | null>("Where the canvas draws the trigger and steps; null: the canvas lays it out"),
+  /** In reads, lists and status changes; a create or an edit answers without. */
   counters: journeyCountersAnswer.optional(),
+  layout: ownedElsewhere<JourneyLayout | null>("Where the canvas draws the trigger and steps; null: the canvas lays it out"),
   created_at: isoInstant,
   updated_at: isoInstant,
   /** Senders a real provider would refuse (a live journey's email steps). */

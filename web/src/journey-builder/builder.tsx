@@ -4,7 +4,7 @@ import { useMemo, useState, type DragEvent } from "react";
 import { isMessageStep, previousMessage, WAITABLE_EVENTS, type JourneyDefinition } from "../../../src/domain/journey";
 import { sameJson } from "../../../src/lib/same-json";
 import { ApiFailure, type FieldError } from "../api";
-import type { JourneyInput, JourneyLayout } from "../types";
+import type { JourneyInput, JourneyLayout } from "../../../src/domain/answers";
 import { ErrorNote, Field, failureOf } from "../ui";
 import { useCatalog } from "./catalog";
 import { journeyProblems, placeProblems } from "./check";

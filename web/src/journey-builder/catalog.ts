@@ -1,5 +1,5 @@
 import { admin } from "../api";
-import type { ActivityView, AttributeView, ListView, SegmentView, WebhookView } from "../types";
+import type { ActivityView, AttributeView, ListView, SegmentView, WebhookView } from "../../../src/domain/answers";
 import { useLoad } from "../ui";
 
 /** What the side panel offers to choose from: the panel's activities, lists, segments, webhooks and attributes. */

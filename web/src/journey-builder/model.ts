@@ -1,6 +1,6 @@
 import type { Edge, Node } from "@xyflow/react";
 import { LAYOUT_LIMIT } from "../../../src/domain/journey-layout";
-import type { JourneyInput, JourneyLayout, StepInput } from "../types";
+import type { JourneyInput, JourneyLayout, StepInput } from "../../../src/domain/answers";
 
 // The canvas and the journey definition are two views of one thing: a node per step plus the
 // trigger, and an edge per "follows" link. Structure (after, on, then, else) lives only in the

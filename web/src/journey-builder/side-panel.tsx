@@ -1,7 +1,7 @@
 import type { Edge } from "@xyflow/react";
 import { FILTER_OPS, type FilterOp } from "../../../src/domain/filters";
 import { WAITABLE_EVENTS } from "../../../src/domain/journey";
-import type { JourneyInput } from "../types";
+import type { JourneyInput } from "../../../src/domain/answers";
 import { Field } from "../ui";
 import type { Catalog } from "./catalog";
 import { HANDLE_LABELS, kindOf, outHandles, TRIGGER_ID, type BuilderNode, type OutHandle, type StepSettings, type TriggerData } from "./model";

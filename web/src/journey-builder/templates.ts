@@ -1,4 +1,4 @@
-import type { JourneyInput } from "../types";
+import type { JourneyInput } from "../../../src/domain/answers";
 import type { StepSettings, StepType } from "./model";
 
 /** What a step dropped from the palette starts with: the fields it needs, empty where only the marketer can say. */

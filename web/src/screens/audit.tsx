@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { admin } from "../api";
-import type { AuditAction, AuditEntryView } from "../types";
+import type { AuditAction, AuditEntryView } from "../../../src/domain/answers";
 import { Empty, ErrorNote, Field, formatTime, Loading, Pager, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";
 

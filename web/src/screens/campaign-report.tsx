@@ -1,7 +1,7 @@
 import { Fragment, useMemo, useState } from "react";
 import { admin } from "../api";
 import { TimeChart } from "../charts/time-chart";
-import type { CampaignRecipientsPage, CampaignReport, RecipientFilter } from "../types";
+import type { CampaignRecipientsPage, CampaignReport, RecipientFilter } from "../../../src/domain/answers";
 import { Empty, ErrorNote, formatTime, Loading, Pager, useLoad } from "../ui";
 
 const NUMBERS: [keyof CampaignReport["counters"], string, RecipientFilter][] = [

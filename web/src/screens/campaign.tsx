@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { CampaignView, OutboxMessage, OutboxMessageView, TestSend } from "../types";
+import type { CampaignView, OutboxMessage, OutboxMessageView, TestSend } from "../../../src/domain/answers";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { audienceText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";

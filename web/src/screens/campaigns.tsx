@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, ListView, SegmentView } from "../types";
+import type { CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, ListView, SegmentView } from "../../../src/domain/answers";
 import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 

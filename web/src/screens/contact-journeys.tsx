@@ -1,6 +1,6 @@
 import { admin } from "../api";
 import { Link } from "../router";
-import type { ContactJourneys } from "../types";
+import type { ContactJourneys } from "../../../src/domain/answers";
 import { ErrorNote, formatTime, Loading, useLoad } from "../ui";
 
 /** The contact's path through journeys: each journey entered, newest first, with the steps it ran and what each came to. */

@@ -1,7 +1,7 @@
 import { Fragment, useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange } from "../types";
+import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange } from "../../../src/domain/answers";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
 import type { ScreenProps } from ".";
 import { ContactJourneyPaths } from "./contact-journeys";

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
-import type { ActivityParamType, ActivityView, AttributeType, AttributeView, DefineActivity, DefineAttribute } from "../types";
+import type { ActivityParamType, ActivityView, AttributeType, AttributeView, DefineActivity, DefineAttribute } from "../../../src/domain/answers";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 

@@ -1,7 +1,7 @@
 import { useMemo } from "react";
 import { admin } from "../api";
 import { TimeChart } from "../charts/time-chart";
-import type { PanelHistory } from "../types";
+import type { PanelHistory } from "../../../src/domain/answers";
 import { ErrorNote, Loading, useLoad } from "../ui";
 
 const COLORS = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4b5563"];

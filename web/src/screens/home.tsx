@@ -1,6 +1,6 @@
 import { admin } from "../api";
 import { Link } from "../router";
-import type { Overview } from "../types";
+import type { Overview } from "../../../src/domain/answers";
 import { ErrorNote, Loading, Screen, useLoad } from "../ui";
 import { HomeHistory } from "./home-history";
 import type { ScreenProps } from ".";

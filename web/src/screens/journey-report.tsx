@@ -1,7 +1,7 @@
 import { useMemo, useState } from "react";
 import { admin } from "../api";
 import { TimeChart } from "../charts/time-chart";
-import type { JourneyChannel, JourneyReport as Report } from "../types";
+import type { JourneyChannel, JourneyReport as Report } from "../../../src/domain/answers";
 import { Empty, ErrorNote, formatTime, Loading, useEvery, useLoad } from "../ui";
 
 const PERIODS = [7, 30, 90] as const;

@@ -4,7 +4,7 @@ import type { NodeCounters } from "../journey-builder/nodes";
 import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templates";
 import { Link, navigate } from "../router";
 import { JourneyReport } from "./journey-report";
-import type { JourneyBody, JourneyInput, JourneyLayout, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../types";
+import type { JourneyBody, JourneyInput, JourneyLayout, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../../../src/domain/answers";
 import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
 import type { ScreenProps } from ".";
 

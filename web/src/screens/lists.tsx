@@ -1,7 +1,7 @@
 import { useEffect, useState, type DragEvent, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { CreateList, ImportFromUrl, JobView, ListMembersPage, ListView, RenameList } from "../types";
+import type { CreateList, ImportFromUrl, JobView, ListMembersPage, ListView, RenameList } from "../../../src/domain/answers";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 

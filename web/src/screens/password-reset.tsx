@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { request } from "../api";
 import { Link, navigate } from "../router";
-import type { PasswordReset, PasswordResetRequest } from "../types";
+import type { PasswordReset, PasswordResetRequest } from "../../../src/domain/answers";
 import { ErrorNote, Field, useSubmit } from "../ui";
 
 /** Asks for a reset link: the answer is the same whether the address has an account. */

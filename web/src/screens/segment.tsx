@@ -1,7 +1,7 @@
 import { useEffect, useState } from "react";
 import { admin } from "../api";
 import { navigate, Link } from "../router";
-import type { SegmentExportView, SegmentHistoryView, SegmentView } from "../types";
+import type { SegmentExportView, SegmentHistoryView, SegmentView } from "../../../src/domain/answers";
 import { Empty, ErrorNote, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
 import { editorStateOf, SegmentEditor } from "./segments";
 import type { ScreenProps } from ".";

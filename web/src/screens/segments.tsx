@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../api";
-import type { ActivityView, AttributeView, ListView, SegmentCountRequest, SegmentDefinitionRequest, SegmentView } from "../types";
-import type { Engagement, ReachableChannel, SegmentAttributeOp } from "../types";
+import type { ActivityView, AttributeView, ListView, SegmentCountRequest, SegmentDefinitionRequest, SegmentView } from "../../../src/domain/answers";
+import type { Engagement, ReachableChannel, SegmentAttributeOp } from "../../../src/domain/answers";
 import { Link } from "../router";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";

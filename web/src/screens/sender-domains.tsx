@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../api";
-import type { CreateSenderDomain, DomainCheckName, Overview, SenderDomainView, TrackingDomainView } from "../types";
+import type { CreateSenderDomain, DomainCheckName, Overview, SenderDomainView, TrackingDomainView } from "../../../src/domain/answers";
 import { CopyableValue, CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";
 

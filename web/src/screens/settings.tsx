@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
-import type { PanelPatch, PanelView } from "../types";
+import type { PanelPatch, PanelView } from "../../../src/domain/answers";
 import { asCurl, sampleCalls } from "../sample-calls";
 import { CopyButton, ErrorNote, failureOf, Field, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
-import type { AddOperator, ChangeOperator, OperatorView } from "../types";
+import type { AddOperator, ChangeOperator, OperatorView } from "../../../src/domain/answers";
 import { ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 

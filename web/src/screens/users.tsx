@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
-import type { CreateUser, PatchUser, UserView } from "../types";
+import type { CreateUser, PatchUser, UserView } from "../../../src/domain/answers";
 import { CopyButton, Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
 

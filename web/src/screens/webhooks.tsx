@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link, navigate } from "../router";
-import type { CreateWebhook, DeliveryView, PatchWebhook, WebhookTestAnswer, WebhookView } from "../types";
+import type { CreateWebhook, DeliveryView, PatchWebhook, WebhookTestAnswer, WebhookView } from "../../../src/domain/answers";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from ".";
 

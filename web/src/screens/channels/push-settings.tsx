@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../../api";
-import type { PushSettingsChange, PushSettingsView, ServiceAccountKey } from "../../types";
+import type { PushSettingsChange, PushSettingsView, ServiceAccountKey } from "../../../../src/domain/answers";
 import { CopyableValue, ErrorNote, Field, Loading, useLoad, useSubmit } from "../../ui";
 
 // The panel's push channels: web push (bpn; the service makes the VAPID keys) and app push

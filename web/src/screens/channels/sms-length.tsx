@@ -1,4 +1,4 @@
-import type { SmsLength } from "../../types";
+import type { SmsLength } from "../../../../src/domain/answers";
 
 /** How carriers will count a message: its encoding, characters and segments. */
 export function SmsLengthNote({ length }: { length: SmsLength }) {

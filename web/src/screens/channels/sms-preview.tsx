@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../../api";
-import type { SmsPreview, SmsPreviewRequest, SmsTemplateView } from "../../types";
+import type { SmsPreview, SmsPreviewRequest, SmsTemplateView } from "../../../../src/domain/answers";
 import { ErrorNote, Field, useSubmit } from "../../ui";
 import { SmsLengthNote } from "./sms-length";
 

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../../api";
-import type { SmsProviderName, SmsSettingsChange, SmsSettingsView } from "../../types";
+import type { SmsProviderName, SmsSettingsChange, SmsSettingsView } from "../../../../src/domain/answers";
 import { CopyableValue, ErrorNote, Field, formatTime, Loading, useLoad, useSubmit } from "../../ui";
 
 // The panel's SMS provider: what is configured (never its credential, which the API does not

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../../api";
-import type { SmsSuppressionView } from "../../types";
+import type { SmsSuppressionView } from "../../../../src/domain/answers";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, useLoad, useSubmit } from "../../ui";
 
 // Numbers SMS is not sent to. Lifting one sends to it again: for a STOP reply only with the

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from "react";
-import type { SmsTemplateInput, SmsTemplateView } from "../../types";
+import type { SmsTemplateInput, SmsTemplateView } from "../../../../src/domain/answers";
 import { ErrorNote, Field, useSubmit } from "../../ui";
 
 // One SMS template's fields, for a new template or a change to one; the API measures its length.

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { admin } from "../../api";
-import type { SmsTemplateInput, SmsTemplateView } from "../../types";
+import type { SmsTemplateInput, SmsTemplateView } from "../../../../src/domain/answers";
 import { Empty, ErrorNote, failureOf, Loading, useLoad } from "../../ui";
 import { SmsLengthNote } from "./sms-length";
 import { SmsTemplatePreview } from "./sms-preview";
