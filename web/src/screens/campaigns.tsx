@@ -1,15 +1,9 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, ListView, SegmentView } from "../../../src/domain/answers";
+import type { CampaignList, CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, ListView, SegmentView } from "../../../src/domain/answers";
 import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from ".";
-
-interface CampaignList {
-  campaigns: CampaignView[];
-  timezone: string;
-  lead_minutes: number;
-}
 
 /** UTF-8 text as base64, the form the API takes source_code in. */
 function base64Utf8(text: string): string {

@@ -1,17 +1,10 @@
 import { Fragment, useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange } from "../../../src/domain/answers";
+import type { AttributeView, ChannelPreferences, ContactEventsPage as EventPage, ContactMessageView, ContactPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange } from "../../../src/domain/answers";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
 import type { ScreenProps } from ".";
 import { ContactJourneyPaths } from "./contact-journeys";
-
-interface SearchPage {
-  primary_key: string;
-  attribute: string;
-  contacts: ContactView[];
-  next_cursor: string | null;
-}
 
 function useAttributes(panelId: string) {
   return useLoad(() => admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"), [panelId]).data?.attributes;
@@ -142,11 +135,6 @@ export function Contacts({ panel }: ScreenProps) {
       )}
     </Screen>
   );
-}
-
-interface EventPage {
-  events: EventView[];
-  next_cursor: string | null;
 }
 
 /** The text an attribute's input shows for a stored value. */

@@ -1,12 +1,11 @@
 import { useEffect, useState } from "react";
 import { admin } from "../api";
 import { navigate, Link } from "../router";
-import type { SegmentExportView, SegmentHistoryView, SegmentView } from "../../../src/domain/answers";
+import type { SegmentExportView, SegmentHistoryView, SegmentPage } from "../../../src/domain/answers";
 import { Empty, ErrorNote, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
 import { editorStateOf, SegmentEditor } from "./segments";
 import type { ScreenProps } from ".";
 
-type SegmentPage = SegmentView & { count: number | null; members: number };
 
 /** Entries and exits per day over the last 30 days. */
 function SizeOverTime({ panelId, segmentId, after }: { panelId: string; segmentId: string; after: unknown }) {
