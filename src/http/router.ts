@@ -9,6 +9,7 @@ import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
 import { ApiError, serviceFault } from "../lib/http/errors";
 import { openApiDocument } from "./openapi";
+import { answerUnrouted } from "./fallback";
 import { isPublicApiPath, withCors } from "./cors";
 import { handleClick, handleOpen, handleSesNotification, handlePreferences, handleTrackingHead, handleUnsubscribe } from "../api/tracking";
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
@@ -91,7 +92,7 @@ router
   // Clients of the public API read every answer as the envelope's (CONTRACT 8).
   .all(`/${API_VERSION}/*`, unknownPath)
   .all("/v1/*", unknownPath)
-  .all("*", (request: IRequest) => json({ error: `No route ${request.method} ${new URL(request.url).pathname}` }, 404));
+  .all("*", (request: IRequest, env: Env) => answerUnrouted(request, env));
 
 export async function routeRequest(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
   try {
