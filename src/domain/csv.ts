@@ -220,17 +220,23 @@ export function isBlankRecord(record: CsvRecord): boolean {
 }
 
 const NEEDS_QUOTES = /[",\r\n]/;
-/** How a spreadsheet recognises a formula (or a DDE call) in a cell it opens. */
-const FORMULA_START = /^[=+\-@\t\r]/;
+// How a spreadsheet recognises a formula (or a DDE call): `=`, `+`, `-`, `@` or their full-width
+// forms (which some read as the ASCII ones), after any leading spaces, which they skip; or a
+// leading tab or carriage return.
+const SIGN = "=+\\-@\\uFF1D\\uFF0B\\uFF0D\\uFF20";
+const FORMULA_START = new RegExp(`^(?:[\\t\\r]|[\\s\\u3000]*[${SIGN}])`);
+// A reader set to `;` as its separator (common in European locales) starts a cell at each `;`.
+const FORMULA_AFTER_SEMICOLON = new RegExp(`;([\\s\\u3000]*)(?=[${SIGN}\\t\\r])`, "g");
 const PLAIN_NUMBER = /^[+-]?\d+(\.\d+)?$/;
 
 /**
  * A cell as written to a CSV that people open in spreadsheets: one that would start a formula
- * (`=`, `+`, `-`, `@`, tab, carriage return) gets a leading `'`, which spreadsheets show as
- * text, unless it is a plain number (`-3`, `+919876543210`).
+ * gets a leading `'`, which spreadsheets show as text, unless it is a plain number (`-3`,
+ * `+919876543210`); so does each `;`-separated part that would.
  */
 function neutralised(field: string): string {
-  return FORMULA_START.test(field) && !PLAIN_NUMBER.test(field) ? `'${field}` : field;
+  const parts = field.includes(";") ? field.replace(FORMULA_AFTER_SEMICOLON, ";$1'") : field;
+  return FORMULA_START.test(parts) && !PLAIN_NUMBER.test(parts) ? `'${parts}` : parts;
 }
 
 /** One CSV line (without its line end), quoting the fields that need it and neutralising formulas. */
