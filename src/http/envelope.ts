@@ -3,7 +3,7 @@ import { paramsContext, paramsSchema, type Operation, type OperationContext } fr
 import { authenticateApiKey } from "../api/access";
 import { readBodyParams, readQueryParams, type Params } from "../lib/http/body";
 import { bearerToken } from "../lib/http/credentials";
-import { ApiError, asApiError, parseOrThrow } from "../lib/http/errors";
+import { asApiError, parseOrThrow } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 
 /**
@@ -29,14 +29,7 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     const members = await operation.run(ctx, input);
     return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);
   } catch (error) {
-    let failure = asApiError(error, requestId);
-    if (ctx && operation?.failed && error instanceof ApiError) {
-      try {
-        await operation.failed(ctx, error);
-      } catch (hookError) {
-        failure = asApiError(hookError, requestId);
-      }
-    }
+    const failure = asApiError(error, requestId);
     // A body that could not be read still fails in the shape of the operation the query names.
     operation ??= operationNamedBy(params);
     return operation?.render?.failure(requestId, failure, params) ?? envelopeFailure(requestId, failure);

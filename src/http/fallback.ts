@@ -15,25 +15,24 @@ const ADMIN_PREFIX = /^\/(admin|auth)(\/|$)/i;
 
 export type Destination = "panel" | "not_found" | "method_not_allowed";
 
-/** Only a GET or HEAD navigation (or a fetch asking for HTML) to a path outside the API prefixes gets the panel. */
+/** Only a GET or HEAD navigation to a path outside the API prefixes gets the panel. */
 export function destinationOf(request: Request): Destination {
   const path = new URL(request.url).pathname;
   if (API_PREFIX.test(path)) return "not_found";
   if (request.method !== "GET" && request.method !== "HEAD") return "method_not_allowed";
-  return wantsJson(request) ? "not_found" : "panel";
+  return isNavigation(request) ? "panel" : "not_found";
 }
 
-/** A request whose Accept header names JSON and not HTML (browsers' navigations name text/html). */
-function wantsJson(request: Request): boolean {
-  const accept = (request.headers.get("accept") ?? "").toLowerCase();
-  return accept.includes("json") && !accept.includes("text/html");
+/** A browser opening a page: it asks for HTML (a script's fetch or curl's `*\/*` does not). */
+function isNavigation(request: Request): boolean {
+  if (request.headers.get("sec-fetch-mode") === "navigate") return true;
+  return (request.headers.get("accept") ?? "").toLowerCase().includes("text/html");
 }
 
 export async function answerUnrouted(request: Request, env: Env): Promise<Response> {
   const path = new URL(request.url).pathname;
   const destination = destinationOf(request);
-  // ASSETS is bound wherever the panel is built (wrangler.toml); the test pool serves no assets.
-  if (destination === "panel" && env.ASSETS) return env.ASSETS.fetch(request);
+  if (destination === "panel") return env.ASSETS.fetch(request);
   if (destination === "method_not_allowed") {
     const refused = envelopeFailure(newRequestId(), new ApiError(405, `method: ${path} is a page of the panel, read with GET, not ${request.method}`));
     refused.headers.set("allow", "GET, HEAD");

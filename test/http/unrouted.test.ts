@@ -7,8 +7,8 @@ const at = (path: string, init?: RequestInit) => new Request(`https://panel.exam
 describe("requests no route takes", () => {
   it("send only GET/HEAD navigations outside the API prefixes to the panel", () => {
     expect(destinationOf(at("/", { headers: { accept: "text/html" } }))).toBe("panel");
-    expect(destinationOf(at("/panels/pnl_1/contacts"))).toBe("panel");
-    expect(destinationOf(at("/panels/pnl_1/contacts", { method: "HEAD" }))).toBe("panel");
+    expect(destinationOf(at("/panels/pnl_1/contacts", { headers: { "sec-fetch-mode": "navigate" } }))).toBe("panel");
+    expect(destinationOf(at("/panels/pnl_1/contacts", { method: "HEAD", headers: { accept: "text/html" } }))).toBe("panel");
     expect(destinationOf(at("/reset-password", { headers: { accept: "text/html,application/json;q=0.9" } }))).toBe("panel");
   });
 
@@ -22,6 +22,8 @@ describe("requests no route takes", () => {
     expect(destinationOf(at("/x", { method: "POST" }))).toBe("method_not_allowed");
     expect(destinationOf(at("/x", { method: "PROPFIND" }))).toBe("method_not_allowed");
     expect(destinationOf(at("/x", { headers: { accept: "application/json" } }))).toBe("not_found");
+    expect(destinationOf(at("/x", { headers: { accept: "*/*" } }))).toBe("not_found");
+    expect(destinationOf(at("/x"))).toBe("not_found");
   });
 
   it("answer the envelope's Failed body, with Allow on a 405, and the admin shape under /admin", async () => {
