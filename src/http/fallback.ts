@@ -15,10 +15,15 @@ const ADMIN_PREFIX = /^\/(admin|auth)(\/|$)/i;
 
 export type Destination = "panel" | "not_found" | "method_not_allowed";
 
+/** Whether a path is under one of the Worker's API prefixes, in any case (a mistyped one included). */
+export function isApiPath(path: string): boolean {
+  return API_PREFIX.test(path);
+}
+
 /** Only a GET or HEAD navigation to a path outside the API prefixes gets the panel. */
 export function destinationOf(request: Request): Destination {
   const path = new URL(request.url).pathname;
-  if (API_PREFIX.test(path)) return "not_found";
+  if (isApiPath(path)) return "not_found";
   if (request.method !== "GET" && request.method !== "HEAD") return "method_not_allowed";
   return isNavigation(request) ? "panel" : "not_found";
 }

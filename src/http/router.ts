@@ -9,7 +9,7 @@ import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
 import { ApiError, serviceFault } from "../lib/http/errors";
 import { openApiDocument } from "./openapi";
-import { answerUnrouted } from "./fallback";
+import { answerUnrouted, isApiPath } from "./fallback";
 import { isPublicApiPath, withCors } from "./cors";
 import { handleClick, handleOpen, handleSesNotification, handlePreferences, handleTrackingHead, handleUnsubscribe } from "../api/tracking";
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
@@ -55,7 +55,10 @@ router
   // The envelope is most calls: matched third, not after every other route's pattern (a few % of
   // a contact add's CPU, bench:api). It takes one-segment paths only, as the two above.
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
-    if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);
+    if (request.params.version !== API_VERSION) {
+      // A one-segment page of the panel (`/reset-password`) goes on to answerUnrouted.
+      return isApiPath(new URL(request.url).pathname) ? unknownVersion(request.params.version!) : undefined;
+    }
     if (request.method !== "GET" && request.method !== "POST") {
       return envelopeFailure(newRequestId(), new ApiError(405, `method: the envelope accepts GET and POST, not ${request.method}`));
     }

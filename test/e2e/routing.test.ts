@@ -60,7 +60,7 @@ test("GET /health answers from the Worker", async () => {
 });
 
 test("/ serves the panel, and a deep link falls back to it", async () => {
-  for (const path of ["/", "/panels/pnl_x/contacts"]) {
+  for (const path of ["/", "/panels/pnl_x/contacts", "/reset-password"]) {
     const response = await fetch(`${service.origin}${path}`, { headers: { accept: "text/html", "sec-fetch-mode": "navigate" } });
     assert.equal(response.status, 200, path);
     assert.match(response.headers.get("content-type") ?? "", /text\/html/);
