@@ -310,10 +310,10 @@ interface BatchCall {
 }
 
 /**
- * The batch answer (CONTRACT 8), shared by /activity/batch and /activity/upload: every event
- * validated on its own, the valid ones stored together even when others are rejected; 200
- * Success when all were stored, 207 Partial naming each rejected event by index, 400 Failed
- * when all were (nothing stored).
+ * The batch answer (CONTRACT 10, amending 8), shared by /activity/batch, /activity/upload and
+ * the CSV batch: every event validated on its own, the valid ones stored together even when
+ * others are rejected; 200 Success when at least one was stored, naming each rejected event by
+ * index in `errors`; 400 Failed when all were rejected (nothing stored).
  */
 async function recordBatch(requestId: string, env: Env, exec: ExecutionContext, call: BatchCall): Promise<Response> {
   const parsed = call.items.map((item) => call.parse(item));
@@ -362,18 +362,14 @@ async function recordBatch(requestId: string, env: Env, exec: ExecutionContext, 
   counts.duplicates = recorded.duplicates;
   const old = tooOldForJourneys(events, now, positions);
   const journeys = old.length ? { journeys: JOURNEYS_SKIPPED_OLD, journeys_skipped: old } : {};
-  if (rejected === 0) return envelopeSuccess(requestId, { ...counts, ...journeys });
-  return json(
-    {
-      requestid: requestId,
-      result: "Partial",
-      message: `${rejected} of ${call.items.length} events were rejected; the other ${events.length} were stored`,
-      ...counts,
-      ...journeys,
-      errors: problems,
-    },
-    207,
-  );
+  // 200 whenever something was stored (CONTRACT 10): a client that retries a non-200 answer
+  // would record the good events a second time.
+  return envelopeSuccess(requestId, {
+    ...(rejected ? { message: `${rejected} of ${call.items.length} events were rejected; the other ${events.length} were stored` } : {}),
+    ...counts,
+    ...journeys,
+    errors: problems,
+  });
 }
 
 /** POST /{v1|apiv2}/activity/batch/{client_id}: up to 1,000 events of spec 2.4's shape. */
@@ -440,8 +436,10 @@ export function activityOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<str
   ];
   const failed = { "4XX": { description: "Failed", content: { "application/json": { schema: failureBody } } } };
   const batchResponses = {
-    "200": { description: '{"requestid","result":"Success","recorded","accepted","duplicates","rejected":0}; with "journeys":"skipped: older than 24 hours" and "journeys_skipped":[index] when some events are that old' },
-    "207": { description: '{"requestid","result":"Partial","message","recorded","accepted","duplicates","rejected","errors":[{"index","field","message"}]}; the accepted events were stored' },
+    "200": {
+      description:
+        'At least one event was stored: {"requestid","result":"Success","recorded","accepted","duplicates","rejected","errors":[{"index","field","message"}]} (rejected 0 and errors empty when every event was stored, a "message" otherwise); with "journeys":"skipped: older than 24 hours" and "journeys_skipped":[index] when some events are that old',
+    },
     "400": { description: "Failed: every event was rejected (errors by index) or the call itself was refused; nothing was stored", content: { "application/json": { schema: failureBody } } },
     "401": { description: "The caller could not be authenticated", content: { "application/json": { schema: failureBody } } },
     ...failed,

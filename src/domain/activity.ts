@@ -15,19 +15,21 @@ const CARET = 94;
 
 export const ACTIVITY_SOURCES = ["web", "app", "custom"] as const;
 export type ActivitySource = (typeof ACTIVITY_SOURCES)[number];
+export const MAX_ACTIVITY_SOURCE_LENGTH = 32;
 
-/** Source values clients send for activities outside web and app (a store, a call centre). */
-const SOURCE_ALIASES: Record<string, ActivitySource> = { cus: "custom", offline: "custom", store: "custom", pos: "custom" };
-
-/** `activity_source` read case-insensitively, aliases included; null for anything else. */
-export function activitySource(raw: string): ActivitySource | null {
-  const lower = raw.trim().toLowerCase();
-  if ((ACTIVITY_SOURCES as readonly string[]).includes(lower)) return lower as ActivitySource;
-  return Object.hasOwn(SOURCE_ALIASES, lower) ? SOURCE_ALIASES[lower]! : null;
+/**
+ * `activity_source` as stored and passed on (CONTRACT 10): `web`, `app` and `custom` in any
+ * case are the three kinds, written in lower case; any other text (`CRM`, `pos`) is another
+ * system's name, kept as sent, and counts as custom (no journey rule reads the source today).
+ */
+export function activitySource(raw: string): string {
+  const text = raw.trim();
+  const lower = text.toLowerCase();
+  return (ACTIVITY_SOURCES as readonly string[]).includes(lower) ? lower : text;
 }
 
 /** How `activity_source` is described to clients. */
-export const ACTIVITY_SOURCE_RULE = `one of ${ACTIVITY_SOURCES.join(", ")} (any case; ${Object.keys(SOURCE_ALIASES).join(", ")} mean custom)`;
+export const ACTIVITY_SOURCE_RULE = `any text of 1 to ${MAX_ACTIVITY_SOURCE_LENGTH} characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept as sent`;
 export const PARAM_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const MAX_PARAMS_PER_ACTIVITY = 50;
 export const MAX_ACTIVITY_NAME_LENGTH = 100;
@@ -236,9 +238,8 @@ export function prepareActivityEvent(
 
   const source = present(input.activity_source);
   if (source !== undefined) {
-    const known = activitySource(source);
-    if (known) event.source = known;
-    else problems.push({ field: "activity_source", message: `must be ${ACTIVITY_SOURCE_RULE}, not "${source}"` });
+    if (source.trim().length > MAX_ACTIVITY_SOURCE_LENGTH) problems.push({ field: "activity_source", message: `must be at most ${MAX_ACTIVITY_SOURCE_LENGTH} characters` });
+    else event.source = activitySource(source);
   }
 
   const assetId = present(input.asset_id);

@@ -56,7 +56,7 @@ describe("single activity: accepted shapes", () => {
     expect(event.params).toEqual({ name: "Kettle", prid: 1234, price: 29.5, prqt: 2 });
   });
 
-  it("reads the source in any case, cus/offline/store/pos as custom, and timestamp as epoch seconds or milliseconds", async () => {
+  it("reads web/app in any case, keeps other sources as sent (CONTRACT 10), and timestamp as epoch seconds or milliseconds", async () => {
     const now = Date.now();
     const sent = [
       { activity_source: "WEB", timestamp: Math.floor(now / 1000) - 60 },
@@ -68,9 +68,9 @@ describe("single activity: accepted shapes", () => {
     const events = (await contactEvents(panel, "ada@example.com")).body.events;
     expect(events.map((e: any) => [e.source, e.occurred_at])).toEqual([
       ["web", new Date(Math.floor(now / 1000) * 1000 - 60_000).toISOString()],
-      ["custom", new Date(now - 120_000).toISOString()],
-      ["custom", new Date(now - 180_000).toISOString()],
-      ["custom", new Date(now - 240_000).toISOString()],
+      ["CUS", new Date(now - 120_000).toISOString()],
+      ["Offline", new Date(now - 180_000).toISOString()],
+      ["pos", new Date(now - 240_000).toISOString()],
     ]);
   });
 

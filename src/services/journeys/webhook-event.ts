@@ -105,7 +105,8 @@ export function journeyWebhookEvent(input: WebhookEventInput): WebhookEvent {
       details: {
         activity_name: event.name,
         activity_id: event.activityId ?? -1,
-        activity_source: event.source ?? "web",
+        // Passed on as sent; an event stored without a source reports none (CONTRACT 10).
+        ...(event.source !== null ? { activity_source: event.source } : {}),
         identity: contact.key,
         foreignkey: contact.key,
       },
