@@ -48,6 +48,8 @@ describe("activity upload: accepted", () => {
       rejected: 0,
       journeys: "skipped: older than 24 hours",
       journeys_skipped: [0],
+      // Always there (CONTRACT 10): empty when every event was stored.
+      errors: [],
     });
     expect(await storedEvents(panel.id)).toEqual([
       {
