@@ -16,6 +16,10 @@ import type { ActivityCatalog } from "../store/activities";
  * in one group (a JSON body) or group by group as it reads them (a CSV file), then answers.
  */
 
+/** The CSV batch's file (CONTRACT 10): rows after the header, and bytes. */
+export const MAX_CSV_ROWS = 10_000;
+export const MAX_CSV_BYTES = 5 * 1024 * 1024;
+
 type EventProblem = FieldProblem & { index: number };
 
 /** How a batch route reads its events, once its panel and caller are settled. */

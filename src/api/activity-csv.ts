@@ -4,7 +4,7 @@ import { invalidField } from "../lib/http/errors";
 import { multipartBoundary, MultipartError, multipartFileBytes } from "../lib/http/multipart";
 import { newRequestId } from "../lib/http/respond";
 import { catalogForClient, failure, idempotencyKey, parseActivityEvent, parseUploadEvent } from "./activity";
-import { ActivityBatch, type BatchSource } from "./activity-batch";
+import { ActivityBatch, MAX_CSV_BYTES, MAX_CSV_ROWS, type BatchSource } from "./activity-batch";
 
 /**
  * CSV batch activity (CONTRACT 10): `POST /v1/activity/batchactivity/{client_id}` with a CSV
@@ -14,8 +14,6 @@ import { ActivityBatch, type BatchSource } from "./activity-batch";
  * being the data row's number (1 = the first row after the header).
  */
 
-export const MAX_CSV_ROWS = 10_000;
-export const MAX_CSV_BYTES = 5 * 1024 * 1024;
 /** Room in the request for the multipart framing and any small fields around the file. */
 const MAX_CSV_BODY_BYTES = MAX_CSV_BYTES + 64 * 1024;
 const FILE_FIELDS = ["data", "file"] as const;

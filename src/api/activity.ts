@@ -2,7 +2,7 @@ import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
 import { ACTIVITY_SOURCE_RULE, MAX_ACTIVITY_NAME_LENGTH, prepareActivityEvent } from "../domain/activity";
 import { JOURNEYS_SKIPPED_OLD, MAX_GUID_LENGTH, type NewEvent } from "../domain/events";
-import { ActivityBatch, tooOldForJourneys, type BatchSource } from "./activity-batch";
+import { ActivityBatch, MAX_CSV_BYTES, MAX_CSV_ROWS, tooOldForJourneys, type BatchSource } from "./activity-batch";
 import { authenticateApiKey, catalogOfClient, checkAccess } from "./access";
 import { readJsonBody } from "../lib/http/body";
 import { requestApiKey } from "../lib/http/credentials";
@@ -397,6 +397,30 @@ export function activityOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<str
           },
         },
         responses: batchResponses,
+      },
+    },
+    "/{version}/activity/batchactivity/{client_id}": {
+      post: {
+        summary: `CSV batch activity (CONTRACT 10): up to ${MAX_CSV_ROWS} rows, one event each, answered as the batch endpoint with index = the data row's number`,
+        parameters,
+        requestBody: {
+          required: true,
+          content: {
+            "multipart/form-data": {
+              schema: {
+                type: "object",
+                properties: {
+                  data: {
+                    type: "string",
+                    format: "binary",
+                    description: `A CSV of at most ${MAX_CSV_BYTES} bytes: header activity_name or activityid, identity and/or uniqueid, optional timestamp, cts, activity_source, asset_id; every other column a parameter (an empty cell is absent). Also accepted as the field file`,
+                  },
+                },
+              },
+            },
+          },
+        },
+        responses: { ...batchResponses, "413": { description: "The file is larger than the limit", content: { "application/json": { schema: failureBody } } } },
       },
     },
     "/v1/activity/upload": {
