@@ -21,6 +21,8 @@
  * (malformed too).
  */
 
+import { concatBytes } from "../lib/bytes";
+
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 const LF = 0x0a;
@@ -265,7 +267,7 @@ export function looksBinary(head: Uint8Array): boolean {
  */
 export async function* csvRecordGroups(pieces: AsyncIterable<Uint8Array>, groupRecords: number, maxRecordBytes: number): AsyncGenerator<CsvRecord[]> {
   const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
-  let buffer = new Uint8Array(0);
+  let buffer: Uint8Array = new Uint8Array(0);
   let first = true;
   const take = function* (atEnd: boolean): Generator<CsvRecord[]> {
     for (;;) {
@@ -279,10 +281,7 @@ export async function* csvRecordGroups(pieces: AsyncIterable<Uint8Array>, groupR
     if (buffer.length > maxRecordBytes) throw new RangeError(`a row is longer than ${maxRecordBytes} bytes; is a quote left open?`);
   };
   for await (const piece of pieces) {
-    const joined = new Uint8Array(buffer.length + piece.length);
-    joined.set(buffer);
-    joined.set(piece, buffer.length);
-    buffer = joined;
+    buffer = concatBytes(buffer, piece);
     if (first && buffer.length >= 3) {
       buffer = buffer.subarray(bomLength(buffer));
       first = false;

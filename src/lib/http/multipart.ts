@@ -1,3 +1,5 @@
+import { concatBytes } from "../bytes";
+
 /**
  * One file field of a multipart/form-data body, read as a stream: the bytes of the first part
  * whose name is among `names`, handed on as they arrive, so a large upload is never held whole
@@ -29,14 +31,6 @@ function indexOfBytes(haystack: Uint8Array, needle: Uint8Array, from: number): n
   return -1;
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b;
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
-
 /** The `name` of a part's Content-Disposition, from its header text. */
 function partName(headers: string): string | undefined {
   const disposition = headers.split("\r\n").find((line) => /^content-disposition\s*:/i.test(line));
@@ -60,7 +54,7 @@ export async function* multipartFileBytes(body: ReadableStream<Uint8Array>, boun
     if (done) return false;
     const read = await reader.read();
     if (read.done) done = true;
-    else buffer = concat(buffer, read.value);
+    else buffer = concatBytes(buffer, read.value);
     return !read.done;
   };
   try {
