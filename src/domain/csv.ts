@@ -21,6 +21,8 @@
  * (malformed too).
  */
 
+import { concatBytes } from "../lib/bytes";
+
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 const LF = 0x0a;
@@ -260,4 +262,38 @@ export function looksBinary(head: Uint8Array): boolean {
   const starts = (...signature: number[]) => signature.every((byte, i) => head[i] === byte);
   if (starts(0x50, 0x4b, 0x03, 0x04) || starts(0x1f, 0x8b) || starts(0x25, 0x50, 0x44, 0x46) || starts(0xd0, 0xcf, 0x11, 0xe0)) return true;
   return head.indexOf(0) !== -1;
+}
+
+/**
+ * The records of a CSV arriving in pieces (an upload read as a stream), in groups of at most
+ * `groupRecords`: whole records are cut from the bytes held (cutRecords), read (parseRecords)
+ * and handed on, so only the bytes of an unfinished record are kept between pieces. A BOM at
+ * the start is skipped. Throws a RangeError when one record would pass `maxRecordBytes` (a
+ * quote left open swallows the rest of a file).
+ */
+export async function* csvRecordGroups(pieces: AsyncIterable<Uint8Array>, groupRecords: number, maxRecordBytes: number): AsyncGenerator<CsvRecord[]> {
+  const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+  let buffer: Uint8Array = new Uint8Array(0);
+  let first = true;
+  const take = function* (atEnd: boolean): Generator<CsvRecord[]> {
+    for (;;) {
+      const cut = cutRecords(buffer, 0, groupRecords, Infinity, atEnd);
+      if (cut.records === 0) break;
+      const records: CsvRecord[] = [];
+      parseRecords(decoder.decode(buffer.subarray(0, cut.end)), (record) => records.push(record));
+      buffer = buffer.subarray(cut.end);
+      yield records;
+    }
+    if (buffer.length > maxRecordBytes) throw new RangeError(`a row is longer than ${maxRecordBytes} bytes; is a quote left open?`);
+  };
+  for await (const piece of pieces) {
+    buffer = concatBytes(buffer, piece);
+    if (first && buffer.length >= 3) {
+      buffer = buffer.subarray(bomLength(buffer));
+      first = false;
+    }
+    yield* take(false);
+  }
+  if (first) buffer = buffer.subarray(bomLength(buffer));
+  yield* take(true);
 }

@@ -3,6 +3,7 @@ import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
 import { handleAuth } from "../admin/sessions";
 import { handleActivityBatch, handleActivityUpload, handleSingleActivity } from "../api/activity";
+import { handleActivityCsv } from "../api/activity-csv";
 import { handleChannelEvent } from "../api/channel-events";
 import { handleAppPush, handleWebPush } from "../api/push";
 import { handleErrorReportDownload } from "../api/bulk";
@@ -70,6 +71,7 @@ router
   .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
   .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
   .all("/:version/activity/upload", activityRoute(handleActivityUpload))
+  .all("/:version/activity/batchactivity/:client_id", activityRoute(handleActivityCsv))
   .all("/v1/events/:channel/:client_id", handleChannelEvent)
   .all("/v1/events/:channel", handleChannelEvent)
   // Devices registered for push by sites (web push subscriptions) and apps (FCM tokens).

@@ -69,13 +69,14 @@ describe("prepareActivityEvent", () => {
     expect(prepared).toEqual({ ok: false, status: 400, problems: [{ field: "identity", message: expect.stringContaining("either identity") }] });
   });
 
-  it("reads every source clients send: any case, cus, offline, store and pos meaning custom", () => {
+  it("reads every source clients send (CONTRACT 10): web, app and custom in any case, any other system's name as sent", () => {
     const source = (activity_source: string) => {
       const prepared = prepareActivityEvent({ activityid: 7, identity: "a@example.com", activity_source }, cart, panel, now);
       return prepared.ok ? prepared.event.source : prepared.problems[0]!.message;
     };
-    expect(["web", "WEB", "App", "custom", "CUS", "offline", "Store", "POS"].map(source)).toEqual(["web", "web", "app", "custom", "custom", "custom", "custom", "custom"]);
-    expect(source("email")).toMatch(/^must be one of web, app, custom \(any case; cus, offline, store, pos mean custom\), not "email"$/);
+    expect(["web", "WEB", "App", "custom", "CUS", "offline", "Store", "POS", " CRM "].map(source)).toEqual(["web", "web", "app", "custom", "CUS", "offline", "Store", "POS", "CRM"]);
+    expect(source("x".repeat(32))).toBe("x".repeat(32));
+    expect(source("x".repeat(33))).toBe("must be at most 32 characters");
   });
 
   it("reads timestamp as ISO or epoch seconds or milliseconds, and refuses a time more than 24 hours ahead", () => {

@@ -11,6 +11,8 @@ const PREFIXES: [string, string][] = [
   ["/apiv2", "/apiv2"],
   ["/apiv2/*", "/apiv2/jobs/job_unknown/errors.csv"],
   ["/v1/*", "/v1/activity/singleactivity/unknown-client"],
+  // CSV batch activity (CONTRACT 10): a multipart post from a CRM must not meet the asset server.
+  ["/v1/*", "/v1/activity/batchactivity/unknown-client"],
   ["/admin/*", "/admin/v1/panels"],
   ["/t/*", "/t/u/not-a-token"],
   ["/hooks/*", "/hooks/email/ses/not-the-token"],

@@ -5,7 +5,14 @@ import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmi
 import type { ScreenProps } from ".";
 
 const ATTRIBUTE_TYPES: AttributeType[] = ["string", "integer", "float", "date", "boolean"];
-const PARAM_TYPES: ActivityParamType[] = ["string", "integer", "float"];
+/** The types this form defines; array parameters are defined through the admin API. */
+type ScalarParamType = Extract<ActivityParamType, string>;
+const PARAM_TYPES: ScalarParamType[] = ["string", "integer", "float"];
+
+/** `integer`, or `array of {prid: integer, name: string}`. */
+function describeParamType(type: ActivityParamType): string {
+  return typeof type === "string" ? type : `array of {${Object.entries(type.of).map(([member, of]) => `${member}: ${of}`).join(", ")}}`;
+}
 
 function Attributes({ panelId }: { panelId: string }) {
   const { data, error, reload } = useLoad(() => admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"), [panelId]);
@@ -69,7 +76,7 @@ function Attributes({ panelId }: { panelId: string }) {
   );
 }
 
-type ParamRow = { name: string; type: ActivityParamType };
+type ParamRow = { name: string; type: ScalarParamType };
 
 function Activities({ panelId }: { panelId: string }) {
   const { data, error, reload } = useLoad(() => admin<{ activities: ActivityView[] }>("GET", panelId, "/activities"), [panelId]);
@@ -106,7 +113,7 @@ function Activities({ panelId }: { panelId: string }) {
               </Field>
               <Field label={`Parameter ${index + 1} type`}>
                 {(props) => (
-                  <select {...props} value={param.type} onChange={(e) => setParam(index, { type: e.target.value as ActivityParamType })}>
+                  <select {...props} value={param.type} onChange={(e) => setParam(index, { type: e.target.value as ScalarParamType })}>
                     {PARAM_TYPES.map((t) => (
                       <option key={t}>{t}</option>
                     ))}
@@ -143,7 +150,7 @@ function Activities({ panelId }: { panelId: string }) {
                 <td>{activity.name}</td>
                 <td>
                   {Object.entries(activity.params)
-                    .map(([param, type]) => `${param} (${type})`)
+                    .map(([param, type]) => `${param} (${describeParamType(type)})`)
                     .join(", ") || "—"}
                 </td>
                 <td>{formatTime(activity.created_at)}</td>
