@@ -2,7 +2,7 @@ import { useState } from "react";
 import { admin } from "../api";
 import type { AuditAction, AuditEntryView } from "../types";
 import { Empty, ErrorNote, Field, formatTime, Loading, Pager, Screen, useLoad } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 /** How each action reads in the log; the keys are the Worker's actions, so a new one fails to type-check here until named. */
 const ACTIONS: Record<AuditAction, string> = {

@@ -5,7 +5,7 @@ import type { CampaignView, OutboxMessage, OutboxMessageView, TestSend } from ".
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { audienceText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 function TestSendForm({ panelId, campaignId, onSent }: { panelId: string; campaignId: string; onSent: () => void }) {
   const [email, setEmail] = useState("");

@@ -3,7 +3,7 @@ import { admin } from "../api";
 import { Link } from "../router";
 import type { CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, ListView, SegmentView } from "../types";
 import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 interface CampaignList {
   campaigns: CampaignView[];

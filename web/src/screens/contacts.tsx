@@ -3,7 +3,7 @@ import { admin } from "../api";
 import { Link } from "../router";
 import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactSearch, ContactView, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange } from "../types";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 import { ContactJourneyPaths } from "./contact-journeys";
 
 interface SearchPage {

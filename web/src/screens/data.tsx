@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { ActivityParamType, ActivityView, AttributeType, AttributeView, DefineActivity, DefineAttribute } from "../types";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 const ATTRIBUTE_TYPES: AttributeType[] = ["string", "integer", "float", "date", "boolean"];
 const PARAM_TYPES: ActivityParamType[] = ["string", "integer", "float"];

@@ -6,7 +6,7 @@ import { Link, navigate } from "../router";
 import { JourneyReport } from "./journey-report";
 import type { JourneyBody, JourneyInput, JourneyLayout, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../types";
 import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 /** The trigger's node id on the canvas (journey-builder/model.ts, not imported: it would pull the canvas into this chunk). */
 const TRIGGER_NODE = "@trigger";

@@ -3,7 +3,7 @@ import { admin } from "../api";
 import { Link } from "../router";
 import type { CreateList, ImportFromUrl, JobView, ListMembersPage, ListView, RenameList } from "../types";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 /** Follows an import job until it ends, with rows done, created, updated and failed. */
 function JobProgress({ panelId, jobId, onDone }: { panelId: string; jobId: string; onDone: () => void }) {

@@ -4,7 +4,7 @@ import { navigate, Link } from "../router";
 import type { SegmentExportView, SegmentHistoryView, SegmentView } from "../types";
 import { Empty, ErrorNote, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
 import { editorStateOf, SegmentEditor } from "./segments";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 type SegmentPage = SegmentView & { count: number | null; members: number };
 

@@ -4,7 +4,7 @@ import type { ActivityView, AttributeView, ListView, SegmentCountRequest, Segmen
 import type { Engagement, ReachableChannel, SegmentAttributeOp } from "../types";
 import { Link } from "../router";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 // Labels of the segment language's words (CONTRACT 9); keyed by the Worker's own types, so a new
 // operator fails to type-check here until it is named.

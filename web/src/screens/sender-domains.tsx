@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../api";
 import type { CreateSenderDomain, DomainCheckName, Overview, SenderDomainView, TrackingDomainView } from "../types";
 import { CopyableValue, CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 // The domains the panel sends from (SPF, DKIM, DMARC records to publish and their last check)
 // and its tracking domain (a CNAME). Reading is for every role; adding, verifying and removing

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { AddOperator, ChangeOperator, OperatorView } from "../types";
 import { ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 const ROLES: Record<OperatorView["role"], string> = {
   owner: "Owner: everything, including the team and settings",

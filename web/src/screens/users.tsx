@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { CreateUser, PatchUser, UserView } from "../types";
 import { CopyButton, Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 /** A key is shown once: right after creation or rotation, never again. */
 function ShownOnce({ email, apiKey, onDone }: { email: string; apiKey: string; onDone: () => void }) {

@@ -3,7 +3,7 @@ import { admin } from "../api";
 import { Link, navigate } from "../router";
 import type { CreateWebhook, DeliveryView, PatchWebhook, WebhookTestAnswer, WebhookView } from "../types";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 const path = (id: string, rest = "") => `/webhooks/${encodeURIComponent(id)}${rest}`;
 
