@@ -4,6 +4,7 @@ import { Link } from "../router";
 import type { CreateList, ImportFromUrl, JobView, ListMembersPage, ListView, RenameList } from "../types";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from "../screen-props";
+import { useConfirm } from "../components/confirm-dialog";
 
 /** Follows an import job until it ends, with rows done, created, updated and failed. */
 function JobProgress({ panelId, jobId, onDone }: { panelId: string; jobId: string; onDone: () => void }) {
@@ -53,6 +54,7 @@ function JobProgress({ panelId, jobId, onDone }: { panelId: string; jobId: strin
 }
 
 function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView; onChanged: () => void }) {
+  const [confirm, confirmation] = useConfirm();
   const base = `/panels/${encodeURIComponent(panelId)}`;
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(list.name);
@@ -131,8 +133,8 @@ function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView
             type="button"
             className="danger"
             aria-label={`Delete ${list.name}`}
-            onClick={() => {
-              if (confirm(`Delete the list "${list.name}"? Its contacts stay.`)) void run(async () => (await admin("DELETE", panelId, `/lists/${list.id}`), onChanged()));
+            onClick={async () => {
+              if (await confirm({ title: "Delete this list?", message: `Delete the list "${list.name}"? Its contacts stay.`, confirmLabel: "Delete list" })) await run(async () => (await admin("DELETE", panelId, `/lists/${list.id}`), onChanged()));
             }}
           >
             Delete
@@ -167,6 +169,7 @@ function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView
       </form>
       <ErrorNote error={fetched.failure} />
       {jobId && <JobProgress panelId={panelId} jobId={jobId} onDone={onChanged} />}
+      {confirmation}
     </li>
   );
 }
@@ -208,6 +211,7 @@ export function Lists({ panel }: ScreenProps) {
 
 /** One list: its members a page at a time (in the order the contacts were created), and emptying it. */
 export function ListMembers({ panel, params }: ScreenProps) {
+  const [confirm, confirmation] = useConfirm();
   const base = `/panels/${encodeURIComponent(panel.id)}`;
   const [after, setAfter] = useState<string>();
   // Cursors of the pages before this one, so Previous can go back.
@@ -246,10 +250,8 @@ export function ListMembers({ panel, params }: ScreenProps) {
               <button
                 type="button"
                 className="danger"
-                onClick={() => {
-                  if (confirm(`Remove every member of "${data.list.name}"? The contacts stay.`)) {
-                    void emptied.run(async () => setRemoved((await admin<{ removed: number }>("POST", panel.id, `/lists/${data.list.id}/empty`)).removed));
-                  }
+                onClick={async () => {
+                  if (await confirm({ title: "Empty this list?", message: `Remove every member of "${data.list.name}"? The contacts stay.`, confirmLabel: "Remove every member" })) await emptied.run(async () => setRemoved((await admin<{ removed: number }>("POST", panel.id, `/lists/${data.list.id}/empty`)).removed));
                 }}
               >
                 Empty the list
@@ -306,6 +308,7 @@ export function ListMembers({ panel, params }: ScreenProps) {
           )}
         </>
       )}
+      {confirmation}
     </Screen>
   );
 }

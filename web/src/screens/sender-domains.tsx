@@ -3,6 +3,7 @@ import { admin, ApiFailure } from "../api";
 import type { CreateSenderDomain, DomainCheckName, Overview, SenderDomainView, TrackingDomainView } from "../types";
 import { CopyableValue, CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad } from "../ui";
 import type { ScreenProps } from "../screen-props";
+import { useConfirm } from "../components/confirm-dialog";
 
 // The domains the panel sends from (SPF, DKIM, DMARC records to publish and their last check)
 // and its tracking domain (a CNAME). Reading is for every role; adding, verifying and removing
@@ -65,6 +66,7 @@ function CheckResult({ domain, purpose }: { domain: SenderDomainView; purpose: D
 }
 
 function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: string; domain: SenderDomainView; owner: boolean; onChanged: () => void }) {
+  const [confirm, confirmation] = useConfirm();
   const { busy, failure, run } = useAction(onChanged);
   const zone = domain.records
     .filter((r) => r.value !== null)
@@ -86,10 +88,12 @@ function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: stri
             className="danger"
             disabled={busy || !owner}
             aria-label={`Remove ${domain.domain}`}
-            onClick={() => {
-              if (confirm(`Remove the sender domain ${domain.domain}? Its DKIM keys are deleted and its mail is no longer signed.`)) {
-                void run(() => admin("DELETE", panelId, domainPath(domain.domain)));
-              }
+            onClick={async () => {
+              if (await confirm({
+                title: "Remove this sender domain?",
+                message: `Remove the sender domain ${domain.domain}? Its DKIM keys are deleted and its mail is no longer signed.`,
+                confirmLabel: "Remove sender domain",
+              })) await run(() => admin("DELETE", panelId, domainPath(domain.domain)));
             }}
           >
             Remove
@@ -139,6 +143,7 @@ function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: stri
       <p>
         <CopyButton text={zone} label="Copy all as zone-file lines" />
       </p>
+      {confirmation}
     </li>
   );
 }
@@ -187,6 +192,7 @@ async function loadTrackingDomain(panelId: string): Promise<TrackingDomainView |
 }
 
 function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean }) {
+  const [confirm, confirmation] = useConfirm();
   const [tick, setTick] = useState(0);
   const reload = () => setTick((t) => t + 1);
   const { data, error } = useLoad(() => loadTrackingDomain(panelId), [panelId, tick]);
@@ -245,10 +251,12 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
                 className="danger"
                 disabled={busy || !owner}
                 aria-label={`Remove ${data.domain}`}
-                onClick={() => {
-                  if (confirm(`Remove the tracking domain ${data.domain}? Links go back to the service's address.`)) {
-                    void run(async () => (await admin("DELETE", panelId, "/tracking-domain"), setCheck(undefined)));
-                  }
+                onClick={async () => {
+                  if (await confirm({
+                    title: "Remove the tracking domain?",
+                    message: `Remove the tracking domain ${data.domain}? Links go back to the service's address.`,
+                    confirmLabel: "Remove tracking domain",
+                  })) await run(async () => (await admin("DELETE", panelId, "/tracking-domain"), setCheck(undefined)));
                 }}
               >
                 Remove
@@ -297,6 +305,7 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
           </button>
         </div>
       </form>
+      {confirmation}
     </section>
   );
 }

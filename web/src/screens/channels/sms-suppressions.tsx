@@ -2,6 +2,7 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../../api";
 import type { SmsSuppressionView } from "../../types";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, useLoad, useSubmit } from "../../ui";
+import { useConfirm } from "../../components/confirm-dialog";
 
 // Numbers SMS is not sent to. Lifting one sends to it again: for a STOP reply only with the
 // person's consent, which the confirmation says.
@@ -34,11 +35,13 @@ function StopNumberForm({ panelId, onStopped }: { panelId: string; onStopped: ()
 }
 
 export function SmsSuppressions({ panelId, writable }: { panelId: string; writable: boolean }) {
+  const [confirm, confirmation] = useConfirm();
   const { data, error, reload } = useLoad(() => admin<{ suppressions: SmsSuppressionView[] }>("GET", panelId, "/sms/suppressions?limit=200"), [panelId]);
   const [failure, setFailure] = useState<string>();
 
   const lift = async (phone: string) => {
-    if (!confirm(`Send SMS to ${phone} again? Do so for a number that replied STOP only with its owner's consent.`)) return;
+    const message = `Send SMS to ${phone} again? Do so for a number that replied STOP only with its owner's consent.`;
+    if (!(await confirm({ title: "Send SMS to this number again?", message, confirmLabel: "Send again" }))) return;
     setFailure(undefined);
     try {
       await admin("DELETE", panelId, `/sms/suppressions/${encodeURIComponent(phone)}`);
@@ -89,6 +92,7 @@ export function SmsSuppressions({ panelId, writable }: { panelId: string; writab
           </tbody>
         </table>
       )}
+      {confirmation}
     </section>
   );
 }

@@ -5,6 +5,7 @@ import { Empty, ErrorNote, failureOf, Loading, useLoad } from "../../ui";
 import { SmsLengthNote } from "./sms-length";
 import { SmsTemplatePreview } from "./sms-preview";
 import { SmsTemplateForm } from "./sms-template-form";
+import { useConfirm } from "../../components/confirm-dialog";
 
 // The panel's SMS templates: every role reads and previews them; marketers and owners add,
 // change and delete them, as the admin routes allow.
@@ -44,6 +45,7 @@ function TemplateRow({ template, writable, onOpen, onDelete }: { template: SmsTe
 }
 
 export function SmsTemplates({ panelId, writable }: { panelId: string; writable: boolean }) {
+  const [confirm, confirmation] = useConfirm();
   const { data, error, reload } = useLoad(() => admin<{ templates: SmsTemplateView[] }>("GET", panelId, templatePath()), [panelId]);
   const [open, setOpen] = useState<Open>(null);
   const [failure, setFailure] = useState<string>();
@@ -58,7 +60,8 @@ export function SmsTemplates({ panelId, writable }: { panelId: string; writable:
     reload();
   };
   const remove = async (template: SmsTemplateView) => {
-    if (!confirm(`Delete the SMS template ${template.name}? A journey step that names it records its messages as failed.`)) return;
+    const message = `Delete the SMS template ${template.name}? A journey step that names it records its messages as failed.`;
+    if (!(await confirm({ title: "Delete this SMS template?", message, confirmLabel: "Delete template" }))) return;
     setFailure(undefined);
     try {
       await admin("DELETE", panelId, templatePath(template.id));
@@ -108,6 +111,7 @@ export function SmsTemplates({ panelId, writable }: { panelId: string; writable:
         />
       )}
       {writable && <SmsTemplateForm title="New SMS template" submitLabel="Add template" save={create} />}
+      {confirmation}
     </section>
   );
 }
