@@ -2,7 +2,8 @@ import { useEffect, useState, type DragEvent, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
 import type { CreateList, ImportFromUrl, JobView, ListMembersPage, ListView, RenameList } from "../types";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
+import { DataTable } from "../components/data-table";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from "../screen-props";
 import { useConfirm } from "../components/confirm-dialog";
 
@@ -258,54 +259,36 @@ export function ListMembers({ panel, params }: ScreenProps) {
               </button>
             )}
           </div>
-          {data.members.length === 0 ? (
-            <Empty title="No members">
-              Drop a CSV file on the list or import one from a URL in <Link href={`${base}/lists`}>Lists</Link>; contacts added through the API with its listid join it too.
-            </Empty>
-          ) : (
-            <>
-              <table>
-                <caption className="visually-hidden">Members of {data.list.name}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{data.primary_key}</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Added</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.members.map((member) => (
-                    <tr key={member.key}>
-                      <td>
-                        <Link href={`${base}/contacts/${encodeURIComponent(member.key)}`}>{member.key}</Link>
-                      </td>
-                      <td>{String(member.attributes.NAME ?? member.attributes.FIRSTNAME ?? "—")}</td>
-                      <td>{formatTime(member.added_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager
-                label="Member pages"
-                onPrevious={
-                  trail.length
-                    ? () => {
-                        setAfter(trail.at(-1));
-                        setTrail(trail.slice(0, -1));
-                      }
-                    : undefined
-                }
-                onNext={
-                  data.next_cursor
-                    ? () => {
-                        setTrail([...trail, after]);
-                        setAfter(data.next_cursor!);
-                      }
-                    : undefined
-                }
-              />
-            </>
-          )}
+          <DataTable
+            caption={`Members of ${data.list.name}`}
+            rows={data.members}
+            rowKey={(member) => member.key}
+            empty={
+              <Empty title="No members">
+                Drop a CSV file on the list or import one from a URL in <Link href={`${base}/lists`}>Lists</Link>; contacts added through the API with its listid join it too.
+              </Empty>
+            }
+            columns={[
+              { header: data.primary_key, cell: (member) => <Link href={`${base}/contacts/${encodeURIComponent(member.key)}`}>{member.key}</Link> },
+              { header: "Name", cell: (member) => String(member.attributes.NAME ?? member.attributes.FIRSTNAME ?? "—") },
+              { header: "Added", cell: (member) => formatTime(member.added_at) },
+            ]}
+            pagerLabel="Member pages"
+            serverPages={{
+              onPrevious: trail.length
+                ? () => {
+                    setAfter(trail.at(-1));
+                    setTrail(trail.slice(0, -1));
+                  }
+                : undefined,
+              onNext: data.next_cursor
+                ? () => {
+                    setTrail([...trail, after]);
+                    setAfter(data.next_cursor!);
+                  }
+                : undefined,
+            }}
+          />
         </>
       )}
       {confirmation}
