@@ -8,6 +8,8 @@ export interface Column<T> {
   sortBy?: (row: T) => string | number | null | undefined;
   /** Extra attributes of the row's cell (a class, a title). */
   cellProps?: (row: T) => TdHTMLAttributes<HTMLTableCellElement>;
+  /** The cell names its row: a <th scope="row">. */
+  rowHeader?: boolean;
 }
 
 type Direction = "ascending" | "descending";
@@ -18,6 +20,8 @@ export interface DataTableProps<T> {
   /** `undefined` while loading. */
   rows: readonly T[] | undefined;
   rowKey: (row: T, index: number) => string | number;
+  /** An accessible name for each row, where its cells alone do not say enough. */
+  rowLabel?: (row: T) => string;
   /** `false` leaves a column out (one shown only sometimes). */
   columns: (Column<T> | false)[];
   /** Shown instead of the table when there are no rows; without it an empty table shows. */
@@ -37,7 +41,7 @@ export interface DataTableProps<T> {
  * column says how (a button in the header, its state in aria-sort), paging over the rows or
  * through the server's cursor, and the screen's loading and empty states.
  */
-export function DataTable<T>({ caption, rows, rowKey, columns, empty, loading = <Loading />, pageSize, serverPages, pagerLabel = `${caption} pages` }: DataTableProps<T>) {
+export function DataTable<T>({ caption, rows, rowKey, rowLabel, columns, empty, loading = <Loading />, pageSize, serverPages, pagerLabel = `${caption} pages` }: DataTableProps<T>) {
   const shown = columns.filter((column): column is Column<T> => column !== false);
   const [sort, setSort] = useState<{ column: number; direction: Direction }>();
   const [page, setPage] = useState(0);
@@ -80,12 +84,18 @@ export function DataTable<T>({ caption, rows, rowKey, columns, empty, loading = 
         </thead>
         <tbody>
           {visible.map((row, index) => (
-            <tr key={rowKey(row, index)}>
-              {shown.map((column, c) => (
-                <td key={c} {...column.cellProps?.(row)}>
-                  {column.cell(row)}
-                </td>
-              ))}
+            <tr key={rowKey(row, index)} aria-label={rowLabel?.(row)}>
+              {shown.map((column, c) =>
+                column.rowHeader ? (
+                  <th key={c} scope="row" {...column.cellProps?.(row)}>
+                    {column.cell(row)}
+                  </th>
+                ) : (
+                  <td key={c} {...column.cellProps?.(row)}>
+                    {column.cell(row)}
+                  </td>
+                ),
+              )}
             </tr>
           ))}
         </tbody>
