@@ -15,8 +15,9 @@ export interface Column<T> {
 type Direction = "ascending" | "descending";
 
 export interface DataTableProps<T> {
-  /** Names the table for screen readers (a visually hidden <caption>). */
+  /** Names the table: a <caption>, visually hidden unless `captionShown`. */
   caption: string;
+  captionShown?: boolean;
   /** `undefined` while loading. */
   rows: readonly T[] | undefined;
   rowKey: (row: T, index: number) => string | number;
@@ -41,7 +42,7 @@ export interface DataTableProps<T> {
  * column says how (a button in the header, its state in aria-sort), paging over the rows or
  * through the server's cursor, and the screen's loading and empty states.
  */
-export function DataTable<T>({ caption, rows, rowKey, rowLabel, columns, empty, loading = <Loading />, pageSize, serverPages, pagerLabel = `${caption} pages` }: DataTableProps<T>) {
+export function DataTable<T>({ caption, captionShown = false, rows, rowKey, rowLabel, columns, empty, loading = <Loading />, pageSize, serverPages, pagerLabel = `${caption} pages` }: DataTableProps<T>) {
   const shown = columns.filter((column): column is Column<T> => column !== false);
   const [sort, setSort] = useState<{ column: number; direction: Direction }>();
   const [page, setPage] = useState(0);
@@ -61,7 +62,7 @@ export function DataTable<T>({ caption, rows, rowKey, rowLabel, columns, empty, 
   return (
     <>
       <table>
-        <caption className="visually-hidden">{caption}</caption>
+        <caption className={captionShown ? undefined : "visually-hidden"}>{caption}</caption>
         <thead>
           <tr>
             {shown.map((column, index) =>
