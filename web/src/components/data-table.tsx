@@ -16,7 +16,7 @@ type Direction = "ascending" | "descending";
 
 export interface DataTableProps<T> {
   /** Names the table: a <caption>, visually hidden unless `captionShown`. */
-  caption: string;
+  caption: ReactNode;
   captionShown?: boolean;
   /** `undefined` while loading. */
   rows: readonly T[] | undefined;
@@ -33,7 +33,7 @@ export interface DataTableProps<T> {
   pageSize?: number;
   /** Paging done by the server (a cursor): what Previous and Next do. */
   serverPages?: { onPrevious?: () => void; onNext?: () => void };
-  /** Names the pager's navigation; "<caption> pages" unless given. */
+  /** Names the pager's navigation; "<caption> pages" unless given (or the caption is not text). */
   pagerLabel?: string;
 }
 
@@ -42,7 +42,7 @@ export interface DataTableProps<T> {
  * column says how (a button in the header, its state in aria-sort), paging over the rows or
  * through the server's cursor, and the screen's loading and empty states.
  */
-export function DataTable<T>({ caption, captionShown = false, rows, rowKey, rowLabel, columns, empty, loading = <Loading />, pageSize, serverPages, pagerLabel = `${caption} pages` }: DataTableProps<T>) {
+export function DataTable<T>({ caption, captionShown = false, rows, rowKey, rowLabel, columns, empty, loading = <Loading />, pageSize, serverPages, pagerLabel = typeof caption === "string" ? `${caption} pages` : "Pages" }: DataTableProps<T>) {
   const shown = columns.filter((column): column is Column<T> => column !== false);
   const [sort, setSort] = useState<{ column: number; direction: Direction }>();
   const [page, setPage] = useState(0);
