@@ -1,5 +1,5 @@
 import { lookupDns } from "./dns";
-import { judgeHost, type HostVerdict } from "./outbound-address";
+import { checkOutboundUrl, judgeHost, type HostVerdict } from "./outbound-address";
 import { TtlCache } from "./ttl-cache";
 
 /**
@@ -11,26 +11,8 @@ import { TtlCache } from "./ttl-cache";
  * private or special-use one is refused before any connection (docs/api/outbound-fetches.md).
  */
 
-export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
-
 export function allowsPrivateFetch(env: Pick<Env, "ALLOW_PRIVATE_FETCH">): boolean {
   return env.ALLOW_PRIVATE_FETCH === "true";
-}
-
-export function checkOutboundUrl(raw: string, allowPrivate: boolean): UrlCheck {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    return { ok: false, reason: "must be an absolute http(s) URL" };
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, reason: `must use http or https, not ${url.protocol.replace(":", "")}` };
-  if (url.username || url.password) return { ok: false, reason: "must not carry credentials; configure them separately" };
-  if (!allowPrivate) {
-    const verdict = judgeHost(url.hostname);
-    if (!verdict.ok) return verdict;
-  }
-  return { ok: true, url };
 }
 
 export class OutboundError extends Error {

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { checkOutboundUrl, fetchOutbound, judgeResolvedHost, OutboundError } from "../../src/lib/outbound";
+import { fetchOutbound, judgeResolvedHost, OutboundError } from "../../src/lib/outbound";
+import { checkOutboundUrl } from "../../src/lib/outbound-address";
 import { publishTxt } from "../support/dns";
 
 describe("checkOutboundUrl", () => {
