@@ -1,4 +1,4 @@
-import { checkJsonValue, MAX_STRING_VALUE_LENGTH, typedValues, type AttributeType } from "./attributes";
+import { MAX_STRING_VALUE_LENGTH, readClientValue, typedValues, type AttributeType } from "./attributes";
 import { MAX_ASSET_ID_LENGTH, MAX_GUID_LENGTH, type NewEvent } from "./events";
 import { normalisePrimaryKey } from "./primary-key";
 import type { FilterOp } from "./filters";
@@ -106,7 +106,7 @@ function readParamKey(definition: ActivityDefinition, key: string): ParamKey {
   return read;
 }
 
-/** Whether checkJsonValue would keep `value` as it is (the common case, checked without a result object). */
+/** Whether readClientValue would keep `value` as it is (the common case, checked without a result object). */
 function alreadyTyped(type: ActivityParamType, value: unknown): boolean {
   if (type === "string") return typeof value === "string" && value.length <= MAX_STRING_VALUE_LENGTH;
   if (type === "integer") return Number.isSafeInteger(value);
@@ -164,9 +164,10 @@ export function checkActivityParams(
       values[name] = value;
       continue;
     }
-    const checked = checkJsonValue(defined, value);
-    if (checked.ok) values[name] = checked.value;
-    else problems.push({ field: `activity_params.${key}`, message: checked.reason });
+    // `""` for a number parameter is absent (CONTRACT 10): the one reading of client values.
+    const checked = readClientValue(defined, value);
+    if (!checked.ok) problems.push({ field: `activity_params.${key}`, message: checked.reason });
+    else if (checked.value !== null) values[name] = checked.value;
   }
   return values;
 }
