@@ -68,7 +68,7 @@ describe("client replays, round two (CONTRACT 10)", () => {
     expect(added.body.contact).toEqual({ EMAIL: "df@example.com", AGE: 34, MOBILE: "9876500001", ALT_PHONE: "+919876500002", CITY: "12.0" });
     const half = await json(await post({ EMAIL: "half@example.com", AGE: 34.5 }));
     expect(half.status).toBe(400);
-    expect(half.body.errors).toEqual([{ field: "data.AGE", message: "must be an integer, not number" }]);
+    expect(half.body.errors).toEqual([{ field: "data.AGE", message: "must be an integer, not a float" }]);
     expect((await contactOf(panel, "half@example.com")).status).toBe(404);
   });
 
