@@ -1,4 +1,4 @@
-import { checkJsonValue, MAX_STRING_VALUE_LENGTH, type UnknownAttributeMode } from "./attributes";
+import { checkJsonValue, MAX_STRING_VALUE_LENGTH, readClientValue, type UnknownAttributeMode } from "./attributes";
 import { describeJsonType, type FieldProblem } from "./problems";
 
 /**
@@ -36,7 +36,7 @@ export function prefixTypeOf(key: string): ScalarParamType | undefined {
   return key.length > 2 && key.charCodeAt(1) === CARET ? TYPE_OF_PREFIX[key[0]!.toLowerCase()] : undefined;
 }
 
-/** Whether checkJsonValue would keep `value` as it is (checked without a result object). */
+/** Whether readClientValue would keep `value` as it is (checked without a result object). */
 export function alreadyScalar(type: ScalarParamType, value: unknown): boolean {
   if (type === "string") return typeof value === "string" && value.length <= MAX_STRING_VALUE_LENGTH;
   if (type === "integer") return Number.isSafeInteger(value);
@@ -104,9 +104,10 @@ export function checkArrayParam(
         checked[name] = member;
         continue;
       }
-      const typed = checkJsonValue(defined, member);
-      if (typed.ok) checked[name] = typed.value;
-      else problems.push({ field: `${at}.${key}`, message: typed.reason });
+      // The one reading of client values: `""` for a number member is absent, `34.0` is 34.
+      const typed = readClientValue(defined, member);
+      if (!typed.ok) problems.push({ field: `${at}.${key}`, message: typed.reason });
+      else if (typed.value !== null) checked[name] = typed.value;
     }
     items.push(checked);
   });

@@ -1,4 +1,4 @@
-import { checkJsonValue, typedValues, type AttributeType, type UnknownAttributeMode } from "./attributes";
+import { readClientValue, typedValues, type AttributeType, type UnknownAttributeMode } from "./attributes";
 import { alreadyScalar, arrayMemberOf, checkArrayParam, MAX_EVENT_PARAMS_CHARS, PREFIX_OF, prefixTypeOf, type ArrayParamType, type ScalarParamType } from "./activity-param-types";
 import { MAX_ASSET_ID_LENGTH, MAX_GUID_LENGTH, type NewEvent } from "./events";
 import { normalisePrimaryKey } from "./primary-key";
@@ -174,9 +174,10 @@ export function checkActivityParams(
       values[name] = value;
       continue;
     }
-    const checked = checkJsonValue(defined, value);
-    if (checked.ok) values[name] = checked.value;
-    else problems.push({ field: `activity_params.${key}`, message: checked.reason });
+    // `""` for a number parameter is absent (CONTRACT 10): the one reading of client values.
+    const checked = readClientValue(defined, value);
+    if (!checked.ok) problems.push({ field: `activity_params.${key}`, message: checked.reason });
+    else if (checked.value !== null) values[name] = checked.value;
   }
   // Scalar parameters alone stay below the bound (at most 50 of 2,048 characters): only arrays can pass it.
   if (hasArray && JSON.stringify(values).length > MAX_EVENT_PARAMS_CHARS) {

@@ -35,7 +35,9 @@ describe("activity params", () => {
       { field: "activity_params.size", message: 'unknown parameter "size": activity "add_to_cart" defines name, prid, price' },
     ]);
     expect(check({ prid: "12.5" }).problems).toEqual([{ field: "activity_params.prid", message: 'must be an integer, not "12.5"' }]);
-    expect(check({ prid: "" }).problems).toEqual([{ field: "activity_params.prid", message: 'must be an integer, not ""' }]);
+    // CONTRACT 10: "" for a number parameter is absent, and an integral decimal is an integer.
+    expect(check({ prid: "", price: " " })).toEqual({ values: {}, problems: [] });
+    expect(check({ prid: "34.0", name: "" })).toEqual({ values: { prid: 34, name: "" }, problems: [] });
   });
 });
 
