@@ -1,7 +1,8 @@
 /**
  * The stairs of src/ run one way (docs/architecture.md):
  *   http (edge) -> api | admin -> services -> domain + store -> lib;  jobs (wiring) -> services.
- * `npm run check:boundaries` (part of `npm test`) fails on any import against them, and on any cycle.
+ * `npm run check:boundaries` (part of `npm test`) fails on any import against them, on any cycle,
+ * and on any loop between the folders of src/services.
  */
 const floor = (name, allowed) => ({
   name: `${name}-imports-only-below`,
@@ -14,6 +15,16 @@ const floor = (name, allowed) => ({
 module.exports = {
   forbidden: [
     { name: "no-cycles", severity: "error", from: {}, to: { circular: true } },
+    {
+      // A loop between folders (journeys -> broadcasts -> journeys) hides which engine sits
+      // on which: each folder of src/services may import only folders that never import it back.
+      name: "no-service-folder-cycles",
+      comment: "folders of src/services form no loop: move what two folders share into a lower one, or register a reaction",
+      severity: "error",
+      scope: "folder",
+      from: { path: "^src/services/" },
+      to: { circular: true },
+    },
     floor("lib", ["lib"]),
     floor("domain", ["domain", "lib"]),
     floor("store", ["store", "domain", "lib"]),

@@ -2,7 +2,8 @@ import { activityAnswer, activityListAnswer } from "../domain/answers/panels";
 import type { ActivityDefinition } from "../domain/activity";
 import { defineActivityBody } from "../domain/panel-screens";
 import { conflict, orNotFound } from "../lib/http/errors";
-import { getActivity, insertActivity, listActivities } from "../store/activities";
+import { defineActivity as defineNewActivity } from "../services/activities/define";
+import { getActivity, listActivities } from "../store/activities";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
 
@@ -19,7 +20,7 @@ const defineActivity = definePanelRoute({
   status: 201,
   body: defineActivityBody,
   async handle({ env, body, panel, db }) {
-    const activity = await insertActivity(db, panel.id, body.name, body.params, Date.now());
+    const activity = await defineNewActivity(db, panel.id, body.name, body.params);
     if (!activity) {
       throw conflict(`name: the panel already has an activity named "${body.name}"`, [{ field: "name", message: "already in use in this panel" }]);
     }

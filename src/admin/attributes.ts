@@ -1,8 +1,8 @@
 import { attributeAnswer, attributeListAnswer } from "../domain/answers/panels";
-import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName } from "../domain/attributes";
 import { defineAttributeBody } from "../domain/panel-screens";
 import { conflict, invalidField } from "../lib/http/errors";
-import { listAttributes, putAttribute } from "../store/attributes";
+import { defineAttribute as defineNewAttribute } from "../services/attributes/define";
+import { listAttributes } from "../store/attributes";
 import { definePanelRoute } from "./route";
 
 const defineAttribute = definePanelRoute({
@@ -13,18 +13,14 @@ const defineAttribute = definePanelRoute({
   summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
   body: defineAttributeBody,
   async handle({ env, path, body, panel, db }) {
-    const name = canonicalAttributeName(path.name);
-    if (!ATTRIBUTE_NAME_PATTERN.test(name)) {
-      throw invalidField("name", "must be a letter, then up to 63 letters, digits or underscores");
-    }
-    const stored = await putAttribute(db, panel.id, { name, type: body.type }, Date.now());
-    // Retyping would leave stored values of the old type behind, so a type is fixed once set.
-    if (stored.type !== body.type) {
-      throw conflict(`type: attribute ${name} already exists with type ${stored.type}`, [
-        { field: "type", message: `attribute ${name} already has type ${stored.type}` },
+    const outcome = await defineNewAttribute(db, panel.id, path.name, body.type);
+    if (!outcome.ok && outcome.kind === "bad_name") throw invalidField("name", "must be a letter, then up to 63 letters, digits or underscores");
+    if (!outcome.ok) {
+      throw conflict(`type: attribute ${outcome.name} already exists with type ${outcome.type}`, [
+        { field: "type", message: `attribute ${outcome.name} already has type ${outcome.type}` },
       ]);
     }
-    return stored;
+    return outcome.attribute;
   },
 });
 

@@ -1,11 +1,19 @@
 import { auditPageAnswer } from "../domain/answers/panels";
 import { auditQuery, type AuditAction } from "../domain/audit";
-import { insertAuditEntry, listAuditEntries } from "../store/audit";
+import { listAuditEntries } from "../store/audit";
+import { recordAudit, type Auditor } from "../services/audit/record";
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
 import { isoTime } from "../store/sql";
 import type { AdminCaller } from "./auth";
 import { definePanelRoute } from "./route";
+
+/** The auditor a service records for this caller: the signed-in operator, or the ADMIN_TOKEN. */
+export function auditorOf(caller: AdminCaller): Auditor {
+  if (caller.kind !== "operator") return { operator: null };
+  const { id, email } = caller.session.operator;
+  return { operator: { id, email } };
+}
 
 /**
  * Records a change in the panel's audit log, after the change is stored: who (the operator, or
@@ -17,16 +25,7 @@ export async function audited(
   target: string,
   detail: Record<string, unknown> = {},
 ): Promise<void> {
-  const operator = req.caller.kind === "operator" ? req.caller.session.operator : null;
-  await insertAuditEntry(req.db, {
-    panelId: req.panel.id,
-    at: Date.now(),
-    actorId: operator?.id ?? null,
-    actorEmail: operator?.email ?? null,
-    action,
-    target,
-    detail,
-  });
+  await recordAudit(req.db, req.panel.id, auditorOf(req.caller), action, target, detail);
 }
 
 const readAuditLog = definePanelRoute({

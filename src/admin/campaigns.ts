@@ -4,20 +4,16 @@ import { htmlOfMime } from "../domain/email-message";
 import { fromProblems, notFound, orNotFound, parseOrThrow } from "../lib/http/errors";
 import { csvAttachment } from "../lib/http/respond";
 import { allowsPrivateFetch } from "../lib/outbound";
-import { newId } from "../lib/random";
 import { z } from "../lib/z";
-import { createAudienceCampaign } from "../services/broadcasts/audience";
-import { createBroadcast } from "../services/broadcasts/create";
-import { campaignReport, recipientsCsv, recipientView } from "../services/broadcasts/report";
-import { sendCampaignTest } from "../services/broadcasts/test-send";
-import { emailProvider } from "../services/channels/email/providers";
-import { loadAttributeSchema } from "../store/attributes";
-import { campaignCounters, campaignRecipients, countersOfCampaigns } from "../store/campaign-report";
-import { getCampaign, listCampaigns, type Campaign, type CampaignCounters } from "../store/campaigns";
+import { createCampaign, type CampaignRequest } from "../services/broadcasts/create-campaign";
+import { campaignsWithCounters, campaignWithCounters, recipientsOfCampaign, reportOfCampaign } from "../services/broadcasts/read";
+import { recipientView } from "../services/broadcasts/report";
+import { sendTestCopy as sendCampaignTestCopy } from "../services/broadcasts/test-send";
+import type { Campaign, CampaignCounters } from "../store/campaigns";
 import type { Panel } from "../store/panels";
 import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";
 import { isoTime } from "../store/sql";
-import { audited } from "./audit";
+import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
 
 function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounters): CampaignView {
@@ -45,6 +41,8 @@ function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounte
   };
 }
 
+const noSuchCampaign = (id: string) => `No campaign with id "${id}" in this panel`;
+
 const leadMinutesOf = (env: Env) => Number(env.BROADCAST_LEAD_MINUTES || "90");
 
 const readCampaign = definePanelRoute({
@@ -54,8 +52,8 @@ const readCampaign = definePanelRoute({
   response: campaignAnswer,
   summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
   async handle({ env, path, panel, db }) {
-    const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
-    return campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign));
+    const found = await orNotFound(campaignWithCounters(db, panel.id, path.campaign), noSuchCampaign(path.campaign));
+    return campaignView(found.campaign, panel, found.counters);
   },
 });
 
@@ -67,8 +65,7 @@ const readCampaignReport = definePanelRoute({
   summary:
     "A campaign's report from its aggregates: counters, rates (delivered, unique open, click-through, click-to-open, bounce, unsubscribe, as shares of sent), what changed per hour (UTC) and the most clicked links",
   async handle({ path, panel, db }) {
-    const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
-    return campaignReport(db, campaign);
+    return orNotFound(reportOfCampaign(db, panel.id, path.campaign), noSuchCampaign(path.campaign));
   },
 });
 
@@ -80,9 +77,9 @@ const listCampaignRecipients = definePanelRoute({
   summary: "The recipients behind a number of the report (filter), a page at a time by contact id, or all of them as one CSV download (format=csv)",
   query: recipientsQuery,
   async handle({ path, query, panel, db }): Promise<CampaignRecipientsPage | Response> {
-    const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
-    if (query.format === "csv") return csvAttachment(recipientsCsv(db, campaign, query.filter), null, `${campaign.id}-${query.filter}.csv`);
-    const page = await campaignRecipients(db, panel.id, campaign.id, query.filter, query.after, query.limit);
+    const found = await orNotFound(recipientsOfCampaign(db, panel.id, path.campaign, query), noSuchCampaign(path.campaign));
+    if ("csv" in found) return csvAttachment(found.csv, null, `${found.campaign.id}-${query.filter}.csv`);
+    const { page } = found;
     return { recipients: page.map(recipientView), next: page.length === query.limit ? page.at(-1)!.contactId : null };
   },
 });
@@ -95,9 +92,8 @@ const listPanelCampaigns = definePanelRoute({
   summary: "The panel's email campaigns, newest first, with their counters; the panel's time zone and the broadcast lead time",
   query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),
   async handle({ env, query, panel, db }) {
-    const campaigns = await listCampaigns(db, panel.id, query.limit);
-    const counters = await countersOfCampaigns(db, panel.id, campaigns);
-    return { campaigns: campaigns.map((c, i) => campaignView(c, panel, counters[i]!)), timezone: panel.timezone, lead_minutes: leadMinutesOf(env) };
+    const campaigns = await campaignsWithCounters(db, panel.id, query.limit);
+    return { campaigns: campaigns.map(({ campaign, counters }) => campaignView(campaign, panel, counters)), timezone: panel.timezone, lead_minutes: leadMinutesOf(env) };
   },
 });
 
@@ -118,27 +114,16 @@ const createPanelCampaign = definePanelRoute({
   async handle({ env, caller, body, panel, db }) {
     const now = Date.now();
     const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: leadMinutesOf(env) };
-    let campaignId: string;
-    let senderNote: string | null;
-    let senderField: string;
-    if ("audience" in body) {
-      const outcome = await createAudienceCampaign({ env, db, panel, requestId: newId("req"), now }, parseOrThrow(audienceCampaignSchema(rules), body));
-      if (!outcome.ok) throw fromProblems(outcome.problems);
-      ({ campaignId, senderNote } = outcome);
-      senderField = "sender_email";
-    } else {
-      const request = parseOrThrow(broadcastRequestSchema(rules), body);
-      const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
-      const outcome = await createBroadcast({ env, db, panel, schema, requestId: newId("req"), now }, request);
-      if (!outcome.ok) throw fromProblems(outcome.refusal.problems, outcome.refusal.kind === "list_taken" ? 409 : 400);
-      ({ campaignId, senderNote } = outcome.broadcast);
-      senderField = "sender_email_id";
-    }
-    const campaign = await orNotFound(getCampaign(db, panel.id, campaignId), "The campaign was not stored");
-    await audited({ db, caller, panel }, "campaign.published", campaign.id, { name: campaign.name, send_at: isoTime(campaign.sendAt) });
+    const input: CampaignRequest =
+      "audience" in body
+        ? { kind: "audience", request: parseOrThrow(audienceCampaignSchema(rules), body) }
+        : { kind: "broadcast", request: parseOrThrow(broadcastRequestSchema(rules), body) };
+    const outcome = await createCampaign({ env, db, panel, now }, input, auditorOf(caller));
+    if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
+    const { campaign, counters, senderNote, senderField } = outcome;
     // The outbox keeps mail from an unverified domain; the operator hears now that real email would not go.
     const warnings = senderNote ? [{ field: senderField, message: senderNote }] : [];
-    return { CampaignID: campaign.id, ...campaignView(campaign, panel, await campaignCounters(db, panel.id, campaign)), warnings };
+    return { CampaignID: campaign.id, ...campaignView(campaign, panel, counters), warnings };
   },
 });
 
@@ -151,10 +136,9 @@ const sendTestCopy = definePanelRoute({
     "Send one test copy of a campaign to an address, through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves",
   body: testSendBody,
   async handle({ env, caller, path, body, panel, db }) {
-    const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), `No campaign with id "${path.campaign}" in this panel`);
-    const outcome = await sendCampaignTest(env, emailProvider(env), db, panel, campaign, body.email);
+    const outcome = await sendCampaignTestCopy(env, db, panel, path.campaign, body.email, auditorOf(caller));
+    if (!outcome.ok && outcome.status === 404) throw notFound(noSuchCampaign(path.campaign));
     if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
-    await audited({ db, caller, panel }, "campaign.test_sent", campaign.id, { name: campaign.name });
     return { message_id: outcome.messageId };
   },
 });

@@ -6,7 +6,7 @@ import { normalisePrimaryKey } from "../domain/primary-key";
 import { fromProblems, invalidField, notFound } from "../lib/http/errors";
 import { contactAccessExport } from "../services/contacts/access-export";
 import { eraseContact } from "../services/contacts/erase";
-import { changeContactPreferences, contactPreferences } from "../services/contacts/preferences";
+import { changeContactPreferences, contactPreferences } from "../services/channels/preferences";
 import { updateContactAttributes } from "../services/contacts/update";
 import { getErasure, type ContactErasure } from "../store/erasure";
 import { loadAttributeSchema } from "../store/attributes";

@@ -10,8 +10,7 @@ import { loadAttributeSchema } from "../store/attributes";
 import { getContactByKey } from "../store/contacts";
 import { eventPipelineState } from "../services/pipeline/consumer";
 import { PIPELINE_STEPS } from "../services/pipeline-steps";
-import { nudgeEventBatches } from "../services/pipeline/nudge";
-import { retryFailedBatches } from "../store/event-batches";
+import { retryFailedEventBatches } from "../services/pipeline/retry-failed";
 import { type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../store/events";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
@@ -110,8 +109,7 @@ const retryFailedEvents = definePanelRoute({
   response: eventRetryAnswer,
   summary: `Puts events whose pipeline failed for good (after every re-drive) through it again, up to ${RETRY_BATCHES_PER_CALL} recorded batches per call; steps they passed are not run again`,
   async handle({ env, panel, db }) {
-    const ids = await retryFailedBatches(db, panel.id, Date.now(), RETRY_BATCHES_PER_CALL);
-    if (ids.length) await nudgeEventBatches(env.EVENTS, panel.id, ids);
+    const ids = await retryFailedEventBatches(env, db, panel.id, RETRY_BATCHES_PER_CALL);
     return { retried_batches: ids.length, more: ids.length === RETRY_BATCHES_PER_CALL };
   },
 });

@@ -1,17 +1,18 @@
 import { jobStartedAnswer, listAnswer, listDeletedAnswer, listEmptiedAnswer, listListAnswer, listMembersAnswer } from "../domain/answers/contacts";
-import type { ShardDb } from "../store/shards";
 import { parseListId } from "../domain/fields";
 import { createListBody, importFromUrlBody, listMembersQuery, MAX_PANEL_UPLOAD_BYTES, renameListBody } from "../domain/panel-screens";
 import { ApiError, conflict, invalidField, notFound } from "../lib/http/errors";
-import { newId } from "../lib/random";
-import { R2Upload } from "../lib/r2-upload";
 import { z } from "../lib/z";
-import { startImport } from "../services/imports";
-import { rebuildSegments } from "../store/segments";
-import { deleteList, emptyList, getList, insertList, listLists, listMembers, renameList, type ContactList } from "../store/lists";
+import { createList as createPanelList } from "../services/lists/create";
+import { emptyList } from "../services/lists/empty";
+import { importUrlIntoList, uploadIntoList } from "../services/lists/import";
+import { listMembersPage } from "../services/lists/members";
+import { removeList as removePanelList } from "../services/lists/remove";
+import { renameList } from "../services/lists/rename";
+import { listLists, type ContactList } from "../store/lists";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
-import { audited } from "./audit";
+import { auditorOf } from "./audit";
 
 function listView(list: ContactList) {
   return { id: list.id, name: list.name, description: list.description, count: list.count, created_at: isoTime(list.createdAt), updated_at: isoTime(list.updatedAt) };
@@ -23,10 +24,12 @@ function listId(raw: string | undefined): number {
   return id;
 }
 
-async function requireList(db: ShardDb, panelId: string, raw: string | undefined): Promise<ContactList> {
-  const list = await getList(db, panelId, listId(raw));
-  if (!list) throw notFound(`No list with id ${raw} in this panel`);
-  return list;
+function noSuchList(raw: string | undefined) {
+  return notFound(`No list with id ${raw} in this panel`);
+}
+
+function tooLarge() {
+  return new ApiError(413, `file: larger than ${MAX_PANEL_UPLOAD_BYTES} bytes`, [{ field: "file", message: "too large" }]);
 }
 
 function nameTaken(name: string) {
@@ -53,9 +56,9 @@ const createList = definePanelRoute({
   status: 201,
   body: createListBody,
   async handle({ env, path, body, panel, db }) {
-    const id = await insertList(db, panel.id, body.name, body.description ?? "", Date.now());
-    if (id === null) throw nameTaken(body.name);
-    return listView((await getList(db, panel.id, id))!);
+    const outcome = await createPanelList(db, panel.id, body.name, body.description ?? "", Date.now());
+    if (outcome.kind === "name_taken") throw nameTaken(body.name);
+    return listView(outcome.list);
   },
 });
 
@@ -81,10 +84,8 @@ const removeList = definePanelRoute({
   response: listDeletedAnswer,
   summary: "Delete a list and its memberships; the contacts stay",
   async handle({ env, caller, path, panel, db }) {
-    const list = await requireList(db, panel.id, path.list);
-    await deleteList(db, panel.id, list.id);
-    await rebuildSegments(db, panel.id, Date.now());
-    await audited({ db, caller, panel }, "list.deleted", String(list.id), { name: list.name });
+    const outcome = await removePanelList(db, panel.id, { id: listId(path.list) }, Date.now(), auditorOf(caller));
+    if (outcome.kind === "missing") throw noSuchList(path.list);
     return { deleted: true };
   },
 });
@@ -100,30 +101,13 @@ const uploadToList = definePanelRoute({
   status: 202,
   query: uploadQuery,
   async handle({ request, env, path, query, panel, db }) {
-    const list = await requireList(db, panel.id, path.list);
-    const declared = Number(request.headers.get("content-length") ?? "NaN");
-    if (declared > MAX_PANEL_UPLOAD_BYTES) throw new ApiError(413, `file: larger than ${MAX_PANEL_UPLOAD_BYTES} bytes`, [{ field: "file", message: "too large" }]);
-    if (!request.body) throw invalidField("file", "is required: send the CSV file as the request body");
-    const key = `panel-uploads/${panel.id}/${newId("upl")}.csv`;
-    const upload = new R2Upload(env.FILES, key, { httpMetadata: { contentType: "text/csv" } });
-    const reader = request.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (upload.size + value.length > MAX_PANEL_UPLOAD_BYTES) {
-        await reader.cancel();
-        await upload.abort();
-        throw new ApiError(413, `file: larger than ${MAX_PANEL_UPLOAD_BYTES} bytes`, [{ field: "file", message: "too large" }]);
-      }
-      await upload.write(value);
-    }
-    if (upload.size === 0) {
-      await upload.abort();
-      throw invalidField("file", "is empty");
-    }
-    await upload.close();
-    const jobId = await startImport(env, db, { panelId: panel.id, sources: [{ key, name: query.name }], listId: list.id, origin: new URL(request.url).origin });
-    return { jobid: jobId };
+    const upload = { declaredBytes: Number(request.headers.get("content-length") ?? "NaN"), body: request.body, name: query.name, maxBytes: MAX_PANEL_UPLOAD_BYTES };
+    const outcome = await uploadIntoList(env, db, panel.id, listId(path.list), upload, new URL(request.url).origin);
+    if (outcome.kind === "missing") throw noSuchList(path.list);
+    if (outcome.kind === "too_large") throw tooLarge();
+    if (outcome.kind === "no_file") throw invalidField("file", "is required: send the CSV file as the request body");
+    if (outcome.kind === "empty") throw invalidField("file", "is empty");
+    return { jobid: outcome.jobId };
   },
 });
 
@@ -135,14 +119,14 @@ const panelListMembers = definePanelRoute({
   summary: "A page of the list's members, in the order the contacts were created; next_cursor pages on",
   query: listMembersQuery,
   async handle({ db, path, query, panel }) {
-    const list = await requireList(db, panel.id, path.list);
-    const found = await listMembers(db, panel.id, list.id, query.after ?? 0, query.limit + 1);
-    const page = found.slice(0, query.limit);
+    const found = await listMembersPage(db, panel.id, listId(path.list), query.after ?? 0, query.limit + 1);
+    if (!found) throw noSuchList(path.list);
+    const page = found.members.slice(0, query.limit);
     return {
-      list: listView(list),
+      list: listView(found.list),
       primary_key: panel.primaryKey,
       members: page.map((m) => ({ key: m.key, attributes: m.attributes, added_at: isoTime(m.addedAt) })),
-      next_cursor: found.length > query.limit ? String(page.at(-1)!.contactId) : null,
+      next_cursor: found.members.length > query.limit ? String(page.at(-1)!.contactId) : null,
     };
   },
 });
@@ -154,12 +138,9 @@ const emptyPanelList = definePanelRoute({
   response: listEmptiedAnswer,
   summary: "Remove every member of the list; the contacts stay",
   async handle({ db, caller, path, panel }) {
-    const list = await requireList(db, panel.id, path.list);
-    const now = Date.now();
-    const removed = await emptyList(db, panel.id, list.id, now);
-    await rebuildSegments(db, panel.id, now);
-    await audited({ db, caller, panel }, "list.emptied", String(list.id), { name: list.name, removed });
-    return { removed };
+    const outcome = await emptyList(db, panel.id, { id: listId(path.list) }, Date.now(), auditorOf(caller));
+    if (outcome.kind === "missing") throw noSuchList(path.list);
+    return { removed: outcome.removed };
   },
 });
 
@@ -172,9 +153,9 @@ const importFromUrl = definePanelRoute({
   status: 202,
   body: importFromUrlBody,
   async handle({ request, env, db, path, body, panel }) {
-    const list = await requireList(db, panel.id, path.list);
-    const jobId = await startImport(env, db, { panelId: panel.id, sources: [{ url: body.url }], listId: list.id, origin: new URL(request.url).origin });
-    return { jobid: jobId };
+    const outcome = await importUrlIntoList(env, db, panel.id, listId(path.list), body.url, new URL(request.url).origin);
+    if (outcome.kind === "missing") throw noSuchList(path.list);
+    return { jobid: outcome.jobId };
   },
 });
 

@@ -1,11 +1,10 @@
 import { operatorAnswer, operatorListAnswer, operatorRemovedAnswer } from "../domain/answers/panels";
-import type { ControlDb } from "../store/shards";
 import { addOperatorBody, changeOperatorBody } from "../domain/operators";
 import { ApiError, conflict, notFound } from "../lib/http/errors";
-import { createOperator } from "../services/operators/sessions";
-import { findOperatorByEmail, panelMember, panelMembers, removeRole, setRole, type PanelMember } from "../store/operators";
+import { addPanelOperator, changeOperatorRole, removePanelOperator } from "../services/operators/panel-roles";
+import { panelMembers, type PanelMember } from "../store/operators";
 import { isoTime } from "../store/sql";
-import { audited } from "./audit";
+import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
 
 function memberView(member: PanelMember) {
@@ -16,11 +15,8 @@ function noSuchOperator(operatorId: string | undefined) {
   return notFound(`No operator with id "${operatorId}" in this panel`);
 }
 
-/** A panel keeps at least one owner, so someone can always manage it without the admin token. */
-async function refuseLastOwner(db: ControlDb, panelId: string, operatorId: string): Promise<void> {
-  const members = await panelMembers(db, panelId);
-  const owners = members.filter((member) => member.role === "owner");
-  if (owners.length === 1 && owners[0]!.id === operatorId) throw conflict("The panel's last owner cannot be removed or demoted; make someone else owner first");
+function lastOwner() {
+  return conflict("The panel's last owner cannot be removed or demoted; make someone else owner first");
 }
 
 const listOperators = definePanelRoute({
@@ -43,20 +39,12 @@ const addOperator = definePanelRoute({
   status: 201,
   body: addOperatorBody,
   async handle({ env, db, caller, path, body, panel }) {
-    const now = Date.now();
-    let operator = await findOperatorByEmail(env.DB, body.email);
-    if (!operator) {
-      if (!body.password) {
-        throw new ApiError(400, "password: a new operator needs a password", [{ field: "password", message: "is required for a new operator" }]);
-      }
-      const created = await createOperator(env.DB, body.email, body.name ?? null, body.password, now);
-      if (created.created) operator = { ...created.operator, passwordHash: "" };
-      else operator = await findOperatorByEmail(env.DB, body.email);
+    const outcome = await addPanelOperator(env, db, panel.id, { email: body.email, name: body.name ?? null, password: body.password, role: body.role }, auditorOf(caller));
+    if (!outcome.ok && outcome.kind === "password_needed") {
+      throw new ApiError(400, "password: a new operator needs a password", [{ field: "password", message: "is required for a new operator" }]);
     }
-    if (!operator) throw conflict(`email: ${body.email} could not be added; try again`);
-    await setRole(env.DB, operator.id, panel.id, body.role, now);
-    await audited({ db, caller, panel }, "operator.added", operator.id, { email: operator.email, role: body.role });
-    return memberView((await panelMember(env.DB, panel.id, operator.id))!);
+    if (!outcome.ok) throw conflict(`email: ${body.email} could not be added; try again`);
+    return memberView(outcome.member);
   },
 });
 
@@ -68,12 +56,9 @@ const changeOperator = definePanelRoute({
   summary: "Change an operator's role in the panel",
   body: changeOperatorBody,
   async handle({ env, db, caller, path, body, panel }) {
-    const member = await panelMember(env.DB, panel.id, path.operator);
-    if (!member) throw noSuchOperator(path.operator);
-    if (body.role !== "owner") await refuseLastOwner(env.DB, panel.id, path.operator!);
-    await setRole(env.DB, path.operator!, panel.id, body.role, Date.now());
-    await audited({ db, caller, panel }, "operator.role_changed", path.operator, { email: member.email, from: member.role, to: body.role });
-    return memberView((await panelMember(env.DB, panel.id, path.operator!))!);
+    const outcome = await changeOperatorRole(env, db, panel.id, path.operator, body.role, auditorOf(caller));
+    if (!outcome.ok) throw outcome.kind === "missing" ? noSuchOperator(path.operator) : lastOwner();
+    return memberView(outcome.value);
   },
 });
 
@@ -84,11 +69,8 @@ const removeOperator = definePanelRoute({
   response: operatorRemovedAnswer,
   summary: "Take an operator's role in the panel away; their session no longer reaches it",
   async handle({ env, db, caller, path, panel }) {
-    const member = await panelMember(env.DB, panel.id, path.operator);
-    if (!member) throw noSuchOperator(path.operator);
-    await refuseLastOwner(env.DB, panel.id, path.operator!);
-    await removeRole(env.DB, path.operator!, panel.id);
-    await audited({ db, caller, panel }, "operator.removed", path.operator, { email: member.email, role: member.role });
+    const outcome = await removePanelOperator(env, db, panel.id, path.operator, auditorOf(caller));
+    if (!outcome.ok) throw outcome.kind === "missing" ? noSuchOperator(path.operator) : lastOwner();
     return { removed: true };
   },
 });

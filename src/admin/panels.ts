@@ -1,16 +1,13 @@
 import { panelAnswer, panelListAnswer } from "../domain/answers/panels";
-import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName, DEFAULT_ATTRIBUTES } from "../domain/attributes";
+import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName } from "../domain/attributes";
 import { panelName, panelPatchBody, timezoneName as timezone } from "../domain/panels";
 import { invalidField, orNotFound } from "../lib/http/errors";
-import { shardForNewPanel } from "../services/access/shards";
-import { DEFAULT_RETENTION_DAYS } from "../services/retention/archive";
-import { insertAttributes } from "../store/attributes";
-import { allShards, shardByIndex } from "../store/shards";
-import { newId, randomBase64Url } from "../lib/random";
 import { z } from "../lib/z";
-import { insertPanel, listPanels, updatePanel, type Panel } from "../store/panels";
+import { changePanel } from "../services/panels/change";
+import { createPanel as createNewPanel } from "../services/panels/create";
+import { listPanels, type Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
-import { audited } from "./audit";
+import { auditorOf } from "./audit";
 import { defineAdminRoute, definePanelRoute } from "./route";
 
 
@@ -52,31 +49,9 @@ const createPanel = defineAdminRoute({
     shard: z.int().min(0).max(1023).optional(),
   }),
   async handle({ env, body }) {
-    const now = Date.now();
-    const shard = body.shard ?? (await shardForNewPanel(env));
-    const db = shardByIndex(env, shard);
-    if (!db) throw invalidField("shard", `this deployment has no shard ${shard} (shards 0 to ${allShards(env).length - 1})`);
-    const panel: Panel = {
-      id: newId("pnl"),
-      name: body.name,
-      primaryKey: body.primary_key,
-      timezone: body.timezone,
-      apiMode: false,
-      clientId: randomBase64Url(24),
-      createdAt: now,
-      updatedAt: now,
-      unknownAttributes: "reject",
-      corsOrigins: [],
-      shard,
-      eventRetentionDays: DEFAULT_RETENTION_DAYS,
-    };
-    // A primary key outside the defaults (a CRM's customer id, say) becomes a string attribute.
-    const attributes = DEFAULT_ATTRIBUTES.some(([name]) => name === panel.primaryKey)
-      ? DEFAULT_ATTRIBUTES
-      : [...DEFAULT_ATTRIBUTES, [panel.primaryKey, "string"] as const];
-    await insertAttributes(db, panel.id, attributes, now);
-    await insertPanel(env.DB, panel);
-    return panelView(panel, env);
+    const created = await createNewPanel(env, { name: body.name, primaryKey: body.primary_key, timezone: body.timezone, shard: body.shard });
+    if (!created.ok) throw invalidField("shard", `this deployment has no shard ${created.shard} (shards 0 to ${created.shards - 1})`);
+    return panelView(created.panel, env);
   },
 });
 
@@ -110,18 +85,7 @@ const patchPanel = definePanelRoute({
   summary: "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, or how many days events stay before they move to the archive",
   body: panelPatchBody,
   async handle({ env, db, caller, panel, body }) {
-    const changes = {
-      apiMode: body.api_mode,
-      name: body.name,
-      timezone: body.timezone,
-      unknownAttributes: body.unknown_attributes,
-      corsOrigins: body.cors_origins,
-      eventRetentionDays: body.event_retention_days,
-    };
-    const updated = await orNotFound(updatePanel(env.DB, panel.id, changes, Date.now()), `No panel with id "${panel.id}"`);
-    if (body.api_mode !== undefined && body.api_mode !== panel.apiMode) await audited({ db, caller, panel }, "panel.api_mode_changed", panel.id, { api_mode: body.api_mode });
-    const settings = (["name", "timezone", "unknown_attributes", "cors_origins"] as const).filter((name) => body[name] !== undefined);
-    if (settings.length) await audited({ db, caller, panel }, "panel.settings_changed", panel.id, Object.fromEntries(settings.map((name) => [name, body[name]])));
+    const updated = await orNotFound(changePanel(env, db, panel, body, auditorOf(caller)), `No panel with id "${panel.id}"`);
     return panelView(updated, env);
   },
 });

@@ -1,7 +1,7 @@
 import { pushSettingsAnswer } from "../domain/answers/channels";
 import { pushSettingsBody } from "../domain/push";
-import { panelPush, pushSettingsView, savePushSettings } from "../services/channels/push/settings";
-import { audited } from "./audit";
+import { changePushSettings, readPushSettings } from "../services/channels/push/panel-settings";
+import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
 
 // A panel's push channels (issue 19): web push with the panel's VAPID keys, and app push through
@@ -14,7 +14,7 @@ const readSettings = definePanelRoute({
   response: pushSettingsAnswer,
   summary: "The panel's push channels: web push (VAPID subject and public key, the subscribe URL for sites) and FCM (project, client email, the token URL for apps); never a private key",
   async handle({ env, panel, db }) {
-    return pushSettingsView(env, db, panel.id, await panelPush(env, db, panel.id), panel.clientId);
+    return readPushSettings(env, db, panel.id, panel.clientId);
   },
 });
 
@@ -26,11 +26,8 @@ const putSettings = definePanelRoute({
   summary: "Set up web push (web_push: {subject}) and app push (fcm: {service_account}); null turns a channel off, an absent one stays as it is",
   body: pushSettingsBody,
   async handle({ env, caller, body, panel, db }) {
-    await savePushSettings(env, db, panel.id, body, Date.now());
-    // Which channels changed, never the service account's key.
-    const state = (value: unknown) => (value === undefined ? undefined : value === null ? "off" : "on");
-    await audited({ db, caller, panel }, "push.settings_changed", panel.id, { web_push: state(body.web_push), fcm: state(body.fcm) });
-    return pushSettingsView(env, db, panel.id, await panelPush(env, db, panel.id), panel.clientId);
+    await changePushSettings(env, db, panel.id, body, auditorOf(caller));
+    return readPushSettings(env, db, panel.id, panel.clientId);
   },
 });
 

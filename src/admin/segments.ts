@@ -1,16 +1,16 @@
 import { jobStartedAnswer } from "../domain/answers/contacts";
 import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
-import type { ShardDb } from "../store/shards";
 import { segmentCountBody, segmentDefinitionSchema, segmentExportQuery } from "../domain/segments";
-import { conflict, fromProblems, notFound, orNotFound } from "../lib/http/errors";
+import { conflict, fromProblems, notFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { countSegment, saveSegment, type SegmentOutcome } from "../services/segments/definitions";
-import { startSegmentExport } from "../services/segments/export";
-import { forgetPanelSegments } from "../services/segments/panel-segments";
-import { deleteSegment, getSegment, listSegments, memberCount, segmentHistory, segmentMembersPage, segmentUsers, type Segment } from "../store/segments";
+import { exportSavedSegment } from "../services/segments/export";
+import { segmentMembers, segmentSizeHistory as sizeHistory, segmentsWithMembers, segmentWithCount } from "../services/segments/read";
+import { removeSegment as removeSavedSegment } from "../services/segments/remove";
+import type { Segment } from "../store/segments";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
-import { audited } from "./audit";
+import { auditorOf } from "./audit";
 
 // Saved segments (CONTRACT 9): definitions checked against the panel, counted on the spot;
 // membership is kept current behind them (services/segments).
@@ -27,12 +27,12 @@ function segmentView(segment: Segment) {
   };
 }
 
-function requireSegment(db: ShardDb, panelId: string, id: string): Promise<Segment> {
-  return orNotFound(getSegment(db, panelId, id), `No segment with id "${id}" in this panel`);
+function noSuchSegment(id: string) {
+  return notFound(`No segment with id "${id}" in this panel`);
 }
 
 function savedOrThrow(outcome: SegmentOutcome, id?: string) {
-  if ("missing" in outcome) throw notFound(`No segment with id "${id}" in this panel`);
+  if ("missing" in outcome) throw noSuchSegment(id!);
   if (!outcome.ok) throw fromProblems(outcome.problems);
   return { ...segmentView(outcome.segment), count: outcome.count };
 }
@@ -46,9 +46,7 @@ const createSegment = definePanelRoute({
   status: 201,
   body: segmentDefinitionSchema,
   async handle({ env, exec, caller, body, panel, db }) {
-    const saved = savedOrThrow(await saveSegment(env, panel.id, body, { now: Date.now(), defer: (work) => exec.waitUntil(work) }));
-    await audited({ db, caller, panel }, "segment.created", saved.id, { name: saved.name });
-    return saved;
+    return savedOrThrow(await saveSegment(env, panel.id, body, { now: Date.now(), defer: (work) => exec.waitUntil(work), by: auditorOf(caller) }));
   },
 });
 
@@ -73,9 +71,7 @@ const listPanelSegments = definePanelRoute({
   response: segmentListAnswer,
   summary: "The panel's saved segments with their member counts",
   async handle({ env, panel, db }) {
-    const segments = await listSegments(db, panel.id);
-    const members = await Promise.all(segments.map((s) => memberCount(db, s.id)));
-    return { segments: segments.map((s, i) => ({ ...segmentView(s), members: members[i] })) };
+    return { segments: (await segmentsWithMembers(db, panel.id)).map(({ segment, members }) => ({ ...segmentView(segment), members })) };
   },
 });
 
@@ -86,9 +82,9 @@ const readSegment = definePanelRoute({
   response: segmentPageAnswer,
   summary: "One saved segment with its count now",
   async handle({ env, path, panel, db }) {
-    const segment = await requireSegment(db, panel.id, path.segment);
-    const counted = await countSegment(db, panel.id, segment.match);
-    return { ...segmentView(segment), count: counted.ok ? counted.count : null, members: await memberCount(db, segment.id) };
+    const found = await segmentWithCount(db, panel.id, path.segment);
+    if (!found) throw noSuchSegment(path.segment);
+    return { ...segmentView(found.segment), count: found.count, members: found.members };
   },
 });
 
@@ -100,10 +96,8 @@ const replaceSegment = definePanelRoute({
   summary: "Replace a segment's definition; its membership is built again",
   body: segmentDefinitionSchema,
   async handle({ env, exec, caller, path, body, panel, db }) {
-    await requireSegment(db, panel.id, path.segment);
-    const saved = savedOrThrow(await saveSegment(env, panel.id, body, { id: path.segment, now: Date.now(), defer: (work) => exec.waitUntil(work) }), path.segment);
-    await audited({ db, caller, panel }, "segment.edited", saved.id, { name: saved.name });
-    return saved;
+    const by = auditorOf(caller);
+    return savedOrThrow(await saveSegment(env, panel.id, body, { id: path.segment, now: Date.now(), defer: (work) => exec.waitUntil(work), by }), path.segment);
   },
 });
 
@@ -115,15 +109,12 @@ const removeSegment = definePanelRoute({
   raw: { contentType: null, description: "Deleted" },
   summary: "Delete a segment (409 while a running or paused journey or a scheduled campaign uses it)",
   async handle({ env, caller, path, panel, db }) {
-    const segment = await requireSegment(db, panel.id, path.segment);
-    const users = await segmentUsers(db, panel.id, segment.id);
-    if (users.journeys.length || users.campaigns.length) {
-      const named = [...users.journeys.map((id) => `journey ${id}`), ...users.campaigns.map((id) => `campaign ${id}`)].join(", ");
+    const outcome = await removeSavedSegment(db, panel.id, path.segment, auditorOf(caller));
+    if (!outcome.ok && outcome.kind === "missing") throw noSuchSegment(path.segment);
+    if (!outcome.ok) {
+      const named = [...outcome.journeys.map((id) => `journey ${id}`), ...outcome.campaigns.map((id) => `campaign ${id}`)].join(", ");
       throw conflict(`The segment is in use (${named}); stop the journeys and let the campaigns publish first`);
     }
-    await deleteSegment(db, panel.id, segment.id);
-    forgetPanelSegments(panel.id);
-    await audited({ db, caller, panel }, "segment.deleted", segment.id, { name: segment.name });
     return new Response(null, { status: 204 });
   },
 });
@@ -144,8 +135,8 @@ const segmentContacts = definePanelRoute({
   summary: "The segment's members (attributes), by contact; next_cursor pages on",
   query: contactsQuery,
   async handle({ env, path, query, panel, db }) {
-    const segment = await requireSegment(db, panel.id, path.segment);
-    const page = await segmentMembersPage(db, panel.id, segment.id, Number(query.cursor ?? 0), query.limit + 1);
+    const page = await segmentMembers(db, panel.id, path.segment, Number(query.cursor ?? 0), query.limit + 1);
+    if (!page) throw noSuchSegment(path.segment);
     const shown = page.slice(0, query.limit);
     return { contacts: shown.map((c) => c.attributes), next_cursor: page.length > query.limit ? String(shown.at(-1)!.id) : null };
   },
@@ -161,9 +152,9 @@ const segmentSizeHistory = definePanelRoute({
   summary: "Entries and exits per day (UTC) over the last `days` days, and the members now",
   query: historyQuery,
   async handle({ env, path, query, panel, db }) {
-    const segment = await requireSegment(db, panel.id, path.segment);
-    const since = Date.now() - query.days * 86_400_000;
-    return { members: await memberCount(db, segment.id), days: await segmentHistory(db, panel.id, segment.id, since) };
+    const history = await sizeHistory(db, panel.id, path.segment, Date.now() - query.days * 86_400_000);
+    if (!history) throw noSuchSegment(path.segment);
+    return history;
   },
 });
 
@@ -176,8 +167,8 @@ const exportSegment = definePanelRoute({
   status: 202,
   query: segmentExportQuery,
   async handle({ env, path, query, panel, db }) {
-    const segment = await requireSegment(db, panel.id, path.segment);
-    const started = await startSegmentExport(env, db, panel, segment, query.attributes, Date.now());
+    const started = await exportSavedSegment(env, db, panel, path.segment, query.attributes, Date.now());
+    if (!started.ok && "missing" in started) throw noSuchSegment(path.segment);
     if (!started.ok) throw fromProblems(started.problems);
     return { jobid: started.job.id };
   },

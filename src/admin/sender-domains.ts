@@ -1,11 +1,12 @@
 import { senderDomainAnswer, senderDomainListAnswer } from "../domain/answers/segments";
-import { addSenderDomain, checkSenderDomain, forgetSenderSigning, recordsToPublish } from "../services/channels/email/sender-domains";
+import { recordsToPublish } from "../services/channels/email/sender-domains";
+import { addPanelSenderDomain, removeSenderDomain, verifySenderDomain } from "../services/channels/email/sender-domain-changes";
 import { conflict, notFound, orNotFound } from "../lib/http/errors";
 import { createSenderDomainBody, normaliseDomain } from "../domain/sender-domains";
-import { deleteSenderDomain, getSenderDomain, listSenderDomains, type SenderDomain } from "../store/sender-domains";
+import { getSenderDomain, listSenderDomains, type SenderDomain } from "../store/sender-domains";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
-import { audited } from "./audit";
+import { auditorOf } from "./audit";
 
 /** A sender domain as the operator sees it: its state, the records to publish and the last check (never a private key). */
 function domainView(domain: SenderDomain, env: Env) {
@@ -30,9 +31,8 @@ const createDomain = definePanelRoute({
   status: 201,
   body: createSenderDomainBody,
   async handle({ env, caller, body, panel, db }) {
-    const added = await addSenderDomain(env, db, panel.id, body.domain, Date.now());
+    const added = await addPanelSenderDomain(env, db, panel.id, body.domain, auditorOf(caller));
     if (!added) throw conflict(`domain: the panel already has the sender domain ${body.domain}`, [{ field: "domain", message: "already added to this panel" }]);
-    await audited({ db, caller, panel }, "sender_domain.added", added.domain);
     return domainView(added, env);
   },
 });
@@ -68,8 +68,7 @@ const verifyDomain = definePanelRoute({
   summary: "Look up the domain's SPF, DKIM and DMARC records over DNS-over-HTTPS now: each passes or fails with the record to publish; all three passing verifies the domain",
   async handle({ env, path, panel, db }) {
     const name = normaliseDomain(path.domain);
-    const domain = await orNotFound(getSenderDomain(db, panel.id, name), noSuchDomain(name));
-    return domainView(await checkSenderDomain(env, db, domain, Date.now()), env);
+    return domainView(await orNotFound(verifySenderDomain(env, db, panel.id, name), noSuchDomain(name)), env);
   },
 });
 
@@ -82,9 +81,7 @@ const removeDomain = definePanelRoute({
   summary: "Remove a sender domain and its keys; mail from it is no longer signed",
   async handle({ env, caller, path, panel, db }) {
     const name = normaliseDomain(path.domain);
-    if (!(await deleteSenderDomain(db, panel.id, name))) throw notFound(noSuchDomain(name));
-    await audited({ db, caller, panel }, "sender_domain.removed", name);
-    forgetSenderSigning();
+    if (!(await removeSenderDomain(db, panel.id, name, auditorOf(caller)))) throw notFound(noSuchDomain(name));
     return new Response(null, { status: 204 });
   },
 });

@@ -48,7 +48,6 @@ router
     const outcome = await requestPasswordReset(env, {
       email: body.email,
       address: request.headers.get("cf-connecting-ip") ?? "unknown",
-      origin: new URL(request.url).origin,
       now: Date.now(),
       waitUntil: (work) => exec.waitUntil(work),
     });

@@ -1,14 +1,13 @@
 import { smsPreviewAnswer, smsSettingsAnswer, smsSuppressionAnswer, smsSuppressionListAnswer, smsTemplateAnswer, smsTemplateDeletedAnswer, smsTemplateListAnswer } from "../domain/answers/channels";
 import { compileTemplate, personalize } from "../domain/email-message";
-import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody, type SmsTemplateBody } from "../domain/sms";
-import { invalidField, notFound, orNotFound } from "../lib/http/errors";
-import { newId } from "../lib/random";
+import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody } from "../domain/sms";
+import { fromProblems, invalidField, notFound, orNotFound } from "../lib/http/errors";
 import { z } from "../lib/z";
-import { panelSms, saveSmsSettings, smsSettingsView } from "../services/channels/sms/settings";
+import { changeSmsSettings, createSmsTemplate, readSmsSettings, removeSmsTemplate, replaceSmsTemplate, type TemplateOutcome } from "../services/channels/sms/panel-settings";
 import { isoTime } from "../store/sql";
-import { deleteSmsTemplate, getSmsTemplate, liftPhoneSuppression, listPhoneSuppressions, listSmsTemplates, putSmsTemplate, suppressPhone, type SmsTemplate } from "../store/sms";
+import { getSmsTemplate, liftPhoneSuppression, listPhoneSuppressions, listSmsTemplates, suppressPhone, type SmsTemplate } from "../store/sms";
 import { definePanelRoute } from "./route";
-import { audited } from "./audit";
+import { auditorOf } from "./audit";
 
 // A panel's SMS (issue 19): its provider and credentials (encrypted, never shown), its message
 // templates with their length in segments, and the numbers SMS is not sent to.
@@ -20,7 +19,7 @@ const readSettings = definePanelRoute({
   response: smsSettingsAnswer,
   summary: "The panel's SMS provider (outbox, twilio or msg91) and the URLs to give it for delivery reports and replies; never the credential",
   async handle({ env, panel, db }) {
-    return smsSettingsView(env, await panelSms(env, db, panel.id));
+    return readSmsSettings(env, db, panel.id);
   },
 });
 
@@ -32,10 +31,7 @@ const putSettings = definePanelRoute({
   summary: "Choose the panel's SMS provider: twilio (account_sid, auth_token, from or messaging_service_sid), msg91 (authkey, sender_id, template_id, dlt_template_id) or outbox",
   body: smsSettingsBody,
   async handle({ env, caller, body, panel, db }) {
-    await saveSmsSettings(env, db, panel.id, body, Date.now());
-    // The provider only: its credentials are secrets and stay out of the log.
-    await audited({ db, caller, panel }, "sms.settings_changed", panel.id, { provider: body.provider });
-    return smsSettingsView(env, await panelSms(env, db, panel.id));
+    return changeSmsSettings(env, db, panel.id, body, auditorOf(caller));
   },
 });
 
@@ -58,9 +54,11 @@ function templateView(t: SmsTemplate) {
   };
 }
 
-/** India's carriers refuse commercial SMS without a registered (DLT) template. */
-function requireDlt(env: Env, body: SmsTemplateBody): void {
-  if (env.REGION === "india" && !body.dlt_template_id) throw invalidField("dlt_template_id", "is required in the India region: the TRAI DLT id the template is registered under");
+/** The template of an answer, or the answer's error. */
+function savedTemplate(outcome: TemplateOutcome, id?: string): SmsTemplate {
+  if (!outcome.ok && "missing" in outcome) throw notFound(noSuchTemplate(id!));
+  if (!outcome.ok) throw fromProblems(outcome.problems);
+  return outcome.template;
 }
 
 const createTemplate = definePanelRoute({
@@ -72,20 +70,7 @@ const createTemplate = definePanelRoute({
   status: 201,
   body: smsTemplateBody,
   async handle({ env, body, panel, db }) {
-    requireDlt(env, body);
-    const now = Date.now();
-    const template: SmsTemplate = {
-      panelId: panel.id,
-      id: newId("smt"),
-      name: body.name,
-      body: body.body,
-      dltTemplateId: body.dlt_template_id ?? null,
-      providerTemplateId: body.provider_template_id ?? null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    await putSmsTemplate(db, template);
-    return templateView(template);
+    return templateView(savedTemplate(await createSmsTemplate(env, db, panel.id, body)));
   },
 });
 
@@ -121,18 +106,7 @@ const replaceTemplate = definePanelRoute({
   summary: "Replace an SMS template; journeys use the new text from their next message on",
   body: smsTemplateBody,
   async handle({ env, body, path, panel, db }) {
-    const current = await orNotFound(getSmsTemplate(db, panel.id, path.id), noSuchTemplate(path.id));
-    requireDlt(env, body);
-    const next: SmsTemplate = {
-      ...current,
-      name: body.name,
-      body: body.body,
-      dltTemplateId: body.dlt_template_id ?? null,
-      providerTemplateId: body.provider_template_id ?? null,
-      updatedAt: Date.now(),
-    };
-    await putSmsTemplate(db, next);
-    return templateView(next);
+    return templateView(savedTemplate(await replaceSmsTemplate(env, db, panel.id, path.id, body), path.id));
   },
 });
 
@@ -143,7 +117,7 @@ const removeTemplate = definePanelRoute({
   response: smsTemplateDeletedAnswer,
   summary: "Delete an SMS template (a journey step that names it then records its message as failed)",
   async handle({ path, panel, db }) {
-    if (!(await deleteSmsTemplate(db, panel.id, path.id))) throw notFound(noSuchTemplate(path.id));
+    if (!(await removeSmsTemplate(db, panel.id, path.id))) throw notFound(noSuchTemplate(path.id));
     return { deleted: true };
   },
 });

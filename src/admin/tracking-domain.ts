@@ -1,11 +1,12 @@
 import { trackingDomainAnswer } from "../domain/answers/segments";
-import { checkTrackingDomain, cnameTarget } from "../services/channels/email/tracking-domains";
+import { cnameTarget } from "../services/channels/email/tracking-domains";
+import { removeTrackingDomain, setTrackingDomain, verifyTrackingDomain } from "../services/channels/email/tracking-domain-changes";
 import { notFound, orNotFound } from "../lib/http/errors";
 import { createSenderDomainBody } from "../domain/sender-domains";
-import { deleteTrackingDomain, getTrackingDomain, putTrackingDomain, type TrackingDomain } from "../store/tracking-domains";
+import { getTrackingDomain, type TrackingDomain } from "../store/tracking-domains";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
-import { audited } from "./audit";
+import { auditorOf } from "./audit";
 
 function domainView(domain: TrackingDomain, env: Env, check?: { found: string[]; reason: string | null }) {
   return {
@@ -28,9 +29,7 @@ const putDomain = definePanelRoute({
   summary: "Set the panel's tracking domain (links, pixel and unsubscribe link of its email on the sender's own host); used once verified",
   body: createSenderDomainBody,
   async handle({ env, caller, body, panel, db }) {
-    const domain = await putTrackingDomain(db, panel.id, body.domain, Date.now());
-    await audited({ db, caller, panel }, "tracking_domain.set", domain.domain);
-    return domainView(domain, env);
+    return domainView(await setTrackingDomain(db, panel.id, body.domain, auditorOf(caller)), env);
   },
 });
 
@@ -52,8 +51,7 @@ const verifyDomain = definePanelRoute({
   response: trackingDomainAnswer,
   summary: "Look the tracking domain's CNAME up now over DNS-over-HTTPS; pointing at the service's host verifies it",
   async handle({ env, panel, db }) {
-    const domain = await orNotFound(getTrackingDomain(db, panel.id), noDomain);
-    const check = await checkTrackingDomain(env, db, domain, Date.now());
+    const check = await orNotFound(verifyTrackingDomain(env, db, panel.id), noDomain);
     return domainView(check.domain, env, check);
   },
 });
@@ -66,8 +64,7 @@ const removeDomain = definePanelRoute({
   raw: { contentType: null, description: "Removed" },
   summary: "Remove the tracking domain: links go back to PUBLIC_BASE_URL",
   async handle({ env, caller, panel, db }) {
-    if (!(await deleteTrackingDomain(db, panel.id))) throw notFound(noDomain);
-    await audited({ db, caller, panel }, "tracking_domain.removed", panel.id);
+    if (!(await removeTrackingDomain(db, panel.id, auditorOf(caller)))) throw notFound(noDomain);
     return new Response(null, { status: 204 });
   },
 });

@@ -1,11 +1,12 @@
 import { apiKeyAnswer, createdUserAnswer, userAnswer, userListAnswer } from "../domain/answers/panels";
-import { generateApiKey, hashApiKey } from "../services/access/api-keys";
-import { conflict, notFound, orNotFound } from "../lib/http/errors";
-import { newId } from "../lib/random";
+import { conflict, orNotFound } from "../lib/http/errors";
 import { createUserBody, patchUserBody } from "../domain/users";
-import { getUser, insertUser, listUsers, replaceKeyHash, setUserDisabled, type User } from "../store/users";
+import { createUser as addPanelUser } from "../services/users/create";
+import { rotateUserKey } from "../services/users/rotate-key";
+import { setUserDisabled } from "../services/users/set-disabled";
+import { getUser, listUsers, type User } from "../store/users";
 import { isoTime } from "../store/sql";
-import { audited } from "./audit";
+import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
 
 function userView(user: User) {
@@ -23,13 +24,9 @@ const createUser = definePanelRoute({
   status: 201,
   body: createUserBody,
   async handle({ env, db, caller, body, panel }) {
-    const apiKey = generateApiKey();
-    const user: User = { id: newId("usr"), panelId: panel.id, email: body.email, name: body.name ?? null, disabled: false, createdAt: Date.now() };
-    if (!(await insertUser(env.DB, user, await hashApiKey(apiKey)))) {
-      throw conflict(`email: the panel already has a user with email ${body.email}`, [{ field: "email", message: "already in use in this panel" }]);
-    }
-    await audited({ db, caller, panel }, "user.created", user.id, { email: user.email });
-    return { ...userView(user), api_key: apiKey };
+    const outcome = await addPanelUser(env, db, panel.id, body.email, body.name ?? null, auditorOf(caller));
+    if (!outcome.ok) throw conflict(`email: the panel already has a user with email ${body.email}`, [{ field: "email", message: "already in use in this panel" }]);
+    return { ...userView(outcome.user), api_key: outcome.apiKey };
   },
 });
 
@@ -63,9 +60,7 @@ const patchUser = definePanelRoute({
   summary: "Disable or re-enable a user; a disabled user's key fails authentication",
   body: patchUserBody,
   async handle({ env, db, caller, path, body, panel }) {
-    const user = await orNotFound(setUserDisabled(env.DB, panel.id, path.user, body.disabled, Date.now()), noSuchUser(path.user));
-    await audited({ db, caller, panel }, body.disabled ? "user.disabled" : "user.enabled", user.id, { email: user.email });
-    return userView(user);
+    return userView(await orNotFound(setUserDisabled(env, db, panel.id, path.user, body.disabled, auditorOf(caller)), noSuchUser(path.user)));
   },
 });
 
@@ -76,11 +71,8 @@ const rotateKey = definePanelRoute({
   response: apiKeyAnswer,
   summary: "Rotate the user's API key; the old key stops working at once",
   async handle({ env, db, caller, path, panel }) {
-    const apiKey = generateApiKey();
-    if (!(await replaceKeyHash(env.DB, panel.id, path.user, await hashApiKey(apiKey), Date.now()))) throw notFound(noSuchUser(path.user));
-    const user = await getUser(env.DB, panel.id, path.user);
-    await audited({ db, caller, panel }, "user.key_rotated", path.user, { email: user?.email ?? null });
-    return { api_key: apiKey };
+    const rotated = await orNotFound(rotateUserKey(env, db, panel.id, path.user, auditorOf(caller)), noSuchUser(path.user));
+    return { api_key: rotated.apiKey };
   },
 });
 

@@ -1,18 +1,16 @@
 import { webhookAnswer, webhookDeliveriesAnswer, webhookEventsQueuedAnswer, webhookListAnswer, webhookTestAnswer } from "../domain/answers/webhooks";
-import { invalidField, notFound, orNotFound } from "../lib/http/errors";
-import { encryptSecret } from "../lib/crypto";
-import { newId } from "../lib/random";
+import { fromProblems, invalidField, notFound } from "../lib/http/errors";
 import { nameText } from "../domain/fields";
 import { z } from "../lib/z";
-import type { ShardDb } from "../store/shards";
-import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
-import { deleteWebhook, getWebhook, insertWebhook, listWebhooks, replaceWebhookConfig, type Webhook } from "../store/webhooks";
+import type { Webhook } from "../store/webhooks";
 import { createWebhookBody, patchWebhookBody } from "../domain/webhooks/config";
-import type { DispatcherStatus } from "../services/webhooks/dispatcher";
-import { enqueueWebhookEvents, forgetWebhooks, webhookDispatcher, WebhookEventError } from "../services/webhooks/enqueue";
+import { changeWebhook, createWebhook as configureWebhook, enableWebhook as reenableWebhook, removeWebhook as deleteWebhookConfig, testWebhook as testWebhookEndpoint } from "../services/webhooks/config";
+import type { DispatcherStatus, TestReport } from "../services/webhooks/dispatcher";
+import { enqueueWebhookEvents, WebhookEventError } from "../services/webhooks/enqueue";
+import { webhookDeliveries, webhooksWithStatus, webhookWithStatus } from "../services/webhooks/read";
 import { describeEventObject, WEBHOOK_CHANNELS } from "../domain/webhooks/payload";
-import { audited } from "./audit";
+import { auditorOf } from "./audit";
 import { defineAdminRoute, definePanelRoute } from "./route";
 
 // Journey webhooks (CONTRACT 4 and 6): configuration in D1, backlog and delivery in the
@@ -72,9 +70,6 @@ function webhookView(webhook: Webhook, status: DispatcherStatus | null) {
 
 const noSuchWebhook = (id: string) => `No webhook with id "${id}" in this panel`;
 
-function requireWebhook(db: ShardDb, panel: Panel, id: string): Promise<Webhook> {
-  return orNotFound(getWebhook(db, panel.id, id), noSuchWebhook(id));
-}
 
 const createWebhook = definePanelRoute({
   method: "POST",
@@ -85,25 +80,7 @@ const createWebhook = definePanelRoute({
   status: 201,
   body: createWebhookBody,
   async handle({ env, caller, body, panel, db }) {
-    const now = Date.now();
-    const webhook: Webhook = {
-      id: newId("whk"),
-      panelId: panel.id,
-      label: body.label,
-      url: body.url,
-      username: body.username ?? null,
-      passwordEnc: body.password === undefined ? null : await encryptSecret(env.SECRETS_KEY, body.password),
-      signingSecretEnc: body.signing_secret === undefined ? null : await encryptSecret(env.SECRETS_KEY, body.signing_secret),
-      version: body.version,
-      alert: body.alert ?? null,
-      state: "configured",
-      disabledReason: null,
-      disabledAt: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    await insertWebhook(db, webhook);
-    await audited({ db, caller, panel }, "webhook.created", webhook.id, { label: webhook.label, url: webhook.url });
+    const webhook = await configureWebhook(env, db, panel.id, body, auditorOf(caller));
     return webhookView(webhook, null);
   },
 });
@@ -115,9 +92,7 @@ const listPanelWebhooks = definePanelRoute({
   response: webhookListAnswer,
   summary: "The panel's webhooks with their state and backlog",
   async handle({ env, panel, db }) {
-    const webhooks = await listWebhooks(db, panel.id);
-    const statuses = await Promise.all(webhooks.map((w) => webhookDispatcher(env, w.id).status()));
-    return { webhooks: webhooks.map((w, i) => webhookView(w, statuses[i]!)) };
+    return { webhooks: (await webhooksWithStatus(env, db, panel.id)).map(({ webhook, status }) => webhookView(webhook, status)) };
   },
 });
 
@@ -128,8 +103,9 @@ const readWebhook = definePanelRoute({
   response: webhookAnswer,
   summary: "Read a webhook: state, disabled_reason, backlog (never the password or signing secret)",
   async handle({ env, path, panel, db }) {
-    const webhook = await requireWebhook(db, panel, path.id);
-    return webhookView(webhook, await webhookDispatcher(env, webhook.id).status());
+    const found = await webhookWithStatus(env, db, panel.id, path.id);
+    if (!found) throw notFound(noSuchWebhook(path.id));
+    return webhookView(found.webhook, found.status);
   },
 });
 
@@ -141,27 +117,10 @@ const patchWebhook = definePanelRoute({
   summary: "Change a webhook; null removes credentials, the alert or the signing secret. A new URL must pass the test again",
   body: patchWebhookBody,
   async handle({ env, caller, path, body, panel, db }) {
-    const webhook = await requireWebhook(db, panel, path.id);
-    const next: Webhook = { ...webhook, updatedAt: Date.now() };
-    if (body.label !== undefined) next.label = body.label;
-    // A new URL makes the webhook `configured` until it passes its test (spec 3): replaceWebhookConfig.
-    if (body.url !== undefined) next.url = body.url;
-    if (body.username === null) Object.assign(next, { username: null, passwordEnc: null });
-    else if (body.username !== undefined) next.username = body.username;
-    if (body.password === null) next.passwordEnc = null;
-    else if (body.password !== undefined) next.passwordEnc = await encryptSecret(env.SECRETS_KEY, body.password);
-    if (next.passwordEnc !== null && next.username === null) throw invalidField("password", "needs a username");
-    if (body.version !== undefined) next.version = body.version;
-    if (body.alert !== undefined) next.alert = body.alert;
-    if (body.signing_secret === null) next.signingSecretEnc = null;
-    else if (body.signing_secret !== undefined) next.signingSecretEnc = await encryptSecret(env.SECRETS_KEY, body.signing_secret);
-    const stored = await replaceWebhookConfig(db, next);
-    if (!stored) throw notFound(noSuchWebhook(path.id));
-    forgetWebhooks();
-    // Which settings changed, with their values except the password and the signing secret.
-    const changed = Object.fromEntries(Object.entries(body).map(([name, value]) => [name, name === "password" || name === "signing_secret" ? (value === null ? "removed" : "changed") : value]));
-    await audited({ db, caller, panel }, "webhook.edited", stored.id, { label: stored.label, changed });
-    return webhookView(stored, await webhookDispatcher(env, stored.id).status());
+    const outcome = await changeWebhook(env, db, panel.id, path.id, body, auditorOf(caller));
+    if (!outcome.ok && "missing" in outcome) throw notFound(noSuchWebhook(path.id));
+    if (!outcome.ok) throw fromProblems(outcome.problems);
+    return webhookView(outcome.webhook, outcome.status);
   },
 });
 
@@ -173,16 +132,13 @@ const removeWebhook = definePanelRoute({
   raw: { contentType: null, description: "Deleted" },
   summary: "Delete a webhook with its undelivered backlog and attempt log",
   async handle({ env, caller, path, panel, db }) {
-    if (!(await deleteWebhook(db, panel.id, path.id))) throw notFound(noSuchWebhook(path.id));
-    await audited({ db, caller, panel }, "webhook.deleted", path.id);
-    forgetWebhooks();
-    await webhookDispatcher(env, path.id).destroy();
+    if (!(await deleteWebhookConfig(env, db, panel.id, path.id, auditorOf(caller)))) throw notFound(noSuchWebhook(path.id));
     return new Response(null, { status: 204 });
   },
 });
 
-function testAnswer(report: Awaited<ReturnType<ReturnType<typeof webhookDispatcher>["testEndpoint"]>>, id: string) {
-  if (!report.found) throw notFound(noSuchWebhook(id));
+function testAnswer(report: TestReport | null, id: string) {
+  if (!report?.found) throw notFound(noSuchWebhook(id));
   return { state: report.state, status: report.status, error: report.error, message: report.message };
 }
 
@@ -193,8 +149,7 @@ const testWebhook = definePanelRoute({
   response: webhookTestAnswer,
   summary: "Send a sample batch; HTTP 200 makes a configured webhook operational",
   async handle({ env, path, panel, db }) {
-    const webhook = await requireWebhook(db, panel, path.id);
-    return testAnswer(await webhookDispatcher(env, webhook.id).testEndpoint({ panelId: panel.id, webhookId: webhook.id }), path.id);
+    return testAnswer(await testWebhookEndpoint(env, db, panel.id, path.id), path.id);
   },
 });
 
@@ -205,11 +160,8 @@ const enableWebhook = definePanelRoute({
   response: webhookTestAnswer,
   summary: "Re-test; on HTTP 200 the webhook is operational again and its backlog is delivered in order",
   async handle({ env, caller, path, panel, db }) {
-    const webhook = await requireWebhook(db, panel, path.id);
-    const dispatcher = webhookDispatcher(env, webhook.id);
-    const answer = testAnswer(await dispatcher.enable({ panelId: panel.id, webhookId: webhook.id }), path.id);
-    if (answer.state === "operational") await audited({ db, caller, panel }, "webhook.enabled", webhook.id, { label: webhook.label });
-    return { ...answer, backlog: (await dispatcher.status()).backlog };
+    const enabled = await reenableWebhook(env, db, panel.id, path.id, auditorOf(caller));
+    return { ...testAnswer(enabled?.report ?? null, path.id), backlog: enabled!.backlog };
   },
 });
 
@@ -224,8 +176,8 @@ const listDeliveries = definePanelRoute({
     batch_id: z.string().max(100).optional(),
   }),
   async handle({ env, path, query, panel, db }) {
-    const webhook = await requireWebhook(db, panel, path.id);
-    const attempts = await webhookDispatcher(env, webhook.id).deliveries(query.limit, query.batch_id);
+    const attempts = await webhookDeliveries(env, db, panel.id, path.id, query.limit, query.batch_id);
+    if (!attempts) throw notFound(noSuchWebhook(path.id));
     return {
       deliveries: attempts.map((a) => ({
         at: isoTime(a.at),

@@ -1,7 +1,7 @@
 import type { ControlDb } from "../store/shards";
 import type { ActivityCatalog } from "../store/activities";
 import { anyPanelAllowsOrigin, type Panel } from "../store/panels";
-import { bearerToken, notAuthenticated } from "../lib/http/credentials";
+import { headerApiKeys, notAuthenticated, requestApiKey } from "../lib/http/credentials";
 import { notFound } from "../lib/http/errors";
 import { activityCatalog } from "../services/access/activity-catalogs";
 import { findCaller, type Caller } from "../services/access/api-keys";
@@ -23,17 +23,15 @@ export async function catalogOfClient(env: Env, clientId: string): Promise<Activ
 
 /**
  * For routes that name their panel by client id: the panel must be in API mode (as for every
- * API call), and a key given in the Authorization header or the `apikey` query parameter must
- * be a valid key of this panel.
+ * API call), and a key given in a header (Authorization, api-key) or the `apikey` query
+ * parameter must be a valid key of this panel; two keys that disagree are refused.
  */
 export async function checkAccess(request: Request, env: Env, panel: Panel): Promise<void> {
   if (!panel.apiMode) throw notAuthenticated();
-  const queryKey = new URL(request.url).searchParams.get("apikey");
-  for (const key of [bearerToken(request), queryKey ?? undefined]) {
-    if (key === undefined) continue;
-    const caller = await authenticateApiKey(env, key);
-    if (caller.panel.id !== panel.id) throw notAuthenticated();
-  }
+  const key = requestApiKey(request);
+  if (key === undefined) return;
+  const caller = await authenticateApiKey(env, key);
+  if (caller.panel.id !== panel.id) throw notAuthenticated();
 }
 
 /** Public routes that name their panel by client id in the path (activity, channel events). */
@@ -42,14 +40,14 @@ const CLIENT_ID_PATH = /^\/(?:v1|apiv2)\/(?:activity\/(?:singleactivity|batch)|e
 /**
  * The panel a public API call is for, as far as the request shows it without running it: the
  * client id in the path, else the API key (`apikey` in the query or the body's parameters,
- * else a Bearer header). Undefined when the request names none, or none that exists (CORS
+ * else a key header). Undefined when the request names none, or none that exists (CORS
  * answers such a call without its headers; the call itself refuses it).
  */
 export async function panelOfCall(env: Env, request: Request, bodyKey?: () => Promise<unknown>): Promise<Panel | undefined> {
   const url = new URL(request.url);
   const clientId = CLIENT_ID_PATH.exec(url.pathname)?.[1];
   if (clientId !== undefined) return (await activityCatalog(env, decodeOrKeep(clientId)))?.panel;
-  const key = url.searchParams.get("apikey") ?? (bodyKey ? await bodyKey() : undefined) ?? bearerToken(request);
+  const key = url.searchParams.get("apikey") ?? (bodyKey ? await bodyKey() : undefined) ?? headerApiKeys(request)[0];
   return (await findCaller(env, key))?.panel;
 }
 

@@ -1,17 +1,16 @@
 import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
-import { ACTIVITY_SOURCE_RULE, MAX_ACTIVITY_NAME_LENGTH, prepareActivityEvent, type ActivityEventInput } from "../domain/activity";
-import { JOURNEYS_SKIPPED_OLD, MAX_GUID_LENGTH, startsJourneys, type NewEvent } from "../domain/events";
-import type { FieldProblem } from "../domain/problems";
+import { ACTIVITY_SOURCE_RULE, MAX_ACTIVITY_NAME_LENGTH, prepareActivityEvent } from "../domain/activity";
+import { JOURNEYS_SKIPPED_OLD, MAX_GUID_LENGTH, type NewEvent } from "../domain/events";
+import { ActivityBatch, MAX_CSV_BYTES, MAX_CSV_ROWS, tooOldForJourneys, type BatchSource } from "./activity-batch";
 import { authenticateApiKey, catalogOfClient, checkAccess } from "./access";
 import { readJsonBody } from "../lib/http/body";
 import { requestApiKey } from "../lib/http/credentials";
 import { asApiError, fieldErrorsFromZod, fromProblems, invalidField } from "../lib/http/errors";
-import { envelopeFailure, envelopeSuccess, json, newRequestId } from "../lib/http/respond";
+import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 import { z } from "../lib/z";
 import { recordEvents } from "../services/pipeline/record";
-import { catalogKnowing, definitionOf, ingestPanel, type ActivityRef } from "../services/access/activity-catalogs";
-import type { ActivityCatalog } from "../store/activities";
+import { catalogKnowing, definitionOf, ingestPanel } from "../services/access/activity-catalogs";
 
 /**
  * Single activity (CONTRACT 3, spec 4.11), its batch form, and Activity API v2's upload
@@ -233,7 +232,7 @@ export function parseUploadEvent(item: unknown): z.ZodSafeParseResult<UploadEven
   return data ? { success: true, data } : uploadEventSchema.safeParse(item);
 }
 
-function idempotencyKey(request: Request): string | undefined {
+export function idempotencyKey(request: Request): string | undefined {
   const raw = request.headers.get("idempotency-key");
   if (raw === null) return undefined;
   const key = raw.trim();
@@ -244,22 +243,15 @@ function idempotencyKey(request: Request): string | undefined {
 }
 
 /** The panel a route's client id names, once the caller's access to it is checked. */
-async function catalogForClient(request: IRequest, env: Env) {
+export async function catalogForClient(request: IRequest, env: Env) {
   const clientId = decodeOrKeep(request.params.client_id ?? "");
   const catalog = await catalogOfClient(env, clientId);
   await checkAccess(request, env, catalog.panel);
   return catalog;
 }
 
-function failure(requestId: string, error: unknown): Response {
+export function failure(requestId: string, error: unknown): Response {
   return envelopeFailure(requestId, asApiError(error, requestId));
-}
-
-/** Where in the call (`positions`, the events' indexes in it) the events too old to start journeys are. */
-function tooOldForJourneys(events: readonly NewEvent[], now: number, positions: readonly number[]): number[] {
-  const old: number[] = [];
-  for (let i = 0; i < events.length; i++) if (!startsJourneys(events[i]!, now)) old.push(positions[i]!);
-  return old;
 }
 
 /** POST /{v1|apiv2}/activity/singleactivity/{client_id} */
@@ -296,84 +288,14 @@ function batchItems(body: unknown, wrapped: boolean): unknown[] {
   return items;
 }
 
-type EventProblem = FieldProblem & { index: number };
-
-/** One batch call after its panel, caller and body are settled. */
-interface BatchCall {
-  catalog: ActivityCatalog;
-  items: unknown[];
-  /** The JSON shape of one event, and how the parsed event names its activity. */
-  parse(item: unknown): { success: true; data: ActivityEventInput & { guid?: string | null } } | { success: false; error: z.ZodError };
-  ref(input: ActivityEventInput): ActivityRef;
-  /** Idempotency-Key: event `i` without a guid gets `<key>:<i>`. */
-  key?: string;
-}
-
 /**
- * The batch answer (CONTRACT 8), shared by /activity/batch and /activity/upload: every event
- * validated on its own, the valid ones stored together even when others are rejected; 200
- * Success when all were stored, 207 Partial naming each rejected event by index, 400 Failed
- * when all were (nothing stored).
+ * The batch answer (CONTRACT 10), shared by /activity/batch and /activity/upload (and the CSV
+ * batch, which feeds the collector group by group): api/activity-batch.ts.
  */
-async function recordBatch(requestId: string, env: Env, exec: ExecutionContext, call: BatchCall): Promise<Response> {
-  const parsed = call.items.map((item) => call.parse(item));
-  // Loops rather than flatMap here and below: an array per event was measurable on a 1,000-event call.
-  const refs: ActivityRef[] = [];
-  for (const result of parsed) if (result.success) refs.push(call.ref(result.data));
-  const catalog = await catalogKnowing(env, call.catalog.panel.clientId, call.catalog, refs);
-
-  const now = Date.now();
-  const panel = ingestPanel(catalog);
-  const problems: EventProblem[] = [];
-  const events: NewEvent[] = [];
-  const positions: number[] = [];
-  parsed.forEach((result, index) => {
-    if (!result.success) {
-      for (const problem of fieldErrorsFromZod(result.error)) problems.push({ index, ...problem });
-      return;
-    }
-    const prepared = prepareActivityEvent(result.data, definitionOf(catalog, call.ref(result.data)), panel, now);
-    if (!prepared.ok) {
-      for (const problem of prepared.problems) problems.push({ index, ...problem });
-      return;
-    }
-    // The prepared event is this call's own: completed in place.
-    if (prepared.event.guid === undefined && call.key !== undefined) prepared.event.guid = `${call.key}:${index}`;
-    events.push(prepared.event);
-    positions.push(index);
-  });
-
-  const rejected = call.items.length - events.length;
-  const counts = { recorded: events.length, accepted: events.length, duplicates: 0, rejected };
-  if (events.length === 0) {
-    const first = problems[0]!;
-    return json(
-      {
-        requestid: requestId,
-        result: "Failed",
-        message: `Every event was rejected and nothing was stored; event ${first.index}: ${first.field}: ${first.message}`,
-        ...counts,
-        errors: problems,
-      },
-      400,
-    );
-  }
-  const recorded = await recordEvents(env, catalog.panel, events, { now, defer: (work) => exec.waitUntil(work) });
-  counts.duplicates = recorded.duplicates;
-  const old = tooOldForJourneys(events, now, positions);
-  const journeys = old.length ? { journeys: JOURNEYS_SKIPPED_OLD, journeys_skipped: old } : {};
-  if (rejected === 0) return envelopeSuccess(requestId, { ...counts, ...journeys });
-  return json(
-    {
-      requestid: requestId,
-      result: "Partial",
-      message: `${rejected} of ${call.items.length} events were rejected; the other ${events.length} were stored`,
-      ...counts,
-      ...journeys,
-      errors: problems,
-    },
-    207,
-  );
+async function recordBatch(requestId: string, env: Env, exec: ExecutionContext, call: BatchSource & { items: unknown[] }): Promise<Response> {
+  const batch = new ActivityBatch(env, call);
+  await batch.add(call.items, 0);
+  return batch.answer(requestId, exec);
 }
 
 /** POST /{v1|apiv2}/activity/batch/{client_id}: up to 1,000 events of spec 2.4's shape. */
@@ -440,8 +362,10 @@ export function activityOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<str
   ];
   const failed = { "4XX": { description: "Failed", content: { "application/json": { schema: failureBody } } } };
   const batchResponses = {
-    "200": { description: '{"requestid","result":"Success","recorded","accepted","duplicates","rejected":0}; with "journeys":"skipped: older than 24 hours" and "journeys_skipped":[index] when some events are that old' },
-    "207": { description: '{"requestid","result":"Partial","message","recorded","accepted","duplicates","rejected","errors":[{"index","field","message"}]}; the accepted events were stored' },
+    "200": {
+      description:
+        'At least one event was stored: {"requestid","result":"Success","recorded","accepted","duplicates","rejected","errors":[{"index","field","message"}]} (rejected 0 and errors empty when every event was stored, a "message" otherwise); with "journeys":"skipped: older than 24 hours" and "journeys_skipped":[index] when some events are that old',
+    },
     "400": { description: "Failed: every event was rejected (errors by index) or the call itself was refused; nothing was stored", content: { "application/json": { schema: failureBody } } },
     "401": { description: "The caller could not be authenticated", content: { "application/json": { schema: failureBody } } },
     ...failed,
@@ -473,6 +397,30 @@ export function activityOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<str
           },
         },
         responses: batchResponses,
+      },
+    },
+    "/{version}/activity/batchactivity/{client_id}": {
+      post: {
+        summary: `CSV batch activity (CONTRACT 10): up to ${MAX_CSV_ROWS} rows, one event each, answered as the batch endpoint with index = the data row's number`,
+        parameters,
+        requestBody: {
+          required: true,
+          content: {
+            "multipart/form-data": {
+              schema: {
+                type: "object",
+                properties: {
+                  data: {
+                    type: "string",
+                    format: "binary",
+                    description: `A CSV of at most ${MAX_CSV_BYTES} bytes: header activity_name or activityid, identity and/or uniqueid, optional timestamp, cts, activity_source, asset_id; every other column a parameter (an empty cell is absent). Also accepted as the field file`,
+                  },
+                },
+              },
+            },
+          },
+        },
+        responses: { ...batchResponses, "413": { description: "The file is larger than the limit", content: { "application/json": { schema: failureBody } } } },
       },
     },
     "/v1/activity/upload": {

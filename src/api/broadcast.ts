@@ -1,6 +1,6 @@
 import { createBroadcast } from "../services/broadcasts/create";
 import { sendNotification } from "../services/channels/notifications";
-import { broadcastRequestSchema, notifyAddresses } from "../domain/broadcast";
+import { broadcastRequestSchema } from "../domain/broadcast";
 import type { Params } from "../lib/http/body";
 import { fromProblems } from "../lib/http/errors";
 import { parseCallerJson } from "../lib/json";
@@ -31,15 +31,22 @@ function broadcastBody(requestId: string, success: boolean, campaignId: string, 
   return { RequestID: requestId, success, CampaignID: campaignId, message, payload: dataOf(params) ?? {} };
 }
 
+/**
+ * The notify_me copy of a scheduled broadcast: the answer without its `payload`, so the mail
+ * carries only what the service wrote (ids, the schedule), never text the caller chose. A
+ * refused request mails nothing: otherwise every API key would relay mail to any address.
+ */
 async function notify(ctx: OperationContext, to: string[], body: ReturnType<typeof broadcastBody>): Promise<void> {
   if (to.length === 0) return;
+  const { payload: _payload, ...copy } = body;
   await sendNotification(ctx.env, {
     panelId: ctx.panel.id,
     kind: "broadcast_notify",
     to,
-    subject: body.success ? `Campaign ${body.CampaignID} scheduled` : "Campaign upload failed",
-    text: JSON.stringify(body, null, 2),
+    subject: `Campaign ${body.CampaignID} scheduled`,
+    text: JSON.stringify(copy, null, 2),
     dedupeKey: `broadcast:${ctx.requestId}`,
+    capped: true,
   });
 }
 
@@ -70,10 +77,6 @@ const uploadContactAndPublish = defineOperation({
       (created.senderNote ? `. Note: ${created.senderNote}` : "");
     await notify(ctx, request.notify, broadcastBody(ctx.requestId, true, created.campaignId, message, ctx.params));
     return { campaignId: created.campaignId, listId: created.listId, message };
-  },
-  // A refused request is mailed too, when notify_me itself is usable.
-  async failed(ctx, error) {
-    await notify(ctx, notifyAddresses(dataOf(ctx.params)), broadcastBody(ctx.requestId, false, "", error.message, ctx.params));
   },
   render: {
     success: (requestId, members, params) =>

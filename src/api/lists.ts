@@ -1,9 +1,11 @@
-import type { ShardDb } from "../store/shards";
 import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "../domain/lists";
-import { conflict, notFound, orNotFound } from "../lib/http/errors";
+import { conflict, notFound } from "../lib/http/errors";
 import { z } from "../lib/z";
-import { rebuildSegments } from "../store/segments";
-import { deleteList, emptyList, findListByName, insertList, listLists, renameList, type ContactList } from "../store/lists";
+import { createList as createPanelList } from "../services/lists/create";
+import { emptyList } from "../services/lists/empty";
+import { removeList as removePanelList } from "../services/lists/remove";
+import { renameList } from "../services/lists/rename";
+import { listLists, type ContactList } from "../store/lists";
 import { isoTime } from "../store/sql";
 import { defineOperation, type OperationTable } from "./operation";
 import { listIdParam, optionalTextParam, textParam } from "../domain/fields";
@@ -29,17 +31,17 @@ function nameTaken(name: string) {
   ]);
 }
 
-function listByNameOrThrow(db: ShardDb, panelId: string, name: string): Promise<ContactList> {
-  return orNotFound(findListByName(db, panelId, name), `listname: no list named "${name}" in this panel`, [{ field: "listname", message: "no such list" }]);
+function noListNamed(name: string) {
+  return notFound(`listname: no list named "${name}" in this panel`, [{ field: "listname", message: "no such list" }]);
 }
 
 const createList = defineOperation({
   summary: "Create a list (4.6)",
   params: z.object({ listname: listName, desc: listDescription }),
   async run({ env, panel, now, db }, { listname, desc }) {
-    const id = await insertList(db, panel.id, listname, desc ?? "", now);
-    if (id === null) throw nameTaken(listname);
-    return { listid: id };
+    const outcome = await createPanelList(db, panel.id, listname, desc ?? "", now);
+    if (outcome.kind === "name_taken") throw nameTaken(listname);
+    return { listid: outcome.list.id };
   },
 });
 
@@ -66,9 +68,8 @@ const removeList = defineOperation({
   summary: "Delete a list by name (4.9); its contacts stay",
   params: z.object({ listname: listName }),
   async run({ env, panel, db }, { listname }) {
-    const list = await listByNameOrThrow(db, panel.id, listname);
-    await deleteList(db, panel.id, list.id);
-    await rebuildSegments(db, panel.id, Date.now());
+    const outcome = await removePanelList(db, panel.id, { name: listname }, Date.now());
+    if (outcome.kind === "missing") throw noListNamed(listname);
     return {};
   },
 });
@@ -77,10 +78,9 @@ const emptyNamedList = defineOperation({
   summary: "Remove every member of a list; the contacts stay",
   params: z.object({ listname: listName }),
   async run({ env, panel, now, db }, { listname }) {
-    const list = await listByNameOrThrow(db, panel.id, listname);
-    const removed = await emptyList(db, panel.id, list.id, now);
-    await rebuildSegments(db, panel.id, now);
-    return { removed };
+    const outcome = await emptyList(db, panel.id, { name: listname }, now);
+    if (outcome.kind === "missing") throw noListNamed(listname);
+    return { removed: outcome.removed };
   },
 });
 

@@ -45,8 +45,6 @@ export interface Operation<S extends z.ZodType = z.ZodType> {
   summary: string;
   params: S | ((context: ParamsContext) => S);
   run(ctx: OperationContext, input: z.output<S>): Promise<Record<string, unknown>>;
-  /** After a refusal (an ApiError) of a call whose caller is known, parameters included (4.10 mails it to notify_me). */
-  failed?(ctx: OperationContext, error: ApiError): Promise<void>;
   /** Operations whose answers are not the envelope's (4.10 answers spec 2.6) render their own. */
   render?: {
     success(requestId: string, members: Record<string, unknown>, params: Params): Response;

@@ -1,33 +1,35 @@
-import { checkJsonValue, MAX_STRING_VALUE_LENGTH, typedValues, type AttributeType } from "./attributes";
+import { readClientValue, typedValues, type AttributeType, type UnknownAttributeMode } from "./attributes";
+import { alreadyScalar, arrayMemberOf, checkArrayParam, MAX_EVENT_PARAMS_CHARS, PREFIX_OF, prefixTypeOf, type ArrayParamType, type ScalarParamType } from "./activity-param-types";
 import { MAX_ASSET_ID_LENGTH, MAX_GUID_LENGTH, type NewEvent } from "./events";
 import { normalisePrimaryKey } from "./primary-key";
 import type { FilterOp } from "./filters";
 import { describeJsonType, type FieldProblem } from "./problems";
 import { resolveEventTime } from "./time";
 
-/** Types an activity parameter may have, each with its key prefix (spec 2.4). */
-export const ACTIVITY_PARAM_TYPES = ["string", "integer", "float"] as const;
-export type ActivityParamType = (typeof ACTIVITY_PARAM_TYPES)[number];
+/**
+ * What a definition says of one parameter: a scalar type, each with its key prefix (spec 2.4),
+ * or an array of objects whose members have scalar types (CONTRACT 10, domain/activity-arrays.ts).
+ */
+export type ActivityParamType = ScalarParamType | ArrayParamType;
 
-const PREFIX_OF: Record<ActivityParamType, string> = { string: "s^", integer: "i^", float: "f^" };
-const TYPE_OF_PREFIX: Partial<Record<string, ActivityParamType>> = { s: "string", i: "integer", f: "float" };
-const CARET = 94;
 
 export const ACTIVITY_SOURCES = ["web", "app", "custom"] as const;
 export type ActivitySource = (typeof ACTIVITY_SOURCES)[number];
+export const MAX_ACTIVITY_SOURCE_LENGTH = 32;
 
-/** Source values clients send for activities outside web and app (a store, a call centre). */
-const SOURCE_ALIASES: Record<string, ActivitySource> = { cus: "custom", offline: "custom", store: "custom", pos: "custom" };
-
-/** `activity_source` read case-insensitively, aliases included; null for anything else. */
-export function activitySource(raw: string): ActivitySource | null {
-  const lower = raw.trim().toLowerCase();
-  if ((ACTIVITY_SOURCES as readonly string[]).includes(lower)) return lower as ActivitySource;
-  return Object.hasOwn(SOURCE_ALIASES, lower) ? SOURCE_ALIASES[lower]! : null;
+/**
+ * `activity_source` as stored and passed on (CONTRACT 10): `web`, `app` and `custom` in any
+ * case are the three kinds, written in lower case; any other text (`CRM`, `pos`) is another
+ * system's name, kept as sent, and counts as custom (no journey rule reads the source today).
+ */
+export function activitySource(raw: string): string {
+  const text = raw.trim();
+  const lower = text.toLowerCase();
+  return (ACTIVITY_SOURCES as readonly string[]).includes(lower) ? lower : text;
 }
 
 /** How `activity_source` is described to clients. */
-export const ACTIVITY_SOURCE_RULE = `one of ${ACTIVITY_SOURCES.join(", ")} (any case; ${Object.keys(SOURCE_ALIASES).join(", ")} mean custom)`;
+export const ACTIVITY_SOURCE_RULE = `any text of 1 to ${MAX_ACTIVITY_SOURCE_LENGTH} characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept as sent`;
 export const PARAM_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const MAX_PARAMS_PER_ACTIVITY = 50;
 export const MAX_ACTIVITY_NAME_LENGTH = 100;
@@ -65,6 +67,8 @@ export interface IngestPanel {
   primaryKey: string;
   primaryKeyType: AttributeType;
   timezone: string;
+  /** What unknown members of an array parameter's items do (the panel's `unknown_attributes`); reject when absent. */
+  unknownAttributes?: UnknownAttributeMode;
 }
 
 export type PreparedActivity =
@@ -81,7 +85,7 @@ interface ParamKey {
   name: string;
   /** The parameter's type; undefined when the definition has no such parameter. */
   defined: ActivityParamType | undefined;
-  given: ActivityParamType | undefined;
+  given: ScalarParamType | undefined;
 }
 
 /**
@@ -96,7 +100,7 @@ function readParamKey(definition: ActivityDefinition, key: string): ParamKey {
   let known = paramKeysOf.get(definition);
   const cached = known?.get(key);
   if (cached) return cached;
-  const given = key.length > 2 && key.charCodeAt(1) === CARET ? TYPE_OF_PREFIX[key[0]!.toLowerCase()] : undefined;
+  const given = prefixTypeOf(key);
   const name = given ? key.slice(2) : key;
   const read: ParamKey = { name, defined: Object.hasOwn(definition.params, name) ? definition.params[name] : undefined, given };
   if (read.defined) {
@@ -106,24 +110,19 @@ function readParamKey(definition: ActivityDefinition, key: string): ParamKey {
   return read;
 }
 
-/** Whether checkJsonValue would keep `value` as it is (the common case, checked without a result object). */
-function alreadyTyped(type: ActivityParamType, value: unknown): boolean {
-  if (type === "string") return typeof value === "string" && value.length <= MAX_STRING_VALUE_LENGTH;
-  if (type === "integer") return Number.isSafeInteger(value);
-  return typeof value === "number" && Number.isFinite(value);
-}
-
 /**
  * Checks `activity_params` against the definition: an object (or an array of one object),
  * each key naming a defined parameter, each value of its type. A key may carry the type
  * prefix of spec 2.4 (`s^name`, `i^name`, `f^name`), which must then agree with the
  * definition, or none (`name`: Activity API v2 and many clients), the definition giving the
- * type. Every offending key is reported.
+ * type. An array parameter takes no prefix; its items are checked by checkArrayParam, and an
+ * event holding one is held to MAX_EVENT_PARAMS_CHARS. Every offending key is reported.
  */
 export function checkActivityParams(
   definition: ActivityDefinition,
   raw: Record<string, unknown> | unknown[] | null | undefined,
   problems: FieldProblem[],
+  unknownMembers: UnknownAttributeMode = "reject",
 ): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   let object: unknown = raw ?? {};
@@ -140,6 +139,7 @@ export function checkActivityParams(
   }
   // Names seen so far: a few, so a scan costs less than a Set per event.
   const seen: string[] = [];
+  let hasArray = false;
   for (const key in object) {
     const value = (object as Record<string, unknown>)[key];
     const { name, defined, given } = readParamKey(definition, key);
@@ -152,7 +152,11 @@ export function checkActivityParams(
       continue;
     }
     if (given !== undefined && given !== defined) {
-      problems.push({ field: `activity_params.${key}`, message: `parameter ${name} is ${defined === "integer" ? "an" : "a"} ${defined}: use the prefix ${PREFIX_OF[defined]}` });
+      const message =
+        typeof defined === "string"
+          ? `parameter ${name} is ${defined === "integer" ? "an" : "a"} ${defined}: use the prefix ${PREFIX_OF[defined]}`
+          : `parameter ${name} is an array: send it without a type prefix`;
+      problems.push({ field: `activity_params.${key}`, message });
       continue;
     }
     if (seen.includes(name)) {
@@ -160,13 +164,24 @@ export function checkActivityParams(
       continue;
     }
     seen.push(name);
-    if (alreadyTyped(defined, value)) {
+    if (typeof defined !== "string") {
+      const items = checkArrayParam(defined, value, `activity_params.${key}`, unknownMembers, problems);
+      if (items !== undefined) values[name] = items;
+      hasArray = true;
+      continue;
+    }
+    if (alreadyScalar(defined, value)) {
       values[name] = value;
       continue;
     }
-    const checked = checkJsonValue(defined, value);
-    if (checked.ok) values[name] = checked.value;
-    else problems.push({ field: `activity_params.${key}`, message: checked.reason });
+    // `""` for a number parameter is absent (CONTRACT 10): the one reading of client values.
+    const checked = readClientValue(defined, value);
+    if (!checked.ok) problems.push({ field: `activity_params.${key}`, message: checked.reason });
+    else if (checked.value !== null) values[name] = checked.value;
+  }
+  // Scalar parameters alone stay below the bound (at most 50 of 2,048 characters): only arrays can pass it.
+  if (hasArray && JSON.stringify(values).length > MAX_EVENT_PARAMS_CHARS) {
+    problems.push({ field: "activity_params", message: `must be at most ${MAX_EVENT_PARAMS_CHARS} characters of JSON per event` });
   }
   return values;
 }
@@ -236,9 +251,8 @@ export function prepareActivityEvent(
 
   const source = present(input.activity_source);
   if (source !== undefined) {
-    const known = activitySource(source);
-    if (known) event.source = known;
-    else problems.push({ field: "activity_source", message: `must be ${ACTIVITY_SOURCE_RULE}, not "${source}"` });
+    if (source.trim().length > MAX_ACTIVITY_SOURCE_LENGTH) problems.push({ field: "activity_source", message: `must be at most ${MAX_ACTIVITY_SOURCE_LENGTH} characters` });
+    else event.source = activitySource(source);
   }
 
   const assetId = present(input.asset_id);
@@ -255,7 +269,7 @@ export function prepareActivityEvent(
   }
 
   event.occurredAt = occurredAt(input, panel.timezone, now, problems);
-  event.params = checkActivityParams(definition, input.activity_params, problems);
+  event.params = checkActivityParams(definition, input.activity_params, problems, panel.unknownAttributes);
   return problems.length ? { ok: false, status: 400, problems } : { ok: true, event };
 }
 
@@ -263,7 +277,8 @@ export function prepareActivityEvent(
  * A filter clause on one of an activity's parameters (a journey trigger's `params`, a segment's
  * `where`): the parameter as the definition names it (matched regardless of case) and the
  * value in the parameter's type; null when the clause does not fit, its problems added under
- * the clause's fields.
+ * the clause's fields. `items.prid` names a member of an array parameter's items: the clause
+ * holds for an event when it holds for any of its items (paramsMatch, segment-sql).
  */
 export function checkParamClause(
   activity: ActivityDefinition,
@@ -271,17 +286,36 @@ export function checkParamClause(
   fields: { name: string; op: string; value: string },
   problems: FieldProblem[],
 ): { name: string; value: unknown } | null {
-  const name = Object.keys(activity.params).find((p) => p.toLowerCase() === clause.name.toLowerCase());
+  const dot = clause.name.indexOf(".");
+  const wanted = dot === -1 ? clause.name : clause.name.slice(0, dot);
+  const name = Object.keys(activity.params).find((p) => p.toLowerCase() === wanted.toLowerCase());
   if (name === undefined) {
     const known = Object.keys(activity.params);
-    problems.push({ field: fields.name, message: `${activity.name} has no parameter "${clause.name}" (${known.length ? known.join(", ") : "it has none"})` });
+    problems.push({ field: fields.name, message: `${activity.name} has no parameter "${wanted}" (${known.length ? known.join(", ") : "it has none"})` });
     return null;
   }
-  const type = activity.params[name]!;
-  if (clause.value === undefined) return { name, value: undefined };
+  const defined = activity.params[name]!;
+  let type: ScalarParamType;
+  let named = name;
+  if (typeof defined === "string") {
+    if (dot !== -1) {
+      problems.push({ field: fields.name, message: `${name} is ${defined === "integer" ? "an" : "a"} ${defined}, not an array: it has no members` });
+      return null;
+    }
+    type = defined;
+  } else {
+    const member = dot === -1 ? undefined : arrayMemberOf(defined, clause.name.slice(dot + 1));
+    if (member === undefined) {
+      problems.push({ field: fields.name, message: `${name} is an array: name one of its members as ${name}.MEMBER (${Object.keys(defined.of).join(", ")})` });
+      return null;
+    }
+    type = defined.of[member]!;
+    named = `${name}.${member}`;
+  }
+  if (clause.value === undefined) return { name: named, value: undefined };
   if ((clause.op === "contains" || clause.op === "starts_with") && type !== "string") {
-    problems.push({ field: fields.op, message: `${clause.op} is for string parameters; ${name} is ${type}` });
+    problems.push({ field: fields.op, message: `${clause.op} is for string parameters; ${named} is ${type}` });
     return null;
   }
-  return { name, value: typedValues(type, clause.value, fields.value, problems) };
+  return { name: named, value: typedValues(type, clause.value, fields.value, problems) };
 }

@@ -157,6 +157,44 @@ export function checkTextValue(type: AttributeType, text: string): Checked<Attri
   }
 }
 
+/**
+ * Phone-number attributes, whose values spreadsheets and pandas turn into floats: the canonical
+ * name is MOBILE or PHONE, or holds one of them (MOBILE_NO, ALT_MOBILE, PHONENUMBER,
+ * WORK_PHONE). MOBILE is the one the service itself reads as a number (primary key, SMS
+ * recipient); the others are named as people name phone columns.
+ */
+export function isPhoneAttribute(name: string): boolean {
+  const canonical = canonicalAttributeName(name);
+  return canonical.includes("MOBILE") || canonical.includes("PHONE");
+}
+
+/** `9876500001.0` as pandas writes a phone number it read as a float: digits (a leading + kept), then `.0`. */
+const PHONE_AS_FLOAT = /^(\+?\d+)\.0$/;
+
+/** A phone number without the `.0` a spreadsheet or pandas added; other text as it is. */
+export function withoutFloatTail(phone: string): string {
+  return PHONE_AS_FLOAT.exec(phone)?.[1] ?? phone;
+}
+
+/**
+ * The one reading of a client's value for a typed field, shared by contact attributes and
+ * activity parameters (and the members of array parameters) (CONTRACT 8 and 10):
+ * - `""` (or blanks only) for an integer, float, date or boolean means "no value": the result is
+ *   null, which a contact add leaves unset, an update clears, and an event treats as absent.
+ *   A string field keeps `""` as given.
+ * - Numbers may come as text that is exactly a decimal number; an integer accepts integral
+ *   decimals (`34.0`, `"34.0"`, `"3.4e1"` are 34; `34.5` is refused).
+ * - A phone attribute's text (`name` given and isPhoneAttribute) loses the `.0` of pandas:
+ *   `"9876500001.0"` is `"9876500001"`.
+ * `source` says how the value came: as JSON (a string, number or boolean) or as a CSV cell's text.
+ */
+export function readClientValue(type: AttributeType, value: unknown, name?: string, source: "json" | "text" = "json"): Checked<AttributeValue | null> {
+  if (type !== "string" && typeof value === "string" && value.trim() === "") return ok(null);
+  const checked = source === "text" && typeof value === "string" ? checkTextValue(type, value) : checkJsonValue(type, value);
+  if (checked.ok && typeof checked.value === "string" && name !== undefined && isPhoneAttribute(name)) return ok(withoutFloatTail(checked.value));
+  return checked;
+}
+
 /** What a call does with attributes the panel's schema does not have (a panel setting). */
 export const UNKNOWN_ATTRIBUTE_MODES = ["reject", "ignore", "create"] as const;
 export type UnknownAttributeMode = (typeof UNKNOWN_ATTRIBUTE_MODES)[number];
@@ -213,6 +251,12 @@ export interface CheckedAttributes {
 }
 
 /**
+ * What `""` for a non-text attribute does (CONTRACT 10): a contact add leaves the attribute as
+ * it is (`leaves`: unset on a new contact), an update removes it (`clears`).
+ */
+export type EmptyValueMeaning = "leaves" | "clears";
+
+/**
  * Checks a JSON object of attributes against the panel's schema. Every unknown name and every
  * wrongly typed value is reported, so one failed call tells the client everything to fix. An
  * unknown name is refused naming the nearest known attribute (mode `reject`), left out
@@ -223,6 +267,7 @@ export function checkAttributes(
   input: Record<string, unknown>,
   fieldPrefix = "data",
   unknown: UnknownAttributeMode = "reject",
+  empty: EmptyValueMeaning = "leaves",
 ): CheckedAttributes {
   const values: Record<string, AttributeValue | null> = {};
   const problems: FieldProblem[] = [];
@@ -255,9 +300,10 @@ export function checkAttributes(
       values[name] = null;
       continue;
     }
-    const checked = checkJsonValue(type, value);
-    if (checked.ok) values[name] = checked.value;
-    else problems.push({ field, message: checked.reason });
+    const checked = readClientValue(type, value, name);
+    if (!checked.ok) problems.push({ field, message: checked.reason });
+    else if (checked.value !== null) values[name] = checked.value;
+    else if (empty === "clears") values[name] = null;
   }
   return { values, problems, ignored, created: created.filter((name) => values[name] !== undefined && values[name] !== null) };
 }

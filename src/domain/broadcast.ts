@@ -225,13 +225,6 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
 
 export type AudienceCampaignRequest = z.output<ReturnType<typeof audienceCampaignSchema>>;
 
-/** The addresses of notify_me when they are usable, even if the rest of the request is not. */
-export function notifyAddresses(data: unknown): string[] {
-  if (typeof data !== "object" || data === null || !("notify_me" in data)) return [];
-  const parsed = notifyMe.safeParse(data.notify_me);
-  return parsed.success ? parsed.data : [];
-}
-
 function pathOf(url: string): string {
   try {
     return decodeOrKeep(new URL(url).pathname);

@@ -1,5 +1,5 @@
 import { parseCallerJson } from "../lib/json";
-import { canonicalAttributeName, checkAttributes, type AttributeSchema, type AttributeValue, type UnknownAttributeMode } from "./attributes";
+import { canonicalAttributeName, checkAttributes, type AttributeSchema, type AttributeValue, type EmptyValueMeaning, type UnknownAttributeMode } from "./attributes";
 import { EMAIL_ATTRIBUTE, secondaryEmailProblem } from "./email";
 import { normalisePrimaryKey } from "./primary-key";
 import type { FieldProblem } from "./problems";
@@ -25,15 +25,17 @@ export type PreparedContact =
 /**
  * Validates a contact object for add/update: every attribute against the schema (unknown ones
  * as the panel's `unknown_attributes` setting says) and the primary key present and
- * normalised. The normalised key replaces the given spelling.
+ * normalised. The normalised key replaces the given spelling. `""` for a non-text attribute
+ * is left out of an add and clears the attribute on an update (`empty`).
  */
 export function prepareContact(
   schema: KeyedSchema,
   input: Record<string, unknown>,
   unknown: UnknownAttributeMode = "reject",
   fieldPrefix = "data",
+  empty: EmptyValueMeaning = "leaves",
 ): PreparedContact {
-  const { values, problems, ignored, created } = checkAttributes(schema.attributes, input, fieldPrefix, unknown);
+  const { values, problems, ignored, created } = checkAttributes(schema.attributes, input, fieldPrefix, unknown, empty);
   const email = values[EMAIL_ATTRIBUTE];
   const emailProblem = schema.primaryKey !== EMAIL_ATTRIBUTE && typeof email === "string" ? secondaryEmailProblem(email) : null;
   if (emailProblem) {

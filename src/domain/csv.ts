@@ -21,6 +21,8 @@
  * (malformed too).
  */
 
+import { concatBytes } from "../lib/bytes";
+
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 const LF = 0x0a;
@@ -220,17 +222,23 @@ export function isBlankRecord(record: CsvRecord): boolean {
 }
 
 const NEEDS_QUOTES = /[",\r\n]/;
-/** How a spreadsheet recognises a formula (or a DDE call) in a cell it opens. */
-const FORMULA_START = /^[=+\-@\t\r]/;
+// How a spreadsheet recognises a formula (or a DDE call): `=`, `+`, `-`, `@` or their full-width
+// forms (which some read as the ASCII ones), after any leading spaces, which they skip; or a
+// leading tab or carriage return.
+const SIGN = "=+\\-@\\uFF1D\\uFF0B\\uFF0D\\uFF20";
+const FORMULA_START = new RegExp(`^(?:[\\t\\r]|[\\s\\u3000]*[${SIGN}])`);
+// A reader set to `;` as its separator (common in European locales) starts a cell at each `;`.
+const FORMULA_AFTER_SEMICOLON = new RegExp(`;([\\s\\u3000]*)(?=[${SIGN}\\t\\r])`, "g");
 const PLAIN_NUMBER = /^[+-]?\d+(\.\d+)?$/;
 
 /**
  * A cell as written to a CSV that people open in spreadsheets: one that would start a formula
- * (`=`, `+`, `-`, `@`, tab, carriage return) gets a leading `'`, which spreadsheets show as
- * text, unless it is a plain number (`-3`, `+919876543210`).
+ * gets a leading `'`, which spreadsheets show as text, unless it is a plain number (`-3`,
+ * `+919876543210`); so does each `;`-separated part that would.
  */
 function neutralised(field: string): string {
-  return FORMULA_START.test(field) && !PLAIN_NUMBER.test(field) ? `'${field}` : field;
+  const parts = field.includes(";") ? field.replace(FORMULA_AFTER_SEMICOLON, ";$1'") : field;
+  return FORMULA_START.test(parts) && !PLAIN_NUMBER.test(parts) ? `'${parts}` : parts;
 }
 
 /** One CSV line (without its line end), quoting the fields that need it and neutralising formulas. */
@@ -254,4 +262,38 @@ export function looksBinary(head: Uint8Array): boolean {
   const starts = (...signature: number[]) => signature.every((byte, i) => head[i] === byte);
   if (starts(0x50, 0x4b, 0x03, 0x04) || starts(0x1f, 0x8b) || starts(0x25, 0x50, 0x44, 0x46) || starts(0xd0, 0xcf, 0x11, 0xe0)) return true;
   return head.indexOf(0) !== -1;
+}
+
+/**
+ * The records of a CSV arriving in pieces (an upload read as a stream), in groups of at most
+ * `groupRecords`: whole records are cut from the bytes held (cutRecords), read (parseRecords)
+ * and handed on, so only the bytes of an unfinished record are kept between pieces. A BOM at
+ * the start is skipped. Throws a RangeError when one record would pass `maxRecordBytes` (a
+ * quote left open swallows the rest of a file).
+ */
+export async function* csvRecordGroups(pieces: AsyncIterable<Uint8Array>, groupRecords: number, maxRecordBytes: number): AsyncGenerator<CsvRecord[]> {
+  const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+  let buffer: Uint8Array = new Uint8Array(0);
+  let first = true;
+  const take = function* (atEnd: boolean): Generator<CsvRecord[]> {
+    for (;;) {
+      const cut = cutRecords(buffer, 0, groupRecords, Infinity, atEnd);
+      if (cut.records === 0) break;
+      const records: CsvRecord[] = [];
+      parseRecords(decoder.decode(buffer.subarray(0, cut.end)), (record) => records.push(record));
+      buffer = buffer.subarray(cut.end);
+      yield records;
+    }
+    if (buffer.length > maxRecordBytes) throw new RangeError(`a row is longer than ${maxRecordBytes} bytes; is a quote left open?`);
+  };
+  for await (const piece of pieces) {
+    buffer = concatBytes(buffer, piece);
+    if (first && buffer.length >= 3) {
+      buffer = buffer.subarray(bomLength(buffer));
+      first = false;
+    }
+    yield* take(false);
+  }
+  if (first) buffer = buffer.subarray(bomLength(buffer));
+  yield* take(true);
 }

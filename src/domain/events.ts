@@ -24,7 +24,13 @@ export interface NewEvent {
   uniqueid?: string;
   /** Where it came from: `web`, `app`, `custom` for activities; e.g. `tracking` for opens. */
   source?: string;
-  /** JSON-serialisable values, by bare parameter name. */
+  /**
+   * The event's parameters, JSON-serialisable, by bare name: a custom activity's
+   * `activity_params` checked against its definition (array parameters whole), a channel
+   * event's details (url, ip_addr, …). One name from here to the webhook: `params` of NewEvent,
+   * of the stored row (column `params`) and of StoredEvent; `p` only inside a batch's JSON
+   * (store/event-batches.ts RECORDED_KEYS); `payload_params.items[0]` on the wire (payloadParamsOf).
+   */
   params?: Record<string, unknown>;
   /** Unique within the panel; a second event with the same guid is not stored. Generated when absent. */
   guid?: string;

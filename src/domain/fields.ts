@@ -1,5 +1,5 @@
 import { parseCallerJson } from "../lib/json";
-import { checkOutboundUrl } from "../lib/outbound";
+import { checkOutboundUrl } from "../lib/outbound-address";
 import { z } from "../lib/z";
 import { emailAddressProblem, MAX_EMAIL_LENGTH, parseAddressList } from "./email";
 import { describeJsonType } from "./problems";

@@ -46,9 +46,9 @@ export const filterSchema = z.array(clause).max(50);
 /**
  * A filter on an activity's parameters (activity trigger `params`): the same clauses, naming a
  * parameter as written (parameter names keep their case; the journey check matches them to
- * the definition's).
+ * the definition's), or `ARRAY.MEMBER`: any item of an array parameter whose member passes.
  */
-export const paramFilterSchema = z.array(clauseOf(z.string({ error: "must be a parameter name" }).trim().min(1, { error: "must be a parameter name" }).max(64))).max(50);
+export const paramFilterSchema = z.array(clauseOf(z.string({ error: "must be a parameter name" }).trim().min(1, { error: "must be a parameter name" }).max(129))).max(50);
 
 export type FilterClause = z.output<typeof clause>;
 export type Filter = readonly FilterClause[];
@@ -72,7 +72,11 @@ function compare(a: AttributeValue, b: AttributeValue): number | null {
 }
 
 export function clauseHolds(clause: FilterClause, attributes: Readonly<Record<string, AttributeValue>>): boolean {
-  const actual = attributes[clause.attribute];
+  return valueHolds(clause, attributes[clause.attribute]);
+}
+
+/** Whether one value (undefined when absent) passes the clause. */
+function valueHolds(clause: FilterClause, actual: AttributeValue | undefined): boolean {
   const present = actual !== undefined && actual !== null && actual !== "";
   if (clause.op === "exists") return present;
   if (clause.op === "not_exists") return !present;
@@ -103,12 +107,24 @@ export function filterMatches(filter: Filter | undefined, attributes: Readonly<R
   return (filter ?? []).every((clause) => clauseHolds(clause, attributes));
 }
 
-/** Whether an event's parameters (by bare name) pass a parameter filter; values other than text, numbers and booleans count as absent. */
+/** A scalar the filters compare, or undefined (arrays and objects count as absent). */
+function scalarOf(value: unknown): AttributeValue | undefined {
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? value : undefined;
+}
+
+/**
+ * Whether an event's parameters (by bare name) pass a parameter filter; values other than text,
+ * numbers and booleans count as absent. A clause on `ARRAY.MEMBER` (names checked against the
+ * definition, so a dot means an array parameter) holds when it holds for any item of the array.
+ */
 export function paramsMatch(filter: Filter | undefined, params: Readonly<Record<string, unknown>> | undefined): boolean {
   if (!filter?.length) return true;
-  const values: Record<string, AttributeValue> = {};
-  for (const [name, value] of Object.entries(params ?? {})) {
-    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") values[name] = value;
-  }
-  return filterMatches(filter, values);
+  const values = params ?? {};
+  return filter.every((clause) => {
+    const dot = clause.attribute.indexOf(".");
+    if (dot === -1) return valueHolds(clause, scalarOf(values[clause.attribute]));
+    const items = values[clause.attribute.slice(0, dot)];
+    const member = clause.attribute.slice(dot + 1);
+    return Array.isArray(items) && items.some((item) => typeof item === "object" && item !== null && valueHolds(clause, scalarOf((item as Record<string, unknown>)[member])));
+  });
 }

@@ -1,4 +1,4 @@
-import { canonicalAttributeName, checkTextValue, type AttributeType, type AttributeValue } from "./attributes";
+import { canonicalAttributeName, readClientValue, type AttributeType, type AttributeValue } from "./attributes";
 import type { KeyedSchema } from "./contacts";
 import { EMAIL_ATTRIBUTE, secondaryEmailProblem } from "./email";
 import { normalisePrimaryKey } from "./primary-key";
@@ -91,11 +91,11 @@ export function prepareRow(plan: ColumnPlan, fields: readonly string[], malforme
       if (checked.ok) key = checked.value;
       else refuse(column.name, checked.reason);
     } else if (cell.trim() !== "") {
-      const checked = checkTextValue(column.type, cell);
+      const checked = readClientValue(column.type, cell, column.name, "text");
       const problem = checked.ok && column.name === EMAIL_ATTRIBUTE && typeof checked.value === "string" ? secondaryEmailProblem(checked.value) : null;
       if (!checked.ok) refuse(column.name, checked.reason);
       else if (problem) refuse(column.name, problem);
-      else attrs[column.name] = checked.value;
+      else if (checked.value !== null) attrs[column.name] = checked.value;
     }
   }
   if (key === undefined || refused.columns.length) return { ok: false, ...refused };

@@ -1,5 +1,6 @@
 import { z } from "../lib/z";
-import { ACTIVITY_PARAM_TYPES, MAX_ACTIVITY_NAME_LENGTH, MAX_PARAMS_PER_ACTIVITY, PARAM_NAME_PATTERN } from "./activity";
+import { MAX_ACTIVITY_NAME_LENGTH, MAX_PARAMS_PER_ACTIVITY, PARAM_NAME_PATTERN } from "./activity";
+import { MAX_ARRAY_MEMBERS, SCALAR_PARAM_TYPES } from "./activity-param-types";
 import { ATTRIBUTE_TYPES, checkTextValue, type AttributeType, type AttributeValue } from "./attributes";
 import { nameText, outboundUrl, type InputRules } from "./fields";
 import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "./lists";
@@ -67,8 +68,18 @@ export function importFromUrlBody(rules: InputRules) {
 /** The largest CSV file the panel uploads in one request. */
 export const MAX_PANEL_UPLOAD_BYTES = 100 * 1024 * 1024;
 
+const scalarParamType = z.enum(SCALAR_PARAM_TYPES, { error: `must be one of ${SCALAR_PARAM_TYPES.join(", ")}, or {"type":"array","of":{member: type}}` });
+
+/** An array parameter (CONTRACT 10): items whose members have scalar types. */
+const arrayParamType = z.strictObject({
+  type: z.literal("array"),
+  of: z
+    .record(z.string().regex(PARAM_NAME_PATTERN, { error: "a member name is a letter or _, then up to 63 letters, digits or _" }), scalarParamType)
+    .refine((of) => Object.keys(of).length >= 1 && Object.keys(of).length <= MAX_ARRAY_MEMBERS, { error: `must define 1 to ${MAX_ARRAY_MEMBERS} members` }),
+});
+
 const paramsSchema = z
-  .record(z.string().max(64), z.enum(ACTIVITY_PARAM_TYPES, { error: `must be one of ${ACTIVITY_PARAM_TYPES.join(", ")}` }))
+  .record(z.string().max(64), z.union([scalarParamType, arrayParamType], { error: `must be one of ${SCALAR_PARAM_TYPES.join(", ")}, or {"type":"array","of":{member: type}}` }))
   .superRefine((params, ctx) => {
     const names = Object.keys(params);
     if (names.length > MAX_PARAMS_PER_ACTIVITY) ctx.addIssue({ code: "custom", message: `at most ${MAX_PARAMS_PER_ACTIVITY} parameters` });
@@ -79,7 +90,7 @@ const paramsSchema = z
     }
   })
   .default({})
-  .meta({ example: { name: "string", prid: "integer", price: "float", prqt: "integer" } });
+  .meta({ example: { name: "string", prid: "integer", price: "float", prqt: "integer", items: { type: "array", of: { prid: "integer", name: "string", price: "float" } } } });
 
 /** POST /panels/{panel}/activities. */
 export const defineActivityBody = z.strictObject({

@@ -77,7 +77,8 @@ const listCondition = z.object({ list: listIdParam, op: z.enum(["in", "not_in"],
 
 const paramClause = z
   .object({
-    param: z.string({ error: "must be a parameter name" }).trim().min(1).max(64),
+    // A parameter, or ARRAY.MEMBER for "any item where" (CONTRACT 10).
+    param: z.string({ error: "must be a parameter name" }).trim().min(1).max(129),
     op: z.enum(FILTER_OPS, { error: `must be one of ${FILTER_OPS.join(", ")}` }),
     value: clauseValue,
   })

@@ -16,7 +16,7 @@ const PUSH_PATH = /^\/v1\/push\/(web|app)\//;
 const ENVELOPE_PATH = /^\/apiv2\/?$/;
 
 /** Headers browsers may send: the key, JSON bodies, idempotency and asset headers. */
-const ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, X-Netcore-Asset-Id";
+const ALLOWED_HEADERS = "Authorization, Api-Key, Content-Type, Idempotency-Key, X-Netcore-Asset-Id";
 /** How long a browser may reuse a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE = "600";
 

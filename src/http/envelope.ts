@@ -2,13 +2,13 @@ import { resolveOperation } from "../api/registry";
 import { paramsContext, paramsSchema, type Operation, type OperationContext } from "../api/operation";
 import { authenticateApiKey } from "../api/access";
 import { readBodyParams, readQueryParams, type Params } from "../lib/http/body";
-import { bearerToken } from "../lib/http/credentials";
-import { ApiError, asApiError, parseOrThrow } from "../lib/http/errors";
+import { oneApiKey } from "../lib/http/credentials";
+import { asApiError, parseOrThrow } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 
 /**
  * The apiv2 envelope (CONTRACT 2): parameters from the query and the body in any mix (the
- * body wins), then the operation, the API key (`apikey`, or a Bearer header), the operation's
+ * body wins), then the operation, the API key (`apikey`, or a header), the operation's
  * own parameters, and the run.
  * Every failure is answered in the envelope's Failed shape; only faults of the service are 5xx.
  */
@@ -22,21 +22,14 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     params = readQueryParams(url);
     params = { ...params, ...(await readBodyParams(request)) };
     operation = resolveOperation(params.type, params.activity);
-    // The key as `apikey` (spec 2.1), else as `Authorization: Bearer` (CONTRACT 8).
-    const caller = await authenticateApiKey(env, params.apikey ?? bearerToken(request));
+    // The key as `apikey` (spec 2.1) or in a header (CONTRACT 8, 10); two that disagree: 401.
+    const caller = await authenticateApiKey(env, oneApiKey(request, params.apikey));
     ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: url.origin, params };
     const input = parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);
     const members = await operation.run(ctx, input);
     return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);
   } catch (error) {
-    let failure = asApiError(error, requestId);
-    if (ctx && operation?.failed && error instanceof ApiError) {
-      try {
-        await operation.failed(ctx, error);
-      } catch (hookError) {
-        failure = asApiError(hookError, requestId);
-      }
-    }
+    const failure = asApiError(error, requestId);
     // A body that could not be read still fails in the shape of the operation the query names.
     operation ??= operationNamedBy(params);
     return operation?.render?.failure(requestId, failure, params) ?? envelopeFailure(requestId, failure);

@@ -3,12 +3,14 @@ import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
 import { handleAuth } from "../admin/sessions";
 import { handleActivityBatch, handleActivityUpload, handleSingleActivity } from "../api/activity";
+import { handleActivityCsv } from "../api/activity-csv";
 import { handleChannelEvent } from "../api/channel-events";
 import { handleAppPush, handleWebPush } from "../api/push";
 import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
 import { ApiError, serviceFault } from "../lib/http/errors";
 import { openApiDocument } from "./openapi";
+import { answerUnrouted, isApiPath } from "./fallback";
 import { isPublicApiPath, withCors } from "./cors";
 import { handleClick, handleOpen, handleSesNotification, handlePreferences, handleTrackingHead, handleUnsubscribe } from "../api/tracking";
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
@@ -54,7 +56,10 @@ router
   // The envelope is most calls: matched third, not after every other route's pattern (a few % of
   // a contact add's CPU, bench:api). It takes one-segment paths only, as the two above.
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
-    if (request.params.version !== API_VERSION) return unknownVersion(request.params.version!);
+    if (request.params.version !== API_VERSION) {
+      // A one-segment page of the panel (`/reset-password`) goes on to answerUnrouted.
+      return isApiPath(new URL(request.url).pathname) ? unknownVersion(request.params.version!) : undefined;
+    }
     if (request.method !== "GET" && request.method !== "POST") {
       return envelopeFailure(newRequestId(), new ApiError(405, `method: the envelope accepts GET and POST, not ${request.method}`));
     }
@@ -66,6 +71,7 @@ router
   .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))
   .all("/:version/activity/batch/:client_id", activityRoute(handleActivityBatch))
   .all("/:version/activity/upload", activityRoute(handleActivityUpload))
+  .all("/:version/activity/batchactivity/:client_id", activityRoute(handleActivityCsv))
   .all("/v1/events/:channel/:client_id", handleChannelEvent)
   .all("/v1/events/:channel", handleChannelEvent)
   // Devices registered for push by sites (web push subscriptions) and apps (FCM tokens).
@@ -91,7 +97,7 @@ router
   // Clients of the public API read every answer as the envelope's (CONTRACT 8).
   .all(`/${API_VERSION}/*`, unknownPath)
   .all("/v1/*", unknownPath)
-  .all("*", (request: IRequest) => json({ error: `No route ${request.method} ${new URL(request.url).pathname}` }, 404));
+  .all("*", (request: IRequest, env: Env) => answerUnrouted(request, env));
 
 export async function routeRequest(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
   try {

@@ -41,3 +41,12 @@ export async function readAtMost(stream: ReadableStream<Uint8Array> | null, limi
   }
   return out;
 }
+
+/** `a` then `b` in one new array (`b` itself when `a` is empty). */
+export function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}

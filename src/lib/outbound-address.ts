@@ -104,3 +104,22 @@ export function judgeHost(hostname: string): HostVerdict {
   if (LOCAL_SUFFIXES.some((suffix) => host === suffix || host.endsWith(`.${suffix}`))) return { ok: false, reason: SPECIAL };
   return { ok: true };
 }
+
+export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
+
+/** The text of a caller-given URL under the outbound rules (src/lib/outbound.ts); no I/O, so domain/ validates with it. */
+export function checkOutboundUrl(raw: string, allowPrivate: boolean): UrlCheck {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return { ok: false, reason: "must be an absolute http(s) URL" };
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, reason: `must use http or https, not ${url.protocol.replace(":", "")}` };
+  if (url.username || url.password) return { ok: false, reason: "must not carry credentials; configure them separately" };
+  if (!allowPrivate) {
+    const verdict = judgeHost(url.hostname);
+    if (!verdict.ok) return verdict;
+  }
+  return { ok: true, url };
+}

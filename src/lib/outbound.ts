@@ -1,32 +1,18 @@
-import { judgeHost } from "./outbound-address";
+import { lookupDns } from "./dns";
+import { checkOutboundUrl, judgeHost, type HostVerdict } from "./outbound-address";
+import { TtlCache } from "./ttl-cache";
 
 /**
  * Outbound fetches to addresses users give us (bulk CSV `path`, `callback`, `source_file`,
  * webhook URLs): http(s) only, no credentials in the URL, and no private, loopback,
  * link-local or other special-use hosts, nor single-label names, unless ALLOW_PRIVATE_FETCH is
- * "true" (local development and tests). Every redirect hop is checked again.
+ * "true" (local development and tests). Every redirect hop is checked again, and a host given
+ * by name is resolved first (DNS over HTTPS at DOH_URL): a name whose addresses include a
+ * private or special-use one is refused before any connection (docs/api/outbound-fetches.md).
  */
-
-export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
 
 export function allowsPrivateFetch(env: Pick<Env, "ALLOW_PRIVATE_FETCH">): boolean {
   return env.ALLOW_PRIVATE_FETCH === "true";
-}
-
-export function checkOutboundUrl(raw: string, allowPrivate: boolean): UrlCheck {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    return { ok: false, reason: "must be an absolute http(s) URL" };
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, reason: `must use http or https, not ${url.protocol.replace(":", "")}` };
-  if (url.username || url.password) return { ok: false, reason: "must not carry credentials; configure them separately" };
-  if (!allowPrivate) {
-    const verdict = judgeHost(url.hostname);
-    if (!verdict.ok) return verdict;
-  }
-  return { ok: true, url };
 }
 
 export class OutboundError extends Error {
@@ -46,12 +32,46 @@ export interface OutboundOptions {
   maxRedirects?: number;
 }
 
+export type OutboundEnv = Pick<Env, "ALLOW_PRIVATE_FETCH" | "DOH_URL">;
+
+// Verdicts on names, kept for their records' TTL within these bounds.
+const MIN_TTL_MS = 30_000;
+const MAX_TTL_MS = 5 * 60_000;
+const nameVerdicts = new TtlCache<HostVerdict>(MAX_TTL_MS, 2_000);
+
+/** Whether every address a host name resolves to is public; an address literal was judged as text. */
+export async function judgeResolvedHost(dohUrl: string, hostname: string, now = Date.now()): Promise<HostVerdict> {
+  const host = hostname.toLowerCase().replace(/\.+$/, "");
+  if (host.startsWith("[") || /^[\d.]+$/.test(host)) return { ok: true };
+  const cached = nameVerdicts.get(host, now);
+  if (cached) return cached;
+  const lookups = await Promise.all([lookupDns(dohUrl, host, "A"), lookupDns(dohUrl, host, "AAAA")]);
+  const failed = lookups.find((lookup) => !lookup.ok);
+  // Not kept: a resolver's failure may be brief. Either family failing refuses, since the one
+  // not seen could hold the private address.
+  if (failed && !failed.ok) return { ok: false, reason: `could not be resolved (${failed.error})` };
+  const addresses = lookups.flatMap((lookup) => (lookup.ok ? lookup.records : []));
+  const verdict: HostVerdict = !addresses.length
+    ? { ok: false, reason: "does not resolve to any address" }
+    : addresses.every((address) => judgeHost(address.includes(":") ? `[${address}]` : address).ok)
+      ? { ok: true }
+      : { ok: false, reason: "resolves to a private, loopback or special-use address" };
+  const ttls = lookups.flatMap((lookup) => (lookup.ok && lookup.ttlSeconds !== undefined ? [lookup.ttlSeconds * 1000] : []));
+  const ttlMs = Math.min(MAX_TTL_MS, Math.max(MIN_TTL_MS, ttls.length ? Math.min(...ttls) : MIN_TTL_MS));
+  nameVerdicts.set(host, verdict, now, ttlMs);
+  return verdict;
+}
+
 /** fetch() under the outbound rules; network failures become OutboundError with a code. */
-export async function fetchOutbound(env: Pick<Env, "ALLOW_PRIVATE_FETCH">, raw: string, init: RequestInit, options: OutboundOptions): Promise<Response> {
+export async function fetchOutbound(env: OutboundEnv, raw: string, init: RequestInit, options: OutboundOptions): Promise<Response> {
   let target = raw;
   for (let hop = 0; ; hop++) {
     const check = checkOutboundUrl(target, allowsPrivateFetch(env));
     if (!check.ok) throw new OutboundError(`${target} ${check.reason}`, "blocked");
+    if (!allowsPrivateFetch(env)) {
+      const resolved = await judgeResolvedHost(env.DOH_URL, check.url.hostname);
+      if (!resolved.ok) throw new OutboundError(`${check.url.origin}: the host ${resolved.reason}`, "blocked");
+    }
     let response: Response;
     try {
       response = await fetch(check.url, { ...init, redirect: "manual", signal: AbortSignal.timeout(options.timeoutMs) });

@@ -20,10 +20,10 @@ export class TtlCache<V> {
     return entry.value;
   }
 
-  set(key: string, value: V, now = Date.now()): void {
+  set(key: string, value: V, now = Date.now(), ttlMs = this.ttlMs): void {
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { value, expires: now + this.ttlMs });
+    this.entries.set(key, { value, expires: now + ttlMs });
   }
 
   delete(key: string): void {

@@ -18,8 +18,42 @@ export type EventToRecord = NewEvent & {
   claimed: boolean;
 };
 
-/** The compact form of one recorded event, as its batch's JSON holds it; `x` marks a claimed guid. */
-function recordedEvent(e: EventToRecord) {
+/**
+ * The short keys of a recorded event in its batch's JSON (`event_batches.events`): the one
+ * table where they meet the event's own names (domain/events.ts NewEvent), used by the writer
+ * (encodeRecordedEvent, whose keys are checked against it) and the one reader (the INSERT INTO
+ * events of storeBatchesStatements, through `recorded`). Short because a batch holds up to a
+ * thousand events; kept as they are because batches still in the pipeline at a deploy are read
+ * with the keys they were written with (renaming one would need a migration of pending batches).
+ * `x` marks a guid the caller chose (claimed).
+ */
+export const RECORDED_KEYS = {
+  guid: "g",
+  claimed: "x",
+  channel: "ch",
+  name: "n",
+  activityId: "a",
+  contactId: "c",
+  identity: "k",
+  uniqueid: "u",
+  source: "s",
+  params: "p",
+  occurredAt: "t",
+  msgid: "m",
+  campaignId: "cp",
+  journeyId: "j",
+  assetId: "as",
+} as const satisfies Record<keyof EventToRecord, string>;
+
+type RecordedKey = (typeof RECORDED_KEYS)[keyof typeof RECORDED_KEYS];
+
+/** SQL reading one member of a recorded event `e` (a json_each row): `->>` as text or SQL number, `->` as JSON. */
+function recorded(member: keyof typeof RECORDED_KEYS, as: "->>" | "->" = "->>"): string {
+  return `e.value${as}'${RECORDED_KEYS[member]}'`;
+}
+
+/** One recorded event as its batch's JSON holds it (keys: RECORDED_KEYS). Written out: this runs per event of every call. */
+function encodeRecordedEvent(e: EventToRecord): Record<RecordedKey, unknown> {
   return {
     g: e.guid,
     x: e.claimed ? 1 : undefined,
@@ -36,7 +70,7 @@ function recordedEvent(e: EventToRecord) {
     cp: e.campaignId,
     j: e.journeyId,
     as: e.assetId,
-  };
+  } satisfies Record<RecordedKey, unknown>;
 }
 
 /** One batch row's worth of events: their JSON, how many, and the guids their callers chose. */
@@ -48,7 +82,7 @@ interface BatchChunk {
 
 /** The events' JSON in arrays that fit one bound value, in order. */
 function batchJsonChunks(events: readonly EventToRecord[]): BatchChunk[] {
-  return jsonArrays(events.map(recordedEvent)).map(({ json, from, to }) => {
+  return jsonArrays(events.map(encodeRecordedEvent)).map(({ json, from, to }) => {
     const claims: string[] = [];
     for (let i = from; i < to; i++) if (events[i]!.claimed) claims.push(events[i]!.guid);
     return { json, count: to - from, claims };
@@ -124,14 +158,14 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
   const unstored = `event_batches b CROSS JOIN ${each}(b.events) e WHERE ${toStore("b")}`;
   const statements = [
     // The contacts of identities not yet in the panel, with only their primary key.
-    db.prepare(identityContactsSql(unstored, "e.value->>'k'", "b.received_at")).bind(panelId, idList, lease, panel.primaryKey),
+    db.prepare(identityContactsSql(unstored, recorded("identity"), "b.received_at")).bind(panelId, idList, lease, panel.primaryKey),
     // CROSS JOIN keeps the batches' events the outer loop (the planner otherwise scans the panel's contacts).
     db
       .prepare(
         `INSERT INTO anon_profiles (panel_id, uniqueid, contact_id, linked_at)
-         SELECT ?1, e.value->>'u', c.id, b.received_at
-         FROM ${unstored.replace(`${each}(b.events) e`, `${each}(b.events) e CROSS JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = e.value->>'k'`)}
-           AND e.value->>'u' IS NOT NULL
+         SELECT ?1, ${recorded("uniqueid")}, c.id, b.received_at
+         FROM ${unstored.replace(`${each}(b.events) e`, `${each}(b.events) e CROSS JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = ${recorded("identity")}`)}
+           AND ${recorded("uniqueid")} IS NOT NULL
          ORDER BY b.id, e.key
          ON CONFLICT (panel_id, uniqueid) DO UPDATE SET contact_id = excluded.contact_id, linked_at = excluded.linked_at
          WHERE anon_profiles.contact_id IS NOT excluded.contact_id`,
@@ -145,15 +179,15 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
       .prepare(
         `INSERT INTO events (panel_id, batch_id, guid, channel, name, activity_id, contact_id, uniqueid, identity, source, params,
            occurred_at, received_at, msgid, campaign_id, journey_id, asset_id)
-         SELECT ?1, b.id, e.value->>'g', e.value->>'ch', e.value->>'n', e.value->>'a',
+         SELECT ?1, b.id, ${recorded("guid")}, ${recorded("channel")}, ${recorded("name")}, ${recorded("activityId")},
            COALESCE(
-             (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.id = e.value->>'c'),
-             (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = e.value->>'k'),
-             (SELECT ap.contact_id FROM anon_profiles ap WHERE ap.panel_id = ?1 AND ap.uniqueid = e.value->>'u')),
-           e.value->>'u', e.value->>'k', e.value->>'s', e.value->'p', e.value->>'t', b.received_at,
-           e.value->>'m', e.value->>'cp', e.value->>'j', e.value->>'as'
+             (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.id = ${recorded("contactId")}),
+             (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = ${recorded("identity")}),
+             (SELECT ap.contact_id FROM anon_profiles ap WHERE ap.panel_id = ?1 AND ap.uniqueid = ${recorded("uniqueid")})),
+           ${recorded("uniqueid")}, ${recorded("identity")}, ${recorded("source")}, ${recorded("params", "->")}, ${recorded("occurredAt")}, b.received_at,
+           ${recorded("msgid")}, ${recorded("campaignId")}, ${recorded("journeyId")}, ${recorded("assetId")}
          FROM ${unstored}
-           AND (e.value->>'x' IS NULL OR EXISTS (SELECT 1 FROM event_guids g WHERE g.panel_id = ?1 AND g.guid = e.value->>'g' AND g.batch_id = b.id))
+           AND (${recorded("claimed")} IS NULL OR EXISTS (SELECT 1 FROM event_guids g WHERE g.panel_id = ?1 AND g.guid = ${recorded("guid")} AND g.batch_id = b.id))
          ORDER BY b.id, e.key`,
       )
       .bind(panelId, idList, lease),

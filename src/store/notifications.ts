@@ -38,6 +38,18 @@ export async function claimNotification(db: ShardDb, record: NotificationRecord,
   return result.meta.changes > 0;
 }
 
+/** Recipients of the panel's notifications of these kinds since `since` that were not refused by the cap. */
+export async function recentNotificationCopies(db: ShardDb, panelId: string, kinds: string[], since: number): Promise<number> {
+  const row = await db
+    .prepare(
+      `SELECT COALESCE(SUM(json_array_length(recipients)), 0) AS copies FROM notifications
+       WHERE panel_id = ? AND created_at > ? AND kind IN (SELECT value FROM json_each(?)) AND (error IS NULL OR error NOT LIKE 'not sent:%')`,
+    )
+    .bind(panelId, since, JSON.stringify(kinds))
+    .first<{ copies: number }>();
+  return row?.copies ?? 0;
+}
+
 export async function finishNotification(db: ShardDb, id: string, status: "sent" | "failed", error: string | null): Promise<void> {
   await db.prepare("UPDATE notifications SET status = ?, error = ? WHERE id = ?").bind(status, error, id).run();
 }

@@ -1,4 +1,5 @@
 import type { ActivityDefinition } from "../domain/activity";
+import { arrayMemberOf } from "../domain/activity-param-types";
 import type { AttributeSchema, AttributeType } from "../domain/attributes";
 import {
   conditionsOf,
@@ -49,6 +50,9 @@ export interface CompiledSegment {
 const DAY_MS = 86_400_000;
 /** Epoch ms of an ISO date or date-time text (what date attributes hold). */
 const epochMs = (sql: string) => `((julianday(${sql}) - 2440587.5) * 86400000.0)`;
+
+/** Parameter and member names written into the SQL text: checked, though the catalog holds them. */
+const SQL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 class Compiler {
   private readonly values: unknown[] = [];
@@ -247,11 +251,19 @@ class Compiler {
   }
 
   private param(w: ParamClause, definition: ActivityDefinition): string {
-    // The definition's own spelling of the parameter: a name the catalog holds reaches the SQL text.
-    const name = Object.keys(definition.params).find((p) => p.toLowerCase() === w.param.toLowerCase());
-    if (name === undefined || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return "0";
+    // The definition's own spelling of the parameter (and member): a name the catalog holds reaches the SQL text.
+    const dot = w.param.indexOf(".");
+    const wanted = (dot === -1 ? w.param : w.param.slice(0, dot)).toLowerCase();
+    const name = Object.keys(definition.params).find((p) => p.toLowerCase() === wanted);
+    if (name === undefined || !SQL_NAME.test(name)) return "0";
     const type = definition.params[name]!;
-    return this.comparison(`json_extract(e.params, '$.${name}')`, type === "string" ? "param" : type, w.op, w.value);
+    if (typeof type === "string") return dot === -1 ? this.comparison(`json_extract(e.params, '$.${name}')`, type === "string" ? "param" : type, w.op, w.value) : "0";
+    // "Any item where …" (CONTRACT 10): the clause on the member of some item of the array.
+    const member = dot === -1 ? undefined : arrayMemberOf(type, w.param.slice(dot + 1));
+    if (member === undefined || !SQL_NAME.test(member)) return "0";
+    const memberType = type.of[member]!;
+    const test = this.comparison(`json_extract(i.value, '$.${member}')`, memberType === "string" ? "param" : memberType, w.op, w.value);
+    return `EXISTS (SELECT 1 FROM json_each(e.params, '$.${name}') i WHERE ${test})`;
   }
 
   private engagement(c: EngagementCondition): string {

@@ -51,7 +51,7 @@ describe("password reset by an emailed one-time link", () => {
     expect(unknown).toEqual(known);
     expect(mails).toHaveLength(1);
     expect(mails[0]).toMatchObject({ to: email, subject: "Set a new password for the panel" });
-    expect(mails[0]!.text).toContain(`${BASE}/reset-password#token=`);
+    expect(mails[0]!.text).toContain(`${env.PUBLIC_BASE_URL}/reset-password#token=`);
     const token = tokenOf(mails[0]!);
     const stored = await env.DB.prepare("SELECT token_hash, expires_at, used_at FROM password_resets WHERE token_hash = ?").bind(token).first();
     expect(stored).toBeNull();
@@ -61,6 +61,27 @@ describe("password reset by an emailed one-time link", () => {
     const crossSite = await auth("/password-reset", { email }, mails, { origin: "https://evil.example" });
     expect(crossSite.status).toBe(403);
     expect(mails).toHaveLength(1);
+  });
+
+  it("builds the link from PUBLIC_BASE_URL, not from the Host the asker sent", async () => {
+    const { email } = await operator();
+    const mails: Mail[] = [];
+    const exec = createExecutionContext();
+    const mailer = { send: async (message: Mail) => void mails.push(message) } as unknown as SendEmail;
+    const response = await worker.fetch(
+      new Request("http://evil.example/auth/v1/password-reset", {
+        method: "POST",
+        headers: { host: "evil.example", origin: "http://evil.example", "content-type": "application/json", "cf-connecting-ip": "203.0.113.9" },
+        body: JSON.stringify({ email }),
+      }),
+      { ...env, MAILER: mailer },
+      exec,
+    );
+    await waitOnExecutionContext(exec);
+    expect(response.status).toBe(202);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.text).toContain(`${env.PUBLIC_BASE_URL}/reset-password#token=`);
+    expect(mails[0]!.text).not.toContain("evil.example/reset-password");
   });
 
   it("sets the new password once, ends every session of the account and the account's other links", async () => {

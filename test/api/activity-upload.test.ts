@@ -48,6 +48,8 @@ describe("activity upload: accepted", () => {
       rejected: 0,
       journeys: "skipped: older than 24 hours",
       journeys_skipped: [0],
+      // Always there (CONTRACT 10): empty when every event was stored.
+      errors: [],
     });
     expect(await storedEvents(panel.id)).toEqual([
       {
@@ -86,8 +88,8 @@ describe("activity upload: accepted", () => {
     const stored = await storedEvents(panel.id);
     expect(stored.map((e) => [e.source, e.params])).toEqual([
       ["app", { amount: 120.45, prqt: 22 }],
-      ["custom", { amount: 3, prid: "42" }],
-      ["custom", { prqt: 1 }],
+      ["CUS", { amount: 3, prid: "42" }],
+      ["store", { prqt: 1 }],
     ]);
     expect(stored[1]!.occurred_at).toBe(now - 60_000);
   });
@@ -129,7 +131,7 @@ describe("activity upload: accepted", () => {
 });
 
 describe("activity upload: refused", () => {
-  it("stores the valid events and names each bad one by index (207)", async () => {
+  it("stores the valid events and names each bad one by index (200, CONTRACT 10)", async () => {
     const result = await postUpload(panel.apiKey, [
       cart(),
       cart({ activity_name: "wishlist" }),
@@ -138,8 +140,8 @@ describe("activity upload: refused", () => {
       cart({ activity_name: undefined, activityid: 1 }),
       cart({ identity: "12" }),
     ]);
-    expect(result.status).toBe(207);
-    expect(result.body).toMatchObject({ result: "Partial", recorded: 1, accepted: 1, rejected: 5 });
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ result: "Success", recorded: 1, accepted: 1, rejected: 5 });
     expect(result.body.errors).toEqual([
       { index: 1, field: "activity_name", message: 'no activity named "wishlist" is defined in this panel' },
       { index: 2, field: "activity_params.prqt", message: 'must be an integer, not "22 pieces"' },

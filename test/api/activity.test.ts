@@ -56,7 +56,7 @@ describe("single activity: accepted shapes", () => {
     expect(event.params).toEqual({ name: "Kettle", prid: 1234, price: 29.5, prqt: 2 });
   });
 
-  it("reads the source in any case, cus/offline/store/pos as custom, and timestamp as epoch seconds or milliseconds", async () => {
+  it("reads web/app in any case, keeps other sources as sent (CONTRACT 10), and timestamp as epoch seconds or milliseconds", async () => {
     const now = Date.now();
     const sent = [
       { activity_source: "WEB", timestamp: Math.floor(now / 1000) - 60 },
@@ -68,9 +68,9 @@ describe("single activity: accepted shapes", () => {
     const events = (await contactEvents(panel, "ada@example.com")).body.events;
     expect(events.map((e: any) => [e.source, e.occurred_at])).toEqual([
       ["web", new Date(Math.floor(now / 1000) * 1000 - 60_000).toISOString()],
-      ["custom", new Date(now - 120_000).toISOString()],
-      ["custom", new Date(now - 180_000).toISOString()],
-      ["custom", new Date(now - 240_000).toISOString()],
+      ["CUS", new Date(now - 120_000).toISOString()],
+      ["Offline", new Date(now - 180_000).toISOString()],
+      ["pos", new Date(now - 240_000).toISOString()],
     ]);
   });
 
@@ -218,7 +218,7 @@ describe("single activity: bad input is refused and nothing is stored", () => {
     ["an impossible cts (25 o'clock)", (id) => ({ activityid: id, identity: "x@example.com", cts: 240101250000 }), 400, "cts"],
     ["a malformed timestamp", (id) => ({ activityid: id, identity: "x@example.com", timestamp: "yesterday" }), 400, "timestamp"],
     ["an impossible timestamp", (id) => ({ activityid: id, identity: "x@example.com", timestamp: "2023-02-29T10:00:00" }), 400, "timestamp"],
-    ["a bad source", (id) => ({ activityid: id, identity: "x@example.com", activity_source: "tv" }), 400, "activity_source"],
+    ["a source longer than 32 characters", (id) => ({ activityid: id, identity: "x@example.com", activity_source: "s".repeat(33) }), 400, "activity_source"],
     ["a cts more than 24 hours ahead (DDMMYY sent as YYMMDD)", (id) => ({ activityid: id, identity: "x@example.com", cts: "301124101500" }), 400, "cts"],
     ["an epoch timestamp more than 24 hours ahead", (id) => ({ activityid: id, identity: "x@example.com", timestamp: Math.floor(Date.now() / 1000) + 25 * 3600 }), 400, "timestamp"],
     ["a timestamp that is neither ISO nor epoch", (id) => ({ activityid: id, identity: "x@example.com", timestamp: "20240113" }), 400, "timestamp"],

@@ -68,20 +68,26 @@ describe("4.10 upload_contact_and_publish: success", () => {
     });
   });
 
-  it("sends the same JSON to every notify_me address", async () => {
+  it("sends the answer, without the caller's payload, to every notify_me address", async () => {
     const panel = await createPanel();
-    const response = await publish(panel, await broadcastData({ notify_me: "ops@example.com, boss@example.com" }));
+    const response = await publish(panel, await broadcastData({ notify_me: "ops@example.com, boss@example.com", campaign_name: "Click https://spam.example now" }));
     const [mail] = await notificationsOf(panel);
     expect(mail.to).toEqual(["ops@example.com", "boss@example.com"]);
-    expect(JSON.parse(mail.text)).toEqual(response.body);
+    const { payload: _payload, ...answer } = response.body;
+    expect(JSON.parse(mail.text)).toEqual(answer);
+    expect(mail.text).not.toContain("spam.example");
   });
 
-  it("mails the failure JSON to notify_me too", async () => {
+  it("mails nothing for a refused request (400 or 409), whatever notify_me says", async () => {
     const panel = await createPanel();
-    const response = await publish(panel, await broadcastData({ tags: "a,b,c,d,e,f" }));
-    const [mail] = await notificationsOf(panel);
-    expect(JSON.parse(mail.text)).toEqual(response.body);
-    expect(response.body.success).toBe(false);
+    const refused = await publish(panel, await broadcastData({ tags: "a,b,c,d,e,f", notify_me: "victim@example.com" }));
+    expect(refused.body.success).toBe(false);
+    const first = await publish(panel, await broadcastData({ list_name: "Taken" }));
+    expect(first.body.success).toBe(true);
+    const taken = await publish(panel, await broadcastData({ list_name: "Taken", notify_me: "victim@example.com" }));
+    expect(taken.status).toBe(409);
+    const mails = await notificationsOf(panel);
+    expect(mails.map((mail: { to: string[] }) => mail.to)).toEqual([["ops@example.com"]]);
   });
 
   it("accepts the whole JSON body as the data object, the spaced activity and an omitted type", async () => {

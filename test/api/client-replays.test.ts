@@ -142,9 +142,10 @@ describe("client replays", () => {
     expect(response.body).toMatchObject({ result: "Success", recorded: 3, duplicates: 0 });
     const stored = await storedEvents(panel.id);
     expect(stored.map((e) => [e.source, e.params.amount, e.params.items])).toEqual([
-      ["custom", 1499, 2],
-      ["custom", 250, 1],
-      ["custom", 99.5, 1],
+      // Other systems' names are kept as sent (CONTRACT 10).
+      ["CUS", 1499, 2],
+      ["pos", 250, 1],
+      ["offline", 99.5, 1],
     ]);
     // The task retries after a timeout: nothing is stored twice.
     const retried = await json(await call(`/v1/activity/upload?apikey=${encodeURIComponent(panel.apiKey)}`, { method: "POST", headers: { "content-type": "application/json", "idempotency-key": "celery-task-9f1c" }, body: JSON.stringify(events) }));

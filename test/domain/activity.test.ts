@@ -35,7 +35,9 @@ describe("activity params", () => {
       { field: "activity_params.size", message: 'unknown parameter "size": activity "add_to_cart" defines name, prid, price' },
     ]);
     expect(check({ prid: "12.5" }).problems).toEqual([{ field: "activity_params.prid", message: 'must be an integer, not "12.5"' }]);
-    expect(check({ prid: "" }).problems).toEqual([{ field: "activity_params.prid", message: 'must be an integer, not ""' }]);
+    // CONTRACT 10: "" for a number parameter is absent, and an integral decimal is an integer.
+    expect(check({ prid: "", price: " " })).toEqual({ values: {}, problems: [] });
+    expect(check({ prid: "34.0", name: "" })).toEqual({ values: { prid: 34, name: "" }, problems: [] });
   });
 });
 
@@ -69,13 +71,14 @@ describe("prepareActivityEvent", () => {
     expect(prepared).toEqual({ ok: false, status: 400, problems: [{ field: "identity", message: expect.stringContaining("either identity") }] });
   });
 
-  it("reads every source clients send: any case, cus, offline, store and pos meaning custom", () => {
+  it("reads every source clients send (CONTRACT 10): web, app and custom in any case, any other system's name as sent", () => {
     const source = (activity_source: string) => {
       const prepared = prepareActivityEvent({ activityid: 7, identity: "a@example.com", activity_source }, cart, panel, now);
       return prepared.ok ? prepared.event.source : prepared.problems[0]!.message;
     };
-    expect(["web", "WEB", "App", "custom", "CUS", "offline", "Store", "POS"].map(source)).toEqual(["web", "web", "app", "custom", "custom", "custom", "custom", "custom"]);
-    expect(source("email")).toMatch(/^must be one of web, app, custom \(any case; cus, offline, store, pos mean custom\), not "email"$/);
+    expect(["web", "WEB", "App", "custom", "CUS", "offline", "Store", "POS", " CRM "].map(source)).toEqual(["web", "web", "app", "custom", "CUS", "offline", "Store", "POS", "CRM"]);
+    expect(source("x".repeat(32))).toBe("x".repeat(32));
+    expect(source("x".repeat(33))).toBe("must be at most 32 characters");
   });
 
   it("reads timestamp as ISO or epoch seconds or milliseconds, and refuses a time more than 24 hours ahead", () => {

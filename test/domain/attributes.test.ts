@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkAttributes, checkJsonValue, checkTextValue, DEFAULT_ATTRIBUTES, isRealCalendarDate, nearestAttribute } from "../../src/domain/attributes";
+import { checkAttributes, checkJsonValue, checkTextValue, DEFAULT_ATTRIBUTES, isRealCalendarDate, isPhoneAttribute, nearestAttribute, readClientValue } from "../../src/domain/attributes";
 
 describe("checkJsonValue", () => {
   it.each([
@@ -113,5 +113,34 @@ describe("isRealCalendarDate", () => {
         for (const d of [-1, 0, 1, 15, 28, 29, 30, 31, 32, 2.5]) expect(isRealCalendarDate(y, m, d), `${y}-${m}-${d}`).toBe(byDate(y, m, d));
       }
     }
+  });
+});
+
+describe("readClientValue (CONTRACT 10)", () => {
+  it('reads "" (or blanks) for a non-text type as no value; text keeps ""', () => {
+    for (const type of ["integer", "float", "date", "boolean"] as const) {
+      expect(readClientValue(type, "")).toEqual({ ok: true, value: null });
+      expect(readClientValue(type, "  ", undefined, "text")).toEqual({ ok: true, value: null });
+    }
+    expect(readClientValue("string", "")).toEqual({ ok: true, value: "" });
+  });
+
+  it("reads integral decimals as integers and still refuses 34.5", () => {
+    expect(readClientValue("integer", 34.0)).toEqual({ ok: true, value: 34 });
+    expect(readClientValue("integer", "34.0")).toEqual({ ok: true, value: 34 });
+    expect(readClientValue("integer", "34.0", undefined, "text")).toEqual({ ok: true, value: 34 });
+    expect(readClientValue("integer", 34.5).ok).toBe(false);
+    expect(readClientValue("integer", "34.5", undefined, "text").ok).toBe(false);
+  });
+
+  it("drops pandas' .0 from phone attributes only", () => {
+    expect(readClientValue("string", "9876500001.0", "MOBILE")).toEqual({ ok: true, value: "9876500001" });
+    expect(readClientValue("string", "+919876500001.0", "alt_phone")).toEqual({ ok: true, value: "+919876500001" });
+    expect(readClientValue("string", "9876500001.0", "MOBILE_NO", "text")).toEqual({ ok: true, value: "9876500001" });
+    expect(readClientValue("string", "9876500001.5", "MOBILE")).toEqual({ ok: true, value: "9876500001.5" });
+    expect(readClientValue("string", "12.0", "CITY")).toEqual({ ok: true, value: "12.0" });
+    expect(readClientValue("string", "12.0")).toEqual({ ok: true, value: "12.0" });
+    expect(isPhoneAttribute("PHONENUMBER")).toBe(true);
+    expect(isPhoneAttribute("NAME")).toBe(false);
   });
 });

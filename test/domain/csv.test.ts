@@ -207,6 +207,12 @@ describe("CSV helpers", () => {
     expect(formatCsvRecord(cells)).toBe(`"'=HYPERLINK(""http://x"",""y"")",'+cmd|' /C calc'!A0,'-2+3,'@SUM(A1:A2),'\tx,"'\rx",-3,+919876543210,12.5,a=b,`);
   });
 
+  it("neutralises formulas behind leading spaces, in full-width signs and after a `;` separator", () => {
+    expect(formatCsvRecord([" =1+1", "\u3000=1+1", "\uFF1D1+1", "\uFF0BA1", "\uFF20SUM(A1)", ";=1+1", "a; =1+1;-2", "a;b", " 12"])).toBe(
+      "' =1+1,'\u3000=1+1,'\uFF1D1+1,'\uFF0BA1,'\uFF20SUM(A1),;'=1+1,a; '=1+1;'-2,a;b, 12",
+    );
+  });
+
   it("recognises binary files", () => {
     expect(looksBinary(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 1, 2]))).toBe(true);
     expect(looksBinary(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0]))).toBe(true);

@@ -17,6 +17,9 @@ describe("normalisePrimaryKey", () => {
     ["+91 98765 43210", "+919876543210"],
     ["(020) 555-0100", "0205550100"],
     [9876543210, "9876543210"],
+    // pandas' float spelling (CONTRACT 10)
+    ["9876500001.0", "9876500001"],
+    ["+919876500001.0", "+919876500001"],
   ])("MOBILE %j becomes %j", (raw, expected) => {
     expect(normalisePrimaryKey("MOBILE", "string", raw)).toEqual({ ok: true, value: expected });
   });
@@ -29,5 +32,6 @@ describe("normalisePrimaryKey", () => {
     expect(normalisePrimaryKey("CUSTOMER_NO", "integer", " 0042 ")).toEqual({ ok: true, value: "42" });
     expect(normalisePrimaryKey("CUSTOMER_NO", "integer", 42)).toEqual({ ok: true, value: "42" });
     expect(normalisePrimaryKey("CUSTOMER_NO", "integer", "4.2").ok).toBe(false);
+    expect(normalisePrimaryKey("CUSTOMER_NO", "integer", "42.0")).toEqual({ ok: true, value: "42" });
   });
 });

@@ -88,3 +88,10 @@ export async function signInAs(service: { origin: string }, email: string, passw
 export function signInAsOwner(service: { origin: string; printed: Record<string, string> }, options: { viewport?: { width: number; height: number } } = {}): Promise<BrowserWindow> {
   return signInAs(service, service.printed["owner email"]!, service.printed.password!, options);
 }
+
+/** Answers the panel's confirmation dialog (components/confirm-dialog.tsx) with its action button. */
+export async function confirmInDialog(page: Page, action: string): Promise<void> {
+  const dialog = page.getByRole("alertdialog");
+  await dialog.getByRole("button", { name: action, exact: true }).click();
+  await dialog.waitFor({ state: "detached" });
+}

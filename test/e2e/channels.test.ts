@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Locator, Page } from "playwright-core";
-import { checkAccessibility, screenshot, signInAs, signInAsOwner, type BrowserWindow } from "./browser.ts";
+import { checkAccessibility, confirmInDialog, screenshot, signInAs, signInAsOwner, type BrowserWindow } from "./browser.ts";
 import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
 
@@ -119,15 +119,15 @@ describe("the Channels screen in Chromium", () => {
     const [template] = (await adminCall("GET", `/panels/${panelId}/sms/templates`)).templates;
     assert.equal(template.body, "Привет {{FIRSTNAME | there}}");
 
-    page.once("dialog", (dialog) => void dialog.accept());
     await row.getByRole("button", { name: "Delete Cart reminder" }).click();
+    await confirmInDialog(page, "Delete template");
     await page.getByText("No SMS templates yet").waitFor();
     assert.deepEqual((await adminCall("GET", `/panels/${panelId}/sms/templates`)).templates, []);
 
     const stopped = page.getByRole("row", { name: /14155550199/ });
     assert.match((await stopped.textContent()) ?? "", /stopped by an operator/);
-    page.once("dialog", (dialog) => void dialog.accept());
     await stopped.getByRole("button", { name: "Send again to 14155550199" }).click();
+    await confirmInDialog(page, "Send again");
     await page.getByText("No stopped numbers").waitFor();
     assert.deepEqual((await adminCall("GET", `/panels/${panelId}/sms/suppressions`)).suppressions, []);
 

@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { checkAccessibility, openBrowser, screenshot } from "./browser.ts";
+import { checkAccessibility, confirmInDialog, openBrowser, screenshot } from "./browser.ts";
 import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
 serviceForThisFile();
@@ -380,8 +380,8 @@ describe("panel in Chromium", () => {
       await pages.getByRole("button", { name: "Previous" }).click();
       await members.getByRole("link", { name: "fetched00@example.com" }).waitFor();
 
-      page.once("dialog", (dialog) => void dialog.accept());
       await page.getByRole("button", { name: "Empty the list" }).click();
+      await confirmInDialog(page, "Remove every member");
       await page.getByText("30 members removed; the contacts stay.").waitFor();
       await page.getByText("No members").waitFor();
       await screenshot(page, "list-emptied");

@@ -11,6 +11,8 @@ const PREFIXES: [string, string][] = [
   ["/apiv2", "/apiv2"],
   ["/apiv2/*", "/apiv2/jobs/job_unknown/errors.csv"],
   ["/v1/*", "/v1/activity/singleactivity/unknown-client"],
+  // CSV batch activity (CONTRACT 10): a multipart post from a CRM must not meet the asset server.
+  ["/v1/*", "/v1/activity/batchactivity/unknown-client"],
   ["/admin/*", "/admin/v1/panels"],
   ["/t/*", "/t/u/not-a-token"],
   ["/hooks/*", "/hooks/email/ses/not-the-token"],
@@ -60,7 +62,7 @@ test("GET /health answers from the Worker", async () => {
 });
 
 test("/ serves the panel, and a deep link falls back to it", async () => {
-  for (const path of ["/", "/panels/pnl_x/contacts"]) {
+  for (const path of ["/", "/panels/pnl_x/contacts", "/reset-password"]) {
     const response = await fetch(`${service.origin}${path}`, { headers: { accept: "text/html", "sec-fetch-mode": "navigate" } });
     assert.equal(response.status, 200, path);
     assert.match(response.headers.get("content-type") ?? "", /text\/html/);
@@ -74,17 +76,42 @@ test("/ serves the panel, and a deep link falls back to it", async () => {
   }
 });
 
-test("a POST to a path outside the API prefixes is the asset server's (the check above can tell)", async () => {
-  const response = await fetch(`${service.origin}/not-an-api-path`, { method: "POST", body: "{}" });
-  assert.equal(response.status, 405);
+test("a POST to a path outside the API prefixes is answered by the Worker with a JSON 405, not the asset server's empty one", async () => {
+  for (const method of ["POST", "PROPFIND"]) {
+    const response = await fetch(`${service.origin}/not-an-api-path`, { method, body: method === "POST" ? "{}" : undefined });
+    assert.equal(response.status, 405, method);
+    assert.equal(response.headers.get("allow"), "GET, HEAD");
+    const body = (await response.json()) as { result: string; message: string };
+    assert.equal(body.result, "Failed");
+    assert.match(body.message, /^method: /);
+  }
 });
 
-test("the first screen's JavaScript is at most 200 KB gzipped", async () => {
-  const { gzipSync } = await import("node:zlib");
-  const html = await (await fetch(`${service.origin}/`)).text();
-  const scripts = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+\.js)"/g)].map((found) => found[1]!);
-  assert.ok(scripts.length > 0);
-  let gzipped = 0;
-  for (const script of scripts) gzipped += gzipSync(Buffer.from(await (await fetch(`${service.origin}${script}`)).arrayBuffer())).length;
-  assert.ok(gzipped <= 200 * 1024, `first screen JavaScript is ${gzipped} bytes gzipped`);
+test("mistyped API paths get the JSON Failed body with 404, never the panel's HTML", async () => {
+  const cases: [string, string][] = [
+    ["GET", "/apiv3?type=contact&activity=add"],
+    ["GET", "/APIV2?type=contact&activity=add"],
+    ["POST", "/v2/activity/singleactivity/some-client"],
+    ["POST", "/V1/activity/singleactivity/some-client"],
+    ["GET", "/health/x"],
+    ["GET", "/api/contacts"],
+  ];
+  for (const [method, path] of cases) {
+    const response = await fetch(`${service.origin}${path}`, {
+      method,
+      headers: { accept: "text/html,application/json", "sec-fetch-mode": "navigate", "content-type": "application/json" },
+      body: method === "POST" ? "{}" : undefined,
+    });
+    assert.equal(response.status, 404, `${method} ${path}`);
+    const body = (await response.json()) as { result: string; message: string };
+    assert.equal(body.result, "Failed", `${method} ${path}`);
+  }
+});
+
+test("a fetch that asks for JSON under a panel route gets a JSON 404; a navigation there gets the panel", async () => {
+  const asJson = await fetch(`${service.origin}/panels/pnl_x/contacts`, { headers: { accept: "application/json" } });
+  assert.equal(asJson.status, 404);
+  assert.equal(((await asJson.json()) as { result: string }).result, "Failed");
+  const head = await fetch(`${service.origin}/panels/pnl_x/contacts`, { method: "HEAD", headers: { accept: "text/html" } });
+  assert.equal(head.status, 200);
 });

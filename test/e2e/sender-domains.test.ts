@@ -8,7 +8,7 @@ import type { Server } from "node:http";
 import { after, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { startReceiver } from "../node/receiver.ts";
-import { checkAccessibility, screenshot, signInAs } from "./browser.ts";
+import { checkAccessibility, confirmInDialog, screenshot, signInAs } from "./browser.ts";
 import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
 let dns: { server: Server; url: string };
@@ -188,8 +188,8 @@ describe("sender domains in Chromium", () => {
     await screenshot(viewer, "sender-domains-viewer");
 
     // The owner removes the sender domain (after confirming): mail from it is refused again.
-    page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: `Remove ${DOMAIN}`, exact: true }).click();
+    await confirmInDialog(page, "Remove sender domain");
     await page.getByText("No sender domains yet").waitFor();
     assert.deepEqual((await adminCall("GET", `/panels/${panelId}/sender-domains`)).sender_domains, []);
   });

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { broadcastData } from "../support/broadcasts";
+import { publishTxt } from "../support/dns";
 import { BASE, createPanel, panelSnapshot } from "../support/helpers";
 
 /** The Worker as deployed: private fetches off. */
@@ -48,5 +49,34 @@ describe("with private fetches off, every caller-given URL refuses hosts outside
     expect(webhook.status).toBe(400);
     expect(webhook.body.errors[0].field).toBe("url");
     expect(await panelSnapshot(panel.id)).toBe(before);
+  });
+});
+
+describe("with private fetches off, a name that resolves to this machine is refused before any connection", () => {
+  it("refuses contacts_upload_source and source_file without a byte of the listener's answer", async () => {
+    const panel = await createPanel();
+    const bucket = `ssrf-${crypto.randomUUID()}`;
+    // The listener would answer with this, as an internal service would; none of it may come back.
+    await fetch(`${env.RECEIVER_URL}/__script/${bucket}`, { method: "POST", body: JSON.stringify([{ status: 200, body: "listener,secret\n1,2\n" }]) });
+    const host = `internal-${crypto.randomUUID().slice(0, 8)}.example.com`;
+    await publishTxt({ [`${host} A`]: ["127.0.0.1"] });
+    const inside = `http://${host}:${new URL(env.RECEIVER_URL).port}/hooks/${bucket}`;
+
+    const publish = `/apiv2?type=email_broadcast&activity=upload_contact_and_publish&apikey=${panel.apiKey}`;
+    // The contact file alone, then with the HTML body at the same name (whichever download runs first is refused).
+    for (const data of [
+      await broadcastData({ contacts_upload_source: `${inside}/contacts.csv` }),
+      await broadcastData({ contacts_upload_source: `${inside}/contacts.csv`, source_code: undefined, source_file: `${inside}/body.html` }),
+    ]) {
+      const answer = await strictCall(publish, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(data) });
+      expect(answer.status).toBe(400);
+      expect(answer.body.message).toContain("resolves to a private, loopback or special-use address");
+      expect(JSON.stringify(answer.body)).not.toContain("listener");
+    }
+
+    // Webhook deliveries run in the dispatcher Durable Object with the deployment's env; they
+    // fetch through the same fetchOutbound (test/lib/outbound.test.ts covers it there).
+    const received = await fetch(`${env.RECEIVER_URL}/__requests/${bucket}`);
+    expect(await received.json()).toEqual([]);
   });
 });

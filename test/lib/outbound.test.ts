@@ -1,5 +1,8 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { checkOutboundUrl } from "../../src/lib/outbound";
+import { fetchOutbound, judgeResolvedHost, OutboundError } from "../../src/lib/outbound";
+import { checkOutboundUrl } from "../../src/lib/outbound-address";
+import { publishTxt } from "../support/dns";
 
 describe("checkOutboundUrl", () => {
   it.each([
@@ -77,5 +80,64 @@ describe("checkOutboundUrl", () => {
     expect(checkOutboundUrl("http://127.0.0.1:8080/x", true).ok).toBe(true);
     expect(checkOutboundUrl("http://localhost:8080/x", true).ok).toBe(true);
     expect(checkOutboundUrl("https://user:pw@127.0.0.1/x", true).ok).toBe(false);
+  });
+});
+
+describe("with private fetches off, a host given by name is resolved before any connection", () => {
+  const strict = { ALLOW_PRIVATE_FETCH: "false", DOH_URL: env.DOH_URL };
+  const port = new URL(env.RECEIVER_URL).port;
+  const bucket = `dns-guard-${crypto.randomUUID()}`;
+  const fresh = (label: string) => `${label}-${crypto.randomUUID().slice(0, 8)}.example.com`;
+
+  async function attempt(host: string): Promise<OutboundError> {
+    try {
+      await fetchOutbound(strict, `http://${host}:${port}/hooks/${bucket}`, {}, { timeoutMs: 1_000 });
+    } catch (error) {
+      if (error instanceof OutboundError) return error;
+      throw error;
+    }
+    throw new Error(`${host} was fetched`);
+  }
+
+  it("refuses names whose A or AAAA answer is loopback, private or special-use, and a name that does not resolve", async () => {
+    const loopback = fresh("loop");
+    const mixed = fresh("mixed");
+    const privateV4 = fresh("lan");
+    const mapped = fresh("mapped");
+    const broken = fresh("broken");
+    await publishTxt({
+      [`${loopback} A`]: ["127.0.0.1"],
+      [`${mixed} A`]: ["93.184.216.34"],
+      [`${mixed} AAAA`]: ["::1"],
+      [`${privateV4} A`]: ["10.1.2.3"],
+      [`${mapped} AAAA`]: ["::ffff:127.0.0.1"],
+      [`${broken} A`]: "SERVFAIL",
+    });
+    for (const host of [loopback, mixed, privateV4, mapped]) {
+      const refused = await attempt(host);
+      expect(refused.code, host).toBe("blocked");
+      expect(refused.message, host).toContain("resolves to a private, loopback or special-use address");
+    }
+    expect((await attempt(fresh("nowhere"))).message).toContain("does not resolve to any address");
+    expect((await attempt(broken)).message).toContain("could not be resolved");
+    // Nothing reached the listener the names point at.
+    const received = await fetch(`${env.RECEIVER_URL}/__requests/${bucket}`);
+    expect(await received.json()).toEqual([]);
+  });
+
+  it("lets a name with only public addresses through to the connection", async () => {
+    const host = fresh("public");
+    await publishTxt({ [`${host} A`]: ["93.184.216.34"] });
+    expect(await judgeResolvedHost(env.DOH_URL, host)).toEqual({ ok: true });
+  });
+
+  it("keeps a verdict for the records' TTL, then looks again", async () => {
+    const host = fresh("rebind");
+    await publishTxt({ [`${host} A`]: ["1.1.1.1"] });
+    const now = Date.now();
+    expect(await judgeResolvedHost(env.DOH_URL, host, now)).toEqual({ ok: true });
+    await publishTxt({ [`${host} A`]: ["127.0.0.1"] });
+    expect(await judgeResolvedHost(env.DOH_URL, host, now + 1_000)).toEqual({ ok: true });
+    expect((await judgeResolvedHost(env.DOH_URL, host, now + 301_000)).ok).toBe(false);
   });
 });

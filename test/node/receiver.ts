@@ -16,7 +16,8 @@ const { dkimVerify } = createRequire(import.meta.url)("mailauth/lib/dkim/verify"
  *                                   the last one repeats. Without a script a bucket answers 200.
  *   GET  /__requests/{bucket}       what the bucket received: [{method, path, headers, body, bodyBase64, at}]
  *   ANY  /hooks/{bucket}[/...]      the endpoint itself
- *   PUT  /__dns/{bucket}            DNS records: {"name": [TXT, ...], "name CNAME": [target]}, added to the bucket's, answered by
+ *   PUT  /__dns/{bucket}            DNS records: {"name": [TXT, ...], "name CNAME": [target], "name A": [ip], "name AAAA": [ip]},
+ *                                   added to the bucket's, answered by
  *   GET  /dns/{bucket}?name=&type=  a stand-in of the DNS-over-HTTPS JSON API (application/dns-json);
  *                                   a name without records is NXDOMAIN; {"name": "SERVFAIL"} fails it
  *   POST /__dkim/verify             {raw, txt: {"name": "record"}}: mailauth's DKIM verdicts of the
@@ -78,8 +79,9 @@ export function startReceiver(): Promise<{ server: Server; url: string }> {
       const name = (url.searchParams.get("name") ?? "").replace(/\.$/, "").toLowerCase();
       const zone = zones.get(decoded) ?? {};
       const type = url.searchParams.get("type");
-      const records = type === "TXT" ? zone[name] : type === "CNAME" ? zone[`${name} cname`] : undefined;
-      const code = type === "CNAME" ? 5 : 16;
+      const codes: Record<string, number> = { A: 1, CNAME: 5, TXT: 16, AAAA: 28 };
+      const records = type === "TXT" ? zone[name] : type && codes[type] ? zone[`${name} ${type.toLowerCase()}`] : undefined;
+      const code = codes[type ?? ""] ?? 16;
       const question = [{ name, type: code }];
       // TXT data as resolvers write it: quoted strings of at most 255 characters, quotes escaped.
       const quoted = (text: string) => (text.match(/[^]{1,255}/g) ?? [""]).map((part) => `"${part.replace(/["\\]/g, "\\$&")}"`).join(" ");
@@ -87,7 +89,7 @@ export function startReceiver(): Promise<{ server: Server; url: string }> {
         records === "SERVFAIL"
           ? { Status: 2, Question: question }
           : records?.length
-            ? { Status: 0, Question: question, Answer: records.map((data) => ({ name, type: code, TTL: 300, data: code === 5 ? `${data}.` : quoted(data) })) }
+            ? { Status: 0, Question: question, Answer: records.map((data) => ({ name, type: code, TTL: 300, data: code === 5 ? `${data}.` : code === 16 ? quoted(data) : data })) }
             : { Status: 3, Question: question };
       response.writeHead(200, { "content-type": "application/dns-json" }).end(JSON.stringify(answer));
     } else if (head === "__dkim" && request.method === "POST") {

@@ -2,7 +2,7 @@ import { expect } from "vitest";
 import { admin, call, panelSnapshot, type TestPanel, panelData } from "./helpers";
 
 /** Defines an activity in the panel through the admin API; returns its activityid. */
-export async function defineActivity(panel: TestPanel, name: string, params: Record<string, string> = {}): Promise<string> {
+export async function defineActivity(panel: TestPanel, name: string, params: Record<string, unknown> = {}): Promise<string> {
   const created = await admin("POST", `/panels/${panel.id}/activities`, { name, params });
   expect(created.status).toBe(201);
   return created.body.activityid;

@@ -8,7 +8,10 @@ import { panelData } from "./helpers";
  * as a receiving server runs it, with the key records resolved from what a test published.
  */
 
-/** Publishes TXT records (name -> records; "SERVFAIL" makes lookups of the name fail). Names are added to what is there. */
+/**
+ * Publishes DNS records: "name" -> TXT records, "name CNAME" / "name A" / "name AAAA" -> records of
+ * that type; "SERVFAIL" makes lookups of the key fail. Names are added to what is there.
+ */
 export async function publishTxt(records: Record<string, string[] | "SERVFAIL">): Promise<void> {
   const bucket = new URL(env.DOH_URL).pathname.split("/").pop();
   const response = await fetch(`${env.RECEIVER_URL}/__dns/${bucket}`, { method: "PUT", body: JSON.stringify(records) });

@@ -3,7 +3,7 @@ import { ApiFailure, request, useSessionToken, type SessionView } from "./api";
 import { Link, match, navigate, useLocation } from "./router";
 import { ResetPassword } from "./screens/password-reset";
 import { SignIn } from "./screens/sign-in";
-import { SCREENS } from "./screens";
+import { SCREENS } from "./routes";
 import { Loading } from "./ui";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "signed-in"; session: SessionView };

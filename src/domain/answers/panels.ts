@@ -1,7 +1,7 @@
 // The admin API's answers about a panel and its people (panels, users, operators, schema,
 // audit, overview): the routes return them and the panel reads them (`z.output`).
 import { z } from "../../lib/z";
-import { ACTIVITY_PARAM_TYPES } from "../activity";
+import { SCALAR_PARAM_TYPES } from "../activity-param-types";
 import { ATTRIBUTE_TYPES, UNKNOWN_ATTRIBUTE_MODES } from "../attributes";
 import { AUDIT_ACTIONS } from "../audit";
 import { OPERATOR_ROLES } from "../operators";
@@ -47,10 +47,17 @@ export const operatorRemovedAnswer = z.object({ removed: z.boolean() });
 export const attributeAnswer = z.object({ name: z.string(), type: z.enum(ATTRIBUTE_TYPES) });
 export const attributeListAnswer = z.object({ attributes: z.array(attributeAnswer) });
 
+/** A parameter's type: a scalar type, or an array of items whose members have scalar types (CONTRACT 10). */
+const scalarParamTypeAnswer = z.enum(SCALAR_PARAM_TYPES);
+export const activityParamTypeAnswer = z.union([
+  scalarParamTypeAnswer,
+  z.object({ type: z.literal("array"), of: z.record(z.string(), scalarParamTypeAnswer) }),
+]);
+
 export const activityAnswer = z.object({
   activityid: z.string(),
   name: z.string(),
-  params: z.record(z.string(), z.enum(ACTIVITY_PARAM_TYPES)),
+  params: z.record(z.string(), activityParamTypeAnswer),
   created_at: isoInstant,
 });
 export const activityListAnswer = z.object({ activities: z.array(activityAnswer) });

@@ -86,7 +86,7 @@ export interface WebhookEvent {
   details?: EventDetails;
   /** The clicked link (click events); 1.0 sends it as `event_params.linkid`. */
   linkId?: number;
-  /** payload_params (custom_activity only): the payload sent with the activity. */
+  /** payload_params (custom_activity only), as sent: for a journey's event, payloadParamsOf(its params). */
   payload?: Record<string, JsonValue>;
 }
 
@@ -96,6 +96,15 @@ export interface RenderContext {
   webhookName: string;
   /** The panel's time zone, in which `ts` and `timestamp` are written. */
   timeZone: string;
+}
+
+/**
+ * payload_params of a custom activity (spec 2.8): `{"items":[params]}`, the event's parameters
+ * whole (array parameters included). The one place the event's `params` (the request's
+ * `activity_params`, domain/events.ts) take their wire name.
+ */
+export function payloadParamsOf(params: Readonly<Record<string, unknown>>): Record<string, JsonValue> {
+  return { items: [params as Record<string, JsonValue>] };
 }
 
 /** Members the builder owns; a caller's `details` cannot set them. */

@@ -14,7 +14,34 @@ export function bearerToken(request: Request): string | undefined {
   return match ? (match[1] ?? "").trim() : undefined;
 }
 
-/** The API key sent with a call outside the envelope: the Bearer header, else the `apikey` query. */
+/**
+ * The keys a public API call carries in its headers (CONTRACT 8 and 10): `Authorization: Bearer
+ * <key>`, `Authorization: <key>` (one word, no scheme) and `api-key: <key>`. Another scheme
+ * (`Basic ...`) carries no API key.
+ */
+export function headerApiKeys(request: Request): string[] {
+  const keys: string[] = [];
+  const bearer = bearerToken(request);
+  if (bearer !== undefined) keys.push(bearer);
+  const authorization = request.headers.get("authorization")?.trim();
+  if (bearer === undefined && authorization && !/\s/.test(authorization)) keys.push(authorization);
+  const apiKeyHeader = request.headers.get("api-key");
+  if (apiKeyHeader !== null) keys.push(apiKeyHeader.trim());
+  return keys;
+}
+
+/**
+ * The one API key of a call that may send it in several places (headers, the `apikey`
+ * parameter): undefined when none is sent; 401 when two of them disagree, as the caller cannot
+ * be authenticated by either.
+ */
+export function oneApiKey(request: Request, parameterKey?: unknown): unknown {
+  const given = [...(parameterKey === undefined ? [] : [parameterKey]), ...headerApiKeys(request)];
+  if (given.some((key) => key !== given[0])) throw notAuthenticated();
+  return given[0];
+}
+
+/** The API key sent with a call outside the envelope: in a header (any form above) or the `apikey` query. */
 export function requestApiKey(request: Request): string | undefined {
-  return bearerToken(request) ?? new URL(request.url).searchParams.get("apikey") ?? undefined;
+  return oneApiKey(request, new URL(request.url).searchParams.get("apikey") ?? undefined) as string | undefined;
 }

@@ -47,5 +47,10 @@ export async function catalogKnowing(env: Env, clientId: string, catalog: Activi
 }
 
 export function ingestPanel(catalog: ActivityCatalog): IngestPanel {
-  return { primaryKey: catalog.panel.primaryKey, primaryKeyType: catalog.primaryKeyType, timezone: catalog.panel.timezone };
+  return {
+    primaryKey: catalog.panel.primaryKey,
+    primaryKeyType: catalog.primaryKeyType,
+    timezone: catalog.panel.timezone,
+    unknownAttributes: catalog.panel.unknownAttributes,
+  };
 }

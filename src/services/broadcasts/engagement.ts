@@ -4,7 +4,7 @@ import type { ProviderBounce } from "../channels/email/provider";
 import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
 import { countEngagement, markBounced, markUnsubscribed, type TrackedMessage } from "../../store/campaigns";
 import { suppressAddress } from "../../store/suppressions";
-import { recordEmailEvents } from "./campaign-events";
+import { recordEmailEvents } from "../pipeline/email-events";
 import { messageIdOf } from "./send";
 
 /**

@@ -1,10 +1,13 @@
+import { recordAudit, type Auditor } from "../audit/record";
 import type { EmailProvider } from "../channels/email/provider";
+import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
 import { EMAIL_ATTRIBUTE, normaliseEmail } from "../../domain/email";
 import { buildMime, personalize, withoutLinkMarks } from "../../domain/email-message";
 import type { FieldProblem } from "../../lib/problems";
 import { randomHex } from "../../lib/random";
-import type { Campaign } from "../../store/campaigns";
+import { getCampaign, type Campaign } from "../../store/campaigns";
+import type { Panel } from "../../store/panels";
 import { getContactByKey } from "../../store/contacts";
 import type { ShardDb } from "../../store/shards";
 import { campaignTemplates, type SendEnv } from "./send";
@@ -55,4 +58,15 @@ export async function sendCampaignTest(
   );
   if (!result?.ok) return { ok: false, status: 502, problems: [{ field: "email", message: `the email provider did not take the message: ${result?.error ?? "no answer"}` }] };
   return { ok: true, messageId: id };
+}
+
+export type TestCopyOutcome = TestSendOutcome | { ok: false; status: 404; problems: [] };
+
+/** The panel's "send a test copy" of its campaign `campaignId`, recorded in the audit log once sent. */
+export async function sendTestCopy(env: Env, db: ShardDb, panel: Panel, campaignId: string, to: string, by: Auditor): Promise<TestCopyOutcome> {
+  const campaign = await getCampaign(db, panel.id, campaignId);
+  if (!campaign) return { ok: false, status: 404, problems: [] };
+  const outcome = await sendCampaignTest(env, emailProvider(env), db, panel, campaign, to);
+  if (outcome.ok) await recordAudit(db, panel.id, by, "campaign.test_sent", campaign.id, { name: campaign.name });
+  return outcome;
 }

@@ -1,6 +1,6 @@
 import { panelDb } from "../access/shards";
 import { newId } from "../../lib/random";
-import { claimNotification, finishNotification } from "../../store/notifications";
+import { claimNotification, finishNotification, recentNotificationCopies } from "../../store/notifications";
 
 /**
  * Transactional email (import summaries, notify_me copies, webhook failure alerts) goes
@@ -16,7 +16,17 @@ export interface Notification {
   text: string;
   /** Makes the send at-most-once: a second notification with the same key is skipped. */
   dedupeKey?: string;
+  /** A copy an API caller asked for (notify_me, notifyemail): counts against the panel's hourly cap. */
+  capped?: boolean;
 }
+
+/**
+ * Copies (one per recipient) of caller-requested notifications a panel may send per hour. Past
+ * it a notification is recorded as failed and not sent: an API key must not be a mail relay.
+ */
+export const CAPPED_COPIES_PER_HOUR = 100;
+const HOUR_MS = 60 * 60 * 1000;
+const CAPPED_KINDS = ["broadcast_notify", "import_summary"];
 
 export type NotificationOutcome = "sent" | "failed" | "duplicate";
 
@@ -39,6 +49,14 @@ export async function sendNotification(env: Env, notification: Notification, now
     notification.dedupeKey ?? null,
   );
   if (!claimed) return "duplicate";
+  if (notification.capped) {
+    // Counted after the claim, which this copy is part of, so two racing claims cannot both slip under.
+    const copies = await recentNotificationCopies(db, notification.panelId, CAPPED_KINDS, now - HOUR_MS);
+    if (copies > CAPPED_COPIES_PER_HOUR) {
+      await finishNotification(db, id, "failed", `not sent: the panel's ${CAPPED_COPIES_PER_HOUR} notification copies per hour are used up`);
+      return "failed";
+    }
+  }
   try {
     await env.MAILER.send({ from: env.MAIL_FROM, to: notification.to, subject: notification.subject, text: notification.text });
     await finishNotification(db, id, "sent", null);

@@ -19,7 +19,7 @@ export async function updateContactAttributes(
   input: Record<string, unknown>,
   fieldPrefix = "data",
 ): Promise<ContactUpdate> {
-  const prepared = prepareContact(ctx.schema, input, ctx.unknown, fieldPrefix);
+  const prepared = prepareContact(ctx.schema, input, ctx.unknown, fieldPrefix, "clears");
   if (!prepared.ok) return { kind: "refused", problems: prepared.problems };
   const contact = await updateContact(ctx.db, ctx.panelId, prepared.key, prepared.values, ctx.now, prepared.created);
   if (!contact) return { kind: "missing", key: prepared.key };

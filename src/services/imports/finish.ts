@@ -48,7 +48,7 @@ export async function writeErrorReport(env: Env, job: ImportJob): Promise<string
 export async function sendImportSummary(env: Env, job: ImportJob): Promise<void> {
   if (job.notifyEmails.length === 0) return;
   const { subject, text } = summaryEmail(job);
-  await sendNotification(env, { panelId: job.panelId, kind: "import_summary", to: job.notifyEmails, subject, text, dedupeKey: `import:${job.id}` });
+  await sendNotification(env, { panelId: job.panelId, kind: "import_summary", to: job.notifyEmails, subject, text, dedupeKey: `import:${job.id}`, capped: true });
 }
 
 /**

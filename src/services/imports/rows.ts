@@ -5,6 +5,7 @@ import { errorReportRow, planColumns, prepareRow, sameColumns, type ColumnPlan }
 import { loadAttributeSchema } from "../../store/attributes";
 import { commitImportStatements, importChunkStatements, type ImportJob, type ImportSource, type ImportedRow, type RefusedRowLine } from "../../store/imports";
 import { ImportFailure } from "./errors";
+import { concatBytes } from "../../lib/bytes";
 
 /**
  * How much one chunk (one D1 batch, one checkpoint) and one queue message do. A chunk of 2,000
@@ -216,7 +217,7 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
           if (tooLong) throw new ImportFailure(`Row ${at.rowNumber + 1} is longer than ${tuning.maxRecordBytes} bytes; is a quote left open?`);
           const more = await readRange(env.FILES, source.key, readTo, Math.min(tuning.readBytes, size - readTo));
           readTo += more.length;
-          buffer = buffer.length === 0 ? more : concat(buffer, more);
+          buffer = concatBytes(buffer, more);
           continue;
         }
         if (cut.records === 0) break;
@@ -261,11 +262,4 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
     const commit: Promise<unknown> | null = inFlight;
     if (commit) await commit.catch(() => undefined);
   }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }

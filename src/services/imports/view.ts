@@ -68,15 +68,19 @@ export function callbackBody(job: ImportJob) {
   };
 }
 
-/** The summary email sent to `notifyemail`. */
+/**
+ * The summary email sent to `notifyemail`. It carries counts and ids the service made, never
+ * caller-chosen text (file URLs, or a failure reason that may quote the file): the job's
+ * status answer holds those for the caller.
+ */
 export function summaryEmail(job: ImportJob): { subject: string; text: string } {
   const counts = `${job.total} rows: ${job.created} created, ${job.updated} updated, ${job.failed} refused`;
   const subject = job.status === "completed" ? `Contact import ${job.id} completed: ${counts}` : `Contact import ${job.id} failed`;
   const lines = [
     job.status === "completed" ? `Your contact import ${job.id} is complete.` : `Your contact import ${job.id} failed.`,
     "",
-    ...(job.reason ? [`Reason: ${job.reason}`, ""] : []),
-    `Files: ${job.sources.map((s) => s.url ?? s.name).join(", ")}`,
+    ...(job.status === "failed" ? ["The job's status answer says why.", ""] : []),
+    `Files: ${job.sources.length}`,
     ...(job.listId === null ? [] : [`List: ${job.listId}`]),
     `Rows read: ${job.total}`,
     `Created: ${job.created}`,

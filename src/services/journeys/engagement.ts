@@ -1,6 +1,6 @@
 import { panelDb } from "../access/shards";
 import { allShards, type ShardDb } from "../../store/shards";
-import { recordEmailEvents, type EmailEventKind } from "../broadcasts/campaign-events";
+import { recordEmailEvents, type EmailEventKind } from "../pipeline/email-events";
 import type { ProviderBounce } from "../channels/email/provider";
 import type { JourneyMessageRef, TrackingClaim } from "../channels/email/tracking";
 import { getMessages, journeyEmailByProviderId, type JourneyMessage } from "../../store/journeys/messages";

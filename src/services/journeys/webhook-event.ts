@@ -2,7 +2,7 @@ import type { WebhookStep } from "../../domain/journey";
 import type { StoredEvent } from "../../store/events";
 import type { KeyedContact } from "../../store/contacts";
 import type { JourneyMessage } from "../../store/journeys/messages";
-import type { EventDetails, JsonValue, MessageEvent, WebhookEvent } from "../../domain/webhooks/payload";
+import { payloadParamsOf, type EventDetails, type JsonValue, type MessageEvent, type WebhookEvent } from "../../domain/webhooks/payload";
 
 /**
  * The webhook event a journey's webhook step sends (spec 2.8, CONTRACT 6), built from the
@@ -105,11 +105,12 @@ export function journeyWebhookEvent(input: WebhookEventInput): WebhookEvent {
       details: {
         activity_name: event.name,
         activity_id: event.activityId ?? -1,
-        activity_source: event.source ?? "web",
+        // Passed on as sent; an event stored without a source reports none (CONTRACT 10).
+        ...(event.source !== null ? { activity_source: event.source } : {}),
         identity: contact.key,
         foreignkey: contact.key,
       },
-      payload: { items: [event.params as Record<string, JsonValue>] },
+      payload: payloadParamsOf(event.params),
     };
   }
   return {

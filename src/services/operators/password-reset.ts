@@ -14,14 +14,12 @@ export const RESETS_PER_ACCOUNT = 5;
 /** The panel's page a reset link opens; the token rides in the fragment, which no server or Referer sees. */
 export const RESET_PAGE = "/reset-password";
 
-type ResetEnv = Pick<Env, "DB" | "MAILER" | "MAIL_FROM">;
+type ResetEnv = Pick<Env, "DB" | "MAILER" | "MAIL_FROM" | "PUBLIC_BASE_URL">;
 
 export interface ResetRequest {
   email: string;
   /** The client's address (CF-Connecting-IP), for the rate limit. */
   address: string;
-  /** The panel's origin, for the link. */
-  origin: string;
   now: number;
   /** Takes the lookup and the mail, so the answer does not wait for them. */
   waitUntil(work: Promise<unknown>): void;
@@ -47,7 +45,8 @@ async function sendResetLink(env: ResetEnv, request: ResetRequest): Promise<void
   if (!operator || operator.disabled) return;
   const token = randomBase64Url(32);
   await insertPasswordReset(env.DB, await sha256Hex(token), operator.id, request.now + PASSWORD_RESET_TTL_MS);
-  const link = `${request.origin}${RESET_PAGE}#token=${token}`;
+  // The deployment's own address, never the request's Host header, which the asker chooses.
+  const link = `${env.PUBLIC_BASE_URL.replace(/\/+$/, "")}${RESET_PAGE}#token=${token}`;
   await env.MAILER.send({
     from: env.MAIL_FROM,
     to: operator.email,

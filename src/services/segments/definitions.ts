@@ -4,7 +4,8 @@ import type { FieldProblem } from "../../domain/problems";
 import { dependenciesOf, type SegmentDefinition, type SegmentNode } from "../../domain/segments";
 import { newId } from "../../lib/random";
 import { compileSegment } from "../../store/segment-sql";
-import { countMatching, insertSegment, loadSegmentCatalog, updateSegment, type Segment } from "../../store/segments";
+import { countMatching, getSegment, insertSegment, loadSegmentCatalog, updateSegment, type Segment } from "../../store/segments";
+import { recordAudit, type Auditor } from "../audit/record";
 import { checkSegmentMatch } from "./check";
 import { buildSegment } from "./membership";
 import { forgetPanelSegments } from "./panel-segments";
@@ -30,9 +31,10 @@ export async function saveSegment(
   env: Env,
   panelId: string,
   definition: SegmentDefinition,
-  options: { id?: string; now: number; defer: (work: Promise<unknown>) => void },
+  options: { id?: string; now: number; defer: (work: Promise<unknown>) => void; by: Auditor },
 ): Promise<SegmentOutcome> {
   const db = await panelDb(env, panelId);
+  if (options.id !== undefined && !(await getSegment(db, panelId, options.id))) return { ok: false, missing: true };
   const catalog = await loadSegmentCatalog(db, panelId);
   const checked = await checkSegmentMatch(db, panelId, catalog, definition.match);
   if (!checked.ok) return checked;
@@ -47,5 +49,6 @@ export async function saveSegment(
   options.defer(
     buildSegment(env, segment, options.now, BUILD_AFTER_SAVE_MS).catch((error: unknown) => console.error(`segments: building ${segment.id} failed; the cron goes on with it`, error)),
   );
+  await recordAudit(db, panelId, options.by, options.id === undefined ? "segment.created" : "segment.edited", segment.id, { name: segment.name });
   return { ok: true, segment, count };
 }

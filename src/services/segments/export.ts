@@ -94,6 +94,20 @@ export async function startSegmentExport(
   return { ok: true, job };
 }
 
+/** The panel's "export this saved segment": as startSegmentExport, once the segment is found. */
+export async function exportSavedSegment(
+  env: Pick<Env, "IMPORTS">,
+  db: ShardDb,
+  panel: Pick<Panel, "id" | "primaryKey">,
+  segmentId: string,
+  attributes: readonly string[],
+  now: number,
+): Promise<{ ok: true; job: SegmentExport } | { ok: false; problems: FieldProblem[] } | { ok: false; missing: true }> {
+  const segment = await getSegment(db, panel.id, segmentId);
+  if (!segment) return { ok: false, missing: true };
+  return startSegmentExport(env, db, panel, segment, attributes, now);
+}
+
 function cell(value: unknown): string {
   if (value === null || value === undefined) return "";
   return typeof value === "string" ? value : String(value);

@@ -1,4 +1,4 @@
-import { fetchOutbound, OutboundError } from "../../lib/outbound";
+import { fetchOutbound, OutboundError, type OutboundEnv } from "../../lib/outbound";
 import type { AttemptAnswer } from "../../domain/webhooks/policy";
 import { signatureHeaders } from "./signing";
 
@@ -87,7 +87,7 @@ async function readExcerpt(response: Response, limit: number, signal: AbortSigna
 }
 
 export async function postBatch(
-  env: Pick<Env, "ALLOW_PRIVATE_FETCH">,
+  env: OutboundEnv,
   target: DeliveryTarget,
   batch: { id: string; body: string },
   options: { now: number; timeoutMs?: number },

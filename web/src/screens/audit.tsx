@@ -1,8 +1,9 @@
 import { useState } from "react";
 import { admin } from "../api";
 import type { AuditAction, AuditEntryView } from "../../../src/domain/answers";
-import { Empty, ErrorNote, Field, formatTime, Loading, Pager, Screen, useLoad } from "../ui";
-import type { ScreenProps } from ".";
+import { DataTable } from "../components/data-table";
+import { Empty, ErrorNote, Field, formatTime, Screen, useLoad } from "../ui";
+import type { ScreenProps } from "../screen-props";
 
 /** How each action reads in the log; the keys are the Worker's actions, so a new one fails to type-check here until named. */
 const ACTIONS: Record<AuditAction, string> = {
@@ -82,58 +83,36 @@ export function Audit({ panel }: ScreenProps) {
         </Field>
       </div>
       <ErrorNote error={error} />
-      {!data ? (
-        <Loading />
-      ) : data.entries.length === 0 ? (
-        <Empty title="Nothing recorded yet">Changes appear here as owners and marketers make them, for example turning API mode on in Settings or rotating a key in Users and API keys.</Empty>
-      ) : (
-        <>
-          <table>
-            <caption className="visually-hidden">Audit log, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Who</th>
-                <th scope="col">What</th>
-                <th scope="col">Object</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.entries.map((entry) => (
-                <tr key={entry.id}>
-                  <td>{formatTime(entry.at)}</td>
-                  <td>{entry.actor.kind === "operator" ? entry.actor.email : "the deployment's admin token"}</td>
-                  <td>{ACTIONS[entry.action] ?? entry.action}</td>
-                  <td>
-                    <code>{entry.target}</code>
-                  </td>
-                  <td>{details(entry.detail) || "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager
-            label="Audit log pages"
-            onPrevious={
-              trail.length
-                ? () => {
-                    setBefore(trail.at(-1));
-                    setTrail(trail.slice(0, -1));
-                  }
-                : undefined
-            }
-            onNext={
-              data.next_cursor
-                ? () => {
-                    setTrail([...trail, before]);
-                    setBefore(data.next_cursor!);
-                  }
-                : undefined
-            }
-          />
-        </>
-      )}
+      <DataTable
+        caption="Audit log, newest first"
+        rows={data?.entries}
+        rowKey={(entry) => entry.id}
+        empty={
+          <Empty title="Nothing recorded yet">Changes appear here as owners and marketers make them, for example turning API mode on in Settings or rotating a key in Users and API keys.</Empty>
+        }
+        columns={[
+          { header: "When", cell: (entry) => formatTime(entry.at) },
+          { header: "Who", cell: (entry) => (entry.actor.kind === "operator" ? entry.actor.email : "the deployment's admin token") },
+          { header: "What", cell: (entry) => ACTIONS[entry.action] ?? entry.action },
+          { header: "Object", cell: (entry) => <code>{entry.target}</code> },
+          { header: "Details", cell: (entry) => details(entry.detail) || "—" },
+        ]}
+        pagerLabel="Audit log pages"
+        serverPages={{
+          onPrevious: trail.length
+            ? () => {
+                setBefore(trail.at(-1));
+                setTrail(trail.slice(0, -1));
+              }
+            : undefined,
+          onNext: data?.next_cursor
+            ? () => {
+                setTrail([...trail, before]);
+                setBefore(data.next_cursor!);
+              }
+            : undefined,
+        }}
+      />
     </Screen>
   );
 }

@@ -2,7 +2,8 @@ import { Fragment, useMemo, useState } from "react";
 import { admin } from "../api";
 import { TimeChart } from "../charts/time-chart";
 import type { CampaignRecipientsPage, CampaignReport, RecipientFilter } from "../../../src/domain/answers";
-import { Empty, ErrorNote, formatTime, Loading, Pager, useLoad } from "../ui";
+import { DataTable } from "../components/data-table";
+import { Empty, ErrorNote, formatTime, Loading, useLoad } from "../ui";
 
 const NUMBERS: [keyof CampaignReport["counters"], string, RecipientFilter][] = [
   ["recipients", "Recipients", "all"],
@@ -56,52 +57,34 @@ function OpensAndClicks({ hours }: { hours: CampaignReport["hours"] }) {
       <TimeChart label="Opens and clicks per hour" times={times} series={series} />
       <details>
         <summary>The figures per hour</summary>
-        <table>
-          <caption className="visually-hidden">Opens and clicks per hour</caption>
-          <thead>
-            <tr>
-              <th scope="col">Hour</th>
-              <th scope="col">Sent</th>
-              <th scope="col">Opens</th>
-              <th scope="col">Clicks</th>
-            </tr>
-          </thead>
-          <tbody>
-            {hours.map((h) => (
-              <tr key={h.hour}>
-                <td>{formatTime(new Date(h.hour).toISOString())}</td>
-                <td>{h.sent}</td>
-                <td>{h.opens}</td>
-                <td>{h.clicks}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          caption="Opens and clicks per hour"
+          rows={hours}
+          rowKey={(h) => h.hour}
+          columns={[
+            { header: "Hour", cell: (h) => formatTime(new Date(h.hour).toISOString()) },
+            { header: "Sent", cell: (h) => h.sent },
+            { header: "Opens", cell: (h) => h.opens },
+            { header: "Clicks", cell: (h) => h.clicks },
+          ]}
+        />
       </details>
     </>
   );
 }
 
 function TopLinks({ links }: { links: CampaignReport["top_links"] }) {
-  if (links.length === 0) return <Empty title="No clicks yet">The links recipients click show here, most clicked first.</Empty>;
   return (
-    <table>
-      <caption className="visually-hidden">Most clicked links</caption>
-      <thead>
-        <tr>
-          <th scope="col">Link</th>
-          <th scope="col">Clicks</th>
-        </tr>
-      </thead>
-      <tbody>
-        {links.map((link) => (
-          <tr key={link.url}>
-            <td className="wrap">{link.url}</td>
-            <td>{link.clicks}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      caption="Most clicked links"
+      rows={links}
+      rowKey={(link) => link.url}
+      empty={<Empty title="No clicks yet">The links recipients click show here, most clicked first.</Empty>}
+      columns={[
+        { header: "Link", cellProps: () => ({ className: "wrap" }), cell: (link) => link.url, sortBy: (link) => link.url },
+        { header: "Clicks", cell: (link) => link.clicks, sortBy: (link) => link.clicks },
+      ]}
+    />
   );
 }
 
@@ -120,43 +103,33 @@ function Recipients({ panelId, campaignId, filter }: { panelId: string; campaign
           Download these recipients as CSV
         </a>
       </p>
-      {data.recipients.length === 0 ? (
-        <Empty title="Nobody here">No recipient of this campaign is {FILTERS[filter].toLowerCase()}.</Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">Recipients: {FILTERS[filter]}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Contact</th>
-              <th scope="col">Status</th>
-              <th scope="col">Opens</th>
-              <th scope="col">Clicks</th>
-              <th scope="col">First open</th>
-              <th scope="col">First click</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.recipients.map((r) => (
-              <tr key={r.contact_id}>
-                <td>{r.key ?? r.address ?? `#${r.contact_id}`}</td>
-                <td>
-                  {r.status}
-                  {r.bounced_at && ", bounced"}
-                  {r.unsubscribed_at && ", unsubscribed"}
-                </td>
-                <td>{r.opens}</td>
-                <td>{r.clicks}</td>
-                <td>{formatTime(r.first_open_at)}</td>
-                <td>{formatTime(r.first_click_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <Pager
-        label="Recipient pages"
-        onPrevious={cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined}
-        onNext={data.next !== null ? () => setCursors([...cursors, data.next!]) : undefined}
+      <DataTable
+        caption={`Recipients: ${FILTERS[filter]}`}
+        rows={data.recipients}
+        rowKey={(r) => r.contact_id}
+        empty={<Empty title="Nobody here">No recipient of this campaign is {FILTERS[filter].toLowerCase()}.</Empty>}
+        columns={[
+          { header: "Contact", cell: (r) => r.key ?? r.address ?? `#${r.contact_id}` },
+          {
+            header: "Status",
+            cell: (r) => (
+              <>
+                {r.status}
+                {r.bounced_at && ", bounced"}
+                {r.unsubscribed_at && ", unsubscribed"}
+              </>
+            ),
+          },
+          { header: "Opens", cell: (r) => r.opens },
+          { header: "Clicks", cell: (r) => r.clicks },
+          { header: "First open", cell: (r) => formatTime(r.first_open_at) },
+          { header: "First click", cell: (r) => formatTime(r.first_click_at) },
+        ]}
+        pagerLabel="Recipient pages"
+        serverPages={{
+          onPrevious: cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined,
+          onNext: data.next !== null ? () => setCursors([...cursors, data.next!]) : undefined,
+        }}
       />
     </>
   );

@@ -2,10 +2,11 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
 import type { CampaignView, OutboxMessage, OutboxMessageView, TestSend } from "../../../src/domain/answers";
+import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { audienceText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 function TestSendForm({ panelId, campaignId, onSent }: { panelId: string; campaignId: string; onSent: () => void }) {
   const [email, setEmail] = useState("");
@@ -57,35 +58,27 @@ function SentCopies({ panelId, campaignId, after }: { panelId: string; campaignI
   );
   const [open, setOpen] = useState<string>();
   if (error) return <ErrorNote error={error} />;
-  if (!data) return <Loading />;
-  if (data.messages.length === 0) return <Empty title="No copies kept">The outbox keeps the copies this deployment sends when its email provider is the outbox; send a test to see one.</Empty>;
   return (
     <>
-      <table>
-        <caption className="visually-hidden">Copies of this campaign the outbox kept, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">To</th>
-            <th scope="col">Subject</th>
-            <th scope="col">Sent</th>
-            <th scope="col">Note</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.messages.map((m) => (
-            <tr key={m.id}>
-              <td>
-                <button type="button" className="link" aria-pressed={open === m.id} onClick={() => setOpen(open === m.id ? undefined : m.id)}>
-                  {m.to}
-                </button>
-              </td>
-              <td>{m.subject}</td>
-              <td>{formatTime(m.created_at)}</td>
-              <td>{m.note ?? ""}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        caption="Copies of this campaign the outbox kept, newest first"
+        rows={data?.messages}
+        rowKey={(m) => m.id}
+        empty={<Empty title="No copies kept">The outbox keeps the copies this deployment sends when its email provider is the outbox; send a test to see one.</Empty>}
+        columns={[
+          {
+            header: "To",
+            cell: (m) => (
+              <button type="button" className="link" aria-pressed={open === m.id} onClick={() => setOpen(open === m.id ? undefined : m.id)}>
+                {m.to}
+              </button>
+            ),
+          },
+          { header: "Subject", cell: (m) => m.subject },
+          { header: "Sent", cell: (m) => formatTime(m.created_at) },
+          { header: "Note", cell: (m) => m.note ?? "" },
+        ]}
+      />
       {open && <SentCopy panelId={panelId} id={open} />}
     </>
   );

@@ -2,8 +2,9 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
 import type { CampaignList, CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, ListView, SegmentView } from "../../../src/domain/answers";
+import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 /** UTF-8 text as base64, the form the API takes source_code in. */
 function base64Utf8(text: string): string {
@@ -307,53 +308,34 @@ export function Campaigns({ panel }: ScreenProps) {
           Note: {warning.message}. See <Link href={`/panels/${encodeURIComponent(panel.id)}/sender-domains`}>Sender domains</Link>.
         </p>
       ))}
-      {!data ? (
-        <Loading />
-      ) : data.campaigns.length === 0 ? (
-        <Empty title="No campaigns yet">Create one below: name it, choose its lists and segments (or a contacts file), write the HTML body and pick when it goes out.</Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">Campaigns of the panel, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">Send at ({data.timezone})</th>
-              <th scope="col">To</th>
-              <th scope="col">Recipients</th>
-              <th scope="col">Sent</th>
-              <th scope="col">Failed</th>
-              <th scope="col">Unique opens</th>
-              <th scope="col">Unique clicks</th>
-              <th scope="col">Bounces</th>
-              <th scope="col">Unsubscribes</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.campaigns.map((c) => (
-              <tr key={c.id}>
-                <td>
-                  <Link href={`/panels/${encodeURIComponent(panel.id)}/campaigns/${encodeURIComponent(c.id)}`}>{c.name}</Link>
-                </td>
-                <td>
-                  <span className={`badge campaign-${c.status}`} title={c.status_reason ?? undefined}>
-                    {c.status}
-                  </span>
-                </td>
-                <td>{c.schedule_date}</td>
-                <td>{audienceText(c, names.data)}</td>
-                <td>{c.counters.recipients}</td>
-                <td>{c.counters.sent}</td>
-                <td>{c.counters.failed}</td>
-                <td>{c.counters.unique_opens}</td>
-                <td>{c.counters.unique_clicks}</td>
-                <td>{c.counters.bounces}</td>
-                <td>{c.counters.unsubscribes}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Campaigns of the panel, newest first"
+        rows={data?.campaigns}
+        rowKey={(c) => c.id}
+        pageSize={PAGE_SIZE}
+        empty={<Empty title="No campaigns yet">Create one below: name it, choose its lists and segments (or a contacts file), write the HTML body and pick when it goes out.</Empty>}
+        columns={[
+          { header: "Name", cell: (c) => <Link href={`/panels/${encodeURIComponent(panel.id)}/campaigns/${encodeURIComponent(c.id)}`}>{c.name}</Link>, sortBy: (c) => c.name },
+          {
+            header: "Status",
+            cell: (c) => (
+              <span className={`badge campaign-${c.status}`} title={c.status_reason ?? undefined}>
+                {c.status}
+              </span>
+            ),
+            sortBy: (c) => c.status,
+          },
+          { header: `Send at (${data?.timezone ?? ""})`, cell: (c) => c.schedule_date, sortBy: (c) => c.schedule_date },
+          { header: "To", cell: (c) => audienceText(c, names.data) },
+          { header: "Recipients", cell: (c) => c.counters.recipients, sortBy: (c) => c.counters.recipients },
+          { header: "Sent", cell: (c) => c.counters.sent, sortBy: (c) => c.counters.sent },
+          { header: "Failed", cell: (c) => c.counters.failed, sortBy: (c) => c.counters.failed },
+          { header: "Unique opens", cell: (c) => c.counters.unique_opens, sortBy: (c) => c.counters.unique_opens },
+          { header: "Unique clicks", cell: (c) => c.counters.unique_clicks, sortBy: (c) => c.counters.unique_clicks },
+          { header: "Bounces", cell: (c) => c.counters.bounces, sortBy: (c) => c.counters.bounces },
+          { header: "Unsubscribes", cell: (c) => c.counters.unsubscribes, sortBy: (c) => c.counters.unsubscribes },
+        ]}
+      />
       <h2>New email campaign</h2>
       {data && (
         <NewCampaign

@@ -1,6 +1,7 @@
 import { admin } from "../api";
 import { Link } from "../router";
 import type { ContactJourneys } from "../../../src/domain/answers";
+import { DataTable } from "../components/data-table";
 import { ErrorNote, formatTime, Loading, useLoad } from "../ui";
 
 /** The contact's path through journeys: each journey entered, newest first, with the steps it ran and what each came to. */
@@ -17,30 +18,24 @@ export function ContactJourneyPaths({ panelId, contactKey }: { panelId: string; 
         <p className="muted">In no journey yet.</p>
       ) : (
         data.journeys.map((journey) => (
-          <table key={`${journey.journey_id}-${journey.entered_at}`}>
-            <caption>
-              <Link href={`${base}/journeys/${encodeURIComponent(journey.journey_id)}`}>{journey.name}</Link>: entered {formatTime(journey.entered_at)},{" "}
-              {journey.status === "active" ? "still in it" : `${journey.status} ${formatTime(journey.ended_at)}`}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Step</th>
-                <th scope="col">Type</th>
-                <th scope="col">At</th>
-                <th scope="col">Result</th>
-              </tr>
-            </thead>
-            <tbody>
-              {journey.steps.map((step) => (
-                <tr key={step.step_id}>
-                  <th scope="row">{step.step_id}</th>
-                  <td>{step.type ?? "—"}</td>
-                  <td>{formatTime(step.at)}</td>
-                  <td>{step.result ?? "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            key={`${journey.journey_id}-${journey.entered_at}`}
+            caption={
+              <>
+                <Link href={`${base}/journeys/${encodeURIComponent(journey.journey_id)}`}>{journey.name}</Link>: entered {formatTime(journey.entered_at)},{" "}
+                {journey.status === "active" ? "still in it" : `${journey.status} ${formatTime(journey.ended_at)}`}
+              </>
+            }
+            captionShown
+            rows={journey.steps}
+            rowKey={(step) => step.step_id}
+            columns={[
+              { header: "Step", rowHeader: true, cell: (step) => step.step_id },
+              { header: "Type", cell: (step) => step.type ?? "—" },
+              { header: "At", cell: (step) => formatTime(step.at) },
+              { header: "Result", cell: (step) => step.result ?? "—" },
+            ]}
+          />
         ))
       )}
     </section>

@@ -1,9 +1,10 @@
 import { Fragment, useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { AttributeView, ChannelPreferences, ContactEventsPage as EventPage, ContactMessageView, ContactPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange } from "../../../src/domain/answers";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
-import type { ScreenProps } from ".";
+import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactEventsPage as EventPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange } from "../../../src/domain/answers";
+import { DataTable } from "../components/data-table";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
+import type { ScreenProps } from "../screen-props";
 import { ContactJourneyPaths } from "./contact-journeys";
 
 function useAttributes(panelId: string) {
@@ -74,65 +75,44 @@ export function Contacts({ panel }: ScreenProps) {
         <button type="submit">Search</button>
       </form>
       <ErrorNote error={error} />
-      {!data ? (
-        <Loading />
-      ) : data.contacts.length === 0 ? (
-        search.q ? (
-          <Empty title="No contact matches">
-            No contact's {searched} {search.match === "exact" ? "is" : "starts with"} “{search.q}”. Try a shorter prefix{search.attribute ? "" : ", or search by another attribute"}.
-          </Empty>
-        ) : (
-          <Empty title="No contacts yet">
-            Contacts arrive through the API (contact add, bulk upload) or from a CSV file dropped on a list in <Link href={`${base}/lists`}>Lists</Link>.
-          </Empty>
-        )
-      ) : (
-        <>
-          <table>
-            <caption className="visually-hidden">Contacts found</caption>
-            <thead>
-              <tr>
-                <th scope="col">{data.primary_key}</th>
-                <th scope="col">Name</th>
-                {data.attribute !== data.primary_key && <th scope="col">{data.attribute}</th>}
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.contacts.map((contact) => (
-                <tr key={contact.key}>
-                  <td>
-                    <Link href={`${base}/contacts/${encodeURIComponent(contact.key)}`}>{contact.key}</Link>
-                  </td>
-                  <td>{String(contact.attributes.NAME ?? contact.attributes.FIRSTNAME ?? "—")}</td>
-                  {data.attribute !== data.primary_key && <td>{String(contact.attributes[data.attribute] ?? "—")}</td>}
-                  <td>{formatTime(contact.updated_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager
-            label="Contact pages"
-            onPrevious={
-              trail.length
-                ? () => {
-                    const previous = trail.slice(0, -1);
-                    setSearch({ ...search, after: trail.at(-1) });
-                    setTrail(previous);
-                  }
-                : undefined
-            }
-            onNext={
-              data.next_cursor
-                ? () => {
-                    setTrail([...trail, search.after]);
-                    setSearch({ ...search, after: data.next_cursor! });
-                  }
-                : undefined
-            }
-          />
-        </>
-      )}
+      <DataTable
+        caption="Contacts found"
+        rows={data?.contacts}
+        rowKey={(contact) => contact.key}
+        empty={
+          search.q ? (
+            <Empty title="No contact matches">
+              No contact's {searched} {search.match === "exact" ? "is" : "starts with"} “{search.q}”. Try a shorter prefix{search.attribute ? "" : ", or search by another attribute"}.
+            </Empty>
+          ) : (
+            <Empty title="No contacts yet">
+              Contacts arrive through the API (contact add, bulk upload) or from a CSV file dropped on a list in <Link href={`${base}/lists`}>Lists</Link>.
+            </Empty>
+          )
+        }
+        columns={[
+          { header: data?.primary_key, cell: (contact) => <Link href={`${base}/contacts/${encodeURIComponent(contact.key)}`}>{contact.key}</Link> },
+          { header: "Name", cell: (contact) => String(contact.attributes.NAME ?? contact.attributes.FIRSTNAME ?? "—") },
+          data?.attribute !== data?.primary_key && { header: data?.attribute, cell: (contact) => String(contact.attributes[data!.attribute] ?? "—") },
+          { header: "Updated", cell: (contact) => formatTime(contact.updated_at) },
+        ]}
+        pagerLabel="Contact pages"
+        serverPages={{
+          onPrevious: trail.length
+            ? () => {
+                const previous = trail.slice(0, -1);
+                setSearch({ ...search, after: trail.at(-1) });
+                setTrail(previous);
+              }
+            : undefined,
+          onNext: data?.next_cursor
+            ? () => {
+                setTrail([...trail, search.after]);
+                setSearch({ ...search, after: data.next_cursor! });
+              }
+            : undefined,
+        }}
+      />
     </Screen>
   );
 }
@@ -205,47 +185,42 @@ function AttributeEditor({ panelId, contact, attributes, onSaved, onCancel }: { 
 const SUPPRESSION_REASONS = { unsubscribe: "unsubscribed", hard_bounce: "hard-bounced" } as const;
 
 function Messages({ messages, base }: { messages: ContactMessageView[]; base: string }) {
-  if (messages.length === 0) return <Empty title="No messages yet">Campaign email and journey messages sent to this contact appear here with their opens and clicks.</Empty>;
   return (
-    <table>
-      <caption className="visually-hidden">Messages sent to the contact, newest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">When</th>
-          <th scope="col">From</th>
-          <th scope="col">Channel</th>
-          <th scope="col">Subject</th>
-          <th scope="col">Status</th>
-          <th scope="col">Opens</th>
-          <th scope="col">Clicks</th>
-        </tr>
-      </thead>
-      <tbody>
-        {messages.map((m, index) => (
-          <tr key={`${m.kind}-${m.source_id}-${m.step_id ?? ""}-${index}`}>
-            <td>{formatTime(m.at)}</td>
-            <td>
-              {m.kind === "journey" ? (
-                <>
-                  Journey <Link href={`${base}/journeys/${encodeURIComponent(m.source_id)}`}>{m.source_name}</Link>, step {m.step_id}
-                </>
-              ) : (
-                <>Campaign {m.source_name}</>
-              )}
-            </td>
-            <td>{m.channel}</td>
-            <td>{m.subject ?? "—"}</td>
-            <td title={m.error ?? undefined}>
+    <DataTable
+      caption="Messages sent to the contact, newest first"
+      rows={messages}
+      rowKey={(m, index) => `${m.kind}-${m.source_id}-${m.step_id ?? ""}-${index}`}
+      empty={<Empty title="No messages yet">Campaign email and journey messages sent to this contact appear here with their opens and clicks.</Empty>}
+      columns={[
+        { header: "When", cell: (m) => formatTime(m.at) },
+        {
+          header: "From",
+          cell: (m) =>
+            m.kind === "journey" ? (
+              <>
+                Journey <Link href={`${base}/journeys/${encodeURIComponent(m.source_id)}`}>{m.source_name}</Link>, step {m.step_id}
+              </>
+            ) : (
+              <>Campaign {m.source_name}</>
+            ),
+        },
+        { header: "Channel", cell: (m) => m.channel },
+        { header: "Subject", cell: (m) => m.subject ?? "—" },
+        {
+          header: "Status",
+          cellProps: (m) => ({ title: m.error ?? undefined }),
+          cell: (m) => (
+            <>
               {m.status}
               {m.bounced && <span className="badge">bounced</span>}
               {m.unsubscribed && <span className="badge">unsubscribed</span>}
-            </td>
-            <td>{m.opens}</td>
-            <td>{m.clicks}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+            </>
+          ),
+        },
+        { header: "Opens", cell: (m) => m.opens },
+        { header: "Clicks", cell: (m) => m.clicks },
+      ]}
+    />
   );
 }
 

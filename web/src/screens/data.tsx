@@ -1,11 +1,19 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { ActivityParamType, ActivityView, AttributeType, AttributeView, DefineActivity, DefineAttribute } from "../../../src/domain/answers";
-import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import { DataTable } from "../components/data-table";
+import { Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit } from "../ui";
+import type { ScreenProps } from "../screen-props";
 
 const ATTRIBUTE_TYPES: AttributeType[] = ["string", "integer", "float", "date", "boolean"];
-const PARAM_TYPES: ActivityParamType[] = ["string", "integer", "float"];
+/** The types this form defines; array parameters are defined through the admin API. */
+type ScalarParamType = Extract<ActivityParamType, string>;
+const PARAM_TYPES: ScalarParamType[] = ["string", "integer", "float"];
+
+/** `integer`, or `array of {prid: integer, name: string}`. */
+function describeParamType(type: ActivityParamType): string {
+  return typeof type === "string" ? type : `array of {${Object.entries(type.of).map(([member, of]) => `${member}: ${of}`).join(", ")}}`;
+}
 
 function Attributes({ panelId }: { panelId: string }) {
   const { data, error, reload } = useLoad(() => admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"), [panelId]);
@@ -42,34 +50,20 @@ function Attributes({ panelId }: { panelId: string }) {
         </Field>
         <button type="submit">Add attribute</button>
       </form>
-      {!data ? (
-        <Loading />
-      ) : (
-        <table>
-          <caption className="visually-hidden">Contact attributes</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.attributes.map((attribute) => (
-              <tr key={attribute.name}>
-                <td>
-                  <code>{attribute.name}</code>
-                </td>
-                <td>{attribute.type}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Contact attributes"
+        rows={data?.attributes}
+        rowKey={(attribute) => attribute.name}
+        columns={[
+          { header: "Name", cell: (attribute) => <code>{attribute.name}</code>, sortBy: (attribute) => attribute.name },
+          { header: "Type", cell: (attribute) => attribute.type, sortBy: (attribute) => attribute.type },
+        ]}
+      />
     </section>
   );
 }
 
-type ParamRow = { name: string; type: ActivityParamType };
+type ParamRow = { name: string; type: ScalarParamType };
 
 function Activities({ panelId }: { panelId: string }) {
   const { data, error, reload } = useLoad(() => admin<{ activities: ActivityView[] }>("GET", panelId, "/activities"), [panelId]);
@@ -106,7 +100,7 @@ function Activities({ panelId }: { panelId: string }) {
               </Field>
               <Field label={`Parameter ${index + 1} type`}>
                 {(props) => (
-                  <select {...props} value={param.type} onChange={(e) => setParam(index, { type: e.target.value as ActivityParamType })}>
+                  <select {...props} value={param.type} onChange={(e) => setParam(index, { type: e.target.value as ScalarParamType })}>
                     {PARAM_TYPES.map((t) => (
                       <option key={t}>{t}</option>
                     ))}
@@ -121,37 +115,24 @@ function Activities({ panelId }: { panelId: string }) {
         </fieldset>
         <button type="submit">Define activity</button>
       </form>
-      {!data ? (
-        <Loading />
-      ) : data.activities.length === 0 ? (
-        <Empty title="No activities yet">Define one above; clients then post it through the activity APIs.</Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">Activities</caption>
-          <thead>
-            <tr>
-              <th scope="col">Id</th>
-              <th scope="col">Name</th>
-              <th scope="col">Parameters</th>
-              <th scope="col">Defined</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.activities.map((activity) => (
-              <tr key={activity.activityid}>
-                <td>{activity.activityid}</td>
-                <td>{activity.name}</td>
-                <td>
-                  {Object.entries(activity.params)
-                    .map(([param, type]) => `${param} (${type})`)
-                    .join(", ") || "—"}
-                </td>
-                <td>{formatTime(activity.created_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Activities"
+        rows={data?.activities}
+        rowKey={(activity) => activity.activityid}
+        empty={<Empty title="No activities yet">Define one above; clients then post it through the activity APIs.</Empty>}
+        columns={[
+          { header: "Id", cell: (activity) => activity.activityid, sortBy: (activity) => activity.activityid },
+          { header: "Name", cell: (activity) => activity.name, sortBy: (activity) => activity.name },
+          {
+            header: "Parameters",
+            cell: (activity) =>
+              Object.entries(activity.params)
+                .map(([param, type]) => `${param} (${describeParamType(type)})`)
+                .join(", ") || "—",
+          },
+          { header: "Defined", cell: (activity) => formatTime(activity.created_at), sortBy: (activity) => activity.created_at },
+        ]}
+      />
     </section>
   );
 }

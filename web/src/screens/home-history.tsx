@@ -2,6 +2,7 @@ import { useMemo } from "react";
 import { admin } from "../api";
 import { TimeChart } from "../charts/time-chart";
 import type { PanelHistory } from "../../../src/domain/answers";
+import { DataTable } from "../components/data-table";
 import { ErrorNote, Loading, useLoad } from "../ui";
 
 const COLORS = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4b5563"];
@@ -31,29 +32,15 @@ function DailyChart({ title, days, series }: { title: string; days: number[]; se
           <TimeChart label={title} times={times} series={lines} />
           <details>
             <summary>The figures per day</summary>
-            <table>
-              <caption className="visually-hidden">{title}, per day (UTC)</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Day</th>
-                  {series.map((s) => (
-                    <th key={s.label} scope="col">
-                      {s.label}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {days.map((day, i) => (
-                  <tr key={day}>
-                    <td>{dayText(day)}</td>
-                    {series.map((s) => (
-                      <td key={s.label}>{s.values[i] ?? "—"}</td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DataTable
+              caption={`${title}, per day (UTC)`}
+              rows={days}
+              rowKey={(day) => day}
+              columns={[
+                { header: "Day", cell: (day) => dayText(day) },
+                ...series.map((s) => ({ header: s.label, cell: (day: number) => s.values[days.indexOf(day)] ?? "—" })),
+              ]}
+            />
           </details>
         </>
       )}

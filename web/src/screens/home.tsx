@@ -3,7 +3,7 @@ import { Link } from "../router";
 import type { Overview } from "../../../src/domain/answers";
 import { ErrorNote, Loading, Screen, useLoad } from "../ui";
 import { HomeHistory } from "./home-history";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 export function Home({ panel }: ScreenProps) {
   const { data, error } = useLoad(() => admin<Overview>("GET", panel.id, "/overview"), [panel.id]);

@@ -2,6 +2,7 @@ import { useMemo, useState } from "react";
 import { admin } from "../api";
 import { TimeChart } from "../charts/time-chart";
 import type { JourneyChannel, JourneyReport as Report } from "../../../src/domain/answers";
+import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, formatTime, Loading, useEvery, useLoad } from "../ui";
 
 const PERIODS = [7, 30, 90] as const;
@@ -41,33 +42,21 @@ function Funnel({ report }: { report: Report }) {
   const steps = Object.entries(report.steps);
   if (steps.length === 0) return <Empty title="No steps">The journey has no steps to count.</Empty>;
   return (
-    <table>
-      <caption>Funnel per step</caption>
-      <thead>
-        <tr>
-          <th scope="col">Step</th>
-          <th scope="col">Type</th>
-          <th scope="col">Entered</th>
-          <th scope="col">Waiting now</th>
-          <th scope="col">Passed</th>
-          <th scope="col">Failed</th>
-          <th scope="col">Timed out</th>
-        </tr>
-      </thead>
-      <tbody>
-        {steps.map(([id, step]) => (
-          <tr key={id}>
-            <th scope="row">{id}</th>
-            <td>{step.type ?? "(no longer in the journey)"}</td>
-            <td>{step.entered}</td>
-            <td>{step.waiting}</td>
-            <td>{step.passed}</td>
-            <td>{step.failed}</td>
-            <td>{step.timed_out}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      caption="Funnel per step"
+      captionShown
+      rows={steps}
+      rowKey={([id]) => id}
+      columns={[
+        { header: "Step", rowHeader: true, cell: ([id]) => id },
+        { header: "Type", cell: ([, step]) => step.type ?? "(no longer in the journey)" },
+        { header: "Entered", cell: ([, step]) => step.entered },
+        { header: "Waiting now", cell: ([, step]) => step.waiting },
+        { header: "Passed", cell: ([, step]) => step.passed },
+        { header: "Failed", cell: ([, step]) => step.failed },
+        { header: "Timed out", cell: ([, step]) => step.timed_out },
+      ]}
+    />
   );
 }
 
@@ -75,29 +64,16 @@ function Channels({ report }: { report: Report }) {
   const channels = (Object.keys(CHANNEL_NAMES) as JourneyChannel[]).filter((c) => Object.values(report.channels[c]).some((n) => n > 0));
   if (channels.length === 0) return <Empty title="No messages in this period">Messages the journey sends, and what recipients do with them, show here per channel.</Empty>;
   return (
-    <table>
-      <caption>Messages per channel</caption>
-      <thead>
-        <tr>
-          <th scope="col">Channel</th>
-          {CHANNEL_COLUMNS.map(([key, label]) => (
-            <th key={key} scope="col">
-              {label}
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {channels.map((channel) => (
-          <tr key={channel}>
-            <th scope="row">{CHANNEL_NAMES[channel]}</th>
-            {CHANNEL_COLUMNS.map(([key]) => (
-              <td key={key}>{report.channels[channel][key]}</td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      caption="Messages per channel"
+      captionShown
+      rows={channels}
+      rowKey={(channel) => channel}
+      columns={[
+        { header: "Channel", rowHeader: true, cell: (channel) => CHANNEL_NAMES[channel] },
+        ...CHANNEL_COLUMNS.map(([key, label]) => ({ header: label, cell: (channel: JourneyChannel) => report.channels[channel][key] })),
+      ]}
+    />
   );
 }
 
@@ -117,27 +93,18 @@ function WebhookDeliveries({ report }: { report: Report }) {
   return (
     <>
       <TimeChart label="Webhook event deliveries per hour: delivered, retried and failed" times={times} series={series} />
-      <table>
-        <caption>Webhook event deliveries per hour (events)</caption>
-        <thead>
-          <tr>
-            <th scope="col">Hour</th>
-            <th scope="col">Delivered</th>
-            <th scope="col">Retried</th>
-            <th scope="col">Failed</th>
-          </tr>
-        </thead>
-        <tbody>
-          {hours.map((h) => (
-            <tr key={h.hour}>
-              <th scope="row">{formatTime(h.hour)}</th>
-              <td>{h.delivered}</td>
-              <td>{h.retried}</td>
-              <td>{h.failed}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        caption="Webhook event deliveries per hour (events)"
+        captionShown
+        rows={hours}
+        rowKey={(h) => h.hour}
+        columns={[
+          { header: "Hour", rowHeader: true, cell: (h) => formatTime(h.hour) },
+          { header: "Delivered", cell: (h) => h.delivered },
+          { header: "Retried", cell: (h) => h.retried },
+          { header: "Failed", cell: (h) => h.failed },
+        ]}
+      />
     </>
   );
 }

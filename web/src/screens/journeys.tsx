@@ -5,8 +5,9 @@ import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templ
 import { Link, navigate } from "../router";
 import { JourneyReport } from "./journey-report";
 import type { JourneyBody, JourneyInput, JourneyLayout, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../../../src/domain/answers";
+import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 /** The trigger's node id on the canvas (journey-builder/model.ts, not imported: it would pull the canvas into this chunk). */
 const TRIGGER_NODE = "@trigger";
@@ -33,49 +34,28 @@ export function Journeys({ panel }: ScreenProps) {
   return (
     <Screen title="Journeys" actions={<Link href={`${base}/journeys/new`}>New journey</Link>}>
       <ErrorNote error={error} />
-      {!data ? (
-        <Loading />
-      ) : data.journeys.length === 0 ? (
-        <Empty title="No journeys yet">
-          Build one on the canvas with “New journey”, from a blank page or one of the templates; journeys defined through the admin API appear here too.
-        </Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">Journeys of the panel</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">Version</th>
-              <th scope="col">Trigger</th>
-              <th scope="col">Entered</th>
-              <th scope="col">Active</th>
-              <th scope="col">Completed</th>
-              <th scope="col">Exited</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.journeys.map((journey) => (
-              <tr key={journey.id}>
-                <td>
-                  <Link href={base + journeyPath(journey.id)}>{journey.name}</Link>
-                </td>
-                <td>
-                  <span className={`badge status-${journey.status}`}>{journey.status}</span>
-                </td>
-                <td>{journey.version}</td>
-                <td>{triggerText(journey.trigger)}</td>
-                <td>{journey.counters.entered}</td>
-                <td>{journey.counters.active}</td>
-                <td>{journey.counters.completed}</td>
-                <td>{journey.counters.exited}</td>
-                <td>{formatTime(journey.updated_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Journeys of the panel"
+        rows={data?.journeys}
+        rowKey={(journey) => journey.id}
+        pageSize={PAGE_SIZE}
+        empty={
+          <Empty title="No journeys yet">
+            Build one on the canvas with “New journey”, from a blank page or one of the templates; journeys defined through the admin API appear here too.
+          </Empty>
+        }
+        columns={[
+          { header: "Name", cell: (journey) => <Link href={base + journeyPath(journey.id)}>{journey.name}</Link>, sortBy: (journey) => journey.name },
+          { header: "Status", cell: (journey) => <span className={`badge status-${journey.status}`}>{journey.status}</span>, sortBy: (journey) => journey.status },
+          { header: "Version", cell: (journey) => journey.version, sortBy: (journey) => journey.version },
+          { header: "Trigger", cell: (journey) => triggerText(journey.trigger) },
+          { header: "Entered", cell: (journey) => journey.counters.entered, sortBy: (journey) => journey.counters.entered },
+          { header: "Active", cell: (journey) => journey.counters.active, sortBy: (journey) => journey.counters.active },
+          { header: "Completed", cell: (journey) => journey.counters.completed, sortBy: (journey) => journey.counters.completed },
+          { header: "Exited", cell: (journey) => journey.counters.exited, sortBy: (journey) => journey.counters.exited },
+          { header: "Updated", cell: (journey) => formatTime(journey.updated_at), sortBy: (journey) => journey.updated_at },
+        ]}
+      />
     </Screen>
   );
 }
@@ -233,34 +213,20 @@ function countersOf(report: JourneyReportView): Map<string, NodeCounters> {
 
 function Versions({ panelId, journey }: { panelId: string; journey: JourneyView }) {
   const { data } = useLoad(() => admin<{ versions: JourneyVersionView[] }>("GET", panelId, `${journeyPath(journey.id)}/versions`), [panelId, journey.id, journey.version]);
-  if (!data) return null;
   return (
-    <table>
-      <caption className="visually-hidden">Versions of the journey, newest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">Version</th>
-          <th scope="col">Made</th>
-          <th scope="col">By</th>
-          <th scope="col">Entered on it</th>
-          <th scope="col">Still inside</th>
-        </tr>
-      </thead>
-      <tbody>
-        {data.versions.map((v) => (
-          <tr key={v.version}>
-            <td>
-              {v.version}
-              {v.version === journey.version ? " (current)" : ""}
-            </td>
-            <td>{formatTime(v.created_at)}</td>
-            <td>{v.created_by ?? "admin token"}</td>
-            <td>{v.entered}</td>
-            <td>{v.active}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      caption="Versions of the journey, newest first"
+      rows={data?.versions}
+      rowKey={(v) => v.version}
+      loading={null}
+      columns={[
+        { header: "Version", cell: (v) => `${v.version}${v.version === journey.version ? " (current)" : ""}` },
+        { header: "Made", cell: (v) => formatTime(v.created_at) },
+        { header: "By", cell: (v) => v.created_by ?? "admin token" },
+        { header: "Entered on it", cell: (v) => v.entered },
+        { header: "Still inside", cell: (v) => v.active },
+      ]}
+    />
   );
 }
 

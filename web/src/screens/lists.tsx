@@ -2,8 +2,10 @@ import { useEffect, useState, type DragEvent, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
 import type { CreateList, ImportFromUrl, JobView, ListMembersPage, ListView, RenameList } from "../../../src/domain/answers";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import { DataTable } from "../components/data-table";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
+import type { ScreenProps } from "../screen-props";
+import { useConfirm } from "../components/confirm-dialog";
 
 /** Follows an import job until it ends, with rows done, created, updated and failed. */
 function JobProgress({ panelId, jobId, onDone }: { panelId: string; jobId: string; onDone: () => void }) {
@@ -53,6 +55,7 @@ function JobProgress({ panelId, jobId, onDone }: { panelId: string; jobId: strin
 }
 
 function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView; onChanged: () => void }) {
+  const [confirm, confirmation] = useConfirm();
   const base = `/panels/${encodeURIComponent(panelId)}`;
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(list.name);
@@ -131,8 +134,8 @@ function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView
             type="button"
             className="danger"
             aria-label={`Delete ${list.name}`}
-            onClick={() => {
-              if (confirm(`Delete the list "${list.name}"? Its contacts stay.`)) void run(async () => (await admin("DELETE", panelId, `/lists/${list.id}`), onChanged()));
+            onClick={async () => {
+              if (await confirm({ title: "Delete this list?", message: `Delete the list "${list.name}"? Its contacts stay.`, confirmLabel: "Delete list" })) await run(async () => (await admin("DELETE", panelId, `/lists/${list.id}`), onChanged()));
             }}
           >
             Delete
@@ -167,6 +170,7 @@ function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView
       </form>
       <ErrorNote error={fetched.failure} />
       {jobId && <JobProgress panelId={panelId} jobId={jobId} onDone={onChanged} />}
+      {confirmation}
     </li>
   );
 }
@@ -208,6 +212,7 @@ export function Lists({ panel }: ScreenProps) {
 
 /** One list: its members a page at a time (in the order the contacts were created), and emptying it. */
 export function ListMembers({ panel, params }: ScreenProps) {
+  const [confirm, confirmation] = useConfirm();
   const base = `/panels/${encodeURIComponent(panel.id)}`;
   const [after, setAfter] = useState<string>();
   // Cursors of the pages before this one, so Previous can go back.
@@ -246,66 +251,47 @@ export function ListMembers({ panel, params }: ScreenProps) {
               <button
                 type="button"
                 className="danger"
-                onClick={() => {
-                  if (confirm(`Remove every member of "${data.list.name}"? The contacts stay.`)) {
-                    void emptied.run(async () => setRemoved((await admin<{ removed: number }>("POST", panel.id, `/lists/${data.list.id}/empty`)).removed));
-                  }
+                onClick={async () => {
+                  if (await confirm({ title: "Empty this list?", message: `Remove every member of "${data.list.name}"? The contacts stay.`, confirmLabel: "Remove every member" })) await emptied.run(async () => setRemoved((await admin<{ removed: number }>("POST", panel.id, `/lists/${data.list.id}/empty`)).removed));
                 }}
               >
                 Empty the list
               </button>
             )}
           </div>
-          {data.members.length === 0 ? (
-            <Empty title="No members">
-              Drop a CSV file on the list or import one from a URL in <Link href={`${base}/lists`}>Lists</Link>; contacts added through the API with its listid join it too.
-            </Empty>
-          ) : (
-            <>
-              <table>
-                <caption className="visually-hidden">Members of {data.list.name}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{data.primary_key}</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Added</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.members.map((member) => (
-                    <tr key={member.key}>
-                      <td>
-                        <Link href={`${base}/contacts/${encodeURIComponent(member.key)}`}>{member.key}</Link>
-                      </td>
-                      <td>{String(member.attributes.NAME ?? member.attributes.FIRSTNAME ?? "—")}</td>
-                      <td>{formatTime(member.added_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager
-                label="Member pages"
-                onPrevious={
-                  trail.length
-                    ? () => {
-                        setAfter(trail.at(-1));
-                        setTrail(trail.slice(0, -1));
-                      }
-                    : undefined
-                }
-                onNext={
-                  data.next_cursor
-                    ? () => {
-                        setTrail([...trail, after]);
-                        setAfter(data.next_cursor!);
-                      }
-                    : undefined
-                }
-              />
-            </>
-          )}
+          <DataTable
+            caption={`Members of ${data.list.name}`}
+            rows={data.members}
+            rowKey={(member) => member.key}
+            empty={
+              <Empty title="No members">
+                Drop a CSV file on the list or import one from a URL in <Link href={`${base}/lists`}>Lists</Link>; contacts added through the API with its listid join it too.
+              </Empty>
+            }
+            columns={[
+              { header: data.primary_key, cell: (member) => <Link href={`${base}/contacts/${encodeURIComponent(member.key)}`}>{member.key}</Link> },
+              { header: "Name", cell: (member) => String(member.attributes.NAME ?? member.attributes.FIRSTNAME ?? "—") },
+              { header: "Added", cell: (member) => formatTime(member.added_at) },
+            ]}
+            pagerLabel="Member pages"
+            serverPages={{
+              onPrevious: trail.length
+                ? () => {
+                    setAfter(trail.at(-1));
+                    setTrail(trail.slice(0, -1));
+                  }
+                : undefined,
+              onNext: data.next_cursor
+                ? () => {
+                    setTrail([...trail, after]);
+                    setAfter(data.next_cursor!);
+                  }
+                : undefined,
+            }}
+          />
         </>
       )}
+      {confirmation}
     </Screen>
   );
 }

@@ -2,37 +2,28 @@ import { useEffect, useState } from "react";
 import { admin } from "../api";
 import { navigate, Link } from "../router";
 import type { SegmentExportView, SegmentHistoryView, SegmentPage } from "../../../src/domain/answers";
-import { Empty, ErrorNote, formatTime, Loading, Pager, Screen, useLoad, useSubmit } from "../ui";
+import { DataTable } from "../components/data-table";
+import { Empty, ErrorNote, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { editorStateOf, SegmentEditor } from "./segments";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 
 /** Entries and exits per day over the last 30 days. */
 function SizeOverTime({ panelId, segmentId, after }: { panelId: string; segmentId: string; after: unknown }) {
   const { data, error } = useLoad(() => admin<SegmentHistoryView>("GET", panelId, `/segments/${encodeURIComponent(segmentId)}/history?days=30`), [panelId, segmentId, after]);
   if (error) return <ErrorNote error={error} />;
-  if (!data) return <Loading />;
-  if (data.days.length === 0) return <p className="muted">No contact entered or left in the last 30 days.</p>;
   return (
-    <table>
-      <caption className="visually-hidden">Contacts entering and leaving the segment per day (UTC)</caption>
-      <thead>
-        <tr>
-          <th scope="col">Day</th>
-          <th scope="col">Entered</th>
-          <th scope="col">Left</th>
-        </tr>
-      </thead>
-      <tbody>
-        {data.days.map((d) => (
-          <tr key={d.day}>
-            <td>{d.day}</td>
-            <td>{d.entered}</td>
-            <td>{d.exited}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      caption="Contacts entering and leaving the segment per day (UTC)"
+      rows={data?.days}
+      rowKey={(d) => d.day}
+      empty={<p className="muted">No contact entered or left in the last 30 days.</p>}
+      columns={[
+        { header: "Day", cell: (d) => d.day },
+        { header: "Entered", cell: (d) => d.entered },
+        { header: "Left", cell: (d) => d.exited },
+      ]}
+    />
   );
 }
 
@@ -46,38 +37,20 @@ function Members({ panelId, segmentId, after }: { panelId: string; segmentId: st
     [panelId, segmentId, query.toString(), after],
   );
   if (error) return <ErrorNote error={error} />;
-  if (!data) return <Loading />;
-  if (data.contacts.length === 0) return <Empty title="No members now">Contacts join as soon as they match; edit the conditions below if none should.</Empty>;
-  const columns = [...new Set(data.contacts.flatMap((c) => Object.keys(c)))].slice(0, 5);
+  const columns = [...new Set((data?.contacts ?? []).flatMap((c) => Object.keys(c)))].slice(0, 5);
   return (
-    <>
-      <table>
-        <caption className="visually-hidden">Members of the segment</caption>
-        <thead>
-          <tr>
-            {columns.map((c) => (
-              <th scope="col" key={c}>
-                {c}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {data.contacts.map((contact, i) => (
-            <tr key={i}>
-              {columns.map((c) => (
-                <td key={c}>{contact[c] === undefined ? "" : String(contact[c])}</td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <Pager
-        label="Members pages"
-        onPrevious={trail.length ? () => (setCursor(trail.at(-1)), setTrail(trail.slice(0, -1))) : undefined}
-        onNext={data.next_cursor ? () => (setTrail([...trail, cursor]), setCursor(data.next_cursor!)) : undefined}
-      />
-    </>
+    <DataTable
+      caption="Members of the segment"
+      rows={data?.contacts}
+      rowKey={(_, i) => i}
+      empty={<Empty title="No members now">Contacts join as soon as they match; edit the conditions below if none should.</Empty>}
+      columns={columns.map((c) => ({ header: c, cell: (contact: Record<string, unknown>) => (contact[c] === undefined ? "" : String(contact[c])) }))}
+      pagerLabel="Members pages"
+      serverPages={{
+        onPrevious: trail.length ? () => (setCursor(trail.at(-1)), setTrail(trail.slice(0, -1))) : undefined,
+        onNext: data?.next_cursor ? () => (setTrail([...trail, cursor]), setCursor(data.next_cursor!)) : undefined,
+      }}
+    />
   );
 }
 

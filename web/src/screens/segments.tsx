@@ -3,8 +3,9 @@ import { admin, ApiFailure } from "../api";
 import type { ActivityView, AttributeView, ListView, SegmentCountRequest, SegmentDefinitionRequest, SegmentView } from "../../../src/domain/answers";
 import type { Engagement, ReachableChannel, SegmentAttributeOp } from "../../../src/domain/answers";
 import { Link } from "../router";
+import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 // Labels of the segment language's words (CONTRACT 9); keyed by the Worker's own types, so a new
 // operator fails to type-check here until it is named.
@@ -331,36 +332,31 @@ export function Segments({ panel }: ScreenProps) {
     <Screen title="Segments">
       <p className="muted">A segment is the contacts that match its conditions, kept current as contacts change and events arrive. Campaigns send to segments; journeys can start when a contact enters one.</p>
       <ErrorNote error={error} />
-      {!data ? (
-        <Loading />
-      ) : data.segments.length === 0 ? (
-        <Empty title="No segments yet">Build one below: pick conditions on attributes, lists, activities or email engagement and watch the count.</Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">Saved segments</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Members</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.segments.map((segment) => (
-              <tr key={segment.id}>
-                <td>
-                  <Link href={`/panels/${encodeURIComponent(panel.id)}/segments/${encodeURIComponent(segment.id)}`}>{segment.name}</Link>
-                </td>
-                <td>
-                  {segment.members ?? "—"}
-                  {segment.building && <span className="badge">building</span>}
-                </td>
-                <td>{formatTime(segment.updated_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Saved segments"
+        rows={data?.segments}
+        rowKey={(segment) => segment.id}
+        pageSize={PAGE_SIZE}
+        empty={<Empty title="No segments yet">Build one below: pick conditions on attributes, lists, activities or email engagement and watch the count.</Empty>}
+        columns={[
+          {
+            header: "Name",
+            cell: (segment) => <Link href={`/panels/${encodeURIComponent(panel.id)}/segments/${encodeURIComponent(segment.id)}`}>{segment.name}</Link>,
+            sortBy: (segment) => segment.name,
+          },
+          {
+            header: "Members",
+            cell: (segment) => (
+              <>
+                {segment.members ?? "—"}
+                {segment.building && <span className="badge">building</span>}
+              </>
+            ),
+            sortBy: (segment) => segment.members,
+          },
+          { header: "Updated", cell: (segment) => formatTime(segment.updated_at), sortBy: (segment) => segment.updated_at },
+        ]}
+      />
       <h2>New segment</h2>
       {panel.role === "viewer" ? <p className="muted">Viewers read segments; a marketer or an owner builds them.</p> : <SegmentEditor panelId={panel.id} onSaved={reload} />}
     </Screen>

@@ -1,8 +1,10 @@
 import { useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../api";
 import type { CreateSenderDomain, DomainCheckName, Overview, SenderDomainView, TrackingDomainView } from "../../../src/domain/answers";
+import { DataTable } from "../components/data-table";
 import { CopyableValue, CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
+import { useConfirm } from "../components/confirm-dialog";
 
 // The domains the panel sends from (SPF, DKIM, DMARC records to publish and their last check)
 // and its tracking domain (a CNAME). Reading is for every role; adding, verifying and removing
@@ -65,6 +67,7 @@ function CheckResult({ domain, purpose }: { domain: SenderDomainView; purpose: D
 }
 
 function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: string; domain: SenderDomainView; owner: boolean; onChanged: () => void }) {
+  const [confirm, confirmation] = useConfirm();
   const { busy, failure, run } = useAction(onChanged);
   const zone = domain.records
     .filter((r) => r.value !== null)
@@ -86,10 +89,12 @@ function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: stri
             className="danger"
             disabled={busy || !owner}
             aria-label={`Remove ${domain.domain}`}
-            onClick={() => {
-              if (confirm(`Remove the sender domain ${domain.domain}? Its DKIM keys are deleted and its mail is no longer signed.`)) {
-                void run(() => admin("DELETE", panelId, domainPath(domain.domain)));
-              }
+            onClick={async () => {
+              if (await confirm({
+                title: "Remove this sender domain?",
+                message: `Remove the sender domain ${domain.domain}? Its DKIM keys are deleted and its mail is no longer signed.`,
+                confirmLabel: "Remove sender domain",
+              })) await run(() => admin("DELETE", panelId, domainPath(domain.domain)));
             }}
           >
             Remove
@@ -101,44 +106,31 @@ function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: stri
         and DMARC must pass for the domain to be verified.
       </p>
       <ErrorNote error={failure} />
-      <table>
-        <caption className="visually-hidden">Records to publish for {domain.domain} and the result of their last check</caption>
-        <thead>
-          <tr>
-            <th scope="col">Record</th>
-            <th scope="col">Type</th>
-            <th scope="col">Name</th>
-            <th scope="col">Value to publish</th>
-            <th scope="col">Last check</th>
-          </tr>
-        </thead>
-        <tbody>
-          {domain.records.map((record) => (
-            <tr key={record.purpose} aria-label={`${RECORD_LABELS[record.purpose]} record of ${domain.domain}`}>
-              <th scope="row">{RECORD_LABELS[record.purpose]}</th>
-              <td>{record.type}</td>
-              <td>
-                <CopyableValue text={record.name} label="Copy name" />
-              </td>
-              <td>
-                {record.value === null ? (
-                  <span className="muted">Any SPF record (v=spf1 …) that allows the servers you send through</span>
-                ) : (
-                  <>
-                    <CopyableValue text={record.value} label="Copy value" />
-                  </>
-                )}
-              </td>
-              <td>
-                <CheckResult domain={domain} purpose={record.purpose} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        caption={`Records to publish for ${domain.domain} and the result of their last check`}
+        rows={domain.records}
+        rowKey={(record) => record.purpose}
+        rowLabel={(record) => `${RECORD_LABELS[record.purpose]} record of ${domain.domain}`}
+        columns={[
+          { header: "Record", rowHeader: true, cell: (record) => RECORD_LABELS[record.purpose] },
+          { header: "Type", cell: (record) => record.type },
+          { header: "Name", cell: (record) => <CopyableValue text={record.name} label="Copy name" /> },
+          {
+            header: "Value to publish",
+            cell: (record) =>
+              record.value === null ? (
+                <span className="muted">Any SPF record (v=spf1 …) that allows the servers you send through</span>
+              ) : (
+                <CopyableValue text={record.value} label="Copy value" />
+              ),
+          },
+          { header: "Last check", cell: (record) => <CheckResult domain={domain} purpose={record.purpose} /> },
+        ]}
+      />
       <p>
         <CopyButton text={zone} label="Copy all as zone-file lines" />
       </p>
+      {confirmation}
     </li>
   );
 }
@@ -187,6 +179,7 @@ async function loadTrackingDomain(panelId: string): Promise<TrackingDomainView |
 }
 
 function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean }) {
+  const [confirm, confirmation] = useConfirm();
   const [tick, setTick] = useState(0);
   const reload = () => setTick((t) => t + 1);
   const { data, error } = useLoad(() => loadTrackingDomain(panelId), [panelId, tick]);
@@ -245,10 +238,12 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
                 className="danger"
                 disabled={busy || !owner}
                 aria-label={`Remove ${data.domain}`}
-                onClick={() => {
-                  if (confirm(`Remove the tracking domain ${data.domain}? Links go back to the service's address.`)) {
-                    void run(async () => (await admin("DELETE", panelId, "/tracking-domain"), setCheck(undefined)));
-                  }
+                onClick={async () => {
+                  if (await confirm({
+                    title: "Remove the tracking domain?",
+                    message: `Remove the tracking domain ${data.domain}? Links go back to the service's address.`,
+                    confirmLabel: "Remove tracking domain",
+                  })) await run(async () => (await admin("DELETE", panelId, "/tracking-domain"), setCheck(undefined)));
                 }}
               >
                 Remove
@@ -256,27 +251,17 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
             </div>
           </div>
           <ErrorNote error={failure} />
-          <table>
-            <caption className="visually-hidden">Record to publish for the tracking domain</caption>
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Name</th>
-                <th scope="col">Value to publish</th>
-              </tr>
-            </thead>
-            <tbody>
-              <tr aria-label={`CNAME record of ${data.domain}`}>
-                <td>{data.record.type}</td>
-                <td>
-                  <CopyableValue text={data.record.name} label="Copy name" />
-                </td>
-                <td>
-                  <CopyableValue text={data.record.value} label="Copy value" />
-                </td>
-              </tr>
-            </tbody>
-          </table>
+          <DataTable
+            caption="Record to publish for the tracking domain"
+            rows={[data.record]}
+            rowKey={(record) => record.name}
+            rowLabel={() => `CNAME record of ${data.domain}`}
+            columns={[
+              { header: "Type", cell: (record) => record.type },
+              { header: "Name", cell: (record) => <CopyableValue text={record.name} label="Copy name" /> },
+              { header: "Value to publish", cell: (record) => <CopyableValue text={record.value} label="Copy value" /> },
+            ]}
+          />
           <p className="muted">{data.checked_at ? `Last checked ${formatTime(data.checked_at)}.` : "Not checked yet."}</p>
           {check && check.domain === data.domain && (
             <p role="status" className={check.verified ? "ok" : "error"}>
@@ -297,6 +282,7 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
           </button>
         </div>
       </form>
+      {confirmation}
     </section>
   );
 }

@@ -3,7 +3,7 @@ import { admin } from "../api";
 import type { PanelPatch, PanelView } from "../../../src/domain/answers";
 import { asCurl, sampleCalls } from "../sample-calls";
 import { CopyButton, ErrorNote, failureOf, Field, Loading, Screen, useLoad } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 const UNKNOWN_ATTRIBUTES: Record<PanelView["unknown_attributes"], string> = {
   reject: "Refuse the call, naming the attribute (default)",

@@ -1,8 +1,9 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { AddOperator, ChangeOperator, OperatorView } from "../../../src/domain/answers";
-import { ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import { DataTable } from "../components/data-table";
+import { ErrorNote, Field, formatTime, Screen, useLoad, useSubmit } from "../ui";
+import type { ScreenProps } from "../screen-props";
 
 const ROLES: Record<OperatorView["role"], string> = {
   owner: "Owner: everything, including the team and settings",
@@ -65,62 +66,60 @@ export function Team({ panel }: ScreenProps) {
       <p className="muted">Operators sign in to this panel with their email and password. Only owners see and change the team.</p>
       <ErrorNote error={error ?? failure} />
       <AddForm panelId={panel.id} onAdded={reload} />
-      {!data ? (
-        <Loading />
-      ) : (
-        <table>
-          <caption className="visually-hidden">Operators of the panel</caption>
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Name</th>
-              <th scope="col">Role</th>
-              <th scope="col">Added</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.operators.map((operator) => (
-              <tr key={operator.id}>
-                <td>
-                  {operator.email}
-                  {operator.disabled && <span className="badge">disabled</span>}
-                </td>
-                <td>{operator.name ?? "—"}</td>
-                <td>
-                  <select
-                    aria-label={`Role of ${operator.email}`}
-                    value={operator.role}
-                    onChange={(e) =>
-                      act(() => {
-                        const change: ChangeOperator = { role: e.target.value as ChangeOperator["role"] };
-                        return admin("PATCH", panel.id, `/operators/${encodeURIComponent(operator.id)}`, change);
-                      })
-                    }
-                  >
-                    {Object.keys(ROLES).map((role) => (
-                      <option key={role} value={role}>
-                        {role}
-                      </option>
-                    ))}
-                  </select>
-                </td>
-                <td>{formatTime(operator.created_at)}</td>
-                <td>
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`Remove ${operator.email} from the panel`}
-                    onClick={() => act(() => admin("DELETE", panel.id, `/operators/${encodeURIComponent(operator.id)}`))}
-                  >
-                    Remove
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Operators of the panel"
+        rows={data?.operators}
+        rowKey={(operator) => operator.id}
+        columns={[
+          {
+            header: "Email",
+            cell: (operator) => (
+              <>
+                {operator.email}
+                {operator.disabled && <span className="badge">disabled</span>}
+              </>
+            ),
+            sortBy: (operator) => operator.email,
+          },
+          { header: "Name", cell: (operator) => operator.name ?? "—", sortBy: (operator) => operator.name },
+          {
+            header: "Role",
+            cell: (operator) => (
+              <select
+                aria-label={`Role of ${operator.email}`}
+                value={operator.role}
+                onChange={(e) =>
+                  act(() => {
+                    const change: ChangeOperator = { role: e.target.value as ChangeOperator["role"] };
+                    return admin("PATCH", panel.id, `/operators/${encodeURIComponent(operator.id)}`, change);
+                  })
+                }
+              >
+                {Object.keys(ROLES).map((role) => (
+                  <option key={role} value={role}>
+                    {role}
+                  </option>
+                ))}
+              </select>
+            ),
+            sortBy: (operator) => operator.role,
+          },
+          { header: "Added", cell: (operator) => formatTime(operator.created_at), sortBy: (operator) => operator.created_at },
+          {
+            header: "Actions",
+            cell: (operator) => (
+              <button
+                type="button"
+                className="danger"
+                aria-label={`Remove ${operator.email} from the panel`}
+                onClick={() => act(() => admin("DELETE", panel.id, `/operators/${encodeURIComponent(operator.id)}`))}
+              >
+                Remove
+              </button>
+            ),
+          },
+        ]}
+      />
     </Screen>
   );
 }

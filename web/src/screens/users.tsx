@@ -1,8 +1,9 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { CreateUser, PatchUser, UserView } from "../../../src/domain/answers";
-import { CopyButton, Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from ".";
+import { DataTable, PAGE_SIZE } from "../components/data-table";
+import { CopyButton, Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit } from "../ui";
+import type { ScreenProps } from "../screen-props";
 
 /** A key is shown once: right after creation or rotation, never again. */
 function ShownOnce({ email, apiKey, onDone }: { email: string; apiKey: string; onDone: () => void }) {
@@ -54,62 +55,53 @@ export function Users({ panel }: ScreenProps) {
         </Field>
         <button type="submit">Create user</button>
       </form>
-      {!data ? (
-        <Loading />
-      ) : data.users.length === 0 ? (
-        <Empty title="No users yet">Create a user above to get an API key; then turn API mode on in Settings so the key is accepted.</Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">Users of the panel</caption>
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Name</th>
-              <th scope="col">State</th>
-              <th scope="col">Created</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.users.map((user) => (
-              <tr key={user.id}>
-                <td>{user.email}</td>
-                <td>{user.name ?? "—"}</td>
-                <td>{user.disabled ? "disabled" : "active"}</td>
-                <td>{formatTime(user.created_at)}</td>
-                <td className="row">
-                  <button
-                    type="button"
-                    className="secondary"
-                    aria-label={`Rotate key of ${user.email}`}
-                    onClick={() =>
-                      act(async () => {
-                        const rotated = await admin<{ api_key: string }>("POST", panel.id, `/users/${encodeURIComponent(user.id)}/api-key`);
-                        setShown({ email: user.email, apiKey: rotated.api_key });
-                      })
-                    }
-                  >
-                    Rotate key
-                  </button>
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`${user.disabled ? "Enable" : "Disable"} ${user.email}`}
-                    onClick={() =>
-                      act(async () => {
-                        const change: PatchUser = { disabled: !user.disabled };
-                        await admin("PATCH", panel.id, `/users/${encodeURIComponent(user.id)}`, change);
-                      })
-                    }
-                  >
-                    {user.disabled ? "Enable" : "Disable"}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Users of the panel"
+        rows={data?.users}
+        rowKey={(user) => user.id}
+        pageSize={PAGE_SIZE}
+        empty={<Empty title="No users yet">Create a user above to get an API key; then turn API mode on in Settings so the key is accepted.</Empty>}
+        columns={[
+          { header: "Email", cell: (user) => user.email, sortBy: (user) => user.email },
+          { header: "Name", cell: (user) => user.name ?? "—", sortBy: (user) => user.name },
+          { header: "State", cell: (user) => (user.disabled ? "disabled" : "active"), sortBy: (user) => (user.disabled ? "disabled" : "active") },
+          { header: "Created", cell: (user) => formatTime(user.created_at), sortBy: (user) => user.created_at },
+          {
+            header: "Actions",
+            cellProps: () => ({ className: "row" }),
+            cell: (user) => (
+              <>
+                <button
+                  type="button"
+                  className="secondary"
+                  aria-label={`Rotate key of ${user.email}`}
+                  onClick={() =>
+                    act(async () => {
+                      const rotated = await admin<{ api_key: string }>("POST", panel.id, `/users/${encodeURIComponent(user.id)}/api-key`);
+                      setShown({ email: user.email, apiKey: rotated.api_key });
+                    })
+                  }
+                >
+                  Rotate key
+                </button>
+                <button
+                  type="button"
+                  className="danger"
+                  aria-label={`${user.disabled ? "Enable" : "Disable"} ${user.email}`}
+                  onClick={() =>
+                    act(async () => {
+                      const change: PatchUser = { disabled: !user.disabled };
+                      await admin("PATCH", panel.id, `/users/${encodeURIComponent(user.id)}`, change);
+                    })
+                  }
+                >
+                  {user.disabled ? "Enable" : "Disable"}
+                </button>
+              </>
+            ),
+          },
+        ]}
+      />
     </Screen>
   );
 }

@@ -2,8 +2,9 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link, navigate } from "../router";
 import type { CreateWebhook, DeliveryView, PatchWebhook, WebhookTestAnswer, WebhookView } from "../../../src/domain/answers";
+import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
-import type { ScreenProps } from ".";
+import type { ScreenProps } from "../screen-props";
 
 const path = (id: string, rest = "") => `/webhooks/${encodeURIComponent(id)}${rest}`;
 
@@ -192,41 +193,20 @@ export function Webhooks({ panel }: ScreenProps) {
         <em>operational</em>.
       </p>
       <ErrorNote error={error} />
-      {!data ? (
-        <Loading />
-      ) : data.webhooks.length === 0 ? (
-        <Empty title="No webhooks yet">Add one below with the URL of your endpoint, then open it and press “Send test”.</Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">Webhooks of the panel</caption>
-          <thead>
-            <tr>
-              <th scope="col">Label</th>
-              <th scope="col">URL</th>
-              <th scope="col">State</th>
-              <th scope="col">Backlog</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.webhooks.map((webhook) => (
-              <tr key={webhook.id}>
-                <td>
-                  <Link href={base + path(webhook.id)}>{webhook.label}</Link>
-                </td>
-                <td>
-                  <code>{webhook.url}</code>
-                </td>
-                <td>
-                  <StateBadge state={webhook.state} />
-                </td>
-                <td>{webhook.backlog}</td>
-                <td>{formatTime(webhook.updated_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Webhooks of the panel"
+        rows={data?.webhooks}
+        rowKey={(webhook) => webhook.id}
+        pageSize={PAGE_SIZE}
+        empty={<Empty title="No webhooks yet">Add one below with the URL of your endpoint, then open it and press “Send test”.</Empty>}
+        columns={[
+          { header: "Label", cell: (webhook) => <Link href={base + path(webhook.id)}>{webhook.label}</Link>, sortBy: (webhook) => webhook.label },
+          { header: "URL", cell: (webhook) => <code>{webhook.url}</code>, sortBy: (webhook) => webhook.url },
+          { header: "State", cell: (webhook) => <StateBadge state={webhook.state} />, sortBy: (webhook) => webhook.state },
+          { header: "Backlog", cell: (webhook) => webhook.backlog, sortBy: (webhook) => webhook.backlog },
+          { header: "Updated", cell: (webhook) => formatTime(webhook.updated_at), sortBy: (webhook) => webhook.updated_at },
+        ]}
+      />
       <h2>Add a webhook</h2>
       <WebhookForm submitLabel="Create webhook" onSubmit={create} />
     </Screen>
@@ -262,43 +242,26 @@ function Deliveries({ panelId, webhookId, tick }: { panelId: string; webhookId: 
         </button>
       </div>
       <ErrorNote error={error} />
-      {!data ? (
-        <Loading />
-      ) : data.deliveries.length === 0 ? (
-        <Empty title="No attempts yet">Press “Send test”, or wait for a journey to send events: every attempt is listed here, newest first.</Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">Delivery and test attempts, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Batch</th>
-              <th scope="col">Events</th>
-              <th scope="col">Status</th>
-              <th scope="col">Latency</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Next retry</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.deliveries.map((d, i) => (
-              <tr key={`${d.at}-${d.batch_id}-${i}`}>
-                <td>{formatTime(d.at)}</td>
-                <td>{d.kind}</td>
-                <td>
-                  <code>{d.batch_id}</code>
-                </td>
-                <td>{d.events}</td>
-                <td title={d.response || undefined}>{d.status ?? `${d.error ?? "error"}${d.error_message ? `: ${d.error_message}` : ""}`}</td>
-                <td>{d.duration_ms} ms</td>
-                <td>{d.outcome}</td>
-                <td>{d.next_attempt_at ? formatTime(d.next_attempt_at) : "—"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Delivery and test attempts, newest first"
+        rows={data?.deliveries}
+        rowKey={(d, i) => `${d.at}-${d.batch_id}-${i}`}
+        empty={<Empty title="No attempts yet">Press “Send test”, or wait for a journey to send events: every attempt is listed here, newest first.</Empty>}
+        columns={[
+          { header: "Time", cell: (d) => formatTime(d.at) },
+          { header: "Kind", cell: (d) => d.kind },
+          { header: "Batch", cell: (d) => <code>{d.batch_id}</code> },
+          { header: "Events", cell: (d) => d.events },
+          {
+            header: "Status",
+            cellProps: (d) => ({ title: d.response || undefined }),
+            cell: (d) => d.status ?? `${d.error ?? "error"}${d.error_message ? `: ${d.error_message}` : ""}`,
+          },
+          { header: "Latency", cell: (d) => `${d.duration_ms} ms` },
+          { header: "Outcome", cell: (d) => d.outcome },
+          { header: "Next retry", cell: (d) => (d.next_attempt_at ? formatTime(d.next_attempt_at) : "—") },
+        ]}
+      />
     </section>
   );
 }

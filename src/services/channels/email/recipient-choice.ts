@@ -2,7 +2,7 @@ import type { UnsubscribeFacts } from "../../../domain/unsubscribe-page";
 import type { ChannelPreferences, PreferencesChange } from "../../../domain/preferences";
 import { getCampaign, getSentCampaignMessage } from "../../../store/campaigns";
 import { contactsByIds } from "../../../store/contacts";
-import { changeContactPreferences, contactPreferences } from "../../contacts/preferences";
+import { changeContactPreferences, contactPreferences } from "../preferences";
 import { getMessages } from "../../../store/journeys/messages";
 import { liftUnsubscribe, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
 import { findPanelHome, panelDb } from "../../access/shards";

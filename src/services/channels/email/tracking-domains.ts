@@ -1,6 +1,6 @@
 import { getTrackingDomain, recordTrackingDomainCheck, type TrackingDomain } from "../../../store/tracking-domains";
 import type { ShardDb } from "../../../store/shards";
-import { lookupDns } from "./sender-domains";
+import { lookupDns } from "../../../lib/dns";
 
 /**
  * A panel's own tracking domain: its email's links, pixel and unsubscribe link under

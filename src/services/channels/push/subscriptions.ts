@@ -1,7 +1,8 @@
 import { ownerOf, type IngestPanel } from "../../../domain/activity";
 import type { FieldProblem } from "../../../domain/problems";
 import type { AppTokenBody, WebSubscribeBody } from "../../../domain/push";
-import { allowsPrivateFetch, checkOutboundUrl } from "../../../lib/outbound";
+import { allowsPrivateFetch } from "../../../lib/outbound";
+import { checkOutboundUrl } from "../../../lib/outbound-address";
 import { deletePushSubscription, putPushSubscription, type PushKind } from "../../../store/push";
 import type { ShardDb } from "../../../store/shards";
 import { panelPush } from "./settings";

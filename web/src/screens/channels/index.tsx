@@ -1,5 +1,5 @@
 import { Screen } from "../../ui";
-import type { ScreenProps } from "..";
+import type { ScreenProps } from "../../screen-props";
 import { PushSettings } from "./push-settings";
 import { SmsProvider } from "./sms-provider";
 import { SmsSuppressions } from "./sms-suppressions";

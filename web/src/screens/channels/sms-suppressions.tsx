@@ -1,7 +1,9 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../../api";
 import type { SmsSuppressionView } from "../../../../src/domain/answers";
+import { DataTable, PAGE_SIZE } from "../../components/data-table";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, useLoad, useSubmit } from "../../ui";
+import { useConfirm } from "../../components/confirm-dialog";
 
 // Numbers SMS is not sent to. Lifting one sends to it again: for a STOP reply only with the
 // person's consent, which the confirmation says.
@@ -34,11 +36,13 @@ function StopNumberForm({ panelId, onStopped }: { panelId: string; onStopped: ()
 }
 
 export function SmsSuppressions({ panelId, writable }: { panelId: string; writable: boolean }) {
+  const [confirm, confirmation] = useConfirm();
   const { data, error, reload } = useLoad(() => admin<{ suppressions: SmsSuppressionView[] }>("GET", panelId, "/sms/suppressions?limit=200"), [panelId]);
   const [failure, setFailure] = useState<string>();
 
   const lift = async (phone: string) => {
-    if (!confirm(`Send SMS to ${phone} again? Do so for a number that replied STOP only with its owner's consent.`)) return;
+    const message = `Send SMS to ${phone} again? Do so for a number that replied STOP only with its owner's consent.`;
+    if (!(await confirm({ title: "Send SMS to this number again?", message, confirmLabel: "Send again" }))) return;
     setFailure(undefined);
     try {
       await admin("DELETE", panelId, `/sms/suppressions/${encodeURIComponent(phone)}`);
@@ -53,42 +57,30 @@ export function SmsSuppressions({ panelId, writable }: { panelId: string; writab
       <h2 id="sms-suppressions-title">Numbers SMS is not sent to</h2>
       <ErrorNote error={error ?? failure} />
       {writable && <StopNumberForm panelId={panelId} onStopped={reload} />}
-      {!data ? (
-        !error && <Loading />
-      ) : data.suppressions.length === 0 ? (
-        <Empty title="No stopped numbers">Numbers that reply STOP, or that the provider reports opted out, are listed here and get no SMS.</Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">Numbers SMS is not sent to, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Number</th>
-              <th scope="col">Why</th>
-              <th scope="col">Since</th>
-              {writable && <th scope="col">Action</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {data.suppressions.map((s) => (
-              <tr key={s.phone}>
-                <th scope="row">{s.phone}</th>
-                <td>{REASONS[s.reason]}</td>
-                <td>{formatTime(s.created_at)}</td>
-                {writable && (
-                  <td>
-                    {/* An erased contact's number is kept only as a hash: it cannot be named to lift it. */}
-                    {!s.phone.startsWith("erased:") && (
-                    <button type="button" className="secondary" onClick={() => void lift(s.phone)}>
-                      Send again<span className="visually-hidden"> to {s.phone}</span>
-                    </button>
-                    )}
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Numbers SMS is not sent to, newest first"
+        rows={data?.suppressions}
+        rowKey={(s) => s.phone}
+        loading={!error && <Loading />}
+        pageSize={PAGE_SIZE}
+        empty={<Empty title="No stopped numbers">Numbers that reply STOP, or that the provider reports opted out, are listed here and get no SMS.</Empty>}
+        columns={[
+          { header: "Number", rowHeader: true, cell: (s) => s.phone, sortBy: (s) => s.phone },
+          { header: "Why", cell: (s) => REASONS[s.reason], sortBy: (s) => REASONS[s.reason] },
+          { header: "Since", cell: (s) => formatTime(s.created_at), sortBy: (s) => s.created_at },
+          writable && {
+            header: "Action",
+            // An erased contact's number is kept only as a hash: it cannot be named to lift it.
+            cell: (s) =>
+              !s.phone.startsWith("erased:") && (
+                <button type="button" className="secondary" onClick={() => void lift(s.phone)}>
+                  Send again<span className="visually-hidden"> to {s.phone}</span>
+                </button>
+              ),
+          },
+        ]}
+      />
+      {confirmation}
     </section>
   );
 }

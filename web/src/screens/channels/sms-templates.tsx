@@ -1,10 +1,12 @@
 import { useState } from "react";
 import { admin } from "../../api";
 import type { SmsTemplateInput, SmsTemplateView } from "../../../../src/domain/answers";
+import { DataTable, PAGE_SIZE } from "../../components/data-table";
 import { Empty, ErrorNote, failureOf, Loading, useLoad } from "../../ui";
 import { SmsLengthNote } from "./sms-length";
 import { SmsTemplatePreview } from "./sms-preview";
 import { SmsTemplateForm } from "./sms-template-form";
+import { useConfirm } from "../../components/confirm-dialog";
 
 // The panel's SMS templates: every role reads and previews them; marketers and owners add,
 // change and delete them, as the admin routes allow.
@@ -13,37 +15,28 @@ const templatePath = (id = "") => `/sms/templates${id ? `/${encodeURIComponent(i
 
 type Open = { kind: "edit" | "preview"; template: SmsTemplateView } | null;
 
-function TemplateRow({ template, writable, onOpen, onDelete }: { template: SmsTemplateView; writable: boolean; onOpen: (open: Open) => void; onDelete: () => void }) {
+function TemplateActions({ template, writable, onOpen, onDelete }: { template: SmsTemplateView; writable: boolean; onOpen: (open: Open) => void; onDelete: () => void }) {
   return (
-    <tr aria-label={`SMS template ${template.name}`}>
-      <th scope="row">{template.name}</th>
-      <td>{template.body}</td>
-      <td>
-        <SmsLengthNote length={template.length} />
-      </td>
-      <td>{template.merge_tags.length ? template.merge_tags.join(", ") : "—"}</td>
-      <td>
-        <div className="row">
-          <button type="button" className="secondary" onClick={() => onOpen({ kind: "preview", template })}>
-            Preview<span className="visually-hidden"> {template.name}</span>
+    <div className="row">
+      <button type="button" className="secondary" onClick={() => onOpen({ kind: "preview", template })}>
+        Preview<span className="visually-hidden"> {template.name}</span>
+      </button>
+      {writable && (
+        <>
+          <button type="button" className="secondary" onClick={() => onOpen({ kind: "edit", template })}>
+            Edit<span className="visually-hidden"> {template.name}</span>
           </button>
-          {writable && (
-            <>
-              <button type="button" className="secondary" onClick={() => onOpen({ kind: "edit", template })}>
-                Edit<span className="visually-hidden"> {template.name}</span>
-              </button>
-              <button type="button" className="danger" onClick={onDelete}>
-                Delete<span className="visually-hidden"> {template.name}</span>
-              </button>
-            </>
-          )}
-        </div>
-      </td>
-    </tr>
+          <button type="button" className="danger" onClick={onDelete}>
+            Delete<span className="visually-hidden"> {template.name}</span>
+          </button>
+        </>
+      )}
+    </div>
   );
 }
 
 export function SmsTemplates({ panelId, writable }: { panelId: string; writable: boolean }) {
+  const [confirm, confirmation] = useConfirm();
   const { data, error, reload } = useLoad(() => admin<{ templates: SmsTemplateView[] }>("GET", panelId, templatePath()), [panelId]);
   const [open, setOpen] = useState<Open>(null);
   const [failure, setFailure] = useState<string>();
@@ -58,7 +51,8 @@ export function SmsTemplates({ panelId, writable }: { panelId: string; writable:
     reload();
   };
   const remove = async (template: SmsTemplateView) => {
-    if (!confirm(`Delete the SMS template ${template.name}? A journey step that names it records its messages as failed.`)) return;
+    const message = `Delete the SMS template ${template.name}? A journey step that names it records its messages as failed.`;
+    if (!(await confirm({ title: "Delete this SMS template?", message, confirmLabel: "Delete template" }))) return;
     setFailure(undefined);
     try {
       await admin("DELETE", panelId, templatePath(template.id));
@@ -73,29 +67,22 @@ export function SmsTemplates({ panelId, writable }: { panelId: string; writable:
     <section aria-labelledby="sms-templates-title">
       <h2 id="sms-templates-title">SMS templates</h2>
       <ErrorNote error={error ?? failure} />
-      {!data ? (
-        !error && <Loading />
-      ) : data.templates.length === 0 ? (
-        <Empty title="No SMS templates yet">Journeys' SMS steps can name a template instead of carrying their text.</Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">SMS templates of the panel</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Message</th>
-              <th scope="col">Length</th>
-              <th scope="col">Merge tags</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.templates.map((template) => (
-              <TemplateRow key={template.id} template={template} writable={writable} onOpen={setOpen} onDelete={() => void remove(template)} />
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="SMS templates of the panel"
+        rows={data?.templates}
+        rowKey={(template) => template.id}
+        rowLabel={(template) => `SMS template ${template.name}`}
+        loading={!error && <Loading />}
+        pageSize={PAGE_SIZE}
+        empty={<Empty title="No SMS templates yet">Journeys' SMS steps can name a template instead of carrying their text.</Empty>}
+        columns={[
+          { header: "Name", rowHeader: true, cell: (template) => template.name, sortBy: (template) => template.name },
+          { header: "Message", cell: (template) => template.body },
+          { header: "Length", cell: (template) => <SmsLengthNote length={template.length} /> },
+          { header: "Merge tags", cell: (template) => (template.merge_tags.length ? template.merge_tags.join(", ") : "—") },
+          { header: "Actions", cell: (template) => <TemplateActions template={template} writable={writable} onOpen={setOpen} onDelete={() => void remove(template)} /> },
+        ]}
+      />
       {open?.kind === "preview" && <SmsTemplatePreview key={open.template.id} panelId={panelId} template={open.template} onClose={() => setOpen(null)} />}
       {open?.kind === "edit" && (
         <SmsTemplateForm
@@ -108,6 +95,7 @@ export function SmsTemplates({ panelId, writable }: { panelId: string; writable:
         />
       )}
       {writable && <SmsTemplateForm title="New SMS template" submitLabel="Add template" save={create} />}
+      {confirmation}
     </section>
   );
 }

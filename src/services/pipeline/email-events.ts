@@ -1,8 +1,9 @@
-import { recordEvents } from "../pipeline/record";
+import { recordEvents } from "./record";
 
 /**
- * Every email event (open, click, bounce, unsubscribe) leaves the
- * broadcast code through recordEmailEvents and nowhere else, into the one pipeline of
+ * Every email event (open, click, bounce, unsubscribe) of campaign and journey mail leaves
+ * the email code through recordEmailEvents and nowhere else (it lives here, below both
+ * broadcasts and journeys, so neither imports the other for it), into the one pipeline of
  * CONTRACT 7 (stored, then matched against journeys, then handed to webhooks). The campaign
  * counters do not depend on it: they live on campaign_messages.
  */

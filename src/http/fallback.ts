@@ -1,0 +1,48 @@
+import { ApiError } from "../lib/http/errors";
+import { adminFailure, envelopeFailure, newRequestId } from "../lib/http/respond";
+
+/**
+ * What answers a request no route took. wrangler.toml runs the Worker first for every path but
+ * the panel's hashed files (/assets/*), so this decides between the panel's HTML and a JSON
+ * Failed body: a client that mistyped an API path (`/apiv3`, `/APIV2`, `/v2/activity/...`,
+ * `/health/x`) must read a 404 it can parse, never the panel's index.html with a 200.
+ */
+
+// Case-insensitive: `/APIV2` and `/V1/...` are mistyped API paths, not panel routes.
+const API_PREFIX = /^\/(api|v\d|health|openapi|admin|auth|t\/|hooks|s\/|__scheduled)/i;
+// The admin API's own error shape (CONTRACT 4) under its prefixes; the envelope's everywhere else.
+const ADMIN_PREFIX = /^\/(admin|auth)(\/|$)/i;
+
+export type Destination = "panel" | "not_found" | "method_not_allowed";
+
+/** Whether a path is under one of the Worker's API prefixes, in any case (a mistyped one included). */
+export function isApiPath(path: string): boolean {
+  return API_PREFIX.test(path);
+}
+
+/** Only a GET or HEAD navigation to a path outside the API prefixes gets the panel. */
+export function destinationOf(request: Request): Destination {
+  const path = new URL(request.url).pathname;
+  if (isApiPath(path)) return "not_found";
+  if (request.method !== "GET" && request.method !== "HEAD") return "method_not_allowed";
+  return isNavigation(request) ? "panel" : "not_found";
+}
+
+/** A browser opening a page: it asks for HTML (a script's fetch or curl's `*\/*` does not). */
+function isNavigation(request: Request): boolean {
+  if (request.headers.get("sec-fetch-mode") === "navigate") return true;
+  return (request.headers.get("accept") ?? "").toLowerCase().includes("text/html");
+}
+
+export async function answerUnrouted(request: Request, env: Env): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  const destination = destinationOf(request);
+  if (destination === "panel") return env.ASSETS.fetch(request);
+  if (destination === "method_not_allowed") {
+    const refused = envelopeFailure(newRequestId(), new ApiError(405, `method: ${path} is a page of the panel, read with GET, not ${request.method}`));
+    refused.headers.set("allow", "GET, HEAD");
+    return refused;
+  }
+  const missing = new ApiError(404, `path: no route ${request.method} ${path}`, [{ field: "path", message: `unknown path ${path}` }]);
+  return ADMIN_PREFIX.test(path) ? adminFailure(missing) : envelopeFailure(newRequestId(), missing);
+}

@@ -1,0 +1,50 @@
+import type { AudienceCampaignRequest, BroadcastRequest } from "../../domain/broadcast";
+import type { FieldProblem } from "../../domain/problems";
+import { newId } from "../../lib/random";
+import { loadAttributeSchema } from "../../store/attributes";
+import { campaignCounters } from "../../store/campaign-report";
+import { getCampaign, type Campaign, type CampaignCounters } from "../../store/campaigns";
+import type { Panel } from "../../store/panels";
+import type { ShardDb } from "../../store/shards";
+import { isoTime } from "../../store/sql";
+import { recordAudit, type Auditor } from "../audit/record";
+import { createAudienceCampaign } from "./audience";
+import { createBroadcast } from "./create";
+
+/** A panel's new campaign: to an audience of lists and segments (CONTRACT 9), or the broadcast request of 4.10 with its contacts file. */
+export type CampaignRequest = { kind: "audience"; request: AudienceCampaignRequest } | { kind: "broadcast"; request: BroadcastRequest };
+
+export type CreateCampaignOutcome =
+  | {
+      ok: true;
+      campaign: Campaign;
+      counters: CampaignCounters;
+      /** Said to the operator when the outbox accepts a sender domain a real provider would refuse, about `senderField`. */
+      senderNote: string | null;
+      senderField: "sender_email" | "sender_email_id";
+    }
+  | { ok: false; status: 400 | 409; problems: FieldProblem[] };
+
+/** Creates and schedules a campaign from the panel, and records who published it. */
+export async function createCampaign(
+  ctx: { env: Env; db: ShardDb; panel: Panel; now: number },
+  input: CampaignRequest,
+  by: Auditor,
+): Promise<CreateCampaignOutcome> {
+  const { env, db, panel, now } = ctx;
+  let created: { campaignId: string; senderNote: string | null; senderField: "sender_email" | "sender_email_id" };
+  if (input.kind === "audience") {
+    const outcome = await createAudienceCampaign({ env, db, panel, requestId: newId("req"), now }, input.request);
+    if (!outcome.ok) return { ok: false, status: 400, problems: outcome.problems };
+    created = { campaignId: outcome.campaignId, senderNote: outcome.senderNote, senderField: "sender_email" };
+  } else {
+    const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
+    const outcome = await createBroadcast({ env, db, panel, schema, requestId: newId("req"), now }, input.request);
+    if (!outcome.ok) return { ok: false, status: outcome.refusal.kind === "list_taken" ? 409 : 400, problems: outcome.refusal.problems };
+    created = { campaignId: outcome.broadcast.campaignId, senderNote: outcome.broadcast.senderNote, senderField: "sender_email_id" };
+  }
+  const campaign = await getCampaign(db, panel.id, created.campaignId);
+  if (!campaign) throw new Error(`campaign ${created.campaignId} was not stored`);
+  await recordAudit(db, panel.id, by, "campaign.published", campaign.id, { name: campaign.name, send_at: isoTime(campaign.sendAt) });
+  return { ok: true, campaign, counters: await campaignCounters(db, panel.id, campaign), senderNote: created.senderNote, senderField: created.senderField };
+}

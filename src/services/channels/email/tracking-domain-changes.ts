@@ -1,0 +1,26 @@
+import type { ShardDb } from "../../../store/shards";
+import { deleteTrackingDomain, getTrackingDomain, putTrackingDomain, type TrackingDomain } from "../../../store/tracking-domains";
+import { recordAudit, type Auditor } from "../../audit/record";
+import { checkTrackingDomain, type TrackingDomainCheck } from "./tracking-domains";
+
+// The panel's use cases on its tracking domain (one per panel): set, check the CNAME now, remove.
+
+/** Sets the panel's tracking domain (unverified until its CNAME is checked). */
+export async function setTrackingDomain(db: ShardDb, panelId: string, name: string, by: Auditor): Promise<TrackingDomain> {
+  const domain = await putTrackingDomain(db, panelId, name, Date.now());
+  await recordAudit(db, panelId, by, "tracking_domain.set", domain.domain);
+  return domain;
+}
+
+/** Checks the tracking domain's CNAME now; null when the panel has none. */
+export async function verifyTrackingDomain(env: Pick<Env, "DOH_URL" | "PUBLIC_BASE_URL">, db: ShardDb, panelId: string): Promise<TrackingDomainCheck | null> {
+  const domain = await getTrackingDomain(db, panelId);
+  return domain ? checkTrackingDomain(env, db, domain, Date.now()) : null;
+}
+
+/** Removes the panel's tracking domain; false when it has none. */
+export async function removeTrackingDomain(db: ShardDb, panelId: string, by: Auditor): Promise<boolean> {
+  if (!(await deleteTrackingDomain(db, panelId))) return false;
+  await recordAudit(db, panelId, by, "tracking_domain.removed", panelId);
+  return true;
+}

@@ -1,0 +1,50 @@
+import { checkParamClause, type ActivityDefinition } from "../../domain/activity";
+import { journeyGraphProblems, type JourneyDefinition } from "../../domain/journey";
+import { layoutProblems, type JourneyLayout } from "../../domain/journey-layout";
+import type { FieldProblem } from "../../domain/problems";
+import { findActivityByName } from "../../store/activities";
+import { getList } from "../../store/lists";
+import { getSegment } from "../../store/segments";
+import type { ShardDb } from "../../store/shards";
+import { getWebhook } from "../../store/webhooks";
+
+export type CheckedDefinition = { ok: true; definition: JourneyDefinition } | { ok: false; problems: FieldProblem[] };
+
+/**
+ * What the schema cannot see: the step graph, the activity (with the parameters its trigger
+ * filters on), list and webhooks it names, and the layout's step ids. Gives the definition
+ * with the trigger's parameter names as the activity defines them and their values in the
+ * parameters' types.
+ */
+export async function checkDefinition(db: ShardDb, panelId: string, definition: JourneyDefinition, layout?: JourneyLayout): Promise<CheckedDefinition> {
+  const problems = [...journeyGraphProblems(definition), ...(layout ? layoutProblems(definition, layout) : [])];
+  let { trigger: t } = definition;
+  if (t.type === "activity") {
+    const activity = await findActivityByName(db, panelId, t.activity);
+    if (!activity) problems.push({ field: "trigger.activity", message: `no activity named "${t.activity}" is defined in this panel` });
+    else if (t.params) t = { ...t, params: checkedTriggerParams(activity, t.params, problems) };
+  }
+  if (t.type === "list" && !(await getList(db, panelId, t.listid))) problems.push({ field: "trigger.listid", message: `no list with id ${t.listid} in this panel` });
+  if (t.type === "segment" && t.segment !== undefined && !(await getSegment(db, panelId, t.segment))) {
+    problems.push({ field: "trigger.segment", message: `no segment with id "${t.segment}" in this panel` });
+  }
+  for (const [i, s] of definition.steps.entries()) {
+    if (s.type === "webhook" && !(await getWebhook(db, panelId, s.webhook))) problems.push({ field: `steps.${i}.webhook`, message: `no webhook with id "${s.webhook}" in this panel` });
+    if (s.type === "wait_for_event" && !Array.isArray(s.events) && !(await findActivityByName(db, panelId, s.events.activity))) {
+      problems.push({ field: `steps.${i}.events.activity`, message: `no activity named "${s.events.activity}" is defined in this panel` });
+    }
+  }
+  if (problems.length) return { ok: false, problems };
+  return { ok: true, definition: { ...definition, trigger: t } };
+}
+
+type ParamFilter = NonNullable<Extract<JourneyDefinition["trigger"], { type: "activity" }>["params"]>;
+
+/** An activity trigger's parameter filter: each clause names a parameter of the activity, with an operator and value that fit its type. */
+function checkedTriggerParams(activity: ActivityDefinition, params: ParamFilter, problems: FieldProblem[]): ParamFilter {
+  return params.map((clause, i) => {
+    const at = `trigger.params.${i}`;
+    const fit = checkParamClause(activity, { name: clause.attribute, op: clause.op, value: clause.value }, { name: `${at}.attribute`, op: `${at}.op`, value: `${at}.value` }, problems);
+    return fit ? { ...clause, attribute: fit.name, value: fit.value as typeof clause.value } : clause;
+  });
+}

@@ -1,0 +1,48 @@
+import { journeyStatusAction } from "../../domain/audit";
+import { emailSenders } from "../../domain/journey";
+import type { FieldProblem } from "../../domain/problems";
+import { changeJourneyStatus, getJourney, type Journey, type JourneyStatus } from "../../store/journeys/definitions";
+import { journeyCounters, type JourneyCounters } from "../../store/journeys/instances";
+import type { ShardDb } from "../../store/shards";
+import { recordAudit, type Auditor } from "../audit/record";
+import { sendersStanding } from "../channels/email/sender-domains";
+import { scanSegment } from "./contact-triggers";
+import { forgetLiveJourneys } from "./live-journeys";
+import { resumeHeldPoints } from "./points";
+
+type TargetStatus = Exclude<JourneyStatus, "draft">;
+
+/** Which statuses each status may be reached from; repeating the current one is harmless. */
+const TRANSITIONS: Record<TargetStatus, JourneyStatus[]> = {
+  running: ["draft", "paused", "running"],
+  paused: ["running", "paused"],
+  stopped: ["draft", "running", "paused", "stopped"],
+};
+
+export type SetJourneyStatusOutcome =
+  | { ok: true; journey: Journey; counters: JourneyCounters; warnings: FieldProblem[] }
+  | { ok: false; kind: "missing" }
+  | { ok: false; kind: "senders_refused"; problems: FieldProblem[] }
+  | { ok: false; kind: "not_allowed"; from: JourneyStatus };
+
+/** Runs, pauses (instances are held) or stops (instances end) a journey. */
+export async function setJourneyStatus(env: Env, db: ShardDb, panelId: string, journeyId: string, status: TargetStatus, by: Auditor): Promise<SetJourneyStatusOutcome> {
+  const journey = await getJourney(db, panelId, journeyId);
+  if (!journey) return { ok: false, kind: "missing" };
+  // Mail from a sender domain a real provider would refuse is refused at start, not message by message.
+  const senders = status === "running" ? await sendersStanding(env, db, panelId, emailSenders(journey.definition)) : { problems: [], notes: [] };
+  if (senders.problems.length) return { ok: false, kind: "senders_refused", problems: senders.problems };
+  const now = Date.now();
+  const changed = await changeJourneyStatus(db, panelId, journey.id, TRANSITIONS[status], status, now);
+  forgetLiveJourneys(panelId);
+  if (!changed) return { ok: false, kind: "not_allowed", from: journey.status };
+  await recordAudit(db, panelId, by, journeyStatusAction(journey.status, status), journey.id, { name: journey.name, from: journey.status, to: status });
+  if (changed.status === "running") {
+    // Held points go on at once (the cron would take them within a minute), and a segment
+    // journey enters its first page of matching contacts now, the rest by the cron.
+    await resumeHeldPoints(env, changed, now);
+    if (changed.scanCursor !== null) await scanSegment(env, changed, now);
+  }
+  // The scan above only moves scan_cursor, which the view does not show: no second read.
+  return { ok: true, journey: changed, counters: await journeyCounters(db, panelId, changed.id), warnings: senders.notes };
+}

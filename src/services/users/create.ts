@@ -1,0 +1,16 @@
+import { newId } from "../../lib/random";
+import type { ShardDb } from "../../store/shards";
+import { insertUser, type User } from "../../store/users";
+import { generateApiKey, hashApiKey } from "../access/api-keys";
+import { recordAudit, type Auditor } from "../audit/record";
+
+export type CreateUserOutcome = { ok: true; user: User; apiKey: string } | { ok: false; emailTaken: true };
+
+/** Adds an API user to the panel with a new key, shown once in the answer and stored as its hash. */
+export async function createUser(env: Env, db: ShardDb, panelId: string, email: string, name: string | null, by: Auditor): Promise<CreateUserOutcome> {
+  const apiKey = generateApiKey();
+  const user: User = { id: newId("usr"), panelId, email, name, disabled: false, createdAt: Date.now() };
+  if (!(await insertUser(env.DB, user, await hashApiKey(apiKey)))) return { ok: false, emailTaken: true };
+  await recordAudit(db, panelId, by, "user.created", user.id, { email: user.email });
+  return { ok: true, user, apiKey };
+}

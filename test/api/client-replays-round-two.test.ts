@@ -1,0 +1,158 @@
+import { describe, expect, it } from "vitest";
+import { defineActivity, storedEvents } from "../support/activity";
+import { admin, call, createPanel, type TestPanel } from "../support/helpers";
+import { importCsv } from "../support/imports";
+
+// Client replays, round two (CONTRACT 10): the contact and key calls of issue 40 as the public
+// clients build them, byte for byte, against a panel set up as their users set it up.
+
+const json = async (response: Response) => ({ status: response.status, body: (await response.json()) as any });
+
+async function contactOf(panel: TestPanel, key: string) {
+  return json(await call(`/apiv2?type=contact&activity=view&apikey=${encodeURIComponent(panel.apiKey)}&data=${encodeURIComponent(key)}`));
+}
+
+async function typedPanel(options: Parameters<typeof createPanel>[0] = {}): Promise<TestPanel> {
+  const panel = await createPanel(options);
+  for (const [name, type] of [["ZALO_UNFOLLOWED_AT", "date"], ["REGISTRATION_DATE", "date"], ["SCORE", "float"], ["VIP", "boolean"], ["ALT_PHONE", "string"]]) {
+    expect((await admin("PUT", `/panels/${panel.id}/attributes/${name}`, { type })).status).toBe(200);
+  }
+  return panel;
+}
+
+describe("client replays, round two (CONTRACT 10)", () => {
+  it('a PHP CRM sync: "" for date, integer, float and boolean attributes is no value; text keeps ""', async () => {
+    const panel = await typedPanel();
+    // $client->post('/apiv2', ['form_params' => ['type' => 'contact', 'activity' => 'addsync', 'apikey' => $key,
+    //   'data' => json_encode($row)]]) with every empty profile field sent as ''.
+    const row = { EMAIL: "lan@example.com", NAME: "Lan", CITY: "", AGE: "", ZALO_UNFOLLOWED_AT: "", REGISTRATION_DATE: "", SCORE: "", VIP: "" };
+    const added = await json(
+      await call("/apiv2", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `type=contact&activity=addsync&apikey=${encodeURIComponent(panel.apiKey)}&data=${encodeURIComponent(JSON.stringify(row))}`,
+      }),
+    );
+    expect(added.status).toBe(200);
+    expect(added.body.contact).toEqual({ EMAIL: "lan@example.com", NAME: "Lan", CITY: "" });
+
+    // Later the CRM knows the age and date; an add with "" again leaves them as they are.
+    const known = { EMAIL: "lan@example.com", AGE: "34.0", REGISTRATION_DATE: "2026-01-15", SCORE: 7.5, VIP: true };
+    expect((await json(await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}&data=${encodeURIComponent(JSON.stringify(known))}`))).status).toBe(200);
+    const again = await json(await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}&data=${encodeURIComponent(JSON.stringify(row))}`));
+    expect(again.status).toBe(200);
+    expect(again.body.contact).toEqual({ EMAIL: "lan@example.com", NAME: "Lan", CITY: "", AGE: 34, REGISTRATION_DATE: "2026-01-15", SCORE: 7.5, VIP: true });
+
+    // update with "" clears them.
+    const cleared = await json(
+      await call("/apiv2", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ type: "contact", activity: "update", apikey: panel.apiKey, data: JSON.stringify({ EMAIL: "lan@example.com", AGE: "", REGISTRATION_DATE: "", VIP: " " }) }),
+      }),
+    );
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.contact).toEqual({ EMAIL: "lan@example.com", NAME: "Lan", CITY: "", SCORE: 7.5 });
+    expect((await contactOf(panel, "lan@example.com")).body.contact).toEqual({ EMAIL: "lan@example.com", NAME: "Lan", CITY: "", SCORE: 7.5 });
+  });
+
+  it("integral decimals are integers, 34.5 is still refused and nothing is written", async () => {
+    const panel = await typedPanel();
+    // requests.post(f"{base}/apiv2", params={"type": "contact", "activity": "add", "apikey": key}, data={"data": json.dumps(rec)})
+    // where rec came from a DataFrame: AGE is a float, MOBILE too.
+    const body = (rec: unknown) => `data=${encodeURIComponent(JSON.stringify(rec))}`;
+    const post = (rec: unknown) =>
+      call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: body(rec) });
+    const added = await json(await post({ EMAIL: "df@example.com", AGE: 34.0, MOBILE: "9876500001.0", ALT_PHONE: "+919876500002.0", CITY: "12.0" }));
+    expect(added.status).toBe(200);
+    expect(added.body.contact).toEqual({ EMAIL: "df@example.com", AGE: 34, MOBILE: "9876500001", ALT_PHONE: "+919876500002", CITY: "12.0" });
+    const half = await json(await post({ EMAIL: "half@example.com", AGE: 34.5 }));
+    expect(half.status).toBe(400);
+    expect(half.body.errors).toEqual([{ field: "data.AGE", message: "must be an integer, not a float" }]);
+    expect((await contactOf(panel, "half@example.com")).status).toBe(404);
+  });
+
+  it("a pandas CSV (df.to_csv) in a bulk upload: 34.0, 9876500001.0 and empty cells", async () => {
+    const panel = await typedPanel({ primary_key: "MOBILE" });
+    const csv = "MOBILE,NAME,AGE,SCORE,ALT_PHONE,REGISTRATION_DATE\n9876500001.0,Asha,34.0,1.5,9876500002.0,\n9876500003.0,Ravi,,,,2026-02-01\n9876500004.0,Bad,34.5,,,\n";
+    const job = await importCsv(panel, csv);
+    expect(job).toMatchObject({ status: "completed", total: 3, created: 2, failed: 1 });
+    expect((await contactOf(panel, "9876500001")).body.contact).toEqual({ MOBILE: "9876500001", NAME: "Asha", AGE: 34, SCORE: 1.5, ALT_PHONE: "9876500002" });
+    expect((await contactOf(panel, "9876500003")).body.contact).toEqual({ MOBILE: "9876500003", NAME: "Ravi", REGISTRATION_DATE: "2026-02-01" });
+    expect((await contactOf(panel, "9876500004")).status).toBe(404);
+  });
+
+  it('an activity: "" for a number parameter is absent, "3.0" is 3; a string parameter keeps ""', async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart", { qty: "integer", price: "float", coupon: "string" });
+    // fetch(`${base}/v1/activity/singleactivity/${clientId}`, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(ev)})
+    const posted = await call(`/v1/activity/singleactivity/${panel.clientId}?apikey=${panel.apiKey}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ activityid: cart, identity: "a@example.com", activity_params: { qty: "3.0", price: "", coupon: "" } }),
+    });
+    expect(posted.status).toBe(200);
+    expect((await storedEvents(panel.id))[0]).toMatchObject({ name: "add_to_cart", params: { qty: 3, coupon: "" } });
+    expect((await storedEvents(panel.id))[0]!.params).not.toHaveProperty("price");
+  });
+
+  it("the key as Authorization without a scheme and as api-key, on /apiv2, /v1/activity and /v1/events", async () => {
+    const panel = await createPanel();
+    const viewed = await defineActivity(panel, "page_view", { url: "string" });
+    // Go: req.Header.Set("Authorization", apiKey)
+    const bare = await json(await call("/apiv2?type=lists&activity=getall", { headers: { Authorization: panel.apiKey } }));
+    expect(bare.status).toBe(200);
+    // The provider's activity docs: --header 'api-key: <key>'
+    const upload = await json(
+      await call("/v1/activity/upload", {
+        method: "POST",
+        headers: { "api-key": panel.apiKey, "content-type": "application/json" },
+        body: JSON.stringify([{ activity_name: "page_view", identity: "k@example.com", activity_params: { url: "/home" } }]),
+      }),
+    );
+    expect(upload.status).toBe(200);
+    expect(upload.body.recorded).toBe(1);
+    const single = await call(`/v1/activity/singleactivity/${panel.clientId}`, {
+      method: "POST",
+      headers: { "api-key": panel.apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ activityid: viewed, identity: "k@example.com", activity_params: { url: "/cart" } }),
+    });
+    expect(single.status).toBe(200);
+    const add = await json(
+      await call("/apiv2", {
+        method: "POST",
+        headers: { "api-key": panel.apiKey, "content-type": "application/x-www-form-urlencoded" },
+        body: `type=contact&activity=add&data=${encodeURIComponent(JSON.stringify({ EMAIL: "k@example.com" }))}`,
+      }),
+    );
+    expect(add.status).toBe(200);
+  });
+
+  it("a key sent in two places that disagree is refused 401, nothing written", async () => {
+    const panel = await createPanel();
+    const other = await createPanel();
+    await defineActivity(panel, "page_view", { url: "string" });
+    const data = encodeURIComponent(JSON.stringify({ EMAIL: "two@example.com" }));
+    const attempts: [string, RequestInit][] = [
+      [`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}&data=${data}`, { headers: { "api-key": other.apiKey } }],
+      [`/apiv2?type=contact&activity=add&data=${data}`, { headers: { Authorization: `Bearer ${panel.apiKey}`, "api-key": "mk_wrong" } }],
+      [`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}&data=${data}`, { headers: { Authorization: other.apiKey } }],
+    ];
+    for (const [path, init] of attempts) {
+      const answer = await json(await call(path, init));
+      expect(answer.status).toBe(401);
+      expect(answer.body).toMatchObject({ result: "Failed", message: "The caller could not be authenticated" });
+    }
+    const upload = await call(`/v1/activity/upload?apikey=${panel.apiKey}`, {
+      method: "POST",
+      headers: { "api-key": other.apiKey, "content-type": "application/json" },
+      body: JSON.stringify([{ activity_name: "page_view", identity: "two@example.com" }]),
+    });
+    expect(upload.status).toBe(401);
+    expect((await contactOf(panel, "two@example.com")).status).toBe(404);
+    expect(await storedEvents(panel.id)).toEqual([]);
+    // The same key twice is one key.
+    const same = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}&data=${data}`, { headers: { "api-key": panel.apiKey, Authorization: `Bearer ${panel.apiKey}` } });
+    expect(same.status).toBe(200);
+  });
+});
