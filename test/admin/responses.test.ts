@@ -48,6 +48,9 @@ describe("admin routes answer what they declare", () => {
     await answersAsDeclared("GET", `${p}/attributes`);
     await answersAsDeclared("GET", `${p}/activities`);
     await answersAsDeclared("GET", `${p}/activities/${activity}`);
+    // An array parameter (CONTRACT 10) is answered as defined: {"type":"array","of":{...}}.
+    const cart = await answersAsDeclared("POST", `${p}/activities`, { name: "Cart", params: { total: "float", items: { type: "array", of: { prid: "integer", name: "string" } } } });
+    expect(cart.params.items).toEqual({ type: "array", of: { prid: "integer", name: "string" } });
     const user = await answersAsDeclared("POST", `${p}/users`, { email: "app@example.com" });
     await answersAsDeclared("GET", `${p}/users`);
     await answersAsDeclared("POST", `${p}/users/${user.id}/api-key`);
