@@ -6,13 +6,16 @@ const MOBILE_ATTRIBUTE = "MOBILE";
 
 /**
  * Erasure's step for broadcasts' uploaded contact files (`broadcasts/{panel}/{campaign}/contacts/*`):
- * each is rewritten without the records naming the contact, every other byte kept as uploaded.
+ * each is rewritten with the records naming the contact blanked, every other byte kept as uploaded.
  * Rewritten, not deleted: a campaign's import may still be waiting for or retrying its file, and the
- * other contacts in it are still that campaign's recipients.
+ * other contacts in it are still that campaign's recipients. Blanked, not cut out: a record becomes
+ * as many empty lines as it had bytes, so the byte offsets an import under way resumes from still
+ * point where they did, and the import skips empty lines.
  */
 
 const CONTACT_FILE = /^broadcasts\/[^/]+\/[^/]+\/contacts\/[^/]+$/;
 const decoder = new TextDecoder();
+const LF = 0x0a;
 
 /** The erased contact as the files may name it: its key and its attributes (EMAIL, MOBILE, the key's own column). */
 export interface ContactInFiles {
@@ -43,11 +46,11 @@ function fieldsOf(record: Uint8Array): string[] {
   return fields;
 }
 
-/** The file without the records naming the contact, every other byte as it was; null when none names it. */
-export function withoutContactRecords(bytes: Uint8Array, contact: ContactInFiles): Uint8Array | null {
-  const kept: Uint8Array[] = [];
+/** The file with the records naming the contact blanked (same length), every other byte as it was; null when none names it. */
+export function withContactRecordsBlanked(bytes: Uint8Array, contact: ContactInFiles): Uint8Array | null {
+  const out = bytes.slice();
   let columns: string[] | undefined;
-  let dropped = 0;
+  let blanked = 0;
   for (let start = bomLength(bytes); start < bytes.length; ) {
     const { end } = cutRecords(bytes, start, 1, Infinity, true);
     if (end <= start) break;
@@ -56,24 +59,13 @@ export function withoutContactRecords(bytes: Uint8Array, contact: ContactInFiles
     if (!columns) {
       // The first non-blank record is the header, as the import reads it.
       if (fields.some((field) => field.trim() !== "")) columns = fields.map(canonicalAttributeName);
-      kept.push(record);
     } else if (fields.some((field, i) => namesContact(contact, columns![i] ?? "", field))) {
-      dropped++;
-    } else {
-      kept.push(record);
+      out.fill(LF, start, end);
+      blanked++;
     }
     start = end;
   }
-  if (dropped === 0) return null;
-  const head = bytes.subarray(0, bomLength(bytes));
-  const out = new Uint8Array(head.byteLength + kept.reduce((sum, part) => sum + part.byteLength, 0));
-  out.set(head);
-  let at = head.byteLength;
-  for (const part of kept) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
+  return blanked === 0 ? null : out;
 }
 
 /** Rewrites every broadcast contact file of the panel that names the contact; answers how many were rewritten. */
@@ -86,7 +78,7 @@ export async function eraseFromBroadcastFiles(bucket: R2Bucket, panelId: string,
       if (!CONTACT_FILE.test(listed.key)) continue;
       const object = await bucket.get(listed.key);
       if (!object) continue;
-      const without = withoutContactRecords(new Uint8Array(await object.arrayBuffer()), contact);
+      const without = withContactRecordsBlanked(new Uint8Array(await object.arrayBuffer()), contact);
       if (!without) continue;
       await bucket.put(listed.key, without, { httpMetadata: object.httpMetadata, customMetadata: object.customMetadata });
       rewritten++;

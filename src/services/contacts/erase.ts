@@ -28,8 +28,8 @@ import { webhookDispatcher } from "../webhooks/enqueue";
  * Right to erasure (issue 16): a contact and everything held about it leave the panel. In
  * order, each step safe to repeat if the request dies after it:
  * 1. waiting webhook events naming the contact are dropped from each webhook's backlog;
- * 2. the outbox's copies sent to its address go from R2, and broadcasts' uploaded contact files
- *    are rewritten without its records (erase-broadcast-files.ts);
+ * 2. the outbox's copies sent to its address go from R2, and its records in broadcasts' uploaded
+ *    contact files are blanked (erase-broadcast-files.ts);
  * 3. one D1 batch deletes its rows (contact, memberships, events, messages, journey instances)
  *    and records the erasure; suppressions stay under a hash of the address or number;
  * 4. segment exports, completed or under way, which may list it, are withdrawn (files deleted);
