@@ -1,11 +1,11 @@
 import { Router, type IRequest } from "itty-router";
-import { passwordResetBody, passwordResetRequestBody, signInBody, type SessionView } from "../domain/operators";
+import { passwordResetBody, passwordResetRequestBody, signInBody, signInChallengeBody, type SessionView, type SignInChallengeView } from "../domain/operators";
 import { readJsonBody } from "../lib/http/body";
 import { isSameOrigin, sessionCookie } from "../lib/http/cookies";
 import { ApiError, asApiError, notFound, parseOrThrow } from "../lib/http/errors";
 import { adminFailure, json, newRequestId } from "../lib/http/respond";
 import { PASSWORD_RESET_TTL_MS, requestPasswordReset, resetPassword } from "../services/operators/password-reset";
-import { csrfMatches, signIn, signOut, type Session } from "../services/operators/sessions";
+import { csrfMatches, signIn, signInChallenge, signOut, type Session } from "../services/operators/sessions";
 import { adminCaller, SESSION_COOKIE } from "./auth";
 
 export const AUTH_BASE = "/auth/v1";
@@ -34,13 +34,23 @@ router
     if (!isSameOrigin(request)) throw crossSite();
     const body = parseOrThrow(signInBody, await readJsonBody(request));
     const address = request.headers.get("cf-connecting-ip") ?? "unknown";
-    const result = await signIn(env.DB, body.email, body.password, address);
+    const result = await signIn(env.DB, env.SECRETS_KEY, { ...body, address });
     if (!result.ok) {
       // One answer for an unknown email and a wrong password.
-      if (result.reason === "rate_limited") throw new ApiError(429, "Too many failed sign-ins; wait a few minutes and try again");
+      if (result.reason === "rate_limited") throw new ApiError(429, "Too many failed sign-ins from this address; wait a few minutes and try again");
+      if (result.reason === "challenge") throw new ApiError(400, `${result.field}: ${result.message}`, [{ field: result.field, message: result.message }]);
       throw new ApiError(401, "The email or the password is wrong");
     }
     return json(sessionView(result.session), 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, result.token) });
+  })
+  .post("/sign-in/challenge", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(signInChallengeBody, await readJsonBody(request));
+    const answer = await signInChallenge(env.DB, env.SECRETS_KEY, body.email);
+    const view: SignInChallengeView = answer.required
+      ? { required: true, token: answer.challenge.token, difficulty: answer.challenge.difficulty, expires_at: new Date(answer.challenge.expiresAt).toISOString() }
+      : { required: false };
+    return json(view);
   })
   .post("/password-reset", async (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (!isSameOrigin(request)) throw crossSite();

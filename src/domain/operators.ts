@@ -18,7 +18,19 @@ export const signInBody = z.object({
   email,
   // Any length is checked against the hash, so a too-short password is "wrong", not a hint.
   password: z.string({ error: "is required" }).min(1, { error: "is required" }).max(MAX_PASSWORD_LENGTH),
+  /** A solved proof-of-work challenge, needed after recent failed sign-ins for the account. */
+  challenge: z
+    .object({
+      token: z.string({ error: "must be the token of a challenge" }).min(1, { error: "is required" }).max(1000),
+      nonce: z.string({ error: "must be a string" }).min(1, { error: "is required" }).max(100),
+    }, { error: "must be an object with token and nonce" })
+    .optional(),
 });
+
+export const signInChallengeBody = z.object({ email });
+
+/** What POST /auth/v1/sign-in/challenge answers. */
+export type SignInChallengeView = { required: false } | { required: true; token: string; difficulty: number; expires_at: string };
 
 export const addOperatorBody = z
   .object({

@@ -81,6 +81,18 @@ export async function recordFailure(db: ControlDb, subjects: string[], now: numb
   );
 }
 
+/**
+ * Marks a one-time subject (a sign-in challenge) used; false when it already was. The marker lives
+ * in sign_in_failures so the cron sweep drops it once the window passes, after the challenge expired.
+ */
+export async function spendOnce(db: ControlDb, subject: string, now: number): Promise<boolean> {
+  const row = await db
+    .prepare("INSERT INTO sign_in_failures (subject, window_start, failures) VALUES (?, ?, 0) ON CONFLICT (subject) DO NOTHING RETURNING subject")
+    .bind(subject, now)
+    .first<{ subject: string }>();
+  return row !== null;
+}
+
 export async function clearFailures(db: ControlDb, subject: string): Promise<void> {
   await db.prepare("DELETE FROM sign_in_failures WHERE subject = ?").bind(subject).run();
 }

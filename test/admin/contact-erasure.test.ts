@@ -181,6 +181,56 @@ describe("erasing a contact", () => {
     expect((await admin("GET", `/panels/${panel.id}/profiles/phone/events`)).body.events).toHaveLength(2);
   });
 
+  it("blanks the contact's records in a broadcast's uploaded contact file; nothing in any R2 object or table names it after", async () => {
+    const panel = await createPanel();
+    const eve = `eve.${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const eveMobile = `9198${String(Date.now()).slice(-8)}`;
+    const spaced = `+${eveMobile.slice(0, 2)} ${eveMobile.slice(2, 7)} ${eveMobile.slice(7)}`;
+    // Eve twice (the second time in capitals, by her number only on the first), between records kept byte for byte.
+    const csv = `EMAIL,NAME,MOBILE\r\n${eve},Eve,${spaced}\r\nbob@example.com,"Bob, ""B""",\r\n  ${eve.toUpperCase()} ,Eve again,\r\ncarol@example.com,Carol,911234567890\r\n`;
+    const published = await publish(panel, await broadcastData({}, csv));
+    expect(published.status, JSON.stringify(published.body)).toBe(200);
+    const campaignId: string = published.body.CampaignID;
+    expect((await waitForImport(panel, campaignId)).status).toBe("completed");
+    const files = (await env.FILES.list({ prefix: `broadcasts/${panel.id}/${campaignId}/contacts/` })).objects;
+    expect(files.map((f) => f.key)).toEqual([`broadcasts/${panel.id}/${campaignId}/contacts/0-contacts.csv`]);
+
+    const erased = await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(eve)}`);
+    expect(erased.status, JSON.stringify(erased.body)).toBe(200);
+
+    // Rewritten, not deleted: eve's records are blank lines of their length (an import under way resumes at the same offsets), the rest as uploaded.
+    const file = await env.FILES.get(files[0]!.key);
+    const blank = (record: string) => "\n".repeat(new TextEncoder().encode(record).byteLength);
+    expect(await file!.text()).toBe(
+      `EMAIL,NAME,MOBILE\r\n${blank(`${eve},Eve,${spaced}\r\n`)}bob@example.com,"Bob, ""B""",\r\n${blank(`  ${eve.toUpperCase()} ,Eve again,\r\n`)}carol@example.com,Carol,911234567890\r\n`,
+    );
+    expect(file!.size).toBe(files[0]!.size);
+    expect(file!.httpMetadata?.contentType).toBe("text/csv");
+
+    // Every R2 object of the panel and every row of every table, in the control database and the shard.
+    const names = (text: string) => text.toLowerCase().includes(eve) || text.replace(/\D/g, "").includes(eveMobile);
+    let cursor: string | undefined;
+    let objects = 0;
+    do {
+      const page = await env.FILES.list({ cursor });
+      for (const listed of page.objects.filter((o) => o.key.includes(panel.id))) {
+        const bytes = await (await env.FILES.get(listed.key))!.arrayBuffer();
+        const text = listed.key.endsWith(".gz") ? await gunzipText(bytes) : new TextDecoder().decode(bytes);
+        expect(names(text), listed.key).toBe(false);
+        objects++;
+      }
+      cursor = page.truncated ? page.cursor : undefined;
+    } while (cursor);
+    expect(objects).toBeGreaterThanOrEqual(2);
+    for (const db of [panelData, env.DB]) {
+      const tables = await db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").all<{ name: string }>();
+      for (const { name } of tables.results) {
+        const rows = await db.prepare(`SELECT * FROM "${name}"`).all();
+        expect(rows.results.filter((row) => names(JSON.stringify(row))), name).toEqual([]);
+      }
+    }
+  });
+
   it("rewrites many archived days in the background, and a suppressed address that comes back is still skipped by campaigns", async () => {
     const panel = await createPanel();
     expect((await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 })).status).toBe(200);

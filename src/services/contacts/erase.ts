@@ -20,6 +20,7 @@ import { withdrawExports } from "../../store/segment-exports";
 import type { ShardDb } from "../../store/shards";
 import { listWebhooks } from "../../store/webhooks";
 import { forEachShard } from "../access/shards";
+import { eraseFromBroadcastFiles } from "./erase-broadcast-files";
 import { archiveKey, putPartObject, readPartObject } from "../retention/archive";
 import { webhookDispatcher } from "../webhooks/enqueue";
 
@@ -27,7 +28,8 @@ import { webhookDispatcher } from "../webhooks/enqueue";
  * Right to erasure (issue 16): a contact and everything held about it leave the panel. In
  * order, each step safe to repeat if the request dies after it:
  * 1. waiting webhook events naming the contact are dropped from each webhook's backlog;
- * 2. the outbox's copies sent to its address go from R2;
+ * 2. the outbox's copies sent to its address go from R2, and its records in broadcasts' uploaded
+ *    contact files are blanked (erase-broadcast-files.ts);
  * 3. one D1 batch deletes its rows (contact, memberships, events, messages, journey instances)
  *    and records the erasure; suppressions stay under a hash of the address or number;
  * 4. segment exports, completed or under way, which may list it, are withdrawn (files deleted);
@@ -64,6 +66,7 @@ export async function eraseContact(env: Env, db: ShardDb, panelId: string, key: 
   const written = contact.attributes[EMAIL_ATTRIBUTE];
   const outboxKeys = await outboxKeysOf(db, panelId, [...new Set([...recipientsOf(target), ...(typeof written === "string" && written.trim() ? [written.trim()] : [])])]);
   for (let i = 0; i < outboxKeys.length; i += 1000) await env.FILES.delete(outboxKeys.slice(i, i + 1000));
+  await eraseFromBroadcastFiles(env.FILES, panelId, { key, attributes: contact.attributes });
 
   const erasure: ContactErasure = {
     id: newId("era"),

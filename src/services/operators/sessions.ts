@@ -13,16 +13,20 @@ import {
   touchSession,
 } from "../../store/operator-sessions";
 import { findOperatorByEmail, insertOperator, rolesOf, type Operator, type OperatorRole, type PanelRole } from "../../store/operators";
+import { checkChallenge, difficultyFor, issueChallenge, type IssuedChallenge, type SentChallenge } from "./sign-in-challenge";
 
 /** A session ends after this long without a request. */
 export const SESSION_IDLE_MS = 8 * 60 * 60 * 1000;
 /** last_seen_at is written at most this often, not on every request. */
 const TOUCH_EVERY_MS = 60 * 1000;
 
-/** Sign-in rate limit: failures allowed per window, per address and per account. */
+/**
+ * Sign-in limits. Failures from one address in the window refuse that address (429): that only
+ * holds back whoever fails there. Failures for one account never lock it (anyone anywhere can
+ * make them); they make a proof-of-work challenge due instead (see sign-in-challenge.ts).
+ */
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 export const FAILURES_PER_ADDRESS = 30;
-export const FAILURES_PER_ACCOUNT = 10;
 
 export interface Session {
   operator: Operator;
@@ -31,9 +35,20 @@ export interface Session {
   tokenHash: string;
 }
 
+export interface SignInAttempt {
+  email: string;
+  password: string;
+  /** The client's address (CF-Connecting-IP). */
+  address: string;
+  challenge?: SentChallenge;
+}
+
 export type SignInResult =
   | { ok: true; token: string; session: Session }
-  | { ok: false; reason: "wrong" | "rate_limited" };
+  | { ok: false; reason: "wrong" | "rate_limited" }
+  | { ok: false; reason: "challenge"; field: "challenge" | "challenge.nonce"; message: string };
+
+export type ChallengeAnswer = { required: false } | { required: true; challenge: IssuedChallenge };
 
 // Spent on an unknown email so that it takes as long as a wrong password.
 let decoyHash: Promise<string> | undefined;
@@ -45,19 +60,37 @@ export function sessionTokenHash(token: string): Promise<string> {
   return sha256Hex(token);
 }
 
+async function accountFailures(db: ControlDb, email: string, now: number): Promise<number> {
+  return recentFailures(db, [accountSubject(email)], now - SIGN_IN_WINDOW_MS);
+}
+
+/**
+ * A proof-of-work challenge for signing in to `email` when one is due. The answer depends only on
+ * the failures counted for the email, which unknown emails collect alike: it tells nothing of
+ * whether an account exists.
+ */
+export async function signInChallenge(db: ControlDb, secretsKey: string, email: string, now = Date.now()): Promise<ChallengeAnswer> {
+  const difficulty = difficultyFor(await accountFailures(db, email, now));
+  if (difficulty === 0) return { required: false };
+  return { required: true, challenge: await issueChallenge(secretsKey, email, difficulty, now) };
+}
+
 /**
  * Checks email and password and opens a session. A wrong email and a wrong password give the
- * same answer after the same work; too many failures from the address or for the account in
- * the window refuse before any check.
+ * same answer after the same work. Too many failures from the address refuse before any check;
+ * recent failures for the account ask for a solved challenge first, never lock it.
  */
-export async function signIn(db: ControlDb, email: string, password: string, address: string, now = Date.now()): Promise<SignInResult> {
-  const subjects = [addressSubject(address), accountSubject(email)];
+export async function signIn(db: ControlDb, secretsKey: string, attempt: SignInAttempt, now = Date.now()): Promise<SignInResult> {
+  const { email, password } = attempt;
+  const subjects = [addressSubject(attempt.address), accountSubject(email)];
   const windowStart = now - SIGN_IN_WINDOW_MS;
-  const [byAddress, byAccount] = await Promise.all([
-    recentFailures(db, [subjects[0]!], windowStart),
-    recentFailures(db, [subjects[1]!], windowStart),
-  ]);
-  if (byAddress >= FAILURES_PER_ADDRESS || byAccount >= FAILURES_PER_ACCOUNT) return { ok: false, reason: "rate_limited" };
+  const [byAddress, byAccount] = await Promise.all([recentFailures(db, [subjects[0]!], windowStart), accountFailures(db, email, now)]);
+  if (byAddress >= FAILURES_PER_ADDRESS) return { ok: false, reason: "rate_limited" };
+  const difficulty = difficultyFor(byAccount);
+  if (difficulty > 0) {
+    const check = await checkChallenge(db, secretsKey, email, attempt.challenge, difficulty, now);
+    if (!check.ok) return { ok: false, reason: "challenge", field: check.field, message: check.reason };
+  }
 
   const operator = await findOperatorByEmail(db, email);
   const matches = operator

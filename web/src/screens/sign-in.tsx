@@ -1,7 +1,35 @@
 import { useState, type FormEvent } from "react";
-import { request, type SessionView } from "../api";
+import { solveChallenge } from "../../../src/domain/sign-in-challenge";
+import type { SignInChallengeView } from "../../../src/domain/operators";
+import { ApiFailure, request, type SessionView } from "../api";
 import { ErrorNote, Field, failureOf } from "../ui";
 import { ForgotPassword } from "./password-reset";
+
+/** Tries a fresh challenge at most this often in one sign-in (it can grow harder while being solved). */
+const CHALLENGE_TRIES = 3;
+
+const challengeRefused = (failure: unknown) => failure instanceof ApiFailure && failure.status === 400 && failure.errors.some((e) => e.field.startsWith("challenge"));
+
+/**
+ * Signs in; when the server asks for a proof of work (the account had failed sign-ins lately,
+ * maybe someone else's guesses), fetches a challenge, solves it and retries.
+ */
+async function signInSolving(email: string, password: string, onChecking: () => void): Promise<SessionView> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await request<SessionView>("POST", "/auth/v1/sign-in", tries === 0 ? { email, password } : { email, password, challenge: await solved(email, onChecking) });
+    } catch (failure) {
+      if (!challengeRefused(failure) || tries >= CHALLENGE_TRIES) throw failure;
+    }
+  }
+}
+
+async function solved(email: string, onChecking: () => void): Promise<{ token: string; nonce: string } | undefined> {
+  const challenge = await request<SignInChallengeView>("POST", "/auth/v1/sign-in/challenge", { email });
+  if (!challenge.required) return undefined;
+  onChecking();
+  return { token: challenge.token, nonce: await solveChallenge(challenge.token, challenge.difficulty) };
+}
 
 export function SignIn({ onSignedIn }: { onSignedIn: (session: SessionView) => void }) {
   const [forgot, setForgot] = useState(false);
@@ -9,17 +37,19 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: SessionView) => v
   const [password, setPassword] = useState("");
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const [checking, setChecking] = useState(false);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
     setError(undefined);
     try {
-      onSignedIn(await request<SessionView>("POST", "/auth/v1/sign-in", { email, password }));
+      onSignedIn(await signInSolving(email, password, () => setChecking(true)));
     } catch (failure) {
       setError(failureOf(failure).message);
     } finally {
       setBusy(false);
+      setChecking(false);
     }
   };
 
@@ -41,7 +71,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: SessionView) => v
           <ErrorNote error={error} />
         </div>
         <button type="submit" disabled={busy}>
-          {busy ? "Signing in…" : "Sign in"}
+          {checking ? "Checking…" : busy ? "Signing in…" : "Sign in"}
         </button>
       </form>
       <p>
