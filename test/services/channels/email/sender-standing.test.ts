@@ -79,7 +79,7 @@ describe("campaigns from an unverified sender domain", () => {
     const { panel, sender, domain } = await panelWithList();
     const before = await panelSnapshot(panel.id);
     const data = await broadcastData({ sender_email_id: sender });
-    const refused = await underSes("POST", "/apiv2", { type: "email_broadcast", activity: "upload_contact_and_publish", apikey: panel.apiKey, data });
+    const refused = await underSes("POST", "/apiv2", { type: "email_broadcast", activity: "upload_contact_and_publish", apikey: panel.apiKey, data }, {});
     expect(refused.status).toBe(400);
     expect(Object.keys(refused.body).sort()).toEqual(["CampaignID", "RequestID", "message", "payload", "success"]);
     expect(refused.body).toMatchObject({ success: false, CampaignID: "", message: `data.sender_email_id: ${notVerified(domain)}`, payload: data });
@@ -88,7 +88,7 @@ describe("campaigns from an unverified sender domain", () => {
     expect(await countRows("SELECT COUNT(*) AS n FROM import_jobs WHERE panel_id = ?", panel.id)).toBe(0);
 
     await verifiedSenderDomain(panel.id, domain);
-    const accepted = await underSes("POST", "/apiv2", { type: "email_broadcast", activity: "upload_contact_and_publish", apikey: panel.apiKey, data });
+    const accepted = await underSes("POST", "/apiv2", { type: "email_broadcast", activity: "upload_contact_and_publish", apikey: panel.apiKey, data }, {});
     expect(accepted.status).toBe(200);
     expect(accepted.body.success).toBe(true);
     expect(accepted.body.message).not.toMatch(/not verified/);
