@@ -43,6 +43,8 @@ export default defineConfig(async () => {
             // ...and of FCM and Google's token endpoint (test/services/channels/push.test.ts).
             FCM_API_URL: `${inject<string>("receiverUrl")}/hooks/fcm-api`,
             FCM_TOKEN_URL: `${inject<string>("receiverUrl")}/hooks/google-token`,
+            // Downloads measure their minimum rate over 1 s, not 5-10 s, so hostile-source tests stay short.
+            DOWNLOAD_RATE_WINDOW_MS: "1000",
             // The fuzz test's seed (test/http/fuzz.test.ts); empty: its fixed default.
             FUZZ_SEED: process.env.FUZZ_SEED ?? "",
           },

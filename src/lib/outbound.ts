@@ -18,7 +18,7 @@ export function allowsPrivateFetch(env: Pick<Env, "ALLOW_PRIVATE_FETCH">): boole
 export class OutboundError extends Error {
   constructor(
     message: string,
-    /** A short machine-readable cause: timeout, refused, redirect, blocked. */
+    /** A short machine-readable cause: timeout, connect, blocked; while reading a body (lib/transfer-limits) slow, broken. */
     readonly code: string,
   ) {
     super(message);
@@ -26,8 +26,10 @@ export class OutboundError extends Error {
 }
 
 export interface OutboundOptions {
-  /** Total time allowed for the response headers, in ms. */
+  /** Total time allowed, in ms: the signal stays on the body, so it bounds reading it too. */
   timeoutMs: number;
+  /** Time allowed for the response headers, in ms, when shorter than timeoutMs. */
+  headersTimeoutMs?: number;
   /** Redirects to follow (each hop re-checked); 0 answers a 3xx as it is. */
   maxRedirects?: number;
 }
@@ -73,12 +75,18 @@ export async function fetchOutbound(env: OutboundEnv, raw: string, init: Request
       if (!resolved.ok) throw new OutboundError(`${check.url.origin}: the host ${resolved.reason}`, "blocked");
     }
     let response: Response;
+    const headersMs = Math.min(options.headersTimeoutMs ?? options.timeoutMs, options.timeoutMs);
+    const headers = new AbortController();
+    const timer = setTimeout(() => headers.abort(new DOMException("no headers in time", "TimeoutError")), headersMs);
     try {
-      response = await fetch(check.url, { ...init, redirect: "manual", signal: AbortSignal.timeout(options.timeoutMs) });
+      const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), headers.signal]);
+      response = await fetch(check.url, { ...init, redirect: "manual", signal });
     } catch (error) {
       const name = error instanceof Error ? error.name : "";
-      if (name === "TimeoutError" || name === "AbortError") throw new OutboundError(`no answer from ${check.url.host} within ${options.timeoutMs} ms`, "timeout");
+      if (name === "TimeoutError" || name === "AbortError") throw new OutboundError(`no answer from ${check.url.host} within ${headersMs} ms`, "timeout");
       throw new OutboundError(`could not connect to ${check.url.host}: ${error instanceof Error ? error.message : String(error)}`, "connect");
+    } finally {
+      clearTimeout(timer);
     }
     const location = response.headers.get("location");
     if (response.status < 300 || response.status >= 400 || !location || hop >= (options.maxRedirects ?? 0)) return response;

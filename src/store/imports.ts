@@ -243,6 +243,15 @@ export async function leaseImportJob(
   return job && job.phase !== "done" ? "held" : null;
 }
 
+/** How many of the panel's jobs other than `exceptJobId` a consumer holds right now (per-panel fairness). */
+export async function countHeldImports(db: ShardDb, panelId: string, exceptJobId: string, now: number): Promise<number> {
+  const row = await db
+    .prepare("SELECT COUNT(*) AS n FROM import_jobs WHERE panel_id = ? AND id <> ? AND phase <> 'done' AND leased_until > ?")
+    .bind(panelId, exceptJobId, now)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
 /** The heartbeat of a running step: false when the lease is no longer this step's. */
 export async function renewImportLease(db: ShardDb, ref: { panelId: string; jobId: string }, lease: string, until: number): Promise<boolean> {
   const result = await db.prepare("UPDATE import_jobs SET leased_until = ? WHERE panel_id = ? AND id = ? AND lease = ?").bind(until, ref.panelId, ref.jobId, lease).run();

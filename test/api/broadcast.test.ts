@@ -4,7 +4,7 @@ import { MAX_UNZIPPED_BYTES } from "../../src/services/broadcasts/contacts-sourc
 import { describe, expect, it } from "vitest";
 import { md5Hex } from "../../src/services/broadcasts/contacts-source";
 import { getCampaign } from "../../src/store/campaigns";
-import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, type TestPanel, panelData } from "../support/helpers";
+import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, receiver, type TestPanel, panelData } from "../support/helpers";
 import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn, waitForImport } from "../support/broadcasts";
 
 /** The zip with every entry's uncompressed size (local header and central directory) rewritten to `size`. */
@@ -184,6 +184,40 @@ describe("4.10 rules, each checked before anything is written", () => {
     const panel = await createPanel();
     await expectRefused(panel, await broadcastData({}, "EMAIL,SHOE_SIZE\nada@example.com,38\n"), /attributes that do not exist in the panel: SHOE_SIZE/);
     await expectRefused(panel, await broadcastData({}, "NAME\nAda\n"), /must contain the panel's primary key EMAIL/);
+  });
+});
+
+describe("4.10 hostile download sources (a deadline and a minimum rate, the field named, never a 500)", () => {
+  // vitest.config.ts measures the minimum rate over 1 s, so a drip fails within about a second.
+  const CSV = `EMAIL\n${"x".repeat(100_000 - 6)}`;
+  const HTML = `<html><body>${"x".repeat(100_000)}</body></html>`;
+
+  async function hostileUrl(file: string, answer: { body: string; dripMs?: number; resetAfterBytes?: number }): Promise<string> {
+    const bucket = `hostile-${crypto.randomUUID()}`;
+    await receiver.script(bucket, [{ status: 200, headers: { "content-type": file.endsWith(".csv") ? "text/csv" : "text/html" }, ...answer }]);
+    return `${env.RECEIVER_URL}/hooks/${bucket}/${file}`;
+  }
+
+  it("refuses contacts_upload_source that drips a byte a second", async () => {
+    const panel = await createPanel();
+    const started = Date.now();
+    const url = await hostileUrl("drip.csv", { body: CSV, dripMs: 1000 });
+    await expectRefused(panel, await broadcastData({ contacts_upload_source: url }), /contacts_upload_source: could not be downloaded: .* sent too slowly/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("refuses contacts_upload_source whose connection resets after 18 of 100,000 bytes", async () => {
+    const panel = await createPanel();
+    const url = await hostileUrl("reset.csv", { body: CSV, resetAfterBytes: 18 });
+    await expectRefused(panel, await broadcastData({ contacts_upload_source: url }), /contacts_upload_source: could not be downloaded: the connection to .* broke after \d+ bytes/);
+  });
+
+  it("refuses source_file that drips, or resets mid-body", async () => {
+    const panel = await createPanel();
+    const drip = await hostileUrl("drip.html", { body: HTML, dripMs: 1000 });
+    await expectRefused(panel, await broadcastData({ source_code: undefined, source_file: drip }), /source_file: could not be downloaded: .* sent too slowly/);
+    const reset = await hostileUrl("reset.html", { body: HTML, resetAfterBytes: 18 });
+    await expectRefused(panel, await broadcastData({ source_code: undefined, source_file: reset }), /source_file: could not be downloaded: the connection to .* broke after/);
   });
 });
 

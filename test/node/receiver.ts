@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 
 // mailauth (CommonJS) verifies DKIM as a receiving server does (the library of WildDuck and ZoneMTA).
@@ -12,8 +12,12 @@ const { dkimVerify } = createRequire(import.meta.url)("mailauth/lib/dkim/verify"
  * requests a test reads back. Everything is addressed by a `bucket` name so tests do not meet.
  *
  *   PUT  /__files/{name}            store a file (body), served at GET /files/{name}
- *   POST /__script/{bucket}         queue answers: [{status, headers?, body?, delayMs?}], used in order;
- *                                   the last one repeats. Without a script a bucket answers 200.
+ *   POST /__script/{bucket}         queue answers: [{status, headers?, body?, delayMs?, dripMs?, resetAfterBytes?}],
+ *                                   used in order; the last one repeats. Without a script a bucket answers 200.
+ *                                   Hostile sources (downloads' deadline and minimum rate): delayMs holds the
+ *                                   headers back; dripMs sends the body one byte per dripMs ms; resetAfterBytes
+ *                                   sends that many bytes of the body then resets the connection. Both
+ *                                   declare the whole body's content-length.
  *   GET  /__requests/{bucket}       what the bucket received: [{method, path, headers, body, bodyBase64, at}]
  *   ANY  /hooks/{bucket}[/...]      the endpoint itself
  *   PUT  /__dns/{bucket}            DNS records: {"name": [TXT, ...], "name CNAME": [target], "name A": [ip], "name AAAA": [ip]},
@@ -28,6 +32,24 @@ interface ScriptedAnswer {
   headers?: Record<string, string>;
   body?: string;
   delayMs?: number;
+  dripMs?: number;
+  resetAfterBytes?: number;
+}
+
+/** Sends `answer` as a hostile source would: a byte at a time, or a reset partway through the body. */
+async function sendHostile(response: ServerResponse, answer: ScriptedAnswer): Promise<void> {
+  const bytes = Buffer.from(answer.body ?? "", "utf8");
+  response.writeHead(answer.status, { "content-length": String(bytes.length), ...answer.headers });
+  if (answer.resetAfterBytes !== undefined) {
+    response.write(bytes.subarray(0, answer.resetAfterBytes), () => setTimeout(() => response.socket?.resetAndDestroy(), 50));
+    return;
+  }
+  for (const byte of bytes) {
+    if (response.destroyed) return;
+    response.write(Buffer.of(byte));
+    await new Promise((resolve) => setTimeout(resolve, answer.dripMs));
+  }
+  response.end();
 }
 
 interface ReceivedRequest {
@@ -108,7 +130,9 @@ export function startReceiver(): Promise<{ server: Server; url: string }> {
       const script = scripts.get(decoded) ?? [];
       const answer = (script.length > 1 ? script.shift() : script[0]) ?? { status: 200, body: "ok" };
       if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
-      if (!response.destroyed) response.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? "");
+      if (response.destroyed) return;
+      if (answer.dripMs !== undefined || answer.resetAfterBytes !== undefined) await sendHostile(response, answer);
+      else response.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? "");
     } else {
       response.writeHead(404).end();
     }

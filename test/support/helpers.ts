@@ -124,7 +124,10 @@ export const receiver = {
     if (response.status !== 204) throw new Error(`receiver refused the file ${name}`);
     return `${env.RECEIVER_URL}/files/${encodeURIComponent(name)}`;
   },
-  async script(bucket: string, answers: Array<{ status: number; headers?: Record<string, string>; body?: string; delayMs?: number }>): Promise<void> {
+  async script(
+    bucket: string,
+    answers: Array<{ status: number; headers?: Record<string, string>; body?: string; delayMs?: number; dripMs?: number; resetAfterBytes?: number }>,
+  ): Promise<void> {
     await fetch(`${env.RECEIVER_URL}/__script/${bucket}`, { method: "POST", body: JSON.stringify(answers) });
   },
   async requests(bucket: string): Promise<Array<{ method: string; path: string; headers: Record<string, string>; body: string; bodyBase64: string; at: number }>> {

@@ -5,6 +5,7 @@ import type { FieldProblem } from "../../domain/problems";
 import { readAtMost } from "../../lib/bytes";
 import { newId } from "../../lib/random";
 import { fetchOutbound, OutboundError } from "../../lib/outbound";
+import { limitTransfer, REQUEST_DOWNLOAD_LIMITS, transferLimitsFor } from "../../lib/transfer-limits";
 import type { Panel } from "../../store/panels";
 import { insertCampaignWithList, setCampaignImport, type NewCampaign } from "../../store/campaigns";
 import { findListByName } from "../../store/lists";
@@ -14,7 +15,6 @@ import { senderStanding } from "../channels/email/sender-domains";
 
 /** Largest HTML body fetched from `source_file`. */
 export const MAX_HTML_BYTES = 2 * 1024 * 1024;
-const FETCH_TIMEOUT_MS = 30_000;
 
 export interface CreatedBroadcast {
   campaignId: string;
@@ -57,25 +57,27 @@ function invalidField(field: string, message: string): Refused {
 
 const sourceField = "data.contacts_upload_source";
 
-async function readLimited(response: Response, limit: number, field: string): Promise<Uint8Array> {
-  const bytes = await readAtMost(response.body, limit);
-  if (!bytes) throw invalidField(field, `the file is larger than the ${limit}-byte limit`);
-  return bytes;
-}
-
+/**
+ * The file at `url`, within the request-time download limits (a deadline and a minimum rate);
+ * a source that is too slow, breaks mid-body or never answers refuses `field`.
+ */
 async function download(env: Env, url: string, field: string, limit: number): Promise<Uint8Array> {
-  let response: Response;
+  const limits = transferLimitsFor(env, REQUEST_DOWNLOAD_LIMITS);
+  const startedAt = Date.now();
   try {
-    response = await fetchOutbound(env, url, { method: "GET" }, { timeoutMs: FETCH_TIMEOUT_MS, maxRedirects: 3 });
+    const response = await fetchOutbound(env, url, { method: "GET" }, { timeoutMs: limits.deadlineMs, headersTimeoutMs: limits.headersMs, maxRedirects: 3 });
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw invalidField(field, `could not be downloaded: the server answered HTTP ${response.status}`);
+    }
+    const body = response.body && limitTransfer(response.body, limits, new URL(response.url || url).host, startedAt);
+    const bytes = await readAtMost(body, limit);
+    if (!bytes) throw invalidField(field, `the file is larger than the ${limit}-byte limit`);
+    return bytes;
   } catch (error) {
     if (error instanceof OutboundError) throw invalidField(field, `could not be downloaded: ${error.message}`);
     throw error;
   }
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw invalidField(field, `could not be downloaded: the server answered HTTP ${response.status}`);
-  }
-  return readLimited(response, limit, field);
 }
 
 /** The row-count rule: each CSV's name is `<name>_<rows>.csv` and it has that many records, header included. */

@@ -1,5 +1,6 @@
 import { fetchOutbound, OutboundError } from "../../lib/outbound";
 import { R2Upload } from "../../lib/r2-upload";
+import { limitTransfer, type TransferLimits } from "../../lib/transfer-limits";
 import type { ImportSource } from "../../store/imports";
 import { ImportFailure, TransientImportError } from "./errors";
 
@@ -9,12 +10,6 @@ import { ImportFailure, TransientImportError } from "./errors";
  * and import time, not the Worker's memory.
  */
 export const MAX_IMPORT_BYTES = 1024 * 1024 * 1024;
-
-/**
- * A download must end within this time (a queue consumer may run 15 minutes). It covers the
- * whole transfer, not just the headers: the outbound timeout signal stays on the body.
- */
-const DOWNLOAD_TIMEOUT_MS = 10 * 60 * 1000;
 
 // Content types a CSV is commonly served with; anything else (an image, a zip, a PDF, a web page
 // such as a sign-in form in place of the file) is refused before a byte is stored. Files of
@@ -26,15 +21,22 @@ function mib(bytes: number): string {
 }
 
 /**
- * Downloads one source into R2 under `source.key`, streaming: with a Content-Length the body
- * goes to R2 as it is (R2 needs a known length), without one through R2Upload in bounded
- * parts. Returns the stored size.
+ * Downloads one source into R2 under `source.key`, streaming, within `limits` (a deadline and
+ * a minimum rate, so a hostile source holds a consumer a bounded time): with a Content-Length
+ * the body goes to R2 through a FixedLengthStream (R2 needs a known length), without one
+ * through R2Upload in bounded parts. Returns the stored size.
  */
-export async function downloadSource(env: Env, source: ImportSource): Promise<number> {
+export async function downloadSource(env: Env, source: ImportSource, limits: TransferLimits): Promise<number> {
   const url = source.url!;
+  const startedAt = Date.now();
   let response: Response;
   try {
-    response = await fetchOutbound(env, url, { headers: { accept: "text/csv, text/plain;q=0.9, */*;q=0.5" } }, { timeoutMs: DOWNLOAD_TIMEOUT_MS, maxRedirects: 3 });
+    response = await fetchOutbound(
+      env,
+      url,
+      { headers: { accept: "text/csv, text/plain;q=0.9, */*;q=0.5" } },
+      { timeoutMs: limits.deadlineMs, headersTimeoutMs: limits.headersMs, maxRedirects: 3 },
+    );
   } catch (error) {
     if (error instanceof OutboundError && error.code === "timeout") throw new TransientImportError(`The file could not be downloaded: ${error.message}`);
     const message = error instanceof Error ? error.message : String(error);
@@ -67,13 +69,30 @@ export async function downloadSource(env: Env, source: ImportSource): Promise<nu
     await env.FILES.put(source.key, new Uint8Array(0), options);
     return 0;
   }
+  const body = limitTransfer(response.body, limits, host, startedAt);
   try {
-    if (length !== null) return (await env.FILES.put(source.key, response.body, options)).size;
-    return await streamUnknownLength(env, source.key, response.body, options);
+    if (length !== null) return await putKnownLength(env, source.key, body, length, options);
+    return await streamUnknownLength(env, source.key, body, options);
   } catch (error) {
     if (error instanceof ImportFailure) throw error;
     // The connection broke or R2 failed mid-transfer: worth another try.
     throw new TransientImportError(`The file could not be downloaded completely: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+async function putKnownLength(env: Env, key: string, body: ReadableStream<Uint8Array>, length: number, options: R2PutOptions): Promise<number> {
+  const fixed = new FixedLengthStream(length);
+  // A failure of the source (too slow, broken) aborts the put; the pipe's rejection says why.
+  let failure: unknown;
+  const piped = body.pipeTo(fixed.writable).catch((error: unknown) => void (failure = error));
+  try {
+    const stored = await env.FILES.put(key, fixed.readable, options);
+    await piped;
+    if (failure !== undefined) throw failure;
+    return stored.size;
+  } catch (error) {
+    await piped;
+    throw failure ?? error;
   }
 }
 

@@ -2,10 +2,12 @@ import { forEachShard, panelDb } from "../access/shards";
 import type { ShardDb } from "../../store/shards";
 import { afterContactsChanged } from "../contacts/reactions";
 import { decodeOrKeep } from "../../lib/uri";
+import { IMPORT_DOWNLOAD_LIMITS, transferLimitsFor } from "../../lib/transfer-limits";
 import { newId, randomHex } from "../../lib/random";
 import {
   advanceImportJob,
   claimStalledImports,
+  countHeldImports,
   getImportJob,
   insertImportJob,
   leaseImportJob,
@@ -59,6 +61,14 @@ export const MAX_IMPORT_ATTEMPTS = 5;
  * died holding is found by its lease instead (ImportTuning.leaseMs, renewed while the step runs).
  */
 export const STALL_MS = 30 * 1000;
+/**
+ * Per-panel fairness: a panel's jobs hold at most this many of the IMPORTS consumer's
+ * invocations at once (wrangler.toml gives it max_concurrency 10); a further job of that panel
+ * waits DEFER_SECONDS and looks again, so slow or hostile sources of one panel never occupy
+ * every slot (docs/architecture.md, imports).
+ */
+export const PANEL_IMPORT_SLOTS = 2;
+export const DEFER_SECONDS = 15;
 
 function sourceName(input: ImportSourceInput): string {
   if (input.name) return input.name;
@@ -136,7 +146,7 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
       const sources = [...job.sources];
       for (const [i, source] of sources.entries()) {
         if (source.url === undefined || source.size !== undefined) continue;
-        sources[i] = { ...source, size: await downloadSource(env, source) };
+        sources[i] = { ...source, size: await downloadSource(env, source, tuning.download ?? transferLimitsFor(env, IMPORT_DOWNLOAD_LIMITS)) };
         // Each download is recorded, so a job of several files never fetches one twice.
         if (!(await advanceImportJob(db, job, "fetch", { sources }, now()))) return null;
       }
@@ -258,6 +268,12 @@ export function importQueueHandler(tuning: ImportTuning = DEFAULT_TUNING, now: (
         continue;
       }
       try {
+        if ((await countHeldImports(await panelDb(env, ref.panelId), ref.panelId, ref.jobId, now())) >= PANEL_IMPORT_SLOTS) {
+          // The panel's other jobs hold its share of the consumer: look again later (not an attempt).
+          await nudgeImport(env, ref, DEFER_SECONDS);
+          message.ack();
+          continue;
+        }
         if ((await runImportStep(env, ref, tuning, now)) === "more") await nudgeImport(env, ref);
         message.ack();
       } catch (error) {

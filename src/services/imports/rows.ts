@@ -4,6 +4,7 @@ import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, par
 import { errorReportRow, planColumns, prepareRow, sameColumns, type ColumnPlan } from "../../domain/imports";
 import { loadAttributeSchema } from "../../store/attributes";
 import { commitImportStatements, importChunkStatements, type ImportJob, type ImportSource, type ImportedRow, type RefusedRowLine } from "../../store/imports";
+import type { TransferLimits } from "../../lib/transfer-limits";
 import { ImportFailure } from "./errors";
 import { concatBytes } from "../../lib/bytes";
 
@@ -32,6 +33,8 @@ export interface ImportTuning {
   /** How long a step's hold on the job lasts without renewal, and how often the step renews it. */
   leaseMs: number;
   heartbeatMs: number;
+  /** Limits of the fetch phase's downloads; absent: IMPORT_DOWNLOAD_LIMITS with the environment's rate settings. */
+  download?: TransferLimits;
 }
 
 export const DEFAULT_TUNING: ImportTuning = {

@@ -1,0 +1,117 @@
+import { OutboundError } from "./outbound";
+
+/**
+ * How long a download from a caller's URL may take, and how slowly it may come: a source that
+ * never answers, drips a byte a second or stalls mid-body must fail in bounded time instead of
+ * holding a request or a queue consumer (docs/api/outbound-fetches.md states the values).
+ */
+export interface TransferLimits {
+  /** The response headers must arrive within this (ms). */
+  headersMs: number;
+  /** The whole download, headers and body, must end within this (ms). */
+  deadlineMs: number;
+  /** Minimum rate: fewer bytes than this per second over a whole window is too slow. */
+  minBytesPerSecond: number;
+  /** The window the rate is measured over (ms): a pause shorter than this is tolerated. */
+  windowMs: number;
+}
+
+/** Downloads answered during a request (`source_file`, `contacts_upload_source`). */
+export const REQUEST_DOWNLOAD_LIMITS: TransferLimits = { headersMs: 15_000, deadlineMs: 30_000, minBytesPerSecond: 8 * 1024, windowMs: 5_000 };
+
+/** Downloads of import jobs (bulk upload `path`, list imports): a queue consumer may run 15 minutes. */
+export const IMPORT_DOWNLOAD_LIMITS: TransferLimits = { headersMs: 30_000, deadlineMs: 10 * 60_000, minBytesPerSecond: 64 * 1024, windowMs: 10_000 };
+
+/**
+ * `base` with the rate settings the environment gives (DOWNLOAD_MIN_BYTES_PER_SECOND,
+ * DOWNLOAD_RATE_WINDOW_MS; tests make the window short). Empty or absent values keep `base`'s.
+ */
+export function transferLimitsFor(env: Partial<Pick<Env, "DOWNLOAD_MIN_BYTES_PER_SECOND" | "DOWNLOAD_RATE_WINDOW_MS">>, base: TransferLimits): TransferLimits {
+  const read = (raw: string | undefined, fallback: number) => (raw !== undefined && /^\d+$/.test(raw.trim()) && Number(raw) > 0 ? Number(raw) : fallback);
+  return {
+    ...base,
+    minBytesPerSecond: read(env.DOWNLOAD_MIN_BYTES_PER_SECOND, base.minBytesPerSecond),
+    windowMs: read(env.DOWNLOAD_RATE_WINDOW_MS, base.windowMs),
+  };
+}
+
+/** Settles with the promise's result, or "timer" once `ms` passed first. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | "timer"> {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const expiry = new Promise<"timer">((resolve) => (timer = setTimeout(() => resolve("timer"), ms)));
+  return Promise.race([promise, expiry]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * `body` under `limits`, counted from `startedAt` (when the request was sent): the stream
+ * errors with an OutboundError (code "timeout", "slow" or "broken") when the deadline passes,
+ * when a window that the reader spent waiting on the source brought fewer bytes than the
+ * minimum rate, or when the connection breaks; the source is cancelled then. Time the
+ * consumer spends not reading (back-pressure) is never held against the source.
+ */
+export function limitTransfer(body: ReadableStream<Uint8Array>, limits: TransferLimits, host: string, startedAt: number): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const deadlineAt = startedAt + limits.deadlineMs;
+  const minPerWindow = (limits.minBytesPerSecond * limits.windowMs) / 1000;
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+  let windowStart = Date.now();
+  let windowBytes = 0;
+  let total = 0;
+
+  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: OutboundError) => {
+    controller.error(error);
+    reader.cancel(error).catch(() => undefined);
+  };
+
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        // A window that ended while nobody was reading starts again now.
+        if (pending === null && Date.now() >= windowStart + limits.windowMs) {
+          windowStart = Date.now();
+          windowBytes = 0;
+        }
+        for (;;) {
+          pending ??= reader.read();
+          const wait = Math.min(windowStart + limits.windowMs, deadlineAt) - Date.now();
+          let result: ReadableStreamReadResult<Uint8Array> | "timer";
+          try {
+            result = wait > 0 ? await within(pending, wait) : "timer";
+          } catch (error) {
+            // The fetch's own deadline signal (fetchOutbound's timeoutMs) aborts the body with a TimeoutError.
+            const timedOut = error instanceof Error && error.name === "TimeoutError";
+            return fail(
+              controller,
+              timedOut
+                ? new OutboundError(`${host} did not finish sending within ${limits.deadlineMs} ms (${total} bytes received)`, "timeout")
+                : new OutboundError(`the connection to ${host} broke after ${total} bytes`, "broken"),
+            );
+          }
+          if (result === "timer") {
+            if (Date.now() >= deadlineAt) {
+              return fail(controller, new OutboundError(`${host} did not finish sending within ${limits.deadlineMs} ms (${total} bytes received)`, "timeout"));
+            }
+            if (windowBytes < minPerWindow) {
+              return fail(
+                controller,
+                new OutboundError(`${host} sent too slowly: ${windowBytes} bytes in ${limits.windowMs} ms, below the minimum of ${limits.minBytesPerSecond} bytes per second`, "slow"),
+              );
+            }
+            windowStart = Date.now();
+            windowBytes = 0;
+            continue;
+          }
+          pending = null;
+          if (result.done) return controller.close();
+          windowBytes += result.value.byteLength;
+          total += result.value.byteLength;
+          return controller.enqueue(result.value);
+        }
+      },
+      async cancel(reason) {
+        await reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
