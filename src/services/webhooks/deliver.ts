@@ -55,14 +55,19 @@ export function deliveryHeaders(target: DeliveryTarget, batchId: string, body: s
   return headers;
 }
 
-/** Reads at most `limit` bytes of the body, then lets the rest go; stops early when `signal` fires. */
-async function readExcerpt(response: Response, limit: number, signal: AbortSignal): Promise<string> {
-  if (!response.body) return "";
+/**
+ * Reads at most `limit` bytes of the body, then lets the rest go; stops early when `signal`
+ * fires. `broken` when the connection broke before the body's end (or the limit): the answer
+ * was cut off, which is not a delivery the receiver can be taken to have finished.
+ */
+async function readExcerpt(response: Response, limit: number, signal: AbortSignal): Promise<{ text: string; broken: boolean; size: number }> {
+  if (!response.body) return { text: "", broken: false, size: 0 };
   const reader = response.body.getReader();
   const stop = () => void reader.cancel().catch(() => {});
   signal.addEventListener("abort", stop);
   const chunks: Uint8Array[] = [];
   let size = 0;
+  let broken = false;
   try {
     while (size < limit) {
       const { done, value } = await reader.read();
@@ -70,6 +75,9 @@ async function readExcerpt(response: Response, limit: number, signal: AbortSigna
       chunks.push(value);
       size += value.byteLength;
     }
+  } catch {
+    // Our own deadline cancels the read; anything else is the connection breaking.
+    broken = !signal.aborted;
   } finally {
     signal.removeEventListener("abort", stop);
     stop();
@@ -83,7 +91,7 @@ async function readExcerpt(response: Response, limit: number, signal: AbortSigna
     if (offset >= bytes.byteLength) break;
   }
   // A multi-byte character cut at the limit becomes U+FFFD rather than an error.
-  return new TextDecoder().decode(bytes);
+  return { text: new TextDecoder().decode(bytes), broken, size };
 }
 
 export async function postBatch(
@@ -103,9 +111,14 @@ export async function postBatch(
       { method: "POST", headers: deliveryHeaders(target, batch.id, batch.body, at), body: batch.body },
       { timeoutMs, maxRedirects: 0 },
     );
-    // The status decides the outcome; a body that does not arrive in time only loses the excerpt.
-    const excerpt = await readExcerpt(response, RESPONSE_EXCERPT_BYTES, AbortSignal.timeout(Math.max(1, timeoutMs - elapsed()))).catch(() => "");
-    return { at, durationMs: elapsed(), status: response.status, error: null, errorMessage: null, response: excerpt, retryAfter: response.headers.get("retry-after") };
+    // The status decides the outcome; a body that does not arrive in time only loses the excerpt,
+    // but one cut off by a broken connection makes the attempt a failure, re-sent under its batch id.
+    const excerpt = await readExcerpt(response, RESPONSE_EXCERPT_BYTES, AbortSignal.timeout(Math.max(1, timeoutMs - elapsed())));
+    if (excerpt.broken) {
+      const message = `the answer (HTTP ${response.status}) broke off after ${excerpt.size} bytes of its body`;
+      return { at, durationMs: elapsed(), status: null, error: "truncated", errorMessage: message, response: excerpt.text, retryAfter: null };
+    }
+    return { at, durationMs: elapsed(), status: response.status, error: null, errorMessage: null, response: excerpt.text, retryAfter: response.headers.get("retry-after") };
   } catch (error) {
     const code = error instanceof OutboundError ? error.code : "connect";
     const message = error instanceof Error ? error.message : String(error);

@@ -110,6 +110,26 @@ describe("outcomes that are retried", () => {
     expect((await admin("GET", hook.path)).body).toMatchObject({ backlog: 0, state: "operational" });
   });
 
+  it("an answer cut off after its status line is a failed attempt, re-sent under the same batch id", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    // HTTP 200 promising 100 bytes of body, then the connection reset after 7 of them.
+    await receiver.script(hook.bucket, [{ status: 200, body: "x".repeat(100), resetAfterBytes: 7 }, { status: 200 }]);
+    await queue(hook, range(0, 100).map((n) => eventObject(n)));
+    await drive(hook.id);
+
+    const [cut] = await log(hook.path);
+    expect(cut).toMatchObject({ status: null, error: "truncated", outcome: "retry", error_message: "the answer (HTTP 200) broke off after 7 bytes of its body" });
+    expect((await admin("GET", hook.path)).body).toMatchObject({ backlog: 100, in_flight: { failed_attempts: 1 } });
+
+    await advance(hook.id, 7_000);
+    await drive(hook.id);
+    const received = await deliveries(hook.bucket);
+    expect(received).toHaveLength(2);
+    expect(batchIdOf(received[1]!)).toBe(batchIdOf(received[0]!));
+    expect((await admin("GET", hook.path)).body).toMatchObject({ backlog: 0, state: "operational" });
+  });
+
   it("waits as long as a 429's Retry-After asks", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel);
