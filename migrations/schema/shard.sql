@@ -25,6 +25,7 @@
 -- migration 0055_events_without_time_index.sql
 -- migration 0056_journey_layout.sql
 -- migration 0057_smaller_event_indexes.sql
+-- migration 0058_list_numbers.sql
 
 -- table activities
 
@@ -185,7 +186,7 @@ CREATE TABLE "campaigns" (
   id             TEXT PRIMARY KEY,
   panel_id       TEXT NOT NULL,
   -- The campaign's own list (4.10); NULL for a campaign with an audience.
-  list_id        INTEGER REFERENCES lists(id),
+  list_id        INTEGER,
   name           TEXT NOT NULL,
   subject        TEXT NOT NULL,
   sender_name    TEXT NOT NULL,
@@ -207,7 +208,8 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  CHECK ((list_id IS NULL) <> (audience IS NULL))
+  CHECK ((list_id IS NULL) <> (audience IS NULL)),
+  FOREIGN KEY (panel_id, list_id) REFERENCES "lists"(panel_id, id)
 );
 
 CREATE INDEX campaigns_by_panel ON campaigns (panel_id, created_at);
@@ -747,12 +749,13 @@ CREATE INDEX journeys_running ON journeys (panel_id, status, trigger_type, trigg
 
 -- table list_members
 
-CREATE TABLE list_members (
-  list_id    INTEGER NOT NULL REFERENCES lists(id),
+CREATE TABLE "list_members" (
+  list_id    INTEGER NOT NULL,
   contact_id INTEGER NOT NULL REFERENCES contacts(id),
   panel_id   TEXT NOT NULL,
   added_at   INTEGER NOT NULL,
-  PRIMARY KEY (list_id, contact_id)
+  PRIMARY KEY (list_id, contact_id),
+  FOREIGN KEY (panel_id, list_id) REFERENCES "lists"(panel_id, id)
 ) WITHOUT ROWID;
 
 CREATE INDEX list_members_by_contact ON list_members (contact_id);
@@ -773,14 +776,15 @@ END;
 
 -- table lists
 
-CREATE TABLE lists (
-  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+CREATE TABLE "lists" (
   panel_id    TEXT NOT NULL,
+  id          INTEGER NOT NULL,
   name        TEXT NOT NULL,
   name_key    TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
   created_at  INTEGER NOT NULL,
   updated_at  INTEGER NOT NULL,
+  PRIMARY KEY (panel_id, id),
   UNIQUE (panel_id, name_key)
 );
 

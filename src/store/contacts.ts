@@ -143,7 +143,7 @@ export interface Membership {
 export async function listsOfContact(db: ShardDb, panelId: string, contactId: number): Promise<Membership[]> {
   const { results } = await db
     .prepare(
-      `SELECT l.id, l.name FROM list_members m JOIN lists l ON l.id = m.list_id
+      `SELECT l.id, l.name FROM list_members m JOIN lists l ON l.panel_id = m.panel_id AND l.id = m.list_id
        WHERE m.panel_id = ? AND m.contact_id = ? ORDER BY l.id`,
     )
     .bind(panelId, contactId)

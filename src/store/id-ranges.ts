@@ -32,8 +32,7 @@ export function idFloor(shardIndex: number): number {
 export const ID_RANGE_PLACEHOLDERS: Record<string, { columns: string; values: string }> = {
   // No trigger. panel_id '' names no panel, so UNIQUE (panel_id, pk_value) meets no real contact.
   contacts: { columns: "panel_id, pk_value, created_at, updated_at", values: "'', '', 0, 0" },
-  // No trigger; panel_id '' keeps UNIQUE (panel_id, name_key) clear of real lists.
-  lists: { columns: "panel_id, name, name_key, created_at, updated_at", values: "'', '', '', 0, 0" },
+  // lists: numbered per panel since migration 0058 (CONTRACT 10), no range of their own.
   // journey_step_waiting_new and journey_step_point_gone count only points whose kind is not
   // 'start'; a 'start' point counts nowhere. instance_id names no instance: the foreign key is
   // deferred to the end of the transaction (PRAGMA defer_foreign_keys), by when the row is gone.

@@ -22,7 +22,16 @@ interface ListRow {
 }
 
 const LIST_SELECT = `SELECT l.id, l.name, l.description, l.created_at, l.updated_at,
-  (SELECT COUNT(*) FROM list_members m WHERE m.list_id = l.id) AS count FROM lists l`;
+  (SELECT COUNT(*) FROM list_members m WHERE m.list_id = l.id AND m.panel_id = l.panel_id) AS count FROM lists l`;
+
+/**
+ * Lists are numbered per panel from 1 in creation order, so an id fits a signed 32-bit integer
+ * (CONTRACT 10, migration 0058): a new list takes the next number above the panel's largest
+ * list id below 2^31 (lists from before keep their ids, high ones included): an INSERT's
+ * `SELECT ${NEXT_LIST_ID} ... FROM lists WHERE ${OF_PANEL_BELOW_2_31}`, the panel as ?1.
+ */
+const NEXT_LIST_ID = "COALESCE(MAX(id), 0) + 1";
+const OF_PANEL_BELOW_2_31 = "panel_id = ?1 AND id < 2147483648";
 
 function listFromRow(row: ListRow): ContactList {
   return {
@@ -42,13 +51,13 @@ function listFromRow(row: ListRow): ContactList {
 export function insertListStatement(db: ShardDb, panelId: string, name: string, description: string, now: number): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO lists (panel_id, name, name_key, description, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+      `INSERT INTO lists (panel_id, id, name, name_key, description, created_at, updated_at)
+       SELECT ?1, ${NEXT_LIST_ID}, ?2, ?3, ?4, ?5, ?6 FROM lists WHERE ${OF_PANEL_BELOW_2_31} RETURNING id`,
     )
     .bind(panelId, name, listNameKey(name), description, now, now);
 }
 
-/** Returns the new list's id, or null when the panel already has a list of that name. */
+/** Returns the new list's id (numbered in the panel), or null when the panel already has a list of that name. */
 export async function insertList(db: ShardDb, panelId: string, name: string, description: string, now: number): Promise<number | null> {
   try {
     const row = await insertListStatement(db, panelId, name, description, now).first<{ id: number }>();

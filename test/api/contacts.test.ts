@@ -211,12 +211,14 @@ describe("contact add (4.1)", () => {
 
   it("another panel's listid behaves as one that does not exist", async () => {
     const other = await createPanel();
+    // Lists are numbered per panel (CONTRACT 10): an id above this panel's is one only the other has.
+    for (let i = 0; i < 5; i++) await apiFor(other)("lists", "add", { listname: `Theirs ${i}` });
     const foreignList = (await apiFor(other)("lists", "add", { listname: "Theirs" })).body.listid;
     const result = await api("contact", "add", { data: { EMAIL: "x@example.com" }, listid: String(foreignList) });
     const missing = await api("contact", "add", { data: { EMAIL: "x@example.com" }, listid: "999998" });
     expect(result.status).toBe(404);
     expect(result.body.message.replace(String(foreignList), "N")).toBe(missing.body.message.replace("999998", "N"));
-    expect(await countRows("SELECT COUNT(*) AS n FROM list_members WHERE list_id = ?", foreignList)).toBe(0);
+    expect(await countRows("SELECT COUNT(*) AS n FROM list_members WHERE list_id = ? AND panel_id = ?", foreignList, other.id)).toBe(0);
   });
 
   it("accepts an attribute the operator adds to the schema", async () => {
@@ -326,6 +328,8 @@ describe("contact delete: remove from lists (4.4)", () => {
     const a = await newList("A");
     await api("contact", "add", { data: { EMAIL: "d@example.com" }, listid: String(a) });
     const other = await createPanel();
+    // Lists are numbered per panel (CONTRACT 10): an id above this panel's is one only the other has.
+    for (let i = 0; i < 5; i++) await apiFor(other)("lists", "add", { listname: `X ${i}` });
     const foreign = (await apiFor(other)("lists", "add", { listname: "X" })).body.listid;
     const before = await panelSnapshot(panel.id);
     expect((await api("contact", "delete", { data: "d@example.com", listid: `${a},999997` })).status).toBe(404);

@@ -63,7 +63,10 @@ describe("lists edit (4.7)", () => {
     const id = (await api("lists", "add", { listname: "One" })).body.listid;
     await api("lists", "add", { listname: "Two" });
     const other = await createPanel();
+    // Lists are numbered per panel (CONTRACT 10): the other panel's third list is an id only it has.
+    for (const listname of ["Theirs 1", "Theirs 2"]) await apiFor(other)("lists", "add", { listname });
     const foreign = (await apiFor(other)("lists", "add", { listname: "Theirs" })).body.listid;
+    expect(foreign).toBe(3);
     const before = await panelSnapshot(panel.id);
     expect((await api("lists", "edit", { id: "999996", listname: "X" })).status).toBe(404);
     expect((await api("lists", "edit", { id: String(foreign), listname: "X" })).status).toBe(404);
@@ -73,7 +76,7 @@ describe("lists edit (4.7)", () => {
     expect((await api("lists", "edit", { id: String(id) })).status).toBe(400);
     expect(await panelSnapshot(panel.id)).toBe(before);
     const theirs = await apiFor(other)("lists", "getall");
-    expect(theirs.body.lists[0].listname).toBe("Theirs");
+    expect(theirs.body.lists[2].listname).toBe("Theirs");
   });
 });
 

@@ -116,12 +116,13 @@ describe("id ranges per shard", () => {
         expect(id, table).toBeLessThan(2 * ID_RANGE_SIZE);
       }
     }
-    expect(first.listid).toBeLessThan(ID_RANGE_SIZE);
-    expect(second.listid).toBeGreaterThan(ID_RANGE_SIZE);
+    // Lists are numbered per panel from 1 on every shard (CONTRACT 10, migration 0058).
+    expect(first.listid).toBe(1);
+    expect(second.listid).toBe(1);
     expect(await sequences(1)).toMatchObject(Object.fromEntries(ID_TABLES.map((t) => [t, expect.any(Number)])));
   });
 
-  it("gives the client a list id past 2^40 as a JSON number that every later call takes back", async () => {
+  it("gives the client cursors past 2^40 and its list id as JSON numbers that every later call takes back", async () => {
     const { panel, listid, segmentId } = second;
     const api = apiFor(panel);
     const view = await api("contact", "view", { data: "ada@example.com" });
@@ -175,9 +176,12 @@ describe("id ranges per shard", () => {
     expect(await shardDump(1)).toBe(before);
     expect(await placeholderTraces(1)).toEqual({});
     for (const table of ID_TABLES) expect(sequencesBefore[table], table).toBeGreaterThan(ID_RANGE_SIZE);
-    // New rows continue from the new floor.
+    // New rows continue from the new floor; lists have none, the panel's next is 2.
     const api = apiFor(second.panel as TestPanel);
     const list = (await api("lists", "add", { listname: "Later" })).body.listid;
-    expect(list).toBe(2 * ID_RANGE_SIZE + 1);
+    expect(list).toBe(2);
+    await api("contact", "add", { data: { EMAIL: "later@example.com" } });
+    const contact = await shard(1).prepare("SELECT id FROM contacts WHERE pk_value = 'later@example.com'").first<{ id: number }>();
+    expect(contact!.id).toBe(2 * ID_RANGE_SIZE + 1);
   });
 });

@@ -74,7 +74,8 @@ function upsert(db: ShardDb, t: MovedTable, row: Row): D1PreparedStatement {
   const values = columns.map((_, i) => `?${i + 1}`).join(", ");
   const waits = (t.parents ?? []).map((p) => {
     const i = columns.indexOf(p.column) + 1;
-    return `(?${i} IS NULL OR EXISTS (SELECT 1 FROM ${p.table} WHERE id = ?${i}))`;
+    const panel = p.inPanel ? ` AND panel_id = ?${columns.indexOf("panel_id") + 1}` : "";
+    return `(?${i} IS NULL OR EXISTS (SELECT 1 FROM ${p.table} WHERE id = ?${i}${panel}))`;
   });
   const updates = columns.filter((c) => !t.key.includes(c)).map((c) => `${c} = excluded.${c}`);
   // Only the panel's own row is updated: a row of another panel holding the same key stays.
@@ -93,6 +94,9 @@ function deleteWithChildren(db: ShardDb, t: MovedTable, key: Key): D1PreparedSta
     for (const child of childrenOf(t.name)) statements.push(db.prepare(`DELETE FROM ${child.table.name} WHERE ${child.column} = ?`).bind(key[0]));
     // The marks of a message go with it (a trigger's work on the source, silent on the target).
     if (t.name === "journey_messages") statements.push(db.prepare("DELETE FROM journey_message_marks WHERE msgid = ?").bind(key[0]));
+  } else if (t.key.join() === "panel_id,id") {
+    // A parent numbered per panel (lists): its children name it by (panel_id, column).
+    for (const child of childrenOf(t.name)) statements.push(db.prepare(`DELETE FROM ${child.table.name} WHERE panel_id = ? AND ${child.column} = ?`).bind(key[0], key[1]));
   }
   statements.push(db.prepare(`DELETE FROM ${t.name} WHERE (${keyColumns(t)}) = (${keyParams(t, 1)})`).bind(...key));
   return statements;

@@ -7,6 +7,8 @@
 export interface ParentLink {
   column: string;
   table: string;
+  /** The parent's key is (panel_id, id), the child's (panel_id, column): lists, numbered per panel (migration 0058). */
+  inPanel?: true;
 }
 
 export interface MovedTable {
@@ -33,14 +35,14 @@ function table(name: string, key: readonly string[], extra: Partial<Omit<MovedTa
 export const MOVED_TABLES: readonly MovedTable[] = [
   table("attributes", ["panel_id", "name"]),
   table("activities", ["panel_id", "id"]),
-  table("lists", ["id"], { autoincrement: true }),
+  table("lists", ["panel_id", "id"]),
   table("contacts", ["id"], { autoincrement: true }),
-  table("list_members", ["list_id", "contact_id"], { parents: [{ column: "list_id", table: "lists" }, { column: "contact_id", table: "contacts" }] }),
+  table("list_members", ["list_id", "contact_id"], { parents: [{ column: "list_id", table: "lists", inPanel: true }, { column: "contact_id", table: "contacts" }] }),
   table("anon_profiles", ["panel_id", "uniqueid"], { parents: [{ column: "contact_id", table: "contacts" }] }),
   table("uniqueid_contacts", ["panel_id", "uniqueid", "contact_id"]),
   table("import_jobs", ["id"]),
   table("import_errors", ["job_id", "source_index", "row_number"], { parents: [{ column: "job_id", table: "import_jobs" }] }),
-  table("campaigns", ["id"], { parents: [{ column: "list_id", table: "lists" }] }),
+  table("campaigns", ["id"], { parents: [{ column: "list_id", table: "lists", inPanel: true }] }),
   table("campaign_messages", ["campaign_id", "batch", "contact_id"]),
   table("campaign_link_clicks", ["campaign_id", "url"]),
   table("campaign_stats", ["campaign_id", "hour"]),

@@ -110,6 +110,8 @@ describe("campaigns to an audience of lists and segments", () => {
   it("refuses unknown lists and segments, another panel's, and bodies that break the 4.10 rules; writes nothing", async () => {
     const { panel, pune } = await audiencePanel();
     const other = await createPanel();
+    // Lists are numbered per panel (CONTRACT 10): an id above this panel's is one only the other has.
+    for (let i = 0; i < 9; i++) await apiFor(other)("lists", "add", { listname: `Theirs ${i}` });
     const foreignList = (await apiFor(other)("lists", "add", { listname: "Theirs" })).body.listid;
     const before = await panelSnapshot(panel.id);
     const refused = async (body: Record<string, unknown>, field: string, message: RegExp) => {
