@@ -74,7 +74,7 @@ const scalarParamType = z.enum(SCALAR_PARAM_TYPES, { error: `must be one of ${SC
 const arrayParamType = z.strictObject({
   type: z.literal("array"),
   of: z
-    .record(z.string().regex(PARAM_NAME_PATTERN, { error: "a member name is a letter or _, then up to 63 letters, digits or _" }), scalarParamType)
+    .record(z.string().max(64).regex(PARAM_NAME_PATTERN, { error: "a member name is a letter or _, then up to 63 letters, digits or _" }), scalarParamType)
     .refine((of) => Object.keys(of).length >= 1 && Object.keys(of).length <= MAX_ARRAY_MEMBERS, { error: `must define 1 to ${MAX_ARRAY_MEMBERS} members` }),
 });
 
