@@ -2,6 +2,7 @@ import { bearerToken } from "../lib/http/credentials";
 import { readCookie } from "../lib/http/cookies";
 import { constantTimeEqual } from "../lib/crypto";
 import { resolveSession, type Session } from "../services/operators/sessions";
+import { config } from "../lib/config";
 
 export const SESSION_COOKIE = "panel_session";
 
@@ -11,7 +12,8 @@ export type AdminCaller = { kind: "admin" } | { kind: "operator"; session: Sessi
 /** The admin API's bearer token check (CONTRACT 4). */
 export function isAdmin(request: Request, env: Env): boolean {
   const token = bearerToken(request);
-  return !!token && typeof env.ADMIN_TOKEN === "string" && env.ADMIN_TOKEN !== "" && constantTimeEqual(token, env.ADMIN_TOKEN);
+  const { adminToken } = config(env);
+  return !!token && adminToken !== undefined && constantTimeEqual(token, adminToken);
 }
 
 /**

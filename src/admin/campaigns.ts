@@ -15,6 +15,7 @@ import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox"
 import { isoTime } from "../store/sql";
 import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
+import { config } from "../lib/config";
 
 function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounters): CampaignView {
   return {
@@ -42,8 +43,6 @@ function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounte
 }
 
 const noSuchCampaign = (id: string) => `No campaign with id "${id}" in this panel`;
-
-const leadMinutesOf = (env: Env) => Number(env.BROADCAST_LEAD_MINUTES || "90");
 
 const readCampaign = definePanelRoute({
   method: "GET",
@@ -93,7 +92,7 @@ const listPanelCampaigns = definePanelRoute({
   query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),
   async handle({ env, query, panel, db }) {
     const campaigns = await campaignsWithCounters(db, panel.id, query.limit);
-    return { campaigns: campaigns.map(({ campaign, counters }) => campaignView(campaign, panel, counters)), timezone: panel.timezone, lead_minutes: leadMinutesOf(env) };
+    return { campaigns: campaigns.map(({ campaign, counters }) => campaignView(campaign, panel, counters)), timezone: panel.timezone, lead_minutes: config(env).broadcastLeadMinutes };
   },
 });
 
@@ -113,7 +112,7 @@ const createPanelCampaign = definePanelRoute({
   }),
   async handle({ env, caller, body, panel, db }) {
     const now = Date.now();
-    const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: leadMinutesOf(env) };
+    const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: config(env).broadcastLeadMinutes };
     const input: CampaignRequest =
       "audience" in body
         ? { kind: "audience", request: parseOrThrow(audienceCampaignSchema(rules), body) }

@@ -9,6 +9,7 @@ import { listPanels, type Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { auditorOf } from "./audit";
 import { defineAdminRoute, definePanelRoute } from "./route";
+import { config } from "../lib/config";
 
 
 export function panelView(panel: Panel, env: Env) {
@@ -17,7 +18,7 @@ export function panelView(panel: Panel, env: Env) {
     name: panel.name,
     primary_key: panel.primaryKey,
     timezone: panel.timezone,
-    region: env.REGION,
+    region: config(env).region,
     api_mode: panel.apiMode,
     client_id: panel.clientId,
     unknown_attributes: panel.unknownAttributes,

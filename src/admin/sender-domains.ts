@@ -7,13 +7,14 @@ import { getSenderDomain, listSenderDomains, type SenderDomain } from "../store/
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
 import { auditorOf } from "./audit";
+import { config } from "../lib/config";
 
 /** A sender domain as the operator sees it: its state, the records to publish and the last check (never a private key). */
 function domainView(domain: SenderDomain, env: Env) {
   return {
     domain: domain.domain,
     state: domain.state,
-    records: recordsToPublish(domain, env.EMAIL_PROVIDER || "outbox"),
+    records: recordsToPublish(domain, config(env).emailProvider),
     checks: domain.checks,
     checked_at: domain.checkedAt === null ? null : isoTime(domain.checkedAt),
     created_at: isoTime(domain.createdAt),

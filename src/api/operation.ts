@@ -4,6 +4,7 @@ import type { Params } from "../lib/http/body";
 import type { ApiError } from "../lib/http/errors";
 import { allowsPrivateFetch } from "../lib/outbound";
 import type { z } from "../lib/z";
+import { config } from "../lib/config";
 
 export interface OperationContext extends Caller {
   env: Env;
@@ -31,7 +32,7 @@ export function paramsContext(ctx: Pick<OperationContext, "env" | "panel" | "now
     allowPrivateFetch: allowsPrivateFetch(ctx.env),
     timezone: ctx.panel.timezone,
     now: ctx.now,
-    broadcastLeadMinutes: Number(ctx.env.BROADCAST_LEAD_MINUTES || "90"),
+    broadcastLeadMinutes: config(ctx.env).broadcastLeadMinutes,
   };
 }
 

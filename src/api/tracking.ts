@@ -10,6 +10,7 @@ import { recordJourneyBounce, trackJourneyClick, trackJourneyOpen, unsubscribeJo
 import { constantTimeEqual } from "../lib/crypto";
 import { readBodyBytes } from "../lib/http/body";
 import { ApiError } from "../lib/http/errors";
+import { config } from "../lib/config";
 
 /** The 1x1 transparent GIF of the open pixel. */
 const PIXEL = Uint8Array.from(atob("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"), (c) => c.charCodeAt(0));
@@ -154,7 +155,8 @@ export async function handlePreferences(token: string, request: Request, env: En
  * (secret SES_SNS_TOKEN) is what authenticates SNS; without the secret the endpoint is off.
  */
 export async function handleSesNotification(token: string, request: Request, env: Env & EmailProviderSecrets): Promise<Response> {
-  if (!env.SES_SNS_TOKEN || !constantTimeEqual(token, env.SES_SNS_TOKEN)) return new Response("not found", { status: 404 });
+  const { snsToken } = config(env).ses;
+  if (snsToken === undefined || !constantTimeEqual(token, snsToken)) return new Response("not found", { status: 404 });
   let body: Uint8Array;
   try {
     body = await readBodyBytes(request);

@@ -1,4 +1,5 @@
 import { decodeOrKeep } from "../lib/uri";
+import { config, ConfigError } from "../lib/config";
 import { Router, type IRequest } from "itty-router";
 import { handleAdmin } from "../admin";
 import { handleAuth } from "../admin/sessions";
@@ -48,10 +49,21 @@ function activityRoute(handler: Handler): Handler {
   };
 }
 
+/** 200 with the region; 500 naming each var or secret that breaks its rule (the Worker cannot serve with it). */
+function health(env: Env): Response {
+  try {
+    return json({ status: "ok", region: config(env).region });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const errors = error.problems.map((problem) => ({ field: problem.variable, message: problem.reason }));
+    return json({ status: "misconfigured", message: error.message, errors }, 500);
+  }
+}
+
 const router = Router<IRequest, [Env, ExecutionContext]>();
 
 router
-  .get("/health", (_request: IRequest, env: Env) => json({ status: "ok", region: env.REGION }))
+  .get("/health", (_request: IRequest, env: Env) => health(env))
   .get("/openapi.json", (request: IRequest) => json(openApiDocument(new URL(request.url).origin)))
   // The envelope is most calls: matched third, not after every other route's pattern (a few % of
   // a contact add's CPU, bench:api). It takes one-segment paths only, as the two above.

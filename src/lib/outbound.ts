@@ -1,6 +1,7 @@
 import { lookupDns } from "./dns";
 import { checkOutboundUrl, judgeHost, type HostVerdict } from "./outbound-address";
 import { TtlCache } from "./ttl-cache";
+import { config, type ConfigSource } from "./config";
 
 /**
  * Outbound fetches to addresses users give us (bulk CSV `path`, `callback`, `source_file`,
@@ -11,8 +12,8 @@ import { TtlCache } from "./ttl-cache";
  * private or special-use one is refused before any connection (docs/api/outbound-fetches.md).
  */
 
-export function allowsPrivateFetch(env: Pick<Env, "ALLOW_PRIVATE_FETCH">): boolean {
-  return env.ALLOW_PRIVATE_FETCH === "true";
+export function allowsPrivateFetch(env: ConfigSource): boolean {
+  return config(env).allowPrivateFetch;
 }
 
 export class OutboundError extends Error {
@@ -71,7 +72,7 @@ export async function fetchOutbound(env: OutboundEnv, raw: string, init: Request
     const check = checkOutboundUrl(target, allowsPrivateFetch(env));
     if (!check.ok) throw new OutboundError(`${target} ${check.reason}`, "blocked");
     if (!allowsPrivateFetch(env)) {
-      const resolved = await judgeResolvedHost(env.DOH_URL, check.url.hostname);
+      const resolved = await judgeResolvedHost(config(env).dohUrl, check.url.hostname);
       if (!resolved.ok) throw new OutboundError(`${check.url.origin}: the host ${resolved.reason}`, "blocked");
     }
     let response: Response;

@@ -1,6 +1,7 @@
 import { panelDb } from "../access/shards";
 import { newId } from "../../lib/random";
 import { claimNotification, finishNotification, recentNotificationCopies } from "../../store/notifications";
+import { config } from "../../lib/config";
 
 /**
  * Transactional email (import summaries, notify_me copies, webhook failure alerts) goes
@@ -58,7 +59,7 @@ export async function sendNotification(env: Env, notification: Notification, now
     }
   }
   try {
-    await env.MAILER.send({ from: env.MAIL_FROM, to: notification.to, subject: notification.subject, text: notification.text });
+    await env.MAILER.send({ from: config(env).mailFrom, to: notification.to, subject: notification.subject, text: notification.text });
     await finishNotification(db, id, "sent", null);
     return "sent";
   } catch (error) {

@@ -36,6 +36,7 @@ import {
   type NudgeDelivery,
   type QueuedNudge,
 } from "./queued-sends";
+import { config } from "../../lib/config";
 
 /**
  * Journey push: bpn through web push (the panel's VAPID keys, to every browser the contact
@@ -166,7 +167,7 @@ function deliver(env: PushSendEnv, push: PanelPush, device: PushSubscription, pa
 
 /** Where the device reports delivered and click (CONTRACT 7), addressed by the panel's client id as 4.11 is. */
 function reportUrl(env: Pick<Env, "PUBLIC_BASE_URL">, panel: Pick<Panel, "clientId">, channel: JourneyMessage["channel"]): string {
-  return `${env.PUBLIC_BASE_URL.replace(/\/+$/, "")}/v1/events/${channel}/${encodeURIComponent(panel.clientId)}`;
+  return `${config(env).publicBaseUrl}/v1/events/${channel}/${encodeURIComponent(panel.clientId)}`;
 }
 
 /** Cron: push messages waiting for their provider whose nudge was lost are nudged again. */

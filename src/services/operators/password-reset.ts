@@ -4,6 +4,7 @@ import { clearFailures, completePasswordReset, consumePasswordReset, insertPassw
 import { findOperatorByEmail, getOperator } from "../../store/operators";
 import type { ControlDb } from "../../store/shards";
 import { accountSubject, SIGN_IN_WINDOW_MS } from "./sessions";
+import { config } from "../../lib/config";
 
 /** A reset link works once, for this long. */
 export const PASSWORD_RESET_TTL_MS = 30 * 60 * 1000;
@@ -46,9 +47,9 @@ async function sendResetLink(env: ResetEnv, request: ResetRequest): Promise<void
   const token = randomBase64Url(32);
   await insertPasswordReset(env.DB, await sha256Hex(token), operator.id, request.now + PASSWORD_RESET_TTL_MS);
   // The deployment's own address, never the request's Host header, which the asker chooses.
-  const link = `${env.PUBLIC_BASE_URL.replace(/\/+$/, "")}${RESET_PAGE}#token=${token}`;
+  const link = `${config(env).publicBaseUrl}${RESET_PAGE}#token=${token}`;
   await env.MAILER.send({
-    from: env.MAIL_FROM,
+    from: config(env).mailFrom,
     to: operator.email,
     subject: "Set a new password for the panel",
     text: [

@@ -1,3 +1,4 @@
+import { config, type ConfigSource } from "../../../lib/config";
 import { judgeHost } from "../../../lib/outbound-address";
 import { panelDb } from "../../access/shards";
 import type { CronTask } from "../../../lib/tasks";
@@ -32,10 +33,10 @@ export interface EmailSetup {
   problem: string | null;
 }
 
-export function emailSetup(env: Pick<ProviderEnv, "EMAIL_PROVIDER" | "PUBLIC_BASE_URL">): EmailSetup {
-  const provider = env.EMAIL_PROVIDER || "outbox";
+export function emailSetup(env: ConfigSource): EmailSetup {
+  const { emailProvider: provider, publicBaseUrl } = config(env);
   if (provider === "outbox") return { provider, realEmail: false, problem: null };
-  const problem = publicBaseUrlProblem(env.PUBLIC_BASE_URL);
+  const problem = publicBaseUrlProblem(publicBaseUrl);
   return { provider, realEmail: problem === null, problem: problem && `real email is refused: ${problem}` };
 }
 
@@ -44,25 +45,24 @@ export function emailSetup(env: Pick<ProviderEnv, "EMAIL_PROVIDER" | "PUBLIC_BAS
  * sends real email is refused while PUBLIC_BASE_URL is not a public https origin.
  */
 export function emailProvider(env: ProviderEnv): EmailProvider {
-  switch (env.EMAIL_PROVIDER || "outbox") {
+  const { emailProvider: provider, ses } = config(env);
+  switch (provider) {
     case "outbox":
       return new OutboxProvider((panelId) => panelDb(env, panelId), env.FILES);
     case "ses": {
       const { problem } = emailSetup(env);
       if (problem) throw new Error(`EMAIL_PROVIDER is ses, but ${problem}`);
-      if (!env.SES_ACCESS_KEY_ID || !env.SES_SECRET_ACCESS_KEY) {
+      if (!ses.accessKeyId || !ses.secretAccessKey) {
         throw new Error("EMAIL_PROVIDER is ses but the SES_ACCESS_KEY_ID and SES_SECRET_ACCESS_KEY secrets are not set");
       }
       return new SesProvider({
-        accessKeyId: env.SES_ACCESS_KEY_ID,
-        secretAccessKey: env.SES_SECRET_ACCESS_KEY,
-        region: env.SES_REGION || "us-east-1",
-        endpoint: env.SES_ENDPOINT || undefined,
-        configurationSet: env.SES_CONFIGURATION_SET || undefined,
+        accessKeyId: ses.accessKeyId,
+        secretAccessKey: ses.secretAccessKey,
+        region: ses.region,
+        endpoint: ses.endpoint,
+        configurationSet: ses.configurationSet,
       });
     }
-    default:
-      throw new Error(`EMAIL_PROVIDER "${env.EMAIL_PROVIDER}" is not one of outbox, ses`);
   }
 }
 

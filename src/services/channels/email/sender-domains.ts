@@ -16,6 +16,7 @@ import { lookupTxt } from "../../../lib/dns";
 import { dueSenderDomains, getSenderDomain, insertSenderDomain, recordSenderDomainCheck, type SenderDomain } from "../../../store/sender-domains";
 import type { ShardDb } from "../../../store/shards";
 import { dkimRecord, generateDkimKey, importDkimPrivateKey, type DkimKey } from "./dkim";
+import { config } from "../../../lib/config";
 
 /**
  * A panel's sender domains: DKIM keys made when a domain is added (shown as the DNS records to
@@ -78,10 +79,10 @@ export async function addSenderDomain(env: SenderDomainEnv, db: ShardDb, panelId
  * not stop every panel's email.
  */
 export async function checkSenderDomain(env: SenderDomainEnv, db: ShardDb, domain: SenderDomain, now: number, options: { keepVerifiedOnLookupFailure?: boolean } = {}): Promise<SenderDomain> {
-  const provider = env.EMAIL_PROVIDER || "outbox";
+  const { emailProvider: provider, dohUrl } = config(env);
   const records = recordsToPublish(domain, provider);
   const names = records.map((r) => r.name);
-  const lookups = await Promise.all(names.map((name) => lookupTxt(env.DOH_URL, name)));
+  const lookups = await Promise.all(names.map((name) => lookupTxt(dohUrl, name)));
   const found = lookups.map((l) => (l.ok ? l.records : []));
   const failed = (i: number, check: DomainChecks[keyof DomainChecks]) => {
     const lookup = lookups[i]!;
@@ -159,7 +160,7 @@ export function unverifiedSenderNote(domain: string): string {
 
 /** Whether the configured provider delivers to recipients (the outbox keeps every message). */
 export function providerSendsRealEmail(env: Pick<Env, "EMAIL_PROVIDER">): boolean {
-  return (env.EMAIL_PROVIDER || "outbox") !== "outbox";
+  return config(env).emailProvider !== "outbox";
 }
 
 /**

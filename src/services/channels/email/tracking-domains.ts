@@ -1,6 +1,7 @@
 import { getTrackingDomain, recordTrackingDomainCheck, type TrackingDomain } from "../../../store/tracking-domains";
 import type { ShardDb } from "../../../store/shards";
 import { lookupDns } from "../../../lib/dns";
+import { config } from "../../../lib/config";
 
 /**
  * A panel's own tracking domain: its email's links, pixel and unsubscribe link under
@@ -12,7 +13,7 @@ import { lookupDns } from "../../../lib/dns";
 
 /** The Worker's host that the CNAME must point at. */
 export function cnameTarget(env: Pick<Env, "PUBLIC_BASE_URL">): string {
-  return new URL(env.PUBLIC_BASE_URL).hostname;
+  return new URL(config(env).publicBaseUrl).hostname;
 }
 
 export interface TrackingDomainCheck {
@@ -24,7 +25,7 @@ export interface TrackingDomainCheck {
 /** Looks the domain's CNAME up now and records whether it points at the Worker. */
 export async function checkTrackingDomain(env: Pick<Env, "DOH_URL" | "PUBLIC_BASE_URL">, db: ShardDb, domain: TrackingDomain, now: number): Promise<TrackingDomainCheck> {
   const target = cnameTarget(env);
-  const lookup = await lookupDns(env.DOH_URL, domain.domain, "CNAME");
+  const lookup = await lookupDns(config(env).dohUrl, domain.domain, "CNAME");
   const found = lookup.ok ? lookup.records : [];
   const reason = !lookup.ok ? lookup.error : found.includes(target) ? null : found.length ? `the CNAME points at ${found.join(", ")}, not ${target}` : `no CNAME record points ${domain.domain} at ${target}`;
   const recorded = await recordTrackingDomainCheck(db, domain.panelId, domain.domain, reason === null, now);
@@ -34,5 +35,5 @@ export async function checkTrackingDomain(env: Pick<Env, "DOH_URL" | "PUBLIC_BAS
 /** The origin of a panel's tracking links: its verified tracking domain, else PUBLIC_BASE_URL. */
 export async function trackingBaseUrl(env: Pick<Env, "PUBLIC_BASE_URL">, db: ShardDb, panelId: string): Promise<string> {
   const domain = await getTrackingDomain(db, panelId);
-  return domain?.verified ? `https://${domain.domain}` : env.PUBLIC_BASE_URL;
+  return domain?.verified ? `https://${domain.domain}` : config(env).publicBaseUrl;
 }

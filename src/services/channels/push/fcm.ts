@@ -2,6 +2,7 @@ import { importPKCS8, SignJWT } from "jose";
 import type { PushPayload } from "../../../domain/push";
 import { callProvider, isRetryableStatus } from "../provider-call";
 import type { PushDelivery } from "./delivery";
+import { config } from "../../../lib/config";
 
 /**
  * Firebase Cloud Messaging HTTP v1: a message per token, with an OAuth access token that a
@@ -23,7 +24,8 @@ export interface FcmUrls {
 }
 
 export function fcmUrls(env: Pick<Env, "FCM_API_URL" | "FCM_TOKEN_URL">): FcmUrls {
-  return { api: (env.FCM_API_URL || "https://fcm.googleapis.com").replace(/\/+$/, ""), token: env.FCM_TOKEN_URL || "https://oauth2.googleapis.com/token" };
+  const { fcmApiUrl, fcmTokenUrl } = config(env);
+  return { api: fcmApiUrl, token: fcmTokenUrl };
 }
 
 const SCOPE = "https://www.googleapis.com/auth/firebase.messaging";

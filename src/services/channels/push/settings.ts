@@ -7,6 +7,7 @@ import { countPushSubscriptions, getPushSettings, putPushSettings, type PushSett
 import type { ShardDb } from "../../../store/shards";
 import type { FcmAccount } from "./fcm";
 import { generateVapidKeys, type VapidKeys } from "./web-push";
+import { config } from "../../../lib/config";
 
 /**
  * A panel's push setup (admin `PUT /panels/{panel}/push`), private keys decrypted: web push
@@ -87,7 +88,7 @@ export async function savePushSettings(env: Pick<Env, "SECRETS_KEY">, db: ShardD
 /** What the admin API shows of a panel's push setup: never a private key. */
 export async function pushSettingsView(env: Pick<Env, "PUBLIC_BASE_URL">, db: ShardDb, panelId: string, push: PanelPush, clientId: string): Promise<z.input<typeof pushSettingsAnswer>> {
   const counts = await countPushSubscriptions(db, panelId);
-  const base = env.PUBLIC_BASE_URL.replace(/\/+$/, "");
+  const base = config(env).publicBaseUrl;
   return {
     web_push: push.web
       ? { sends: true, subject: push.web.subject, public_key: push.web.publicKey, subscribe_url: `${base}/v1/push/web/${encodeURIComponent(clientId)}`, subscriptions: counts.web }

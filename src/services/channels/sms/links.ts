@@ -2,6 +2,7 @@ import { replaceSmsLinks, smsLinks } from "../../../domain/sms";
 import { base64UrlEncode } from "../../../lib/random";
 import { TtlCache } from "../../../lib/ttl-cache";
 import type { SmsLink } from "../../../store/sms";
+import { config } from "../../../lib/config";
 
 /**
  * Short links of SMS: each link a message carries becomes {PUBLIC_BASE_URL}/s/{code}. The code
@@ -34,6 +35,6 @@ export async function shortenSmsLinks(env: Pick<Env, "SECRETS_KEY" | "PUBLIC_BAS
   if (urls.length === 0) return { text, links: [] };
   const key = await linkKey(env.SECRETS_KEY);
   const links = await Promise.all(urls.map(async (url, i) => ({ code: await linkCode(key, msgid, i, url), panelId, msgid, url })));
-  const base = env.PUBLIC_BASE_URL.replace(/\/+$/, "");
+  const base = config(env).publicBaseUrl;
   return { text: replaceSmsLinks(text, (_url, i) => `${base}/s/${links[i]!.code}`), links };
 }

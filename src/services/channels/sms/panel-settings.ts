@@ -1,6 +1,7 @@
 import type { SmsSettingsBody, SmsTemplateBody } from "../../../domain/sms";
 import type { FieldProblem } from "../../../domain/problems";
 import { newId } from "../../../lib/random";
+import { config, type ConfigSource } from "../../../lib/config";
 import type { ShardDb } from "../../../store/shards";
 import { deleteSmsTemplate, getSmsTemplate, putSmsTemplate, type SmsTemplate } from "../../../store/sms";
 import { recordAudit, type Auditor } from "../../audit/record";
@@ -21,8 +22,8 @@ export async function changeSmsSettings(env: Pick<Env, "SECRETS_KEY" | "PUBLIC_B
 }
 
 /** India's carriers refuse commercial SMS without a registered (DLT) template. */
-function dltProblem(env: Pick<Env, "REGION">, body: SmsTemplateBody): FieldProblem[] {
-  if (env.REGION === "india" && !body.dlt_template_id) return [{ field: "dlt_template_id", message: "is required in the India region: the TRAI DLT id the template is registered under" }];
+function dltProblem(env: ConfigSource, body: SmsTemplateBody): FieldProblem[] {
+  if (config(env).region === "india" && !body.dlt_template_id) return [{ field: "dlt_template_id", message: "is required in the India region: the TRAI DLT id the template is registered under" }];
   return [];
 }
 

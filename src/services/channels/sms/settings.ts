@@ -9,6 +9,7 @@ import type { ShardDb } from "../../../store/shards";
 import { Msg91Provider } from "./msg91";
 import type { SmsApiEnv, SmsProvider } from "./provider";
 import { TwilioProvider } from "./twilio";
+import { config } from "../../../lib/config";
 
 /**
  * A panel's SMS provider (admin `PUT /panels/{panel}/sms`): Twilio or MSG91 with their
@@ -46,7 +47,7 @@ export function panelSms(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, panelId: st
 
 /** The URLs a provider is given for this panel: receipts (delivery reports) and replies (STOP). */
 export function smsHookUrls(env: Pick<Env, "PUBLIC_BASE_URL">, sms: PanelSms) {
-  const base = `${env.PUBLIC_BASE_URL.replace(/\/+$/, "")}/hooks/sms/${sms.record.provider}/${encodeURIComponent(sms.record.panelId)}/${sms.hookToken}`;
+  const base = `${config(env).publicBaseUrl}/hooks/sms/${sms.record.provider}/${encodeURIComponent(sms.record.panelId)}/${sms.hookToken}`;
   return { receipts: base, replies: `${base}/replies` };
 }
 
@@ -59,7 +60,7 @@ export function smsProviderOf(env: SmsSettingsEnv, sms: PanelSms): SmsProvider {
       authToken: credential,
       from: record.config.from,
       messagingServiceSid: record.config.messaging_service_sid,
-      apiUrl: env.TWILIO_API_URL || "https://api.twilio.com",
+      apiUrl: config(env).twilioApiUrl,
       statusCallback: () => receipts,
     });
   }
@@ -68,7 +69,7 @@ export function smsProviderOf(env: SmsSettingsEnv, sms: PanelSms): SmsProvider {
     senderId: record.config.sender_id!,
     templateId: record.config.template_id!,
     dltTemplateId: record.config.dlt_template_id ?? null,
-    apiUrl: env.MSG91_API_URL || "https://control.msg91.com",
+    apiUrl: config(env).msg91ApiUrl,
   });
 }
 

@@ -1,0 +1,164 @@
+import { z } from "./z";
+
+/**
+ * The Worker's configuration: every var and secret it reads (wrangler.toml `[vars]`, `wrangler
+ * secret put`), with its default and its rule, parsed once per isolate into a typed `Config`.
+ * Bindings (DB, SHARD_n, FILES, queues, Durable Objects, MAILER) stay on `env`.
+ *
+ * A missing or empty var takes its default. A value that breaks its rule is not replaced by the
+ * default: `config(env)` throws a ConfigError naming the variable and the reason, `/health`
+ * answers 500 with it, and every request or job that needs configuration fails with it (a 500
+ * quoting a request id, and a log line).
+ */
+
+/** Names of the vars and secrets the schema reads. */
+const VARS = [
+  "REGION",
+  "ALLOW_PRIVATE_FETCH",
+  "BROADCAST_LEAD_MINUTES",
+  "MAIL_FROM",
+  "EMAIL_PROVIDER",
+  "SES_REGION",
+  "SES_ENDPOINT",
+  "SES_CONFIGURATION_SET",
+  "SES_ACCESS_KEY_ID",
+  "SES_SECRET_ACCESS_KEY",
+  "SES_SNS_TOKEN",
+  "PUBLIC_BASE_URL",
+  "DOH_URL",
+  "TWILIO_API_URL",
+  "MSG91_API_URL",
+  "FCM_API_URL",
+  "FCM_TOKEN_URL",
+  "ADMIN_TOKEN",
+  "SECRETS_KEY",
+] as const;
+
+export type ConfigVar = (typeof VARS)[number];
+
+/** What `config` reads: the Worker's env (or any object with some of its vars). */
+export type ConfigSource = { readonly [K in ConfigVar]?: unknown };
+
+export const EMAIL_PROVIDERS = ["outbox", "ses"] as const;
+export type EmailProviderName = (typeof EMAIL_PROVIDERS)[number];
+
+/** A week: a broadcast's lead time beyond it is a typo, not a policy. */
+const MAX_LEAD_MINUTES = 7 * 24 * 60;
+
+const httpUrl = z.url({ protocol: /^https?$/, error: "must be an absolute http(s) URL" });
+const minutes = z
+  .string()
+  .regex(/^\d+$/, "must be a whole number of minutes")
+  .transform(Number)
+  .pipe(z.number().max(MAX_LEAD_MINUTES, `must be at most ${MAX_LEAD_MINUTES} (a week)`));
+const flag = z.enum(["true", "false"], { error: 'must be "true" or "false"' }).transform((value) => value === "true");
+const text = z.string();
+
+const schema = z.object({
+  REGION: text.default("default"),
+  ALLOW_PRIVATE_FETCH: flag.default(false),
+  BROADCAST_LEAD_MINUTES: minutes.default(90),
+  MAIL_FROM: z.email({ error: "must be an email address" }).default("notifications@example.com"),
+  EMAIL_PROVIDER: z.enum(EMAIL_PROVIDERS, { error: `is not one of ${EMAIL_PROVIDERS.join(", ")}` }).default("outbox"),
+  SES_REGION: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "must be an AWS region such as us-east-1").default("us-east-1"),
+  SES_ENDPOINT: httpUrl.optional(),
+  SES_CONFIGURATION_SET: text.optional(),
+  SES_ACCESS_KEY_ID: text.optional(),
+  SES_SECRET_ACCESS_KEY: text.optional(),
+  SES_SNS_TOKEN: text.optional(),
+  PUBLIC_BASE_URL: httpUrl,
+  DOH_URL: httpUrl.default("https://cloudflare-dns.com/dns-query"),
+  TWILIO_API_URL: httpUrl.default("https://api.twilio.com"),
+  MSG91_API_URL: httpUrl.default("https://control.msg91.com"),
+  FCM_API_URL: httpUrl.default("https://fcm.googleapis.com"),
+  FCM_TOKEN_URL: httpUrl.default("https://oauth2.googleapis.com/token"),
+  ADMIN_TOKEN: text.optional(),
+  SECRETS_KEY: text.refine(isAesKey, "must be 32 bytes, base64-encoded"),
+});
+
+function isAesKey(value: string): boolean {
+  try {
+    return atob(value).length === 32;
+  } catch {
+    return false;
+  }
+}
+
+const withoutSlash = (url: string) => url.replace(/\/+$/, "");
+
+function toConfig(vars: z.output<typeof schema>) {
+  return {
+    region: vars.REGION,
+    /** Outbound fetches may reach private and loopback hosts (local development and tests). */
+    allowPrivateFetch: vars.ALLOW_PRIVATE_FETCH,
+    /** How far ahead a broadcast's send time must be. */
+    broadcastLeadMinutes: vars.BROADCAST_LEAD_MINUTES,
+    /** Sender of transactional mail. */
+    mailFrom: vars.MAIL_FROM,
+    emailProvider: vars.EMAIL_PROVIDER,
+    ses: {
+      region: vars.SES_REGION,
+      /** Empty: SES's own endpoint of the region. */
+      endpoint: vars.SES_ENDPOINT,
+      configurationSet: vars.SES_CONFIGURATION_SET,
+      accessKeyId: vars.SES_ACCESS_KEY_ID,
+      secretAccessKey: vars.SES_SECRET_ACCESS_KEY,
+      snsToken: vars.SES_SNS_TOKEN,
+    },
+    /** Origin of links in sent email and messages, without a trailing slash. */
+    publicBaseUrl: withoutSlash(vars.PUBLIC_BASE_URL),
+    dohUrl: vars.DOH_URL,
+    twilioApiUrl: vars.TWILIO_API_URL,
+    msg91ApiUrl: vars.MSG91_API_URL,
+    fcmApiUrl: withoutSlash(vars.FCM_API_URL),
+    fcmTokenUrl: vars.FCM_TOKEN_URL,
+    adminToken: vars.ADMIN_TOKEN,
+    secretsKey: vars.SECRETS_KEY,
+  };
+}
+
+export type Config = Readonly<ReturnType<typeof toConfig>>;
+
+/** A var or secret that breaks its rule; the message names each one and why. */
+export class ConfigError extends Error {
+  constructor(readonly problems: ReadonlyArray<{ variable: string; reason: string }>) {
+    super(`configuration is invalid: ${problems.map((p) => `${p.variable} ${p.reason}`).join("; ")}`);
+  }
+}
+
+/** Vars as strings, an empty one as missing (wrangler.toml writes `""` for "use the default"). */
+function varsOf(env: ConfigSource): Record<string, unknown> {
+  const vars: Record<string, unknown> = {};
+  for (const name of VARS) {
+    const value = env[name];
+    if (value !== undefined && value !== "") vars[name] = value;
+  }
+  return vars;
+}
+
+export function parseConfig(env: ConfigSource): Config {
+  const parsed = schema.safeParse(varsOf(env));
+  if (parsed.success) return toConfig(parsed.data);
+  throw new ConfigError(parsed.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? "env"), reason: issue.message })));
+}
+
+// Keyed by the env object: one parse per isolate (the runtime hands every request the same
+// env), and a test's `{ ...env, X: "…" }` is its own configuration.
+const parsedConfigs = new WeakMap<object, Config | ConfigError>();
+
+/** The configuration of this env, parsed on first use; throws the ConfigError of a bad value (logged once). */
+export function config(env: ConfigSource): Config {
+  let entry = parsedConfigs.get(env);
+  if (entry === undefined) {
+    try {
+      entry = parseConfig(env);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      console.error(error.message);
+      entry = error;
+    }
+    parsedConfigs.set(env, entry);
+  }
+  if (entry instanceof ConfigError) throw entry;
+  return entry;
+}

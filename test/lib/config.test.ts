@@ -1,0 +1,91 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { config, ConfigError, parseConfig } from "../../src/lib/config";
+import { broadcastData, scheduleIn } from "../support/broadcasts";
+import { ADMIN_TOKEN, BASE, createPanel, type TestPanel } from "../support/helpers";
+
+const KEY = btoa("k".repeat(32));
+
+/** The Worker with its env changed as a deployment would change a var. */
+async function fetchWith(vars: Record<string, string>, path: string, init: RequestInit = {}): Promise<Response> {
+  const { default: worker } = await import("../../src/index");
+  const exec = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+  return worker.fetch(new Request(`${BASE}${path}`, init) as Request<unknown, IncomingRequestCfProperties>, { ...env, ...vars } as Env, exec);
+}
+
+function publishWith(vars: Record<string, string>, panel: TestPanel, data: Record<string, unknown>): Promise<Response> {
+  const query = new URLSearchParams({ type: "email_broadcast", activity: "upload_contact_and_publish", apikey: panel.apiKey });
+  return fetchWith(vars, `/apiv2?${query}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ data: JSON.stringify(data) }).toString() });
+}
+
+describe("configuration", () => {
+  it("gives every default for missing and empty vars", () => {
+    const parsed = parseConfig({ PUBLIC_BASE_URL: "https://api.example.com/", SECRETS_KEY: KEY, EMAIL_PROVIDER: "", TWILIO_API_URL: "" });
+    expect(parsed).toEqual({
+      region: "default",
+      allowPrivateFetch: false,
+      broadcastLeadMinutes: 90,
+      mailFrom: "notifications@example.com",
+      emailProvider: "outbox",
+      ses: { region: "us-east-1", endpoint: undefined, configurationSet: undefined, accessKeyId: undefined, secretAccessKey: undefined, snsToken: undefined },
+      publicBaseUrl: "https://api.example.com",
+      dohUrl: "https://cloudflare-dns.com/dns-query",
+      twilioApiUrl: "https://api.twilio.com",
+      msg91ApiUrl: "https://control.msg91.com",
+      fcmApiUrl: "https://fcm.googleapis.com",
+      fcmTokenUrl: "https://oauth2.googleapis.com/token",
+      adminToken: undefined,
+      secretsKey: KEY,
+    });
+  });
+
+  it("is parsed once per env object", () => {
+    expect(config(env)).toBe(config(env));
+    expect(config({ ...env, BROADCAST_LEAD_MINUTES: "30" }).broadcastLeadMinutes).toBe(30);
+  });
+
+  it("names each bad value and why, instead of falling back to a default", () => {
+    const bad = { ...env, BROADCAST_LEAD_MINUTES: "ninety", EMAIL_PROVIDER: "carrier-pigeon", ALLOW_PRIVATE_FETCH: "yes", DOH_URL: "dns.example", SECRETS_KEY: "short" };
+    let error: unknown;
+    try {
+      parseConfig(bad);
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([
+      { variable: "ALLOW_PRIVATE_FETCH", reason: 'must be "true" or "false"' },
+      { variable: "BROADCAST_LEAD_MINUTES", reason: "must be a whole number of minutes" },
+      { variable: "EMAIL_PROVIDER", reason: "is not one of outbox, ses" },
+      { variable: "DOH_URL", reason: "must be an absolute http(s) URL" },
+      { variable: "SECRETS_KEY", reason: "must be 32 bytes, base64-encoded" },
+    ]);
+    expect(() => parseConfig({ ...env, BROADCAST_LEAD_MINUTES: "100000" })).toThrow("configuration is invalid: BROADCAST_LEAD_MINUTES must be at most 10080 (a week)");
+  });
+
+  it("makes /health answer 500 naming the variable, and a request that needs it fail", async () => {
+    const health = await fetchWith({ EMAIL_PROVIDER: "carrier-pigeon" }, "/health");
+    expect(health.status).toBe(500);
+    expect(await health.json()).toEqual({
+      status: "misconfigured",
+      message: "configuration is invalid: EMAIL_PROVIDER is not one of outbox, ses",
+      errors: [{ field: "EMAIL_PROVIDER", message: "is not one of outbox, ses" }],
+    });
+    const admin = await fetchWith({ BROADCAST_LEAD_MINUTES: "-5" }, "/admin/v1/panels", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(admin.status).toBe(500);
+    expect(((await fetchWith({}, "/health")).status)).toBe(200);
+  });
+
+  it("honours a changed BROADCAST_LEAD_MINUTES in the broadcast's schedule rule and the panel's campaign list", async () => {
+    const panel = await createPanel();
+    const soon = await broadcastData({ schedule_date: scheduleIn(45) });
+    const refused = (await (await publishWith({}, panel, soon)).json()) as any;
+    expect(refused.message).toMatch(/schedule_date: must be at least 90 minutes ahead/);
+
+    const accepted = (await (await publishWith({ BROADCAST_LEAD_MINUTES: "30" }, panel, soon)).json()) as any;
+    expect(accepted.success).toBe(true);
+
+    const list = await fetchWith({ BROADCAST_LEAD_MINUTES: "30" }, `/admin/v1/panels/${panel.id}/campaigns`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(((await list.json()) as any).lead_minutes).toBe(30);
+  });
+});
