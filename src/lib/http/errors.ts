@@ -1,4 +1,4 @@
-import type { FieldProblem } from "../problems";
+import type { FieldProblem, Problem, ProblemKind, Result } from "../problems";
 import { EXPECTED, type z } from "../z";
 import { isPanelMovingError, panelMovingMet } from "../moving";
 
@@ -90,6 +90,21 @@ export function fromProblems(problems: readonly FieldError[], status = 400): Api
   const first = problems[0]!;
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
   return new ApiError(status, `${first.field}: ${first.message}${more}`, [...problems]);
+}
+
+/** The one place a service's problem kind becomes an HTTP status (docs/architecture.md: errors). */
+const STATUS_OF: Record<ProblemKind, number> = { invalid: 400, not_found: 404, conflict: 409, upstream: 502 };
+
+/** The answer to a service's refusal; the envelope and the admin router render it in their body shapes. */
+export function problemError(problem: Problem): ApiError {
+  const status = STATUS_OF[problem.kind];
+  return problem.message === undefined ? fromProblems(problem.fields, status) : new ApiError(status, problem.message, [...problem.fields]);
+}
+
+/** The value of a service's result, or its refusal thrown as the answer (caught by the edge). */
+export function unwrap<T>(result: Result<T>): T {
+  if (result.ok) return result.value;
+  throw problemError(result.problem);
 }
 
 export function fromZodError(error: z.ZodError, prefix?: string): ApiError {
