@@ -1,7 +1,7 @@
 import { campaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
 import { audienceCampaignSchema, broadcastRequestSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
 import { htmlOfMime } from "../domain/email-message";
-import { fromProblems, notFound, orNotFound, parseOrThrow } from "../lib/http/errors";
+import { fromProblems, notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { csvAttachment } from "../lib/http/respond";
 import { allowsPrivateFetch } from "../lib/outbound";
 import { z } from "../lib/z";
@@ -135,10 +135,8 @@ const sendTestCopy = definePanelRoute({
     "Send one test copy of a campaign to an address, through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves",
   body: testSendBody,
   async handle({ env, caller, path, body, panel, db }) {
-    const outcome = await sendCampaignTestCopy(env, db, panel, path.campaign, body.email, auditorOf(caller));
-    if (!outcome.ok && outcome.status === 404) throw notFound(noSuchCampaign(path.campaign));
-    if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
-    return { message_id: outcome.messageId };
+    const { messageId } = unwrap(await sendCampaignTestCopy(env, db, panel, path.campaign, body.email, auditorOf(caller)));
+    return { message_id: messageId };
   },
 });
 

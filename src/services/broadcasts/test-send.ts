@@ -4,7 +4,7 @@ import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
 import { EMAIL_ATTRIBUTE, normaliseEmail } from "../../domain/email";
 import { buildMime, personalize, withoutLinkMarks } from "../../domain/email-message";
-import type { FieldProblem } from "../../lib/problems";
+import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { randomHex } from "../../lib/random";
 import { getCampaign, type Campaign } from "../../store/campaigns";
 import type { Panel } from "../../store/panels";
@@ -12,7 +12,7 @@ import { getContactByKey } from "../../store/contacts";
 import type { ShardDb } from "../../store/shards";
 import { campaignTemplates, type SendEnv } from "./send";
 
-export type TestSendOutcome = { ok: true; messageId: string } | { ok: false; status: 400 | 502; problems: FieldProblem[] };
+export type TestSendOutcome = Result<{ messageId: string }>;
 
 export const TEST_SUBJECT_PREFIX = "[Test] ";
 
@@ -33,9 +33,9 @@ export async function sendCampaignTest(
   now = Date.now(),
 ): Promise<TestSendOutcome> {
   const address = normaliseEmail(to);
-  if (!address.ok) return { ok: false, status: 400, problems: [{ field: "email", message: address.reason }] };
+  if (!address.ok) return refusedField("invalid", "email", address.reason);
   const sender = await planSender(env, db, provider, panel.id, campaign.senderEmail);
-  if (!sender.ok) return { ok: false, status: 400, problems: [{ field: "sender_email", message: sender.error }] };
+  if (!sender.ok) return refusedField("invalid", "sender_email", sender.error);
   const contact = panel.primaryKey === EMAIL_ATTRIBUTE ? await getContactByKey(db, panel.id, address.value) : null;
   const attributes = { ...contact?.attributes, [EMAIL_ATTRIBUTE]: address.value };
   const { html, text, subject } = await campaignTemplates(env.FILES, campaign);
@@ -56,16 +56,14 @@ export async function sendCampaignTest(
     [{ id, panelId: panel.id, campaignId: campaign.id, from: campaign.senderEmail, to: address.value, subject: subjectLine, raw, note: sender.note ? `test send; ${sender.note}` : "test send" }],
     now,
   );
-  if (!result?.ok) return { ok: false, status: 502, problems: [{ field: "email", message: `the email provider did not take the message: ${result?.error ?? "no answer"}` }] };
-  return { ok: true, messageId: id };
+  if (!result?.ok) return refusedField("upstream", "email", `the email provider did not take the message: ${result?.error ?? "no answer"}`);
+  return succeeded({ messageId: id });
 }
 
-export type TestCopyOutcome = TestSendOutcome | { ok: false; status: 404; problems: [] };
-
 /** The panel's "send a test copy" of its campaign `campaignId`, recorded in the audit log once sent. */
-export async function sendTestCopy(env: Env, db: ShardDb, panel: Panel, campaignId: string, to: string, by: Auditor): Promise<TestCopyOutcome> {
+export async function sendTestCopy(env: Env, db: ShardDb, panel: Panel, campaignId: string, to: string, by: Auditor): Promise<TestSendOutcome> {
   const campaign = await getCampaign(db, panel.id, campaignId);
-  if (!campaign) return { ok: false, status: 404, problems: [] };
+  if (!campaign) return refused("not_found", [], `No campaign with id "${campaignId}" in this panel`);
   const outcome = await sendCampaignTest(env, emailProvider(env), db, panel, campaign, to);
   if (outcome.ok) await recordAudit(db, panel.id, by, "campaign.test_sent", campaign.id, { name: campaign.name });
   return outcome;
