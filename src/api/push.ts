@@ -1,7 +1,7 @@
 import type { IRequest } from "itty-router";
 import { appTokenBody, appTokenDeleteBody, webSubscribeBody, webUnsubscribeBody } from "../domain/push";
 import { readJsonBody } from "../lib/http/body";
-import { ApiError, asApiError, fromProblems, notFound, parseOrThrow } from "../lib/http/errors";
+import { ApiError, asApiError, notFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 import { decodeOrKeep } from "../lib/uri";
 import type { z } from "../lib/z";
@@ -43,8 +43,7 @@ export async function handleWebPush(request: IRequest, env: Env): Promise<Respon
         return envelopeSuccess(requestId, { public_key: push.web.publicKey });
       }
       case "POST": {
-        const outcome = await subscribeBrowser(env, db, owner, await bodyOf(request, webSubscribeBody), now);
-        if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
+        unwrap(await subscribeBrowser(env, db, owner, await bodyOf(request, webSubscribeBody), now));
         return envelopeSuccess(requestId, { subscribed: true });
       }
       case "DELETE": {
@@ -66,8 +65,7 @@ export async function handleAppPush(request: IRequest, env: Env): Promise<Respon
     const db = shardOf(env, panel);
     switch (request.method) {
       case "POST": {
-        const outcome = await registerAppToken(env, db, owner, await bodyOf(request, appTokenBody), Date.now());
-        if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
+        unwrap(await registerAppToken(env, db, owner, await bodyOf(request, appTokenBody), Date.now()));
         return envelopeSuccess(requestId, { registered: true });
       }
       case "DELETE": {

@@ -1,5 +1,6 @@
 import { ownerOf, type IngestPanel } from "../../../domain/activity";
 import type { FieldProblem } from "../../../domain/problems";
+import { refused, refusedField, succeeded, type Result } from "../../../lib/problems";
 import type { AppTokenBody, WebSubscribeBody } from "../../../domain/push";
 import { allowsPrivateFetch } from "../../../lib/outbound";
 import { checkOutboundUrl } from "../../../lib/outbound-address";
@@ -13,7 +14,7 @@ import { panelPush } from "./settings";
  * value) or an anonymous visitor (uniqueid, joined to the contact once the visitor is known).
  */
 
-export type SubscribeOutcome = { ok: true } | { ok: false; status: 400 | 409; problems: FieldProblem[] };
+export type SubscribeOutcome = Result<void>;
 
 type Owner = Pick<IngestPanel, "primaryKey" | "primaryKeyType">;
 
@@ -29,9 +30,9 @@ export async function subscribeBrowser(
   const endpoint = checkOutboundUrl(body.subscription.endpoint, allowsPrivateFetch(env));
   if (!endpoint.ok) problems.push({ field: "subscription.endpoint", message: endpoint.reason });
   else if (endpoint.url.protocol !== "https:" && !allowsPrivateFetch(env)) problems.push({ field: "subscription.endpoint", message: "must be an https URL (RFC 8030)" });
-  if (problems.length) return { ok: false, status: 400, problems };
+  if (problems.length) return refused("invalid", problems);
   if (!(await panelPush(env, db, panel.id)).web) {
-    return { ok: false, status: 409, problems: [{ field: "client_id", message: "web push is not set up for this panel (admin PUT /panels/{panel}/push)" }] };
+    return refusedField("conflict", "client_id", "web push is not set up for this panel (admin PUT /panels/{panel}/push)");
   }
   await putPushSubscription(
     db,
@@ -47,22 +48,22 @@ export async function subscribeBrowser(
     },
     now,
   );
-  return { ok: true };
+  return succeeded(undefined);
 }
 
 export async function registerAppToken(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, panel: { id: string } & Owner, body: AppTokenBody, now: number): Promise<SubscribeOutcome> {
   const problems: FieldProblem[] = [];
   const owner = ownerOf(body, panel, problems);
-  if (problems.length) return { ok: false, status: 400, problems };
+  if (problems.length) return refused("invalid", problems);
   if (!(await panelPush(env, db, panel.id)).fcm) {
-    return { ok: false, status: 409, problems: [{ field: "client_id", message: "app push (FCM) is not set up for this panel (admin PUT /panels/{panel}/push)" }] };
+    return refusedField("conflict", "client_id", "app push (FCM) is not set up for this panel (admin PUT /panels/{panel}/push)");
   }
   await putPushSubscription(
     db,
     { panelId: panel.id, kind: "app", address: body.token, p256dh: null, auth: null, platform: body.platform ?? null, contactKey: owner.identity ?? null, uniqueid: owner.uniqueid ?? null },
     now,
   );
-  return { ok: true };
+  return succeeded(undefined);
 }
 
 /** The device left; true when the panel had it. */
