@@ -1,7 +1,7 @@
 import { jobStartedAnswer } from "../domain/answers/contacts";
 import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
 import { segmentCountBody, segmentDefinitionSchema, segmentExportQuery } from "../domain/segments";
-import { conflict, fromProblems, notFound } from "../lib/http/errors";
+import { conflict, fromProblems, notFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { countSegment, saveSegment, type SegmentOutcome } from "../services/segments/definitions";
 import { exportSavedSegment } from "../services/segments/export";
@@ -31,10 +31,9 @@ function noSuchSegment(id: string) {
   return notFound(`No segment with id "${id}" in this panel`);
 }
 
-function savedOrThrow(outcome: SegmentOutcome, id?: string) {
-  if ("missing" in outcome) throw noSuchSegment(id!);
-  if (!outcome.ok) throw fromProblems(outcome.problems);
-  return { ...segmentView(outcome.segment), count: outcome.count };
+function savedView(outcome: SegmentOutcome) {
+  const { segment, count } = unwrap(outcome);
+  return { ...segmentView(segment), count };
 }
 
 const createSegment = definePanelRoute({
@@ -46,7 +45,7 @@ const createSegment = definePanelRoute({
   status: 201,
   body: segmentDefinitionSchema,
   async handle({ env, exec, caller, body, panel, db }) {
-    return savedOrThrow(await saveSegment(env, panel.id, body, { now: Date.now(), defer: (work) => exec.waitUntil(work), by: auditorOf(caller) }));
+    return savedView(await saveSegment(env, panel.id, body, { now: Date.now(), defer: (work) => exec.waitUntil(work), by: auditorOf(caller) }));
   },
 });
 
@@ -58,9 +57,7 @@ const countPreview = definePanelRoute({
   summary: "Count the contacts an unsaved segment definition matches (a preview while editing)",
   body: segmentCountBody,
   async handle({ env, body, panel, db }) {
-    const counted = await countSegment(db, panel.id, body.match);
-    if (!counted.ok) throw fromProblems(counted.problems);
-    return { count: counted.count };
+    return { count: unwrap(await countSegment(db, panel.id, body.match)) };
   },
 });
 
@@ -96,8 +93,7 @@ const replaceSegment = definePanelRoute({
   summary: "Replace a segment's definition; its membership is built again",
   body: segmentDefinitionSchema,
   async handle({ env, exec, caller, path, body, panel, db }) {
-    const by = auditorOf(caller);
-    return savedOrThrow(await saveSegment(env, panel.id, body, { id: path.segment, now: Date.now(), defer: (work) => exec.waitUntil(work), by }), path.segment);
+    return savedView(await saveSegment(env, panel.id, body, { id: path.segment, now: Date.now(), defer: (work) => exec.waitUntil(work), by: auditorOf(caller) }));
   },
 });
 

@@ -1,6 +1,6 @@
 import type { ShardDb } from "../../store/shards";
 import { panelDb } from "../access/shards";
-import type { FieldProblem } from "../../domain/problems";
+import { refused, succeeded, type Result } from "../../lib/problems";
 import { dependenciesOf, type SegmentDefinition, type SegmentNode } from "../../domain/segments";
 import { newId } from "../../lib/random";
 import { compileSegment } from "../../store/segment-sql";
@@ -13,14 +13,14 @@ import { forgetPanelSegments } from "./panel-segments";
 /** Time a create or an edit spends building membership after answering; the cron goes on from there. */
 const BUILD_AFTER_SAVE_MS = 20_000;
 
-export type SegmentOutcome = { ok: true; segment: Segment; count: number } | { ok: false; problems: FieldProblem[] } | { ok: false; missing: true };
+export type SegmentOutcome = Result<{ segment: Segment; count: number }>;
 
 /** How many of the panel's contacts match `match` now (a preview, or a saved segment's count). */
-export async function countSegment(db: ShardDb, panelId: string, match: SegmentNode, now = Date.now()): Promise<{ ok: true; count: number } | { ok: false; problems: FieldProblem[] }> {
+export async function countSegment(db: ShardDb, panelId: string, match: SegmentNode, now = Date.now()): Promise<Result<number>> {
   const catalog = await loadSegmentCatalog(db, panelId);
   const checked = await checkSegmentMatch(db, panelId, catalog, match);
-  if (!checked.ok) return checked;
-  return { ok: true, count: await countMatching(db, panelId, compileSegment(checked.match, catalog, now, "scan")) };
+  if (!checked.ok) return refused("invalid", checked.problems);
+  return succeeded(await countMatching(db, panelId, compileSegment(checked.match, catalog, now, "scan")));
 }
 
 /**
@@ -34,21 +34,21 @@ export async function saveSegment(
   options: { id?: string; now: number; defer: (work: Promise<unknown>) => void; by: Auditor },
 ): Promise<SegmentOutcome> {
   const db = await panelDb(env, panelId);
-  if (options.id !== undefined && !(await getSegment(db, panelId, options.id))) return { ok: false, missing: true };
+  if (options.id !== undefined && !(await getSegment(db, panelId, options.id))) return refused("not_found", [], `No segment with id "${options.id}" in this panel`);
   const catalog = await loadSegmentCatalog(db, panelId);
   const checked = await checkSegmentMatch(db, panelId, catalog, definition.match);
-  if (!checked.ok) return checked;
+  if (!checked.ok) return refused("invalid", checked.problems);
   const change = { name: definition.name, match: checked.match, dependencies: dependenciesOf(checked.match) };
   const segment =
     options.id === undefined
       ? await insertSegment(db, { id: newId("seg"), panelId, ...change }, options.now)
       : await updateSegment(db, panelId, options.id, change, options.now);
   forgetPanelSegments(panelId);
-  if (!segment) return { ok: false, missing: true };
+  if (!segment) return refused("not_found", [], `No segment with id "${options.id}" in this panel`);
   const count = await countMatching(db, panelId, compileSegment(segment.match, catalog, options.now, "scan"));
   options.defer(
     buildSegment(env, segment, options.now, BUILD_AFTER_SAVE_MS).catch((error: unknown) => console.error(`segments: building ${segment.id} failed; the cron goes on with it`, error)),
   );
   await recordAudit(db, panelId, options.by, options.id === undefined ? "segment.created" : "segment.edited", segment.id, { name: segment.name });
-  return { ok: true, segment, count };
+  return succeeded({ segment, count });
 }

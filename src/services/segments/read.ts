@@ -15,7 +15,7 @@ export async function segmentWithCount(db: ShardDb, panelId: string, segmentId: 
   const segment = await getSegment(db, panelId, segmentId);
   if (!segment) return null;
   const counted = await countSegment(db, panelId, segment.match);
-  return { segment, count: counted.ok ? counted.count : null, members: await memberCount(db, segment.id) };
+  return { segment, count: counted.ok ? counted.value : null, members: await memberCount(db, segment.id) };
 }
 
 /** A page of the segment's members after contact id `afterId`; null when there is no such segment. */
