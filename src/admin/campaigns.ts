@@ -1,7 +1,7 @@
 import { campaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
 import { audienceCampaignSchema, broadcastRequestSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
 import { htmlOfMime } from "../domain/email-message";
-import { fromProblems, notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
+import { notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { csvAttachment } from "../lib/http/respond";
 import { allowsPrivateFetch } from "../lib/outbound";
 import { z } from "../lib/z";
@@ -117,9 +117,7 @@ const createPanelCampaign = definePanelRoute({
       "audience" in body
         ? { kind: "audience", request: parseOrThrow(audienceCampaignSchema(rules), body) }
         : { kind: "broadcast", request: parseOrThrow(broadcastRequestSchema(rules), body) };
-    const outcome = await createCampaign({ env, db, panel, now }, input, auditorOf(caller));
-    if (!outcome.ok) throw fromProblems(outcome.problems, outcome.status);
-    const { campaign, counters, senderNote, senderField } = outcome;
+    const { campaign, counters, senderNote, senderField } = unwrap(await createCampaign({ env, db, panel, now }, input, auditorOf(caller)));
     // The outbox keeps mail from an unverified domain; the operator hears now that real email would not go.
     const warnings = senderNote ? [{ field: senderField, message: senderNote }] : [];
     return { CampaignID: campaign.id, ...campaignView(campaign, panel, counters), warnings };

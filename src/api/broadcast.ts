@@ -2,7 +2,7 @@ import { createBroadcast } from "../services/broadcasts/create";
 import { sendNotification } from "../services/channels/notifications";
 import { broadcastRequestSchema } from "../domain/broadcast";
 import type { Params } from "../lib/http/body";
-import { fromProblems } from "../lib/http/errors";
+import { unwrap } from "../lib/http/errors";
 import { parseCallerJson } from "../lib/json";
 import { json } from "../lib/http/respond";
 import { z } from "../lib/z";
@@ -68,9 +68,7 @@ const uploadContactAndPublish = defineOperation({
       }),
     ),
   async run(ctx, { data: request }) {
-    const outcome = await createBroadcast(ctx, request);
-    if (!outcome.ok) throw fromProblems(outcome.refusal.problems, outcome.refusal.kind === "list_taken" ? 409 : 400);
-    const created = outcome.broadcast;
+    const created = unwrap(await createBroadcast(ctx, request));
     const message =
       `Campaign scheduled for ${request.scheduleLocal} (${ctx.panel.timezone}); ` +
       `list ${created.listId} created; its contacts are being imported (job ${created.importJobId})` +

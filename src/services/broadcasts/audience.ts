@@ -1,5 +1,6 @@
 import type { AudienceCampaignRequest } from "../../domain/broadcast";
 import type { FieldProblem } from "../../domain/problems";
+import { refused, succeeded, type Result } from "../../lib/problems";
 import { insertAudienceCampaign, type CampaignAudience } from "../../store/campaigns";
 import { existingListIds } from "../../store/lists";
 import type { Panel } from "../../store/panels";
@@ -18,7 +19,7 @@ import { senderStanding } from "../channels/email/sender-domains";
  */
 
 /** `senderNote`: the outbox accepts a sender domain that a real provider would refuse. */
-export type AudienceCampaignOutcome = { ok: true; campaignId: string; senderNote: string | null } | { ok: false; problems: FieldProblem[] };
+export type AudienceCampaignOutcome = Result<{ campaignId: string; senderNote: string | null }>;
 
 /** Checks the lists and segments the audience names, keeps the HTML body in R2, and schedules the campaign. */
 export async function createAudienceCampaign(
@@ -38,14 +39,14 @@ export async function createAudienceCampaign(
   for (const member of ["segments", "exclude_segments"] as const) {
     audience[member].forEach((id, i) => segments.has(id) || problems.push({ field: `audience.${member}.${i}`, message: `no segment with id "${id}" in this panel` }));
   }
-  if (problems.length) return { ok: false, problems };
+  if (problems.length) return refused("invalid", problems);
   const body = await readHtmlBody(env, request, "html_url");
   if (!body.ok) return body;
 
   const campaign = newCampaign(ctx, request);
-  await putCampaignBody(env, campaign, body.html);
+  await putCampaignBody(env, campaign, body.value);
   await insertAudienceCampaign(db, { ...campaign, replyTo: request.replyTo, audience });
-  return { ok: true, campaignId: campaign.id, senderNote: sender.note };
+  return succeeded({ campaignId: campaign.id, senderNote: sender.note });
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AudienceCampaignRequest, BroadcastRequest } from "../../domain/broadcast";
-import type { FieldProblem } from "../../domain/problems";
+import { succeeded, type Result } from "../../lib/problems";
 import { newId } from "../../lib/random";
 import { loadAttributeSchema } from "../../store/attributes";
 import { campaignCounters } from "../../store/campaign-report";
@@ -14,16 +14,14 @@ import { createBroadcast } from "./create";
 /** A panel's new campaign: to an audience of lists and segments (CONTRACT 9), or the broadcast request of 4.10 with its contacts file. */
 export type CampaignRequest = { kind: "audience"; request: AudienceCampaignRequest } | { kind: "broadcast"; request: BroadcastRequest };
 
-export type CreateCampaignOutcome =
-  | {
-      ok: true;
-      campaign: Campaign;
-      counters: CampaignCounters;
-      /** Said to the operator when the outbox accepts a sender domain a real provider would refuse, about `senderField`. */
-      senderNote: string | null;
-      senderField: "sender_email" | "sender_email_id";
-    }
-  | { ok: false; status: 400 | 409; problems: FieldProblem[] };
+/** Refused when the input broke a rule (invalid) or the broadcast's list name is taken (conflict). */
+export type CreateCampaignOutcome = Result<{
+  campaign: Campaign;
+  counters: CampaignCounters;
+  /** Said to the operator when the outbox accepts a sender domain a real provider would refuse, about `senderField`. */
+  senderNote: string | null;
+  senderField: "sender_email" | "sender_email_id";
+}>;
 
 /** Creates and schedules a campaign from the panel, and records who published it. */
 export async function createCampaign(
@@ -35,16 +33,16 @@ export async function createCampaign(
   let created: { campaignId: string; senderNote: string | null; senderField: "sender_email" | "sender_email_id" };
   if (input.kind === "audience") {
     const outcome = await createAudienceCampaign({ env, db, panel, requestId: newId("req"), now }, input.request);
-    if (!outcome.ok) return { ok: false, status: 400, problems: outcome.problems };
-    created = { campaignId: outcome.campaignId, senderNote: outcome.senderNote, senderField: "sender_email" };
+    if (!outcome.ok) return outcome;
+    created = { ...outcome.value, senderField: "sender_email" };
   } else {
     const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
     const outcome = await createBroadcast({ env, db, panel, schema, requestId: newId("req"), now }, input.request);
-    if (!outcome.ok) return { ok: false, status: outcome.refusal.kind === "list_taken" ? 409 : 400, problems: outcome.refusal.problems };
-    created = { campaignId: outcome.broadcast.campaignId, senderNote: outcome.broadcast.senderNote, senderField: "sender_email_id" };
+    if (!outcome.ok) return outcome;
+    created = { campaignId: outcome.value.campaignId, senderNote: outcome.value.senderNote, senderField: "sender_email_id" };
   }
   const campaign = await getCampaign(db, panel.id, created.campaignId);
   if (!campaign) throw new Error(`campaign ${created.campaignId} was not stored`);
   await recordAudit(db, panel.id, by, "campaign.published", campaign.id, { name: campaign.name, send_at: isoTime(campaign.sendAt) });
-  return { ok: true, campaign, counters: await campaignCounters(db, panel.id, campaign), senderNote: created.senderNote, senderField: created.senderField };
+  return succeeded({ campaign, counters: await campaignCounters(db, panel.id, campaign), senderNote: created.senderNote, senderField: created.senderField });
 }

@@ -1,7 +1,7 @@
 import type { ShardDb } from "../../store/shards";
 import { checkCsvHeaders, fileNameOf, rowcountInFileName, type BroadcastRequest } from "../../domain/broadcast";
 import type { KeyedSchema } from "../../domain/contacts";
-import type { FieldProblem } from "../../domain/problems";
+import { refused, succeeded, type Problem, type Result } from "../../lib/problems";
 import { readAtMost } from "../../lib/bytes";
 import { newId } from "../../lib/random";
 import { fetchOutbound, OutboundError } from "../../lib/outbound";
@@ -36,23 +36,18 @@ export interface BroadcastContext {
   now: number;
 }
 
-/** Why a broadcast was not created: its input broke a rule, or its list name is taken. */
-export interface BroadcastRefusal {
-  kind: "invalid" | "list_taken";
-  problems: FieldProblem[];
-}
+/** Refused when the input broke a rule (invalid) or its list name is taken (conflict). */
+export type BroadcastOutcome = Result<CreatedBroadcast>;
 
-export type BroadcastOutcome = { ok: true; broadcast: CreatedBroadcast } | { ok: false; refusal: BroadcastRefusal };
-
-/** Thrown inside this module only, to stop at the first broken rule; createBroadcast answers it as a value. */
+/** Thrown inside this module only, to stop at the first broken rule; the exported functions answer it as a Result. */
 class Refused extends Error {
-  constructor(readonly refusal: BroadcastRefusal) {
-    super(refusal.problems[0]?.message);
+  constructor(readonly problem: Problem) {
+    super(problem.fields[0]?.message);
   }
 }
 
 function invalidField(field: string, message: string): Refused {
-  return new Refused({ kind: "invalid", problems: [{ field, message }] });
+  return new Refused({ kind: "invalid", fields: [{ field, message }] });
 }
 
 const sourceField = "data.contacts_upload_source";
@@ -167,17 +162,17 @@ export async function readHtmlBody(
   env: Env,
   source: { sourceHtml: string | null; sourceFile: string | null },
   field: string,
-): Promise<{ ok: true; html: string } | { ok: false; problems: FieldProblem[] }> {
+): Promise<Result<string>> {
   try {
-    return { ok: true, html: await loadHtml(env, source, field) };
+    return succeeded(await loadHtml(env, source, field));
   } catch (error) {
-    if (error instanceof Refused) return { ok: false, problems: error.refusal.problems };
+    if (error instanceof Refused) return refused(error.problem.kind, error.problem.fields);
     throw error;
   }
 }
 
 function listTaken(name: string): Refused {
-  return new Refused({ kind: "list_taken", problems: [{ field: "data.list_name", message: `a list named "${name}" already exists in this panel` }] });
+  return new Refused({ kind: "conflict", fields: [{ field: "data.list_name", message: `a list named "${name}" already exists in this panel` }] });
 }
 
 /**
@@ -187,9 +182,9 @@ function listTaken(name: string): Refused {
  */
 export async function createBroadcast(ctx: BroadcastContext, request: BroadcastRequest): Promise<BroadcastOutcome> {
   try {
-    return { ok: true, broadcast: await checkThenCreate(ctx, request) };
+    return succeeded(await checkThenCreate(ctx, request));
   } catch (error) {
-    if (error instanceof Refused) return { ok: false, refusal: error.refusal };
+    if (error instanceof Refused) return refused(error.problem.kind, error.problem.fields);
     throw error;
   }
 }
