@@ -1,5 +1,5 @@
 import { webhookAnswer, webhookDeliveriesAnswer, webhookEventsQueuedAnswer, webhookListAnswer, webhookTestAnswer } from "../domain/answers/webhooks";
-import { fromProblems, invalidField, notFound } from "../lib/http/errors";
+import { fromProblems, invalidField, notFound, unwrap } from "../lib/http/errors";
 import { nameText } from "../domain/fields";
 import { z } from "../lib/z";
 import { isoTime } from "../store/sql";
@@ -7,7 +7,7 @@ import type { Webhook } from "../store/webhooks";
 import { createWebhookBody, patchWebhookBody } from "../domain/webhooks/config";
 import { changeWebhook, createWebhook as configureWebhook, enableWebhook as reenableWebhook, removeWebhook as deleteWebhookConfig, testWebhook as testWebhookEndpoint } from "../services/webhooks/config";
 import type { DispatcherStatus, TestReport } from "../services/webhooks/dispatcher";
-import { enqueueWebhookEvents, WebhookEventError } from "../services/webhooks/enqueue";
+import { enqueueWebhookEvents } from "../services/webhooks/enqueue";
 import { webhookDeliveries, webhooksWithStatus, webhookWithStatus } from "../services/webhooks/read";
 import { describeEventObject, WEBHOOK_CHANNELS } from "../domain/webhooks/payload";
 import { auditorOf } from "./audit";
@@ -215,14 +215,8 @@ const queueEvents = defineAdminRoute({
         if (!described.ok) throw invalidField(`events.${index}.${described.field}`, described.message);
         return described.event;
       });
-    try {
-      const outcome = await enqueueWebhookEvents(env, path.panel, path.id, describe);
-      if (!outcome.found) throw notFound(noSuchWebhook(path.id));
-      return { accepted: outcome.accepted, duplicates: outcome.duplicates };
-    } catch (error) {
-      if (error instanceof WebhookEventError) throw invalidField(`events.${error.index}.${error.field}`, error.reason);
-      throw error;
-    }
+    const { accepted, duplicates } = unwrap(await enqueueWebhookEvents(env, path.panel, path.id, describe));
+    return { accepted, duplicates };
   },
 });
 

@@ -1,4 +1,5 @@
 import { findPanelHome } from "../access/shards";
+import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { TtlCache } from "../../lib/ttl-cache";
 import { getWebhookWithPanel, type WebhookWithPanel } from "../../store/webhooks";
 import { MAX_EVENT_BYTES } from "../../domain/webhooks/batching";
@@ -8,17 +9,6 @@ import { buildEventObject, webhookEventProblem, type WebhookEvent } from "../../
 /** The Durable Object that holds a webhook's backlog. */
 export function webhookDispatcher(env: Pick<Env, "WEBHOOKS">, webhookId: string) {
   return env.WEBHOOKS.get(env.WEBHOOKS.idFromName(webhookId));
-}
-
-/** An event that cannot be sent; `index` is its position in the hand-over. */
-export class WebhookEventError extends Error {
-  constructor(
-    readonly index: number,
-    readonly field: string,
-    readonly reason: string,
-  ) {
-    super(`events.${index}.${field}: ${reason}`);
-  }
 }
 
 /**
@@ -48,7 +38,7 @@ async function loadWebhook(env: Env, panelId: string, webhookId: string): Promis
   return webhook;
 }
 
-export type EnqueueOutcome = { found: false } | { found: true; accepted: number; duplicates: number };
+export type EnqueueOutcome = Result<{ accepted: number; duplicates: number }>;
 
 /**
  * THE way to hand events to a webhook (the admin `events` route, journeys). Each event is
@@ -62,8 +52,8 @@ export type EnqueueOutcome = { found: false } | { found: true; accepted: number;
  * `events` may also be a function of the webhook (with its panel's name and time zone) that
  * makes them, for callers that need those to describe the events; it saves a second lookup.
  *
- * `found: false` when the webhook does not exist in this panel. Throws WebhookEventError
- * (nothing stored) when an event is not valid or too large.
+ * Refused (nothing stored) as not_found when the webhook does not exist in this panel, and as
+ * invalid, naming `events.<index>.<field>`, when an event is not valid or too large.
  */
 export async function enqueueWebhookEvents(
   env: Env,
@@ -72,16 +62,17 @@ export async function enqueueWebhookEvents(
   events: readonly WebhookEvent[] | ((webhook: WebhookWithPanel) => readonly WebhookEvent[]),
 ): Promise<EnqueueOutcome> {
   const webhook = await loadWebhook(env, panelId, webhookId);
-  if (!webhook) return { found: false };
+  if (!webhook) return refused("not_found", [], `No webhook with id "${webhookId}" in this panel`);
   const described = typeof events === "function" ? events(webhook) : events;
-  const encoded = described.map((event, index) => {
+  const encoded: EncodedEvent[] = [];
+  for (const [index, event] of described.entries()) {
     const outcome = encodeEvent(event, webhook);
-    if ("problem" in outcome) throw new WebhookEventError(index, outcome.problem.field, outcome.problem.message);
-    return outcome;
-  });
-  if (encoded.length === 0) return { found: true, accepted: 0, duplicates: 0 };
+    if ("problem" in outcome) return refusedField("invalid", `events.${index}.${outcome.problem.field}`, outcome.problem.message);
+    encoded.push(outcome);
+  }
+  if (encoded.length === 0) return succeeded({ accepted: 0, duplicates: 0 });
   const stored = await webhookDispatcher(env, webhookId).enqueue({ panelId, webhookId, envelopeKey: webhook.panelName }, encoded);
-  return { found: true, ...stored };
+  return succeeded(stored);
 }
 
 function encodeEvent(event: WebhookEvent, webhook: WebhookWithPanel): EncodedEvent | { problem: { field: string; message: string } } {
