@@ -144,7 +144,7 @@ describe("webhook delivery", () => {
     const other = await createPanel();
     const hook = await createWebhook(panel);
     const event = { channel: "custom_activity" as const, journeyName: "J", occurredAt: Date.now(), details: { activity_name: "add_to_cart" } };
-    expect(await enqueueWebhookEvents(env, other.id, hook.id, [event])).toEqual({ found: false });
-    expect(await enqueueWebhookEvents(env, panel.id, hook.id, [event])).toEqual({ found: true, accepted: 1, duplicates: 0 });
+    expect(await enqueueWebhookEvents(env, other.id, hook.id, [event])).toEqual({ ok: false, problem: { kind: "not_found", fields: [], message: `No webhook with id "${hook.id}" in this panel` } });
+    expect(await enqueueWebhookEvents(env, panel.id, hook.id, [event])).toEqual({ ok: true, value: { accepted: 1, duplicates: 0 } });
   });
 });
