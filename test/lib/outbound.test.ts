@@ -84,7 +84,8 @@ describe("checkOutboundUrl", () => {
 });
 
 describe("with private fetches off, a host given by name is resolved before any connection", () => {
-  const strict = { ALLOW_PRIVATE_FETCH: "false", DOH_URL: env.DOH_URL };
+  // A whole env (config(env) reads every var), with private fetches off.
+  const strict = { ...env, ALLOW_PRIVATE_FETCH: "false" };
   const port = new URL(env.RECEIVER_URL).port;
   const bucket = `dns-guard-${crypto.randomUUID()}`;
   const fresh = (label: string) => `${label}-${crypto.randomUUID().slice(0, 8)}.example.com`;
