@@ -32,6 +32,8 @@ const VARS = [
   "FCM_TOKEN_URL",
   "ADMIN_TOKEN",
   "SECRETS_KEY",
+  "DOWNLOAD_MIN_BYTES_PER_SECOND",
+  "DOWNLOAD_RATE_WINDOW_MS",
 ] as const;
 
 export type ConfigVar = (typeof VARS)[number];
@@ -51,6 +53,11 @@ const minutes = z
   .regex(/^\d+$/, "must be a whole number of minutes")
   .transform(Number)
   .pipe(z.number().max(MAX_LEAD_MINUTES, `must be at most ${MAX_LEAD_MINUTES} (a week)`));
+const positiveWhole = z
+  .string()
+  .regex(/^\d+$/, "must be a whole number")
+  .transform(Number)
+  .pipe(z.number().min(1, "must be at least 1"));
 const flag = z.enum(["true", "false"], { error: 'must be "true" or "false"' }).transform((value) => value === "true");
 const text = z.string();
 
@@ -74,6 +81,9 @@ const schema = z.object({
   FCM_TOKEN_URL: httpUrl.default("https://oauth2.googleapis.com/token"),
   ADMIN_TOKEN: text.optional(),
   SECRETS_KEY: text.refine(isAesKey, "must be 32 bytes, base64-encoded"),
+  // Empty: the built-in values of src/lib/transfer-limits.ts (tests make the window short).
+  DOWNLOAD_MIN_BYTES_PER_SECOND: positiveWhole.optional(),
+  DOWNLOAD_RATE_WINDOW_MS: positiveWhole.optional(),
 });
 
 function isAesKey(value: string): boolean {
@@ -114,6 +124,8 @@ function toConfig(vars: z.output<typeof schema>) {
     fcmTokenUrl: vars.FCM_TOKEN_URL,
     adminToken: vars.ADMIN_TOKEN,
     secretsKey: vars.SECRETS_KEY,
+    /** Downloads' minimum rate and its window, when set; otherwise each kind's built-in ones. */
+    download: { minBytesPerSecond: vars.DOWNLOAD_MIN_BYTES_PER_SECOND, rateWindowMs: vars.DOWNLOAD_RATE_WINDOW_MS },
   };
 }
 

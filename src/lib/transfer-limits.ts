@@ -1,3 +1,4 @@
+import { config, type ConfigSource } from "./config";
 import { OutboundError } from "./outbound";
 
 /**
@@ -23,16 +24,12 @@ export const REQUEST_DOWNLOAD_LIMITS: TransferLimits = { headersMs: 15_000, dead
 export const IMPORT_DOWNLOAD_LIMITS: TransferLimits = { headersMs: 30_000, deadlineMs: 10 * 60_000, minBytesPerSecond: 64 * 1024, windowMs: 10_000 };
 
 /**
- * `base` with the rate settings the environment gives (DOWNLOAD_MIN_BYTES_PER_SECOND,
- * DOWNLOAD_RATE_WINDOW_MS; tests make the window short). Empty or absent values keep `base`'s.
+ * `base` with the rate settings the configuration gives (DOWNLOAD_MIN_BYTES_PER_SECOND,
+ * DOWNLOAD_RATE_WINDOW_MS; tests make the window short). Unset values keep `base`'s.
  */
-export function transferLimitsFor(env: Partial<Pick<Env, "DOWNLOAD_MIN_BYTES_PER_SECOND" | "DOWNLOAD_RATE_WINDOW_MS">>, base: TransferLimits): TransferLimits {
-  const read = (raw: string | undefined, fallback: number) => (raw !== undefined && /^\d+$/.test(raw.trim()) && Number(raw) > 0 ? Number(raw) : fallback);
-  return {
-    ...base,
-    minBytesPerSecond: read(env.DOWNLOAD_MIN_BYTES_PER_SECOND, base.minBytesPerSecond),
-    windowMs: read(env.DOWNLOAD_RATE_WINDOW_MS, base.windowMs),
-  };
+export function transferLimitsFor(env: ConfigSource, base: TransferLimits): TransferLimits {
+  const { minBytesPerSecond, rateWindowMs } = config(env).download;
+  return { ...base, minBytesPerSecond: minBytesPerSecond ?? base.minBytesPerSecond, windowMs: rateWindowMs ?? base.windowMs };
 }
 
 /** Settles with the promise's result, or "timer" once `ms` passed first. */

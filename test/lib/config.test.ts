@@ -30,6 +30,7 @@ describe("configuration", () => {
       ses: { region: "us-east-1", endpoint: undefined, configurationSet: undefined, accessKeyId: undefined, secretAccessKey: undefined, snsToken: undefined },
       publicBaseUrl: "https://api.example.com",
       dohUrl: "https://cloudflare-dns.com/dns-query",
+      download: { minBytesPerSecond: undefined, rateWindowMs: undefined },
       twilioApiUrl: "https://api.twilio.com",
       msg91ApiUrl: "https://control.msg91.com",
       fcmApiUrl: "https://fcm.googleapis.com",

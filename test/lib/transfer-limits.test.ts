@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { OutboundError } from "../../src/lib/outbound";
 import { IMPORT_DOWNLOAD_LIMITS, limitTransfer, transferLimitsFor, type TransferLimits } from "../../src/lib/transfer-limits";
@@ -59,12 +60,13 @@ describe("limitTransfer", () => {
 });
 
 describe("transferLimitsFor", () => {
-  it("takes the rate settings from the environment, and the built-in ones when empty or not a number", () => {
-    expect(transferLimitsFor({ DOWNLOAD_MIN_BYTES_PER_SECOND: "10", DOWNLOAD_RATE_WINDOW_MS: "250" }, IMPORT_DOWNLOAD_LIMITS)).toEqual({
+  it("takes the rate settings from the configuration, the built-in ones when empty, and refuses a value that is not a whole number", () => {
+    expect(transferLimitsFor({ ...env, DOWNLOAD_MIN_BYTES_PER_SECOND: "10", DOWNLOAD_RATE_WINDOW_MS: "250" }, IMPORT_DOWNLOAD_LIMITS)).toEqual({
       ...IMPORT_DOWNLOAD_LIMITS,
       minBytesPerSecond: 10,
       windowMs: 250,
     });
-    expect(transferLimitsFor({ DOWNLOAD_MIN_BYTES_PER_SECOND: "", DOWNLOAD_RATE_WINDOW_MS: "fast" }, IMPORT_DOWNLOAD_LIMITS)).toEqual(IMPORT_DOWNLOAD_LIMITS);
+    expect(transferLimitsFor({ ...env, DOWNLOAD_MIN_BYTES_PER_SECOND: "", DOWNLOAD_RATE_WINDOW_MS: "" }, IMPORT_DOWNLOAD_LIMITS)).toEqual(IMPORT_DOWNLOAD_LIMITS);
+    expect(() => transferLimitsFor({ ...env, DOWNLOAD_RATE_WINDOW_MS: "fast" }, IMPORT_DOWNLOAD_LIMITS)).toThrow(/DOWNLOAD_RATE_WINDOW_MS must be a whole number/);
   });
 });
