@@ -238,9 +238,14 @@ function foldAtSpaces(text: string, used: number): string {
   return lines.join("\r\n ");
 }
 
+/**
+ * A display name and address. An ASCII name becomes an RFC 5322 quoted-string, its quotes and
+ * backslashes escaped (not dropped: `Shop, "Best" Deals` keeps its quotes).
+ */
 export function formatMailbox(name: string, address: string): string {
-  if (!name) return address;
-  const display = /^[\x20-\x7e]*$/.test(name) ? `"${name.replace(/["\\\r\n]/g, "")}"` : encodedWords(name.replace(/[\r\n]+/g, " ")).join("\r\n ");
+  const clean = name.replace(/[\r\n]+/g, " ");
+  if (!clean) return address;
+  const display = /^[\x20-\x7e]*$/.test(clean) ? `"${clean.replace(/["\\]/g, "\\$&")}"` : encodedWords(clean).join("\r\n ");
   return `${display} <${address}>`;
 }
 

@@ -126,6 +126,14 @@ describe("MIME", () => {
     expect(words.map((w) => atob(w)).join("")).toBe(subject);
   });
 
+  it("writes an ASCII sender name as an RFC 5322 quoted-string, keeping its quotes and backslashes", () => {
+    const from = parseMessage(buildMime({ ...base, from: { name: 'Shop, "Best" Deals (EU) \\ more', address: "shop@example.com" } })).headers.get("from")!;
+    expect(from).toBe('"Shop, \\"Best\\" Deals (EU) \\\\ more" <shop@example.com>');
+    // Read back as a mail client would: the quoted-string's escapes undone give the name as typed.
+    const quoted = /^"((?:[^"\\]|\\.)*)" <shop@example\.com>$/.exec(from)![1]!;
+    expect(quoted.replace(/\\(.)/g, "$1")).toBe('Shop, "Best" Deals (EU) \\ more');
+  });
+
   it("writes an internationalised domain in its ASCII form", () => {
     expect(parseMessage(buildMime({ ...base, to: "ada@bücher.example" })).headers.get("to")).toBe("ada@xn--bcher-kva.example");
   });
