@@ -80,6 +80,21 @@ async function sha256(data: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", data));
 }
 
+/** Tag pieces after the header name, folded within 78 characters; a piece after a colon continues without a space. */
+function foldTags(name: string, pieces: readonly string[]): string {
+  const lines: string[] = [];
+  let line = name;
+  for (const piece of pieces) {
+    const glue = line.endsWith(":") && line !== name ? "" : " ";
+    if (line.length + glue.length + piece.length > 78 && line.trim() !== "") {
+      lines.push(line);
+      line = `\t${piece}`;
+    } else line += glue + piece;
+  }
+  lines.push(line);
+  return lines.join("\r\n");
+}
+
 /** Base64 cut into lines of a folded header (tab-indented continuation lines). */
 function foldBase64(value: string, first: number): string {
   const parts = [value.slice(0, first)];
@@ -100,11 +115,18 @@ export async function signDkim(raw: string, keys: readonly DkimKey[], now: numbe
   const signed = selectHeaders(headerFields(head), SIGNED_HEADERS);
   const signatures: string[] = [];
   for (const key of keys) {
-    const unsigned =
-      `DKIM-Signature: v=1; a=${key.algorithm}; c=relaxed/relaxed; d=${key.domain}; s=${key.selector};\r\n` +
-      `\tt=${Math.floor(now / 1000)}; h=${SIGNED_HEADERS.join(":")};\r\n` +
-      `\tbh=${bodyHash};\r\n` +
-      "\tb=";
+    const tags = [
+      "v=1;",
+      `a=${key.algorithm};`,
+      "c=relaxed/relaxed;",
+      `d=${key.domain};`,
+      `s=${key.selector};`,
+      `t=${Math.floor(now / 1000)};`,
+      // h= may fold after each colon (RFC 6376 3.5: FWS around the colons is ignored).
+      ...SIGNED_HEADERS.map((name, i) => (i === 0 ? "h=" : "") + name + (i === SIGNED_HEADERS.length - 1 ? ";" : ":")),
+      `bh=${bodyHash};`,
+    ];
+    const unsigned = `${foldTags("DKIM-Signature:", tags)}\r\n\tb=`;
     const input = encoder.encode([...signed, relaxedHeader(unsigned)].join("\r\n"));
     const signature =
       key.algorithm === "rsa-sha256"

@@ -46,8 +46,8 @@ describe("DKIM signatures, verified by mailauth as a receiving server would", ()
     for (const verdict of verdicts) {
       expect(verdict.signedHeaders).toEqual(expect.arrayContaining(["from", "to", "subject", "date", "message-id", "list-unsubscribe", "list-unsubscribe-post"]));
     }
-    // Every header line of the signed message stays within 998 octets.
-    expect(raw.split("\r\n\r\n")[0]!.split("\r\n").every((line) => line.length <= 998)).toBe(true);
+    // Every header line of the signed message, the DKIM-Signature included, is folded within 78 characters.
+    expect(raw.split("\r\n\r\n")[0]!.split("\r\n").filter((line) => line.length > 78)).toEqual([]);
 
     // An edit on the way: the subject, the one-click header, the body, an added From.
     const edits = [
@@ -181,7 +181,7 @@ describe("campaign mail from a sender domain", () => {
     await sendCampaignBatch(env, emailProvider(env), nudge);
     const [sent] = await outbox(panel);
     const raw = await rawMessage(panel, sent.id);
-    expect(raw.startsWith("DKIM-Signature: v=1; a=ed25519-sha256; c=relaxed/relaxed; d=" + domain)).toBe(true);
+    expect(raw.replace(/\r\n\t/g, " ").startsWith("DKIM-Signature: v=1; a=ed25519-sha256; c=relaxed/relaxed; d=" + domain)).toBe(true);
     const verdicts = await verifyDkim(raw, published);
     expect(verdicts.map((v) => [v.algorithm, v.result]).sort()).toEqual([
       ["ed25519-sha256", "pass"],
