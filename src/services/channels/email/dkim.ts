@@ -5,14 +5,16 @@ import { base64OfBytes } from "../../../domain/email-message";
  * (RFC 8463) as a second signature where the domain published its key. Canonicalization is
  * relaxed/relaxed, which survives the header refolding and trailing-space changes relays make.
  *
- * The signed headers are those a receiver and RFC 8058 look at (From, To, Subject, Date,
- * Message-ID, List-Unsubscribe, List-Unsubscribe-Post) and the MIME headers; From and Subject
- * are named once more than they occur, so a From or Subject added on the way breaks the
- * signature instead of being shown unsigned.
+ * The signed headers are those a receiver and RFC 8058 look at (From, Reply-To, To, Subject,
+ * Date, Message-ID, List-Unsubscribe, List-Unsubscribe-Post) and the MIME headers; From and
+ * Subject are named once more than they occur, so a From or Subject added on the way breaks the
+ * signature instead of being shown unsigned. Reply-To is named whether or not the message has
+ * one: absent, it signs as empty, so a Reply-To added on the way breaks the signature too.
  */
 
 export const SIGNED_HEADERS = [
   "from",
+  "reply-to",
   "to",
   "subject",
   "date",
