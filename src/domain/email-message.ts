@@ -214,7 +214,8 @@ export function encodeHeaderText(text: string, nameLength = 0): string {
   const ascii = /^[\x20-\x7e]*$/.test(clean);
   if (ascii && nameLength + 2 + clean.length <= LINE) return clean;
   if (ascii && !clean.split(" ").some((word) => word.length > HARD_LINE - 2 - nameLength)) return foldAtSpaces(clean, nameLength + 2);
-  return encodedWords(clean).join("\r\n ");
+  // The white space between adjacent encoded words is not part of the text (RFC 2047 6.2).
+  return foldAtSpaces(encodedWords(clean).join(" "), nameLength + 2);
 }
 
 function foldAtSpaces(text: string, used: number): string {
@@ -238,10 +239,16 @@ function foldAtSpaces(text: string, used: number): string {
   return lines.join("\r\n ");
 }
 
-export function formatMailbox(name: string, address: string): string {
-  if (!name) return address;
-  const display = /^[\x20-\x7e]*$/.test(name) ? `"${name.replace(/["\\\r\n]/g, "")}"` : encodedWords(name.replace(/[\r\n]+/g, " ")).join("\r\n ");
-  return `${display} <${address}>`;
+/**
+ * A display name and address. An ASCII name becomes an RFC 5322 quoted-string, its quotes and
+ * backslashes escaped (not dropped: `Shop, "Best" Deals` keeps its quotes).
+ */
+export function formatMailbox(name: string, address: string, nameLength = "From".length): string {
+  const clean = name.replace(/[\r\n]+/g, " ");
+  if (!clean) return address;
+  const display = /^[\x20-\x7e]*$/.test(clean) ? `"${clean.replace(/["\\]/g, "\\$&")}"` : encodedWords(clean).join(" ");
+  // Folded at its spaces: white space inside a quoted-string is folding white space too (RFC 5322 3.2.4).
+  return foldAtSpaces(`${display} <${address}>`, nameLength + 2);
 }
 
 /** An address as a header carries it: an internationalised domain in its ASCII (punycode) form. */

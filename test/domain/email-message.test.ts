@@ -126,6 +126,34 @@ describe("MIME", () => {
     expect(words.map((w) => atob(w)).join("")).toBe(subject);
   });
 
+  it("writes an ASCII sender name as an RFC 5322 quoted-string, keeping its quotes and backslashes", () => {
+    const from = parseMessage(buildMime({ ...base, from: { name: 'Shop, "Best" Deals (EU) \\ more', address: "shop@example.com" } })).headers.get("from")!;
+    expect(from).toBe('"Shop, \\"Best\\" Deals (EU) \\\\ more" <shop@example.com>');
+    // Read back as a mail client would: the quoted-string's escapes undone give the name as typed.
+    const quoted = /^"((?:[^"\\]|\\.)*)" <shop@example\.com>$/.exec(from)![1]!;
+    expect(quoted.replace(/\\(.)/g, "$1")).toBe('Shop, "Best" Deals (EU) \\ more');
+  });
+
+  it("folds every header line within 78 characters, and unfolding gives back the same values", () => {
+    const name = 'Shop, "Best" Deals (EU) with a sender name long enough to need folding twice over here';
+    const subject = `Grüße ${"and a long subject line ".repeat(6)}ünd mehr`;
+    // Not longer: the URL is one unbreakable token, and the List-Unsubscribe line is not folded before it.
+    const unsubscribeUrl = `https://track.example.com/t/u/${"a".repeat(28)}`;
+    const decodeWords = (value: string) =>
+      value.replace(/=\?UTF-8\?B\?([^?]*)\?=(?:\s+(?==\?))?/g, (_, b64: string) => new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))));
+    for (const fromName of [name, `Ünited ${name}`]) {
+      const raw = buildMime({ ...base, from: { name: fromName, address: "news@shop.example.com" }, subject, unsubscribeUrl, headers: { "Reply-To": "replies@shop.example.com", "X-Campaign-ID": "cmp_1" } });
+      const message = parseMessage(raw);
+      expect(message.headerText.split("\r\n").filter((line) => line.length > 78)).toEqual([]);
+      expect(decodeWords(message.headers.get("subject")!)).toBe(subject);
+      expect(message.headers.get("list-unsubscribe")).toBe(`<${unsubscribeUrl}>`);
+      const from = message.headers.get("from")!;
+      const display = fromName === name ? /^"((?:[^"\\]|\\.)*)"/.exec(from)![1]!.replace(/\\(.)/g, "$1") : decodeWords(from.slice(0, from.lastIndexOf(" <")));
+      expect(display).toBe(fromName);
+      expect(from.endsWith(" <news@shop.example.com>")).toBe(true);
+    }
+  });
+
   it("writes an internationalised domain in its ASCII form", () => {
     expect(parseMessage(buildMime({ ...base, to: "ada@bücher.example" })).headers.get("to")).toBe("ada@xn--bcher-kva.example");
   });

@@ -5,14 +5,16 @@ import { base64OfBytes } from "../../../domain/email-message";
  * (RFC 8463) as a second signature where the domain published its key. Canonicalization is
  * relaxed/relaxed, which survives the header refolding and trailing-space changes relays make.
  *
- * The signed headers are those a receiver and RFC 8058 look at (From, To, Subject, Date,
- * Message-ID, List-Unsubscribe, List-Unsubscribe-Post) and the MIME headers; From and Subject
- * are named once more than they occur, so a From or Subject added on the way breaks the
- * signature instead of being shown unsigned.
+ * The signed headers are those a receiver and RFC 8058 look at (From, Reply-To, To, Subject,
+ * Date, Message-ID, List-Unsubscribe, List-Unsubscribe-Post) and the MIME headers; From and
+ * Subject are named once more than they occur, so a From or Subject added on the way breaks the
+ * signature instead of being shown unsigned. Reply-To is named whether or not the message has
+ * one: absent, it signs as empty, so a Reply-To added on the way breaks the signature too.
  */
 
 export const SIGNED_HEADERS = [
   "from",
+  "reply-to",
   "to",
   "subject",
   "date",
@@ -80,6 +82,21 @@ async function sha256(data: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", data));
 }
 
+/** Tag pieces after the header name, folded within 78 characters; a piece after a colon continues without a space. */
+function foldTags(name: string, pieces: readonly string[]): string {
+  const lines: string[] = [];
+  let line = name;
+  for (const piece of pieces) {
+    const glue = line.endsWith(":") && line !== name ? "" : " ";
+    if (line.length + glue.length + piece.length > 78 && line.trim() !== "") {
+      lines.push(line);
+      line = `\t${piece}`;
+    } else line += glue + piece;
+  }
+  lines.push(line);
+  return lines.join("\r\n");
+}
+
 /** Base64 cut into lines of a folded header (tab-indented continuation lines). */
 function foldBase64(value: string, first: number): string {
   const parts = [value.slice(0, first)];
@@ -100,11 +117,18 @@ export async function signDkim(raw: string, keys: readonly DkimKey[], now: numbe
   const signed = selectHeaders(headerFields(head), SIGNED_HEADERS);
   const signatures: string[] = [];
   for (const key of keys) {
-    const unsigned =
-      `DKIM-Signature: v=1; a=${key.algorithm}; c=relaxed/relaxed; d=${key.domain}; s=${key.selector};\r\n` +
-      `\tt=${Math.floor(now / 1000)}; h=${SIGNED_HEADERS.join(":")};\r\n` +
-      `\tbh=${bodyHash};\r\n` +
-      "\tb=";
+    const tags = [
+      "v=1;",
+      `a=${key.algorithm};`,
+      "c=relaxed/relaxed;",
+      `d=${key.domain};`,
+      `s=${key.selector};`,
+      `t=${Math.floor(now / 1000)};`,
+      // h= may fold after each colon (RFC 6376 3.5: FWS around the colons is ignored).
+      ...SIGNED_HEADERS.map((name, i) => (i === 0 ? "h=" : "") + name + (i === SIGNED_HEADERS.length - 1 ? ";" : ":")),
+      `bh=${bodyHash};`,
+    ];
+    const unsigned = `${foldTags("DKIM-Signature:", tags)}\r\n\tb=`;
     const input = encoder.encode([...signed, relaxedHeader(unsigned)].join("\r\n"));
     const signature =
       key.algorithm === "rsa-sha256"
