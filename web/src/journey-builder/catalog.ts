@@ -11,6 +11,14 @@ export interface Catalog {
   attributes: AttributeView[];
 }
 
+/**
+ * The names a trigger's parameter clause may test: a scalar parameter by its name, an array
+ * parameter by each member (`items.prid`: "any item whose prid ..."), as the server reads them.
+ */
+export function filterableParams(activity: ActivityView | undefined): string[] {
+  return Object.entries(activity?.params ?? {}).flatMap(([name, type]) => (typeof type === "string" ? [name] : Object.keys(type.of).map((member) => `${name}.${member}`)));
+}
+
 export function useCatalog(panelId: string): { catalog: Catalog | undefined; error: string | undefined } {
   const { data, error } = useLoad(async (): Promise<Catalog> => {
     const [activities, lists, segments, webhooks, attributes] = await Promise.all([

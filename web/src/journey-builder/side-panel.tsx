@@ -3,7 +3,7 @@ import { FILTER_OPS, type FilterOp } from "../../../src/domain/filters";
 import { WAITABLE_EVENTS } from "../../../src/domain/journey";
 import type { JourneyInput } from "../../../src/domain/answers";
 import { Field } from "../ui";
-import type { Catalog } from "./catalog";
+import { filterableParams, type Catalog } from "./catalog";
 import { HANDLE_LABELS, kindOf, outHandles, TRIGGER_ID, type BuilderNode, type OutHandle, type StepSettings, type TriggerData } from "./model";
 import { STEP_LABELS } from "./templates";
 
@@ -97,7 +97,7 @@ function TriggerForm({ data, catalog, onChange }: { data: TriggerData; catalog: 
           <ClauseEditor
             legend="Parameters that must hold"
             clauses={t.params ?? []}
-            attributes={Object.keys(catalog.activities.find((a) => a.name === t.activity)?.params ?? {})}
+            attributes={filterableParams(catalog.activities.find((a) => a.name === t.activity))}
             onChange={(params) => onChange({ ...data, trigger: { ...t, params: params.length ? params : undefined } })}
           />
         </>
