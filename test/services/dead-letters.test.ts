@@ -83,7 +83,7 @@ describe("the dead-letter queue's consumer", () => {
     const panel = await createPanel();
     const now = Date.now();
     await panelData.batch([
-      panelData.prepare("INSERT INTO lists (panel_id, name, name_key, description, created_at, updated_at) VALUES (?, 'Dead', 'dead', '', 0, 0)").bind(panel.id),
+      panelData.prepare("INSERT INTO lists (panel_id, id, name, name_key, description, created_at, updated_at) VALUES (?, 1, 'Dead', 'dead', '', 0, 0)").bind(panel.id),
       panelData.prepare(
         `INSERT INTO campaigns (id, panel_id, list_id, name, subject, sender_name, sender_email, tags, schedule_local, send_at, body_key, status, request_id, created_at, updated_at)
          SELECT ?1, ?2, id, 'C', 'S', 'Shop', 'shop@example.com', '[]', '', ?3, 'none', 'sending', 'r', ?3, ?3 FROM lists WHERE panel_id = ?2`,
