@@ -70,9 +70,6 @@ export function DataTable<T>({ caption, captionShown = false, rows, rowKey, rowL
                 <th key={index} scope="col" aria-sort={sort?.column === index ? sort.direction : "none"}>
                   <button type="button" className="sort" onClick={() => sortOn(index)}>
                     {column.header}
-                    <span aria-hidden="true" className="sort-mark">
-                      {sort?.column === index ? (sort.direction === "ascending" ? " ▲" : " ▼") : " ↕"}
-                    </span>
                   </button>
                 </th>
               ) : (
