@@ -31,11 +31,6 @@ function unknownVersion(version: string): Response {
 /** Activity routes answer under `/v1/` (what real clients use) and under `/apiv2/` (CONTRACT 3). */
 const ACTIVITY_VERSIONS = ["v1", API_VERSION];
 
-function unknownPath(request: IRequest): Response {
-  const path = new URL(request.url).pathname;
-  return envelopeFailure(newRequestId(), new ApiError(404, `path: no route ${request.method} ${path}`, [{ field: "path", message: `unknown path ${path}` }]));
-}
-
 type Handler = (request: IRequest, env: Env, exec: ExecutionContext) => Promise<Response>;
 
 function activityRoute(handler: Handler): Handler {
@@ -107,8 +102,8 @@ router
   .head("/s/:code", handleShortLink)
   .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeOrKeep(request.params.job!)))
   // Clients of the public API read every answer as the envelope's (CONTRACT 8).
-  .all(`/${API_VERSION}/*`, unknownPath)
-  .all("/v1/*", unknownPath)
+  .all(`/${API_VERSION}/*`, (request: IRequest, env: Env) => answerUnrouted(request, env))
+  .all("/v1/*", (request: IRequest, env: Env) => answerUnrouted(request, env))
   .all("*", (request: IRequest, env: Env) => answerUnrouted(request, env));
 
 export async function routeRequest(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
