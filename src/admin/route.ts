@@ -41,19 +41,21 @@ export interface RawAnswer {
   description: string;
 }
 
-/**
- * One admin route: its body and query schemas validate the request, its response schema is the
- * JSON answer, and all three document it in /openapi.json; a body whose rules read the
- * deployment (a URL's host) is a function of them. The handler returns the JSON answer (sent
- * with `status`), typed by `response` so the route cannot drift from what it declares, or a
- * Response (a file, a 204) that `raw` describes.
- */
-export interface AdminRoute<
-  P extends string = string,
-  B extends z.ZodType = z.ZodType,
-  Q extends z.ZodType = z.ZodType,
-  R extends z.ZodType = z.ZodType,
-> {
+/** What a route answers: a JSON answer its schema declares, or a non-JSON answer `raw` describes; never neither. */
+export type AnswerSpec<R extends z.ZodType> =
+  | {
+      /** The JSON answer at `status` (domain/answers), which the handler must return. */
+      response: R;
+      raw?: never;
+    }
+  | {
+      response?: never;
+      /** A route whose answer is not JSON (a file, no body) says what it is instead. */
+      raw: RawAnswer;
+    };
+
+/** A route's method, path, role and request schemas. */
+export interface RouteRequestSpec<P extends string, B extends z.ZodType, Q extends z.ZodType> {
   method: HttpMethod;
   /** Path under /admin/v1, in itty-router syntax (`/panels/:panel`). */
   path: P;
@@ -62,12 +64,24 @@ export interface AdminRoute<
   body?: B | ((rules: InputRules) => B);
   query?: Q;
   status?: number;
-  /** The JSON answer at `status` (domain/answers), which the handler must return. */
-  response?: R;
-  /** A route whose answer is not JSON (a file, no body) says what it is instead. */
-  raw?: RawAnswer;
-  handle(req: AdminRequest<P, z.output<B>, z.output<Q>>): Promise<z.input<R> | Response>;
 }
+
+/**
+ * One admin route: its body and query schemas validate the request, its response schema is the
+ * JSON answer, and all three document it in /openapi.json; a body whose rules read the
+ * deployment (a URL's host) is a function of them. The handler returns the JSON answer (sent
+ * with `status`), typed by `response` so the route cannot drift from what it declares, or a
+ * Response (a file, a 204) that `raw` describes.
+ */
+export type AdminRoute<
+  P extends string = string,
+  B extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  R extends z.ZodType = z.ZodType,
+> = RouteRequestSpec<P, B, Q> &
+  AnswerSpec<R> & {
+    handle(req: AdminRequest<P, z.output<B>, z.output<Q>>): Promise<z.input<R> | Response>;
+  };
 
 export function defineAdminRoute<P extends string, B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType>(
   route: AdminRoute<P, B, Q, R>,
@@ -78,9 +92,10 @@ export function defineAdminRoute<P extends string, B extends z.ZodType = z.ZodTy
 type PanelPath = `/panels/:panel${string}`;
 
 /** A route under `/panels/:panel`: its handler gets the loaded panel. */
-export interface PanelRoute<P extends PanelPath, B extends z.ZodType, Q extends z.ZodType, R extends z.ZodType> extends Omit<AdminRoute<P, B, Q, R>, "handle"> {
-  handle(req: AdminRequest<P, z.output<B>, z.output<Q>> & { panel: Panel; db: ShardDb }): Promise<z.input<R> | Response>;
-}
+export type PanelRoute<P extends PanelPath, B extends z.ZodType, Q extends z.ZodType, R extends z.ZodType> = RouteRequestSpec<P, B, Q> &
+  AnswerSpec<R> & {
+    handle(req: AdminRequest<P, z.output<B>, z.output<Q>> & { panel: Panel; db: ShardDb }): Promise<z.input<R> | Response>;
+  };
 
 /**
  * A panel's route: once its body and query are valid, the panel `:panel` names is loaded for

@@ -27,8 +27,7 @@ function outputSchema(schema: z.ZodType): JsonSchema {
 /** The success answer a route declares: its JSON schema, or what its non-JSON answer is. */
 function successResponse(route: AdminRoute): JsonSchema {
   if (route.response) return { description: "Success", content: { "application/json": { schema: outputSchema(route.response) } } };
-  if (route.raw) return { description: route.raw.description, ...(route.raw.contentType ? { content: { [route.raw.contentType]: {} } } : {}) };
-  return { description: "Success", content: { "application/json": {} } };
+  return { description: route.raw.description, ...(route.raw.contentType ? { content: { [route.raw.contentType]: {} } } : {}) };
 }
 
 const failureBody = {
