@@ -15,9 +15,9 @@ const campaignSums = {
   bounces: z.number(),
   unsubscribes: z.number(),
 };
-const campaignCounters = z.object({ recipients: z.number(), queued: z.number(), ...campaignSums });
+const campaignCounters = z.strictObject({ recipients: z.number(), queued: z.number(), ...campaignSums });
 
-export const campaignAnswer = z.object({
+export const campaignAnswer = z.strictObject({
   id: z.string(),
   name: z.string(),
   status: z.enum(["scheduled", "sending", "sent", "failed"]),
@@ -43,17 +43,17 @@ export const campaignAnswer = z.object({
 }) satisfies z.ZodType<CampaignView>;
 
 /** The panel's campaigns, with its time zone and how far ahead a campaign must be scheduled. */
-export const campaignListAnswer = z.object({ campaigns: z.array(campaignAnswer), timezone: z.string(), lead_minutes: z.number() });
+export const campaignListAnswer = z.strictObject({ campaigns: z.array(campaignAnswer), timezone: z.string(), lead_minutes: z.number() });
 
 /** A campaign created: its id again as CampaignID (4.10), and a sender domain a real provider would refuse, as a warning. */
 export const createdCampaignAnswer = campaignAnswer.extend({
   CampaignID: z.string(),
-  warnings: z.array(z.object({ field: z.string(), message: z.string() })),
+  warnings: z.array(z.strictObject({ field: z.string(), message: z.string() })),
 });
 
-export const campaignReportAnswer = z.object({
+export const campaignReportAnswer = z.strictObject({
   counters: campaignCounters,
-  rates: z.object({
+  rates: z.strictObject({
     delivered: z.number(),
     unique_open: z.number(),
     click_through: z.number(),
@@ -61,13 +61,13 @@ export const campaignReportAnswer = z.object({
     bounce: z.number(),
     unsubscribe: z.number(),
   }),
-  hours: z.array(z.object({ hour: z.number(), ...campaignSums })),
-  top_links: z.array(z.object({ url: z.string(), clicks: z.number() })),
+  hours: z.array(z.strictObject({ hour: z.number(), ...campaignSums })),
+  top_links: z.array(z.strictObject({ url: z.string(), clicks: z.number() })),
 }) satisfies z.ZodType<CampaignReport>;
 
-export const campaignRecipientsAnswer = z.object({
+export const campaignRecipientsAnswer = z.strictObject({
   recipients: z.array(
-    z.object({
+    z.strictObject({
       contact_id: z.number(),
       key: z.string().nullable(),
       address: z.string().nullable(),
@@ -84,9 +84,9 @@ export const campaignRecipientsAnswer = z.object({
   next: z.number().nullable(),
 }) satisfies z.ZodType<CampaignRecipientsPage>;
 
-export const testSentAnswer = z.object({ message_id: z.string() });
+export const testSentAnswer = z.strictObject({ message_id: z.string() });
 
-export const outboxMessageAnswer = z.object({
+export const outboxMessageAnswer = z.strictObject({
   id: z.string(),
   channel: z.string(),
   to: z.string(),
@@ -97,6 +97,6 @@ export const outboxMessageAnswer = z.object({
   created_at: isoInstant,
   note: z.string().nullable(),
 }) satisfies z.ZodType<OutboxMessageView>;
-export const outboxListAnswer = z.object({ messages: z.array(outboxMessageAnswer) });
+export const outboxListAnswer = z.strictObject({ messages: z.array(outboxMessageAnswer) });
 /** One outbox message with its raw RFC 5322 text and, for email, its HTML part. */
 export const outboxMessageFullAnswer = outboxMessageAnswer.extend({ raw: z.string(), html: z.string().nullable() });

@@ -5,8 +5,8 @@ import { isoInstant } from "./panels";
 
 /** GET /panels/{panel}/sms: the provider's settings without its credential, and the URLs to give it. */
 export const smsSettingsAnswer = z.discriminatedUnion("sends", [
-  z.object({ provider: z.literal("outbox"), sends: z.literal(false) }),
-  z.object({
+  z.strictObject({ provider: z.literal("outbox"), sends: z.literal(false) }),
+  z.strictObject({
     provider: z.enum(["twilio", "msg91"]),
     sends: z.literal(true),
     // The provider's settings as PUT /sms took them, without auth_token or authkey.
@@ -23,7 +23,7 @@ export const smsSettingsAnswer = z.discriminatedUnion("sends", [
   }),
 ]);
 
-const smsLength = z.object({
+const smsLength = z.strictObject({
   encoding: z.enum(["GSM-7", "UCS-2"]),
   characters: z.number(),
   units: z.number(),
@@ -31,7 +31,7 @@ const smsLength = z.object({
 }) satisfies z.ZodType<SmsLength>;
 
 /** An SMS template: its length measured with every merge tag at its fallback. */
-export const smsTemplateAnswer = z.object({
+export const smsTemplateAnswer = z.strictObject({
   id: z.string(),
   name: z.string(),
   body: z.string(),
@@ -42,23 +42,23 @@ export const smsTemplateAnswer = z.object({
   created_at: isoInstant,
   updated_at: isoInstant,
 });
-export const smsTemplateListAnswer = z.object({ templates: z.array(smsTemplateAnswer) });
-export const smsTemplateDeletedAnswer = z.object({ deleted: z.boolean() });
-export const smsPreviewAnswer = z.object({ text: z.string(), length: smsLength });
-export const smsSuppressionListAnswer = z.object({
-  suppressions: z.array(z.object({ phone: z.string(), reason: z.enum(["stop", "provider", "operator"]), created_at: isoInstant })),
+export const smsTemplateListAnswer = z.strictObject({ templates: z.array(smsTemplateAnswer) });
+export const smsTemplateDeletedAnswer = z.strictObject({ deleted: z.boolean() });
+export const smsPreviewAnswer = z.strictObject({ text: z.string(), length: smsLength });
+export const smsSuppressionListAnswer = z.strictObject({
+  suppressions: z.array(z.strictObject({ phone: z.string(), reason: z.enum(["stop", "provider", "operator"]), created_at: isoInstant })),
 });
-export const smsSuppressionAnswer = z.object({ phone: z.string(), suppressed: z.boolean() });
+export const smsSuppressionAnswer = z.strictObject({ phone: z.string(), suppressed: z.boolean() });
 
 /** GET /panels/{panel}/push: never a private key. */
-export const pushSettingsAnswer = z.object({
+export const pushSettingsAnswer = z.strictObject({
   web_push: z.discriminatedUnion("sends", [
-    z.object({ sends: z.literal(true), subject: z.string(), public_key: z.string(), subscribe_url: z.string(), subscriptions: z.number() }),
-    z.object({ sends: z.literal(false), subscriptions: z.number() }),
+    z.strictObject({ sends: z.literal(true), subject: z.string(), public_key: z.string(), subscribe_url: z.string(), subscriptions: z.number() }),
+    z.strictObject({ sends: z.literal(false), subscriptions: z.number() }),
   ]),
   fcm: z.discriminatedUnion("sends", [
-    z.object({ sends: z.literal(true), project_id: z.string(), client_email: z.string(), credential_set: z.literal(true), register_url: z.string(), tokens: z.number() }),
-    z.object({ sends: z.literal(false), tokens: z.number() }),
+    z.strictObject({ sends: z.literal(true), project_id: z.string(), client_email: z.string(), credential_set: z.literal(true), register_url: z.string(), tokens: z.number() }),
+    z.strictObject({ sends: z.literal(false), tokens: z.number() }),
   ]),
   updated_at: isoInstant.nullable(),
 });

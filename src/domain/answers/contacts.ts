@@ -7,9 +7,9 @@ import { isoInstant } from "./panels";
 const attributes = z.record(z.string(), z.unknown());
 const jobStatus = z.enum(["queued", "running", "completed", "failed"]);
 
-export const contactAnswer = z.object({ key: z.string(), attributes, created_at: isoInstant, updated_at: isoInstant });
+export const contactAnswer = z.strictObject({ key: z.string(), attributes, created_at: isoInstant, updated_at: isoInstant });
 
-export const contactSearchAnswer = z.object({
+export const contactSearchAnswer = z.strictObject({
   primary_key: z.string(),
   /** The attribute searched (the primary key unless `attribute` named another). */
   attribute: z.string(),
@@ -17,7 +17,7 @@ export const contactSearchAnswer = z.object({
   next_cursor: z.string().nullable(),
 });
 
-export const contactMessageAnswer = z.object({
+export const contactMessageAnswer = z.strictObject({
   kind: z.enum(["campaign", "journey"]),
   source_id: z.string(),
   source_name: z.string(),
@@ -36,10 +36,10 @@ export const contactMessageAnswer = z.object({
 /** The contact page: attributes, lists, recent messages and journeys, and the EMAIL's suppression. */
 export const contactPageAnswer = contactAnswer.extend({
   primary_key: z.string(),
-  lists: z.array(z.object({ id: z.number(), name: z.string() })),
+  lists: z.array(z.strictObject({ id: z.number(), name: z.string() })),
   messages: z.array(contactMessageAnswer),
   journeys: z.array(
-    z.object({
+    z.strictObject({
       journey_id: z.string(),
       name: z.string(),
       journey_status: z.string(),
@@ -53,7 +53,7 @@ export const contactPageAnswer = contactAnswer.extend({
     .nullable(),
 });
 
-export const erasureAnswer = z.object({
+export const erasureAnswer = z.strictObject({
   erasure_id: z.string(),
   state: z.enum(["archive", "done"]),
   archive_parts_rewritten: z.number(),
@@ -62,7 +62,7 @@ export const erasureAnswer = z.object({
 });
 
 const channelState = z.enum(["subscribed", "unsubscribed", "bounced", "stopped", "unreachable"]);
-export const preferencesAnswer = z.object({
+export const preferencesAnswer = z.strictObject({
   preferences: z.record(z.enum(PREFERENCE_CHANNELS), channelState),
 });
 
@@ -76,11 +76,11 @@ export const eventAnswer = z.looseObject({
   received_at: isoInstant,
 });
 const eventPage = { events: z.array(eventAnswer), next_cursor: z.string().nullable() };
-export const contactEventsAnswer = z.object({ contact: z.string(), ...eventPage });
-export const profileEventsAnswer = z.object({ uniqueid: z.string(), ...eventPage });
-export const eventRetryAnswer = z.object({ retried_batches: z.number(), more: z.boolean() });
+export const contactEventsAnswer = z.strictObject({ contact: z.string(), ...eventPage });
+export const profileEventsAnswer = z.strictObject({ uniqueid: z.string(), ...eventPage });
+export const eventRetryAnswer = z.strictObject({ retried_batches: z.number(), more: z.boolean() });
 
-export const listAnswer = z.object({
+export const listAnswer = z.strictObject({
   id: z.number(),
   name: z.string(),
   description: z.string(),
@@ -88,20 +88,20 @@ export const listAnswer = z.object({
   created_at: isoInstant,
   updated_at: isoInstant,
 });
-export const listListAnswer = z.object({ lists: z.array(listAnswer) });
-export const listDeletedAnswer = z.object({ deleted: z.boolean() });
-export const listEmptiedAnswer = z.object({ removed: z.number() });
-export const listMembersAnswer = z.object({
+export const listListAnswer = z.strictObject({ lists: z.array(listAnswer) });
+export const listDeletedAnswer = z.strictObject({ deleted: z.boolean() });
+export const listEmptiedAnswer = z.strictObject({ removed: z.number() });
+export const listMembersAnswer = z.strictObject({
   list: listAnswer,
   primary_key: z.string(),
-  members: z.array(z.object({ key: z.string(), attributes, added_at: isoInstant })),
+  members: z.array(z.strictObject({ key: z.string(), attributes, added_at: isoInstant })),
   next_cursor: z.string().nullable(),
 });
 /** A background job started: follow it at /jobs/{jobid}. */
-export const jobStartedAnswer = z.object({ jobid: z.string() });
+export const jobStartedAnswer = z.strictObject({ jobid: z.string() });
 
 /** A bulk upload, as bulkstatus and GET /jobs/{job} show it. */
-export const importJobAnswer = z.object({
+export const importJobAnswer = z.strictObject({
   jobid: z.string(),
   status: jobStatus,
   reason: z.string().nullable(),
@@ -110,8 +110,8 @@ export const importJobAnswer = z.object({
   updated: z.number(),
   failed: z.number(),
   listid: z.number().nullable(),
-  sources: z.array(z.object({ path: z.string().optional(), name: z.string(), bytes: z.number().nullable() })),
-  progress: z.object({ bytes_done: z.number(), bytes_total: z.number().nullable() }),
+  sources: z.array(z.strictObject({ path: z.string().optional(), name: z.string(), bytes: z.number().nullable() })),
+  progress: z.strictObject({ bytes_done: z.number(), bytes_total: z.number().nullable() }),
   error_report: z.string().nullable(),
   notifyemail: z.array(z.string()),
   callback: z
@@ -130,14 +130,14 @@ export const importJobAnswer = z.object({
 });
 
 /** A segment export, as GET /jobs/{job} shows it: `download` once completed. */
-export const segmentExportAnswer = z.object({
+export const segmentExportAnswer = z.strictObject({
   jobid: z.string(),
   type: z.literal("segment_export"),
   segment: z.string(),
   status: jobStatus,
   reason: z.string().nullable(),
   columns: z.array(z.string()),
-  progress: z.object({ rows: z.number(), total: z.number() }),
+  progress: z.strictObject({ rows: z.number(), total: z.number() }),
   download: z.string().nullable(),
   created_at: isoInstant.nullable(),
   started_at: isoInstant.nullable(),

@@ -2,9 +2,9 @@
 import { z } from "../../lib/z";
 import { isoInstant } from "./panels";
 
-export const deadLetterListAnswer = z.object({
+export const deadLetterListAnswer = z.strictObject({
   dead_letters: z.array(
-    z.object({
+    z.strictObject({
       id: z.number(),
       queue: z.string(),
       kind: z.string(),
@@ -18,7 +18,7 @@ export const deadLetterListAnswer = z.object({
 });
 
 /** A panel's move from one shard to another, step by step. */
-export const panelMoveAnswer = z.object({
+export const panelMoveAnswer = z.strictObject({
   id: z.string(),
   panel_id: z.string(),
   from_shard: z.number(),
@@ -34,4 +34,4 @@ export const panelMoveAnswer = z.object({
   switched_at: isoInstant.nullable(),
   finished_at: isoInstant.nullable(),
 });
-export const panelMoveListAnswer = z.object({ moves: z.array(panelMoveAnswer) });
+export const panelMoveListAnswer = z.strictObject({ moves: z.array(panelMoveAnswer) });

@@ -17,17 +17,17 @@ const definitionParts = {
   filter: ownedElsewhere<JourneyDefinition["filter"]>("The entry filter, as POST /journeys takes it"),
   steps: ownedElsewhere<JourneyDefinition["steps"]>("The steps, as POST /journeys takes them"),
 };
-const fieldNotes = z.array(z.object({ field: z.string(), message: z.string() }));
+const fieldNotes = z.array(z.strictObject({ field: z.string(), message: z.string() }));
 
-export const journeyCountersAnswer = z.object({
+export const journeyCountersAnswer = z.strictObject({
   entered: z.number(),
   active: z.number(),
   completed: z.number(),
   exited: z.number(),
-  steps: z.record(z.string(), z.object({ acted: z.number(), waiting: z.number() })),
+  steps: z.record(z.string(), z.strictObject({ acted: z.number(), waiting: z.number() })),
 });
 
-export const journeyAnswer = z.object({
+export const journeyAnswer = z.strictObject({
   id: z.string(),
   name: z.string(),
   status: z.enum(["draft", "running", "paused", "stopped"]),
@@ -42,24 +42,24 @@ export const journeyAnswer = z.object({
   /** Senders a real provider would refuse (a live journey's email steps). */
   warnings: fieldNotes.optional(),
 });
-export const journeyListAnswer = z.object({ journeys: z.array(journeyAnswer) });
+export const journeyListAnswer = z.strictObject({ journeys: z.array(journeyAnswer) });
 
-export const journeyVersionsAnswer = z.object({
+export const journeyVersionsAnswer = z.strictObject({
   versions: z.array(
-    z.object({
+    z.strictObject({
       version: z.number(),
       created_at: isoInstant,
       created_by: z.string().nullable(),
       entered: z.number(),
       active: z.number(),
-      definition: z.object({ name: z.string(), ...definitionParts }),
+      definition: z.strictObject({ name: z.string(), ...definitionParts }),
     }),
   ),
 });
 
-export const journeyMessagesAnswer = z.object({
+export const journeyMessagesAnswer = z.strictObject({
   messages: z.array(
-    z.object({
+    z.strictObject({
       msgid: z.string(),
       channel: z.enum(["email", "sms", "apn", "bpn"]),
       journey_id: z.string(),

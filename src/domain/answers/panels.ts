@@ -10,7 +10,7 @@ import type { PanelHistory } from "../overview";
 /** An ISO 8601 instant, as every answer writes times. */
 export const isoInstant = z.string();
 
-export const panelAnswer = z.object({
+export const panelAnswer = z.strictObject({
   id: z.string(),
   name: z.string(),
   primary_key: z.string(),
@@ -25,15 +25,15 @@ export const panelAnswer = z.object({
   created_at: isoInstant,
   updated_at: isoInstant,
 });
-export const panelListAnswer = z.object({ panels: z.array(panelAnswer) });
+export const panelListAnswer = z.strictObject({ panels: z.array(panelAnswer) });
 
-export const userAnswer = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), disabled: z.boolean(), created_at: isoInstant });
-export const userListAnswer = z.object({ users: z.array(userAnswer) });
+export const userAnswer = z.strictObject({ id: z.string(), email: z.string(), name: z.string().nullable(), disabled: z.boolean(), created_at: isoInstant });
+export const userListAnswer = z.strictObject({ users: z.array(userAnswer) });
 /** A new user, and the API key shown this once. */
 export const createdUserAnswer = userAnswer.extend({ api_key: z.string() });
-export const apiKeyAnswer = z.object({ api_key: z.string() });
+export const apiKeyAnswer = z.strictObject({ api_key: z.string() });
 
-export const operatorAnswer = z.object({
+export const operatorAnswer = z.strictObject({
   id: z.string(),
   email: z.string(),
   name: z.string().nullable(),
@@ -41,60 +41,60 @@ export const operatorAnswer = z.object({
   disabled: z.boolean(),
   created_at: isoInstant,
 });
-export const operatorListAnswer = z.object({ operators: z.array(operatorAnswer) });
-export const operatorRemovedAnswer = z.object({ removed: z.boolean() });
+export const operatorListAnswer = z.strictObject({ operators: z.array(operatorAnswer) });
+export const operatorRemovedAnswer = z.strictObject({ removed: z.boolean() });
 
-export const attributeAnswer = z.object({ name: z.string(), type: z.enum(ATTRIBUTE_TYPES) });
-export const attributeListAnswer = z.object({ attributes: z.array(attributeAnswer) });
+export const attributeAnswer = z.strictObject({ name: z.string(), type: z.enum(ATTRIBUTE_TYPES) });
+export const attributeListAnswer = z.strictObject({ attributes: z.array(attributeAnswer) });
 
 /** A parameter's type: a scalar type, or an array of items whose members have scalar types (CONTRACT 10). */
 const scalarParamTypeAnswer = z.enum(SCALAR_PARAM_TYPES);
 export const activityParamTypeAnswer = z.union([
   scalarParamTypeAnswer,
-  z.object({ type: z.literal("array"), of: z.record(z.string(), scalarParamTypeAnswer) }),
+  z.strictObject({ type: z.literal("array"), of: z.record(z.string(), scalarParamTypeAnswer) }),
 ]);
 
-export const activityAnswer = z.object({
+export const activityAnswer = z.strictObject({
   activityid: z.string(),
   name: z.string(),
   params: z.record(z.string(), activityParamTypeAnswer),
   created_at: isoInstant,
 });
-export const activityListAnswer = z.object({ activities: z.array(activityAnswer) });
+export const activityListAnswer = z.strictObject({ activities: z.array(activityAnswer) });
 
-export const auditEntryAnswer = z.object({
+export const auditEntryAnswer = z.strictObject({
   id: z.number(),
   at: isoInstant,
   actor: z.discriminatedUnion("kind", [
-    z.object({ kind: z.literal("admin_token") }),
-    z.object({ kind: z.literal("operator"), id: z.string(), email: z.string().nullable() }),
+    z.strictObject({ kind: z.literal("admin_token") }),
+    z.strictObject({ kind: z.literal("operator"), id: z.string(), email: z.string().nullable() }),
   ]),
   action: z.enum(AUDIT_ACTIONS),
   target: z.string(),
   detail: z.record(z.string(), z.unknown()),
 });
-export const auditPageAnswer = z.object({ entries: z.array(auditEntryAnswer), next_cursor: z.string().nullable() });
+export const auditPageAnswer = z.strictObject({ entries: z.array(auditEntryAnswer), next_cursor: z.string().nullable() });
 
-export const overviewAnswer = z.object({
+export const overviewAnswer = z.strictObject({
   contacts: z.number(),
   lists: z.number(),
   events_today: z.number(),
   sends_today: z.number(),
   running_journeys: z.number(),
   webhooks_not_operational: z.number(),
-  email: z.object({ provider: z.string(), real_email: z.boolean(), problem: z.string().nullable() }),
+  email: z.strictObject({ provider: z.string(), real_email: z.boolean(), problem: z.string().nullable() }),
 });
 
-export const panelHistoryAnswer: z.ZodType<PanelHistory, PanelHistory> = z.object({
+export const panelHistoryAnswer: z.ZodType<PanelHistory, PanelHistory> = z.strictObject({
   days: z.array(z.number()),
   contacts: z.array(z.number().nullable()),
-  events: z.array(z.object({ name: z.string(), counts: z.array(z.number()) })),
-  sends: z.array(z.object({ channel: z.string(), counts: z.array(z.number()) })),
+  events: z.array(z.strictObject({ name: z.string(), counts: z.array(z.number()) })),
+  sends: z.array(z.strictObject({ channel: z.string(), counts: z.array(z.number()) })),
 });
 
-export const notificationListAnswer = z.object({
+export const notificationListAnswer = z.strictObject({
   notifications: z.array(
-    z.object({
+    z.strictObject({
       id: z.string(),
       kind: z.string(),
       to: z.array(z.string()),

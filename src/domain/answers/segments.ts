@@ -4,7 +4,7 @@ import type { DomainChecks } from "../sender-domains";
 import type { SegmentNode } from "../segments";
 import { isoInstant } from "./panels";
 
-export const segmentAnswer = z.object({
+export const segmentAnswer = z.strictObject({
   id: z.string(),
   name: z.string(),
   match: z.custom<SegmentNode>((value) => typeof value === "object" && value !== null).meta({ description: "The segment's definition, as POST /segments takes it" }),
@@ -17,39 +17,39 @@ export const segmentAnswer = z.object({
 export const countedSegmentAnswer = segmentAnswer.extend({ count: z.number().nullable() });
 export const segmentPageAnswer = countedSegmentAnswer.extend({ members: z.number() });
 /** `members` is the count of its stored members (absent only if the count went missing). */
-export const segmentListAnswer = z.object({ segments: z.array(segmentAnswer.extend({ members: z.number().optional() })) });
-export const segmentCountAnswer = z.object({ count: z.number() });
-export const segmentContactsAnswer = z.object({ contacts: z.array(z.record(z.string(), z.unknown())), next_cursor: z.string().nullable() });
-export const segmentHistoryAnswer = z.object({
+export const segmentListAnswer = z.strictObject({ segments: z.array(segmentAnswer.extend({ members: z.number().optional() })) });
+export const segmentCountAnswer = z.strictObject({ count: z.number() });
+export const segmentContactsAnswer = z.strictObject({ contacts: z.array(z.record(z.string(), z.unknown())), next_cursor: z.string().nullable() });
+export const segmentHistoryAnswer = z.strictObject({
   members: z.number(),
-  days: z.array(z.object({ day: z.string(), entered: z.number(), exited: z.number() })),
+  days: z.array(z.strictObject({ day: z.string(), entered: z.number(), exited: z.number() })),
 });
 
-const recordCheck = z.object({
+const recordCheck = z.strictObject({
   status: z.enum(["pass", "fail"]),
   name: z.string(),
   expected: z.string().nullable(),
   found: z.array(z.string()),
   reason: z.string().nullable(),
 });
-const domainChecks = z.object({ spf: recordCheck, dkim: recordCheck, dkim_ed25519: recordCheck, dmarc: recordCheck }) satisfies z.ZodType<DomainChecks>;
+const domainChecks = z.strictObject({ spf: recordCheck, dkim: recordCheck, dkim_ed25519: recordCheck, dmarc: recordCheck }) satisfies z.ZodType<DomainChecks>;
 
 /** A sender domain: the records to publish and the last check (never a key). */
-export const senderDomainAnswer = z.object({
+export const senderDomainAnswer = z.strictObject({
   domain: z.string(),
   state: z.enum(["pending", "verified", "failed"]),
   /** `value` null: any SPF record that allows the servers you send through. */
-  records: z.array(z.object({ purpose: z.enum(["spf", "dkim", "dkim_ed25519", "dmarc"]), type: z.literal("TXT"), name: z.string(), value: z.string().nullable() })),
+  records: z.array(z.strictObject({ purpose: z.enum(["spf", "dkim", "dkim_ed25519", "dmarc"]), type: z.literal("TXT"), name: z.string(), value: z.string().nullable() })),
   checks: domainChecks.nullable(),
   checked_at: isoInstant.nullable(),
   created_at: isoInstant,
 });
-export const senderDomainListAnswer = z.object({ sender_domains: z.array(senderDomainAnswer) });
+export const senderDomainListAnswer = z.strictObject({ sender_domains: z.array(senderDomainAnswer) });
 
-export const trackingDomainAnswer = z.object({
+export const trackingDomainAnswer = z.strictObject({
   domain: z.string(),
   verified: z.boolean(),
-  record: z.object({ type: z.string().meta({ description: "CNAME" }), name: z.string(), value: z.string() }),
+  record: z.strictObject({ type: z.string().meta({ description: "CNAME" }), name: z.string(), value: z.string() }),
   /** Only in the answer of a verify: the CNAME targets found and why it failed. */
   found: z.array(z.string()).optional(),
   reason: z.string().nullable().optional(),

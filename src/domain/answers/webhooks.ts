@@ -7,7 +7,7 @@ import { isoInstant } from "./panels";
 const webhookState = z.enum(["configured", "operational", "disabled"]);
 
 /** A webhook, its secrets only as whether they are set, and its dispatcher's backlog. */
-export const webhookAnswer = z.object({
+export const webhookAnswer = z.strictObject({
   id: z.string(),
   label: z.string(),
   url: z.string(),
@@ -15,21 +15,21 @@ export const webhookAnswer = z.object({
   password_set: z.boolean(),
   signing_secret_set: z.boolean(),
   version: z.enum(PAYLOAD_VERSIONS),
-  alert: z.object({ emails: z.array(z.string()), frequency: z.enum(ALERT_FREQUENCIES) }).nullable(),
+  alert: z.strictObject({ emails: z.array(z.string()), frequency: z.enum(ALERT_FREQUENCIES) }).nullable(),
   state: webhookState,
   disabled_reason: z.string().nullable(),
   disabled_at: isoInstant.nullable(),
   backlog: z.number(),
   backlog_oldest_at: isoInstant.nullable(),
-  in_flight: z.object({ batch_id: z.string(), events: z.number(), failed_attempts: z.number(), next_attempt_at: isoInstant }).nullable(),
+  in_flight: z.strictObject({ batch_id: z.string(), events: z.number(), failed_attempts: z.number(), next_attempt_at: isoInstant }).nullable(),
   dropped: z.number(),
   created_at: isoInstant,
   updated_at: isoInstant,
 });
-export const webhookListAnswer = z.object({ webhooks: z.array(webhookAnswer) });
+export const webhookListAnswer = z.strictObject({ webhooks: z.array(webhookAnswer) });
 
 /** The answer of the test and enable actions: the endpoint's status or the error reaching it. */
-export const webhookTestAnswer = z.object({
+export const webhookTestAnswer = z.strictObject({
   state: webhookState.nullable(),
   status: z.number().nullable(),
   error: z.string().nullable(),
@@ -38,9 +38,9 @@ export const webhookTestAnswer = z.object({
   backlog: z.number().optional(),
 });
 
-export const webhookDeliveriesAnswer = z.object({
+export const webhookDeliveriesAnswer = z.strictObject({
   deliveries: z.array(
-    z.object({
+    z.strictObject({
       at: isoInstant,
       kind: z.enum(["delivery", "test"]),
       batch_id: z.string(),
@@ -56,4 +56,4 @@ export const webhookDeliveriesAnswer = z.object({
   ),
 });
 
-export const webhookEventsQueuedAnswer = z.object({ accepted: z.number(), duplicates: z.number() });
+export const webhookEventsQueuedAnswer = z.strictObject({ accepted: z.number(), duplicates: z.number() });
