@@ -375,10 +375,12 @@ export async function deferEventBatches(db: ShardDb, panelId: string, ids: reado
 
 /**
  * Pending batches nobody holds (no lease, or one whose holder died) and not nudged or attempted
- * for `quietMs` times 2 to the power of their re-drives so far: a batch re-driven before waits
- * longer each time (1, 2, 4, 8, 16 minutes), so that a long queue backlog does not use up its
- * re-drives. `only` names some batches of one panel instead, whatever their quiet time (a
- * dead-lettered message: the queue's retries already waited).
+ * for `quietMs`, or, when a consumer took the batch since its last re-drive (`taken`: it holds a
+ * lease mark), for `quietMs` times 2 to the power of its re-drives so far: a batch whose takers
+ * keep dying waits longer each time (1, 2, 4, 8, 16 minutes), while a nudge that never reached a
+ * consumer (lost in a crash, still in a backlog) costs nothing and is sent again after `quietMs`.
+ * `only` names some batches of one panel instead, whatever their quiet time (a dead-lettered
+ * message: the queue's retries already waited).
  * This sweep reads across panels; each returned batch is then handled within its own panel.
  */
 export async function stalledBatches(
@@ -388,39 +390,43 @@ export async function stalledBatches(
   maxRedrives: number,
   limit: number,
   only?: { panelId: string; ids: readonly number[] },
-): Promise<Array<{ id: number; panelId: string; redrives: number }>> {
+): Promise<Array<{ id: number; panelId: string; redrives: number; taken: boolean }>> {
   const statement = only
     ? db
         .prepare(
-          `SELECT id, panel_id, redrives FROM event_batches
+          `SELECT id, panel_id, redrives, lease IS NOT NULL AS taken FROM event_batches
            WHERE id IN (SELECT value FROM json_each(?3)) AND panel_id = ?2 AND state = 'pending' AND leased_until <= ?1 LIMIT ?4`,
         )
         .bind(now, only.panelId, JSON.stringify(only.ids), limit)
     : db
         .prepare(
-          `SELECT id, panel_id, redrives FROM event_batches
+          `SELECT id, panel_id, redrives, lease IS NOT NULL AS taken FROM event_batches
            WHERE state = 'pending' AND nudged_at < ?1 - ?2 AND leased_until <= ?1
-             AND nudged_at < ?1 - ?2 * (CASE WHEN redrives >= ?3 THEN 1 ELSE 1 << redrives END)
+             AND nudged_at < ?1 - ?2 * (CASE WHEN lease IS NULL OR redrives >= ?3 THEN 1 ELSE 1 << redrives END)
            ORDER BY nudged_at LIMIT ?4`,
         )
         .bind(now, quietMs, maxRedrives, limit);
-  const { results } = await statement.all<{ id: number; panel_id: string; redrives: number }>();
-  return results.map((r) => ({ id: r.id, panelId: r.panel_id, redrives: r.redrives }));
+  const { results } = await statement.all<{ id: number; panel_id: string; redrives: number; taken: number }>();
+  return results.map((r) => ({ id: r.id, panelId: r.panel_id, redrives: r.redrives, taken: r.taken === 1 }));
 }
 
 /**
- * Counts a re-drive of these batches, once their new nudge is sent (a failed send counts
- * nothing, so an outage of the queue fails no batch); `fail` marks them failed instead, left
- * for an operator's retry.
+ * Records a re-drive of these batches once their new nudge is sent (a failed send records
+ * nothing, so an outage of the queue fails no batch): `count` adds one to their re-drives (a
+ * consumer took them since the last one and did not finish), and the lease mark is cleared, so
+ * the next re-drive counts only if a consumer takes them again (a consumer that took them
+ * already, the new nudge being quick, keeps its lease). `fail` marks them failed instead, left
+ * for an operator's retry, unless a consumer holds them by now.
  */
-export async function markRedriven(db: ShardDb, ids: readonly number[], now: number, fail: boolean): Promise<void> {
+export async function markRedriven(db: ShardDb, ids: readonly number[], now: number, { fail = false, count }: { fail?: boolean; count: boolean }): Promise<void> {
   if (ids.length === 0) return;
   await db
     .prepare(
-      `UPDATE event_batches SET nudged_at = ?2, redrives = redrives + 1, state = CASE WHEN ?3 THEN 'failed' ELSE state END
-       WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'`,
+      `UPDATE event_batches SET nudged_at = MAX(nudged_at, ?2), redrives = redrives + ?4,
+         lease = CASE WHEN leased_until <= ?2 THEN NULL ELSE lease END, state = CASE WHEN ?3 THEN 'failed' ELSE state END
+       WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending' AND (NOT ?3 OR leased_until <= ?2)`,
     )
-    .bind(JSON.stringify(ids), now, fail ? 1 : 0)
+    .bind(JSON.stringify(ids), now, fail ? 1 : 0, count ? 1 : 0)
     .run();
 }
 
@@ -432,7 +438,7 @@ export async function markRedriven(db: ShardDb, ids: readonly number[], now: num
 export async function retryFailedBatches(db: ShardDb, panelId: string, now: number, limit: number): Promise<number[]> {
   const { results } = await db
     .prepare(
-      `UPDATE event_batches SET state = 'pending', attempts = 0, redrives = 0, nudged_at = ?1
+      `UPDATE event_batches SET state = 'pending', attempts = 0, redrives = 0, lease = NULL, nudged_at = ?1
        WHERE id IN (SELECT id FROM event_batches WHERE panel_id = ?2 AND state = 'failed' ORDER BY id LIMIT ?3)
        RETURNING id`,
     )

@@ -7,19 +7,26 @@ import { nudgeEventBatches } from "./nudge";
 /**
  * A pending batch that no pass holds and that nobody nudged or attempted for this long has
  * lost its queue message: the send after recording failed, the consumer died holding it (its
- * lease ran out first), or the message was dead-lettered. A message waiting for a retry moves
- * the batch's nudge time to the retry, so it is not taken for lost meanwhile. Each re-drive of
- * the same batch waits twice as long as the one before.
+ * lease ran out first), the message was dead-lettered, or a crash took the message before any
+ * consumer took it. A message waiting for a retry moves the batch's nudge time to the retry, so
+ * it is not taken for lost meanwhile.
+ *
+ * Only a re-drive whose batch a consumer took since the previous one counts (and doubles the
+ * next wait): a nudge lost before any consumer took the lease, however often (repeated
+ * crashes, a queue outage), costs nothing, so such a batch is nudged again at the first cron
+ * tick a minute after its last nudge, never later than the second tick after the service is
+ * healthy (docs/operations.md, recovery).
  */
 export const REDRIVE_AFTER_MS = 60_000;
-/** Re-drives per batch before it is marked failed and left for an operator's retry (admin/events.ts). */
+/** Counted re-drives per batch before it is marked failed and left for an operator's retry (admin/events.ts). */
 export const MAX_REDRIVES = 5;
 const REDRIVE_LIMIT = 1000;
 
 /**
  * Nudges the stalled batches (of all panels, or the given ones of one panel: a dead-lettered
- * message), counting a re-drive once the nudge is sent; a batch re-driven MAX_REDRIVES times
- * already is marked failed.
+ * message), recording the re-drive once the nudge is sent. It counts when a consumer took the
+ * batch since the last re-drive, and always for a dead-lettered message (the queue delivered
+ * it to a consumer every time); a batch whose count would pass MAX_REDRIVES is marked failed.
  */
 export async function redriveEventBatches(env: Env, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<{ nudged: number; failed: number }> {
   if (only) return redriveOnShard(env, await panelDb(env, only.panelId), now, only);
@@ -33,21 +40,28 @@ export async function redriveEventBatches(env: Env, now: number, only?: { panelI
 }
 
 async function redriveOnShard(env: Env, db: ShardDb, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<{ nudged: number; failed: number }> {
-  const stalled = await stalledBatches(db, now, REDRIVE_AFTER_MS, MAX_REDRIVES, REDRIVE_LIMIT, only);
-  const givenUp = stalled.filter((batch) => batch.redrives >= MAX_REDRIVES);
+  const stalled = (await stalledBatches(db, now, REDRIVE_AFTER_MS, MAX_REDRIVES, REDRIVE_LIMIT, only)).map((batch) => ({ ...batch, counts: only !== undefined || batch.taken }));
+  const givenUp = stalled.filter((batch) => batch.counts && batch.redrives >= MAX_REDRIVES);
   for (const batch of givenUp) {
     console.error(`event batch ${batch.id} of panel ${batch.panelId} failed its pipeline after ${MAX_REDRIVES} re-drives; POST /admin/v1/panels/${batch.panelId}/events/retry puts it through again`);
   }
-  await markRedriven(db, givenUp.map((batch) => batch.id), now, true);
-  const byPanel = new Map<string, number[]>();
-  for (const batch of stalled) if (batch.redrives < MAX_REDRIVES) byPanel.set(batch.panelId, [...(byPanel.get(batch.panelId) ?? []), batch.id]);
+  await markRedriven(db, givenUp.map((batch) => batch.id), now, { fail: true, count: true });
+  // Per panel, the batches whose re-drive counts and those whose last nudge never reached a consumer.
+  const byPanel = new Map<string, { counted: number[]; free: number[] }>();
+  for (const batch of stalled) {
+    if (givenUp.includes(batch)) continue;
+    const group = byPanel.get(batch.panelId) ?? { counted: [], free: [] };
+    (batch.counts ? group.counted : group.free).push(batch.id);
+    byPanel.set(batch.panelId, group);
+  }
   const failures: unknown[] = [];
   let nudged = 0;
-  for (const [panelId, ids] of byPanel) {
+  for (const [panelId, { counted, free }] of byPanel) {
     try {
-      await nudgeEventBatches(env.EVENTS, panelId, ids.sort((a, b) => a - b));
-      await markRedriven(db, ids, now, false);
-      nudged += ids.length;
+      await nudgeEventBatches(env.EVENTS, panelId, [...counted, ...free].sort((a, b) => a - b));
+      await markRedriven(db, counted, now, { count: true });
+      await markRedriven(db, free, now, { count: false });
+      nudged += counted.length + free.length;
     } catch (error) {
       failures.push(error);
     }

@@ -339,6 +339,60 @@ describe("recovery and pieces", () => {
     expect(await batchOf("outage-0")).toMatchObject({ state: "pending", redrives: 0 });
   });
 
+  it("nudges lost in crashes before any consumer took the batch count nothing: it is nudged again by the second cron tick after the service is healthy, and runs once", async () => {
+    // Recorded, and its nudge lost (appendEventBatches sends none): a crash took it.
+    const id = await store(2, "lost");
+    const step = recordingStep("after-crashes");
+    const { nudged_at: recordedAt } = (await panelData.prepare("SELECT nudged_at FROM event_batches WHERE id = ?").bind(id).first<{ nudged_at: number }>())!;
+    // Cron ticks come at whole minutes (the controller's scheduledTime).
+    const tick = (n: number) => Math.ceil(recordedAt / 60_000) * 60_000 + n * 60_000;
+    // Three crashes: each re-drive's nudge is sent, then lost with the queue before any consumer took the batch.
+    const crashing = watchedEvents();
+    for (let n = 0; n <= 5; n++) {
+      await redriveStalledEvents.run(crashing.env, tick(n));
+      expect(await batchOf("lost-0")).toMatchObject({ state: "pending", attempts: 0, redrives: 0 });
+    }
+    // Other tests' batches on the shard are re-driven too: only this panel's nudges are looked at.
+    const mine = (sent: unknown[]) => sent.filter((body) => (body as { panel: string }).panel === panel.id);
+    expect(mine(crashing.sent)).toHaveLength(3);
+
+    // Healthy from just after tick 5: the nudge of the second tick after that reaches a consumer.
+    const healthy = watchedEvents();
+    await redriveStalledEvents.run(healthy.env, tick(6));
+    await redriveStalledEvents.run(healthy.env, tick(7));
+    expect(mine(healthy.sent)).toEqual([{ panel: panel.id, batches: [id] }]);
+    expect((await deliver(healthy.env, [id], [step])).explicitAcks).toHaveLength(1);
+    expect(step.seen.map((e) => e.guid).sort()).toEqual(["lost-0", "lost-1"]);
+    expect(await batchOf("lost-0")).toBeNull();
+  });
+
+  it("counts a re-drive only when a consumer took the batch since the last one: its wait doubles with each, and past the last it fails", async () => {
+    const id = await store(1, "taken");
+    const now = Date.now();
+    const set = (redrives: number, lease: string | null, nudgedAgo: number) =>
+      panelData.prepare("UPDATE event_batches SET redrives = ?, lease = ?, leased_until = ?, nudged_at = ? WHERE id = ?").bind(redrives, lease, lease ? now - nudgedAgo : 0, now - nudgedAgo, id).run();
+    const watched = watchedEvents();
+    const mine = () => watched.sent.filter((body) => (body as { panel: string }).panel === panel.id);
+    // Taken after one counted re-drive, then the taker died: it waits two minutes, not one.
+    await set(1, "dead", 90_000);
+    await redriveStalledEvents.run(watched.env, now);
+    expect(mine()).toEqual([]);
+    await set(1, "dead", 121_000);
+    await redriveStalledEvents.run(watched.env, now);
+    expect(mine()).toHaveLength(1);
+    expect(await batchOf("taken-0")).toMatchObject({ state: "pending", redrives: 2 });
+    // The last re-drive's nudge never reached a consumer: sent again a minute on, counting nothing, never failed for it.
+    await set(MAX_REDRIVES, null, 61_000);
+    await redriveStalledEvents.run(watched.env, now);
+    expect(mine()).toHaveLength(2);
+    expect(await batchOf("taken-0")).toMatchObject({ state: "pending", redrives: MAX_REDRIVES });
+    // A consumer took it after the last counted re-drive and died: it is marked failed.
+    await set(MAX_REDRIVES, "dead", 61_000);
+    await redriveStalledEvents.run(watched.env, now);
+    expect(mine()).toHaveLength(2);
+    expect(await batchOf("taken-0")).toMatchObject({ state: "failed", redrives: MAX_REDRIVES + 1 });
+  });
+
   it("runs a large batch through the steps in pieces, and hands what is left to a new message when the invocation's time is up", async () => {
     const id = await store(EVENTS_PER_PIECE * 2 + 10, "big");
     const step = recordingStep("pieces");
@@ -508,8 +562,9 @@ describe("recordEvents, the entry of every event", () => {
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS - 1000);
     expect((await batchOf(guid))!.redrives).toBe(0);
 
+    // No consumer took the batch before this re-drive: it counts nothing.
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS + 1000);
-    expect((await batchOf(guid))?.redrives ?? 1).toBe(1);
+    expect((await batchOf(guid))?.redrives ?? 0).toBe(0);
     await eventSettled(panel.id, guid);
     expect(await eventRow(guid)).toMatchObject({ contact_id: expect.any(Number) });
   });
@@ -517,7 +572,8 @@ describe("recordEvents, the entry of every event", () => {
   it("gives up on a batch after the last re-drive and marks it failed", async () => {
     const now = Date.now();
     const { batchIds } = await appendEventBatches(panelData, panel.id, [{ channel: "custom_activity", name: "signup", identity: "stuck@example.com", occurredAt: now, guid: "stuck", claimed: true }], now);
-    await panelData.prepare("UPDATE event_batches SET redrives = ? WHERE id = ?").bind(MAX_REDRIVES, batchIds[0]).run();
+    // A consumer took it after its last re-drive (its lease mark) and did not finish.
+    await panelData.prepare("UPDATE event_batches SET redrives = ?, lease = 'dead' WHERE id = ?").bind(MAX_REDRIVES, batchIds[0]).run();
     await redriveStalledEvents.run(env, now + REDRIVE_AFTER_MS + 1000);
     expect(await batchOf("stuck")).toMatchObject({ state: "failed", redrives: MAX_REDRIVES + 1 });
   });
