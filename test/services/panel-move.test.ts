@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MOVE_TUNING, type MoveTuning } from "../../src/services/panels/move";
+import { handleMoveNudge, MOVE_TUNING, moveNudge, panelMovesRedrive, runMoveStep, type MoveTuning } from "../../src/services/panels/move";
+import { getPanelMove, insertPanelMove, leasePanelMove } from "../../src/store/panel-moves";
 import { MOVED_TABLES } from "../../src/store/panel-move/tables";
 import { countRows } from "../../src/store/panel-move/rows";
 import { liftFence, raiseFence } from "../../src/store/panel-move/triggers";
@@ -191,6 +192,43 @@ describe("moving a panel to another shard", () => {
     expect(await moveTriggers(1)).toEqual([]);
     expect((await api("contact", "add", { data: { EMAIL: "later@example.com" } })).status).toBe(200);
     expect((await panelRows(1, panel.id)).contacts).toBe(2);
+  }, 60_000);
+
+  it("resumes a move whose step died at the second cron tick after the service is healthy at the latest, never while the dead step's lease runs", async () => {
+    const panel = await createPanel({ shard: 1 });
+    const api = apiFor(panel);
+    for (let i = 0; i < 3; i++) await api("contact", "add", { data: { EMAIL: `crash${i}@example.com` } });
+    const before = await panelRows(1, panel.id);
+    // A step took the move a second before a cron tick (the worst moment), minutes ago, and died
+    // at once (kill -9): its lease holds it, no nudge follows.
+    const died = Math.floor(Date.now() / 60_000) * 60_000 - 2 * 60_000 - 1000;
+    const id = `mov_crash_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id, panelId: panel.id, fromShard: 1, toShard: 0, createdAt: died })).toBe(true);
+    expect(await leasePanelMove(env.DB, id, "dead", died, died + MOVE_TUNING.leaseMs)).not.toBe("held");
+
+    const sent: unknown[] = [];
+    const imports = { send: async (body: unknown) => void sent.push(body), sendBatch: async (messages: Array<{ body: unknown }>) => void sent.push(...messages.map((m) => m.body)) };
+    const cronEnv = { ...env, IMPORTS: imports as unknown as Queue } as Env;
+    const nudged = () => sent.some((body) => JSON.stringify(body) === JSON.stringify(moveNudge(id)));
+    // While the dead step's lease runs, neither the cron nor a stray nudge's step touches the move.
+    await panelMovesRedrive.run(cronEnv, died + MOVE_TUNING.leaseMs - 1);
+    expect(nudged()).toBe(false);
+    expect(await runMoveStep(env, id, MOVE_TUNING, () => died + MOVE_TUNING.leaseMs - 1)).toEqual({ next: "none" });
+    expect(await getPanelMove(env.DB, panel.id, id)).toMatchObject({ state: "copying", rowsCopied: 0, attempts: 0 });
+    // Healthy again just after the crash. Ticks come on the minute: the first after it finds the
+    // lease still running, the second resumes the move (a 90 s rule waited for the third).
+    const firstTick = died + 1000;
+    await panelMovesRedrive.run(cronEnv, firstTick);
+    expect(nudged()).toBe(false);
+    await panelMovesRedrive.run(cronEnv, firstTick + 60_000);
+    expect(nudged()).toBe(true);
+
+    await handleMoveNudge(env, id);
+    const move = await finished(panel, id);
+    expect(move.state).toBe("done");
+    expect((await admin("GET", `/panels/${panel.id}`)).body.shard).toBe(0);
+    expect(await panelRows(0, panel.id)).toEqual(before);
+    expect(await panelRows(1, panel.id)).toEqual({});
   }, 60_000);
 
   it("refuses a move to the panel's own shard, to a shard the deployment lacks, or while one runs", async () => {

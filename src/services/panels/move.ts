@@ -59,6 +59,13 @@ export interface MoveTuning {
   /** After the switch, how long before the old rows go: every cached directory entry is renewed by then. */
   settleMs: number;
   maxAttempts: number;
+  /**
+   * A move no step holds (its lease ran out, or was released) and not saved for this long lost
+   * its nudge. At most a cron tick, as leaseMs is: a step that died leaves its lease at most a
+   * tick past its last save, so the cron resumes it at the second tick after the service is
+   * healthy at the latest; longer than settleMs and a failed step's 5 s pause, so a move waiting
+   * for its own delayed nudge is not nudged twice. The lease, not this, keeps two steps apart.
+   */
   stallMs: number;
 }
 
@@ -70,7 +77,7 @@ export const MOVE_TUNING: MoveTuning = {
   fenceMaxMs: 5_000,
   settleMs: 3 * Math.max(CALLER_CACHE_MS, CATALOG_CACHE_MS),
   maxAttempts: 3,
-  stallMs: 90_000,
+  stallMs: 50_000,
 };
 
 export type MoveStepOutcome = { next: "now" } | { next: "later"; ms: number } | { next: "none" };
@@ -303,7 +310,7 @@ export async function handleMoveNudge(env: Env, moveId: string): Promise<void> {
   if (outcome.next === "later") await nudgeMove(env, moveId, outcome.ms);
 }
 
-/** A move whose nudge was lost (no step held it for stallMs) is nudged again. */
+/** A move whose nudge was lost or whose step died (no lease holds it, no save for stallMs) is nudged again. */
 export const panelMovesRedrive: CronTask = {
   name: "panel-moves.redrive",
   async run(env, now) {
