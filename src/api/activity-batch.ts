@@ -30,6 +30,8 @@ export interface BatchSource {
   ref(input: ActivityEventInput): ActivityRef;
   /** Idempotency-Key: event `i` without a guid gets `<key>:<i>`. */
   key?: string;
+  /** The events' parameters are CSV cells: an array parameter's cell holds the array's JSON. */
+  fromCells?: boolean;
 }
 
 /** Where in the call (`positions`, the events' indexes in it) the events too old to start journeys are. */
@@ -85,7 +87,7 @@ export class ActivityBatch {
         for (const problem of fieldErrorsFromZod(result.error)) problems.push({ index, ...problem });
         return;
       }
-      const prepared = prepareActivityEvent(result.data, definitionOf(catalog, call.ref(result.data)), panel, now);
+      const prepared = prepareActivityEvent(result.data, definitionOf(catalog, call.ref(result.data)), panel, now, call.fromCells);
       if (!prepared.ok) {
         for (const problem of prepared.problems) problems.push({ index, ...problem });
         return;

@@ -11,7 +11,8 @@ import { ActivityBatch, MAX_CSV_BYTES, MAX_CSV_ROWS, type BatchSource } from "./
  * file in the multipart field `data` (or `file`), one event per row. The file is read as it
  * arrives (lib/http/multipart.ts, domain/csv.ts) and handed to the batch core group by group;
  * only the events to record are kept, never the file. Answered as the batch endpoint, `index`
- * being the data row's number (1 = the first row after the header).
+ * being the data row's number (1 = the first row after the header). A cell of an array
+ * parameter holds the array's JSON (`[{"prid":12}]`), read as the JSON routes' value.
  */
 
 /** Room in the request for the multipart framing and any small fields around the file. */
@@ -94,8 +95,8 @@ export async function handleActivityCsv(request: IRequest, env: Env, exec: Execu
           if (!plan) {
             plan = planOf(record);
             const source: BatchSource = plan.byName
-              ? { catalog, key, parse: parseUploadEvent, ref: (input) => input.activity_name! }
-              : { catalog, key, parse: parseActivityEvent, ref: (input) => input.activityid! };
+              ? { catalog, key, fromCells: true, parse: parseUploadEvent, ref: (input) => input.activity_name! }
+              : { catalog, key, fromCells: true, parse: parseActivityEvent, ref: (input) => input.activityid! };
             batch = new ActivityBatch(env, source);
             continue;
           }

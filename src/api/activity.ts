@@ -413,7 +413,7 @@ export function activityOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<str
                   data: {
                     type: "string",
                     format: "binary",
-                    description: `A CSV of at most ${MAX_CSV_BYTES} bytes: header activity_name or activityid, identity and/or uniqueid, optional timestamp, cts, activity_source, asset_id; every other column a parameter (an empty cell is absent). Also accepted as the field file`,
+                    description: `A CSV of at most ${MAX_CSV_BYTES} bytes: header activity_name or activityid, identity and/or uniqueid, optional timestamp, cts, activity_source, asset_id; every other column a parameter (an empty cell is absent; an array parameter's cell holds the array's JSON, e.g. [{"prid":12}]). Also accepted as the field file`,
                   },
                 },
               },

@@ -50,20 +50,50 @@ export function arrayMemberOf(type: ArrayParamType, name: string): string | unde
 }
 
 /**
+ * The items a CSV cell of an array parameter holds (CONTRACT 10 is silent on CSV; our rule): the
+ * array's JSON as the cell's text, `[{"prid":12,"name":"Kettle"}]` (a CSV writer quotes it and
+ * doubles its quotes). Anything else is left to checkArrayParam, which names its type; text that
+ * is not JSON is reported here, with a hint for the Python list a pandas column holds when it was
+ * not json.dumps'ed.
+ */
+function itemsOfCell(text: string, field: string, problems: FieldProblem[]): unknown {
+  // Longer text could only be refused once parsed (MAX_EVENT_PARAMS_CHARS): refused unread.
+  if (text.length > MAX_EVENT_PARAMS_CHARS) {
+    problems.push({ field, message: `must be at most ${MAX_EVENT_PARAMS_CHARS} characters of JSON` });
+    return undefined;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    const python = /^\s*\[\s*\{\s*'/.test(text) ? " (single quotes are Python's repr of a list, not JSON: write the column with json.dumps)" : "";
+    problems.push({ field, message: `must be the array's JSON, e.g. [{"prid":12}], not text that is not JSON${python}` });
+    return undefined;
+  }
+}
+
+/**
  * Checks the value of an array parameter: a JSON array of at most MAX_ARRAY_ITEMS objects,
  * each member (its key unprefixed, or prefixed as a parameter's, the prefix then agreeing)
  * typed as scalar parameters are. A member the type does not define follows the panel's
  * `unknown_attributes`: refused (reject), dropped (ignore) or kept as text (create; the
  * definition is not changed, so filters cannot name it until it is defined). Returns the
- * checked items, or undefined with the problems added under `field`.
+ * checked items, or undefined with the problems added under `field`. `fromCells`: the value is
+ * a CSV cell, text holding the array's JSON (itemsOfCell).
  */
 export function checkArrayParam(
   type: ArrayParamType,
-  value: unknown,
+  given: unknown,
   field: string,
   unknownMembers: UnknownAttributeMode,
   problems: FieldProblem[],
+  fromCells = false,
 ): Array<Record<string, unknown>> | undefined {
+  let value = given;
+  if (fromCells && typeof given === "string") {
+    const before = problems.length;
+    value = itemsOfCell(given, field, problems);
+    if (problems.length !== before) return undefined;
+  }
   if (!Array.isArray(value)) {
     problems.push({ field, message: `must be an array of objects (members ${Object.keys(type.of).join(", ")}), not ${describeJsonType(value)}` });
     return undefined;

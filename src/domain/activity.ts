@@ -117,12 +117,14 @@ function readParamKey(definition: ActivityDefinition, key: string): ParamKey {
  * definition, or none (`name`: Activity API v2 and many clients), the definition giving the
  * type. An array parameter takes no prefix; its items are checked by checkArrayParam, and an
  * event holding one is held to MAX_EVENT_PARAMS_CHARS. Every offending key is reported.
+ * `fromCells`: the values are CSV cells, an array parameter's cell holding the array's JSON.
  */
 export function checkActivityParams(
   definition: ActivityDefinition,
   raw: Record<string, unknown> | unknown[] | null | undefined,
   problems: FieldProblem[],
   unknownMembers: UnknownAttributeMode = "reject",
+  fromCells = false,
 ): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   let object: unknown = raw ?? {};
@@ -165,7 +167,7 @@ export function checkActivityParams(
     }
     seen.push(name);
     if (typeof defined !== "string") {
-      const items = checkArrayParam(defined, value, `activity_params.${key}`, unknownMembers, problems);
+      const items = checkArrayParam(defined, value, `activity_params.${key}`, unknownMembers, problems, fromCells);
       if (items !== undefined) values[name] = items;
       hasArray = true;
       continue;
@@ -233,13 +235,15 @@ export function ownerOf(
 /**
  * Turns one posted activity (CONTRACT 3 and 8) into an event to record, or says everything
  * wrong with it. `definition` is the activity the input names (by `activityid` or
- * `activity_name`), undefined when the panel has none.
+ * `activity_name`), undefined when the panel has none. `fromCells`: the parameters are CSV
+ * cells (the CSV batch), an array parameter's cell holding the array's JSON.
  */
 export function prepareActivityEvent(
   input: ActivityEventInput,
   definition: ActivityDefinition | undefined,
   panel: IngestPanel,
   now: number,
+  fromCells = false,
 ): PreparedActivity {
   if (!definition) return { ok: false, status: 404, problems: [undefinedActivity(input)] };
   const problems: FieldProblem[] = [];
@@ -269,7 +273,7 @@ export function prepareActivityEvent(
   }
 
   event.occurredAt = occurredAt(input, panel.timezone, now, problems);
-  event.params = checkActivityParams(definition, input.activity_params, problems, panel.unknownAttributes);
+  event.params = checkActivityParams(definition, input.activity_params, problems, panel.unknownAttributes, fromCells);
   return problems.length ? { ok: false, status: 400, problems } : { ok: true, event };
 }
 

@@ -248,6 +248,71 @@ describe("CSV batch activity (CONTRACT 10)", () => {
     expect(await eventCount(panel.id)).toBe(2);
   });
 
+  it("a pandas export with a product array: each items cell holds the array's JSON (json.dumps), a bad member names its row and field", async () => {
+    const { panel } = await shopPanel();
+    // df["items"] = df["items"].apply(json.dumps); csv = df.to_csv(index=False)
+    // requests.post(url, headers={"api-key": key}, files={"data": ("events.csv", csv, "text/csv")})
+    // pandas quotes a cell holding commas or quotes and doubles its quotes (csv.QUOTE_MINIMAL);
+    // a float column's 13.0 comes through json.dumps as 13.0.
+    const csv = [
+      "activity_name,identity,order_id,items",
+      'checkout,ada@example.com,SO-1,"[{""prid"": 12, ""name"": ""Kettle"", ""price"": 29.5}, {""prid"": 13.0, ""name"": ""Mug, blue"", ""price"": 12.5}]"',
+      'checkout,bo@example.com,SO-2,"[{""prid"": ""twelve""}]"',
+      "checkout,cy@example.com,SO-3,[]",
+      "checkout,dee@example.com,SO-4,",
+      `checkout,eve@example.com,SO-5,"[{'prid': 12, 'name': 'Kettle'}]"`,
+      "checkout,fay@example.com,SO-6,12",
+      "",
+    ].join("\n");
+    const answered = await postCsv(panel, "data", csv, { authorization: "", "api-key": panel.apiKey });
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({
+      result: "Success",
+      recorded: 3,
+      rejected: 3,
+      errors: [
+        { index: 2, field: "activity_params.items.0.prid", message: expect.stringContaining('"twelve"') },
+        {
+          index: 5,
+          field: "activity_params.items",
+          message: `must be the array's JSON, e.g. [{"prid":12}], not text that is not JSON (single quotes are Python's repr of a list, not JSON: write the column with json.dumps)`,
+        },
+        { index: 6, field: "activity_params.items", message: "must be an array of objects (members prid, name, price), not an integer" },
+      ],
+    });
+    const stored = await storedEvents(panel.id);
+    expect(stored.map((e) => [e.identity, e.params])).toEqual([
+      [
+        "ada@example.com",
+        {
+          order_id: "SO-1",
+          items: [
+            { prid: 12, name: "Kettle", price: 29.5 },
+            { prid: 13, name: "Mug, blue", price: 12.5 },
+          ],
+        },
+      ],
+      ["cy@example.com", { order_id: "SO-3", items: [] }],
+      ["dee@example.com", { order_id: "SO-4" }],
+    ]);
+  });
+
+  it("a CSV whose only row has a bad array member is Failed, naming the row and the member, nothing stored", async () => {
+    const { panel } = await shopPanel();
+    const before = await fullSnapshot(panel.id);
+    const csv = 'activity_name,identity,items\r\ncheckout,ada@example.com,"[{""prid"": 12}, {""prid"": 13, ""price"": ""cheap""}]"\r\n';
+    const answered = await postCsv(panel, "data", csv);
+    expect(answered.status).toBe(400);
+    expect(answered.body).toMatchObject({
+      result: "Failed",
+      recorded: 0,
+      rejected: 1,
+      message: expect.stringContaining("event 1: activity_params.items.1.price: "),
+      errors: [{ index: 1, field: "activity_params.items.1.price", message: expect.stringContaining('"cheap"') }],
+    });
+    expect(await fullSnapshot(panel.id)).toBe(before);
+  });
+
   it("refuses, with nothing stored: no file field, a header without the activity or contact column, every row bad, more than 10,000 rows, a bad key", async () => {
     const { panel } = await shopPanel();
     const before = await fullSnapshot(panel.id);

@@ -1,14 +1,21 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { ActivityParamType, ActivityView, AttributeType, AttributeView, DefineActivity, DefineAttribute } from "../../../src/domain/answers";
+import { PARAM_NAME_PATTERN } from "../../../src/domain/activity";
 import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from "../screen-props";
 
 const ATTRIBUTE_TYPES: AttributeType[] = ["string", "integer", "float", "date", "boolean"];
-/** The types this form defines; array parameters are defined through the admin API. */
 type ScalarParamType = Extract<ActivityParamType, string>;
-const PARAM_TYPES: ScalarParamType[] = ["string", "integer", "float"];
+/** An array parameter (CONTRACT 10): items whose members have scalar types. */
+type ArrayParamType = Extract<ActivityParamType, { type: "array" }>;
+/** What a parameter row's type select offers: a scalar type, or an array of items. */
+type ParamKind = ScalarParamType | ArrayParamType["type"];
+const SCALAR_TYPES: ScalarParamType[] = ["string", "integer", "float"];
+const PARAM_KINDS: ParamKind[] = [...SCALAR_TYPES, "array"];
+/** The server's rule for parameter and member names, checked in the browser so a bad member name is named at its field. */
+const NAME_PATTERN = PARAM_NAME_PATTERN.source;
 
 /** `integer`, or `array of {prid: integer, name: string}`. */
 function describeParamType(type: ActivityParamType): string {
@@ -63,21 +70,66 @@ function Attributes({ panelId }: { panelId: string }) {
   );
 }
 
-type ParamRow = { name: string; type: ScalarParamType };
+type MemberRow = { name: string; type: ScalarParamType };
+type ParamRow = { name: string; type: ParamKind; members: MemberRow[] };
+
+const newMember = (): MemberRow => ({ name: "", type: "string" });
+const newParam = (): ParamRow => ({ name: "", type: "string", members: [newMember()] });
+
+/** A row as the definition's type: the scalar type, or the array with its named members. */
+function paramType(row: ParamRow): ActivityParamType {
+  if (row.type !== "array") return row.type;
+  const of = Object.fromEntries(row.members.filter((m) => m.name.trim()).map((m) => [m.name.trim(), m.type]));
+  return { type: "array", of } satisfies ArrayParamType;
+}
+
+/** The members of an array parameter's items, each with its type. */
+function MemberRows({ param, index, errors, onChange }: { param: ParamRow; index: number; errors: Record<string, string>; onChange: (members: MemberRow[]) => void }) {
+  const name = param.name.trim();
+  const setMember = (at: number, change: Partial<MemberRow>) => onChange(param.members.map((m, i) => (i === at ? { ...m, ...change } : m)));
+  return (
+    <fieldset>
+      <legend>Parameter {index + 1} item members</legend>
+      <p className="muted">
+        Each item of {name ? <code>{name}</code> : "the array"} is an object with these members; journey filters and segments test them as {name || "name"}.member.
+      </p>
+      {errors[`params.${name}.of`] && <small className="error">{errors[`params.${name}.of`]}</small>}
+      {param.members.map((member, at) => (
+        <div className="row" key={at}>
+          <Field label={`Parameter ${index + 1} member ${at + 1} name`} hint="A letter or _, then letters, digits or _" error={errors[`params.${name}.of.${member.name.trim()}`]}>
+            {(props) => <input {...props} pattern={NAME_PATTERN} value={member.name} onChange={(e) => setMember(at, { name: e.target.value })} />}
+          </Field>
+          <Field label={`Parameter ${index + 1} member ${at + 1} type`}>
+            {(props) => (
+              <select {...props} value={member.type} onChange={(e) => setMember(at, { type: e.target.value as ScalarParamType })}>
+                {SCALAR_TYPES.map((t) => (
+                  <option key={t}>{t}</option>
+                ))}
+              </select>
+            )}
+          </Field>
+        </div>
+      ))}
+      <button type="button" className="secondary" onClick={() => onChange([...param.members, newMember()])}>
+        Add a member to parameter {index + 1}
+      </button>
+    </fieldset>
+  );
+}
 
 function Activities({ panelId }: { panelId: string }) {
   const { data, error, reload } = useLoad(() => admin<{ activities: ActivityView[] }>("GET", panelId, "/activities"), [panelId]);
   const [name, setName] = useState("");
-  const [params, setParams] = useState<ParamRow[]>([{ name: "", type: "string" }]);
+  const [params, setParams] = useState<ParamRow[]>([newParam()]);
   const { failure, fields, run } = useSubmit();
   const setParam = (index: number, change: Partial<ParamRow>) => setParams((rows) => rows.map((row, i) => (i === index ? { ...row, ...change } : row)));
 
   const define = async (event: FormEvent) => {
     event.preventDefault();
-    const body: DefineActivity = { name, params: Object.fromEntries(params.filter((p) => p.name.trim()).map((p) => [p.name.trim(), p.type])) };
+    const body: DefineActivity = { name, params: Object.fromEntries(params.filter((p) => p.name.trim()).map((p) => [p.name.trim(), paramType(p)])) };
     if (await run(() => admin("POST", panelId, "/activities", body))) {
       setName("");
-      setParams([{ name: "", type: "string" }]);
+      setParams([newParam()]);
       reload();
     }
   };
@@ -85,7 +137,10 @@ function Activities({ panelId }: { panelId: string }) {
   return (
     <section aria-labelledby="activities-heading">
       <h2 id="activities-heading">Activities</h2>
-      <p className="muted">Clients post an activity by its id (single activity) or its name (Activity API v2); each parameter has a type.</p>
+      <p className="muted">
+        Clients post an activity by its id (single activity) or its name (Activity API v2); each parameter has a type. An array parameter holds a list of items (a cart&apos;s
+        products), each an object whose members have types.
+      </p>
       <ErrorNote error={error ?? failure} />
       <form className="card" onSubmit={define} aria-label="New activity">
         <Field label="Activity name" error={fields.name}>
@@ -94,22 +149,27 @@ function Activities({ panelId }: { panelId: string }) {
         <fieldset>
           <legend>Parameters</legend>
           {params.map((param, index) => (
-            <div className="row" key={index}>
-              <Field label={`Parameter ${index + 1} name`} error={fields[`params.${param.name.trim()}`]}>
-                {(props) => <input {...props} value={param.name} onChange={(e) => setParam(index, { name: e.target.value })} />}
-              </Field>
-              <Field label={`Parameter ${index + 1} type`}>
-                {(props) => (
-                  <select {...props} value={param.type} onChange={(e) => setParam(index, { type: e.target.value as ScalarParamType })}>
-                    {PARAM_TYPES.map((t) => (
-                      <option key={t}>{t}</option>
-                    ))}
-                  </select>
-                )}
-              </Field>
+            <div key={index}>
+              <div className="row">
+                <Field label={`Parameter ${index + 1} name`} error={fields[`params.${param.name.trim()}`]}>
+                  {(props) => <input {...props} value={param.name} onChange={(e) => setParam(index, { name: e.target.value })} />}
+                </Field>
+                <Field label={`Parameter ${index + 1} type`}>
+                  {(props) => (
+                    <select {...props} value={param.type} onChange={(e) => setParam(index, { type: e.target.value as ParamKind })}>
+                      {PARAM_KINDS.map((t) => (
+                        <option key={t} value={t}>
+                          {t === "array" ? "array of items" : t}
+                        </option>
+                      ))}
+                    </select>
+                  )}
+                </Field>
+              </div>
+              {param.type === "array" && <MemberRows param={param} index={index} errors={fields} onChange={(members) => setParam(index, { members })} />}
             </div>
           ))}
-          <button type="button" className="secondary" onClick={() => setParams((rows) => [...rows, { name: "", type: "string" }])}>
+          <button type="button" className="secondary" onClick={() => setParams((rows) => [...rows, newParam()])}>
             Add a parameter
           </button>
         </fieldset>
