@@ -13,6 +13,8 @@
 //
 // STATE_DIR=<dir> keeps the local D1, R2, Durable Objects and the demo panel's details there
 // instead of .wrangler/ (the end-to-end tests start a service of their own on fresh state).
+// DEV_VARS=<file> reads the local secrets from that file instead of .dev.vars (.dev.vars.india
+// for --env india when it exists), as the end-to-end tests do.
 //
 // It prints what a person needs (the address, the demo panel's owner, key and client id as an
 // export line for the shell, a curl line), then one line per request; the output of wrangler
@@ -20,8 +22,9 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseEnv } from "node:util";
 import { prepareLocalDatabases } from "./local-databases.ts";
 import { panelUpToDate } from "./panel-build.ts";
 
@@ -48,18 +51,16 @@ mkdirSync(dirname(logFile), { recursive: true });
 writeFileSync(logFile, `npm start ${new Date().toISOString()}\n`);
 const log = (text: string) => appendFileSync(logFile, text);
 
+/** The local secrets: what wrangler dev would read (.dev.vars, or .dev.vars.<env> when it exists), or DEV_VARS. */
 function localVars(): Record<string, string> {
-  const file = join(root, ".dev.vars");
+  const regional = join(root, `.dev.vars.${region}`);
+  const file = process.env.DEV_VARS ?? (region && existsSync(regional) ? regional : join(root, ".dev.vars"));
   if (!existsSync(file)) {
     copyFileSync(join(root, ".dev.vars.example"), file);
-    console.log("Created .dev.vars with the local defaults from .dev.vars.example");
+    console.log(`Created ${relative(root, file)} with the local defaults from .dev.vars.example`);
   }
-  const vars: Record<string, string> = {};
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    const match = /^\s*([A-Z_]+)\s*=\s*(.*)\s*$/.exec(line);
-    if (match) vars[match[1]!] = match[2]!;
-  }
-  return vars;
+  // The dotenv syntax wrangler reads (quotes, comments, `export`).
+  return parseEnv(readFileSync(file, "utf8")) as Record<string, string>;
 }
 
 async function applyMigrations(): Promise<void> {
@@ -191,6 +192,12 @@ async function ensureDemoPanel(token: string): Promise<Demo> {
 }
 
 const vars = localVars();
+// With [secrets] declared in wrangler.toml, wrangler dev takes from .dev.vars only the secrets
+// listed as required there, and the optional ones (SES_*, which a deploy without SES does not
+// have) would never reach the Worker. So every key of the file is handed over with --var, which
+// wins over what wrangler reads itself; placed before the --var's above so that those win. Like
+// the copy wrangler gives workerd's environment, the values show in local process listings.
+const devVarArgs = Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
 console.log(`Starting the service (region ${region || "default"}); wrangler's output goes to ${logFile}`);
 await Promise.all([buildPanel(), applyMigrations()]).catch((error: Error) => {
   console.error(error.message);
@@ -198,8 +205,10 @@ await Promise.all([buildPanel(), applyMigrations()]).catch((error: Error) => {
 });
 const dev = spawn(
   process.execPath,
-  [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...varArgs, ...persistArgs, ...envArgs],
-  { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, FORCE_COLOR: "0" } },
+  [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...devVarArgs, ...varArgs, ...persistArgs, ...envArgs],
+  // The secrets are the file's only: without .dev.vars (DEV_VARS elsewhere), wrangler would read
+  // .env and take same-named keys from this process's environment.
+  { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, FORCE_COLOR: "0", CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "false" } },
 );
 follow(dev.stdout!);
 follow(dev.stderr!);

@@ -1,13 +1,29 @@
 // The front door (issue 14): a fresh `npm start` prints what a person needs, the README's first
 // examples run as printed against it, and PUBLIC_BASE_URL follows the port it serves on.
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { after, test } from "node:test";
 import { service, serviceForThisFile } from "./suite.ts";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { root } from "./service.ts";
 import { ACTIVITY_ID, API_KEY, CSV_URL, sampleCalls } from "../../web/src/sample-calls.ts";
 
-serviceForThisFile();
+// The local secrets as .dev.vars.example has them, with its commented SES_SNS_TOKEN filled in and
+// an admin token of this run's: an optional secret (not in wrangler.toml's required list) and a
+// required one, both read from the file start.ts is given (DEV_VARS), never the developer's.
+const secretsDir = mkdtempSync(join(tmpdir(), "apiv2-dev-vars-"));
+const SNS_TOKEN = `sns-${randomBytes(8).toString("hex")}`;
+const ADMIN_TOKEN = `admin-${randomBytes(8).toString("hex")}`;
+const example = readFileSync(join(root, ".dev.vars.example"), "utf8");
+assert.match(example, /^# SES_SNS_TOKEN=$/m);
+writeFileSync(join(secretsDir, "dev.vars"), example.replace(/^# SES_SNS_TOKEN=$/m, `SES_SNS_TOKEN=${SNS_TOKEN}`).replace(/^ADMIN_TOKEN=.*$/m, `ADMIN_TOKEN=${ADMIN_TOKEN}`));
+after(() => rmSync(secretsDir, { recursive: true, force: true }));
+
+serviceForThisFile({ options: () => ({ env: { DEV_VARS: join(secretsDir, "dev.vars") } }) });
 
 /** The shell variables the printed `export` line sets. */
 function exported(): Record<string, string> {
@@ -32,6 +48,17 @@ test("prints the address, the owner, the key and client id with an export line, 
   assert.deepEqual(exported(), { KEY: service.printed["API key"], CLIENT_ID: service.printed["client id"], PANEL: service.printed["demo panel"] });
   assert.match(output, /curl -X POST "http:\/\/127\.0\.0\.1:\d+\/apiv2\?type=contact&activity=add&apikey=\$KEY"/);
   assert.doesNotMatch(output, /\[wrangler|⛅️|Environment Variable/);
+});
+
+test("every secret of the local secrets file reaches the Worker, the optional SES ones too: the SNS endpoint answers for its token", async () => {
+  assert.equal(service.adminToken, ADMIN_TOKEN);
+  const post = (token: string) => fetch(`${service.origin}/hooks/email/ses/${token}`, { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" });
+  const wrong = await post("not-the-token");
+  assert.equal(wrong.status, 404);
+  // Past the token check: the body is read, and refused as no SNS notification.
+  const right = await post(SNS_TOKEN);
+  assert.equal(right.status, 400, "the endpoint answered as if SES_SNS_TOKEN were not set");
+  assert.equal(await right.text(), "not an SNS notification");
 });
 
 test("the README's first examples run as printed: a contact into the demo list, activity 1 by client id, and an upload", async () => {

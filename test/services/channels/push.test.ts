@@ -1,7 +1,9 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { handleSendsQueue } from "../../../src/services/broadcasts/send";
 import { sendFcm } from "../../../src/services/channels/push/fcm";
+import { generateVapidKeys, sendWebPush } from "../../../src/services/channels/push/web-push";
 import { redriveWaitingPush, sendQueuedPush } from "../../../src/services/journeys/push";
 import { insertMessageStatement } from "../../../src/store/journeys/messages";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../../support/helpers";
@@ -188,8 +190,8 @@ describe("the journey of the issue, web push: activity -> bpn -> push service ->
     const claims = await verifyVapid(request!.headers.authorization!, publicKey);
     expect(claims).toMatchObject({ aud: new URL(receiver.hookUrl(bucket)).origin, sub: "mailto:ops@shop.example" });
     expect(claims.exp as number).toBeGreaterThan(Date.now() / 1000);
-    // One 4096-byte record: the length tells nothing of the message.
-    expect(atob(request!.bodyBase64).length).toBe(4096);
+    // Padded to the smallest size bucket, 1 KiB: the length tells little of the message.
+    expect(atob(request!.bodyBase64).length).toBe(1024);
     const payload = JSON.parse(await decryptPush(request!.bodyBase64, keys));
     const sent = await eventually(async () => {
       const [m] = await messagesOf(panel, "bpn");
@@ -276,9 +278,9 @@ describe("queued push: retried, sent once, gone devices removed", () => {
     const bucket = receiver.bucket("push-service");
     await subscribe(panel, `${receiver.hookUrl(bucket)}/sub/1`, await browserKeys());
     const first = await waitingPush(panel, "bpn", contactId);
-    const nudge = { body: { kind: "push", panelId: panel.id, msgids: [first] }, attempts: 1, ack: vi.fn(), retry: vi.fn() };
-    await handleSendsQueue({ queue: "apiv2-sends-default", messages: [nudge] } as unknown as MessageBatch<unknown>, env);
-    expect(nudge.ack).toHaveBeenCalledOnce();
+    const batch = createMessageBatch("apiv2-sends-default", [{ id: "nudge-1", timestamp: new Date(), attempts: 1, body: { kind: "push", panelId: panel.id, msgids: [first] } }]);
+    await handleSendsQueue(batch, env);
+    expect(await getQueueResult(batch, createExecutionContext())).toMatchObject({ explicitAcks: ["nudge-1"], retryMessages: [] });
     expect((await messageRow(first)).status).toBe("sent");
 
     const lost = await waitingPush(panel, "bpn", contactId);
@@ -304,6 +306,69 @@ describe("queued push: retried, sent once, gone devices removed", () => {
       ["apn", "recorded"],
       ["bpn", "recorded"],
     ]);
+  });
+});
+
+/** The RFC 8188 header of a body as the receiver kept it: the record size announced, and the one record's length. */
+function recordOf(bodyBase64: string): { rs: number; record: number } {
+  const body = Uint8Array.from(atob(bodyBase64), (c) => c.charCodeAt(0));
+  return { rs: new DataView(body.buffer).getUint32(16), record: body.length - 21 - body[20]! };
+}
+
+describe("web push sizes: padded to a bucket that fits, sent once more unpadded after a 413", () => {
+  it("pads each body to the smallest of 1024, 2048, 3070 and 4096 bytes that holds it, which the browser decrypts to the message; a longer one is failed unsent", async () => {
+    const keys = await browserKeys();
+    const vapid = { subject: "mailto:ops@shop.example", ...(await generateVapidKeys()) };
+    const bucket = receiver.bucket("push-service");
+    await receiver.script(bucket, [{ status: 201 }, { status: 201 }, { status: 201 }, { status: 201 }]);
+    const subscription = { endpoint: `${receiver.hookUrl(bucket)}/sub/sizes`, p256dh: keys.p256dh, auth: keys.auth };
+    const payload = (text: string) => ({ msgid: "jin_sizes.bpn", title: "Shop", body: text, url: null, report: "https://api.example/v1/events/bpn/c1" });
+    // About 90 bytes of JSON around the text, and 103 of header, delimiter and tag.
+    const texts = ["a".repeat(100), "b".repeat(1000), "c".repeat(2000), "d".repeat(3500)];
+    for (const text of texts) expect(await sendWebPush(subscription, payload(text), vapid, Date.now())).toMatchObject({ ok: true });
+    const sent = await receiver.requests(bucket);
+    expect(sent.map((r) => atob(r.bodyBase64).length)).toEqual([1024, 2048, 3070, 4096]);
+    // One record (header of 21 + 65 bytes before it), under the record size announced.
+    expect(sent.map((r) => recordOf(r.bodyBase64))).toEqual([1024, 2048, 3070, 4096].map((size) => ({ rs: 4096, record: size - 86 })));
+    for (const [i, request] of sent.entries()) expect(JSON.parse(await decryptPush(request.bodyBase64, keys))).toEqual(payload(texts[i]!));
+
+    const tooLong = await sendWebPush(subscription, payload("e".repeat(4000)), vapid, Date.now());
+    expect(tooLong).toEqual({ ok: false, gone: false, retryable: false, error: expect.stringMatching(/more than the 4096 every push service takes/) });
+    expect(await receiver.requests(bucket)).toHaveLength(4);
+  });
+
+  it("a push service that answers 413 gets the message once more unpadded, which it takes: sent", async () => {
+    const { panel } = await webPushPanel();
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com" } });
+    const keys = await browserKeys();
+    const bucket = receiver.bucket("push-service");
+    await receiver.script(bucket, [{ status: 413, body: "Payload Too Large" }, { status: 201, headers: { location: `${receiver.hookUrl(bucket)}/m/2` } }]);
+    await subscribe(panel, `${receiver.hookUrl(bucket)}/sub/ada`, keys);
+    const msgid = await waitingPush(panel, "bpn", await contactIdOf(panel, "ada@example.com"), { title: "Shop", text: "Your cart misses you" });
+    expect(await sendQueuedPush(env, panel.id, msgid, 1)).toBeNull();
+    expect(await messageRow(msgid)).toMatchObject({ status: "sent", error: null, provider_msg_id: `${receiver.hookUrl(bucket)}/m/2` });
+    const [padded, unpadded] = await receiver.requests(bucket);
+    expect(atob(padded!.bodyBase64).length).toBe(1024);
+    const plaintext = await decryptPush(unpadded!.bodyBase64, keys);
+    // Unpadded: the plaintext, the delimiter, the tag and the header, nothing more.
+    expect(atob(unpadded!.bodyBase64).length).toBe(new TextEncoder().encode(plaintext).length + 1 + 16 + 86);
+    expect(JSON.parse(plaintext)).toMatchObject({ msgid, title: "Shop", body: "Your cart misses you" });
+    expect(await decryptPush(padded!.bodyBase64, keys)).toBe(plaintext);
+  });
+
+  it("413 again unpadded fails the message for good, saying so, with no further attempt", async () => {
+    const { panel } = await webPushPanel();
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com" } });
+    const bucket = receiver.bucket("push-service");
+    await receiver.script(bucket, [{ status: 413 }, { status: 413, body: "Payload Too Large" }]);
+    await subscribe(panel, `${receiver.hookUrl(bucket)}/sub/ada`, await browserKeys());
+    const msgid = await waitingPush(panel, "bpn", await contactIdOf(panel, "ada@example.com"));
+    expect(await sendQueuedPush(env, panel.id, msgid, 1)).toBeNull();
+    const row = await messageRow(msgid);
+    expect(row.status).toBe("failed");
+    expect(row.error).toMatch(/^the push service refused the message as too large \(413\) at 1024 bytes padded and at \d+ bytes unpadded; shorten its title or text: Payload Too Large$/);
+    expect(await sendQueuedPush(env, panel.id, msgid, 2)).toBeNull();
+    expect(await receiver.requests(bucket)).toHaveLength(2);
   });
 });
 

@@ -1,6 +1,6 @@
-import { createExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { publishDueBroadcasts } from "../../../../src/services/broadcasts/publish";
 import { handleSendsQueue, sendCampaignBatch, type SendNudge } from "../../../../src/services/broadcasts/send";
 import { sendJourneyEmail } from "../../../../src/services/journeys/messages";
@@ -85,8 +85,10 @@ describe("real email needs a public https PUBLIC_BASE_URL", () => {
     await publishCampaign(panelData, stored, 100, stored.sendAt);
     const bucket = receiver.bucket("ses");
     const sesEnv = { ...ses, SES_ENDPOINT: receiver.hookUrl(bucket) };
-    const batch = { body: { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 }, ack: vi.fn(), retry: vi.fn() };
-    await expect(handleSendsQueue({ messages: [batch] } as unknown as MessageBatch<unknown>, sesEnv as unknown as Env)).rejects.toThrow(/PUBLIC_BASE_URL is http:\/\/127\.0\.0\.1:8787/);
+    const batch = createMessageBatch("apiv2-sends-default", [{ id: "batch-0", timestamp: new Date(), attempts: 1, body: { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 } }]);
+    await expect(handleSendsQueue(batch, sesEnv as unknown as Env)).rejects.toThrow(/PUBLIC_BASE_URL is http:\/\/127\.0\.0\.1:8787/);
+    // Neither acknowledged nor retried one by one: the thrown batch is redelivered whole.
+    expect(await getQueueResult(batch, createExecutionContext())).toMatchObject({ explicitAcks: [], retryMessages: [] });
     expect(await receiver.requests(bucket)).toEqual([]);
     expect((await campaign(panel, id)).counters).toMatchObject({ queued: 1, sent: 0 });
     const overview = await routeRequest(
