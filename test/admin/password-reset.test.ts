@@ -1,30 +1,18 @@
 import { env } from "cloudflare:workers";
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import worker from "../../src/index";
 import { PASSWORD_RESET_TTL_MS, resetPassword } from "../../src/services/operators/password-reset";
-import { admin, BASE, call, createPanel } from "../support/helpers";
+import { admin, BASE, call, createPanel, fetchWith, keptMail, type KeptMail as Mail } from "../support/helpers";
 import { signIn } from "../support/operators";
-
-interface Mail {
-  from: string;
-  to: string;
-  subject: string;
-  text: string;
-}
 
 let count = 0;
 
 /** Posts to an /auth/v1 route through the Worker with a MAILER that keeps what it is given, once the answer's background work is done. */
 async function auth(path: string, body: unknown, mails: Mail[] = [], headers: Record<string, string> = {}) {
-  const exec = createExecutionContext();
   const mailer = { send: async (message: Mail) => void mails.push(message) } as unknown as SendEmail;
-  const response = await worker.fetch(
+  const response = await fetchWith(
+    { MAILER: mailer },
     new Request(`${BASE}/auth/v1${path}`, { method: "POST", headers: { origin: BASE, "content-type": "application/json", "cf-connecting-ip": "203.0.113.7", ...headers }, body: JSON.stringify(body) }),
-    { ...env, MAILER: mailer },
-    exec,
   );
-  await waitOnExecutionContext(exec);
   return { status: response.status, body: (await response.json()) as any };
 }
 
@@ -65,19 +53,15 @@ describe("password reset by an emailed one-time link", () => {
 
   it("builds the link from PUBLIC_BASE_URL, not from the Host the asker sent", async () => {
     const { email } = await operator();
-    const mails: Mail[] = [];
-    const exec = createExecutionContext();
-    const mailer = { send: async (message: Mail) => void mails.push(message) } as unknown as SendEmail;
-    const response = await worker.fetch(
+    const { MAILER, mails } = keptMail();
+    const response = await fetchWith(
+      { MAILER },
       new Request("http://evil.example/auth/v1/password-reset", {
         method: "POST",
         headers: { host: "evil.example", origin: "http://evil.example", "content-type": "application/json", "cf-connecting-ip": "203.0.113.9" },
         body: JSON.stringify({ email }),
       }),
-      { ...env, MAILER: mailer },
-      exec,
     );
-    await waitOnExecutionContext(exec);
     expect(response.status).toBe(202);
     expect(mails).toHaveLength(1);
     expect(mails[0]!.text).toContain(`${env.PUBLIC_BASE_URL}/reset-password#token=`);

@@ -6,7 +6,8 @@ import { EXPORT_STALL_MS, EXPORT_TUNING, exportNudge, runExportStep, segmentExpo
 import { commitExportPart, getSegmentExport, leaseSegmentExport, type ExportRef } from "../../src/store/segment-exports";
 import { getPanel } from "../../src/store/panels";
 import { getSegment } from "../../src/store/segments";
-import { admin, apiFor, call, ADMIN_TOKEN, createPanel, panelData, type TestPanel } from "../support/helpers";
+import { admin, apiFor, call, ADMIN_TOKEN, createPanel, jobFinished, panelData, type TestPanel } from "../support/helpers";
+import { quietEnv } from "../support/imports";
 
 /** Two members a page and three a part: a handful of members makes several pages, parts and steps. */
 const TINY: ExportTuning = { ...EXPORT_TUNING, pageRows: 2, partRows: 3, stepMs: 60_000 };
@@ -23,30 +24,13 @@ async function exportPanel(n = 7) {
   return { panel, segmentId: segment.body.id as string };
 }
 
-async function waitForExport(panel: TestPanel, jobId: string): Promise<any> {
-  for (let i = 0; i < 300; i++) {
-    const job = (await admin("GET", `/panels/${panel.id}/jobs/${jobId}`)).body;
-    if (job.status === "completed" || job.status === "failed") return job;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("the export did not finish");
-}
+const waitForExport = jobFinished;
 
 function download(panel: TestPanel, jobId: string, token = ADMIN_TOKEN) {
   return call(`/admin/v1/panels/${panel.id}/jobs/${jobId}/export.csv`, { headers: { authorization: `Bearer ${token}` } });
 }
 
 const linesOf = (text: string) => text.split("\r\n").slice(0, -1);
-
-/** The Worker's env with an IMPORTS queue that keeps what is sent (a nudge never delivered). */
-function quietEnv(): { env: Env; sent: unknown[] } {
-  const sent: unknown[] = [];
-  const queue = {
-    send: async (body: unknown) => void sent.push(body),
-    sendBatch: async (messages: Array<{ body: unknown }>) => void sent.push(...messages.map((m) => m.body)),
-  } as unknown as Queue;
-  return { env: { ...env, IMPORTS: queue } as Env, sent };
-}
 
 async function deliver(body: unknown, handlerEnv: Env) {
   const batch = createMessageBatch("apiv2-imports-default", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body }]);

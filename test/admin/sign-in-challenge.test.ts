@@ -2,7 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { proofHolds, solveChallenge } from "../../src/domain/sign-in-challenge";
 import { CHALLENGE_AFTER_FAILURES, CHALLENGE_TTL_MS, FIRST_DIFFICULTY, issueChallenge, MAX_DIFFICULTY } from "../../src/services/operators/sign-in-challenge";
-import { admin, BASE, call, createPanel } from "../support/helpers";
+import { admin, createPanel } from "../support/helpers";
+import { challengeFor, signInFrom as signIn, solvedChallenge as solved } from "../support/operators";
 
 let count = 0;
 
@@ -13,32 +14,6 @@ async function operator(): Promise<{ email: string; password: string }> {
   const added = await admin("POST", `/panels/${panel.id}/operators`, { email, role: "owner", password });
   expect(added.status).toBe(201);
   return { email, password };
-}
-
-async function signIn(body: Record<string, unknown>, address: string): Promise<{ status: number; body: any; cookie: string | null }> {
-  const response = await call("/auth/v1/sign-in", {
-    method: "POST",
-    headers: { origin: BASE, "content-type": "application/json", "cf-connecting-ip": address },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json(), cookie: response.headers.get("set-cookie") };
-}
-
-async function challengeFor(email: string): Promise<any> {
-  const response = await call("/auth/v1/sign-in/challenge", {
-    method: "POST",
-    headers: { origin: BASE, "content-type": "application/json" },
-    body: JSON.stringify({ email }),
-  });
-  expect(response.status).toBe(200);
-  return response.json();
-}
-
-/** What the panel does: ask for the challenge, solve it, send it with the sign-in. */
-async function solved(email: string): Promise<{ token: string; nonce: string; difficulty: number }> {
-  const challenge = await challengeFor(email);
-  expect(challenge.required).toBe(true);
-  return { token: challenge.token, nonce: await solveChallenge(challenge.token, challenge.difficulty), difficulty: challenge.difficulty };
 }
 
 async function fail(email: string, times: number, addressOf: (i: number) => string): Promise<number[]> {

@@ -192,11 +192,7 @@ describe("4.10 hostile download sources (a deadline and a minimum rate, the fiel
   const CSV = `EMAIL\n${"x".repeat(100_000 - 6)}`;
   const HTML = `<html><body>${"x".repeat(100_000)}</body></html>`;
 
-  async function hostileUrl(file: string, answer: { body: string; dripMs?: number; resetAfterBytes?: number }): Promise<string> {
-    const bucket = `hostile-${crypto.randomUUID()}`;
-    await receiver.script(bucket, [{ status: 200, headers: { "content-type": file.endsWith(".csv") ? "text/csv" : "text/html" }, ...answer }]);
-    return `${env.RECEIVER_URL}/hooks/${bucket}/${file}`;
-  }
+  const hostileUrl = async (file: string, answer: { body: string; dripMs?: number; resetAfterBytes?: number }) => (await receiver.hostile(file, answer)).url;
 
   it("refuses contacts_upload_source that drips a byte a second", async () => {
     const panel = await createPanel();

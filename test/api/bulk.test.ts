@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { admin, apiFor, call, contactsOf, countRows, createPanel, panelSnapshot, receiver, type TestPanel } from "../support/helpers";
-import { hostFile, importCsv as importCsvInto, importFinished } from "../support/imports";
+import { downloadErrorReport, hostFile, importCsv as importCsvInto, importFinished } from "../support/imports";
 
 let panel: TestPanel;
 let api: ReturnType<typeof apiFor>;
@@ -25,10 +25,8 @@ async function contact(key: string): Promise<Record<string, unknown> | undefined
   return viewed.status === 200 ? viewed.body.contact : undefined;
 }
 
-async function downloadReport(url: string, apiKey = panel.apiKey): Promise<{ status: number; text: string; type: string | null }> {
-  const path = new URL(url).pathname;
-  const response = await call(`${path}?apikey=${encodeURIComponent(apiKey)}`);
-  return { status: response.status, text: await response.text(), type: response.headers.get("content-type") };
+function downloadReport(url: string, apiKey = panel.apiKey) {
+  return downloadErrorReport(url, apiKey);
 }
 
 describe("contact/bulkupload (4.5)", () => {

@@ -2,16 +2,24 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ADMIN_ROUTES } from "../../src/admin";
 import { OPERATIONS } from "../../src/api/registry";
+import { parseRecords } from "../../src/domain/csv";
+import { solveChallenge } from "../../src/domain/sign-in-challenge";
 import { defineActivity } from "../support/activity";
-import { apiFor, createPanel, type TestPanel, panelData } from "../support/helpers";
-import { createWebhook } from "../support/webhooks";
+import { broadcastData, host, notificationsOf, scheduleIn } from "../support/broadcasts";
+import { publishTxt } from "../support/dns";
+import { admin, apiFor, call, contactsOf, createPanel, fetchWith, jobFinished, keptMail, receiver, STRICT, type TestPanel, panelData } from "../support/helpers";
+import { downloadErrorReport, importCsv, quietEnv, runToEnd, TIGHT_DOWNLOADS, TINY } from "../support/imports";
+import { challengeFor, signInFrom } from "../support/operators";
+import { createWebhook, dispatcherEnv } from "../support/webhooks";
 
 /**
  * A few hundred generated malformed requests across every envelope operation and every admin
  * route. Each must answer below 500, every 4xx in its documented shape naming what is wrong,
  * and none may change anything: a digest of the panel's tables is the same before and after
- * each request. The generator is seeded (FUZZ_SEED=<n> npx vitest run test/http/fuzz.test.ts
- * repeats a run); a failure prints the seed and the request.
+ * each request. Then one family per defect of issue 41 that a request can reach (names that
+ * resolve inside, hostile download sources, sign-in guessing, reset links, refused broadcasts,
+ * mistyped API paths, formula-like cells). The generator is seeded (FUZZ_SEED=<n> npx vitest
+ * run test/http/fuzz.test.ts repeats a run); a failure prints the seed and the request.
  */
 
 const DEFAULT_SEED = 1313;
@@ -278,4 +286,455 @@ describe(`fuzz: malformed requests change nothing and fail in the documented sha
     console.log(`fuzz seed ${SEED}: ${generated.length} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
     expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
   }, 120_000);
+});
+
+// Issue 41's families. Each runs its own generator (seeded from SEED and its number), so adding
+// one never changes what another generates; each lists every problem it finds with its label.
+
+const ADMIN_JSON = { authorization: "Bearer test-admin-token", ...JSON_TYPE };
+const RECEIVER_PORT = new URL(env.RECEIVER_URL).port;
+
+function envelopeCall(panel: TestPanel, type: string, activity: string, params: Record<string, string>): Request {
+  const query = new URLSearchParams({ type, activity, apikey: panel.apiKey });
+  return new Request(`${BASE}/apiv2?${query}`, { method: "POST", headers: FORM, body: new URLSearchParams(params).toString() });
+}
+
+function adminCall(method: string, path: string, body?: unknown): Request {
+  return new Request(`${BASE}/admin/v1${path}`, { method, headers: ADMIN_JSON, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+async function answerOf(response: Response): Promise<{ status: number; text: string; body: any }> {
+  const text = await response.text();
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, text, body };
+}
+
+/** Shuffled copy (Fisher-Yates with the family's generator). */
+function shuffled<T>(rnd: Random, items: readonly T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = rnd.int(i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+const contactsCsv = (bytes: number) => {
+  const rows = Array.from({ length: Math.ceil(bytes / 24) }, (_, i) => `u${i}@example.com,U${i}`);
+  return `EMAIL,NAME\n${rows.join("\n")}\n`.slice(0, bytes);
+};
+const htmlBody = (bytes: number) => `<html><body>${"x".repeat(bytes)}</body></html>`;
+
+/** What a name may resolve to that is not the public internet; each answer alone must be refused. */
+const INSIDE_ANSWERS: ReadonlyArray<Partial<Record<"A" | "AAAA", string[]>>> = [
+  { A: ["127.0.0.1"] },
+  { A: ["127.45.0.9"] },
+  { AAAA: ["::1"] },
+  { A: ["0.0.0.0"] },
+  { A: ["10.20.30.40"] },
+  { A: ["172.31.255.1"] },
+  { A: ["192.168.0.7"] },
+  { A: ["169.254.169.254"] },
+  { A: ["100.100.100.200"] },
+  { AAAA: ["fd12:3456::1"] },
+  { AAAA: ["fe80::1"] },
+  { AAAA: ["::ffff:127.0.0.1"] },
+  { AAAA: ["64:ff9b::7f00:1"] },
+  // One inside answer among public ones is enough.
+  { A: ["93.184.216.34"], AAAA: ["::1"] },
+  { A: ["8.8.8.8", "127.0.0.1"] },
+];
+const GUARD_REASON = "resolves to a private, loopback or special-use address";
+const OUTBOUND_KINDS = ["path", "callback", "list_import", "contacts_upload_source", "source_file", "html_url", "webhook"] as const;
+
+/**
+ * A listener on the receiver (a bucket answering `marker` as an internal service would) behind a
+ * fresh name (no verdict cached) that resolves to an inside answer, written in a random way.
+ */
+async function insideUrl(rnd: Random, file: string, marker: string): Promise<{ url: string; bucket: string; answers: string }> {
+  const bucket = receiver.bucket("inside");
+  await receiver.script(bucket, [{ status: 200, headers: { "content-type": file.endsWith(".html") ? "text/html" : "text/csv" }, body: `listener,${marker}\n1,2\n` }]);
+  const name = `inside-${crypto.randomUUID().slice(0, 8)}.example.com`;
+  const answers = rnd.pick(INSIDE_ANSWERS);
+  await publishTxt(Object.fromEntries(Object.entries(answers).map(([type, records]) => [`${name} ${type}`, records])));
+  const written = rnd.pick([name, name.toUpperCase(), `${name}.`, name.replace("inside", "Inside")]);
+  return { url: `http://${written}:${RECEIVER_PORT}/hooks/${bucket}/${file}`, bucket, answers: JSON.stringify(answers) };
+}
+
+const HOSTILE_MODES = ["drip", "reset", "silent"] as const;
+const DOWNLOAD_KINDS = ["contacts_upload_source", "source_file", "path", "list_import"] as const;
+
+function hostileAnswer(rnd: Random, mode: (typeof HOSTILE_MODES)[number], body: string) {
+  if (mode === "drip") return { body, dripMs: rnd.pick([400, 1000, 2000]) };
+  if (mode === "reset") return { body, resetAfterBytes: rnd.pick([0, 1, 18, 700, 4096]) };
+  // Longer than any headers deadline (15 s for downloads during a request).
+  return { body, delayMs: 20_000 };
+}
+
+/** Path heads of the API, and near misses of them; written in random case. */
+const API_HEADS = ["api", "apiv2", "apiv3", "apiv1", "apiv", "apis", "api2", "v1", "v2", "v9", "v0", "v10", "v1.1", "health", "openapi", "admin", "auth"];
+const API_TAILS = ["", "contacts", "x", "lists/getall", "Activity/singleactivity/c1", "activity/singleactivity/c1", "activity/batch/c1", "events/sms", "jobs", "%7e", "a/b/c", "panels", "v1", "v2/panels"];
+/** Real routes' first segments under the exact API versions; a tail starting so could be routed, not mistyped. */
+const ROUTED_TAILS = /^(activity|events|push|jobs|panels|sign-in|session)(\/|$)/;
+const ODD_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "PROPFIND", "MKCOL", "COPY", "MOVE", "LOCK", "REPORT", "SEARCH"];
+
+function randomCase(rnd: Random, text: string): string {
+  return [...text].map((c) => (rnd.chance(0.3) ? c.toUpperCase() : c)).join("");
+}
+
+/** A mistyped API path: no route takes it as it is written. */
+function mistypedPath(rnd: Random): string {
+  const head = randomCase(rnd, rnd.pick(API_HEADS));
+  let tail = rnd.pick(API_TAILS);
+  // Exactly a version (or the admin, auth or health path) with a tail a real route starts with is not mistyped.
+  if (["apiv2", "v1", "health", "openapi"].includes(head) && (tail === "" || ROUTED_TAILS.test(tail))) tail = `nope-${rnd.int(100)}`;
+  if (["admin", "auth"].includes(head) && /^v1(\/|$)/.test(tail)) tail = `v1/nope-${rnd.int(100)}`;
+  return `/${head}${tail ? `/${tail}` : ""}`;
+}
+
+/** Pages of the panel (not under an API prefix): only a GET or HEAD navigation gets the panel. */
+const PANEL_PATHS = ["/", "/x", "/panels/pnl_1/contacts", "/reset-password", "/sign-in", "/campaigns/new"];
+
+/** How a spreadsheet would open a cell: formula signs (ASCII and full-width) after spaces, or a leading tab or CR. */
+const SPREADSHEET_SIGNS = /^[=+\-@\uFF1D\uFF0B\uFF0D\uFF20]/;
+const FORMULA_BODIES = ["1+1", 'HYPERLINK("http://evil.example/","click")', "SUM(A1:A9)", "cmd|' /C calc'!A0", "2+3", "A1*2"];
+const LEADING_SPACE = ["", " ", "   ", "\u3000", "\u00a0", " \u3000 "];
+const SIGN_CHARS = ["=", "+", "-", "@", "\uFF1D", "\uFF0B", "\uFF0D", "\uFF20"];
+
+function formulaCell(rnd: Random): string {
+  const formula = () => `${rnd.pick(LEADING_SPACE)}${rnd.pick(SIGN_CHARS)}${rnd.pick(FORMULA_BODIES)}`;
+  switch (rnd.int(5)) {
+    case 0:
+    case 1:
+      return formula();
+    case 2:
+      // A `;`-separated reader starts a cell at each `;`.
+      return Array.from({ length: 2 + rnd.int(3) }, (_, i) => (i > 0 && rnd.chance(0.6) ? formula() : `part${i}`)).join(";");
+    case 3:
+      return `${rnd.pick(["\t", "\r", "\t "])}${rnd.chance(0.5) ? formula() : "plain text"}`;
+    default:
+      return `${rnd.pick(["x", "Ada", "note"])};${formula()}`;
+  }
+}
+
+/** Why a cell of a file written for spreadsheets would still run as a formula; null when it would not. */
+function runsAsFormula(cell: string): string | null {
+  if (/^[+-]?\d+(\.\d+)?$/.test(cell)) return null;
+  for (const [i, part] of cell.split(";").entries()) {
+    if (/^[\t\r]/.test(part)) return `part ${i} starts with a tab or CR`;
+    if (SPREADSHEET_SIGNS.test(part.replace(/^\s+/, ""))) return `part ${i} starts a formula`;
+  }
+  return null;
+}
+
+function csvRecords(text: string): string[][] {
+  const records: string[][] = [];
+  parseRecords(text, (record) => records.push(record.fields));
+  return records.filter((fields) => !(fields.length === 1 && fields[0] === ""));
+}
+
+/** A CSV a client would send: every field quoted, so spaces, tabs, CRs and `;` arrive as written. */
+const quotedCsv = (rows: string[][]) => rows.map((row) => row.map((field) => `"${field.replace(/"/g, '""')}"`).join(",")).join("\r\n") + "\r\n";
+
+describe(`fuzz: issue 41's hardening (seed ${SEED})`, () => {
+  it("1. names that resolve inside are refused in every outbound kind, before any connection, without the listener's content", async () => {
+    const rnd = prng(SEED + 41_01);
+    const panel = await createPanel();
+    const list = String((await apiFor(panel)("lists", "add", { listname: "Imports" })).body.listid);
+    const quiet = quietEnv(STRICT);
+    const tuning = { ...TINY, download: TIGHT_DOWNLOADS };
+    const failures: string[] = [];
+    const cases = [...shuffled(rnd, OUTBOUND_KINDS), ...shuffled(rnd, OUTBOUND_KINDS)];
+    for (const [n, kind] of cases.entries()) {
+      const marker = `secret-${SEED}-${n}`;
+      const first = await insideUrl(rnd, kind === "source_file" || kind === "html_url" ? "body.html" : kind === "callback" ? "done" : "contacts.csv", marker);
+      const second = await insideUrl(rnd, "contacts.csv", marker);
+      const label = `#${n} ${kind} ${first.url} -> ${first.answers}`;
+      const seen: string[] = [];
+      const refusedBy = (text: string | null | undefined, what: string) => {
+        seen.push(text ?? "");
+        if (!text?.includes(GUARD_REASON)) failures.push(`${label}: ${what} does not name the reason: ${String(text).slice(0, 300)}`);
+      };
+      /** An import job started by `request`, run as the consumer would with private fetches off. */
+      const failedJob = async (request: Request) => {
+        const started = await answerOf(await fetchWith(quiet.env, request));
+        seen.push(started.text);
+        if (started.status >= 400 && started.status < 500) return refusedBy(started.text, `the ${started.status}`);
+        if (!started.body?.jobid) return void failures.push(`${label}: answered ${started.status} ${started.text.slice(0, 200)}`);
+        const job = await runToEnd({ panelId: panel.id, jobId: started.body.jobid }, quiet.env, tuning);
+        if (job.status !== "failed") failures.push(`${label}: the job ended ${job.status}`);
+        refusedBy(job.reason, "the job's reason");
+        return started.body.jobid as string;
+      };
+      if (kind === "path") await failedJob(envelopeCall(panel, "contact", "bulkupload", { path: first.url, notifyemail: "ops@example.com" }));
+      else if (kind === "callback") {
+        const jobid = await failedJob(envelopeCall(panel, "contact", "bulkupload", { path: second.url, callback: first.url }));
+        if (jobid) {
+          const callback = (await apiFor(panel)("contact", "bulkstatus", { data: jobid })).body.job?.callback;
+          if (callback?.state !== "failed") failures.push(`${label}: the callback is ${JSON.stringify(callback)}`);
+          refusedBy(callback?.error, "the callback's error");
+        }
+      } else if (kind === "list_import") await failedJob(adminCall("POST", `/panels/${panel.id}/lists/${list}/imports`, { url: first.url }));
+      else if (kind === "contacts_upload_source" || kind === "source_file") {
+        const data = await broadcastData(
+          kind === "source_file" ? { contacts_upload_source: second.url, source_code: undefined, source_file: first.url } : { contacts_upload_source: first.url },
+        );
+        const answer = await answerOf(await fetchWith(STRICT, envelopeCall(panel, "email_broadcast", "upload_contact_and_publish", { data: JSON.stringify(data) })));
+        if (answer.status !== 400 || answer.body?.success !== false) failures.push(`${label}: answered ${answer.status}`);
+        refusedBy(answer.body?.message, "the answer");
+      } else if (kind === "html_url") {
+        const body = { name: "Inside", subject: "Hi", sender_name: "Shop", sender_email: "shop@example.com", html_url: first.url, schedule_date: scheduleIn(60 * 24 * 30), audience: { lists: [Number(list)] } };
+        const answer = await answerOf(await fetchWith(STRICT, adminCall("POST", `/panels/${panel.id}/campaigns`, body)));
+        if (answer.status !== 400) failures.push(`${label}: answered ${answer.status}`);
+        refusedBy(answer.body?.error, "the answer");
+      } else {
+        // The test action runs in the webhook's dispatcher, which is given the env of the tests' Worker.
+        const hook = await createWebhook(panel, { url: first.url }, false);
+        await dispatcherEnv(hook.id, STRICT);
+        const tested = await admin("POST", `${hook.path}/test`);
+        seen.push(JSON.stringify(tested.body));
+        if (tested.status !== 200 || tested.body.error !== "blocked" || tested.body.status !== null) failures.push(`${label}: the test answered ${tested.status} ${JSON.stringify(tested.body)}`);
+        refusedBy(tested.body.message, "the test's message");
+        const attempts = (await admin("GET", `${hook.path}/deliveries`)).body;
+        seen.push(JSON.stringify(attempts));
+      }
+      for (const bucket of [first.bucket, second.bucket]) {
+        const reached = await receiver.requests(bucket);
+        if (reached.length) failures.push(`${label}: ${reached.length} request(s) reached the listener`);
+      }
+      if (seen.some((text) => text.includes(marker))) failures.push(`${label}: the listener's content came back`);
+    }
+    expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
+  }, 120_000);
+
+  it("2. hostile downloads (drip, reset mid-body, headers never sent) answer 4xx or fail the job with the reason, never 5xx", async () => {
+    const rnd = prng(SEED + 41_02);
+    const broadcasts = await createPanel();
+    const imports = await createPanel();
+    const list = String((await apiFor(imports)("lists", "add", { listname: "Imports" })).body.listid);
+    const quiet = quietEnv();
+    const tuning = { ...TINY, download: TIGHT_DOWNLOADS };
+    // A source that never sends its headers holds a request 15 s: one such broadcast case, not two.
+    const slowBroadcast = rnd.pick(["contacts_upload_source", "source_file"]);
+    const cases = DOWNLOAD_KINDS.flatMap((kind) => HOSTILE_MODES.filter((mode) => mode !== "silent" || kind !== slowBroadcast).map((mode) => ({ kind, mode })));
+    const failures: string[] = [];
+
+    const broadcastCase = async ({ kind, mode }: (typeof cases)[number], n: number) => {
+      const file = kind === "source_file" ? "body.html" : "contacts.csv";
+      const size = rnd.pick([20_000, 100_000]);
+      const answer = hostileAnswer(rnd, mode, file.endsWith(".html") ? htmlBody(size) : contactsCsv(size));
+      const { url } = await receiver.hostile(file, answer);
+      const data = await broadcastData(kind === "source_file" ? { source_code: undefined, source_file: url } : { contacts_upload_source: url });
+      const label = `#${n} ${kind} ${JSON.stringify({ ...answer, body: `${answer.body.length} bytes` })}`;
+      const got = await answerOf(await call(`/apiv2?type=email_broadcast&activity=upload_contact_and_publish&apikey=${broadcasts.apiKey}`, { method: "POST", headers: FORM, body: new URLSearchParams({ data: JSON.stringify(data) }).toString() }));
+      if (got.status < 400 || got.status >= 500) failures.push(`${label}: answered ${got.status} ${got.text.slice(0, 200)}`);
+      else if (!String(got.body?.message).includes(`data.${kind}: could not be downloaded`)) failures.push(`${label}: the answer does not name the field and reason: ${got.text.slice(0, 300)}`);
+    };
+    const importCase = async ({ kind, mode }: (typeof cases)[number], n: number) => {
+      const answer = hostileAnswer(rnd, mode, contactsCsv(rnd.pick([20_000, 100_000])));
+      const { url } = await receiver.hostile("contacts.csv", answer);
+      const label = `#${n} ${kind} ${JSON.stringify({ ...answer, body: `${answer.body.length} bytes` })}`;
+      const request = kind === "path" ? envelopeCall(imports, "contact", "bulkupload", { path: url }) : adminCall("POST", `/panels/${imports.id}/lists/${list}/imports`, { url });
+      const started = await answerOf(await fetchWith(quiet.env, request));
+      if (!started.body?.jobid) return void failures.push(`${label}: answered ${started.status} ${started.text.slice(0, 200)}`);
+      const job = await runToEnd({ panelId: imports.id, jobId: started.body.jobid }, quiet.env, tuning);
+      if (job.status !== "failed" || !/could not be downloaded/.test(job.reason ?? "")) failures.push(`${label}: the job ended ${job.status}: ${job.reason}`);
+    };
+    // Broadcasts at once (each waits on its source); the imports one after another, as one panel's jobs queue.
+    const ordered = shuffled(rnd, cases).map((c, n) => ({ ...c, n }));
+    await Promise.all([
+      ...ordered.filter((c) => c.kind === "contacts_upload_source" || c.kind === "source_file").map((c) => broadcastCase(c, c.n)),
+      (async () => {
+        for (const c of ordered.filter((c) => c.kind === "path" || c.kind === "list_import")) await importCase(c, c.n);
+      })(),
+    ]);
+    if ((await contactsOf(imports.id)).length) failures.push("a hostile source's rows were imported");
+    expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
+  }, 120_000);
+
+  it("4. wrong passwords from many addresses never make the operator's right password fail", async () => {
+    const rnd = prng(SEED + 41_04);
+    const panel = await createPanel();
+    const email = `fuzz-owner-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const password = "the operator's own passphrase";
+    expect((await admin("POST", `/panels/${panel.id}/operators`, { email, role: "owner", password })).status).toBe(201);
+    const failures: string[] = [];
+    let challenged = 0;
+    for (let round = 0; round < 3; round++) {
+      // A persistent attacker pays for every challenge, so its guesses keep counting against the account.
+      const persistent = round === 1 || rnd.chance(0.4);
+      const guesses = persistent ? 12 + rnd.int(8) : 4 + rnd.int(14);
+      for (let i = 0; i < guesses; i++) {
+        const address = `198.18.${rnd.int(8)}.${1 + rnd.int(250)}`;
+        const asked = rnd.pick([email, email.toUpperCase(), ` ${email} `]);
+        const guess = rnd.pick(["x", password.toUpperCase(), `${password} `, password.slice(0, -1), "a".repeat(2000), `guess ${rnd.int(1_000_000)}`]);
+        let challenge: unknown = persistent ? "solve" : rnd.pick([undefined, undefined, "not an object", { token: "abc.def", nonce: "1" }, { token: "", nonce: "" }, "solve"]);
+        if (challenge === "solve") {
+          // An attacker who pays for the proof of work.
+          const due = await challengeFor(asked.trim());
+          challenge = due.required ? { token: due.token, nonce: await solveChallenge(due.token, due.difficulty) } : undefined;
+        }
+        const label = `round ${round} guess ${i} from ${address}: ${JSON.stringify({ asked, guess: guess.slice(0, 40), challenge: JSON.stringify(challenge ?? null).slice(0, 40) })}`;
+        const answer = await signInFrom({ email: asked, password: guess, ...(challenge === undefined ? {} : { challenge }) }, address);
+        if (answer.status === 200 || answer.status >= 500 || answer.cookie) failures.push(`${label}: answered ${answer.status}${answer.cookie ? " with a session" : ""}`);
+      }
+      // The operator's browser, from its own address: asked for a challenge at most, then signed in.
+      let answer = await signInFrom({ email, password }, "192.0.2.10");
+      if (answer.status === 400 && answer.body.errors?.[0]?.field === "challenge") {
+        challenged++;
+        const due = await challengeFor(email);
+        answer = await signInFrom({ email, password, challenge: { token: due.token, nonce: await solveChallenge(due.token, due.difficulty) } }, "192.0.2.10");
+      }
+      if (answer.status !== 200 || !answer.cookie) failures.push(`round ${round}: the right password answered ${answer.status} ${JSON.stringify(answer.body)}`);
+    }
+    console.log(`fuzz seed ${SEED}, sign-in: the operator was asked for a challenge in ${challenged} of 3 rounds`);
+    expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
+  }, 120_000);
+
+  it("5. reset links come from PUBLIC_BASE_URL whatever Host and forwarding headers the asker sends", async () => {
+    const rnd = prng(SEED + 41_05);
+    const panel = await createPanel();
+    const hosts = ["evil.example", "EVIL.example:8443", "attacker.test", "127.0.0.1:9", "api.test.evil.example", "[::1]:8080", "xn--80ak6aa92e.com"];
+    const failures: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      // One account per request: an account is sent at most 5 links a window.
+      const email = `fuzz-reset-${i}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+      expect((await admin("POST", `/panels/${panel.id}/operators`, { email, role: "viewer", password: "first passphrase" })).status).toBe(201);
+      const asked = rnd.pick(hosts);
+      const url = `${rnd.pick(["http", "https"])}://${asked}/auth/v1/password-reset`;
+      const others = shuffled(rnd, hosts).slice(0, 2);
+      const headers: Record<string, string> = { origin: new URL(url).origin, "content-type": "application/json", "cf-connecting-ip": `203.0.113.${100 + i}` };
+      if (rnd.chance(0.7)) headers.host = asked;
+      if (rnd.chance(0.5)) headers["x-forwarded-host"] = others[0]!;
+      if (rnd.chance(0.5)) headers.forwarded = `host=${others[1]};proto=https`;
+      if (rnd.chance(0.3)) headers["x-original-host"] = others[0]!;
+      const { MAILER, mails } = keptMail();
+      const response = await fetchWith({ MAILER }, new Request(url, { method: "POST", headers, body: JSON.stringify({ email }) }));
+      const label = `${url} ${JSON.stringify(headers)}`;
+      if (response.status !== 202) failures.push(`${label}: answered ${response.status} ${await response.text()}`);
+      if (mails.length !== 1) failures.push(`${label}: ${mails.length} mails`);
+      for (const mail of mails) {
+        const links = mail.text.match(/https?:\/\/\S+/g) ?? [];
+        if (!links.length) failures.push(`${label}: no link in the mail`);
+        for (const link of links) if (!link.startsWith(`${env.PUBLIC_BASE_URL}/reset-password#token=`)) failures.push(`${label}: the mail links to ${link}`);
+        for (const hostile of [asked, ...others]) if (mail.text.toLowerCase().includes(hostile.toLowerCase())) failures.push(`${label}: the mail names ${hostile}`);
+      }
+    }
+    expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
+  }, 60_000);
+
+  it("6. refused broadcasts and uploads mail nothing, whatever notify_me and notifyemail say", async () => {
+    const rnd = prng(SEED + 41_06);
+    const panel = await createPanel();
+    await apiFor(panel)("lists", "add", { listname: "Taken list" });
+    const { MAILER, mails } = keptMail();
+    const refusals: Record<string, () => Promise<Record<string, unknown>>> = {
+      "past date": async () => ({ schedule_date: scheduleIn(-(1 + rnd.int(600))) }),
+      "too soon": async () => ({ schedule_date: scheduleIn(rnd.int(80)) }),
+      "malformed date": async () => ({ schedule_date: "2099-13-01 10:00:00" }),
+      "no contacts": async () => ({ contacts_upload_source: undefined }),
+      "no body": async () => ({ source_code: undefined }),
+      "two bodies": async () => ({ source_file: await host("body.html", "<p>x</p>", "text/html") }),
+      "taken list": async () => ({ list_name: "Taken list" }),
+      "too many tags": async () => ({ tags: "a,b,c,d,e,f" }),
+      "bad sender": async () => ({ sender_email_id: rnd.pick(["shop", "shop@", "a\\b@example.com"]) }),
+      "md5 mismatch": async () => ({ contacts_upload_source_file_md5: "0".repeat(32) }),
+      "missing file": async () => ({ contacts_upload_source: `${env.RECEIVER_URL}/files/missing-${crypto.randomUUID()}.csv` }),
+      "source resets": async () => ({ contacts_upload_source: (await receiver.hostile("contacts.csv", { body: contactsCsv(10_000), resetAfterBytes: 10 })).url }),
+      "unknown column": async () => ({ contacts_upload_source: await host("contacts.csv", "EMAIL,SHOE_SIZE\nada@example.com,9\n") }),
+      "rowcount": async () => ({ check_rowcount: 1 }),
+      "bad notify_me": async () => ({ notify_me: "victim@example.com, nobody" }),
+    };
+    const failures: string[] = [];
+    for (const name of shuffled(rnd, Object.keys(refusals))) {
+      const notify = Array.from({ length: 1 + rnd.int(20) }, (_, i) => `victim${i}@${rnd.pick(["example.com", "example.org"])}`).join(rnd.pick([",", ", ", ";"]));
+      const data = await broadcastData({ notify_me: notify, campaign_name: rnd.pick(["Click https://spam.example now", "Win $$$ at spam.example", "Spring sale"]), ...(await refusals[name]!()) });
+      const got = await answerOf(await fetchWith({ MAILER }, envelopeCall(panel, "email_broadcast", "upload_contact_and_publish", { data: JSON.stringify(data) })));
+      if (got.status < 400 || got.status >= 500 || got.body?.success !== false) failures.push(`${name}: answered ${got.status} ${got.text.slice(0, 200)}`);
+    }
+    for (const path of ["ftp://example.com/a.csv", "not a url", `http://user:pw@example.com/a.csv`]) {
+      const got = await answerOf(await fetchWith({ MAILER }, envelopeCall(panel, "contact", "bulkupload", { path, notifyemail: "victim@example.com" })));
+      if (got.status !== 400) failures.push(`bulkupload ${path}: answered ${got.status}`);
+    }
+    if (mails.length) failures.push(`mailed ${JSON.stringify(mails.map((m) => ({ to: m.to, subject: m.subject })))}`);
+    const recorded = await notificationsOf(panel);
+    if (recorded.length) failures.push(`recorded ${recorded.length} notification(s)`);
+    expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
+  }, 60_000);
+
+  it("7. mistyped API paths and odd methods answer the JSON Failed body with 404 or 405 from the Worker", async () => {
+    const rnd = prng(SEED + 41_07);
+    const failures: string[] = [];
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 120; i++) {
+      const api = rnd.chance(0.8);
+      const path = api ? mistypedPath(rnd) : rnd.pick(PANEL_PATHS);
+      // Off the API prefixes, a GET or HEAD navigation is the panel's; everything else is the Worker's answer.
+      const method = api ? rnd.pick(ODD_METHODS) : rnd.pick(ODD_METHODS.filter((m) => m !== "GET"));
+      const headers: Record<string, string> = {};
+      const accept = rnd.pick(["text/html,application/xhtml+xml", "application/json", "*/*", ""]);
+      if (accept) headers.accept = accept;
+      if (api && rnd.chance(0.3)) headers["sec-fetch-mode"] = "navigate";
+      const body = ["GET", "HEAD"].includes(method) || rnd.chance(0.3) ? undefined : rnd.pick(["{}", "a=1", '{"type":"contact"}']);
+      if (body !== undefined) headers["content-type"] = rnd.pick(["application/json", "application/x-www-form-urlencoded"]);
+      const label = `${method} ${path} ${JSON.stringify(headers)}`;
+      const got = await answerOf(await call(path, { method, headers, body }));
+      statuses.set(got.status, (statuses.get(got.status) ?? 0) + 1);
+      if (got.status !== 404 && got.status !== 405) {
+        failures.push(`${label}: answered ${got.status} ${got.text.slice(0, 120)}`);
+        continue;
+      }
+      // Under /admin and /auth the admin API's shape is documented; a one-segment `/Admin` or an
+      // activity route's unknown version (`/Auth/activity/...`) still answers the envelope's.
+      const shapes: Array<Generated["shape"]> = /^\/(admin|auth)(\/|$)/i.test(path) ? ["admin", "envelope"] : ["envelope"];
+      const problems = got.body === undefined ? [`not JSON: ${got.text.slice(0, 120)}`] : shapes.map((shape) => shapeProblem(shape, got.status, got.body));
+      const problem = problems.every((p) => p !== null) ? problems.join("; ") : null;
+      if (problem) failures.push(`${label}: ${problem} ${got.text.slice(0, 200)}`);
+    }
+    console.log(`fuzz seed ${SEED}, mistyped paths: statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+    expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
+  }, 60_000);
+
+  it("8. formula-like cells are neutralised in error reports and segment exports", async () => {
+    const rnd = prng(SEED + 41_08);
+    const panel = await createPanel();
+    const cells = Array.from({ length: 30 }, () => formulaCell(rnd));
+    // Each cell twice: in a row refused for its AGE (the report echoes it) and in a contact's NAME (the export writes it).
+    const rows = [["EMAIL", "NAME", "CITY", "AGE"]];
+    cells.forEach((cell, i) => {
+      rows.push([`refused${i}@example.com`, cell, rnd.pick(cells), "not a number"]);
+      rows.push([`kept${i}@example.com`, cell, "Pune", "30"]);
+    });
+    // A key that starts a formula is refused and echoed too.
+    rows.push([rnd.pick(cells), "Key", "Pune", "1"]);
+    const failures: string[] = [];
+    const check = (where: string, records: string[][]) => {
+      for (const [r, fields] of records.entries()) {
+        for (const [c, field] of fields.entries()) {
+          const why = runsAsFormula(field);
+          if (why) failures.push(`${where} line ${r + 1} cell ${c + 1} ${JSON.stringify(field)}: ${why}`);
+        }
+      }
+    };
+    const job = await importCsv(panel, quotedCsv(rows));
+    const report = await downloadErrorReport(job.error_report, panel.apiKey);
+    const reported = csvRecords(report.text);
+    if (reported.length < cells.length + 1) failures.push(`the error report has ${reported.length} lines for ${cells.length + 1} refused rows`);
+    check("error report", reported);
+
+    const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
+    const started = await admin("POST", `/panels/${panel.id}/segments/${segment.body.id}/export?attributes=NAME,CITY`);
+    const exported = await jobFinished(panel, started.body.jobid);
+    const file = await call(`/admin/v1/panels/${panel.id}/jobs/${exported.jobid}/export.csv`, { headers: ADMIN_JSON });
+    const records = csvRecords(await file.text());
+    if (records.length < cells.length + 1) failures.push(`the export has ${records.length} lines for ${cells.length} contacts`);
+    check("segment export", records);
+    console.log(`fuzz seed ${SEED}, formula cells: ${reported.length - 1} report lines, ${records.length - 1} exported contacts, e.g. ${JSON.stringify(records.slice(1, 4))}`);
+    expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
+  }, 60_000);
 });

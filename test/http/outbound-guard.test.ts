@@ -2,13 +2,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { broadcastData } from "../support/broadcasts";
 import { publishTxt } from "../support/dns";
-import { BASE, createPanel, panelSnapshot } from "../support/helpers";
+import { BASE, createPanel, fetchWith, panelSnapshot, STRICT } from "../support/helpers";
 
 /** The Worker as deployed: private fetches off. */
 async function strictCall(path: string, init: RequestInit) {
-  const { default: worker } = await import("../../src/index");
-  const exec = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-  const response = await worker.fetch(new Request(`${BASE}${path}`, init) as Request<unknown, IncomingRequestCfProperties>, { ...env, ALLOW_PRIVATE_FETCH: "false" }, exec);
+  const response = await fetchWith(STRICT, new Request(`${BASE}${path}`, init));
   return { status: response.status, body: (await response.json()) as any };
 }
 

@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import worker from "../../src/index";
 import { formatLocalIso } from "../../src/domain/time";
 import { getCampaign } from "../../src/store/campaigns";
-import { admin, apiFor, panelData, receiver, type TestPanel } from "./helpers";
+import { admin, apiFor, jobFinished, panelData, receiver, type TestPanel } from "./helpers";
 
 export function toBase64(text: string): string {
   const bytes = new TextEncoder().encode(text);
@@ -56,13 +56,7 @@ export function publish(panel: TestPanel, data: Record<string, unknown>, style: 
 
 /** Waits for the campaign's contact import (a background job) to finish; returns the job. */
 export async function waitForImport(panel: TestPanel, campaignId: string): Promise<any> {
-  const jobId = (await campaign(panel, campaignId)).import_job_id;
-  for (let i = 0; i < 300; i++) {
-    const job = (await admin("GET", `/panels/${panel.id}/jobs/${jobId}`)).body;
-    if (job.status === "completed" || job.status === "failed") return job;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`import ${jobId} of campaign ${campaignId} did not finish`);
+  return jobFinished(panel, (await campaign(panel, campaignId)).import_job_id);
 }
 
 export async function campaign(panel: TestPanel, id: string) {

@@ -1,3 +1,4 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { contactsPage, type KeyedContact } from "../../src/store/contacts";
 import type { ShardDb } from "../../src/store/shards";
@@ -7,6 +8,35 @@ export const ADMIN_TOKEN = "test-admin-token";
 
 export function call(path: string, init: RequestInit = {}): Promise<Response> {
   return exports.default.fetch(new Request(`${BASE}${path}`, init));
+}
+
+/**
+ * A request through the Worker's own fetch with parts of its env replaced, as a deployment with
+ * other vars or bindings runs it (private fetches off, a MAILER that keeps what it is given, a
+ * queue that records): answers once the request's background work (waitUntil) is done.
+ */
+export async function fetchWith(overrides: Partial<Record<keyof Env, unknown>>, request: Request): Promise<Response> {
+  const { default: worker } = await import("../../src/index");
+  const exec = createExecutionContext();
+  const response = await worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, { ...env, ...overrides } as Env, exec);
+  await waitOnExecutionContext(exec);
+  return response;
+}
+
+/** The private fetches a deployment makes: none (vitest.config.ts allows them for the loopback receiver). */
+export const STRICT = { ALLOW_PRIVATE_FETCH: "false" } as const;
+
+export interface KeptMail {
+  from: string;
+  to: string | string[];
+  subject: string;
+  text: string;
+}
+
+/** A MAILER binding that keeps what it is given, for fetchWith. */
+export function keptMail(): { MAILER: SendEmail; mails: KeptMail[] } {
+  const mails: KeptMail[] = [];
+  return { MAILER: { send: async (message: KeptMail) => void mails.push(message) } as unknown as SendEmail, mails };
 }
 
 export async function admin<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -130,6 +160,16 @@ export const receiver = {
   ): Promise<void> {
     await fetch(`${env.RECEIVER_URL}/__script/${bucket}`, { method: "POST", body: JSON.stringify(answers) });
   },
+  /**
+   * A URL answered as a hostile source answers (`delayMs` holds the headers back, `dripMs` sends
+   * the body a byte at a time, `resetAfterBytes` resets the connection mid-body), with its bucket.
+   */
+  async hostile(file: string, answer: { status?: number; headers?: Record<string, string>; body: string; delayMs?: number; dripMs?: number; resetAfterBytes?: number }): Promise<{ url: string; bucket: string }> {
+    const bucket = receiver.bucket("hostile");
+    const type = file.endsWith(".html") ? "text/html" : "text/csv";
+    await receiver.script(bucket, [{ status: 200, ...answer, headers: { "content-type": type, ...answer.headers } }]);
+    return { url: `${receiver.hookUrl(bucket)}/${file}`, bucket };
+  },
   async requests(bucket: string): Promise<Array<{ method: string; path: string; headers: Record<string, string>; body: string; bodyBase64: string; at: number }>> {
     return (await fetch(`${env.RECEIVER_URL}/__requests/${bucket}`)).json();
   },
@@ -137,3 +177,13 @@ export const receiver = {
 
 /** A public https origin: a deployment that sends real email must have one as PUBLIC_BASE_URL. */
 export const PUBLIC_HTTPS = "https://links.example.com";
+
+/** Waits until the panel's job (import, export) is completed or failed; returns it as the admin API shows it. */
+export async function jobFinished(panel: TestPanel, jobId: string): Promise<any> {
+  for (let i = 0; i < 300; i++) {
+    const job = (await admin("GET", `/panels/${panel.id}/jobs/${jobId}`)).body;
+    if (job.status === "completed" || job.status === "failed") return job;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`job ${jobId} of panel ${panel.id} did not finish`);
+}

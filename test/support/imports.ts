@@ -3,7 +3,8 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { DEFAULT_TUNING, importNudge, importQueueHandler, newImportJob, type ImportRef, type ImportTuning, type StartImportOptions } from "../../src/services/imports";
 import { getImportJob, insertImportJob, type ChunkCommit, type ImportedRow, type ImportJob } from "../../src/store/imports";
-import { apiFor, receiver, type TestPanel, panelData } from "./helpers";
+import type { TransferLimits } from "../../src/lib/transfer-limits";
+import { apiFor, call, receiver, type TestPanel, panelData } from "./helpers";
 
 /** Puts a file on the loopback receiver; returns the URL a bulk upload's `path` names. */
 export async function hostFile(body: string | Uint8Array, contentType = "text/csv"): Promise<string> {
@@ -29,10 +30,19 @@ export async function importCsv(panel: TestPanel, csv: string, params: Record<st
   return importFinished(panel, started.body.jobid);
 }
 
+/** An error report (a job's `error_report` URL) as the panel's API key downloads it. */
+export async function downloadErrorReport(url: string, apiKey: string): Promise<{ status: number; text: string; type: string | null }> {
+  const response = await call(`${new URL(url).pathname}?apikey=${encodeURIComponent(apiKey)}`);
+  return { status: response.status, text: await response.text(), type: response.headers.get("content-type") };
+}
+
 // The import engine driven by hand: a test stores a job and delivers its queue messages itself.
 
 /** Small chunks and reads, so a few rows make many chunks, checkpoints and reads. */
 export const TINY: ImportTuning = { ...DEFAULT_TUNING, chunkRows: 2, chunkBytes: 64, readBytes: 7, stepChunks: 1 };
+
+/** Download limits for hostile sources: headers within 300 ms, at least 1 KiB/s over 300 ms windows, all within 3 s. */
+export const TIGHT_DOWNLOADS: TransferLimits = { headersMs: 300, deadlineMs: 3_000, minBytesPerSecond: 1024, windowMs: 300 };
 
 /** The Worker's env with an IMPORTS queue that records messages instead of delivering them. */
 export function quietEnv(overrides: Partial<Env> = {}): { env: Env; sent: unknown[] } {

@@ -1,3 +1,5 @@
+import { expect } from "vitest";
+import { solveChallenge } from "../../src/domain/sign-in-challenge";
 import { admin, BASE, call } from "./helpers";
 
 export interface OperatorSession {
@@ -53,4 +55,32 @@ export async function asOperator<T = any>(
   // A 204 (a delete) has no body to read.
   const text = await response.text();
   return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
+}
+
+/** A sign-in attempt from a client address (CF-Connecting-IP), answered as it is. */
+export async function signInFrom(body: Record<string, unknown>, address: string): Promise<{ status: number; body: any; cookie: string | null }> {
+  const response = await call("/auth/v1/sign-in", {
+    method: "POST",
+    headers: { origin: BASE, "content-type": "application/json", "cf-connecting-ip": address },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json(), cookie: response.headers.get("set-cookie") };
+}
+
+/** The sign-in challenge the panel asks for before signing `email` in. */
+export async function challengeFor(email: string): Promise<any> {
+  const response = await call("/auth/v1/sign-in/challenge", {
+    method: "POST",
+    headers: { origin: BASE, "content-type": "application/json" },
+    body: JSON.stringify({ email }),
+  });
+  expect(response.status).toBe(200);
+  return response.json();
+}
+
+/** What the panel does when a challenge is due: ask for it and solve it. */
+export async function solvedChallenge(email: string): Promise<{ token: string; nonce: string; difficulty: number }> {
+  const challenge = await challengeFor(email);
+  expect(challenge.required).toBe(true);
+  return { token: challenge.token, nonce: await solveChallenge(challenge.token, challenge.difficulty), difficulty: challenge.difficulty };
 }

@@ -29,6 +29,17 @@ export async function createWebhook(panel: TestPanel, options: Record<string, un
   return { id, bucket, path: `/panels/${panel.id}/webhooks/${id}` };
 }
 
+/**
+ * Runs the webhook's dispatcher with its env changed from now on (private fetches off, as
+ * deployed): a Durable Object is given the env of the tests' Worker, which allows them.
+ */
+export async function dispatcherEnv(webhookId: string, overrides: Partial<Record<keyof Env, unknown>>): Promise<void> {
+  await runInDurableObject(dispatcherStub(webhookId), (instance: WebhookDispatcher) => {
+    const held = instance as unknown as { env: Env };
+    held.env = { ...held.env, ...overrides } as Env;
+  });
+}
+
 /** Moves the dispatcher's clock forward. */
 export async function advance(webhookId: string, ms: number): Promise<void> {
   await runInDurableObject(dispatcherStub(webhookId), (instance: WebhookDispatcher) => {

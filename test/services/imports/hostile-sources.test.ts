@@ -1,16 +1,13 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { importNudge, MAX_IMPORT_ATTEMPTS, PANEL_IMPORT_SLOTS, type ImportRef } from "../../../src/services/imports";
 import { leaseImportJob, releaseImportLease } from "../../../src/store/imports";
-import type { TransferLimits } from "../../../src/lib/transfer-limits";
 import { contactsOf, createPanel, panelData, receiver, type TestPanel } from "../../support/helpers";
-import { deliver, hostFile, job, quietEnv, runToEnd, storeImportJob, TINY } from "../../support/imports";
+import { deliver, hostFile, job, quietEnv, runToEnd, storeImportJob, TIGHT_DOWNLOADS as TIGHT, TINY } from "../../support/imports";
 
 // Import downloads from hostile sources (issue 41): each attempt is bounded by the download
 // limits (small here through the tuning), the job fails after MAX_IMPORT_ATTEMPTS with the
 // reason, and one panel's jobs never take every consumer slot.
 
-/** Headers within 300 ms, at least 1 KiB/s over 300 ms windows, all within 3 s. */
-const TIGHT: TransferLimits = { headersMs: 300, deadlineMs: 3_000, minBytesPerSecond: 1024, windowMs: 300 };
 const tuning = { ...TINY, download: TIGHT };
 const CSV = `EMAIL,NAME\n${Array.from({ length: 50 }, (_, i) => `u${i}@example.com,U${i}`).join("\n")}\n`;
 
@@ -23,9 +20,7 @@ beforeEach(async () => {
 const buckets = new Map<string, string>();
 
 async function hostile(answer: { delayMs?: number; dripMs?: number; resetAfterBytes?: number }): Promise<string> {
-  const bucket = receiver.bucket("hostile-import");
-  await receiver.script(bucket, [{ status: 200, headers: { "content-type": "text/csv" }, body: CSV, ...answer }]);
-  const url = `${receiver.hookUrl(bucket)}/contacts.csv`;
+  const { url, bucket } = await receiver.hostile("contacts.csv", { body: CSV, ...answer });
   buckets.set(url, bucket);
   return url;
 }
