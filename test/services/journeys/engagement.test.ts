@@ -6,7 +6,7 @@ import { routeRequest } from "../../../src/http/router";
 import { enterListEntries } from "../../../src/services/journeys/list-entries";
 import { isAddressSuppressed } from "../../../src/store/suppressions";
 import { eventually, pipelineSettled } from "../../support/activity";
-import { parseMessage } from "../../support/mime";
+import { parseMessage, unsubscribeUris } from "../../support/mime";
 import { verifiedSenderDomain } from "../../support/dns";
 import { htmlOf } from "../../support/broadcasts";
 import { apiFor, call, countRows, createPanel, receiver, type TestPanel, PUBLIC_HTTPS, panelData } from "../../support/helpers";
@@ -37,7 +37,7 @@ async function sentEmail(panel: TestPanel, msgid: string) {
   const raw = await (await env.FILES.get(`outbox/${panel.id}/${msgid}.eml`))!.text();
   const body = htmlOf(raw);
   const paths = (kind: string) => [...body.matchAll(new RegExp(`http://127\\.0\\.0\\.1:8787(/t/${kind}/[^"]+)`, "g"))].map((m) => m[1]!);
-  const unsubscribe = /\r\nList-Unsubscribe: <http:\/\/127\.0\.0\.1:8787(\/t\/u\/[^>]+)>/.exec(raw)?.[1];
+  const unsubscribe = /^http:\/\/127\.0\.0\.1:8787(\/t\/u\/.+)$/.exec(unsubscribeUris(raw)[0] ?? "")?.[1];
   return { raw, body, open: paths("o")[0]!, clicks: paths("c"), unsubscribe: unsubscribe! };
 }
 
