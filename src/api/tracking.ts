@@ -1,4 +1,4 @@
-import { recordBounce, trackClick, trackOpen, unsubscribeRecipient } from "../services/broadcasts/engagement";
+import { recordBounce, recordComplaint, trackClick, trackOpen, unsubscribeRecipient } from "../services/broadcasts/engagement";
 import type { EmailProviderSecrets } from "../services/channels/email/provider";
 import { parseSesNotification } from "../services/channels/email/ses-notifications";
 import { recipientOf, recipientPreferences, resubscribe } from "../services/channels/email/recipient-choice";
@@ -6,7 +6,7 @@ import { isJourneyClaim, TrackingSigner } from "../services/channels/email/track
 import { invalidLinkPage, preferencesPage, unsubscribePage } from "../domain/unsubscribe-page";
 import { PREFERENCE_CHANNELS, type PreferenceChannel, type PreferencesChange } from "../domain/preferences";
 import { escapeHtml } from "../domain/email-message";
-import { recordJourneyBounce, trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../services/journeys/engagement";
+import { recordJourneyBounce, recordJourneyComplaint, trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../services/journeys/engagement";
 import { constantTimeEqual } from "../lib/crypto";
 import { readBodyBytes } from "../lib/http/body";
 import { ApiError } from "../lib/http/errors";
@@ -151,7 +151,7 @@ export async function handlePreferences(token: string, request: Request, env: En
 }
 
 /**
- * POST /hooks/email/ses/{token}: Amazon SNS notifications of SES bounces. The path token
+ * POST /hooks/email/ses/{token}: Amazon SNS notifications of SES bounces and complaints. The path token
  * (secret SES_SNS_TOKEN) is what authenticates SNS; without the secret the endpoint is off.
  */
 export async function handleSesNotification(token: string, request: Request, env: Env & EmailProviderSecrets): Promise<Response> {
@@ -174,6 +174,9 @@ export async function handleSesNotification(token: string, request: Request, env
   const now = Date.now();
   for (const bounce of parsed.bounces) {
     if (!(await recordBounce(env, bounce, now))) await recordJourneyBounce(env, bounce, now);
+  }
+  for (const complaint of parsed.complaints) {
+    if (!(await recordComplaint(env, complaint, now))) await recordJourneyComplaint(env, complaint, now);
   }
   return new Response("ok");
 }

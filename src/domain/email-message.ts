@@ -251,6 +251,20 @@ export function formatMailbox(name: string, address: string, nameLength = "From"
   return foldAtSpaces(`${display} <${address}>`, nameLength + 2);
 }
 
+/**
+ * The List-Unsubscribe field (RFC 2369): each URI in angle brackets, folded after the commas
+ * between them, and the first on a continuation line of its own when it does not fit after the
+ * name. A URI itself is never broken: RFC 2369 asks readers to ignore white space inside the
+ * brackets, but a one-click (RFC 8058) that did not would post to a broken URL. So a URI longer
+ * than 76 characters keeps its line longer than 78 (within 998 octets: the URIs are ours).
+ */
+export function listUnsubscribeField(uris: readonly string[]): string {
+  const name = "List-Unsubscribe:";
+  const value = uris.map((uri) => `<${uri}>`).join(", ");
+  const first = value.split(" ")[0]!;
+  return name.length + 1 + first.length <= LINE ? `${name} ${foldAtSpaces(value, name.length + 1)}` : `${name}\r\n ${foldAtSpaces(value, 1)}`;
+}
+
 /** An address as a header carries it: an internationalised domain in its ASCII (punycode) form. */
 export function asciiAddress(address: string): string {
   const at = address.lastIndexOf("@");
@@ -332,7 +346,7 @@ export function buildMime(message: MimeMessage): string {
     `Date: ${new Date(message.date).toUTCString().replace("GMT", "+0000")}`,
     `Message-ID: <${message.messageId}@${domain}>`,
     "MIME-Version: 1.0",
-    ...(message.unsubscribeUrl ? [`List-Unsubscribe: <${message.unsubscribeUrl}>`, "List-Unsubscribe-Post: List-Unsubscribe=One-Click"] : []),
+    ...(message.unsubscribeUrl ? [listUnsubscribeField([message.unsubscribeUrl]), "List-Unsubscribe-Post: List-Unsubscribe=One-Click"] : []),
     ...Object.entries(message.headers ?? {}).map(([name, value]) => `${name}: ${encodeHeaderText(value, name.length)}`),
     `Content-Type: multipart/alternative; boundary="${BOUNDARY}"`,
   ];

@@ -477,6 +477,15 @@ export async function getSentCampaignMessage(db: ShardDb, m: { panelId: string; 
   return tracked(row);
 }
 
+/** The sent message the provider knows by its message id (a complaint names only that). */
+export async function sentMessageByProviderId(db: ShardDb, providerMessageId: string): Promise<TrackedMessage | null> {
+  const row = await db
+    .prepare("SELECT panel_id, campaign_id, contact_id, address FROM campaign_messages WHERE provider_msg_id = ? AND status = 'sent'")
+    .bind(providerMessageId)
+    .first<TrackedRow>();
+  return tracked(row);
+}
+
 /** Marks the message a provider reported bounced, found by the provider's message id. */
 export async function markBounced(db: ShardDb, providerMessageId: string, now: number): Promise<TrackedMessage | null> {
   const row = await db

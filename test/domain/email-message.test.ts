@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { applyTextUnsubscribe, applyTracking, buildMime, compileTemplate, encodeHeaderText, personalize, quotedPrintable, trackableLinks, withoutLinkMarks } from "../../src/domain/email-message";
+import {
+  applyTextUnsubscribe,
+  applyTracking,
+  buildMime,
+  compileTemplate,
+  encodeHeaderText,
+  listUnsubscribeField,
+  personalize,
+  quotedPrintable,
+  trackableLinks,
+  withoutLinkMarks,
+} from "../../src/domain/email-message";
 import { textOfHtml } from "../../src/domain/email-text";
-import { parseMessage } from "../support/mime";
+import { parseMessage, unsubscribeUris } from "../support/mime";
 
 const facts = { senderName: "Shop", senderAddress: "shop@example.com", panelName: "Shop Europe" };
 const urls = { clicks: ["https://t.example/c/1", "https://t.example/c/2"], open: "https://t.example/o", unsubscribe: "https://t.example/u" };
@@ -137,8 +148,8 @@ describe("MIME", () => {
   it("folds every header line within 78 characters, and unfolding gives back the same values", () => {
     const name = 'Shop, "Best" Deals (EU) with a sender name long enough to need folding twice over here';
     const subject = `Grüße ${"and a long subject line ".repeat(6)}ünd mehr`;
-    // Not longer: the URL is one unbreakable token, and the List-Unsubscribe line is not folded before it.
-    const unsubscribeUrl = `https://track.example.com/t/u/${"a".repeat(28)}`;
+    // As long as fits a continuation line (76): the URL is one unbreakable token.
+    const unsubscribeUrl = `https://track.example.com/t/u/${"a".repeat(44)}`;
     const decodeWords = (value: string) =>
       value.replace(/=\?UTF-8\?B\?([^?]*)\?=(?:\s+(?==\?))?/g, (_, b64: string) => new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))));
     for (const fromName of [name, `Ünited ${name}`]) {
@@ -152,6 +163,31 @@ describe("MIME", () => {
       expect(display).toBe(fromName);
       expect(from.endsWith(" <news@shop.example.com>")).toBe(true);
     }
+  });
+
+  it("folds List-Unsubscribe between its URIs, each line within 78 characters, and it unfolds to the same URIs", () => {
+    const https = `https://track.example.com/t/u/${"b".repeat(40)}`;
+    const mailto = `mailto:unsubscribe+${"c".repeat(10)}@bounces.shop.example.com?subject=stop`;
+    const field = listUnsubscribeField([https, mailto]);
+    expect(field).toBe(`List-Unsubscribe:\r\n <${https}>,\r\n <${mailto}>`);
+    // Within a message: every header line within 78, the one-click header still beside it.
+    const head = buildMime({ ...base, unsubscribeUrl: https }).replace(/^List-Unsubscribe:[^\r]*(?:\r\n [^\r]*)*/m, field);
+    const message = parseMessage(head);
+    expect(message.headerText.split("\r\n").filter((line) => line.length > 78)).toEqual([]);
+    expect(unsubscribeUris(head)).toEqual([https, mailto]);
+    expect(message.headers.get("list-unsubscribe-post")).toBe("List-Unsubscribe=One-Click");
+    // Short URIs stay on the name's line; a first that fits there starts there.
+    expect(listUnsubscribeField(["https://t.example/u", "mailto:u@t.example"])).toBe("List-Unsubscribe: <https://t.example/u>, <mailto:u@t.example>");
+    expect(listUnsubscribeField(["https://t.example/u", mailto])).toBe(`List-Unsubscribe: <https://t.example/u>,\r\n <${mailto}>`);
+  });
+
+  it("puts a URI too long for any line whole on a continuation line of its own, every other line within 78", () => {
+    const unsubscribeUrl = `https://track.example.com/t/u/${"d".repeat(90)}`;
+    const raw = buildMime({ ...base, unsubscribeUrl });
+    const message = parseMessage(raw);
+    expect(message.headerText).toContain(`\r\nList-Unsubscribe:\r\n <${unsubscribeUrl}>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n`);
+    expect(message.headerText.split("\r\n").filter((line) => line.length > 78)).toEqual([` <${unsubscribeUrl}>`]);
+    expect(unsubscribeUris(raw)).toEqual([unsubscribeUrl]);
   });
 
   it("writes an internationalised domain in its ASCII form", () => {

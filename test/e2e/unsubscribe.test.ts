@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { checkAccessibility, openBrowser, screenshot } from "./browser.ts";
+import { unsubscribeUris } from "../support/mime.ts";
 import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
 const PHONE = { width: 390, height: 844 };
@@ -79,7 +80,7 @@ describe("unsubscribing from a phone", () => {
 
   test("the email's footer names the sender and why, and its link leads to a page that names them too", async () => {
     const raw = await journeyEmail(panelId, clientId, activityId, "ada.lovelace@example.com");
-    const link = /\r\nList-Unsubscribe: <([^>]+)>/.exec(raw)![1]!;
+    const link = unsubscribeUris(raw)[0]!;
     assert.ok(link.startsWith(`${service.origin}/t/u/`));
 
     const mail = await phonePage();
@@ -136,7 +137,7 @@ describe("unsubscribing from a phone", () => {
 
   test("works without JavaScript", async () => {
     const raw = await journeyEmail(panelId, clientId, activityId, "bo@example.com");
-    const link = /\r\nList-Unsubscribe: <([^>]+)>/.exec(raw)![1]!;
+    const link = unsubscribeUris(raw)[0]!;
     const page = await phonePage({ javaScript: false });
     await page.goto(link);
     await page.getByRole("button", { name: "Unsubscribe" }).click();

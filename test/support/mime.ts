@@ -62,3 +62,9 @@ export function parseMessage(raw: string): ParsedMessage {
   const of = (kind: string) => parts.find((p) => (p.headers.get("content-type") ?? "").startsWith(kind))?.body ?? "";
   return { headerText, headers, body, parts, html: of("text/html"), text: of("text/plain") };
 }
+
+/** The URIs of a raw message's List-Unsubscribe (RFC 2369), read from its unfolded value: each in angle brackets, comma-separated. */
+export function unsubscribeUris(raw: string): string[] {
+  const value = splitHead(raw).headers.get("list-unsubscribe");
+  return value === undefined ? [] : value.split(",").map((item) => /^\s*<([^>]*)>\s*$/.exec(item)?.[1] ?? item);
+}

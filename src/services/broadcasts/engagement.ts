@@ -1,8 +1,8 @@
 import { panelDb } from "../access/shards";
 import { allShards, type ShardDb } from "../../store/shards";
-import type { ProviderBounce } from "../channels/email/provider";
+import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
 import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
-import { countEngagement, markBounced, markUnsubscribed, type TrackedMessage } from "../../store/campaigns";
+import { countEngagement, markBounced, markUnsubscribed, sentMessageByProviderId, type TrackedMessage } from "../../store/campaigns";
 import { suppressAddress } from "../../store/suppressions";
 import { recordEmailEvents } from "../pipeline/email-events";
 import { messageIdOf } from "./send";
@@ -11,6 +11,8 @@ import { messageIdOf } from "./send";
  * What recipients do with campaign email: opens, clicks, unsubscribes, and the bounces the
  * provider reports. Each counts on the message's row (the campaign counters) and becomes an
  * event through the event pipeline (campaign-events.ts); unsubscribes and hard bounces suppress the address.
+ * A complaint the provider reports (marked as spam) suppresses the address as an unsubscribe
+ * and becomes a `complaint` event; it is not counted as one of the campaign's unsubscribes.
  */
 
 type Env_ = Env;
@@ -64,4 +66,23 @@ async function bounced(env: Env_, db: ShardDb, message: TrackedMessage, bounce: 
     { panelId: message.panelId, event: "bounce", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { ...bounce.detail, permanent: bounce.permanent }, at: now },
   ]);
   return true;
+}
+
+/** A complaint of a campaign email; false when no campaign email has that provider id. */
+export async function recordComplaint(env: Env_, complaint: ProviderComplaint, now: number): Promise<boolean> {
+  for (const { db } of allShards(env)) {
+    const message = await sentMessageByProviderId(db, complaint.providerMessageId);
+    if (!message) continue;
+    // Mailbox providers' bulk-sender rules require stopping mail to a complainer: stored as an
+    // unsubscribe (email_suppressions knows no other reason a recipient stops mail).
+    const addresses = new Set([...complaint.addresses, ...(message.address ? [message.address] : [])]);
+    for (const address of addresses) await suppressAddress(db, message.panelId, address, "unsubscribe", message.campaignId, now);
+    const msgid = messageIdOf(message.campaignId, message.contactId);
+    // The guid keeps a notification SNS delivers again one event.
+    await recordEmailEvents(env, [
+      { panelId: message.panelId, event: "complaint", msgid, campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: complaint.detail, guid: `email:${msgid}:complaint`, at: now },
+    ]);
+    return true;
+  }
+  return false;
 }

@@ -1,7 +1,7 @@
 import { panelDb } from "../access/shards";
 import { allShards, type ShardDb } from "../../store/shards";
 import { recordEmailEvents, type EmailEventKind } from "../pipeline/email-events";
-import type { ProviderBounce } from "../channels/email/provider";
+import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
 import type { JourneyMessageRef, TrackingClaim } from "../channels/email/tracking";
 import { getMessages, journeyEmailByProviderId, type JourneyMessage } from "../../store/journeys/messages";
 import { suppressAddress } from "../../store/suppressions";
@@ -15,7 +15,7 @@ import { journeyEmailAddress } from "./messages";
  * fires. As for campaigns, only a message that was actually sent counts, and every open and
  * click is recorded (no dedupe). An unsubscribe suppresses the address in the panel and is
  * recorded once per message; so is a bounce the provider reports, which suppresses the address
- * when it is permanent.
+ * when it is permanent, and a complaint (marked as spam), which suppresses it as an unsubscribe.
  */
 
 type TrackEnv = Env;
@@ -97,4 +97,18 @@ async function journeyBounced(env: TrackEnv, db: ShardDb, message: JourneyMessag
   const kind = bounce.permanent ? "permanent" : "transient";
   await record(env, message, "bounce", { ...bounce.detail, permanent: bounce.permanent }, now, `email:${message.msgid}:bounce:${kind}`);
   return true;
+}
+
+/** A complaint of a journey email; false when no journey email has that provider id. */
+export async function recordJourneyComplaint(env: TrackEnv, complaint: ProviderComplaint, now: number): Promise<boolean> {
+  for (const { db } of allShards(env)) {
+    const message = await journeyEmailByProviderId(db, complaint.providerMessageId);
+    if (!message) continue;
+    // As for campaign mail (broadcasts/engagement.ts recordComplaint): stopped as an unsubscribe, one event per message.
+    const address = journeyEmailAddress(message);
+    for (const complained of new Set([...complaint.addresses, ...(address ? [address] : [])])) await suppressAddress(db, message.panelId, complained, "unsubscribe", null, now);
+    await record(env, message, "complaint", complaint.detail, now, `email:${message.msgid}:complaint`);
+    return true;
+  }
+  return false;
 }

@@ -1,13 +1,13 @@
 import { recordEvents } from "./record";
 
 /**
- * Every email event (open, click, bounce, unsubscribe) of campaign and journey mail leaves
+ * Every email event (open, click, bounce, unsubscribe, complaint) of campaign and journey mail leaves
  * the email code through recordEmailEvents and nowhere else (it lives here, below both
  * broadcasts and journeys, so neither imports the other for it), into the one pipeline of
  * CONTRACT 7 (stored, then matched against journeys, then handed to webhooks). The campaign
  * counters do not depend on it: they live on campaign_messages.
  */
-export type EmailEventKind = "open" | "click" | "bounce" | "unsubscribe";
+export type EmailEventKind = "open" | "click" | "bounce" | "unsubscribe" | "complaint";
 
 export interface EmailEvent {
   panelId: string;
@@ -17,7 +17,7 @@ export interface EmailEvent {
   campaignId: string | null;
   /** The journey of a journey message. */
   journeyId?: string;
-  /** Set for an event that must be stored once whatever the repeats (an unsubscribe of a journey message). */
+  /** Set for an event that must be stored once whatever the repeats (an unsubscribe of a journey message, a complaint). */
   guid?: string;
   contactId: number | null;
   /** The recipient address (the contact's EMAIL). */

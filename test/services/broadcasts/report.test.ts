@@ -4,6 +4,7 @@ import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadca
 import { emailProvider } from "../../../src/services/channels/email/providers";
 import { ADMIN_TOKEN, admin, call, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { fireCron, htmlOf, outbox, rawMessage, scheduled, toBase64, waitForCampaign } from "../../support/broadcasts";
+import { unsubscribeUris } from "../../support/mime";
 
 const HTML = `<p>Hi {{NAME}}</p><a href="https://shop.example.com/a">A</a> <a href="https://shop.example.com/b">B</a>`;
 const CSV = "EMAIL,NAME\nada@example.com,Ada\nbob@example.com,Bob\ncy@example.com,Cy\n";
@@ -18,7 +19,7 @@ async function sentCampaign(panel: TestPanel) {
     const raw = await rawMessage(panel, message.id);
     const body = htmlOf(raw);
     const paths = (kind: string) => [...body.matchAll(new RegExp(`http://127\\.0\\.0\\.1:8787(/t/${kind}/[^"]+)`, "g"))].map((m) => m[1]!.replace(/&amp;/g, "&"));
-    links.set(message.to, { open: paths("o")[0]!, clicks: paths("c"), unsubscribe: /\r\nList-Unsubscribe: <http:\/\/127\.0\.0\.1:8787(\/t\/u\/[^>]+)>/.exec(raw)![1]! });
+    links.set(message.to, { open: paths("o")[0]!, clicks: paths("c"), unsubscribe: /^http:\/\/127\.0\.0\.1:8787(\/t\/u\/.+)$/.exec(unsubscribeUris(raw)[0]!)![1]! });
   }
   return { id, links: (to: string) => links.get(to)! };
 }

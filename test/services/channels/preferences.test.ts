@@ -4,6 +4,7 @@ import { PUSH_TURNED_OFF } from "../../../src/services/journeys/push";
 import { phoneSuppression } from "../../../src/store/sms";
 import { isAddressSuppressed, suppressAddress } from "../../../src/store/suppressions";
 import { htmlOf } from "../../support/broadcasts";
+import { unsubscribeUris } from "../../support/mime";
 import { pipelineSettled } from "../../support/activity";
 import { admin, apiFor, call, countRows, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { act, cartPanel, messagesOf, startJourney } from "../../support/journeys";
@@ -27,7 +28,7 @@ async function journeyWithEmailAndPush(panel: TestPanel) {
   const [sent] = await messagesOf(panel, "email");
   const raw = await (await env.FILES.get(`outbox/${panel.id}/${sent.msgid}.eml`))!.text();
   const preferences = /http:\/\/127\.0\.0\.1:8787(\/t\/p\/[^"]+)"[^>]*>choose what you receive/.exec(htmlOf(raw))?.[1];
-  return { buy, preferences: preferences!, unsubscribe: /List-Unsubscribe: <http:\/\/127\.0\.0\.1:8787(\/t\/u\/[^>]+)>/.exec(raw)![1]!, push: await messagesOf(panel, "apn") };
+  return { buy, preferences: preferences!, unsubscribe: /^http:\/\/127\.0\.0\.1:8787(\/t\/u\/.+)$/.exec(unsubscribeUris(raw)[0]!)![1]!, push: await messagesOf(panel, "apn") };
 }
 
 function form(fields: Array<[string, string]>) {

@@ -6,7 +6,7 @@ import { routeRequest } from "../../../src/http/router";
 import { enterListEntries } from "../../../src/services/journeys/list-entries";
 import { isAddressSuppressed } from "../../../src/store/suppressions";
 import { eventually, pipelineSettled } from "../../support/activity";
-import { parseMessage } from "../../support/mime";
+import { parseMessage, unsubscribeUris } from "../../support/mime";
 import { verifiedSenderDomain } from "../../support/dns";
 import { htmlOf } from "../../support/broadcasts";
 import { apiFor, call, countRows, createPanel, receiver, type TestPanel, PUBLIC_HTTPS, panelData } from "../../support/helpers";
@@ -37,7 +37,7 @@ async function sentEmail(panel: TestPanel, msgid: string) {
   const raw = await (await env.FILES.get(`outbox/${panel.id}/${msgid}.eml`))!.text();
   const body = htmlOf(raw);
   const paths = (kind: string) => [...body.matchAll(new RegExp(`http://127\\.0\\.0\\.1:8787(/t/${kind}/[^"]+)`, "g"))].map((m) => m[1]!);
-  const unsubscribe = /\r\nList-Unsubscribe: <http:\/\/127\.0\.0\.1:8787(\/t\/u\/[^>]+)>/.exec(raw)?.[1];
+  const unsubscribe = /^http:\/\/127\.0\.0\.1:8787(\/t\/u\/.+)$/.exec(unsubscribeUris(raw)[0] ?? "")?.[1];
   return { raw, body, open: paths("o")[0]!, clicks: paths("c"), unsubscribe: unsubscribe! };
 }
 
@@ -221,24 +221,30 @@ describe("journey email tracking", () => {
   });
 });
 
-describe("journey email bounces reported by SES", () => {
+/** A journey email to ada@example.com sent through SES (a local stand-in), which names it `sesMessageId`. */
+async function sentThroughSes(sesMessageId: string) {
+  const bucket = receiver.bucket("ses");
+  await receiver.script(bucket, [{ status: 200, body: JSON.stringify({ MessageId: sesMessageId }) }]);
+  const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b", SES_SNS_TOKEN: "sns-secret-token" };
+  const panel = await createPanel();
+  await verifiedSenderDomain(panel.id);
+  const vip = (await apiFor(panel)("lists", "add", { listname: "VIP" })).body.listid;
+  await startJourney(panel, {
+    trigger: { type: "list", listid: vip },
+    steps: [{ id: "mail", type: "email", subject: "Welcome", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+  });
+  await addMembersQuietly(panel, vip, ["ada@example.com"]);
+  // Entered with the SES provider (the queue's consumer would use the test env's outbox).
+  expect(await enterListEntries(sesEnv, panel.id, Date.now())).toBe(1);
+  expect(await receiver.requests(bucket)).toHaveLength(1);
+  const [sent] = await messagesOf(panel, "email");
+  expect(sent).toMatchObject({ status: "sent", recipient: "ada@example.com" });
+  return { panel, sesEnv, sent };
+}
+
+describe("journey email bounces and complaints reported by SES", () => {
   it("a bounce finds the journey email by SES's message id: a hard one suppresses the address; each kind records one event with the msgid", async () => {
-    const bucket = receiver.bucket("ses");
-    await receiver.script(bucket, [{ status: 200, body: '{"MessageId":"ses-journey-1"}' }]);
-    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b", SES_SNS_TOKEN: "sns-secret-token" };
-    const panel = await createPanel();
-    await verifiedSenderDomain(panel.id);
-    const vip = (await apiFor(panel)("lists", "add", { listname: "VIP" })).body.listid;
-    await startJourney(panel, {
-      trigger: { type: "list", listid: vip },
-      steps: [{ id: "mail", type: "email", subject: "Welcome", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
-    });
-    await addMembersQuietly(panel, vip, ["ada@example.com"]);
-    // Entered with the SES provider (the queue's consumer would use the test env's outbox).
-    expect(await enterListEntries(sesEnv, panel.id, Date.now())).toBe(1);
-    expect(await receiver.requests(bucket)).toHaveLength(1);
-    const [sent] = await messagesOf(panel, "email");
-    expect(sent).toMatchObject({ status: "sent", recipient: "ada@example.com" });
+    const { panel, sesEnv, sent } = await sentThroughSes("ses-journey-1");
 
     const notify = (messageId: string, bounceType = "Permanent") =>
       routeRequest(
@@ -262,5 +268,28 @@ describe("journey email bounces reported by SES", () => {
     expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'hard_bounce'", panel.id)).toBe(1);
     await pipelineSettled(panel.id);
     expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'bounce' AND msgid = ?", panel.id, sent.msgid)).toBe(2);
+  });
+
+  it("a complaint (marked as spam) finds the journey email by SES's message id, suppresses the address and records one complaint event with the msgid", async () => {
+    const { panel, sesEnv, sent } = await sentThroughSes("ses-journey-complaint");
+
+    // The shape SNS posts for an SES complaint notification.
+    const complaint = {
+      Type: "Notification",
+      MessageId: "5d6e7f80-1a2b-5c3d-8e9f-0a1b2c3d4e5f",
+      TopicArn: "arn:aws:sns:eu-west-1:123456789012:ses-feedback",
+      Message: JSON.stringify({
+        notificationType: "Complaint",
+        complaint: { feedbackId: "0102017c-complaint", complainedRecipients: [{ emailAddress: "Ada@Example.com" }], timestamp: "2026-01-02T03:04:05.000Z", complaintFeedbackType: "abuse" },
+        mail: { timestamp: "2026-01-02T03:00:00.000Z", source: "shop@example.com", messageId: "ses-journey-complaint", destination: ["ada@example.com"] },
+      }),
+    };
+    const notify = () =>
+      routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(complaint) }), sesEnv, createExecutionContext());
+    expect((await notify()).status).toBe(200);
+    expect((await notify()).status).toBe(200);
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'unsubscribe'", panel.id)).toBe(1);
+    await pipelineSettled(panel.id);
+    expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'complaint' AND msgid = ?", panel.id, sent.msgid)).toBe(1);
   });
 });

@@ -41,11 +41,21 @@ export interface ProviderBounce {
   detail: Record<string, unknown>;
 }
 
+/**
+ * A complaint the provider reported (the recipient marked the mail as spam, through the
+ * mailbox provider's feedback loop), found by the provider's message id.
+ */
+export interface ProviderComplaint {
+  providerMessageId: string;
+  addresses: string[];
+  detail: Record<string, unknown>;
+}
+
 /** Secrets of the providers; optional because only the configured provider needs its own. */
 export interface EmailProviderSecrets {
   SES_ACCESS_KEY_ID?: string;
   SES_SECRET_ACCESS_KEY?: string;
-  /** Path secret of the SNS notification endpoint (bounces): /hooks/email/ses/{token}. */
+  /** Path secret of the SNS notification endpoint (bounces and complaints): /hooks/email/ses/{token}. */
   SES_SNS_TOKEN?: string;
 }
 

@@ -1,25 +1,28 @@
 import { parseCallerJson } from "../../../lib/json";
-import type { ProviderBounce } from "./provider";
+import type { ProviderBounce, ProviderComplaint } from "./provider";
 
 /**
  * Reads what Amazon SNS posts for SES (a subscription confirmation, or a notification whose
- * Message is the SES event JSON). Only bounces matter here; deliveries and complaints are
- * acknowledged and ignored.
+ * Message is the SES event JSON). Bounces and complaints matter here; deliveries and the rest
+ * are acknowledged and ignored.
  */
 export type SesNotification =
   | { kind: "subscribe"; subscribeUrl: string }
-  | { kind: "events"; bounces: ProviderBounce[] }
+  | { kind: "events"; bounces: ProviderBounce[]; complaints: ProviderComplaint[] }
   | { kind: "invalid"; reason: string };
 
 /** SNS's own hosts; a SubscribeURL anywhere else is refused. */
 const SNS_HOST = /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
 
-/** Parses JSON text that must hold an object; null for anything else (`null`, arrays, scalars). */
+/** The value if it is an object; null for anything else (`null`, arrays, scalars). */
+function asObject(value: unknown): Record<string, any> | null {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, any>) : null;
+}
+
+/** Parses JSON text that must hold an object; null for anything else. */
 function parseObject(text: string): Record<string, any> | null {
   const parsed = parseCallerJson(text);
-  if (!parsed.ok) return null;
-  const value = parsed.value;
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, any>) : null;
+  return parsed.ok ? asObject(parsed.value) : null;
 }
 
 export function parseSesNotification(text: string): SesNotification {
@@ -38,24 +41,35 @@ export function parseSesNotification(text: string): SesNotification {
   if (envelope.Type !== "Notification" || typeof envelope.Message !== "string") return { kind: "invalid", reason: "not an SNS notification" };
   const event = parseObject(envelope.Message);
   if (!event) return { kind: "invalid", reason: "the SNS Message is not a JSON object" };
+  // notificationType from an identity's notification topic, eventType from a configuration set's event destination.
   const type = event.notificationType ?? event.eventType;
-  if (type !== "Bounce") return { kind: "events", bounces: [] };
+  if (type !== "Bounce" && type !== "Complaint") return { kind: "events", bounces: [], complaints: [] };
   const messageId = event.mail?.messageId;
-  if (typeof messageId !== "string") return { kind: "invalid", reason: "the bounce has no mail.messageId" };
-  const bounce = event.bounce ?? {};
-  const recipients: unknown[] = Array.isArray(bounce.bouncedRecipients) ? bounce.bouncedRecipients : [];
+  if (typeof messageId !== "string") return { kind: "invalid", reason: `the ${type.toLowerCase()} has no mail.messageId` };
+  if (type === "Complaint") {
+    const complaint = asObject(event.complaint) ?? {};
+    const detail = { complaint_feedback_type: complaint.complaintFeedbackType ?? null, complaint_subtype: complaint.complaintSubType ?? null, provider: "ses" };
+    return { kind: "events", bounces: [], complaints: [{ providerMessageId: messageId, addresses: addressesOf(complaint.complainedRecipients), detail }] };
+  }
+  const bounce = asObject(event.bounce) ?? {};
   return {
     kind: "events",
     bounces: [
       {
         providerMessageId: messageId,
         permanent: bounce.bounceType === "Permanent",
-        addresses: recipients
-          .map((r) => (typeof r === "object" && r !== null ? (r as { emailAddress?: unknown }).emailAddress : undefined))
-          .filter((a): a is string => typeof a === "string")
-          .map((a) => a.trim().toLowerCase()),
+        addresses: addressesOf(bounce.bouncedRecipients),
         detail: { bounce_type: bounce.bounceType ?? null, bounce_subtype: bounce.bounceSubType ?? null, provider: "ses" },
       },
     ],
+    complaints: [],
   };
+}
+
+/** The `emailAddress` of each recipient SES lists (bouncedRecipients, complainedRecipients), lower-cased. */
+function addressesOf(recipients: unknown): string[] {
+  return (Array.isArray(recipients) ? recipients : [])
+    .map((r) => asObject(r)?.emailAddress)
+    .filter((a): a is string => typeof a === "string")
+    .map((a) => a.trim().toLowerCase());
 }

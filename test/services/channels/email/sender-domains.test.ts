@@ -9,7 +9,7 @@ import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
 import { admin, ADMIN_TOKEN, call, createPanel, panelData, PUBLIC_HTTPS, receiver, type TestPanel } from "../../../support/helpers";
 import { broadcastData, campaign, outbox, publish, rawMessage, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { publishTxt, uniqueDomain, verifyDkim } from "../../../support/dns";
-import { parseMessage } from "../../../support/mime";
+import { parseMessage, unsubscribeUris } from "../../../support/mime";
 
 const message = (from: string) =>
   buildMime({
@@ -20,7 +20,8 @@ const message = (from: string) =>
     text: "Hello there\r\n",
     messageId: "cmp_1.7",
     date: Date.UTC(2026, 0, 2, 3, 4, 5),
-    unsubscribeUrl: "https://links.example.com/t/u/token",
+    // Long enough that List-Unsubscribe is folded: the value on a continuation line of its own.
+    unsubscribeUrl: `https://links.example.com/t/u/${"T".repeat(40)}`,
     headers: { "X-Campaign-ID": "cmp_1", "Reply-To": "replies@example.com" },
   });
 
@@ -46,7 +47,8 @@ describe("DKIM signatures, verified by mailauth as a receiving server would", ()
     for (const verdict of verdicts) {
       expect(verdict.signedHeaders).toEqual(expect.arrayContaining(["from", "reply-to", "to", "subject", "date", "message-id", "list-unsubscribe", "list-unsubscribe-post"]));
     }
-    // Every header line of the signed message, the DKIM-Signature included, is folded within 78 characters.
+    // Every header line of the signed message, the DKIM-Signature and List-Unsubscribe included, is folded within 78 characters.
+    expect(raw).toContain(`\r\nList-Unsubscribe:\r\n <https://links.example.com/t/u/${"T".repeat(40)}>\r\n`);
     expect(raw.split("\r\n\r\n")[0]!.split("\r\n").filter((line) => line.length > 78)).toEqual([]);
 
     // An edit on the way: the subject, the one-click header, the body, an added From.
@@ -189,6 +191,10 @@ describe("campaign mail from a sender domain", () => {
       ["rsa-sha256", "pass"],
     ]);
     expect(parseMessage(raw).text).toContain("Hello Ada");
+    // List-Unsubscribe is folded (signed folded, verified unfolded); only its one unbreakable URL may pass 78 characters.
+    const [unsubscribe] = unsubscribeUris(raw);
+    expect(raw).toContain(`\r\nList-Unsubscribe:\r\n <${unsubscribe}>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n`);
+    expect(raw.split("\r\n\r\n")[0]!.split("\r\n").filter((line) => line.length > 78 && line !== ` <${unsubscribe}>`)).toEqual([]);
     expect((await campaign(panel, id)).counters).toMatchObject({ sent: 1 });
   });
 
@@ -232,7 +238,7 @@ describe("a panel's own tracking domain", () => {
     expect((await admin("POST", `/panels/${panel.id}/tracking-domain/verify`)).body).toMatchObject({ verified: false, reason: "the CNAME points at elsewhere.example.net, not 127.0.0.1" });
     const before = await publishedCampaign(panel, "news@example.com");
     await sendCampaignBatch(env, emailProvider(env), before.nudge);
-    expect(await rawMessage(panel, (await outbox(panel))[0].id)).toContain("List-Unsubscribe: <http://127.0.0.1:8787/t/u/");
+    expect(unsubscribeUris(await rawMessage(panel, (await outbox(panel))[0].id))).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:8787\/t\/u\//)]);
 
     await publishTxt({ [`${host} CNAME`]: ["127.0.0.1"] });
     expect((await admin("POST", `/panels/${panel.id}/tracking-domain/verify`)).body).toMatchObject({ verified: true, found: ["127.0.0.1"], reason: null });

@@ -10,7 +10,8 @@ import { parseSesNotification } from "../../../../src/services/channels/email/se
 import { routeRequest } from "../../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
 import { getContactByKey } from "../../../../src/store/contacts";
-import { apiFor, countRows, createPanel, receiver, PUBLIC_HTTPS, panelData } from "../../../support/helpers";
+import { isAddressSuppressed } from "../../../../src/store/suppressions";
+import { apiFor, countRows, createPanel, receiver, PUBLIC_HTTPS, panelData, type TestPanel } from "../../../support/helpers";
 import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { pipelineSettled } from "../../../support/activity";
 import { verifiedSenderDomain } from "../../../support/dns";
@@ -104,6 +105,29 @@ describe("real email needs a public https PUBLIC_BASE_URL", () => {
   });
 });
 
+/** A deployment that sends through SES (its local stand-in at the receiver's `bucket`) and takes SNS notifications. */
+const sesEnvOf = (bucket: string) => ({
+  ...env,
+  EMAIL_PROVIDER: "ses",
+  PUBLIC_BASE_URL: PUBLIC_HTTPS,
+  SES_ENDPOINT: receiver.hookUrl(bucket),
+  SES_ACCESS_KEY_ID: "a",
+  SES_SECRET_ACCESS_KEY: "b",
+  SES_SNS_TOKEN: "sns-secret-token",
+});
+
+/** A campaign to the CSV's addresses whose one batch goes out through `sesEnv`; its id. */
+async function sendThroughSes(panel: TestPanel, sesEnv: ReturnType<typeof sesEnvOf>, csv: string, recipients: number): Promise<string> {
+  const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 40) }, csv));
+  const id = created.body.CampaignID;
+  await waitForImport(panel, id);
+  // Published directly (no queue nudge), so that the SES provider, not the test queue's outbox, sends.
+  const stored = (await getCampaign(panelData, panel.id, id))!;
+  expect(await publishCampaign(panelData, stored, 100, stored.sendAt)).toBe(recipients);
+  await sendCampaignBatch(sesEnv, emailProvider(sesEnv), { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 });
+  return id;
+}
+
 describe("a campaign sent through SES, and its bounces", () => {
   it("records SES message ids, then suppresses a hard-bounced address from the SNS notification", async () => {
     const bucket = receiver.bucket("ses");
@@ -111,16 +135,10 @@ describe("a campaign sent through SES, and its bounces", () => {
       { status: 200, body: '{"MessageId":"ses-msg-1"}' },
       { status: 200, body: '{"MessageId":"ses-msg-2"}' },
     ]);
-    const sesEnv = { ...env, EMAIL_PROVIDER: "ses", PUBLIC_BASE_URL: PUBLIC_HTTPS, SES_ENDPOINT: receiver.hookUrl(bucket), SES_ACCESS_KEY_ID: "a", SES_SECRET_ACCESS_KEY: "b", SES_SNS_TOKEN: "sns-secret-token" };
+    const sesEnv = sesEnvOf(bucket);
     const panel = await createPanel();
     await verifiedSenderDomain(panel.id);
-    const created = await publish(panel, await broadcastData({ schedule_date: scheduleIn(60 * 24 * 40) }, "EMAIL\nada@example.com\nbob@example.com\n"));
-    const id = created.body.CampaignID;
-    await waitForImport(panel, id);
-    // Published directly (no queue nudge), so that the SES provider, not the test queue's outbox, sends.
-    const stored = (await getCampaign(panelData, panel.id, id))!;
-    expect(await publishCampaign(panelData, stored, 100, stored.sendAt)).toBe(2);
-    await sendCampaignBatch(sesEnv, emailProvider(sesEnv), { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 });
+    const id = await sendThroughSes(panel, sesEnv, "EMAIL\nada@example.com\nbob@example.com\n", 2);
     const requests = await receiver.requests(bucket);
     expect(requests).toHaveLength(2);
     // The raw message SES gets is the DKIM-signed one, from the panel's verified domain.
@@ -154,6 +172,73 @@ describe("a campaign sent through SES, and its bounces", () => {
     expect((await notification("sns-secret-token", delivery)).status).toBe(200);
     // A subscription confirmation pointing anywhere but SNS is refused, not fetched.
     expect((await notification("sns-secret-token", { Type: "SubscriptionConfirmation", SubscribeURL: "https://evil.example.net/confirm" })).status).toBe(400);
+  });
+});
+
+/** An SNS notification of an SES complaint, as an identity's notification topic posts it (SES developer guide, "complaint object"). */
+function sesComplaint(messageId: string, recipient: string) {
+  return {
+    Type: "Notification",
+    MessageId: "7c1e2a76-5c2f-5b0e-9d1f-1f2b3c4d5e6f",
+    TopicArn: "arn:aws:sns:eu-west-1:123456789012:ses-feedback",
+    Message: JSON.stringify({
+      notificationType: "Complaint",
+      complaint: {
+        feedbackId: "0102017c1d2e3f40-complaint-000000",
+        complaintSubType: null,
+        complainedRecipients: [{ emailAddress: recipient }],
+        timestamp: "2026-01-02T03:04:05.000Z",
+        userAgent: "Yahoo!-Mail-Feedback/2.0",
+        complaintFeedbackType: "abuse",
+        arrivalDate: "2026-01-02T03:04:00.000Z",
+      },
+      mail: {
+        timestamp: "2026-01-02T03:00:00.000Z",
+        source: "shop@example.com",
+        messageId,
+        destination: [recipient],
+        headersTruncated: false,
+      },
+    }),
+    Timestamp: "2026-01-02T03:04:06.000Z",
+    SignatureVersion: "1",
+  };
+}
+
+describe("a campaign sent through SES, and its complaints", () => {
+  it("a complaint suppresses the address at once and records one complaint event with the message's msgid, however often SNS repeats it", async () => {
+    const bucket = receiver.bucket("ses");
+    await receiver.script(bucket, [{ status: 200, body: '{"MessageId":"ses-complaint-1"}' }]);
+    const sesEnv = sesEnvOf(bucket);
+    const panel = await createPanel();
+    await verifiedSenderDomain(panel.id);
+    const id = await sendThroughSes(panel, sesEnv, "EMAIL\nada@example.com\n", 1);
+    const contact = (await getContactByKey(panelData, panel.id, "ada@example.com"))!;
+
+    const notification = (body: unknown) =>
+      routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(body) }), sesEnv, createExecutionContext());
+    // A complaint about a message the service never sent changes nothing.
+    expect((await notification(sesComplaint("ses-unknown", "ada@example.com"))).status).toBe(200);
+    expect(await isAddressSuppressed(panelData, panel.id, "ada@example.com")).toBe(false);
+
+    expect((await notification(sesComplaint("ses-complaint-1", "Ada@Example.com"))).status).toBe(200);
+    expect((await notification(sesComplaint("ses-complaint-1", "Ada@Example.com"))).status).toBe(200);
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'unsubscribe' AND campaign_id = ?", panel.id, id)).toBe(1);
+    await pipelineSettled(panel.id);
+    const events = await panelData
+      .prepare("SELECT name, msgid, contact_id, campaign_id, params FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'complaint'")
+      .bind(panel.id)
+      .all<{ name: string; msgid: string; contact_id: number; campaign_id: string; params: string }>();
+    expect(events.results).toHaveLength(1);
+    expect(events.results[0]).toMatchObject({ msgid: `${id}.${contact.id}`, contact_id: contact.id, campaign_id: id });
+    expect(JSON.parse(events.results[0]!.params)).toMatchObject({ complaint_feedback_type: "abuse", provider: "ses", email: "ada@example.com" });
+    // The complaint is not counted as a bounce or as one of the campaign's unsubscribes.
+    expect((await campaign(panel, id)).counters).toMatchObject({ sent: 1, bounces: 0 });
+
+    // A second campaign to the address skips it, as for an unsubscribe.
+    const second = await sendThroughSes(panel, sesEnv, "EMAIL\nada@example.com\n", 1);
+    expect(await receiver.requests(bucket)).toHaveLength(1);
+    expect((await campaign(panel, second)).counters).toMatchObject({ sent: 0, skipped: 1 });
   });
 });
 
@@ -254,6 +339,21 @@ describe("a crash between claim and send, with SES", () => {
       { msgid: "inflight.mail", status: "failed", error: expect.stringMatching(/^outcome unknown/) },
       { msgid: "unsent.mail", status: "sent", error: null },
     ]);
+  });
+});
+
+describe("parseSesNotification", () => {
+  it("reads a complaint's recipients, lower-cased, its message id and feedback type; one without a message id is invalid", () => {
+    expect(parseSesNotification(JSON.stringify(sesComplaint("ses-9", " Ada@Example.COM ")))).toEqual({
+      kind: "events",
+      bounces: [],
+      complaints: [{ providerMessageId: "ses-9", addresses: ["ada@example.com"], detail: { complaint_feedback_type: "abuse", complaint_subtype: null, provider: "ses" } }],
+    });
+    // A configuration set's event destination writes eventType instead of notificationType.
+    const event = { ...JSON.parse(sesComplaint("ses-9", "a@b.example").Message), notificationType: undefined, eventType: "Complaint" };
+    expect(parseSesNotification(JSON.stringify({ Type: "Notification", Message: JSON.stringify(event) }))).toMatchObject({ kind: "events", complaints: [{ providerMessageId: "ses-9" }] });
+    const noId = { notificationType: "Complaint", complaint: { complainedRecipients: [{ emailAddress: "a@b.example" }] }, mail: {} };
+    expect(parseSesNotification(JSON.stringify({ Type: "Notification", Message: JSON.stringify(noId) }))).toEqual({ kind: "invalid", reason: "the complaint has no mail.messageId" });
   });
 });
 
