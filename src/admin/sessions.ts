@@ -1,6 +1,7 @@
 import { Router, type IRequest } from "itty-router";
 import { passwordResetBody, passwordResetRequestBody, signInBody, signInChallengeBody, type SessionView, type SignInChallengeView } from "../domain/operators";
 import { readJsonBody } from "../lib/http/body";
+import { config } from "../lib/config";
 import { isSameOrigin, sessionCookie } from "../lib/http/cookies";
 import { ApiError, asApiError, notFound, parseOrThrow } from "../lib/http/errors";
 import { adminFailure, json, newRequestId } from "../lib/http/respond";
@@ -34,7 +35,7 @@ router
     if (!isSameOrigin(request)) throw crossSite();
     const body = parseOrThrow(signInBody, await readJsonBody(request));
     const address = request.headers.get("cf-connecting-ip") ?? "unknown";
-    const result = await signIn(env.DB, env.SECRETS_KEY, { ...body, address });
+    const result = await signIn(env.DB, config(env).secretsKey, { ...body, address });
     if (!result.ok) {
       // One answer for an unknown email and a wrong password.
       if (result.reason === "rate_limited") throw new ApiError(429, "Too many failed sign-ins from this address; wait a few minutes and try again");
@@ -46,7 +47,7 @@ router
   .post("/sign-in/challenge", async (request: IRequest, env: Env) => {
     if (!isSameOrigin(request)) throw crossSite();
     const body = parseOrThrow(signInChallengeBody, await readJsonBody(request));
-    const answer = await signInChallenge(env.DB, env.SECRETS_KEY, body.email);
+    const answer = await signInChallenge(env.DB, config(env).secretsKey, body.email);
     const view: SignInChallengeView = answer.required
       ? { required: true, token: answer.challenge.token, difficulty: answer.challenge.difficulty, expires_at: new Date(answer.challenge.expiresAt).toISOString() }
       : { required: false };

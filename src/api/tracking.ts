@@ -55,14 +55,14 @@ function onlyLooks(request: Request): boolean {
  * campaign token counts on the campaign; a journey token records the open of its msgid.
  */
 export async function handleOpen(token: string, request: Request, env: Env): Promise<Response> {
-  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "open");
+  const claim = await new TrackingSigner(config(env).secretsKey).verify(token, "open");
   if (claim && !onlyLooks(request)) await (isJourneyClaim(claim) ? trackJourneyOpen(env, claim, readerOf(request), Date.now()) : trackOpen(env, claim, Date.now()));
   return new Response(PIXEL, { headers: { "content-type": "image/gif", ...NO_STORE } });
 }
 
 /** GET /t/c/{token}: redirects only to the link signed into the token, never to one from outside. */
 export async function handleClick(token: string, request: Request, env: Env): Promise<Response> {
-  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "click");
+  const claim = await new TrackingSigner(config(env).secretsKey).verify(token, "click");
   if (!claim?.url) return page(404, "Link not found", "<p>This link is not valid.</p>");
   if (!onlyLooks(request)) await (isJourneyClaim(claim) ? trackJourneyClick(env, claim, readerOf(request), Date.now()) : trackClick(env, claim, Date.now()));
   return new Response(null, { status: 302, headers: { location: claim.url, ...NO_STORE } });
@@ -98,7 +98,7 @@ async function postedAction(request: Request): Promise<"resubscribe" | "unsubscr
  * RFC 8058 one-click POST of List-Unsubscribe-Post; `action=resubscribe` takes it back.
  */
 export async function handleUnsubscribe(token: string, request: Request, env: Env): Promise<Response> {
-  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "unsubscribe");
+  const claim = await new TrackingSigner(config(env).secretsKey).verify(token, "unsubscribe");
   const found = claim ? await recipientOf(env, claim) : null;
   if (!claim || !found) return htmlPage(invalidLinkPage());
   const view = { ...found, facts: { ...found.facts, preferencesPath: `/t/p/${token}` } };
@@ -137,7 +137,7 @@ async function postedPreferences(request: Request): Promise<PreferencesChange | 
  * each; POST saves the boxes. Like the unsubscribe page, a GET changes nothing.
  */
 export async function handlePreferences(token: string, request: Request, env: Env): Promise<Response> {
-  const claim = await new TrackingSigner(env.SECRETS_KEY).verify(token, "unsubscribe");
+  const claim = await new TrackingSigner(config(env).secretsKey).verify(token, "unsubscribe");
   const view = claim ? await recipientOf(env, claim) : null;
   if (!claim || !view) return htmlPage(invalidLinkPage());
   const change = request.method === "POST" ? await postedPreferences(request) : null;

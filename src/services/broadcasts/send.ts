@@ -8,6 +8,7 @@ import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize, type Template } from "../../domain/email-message";
 import { textOfHtml } from "../../domain/email-text";
 import { randomHex } from "../../lib/random";
+import { config } from "../../lib/config";
 import { sendAll } from "../../lib/tasks";
 import { TtlCache } from "../../lib/ttl-cache";
 import { segmentsAfterSends } from "../segments/contact-writes";
@@ -106,7 +107,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
         planSender(env, db, provider, campaign.panelId, campaign.senderEmail),
         trackingBaseUrl(env, db, campaign.panelId),
       ]);
-      const signer = new TrackingSigner(env.SECRETS_KEY);
+      const signer = new TrackingSigner(config(env).secretsKey);
       const facts = { senderName: campaign.senderName, senderAddress: campaign.senderEmail, panelName: panel?.name ?? campaign.senderName };
       await Promise.all(
         recipients.map(async (recipient) => {

@@ -11,6 +11,7 @@ import { compileTemplate, personalize } from "../../domain/email-message";
 import { textOfHtml } from "../../domain/email-text";
 import type { EmailStep } from "../../domain/journey";
 import { randomHex } from "../../lib/random";
+import { config } from "../../lib/config";
 import { claimMessage, finishMessage, markMessageAttempt, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
 import { getPanel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
@@ -64,7 +65,7 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
     note = sender.note;
     const panel = await getPanel(env.DB, message.panelId);
     const facts = { senderName: step.sender_name, senderAddress: step.sender_email, panelName: panel?.name ?? step.sender_name };
-    const unsigned = await trackedMime(new TrackingSigner(env.SECRETS_KEY), await trackingBaseUrl(env, db, message.panelId), { panelId: message.panelId, msgid: message.msgid }, facts, {
+    const unsigned = await trackedMime(new TrackingSigner(config(env).secretsKey), await trackingBaseUrl(env, db, message.panelId), { panelId: message.panelId, msgid: message.msgid }, facts, {
       from: { name: step.sender_name, address: step.sender_email },
       to: address,
       subject,

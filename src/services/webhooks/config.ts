@@ -1,6 +1,7 @@
 import type { FieldProblem } from "../../domain/problems";
 import type { createWebhookBody, patchWebhookBody } from "../../domain/webhooks/config";
 import { encryptSecret } from "../../lib/crypto";
+import { config } from "../../lib/config";
 import { newId } from "../../lib/random";
 import type { z } from "../../lib/z";
 import type { ShardDb } from "../../store/shards";
@@ -24,8 +25,8 @@ export async function createWebhook(env: Env, db: ShardDb, panelId: string, body
     label: body.label,
     url: body.url,
     username: body.username ?? null,
-    passwordEnc: body.password === undefined ? null : await encryptSecret(env.SECRETS_KEY, body.password),
-    signingSecretEnc: body.signing_secret === undefined ? null : await encryptSecret(env.SECRETS_KEY, body.signing_secret),
+    passwordEnc: body.password === undefined ? null : await encryptSecret(config(env).secretsKey, body.password),
+    signingSecretEnc: body.signing_secret === undefined ? null : await encryptSecret(config(env).secretsKey, body.signing_secret),
     version: body.version,
     alert: body.alert ?? null,
     state: "configured",
@@ -52,12 +53,12 @@ export async function changeWebhook(env: Env, db: ShardDb, panelId: string, webh
   if (body.username === null) Object.assign(next, { username: null, passwordEnc: null });
   else if (body.username !== undefined) next.username = body.username;
   if (body.password === null) next.passwordEnc = null;
-  else if (body.password !== undefined) next.passwordEnc = await encryptSecret(env.SECRETS_KEY, body.password);
+  else if (body.password !== undefined) next.passwordEnc = await encryptSecret(config(env).secretsKey, body.password);
   if (next.passwordEnc !== null && next.username === null) return { ok: false, problems: [{ field: "password", message: "needs a username" }] };
   if (body.version !== undefined) next.version = body.version;
   if (body.alert !== undefined) next.alert = body.alert;
   if (body.signing_secret === null) next.signingSecretEnc = null;
-  else if (body.signing_secret !== undefined) next.signingSecretEnc = await encryptSecret(env.SECRETS_KEY, body.signing_secret);
+  else if (body.signing_secret !== undefined) next.signingSecretEnc = await encryptSecret(config(env).secretsKey, body.signing_secret);
   const stored = await replaceWebhookConfig(db, next);
   if (!stored) return { ok: false, missing: true };
   forgetWebhooks();

@@ -2,6 +2,7 @@ import { findPanelHome, panelDb } from "../access/shards";
 import { DurableObject } from "cloudflare:workers";
 import { sendNotification } from "../channels/notifications";
 import { decryptSecret } from "../../lib/crypto";
+import { config } from "../../lib/config";
 import { newId } from "../../lib/random";
 import { WebhookBacklog, type AttemptRecord, type DeliveryHour, type InFlightBatch } from "../../store/webhook-backlog";
 import { getWebhookWithPanel, setWebhookState, type WebhookState, type WebhookWithPanel } from "../../store/webhooks";
@@ -332,7 +333,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
   }
 
   private async deliveryTarget(webhook: WebhookWithPanel): Promise<DeliveryTarget> {
-    const key = this.env.SECRETS_KEY;
+    const key = config(this.env).secretsKey;
     return {
       url: webhook.url,
       username: webhook.username,

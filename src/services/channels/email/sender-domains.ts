@@ -58,10 +58,10 @@ export async function addSenderDomain(env: SenderDomainEnv, db: ShardDb, panelId
     panelId,
     domain,
     rsaSelector: RSA_SELECTOR,
-    rsaPrivateSealed: await encryptSecret(env.SECRETS_KEY, rsa.privatePkcs8),
+    rsaPrivateSealed: await encryptSecret(config(env).secretsKey, rsa.privatePkcs8),
     rsaPublic: rsa.publicKey,
     edSelector: ED25519_SELECTOR,
-    edPrivateSealed: await encryptSecret(env.SECRETS_KEY, ed.privatePkcs8),
+    edPrivateSealed: await encryptSecret(config(env).secretsKey, ed.privatePkcs8),
     edPublic: ed.publicKey,
     state: "pending",
     edPublished: false,
@@ -124,14 +124,14 @@ export function senderSigning(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, panelI
       const domain = await getSenderDomain(db, panelId, domainName);
       if (!domain) return { domain: domainName, verified: false, keys: [] };
       const keys: DkimKey[] = [
-        { domain: domainName, selector: domain.rsaSelector, algorithm: "rsa-sha256", privateKey: await importDkimPrivateKey("rsa-sha256", await decryptSecret(env.SECRETS_KEY, domain.rsaPrivateSealed)) },
+        { domain: domainName, selector: domain.rsaSelector, algorithm: "rsa-sha256", privateKey: await importDkimPrivateKey("rsa-sha256", await decryptSecret(config(env).secretsKey, domain.rsaPrivateSealed)) },
       ];
       if (domain.edPublished) {
         keys.push({
           domain: domainName,
           selector: domain.edSelector,
           algorithm: "ed25519-sha256",
-          privateKey: await importDkimPrivateKey("ed25519-sha256", await decryptSecret(env.SECRETS_KEY, domain.edPrivateSealed)),
+          privateKey: await importDkimPrivateKey("ed25519-sha256", await decryptSecret(config(env).secretsKey, domain.edPrivateSealed)),
         });
       }
       return { domain: domainName, verified: domain.state === "verified", keys };

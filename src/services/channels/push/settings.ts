@@ -33,8 +33,8 @@ export function panelPush(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, panelId: s
       const record = await getPushSettings(db, panelId);
       if (!record) return { web: null, fcm: null, vapidPublicKey: null, record: null };
       const [vapidPrivate, fcmPrivate] = await Promise.all([
-        record.vapidSubject && record.vapidPrivateEnc ? decryptSecret(env.SECRETS_KEY, record.vapidPrivateEnc) : null,
-        record.fcmPrivateKeyEnc ? decryptSecret(env.SECRETS_KEY, record.fcmPrivateKeyEnc) : null,
+        record.vapidSubject && record.vapidPrivateEnc ? decryptSecret(config(env).secretsKey, record.vapidPrivateEnc) : null,
+        record.fcmPrivateKeyEnc ? decryptSecret(config(env).secretsKey, record.fcmPrivateKeyEnc) : null,
       ]);
       return {
         web: vapidPrivate ? { subject: record.vapidSubject!, publicKey: record.vapidPublicKey!, privateKey: vapidPrivate } : null,
@@ -71,14 +71,14 @@ export async function savePushSettings(env: Pick<Env, "SECRETS_KEY">, db: ShardD
     if (body.web_push && !next.vapidPublicKey) {
       const keys = await generateVapidKeys();
       next.vapidPublicKey = keys.publicKey;
-      next.vapidPrivateEnc = await encryptSecret(env.SECRETS_KEY, keys.privateKey);
+      next.vapidPrivateEnc = await encryptSecret(config(env).secretsKey, keys.privateKey);
     }
   }
   if (body.fcm !== undefined) {
     const account = body.fcm?.service_account;
     next.fcmProjectId = account?.project_id ?? null;
     next.fcmClientEmail = account?.client_email ?? null;
-    next.fcmPrivateKeyEnc = account ? await encryptSecret(env.SECRETS_KEY, account.private_key) : null;
+    next.fcmPrivateKeyEnc = account ? await encryptSecret(config(env).secretsKey, account.private_key) : null;
   }
   next.updatedAt = now;
   await putPushSettings(db, next);

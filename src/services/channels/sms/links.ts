@@ -33,7 +33,7 @@ export const SHORT_CODE = /^[A-Za-z0-9_-]{12}$/;
 export async function shortenSmsLinks(env: Pick<Env, "SECRETS_KEY" | "PUBLIC_BASE_URL">, panelId: string, msgid: string, text: string): Promise<{ text: string; links: SmsLink[] }> {
   const urls = smsLinks(text);
   if (urls.length === 0) return { text, links: [] };
-  const key = await linkKey(env.SECRETS_KEY);
+  const key = await linkKey(config(env).secretsKey);
   const links = await Promise.all(urls.map(async (url, i) => ({ code: await linkCode(key, msgid, i, url), panelId, msgid, url })));
   const base = config(env).publicBaseUrl;
   return { text: replaceSmsLinks(text, (_url, i) => `${base}/s/${links[i]!.code}`), links };

@@ -36,7 +36,7 @@ export function panelSms(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, panelId: st
     entry = (async () => {
       const record = await getSmsSettings(db, panelId);
       if (!record) return null;
-      const [credential, hookToken] = await Promise.all([decryptSecret(env.SECRETS_KEY, record.credentialEnc), decryptSecret(env.SECRETS_KEY, record.hookTokenEnc)]);
+      const [credential, hookToken] = await Promise.all([decryptSecret(config(env).secretsKey, record.credentialEnc), decryptSecret(config(env).secretsKey, record.hookTokenEnc)]);
       return { record, credential, hookToken };
     })();
     entry.catch(() => cache.delete(panelId));
@@ -80,13 +80,14 @@ export async function saveSmsSettings(env: Pick<Env, "SECRETS_KEY">, db: ShardDb
   const previous = await getSmsSettings(db, panelId);
   const { provider, ...rest } = body;
   const secret = "auth_token" in rest ? rest.auth_token : rest.authkey;
-  const config = Object.fromEntries(Object.entries(rest).filter(([name, value]) => name !== "auth_token" && name !== "authkey" && value !== undefined)) as Record<string, string>;
+  const settings = Object.fromEntries(Object.entries(rest).filter(([name, value]) => name !== "auth_token" && name !== "authkey" && value !== undefined)) as Record<string, string>;
+  const key = config(env).secretsKey;
   await putSmsSettings(db, {
     panelId,
     provider,
-    config,
-    credentialEnc: await encryptSecret(env.SECRETS_KEY, secret),
-    hookTokenEnc: previous?.hookTokenEnc ?? (await encryptSecret(env.SECRETS_KEY, randomBase64Url(24))),
+    config: settings,
+    credentialEnc: await encryptSecret(key, secret),
+    hookTokenEnc: previous?.hookTokenEnc ?? (await encryptSecret(key, randomBase64Url(24))),
     updatedAt: now,
   });
   cache.delete(panelId);
