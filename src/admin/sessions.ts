@@ -3,7 +3,7 @@ import { passwordResetBody, passwordResetRequestBody, signInBody, signInChalleng
 import { readJsonBody } from "../lib/http/body";
 import { config } from "../lib/config";
 import { isSameOrigin, sessionCookie } from "../lib/http/cookies";
-import { ApiError, asApiError, notFound, parseOrThrow } from "../lib/http/errors";
+import { ApiError, asApiError, notFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { adminFailure, json, newRequestId } from "../lib/http/respond";
 import { PASSWORD_RESET_TTL_MS, requestPasswordReset, resetPassword } from "../services/operators/password-reset";
 import { csrfMatches, signIn, signInChallenge, signOut, type Session } from "../services/operators/sessions";
@@ -35,14 +35,8 @@ router
     if (!isSameOrigin(request)) throw crossSite();
     const body = parseOrThrow(signInBody, await readJsonBody(request));
     const address = request.headers.get("cf-connecting-ip") ?? "unknown";
-    const result = await signIn(env.DB, config(env).secretsKey, { ...body, address });
-    if (!result.ok) {
-      // One answer for an unknown email and a wrong password.
-      if (result.reason === "rate_limited") throw new ApiError(429, "Too many failed sign-ins from this address; wait a few minutes and try again");
-      if (result.reason === "challenge") throw new ApiError(400, `${result.field}: ${result.message}`, [{ field: result.field, message: result.message }]);
-      throw new ApiError(401, "The email or the password is wrong");
-    }
-    return json(sessionView(result.session), 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, result.token) });
+    const { session, token } = unwrap(await signIn(env.DB, config(env).secretsKey, { ...body, address }));
+    return json(sessionView(session), 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, token) });
   })
   .post("/sign-in/challenge", async (request: IRequest, env: Env) => {
     if (!isSameOrigin(request)) throw crossSite();
@@ -56,13 +50,14 @@ router
   .post("/password-reset", async (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (!isSameOrigin(request)) throw crossSite();
     const body = parseOrThrow(passwordResetRequestBody, await readJsonBody(request));
-    const outcome = await requestPasswordReset(env, {
-      email: body.email,
-      address: request.headers.get("cf-connecting-ip") ?? "unknown",
-      now: Date.now(),
-      waitUntil: (work) => exec.waitUntil(work),
-    });
-    if (!outcome.ok) throw new ApiError(429, "Too many reset requests; wait a few minutes and try again");
+    unwrap(
+      await requestPasswordReset(env, {
+        email: body.email,
+        address: request.headers.get("cf-connecting-ip") ?? "unknown",
+        now: Date.now(),
+        waitUntil: (work) => exec.waitUntil(work),
+      }),
+    );
     // The same answer whether or not the address has an account.
     return json(
       { message: `If an operator account has this address, a link to set a new password is on its way; it works once, for ${PASSWORD_RESET_TTL_MS / 60_000} minutes.` },
@@ -72,11 +67,7 @@ router
   .post("/password-reset/confirm", async (request: IRequest, env: Env) => {
     if (!isSameOrigin(request)) throw crossSite();
     const body = parseOrThrow(passwordResetBody, await readJsonBody(request));
-    if (!(await resetPassword(env.DB, body.token, body.password, Date.now()))) {
-      throw new ApiError(400, "token: this link has expired or was already used; ask for a new one", [
-        { field: "token", message: "this link has expired or was already used; ask for a new one" },
-      ]);
-    }
+    unwrap(await resetPassword(env.DB, body.token, body.password, Date.now()));
     return json({ reset: true, message: "Your password is set. Every session of the account has ended: sign in with the new password." });
   })
   .get("/session", async (request: IRequest, env: Env) => json(sessionView(await currentSession(request, env))))

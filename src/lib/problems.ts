@@ -11,8 +11,10 @@ export interface FieldProblem {
  * - not_found: what the input names does not exist in the panel
  * - conflict: the input collides with what exists (a name taken, a device registered elsewhere)
  * - upstream: a provider the service called refused or failed (retry later, or fix the provider)
+ * - unauthenticated: the credentials given prove no one (sign in again)
+ * - rate_limited: too many attempts lately (wait, then retry)
  */
-export type ProblemKind = "invalid" | "not_found" | "conflict" | "upstream";
+export type ProblemKind = "invalid" | "not_found" | "conflict" | "upstream" | "unauthenticated" | "rate_limited";
 
 export interface Problem {
   kind: ProblemKind;

@@ -1,13 +1,15 @@
 import type { OperatorRole } from "../../domain/operators";
 import { findOperatorByEmail, panelMember, panelMembers, removeRole, setRole, type PanelMember } from "../../store/operators";
 import type { ControlDb, ShardDb } from "../../store/shards";
+import { refused, succeeded, type Result } from "../../lib/problems";
 import { recordAudit, type Auditor } from "../audit/record";
 import { createOperator } from "./sessions";
 
 // Who may work in a panel, with which role. Operators live in the control database; the
 // panel's audit log in its shard.
 
-export type AddOperatorOutcome = { ok: true; member: PanelMember } | { ok: false; kind: "password_needed" } | { ok: false; kind: "not_added" };
+/** Refused when a new email comes without a password (invalid), or the operator could not be created nor found (conflict: a race with a removal). */
+export type AddOperatorOutcome = Result<PanelMember>;
 
 /** Gives an operator a role in the panel, creating the operator first when the email is new (then a password is needed). */
 export async function addPanelOperator(
@@ -20,18 +22,22 @@ export async function addPanelOperator(
   const now = Date.now();
   let operator = await findOperatorByEmail(env.DB, input.email);
   if (!operator) {
-    if (!input.password) return { ok: false, kind: "password_needed" };
+    if (!input.password) return refused("invalid", [{ field: "password", message: "is required for a new operator" }], "password: a new operator needs a password");
     const created = await createOperator(env.DB, input.email, input.name, input.password, now);
     if (created.created) operator = { ...created.operator, passwordHash: "" };
     else operator = await findOperatorByEmail(env.DB, input.email);
   }
-  if (!operator) return { ok: false, kind: "not_added" };
+  if (!operator) return refused("conflict", [], `email: ${input.email} could not be added; try again`);
   await setRole(env.DB, operator.id, panelId, input.role, now);
   await recordAudit(db, panelId, by, "operator.added", operator.id, { email: operator.email, role: input.role });
-  return { ok: true, member: (await panelMember(env.DB, panelId, operator.id))! };
+  return succeeded((await panelMember(env.DB, panelId, operator.id))!);
 }
 
-export type RoleChangeOutcome<T> = { ok: true; value: T } | { ok: false; kind: "missing" } | { ok: false; kind: "last_owner" };
+/** Refused when the operator has no role in the panel (not_found) or is its last owner (conflict). */
+export type RoleChangeOutcome<T> = Result<T>;
+
+const noSuchOperator = (operatorId: string) => refused("not_found", [], `No operator with id "${operatorId}" in this panel`);
+const lastOwner = () => refused("conflict", [], "The panel's last owner cannot be removed or demoted; make someone else owner first");
 
 /** A panel keeps at least one owner, so someone can always manage it without the admin token. */
 async function isLastOwner(db: ControlDb, panelId: string, operatorId: string): Promise<boolean> {
@@ -42,19 +48,19 @@ async function isLastOwner(db: ControlDb, panelId: string, operatorId: string): 
 /** Changes an operator's role in the panel; the last owner stays owner. */
 export async function changeOperatorRole(env: Env, db: ShardDb, panelId: string, operatorId: string, role: OperatorRole, by: Auditor): Promise<RoleChangeOutcome<PanelMember>> {
   const member = await panelMember(env.DB, panelId, operatorId);
-  if (!member) return { ok: false, kind: "missing" };
-  if (role !== "owner" && (await isLastOwner(env.DB, panelId, operatorId))) return { ok: false, kind: "last_owner" };
+  if (!member) return noSuchOperator(operatorId);
+  if (role !== "owner" && (await isLastOwner(env.DB, panelId, operatorId))) return lastOwner();
   await setRole(env.DB, operatorId, panelId, role, Date.now());
   await recordAudit(db, panelId, by, "operator.role_changed", operatorId, { email: member.email, from: member.role, to: role });
-  return { ok: true, value: (await panelMember(env.DB, panelId, operatorId))! };
+  return succeeded((await panelMember(env.DB, panelId, operatorId))!);
 }
 
 /** Takes an operator out of the panel (the operator stays); never the last owner. */
 export async function removePanelOperator(env: Env, db: ShardDb, panelId: string, operatorId: string, by: Auditor): Promise<RoleChangeOutcome<true>> {
   const member = await panelMember(env.DB, panelId, operatorId);
-  if (!member) return { ok: false, kind: "missing" };
-  if (await isLastOwner(env.DB, panelId, operatorId)) return { ok: false, kind: "last_owner" };
+  if (!member) return noSuchOperator(operatorId);
+  if (await isLastOwner(env.DB, panelId, operatorId)) return lastOwner();
   await removeRole(env.DB, operatorId, panelId);
   await recordAudit(db, panelId, by, "operator.removed", operatorId, { email: member.email, role: member.role });
-  return { ok: true, value: true };
+  return succeeded(true);
 }

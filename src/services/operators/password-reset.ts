@@ -1,4 +1,5 @@
 import { hashPassword, sha256Hex } from "../../lib/crypto";
+import { refusedField, refused, succeeded, type Result } from "../../lib/problems";
 import { randomBase64Url } from "../../lib/random";
 import { clearFailures, completePasswordReset, consumePasswordReset, insertPasswordReset, recentFailures, recordFailure } from "../../store/operator-sessions";
 import { findOperatorByEmail, getOperator } from "../../store/operators";
@@ -31,14 +32,14 @@ export interface ResetRequest {
  * the rate limit counts the address asked for whether or not it exists, and the lookup, the
  * link and the mail happen after the answer.
  */
-export async function requestPasswordReset(env: ResetEnv, request: ResetRequest): Promise<{ ok: true } | { ok: false; reason: "rate_limited" }> {
+export async function requestPasswordReset(env: ResetEnv, request: ResetRequest): Promise<Result<void>> {
   const subjects = [`reset-address:${request.address}`, `reset-${accountSubject(request.email)}`];
   const windowStart = request.now - SIGN_IN_WINDOW_MS;
   const [byAddress, byAccount] = await Promise.all([recentFailures(env.DB, [subjects[0]!], windowStart), recentFailures(env.DB, [subjects[1]!], windowStart)]);
-  if (byAddress >= RESETS_PER_ADDRESS || byAccount >= RESETS_PER_ACCOUNT) return { ok: false, reason: "rate_limited" };
+  if (byAddress >= RESETS_PER_ADDRESS || byAccount >= RESETS_PER_ACCOUNT) return refused("rate_limited", [], "Too many reset requests; wait a few minutes and try again");
   await recordFailure(env.DB, subjects, request.now, windowStart);
   request.waitUntil(sendResetLink(env, request));
-  return { ok: true };
+  return succeeded(undefined);
 }
 
 async function sendResetLink(env: ResetEnv, request: ResetRequest): Promise<void> {
@@ -68,13 +69,13 @@ async function sendResetLink(env: ResetEnv, request: ResetRequest): Promise<void
  * is spent first, so a link works once even when two requests race. Every session of the
  * operator ends, and so do their other links.
  */
-export async function resetPassword(db: ControlDb, token: string, password: string, now: number): Promise<boolean> {
+export async function resetPassword(db: ControlDb, token: string, password: string, now: number): Promise<Result<void>> {
   const passwordHash = await hashPassword(password);
   const operatorId = await consumePasswordReset(db, await sha256Hex(token), now);
-  if (!operatorId) return false;
+  if (!operatorId) return refusedField("invalid", "token", "this link has expired or was already used; ask for a new one");
   await completePasswordReset(db, operatorId, passwordHash, now);
   // The owner of the account proved it: earlier failed sign-ins no longer hold it back.
   const operator = await getOperator(db, operatorId);
   if (operator) await clearFailures(db, accountSubject(operator.email));
-  return true;
+  return succeeded(undefined);
 }

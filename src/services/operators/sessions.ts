@@ -1,5 +1,6 @@
 import type { ControlDb } from "../../store/shards";
 import { constantTimeEqual, hashPassword, sha256Hex, verifyPassword } from "../../lib/crypto";
+import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { newId, randomBase64Url } from "../../lib/random";
 import type { CronTask } from "../../lib/tasks";
 import {
@@ -43,10 +44,8 @@ export interface SignInAttempt {
   challenge?: SentChallenge;
 }
 
-export type SignInResult =
-  | { ok: true; token: string; session: Session }
-  | { ok: false; reason: "wrong" | "rate_limited" }
-  | { ok: false; reason: "challenge"; field: "challenge" | "challenge.nonce"; message: string };
+/** Refused: too many failures from the address (rate_limited), a missing or wrong challenge (invalid), or a wrong email or password (unauthenticated, one answer for both). */
+export type SignInResult = Result<{ token: string; session: Session }>;
 
 export type ChallengeAnswer = { required: false } | { required: true; challenge: IssuedChallenge };
 
@@ -85,11 +84,11 @@ export async function signIn(db: ControlDb, secretsKey: string, attempt: SignInA
   const subjects = [addressSubject(attempt.address), accountSubject(email)];
   const windowStart = now - SIGN_IN_WINDOW_MS;
   const [byAddress, byAccount] = await Promise.all([recentFailures(db, [subjects[0]!], windowStart), accountFailures(db, email, now)]);
-  if (byAddress >= FAILURES_PER_ADDRESS) return { ok: false, reason: "rate_limited" };
+  if (byAddress >= FAILURES_PER_ADDRESS) return refused("rate_limited", [], "Too many failed sign-ins from this address; wait a few minutes and try again");
   const difficulty = difficultyFor(byAccount);
   if (difficulty > 0) {
     const check = await checkChallenge(db, secretsKey, email, attempt.challenge, difficulty, now);
-    if (!check.ok) return { ok: false, reason: "challenge", field: check.field, message: check.reason };
+    if (!check.ok) return refusedField("invalid", check.field, check.reason);
   }
 
   const operator = await findOperatorByEmail(db, email);
@@ -98,7 +97,7 @@ export async function signIn(db: ControlDb, secretsKey: string, attempt: SignInA
     : await verifyPassword(password, await (decoyHash ??= hashPassword(randomBase64Url(16))));
   if (!operator || !matches || operator.disabled) {
     await recordFailure(db, subjects, now, windowStart);
-    return { ok: false, reason: "wrong" };
+    return refused("unauthenticated", [], "The email or the password is wrong");
   }
   await clearFailures(db, subjects[1]!);
   const token = randomBase64Url(32);
@@ -106,7 +105,7 @@ export async function signIn(db: ControlDb, secretsKey: string, attempt: SignInA
   const csrfToken = randomBase64Url(24);
   await insertSession(db, tokenHash, operator.id, csrfToken, now);
   const { passwordHash: _passwordHash, ...plain } = operator;
-  return { ok: true, token, session: { operator: plain, roles: await rolesOf(db, operator.id), csrfToken, tokenHash } };
+  return succeeded({ token, session: { operator: plain, roles: await rolesOf(db, operator.id), csrfToken, tokenHash } });
 }
 
 /** The live session a cookie token names, or null (unknown, idle too long, operator disabled). */
