@@ -1,7 +1,7 @@
 import { journeyAnswer, journeyListAnswer, journeyMessagesAnswer, journeyVersionsAnswer } from "../domain/answers/journeys";
 import { journeyStatusBody, MESSAGE_CHANNELS } from "../domain/journey";
 import { journeyBodySchema, splitJourneyBody } from "../domain/journey-layout";
-import { conflict, fromProblems, notFound } from "../lib/http/errors";
+import { notFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { defineJourney } from "../services/journeys/define";
 import { editJourney } from "../services/journeys/edit";
@@ -52,9 +52,7 @@ const createJourney = definePanelRoute({
   body: journeyBodySchema,
   async handle({ env, caller, body, panel, db }) {
     const { definition, layout } = splitJourneyBody(body);
-    const outcome = await defineJourney(db, panel.id, definition, layout, auditorOf(caller));
-    if (!outcome.ok) throw fromProblems(outcome.problems);
-    return journeyView(outcome.journey);
+    return journeyView(unwrap(await defineJourney(db, panel.id, definition, layout, auditorOf(caller))));
   },
 });
 
@@ -92,18 +90,8 @@ const updateJourney = definePanelRoute({
   body: journeyBodySchema,
   async handle({ env, caller, path, body, panel, db }) {
     const { definition, layout } = splitJourneyBody(body);
-    const outcome = await editJourney(env, db, panel.id, path.journey, definition, layout, auditorOf(caller));
-    if (!outcome.ok) {
-      if (outcome.kind === "missing") throw noSuchJourney(path.journey);
-      if (outcome.kind === "stopped") {
-        throw conflict("status: the journey is stopped; a stopped journey cannot be edited (a draft is edited in place, a running or paused one gets a new version)", [
-          { field: "status", message: "is stopped" },
-        ]);
-      }
-      if (outcome.kind === "changed_meanwhile") throw conflict("status: the journey changed meanwhile (its status or version); read it again and retry", [{ field: "status", message: "changed meanwhile" }]);
-      throw fromProblems(outcome.problems, outcome.kind === "senders_refused" ? 409 : 400);
-    }
-    return { ...journeyView(outcome.journey), ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}) };
+    const { journey, warnings } = unwrap(await editJourney(env, db, panel.id, path.journey, definition, layout, auditorOf(caller)));
+    return { ...journeyView(journey), ...(warnings.length ? { warnings } : {}) };
   },
 });
 
@@ -137,13 +125,8 @@ const setStatus = definePanelRoute({
   summary: "Run, pause (instances are held) or stop (instances end) a journey",
   body: journeyStatusBody,
   async handle({ env, caller, path, body, panel, db }) {
-    const outcome = await setJourneyStatus(env, db, panel.id, path.journey, body.status, auditorOf(caller));
-    if (!outcome.ok) {
-      if (outcome.kind === "missing") throw noSuchJourney(path.journey);
-      if (outcome.kind === "senders_refused") throw fromProblems(outcome.problems, 409);
-      throw conflict(`status: a ${outcome.from} journey cannot become ${body.status}`, [{ field: "status", message: `cannot go from ${outcome.from} to ${body.status}` }]);
-    }
-    return { ...journeyView(outcome.journey, outcome.counters), warnings: outcome.warnings };
+    const { journey, counters, warnings } = unwrap(await setJourneyStatus(env, db, panel.id, path.journey, body.status, auditorOf(caller)));
+    return { ...journeyView(journey, counters), warnings };
   },
 });
 

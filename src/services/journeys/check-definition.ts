@@ -2,13 +2,15 @@ import { checkParamClause, type ActivityDefinition } from "../../domain/activity
 import { journeyGraphProblems, type JourneyDefinition } from "../../domain/journey";
 import { layoutProblems, type JourneyLayout } from "../../domain/journey-layout";
 import type { FieldProblem } from "../../domain/problems";
+import { refused, succeeded, type Result } from "../../lib/problems";
 import { findActivityByName } from "../../store/activities";
 import { getList } from "../../store/lists";
 import { getSegment } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
 import { getWebhook } from "../../store/webhooks";
 
-export type CheckedDefinition = { ok: true; definition: JourneyDefinition } | { ok: false; problems: FieldProblem[] };
+/** The definition as checked, or refused (invalid) with every problem found. */
+export type CheckedDefinition = Result<JourneyDefinition>;
 
 /**
  * What the schema cannot see: the step graph, the activity (with the parameters its trigger
@@ -34,8 +36,8 @@ export async function checkDefinition(db: ShardDb, panelId: string, definition: 
       problems.push({ field: `steps.${i}.events.activity`, message: `no activity named "${s.events.activity}" is defined in this panel` });
     }
   }
-  if (problems.length) return { ok: false, problems };
-  return { ok: true, definition: { ...definition, trigger: t } };
+  if (problems.length) return refused("invalid", problems);
+  return succeeded({ ...definition, trigger: t });
 }
 
 type ParamFilter = NonNullable<Extract<JourneyDefinition["trigger"], { type: "activity" }>["params"]>;

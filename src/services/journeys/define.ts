@@ -1,19 +1,20 @@
 import type { JourneyDefinition } from "../../domain/journey";
 import type { JourneyLayout } from "../../domain/journey-layout";
-import type { FieldProblem } from "../../domain/problems";
+import { succeeded, type Result } from "../../lib/problems";
 import { newId } from "../../lib/random";
 import { insertJourney, type Journey } from "../../store/journeys/definitions";
 import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { checkDefinition } from "./check-definition";
 
-export type DefineJourneyOutcome = { ok: true; journey: Journey } | { ok: false; problems: FieldProblem[] };
+/** Refused (invalid) with every problem of the definition. */
+export type DefineJourneyOutcome = Result<Journey>;
 
 /** Defines a journey (CONTRACT 5) once its definition checks out against the panel; it starts as a draft. */
 export async function defineJourney(db: ShardDb, panelId: string, proposed: JourneyDefinition, layout: JourneyLayout | undefined, by: Auditor): Promise<DefineJourneyOutcome> {
   const checked = await checkDefinition(db, panelId, proposed, layout);
   if (!checked.ok) return checked;
-  const { definition } = checked;
+  const definition = checked.value;
   const now = Date.now();
   const journey: Journey = {
     id: newId("jny"),
@@ -29,5 +30,5 @@ export async function defineJourney(db: ShardDb, panelId: string, proposed: Jour
   };
   await insertJourney(db, journey, by.operator?.email ?? null);
   await recordAudit(db, panelId, by, "journey.created", journey.id, { name: journey.name });
-  return { ok: true, journey };
+  return succeeded(journey);
 }

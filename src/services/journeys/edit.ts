@@ -1,6 +1,7 @@
 import { emailSenders, type JourneyDefinition } from "../../domain/journey";
 import { layoutForDefinition, layoutProblems, type JourneyLayout } from "../../domain/journey-layout";
 import type { FieldProblem } from "../../domain/problems";
+import { refused, succeeded, type Result } from "../../lib/problems";
 import { sameJson } from "../../lib/same-json";
 import { addJourneyVersion, getJourney, updateDraftJourney, updateJourneyLayout, type Journey } from "../../store/journeys/definitions";
 import type { ShardDb } from "../../store/shards";
@@ -10,12 +11,17 @@ import { checkDefinition } from "./check-definition";
 import { scanSegment } from "./contact-triggers";
 import { forgetLiveJourneys } from "./live-journeys";
 
-export type EditJourneyOutcome =
-  | { ok: true; journey: Journey; warnings: FieldProblem[] }
-  | { ok: false; kind: "missing" }
-  | { ok: false; kind: "stopped" }
-  | { ok: false; kind: "changed_meanwhile" }
-  | { ok: false; kind: "invalid" | "senders_refused"; problems: FieldProblem[] };
+/**
+ * The journey as saved, with notes on senders a real provider may refuse. Refused when there is
+ * no such journey (not_found), the definition or layout breaks a rule (invalid), the journey is
+ * stopped, changed meanwhile or mails from a refused sender (conflict).
+ */
+export type EditJourneyOutcome = Result<{ journey: Journey; warnings: FieldProblem[] }>;
+
+export const noSuchJourney = (journeyId: string) => refused("not_found", [], `No journey with id "${journeyId}" in this panel`);
+
+const changedMeanwhile = () =>
+  refused("conflict", [{ field: "status", message: "changed meanwhile" }], "status: the journey changed meanwhile (its status or version); read it again and retry");
 
 /**
  * Replaces a draft's definition in place, or gives a running or paused journey a new version
@@ -32,17 +38,23 @@ export async function editJourney(
   by: Auditor,
 ): Promise<EditJourneyOutcome> {
   const journey = await getJourney(db, panelId, journeyId);
-  if (!journey) return { ok: false, kind: "missing" };
-  if (journey.status === "stopped") return { ok: false, kind: "stopped" };
+  if (!journey) return noSuchJourney(journeyId);
+  if (journey.status === "stopped") {
+    return refused(
+      "conflict",
+      [{ field: "status", message: "is stopped" }],
+      "status: the journey is stopped; a stopped journey cannot be edited (a draft is edited in place, a running or paused one gets a new version)",
+    );
+  }
   // The definition as stored, or as it is once checked (trigger parameters named as the activity names them).
   if (sameJson(proposed, journey.definition)) return saveLayout(db, journey, layout, by);
   const checked = await checkDefinition(db, panelId, proposed, layout);
-  if (!checked.ok) return { ok: false, kind: "invalid", problems: checked.problems };
-  const { definition } = checked;
+  if (!checked.ok) return checked;
+  const definition = checked.value;
   if (sameJson(definition, journey.definition)) return saveLayout(db, journey, layout, by);
   // A live journey's new email steps meet the sender rule that starting it met.
   const senders = journey.status === "draft" ? { problems: [], notes: [] } : await sendersStanding(env, db, panelId, emailSenders(definition));
-  if (senders.problems.length) return { ok: false, kind: "senders_refused", problems: senders.problems };
+  if (senders.problems.length) return refused("conflict", senders.problems);
   const now = Date.now();
   // Without a layout, the positions of the steps the journey keeps stay.
   const nextLayout = layout ?? layoutForDefinition(journey.layout, definition);
@@ -50,13 +62,13 @@ export async function editJourney(
     journey.status === "draft"
       ? await updateDraftJourney(db, panelId, journey.id, definition, nextLayout, now)
       : await addJourneyVersion(db, panelId, journey.id, journey.version, definition, nextLayout, now, by.operator?.email ?? null);
-  if (!updated) return { ok: false, kind: "changed_meanwhile" };
+  if (!updated) return changedMeanwhile();
   // The new version's trigger and filter take new entries at once in this isolate.
   forgetLiveJourneys(panelId);
   await recordAudit(db, panelId, by, "journey.edited", journey.id, { name: updated.name, version: updated.version });
   // A segment trigger scans again from the first contact: its first page now, as at start.
   if (updated.status === "running" && updated.scanCursor !== null) await scanSegment(env, updated, now);
-  return { ok: true, journey: updated, warnings: senders.notes };
+  return succeeded({ journey: updated, warnings: senders.notes });
 }
 
 /**
@@ -65,11 +77,11 @@ export async function editJourney(
  * Nothing is written, nor audited, when the layout is absent or the same.
  */
 async function saveLayout(db: ShardDb, journey: Journey, layout: JourneyLayout | undefined, by: Auditor): Promise<EditJourneyOutcome> {
-  if (layout === undefined || sameJson(layout, journey.layout)) return { ok: true, journey, warnings: [] };
+  if (layout === undefined || sameJson(layout, journey.layout)) return succeeded({ journey, warnings: [] });
   const problems = layoutProblems(journey.definition, layout);
-  if (problems.length) return { ok: false, kind: "invalid", problems };
+  if (problems.length) return refused("invalid", problems);
   const updated = await updateJourneyLayout(db, journey, layout, Date.now());
-  if (!updated) return { ok: false, kind: "changed_meanwhile" };
+  if (!updated) return changedMeanwhile();
   await recordAudit(db, journey.panelId, by, "journey.edited", journey.id, { name: updated.name, version: updated.version, changed: "layout" });
-  return { ok: true, journey: updated, warnings: [] };
+  return succeeded({ journey: updated, warnings: [] });
 }

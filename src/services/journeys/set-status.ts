@@ -1,12 +1,14 @@
 import { journeyStatusAction } from "../../domain/audit";
 import { emailSenders } from "../../domain/journey";
 import type { FieldProblem } from "../../domain/problems";
+import { refused, succeeded, type Result } from "../../lib/problems";
 import { changeJourneyStatus, getJourney, type Journey, type JourneyStatus } from "../../store/journeys/definitions";
 import { journeyCounters, type JourneyCounters } from "../../store/journeys/instances";
 import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { sendersStanding } from "../channels/email/sender-domains";
 import { scanSegment } from "./contact-triggers";
+import { noSuchJourney } from "./edit";
 import { forgetLiveJourneys } from "./live-journeys";
 import { resumeHeldPoints } from "./points";
 
@@ -19,23 +21,26 @@ const TRANSITIONS: Record<TargetStatus, JourneyStatus[]> = {
   stopped: ["draft", "running", "paused", "stopped"],
 };
 
-export type SetJourneyStatusOutcome =
-  | { ok: true; journey: Journey; counters: JourneyCounters; warnings: FieldProblem[] }
-  | { ok: false; kind: "missing" }
-  | { ok: false; kind: "senders_refused"; problems: FieldProblem[] }
-  | { ok: false; kind: "not_allowed"; from: JourneyStatus };
+/**
+ * The journey in its new status, with notes on senders a real provider may refuse. Refused when
+ * there is no such journey (not_found), or it mails from a refused sender or cannot go from its
+ * status to the one asked (conflict).
+ */
+export type SetJourneyStatusOutcome = Result<{ journey: Journey; counters: JourneyCounters; warnings: FieldProblem[] }>;
 
 /** Runs, pauses (instances are held) or stops (instances end) a journey. */
 export async function setJourneyStatus(env: Env, db: ShardDb, panelId: string, journeyId: string, status: TargetStatus, by: Auditor): Promise<SetJourneyStatusOutcome> {
   const journey = await getJourney(db, panelId, journeyId);
-  if (!journey) return { ok: false, kind: "missing" };
+  if (!journey) return noSuchJourney(journeyId);
   // Mail from a sender domain a real provider would refuse is refused at start, not message by message.
   const senders = status === "running" ? await sendersStanding(env, db, panelId, emailSenders(journey.definition)) : { problems: [], notes: [] };
-  if (senders.problems.length) return { ok: false, kind: "senders_refused", problems: senders.problems };
+  if (senders.problems.length) return refused("conflict", senders.problems);
   const now = Date.now();
   const changed = await changeJourneyStatus(db, panelId, journey.id, TRANSITIONS[status], status, now);
   forgetLiveJourneys(panelId);
-  if (!changed) return { ok: false, kind: "not_allowed", from: journey.status };
+  if (!changed) {
+    return refused("conflict", [{ field: "status", message: `cannot go from ${journey.status} to ${status}` }], `status: a ${journey.status} journey cannot become ${status}`);
+  }
   await recordAudit(db, panelId, by, journeyStatusAction(journey.status, status), journey.id, { name: journey.name, from: journey.status, to: status });
   if (changed.status === "running") {
     // Held points go on at once (the cron would take them within a minute), and a segment
@@ -44,5 +49,5 @@ export async function setJourneyStatus(env: Env, db: ShardDb, panelId: string, j
     if (changed.scanCursor !== null) await scanSegment(env, changed, now);
   }
   // The scan above only moves scan_cursor, which the view does not show: no second read.
-  return { ok: true, journey: changed, counters: await journeyCounters(db, panelId, changed.id), warnings: senders.notes };
+  return succeeded({ journey: changed, counters: await journeyCounters(db, panelId, changed.id), warnings: senders.notes });
 }
