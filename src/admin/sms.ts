@@ -1,9 +1,9 @@
 import { smsPreviewAnswer, smsSettingsAnswer, smsSuppressionAnswer, smsSuppressionListAnswer, smsTemplateAnswer, smsTemplateDeletedAnswer, smsTemplateListAnswer } from "../domain/answers/channels";
 import { compileTemplate, personalize } from "../domain/email-message";
 import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody } from "../domain/sms";
-import { fromProblems, invalidField, notFound, orNotFound } from "../lib/http/errors";
+import { invalidField, notFound, orNotFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
-import { changeSmsSettings, createSmsTemplate, readSmsSettings, removeSmsTemplate, replaceSmsTemplate, type TemplateOutcome } from "../services/channels/sms/panel-settings";
+import { changeSmsSettings, createSmsTemplate, noSuchTemplateMessage, readSmsSettings, removeSmsTemplate, replaceSmsTemplate } from "../services/channels/sms/panel-settings";
 import { isoTime } from "../store/sql";
 import { getSmsTemplate, liftPhoneSuppression, listPhoneSuppressions, listSmsTemplates, suppressPhone, type SmsTemplate } from "../store/sms";
 import { definePanelRoute } from "./route";
@@ -54,13 +54,6 @@ function templateView(t: SmsTemplate) {
   };
 }
 
-/** The template of an answer, or the answer's error. */
-function savedTemplate(outcome: TemplateOutcome, id?: string): SmsTemplate {
-  if (!outcome.ok && "missing" in outcome) throw notFound(noSuchTemplate(id!));
-  if (!outcome.ok) throw fromProblems(outcome.problems);
-  return outcome.template;
-}
-
 const createTemplate = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/sms/templates",
@@ -70,7 +63,7 @@ const createTemplate = definePanelRoute({
   status: 201,
   body: smsTemplateBody,
   async handle({ env, body, panel, db }) {
-    return templateView(savedTemplate(await createSmsTemplate(env, db, panel.id, body)));
+    return templateView(unwrap(await createSmsTemplate(env, db, panel.id, body)));
   },
 });
 
@@ -85,8 +78,6 @@ const listTemplates = definePanelRoute({
   },
 });
 
-const noSuchTemplate = (id: string) => `No SMS template with id "${id}" in this panel`;
-
 const readTemplate = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sms/templates/:id",
@@ -94,7 +85,7 @@ const readTemplate = definePanelRoute({
   response: smsTemplateAnswer,
   summary: "Read an SMS template",
   async handle({ path, panel, db }) {
-    return templateView(await orNotFound(getSmsTemplate(db, panel.id, path.id), noSuchTemplate(path.id)));
+    return templateView(await orNotFound(getSmsTemplate(db, panel.id, path.id), noSuchTemplateMessage(path.id)));
   },
 });
 
@@ -106,7 +97,7 @@ const replaceTemplate = definePanelRoute({
   summary: "Replace an SMS template; journeys use the new text from their next message on",
   body: smsTemplateBody,
   async handle({ env, body, path, panel, db }) {
-    return templateView(savedTemplate(await replaceSmsTemplate(env, db, panel.id, path.id, body), path.id));
+    return templateView(unwrap(await replaceSmsTemplate(env, db, panel.id, path.id, body)));
   },
 });
 
@@ -117,7 +108,7 @@ const removeTemplate = definePanelRoute({
   response: smsTemplateDeletedAnswer,
   summary: "Delete an SMS template (a journey step that names it then records its message as failed)",
   async handle({ path, panel, db }) {
-    if (!(await removeSmsTemplate(db, panel.id, path.id))) throw notFound(noSuchTemplate(path.id));
+    unwrap(await removeSmsTemplate(db, panel.id, path.id));
     return { deleted: true };
   },
 });

@@ -1,5 +1,6 @@
 import type { SmsSettingsBody, SmsTemplateBody } from "../../../domain/sms";
 import type { FieldProblem } from "../../../domain/problems";
+import { refused, succeeded, type Result } from "../../../lib/problems";
 import { newId } from "../../../lib/random";
 import { config, type ConfigSource } from "../../../lib/config";
 import type { ShardDb } from "../../../store/shards";
@@ -27,11 +28,15 @@ function dltProblem(env: ConfigSource, body: SmsTemplateBody): FieldProblem[] {
   return [];
 }
 
-export type TemplateOutcome = { ok: true; template: SmsTemplate } | { ok: false; problems: FieldProblem[] } | { ok: false; missing: true };
+/** The template as saved; refused when it breaks a rule of the region (invalid) or there is no such template (not_found). */
+export type TemplateOutcome = Result<SmsTemplate>;
+
+export const noSuchTemplateMessage = (templateId: string) => `No SMS template with id "${templateId}" in this panel`;
+const noSuchTemplate = (templateId: string) => refused("not_found", [], noSuchTemplateMessage(templateId));
 
 export async function createSmsTemplate(env: Pick<Env, "REGION">, db: ShardDb, panelId: string, body: SmsTemplateBody): Promise<TemplateOutcome> {
   const problems = dltProblem(env, body);
-  if (problems.length) return { ok: false, problems };
+  if (problems.length) return refused("invalid", problems);
   const now = Date.now();
   const template: SmsTemplate = {
     panelId,
@@ -44,15 +49,15 @@ export async function createSmsTemplate(env: Pick<Env, "REGION">, db: ShardDb, p
     updatedAt: now,
   };
   await putSmsTemplate(db, template);
-  return { ok: true, template };
+  return succeeded(template);
 }
 
 /** Replaces a template; journeys use the new text from their next message on. */
 export async function replaceSmsTemplate(env: Pick<Env, "REGION">, db: ShardDb, panelId: string, templateId: string, body: SmsTemplateBody): Promise<TemplateOutcome> {
   const current = await getSmsTemplate(db, panelId, templateId);
-  if (!current) return { ok: false, missing: true };
+  if (!current) return noSuchTemplate(templateId);
   const problems = dltProblem(env, body);
-  if (problems.length) return { ok: false, problems };
+  if (problems.length) return refused("invalid", problems);
   const next: SmsTemplate = {
     ...current,
     name: body.name,
@@ -62,10 +67,10 @@ export async function replaceSmsTemplate(env: Pick<Env, "REGION">, db: ShardDb, 
     updatedAt: Date.now(),
   };
   await putSmsTemplate(db, next);
-  return { ok: true, template: next };
+  return succeeded(next);
 }
 
-/** Deletes a template; false when the panel has no such template. */
-export function removeSmsTemplate(db: ShardDb, panelId: string, templateId: string): Promise<boolean> {
-  return deleteSmsTemplate(db, panelId, templateId);
+/** Deletes a template; refused (not_found) when the panel has no such template. */
+export async function removeSmsTemplate(db: ShardDb, panelId: string, templateId: string): Promise<Result<true>> {
+  return (await deleteSmsTemplate(db, panelId, templateId)) ? succeeded(true) : noSuchTemplate(templateId);
 }
