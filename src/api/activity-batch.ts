@@ -88,13 +88,15 @@ export class ActivityBatch {
         return;
       }
       const prepared = prepareActivityEvent(result.data, definitionOf(catalog, call.ref(result.data)), panel, now, call.fromCells);
+      // A batch answers every refusal as the event's errors[] lines, whatever its kind (CONTRACT 10).
       if (!prepared.ok) {
-        for (const problem of prepared.problems) problems.push({ index, ...problem });
+        for (const problem of prepared.problem.fields) problems.push({ index, ...problem });
         return;
       }
       // The prepared event is this call's own: completed in place.
-      if (prepared.event.guid === undefined && call.key !== undefined) prepared.event.guid = `${call.key}:${index}`;
-      events.push(prepared.event);
+      const event = prepared.value;
+      if (event.guid === undefined && call.key !== undefined) event.guid = `${call.key}:${index}`;
+      events.push(event);
       positions.push(index);
     });
   }

@@ -6,7 +6,7 @@ import { ActivityBatch, MAX_CSV_BYTES, MAX_CSV_ROWS, tooOldForJourneys, type Bat
 import { authenticateApiKey, catalogOfClient, checkAccess } from "./access";
 import { readJsonBody } from "../lib/http/body";
 import { requestApiKey } from "../lib/http/credentials";
-import { asApiError, fieldErrorsFromZod, fromProblems, invalidField } from "../lib/http/errors";
+import { asApiError, fieldErrorsFromZod, fromProblems, invalidField, unwrap } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 import { z } from "../lib/z";
 import { recordEvents } from "../services/pipeline/record";
@@ -265,9 +265,8 @@ export async function handleSingleActivity(request: IRequest, env: Env, exec: Ex
     if (!parsed.success) throw fromProblems(fieldErrorsFromZod(parsed.error));
     const catalog = await catalogKnowing(env, cached.panel.clientId, cached, [parsed.data.activityid]);
     const now = Date.now();
-    const prepared = prepareActivityEvent(parsed.data, definitionOf(catalog, parsed.data.activityid), ingestPanel(catalog), now);
-    if (!prepared.ok) throw fromProblems(prepared.problems, prepared.status);
-    const event: NewEvent = { ...prepared.event, guid: prepared.event.guid ?? key };
+    const prepared = unwrap(prepareActivityEvent(parsed.data, definitionOf(catalog, parsed.data.activityid), ingestPanel(catalog), now));
+    const event: NewEvent = { ...prepared, guid: prepared.guid ?? key };
     const recorded = await recordEvents(env, catalog.panel, [event], { now, defer: (work) => exec.waitUntil(work) });
     const old = tooOldForJourneys([event], now, [0]).length > 0;
     return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1, ...(old ? { journeys: JOURNEYS_SKIPPED_OLD } : {}) });

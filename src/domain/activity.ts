@@ -4,6 +4,7 @@ import { MAX_ASSET_ID_LENGTH, MAX_GUID_LENGTH, type NewEvent } from "./events";
 import { normalisePrimaryKey } from "./primary-key";
 import type { FilterOp } from "./filters";
 import { describeJsonType, type FieldProblem } from "./problems";
+import { refused, succeeded, type Result } from "../lib/problems";
 import { resolveEventTime } from "./time";
 
 /**
@@ -71,9 +72,8 @@ export interface IngestPanel {
   unknownAttributes?: UnknownAttributeMode;
 }
 
-export type PreparedActivity =
-  | { ok: true; event: NewEvent }
-  | { ok: false; status: 400 | 404; problems: FieldProblem[] };
+/** The event to record; refused when the panel defines no such activity (not_found) or the input breaks a rule (invalid, every problem). */
+export type PreparedActivity = Result<NewEvent>;
 
 /** Null and empty text count as absent: trackers send `"identity": ""` for visitors not yet known. */
 function present<T>(value: T | null | undefined): T | undefined {
@@ -245,7 +245,7 @@ export function prepareActivityEvent(
   now: number,
   fromCells = false,
 ): PreparedActivity {
-  if (!definition) return { ok: false, status: 404, problems: [undefinedActivity(input)] };
+  if (!definition) return refused("not_found", [undefinedActivity(input)]);
   const problems: FieldProblem[] = [];
   const event: NewEvent = { channel: "custom_activity", name: definition.name, activityId: definition.id, occurredAt: now };
 
@@ -274,7 +274,7 @@ export function prepareActivityEvent(
 
   event.occurredAt = occurredAt(input, panel.timezone, now, problems);
   event.params = checkActivityParams(definition, input.activity_params, problems, panel.unknownAttributes, fromCells);
-  return problems.length ? { ok: false, status: 400, problems } : { ok: true, event };
+  return problems.length ? refused("invalid", problems) : succeeded(event);
 }
 
 /**

@@ -53,7 +53,7 @@ describe("prepareActivityEvent", () => {
     );
     expect(prepared).toEqual({
       ok: true,
-      event: {
+      value: {
         channel: "custom_activity",
         name: "add_to_cart",
         activityId: 7,
@@ -68,13 +68,13 @@ describe("prepareActivityEvent", () => {
 
   it("treats null and empty text as absent, and needs identity or uniqueid", () => {
     const prepared = prepareActivityEvent({ activityid: 7, identity: null, uniqueid: "", cts: "", timestamp: null }, cart, panel, now);
-    expect(prepared).toEqual({ ok: false, status: 400, problems: [{ field: "identity", message: expect.stringContaining("either identity") }] });
+    expect(prepared).toEqual({ ok: false, problem: { kind: "invalid", fields: [{ field: "identity", message: expect.stringContaining("either identity") }] } });
   });
 
   it("reads every source clients send (CONTRACT 10): web, app and custom in any case, any other system's name as sent", () => {
     const source = (activity_source: string) => {
       const prepared = prepareActivityEvent({ activityid: 7, identity: "a@example.com", activity_source }, cart, panel, now);
-      return prepared.ok ? prepared.event.source : prepared.problems[0]!.message;
+      return prepared.ok ? prepared.value.source : prepared.problem.fields[0]!.message;
     };
     expect(["web", "WEB", "App", "custom", "CUS", "offline", "Store", "POS", " CRM "].map(source)).toEqual(["web", "web", "app", "custom", "CUS", "offline", "Store", "POS", "CRM"]);
     expect(source("x".repeat(32))).toBe("x".repeat(32));
@@ -84,7 +84,7 @@ describe("prepareActivityEvent", () => {
   it("reads timestamp as ISO or epoch seconds or milliseconds, and refuses a time more than 24 hours ahead", () => {
     const at = (input: { cts?: string; timestamp?: string | number }) => {
       const prepared = prepareActivityEvent({ activityid: 7, identity: "a@example.com", ...input }, cart, panel, now);
-      return prepared.ok ? new Date(prepared.event.occurredAt).toISOString() : `${prepared.problems[0]!.field}: ${prepared.problems[0]!.message}`;
+      return prepared.ok ? new Date(prepared.value.occurredAt).toISOString() : `${prepared.problem.fields[0]!.field}: ${prepared.problem.fields[0]!.message}`;
     };
     expect(at({ timestamp: "2024-01-13T20:30:28+05:30" })).toBe("2024-01-13T15:00:28.000Z");
     expect(at({ timestamp: 1705158028 })).toBe("2024-01-13T15:00:28.000Z");
@@ -98,22 +98,20 @@ describe("prepareActivityEvent", () => {
 
   it("keeps asset_id, trimmed", () => {
     const prepared = prepareActivityEvent({ activity_name: "ADD_TO_CART", identity: "a@example.com", asset_id: " web-1 " }, cart, panel, now);
-    expect(prepared).toMatchObject({ ok: true, event: { assetId: "web-1", activityId: 7 } });
+    expect(prepared).toMatchObject({ ok: true, value: { assetId: "web-1", activityId: 7 } });
   });
 
   it("an undefined activity is 404 on the field that named it", () => {
     expect(prepareActivityEvent({ activity_name: "wishlist", identity: "a@example.com" }, undefined, panel, now)).toEqual({
       ok: false,
-      status: 404,
-      problems: [{ field: "activity_name", message: 'no activity named "wishlist" is defined in this panel' }],
+      problem: { kind: "not_found", fields: [{ field: "activity_name", message: 'no activity named "wishlist" is defined in this panel' }] },
     });
   });
 
   it("an undefined activity is 404 on activityid alone", () => {
     expect(prepareActivityEvent({ activityid: 8, identity: "a@example.com", cts: "bad" }, undefined, panel, now)).toMatchObject({
       ok: false,
-      status: 404,
-      problems: [{ field: "activityid" }],
+      problem: { kind: "not_found", fields: [{ field: "activityid" }] },
     });
   });
 });
