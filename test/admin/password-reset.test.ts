@@ -103,7 +103,7 @@ describe("password reset by an emailed one-time link", () => {
     const mails: Mail[] = [];
     await auth("/password-reset", { email }, mails);
     const token = tokenOf(mails[0]!);
-    expect(await resetPassword(env.DB, token, "late passphrase", Date.now() + PASSWORD_RESET_TTL_MS + 1_000)).toBe(false);
+    expect(await resetPassword(env.DB, token, "late passphrase", Date.now() + PASSWORD_RESET_TTL_MS + 1_000)).toMatchObject({ ok: false, problem: { kind: "invalid", fields: [{ field: "token" }] } });
     // Still unused and within its time, it works.
     expect((await auth("/password-reset/confirm", { token, password: "in-time passphrase" })).status).toBe(200);
   });
