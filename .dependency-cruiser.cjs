@@ -40,6 +40,15 @@ module.exports = {
       to: { path: "^src/lib/http/" },
     },
     {
+      // ImportFailure and TransientImportError are the import step's own signals; the job's
+      // status is what callers read (docs/architecture.md, errors at the service boundary).
+      name: "import-signals-stay-in-imports",
+      comment: "only src/services/imports throws or catches the import signals; callers read the job",
+      severity: "error",
+      from: { pathNot: "^src/services/imports/" },
+      to: { path: "^src/services/imports/errors\\.ts$" },
+    },
+    {
       name: "domain-has-no-platform",
       comment: "src/domain holds rules without I/O: no Cloudflare or Node modules",
       severity: "error",
