@@ -1,5 +1,5 @@
 import { apiKeyAnswer, createdUserAnswer, userAnswer, userListAnswer } from "../domain/answers/panels";
-import { conflict, orNotFound } from "../lib/http/errors";
+import { orNotFound, unwrap } from "../lib/http/errors";
 import { createUserBody, patchUserBody } from "../domain/users";
 import { createUser as addPanelUser } from "../services/users/create";
 import { rotateUserKey } from "../services/users/rotate-key";
@@ -24,9 +24,8 @@ const createUser = definePanelRoute({
   status: 201,
   body: createUserBody,
   async handle({ env, db, caller, body, panel }) {
-    const outcome = await addPanelUser(env, db, panel.id, body.email, body.name ?? null, auditorOf(caller));
-    if (!outcome.ok) throw conflict(`email: the panel already has a user with email ${body.email}`, [{ field: "email", message: "already in use in this panel" }]);
-    return { ...userView(outcome.user), api_key: outcome.apiKey };
+    const { user, apiKey } = unwrap(await addPanelUser(env, db, panel.id, body.email, body.name ?? null, auditorOf(caller)));
+    return { ...userView(user), api_key: apiKey };
   },
 });
 
