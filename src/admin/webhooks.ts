@@ -1,11 +1,18 @@
 import { webhookAnswer, webhookDeliveriesAnswer, webhookEventsQueuedAnswer, webhookListAnswer, webhookTestAnswer } from "../domain/answers/webhooks";
-import { fromProblems, invalidField, notFound, unwrap } from "../lib/http/errors";
+import { invalidField, notFound, unwrap } from "../lib/http/errors";
 import { nameText } from "../domain/fields";
 import { z } from "../lib/z";
 import { isoTime } from "../store/sql";
 import type { Webhook } from "../store/webhooks";
 import { createWebhookBody, patchWebhookBody } from "../domain/webhooks/config";
-import { changeWebhook, createWebhook as configureWebhook, enableWebhook as reenableWebhook, removeWebhook as deleteWebhookConfig, testWebhook as testWebhookEndpoint } from "../services/webhooks/config";
+import {
+  changeWebhook,
+  createWebhook as configureWebhook,
+  enableWebhook as reenableWebhook,
+  noSuchWebhookMessage as noSuchWebhook,
+  removeWebhook as deleteWebhookConfig,
+  testWebhook as testWebhookEndpoint,
+} from "../services/webhooks/config";
 import type { DispatcherStatus, TestReport } from "../services/webhooks/dispatcher";
 import { enqueueWebhookEvents } from "../services/webhooks/enqueue";
 import { webhookDeliveries, webhooksWithStatus, webhookWithStatus } from "../services/webhooks/read";
@@ -68,7 +75,6 @@ function webhookView(webhook: Webhook, status: DispatcherStatus | null) {
   };
 }
 
-const noSuchWebhook = (id: string) => `No webhook with id "${id}" in this panel`;
 
 
 const createWebhook = definePanelRoute({
@@ -117,10 +123,8 @@ const patchWebhook = definePanelRoute({
   summary: "Change a webhook; null removes credentials, the alert or the signing secret. A new URL must pass the test again",
   body: patchWebhookBody,
   async handle({ env, caller, path, body, panel, db }) {
-    const outcome = await changeWebhook(env, db, panel.id, path.id, body, auditorOf(caller));
-    if (!outcome.ok && "missing" in outcome) throw notFound(noSuchWebhook(path.id));
-    if (!outcome.ok) throw fromProblems(outcome.problems);
-    return webhookView(outcome.webhook, outcome.status);
+    const { webhook, status } = unwrap(await changeWebhook(env, db, panel.id, path.id, body, auditorOf(caller)));
+    return webhookView(webhook, status);
   },
 });
 
@@ -132,7 +136,7 @@ const removeWebhook = definePanelRoute({
   raw: { contentType: null, description: "Deleted" },
   summary: "Delete a webhook with its undelivered backlog and attempt log",
   async handle({ env, caller, path, panel, db }) {
-    if (!(await deleteWebhookConfig(env, db, panel.id, path.id, auditorOf(caller)))) throw notFound(noSuchWebhook(path.id));
+    unwrap(await deleteWebhookConfig(env, db, panel.id, path.id, auditorOf(caller)));
     return new Response(null, { status: 204 });
   },
 });

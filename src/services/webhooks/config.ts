@@ -1,7 +1,7 @@
-import type { FieldProblem } from "../../domain/problems";
 import type { createWebhookBody, patchWebhookBody } from "../../domain/webhooks/config";
 import { encryptSecret } from "../../lib/crypto";
 import { config } from "../../lib/config";
+import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { newId } from "../../lib/random";
 import type { z } from "../../lib/z";
 import type { ShardDb } from "../../store/shards";
@@ -40,12 +40,16 @@ export async function createWebhook(env: Env, db: ShardDb, panelId: string, body
   return webhook;
 }
 
-export type ChangeWebhookOutcome = { ok: true; webhook: Webhook; status: DispatcherStatus } | { ok: false; missing: true } | { ok: false; problems: FieldProblem[] };
+/** The webhook as changed, with its dispatcher's status; refused when there is no such webhook (not_found) or the change breaks a rule (invalid). */
+export type ChangeWebhookOutcome = Result<{ webhook: Webhook; status: DispatcherStatus }>;
+
+export const noSuchWebhookMessage = (webhookId: string) => `No webhook with id "${webhookId}" in this panel`;
+const noSuchWebhook = (webhookId: string) => refused("not_found", [], noSuchWebhookMessage(webhookId));
 
 /** Changes a webhook's settings; null removes credentials, the alert or the signing secret. */
 export async function changeWebhook(env: Env, db: ShardDb, panelId: string, webhookId: string, body: WebhookChange, by: Auditor): Promise<ChangeWebhookOutcome> {
   const webhook = await getWebhook(db, panelId, webhookId);
-  if (!webhook) return { ok: false, missing: true };
+  if (!webhook) return noSuchWebhook(webhookId);
   const next: Webhook = { ...webhook, updatedAt: Date.now() };
   if (body.label !== undefined) next.label = body.label;
   // A new URL makes the webhook `configured` until it passes its test (spec 3): replaceWebhookConfig.
@@ -54,27 +58,27 @@ export async function changeWebhook(env: Env, db: ShardDb, panelId: string, webh
   else if (body.username !== undefined) next.username = body.username;
   if (body.password === null) next.passwordEnc = null;
   else if (body.password !== undefined) next.passwordEnc = await encryptSecret(config(env).secretsKey, body.password);
-  if (next.passwordEnc !== null && next.username === null) return { ok: false, problems: [{ field: "password", message: "needs a username" }] };
+  if (next.passwordEnc !== null && next.username === null) return refusedField("invalid", "password", "needs a username");
   if (body.version !== undefined) next.version = body.version;
   if (body.alert !== undefined) next.alert = body.alert;
   if (body.signing_secret === null) next.signingSecretEnc = null;
   else if (body.signing_secret !== undefined) next.signingSecretEnc = await encryptSecret(config(env).secretsKey, body.signing_secret);
   const stored = await replaceWebhookConfig(db, next);
-  if (!stored) return { ok: false, missing: true };
+  if (!stored) return noSuchWebhook(webhookId);
   forgetWebhooks();
   // Which settings changed, with their values except the password and the signing secret.
   const changed = Object.fromEntries(Object.entries(body).map(([name, value]) => [name, name === "password" || name === "signing_secret" ? (value === null ? "removed" : "changed") : value]));
   await recordAudit(db, panelId, by, "webhook.edited", stored.id, { label: stored.label, changed });
-  return { ok: true, webhook: stored, status: await webhookDispatcher(env, stored.id).status() };
+  return succeeded({ webhook: stored, status: await webhookDispatcher(env, stored.id).status() });
 }
 
-/** Deletes a webhook's configuration, then its dispatcher's backlog; false when there is no such webhook. */
-export async function removeWebhook(env: Env, db: ShardDb, panelId: string, webhookId: string, by: Auditor): Promise<boolean> {
-  if (!(await deleteWebhook(db, panelId, webhookId))) return false;
+/** Deletes a webhook's configuration, then its dispatcher's backlog; refused (not_found) when there is no such webhook. */
+export async function removeWebhook(env: Env, db: ShardDb, panelId: string, webhookId: string, by: Auditor): Promise<Result<true>> {
+  if (!(await deleteWebhook(db, panelId, webhookId))) return noSuchWebhook(webhookId);
   await recordAudit(db, panelId, by, "webhook.deleted", webhookId);
   forgetWebhooks();
   await webhookDispatcher(env, webhookId).destroy();
-  return true;
+  return succeeded(true);
 }
 
 /** Sends the webhook's test request; null when there is no such webhook. */
