@@ -185,14 +185,16 @@ export function importedContactsStatement(db: ShardDb, each: JsonEach, panelId: 
  * (a FROM clause ending in a WHERE), holding only their primary key and created at `at`; the
  * caller binds ?1 to the panel and ?4 to the primary key's name. Most identities have their
  * contact already: one probe of the key each, and no attributes made for a row the conflict
- * would drop (a repeat within the statement is dropped by the conflict).
+ * would drop (a repeat within the statement is dropped by the conflict). It answers the
+ * contacts it created (identityContactsCreated), for the contact reactions: none, most passes.
  */
 export function identityContactsSql(source: string, key: string, at: string): string {
   return `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
          SELECT ?1, ${key}, json_object(?4, ${key}), ${at}, ${at}
          FROM ${source} AND ${key} IS NOT NULL
            AND NOT EXISTS (SELECT 1 FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = ${key})
-         ON CONFLICT (panel_id, pk_value) DO NOTHING`;
+         ON CONFLICT (panel_id, pk_value) DO NOTHING
+         RETURNING id, pk_value, attrs`;
 }
 
 /** A contact as the journey engine reads it: no timestamps. */
@@ -200,6 +202,11 @@ export type KeyedContact = Pick<Contact, "id" | "key" | "attributes">;
 
 function keyedContactFromRow(r: Pick<ContactRow, "id" | "pk_value" | "attrs">): KeyedContact {
   return { id: r.id, key: r.pk_value, attributes: JSON.parse(r.attrs) as Record<string, AttributeValue> };
+}
+
+/** The contacts an identityContactsSql statement created, from its result. */
+export function identityContactsCreated(result: D1Result | undefined): KeyedContact[] {
+  return ((result?.results ?? []) as Array<Pick<ContactRow, "id" | "pk_value" | "attrs">>).map(keyedContactFromRow);
 }
 
 export async function contactsByIds(db: ShardDb, panelId: string, ids: readonly number[]): Promise<Map<number, KeyedContact>> {

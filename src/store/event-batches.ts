@@ -1,7 +1,7 @@
 import { jsonArrays } from "./json-arrays";
 import { batchWithJsonEach, type JsonEach } from "./json-each";
 import type { ShardDb } from "./shards";
-import { identityContactsSql } from "./contacts";
+import { identityContactsCreated, identityContactsSql, type KeyedContact } from "./contacts";
 import type { NewEvent } from "../domain/events";
 import { eventColumns, eventFromRow, type EventBatchState, type EventRow, type StoredEvent } from "./events";
 
@@ -255,6 +255,9 @@ function idListOf(ids: readonly number[]): string {
   return JSON.stringify([...new Set(ids)].sort((a, b) => a - b));
 }
 
+/** Where takeStatements' contact insert (identityContactsSql) is: after the lease. */
+const CREATED_CONTACTS = 1;
+
 /** Leases the pending batches among `?2` that no other pass holds, then stores their events as rows. */
 function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, now: number, until: number, each: JsonEach, kept: boolean): D1PreparedStatement[] {
   const panelId = panel.id;
@@ -274,16 +277,23 @@ function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: s
  * from the pipeline as done, their events stored as rows: for a pass in which no step has
  * anything to do, so the events are never read back. Batches another pass holds are left alone.
  */
-export async function finishEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<void> {
+export async function finishEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<KeyedContact[]> {
   const panelId = panel.id;
   const idList = idListOf(ids);
-  await batchWithJsonEach(db, (each) => [
+  const results = await batchWithJsonEach(db, (each) => [
     ...takeStatements(db, panel, idList, lease, now, until, each, false),
     db.prepare("DELETE FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3").bind(panelId, idList, lease),
   ]);
+  return identityContactsCreated(results[CREATED_CONTACTS]);
 }
 
-export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<EventBatch[]> {
+/** What a pass took: its batches, and the contacts it created for identities the panel did not have. */
+export interface TakenBatches {
+  batches: EventBatch[];
+  createdContacts: KeyedContact[];
+}
+
+export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<TakenBatches> {
   const panelId = panel.id;
   const idList = idListOf(ids);
   const results = await batchWithJsonEach(db, (each) => [
@@ -305,7 +315,7 @@ export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: read
     batchRows.map((row) => [row.id, { id: row.id, attempts: row.attempts, events: [], stepsDone: JSON.parse(row.steps_done) as EventBatch["stepsDone"] }]),
   );
   for (const row of eventRows) batches.get(row.batch_id)?.events.push(eventFromRow(row));
-  return [...batches.values()];
+  return { batches: [...batches.values()], createdContacts: identityContactsCreated(results[CREATED_CONTACTS]) };
 }
 
 export interface BatchProgress {

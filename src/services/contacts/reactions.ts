@@ -30,13 +30,17 @@ export interface ContactChanged {
   now: number;
 }
 
-/** Many contacts written at once (an import's rows). */
+/** Many contacts written at once (an import's rows; the contacts a pipeline pass created for new identities). */
 export interface ContactsChanged {
   panelId: string;
+  /** The contacts written, when the writer knows them (the pipeline's): only these are looked at again. */
+  contacts?: readonly ChangedContact[];
   /** Some of them became members of a list (its journeys' entries were left by the membership trigger). */
   joinedList: boolean;
   /** Their attributes or lists changed beyond new memberships: whatever reads them looks at every contact again. */
   rewritten: boolean;
+  /** Some of them entered a segment: set by the segments reaction for the reactions after it (segment journeys). */
+  joinedSegment: boolean;
   now: number;
 }
 
@@ -46,7 +50,7 @@ export interface ContactReaction {
   /** Never throws (the write stands; a failure is logged). What it returns is seen by the reactions after it. */
   afterContact(env: Env, change: ContactChanged): Promise<Partial<Pick<ContactChanged, "joinedSegment">> | void>;
   /** Throws on failure: the caller's step is retried, and every reaction is idempotent. */
-  afterContacts(env: Env, change: ContactsChanged): Promise<void>;
+  afterContacts(env: Env, change: ContactsChanged): Promise<Partial<Pick<ContactsChanged, "joinedSegment">> | void>;
 }
 
 const reactions: ContactReaction[] = [];
@@ -79,7 +83,11 @@ export async function afterContactChanged(env: Env, change: Omit<ContactChanged,
   }
 }
 
-/** After many contacts were written at once: each reaction in turn. Throws, for the caller to retry. */
-export async function afterContactsChanged(env: Env, change: ContactsChanged): Promise<void> {
-  for (const reaction of wired()) await reaction.afterContacts(env, change);
+/**
+ * After many contacts were written at once: each reaction in turn, later ones seeing what
+ * earlier ones found. Throws, for the caller to retry.
+ */
+export async function afterContactsChanged(env: Env, change: Omit<ContactsChanged, "joinedSegment">): Promise<void> {
+  let seen: ContactsChanged = { ...change, joinedSegment: false };
+  for (const reaction of wired()) seen = { ...seen, ...((await reaction.afterContacts(env, seen)) ?? {}) };
 }

@@ -20,16 +20,19 @@ import { runningJourneys } from "./live-journeys";
  * The journeys' reaction to contact writes (services/contacts/reactions.ts), after the
  * segments': a contact that joined a list or entered a segment enters their journeys; after
  * an import's rows, new list members' entries are taken up, and once its rows are all written
- * segment journeys look at every contact again (entering is once per contact).
+ * segment journeys look at every contact again (entering is once per contact); the contacts a
+ * pipeline pass created enter the segment journeys whose filter they match, and the entries
+ * of the saved segments they entered are taken up.
  */
 export const journeysContactReaction: ContactReaction = {
   name: "journeys",
   async afterContact(env, { panelId, contact, joinedList, joinedSegment, now }) {
     await journeysAfterContactWrite(env, panelId, contact, joinedList || joinedSegment, now);
   },
-  async afterContacts(env, { panelId, joinedList, rewritten, now }) {
-    if (joinedList) await nudgeListEntries(env, panelId);
+  async afterContacts(env, { panelId, contacts, joinedList, joinedSegment, rewritten, now }) {
+    if (joinedList || joinedSegment) await nudgeListEntries(env, panelId);
     if (rewritten) await restartSegmentScans(await panelDb(env, panelId), panelId, now);
+    else if (contacts?.length) await enterSegments(env, panelId, contacts, now);
   },
 };
 
@@ -47,7 +50,7 @@ function segmentFilter(journey: Journey) {
  */
 async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: boolean, now: number): Promise<void> {
   try {
-    await Promise.all([enterSegments(env, panelId, contact, now), joinedList ? enterLists(env, panelId, contact, now) : undefined]);
+    await Promise.all([enterSegments(env, panelId, [contact], now), joinedList ? enterLists(env, panelId, contact, now) : undefined]);
   } catch (error) {
     console.error(`journeys: entering contact ${contact.id} of panel ${panelId} after a write failed`, error);
   }
@@ -64,17 +67,15 @@ async function enterLists(env: EngineEnv, panelId: string, contact: ChangedConta
   await enterListEntries(env, panelId, now, { contactId: contact.id });
 }
 
-async function enterSegments(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<void> {
+/** The contacts enter the running segment journeys (of a filter of their own) they match, in one write. */
+async function enterSegments(env: EngineEnv, panelId: string, contacts: readonly ChangedContact[], now: number): Promise<void> {
   const db = await panelDb(env, panelId);
-  const segments = await runningJourneys(db, panelId, "segment");
+  const segments = (await runningJourneys(db, panelId, "segment")).filter((j) => segmentFilter(j) !== undefined);
   if (segments.length === 0) return;
-  const matching = segments.filter((j) => segmentFilter(j) !== undefined && filterMatches(segmentFilter(j), contact.attributes));
-  await enterJourneys(
-    env,
-    db,
-    matching.flatMap((j) => entriesFor([j], contact, `segment:${contact.id}`, null)),
-    now,
+  const entries = contacts.flatMap((contact) =>
+    segments.filter((j) => filterMatches(segmentFilter(j), contact.attributes)).flatMap((j) => entriesFor([j], contact, `segment:${contact.id}`, null)),
   );
+  if (entries.length) await enterJourneys(env, db, entries, now);
 }
 
 /** Contacts looked at per scan step; the cron goes on from the cursor next minute. */

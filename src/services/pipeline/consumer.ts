@@ -2,6 +2,8 @@ import { panelDb, panelHome } from "../access/shards";
 import { randomHex } from "../../lib/random";
 import { deferEventBatches, finishEventBatches, saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../../store/event-batches";
 import type { EventBatchState, EventPipelineState } from "../../store/events";
+import type { KeyedContact } from "../../store/contacts";
+import { afterContactsChanged } from "../contacts/reactions";
 import { isEventsNudge, nudgeEventBatches } from "./nudge";
 import type { PipelineEvent, PipelineStep } from "./steps";
 
@@ -134,10 +136,11 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
   const { panel, db } = await panelHome(env, panelId);
   const working = await stepsWithWork(env, panelId, steps);
   if (working.size === 0) {
-    await finishEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS);
+    await afterNewContacts(env, panelId, await finishEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS), now);
     return { failed: new Set(), unfinished: [] };
   }
-  const batches = await takeEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS);
+  const { batches, createdContacts } = await takeEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS);
+  await afterNewContacts(env, panelId, createdContacts, now);
   if (batches.length === 0) return { failed: new Set(), unfinished: [] };
   const failedEvents = new Set<number>();
   const errors = new Map<number, string[]>();
@@ -193,6 +196,27 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
   const failed = new Set(batches.filter((batch) => batch.events.some((event) => failedEvents.has(event.id))).map((batch) => batch.id));
   const unfinished = batches.filter((batch) => !failed.has(batch.id) && !progress.get(batch.id)!.done(steps)).map((batch) => batch.id);
   return { failed, unfinished };
+}
+
+/** Contacts handed to the reactions at once: the segments step's piece, one re-check each. */
+const NEW_CONTACTS_PER_REACTION = 1_000;
+
+/**
+ * The contacts a pass created for identities the panel did not have go through "after a
+ * contact changed" like an API add's, together (a few statements per thousand, none when the
+ * pass created none, as most do). Never throws: the events stand, and like an API add's
+ * reactions a failure is logged (the contact's next change, or a segment's build, sees it);
+ * a retry of the pass would not create them again.
+ */
+async function afterNewContacts(env: Env, panelId: string, contacts: readonly KeyedContact[], now: number): Promise<void> {
+  for (let from = 0; from < contacts.length; from += NEW_CONTACTS_PER_REACTION) {
+    const piece = contacts.slice(from, from + NEW_CONTACTS_PER_REACTION);
+    try {
+      await afterContactsChanged(env, { panelId, contacts: piece, joinedList: false, rewritten: false, now });
+    } catch (error) {
+      console.error(`events: reacting to ${piece.length} contact(s) the pipeline created in panel ${panelId} failed`, error);
+    }
+  }
 }
 
 async function stepsWithWork(env: Env, panelId: string, steps: readonly PipelineStep[]): Promise<Set<PipelineStep>> {

@@ -38,14 +38,16 @@ export async function segmentsAfterSends(env: Env, panelId: string, contactIds: 
  * The segments' reaction to contact writes (services/contacts/reactions.ts): one contact's
  * memberships are refreshed at once, and whether it entered a segment is handed on to the
  * journeys; after an import's rows, saved segments that read attributes or lists are built
- * again (the cron does it in pages).
+ * again (the cron does it in pages); the contacts a pipeline pass created are refreshed
+ * together, in one re-check.
  */
 export const segmentsContactReaction: ContactReaction = {
   name: "segments",
   async afterContact(env, { panelId, contact, changes, now }) {
     return { joinedSegment: await segmentsAfterContactWrite(env, panelId, contact.id, changes, now) };
   },
-  async afterContacts(env, { panelId, rewritten, now }) {
+  async afterContacts(env, { panelId, contacts, rewritten, now }) {
     if (rewritten) await rebuildSegments(await panelDb(env, panelId), panelId, now);
+    else if (contacts?.length) return { joinedSegment: (await refreshContacts(env, panelId, contacts.map((c) => c.id), ["attributes", "lists"], now)) > 0 };
   },
 };

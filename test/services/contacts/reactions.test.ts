@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { wireContactReactions } from "../../../src/jobs/contact-reactions";
 import { contactReactionNames } from "../../../src/services/contacts/reactions";
-import { eventually } from "../../support/activity";
+import { defineActivity, eventually } from "../../support/activity";
 import { admin, apiFor, createPanel } from "../../support/helpers";
 import { importCsv } from "../../support/imports";
-import { countersOf, cronAllAt, puneSegmentJourney } from "../../support/journeys";
+import { act, countersOf, cronAllAt, puneSegmentJourney, startJourney } from "../../support/journeys";
 
 describe("after a contact changed", () => {
   it("the Worker registers the segments' reaction, then the journeys', once per isolate", async () => {
@@ -39,6 +39,25 @@ describe("after a contact changed", () => {
     await cronAllAt(Date.now());
     await cronAllAt(Date.now());
     await eventually(seen(3));
+  });
+
+  it("a contact the pipeline creates for a new identity reaches segments and journeys", async () => {
+    const panel = await createPanel();
+    const activityid = await defineActivity(panel, "visit");
+    const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune office", match: { all: [{ attribute: "EMAIL", op: "contains", value: "@pune." }] } });
+    expect(segment.status).toBe(201);
+    const journey = await startJourney(panel, {
+      trigger: { type: "segment", filter: [{ attribute: "EMAIL", op: "contains", value: "@pune." }] },
+      steps: [{ id: "hello", type: "sms", text: "Namaste Pune" }],
+    });
+    await cronAllAt(Date.now());
+    const members = async () => (await admin("GET", `/panels/${panel.id}/segments/${segment.body.id}`)).body.members as number;
+    expect(await members()).toBe(0);
+
+    // Each event names an identity the panel does not have: the pass storing it creates the contact; only one matches.
+    await act(panel, activityid, "asha@pune.example.com");
+    await act(panel, activityid, "ravi@delhi.example.com");
+    await eventually(async () => ((await members()) === 1 && (await countersOf(journey)).entered === 1 ? true : undefined));
   });
 
   it("the envelope's delete from a list reaches the segments: a member of the list's segment leaves it", async () => {
