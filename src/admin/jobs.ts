@@ -1,17 +1,15 @@
 import { jobAnswer } from "../domain/answers/contacts";
 import type { ShardDb } from "../store/shards";
-import { openErrorReport } from "../services/imports/error-report";
-import { importJobView } from "../services/imports/view";
+import { importErrorReport, importJobStatus } from "../services/imports/jobs";
 import { conflict, notFound, orNotFound } from "../lib/http/errors";
 import { csvAttachment } from "../lib/http/respond";
 import { isExportId, openExportFile, segmentExportView } from "../services/segments/export";
-import { getImportJob } from "../store/imports";
 import { getSegmentExport } from "../store/segment-exports";
 import type { Panel } from "../store/panels";
 import { definePanelRoute } from "./route";
 
-function jobOfPanel(db: ShardDb, panel: Panel, jobId: string) {
-  return orNotFound(getImportJob(db, panel.id, jobId), `No job "${jobId}" in panel "${panel.id}"`);
+function noSuchJob(panel: Panel, jobId: string) {
+  return notFound(`No job "${jobId}" in panel "${panel.id}"`);
 }
 
 function exportOfPanel(db: ShardDb, panel: Panel, jobId: string) {
@@ -31,7 +29,9 @@ const readJob = definePanelRoute({
   summary: "A background job: a bulk upload (status, counters, progress, error report link, callback outcome) or a segment export (status, rows written of the members, download link once completed)",
   async handle({ path, panel, db }) {
     if (isExportId(path.job)) return segmentExportView(await exportOfPanel(db, panel, path.job), exportDownloadPath(panel, path.job));
-    return importJobView(await jobOfPanel(db, panel, path.job));
+    const job = await importJobStatus(db, panel.id, path.job);
+    if (!job) throw noSuchJob(panel, path.job);
+    return job;
   },
 });
 
@@ -57,10 +57,10 @@ const downloadErrorReport = definePanelRoute({
   raw: { contentType: "text/csv", description: "The error report's CSV file (attachment)" },
   summary: "The job's error report (CSV: row, column, reason, then the refused row)",
   async handle({ env, path, panel, db }) {
-    const job = await jobOfPanel(db, panel, path.job);
-    const report = await openErrorReport(env.FILES, job);
+    const report = await importErrorReport(env.FILES, db, panel.id, path.job);
+    if (!report) throw noSuchJob(panel, path.job);
     if (!report.ok) throw notFound(report.reason);
-    return csvAttachment(report.body, report.size, `${job.id}-errors.csv`);
+    return csvAttachment(report.body, report.size, report.fileName);
   },
 });
 

@@ -1,14 +1,10 @@
-import type { ShardDb } from "../store/shards";
 import { requestApiKey } from "../lib/http/credentials";
 import { authenticateApiKey } from "./access";
-import { asApiError, notFound, orNotFound } from "../lib/http/errors";
+import { asApiError, notFound, unwrap } from "../lib/http/errors";
 import { csvAttachment, envelopeFailure, newRequestId } from "../lib/http/respond";
-import { openErrorReport } from "../services/imports/error-report";
-import { startImport } from "../services/imports";
-import { importJobView } from "../services/imports/view";
+import { startBulkUpload } from "../services/imports/bulk-upload";
+import { importErrorReport, importJobStatus } from "../services/imports/jobs";
 import { z } from "../lib/z";
-import { getImportJob, type ImportJob } from "../store/imports";
-import { requireLists } from "./contacts";
 import { defineOperation, type OperationTable } from "./operation";
 import { addressList, listIdParam, optionalTextParam, outboundUrl, textParam } from "../domain/fields";
 
@@ -36,30 +32,31 @@ const bulkUpload = defineOperation({
         .meta({ description: "http(s) URL that gets a POST with the job's outcome" }),
     }),
   async run({ env, panel, now, origin, db }, input) {
-    if (input.listid !== undefined) await requireLists(db, panel, [input.listid]);
-    const jobId = await startImport(env, db, {
+    const started = await startBulkUpload(env, db, {
       panelId: panel.id,
-      sources: [{ url: input.path }],
+      url: input.path,
       listId: input.listid ?? null,
       notifyEmails: input.notifyemail ?? [],
       callbackUrl: input.callback ?? null,
       origin,
       now,
     });
-    return { jobid: jobId };
+    return { jobid: unwrap(started).jobId };
   },
 });
 
 /** `field` names where the job id came from: `data` (bulkstatus) or the `job` path segment. */
-function jobOfPanel(db: ShardDb, panelId: string, jobId: string, field = "data"): Promise<ImportJob> {
-  return orNotFound(getImportJob(db, panelId, jobId), `No import job "${jobId}" in this panel`, [{ field, message: "no such job" }]);
+function noSuchJob(jobId: string, field: string) {
+  return notFound(`No import job "${jobId}" in this panel`, [{ field, message: "no such job" }]);
 }
 
 const bulkStatus = defineOperation({
   summary: "State and counters of a bulk upload job",
   params: z.object({ data: textParam(64).meta({ description: "The jobid that bulkupload answered", example: "job_3k9x7q2m4n8p1r5t" }) }),
-  async run({ env, panel, db }, { data }) {
-    return { job: importJobView(await jobOfPanel(db, panel.id, data)) };
+  async run({ panel, db }, { data }) {
+    const job = await importJobStatus(db, panel.id, data);
+    if (!job) throw noSuchJob(data, "data");
+    return { job };
   },
 });
 
@@ -67,13 +64,6 @@ export const bulkOperations: OperationTable = {
   bulkupload: bulkUpload,
   bulkstatus: bulkStatus,
 };
-
-/** The job's error report as a CSV download. */
-export async function errorReportDownload(env: Env, job: ImportJob): Promise<Response> {
-  const report = await openErrorReport(env.FILES, job);
-  if (!report.ok) throw notFound(report.reason);
-  return csvAttachment(report.body, report.size, `${job.id}-errors.csv`);
-}
 
 /**
  * GET /apiv2/jobs/{job}/errors.csv: the error report for API clients, with the panel's API key
@@ -83,7 +73,10 @@ export async function handleErrorReportDownload(request: Request, env: Env, jobI
   const requestId = newRequestId();
   try {
     const caller = await authenticateApiKey(env, requestApiKey(request));
-    return await errorReportDownload(env, await jobOfPanel(caller.db, caller.panel.id, jobId, "job"));
+    const report = await importErrorReport(env.FILES, caller.db, caller.panel.id, jobId);
+    if (!report) throw noSuchJob(jobId, "job");
+    if (!report.ok) throw notFound(report.reason);
+    return csvAttachment(report.body, report.size, report.fileName);
   } catch (error) {
     return envelopeFailure(requestId, asApiError(error, requestId));
   }

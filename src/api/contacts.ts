@@ -5,7 +5,6 @@ import { fromProblems, invalidField, notFound } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { getContactByKey, listsOfContact } from "../store/contacts";
 import { addContact } from "../services/contacts/add";
-import { missingLists } from "../services/contacts/lists";
 import { removeContactFromLists } from "../services/contacts/remove";
 import { updateContactAttributes } from "../services/contacts/update";
 import type { Panel } from "../store/panels";
@@ -29,11 +28,6 @@ function keyOrThrow(schema: KeyedSchema, data: unknown): string {
 
 function listsNotFound(missing: readonly number[]) {
   return notFound(`listid: no list with id ${missing.join(", ")} in this panel`, [{ field: "listid", message: `no list with id ${missing.join(", ")}` }]);
-}
-
-export async function requireLists(db: ShardDb, panel: Panel, listIds: readonly number[]): Promise<void> {
-  const missing = await missingLists(db, panel.id, listIds);
-  if (missing.length) throw listsNotFound(missing);
 }
 
 function contactNotFound(panel: Panel, key: string) {
