@@ -1,12 +1,11 @@
-import { createBroadcast } from "../services/broadcasts/create";
-import { sendNotification } from "../services/channels/notifications";
-import { broadcastRequestSchema } from "../domain/broadcast";
+import { uploadContactsAndPublish } from "../services/broadcasts/upload-and-publish";
+import { broadcastAnswer, broadcastRequestSchema } from "../domain/broadcast";
 import type { Params } from "../lib/http/body";
 import { unwrap } from "../lib/http/errors";
 import { parseCallerJson } from "../lib/json";
 import { json } from "../lib/http/respond";
 import { z } from "../lib/z";
-import { defineOperation, type OperationContext, type OperationTable } from "./operation";
+import { defineOperation, type OperationTable } from "./operation";
 
 /** Envelope parameters that are not part of the broadcast's own data. */
 const ENVELOPE_KEYS = new Set(["type", "activity", "apikey"]);
@@ -28,26 +27,7 @@ function dataOf(params: Params): unknown {
 
 /** The spec 2.6 body, for success and failure alike. */
 function broadcastBody(requestId: string, success: boolean, campaignId: string, message: string, params: Params) {
-  return { RequestID: requestId, success, CampaignID: campaignId, message, payload: dataOf(params) ?? {} };
-}
-
-/**
- * The notify_me copy of a scheduled broadcast: the answer without its `payload`, so the mail
- * carries only what the service wrote (ids, the schedule), never text the caller chose. A
- * refused request mails nothing: otherwise every API key would relay mail to any address.
- */
-async function notify(ctx: OperationContext, to: string[], body: ReturnType<typeof broadcastBody>): Promise<void> {
-  if (to.length === 0) return;
-  const { payload: _payload, ...copy } = body;
-  await sendNotification(ctx.env, {
-    panelId: ctx.panel.id,
-    kind: "broadcast_notify",
-    to,
-    subject: `Campaign ${body.CampaignID} scheduled`,
-    text: JSON.stringify(copy, null, 2),
-    dedupeKey: `broadcast:${ctx.requestId}`,
-    capped: true,
-  });
+  return { ...broadcastAnswer(requestId, success, campaignId, message), payload: dataOf(params) ?? {} };
 }
 
 const uploadContactAndPublish = defineOperation({
@@ -68,13 +48,8 @@ const uploadContactAndPublish = defineOperation({
       }),
     ),
   async run(ctx, { data: request }) {
-    const created = unwrap(await createBroadcast(ctx, request));
-    const message =
-      `Campaign scheduled for ${request.scheduleLocal} (${ctx.panel.timezone}); ` +
-      `list ${created.listId} created; its contacts are being imported (job ${created.importJobId})` +
-      (created.senderNote ? `. Note: ${created.senderNote}` : "");
-    await notify(ctx, request.notify, broadcastBody(ctx.requestId, true, created.campaignId, message, ctx.params));
-    return { campaignId: created.campaignId, listId: created.listId, message };
+    const { campaignId, listId, message } = unwrap(await uploadContactsAndPublish(ctx, request));
+    return { campaignId, listId, message };
   },
   render: {
     success: (requestId, members, params) =>

@@ -171,6 +171,14 @@ export function broadcastRequestSchema(rules: BroadcastRules) {
 
 export type BroadcastRequest = z.output<ReturnType<typeof broadcastRequestSchema>>;
 
+/**
+ * The answer of spec 2.6 without its `payload` (the echo of the request): what the service
+ * wrote, in the order the answer lists it. The notify_me mail carries this much and no more.
+ */
+export function broadcastAnswer(requestId: string, success: boolean, campaignId: string, message: string) {
+  return { RequestID: requestId, success, CampaignID: campaignId, message };
+}
+
 const idList = <T extends z.ZodType>(item: T, what: string) => z.array(item).max(100, { error: `must name at most 100 ${what}` }).default([]);
 
 /** Who a campaign of the admin API sends to (CONTRACT 9): lists and/or saved segments, minus excluded ones. */
