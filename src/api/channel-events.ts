@@ -1,17 +1,13 @@
-import { shardOf } from "../store/shards";
 import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
-import type { EventChannel, NewEvent } from "../domain/events";
-import { WAITABLE_EVENTS, type MessageChannel } from "../domain/journey";
-import { resolveEventTime } from "../domain/time";
+import type { MessageChannel } from "../domain/journey";
 import { requestApiKey } from "../lib/http/credentials";
 import { authenticateApiKey, catalogOfClient, checkAccess } from "./access";
 import { readJsonBody } from "../lib/http/body";
-import { ApiError, asApiError, invalidField, notFound, parseOrThrow } from "../lib/http/errors";
+import { ApiError, asApiError, notFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
 import { z } from "../lib/z";
-import { recordEvents } from "../services/pipeline/record";
-import { getMessages } from "../store/journeys/messages";
+import { reportChannelEvent } from "../services/journeys/channel-events";
 import type { Panel } from "../store/panels";
 
 /**
@@ -40,12 +36,6 @@ const body = z
   })
   .strict();
 
-function occurredAt(ts: string | number | undefined, timeZone: string, now: number): number {
-  const resolved = resolveEventTime(ts, ["cts", "iso"], timeZone, now);
-  if (!resolved.ok) throw invalidField("ts", resolved.reason);
-  return resolved.value;
-}
-
 async function panelOf(request: IRequest, env: Env): Promise<Panel> {
   const clientId = request.params.client_id;
   if (clientId) {
@@ -63,27 +53,9 @@ export async function handleChannelEvent(request: IRequest, env: Env, exec: Exec
     if (!(CHANNELS as readonly string[]).includes(channel)) throw notFound(`channel: "${channel}" is not one of ${CHANNELS.join(", ")}`, [{ field: "channel", message: "unknown channel" }]);
     if (request.method !== "POST") throw new ApiError(405, `method: events are reported with POST, not ${request.method}`);
     const panel = await panelOf(request, env);
-    const report = parseOrThrow(body, await readJsonBody(request));
-    const name = (channel === "apn" || channel === "bpn") && report.event === "view" ? "delivered" : report.event;
-    if (!WAITABLE_EVENTS[channel].includes(name)) throw invalidField("event", `must be one of ${WAITABLE_EVENTS[channel].join(", ")} for ${channel}`);
-    const message = (await getMessages(shardOf(env, panel), panel.id, [report.msgid])).get(report.msgid);
-    if (!message || message.channel !== channel) throw notFound(`msgid: no ${channel} message "${report.msgid}" in this panel`, [{ field: "msgid", message: "unknown message" }]);
-    const now = Date.now();
-    const { msgid: _m, event: _e, ts, guid, ...details } = report;
-    const event: NewEvent = {
-      channel: channel as EventChannel,
-      name,
-      occurredAt: occurredAt(ts, panel.timezone, now),
-      contactId: message.contactId,
-      msgid: message.msgid,
-      journeyId: message.journeyId,
-      source: "channel",
-      params: details,
-      // A delivery is reported once per message; clicks may repeat.
-      guid: guid ?? (name === "delivered" ? `${channel}:${message.msgid}:delivered` : undefined),
-    };
-    const recorded = await recordEvents(env, panel, [event], { now, defer: (work) => exec.waitUntil(work) });
-    return envelopeSuccess(requestId, { guid: recorded.guids[0], duplicate: recorded.duplicates === 1 });
+    const { msgid, event, ts, guid, ...details } = parseOrThrow(body, await readJsonBody(request));
+    const recorded = await reportChannelEvent(env, panel, channel, { msgid, event, ts, guid, details }, { now: Date.now(), defer: (work) => exec.waitUntil(work) });
+    return envelopeSuccess(requestId, unwrap(recorded));
   } catch (error) {
     return envelopeFailure(requestId, asApiError(error, requestId));
   }
