@@ -1,11 +1,12 @@
 import { smsPreviewAnswer, smsSettingsAnswer, smsSuppressionAnswer, smsSuppressionListAnswer, smsTemplateAnswer, smsTemplateDeletedAnswer, smsTemplateListAnswer } from "../domain/answers/channels";
 import { compileTemplate, personalize } from "../domain/email-message";
 import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody } from "../domain/sms";
-import { invalidField, notFound, orNotFound, unwrap } from "../lib/http/errors";
+import { invalidField, orNotFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { changeSmsSettings, createSmsTemplate, noSuchTemplateMessage, readSmsSettings, removeSmsTemplate, replaceSmsTemplate } from "../services/channels/sms/panel-settings";
 import { isoTime } from "../store/sql";
-import { getSmsTemplate, liftPhoneSuppression, listPhoneSuppressions, listSmsTemplates, suppressPhone, type SmsTemplate } from "../store/sms";
+import { getSmsTemplate, listPhoneSuppressions, listSmsTemplates, type SmsTemplate } from "../store/sms";
+import { liftSmsSuppression, suppressSms } from "../services/channels/sms/suppressions";
 import { definePanelRoute } from "./route";
 import { auditorOf } from "./audit";
 
@@ -160,7 +161,7 @@ const addSuppression = definePanelRoute({
   summary: "Stop SMS to a number",
   async handle({ path, panel, db }) {
     const phone = phoneParam(path.phone);
-    await suppressPhone(db, panel.id, phone, "operator", Date.now());
+    await suppressSms(db, panel.id, phone, "operator", Date.now());
     return { phone, suppressed: true };
   },
 });
@@ -173,7 +174,7 @@ const removeSuppression = definePanelRoute({
   summary: "Send SMS to a number again (also one that replied STOP: only with its consent)",
   async handle({ path, panel, db }) {
     const phone = phoneParam(path.phone);
-    if (!(await liftPhoneSuppression(db, panel.id, phone))) throw notFound(`The number ${phone} is not suppressed in this panel`);
+    unwrap(await liftSmsSuppression(db, panel.id, phone));
     return { phone, suppressed: false };
   },
 });

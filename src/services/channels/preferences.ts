@@ -3,7 +3,8 @@ import type { FieldProblem } from "../../domain/problems";
 import type { Contact } from "../../store/contacts";
 import { pushOptedOut, setPushOptOut } from "../../store/preferences";
 import type { ShardDb } from "../../store/shards";
-import { liftPhoneSuppression, phoneSuppression, suppressPhone } from "../../store/sms";
+import { phoneSuppression } from "../../store/sms";
+import { liftSmsSuppression, suppressSms } from "./sms/suppressions";
 import { liftUnsubscribe, suppressAddress, suppressionOf } from "../../store/suppressions";
 
 export async function contactPreferences(db: ShardDb, panelId: string, contact: Pick<Contact, "id" | "attributes">): Promise<ChannelPreferences> {
@@ -46,8 +47,9 @@ export async function changeContactPreferences(
     else await liftUnsubscribe(db, panelId, address);
   }
   if (change.sms !== undefined && change.sms !== current.sms && phone) {
-    if (change.sms === "unsubscribed") await suppressPhone(db, panelId, phone, "stop", now);
-    else await liftPhoneSuppression(db, panelId, phone);
+    if (change.sms === "unsubscribed") await suppressSms(db, panelId, phone, "stop", now);
+    // Only a contact's own STOP gets here (a stop by the provider or an operator was refused above); gone already is as good.
+    else await liftSmsSuppression(db, panelId, phone);
   }
   if (change.push !== undefined && change.push !== current.push) await setPushOptOut(db, panelId, contact.id, change.push === "unsubscribed", now);
   return { ok: true, preferences: await contactPreferences(db, panelId, contact) };

@@ -2,6 +2,7 @@ import { findPanelHome } from "../access/shards";
 import { panelSms, smsProviderOf, type SmsSettingsEnv } from "../channels/sms/settings";
 import { shortenSmsLinks, SHORT_CODE } from "../channels/sms/links";
 import type { SmsReceipt } from "../channels/sms/receipts";
+import { liftSmsStop, suppressSms, suppressSmsStatement } from "../channels/sms/suppressions";
 import { recordEvents } from "../pipeline/record";
 import type { AttributeValue } from "../../domain/attributes";
 import { compileTemplate, personalize } from "../../domain/email-message";
@@ -20,18 +21,7 @@ import {
   type JourneyMessage,
 } from "../../store/journeys/messages";
 import { allShards, type ShardDb } from "../../store/shards";
-import {
-  claimSmsBatch,
-  suppressPhoneStatement,
-  getSmsTemplate,
-  insertSmsLinkStatements,
-  liftPhoneSuppression,
-  phoneSuppression,
-  recordSmsDelivery,
-  smsByProviderId,
-  smsLinkByCode,
-  suppressPhone,
-} from "../../store/sms";
+import { claimSmsBatch, getSmsTemplate, insertSmsLinkStatements, phoneSuppression, recordSmsDelivery, smsByProviderId, smsLinkByCode } from "../../store/sms";
 import type { ReaderDetails } from "./engagement";
 import {
   enqueueNudges,
@@ -158,7 +148,7 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
       }));
       if (result.ok) return settle(message, { status: "sent", providerMessageId: result.providerMessageId });
       if (!result.retryable) {
-        if (result.optedOut) statements.push(suppressPhoneStatement(db, panelId, phone, "provider", now));
+        if (result.optedOut) statements.push(suppressSmsStatement(db, panelId, phone, "provider", now));
         failed.push({ message, error: result.error });
         return settle(message, { status: "failed", error: result.error });
       }
@@ -199,7 +189,7 @@ export async function recordSmsReceipts(env: Env, db: ShardDb, panelId: string, 
     if (!message) continue;
     matched++;
     const phone = phoneDigits(message.recipient);
-    if (receipt.optedOut && phone) await suppressPhone(db, panelId, phone, "provider", now);
+    if (receipt.optedOut && phone) await suppressSms(db, panelId, phone, "provider", now);
     if (!receipt.outcome) continue;
     const current = await recordSmsDelivery(db, message.msgid, receipt.outcome, now);
     // Recorded again when it is the stored word: the event may not have been recorded the first time.
@@ -213,8 +203,8 @@ export async function recordSmsReply(db: ShardDb, panelId: string, from: string,
   const phone = phoneDigits(from);
   const keyword = replyKeyword(body);
   if (!phone || !keyword) return null;
-  if (keyword === "stop") await suppressPhone(db, panelId, phone, "stop", now);
-  else if ((await phoneSuppression(db, panelId, phone)) === "stop") await liftPhoneSuppression(db, panelId, phone);
+  if (keyword === "stop") await suppressSms(db, panelId, phone, "stop", now);
+  else await liftSmsStop(db, panelId, phone);
   return keyword;
 }
 

@@ -1,0 +1,33 @@
+import { refused, succeeded, type Result } from "../../../lib/problems";
+import type { ShardDb } from "../../../store/shards";
+import { liftPhoneSuppression, phoneSuppression, suppressPhone, suppressPhoneStatement, type PhoneSuppressionReason } from "../../../store/sms";
+
+/**
+ * The one home of stopping and resuming SMS to a number of a panel (sms_suppressions): an
+ * operator's entry or lift (admin), a STOP or START reply (the providers' hooks), a provider's
+ * opt-out (a refused send, a receipt), a contact's own choice (preferences). The first reason
+ * recorded stays; what may lift what is decided here.
+ */
+
+export type SmsSuppressionReason = PhoneSuppressionReason;
+
+/** Stops SMS to the number in the panel (`phone` in digits, as domain/sms.ts phoneDigits gives it). */
+export async function suppressSms(db: ShardDb, panelId: string, phone: string, reason: SmsSuppressionReason, now: number): Promise<void> {
+  await suppressPhone(db, panelId, phone, reason, now);
+}
+
+/** suppressSms as a statement, for a caller that writes it in its own D1 batch (a send's outcomes). */
+export function suppressSmsStatement(db: ShardDb, panelId: string, phone: string, reason: SmsSuppressionReason, now: number): D1PreparedStatement {
+  return suppressPhoneStatement(db, panelId, phone, reason, now);
+}
+
+/** Sends SMS to the number again, whatever stopped it (an operator, or a contact's own choice); refused when nothing did. */
+export async function liftSmsSuppression(db: ShardDb, panelId: string, phone: string): Promise<Result<void>> {
+  if (await liftPhoneSuppression(db, panelId, phone)) return succeeded(undefined);
+  return refused("not_found", [], `The number ${phone} is not suppressed in this panel`);
+}
+
+/** A START reply: lifts the number's own STOP, never a provider's or an operator's stop. */
+export async function liftSmsStop(db: ShardDb, panelId: string, phone: string): Promise<void> {
+  if ((await phoneSuppression(db, panelId, phone)) === "stop") await liftPhoneSuppression(db, panelId, phone);
+}
