@@ -332,6 +332,19 @@ describe("replies and MSG91 delivery reports", () => {
     expect((await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions).toEqual([]);
   });
 
+  it("an operator stops and resumes a number; a START reply never lifts an operator's stop", async () => {
+    const { panel, token, settings } = await twilioPanel();
+    const path = `/panels/${panel.id}/sms/suppressions/14155550100`;
+    expect(await admin("PUT", path)).toMatchObject({ status: 200, body: { phone: "14155550100", suppressed: true } });
+    expect((await postTwilio(settings.replies_url, token, { MessageSid: `SM${hex(16)}`, From: MOBILE, To: "+15005550006", Body: "START" })).status).toBe(200);
+    expect((await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions).toMatchObject([{ phone: "14155550100", reason: "operator" }]);
+    expect(await admin("DELETE", path)).toMatchObject({ status: 200, body: { phone: "14155550100", suppressed: false } });
+    expect((await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions).toEqual([]);
+    const again = await admin("DELETE", path);
+    expect(again.status).toBe(404);
+    expect(JSON.stringify(again.body)).toContain("The number 14155550100 is not suppressed in this panel");
+  });
+
   it("MSG91 reports reach the panel by their secret path and become delivered events once", async () => {
     const panel = await createPanel();
     const put = await admin("PUT", `/panels/${panel.id}/sms`, { provider: "msg91", authkey: "key-1", sender_id: "SHOPIN", template_id: "flow-1", dlt_template_id: "1107160000000000001" });
