@@ -368,6 +368,22 @@ describe("replies and MSG91 delivery reports", () => {
     expect((await post(path, report("req-92", "9"))).status).toBe(200);
     expect((await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions).toMatchObject([{ phone: "919800000002", reason: "provider" }]);
   });
+
+  it("MSG91 replies, as a form or as JSON: STOP suppresses the number, START lifts it, a reply without a number is refused", async () => {
+    const panel = await createPanel();
+    const put = await admin("PUT", `/panels/${panel.id}/sms`, { provider: "msg91", authkey: "key-1", sender_id: "SHOPIN", template_id: "flow-1", dlt_template_id: "1107160000000000001" });
+    const path = `${new URL(put.body.delivery_report_url).pathname}/replies`;
+    const post = async (body: string, type: string) => {
+      const response = await call(path, { method: "POST", headers: { "content-type": type }, body });
+      return { status: response.status, text: await response.text() };
+    };
+    const suppressions = async () => (await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions;
+    expect(await post("message=hello", "application/x-www-form-urlencoded")).toEqual({ status: 400, text: "the reply names no number (mobile or number)" });
+    expect(await post("Mobile=919800000003&Message=STOP", "application/x-www-form-urlencoded")).toEqual({ status: 200, text: "ok" });
+    expect(await suppressions()).toMatchObject([{ phone: "919800000003", reason: "stop" }]);
+    expect(await post(JSON.stringify({ number: 919800000003, keyword: "start" }), "application/json")).toEqual({ status: 200, text: "ok" });
+    expect(await suppressions()).toEqual([]);
+  });
 });
 
 describe("SMS templates", () => {

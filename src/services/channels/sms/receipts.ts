@@ -69,3 +69,37 @@ export function msg91Receipts(contentType: string, text: string): SmsReceipt[] |
   }
   return receipts;
 }
+
+/** Who replied and what, as a provider passes a reply on. */
+export interface SmsReply {
+  from: string;
+  text: string;
+}
+
+/** A Twilio reply (form fields From, Body); Twilio's Advanced Opt-Out names the keyword's kind, and without it the body is read. */
+export function twilioReply(params: URLSearchParams): SmsReply {
+  const optOut = (params.get("OptOutType") ?? "").toUpperCase();
+  return { from: params.get("From") ?? "", text: optOut === "STOP" || optOut === "START" ? optOut : (params.get("Body") ?? "") };
+}
+
+/** An MSG91 reply, posted as a form or as JSON: the number in mobile, number or sender; the text in message, keyword or content. */
+export function msg91Reply(contentType: string, body: string): SmsReply {
+  const fields = replyFields(contentType, body);
+  return { from: fields.mobile ?? fields.number ?? fields.sender ?? "", text: fields.message ?? fields.keyword ?? fields.content ?? "" };
+}
+
+/** A reply's fields, their names in lower case. */
+function replyFields(contentType: string, body: string): Record<string, string | undefined> {
+  if (/json/i.test(contentType)) {
+    try {
+      const value = JSON.parse(body) as unknown;
+      if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+        return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (typeof v === "string" || typeof v === "number" ? [[k.toLowerCase(), String(v)]] : [])));
+      }
+    } catch {
+      return {};
+    }
+    return {};
+  }
+  return Object.fromEntries([...new URLSearchParams(body)].map(([k, v]) => [k.toLowerCase(), v]));
+}
