@@ -68,18 +68,29 @@ export function importFromUrlBody(rules: InputRules) {
 /** The largest CSV file the panel uploads in one request. */
 export const MAX_PANEL_UPLOAD_BYTES = 100 * 1024 * 1024;
 
-const scalarParamType = z.enum(SCALAR_PARAM_TYPES, { error: `must be one of ${SCALAR_PARAM_TYPES.join(", ")}, or {"type":"array","of":{member: type}}` });
+const TYPE_CHOICES = `must be one of ${SCALAR_PARAM_TYPES.join(", ")}, or {"type":"array","of":{member: type}}`;
+
+/**
+ * A scalar type's name. Text is required first so that any other value fails this alternative
+ * as a mismatch of type: a union of it and an array definition then reports an object's own
+ * problems (`params.items.of.prid: ...`) instead of a vague "must be one of" on the parameter.
+ */
+const scalarParamType = z.string().pipe(z.enum(SCALAR_PARAM_TYPES, { error: TYPE_CHOICES })).meta({ enum: [...SCALAR_PARAM_TYPES] });
 
 /** An array parameter (CONTRACT 10): items whose members have scalar types. */
 const arrayParamType = z.strictObject({
   type: z.literal("array"),
+  // An item's member holds one scalar value, never an array of its own.
   of: z
-    .record(z.string().max(64).regex(PARAM_NAME_PATTERN, { error: "a member name is a letter or _, then up to 63 letters, digits or _" }), scalarParamType)
+    .record(
+      z.string().max(64).regex(PARAM_NAME_PATTERN, { error: "a member name is a letter or _, then up to 63 letters, digits or _" }),
+      z.enum(SCALAR_PARAM_TYPES, { error: `must be one of ${SCALAR_PARAM_TYPES.join(", ")}` }),
+    )
     .refine((of) => Object.keys(of).length >= 1 && Object.keys(of).length <= MAX_ARRAY_MEMBERS, { error: `must define 1 to ${MAX_ARRAY_MEMBERS} members` }),
 });
 
 const paramsSchema = z
-  .record(z.string().max(64), z.union([scalarParamType, arrayParamType], { error: `must be one of ${SCALAR_PARAM_TYPES.join(", ")}, or {"type":"array","of":{member: type}}` }))
+  .record(z.string().max(64), z.union([scalarParamType, arrayParamType], { error: TYPE_CHOICES }))
   .superRefine((params, ctx) => {
     const names = Object.keys(params);
     if (names.length > MAX_PARAMS_PER_ACTIVITY) ctx.addIssue({ code: "custom", message: `at most ${MAX_PARAMS_PER_ACTIVITY} parameters` });

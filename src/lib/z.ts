@@ -51,6 +51,9 @@ function houseMessage(issue: z.core.$ZodRawIssue): string | undefined {
       return `${issue.keys.join(", ")}: not members of this object`;
     case "invalid_union":
       return "does not match any of the accepted forms";
+    case "invalid_key":
+      // A record's key is named by the issue's path; the key schema's own issue says why.
+      return issue.issues[0]?.message;
     default:
       return undefined;
   }

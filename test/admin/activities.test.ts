@@ -63,6 +63,26 @@ describe("admin: activity definitions", () => {
     expect((await admin("GET", `/panels/${panel.id}/activities`)).body.activities).toEqual([]);
   });
 
+  // An array definition's problems are named at the member (or part) at fault, not as a vague
+  // "must be one of …" on the whole parameter.
+  it.each([
+    ["a bad member name", { items: { type: "array", of: { "9x": "integer" } } }, "params.items.of.9x", /letter or _/],
+    ["a member name too long", { items: { type: "array", of: { ["m".repeat(65)]: "integer" } } }, `params.items.of.${"m".repeat(65)}`, /at most 64 characters/],
+    ["an unknown member type", { items: { type: "array", of: { prid: "bool" } } }, "params.items.of.prid", /^must be one of string, integer, float$/],
+    ["an array member", { items: { type: "array", of: { tags: { type: "array", of: { t: "string" } } } } }, "params.items.of.tags", /^must be one of string, integer, float$/],
+    ["no members", { items: { type: "array", of: {} } }, "params.items.of", /1 to 20 members/],
+    ["another kind of definition", { items: { type: "list", of: { prid: "integer" } } }, "params.items.type", /"array"/],
+    ["a definition without members", { items: { type: "array" } }, "params.items.of", /required/],
+    ["an extra part", { items: { type: "array", of: { prid: "integer" }, max: 5 } }, "params.items.max", /not an accepted member/],
+    ["a number for a type", { size: 3 }, "params.size", /string, integer, float/],
+  ])("refuses an array definition with %s (400), naming it, and defines nothing", async (_label, params, field, message) => {
+    const panel = await createPanel();
+    const result = await admin("POST", `/panels/${panel.id}/activities`, { name: "cart", params: { total: "float", ...params } });
+    expect(result.status).toBe(400);
+    expect(result.body.errors).toEqual([{ field, message: expect.stringMatching(message) }]);
+    expect((await admin("GET", `/panels/${panel.id}/activities`)).body.activities).toEqual([]);
+  });
+
   it("another panel's activity, an unknown id and an unknown panel are 404", async () => {
     const panel = await createPanel();
     const other = await createPanel();
