@@ -6,33 +6,22 @@
 // problem shows the server's message on its node and cannot be started.
 // Screenshots go to test-results/e2e/.
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
 import { after, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { checkAccessibility, OUTPUT_DIR, screenshot, signInAsOwner } from "./browser.ts";
 import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.ts";
 
-let receiver: Server;
+/** The journeys' webhooks post to it, one path per journey. */
+let receiver: WebhookReceiver;
 let panelId: string;
 let clientId: string;
-/** Webhook events received, by the receiver path their webhook posts to. */
-const received = new Map<string, any[]>();
 const hooks = new Map<string, string>();
 const activityIds = new Map<string, string>();
 
 /** The receiver of the journeys' webhooks, and the demo panel's activities and webhooks. */
 async function setUpPanel(): Promise<void> {
-  receiver = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
-    request.on("end", () => {
-      const data = new URLSearchParams(body).get("data");
-      if (data) for (const events of Object.values(JSON.parse(data) as Record<string, any[]>)) received.set(request.url!, [...(received.get(request.url!) ?? []), ...events]);
-      response.writeHead(200, { "content-type": "text/plain" }).end("ok");
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  const port = (receiver.address() as { port: number }).port;
+  receiver = await startWebhookReceiver();
   panelId = service.printed["demo panel"]!;
   const panel = await adminCall("PATCH", `/panels/${panelId}`, { api_mode: true });
   clientId = panel.client_id;
@@ -40,17 +29,12 @@ async function setUpPanel(): Promise<void> {
   for (const name of ["signup", "cart", "checkout", "trial", "upgrade", "visit"]) {
     activityIds.set(name, (await adminCall("POST", `/panels/${panelId}/activities`, { name, params: {} })).activityid);
   }
-  for (const path of ["/one", "/several", "/not-followed", "/filtered"]) {
-    const hook = await adminCall("POST", `/panels/${panelId}/webhooks`, { label: `Hook ${path}`, url: `http://127.0.0.1:${port}${path}` });
-    await adminCall("POST", `/panels/${panelId}/webhooks/${hook.id}/test`);
-    hooks.set(path, hook.id);
-  }
-  received.clear();
+  for (const path of ["/one", "/several", "/not-followed", "/filtered"]) hooks.set(path, await receiver.addWebhook(panelId, `Hook ${path}`, path));
 }
 
 serviceForThisFile({ setUp: setUpPanel });
 after(async () => {
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
 });
 
 async function ownerPage(): Promise<Page> {
@@ -131,17 +115,6 @@ async function perform(activity: string, email: string): Promise<void> {
   assert.equal(((await posted.json()) as { result: string }).result, "Success", `${activity} by ${email}`);
 }
 
-/** The events at `path` once `count` have come, after a further quiet spell that would show any extra one. */
-async function eventsAt(path: string, count: number, timeoutMs = 150_000): Promise<any[]> {
-  const deadline = Date.now() + timeoutMs;
-  while ((received.get(path)?.length ?? 0) < count) {
-    if (Date.now() > deadline) throw new Error(`${path} got ${received.get(path)?.length ?? 0} of ${count} events: ${JSON.stringify(received.get(path))}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  await new Promise((resolve) => setTimeout(resolve, 8_000));
-  return received.get(path) ?? [];
-}
-
 const summary = (events: any[]) =>
   events.map((e) => ({ activity: e.event_params.activity_name, email: e.att_params.EMAIL, city: e.att_params.CITY, source: e.custom_params.source })).sort((a, b) => a.email.localeCompare(b.email));
 
@@ -214,16 +187,16 @@ describe("journey builder in Chromium", () => {
     await perform("visit", "ann@example.com");
     await perform("visit", "ben@example.com");
 
-    assert.deepEqual(summary(await eventsAt("/one", 2)), [
+    assert.deepEqual(summary(await receiver.eventsAt("/one", 2)), [
       { activity: "signup", email: "ann@example.com", city: "Pune", source: "signup-journey" },
       { activity: "signup", email: "ben@example.com", city: "Delhi", source: "signup-journey" },
     ]);
     // The event the wait was for: ann's checkout; ben never checked out.
-    assert.deepEqual(summary(await eventsAt("/several", 1)), [{ activity: "checkout", email: "ann@example.com", city: "Pune", source: "checkout-journey" }]);
-    assert.deepEqual(summary(await eventsAt("/filtered", 1)), [{ activity: "visit", email: "ann@example.com", city: "Pune", source: "visit-journey" }]);
+    assert.deepEqual(summary(await receiver.eventsAt("/several", 1)), [{ activity: "checkout", email: "ann@example.com", city: "Pune", source: "checkout-journey" }]);
+    assert.deepEqual(summary(await receiver.eventsAt("/filtered", 1)), [{ activity: "visit", email: "ann@example.com", city: "Pune", source: "visit-journey" }]);
     // The timeout reports the action that was not followed: ben's trial, once the minute is over.
-    assert.deepEqual(summary(await eventsAt("/not-followed", 1)), [{ activity: "trial", email: "ben@example.com", city: "Delhi", source: "trial-journey" }]);
-    for (const event of received.get("/one")!) assert.equal(event.channel, "custom_activity");
+    assert.deepEqual(summary(await receiver.eventsAt("/not-followed", 1)), [{ activity: "trial", email: "ben@example.com", city: "Delhi", source: "trial-journey" }]);
+    for (const event of receiver.at("/one")) assert.equal(event.channel, "custom_activity");
 
     // The canvas counts what went through each node.
     const started = (await adminCall("GET", `/panels/${panelId}/journeys`)).journeys.find((j: { name: string }) => j.name === "Visits from Pune");
