@@ -26,6 +26,7 @@
 -- migration 0056_journey_layout.sql
 -- migration 0057_smaller_event_indexes.sql
 -- migration 0058_list_numbers.sql
+-- migration 0059_complaint_suppressions.sql
 
 -- table activities
 
@@ -245,10 +246,10 @@ CREATE TABLE contacts (
 
 -- table email_suppressions
 
-CREATE TABLE email_suppressions (
+CREATE TABLE "email_suppressions" (
   panel_id    TEXT NOT NULL,
   address     TEXT NOT NULL,
-  reason      TEXT NOT NULL CHECK (reason IN ('unsubscribe', 'hard_bounce')),
+  reason      TEXT NOT NULL CHECK (reason IN ('unsubscribe', 'hard_bounce', 'complaint')),
   campaign_id TEXT,
   created_at  INTEGER NOT NULL,
   PRIMARY KEY (panel_id, address)

@@ -3,7 +3,7 @@ import { canonicalAttributeName } from "../domain/attributes";
 import { preferencesBody } from "../domain/preferences";
 import { attributeSearchValue, contactSearchQuery, editContactBody } from "../domain/panel-screens";
 import { normalisePrimaryKey } from "../domain/primary-key";
-import { fromProblems, invalidField, notFound } from "../lib/http/errors";
+import { fromProblems, invalidField, notFound, unwrap } from "../lib/http/errors";
 import { contactAccessExport } from "../services/contacts/access-export";
 import { eraseContact } from "../services/contacts/erase";
 import { changeContactPreferences, contactPreferences } from "../services/channels/preferences";
@@ -219,7 +219,7 @@ const readPreferences = definePanelRoute({
   role: "viewer",
   response: preferencesAnswer,
   summary:
-    "A contact's subscription per channel: email, sms and push, each subscribed, unsubscribed (its own choice), bounced or stopped (held by the service) or unreachable (no address or number)",
+    "A contact's subscription per channel: email, sms and push, each subscribed, unsubscribed (its own choice), complained (email marked as spam; only the contact may subscribe again), bounced or stopped (held by the service) or unreachable (no address or number)",
   async handle({ path, panel, db }) {
     return { preferences: await contactPreferences(db, panel.id, await requireContact(db, panel, path.key)) };
   },
@@ -231,12 +231,10 @@ const changePreferences = definePanelRoute({
   role: "marketer",
   response: preferencesAnswer,
   summary:
-    "Change a contact's subscriptions (email, sms, push: subscribed or unsubscribed), as its preference page does; a bounced, stopped or unreachable channel is refused and nothing changes",
+    "Change a contact's subscriptions (email, sms, push: subscribed or unsubscribed), as its preference page does; an unreachable channel is refused (400), a bounced or stopped one, or subscribing a complained email, is a conflict (409), and nothing changes",
   body: preferencesBody,
   async handle({ path, body, panel, db }) {
-    const outcome = await changeContactPreferences(db, panel.id, await requireContact(db, panel, path.key), body, Date.now());
-    if (!outcome.ok) throw fromProblems(outcome.problems);
-    return { preferences: outcome.preferences };
+    return { preferences: unwrap(await changeContactPreferences(db, panel.id, await requireContact(db, panel, path.key), body, Date.now(), "operator")) };
   },
 });
 

@@ -109,9 +109,9 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
     }
     const done = await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now()) : unsubscribeRecipient(env, claim, Date.now()));
     if (!done) return htmlPage(invalidLinkPage());
-    return htmlPage(unsubscribePage(view.suppressed === "unsubscribe" ? "already_unsubscribed" : "unsubscribed", view.facts));
+    return htmlPage(unsubscribePage(view.suppressed === "unsubscribe" || view.suppressed === "complaint" ? "already_unsubscribed" : "unsubscribed", view.facts));
   }
-  const state = view.suppressed === "hard_bounce" ? "bounced" : view.suppressed === "unsubscribe" ? "already_unsubscribed" : "subscribed";
+  const state = view.suppressed === "hard_bounce" ? "bounced" : view.suppressed ? "already_unsubscribed" : "subscribed";
   return htmlPage(unsubscribePage(state, view.facts));
 }
 

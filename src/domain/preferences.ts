@@ -3,16 +3,46 @@ import { EMAIL_ATTRIBUTE } from "./email";
 import { phoneDigits } from "./sms";
 
 /**
+ * Why email to an address is stopped in a panel (email_suppressions.reason), mildest first: the
+ * recipient unsubscribed; the recipient complained (marked the mail as spam, as the provider
+ * reported); the address hard-bounced. A stricter reason replaces a milder one
+ * (store/suppressions.ts), so a complaint after an unsubscribe holds as a complaint.
+ */
+export const SUPPRESSION_REASONS = ["unsubscribe", "complaint", "hard_bounce"] as const;
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
+
+/** What a send skipped for a suppression records as the message's error. */
+export const SUPPRESSION_SKIPS: Record<SuppressionReason, string> = { unsubscribe: "unsubscribed", complaint: "complaint (marked as spam)", hard_bounce: "hard bounce" };
+
+/**
+ * Who changes a contact's preferences: the recipient, from the unsubscribe or preference page
+ * their own message links to; or an operator (admin API, panel).
+ */
+export type PreferenceActor = "recipient" | "operator";
+
+/**
+ * The email suppressions each may lift. Mailbox providers' bulk-sender rules require honouring a
+ * complaint, so only the recipient takes it back (they asked); a hard bounce no one lifts.
+ */
+export const LIFTABLE_SUPPRESSIONS: Record<PreferenceActor, readonly SuppressionReason[]> = { recipient: ["unsubscribe", "complaint"], operator: ["unsubscribe"] };
+
+/**
  * A contact's subscription per channel (issue 19): what the hosted preference page and the
- * admin API show and change. Email and SMS are their suppressions (an unsubscribe, a STOP);
- * push is its own opt-out. States a recipient cannot undo (a hard bounce, a number the provider
- * or an operator stopped) are shown but not changed here.
+ * admin API show and change. Email and SMS are their suppressions (an unsubscribe or complaint,
+ * a STOP); push is its own opt-out. States a recipient cannot undo (a hard bounce, a number the
+ * provider or an operator stopped) are shown but not changed here; a complaint only the
+ * recipient may undo.
  */
 export const PREFERENCE_CHANNELS = ["email", "sms", "push"] as const;
 export type PreferenceChannel = (typeof PREFERENCE_CHANNELS)[number];
 
-/** subscribed/unsubscribed: the contact's choice; bounced/stopped: held by the service; unreachable: no address or number. */
-export type ChannelState = "subscribed" | "unsubscribed" | "bounced" | "stopped" | "unreachable";
+/**
+ * subscribed/unsubscribed: the contact's choice; complained: the contact marked email as spam
+ * (only they may subscribe again); bounced/stopped: held by the service; unreachable: no address
+ * or number.
+ */
+export const CHANNEL_STATES = ["subscribed", "unsubscribed", "complained", "bounced", "stopped", "unreachable"] as const;
+export type ChannelState = (typeof CHANNEL_STATES)[number];
 export type ChannelPreferences = Record<PreferenceChannel, ChannelState>;
 
 const choice = z.enum(["subscribed", "unsubscribed"], { error: "must be subscribed or unsubscribed" }).optional();

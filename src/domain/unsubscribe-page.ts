@@ -138,7 +138,8 @@ const CHANNEL_TEXT: Record<PreferenceChannel, { label: string; held: string }> =
 /**
  * The preference page (/t/p/{token}): one box per channel the recipient can be reached on and
  * may change; a channel the service stopped is told, not offered. Unchecking and saving
- * unsubscribes from that channel alone.
+ * unsubscribes from that channel alone; checking email again takes back the recipient's own
+ * spam report (a complaint), which no one else may.
  */
 export function preferencesPage(facts: UnsubscribeFacts, preferences: ChannelPreferences, saved: boolean): { status: number; html: string } {
   const panel = escapeHtml(facts.panelName);
@@ -152,7 +153,7 @@ export function preferencesPage(facts: UnsubscribeFacts, preferences: ChannelPre
       return (
         `<div class="choice"><input type="checkbox" id="${id}" name="${channel}" value="subscribed"${state === "subscribed" ? " checked" : ""}>` +
         `<input type="hidden" name="shown" value="${channel}"><label for="${id}"><strong>${text.label}</strong>` +
-        `<small>${state === "subscribed" ? "You receive these." : "You turned these off."}</small></label></div>`
+        `<small>${state === "subscribed" ? "You receive these." : state === "complained" ? "Stopped: you reported an email as spam. Check to receive these again." : "You turned these off."}</small></label></div>`
       );
     })
     .join("");

@@ -2,6 +2,7 @@ import type { ShardDb } from "./shards";
 import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../domain/broadcast";
 import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import { listNameKey } from "../domain/lists";
+import type { SuppressionReason } from "../domain/preferences";
 import { countLinkClickStatement } from "./campaign-report";
 import { insertListStatement } from "./lists";
 import type { CompiledSegment } from "./segment-sql";
@@ -275,7 +276,7 @@ export async function stalledCampaigns(db: ShardDb, before: number, now: number,
 export interface ClaimedRecipient {
   contactId: number;
   attributes: Record<string, string | number | boolean>;
-  suppressed: string | null;
+  suppressed: SuppressionReason | null;
 }
 
 /** The error of a recipient whose send attempt died after the provider may have been called. */
@@ -333,10 +334,10 @@ export async function claimBatch(
   const recipients: ClaimedRecipient[] = results[results.length - 2]!.results.map((row) => ({
     contactId: row.contact_id as number,
     attributes: JSON.parse(row.attrs as string) as Record<string, string | number | boolean>,
-    suppressed: row.suppressed as string | null,
+    suppressed: row.suppressed as SuppressionReason | null,
   }));
   // Addresses of erased contacts are kept hashed (domain/erasure.ts): one that came back is stopped still.
-  const erased = new Map(results[results.length - 1]!.results.map((row) => [row.address as string, row.reason as string]));
+  const erased = new Map(results[results.length - 1]!.results.map((row) => [row.address as string, row.reason as SuppressionReason]));
   if (erased.size) {
     for (const recipient of recipients) {
       const address = recipient.attributes.EMAIL;

@@ -1,8 +1,16 @@
 import { erasedIdentifier } from "../domain/erasure";
+import { SUPPRESSION_REASONS, type SuppressionReason } from "../domain/preferences";
 import type { ShardDb } from "./shards";
-export type SuppressionReason = "unsubscribe" | "hard_bounce";
+export type { SuppressionReason };
 
-/** Stops campaign email to the address in this panel; the first reason recorded stays. */
+/** How strict a stored reason is (SUPPRESSION_REASONS is mildest first), as SQL over `column`. */
+const strictness = (column: string) => `CASE ${column} ${SUPPRESSION_REASONS.map((reason, rank) => `WHEN '${reason}' THEN ${rank}`).join(" ")} END`;
+
+/**
+ * Stops campaign and journey email to the address in this panel. A stricter reason replaces a
+ * milder one (a complaint after an unsubscribe must not be lifted as an unsubscribe); otherwise
+ * the first reason recorded stays.
+ */
 export async function suppressAddress(
   db: ShardDb,
   panelId: string,
@@ -14,14 +22,15 @@ export async function suppressAddress(
   await db
     .prepare(
       `INSERT INTO email_suppressions (panel_id, address, reason, campaign_id, created_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (panel_id, address) DO NOTHING`,
+       ON CONFLICT (panel_id, address) DO UPDATE SET reason = excluded.reason, campaign_id = excluded.campaign_id, created_at = excluded.created_at
+       WHERE ${strictness("excluded.reason")} > ${strictness("email_suppressions.reason")}`,
     )
     .bind(panelId, address.toLowerCase(), reason, campaignId, now)
     .run();
 }
 
 /**
- * Whether email to the address is stopped in this panel (unsubscribed or hard-bounced). Campaign
+ * Whether email to the address is stopped in this panel (unsubscribed, complained or hard-bounced). Campaign
  * sends ask the same in their recipients query (store/campaigns.ts), for a whole batch at once.
  */
 export async function isAddressSuppressed(db: ShardDb, panelId: string, address: string): Promise<boolean> {
@@ -39,8 +48,15 @@ export async function suppressionOf(db: ShardDb, panelId: string, address: strin
   return row?.reason ?? null;
 }
 
-/** Takes back an unsubscribe (the recipient subscribed again); a hard bounce is not lifted. */
-export async function liftUnsubscribe(db: ShardDb, panelId: string, address: string): Promise<boolean> {
-  const result = await db.prepare("DELETE FROM email_suppressions WHERE panel_id = ? AND address = ? AND reason = 'unsubscribe'").bind(panelId, address.toLowerCase()).run();
+/**
+ * Takes back the address's suppression when its reason is one of `reasons` (who may lift which:
+ * domain/preferences.ts LIFTABLE_SUPPRESSIONS); any other stays. True when one was lifted.
+ */
+export async function liftSuppression(db: ShardDb, panelId: string, address: string, reasons: readonly SuppressionReason[]): Promise<boolean> {
+  if (!reasons.length) return false;
+  const result = await db
+    .prepare(`DELETE FROM email_suppressions WHERE panel_id = ? AND address = ? AND reason IN (${reasons.map(() => "?").join(", ")})`)
+    .bind(panelId, address.toLowerCase(), ...reasons)
+    .run();
   return result.meta.changes > 0;
 }

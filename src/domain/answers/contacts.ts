@@ -1,7 +1,7 @@
 // The admin API's answers about contacts, their events, lists and background jobs: the routes
 // return them and the panel reads them (`z.output`).
 import { z } from "../../lib/z";
-import { PREFERENCE_CHANNELS } from "../preferences";
+import { CHANNEL_STATES, PREFERENCE_CHANNELS, SUPPRESSION_REASONS } from "../preferences";
 import { isoInstant } from "./panels";
 
 const attributes = z.record(z.string(), z.unknown());
@@ -49,7 +49,7 @@ export const contactPageAnswer = contactAnswer.extend({
     }),
   ),
   suppression: z
-    .object({ address: z.string(), reason: z.enum(["unsubscribe", "hard_bounce"]), campaign_id: z.string().nullable(), since: isoInstant })
+    .object({ address: z.string(), reason: z.enum(SUPPRESSION_REASONS), campaign_id: z.string().nullable(), since: isoInstant })
     .nullable(),
 });
 
@@ -61,7 +61,7 @@ export const erasureAnswer = z.strictObject({
   finished_at: isoInstant.nullable(),
 });
 
-const channelState = z.enum(["subscribed", "unsubscribed", "bounced", "stopped", "unreachable"]);
+const channelState = z.enum(CHANNEL_STATES);
 export const preferencesAnswer = z.strictObject({
   preferences: z.record(z.enum(PREFERENCE_CHANNELS), channelState),
 });

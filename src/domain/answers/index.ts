@@ -28,7 +28,7 @@ export type { PanelHistory } from "../overview";
 export type { ContactJourneys, JourneyChannel, JourneyReport } from "../journey-report";
 export type { JourneyLayout } from "../journey-layout";
 export type { CampaignRecipientsPage, CampaignReport, CampaignView, OutboxMessageView, RecipientFilter } from "../broadcast";
-export type { ChannelPreferences, PreferenceChannel } from "../preferences";
+export type { ChannelPreferences, PreferenceChannel, SuppressionReason } from "../preferences";
 export type { SmsLength } from "../sms";
 export type { Engagement, ReachableChannel, SegmentAttributeOp } from "../segments";
 export type { SessionView } from "../operators";

@@ -73,10 +73,10 @@ export async function recordComplaint(env: Env_, complaint: ProviderComplaint, n
   for (const { db } of allShards(env)) {
     const message = await sentMessageByProviderId(db, complaint.providerMessageId);
     if (!message) continue;
-    // Mailbox providers' bulk-sender rules require stopping mail to a complainer: stored as an
-    // unsubscribe (email_suppressions knows no other reason a recipient stops mail).
+    // Mailbox providers' bulk-sender rules require stopping mail to a complainer, and keeping it
+    // stopped: a complaint only the recipient lifts (domain/preferences.ts LIFTABLE_SUPPRESSIONS).
     const addresses = new Set([...complaint.addresses, ...(message.address ? [message.address] : [])]);
-    for (const address of addresses) await suppressAddress(db, message.panelId, address, "unsubscribe", message.campaignId, now);
+    for (const address of addresses) await suppressAddress(db, message.panelId, address, "complaint", message.campaignId, now);
     const msgid = messageIdOf(message.campaignId, message.contactId);
     // The guid keeps a notification SNS delivers again one event.
     await recordEmailEvents(env, [

@@ -5,6 +5,7 @@ import { planSender } from "../channels/email/signing";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import { trackingBaseUrl } from "../channels/email/tracking-domains";
 import { isEmailAddress } from "../../domain/email";
+import { SUPPRESSION_SKIPS } from "../../domain/preferences";
 import { compileTemplate, personalize, type Template } from "../../domain/email-message";
 import { textOfHtml } from "../../domain/email-text";
 import { randomHex } from "../../lib/random";
@@ -114,7 +115,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           const rawAddress = recipient.attributes.EMAIL;
           const address = typeof rawAddress === "string" ? rawAddress.trim().toLowerCase() : "";
           const skip = (error: string) => skipped.push({ contactId: recipient.contactId, status: "skipped", address: address || null, providerMessageId: null, error });
-          if (recipient.suppressed) return skip(recipient.suppressed === "unsubscribe" ? "unsubscribed" : "hard bounce");
+          if (recipient.suppressed) return skip(SUPPRESSION_SKIPS[recipient.suppressed]);
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
           if (!sender.ok) return skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
           const id = messageIdOf(campaign.id, recipient.contactId);

@@ -1,11 +1,14 @@
-import { contactReach, type ChannelPreferences, type ChannelState, type PreferencesChange } from "../../domain/preferences";
+import { contactReach, LIFTABLE_SUPPRESSIONS, type ChannelPreferences, type ChannelState, type PreferenceActor, type PreferencesChange, type SuppressionReason } from "../../domain/preferences";
 import type { FieldProblem } from "../../domain/problems";
+import { refused, succeeded, type Result } from "../../lib/problems";
 import type { Contact } from "../../store/contacts";
 import { pushOptedOut, setPushOptOut } from "../../store/preferences";
 import type { ShardDb } from "../../store/shards";
 import { phoneSuppression } from "../../store/sms";
 import { liftSmsSuppression, suppressSms } from "./sms/suppressions";
-import { liftUnsubscribe, suppressAddress, suppressionOf } from "../../store/suppressions";
+import { liftSuppression, suppressAddress, suppressionOf } from "../../store/suppressions";
+
+const EMAIL_STATES: Record<SuppressionReason, ChannelState> = { unsubscribe: "unsubscribed", complaint: "complained", hard_bounce: "bounced" };
 
 export async function contactPreferences(db: ShardDb, panelId: string, contact: Pick<Contact, "id" | "attributes">): Promise<ChannelPreferences> {
   const { address, phone } = contactReach(contact.attributes);
@@ -14,15 +17,16 @@ export async function contactPreferences(db: ShardDb, panelId: string, contact: 
     phone ? phoneSuppression(db, panelId, phone) : undefined,
     pushOptedOut(db, panelId, contact.id),
   ]);
-  const emailState: ChannelState = email === undefined ? "unreachable" : email === null ? "subscribed" : email === "unsubscribe" ? "unsubscribed" : "bounced";
+  const emailState: ChannelState = email === undefined ? "unreachable" : email === null ? "subscribed" : EMAIL_STATES[email];
   const smsState: ChannelState = sms === undefined ? "unreachable" : sms === null ? "subscribed" : sms === "stop" ? "unsubscribed" : "stopped";
   return { email: emailState, sms: smsState, push: push ? "unsubscribed" : "subscribed" };
 }
 
 /**
- * Applies a contact's choices. A channel it cannot be reached on, or one the service stopped (a
- * hard bounce, a number stopped by the provider or an operator), is refused with its reason and
- * nothing is changed.
+ * Applies a contact's choices, made by the recipient themself (their message's pages) or by an
+ * operator. A channel it cannot be reached on is refused as invalid; one the service holds (a
+ * hard bounce, a number stopped by the provider or an operator) or, for an operator, one the
+ * recipient complained about, is refused as a conflict. Nothing is changed when any is refused.
  */
 export async function changeContactPreferences(
   db: ShardDb,
@@ -30,21 +34,29 @@ export async function changeContactPreferences(
   contact: Pick<Contact, "id" | "attributes">,
   change: PreferencesChange,
   now: number,
-): Promise<{ ok: true; preferences: ChannelPreferences } | { ok: false; problems: FieldProblem[] }> {
+  by: PreferenceActor,
+): Promise<Result<ChannelPreferences>> {
   const current = await contactPreferences(db, panelId, contact);
-  const problems: FieldProblem[] = [];
+  const unreachable: FieldProblem[] = [];
+  const held: FieldProblem[] = [];
   for (const channel of ["email", "sms"] as const) {
     const wanted = change[channel];
     if (wanted === undefined || wanted === current[channel]) continue;
-    if (current[channel] === "unreachable") problems.push({ field: channel, message: channel === "email" ? "the contact has no EMAIL" : "the contact has no valid MOBILE" });
-    if (current[channel] === "bounced") problems.push({ field: channel, message: "the address hard-bounced; mail to it stays stopped" });
-    if (current[channel] === "stopped") problems.push({ field: channel, message: "the number was stopped by the provider or an operator; lift that on the SMS screen" });
+    if (current[channel] === "unreachable") unreachable.push({ field: channel, message: channel === "email" ? "the contact has no EMAIL" : "the contact has no valid MOBILE" });
+    if (current[channel] === "bounced") held.push({ field: channel, message: "the address hard-bounced; mail to it stays stopped" });
+    if (current[channel] === "stopped") held.push({ field: channel, message: "the number was stopped by the provider or an operator; lift that on the SMS screen" });
+    if (current[channel] === "complained" && wanted === "subscribed" && by === "operator") {
+      held.push({ field: channel, message: "the recipient marked mail as spam (a complaint); only they can subscribe again, from a message's unsubscribe or preference page" });
+    }
   }
-  if (problems.length) return { ok: false, problems };
+  // A held channel is the stronger answer: fixing the input would not help.
+  if (held.length) return refused("conflict", [...held, ...unreachable]);
+  if (unreachable.length) return refused("invalid", unreachable);
   const { address, phone } = contactReach(contact.attributes);
   if (change.email !== undefined && change.email !== current.email && address) {
+    // On a complained address an unsubscribe changes nothing: the stricter complaint stays (store/suppressions.ts).
     if (change.email === "unsubscribed") await suppressAddress(db, panelId, address, "unsubscribe", null, now);
-    else await liftUnsubscribe(db, panelId, address);
+    else await liftSuppression(db, panelId, address, LIFTABLE_SUPPRESSIONS[by]);
   }
   if (change.sms !== undefined && change.sms !== current.sms && phone) {
     if (change.sms === "unsubscribed") await suppressSms(db, panelId, phone, "stop", now);
@@ -52,5 +64,5 @@ export async function changeContactPreferences(
     else await liftSmsSuppression(db, panelId, phone);
   }
   if (change.push !== undefined && change.push !== current.push) await setPushOptOut(db, panelId, contact.id, change.push === "unsubscribed", now);
-  return { ok: true, preferences: await contactPreferences(db, panelId, contact) };
+  return succeeded(await contactPreferences(db, panelId, contact));
 }

@@ -15,7 +15,7 @@ import { journeyEmailAddress } from "./messages";
  * fires. As for campaigns, only a message that was actually sent counts, and every open and
  * click is recorded (no dedupe). An unsubscribe suppresses the address in the panel and is
  * recorded once per message; so is a bounce the provider reports, which suppresses the address
- * when it is permanent, and a complaint (marked as spam), which suppresses it as an unsubscribe.
+ * when it is permanent, and a complaint (marked as spam), which suppresses it as a complaint.
  */
 
 type TrackEnv = Env;
@@ -106,7 +106,7 @@ export async function recordJourneyComplaint(env: TrackEnv, complaint: ProviderC
     if (!message) continue;
     // As for campaign mail (broadcasts/engagement.ts recordComplaint): stopped as an unsubscribe, one event per message.
     const address = journeyEmailAddress(message);
-    for (const complained of new Set([...complaint.addresses, ...(address ? [address] : [])])) await suppressAddress(db, message.panelId, complained, "unsubscribe", null, now);
+    for (const complained of new Set([...complaint.addresses, ...(address ? [address] : [])])) await suppressAddress(db, message.panelId, complained, "complaint", null, now);
     await record(env, message, "complaint", complaint.detail, now, `email:${message.msgid}:complaint`);
     return true;
   }

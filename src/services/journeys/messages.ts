@@ -10,12 +10,13 @@ import { isEmailAddress } from "../../domain/email";
 import { compileTemplate, personalize } from "../../domain/email-message";
 import { textOfHtml } from "../../domain/email-text";
 import type { EmailStep } from "../../domain/journey";
+import { SUPPRESSION_SKIPS } from "../../domain/preferences";
 import { randomHex } from "../../lib/random";
 import { config } from "../../lib/config";
 import { claimMessage, finishMessage, markMessageAttempt, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
 import { getPanel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
-import { isAddressSuppressed } from "../../store/suppressions";
+import { suppressionOf } from "../../store/suppressions";
 import { messageOutcomeEvent } from "./queued-sends";
 
 /**
@@ -35,7 +36,7 @@ export const MESSAGE_CLAIM_MS = 60_000;
 /**
  * email: sent through the broadcast capability's email provider (outbox or SES, by
  * EMAIL_PROVIDER) with merge tags filled, unless the address is missing, invalid or
- * suppressed (unsubscribed or hard-bounced in the panel). The message row is claimed first,
+ * suppressed (unsubscribed, complained or hard-bounced in the panel). The message row is claimed first,
  * so a step run twice sends once; a provider that is down hands the claim back and the
  * step's retry sends it. An attempt that died holding the claim is redone once the claim is
  * stale where nothing provably reached the provider, and settled as failed with an unknown
@@ -55,7 +56,8 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
   if (claimed === "held") throw new Error(`journey email ${message.msgid} is being sent by another attempt; retried`);
   const address = journeyEmailAddress(message);
   if (!isEmailAddress(address)) return finishMessage(db, message.msgid, claim, { status: "skipped", error: "the contact has no valid EMAIL" });
-  if (await isAddressSuppressed(db, message.panelId, address)) return finishMessage(db, message.msgid, claim, { status: "skipped", error: "the address is suppressed" });
+  const suppressed = await suppressionOf(db, message.panelId, address);
+  if (suppressed) return finishMessage(db, message.msgid, claim, { status: "skipped", error: `the address is suppressed (${SUPPRESSION_SKIPS[suppressed]})` });
   const subject = personalize(compileTemplate(step.subject), attributes, "header");
   let raw: string;
   let note: string | undefined;

@@ -217,7 +217,7 @@ describe("journey email tracking", () => {
     await act(panel, cart, "ada@example.com");
     const messages = await messagesOf(panel, "email");
     expect(messages).toHaveLength(2);
-    expect(messages.find((m) => m.msgid !== first.msgid)).toMatchObject({ status: "skipped", error: "the address is suppressed" });
+    expect(messages.find((m) => m.msgid !== first.msgid)).toMatchObject({ status: "skipped", error: "the address is suppressed (unsubscribed)" });
   });
 });
 
@@ -288,7 +288,7 @@ describe("journey email bounces and complaints reported by SES", () => {
       routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(complaint) }), sesEnv, createExecutionContext());
     expect((await notify()).status).toBe(200);
     expect((await notify()).status).toBe(200);
-    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'unsubscribe'", panel.id)).toBe(1);
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'complaint'", panel.id)).toBe(1);
     await pipelineSettled(panel.id);
     expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'complaint' AND msgid = ?", panel.id, sent.msgid)).toBe(1);
   });

@@ -81,7 +81,7 @@ describe("message steps and their events", () => {
     const messages = await messagesOf(panel, "email");
     expect(messages.map((m) => [m.recipient, m.status, m.error]).sort()).toEqual([
       ["fresh@example.com", "sent", null],
-      ["gone@example.com", "skipped", "the address is suppressed"],
+      ["gone@example.com", "skipped", "the address is suppressed (unsubscribed)"],
     ]);
     const { sendJourneyEmail } = await import("../../../src/services/journeys/messages");
     const fresh = messages.find((m) => m.recipient === "fresh@example.com")!;

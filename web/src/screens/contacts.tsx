@@ -1,7 +1,7 @@
 import { Fragment, useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactEventsPage as EventPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange } from "../../../src/domain/answers";
+import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactEventsPage as EventPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange, SuppressionReason } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
 import type { ScreenProps } from "../screen-props";
@@ -182,7 +182,11 @@ function AttributeEditor({ panelId, contact, attributes, onSaved, onCancel }: { 
   );
 }
 
-const SUPPRESSION_REASONS = { unsubscribe: "unsubscribed", hard_bounce: "hard-bounced" } as const;
+const SUPPRESSION_REASONS: Record<SuppressionReason, string> = {
+  unsubscribe: "unsubscribed",
+  complaint: "marked as spam by the recipient (only they can subscribe again)",
+  hard_bounce: "hard-bounced",
+};
 
 function Messages({ messages, base }: { messages: ContactMessageView[]; base: string }) {
   return (
@@ -228,6 +232,7 @@ const CHANNEL_NAMES: Record<PreferenceChannel, string> = { email: "Email", sms: 
 const CHANNEL_STATES: Record<ChannelPreferences[PreferenceChannel], string> = {
   subscribed: "subscribed",
   unsubscribed: "unsubscribed (the contact's choice)",
+  complained: "stopped: the contact marked email as spam; only they can subscribe again, from an email's preference page",
   bounced: "stopped: the address hard-bounced",
   stopped: "stopped by the provider or an operator",
   unreachable: "no address or number",

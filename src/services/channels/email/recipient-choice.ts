@@ -1,17 +1,18 @@
 import type { UnsubscribeFacts } from "../../../domain/unsubscribe-page";
-import type { ChannelPreferences, PreferencesChange } from "../../../domain/preferences";
+import { LIFTABLE_SUPPRESSIONS, type ChannelPreferences, type PreferencesChange } from "../../../domain/preferences";
 import { getCampaign, getSentCampaignMessage } from "../../../store/campaigns";
 import { contactsByIds } from "../../../store/contacts";
 import { changeContactPreferences, contactPreferences } from "../preferences";
 import { getMessages } from "../../../store/journeys/messages";
-import { liftUnsubscribe, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
+import { liftSuppression, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
 import { findPanelHome, panelDb } from "../../access/shards";
 import { isJourneyClaim, type TrackingClaim } from "./tracking";
 
 /**
  * What the unsubscribe page shows a recipient, from the message their link names: who sent
  * it (the panel, the sender's name and address) and whether the address is suppressed now;
- * and the way back, resubscribing an address that was unsubscribed (never a bounced one).
+ * and the way back, resubscribing an address that was unsubscribed or complained about (the
+ * recipient asks; never a bounced one).
  */
 export interface RecipientView {
   facts: UnsubscribeFacts;
@@ -47,9 +48,9 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
   return { facts: { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address }, suppressed, contactId };
 }
 
-/** Lifts the recipient's unsubscribe; a hard bounce stays. */
+/** Lifts the recipient's unsubscribe or complaint (they ask for the mail again); a hard bounce stays. */
 export async function resubscribe(env: Env, view: RecipientView, panelId: string): Promise<boolean> {
-  return liftUnsubscribe(await panelDb(env, panelId), panelId, view.facts.address);
+  return liftSuppression(await panelDb(env, panelId), panelId, view.facts.address, LIFTABLE_SUPPRESSIONS.recipient);
 }
 
 /**
@@ -61,6 +62,6 @@ export async function recipientPreferences(env: Env, claim: TrackingClaim, view:
   const contact = (await contactsByIds(db, claim.panelId, [view.contactId])).get(view.contactId);
   if (!contact) return null;
   if (!change) return contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
-  const outcome = await changeContactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes }, change, Date.now());
-  return outcome.ok ? outcome.preferences : contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
+  const outcome = await changeContactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes }, change, Date.now(), "recipient");
+  return outcome.ok ? outcome.value : contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
 }

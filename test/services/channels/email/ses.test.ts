@@ -11,7 +11,8 @@ import { routeRequest } from "../../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
 import { getContactByKey } from "../../../../src/store/contacts";
 import { isAddressSuppressed } from "../../../../src/store/suppressions";
-import { apiFor, countRows, createPanel, receiver, PUBLIC_HTTPS, panelData, type TestPanel } from "../../../support/helpers";
+import { admin, apiFor, call, countRows, createPanel, receiver, PUBLIC_HTTPS, panelData, type TestPanel } from "../../../support/helpers";
+import { unsubscribeUris } from "../../../support/mime";
 import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { pipelineSettled } from "../../../support/activity";
 import { verifiedSenderDomain } from "../../../support/dns";
@@ -223,7 +224,7 @@ describe("a campaign sent through SES, and its complaints", () => {
 
     expect((await notification(sesComplaint("ses-complaint-1", "Ada@Example.com"))).status).toBe(200);
     expect((await notification(sesComplaint("ses-complaint-1", "Ada@Example.com"))).status).toBe(200);
-    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'unsubscribe' AND campaign_id = ?", panel.id, id)).toBe(1);
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'complaint' AND campaign_id = ?", panel.id, id)).toBe(1);
     await pipelineSettled(panel.id);
     const events = await panelData
       .prepare("SELECT name, msgid, contact_id, campaign_id, params FROM events WHERE panel_id = ? AND channel = 'email' AND name = 'complaint'")
@@ -235,10 +236,74 @@ describe("a campaign sent through SES, and its complaints", () => {
     // The complaint is not counted as a bounce or as one of the campaign's unsubscribes.
     expect((await campaign(panel, id)).counters).toMatchObject({ sent: 1, bounces: 0 });
 
-    // A second campaign to the address skips it, as for an unsubscribe.
+    // A second campaign to the address skips it, naming the complaint.
     const second = await sendThroughSes(panel, sesEnv, "EMAIL\nada@example.com\n", 1);
     expect(await receiver.requests(bucket)).toHaveLength(1);
     expect((await campaign(panel, second)).counters).toMatchObject({ sent: 0, skipped: 1 });
+    expect(await panelData.prepare("SELECT status, error FROM campaign_messages WHERE campaign_id = ?").bind(second).first()).toEqual({ status: "skipped", error: "complaint (marked as spam)" });
+  });
+});
+
+describe("a complaint holds against the marketer, not against the recipient", () => {
+  it("the admin API refuses to subscribe a complained address (409 naming email); the recipient's own unsubscribe and preference pages subscribe it again", async () => {
+    const bucket = receiver.bucket("ses");
+    await receiver.script(bucket, [
+      { status: 200, body: '{"MessageId":"ses-complained-1"}' },
+      { status: 200, body: '{"MessageId":"ses-complained-2"}' },
+    ]);
+    const sesEnv = sesEnvOf(bucket);
+    const panel = await createPanel();
+    await verifiedSenderDomain(panel.id);
+    await sendThroughSes(panel, sesEnv, "EMAIL\nada@example.com\nbob@example.com\n", 2);
+    // Which SES message id went to whom, and each message's own unsubscribe link (the path under PUBLIC_BASE_URL).
+    const sent = new Map(
+      (await receiver.requests(bucket)).map((request, i) => {
+        const body = JSON.parse(request.body);
+        const link = unsubscribeUris(decodeBase64(body.Content.Raw.Data)).find((uri) => uri.startsWith(PUBLIC_HTTPS))!;
+        return [body.Destination.ToAddresses[0] as string, { messageId: `ses-complained-${i + 1}`, unsubscribe: link.slice(PUBLIC_HTTPS.length) }];
+      }),
+    );
+    const ada = sent.get("ada@example.com")!;
+    const bob = sent.get("bob@example.com")!;
+    const complain = (messageId: string, address: string) =>
+      routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(sesComplaint(messageId, address)) }), sesEnv, createExecutionContext());
+    const reasonOf = async (address: string) =>
+      (await panelData.prepare("SELECT reason FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panel.id, address).first<{ reason: string }>())?.reason ?? null;
+    const preferences = (key: string) => `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/preferences`;
+    const form = (fields: Array<[string, string]>) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
+
+    // Bob unsubscribed first, then marked the mail as spam: the complaint replaces the unsubscribe.
+    await call(bob.unsubscribe, { method: "POST" });
+    expect(await reasonOf("bob@example.com")).toBe("unsubscribe");
+    expect((await complain(bob.messageId, "bob@example.com")).status).toBe(200);
+    expect((await complain(ada.messageId, "ada@example.com")).status).toBe(200);
+    expect([await reasonOf("ada@example.com"), await reasonOf("bob@example.com")]).toEqual(["complaint", "complaint"]);
+
+    // The marketer sees the complaint and cannot lift it; nothing changes.
+    expect((await admin("GET", preferences("ada@example.com"))).body.preferences.email).toBe("complained");
+    expect((await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent("ada@example.com")}`)).body.suppression).toMatchObject({ address: "ada@example.com", reason: "complaint" });
+    const lift = await admin("PUT", preferences("ada@example.com"), { email: "subscribed", push: "unsubscribed" });
+    expect(lift.status).toBe(409);
+    expect(lift.body.errors).toEqual([{ field: "email", message: expect.stringContaining("marked mail as spam (a complaint)") }]);
+    expect((await admin("GET", preferences("ada@example.com"))).body.preferences).toMatchObject({ email: "complained", push: "subscribed" });
+    // Asking to unsubscribe it changes nothing either: the complaint stays.
+    expect((await admin("PUT", preferences("ada@example.com"), { email: "unsubscribed" })).body.preferences.email).toBe("complained");
+    expect(await reasonOf("ada@example.com")).toBe("complaint");
+
+    // Ada herself, from her message's unsubscribe page: it shows her unsubscribed, and "Subscribe again" lifts the complaint.
+    expect(await (await call(ada.unsubscribe)).text()).toContain("This address was already unsubscribed");
+    expect(await (await call(ada.unsubscribe, form([["action", "resubscribe"]]))).text()).toContain("You are subscribed again");
+    expect(await reasonOf("ada@example.com")).toBeNull();
+    expect((await admin("GET", preferences("ada@example.com"))).body.preferences.email).toBe("subscribed");
+
+    // Bob, from his preference page: email is offered unchecked; checking it lifts the complaint.
+    const page = bob.unsubscribe.replace("/t/u/", "/t/p/");
+    const shown = await (await call(page)).text();
+    expect(shown).toContain("you reported an email as spam");
+    expect(shown).not.toMatch(/name="email" value="subscribed" checked/);
+    const saved = await (await call(page, form([["action", "preferences"], ["shown", "email"], ["email", "subscribed"], ["shown", "push"], ["push", "subscribed"]]))).text();
+    expect(saved).toMatch(/name="email" value="subscribed" checked/);
+    expect(await reasonOf("bob@example.com")).toBeNull();
   });
 });
 
