@@ -185,7 +185,6 @@ export function base64OfBytes(bytes: Uint8Array): string {
 
 /** RFC 5322's recommended line length; 998 octets is the hard limit. */
 const LINE = 78;
-const HARD_LINE = 998;
 /** UTF-8 bytes per encoded word: 42 bytes are 56 base64 characters, 68 with `=?UTF-8?B?…?=`. */
 const WORD_BYTES = 42;
 
@@ -204,16 +203,24 @@ function encodedWords(text: string): string[] {
 }
 
 /**
+ * Whether ASCII text can be written as it is, folded at its spaces: every word fits a line (the
+ * first after the field's name), and no word is an encoded word (`=?UTF-8?B?SGk=?=`), which a
+ * reader would decode into other text than was sent.
+ */
+function foldsAsWritten(text: string, used: number): boolean {
+  if (!/^[\x20-\x7e]*$/.test(text)) return false;
+  return text.split(" ").every((word, i) => (i === 0 ? used : 1) + word.length <= LINE && !/=\?.*\?=/.test(word));
+}
+
+/**
  * Header text, folded. Printable ASCII is folded at its spaces so lines stay within 78
- * characters where the words allow (and always within 998 octets); anything else, or a word
- * too long to fold, becomes RFC 2047 encoded words, one per line. Line breaks in the text are
- * removed, so a value can never start a header of its own.
+ * characters; anything else, a word too long for a line, or a word that reads as an encoded
+ * word, becomes RFC 2047 encoded words, one per line (68 characters each). Line breaks in the
+ * text are removed, so a value can never start a header of its own.
  */
 export function encodeHeaderText(text: string, nameLength = 0): string {
   const clean = text.replace(/[\r\n]+/g, " ");
-  const ascii = /^[\x20-\x7e]*$/.test(clean);
-  if (ascii && nameLength + 2 + clean.length <= LINE) return clean;
-  if (ascii && !clean.split(" ").some((word) => word.length > HARD_LINE - 2 - nameLength)) return foldAtSpaces(clean, nameLength + 2);
+  if (foldsAsWritten(clean, nameLength + 2)) return foldAtSpaces(clean, nameLength + 2);
   // The white space between adjacent encoded words is not part of the text (RFC 2047 6.2).
   return foldAtSpaces(encodedWords(clean).join(" "), nameLength + 2);
 }
@@ -241,12 +248,14 @@ function foldAtSpaces(text: string, used: number): string {
 
 /**
  * A display name and address. An ASCII name becomes an RFC 5322 quoted-string, its quotes and
- * backslashes escaped (not dropped: `Shop, "Best" Deals` keeps its quotes).
+ * backslashes escaped (not dropped: `Shop, "Best" Deals` keeps its quotes); a name with a word
+ * too long for a line, or any other, becomes encoded words.
  */
 export function formatMailbox(name: string, address: string, nameLength = "From".length): string {
   const clean = name.replace(/[\r\n]+/g, " ");
   if (!clean) return address;
-  const display = /^[\x20-\x7e]*$/.test(clean) ? `"${clean.replace(/["\\]/g, "\\$&")}"` : encodedWords(clean).join(" ");
+  const quoted = `"${clean.replace(/["\\]/g, "\\$&")}"`;
+  const display = foldsAsWritten(quoted, nameLength + 2) ? quoted : encodedWords(clean).join(" ");
   // Folded at its spaces: white space inside a quoted-string is folding white space too (RFC 5322 3.2.4).
   return foldAtSpaces(`${display} <${address}>`, nameLength + 2);
 }
@@ -263,6 +272,16 @@ export function listUnsubscribeField(uris: readonly string[]): string {
   const value = uris.map((uri) => `<${uri}>`).join(", ");
   const first = value.split(" ")[0]!;
   return name.length + 1 + first.length <= LINE ? `${name} ${foldAtSpaces(value, name.length + 1)}` : `${name}\r\n ${foldAtSpaces(value, 1)}`;
+}
+
+/**
+ * A field holding one bare address (To, Reply-To), in its ASCII form: on a continuation line of
+ * its own when it does not fit after the name. An address is never broken, so one too long for
+ * any line keeps its line longer than 78 (within 998 octets: addresses are at most 254).
+ */
+export function addressField(name: string, address: string): string {
+  const ascii = asciiAddress(address);
+  return name.length + 2 + ascii.length <= LINE ? `${name}: ${ascii}` : `${name}:\r\n ${ascii}`;
 }
 
 /** An address as a header carries it: an internationalised domain in its ASCII (punycode) form. */
@@ -312,6 +331,7 @@ export interface MimeMessage {
   date: number;
   /** Absent for a test send, which goes to someone who is not a recipient. */
   unsubscribeUrl?: string;
+  replyTo?: string | null;
   headers?: Record<string, string>;
 }
 
@@ -341,7 +361,8 @@ export function buildMime(message: MimeMessage): string {
   const domain = asciiAddress(message.from.address).split("@")[1] ?? "localhost";
   const headers = [
     `From: ${formatMailbox(message.from.name, asciiAddress(message.from.address))}`,
-    `To: ${asciiAddress(message.to)}`,
+    addressField("To", message.to),
+    ...(message.replyTo ? [addressField("Reply-To", message.replyTo)] : []),
     `Subject: ${encodeHeaderText(message.subject, "Subject".length)}`,
     `Date: ${new Date(message.date).toUTCString().replace("GMT", "+0000")}`,
     `Message-ID: <${message.messageId}@${domain}>`,

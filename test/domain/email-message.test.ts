@@ -5,6 +5,7 @@ import {
   buildMime,
   compileTemplate,
   encodeHeaderText,
+  formatMailbox,
   listUnsubscribeField,
   personalize,
   quotedPrintable,
@@ -192,6 +193,19 @@ describe("MIME", () => {
 
   it("writes an internationalised domain in its ASCII form", () => {
     expect(parseMessage(buildMime({ ...base, to: "ada@bücher.example" })).headers.get("to")).toBe("ada@xn--bcher-kva.example");
+  });
+
+  it("writes Reply-To as an address (punycode, on its own line when long), and encodes words too long for a line or that read as encoded words", () => {
+    const long = `${"r".repeat(64)}@example.com`;
+    const raw = buildMime({ ...base, to: `${"t".repeat(64)}@example.com`, replyTo: "help@bücher.example", subject: `=?UTF-8?B?SGk=?= ${"x".repeat(90)}` });
+    expect(raw).toContain("\r\nReply-To: help@xn--bcher-kva.example\r\n");
+    expect(raw).toContain(`\r\nTo:\r\n ${"t".repeat(64)}@example.com\r\n`);
+    expect(buildMime({ ...base, replyTo: long })).toContain(`\r\nReply-To:\r\n ${long}\r\n`);
+    const head = parseMessage(raw).headerText;
+    expect(head.split("\r\n").filter((line) => line.length > 78)).toEqual([]);
+    expect(head).toMatch(/\r\nSubject: =\?UTF-8\?B\?/);
+    expect(formatMailbox("x".repeat(90), "a@example.com")).toMatch(/^=\?UTF-8\?B\?/);
+    expect(formatMailbox('Shop, "Best" Deals (EU)', "a@example.com")).toBe('"Shop, \\"Best\\" Deals (EU)" <a@example.com>');
   });
 
   it("keeps plain ASCII header text as it is and strips line breaks (no header injection)", () => {

@@ -128,7 +128,8 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
             text: personalize(text, recipient.attributes, "text"),
             messageId: id,
             date: now,
-            headers: { "X-Campaign-ID": campaign.id, ...(campaign.replyTo ? { "Reply-To": campaign.replyTo } : {}) },
+            replyTo: campaign.replyTo,
+            headers: { "X-Campaign-ID": campaign.id },
           });
           const raw = await sender.sign(unsigned, now);
           const email: OutgoingEmail = { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw };

@@ -49,7 +49,8 @@ export async function sendCampaignTest(
     text: withoutLinkMarks(personalize(text, attributes, "text"), "(no unsubscribe link in a test copy)"),
     messageId: id,
     date: now,
-    headers: { "X-Campaign-ID": campaign.id, "X-Test-Send": "1", ...(campaign.replyTo ? { "Reply-To": campaign.replyTo } : {}) },
+    replyTo: campaign.replyTo,
+    headers: { "X-Campaign-ID": campaign.id, "X-Test-Send": "1" },
   });
   const raw = await sender.sign(unsigned, now);
   const [result] = await provider.send(
