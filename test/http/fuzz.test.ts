@@ -5,8 +5,10 @@ import { OPERATIONS } from "../../src/api/registry";
 import { parseRecords } from "../../src/domain/csv";
 import { solveChallenge } from "../../src/domain/sign-in-challenge";
 import { defineActivity } from "../support/activity";
-import { broadcastData, host, notificationsOf, scheduleIn } from "../support/broadcasts";
-import { publishTxt } from "../support/dns";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { broadcastData, host, notificationsOf, outbox, rawMessage, scheduleIn, waitForCampaign } from "../support/broadcasts";
+import { publishTxt, uniqueDomain, verifyDkim } from "../support/dns";
+import { decodeUnstructured, headerFields, parseMailbox, unsubscribeUris } from "../support/mime";
 import { admin, apiFor, call, contactsOf, createPanel, fetchWith, jobFinished, keptMail, receiver, STRICT, type TestPanel, panelData } from "../support/helpers";
 import { downloadErrorReport, importCsv, quietEnv, runToEnd, TIGHT_DOWNLOADS, TINY } from "../support/imports";
 import { challengeFor, signInFrom } from "../support/operators";
@@ -737,4 +739,163 @@ describe(`fuzz: issue 41's hardening (seed ${SEED})`, () => {
     console.log(`fuzz seed ${SEED}, formula cells: ${reported.length - 1} report lines, ${records.length - 1} exported contacts, e.g. ${JSON.stringify(records.slice(1, 4))}`);
     expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
   }, 60_000);
+});
+
+/** A random pick of 1 to `most` of `items`, joined by `glue`, cut to `max` characters (never inside a surrogate pair), trimmed. */
+function phrase(rnd: Random, items: readonly string[], most: number, glues: readonly string[], max: number): string {
+  const words = Array.from({ length: 1 + rnd.int(most) }, () => rnd.pick(items));
+  const text = words.reduce((all, word, i) => (i === 0 ? word : `${all}${rnd.pick(glues)}${word}`), "");
+  return Array.from(text).slice(0, max).join("").trim() || "Shop";
+}
+
+const NAME_PARTS = ["Shop", 'Best "Deals"', "(EU)", "a\\b", "O'Brien", "Zoë", "日本のお店", "Café Crème", "🎉", "<admin@evil.example>", "Bcc: x@evil.example", "=?UTF-8?B?SGk=?=", ";", ":", "@", ",", "x".repeat(90), "Sale", "'single'", "\\\"", "long name with many words in it"];
+const SUBJECT_PARTS = ["Spring sale", "{{NAME|friend}}", "{{ name | there }}", "Grüße aus Köln", "=?UTF-8?B?SGk=?=", "=?iso-8859-1?q?caf=E9?=", "=?", "?=", "a".repeat(120), "日本語の件名", "ß", '"quoted"', "(paren)", "50% off", "word ".repeat(30).trim(), "🎉🎉", "Re:", "x".repeat(77)];
+const CONTACT_NAMES = ["Ada", "Zoë Ünal", "Bob \"B\" Smith", "Ana\r\nBcc: victim@evil.example", "李小龍", "x".repeat(150), "O'Neil, Jr.", "=?UTF-8?B?SGk=?="];
+const REPLY_LOCALS = () => ["help", "Reply+Tag", "a.b-c_d", "r", "replies.to.the.shop.team"];
+const REPLY_DOMAINS = ["example.com", "EXAMPLE.org", "bücher.example", "münchen-straße.example", "sub.domain.of.a.rather.long.name.example.com"];
+
+/** A reply-to address, at times long enough that it cannot share a line with the field's name. */
+function replyTo(rnd: Random): string {
+  const local = rnd.chance(0.3) ? "r".repeat(20 + rnd.int(45)) : rnd.pick(REPLY_LOCALS());
+  return `${local}@${rnd.pick(REPLY_DOMAINS)}`;
+}
+
+/** An address as a header must carry it: the domain in its ASCII (punycode) form, as URL writes a host. */
+const asciiAddress = (address: string) => {
+  const at = address.lastIndexOf("@");
+  return `${address.slice(0, at)}@${new URL(`http://${address.slice(at + 1)}`).hostname}`;
+};
+
+/** Fills `{{NAME|fallback}}` (any case and spacing) as the campaign's merge tags do. */
+const fillName = (template: string, name: unknown) =>
+  template.replace(/\{\{\s*name\s*(?:\|([^}]*))?\}\}/gi, (_m, fallback: string | undefined) => (typeof name === "string" && name !== "" ? name : (fallback ?? "").trim()));
+
+const MAIL_FIELDS = new Set(["dkim-signature", "from", "to", "subject", "date", "message-id", "mime-version", "list-unsubscribe", "list-unsubscribe-post", "x-campaign-id", "x-test-send", "reply-to", "content-type"]);
+
+interface ExpectedMail {
+  name: string;
+  from: string;
+  to: string;
+  subject: string;
+  replyTo: string | null;
+  unsubscribe: boolean;
+}
+
+/** What is wrong in a raw message's header section, read as a receiver would, against what was sent. */
+function headerProblems(raw: string, expected: ExpectedMail): string[] {
+  const problems: string[] = [];
+  const head = raw.slice(0, raw.indexOf("\r\n\r\n"));
+  if (/\r(?!\n)|(?<!\r)\n/.test(head)) problems.push("a bare CR or LF in the header section");
+  if (/[^\x20-\x7e\r\n\t]/.test(head)) problems.push("a character that is not printable ASCII in the header section");
+  const fields = headerFields(raw);
+  const counts = new Map<string, number>();
+  for (const field of fields) {
+    const name = field.name.toLowerCase();
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+    if (!/^[\x21-\x39\x3b-\x7e]+$/.test(field.name)) problems.push(`a line that starts no field: ${JSON.stringify(field.lines[0]!.slice(0, 80))}`);
+    else if (!MAIL_FIELDS.has(name)) problems.push(`an unexpected field ${field.name}`);
+    for (const [i, line] of field.lines.entries()) {
+      if (line.length <= 78) continue;
+      // The documented exception: an address or URI is never broken, so one too long for a
+      // continuation line of its own (a long unsubscribe URL) makes its line longer.
+      const token = (i === 0 ? line.slice(field.name.length + 1) : line).trim().replace(/,$/, "");
+      const addressOrUri = /^<[^<>\s"]+>$/.test(token) || /^[^<>\s"]+@[^<>\s"]+$/.test(token);
+      const unbreakable = ["from", "to", "reply-to", "list-unsubscribe"].includes(name) && addressOrUri && ` ${token}`.length > 78;
+      if (!unbreakable) problems.push(`a ${line.length}-character line in ${field.name}: ${JSON.stringify(line.slice(0, 100))}`);
+    }
+  }
+  for (const [name, n] of counts) if (n > 1 && name !== "dkim-signature") problems.push(`${n} ${name} fields`);
+  const value = (name: string) => fields.find((f) => f.name.toLowerCase() === name)?.value;
+  const from = parseMailbox(value("from") ?? "");
+  if (!from) problems.push(`From does not parse: ${value("from")}`);
+  else {
+    if (from.name !== expected.name) problems.push(`From's name reads ${JSON.stringify(from.name)}, not ${JSON.stringify(expected.name)}`);
+    if (from.address !== asciiAddress(expected.from)) problems.push(`From's address reads ${from.address}`);
+  }
+  if (value("to")?.trim() !== asciiAddress(expected.to)) problems.push(`To reads ${JSON.stringify(value("to"))}, not ${asciiAddress(expected.to)}`);
+  const subject = decodeUnstructured(value("subject") ?? "");
+  const sentSubject = expected.subject.replace(/[\r\n]+/g, " ").trim();
+  if (subject !== sentSubject) problems.push(`Subject reads ${JSON.stringify(subject)}, not ${JSON.stringify(sentSubject)}`);
+  const reply = value("reply-to")?.trim();
+  if (expected.replyTo === null ? reply !== undefined : reply !== asciiAddress(expected.replyTo)) problems.push(`Reply-To reads ${JSON.stringify(reply)}, not ${expected.replyTo && asciiAddress(expected.replyTo)}`);
+  const uris = unsubscribeUris(raw);
+  if (expected.unsubscribe ? uris.length !== 1 || !uris[0]!.startsWith(`${env.PUBLIC_BASE_URL}/t/u/`) : uris.length !== 0) problems.push(`List-Unsubscribe holds ${JSON.stringify(uris)}`);
+  return problems;
+}
+
+describe(`fuzz: issue 41's mail, push and erasure (seed ${SEED})`, () => {
+  it("9. sender names, subjects and reply-to addresses: headers folded within 78, nothing injected, each read back as sent, Reply-To signed", async () => {
+    const rnd = prng(SEED + 41_09);
+    const panel = await createPanel();
+    const domain = uniqueDomain("fuzz");
+    const added = await admin("POST", `/panels/${panel.id}/sender-domains`, { domain });
+    const records = Object.fromEntries((added.body.records as Array<{ purpose: string; name: string; value: string }>).map((r) => [r.purpose, r]));
+    const published = { [domain]: "v=spf1 ~all", [records.dkim!.name]: records.dkim!.value, [records.dkim_ed25519!.name]: records.dkim_ed25519!.value, [`_dmarc.${domain}`]: "v=DMARC1; p=none" };
+    await publishTxt(Object.fromEntries(Object.entries(published).map(([k, v]) => [k, [v]])));
+    expect((await admin("POST", `/panels/${panel.id}/sender-domains/${domain}/verify`)).body.state).toBe("verified");
+
+    const list = Number((await apiFor(panel)("lists", "add", { listname: "Fuzz" })).body.listid);
+    const contactDomains = ["example.com", "münchen.example", `${"long".repeat(10)}.example.com`];
+    for (let i = 0; i < 3; i++) {
+      const email = `c${i}.${"k".repeat(rnd.int(50))}${rnd.int(1000)}@${rnd.pick(contactDomains)}`;
+      const added = await apiFor(panel)("contact", "add", { data: { EMAIL: email, NAME: rnd.pick(CONTACT_NAMES) }, listid: String(list) });
+      expect(added.body.result, JSON.stringify(added.body)).toBe("Success");
+    }
+    const contacts = (await contactsOf(panel.id)).map((c) => c.attributes as Record<string, unknown>);
+
+    const failures: string[] = [];
+    const cases: Array<{ id: string; label: string; name: string; from: string; subject: string; replyTo: string | null; testTo?: Record<string, unknown> }> = [];
+    for (let n = 0; n < 8; n++) {
+      // The first cases hold for certain what each guard is about: an ASCII name with quotes and
+      // backslashes, a subject with an encoded-word lookalike and a word longer than a line, an
+      // internationalised reply-to domain.
+      const ascii = NAME_PARTS.filter((p) => /^[\x20-\x7e]+$/.test(p));
+      const name = n === 0 ? `${rnd.pick(['Shop, "Best" Deals (EU)', 'a\\b "c"', '\\"Quoted\\"'])} ${phrase(rnd, ascii, 3, [" ", ", "], 150)}` : phrase(rnd, NAME_PARTS, 4, [" ", ", ", "", " - "], 200);
+      const subject = `${n === 1 ? "=?UTF-8?B?SGk=?= x" + "y".repeat(80) + " " : ""}${phrase(rnd, SUBJECT_PARTS, 5, [" ", " ", ": ", ""], 800)}`;
+      const reply = n === 2 ? `help@${rnd.pick(["bücher.example", "münchen-straße.example"])}` : rnd.chance(0.75) ? replyTo(rnd) : null;
+      const from = `${rnd.pick(["news", "Shop.Team", "s".repeat(30 + rnd.int(35))])}@${domain}`;
+      const label = `#${n} ${JSON.stringify({ name, subject: subject.slice(0, 120), reply, from })}`;
+      const body = { name: `Fuzz ${n}`, subject, sender_name: name, sender_email: from, ...(reply ? { reply_to: reply } : {}), html: "<p>Hi {{NAME|there}}</p>", audience: { lists: [list] } };
+      const created = await admin("POST", `/panels/${panel.id}/campaigns`, body);
+      if (created.status !== 201) {
+        failures.push(`${label}: answered ${created.status} ${JSON.stringify(created.body).slice(0, 300)}`);
+        continue;
+      }
+      if (created.body.sender_name !== name || created.body.reply_to !== (reply?.toLowerCase() ?? null)) failures.push(`${label}: kept ${JSON.stringify([created.body.sender_name, created.body.reply_to])}`);
+      const testTo = rnd.pick(contacts);
+      const sent = await admin("POST", `/panels/${panel.id}/campaigns/${created.body.id}/test`, { email: randomCase(rnd, String(testTo.EMAIL)) });
+      if (sent.status !== 200) failures.push(`${label}: the test send answered ${sent.status} ${JSON.stringify(sent.body).slice(0, 300)}`);
+      cases.push({ id: created.body.id, label, name, from: from.toLowerCase(), subject, replyTo: reply?.toLowerCase() ?? null, testTo });
+    }
+    // Published now (no schedule_date) and sent to the list by the sends queue.
+    await publishDueBroadcasts(env, Date.now());
+    for (const c of cases) {
+      const done = await waitForCampaign(panel, c.id);
+      if (done.counters.sent !== contacts.length) failures.push(`${c.label}: sent ${JSON.stringify(done.counters)}`);
+    }
+
+    let checked = 0;
+    for (const message of await outbox(panel)) {
+      const c = cases.find((x) => x.id === message.campaign_id);
+      if (!c) continue;
+      const test = String(message.id).includes(".test.");
+      const recipient = contacts.find((a) => String(a.EMAIL) === message.to)!;
+      const expected: ExpectedMail = { name: c.name, from: c.from, to: String(recipient.EMAIL), subject: `${test ? "[Test] " : ""}${fillName(c.subject, recipient.NAME)}`, replyTo: c.replyTo, unsubscribe: !test };
+      const raw = await rawMessage(panel, message.id);
+      const where = `${c.label} ${test ? "test copy" : "sent"} to ${message.to}`;
+      for (const problem of headerProblems(raw, expected)) failures.push(`${where}: ${problem}`);
+      const verdicts = await verifyDkim(raw, published);
+      if (verdicts.length !== 2 || verdicts.some((v) => v.result !== "pass")) failures.push(`${where}: DKIM ${JSON.stringify(verdicts.map((v) => [v.algorithm, v.result]))}`);
+      // Each signature's h= names Reply-To, present or not (absent, it is signed as empty: one added on the way breaks it).
+      for (const signature of headerFields(raw).filter((f) => f.name.toLowerCase() === "dkim-signature")) {
+        const signed = (/(?:^|;)\s*h=([^;]*)/.exec(signature.value)?.[1] ?? "").split(":").map((h) => h.trim().toLowerCase());
+        const missing = ["from", "to", "subject", "reply-to", ...(test ? [] : ["list-unsubscribe", "list-unsubscribe-post"])].filter((h) => !signed.includes(h));
+        if (missing.length) failures.push(`${where}: a signature's h= leaves out ${missing.join(", ")}`);
+      }
+      checked++;
+    }
+    if (checked !== cases.length * (contacts.length + 1)) failures.push(`checked ${checked} messages for ${cases.length} campaigns`);
+    console.log(`fuzz seed ${SEED}, mail headers: ${checked} messages of ${cases.length} campaigns, e.g. ${JSON.stringify(cases.slice(0, 2).map((c) => [c.name, c.subject.slice(0, 60)]))}`);
+    expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
+  }, 120_000);
 });

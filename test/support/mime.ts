@@ -68,3 +68,110 @@ export function unsubscribeUris(raw: string): string[] {
   const value = splitHead(raw).headers.get("list-unsubscribe");
   return value === undefined ? [] : value.split(",").map((item) => /^\s*<([^>]*)>\s*$/.exec(item)?.[1] ?? item);
 }
+
+/** A raw message's header fields in order, duplicates kept: each name as written and its value unfolded (CRLF before white space removed, RFC 5322 2.2.3). */
+export function headerFields(raw: string): Array<{ name: string; value: string; lines: string[] }> {
+  const head = raw.slice(0, raw.indexOf("\r\n\r\n"));
+  return head.split(/\r\n(?![ \t])/).map((field) => {
+    const colon = field.indexOf(":");
+    return { name: field.slice(0, colon), value: field.slice(colon + 1).replace(/\r\n(?=[ \t])/g, ""), lines: field.split("\r\n") };
+  });
+}
+
+const ENCODED_WORD = /^=\?([^?*]+)(?:\*[^?]*)?\?([BbQq])\?([^?]*)\?=$/;
+
+/** One RFC 2047 encoded word decoded, or null when `token` is not one (or names a charset the runtime does not know). */
+function decodeEncodedWord(token: string): string | null {
+  const match = ENCODED_WORD.exec(token);
+  if (!match) return null;
+  const [, charset, encoding, text] = match;
+  let bytes: Uint8Array;
+  if (encoding!.toUpperCase() === "B") {
+    try {
+      bytes = Uint8Array.from(atob(text!), (c) => c.charCodeAt(0));
+    } catch {
+      return null;
+    }
+  } else {
+    const out: number[] = [];
+    for (let i = 0; i < text!.length; i++) {
+      if (text![i] === "_") out.push(0x20);
+      else if (text![i] === "=" && /^[0-9A-Fa-f]{2}$/.test(text!.slice(i + 1, i + 3))) {
+        out.push(parseInt(text!.slice(i + 1, i + 3), 16));
+        i += 2;
+      } else out.push(text!.charCodeAt(i));
+    }
+    bytes = new Uint8Array(out);
+  }
+  try {
+    return new TextDecoder(charset!, { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What a mail client shows of an unstructured field (Subject): each white-space-delimited
+ * encoded word decoded, the white space between two adjacent encoded words dropped (RFC 2047
+ * 6.2), everything else as written.
+ */
+export function decodeUnstructured(value: string): string {
+  const tokens = value.split(/([ \t]+)/);
+  let out = "";
+  let pendingSpace = "";
+  let lastEncoded = false;
+  for (const token of tokens) {
+    if (/^[ \t]*$/.test(token)) {
+      pendingSpace += token;
+      continue;
+    }
+    const decoded = decodeEncodedWord(token);
+    out += (decoded !== null && lastEncoded ? "" : pendingSpace) + (decoded ?? token);
+    pendingSpace = "";
+    lastEncoded = decoded !== null;
+  }
+  return (out + pendingSpace).trim();
+}
+
+/**
+ * A mailbox field's display name and address as a client reads them (RFC 5322 3.4 name-addr):
+ * quoted-strings unquoted and unescaped, encoded words decoded (never inside a quoted-string,
+ * RFC 2047 5), the white space between words kept and between adjacent encoded words dropped.
+ * Null when the phrase does not parse (an unterminated quote, a special outside quotes).
+ */
+export function parseMailbox(value: string): { name: string; address: string } | null {
+  const match = /^([^]*)<([^<>]*)>[ \t]*$/.exec(value);
+  if (!match) return /^[ \t]*[^\s<>"]+[ \t]*$/.test(value) ? { name: "", address: value.trim() } : null;
+  const phrase = match[1]!;
+  let name = "";
+  let pendingSpace = "";
+  let lastEncoded = false;
+  for (let i = 0; i < phrase.length; ) {
+    if (phrase[i] === " " || phrase[i] === "\t") {
+      pendingSpace += phrase[i++];
+      continue;
+    }
+    const space = name === "" ? "" : pendingSpace;
+    pendingSpace = "";
+    if (phrase[i] === '"') {
+      let text = "";
+      let j = i + 1;
+      for (; j < phrase.length && phrase[j] !== '"'; j++) {
+        if (phrase[j] === "\\") j++;
+        text += phrase[j] ?? "";
+      }
+      if (j >= phrase.length) return null;
+      name += space + text;
+      lastEncoded = false;
+      i = j + 1;
+      continue;
+    }
+    const atom = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~.]+/.exec(phrase.slice(i))?.[0];
+    if (!atom) return null;
+    const decoded = decodeEncodedWord(atom);
+    name += (decoded !== null && lastEncoded ? "" : space) + (decoded ?? atom);
+    lastEncoded = decoded !== null;
+    i += atom.length;
+  }
+  return { name, address: match[2]!.trim() };
+}
