@@ -9,6 +9,8 @@ import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { broadcastData, host, notificationsOf, outbox, rawMessage, scheduleIn, waitForCampaign } from "../support/broadcasts";
 import { publishTxt, uniqueDomain, verifyDkim } from "../support/dns";
 import { decodeUnstructured, headerFields, parseMailbox, unsubscribeUris } from "../support/mime";
+import { generateVapidKeys, sendWebPush } from "../../src/services/channels/push/web-push";
+import { browserKeys, decryptPush } from "../support/push";
 import { admin, apiFor, call, contactsOf, createPanel, fetchWith, jobFinished, keptMail, receiver, STRICT, type TestPanel, panelData } from "../support/helpers";
 import { downloadErrorReport, importCsv, quietEnv, runToEnd, TIGHT_DOWNLOADS, TINY } from "../support/imports";
 import { challengeFor, signInFrom } from "../support/operators";
@@ -898,4 +900,63 @@ describe(`fuzz: issue 41's mail, push and erasure (seed ${SEED})`, () => {
     console.log(`fuzz seed ${SEED}, mail headers: ${checked} messages of ${cases.length} campaigns, e.g. ${JSON.stringify(cases.slice(0, 2).map((c) => [c.name, c.subject.slice(0, 60)]))}`);
     expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
   }, 120_000);
+
+  it("9. web push bodies are padded to the smallest of 1024, 2048, 3070 and 4096 bytes that holds them, and decrypt to the payload", async () => {
+    const rnd = prng(SEED + 41_19);
+    const keys = await browserKeys();
+    const vapid = { subject: "mailto:ops@shop.example", ...(await generateVapidKeys()) };
+    const bucket = receiver.bucket("push-service");
+    const subscription = { endpoint: `${receiver.hookUrl(bucket)}/sub/fuzz`, p256dh: keys.p256dh, auth: keys.auth };
+    // The body: 86 bytes of header, the JSON, the delimiter and the 16-byte tag.
+    const OVERHEAD = 86 + 1 + 16;
+    const BUCKETS = [1024, 2048, 3070, 4096];
+    // Characters of 1 to 6 bytes of JSON (escaped quote, backslash and control character included).
+    const PIECES = ["a", "é", "€", "😀", '"', "\\", "\n", "\u0001", "<", " "];
+    const jsonBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).length;
+    const payloadOf = (i: number, target: number) => {
+      const payload = { msgid: `jin_fuzz${i}.bpn`, title: rnd.pick(["Shop", "Grüße", "🎉 Sale", ""]), body: "", url: rnd.pick([null, "https://shop.example/cart?x=1&y=2"]), report: "https://api.example/v1/events/bpn/c1" };
+      let body = "";
+      while (jsonBytes({ ...payload, body }) < target - 6) body += rnd.pick(PIECES);
+      while (jsonBytes({ ...payload, body }) < target) body += "a";
+      return { ...payload, body };
+    };
+    await receiver.script(bucket, Array.from({ length: 40 }, () => ({ status: 201 })));
+    const failures: string[] = [];
+    const sent: Array<{ label: string; payload: unknown }> = [];
+    for (let i = 0; i < 40; i++) {
+      // Sizes at each bucket's edge as often as anywhere else, and a few past the last.
+      const edge = rnd.pick(BUCKETS) - OVERHEAD + rnd.pick([-1, 0, 1]);
+      const target = rnd.chance(0.5) ? edge : 140 + rnd.int(3900);
+      const payload = payloadOf(i, target);
+      const bytes = jsonBytes(payload);
+      const label = `#${i} ${bytes} bytes of JSON`;
+      const result = await sendWebPush(subscription, payload, vapid, Date.now());
+      if (bytes + OVERHEAD > 4096) {
+        if (result.ok || result.retryable) failures.push(`${label}: ${JSON.stringify(result)} (too long for any push service)`);
+        continue;
+      }
+      if (!result.ok) failures.push(`${label}: ${JSON.stringify(result)}`);
+      const requests = await receiver.requests(bucket);
+      const request = requests[sent.length];
+      sent.push({ label, payload });
+      if (!request) {
+        failures.push(`${label}: nothing reached the push service`);
+        continue;
+      }
+      const size = atob(request.bodyBase64).length;
+      const plaintext = await decryptPush(request.bodyBase64, keys).catch((error: Error) => `undecryptable: ${error.message}`);
+      const want = BUCKETS.find((b) => b >= new TextEncoder().encode(plaintext).length + OVERHEAD);
+      if (size !== want) failures.push(`${label}: a body of ${size} bytes, not ${want}`);
+      let decoded: unknown;
+      try {
+        decoded = JSON.parse(plaintext);
+      } catch {
+        decoded = plaintext;
+      }
+      if (JSON.stringify(decoded) !== JSON.stringify(payload)) failures.push(`${label}: decrypts to ${plaintext.slice(0, 120)}`);
+    }
+    if ((await receiver.requests(bucket)).length !== sent.length) failures.push(`${(await receiver.requests(bucket)).length} bodies for ${sent.length} payloads that fit`);
+    console.log(`fuzz seed ${SEED}, web push: ${sent.length} bodies sent, ${40 - sent.length} too long`);
+    expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
+  }, 60_000);
 });
