@@ -4,13 +4,15 @@ import { ADMIN_ROUTES } from "../../src/admin";
 import { OPERATIONS } from "../../src/api/registry";
 import { parseRecords } from "../../src/domain/csv";
 import { solveChallenge } from "../../src/domain/sign-in-challenge";
-import { defineActivity } from "../support/activity";
+import { defineActivity, pipelineSettled } from "../support/activity";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
-import { broadcastData, host, notificationsOf, outbox, rawMessage, scheduleIn, waitForCampaign } from "../support/broadcasts";
+import { broadcastData, host, notificationsOf, outbox, publish, rawMessage, scheduleIn, waitForCampaign, waitForImport } from "../support/broadcasts";
 import { publishTxt, uniqueDomain, verifyDkim } from "../support/dns";
 import { decodeUnstructured, headerFields, parseMailbox, unsubscribeUris } from "../support/mime";
 import { generateVapidKeys, sendWebPush } from "../../src/services/channels/push/web-push";
 import { browserKeys, decryptPush } from "../support/push";
+import { placesNaming } from "../support/erasure";
+import { recordEvents } from "../../src/services/pipeline/record";
 import { admin, apiFor, call, contactsOf, createPanel, fetchWith, jobFinished, keptMail, receiver, STRICT, type TestPanel, panelData } from "../support/helpers";
 import { downloadErrorReport, importCsv, quietEnv, runToEnd, TIGHT_DOWNLOADS, TINY } from "../support/imports";
 import { challengeFor, signInFrom } from "../support/operators";
@@ -957,6 +959,61 @@ describe(`fuzz: issue 41's mail, push and erasure (seed ${SEED})`, () => {
     }
     if ((await receiver.requests(bucket)).length !== sent.length) failures.push(`${(await receiver.requests(bucket)).length} bodies for ${sent.length} payloads that fit`);
     console.log(`fuzz seed ${SEED}, web push: ${sent.length} bodies sent, ${40 - sent.length} too long`);
+    expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
+  }, 60_000);
+
+  it("10. erasing a random contact leaves nothing naming it in any R2 object (its broadcast's uploaded file included) or any table", async () => {
+    const rnd = prng(SEED + 41_10);
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const lists = [];
+    for (let i = 0; i < 1 + rnd.int(3); i++) lists.push(String((await api("lists", "add", { listname: `Fuzz ${i}` })).body.listid));
+    // Each address and number unique in the run, so no other contact's text contains the erased one.
+    const people = Array.from({ length: 5 + rnd.int(4) }, (_, i) => {
+      const email = `${rnd.pick(["ada", "bob.b", "c-d", "e_f"])}${i}.${crypto.randomUUID().slice(0, 8)}@${rnd.pick(["example.com", "mail.example.org"])}`;
+      const digits = `91${7 + rnd.int(3)}${String(rnd.int(1e9)).padStart(9, "0")}`;
+      const written = rnd.pick([digits, `+${digits}`, `+${digits.slice(0, 2)} ${digits.slice(2, 7)} ${digits.slice(7)}`, `(+${digits.slice(0, 2)}) ${digits.slice(2, 7)}-${digits.slice(7)}`]);
+      const name = rnd.pick(["Ada", 'Bob "B", Jr.', "Zoë; Ünal", "=1+1", "line\nbreak", "李"]);
+      return { email, digits, written, name, city: rnd.pick(["Pune", "Köln", "São Paulo", ""]) };
+    });
+    for (const person of people) {
+      const data: Record<string, unknown> = { EMAIL: person.email, NAME: person.name, MOBILE: person.written, AGE: rnd.int(90) };
+      if (person.city) data.CITY = person.city;
+      const member = shuffled(rnd, lists).slice(0, 1 + rnd.int(lists.length));
+      const added = await api("contact", "add", { data, listid: member.join(",") });
+      expect(added.body.result, JSON.stringify(added.body)).toBe("Success");
+    }
+    const victim = rnd.pick(people);
+
+    // The broadcast's contact file: the victim one to three times, written as a careless client would.
+    const quote = (field: string) => (/[",\r\n]/.test(field) || rnd.chance(0.2) ? `"${field.replace(/"/g, '""')}"` : field);
+    const rowOf = (p: (typeof people)[number], self: boolean) => {
+      const email = self ? rnd.pick([p.email, p.email.toUpperCase(), `  ${p.email} `, randomCase(rnd, p.email)]) : p.email;
+      return [email, p.name, rnd.chance(0.6) ? p.written : "", p.city].map(quote).join(",");
+    };
+    const rows = [...people.filter((p) => p !== victim).map((p) => rowOf(p, false)), ...Array.from({ length: 1 + rnd.int(3) }, () => rowOf(victim, true))];
+    const eol = rnd.pick(["\r\n", "\n"]);
+    const csv = `EMAIL,NAME,MOBILE,CITY${eol}${shuffled(rnd, rows).join(eol)}${rnd.chance(0.5) ? eol : ""}`;
+    const published = await publish(panel, await broadcastData({}, csv));
+    expect(published.body.success, JSON.stringify(published.body)).toBe(true);
+    expect((await waitForImport(panel, published.body.CampaignID)).status).toBe("completed");
+    // A test copy to the victim in the outbox, and events of several contacts.
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${published.body.CampaignID}/test`, { email: victim.email })).status).toBe(200);
+    const events = shuffled(rnd, people).slice(0, 4).concat(victim).map((p, n) => ({ channel: "custom_activity" as const, name: "view", identity: p.email, params: { n, page: rnd.pick(["/", "/cart", "/a?b=c"]) }, occurredAt: Date.now() - n * 60_000 }));
+    await recordEvents(env, { id: panel.id }, events);
+    await pipelineSettled(panel.id);
+
+    const label = `victim ${JSON.stringify(victim)} among ${people.length}, csv ${JSON.stringify(csv).slice(0, 600)}`;
+    const failures: string[] = [];
+    const erased = await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(victim.email)}`);
+    if (erased.status !== 200) failures.push(`${label}: the erasure answered ${erased.status} ${JSON.stringify(erased.body)}`);
+    const names = (text: string) => text.toLowerCase().includes(victim.email) || text.replace(/\D/g, "").includes(victim.digits);
+    const search = await placesNaming(names);
+    for (const place of search.found) failures.push(`${label}: ${place}`);
+    // Nobody else was erased.
+    const left = (await contactsOf(panel.id)).map((c) => String((c.attributes as Record<string, unknown>).EMAIL));
+    if (left.length !== people.length - 1) failures.push(`${label}: ${left.length} contacts left of ${people.length}`);
+    console.log(`fuzz seed ${SEED}, erasure: searched ${search.objects} R2 objects and ${search.rows} rows`);
     expect(failures, `seed ${SEED}: repeat with FUZZ_SEED=${SEED}`).toEqual([]);
   }, 60_000);
 });
