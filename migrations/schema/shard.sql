@@ -27,6 +27,7 @@
 -- migration 0057_smaller_event_indexes.sql
 -- migration 0058_list_numbers.sql
 -- migration 0059_complaint_suppressions.sql
+-- migration 0061_retention.sql
 
 -- table activities
 
@@ -88,6 +89,8 @@ CREATE TABLE audit_log (
 );
 
 CREATE INDEX audit_log_by_panel ON audit_log (panel_id, id);
+
+CREATE INDEX audit_log_by_time ON audit_log (at);
 
 -- table campaign_link_clicks
 
@@ -208,7 +211,7 @@ CREATE TABLE "campaigns" (
   -- JSON {"lists","segments","exclude_lists","exclude_segments"}; resolved into
   -- campaign_messages when the campaign is published.
   audience       TEXT,
-  reply_to       TEXT,
+  reply_to       TEXT, messages_pruned_at INTEGER,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES "lists"(panel_id, id)
 );
@@ -216,6 +219,8 @@ CREATE TABLE "campaigns" (
 CREATE INDEX campaigns_by_panel ON campaigns (panel_id, created_at);
 
 CREATE INDEX campaigns_due ON campaigns (status, send_at);
+
+CREATE INDEX campaigns_to_prune ON campaigns (finished_at) WHERE messages_pruned_at IS NULL AND finished_at IS NOT NULL;
 
 -- table contact_erasures
 
@@ -311,9 +316,11 @@ CREATE INDEX event_batches_pending ON event_batches (nudged_at) WHERE state = 'p
 CREATE TABLE event_guids (
   panel_id TEXT NOT NULL,
   guid     TEXT NOT NULL,
-  batch_id INTEGER NOT NULL,
+  batch_id INTEGER NOT NULL, at INTEGER,
   PRIMARY KEY (panel_id, guid)
 ) WITHOUT ROWID;
+
+CREATE INDEX event_guids_by_time ON event_guids (at);
 
 -- table events
 
@@ -920,6 +927,8 @@ CREATE TABLE segment_changes (
 CREATE INDEX segment_changes_by_contact ON segment_changes (panel_id, contact_id);
 
 CREATE INDEX segment_changes_by_segment ON segment_changes (segment_id, at);
+
+CREATE INDEX segment_changes_by_time ON segment_changes (at);
 
 -- table segment_exports
 

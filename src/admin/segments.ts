@@ -2,6 +2,7 @@ import { jobStartedAnswer } from "../domain/answers/contacts";
 import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
 import { segmentCountBody, segmentDefinitionSchema, segmentExportQuery } from "../domain/segments";
 import { conflict, fromProblems, notFound, unwrap } from "../lib/http/errors";
+import { SEGMENT_HISTORY_MAX_DAYS } from "../lib/config";
 import { z } from "../lib/z";
 import { countSegment, saveSegment, type SegmentOutcome } from "../services/segments/definitions";
 import { exportSavedSegment } from "../services/segments/export";
@@ -138,7 +139,7 @@ const segmentContacts = definePanelRoute({
   },
 });
 
-const historyQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) }).strict();
+const historyQuery = z.object({ days: z.coerce.number().int().min(1).max(SEGMENT_HISTORY_MAX_DAYS).default(30) }).strict();
 
 const segmentSizeHistory = definePanelRoute({
   method: "GET",

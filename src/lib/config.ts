@@ -34,6 +34,10 @@ const VARS = [
   "SECRETS_KEY",
   "DOWNLOAD_MIN_BYTES_PER_SECOND",
   "DOWNLOAD_RATE_WINDOW_MS",
+  "CAMPAIGN_MESSAGES_DAYS",
+  "EVENT_GUID_DAYS",
+  "SEGMENT_CHANGES_DAYS",
+  "AUDIT_LOG_DAYS",
 ] as const;
 
 export type ConfigVar = (typeof VARS)[number];
@@ -58,6 +62,15 @@ const positiveWhole = z
   .regex(/^\d+$/, "must be a whole number")
   .transform(Number)
   .pipe(z.number().min(1, "must be at least 1"));
+/** Days a kind of row is kept (housekeeping); at least `min`, where a screen reads that far back. */
+const keptDays = (min: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, "must be a whole number of days")
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(36_500, "must be at most 36500 (a hundred years)"));
+/** The segment history screen reads up to 366 days back (admin/segments.ts). */
+export const SEGMENT_HISTORY_MAX_DAYS = 366;
 const flag = z.enum(["true", "false"], { error: 'must be "true" or "false"' }).transform((value) => value === "true");
 const text = z.string();
 
@@ -84,6 +97,11 @@ const schema = z.object({
   // Empty: the built-in values of src/lib/transfer-limits.ts (tests make the window short).
   DOWNLOAD_MIN_BYTES_PER_SECOND: positiveWhole.optional(),
   DOWNLOAD_RATE_WINDOW_MS: positiveWhole.optional(),
+  // Retention of rows that otherwise grow forever (docs/operations.md: bounded storage).
+  CAMPAIGN_MESSAGES_DAYS: keptDays(1).default(365),
+  EVENT_GUID_DAYS: keptDays(1).default(30),
+  SEGMENT_CHANGES_DAYS: keptDays(SEGMENT_HISTORY_MAX_DAYS).default(400),
+  AUDIT_LOG_DAYS: keptDays(1).default(365),
 });
 
 function isAesKey(value: string): boolean {
@@ -126,6 +144,16 @@ function toConfig(vars: z.output<typeof schema>) {
     secretsKey: vars.SECRETS_KEY,
     /** Downloads' minimum rate and its window, when set; otherwise each kind's built-in ones. */
     download: { minBytesPerSecond: vars.DOWNLOAD_MIN_BYTES_PER_SECOND, rateWindowMs: vars.DOWNLOAD_RATE_WINDOW_MS },
+    /** Days housekeeping keeps each kind of row (services/retention/housekeeping.ts). */
+    retentionDays: {
+      /** A finished campaign's per-recipient rows, counted from its end; its report's totals stay. */
+      campaignMessages: vars.CAMPAIGN_MESSAGES_DAYS,
+      /** Caller-chosen event guids (idempotency keys): a repeat within the window stores nothing. */
+      eventGuids: vars.EVENT_GUID_DAYS,
+      /** A segment's entries and exits (its history screen). */
+      segmentChanges: vars.SEGMENT_CHANGES_DAYS,
+      auditLog: vars.AUDIT_LOG_DAYS,
+    },
   };
 }
 

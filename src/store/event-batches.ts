@@ -114,12 +114,13 @@ export async function appendEventBatches(
     statements.push(
       db
         .prepare(
-          `INSERT INTO event_guids (panel_id, guid, batch_id)
-           SELECT ?1, g.value, (SELECT MAX(id) FROM event_batches) FROM json_each(?2) g WHERE true
+          // `at` starts the key's window (EVENT_GUID_DAYS); a repeat within it stores nothing.
+          `INSERT INTO event_guids (panel_id, guid, batch_id, at)
+           SELECT ?1, g.value, (SELECT MAX(id) FROM event_batches), ?3 FROM json_each(?2) g WHERE true
            ON CONFLICT (panel_id, guid) DO NOTHING
            RETURNING guid`,
         )
-        .bind(panelId, JSON.stringify(chunk.claims)),
+        .bind(panelId, JSON.stringify(chunk.claims), now),
     );
   }
   const results = await db.batch<{ id: number; guid: string }>(statements);

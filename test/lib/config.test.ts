@@ -37,7 +37,24 @@ describe("configuration", () => {
       fcmTokenUrl: "https://oauth2.googleapis.com/token",
       adminToken: undefined,
       secretsKey: KEY,
+      retentionDays: { campaignMessages: 365, eventGuids: 30, segmentChanges: 400, auditLog: 365 },
     });
+  });
+
+  it("takes retention windows in whole days, the segment history's at least 366", () => {
+    const base = { PUBLIC_BASE_URL: "https://api.example.com", SECRETS_KEY: KEY };
+    expect(parseConfig({ ...base, EVENT_GUID_DAYS: "7", SEGMENT_CHANGES_DAYS: "366" }).retentionDays).toMatchObject({ eventGuids: 7, segmentChanges: 366 });
+    let error: unknown;
+    try {
+      parseConfig({ ...base, CAMPAIGN_MESSAGES_DAYS: "a year", EVENT_GUID_DAYS: "0", SEGMENT_CHANGES_DAYS: "90" });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect((error as ConfigError).problems).toEqual([
+      { variable: "CAMPAIGN_MESSAGES_DAYS", reason: "must be a whole number of days" },
+      { variable: "EVENT_GUID_DAYS", reason: "must be at least 1" },
+      { variable: "SEGMENT_CHANGES_DAYS", reason: "must be at least 366" },
+    ]);
   });
 
   it("is parsed once per env object", () => {

@@ -1,5 +1,19 @@
+import { config, type Config } from "../../lib/config";
 import type { CronTask } from "../../lib/tasks";
-import { deleteImportJobs, deleteOutboxRows, finishedImportsBefore, outboxBefore } from "../../store/housekeeping";
+import {
+  campaignToPrune,
+  deleteAuditEntriesBefore,
+  deleteCampaignMessages,
+  deleteGuidsBefore,
+  deleteImportJobs,
+  deleteOutboxRows,
+  deleteSegmentChangesBefore,
+  finishedImportsBefore,
+  markCampaignMessagesPruned,
+  outboxBefore,
+  stampUntimedGuids,
+} from "../../store/housekeeping";
+import type { ShardDb } from "../../store/shards";
 import { forEachShard } from "../access/shards";
 
 /**
@@ -8,15 +22,61 @@ import { forEachShard } from "../access/shards";
  * waits for theirs; outbox messages (row and .eml) this long after they were written. Webhook
  * attempt logs keep the last 10,000 attempts per webhook (the dispatcher trims them as it
  * records). Journey instances are kept: their rows are what makes an entry happen once.
+ * Campaign recipient rows, event guids, segment changes and audit entries are pruned by age,
+ * their windows vars (config `retentionDays`; docs/operations.md: bounded storage).
  */
 export const HOUSEKEEPING = { importJobDays: 30, outboxDays: 30 } as const;
 /** Rows removed per kind, per shard, per cron run. */
 const PAGE = 200;
+/**
+ * Rows one pruning statement removes: a few thousand index-ordered rows, milliseconds of work,
+ * far under D1's 30 s per statement whatever the table's size.
+ */
+export const PRUNE_CHUNK = 2000;
+/** Pruning statements per kind, per shard, per cron run: up to 8.6 M rows a day per kind. */
+const PRUNE_STATEMENTS = 3;
 const DAY_MS = 86_400_000;
+
+/** Runs `prune` (one bounded statement) until it removes less than a chunk or the run's budget is spent. */
+async function inChunks(prune: () => Promise<number>): Promise<number> {
+  let removed = 0;
+  for (let i = 0; i < PRUNE_STATEMENTS; i++) {
+    const n = await prune();
+    removed += n;
+    if (n < PRUNE_CHUNK) break;
+  }
+  return removed;
+}
+
+/** Removes the recipient rows of campaigns that finished before the window, one campaign after another. */
+async function pruneCampaignMessages(db: ShardDb, before: number, now: number): Promise<void> {
+  for (let statements = 0; statements < PRUNE_STATEMENTS; ) {
+    const campaign = await campaignToPrune(db, before);
+    if (campaign === null) return;
+    let n: number;
+    do {
+      n = await deleteCampaignMessages(db, campaign, PRUNE_CHUNK);
+      statements++;
+    } while (n === PRUNE_CHUNK && statements < PRUNE_STATEMENTS);
+    if (n === PRUNE_CHUNK) return;
+    await markCampaignMessagesPruned(db, campaign, now);
+  }
+}
+
+/** Prunes every kind with a configured window on one shard. */
+export async function pruneShard(db: ShardDb, days: Config["retentionDays"], now: number): Promise<void> {
+  const before = (d: number) => now - d * DAY_MS;
+  await pruneCampaignMessages(db, before(days.campaignMessages), now);
+  await inChunks(() => stampUntimedGuids(db, now, PRUNE_CHUNK));
+  await inChunks(() => deleteGuidsBefore(db, before(days.eventGuids), PRUNE_CHUNK));
+  await inChunks(() => deleteSegmentChangesBefore(db, before(days.segmentChanges), PRUNE_CHUNK));
+  await inChunks(() => deleteAuditEntriesBefore(db, before(days.auditLog), PRUNE_CHUNK));
+}
 
 export const housekeeping: CronTask = {
   name: "housekeeping",
   async run(env, now) {
+    const { retentionDays } = config(env);
     await forEachShard(env, "housekeeping", async (db) => {
       const jobs = await finishedImportsBefore(db, now - HOUSEKEEPING.importJobDays * DAY_MS, PAGE);
       const reports = jobs.flatMap((j) => (j.errorReportKey ? [j.errorReportKey] : []));
@@ -28,6 +88,7 @@ export const housekeeping: CronTask = {
         await env.FILES.delete(messages.map((m) => m.r2Key));
         await deleteOutboxRows(db, messages.map((m) => m.id));
       }
+      await pruneShard(db, retentionDays, now);
     });
   },
 };

@@ -1,0 +1,143 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { housekeeping } from "../../src/services/retention/housekeeping";
+import { deleteCampaignMessages } from "../../src/store/housekeeping";
+import { insertAuditEntry } from "../../src/store/audit";
+import { defineActivity, eventCount, eventually, pipelineSettled, postActivity } from "../support/activity";
+import { fireCron, scheduled, waitForCampaign } from "../support/broadcasts";
+import { admin, apiFor, countRows, createPanel, panelData, type TestPanel } from "../support/helpers";
+
+// Bounded storage (issue 42): housekeeping prunes rows past their window (config
+// `retentionDays`, defaults in src/lib/config.ts); what a user reads stays the same.
+const DAY = 86_400_000;
+
+const campaignRows = (campaignId: string) => countRows("SELECT COUNT(*) AS n FROM campaign_messages WHERE campaign_id = ?", campaignId);
+
+async function sentCampaign(panel: TestPanel, csv: string): Promise<string> {
+  const { id, sendAt } = await scheduled(panel, csv, {}, 125);
+  await fireCron(sendAt);
+  expect((await waitForCampaign(panel, id)).status).toBe("sent");
+  return id;
+}
+
+/** What the campaign's screens show: counters, hours and links, and the campaign list's counters. */
+async function campaignScreens(panel: TestPanel, id: string) {
+  const report = (await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body;
+  const listed = (await admin("GET", `/panels/${panel.id}/campaigns`)).body.campaigns.find((c: { id: string }) => c.id === id);
+  return { counters: report.counters, rates: report.rates, hours: report.hours, links: report.top_links, listed: listed.counters };
+}
+
+describe("campaign messages", () => {
+  it("a campaign finished before the window loses its recipient rows and keeps its report; a newer one keeps both", async () => {
+    const panel = await createPanel();
+    const old = await sentCampaign(panel, "EMAIL\nada@example.com\nbob@example.com\ncy@example.com\n");
+    const recent = await sentCampaign(panel, "EMAIL\ndee@example.com\neve@example.com\n");
+    // The first finished 366 days ago (default window 365 days), the other just now.
+    await panelData.prepare("UPDATE campaigns SET finished_at = finished_at - 366 * 86400000 WHERE id = ?").bind(old).run();
+    const before = { old: await campaignScreens(panel, old), recent: await campaignScreens(panel, recent) };
+    expect(before.old.counters).toMatchObject({ recipients: 3, sent: 3, queued: 0 });
+
+    await housekeeping.run(env, Date.now());
+
+    expect(await campaignRows(old)).toBe(0);
+    expect(await campaignRows(recent)).toBe(2);
+    expect({ old: await campaignScreens(panel, old), recent: await campaignScreens(panel, recent) }).toEqual(before);
+    // The numbers' contacts are gone with the rows; the newer campaign's are listed.
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${old}/recipients?filter=sent`)).body.recipients).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${recent}/recipients?filter=sent`)).body.recipients).toHaveLength(2);
+    // Done once: the campaign is marked, and a second run changes nothing.
+    expect(await countRows("SELECT COUNT(*) AS n FROM campaigns WHERE id = ? AND messages_pruned_at IS NOT NULL", old)).toBe(1);
+    await housekeeping.run(env, Date.now());
+    expect(await campaignRows(recent)).toBe(2);
+  });
+
+  it("each statement removes at most its limit, in key order", async () => {
+    const panel = await createPanel();
+    const id = await sentCampaign(panel, "EMAIL\nada@example.com\nbob@example.com\ncy@example.com\n");
+    expect(await deleteCampaignMessages(panelData, id, 2)).toBe(2);
+    expect(await campaignRows(id)).toBe(1);
+    expect(await deleteCampaignMessages(panelData, id, 2)).toBe(1);
+    expect(await campaignRows(id)).toBe(0);
+  });
+});
+
+describe("idempotency keys", () => {
+  it("a guid repeated within EVENT_GUID_DAYS stores nothing; one claimed before the window is forgotten", async () => {
+    const panel = await createPanel();
+    const activityid = await defineActivity(panel, "purchase", {});
+    const post = (guid: string) => postActivity(panel.clientId, { activityid, identity: "ada@example.com", guid });
+    expect((await post("old-order")).body.duplicate).toBe(false);
+    expect((await post("new-order")).body.duplicate).toBe(false);
+    await pipelineSettled(panel.id);
+    await panelData.prepare("UPDATE event_guids SET at = at - 31 * 86400000 WHERE panel_id = ? AND guid = 'old-order'").bind(panel.id).run();
+
+    await housekeeping.run(env, Date.now());
+
+    expect(await countRows("SELECT COUNT(*) AS n FROM event_guids WHERE panel_id = ?", panel.id)).toBe(1);
+    expect((await post("new-order")).body.duplicate).toBe(true);
+    expect((await post("old-order")).body.duplicate).toBe(false);
+    await pipelineSettled(panel.id);
+    expect(await eventCount(panel.id)).toBe(3);
+  });
+
+  it("a key claimed before keys had a time starts its window at the first housekeeping run", async () => {
+    const panel = await createPanel();
+    const activityid = await defineActivity(panel, "purchase", {});
+    const post = (guid: string) => postActivity(panel.clientId, { activityid, identity: "ada@example.com", guid });
+    await post("legacy");
+    await panelData.prepare("UPDATE event_guids SET at = NULL WHERE panel_id = ?").bind(panel.id).run();
+    const now = Date.now();
+    await housekeeping.run(env, now);
+    expect(await countRows("SELECT COUNT(*) AS n FROM event_guids WHERE panel_id = ? AND at = ?", panel.id, now)).toBe(1);
+    expect((await post("legacy")).body.duplicate).toBe(true);
+    // Thirty days later it is still remembered; a day after that, gone.
+    await housekeeping.run(env, now + 30 * DAY);
+    expect((await post("legacy")).body.duplicate).toBe(true);
+    await housekeeping.run(env, now + 31 * DAY);
+    expect((await post("legacy")).body.duplicate).toBe(false);
+  });
+});
+
+describe("segment changes", () => {
+  it("entries and exits older than SEGMENT_CHANGES_DAYS go; the history screen's longest range (366 days) reads the same", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    for (const email of ["ada@example.com", "bob@example.com", "cy@example.com"]) {
+      expect((await api("contact", "add", { data: { EMAIL: email, CITY: "Pune" } })).status).toBe(200);
+    }
+    const created = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
+    const path = `/panels/${panel.id}/segments/${created.body.id}`;
+    await eventually(async () => ((await admin("GET", path)).body.members === 3 ? true : undefined));
+    const changes = await panelData.prepare("SELECT id FROM segment_changes WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ id: number }>();
+    expect(changes.results).toHaveLength(3);
+    // One entry 401 days back (past the default 400), one 300 days back, one today.
+    const age = (id: number, days: number) => panelData.prepare("UPDATE segment_changes SET at = at - ? WHERE id = ?").bind(days * DAY, id).run();
+    await age(changes.results[0]!.id, 401);
+    await age(changes.results[1]!.id, 300);
+    const history = async () => (await admin("GET", `${path}/history?days=366`)).body;
+    const before = await history();
+    expect(before.days.map((d: { entered: number }) => d.entered)).toEqual([1, 1]);
+
+    await housekeeping.run(env, Date.now());
+
+    expect(await countRows("SELECT COUNT(*) AS n FROM segment_changes WHERE panel_id = ?", panel.id)).toBe(2);
+    expect(await history()).toEqual(before);
+  });
+});
+
+describe("audit log", () => {
+  it("entries older than AUDIT_LOG_DAYS go; newer ones are listed as before", async () => {
+    const panel = await createPanel();
+    expect((await admin("PATCH", `/panels/${panel.id}`, { name: "Renamed" })).status).toBe(200);
+    await insertAuditEntry(panelData, { panelId: panel.id, at: Date.now() - 366 * DAY, actorId: null, actorEmail: null, action: "panel.settings_changed", target: panel.id, detail: {} });
+    const log = async () => (await admin("GET", `/panels/${panel.id}/audit?limit=100`)).body.entries;
+    const before = await log();
+    const old = before.filter((e: { at: string }) => Date.parse(e.at) < Date.now() - 365 * DAY);
+    expect(old).toHaveLength(1);
+    expect(before.length).toBeGreaterThan(1);
+
+    await housekeeping.run(env, Date.now());
+
+    expect(await log()).toEqual(before.filter((e: unknown) => e !== old[0]));
+  });
+});
