@@ -141,3 +141,17 @@ describe("audit log", () => {
     expect(await log()).toEqual(before.filter((e: unknown) => e !== old[0]));
   });
 });
+
+describe("panels in transit", () => {
+  it("a panel a move is copying to or removing from this shard keeps its old rows until it is done", async () => {
+    const panel = await createPanel();
+    await insertAuditEntry(panelData, { panelId: panel.id, at: Date.now() - 400 * DAY, actorId: null, actorEmail: null, action: "panel.settings_changed", target: panel.id, detail: {} });
+    const old = () => countRows("SELECT COUNT(*) AS n FROM audit_log WHERE panel_id = ? AND at < ?", panel.id, Date.now() - 365 * DAY);
+    await panelData.prepare("INSERT INTO panels_in_transit (panel_id) VALUES (?)").bind(panel.id).run();
+    await housekeeping.run(env, Date.now());
+    expect(await old()).toBe(1);
+    await panelData.prepare("DELETE FROM panels_in_transit WHERE panel_id = ?").bind(panel.id).run();
+    await housekeeping.run(env, Date.now());
+    expect(await old()).toBe(0);
+  });
+});
