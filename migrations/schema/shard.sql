@@ -27,7 +27,7 @@
 -- migration 0057_smaller_event_indexes.sql
 -- migration 0058_list_numbers.sql
 -- migration 0059_complaint_suppressions.sql
--- migration 0061_retention.sql
+-- migration 0060_retention.sql
 
 -- table activities
 

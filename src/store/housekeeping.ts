@@ -38,7 +38,7 @@ export async function deleteOutboxRows(db: ShardDb, ids: readonly string[]): Pro
 }
 
 // Age-based pruning (issue 42, bounded storage). Each statement removes at most `limit` rows,
-// found oldest first through an index on their time (shard migration 0061), so its cost does
+// found oldest first through an index on their time (shard migration 0060), so its cost does
 // not depend on the size of the table. Rows of a panel in transit on this shard (a move copying
 // it here, or removing it from here) are left alone: the move compares row counts and removes
 // them itself. A delete on a panel being copied away is captured and copied like any other.
@@ -48,7 +48,7 @@ async function changes(statement: D1PreparedStatement): Promise<number> {
   return (await statement.run()).meta.changes;
 }
 
-/** Gives guids claimed before they carried a time (migration 0061) the time `now`: their window starts there. */
+/** Gives guids claimed before they carried a time (migration 0060) the time `now`: their window starts there. */
 export async function stampUntimedGuids(db: ShardDb, now: number, limit: number): Promise<number> {
   return changes(
     db
