@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { pageQuery, windowEndQuery } from "../../src/store/panel-move/rows";
 import { MOVE_MACHINERY_TABLES, MOVED_TABLES } from "../../src/store/panel-move/tables";
 
 // A panel's move copies the tables MOVED_TABLES lists: a shard table missing there would stay
@@ -33,6 +34,27 @@ describe("the tables a panel's move copies", () => {
       for (const parent of table.parents ?? []) expect(MOVED_TABLES.findIndex((t) => t.name === parent.table), `${table.name} after ${parent.table}`).toBeLessThan(index);
       const { sql } = (await db.prepare("SELECT sql FROM sqlite_master WHERE name = ?").bind(table.name).first<{ sql: string }>())!;
       expect(Boolean(table.autoincrement), table.name).toBe(/AUTOINCREMENT/i.test(sql));
+    }
+  });
+
+  it("are copied in the order of their primary key, each page read without a sort", async () => {
+    // A sort per page of the panel's rows made the copy quadratic (issue 42): every page query
+    // walks the primary key's index from the cursor, as SQLite plans it on a migrated shard.
+    const plan = async (sql: string) => {
+      const params = Math.max(0, ...[...sql.matchAll(/\?(\d+)/g)].map((m) => Number(m[1])));
+      const { results } = await db.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...Array.from({ length: params }, () => 0)).all<{ detail: string }>();
+      return results.map((r) => r.detail).join(" | ");
+    };
+    for (const table of MOVED_TABLES) {
+      for (const [cursor, end] of [[false, false], [true, false], [true, true], [false, true]] as const) {
+        const detail = await plan(pageQuery(table, cursor, end, 500));
+        expect(detail, `${table.name} page (cursor ${cursor}, end ${end})`).not.toContain("TEMP B-TREE");
+        // The key's own order: its index (a rowid table's INTEGER PRIMARY KEY or the table itself, a WITHOUT ROWID table, an autoindex).
+        expect(detail, `${table.name} page`).toMatch(/^(SEARCH|SCAN) r( USING (INTEGER PRIMARY KEY|PRIMARY KEY|(COVERING )?INDEX sqlite_autoindex_)|$| \|)/);
+        if (table.key[0] === "panel_id") expect(detail, `${table.name} page`).toMatch(/\(panel_id[=>]/);
+      }
+      const window = await plan(windowEndQuery(table, true, 5_000));
+      expect(window, `${table.name} window`).not.toContain("TEMP B-TREE");
     }
   });
 });

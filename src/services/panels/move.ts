@@ -16,7 +16,7 @@ import {
   type PanelMove,
 } from "../../store/panel-moves";
 import { MOVED_TABLES, type MovedTable } from "../../store/panel-move/tables";
-import { countRows, deleteSome, idsAboveTarget, idsAheadOfCounter, keyOf, liftIdFloor, rowsAfter, rowsByKey, writeChanges, type RowChange } from "../../store/panel-move/rows";
+import { changedRowsDiffer, copyDiffers, deleteSome, idsAboveTarget, idsAheadOfCounter, liftIdFloor, rowsAfter, rowsByKey, writeChanges, type RowChange } from "../../store/panel-move/rows";
 import {
   changesAfter,
   clearInTransit,
@@ -40,9 +40,10 @@ import { forgetPanelPlaces } from "../access/shards";
  *    panel's rows are copied table by table, in pages, to the target, where the panel is "in
  *    transit" (no trigger counts its rows again).
  * 2. catching_up: changed rows are copied again as they are now (or deleted) until few remain;
- *    then a fence refuses the panel's writes on the source, the last changes are copied, each
- *    table's row count is compared on both sides, and the directory switches. The pause is the
- *    fence's time, bounded by fenceMaxMs (past it the fence is lifted and catching up goes on).
+ *    then each table's rows are counted on both sides, the keys changed since left out; a fence
+ *    refuses the panel's writes on the source, the last changes are copied, the rows of every
+ *    key changed since the count are compared one by one, and the directory switches. The pause
+ *    is the fence's time, bounded by fenceMaxMs (past it the fence is lifted and catching up goes on).
  * 3. cleaning: once every isolate reads the new directory entry (settleMs), the old rows are
  *    deleted in pages, then the fence goes.
  * Anything failing before the switch, a mismatch or too many failed steps, leaves the panel
@@ -178,13 +179,11 @@ async function copy(step: Step): Promise<MoveStepOutcome> {
       await save(step, { state: "catching_up" });
       return { next: "now" };
     }
-    const rows = await rowsAfter(source, table, move.panelId, move.cursor, tuning.pageRows);
-
+    const { rows, next } = await rowsAfter(source, table, move.panelId, move.cursor, tuning.pageRows);
     await writeChanges(target, rows.map((row) => ({ table, row })));
-    const done = rows.length < tuning.pageRows;
     await save(step, {
-      tableIndex: done ? move.tableIndex + 1 : move.tableIndex,
-      cursor: done ? null : keyOf(table, rows[rows.length - 1]!),
+      tableIndex: next === null ? move.tableIndex + 1 : move.tableIndex,
+      cursor: next,
       rowsCopied: move.rowsCopied + rows.length,
     });
   }
@@ -226,6 +225,11 @@ async function catchUp(step: Step): Promise<MoveStepOutcome> {
 
 async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
   const { env, move, source, target, tuning } = step;
+  // The copy is compared while the panel still takes writes: every row outside the keys changed
+  // since `verifiedSeq` by count now, those keys one by one under the fence.
+  const verifiedSeq = move.changeSeq;
+  const differ = await copyDiffers(source, target, MOVED_TABLES, move.panelId, verifiedSeq);
+  if (differ.length) throw new MoveMismatch(`the copy differs from the panel's rows: ${differ.map((d) => `${d.table.name} ${d.had} on shard ${move.fromShard}, ${d.has} on shard ${move.toShard}`).join("; ")}`);
   const fencedAt = step.now();
   await raiseFence(source, move.panelId);
   try {
@@ -239,9 +243,9 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
         return { next: "now" };
       }
     }
-    const [had, has] = await Promise.all([countRows(source, MOVED_TABLES, move.panelId), countRows(target, MOVED_TABLES, move.panelId)]);
-    const differ = MOVED_TABLES.flatMap((t, i) => (had[i] === has[i] ? [] : [`${t.name} ${had[i]} on shard ${move.fromShard}, ${has[i]} on shard ${move.toShard}`]));
-    if (differ.length) throw new MoveMismatch(`the copy differs from the panel's rows: ${differ.join("; ")}`);
+    const changed = await changesSince(source, move.panelId, verifiedSeq, tuning.pageRows);
+    const rowsDiffer = await changedRowsDiffer(source, target, move.panelId, changed);
+    if (rowsDiffer.length) throw new MoveMismatch(`the copy differs from the panel's rows: ${rowsDiffer.slice(0, 10).join("; ")}`);
     await clearInTransit(target, move.panelId);
   } catch (error) {
     await liftFence(source, move.panelId);
@@ -258,6 +262,17 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
   await save(step, { state: "cleaning", switchedAt, pauseMs: switchedAt - fencedAt, cursor: null, tableIndex: MOVED_TABLES.length - 1 });
   await stopCapture(source, move.panelId);
   return { next: "later", ms: tuning.settleMs };
+}
+
+/** Every change of the panel after `afterSeq`, read in pages. */
+async function changesSince(source: ShardDb, panelId: string, afterSeq: number, pageRows: number): Promise<CapturedChange[]> {
+  const all: CapturedChange[] = [];
+  for (let seq = afterSeq; ; ) {
+    const page = await changesAfter(source, panelId, seq, pageRows);
+    all.push(...page);
+    if (page.length < pageRows) return all;
+    seq = page[page.length - 1]!.seq;
+  }
 }
 
 async function clean(step: Step): Promise<MoveStepOutcome> {

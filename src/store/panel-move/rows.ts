@@ -20,14 +20,62 @@ export function keyOf(t: MovedTable, row: Row): Key {
   return t.key.map((column) => row[column]);
 }
 
-/** The panel's rows of `t` after `after` in key order (from the start when null), at most `limit`. */
-export async function rowsAfter(db: ShardDb, t: MovedTable, panelId: string, after: Key | null, limit: number): Promise<Row[]> {
-  const past = after ? ` AND (${keyColumns(t)}) > (${keyParams(t, 2)})` : "";
+/** A page of the copy: the panel's rows read, and the key to read on from (null: the table is done). */
+export interface Page {
+  rows: Row[];
+  next: Key | null;
+}
+
+/** How many of a table's keys a page whose key does not start with the panel looks at, at most: each statement stays bounded. */
+export const SCAN_ROWS_PER_PAGE = 5_000;
+
+const keyColumnsOf = (t: MovedTable, alias: string) => t.key.map((c) => `${alias}.${c}`).join(", ");
+
+/**
+ * The page query of `t` (exported for the test that reads its plan): keyset pagination in the
+ * order of the table's primary key, so SQLite walks that index from the cursor and never sorts
+ * (a sort of the panel's rows per page made the copy quadratic, issue 42).
+ * - Key starting with panel_id: the panel's rows only, from `(rest of key) > cursor`.
+ * - Any other key: the key range (cursor, end], end the window's last key (SCAN_ROWS_PER_PAGE
+ *   keys on), other panels' rows skipped; `+panel_id` keeps a panel index (and its sort) out.
+ *   The parameters are the panel, the cursor, then the window's end.
+ */
+export function pageQuery(t: MovedTable, hasCursor: boolean, hasEnd: boolean, limit: number): string {
+  const order = `ORDER BY ${keyColumnsOf(t, "r")} LIMIT ${limit}`;
+  if (t.key[0] === "panel_id") {
+    const rest = t.key.slice(1);
+    const past = hasCursor && rest.length ? ` AND (${rest.map((c) => `r.${c}`).join(", ")}) > (${rest.map((_, i) => `?${i + 2}`).join(", ")})` : "";
+    return `SELECT r.* FROM ${t.name} AS r WHERE r.panel_id = ?1${past} ${order}`;
+  }
+  const columns = keyColumnsOf(t, "r");
+  const past = hasCursor ? ` AND (${columns}) > (${keyParams(t, 2)})` : "";
+  const until = hasEnd ? ` AND (${columns}) <= (${keyParams(t, hasCursor ? 2 + t.key.length : 2)})` : "";
+  return `SELECT r.* FROM ${t.name} AS r WHERE ${scopeOf(t, "r").replaceAll("r.panel_id", "+r.panel_id")}${past}${until} ${order}`;
+}
+
+/** The last key of the next `scan` keys of `t` after the cursor (its primary key's index, covering); null when fewer are left. */
+export function windowEndQuery(t: MovedTable, hasCursor: boolean, scan: number): string {
+  const columns = keyColumnsOf(t, "r");
+  const past = hasCursor ? ` WHERE (${columns}) > (${keyParams(t, 1)})` : "";
+  return `SELECT ${columns} FROM ${t.name} AS r${past} ORDER BY ${columns} LIMIT 1 OFFSET ${scan - 1}`;
+}
+
+/** The panel's rows of `t` after `after` in key order (from the start when null), at most `limit`, and where the next page starts. */
+export async function rowsAfter(db: ShardDb, t: MovedTable, panelId: string, after: Key | null, limit: number, scan = Math.max(SCAN_ROWS_PER_PAGE, limit)): Promise<Page> {
+  if (t.key[0] === "panel_id") {
+    const { results } = await db.prepare(pageQuery(t, after !== null, false, limit)).bind(panelId, ...(after ? after.slice(1) : [])).all<Row>();
+    // A table keyed by the panel alone holds one row of it: the first page has it all.
+    const more = results.length === limit && t.key.length > 1;
+    return { rows: results, next: more ? keyOf(t, results[results.length - 1]!) : null };
+  }
+  const end = await db.prepare(windowEndQuery(t, after !== null, scan)).bind(...(after ?? [])).raw<unknown[]>();
+  const endKey = end[0] ?? null;
   const { results } = await db
-    .prepare(`SELECT r.* FROM ${t.name} AS r WHERE ${scopeOf(t, "r")}${past} ORDER BY ${t.key.map((c) => `r.${c}`).join(", ")} LIMIT ${limit}`)
-    .bind(panelId, ...(after ?? []))
+    .prepare(pageQuery(t, after !== null, endKey !== null, limit))
+    .bind(panelId, ...(after ?? []), ...(endKey ?? []))
     .all<Row>();
-  return results;
+  if (results.length === limit) return { rows: results, next: keyOf(t, results[results.length - 1]!) };
+  return { rows: results, next: endKey };
 }
 
 /** The rows of `t` with these keys as they are now, in the keys' order; null for a key with no row (or another panel's). */
@@ -104,6 +152,61 @@ function deleteWithChildren(db: ShardDb, t: MovedTable, key: Key): D1PreparedSta
 
 function countStatement(db: ShardDb, t: MovedTable, panelId: string): D1PreparedStatement {
   return db.prepare(`SELECT COUNT(*) AS n FROM ${t.name} AS r WHERE ${scopeOf(t, "r")}`).bind(panelId);
+}
+
+/**
+ * Per table, the panel's rows whose key is not among `changed` (a query yielding `key`, a key as
+ * the capture writes it: a JSON array): all its rows counted on the table's panel index, less
+ * the changed keys that have a row, each found by primary key. Never a scan per changed key.
+ */
+function countBeside(t: MovedTable, changed: string): string {
+  const match = t.key.map((c, i) => `r.${c} = json_extract(c.key, '$[${i}]')`).join(" AND ");
+  return `SELECT (SELECT COUNT(*) FROM ${t.name} AS r WHERE ${scopeOf(t, "r")})
+    - (SELECT COUNT(*) FROM (${changed}) AS c WHERE EXISTS (SELECT 1 FROM ${t.name} AS r WHERE ${match} AND ${scopeOf(t, "r")})) AS n`;
+}
+
+/**
+ * Compares the copy with the panel's rows while the panel still takes writes (issue 42: the
+ * comparison stood in the write pause, a count of every row). In one read of the source (a
+ * transaction), per table, the panel's rows less those whose key changed after `afterSeq`, and
+ * those keys; the target, which holds every change up to `afterSeq`, must hold as many rows
+ * outside the same keys. The keys changed later are compared one by one under the fence
+ * (changedRowsDiffer). The tables that differ, with both counts.
+ */
+export async function copyDiffers(source: ShardDb, target: ShardDb, tables: readonly MovedTable[], panelId: string, afterSeq: number): Promise<Array<{ table: MovedTable; had: number; has: number }>> {
+  const read = await source.batch<{ tbl?: string; key?: string; n?: number }>([
+    source.prepare("SELECT DISTINCT tbl, key FROM panel_move_changes WHERE panel_id = ?1 AND seq > ?2").bind(panelId, afterSeq),
+    ...tables.map((t) =>
+      source.prepare(countBeside(t, `SELECT DISTINCT key FROM panel_move_changes WHERE panel_id = ?1 AND tbl = '${t.name}' AND seq > ?2`)).bind(panelId, afterSeq),
+    ),
+  ]);
+  const changed = new Map<string, string[]>();
+  for (const { tbl, key } of read[0]!.results) changed.set(tbl!, [...(changed.get(tbl!) ?? []), key!]);
+  const had = read.slice(1).map((r) => r.results[0]?.n ?? 0);
+  const counted = await target.batch<{ n: number }>(
+    tables.map((t) => target.prepare(countBeside(t, "SELECT DISTINCT value AS key FROM json_each(?2)")).bind(panelId, JSON.stringify(changed.get(t.name) ?? []))),
+  );
+  const has = counted.map((r) => r.results[0]?.n ?? 0);
+  return tables.flatMap((table, i) => (had[i] === has[i] ? [] : [{ table, had: had[i]!, has: has[i]! }]));
+}
+
+/** The keys changed after `afterSeq` whose row the source and the target do not both hold or both lack, as "table key". */
+export async function changedRowsDiffer(source: ShardDb, target: ShardDb, panelId: string, changes: readonly { table: MovedTable; key: Key }[]): Promise<string[]> {
+  const byTable = new Map<MovedTable, Map<string, Key>>();
+  for (const { table, key } of changes) {
+    const keys = byTable.get(table) ?? new Map<string, Key>();
+    keys.set(JSON.stringify(key), key);
+    byTable.set(table, keys);
+  }
+  const differ: string[] = [];
+  for (const [table, keys] of byTable) {
+    const list = [...keys.values()];
+    const [there, here] = await Promise.all([rowsByKey(source, table, panelId, list), rowsByKey(target, table, panelId, list)]);
+    list.forEach((key, i) => {
+      if ((there[i] === null) !== (here[i] === null)) differ.push(`${table.name} ${JSON.stringify(key)} ${there[i] ? "missing from the copy" : "left on the copy"}`);
+    });
+  }
+  return differ;
 }
 
 /** Per table, how many rows the panel has on a shard. */
