@@ -65,6 +65,14 @@ export function idFloorStatements(shardIndex: number): string[] {
  */
 export const FIRST_MOVE_RANGE = 1024;
 
+/**
+ * The last range a move may hand out (decision 0037): ids of range r run up to (r + 1) × 2^40,
+ * so range 8,190's end is 2^53 − 2^40. Range 8,191 is never handed out: a shard that ran past
+ * the last range's trillion ids per table would still stay below 2^53 (Number.MAX_SAFE_INTEGER).
+ * The pool holds 7,167 ranges; a move that needs one past it fails, saying so.
+ */
+export const LAST_MOVE_RANGE = 2 ** 53 / ID_RANGE_SIZE - 2;
+
 /** The SQL that lifts every table's id floor to `floor` (a multiple of ID_RANGE_SIZE), as one transaction. */
 export function floorStatements(floor: number): string[] {
   if (floor === 0) return [];

@@ -1,3 +1,4 @@
+import { LAST_MOVE_RANGE } from "./id-ranges";
 import type { ControlDb } from "./shards";
 
 /**
@@ -161,9 +162,20 @@ export async function switchPanelShard(db: ControlDb, panelId: string, from: num
   return (result.meta.changes ?? 0) > 0;
 }
 
-/** A fresh id range (decision 0031): one no shard has used, never handed out twice. */
-export async function takeIdRange(db: ControlDb): Promise<number> {
-  const row = await db.prepare("UPDATE id_ranges SET next = next + 1 WHERE id = 1 RETURNING next - 1 AS range").first<{ range: number }>();
+/**
+ * A fresh id range (decisions 0031, 0037): one no shard has used, never handed out twice, at
+ * most LAST_MOVE_RANGE; null once the pool is used up.
+ */
+export async function takeIdRange(db: ControlDb): Promise<number | null> {
+  const row = await db.prepare("UPDATE id_ranges SET next = next + 1 WHERE id = 1 AND next <= ? RETURNING next - 1 AS range").bind(LAST_MOVE_RANGE).first<{ range: number }>();
+  if (row) return row.range;
+  if ((await idRangesLeft(db)) > 0) throw new Error("the control database's id range pool changed while a range was taken");
+  return null;
+}
+
+/** How many ranges the pool has left to hand out. */
+export async function idRangesLeft(db: ControlDb): Promise<number> {
+  const row = await db.prepare("SELECT next FROM id_ranges WHERE id = 1").first<{ next: number }>();
   if (!row) throw new Error("the control database has no id_ranges row (migration 0035)");
-  return row.range;
+  return Math.max(0, LAST_MOVE_RANGE + 1 - row.next);
 }

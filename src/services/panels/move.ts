@@ -11,10 +11,12 @@ import {
   saveMoveProgress,
   stalledPanelMoves,
   switchPanelShard,
+  idRangesLeft,
   takeIdRange,
   type MoveProgress,
   type PanelMove,
 } from "../../store/panel-moves";
+import { FIRST_MOVE_RANGE, LAST_MOVE_RANGE } from "../../store/id-ranges";
 import { MOVED_TABLES, type MovedTable } from "../../store/panel-move/tables";
 import { changedRowsDiffer, copyDiffers, deleteSome, idsAboveTarget, idsAheadOfCounter, liftIdFloor, rowsAfter, rowsByKey, writeChanges, type RowChange } from "../../store/panel-move/rows";
 import {
@@ -109,6 +111,7 @@ export async function startPanelMove(env: Env, panel: Panel, to: number, now: nu
   if (!safePanelId(panel.id)) return refuse(400, `panel id "${panel.id}" cannot be moved: it is not made of letters, digits, - and _`);
   const collision = await idsAheadOfCounter(source, target, to, MOVED_TABLES, panel.id);
   if (collision) return refuse(409, `the panel's ${collision} rows hold ids shard ${to} may still hand out (rows made before their shard had its id range, decision 0030)`);
+  if ((await idsAboveTarget(source, target, MOVED_TABLES, panel.id)) && (await idRangesLeft(env.DB)) === 0) return refuse(409, ID_RANGES_USED_UP);
   const move = { id: newId("mov"), panelId: panel.id, fromShard: panel.shard, toShard: to, createdAt: now };
   if (!(await insertPanelMove(env.DB, move))) return refuse(409, "a move of this panel is under way");
   await nudgeMove(env, move.id).catch((error) => console.error(`panel move ${move.id}: nudge not sent; the cron sends it`, error));
@@ -126,7 +129,10 @@ interface Step {
   deadline: number;
 }
 
+/** A move that cannot go on and must leave the panel where it was. */
 class MoveMismatch extends Error {}
+
+const ID_RANGES_USED_UP = `the target shard must count ids from a fresh range above the panel's, and the region's id ranges for moves (${FIRST_MOVE_RANGE} to ${LAST_MOVE_RANGE}, decision 0037) are used up`;
 
 /** Runs one step of a move; what comes next. */
 export async function runMoveStep(env: Env, moveId: string, tuning: MoveTuning = MOVE_TUNING, now: () => number = Date.now): Promise<MoveStepOutcome> {
@@ -169,7 +175,8 @@ async function copy(step: Step): Promise<MoveStepOutcome> {
   const { move, source, target, tuning } = step;
   if (move.tableIndex === 0 && move.cursor === null) {
     // Changes are recorded before the first row is read, so none made while copying is missed.
-    if (await idsAboveTarget(source, target, MOVED_TABLES, move.panelId)) await liftIdFloor(target, await takeIdRange(step.env.DB));
+    const ready = await readyTargetIds(step.env, source, target, move.panelId);
+    if (!ready) throw new MoveMismatch(ID_RANGES_USED_UP);
     await markInTransit(target, move.panelId);
     await startCapture(source, move.panelId);
   }
@@ -188,6 +195,19 @@ async function copy(step: Step): Promise<MoveStepOutcome> {
     });
   }
   return { next: "now" };
+}
+
+/**
+ * Before the panel's rows reach the target: a target whose counters lie below the panel's ids
+ * first takes a fresh range above them (decision 0031), from the bounded pool (decision 0037).
+ * False when it needs one and the pool is used up.
+ */
+export async function readyTargetIds(env: Pick<Env, "DB">, source: ShardDb, target: ShardDb, panelId: string): Promise<boolean> {
+  if (!(await idsAboveTarget(source, target, MOVED_TABLES, panelId))) return true;
+  const range = await takeIdRange(env.DB);
+  if (range === null) return false;
+  await liftIdFloor(target, range);
+  return true;
 }
 
 /** Copies each changed row as it is now on the source (or its absence), in the order the changes first came. */
