@@ -1,7 +1,8 @@
 import { jobStartedAnswer, listAnswer, listDeletedAnswer, listEmptiedAnswer, listListAnswer, listMembersAnswer } from "../domain/answers/contacts";
 import { parseListId } from "../domain/fields";
 import { createListBody, importFromUrlBody, listMembersQuery, MAX_PANEL_UPLOAD_BYTES, renameListBody } from "../domain/panel-screens";
-import { ApiError, conflict, invalidField, notFound } from "../lib/http/errors";
+import { invalidField, problemError } from "../lib/http/errors";
+import type { Problem, Result } from "../lib/problems";
 import { z } from "../lib/z";
 import { createList as createPanelList } from "../services/lists/create";
 import { emptyList } from "../services/lists/empty";
@@ -24,16 +25,20 @@ function listId(raw: string | undefined): number {
   return id;
 }
 
-function noSuchList(raw: string | undefined) {
-  return notFound(`No list with id ${raw} in this panel`);
+/**
+ * A lists service's refusal in the admin API's words: a missing list is named by the path's
+ * `:list` as given, with no field (CONTRACT); the service's other words stand. The one place the
+ * admin API words them; the envelope words the same refusals its own way (api/lists.ts).
+ */
+function inPanelWords(problem: Problem, rawListId: string | undefined): Problem {
+  if (problem.kind === "not_found") return { kind: "not_found", fields: [], message: `No list with id ${rawListId} in this panel` };
+  return problem;
 }
 
-function tooLarge() {
-  return new ApiError(413, `file: larger than ${MAX_PANEL_UPLOAD_BYTES} bytes`, [{ field: "file", message: "too large" }]);
-}
-
-function nameTaken(name: string) {
-  return conflict(`name: a list named "${name}" already exists in this panel`, [{ field: "name", message: "a list with this name already exists" }]);
+/** The service's value, or its refusal thrown in the admin API's words. */
+function unwrapList<T>(result: Result<T>, rawListId?: string): T {
+  if (result.ok) return result.value;
+  throw problemError(inPanelWords(result.problem, rawListId));
 }
 
 const panelLists = definePanelRoute({
@@ -56,9 +61,7 @@ const createList = definePanelRoute({
   status: 201,
   body: createListBody,
   async handle({ env, path, body, panel, db }) {
-    const outcome = await createPanelList(db, panel.id, body.name, body.description ?? "", Date.now());
-    if (outcome.kind === "name_taken") throw nameTaken(body.name);
-    return listView(outcome.list);
+    return listView(unwrapList(await createPanelList(db, panel.id, body.name, body.description ?? "", Date.now())));
   },
 });
 
@@ -70,10 +73,7 @@ const changeList = definePanelRoute({
   summary: "Rename a list and optionally change its description",
   body: renameListBody,
   async handle({ env, path, body, panel, db }) {
-    const outcome = await renameList(db, panel.id, listId(path.list), body.name, body.description, Date.now());
-    if (outcome.kind === "missing") throw notFound(`No list with id ${path.list} in this panel`);
-    if (outcome.kind === "duplicate") throw nameTaken(body.name);
-    return listView(outcome.list);
+    return listView(unwrapList(await renameList(db, panel.id, listId(path.list), body.name, body.description, Date.now()), path.list));
   },
 });
 
@@ -84,8 +84,7 @@ const removeList = definePanelRoute({
   response: listDeletedAnswer,
   summary: "Delete a list and its memberships; the contacts stay",
   async handle({ env, caller, path, panel, db }) {
-    const outcome = await removePanelList(db, panel.id, { id: listId(path.list) }, Date.now(), auditorOf(caller));
-    if (outcome.kind === "missing") throw noSuchList(path.list);
+    unwrapList(await removePanelList(db, panel.id, { id: listId(path.list) }, Date.now(), auditorOf(caller)), path.list);
     return { deleted: true };
   },
 });
@@ -102,12 +101,8 @@ const uploadToList = definePanelRoute({
   query: uploadQuery,
   async handle({ request, env, path, query, panel, db }) {
     const upload = { declaredBytes: Number(request.headers.get("content-length") ?? "NaN"), body: request.body, name: query.name, maxBytes: MAX_PANEL_UPLOAD_BYTES };
-    const outcome = await uploadIntoList(env, db, panel.id, listId(path.list), upload, new URL(request.url).origin);
-    if (outcome.kind === "missing") throw noSuchList(path.list);
-    if (outcome.kind === "too_large") throw tooLarge();
-    if (outcome.kind === "no_file") throw invalidField("file", "is required: send the CSV file as the request body");
-    if (outcome.kind === "empty") throw invalidField("file", "is empty");
-    return { jobid: outcome.jobId };
+    const { jobId } = unwrapList(await uploadIntoList(env, db, panel.id, listId(path.list), upload, new URL(request.url).origin), path.list);
+    return { jobid: jobId };
   },
 });
 
@@ -119,8 +114,7 @@ const panelListMembers = definePanelRoute({
   summary: "A page of the list's members, in the order the contacts were created; next_cursor pages on",
   query: listMembersQuery,
   async handle({ db, path, query, panel }) {
-    const found = await listMembersPage(db, panel.id, listId(path.list), query.after ?? 0, query.limit + 1);
-    if (!found) throw noSuchList(path.list);
+    const found = unwrapList(await listMembersPage(db, panel.id, listId(path.list), query.after ?? 0, query.limit + 1), path.list);
     const page = found.members.slice(0, query.limit);
     return {
       list: listView(found.list),
@@ -138,9 +132,8 @@ const emptyPanelList = definePanelRoute({
   response: listEmptiedAnswer,
   summary: "Remove every member of the list; the contacts stay",
   async handle({ db, caller, path, panel }) {
-    const outcome = await emptyList(db, panel.id, { id: listId(path.list) }, Date.now(), auditorOf(caller));
-    if (outcome.kind === "missing") throw noSuchList(path.list);
-    return { removed: outcome.removed };
+    const { removed } = unwrapList(await emptyList(db, panel.id, { id: listId(path.list) }, Date.now(), auditorOf(caller)), path.list);
+    return { removed };
   },
 });
 
@@ -153,9 +146,8 @@ const importFromUrl = definePanelRoute({
   status: 202,
   body: importFromUrlBody,
   async handle({ request, env, db, path, body, panel }) {
-    const outcome = await importUrlIntoList(env, db, panel.id, listId(path.list), body.url, new URL(request.url).origin);
-    if (outcome.kind === "missing") throw noSuchList(path.list);
-    return { jobid: outcome.jobId };
+    const { jobId } = unwrapList(await importUrlIntoList(env, db, panel.id, listId(path.list), body.url, new URL(request.url).origin), path.list);
+    return { jobid: jobId };
   },
 });
 

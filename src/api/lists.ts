@@ -1,5 +1,6 @@
 import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "../domain/lists";
-import { conflict, notFound } from "../lib/http/errors";
+import { problemError } from "../lib/http/errors";
+import type { Problem, Result } from "../lib/problems";
 import { z } from "../lib/z";
 import { createList as createPanelList } from "../services/lists/create";
 import { emptyList } from "../services/lists/empty";
@@ -25,23 +26,32 @@ export function listView(list: ContactList) {
   };
 }
 
-function nameTaken(name: string) {
-  return conflict(`listname: a list named "${name}" already exists in this panel`, [
-    { field: "listname", message: "a list with this name already exists" },
-  ]);
+/**
+ * A lists service's refusal in the envelope's words (CONTRACT 4.6-4.9): the list is named by the
+ * operation's `id` when it has one, else by `listname`, and a taken name is `listname`. The one
+ * place the envelope words them; the admin API words the same refusals its own way (admin/lists.ts).
+ */
+function inEnvelopeWords(problem: Problem, asked: { id?: number; listname: string }): Problem {
+  if (problem.kind === "conflict") {
+    return { kind: "conflict", fields: [{ field: "listname", message: "a list with this name already exists" }], message: `listname: a list named "${asked.listname}" already exists in this panel` };
+  }
+  if (problem.kind !== "not_found") return problem;
+  if (asked.id !== undefined) return { kind: "not_found", fields: [{ field: "id", message: "no such list" }], message: `id: no list with id ${asked.id} in this panel` };
+  return { kind: "not_found", fields: [{ field: "listname", message: "no such list" }], message: `listname: no list named "${asked.listname}" in this panel` };
 }
 
-function noListNamed(name: string) {
-  return notFound(`listname: no list named "${name}" in this panel`, [{ field: "listname", message: "no such list" }]);
+/** The service's value, or its refusal thrown in the envelope's words. */
+function unwrapList<T>(result: Result<T>, asked: { id?: number; listname: string }): T {
+  if (result.ok) return result.value;
+  throw problemError(inEnvelopeWords(result.problem, asked));
 }
 
 const createList = defineOperation({
   summary: "Create a list (4.6)",
   params: z.object({ listname: listName, desc: listDescription }),
   async run({ env, panel, now, db }, { listname, desc }) {
-    const outcome = await createPanelList(db, panel.id, listname, desc ?? "", now);
-    if (outcome.kind === "name_taken") throw nameTaken(listname);
-    return { listid: outcome.list.id };
+    const list = unwrapList(await createPanelList(db, panel.id, listname, desc ?? "", now), { listname });
+    return { listid: list.id };
   },
 });
 
@@ -49,10 +59,7 @@ const editList = defineOperation({
   summary: "Rename a list and optionally change its description (4.7)",
   params: z.object({ id: listIdParam, listname: listName, desc: listDescription }),
   async run({ env, panel, now, db }, { id, listname, desc }) {
-    const outcome = await renameList(db, panel.id, id, listname, desc, now);
-    if (outcome.kind === "missing") throw notFound(`id: no list with id ${id} in this panel`, [{ field: "id", message: "no such list" }]);
-    if (outcome.kind === "duplicate") throw nameTaken(listname);
-    return { list: listView(outcome.list) };
+    return { list: listView(unwrapList(await renameList(db, panel.id, id, listname, desc, now), { id, listname })) };
   },
 });
 
@@ -68,8 +75,7 @@ const removeList = defineOperation({
   summary: "Delete a list by name (4.9); its contacts stay",
   params: z.object({ listname: listName }),
   async run({ env, panel, db }, { listname }) {
-    const outcome = await removePanelList(db, panel.id, { name: listname }, Date.now());
-    if (outcome.kind === "missing") throw noListNamed(listname);
+    unwrapList(await removePanelList(db, panel.id, { name: listname }, Date.now()), { listname });
     return {};
   },
 });
@@ -78,9 +84,8 @@ const emptyNamedList = defineOperation({
   summary: "Remove every member of a list; the contacts stay",
   params: z.object({ listname: listName }),
   async run({ env, panel, now, db }, { listname }) {
-    const outcome = await emptyList(db, panel.id, { name: listname }, now);
-    if (outcome.kind === "missing") throw noListNamed(listname);
-    return { removed: outcome.removed };
+    const { removed } = unwrapList(await emptyList(db, panel.id, { name: listname }, now), { listname });
+    return { removed };
   },
 });
 

@@ -13,8 +13,9 @@ export interface FieldProblem {
  * - upstream: a provider the service called refused or failed (retry later, or fix the provider)
  * - unauthenticated: the credentials given prove no one (sign in again)
  * - rate_limited: too many attempts lately (wait, then retry)
+ * - too_large: the input is bigger than the service takes (send less)
  */
-export type ProblemKind = "invalid" | "not_found" | "conflict" | "upstream" | "unauthenticated" | "rate_limited";
+export type ProblemKind = "invalid" | "not_found" | "conflict" | "upstream" | "unauthenticated" | "rate_limited" | "too_large";
 
 export interface Problem {
   kind: ProblemKind;
@@ -38,3 +39,4 @@ export function refused<T = never>(kind: ProblemKind, fields: FieldProblem[], me
 
 /** A refusal for one named field. */
 export const refusedField = <T = never>(kind: ProblemKind, field: string, message: string): Result<T> => refused(kind, [{ field, message }]);
+

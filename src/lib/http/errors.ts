@@ -93,7 +93,7 @@ export function fromProblems(problems: readonly FieldError[], status = 400): Api
 }
 
 /** The one place a service's problem kind becomes an HTTP status (docs/architecture.md: errors). */
-const STATUS_OF: Record<ProblemKind, number> = { invalid: 400, not_found: 404, conflict: 409, upstream: 502, unauthenticated: 401, rate_limited: 429 };
+const STATUS_OF: Record<ProblemKind, number> = { invalid: 400, not_found: 404, conflict: 409, upstream: 502, unauthenticated: 401, rate_limited: 429, too_large: 413 };
 
 /** The answer to a service's refusal; the envelope and the admin router render it in their body shapes. */
 export function problemError(problem: Problem): ApiError {

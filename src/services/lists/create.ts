@@ -1,11 +1,11 @@
+import { succeeded, type Result } from "../../lib/problems";
 import { getList, insertList, type ContactList } from "../../store/lists";
 import type { ShardDb } from "../../store/shards";
+import { listNameTaken } from "./find";
 
-export type CreateListOutcome = { kind: "created"; list: ContactList } | { kind: "name_taken" };
-
-/** Creates a list; names are unique in the panel regardless of case. */
-export async function createList(db: ShardDb, panelId: string, name: string, description: string, now: number): Promise<CreateListOutcome> {
+/** Creates a list; names are unique in the panel regardless of case (else refused: conflict). */
+export async function createList(db: ShardDb, panelId: string, name: string, description: string, now: number): Promise<Result<ContactList>> {
   const id = await insertList(db, panelId, name, description, now);
-  if (id === null) return { kind: "name_taken" };
-  return { kind: "created", list: (await getList(db, panelId, id))! };
+  if (id === null) return listNameTaken(name);
+  return succeeded((await getList(db, panelId, id))!);
 }

@@ -1,15 +1,18 @@
+import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { newId } from "../../lib/random";
 import { R2Upload } from "../../lib/r2-upload";
 import { getList } from "../../store/lists";
 import type { ShardDb } from "../../store/shards";
 import { startImport } from "../imports";
+import { noSuchList } from "./find";
 
-export type ListImportOutcome = { kind: "started"; jobId: string } | { kind: "missing" };
+/** The import job started (to follow at /jobs/{job}). */
+export type ListImportStarted = { jobId: string };
 
 /** Imports contacts into a list from a CSV file at a URL, by the bulk-upload engine. */
-export async function importUrlIntoList(env: Env, db: ShardDb, panelId: string, listId: number, url: string, origin: string): Promise<ListImportOutcome> {
-  if (!(await getList(db, panelId, listId))) return { kind: "missing" };
-  return { kind: "started", jobId: await startImport(env, db, { panelId, sources: [{ url }], listId, origin }) };
+export async function importUrlIntoList(env: Env, db: ShardDb, panelId: string, listId: number, url: string, origin: string): Promise<Result<ListImportStarted>> {
+  if (!(await getList(db, panelId, listId))) return noSuchList({ id: listId });
+  return succeeded({ jobId: await startImport(env, db, { panelId, sources: [{ url }], listId, origin }) });
 }
 
 export interface ListUpload {
@@ -21,16 +24,16 @@ export interface ListUpload {
   maxBytes: number;
 }
 
-export type ListUploadOutcome = ListImportOutcome | { kind: "too_large" } | { kind: "no_file" } | { kind: "empty" };
-
 /**
  * Stores an uploaded CSV file in R2 as it streams in (refused past `maxBytes`, nothing kept),
- * then imports it into the list by the bulk-upload engine.
+ * then imports it into the list by the bulk-upload engine. Refused when there is no such list
+ * (not_found), no file (invalid) or an empty one, or one past `maxBytes` (too_large).
  */
-export async function uploadIntoList(env: Env, db: ShardDb, panelId: string, listId: number, upload: ListUpload, origin: string): Promise<ListUploadOutcome> {
-  if (!(await getList(db, panelId, listId))) return { kind: "missing" };
-  if (upload.declaredBytes > upload.maxBytes) return { kind: "too_large" };
-  if (!upload.body) return { kind: "no_file" };
+export async function uploadIntoList(env: Env, db: ShardDb, panelId: string, listId: number, upload: ListUpload, origin: string): Promise<Result<ListImportStarted>> {
+  if (!(await getList(db, panelId, listId))) return noSuchList({ id: listId });
+  const tooLarge = () => refused<ListImportStarted>("too_large", [{ field: "file", message: "too large" }], `file: larger than ${upload.maxBytes} bytes`);
+  if (upload.declaredBytes > upload.maxBytes) return tooLarge();
+  if (!upload.body) return refusedField("invalid", "file", "is required: send the CSV file as the request body");
   const key = `panel-uploads/${panelId}/${newId("upl")}.csv`;
   const stored = new R2Upload(env.FILES, key, { httpMetadata: { contentType: "text/csv" } });
   const reader = upload.body.getReader();
@@ -40,14 +43,14 @@ export async function uploadIntoList(env: Env, db: ShardDb, panelId: string, lis
     if (stored.size + value.length > upload.maxBytes) {
       await reader.cancel();
       await stored.abort();
-      return { kind: "too_large" };
+      return tooLarge();
     }
     await stored.write(value);
   }
   if (stored.size === 0) {
     await stored.abort();
-    return { kind: "empty" };
+    return refusedField("invalid", "file", "is empty");
   }
   await stored.close();
-  return { kind: "started", jobId: await startImport(env, db, { panelId, sources: [{ key, name: upload.name }], listId, origin }) };
+  return succeeded({ jobId: await startImport(env, db, { panelId, sources: [{ key, name: upload.name }], listId, origin }) });
 }
