@@ -1,7 +1,7 @@
 import { jobStartedAnswer } from "../domain/answers/contacts";
 import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
 import { segmentCountBody, segmentDefinitionSchema, segmentExportQuery } from "../domain/segments";
-import { conflict, fromProblems, notFound, unwrap } from "../lib/http/errors";
+import { notFound, unwrap } from "../lib/http/errors";
 import { SEGMENT_HISTORY_MAX_DAYS } from "../lib/config";
 import { z } from "../lib/z";
 import { countSegment, saveSegment, type SegmentOutcome } from "../services/segments/definitions";
@@ -106,12 +106,7 @@ const removeSegment = definePanelRoute({
   raw: { contentType: null, description: "Deleted" },
   summary: "Delete a segment (409 while a running or paused journey or a scheduled campaign uses it)",
   async handle({ env, caller, path, panel, db }) {
-    const outcome = await removeSavedSegment(db, panel.id, path.segment, auditorOf(caller));
-    if (!outcome.ok && outcome.kind === "missing") throw noSuchSegment(path.segment);
-    if (!outcome.ok) {
-      const named = [...outcome.journeys.map((id) => `journey ${id}`), ...outcome.campaigns.map((id) => `campaign ${id}`)].join(", ");
-      throw conflict(`The segment is in use (${named}); stop the journeys and let the campaigns publish first`);
-    }
+    unwrap(await removeSavedSegment(db, panel.id, path.segment, auditorOf(caller)));
     return new Response(null, { status: 204 });
   },
 });
@@ -164,10 +159,8 @@ const exportSegment = definePanelRoute({
   status: 202,
   query: segmentExportQuery,
   async handle({ env, path, query, panel, db }) {
-    const started = await exportSavedSegment(env, db, panel, path.segment, query.attributes, Date.now());
-    if (!started.ok && "missing" in started) throw noSuchSegment(path.segment);
-    if (!started.ok) throw fromProblems(started.problems);
-    return { jobid: started.job.id };
+    const job = unwrap(await exportSavedSegment(env, db, panel, path.segment, query.attributes, Date.now()));
+    return { jobid: job.id };
   },
 });
 

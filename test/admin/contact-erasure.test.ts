@@ -151,7 +151,7 @@ describe("erasing a contact", () => {
     expect(job.status).toBe("failed");
     expect(JSON.stringify(job)).toContain("erased");
     expect((await call(`/admin/v1/panels/${panel.id}/jobs/${exported.body.jobid}/export.csv`, { headers: { authorization: "Bearer test-admin-token" } })).status).not.toBe(200);
-    expect((await admin("GET", `/panels/${panel.id}/jobs/${queued.job.id}`)).body.status).toBe("failed");
+    expect((await admin("GET", `/panels/${panel.id}/jobs/${queued.value.id}`)).body.status).toBe("failed");
 
     // The stops hold when the address and number come back, kept only as hashes.
     expect(await isAddressSuppressed(panelData, panel.id, ADA)).toBe(true);

@@ -98,11 +98,11 @@ describe("segment export (CONTRACT 9 POST …/segments/{id}/export)", () => {
     const quiet = quietEnv();
     const started = await startSegmentExport(quiet.env, panelData, (await getPanel(env.DB, panel.id))!, { id: segmentId }, [], Date.now());
     if (!started.ok) throw new Error("not started");
-    const pending = await download(panel, started.job.id);
+    const pending = await download(panel, started.value.id);
     expect(pending.status).toBe(409);
     expect(((await pending.json()) as { error: string }).error).toBe("The export is queued; its file can be downloaded once it is completed");
-    expect((await admin("GET", `/panels/${other.id}/jobs/${started.job.id}`)).status).toBe(404);
-    expect((await download(other, started.job.id)).status).toBe(404);
+    expect((await admin("GET", `/panels/${other.id}/jobs/${started.value.id}`)).status).toBe(404);
+    expect((await download(other, started.value.id)).status).toBe(404);
   });
 
   it("a lost nudge is found by the cron; duplicated nudges and overlapping steps still write each member exactly once", async () => {
@@ -110,7 +110,7 @@ describe("segment export (CONTRACT 9 POST …/segments/{id}/export)", () => {
     const dropped = quietEnv();
     const started = await startSegmentExport(dropped.env, panelData, (await getPanel(env.DB, panel.id))!, { id: segmentId }, ["NAME"], Date.now());
     if (!started.ok) throw new Error("not started");
-    const ref = { panelId: panel.id, exportId: started.job.id };
+    const ref = { panelId: panel.id, exportId: started.value.id };
     // The nudge is dropped: nothing runs.
     dropped.sent.length = 0;
     expect((await getSegmentExport(panelData, panel.id, ref.exportId))!.status).toBe("queued");
@@ -150,7 +150,7 @@ describe("segment export (CONTRACT 9 POST …/segments/{id}/export)", () => {
     const quiet = quietEnv();
     const started = await startSegmentExport(quiet.env, panelData, (await getPanel(env.DB, panel.id))!, { id: segmentId }, [], Date.now());
     if (!started.ok) throw new Error("not started");
-    const ref = { panelId: panel.id, exportId: started.job.id };
+    const ref = { panelId: panel.id, exportId: started.value.id };
     // No time at all: one page, one part, then "more" (the queue consumer sends the next nudge).
     expect(await runExportStep(env, ref, { ...TINY, stepMs: 0 })).toBe("more");
     expect((await getSegmentExport(panelData, panel.id, ref.exportId))!).toMatchObject({ status: "running", rows: 2, cursor: expect.any(Number) });
@@ -165,7 +165,7 @@ describe("segment export (CONTRACT 9 POST …/segments/{id}/export)", () => {
     // A step whose lease ran out (another took the job) cannot record a part, nor complete it.
     const other = await startSegmentExport(quiet.env, panelData, (await getPanel(env.DB, panel.id))!, { id: segmentId }, [], Date.now());
     if (!other.ok) throw new Error("not started");
-    const otherRef = { panelId: panel.id, exportId: other.job.id };
+    const otherRef = { panelId: panel.id, exportId: other.value.id };
     const now = Date.now();
     expect(await leaseSegmentExport(panelData, otherRef, "deadbeef", now, now - 1)).toMatchObject({ status: "running" });
     expect(await runExportStep(env, otherRef, TINY)).toBe("done");
@@ -182,7 +182,7 @@ describe("segment export (CONTRACT 9 POST …/segments/{id}/export)", () => {
     const quiet = quietEnv();
     const started = await startSegmentExport(quiet.env, panelData, (await getPanel(env.DB, panel.id))!, { id: segmentId }, [], Date.now());
     if (!started.ok) throw new Error("not started");
-    const ref = { panelId: panel.id, exportId: started.job.id };
+    const ref = { panelId: panel.id, exportId: started.value.id };
     expect(await runExportStep(env, ref, TINY)).toBe("done");
     expect((await getSegment(panelData, panel.id, segmentId))!.buildCursor).toBeNull();
     expect((await getSegmentExport(panelData, panel.id, ref.exportId))!).toMatchObject({ status: "completed", rows: 4, total: 4 });
@@ -190,8 +190,8 @@ describe("segment export (CONTRACT 9 POST …/segments/{id}/export)", () => {
     const second = await startSegmentExport(quiet.env, panelData, (await getPanel(env.DB, panel.id))!, { id: segmentId }, [], Date.now());
     if (!second.ok) throw new Error("not started");
     expect((await call(`/admin/v1/panels/${panel.id}/segments/${segmentId}`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(204);
-    await deliver(exportNudge({ panelId: panel.id, exportId: second.job.id }), quiet.env);
-    const failed = (await admin("GET", `/panels/${panel.id}/jobs/${second.job.id}`)).body;
+    await deliver(exportNudge({ panelId: panel.id, exportId: second.value.id }), quiet.env);
+    const failed = (await admin("GET", `/panels/${panel.id}/jobs/${second.value.id}`)).body;
     expect(failed).toMatchObject({ status: "failed", reason: "The segment was deleted before its export finished", download: null });
   });
 });

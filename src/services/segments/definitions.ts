@@ -23,6 +23,9 @@ export async function countSegment(db: ShardDb, panelId: string, match: SegmentN
   return succeeded(await countMatching(db, panelId, compileSegment(checked.match, catalog, now, "scan")));
 }
 
+/** The segments services' refusal for a segment the panel does not have. */
+export const noSuchSegment = (segmentId: string) => refused("not_found", [], `No segment with id "${segmentId}" in this panel`);
+
 /**
  * Creates a segment (no `id`) or replaces one's definition, then counts it; its membership is
  * built after the answer (`defer`), page by page, and by the cron past the time given to it.
@@ -34,7 +37,7 @@ export async function saveSegment(
   options: { id?: string; now: number; defer: (work: Promise<unknown>) => void; by: Auditor },
 ): Promise<SegmentOutcome> {
   const db = await panelDb(env, panelId);
-  if (options.id !== undefined && !(await getSegment(db, panelId, options.id))) return refused("not_found", [], `No segment with id "${options.id}" in this panel`);
+  if (options.id !== undefined && !(await getSegment(db, panelId, options.id))) return noSuchSegment(options.id);
   const catalog = await loadSegmentCatalog(db, panelId);
   const checked = await checkSegmentMatch(db, panelId, catalog, definition.match);
   if (!checked.ok) return refused("invalid", checked.problems);
@@ -44,7 +47,7 @@ export async function saveSegment(
       ? await insertSegment(db, { id: newId("seg"), panelId, ...change }, options.now)
       : await updateSegment(db, panelId, options.id, change, options.now);
   forgetPanelSegments(panelId);
-  if (!segment) return refused("not_found", [], `No segment with id "${options.id}" in this panel`);
+  if (!segment) return noSuchSegment(String(options.id));
   const count = await countMatching(db, panelId, compileSegment(segment.match, catalog, options.now, "scan"));
   options.defer(
     buildSegment(env, segment, options.now, BUILD_AFTER_SAVE_MS).catch((error: unknown) => console.error(`segments: building ${segment.id} failed; the cron goes on with it`, error)),

@@ -1,5 +1,6 @@
 import { formatCsvRecord } from "../../domain/csv";
 import type { FieldProblem } from "../../domain/problems";
+import { refused, succeeded, type Result } from "../../lib/problems";
 import { newId, randomHex } from "../../lib/random";
 import { sendAll, type CronTask } from "../../lib/tasks";
 import type { Panel } from "../../store/panels";
@@ -22,6 +23,7 @@ import { loadAttributeSchema } from "../../store/attributes";
 import type { ShardDb } from "../../store/shards";
 import { forEachShard, panelDb } from "../access/shards";
 import { buildSegment } from "./membership";
+import { noSuchSegment } from "./definitions";
 
 /**
  * Exports of a saved segment's members as CSV (CONTRACT 9 `POST …/segments/{id}/export`): a
@@ -80,10 +82,10 @@ export async function startSegmentExport(
   segment: Pick<Segment, "id">,
   attributes: readonly string[],
   now: number,
-): Promise<{ ok: true; job: SegmentExport } | { ok: false; problems: FieldProblem[] }> {
+): Promise<Result<SegmentExport>> {
   const known = await loadAttributeSchema(db, panel.id);
   const problems = attributes.flatMap((name): FieldProblem[] => (known.has(name) ? [] : [{ field: "attributes", message: `no attribute named ${name} in this panel` }]));
-  if (problems.length) return { ok: false, problems };
+  if (problems.length) return refused("invalid", problems);
   const columns = [panel.primaryKey, ...new Set(attributes.filter((name) => name !== panel.primaryKey))];
   const job = await insertSegmentExport(db, { id: newId("exp"), panelId: panel.id, segmentId: segment.id, columns }, now);
   try {
@@ -91,7 +93,7 @@ export async function startSegmentExport(
   } catch (error) {
     console.error(`segment export ${job.id} stored but not enqueued; the cron starts it`, error);
   }
-  return { ok: true, job };
+  return succeeded(job);
 }
 
 /** The panel's "export this saved segment": as startSegmentExport, once the segment is found. */
@@ -102,9 +104,9 @@ export async function exportSavedSegment(
   segmentId: string,
   attributes: readonly string[],
   now: number,
-): Promise<{ ok: true; job: SegmentExport } | { ok: false; problems: FieldProblem[] } | { ok: false; missing: true }> {
+): Promise<Result<SegmentExport>> {
   const segment = await getSegment(db, panel.id, segmentId);
-  if (!segment) return { ok: false, missing: true };
+  if (!segment) return noSuchSegment(segmentId);
   return startSegmentExport(env, db, panel, segment, attributes, now);
 }
 

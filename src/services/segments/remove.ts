@@ -1,18 +1,24 @@
+import { refused, succeeded, type Result } from "../../lib/problems";
 import { deleteSegment, getSegment, segmentUsers } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { forgetPanelSegments } from "./panel-segments";
+import { noSuchSegment } from "./definitions";
 
-export type RemoveSegmentOutcome = { ok: true } | { ok: false; kind: "missing" } | { ok: false; kind: "in_use"; journeys: string[]; campaigns: string[] };
-
-/** Deletes a saved segment, unless a running or paused journey or a scheduled campaign uses it. */
-export async function removeSegment(db: ShardDb, panelId: string, segmentId: string, by: Auditor): Promise<RemoveSegmentOutcome> {
+/**
+ * Deletes a saved segment, unless a running or paused journey or a scheduled campaign uses it
+ * (refused: conflict, naming them); refused (not_found) when there is no such segment.
+ */
+export async function removeSegment(db: ShardDb, panelId: string, segmentId: string, by: Auditor): Promise<Result<true>> {
   const segment = await getSegment(db, panelId, segmentId);
-  if (!segment) return { ok: false, kind: "missing" };
+  if (!segment) return noSuchSegment(segmentId);
   const users = await segmentUsers(db, panelId, segment.id);
-  if (users.journeys.length || users.campaigns.length) return { ok: false, kind: "in_use", ...users };
+  if (users.journeys.length || users.campaigns.length) {
+    const named = [...users.journeys.map((id) => `journey ${id}`), ...users.campaigns.map((id) => `campaign ${id}`)].join(", ");
+    return refused("conflict", [], `The segment is in use (${named}); stop the journeys and let the campaigns publish first`);
+  }
   await deleteSegment(db, panelId, segment.id);
   forgetPanelSegments(panelId);
   await recordAudit(db, panelId, by, "segment.deleted", segment.id, { name: segment.name });
-  return { ok: true };
+  return succeeded(true);
 }
