@@ -1,9 +1,10 @@
 import { jobAnswer } from "../domain/answers/contacts";
 import type { ShardDb } from "../store/shards";
 import { importErrorReport, importJobStatus } from "../services/imports/jobs";
-import { conflict, notFound, orNotFound } from "../lib/http/errors";
+import { notFound, orNotFound, problemError } from "../lib/http/errors";
+import type { Problem, Result } from "../lib/problems";
 import { csvAttachment } from "../lib/http/respond";
-import { isExportId, openExportFile, segmentExportView } from "../services/segments/export";
+import { exportFile, isExportId, segmentExportView } from "../services/segments/export";
 import { getSegmentExport } from "../store/segment-exports";
 import type { Panel } from "../store/panels";
 import { definePanelRoute } from "./route";
@@ -14,6 +15,18 @@ function noSuchJob(panel: Panel, jobId: string) {
 
 function exportOfPanel(db: ShardDb, panel: Panel, jobId: string) {
   return orNotFound(getSegmentExport(db, panel.id, jobId), `No job "${jobId}" in panel "${panel.id}"`);
+}
+
+/**
+ * A job service's value, or its refusal in the admin API's words: a job the panel does not have
+ * (the services' not_found on field `job`, worded for the envelope) is `No job "…" in panel "…"`
+ * with no field; their other words stand.
+ */
+function unwrapJob<T>(result: Result<T>, panel: Panel, jobId: string): T {
+  if (result.ok) return result.value;
+  const problem: Problem = result.problem;
+  if (problem.kind === "not_found" && problem.fields.some((f) => f.field === "job")) throw noSuchJob(panel, jobId);
+  throw problemError(problem);
 }
 
 /** Where the admin API serves an export's file (the panel's session or the admin token). */
@@ -42,11 +55,8 @@ const downloadExport = definePanelRoute({
   raw: { contentType: "text/csv", description: "The export's CSV file (attachment)" },
   summary: "A completed segment export's file (CSV: the primary key, then the chosen attributes; formula-like cells start with ')",
   async handle({ env, path, panel, db }) {
-    const job = await exportOfPanel(db, panel, path.job);
-    if (job.status !== "completed") throw conflict(`The export is ${job.status}; its file can be downloaded once it is completed`);
-    const file = await openExportFile(env.FILES, job);
-    if (!file.ok) throw notFound(file.reason);
-    return csvAttachment(file.body, file.size, `${job.segmentId}-${job.id}.csv`);
+    const file = unwrapJob(await exportFile(env.FILES, db, panel.id, path.job), panel, path.job);
+    return csvAttachment(file.body, file.size, `${file.job.segmentId}-${file.job.id}.csv`);
   },
 });
 
@@ -57,9 +67,7 @@ const downloadErrorReport = definePanelRoute({
   raw: { contentType: "text/csv", description: "The error report's CSV file (attachment)" },
   summary: "The job's error report (CSV: row, column, reason, then the refused row)",
   async handle({ env, path, panel, db }) {
-    const report = await importErrorReport(env.FILES, db, panel.id, path.job);
-    if (!report) throw noSuchJob(panel, path.job);
-    if (!report.ok) throw notFound(report.reason);
+    const report = unwrapJob(await importErrorReport(env.FILES, db, panel.id, path.job), panel, path.job);
     return csvAttachment(report.body, report.size, report.fileName);
   },
 });

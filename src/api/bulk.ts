@@ -73,9 +73,7 @@ export async function handleErrorReportDownload(request: Request, env: Env, jobI
   const requestId = newRequestId();
   try {
     const caller = await authenticateApiKey(env, requestApiKey(request));
-    const report = await importErrorReport(env.FILES, caller.db, caller.panel.id, jobId);
-    if (!report) throw noSuchJob(jobId, "job");
-    if (!report.ok) throw notFound(report.reason);
+    const report = unwrap(await importErrorReport(env.FILES, caller.db, caller.panel.id, jobId));
     return csvAttachment(report.body, report.size, report.fileName);
   } catch (error) {
     return envelopeFailure(requestId, asApiError(error, requestId));

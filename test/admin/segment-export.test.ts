@@ -102,7 +102,11 @@ describe("segment export (CONTRACT 9 POST …/segments/{id}/export)", () => {
     expect(pending.status).toBe(409);
     expect(((await pending.json()) as { error: string }).error).toBe("The export is queued; its file can be downloaded once it is completed");
     expect((await admin("GET", `/panels/${other.id}/jobs/${started.value.id}`)).status).toBe(404);
-    expect((await download(other, started.value.id)).status).toBe(404);
+    const elsewhere = await download(other, started.value.id);
+    expect(elsewhere.status).toBe(404);
+    expect(await elsewhere.json()).toEqual({ error: `No job "${started.value.id}" in panel "${other.id}"` });
+    const noReport = await call(`/admin/v1/panels/${other.id}/jobs/job_none/errors.csv`, { headers: { authorization: "Bearer test-admin-token" } });
+    expect(await noReport.json()).toEqual({ error: `No job "job_none" in panel "${other.id}"` });
   });
 
   it("a lost nudge is found by the cron; duplicated nudges and overlapping steps still write each member exactly once", async () => {

@@ -8,6 +8,7 @@ import {
   claimStalledExports,
   commitExportPart,
   failSegmentExport,
+  getSegmentExport,
   insertSegmentExport,
   leaseSegmentExport,
   recordExportAttempt,
@@ -195,8 +196,15 @@ async function writeParts(env: Env, db: ShardDb, job: SegmentExport, lease: stri
   }
 }
 
-/** A completed export's file: its parts in order, as one stream of `size` bytes. */
-export async function openExportFile(files: R2Bucket, job: SegmentExport): Promise<{ ok: true; body: ReadableStream; size: number } | { ok: false; reason: string }> {
+/**
+ * A completed export's file, to download: its parts in order, as one stream of `size` bytes.
+ * Refused (not_found) with field `job` when the panel has no export by that id, and with no field
+ * when its file is gone; a conflict until the export is completed.
+ */
+export async function exportFile(files: R2Bucket, db: ShardDb, panelId: string, jobId: string): Promise<Result<{ job: SegmentExport; body: ReadableStream; size: number }>> {
+  const job = await getSegmentExport(db, panelId, jobId);
+  if (!job) return refused("not_found", [{ field: "job", message: "no such job" }], `No export job "${jobId}" in this panel`);
+  if (job.status !== "completed") return refused("conflict", [], `The export is ${job.status}; its file can be downloaded once it is completed`);
   const size = job.parts.reduce((sum, part) => sum + part.size, 0);
   const keys = job.parts.map((part) => part.key);
   let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
@@ -209,7 +217,7 @@ export async function openExportFile(files: R2Bucket, job: SegmentExport): Promi
     try {
       reader = await open(keys.shift()!);
     } catch {
-      return { ok: false, reason: "The export's file is no longer in storage" };
+      return refused("not_found", [], "The export's file is no longer in storage");
     }
   }
   const body = new ReadableStream<Uint8Array>({
@@ -222,7 +230,7 @@ export async function openExportFile(files: R2Bucket, job: SegmentExport): Promi
       controller.close();
     },
   });
-  return { ok: true, body, size };
+  return succeeded({ job, body, size });
 }
 
 /** What GET /jobs/{job} shows of an export. */
