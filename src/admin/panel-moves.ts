@@ -1,5 +1,5 @@
 import { panelMoveAnswer, panelMoveListAnswer } from "../domain/answers/deployment";
-import { fromProblems, orNotFound } from "../lib/http/errors";
+import { orNotFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { getPanelMove, panelMoves, type PanelMove } from "../store/panel-moves";
 import { isoTime } from "../store/sql";
@@ -35,9 +35,7 @@ const startMove = definePanelRoute({
   status: 202,
   body: z.strictObject({ shard: z.int().min(0).max(1023) }),
   async handle({ env, panel, body }) {
-    const started = await startPanelMove(env, panel, body.shard, Date.now());
-    if (!started.ok) throw fromProblems(started.problems, started.status);
-    return moveView(started.move);
+    return moveView(unwrap(await startPanelMove(env, panel, body.shard, Date.now())));
   },
 });
 

@@ -1,7 +1,7 @@
 import { panelAnswer, panelListAnswer } from "../domain/answers/panels";
 import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName } from "../domain/attributes";
 import { panelName, panelPatchBody, timezoneName as timezone } from "../domain/panels";
-import { invalidField, orNotFound } from "../lib/http/errors";
+import { orNotFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { changePanel } from "../services/panels/change";
 import { createPanel as createNewPanel } from "../services/panels/create";
@@ -50,9 +50,7 @@ const createPanel = defineAdminRoute({
     shard: z.int().min(0).max(1023).optional(),
   }),
   async handle({ env, body }) {
-    const created = await createNewPanel(env, { name: body.name, primaryKey: body.primary_key, timezone: body.timezone, shard: body.shard });
-    if (!created.ok) throw invalidField("shard", `this deployment has no shard ${created.shard} (shards 0 to ${created.shards - 1})`);
-    return panelView(created.panel, env);
+    return panelView(unwrap(await createNewPanel(env, { name: body.name, primaryKey: body.primary_key, timezone: body.timezone, shard: body.shard })), env);
   },
 });
 

@@ -29,10 +29,10 @@ async function move(panel: TestPanel, to: number, clock: { now: number }): Promi
   const started = await startPanelMove(env, (await getPanel(env.DB, panel.id))!, to, clock.now);
   if (!started.ok) return started;
   for (let outcome: MoveStepOutcome = { next: "now" }; outcome.next !== "none"; ) {
-    outcome = await runMoveStep(env, started.move.id, MOVE_TUNING, () => clock.now);
+    outcome = await runMoveStep(env, started.value.id, MOVE_TUNING, () => clock.now);
     clock.now += outcome.next === "later" ? outcome.ms : 1;
   }
-  return getPanelMove(env.DB, panel.id, started.move.id);
+  return getPanelMove(env.DB, panel.id, started.value.id);
 }
 
 const nextRange = async () => (await env.DB.prepare("SELECT next FROM id_ranges").first<{ next: number }>())!.next;

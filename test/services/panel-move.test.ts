@@ -236,7 +236,9 @@ describe("moving a panel to another shard", () => {
     expect((await admin("POST", `/panels/${panel.id}/moves`, { shard: 1 })).body).toMatchObject({ errors: [{ field: "shard", message: "the panel is on shard 1 already" }] });
     const missing = await admin("POST", `/panels/${panel.id}/moves`, { shard: 9 });
     expect(missing.status).toBe(400);
-    expect(missing.body.errors[0].field).toBe("shard");
+    expect(missing.body).toEqual({ error: "shard: this deployment has no shard 9 (shards 0 to 1)", errors: [{ field: "shard", message: "this deployment has no shard 9 (shards 0 to 1)" }] });
+    // A new panel is refused a shard the deployment lacks in the same words.
+    expect(await admin("POST", "/panels", { name: "Nowhere", shard: 9 })).toEqual({ status: 400, body: missing.body });
     expect((await admin("POST", `/panels/${panel.id}/moves`, { shard: "0" })).status).toBe(400);
     // The deployment's admin moves panels; not even the panel's owner may.
     const owner = await operatorWithRole(panel.id, "owner");

@@ -1,4 +1,5 @@
 import { DEFAULT_ATTRIBUTES } from "../../domain/attributes";
+import { refusedField, succeeded, type Result } from "../../lib/problems";
 import { newId, randomBase64Url } from "../../lib/random";
 import { insertAttributes } from "../../store/attributes";
 import { insertPanel, type Panel } from "../../store/panels";
@@ -6,14 +7,15 @@ import { allShards, shardByIndex } from "../../store/shards";
 import { shardForNewPanel } from "../access/shards";
 import { DEFAULT_RETENTION_DAYS } from "../retention/archive";
 
-export type CreatePanelOutcome = { ok: true; panel: Panel } | { ok: false; kind: "no_shard"; shard: number; shards: number };
-
-/** Creates a panel on the shard given, or else on the shard with the least data, with the default attributes and its primary key. */
-export async function createPanel(env: Env, input: { name: string; primaryKey: string; timezone: string; shard?: number | undefined }): Promise<CreatePanelOutcome> {
+/**
+ * Creates a panel on the shard given, or else on the shard with the least data, with the default
+ * attributes and its primary key; refused (invalid `shard`) when the deployment has no such shard.
+ */
+export async function createPanel(env: Env, input: { name: string; primaryKey: string; timezone: string; shard?: number | undefined }): Promise<Result<Panel>> {
   const now = Date.now();
   const shard = input.shard ?? (await shardForNewPanel(env));
   const db = shardByIndex(env, shard);
-  if (!db) return { ok: false, kind: "no_shard", shard, shards: allShards(env).length };
+  if (!db) return refusedField("invalid", "shard", `this deployment has no shard ${shard} (shards 0 to ${allShards(env).length - 1})`);
   const panel: Panel = {
     id: newId("pnl"),
     name: input.name,
@@ -32,5 +34,5 @@ export async function createPanel(env: Env, input: { name: string; primaryKey: s
   const attributes = DEFAULT_ATTRIBUTES.some(([name]) => name === panel.primaryKey) ? DEFAULT_ATTRIBUTES : [...DEFAULT_ATTRIBUTES, [panel.primaryKey, "string"] as const];
   await insertAttributes(db, panel.id, attributes, now);
   await insertPanel(env.DB, panel);
-  return { ok: true, panel };
+  return succeeded(panel);
 }

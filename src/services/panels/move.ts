@@ -1,4 +1,4 @@
-import type { FieldProblem } from "../../domain/problems";
+import { refusedField, succeeded, type Result } from "../../lib/problems";
 import { newId, randomHex } from "../../lib/random";
 import { sendAll, type CronTask } from "../../lib/tasks";
 import type { Panel } from "../../store/panels";
@@ -100,22 +100,22 @@ async function nudgeMove(env: Pick<Env, "IMPORTS">, moveId: string, delayMs = 0)
   await env.IMPORTS.send(moveNudge(moveId), delaySeconds ? { delaySeconds } : undefined);
 }
 
-/** Starts moving `panel` to shard `to`: checks it can, records the move and nudges its first step. */
-export async function startPanelMove(env: Env, panel: Panel, to: number, now: number): Promise<{ ok: true; move: PanelMove } | { ok: false; status: 400 | 409; problems: FieldProblem[] }> {
-  const refuse = (status: 400 | 409, message: string) => ({ ok: false as const, status, problems: [{ field: "shard", message }] });
+/** Starts moving `panel` to shard `to`: checks it can (else refused on `shard`: invalid, or a conflict with a move under way or ids the target may hand out), records the move and nudges its first step. */
+export async function startPanelMove(env: Env, panel: Panel, to: number, now: number): Promise<Result<PanelMove>> {
+  const refuse = (kind: "invalid" | "conflict", message: string) => refusedField<PanelMove>(kind, "shard", message);
   const target = shardByIndex(env, to);
-  if (!target) return refuse(400, `this deployment has no shard ${to} (shards 0 to ${allShards(env).length - 1})`);
-  if (to === panel.shard) return refuse(400, `the panel is on shard ${to} already`);
+  if (!target) return refuse("invalid", `this deployment has no shard ${to} (shards 0 to ${allShards(env).length - 1})`);
+  if (to === panel.shard) return refuse("invalid", `the panel is on shard ${to} already`);
   const source = shardByIndex(env, panel.shard);
   if (!source) throw new Error(`the directory places panel ${panel.id} on shard ${panel.shard}, which this deployment does not bind`);
-  if (!safePanelId(panel.id)) return refuse(400, `panel id "${panel.id}" cannot be moved: it is not made of letters, digits, - and _`);
+  if (!safePanelId(panel.id)) return refuse("invalid", `panel id "${panel.id}" cannot be moved: it is not made of letters, digits, - and _`);
   const collision = await idsAheadOfCounter(source, target, to, MOVED_TABLES, panel.id);
-  if (collision) return refuse(409, `the panel's ${collision} rows hold ids shard ${to} may still hand out (rows made before their shard had its id range, decision 0030)`);
-  if ((await idsAboveTarget(source, target, MOVED_TABLES, panel.id)) && (await idRangesLeft(env.DB)) === 0) return refuse(409, ID_RANGES_USED_UP);
+  if (collision) return refuse("conflict", `the panel's ${collision} rows hold ids shard ${to} may still hand out (rows made before their shard had its id range, decision 0030)`);
+  if ((await idsAboveTarget(source, target, MOVED_TABLES, panel.id)) && (await idRangesLeft(env.DB)) === 0) return refuse("conflict", ID_RANGES_USED_UP);
   const move = { id: newId("mov"), panelId: panel.id, fromShard: panel.shard, toShard: to, createdAt: now };
-  if (!(await insertPanelMove(env.DB, move))) return refuse(409, "a move of this panel is under way");
+  if (!(await insertPanelMove(env.DB, move))) return refuse("conflict", "a move of this panel is under way");
   await nudgeMove(env, move.id).catch((error) => console.error(`panel move ${move.id}: nudge not sent; the cron sends it`, error));
-  return { ok: true, move: (await getPanelMove(env.DB, panel.id, move.id))! };
+  return succeeded((await getPanelMove(env.DB, panel.id, move.id))!);
 }
 
 interface Step {
