@@ -141,8 +141,7 @@ const removeWebhook = definePanelRoute({
   },
 });
 
-function testAnswer(report: TestReport | null, id: string) {
-  if (!report?.found) throw notFound(noSuchWebhook(id));
+function testAnswer(report: TestReport) {
   return { state: report.state, status: report.status, error: report.error, message: report.message };
 }
 
@@ -153,7 +152,7 @@ const testWebhook = definePanelRoute({
   response: webhookTestAnswer,
   summary: "Send a sample batch; HTTP 200 makes a configured webhook operational",
   async handle({ env, path, panel, db }) {
-    return testAnswer(await testWebhookEndpoint(env, db, panel.id, path.id), path.id);
+    return testAnswer(unwrap(await testWebhookEndpoint(env, db, panel.id, path.id)));
   },
 });
 
@@ -164,8 +163,8 @@ const enableWebhook = definePanelRoute({
   response: webhookTestAnswer,
   summary: "Re-test; on HTTP 200 the webhook is operational again and its backlog is delivered in order",
   async handle({ env, caller, path, panel, db }) {
-    const enabled = await reenableWebhook(env, db, panel.id, path.id, auditorOf(caller));
-    return { ...testAnswer(enabled?.report ?? null, path.id), backlog: enabled!.backlog };
+    const { report, backlog } = unwrap(await reenableWebhook(env, db, panel.id, path.id, auditorOf(caller)));
+    return { ...testAnswer(report), backlog };
   },
 });
 

@@ -180,8 +180,9 @@ describe("panel isolation", () => {
     const foreign = `/panels/${theirs.id}/webhooks/${hook.id}`;
     expect((await admin("GET", foreign)).status).toBe(404);
     expect((await admin("PATCH", foreign, { label: "stolen" })).status).toBe(404);
-    expect((await admin("POST", `${foreign}/test`)).status).toBe(404);
-    expect((await admin("POST", `${foreign}/enable`)).status).toBe(404);
+    for (const action of ["test", "enable"]) {
+      expect(await admin("POST", `${foreign}/${action}`)).toEqual({ status: 404, body: { error: `No webhook with id "${hook.id}" in this panel` } });
+    }
     expect((await admin("GET", `${foreign}/deliveries`)).status).toBe(404);
     expect((await admin("POST", `${foreign}/events`, { events: [eventObject(1)] })).status).toBe(404);
     expect((await call(`/admin/v1${foreign}`, { method: "DELETE", headers: { authorization: "Bearer test-admin-token" } })).status).toBe(404);

@@ -81,19 +81,24 @@ export async function removeWebhook(env: Env, db: ShardDb, panelId: string, webh
   return succeeded(true);
 }
 
-/** Sends the webhook's test request; null when there is no such webhook. */
-export async function testWebhook(env: Env, db: ShardDb, panelId: string, webhookId: string): Promise<TestReport | null> {
+/**
+ * Sends the webhook's test request; refused (not_found) when there is no such webhook, or its
+ * dispatcher finds none (deleted meanwhile).
+ */
+export async function testWebhook(env: Env, db: ShardDb, panelId: string, webhookId: string): Promise<Result<TestReport>> {
   const webhook = await getWebhook(db, panelId, webhookId);
-  if (!webhook) return null;
-  return webhookDispatcher(env, webhook.id).testEndpoint({ panelId, webhookId: webhook.id });
+  if (!webhook) return noSuchWebhook(webhookId);
+  const report = await webhookDispatcher(env, webhook.id).testEndpoint({ panelId, webhookId: webhook.id });
+  return report.found ? succeeded(report) : noSuchWebhook(webhookId);
 }
 
-/** Tests a disabled webhook and, when it passes, turns it back on; with its backlog now. Null when there is no such webhook. */
-export async function enableWebhook(env: Env, db: ShardDb, panelId: string, webhookId: string, by: Auditor): Promise<{ report: TestReport; backlog: number } | null> {
+/** Tests a disabled webhook and, when it passes, turns it back on; with its backlog now. Refused (not_found) as `testWebhook`. */
+export async function enableWebhook(env: Env, db: ShardDb, panelId: string, webhookId: string, by: Auditor): Promise<Result<{ report: TestReport; backlog: number }>> {
   const webhook = await getWebhook(db, panelId, webhookId);
-  if (!webhook) return null;
+  if (!webhook) return noSuchWebhook(webhookId);
   const dispatcher = webhookDispatcher(env, webhook.id);
   const report = await dispatcher.enable({ panelId, webhookId: webhook.id });
-  if (report.found && report.state === "operational") await recordAudit(db, panelId, by, "webhook.enabled", webhook.id, { label: webhook.label });
-  return { report, backlog: report.found ? (await dispatcher.status()).backlog : 0 };
+  if (!report.found) return noSuchWebhook(webhookId);
+  if (report.state === "operational") await recordAudit(db, panelId, by, "webhook.enabled", webhook.id, { label: webhook.label });
+  return succeeded({ report, backlog: (await dispatcher.status()).backlog });
 }
