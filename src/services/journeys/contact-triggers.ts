@@ -45,14 +45,17 @@ function segmentFilter(journey: Journey) {
  * After a contact was written through the API (run after the answer, in waitUntil):
  * `joinedList` says it became a member of a list just now, whose entries (left by the
  * membership's trigger, list-entries.ts) it enters right away. Never throws: the contact
- * write stands; entries not taken here are taken by the cron, an entry made but not continued
- * is continued by the cron (timers.ts), and a failure is logged.
+ * write stands, and a failure is logged. Entries not taken here (a write refused while a move
+ * fences the panel, a busy database) go to the JOURNEYS queue, whose consumer retries until
+ * the panel takes writes again; the cron re-drives them if that nudge is lost too. An entry
+ * made but not continued is continued by the cron (timers.ts).
  */
 async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: boolean, now: number): Promise<void> {
   try {
     await Promise.all([enterSegments(env, panelId, [contact], now), joinedList ? enterLists(env, panelId, contact, now) : undefined]);
   } catch (error) {
-    console.error(`journeys: entering contact ${contact.id} of panel ${panelId} after a write failed`, error);
+    console.error(`journeys: entering contact ${contact.id} of panel ${panelId} after a write failed${joinedList ? "; its list entries go to the queue" : ""}`, error);
+    if (joinedList) await nudgeListEntries(env, panelId).catch((lost) => console.error(`journeys: list entries of panel ${panelId} not queued; the cron takes them`, lost));
   }
 }
 

@@ -2,6 +2,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ENTRIES_PER_MESSAGE, ENTRY_LEASE_MS, enterListEntries, redriveListEntries } from "../../../src/services/journeys/list-entries";
 import { LEFT_BEHIND_MS } from "../../../src/services/journeys/timers";
+import { wireContactReactions } from "../../../src/jobs/contact-reactions";
+import { afterContactChanged } from "../../../src/services/contacts/reactions";
+import { liftFence, raiseFence } from "../../../src/store/panel-move/triggers";
 import { eventually } from "../../support/activity";
 import { admin, apiFor, countRows, createPanel, type TestPanel, panelData } from "../../support/helpers";
 import { importCsv } from "../../support/imports";
@@ -150,6 +153,24 @@ describe("list entries", () => {
     expect(await pendingEntries(panel)).toBe(0);
     expect(await enterListEntries(env, panel.id, Date.now())).toBe(0);
     expect(await countersOf(journey)).toMatchObject({ entered: 0 });
+  });
+
+  it("an entry a contact write could not take (a move's fence refused it) goes to the queue and enters once the fence lifts, no cron needed", async () => {
+    const panel = await createPanel();
+    const { listId: vip, journey } = await smsListJourney(panel);
+    await addMembersQuietly(panel, vip, ["a@example.com"]);
+    const { id } = (await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = 'a@example.com'").bind(panel.id).first<{ id: number }>())!;
+    wireContactReactions();
+    // The contact/add's reaction, run just after the fence rose: its lease of the entry is refused.
+    await raiseFence(panelData, panel.id);
+    try {
+      await afterContactChanged(env, { panelId: panel.id, contact: { id, key: "a@example.com", attributes: { EMAIL: "a@example.com" } }, changes: ["lists"], joinedList: true, now: Date.now() });
+      expect(await pendingEntries(panel)).toBe(1);
+    } finally {
+      await liftFence(panelData, panel.id);
+    }
+    await entered(journey, 1);
+    await eventually(async () => ((await pendingEntries(panel)) === 0 ? true : undefined));
   });
 
   it("the cron nudges panels whose entries were never taken (a lost nudge)", async () => {
