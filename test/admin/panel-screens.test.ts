@@ -123,6 +123,23 @@ describe("panel screens: a contact's attributes, messages and journeys", () => {
     expect((await asOperator(viewer, "PATCH", path, { attributes: { AGE: 1 } })).status).toBe(403);
   });
 
+  it("words an edit's refusals as the admin API does: a missing contact without fields, refused attributes by field", async () => {
+    const panel = await peoplePanel();
+    const missing = await admin("PATCH", `/panels/${panel.id}/contacts/Nobody@example.com`, { attributes: { AGE: 1 } });
+    expect(missing).toEqual({ status: 404, body: { error: 'No contact with EMAIL "Nobody@example.com" in this panel' } });
+    const invalid = await admin("PATCH", `/panels/${panel.id}/contacts/ada@example.com`, { attributes: { AGE: "thirty", SHOE: 44 } });
+    expect(invalid).toEqual({
+      status: 400,
+      body: {
+        error: 'attributes.AGE: must be an integer, not "thirty" (and 1 more)',
+        errors: [
+          { field: "attributes.AGE", message: 'must be an integer, not "thirty"' },
+          { field: "attributes.SHOE", message: `unknown attribute "SHOE": it is not in the panel's attribute schema` },
+        ],
+      },
+    });
+  });
+
   it("shows the messages sent to a contact with opens and clicks, the journeys it entered and its suppression", async () => {
     const panel = await peoplePanel();
     const api = apiFor(panel);

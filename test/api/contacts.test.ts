@@ -366,3 +366,34 @@ describe("a contact stored through one request shape reads back through another"
     expect(await getContactByKey(panelData, panel.id, "js@example.com")).toMatchObject({ attributes: { EMAIL: "js@example.com" } });
   });
 });
+
+describe("the contact writes' refusals, word for word (CONTRACT 4.1, 4.3, 4.4)", () => {
+  const failed = (message: string, errors: Array<{ field: string; message: string }>) => ({ result: "Failed", message, errors, requestid: expect.stringMatching(/^[0-9a-f]{32}$/) });
+
+  it("add: refused attributes and a missing list", async () => {
+    const invalid = await api("contact", "add", { data: { EMAIL: "r@example.com", AGE: "x", SHOE: 9 } });
+    expect(invalid).toEqual({ status: 400, body: failed('data.AGE: must be an integer, not "x" (and 1 more)', [
+        { field: "data.AGE", message: 'must be an integer, not "x"' },
+        { field: "data.SHOE", message: `unknown attribute "SHOE": it is not in the panel's attribute schema` },
+      ]) });
+    const a = await newList("A");
+    const noList = await api("contact", "add", { data: { EMAIL: "r@example.com" }, listid: `${a},999998,999999` });
+    expect(noList).toEqual({ status: 404, body: failed("listid: no list with id 999998, 999999 in this panel", [{ field: "listid", message: "no list with id 999998, 999999" }]) });
+  });
+
+  it("update: a missing contact and refused attributes", async () => {
+    const missing = await api("contact", "update", { data: { email: "Ghost@Example.com", NAME: "Boo" } });
+    expect(missing).toEqual({ status: 404, body: failed('No contact with EMAIL "ghost@example.com"; use activity=add to create it', [{ field: "data.EMAIL", message: "no such contact" }]) });
+    await api("contact", "add", { data: { EMAIL: "w@example.com" } });
+    const invalid = await api("contact", "update", { data: { EMAIL: "w@example.com", AGE: "thirty" } });
+    expect(invalid).toEqual({ status: 400, body: failed('data.AGE: must be an integer, not "thirty"', [{ field: "data.AGE", message: 'must be an integer, not "thirty"' }]) });
+  });
+
+  it("delete: a missing contact and a missing list", async () => {
+    const a = await newList("A");
+    const missing = await api("contact", "delete", { data: "Nobody@Example.com", listid: String(a) });
+    expect(missing).toEqual({ status: 404, body: failed('No contact with EMAIL "nobody@example.com"', [{ field: "data", message: "no such contact" }]) });
+    const noList = await api("contact", "delete", { data: "nobody@example.com", listid: `${a},999999` });
+    expect(noList).toEqual({ status: 404, body: failed("listid: no list with id 999999 in this panel", [{ field: "listid", message: "no list with id 999999" }]) });
+  });
+});
