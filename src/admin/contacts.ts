@@ -3,7 +3,8 @@ import { canonicalAttributeName } from "../domain/attributes";
 import { preferencesBody } from "../domain/preferences";
 import { attributeSearchValue, contactSearchQuery, editContactBody } from "../domain/panel-screens";
 import { normalisePrimaryKey } from "../domain/primary-key";
-import { fromProblems, invalidField, notFound, unwrap } from "../lib/http/errors";
+import { fromProblems, invalidField, notFound, problemError, unwrap } from "../lib/http/errors";
+import type { Problem } from "../lib/problems";
 import { contactAccessExport } from "../services/contacts/access-export";
 import { eraseContact } from "../services/contacts/erase";
 import { changeContactPreferences, contactPreferences } from "../services/channels/preferences";
@@ -60,10 +61,23 @@ function historyView(history: ContactHistory) {
   };
 }
 
+/** The admin API's sentence for a contact the panel does not have, named by the key as the path gives it. */
+const noContactSentence = (panel: Panel, key: string) => `No contact with ${panel.primaryKey} "${key}" in this panel`;
+
 async function requireContact(db: ShardDb, panel: Panel, key: string): Promise<Contact> {
   const contact = await getContactByKey(db, panel.id, key);
-  if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${key}" in this panel`);
+  if (!contact) throw notFound(noContactSentence(panel, key));
   return contact;
+}
+
+/**
+ * The contact edit's refusals in the admin API's words: a missing contact (gone since the handler
+ * found it) as every contact route says it, without fields; refused attributes as the service
+ * words them. The envelope words the same refusals its own way (api/contacts.ts).
+ */
+function inPanelWords(problem: Problem, panel: Panel, pathKey: string): Problem {
+  if (problem.kind === "not_found") return { kind: "not_found", fields: [], message: noContactSentence(panel, pathKey) };
+  return problem;
 }
 
 const searchPanelContacts = definePanelRoute({
@@ -140,9 +154,8 @@ const editContact = definePanelRoute({
       { ...body.attributes, [panel.primaryKey]: contact.key },
       "attributes",
     );
-    if (outcome.kind === "refused") throw fromProblems(outcome.problems);
-    if (outcome.kind === "missing") throw notFound(`No contact with ${panel.primaryKey} "${path.key}" in this panel`);
-    return contactView(outcome.contact);
+    if (!outcome.ok) throw problemError(inPanelWords(outcome.problem, panel, path.key));
+    return contactView(outcome.value.contact);
   },
 });
 
@@ -165,7 +178,7 @@ const eraseOneContact = definePanelRoute({
     "Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})",
   async handle({ env, caller, path, panel, db }) {
     const erasure = await eraseContact(env, db, panel.id, path.key, Date.now());
-    if (!erasure) throw notFound(`No contact with ${panel.primaryKey} "${path.key}" in this panel`);
+    if (!erasure) throw notFound(noContactSentence(panel, path.key));
     // The log names the contact by its id only: its key is what was erased.
     await audited({ db, caller, panel }, "contact.erased", String(erasure.contactId), { erasure_id: erasure.id });
     return erasureView(erasure);
@@ -194,7 +207,7 @@ const exportOneContact = definePanelRoute({
     "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
   async handle({ env, path, panel, db }) {
     const held = await contactAccessExport(env, db, panel.id, path.key);
-    if (!held) throw notFound(`No contact with ${panel.primaryKey} "${path.key}" in this panel`);
+    if (!held) throw notFound(noContactSentence(panel, path.key));
     const document = {
       exported_at: isoTime(Date.now()),
       panel_id: panel.id,

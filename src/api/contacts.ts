@@ -1,7 +1,8 @@
 import type { ShardDb } from "../store/shards";
 import { contactKeyFrom, type KeyedSchema } from "../domain/contacts";
 import { forgetCallers } from "../services/access/api-keys";
-import { fromProblems, invalidField, notFound } from "../lib/http/errors";
+import { invalidField, notFound, problemError } from "../lib/http/errors";
+import type { Problem, Result } from "../lib/problems";
 import { z } from "../lib/z";
 import { getContactByKey, listsOfContact } from "../store/contacts";
 import { addContact } from "../services/contacts/add";
@@ -26,12 +27,29 @@ function keyOrThrow(schema: KeyedSchema, data: unknown): string {
   return key.key;
 }
 
-function listsNotFound(missing: readonly number[]) {
-  return notFound(`listid: no list with id ${missing.join(", ")} in this panel`, [{ field: "listid", message: `no list with id ${missing.join(", ")}` }]);
-}
-
 function contactNotFound(panel: Panel, key: string) {
   return notFound(`No contact with ${panel.primaryKey} "${key}"`, [{ field: "data", message: "no such contact" }]);
+}
+
+/**
+ * The contact writes' refusals in the envelope's words (CONTRACT 4.3, 4.4): a missing contact is
+ * named by `data` (on an update by the key's field, and the message says how to create it), in
+ * the service's sentence, which names the contact by its stored key. Refused attributes and
+ * missing lists are answered as the service words them. The one place the envelope words them;
+ * the panel's edit words a missing contact its own way (admin/contacts.ts).
+ */
+function inEnvelopeWords(problem: Problem, asked: { activity: "add" | "update" | "delete"; primaryKey: string }): Problem {
+  if (problem.kind !== "not_found" || problem.fields[0]?.field !== "contact") return problem;
+  if (asked.activity === "update") {
+    return { kind: "not_found", fields: [{ field: `data.${asked.primaryKey}`, message: "no such contact" }], message: `${problem.message}; use activity=add to create it` };
+  }
+  return { kind: "not_found", fields: [{ field: "data", message: "no such contact" }], message: problem.message };
+}
+
+/** The service's value, or its refusal thrown in the envelope's words. */
+function unwrapContact<T>(result: Result<T>, panel: Panel, activity: "add" | "update" | "delete"): T {
+  if (result.ok) return result.value;
+  throw problemError(inEnvelopeWords(result.problem, { activity, primaryKey: panel.primaryKey }));
 }
 
 async function contactOfPanel(db: ShardDb, panel: Panel, key: string) {
@@ -49,9 +67,7 @@ const addOperation = defineOperation({
   summary: "Add a contact, or merge the given attributes into the existing one (4.1); listid names one list or several",
   params: z.object({ data: jsonObjectParam, listid: listIdsParam.optional() }),
   async run({ env, exec, panel, schema, now, db }, { data, listid }) {
-    const outcome = await addContact(writeContext(env, exec, db, panel, now, schema), data, listid);
-    if (outcome.kind === "refused") throw fromProblems(outcome.problems);
-    if (outcome.kind === "no-lists") throw listsNotFound(outcome.listIds);
+    const outcome = unwrapContact(await addContact(writeContext(env, exec, db, panel, now, schema), data, listid), panel, "add");
     return { contact: outcome.contact.attributes, ...schemaMembers(outcome) };
   },
 });
@@ -71,13 +87,7 @@ const updateExistingContact = defineOperation({
   summary: "Update attributes of an existing contact (4.3)",
   params: z.object({ data: jsonObjectParam }),
   async run({ env, exec, panel, schema, now, db }, { data }) {
-    const outcome = await updateContactAttributes(writeContext(env, exec, db, panel, now, schema), data);
-    if (outcome.kind === "refused") throw fromProblems(outcome.problems);
-    if (outcome.kind === "missing") {
-      throw notFound(`No contact with ${panel.primaryKey} "${outcome.key}"; use activity=add to create it`, [
-        { field: `data.${panel.primaryKey}`, message: "no such contact" },
-      ]);
-    }
+    const outcome = unwrapContact(await updateContactAttributes(writeContext(env, exec, db, panel, now, schema), data), panel, "update");
     return { contact: outcome.contact.attributes, ...schemaMembers(outcome) };
   },
 });
@@ -87,9 +97,7 @@ const deleteOperation = defineOperation({
   params: z.object({ data: contactRefParam, listid: listIdsParam }),
   async run({ env, exec, panel, schema, now, db }, { data, listid }) {
     const key = keyOrThrow(schema, data);
-    const outcome = await removeContactFromLists(writeContext(env, exec, db, panel, now, schema), key, listid);
-    if (outcome.kind === "no-lists") throw listsNotFound(outcome.listIds);
-    if (outcome.kind === "missing") throw contactNotFound(panel, key);
+    const outcome = unwrapContact(await removeContactFromLists(writeContext(env, exec, db, panel, now, schema), key, listid), panel, "delete");
     return { removed_from: outcome.removedFrom };
   },
 });

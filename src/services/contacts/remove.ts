@@ -1,20 +1,21 @@
 import { getContactByKey, removeFromLists } from "../../store/contacts";
-import type { ContactWriteContext } from "./context";
+import { succeeded, type Result } from "../../lib/problems";
+import type { ContactSchemaContext, ContactWriteContext } from "./context";
 import { missingLists } from "./lists";
 import { afterContactChanged } from "./reactions";
-
-export type ContactRemoval = { kind: "removed"; removedFrom: number[] } | { kind: "no-lists"; listIds: number[] } | { kind: "missing" };
+import { noSuchContact, noSuchLists } from "./refusals";
 
 /**
  * Takes the contact `key` out of `listIds` (CONTRACT 2.2 `delete`; the contact itself stays);
- * the contact reactions hear of it. Every list must be the panel's, else nothing changes.
+ * the contact reactions hear of it and the answer is the lists it was in. Every list must be the
+ * panel's, then the contact must exist (else `not_found`), or nothing changes.
  */
-export async function removeContactFromLists(ctx: ContactWriteContext, key: string, listIds: readonly number[]): Promise<ContactRemoval> {
+export async function removeContactFromLists(ctx: ContactWriteContext & Pick<ContactSchemaContext, "schema">, key: string, listIds: readonly number[]): Promise<Result<{ removedFrom: number[] }>> {
   const missing = await missingLists(ctx.db, ctx.panelId, listIds);
-  if (missing.length) return { kind: "no-lists", listIds: missing };
+  if (missing.length) return noSuchLists(missing);
   const contact = await getContactByKey(ctx.db, ctx.panelId, key);
-  if (!contact) return { kind: "missing" };
+  if (!contact) return noSuchContact(ctx.schema.primaryKey, key);
   const removedFrom = await removeFromLists(ctx.db, ctx.panelId, contact.id, listIds);
   ctx.waitUntil(afterContactChanged(ctx.env, { panelId: ctx.panelId, contact, changes: ["lists"], joinedList: false, now: ctx.now }));
-  return { kind: "removed", removedFrom };
+  return succeeded({ removedFrom });
 }

@@ -1,6 +1,7 @@
-import { refused, succeeded, type Result } from "../../lib/problems";
+import { succeeded, type Result } from "../../lib/problems";
 import type { ShardDb } from "../../store/shards";
 import { missingLists } from "../contacts/lists";
+import { noSuchLists } from "../contacts/refusals";
 import { startImport } from "./index";
 
 export interface BulkUpload {
@@ -20,7 +21,7 @@ export interface BulkUpload {
  */
 export async function startBulkUpload(env: Pick<Env, "IMPORTS">, db: ShardDb, upload: BulkUpload): Promise<Result<{ jobId: string }>> {
   const missing = await missingLists(db, upload.panelId, upload.listId === null ? [] : [upload.listId]);
-  if (missing.length) return refused("not_found", [{ field: "listid", message: `no list with id ${missing.join(", ")}` }], `listid: no list with id ${missing.join(", ")} in this panel`);
+  if (missing.length) return noSuchLists(missing);
   const jobId = await startImport(env, db, {
     panelId: upload.panelId,
     sources: [{ url: upload.url }],
