@@ -1,6 +1,7 @@
 // npm run bench:profile: where the service's CPU goes. Starts the benchmark build with
 // workerd's inspector open, loads one path (PROFILE=api: contact add; PROFILE=single: single activity posts; PROFILE=pipeline: event
-// batches through the batch endpoint and the EVENTS consumer; PROFILE=import: one bulk upload of
+// batches through the batch endpoint and the EVENTS consumer; PROFILE=upload: the same events through Activity API v2's
+// upload endpoint (named, unprefixed, ISO timestamps, Bearer key), the consumer detached; PROFILE=import: one bulk upload of
 // ROWS (200,000) rows of bench:import's file, from the call to `completed`), records a V8 CPU profile of the
 // service's isolate meanwhile, and prints the functions with the most self time and with the
 // most total time (themselves and what they call). SECONDS (default 10) of load; the raw profile is written
@@ -48,7 +49,8 @@ async function connect(url: string) {
   };
 }
 
-const runtime = await startRuntime({ inspectorPort, withoutConsumersOf: [] });
+// PROFILE=upload profiles the endpoint alone, as bench:activity's part 2b runs it: the EVENTS consumer detached.
+const runtime = await startRuntime({ inspectorPort, withoutConsumersOf: kind === "upload" ? ["apiv2-events-default"] : [] });
 try {
   const { origin } = runtime;
   const panel = await createBenchPanel(origin);
@@ -119,15 +121,35 @@ try {
       activity_source: "web",
       activity_params: { "s^name": "Kettle", "i^prid": 1000 + (i % 100), "f^price": 29.5, "i^prqt": 1 + (i % 3) },
     });
+    // PROFILE=upload: the same events as Activity API v2 sends them (bench:activity's part 2b):
+    // named, unprefixed parameters, an ISO timestamp, the key as a Bearer header.
+    const named = (i: number) => {
+      const { activityid: _id, cts: _cts, activity_params: params, ...rest } = event(i);
+      return {
+        ...rest,
+        activity_name: "add_to_cart",
+        timestamp: "2024-01-31T18:05:00+05:30",
+        activity_params: Object.fromEntries(Object.entries(params).map(([key, value]) => [key.slice(2), value])),
+      };
+    };
     concurrency = 2;
-    send = (i) =>
-      fetch(`${origin}/v1/activity/batch/${panel.clientId}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(Array.from({ length: 1000 }, (_, j) => event(i * 1000 + j))),
-      });
+    unit = "1,000-event call";
+    send =
+      kind === "upload"
+        ? (i) =>
+            fetch(`${origin}/v1/activity/upload`, {
+              method: "POST",
+              headers: { "content-type": "application/json", authorization: `Bearer ${panel.apiKey}` },
+              body: JSON.stringify(Array.from({ length: 1000 }, (_, j) => named(i * 1000 + j))),
+            })
+        : (i) =>
+            fetch(`${origin}/v1/activity/batch/${panel.clientId}`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(Array.from({ length: 1000 }, (_, j) => event(i * 1000 + j))),
+            });
     const db = await runtime.miniflare.getD1Database(BENCH_SHARD);
-    drain = async () => {
+    if (kind !== "upload") drain = async () => {
       while ((await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE state = 'pending'").first<{ n: number }>())!.n > 0) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
