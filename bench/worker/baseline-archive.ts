@@ -25,10 +25,11 @@ export async function baselineArchive(request: Request, env: Env): Promise<Respo
 /** The service's own archiving of the panel, run to the end in one request. */
 export async function serviceArchive(request: Request, env: Env): Promise<Response> {
   const { archivePanel } = await import("../../src/services/retention/archive");
+  const { recheckArchived } = await import("../../src/services/segments/archived-events");
   const { shardByIndex } = await import("../../src/store/shards");
   const panel = new URL(request.url).searchParams.get("panel") ?? "";
   const started = Date.now();
-  const moved = await archivePanel(env.FILES, shardByIndex(env, 0)!, { id: panel, eventRetentionDays: 1 }, Date.now(), Number.MAX_SAFE_INTEGER);
+  const moved = await archivePanel(env.FILES, shardByIndex(env, 0)!, { id: panel, eventRetentionDays: 1 }, Date.now(), Number.MAX_SAFE_INTEGER, recheckArchived);
   const events = (await env.SHARD_0.prepare("SELECT COALESCE(SUM(events), 0) AS n FROM event_archive_parts WHERE panel_id = ?").bind(panel).first<{ n: number }>())!.n;
   return Response.json({ parts: moved, moved: events, ms: Date.now() - started });
 }

@@ -8,7 +8,7 @@ import { segmentExportsRedrive } from "../services/segments/export";
 import { panelMovesRedrive } from "../services/panels/move";
 import { segmentsCron } from "../services/segments/membership";
 import { sweepIdleSessions } from "../services/operators/sessions";
-import { archiveOldEvents } from "../services/retention/archive";
+import { archiveOldEvents } from "../services/segments/archived-events";
 import { eraseArchivedEvents } from "../services/contacts/erase";
 import { housekeeping } from "../services/retention/housekeeping";
 import { redriveWaitingPush } from "../services/journeys/push";

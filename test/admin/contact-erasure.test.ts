@@ -5,7 +5,7 @@ import { eraseArchivedEvents } from "../../src/services/contacts/erase";
 import { recordEvents } from "../../src/services/pipeline/record";
 import { startSegmentExport } from "../../src/services/segments/export";
 import { getPanel } from "../../src/store/panels";
-import { archiveOldEvents } from "../../src/services/retention/archive";
+import { archiveOldEvents } from "../../src/services/segments/archived-events";
 import { isAddressSuppressed, suppressAddress } from "../../src/store/suppressions";
 import { phoneSuppression, suppressPhone } from "../../src/store/sms";
 import { pipelineSettled } from "../support/activity";

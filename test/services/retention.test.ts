@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { gunzipText } from "../../src/lib/gzip";
-import { archiveOldEvents } from "../../src/services/retention/archive";
+import { archiveOldEvents } from "../../src/services/segments/archived-events";
 import { recordEvents } from "../../src/services/pipeline/record";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
-import { pipelineSettled } from "../support/activity";
+import { defineActivity, eventually, pipelineSettled, postUpload } from "../support/activity";
 import { importCsv } from "../support/imports";
 import { housekeeping } from "../../src/services/retention/housekeeping";
 
@@ -106,6 +106,67 @@ describe("event retention", () => {
     await archiveOldEvents.run(env, Date.now());
     expect(await hotCount(other.id)).toBe(0);
     expect((await archivedLines(other.id)).map((l) => l.id).sort((a, b) => a - b)).toEqual(ids);
+  });
+
+  it("keeps a behaviour segment's stored members equal to its count when its events are archived, negated segments included", async () => {
+    const panel = await createPanel();
+    await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 });
+    const api = apiFor(panel);
+    for (const email of ["ada@example.com", "bob@example.com", "cy@example.com"]) expect((await api("contact", "add", { data: { EMAIL: email } })).status).toBe(200);
+    await defineActivity(panel, "purchase", {});
+    const at = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY).toISOString().slice(0, 19);
+    // ada bought recently and long ago, bob only long ago (past the 30-day window), cy never.
+    const uploaded = await postUpload(panel.apiKey, [
+      { activity_name: "purchase", identity: "ada@example.com", timestamp: at(1) },
+      { activity_name: "purchase", identity: "ada@example.com", timestamp: at(60) },
+      { activity_name: "purchase", identity: "bob@example.com", timestamp: at(45) },
+    ]);
+    expect(uploaded.body).toMatchObject({ recorded: 3 });
+    await pipelineSettled(panel.id);
+    await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
+
+    const did = { activity: "purchase", op: "performed" };
+    const twice = { activity: "purchase", op: "performed", min: 2 };
+    const didNot = { not: { activity: "purchase", op: "performed" } };
+    const saved = new Map<unknown, string>();
+    for (const match of [did, twice, didNot]) {
+      const created = await admin("POST", `/panels/${panel.id}/segments`, { name: JSON.stringify(match), match });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      saved.set(match, created.body.id);
+    }
+    /** The live count, and the stored members as their addresses: they must agree. */
+    const answer = async (match: unknown) => {
+      const counted = (await admin("POST", `/panels/${panel.id}/segments/count`, { match })).body.count as number;
+      const members = await eventually(async () => {
+        const read = await admin("GET", `/panels/${panel.id}/segments/${saved.get(match)}`);
+        if (read.body.building) return undefined;
+        const page = await admin("GET", `/panels/${panel.id}/segments/${saved.get(match)}/contacts?limit=100`);
+        return (page.body.contacts as Array<{ EMAIL: string }>).map((c) => c.EMAIL.split("@")[0]!).sort();
+      });
+      expect(members).toHaveLength(counted);
+      return members;
+    };
+    expect(await answer(did)).toEqual(["ada", "bob"]);
+    expect(await answer(twice)).toEqual(["ada"]);
+    expect(await answer(didNot)).toEqual(["cy"]);
+
+    // Archiving is driven part by part; the second part is left verified with its rows deleted,
+    // as a crash would, and the next run re-checks its contacts from the object.
+    const unreadable = { ...env, FILES: new Proxy(env.FILES, { get: (t, n) => (n === "get" ? async () => null : Reflect.get(t, n).bind(t)) }) };
+    await archiveOldEvents.run(unreadable, Date.now()).catch(() => undefined);
+    const parts = await panelData.prepare("UPDATE event_archive_parts SET state = 'verified' WHERE panel_id = ? RETURNING part, ids").bind(panel.id).all<{ part: number; ids: string }>();
+    expect(parts.results.length).toBe(1);
+    for (const id of JSON.parse(parts.results[0]!.ids) as number[]) await panelData.prepare("DELETE FROM events WHERE id = ?").bind(id).run();
+    await archiveOldEvents.run(env, Date.now());
+    expect(await hotCount(panel.id)).toBe(1);
+
+    // Behaviour conditions count the events the shard keeps: bob's only purchase is archived.
+    expect(await answer(did)).toEqual(["ada"]);
+    expect(await answer(twice)).toEqual([]);
+    expect(await answer(didNot)).toEqual(["bob", "cy"]);
+    // A later run changes nothing.
+    await archiveOldEvents.run(env, Date.now());
+    expect(await answer(didNot)).toEqual(["bob", "cy"]);
   });
 
   it("refuses a retention outside 1 to 3650 days, naming the field, and changes nothing", async () => {

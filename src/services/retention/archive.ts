@@ -75,17 +75,36 @@ async function writeAndVerify(bucket: R2Bucket, db: ShardDb, part: ArchivePart, 
   return true;
 }
 
-/** Takes a part from whatever state it is in to done. */
-async function completePart(bucket: R2Bucket, db: ShardDb, part: ArchivePart, rows?: readonly EventRow[]): Promise<void> {
+/** The rows a part holds: in the shard until verified, then in its (verified) object. */
+async function rowsOfPart(bucket: R2Bucket, db: ShardDb, part: ArchivePart): Promise<EventRow[]> {
+  if (part.state === "written") return partRows(db, part);
+  const stored = await bucket.get(archiveKey(part.panelId, part.day, part.part));
+  return stored ? readPartObject(stored) : [];
+}
+
+/**
+ * What must follow once a part's rows left the shard: the segment re-check of their contacts
+ * (segments count retained events only). Passed in, as services/segments cannot be imported
+ * here (segments -> contacts -> retention); services/segments/archived-events.ts passes it.
+ */
+export type AfterArchived = (db: ShardDb, panelId: string, rows: readonly EventRow[], now: number) => Promise<void>;
+
+/**
+ * Takes a part from whatever state it is in to done. `after` runs once its rows are gone and
+ * before the part is done: a crash in between repeats it, which changes nothing the second time.
+ */
+async function completePart(bucket: R2Bucket, db: ShardDb, part: ArchivePart, now: number, after: AfterArchived, read?: readonly EventRow[]): Promise<void> {
+  const rows = read ?? (await rowsOfPart(bucket, db, part));
   if (part.state === "written" && !(await writeAndVerify(bucket, db, part, rows))) {
     throw new Error(`archive part ${archiveKey(part.panelId, part.day, part.part)} did not read back as written; its rows are kept`);
   }
   while ((await deletePartRows(db, part, DELETE_CHUNK)) === DELETE_CHUNK);
+  await after(db, part.panelId, rows, now);
   await finishArchivePart(db, part);
 }
 
 /** Moves up to `budget` parts of one panel's days before its cutoff; returns how many it moved. */
-export async function archivePanel(bucket: R2Bucket, db: ShardDb, panel: { id: string; eventRetentionDays: number }, now: number, budget: number): Promise<number> {
+export async function archivePanel(bucket: R2Bucket, db: ShardDb, panel: { id: string; eventRetentionDays: number }, now: number, budget: number, after: AfterArchived): Promise<number> {
   const cutoff = retentionCutoff(now, panel.eventRetentionDays);
   let moved = 0;
   while (moved < budget) {
@@ -95,29 +114,31 @@ export async function archivePanel(bucket: R2Bucket, db: ShardDb, panel: { id: s
     const ids = rows.map((r) => r.id);
     const part: ArchivePart = { panelId: panel.id, ids, day, part: ids[0]!, lastId: ids.at(-1)!, events: ids.length, state: "written" };
     await recordArchivePart(db, part, now);
-    await completePart(bucket, db, part, rows);
+    await completePart(bucket, db, part, now, after, rows);
     moved++;
   }
   return moved;
 }
 
 /** Finishes the parts of a shard a crash left half done; returns how many. */
-export async function resumeArchiveParts(bucket: R2Bucket, db: ShardDb, limit: number): Promise<number> {
+export async function resumeArchiveParts(bucket: R2Bucket, db: ShardDb, limit: number, now: number, after: AfterArchived): Promise<number> {
   const parts = await unfinishedArchiveParts(db, limit);
-  for (const part of parts) await completePart(bucket, db, part);
+  for (const part of parts) await completePart(bucket, db, part, now, after);
   return parts.length;
 }
 
 /** The cron sweep: on every shard, finishes what a crash left, then moves old days of its panels. */
-export const archiveOldEvents: CronTask = {
-  name: "events.archive",
-  async run(env, now) {
-    await forEachShard(env, "events.archive", async (db, index) => {
-      let budget = PARTS_PER_RUN - (await resumeArchiveParts(env.FILES, db, PARTS_PER_RUN));
-      for (const panel of await panelsOnShard(env.DB, index)) {
-        if (budget <= 0) break;
-        budget -= await archivePanel(env.FILES, db, panel, now, budget);
-      }
-    });
-  },
-};
+export function archiveTask(after: AfterArchived): CronTask {
+  return {
+    name: "events.archive",
+    async run(env, now) {
+      await forEachShard(env, "events.archive", async (db, index) => {
+        let budget = PARTS_PER_RUN - (await resumeArchiveParts(env.FILES, db, PARTS_PER_RUN, now, after));
+        for (const panel of await panelsOnShard(env.DB, index)) {
+          if (budget <= 0) break;
+          budget -= await archivePanel(env.FILES, db, panel, now, budget, after);
+        }
+      });
+    },
+  };
+}

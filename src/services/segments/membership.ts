@@ -57,7 +57,16 @@ export async function refreshContacts(env: Env, panelId: string, contactIds: rea
  * reads events. Returns how many memberships began.
  */
 export async function refreshAfterEvents(env: Env, panelId: string, events: ReadonlyArray<{ contactId: number | null; channel: string; name: string }>, now: number): Promise<number> {
-  const db = await panelDb(env, panelId);
+  return refreshForEvents(await panelDb(env, panelId), panelId, events, now);
+}
+
+/**
+ * The same on the panel's shard, for events recorded or archived: behaviour conditions count
+ * the events in the shard only (docs/api/segments.md), so when retention moves a contact's
+ * events to R2 its memberships are re-checked as when events arrive, and the stored members
+ * stay equal to the count (a "did" segment loses the contact, a "did not" one gains it).
+ */
+export async function refreshForEvents(db: ShardDb, panelId: string, events: ReadonlyArray<{ contactId: number | null; channel: string; name: string }>, now: number): Promise<number> {
   const segments = (await panelSegments(db, panelId)).filter((s) => s.dependencies.events);
   const work = segments.map((segment) => ({
     segment,
