@@ -28,6 +28,7 @@
 -- migration 0058_list_numbers.sql
 -- migration 0059_complaint_suppressions.sql
 -- migration 0060_retention.sql
+-- migration 0061_list_member_counts.sql
 
 -- table activities
 
@@ -768,6 +769,18 @@ CREATE TABLE "list_members" (
 
 CREATE INDEX list_members_by_contact ON list_members (contact_id);
 
+CREATE TRIGGER list_members_count_in AFTER INSERT ON list_members
+WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = NEW.panel_id)
+BEGIN
+  UPDATE lists SET member_count = member_count + 1 WHERE panel_id = NEW.panel_id AND id = NEW.list_id;
+END;
+
+CREATE TRIGGER list_members_count_out AFTER DELETE ON list_members
+WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = OLD.panel_id)
+BEGIN
+  UPDATE lists SET member_count = member_count - 1 WHERE panel_id = OLD.panel_id AND id = OLD.list_id;
+END;
+
 CREATE TRIGGER list_members_enter_journeys AFTER INSERT ON list_members
 WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = NEW.panel_id)
 BEGIN
@@ -791,7 +804,7 @@ CREATE TABLE "lists" (
   name_key    TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
   created_at  INTEGER NOT NULL,
-  updated_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL, member_count INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (panel_id, id),
   UNIQUE (panel_id, name_key)
 );

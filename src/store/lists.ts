@@ -21,8 +21,9 @@ interface ListRow {
   updated_at: number;
 }
 
-const LIST_SELECT = `SELECT l.id, l.name, l.description, l.created_at, l.updated_at,
-  (SELECT COUNT(*) FROM list_members m WHERE m.list_id = l.id AND m.panel_id = l.panel_id) AS count FROM lists l`;
+// The count is the list's maintained counter (migration 0061: triggers on list_members), not a
+// COUNT over its members on each read (issue 42).
+export const LIST_SELECT = `SELECT l.id, l.name, l.description, l.created_at, l.updated_at, l.member_count AS count FROM lists l`;
 
 /**
  * Lists are numbered per panel from 1 in creation order, so an id fits a signed 32-bit integer
@@ -130,13 +131,17 @@ export async function deleteList(db: ShardDb, panelId: string, listId: number): 
   ]);
 }
 
-/** Removes every member of the list; returns how many were removed. */
+/**
+ * Removes every member of the list; returns how many were removed: the counter as the batch (one
+ * transaction) found it, since the delete's `changes` also counts the counter triggers' updates.
+ */
 export async function emptyList(db: ShardDb, panelId: string, listId: number, now: number): Promise<number> {
-  const [removed] = await db.batch([
+  const [held] = await db.batch<{ n: number }>([
+    db.prepare("SELECT member_count AS n FROM lists WHERE panel_id = ? AND id = ?").bind(panelId, listId),
     db.prepare("DELETE FROM list_members WHERE panel_id = ? AND list_id = ?").bind(panelId, listId),
     db.prepare("UPDATE lists SET updated_at = ? WHERE panel_id = ? AND id = ?").bind(now, panelId, listId),
   ]);
-  return removed!.meta.changes;
+  return held!.results[0]?.n ?? 0;
 }
 
 export interface ListMember {

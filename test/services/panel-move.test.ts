@@ -138,6 +138,12 @@ describe("moving a panel to another shard", () => {
     const last = await api("contact", "view", { data: added[added.length - 1] });
     expect(last.status).toBe(200);
     expect(last.body.lists).toEqual([{ id: listId, listname: "Moving" }]);
+    // The list's member counter moved with it and counted each membership once (issue 42).
+    expect((await api("lists", "getall")).body.lists.map((l: { id: number; count: number }) => [l.id, l.count])).toEqual([[listId, 60 + added.length]]);
+    await api("contact", "add", { data: { EMAIL: "counted@example.com" }, listid: listId });
+    expect((await api("lists", "getall")).body.lists[0].count).toBe(61 + added.length);
+    await api("contact", "delete", { data: "counted@example.com", listid: String(listId) });
+    expect((await api("lists", "getall")).body.lists[0].count).toBe(60 + added.length);
 
     // The panel keeps working on its new shard. The copied rows keep their ids; the new shard took
     // a fresh id range above them (else it would go on in the old shard's range), and the old
