@@ -18,6 +18,7 @@
 // endpoint's CPU, which in production it does not (consumers run in invocations of their own).
 // workerd's CPU time per request is printed too: it is steadier than throughput when other
 // processes share the cores.
+import { asUploadEvent, BENCH_ACTIVITY, benchEvent } from "./activity-events.ts";
 import { adminCall, BENCH_SHARD, createBenchPanel, load, printComparison, report, share, startRuntime, Tally, times, type BenchFigure, type BenchRuntime } from "./lib.ts";
 
 const concurrency = Number(process.env.CONCURRENCY ?? 16);
@@ -44,29 +45,9 @@ async function setUp(runtime: BenchRuntime): Promise<Setup> {
   const db = await runtime.miniflare.getD1Database(BENCH_SHARD);
   const pending = async () => (await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE state = 'pending'").first<{ n: number }>())!.n;
   const panel = await createBenchPanel(runtime.origin);
-  const activity = await adminCall(runtime.origin, "POST", `/panels/${panel.id}/activities`, {
-    name: "add_to_cart",
-    params: { name: "string", prid: "integer", price: "float", prqt: "integer" },
-  });
-  // 5,000 contacts, each with its visitor id: most posts land on a contact that already exists.
-  const event = (i: number) => ({
-    activityid: activity.activityid,
-    identity: `user${i % 5000}@example.com`,
-    uniqueid: `visitor-${i % 5000}`,
-    cts: "240131180500",
-    activity_source: "web",
-    activity_params: { "s^name": "Kettle", "i^prid": 1000 + (i % 100), "f^price": 29.5, "i^prqt": 1 + (i % 3) },
-  });
-  // The same events as Activity API v2 clients send them: named, unprefixed, an ISO timestamp.
-  const named = (i: number) => {
-    const { activityid: _id, cts: _cts, activity_params: params, ...rest } = event(i);
-    return {
-      ...rest,
-      activity_name: "add_to_cart",
-      timestamp: "2024-01-31T18:05:00+05:30",
-      activity_params: Object.fromEntries(Object.entries(params).map(([key, value]) => [key.slice(2), value])),
-    };
-  };
+  const activity = await adminCall(runtime.origin, "POST", `/panels/${panel.id}/activities`, BENCH_ACTIVITY);
+  const event = (i: number) => benchEvent(activity.activityid, i);
+  const named = (i: number) => asUploadEvent(event(i));
   let sequence = 0;
   return {
     runtime,

@@ -11,6 +11,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childCpuSeconds } from "./cpu.ts";
+import { asUploadEvent, BENCH_ACTIVITY, benchEvent } from "./activity-events.ts";
 import { adminCall, BENCH_SHARD, createBenchPanel, load, startRuntime, type LoadResult } from "./lib.ts";
 import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
 
@@ -112,26 +113,11 @@ try {
         body: JSON.stringify({ activityid: activity.activityid, identity: `user${i % 5000}@example.com`, activity_params: { "s^name": "Kettle", "i^prid": 1000 + (i % 100), "f^price": 29.5, "i^prqt": 1 } }),
       });
   } else {
-    const activity = await adminCall(origin, "POST", `/panels/${panel.id}/activities`, { name: "add_to_cart", params: { name: "string", prid: "integer", price: "float", prqt: "integer" } });
-    const event = (i: number) => ({
-      activityid: activity.activityid,
-      identity: `user${i % 5000}@example.com`,
-      uniqueid: `visitor-${i % 5000}`,
-      cts: "240131180500",
-      activity_source: "web",
-      activity_params: { "s^name": "Kettle", "i^prid": 1000 + (i % 100), "f^price": 29.5, "i^prqt": 1 + (i % 3) },
-    });
-    // PROFILE=upload: the same events as Activity API v2 sends them (bench:activity's part 2b):
-    // named, unprefixed parameters, an ISO timestamp, the key as a Bearer header.
-    const named = (i: number) => {
-      const { activityid: _id, cts: _cts, activity_params: params, ...rest } = event(i);
-      return {
-        ...rest,
-        activity_name: "add_to_cart",
-        timestamp: "2024-01-31T18:05:00+05:30",
-        activity_params: Object.fromEntries(Object.entries(params).map(([key, value]) => [key.slice(2), value])),
-      };
-    };
+    const activity = await adminCall(origin, "POST", `/panels/${panel.id}/activities`, BENCH_ACTIVITY);
+    const event = (i: number) => benchEvent(activity.activityid, i);
+    // PROFILE=upload: the same events as Activity API v2 sends them (bench:activity's part 2b),
+    // the key as a Bearer header.
+    const named = (i: number) => asUploadEvent(event(i));
     concurrency = 2;
     unit = "1,000-event call";
     send =
