@@ -184,14 +184,15 @@ export function withoutFloatTail(phone: string): string {
  *   A string field keeps `""` as given.
  * - Numbers may come as text that is exactly a decimal number; an integer accepts integral
  *   decimals (`34.0`, `"34.0"`, `"3.4e1"` are 34; `34.5` is refused).
- * - A phone attribute's text (`name` given and isPhoneAttribute) loses the `.0` of pandas:
- *   `"9876500001.0"` is `"9876500001"`.
+ * - A phone attribute's text (`phone`: the field isPhoneAttribute) loses the `.0` of pandas:
+ *   `"9876500001.0"` is `"9876500001"`. Callers say it once per field, not per value: an
+ *   import asks per column, not per cell (bench:import).
  * `source` says how the value came: as JSON (a string, number or boolean) or as a CSV cell's text.
  */
-export function readClientValue(type: AttributeType, value: unknown, name?: string, source: "json" | "text" = "json"): Checked<AttributeValue | null> {
+export function readClientValue(type: AttributeType, value: unknown, phone = false, source: "json" | "text" = "json"): Checked<AttributeValue | null> {
   if (type !== "string" && typeof value === "string" && value.trim() === "") return ok(null);
   const checked = source === "text" && typeof value === "string" ? checkTextValue(type, value) : checkJsonValue(type, value);
-  if (checked.ok && typeof checked.value === "string" && name !== undefined && isPhoneAttribute(name)) return ok(withoutFloatTail(checked.value));
+  if (phone && checked.ok && typeof checked.value === "string") return ok(withoutFloatTail(checked.value));
   return checked;
 }
 
@@ -300,7 +301,7 @@ export function checkAttributes(
       values[name] = null;
       continue;
     }
-    const checked = readClientValue(type, value, name);
+    const checked = readClientValue(type, value, isPhoneAttribute(name));
     if (!checked.ok) problems.push({ field, message: checked.reason });
     else if (checked.value !== null) values[name] = checked.value;
     else if (empty === "clears") values[name] = null;

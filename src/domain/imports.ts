@@ -1,4 +1,4 @@
-import { canonicalAttributeName, readClientValue, type AttributeType, type AttributeValue } from "./attributes";
+import { canonicalAttributeName, isPhoneAttribute, readClientValue, type AttributeType, type AttributeValue } from "./attributes";
 import type { KeyedSchema } from "./contacts";
 import { EMAIL_ATTRIBUTE, secondaryEmailProblem } from "./email";
 import { normalisePrimaryKey } from "./primary-key";
@@ -12,6 +12,8 @@ export interface ImportColumn {
   /** Canonical attribute name (upper-case). */
   name: string;
   type: AttributeType;
+  /** isPhoneAttribute(name), asked once per column rather than per cell. */
+  phone: boolean;
 }
 
 export interface ColumnPlan {
@@ -43,7 +45,7 @@ export function planColumns(schema: KeyedSchema, header: readonly string[]): Hea
     if (!type) unknown.push(cell.trim());
     else if (seen.has(name)) problems.push(`column ${name} appears more than once`);
     seen.add(name);
-    columns.push({ name, type: type ?? "string" });
+    columns.push({ name, type: type ?? "string", phone: isPhoneAttribute(name) });
   });
   if (unknown.length) {
     problems.unshift(
@@ -91,7 +93,7 @@ export function prepareRow(plan: ColumnPlan, fields: readonly string[], malforme
       if (checked.ok) key = checked.value;
       else refuse(column.name, checked.reason);
     } else if (cell.trim() !== "") {
-      const checked = readClientValue(column.type, cell, column.name, "text");
+      const checked = readClientValue(column.type, cell, column.phone, "text");
       const problem = checked.ok && column.name === EMAIL_ATTRIBUTE && typeof checked.value === "string" ? secondaryEmailProblem(checked.value) : null;
       if (!checked.ok) refuse(column.name, checked.reason);
       else if (problem) refuse(column.name, problem);

@@ -134,11 +134,11 @@ describe("readClientValue (CONTRACT 10)", () => {
   });
 
   it("drops pandas' .0 from phone attributes only", () => {
-    expect(readClientValue("string", "9876500001.0", "MOBILE")).toEqual({ ok: true, value: "9876500001" });
-    expect(readClientValue("string", "+919876500001.0", "alt_phone")).toEqual({ ok: true, value: "+919876500001" });
-    expect(readClientValue("string", "9876500001.0", "MOBILE_NO", "text")).toEqual({ ok: true, value: "9876500001" });
-    expect(readClientValue("string", "9876500001.5", "MOBILE")).toEqual({ ok: true, value: "9876500001.5" });
-    expect(readClientValue("string", "12.0", "CITY")).toEqual({ ok: true, value: "12.0" });
+    expect(readClientValue("string", "9876500001.0", isPhoneAttribute("MOBILE"))).toEqual({ ok: true, value: "9876500001" });
+    expect(readClientValue("string", "+919876500001.0", isPhoneAttribute("alt_phone"))).toEqual({ ok: true, value: "+919876500001" });
+    expect(readClientValue("string", "9876500001.0", isPhoneAttribute("MOBILE_NO"), "text")).toEqual({ ok: true, value: "9876500001" });
+    expect(readClientValue("string", "9876500001.5", isPhoneAttribute("MOBILE"))).toEqual({ ok: true, value: "9876500001.5" });
+    expect(readClientValue("string", "12.0", isPhoneAttribute("CITY"))).toEqual({ ok: true, value: "12.0" });
     expect(readClientValue("string", "12.0")).toEqual({ ok: true, value: "12.0" });
     expect(isPhoneAttribute("PHONENUMBER")).toBe(true);
     expect(isPhoneAttribute("NAME")).toBe(false);

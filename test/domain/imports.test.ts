@@ -13,13 +13,14 @@ function plan(header: string[]): ColumnPlan {
 
 describe("header row", () => {
   it("maps names case-insensitively and keeps the file's spelling for the report", () => {
-    const p = plan(["email", " Name ", "AGE"]);
+    const p = plan(["email", " Name ", "AGE", "mobile"]);
     expect(p.columns).toEqual([
-      { name: "EMAIL", type: "string" },
-      { name: "NAME", type: "string" },
-      { name: "AGE", type: "integer" },
+      { name: "EMAIL", type: "string", phone: false },
+      { name: "NAME", type: "string", phone: false },
+      { name: "AGE", type: "integer", phone: false },
+      { name: "MOBILE", type: "string", phone: true },
     ]);
-    expect(errorReportHeader(p, false)).toEqual(["row", "column", "reason", "email", " Name ", "AGE"]);
+    expect(errorReportHeader(p, false)).toEqual(["row", "column", "reason", "email", " Name ", "AGE", "mobile"]);
     expect(errorReportHeader(p, true)[0]).toBe("file");
   });
 
