@@ -29,6 +29,7 @@
 -- migration 0059_complaint_suppressions.sql
 -- migration 0060_retention.sql
 -- migration 0061_list_member_counts.sql
+-- migration 0062_panel_counts.sql
 
 -- table activities
 
@@ -850,6 +851,19 @@ CREATE INDEX outbox_by_recipient ON outbox (panel_id, recipient);
 
 CREATE INDEX outbox_by_time ON outbox (created_at);
 
+-- table panel_counts
+
+CREATE TABLE panel_counts (
+  panel_id   TEXT NOT NULL,
+  subject    TEXT NOT NULL,
+  n          INTEGER,
+  counted_at INTEGER,
+  -- No type: a contact's key (TEXT) for contacts, a contact id (INTEGER) for segment members.
+  cursor,
+  pass_n     INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (panel_id, subject)
+) WITHOUT ROWID;
+
 -- table panel_days
 
 CREATE TABLE panel_days (
@@ -871,6 +885,15 @@ CREATE TABLE panel_move_changes (
   tbl      TEXT NOT NULL,
   key      TEXT NOT NULL
 );
+
+-- table panel_received
+
+CREATE TABLE panel_received (
+  panel_id TEXT NOT NULL,
+  slot     INTEGER NOT NULL,
+  n        INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (panel_id, slot)
+) WITHOUT ROWID;
 
 -- table panels_in_transit
 

@@ -4,7 +4,8 @@ import { panelFigures } from "../store/overview";
 import { instantOf, wallClockAt } from "../domain/time";
 import { historyQuery, type PanelHistory } from "../domain/overview";
 import { panelHistory } from "../services/overview/history";
-import { countContacts } from "../store/contacts";
+import { contactsFigure } from "../services/overview/counts";
+import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
 
 const overview = definePanelRoute({
@@ -13,14 +14,17 @@ const overview = definePanelRoute({
   role: "viewer",
   response: overviewAnswer,
   summary:
-    "The panel's figures at a glance: contacts, lists, events and sends today (in the panel's time zone), running journeys, webhooks not operational; and the deployment's email: its provider, whether it sends real email, and why not when it refuses to",
+    "The panel's figures at a glance: contacts (as last counted, with the time of the count), lists, events received and sends today (in the panel's time zone), running journeys, webhooks not operational; and the deployment's email: its provider, whether it sends real email, and why not when it refuses to",
   async handle({ env, path, panel, db }) {
-    const today = wallClockAt(Date.now(), panel.timezone);
+    const now = Date.now();
+    const today = wallClockAt(now, panel.timezone);
     const dayStart = instantOf({ ...today, hour: 0, minute: 0, second: 0 }, panel.timezone);
-    const figures = await panelFigures(db, panel.id, dayStart);
+    const [figures, contacts] = await Promise.all([panelFigures(db, panel.id, dayStart), contactsFigure(db, panel.id, now)]);
     const email = emailSetup(env);
     return {
-      contacts: figures.contacts,
+      contacts: contacts.n,
+      contacts_counted_at: isoTime(contacts.countedAt),
+      contacts_at_least: contacts.atLeast,
       lists: figures.lists,
       events_today: figures.eventsToday,
       sends_today: figures.sendsToday,
@@ -37,11 +41,11 @@ const history = definePanelRoute({
   role: "viewer",
   response: panelHistoryAnswer,
   summary:
-    "The panel's history per UTC day over the last `days` (default 30, at most 366), from aggregates: contacts at each day's start (today: now), events per day by activity (the 8 most frequent), messages sent per day by channel",
+    "The panel's history per UTC day over the last `days` (default 30, at most 366), from aggregates: contacts at each day's start (today: as last counted), events per day by activity (the 8 most frequent), messages sent per day by channel",
   query: historyQuery,
   async handle({ query, panel, db }): Promise<PanelHistory> {
     const now = Date.now();
-    return panelHistory(db, panel.id, query.days, now, await countContacts(db, panel.id));
+    return panelHistory(db, panel.id, query.days, now, (await contactsFigure(db, panel.id, now)).n);
   },
 });
 

@@ -9,6 +9,7 @@ import { exportSavedSegment } from "../services/segments/export";
 import { segmentMembers, segmentSizeHistory as sizeHistory, segmentsWithMembers, segmentWithCount } from "../services/segments/read";
 import { removeSegment as removeSavedSegment } from "../services/segments/remove";
 import type { Segment } from "../store/segments";
+import type { CountFigure } from "../services/overview/counts";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
 import { auditorOf } from "./audit";
@@ -26,6 +27,11 @@ function segmentView(segment: Segment) {
     created_at: isoTime(segment.createdAt),
     updated_at: isoTime(segment.updatedAt),
   };
+}
+
+/** A stored member count as the answers show it. */
+function membersView(members: CountFigure) {
+  return { members: members.n, members_counted_at: isoTime(members.countedAt), members_at_least: members.atLeast };
 }
 
 function noSuchSegment(id: string) {
@@ -67,9 +73,9 @@ const listPanelSegments = definePanelRoute({
   path: "/panels/:panel/segments",
   role: "viewer",
   response: segmentListAnswer,
-  summary: "The panel's saved segments with their member counts",
+  summary: "The panel's saved segments with their member counts, as last counted (every few minutes) and when",
   async handle({ env, panel, db }) {
-    return { segments: (await segmentsWithMembers(db, panel.id)).map(({ segment, members }) => ({ ...segmentView(segment), members })) };
+    return { segments: (await segmentsWithMembers(db, panel.id)).map(({ segment, members }) => ({ ...segmentView(segment), ...membersView(members) })) };
   },
 });
 
@@ -82,7 +88,7 @@ const readSegment = definePanelRoute({
   async handle({ env, path, panel, db }) {
     const found = await segmentWithCount(db, panel.id, path.segment);
     if (!found) throw noSuchSegment(path.segment);
-    return { ...segmentView(found.segment), count: found.count, members: found.members };
+    return { ...segmentView(found.segment), count: found.count, ...membersView(found.members) };
   },
 });
 
@@ -141,12 +147,12 @@ const segmentSizeHistory = definePanelRoute({
   path: "/panels/:panel/segments/:segment/history",
   role: "viewer",
   response: segmentHistoryAnswer,
-  summary: "Entries and exits per day (UTC) over the last `days` days, and the members now",
+  summary: "Entries and exits per day (UTC) over the last `days` days, and the members as last counted and when",
   query: historyQuery,
   async handle({ env, path, query, panel, db }) {
     const history = await sizeHistory(db, panel.id, path.segment, Date.now() - query.days * 86_400_000);
     if (!history) throw noSuchSegment(path.segment);
-    return history;
+    return { ...membersView(history.members), days: history.days };
   },
 });
 

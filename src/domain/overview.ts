@@ -1,5 +1,11 @@
 import { z } from "../lib/z";
 
+/**
+ * A request counts a panel's contacts or a segment's members up to this (a few milliseconds of
+ * index): below it the answer is exact and current, past it the background count is read.
+ */
+export const COUNT_REQUEST_CAP = 10_000;
+
 /** GET /panels/{panel}/overview/history */
 export const historyQuery = z.object({
   days: z.coerce.number().int().min(1).max(366).default(30).meta({ description: "How many days back, today included (UTC days)" }),
@@ -15,7 +21,7 @@ export interface DayCount {
 export interface PanelHistory {
   /** The days of the series, oldest first (UTC day starts, epoch ms); today last. */
   days: number[];
-  /** Contacts at the start of each day; today's is the count now. Null before counting began. */
+  /** Contacts at the start of each day; today's is the latest stored count (the overview's). Null before counting began. */
   contacts: Array<number | null>;
   /** Events per day by activity: `channel:name` (custom activities: `custom_activity:<name>`). */
   events: Array<{ name: string; counts: number[] }>;

@@ -281,8 +281,3 @@ export async function searchContactsByAttribute(
     .all<ContactRow>();
   return results.map(contactFromRow);
 }
-
-/** How many contacts the panel has. */
-export async function countContacts(db: ShardDb, panelId: string): Promise<number> {
-  return (await db.prepare("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?").bind(panelId).first<{ n: number }>())?.n ?? 0;
-}

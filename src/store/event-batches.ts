@@ -1,6 +1,7 @@
 import { jsonArrays } from "./json-arrays";
 import { batchWithJsonEach, type JsonEach } from "./json-each";
 import type { ShardDb } from "./shards";
+import { RECEIVED_SLOT_MS } from "./panel-counts";
 import { identityContactsCreated, identityContactsSql, type KeyedContact } from "./contacts";
 import type { NewEvent } from "../domain/events";
 import { eventColumns, eventFromRow, type EventBatchState, type EventRow, type StoredEvent } from "./events";
@@ -201,6 +202,17 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
          FROM events WHERE id >= (SELECT MIN(first_id) FROM event_batches WHERE ${toStore("event_batches")}) AND +panel_id = ?1
          GROUP BY day, what
          ON CONFLICT (panel_id, kind, day, name) DO UPDATE SET n = n + excluded.n`,
+      )
+      .bind(panelId, idList, lease),
+    // Home's events received today (migration 0062), per 15-minute slot of receipt, counted
+    // like the per-day counts above: once per pass, not per event, and no index on received_at.
+    db
+      .prepare(
+        `INSERT INTO panel_received (panel_id, slot, n)
+         SELECT ?1, (received_at / ${RECEIVED_SLOT_MS}) * ${RECEIVED_SLOT_MS} AS slot, COUNT(*)
+         FROM events WHERE id >= (SELECT MIN(first_id) FROM event_batches WHERE ${toStore("event_batches")}) AND +panel_id = ?1
+         GROUP BY slot
+         ON CONFLICT (panel_id, slot) DO UPDATE SET n = n + excluded.n`,
       )
       .bind(panelId, idList, lease),
     // Each uniqueid seen with an identity, once per contact (shard migration 0057): events so

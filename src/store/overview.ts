@@ -1,7 +1,10 @@
 import type { ShardDb } from "./shards";
-/** The panel's figures at a glance (the panel's Home screen). */
+/**
+ * The panel's small figures at a glance (the panel's Home screen): each reads a table with a
+ * row per list, journey or webhook, or the per-slot receipt counts (migration 0062), never the
+ * panel's contacts or events; the contacts figure is stored (services/overview/counts.ts).
+ */
 export interface PanelFigures {
-  contacts: number;
   lists: number;
   eventsToday: number;
   sendsToday: number;
@@ -12,14 +15,14 @@ export interface PanelFigures {
 export async function panelFigures(db: ShardDb, panelId: string, dayStart: number): Promise<PanelFigures> {
   const count = (sql: string, ...bindings: unknown[]) => db.prepare(sql).bind(...bindings);
   const results = await db.batch<{ n: number }>([
-    count("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panelId),
     count("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ?", panelId),
-    count("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND received_at >= ?", panelId, dayStart),
+    // dayStart, a zone's midnight, is a slot's start: the slots from it on are today's.
+    count("SELECT COALESCE(SUM(n), 0) AS n FROM panel_received WHERE panel_id = ? AND slot >= ?", panelId, dayStart),
     // Messages of every channel the outbox provider kept (campaigns and journeys alike).
     count("SELECT COUNT(*) AS n FROM outbox WHERE panel_id = ? AND created_at >= ?", panelId, dayStart),
     count("SELECT COUNT(*) AS n FROM journeys WHERE panel_id = ? AND status = 'running'", panelId),
     count("SELECT COUNT(*) AS n FROM webhooks WHERE panel_id = ? AND state <> 'operational'", panelId),
   ]);
   const n = (i: number) => results[i]!.results[0]?.n ?? 0;
-  return { contacts: n(0), lists: n(1), eventsToday: n(2), sendsToday: n(3), runningJourneys: n(4), webhooksNotOperational: n(5) };
+  return { lists: n(0), eventsToday: n(1), sendsToday: n(2), runningJourneys: n(3), webhooksNotOperational: n(4) };
 }

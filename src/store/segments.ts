@@ -97,14 +97,18 @@ export async function updateSegment(
   change: Pick<Segment, "name" | "match" | "dependencies">,
   now: number,
 ): Promise<Segment | null> {
-  const row = await db
-    .prepare(
-      `UPDATE segments SET name = ?3, definition = ?4, on_attributes = ?5, on_lists = ?6, on_events = ?7, on_sends = ?8, slides = ?9,
-         version = version + 1, build_cursor = 0, rebuild_due = 0, checked_at = ?10, updated_at = ?10
-       WHERE panel_id = ?1 AND id = ?2 RETURNING ${COLUMNS}`,
-    )
-    .bind(panelId, id, change.name, JSON.stringify(change.match), ...flags(change.dependencies), now)
-    .first<SegmentRow>();
+  const [updated] = await db.batch<SegmentRow>([
+    db
+      .prepare(
+        `UPDATE segments SET name = ?3, definition = ?4, on_attributes = ?5, on_lists = ?6, on_events = ?7, on_sends = ?8, slides = ?9,
+           version = version + 1, build_cursor = 0, rebuild_due = 0, checked_at = ?10, updated_at = ?10
+         WHERE panel_id = ?1 AND id = ?2 RETURNING ${COLUMNS}`,
+      )
+      .bind(panelId, id, change.name, JSON.stringify(change.match), ...flags(change.dependencies), now),
+    // The stored member count (migration 0062) was of the old definition: counted again.
+    db.prepare("UPDATE panel_counts SET n = NULL, counted_at = NULL, cursor = NULL, pass_n = 0 WHERE panel_id = ? AND subject = ?").bind(panelId, id),
+  ]);
+  const row = updated!.results[0];
   return row ? fromRow(row) : null;
 }
 
@@ -147,8 +151,9 @@ export async function segmentUsers(db: ShardDb, panelId: string, id: string): Pr
 
 /** Deletes the segment, its members and its log; false when there was none. */
 export async function deleteSegment(db: ShardDb, panelId: string, id: string): Promise<boolean> {
-  const [, , , deleted] = await db.batch([
+  const [, , , , deleted] = await db.batch([
     db.prepare("DELETE FROM journey_list_entries WHERE panel_id = ? AND segment_id = ?").bind(panelId, id),
+    db.prepare("DELETE FROM panel_counts WHERE panel_id = ? AND subject = ?").bind(panelId, id),
     db.prepare("DELETE FROM segment_members WHERE segment_id = ? AND panel_id = ?").bind(id, panelId),
     db.prepare("DELETE FROM segment_changes WHERE segment_id = ? AND panel_id = ?").bind(id, panelId),
     db.prepare("DELETE FROM segments WHERE panel_id = ? AND id = ?").bind(panelId, id),

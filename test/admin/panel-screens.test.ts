@@ -289,7 +289,7 @@ describe("panel screens: overview", () => {
     await addContacts(panel, ["a@example.com", "b@example.com"]);
     await admin("POST", `/panels/${panel.id}/lists`, { name: "One" });
     const overview = await admin("GET", `/panels/${panel.id}/overview`);
-    expect(overview.body).toEqual({ contacts: 2, lists: 1, events_today: expect.any(Number), sends_today: 0, running_journeys: 0, webhooks_not_operational: 0, email: { provider: "outbox", real_email: false, problem: null } });
+    expect(overview.body).toEqual({ contacts: 2, contacts_counted_at: expect.any(String), contacts_at_least: false, lists: 1, events_today: expect.any(Number), sends_today: 0, running_journeys: 0, webhooks_not_operational: 0, email: { provider: "outbox", real_email: false, problem: null } });
   });
 });
 

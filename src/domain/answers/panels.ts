@@ -5,7 +5,7 @@ import { SCALAR_PARAM_TYPES } from "../activity-param-types";
 import { ATTRIBUTE_TYPES, UNKNOWN_ATTRIBUTE_MODES } from "../attributes";
 import { AUDIT_ACTIONS } from "../audit";
 import { OPERATOR_ROLES } from "../operators";
-import type { PanelHistory } from "../overview";
+import { COUNT_REQUEST_CAP, type PanelHistory } from "../overview";
 
 /** An ISO 8601 instant, as every answer writes times. */
 export const isoInstant = z.string();
@@ -76,7 +76,9 @@ export const auditEntryAnswer = z.strictObject({
 export const auditPageAnswer = z.strictObject({ entries: z.array(auditEntryAnswer), next_cursor: z.string().nullable() });
 
 export const overviewAnswer = z.strictObject({
-  contacts: z.number(),
+  contacts: z.number().meta({ description: `The panel's contacts: counted now up to ${COUNT_REQUEST_CAP}, past that as last counted in the background (every few minutes)` }),
+  contacts_counted_at: isoInstant.meta({ description: `When \`contacts\` was counted (now, below ${COUNT_REQUEST_CAP})` }),
+  contacts_at_least: z.boolean().meta({ description: `True when \`contacts\` is a floor: past ${COUNT_REQUEST_CAP} and no background count of at least that yet` }),
   lists: z.number(),
   events_today: z.number(),
   sends_today: z.number(),

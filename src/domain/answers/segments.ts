@@ -1,5 +1,6 @@
 // The admin API's answers about segments and the panel's sending domains.
 import { z } from "../../lib/z";
+import { COUNT_REQUEST_CAP } from "../overview";
 import type { DomainChecks } from "../sender-domains";
 import type { SegmentNode } from "../segments";
 import { isoInstant } from "./panels";
@@ -15,13 +16,22 @@ export const segmentAnswer = z.strictObject({
 });
 /** A segment saved or read: `count` is who matches now (null when it cannot be counted). */
 export const countedSegmentAnswer = segmentAnswer.extend({ count: z.number().nullable() });
-export const segmentPageAnswer = countedSegmentAnswer.extend({ members: z.number() });
+/**
+ * A segment's members (issue 42): counted by the request up to COUNT_REQUEST_CAP, past that as
+ * last counted in the background; when, and whether the figure is a floor.
+ */
+export const memberFigure = {
+  members: z.number(),
+  members_counted_at: isoInstant.meta({ description: `When \`members\` was counted (now, below ${COUNT_REQUEST_CAP})` }),
+  members_at_least: z.boolean().meta({ description: `True when \`members\` is a floor: past ${COUNT_REQUEST_CAP} and no background count of at least that yet` }),
+};
+export const segmentPageAnswer = countedSegmentAnswer.extend(memberFigure);
 /** `members` is the count of its stored members (absent only if the count went missing). */
-export const segmentListAnswer = z.strictObject({ segments: z.array(segmentAnswer.extend({ members: z.number().optional() })) });
+export const segmentListAnswer = z.strictObject({ segments: z.array(segmentAnswer.extend({ ...memberFigure, members: z.number().optional() })) });
 export const segmentCountAnswer = z.strictObject({ count: z.number() });
 export const segmentContactsAnswer = z.strictObject({ contacts: z.array(z.record(z.string(), z.unknown())), next_cursor: z.string().nullable() });
 export const segmentHistoryAnswer = z.strictObject({
-  members: z.number(),
+  ...memberFigure,
   days: z.array(z.strictObject({ day: z.string(), entered: z.number(), exited: z.number() })),
 });
 

@@ -12,7 +12,7 @@ const EVENT_SERIES = 8;
 /**
  * The panel's history over the last `days` UTC days, today included, from the aggregates
  * (migration 0051): a row per day and series, never a scan of contacts, events or messages.
- * `contactsNow` is today's point.
+ * `contactsNow`, the latest stored count, is today's point.
  */
 export async function panelHistory(db: ShardDb, panelId: string, days: number, now: number, contactsNow: number): Promise<PanelHistory> {
   const today = utcDayOf(now);

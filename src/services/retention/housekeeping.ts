@@ -15,6 +15,8 @@ import {
 } from "../../store/housekeeping";
 import type { ShardDb } from "../../store/shards";
 import { forEachShard } from "../access/shards";
+import { refreshPanelCounts } from "../overview/counts";
+import { panelsOnShard } from "../../store/panels";
 
 /**
  * Housekeeping defaults (docs/operations.md: retention). Import jobs (their row, refused rows
@@ -77,7 +79,7 @@ export const housekeeping: CronTask = {
   name: "housekeeping",
   async run(env, now) {
     const { retentionDays } = config(env);
-    await forEachShard(env, "housekeeping", async (db) => {
+    await forEachShard(env, "housekeeping", async (db, index) => {
       const jobs = await finishedImportsBefore(db, now - HOUSEKEEPING.importJobDays * DAY_MS, PAGE);
       const reports = jobs.flatMap((j) => (j.errorReportKey ? [j.errorReportKey] : []));
       // Objects first: a crash leaves rows whose object is gone, which the next run removes.
@@ -89,6 +91,8 @@ export const housekeeping: CronTask = {
         await deleteOutboxRows(db, messages.map((m) => m.id));
       }
       await pruneShard(db, retentionDays, now);
+      // The stored figures screens read (contacts, segment members), a bounded step per run.
+      await refreshPanelCounts(db, (await panelsOnShard(env.DB, index)).map((p) => p.id), now);
     });
   },
 };

@@ -1,21 +1,31 @@
 import type { KeyedContact } from "../../store/contacts";
-import { getSegment, listSegments, memberCount, segmentHistory, segmentMembersPage, type Segment } from "../../store/segments";
+import { getSegment, listSegments, segmentHistory, segmentMembersPage, type Segment } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
+import { memberFigures, type CountFigure } from "../overview/counts";
 import { countSegment } from "./definitions";
 
-/** The panel's saved segments, each with its members now. */
-export async function segmentsWithMembers(db: ShardDb, panelId: string): Promise<{ segment: Segment; members: number }[]> {
+/** The panel's saved segments, each with its members as last counted (services/overview/counts.ts). */
+export async function segmentsWithMembers(db: ShardDb, panelId: string, now = Date.now()): Promise<{ segment: Segment; members: CountFigure }[]> {
   const segments = await listSegments(db, panelId);
-  const members = await Promise.all(segments.map((s) => memberCount(db, s.id)));
-  return segments.map((segment, i) => ({ segment, members: members[i]! }));
+  const members = await memberFigures(db, panelId, segments.map((s) => s.id), now);
+  return segments.map((segment) => ({ segment, members: members.get(segment.id)! }));
 }
 
-/** A saved segment with its count now (null when its definition no longer checks out) and its members; null when there is no such segment. */
-export async function segmentWithCount(db: ShardDb, panelId: string, segmentId: string): Promise<{ segment: Segment; count: number | null; members: number } | null> {
+async function membersOf(db: ShardDb, panelId: string, segmentId: string, now: number): Promise<CountFigure> {
+  return (await memberFigures(db, panelId, [segmentId], now)).get(segmentId)!;
+}
+
+/** A saved segment with its count now (null when its definition no longer checks out) and its members as last counted; null when there is no such segment. */
+export async function segmentWithCount(
+  db: ShardDb,
+  panelId: string,
+  segmentId: string,
+  now = Date.now(),
+): Promise<{ segment: Segment; count: number | null; members: CountFigure } | null> {
   const segment = await getSegment(db, panelId, segmentId);
   if (!segment) return null;
   const counted = await countSegment(db, panelId, segment.match);
-  return { segment, count: counted.ok ? counted.value : null, members: await memberCount(db, segment.id) };
+  return { segment, count: counted.ok ? counted.value : null, members: await membersOf(db, panelId, segment.id, now) };
 }
 
 /** A page of the segment's members after contact id `afterId`; null when there is no such segment. */
@@ -24,14 +34,15 @@ export async function segmentMembers(db: ShardDb, panelId: string, segmentId: st
   return segment ? segmentMembersPage(db, panelId, segment.id, afterId, limit) : null;
 }
 
-/** Entries and exits per day (UTC) since `since`, and the members now; null when there is no such segment. */
+/** Entries and exits per day (UTC) since `since`, and the members as last counted; null when there is no such segment. */
 export async function segmentSizeHistory(
   db: ShardDb,
   panelId: string,
   segmentId: string,
   since: number,
-): Promise<{ members: number; days: Awaited<ReturnType<typeof segmentHistory>> } | null> {
+  now = Date.now(),
+): Promise<{ members: CountFigure; days: Awaited<ReturnType<typeof segmentHistory>> } | null> {
   const segment = await getSegment(db, panelId, segmentId);
   if (!segment) return null;
-  return { members: await memberCount(db, segment.id), days: await segmentHistory(db, panelId, segment.id, since) };
+  return { members: await membersOf(db, panelId, segment.id, now), days: await segmentHistory(db, panelId, segment.id, since) };
 }

@@ -1,0 +1,73 @@
+import { COUNT_REQUEST_CAP } from "../../domain/overview";
+import { DAY_MS } from "../../domain/time";
+import { CONTACTS, contactsUpTo, countStep, ensureCountRows, membersUpTo, pruneReceivedSlots, storedCounts, type StoredCount } from "../../store/panel-counts";
+import type { ShardDb } from "../../store/shards";
+
+/**
+ * Counts screens read (issue 42): a panel's contacts and its segments' members are counted in
+ * the background, a bounded chunk per statement, and stored with the time of the count
+ * (shard migration 0062); a request counts at most a bounded number and reads the stored
+ * figure past it. Nothing is added to contact or
+ * membership writes (a trigger per contact cost contact add 10 points of a bare insert).
+ */
+export const PANEL_COUNTS = {
+  /** A figure older than this is counted again. */
+  refreshMs: 10 * 60_000,
+  /** Rows (a panel's contacts, a segment's members) one statement steps. */
+  rowsPerStatement: 20,
+  /** Index entries one row's step counts: a statement reads at most rowsPerStatement x 2 x chunk. */
+  chunk: 50_000,
+  /** Statements per shard and housekeeping run: 3 x 20 x 50,000, 3 M entries a minute at most. */
+  statementsPerRun: 3,
+  /** Below it a request's figure is exact and current; past it the stored figure, or this as a floor if none is. */
+  requestCap: COUNT_REQUEST_CAP,
+  /** Receipt slots kept: Home reads today's in any time zone. */
+  receivedKeepMs: 2 * DAY_MS,
+};
+
+export type CountTuning = typeof PANEL_COUNTS;
+
+/** A figure as a screen shows it: `n`, counted at `countedAt`; `atLeast` when `n` is a floor (counted up to a cap). */
+export interface CountFigure {
+  n: number;
+  countedAt: number;
+  atLeast: boolean;
+}
+
+/**
+ * Housekeeping, per shard: counts what is due among `panelIds` (the panels the directory
+ * places on this shard), at most `statementsPerRun` bounded statements, and drops the counted
+ * panels' old receipt slots.
+ */
+export async function refreshPanelCounts(db: ShardDb, panelIds: readonly string[], now: number, tuning: CountTuning = PANEL_COUNTS): Promise<void> {
+  if (panelIds.length === 0) return;
+  await ensureCountRows(db, panelIds);
+  for (let i = 0; i < tuning.statementsPerRun; i++) {
+    const stepped = await countStep(db, panelIds, now - tuning.refreshMs, now, tuning.rowsPerStatement, tuning.chunk);
+    await pruneReceivedSlots(db, [...new Set(stepped)], now - tuning.receivedKeepMs);
+    if (stepped.length < tuning.rowsPerStatement) break;
+  }
+}
+
+/**
+ * What a request answers: a count up to the cap, exact and current below it (a few
+ * milliseconds of index at most); past it the stored figure when it is at least the cap, else
+ * the cap as a floor (never counted, or counted before the panel grew past it).
+ */
+function figure(upToCap: number, stored: StoredCount | undefined, now: number, cap: number): CountFigure {
+  if (upToCap < cap) return { n: upToCap, countedAt: now, atLeast: false };
+  if (stored?.n != null && stored.countedAt != null && stored.n >= cap) return { n: stored.n, countedAt: stored.countedAt, atLeast: false };
+  return { n: cap, countedAt: now, atLeast: true };
+}
+
+/** The panel's contacts: counted now when fewer than the cap, else as last counted. */
+export async function contactsFigure(db: ShardDb, panelId: string, now: number, tuning: CountTuning = PANEL_COUNTS): Promise<CountFigure> {
+  const [upToCap, stored] = await Promise.all([contactsUpTo(db, panelId, tuning.requestCap), storedCounts(db, panelId, [CONTACTS])]);
+  return figure(upToCap, stored.get(CONTACTS), now, tuning.requestCap);
+}
+
+/** Each segment's members by segment id: counted now when fewer than the cap, else as last counted. */
+export async function memberFigures(db: ShardDb, panelId: string, segmentIds: readonly string[], now: number, tuning: CountTuning = PANEL_COUNTS): Promise<Map<string, CountFigure>> {
+  const [upToCap, stored] = await Promise.all([Promise.all(segmentIds.map((id) => membersUpTo(db, id, tuning.requestCap))), storedCounts(db, panelId, segmentIds)]);
+  return new Map(segmentIds.map((id, i) => [id, figure(upToCap[i]!, stored.get(id), now, tuning.requestCap)]));
+}

@@ -1,0 +1,108 @@
+import type { ShardDb } from "./shards";
+
+/**
+ * Stored figures of a panel (shard migration 0062): its contacts and each saved segment's
+ * members as the background refresh last counted them, and its events per 15-minute slot of
+ * receipt as the pipeline counts them. Requests read these instead of counting the panel.
+ */
+
+/** The subject of a panel's contact count; any other subject is a segment's id. */
+export const CONTACTS = "";
+/** A slot of panel_received: every time zone's midnight falls on one's start. */
+export const RECEIVED_SLOT_MS = 15 * 60_000;
+
+export interface StoredCount {
+  /** Null when never counted. */
+  n: number | null;
+  countedAt: number | null;
+}
+
+/** The stored counts of the panel's `subjects` (contacts: CONTACTS), by subject; a subject without a row is absent. */
+export async function storedCounts(db: ShardDb, panelId: string, subjects: readonly string[]): Promise<Map<string, StoredCount>> {
+  if (subjects.length === 0) return new Map();
+  const { results } = await db
+    .prepare("SELECT subject, n, counted_at FROM panel_counts WHERE panel_id = ?1 AND subject IN (SELECT value FROM json_each(?2))")
+    .bind(panelId, JSON.stringify(subjects))
+    .all<{ subject: string; n: number | null; counted_at: number | null }>();
+  return new Map(results.map((r) => [r.subject, { n: r.n, countedAt: r.counted_at }]));
+}
+
+/** The panel's contacts, counted up to `cap` (reads at most `cap` index entries). */
+export async function contactsUpTo(db: ShardDb, panelId: string, cap: number): Promise<number> {
+  const row = await db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM contacts WHERE panel_id = ?1 LIMIT ?2)").bind(panelId, cap).first<{ n: number }>();
+  return row!.n;
+}
+
+/** The segment's members, counted up to `cap`. */
+export async function membersUpTo(db: ShardDb, segmentId: string, cap: number): Promise<number> {
+  const row = await db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM segment_members WHERE segment_id = ?1 LIMIT ?2)").bind(segmentId, cap).first<{ n: number }>();
+  return row!.n;
+}
+
+/**
+ * Gives each of `panelIds` a contacts row and each of their saved segments a members row, so
+ * the refresh finds them due (never counted); existing rows are kept.
+ */
+export async function ensureCountRows(db: ShardDb, panelIds: readonly string[]): Promise<void> {
+  if (panelIds.length === 0) return;
+  const panels = JSON.stringify(panelIds);
+  await db.batch([
+    db.prepare("INSERT INTO panel_counts (panel_id, subject) SELECT value, '' FROM json_each(?1) WHERE true ON CONFLICT DO NOTHING").bind(panels),
+    db
+      .prepare("INSERT INTO panel_counts (panel_id, subject) SELECT panel_id, id FROM segments WHERE panel_id IN (SELECT value FROM json_each(?1)) ON CONFLICT DO NOTHING")
+      .bind(panels),
+  ]);
+}
+
+/**
+ * One step of the refresh: for at most `rows` due rows of `panelIds` (a pass under way first,
+ * then those never counted, then the oldest counted before `staleBefore`), counts the next
+ * `chunk` entries of the panel's contact index or the segment's members from the row's cursor.
+ * A row with fewer than `chunk` left ends its pass: `n` becomes the pass's total and
+ * `counted_at` `now`. Each subquery reads at most `chunk` index entries from a seek, so the
+ * statement reads at most `rows` x 2 x `chunk` entries whatever the panels' size. Answers the
+ * panels of the rows stepped, a panel once a row (fewer than `rows`: nothing more is due).
+ */
+export async function countStep(db: ShardDb, panelIds: readonly string[], staleBefore: number, now: number, rows: number, chunk: number): Promise<string[]> {
+  if (panelIds.length === 0) return [];
+  // The entry at offset chunk - 1 from the cursor, and how many there are up to chunk: NULL
+  // and fewer when the pass ends here. Contacts by key (the unique index on panel_id, pk_value),
+  // members by contact id (the primary key).
+  const after = (column: string) => `${column} >= COALESCE(pc.cursor, '') AND (pc.cursor IS NULL OR ${column} > pc.cursor)`;
+  const contacts = `FROM contacts k WHERE k.panel_id = pc.panel_id AND ${after("k.pk_value")}`;
+  const members = `FROM segment_members m WHERE m.segment_id = pc.subject AND m.contact_id > COALESCE(pc.cursor, -1)`;
+  const result = await db
+    .prepare(
+      `UPDATE panel_counts SET
+         n = CASE WHEN c.last IS NULL THEN pass_n + c.k ELSE n END,
+         counted_at = CASE WHEN c.last IS NULL THEN ?3 ELSE counted_at END,
+         pass_n = CASE WHEN c.last IS NULL THEN 0 ELSE pass_n + c.k END,
+         cursor = c.last
+       FROM (
+         SELECT pc.panel_id, pc.subject,
+           CASE WHEN pc.subject = '' THEN (SELECT k.pk_value ${contacts} ORDER BY k.pk_value LIMIT 1 OFFSET ?5 - 1)
+                ELSE (SELECT m.contact_id ${members} ORDER BY m.contact_id LIMIT 1 OFFSET ?5 - 1) END AS last,
+           CASE WHEN pc.subject = '' THEN (SELECT COUNT(*) FROM (SELECT 1 ${contacts} LIMIT ?5))
+                ELSE (SELECT COUNT(*) FROM (SELECT 1 ${members} LIMIT ?5)) END AS k
+         FROM panel_counts pc
+         WHERE pc.panel_id IN (SELECT value FROM json_each(?1))
+           AND (pc.cursor IS NOT NULL OR pc.counted_at IS NULL OR pc.counted_at < ?2)
+         ORDER BY pc.cursor IS NULL, pc.counted_at IS NOT NULL, pc.counted_at
+         LIMIT ?4
+       ) c
+       WHERE panel_counts.panel_id = c.panel_id AND panel_counts.subject = c.subject
+       RETURNING panel_counts.panel_id`,
+    )
+    .bind(JSON.stringify(panelIds), staleBefore, now, rows, chunk)
+    .all<{ panel_id: string }>();
+  return result.results.map((r) => r.panel_id);
+}
+
+/** Removes the panels' receipt slots before `before` (a seek per panel). */
+export async function pruneReceivedSlots(db: ShardDb, panelIds: readonly string[], before: number): Promise<void> {
+  if (panelIds.length === 0) return;
+  await db
+    .prepare("DELETE FROM panel_received WHERE panel_id IN (SELECT value FROM json_each(?1)) AND slot < ?2")
+    .bind(JSON.stringify(panelIds), before)
+    .run();
+}

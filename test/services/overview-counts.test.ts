@@ -1,0 +1,88 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { DAY_MS } from "../../src/domain/time";
+import { contactsFigure, memberFigures, PANEL_COUNTS, refreshPanelCounts } from "../../src/services/overview/counts";
+import { housekeeping } from "../../src/services/retention/housekeeping";
+import { act } from "../support/journeys";
+import { defineActivity, eventually } from "../support/activity";
+import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
+
+async function addContacts(panel: TestPanel, emails: string[], city = "Pune") {
+  const api = apiFor(panel);
+  for (const email of emails) expect((await api("contact", "add", { data: { EMAIL: email, CITY: city } })).body.result).toBe("Success");
+}
+
+const stored = (panel: TestPanel, subject = "") =>
+  panelData.prepare("SELECT n, counted_at, cursor, pass_n FROM panel_counts WHERE panel_id = ? AND subject = ?").bind(panel.id, subject).first();
+const trueCount = async (sql: string, ...binds: unknown[]) => (await panelData.prepare(sql).bind(...binds).first<{ n: number }>())!.n;
+
+// Small chunks, one row a statement: a pass over 7 contacts takes 4 statements.
+const TINY = { ...PANEL_COUNTS, rowsPerStatement: 1, chunk: 2, statementsPerRun: 1, requestCap: 3 };
+
+describe("stored counts (issue 42)", () => {
+  it("counts a panel's contacts and a segment's members in bounded chunks, across runs, to the true count", async () => {
+    const panel = await createPanel();
+    await addContacts(panel, ["a@x.io", "b@x.io", "c@x.io", "d@x.io", "e@x.io"]);
+    await addContacts(panel, ["f@x.io", "g@x.io"], "Delhi");
+    const segment = (await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } })).body;
+    await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments/${segment.id}`)).body.members === 5 ? true : undefined));
+
+    const t0 = Date.now();
+    // One statement a run steps one row by one chunk: the first run leaves the contacts pass under way.
+    await refreshPanelCounts(panelData, [panel.id], t0, TINY);
+    expect(await stored(panel)).toEqual({ n: null, counted_at: null, cursor: expect.any(String), pass_n: 2 });
+    for (let run = 1; run < 10; run++) await refreshPanelCounts(panelData, [panel.id], t0 + run, TINY);
+    const contacts = await trueCount("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?", panel.id);
+    expect(contacts).toBe(7);
+    expect(await stored(panel)).toEqual({ n: 7, counted_at: expect.any(Number), cursor: null, pass_n: 0 });
+    expect(await stored(panel, segment.id)).toEqual({ n: 5, counted_at: expect.any(Number), cursor: null, pass_n: 0 });
+    expect(await trueCount("SELECT COUNT(*) AS n FROM segment_members WHERE segment_id = ?", segment.id)).toBe(5);
+  });
+
+  it("answers the stored figure past the request's cap, even when stale, and a floor when there is none", async () => {
+    const panel = await createPanel();
+    await addContacts(panel, ["a@x.io", "b@x.io", "c@x.io", "d@x.io"]);
+    const t0 = Date.now();
+    // Never counted: the request counts up to the cap and says "at least".
+    expect(await contactsFigure(panelData, panel.id, t0, TINY)).toEqual({ n: 3, countedAt: t0, atLeast: true });
+    await refreshPanelCounts(panelData, [panel.id], t0, { ...TINY, statementsPerRun: 5 });
+    await addContacts(panel, ["e@x.io", "f@x.io"]);
+    // The request reads 3 index entries and the stored 4: it did not count the panel's 6.
+    expect(await contactsFigure(panelData, panel.id, t0 + 60_000, TINY)).toEqual({ n: 4, countedAt: t0, atLeast: false });
+    // Fresh figures are not counted again; stale ones are.
+    await refreshPanelCounts(panelData, [panel.id], t0 + 60_000, { ...TINY, statementsPerRun: 5 });
+    expect(await contactsFigure(panelData, panel.id, t0 + 60_000, TINY)).toMatchObject({ n: 4 });
+    await refreshPanelCounts(panelData, [panel.id], t0 + PANEL_COUNTS.refreshMs + 1, { ...TINY, statementsPerRun: 5 });
+    expect(await contactsFigure(panelData, panel.id, t0 + PANEL_COUNTS.refreshMs + 2, TINY)).toEqual({ n: 6, countedAt: t0 + PANEL_COUNTS.refreshMs + 1, atLeast: false });
+    // Below the cap a figure is exact and current, stored or not.
+    expect(await contactsFigure(panelData, panel.id, t0, PANEL_COUNTS)).toEqual({ n: 6, countedAt: t0, atLeast: false });
+    expect(await memberFigures(panelData, panel.id, ["seg_none"], t0, TINY)).toEqual(new Map([["seg_none", { n: 0, countedAt: t0, atLeast: false }]]));
+  });
+
+  it("the overview shows contacts with the time of their count and events received today from the pipeline's slots", async () => {
+    const panel = await createPanel();
+    const other = await createPanel();
+    const cart = await defineActivity(panel, "Added to cart");
+    for (const identity of ["a@example.com", "b@example.com", "c@example.com"]) await act(panel, cart, identity);
+    await act(other, await defineActivity(other, "Added to cart"), "z@example.com");
+    const { status, body } = await admin("GET", `/panels/${panel.id}/overview`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ contacts: 3, contacts_at_least: false, events_today: 3 });
+    expect(Date.parse(body.contacts_counted_at)).toBeGreaterThan(0);
+    const slots = await panelData.prepare("SELECT SUM(n) AS n FROM panel_received WHERE panel_id = ?").bind(panel.id).first<{ n: number }>();
+    expect(slots!.n).toBe(3);
+    // Home's figures read no events: the plan of today's count searches the slots' key.
+    const plan = await panelData.prepare("EXPLAIN QUERY PLAN SELECT COALESCE(SUM(n), 0) AS n FROM panel_received WHERE panel_id = ? AND slot >= ?").bind(panel.id, 0).all<{ detail: string }>();
+    expect(plan.results.map((r) => r.detail).join("\n")).toMatch(/SEARCH panel_received USING PRIMARY KEY \(panel_id=\? AND slot>\?\)/);
+  });
+
+  it("housekeeping counts the panels of each shard and drops receipt slots older than two days", async () => {
+    const panel = await createPanel();
+    await addContacts(panel, ["a@x.io", "b@x.io"]);
+    const now = Date.now() + 3 * DAY_MS;
+    await panelData.prepare("INSERT INTO panel_received (panel_id, slot, n) VALUES (?, ?, 5)").bind(panel.id, 900_000).run();
+    await housekeeping.run(env, now);
+    expect(await stored(panel)).toEqual({ n: 2, counted_at: now, cursor: null, pass_n: 0 });
+    expect(await panelData.prepare("SELECT COUNT(*) AS n FROM panel_received WHERE panel_id = ? AND slot < ?").bind(panel.id, now - 2 * DAY_MS).first()).toEqual({ n: 0 });
+  });
+});
