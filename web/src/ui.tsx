@@ -190,6 +190,16 @@ export function formatTime(iso: string | null | undefined): string {
 }
 
 /**
+ * A stored count as shown (issue 42): "at least" for a floor, and "as of HH:MM" when it was
+ * counted in the background a while ago rather than by this request.
+ */
+export function countFigure(n: number, countedAt: string, atLeast: boolean): string {
+  const age = Date.now() - Date.parse(countedAt);
+  const asOf = age > 60_000 ? ` (as of ${new Date(countedAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })})` : "";
+  return `${atLeast ? "at least " : ""}${n}${asOf}`;
+}
+
+/**
  * A callback ref that calls `onVisible` when its element scrolls near the viewport: the next page
  * of an endless list loads through it. Give the element a key that changes with each page, so a
  * new observer looks again when a short page leaves it in view.

@@ -1,15 +1,15 @@
 import { admin } from "../api";
 import { Link } from "../router";
 import type { Overview } from "../../../src/domain/answers";
-import { ErrorNote, Loading, Screen, useLoad } from "../ui";
+import { countFigure, ErrorNote, Loading, Screen, useLoad } from "../ui";
 import { HomeHistory } from "./home-history";
 import type { ScreenProps } from "../screen-props";
 
 export function Home({ panel }: ScreenProps) {
   const { data, error } = useLoad(() => admin<Overview>("GET", panel.id, "/overview"), [panel.id]);
   const base = `/panels/${encodeURIComponent(panel.id)}`;
-  const tiles: [string, number | undefined, string][] = [
-    ["Contacts", data?.contacts, "/contacts"],
+  const tiles: [string, number | string | undefined, string][] = [
+    ["Contacts", data && countFigure(data.contacts, data.contacts_counted_at, data.contacts_at_least), "/contacts"],
     ["Lists", data?.lists, "/lists"],
     ["Events today", data?.events_today, "/contacts"],
     ["Sends today", data?.sends_today, "/campaigns"],

@@ -3,7 +3,7 @@ import { admin } from "../api";
 import { navigate, Link } from "../router";
 import type { SegmentExportView, SegmentHistoryView, SegmentPage } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
-import { Empty, ErrorNote, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, formatTime, countFigure, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { editorStateOf, SegmentEditor } from "./segments";
 import type { ScreenProps } from "../screen-props";
 
@@ -110,7 +110,7 @@ export function Segment({ panel, params }: ScreenProps) {
       <dl className="facts" aria-label="Segment">
         <dt>Members</dt>
         <dd>
-          {data.members}
+          {countFigure(data.members, data.members_counted_at, data.members_at_least)}
           {data.building && <span className="badge">building</span>}
         </dd>
         <dt>Matching now</dt>

@@ -4,7 +4,7 @@ import type { ActivityView, AttributeView, ListView, SegmentCountRequest, Segmen
 import type { Engagement, ReachableChannel, SegmentAttributeOp } from "../../../src/domain/answers";
 import { Link } from "../router";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, Field, formatTime, countFigure, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from "../screen-props";
 
 // Labels of the segment language's words (CONTRACT 9); keyed by the Worker's own types, so a new
@@ -348,7 +348,7 @@ export function Segments({ panel }: ScreenProps) {
             header: "Members",
             cell: (segment) => (
               <>
-                {segment.members ?? "—"}
+                {segment.members === undefined ? "—" : countFigure(segment.members, segment.members_counted_at, segment.members_at_least)}
                 {segment.building && <span className="badge">building</span>}
               </>
             ),
