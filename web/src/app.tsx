@@ -1,4 +1,4 @@
-import { useEffect, useState, type ReactNode } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import { ApiFailure, request, useSessionToken, type SessionView } from "./api";
 import { Link, match, navigate, useLocation } from "./router";
 import { ResetPassword } from "./screens/password-reset";
@@ -60,6 +60,8 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
     if (!panel && session.panels[0]) navigate(`/panels/${encodeURIComponent(session.panels[0].id)}`, { replace: true });
   }, [panel, session.panels]);
 
+  const menu = useMenu(path);
+
   const signOut = async () => {
     await request("POST", "/auth/v1/sign-out").catch(() => undefined);
     navigate("/", { replace: true });
@@ -95,6 +97,9 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
         Skip to content
       </a>
       <header className="top">
+        <button type="button" className="secondary menu-button" aria-expanded={menu.open} aria-controls="screens-menu" ref={menu.button} onClick={menu.toggle}>
+          Menu
+        </button>
         <span className="brand">Panel</span>
         <label className="switcher">
           <span className="visually-hidden">Panel</span>
@@ -113,7 +118,7 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
           Sign out
         </button>
       </header>
-      <nav className="side" aria-label="Screens">
+      <nav id="screens-menu" className={menu.open ? "side open" : "side"} aria-label="Screens" ref={menu.nav}>
         <ul>
           {NAV.filter(([, , needs]) => !needs || panel.role === needs).map(([suffix, label]) => {
             const href = base + suffix;
@@ -133,4 +138,28 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
       </main>
     </div>
   );
+}
+
+/**
+ * The screens' menu below desktop width (styles.css folds it behind the Menu button there):
+ * opening moves focus to its first link, Escape folds it and gives focus back to the button,
+ * and following a link folds it so the screen shows.
+ */
+function useMenu(path: string) {
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  const nav = useRef<HTMLElement>(null);
+  useEffect(() => setOpen(false), [path]);
+  useEffect(() => {
+    if (!open) return;
+    nav.current?.querySelector("a")?.focus();
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== "Escape") return;
+      setOpen(false);
+      button.current?.focus();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [open]);
+  return { open, button, nav, toggle: () => setOpen(!open) };
 }

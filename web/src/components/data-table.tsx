@@ -1,4 +1,4 @@
-import { useState, type ReactNode, type TdHTMLAttributes } from "react";
+import { useId, useState, type ReactNode, type TdHTMLAttributes } from "react";
 import { Loading, Pager } from "../ui";
 
 /** One column: its header, what a row shows in it, and (to make it sortable) the value it sorts by. */
@@ -46,6 +46,7 @@ export function DataTable<T>({ caption, captionShown = false, rows, rowKey, rowL
   const shown = columns.filter((column): column is Column<T> => column !== false);
   const [sort, setSort] = useState<{ column: number; direction: Direction }>();
   const [page, setPage] = useState(0);
+  const captionId = useId();
 
   if (!rows) return <>{loading}</>;
   if (rows.length === 0 && empty !== undefined) return <>{empty}</>;
@@ -61,43 +62,46 @@ export function DataTable<T>({ caption, captionShown = false, rows, rowKey, rowL
 
   return (
     <>
-      <table>
-        <caption className={captionShown ? undefined : "visually-hidden"}>{caption}</caption>
-        <thead>
-          <tr>
-            {shown.map((column, index) =>
-              column.sortBy ? (
-                <th key={index} scope="col" aria-sort={sort?.column === index ? sort.direction : "none"}>
-                  <button type="button" className="sort" onClick={() => sortOn(index)}>
-                    {column.header}
-                  </button>
-                </th>
-              ) : (
-                <th key={index} scope="col">
-                  {column.header}
-                </th>
-              ),
-            )}
-          </tr>
-        </thead>
-        <tbody>
-          {visible.map((row, index) => (
-            <tr key={rowKey(row, index)} aria-label={rowLabel?.(row)}>
-              {shown.map((column, c) =>
-                column.rowHeader ? (
-                  <th key={c} scope="row" {...column.cellProps?.(row)}>
-                    {column.cell(row)}
+      {/* A table wider than the window scrolls in this box, not the page; the box takes focus so keyboard users can scroll it too. */}
+      <div className="table-scroll" role="region" aria-labelledby={captionId} tabIndex={0}>
+        <table>
+          <caption id={captionId} className={captionShown ? undefined : "visually-hidden"}>{caption}</caption>
+          <thead>
+            <tr>
+              {shown.map((column, index) =>
+                column.sortBy ? (
+                  <th key={index} scope="col" aria-sort={sort?.column === index ? sort.direction : "none"}>
+                    <button type="button" className="sort" onClick={() => sortOn(index)}>
+                      {column.header}
+                    </button>
                   </th>
                 ) : (
-                  <td key={c} {...column.cellProps?.(row)}>
-                    {column.cell(row)}
-                  </td>
+                  <th key={index} scope="col">
+                    {column.header}
+                  </th>
                 ),
               )}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {visible.map((row, index) => (
+              <tr key={rowKey(row, index)} aria-label={rowLabel?.(row)}>
+                {shown.map((column, c) =>
+                  column.rowHeader ? (
+                    <th key={c} scope="row" {...column.cellProps?.(row)}>
+                      {column.cell(row)}
+                    </th>
+                  ) : (
+                    <td key={c} {...column.cellProps?.(row)}>
+                      {column.cell(row)}
+                    </td>
+                  ),
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {pageSize ? (
         <Pager label={pagerLabel} onPrevious={current > 0 ? () => setPage(current - 1) : undefined} onNext={current < pages - 1 ? () => setPage(current + 1) : undefined} />
       ) : (
