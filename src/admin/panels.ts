@@ -10,6 +10,7 @@ import { isoTime } from "../store/sql";
 import { auditorOf } from "./audit";
 import { defineAdminRoute, definePanelRoute } from "./route";
 import { config } from "../lib/config";
+import { campaignLeadMinutes } from "../services/broadcasts/lifecycle";
 
 
 export function panelView(panel: Panel, env: Env) {
@@ -25,6 +26,7 @@ export function panelView(panel: Panel, env: Env) {
     cors_origins: panel.corsOrigins,
     shard: panel.shard,
     event_retention_days: panel.eventRetentionDays,
+    campaign_lead_minutes: campaignLeadMinutes(panel, env),
     created_at: isoTime(panel.createdAt),
     updated_at: isoTime(panel.updatedAt),
   };
