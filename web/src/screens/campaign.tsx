@@ -252,9 +252,7 @@ export function Campaign({ panel, params }: ScreenProps) {
         <dt>To</dt>
         <dd>{audienceText(data, names.data)}</dd>
         <dt>Send at</dt>
-        <dd>
-          {data.schedule_date} ({data.timezone})
-        </dd>
+        <dd>{data.status === "draft" ? "Not scheduled yet (a draft)" : `${data.schedule_date} (${data.timezone})`}</dd>
         <dt>Tags</dt>
         <dd>{data.tags.length ? data.tags.join(", ") : "—"}</dd>
         <dt>Finished</dt>
