@@ -83,7 +83,8 @@ const patchPanel = definePanelRoute({
   path: "/panels/:panel",
   role: "owner",
   response: panelAnswer,
-  summary: "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, or how many days events stay before they move to the archive",
+  summary:
+    "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, how many days events stay before they move to the archive, or how far ahead campaigns must be scheduled",
   body: panelPatchBody,
   async handle({ env, db, caller, panel, body }) {
     const updated = await orNotFound(changePanel(env, db, panel, body, auditorOf(caller)), `No panel with id "${panel.id}"`);
