@@ -1,6 +1,6 @@
 -- Issue 43, campaign lifecycle (domain/campaign-lifecycle.ts): a campaign may now be a draft,
 -- paused while sending, cancelled, or archived (a sent campaign "deleted", its report kept).
--- SQLite cannot change a CHECK in place, so the table is rebuilt as 0058 left it, with the
+-- SQLite cannot change a CHECK in place, so the table is rebuilt as 0060 left it, with the
 -- wider status rule. Nothing references campaigns by foreign key.
 
 PRAGMA defer_foreign_keys = on;
