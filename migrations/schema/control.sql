@@ -28,7 +28,7 @@
 -- migration 0033_tracking_domains.sql
 -- migration 0034_event_retention.sql
 -- migration 0035_panel_moves.sql
--- migration 0062_panel_campaign_lead.sql
+-- migration 0063_panel_campaign_lead.sql
 
 -- table activities
 

@@ -29,8 +29,8 @@
 -- migration 0059_complaint_suppressions.sql
 -- migration 0060_retention.sql
 -- migration 0061_list_member_counts.sql
--- migration 0062_campaign_lifecycle.sql
 -- migration 0062_panel_counts.sql
+-- migration 0063_campaign_lifecycle.sql
 
 -- table activities
 
