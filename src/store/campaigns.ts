@@ -240,7 +240,7 @@ export const CANCELLED_SKIP = "not sent: the campaign was cancelled";
 /**
  * Cancels a campaign that has not finished: nothing more is claimed (claimBatch sends only for
  * a sending campaign), and recipients still queued are settled as skipped, so the report counts
- * what went out and what did not. A batch in flight finishes the group it holds.
+ * what went out and what did not. A batch already claimed (at most SEND_BATCH_SIZE recipients) still goes out.
  */
 export async function cancelCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], now: number): Promise<Campaign | null> {
   const [moved] = await db.batch<CampaignRow>([
