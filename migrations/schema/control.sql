@@ -28,6 +28,7 @@
 -- migration 0033_tracking_domains.sql
 -- migration 0034_event_retention.sql
 -- migration 0035_panel_moves.sql
+-- migration 0063_panel_campaign_lead.sql
 
 -- table activities
 
@@ -586,7 +587,7 @@ CREATE TABLE panels (
   created_at  INTEGER NOT NULL,
   updated_at  INTEGER NOT NULL
 , unknown_attributes TEXT NOT NULL DEFAULT 'reject'
-  CHECK (unknown_attributes IN ('reject', 'ignore', 'create')), cors_origins TEXT NOT NULL DEFAULT '[]', shard INTEGER NOT NULL DEFAULT 0, event_retention_days INTEGER NOT NULL DEFAULT 90);
+  CHECK (unknown_attributes IN ('reject', 'ignore', 'create')), cors_origins TEXT NOT NULL DEFAULT '[]', shard INTEGER NOT NULL DEFAULT 0, event_retention_days INTEGER NOT NULL DEFAULT 90, campaign_lead_minutes INTEGER);
 
 -- table password_resets
 

@@ -30,6 +30,7 @@
 -- migration 0060_retention.sql
 -- migration 0061_list_member_counts.sql
 -- migration 0062_panel_counts.sql
+-- migration 0063_campaign_lifecycle.sql
 
 -- table activities
 
@@ -198,11 +199,12 @@ CREATE TABLE "campaigns" (
   sender_name    TEXT NOT NULL,
   sender_email   TEXT NOT NULL,
   tags           TEXT NOT NULL DEFAULT '[]',
+  -- A draft keeps the time it was last given (or its creation), used only once it is scheduled.
   schedule_local TEXT NOT NULL,
   send_at        INTEGER NOT NULL,
   body_key       TEXT NOT NULL,
   import_job_id  TEXT,
-  status         TEXT NOT NULL CHECK (status IN ('scheduled', 'sending', 'sent', 'failed')),
+  status         TEXT NOT NULL CHECK (status IN ('draft', 'scheduled', 'sending', 'paused', 'sent', 'cancelled', 'failed', 'archived')),
   status_reason  TEXT,
   recipients     INTEGER NOT NULL DEFAULT 0,
   request_id     TEXT NOT NULL,
@@ -213,9 +215,10 @@ CREATE TABLE "campaigns" (
   -- JSON {"lists","segments","exclude_lists","exclude_segments"}; resolved into
   -- campaign_messages when the campaign is published.
   audience       TEXT,
-  reply_to       TEXT, messages_pruned_at INTEGER,
+  reply_to       TEXT,
+  messages_pruned_at INTEGER,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
-  FOREIGN KEY (panel_id, list_id) REFERENCES "lists"(panel_id, id)
+  FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );
 
 CREATE INDEX campaigns_by_panel ON campaigns (panel_id, created_at);

@@ -1,7 +1,10 @@
-import { campaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
-import { audienceCampaignSchema, broadcastRequestSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
+import { campaignAnswer, deletedCampaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
+import { audienceCampaignSchema, broadcastRequestSchema, campaignEditSchema, campaignScheduleSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
 import { htmlOfMime } from "../domain/email-message";
-import { notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
+import { badRequest, notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
+import { allowedActions } from "../domain/campaign-lifecycle";
+import { campaignLeadMinutes, cancelCampaignSends, changeCampaignState, cloneCampaign, deleteOrArchiveCampaign, editCampaignContent, scheduleCampaign } from "../services/broadcasts/lifecycle";
+import type { ShardDb } from "../store/shards";
 import { csvAttachment } from "../lib/http/respond";
 import { allowsPrivateFetch } from "../lib/outbound";
 import { z } from "../lib/z";
@@ -17,7 +20,9 @@ import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
 import { config } from "../lib/config";
 
-function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounters): CampaignView {
+function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounters, leadMinutes: number): CampaignView {
+  // Send now is offered only where the panel's lead time is 0.
+  const actions = allowedActions(campaign.status).filter((action) => action !== "send_now" || leadMinutes === 0);
   return {
     id: campaign.id,
     name: campaign.name,
@@ -39,6 +44,7 @@ function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounte
     published_at: campaign.publishedAt === null ? null : isoTime(campaign.publishedAt),
     finished_at: campaign.finishedAt === null ? null : isoTime(campaign.finishedAt),
     counters,
+    actions,
   };
 }
 
@@ -52,7 +58,7 @@ const readCampaign = definePanelRoute({
   summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
   async handle({ env, path, panel, db }) {
     const found = await orNotFound(campaignWithCounters(db, panel.id, path.campaign), noSuchCampaign(path.campaign));
-    return campaignView(found.campaign, panel, found.counters);
+    return campaignView(found.campaign, panel, found.counters, campaignLeadMinutes(panel, env));
   },
 });
 
@@ -88,11 +94,15 @@ const listPanelCampaigns = definePanelRoute({
   path: "/panels/:panel/campaigns",
   role: "viewer",
   response: campaignListAnswer,
-  summary: "The panel's email campaigns, newest first, with their counters; the panel's time zone and the broadcast lead time",
-  query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),
+  summary: "The panel's email campaigns, newest first, with their counters (archived ones with archived=1); the panel's time zone and its campaign lead time",
+  query: z.object({
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    archived: z.enum(["0", "1"], { error: "must be 0 or 1" }).default("0").meta({ description: "1: include archived campaigns" }),
+  }),
   async handle({ env, query, panel, db }) {
-    const campaigns = await campaignsWithCounters(db, panel.id, query.limit);
-    return { campaigns: campaigns.map(({ campaign, counters }) => campaignView(campaign, panel, counters)), timezone: panel.timezone, lead_minutes: config(env).broadcastLeadMinutes };
+    const lead = campaignLeadMinutes(panel, env);
+    const campaigns = await campaignsWithCounters(db, panel.id, query.limit, query.archived === "1");
+    return { campaigns: campaigns.map(({ campaign, counters }) => campaignView(campaign, panel, counters, lead)), timezone: panel.timezone, lead_minutes: lead };
   },
 });
 
@@ -104,23 +114,29 @@ const createPanelCampaign = definePanelRoute({
   path: "/panels/:panel/campaigns",
   role: "marketer",
   response: createdCampaignAnswer,
-  summary: "Create and schedule an email campaign: to an audience of lists and saved segments (CONTRACT 9), or with a contacts file under the rules of upload_contact_and_publish (4.10)",
+  summary:
+    "Create an email campaign: to an audience of lists and saved segments (CONTRACT 9), scheduled, or kept a draft with \"draft\": true; or with a contacts file under the rules of upload_contact_and_publish (4.10), always scheduled",
   status: 201,
   body: z.record(z.string().max(100), z.unknown()).meta({
     description:
-      'With "audience": {"name","subject","sender_name","sender_email","reply_to"?,"html"|"html_url","schedule_date"?,"tags"?,"audience":{"lists"?,"segments"?,"exclude_lists"?,"exclude_segments"?}} (CONTRACT 9); otherwise the broadcast request of spec 2.5 (the data object of upload_contact_and_publish)',
+      'With "audience": {"name","subject","sender_name","sender_email","reply_to"?,"html"|"html_url","schedule_date"?,"tags"?,"draft"?,"audience":{"lists"?,"segments"?,"exclude_lists"?,"exclude_segments"?}} (CONTRACT 9; schedule_date at least the panel\'s campaign lead time ahead); otherwise the broadcast request of spec 2.5 (the data object of upload_contact_and_publish, under the deployment\'s lead time)',
   }),
   async handle({ env, caller, body, panel, db }) {
     const now = Date.now();
-    const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: config(env).broadcastLeadMinutes };
-    const input: CampaignRequest =
-      "audience" in body
-        ? { kind: "audience", request: parseOrThrow(audienceCampaignSchema(rules), body) }
-        : { kind: "broadcast", request: parseOrThrow(broadcastRequestSchema(rules), body) };
+    const rules = { allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now };
+    let input: CampaignRequest;
+    if ("audience" in body) {
+      const { draft, ...fields } = body;
+      if (draft !== undefined && typeof draft !== "boolean") throw badRequest("draft: must be true or false", [{ field: "draft", message: "must be true or false" }]);
+      input = { kind: "audience", request: parseOrThrow(audienceCampaignSchema({ ...rules, leadMinutes: campaignLeadMinutes(panel, env) }), fields), draft: draft === true };
+    } else {
+      // 4.10 keeps the seed's rule: the deployment's lead time, whatever the panel's setting.
+      input = { kind: "broadcast", request: parseOrThrow(broadcastRequestSchema({ ...rules, leadMinutes: config(env).broadcastLeadMinutes }), body) };
+    }
     const { campaign, counters, senderNote, senderField } = unwrap(await createCampaign({ env, db, panel, now }, input, auditorOf(caller)));
     // The outbox keeps mail from an unverified domain; the operator hears now that real email would not go.
     const warnings = senderNote ? [{ field: senderField, message: senderNote }] : [];
-    return { CampaignID: campaign.id, ...campaignView(campaign, panel, counters), warnings };
+    return { CampaignID: campaign.id, ...campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env)), warnings };
   },
 });
 
@@ -183,4 +199,116 @@ const readOutboxMessage = definePanelRoute({
   },
 });
 
-export const campaignRoutes = [listPanelCampaigns, createPanelCampaign, readCampaign, readCampaignReport, listCampaignRecipients, sendTestCopy, listPanelOutbox, readOutboxMessage];
+// The lifecycle (domain/campaign-lifecycle.ts): each answers the campaign as it is after the
+// action, or 409 naming the state that does not allow it.
+
+const lifecycleContext = (env: Env, db: ShardDb, panel: Panel) => ({ env, db, panel, now: Date.now() });
+
+const editPanelCampaign = definePanelRoute({
+  method: "PATCH",
+  path: "/panels/:panel/campaigns/:campaign",
+  role: "marketer",
+  response: campaignAnswer,
+  summary: "Edit a draft or scheduled campaign: name, subject, sender, reply-to, body, tags, audience (409 naming the state once it sends)",
+  body: campaignEditSchema,
+  async handle({ env, caller, path, body: input, panel, db }) {
+    const { campaign, counters } = unwrap(await editCampaignContent(lifecycleContext(env, db, panel), path.campaign, input, auditorOf(caller)));
+    return campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env));
+  },
+});
+
+const schedulePanelCampaign = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/campaigns/:campaign/schedule",
+  role: "marketer",
+  response: campaignAnswer,
+  summary: "Schedule a draft, reschedule a scheduled campaign (schedule_date at least the panel's campaign lead time ahead), or send it now where that lead time is 0",
+  // The time is read in the panel's zone, against the clock and the panel's lead time, which a
+  // route body cannot see: the handler parses it again once the panel is loaded.
+  body: z.strictObject({
+    schedule_date: z.string().max(19).optional().meta({ description: "YYYY-MM-DD HH:mm:SS in the panel's time zone, at least the panel's campaign lead time ahead", example: "2026-12-01 09:30:00" }),
+    send_now: z.literal(true).optional().meta({ description: "Send at the next minute; only where the panel's campaign lead time is 0" }),
+  }),
+  async handle({ env, caller, path, body, panel, db }) {
+    const now = Date.now();
+    const schema = campaignScheduleSchema({ allowPrivateFetch: allowsPrivateFetch(env), timezone: panel.timezone, now, leadMinutes: campaignLeadMinutes(panel, env) });
+    const when = parseOrThrow(schema, body);
+    const sendNow = body.send_now === true;
+    const { campaign, counters } = unwrap(await scheduleCampaign({ env, db, panel, now }, path.campaign, when, sendNow, auditorOf(caller)));
+    return campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env));
+  },
+});
+
+function stateRoute(action: "unschedule" | "pause" | "resume", summary: string) {
+  return definePanelRoute({
+    method: "POST",
+    path: `/panels/:panel/campaigns/:campaign/${action}`,
+    role: "marketer",
+    response: campaignAnswer,
+    summary,
+    async handle({ env, caller, path, panel, db }) {
+      const { campaign, counters } = unwrap(await changeCampaignState(lifecycleContext(env, db, panel), path.campaign, action, auditorOf(caller)));
+      return campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env));
+    },
+  });
+}
+
+const unschedulePanelCampaign = stateRoute("unschedule", "Move a scheduled campaign back to draft");
+const pausePanelCampaign = stateRoute("pause", "Pause a sending campaign: no more batches go out until it is resumed");
+const resumePanelCampaign = stateRoute("resume", "Resume a paused campaign: its unsent recipients go out");
+
+const cancelPanelCampaign = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/campaigns/:campaign/cancel",
+  role: "marketer",
+  response: campaignAnswer,
+  summary: "Cancel a scheduled, sending or paused campaign: nothing more goes out; what went out stays in its report, the rest counted as skipped",
+  async handle({ env, caller, path, panel, db }) {
+    const { campaign, counters } = unwrap(await cancelCampaignSends(lifecycleContext(env, db, panel), path.campaign, auditorOf(caller)));
+    return campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env));
+  },
+});
+
+const clonePanelCampaign = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/campaigns/:campaign/clone",
+  role: "marketer",
+  response: campaignAnswer,
+  status: 201,
+  summary: "A new draft with the campaign's content and audience (a contacts-file campaign's list becomes the audience)",
+  async handle({ env, caller, path, panel, db }) {
+    const { campaign, counters } = unwrap(await cloneCampaign(lifecycleContext(env, db, panel), path.campaign, auditorOf(caller)));
+    return campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env));
+  },
+});
+
+const deletePanelCampaign = definePanelRoute({
+  method: "DELETE",
+  path: "/panels/:panel/campaigns/:campaign",
+  role: "marketer",
+  response: deletedCampaignAnswer,
+  summary: "Delete a draft, or a cancelled or failed campaign that reached no one; a sent campaign (or one that reached someone) is archived instead, its report kept",
+  async handle({ env, caller, path, panel, db }) {
+    const { deleted, campaign } = unwrap(await deleteOrArchiveCampaign(lifecycleContext(env, db, panel), path.campaign, auditorOf(caller)));
+    return { id: campaign.id, outcome: deleted ? ("deleted" as const) : ("archived" as const) };
+  },
+});
+
+export const campaignRoutes = [
+  listPanelCampaigns,
+  createPanelCampaign,
+  readCampaign,
+  editPanelCampaign,
+  deletePanelCampaign,
+  schedulePanelCampaign,
+  unschedulePanelCampaign,
+  pausePanelCampaign,
+  resumePanelCampaign,
+  cancelPanelCampaign,
+  clonePanelCampaign,
+  readCampaignReport,
+  listCampaignRecipients,
+  sendTestCopy,
+  listPanelOutbox,
+  readOutboxMessage,
+];

@@ -10,6 +10,7 @@ import { isoTime } from "../store/sql";
 import { auditorOf } from "./audit";
 import { defineAdminRoute, definePanelRoute } from "./route";
 import { config } from "../lib/config";
+import { campaignLeadMinutes } from "../services/broadcasts/lifecycle";
 
 
 export function panelView(panel: Panel, env: Env) {
@@ -25,6 +26,7 @@ export function panelView(panel: Panel, env: Env) {
     cors_origins: panel.corsOrigins,
     shard: panel.shard,
     event_retention_days: panel.eventRetentionDays,
+    campaign_lead_minutes: campaignLeadMinutes(panel, env),
     created_at: isoTime(panel.createdAt),
     updated_at: isoTime(panel.updatedAt),
   };
@@ -81,7 +83,8 @@ const patchPanel = definePanelRoute({
   path: "/panels/:panel",
   role: "owner",
   response: panelAnswer,
-  summary: "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, or how many days events stay before they move to the archive",
+  summary:
+    "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, how many days events stay before they move to the archive, or how far ahead campaigns must be scheduled",
   body: panelPatchBody,
   async handle({ env, db, caller, panel, body }) {
     const updated = await orNotFound(changePanel(env, db, panel, body, auditorOf(caller)), `No panel with id "${panel.id}"`);

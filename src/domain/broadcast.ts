@@ -3,6 +3,7 @@ import { z } from "../lib/z";
 import { canonicalAttributeName } from "./attributes";
 import { addressList, emailAddress, listIdParam, outboundUrl, textParam, type InputRules } from "./fields";
 import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
+import type { CampaignAction, CampaignStatus } from "./campaign-lifecycle";
 
 /**
  * The email broadcast request (spec 2.5, CONTRACT 2.4): one schema for the route, its
@@ -233,6 +234,53 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
 
 export type AudienceCampaignRequest = z.output<ReturnType<typeof audienceCampaignSchema>>;
 
+/**
+ * PATCH /panels/{panel}/campaigns/{campaign}: what a draft or scheduled campaign may change
+ * (domain/campaign-lifecycle.ts); each member left out stays as it is. Its time changes by
+ * rescheduling.
+ */
+export function campaignEditSchema(rules: InputRules) {
+  return z
+    .object({
+      name: campaignText(MAX_CAMPAIGN_TEXT, "Name of the campaign").optional(),
+      subject: campaignText(998, "Subject; {{ATTRIBUTE|fallback}} personalises it").optional(),
+      sender_name: campaignText(200, "Sender's display name").optional(),
+      sender_email: z.string().max(254).pipe(emailAddress).optional(),
+      reply_to: z.string().max(254).pipe(emailAddress).nullable().optional().meta({ description: "null removes it" }),
+      html: z.string().max(2 * 1024 * 1024, { error: "must be at most 2 MiB" }).refine((h) => h.trim() !== "", { error: "must not be empty" }).optional(),
+      html_url: z.string().max(2048).pipe(outboundUrl(rules)).optional(),
+      tags: z.array(z.string().trim().min(1).max(100)).max(MAX_TAGS, { error: `at most ${MAX_TAGS} tags are allowed` }).optional(),
+      audience: campaignAudienceSchema.optional(),
+    })
+    .strict()
+    .superRefine((data, ctx) => {
+      if (data.html !== undefined && data.html_url !== undefined) ctx.addIssue({ code: "custom", path: ["html_url"], message: "must not be combined with html: pass exactly one of them" });
+      if (Object.keys(data).length === 0) ctx.addIssue({ code: "custom", path: [], message: "must change at least one member" });
+    });
+}
+
+export type CampaignEdit = z.output<ReturnType<typeof campaignEditSchema>>;
+
+/**
+ * POST /panels/{panel}/campaigns/{campaign}/schedule: a time at least the panel's campaign lead
+ * time ahead, or `send_now` where that lead time is 0.
+ */
+export function campaignScheduleSchema(rules: BroadcastRules) {
+  return z
+    .object({
+      schedule_date: scheduleDate(rules).optional(),
+      send_now: z.literal(true, { error: "must be true when given" }).optional().meta({ description: "Send at the next minute; only where the panel's campaign lead time is 0" }),
+    })
+    .strict()
+    .superRefine((data, ctx) => {
+      if ((data.schedule_date === undefined) === (data.send_now === undefined)) ctx.addIssue({ code: "custom", path: ["schedule_date"], message: "pass exactly one of schedule_date and send_now" });
+      else if (data.send_now && rules.leadMinutes > 0) {
+        ctx.addIssue({ code: "custom", path: ["send_now"], message: `is offered only where the panel's campaign lead time is 0; it is ${rules.leadMinutes} minutes` });
+      }
+    })
+    .transform((data) => data.schedule_date ?? { local: formatLocal(rules.now, rules.timezone), sendAt: rules.now });
+}
+
 function pathOf(url: string): string {
   try {
     return decodeOrKeep(new URL(url).pathname);
@@ -294,7 +342,7 @@ export function checkCsvHeaders(
   return { ok: true, header: expected };
 }
 
-export type CampaignStatus = "scheduled" | "sending" | "sent" | "failed";
+export type { CampaignStatus } from "./campaign-lifecycle";
 
 /** Who a campaign of the admin API sends to (CONTRACT 9): resolved when it is published. */
 export interface CampaignAudience {
@@ -412,4 +460,6 @@ export interface CampaignView {
   published_at: string | null;
   finished_at: string | null;
   counters: CampaignCounters;
+  /** What the campaign's state allows now (domain/campaign-lifecycle.ts): the panel's buttons. */
+  actions: CampaignAction[];
 }

@@ -27,5 +27,14 @@ export const panelPatchBody = z
       .max(3650, { error: "must be at most 3650 days" })
       .optional()
       .meta({ description: "Days recorded events stay in the panel's database before they move to the archive (R2); 90 by default" }),
+    campaign_lead_minutes: z
+      .int({ error: "must be a whole number of minutes" })
+      .min(0, { error: "must be at least 0 (0: campaigns may be sent now)" })
+      .max(10080, { error: "must be at most 10080 minutes (a week)" })
+      .optional()
+      .meta({
+        description:
+          "How far ahead the panel's campaigns must be scheduled, in minutes; the deployment's BROADCAST_LEAD_MINUTES (90) until set. At 0 a campaign may be sent now. upload_contact_and_publish keeps the deployment's rule (4.10)",
+      }),
   })
   .strict();

@@ -91,12 +91,16 @@ function fromRow(row: CampaignRow): Campaign {
 export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId">;
 
 /** Creates a campaign that sends to an audience (CONTRACT 9); it is published when its time comes. */
-export async function insertAudienceCampaign(db: ShardDb, campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null }): Promise<void> {
+export async function insertAudienceCampaign(
+  db: ShardDb,
+  campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null },
+  status: "draft" | "scheduled" = "scheduled",
+): Promise<void> {
   await db
     .prepare(
       `INSERT INTO campaigns (id, panel_id, list_id, audience, reply_to, name, subject, sender_name, sender_email, tags, schedule_local,
          send_at, body_key, status, request_id, created_at, updated_at)
-       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'scheduled', ?, ?, ?)`,
+       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       campaign.id,
@@ -111,6 +115,7 @@ export async function insertAudienceCampaign(db: ShardDb, campaign: NewCampaign 
       campaign.scheduleLocal,
       campaign.sendAt,
       campaign.bodyKey,
+      status,
       campaign.requestId,
       campaign.createdAt,
       campaign.createdAt,
@@ -167,16 +172,131 @@ export async function setCampaignImport(db: ShardDb, panelId: string, campaignId
   await db.prepare("UPDATE campaigns SET import_job_id = ? WHERE panel_id = ? AND id = ?").bind(jobId, panelId, campaignId).run();
 }
 
+// The lifecycle's writes (services/broadcasts/lifecycle.ts). Each repeats in SQL the states it
+// leaves (`from`), so a campaign that moved on since it was read is left alone: null.
+
+/** What an edit may change; `bodyKey` is a fresh key when the body changed (the send cache is keyed by it). */
+export interface CampaignEdit {
+  name?: string;
+  subject?: string;
+  senderName?: string;
+  senderEmail?: string;
+  replyTo?: string | null;
+  tags?: string[];
+  audience?: CampaignAudience;
+  bodyKey?: string;
+}
+
+export async function editCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], edit: CampaignEdit, now: number): Promise<Campaign | null> {
+  const row = await db
+    .prepare(
+      `UPDATE campaigns SET name = COALESCE(?3, name), subject = COALESCE(?4, subject), sender_name = COALESCE(?5, sender_name),
+         sender_email = COALESCE(?6, sender_email), reply_to = CASE WHEN ?7 THEN ?8 ELSE reply_to END, tags = COALESCE(?9, tags),
+         audience = COALESCE(?10, audience), body_key = COALESCE(?11, body_key), updated_at = ?12
+       WHERE panel_id = ?1 AND id = ?2 AND status IN (SELECT value FROM json_each(?13)) RETURNING *`,
+    )
+    .bind(
+      panelId,
+      id,
+      edit.name ?? null,
+      edit.subject ?? null,
+      edit.senderName ?? null,
+      edit.senderEmail ?? null,
+      edit.replyTo !== undefined ? 1 : 0,
+      edit.replyTo ?? null,
+      edit.tags ? JSON.stringify(edit.tags) : null,
+      edit.audience ? JSON.stringify(edit.audience) : null,
+      edit.bodyKey ?? null,
+      now,
+      JSON.stringify(from),
+    )
+    .first<CampaignRow>();
+  return row ? fromRow(row) : null;
+}
+
+/** Moves a campaign from one of `from` to `to`, with its new schedule when given. */
+export async function moveCampaign(
+  db: ShardDb,
+  panelId: string,
+  id: string,
+  from: readonly CampaignStatus[],
+  to: CampaignStatus,
+  now: number,
+  schedule?: { local: string; sendAt: number },
+): Promise<Campaign | null> {
+  const row = await db
+    .prepare(
+      `UPDATE campaigns SET status = ?3, schedule_local = COALESCE(?4, schedule_local), send_at = COALESCE(?5, send_at), updated_at = ?6
+       WHERE panel_id = ?1 AND id = ?2 AND status IN (SELECT value FROM json_each(?7)) RETURNING *`,
+    )
+    .bind(panelId, id, to, schedule?.local ?? null, schedule?.sendAt ?? null, now, JSON.stringify(from))
+    .first<CampaignRow>();
+  return row ? fromRow(row) : null;
+}
+
+/** The reason a recipient left unsent by a cancel is skipped with. */
+export const CANCELLED_SKIP = "not sent: the campaign was cancelled";
+
+/**
+ * Cancels a campaign that has not finished: nothing more is claimed (claimBatch sends only for
+ * a sending campaign), and recipients still queued are settled as skipped, so the report counts
+ * what went out and what did not. A batch already claimed (at most SEND_BATCH_SIZE recipients) still goes out.
+ */
+export async function cancelCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], now: number): Promise<Campaign | null> {
+  const [moved] = await db.batch<CampaignRow>([
+    db
+      .prepare(
+        `UPDATE campaigns SET status = 'cancelled', status_reason = 'cancelled by an operator', finished_at = ?3, updated_at = ?3
+         WHERE panel_id = ?1 AND id = ?2 AND status IN (SELECT value FROM json_each(?4)) RETURNING *`,
+      )
+      .bind(panelId, id, now, JSON.stringify(from)),
+    db
+      .prepare(
+        `UPDATE campaign_messages SET status = 'skipped', error = ?3
+         WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'queued' AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?2 AND status = 'cancelled')`,
+      )
+      .bind(panelId, id, CANCELLED_SKIP),
+  ]);
+  const row = moved!.results[0];
+  return row ? fromRow(row) : null;
+}
+
+/** Whether any message of the campaign went out (its recipient rows, or its counters once those are pruned). */
+export async function campaignSentAny(db: ShardDb, panelId: string, id: string): Promise<boolean> {
+  const row = await db
+    .prepare(
+      `SELECT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'sent')
+           OR EXISTS (SELECT 1 FROM campaign_stats WHERE campaign_id = ?2 AND panel_id = ?1 AND sent > 0) AS sent`,
+    )
+    .bind(panelId, id)
+    .first<{ sent: number }>();
+  return row?.sent === 1;
+}
+
+/** Deletes a campaign in one of `from` with its recipients and counters; false when it moved on. */
+export async function deleteCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[]): Promise<boolean> {
+  const states = JSON.stringify(from);
+  const gone = (table: string) =>
+    db.prepare(`DELETE FROM ${table} WHERE campaign_id = ?2 AND panel_id = ?1 AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?2 AND status IN (SELECT value FROM json_each(?3)))`).bind(panelId, id, states);
+  const results = await db.batch([
+    gone("campaign_messages"),
+    gone("campaign_stats"),
+    gone("campaign_link_clicks"),
+    db.prepare("DELETE FROM campaigns WHERE panel_id = ?1 AND id = ?2 AND status IN (SELECT value FROM json_each(?3))").bind(panelId, id, states),
+  ]);
+  return results[3]!.meta.changes > 0;
+}
+
 export async function getCampaign(db: ShardDb, panelId: string, id: string): Promise<Campaign | null> {
   const row = await db.prepare("SELECT * FROM campaigns WHERE panel_id = ? AND id = ?").bind(panelId, id).first<CampaignRow>();
   return row ? fromRow(row) : null;
 }
 
-/** The panel's campaigns, newest first. */
-export async function listCampaigns(db: ShardDb, panelId: string, limit: number): Promise<Campaign[]> {
+/** The panel's campaigns, newest first; archived ones only when asked for. */
+export async function listCampaigns(db: ShardDb, panelId: string, limit: number, archived = false): Promise<Campaign[]> {
   const { results } = await db
-    .prepare("SELECT * FROM campaigns WHERE panel_id = ? ORDER BY created_at DESC, id DESC LIMIT ?")
-    .bind(panelId, limit)
+    .prepare("SELECT * FROM campaigns WHERE panel_id = ? AND (? OR status <> 'archived') ORDER BY created_at DESC, id DESC LIMIT ?")
+    .bind(panelId, archived ? 1 : 0, limit)
     .all<CampaignRow>();
   return results.map(fromRow);
 }
@@ -263,14 +383,17 @@ export async function stalledCampaigns(db: ShardDb, before: number, now: number,
     .bind(now, before, limit)
     .all<{ id: string; panel_id: string }>();
   const out = [];
-  for (const row of results) {
-    const batches = await db
-      .prepare("SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ? AND status IN ('queued', 'sending') ORDER BY batch")
-      .bind(row.id)
-      .all<{ batch: number }>();
-    out.push({ id: row.id, panelId: row.panel_id, batches: batches.results.map((b) => b.batch) });
-  }
+  for (const row of results) out.push({ id: row.id, panelId: row.panel_id, batches: await unsentBatches(db, row.id) });
   return out;
+}
+
+/** The batches of a campaign with recipients still queued or in flight. */
+export async function unsentBatches(db: ShardDb, campaignId: string): Promise<number[]> {
+  const { results } = await db
+    .prepare("SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ? AND status IN ('queued', 'sending') ORDER BY batch")
+    .bind(campaignId)
+    .all<{ batch: number }>();
+  return results.map((b) => b.batch);
 }
 
 export interface ClaimedRecipient {
@@ -305,7 +428,9 @@ export async function claimBatch(
       .prepare(
         `UPDATE campaign_messages SET status = 'sending', claim = ?1, claimed_at = ?2, attempted_at = NULL
          WHERE campaign_id = ?3 AND panel_id = ?4 AND batch = ?5
-           AND (status = 'queued' OR (status = 'sending' AND claimed_at < ?7 AND (?6 OR attempted_at IS NULL)))`,
+           AND (status = 'queued' OR (status = 'sending' AND claimed_at < ?7 AND (?6 OR attempted_at IS NULL)))
+           -- A campaign paused or cancelled since its nudge was read claims nothing more.
+           AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status = 'sending')`,
       )
       .bind(claim, now, campaign.id, campaign.panelId, batch, idempotent ? 1 : 0, staleBefore),
     db

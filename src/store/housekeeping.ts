@@ -11,7 +11,7 @@ export async function finishedImportsBefore(db: ShardDb, before: number, limit: 
     .prepare(
       `SELECT id, error_report_key FROM import_jobs
        WHERE phase = 'done' AND finished_at < ?1
-         AND id NOT IN (SELECT import_job_id FROM campaigns WHERE status = 'scheduled' AND import_job_id IS NOT NULL)
+         AND id NOT IN (SELECT import_job_id FROM campaigns WHERE status IN ('draft', 'scheduled') AND import_job_id IS NOT NULL)
        ORDER BY finished_at LIMIT ?2`,
     )
     .bind(before, limit)

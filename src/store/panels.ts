@@ -18,6 +18,8 @@ export interface Panel {
   shard: number;
   /** Days recorded events stay in the shard before they move to R2 (services/retention). */
   eventRetentionDays: number;
+  /** How far ahead the panel's campaigns must be scheduled; null: the deployment's BROADCAST_LEAD_MINUTES. */
+  campaignLeadMinutes: number | null;
 }
 
 interface PanelRow {
@@ -33,9 +35,10 @@ interface PanelRow {
   cors_origins: string;
   shard: number;
   event_retention_days: number;
+  campaign_lead_minutes: number | null;
 }
 
-export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard, event_retention_days";
+export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard, event_retention_days, campaign_lead_minutes";
 
 export function panelFromRow(row: PanelRow): Panel {
   return {
@@ -51,6 +54,7 @@ export function panelFromRow(row: PanelRow): Panel {
     corsOrigins: JSON.parse(row.cors_origins) as string[],
     shard: row.shard,
     eventRetentionDays: row.event_retention_days,
+    campaignLeadMinutes: row.campaign_lead_minutes,
   };
 }
 
@@ -60,10 +64,10 @@ export function panelFromRow(row: PanelRow): Panel {
  */
 export async function insertPanel(db: ControlDb, panel: Panel): Promise<void> {
   await db
-    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     .bind(
       panel.id, panel.name, panel.primaryKey, panel.timezone, panel.apiMode ? 1 : 0, panel.clientId, panel.createdAt, panel.updatedAt,
-      panel.unknownAttributes, JSON.stringify(panel.corsOrigins), panel.shard, panel.eventRetentionDays,
+      panel.unknownAttributes, JSON.stringify(panel.corsOrigins), panel.shard, panel.eventRetentionDays, panel.campaignLeadMinutes,
     )
     .run();
 }
@@ -102,6 +106,7 @@ export interface PanelPatch {
   unknownAttributes?: UnknownAttributeMode;
   corsOrigins?: string[];
   eventRetentionDays?: number;
+  campaignLeadMinutes?: number;
 }
 
 export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, now: number): Promise<Panel | null> {
@@ -109,7 +114,8 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
     .prepare(
       `UPDATE panels SET name = COALESCE(?1, name), timezone = COALESCE(?2, timezone),
          api_mode = COALESCE(?3, api_mode), unknown_attributes = COALESCE(?4, unknown_attributes),
-         cors_origins = COALESCE(?5, cors_origins), updated_at = ?6, event_retention_days = COALESCE(?8, event_retention_days)
+         cors_origins = COALESCE(?5, cors_origins), updated_at = ?6, event_retention_days = COALESCE(?8, event_retention_days),
+         campaign_lead_minutes = COALESCE(?9, campaign_lead_minutes)
        WHERE id = ?7 RETURNING ${PANEL_COLUMNS}`,
     )
     .bind(
@@ -121,6 +127,7 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
       now,
       id,
       patch.eventRetentionDays ?? null,
+      patch.campaignLeadMinutes ?? null,
     )
     .first<PanelRow>();
   return row ? panelFromRow(row) : null;

@@ -132,7 +132,7 @@ export async function existingSegmentIds(db: ShardDb, panelId: string, ids: read
   return new Set(results.map((r) => r.id));
 }
 
-/** What still uses the segment: running or paused journeys it triggers, scheduled campaigns whose audience names it. */
+/** What still uses the segment: running or paused journeys it triggers, draft or scheduled campaigns whose audience names it. */
 export async function segmentUsers(db: ShardDb, panelId: string, id: string): Promise<{ journeys: string[]; campaigns: string[] }> {
   const [journeys, campaigns] = await db.batch<{ id: string }>([
     db
@@ -140,7 +140,7 @@ export async function segmentUsers(db: ShardDb, panelId: string, id: string): Pr
       .bind(panelId, id),
     db
       .prepare(
-        `SELECT c.id FROM campaigns c WHERE c.panel_id = ?1 AND c.status = 'scheduled' AND c.audience IS NOT NULL
+        `SELECT c.id FROM campaigns c WHERE c.panel_id = ?1 AND c.status IN ('draft', 'scheduled') AND c.audience IS NOT NULL
            AND (EXISTS (SELECT 1 FROM json_each(c.audience, '$.segments') s WHERE s.value = ?2)
              OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_segments') s WHERE s.value = ?2))`,
       )

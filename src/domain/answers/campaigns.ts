@@ -3,6 +3,7 @@
 import { z } from "../../lib/z";
 import type { CampaignRecipientsPage, CampaignReport, CampaignView, OutboxMessageView } from "../broadcast";
 import { isoInstant } from "./panels";
+import { CAMPAIGN_ACTIONS, CAMPAIGN_STATUSES } from "../campaign-lifecycle";
 
 const campaignSums = {
   sent: z.number(),
@@ -20,7 +21,7 @@ const campaignCounters = z.strictObject({ recipients: z.number(), queued: z.numb
 export const campaignAnswer = z.strictObject({
   id: z.string(),
   name: z.string(),
-  status: z.enum(["scheduled", "sending", "sent", "failed"]),
+  status: z.enum(CAMPAIGN_STATUSES),
   status_reason: z.string().nullable(),
   list_id: z.number().nullable(),
   audience: z
@@ -40,7 +41,11 @@ export const campaignAnswer = z.strictObject({
   published_at: isoInstant.nullable(),
   finished_at: isoInstant.nullable(),
   counters: campaignCounters,
+  actions: z.array(z.enum(CAMPAIGN_ACTIONS)).meta({ description: "The actions the campaign's state allows now" }),
 }) satisfies z.ZodType<CampaignView>;
+
+/** A campaign deleted, or archived (a sent one: its report kept). */
+export const deletedCampaignAnswer = z.strictObject({ id: z.string(), outcome: z.enum(["deleted", "archived"]) });
 
 /** The panel's campaigns, with its time zone and how far ahead a campaign must be scheduled. */
 export const campaignListAnswer = z.strictObject({ campaigns: z.array(campaignAnswer), timezone: z.string(), lead_minutes: z.number() });

@@ -2,7 +2,7 @@
 // declares (domain/answers/*), each request the `z.input` of the schema its route parses. The
 // panel imports these type-only, so no Worker code reaches its bundle.
 import type { z } from "../../lib/z";
-import type { audienceCampaignSchema, broadcastRequestSchema, testSendBody } from "../broadcast";
+import type { audienceCampaignSchema, broadcastRequestSchema, campaignEditSchema, testSendBody } from "../broadcast";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../journey";
 import type { journeyBodySchema } from "../journey-layout";
 import type { addOperatorBody, changeOperatorBody, passwordResetBody, passwordResetRequestBody } from "../operators";
@@ -106,6 +106,12 @@ export type CreateCampaign = z.input<ReturnType<typeof broadcastRequestSchema>>;
 /** A campaign to lists and saved segments with exclusions (CONTRACT 9). */
 export type CreateAudienceCampaign = z.input<ReturnType<typeof audienceCampaignSchema>>;
 export type TestSend = z.input<typeof testSendBody>;
+/** PATCH of a draft or scheduled campaign: the members that change. */
+export type EditCampaign = z.input<ReturnType<typeof campaignEditSchema>>;
+/** POST …/schedule: a time, or send_now where the panel's lead time is 0. */
+export type ScheduleCampaign = { schedule_date: string } | { send_now: true };
+export type DeletedCampaign = z.output<typeof campaigns.deletedCampaignAnswer>;
+export type { CampaignAction } from "../campaign-lifecycle";
 
 // Segments and sending domains.
 export type SegmentView = z.output<typeof segments.segmentListAnswer>["segments"][number];

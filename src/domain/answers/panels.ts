@@ -22,6 +22,7 @@ export const panelAnswer = z.strictObject({
   cors_origins: z.array(z.string()),
   shard: z.number(),
   event_retention_days: z.number(),
+  campaign_lead_minutes: z.number().meta({ description: "How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now)" }),
   created_at: isoInstant,
   updated_at: isoInstant,
 });

@@ -21,32 +21,38 @@ import { senderStanding } from "../channels/email/sender-domains";
 /** `senderNote`: the outbox accepts a sender domain that a real provider would refuse. */
 export type AudienceCampaignOutcome = Result<{ campaignId: string; senderNote: string | null }>;
 
-/** Checks the lists and segments the audience names, keeps the HTML body in R2, and schedules the campaign. */
+/** Checks the lists and segments the audience names, keeps the HTML body in R2, and schedules the campaign (or keeps it a draft). */
 export async function createAudienceCampaign(
   ctx: { env: Env; db: ShardDb; panel: Panel; requestId: string; now: number },
   request: AudienceCampaignRequest,
+  status: "draft" | "scheduled" = "scheduled",
 ): Promise<AudienceCampaignOutcome> {
   const { env, db, panel } = ctx;
-  const { audience } = request;
-  const problems: FieldProblem[] = [];
+  const problems = await audienceProblems(db, panel.id, request.audience);
   const sender = await senderStanding(env, db, panel.id, request.senderEmail);
-  if (sender.refusal) problems.push({ field: "sender_email", message: sender.refusal });
-  const lists = await existingListIds(db, panel.id, [...audience.lists, ...audience.exclude_lists]);
-  const segments = await existingSegmentIds(db, panel.id, [...audience.segments, ...audience.exclude_segments]);
-  for (const member of ["lists", "exclude_lists"] as const) {
-    audience[member].forEach((id, i) => lists.has(id) || problems.push({ field: `audience.${member}.${i}`, message: `no list with id ${id} in this panel` }));
-  }
-  for (const member of ["segments", "exclude_segments"] as const) {
-    audience[member].forEach((id, i) => segments.has(id) || problems.push({ field: `audience.${member}.${i}`, message: `no segment with id "${id}" in this panel` }));
-  }
+  if (sender.refusal) problems.unshift({ field: "sender_email", message: sender.refusal });
   if (problems.length) return refused("invalid", problems);
   const body = await readHtmlBody(env, request, "html_url");
   if (!body.ok) return body;
 
   const campaign = newCampaign(ctx, request);
   await putCampaignBody(env, campaign, body.value);
-  await insertAudienceCampaign(db, { ...campaign, replyTo: request.replyTo, audience });
+  await insertAudienceCampaign(db, { ...campaign, replyTo: request.replyTo, audience: request.audience }, status);
   return succeeded({ campaignId: campaign.id, senderNote: sender.note });
+}
+
+/** Each list and segment the audience names that the panel does not have. */
+export async function audienceProblems(db: ShardDb, panelId: string, audience: CampaignAudience): Promise<FieldProblem[]> {
+  const problems: FieldProblem[] = [];
+  const lists = await existingListIds(db, panelId, [...audience.lists, ...audience.exclude_lists]);
+  const segments = await existingSegmentIds(db, panelId, [...audience.segments, ...audience.exclude_segments]);
+  for (const member of ["lists", "exclude_lists"] as const) {
+    audience[member].forEach((id, i) => lists.has(id) || problems.push({ field: `audience.${member}.${i}`, message: `no list with id ${id} in this panel` }));
+  }
+  for (const member of ["segments", "exclude_segments"] as const) {
+    audience[member].forEach((id, i) => segments.has(id) || problems.push({ field: `audience.${member}.${i}`, message: `no segment with id "${id}" in this panel` }));
+  }
+  return problems;
 }
 
 /**

@@ -7,8 +7,8 @@ import { campaignReport, recipientsCsv } from "./report";
 // What the panel reads of its campaigns; each answers null when the panel has no such campaign.
 
 /** The panel's newest campaigns, each with its counters. */
-export async function campaignsWithCounters(db: ShardDb, panelId: string, limit: number): Promise<{ campaign: Campaign; counters: CampaignCounters }[]> {
-  const campaigns = await listCampaigns(db, panelId, limit);
+export async function campaignsWithCounters(db: ShardDb, panelId: string, limit: number, archived = false): Promise<{ campaign: Campaign; counters: CampaignCounters }[]> {
+  const campaigns = await listCampaigns(db, panelId, limit, archived);
   const counters = await countersOfCampaigns(db, panelId, campaigns);
   return campaigns.map((campaign, i) => ({ campaign, counters: counters[i]! }));
 }

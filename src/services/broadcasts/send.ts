@@ -55,11 +55,16 @@ export async function enqueueSendBatches(env: Pick<Env, "SENDS">, campaign: { id
   );
 }
 
-/** The campaign's compiled bodies and subject, kept per isolate: every batch of a campaign needs them. */
+/**
+ * The campaign's compiled bodies and subject, kept per isolate: every batch of a campaign needs
+ * them. Keyed by body and subject, as an edit before sending (a test copy, then a change) gives
+ * the body a fresh key.
+ */
 const templates = new TtlCache<Promise<{ html: Template; text: Template; subject: Template }>>(10 * 60_000, 50);
 
 export function campaignTemplates(files: R2Bucket, campaign: Campaign) {
-  let entry = templates.get(campaign.id);
+  const key = `${campaign.bodyKey}\n${campaign.subject}`;
+  let entry = templates.get(key);
   if (!entry) {
     entry = (async () => {
       const object = await files.get(campaign.bodyKey);
@@ -68,7 +73,7 @@ export function campaignTemplates(files: R2Bucket, campaign: Campaign) {
       return { html: compileTemplate(source), text: compileTemplate(textOfHtml(source)), subject: compileTemplate(campaign.subject) };
     })();
     entry.catch(() => templates.clear());
-    templates.set(campaign.id, entry);
+    templates.set(key, entry);
   }
   return entry;
 }

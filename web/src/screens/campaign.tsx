@@ -1,10 +1,11 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
-import { Link } from "../router";
-import type { CampaignView, OutboxMessage, OutboxMessageView, TestSend } from "../../../src/domain/answers";
+import { Link, navigate } from "../router";
+import type { CampaignAction, CampaignView, DeletedCampaign, EditCampaign, OutboxMessage, OutboxMessageView, ScheduleCampaign, TestSend } from "../../../src/domain/answers";
+import { useConfirm } from "../components/confirm-dialog";
 import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
-import { audienceText, useAudienceNames } from "./campaigns";
+import { audienceText, scheduleText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";
 import type { ScreenProps } from "../screen-props";
 
@@ -33,6 +34,143 @@ function TestSendForm({ panelId, campaignId, onSent }: { panelId: string; campai
       )}
       <ErrorNote error={failure} />
     </form>
+  );
+}
+
+/** The actions with a button of their own; edit and (re)schedule have forms. */
+const BUTTONS: Partial<Record<CampaignAction, string>> = {
+  send_now: "Send now",
+  unschedule: "Back to draft",
+  pause: "Pause",
+  resume: "Resume",
+  cancel: "Cancel campaign",
+  clone: "Clone",
+  delete: "Delete",
+};
+
+/** What the campaign's state allows (the Worker says which: `actions`), as buttons and forms; cancel and delete ask first. */
+function Lifecycle({ panelId, campaign, onChanged }: { panelId: string; campaign: CampaignView; onChanged: () => void }) {
+  const path = `/campaigns/${encodeURIComponent(campaign.id)}`;
+  const { failure, fields, busy, run } = useSubmit(onChanged);
+  const [confirm, dialog] = useConfirm();
+  const [when, setWhen] = useState("");
+  const [done, setDone] = useState<string>();
+  const can = (action: CampaignAction) => campaign.actions.includes(action);
+  const act = async (action: CampaignAction) => {
+    setDone(undefined);
+    if (action === "cancel" && !(await confirm({ title: `Cancel “${campaign.name}”?`, message: "Nothing more of it goes out; what already went out stays in its report. A cancelled campaign cannot be resumed.", confirmLabel: "Cancel campaign" }))) return;
+    if (action === "delete") {
+      const archives = campaign.status === "sent" || campaign.counters.sent > 0;
+      const message = archives ? "It reached its recipients, so it is archived: hidden from the list, its report kept." : "The campaign and its body are deleted for good.";
+      if (!(await confirm({ title: `Delete “${campaign.name}”?`, message, confirmLabel: archives ? "Archive" : "Delete" }))) return;
+      await run(async () => {
+        const answer = await admin<DeletedCampaign>("DELETE", panelId, path);
+        if (answer.outcome === "deleted") navigate(`/panels/${encodeURIComponent(panelId)}/campaigns`);
+        else setDone("Archived: its report is kept.");
+      });
+      return;
+    }
+    if (action === "clone") {
+      await run(async () => {
+        const copy = await admin<CampaignView>("POST", panelId, `${path}/clone`);
+        navigate(`/panels/${encodeURIComponent(panelId)}/campaigns/${encodeURIComponent(copy.id)}`);
+      });
+      return;
+    }
+    const body: ScheduleCampaign | undefined = action === "send_now" ? { send_now: true } : undefined;
+    await run(() => admin("POST", panelId, action === "send_now" ? `${path}/schedule` : `${path}/${action}`, body ?? {}));
+  };
+  const schedule = async (event: FormEvent) => {
+    event.preventDefault();
+    setDone(undefined);
+    const body: ScheduleCampaign = { schedule_date: scheduleText(when) };
+    if (await run(() => admin("POST", panelId, `${path}/schedule`, body))) setWhen("");
+  };
+  const buttons = (Object.keys(BUTTONS) as CampaignAction[]).filter(can);
+  if (!buttons.length && !can("schedule") && !can("reschedule") && !can("edit")) return null;
+  return (
+    <section className="card" aria-label="Campaign actions">
+      {(can("schedule") || can("reschedule")) && (
+        <form onSubmit={schedule} className="row" aria-label={can("schedule") ? "Schedule" : "Reschedule"}>
+          <Field label={can("schedule") ? "Schedule for" : "Reschedule to"} hint={`In the panel's time zone ${campaign.timezone}`} error={fields.schedule_date}>
+            {(props) => <input {...props} type="datetime-local" step={1} required value={when} onChange={(e) => setWhen(e.target.value)} />}
+          </Field>
+          <button type="submit" disabled={busy}>
+            {can("schedule") ? "Schedule" : "Reschedule"}
+          </button>
+        </form>
+      )}
+      {buttons.length > 0 && (
+        <div className="row">
+          {buttons.map((action) => (
+            <button key={action} type="button" className={action === "cancel" || action === "delete" ? "danger" : "secondary"} disabled={busy} onClick={() => act(action)}>
+              {BUTTONS[action]}
+            </button>
+          ))}
+        </div>
+      )}
+      {done && (
+        <p role="status" className="ok">
+          {done}
+        </p>
+      )}
+      <ErrorNote error={failure ?? fields.send_now} />
+      {can("edit") && <EditForm panelId={panelId} campaign={campaign} onSaved={onChanged} />}
+      {dialog}
+    </section>
+  );
+}
+
+/** Edits a campaign until it sends: its words, sender and (when given) a new HTML body. */
+function EditForm({ panelId, campaign, onSaved }: { panelId: string; campaign: CampaignView; onSaved: () => void }) {
+  const [draft, setDraft] = useState({ name: campaign.name, subject: campaign.subject, sender_name: campaign.sender_name, sender_email: campaign.sender_email, reply_to: campaign.reply_to ?? "", html: "" });
+  const [saved, setSaved] = useState(false);
+  const { failure, fields, busy, run } = useSubmit(onSaved);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setSaved(false);
+    const body: EditCampaign = {
+      name: draft.name,
+      subject: draft.subject,
+      sender_name: draft.sender_name,
+      sender_email: draft.sender_email,
+      reply_to: draft.reply_to.trim() || null,
+      ...(draft.html.trim() ? { html: draft.html } : {}),
+    };
+    if (await run(() => admin("PATCH", panelId, `/campaigns/${encodeURIComponent(campaign.id)}`, body))) setSaved(true);
+  };
+  const text = (key: keyof typeof draft, label: string, type = "text", required = true) => (
+    <Field label={label} error={fields[key]}>
+      {(props) => <input {...props} type={type} required={required} value={draft[key]} onChange={(e) => setDraft((d) => ({ ...d, [key]: e.target.value }))} />}
+    </Field>
+  );
+  return (
+    <details>
+      <summary>Edit</summary>
+      <form onSubmit={submit} aria-label="Edit campaign">
+        <div className="row">
+          {text("name", "Campaign name")}
+          {text("subject", "Subject line")}
+        </div>
+        <div className="row">
+          {text("sender_name", "Sender name")}
+          {text("sender_email", "Sender email", "email")}
+          {text("reply_to", "Reply-to (optional)", "email", false)}
+        </div>
+        <Field label="New HTML body (optional)" hint="Left empty, the body stays as it is" error={fields.html}>
+          {(props) => <textarea {...props} rows={8} value={draft.html} onChange={(e) => setDraft((d) => ({ ...d, html: e.target.value }))} />}
+        </Field>
+        <button type="submit" disabled={busy}>
+          Save changes
+        </button>
+        {saved && (
+          <p role="status" className="ok">
+            Saved.
+          </p>
+        )}
+        <ErrorNote error={failure} />
+      </form>
+    </details>
   );
 }
 
@@ -114,14 +252,13 @@ export function Campaign({ panel, params }: ScreenProps) {
         <dt>To</dt>
         <dd>{audienceText(data, names.data)}</dd>
         <dt>Send at</dt>
-        <dd>
-          {data.schedule_date} ({data.timezone})
-        </dd>
+        <dd>{data.status === "draft" ? "Not scheduled yet (a draft)" : `${data.schedule_date} (${data.timezone})`}</dd>
         <dt>Tags</dt>
         <dd>{data.tags.length ? data.tags.join(", ") : "—"}</dd>
         <dt>Finished</dt>
         <dd>{formatTime(data.finished_at)}</dd>
       </dl>
+      {panel.role !== "viewer" && <Lifecycle key={data.id} panelId={panel.id} campaign={data} onChanged={() => setSends((n) => n + 1)} />}
       <CampaignReportSection panelId={panel.id} campaignId={data.id} refresh={sends} />
       {panel.role !== "viewer" && (
         <>

@@ -14,7 +14,7 @@ function base64Utf8(text: string): string {
 }
 
 /** `<input type="datetime-local">` gives YYYY-MM-DDTHH:mm[:SS]; the API reads YYYY-MM-DD HH:mm:SS in the panel's zone. */
-function scheduleText(local: string): string {
+export function scheduleText(local: string): string {
   const [date = "", time = ""] = local.split("T");
   return `${date} ${time.length === 5 ? `${time}:00` : time}`;
 }
@@ -64,6 +64,8 @@ const EMPTY: Draft = {
 };
 
 function audienceRequest(draft: Draft): CreateAudienceCampaign {
+  // A draft may be saved before its time is chosen.
+  const when = draft.schedule ? { schedule_date: scheduleText(draft.schedule) } : {};
   return {
     name: draft.name,
     subject: draft.subject,
@@ -71,7 +73,7 @@ function audienceRequest(draft: Draft): CreateAudienceCampaign {
     sender_email: draft.sender_email,
     ...(draft.reply_to.trim() ? { reply_to: draft.reply_to.trim() } : {}),
     html: draft.html,
-    schedule_date: scheduleText(draft.schedule),
+    ...when,
     tags: draft.tags,
     audience: { lists: draft.lists, segments: draft.segments, exclude_lists: draft.exclude_lists, exclude_segments: draft.exclude_segments },
   };
@@ -173,10 +175,13 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
   // The first refusal among the audience's members (audience, audience.lists.0, …).
   const audienceError = (prefixes: string[]) => Object.entries(fields).find(([name]) => prefixes.some((p) => name === p || name.startsWith(`${p}.`)))?.[1];
 
-  const submit = async (event: FormEvent) => {
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
+    // "Save as draft" keeps it unscheduled (lists and segments only: a contacts file is scheduled as 4.10 says).
+    const asDraft = (event.nativeEvent as SubmitEvent).submitter?.getAttribute("value") === "draft" && draft.mode === "audience";
     await run(async () => {
-      const created = await admin<CreatedCampaign>("POST", panelId, "/campaigns", draft.mode === "audience" ? audienceRequest(draft) : fileRequest(draft));
+      const body = draft.mode === "audience" ? { ...audienceRequest(draft), ...(asDraft ? { draft: true } : {}) } : fileRequest(draft);
+      const created = await admin<CreatedCampaign>("POST", panelId, "/campaigns", body);
       setDraft(EMPTY);
       onCreated(created);
     });
@@ -246,7 +251,10 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
         )}
       </fieldset>
       <div className="row">
-        {text("schedule", "Send at", { type: "datetime-local", hint: `In the panel's time zone ${timezone}, at least ${leadMinutes} minutes ahead` })}
+        {text("schedule", "Send at", {
+          type: "datetime-local",
+          hint: `In the panel's time zone ${timezone}, at least ${leadMinutes} minutes ahead${draft.mode === "audience" ? "; a draft may leave it empty" : ""}`,
+        })}
         {text("tags", "Tags (optional)", { hint: "Up to 5, separated by commas", optional: true })}
       </div>
       <div className="split">
@@ -264,7 +272,17 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
       <p className="muted" aria-live="polite">
         Merge tags used: {tags.length ? tags.join(", ") : "none"}
       </p>
-      <button type="submit">Schedule campaign</button>
+      <div className="row">
+        <button type="submit" value="schedule">
+          Schedule campaign
+        </button>
+        {draft.mode === "audience" && (
+          // The time may still be empty: the browser's own required checks would stop a draft.
+          <button type="submit" value="draft" className="secondary" formNoValidate>
+            Save as draft
+          </button>
+        )}
+      </div>
     </form>
   );
 }
@@ -300,7 +318,7 @@ export function Campaigns({ panel }: ScreenProps) {
       <ErrorNote error={error} />
       {created && (
         <p role="status" className="ok">
-          Campaign “{created.name}” scheduled for {created.schedule_date} ({created.timezone}).
+          {created.status === "draft" ? <>Campaign “{created.name}” saved as a draft.</> : <>Campaign “{created.name}” scheduled for {created.schedule_date} ({created.timezone}).</>}
         </p>
       )}
       {created?.warnings?.map((warning) => (

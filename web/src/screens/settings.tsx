@@ -49,6 +49,29 @@ function ClientSettings({ panel, save }: { panel: PanelView; save: (change: Pane
   );
 }
 
+/** How far ahead the panel's campaigns must be scheduled; at 0 a campaign can be sent now. */
+function CampaignSettings({ panel, save }: { panel: PanelView; save: (change: PanelPatch, done: string) => Promise<Record<string, string>> }) {
+  const [lead, setLead] = useState(String(panel.campaign_lead_minutes));
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setFields(await save({ campaign_lead_minutes: Number(lead) }, "Campaign settings saved."));
+  };
+  return (
+    <form className="card" onSubmit={submit} aria-label="Campaign settings">
+      <h2>Campaigns</h2>
+      <Field
+        label="Lead time, in minutes"
+        hint="How far ahead a campaign must be scheduled; 0 lets campaigns be sent now. The API's upload_contact_and_publish keeps its own 90 minutes."
+        error={fields.campaign_lead_minutes}
+      >
+        {(props) => <input {...props} type="number" min={0} max={10080} step={1} required value={lead} onChange={(e) => setLead(e.target.value)} />}
+      </Field>
+      <button type="submit">Save campaign settings</button>
+    </form>
+  );
+}
+
 export function Settings({ panel }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<PanelView>("GET", panel.id, ""), [panel.id]);
   const [failure, setFailure] = useState<string>();
@@ -116,6 +139,7 @@ export function Settings({ panel }: ScreenProps) {
             </dl>
           </div>
           <ClientSettings key={data.updated_at} panel={data} save={patch} />
+          <CampaignSettings key={`campaigns-${data.updated_at}`} panel={data} save={patch} />
           <h2>Sample calls</h2>
           <p className="muted">Replace $API_KEY with a key from Users and API keys, $ACTIVITY_ID with an activity's id, and $CSV_URL with the address of a CSV file of contacts the service can fetch.</p>
           {sampleCalls(data).map((call) => {
