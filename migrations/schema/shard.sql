@@ -31,6 +31,7 @@
 -- migration 0061_list_member_counts.sql
 -- migration 0062_panel_counts.sql
 -- migration 0063_campaign_lifecycle.sql
+-- migration 0064_rendered_messages.sql
 
 -- table activities
 
@@ -124,7 +125,7 @@ CREATE TABLE campaign_messages (
   clicks          INTEGER NOT NULL DEFAULT 0,
   first_click_at  INTEGER,
   bounced_at      INTEGER,
-  unsubscribed_at INTEGER, attempted_at INTEGER,
+  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT,
   -- Batch first: claiming a batch reads one narrow range of the table, not the whole campaign.
   PRIMARY KEY (campaign_id, batch, contact_id),
   UNIQUE (campaign_id, contact_id)

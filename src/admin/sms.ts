@@ -1,5 +1,5 @@
 import { smsPreviewAnswer, smsSettingsAnswer, smsSuppressionAnswer, smsSuppressionListAnswer, smsTemplateAnswer, smsTemplateDeletedAnswer, smsTemplateListAnswer } from "../domain/answers/channels";
-import { compileTemplate, personalize } from "../domain/email-message";
+import { mergeTagNames, personalize } from "../domain/merge-tags";
 import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody } from "../domain/sms";
 import { invalidField, orNotFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
@@ -36,10 +36,6 @@ const putSettings = definePanelRoute({
   },
 });
 
-function mergeTags(body: string): string[] {
-  return [...new Set(compileTemplate(body).parts.flatMap((p) => (typeof p === "string" ? [] : [p.name])))];
-}
-
 function templateView(t: SmsTemplate) {
   return {
     id: t.id,
@@ -47,9 +43,9 @@ function templateView(t: SmsTemplate) {
     body: t.body,
     dlt_template_id: t.dltTemplateId,
     provider_template_id: t.providerTemplateId,
-    merge_tags: mergeTags(t.body),
+    merge_tags: mergeTagNames(t.body),
     // Measured with every merge tag at its fallback; a contact's values change it (POST .../sms/preview).
-    length: smsLength(personalize(compileTemplate(t.body), {}, "text")),
+    length: smsLength(personalize(t.body, {}, "plain")),
     created_at: isoTime(t.createdAt),
     updated_at: isoTime(t.updatedAt),
   };
@@ -129,7 +125,7 @@ const preview = definePanelRoute({
       source = template.body;
     }
     const attributes = Object.fromEntries(Object.entries(body.attributes).flatMap(([k, v]) => (v === null ? [] : [[k.toUpperCase(), v]])));
-    const text = personalize(compileTemplate(source!), attributes, "text");
+    const text = personalize(source!, attributes, "plain");
     return { text, length: smsLength(text) };
   },
 });

@@ -5,7 +5,7 @@ import { recipientOf, recipientPreferences, resubscribe } from "../services/chan
 import { isJourneyClaim, TrackingSigner } from "../services/channels/email/tracking";
 import { invalidLinkPage, preferencesPage, unsubscribePage } from "../domain/unsubscribe-page";
 import { PREFERENCE_CHANNELS, type PreferenceChannel, type PreferencesChange } from "../domain/preferences";
-import { escapeHtml } from "../domain/email-message";
+import { escapeHtml } from "../domain/merge-tags";
 import { recordJourneyBounce, recordJourneyComplaint, trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../services/journeys/engagement";
 import { constantTimeEqual } from "../lib/crypto";
 import { readBodyBytes } from "../lib/http/body";

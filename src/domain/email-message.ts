@@ -1,74 +1,13 @@
-import { canonicalAttributeName, type AttributeValue } from "./attributes";
+import { escapeHtml, PREFERENCES_MARK, UNSUBSCRIBE_MARK } from "./merge-tags";
 import { preferencesUrlOf } from "./preferences";
 
 /**
- * Campaign email rendering, without I/O: merge tags, tracked links, the open pixel, the
- * unsubscribe link and the MIME text. The tracking URLs themselves are signed by the caller
+ * Campaign and journey email rendering, without I/O: tracked links, the open pixel, the
+ * unsubscribe link and the MIME text (merge tags are filled by merge-tags.ts). The tracking URLs themselves are signed by the caller
  * (services/channels/email/tracking.ts) and passed in.
  */
 
-/** `{{NAME}}`, `{{ name | there }}`: an attribute with an optional fallback. */
-const MERGE_TAG = /\{\{\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\|([^}]*))?\}\}/g;
-
-/** The merge tags that place the unsubscribe URL and the preference page's where the body wants them. */
-export const UNSUBSCRIBE_TAG = "UNSUBSCRIBE";
-export const PREFERENCES_TAG = "PREFERENCES";
-// Private-use characters mark the URLs' places until they are known.
-const UNSUBSCRIBE_MARK = "\uE000unsubscribe\uE001";
-const PREFERENCES_MARK = "\uE000preferences\uE001";
-const LINK_MARKS: Readonly<Record<string, string>> = { [UNSUBSCRIBE_TAG]: UNSUBSCRIBE_MARK, [PREFERENCES_TAG]: PREFERENCES_MARK };
 const hasLinkMark = (text: string) => text.includes(UNSUBSCRIBE_MARK) || text.includes(PREFERENCES_MARK);
-
-type Part = string | { name: string; fallback: string };
-
-/** A body or subject split once per campaign into text and merge tags. */
-export interface Template {
-  parts: Part[];
-}
-
-export function compileTemplate(source: string): Template {
-  const parts: Part[] = [];
-  let last = 0;
-  for (const match of source.matchAll(MERGE_TAG)) {
-    if (match.index > last) parts.push(source.slice(last, match.index));
-    parts.push({ name: canonicalAttributeName(match[1]!), fallback: (match[2] ?? "").trim() });
-    last = match.index + match[0].length;
-  }
-  if (last < source.length) parts.push(source.slice(last));
-  return { parts };
-}
-
-const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
-
-/**
- * How filled values are written: escaped in an HTML body, as they are in a text body and in a
- * header. {{UNSUBSCRIBE}} marks the unsubscribe URL's place in both bodies, never in a header.
- */
-export type FillMode = "html" | "text" | "header";
-
-/** Fills the merge tags with the contact's attributes. */
-export function personalize(template: Template, attributes: Readonly<Record<string, AttributeValue>>, mode: FillMode): string {
-  let out = "";
-  for (const part of template.parts) {
-    if (typeof part === "string") {
-      out += part;
-      continue;
-    }
-    const mark = LINK_MARKS[part.name];
-    if (mark !== undefined && mode !== "header") {
-      out += mark;
-      continue;
-    }
-    const value = attributes[part.name];
-    const textValue = value === undefined || value === "" ? part.fallback : String(value);
-    out += mode === "html" ? escapeHtml(textValue) : textValue;
-  }
-  return out;
-}
 
 const ANCHOR_HREF = /(<a\b[^>]*?\bhref\s*=\s*)("([^"]*)"|'([^']*)')/gi;
 

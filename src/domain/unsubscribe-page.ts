@@ -1,4 +1,4 @@
-import { escapeHtml } from "./email-message";
+import { escapeHtml } from "./merge-tags";
 import type { ChannelPreferences, PreferenceChannel } from "./preferences";
 
 /**

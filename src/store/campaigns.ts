@@ -497,6 +497,10 @@ export interface MessageOutcome {
   address: string | null;
   providerMessageId: string | null;
   error: string | null;
+  /** The filled subject, where the campaign's subject has merge tags. */
+  subject?: string | null;
+  /** The values the merge tags were filled with (mergeValuesOf), where there were any. */
+  mergeValues?: Readonly<Record<string, unknown>> | null;
 }
 
 /**
@@ -506,7 +510,9 @@ export interface MessageOutcome {
  */
 export async function finishClaims(db: ShardDb, campaignId: string, batch: number, claim: string, outcomes: readonly MessageOutcome[], now: number): Promise<void> {
   if (outcomes.length === 0) return;
-  const rows = JSON.stringify(outcomes.map((o) => [o.contactId, o.status, o.address, o.providerMessageId, o.error]));
+  const rows = JSON.stringify(
+    outcomes.map((o) => [o.contactId, o.status, o.address, o.providerMessageId, o.error, o.subject ?? null, o.mergeValues ? JSON.stringify(o.mergeValues) : null]),
+  );
   // Each row is found by its key through the IN list; the per-row values are looked up in the
   // same small JSON array (an UPDATE ... FROM json_each would scan the whole campaign instead).
   const field = (index: number) => `(SELECT r.value ->> ${index} FROM json_each(?1) AS r WHERE r.value ->> 0 = campaign_messages.contact_id)`;
@@ -518,6 +524,8 @@ export async function finishClaims(db: ShardDb, campaignId: string, batch: numbe
            address = ${field(2)},
            provider_msg_id = ${field(3)},
            error = ${field(4)},
+           subject = ${field(5)},
+           merge_values = ${field(6)},
            sent_at = CASE WHEN ${field(1)} = 'sent' THEN ?4 ELSE NULL END,
            claim = CASE WHEN ${field(1)} = 'queued' THEN NULL ELSE claim END,
            attempted_at = CASE WHEN ${field(1)} = 'queued' THEN NULL ELSE attempted_at END

@@ -3,16 +3,15 @@ import {
   applyTextUnsubscribe,
   applyTracking,
   buildMime,
-  compileTemplate,
   encodeHeaderText,
   formatMailbox,
   listUnsubscribeField,
-  personalize,
   quotedPrintable,
   trackableLinks,
   withoutLinkMarks,
 } from "../../src/domain/email-message";
 import { textOfHtml } from "../../src/domain/email-text";
+import { compileTemplate, personalize } from "../../src/domain/merge-tags";
 import { parseMessage, unsubscribeUris } from "../support/mime";
 
 const facts = { senderName: "Shop", senderAddress: "shop@example.com", panelName: "Shop Europe" };
@@ -21,13 +20,13 @@ const urls = { clicks: ["https://t.example/c/1", "https://t.example/c/2"], open:
 describe("merge tags", () => {
   it("fills {{NAME}} and any attribute, case-insensitively, with a fallback when missing or empty", () => {
     const template = compileTemplate("Hi {{NAME}} / {{ firstname | there }} / {{AGE}} / {{CITY|}} / {{ COUNTRY|the world }}");
-    expect(personalize(template, { NAME: "Ada", AGE: 36, FIRSTNAME: "", COUNTRY: "India" }, "header")).toBe("Hi Ada / there / 36 /  / India");
+    expect(personalize(template, { NAME: "Ada", AGE: 36, FIRSTNAME: "", COUNTRY: "India" }, "plain")).toBe("Hi Ada / there / 36 /  / India");
   });
 
   it("escapes values in HTML but not in a subject", () => {
     const template = compileTemplate("<b>{{NAME}}</b>");
     expect(personalize(template, { NAME: `<script>"x"&` }, "html")).toBe("<b>&lt;script&gt;&quot;x&quot;&amp;</b>");
-    expect(personalize(compileTemplate("{{NAME}}"), { NAME: "A & B" }, "header")).toBe("A & B");
+    expect(personalize(compileTemplate("{{NAME}}"), { NAME: "A & B" }, "plain")).toBe("A & B");
   });
 
   it("leaves text that is not a merge tag alone", () => {

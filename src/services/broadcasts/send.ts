@@ -6,7 +6,7 @@ import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import { trackingBaseUrl } from "../channels/email/tracking-domains";
 import { isEmailAddress } from "../../domain/email";
 import { SUPPRESSION_SKIPS } from "../../domain/preferences";
-import { compileTemplate, personalize, type Template } from "../../domain/email-message";
+import { compileTemplate, hasMergeTags, mergeTagNames, mergeValuesOf, personalize, type Template } from "../../domain/merge-tags";
 import { textOfHtml } from "../../domain/email-text";
 import { randomHex } from "../../lib/random";
 import { config } from "../../lib/config";
@@ -60,9 +60,17 @@ export async function enqueueSendBatches(env: Pick<Env, "SENDS">, campaign: { id
  * them. Keyed by body and subject, as an edit before sending (a test copy, then a change) gives
  * the body a fresh key.
  */
-const templates = new TtlCache<Promise<{ html: Template; text: Template; subject: Template }>>(10 * 60_000, 50);
+const templates = new TtlCache<Promise<CampaignTemplates>>(10 * 60_000, 50);
 
-export function campaignTemplates(files: R2Bucket, campaign: Campaign) {
+export interface CampaignTemplates {
+  html: Template;
+  text: Template;
+  subject: Template;
+  /** The attributes the subject and body read: what each message keeps of its recipient's (mergeValuesOf). */
+  tagNames: string[];
+}
+
+export function campaignTemplates(files: R2Bucket, campaign: Pick<Campaign, "id" | "bodyKey" | "subject">): Promise<CampaignTemplates> {
   const key = `${campaign.bodyKey}\n${campaign.subject}`;
   let entry = templates.get(key);
   if (!entry) {
@@ -70,7 +78,9 @@ export function campaignTemplates(files: R2Bucket, campaign: Campaign) {
       const object = await files.get(campaign.bodyKey);
       if (!object) throw new Error(`campaign ${campaign.id}: body ${campaign.bodyKey} is missing from R2`);
       const source = await object.text();
-      return { html: compileTemplate(source), text: compileTemplate(textOfHtml(source)), subject: compileTemplate(campaign.subject) };
+      const html = compileTemplate(source);
+      const subject = compileTemplate(campaign.subject);
+      return { html, text: compileTemplate(textOfHtml(source)), subject, tagNames: mergeTagNames(subject, html) };
     })();
     entry.catch(() => templates.clear());
     templates.set(key, entry);
@@ -105,9 +115,9 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
   const recipients = await claimBatch(db, campaign, nudge.batch, claim, now, now - CLAIM_LEASE_MS, provider.idempotent);
   if (recipients.length > 0) {
     const skipped: MessageOutcome[] = [];
-    const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail }> = [];
+    const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail; rendered: Pick<MessageOutcome, "subject" | "mergeValues"> }> = [];
     try {
-      const [{ html, text, subject }, panel, sender, baseUrl] = await Promise.all([
+      const [{ html, text, subject, tagNames }, panel, sender, baseUrl] = await Promise.all([
         campaignTemplates(env.FILES, campaign),
         getPanel(env.DB, campaign.panelId),
         planSender(env, db, provider, campaign.panelId, campaign.senderEmail),
@@ -124,7 +134,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
           if (!sender.ok) return skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
           const id = messageIdOf(campaign.id, recipient.contactId);
-          const subjectLine = personalize(subject, recipient.attributes, "header");
+          const subjectLine = personalize(subject, recipient.attributes, "plain");
           const unsigned = await trackedMime(signer, baseUrl, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, facts, {
             from: { name: campaign.senderName, address: campaign.senderEmail },
             to: address,
@@ -139,7 +149,9 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           const raw = await sender.sign(unsigned, now);
           const email: OutgoingEmail = { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw };
           if (sender.note) email.note = sender.note;
-          outgoing.push({ contactId: recipient.contactId, address, email });
+          // What the message log shows and its copy is rendered again from (message-copies.ts).
+          const rendered = { subject: hasMergeTags(subject) ? subjectLine : null, mergeValues: mergeValuesOf(recipient.attributes, tagNames) };
+          outgoing.push({ contactId: recipient.contactId, address, email, rendered });
         }),
       );
     } catch (error) {
@@ -161,13 +173,13 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       }
       const results = await provider.send(group.map((o) => o.email), now);
       const outcomes = results.map((result, i): MessageOutcome => {
-        const { contactId, address } = group[i]!;
+        const { contactId, address, rendered } = group[i]!;
         if (result.ok) {
           sent.push(contactId);
-          return { contactId, status: "sent", address, providerMessageId: result.providerMessageId, error: null };
+          return { contactId, status: "sent", address, providerMessageId: result.providerMessageId, error: null, ...rendered };
         }
         if (result.retryable) retryLater++;
-        return { contactId, status: result.retryable ? "queued" : "failed", address, providerMessageId: null, error: result.error };
+        return { contactId, status: result.retryable ? "queued" : "failed", address, providerMessageId: null, error: result.error, ...rendered };
       });
       await finishClaims(db, campaign.id, nudge.batch, claim, outcomes, clock());
     }

@@ -3,7 +3,8 @@ import type { EmailProvider } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
 import { EMAIL_ATTRIBUTE, normaliseEmail } from "../../domain/email";
-import { buildMime, personalize, withoutLinkMarks } from "../../domain/email-message";
+import { buildMime, withoutLinkMarks } from "../../domain/email-message";
+import { personalize } from "../../domain/merge-tags";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { randomHex } from "../../lib/random";
 import { getCampaign, type Campaign } from "../../store/campaigns";
@@ -40,7 +41,7 @@ export async function sendCampaignTest(
   const attributes = { ...contact?.attributes, [EMAIL_ATTRIBUTE]: address.value };
   const { html, text, subject } = await campaignTemplates(env.FILES, campaign);
   const id = `${campaign.id}.test.${randomHex(6)}`;
-  const subjectLine = TEST_SUBJECT_PREFIX + personalize(subject, attributes, "header");
+  const subjectLine = TEST_SUBJECT_PREFIX + personalize(subject, attributes, "plain");
   const unsigned = buildMime({
     from: { name: campaign.senderName, address: campaign.senderEmail },
     to: address.value,

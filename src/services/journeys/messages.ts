@@ -7,7 +7,7 @@ import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import { trackingBaseUrl } from "../channels/email/tracking-domains";
 import type { AttributeValue } from "../../domain/attributes";
 import { isEmailAddress } from "../../domain/email";
-import { compileTemplate, personalize } from "../../domain/email-message";
+import { mergeTagNames, mergeValuesOf, personalize } from "../../domain/merge-tags";
 import { textOfHtml } from "../../domain/email-text";
 import type { EmailStep } from "../../domain/journey";
 import { SUPPRESSION_SKIPS } from "../../domain/preferences";
@@ -51,14 +51,18 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
   const db = await panelDb(env, message.panelId);
   const provider = emailProvider(env);
   const claim = randomHex(8);
-  const claimed = await claimMessage(db, message, claim, now, now - MESSAGE_CLAIM_MS, provider.idempotent);
+  const subject = personalize(step.subject, attributes, "plain");
+  const textSource = step.text ?? textOfHtml(step.html);
+  // The message keeps its step's templates (content); with the subject it went with and the
+  // values its tags were filled with, the log shows that subject and its copy is rendered again.
+  const rendered = { ...message, content: { ...message.content, subject_line: subject, merge_values: mergeValuesOf(attributes, mergeTagNames(step.subject, step.html, textSource)) } };
+  const claimed = await claimMessage(db, rendered, claim, now, now - MESSAGE_CLAIM_MS, provider.idempotent);
   if (claimed === "done") return;
   if (claimed === "held") throw new Error(`journey email ${message.msgid} is being sent by another attempt; retried`);
   const address = journeyEmailAddress(message);
   if (!isEmailAddress(address)) return finishMessage(db, message.msgid, claim, { status: "skipped", error: "the contact has no valid EMAIL" });
   const suppressed = await suppressionOf(db, message.panelId, address);
   if (suppressed) return finishMessage(db, message.msgid, claim, { status: "skipped", error: `the address is suppressed (${SUPPRESSION_SKIPS[suppressed]})` });
-  const subject = personalize(compileTemplate(step.subject), attributes, "header");
   let raw: string;
   let note: string | undefined;
   try {
@@ -71,8 +75,8 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
       from: { name: step.sender_name, address: step.sender_email },
       to: address,
       subject,
-      html: personalize(compileTemplate(step.html), attributes, "html"),
-      text: personalize(compileTemplate(step.text ?? textOfHtml(step.html)), attributes, "text"),
+      html: personalize(step.html, attributes, "html"),
+      text: personalize(textSource, attributes, "text"),
       messageId: message.msgid,
       date: now,
       headers: { "X-Journey-ID": message.journeyId },

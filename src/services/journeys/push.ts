@@ -6,6 +6,7 @@ import { panelPush, type PanelPush } from "../channels/push/settings";
 import { sendWebPush } from "../channels/push/web-push";
 import type { AttributeValue } from "../../domain/attributes";
 import type { NewEvent } from "../../domain/events";
+import { personalize } from "../../domain/merge-tags";
 import { pushPayload } from "../../domain/push";
 import { randomHex } from "../../lib/random";
 import { settleEach } from "../../lib/tasks";
@@ -71,14 +72,26 @@ function sendsChannel(push: PanelPush, channel: JourneyMessage["channel"]): bool
 
 export async function planJourneyPush(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, message: JourneyMessage, attributes: Readonly<Record<string, AttributeValue>>): Promise<PlannedPush> {
   const [optedOut, push] = await Promise.all([pushOptedOut(db, message.panelId, message.contactId), panelPush(env, db, message.panelId)]);
+  // Filled here, as SMS is: the recorded message is what the device is sent (or, on the outbox, would be).
+  const filled = { ...message, content: { ...message.content, ...filledPush(message.content, attributes) } };
   let planned: JourneyMessage;
-  if (optedOut) planned = { ...message, status: "skipped", error: PUSH_TURNED_OFF };
-  else if (!sendsChannel(push, message.channel)) planned = message;
+  if (optedOut) planned = { ...filled, status: "skipped", error: PUSH_TURNED_OFF };
+  else if (!sendsChannel(push, message.channel)) planned = filled;
   else {
     const token = attributes.PUSH_TOKEN;
-    planned = { ...message, status: "sending", content: { ...message.content, ...(message.channel === "apn" && typeof token === "string" && token ? { token } : {}) } };
+    planned = { ...filled, status: "sending", content: { ...filled.content, ...(message.channel === "apn" && typeof token === "string" && token ? { token } : {}) } };
   }
   return { message: planned, statements: [insertMessageStatement(db, planned)], queued: planned.status === "sending" };
+}
+
+/** A push step's title and text with their merge tags filled with the contact's attributes. */
+function filledPush(content: Readonly<Record<string, unknown>>, attributes: Readonly<Record<string, AttributeValue>>): Record<string, string> {
+  const filled: Record<string, string> = {};
+  for (const field of ["title", "text"] as const) {
+    const source = content[field];
+    if (typeof source === "string") filled[field] = personalize(source, attributes, "plain");
+  }
+  return filled;
 }
 
 export type PushSendEnv = Env;

@@ -5,7 +5,7 @@ import type { SmsReceipt } from "../channels/sms/receipts";
 import { liftSmsStop, suppressSms, suppressSmsStatement } from "../channels/sms/suppressions";
 import { recordEvents } from "../pipeline/record";
 import type { AttributeValue } from "../../domain/attributes";
-import { compileTemplate, personalize } from "../../domain/email-message";
+import { personalize } from "../../domain/merge-tags";
 import type { SmsStep } from "../../domain/journey";
 import { phoneDigits, replyKeyword, smsLength } from "../../domain/sms";
 import { randomHex } from "../../lib/random";
@@ -83,7 +83,7 @@ export async function planJourneySms(
   };
   if (step.template && !template) return planned("failed", {}, `the SMS template "${step.template}" does not exist`);
   const source = template?.body ?? step.text ?? "";
-  const shortened = await shortenSmsLinks(env, message.panelId, message.msgid, personalize(compileTemplate(source), attributes, "text"));
+  const shortened = await shortenSmsLinks(env, message.panelId, message.msgid, personalize(source, attributes, "plain"));
   const content: Record<string, unknown> = { body: shortened.text, length: smsLength(shortened.text) };
   if (template) Object.assign(content, { dlt_template_id: template.dltTemplateId, provider_template_id: template.providerTemplateId });
   const links = insertSmsLinkStatements(db, shortened.links, now);
