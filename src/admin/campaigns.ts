@@ -1,4 +1,4 @@
-import { campaignAnswer, deletedCampaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
+import { campaignAnswer, deletedCampaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, messageCopyAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
 import { audienceCampaignSchema, broadcastRequestSchema, campaignEditSchema, campaignScheduleSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
 import { htmlOfMime } from "../domain/email-message";
 import { badRequest, notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
@@ -12,6 +12,7 @@ import { createCampaign, type CampaignRequest } from "../services/broadcasts/cre
 import { campaignsWithCounters, campaignWithCounters, recipientsOfCampaign, reportOfCampaign } from "../services/broadcasts/read";
 import { recipientView } from "../services/broadcasts/report";
 import { sendTestCopy as sendCampaignTestCopy } from "../services/broadcasts/test-send";
+import { messageCopy } from "../services/broadcasts/message-copies";
 import type { Campaign, CampaignCounters } from "../store/campaigns";
 import type { Panel } from "../store/panels";
 import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";
@@ -294,6 +295,27 @@ const deletePanelCampaign = definePanelRoute({
   },
 });
 
+const readMessageCopy = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/messages/:message/copy",
+  role: "viewer",
+  response: messageCopyAnswer,
+  summary:
+    "The copy of a sent email (campaign or journey) as its recipient got it: subject and body with merge tags filled. The id is a contact page message's message_id (`<campaign>.<contact id>` or a journey message's msgid)",
+  async handle({ env, path, panel, db }) {
+    const copy = unwrap(await messageCopy(env.FILES, db, panel.id, path.message));
+    return {
+      message_id: copy.messageId,
+      kind: copy.kind,
+      source_id: copy.sourceId,
+      to: copy.to,
+      subject: copy.subject,
+      html: copy.html,
+      sent_at: copy.sentAt === null ? null : isoTime(copy.sentAt),
+    };
+  },
+});
+
 export const campaignRoutes = [
   listPanelCampaigns,
   createPanelCampaign,
@@ -311,4 +333,5 @@ export const campaignRoutes = [
   sendTestCopy,
   listPanelOutbox,
   readOutboxMessage,
+  readMessageCopy,
 ];

@@ -5,6 +5,7 @@ import { attributeSearchValue, contactSearchQuery, editContactBody } from "../do
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { fromProblems, invalidField, notFound, problemError, unwrap } from "../lib/http/errors";
 import type { Problem } from "../lib/problems";
+import { hasRenderedCopy } from "../services/broadcasts/message-copies";
 import { contactAccessExport } from "../services/contacts/access-export";
 import { eraseContact } from "../services/contacts/erase";
 import { changeContactPreferences, contactPreferences } from "../services/channels/preferences";
@@ -31,6 +32,8 @@ function historyView(history: ContactHistory) {
   return {
     messages: history.messages.map((m) => ({
       kind: m.kind,
+      message_id: m.messageId,
+      has_copy: hasRenderedCopy(m),
       source_id: m.sourceId,
       source_name: m.sourceName,
       step_id: m.stepId,

@@ -631,3 +631,32 @@ export async function markBounced(db: ShardDb, providerMessageId: string, now: n
     .first<TrackedRow>();
   return tracked(row);
 }
+
+/** What a campaign message's copy is rendered from: its outcome, the subject it went with and its merge values. */
+export interface CampaignMessageRecord {
+  campaignId: string;
+  contactId: number;
+  status: string;
+  address: string | null;
+  /** The filled subject, or null where the campaign's subject had no merge tags. */
+  subject: string | null;
+  mergeValues: Record<string, string | number | boolean> | null;
+  sentAt: number | null;
+}
+
+export async function getCampaignMessage(db: ShardDb, panelId: string, campaignId: string, contactId: number): Promise<CampaignMessageRecord | null> {
+  const row = await db
+    .prepare("SELECT status, address, subject, merge_values, sent_at FROM campaign_messages WHERE panel_id = ? AND campaign_id = ? AND contact_id = ?")
+    .bind(panelId, campaignId, contactId)
+    .first<{ status: string; address: string | null; subject: string | null; merge_values: string | null; sent_at: number | null }>();
+  if (!row) return null;
+  return {
+    campaignId,
+    contactId,
+    status: row.status,
+    address: row.address,
+    subject: row.subject,
+    mergeValues: row.merge_values ? (JSON.parse(row.merge_values) as CampaignMessageRecord["mergeValues"]) : null,
+    sentAt: row.sent_at,
+  };
+}

@@ -9,12 +9,15 @@ import type { SuppressionReason } from "./suppressions";
 
 export interface ContactMessage {
   kind: "campaign" | "journey";
+  /** The message's id: `<campaign>.<contact>` or a journey message's msgid; its copy is read by it. */
+  messageId: string;
   /** The campaign's or the journey's id and name. */
   sourceId: string;
   sourceName: string;
   /** The journey step that sent it (journey messages). */
   stepId: string | null;
   channel: string;
+  /** As it was sent: the filled subject (email) or title or text (push, SMS). */
   subject: string | null;
   status: string;
   error: string | null;
@@ -49,6 +52,7 @@ export interface ContactHistory {
 
 interface CampaignMessageRow {
   campaign_id: string;
+  contact_id: number;
   name: string;
   subject: string;
   status: string;
@@ -83,7 +87,7 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
   const [campaignRows, journeyMessageRows, journeyRows, suppressionRows] = await db.batch<Record<string, unknown>>([
     db
       .prepare(
-        `SELECT m.campaign_id, c.name, c.subject, m.status, m.error, COALESCE(m.sent_at, c.published_at, c.created_at) AS at,
+        `SELECT m.campaign_id, m.contact_id, c.name, COALESCE(m.subject, c.subject) AS subject, m.status, m.error, COALESCE(m.sent_at, c.published_at, c.created_at) AS at,
                 m.opens, m.clicks, m.bounced_at, m.unsubscribed_at
          FROM campaign_messages m JOIN campaigns c ON c.id = m.campaign_id
          WHERE m.panel_id = ?1 AND m.contact_id = ?2 ORDER BY at DESC LIMIT ?3`,
@@ -117,6 +121,7 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
   const messages: ContactMessage[] = [
     ...(campaignRows!.results as unknown as CampaignMessageRow[]).map((row): ContactMessage => ({
       kind: "campaign",
+      messageId: `${row.campaign_id}.${row.contact_id}`,
       sourceId: row.campaign_id,
       sourceName: row.name,
       stepId: null,
@@ -134,6 +139,7 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
       const counts = engagement.get(row.msgid) ?? {};
       return {
         kind: "journey",
+        messageId: row.msgid,
         sourceId: row.journey_id,
         sourceName: row.name ?? row.journey_id,
         stepId: row.step_id,
@@ -163,8 +169,9 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
 
 function subjectOf(row: JourneyMessageRow): string | null {
   try {
-    const content = JSON.parse(row.content) as { subject?: unknown; title?: unknown; text?: unknown };
-    const line = content.subject ?? content.title ?? content.text;
+    // subject_line: a journey email's filled subject (messages recorded before it was kept show the template).
+    const content = JSON.parse(row.content) as { subject_line?: unknown; subject?: unknown; title?: unknown; text?: unknown; body?: unknown };
+    const line = content.subject_line ?? content.subject ?? content.title ?? content.body ?? content.text;
     return typeof line === "string" ? line.slice(0, 200) : null;
   } catch {
     return null;

@@ -105,3 +105,14 @@ export const outboxMessageAnswer = z.strictObject({
 export const outboxListAnswer = z.strictObject({ messages: z.array(outboxMessageAnswer) });
 /** One outbox message with its raw RFC 5322 text and, for email, its HTML part. */
 export const outboxMessageFullAnswer = outboxMessageAnswer.extend({ raw: z.string(), html: z.string().nullable() });
+
+/** An email's copy as its recipient got it, rendered again from its template and merge values (without tracking). */
+export const messageCopyAnswer = z.strictObject({
+  message_id: z.string(),
+  kind: z.enum(["campaign", "journey"]),
+  source_id: z.string().meta({ description: "The campaign's or the journey's id" }),
+  to: z.string().nullable(),
+  subject: z.string().meta({ description: "The subject as sent, merge tags filled" }),
+  html: z.string().meta({ description: "The body as sent, merge tags filled; links untracked, unsubscribe and preference links inert, no open pixel" }),
+  sent_at: isoInstant.nullable(),
+});

@@ -19,6 +19,9 @@ export const contactSearchAnswer = z.strictObject({
 
 export const contactMessageAnswer = z.strictObject({
   kind: z.enum(["campaign", "journey"]),
+  /** GET /panels/{panel}/messages/{message_id}/copy answers its rendered copy when `has_copy`. */
+  message_id: z.string(),
+  has_copy: z.boolean(),
   source_id: z.string(),
   source_name: z.string(),
   step_id: z.string().nullable(),

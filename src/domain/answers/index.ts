@@ -101,6 +101,7 @@ export type JourneyBody = z.input<typeof journeyBodySchema>;
 export type CampaignList = z.output<typeof campaigns.campaignListAnswer>;
 export type CreatedCampaign = z.output<typeof campaigns.createdCampaignAnswer>;
 export type OutboxMessage = z.output<typeof campaigns.outboxMessageFullAnswer>;
+export type MessageCopy = z.output<typeof campaigns.messageCopyAnswer>;
 /** The broadcast request of spec 2.5 as the API takes it (source_code is base64 of the HTML). */
 export type CreateCampaign = z.input<ReturnType<typeof broadcastRequestSchema>>;
 /** A campaign to lists and saved segments with exclusions (CONTRACT 9). */

@@ -174,7 +174,8 @@ describe("the journey of the issue, web push: activity -> bpn -> push service ->
     await startJourney(panel, {
       trigger: { type: "activity", activity: "add_to_cart" },
       steps: [
-        { id: "push", type: "bpn", title: "Your cart", text: "Still thinking it over?", url: "https://shop.example/cart" },
+        // Merge tags are filled as in email and SMS (issue 43: they went out unfilled).
+        { id: "push", type: "bpn", title: "Your cart, {{ name }}", text: "Still thinking it over, {{NAME|friend}}?", url: "https://shop.example/cart" },
         { id: "wait", type: "wait_for_event", after: "push", events: ["delivered"], within: "1d" },
         { id: "hook", type: "webhook", after: "wait", on: "event", webhook: hook.id, params: { Action: "pushed" } },
       ],
@@ -199,8 +200,8 @@ describe("the journey of the issue, web push: activity -> bpn -> push service ->
     });
     expect(payload).toEqual({
       msgid: sent.msgid,
-      title: "Your cart",
-      body: "Still thinking it over?",
+      title: "Your cart, Ada",
+      body: "Still thinking it over, Ada?",
       url: "https://shop.example/cart",
       report: `http://127.0.0.1:8787/v1/events/bpn/${encodeURIComponent(panel.clientId)}`,
     });
@@ -434,7 +435,8 @@ describe("FCM HTTP v1, against loopback stand-ins of FCM and Google's token endp
     await startJourney(panel, {
       trigger: { type: "activity", activity: "add_to_cart" },
       steps: [
-        { id: "app", type: "apn", title: "Cart", text: "Come back" },
+        // Ada has no NAME: the tag's fallback is sent.
+        { id: "app", type: "apn", title: "Cart", text: "Still thinking it over, {{NAME|friend}}?" },
         { id: "wait", type: "wait_for_event", after: "app", events: ["delivered"], within: "1d" },
         { id: "hook", type: "webhook", after: "wait", on: "event", webhook: hook.id },
       ],
@@ -450,6 +452,14 @@ describe("FCM HTTP v1, against loopback stand-ins of FCM and Google's token endp
     const mine = (await receiver.requests("fcm-api")).filter((r) => r.path.includes(projectId));
     expect(mine.map((r) => JSON.parse(r.body).message.token).sort()).toEqual([attributeToken, installToken].sort());
     expect(mine.every((r) => r.headers.authorization === "Bearer ya29.journey")).toBe(true);
+    expect(mine.map((r) => JSON.parse(r.body).message.notification)).toEqual([
+      { title: "Cart", body: "Still thinking it over, friend?" },
+      { title: "Cart", body: "Still thinking it over, friend?" },
+    ]);
+    // The message log and the contact page show what was sent.
+    expect(sent.content).toMatchObject({ title: "Cart", text: "Still thinking it over, friend?" });
+    const page = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent("ada@example.com")}`);
+    expect(page.body.messages).toEqual([expect.objectContaining({ channel: "apn", subject: "Cart", has_copy: false, message_id: sent.msgid })]);
     const goneToken = JSON.parse(mine[0]!.body).message.token;
     const left = await panelData.prepare("SELECT address FROM push_subscriptions WHERE panel_id = ?").bind(panel.id).all<{ address: string }>();
     // The install's token is removed when it was the gone one; the attribute's is not a registration.

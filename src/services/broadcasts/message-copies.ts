@@ -1,0 +1,77 @@
+import type { AttributeValue } from "../../domain/attributes";
+import { withoutLinkMarks } from "../../domain/email-message";
+import { personalize, type Template } from "../../domain/merge-tags";
+import { refusedField, succeeded, type Result } from "../../lib/problems";
+import { getCampaign, getCampaignMessage } from "../../store/campaigns";
+import { getMessages } from "../../store/journeys/messages";
+import type { ShardDb } from "../../store/shards";
+import { campaignTemplates } from "./send";
+
+/**
+ * The copy of an email as its recipient got it, for message logs and the contact page. Not
+ * stored per message: a message keeps its filled subject and the values its merge tags were
+ * filled with (a few bytes), and its template is kept already (a campaign's body in R2, a
+ * journey email's step in its message row), so the same renderer fills it again exactly. Shown
+ * without tracking: links go where they point, no open pixel (viewing it is not an open), and
+ * the unsubscribe and preference links are inert.
+ */
+export interface MessageCopy {
+  messageId: string;
+  kind: "campaign" | "journey";
+  /** The campaign's or the journey's id. */
+  sourceId: string;
+  to: string | null;
+  subject: string;
+  html: string;
+  sentAt: number | null;
+}
+
+/** Which messages have a copy: email that went to the provider. */
+export function hasRenderedCopy(message: { channel: string; status?: string | undefined }): boolean {
+  return message.channel === "email" && message.status === "sent";
+}
+
+const INERT_LINK = "#";
+
+function renderCopy(html: Template | string, values: Readonly<Record<string, AttributeValue>> | null): string {
+  return withoutLinkMarks(personalize(html, values ?? {}, "html"), INERT_LINK);
+}
+
+/** A message by its id: a journey message's msgid, or `<campaign>.<contact>` for a campaign's. */
+export async function messageCopy(files: R2Bucket, db: ShardDb, panelId: string, messageId: string): Promise<Result<MessageCopy>> {
+  const noCopy = (why: string) => refusedField<MessageCopy>("not_found", "message", why);
+  const journeyMessage = (await getMessages(db, panelId, [messageId])).get(messageId);
+  if (journeyMessage) {
+    if (!hasRenderedCopy(journeyMessage)) return noCopy(`message "${messageId}" has no copy: only sent email has one (it is ${journeyMessage.channel}, ${journeyMessage.status})`);
+    const content = journeyMessage.content as { subject?: unknown; subject_line?: unknown; html?: unknown; merge_values?: Record<string, AttributeValue> | null };
+    const subject = typeof content.subject_line === "string" ? content.subject_line : typeof content.subject === "string" ? content.subject : "";
+    return succeeded({
+      messageId,
+      kind: "journey",
+      sourceId: journeyMessage.journeyId,
+      to: journeyMessage.recipient,
+      subject,
+      html: renderCopy(typeof content.html === "string" ? content.html : "", content.merge_values ?? null),
+      sentAt: journeyMessage.createdAt,
+    });
+  }
+  const dot = messageId.lastIndexOf(".");
+  const contactId = Number(messageId.slice(dot + 1));
+  const campaignId = messageId.slice(0, Math.max(dot, 0));
+  const [message, campaign] =
+    dot > 0 && Number.isSafeInteger(contactId) && contactId > 0
+      ? await Promise.all([getCampaignMessage(db, panelId, campaignId, contactId), getCampaign(db, panelId, campaignId)])
+      : [null, null];
+  if (!message || !campaign) return noCopy(`no message with id "${messageId}" in this panel`);
+  if (!hasRenderedCopy({ channel: "email", status: message.status })) return noCopy(`message "${messageId}" has no copy: it was not sent (it is ${message.status})`);
+  const { html } = await campaignTemplates(files, campaign);
+  return succeeded({
+    messageId,
+    kind: "campaign",
+    sourceId: campaignId,
+    to: message.address,
+    subject: message.subject ?? campaign.subject,
+    html: renderCopy(html, message.mergeValues),
+    sentAt: message.sentAt,
+  });
+}
