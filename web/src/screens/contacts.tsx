@@ -1,7 +1,7 @@
 import { Fragment, useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactEventsPage as EventPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange, SuppressionReason } from "../../../src/domain/answers";
+import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, MessageCopy, ContactEventsPage as EventPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange, SuppressionReason } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
 import type { ScreenProps } from "../screen-props";
@@ -188,43 +188,73 @@ const SUPPRESSION_REASONS: Record<SuppressionReason, string> = {
   hard_bounce: "hard-bounced",
 };
 
-function Messages({ messages, base }: { messages: ContactMessageView[]; base: string }) {
+/** A sent email as its recipient got it, in a sandbox that runs no script and loads nothing of the panel's. */
+function MessageCopyView({ panelId, messageId }: { panelId: string; messageId: string }) {
+  const { data, error } = useLoad(() => admin<MessageCopy>("GET", panelId, `/messages/${encodeURIComponent(messageId)}/copy`), [panelId, messageId]);
+  if (error) return <ErrorNote error={error} />;
+  if (!data) return <Loading />;
   return (
-    <DataTable
-      caption="Messages sent to the contact, newest first"
-      rows={messages}
-      rowKey={(m, index) => `${m.kind}-${m.source_id}-${m.step_id ?? ""}-${index}`}
-      empty={<Empty title="No messages yet">Campaign email and journey messages sent to this contact appear here with their opens and clicks.</Empty>}
-      columns={[
-        { header: "When", cell: (m) => formatTime(m.at) },
-        {
-          header: "From",
-          cell: (m) =>
-            m.kind === "journey" ? (
+    <section aria-label={`Copy of the email sent to ${data.to ?? "the contact"}`}>
+      <p>
+        <strong>{data.subject}</strong> to {data.to ?? "—"}, {formatTime(data.sent_at)}. Links go where they point; viewing it counts no open.
+      </p>
+      <iframe title={`Email: ${data.subject}`} sandbox="" srcDoc={data.html} className="preview" />
+    </section>
+  );
+}
+
+function Messages({ panelId, messages, base }: { panelId: string; messages: ContactMessageView[]; base: string }) {
+  const [open, setOpen] = useState<string>();
+  return (
+    <>
+      <DataTable
+        caption="Messages sent to the contact, newest first"
+        rows={messages}
+        rowKey={(m, index) => `${m.kind}-${m.source_id}-${m.step_id ?? ""}-${index}`}
+        empty={<Empty title="No messages yet">Campaign email and journey messages sent to this contact appear here with their opens and clicks.</Empty>}
+        columns={[
+          { header: "When", cell: (m) => formatTime(m.at) },
+          {
+            header: "From",
+            cell: (m) =>
+              m.kind === "journey" ? (
+                <>
+                  Journey <Link href={`${base}/journeys/${encodeURIComponent(m.source_id)}`}>{m.source_name}</Link>, step {m.step_id}
+                </>
+              ) : (
+                <>Campaign {m.source_name}</>
+              ),
+          },
+          { header: "Channel", cell: (m) => m.channel },
+          { header: "Subject", cell: (m) => m.subject ?? "—" },
+          {
+            header: "Status",
+            cellProps: (m) => ({ title: m.error ?? undefined }),
+            cell: (m) => (
               <>
-                Journey <Link href={`${base}/journeys/${encodeURIComponent(m.source_id)}`}>{m.source_name}</Link>, step {m.step_id}
+                {m.status}
+                {m.bounced && <span className="badge">bounced</span>}
+                {m.unsubscribed && <span className="badge">unsubscribed</span>}
               </>
-            ) : (
-              <>Campaign {m.source_name}</>
             ),
-        },
-        { header: "Channel", cell: (m) => m.channel },
-        { header: "Subject", cell: (m) => m.subject ?? "—" },
-        {
-          header: "Status",
-          cellProps: (m) => ({ title: m.error ?? undefined }),
-          cell: (m) => (
-            <>
-              {m.status}
-              {m.bounced && <span className="badge">bounced</span>}
-              {m.unsubscribed && <span className="badge">unsubscribed</span>}
-            </>
-          ),
-        },
-        { header: "Opens", cell: (m) => m.opens },
-        { header: "Clicks", cell: (m) => m.clicks },
-      ]}
-    />
+          },
+          { header: "Opens", cell: (m) => m.opens },
+          { header: "Clicks", cell: (m) => m.clicks },
+          {
+            header: "Copy",
+            cell: (m) =>
+              m.has_copy ? (
+                <button type="button" className="link" aria-pressed={open === m.message_id} onClick={() => setOpen(open === m.message_id ? undefined : m.message_id)}>
+                  View<span className="visually-hidden"> the email {m.subject ?? ""}</span>
+                </button>
+              ) : (
+                ""
+              ),
+          },
+        ]}
+      />
+      {open && <MessageCopyView panelId={panelId} messageId={open} />}
+    </>
   );
 }
 
@@ -414,7 +444,7 @@ export function Contact({ panel, params }: ScreenProps) {
           <h2>Lists</h2>
           {data.lists.length === 0 ? <p className="muted">In no list.</p> : <ul>{data.lists.map((list) => <li key={list.id}>{list.name}</li>)}</ul>}
           <h2>Messages</h2>
-          <Messages messages={data.messages} base={base} />
+          <Messages panelId={panel.id} messages={data.messages} base={base} />
           <ContactJourneyPaths panelId={panel.id} contactKey={key} />
           <h2>Timeline</h2>
           {shown.length === 0 ? (
