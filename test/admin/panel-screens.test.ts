@@ -180,9 +180,9 @@ describe("panel screens: a contact's attributes, messages and journeys", () => {
     expect(page.status).toBe(200);
     expect(page.body.lists).toEqual([{ id: list, name: "Readers" }]);
     expect(page.body.messages).toContainEqual(
-      expect.objectContaining({ kind: "campaign", source_id: created.body.id, source_name: "Autumn", subject: "Hello {{NAME}}", status: "sent", opens: 2, clicks: 0 }),
+      expect.objectContaining({ kind: "campaign", source_id: created.body.id, source_name: "Autumn", subject: "Hello Ada", status: "sent", opens: 2, clicks: 0 }),
     );
-    expect(page.body.messages).toContainEqual(expect.objectContaining({ kind: "journey", source_id: journey.id, source_name: "Welcome", step_id: "mail", channel: "email", subject: "Welcome {{NAME}}" }));
+    expect(page.body.messages).toContainEqual(expect.objectContaining({ kind: "journey", source_id: journey.id, source_name: "Welcome", step_id: "mail", channel: "email", subject: "Welcome Ada" }));
     expect(page.body.journeys).toEqual([expect.objectContaining({ journey_id: journey.id, name: "Welcome", journey_status: "running", status: "active", ended_at: null })]);
     expect(page.body.suppression).toMatchObject({ address: "ada@example.com", reason: "unsubscribe", campaign_id: created.body.id });
     // Another contact's page shows none of it.
