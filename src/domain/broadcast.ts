@@ -412,6 +412,10 @@ export interface CampaignRecipientView {
   first_click_at: string | null;
   bounced_at: string | null;
   unsubscribed_at: string | null;
+  /** The subject the recipient got, merge tags filled. */
+  subject: string;
+  /** Its message id: GET /panels/{panel}/messages/{message_id}/copy answers the copy of a sent one. */
+  message_id: string;
 }
 
 export interface CampaignRecipientsPage {

@@ -79,6 +79,7 @@ const FILTERS: Record<RecipientFilter, string> = {
 };
 
 export interface CampaignRecipient {
+  campaignId: string;
   contactId: number;
   /** The contact's primary key value; null once the contact is gone. */
   key: string | null;
@@ -91,6 +92,8 @@ export interface CampaignRecipient {
   firstClickAt: number | null;
   bouncedAt: number | null;
   unsubscribedAt: number | null;
+  /** As sent: the filled subject, or the campaign's where it has no merge tags. */
+  subject: string;
 }
 
 interface RecipientRow {
@@ -105,6 +108,7 @@ interface RecipientRow {
   first_click_at: number | null;
   bounced_at: number | null;
   unsubscribed_at: number | null;
+  subject: string;
 }
 
 /** One page of the recipients behind a number, by contact id after `afterContactId`. */
@@ -119,7 +123,8 @@ export async function campaignRecipients(
   const { results } = await db
     .prepare(
       // The (campaign_id, contact_id) unique index walks the campaign in contact order.
-      `SELECT m.contact_id, c.pk_value, m.address, m.status, m.sent_at, m.opens, m.clicks, m.first_open_at, m.first_click_at, m.bounced_at, m.unsubscribed_at
+      `SELECT m.contact_id, c.pk_value, m.address, m.status, m.sent_at, m.opens, m.clicks, m.first_open_at, m.first_click_at, m.bounced_at, m.unsubscribed_at,
+              COALESCE(m.subject, (SELECT subject FROM campaigns WHERE id = ?2 AND panel_id = ?1)) AS subject
        FROM campaign_messages m LEFT JOIN contacts c ON c.id = m.contact_id AND c.panel_id = ?1
        WHERE m.campaign_id = ?2 AND m.panel_id = ?1 AND m.contact_id > ?3 AND ${FILTERS[filter]}
        ORDER BY m.contact_id LIMIT ?4`,
@@ -127,6 +132,7 @@ export async function campaignRecipients(
     .bind(panelId, campaignId, afterContactId, limit)
     .all<RecipientRow>();
   return results.map((row) => ({
+    campaignId,
     contactId: row.contact_id,
     key: row.pk_value,
     address: row.address,
@@ -138,5 +144,6 @@ export async function campaignRecipients(
     firstClickAt: row.first_click_at,
     bouncedAt: row.bounced_at,
     unsubscribedAt: row.unsubscribed_at,
+    subject: row.subject,
   }));
 }

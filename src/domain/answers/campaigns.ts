@@ -84,6 +84,8 @@ export const campaignRecipientsAnswer = z.strictObject({
       first_click_at: isoInstant.nullable(),
       bounced_at: isoInstant.nullable(),
       unsubscribed_at: isoInstant.nullable(),
+      subject: z.string().meta({ description: "The subject the recipient got, merge tags filled" }),
+      message_id: z.string().meta({ description: "GET /panels/{panel}/messages/{message_id}/copy answers the copy of a sent one" }),
     }),
   ),
   next: z.number().nullable(),

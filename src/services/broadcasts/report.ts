@@ -4,6 +4,7 @@ import type { Campaign } from "../../store/campaigns";
 import { campaignCounters, campaignHours, campaignRecipients, campaignTopLinks, type CampaignRecipient } from "../../store/campaign-report";
 import type { ShardDb } from "../../store/shards";
 import { isoTime } from "../../store/sql";
+import { messageIdOf } from "./send";
 
 /** Links a report lists. */
 const TOP_LINKS = 20;
@@ -50,6 +51,8 @@ export function recipientView(r: CampaignRecipient): CampaignRecipientView {
     first_click_at: time(r.firstClickAt),
     bounced_at: time(r.bouncedAt),
     unsubscribed_at: time(r.unsubscribedAt),
+    subject: r.subject,
+    message_id: messageIdOf(r.campaignId, r.contactId),
   };
 }
 

@@ -33,6 +33,13 @@ describe("campaign email", () => {
     expect(copy.body.html).toContain(`<a href="https://shop.example.com/sale?x=1&amp;y=2">Sale</a>`);
     expect(copy.body.html).not.toContain("/t/");
 
+    // The campaign's recipients list shows each one's subject and the id its copy is read by.
+    const recipients = (await admin("GET", `/panels/${panel.id}/campaigns/${id}/recipients?filter=all`)).body.recipients;
+    expect(recipients.map((r: any) => [r.address, r.subject, r.message_id])).toEqual([
+      ["ada@example.com", "You left Ada & Co in your cart", ada[0].message_id],
+      ["bob@example.com", "You left something in your cart", expect.stringMatching(new RegExp(`^${id}\\.\\d+$`))],
+    ]);
+
     const bob = (await page(panel, "bob@example.com")).messages;
     expect(bob).toEqual([expect.objectContaining({ subject: "You left something in your cart", has_copy: true })]);
     expect((await copyOf(panel, bob[0].message_id)).body).toMatchObject({ subject: "You left something in your cart", html: expect.stringContaining("Hello there, from your city.") });

@@ -3,6 +3,7 @@ import { admin } from "../api";
 import { TimeChart } from "../charts/time-chart";
 import type { CampaignRecipientsPage, CampaignReport, RecipientFilter } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
+import { MessageCopyView, useCopyToggle } from "../components/message-copy";
 import { Empty, ErrorNote, formatTime, Loading, useLoad } from "../ui";
 
 const NUMBERS: [keyof CampaignReport["counters"], string, RecipientFilter][] = [
@@ -94,6 +95,7 @@ function Recipients({ panelId, campaignId, filter }: { panelId: string; campaign
   const after = cursors.at(-1)!;
   const base = `/campaigns/${encodeURIComponent(campaignId)}/recipients?filter=${filter}`;
   const { data, error } = useLoad(() => admin<CampaignRecipientsPage>("GET", panelId, `${base}&after=${after}&limit=50`), [panelId, base, after]);
+  const { open, toggle } = useCopyToggle();
   if (error) return <ErrorNote error={error} />;
   if (!data) return <Loading />;
   return (
@@ -124,6 +126,8 @@ function Recipients({ panelId, campaignId, filter }: { panelId: string; campaign
           { header: "Clicks", cell: (r) => r.clicks },
           { header: "First open", cell: (r) => formatTime(r.first_open_at) },
           { header: "First click", cell: (r) => formatTime(r.first_click_at) },
+          { header: "Subject", cell: (r) => r.subject },
+          { header: "Copy", cell: (r) => (r.status === "sent" ? toggle(r.message_id, `sent to ${r.key ?? r.address ?? r.contact_id}`) : "") },
         ]}
         pagerLabel="Recipient pages"
         serverPages={{
@@ -131,6 +135,7 @@ function Recipients({ panelId, campaignId, filter }: { panelId: string; campaign
           onNext: data.next !== null ? () => setCursors([...cursors, data.next!]) : undefined,
         }}
       />
+      {open && <MessageCopyView panelId={panelId} messageId={open} />}
     </>
   );
 }

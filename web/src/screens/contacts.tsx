@@ -1,8 +1,9 @@
 import { Fragment, useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, MessageCopy, ContactEventsPage as EventPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange, SuppressionReason } from "../../../src/domain/answers";
+import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactEventsPage as EventPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange, SuppressionReason } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
+import { MessageCopyView, useCopyToggle } from "../components/message-copy";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
 import type { ScreenProps } from "../screen-props";
 import { ContactJourneyPaths } from "./contact-journeys";
@@ -188,23 +189,8 @@ const SUPPRESSION_REASONS: Record<SuppressionReason, string> = {
   hard_bounce: "hard-bounced",
 };
 
-/** A sent email as its recipient got it, in a sandbox that runs no script and loads nothing of the panel's. */
-function MessageCopyView({ panelId, messageId }: { panelId: string; messageId: string }) {
-  const { data, error } = useLoad(() => admin<MessageCopy>("GET", panelId, `/messages/${encodeURIComponent(messageId)}/copy`), [panelId, messageId]);
-  if (error) return <ErrorNote error={error} />;
-  if (!data) return <Loading />;
-  return (
-    <section aria-label={`Copy of the email sent to ${data.to ?? "the contact"}`}>
-      <p>
-        <strong>{data.subject}</strong> to {data.to ?? "—"}, {formatTime(data.sent_at)}. Links go where they point; viewing it counts no open.
-      </p>
-      <iframe title={`Email: ${data.subject}`} sandbox="" srcDoc={data.html} className="preview" />
-    </section>
-  );
-}
-
 function Messages({ panelId, messages, base }: { panelId: string; messages: ContactMessageView[]; base: string }) {
-  const [open, setOpen] = useState<string>();
+  const { open, toggle } = useCopyToggle();
   return (
     <>
       <DataTable
@@ -242,14 +228,7 @@ function Messages({ panelId, messages, base }: { panelId: string; messages: Cont
           { header: "Clicks", cell: (m) => m.clicks },
           {
             header: "Copy",
-            cell: (m) =>
-              m.has_copy ? (
-                <button type="button" className="link" aria-pressed={open === m.message_id} onClick={() => setOpen(open === m.message_id ? undefined : m.message_id)}>
-                  View<span className="visually-hidden"> the email {m.subject ?? ""}</span>
-                </button>
-              ) : (
-                ""
-              ),
+            cell: (m) => (m.has_copy ? toggle(m.message_id, m.subject ?? "") : ""),
           },
         ]}
       />
