@@ -1,4 +1,6 @@
-import type { CronTask } from "../lib/tasks";
+import { PANELS_PER_CRON_BATCH, readCronMessage, sendAll, type CronMessage, type CronTask } from "../lib/tasks";
+import { panelsOnShard, panelsOnShardAmong } from "../store/panels";
+import { allShards } from "../store/shards";
 import { redriveListEntries } from "../services/journeys/list-entries";
 import { journeyTimers } from "../services/journeys/timers";
 import { redriveStalledEvents } from "../services/pipeline/redrive";
@@ -42,9 +44,63 @@ export const CRON_TASKS: CronTask[] = [
   emailSetupWarningTask,
 ];
 
+/** Whether the tick hands the task out (per shard or per panel) instead of running it here. */
+const handedOut = (task: CronTask) => task.shard !== undefined || task.panels !== undefined;
+
+/**
+ * The tick: tasks whose work is per shard or per panel are handed out, one CRON message per
+ * task and shard, and make no query here; the others (a query or two on the control database,
+ * or none) run here. So the tick's D1 queries do not grow with shards or panels
+ * (docs/operations.md, the cron).
+ */
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
-  const outcomes = await Promise.allSettled(tasks.map((task) => task.run(env, now)));
+  const inline = tasks.filter((task) => !handedOut(task));
+  const messages: CronMessage[] = tasks.filter(handedOut).flatMap((task) => allShards(env).map((shard) => ({ cron: task.name, shard: shard.index, now })));
+  const outcomes = await Promise.allSettled([...inline.map((task) => task.run(env, now)), sendAll(env.CRON, messages)]);
   outcomes.forEach((outcome, i) => {
-    if (outcome.status === "rejected") console.error(`cron task ${tasks[i]!.name} failed`, outcome.reason);
+    if (outcome.status === "rejected") console.error(`cron task ${inline[i]?.name ?? "hand-out to the CRON queue"} failed`, outcome.reason);
   });
+}
+
+/**
+ * One message's work. A shard's message runs the task's shard part, then hands out its panels
+ * in batches (one read of the directory); a batch's message runs the task on those of its
+ * panels the directory still places on the shard.
+ */
+export async function runCronMessage(env: Env, message: CronMessage, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
+  const task = tasks.find((t) => t.name === message.cron);
+  if (!task) throw new Error(`no cron task named "${message.cron}"`);
+  const { shard, now } = message;
+  if (message.panels) {
+    const panels = await panelsOnShardAmong(env.DB, shard, message.panels);
+    if (panels.length) await task.panels?.(env, shard, panels, now);
+    return;
+  }
+  await task.shard?.(env, shard, now);
+  if (!task.panels) return;
+  const ids = (await panelsOnShard(env.DB, shard)).map((panel) => panel.id);
+  const batches: CronMessage[] = [];
+  for (let i = 0; i < ids.length; i += PANELS_PER_CRON_BATCH) batches.push({ cron: task.name, shard, now, panels: ids.slice(i, i + PANELS_PER_CRON_BATCH) });
+  await sendAll(env.CRON, batches);
+}
+
+/**
+ * The CRON queue's consumer. A failed sweep is logged and acknowledged, as the tick's tasks
+ * always were: the next tick sweeps again, so a retry would only run two sweeps at once.
+ */
+export async function handleCronQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    const body = readCronMessage(message.body);
+    if (!body) {
+      console.error(`CRON queue: message ${message.id} names no cron work; dropped`, message.body);
+    } else {
+      try {
+        await runCronMessage(env, body);
+      } catch (error) {
+        const where = body.panels ? `${body.panels.length} panel(s) of shard ${body.shard}` : `shard ${body.shard}`;
+        console.error(`cron task ${body.cron} failed on ${where}; the next tick sweeps again`, error);
+      }
+    }
+    message.ack();
+  }
 }

@@ -7,13 +7,14 @@ import { handleImportQueue } from "../services/imports";
 import { handleDeadLetters } from "../services/dead-letters";
 import { handleExportMessages, readExportNudge } from "../services/segments/export";
 import { handleMoveNudge, readMoveNudge } from "../services/panels/move";
+import { handleCronQueue } from "./cron";
 
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
  * repeated message never loses or doubles work. Queue names carry the region
  * (`apiv2-imports-india`); the handler is chosen by the middle part.
  */
-export type QueueKind = "imports" | "events" | "sends" | "journeys" | "dlq";
+export type QueueKind = "imports" | "events" | "sends" | "journeys" | "cron" | "dlq";
 
 /** One handler per queue. */
 export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
@@ -21,6 +22,7 @@ export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   sends: handleSendsQueue,
   imports: handleImportsAndExports,
   journeys: handleJourneysQueue,
+  cron: handleCronQueue,
   dlq: handleDeadLetters,
 };
 
@@ -45,7 +47,7 @@ async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, e
 }
 
 export function queueKind(queueName: string): QueueKind | undefined {
-  const kind = /^apiv2-(imports|events|sends|journeys|dlq)-/.exec(queueName)?.[1];
+  const kind = /^apiv2-(imports|events|sends|journeys|cron|dlq)-/.exec(queueName)?.[1];
   return kind as QueueKind | undefined;
 }
 

@@ -1,7 +1,45 @@
-/** A job of the per-minute Cron Trigger; the wiring in src/jobs runs each independently. */
+/** A panel as a cron sweep of its shard sees it (the directory's entry). */
+export interface PanelOnShard {
+  id: string;
+  eventRetentionDays: number;
+}
+
+/**
+ * A job of the per-minute Cron Trigger; the wiring in src/jobs runs each independently.
+ * `run` is the whole sweep in one invocation (every shard, every panel). A task whose work is
+ * per shard also has `shard`, and one whose work is per panel `panels`: the cron then makes no
+ * shard query itself but hands each shard, and each batch of a shard's panels, its own queue
+ * message (src/jobs/cron.ts), so no invocation's D1 queries grow with the number of panels.
+ */
 export interface CronTask {
   name: string;
   run(env: Env, now: number): Promise<void>;
+  /** The work of one shard (by its number): bounded whatever the shard holds. */
+  shard?(env: Env, shard: number, now: number): Promise<void>;
+  /** The work of a batch of a shard's panels (at most PANELS_PER_CRON_BATCH): bounded per panel. */
+  panels?(env: Env, shard: number, panels: readonly PanelOnShard[], now: number): Promise<void>;
+}
+
+/** Panels one cron message of a per-panel task names: each costs a query or two when idle. */
+export const PANELS_PER_CRON_BATCH = 100;
+
+/**
+ * A message of the CRON queue: one task's work on one shard, or (`panels`) on a batch of the
+ * shard's panels. `now` is the tick's time, so the work is the tick's wherever it runs.
+ */
+export interface CronMessage {
+  cron: string;
+  shard: number;
+  now: number;
+  panels?: string[];
+}
+
+export function readCronMessage(body: unknown): CronMessage | null {
+  if (typeof body !== "object" || body === null) return null;
+  const { cron, shard, now, panels } = body as Record<string, unknown>;
+  if (typeof cron !== "string" || !Number.isInteger(shard) || typeof now !== "number") return null;
+  if (panels !== undefined && !(Array.isArray(panels) && panels.every((id) => typeof id === "string"))) return null;
+  return { cron, shard: shard as number, now, ...(panels ? { panels: panels as string[] } : {}) };
 }
 
 /** A queue consumer; a message is a nudge naming work recorded in D1 (DESIGN). */

@@ -1,4 +1,4 @@
-import type { QueueHandler } from "../lib/tasks";
+import { readCronMessage, type QueueHandler } from "../lib/tasks";
 import { recordDeadLetter } from "../store/dead-letters";
 import { isSendNudge, redriveDeadSend } from "./broadcasts/send";
 import { isPushNudge } from "./journeys/push";
@@ -18,7 +18,8 @@ const JOURNEYS_PAUSE_S = 30;
  * is recorded (`dead_letters`, with what was done), and the work it names is put back through
  * that work's own re-drive, which keeps its rules: an import counts a failed attempt, event
  * batches count a re-drive (and fail after the last), a campaign batch is nudged after a
- * pause while the campaign sends, journey work is nudged after a pause.
+ * pause while the campaign sends, journey work is nudged after a pause; a cron sweep is left
+ * to the next tick.
  */
 export function deadLettersHandler(now: () => number = Date.now): QueueHandler {
   return async (batch, env) => {
@@ -52,6 +53,10 @@ export function deadLettersHandler(now: () => number = Date.now): QueueHandler {
           [kind, panelId] = ["journeys", journeys.panel];
           await env.JOURNEYS.send(journeys, { delaySeconds: JOURNEYS_PAUSE_S });
           action = `nudged again in ${JOURNEYS_PAUSE_S} s`;
+        } else if (readCronMessage(body)) {
+          // A sweep whose consumer died each time (it acknowledges a sweep that failed).
+          kind = "cron";
+          action = "none: the next cron tick sweeps again";
         } else {
           action = "none: no consumer reads this body";
         }

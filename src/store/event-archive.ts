@@ -56,6 +56,31 @@ const PANEL_EVENT_KINDS = `WITH RECURSIVE kinds(channel, name) AS (
   SELECT k.channel, (SELECT MIN(e.name) FROM events e WHERE e.panel_id = ?1 AND e.channel = k.channel AND e.name > k.name) FROM kinds k WHERE k.name IS NOT NULL)`;
 
 /**
+ * Of the given panels, those with events that happened and were received before their own
+ * `before` (what oldestEventDay finds non-null), in one statement: the panels' (channel, name)
+ * pairs are found as PANEL_EVENT_KINDS finds one panel's, and each pair's index range is read
+ * up to its first such event. So a cron batch of idle panels costs one query, not one each.
+ */
+export async function panelsWithEventsBefore(db: ShardDb, panels: ReadonlyArray<{ id: string; before: number }>): Promise<Set<string>> {
+  if (panels.length === 0) return new Set();
+  const { results } = await db
+    .prepare(
+      `WITH RECURSIVE p(id, before) AS (SELECT value ->> 0, value ->> 1 FROM json_each(?1)),
+       kinds(panel, before, channel, name) AS (
+         SELECT p.id, p.before, c.value, (SELECT MIN(e.name) FROM events e WHERE e.panel_id = p.id AND e.channel = c.value)
+         FROM p, json_each('${JSON.stringify(EVENT_CHANNELS)}') c
+         UNION ALL
+         SELECT k.panel, k.before, k.channel, (SELECT MIN(e.name) FROM events e WHERE e.panel_id = k.panel AND e.channel = k.channel AND e.name > k.name)
+         FROM kinds k WHERE k.name IS NOT NULL)
+       SELECT DISTINCT k.panel FROM kinds k
+       WHERE k.name IS NOT NULL AND EXISTS (SELECT 1 FROM events e WHERE e.panel_id = k.panel AND e.channel = k.channel AND e.name = k.name AND e.occurred_at < k.before AND e.received_at < k.before)`,
+    )
+    .bind(JSON.stringify(panels.map((p) => [p.id, p.before])))
+    .all<{ panel: string }>();
+  return new Set(results.map((r) => r.panel));
+}
+
+/**
  * The midnight (UTC) of the oldest day of the panel with events that happened and were
  * received before `before` (a late event stays as long as any other); null when none.
  */

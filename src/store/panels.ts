@@ -151,3 +151,13 @@ export async function panelsOnShard(db: ControlDb, shard: number): Promise<Array
   const { results } = await db.prepare("SELECT id, event_retention_days FROM panels WHERE shard = ? ORDER BY id").bind(shard).all<{ id: string; event_retention_days: number }>();
   return results.map((r) => ({ id: r.id, eventRetentionDays: r.event_retention_days }));
 }
+
+/** Of the panels `ids` names, those the directory still places on `shard` (a batch the cron handed out before a move). */
+export async function panelsOnShardAmong(db: ControlDb, shard: number, ids: readonly string[]): Promise<Array<{ id: string; eventRetentionDays: number }>> {
+  if (ids.length === 0) return [];
+  const { results } = await db
+    .prepare("SELECT id, event_retention_days FROM panels WHERE shard = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id")
+    .bind(shard, JSON.stringify(ids))
+    .all<{ id: string; event_retention_days: number }>();
+  return results.map((r) => ({ id: r.id, eventRetentionDays: r.event_retention_days }));
+}

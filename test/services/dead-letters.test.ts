@@ -110,4 +110,12 @@ describe("the dead-letter queue's consumer", () => {
     const letters = await lettersOf(null);
     expect(letters.find((letter) => letter.message.includes(marker))).toMatchObject({ kind: "unknown", action: "none: no consumer reads this body" });
   });
+
+  it("records a cron sweep whose consumer died, and leaves the sweep to the next tick", async () => {
+    const spied = spiedEnv();
+    const marker = `housekeeping-${crypto.randomUUID()}`;
+    expect((await deadLetter(spied.env, { cron: marker, shard: 0, now: Date.now() })).explicitAcks).toHaveLength(1);
+    const letters = await lettersOf(null);
+    expect(letters.find((letter) => letter.message.includes(marker))).toMatchObject({ kind: "cron", action: "none: the next cron tick sweeps again" });
+  });
 });

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { runCronTasks } from "../../src/jobs/cron";
+import { runCron } from "../support/cron";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel } from "../support/helpers";
 
@@ -73,7 +73,7 @@ describe("panels on shards", () => {
     expect((await postActivity(healthy.clientId, { activityid: activity, identity: "ada@example.com", activity_source: "web" })).status).toBe(200);
     expect((await admin("GET", `/panels/${healthy.id}/contacts`)).status).toBe(200);
     // The cron walks every shard; the failing one does not stop the others' sweeps.
-    await runCronTasks(env, Date.now());
+    await runCron(Date.now());
     const history = await eventually(async () => {
       const events = await admin("GET", `/panels/${healthy.id}/contacts/ada%40example.com/events`);
       return events.body.events?.length ? events : undefined;

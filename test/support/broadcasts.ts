@@ -6,6 +6,7 @@ import worker from "../../src/index";
 import { formatLocalIso } from "../../src/domain/time";
 import { getCampaign } from "../../src/store/campaigns";
 import { admin, apiFor, jobFinished, panelData, receiver, type TestPanel } from "./helpers";
+import { collectingQueue, drainCron, withBindings } from "./cron";
 
 export function toBase64(text: string): string {
   const bytes = new TextEncoder().encode(text);
@@ -90,12 +91,15 @@ export async function notificationsOf(panel: TestPanel): Promise<any[]> {
   return (await admin("GET", `/panels/${panel.id}/notifications?kind=broadcast_notify`)).body.notifications;
 }
 
-/** Fires the Worker's own scheduled handler at `time`, as the Cron Trigger does. */
+/** Fires the Worker's own scheduled handler at `time`, as the Cron Trigger does, and runs the work it hands to the CRON queue. */
 export async function fireCron(time: number): Promise<void> {
   const controller = createScheduledController({ scheduledTime: new Date(time), cron: "* * * * *" });
   const exec = createExecutionContext();
-  await worker.scheduled(controller, env, exec);
+  const queue = collectingQueue();
+  const tickEnv = withBindings(env, { CRON: queue });
+  await worker.scheduled(controller, tickEnv, exec);
   await waitOnExecutionContext(exec);
+  await drainCron(tickEnv, queue);
 }
 
 /** Creates a campaign (4.10, contacts from `csv`) scheduled `minutes` ahead and returns its id and send instant. */

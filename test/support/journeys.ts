@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { runCronTasks } from "../../src/jobs/cron";
+import { runCron } from "./cron";
 import { journeyTimers } from "../../src/services/journeys/timers";
 import { defineActivity, eventSettled, postActivity } from "./activity";
 import { admin, apiFor, call, type TestPanel, panelData } from "./helpers";
@@ -57,7 +57,7 @@ export async function cronAt(now: number) {
 }
 
 export async function cronAllAt(now: number) {
-  await runCronTasks(env, now);
+  await runCron(now);
 }
 
 export async function messagesOf(panel: TestPanel, channel?: string): Promise<any[]> {

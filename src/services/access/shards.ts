@@ -1,6 +1,7 @@
 import { TtlCache } from "../../lib/ttl-cache";
-import { getPanel, panelsPerShard, type Panel } from "../../store/panels";
-import { allShards, shardOf, shardSize, type ShardDb } from "../../store/shards";
+import { getPanel, panelsOnShard, panelsPerShard, type Panel } from "../../store/panels";
+import { allShards, shardByIndex, shardOf, shardSize, type ShardDb } from "../../store/shards";
+import { PANELS_PER_CRON_BATCH, type CronTask, type PanelOnShard } from "../../lib/tasks";
 import { onPanelMoving } from "../../lib/moving";
 import { forgetActivityCatalogs } from "./activity-catalogs";
 import { CALLER_CACHE_MS, forgetCallers } from "./api-keys";
@@ -87,4 +88,42 @@ export async function forEachShard(env: Env, task: string, sweep: (db: ShardDb, 
     }
   }
   if (failures.length) throw failures[0];
+}
+
+function shardNumbered(env: Env, index: number): ShardDb {
+  const db = shardByIndex(env, index);
+  if (!db) throw new Error(`the cron names shard ${index}, which has no SHARD_${index} binding`);
+  return db;
+}
+
+type ShardSweep = (env: Env, db: ShardDb, index: number, now: number) => Promise<void>;
+type PanelsSweep = (env: Env, db: ShardDb, index: number, panels: readonly PanelOnShard[], now: number) => Promise<void>;
+
+/** A cron task whose work is per shard: `run` sweeps every shard in turn; the cron hands each shard its own message. */
+export function shardTask(name: string, sweep: ShardSweep): CronTask {
+  return {
+    name,
+    run: (env, now) => forEachShard(env, name, (db, index) => sweep(env, db, index, now)),
+    shard: (env, index, now) => sweep(env, shardNumbered(env, index), index, now),
+  };
+}
+
+/**
+ * A cron task whose work is per panel: `shard` (optional) first, then `panels` on the shard's
+ * panels in batches of PANELS_PER_CRON_BATCH. `run` does it all here; the cron hands the shard
+ * part to a message whose consumer sends one message per batch.
+ */
+export function panelTask(name: string, sweep: { shard?: ShardSweep; panels: PanelsSweep }): CronTask {
+  const shardPart = sweep.shard;
+  return {
+    name,
+    run: (env, now) =>
+      forEachShard(env, name, async (db, index) => {
+        await shardPart?.(env, db, index, now);
+        const panels = await panelsOnShard(env.DB, index);
+        for (let i = 0; i < panels.length; i += PANELS_PER_CRON_BATCH) await sweep.panels(env, db, index, panels.slice(i, i + PANELS_PER_CRON_BATCH), now);
+      }),
+    ...(shardPart ? { shard: (env: Env, index: number, now: number) => shardPart(env, shardNumbered(env, index), index, now) } : {}),
+    panels: (env, index, panels, now) => sweep.panels(env, shardNumbered(env, index), index, panels, now),
+  };
 }

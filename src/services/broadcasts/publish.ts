@@ -1,6 +1,5 @@
-import { forEachShard } from "../access/shards";
+import { forEachShard, shardTask } from "../access/shards";
 import type { ShardDb } from "../../store/shards";
-import type { CronTask } from "../../lib/tasks";
 import { completeCampaignIfDone, dueCampaigns, failCampaign, publishCampaign, stalledCampaigns } from "../../store/campaigns";
 import { senderStanding } from "../channels/email/sender-domains";
 import { compileAudience } from "./audience";
@@ -57,4 +56,4 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
   }
 }
 
-export const publishBroadcastsTask: CronTask = { name: "publish-broadcasts", run: publishDueBroadcasts };
+export const publishBroadcastsTask = shardTask("publish-broadcasts", (env, db, _index, now) => publishDueOnShard(env, db, now));

@@ -1,7 +1,6 @@
 import { EMAIL_ATTRIBUTE } from "../../domain/email";
 import { erasedIdentifier } from "../../domain/erasure";
 import { contactReach } from "../../domain/preferences";
-import type { CronTask } from "../../lib/tasks";
 import { newId } from "../../lib/random";
 import { getContactByKey } from "../../store/contacts";
 import {
@@ -19,7 +18,7 @@ import {
 import { withdrawExports } from "../../store/segment-exports";
 import type { ShardDb } from "../../store/shards";
 import { listWebhooks } from "../../store/webhooks";
-import { forEachShard } from "../access/shards";
+import { shardTask } from "../access/shards";
 import { eraseFromBroadcastFiles } from "./erase-broadcast-files";
 import { archiveKey, putPartObject, readPartObject } from "../retention/archive";
 import { webhookDispatcher } from "../webhooks/enqueue";
@@ -110,13 +109,8 @@ export async function rewriteArchive(bucket: R2Bucket, db: ShardDb, erasure: Con
 }
 
 /** The cron sweep: on every shard, rewrites the archived days that erasures left. */
-export const eraseArchivedEvents: CronTask = {
-  name: "contacts.erase_archive",
-  async run(env, now) {
-    await forEachShard(env, "contacts.erase_archive", async (db) => {
-      for (const erasure of await pendingErasures(db, 10)) {
-        if (!(await rewriteArchive(env.FILES, db, erasure, PARTS_PER_RUN, now)).done) break;
-      }
-    });
-  },
-};
+export const eraseArchivedEvents = shardTask("contacts.erase_archive", async (env, db, _index, now) => {
+  for (const erasure of await pendingErasures(db, 10)) {
+    if (!(await rewriteArchive(env.FILES, db, erasure, PARTS_PER_RUN, now)).done) break;
+  }
+});

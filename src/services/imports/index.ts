@@ -1,4 +1,4 @@
-import { forEachShard, panelDb } from "../access/shards";
+import { panelDb, shardTask } from "../access/shards";
 import type { ShardDb } from "../../store/shards";
 import { afterContactsChanged } from "../contacts/reactions";
 import { decodeOrKeep } from "../../lib/uri";
@@ -18,7 +18,7 @@ import {
   type ImportSource,
   type NewImportJob,
 } from "../../store/imports";
-import type { CronTask, QueueHandler } from "../../lib/tasks";
+import type { QueueHandler } from "../../lib/tasks";
 import { ImportFailure, TransientImportError } from "./errors";
 import { downloadSource } from "./fetch";
 import { cleanUpImport, errorReportKey, postImportCallback, sendImportSummary, writeErrorReport } from "./finish";
@@ -312,15 +312,10 @@ export async function redriveDeadImport(env: Env, ref: ImportRef, now: number): 
 }
 
 /** Cron: sends a new message to every unfinished job nobody holds that stopped moving (a lost message, a crash). */
-export const redriveStalledImports: CronTask = {
-  name: "imports.redrive",
-  async run(env, now) {
-    // A sweep over every panel's jobs, shard by shard, as a cron must; each message still names its panel.
-    await forEachShard(env, "imports.redrive", async (db) => {
-      const stalled = await claimStalledImports(db, now - STALL_MS, now, 100);
-      if (stalled.length) await env.IMPORTS.sendBatch(stalled.map((ref) => ({ body: importNudge({ panelId: ref.panelId, jobId: ref.id }) })));
-    });
-  },
-};
+// A sweep over every panel's jobs, shard by shard, as a cron must; each message still names its panel.
+export const redriveStalledImports = shardTask("imports.redrive", async (env, db, _index, now) => {
+  const stalled = await claimStalledImports(db, now - STALL_MS, now, 100);
+  if (stalled.length) await env.IMPORTS.sendBatch(stalled.map((ref) => ({ body: importNudge({ panelId: ref.panelId, jobId: ref.id }) })));
+});
 
 export { DEFAULT_TUNING, errorReportKey, type ImportTuning };

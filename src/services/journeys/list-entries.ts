@@ -1,5 +1,5 @@
-import { forEachShard, panelDb } from "../access/shards";
-import { sendAll, type CronTask } from "../../lib/tasks";
+import { panelDb, shardTask } from "../access/shards";
+import { sendAll } from "../../lib/tasks";
 import { contactsByIds } from "../../store/contacts";
 import { getJourneysByIds } from "../../store/journeys/definitions";
 import { countFreeListEntries, deleteListEntries, leaseListEntries, panelsWithFreeListEntries } from "../../store/list-entries";
@@ -82,16 +82,11 @@ export async function enterListEntries(env: EngineEnv, panelId: string, now: num
  * one message per page of its backlog up to ENTRY_CHAINS_PER_PANEL, so the backlog drains
  * through several consumers at once.
  */
-export const redriveListEntries: CronTask = {
-  name: "journeys.list-entries",
-  async run(env, now) {
-    await forEachShard(env, "journeys.list-entries", async (db) => {
-      const nudges = [];
-      for (const panelId of await panelsWithFreeListEntries(db, now, PANELS_PER_SWEEP)) {
-        const free = await countFreeListEntries(db, panelId, now, ENTRIES_PER_MESSAGE * ENTRY_CHAINS_PER_PANEL);
-        for (let i = 0; i < Math.max(1, Math.ceil(free / ENTRIES_PER_MESSAGE)); i++) nudges.push(listEntriesNudge(panelId));
-      }
-      if (nudges.length) await sendAll(env.JOURNEYS, nudges);
-    });
-  },
-};
+export const redriveListEntries = shardTask("journeys.list-entries", async (env, db, _index, now) => {
+  const nudges = [];
+  for (const panelId of await panelsWithFreeListEntries(db, now, PANELS_PER_SWEEP)) {
+    const free = await countFreeListEntries(db, panelId, now, ENTRIES_PER_MESSAGE * ENTRY_CHAINS_PER_PANEL);
+    for (let i = 0; i < Math.max(1, Math.ceil(free / ENTRIES_PER_MESSAGE)); i++) nudges.push(listEntriesNudge(panelId));
+  }
+  if (nudges.length) await sendAll(env.JOURNEYS, nudges);
+});

@@ -1,4 +1,4 @@
-import { forEachShard, panelDb } from "../access/shards";
+import { panelDb, shardTask } from "../access/shards";
 import type { NewEvent } from "../../domain/events";
 import { sendAll, type CronTask } from "../../lib/tasks";
 import { getMessages, overdueQueued, type ClaimedMessage, type QueuedOutcome } from "../../store/journeys/messages";
@@ -115,17 +115,12 @@ export async function redriveDeadNudge(env: Env, nudge: QueuedNudge): Promise<st
 
 /** A cron task that nudges again the messages of `kind` whose nudge was lost (the step's send failed, or the queue dropped it). */
 export function redriveWaiting(kind: "sms" | "push"): CronTask {
-  return {
-    name: `${kind}-redrive`,
-    async run(env, now) {
-      await forEachShard(env, `${kind}-redrive`, async (db) => {
-        const overdue = await overdueQueued(db, kind, now - NUDGE_OVERDUE_MS, 500);
-        const byPanel = new Map<string, string[]>();
-        for (const m of overdue) byPanel.set(m.panelId, [...(byPanel.get(m.panelId) ?? []), m.msgid]);
-        for (const [panelId, msgids] of byPanel) await enqueueNudges(env, kind, panelId, msgids);
-      });
-    },
-  };
+  return shardTask(`${kind}-redrive`, async (env, db, _index, now) => {
+    const overdue = await overdueQueued(db, kind, now - NUDGE_OVERDUE_MS, 500);
+    const byPanel = new Map<string, string[]>();
+    for (const m of overdue) byPanel.set(m.panelId, [...(byPanel.get(m.panelId) ?? []), m.msgid]);
+    for (const [panelId, msgids] of byPanel) await enqueueNudges(env, kind, panelId, msgids);
+  });
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -1,5 +1,4 @@
-import { forEachShard } from "../access/shards";
-import type { CronTask } from "../../lib/tasks";
+import { shardTask } from "../access/shards";
 import { fireDuePoints, takeFreePoints } from "../../store/journeys/points";
 import { journeysToScan } from "../../store/journeys/scans";
 import { scanSegment } from "./contact-triggers";
@@ -26,34 +25,29 @@ const SCANS_PER_RUN = 5;
  * so they survive restarts and fire within a minute of due time. Each part runs even when
  * another failed.
  */
-export const journeyTimers: CronTask = {
-  name: "journey-timers",
-  async run(env, now) {
-    const failures: unknown[] = [];
-    const part = async (work: () => Promise<unknown>) => {
-      try {
-        await work();
-      } catch (error) {
-        failures.push(error);
-      }
-    };
-    await forEachShard(env, "journey-timers", async (db) => {
-      // Left behind first, so that timers this run ends free below go to the queue.
-      await part(async () => continuePoints(env, db, await takeFreePoints(db, {}, now, now + POINT_LEASE_MS, POINTS_INLINE), now));
-      await part(async () => {
-        const fired = await fireDuePoints(db, now, POINTS_INLINE, now + POINT_LEASE_MS);
-        // More are due than a run continues itself: the rest are ended free, for the queue.
-        for (let page = 0; fired.length === POINTS_INLINE && page < FIRE_PAGES; page++) {
-          if ((await fireDuePoints(db, now, FIRE_PAGE, now)).length < FIRE_PAGE) break;
-        }
-        await continuePoints(env, db, fired, now);
-      });
-      await part(() => redriveFreePoints(env, db, now));
-      await part(async () => {
-        for (const journey of await journeysToScan(db, SCANS_PER_RUN)) await scanSegment(env, journey, now);
-      });
-    });
-    if (failures.length) throw failures[0];
-  },
-};
+export const journeyTimers = shardTask("journey-timers", async (env, db, _index, now) => {
+  const failures: unknown[] = [];
+  const part = async (work: () => Promise<unknown>) => {
+    try {
+      await work();
+    } catch (error) {
+      failures.push(error);
+    }
+  };
+  // Left behind first, so that timers this run ends free below go to the queue.
+  await part(async () => continuePoints(env, db, await takeFreePoints(db, {}, now, now + POINT_LEASE_MS, POINTS_INLINE), now));
+  await part(async () => {
+    const fired = await fireDuePoints(db, now, POINTS_INLINE, now + POINT_LEASE_MS);
+    // More are due than a run continues itself: the rest are ended free, for the queue.
+    for (let page = 0; fired.length === POINTS_INLINE && page < FIRE_PAGES; page++) {
+      if ((await fireDuePoints(db, now, FIRE_PAGE, now)).length < FIRE_PAGE) break;
+    }
+    await continuePoints(env, db, fired, now);
+  });
+  await part(() => redriveFreePoints(env, db, now));
+  await part(async () => {
+    for (const journey of await journeysToScan(db, SCANS_PER_RUN)) await scanSegment(env, journey, now);
+  });
+  if (failures.length) throw failures[0];
+});
 

@@ -1,8 +1,6 @@
-import { forEachShard } from "../access/shards";
-import type { CronTask } from "../../lib/tasks";
+import { panelTask } from "../access/shards";
 import type { PanelHistory } from "../../domain/overview";
 import { DAY_MS, utcDayOf } from "../../domain/time";
-import { panelsOnShard } from "../../store/panels";
 import { panelDays, panelsCountedOn, recordContactCounts } from "../../store/panel-days";
 import type { ShardDb } from "../../store/shards";
 
@@ -45,14 +43,11 @@ export async function panelHistory(db: ShardDb, panelId: string, days: number, n
  * Cron: once per UTC day, each panel's number of contacts as its count at the day's start (the
  * first run of the day counts; later runs find the day counted and do nothing more than one read).
  */
-export const contactCountsCron: CronTask = {
-  name: "overview.contact-counts",
-  async run(env, now) {
+export const contactCountsCron = panelTask("overview.contact-counts", {
+  async panels(_env, db, _index, batch, now) {
     const day = utcDayOf(now);
-    await forEachShard(env, "overview.contact-counts", async (db, index) => {
-      const panels = (await panelsOnShard(env.DB, index)).map((p) => p.id);
-      const counted = await panelsCountedOn(db, panels, day);
-      await recordContactCounts(db, panels.filter((id) => !counted.has(id)), day);
-    });
+    const panels = batch.map((p) => p.id);
+    const counted = await panelsCountedOn(db, panels, day);
+    await recordContactCounts(db, panels.filter((id) => !counted.has(id)), day);
   },
-};
+});

@@ -1,6 +1,5 @@
-import { forEachShard, panelDb } from "../access/shards";
+import { forEachShard, panelDb, shardTask } from "../access/shards";
 import type { ShardDb } from "../../store/shards";
-import type { CronTask } from "../../lib/tasks";
 import { markRedriven, stalledBatches } from "../../store/event-batches";
 import { nudgeEventBatches } from "./nudge";
 
@@ -70,9 +69,6 @@ async function redriveOnShard(env: Env, db: ShardDb, now: number, only?: { panel
   return { nudged, failed: givenUp.length };
 }
 
-export const redriveStalledEvents: CronTask = {
-  name: "events-redrive",
-  async run(env, now) {
-    await redriveEventBatches(env, now);
-  },
-};
+export const redriveStalledEvents = shardTask("events-redrive", async (env, db, _index, now) => {
+  await redriveOnShard(env, db, now);
+});

@@ -6,15 +6,15 @@ import {
   finishArchivePart,
   markPartVerified,
   oldestEventDay,
+  panelsWithEventsBefore,
   partRows,
   recordArchivePart,
   unfinishedArchiveParts,
   type ArchivePart,
 } from "../../store/event-archive";
 import type { EventRow } from "../../store/events";
-import { panelsOnShard } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
-import { forEachShard } from "../access/shards";
+import { panelTask } from "../access/shards";
 
 /**
  * Event retention: each panel keeps its events in its shard for `event_retention_days`
@@ -32,7 +32,7 @@ export const DEFAULT_RETENTION_DAYS = 90;
 export const PART_EVENTS = 2000;
 /** Rows deleted per statement once a part is verified. */
 export const DELETE_CHUNK = 500;
-/** Parts written per shard per cron run. */
+/** Parts written per cron run, by the shard's resume and by each batch of its panels. */
 export const PARTS_PER_RUN = 10;
 const DAY_MS = 86_400_000;
 
@@ -127,18 +127,23 @@ export async function resumeArchiveParts(bucket: R2Bucket, db: ShardDb, limit: n
   return parts.length;
 }
 
-/** The cron sweep: on every shard, finishes what a crash left, then moves old days of its panels. */
+/**
+ * The cron sweep: on every shard, finishes what a crash left (the shard's message), then moves
+ * old days of its panels (a message per batch of them, each with its own budget of parts).
+ */
 export function archiveTask(after: AfterArchived): CronTask {
-  return {
-    name: "events.archive",
-    async run(env, now) {
-      await forEachShard(env, "events.archive", async (db, index) => {
-        let budget = PARTS_PER_RUN - (await resumeArchiveParts(env.FILES, db, PARTS_PER_RUN, now, after));
-        for (const panel of await panelsOnShard(env.DB, index)) {
-          if (budget <= 0) break;
-          budget -= await archivePanel(env.FILES, db, panel, now, budget, after);
-        }
-      });
+  return panelTask("events.archive", {
+    async shard(env, db, _index, now) {
+      await resumeArchiveParts(env.FILES, db, PARTS_PER_RUN, now, after);
     },
-  };
+    async panels(env, db, _index, panels, now) {
+      // One read finds the batch's panels with anything to move; the others cost nothing more.
+      const due = await panelsWithEventsBefore(db, panels.map((p) => ({ id: p.id, before: retentionCutoff(now, p.eventRetentionDays) })));
+      let budget = PARTS_PER_RUN;
+      for (const panel of panels.filter((p) => due.has(p.id))) {
+        if (budget <= 0) break;
+        budget -= await archivePanel(env.FILES, db, panel, now, budget, after);
+      }
+    },
+  });
 }

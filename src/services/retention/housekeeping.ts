@@ -1,5 +1,4 @@
 import { config, type Config } from "../../lib/config";
-import type { CronTask } from "../../lib/tasks";
 import {
   campaignToPrune,
   deleteAuditEntriesBefore,
@@ -14,7 +13,7 @@ import {
   stampUntimedGuids,
 } from "../../store/housekeeping";
 import type { ShardDb } from "../../store/shards";
-import { forEachShard } from "../access/shards";
+import { shardTask } from "../access/shards";
 import { refreshPanelCounts } from "../overview/counts";
 import { panelsOnShard } from "../../store/panels";
 
@@ -75,24 +74,19 @@ export async function pruneShard(db: ShardDb, days: Config["retentionDays"], now
   await inChunks(() => deleteAuditEntriesBefore(db, before(days.auditLog), PRUNE_CHUNK));
 }
 
-export const housekeeping: CronTask = {
-  name: "housekeeping",
-  async run(env, now) {
-    const { retentionDays } = config(env);
-    await forEachShard(env, "housekeeping", async (db, index) => {
-      const jobs = await finishedImportsBefore(db, now - HOUSEKEEPING.importJobDays * DAY_MS, PAGE);
-      const reports = jobs.flatMap((j) => (j.errorReportKey ? [j.errorReportKey] : []));
-      // Objects first: a crash leaves rows whose object is gone, which the next run removes.
-      if (reports.length) await env.FILES.delete(reports);
-      if (jobs.length) await deleteImportJobs(db, jobs.map((j) => j.id));
-      const messages = await outboxBefore(db, now - HOUSEKEEPING.outboxDays * DAY_MS, PAGE);
-      if (messages.length) {
-        await env.FILES.delete(messages.map((m) => m.r2Key));
-        await deleteOutboxRows(db, messages.map((m) => m.id));
-      }
-      await pruneShard(db, retentionDays, now);
-      // The stored figures screens read (contacts, segment members), a bounded step per run.
-      await refreshPanelCounts(db, (await panelsOnShard(env.DB, index)).map((p) => p.id), now);
-    });
-  },
-};
+export const housekeeping = shardTask("housekeeping", async (env, db, index, now) => {
+  const { retentionDays } = config(env);
+  const jobs = await finishedImportsBefore(db, now - HOUSEKEEPING.importJobDays * DAY_MS, PAGE);
+  const reports = jobs.flatMap((j) => (j.errorReportKey ? [j.errorReportKey] : []));
+  // Objects first: a crash leaves rows whose object is gone, which the next run removes.
+  if (reports.length) await env.FILES.delete(reports);
+  if (jobs.length) await deleteImportJobs(db, jobs.map((j) => j.id));
+  const messages = await outboxBefore(db, now - HOUSEKEEPING.outboxDays * DAY_MS, PAGE);
+  if (messages.length) {
+    await env.FILES.delete(messages.map((m) => m.r2Key));
+    await deleteOutboxRows(db, messages.map((m) => m.id));
+  }
+  await pruneShard(db, retentionDays, now);
+  // The stored figures screens read (contacts, segment members), a bounded step per run.
+  await refreshPanelCounts(db, (await panelsOnShard(env.DB, index)).map((p) => p.id), now);
+});

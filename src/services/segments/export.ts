@@ -2,7 +2,7 @@ import { formatCsvRecord } from "../../domain/csv";
 import type { FieldProblem } from "../../domain/problems";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { newId, randomHex } from "../../lib/random";
-import { sendAll, type CronTask } from "../../lib/tasks";
+import { sendAll } from "../../lib/tasks";
 import type { Panel } from "../../store/panels";
 import {
   claimStalledExports,
@@ -22,7 +22,7 @@ import {
 import { getSegment, memberCount, segmentMembersPage, type Segment } from "../../store/segments";
 import { loadAttributeSchema } from "../../store/attributes";
 import type { ShardDb } from "../../store/shards";
-import { forEachShard, panelDb } from "../access/shards";
+import { panelDb, shardTask } from "../access/shards";
 import { buildSegment } from "./membership";
 import { noSuchSegment } from "./definitions";
 
@@ -289,12 +289,7 @@ export async function redriveDeadExport(env: Env, ref: ExportRef, now: number): 
 }
 
 /** Cron: nudges again the unfinished exports nobody holds that saw no activity for EXPORT_STALL_MS. */
-export const segmentExportsRedrive: CronTask = {
-  name: "segment-exports.redrive",
-  async run(env, now) {
-    await forEachShard(env, "segment-exports.redrive", async (db) => {
-      const stalled = await claimStalledExports(db, now - EXPORT_STALL_MS, now, 100);
-      await sendAll(env.IMPORTS, stalled.map(exportNudge));
-    });
-  },
-};
+export const segmentExportsRedrive = shardTask("segment-exports.redrive", async (env, db, _index, now) => {
+  const stalled = await claimStalledExports(db, now - EXPORT_STALL_MS, now, 100);
+  await sendAll(env.IMPORTS, stalled.map(exportNudge));
+});

@@ -1,5 +1,4 @@
-import { forEachShard, panelDb } from "../access/shards";
-import type { CronTask } from "../../lib/tasks";
+import { panelDb, shardTask } from "../access/shards";
 import { readsEvent } from "../../domain/segments";
 import type { ShardDb } from "../../store/shards";
 import { panelCatalog, panelSegments } from "./panel-segments";
@@ -170,20 +169,15 @@ export async function slideSegment(env: Env, segment: Segment, now: number): Pro
 }
 
 /** Cron: moves segment builds on, and re-checks sliding windows, within a time budget each. */
-export const segmentsCron: CronTask = {
-  name: "segments",
-  async run(env, now) {
-    await forEachShard(env, "segments", async (db) => {
-      const deadline = Date.now() + CRON_BUDGET_MS;
-      for (const segment of await segmentsToBuild(db, 20)) {
-        if (Date.now() > deadline) break;
-        await buildSegment(env, segment, now, Math.max(0, deadline - Date.now()));
-      }
-      const slideDeadline = Date.now() + CRON_BUDGET_MS;
-      for (const segment of await slidingSegmentsDue(db, now - 30_000, 50)) {
-        if (Date.now() > slideDeadline) break;
-        await slideSegment(env, segment, now);
-      }
-    });
-  },
-};
+export const segmentsCron = shardTask("segments", async (env, db, _index, now) => {
+  const deadline = Date.now() + CRON_BUDGET_MS;
+  for (const segment of await segmentsToBuild(db, 20)) {
+    if (Date.now() > deadline) break;
+    await buildSegment(env, segment, now, Math.max(0, deadline - Date.now()));
+  }
+  const slideDeadline = Date.now() + CRON_BUDGET_MS;
+  for (const segment of await slidingSegmentsDue(db, now - 30_000, 50)) {
+    if (Date.now() > slideDeadline) break;
+    await slideSegment(env, segment, now);
+  }
+});

@@ -9,8 +9,7 @@ import {
 } from "../../../domain/sender-domains";
 import type { FieldProblem } from "../../../domain/problems";
 import { decryptSecret, encryptSecret } from "../../../lib/crypto";
-import type { CronTask } from "../../../lib/tasks";
-import { forEachShard } from "../../access/shards";
+import { forEachShard, shardTask } from "../../access/shards";
 import { TtlCache } from "../../../lib/ttl-cache";
 import { lookupTxt } from "../../../lib/dns";
 import { dueSenderDomains, getSenderDomain, insertSenderDomain, recordSenderDomainCheck, type SenderDomain } from "../../../store/sender-domains";
@@ -206,15 +205,17 @@ const RECHECKS_PER_RUN = 10;
  * and records published since verify it without the operator pressing Verify.
  */
 export async function recheckSenderDomains(env: Env, now: number): Promise<void> {
-  await forEachShard(env, "recheck-sender-domains", async (db) => {
-    const due = await dueSenderDomains(db, now - RECHECK_VERIFIED_MS, now - RECHECK_OTHERS_MS, RECHECKS_PER_RUN);
-    for (const domain of due) {
-      const checked = await checkSenderDomain(env, db, domain, now, { keepVerifiedOnLookupFailure: true });
-      if (domain.state === "verified" && checked.state !== "verified") {
-        console.warn(`sender domain ${domain.domain} of panel ${domain.panelId} is no longer verified: ${describeFailures(checked)}`);
-      }
+  await forEachShard(env, "recheck-sender-domains", (db) => recheckOnShard(env, db, now));
+}
+
+async function recheckOnShard(env: Env, db: ShardDb, now: number): Promise<void> {
+  const due = await dueSenderDomains(db, now - RECHECK_VERIFIED_MS, now - RECHECK_OTHERS_MS, RECHECKS_PER_RUN);
+  for (const domain of due) {
+    const checked = await checkSenderDomain(env, db, domain, now, { keepVerifiedOnLookupFailure: true });
+    if (domain.state === "verified" && checked.state !== "verified") {
+      console.warn(`sender domain ${domain.domain} of panel ${domain.panelId} is no longer verified: ${describeFailures(checked)}`);
     }
-  });
+  }
 }
 
 function describeFailures(domain: SenderDomain): string {
@@ -225,4 +226,4 @@ function describeFailures(domain: SenderDomain): string {
     .join("; ");
 }
 
-export const recheckSenderDomainsTask: CronTask = { name: "recheck-sender-domains", run: recheckSenderDomains };
+export const recheckSenderDomainsTask = shardTask("recheck-sender-domains", (env, db, _index, now) => recheckOnShard(env, db, now));

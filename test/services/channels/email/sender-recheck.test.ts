@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { runCronTasks } from "../../../../src/jobs/cron";
+import { runCron } from "../../../support/cron";
 import { emailSetupWarningTask } from "../../../../src/services/channels/email/providers";
 import { RECHECK_OTHERS_MS, RECHECK_VERIFIED_MS, recheckSenderDomainsTask, senderStanding } from "../../../../src/services/channels/email/sender-domains";
 import { admin, createPanel, panelData, PUBLIC_HTTPS, type TestPanel } from "../../../support/helpers";
@@ -48,7 +48,7 @@ describe("the scheduled re-check of sender domains", () => {
     // The DMARC record was removed: no longer verified, and real email from it is refused again.
     await publishTxt({ [domain]: all[domain]!, [records.dmarc!.name]: [] });
     const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
-    await runCronTasks(env, t0 + 2 * RECHECK_VERIFIED_MS, [recheckSenderDomainsTask]);
+    await runCron(t0 + 2 * RECHECK_VERIFIED_MS, [recheckSenderDomainsTask]);
     now = await stateOf(panel, domain);
     expect(now.state).toBe("failed");
     expect(now.checks.dmarc).toMatchObject({ status: "fail", reason: "no DMARC record (v=DMARC1) is published" });
