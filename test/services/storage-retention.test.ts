@@ -121,7 +121,10 @@ describe("segment changes", () => {
     await housekeeping.run(env, Date.now());
 
     expect(await countRows("SELECT COUNT(*) AS n FROM segment_changes WHERE panel_id = ?", panel.id)).toBe(2);
-    expect(await history()).toEqual(before);
+    // The history reads the same, apart from when its member figure was counted (the time of the request).
+    const { members_counted_at: _counted, ...rest } = await history();
+    const { members_counted_at: _countedBefore, ...restBefore } = before;
+    expect(rest).toEqual(restBefore);
   });
 });
 
