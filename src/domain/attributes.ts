@@ -173,7 +173,8 @@ const PHONE_AS_FLOAT = /^(\+?\d+)\.0$/;
 
 /** A phone number without the `.0` a spreadsheet or pandas added; other text as it is. */
 export function withoutFloatTail(phone: string): string {
-  return PHONE_AS_FLOAT.exec(phone)?.[1] ?? phone;
+  // Most numbers have no tail: the regular expression only where one could be (bench:import reads one per row).
+  return phone.endsWith(".0") ? (PHONE_AS_FLOAT.exec(phone)?.[1] ?? phone) : phone;
 }
 
 /**
@@ -192,8 +193,9 @@ export function withoutFloatTail(phone: string): string {
 export function readClientValue(type: AttributeType, value: unknown, phone = false, source: "json" | "text" = "json"): Checked<AttributeValue | null> {
   if (type !== "string" && typeof value === "string" && value.trim() === "") return ok(null);
   const checked = source === "text" && typeof value === "string" ? checkTextValue(type, value) : checkJsonValue(type, value);
-  if (phone && checked.ok && typeof checked.value === "string") return ok(withoutFloatTail(checked.value));
-  return checked;
+  if (!phone || !checked.ok || typeof checked.value !== "string") return checked;
+  const number = withoutFloatTail(checked.value);
+  return number === checked.value ? checked : ok(number);
 }
 
 /** What a call does with attributes the panel's schema does not have (a panel setting). */
