@@ -131,6 +131,35 @@ export async function deleteList(db: ShardDb, panelId: string, listId: number): 
   ]);
 }
 
+/** A campaign or journey that names a list, with its status. */
+export interface ListUser {
+  kind: "campaign" | "journey";
+  name: string;
+  status: string;
+}
+
+/**
+ * Who would lose the list if it went: campaigns still to send or sending (their own list, or an
+ * audience that includes or excludes it) and journeys that a contact joining it still enters
+ * (running, or paused and able to resume).
+ */
+export async function listUsers(db: ShardDb, panelId: string, listId: number): Promise<ListUser[]> {
+  const [campaigns, journeys] = await db.batch<{ name: string; status: string }>([
+    db
+      .prepare(
+        `SELECT c.name, c.status FROM campaigns c WHERE c.panel_id = ?1 AND c.status IN ('scheduled', 'sending')
+           AND (c.list_id = ?2 OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.lists') l WHERE l.value = ?2)
+             OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_lists') l WHERE l.value = ?2))
+         ORDER BY c.created_at, c.id`,
+      )
+      .bind(panelId, listId),
+    db
+      .prepare("SELECT name, status FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') AND trigger_type = 'list' AND trigger_key = ? ORDER BY created_at, id")
+      .bind(panelId, String(listId)),
+  ]);
+  return [...campaigns!.results.map((r) => ({ kind: "campaign" as const, ...r })), ...journeys!.results.map((r) => ({ kind: "journey" as const, ...r }))];
+}
+
 /**
  * Removes every member of the list; returns how many were removed: the counter as the batch (one
  * transaction) found it, since the delete's `changes` also counts the counter triggers' updates.
