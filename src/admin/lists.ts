@@ -82,7 +82,7 @@ const removeList = definePanelRoute({
   path: "/panels/:panel/lists/:list",
   role: "marketer",
   response: listDeletedAnswer,
-  summary: "Delete a list and its memberships; the contacts stay. Refused (409, naming them) while a scheduled or sending campaign or a running or paused journey uses the list",
+  summary: "Delete a list and its memberships; the contacts stay. Refused (409, naming them) while a draft, scheduled, sending or paused campaign or a running or paused journey uses the list",
   async handle({ env, caller, path, panel, db }) {
     unwrapList(await removePanelList(db, panel.id, { id: listId(path.list) }, Date.now(), { by: auditorOf(caller), refuseInUse: true }), path.list);
     return { deleted: true };

@@ -226,16 +226,24 @@ describe("panel screens: lists and uploads", () => {
 
     const refused = await admin("DELETE", `/panels/${panel.id}/lists/${vip}`);
     expect(refused.status).toBe(409);
-    expect(refused.body.error).toBe(`The list "VIP" is used by campaign 'Spring' (scheduled) and journey 'Welcome' (running); let the campaigns send and stop the journeys first`);
+    expect(refused.body.error).toBe(`The list "VIP" is used by campaign 'Spring' (scheduled) and journey 'Welcome' (running); stop the journeys, and send, cancel or delete the campaigns first`);
     // Excluding a list uses it too; a paused journey may resume.
     expect((await admin("DELETE", `/panels/${panel.id}/lists/${staff}`)).body.error).toMatch(/^The list "Staff" is used by campaign 'Spring' \(scheduled\) and journey 'Staff news' \(paused\);/);
     expect((await admin("GET", `/panels/${panel.id}/lists`)).body.lists.map((l: any) => [l.name, l.count])).toEqual([["VIP", 1], ["Staff", 0]]);
+
+    // A campaign paused while sending may resume, a draft may be scheduled: both still use the list.
+    const autumn = await admin("POST", `/panels/${panel.id}/campaigns`, { name: "Autumn", subject: "Hello", sender_name: "Shop", sender_email: "shop@example.com", html: "<p>Hi</p>", audience: { lists: [vip] } });
+    for (const status of ["paused", "draft"]) {
+      await panelData.prepare("UPDATE campaigns SET status = ? WHERE id = ?").bind(status, autumn.body.id).run();
+      expect((await admin("DELETE", `/panels/${panel.id}/lists/${vip}`)).body.error).toContain(`campaign 'Autumn' (${status})`);
+    }
+    await panelData.prepare("UPDATE campaigns SET status = 'cancelled' WHERE id = ?").bind(autumn.body.id).run();
 
     // Once the campaign has sent and the journeys are stopped, the lists go.
     await publishDueBroadcasts(env, Date.now());
     expect(await waitForCampaign(panel, campaign.body.id)).toMatchObject({ status: "sent" });
     const stillUsed = await admin("DELETE", `/panels/${panel.id}/lists/${vip}`);
-    expect(stillUsed.body.error).toBe(`The list "VIP" is used by journey 'Welcome' (running); let the campaigns send and stop the journeys first`);
+    expect(stillUsed.body.error).toBe(`The list "VIP" is used by journey 'Welcome' (running); stop the journeys, and send, cancel or delete the campaigns first`);
     expect((await admin("POST", `${journey.path}/status`, { status: "stopped" })).status).toBe(200);
     expect((await admin("DELETE", `/panels/${panel.id}/lists/${vip}`)).status).toBe(200);
     // The envelope's delete is CONTRACT 4.9's, which names no such refusal.

@@ -9,8 +9,8 @@ export interface RemoveListOptions {
   /** Who deletes it, for the audit log. */
   by?: Auditor;
   /**
-   * Refuse (conflict, naming them) while a campaign still to send or sending, or a running or
-   * paused journey, uses the list: the panel's delete. The envelope's `lists/delete` does not
+   * Refuse (conflict, naming them) while a campaign not yet done (draft, scheduled, sending,
+   * paused) or a running or paused journey uses the list: the panel's delete. The envelope's `lists/delete` does not
    * refuse (CONTRACT 4.9 names no such failure).
    */
   refuseInUse?: boolean;
@@ -22,7 +22,7 @@ export async function removeList(db: ShardDb, panelId: string, ref: ListRef, now
   if (!list) return noSuchList(ref);
   if (options.refuseInUse) {
     const users = await listUsers(db, panelId, list.id);
-    if (users.length) return refused("conflict", [], `The list "${list.name}" is used by ${usersInWords(users)}; let the campaigns send and stop the journeys first`);
+    if (users.length) return refused("conflict", [], `The list "${list.name}" is used by ${usersInWords(users)}; stop the journeys, and send, cancel or delete the campaigns first`);
   }
   await deleteList(db, panelId, list.id);
   await rebuildSegments(db, panelId, now);
