@@ -4,9 +4,9 @@
 //                                  what it read in web/dist/.inputs.json
 //
 // The record holds a hash of every file the bundle was made of (web/src, and what it imports
-// from src/), of index.html, the Vite config, and package-lock.json (the dependencies' versions). `npm
-// start` builds again only when one of them differs, or when web/dist has no record (a build
-// by `npm run build:panel`, or none).
+// from src/), of index.html, the Vite config, the security headers its _headers file is written
+// from, and package-lock.json (the dependencies' versions). `npm start` builds again only when
+// one of them differs, or when web/dist has no record (a build by `npm run build:panel`, or none).
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 const root = join(import.meta.dirname, "..");
 const record = join(root, "web", "dist", ".inputs.json");
 /** Inputs the bundle's module list does not name. */
-const ALWAYS = ["web/index.html", "web/vite.config.ts", "package-lock.json"];
+const ALWAYS = ["web/index.html", "web/vite.config.ts", "src/lib/http/security-headers.ts", "package-lock.json"];
 
 function hashOf(file: string): string | null {
   const path = join(root, file);

@@ -82,9 +82,9 @@ const removeList = definePanelRoute({
   path: "/panels/:panel/lists/:list",
   role: "marketer",
   response: listDeletedAnswer,
-  summary: "Delete a list and its memberships; the contacts stay",
+  summary: "Delete a list and its memberships; the contacts stay. Refused (409, naming them) while a draft, scheduled, sending or paused campaign or a running or paused journey uses the list",
   async handle({ env, caller, path, panel, db }) {
-    unwrapList(await removePanelList(db, panel.id, { id: listId(path.list) }, Date.now(), auditorOf(caller)), path.list);
+    unwrapList(await removePanelList(db, panel.id, { id: listId(path.list) }, Date.now(), { by: auditorOf(caller), refuseInUse: true }), path.list);
     return { deleted: true };
   },
 });

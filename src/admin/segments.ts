@@ -110,7 +110,7 @@ const removeSegment = definePanelRoute({
   role: "marketer",
   status: 204,
   raw: { contentType: null, description: "Deleted" },
-  summary: "Delete a segment (409 while a running or paused journey or a scheduled campaign uses it)",
+  summary: "Delete a segment (409 while a running or paused journey or a draft, scheduled, sending or paused campaign uses it)",
   async handle({ env, caller, path, panel, db }) {
     unwrap(await removeSavedSegment(db, panel.id, path.segment, auditorOf(caller)));
     return new Response(null, { status: 204 });

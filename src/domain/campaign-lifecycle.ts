@@ -8,6 +8,12 @@ import { refused, type Result } from "../lib/problems";
 export const CAMPAIGN_STATUSES = ["draft", "scheduled", "sending", "paused", "sent", "cancelled", "failed", "archived"] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
+/**
+ * States in which a campaign still needs the lists and segments it names (a draft, to be
+ * scheduled; a paused one, to resume): while one does, they are not deleted from the panel.
+ */
+export const NEEDS_ITS_AUDIENCE = ["draft", "scheduled", "sending", "paused"] as const satisfies readonly CampaignStatus[];
+
 /** What an operator can do to a campaign. */
 export const CAMPAIGN_ACTIONS = ["edit", "schedule", "reschedule", "unschedule", "send_now", "pause", "resume", "cancel", "clone", "delete"] as const;
 export type CampaignAction = (typeof CAMPAIGN_ACTIONS)[number];

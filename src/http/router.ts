@@ -15,6 +15,7 @@ import { answerUnrouted, isApiPath } from "./fallback";
 import { isPublicApiPath, withCors } from "./cors";
 import { handleClick, handleOpen, handleSesNotification, handlePreferences, handleTrackingHead, handleUnsubscribe } from "../api/tracking";
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
+import { withSecurityHeaders } from "../lib/http/security-headers";
 import { handleShortLink, handleSmsHook } from "../api/sms-hooks";
 
 export const API_VERSION = "apiv2";
@@ -106,9 +107,15 @@ router
   .all("/v1/*", (request: IRequest, env: Env) => answerUnrouted(request, env))
   .all("*", (request: IRequest, env: Env) => answerUnrouted(request, env));
 
+/** Every answer, the panel's pages included, leaves with its security headers (lib/http/security-headers.ts). */
 export async function routeRequest(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  return withSecurityHeaders(path, await answer(request, path, env, exec));
+}
+
+async function answer(request: Request, path: string, env: Env, exec: ExecutionContext): Promise<Response> {
   try {
-    if (isPublicApiPath(new URL(request.url).pathname)) return await withCors(request, env, (r) => router.fetch(r, env, exec));
+    if (isPublicApiPath(path)) return await withCors(request, env, (r) => router.fetch(r, env, exec));
     return await router.fetch(request, env, exec);
   } catch (error) {
     // The last net under every handler's own: a JSON 500, never the runtime's page with a stack trace.

@@ -1,7 +1,8 @@
 import type { ShardDb } from "./shards";
 import type { AttributeValue } from "../domain/attributes";
+import { NEEDS_ITS_AUDIENCE } from "../domain/campaign-lifecycle";
 import { listNameKey } from "../domain/lists";
-import { isUniqueViolation } from "./sql";
+import { isUniqueViolation, sqlWords } from "./sql";
 
 export interface ContactList {
   id: number;
@@ -129,6 +130,38 @@ export async function deleteList(db: ShardDb, panelId: string, listId: number): 
     db.prepare("DELETE FROM list_members WHERE panel_id = ? AND list_id = ?").bind(panelId, listId),
     db.prepare("DELETE FROM lists WHERE panel_id = ? AND id = ?").bind(panelId, listId),
   ]);
+}
+
+/** The campaign states in which its lists and segments are in use, as SQL. */
+export const AUDIENCE_IN_USE = sqlWords(NEEDS_ITS_AUDIENCE);
+
+/** A campaign or journey that names a list, with its status. */
+export interface ListUser {
+  kind: "campaign" | "journey";
+  name: string;
+  status: string;
+}
+
+/**
+ * Who would lose the list if it went: campaigns not yet done (their own list, or an audience
+ * that includes or excludes it) and journeys that a contact joining it still enters
+ * (running, or paused and able to resume).
+ */
+export async function listUsers(db: ShardDb, panelId: string, listId: number): Promise<ListUser[]> {
+  const [campaigns, journeys] = await db.batch<{ name: string; status: string }>([
+    db
+      .prepare(
+        `SELECT c.name, c.status FROM campaigns c WHERE c.panel_id = ?1 AND c.status IN ${AUDIENCE_IN_USE}
+           AND (c.list_id = ?2 OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.lists') l WHERE l.value = ?2)
+             OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_lists') l WHERE l.value = ?2))
+         ORDER BY c.created_at, c.id`,
+      )
+      .bind(panelId, listId),
+    db
+      .prepare("SELECT name, status FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') AND trigger_type = 'list' AND trigger_key = ? ORDER BY created_at, id")
+      .bind(panelId, String(listId)),
+  ]);
+  return [...campaigns!.results.map((r) => ({ kind: "campaign" as const, ...r })), ...journeys!.results.map((r) => ({ kind: "journey" as const, ...r }))];
 }
 
 /**

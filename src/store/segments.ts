@@ -3,6 +3,7 @@ import type { ActivityDefinition, ActivityParamType } from "../domain/activity";
 import type { AttributeType } from "../domain/attributes";
 import type { SegmentDependencies, SegmentNode } from "../domain/segments";
 import type { KeyedContact } from "./contacts";
+import { AUDIENCE_IN_USE } from "./lists";
 import type { CompiledSegment, SegmentCatalog } from "./segment-sql";
 
 /**
@@ -132,7 +133,7 @@ export async function existingSegmentIds(db: ShardDb, panelId: string, ids: read
   return new Set(results.map((r) => r.id));
 }
 
-/** What still uses the segment: running or paused journeys it triggers, draft or scheduled campaigns whose audience names it. */
+/** What still uses the segment: running or paused journeys it triggers, campaigns not yet done whose audience names it. */
 export async function segmentUsers(db: ShardDb, panelId: string, id: string): Promise<{ journeys: string[]; campaigns: string[] }> {
   const [journeys, campaigns] = await db.batch<{ id: string }>([
     db
@@ -140,7 +141,7 @@ export async function segmentUsers(db: ShardDb, panelId: string, id: string): Pr
       .bind(panelId, id),
     db
       .prepare(
-        `SELECT c.id FROM campaigns c WHERE c.panel_id = ?1 AND c.status IN ('draft', 'scheduled') AND c.audience IS NOT NULL
+        `SELECT c.id FROM campaigns c WHERE c.panel_id = ?1 AND c.status IN ${AUDIENCE_IN_USE} AND c.audience IS NOT NULL
            AND (EXISTS (SELECT 1 FROM json_each(c.audience, '$.segments') s WHERE s.value = ?2)
              OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_segments') s WHERE s.value = ?2))`,
       )

@@ -20,3 +20,8 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
 export function isoTime(epochMs: number): string {
   return new Date(epochMs).toISOString();
 }
+
+/** Fixed words of the code (never input) as an SQL list: `('a', 'b')`. */
+export function sqlWords(words: readonly string[]): string {
+  return `(${words.map((word) => `'${word.replace(/'/g, "''")}'`).join(", ")})`;
+}

@@ -205,6 +205,54 @@ describe("panel screens: lists and uploads", () => {
     expect((await admin("DELETE", `/panels/${panel.id}/lists/abc`)).status).toBe(400);
   });
 
+  it("refuses to delete a list a campaign still to send or a running journey uses, naming them; the API's lists/delete still deletes (CONTRACT 4.9)", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const vip = (await api("lists", "add", { listname: "VIP" })).body.listid as number;
+    const staff = (await api("lists", "add", { listname: "Staff" })).body.listid as number;
+    await api("contact", "add", { data: { EMAIL: "ada@example.com", NAME: "Ada" }, listid: vip });
+    const campaign = await admin("POST", `/panels/${panel.id}/campaigns`, {
+      name: "Spring",
+      subject: "Hello",
+      sender_name: "Shop",
+      sender_email: "shop@example.com",
+      html: "<p>Hi</p>",
+      audience: { lists: [vip], exclude_lists: [staff] },
+    });
+    expect(campaign.status, JSON.stringify(campaign.body)).toBe(201);
+    const journey = await startJourney(panel, { name: "Welcome", trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    const paused = await startJourney(panel, { name: "Staff news", trigger: { type: "list", listid: staff }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    expect((await admin("POST", `${paused.path}/status`, { status: "paused" })).status).toBe(200);
+
+    const refused = await admin("DELETE", `/panels/${panel.id}/lists/${vip}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe(`The list "VIP" is used by campaign 'Spring' (scheduled) and journey 'Welcome' (running); stop the journeys, and send, cancel or delete the campaigns first`);
+    // Excluding a list uses it too; a paused journey may resume.
+    expect((await admin("DELETE", `/panels/${panel.id}/lists/${staff}`)).body.error).toMatch(/^The list "Staff" is used by campaign 'Spring' \(scheduled\) and journey 'Staff news' \(paused\);/);
+    expect((await admin("GET", `/panels/${panel.id}/lists`)).body.lists.map((l: any) => [l.name, l.count])).toEqual([["VIP", 1], ["Staff", 0]]);
+
+    // A campaign paused while sending may resume, a draft may be scheduled: both still use the list.
+    const autumn = await admin("POST", `/panels/${panel.id}/campaigns`, { name: "Autumn", subject: "Hello", sender_name: "Shop", sender_email: "shop@example.com", html: "<p>Hi</p>", audience: { lists: [vip] } });
+    for (const status of ["paused", "draft"]) {
+      await panelData.prepare("UPDATE campaigns SET status = ? WHERE id = ?").bind(status, autumn.body.id).run();
+      expect((await admin("DELETE", `/panels/${panel.id}/lists/${vip}`)).body.error).toContain(`campaign 'Autumn' (${status})`);
+    }
+    await panelData.prepare("UPDATE campaigns SET status = 'cancelled' WHERE id = ?").bind(autumn.body.id).run();
+
+    // Once the campaign has sent and the journeys are stopped, the lists go.
+    await publishDueBroadcasts(env, Date.now());
+    expect(await waitForCampaign(panel, campaign.body.id)).toMatchObject({ status: "sent" });
+    const stillUsed = await admin("DELETE", `/panels/${panel.id}/lists/${vip}`);
+    expect(stillUsed.body.error).toBe(`The list "VIP" is used by journey 'Welcome' (running); stop the journeys, and send, cancel or delete the campaigns first`);
+    expect((await admin("POST", `${journey.path}/status`, { status: "stopped" })).status).toBe(200);
+    expect((await admin("DELETE", `/panels/${panel.id}/lists/${vip}`)).status).toBe(200);
+    // The envelope's delete is CONTRACT 4.9's, which names no such refusal.
+    const deleted = await api("lists", "delete", { listname: "Staff" });
+    expect(deleted.body.result, JSON.stringify(deleted.body)).toBe("Success");
+    expect((await admin("GET", paused.path)).body.status).toBe("paused");
+    expect((await admin("GET", `/panels/${panel.id}/lists`)).body.lists).toEqual([]);
+  });
+
   it("imports an uploaded CSV into the list through the import engine", async () => {
     const panel = await createPanel();
     const owner = await operatorWithRole(panel.id, "marketer");

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { segmentsCron } from "../../src/services/segments/membership";
 import { defineActivity, eventually, pipelineSettled, postUpload } from "../support/activity";
-import { admin, apiFor, createPanel, panelSnapshot, type TestPanel } from "../support/helpers";
+import { ADMIN_TOKEN, admin, apiFor, call, createPanel, panelData, panelSnapshot, type TestPanel } from "../support/helpers";
 
 const DAY = 86_400_000;
 const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().slice(0, 19);
@@ -180,6 +180,22 @@ describe("saved segments", () => {
     const refused = await admin("POST", `/panels/${other.id}/segments/count`, { match: { all: [{ list: vip, op: "in" }] } });
     expect(refused.status).toBe(400);
     expect((await admin("POST", `/panels/${other.id}/segments/count`, { match: { all: [{ attribute: "CITY", op: "eq", value: "pune" }] } })).body.count).toBe(1);
+  });
+
+  it("is not deleted while a campaign not yet done names it, sending or paused included", async () => {
+    const panel = await createPanel();
+    const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
+    const campaign = await admin("POST", `/panels/${panel.id}/campaigns`, { name: "Spring", subject: "Hi", sender_name: "Shop", sender_email: "shop@example.com", html: "<p>Hi</p>", audience: { exclude_segments: [segment.body.id], lists: [(await apiFor(panel)("lists", "add", { listname: "VIP" })).body.listid] } });
+    expect(campaign.status, JSON.stringify(campaign.body)).toBe(201);
+    const path = `/panels/${panel.id}/segments/${segment.body.id}`;
+    for (const status of ["scheduled", "sending", "paused", "draft"]) {
+      await panelData.prepare("UPDATE campaigns SET status = ? WHERE id = ?").bind(status, campaign.body.id).run();
+      const refused = await admin("DELETE", path);
+      expect(refused.status, status).toBe(409);
+      expect(refused.body.error).toContain(`campaign ${campaign.body.id}`);
+    }
+    await panelData.prepare("UPDATE campaigns SET status = 'sent' WHERE id = ?").bind(campaign.body.id).run();
+    expect((await call(`/admin/v1${path}`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(204);
   });
 });
 

@@ -1,16 +1,37 @@
-import { succeeded, type Result } from "../../lib/problems";
-import { deleteList } from "../../store/lists";
+import { refused, succeeded, type Result } from "../../lib/problems";
+import { deleteList, listUsers, type ListUser } from "../../store/lists";
 import { rebuildSegments } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { findList, noSuchList, type ListRef } from "./find";
 
+export interface RemoveListOptions {
+  /** Who deletes it, for the audit log. */
+  by?: Auditor;
+  /**
+   * Refuse (conflict, naming them) while a campaign not yet done (draft, scheduled, sending,
+   * paused) or a running or paused journey uses the list: the panel's delete. The envelope's `lists/delete` does not
+   * refuse (CONTRACT 4.9 names no such failure).
+   */
+  refuseInUse?: boolean;
+}
+
 /** Deletes a list and its memberships (the contacts stay), then has the segments that read lists rebuilt. */
-export async function removeList(db: ShardDb, panelId: string, ref: ListRef, now: number, by?: Auditor): Promise<Result<true>> {
+export async function removeList(db: ShardDb, panelId: string, ref: ListRef, now: number, options: RemoveListOptions = {}): Promise<Result<true>> {
   const list = await findList(db, panelId, ref);
   if (!list) return noSuchList(ref);
+  if (options.refuseInUse) {
+    const users = await listUsers(db, panelId, list.id);
+    if (users.length) return refused("conflict", [], `The list "${list.name}" is used by ${usersInWords(users)}; stop the journeys, and send, cancel or delete the campaigns first`);
+  }
   await deleteList(db, panelId, list.id);
   await rebuildSegments(db, panelId, now);
-  if (by) await recordAudit(db, panelId, by, "list.deleted", String(list.id), { name: list.name });
+  if (options.by) await recordAudit(db, panelId, options.by, "list.deleted", String(list.id), { name: list.name });
   return succeeded(true);
+}
+
+/** `campaign 'Spring' (scheduled), campaign 'Sale' (sending) and journey 'Welcome' (running)`. */
+function usersInWords(users: ListUser[]): string {
+  const named = users.map((user) => `${user.kind} '${user.name}' (${user.status})`);
+  return named.length > 1 ? `${named.slice(0, -1).join(", ")} and ${named.at(-1)}` : named[0]!;
 }

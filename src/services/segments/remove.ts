@@ -6,8 +6,9 @@ import { forgetPanelSegments } from "./panel-segments";
 import { noSuchSegment } from "./definitions";
 
 /**
- * Deletes a saved segment, unless a running or paused journey or a scheduled campaign uses it
- * (refused: conflict, naming them); refused (not_found) when there is no such segment.
+ * Deletes a saved segment, unless a running or paused journey or a campaign not yet done (draft,
+ * scheduled, sending, paused) uses it (refused: conflict, naming them); refused (not_found) when
+ * there is no such segment.
  */
 export async function removeSegment(db: ShardDb, panelId: string, segmentId: string, by: Auditor): Promise<Result<true>> {
   const segment = await getSegment(db, panelId, segmentId);
