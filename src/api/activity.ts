@@ -349,7 +349,12 @@ export async function handleActivityUpload(request: IRequest, env: Env, exec: Ex
 }
 
 /** The OpenAPI description of the activity routes, from the schemas that validate each event. */
-export function activityOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<string, unknown>, failureBody: Record<string, unknown>) {
+export function activityOpenApiPaths(
+  schemaOf: (schema: z.ZodType) => Record<string, unknown>,
+  failureBody: Record<string, unknown>,
+  successBody: Record<string, unknown>,
+) {
+  const success = { "application/json": { schema: successBody } };
   const event = schemaOf(activityEventSchema);
   const version = { name: "version", in: "path", required: true, schema: { enum: ["v1", "apiv2"] } };
   const idempotency = { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", maxLength: MAX_IDEMPOTENCY_KEY_LENGTH } };
@@ -375,7 +380,7 @@ export function activityOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<str
         summary: "Record one activity of a contact (spec 4.11); Success once it is durably stored",
         parameters,
         requestBody: { required: true, content: { "application/json": { schema: event } } },
-        responses: { "200": { description: '{"requestid","result":"Success","guid","duplicate"}, with "journeys":"skipped: older than 24 hours" for an event that old' }, ...failed },
+        responses: { "200": { description: '{"requestid","result":"Success","guid","duplicate"}, with "journeys":"skipped: older than 24 hours" for an event that old', content: success }, ...failed },
       },
     },
     "/{version}/activity/batch/{client_id}": {

@@ -62,7 +62,11 @@ export async function handleChannelEvent(request: IRequest, env: Env, exec: Exec
 }
 
 /** The /openapi.json entries of the channel events route. */
-export function channelEventOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<string, unknown>, failureBody: Record<string, unknown>) {
+export function channelEventOpenApiPaths(
+  schemaOf: (schema: z.ZodType) => Record<string, unknown>,
+  failureBody: Record<string, unknown>,
+  successBody: Record<string, unknown>,
+) {
   const channel = { name: "channel", in: "path", required: true, schema: { enum: [...CHANNELS] } };
   const operation = (parameters: unknown[]) => ({
     post: {
@@ -70,7 +74,7 @@ export function channelEventOpenApiPaths(schemaOf: (schema: z.ZodType) => Record
       parameters,
       requestBody: { required: true, content: { "application/json": { schema: schemaOf(body) } } },
       responses: {
-        "200": { description: '{"requestid","result":"Success","guid","duplicate"}' },
+        "200": { description: '{"requestid","result":"Success","guid","duplicate"}', content: { "application/json": { schema: successBody } } },
         "4XX": { description: "Failed", content: { "application/json": { schema: failureBody } } },
       },
     },

@@ -81,18 +81,23 @@ export async function handleAppPush(request: IRequest, env: Env): Promise<Respon
 }
 
 /** The /openapi.json entries of the push routes. */
-export function pushOpenApiPaths(schemaOf: (schema: z.ZodType) => Record<string, unknown>, failureBody: Record<string, unknown>) {
+export function pushOpenApiPaths(
+  schemaOf: (schema: z.ZodType) => Record<string, unknown>,
+  failureBody: Record<string, unknown>,
+  successBody: Record<string, unknown>,
+) {
+  const success = { "application/json": { schema: successBody } };
   const clientId = { name: "client_id", in: "path", required: true, schema: { type: "string" }, description: "The panel's client id" };
   const failed = { "4XX": { description: "Failed", content: { "application/json": { schema: failureBody } } } };
   const withBody = (summary: string, schema: z.ZodType, answer: string) => ({
     summary,
     parameters: [clientId],
     requestBody: { required: true, content: { "application/json": { schema: schemaOf(schema) } } },
-    responses: { "200": { description: answer }, ...failed },
+    responses: { "200": { description: answer, content: success }, ...failed },
   });
   return {
     "/v1/push/web/{client_id}": {
-      get: { summary: "The panel's VAPID public key (applicationServerKey)", parameters: [clientId], responses: { "200": { description: '{"requestid","result":"Success","public_key"}' }, ...failed } },
+      get: { summary: "The panel's VAPID public key (applicationServerKey)", parameters: [clientId], responses: { "200": { description: '{"requestid","result":"Success","public_key"}', content: success }, ...failed } },
       post: withBody("Record a browser's push subscription for a contact or an anonymous visitor", webSubscribeBody, '{"requestid","result":"Success","subscribed":true}'),
       delete: withBody("Remove a browser's push subscription", webUnsubscribeBody, '{"requestid","result":"Success","removed"}'),
     },

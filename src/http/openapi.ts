@@ -30,6 +30,8 @@ function successResponse(route: AdminRoute): JsonSchema {
   return { description: route.raw.description, ...(route.raw.contentType ? { content: { [route.raw.contentType]: {} } } : {}) };
 }
 
+const fieldErrors = { type: "array", items: { type: "object", properties: { field: { type: "string" }, message: { type: "string" } } } };
+
 const failureBody = {
   type: "object",
   required: ["requestid", "result", "message"],
@@ -37,9 +39,20 @@ const failureBody = {
     requestid: { type: "string", pattern: "^[0-9a-f]{32}$" },
     result: { const: "Failed" },
     message: { type: "string" },
-    errors: { type: "array", items: { type: "object", properties: { field: { type: "string" }, message: { type: "string" } } } },
+    errors: fieldErrors,
   },
 };
+
+/** An envelope success: the members each operation adds are named in its description, so typed clients read them as unknown. */
+const successBody = {
+  type: "object",
+  required: ["requestid", "result"],
+  properties: { requestid: { type: "string", pattern: "^[0-9a-f]{32}$" }, result: { const: "Success" } },
+  additionalProperties: true,
+};
+
+/** CONTRACT 4: an admin route's failure. */
+const adminFailureBody = { type: "object", required: ["error"], properties: { error: { type: "string" }, errors: fieldErrors } };
 
 /** Each envelope operation as one alternative of the request: type and activity are constants. */
 function envelopeAlternatives(): JsonSchema[] {
@@ -85,7 +98,7 @@ function adminPaths(): Record<string, Record<string, unknown>> {
       ...(body ? { requestBody: { required: true, content: { "application/json": { schema: inputSchema(body) } } } } : {}),
       responses: {
         [String(route.status ?? 200)]: successResponse(route),
-        "4XX": { description: "Failure: {error, errors}", content: { "application/json": {} } },
+        "4XX": { description: "Failure: {error, errors}", content: { "application/json": { schema: adminFailureBody } } },
       },
     };
   }
@@ -96,7 +109,7 @@ function adminPaths(): Record<string, Record<string, unknown>> {
 export function openApiDocument(origin: string): JsonSchema {
   const envelope = { oneOf: envelopeAlternatives() };
   const envelopeResponses = {
-    "200": { description: '{"requestid","result":"Success", ...operation members}', content: { "application/json": {} } },
+    "200": { description: '{"requestid","result":"Success", ...operation members}', content: { "application/json": { schema: successBody } } },
     "401": { description: "The caller could not be authenticated", content: { "application/json": { schema: failureBody } } },
     "4XX": { description: "Failed, naming each offending field", content: { "application/json": { schema: failureBody } } },
   };
@@ -141,9 +154,9 @@ export function openApiDocument(origin: string): JsonSchema {
           responses: envelopeResponses,
         },
       },
-      ...activityOpenApiPaths(inputSchema, failureBody),
-      ...channelEventOpenApiPaths(inputSchema, failureBody),
-      ...pushOpenApiPaths(inputSchema, failureBody),
+      ...activityOpenApiPaths(inputSchema, failureBody, successBody),
+      ...channelEventOpenApiPaths(inputSchema, failureBody, successBody),
+      ...pushOpenApiPaths(inputSchema, failureBody, successBody),
       "/health": { get: { summary: "Liveness", responses: { "200": { description: "OK" } } } },
       "/apiv2/jobs/{job}/errors.csv": {
         get: {
