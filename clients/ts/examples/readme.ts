@@ -33,7 +33,7 @@ const recorded = await api.POST("/{version}/activity/singleactivity/{client_id}"
 if (recorded.error) throw new Error(`singleactivity: ${recorded.error.message}`);
 console.log("activity recorded:", recorded.data.result);
 
-// Back in the admin API: Ada's events, newest first.
-const events = await admin.GET("/admin/v1/panels/{panel}/contacts/{key}/events", { params: { path: { panel: PANEL, key: "ada@example.com" } } });
-if (events.error) throw new Error(`events: ${events.error.error}`);
-console.log("events of ada@example.com:", events.data.events.map((event) => event.name));
+// Back in the admin API: Ada as the panel keeps her.
+const ada = await admin.GET("/admin/v1/panels/{panel}/contacts/{key}", { params: { path: { panel: PANEL, key: "ada@example.com" } } });
+if (ada.error) throw new Error(`contact: ${ada.error.error}`);
+console.log("ada@example.com:", ada.data.attributes);
