@@ -8301,7 +8301,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a list and its memberships; the contacts stay
+         * Delete a list and its memberships; the contacts stay. Refused (409, naming them) while a draft, scheduled, sending or paused campaign or a running or paused journey uses the list
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
          */
         delete: {
@@ -9073,7 +9073,7 @@ export interface paths {
         };
         post?: never;
         /**
-         * Delete a segment (409 while a running or paused journey or a scheduled campaign uses it)
+         * Delete a segment (409 while a running or paused journey or a draft, scheduled, sending or paused campaign uses it)
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
          */
         delete: {
