@@ -1,4 +1,5 @@
 import { activityAnswer, activityListAnswer } from "../domain/answers/panels";
+import { NEEDS } from "../domain/permissions";
 import type { ActivityDefinition } from "../domain/activity";
 import { defineActivityBody } from "../domain/panel-screens";
 import { conflict, orNotFound } from "../lib/http/errors";
@@ -14,7 +15,7 @@ export function activityView(activity: ActivityDefinition) {
 const defineActivity = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/activities",
-  role: "marketer",
+  role: NEEDS.audience,
   response: activityAnswer,
   summary: "Define an activity and the types of its parameters; clients post it by the activityid answered",
   status: 201,
@@ -31,7 +32,7 @@ const defineActivity = definePanelRoute({
 const listPanelActivities = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/activities",
-  role: "viewer",
+  role: NEEDS.read,
   response: activityListAnswer,
   summary: "The panel's activity definitions",
   async handle({ env, panel, db }) {
@@ -42,7 +43,7 @@ const listPanelActivities = definePanelRoute({
 const readActivity = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/activities/:activity",
-  role: "viewer",
+  role: NEEDS.read,
   response: activityAnswer,
   summary: "Read one activity definition",
   async handle({ env, path, panel, db }) {

@@ -1,4 +1,5 @@
 import { attributeAnswer, attributeListAnswer } from "../domain/answers/panels";
+import { NEEDS } from "../domain/permissions";
 import { defineAttributeBody } from "../domain/panel-screens";
 import { unwrap } from "../lib/http/errors";
 import { defineAttribute as defineNewAttribute } from "../services/attributes/define";
@@ -8,7 +9,7 @@ import { definePanelRoute } from "./route";
 const defineAttribute = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/attributes/:name",
-  role: "marketer",
+  role: NEEDS.audience,
   response: attributeAnswer,
   summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
   body: defineAttributeBody,
@@ -20,7 +21,7 @@ const defineAttribute = definePanelRoute({
 const readAttributes = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/attributes",
-  role: "viewer",
+  role: NEEDS.read,
   response: attributeListAnswer,
   summary: "The panel's attribute schema",
   async handle({ env, panel, db }) {

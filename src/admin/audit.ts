@@ -1,4 +1,5 @@
 import { auditPageAnswer } from "../domain/answers/panels";
+import { NEEDS } from "../domain/permissions";
 import { auditQuery, type AuditAction } from "../domain/audit";
 import { listAuditEntries } from "../store/audit";
 import { recordAudit, type Auditor } from "../services/audit/record";
@@ -31,7 +32,7 @@ export async function audited(
 const readAuditLog = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/audit",
-  role: "owner",
+  role: NEEDS.audit,
   response: auditPageAnswer,
   summary: "The panel's audit log, newest first: who rotated keys, changed API mode or settings, edited webhooks, published campaigns, started or stopped journeys, changed users and operators; next_cursor pages on",
   query: auditQuery,

@@ -1,5 +1,6 @@
 import { campaignAnswer, deletedCampaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, messageCopyAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
 import { audienceCampaignSchema, broadcastRequestSchema, campaignEditSchema, campaignScheduleSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
+import { NEEDS } from "../domain/permissions";
 import { htmlOfMime } from "../domain/email-message";
 import { badRequest, notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { allowedActions } from "../domain/campaign-lifecycle";
@@ -54,7 +55,7 @@ const noSuchCampaign = (id: string) => `No campaign with id "${id}" in this pane
 const readCampaign = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/campaigns/:campaign",
-  role: "viewer",
+  role: NEEDS.read,
   response: campaignAnswer,
   summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
   async handle({ env, path, panel, db }) {
@@ -66,7 +67,7 @@ const readCampaign = definePanelRoute({
 const readCampaignReport = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/campaigns/:campaign/report",
-  role: "viewer",
+  role: NEEDS.read,
   response: campaignReportAnswer,
   summary:
     "A campaign's report from its aggregates: counters, rates (delivered, unique open, click-through, click-to-open, bounce, unsubscribe, as shares of sent), what changed per hour (UTC) and the most clicked links",
@@ -78,7 +79,7 @@ const readCampaignReport = definePanelRoute({
 const listCampaignRecipients = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/campaigns/:campaign/recipients",
-  role: "viewer",
+  role: NEEDS.read,
   response: campaignRecipientsAnswer,
   summary: "The recipients behind a number of the report (filter), a page at a time by contact id, or all of them as one CSV download (format=csv)",
   query: recipientsQuery,
@@ -93,7 +94,7 @@ const listCampaignRecipients = definePanelRoute({
 const listPanelCampaigns = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/campaigns",
-  role: "viewer",
+  role: NEEDS.read,
   response: campaignListAnswer,
   summary: "The panel's email campaigns, newest first, with their counters (archived ones with archived=1); the panel's time zone and its campaign lead time",
   query: z.object({
@@ -113,7 +114,7 @@ const listPanelCampaigns = definePanelRoute({
 const createPanelCampaign = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/campaigns",
-  role: "marketer",
+  role: NEEDS.campaigns,
   response: createdCampaignAnswer,
   summary:
     "Create an email campaign: to an audience of lists and saved segments (CONTRACT 9), scheduled, or kept a draft with \"draft\": true; or with a contacts file under the rules of upload_contact_and_publish (4.10), always scheduled",
@@ -144,7 +145,7 @@ const createPanelCampaign = definePanelRoute({
 const sendTestCopy = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/campaigns/:campaign/test",
-  role: "marketer",
+  role: NEEDS.campaigns,
   response: testSentAnswer,
   summary:
     "Send one test copy of a campaign to an address, through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves",
@@ -172,7 +173,7 @@ function outboxView(record: OutboxRecord): OutboxMessageView {
 const listPanelOutbox = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/outbox",
-  role: "viewer",
+  role: NEEDS.read,
   response: outboxListAnswer,
   summary: "Messages the panel sent through the outbox provider, newest first",
   query: z.object({
@@ -188,7 +189,7 @@ const listPanelOutbox = definePanelRoute({
 const readOutboxMessage = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/outbox/:message",
-  role: "viewer",
+  role: NEEDS.read,
   response: outboxMessageFullAnswer,
   summary: "One outbox message with its raw RFC 5322 text (the .eml) and, for email, its HTML part",
   async handle({ env, path, panel, db }) {
@@ -208,7 +209,7 @@ const lifecycleContext = (env: Env, db: ShardDb, panel: Panel) => ({ env, db, pa
 const editPanelCampaign = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/campaigns/:campaign",
-  role: "marketer",
+  role: NEEDS.campaigns,
   response: campaignAnswer,
   summary: "Edit a draft or scheduled campaign: name, subject, sender, reply-to, body, tags, audience (409 naming the state once it sends)",
   body: campaignEditSchema,
@@ -221,7 +222,7 @@ const editPanelCampaign = definePanelRoute({
 const schedulePanelCampaign = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/campaigns/:campaign/schedule",
-  role: "marketer",
+  role: NEEDS.campaigns,
   response: campaignAnswer,
   summary: "Schedule a draft, reschedule a scheduled campaign (schedule_date at least the panel's campaign lead time ahead), or send it now where that lead time is 0",
   // The time is read in the panel's zone, against the clock and the panel's lead time, which a
@@ -244,7 +245,7 @@ function stateRoute(action: "unschedule" | "pause" | "resume", summary: string) 
   return definePanelRoute({
     method: "POST",
     path: `/panels/:panel/campaigns/:campaign/${action}`,
-    role: "marketer",
+    role: NEEDS.campaigns,
     response: campaignAnswer,
     summary,
     async handle({ env, caller, path, panel, db }) {
@@ -261,7 +262,7 @@ const resumePanelCampaign = stateRoute("resume", "Resume a paused campaign: its 
 const cancelPanelCampaign = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/campaigns/:campaign/cancel",
-  role: "marketer",
+  role: NEEDS.campaigns,
   response: campaignAnswer,
   summary: "Cancel a scheduled, sending or paused campaign: nothing more goes out; what went out stays in its report, the rest counted as skipped",
   async handle({ env, caller, path, panel, db }) {
@@ -273,7 +274,7 @@ const cancelPanelCampaign = definePanelRoute({
 const clonePanelCampaign = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/campaigns/:campaign/clone",
-  role: "marketer",
+  role: NEEDS.campaigns,
   response: campaignAnswer,
   status: 201,
   summary: "A new draft with the campaign's content and audience (a contacts-file campaign's list becomes the audience)",
@@ -286,7 +287,7 @@ const clonePanelCampaign = definePanelRoute({
 const deletePanelCampaign = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/campaigns/:campaign",
-  role: "marketer",
+  role: NEEDS.campaigns,
   response: deletedCampaignAnswer,
   summary: "Delete a draft, or a cancelled or failed campaign that reached no one; a sent campaign (or one that reached someone) is archived instead, its report kept",
   async handle({ env, caller, path, panel, db }) {
@@ -298,7 +299,7 @@ const deletePanelCampaign = definePanelRoute({
 const readMessageCopy = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/messages/:message/copy",
-  role: "viewer",
+  role: NEEDS.read,
   response: messageCopyAnswer,
   summary:
     "The copy of a sent email (campaign or journey) as its recipient got it: subject and body with merge tags filled. The id is a contact page message's message_id (`<campaign>.<contact id>` or a journey message's msgid)",

@@ -1,4 +1,5 @@
 import { contactAnswer, contactPageAnswer, contactSearchAnswer, erasureAnswer, preferencesAnswer } from "../domain/answers/contacts";
+import { NEEDS } from "../domain/permissions";
 import { canonicalAttributeName } from "../domain/attributes";
 import { preferencesBody } from "../domain/preferences";
 import { attributeSearchValue, contactSearchQuery, editContactBody } from "../domain/panel-screens";
@@ -86,7 +87,7 @@ function inPanelWords(problem: Problem, panel: Panel, pathKey: string): Problem 
 const searchPanelContacts = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts",
-  role: "viewer",
+  role: NEEDS.read,
   response: contactSearchAnswer,
   summary:
     "Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), or by one other attribute's value (`attribute`; text also by prefix, without ASCII case), in key order; next_cursor pages on",
@@ -126,7 +127,7 @@ const searchPanelContacts = definePanelRoute({
 const readContact = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key",
-  role: "viewer",
+  role: NEEDS.read,
   response: contactPageAnswer,
   summary: `One contact by primary-key value: attributes, lists, the ${HISTORY_LIMIT} newest messages sent to it with opens and clicks, the journeys it entered, and whether its EMAIL is suppressed (its events: /contacts/{key}/events)`,
   async handle({ db, path, panel }) {
@@ -140,7 +141,7 @@ const readContact = definePanelRoute({
 const editContact = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/contacts/:key",
-  role: "marketer",
+  role: NEEDS.audience,
   response: contactAnswer,
   summary:
     "Change a contact's attributes under the rules of the API's update (4.3): each value checked against its type, null removes one; the primary key names the contact and is not changed here, and unknown attributes are refused",
@@ -175,7 +176,7 @@ function erasureView(erasure: ContactErasure) {
 const eraseOneContact = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/contacts/:key",
-  role: "owner",
+  role: NEEDS.erasure,
   response: erasureAnswer,
   summary:
     "Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})",
@@ -191,7 +192,7 @@ const eraseOneContact = definePanelRoute({
 const readErasure = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/erasures/:erasure",
-  role: "owner",
+  role: NEEDS.erasure,
   response: erasureAnswer,
   summary: "An erasure's progress: `archive` while archived days are rewritten, then `done`",
   async handle({ path, panel, db }) {
@@ -204,7 +205,7 @@ const readErasure = definePanelRoute({
 const exportOneContact = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key/export",
-  role: "owner",
+  role: NEEDS.erasure,
   raw: { contentType: "application/json", description: "Everything held about the contact, as a JSON file (attachment)" },
   summary:
     "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
@@ -232,7 +233,7 @@ const exportOneContact = definePanelRoute({
 const readPreferences = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key/preferences",
-  role: "viewer",
+  role: NEEDS.read,
   response: preferencesAnswer,
   summary:
     "A contact's subscription per channel: email, sms and push, each subscribed, unsubscribed (its own choice), complained (email marked as spam; only the contact may subscribe again), bounced or stopped (held by the service) or unreachable (no address or number)",
@@ -244,7 +245,7 @@ const readPreferences = definePanelRoute({
 const changePreferences = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/contacts/:key/preferences",
-  role: "marketer",
+  role: NEEDS.audience,
   response: preferencesAnswer,
   summary:
     "Change a contact's subscriptions (email, sms, push: subscribed or unsubscribed), as its preference page does; an unreachable channel is refused (400), a bounced or stopped one, or subscribing a complained email, is a conflict (409), and nothing changes",

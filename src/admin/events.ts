@@ -1,4 +1,5 @@
 import { contactEventsAnswer, eventRetryAnswer, profileEventsAnswer } from "../domain/answers/contacts";
+import { NEEDS } from "../domain/permissions";
 import { eventHistoryPage } from "../services/retention/history";
 import type { ShardDb } from "../store/shards";
 import { normalisePrimaryKey } from "../domain/primary-key";
@@ -74,7 +75,7 @@ async function eventPage(env: Env, db: ShardDb, panel: Panel, owner: EventOwner,
 const contactEvents = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key/events",
-  role: "viewer",
+  role: NEEDS.read,
   response: contactEventsAnswer,
   summary: "A contact's events, newest first, including the anonymous history joined to it; key is its primary-key value",
   query: pageQuery,
@@ -90,7 +91,7 @@ const contactEvents = definePanelRoute({
 const profileEvents = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/profiles/:uniqueid/events",
-  role: "viewer",
+  role: NEEDS.read,
   response: profileEventsAnswer,
   summary: "Events recorded with an anonymous uniqueid, newest first (whether or not joined to a contact since)",
   query: pageQuery,
@@ -105,7 +106,7 @@ const RETRY_BATCHES_PER_CALL = 500;
 const retryFailedEvents = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/events/retry",
-  role: "owner",
+  role: NEEDS.retryEvents,
   response: eventRetryAnswer,
   summary: `Puts events whose pipeline failed for good (after every re-drive) through it again, up to ${RETRY_BATCHES_PER_CALL} recorded batches per call; steps they passed are not run again`,
   async handle({ env, panel, db }) {

@@ -1,4 +1,5 @@
 import { jobAnswer } from "../domain/answers/contacts";
+import { NEEDS } from "../domain/permissions";
 import type { ShardDb } from "../store/shards";
 import { importErrorReport, importJobStatus } from "../services/imports/jobs";
 import { notFound, orNotFound, problemError } from "../lib/http/errors";
@@ -37,7 +38,7 @@ function exportDownloadPath(panel: Panel, jobId: string): string {
 const readJob = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/jobs/:job",
-  role: "viewer",
+  role: NEEDS.read,
   response: jobAnswer,
   summary: "A background job: a bulk upload (status, counters, progress, error report link, callback outcome) or a segment export (status, rows written of the members, download link once completed)",
   async handle({ path, panel, db }) {
@@ -51,7 +52,7 @@ const readJob = definePanelRoute({
 const downloadExport = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/jobs/:job/export.csv",
-  role: "viewer",
+  role: NEEDS.read,
   raw: { contentType: "text/csv", description: "The export's CSV file (attachment)" },
   summary: "A completed segment export's file (CSV: the primary key, then the chosen attributes; formula-like cells start with ')",
   async handle({ env, path, panel, db }) {
@@ -63,7 +64,7 @@ const downloadExport = definePanelRoute({
 const downloadErrorReport = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/jobs/:job/errors.csv",
-  role: "viewer",
+  role: NEEDS.read,
   raw: { contentType: "text/csv", description: "The error report's CSV file (attachment)" },
   summary: "The job's error report (CSV: row, column, reason, then the refused row)",
   async handle({ env, path, panel, db }) {

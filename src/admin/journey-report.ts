@@ -1,4 +1,5 @@
 import { contactJourneysAnswer, journeyReportAnswer } from "../domain/answers/journeys";
+import { NEEDS } from "../domain/permissions";
 import { journeyReportQuery, periodProblem, resolvePeriod, type ContactJourneys, type JourneyReport } from "../domain/journey-report";
 import { fromProblems, notFound, orNotFound } from "../lib/http/errors";
 import { contactJourneyPaths, journeyReport } from "../services/journeys/report";
@@ -9,7 +10,7 @@ import { definePanelRoute } from "./route";
 const readJourneyReport = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys/:journey/report",
-  role: "viewer",
+  role: NEEDS.read,
   response: journeyReportAnswer,
   summary:
     "A journey's report over a period (`from`, `to`: ISO dates or UTC date-times; default the last 30 days, at most 366) from aggregates: instances entered, completed and exited; per step entered, waiting (now), passed, failed and timed out; messages per channel and their engagement; deliveries of its webhook events per hour",
@@ -28,7 +29,7 @@ const CONTACT_JOURNEYS_LIMIT = 50;
 const readContactJourneys = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/contacts/:key/journeys",
-  role: "viewer",
+  role: NEEDS.read,
   response: contactJourneysAnswer,
   summary: `A contact's path through journeys (the contact by primary-key value): its ${CONTACT_JOURNEYS_LIMIT} newest journey entries, newest first, each with the steps it ran in order and what each came to`,
   async handle({ path, panel, db }): Promise<ContactJourneys> {

@@ -1,4 +1,5 @@
 import { journeyAnswer, journeyListAnswer, journeyMessagesAnswer, journeyVersionsAnswer } from "../domain/answers/journeys";
+import { NEEDS } from "../domain/permissions";
 import { journeyStatusBody, MESSAGE_CHANNELS } from "../domain/journey";
 import { journeyBodySchema, splitJourneyBody } from "../domain/journey-layout";
 import { notFound, unwrap } from "../lib/http/errors";
@@ -45,7 +46,7 @@ function noSuchJourney(journeyId: string) {
 const createJourney = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/journeys",
-  role: "marketer",
+  role: NEEDS.journeys,
   response: journeyAnswer,
   summary: "Define a journey (CONTRACT 5); it starts as a draft",
   status: 201,
@@ -59,7 +60,7 @@ const createJourney = definePanelRoute({
 const listPanelJourneys = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys",
-  role: "viewer",
+  role: NEEDS.read,
   response: journeyListAnswer,
   summary: "The panel's journeys with their counters",
   async handle({ env, panel, db }) {
@@ -70,7 +71,7 @@ const listPanelJourneys = definePanelRoute({
 const readJourney = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys/:journey",
-  role: "viewer",
+  role: NEEDS.read,
   response: journeyAnswer,
   summary: "A journey with its counters: entered, active, completed, exited, and per step acted and waiting",
   async handle({ env, path, panel, db }) {
@@ -83,7 +84,7 @@ const readJourney = definePanelRoute({
 const updateJourney = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/journeys/:journey",
-  role: "marketer",
+  role: NEEDS.journeys,
   response: journeyAnswer,
   summary:
     "Replace a draft's definition, or give a running or paused journey a new version (instances inside finish on theirs); a change of layout alone makes no version; 409 once stopped",
@@ -98,7 +99,7 @@ const updateJourney = definePanelRoute({
 const journeyVersions = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journeys/:journey/versions",
-  role: "viewer",
+  role: NEEDS.read,
   response: journeyVersionsAnswer,
   summary: "A journey's versions, newest first: each one's definition, when it was made, and the instances that entered on it and are still active on it",
   async handle({ path, panel, db }) {
@@ -120,7 +121,7 @@ const journeyVersions = definePanelRoute({
 const setStatus = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/journeys/:journey/status",
-  role: "marketer",
+  role: NEEDS.journeys,
   response: journeyAnswer,
   summary: "Run, pause (instances are held) or stop (instances end) a journey",
   body: journeyStatusBody,
@@ -133,7 +134,7 @@ const setStatus = definePanelRoute({
 const journeyMessages = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/journey-messages",
-  role: "viewer",
+  role: NEEDS.read,
   response: journeyMessagesAnswer,
   summary: "Messages journeys sent on the outbox channels (newest first)",
   query: z.object({

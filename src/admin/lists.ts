@@ -1,4 +1,5 @@
 import { jobStartedAnswer, listAnswer, listDeletedAnswer, listEmptiedAnswer, listListAnswer, listMembersAnswer } from "../domain/answers/contacts";
+import { NEEDS } from "../domain/permissions";
 import { parseListId } from "../domain/fields";
 import { createListBody, importFromUrlBody, listMembersQuery, MAX_PANEL_UPLOAD_BYTES, renameListBody } from "../domain/panel-screens";
 import { invalidField, problemError } from "../lib/http/errors";
@@ -44,7 +45,7 @@ function unwrapList<T>(result: Result<T>, rawListId?: string): T {
 const panelLists = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/lists",
-  role: "viewer",
+  role: NEEDS.read,
   response: listListAnswer,
   summary: "The panel's lists with their member counts",
   async handle({ env, path, panel, db }) {
@@ -55,7 +56,7 @@ const panelLists = definePanelRoute({
 const createList = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/lists",
-  role: "marketer",
+  role: NEEDS.audience,
   response: listAnswer,
   summary: "Create a list (names are unique in the panel regardless of case)",
   status: 201,
@@ -68,7 +69,7 @@ const createList = definePanelRoute({
 const changeList = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/lists/:list",
-  role: "marketer",
+  role: NEEDS.audience,
   response: listAnswer,
   summary: "Rename a list and optionally change its description",
   body: renameListBody,
@@ -80,7 +81,7 @@ const changeList = definePanelRoute({
 const removeList = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/lists/:list",
-  role: "marketer",
+  role: NEEDS.audience,
   response: listDeletedAnswer,
   summary: "Delete a list and its memberships; the contacts stay. Refused (409, naming them) while a draft, scheduled, sending or paused campaign or a running or paused journey uses the list",
   async handle({ env, caller, path, panel, db }) {
@@ -94,7 +95,7 @@ const uploadQuery = z.object({ name: z.string().trim().min(1).max(200).default("
 const uploadToList = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/lists/:list/uploads",
-  role: "marketer",
+  role: NEEDS.audience,
   response: jobStartedAnswer,
   summary: `Upload a CSV file (the raw request body, at most ${MAX_PANEL_UPLOAD_BYTES / 1024 / 1024} MiB) into the list: stored in R2, then imported by the bulk-upload engine; answers the job to follow at /jobs/{job}`,
   status: 202,
@@ -109,7 +110,7 @@ const uploadToList = definePanelRoute({
 const panelListMembers = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/lists/:list/members",
-  role: "viewer",
+  role: NEEDS.read,
   response: listMembersAnswer,
   summary: "A page of the list's members, in the order the contacts were created; next_cursor pages on",
   query: listMembersQuery,
@@ -128,7 +129,7 @@ const panelListMembers = definePanelRoute({
 const emptyPanelList = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/lists/:list/empty",
-  role: "marketer",
+  role: NEEDS.audience,
   response: listEmptiedAnswer,
   summary: "Remove every member of the list; the contacts stay",
   async handle({ db, caller, path, panel }) {
@@ -140,7 +141,7 @@ const emptyPanelList = definePanelRoute({
 const importFromUrl = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/lists/:list/imports",
-  role: "marketer",
+  role: NEEDS.audience,
   response: jobStartedAnswer,
   summary: "Import contacts into the list from a CSV file at a URL, by the bulk-upload engine (as bulkupload's path); answers the job to follow at /jobs/{job}",
   status: 202,

@@ -1,4 +1,5 @@
 import { notificationListAnswer } from "../domain/answers/panels";
+import { NEEDS } from "../domain/permissions";
 import { z } from "../lib/z";
 import { listNotifications } from "../store/notifications";
 import { isoTime } from "../store/sql";
@@ -7,7 +8,7 @@ import { definePanelRoute } from "./route";
 const listPanelNotifications = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/notifications",
-  role: "viewer",
+  role: NEEDS.read,
   response: notificationListAnswer,
   summary: "Transactional emails the panel sent through MAILER (newest first)",
   query: z.object({

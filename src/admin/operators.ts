@@ -1,4 +1,5 @@
 import { operatorAnswer, operatorListAnswer, operatorRemovedAnswer } from "../domain/answers/panels";
+import { NEEDS } from "../domain/permissions";
 import { addOperatorBody, changeOperatorBody } from "../domain/operators";
 import { unwrap } from "../lib/http/errors";
 import { addPanelOperator, changeOperatorRole, removePanelOperator } from "../services/operators/panel-roles";
@@ -14,7 +15,7 @@ function memberView(member: PanelMember) {
 const listOperators = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/operators",
-  role: "owner",
+  role: NEEDS.team,
   response: operatorListAnswer,
   summary: "The operators who may sign in to the panel, with their roles",
   async handle({ env, path, panel }) {
@@ -25,7 +26,7 @@ const listOperators = definePanelRoute({
 const addOperator = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/operators",
-  role: "owner",
+  role: NEEDS.team,
   response: operatorAnswer,
   summary: "Give an operator a role in the panel; a new email creates the operator with the password given (ADMIN_TOKEN creates a panel's first owner this way)",
   status: 201,
@@ -38,7 +39,7 @@ const addOperator = definePanelRoute({
 const changeOperator = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/operators/:operator",
-  role: "owner",
+  role: NEEDS.team,
   response: operatorAnswer,
   summary: "Change an operator's role in the panel",
   body: changeOperatorBody,
@@ -50,7 +51,7 @@ const changeOperator = definePanelRoute({
 const removeOperator = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/operators/:operator",
-  role: "owner",
+  role: NEEDS.team,
   response: operatorRemovedAnswer,
   summary: "Take an operator's role in the panel away; their session no longer reaches it",
   async handle({ env, db, caller, path, panel }) {

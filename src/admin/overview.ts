@@ -1,4 +1,5 @@
 import { overviewAnswer, panelHistoryAnswer } from "../domain/answers/panels";
+import { NEEDS } from "../domain/permissions";
 import { emailSetup } from "../services/channels/email/providers";
 import { panelFigures } from "../store/overview";
 import { instantOf, wallClockAt } from "../domain/time";
@@ -11,7 +12,7 @@ import { definePanelRoute } from "./route";
 const overview = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/overview",
-  role: "viewer",
+  role: NEEDS.read,
   response: overviewAnswer,
   summary:
     "The panel's figures at a glance: contacts (as last counted, with the time of the count), lists, events received and sends today (in the panel's time zone), running journeys, webhooks not operational; and the deployment's email: its provider, whether it sends real email, and why not when it refuses to",
@@ -38,7 +39,7 @@ const overview = definePanelRoute({
 const history = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/overview/history",
-  role: "viewer",
+  role: NEEDS.read,
   response: panelHistoryAnswer,
   summary:
     "The panel's history per UTC day over the last `days` (default 30, at most 366), from aggregates: contacts at each day's start (today: as last counted), events per day by activity (the 8 most frequent), messages sent per day by channel",

@@ -1,4 +1,5 @@
 import { panelAnswer, panelListAnswer } from "../domain/answers/panels";
+import { NEEDS } from "../domain/permissions";
 import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName } from "../domain/attributes";
 import { panelName, panelPatchBody, timezoneName as timezone } from "../domain/panels";
 import { orNotFound, unwrap } from "../lib/http/errors";
@@ -70,7 +71,7 @@ const listAllPanels = defineAdminRoute({
 const readPanel = definePanelRoute({
   method: "GET",
   path: "/panels/:panel",
-  role: "viewer",
+  role: NEEDS.read,
   response: panelAnswer,
   summary: "Read a panel",
   async handle({ env, panel }) {
@@ -81,7 +82,7 @@ const readPanel = definePanelRoute({
 const patchPanel = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel",
-  role: "owner",
+  role: NEEDS.settings,
   response: panelAnswer,
   summary:
     "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, how many days events stay before they move to the archive, or how far ahead campaigns must be scheduled",

@@ -1,4 +1,5 @@
 import { pushSettingsAnswer } from "../domain/answers/channels";
+import { NEEDS } from "../domain/permissions";
 import { pushSettingsBody } from "../domain/push";
 import { changePushSettings, readPushSettings } from "../services/channels/push/panel-settings";
 import { auditorOf } from "./audit";
@@ -10,7 +11,7 @@ import { definePanelRoute } from "./route";
 const readSettings = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/push",
-  role: "marketer",
+  role: NEEDS.channels,
   response: pushSettingsAnswer,
   summary: "The panel's push channels: web push (VAPID subject and public key, the subscribe URL for sites) and FCM (project, client email, the token URL for apps); never a private key",
   async handle({ env, panel, db }) {
@@ -21,7 +22,7 @@ const readSettings = definePanelRoute({
 const putSettings = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/push",
-  role: "owner",
+  role: NEEDS.channelSettings,
   response: pushSettingsAnswer,
   summary: "Set up web push (web_push: {subject}) and app push (fcm: {service_account}); null turns a channel off, an absent one stays as it is",
   body: pushSettingsBody,

@@ -1,4 +1,5 @@
 import { jobStartedAnswer } from "../domain/answers/contacts";
+import { NEEDS } from "../domain/permissions";
 import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
 import { segmentCountBody, segmentDefinitionSchema, segmentExportQuery } from "../domain/segments";
 import { notFound, unwrap } from "../lib/http/errors";
@@ -46,7 +47,7 @@ function savedView(outcome: SegmentOutcome) {
 const createSegment = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/segments",
-  role: "marketer",
+  role: NEEDS.audience,
   response: countedSegmentAnswer,
   summary: "Save a segment (CONTRACT 9); answers with its count, and keeps its membership current from then on",
   status: 201,
@@ -59,7 +60,7 @@ const createSegment = definePanelRoute({
 const countPreview = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/segments/count",
-  role: "viewer",
+  role: NEEDS.read,
   response: segmentCountAnswer,
   summary: "Count the contacts an unsaved segment definition matches (a preview while editing)",
   body: segmentCountBody,
@@ -71,7 +72,7 @@ const countPreview = definePanelRoute({
 const listPanelSegments = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/segments",
-  role: "viewer",
+  role: NEEDS.read,
   response: segmentListAnswer,
   summary: "The panel's saved segments with their member counts, as last counted (every few minutes) and when",
   async handle({ env, panel, db }) {
@@ -82,7 +83,7 @@ const listPanelSegments = definePanelRoute({
 const readSegment = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/segments/:segment",
-  role: "viewer",
+  role: NEEDS.read,
   response: segmentPageAnswer,
   summary: "One saved segment with its count now",
   async handle({ env, path, panel, db }) {
@@ -95,7 +96,7 @@ const readSegment = definePanelRoute({
 const replaceSegment = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/segments/:segment",
-  role: "marketer",
+  role: NEEDS.audience,
   response: countedSegmentAnswer,
   summary: "Replace a segment's definition; its membership is built again",
   body: segmentDefinitionSchema,
@@ -107,7 +108,7 @@ const replaceSegment = definePanelRoute({
 const removeSegment = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/segments/:segment",
-  role: "marketer",
+  role: NEEDS.audience,
   status: 204,
   raw: { contentType: null, description: "Deleted" },
   summary: "Delete a segment (409 while a running or paused journey or a draft, scheduled, sending or paused campaign uses it)",
@@ -128,7 +129,7 @@ const contactsQuery = z
 const segmentContacts = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/segments/:segment/contacts",
-  role: "viewer",
+  role: NEEDS.read,
   response: segmentContactsAnswer,
   summary: "The segment's members (attributes), by contact; next_cursor pages on",
   query: contactsQuery,
@@ -145,7 +146,7 @@ const historyQuery = z.object({ days: z.coerce.number().int().min(1).max(SEGMENT
 const segmentSizeHistory = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/segments/:segment/history",
-  role: "viewer",
+  role: NEEDS.read,
   response: segmentHistoryAnswer,
   summary: "Entries and exits per day (UTC) over the last `days` days, and the members as last counted and when",
   query: historyQuery,
@@ -159,7 +160,7 @@ const segmentSizeHistory = definePanelRoute({
 const exportSegment = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/segments/:segment/export",
-  role: "marketer",
+  role: NEEDS.audience,
   response: jobStartedAnswer,
   summary: "Export the segment's members as CSV (the primary key, then `attributes`, comma-separated): a background job; GET /jobs/{jobid} shows its progress and, once completed, the download link",
   status: 202,

@@ -1,4 +1,5 @@
 import { senderDomainAnswer, senderDomainListAnswer } from "../domain/answers/segments";
+import { NEEDS } from "../domain/permissions";
 import { recordsToPublish } from "../services/channels/email/sender-domains";
 import { addPanelSenderDomain, removeSenderDomain, verifySenderDomain } from "../services/channels/email/sender-domain-changes";
 import { conflict, notFound, orNotFound } from "../lib/http/errors";
@@ -26,7 +27,7 @@ const noSuchDomain = (domain: string) => `No sender domain "${domain}" in this p
 const createDomain = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/sender-domains",
-  role: "owner",
+  role: NEEDS.domains,
   response: senderDomainAnswer,
   summary: "Add a sender domain: its DKIM keys (RSA-SHA256 and Ed25519) are made and the SPF, DKIM and DMARC records to publish are shown",
   status: 201,
@@ -41,7 +42,7 @@ const createDomain = definePanelRoute({
 const listDomains = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sender-domains",
-  role: "viewer",
+  role: NEEDS.read,
   response: senderDomainListAnswer,
   summary: "The panel's sender domains with their verification state and records to publish",
   async handle({ env, panel, db }) {
@@ -52,7 +53,7 @@ const listDomains = definePanelRoute({
 const readDomain = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sender-domains/:domain",
-  role: "viewer",
+  role: NEEDS.read,
   response: senderDomainAnswer,
   summary: "A sender domain: its state, the records to publish and the outcome of its last check",
   async handle({ env, path, panel, db }) {
@@ -64,7 +65,7 @@ const readDomain = definePanelRoute({
 const verifyDomain = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/sender-domains/:domain/verify",
-  role: "owner",
+  role: NEEDS.domains,
   response: senderDomainAnswer,
   summary: "Look up the domain's SPF, DKIM and DMARC records over DNS-over-HTTPS now: each passes or fails with the record to publish; all three passing verifies the domain",
   async handle({ env, path, panel, db }) {
@@ -76,7 +77,7 @@ const verifyDomain = definePanelRoute({
 const removeDomain = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/sender-domains/:domain",
-  role: "owner",
+  role: NEEDS.domains,
   status: 204,
   raw: { contentType: null, description: "Removed" },
   summary: "Remove a sender domain and its keys; mail from it is no longer signed",

@@ -1,5 +1,6 @@
 import { smsPreviewAnswer, smsSettingsAnswer, smsSuppressionAnswer, smsSuppressionListAnswer, smsTemplateAnswer, smsTemplateDeletedAnswer, smsTemplateListAnswer } from "../domain/answers/channels";
 import { mergeTagNames, personalize } from "../domain/merge-tags";
+import { NEEDS } from "../domain/permissions";
 import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody } from "../domain/sms";
 import { invalidField, orNotFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
@@ -16,7 +17,7 @@ import { auditorOf } from "./audit";
 const readSettings = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sms",
-  role: "marketer",
+  role: NEEDS.channels,
   response: smsSettingsAnswer,
   summary: "The panel's SMS provider (outbox, twilio or msg91) and the URLs to give it for delivery reports and replies; never the credential",
   async handle({ env, panel, db }) {
@@ -27,7 +28,7 @@ const readSettings = definePanelRoute({
 const putSettings = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/sms",
-  role: "owner",
+  role: NEEDS.channelSettings,
   response: smsSettingsAnswer,
   summary: "Choose the panel's SMS provider: twilio (account_sid, auth_token, from or messaging_service_sid), msg91 (authkey, sender_id, template_id, dlt_template_id) or outbox",
   body: smsSettingsBody,
@@ -54,7 +55,7 @@ function templateView(t: SmsTemplate) {
 const createTemplate = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/sms/templates",
-  role: "marketer",
+  role: NEEDS.channels,
   response: smsTemplateAnswer,
   summary: "Add an SMS template (merge tags {{NAME | fallback}}); the answer shows its length, encoding and segments",
   status: 201,
@@ -67,7 +68,7 @@ const createTemplate = definePanelRoute({
 const listTemplates = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sms/templates",
-  role: "viewer",
+  role: NEEDS.read,
   response: smsTemplateListAnswer,
   summary: "The panel's SMS templates with their length in segments",
   async handle({ panel, db }) {
@@ -78,7 +79,7 @@ const listTemplates = definePanelRoute({
 const readTemplate = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sms/templates/:id",
-  role: "viewer",
+  role: NEEDS.read,
   response: smsTemplateAnswer,
   summary: "Read an SMS template",
   async handle({ path, panel, db }) {
@@ -89,7 +90,7 @@ const readTemplate = definePanelRoute({
 const replaceTemplate = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/sms/templates/:id",
-  role: "marketer",
+  role: NEEDS.channels,
   response: smsTemplateAnswer,
   summary: "Replace an SMS template; journeys use the new text from their next message on",
   body: smsTemplateBody,
@@ -101,7 +102,7 @@ const replaceTemplate = definePanelRoute({
 const removeTemplate = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/sms/templates/:id",
-  role: "marketer",
+  role: NEEDS.channels,
   response: smsTemplateDeletedAnswer,
   summary: "Delete an SMS template (a journey step that names it then records its message as failed)",
   async handle({ path, panel, db }) {
@@ -113,7 +114,7 @@ const removeTemplate = definePanelRoute({
 const preview = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/sms/preview",
-  role: "viewer",
+  role: NEEDS.read,
   response: smsPreviewAnswer,
   summary: "Fill an SMS body or template with attributes and show its text, encoding (GSM-7 or UCS-2) and segments",
   body: smsPreviewBody,
@@ -139,7 +140,7 @@ const phoneParam = (raw: string) => {
 const listSuppressions = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/sms/suppressions",
-  role: "viewer",
+  role: NEEDS.read,
   response: smsSuppressionListAnswer,
   summary: "Numbers SMS is not sent to (STOP replies, provider opt-outs, operators' entries), newest first",
   query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }).strict(),
@@ -152,7 +153,7 @@ const listSuppressions = definePanelRoute({
 const addSuppression = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/sms/suppressions/:phone",
-  role: "marketer",
+  role: NEEDS.channels,
   response: smsSuppressionAnswer,
   summary: "Stop SMS to a number",
   async handle({ path, panel, db }) {
@@ -165,7 +166,7 @@ const addSuppression = definePanelRoute({
 const removeSuppression = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/sms/suppressions/:phone",
-  role: "marketer",
+  role: NEEDS.channels,
   response: smsSuppressionAnswer,
   summary: "Send SMS to a number again (also one that replied STOP: only with its consent)",
   async handle({ path, panel, db }) {

@@ -1,4 +1,5 @@
 import { trackingDomainAnswer } from "../domain/answers/segments";
+import { NEEDS } from "../domain/permissions";
 import { cnameTarget } from "../services/channels/email/tracking-domains";
 import { removeTrackingDomain, setTrackingDomain, verifyTrackingDomain } from "../services/channels/email/tracking-domain-changes";
 import { notFound, orNotFound } from "../lib/http/errors";
@@ -24,7 +25,7 @@ const noDomain = "The panel has no tracking domain";
 const putDomain = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/tracking-domain",
-  role: "owner",
+  role: NEEDS.domains,
   response: trackingDomainAnswer,
   summary: "Set the panel's tracking domain (links, pixel and unsubscribe link of its email on the sender's own host); used once verified",
   body: createSenderDomainBody,
@@ -36,7 +37,7 @@ const putDomain = definePanelRoute({
 const readDomain = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/tracking-domain",
-  role: "viewer",
+  role: NEEDS.read,
   response: trackingDomainAnswer,
   summary: "The panel's tracking domain, the CNAME record to publish and whether it is verified",
   async handle({ env, panel, db }) {
@@ -47,7 +48,7 @@ const readDomain = definePanelRoute({
 const verifyDomain = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/tracking-domain/verify",
-  role: "owner",
+  role: NEEDS.domains,
   response: trackingDomainAnswer,
   summary: "Look the tracking domain's CNAME up now over DNS-over-HTTPS; pointing at the service's host verifies it",
   async handle({ env, panel, db }) {
@@ -59,7 +60,7 @@ const verifyDomain = definePanelRoute({
 const removeDomain = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/tracking-domain",
-  role: "owner",
+  role: NEEDS.domains,
   status: 204,
   raw: { contentType: null, description: "Removed" },
   summary: "Remove the tracking domain: links go back to PUBLIC_BASE_URL",

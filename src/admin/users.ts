@@ -1,4 +1,5 @@
 import { apiKeyAnswer, createdUserAnswer, userAnswer, userListAnswer } from "../domain/answers/panels";
+import { NEEDS } from "../domain/permissions";
 import { orNotFound, unwrap } from "../lib/http/errors";
 import { createUserBody, patchUserBody } from "../domain/users";
 import { createUser as addPanelUser } from "../services/users/create";
@@ -18,7 +19,7 @@ const noSuchUser = (userId: string) => `No user with id "${userId}" in this pane
 const createUser = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/users",
-  role: "owner",
+  role: NEEDS.apiKeys,
   response: createdUserAnswer,
   summary: "Create a sub-admin user with an API key (the key is shown only in this answer)",
   status: 201,
@@ -32,7 +33,7 @@ const createUser = definePanelRoute({
 const listPanelUsers = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/users",
-  role: "viewer",
+  role: NEEDS.read,
   response: userListAnswer,
   summary: "The panel's users (never their keys)",
   async handle({ env, panel }) {
@@ -43,7 +44,7 @@ const listPanelUsers = definePanelRoute({
 const readUser = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/users/:user",
-  role: "viewer",
+  role: NEEDS.read,
   response: userAnswer,
   summary: "Read a user (never the key)",
   async handle({ env, path, panel }) {
@@ -54,7 +55,7 @@ const readUser = definePanelRoute({
 const patchUser = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/users/:user",
-  role: "owner",
+  role: NEEDS.apiKeys,
   response: userAnswer,
   summary: "Disable or re-enable a user; a disabled user's key fails authentication",
   body: patchUserBody,
@@ -66,7 +67,7 @@ const patchUser = definePanelRoute({
 const rotateKey = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/users/:user/api-key",
-  role: "owner",
+  role: NEEDS.apiKeys,
   response: apiKeyAnswer,
   summary: "Rotate the user's API key; the old key stops working at once",
   async handle({ env, db, caller, path, panel }) {

@@ -1,4 +1,5 @@
 import { webhookAnswer, webhookDeliveriesAnswer, webhookEventsQueuedAnswer, webhookListAnswer, webhookTestAnswer } from "../domain/answers/webhooks";
+import { NEEDS } from "../domain/permissions";
 import { invalidField, notFound, unwrap } from "../lib/http/errors";
 import { nameText } from "../domain/fields";
 import { z } from "../lib/z";
@@ -80,7 +81,7 @@ function webhookView(webhook: Webhook, status: DispatcherStatus | null) {
 const createWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks",
-  role: "marketer",
+  role: NEEDS.webhooks,
   response: webhookAnswer,
   summary: "Register a journey webhook (state configured until its test gets HTTP 200)",
   status: 201,
@@ -94,7 +95,7 @@ const createWebhook = definePanelRoute({
 const listPanelWebhooks = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks",
-  role: "viewer",
+  role: NEEDS.read,
   response: webhookListAnswer,
   summary: "The panel's webhooks with their state and backlog",
   async handle({ env, panel, db }) {
@@ -105,7 +106,7 @@ const listPanelWebhooks = definePanelRoute({
 const readWebhook = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks/:id",
-  role: "viewer",
+  role: NEEDS.read,
   response: webhookAnswer,
   summary: "Read a webhook: state, disabled_reason, backlog (never the password or signing secret)",
   async handle({ env, path, panel, db }) {
@@ -118,7 +119,7 @@ const readWebhook = definePanelRoute({
 const patchWebhook = definePanelRoute({
   method: "PATCH",
   path: "/panels/:panel/webhooks/:id",
-  role: "marketer",
+  role: NEEDS.webhooks,
   response: webhookAnswer,
   summary: "Change a webhook; null removes credentials, the alert or the signing secret. A new URL must pass the test again",
   body: patchWebhookBody,
@@ -131,7 +132,7 @@ const patchWebhook = definePanelRoute({
 const removeWebhook = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/webhooks/:id",
-  role: "marketer",
+  role: NEEDS.webhooks,
   status: 204,
   raw: { contentType: null, description: "Deleted" },
   summary: "Delete a webhook with its undelivered backlog and attempt log",
@@ -148,7 +149,7 @@ function testAnswer(report: TestReport) {
 const testWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/test",
-  role: "marketer",
+  role: NEEDS.webhooks,
   response: webhookTestAnswer,
   summary: "Send a sample batch; HTTP 200 makes a configured webhook operational",
   async handle({ env, path, panel, db }) {
@@ -159,7 +160,7 @@ const testWebhook = definePanelRoute({
 const enableWebhook = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/enable",
-  role: "marketer",
+  role: NEEDS.webhooks,
   response: webhookTestAnswer,
   summary: "Re-test; on HTTP 200 the webhook is operational again and its backlog is delivered in order",
   async handle({ env, caller, path, panel, db }) {
@@ -171,7 +172,7 @@ const enableWebhook = definePanelRoute({
 const listDeliveries = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/webhooks/:id/deliveries",
-  role: "viewer",
+  role: NEEDS.read,
   response: webhookDeliveriesAnswer,
   summary: "Delivery and test attempts, newest first: time, batch id, status or error, duration, first 2 KB of the response",
   query: z.object({
@@ -204,7 +205,7 @@ const listDeliveries = definePanelRoute({
 const queueEvents = defineAdminRoute({
   method: "POST",
   path: "/panels/:panel/webhooks/:id/events",
-  role: "marketer",
+  role: NEEDS.webhooks,
   response: webhookEventsQueuedAnswer,
   summary: "Queue event objects (spec 2.8) for delivery exactly as journey events are",
   status: 202,

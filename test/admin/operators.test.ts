@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ADMIN_ROUTES } from "../../src/admin";
 import type { AdminRole } from "../../src/admin/route";
-import { roleAllows } from "../../src/services/operators/sessions";
+import { roleAllows } from "../../src/domain/permissions";
 import { SESSION_IDLE_MS, SIGN_IN_WINDOW_MS, sweepIdleSessions } from "../../src/services/operators/sessions";
 import { runCronTasks } from "../../src/jobs/cron";
 import { admin, BASE, call, createPanel } from "../support/helpers";

@@ -119,7 +119,7 @@ describe("panel in Chromium", () => {
     await screenshot(again, "password-reset-link-spent");
   });
 
-  test("a viewer is refused a write", async () => {
+  test("a viewer is offered no write: the button is disabled with the role it needs, and the server refuses it too", async () => {
     const panelId = service.printed["demo panel"]!;
     await adminCall("POST", `/panels/${panelId}/operators`, { email: "viewer@example.com", role: "viewer", password: "viewer passphrase" });
     const page = await newPage();
@@ -128,11 +128,19 @@ describe("panel in Chromium", () => {
     await nav(page, "Settings").click();
     await page.getByRole("heading", { level: 1, name: "Settings" }).waitFor();
     await checkAccessibility(page, "settings");
-    await page.getByRole("button", { name: "Turn API mode off" }).click();
-    const alert = page.getByRole("alert");
-    await alert.waitFor();
-    assert.equal(await alert.textContent(), "This needs the owner role in the panel; you are viewer");
+    const button = page.getByRole("button", { name: "Turn API mode off" });
+    assert.equal(await button.isDisabled(), true);
+    assert.equal(await button.getAttribute("title"), "This needs the owner role");
+    await page.getByText("Changing the panel's settings needs the owner role; you are a viewer in this panel.").waitFor();
     await screenshot(page, "viewer-refused");
+    // The server refuses the same call on its own.
+    const refused = await page.evaluate(async (id) => {
+      const csrf = ((await (await fetch("/auth/v1/session")).json()) as { csrf_token: string }).csrf_token;
+      const answer = await fetch(`/admin/v1/panels/${id}`, { method: "PATCH", headers: { "content-type": "application/json", "x-csrf-token": csrf }, body: JSON.stringify({ api_mode: false }) });
+      return { status: answer.status, body: await answer.json() };
+    }, panelId);
+    assert.equal(refused.status, 403);
+    assert.match(JSON.stringify(refused.body), /This needs the owner role in the panel; you are viewer/);
     // Nothing changed.
     assert.equal((await adminCall("GET", `/panels/${panelId}`)).api_mode, true);
   });
@@ -162,6 +170,7 @@ describe("panel in Chromium", () => {
     assert.equal(await nav(teammate, "Team").count(), 0, "the Team screen is for owners");
 
     await role.selectOption("marketer");
+    await confirmInDialog(page, "Make marketer");
     await page.waitForFunction(() => (globalThis as any).document.querySelector('[aria-label="Role of teammate@example.com"]')?.value === "marketer");
     const listed = await adminCall("GET", `/panels/${panelId}/operators`);
     assert.equal(listed.operators.find((o: { email: string }) => o.email === "teammate@example.com").role, "marketer");
@@ -170,6 +179,7 @@ describe("panel in Chromium", () => {
     assert.match((await teammate.locator("header").textContent()) ?? "", /marketer/);
 
     await page.getByRole("button", { name: "Remove teammate@example.com from the panel" }).click();
+    await confirmInDialog(page, "Remove operator");
     await role.waitFor({ state: "detached" });
     await teammate.reload();
     await teammate.getByRole("heading", { name: "No panel yet" }).waitFor();
@@ -246,6 +256,7 @@ describe("panel in Chromium", () => {
     await page.getByText("Copy it now: it is not shown again.").waitFor();
     await page.getByRole("button", { name: "Done" }).click();
     await page.getByRole("button", { name: "Rotate key of audited@example.com" }).click();
+    await confirmInDialog(page, "Rotate key");
     await page.getByText("Copy it now: it is not shown again.").waitFor();
     await nav(page, "Settings").click();
     await page.getByRole("button", { name: "Turn API mode off" }).click();
@@ -662,6 +673,7 @@ describe("panel in Chromium", () => {
     // A draft starts from its canvas, which saves what it shows first; the rest are status actions.
     for (const [button, next] of [["Start journey", "running"], ["Pause journey", "paused"], ["Resume journey", "running"], ["Stop journey", "stopped"]] as const) {
       await (button === "Start journey" ? page : actions).getByRole("button", { name: button }).click();
+      if (button === "Stop journey") await confirmInDialog(page, "Stop journey");
       await status.getByText(next, { exact: true }).waitFor();
       assert.equal((await adminCall("GET", `/panels/${panelId}/journeys/${journey.id}`)).status, next);
     }
@@ -739,6 +751,7 @@ describe("panel in Chromium", () => {
     assert.deepEqual(stored, { all: [{ attribute: "TIER", op: "gte", value: 1 }, { not: { list: gold.id, op: "in" } }] });
 
     await page.getByRole("button", { name: "Delete segment" }).click();
+    await confirmInDialog(page, "Delete segment");
     await page.getByRole("heading", { level: 1, name: "Segments" }).waitFor();
     assert.equal(await page.getByRole("row", { name: /Upper tiers/ }).count(), 0);
   });

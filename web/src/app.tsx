@@ -5,6 +5,8 @@ import { ResetPassword } from "./screens/password-reset";
 import { SignIn } from "./screens/sign-in";
 import { SCREENS } from "./routes";
 import { Loading } from "./ui";
+import { may, NeedsRolePage } from "./components/role";
+import type { PanelRef } from "./screen-props";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "signed-in"; session: SessionView };
 
@@ -33,8 +35,8 @@ export function App() {
   return <Shell session={state.session} onSignedOut={signedOut} />;
 }
 
-/** Side menu: path under the panel, label, and the role a screen needs when not every role may open it. */
-const NAV: [string, string, "owner"?][] = [
+/** Side menu: path under the panel and label; a screen some roles may not open (SCREENS) is left out for them. */
+const NAV: [string, string][] = [
   ["", "Home"],
   ["/contacts", "Contacts"],
   ["/lists", "Lists"],
@@ -46,10 +48,16 @@ const NAV: [string, string, "owner"?][] = [
   ["/sender-domains", "Sender domains"],
   ["/channels", "Channels"],
   ["/users", "Users and API keys"],
-  ["/team", "Team", "owner"],
-  ["/audit", "Audit log", "owner"],
+  ["/team", "Team"],
+  ["/audit", "Audit log"],
   ["/settings", "Settings"],
 ];
+
+/** Whether the panel's role may open the screen at `suffix` (its SCREENS entry names no work it lacks). */
+function opens(panel: PanelRef, suffix: string): boolean {
+  const needs = SCREENS.find(([pattern]) => pattern === (suffix || "/"))?.[2];
+  return !needs || may(panel, needs);
+}
 
 function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: () => void }) {
   const { path } = useLocation();
@@ -83,10 +91,11 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
   const base = `/panels/${encodeURIComponent(panel.id)}`;
   const rest = path.slice(base.length) || "/";
   let screen: ReactNode = <p>Nothing here. Pick a screen from the menu.</p>;
-  for (const [pattern, render] of SCREENS) {
+  for (const [pattern, render, needs] of SCREENS) {
     const params = match(pattern, rest);
     if (params) {
-      screen = render({ panel, params });
+      const label = NAV.find(([suffix]) => suffix === pattern)?.[1] ?? "This screen";
+      screen = needs && !may(panel, needs) ? <NeedsRolePage panel={panel} work={needs} screen={label} /> : render({ panel, params });
       break;
     }
   }
@@ -120,7 +129,7 @@ function Shell({ session, onSignedOut }: { session: SessionView; onSignedOut: ()
       </header>
       <nav id="screens-menu" className={menu.open ? "side open" : "side"} aria-label="Screens" ref={menu.nav}>
         <ul>
-          {NAV.filter(([, , needs]) => !needs || panel.role === needs).map(([suffix, label]) => {
+          {NAV.filter(([suffix]) => opens(panel, suffix)).map(([suffix, label]) => {
             const href = base + suffix;
             const current = suffix === "" ? rest === "/" : rest.startsWith(suffix);
             return (

@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import type { Work } from "../../src/domain/permissions";
 import type { ScreenProps } from "./screen-props";
 import { Audit } from "./screens/audit";
 import { Campaign } from "./screens/campaign";
@@ -20,8 +21,10 @@ import { Webhook, Webhooks } from "./screens/webhooks";
 /**
  * Screens by path under /panels/:panel, first match wins. The one place screens are registered:
  * this module imports the screens and no screen imports it (check:boundaries fails on a cycle).
+ * A third entry names the work (src/domain/permissions) a role needs to open the screen at all:
+ * the menu leaves it out for other roles, and its URL shows them a "needs the … role" page.
  */
-export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
+export const SCREENS: [string, (props: ScreenProps) => ReactNode, Work?][] = [
   ["/", (props) => <Home {...props} />],
   ["/settings", (props) => <Settings {...props} />],
   ["/contacts", (props) => <Contacts {...props} />],
@@ -30,14 +33,14 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode][] = [
   ["/lists/:id", (props) => <ListMembers {...props} />],
   ["/data", (props) => <Data {...props} />],
   ["/users", (props) => <Users {...props} />],
-  ["/team", (props) => <Team {...props} />],
-  ["/audit", (props) => <Audit {...props} />],
+  ["/team", (props) => <Team {...props} />, "team"],
+  ["/audit", (props) => <Audit {...props} />, "audit"],
   ["/segments", (props) => <Segments {...props} />],
   ["/segments/:id", (props) => <Segment {...props} />],
   ["/campaigns", (props) => <Campaigns {...props} />],
   ["/campaigns/:id", (props) => <Campaign {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
-  ["/journeys/new", (props) => <NewJourney {...props} />],
+  ["/journeys/new", (props) => <NewJourney {...props} />, "journeys"],
   ["/journeys/:id", (props) => <Journey {...props} />],
   ["/webhooks", (props) => <Webhooks {...props} />],
   ["/sender-domains", (props) => <SenderDomains {...props} />],

@@ -13,7 +13,7 @@ import {
   recordFailure,
   touchSession,
 } from "../../store/operator-sessions";
-import { findOperatorByEmail, insertOperator, rolesOf, type Operator, type OperatorRole, type PanelRole } from "../../store/operators";
+import { findOperatorByEmail, insertOperator, rolesOf, type Operator, type PanelRole } from "../../store/operators";
 import { checkChallenge, difficultyFor, issueChallenge, type IssuedChallenge, type SentChallenge } from "./sign-in-challenge";
 
 /** A session ends after this long without a request. */
@@ -132,12 +132,6 @@ export function csrfMatches(session: Session, sent: string | null): boolean {
   return !!sent && constantTimeEqual(sent, session.csrfToken);
 }
 
-const ROLE_RANK: Record<OperatorRole, number> = { viewer: 1, marketer: 2, owner: 3 };
-
-/** Whether `held` allows what `needed` allows. */
-export function roleAllows(held: OperatorRole, needed: OperatorRole): boolean {
-  return ROLE_RANK[held] >= ROLE_RANK[needed];
-}
 
 export type NewOperatorResult = { created: true; operator: Operator } | { created: false };
 

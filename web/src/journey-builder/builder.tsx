@@ -172,26 +172,29 @@ function Canvas({ panelId, name: savedName, definition: saved, layout: savedLayo
             ))}
         </ul>
       )}
-      <div className="journey-layout">
-        <nav className="journey-palette" aria-label="Steps to add">
-          <p className="muted">Drag onto the canvas, or press to add after the selected node.</p>
-          {PALETTE.map((item) => (
-            <button
-              key={item.type}
-              type="button"
-              className="secondary palette-item"
-              draggable
-              title={item.hint}
-              onDragStart={(event) => {
-                event.dataTransfer.setData(DRAG_TYPE, item.type);
-                event.dataTransfer.effectAllowed = "move";
-              }}
-              onClick={() => addStep(item.type, undefined, selectedNode ?? nodes[0])}
-            >
-              {item.label}
-            </button>
-          ))}
-        </nav>
+      <div className={save ? "journey-layout" : "journey-layout read-only"}>
+        {/* Without a save (a stopped journey, or a role that may not edit) there is nothing to add steps to. */}
+        {save && (
+          <nav className="journey-palette" aria-label="Steps to add">
+            <p className="muted">Drag onto the canvas, or press to add after the selected node.</p>
+            {PALETTE.map((item) => (
+              <button
+                key={item.type}
+                type="button"
+                className="secondary palette-item"
+                draggable
+                title={item.hint}
+                onDragStart={(event) => {
+                  event.dataTransfer.setData(DRAG_TYPE, item.type);
+                  event.dataTransfer.effectAllowed = "move";
+                }}
+                onClick={() => addStep(item.type, undefined, selectedNode ?? nodes[0])}
+              >
+                {item.label}
+              </button>
+            ))}
+          </nav>
+        )}
         <div className="journey-canvas" onDragOver={(event) => (event.preventDefault(), (event.dataTransfer.dropEffect = "move"))} onDrop={onDrop}>
           <NodeStateContext.Provider value={{ counters: counters ?? new Map(), problems: placed.byNode, webhooks: new Map(catalog?.webhooks.map((w) => [w.id, w.label])) }}>
             <ReactFlow<BuilderNode, Edge>

@@ -3,6 +3,7 @@ import { admin } from "../api";
 import { Link, navigate } from "../router";
 import type { CampaignAction, CampaignView, DeletedCampaign, EditCampaign, OutboxMessage, OutboxMessageView, ScheduleCampaign, TestSend } from "../../../src/domain/answers";
 import { useConfirm } from "../components/confirm-dialog";
+import { may } from "../components/role";
 import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { audienceText, scheduleText, useAudienceNames } from "./campaigns";
@@ -258,9 +259,9 @@ export function Campaign({ panel, params }: ScreenProps) {
         <dt>Finished</dt>
         <dd>{formatTime(data.finished_at)}</dd>
       </dl>
-      {panel.role !== "viewer" && <Lifecycle key={data.id} panelId={panel.id} campaign={data} onChanged={() => setSends((n) => n + 1)} />}
+      {may(panel, "campaigns") && <Lifecycle key={data.id} panelId={panel.id} campaign={data} onChanged={() => setSends((n) => n + 1)} />}
       <CampaignReportSection panelId={panel.id} campaignId={data.id} refresh={sends} />
-      {panel.role !== "viewer" && (
+      {may(panel, "campaigns") && (
         <>
           <h2>Test send</h2>
           <TestSendForm panelId={panel.id} campaignId={data.id} onSent={() => setSends((n) => n + 1)} />

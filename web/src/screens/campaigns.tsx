@@ -4,6 +4,7 @@ import { Link } from "../router";
 import type { CampaignList, CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, ListView, SegmentView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
 /** UTF-8 text as base64, the form the API takes source_code in. */
@@ -355,7 +356,8 @@ export function Campaigns({ panel }: ScreenProps) {
         ]}
       />
       <h2>New email campaign</h2>
-      {data && (
+      <RoleNote panel={panel} work="campaigns" what="Scheduling a campaign" />
+      {data && may(panel, "campaigns") && (
         <NewCampaign
           panelId={panel.id}
           timezone={data.timezone}

@@ -5,6 +5,7 @@ import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage
 import { DataTable } from "../components/data-table";
 import { MessageCopyView, useCopyToggle } from "../components/message-copy";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
+import { may } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { ContactJourneyPaths } from "./contact-journeys";
 
@@ -327,7 +328,7 @@ export function Contact({ panel, params }: ScreenProps) {
   const first = useLoad(() => admin<EventPage>("GET", panel.id, `/contacts/${encodeURIComponent(key)}/events?limit=20`), [panel.id, key]);
   const shown = cursor === undefined ? (first.data?.events ?? []) : events;
   const next = cursor === undefined ? (first.data?.next_cursor ?? null) : cursor;
-  const mayEdit = panel.role !== "viewer";
+  const mayEdit = may(panel, "audience");
   const [erased, setErased] = useState<ErasureView>();
 
   // The observer and the button may both ask for the same page; one request goes.
@@ -443,7 +444,7 @@ export function Contact({ panel, params }: ScreenProps) {
               Show older events
             </button>
           )}
-          {panel.role === "owner" && (
+          {may(panel, "erasure") && (
             <>
               <h2>Personal data</h2>
               <PersonalData panelId={panel.id} contactKey={key} onErased={setErased} />

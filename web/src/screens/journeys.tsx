@@ -7,6 +7,8 @@ import { JourneyReport } from "./journey-report";
 import type { JourneyBody, JourneyInput, JourneyLayout, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
+import { useConfirm } from "../components/confirm-dialog";
+import { lockFor, may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
 /** The trigger's node id on the canvas (journey-builder/model.ts, not imported: it would pull the canvas into this chunk). */
@@ -32,7 +34,8 @@ export function Journeys({ panel }: ScreenProps) {
   const { data, error } = useLoad(() => admin<{ journeys: JourneyView[] }>("GET", panel.id, "/journeys"), [panel.id]);
   const base = `/panels/${encodeURIComponent(panel.id)}`;
   return (
-    <Screen title="Journeys" actions={<Link href={`${base}/journeys/new`}>New journey</Link>}>
+    <Screen title="Journeys" actions={may(panel, "journeys") ? <Link href={`${base}/journeys/new`}>New journey</Link> : undefined}>
+      <RoleNote panel={panel} work="journeys" what="Building, starting, pausing and stopping journeys" />
       <ErrorNote error={error} />
       <DataTable
         caption="Journeys of the panel"
@@ -93,8 +96,18 @@ export function Journey({ panel, params }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<JourneyView>("GET", panel.id, journeyPath(id)), [panel.id, id]);
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const [confirm, confirmation] = useConfirm();
 
   const change = async (status: JourneyStatusChange["status"]) => {
+    if (
+      status === "stopped" &&
+      !(await confirm({
+        title: "Stop this journey?",
+        message: `Every contact in "${data?.name ?? "the journey"}" leaves it now and nobody enters it again; a stopped journey cannot be resumed.`,
+        confirmLabel: "Stop journey",
+      }))
+    )
+      return;
     setBusy(true);
     setFailure(undefined);
     try {
@@ -131,16 +144,17 @@ export function Journey({ panel, params }: ScreenProps) {
           {counters.entered} entered, {counters.active} active, {counters.completed} completed, {counters.exited} exited
         </dd>
       </dl>
+      <RoleNote panel={panel} work="journeys" what="Editing, pausing and stopping a journey" />
       <div className="row" role="group" aria-label="Status actions">
         {actionsFor(data.status).map((action) => (
-          <button key={action.status} type="button" className={action.status === "stopped" ? "danger" : undefined} disabled={busy} onClick={() => change(action.status)}>
+          <button key={action.status} type="button" className={action.status === "stopped" ? "danger" : undefined} disabled={busy} {...lockFor(panel, "journeys")} onClick={() => change(action.status)}>
             {action.label}
           </button>
         ))}
       </div>
       <ErrorNote error={failure} />
       <h2>Canvas</h2>
-      <JourneyCanvas key={data.id} panelId={panel.id} journey={data} reload={reload} />
+      <JourneyCanvas key={data.id} panelId={panel.id} journey={data} reload={reload} editable={may(panel, "journeys")} />
       <JourneyReport panelId={panel.id} journeyId={data.id} />
       <h2>Versions</h2>
       <p className="muted">Saving a running or paused journey makes a new version: contacts already inside finish on the version they entered, new entries take the new one. Moving its steps on the canvas and saving only their places makes none.</p>
@@ -151,13 +165,14 @@ export function Journey({ panel, params }: ScreenProps) {
           {JSON.stringify({ name: data.name, trigger: data.trigger, filter: data.filter, steps: data.steps }, null, 2)}
         </pre>
       </details>
+      {confirmation}
     </Screen>
   );
 }
 
 /** A year of figures per node for the canvas, from the journey report's aggregates, read again while the page is open. */
 /** A saved journey on the canvas: saved as a draft or a new version, started from it while a draft, with live figures per node. */
-function JourneyCanvas({ panelId, journey, reload }: { panelId: string; journey: JourneyView; reload: () => void }) {
+function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string; journey: JourneyView; reload: () => void; editable: boolean }) {
   const path = journeyPath(journey.id);
   const counters = useNodeCounters(panelId, journey);
   const save = async (definition: JourneyInput, layout: JourneyLayout) => {
@@ -176,7 +191,7 @@ function JourneyCanvas({ panelId, journey, reload }: { panelId: string; journey:
         // Moving nodes of a running or paused journey saves where they are, without a new version.
         layoutSaveLabel={journey.status === "draft" ? undefined : "Save layout"}
         save={
-          journey.status === "stopped"
+          journey.status === "stopped" || !editable
             ? undefined
             : async (definition, layout) => {
                 await save(definition, layout);
@@ -184,7 +199,7 @@ function JourneyCanvas({ panelId, journey, reload }: { panelId: string; journey:
               }
         }
         start={
-          journey.status === "draft"
+          journey.status === "draft" && editable
             ? async (definition, layout) => {
                 await save(definition, layout);
                 const body: JourneyStatusChange = { status: "running" };

@@ -4,8 +4,9 @@ import { Link } from "../router";
 import type { CreateList, ImportFromUrl, JobView, ListMembersPage, ListView, RenameList } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
-import type { ScreenProps } from "../screen-props";
+import type { PanelRef, ScreenProps } from "../screen-props";
 import { useConfirm } from "../components/confirm-dialog";
+import { lockFor, may, RoleNote } from "../components/role";
 
 /** Follows an import job until it ends, with rows done, created, updated and failed. */
 function JobProgress({ panelId, jobId, onDone }: { panelId: string; jobId: string; onDone: () => void }) {
@@ -54,7 +55,8 @@ function JobProgress({ panelId, jobId, onDone }: { panelId: string; jobId: strin
   );
 }
 
-function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView; onChanged: () => void }) {
+function ListRow({ panel, list, onChanged }: { panel: PanelRef; list: ListView; onChanged: () => void }) {
+  const panelId = panel.id;
   const [confirm, confirmation] = useConfirm();
   const base = `/panels/${encodeURIComponent(panelId)}`;
   const [renaming, setRenaming] = useState(false);
@@ -127,15 +129,16 @@ function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView
           <Link href={`${base}/lists/${list.id}`} aria-label={`Members of ${list.name}`}>
             Members
           </Link>
-          <button type="button" className="secondary" onClick={() => setRenaming(true)} aria-label={`Rename ${list.name}`}>
+          <button type="button" className="secondary" onClick={() => setRenaming(true)} aria-label={`Rename ${list.name}`} {...lockFor(panel, "audience")}>
             Rename
           </button>
           <button
             type="button"
             className="danger"
             aria-label={`Delete ${list.name}`}
+            {...lockFor(panel, "audience")}
             onClick={async () => {
-              if (await confirm({ title: "Delete this list?", message: `Delete the list "${list.name}"? Its contacts stay.`, confirmLabel: "Delete list" })) await run(async () => (await admin("DELETE", panelId, `/lists/${list.id}`), onChanged()));
+              if (await confirm({ title: "Delete this list?", message: `The list "${list.name}" and its ${list.count} memberships will be deleted; this cannot be undone. Its contacts stay.`, confirmLabel: "Delete list" })) await run(async () => (await admin("DELETE", panelId, `/lists/${list.id}`), onChanged()));
             }}
           >
             Delete
@@ -143,32 +146,36 @@ function ListRow({ panelId, list, onChanged }: { panelId: string; list: ListView
         </div>
       </div>
       <ErrorNote error={error} />
-      <div
-        className={`dropzone${over ? " over" : ""}`}
-        onDragOver={(event) => {
-          event.preventDefault();
-          setOver(true);
-        }}
-        onDragLeave={() => setOver(false)}
-        onDrop={drop}
-        data-testid={`dropzone-${list.id}`}
-      >
-        <p>Drop a CSV file here to add its contacts to {list.name}, or</p>
-        <label className="secondary-label">
-          choose a file{" "}
-          <input type="file" accept=".csv,text/csv" onChange={(event) => event.target.files?.[0] && void upload(event.target.files[0])} />
-        </label>
-        <p className="muted">The first row names the attributes; the primary key column is required.</p>
-      </div>
-      <form className="row url-import" onSubmit={importUrl} aria-label={`Import into ${list.name} from a URL`}>
-        <Field label="CSV file URL" hint="http(s); fetched by the same import engine as the API's bulk upload" error={fetched.fields.url}>
-          {(props) => <input {...props} type="url" required value={url} onChange={(e) => setUrl(e.target.value)} />}
-        </Field>
-        <button type="submit" disabled={fetched.busy}>
-          Import from URL
-        </button>
-      </form>
-      <ErrorNote error={fetched.failure} />
+      {may(panel, "audience") && (
+        <>
+          <div
+            className={`dropzone${over ? " over" : ""}`}
+            onDragOver={(event) => {
+              event.preventDefault();
+              setOver(true);
+            }}
+            onDragLeave={() => setOver(false)}
+            onDrop={drop}
+            data-testid={`dropzone-${list.id}`}
+          >
+            <p>Drop a CSV file here to add its contacts to {list.name}, or</p>
+            <label className="secondary-label">
+              choose a file{" "}
+              <input type="file" accept=".csv,text/csv" onChange={(event) => event.target.files?.[0] && void upload(event.target.files[0])} />
+            </label>
+            <p className="muted">The first row names the attributes; the primary key column is required.</p>
+          </div>
+          <form className="row url-import" onSubmit={importUrl} aria-label={`Import into ${list.name} from a URL`}>
+            <Field label="CSV file URL" hint="http(s); fetched by the same import engine as the API's bulk upload" error={fetched.fields.url}>
+              {(props) => <input {...props} type="url" required value={url} onChange={(e) => setUrl(e.target.value)} />}
+            </Field>
+            <button type="submit" disabled={fetched.busy}>
+              Import from URL
+            </button>
+          </form>
+          <ErrorNote error={fetched.failure} />
+        </>
+      )}
       {jobId && <JobProgress panelId={panelId} jobId={jobId} onDone={onChanged} />}
       {confirmation}
     </li>
@@ -188,12 +195,15 @@ export function Lists({ panel }: ScreenProps) {
 
   return (
     <Screen title="Lists">
-      <form className="card row" onSubmit={create} aria-label="New list">
-        <Field label="List name" error={fields.name}>
-          {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
-        </Field>
-        <button type="submit">Create list</button>
-      </form>
+      <RoleNote panel={panel} work="audience" what="Creating, renaming, deleting and importing into lists" />
+      {may(panel, "audience") && (
+        <form className="card row" onSubmit={create} aria-label="New list">
+          <Field label="List name" error={fields.name}>
+            {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
+          </Field>
+          <button type="submit">Create list</button>
+        </form>
+      )}
       <ErrorNote error={error ?? failure} />
       {!data ? (
         <Loading />
@@ -202,7 +212,7 @@ export function Lists({ panel }: ScreenProps) {
       ) : (
         <ul className="plain">
           {data.lists.map((list) => (
-            <ListRow key={list.id} panelId={panel.id} list={list} onChanged={reload} />
+            <ListRow key={list.id} panel={panel} list={list} onChanged={reload} />
           ))}
         </ul>
       )}
@@ -247,7 +257,7 @@ export function ListMembers({ panel, params }: ScreenProps) {
             <p>
               {data.list.count} members · id {data.list.id}
             </p>
-            {panel.role !== "viewer" && data.list.count > 0 && (
+            {may(panel, "audience") && data.list.count > 0 && (
               <button
                 type="button"
                 className="danger"

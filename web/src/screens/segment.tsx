@@ -5,6 +5,8 @@ import type { SegmentExportView, SegmentHistoryView, SegmentPage } from "../../.
 import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, formatTime, countFigure, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { editorStateOf, SegmentEditor } from "./segments";
+import { useConfirm } from "../components/confirm-dialog";
+import { may } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
 
@@ -100,7 +102,8 @@ export function Segment({ panel, params }: ScreenProps) {
   const [version, setVersion] = useState(0);
   const { data, error } = useLoad(() => admin<SegmentPage>("GET", panel.id, `/segments/${encodeURIComponent(id)}`), [panel.id, id, version]);
   const removed = useSubmit(() => navigate(`/panels/${encodeURIComponent(panel.id)}/segments`));
-  const writable = panel.role !== "viewer";
+  const writable = may(panel, "audience");
+  const [confirm, confirmation] = useConfirm();
   const back = <Link href={`/panels/${encodeURIComponent(panel.id)}/segments`}>All segments</Link>;
   if (error) return <Screen title="Segment" actions={back}><ErrorNote error={error} /></Screen>;
   if (!data) return <Loading />;
@@ -134,12 +137,20 @@ export function Segment({ panel, params }: ScreenProps) {
       )}
       {writable && (
         <div className="row">
-          <button type="button" className="danger" disabled={removed.busy} onClick={() => void removed.run(() => admin("DELETE", panel.id, `/segments/${encodeURIComponent(id)}`))}>
+          <button type="button" className="danger" disabled={removed.busy} onClick={async () => {
+              const deleting = await confirm({
+                title: "Delete this segment?",
+                message: `The segment "${data.name}", its members and its size history will be deleted; this cannot be undone. Its contacts stay.`,
+                confirmLabel: "Delete segment",
+              });
+              if (deleting) await removed.run(() => admin("DELETE", panel.id, `/segments/${encodeURIComponent(id)}`));
+            }}>
             Delete segment
           </button>
           <ErrorNote error={removed.failure} />
         </div>
       )}
+      {confirmation}
     </Screen>
   );
 }

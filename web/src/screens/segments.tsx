@@ -5,6 +5,7 @@ import type { Engagement, ReachableChannel, SegmentAttributeOp } from "../../../
 import { Link } from "../router";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, formatTime, countFigure, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
 // Labels of the segment language's words (CONTRACT 9); keyed by the Worker's own types, so a new
@@ -358,7 +359,8 @@ export function Segments({ panel }: ScreenProps) {
         ]}
       />
       <h2>New segment</h2>
-      {panel.role === "viewer" ? <p className="muted">Viewers read segments; a marketer or an owner builds them.</p> : <SegmentEditor panelId={panel.id} onSaved={reload} />}
+      <RoleNote panel={panel} work="audience" what="Building a segment" />
+      {may(panel, "audience") && <SegmentEditor panelId={panel.id} onSaved={reload} />}
     </Screen>
   );
 }

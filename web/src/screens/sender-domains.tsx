@@ -3,6 +3,7 @@ import { admin, ApiFailure } from "../api";
 import type { CreateSenderDomain, DomainCheckName, Overview, SenderDomainView, TrackingDomainView } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
 import { CopyableValue, CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad } from "../ui";
+import { may } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { useConfirm } from "../components/confirm-dialog";
 
@@ -308,7 +309,7 @@ function EmailSetupNote({ email }: { email: Overview["email"] }) {
 }
 
 export function SenderDomains({ panel }: ScreenProps) {
-  const owner = panel.role === "owner";
+  const owner = may(panel, "domains");
   const [tick, setTick] = useState(0);
   const reload = () => setTick((t) => t + 1);
   const { data, error } = useLoad(() => admin<{ sender_domains: SenderDomainView[] }>("GET", panel.id, "/sender-domains"), [panel.id, tick]);

@@ -3,6 +3,7 @@ import { admin } from "../api";
 import type { PanelPatch, PanelView } from "../../../src/domain/answers";
 import { asCurl, sampleCalls } from "../sample-calls";
 import { CopyButton, ErrorNote, failureOf, Field, Loading, Screen, useLoad } from "../ui";
+import { lockFor, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
 const UNKNOWN_ATTRIBUTES: Record<PanelView["unknown_attributes"], string> = {
@@ -12,7 +13,7 @@ const UNKNOWN_ATTRIBUTES: Record<PanelView["unknown_attributes"], string> = {
 };
 
 /** What API clients may send: attributes the panel does not know, and browser origins allowed to call. */
-function ClientSettings({ panel, save }: { panel: PanelView; save: (change: PanelPatch, done: string) => Promise<Record<string, string>> }) {
+function ClientSettings({ panel, save, locked }: { panel: PanelView; save: (change: PanelPatch, done: string) => Promise<Record<string, string>>; locked: ReturnType<typeof lockFor> }) {
   const [mode, setMode] = useState(panel.unknown_attributes);
   const [origins, setOrigins] = useState(panel.cors_origins.join("\n"));
   const [fields, setFields] = useState<Record<string, string>>({});
@@ -44,13 +45,15 @@ function ClientSettings({ panel, save }: { panel: PanelView; save: (change: Pane
       >
         {(props) => <textarea {...props} rows={3} value={origins} onChange={(e) => setOrigins(e.target.value)} />}
       </Field>
-      <button type="submit">Save client settings</button>
+      <button type="submit" {...locked}>
+        Save client settings
+      </button>
     </form>
   );
 }
 
 /** How far ahead the panel's campaigns must be scheduled; at 0 a campaign can be sent now. */
-function CampaignSettings({ panel, save }: { panel: PanelView; save: (change: PanelPatch, done: string) => Promise<Record<string, string>> }) {
+function CampaignSettings({ panel, save, locked }: { panel: PanelView; save: (change: PanelPatch, done: string) => Promise<Record<string, string>>; locked: ReturnType<typeof lockFor> }) {
   const [lead, setLead] = useState(String(panel.campaign_lead_minutes));
   const [fields, setFields] = useState<Record<string, string>>({});
   const submit = async (event: FormEvent) => {
@@ -67,7 +70,9 @@ function CampaignSettings({ panel, save }: { panel: PanelView; save: (change: Pa
       >
         {(props) => <input {...props} type="number" min={0} max={10080} step={1} required value={lead} onChange={(e) => setLead(e.target.value)} />}
       </Field>
-      <button type="submit">Save campaign settings</button>
+      <button type="submit" {...locked}>
+        Save campaign settings
+      </button>
     </form>
   );
 }
@@ -95,6 +100,7 @@ export function Settings({ panel }: ScreenProps) {
 
   return (
     <Screen title="Settings">
+      <RoleNote panel={panel} work="settings" what="Changing the panel's settings" />
       <ErrorNote error={error ?? failure} />
       {saved && (
         <p role="status" className="ok">
@@ -113,7 +119,7 @@ export function Settings({ panel }: ScreenProps) {
                 ? "Users' API keys may call the API."
                 : "While it is off, every API key of this panel is refused; turn it on before handing out keys."}
             </p>
-            <button type="button" onClick={() => patch({ api_mode: !data.api_mode }, data.api_mode ? "API mode is off." : "API mode is on.")}>
+            <button type="button" {...lockFor(panel, "settings")} onClick={() => patch({ api_mode: !data.api_mode }, data.api_mode ? "API mode is off." : "API mode is on.")}>
               {data.api_mode ? "Turn API mode off" : "Turn API mode on"}
             </button>
           </div>
@@ -138,8 +144,8 @@ export function Settings({ panel }: ScreenProps) {
               </dd>
             </dl>
           </div>
-          <ClientSettings key={data.updated_at} panel={data} save={patch} />
-          <CampaignSettings key={`campaigns-${data.updated_at}`} panel={data} save={patch} />
+          <ClientSettings key={data.updated_at} panel={data} save={patch} locked={lockFor(panel, "settings")} />
+          <CampaignSettings key={`campaigns-${data.updated_at}`} panel={data} save={patch} locked={lockFor(panel, "settings")} />
           <h2>Sample calls</h2>
           <p className="muted">Replace $API_KEY with a key from Users and API keys, $ACTIVITY_ID with an activity's id, and $CSV_URL with the address of a CSV file of contacts the service can fetch.</p>
           {sampleCalls(data).map((call) => {

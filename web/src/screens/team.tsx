@@ -3,6 +3,7 @@ import { admin } from "../api";
 import type { AddOperator, ChangeOperator, OperatorView } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
 import { ErrorNote, Field, formatTime, Screen, useLoad, useSubmit } from "../ui";
+import { useConfirm } from "../components/confirm-dialog";
 import type { ScreenProps } from "../screen-props";
 
 const ROLES: Record<OperatorView["role"], string> = {
@@ -60,6 +61,23 @@ function AddForm({ panelId, onAdded }: { panelId: string; onAdded: () => void })
 export function Team({ panel }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<{ operators: OperatorView[] }>("GET", panel.id, "/operators"), [panel.id]);
   const { failure, run: act } = useSubmit(reload);
+  const [confirm, confirmation] = useConfirm();
+  const changeRole = async (operator: OperatorView, role: ChangeOperator["role"]) => {
+    const change = await confirm({
+      title: "Change this operator's role?",
+      message: `${operator.email} becomes a ${role} in ${panel.name} (${ROLES[role].split(": ")[1]}) from their next request on.`,
+      confirmLabel: `Make ${role}`,
+    });
+    if (change) await act(() => admin("PATCH", panel.id, `/operators/${encodeURIComponent(operator.id)}`, { role } satisfies ChangeOperator));
+  };
+  const remove = async (operator: OperatorView) => {
+    const removing = await confirm({
+      title: "Remove this operator?",
+      message: `${operator.email} loses access to ${panel.name} at once and is signed out of it; adding them back needs the Add operator form again.`,
+      confirmLabel: "Remove operator",
+    });
+    if (removing) await act(() => admin("DELETE", panel.id, `/operators/${encodeURIComponent(operator.id)}`));
+  };
 
   return (
     <Screen title="Team">
@@ -88,12 +106,8 @@ export function Team({ panel }: ScreenProps) {
               <select
                 aria-label={`Role of ${operator.email}`}
                 value={operator.role}
-                onChange={(e) =>
-                  act(() => {
-                    const change: ChangeOperator = { role: e.target.value as ChangeOperator["role"] };
-                    return admin("PATCH", panel.id, `/operators/${encodeURIComponent(operator.id)}`, change);
-                  })
-                }
+                // The select shows the saved role until the change is confirmed and saved.
+                onChange={(e) => void changeRole(operator, e.target.value as ChangeOperator["role"])}
               >
                 {Object.keys(ROLES).map((role) => (
                   <option key={role} value={role}>
@@ -112,7 +126,7 @@ export function Team({ panel }: ScreenProps) {
                 type="button"
                 className="danger"
                 aria-label={`Remove ${operator.email} from the panel`}
-                onClick={() => act(() => admin("DELETE", panel.id, `/operators/${encodeURIComponent(operator.id)}`))}
+                onClick={() => void remove(operator)}
               >
                 Remove
               </button>
@@ -120,6 +134,7 @@ export function Team({ panel }: ScreenProps) {
           },
         ]}
       />
+      {confirmation}
     </Screen>
   );
 }

@@ -3,6 +3,8 @@ import { admin } from "../api";
 import type { CreateUser, PatchUser, UserView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { CopyButton, Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit } from "../ui";
+import { useConfirm } from "../components/confirm-dialog";
+import { lockFor, may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
 /** A key is shown once: right after creation or rotation, never again. */
@@ -29,6 +31,7 @@ export function Users({ panel }: ScreenProps) {
   const [name, setName] = useState("");
   const { failure, fields, run: act } = useSubmit(reload);
   const [shown, setShown] = useState<{ email: string; apiKey: string }>();
+  const [confirm, confirmation] = useConfirm();
 
   const create = async (event: FormEvent) => {
     event.preventDefault();
@@ -46,15 +49,18 @@ export function Users({ panel }: ScreenProps) {
       <p className="muted">Each user has one API key for the apiv2 API. Keys are stored only as hashes: a key is shown once, when created or rotated.</p>
       <ErrorNote error={error ?? failure} />
       {shown && <ShownOnce email={shown.email} apiKey={shown.apiKey} onDone={() => setShown(undefined)} />}
-      <form className="card row" onSubmit={create} aria-label="New user">
-        <Field label="User email" error={fields.email}>
-          {(props) => <input {...props} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
-        </Field>
-        <Field label="User name (optional)" error={fields.name}>
-          {(props) => <input {...props} value={name} onChange={(e) => setName(e.target.value)} />}
-        </Field>
-        <button type="submit">Create user</button>
-      </form>
+      <RoleNote panel={panel} work="apiKeys" what="Creating users, rotating their keys and disabling them" />
+      {may(panel, "apiKeys") && (
+        <form className="card row" onSubmit={create} aria-label="New user">
+          <Field label="User email" error={fields.email}>
+            {(props) => <input {...props} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+          </Field>
+          <Field label="User name (optional)" error={fields.name}>
+            {(props) => <input {...props} value={name} onChange={(e) => setName(e.target.value)} />}
+          </Field>
+          <button type="submit">Create user</button>
+        </form>
+      )}
       <DataTable
         caption="Users of the panel"
         rows={data?.users}
@@ -75,12 +81,19 @@ export function Users({ panel }: ScreenProps) {
                   type="button"
                   className="secondary"
                   aria-label={`Rotate key of ${user.email}`}
-                  onClick={() =>
-                    act(async () => {
+                  {...lockFor(panel, "apiKeys")}
+                  onClick={async () => {
+                    const rotate = await confirm({
+                      title: "Rotate this API key?",
+                      message: `The current API key of ${user.email} stops working at once; every client using it is refused until it is given the new key, which is shown only once.`,
+                      confirmLabel: "Rotate key",
+                    });
+                    if (rotate)
+                      await act(async () => {
                       const rotated = await admin<{ api_key: string }>("POST", panel.id, `/users/${encodeURIComponent(user.id)}/api-key`);
-                      setShown({ email: user.email, apiKey: rotated.api_key });
-                    })
-                  }
+                        setShown({ email: user.email, apiKey: rotated.api_key });
+                      });
+                  }}
                 >
                   Rotate key
                 </button>
@@ -88,6 +101,7 @@ export function Users({ panel }: ScreenProps) {
                   type="button"
                   className="danger"
                   aria-label={`${user.disabled ? "Enable" : "Disable"} ${user.email}`}
+                  {...lockFor(panel, "apiKeys")}
                   onClick={() =>
                     act(async () => {
                       const change: PatchUser = { disabled: !user.disabled };
@@ -102,6 +116,7 @@ export function Users({ panel }: ScreenProps) {
           },
         ]}
       />
+      {confirmation}
     </Screen>
   );
 }

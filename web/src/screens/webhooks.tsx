@@ -4,6 +4,7 @@ import { Link, navigate } from "../router";
 import type { CreateWebhook, DeliveryView, PatchWebhook, WebhookTestAnswer, WebhookView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
+import { may } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
 const path = (id: string, rest = "") => `/webhooks/${encodeURIComponent(id)}${rest}`;
@@ -273,7 +274,7 @@ export function Webhook({ panel, params }: ScreenProps) {
   const [answer, setAnswer] = useState<WebhookTestAnswer>();
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const writable = panel.role !== "viewer";
+  const writable = may(panel, "webhooks");
 
   const act = async (action: "test" | "enable") => {
     setBusy(true);

@@ -1,4 +1,5 @@
 import { Screen } from "../../ui";
+import { may } from "../../components/role";
 import type { ScreenProps } from "../../screen-props";
 import { PushSettings } from "./push-settings";
 import { SmsProvider } from "./sms-provider";
@@ -10,8 +11,8 @@ import { SmsTemplates } from "./sms-templates";
 // read by everyone and changed by marketers; so are stopped numbers.
 
 export function Channels({ panel }: ScreenProps) {
-  const owner = panel.role === "owner";
-  const writable = panel.role !== "viewer";
+  const owner = may(panel, "channelSettings");
+  const writable = may(panel, "channels");
   return (
     <Screen title="Channels">
       <p className="muted">How journeys' SMS and push steps reach people. Email's sender domains are under Sender domains.</p>

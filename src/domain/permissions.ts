@@ -1,0 +1,47 @@
+import type { OperatorRole } from "./operators";
+
+/**
+ * The least role each kind of panel work needs. The admin routes declare their role from this
+ * table and the panel shows, disables or refuses the same work by it, so the two cannot
+ * disagree on what a role may do.
+ */
+export const NEEDS = {
+  /** Reading any screen's data. */
+  read: "viewer",
+  /** Contacts' attributes and preferences, lists and imports, segments, attributes, activities. */
+  audience: "marketer",
+  campaigns: "marketer",
+  journeys: "marketer",
+  webhooks: "marketer",
+  /** SMS templates and suppressions, and reading a channel's provider settings. */
+  channels: "marketer",
+  /** A channel's provider credentials (SMS provider, push service account). */
+  channelSettings: "owner",
+  /** The panel's own settings (name, time zone, API mode). */
+  settings: "owner",
+  /** API users, their keys and rotation. */
+  apiKeys: "owner",
+  /** Operators and their roles. */
+  team: "owner",
+  audit: "owner",
+  /** Erasing a contact and exporting everything held on one. */
+  erasure: "owner",
+  /** Sender and tracking domains. */
+  domains: "owner",
+  /** Retrying failed event deliveries. */
+  retryEvents: "owner",
+} as const satisfies Record<string, OperatorRole>;
+
+export type Work = keyof typeof NEEDS;
+
+const ROLE_RANK: Record<OperatorRole, number> = { viewer: 1, marketer: 2, owner: 3 };
+
+/** Whether `held` allows what `needed` allows. */
+export function roleAllows(held: OperatorRole, needed: OperatorRole): boolean {
+  return ROLE_RANK[held] >= ROLE_RANK[needed];
+}
+
+/** Whether a role may do a kind of work. */
+export function mayDo(held: OperatorRole, work: Work): boolean {
+  return roleAllows(held, NEEDS[work]);
+}

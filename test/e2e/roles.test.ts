@@ -1,0 +1,152 @@
+// Issue 44 items 2 and 3: the panel follows the signed-in role. What a role may not do is
+// hidden or disabled with the role it needs (the table in src/domain/permissions, which the
+// admin routes read too); a screen's URL a role may not open says which role it needs; and an
+// irreversible action asks once, in the panel's confirmation dialog, naming what will happen.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Page } from "playwright-core";
+import { checkAccessibility, screenshot, signInAs, signInAsOwner } from "./browser.ts";
+import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
+
+let panelId = "";
+let listId = 0;
+let journeyId = "";
+
+serviceForThisFile({
+  setUp: async () => {
+    panelId = service.printed["demo panel"]!;
+    await adminCall("POST", `/panels/${panelId}/operators`, { email: "viewer@example.com", role: "viewer", password: "viewer passphrase" });
+    await adminCall("POST", `/panels/${panelId}/operators`, { email: "marketer@example.com", role: "marketer", password: "marketer passphrase" });
+    listId = (await adminCall("POST", `/panels/${panelId}/lists`, { name: "Newsletter" })).id;
+    await adminCall("POST", `/panels/${panelId}/users`, { email: "shop@example.com" });
+    await adminCall("POST", `/panels/${panelId}/activities`, { name: "Signed up", params: {} });
+    const journey = await adminCall("POST", `/panels/${panelId}/journeys`, {
+      name: "Welcome",
+      trigger: { type: "activity", activity: "Signed up" },
+      steps: [{ id: "hello", type: "email", subject: "Hello", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+    journeyId = journey.id;
+    await adminCall("POST", `/panels/${panelId}/journeys/${journeyId}/status`, { status: "running" });
+  },
+});
+
+async function signedIn(email: string, password: string): Promise<Page> {
+  return keep(await signInAs(service, email, password)).page;
+}
+
+async function open(page: Page, suffix: string, heading: string): Promise<void> {
+  await page.goto(`${service.origin}/panels/${encodeURIComponent(panelId)}${suffix}`);
+  await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+}
+
+/** A button the role may not use: present but disabled, its title naming the role it needs. */
+async function assertLocked(page: Page, name: string, role: string): Promise<void> {
+  const button = page.getByRole("button", { name, exact: true });
+  await button.waitFor();
+  assert.equal(await button.isDisabled(), true, `${name} is disabled`);
+  assert.equal(await button.getAttribute("title"), `This needs the ${role} role`);
+}
+
+async function assertAbsent(page: Page, role: "button" | "link" | "form" | "navigation", name: string): Promise<void> {
+  assert.equal(await page.getByRole(role, { name, exact: true }).count(), 0, `no ${role} "${name}"`);
+}
+
+describe("the panel by role", () => {
+  test("a viewer sees no enabled write on Lists, Campaigns, Journeys, Settings and Users", async () => {
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+
+    await open(page, "/lists", "Lists");
+    await page.getByText("Creating, renaming, deleting and importing into lists needs the marketer role; you are a viewer in this panel.").waitFor();
+    await assertAbsent(page, "form", "New list");
+    await assertAbsent(page, "button", "Create list");
+    await assertLocked(page, "Rename Newsletter", "marketer");
+    await assertLocked(page, "Delete Newsletter", "marketer");
+    await assertAbsent(page, "form", "Import into Newsletter from a URL");
+    assert.equal(await page.getByTestId(`dropzone-${listId}`).count(), 0);
+    await checkAccessibility(page, "lists as a viewer");
+    await screenshot(page, "roles-viewer-lists");
+
+    await open(page, "/campaigns", "Campaigns");
+    await page.getByText("Scheduling a campaign needs the marketer role; you are a viewer in this panel.").waitFor();
+    await assertAbsent(page, "form", "New campaign");
+    await assertAbsent(page, "button", "Schedule campaign");
+
+    await open(page, "/journeys", "Journeys");
+    await assertAbsent(page, "link", "New journey");
+    await open(page, `/journeys/${journeyId}`, "Welcome");
+    await assertLocked(page, "Pause journey", "marketer");
+    await assertLocked(page, "Stop journey", "marketer");
+    await assertAbsent(page, "navigation", "Steps to add");
+    await assertAbsent(page, "button", "Save as new version");
+    await checkAccessibility(page, "journey as a viewer");
+    await screenshot(page, "roles-viewer-journey");
+
+    await open(page, "/journeys/new", "This screen needs the marketer role");
+
+    await open(page, "/settings", "Settings");
+    await assertLocked(page, "Turn API mode off", "owner");
+    await assertLocked(page, "Save client settings", "owner");
+
+    await open(page, "/users", "Users and API keys");
+    await assertAbsent(page, "form", "New user");
+    await assertLocked(page, "Rotate key of shop@example.com", "owner");
+    await assertLocked(page, "Disable shop@example.com", "owner");
+
+    // Nothing the viewer saw could change anything.
+    assert.equal((await adminCall("GET", `/panels/${panelId}/journeys/${journeyId}`)).status, "running");
+    assert.equal((await adminCall("GET", `/panels/${panelId}`)).api_mode, true);
+  });
+
+  test("a marketer opening /team gets the needs-owner page, not a form; owner-only key buttons are locked", async () => {
+    const page = await signedIn("marketer@example.com", "marketer passphrase");
+    assert.equal(await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Team", exact: true }).count(), 0);
+    await open(page, "/team", "This screen needs the owner role");
+    await page.getByText("Team is open to the panel's owners; you are a marketer in Demo.").waitFor();
+    await assertAbsent(page, "form", "Add an operator");
+    assert.equal(await page.getByText("Loading…").count(), 0);
+    await checkAccessibility(page, "needs-owner page");
+    await screenshot(page, "roles-marketer-team");
+
+    await open(page, "/audit", "This screen needs the owner role");
+
+    await open(page, "/users", "Users and API keys");
+    await assertLocked(page, "Rotate key of shop@example.com", "owner");
+    await assertAbsent(page, "button", "Create user");
+
+    // What a marketer may do stays offered.
+    await open(page, "/lists", "Lists");
+    assert.equal(await page.getByRole("button", { name: "Delete Newsletter", exact: true }).isEnabled(), true);
+    await page.getByRole("button", { name: "Create list" }).waitFor();
+  });
+
+  test("deleting a list asks once, naming what will happen; cancelling changes nothing", async () => {
+    const page = keep(await signInAsOwner(service)).page;
+    await open(page, "/lists", "Lists");
+    const deleteButton = page.getByRole("button", { name: "Delete Newsletter", exact: true });
+    await deleteButton.click();
+    const dialog = page.getByRole("alertdialog", { name: "Delete this list?" });
+    await dialog.waitFor();
+    assert.match((await dialog.textContent()) ?? "", /The list "Newsletter" and its 0 memberships will be deleted; this cannot be undone\. Its contacts stay\./);
+    // Focus starts on the safe choice.
+    assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent), "Cancel");
+    await checkAccessibility(page, "delete-list confirmation");
+    await screenshot(page, "roles-confirm-delete-list");
+
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "detached" });
+    assert.ok((await adminCall("GET", `/panels/${panelId}/lists`)).lists.some((list: { id: number }) => list.id === listId));
+    assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute("aria-label")), "Delete Newsletter");
+
+    // Escape is a cancel too.
+    await deleteButton.click();
+    await dialog.waitFor();
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached" });
+    assert.ok((await adminCall("GET", `/panels/${panelId}/lists`)).lists.some((list: { id: number }) => list.id === listId));
+
+    await deleteButton.click();
+    await dialog.getByRole("button", { name: "Delete list", exact: true }).click();
+    await page.getByRole("listitem", { name: "List Newsletter" }).waitFor({ state: "detached" });
+    assert.equal((await adminCall("GET", `/panels/${panelId}/lists`)).lists.some((list: { id: number }) => list.id === listId), false);
+  });
+});
