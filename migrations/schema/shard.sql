@@ -32,6 +32,7 @@
 -- migration 0062_panel_counts.sql
 -- migration 0063_campaign_lifecycle.sql
 -- migration 0064_rendered_messages.sql
+-- migration 0065_journey_instance_pruning.sql
 
 -- table activities
 
@@ -455,6 +456,15 @@ CREATE TABLE journey_channel_stats (
   PRIMARY KEY (journey_id, channel, hour)
 ) WITHOUT ROWID;
 
+-- table journey_entry_keys
+
+CREATE TABLE journey_entry_keys (
+  journey_id TEXT NOT NULL,
+  entry_key  TEXT NOT NULL,
+  panel_id   TEXT NOT NULL,
+  PRIMARY KEY (journey_id, entry_key)
+) WITHOUT ROWID;
+
 -- table journey_instances
 
 CREATE TABLE journey_instances (
@@ -476,6 +486,8 @@ CREATE INDEX journey_instances_by_contact ON journey_instances (panel_id, contac
 CREATE INDEX journey_instances_by_journey ON journey_instances (journey_id, status);
 
 CREATE INDEX journey_instances_by_version ON journey_instances (journey_id, version, status);
+
+CREATE INDEX journey_instances_finished ON journey_instances (ended_at) WHERE status <> 'active';
 
 CREATE UNIQUE INDEX journey_instances_one_active ON journey_instances (journey_id, contact_id) WHERE status = 'active';
 
@@ -664,6 +676,27 @@ BEGIN
   INSERT INTO journey_step_waiting (journey_id, step_id, panel_id, waiting) VALUES (NEW.journey_id, NEW.step_id, NEW.panel_id, 1)
   ON CONFLICT (journey_id, step_id) DO UPDATE SET waiting = waiting + 1;
 END;
+
+-- table journey_pruned
+
+CREATE TABLE journey_pruned (
+  journey_id TEXT NOT NULL,
+  version    INTEGER NOT NULL,
+  panel_id   TEXT NOT NULL,
+  completed  INTEGER NOT NULL DEFAULT 0,
+  exited     INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (journey_id, version)
+) WITHOUT ROWID;
+
+-- table journey_pruned_steps
+
+CREATE TABLE journey_pruned_steps (
+  journey_id TEXT NOT NULL,
+  step_id    TEXT NOT NULL,
+  panel_id   TEXT NOT NULL,
+  acted      INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (journey_id, step_id)
+) WITHOUT ROWID;
 
 -- table journey_stats
 

@@ -37,6 +37,7 @@ const VARS = [
   "CAMPAIGN_MESSAGES_DAYS",
   "EVENT_GUID_DAYS",
   "SEGMENT_CHANGES_DAYS",
+  "JOURNEY_INSTANCES_DAYS",
   "AUDIT_LOG_DAYS",
 ] as const;
 
@@ -102,6 +103,7 @@ const schema = z.object({
   EVENT_GUID_DAYS: keptDays(1).default(30),
   SEGMENT_CHANGES_DAYS: keptDays(SEGMENT_HISTORY_MAX_DAYS).default(400),
   AUDIT_LOG_DAYS: keptDays(1).default(365),
+  JOURNEY_INSTANCES_DAYS: keptDays(1).default(365),
 });
 
 function isAesKey(value: string): boolean {
@@ -153,6 +155,8 @@ function toConfig(vars: z.output<typeof schema>) {
       /** A segment's entries and exits (its history screen). */
       segmentChanges: vars.SEGMENT_CHANGES_DAYS,
       auditLog: vars.AUDIT_LOG_DAYS,
+      /** A finished journey instance (with its points, step runs and messages), counted from its end; the journey's counters stay. */
+      journeyInstances: vars.JOURNEY_INSTANCES_DAYS,
     },
   };
 }

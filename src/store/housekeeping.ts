@@ -118,3 +118,86 @@ export async function deleteSegmentChangesBefore(db: ShardDb, before: number, li
       .bind(before, limit),
   );
 }
+
+// Finished journey instances (shard migration 0065). What the journey page counts of them goes
+// into journey_pruned / journey_pruned_steps in the batch that deletes them, so its counters read
+// the same before, during and after; their segment entry keys stay in journey_entry_keys, so a
+// contact who entered a segment journey still enters it once. Their points, step runs and messages
+// go first, each statement at most `limit` rows; the instance rows last.
+
+/** Up to `limit` instances that ended (completed or exited) before `before`, oldest first. */
+export async function finishedInstancesBefore(db: ShardDb, before: number, limit: number): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT id FROM journey_instances INDEXED BY journey_instances_finished
+       WHERE status <> 'active' AND ended_at < ?1 AND ${NOT_MOVING} ORDER BY ended_at LIMIT ?2`,
+    )
+    .bind(before, limit)
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
+}
+
+/** The messages of these instances (each found through journey_messages_by_contact), at most `limit`. */
+const INSTANCE_MESSAGES = `SELECT m.msgid FROM json_each(?1) k JOIN journey_instances i ON i.id = k.value
+  CROSS JOIN journey_messages m ON m.panel_id = i.panel_id AND m.contact_id = i.contact_id AND m.instance_id = i.id LIMIT ?2`;
+
+/** Removes up to `limit` messages of these instances, with their SMS short links (which name them). */
+export async function deleteInstanceMessages(db: ShardDb, instanceIds: readonly string[], limit: number): Promise<number> {
+  const ids = JSON.stringify(instanceIds);
+  const [, messages] = await db.batch([
+    db.prepare(`DELETE FROM sms_links WHERE msgid IN (${INSTANCE_MESSAGES})`).bind(ids, limit),
+    db.prepare(`DELETE FROM journey_messages WHERE msgid IN (${INSTANCE_MESSAGES})`).bind(ids, limit),
+  ]);
+  return messages!.meta.changes;
+}
+
+/** Removes up to `limit` step runs of these instances, adding them to their steps' pruned counts first. */
+export async function deleteInstanceStepRuns(db: ShardDb, instanceIds: readonly string[], limit: number): Promise<number> {
+  const ids = JSON.stringify(instanceIds);
+  const chunk = `SELECT r.instance_id, r.step_id FROM json_each(?1) k CROSS JOIN journey_step_runs r ON r.instance_id = k.value ORDER BY r.instance_id, r.step_id LIMIT ?2`;
+  const [, runs] = await db.batch([
+    db
+      .prepare(
+        `INSERT INTO journey_pruned_steps (journey_id, step_id, panel_id, acted)
+         SELECT r.journey_id, r.step_id, j.panel_id, COUNT(*) FROM journey_step_runs r JOIN journeys j ON j.id = r.journey_id
+         WHERE (r.instance_id, r.step_id) IN (${chunk}) GROUP BY r.journey_id, r.step_id
+         ON CONFLICT (journey_id, step_id) DO UPDATE SET acted = acted + excluded.acted`,
+      )
+      .bind(ids, limit),
+    db.prepare(`DELETE FROM journey_step_runs WHERE (instance_id, step_id) IN (${chunk})`).bind(ids, limit),
+  ]);
+  return runs!.meta.changes;
+}
+
+/** Removes up to `limit` points of these instances (all ended: no waiting count changes). */
+export async function deleteInstancePoints(db: ShardDb, instanceIds: readonly string[], limit: number): Promise<number> {
+  return changes(
+    db
+      .prepare(
+        `DELETE FROM journey_points WHERE id IN (
+           SELECT p.id FROM json_each(?1) k CROSS JOIN journey_points p ON p.instance_id = k.value LIMIT ?2)`,
+      )
+      .bind(JSON.stringify(instanceIds), limit),
+  );
+}
+
+/** Removes these instances if still finished, counting them per journey and version and keeping their segment entry keys. */
+export async function deleteFinishedInstances(db: ShardDb, instanceIds: readonly string[]): Promise<number> {
+  const ids = JSON.stringify(instanceIds);
+  const these = "id IN (SELECT value FROM json_each(?1)) AND status <> 'active'";
+  const [, , deleted] = await db.batch([
+    db
+      .prepare(
+        `INSERT INTO journey_pruned (journey_id, version, panel_id, completed, exited)
+         SELECT journey_id, version, panel_id, SUM(status = 'completed'), SUM(status = 'exited') FROM journey_instances
+         WHERE ${these} GROUP BY journey_id, version
+         ON CONFLICT (journey_id, version) DO UPDATE SET completed = completed + excluded.completed, exited = exited + excluded.exited`,
+      )
+      .bind(ids),
+    db
+      .prepare(`INSERT OR IGNORE INTO journey_entry_keys (journey_id, entry_key, panel_id) SELECT journey_id, entry_key, panel_id FROM journey_instances WHERE ${these} AND entry_key LIKE 'segment:%'`)
+      .bind(ids),
+    db.prepare(`DELETE FROM journey_instances WHERE ${these}`).bind(ids),
+  ]);
+  return deleted!.meta.changes;
+}

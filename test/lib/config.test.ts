@@ -37,7 +37,7 @@ describe("configuration", () => {
       fcmTokenUrl: "https://oauth2.googleapis.com/token",
       adminToken: undefined,
       secretsKey: KEY,
-      retentionDays: { campaignMessages: 365, eventGuids: 30, segmentChanges: 400, auditLog: 365 },
+      retentionDays: { campaignMessages: 365, eventGuids: 30, segmentChanges: 400, auditLog: 365, journeyInstances: 365 },
     });
   });
 

@@ -6,6 +6,9 @@ import { insertAuditEntry } from "../../src/store/audit";
 import { defineActivity, eventCount, eventually, pipelineSettled, postActivity } from "../support/activity";
 import { fireCron, scheduled, waitForCampaign } from "../support/broadcasts";
 import { admin, apiFor, countRows, createPanel, panelData, type TestPanel } from "../support/helpers";
+import { countersOf, messagesOf, puneSegmentJourney } from "../support/journeys";
+import { scanSegment } from "../../src/services/journeys/contact-triggers";
+import { getJourney } from "../../src/store/journeys/definitions";
 
 // Bounded storage (issue 42): housekeeping prunes rows past their window (config
 // `retentionDays`, defaults in src/lib/config.ts); what a user reads stays the same.
@@ -142,6 +145,71 @@ describe("audit log", () => {
     await housekeeping.run(env, Date.now());
 
     expect(await log()).toEqual(before.filter((e: unknown) => e !== old[0]));
+  });
+});
+
+describe("journey instances", () => {
+  const rowsOf = async (journeyId: string) => ({
+    instances: await countRows("SELECT COUNT(*) AS n FROM journey_instances WHERE journey_id = ?", journeyId),
+    points: await countRows("SELECT COUNT(*) AS n FROM journey_points WHERE journey_id = ?", journeyId),
+    runs: await countRows("SELECT COUNT(*) AS n FROM journey_step_runs WHERE journey_id = ?", journeyId),
+    messages: await countRows("SELECT COUNT(*) AS n FROM journey_messages WHERE journey_id = ?", journeyId),
+  });
+
+  it("instances that ended before JOURNEY_INSTANCES_DAYS go with their rows; the journey page reads the same and a contact still enters a segment journey once", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await api("contact", "add", { data: { EMAIL: "pune@example.com", CITY: "Pune" } });
+    await api("contact", "add", { data: { EMAIL: "bhopal@example.com", CITY: "Bhopal" } });
+    const journey = await puneSegmentJourney(panel);
+    await api("contact", "update", { data: { EMAIL: "bhopal@example.com", CITY: "Pune" } });
+    await eventually(async () => ((await countersOf(journey)).completed === 2 ? true : undefined));
+    // The journey page: its counters (per step too), its versions' entries, its report.
+    const day = (at: number) => new Date(at).toISOString().slice(0, 10);
+    const period = { from: day(Date.now() - 30 * DAY), to: day(Date.now() + DAY) };
+    const screens = async () => ({
+      journey: (await admin("GET", journey.path)).body,
+      versions: (await admin("GET", `${journey.path}/versions`)).body,
+      report: (await admin("GET", `${journey.path}/report?from=${period.from}&to=${period.to}`)).body,
+    });
+    const before = await screens();
+    expect(before.journey.counters).toMatchObject({ entered: 2, completed: 2, active: 0 });
+    expect(await rowsOf(journey.id)).toEqual({ instances: 2, points: 2, runs: 2, messages: 2 });
+    // Pune's instance ended 366 days ago (default window 365 days), Bhopal's just now.
+    await panelData
+      .prepare("UPDATE journey_instances SET ended_at = ended_at - 366 * 86400000 WHERE journey_id = ? AND contact_id = (SELECT id FROM contacts WHERE panel_id = ? AND pk_value = 'pune@example.com')")
+      .bind(journey.id, panel.id)
+      .run();
+
+    await housekeeping.run(env, Date.now());
+
+    expect(await rowsOf(journey.id)).toEqual({ instances: 1, points: 1, runs: 1, messages: 1 });
+    expect(await screens()).toEqual(before);
+    expect((await messagesOf(panel)).map((m) => m.recipient)).toEqual(["bhopal@example.com"]);
+    // Entering again (the journey's scan from the start) refuses Pune, whose instance is gone, as it refuses Bhopal.
+    const running = (await getJourney(panelData, panel.id, journey.id))!;
+    await scanSegment(env, { ...running, scanCursor: null }, Date.now());
+    expect(await rowsOf(journey.id)).toEqual({ instances: 1, points: 1, runs: 1, messages: 1 });
+    expect(await screens()).toEqual(before);
+    // A second run has nothing left to prune.
+    await housekeeping.run(env, Date.now());
+    expect(await rowsOf(journey.id)).toEqual({ instances: 1, points: 1, runs: 1, messages: 1 });
+  });
+
+  it("erasing a contact removes the entry key its pruned instance left", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await api("contact", "add", { data: { EMAIL: "pune@example.com", CITY: "Pune" } });
+    const journey = await puneSegmentJourney(panel);
+    await panelData.prepare("UPDATE journey_instances SET ended_at = ended_at - 366 * 86400000 WHERE journey_id = ?").bind(journey.id).run();
+    await housekeeping.run(env, Date.now());
+    const keys = () => countRows("SELECT COUNT(*) AS n FROM journey_entry_keys WHERE journey_id = ?", journey.id);
+    expect(await keys()).toBe(1);
+    const erased = await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent("pune@example.com")}`);
+    expect(erased.status, JSON.stringify(erased.body)).toBe(200);
+    expect(await keys()).toBe(0);
+    // The journey's counters keep what it did.
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1 });
   });
 });
 

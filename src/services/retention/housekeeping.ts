@@ -3,6 +3,11 @@ import {
   campaignToPrune,
   deleteAuditEntriesBefore,
   deleteCampaignMessages,
+  deleteFinishedInstances,
+  deleteInstanceMessages,
+  deleteInstancePoints,
+  deleteInstanceStepRuns,
+  finishedInstancesBefore,
   deleteGuidsBefore,
   deleteImportJobs,
   deleteOutboxRows,
@@ -22,8 +27,8 @@ import { panelsOnShard } from "../../store/panels";
  * and error report) are kept this long after they finished, unless a scheduled campaign still
  * waits for theirs; outbox messages (row and .eml) this long after they were written. Webhook
  * attempt logs keep the last 10,000 attempts per webhook (the dispatcher trims them as it
- * records). Journey instances are kept: their rows are what makes an entry happen once.
- * Campaign recipient rows, event guids, segment changes and audit entries are pruned by age,
+ * records). Campaign recipient rows, event guids, finished journey instances, segment changes
+ * and audit entries are pruned by age,
  * their windows vars (config `retentionDays`; docs/operations.md: bounded storage).
  */
 export const HOUSEKEEPING = { importJobDays: 30, outboxDays: 30 } as const;
@@ -64,12 +69,46 @@ async function pruneCampaignMessages(db: ShardDb, before: number, now: number): 
   }
 }
 
+/** Instances one journey pruning pass takes (one statement removes them, at most a chunk). */
+const INSTANCES_PER_PASS = 500;
+/** Statements journey pruning makes per shard per run: its rows are spread over four tables. */
+const JOURNEY_STATEMENTS = 4 * PRUNE_STATEMENTS;
+
+/**
+ * Removes instances that ended before `before`, a pass of the oldest at a time: their messages,
+ * step runs and points (each statement at most a chunk), then the instances. A pass the run's
+ * budget cuts short is taken up by the next run (the same instances are still the oldest).
+ */
+async function pruneJourneyInstances(db: ShardDb, before: number): Promise<void> {
+  let statements = 0;
+  const drain = async (prune: () => Promise<number>): Promise<boolean> => {
+    while (statements < JOURNEY_STATEMENTS) {
+      statements++;
+      if ((await prune()) < PRUNE_CHUNK) return true;
+    }
+    return false;
+  };
+  while (statements < JOURNEY_STATEMENTS) {
+    const ids = await finishedInstancesBefore(db, before, INSTANCES_PER_PASS);
+    if (ids.length === 0) return;
+    const cleared =
+      (await drain(() => deleteInstanceMessages(db, ids, PRUNE_CHUNK))) &&
+      (await drain(() => deleteInstanceStepRuns(db, ids, PRUNE_CHUNK))) &&
+      (await drain(() => deleteInstancePoints(db, ids, PRUNE_CHUNK)));
+    if (!cleared) return;
+    statements++;
+    await deleteFinishedInstances(db, ids);
+    if (ids.length < INSTANCES_PER_PASS) return;
+  }
+}
+
 /** Prunes every kind with a configured window on one shard. */
 export async function pruneShard(db: ShardDb, days: Config["retentionDays"], now: number): Promise<void> {
   const before = (d: number) => now - d * DAY_MS;
   await pruneCampaignMessages(db, before(days.campaignMessages), now);
   await inChunks(() => stampUntimedGuids(db, now, PRUNE_CHUNK));
   await inChunks(() => deleteGuidsBefore(db, before(days.eventGuids), PRUNE_CHUNK));
+  await pruneJourneyInstances(db, before(days.journeyInstances));
   await inChunks(() => deleteSegmentChangesBefore(db, before(days.segmentChanges), PRUNE_CHUNK));
   await inChunks(() => deleteAuditEntriesBefore(db, before(days.auditLog), PRUNE_CHUNK));
 }

@@ -15,7 +15,8 @@ export interface Entry {
 
 /**
  * Enters contacts into journeys: each gets an active instance and its start point, unless it
- * is already in that journey, this very trigger entered it before, or the journey was stopped
+ * is already in that journey, this very trigger entered it before (its instance, or the key
+ * kept when a finished instance was pruned), or the journey was stopped
  * since the trigger (checked in the same statement, so a stop cannot slip in between). The
  * start points are leased to the caller until `until`, who continues them. Returns the
  * instance ids created.
@@ -29,7 +30,8 @@ export async function enterInstances(db: ShardDb, entries: readonly Entry[], now
         .prepare(
           `INSERT OR IGNORE INTO journey_instances (id, panel_id, journey_id, contact_id, entry_key, status, entered_at, version)
            SELECT ?1, ?2, ?3, ?4, ?5, 'active', ?6, ?7
-           WHERE EXISTS (SELECT 1 FROM journeys WHERE panel_id = ?2 AND id = ?3 AND status IN ('running', 'paused')) RETURNING id`,
+           WHERE EXISTS (SELECT 1 FROM journeys WHERE panel_id = ?2 AND id = ?3 AND status IN ('running', 'paused'))
+             AND NOT EXISTS (SELECT 1 FROM journey_entry_keys WHERE journey_id = ?3 AND entry_key = ?5) RETURNING id`,
         )
         .bind(e.instanceId, e.panelId, e.journeyId, e.contactId, e.entryKey, now, e.version),
       db
@@ -62,12 +64,15 @@ export interface JourneyCounters {
 }
 
 export async function journeyCounters(db: ShardDb, panelId: string, journeyId: string): Promise<JourneyCounters> {
-  const [instances, runs, waiting] = await db.batch<Record<string, unknown>>([
+  const [instances, runs, waiting, pruned, prunedRuns] = await db.batch<Record<string, unknown>>([
     db.prepare("SELECT status, COUNT(*) AS n FROM journey_instances WHERE panel_id = ? AND journey_id = ? GROUP BY status").bind(panelId, journeyId),
     db.prepare("SELECT step_id, COUNT(*) AS n FROM journey_step_runs WHERE journey_id = ? AND journey_id IN (SELECT id FROM journeys WHERE panel_id = ?) GROUP BY step_id").bind(journeyId, panelId),
     db
       .prepare("SELECT step_id, COUNT(*) AS n FROM journey_points WHERE panel_id = ? AND journey_id = ? AND outcome IS NULL AND kind != 'start' GROUP BY step_id")
       .bind(panelId, journeyId),
+    // What housekeeping pruned, counted when it went (migration 0065).
+    db.prepare("SELECT COALESCE(SUM(completed), 0) AS completed, COALESCE(SUM(exited), 0) AS exited FROM journey_pruned WHERE journey_id = ?2 AND panel_id = ?1").bind(panelId, journeyId),
+    db.prepare("SELECT step_id, acted AS n FROM journey_pruned_steps WHERE journey_id = ?2 AND panel_id = ?1").bind(panelId, journeyId),
   ]);
   const counters: JourneyCounters = { entered: 0, active: 0, completed: 0, exited: 0, steps: {} };
   for (const row of instances!.results as Array<{ status: "active" | "completed" | "exited"; n: number }>) {
@@ -75,7 +80,11 @@ export async function journeyCounters(db: ShardDb, panelId: string, journeyId: s
     counters.entered += row.n;
   }
   const step = (id: string) => (counters.steps[id] ??= { acted: 0, waiting: 0 });
-  for (const row of runs!.results as Array<{ step_id: string; n: number }>) step(row.step_id).acted = row.n;
+  const gone = pruned!.results[0] as { completed: number; exited: number };
+  counters.completed += gone.completed;
+  counters.exited += gone.exited;
+  counters.entered += gone.completed + gone.exited;
+  for (const row of [...runs!.results, ...prunedRuns!.results] as Array<{ step_id: string; n: number }>) step(row.step_id).acted += row.n;
   for (const row of waiting!.results as Array<{ step_id: string; n: number }>) step(row.step_id).waiting = row.n;
   return counters;
 }

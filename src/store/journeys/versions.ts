@@ -30,12 +30,13 @@ export function insertVersionStatement(
     .bind(journeyId, version, panelId, definition, now, createdBy);
 }
 
-/** A journey's versions, newest first, with their entry counts. */
+/** A journey's versions, newest first, with their entry counts (pruned instances included). */
 export async function listVersions(db: ShardDb, panelId: string, journeyId: string): Promise<JourneyVersion[]> {
   const { results } = await db
     .prepare(
       `SELECT v.version, v.definition, v.created_at, v.created_by,
-         (SELECT COUNT(*) FROM journey_instances i WHERE i.journey_id = v.journey_id AND i.version = v.version) AS entered,
+         (SELECT COUNT(*) FROM journey_instances i WHERE i.journey_id = v.journey_id AND i.version = v.version)
+           + COALESCE((SELECT p.completed + p.exited FROM journey_pruned p WHERE p.journey_id = v.journey_id AND p.version = v.version), 0) AS entered,
          (SELECT COUNT(*) FROM journey_instances i WHERE i.journey_id = v.journey_id AND i.version = v.version AND i.status = 'active') AS active
        FROM journey_versions v WHERE v.panel_id = ? AND v.journey_id = ? ORDER BY v.version DESC`,
     )
