@@ -30,7 +30,7 @@ const ROWS = Number(process.env.ROWS ?? 100_000);
 // Rows per seeding statement: larger ones ended the local runtime's D1 proxy (bench/segments.ts).
 const CHUNK = 20_000;
 const DAY = 86_400_000;
-// Events per contact: the archived residue (event_archive_owners) is per contact and day, so it
+// Events per contact: the archived residue (event_archive_owner_blocks) is a pair per contact and day, so it
 // depends on how many events a contact has on a day; here one a day over ten days.
 const EVENTS_PER_CONTACT = 10;
 

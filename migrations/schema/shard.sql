@@ -33,6 +33,7 @@
 -- migration 0063_campaign_lifecycle.sql
 -- migration 0064_rendered_messages.sql
 -- migration 0065_journey_instance_pruning.sql
+-- migration 0066_event_archive_owner_blocks.sql
 
 -- table activities
 
@@ -267,15 +268,18 @@ CREATE TABLE "email_suppressions" (
   PRIMARY KEY (panel_id, address)
 ) WITHOUT ROWID;
 
--- table event_archive_owners
+-- table event_archive_owner_blocks
 
-CREATE TABLE event_archive_owners (
+CREATE TABLE event_archive_owner_blocks (
   panel_id TEXT NOT NULL,
+  -- 'c:<contact id>' or 'u:<uniqueid>'
   owner    TEXT NOT NULL,
-  day      INTEGER NOT NULL,
-  part     INTEGER NOT NULL,
-  PRIMARY KEY (panel_id, owner, day, part)
-);
+  -- day number / 32
+  block    INTEGER NOT NULL,
+  -- JSON array of [day number, part]: the parts of the block's days holding the owner's events.
+  parts    TEXT NOT NULL,
+  PRIMARY KEY (panel_id, owner, block)
+) WITHOUT ROWID;
 
 -- table event_archive_parts
 

@@ -1,4 +1,5 @@
 import type { ShardDb } from "./shards";
+import { forgetOwnersStatements, partsOfOwners } from "./event-archive";
 
 /**
  * Erasing a contact (right to erasure) in its shard. The rows that hold the contact go in one
@@ -164,20 +165,14 @@ export async function pendingErasures(db: ShardDb, limit: number): Promise<Conta
 /** An archived part rewritten without the erased owners: it no longer names them. */
 export async function partRewritten(db: ShardDb, erasure: ContactErasure, part: { day: number; part: number }): Promise<void> {
   await db.batch([
-    db
-      .prepare("DELETE FROM event_archive_owners WHERE panel_id = ?1 AND day = ?2 AND part = ?3 AND owner IN (SELECT value FROM json_each(?4))")
-      .bind(erasure.panelId, part.day, part.part, JSON.stringify(erasure.owners)),
+    ...forgetOwnersStatements(db, erasure.panelId, part.day, part.part, erasure.owners),
     db.prepare("UPDATE contact_erasures SET parts_done = parts_done + 1 WHERE id = ?").bind(erasure.id),
   ]);
 }
 
 /** The archive parts still naming any of the erasure's owners. */
 export async function partsNaming(db: ShardDb, panelId: string, owners: readonly string[], limit: number): Promise<Array<{ day: number; part: number }>> {
-  const { results } = await db
-    .prepare("SELECT DISTINCT day, part FROM event_archive_owners WHERE panel_id = ?1 AND owner IN (SELECT value FROM json_each(?2)) ORDER BY day, part LIMIT ?3")
-    .bind(panelId, JSON.stringify(owners), limit)
-    .all<{ day: number; part: number }>();
-  return results;
+  return partsOfOwners(db, panelId, owners, limit);
 }
 
 export async function finishErasure(db: ShardDb, id: string, now: number): Promise<void> {

@@ -130,18 +130,65 @@ export async function recordArchivePart(db: ShardDb, part: Omit<ArchivePart, "st
 }
 
 /**
+ * Whose events the parts hold (shard migration 0066): a row per owner (`c:<contact id>` or
+ * `u:<uniqueid>`) and block of 32 days, listing [day number, part] pairs, so an owner with an
+ * archived event a day costs a pair a day, not a row. Day numbers are days since 1970.
+ */
+const BLOCK_DAYS = 32;
+/** The pairs of an owner's block rows, one row per pair: `o` the block row, `e` its pair. */
+const OWNER_PAIRS = "event_archive_owner_blocks o CROSS JOIN json_each(o.parts) e";
+/** A pair's day as epoch ms of its midnight, and its part. */
+const PAIR_DAY = `(e.value ->> 0) * ${DAY_MS}`;
+const PAIR_PART = "(e.value ->> 1)";
+
+/** Adds (day, part) to the blocks of these owners; a pair listed already is not listed twice. */
+export function recordOwnersStatement(db: ShardDb, panelId: string, day: number, part: number, owners: readonly string[]): D1PreparedStatement {
+  // CAST: D1 may bind a number as a real, which json_array would write as 20000.0.
+  return db
+    .prepare(
+      `INSERT INTO event_archive_owner_blocks (panel_id, owner, block, parts)
+       SELECT ?1, value, CAST(?2 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}, json_array(json_array(CAST(?2 AS INTEGER) / ${DAY_MS}, CAST(?3 AS INTEGER))) FROM json_each(?4) WHERE true
+       ON CONFLICT (panel_id, owner, block) DO UPDATE SET parts = json_insert(parts, '$[#]', json_array(CAST(?2 AS INTEGER) / ${DAY_MS}, CAST(?3 AS INTEGER)))
+       WHERE NOT EXISTS (SELECT 1 FROM json_each(parts) e WHERE ${PAIR_DAY} = ?2 AND ${PAIR_PART} = ?3)`,
+    )
+    .bind(panelId, day, part, JSON.stringify(owners));
+}
+
+/** Takes (day, part) off the blocks of these owners, and the blocks left empty. */
+export function forgetOwnersStatements(db: ShardDb, panelId: string, day: number, part: number, owners: readonly string[]): D1PreparedStatement[] {
+  const these = `panel_id = ?1 AND owner IN (SELECT value FROM json_each(?4)) AND block = CAST(?2 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}`;
+  const list = JSON.stringify(owners);
+  return [
+    db
+      .prepare(
+        `UPDATE event_archive_owner_blocks SET parts = (SELECT json_group_array(json(e.value)) FROM json_each(parts) e WHERE NOT (${PAIR_DAY} = ?2 AND ${PAIR_PART} = ?3))
+         WHERE ${these}`,
+      )
+      .bind(panelId, day, part, list),
+    db.prepare(`DELETE FROM event_archive_owner_blocks WHERE ${these} AND json_array_length(parts) = 0`).bind(panelId, day, part, list),
+  ];
+}
+
+/** The (day, part) pairs naming any of these owners, by day and part. */
+export async function partsOfOwners(db: ShardDb, panelId: string, owners: readonly string[], limit: number): Promise<Array<{ day: number; part: number }>> {
+  const { results } = await db
+    .prepare(
+      `SELECT DISTINCT ${PAIR_DAY} AS day, ${PAIR_PART} AS part FROM ${OWNER_PAIRS}
+       WHERE o.panel_id = ?1 AND o.owner IN (SELECT value FROM json_each(?2)) ORDER BY day, part LIMIT ?3`,
+    )
+    .bind(panelId, JSON.stringify(owners), limit)
+    .all<{ day: number; part: number }>();
+  return results;
+}
+
+/**
  * The object holds the part: marks it verified and records whose events it holds (a contact
  * id or an anonymous uniqueid per owner), which history pages read to find it.
  */
 export async function markPartVerified(db: ShardDb, part: ArchivePart, owners: ReadonlyArray<{ contactId: number | null; uniqueid: string | null }>): Promise<void> {
   const keys = [...new Set(owners.flatMap((o) => [...(o.contactId !== null ? [`c:${o.contactId}`] : []), ...(o.uniqueid !== null ? [`u:${o.uniqueid}`] : [])]))];
   await db.batch([
-    db
-      .prepare(
-        `INSERT INTO event_archive_owners (panel_id, owner, day, part)
-         SELECT ?1, value, ?2, ?3 FROM json_each(?4) WHERE true ON CONFLICT DO NOTHING`,
-      )
-      .bind(part.panelId, part.day, part.part, JSON.stringify(keys)),
+    recordOwnersStatement(db, part.panelId, part.day, part.part, keys),
     db.prepare("UPDATE event_archive_parts SET state = 'verified' WHERE panel_id = ? AND day = ? AND part = ? AND state = 'written'").bind(part.panelId, part.day, part.part),
   ]);
 }
@@ -168,14 +215,18 @@ export async function unfinishedArchiveParts(db: ShardDb, limit: number): Promis
   return results.map(partFromRow);
 }
 
-/** The verified parts holding events of a contact or uniqueid, newest day first, from `fromDay` down (a part being deleted may still have rows in the table too). */
+/**
+ * The verified parts holding events of a contact or uniqueid, newest day first, from `fromDay`
+ * down (a part being deleted may still have rows in the table too): the owner's blocks from
+ * that day's down, on the primary key, their pairs each joined to its part.
+ */
 export async function archivedPartsOf(db: ShardDb, panelId: string, owner: string, fromDay: number | null, limit: number): Promise<ArchivePart[]> {
   const { results } = await db
     .prepare(
-      `SELECT ${PART_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ")} FROM event_archive_owners o
-       JOIN event_archive_parts p ON p.panel_id = o.panel_id AND p.day = o.day AND p.part = o.part
-       WHERE o.panel_id = ?1 AND o.owner = ?2 AND (?3 IS NULL OR o.day <= ?3) AND p.state <> 'written'
-       ORDER BY o.day DESC, o.part DESC LIMIT ?4`,
+      `SELECT ${PART_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ")} FROM ${OWNER_PAIRS}
+       JOIN event_archive_parts p ON p.panel_id = o.panel_id AND p.day = ${PAIR_DAY} AND p.part = ${PAIR_PART}
+       WHERE o.panel_id = ?1 AND o.owner = ?2 AND (?3 IS NULL OR o.block <= CAST(?3 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}) AND (?3 IS NULL OR p.day <= ?3) AND p.state <> 'written'
+       ORDER BY p.day DESC, p.part DESC LIMIT ?4`,
     )
     .bind(panelId, owner, fromDay, limit)
     .all<PartRow>();

@@ -248,4 +248,37 @@ describe("erasing a contact", () => {
     expect((await waitForCampaign(panel, campaignId)).counters).toMatchObject({ sent: 1, skipped: 1 });
     expect((await admin("GET", `/panels/${panel.id}/outbox?campaign=${campaignId}`)).body.messages.map((m: any) => m.to)).toEqual(["bob@example.com"]);
   });
+
+  it("finds and removes archived events indexed before the index was compacted per owner and 32 days (shard migration 0066)", async () => {
+    const { panel, ada } = await panelWithAda();
+    await seedEvents(panel, ADA, 3, 2);
+    await seedEvents(panel, "bob@example.com", 3, 1, 100);
+    await archiveOldEvents.run(env, Date.now());
+    // The index as it was: a row per owner, day and part. Migration 0066 compacts it again.
+    await panelData.batch([
+      panelData.prepare("CREATE TABLE event_archive_owners (panel_id TEXT NOT NULL, owner TEXT NOT NULL, day INTEGER NOT NULL, part INTEGER NOT NULL, PRIMARY KEY (panel_id, owner, day, part))"),
+      panelData
+        .prepare("INSERT INTO event_archive_owners SELECT o.panel_id, o.owner, (e.value ->> 0) * 86400000, e.value ->> 1 FROM event_archive_owner_blocks o, json_each(o.parts) e WHERE o.panel_id = ?")
+        .bind(panel.id),
+      panelData.prepare("DELETE FROM event_archive_owner_blocks WHERE panel_id = ?").bind(panel.id),
+    ]);
+    expect(await countRows("SELECT COUNT(*) AS n FROM event_archive_owners WHERE panel_id = ? AND owner = ?", panel.id, `c:${ada}`)).toBe(3);
+    const migration = env.SHARD_MIGRATIONS.find((m) => m.name.startsWith("0066_"))!;
+    for (const query of migration.queries) await panelData.prepare(query).run();
+    expect(await countRows("SELECT COUNT(*) AS n FROM sqlite_schema WHERE name = 'event_archive_owners'")).toBe(0);
+
+    const access = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(ADA)}/export`);
+    expect(access.body.events.map((e: any) => e.params.n).sort()).toEqual([0, 1, 2, 3, 4]);
+    const erased = await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(ADA)}`);
+    expect(erased.status).toBe(200);
+    await eraseArchivedEvents.run(env, Date.now());
+    expect((await admin("GET", `/panels/${panel.id}/erasures/${erased.body.erasure_id}`)).body).toMatchObject({ state: "done", archive_parts_rewritten: 3 });
+    const archived = await archivedRows(panel.id);
+    expect(archived.filter((r) => r.contact_id === ada || r.identity === ADA)).toEqual([]);
+    expect(archived).toHaveLength(3);
+    // Nothing names ada's owners now; bob's archived days are still found for his history.
+    expect(await countRows("SELECT COUNT(*) AS n FROM event_archive_owner_blocks WHERE panel_id = ? AND owner = ?", panel.id, `c:${ada}`)).toBe(0);
+    const bob = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent("bob@example.com")}/export`);
+    expect(bob.body.events.map((e: any) => e.params.n).sort()).toEqual([100, 101, 102, 103]);
+  });
 });

@@ -65,7 +65,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("events", ["id"], { autoincrement: true }),
   table("event_guids", ["panel_id", "guid"]),
   table("event_archive_parts", ["panel_id", "day", "part"]),
-  table("event_archive_owners", ["panel_id", "owner", "day", "part"]),
+  table("event_archive_owner_blocks", ["panel_id", "owner", "block"]),
   table("segments", ["id"]),
   table("segment_members", ["segment_id", "contact_id"]),
   table("segment_changes", ["id"], { autoincrement: true }),
