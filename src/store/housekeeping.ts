@@ -137,9 +137,9 @@ export async function finishedInstancesBefore(db: ShardDb, before: number, limit
   return results.map((r) => r.id);
 }
 
-/** The messages of these instances (each found through journey_messages_by_contact), at most `limit`. */
+/** The first `limit` messages of these instances by msgid (each found through journey_messages_by_contact): the same in both statements below. */
 const INSTANCE_MESSAGES = `SELECT m.msgid FROM json_each(?1) k JOIN journey_instances i ON i.id = k.value
-  CROSS JOIN journey_messages m ON m.panel_id = i.panel_id AND m.contact_id = i.contact_id AND m.instance_id = i.id LIMIT ?2`;
+  CROSS JOIN journey_messages m ON m.panel_id = i.panel_id AND m.contact_id = i.contact_id AND m.instance_id = i.id ORDER BY m.msgid LIMIT ?2`;
 
 /** Removes up to `limit` messages of these instances, with their SMS short links (which name them). */
 export async function deleteInstanceMessages(db: ShardDb, instanceIds: readonly string[], limit: number): Promise<number> {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { housekeeping } from "../../src/services/retention/housekeeping";
-import { deleteCampaignMessages } from "../../src/store/housekeeping";
+import { deleteCampaignMessages, deleteFinishedInstances, deleteInstanceMessages, deleteInstancePoints, deleteInstanceStepRuns } from "../../src/store/housekeeping";
 import { insertAuditEntry } from "../../src/store/audit";
 import { defineActivity, eventCount, eventually, pipelineSettled, postActivity } from "../support/activity";
 import { fireCron, scheduled, waitForCampaign } from "../support/broadcasts";
@@ -9,6 +9,7 @@ import { admin, apiFor, countRows, createPanel, panelData, type TestPanel } from
 import { countersOf, messagesOf, puneSegmentJourney } from "../support/journeys";
 import { scanSegment } from "../../src/services/journeys/contact-triggers";
 import { getJourney } from "../../src/store/journeys/definitions";
+import { forgetOwnersStatements, partsOfOwners, recordOwnersStatement } from "../../src/store/event-archive";
 
 // Bounded storage (issue 42): housekeeping prunes rows past their window (config
 // `retentionDays`, defaults in src/lib/config.ts); what a user reads stays the same.
@@ -196,6 +197,24 @@ describe("journey instances", () => {
     expect(await rowsOf(journey.id)).toEqual({ instances: 1, points: 1, runs: 1, messages: 1 });
   });
 
+  it("each statement removes at most its limit; the counters read the same between statements", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    for (const email of ["a@example.com", "b@example.com", "c@example.com"]) await api("contact", "add", { data: { EMAIL: email, CITY: "Pune" } });
+    const journey = await puneSegmentJourney(panel);
+    const counters = await countersOf(journey);
+    expect(counters).toMatchObject({ entered: 3, completed: 3 });
+    const ids = (await panelData.prepare("SELECT id FROM journey_instances WHERE journey_id = ?").bind(journey.id).all<{ id: string }>()).results.map((r) => r.id);
+    expect(await deleteInstanceMessages(panelData, ids, 2)).toBe(2);
+    expect(await deleteInstanceStepRuns(panelData, ids, 2)).toBe(2);
+    expect(await countersOf(journey)).toEqual(counters);
+    expect(await deleteInstanceStepRuns(panelData, ids, 2)).toBe(1);
+    expect(await deleteInstancePoints(panelData, ids, 2)).toBe(2);
+    expect(await deleteInstancePoints(panelData, ids, 2)).toBe(1);
+    expect(await deleteFinishedInstances(panelData, ids)).toBe(3);
+    expect(await countersOf(journey)).toEqual(counters);
+  });
+
   it("erasing a contact removes the entry key its pruned instance left", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);
@@ -210,6 +229,31 @@ describe("journey instances", () => {
     expect(await keys()).toBe(0);
     // The journey's counters keep what it did.
     expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1 });
+  });
+});
+
+describe("archive index", () => {
+  it("lists a part once per owner however often it is recorded, in a row per owner and 32 days; forgetting it removes emptied rows", async () => {
+    const panel = await createPanel();
+    const day = (n: number) => n * DAY;
+    const record = (d: number, part: number, owners: string[]) => recordOwnersStatement(panelData, panel.id, day(d), part, owners).run();
+    await record(20_000, 7, ["c:1", "u:v1"]);
+    await record(20_000, 7, ["c:1"]);
+    await record(20_001, 9, ["c:1"]);
+    await record(20_040, 11, ["c:1"]);
+    const rows = (owner: string) => countRows("SELECT COUNT(*) AS n FROM event_archive_owner_blocks WHERE panel_id = ? AND owner = ?", panel.id, owner);
+    expect(await rows("c:1")).toBe(2);
+    expect(await partsOfOwners(panelData, panel.id, ["c:1"], 10)).toEqual([
+      { day: day(20_000), part: 7 },
+      { day: day(20_001), part: 9 },
+      { day: day(20_040), part: 11 },
+    ]);
+    expect(await partsOfOwners(panelData, panel.id, ["u:v1"], 10)).toEqual([{ day: day(20_000), part: 7 }]);
+    await panelData.batch(forgetOwnersStatements(panelData, panel.id, day(20_040), 11, ["c:1"]));
+    await panelData.batch(forgetOwnersStatements(panelData, panel.id, day(20_000), 7, ["c:1", "u:v1"]));
+    expect(await rows("c:1")).toBe(1);
+    expect(await rows("u:v1")).toBe(0);
+    expect(await partsOfOwners(panelData, panel.id, ["c:1", "u:v1"], 10)).toEqual([{ day: day(20_001), part: 9 }]);
   });
 });
 
