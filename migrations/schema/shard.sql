@@ -34,6 +34,7 @@
 -- migration 0064_rendered_messages.sql
 -- migration 0065_journey_instance_pruning.sql
 -- migration 0066_event_archive_owner_blocks.sql
+-- migration 0067_email_templates.sql
 
 -- table activities
 
@@ -219,7 +220,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER,
+  messages_pruned_at INTEGER, email_template_id TEXT,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );
@@ -267,6 +268,22 @@ CREATE TABLE "email_suppressions" (
   created_at  INTEGER NOT NULL,
   PRIMARY KEY (panel_id, address)
 ) WITHOUT ROWID;
+
+-- table email_templates
+
+CREATE TABLE email_templates (
+  panel_id    TEXT NOT NULL,
+  id          TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  subject     TEXT NOT NULL,
+  preheader   TEXT NOT NULL DEFAULT '',
+  body_html   TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  PRIMARY KEY (panel_id, id)
+) WITHOUT ROWID;
+
+CREATE UNIQUE INDEX email_templates_name ON email_templates (panel_id, name COLLATE NOCASE);
 
 -- table event_archive_owner_blocks
 

@@ -41,6 +41,7 @@ function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounte
     timezone: panel.timezone,
     send_at: isoTime(campaign.sendAt),
     import_job_id: campaign.importJobId,
+    email_template: campaign.emailTemplateId,
     request_id: campaign.requestId,
     created_at: isoTime(campaign.createdAt),
     published_at: campaign.publishedAt === null ? null : isoTime(campaign.publishedAt),

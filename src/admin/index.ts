@@ -17,6 +17,7 @@ import { journeyRoutes } from "./journeys";
 import { journeyReportRoutes } from "./journey-report";
 import { campaignRoutes } from "./campaigns";
 import { deadLetterRoutes } from "./dead-letters";
+import { emailTemplateRoutes } from "./email-templates";
 import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
 import { operatorRoutes } from "./operators";
@@ -49,6 +50,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...journeyReportRoutes,
   ...jobRoutes,
   ...campaignRoutes,
+  ...emailTemplateRoutes,
   ...senderDomainRoutes,
   ...trackingDomainRoutes,
   ...operatorRoutes,

@@ -202,10 +202,17 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
   return z
     .object({
       name: campaignText(MAX_CAMPAIGN_TEXT, "Name of the campaign"),
-      subject: campaignText(998, "Subject; {{ATTRIBUTE|fallback}} personalises it"),
+      subject: campaignText(998, "Subject; {{ATTRIBUTE|fallback}} personalises it; with email_template, absent takes the template's").optional(),
       sender_name: campaignText(200, "Sender's display name"),
       sender_email: z.string().max(254).pipe(emailAddress),
       reply_to: z.string().max(254).pipe(emailAddress).optional(),
+      email_template: z
+        .string({ error: "must be the id of one of the panel's email templates" })
+        .trim()
+        .min(1)
+        .max(64)
+        .optional()
+        .meta({ description: "A saved email template (/email-templates) whose subject, preheader and body the campaign copies now: editing the template later does not change it" }),
       html: z.string().max(2 * 1024 * 1024, { error: "must be at most 2 MiB" }).refine((h) => h.trim() !== "", { error: "must not be empty" }).optional(),
       html_url: z.string().max(2048).pipe(outboundUrl(rules)).optional(),
       schedule_date: scheduleDate(rules).optional(),
@@ -214,17 +221,21 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
     })
     .strict()
     .superRefine((data, ctx) => {
-      if (data.html === undefined && data.html_url === undefined) ctx.addIssue({ code: "custom", path: ["html"], message: "one of html and html_url is required" });
+      const bodies = [data.html, data.html_url, data.email_template].filter((b) => b !== undefined).length;
+      if (bodies === 0) ctx.addIssue({ code: "custom", path: ["html"], message: "one of html, html_url and email_template is required" });
       if (data.html !== undefined && data.html_url !== undefined) ctx.addIssue({ code: "custom", path: ["html_url"], message: "must not be combined with html: pass exactly one of them" });
+      if (data.email_template !== undefined && bodies > 1) ctx.addIssue({ code: "custom", path: ["email_template"], message: "must not be combined with html or html_url: the template is the body" });
+      if (data.subject === undefined && data.email_template === undefined) ctx.addIssue({ code: "custom", path: ["subject"], message: "is required" });
     })
     .transform((data) => ({
       campaignName: data.name,
-      subject: data.subject,
+      subject: data.subject ?? null,
       senderName: data.sender_name,
       senderEmail: data.sender_email,
       replyTo: data.reply_to ?? null,
       sourceHtml: data.html ?? null,
       sourceFile: data.html_url ?? null,
+      emailTemplate: data.email_template ?? null,
       scheduleLocal: data.schedule_date?.local ?? formatLocal(rules.now, rules.timezone),
       sendAt: data.schedule_date?.sendAt ?? rules.now,
       tags: data.tags,
@@ -459,6 +470,8 @@ export interface CampaignView {
   timezone: string;
   send_at: string;
   import_job_id: string | null;
+  /** The saved email template its subject and body were copied from when it was created; null: its own. */
+  email_template: string | null;
   request_id: string;
   created_at: string;
   published_at: string | null;

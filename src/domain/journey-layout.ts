@@ -1,5 +1,5 @@
 import { z } from "../lib/z";
-import { journeyDefinitionSchema, type JourneyDefinition } from "./journey";
+import { journeyDefinitionSchema, type JourneyDefinition, type ProposedJourneyDefinition } from "./journey";
 import type { FieldProblem } from "./problems";
 
 /**
@@ -34,13 +34,13 @@ export type JourneyLayout = z.output<typeof journeyLayoutSchema>;
 export const journeyBodySchema = journeyDefinitionSchema.extend({ layout: journeyLayoutSchema.optional() });
 
 /** Splits a parsed body into the definition (what is versioned and run) and the layout. */
-export function splitJourneyBody(body: z.output<typeof journeyBodySchema>): { definition: JourneyDefinition; layout: JourneyLayout | undefined } {
+export function splitJourneyBody(body: z.output<typeof journeyBodySchema>): { definition: ProposedJourneyDefinition; layout: JourneyLayout | undefined } {
   const { layout, ...definition } = body;
   return { definition, layout };
 }
 
 /** Positions naming a step the definition lacks. */
-export function layoutProblems(definition: JourneyDefinition, layout: JourneyLayout): FieldProblem[] {
+export function layoutProblems(definition: ProposedJourneyDefinition, layout: JourneyLayout): FieldProblem[] {
   const ids = new Set(definition.steps.map((s) => s.id));
   return Object.keys(layout.steps)
     .filter((id) => !ids.has(id))

@@ -53,18 +53,30 @@ const common = {
   on: z.enum(["event", "timeout"], { error: "must be event or timeout" }).optional(),
 };
 
+/**
+ * An email: its own subject and html, or a saved email template (admin /email-templates) named
+ * by `email_template` without them, whose content the save copies into the step (subject, and
+ * the preheader inside the html). A step holding subject and html keeps them; `email_template`
+ * then only says where they came from, so a template edited or deleted later changes nothing.
+ */
 const emailStep = z
   .object({
     ...common,
     type: z.literal("email"),
-    subject: text(998),
-    html: text(1_000_000),
+    subject: text(998).optional(),
+    html: text(1_000_000).optional(),
+    email_template: text(64).optional(),
     /** The text/plain alternative; absent: made from the HTML. */
     text: text(1_000_000).optional(),
     sender_name: text(200),
     sender_email: emailAddress,
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.email_template !== undefined) return;
+    if (s.subject === undefined) ctx.addIssue({ code: "custom", path: ["subject"], message: "is required (or name an email_template)" });
+    if (s.html === undefined) ctx.addIssue({ code: "custom", path: ["html"], message: "is required (or name an email_template)" });
+  });
 const messageUrl = z.string().max(2048, { abort: true, error: "must be at most 2048 characters" }).pipe(z.url({ error: "must be a URL" }));
 const textMessageStep = z.object({ ...common, type: z.literal(["apn", "bpn"]), text: text(2000), title: text(200).optional(), url: messageUrl.optional() }).strict();
 /** An SMS: its own text or one of the panel's SMS templates (admin /sms/templates), with merge tags either way. */
@@ -123,13 +135,21 @@ export const journeyDefinitionSchema = z
   })
   .strict();
 
-export type JourneyDefinition = z.output<typeof journeyDefinitionSchema>;
+/**
+ * A definition as parsed: an email step may name an email template in place of its subject and
+ * html. The save (services/journeys/check-definition.ts) copies them in, giving a `JourneyDefinition`.
+ */
+export type ProposedJourneyDefinition = z.output<typeof journeyDefinitionSchema>;
+type ProposedStep = ProposedJourneyDefinition["steps"][number];
+/** An email step as saved and sent: its content is its own, whatever template it came from. */
+export type EmailStep = Extract<ProposedStep, { type: "email" }> & { subject: string; html: string };
+/** A definition as stored and run: every email step holds its subject and html. */
+export type JourneyDefinition = Omit<ProposedJourneyDefinition, "steps"> & { steps: Array<Exclude<ProposedStep, { type: "email" }> | EmailStep> };
 
 /** POST /panels/{panel}/journeys/{journey}/status: run (start or resume), pause or stop. */
 export const journeyStatusBody = z.object({ status: z.enum(["running", "paused", "stopped"], { error: "must be running, paused or stopped" }) }).strict();
 export type Trigger = JourneyDefinition["trigger"];
 export type JourneyStep = JourneyDefinition["steps"][number];
-export type EmailStep = z.output<typeof emailStep>;
 export type TextMessageStep = z.output<typeof textMessageStep>;
 export type SmsStep = z.output<typeof smsStep>;
 export type WaitStep = z.output<typeof waitStep>;
@@ -163,7 +183,9 @@ export function previousMessage(steps: readonly JourneyStep[], step: JourneyStep
 }
 
 /** Everything wrong with the graph; empty when the journey can run. */
-export function journeyGraphProblems(definition: JourneyDefinition): FieldProblem[] {
+export function journeyGraphProblems(proposed: ProposedJourneyDefinition): FieldProblem[] {
+  // The graph reads ids, links and channels, never an email step's content, which a proposed step may lack.
+  const definition = proposed as JourneyDefinition;
   const problems: FieldProblem[] = [];
   const { steps } = definition;
   const byId = new Map<string, JourneyStep>();

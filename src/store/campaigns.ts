@@ -25,6 +25,8 @@ export interface Campaign {
   scheduleLocal: string;
   sendAt: number;
   bodyKey: string;
+  /** The saved email template the subject and body were copied from at creation; null: the campaign's own. */
+  emailTemplateId: string | null;
   importJobId: string | null;
   status: CampaignStatus;
   statusReason: string | null;
@@ -50,6 +52,7 @@ interface CampaignRow {
   schedule_local: string;
   send_at: number;
   body_key: string;
+  email_template_id: string | null;
   import_job_id: string | null;
   status: CampaignStatus;
   status_reason: string | null;
@@ -76,6 +79,7 @@ function fromRow(row: CampaignRow): Campaign {
     scheduleLocal: row.schedule_local,
     sendAt: row.send_at,
     bodyKey: row.body_key,
+    emailTemplateId: row.email_template_id,
     importJobId: row.import_job_id,
     status: row.status,
     statusReason: row.status_reason,
@@ -88,19 +92,19 @@ function fromRow(row: CampaignRow): Campaign {
   };
 }
 
-export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId">;
+export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId">;
 
 /** Creates a campaign that sends to an audience (CONTRACT 9); it is published when its time comes. */
 export async function insertAudienceCampaign(
   db: ShardDb,
-  campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null },
+  campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null; emailTemplateId: string | null },
   status: "draft" | "scheduled" = "scheduled",
 ): Promise<void> {
   await db
     .prepare(
       `INSERT INTO campaigns (id, panel_id, list_id, audience, reply_to, name, subject, sender_name, sender_email, tags, schedule_local,
-         send_at, body_key, status, request_id, created_at, updated_at)
-       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         send_at, body_key, status, request_id, created_at, updated_at, email_template_id)
+       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       campaign.id,
@@ -119,6 +123,7 @@ export async function insertAudienceCampaign(
       campaign.requestId,
       campaign.createdAt,
       campaign.createdAt,
+      campaign.emailTemplateId,
     )
     .run();
 }

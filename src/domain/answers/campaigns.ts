@@ -36,6 +36,7 @@ export const campaignAnswer = z.strictObject({
   timezone: z.string(),
   send_at: isoInstant,
   import_job_id: z.string().nullable(),
+  email_template: z.string().nullable(),
   request_id: z.string(),
   created_at: isoInstant,
   published_at: isoInstant.nullable(),

@@ -3,6 +3,7 @@
 // panel imports these type-only, so no Worker code reaches its bundle.
 import type { z } from "../../lib/z";
 import type { audienceCampaignSchema, broadcastRequestSchema, campaignEditSchema, testSendBody } from "../broadcast";
+import type { emailTemplateBody } from "../email-templates";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../journey";
 import type { journeyBodySchema } from "../journey-layout";
 import type { addOperatorBody, changeOperatorBody, passwordResetBody, passwordResetRequestBody } from "../operators";
@@ -18,6 +19,7 @@ import type { createWebhookBody, patchWebhookBody } from "../webhooks/config";
 import type * as campaigns from "./campaigns";
 import type * as channels from "./channels";
 import type * as contacts from "./contacts";
+import type * as emailTemplates from "./email-templates";
 import type * as journeys from "./journeys";
 import type * as panels from "./panels";
 import type * as segments from "./segments";
@@ -124,6 +126,11 @@ export type SenderDomainView = z.output<typeof segments.senderDomainAnswer>;
 export type DomainCheckName = SenderDomainView["records"][number]["purpose"];
 export type CreateSenderDomain = z.input<typeof createSenderDomainBody>;
 export type TrackingDomainView = z.output<typeof segments.trackingDomainAnswer>;
+
+// Saved email templates (not the journey templates of spec 6.3).
+export type EmailTemplateView = z.output<typeof emailTemplates.emailTemplateAnswer>;
+export type EmailTemplateSummaryView = z.output<typeof emailTemplates.emailTemplateListAnswer>["templates"][number];
+export type EmailTemplateInput = z.input<typeof emailTemplateBody>;
 
 // SMS and push.
 export type SmsSettingsView = z.output<typeof channels.smsSettingsAnswer>;

@@ -10,6 +10,8 @@ import { existingSegmentIds, getSegment, loadSegmentCatalog } from "../../store/
 import type { SegmentNode } from "../../domain/segments";
 import { newCampaign, putCampaignBody, readHtmlBody } from "./create";
 import { senderStanding } from "../channels/email/sender-domains";
+import { copyOfEmailTemplate } from "../email-templates/templates";
+import { htmlWithPreheader } from "../../domain/email-templates";
 
 /**
  * Campaigns of the admin API that send to an audience (CONTRACT 9): lists and saved segments
@@ -31,13 +33,17 @@ export async function createAudienceCampaign(
   const problems = await audienceProblems(db, panel.id, request.audience);
   const sender = await senderStanding(env, db, panel.id, request.senderEmail);
   if (sender.refusal) problems.unshift({ field: "sender_email", message: sender.refusal });
+  // A named template is copied now, when the campaign is created: what was previewed and
+  // scheduled is what goes out, whatever happens to the template afterwards.
+  const copy = request.emailTemplate === null ? null : await copyOfEmailTemplate(db, panel.id, request.emailTemplate, "email_template");
+  if (copy && !copy.ok) problems.push(...copy.problem.fields);
   if (problems.length) return refused("invalid", problems);
-  const body = await readHtmlBody(env, request, "html_url");
+  const body = copy?.ok ? succeeded(htmlWithPreheader(copy.value)) : await readHtmlBody(env, request, "html_url");
   if (!body.ok) return body;
 
-  const campaign = newCampaign(ctx, request);
+  const campaign = newCampaign(ctx, { ...request, subject: request.subject ?? (copy?.ok ? copy.value.subject : "") });
   await putCampaignBody(env, campaign, body.value);
-  await insertAudienceCampaign(db, { ...campaign, replyTo: request.replyTo, audience: request.audience }, status);
+  await insertAudienceCampaign(db, { ...campaign, replyTo: request.replyTo, audience: request.audience, emailTemplateId: copy?.ok ? copy.value.id : null }, status);
   return succeeded({ campaignId: campaign.id, senderNote: sender.note });
 }
 

@@ -198,6 +198,7 @@ export async function cloneCampaign(ctx: LifecycleContext, id: string, by: Audit
     createdAt: now,
     replyTo: source.replyTo,
     audience: source.audience ?? { lists: [source.listId!], segments: [], exclude_lists: [], exclude_segments: [] },
+    emailTemplateId: source.emailTemplateId,
   };
   await env.FILES.put(clone.bodyKey, await body.text(), { httpMetadata: { contentType: "text/html; charset=utf-8" } });
   await insertAudienceCampaign(db, clone, "draft");

@@ -1,5 +1,6 @@
 import { checkParamClause, type ActivityDefinition } from "../../domain/activity";
-import { journeyGraphProblems, type JourneyDefinition } from "../../domain/journey";
+import { htmlWithPreheader } from "../../domain/email-templates";
+import { journeyGraphProblems, type EmailStep, type JourneyDefinition, type ProposedJourneyDefinition } from "../../domain/journey";
 import { layoutProblems, type JourneyLayout } from "../../domain/journey-layout";
 import type { FieldProblem } from "../../domain/problems";
 import { refused, succeeded, type Result } from "../../lib/problems";
@@ -8,6 +9,7 @@ import { getList } from "../../store/lists";
 import { getSegment } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
 import { getWebhook } from "../../store/webhooks";
+import { copyOfEmailTemplate } from "../email-templates/templates";
 
 /** The definition as checked, or refused (invalid) with every problem found. */
 export type CheckedDefinition = Result<JourneyDefinition>;
@@ -16,9 +18,10 @@ export type CheckedDefinition = Result<JourneyDefinition>;
  * What the schema cannot see: the step graph, the activity (with the parameters its trigger
  * filters on), list and webhooks it names, and the layout's step ids. Gives the definition
  * with the trigger's parameter names as the activity defines them and their values in the
- * parameters' types.
+ * parameters' types, and each email step that names an email template without its own subject
+ * and html filled with a copy of the template's (issue 43: the saved journey keeps that copy).
  */
-export async function checkDefinition(db: ShardDb, panelId: string, definition: JourneyDefinition, layout?: JourneyLayout): Promise<CheckedDefinition> {
+export async function checkDefinition(db: ShardDb, panelId: string, definition: ProposedJourneyDefinition, layout?: JourneyLayout): Promise<CheckedDefinition> {
   const problems = [...journeyGraphProblems(definition), ...(layout ? layoutProblems(definition, layout) : [])];
   let { trigger: t } = definition;
   if (t.type === "activity") {
@@ -36,8 +39,18 @@ export async function checkDefinition(db: ShardDb, panelId: string, definition: 
       problems.push({ field: `steps.${i}.events.activity`, message: `no activity named "${s.events.activity}" is defined in this panel` });
     }
   }
+  const steps: JourneyDefinition["steps"] = [];
+  for (const [i, s] of definition.steps.entries()) {
+    if (s.type !== "email") steps.push(s);
+    else if (s.subject !== undefined && s.html !== undefined) steps.push({ ...s, subject: s.subject, html: s.html });
+    else {
+      const copy = await copyOfEmailTemplate(db, panelId, s.email_template!, `steps.${i}.email_template`);
+      if (copy.ok) steps.push({ ...s, subject: s.subject ?? copy.value.subject, html: s.html ?? htmlWithPreheader(copy.value) } satisfies EmailStep);
+      else problems.push(...copy.problem.fields);
+    }
+  }
   if (problems.length) return refused("invalid", problems);
-  return succeeded({ ...definition, trigger: t });
+  return succeeded({ ...definition, trigger: t, steps });
 }
 
 type ParamFilter = NonNullable<Extract<JourneyDefinition["trigger"], { type: "activity" }>["params"]>;

@@ -1,4 +1,4 @@
-import type { JourneyDefinition } from "../../domain/journey";
+import type { ProposedJourneyDefinition } from "../../domain/journey";
 import type { JourneyLayout } from "../../domain/journey-layout";
 import { succeeded, type Result } from "../../lib/problems";
 import { newId } from "../../lib/random";
@@ -11,7 +11,7 @@ import { checkDefinition } from "./check-definition";
 export type DefineJourneyOutcome = Result<Journey>;
 
 /** Defines a journey (CONTRACT 5) once its definition checks out against the panel; it starts as a draft. */
-export async function defineJourney(db: ShardDb, panelId: string, proposed: JourneyDefinition, layout: JourneyLayout | undefined, by: Auditor): Promise<DefineJourneyOutcome> {
+export async function defineJourney(db: ShardDb, panelId: string, proposed: ProposedJourneyDefinition, layout: JourneyLayout | undefined, by: Auditor): Promise<DefineJourneyOutcome> {
   const checked = await checkDefinition(db, panelId, proposed, layout);
   if (!checked.ok) return checked;
   const definition = checked.value;

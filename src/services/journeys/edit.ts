@@ -1,4 +1,4 @@
-import { emailSenders, type JourneyDefinition } from "../../domain/journey";
+import { emailSenders, type ProposedJourneyDefinition } from "../../domain/journey";
 import { layoutForDefinition, layoutProblems, type JourneyLayout } from "../../domain/journey-layout";
 import type { FieldProblem } from "../../domain/problems";
 import { refused, succeeded, type Result } from "../../lib/problems";
@@ -33,7 +33,7 @@ export async function editJourney(
   db: ShardDb,
   panelId: string,
   journeyId: string,
-  proposed: JourneyDefinition,
+  proposed: ProposedJourneyDefinition,
   layout: JourneyLayout | undefined,
   by: Auditor,
 ): Promise<EditJourneyOutcome> {

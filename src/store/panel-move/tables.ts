@@ -84,6 +84,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("push_optouts", ["panel_id", "contact_id"]),
   table("sms_settings", ["panel_id"]),
   table("sms_templates", ["panel_id", "id"]),
+  table("email_templates", ["panel_id", "id"]),
   table("sms_links", ["code"]),
   table("sms_suppressions", ["panel_id", "phone"]),
   table("contact_erasures", ["id"]),

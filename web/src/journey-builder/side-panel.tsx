@@ -118,10 +118,10 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
     case "email":
       return (
         <>
-          <TextField label="Subject" value={step.subject} onChange={(subject) => onChange({ ...step, subject })} />
+          <TextField label="Subject" value={step.subject ?? ""} onChange={(subject) => onChange({ ...step, subject })} />
           <TextField label="Sender name" value={step.sender_name} onChange={(sender_name) => onChange({ ...step, sender_name })} />
           <TextField label="Sender email" value={step.sender_email} onChange={(sender_email) => onChange({ ...step, sender_email })} />
-          <TextField label="HTML" multiline value={step.html} onChange={(html) => onChange({ ...step, html })} hint="Merge tags such as {{FIRSTNAME}} work as in campaigns" />
+          <TextField label="HTML" multiline value={step.html ?? ""} onChange={(html) => onChange({ ...step, html })} hint="Merge tags such as {{FIRSTNAME}} work as in campaigns" />
         </>
       );
     case "sms":
