@@ -124,6 +124,11 @@ describe("admin routes answer what they declare", () => {
     await answersAsDeclared("GET", `${p}/sms`);
     await answersAsDeclared("POST", `${p}/sms/templates`, { name: "Cart", body: "Hi {{NAME | there}}, your cart waits." });
     await answersAsDeclared("GET", `${p}/sms/templates`);
+    const template = await answersAsDeclared("POST", `${p}/email-templates`, { name: "Welcome", subject: "Hi {{NAME|there}}", preheader: "Soon", body_html: "<p>Hi</p>" });
+    await answersAsDeclared("GET", `${p}/email-templates`);
+    await answersAsDeclared("GET", `${p}/email-templates/${template.id}`);
+    await answersAsDeclared("PUT", `${p}/email-templates/${template.id}`, { name: "Welcome", subject: "Hello", body_html: "<p>Hello</p>" });
+    await answersAsDeclared("DELETE", `${p}/email-templates/${template.id}`);
     await answersAsDeclared("POST", `${p}/sms/preview`, { body: "Hi {{NAME | there}}" });
     await answersAsDeclared("GET", `${p}/sms/suppressions?limit=200`);
     await answersAsDeclared("GET", `${p}/push`);
