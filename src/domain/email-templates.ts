@@ -34,6 +34,8 @@ export const emailTemplateBody = z
       .meta({ description: "The preview text inboxes show after the subject; hidden in the body" }),
     body_html: z
       .string({ error: "is required" })
+      // Characters first (a cheap bound, and what the OpenAPI document can say), then UTF-8 bytes.
+      .max(MAX_TEMPLATE_BODY_BYTES, { error: `must be at most ${MAX_TEMPLATE_BODY_BYTES / 1024} KiB (UTF-8)`, abort: true })
       .refine((html) => html.trim() !== "", { error: "must not be empty", abort: true })
       .refine((html) => utf8Bytes(html) <= MAX_TEMPLATE_BODY_BYTES, { error: `must be at most ${MAX_TEMPLATE_BODY_BYTES / 1024} KiB (UTF-8)` })
       .meta({ description: "The HTML body; merge tags {{ATTRIBUTE|fallback}}, {{UNSUBSCRIBE}} and {{PREFERENCES}} as in campaigns" }),

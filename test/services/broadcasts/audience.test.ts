@@ -122,7 +122,7 @@ describe("campaigns to an audience of lists and segments", () => {
     await refused({ audience: { lists: [foreignList] } }, "audience.lists.0", /no list with id/);
     await refused({ audience: { segments: [pune], exclude_segments: ["seg_nope"] } }, "audience.exclude_segments.0", /no segment with id "seg_nope"/);
     await refused({ audience: {} }, "audience", /at least one list or segment/);
-    await refused({ audience: { segments: [pune] }, html: undefined }, "html", /one of html and html_url is required/);
+    await refused({ audience: { segments: [pune] }, html: undefined }, "html", /one of html, html_url and email_template is required/);
     await refused({ audience: { segments: [pune] }, html_url: "https://example.com/x.html" }, "html_url", /not be combined with html/);
     await refused({ audience: { segments: [pune] }, sender_email: "not-an-address" }, "sender_email", /./);
     await refused({ audience: { segments: [pune] }, schedule_date: "2020-01-01 10:00:00" }, "schedule_date", /at least \d+ minutes ahead/);
