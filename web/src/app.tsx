@@ -43,6 +43,7 @@ const NAV: [string, string][] = [
   ["/data", "Attributes and activities"],
   ["/segments", "Segments"],
   ["/campaigns", "Campaigns"],
+  ["/email-templates", "Email templates"],
   ["/journeys", "Journeys"],
   ["/webhooks", "Webhooks"],
   ["/sender-domains", "Sender domains"],

@@ -7,6 +7,7 @@ import { Campaigns } from "./screens/campaigns";
 import { Channels } from "./screens/channels";
 import { Contact, Contacts } from "./screens/contacts";
 import { Data } from "./screens/data";
+import { EmailTemplates } from "./screens/email-templates";
 import { Home } from "./screens/home";
 import { Journey, Journeys, NewJourney } from "./screens/journeys";
 import { ListMembers, Lists } from "./screens/lists";
@@ -39,6 +40,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode, Work?][] = [
   ["/segments/:id", (props) => <Segment {...props} />],
   ["/campaigns", (props) => <Campaigns {...props} />],
   ["/campaigns/:id", (props) => <Campaign {...props} />],
+  ["/email-templates", (props) => <EmailTemplates {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
   ["/journeys/new", (props) => <NewJourney {...props} />, "journeys"],
   ["/journeys/:id", (props) => <Journey {...props} />],

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { CampaignList, CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, ListView, SegmentView } from "../../../src/domain/answers";
+import type { CampaignList, CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, EmailTemplateSummaryView, EmailTemplateView, ListView, SegmentView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { may, RoleNote } from "../components/role";
@@ -34,6 +34,8 @@ interface Draft {
   schedule: string;
   tags: string;
   html: string;
+  /** A saved email template the campaign copies when it is scheduled, in place of `html` (audience mode). */
+  email_template: string;
   // An audience of lists and saved segments (CONTRACT 9).
   lists: number[];
   segments: string[];
@@ -55,6 +57,7 @@ const EMPTY: Draft = {
   schedule: "",
   tags: "",
   html: SAMPLE_HTML,
+  email_template: "",
   lists: [],
   segments: [],
   exclude_lists: [],
@@ -69,11 +72,12 @@ function audienceRequest(draft: Draft): CreateAudienceCampaign {
   const when = draft.schedule ? { schedule_date: scheduleText(draft.schedule) } : {};
   return {
     name: draft.name,
-    subject: draft.subject,
+    // With a template, an empty subject takes the template's.
+    ...(draft.email_template && !draft.subject.trim() ? {} : { subject: draft.subject }),
     sender_name: draft.sender_name,
     sender_email: draft.sender_email,
     ...(draft.reply_to.trim() ? { reply_to: draft.reply_to.trim() } : {}),
-    html: draft.html,
+    ...(draft.email_template ? { email_template: draft.email_template } : { html: draft.html }),
     ...when,
     tags: draft.tags,
     audience: { lists: draft.lists, segments: draft.segments, exclude_lists: draft.exclude_lists, exclude_segments: draft.exclude_segments },
@@ -168,6 +172,13 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
     },
     [panelId],
   );
+  const templates = useLoad(() => admin<{ templates: EmailTemplateSummaryView[] }>("GET", panelId, "/email-templates"), [panelId]);
+  // The chosen template as it is now, for the preview; the campaign copies it when scheduled.
+  const [template, setTemplate] = useState<EmailTemplateView>();
+  const chooseTemplate = async (id: string) => {
+    setDraft((d) => ({ ...d, email_template: id }));
+    setTemplate(id ? await admin<EmailTemplateView>("GET", panelId, `/email-templates/${encodeURIComponent(id)}`) : undefined);
+  };
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft((d) => ({ ...d, [key]: value }));
   const fieldError = (key: keyof Draft) => {
     const name = FIELD_NAMES[draft.mode][key] ?? key;
@@ -184,11 +195,14 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
       const body = draft.mode === "audience" ? { ...audienceRequest(draft), ...(asDraft ? { draft: true } : {}) } : fileRequest(draft);
       const created = await admin<CreatedCampaign>("POST", panelId, "/campaigns", body);
       setDraft(EMPTY);
+      setTemplate(undefined);
       onCreated(created);
     });
   };
 
-  const tags = mergeTags(`${draft.subject} ${draft.html}`);
+  const usesTemplate = draft.mode === "audience" && draft.email_template !== "";
+  const body = usesTemplate ? (template?.body_html ?? "") : draft.html;
+  const tags = mergeTags(`${draft.subject || (usesTemplate ? (template?.subject ?? "") : "")} ${body}`);
   const text = (key: keyof Draft, label: string, options: { type?: string; hint?: string; optional?: boolean } = {}) => (
     <Field label={label} hint={options.hint} error={fieldError(key)}>
       {(props) => <input {...props} type={options.type ?? "text"} required={!options.optional} value={String(draft[key])} onChange={(e) => set(key, e.target.value as never)} />}
@@ -200,7 +214,9 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
       <ErrorNote error={failure ?? choices.error} />
       <div className="row">
         {text("name", "Campaign name")}
-        {text("subject", "Subject line", { hint: "{{ATTRIBUTE|fallback}} personalises it" })}
+        {usesTemplate
+          ? text("subject", "Subject line (optional)", { hint: `Empty: the template's, “${template?.subject ?? ""}”`, optional: true })
+          : text("subject", "Subject line", { hint: "{{ATTRIBUTE|fallback}} personalises it" })}
       </div>
       <div className="row">
         {text("sender_name", "Sender name")}
@@ -215,7 +231,7 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
             Lists and saved segments
           </label>
           <label className="check">
-            <input type="radio" name="mode" checked={draft.mode === "file"} onChange={() => set("mode", "file")} />
+            <input type="radio" name="mode" checked={draft.mode === "file"} onChange={() => setDraft((d) => ({ ...d, mode: "file", email_template: "" }))} />
             A contacts file, imported into a new list
           </label>
         </div>
@@ -258,16 +274,34 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
         })}
         {text("tags", "Tags (optional)", { hint: "Up to 5, separated by commas", optional: true })}
       </div>
-      <div className="split">
-        <Field label="HTML body" error={fieldError("html")}>
-          {(props) => <textarea {...props} required rows={14} value={draft.html} onChange={(e) => set("html", e.target.value)} />}
+      {draft.mode === "audience" && (
+        <Field label="Email template" hint="A saved template's subject and body, copied when the campaign is saved" error={fields.email_template ?? templates.error}>
+          {(props) => (
+            <select {...props} value={draft.email_template} onChange={(e) => void chooseTemplate(e.target.value)}>
+              <option value="">None: write the HTML body below</option>
+              {templates.data?.templates.map((t) => (
+                <option key={t.id} value={t.id}>
+                  {t.name}
+                </option>
+              ))}
+            </select>
+          )}
         </Field>
+      )}
+      <div className="split">
+        {usesTemplate ? (
+          <p className="muted">The body is the template {template ? `“${template.name}”` : ""} as it is when you save the campaign; later changes to the template do not reach it.</p>
+        ) : (
+          <Field label="HTML body" error={fieldError("html")}>
+            {(props) => <textarea {...props} required rows={14} value={draft.html} onChange={(e) => set("html", e.target.value)} />}
+          </Field>
+        )}
         <div className="field">
           <span id="preview-label" className="label">
             Preview
           </span>
           {/* An empty sandbox: the body's scripts, forms and links cannot run or reach the panel. */}
-          <iframe title="Preview of the HTML body" aria-labelledby="preview-label" sandbox="" srcDoc={draft.html} className="preview" />
+          <iframe title="Preview of the HTML body" aria-labelledby="preview-label" sandbox="" srcDoc={body} className="preview" />
         </div>
       </div>
       <p className="muted" aria-live="polite">

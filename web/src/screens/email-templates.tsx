@@ -1,0 +1,168 @@
+import { useState, type FormEvent } from "react";
+import { admin } from "../api";
+import type { EmailTemplateInput, EmailTemplateSummaryView, EmailTemplateView } from "../../../src/domain/answers";
+import { useConfirm } from "../components/confirm-dialog";
+import { DataTable, PAGE_SIZE } from "../components/data-table";
+import type { ScreenProps } from "../screen-props";
+import { Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
+
+// The panel's saved email templates (issue 43, item 3): every role reads them; marketers and
+// owners add, change and delete them, as the admin routes allow. A campaign or a journey email
+// step that names one copies it, so a change here reaches only what names it afterwards.
+// (Not the journey templates of spec 6.3, which are whole journeys under Journeys → New.)
+
+const templatePath = (id = "") => `/email-templates${id ? `/${encodeURIComponent(id)}` : ""}`;
+
+const EMPTY: EmailTemplateInput = { name: "", subject: "", preheader: "", body_html: "<h1>Hello {{NAME|there}}</h1>\n<p></p>" };
+
+function TemplateForm({
+  template,
+  title,
+  submitLabel,
+  save,
+  onCancel,
+}: {
+  template?: EmailTemplateView;
+  title: string;
+  submitLabel: string;
+  save: (body: EmailTemplateInput) => Promise<unknown>;
+  onCancel?: () => void;
+}) {
+  const start = template ? { name: template.name, subject: template.subject, preheader: template.preheader, body_html: template.body_html } : EMPTY;
+  const [draft, setDraft] = useState<EmailTemplateInput>(start);
+  const { failure, fields, busy, run } = useSubmit();
+  const set = (name: keyof EmailTemplateInput, value: string) => setDraft((d) => ({ ...d, [name]: value }));
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if ((await run(() => save(draft))) && !template) setDraft(EMPTY);
+  };
+  const previewId = `${template?.id ?? "new"}-preview-label`;
+
+  return (
+    <form className="card" onSubmit={submit} aria-label={title}>
+      <h2>{title}</h2>
+      <ErrorNote error={failure} />
+      <div className="row">
+        <Field label="Template name" hint="Unique in the panel" error={fields.name}>
+          {(props) => <input {...props} required value={draft.name} onChange={(e) => set("name", e.target.value)} />}
+        </Field>
+        <Field label="Subject" hint="{{ATTRIBUTE|fallback}} personalises it" error={fields.subject}>
+          {(props) => <input {...props} required value={draft.subject} onChange={(e) => set("subject", e.target.value)} />}
+        </Field>
+      </div>
+      <Field label="Preheader (optional)" hint="The preview text inboxes show after the subject; hidden in the message" error={fields.preheader}>
+        {(props) => <input {...props} value={draft.preheader ?? ""} onChange={(e) => set("preheader", e.target.value)} />}
+      </Field>
+      <div className="split">
+        <Field label="HTML body" hint="At most 256 KiB; {{UNSUBSCRIBE}} places the unsubscribe link" error={fields.body_html}>
+          {(props) => <textarea {...props} required rows={12} value={draft.body_html} onChange={(e) => set("body_html", e.target.value)} />}
+        </Field>
+        <div className="field">
+          <span id={previewId} className="label">
+            Preview
+          </span>
+          {/* An empty sandbox: the body's scripts, forms and links cannot run or reach the panel. */}
+          <iframe title="Preview of the template's HTML body" aria-labelledby={previewId} sandbox="" srcDoc={draft.body_html} className="preview" />
+        </div>
+      </div>
+      <div className="row">
+        <button type="submit" disabled={busy}>
+          {submitLabel}
+        </button>
+        {onCancel && (
+          <button type="button" className="secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}
+
+export function EmailTemplates({ panel }: ScreenProps) {
+  const writable = panel.role !== "viewer";
+  const [confirm, confirmation] = useConfirm();
+  const { data, error, reload } = useLoad(() => admin<{ templates: EmailTemplateSummaryView[] }>("GET", panel.id, templatePath()), [panel.id]);
+  const [editing, setEditing] = useState<EmailTemplateView | null>(null);
+  const [failure, setFailure] = useState<string>();
+
+  const create = async (body: EmailTemplateInput) => {
+    await admin("POST", panel.id, templatePath(), body);
+    reload();
+  };
+  const change = (id: string) => async (body: EmailTemplateInput) => {
+    await admin("PUT", panel.id, templatePath(id), body);
+    setEditing(null);
+    reload();
+  };
+  const open = async (template: EmailTemplateSummaryView) => {
+    setFailure(undefined);
+    try {
+      setEditing(await admin<EmailTemplateView>("GET", panel.id, templatePath(template.id)));
+    } catch (problem) {
+      setFailure(failureOf(problem).message);
+    }
+  };
+  const remove = async (template: EmailTemplateSummaryView) => {
+    const message = `Delete the email template ${template.name}? Campaigns and journeys made from it keep their own copy.`;
+    if (!(await confirm({ title: "Delete this email template?", message, confirmLabel: "Delete template" }))) return;
+    setFailure(undefined);
+    try {
+      await admin("DELETE", panel.id, templatePath(template.id));
+      if (editing?.id === template.id) setEditing(null);
+      reload();
+    } catch (problem) {
+      setFailure(failureOf(problem).message);
+    }
+  };
+
+  return (
+    <Screen title="Email templates">
+      <p className="muted">Saved subjects and bodies for campaigns and journey emails. A campaign or journey step that uses one takes a copy: changing a template later does not change what was scheduled or sent.</p>
+      <ErrorNote error={error ?? failure} />
+      <DataTable
+        caption="Email templates of the panel"
+        rows={data?.templates}
+        rowKey={(template) => template.id}
+        rowLabel={(template) => `Email template ${template.name}`}
+        loading={!error && <Loading />}
+        pageSize={PAGE_SIZE}
+        empty={<Empty title="No email templates yet">Save a subject and body once, then start campaigns and journey emails from it.</Empty>}
+        columns={[
+          { header: "Name", rowHeader: true, cell: (template) => template.name, sortBy: (template) => template.name },
+          { header: "Subject", cell: (template) => template.subject },
+          { header: "Size", cell: (template) => `${Math.max(1, Math.round(template.body_bytes / 1024))} KB` },
+          { header: "Updated", cell: (template) => formatTime(template.updated_at), sortBy: (template) => template.updated_at },
+          {
+            header: "Actions",
+            cell: (template) => (
+              <div className="row">
+                <button type="button" className="secondary" onClick={() => void open(template)}>
+                  {writable ? "Edit" : "View"}
+                  <span className="visually-hidden"> {template.name}</span>
+                </button>
+                {writable && (
+                  <button type="button" className="danger" onClick={() => void remove(template)}>
+                    Delete<span className="visually-hidden"> {template.name}</span>
+                  </button>
+                )}
+              </div>
+            ),
+          },
+        ]}
+      />
+      {editing && (
+        <TemplateForm
+          key={editing.id}
+          template={editing}
+          title={`${writable ? "Edit" : "View"} ${editing.name}`}
+          submitLabel={writable ? "Save template" : "Close"}
+          save={writable ? change(editing.id) : async () => setEditing(null)}
+          onCancel={() => setEditing(null)}
+        />
+      )}
+      {writable && <TemplateForm title="New email template" submitLabel="Add template" save={create} />}
+      {confirmation}
+    </Screen>
+  );
+}
