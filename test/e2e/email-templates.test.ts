@@ -78,7 +78,7 @@ describe("the Email templates screen in Chromium", () => {
     const edit = page.getByRole("form", { name: "Edit Welcome" });
     await edit.getByLabel("Subject").fill("Changed subject");
     await edit.getByRole("button", { name: "Save template" }).click();
-    await page.getByRole("row", { name: /Changed subject/ }).waitFor();
+    await page.getByRole("cell", { name: "Changed subject" }).waitFor();
     assert.equal((await stored()).subject, "Welcome, {{NAME|friend}}");
 
     await page.getByRole("button", { name: "Delete Welcome" }).click();
