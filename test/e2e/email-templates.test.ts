@@ -58,7 +58,7 @@ describe("the Email templates screen in Chromium", () => {
     await page.getByLabel("Sender name").fill("Shop");
     await page.getByLabel("Sender email").fill("shop@example.com");
     await page.getByLabel("Email template").selectOption({ label: "Welcome" });
-    await page.getByText("The body is the template “Welcome” as it is when you schedule").waitFor();
+    await page.getByText("The body is the template “Welcome” as it is when you save the campaign").waitFor();
     await page.frameLocator('iframe[title="Preview of the HTML body"]').getByRole("heading", { name: "Hello {{NAME|there}}" }).waitFor();
     await page.getByRole("group", { name: "Send to" }).getByLabel("List Readers", { exact: false }).check();
     const day = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10);

@@ -3948,8 +3948,9 @@ export interface paths {
                             on?: "event" | "timeout";
                             /** @constant */
                             type: "email";
-                            subject: string;
-                            html: string;
+                            subject?: string;
+                            html?: string;
+                            email_template?: string;
                             text?: string;
                             sender_name: string;
                             /**
@@ -4248,8 +4249,9 @@ export interface paths {
                             on?: "event" | "timeout";
                             /** @constant */
                             type: "email";
-                            subject: string;
-                            html: string;
+                            subject?: string;
+                            html?: string;
+                            email_template?: string;
                             text?: string;
                             sender_name: string;
                             /**
@@ -5047,6 +5049,7 @@ export interface paths {
                                 timezone: string;
                                 send_at: string;
                                 import_job_id: string | null;
+                                email_template: string | null;
                                 request_id: string;
                                 created_at: string;
                                 published_at: string | null;
@@ -5139,6 +5142,7 @@ export interface paths {
                             timezone: string;
                             send_at: string;
                             import_job_id: string | null;
+                            email_template: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5240,6 +5244,7 @@ export interface paths {
                             timezone: string;
                             send_at: string;
                             import_job_id: string | null;
+                            email_template: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5398,6 +5403,7 @@ export interface paths {
                             timezone: string;
                             send_at: string;
                             import_job_id: string | null;
+                            email_template: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5507,6 +5513,7 @@ export interface paths {
                             timezone: string;
                             send_at: string;
                             import_job_id: string | null;
+                            email_template: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5605,6 +5612,7 @@ export interface paths {
                             timezone: string;
                             send_at: string;
                             import_job_id: string | null;
+                            email_template: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5703,6 +5711,7 @@ export interface paths {
                             timezone: string;
                             send_at: string;
                             import_job_id: string | null;
+                            email_template: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5801,6 +5810,7 @@ export interface paths {
                             timezone: string;
                             send_at: string;
                             import_job_id: string | null;
+                            email_template: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5899,6 +5909,7 @@ export interface paths {
                             timezone: string;
                             send_at: string;
                             import_job_id: string | null;
+                            email_template: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5997,6 +6008,7 @@ export interface paths {
                             timezone: string;
                             send_at: string;
                             import_job_id: string | null;
+                            email_template: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -6489,6 +6501,313 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/email-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The panel's saved email templates by name, without their bodies
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            templates: {
+                                id: string;
+                                name: string;
+                                subject: string;
+                                preheader: string;
+                                created_at: string;
+                                updated_at: string;
+                                body_bytes: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Save an email template (name unique in the panel, subject, preheader, HTML body); a campaign or journey email step naming it copies its content
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The template's name, unique in the panel (whatever the case) */
+                        name: string;
+                        /** @description Subject; {{ATTRIBUTE|fallback}} personalises it */
+                        subject: string;
+                        /**
+                         * @description The preview text inboxes show after the subject; hidden in the body
+                         * @default
+                         */
+                        preheader?: string;
+                        /** @description The HTML body; merge tags {{ATTRIBUTE|fallback}}, {{UNSUBSCRIBE}} and {{PREFERENCES}} as in campaigns */
+                        body_html: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            subject: string;
+                            preheader: string;
+                            created_at: string;
+                            updated_at: string;
+                            body_html: string;
+                            merge_tags: string[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/email-templates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an email template with its body and the merge tags it uses
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            subject: string;
+                            preheader: string;
+                            created_at: string;
+                            updated_at: string;
+                            body_html: string;
+                            merge_tags: string[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Replace an email template; campaigns and journey steps that copied it before keep their copy
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The template's name, unique in the panel (whatever the case) */
+                        name: string;
+                        /** @description Subject; {{ATTRIBUTE|fallback}} personalises it */
+                        subject: string;
+                        /**
+                         * @description The preview text inboxes show after the subject; hidden in the body
+                         * @default
+                         */
+                        preheader?: string;
+                        /** @description The HTML body; merge tags {{ATTRIBUTE|fallback}}, {{UNSUBSCRIBE}} and {{PREFERENCES}} as in campaigns */
+                        body_html: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            subject: string;
+                            preheader: string;
+                            created_at: string;
+                            updated_at: string;
+                            body_html: string;
+                            merge_tags: string[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete an email template; campaigns and journey steps made from it keep their copy, so it is never refused for being in use
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            deleted: true;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -7444,7 +7763,7 @@ export interface paths {
             parameters: {
                 query?: {
                     before?: number;
-                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased";
+                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased";
                     limit?: number;
                 };
                 header?: never;
@@ -7475,7 +7794,7 @@ export interface paths {
                                     email: string | null;
                                 };
                                 /** @enum {string} */
-                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased";
+                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased";
                                 target: string;
                                 detail: {
                                     [key: string]: unknown;
