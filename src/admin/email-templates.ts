@@ -1,6 +1,7 @@
 import { emailTemplateAnswer, emailTemplateDeletedAnswer, emailTemplateListAnswer } from "../domain/answers/email-templates";
 import { mergeTagNames } from "../domain/merge-tags";
 import { emailTemplateBody } from "../domain/email-templates";
+import { NEEDS } from "../domain/permissions";
 import { orNotFound, unwrap } from "../lib/http/errors";
 import { createEmailTemplate, noSuchEmailTemplateMessage, removeEmailTemplate, replaceEmailTemplate } from "../services/email-templates/templates";
 import { getEmailTemplate, listEmailTemplates, type EmailTemplate } from "../store/email-templates";
@@ -27,7 +28,7 @@ function templateView(t: EmailTemplate) {
 const listTemplates = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/email-templates",
-  role: "viewer",
+  role: NEEDS.read,
   response: emailTemplateListAnswer,
   summary: "The panel's saved email templates by name, without their bodies",
   async handle({ panel, db }) {
@@ -49,7 +50,7 @@ const listTemplates = definePanelRoute({
 const createTemplate = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/email-templates",
-  role: "marketer",
+  role: NEEDS.campaigns,
   response: emailTemplateAnswer,
   summary: "Save an email template (name unique in the panel, subject, preheader, HTML body); a campaign or journey email step naming it copies its content",
   status: 201,
@@ -62,7 +63,7 @@ const createTemplate = definePanelRoute({
 const readTemplate = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/email-templates/:id",
-  role: "viewer",
+  role: NEEDS.read,
   response: emailTemplateAnswer,
   summary: "Read an email template with its body and the merge tags it uses",
   async handle({ path, panel, db }) {
@@ -73,7 +74,7 @@ const readTemplate = definePanelRoute({
 const replaceTemplate = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/email-templates/:id",
-  role: "marketer",
+  role: NEEDS.campaigns,
   response: emailTemplateAnswer,
   summary: "Replace an email template; campaigns and journey steps that copied it before keep their copy",
   body: emailTemplateBody,
@@ -85,7 +86,7 @@ const replaceTemplate = definePanelRoute({
 const removeTemplate = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/email-templates/:id",
-  role: "marketer",
+  role: NEEDS.campaigns,
   response: emailTemplateDeletedAnswer,
   summary: "Delete an email template; campaigns and journey steps made from it keep their copy, so it is never refused for being in use",
   async handle({ caller, path, panel, db }) {

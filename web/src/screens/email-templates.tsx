@@ -2,6 +2,7 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { EmailTemplateInput, EmailTemplateSummaryView, EmailTemplateView } from "../../../src/domain/answers";
 import { useConfirm } from "../components/confirm-dialog";
+import { may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import type { ScreenProps } from "../screen-props";
 import { Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
@@ -80,7 +81,7 @@ function TemplateForm({
 }
 
 export function EmailTemplates({ panel }: ScreenProps) {
-  const writable = panel.role !== "viewer";
+  const writable = may(panel, "campaigns");
   const [confirm, confirmation] = useConfirm();
   const { data, error, reload } = useLoad(() => admin<{ templates: EmailTemplateSummaryView[] }>("GET", panel.id, templatePath()), [panel.id]);
   const [editing, setEditing] = useState<EmailTemplateView | null>(null);
