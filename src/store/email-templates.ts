@@ -1,7 +1,7 @@
 import type { ShardDb } from "./shards";
 import { isUniqueViolation } from "./sql";
 
-/** A panel's saved email template (migrations/shard/0065_email_templates.sql). */
+/** A panel's saved email template (migrations/shard/0067_email_templates.sql). */
 export interface EmailTemplate {
   panelId: string;
   id: string;
