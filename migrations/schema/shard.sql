@@ -35,6 +35,7 @@
 -- migration 0065_journey_instance_pruning.sql
 -- migration 0066_event_archive_owner_blocks.sql
 -- migration 0067_email_templates.sql
+-- migration 0068_audit_actor_kind.sql
 
 -- table activities
 
@@ -93,7 +94,7 @@ CREATE TABLE audit_log (
   target      TEXT NOT NULL,
   -- JSON: what changed (names of changed settings, a new role...), never secrets.
   detail      TEXT NOT NULL DEFAULT '{}'
-);
+, actor_kind TEXT NOT NULL DEFAULT 'operator');
 
 CREATE INDEX audit_log_by_panel ON audit_log (panel_id, id);
 

@@ -6,6 +6,7 @@ import { conflict, orNotFound } from "../lib/http/errors";
 import { defineActivity as defineNewActivity } from "../services/activities/define";
 import { getActivity, listActivities } from "../store/activities";
 import { isoTime } from "../store/sql";
+import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
 
 export function activityView(activity: ActivityDefinition) {
@@ -20,8 +21,8 @@ const defineActivity = definePanelRoute({
   summary: "Define an activity and the types of its parameters; clients post it by the activityid answered",
   status: 201,
   body: defineActivityBody,
-  async handle({ env, body, panel, db }) {
-    const activity = await defineNewActivity(db, panel.id, body.name, body.params);
+  async handle({ caller, body, panel, db }) {
+    const activity = await defineNewActivity(db, panel.id, body.name, body.params, auditorOf(caller));
     if (!activity) {
       throw conflict(`name: the panel already has an activity named "${body.name}"`, [{ field: "name", message: "already in use in this panel" }]);
     }

@@ -4,6 +4,7 @@ import { defineAttributeBody } from "../domain/panel-screens";
 import { unwrap } from "../lib/http/errors";
 import { defineAttribute as defineNewAttribute } from "../services/attributes/define";
 import { listAttributes } from "../store/attributes";
+import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
 
 const defineAttribute = definePanelRoute({
@@ -13,8 +14,8 @@ const defineAttribute = definePanelRoute({
   response: attributeAnswer,
   summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
   body: defineAttributeBody,
-  async handle({ env, path, body, panel, db }) {
-    return unwrap(await defineNewAttribute(db, panel.id, path.name, body.type));
+  async handle({ caller, path, body, panel, db }) {
+    return unwrap(await defineNewAttribute(db, panel.id, path.name, body.type, auditorOf(caller)));
   },
 });
 

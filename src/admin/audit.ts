@@ -1,6 +1,8 @@
 import { auditPageAnswer } from "../domain/answers/panels";
 import { NEEDS } from "../domain/permissions";
-import { auditQuery, type AuditAction } from "../domain/audit";
+import { auditFilterOf, auditQuery, type AuditAction } from "../domain/audit";
+import { csvAttachment } from "../lib/http/respond";
+import { auditLogCsv } from "../services/audit/export";
 import { listAuditEntries } from "../store/audit";
 import { recordAudit, type Auditor } from "../services/audit/record";
 import type { Panel } from "../store/panels";
@@ -9,7 +11,7 @@ import { isoTime } from "../store/sql";
 import type { AdminCaller } from "./auth";
 import { definePanelRoute } from "./route";
 
-/** The auditor a service records for this caller: the signed-in operator, or the ADMIN_TOKEN. */
+/** The auditor a service records for an admin caller: the signed-in operator, or the ADMIN_TOKEN. */
 export function auditorOf(caller: AdminCaller): Auditor {
   if (caller.kind !== "operator") return { operator: null };
   const { id, email } = caller.session.operator;
@@ -34,17 +36,26 @@ const readAuditLog = definePanelRoute({
   path: "/panels/:panel/audit",
   role: NEEDS.audit,
   response: auditPageAnswer,
-  summary: "The panel's audit log, newest first: who rotated keys, changed API mode or settings, edited webhooks, published campaigns, started or stopped journeys, changed users and operators; next_cursor pages on",
+  summary:
+    "The panel's audit log, newest first: every configuration change by an operator, the ADMIN_TOKEN or an API key (keys, API mode, settings, webhooks, campaigns, journeys, segments, lists, attributes, activities, imports, hand edits of contacts, users and operators), with before/after values and secrets redacted; narrowed by actor, action, target_kind and a from/to time range; next_cursor pages on; format=csv downloads every matching entry",
   query: auditQuery,
   async handle({ db, query, panel }) {
-    const found = await listAuditEntries(db, panel.id, query.before, query.action, query.limit + 1);
+    const filter = auditFilterOf(query);
+    if (query.format === "csv") return csvAttachment(auditLogCsv(db, panel.id, filter), null, `audit-${panel.id}.csv`);
+    const found = await listAuditEntries(db, panel.id, query.before, filter, query.limit + 1);
     const page = found.slice(0, query.limit);
     return {
       entries: page.map((e) => ({
         id: e.id,
         at: isoTime(e.at),
-        actor: e.actorId === null ? { kind: "admin_token" as const } : { kind: "operator" as const, id: e.actorId, email: e.actorEmail },
+        actor:
+          e.actorKind === "admin_token"
+            ? { kind: "admin_token" as const }
+            : e.actorKind === "api_key"
+              ? { kind: "api_key" as const, user_id: e.actorId ?? "", email: e.actorEmail }
+              : { kind: "operator" as const, id: e.actorId ?? "", email: e.actorEmail },
         action: e.action,
+        target_kind: e.action.slice(0, e.action.indexOf(".")),
         target: e.target,
         detail: e.detail,
       })),

@@ -18,7 +18,7 @@ import { getContactByKey, listsOfContact, searchContacts, searchContactsByAttrib
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
 import { isoTime } from "../store/sql";
-import { audited } from "./audit";
+import { audited, auditorOf } from "./audit";
 import { eventView } from "./events";
 import { definePanelRoute } from "./route";
 
@@ -146,7 +146,7 @@ const editContact = definePanelRoute({
   summary:
     "Change a contact's attributes under the rules of the API's update (4.3): each value checked against its type, null removes one; the primary key names the contact and is not changed here, and unknown attributes are refused",
   body: editContactBody,
-  async handle({ env, db, exec, path, body, panel }) {
+  async handle({ env, db, exec, caller, path, body, panel }) {
     const contact = await requireContact(db, panel, path.key);
     const keyProblems = Object.keys(body.attributes)
       .filter((name) => canonicalAttributeName(name) === panel.primaryKey)
@@ -157,6 +157,7 @@ const editContact = definePanelRoute({
       { env, db, panelId: panel.id, schema, unknown: "reject", now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
       { ...body.attributes, [panel.primaryKey]: contact.key },
       "attributes",
+      { by: auditorOf(caller), before: contact.attributes },
     );
     if (!outcome.ok) throw problemError(inPanelWords(outcome.problem, panel, path.key));
     return contactView(outcome.value.contact);
@@ -250,8 +251,9 @@ const changePreferences = definePanelRoute({
   summary:
     "Change a contact's subscriptions (email, sms, push: subscribed or unsubscribed), as its preference page does; an unreachable channel is refused (400), a bounced or stopped one, or subscribing a complained email, is a conflict (409), and nothing changes",
   body: preferencesBody,
-  async handle({ path, body, panel, db }) {
-    return { preferences: unwrap(await changeContactPreferences(db, panel.id, await requireContact(db, panel, path.key), body, Date.now(), "operator")) };
+  async handle({ caller, path, body, panel, db }) {
+    const contact = await requireContact(db, panel, path.key);
+    return { preferences: unwrap(await changeContactPreferences(db, panel.id, contact, body, Date.now(), "operator", auditorOf(caller))) };
   },
 });
 

@@ -61,8 +61,8 @@ const createList = definePanelRoute({
   summary: "Create a list (names are unique in the panel regardless of case)",
   status: 201,
   body: createListBody,
-  async handle({ env, path, body, panel, db }) {
-    return listView(unwrapList(await createPanelList(db, panel.id, body.name, body.description ?? "", Date.now())));
+  async handle({ caller, body, panel, db }) {
+    return listView(unwrapList(await createPanelList(db, panel.id, body.name, body.description ?? "", Date.now(), auditorOf(caller))));
   },
 });
 
@@ -73,8 +73,8 @@ const changeList = definePanelRoute({
   response: listAnswer,
   summary: "Rename a list and optionally change its description",
   body: renameListBody,
-  async handle({ env, path, body, panel, db }) {
-    return listView(unwrapList(await renameList(db, panel.id, listId(path.list), body.name, body.description, Date.now()), path.list));
+  async handle({ caller, path, body, panel, db }) {
+    return listView(unwrapList(await renameList(db, panel.id, listId(path.list), body.name, body.description, Date.now(), auditorOf(caller)), path.list));
   },
 });
 
@@ -100,9 +100,9 @@ const uploadToList = definePanelRoute({
   summary: `Upload a CSV file (the raw request body, at most ${MAX_PANEL_UPLOAD_BYTES / 1024 / 1024} MiB) into the list: stored in R2, then imported by the bulk-upload engine; answers the job to follow at /jobs/{job}`,
   status: 202,
   query: uploadQuery,
-  async handle({ request, env, path, query, panel, db }) {
+  async handle({ request, env, caller, path, query, panel, db }) {
     const upload = { declaredBytes: Number(request.headers.get("content-length") ?? "NaN"), body: request.body, name: query.name, maxBytes: MAX_PANEL_UPLOAD_BYTES };
-    const { jobId } = unwrapList(await uploadIntoList(env, db, panel.id, listId(path.list), upload, new URL(request.url).origin), path.list);
+    const { jobId } = unwrapList(await uploadIntoList(env, db, panel.id, listId(path.list), upload, new URL(request.url).origin, auditorOf(caller)), path.list);
     return { jobid: jobId };
   },
 });
@@ -146,8 +146,8 @@ const importFromUrl = definePanelRoute({
   summary: "Import contacts into the list from a CSV file at a URL, by the bulk-upload engine (as bulkupload's path); answers the job to follow at /jobs/{job}",
   status: 202,
   body: importFromUrlBody,
-  async handle({ request, env, db, path, body, panel }) {
-    const { jobId } = unwrapList(await importUrlIntoList(env, db, panel.id, listId(path.list), body.url, new URL(request.url).origin), path.list);
+  async handle({ request, env, caller, db, path, body, panel }) {
+    const { jobId } = unwrapList(await importUrlIntoList(env, db, panel.id, listId(path.list), body.url, new URL(request.url).origin, auditorOf(caller)), path.list);
     return { jobid: jobId };
   },
 });

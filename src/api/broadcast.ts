@@ -2,6 +2,7 @@ import { uploadContactsAndPublish } from "../services/broadcasts/upload-and-publ
 import { broadcastAnswer, broadcastRequestSchema } from "../domain/broadcast";
 import type { Params } from "../lib/http/body";
 import { unwrap } from "../lib/http/errors";
+import { apiKeyAuditor } from "../services/audit/record";
 import { parseCallerJson } from "../lib/json";
 import { json } from "../lib/http/respond";
 import { z } from "../lib/z";
@@ -48,7 +49,7 @@ const uploadContactAndPublish = defineOperation({
       }),
     ),
   async run(ctx, { data: request }) {
-    const { campaignId, listId, message } = unwrap(await uploadContactsAndPublish(ctx, request));
+    const { campaignId, listId, message } = unwrap(await uploadContactsAndPublish({ ...ctx, by: apiKeyAuditor(ctx.user) }, request));
     return { campaignId, listId, message };
   },
   render: {

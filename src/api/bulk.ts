@@ -2,6 +2,7 @@ import { requestApiKey } from "../lib/http/credentials";
 import { authenticateApiKey } from "./access";
 import { asApiError, notFound, unwrap } from "../lib/http/errors";
 import { csvAttachment, envelopeFailure, newRequestId } from "../lib/http/respond";
+import { apiKeyAuditor } from "../services/audit/record";
 import { startBulkUpload } from "../services/imports/bulk-upload";
 import { importErrorReport, importJobStatus } from "../services/imports/jobs";
 import { z } from "../lib/z";
@@ -31,8 +32,8 @@ const bulkUpload = defineOperation({
         .pipe(outboundUrl(rules).optional())
         .meta({ description: "http(s) URL that gets a POST with the job's outcome" }),
     }),
-  async run({ env, panel, now, origin, db }, input) {
-    const started = await startBulkUpload(env, db, {
+  async run({ env, panel, user, now, origin, db }, input) {
+    const started = await startBulkUpload(env, db, apiKeyAuditor(user), {
       panelId: panel.id,
       url: input.path,
       listId: input.listid ?? null,

@@ -6,6 +6,7 @@ import { createList as createPanelList } from "../services/lists/create";
 import { emptyList } from "../services/lists/empty";
 import { removeList as removePanelList } from "../services/lists/remove";
 import { renameList } from "../services/lists/rename";
+import { apiKeyAuditor } from "../services/audit/record";
 import { listLists, type ContactList } from "../store/lists";
 import { isoTime } from "../store/sql";
 import { defineOperation, type OperationTable } from "./operation";
@@ -49,8 +50,8 @@ function unwrapList<T>(result: Result<T>, asked: { id?: number; listname: string
 const createList = defineOperation({
   summary: "Create a list (4.6)",
   params: z.object({ listname: listName, desc: listDescription }),
-  async run({ env, panel, now, db }, { listname, desc }) {
-    const list = unwrapList(await createPanelList(db, panel.id, listname, desc ?? "", now), { listname });
+  async run({ panel, user, now, db }, { listname, desc }) {
+    const list = unwrapList(await createPanelList(db, panel.id, listname, desc ?? "", now, apiKeyAuditor(user)), { listname });
     return { listid: list.id };
   },
 });
@@ -58,8 +59,8 @@ const createList = defineOperation({
 const editList = defineOperation({
   summary: "Rename a list and optionally change its description (4.7)",
   params: z.object({ id: listIdParam, listname: listName, desc: listDescription }),
-  async run({ env, panel, now, db }, { id, listname, desc }) {
-    return { list: listView(unwrapList(await renameList(db, panel.id, id, listname, desc, now), { id, listname })) };
+  async run({ panel, user, now, db }, { id, listname, desc }) {
+    return { list: listView(unwrapList(await renameList(db, panel.id, id, listname, desc, now, apiKeyAuditor(user)), { id, listname })) };
   },
 });
 
@@ -74,8 +75,8 @@ const getAllLists = defineOperation({
 const removeList = defineOperation({
   summary: "Delete a list by name (4.9); its contacts stay",
   params: z.object({ listname: listName }),
-  async run({ env, panel, db }, { listname }) {
-    unwrapList(await removePanelList(db, panel.id, { name: listname }, Date.now()), { listname });
+  async run({ panel, user, db }, { listname }) {
+    unwrapList(await removePanelList(db, panel.id, { name: listname }, Date.now(), apiKeyAuditor(user)), { listname });
     return {};
   },
 });
@@ -83,8 +84,8 @@ const removeList = defineOperation({
 const emptyNamedList = defineOperation({
   summary: "Remove every member of a list; the contacts stay",
   params: z.object({ listname: listName }),
-  async run({ env, panel, now, db }, { listname }) {
-    const { removed } = unwrapList(await emptyList(db, panel.id, { name: listname }, now), { listname });
+  async run({ panel, user, now, db }, { listname }) {
+    const { removed } = unwrapList(await emptyList(db, panel.id, { name: listname }, now, apiKeyAuditor(user)), { listname });
     return { removed };
   },
 });

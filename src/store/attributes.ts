@@ -19,15 +19,15 @@ export async function loadAttributeSchema(db: ShardDb, panelId: string): Promise
 }
 
 /** Creates the attribute, or returns the existing one unchanged (the caller compares types). */
-export async function putAttribute(db: ShardDb, panelId: string, attribute: Attribute, now: number): Promise<Attribute> {
-  const row = await db
-    .prepare(
-      `INSERT INTO attributes (panel_id, name, type, created_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (panel_id, name) DO UPDATE SET name = name RETURNING name, type`,
-    )
+/** Adds an attribute unless the panel has one of that name; answers the stored one and whether it is new. */
+export async function putAttribute(db: ShardDb, panelId: string, attribute: Attribute, now: number): Promise<Attribute & { created: boolean }> {
+  const inserted = await db
+    .prepare("INSERT INTO attributes (panel_id, name, type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (panel_id, name) DO NOTHING RETURNING name, type")
     .bind(panelId, attribute.name, attribute.type, now)
     .first<Attribute>();
-  return row!;
+  if (inserted) return { ...inserted, created: true };
+  const stored = await db.prepare("SELECT name, type FROM attributes WHERE panel_id = ? AND name = ?").bind(panelId, attribute.name).first<Attribute>();
+  return { ...stored!, created: false };
 }
 
 /** A new panel's starting schema, written before its directory entry. */

@@ -1,10 +1,12 @@
 import type { ShardDb } from "./shards";
-import type { AuditAction } from "../domain/audit";
+import type { AuditAction, AuditActorKind, AuditFilter } from "../domain/audit";
 
 export interface AuditEntry {
   id: number;
   panelId: string;
   at: number;
+  /** operator: actorId/actorEmail are the operator's; api_key: the API user's whose key it was; admin_token: both null. */
+  actorKind: AuditActorKind;
   actorId: string | null;
   actorEmail: string | null;
   action: AuditAction;
@@ -14,24 +16,42 @@ export interface AuditEntry {
 
 export async function insertAuditEntry(db: ShardDb, entry: Omit<AuditEntry, "id">): Promise<void> {
   await db
-    .prepare("INSERT INTO audit_log (panel_id, at, actor_id, actor_email, action, target, detail) VALUES (?, ?, ?, ?, ?, ?, ?)")
-    .bind(entry.panelId, entry.at, entry.actorId, entry.actorEmail, entry.action, entry.target, JSON.stringify(entry.detail))
+    .prepare("INSERT INTO audit_log (panel_id, at, actor_kind, actor_id, actor_email, action, target, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    .bind(entry.panelId, entry.at, entry.actorKind, entry.actorId, entry.actorEmail, entry.action, entry.target, JSON.stringify(entry.detail))
     .run();
 }
 
-/** The panel's entries newest first, before entry id `before` when given, of one action when given. */
-export async function listAuditEntries(db: ShardDb, panelId: string, before: number | undefined, action: AuditAction | undefined, limit: number): Promise<AuditEntry[]> {
+/**
+ * The panel's entries newest first, before entry id `before` when given, narrowed by `filter`.
+ * Walks the panel's entries by id (audit_log_by_panel); a year of a panel's changes is small.
+ */
+export async function listAuditEntries(db: ShardDb, panelId: string, before: number | undefined, filter: AuditFilter, limit: number): Promise<AuditEntry[]> {
   const { results } = await db
     .prepare(
-      `SELECT id, panel_id, at, actor_id, actor_email, action, target, detail FROM audit_log
-       WHERE panel_id = ?1 AND id < ?2 AND (?3 IS NULL OR action = ?3) ORDER BY id DESC LIMIT ?4`,
+      `SELECT id, panel_id, at, actor_kind, actor_id, actor_email, action, target, detail FROM audit_log
+       WHERE panel_id = ?1 AND id < ?2 AND (?3 IS NULL OR action = ?3)
+         AND (?4 IS NULL OR actor_kind = ?4) AND (?5 IS NULL OR actor_id = ?5)
+         AND (?6 IS NULL OR substr(action, 1, length(?6) + 1) = ?6 || '.')
+         AND at >= ?7 AND at < ?8
+       ORDER BY id DESC LIMIT ?9`,
     )
-    .bind(panelId, before ?? Number.MAX_SAFE_INTEGER, action ?? null, limit)
-    .all<{ id: number; panel_id: string; at: number; actor_id: string | null; actor_email: string | null; action: AuditAction; target: string; detail: string }>();
+    .bind(
+      panelId,
+      before ?? Number.MAX_SAFE_INTEGER,
+      filter.action ?? null,
+      filter.actorKind ?? null,
+      filter.actorId ?? null,
+      filter.targetKind ?? null,
+      filter.from ?? 0,
+      filter.to ?? Number.MAX_SAFE_INTEGER,
+      limit,
+    )
+    .all<{ id: number; panel_id: string; at: number; actor_kind: AuditActorKind; actor_id: string | null; actor_email: string | null; action: AuditAction; target: string; detail: string }>();
   return results.map((row) => ({
     id: row.id,
     panelId: row.panel_id,
     at: row.at,
+    actorKind: row.actor_kind,
     actorId: row.actor_id,
     actorEmail: row.actor_email,
     action: row.action,

@@ -84,6 +84,8 @@ export interface KeyOwner {
   panel: Panel;
   userDisabled: boolean;
   keyHash: string;
+  /** The API user the key is of, named in the audit log of the changes it makes. */
+  user: { id: string; email: string };
 }
 
 const OWNER_COLUMNS = PANEL_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ");
@@ -91,9 +93,9 @@ const OWNER_COLUMNS = PANEL_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ");
 /** Finds the panel and user an API key hash belongs to (the panel's schema is on its shard). */
 export async function findKeyOwner(db: ControlDb, keyHash: string): Promise<KeyOwner | null> {
   const row = await db
-    .prepare(`SELECT ${OWNER_COLUMNS}, u.disabled AS user_disabled, u.api_key_hash FROM users u JOIN panels p ON p.id = u.panel_id WHERE u.api_key_hash = ?`)
+    .prepare(`SELECT ${OWNER_COLUMNS}, u.disabled AS user_disabled, u.api_key_hash, u.id AS user_id, u.email AS user_email FROM users u JOIN panels p ON p.id = u.panel_id WHERE u.api_key_hash = ?`)
     .bind(keyHash)
-    .first<Parameters<typeof panelFromRow>[0] & { user_disabled: number; api_key_hash: string }>();
+    .first<Parameters<typeof panelFromRow>[0] & { user_disabled: number; api_key_hash: string; user_id: string; user_email: string }>();
   if (!row) return null;
-  return { panel: panelFromRow(row), userDisabled: row.user_disabled === 1, keyHash: row.api_key_hash };
+  return { panel: panelFromRow(row), userDisabled: row.user_disabled === 1, keyHash: row.api_key_hash, user: { id: row.user_id, email: row.user_email } };
 }

@@ -48,7 +48,9 @@ describe("the panel's audit log", () => {
       "journey.paused",
       "journey.started",
       "journey.created",
+      "activity.defined",
       "campaign.published",
+      "list.created",
       "webhook.edited",
       "webhook.created",
       "operator.removed",
@@ -65,8 +67,8 @@ describe("the panel's audit log", () => {
       "panel.api_mode_changed",
     ]);
     expect(log.entries[0]).toMatchObject({ actor: { kind: "admin_token" }, target: panel.id, detail: { api_mode: true } });
-    expect(log.entries[16]).toMatchObject({ actor: { kind: "operator", id: owner.body.operator.id, email: owner.email }, detail: { api_mode: false } });
-    expect(log.entries[17]).toMatchObject({ actor: { kind: "admin_token" }, detail: { email: owner.email, role: "owner" } });
+    expect(log.entries[18]).toMatchObject({ actor: { kind: "operator", id: owner.body.operator.id, email: owner.email }, detail: { api_mode: false } });
+    expect(log.entries[19]).toMatchObject({ actor: { kind: "admin_token" }, detail: { email: owner.email, role: "owner" } });
     const byAction = (action: string) => log.entries.find((e: any) => e.action === action);
     expect(byAction("panel.settings_changed").detail).toEqual({ name: "Renamed", timezone: "Asia/Kolkata" });
     expect(byAction("user.key_rotated")).toMatchObject({ target: user.id, detail: { email: "robot@example.com" } });
@@ -129,6 +131,7 @@ describe("the panel's audit log", () => {
       "sender_domain.added",
       "list.deleted",
       "list.emptied",
+      "list.created",
       "segment.deleted",
       "segment.edited",
       "segment.created",

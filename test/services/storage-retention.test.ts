@@ -136,7 +136,7 @@ describe("audit log", () => {
   it("entries older than AUDIT_LOG_DAYS go; newer ones are listed as before", async () => {
     const panel = await createPanel();
     expect((await admin("PATCH", `/panels/${panel.id}`, { name: "Renamed" })).status).toBe(200);
-    await insertAuditEntry(panelData, { panelId: panel.id, at: Date.now() - 366 * DAY, actorId: null, actorEmail: null, action: "panel.settings_changed", target: panel.id, detail: {} });
+    await insertAuditEntry(panelData, { panelId: panel.id, at: Date.now() - 366 * DAY, actorKind: "admin_token", actorId: null, actorEmail: null, action: "panel.settings_changed", target: panel.id, detail: {} });
     const log = async () => (await admin("GET", `/panels/${panel.id}/audit?limit=100`)).body.entries;
     const before = await log();
     const old = before.filter((e: { at: string }) => Date.parse(e.at) < Date.now() - 365 * DAY);
@@ -260,7 +260,7 @@ describe("archive index", () => {
 describe("panels in transit", () => {
   it("a panel a move is copying to or removing from this shard keeps its old rows until it is done", async () => {
     const panel = await createPanel();
-    await insertAuditEntry(panelData, { panelId: panel.id, at: Date.now() - 400 * DAY, actorId: null, actorEmail: null, action: "panel.settings_changed", target: panel.id, detail: {} });
+    await insertAuditEntry(panelData, { panelId: panel.id, at: Date.now() - 400 * DAY, actorKind: "admin_token", actorId: null, actorEmail: null, action: "panel.settings_changed", target: panel.id, detail: {} });
     const old = () => countRows("SELECT COUNT(*) AS n FROM audit_log WHERE panel_id = ? AND at < ?", panel.id, Date.now() - 365 * DAY);
     await panelData.prepare("INSERT INTO panels_in_transit (panel_id) VALUES (?)").bind(panel.id).run();
     await housekeeping.run(env, Date.now());

@@ -69,8 +69,10 @@ export const auditEntryAnswer = z.strictObject({
   actor: z.discriminatedUnion("kind", [
     z.strictObject({ kind: z.literal("admin_token") }),
     z.strictObject({ kind: z.literal("operator"), id: z.string(), email: z.string().nullable() }),
+    z.strictObject({ kind: z.literal("api_key"), user_id: z.string(), email: z.string().nullable() }).meta({ description: "A call made with the API key of this API user" }),
   ]),
   action: z.enum(AUDIT_ACTIONS),
+  target_kind: z.string(),
   target: z.string(),
   detail: z.record(z.string(), z.unknown()),
 });

@@ -16,9 +16,11 @@ export function hashApiKey(apiKey: string): Promise<string> {
   return sha256Hex(apiKey);
 }
 
-/** Who a call acts for: the key's panel, that panel's attribute schema and its shard's database. */
+/** Who a call acts for: the key's panel and user, that panel's attribute schema and its shard's database. */
 export interface Caller {
   panel: Panel;
+  /** The API user the key is of: the audit log names it for the configuration the call changes. */
+  user: { id: string; email: string };
   schema: KeyedSchema;
   db: ShardDb;
 }
@@ -56,6 +58,7 @@ export async function findCaller(env: Env, apiKey: unknown): Promise<Caller | nu
   const attributes = await listAttributes(db, owner.panel.id);
   const found = {
     panel: owner.panel,
+    user: owner.user,
     schema: { primaryKey: owner.panel.primaryKey, attributes: new Map(attributes.map((a) => [a.name, a.type])) },
   };
   callers.set(key, found);

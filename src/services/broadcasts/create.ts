@@ -1,3 +1,5 @@
+import { isoTime } from "../../store/sql";
+import { recordAudit, type Auditor } from "../audit/record";
 import type { ShardDb } from "../../store/shards";
 import { checkCsvHeaders, fileNameOf, rowcountInFileName, type BroadcastRequest } from "../../domain/broadcast";
 import type { KeyedSchema } from "../../domain/contacts";
@@ -34,6 +36,8 @@ export interface BroadcastContext {
   schema: KeyedSchema;
   requestId: string;
   now: number;
+  /** Who to name in the audit log for the campaign published (the API user whose key called). */
+  by?: Auditor;
 }
 
 /** Refused when the input broke a rule (invalid) or its list name is taken (conflict). */
@@ -208,5 +212,13 @@ async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest)
   if (listId === null) throw listTaken(request.listName);
   const handle = await startContactImport(env, db, { panelId: panel.id, listId, schema: ctx.schema, sources, now });
   await setCampaignImport(db, panel.id, campaign.id, handle.jobId);
+  if (ctx.by) {
+    await recordAudit(db, panel.id, ctx.by, "campaign.published", campaign.id, {
+      name: request.campaignName,
+      send_at: isoTime(request.sendAt),
+      list: { id: listId, name: request.listName },
+      import_job: handle.jobId,
+    });
+  }
   return { campaignId: campaign.id, listId, sendAt: request.sendAt, importJobId: handle.jobId, senderNote: sender.note };
 }

@@ -1,6 +1,8 @@
 import { contactReach, LIFTABLE_SUPPRESSIONS, type ChannelPreferences, type ChannelState, type PreferenceActor, type PreferencesChange, type SuppressionReason } from "../../domain/preferences";
 import type { FieldProblem } from "../../domain/problems";
 import { refused, succeeded, type Result } from "../../lib/problems";
+import { changedValues } from "../../domain/audit";
+import { recordAudit, type Auditor } from "../audit/record";
 import type { Contact } from "../../store/contacts";
 import { pushOptedOut, setPushOptOut } from "../../store/preferences";
 import type { ShardDb } from "../../store/shards";
@@ -35,6 +37,8 @@ export async function changeContactPreferences(
   change: PreferencesChange,
   now: number,
   by: PreferenceActor,
+  /** An operator's change, recorded in the audit log with each channel's before and after. */
+  auditor?: Auditor,
 ): Promise<Result<ChannelPreferences>> {
   const current = await contactPreferences(db, panelId, contact);
   const unreachable: FieldProblem[] = [];
@@ -64,5 +68,10 @@ export async function changeContactPreferences(
     else await liftSmsSuppression(db, panelId, phone);
   }
   if (change.push !== undefined && change.push !== current.push) await setPushOptOut(db, panelId, contact.id, change.push === "unsubscribed", now);
-  return succeeded(await contactPreferences(db, panelId, contact));
+  const after = await contactPreferences(db, panelId, contact);
+  if (auditor) {
+    const changed = changedValues(current, after);
+    if (Object.keys(changed).length) await recordAudit(db, panelId, auditor, "contact.preferences_changed", String(contact.id), { changed });
+  }
+  return succeeded(after);
 }

@@ -1,3 +1,4 @@
+import { recordAudit, type Auditor } from "../audit/record";
 import { succeeded, type Result } from "../../lib/problems";
 import type { ShardDb } from "../../store/shards";
 import { missingLists } from "../contacts/lists";
@@ -19,7 +20,7 @@ export interface BulkUpload {
  * Contacts imported from a hosted CSV file in the background (CONTRACT 4.5 bulkupload): the
  * list, when one is named, must be the panel's; answers the job's id at once.
  */
-export async function startBulkUpload(env: Pick<Env, "IMPORTS">, db: ShardDb, upload: BulkUpload): Promise<Result<{ jobId: string }>> {
+export async function startBulkUpload(env: Pick<Env, "IMPORTS">, db: ShardDb, by: Auditor, upload: BulkUpload): Promise<Result<{ jobId: string }>> {
   const missing = await missingLists(db, upload.panelId, upload.listId === null ? [] : [upload.listId]);
   if (missing.length) return noSuchLists(missing);
   const jobId = await startImport(env, db, {
@@ -31,5 +32,7 @@ export async function startBulkUpload(env: Pick<Env, "IMPORTS">, db: ShardDb, up
     origin: upload.origin,
     now: upload.now,
   });
+  // One entry per job, not per contact: an import changes the panel's data wholesale.
+  await recordAudit(db, upload.panelId, by, "import.started", jobId, { list: upload.listId === null ? null : { id: upload.listId }, source: "api", url: upload.url });
   return succeeded({ jobId });
 }

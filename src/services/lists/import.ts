@@ -4,15 +4,19 @@ import { R2Upload } from "../../lib/r2-upload";
 import { getList } from "../../store/lists";
 import type { ShardDb } from "../../store/shards";
 import { startImport } from "../imports";
+import { recordAudit, type Auditor } from "../audit/record";
 import { noSuchList } from "./find";
 
 /** The import job started (to follow at /jobs/{job}). */
 export type ListImportStarted = { jobId: string };
 
 /** Imports contacts into a list from a CSV file at a URL, by the bulk-upload engine. */
-export async function importUrlIntoList(env: Env, db: ShardDb, panelId: string, listId: number, url: string, origin: string): Promise<Result<ListImportStarted>> {
-  if (!(await getList(db, panelId, listId))) return noSuchList({ id: listId });
-  return succeeded({ jobId: await startImport(env, db, { panelId, sources: [{ url }], listId, origin }) });
+export async function importUrlIntoList(env: Env, db: ShardDb, panelId: string, listId: number, url: string, origin: string, by?: Auditor): Promise<Result<ListImportStarted>> {
+  const list = await getList(db, panelId, listId);
+  if (!list) return noSuchList({ id: listId });
+  const jobId = await startImport(env, db, { panelId, sources: [{ url }], listId, origin });
+  if (by) await recordAudit(db, panelId, by, "import.started", jobId, { list: { id: list.id, name: list.name }, source: "url", url });
+  return succeeded({ jobId });
 }
 
 export interface ListUpload {
@@ -29,8 +33,9 @@ export interface ListUpload {
  * then imports it into the list by the bulk-upload engine. Refused when there is no such list
  * (not_found), no file (invalid) or an empty one, or one past `maxBytes` (too_large).
  */
-export async function uploadIntoList(env: Env, db: ShardDb, panelId: string, listId: number, upload: ListUpload, origin: string): Promise<Result<ListImportStarted>> {
-  if (!(await getList(db, panelId, listId))) return noSuchList({ id: listId });
+export async function uploadIntoList(env: Env, db: ShardDb, panelId: string, listId: number, upload: ListUpload, origin: string, by?: Auditor): Promise<Result<ListImportStarted>> {
+  const list = await getList(db, panelId, listId);
+  if (!list) return noSuchList({ id: listId });
   const tooLarge = () => refused<ListImportStarted>("too_large", [{ field: "file", message: "too large" }], `file: larger than ${upload.maxBytes} bytes`);
   if (upload.declaredBytes > upload.maxBytes) return tooLarge();
   if (!upload.body) return refusedField("invalid", "file", "is required: send the CSV file as the request body");
@@ -52,5 +57,7 @@ export async function uploadIntoList(env: Env, db: ShardDb, panelId: string, lis
     return refusedField("invalid", "file", "is empty");
   }
   await stored.close();
-  return succeeded({ jobId: await startImport(env, db, { panelId, sources: [{ key, name: upload.name }], listId, origin }) });
+  const jobId = await startImport(env, db, { panelId, sources: [{ key, name: upload.name }], listId, origin });
+  if (by) await recordAudit(db, panelId, by, "import.started", jobId, { list: { id: list.id, name: list.name }, source: "upload", file: upload.name, bytes: stored.size });
+  return succeeded({ jobId });
 }
