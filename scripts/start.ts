@@ -43,6 +43,9 @@ const persistArgs = stateDir ? ["--persist-to", stateDir] : [];
 const varArgs = [
   "--var",
   `PUBLIC_BASE_URL:${origin}`,
+  // Transactional mail (password resets...) kept and linked from the log: local only, never deployed.
+  "--var",
+  "LOCAL_MAILBOX:true",
   ...(["EMAIL_PROVIDER", "DOH_URL"] as const).flatMap((name) => (process.env[name] ? ["--var", `${name}:${process.env[name]}`] : [])),
 ];
 const logFile = join(stateDir ?? join(root, ".wrangler"), `dev${region ? `.${region}` : ""}.log`);
@@ -90,6 +93,9 @@ async function buildPanel(): Promise<void> {
  */
 function requestLine(line: string): string | null {
   const plain = line.replace(/\x1b\[[0-9;]*m/g, "").trim();
+  // The Worker's link to each transactional mail it sent (services/channels/mailer.ts, LOCAL_MAILBOX).
+  const mail = /(Local mailbox: .*https?:\/\/\S+)/.exec(plain);
+  if (mail) return mail[1]!;
   const match = /^\[wrangler:info\]\s+([A-Z]+ \S+ \d{3}\b.*)$/.exec(plain);
   if (!match || /^GET \/(health|__scheduled)\b/.test(match[1]!)) return null;
   return match[1]!;

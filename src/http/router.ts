@@ -17,6 +17,7 @@ import { handleClick, handleOpen, handleSesNotification, handlePreferences, hand
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
 import { withSecurityHeaders } from "../lib/http/security-headers";
 import { handleShortLink, handleSmsHook } from "../api/sms-hooks";
+import { LOCAL_MAILBOX_PATH, localMailboxPage } from "../services/channels/mailer";
 
 export const API_VERSION = "apiv2";
 
@@ -74,6 +75,12 @@ router
     return handleEnvelope(request, env, exec);
   })
   .all("/admin/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAdmin(request, env, exec))
+  // A kept transactional mail, only where LOCAL_MAILBOX is on (npm start); elsewhere the 404 of any unknown path.
+  .get(`${LOCAL_MAILBOX_PATH}:id`, async (request: IRequest, env: Env) => {
+    const page = await localMailboxPage(env, request.params.id!);
+    if (page === null) return undefined;
+    return new Response(page, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff", "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'" } });
+  })
   // The panel's sign-in, session and password reset (wrangler.toml's run_worker_first lists /auth/*).
   .all("/auth/v1/*", (request: IRequest, env: Env, exec: ExecutionContext) => handleAuth(request, env, exec))
   .all("/:version/activity/singleactivity/:client_id", activityRoute(handleSingleActivity))

@@ -15,6 +15,7 @@ import { z } from "./z";
 const VARS = [
   "REGION",
   "ALLOW_PRIVATE_FETCH",
+  "LOCAL_MAILBOX",
   "BROADCAST_LEAD_MINUTES",
   "MAIL_FROM",
   "EMAIL_PROVIDER",
@@ -78,6 +79,7 @@ const text = z.string();
 const schema = z.object({
   REGION: text.default("default"),
   ALLOW_PRIVATE_FETCH: flag.default(false),
+  LOCAL_MAILBOX: flag.default(false),
   BROADCAST_LEAD_MINUTES: minutes.default(90),
   MAIL_FROM: z.email({ error: "must be an email address" }).default("notifications@example.com"),
   EMAIL_PROVIDER: z.enum(EMAIL_PROVIDERS, { error: `is not one of ${EMAIL_PROVIDERS.join(", ")}` }).default("outbox"),
@@ -121,6 +123,12 @@ function toConfig(vars: z.output<typeof schema>) {
     region: vars.REGION,
     /** Outbound fetches may reach private and loopback hosts (local development and tests). */
     allowPrivateFetch: vars.ALLOW_PRIVATE_FETCH,
+    /**
+     * Transactional mail (password resets, import summaries...) is also kept in R2 and shown at
+     * /dev/mailbox/{id}, whose link the log prints: `npm start` sets it; production never (the
+     * page shows reset links to anyone who can reach it).
+     */
+    localMailbox: vars.LOCAL_MAILBOX,
     /** How far ahead a broadcast's send time must be. */
     broadcastLeadMinutes: vars.BROADCAST_LEAD_MINUTES,
     /** Sender of transactional mail. */

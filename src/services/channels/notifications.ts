@@ -1,3 +1,4 @@
+import { sendTransactional } from "./mailer";
 import { panelDb } from "../access/shards";
 import { newId } from "../../lib/random";
 import { claimNotification, finishNotification, recentNotificationCopies } from "../../store/notifications";
@@ -59,7 +60,7 @@ export async function sendNotification(env: Env, notification: Notification, now
     }
   }
   try {
-    await env.MAILER.send({ from: config(env).mailFrom, to: notification.to, subject: notification.subject, text: notification.text });
+    await sendTransactional(env, { from: config(env).mailFrom, to: notification.to, subject: notification.subject, text: notification.text });
     await finishNotification(db, id, "sent", null);
     return "sent";
   } catch (error) {

@@ -1,3 +1,4 @@
+import { sendTransactional, type MailerEnv } from "../channels/mailer";
 import { hashPassword, sha256Hex } from "../../lib/crypto";
 import { refusedField, refused, succeeded, type Result } from "../../lib/problems";
 import { randomBase64Url } from "../../lib/random";
@@ -16,7 +17,7 @@ export const RESETS_PER_ACCOUNT = 5;
 /** The panel's page a reset link opens; the token rides in the fragment, which no server or Referer sees. */
 export const RESET_PAGE = "/reset-password";
 
-type ResetEnv = Pick<Env, "DB" | "MAILER" | "MAIL_FROM" | "PUBLIC_BASE_URL">;
+type ResetEnv = Pick<Env, "DB"> & MailerEnv;
 
 export interface ResetRequest {
   email: string;
@@ -49,7 +50,7 @@ async function sendResetLink(env: ResetEnv, request: ResetRequest): Promise<void
   await insertPasswordReset(env.DB, await sha256Hex(token), operator.id, request.now + PASSWORD_RESET_TTL_MS);
   // The deployment's own address, never the request's Host header, which the asker chooses.
   const link = `${config(env).publicBaseUrl}${RESET_PAGE}#token=${token}`;
-  await env.MAILER.send({
+  await sendTransactional(env, {
     from: config(env).mailFrom,
     to: operator.email,
     subject: "Set a new password for the panel",
