@@ -53,37 +53,118 @@ const ACTIONS: Record<AuditAction, string> = {
   "sms.settings_changed": "SMS provider changed",
   "push.settings_changed": "Push channels changed",
   "contact.erased": "Contact erased",
+  "list.created": "List created",
+  "list.renamed": "List renamed",
+  "contact.edited": "Contact edited",
+  "contact.preferences_changed": "Contact's subscriptions changed",
+  "attribute.defined": "Attribute added",
+  "activity.defined": "Activity defined",
+  "import.started": "Import started",
 };
+
+/** The kinds of object, in words, for the "Object" filter (the part of an action before its dot). */
+const TARGET_KINDS: Record<string, string> = {
+  panel: "Panel settings",
+  user: "API users and keys",
+  operator: "Operators",
+  webhook: "Webhooks",
+  campaign: "Campaigns",
+  journey: "Journeys",
+  segment: "Segments",
+  list: "Lists",
+  sender_domain: "Sender domains",
+  tracking_domain: "Tracking domain",
+  sms: "SMS",
+  push: "Push",
+  contact: "Contacts",
+  attribute: "Attributes",
+  activity: "Activities",
+  import: "Imports",
+};
+
+function who(actor: AuditEntryView["actor"]): string {
+  if (actor.kind === "operator") return actor.email ?? actor.id;
+  if (actor.kind === "api_key") return `API key of ${actor.email ?? actor.user_id}`;
+  return "the deployment's admin token";
+}
+
+/** A value in words; a { before, after } pair reads "before → after". */
+function valueText(value: unknown): string {
+  if (typeof value === "object" && value !== null && "before" in value && "after" in value) {
+    const { before, after } = value as { before: unknown; after: unknown };
+    return `${valueText(before)} → ${valueText(after)}`;
+  }
+  if (value === null) return "none";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}
 
 function details(detail: Record<string, unknown>): string {
   return Object.entries(detail)
-    .map(([name, value]) => `${name.replaceAll("_", " ")}: ${typeof value === "object" && value !== null ? JSON.stringify(value) : String(value)}`)
+    .map(([name, value]) =>
+      name === "changed" && typeof value === "object" && value !== null && !Array.isArray(value)
+        ? Object.entries(value).map(([field, change]) => `${field.replaceAll("_", " ")}: ${valueText(change)}`).join("; ")
+        : `${name.replaceAll("_", " ")}: ${valueText(value)}`,
+    )
     .join("; ");
 }
 
 /** Who did what in the panel, newest first; owners only. */
 export function Audit({ panel }: ScreenProps) {
   const [action, setAction] = useState<AuditAction | "">("");
+  const [targetKind, setTargetKind] = useState("");
+  const [actor, setActor] = useState("");
+  const [from, setFrom] = useState("");
+  const [to, setTo] = useState("");
   const [before, setBefore] = useState<string>();
   // Cursors of the pages before this one, so Previous can go back.
   const [trail, setTrail] = useState<(string | undefined)[]>([]);
-  const query = new URLSearchParams({ limit: "50", ...(action ? { action } : {}), ...(before ? { before } : {}) });
+  // Dates are read as the browser's local days; the API takes instants.
+  const day = (date: string, next = false) => (date ? new Date(new Date(`${date}T00:00:00`).getTime() + (next ? 86_400_000 : 0)).toISOString() : "");
+  const filters: Record<string, string> = Object.fromEntries(
+    Object.entries({ action, target_kind: targetKind, actor: actor.trim(), from: day(from), to: day(to, true) }).filter(([, value]) => value !== ""),
+  );
+  const query = new URLSearchParams({ limit: "50", ...filters, ...(before ? { before } : {}) });
+  const csvHref = `/admin/v1/panels/${encodeURIComponent(panel.id)}/audit?${new URLSearchParams({ ...filters, format: "csv" })}`;
+  const changed =
+    <T,>(set: (value: T) => void) =>
+    (value: T) => {
+      set(value);
+      setBefore(undefined);
+      setTrail([]);
+    };
   const { data, error } = useLoad(() => admin<{ entries: AuditEntryView[]; next_cursor: string | null }>("GET", panel.id, `/audit?${query}`), [panel.id, query.toString()]);
 
   return (
     <Screen title="Audit log">
-      <p className="muted">Changes to keys, API mode, settings, users and operators, webhooks, campaigns and journeys: who made them and when. Only owners see this log.</p>
+      <p className="muted">
+        Every change to the panel's configuration (keys, API mode, settings, users and operators, webhooks, campaigns, journeys, segments, lists, attributes, activities, imports and
+        hand edits of contacts), by operators, the admin token or an API key: who made it, when, and what it was before and after. Contacts added or updated through the API are not
+        listed. Only owners see this log.
+      </p>
       <div className="card row">
+        <Field label="Object">
+          {(props) => (
+            <select {...props} value={targetKind} onChange={(e) => changed(setTargetKind)(e.target.value)}>
+              <option value="">every kind</option>
+              {Object.entries(TARGET_KINDS).map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Who" hint="admin_token, api_key, or an operator's or API user's id">
+          {(props) => <input {...props} value={actor} onChange={(e) => changed(setActor)(e.target.value)} />}
+        </Field>
+        <Field label="From">{(props) => <input {...props} type="date" value={from} onChange={(e) => changed(setFrom)(e.target.value)} />}</Field>
+        <Field label="To (inclusive)">{(props) => <input {...props} type="date" value={to} onChange={(e) => changed(setTo)(e.target.value)} />}</Field>
         <Field label="Show">
           {(props) => (
             <select
               {...props}
               value={action}
-              onChange={(e) => {
-                setAction(e.target.value as AuditAction | "");
-                setBefore(undefined);
-                setTrail([]);
-              }}
+              onChange={(e) => changed(setAction)(e.target.value as AuditAction | "")}
             >
               <option value="">every change</option>
               {Object.entries(ACTIONS).map(([value, label]) => (
@@ -95,6 +176,12 @@ export function Audit({ panel }: ScreenProps) {
           )}
         </Field>
       </div>
+      <p>
+        <a href={csvHref} download>
+          Download CSV
+        </a>{" "}
+        <span className="muted">(every entry the filters keep)</span>
+      </p>
       <ErrorNote error={error} />
       <DataTable
         caption="Audit log, newest first"
@@ -105,7 +192,7 @@ export function Audit({ panel }: ScreenProps) {
         }
         columns={[
           { header: "When", cell: (entry) => formatTime(entry.at) },
-          { header: "Who", cell: (entry) => (entry.actor.kind === "operator" ? entry.actor.email : "the deployment's admin token") },
+          { header: "Who", cell: (entry) => who(entry.actor) },
           { header: "What", cell: (entry) => ACTIONS[entry.action] ?? entry.action },
           { header: "Object", cell: (entry) => <code>{entry.target}</code> },
           { header: "Details", cell: (entry) => details(entry.detail) || "—" },
