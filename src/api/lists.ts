@@ -76,7 +76,7 @@ const removeList = defineOperation({
   summary: "Delete a list by name (4.9); its contacts stay",
   params: z.object({ listname: listName }),
   async run({ panel, user, db }, { listname }) {
-    unwrapList(await removePanelList(db, panel.id, { name: listname }, Date.now(), apiKeyAuditor(user)), { listname });
+    unwrapList(await removePanelList(db, panel.id, { name: listname }, Date.now(), { by: apiKeyAuditor(user) }), { listname });
     return {};
   },
 });
