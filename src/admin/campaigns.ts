@@ -1,5 +1,5 @@
-import { campaignAnswer, deletedCampaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, messageCopyAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
-import { audienceCampaignSchema, broadcastRequestSchema, campaignEditSchema, campaignScheduleSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
+import { audienceEstimateAnswer, campaignAnswer, deletedCampaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, messageCopyAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
+import { audienceCampaignSchema, audienceEstimateBody, broadcastRequestSchema, campaignEditSchema, campaignScheduleSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
 import { NEEDS } from "../domain/permissions";
 import { htmlOfMime } from "../domain/email-message";
 import { badRequest, notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
@@ -12,6 +12,7 @@ import { z } from "../lib/z";
 import { createCampaign, type CampaignRequest } from "../services/broadcasts/create-campaign";
 import { campaignsWithCounters, campaignWithCounters, recipientsOfCampaign, reportOfCampaign } from "../services/broadcasts/read";
 import { recipientView } from "../services/broadcasts/report";
+import { estimateAudience } from "../services/broadcasts/audience-estimate";
 import { sendTestCopy as sendCampaignTestCopy } from "../services/broadcasts/test-send";
 import { messageCopy } from "../services/broadcasts/message-copies";
 import type { Campaign, CampaignCounters } from "../store/campaigns";
@@ -140,6 +141,20 @@ const createPanelCampaign = definePanelRoute({
     // The outbox keeps mail from an unverified domain; the operator hears now that real email would not go.
     const warnings = senderNote ? [{ field: senderField, message: senderNote }] : [];
     return { CampaignID: campaign.id, ...campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env)), warnings };
+  },
+});
+
+const estimatePanelAudience = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/campaigns/audience-estimate",
+  role: NEEDS.read,
+  response: audienceEstimateAnswer,
+  summary:
+    "How many contacts an audience (lists and segments, minus exclusions and suppressed addresses) reaches now: exact below exact_up_to, above it an estimate from the stored list and segment counts",
+  body: audienceEstimateBody,
+  async handle({ body, panel, db }) {
+    const estimate = unwrap(await estimateAudience(db, panel.id, body.audience, Date.now()));
+    return { count: estimate.count, exact: estimate.exact, exact_up_to: estimate.exactUpTo, counted_at: isoTime(estimate.countedAt) };
   },
 });
 
@@ -321,6 +336,7 @@ const readMessageCopy = definePanelRoute({
 export const campaignRoutes = [
   listPanelCampaigns,
   createPanelCampaign,
+  estimatePanelAudience,
   readCampaign,
   editPanelCampaign,
   deletePanelCampaign,

@@ -436,6 +436,9 @@ export interface CampaignRecipientsPage {
 }
 
 /** POST /panels/{panel}/campaigns/{id}/test: the address one test copy goes to (checked as an email address by the service). */
+/** POST /panels/{panel}/campaigns/audience-estimate: the audience a campaign would take. */
+export const audienceEstimateBody = z.strictObject({ audience: campaignAudienceSchema });
+
 export const testSendBody = z.strictObject({ email: z.string().min(1).max(254).meta({ description: "The address the test copy goes to" }) });
 
 /** One message the outbox provider kept, as GET /panels/{panel}/outbox answers it. */

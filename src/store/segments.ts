@@ -171,6 +171,15 @@ export async function countMatching(db: ShardDb, panelId: string, compiled: Comp
   return row!.n;
 }
 
+/** How many of the panel's contacts match (a compiled `scan`), counted up to `cap`: the scan stops at the cap's match. */
+export async function countMatchingUpTo(db: ShardDb, panelId: string, compiled: CompiledSegment, cap: number): Promise<number> {
+  const row = await db
+    .prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM contacts c WHERE c.panel_id = ?1 AND ${compiled.where} LIMIT ?3)`)
+    .bind(panelId, compiled.values, cap)
+    .first<{ n: number }>();
+  return row!.n;
+}
+
 export async function memberCount(db: ShardDb, segmentId: string): Promise<number> {
   const row = await db.prepare("SELECT COUNT(*) AS n FROM segment_members WHERE segment_id = ?").bind(segmentId).first<{ n: number }>();
   return row!.n;

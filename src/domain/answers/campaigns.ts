@@ -92,6 +92,13 @@ export const campaignRecipientsAnswer = z.strictObject({
   next: z.number().nullable(),
 }) satisfies z.ZodType<CampaignRecipientsPage>;
 
+export const audienceEstimateAnswer = z.strictObject({
+  count: z.number().meta({ description: "Contacts the audience reaches: in a list or segment named, in no excluded one, with an email address that is not suppressed" }),
+  exact: z.boolean().meta({ description: "true: counted now. false: an estimate from the stored list and segment counts, less exclusions and suppressions (the audience is at least exact_up_to)" }),
+  exact_up_to: z.number().meta({ description: "Below this many the count is exact" }),
+  counted_at: isoInstant.meta({ description: "When the oldest figure the count rests on was counted" }),
+});
+
 export const testSentAnswer = z.strictObject({ message_id: z.string() });
 
 export const outboxMessageAnswer = z.strictObject({
