@@ -18,6 +18,11 @@ import { audienceProblems, compileAudience } from "./audience";
 export const AUDIENCE_ESTIMATE = {
   /** Below this many the figure is exact. */
   exactUpTo: 100_000,
+  /**
+   * When the lists and segments included hold at most this many (by their stored counts), the
+   * count reads only their members; past it, the panel's contacts in order until the cap.
+   */
+  readMembersUpTo: 250_000,
   /** Suppressed addresses counted for the estimate (the count is bounded; more reads as this many). */
   suppressionsUpTo: 1_000_000,
 };
@@ -32,6 +37,8 @@ export interface AudienceEstimate {
   exactUpTo: number;
 }
 
+const sum = (ns: number[]) => ns.reduce((a, b) => a + b, 0);
+
 export async function estimateAudience(
   db: ShardDb,
   panelId: string,
@@ -42,24 +49,26 @@ export async function estimateAudience(
   const problems = await audienceProblems(db, panelId, audience);
   if (problems.length) return refused("invalid", problems);
   const cap = tuning.exactUpTo;
-  const counted = await countMatchingUpTo(db, panelId, await compileAudience(db, panelId, audience, now), cap);
-  if (counted < cap) return succeeded({ count: counted, exact: true, countedAt: now, exactUpTo: cap });
-
-  const [lists, segments, contacts, suppressed] = await Promise.all([
+  const [lists, segments, compiled] = await Promise.all([
     listMemberCounts(db, panelId, [...audience.lists, ...audience.exclude_lists]),
     memberFigures(db, panelId, [...audience.segments, ...audience.exclude_segments], now),
-    contactsFigure(db, panelId, now),
-    suppressionsUpTo(db, panelId, tuning.suppressionsUpTo),
+    compileAudience(db, panelId, audience, now, "probe"),
   ]);
-  let countedAt = contacts.countedAt;
+  let countedAt = now;
   const segmentSize = (id: string) => {
     const figure = segments.get(id)!;
     countedAt = Math.min(countedAt, figure.countedAt);
     return figure.n;
   };
-  const sum = (ns: number[]) => ns.reduce((a, b) => a + b, 0);
-  // Overlaps between the included lists and segments are not known: their sum is an upper bound, as is the panel.
+  // Overlaps between the included lists and segments are not known: their sum is an upper bound.
   const included = sum([...audience.lists.map((id) => lists.get(id) ?? 0), ...audience.segments.map(segmentSize)]);
+  const floorOnly = audience.segments.some((id) => segments.get(id)!.atLeast);
+  const among = !floorOnly && included <= tuning.readMembersUpTo ? { lists: audience.lists, segments: audience.segments } : undefined;
+  const counted = await countMatchingUpTo(db, panelId, compiled, cap, among);
+  if (counted < cap) return succeeded({ count: counted, exact: true, countedAt: now, exactUpTo: cap });
+
+  const [contacts, suppressed] = await Promise.all([contactsFigure(db, panelId, now), suppressionsUpTo(db, panelId, tuning.suppressionsUpTo)]);
+  countedAt = Math.min(countedAt, contacts.countedAt);
   const reach = contacts.atLeast ? included : Math.min(included, contacts.n);
   const excluded = sum([...audience.exclude_lists.map((id) => lists.get(id) ?? 0), ...audience.exclude_segments.map(segmentSize)]);
   return succeeded({ count: Math.max(cap, reach - excluded - suppressed), exact: false, countedAt, exactUpTo: cap });
