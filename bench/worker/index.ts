@@ -12,6 +12,7 @@ import { baselineSegmentCount, benchPublishDue } from "./baseline-segments";
 import { baselineSmsBare, benchSmsNudge, benchSmsSeed, benchSmsSent } from "./baseline-sms";
 import { baselineWebhookPost } from "./baseline-webhook-post";
 import { seedCampaign, seedCampaignMessages } from "./seed-campaign";
+import { baselineListCount, seedListMembers } from "./seed-list";
 import { countingEnv, d1Counts } from "./d1-count";
 
 export * from "../../src/index";
@@ -25,6 +26,8 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/seed-contacts": seedContacts,
   "/__bench/seed-campaign": seedCampaign,
   "/__bench/seed-campaign-messages": seedCampaignMessages,
+  "/__bench/seed-list-members": seedListMembers,
+  "/__bench/list-count": baselineListCount,
   "/__bench/d1": d1Counts,
   "/__bench/segment-count": baselineSegmentCount,
   "/__bench/publish-due": benchPublishDue,

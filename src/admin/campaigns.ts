@@ -1,5 +1,5 @@
-import { campaignAnswer, deletedCampaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, messageCopyAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
-import { audienceCampaignSchema, broadcastRequestSchema, campaignEditSchema, campaignScheduleSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
+import { audienceEstimateAnswer, campaignAnswer, campaignBodyAnswer, campaignChecksAnswer, campaignPreviewAnswer, deletedCampaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, messageCopyAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
+import { audienceCampaignSchema, audienceEstimateBody, campaignPreviewQuery, broadcastRequestSchema, campaignEditSchema, campaignScheduleSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
 import { NEEDS } from "../domain/permissions";
 import { htmlOfMime } from "../domain/email-message";
 import { badRequest, notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
@@ -12,6 +12,8 @@ import { z } from "../lib/z";
 import { createCampaign, type CampaignRequest } from "../services/broadcasts/create-campaign";
 import { campaignsWithCounters, campaignWithCounters, recipientsOfCampaign, reportOfCampaign } from "../services/broadcasts/read";
 import { recipientView } from "../services/broadcasts/report";
+import { estimateAudience } from "../services/broadcasts/audience-estimate";
+import { campaignBody, checkCampaign, previewCampaign } from "../services/broadcasts/preview";
 import { sendTestCopy as sendCampaignTestCopy } from "../services/broadcasts/test-send";
 import { messageCopy } from "../services/broadcasts/message-copies";
 import type { Campaign, CampaignCounters } from "../store/campaigns";
@@ -143,17 +145,68 @@ const createPanelCampaign = definePanelRoute({
   },
 });
 
+const estimatePanelAudience = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/campaigns/audience-estimate",
+  role: NEEDS.read,
+  response: audienceEstimateAnswer,
+  summary:
+    "How many contacts an audience (lists and segments, minus exclusions and suppressed addresses) reaches now: exact below exact_up_to, above it an estimate from the stored list and segment counts",
+  body: audienceEstimateBody,
+  async handle({ body, panel, db }) {
+    const estimate = unwrap(await estimateAudience(db, panel.id, body.audience, Date.now()));
+    return { count: estimate.count, exact: estimate.exact, exact_up_to: estimate.exactUpTo, counted_at: isoTime(estimate.countedAt) };
+  },
+});
+
 const sendTestCopy = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/campaigns/:campaign/test",
   role: NEEDS.campaigns,
   response: testSentAnswer,
   summary:
-    "Send one test copy of a campaign to an address, through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves",
+    "Send a test copy of a campaign to an address (email) or to each of up to 10 (emails), through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves",
   body: testSendBody,
   async handle({ env, caller, path, body, panel, db }) {
-    const { messageId } = unwrap(await sendCampaignTestCopy(env, db, panel, path.campaign, body.email, auditorOf(caller)));
-    return { message_id: messageId };
+    const to = body.emails ?? [body.email!];
+    const { messageIds } = unwrap(await sendCampaignTestCopy(env, db, panel, path.campaign, to, auditorOf(caller)));
+    return { message_id: messageIds[0]!, message_ids: messageIds };
+  },
+});
+
+const readCampaignBody = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/campaigns/:campaign/body",
+  role: NEEDS.read,
+  response: campaignBodyAnswer,
+  summary: "A campaign's subject and HTML body as written, merge tags unfilled (what an edit starts from)",
+  async handle({ env, path, panel, db }) {
+    const { campaign, subject, html } = unwrap(await campaignBody(env, db, panel.id, path.campaign));
+    return { id: campaign.id, subject, html };
+  },
+});
+
+const previewPanelCampaign = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/campaigns/:campaign/preview",
+  role: NEEDS.read,
+  response: campaignPreviewAnswer,
+  summary: "A campaign as one contact gets it: every merge tag filled from the contact's attributes, the fallback where one is empty; without contact, every fallback",
+  query: campaignPreviewQuery,
+  async handle({ env, path, query, panel, db }) {
+    return unwrap(await previewCampaign(env, db, panel, path.campaign, query.contact ?? null));
+  },
+});
+
+const checkPanelCampaign = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/campaigns/:campaign/checks",
+  role: NEEDS.campaigns,
+  response: campaignChecksAnswer,
+  summary:
+    "Checks before scheduling: merge tags naming no attribute of the panel, no {{UNSUBSCRIBE}} link, images without alt text, links that do not answer (HEAD, then GET, through the outbound guard; at most 20 links, 3 s each)",
+  async handle({ env, path, panel, db }) {
+    return { warnings: unwrap(await checkCampaign(env, db, panel.id, path.campaign)) };
   },
 });
 
@@ -321,6 +374,7 @@ const readMessageCopy = definePanelRoute({
 export const campaignRoutes = [
   listPanelCampaigns,
   createPanelCampaign,
+  estimatePanelAudience,
   readCampaign,
   editPanelCampaign,
   deletePanelCampaign,
@@ -333,6 +387,9 @@ export const campaignRoutes = [
   readCampaignReport,
   listCampaignRecipients,
   sendTestCopy,
+  readCampaignBody,
+  previewPanelCampaign,
+  checkPanelCampaign,
   listPanelOutbox,
   readOutboxMessage,
   readMessageCopy,

@@ -436,7 +436,32 @@ export interface CampaignRecipientsPage {
 }
 
 /** POST /panels/{panel}/campaigns/{id}/test: the address one test copy goes to (checked as an email address by the service). */
-export const testSendBody = z.strictObject({ email: z.string().min(1).max(254).meta({ description: "The address the test copy goes to" }) });
+/** POST /panels/{panel}/campaigns/audience-estimate: the audience a campaign would take. */
+export const audienceEstimateBody = z.strictObject({ audience: campaignAudienceSchema });
+
+/** Test copies go to at most this many addresses a request. */
+export const MAX_TEST_ADDRESSES = 10;
+
+/** POST …/test: one address (`email`) or several (`emails`), each given a copy. */
+export const testSendBody = z
+  .strictObject({
+    email: z.string().min(1).max(254).optional().meta({ description: "The address the test copy goes to" }),
+    emails: z
+      .array(z.string().min(1).max(254))
+      .min(1, { error: "must name at least one address" })
+      .max(MAX_TEST_ADDRESSES, { error: `must name at most ${MAX_TEST_ADDRESSES} addresses` })
+      .optional()
+      .meta({ description: `The addresses a test copy goes to each (at most ${MAX_TEST_ADDRESSES})` }),
+  })
+  .superRefine((data, ctx) => {
+    if (data.email === undefined && data.emails === undefined) ctx.addIssue({ code: "custom", path: ["email"], message: "is required: the address the test copy goes to (or emails, several)" });
+    if (data.email !== undefined && data.emails !== undefined) ctx.addIssue({ code: "custom", path: ["emails"], message: "must not be combined with email: pass one of them" });
+  });
+
+/** GET …/preview: whose attributes fill the merge tags. */
+export const campaignPreviewQuery = z.strictObject({
+  contact: z.string().trim().min(1).max(254).optional().meta({ description: "The primary-key value of the contact to preview as; without it every merge tag shows its fallback" }),
+});
 
 /** One message the outbox provider kept, as GET /panels/{panel}/outbox answers it. */
 export interface OutboxMessageView {

@@ -171,6 +171,24 @@ export async function countMatching(db: ShardDb, panelId: string, compiled: Comp
   return row!.n;
 }
 
+/**
+ * How many of the panel's contacts match `compiled` (a `probe`: each contact checked by index
+ * lookups, nothing materialised), counted up to `cap`: the statement stops at the cap's match.
+ * With `among`, only members of those lists and segments are read (the outer loop, so a small
+ * audience in a big panel costs its own size); else the panel's contacts in order.
+ */
+export async function countMatchingUpTo(db: ShardDb, panelId: string, compiled: CompiledSegment, cap: number, among?: { lists: readonly number[]; segments: readonly string[] }): Promise<number> {
+  const source = among
+    ? `(SELECT m.contact_id AS id FROM list_members m WHERE m.panel_id = ?1 AND m.list_id IN (SELECT value FROM json_each(?4))
+        UNION SELECT s.contact_id FROM segment_members s WHERE s.segment_id IN (SELECT value FROM json_each(?5))) k CROSS JOIN contacts c ON c.id = k.id`
+    : "contacts c";
+  const row = await db
+    .prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${source} WHERE c.panel_id = ?1 AND ${compiled.where} LIMIT ?3)`)
+    .bind(panelId, compiled.values, cap, ...(among ? [JSON.stringify(among.lists), JSON.stringify(among.segments)] : []))
+    .first<{ n: number }>();
+  return row!.n;
+}
+
 export async function memberCount(db: ShardDb, segmentId: string): Promise<number> {
   const row = await db.prepare("SELECT COUNT(*) AS n FROM segment_members WHERE segment_id = ?").bind(segmentId).first<{ n: number }>();
   return row!.n;

@@ -60,3 +60,9 @@ export async function liftSuppression(db: ShardDb, panelId: string, address: str
     .run();
   return result.meta.changes > 0;
 }
+
+/** The panel's suppressed email addresses, counted up to `cap`. */
+export async function suppressionsUpTo(db: ShardDb, panelId: string, cap: number): Promise<number> {
+  const row = await db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM email_suppressions WHERE panel_id = ?1 LIMIT ?2)").bind(panelId, cap).first<{ n: number }>();
+  return row!.n;
+}

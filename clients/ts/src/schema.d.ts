@@ -5193,6 +5193,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/panels/{panel}/campaigns/audience-estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How many contacts an audience (lists and segments, minus exclusions and suppressed addresses) reaches now: exact below exact_up_to, above it an estimate from the stored list and segment counts
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        audience: {
+                            lists?: (string | number)[];
+                            /** @default [] */
+                            segments?: string[];
+                            exclude_lists?: (string | number)[];
+                            /** @default [] */
+                            exclude_segments?: string[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Contacts the audience reaches: in a list or segment named, in no excluded one, with an email address that is not suppressed */
+                            count: number;
+                            /** @description true: counted now. false: an estimate from the stored list and segment counts, less exclusions and suppressions (the audience is at least exact_up_to) */
+                            exact: boolean;
+                            /** @description Below this many the count is exact */
+                            exact_up_to: number;
+                            /** @description When the oldest figure the count rests on was counted */
+                            counted_at: string;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/panels/{panel}/campaigns/{campaign}": {
         parameters: {
             query?: never;
@@ -6240,7 +6318,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send one test copy of a campaign to an address, through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves
+         * Send a test copy of a campaign to an address (email) or to each of up to 10 (emails), through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
          */
         post: {
@@ -6257,7 +6335,9 @@ export interface paths {
                 content: {
                     "application/json": {
                         /** @description The address the test copy goes to */
-                        email: string;
+                        email?: string;
+                        /** @description The addresses a test copy goes to each (at most 10) */
+                        emails?: string[];
                     };
                 };
             };
@@ -6269,7 +6349,204 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The first copy's message id */
                             message_id: string;
+                            /** @description Each copy's message id, in the order of the addresses */
+                            message_ids: string[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/campaigns/{campaign}/body": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A campaign's subject and HTML body as written, merge tags unfilled (what an edit starts from)
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    campaign: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description The subject as written, merge tags unfilled */
+                            subject: string;
+                            /** @description The HTML body as written, merge tags unfilled */
+                            html: string;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/campaigns/{campaign}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A campaign as one contact gets it: every merge tag filled from the contact's attributes, the fallback where one is empty; without contact, every fallback
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    contact?: string;
+                };
+                header?: never;
+                path: {
+                    panel: string;
+                    campaign: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The subject with the contact's merge tags filled (fallbacks where empty) */
+                            subject: string;
+                            /** @description The body with the contact's merge tags filled (fallbacks where empty); unsubscribe and preference links inert */
+                            html: string;
+                            /** @description Whose attributes filled it; null: every tag shows its fallback */
+                            contact: string | null;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/campaigns/{campaign}/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Checks before scheduling: merge tags naming no attribute of the panel, no {{UNSUBSCRIBE}} link, images without alt text, links that do not answer (HEAD, then GET, through the outbound guard; at most 20 links, 3 s each)
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    campaign: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            warnings: {
+                                /** @enum {string} */
+                                kind: "image_alt" | "link" | "unsubscribe" | "merge_tag";
+                                /** @description An image's src, a link, a merge tag's name; null for the body as a whole */
+                                subject: string | null;
+                                message: string;
+                            }[];
                         };
                     };
                 };

@@ -92,7 +92,39 @@ export const campaignRecipientsAnswer = z.strictObject({
   next: z.number().nullable(),
 }) satisfies z.ZodType<CampaignRecipientsPage>;
 
-export const testSentAnswer = z.strictObject({ message_id: z.string() });
+export const audienceEstimateAnswer = z.strictObject({
+  count: z.number().meta({ description: "Contacts the audience reaches: in a list or segment named, in no excluded one, with an email address that is not suppressed" }),
+  exact: z.boolean().meta({ description: "true: counted now. false: an estimate from the stored list and segment counts, less exclusions and suppressions (the audience is at least exact_up_to)" }),
+  exact_up_to: z.number().meta({ description: "Below this many the count is exact" }),
+  counted_at: isoInstant.meta({ description: "When the oldest figure the count rests on was counted" }),
+});
+
+export const testSentAnswer = z.strictObject({
+  message_id: z.string().meta({ description: "The first copy's message id" }),
+  message_ids: z.array(z.string()).meta({ description: "Each copy's message id, in the order of the addresses" }),
+});
+
+export const campaignBodyAnswer = z.strictObject({
+  id: z.string(),
+  subject: z.string().meta({ description: "The subject as written, merge tags unfilled" }),
+  html: z.string().meta({ description: "The HTML body as written, merge tags unfilled" }),
+});
+
+export const campaignPreviewAnswer = z.strictObject({
+  subject: z.string().meta({ description: "The subject with the contact's merge tags filled (fallbacks where empty)" }),
+  html: z.string().meta({ description: "The body with the contact's merge tags filled (fallbacks where empty); unsubscribe and preference links inert" }),
+  contact: z.string().nullable().meta({ description: "Whose attributes filled it; null: every tag shows its fallback" }),
+});
+
+export const campaignChecksAnswer = z.strictObject({
+  warnings: z.array(
+    z.strictObject({
+      kind: z.enum(["image_alt", "link", "unsubscribe", "merge_tag"]),
+      subject: z.string().nullable().meta({ description: "An image's src, a link, a merge tag's name; null for the body as a whole" }),
+      message: z.string(),
+    }),
+  ),
+});
 
 export const outboxMessageAnswer = z.strictObject({
   id: z.string(),

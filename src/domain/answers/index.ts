@@ -2,7 +2,7 @@
 // declares (domain/answers/*), each request the `z.input` of the schema its route parses. The
 // panel imports these type-only, so no Worker code reaches its bundle.
 import type { z } from "../../lib/z";
-import type { audienceCampaignSchema, broadcastRequestSchema, campaignEditSchema, testSendBody } from "../broadcast";
+import type { audienceCampaignSchema, audienceEstimateBody, broadcastRequestSchema, campaignEditSchema, testSendBody } from "../broadcast";
 import type { emailTemplateBody } from "../email-templates";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../journey";
 import type { journeyBodySchema } from "../journey-layout";
@@ -109,6 +109,12 @@ export type CreateCampaign = z.input<ReturnType<typeof broadcastRequestSchema>>;
 /** A campaign to lists and saved segments with exclusions (CONTRACT 9). */
 export type CreateAudienceCampaign = z.input<ReturnType<typeof audienceCampaignSchema>>;
 export type TestSend = z.input<typeof testSendBody>;
+export type TestSent = z.output<typeof campaigns.testSentAnswer>;
+export type AudienceEstimateRequest = z.input<typeof audienceEstimateBody>;
+export type AudienceEstimate = z.output<typeof campaigns.audienceEstimateAnswer>;
+export type CampaignBody = z.output<typeof campaigns.campaignBodyAnswer>;
+export type CampaignPreview = z.output<typeof campaigns.campaignPreviewAnswer>;
+export type CampaignChecks = z.output<typeof campaigns.campaignChecksAnswer>;
 /** PATCH of a draft or scheduled campaign: the members that change. */
 export type EditCampaign = z.input<ReturnType<typeof campaignEditSchema>>;
 /** POST …/schedule: a time, or send_now where the panel's lead time is 0. */

@@ -5,7 +5,7 @@ import { insertAudienceCampaign, type CampaignAudience } from "../../store/campa
 import { existingListIds } from "../../store/lists";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
-import { compileSegment, type CompiledSegment } from "../../store/segment-sql";
+import { compileSegment, type CompiledSegment, type SegmentSqlMode } from "../../store/segment-sql";
 import { existingSegmentIds, getSegment, loadSegmentCatalog } from "../../store/segments";
 import type { SegmentNode } from "../../domain/segments";
 import { newCampaign, putCampaignBody, readHtmlBody } from "./create";
@@ -65,10 +65,10 @@ export async function audienceProblems(db: ShardDb, panelId: string, audience: C
  * The audience as one compiled condition over the panel's contacts: in any listed list or
  * segment, in no excluded one, and with an EMAIL that is not suppressed.
  */
-export async function compileAudience(db: ShardDb, panelId: string, audience: CampaignAudience, now: number): Promise<CompiledSegment> {
+export async function compileAudience(db: ShardDb, panelId: string, audience: CampaignAudience, now: number, mode: SegmentSqlMode = "scan"): Promise<CompiledSegment> {
   const matchOf = async (id: string): Promise<SegmentNode> => (await getSegment(db, panelId, id))?.match ?? { any: [{ list: 0, op: "in" }] };
   const include: SegmentNode[] = [...audience.lists.map((list): SegmentNode => ({ list, op: "in" })), ...(await Promise.all(audience.segments.map(matchOf)))];
   const exclude: SegmentNode[] = [...audience.exclude_lists.map((list): SegmentNode => ({ list, op: "in" })), ...(await Promise.all(audience.exclude_segments.map(matchOf)))];
   const match: SegmentNode = { all: [{ reachable: "email" }, { any: include }, ...(exclude.length ? [{ not: { any: exclude } }] : [])] };
-  return compileSegment(match, await loadSegmentCatalog(db, panelId), now, "scan");
+  return compileSegment(match, await loadSegmentCatalog(db, panelId), now, mode);
 }

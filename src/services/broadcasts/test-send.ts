@@ -62,11 +62,29 @@ export async function sendCampaignTest(
   return succeeded({ messageId: id });
 }
 
-/** The panel's "send a test copy" of its campaign `campaignId`, recorded in the audit log once sent. */
-export async function sendTestCopy(env: Env, db: ShardDb, panel: Panel, campaignId: string, to: string, by: Auditor): Promise<TestSendOutcome> {
+/**
+ * The panel's "send a test copy" of its campaign `campaignId` to each of `to`, recorded in the
+ * audit log once per address sent. Every address is checked before the first copy goes.
+ */
+export async function sendTestCopy(env: Env, db: ShardDb, panel: Panel, campaignId: string, to: readonly string[], by: Auditor): Promise<Result<{ messageIds: string[] }>> {
   const campaign = await getCampaign(db, panel.id, campaignId);
   if (!campaign) return refused("not_found", [], `No campaign with id "${campaignId}" in this panel`);
-  const outcome = await sendCampaignTest(env, emailProvider(env), db, panel, campaign, to);
-  if (outcome.ok) await recordAudit(db, panel.id, by, "campaign.test_sent", campaign.id, { name: campaign.name });
-  return outcome;
+  const field = (i: number) => (to.length === 1 ? "email" : `emails.${i}`);
+  const bad = to.flatMap((address, i) => {
+    const checked = normaliseEmail(address);
+    return checked.ok ? [] : [{ field: field(i), message: checked.reason }];
+  });
+  if (bad.length) return refused("invalid", bad);
+  const messageIds: string[] = [];
+  for (const [i, address] of to.entries()) {
+    const outcome = await sendCampaignTest(env, emailProvider(env), db, panel, campaign, address);
+    if (!outcome.ok) {
+      // Copies already sent stay sent: say which went, with the refusal.
+      const sent = messageIds.length ? ` (copies went to ${to.slice(0, i).join(", ")})` : "";
+      return refused(outcome.problem.kind, outcome.problem.fields.map((f) => ({ field: f.field === "email" ? field(i) : f.field, message: f.message + sent })), outcome.problem.message);
+    }
+    messageIds.push(outcome.value.messageId);
+    await recordAudit(db, panel.id, by, "campaign.test_sent", campaign.id, { name: campaign.name });
+  }
+  return succeeded({ messageIds });
 }

@@ -1,7 +1,7 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link, navigate } from "../router";
-import type { CampaignAction, CampaignView, DeletedCampaign, EditCampaign, OutboxMessage, OutboxMessageView, ScheduleCampaign, TestSend } from "../../../src/domain/answers";
+import type { CampaignAction, CampaignView, DeletedCampaign, EditCampaign, OutboxMessage, OutboxMessageView, ScheduleCampaign, TestSend, TestSent, CampaignBody } from "../../../src/domain/answers";
 import { useConfirm } from "../components/confirm-dialog";
 import { may } from "../components/role";
 import { DataTable } from "../components/data-table";
@@ -9,31 +9,41 @@ import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmi
 import { audienceText, scheduleText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";
 import type { ScreenProps } from "../screen-props";
+import { AudienceEstimateNote, CampaignChecksSection, CampaignPreviewSection } from "./campaign-preview";
+
+/** Addresses as typed: separated by commas, semicolons, spaces or new lines. */
+const addressesOf = (text: string) => text.split(/[\s,;]+/).filter(Boolean);
 
 function TestSendForm({ panelId, campaignId, onSent }: { panelId: string; campaignId: string; onSent: () => void }) {
-  const [email, setEmail] = useState("");
-  const [sentTo, setSentTo] = useState<string>();
+  const [emails, setEmails] = useState("");
+  const [sentTo, setSentTo] = useState<string[]>();
   const { failure, fields, busy, run } = useSubmit(onSent);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setSentTo(undefined);
-    const body: TestSend = { email };
-    if (await run(() => admin("POST", panelId, `/campaigns/${encodeURIComponent(campaignId)}/test`, body))) setSentTo(email);
+    const to = addressesOf(emails);
+    const body: TestSend = { emails: to };
+    if (await run(() => admin<TestSent>("POST", panelId, `/campaigns/${encodeURIComponent(campaignId)}/test`, body))) setSentTo(to);
   };
+  // A refusal names emails.N: show it at the field, saying which address.
+  const fieldError = Object.entries(fields).map(([name, message]) => {
+    const i = /^emails\.(\d+)$/.exec(name)?.[1];
+    return i === undefined ? message : `${addressesOf(emails)[Number(i)]}: ${message}`;
+  })[0];
   return (
     <form className="card" onSubmit={submit} aria-label="Send a test copy">
-      <Field label="Send a test copy to" hint="Subject prefixed [Test]; links as written, no tracking, no counter moves." error={fields.email}>
-        {(props) => <input {...props} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+      <Field label="Send a test copy to" hint="Up to 10 addresses, separated by commas. Subject prefixed [Test]; links as written, no tracking, no counter moves." error={fieldError}>
+        {(props) => <input {...props} required value={emails} onChange={(e) => setEmails(e.target.value)} />}
       </Field>
       <button type="submit" disabled={busy}>
         Send test
       </button>
       {sentTo && (
         <p role="status" className="ok">
-          Test copy sent to {sentTo}.
+          Test copy sent to {sentTo.join(", ")}.
         </p>
       )}
-      <ErrorNote error={failure} />
+      <ErrorNote error={fieldError ? undefined : failure} />
     </form>
   );
 }
@@ -127,6 +137,11 @@ function EditForm({ panelId, campaign, onSaved }: { panelId: string; campaign: C
   const [draft, setDraft] = useState({ name: campaign.name, subject: campaign.subject, sender_name: campaign.sender_name, sender_email: campaign.sender_email, reply_to: campaign.reply_to ?? "", html: "" });
   const [saved, setSaved] = useState(false);
   const { failure, fields, busy, run } = useSubmit(onSaved);
+  // The body as written, to edit in place; sent back only when changed.
+  const written = useLoad(() => admin<CampaignBody>("GET", panelId, `/campaigns/${encodeURIComponent(campaign.id)}/body`), [panelId, campaign.id]);
+  useEffect(() => {
+    if (written.data) setDraft((d) => (d.html ? d : { ...d, html: written.data!.html }));
+  }, [written.data]);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setSaved(false);
@@ -136,7 +151,7 @@ function EditForm({ panelId, campaign, onSaved }: { panelId: string; campaign: C
       sender_name: draft.sender_name,
       sender_email: draft.sender_email,
       reply_to: draft.reply_to.trim() || null,
-      ...(draft.html.trim() ? { html: draft.html } : {}),
+      ...(draft.html.trim() && draft.html !== written.data?.html ? { html: draft.html } : {}),
     };
     if (await run(() => admin("PATCH", panelId, `/campaigns/${encodeURIComponent(campaign.id)}`, body))) setSaved(true);
   };
@@ -158,7 +173,7 @@ function EditForm({ panelId, campaign, onSaved }: { panelId: string; campaign: C
           {text("sender_email", "Sender email", "email")}
           {text("reply_to", "Reply-to (optional)", "email", false)}
         </div>
-        <Field label="New HTML body (optional)" hint="Left empty, the body stays as it is" error={fields.html}>
+        <Field label="HTML body" hint="Left as it is (or empty), the body stays as it is" error={fields.html ?? written.error}>
           {(props) => <textarea {...props} rows={8} value={draft.html} onChange={(e) => setDraft((d) => ({ ...d, html: e.target.value }))} />}
         </Field>
         <button type="submit" disabled={busy}>
@@ -259,7 +274,11 @@ export function Campaign({ panel, params }: ScreenProps) {
         <dt>Finished</dt>
         <dd>{formatTime(data.finished_at)}</dd>
       </dl>
+      {data.audience && (data.status === "draft" || data.status === "scheduled") && <AudienceEstimateNote panelId={panel.id} audience={data.audience} />}
       {may(panel, "campaigns") && <Lifecycle key={data.id} panelId={panel.id} campaign={data} onChanged={() => setSends((n) => n + 1)} />}
+      <h2>Preview</h2>
+      <CampaignPreviewSection panelId={panel.id} campaignId={data.id} refresh={sends} />
+      {may(panel, "campaigns") && <CampaignChecksSection panelId={panel.id} campaignId={data.id} />}
       <CampaignReportSection panelId={panel.id} campaignId={data.id} refresh={sends} />
       {may(panel, "campaigns") && (
         <>

@@ -6,6 +6,7 @@ import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
+import { AudienceEstimateNote } from "./campaign-preview";
 
 /** UTF-8 text as base64, the form the API takes source_code in. */
 function base64Utf8(text: string): string {
@@ -256,6 +257,10 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
                 segments={draft.exclude_segments}
                 error={audienceError(["audience.exclude_lists", "audience.exclude_segments"])}
                 onChange={(lists, segments) => setDraft((d) => ({ ...d, exclude_lists: lists, exclude_segments: segments }))}
+              />
+              <AudienceEstimateNote
+                panelId={panelId}
+                audience={{ lists: draft.lists, segments: draft.segments, exclude_lists: draft.exclude_lists, exclude_segments: draft.exclude_segments }}
               />
             </>
           )

@@ -1,0 +1,75 @@
+import { refused, succeeded, type Result } from "../../lib/problems";
+import { listMemberCounts } from "../../store/lists";
+import type { CampaignAudience } from "../../store/campaigns";
+import { countMatchingUpTo } from "../../store/segments";
+import type { ShardDb } from "../../store/shards";
+import { suppressionsUpTo } from "../../store/suppressions";
+import { contactsFigure, memberFigures } from "../overview/counts";
+import { audienceProblems, compileAudience } from "./audience";
+
+/**
+ * How many contacts an audience reaches before it is scheduled (issue 43, item 2): counted
+ * exactly, with the very condition publishing resolves (compileAudience), up to `exactUpTo`
+ * matches; the scan stops at that match, so a big audience costs at most that many. Past it,
+ * an estimate from stored figures: the lists' member counters (shard migration 0061) and the
+ * segments' stored counts (0062), less the exclusions and the panel's suppressed addresses,
+ * never below the cap the exact count reached nor above the panel's contacts.
+ */
+export const AUDIENCE_ESTIMATE = {
+  /** Below this many the figure is exact. */
+  exactUpTo: 100_000,
+  /**
+   * When the lists and segments included hold at most this many (by their stored counts), the
+   * count reads only their members; past it, the panel's contacts in order until the cap.
+   */
+  readMembersUpTo: 250_000,
+  /** Suppressed addresses counted for the estimate (the count is bounded; more reads as this many). */
+  suppressionsUpTo: 1_000_000,
+};
+
+export type AudienceEstimateTuning = typeof AUDIENCE_ESTIMATE;
+
+export interface AudienceEstimate {
+  count: number;
+  exact: boolean;
+  /** When the oldest figure the count rests on was counted (now for an exact count). */
+  countedAt: number;
+  exactUpTo: number;
+}
+
+const sum = (ns: number[]) => ns.reduce((a, b) => a + b, 0);
+
+export async function estimateAudience(
+  db: ShardDb,
+  panelId: string,
+  audience: CampaignAudience,
+  now: number,
+  tuning: AudienceEstimateTuning = AUDIENCE_ESTIMATE,
+): Promise<Result<AudienceEstimate>> {
+  const problems = await audienceProblems(db, panelId, audience);
+  if (problems.length) return refused("invalid", problems);
+  const cap = tuning.exactUpTo;
+  const [lists, segments, compiled] = await Promise.all([
+    listMemberCounts(db, panelId, [...audience.lists, ...audience.exclude_lists]),
+    memberFigures(db, panelId, [...audience.segments, ...audience.exclude_segments], now),
+    compileAudience(db, panelId, audience, now, "probe"),
+  ]);
+  let countedAt = now;
+  const segmentSize = (id: string) => {
+    const figure = segments.get(id)!;
+    countedAt = Math.min(countedAt, figure.countedAt);
+    return figure.n;
+  };
+  // Overlaps between the included lists and segments are not known: their sum is an upper bound.
+  const included = sum([...audience.lists.map((id) => lists.get(id) ?? 0), ...audience.segments.map(segmentSize)]);
+  const floorOnly = audience.segments.some((id) => segments.get(id)!.atLeast);
+  const among = !floorOnly && included <= tuning.readMembersUpTo ? { lists: audience.lists, segments: audience.segments } : undefined;
+  const counted = await countMatchingUpTo(db, panelId, compiled, cap, among);
+  if (counted < cap) return succeeded({ count: counted, exact: true, countedAt: now, exactUpTo: cap });
+
+  const [contacts, suppressed] = await Promise.all([contactsFigure(db, panelId, now), suppressionsUpTo(db, panelId, tuning.suppressionsUpTo)]);
+  countedAt = Math.min(countedAt, contacts.countedAt);
+  const reach = contacts.atLeast ? included : Math.min(included, contacts.n);
+  const excluded = sum([...audience.exclude_lists.map((id) => lists.get(id) ?? 0), ...audience.exclude_segments.map(segmentSize)]);
+  return succeeded({ count: Math.max(cap, reach - excluded - suppressed), exact: false, countedAt, exactUpTo: cap });
+}
