@@ -2,7 +2,7 @@ import { contactAnswer, contactPageAnswer, contactSearchAnswer, erasureAnswer, p
 import { NEEDS } from "../domain/permissions";
 import { canonicalAttributeName } from "../domain/attributes";
 import { preferencesBody } from "../domain/preferences";
-import { attributeSearchValue, contactSearchQuery, editContactBody } from "../domain/panel-screens";
+import { addContactBody, attributeSearchValue, contactSearchQuery, editContactBody } from "../domain/panel-screens";
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { fromProblems, invalidField, notFound, problemError, unwrap } from "../lib/http/errors";
 import type { Problem } from "../lib/problems";
@@ -10,6 +10,7 @@ import { hasRenderedCopy } from "../services/broadcasts/message-copies";
 import { contactAccessExport } from "../services/contacts/access-export";
 import { eraseContact } from "../services/contacts/erase";
 import { changeContactPreferences, contactPreferences } from "../services/channels/preferences";
+import { addContact } from "../services/contacts/add";
 import { updateContactAttributes } from "../services/contacts/update";
 import { getErasure, type ContactErasure } from "../store/erasure";
 import { loadAttributeSchema } from "../store/attributes";
@@ -164,6 +165,29 @@ const editContact = definePanelRoute({
   },
 });
 
+const addPanelContact = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/contacts",
+  role: NEEDS.audience,
+  response: contactAnswer,
+  status: 201,
+  summary:
+    "Add a contact from the panel's form under the rules of the API's add (4.1): the primary key and each value checked against its type, unknown attributes refused, each refusal named by `attributes.NAME`; a contact with that key already is a conflict (409), not merged; `lists` joins lists of the panel",
+  body: addContactBody,
+  async handle({ env, db, exec, body, panel }) {
+    const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
+    const outcome = await addContact(
+      { env, db, panelId: panel.id, schema, unknown: "reject", now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
+      body.attributes,
+      body.lists,
+      { fieldPrefix: "attributes", onlyNew: true },
+    );
+    // The service names lists by the envelope's `listid`; the form sends `lists`.
+    if (!outcome.ok && outcome.problem.kind === "not_found") throw problemError({ ...outcome.problem, fields: outcome.problem.fields.map((f) => ({ ...f, field: "lists" })) });
+    return contactView(unwrap(outcome).contact);
+  },
+});
+
 function erasureView(erasure: ContactErasure) {
   return {
     erasure_id: erasure.id,
@@ -257,4 +281,4 @@ const changePreferences = definePanelRoute({
   },
 });
 
-export const contactRoutes = [searchPanelContacts, readContact, editContact, eraseOneContact, readErasure, exportOneContact, readPreferences, changePreferences];
+export const contactRoutes = [searchPanelContacts, addPanelContact, readContact, editContact, eraseOneContact, readErasure, exportOneContact, readPreferences, changePreferences];

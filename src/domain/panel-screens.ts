@@ -2,7 +2,7 @@ import { z } from "../lib/z";
 import { MAX_ACTIVITY_NAME_LENGTH, MAX_PARAMS_PER_ACTIVITY, PARAM_NAME_PATTERN } from "./activity";
 import { MAX_ARRAY_MEMBERS, SCALAR_PARAM_TYPES } from "./activity-param-types";
 import { ATTRIBUTE_TYPES, checkTextValue, type AttributeType, type AttributeValue } from "./attributes";
-import { nameText, outboundUrl, type InputRules } from "./fields";
+import { listIdParam, MAX_LIST_IDS, nameText, outboundUrl, type InputRules } from "./fields";
 import { MAX_LIST_DESCRIPTION_LENGTH, MAX_LIST_NAME_LENGTH } from "./lists";
 
 /**
@@ -38,6 +38,15 @@ export function attributeSearchValue(type: AttributeType, q: string, match: "pre
  */
 export const editContactBody = z.strictObject({
   attributes: z.record(z.string().max(64), z.unknown()).refine((changes) => Object.keys(changes).length > 0, { error: "must change at least one attribute" }),
+});
+
+/**
+ * POST /panels/{panel}/contacts: a new contact from the panel's form, its attributes (the
+ * primary key among them) under the API's `add` rules, optionally joining lists.
+ */
+export const addContactBody = z.strictObject({
+  attributes: z.record(z.string().max(64), z.unknown()),
+  lists: z.array(listIdParam).max(MAX_LIST_IDS).optional(),
 });
 
 const listName = z.string().trim().min(1, { error: "must not be empty" }).max(MAX_LIST_NAME_LENGTH);

@@ -60,6 +60,7 @@ describe("admin routes answer what they declare", () => {
 
     await answersAsDeclared("GET", `${p}/contacts?q=ad`);
     await answersAsDeclared("GET", `${p}/contacts/ada@example.com`);
+    await answersAsDeclared("POST", `${p}/contacts`, { attributes: { EMAIL: "cy@example.com", NAME: "Cy" } });
     await answersAsDeclared("PATCH", `${p}/contacts/ada@example.com`, { attributes: { CITY: "Pune" } });
     await answersAsDeclared("GET", `${p}/contacts/ada@example.com/events?limit=20`);
     await answersAsDeclared("GET", `${p}/contacts/ada@example.com/journeys`);
