@@ -1,5 +1,7 @@
 // npm run bench:panel: the panel's contact search over 1,000,000 contacts (issue 17 goal: p50
-// <= 150 ms locally) and the report of a campaign sent to all of them (issue 20 goal: <= 200 ms
+// <= 150 ms locally; a "contains" search, a scan bounded at CONTAINS_SCAN_ROWS contacts, issue 44
+// goal: p50 <= 300 ms, measured at its worst: text no contact of the window holds, so every
+// search walks the whole window) and the report of a campaign sent to all of them (issue 20 goal: <= 200 ms
 // locally), beside a bare indexed D1 lookup of one contact in the same runtime and the same
 // run. Searches and reports go through the admin routes as the panel calls them (exact key, a
 // prefix answering a page of 25, the campaign's report); cases alternate in short slices so
@@ -44,8 +46,13 @@ try {
     ["bare indexed D1 lookup (baseline)", (i) => fetch(`${origin}/__bench/contact-lookup?panel=${panel.id}&key=${key(i)}`)],
     ["panel search, exact key", (i) => fetch(`${origin}/admin/v1/panels/${panel.id}/contacts?match=exact&q=${key(i)}`, { headers })],
     ["panel search, prefix (25 a page)", (i) => fetch(`${origin}/admin/v1/panels/${panel.id}/contacts?q=${key(i).slice(0, 5)}`, { headers })],
+    // Seeded names are "Contact <n>"; the first window's n never reach 6 digits, so nothing matches.
+    ["panel search, NAME contains (bounded scan, no match)", (i) => fetch(`${origin}/admin/v1/panels/${panel.id}/contacts?attribute=NAME&match=contains&q=${900_000 + ((i * 7919) % 99_999)}`, { headers })],
     ["campaign report", () => fetch(`${origin}/admin/v1/panels/${panel.id}/campaigns/${campaign}/report`, { headers })],
   ];
+  const contains = await adminCall(origin, "GET", `/panels/${panel.id}/contacts?attribute=NAME&match=contains&q=900001`);
+  if (contains.contacts.length !== 0 || contains.scan?.bounded !== CONTACTS >= 50_000) throw new Error(`the contains search answered ${JSON.stringify(contains.scan)}`);
+  console.log(`a contains search looks at ${contains.scan.contacts} contacts a page`);
   const totals = new Map<string, LoadResult[]>();
   for (let round = 0; round < rounds; round++) {
     for (const [name, send] of cases) {
@@ -64,7 +71,7 @@ try {
   });
   const rows = cases.map(([name]) => [name, merged(totals.get(name)!)] as [string, LoadResult]);
   printComparison(`Contact search and campaign report over ${CONTACTS} contacts, concurrency ${concurrency}, ${rounds} x ${slice} s per case`, rows, rows[0]![1]);
-  const goalOf = (name: string) => (name === "campaign report" ? 200 : 150);
+  const goalOf = (name: string) => (name === "campaign report" ? 200 : name.includes("contains") ? 300 : 150);
   for (const [name, result] of rows.slice(1)) {
     console.log(`${name}: p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms (goal <= ${goalOf(name)} ms), ${(result.p50 / rows[0]![1].p50).toFixed(2)}x the baseline's p50`);
   }

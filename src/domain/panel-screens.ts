@@ -13,7 +13,7 @@ export const contactSearchQuery = z
   .object({
     q: z.string().trim().max(500).default(""),
     attribute: z.string().trim().max(64).optional(),
-    match: z.enum(["prefix", "exact"], { error: "must be prefix or exact" }).default("prefix"),
+    match: z.enum(["prefix", "exact", "contains"], { error: "must be prefix, exact or contains" }).default("prefix"),
     after: z.string().max(500).optional(),
     limit: z.coerce.number().int().min(1).max(100).default(25),
   })
@@ -24,13 +24,19 @@ export const contactSearchQuery = z
  * (as a CSV cell is): `true`/`yes`/`1` for a boolean, a decimal number for a number. A prefix
  * is only meaningful for text, so only string and date attributes take one.
  */
-export function attributeSearchValue(type: AttributeType, q: string, match: "prefix" | "exact"): { ok: true; value: AttributeValue } | { ok: false; field: "q" | "match"; reason: string } {
+export function attributeSearchValue(type: AttributeType, q: string, match: "prefix" | "exact" | "contains"): { ok: true; value: AttributeValue } | { ok: false; field: "q" | "match"; reason: string } {
   if (q === "") return { ok: false, field: "q", reason: "is required to search by an attribute" };
-  if (match === "prefix" && type !== "string" && type !== "date") return { ok: false, field: "match", reason: `a ${type} attribute is searched by its exact value` };
-  if (match === "prefix") return { ok: true, value: q };
+  if (match !== "exact" && type !== "string" && type !== "date") return { ok: false, field: "match", reason: `a ${type} attribute is searched by its exact value` };
+  if (match !== "exact") return { ok: true, value: q };
   const value = checkTextValue(type, q);
   return value.ok ? { ok: true, value: value.value } : { ok: false, field: "q", reason: value.reason };
 }
+
+/**
+ * How many contacts a "contains" search looks at per page, in key order: no index serves a
+ * substring, so the scan is bounded and says so ("searched the first N contacts; refine").
+ */
+export const CONTAINS_SCAN_ROWS = 50_000;
 
 /**
  * PATCH /panels/{panel}/contacts/{key}: attribute changes for one contact, as the API's

@@ -1,3 +1,6 @@
+import { env } from "cloudflare:workers";
+import { panelDb } from "../../src/services/access/shards";
+import { searchContactsContaining } from "../../src/store/contacts";
 import { describe, expect, it } from "vitest";
 import { admin, apiFor, createPanel, panelSnapshot } from "../support/helpers";
 import { asOperator, operatorWithRole } from "../support/operators";
@@ -36,5 +39,51 @@ describe("panel: adding a contact by form", () => {
 
     const viewer = await operatorWithRole(panel.id, "viewer");
     expect((await asOperator(viewer, "POST", path, { attributes: { EMAIL: "cy@example.com" } })).status).toBe(403);
+  });
+});
+
+describe("panel: contacts search, contains", () => {
+  it("finds text anywhere in the key or a text attribute, without ASCII case, and pages on", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    for (const data of [
+      { EMAIL: "ada@lovelace.org", NAME: "Ada Lovelace", AGE: 36 },
+      { EMAIL: "bob@example.com", NAME: "Bob Loveday" },
+      { EMAIL: "cy@example.com", NAME: "Cy 100%" },
+      { EMAIL: "dee@glove.io", NAME: "Dee" },
+    ]) {
+      expect((await api("contact", "add", { data })).body.result).toBe("Success");
+    }
+    const search = (query: string) => admin("GET", `/panels/${panel.id}/contacts?match=contains&${query}`);
+    const keys = (answer: { body: any }) => answer.body.contacts.map((c: any) => c.key);
+    const byName = await search("attribute=name&q=LOVE");
+    expect(byName.status, JSON.stringify(byName.body)).toBe(200);
+    expect(keys(byName)).toEqual(["ada@lovelace.org", "bob@example.com"]);
+    expect(byName.body.scan).toEqual({ contacts: 4, bounded: false });
+    expect(byName.body.next_cursor).toBeNull();
+    // The primary key too (emails are stored lower-case), and LIKE's wildcards are plain characters.
+    expect(keys(await search("q=LOVE"))).toEqual(["ada@lovelace.org", "dee@glove.io"]);
+    expect(keys(await search("attribute=NAME&q=0%25"))).toEqual(["cy@example.com"]);
+    expect(keys(await search("attribute=NAME&q=_"))).toEqual([]);
+    const first = await search("q=e&limit=2");
+    expect(keys(first)).toEqual(["ada@lovelace.org", "bob@example.com"]);
+    expect(keys(await search(`q=e&limit=2&after=${encodeURIComponent(first.body.next_cursor)}`))).toEqual(["cy@example.com", "dee@glove.io"]);
+
+    const refused = await search("attribute=AGE&q=3");
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0]).toMatchObject({ field: "match", message: expect.stringMatching(/exact value/) });
+    expect((await search("attribute=NAME")).body.errors[0].field).toBe("q");
+  });
+
+  it("scans at most its bound of contacts in key order and says where it stopped", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    for (const name of ["a", "b", "c", "d", "e"]) await api("contact", "add", { data: { EMAIL: `${name}@example.com`, NAME: name === "e" ? "Needle" : "Hay" } });
+    const db = await panelDb(env, panel.id);
+    const first = await searchContactsContaining(db, panel.id, "NAME", "needle", undefined, 26, 3);
+    expect(first).toEqual({ contacts: [], scanned: 3, lastScanned: "c@example.com" });
+    const rest = await searchContactsContaining(db, panel.id, "NAME", "needle", first.lastScanned!, 26, 3);
+    expect(rest.scanned).toBe(2);
+    expect(rest.contacts.map((c) => c.key)).toEqual(["e@example.com"]);
   });
 });

@@ -15,6 +15,11 @@ export const contactSearchAnswer = z.strictObject({
   attribute: z.string(),
   contacts: z.array(contactAnswer),
   next_cursor: z.string().nullable(),
+  /**
+   * A "contains" search only: how many contacts after the cursor it looked at, and whether it
+   * stopped at its bound (then next_cursor goes on after the last one looked at).
+   */
+  scan: z.strictObject({ contacts: z.number(), bounded: z.boolean() }).optional(),
 });
 
 export const contactMessageAnswer = z.strictObject({

@@ -13,6 +13,9 @@ function useAttributes(panelId: string) {
   return useLoad(() => admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"), [panelId]).data?.attributes;
 }
 
+type Match = NonNullable<ContactSearch["match"]>;
+const MATCH_WORDS: Record<Match, string> = { exact: "is", prefix: "starts with", contains: "contains" };
+
 function searchPath(search: ContactSearch): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(search)) if (value !== undefined && value !== "") query.set(name, String(value));
@@ -88,7 +91,7 @@ function AddContactForm({ panelId, primaryKey, attributes, onCancel }: { panelId
 export function Contacts({ panel }: ScreenProps) {
   const [text, setText] = useState("");
   const [attribute, setAttribute] = useState("");
-  const [match, setMatch] = useState<"prefix" | "exact">("prefix");
+  const [match, setMatch] = useState<Match>("prefix");
   const [search, setSearch] = useState<ContactSearch>({ q: "", match: "prefix" });
   const attributes = useAttributes(panel.id);
   // Cursors of the pages before this one, so Previous can go back.
@@ -146,8 +149,9 @@ export function Contacts({ panel }: ScreenProps) {
         </Field>
         <Field label="Match">
           {(props) => (
-            <select {...props} value={match} onChange={(e) => setMatch(e.target.value as "prefix" | "exact")}>
+            <select {...props} value={match} onChange={(e) => setMatch(e.target.value as Match)}>
               {textual && <option value="prefix">starts with</option>}
+              {textual && <option value="contains">contains</option>}
               <option value="exact">exactly</option>
             </select>
           )}
@@ -155,6 +159,11 @@ export function Contacts({ panel }: ScreenProps) {
         <button type="submit">Search</button>
       </form>
       <ErrorNote error={error} />
+      {data?.scan?.bounded && (
+        <p role="status" className="muted">
+          Searched the {trail.length ? "next" : "first"} {data.scan.contacts.toLocaleString()} contacts{data.contacts.length ? "" : " and found none"}; refine the search, or look at the next {data.scan.contacts.toLocaleString()} with Next.
+        </p>
+      )}
       <DataTable
         caption="Contacts found"
         rows={data?.contacts}
@@ -162,7 +171,7 @@ export function Contacts({ panel }: ScreenProps) {
         empty={
           search.q ? (
             <Empty title="No contact matches">
-              No contact's {searched} {search.match === "exact" ? "is" : "starts with"} “{search.q}”. Try a shorter prefix{search.attribute ? "" : ", or search by another attribute"}.
+              No contact's {searched} {MATCH_WORDS[search.match ?? "prefix"]} “{search.q}”{data?.scan?.bounded ? ` among the first ${data.scan.contacts.toLocaleString()} looked at` : ""}. Try a shorter prefix{search.attribute ? "" : ", or search by another attribute"}.
             </Empty>
           ) : (
             <Empty title="No contacts yet">
