@@ -20,14 +20,16 @@ try {
   const { origin } = runtime;
   const panel = await createBenchPanel(origin);
   const t0 = performance.now();
+  let inserted = 0;
   for (let from = 1; from <= CONTACTS; from += SEED_CHUNK) {
     const response = await fetch(`${origin}/__bench/seed-contacts?panel=${panel.id}&from=${from}&count=${Math.min(SEED_CHUNK, CONTACTS - from + 1)}`);
     const answer = await response.text();
     if (!response.ok || !answer.includes('"inserted":')) throw new Error(`seeding failed: ${answer}`);
+    inserted += (JSON.parse(answer) as { inserted: number }).inserted;
   }
-  const seeded = await adminCall(origin, "GET", `/panels/${panel.id}/overview`);
-  if (seeded.contacts !== CONTACTS) throw new Error(`seeded ${seeded.contacts} contacts, not ${CONTACTS}`);
-  console.log(`seeded ${seeded.contacts} contacts in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  // The overview's count is a stored one past its request cap (issue 42), so the seed's own count is checked.
+  if (inserted !== CONTACTS) throw new Error(`seeded ${inserted} contacts, not ${CONTACTS}`);
+  console.log(`seeded ${inserted} contacts in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const campaign = "cmp_bench_report";
   const t1 = performance.now();
   await fetch(`${origin}/__bench/seed-campaign?panel=${panel.id}&campaign=${campaign}&recipients=${CONTACTS}`).then((r) => r.text());
