@@ -73,12 +73,65 @@ export const listMembersQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(25),
 });
 
+/** Most columns a mapping names. */
+export const MAX_MAPPED_COLUMNS = 500;
+
+/**
+ * A panel import's column mapping: CSV header → an attribute's name, a new attribute
+ * (`{"new": name, "type": type}`), or null to skip the column. Whether the attributes exist is
+ * checked against the panel (domain/imports.ts checkMapping), the header when the file is read.
+ */
+export const columnMapping = z
+  .record(
+    z.string().trim().min(1, { error: "a column's header must not be empty" }).max(200),
+    z.union(
+      [
+        z.string().trim().min(1).max(64),
+        z.null(),
+        z.strictObject({ new: z.string().trim().min(1).max(64), type: z.enum(ATTRIBUTE_TYPES, { error: `must be one of ${ATTRIBUTE_TYPES.join(", ")}` }) }),
+      ],
+      { error: 'must be an attribute\'s name, {"new": name, "type": type} for a new attribute, or null to skip the column' },
+    ),
+  )
+  .refine((mapping) => Object.keys(mapping).length <= MAX_MAPPED_COLUMNS, { error: `must name at most ${MAX_MAPPED_COLUMNS} columns` })
+  .meta({ example: { "E-mail": "EMAIL", "First name": "FIRSTNAME", "Shoe size": { new: "SHOE_SIZE", type: "integer" }, Notes: null } });
+
 /** POST /panels/{panel}/lists/{list}/imports: a CSV file the import engine fetches, as bulk upload's `path`. */
 export function importFromUrlBody(rules: InputRules) {
   return z.strictObject({
     url: z.string().trim().min(1, { error: "is required" }).max(2048).pipe(outboundUrl(rules)).meta({ example: "https://crm.example.com/export.csv" }),
+    mapping: columnMapping.optional(),
   });
 }
+
+/** POST /panels/{panel}/lists/{list}/uploads: the file is the body, so its name and mapping (JSON text) ride in the query. */
+export const uploadQuery = z.strictObject({
+  name: z.string().trim().min(1).max(200).default("upload.csv"),
+  mapping: z
+    .string()
+    .max(64 * 1024)
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be a JSON object of the CSV's headers; the text could not be parsed as JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(columnMapping)
+    .optional(),
+});
+
+/** GET /panels/{panel}/imports: the import history, newest first, of the panel or one list. */
+export const importHistoryQuery = z.strictObject({
+  list: listIdParam.optional(),
+  cursor: z
+    .string()
+    .regex(/^\d{1,16}\.[A-Za-z0-9_-]{1,64}$/, { error: "must be a next_cursor this route answered" })
+    .transform((text) => ({ createdAt: Number(text.slice(0, text.indexOf("."))), id: text.slice(text.indexOf(".") + 1) }))
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(25),
+});
 
 /** The largest CSV file the panel uploads in one request. */
 export const MAX_PANEL_UPLOAD_BYTES = 100 * 1024 * 1024;

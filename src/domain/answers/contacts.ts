@@ -137,6 +137,26 @@ export const importJobAnswer = z.strictObject({
   updated_at: isoInstant,
 });
 
+/** One import of the panel's history: who started it, into which list, how it went, where its error report is. */
+export const importHistoryEntryAnswer = z.strictObject({
+  jobid: z.string(),
+  via: z.enum(["api", "panel", "broadcast"]),
+  status: jobStatus,
+  reason: z.string().nullable(),
+  list: z.strictObject({ id: z.number(), name: z.string().nullable() }).nullable(),
+  files: z.array(z.string()),
+  mapped: z.boolean(),
+  total: z.number(),
+  created: z.number(),
+  updated: z.number(),
+  failed: z.number(),
+  /** The admin API's download of the refused rows (the panel's session or the admin token), when there are any. */
+  error_report: z.string().nullable(),
+  created_at: isoInstant,
+  finished_at: isoInstant.nullable(),
+});
+export const importHistoryAnswer = z.strictObject({ imports: z.array(importHistoryEntryAnswer), next_cursor: z.string().nullable() });
+
 /** A segment export, as GET /jobs/{job} shows it: `download` once completed. */
 export const segmentExportAnswer = z.strictObject({
   jobid: z.string(),
