@@ -72,3 +72,34 @@ describe("panel imports with column mapping", () => {
     expect(job).toMatchObject({ status: "failed", reason: expect.stringMatching(/unknown column "E-mail"/) });
   });
 });
+
+describe("import history", () => {
+  it("lists a panel's imports newest first, API and panel alike, with counts and error report links, per panel and per list", async () => {
+    const panel = await createPanel();
+    const list = (await admin("POST", `/panels/${panel.id}/lists`, { name: "History" })).body.id as number;
+    const fromApi = await importCsv(panel, "EMAIL,NAME\napi@example.com,Api\nbad,Row\n");
+    const panelUpload = await upload(panel.id, list, "Mail\npanel@example.com\n", { Mail: "EMAIL" });
+    await jobFinished(panel, panelUpload.body.jobid);
+
+    const history = await admin("GET", `/panels/${panel.id}/imports`);
+    expect(history.status, JSON.stringify(history.body)).toBe(200);
+    expect(history.body.imports).toEqual([
+      expect.objectContaining({ jobid: panelUpload.body.jobid, via: "panel", status: "completed", list: { id: list, name: "History" }, files: ["people.csv"], mapped: true, created: 1, failed: 0, error_report: null }),
+      expect.objectContaining({ jobid: fromApi.jobid, via: "api", status: "completed", list: null, mapped: false, total: 2, created: 1, failed: 1, error_report: `/admin/v1/panels/${panel.id}/jobs/${fromApi.jobid}/errors.csv` }),
+    ]);
+    const report = await call(history.body.imports[1].error_report, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(report.status).toBe(200);
+    expect(await report.text()).toContain("bad");
+
+    const ofList = await admin("GET", `/panels/${panel.id}/imports?list=${list}`);
+    expect(ofList.body.imports.map((i: any) => i.jobid)).toEqual([panelUpload.body.jobid]);
+    const first = await admin("GET", `/panels/${panel.id}/imports?limit=1`);
+    expect(first.body.imports.map((i: any) => i.jobid)).toEqual([panelUpload.body.jobid]);
+    const second = await admin("GET", `/panels/${panel.id}/imports?limit=1&cursor=${first.body.next_cursor}`);
+    expect(second.body).toEqual({ imports: [expect.objectContaining({ jobid: fromApi.jobid })], next_cursor: null });
+    expect((await admin("GET", `/panels/${panel.id}/imports?cursor=nope`)).body.errors[0].field).toBe("cursor");
+    // Another panel sees none of them.
+    const other = await createPanel();
+    expect((await admin("GET", `/panels/${other.id}/imports`)).body.imports).toEqual([]);
+  });
+});
