@@ -7839,15 +7839,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The panel's audit log, newest first: who rotated keys, changed API mode or settings, edited webhooks, published campaigns, started or stopped journeys, changed users and operators; next_cursor pages on
+         * The panel's audit log, newest first: every configuration change by an operator, the ADMIN_TOKEN or an API key (keys, API mode, settings, webhooks, campaigns, journeys, segments, lists, attributes, activities, imports, hand edits of contacts, users and operators), with before/after values and secrets redacted; narrowed by actor, action, target_kind and a from/to time range; next_cursor pages on; format=csv downloads every matching entry
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
          */
         get: {
             parameters: {
                 query?: {
                     before?: number;
-                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased";
+                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                    target_kind?: "panel" | "user" | "operator" | "webhook" | "campaign" | "journey" | "segment" | "email_template" | "list" | "sender_domain" | "tracking_domain" | "sms" | "push" | "contact" | "attribute" | "activity" | "import";
+                    actor?: string;
+                    from?: string;
+                    to?: string;
                     limit?: number;
+                    format?: "json" | "csv";
                 };
                 header?: never;
                 path: {
@@ -7875,9 +7880,15 @@ export interface paths {
                                     kind: "operator";
                                     id: string;
                                     email: string | null;
+                                } | {
+                                    /** @constant */
+                                    kind: "api_key";
+                                    user_id: string;
+                                    email: string | null;
                                 };
                                 /** @enum {string} */
-                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased";
+                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                                target_kind: string;
                                 target: string;
                                 detail: {
                                     [key: string]: unknown;
