@@ -1,5 +1,7 @@
 // npm run bench:panel: the panel's contact search over 1,000,000 contacts (issue 17 goal: p50
-// <= 150 ms locally) and the report of a campaign sent to all of them (issue 20 goal: <= 200 ms
+// <= 150 ms locally; a "contains" search, a scan bounded at CONTAINS_SCAN_ROWS contacts, issue 44
+// goal: p50 <= 300 ms, measured at its worst: text no contact of the window holds, so every
+// search walks the whole window) and the report of a campaign sent to all of them (issue 20 goal: <= 200 ms
 // locally), beside a bare indexed D1 lookup of one contact in the same runtime and the same
 // run. Searches and reports go through the admin routes as the panel calls them (exact key, a
 // prefix answering a page of 25, the campaign's report); cases alternate in short slices so
@@ -21,15 +23,16 @@ try {
   const { origin } = runtime;
   const panel = await createBenchPanel(origin);
   const t0 = performance.now();
+  let inserted = 0;
   for (let from = 1; from <= CONTACTS; from += SEED_CHUNK) {
     const response = await fetch(`${origin}/__bench/seed-contacts?panel=${panel.id}&from=${from}&count=${Math.min(SEED_CHUNK, CONTACTS - from + 1)}`);
     const answer = await response.text();
     if (!response.ok || !answer.includes('"inserted":')) throw new Error(`seeding failed: ${answer}`);
+    inserted += (JSON.parse(answer) as { inserted: number }).inserted;
   }
-  const seeded = await adminCall(origin, "GET", `/panels/${panel.id}/overview`);
-  // Past its request cap the overview says "at least" until the background count (issue 42); the list of everyone, below, counts them exactly.
-  if (seeded.contacts !== CONTACTS && !(seeded.contacts_at_least && seeded.contacts <= CONTACTS)) throw new Error(`seeded ${seeded.contacts} contacts, not ${CONTACTS}`);
-  console.log(`seeded ${CONTACTS} contacts in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  // The overview's count is a stored one past its request cap (issue 42), so the seed's own count is checked.
+  if (inserted !== CONTACTS) throw new Error(`seeded ${inserted} contacts, not ${CONTACTS}`);
+  console.log(`seeded ${inserted} contacts in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const campaign = "cmp_bench_report";
   const t1 = performance.now();
   await fetch(`${origin}/__bench/seed-campaign?panel=${panel.id}&campaign=${campaign}&recipients=${CONTACTS}`).then((r) => r.text());
@@ -71,6 +74,8 @@ try {
     ["bare indexed D1 lookup (baseline)", (i) => fetch(`${origin}/__bench/contact-lookup?panel=${panel.id}&key=${key(i)}`)],
     ["panel search, exact key", (i) => fetch(`${origin}/admin/v1/panels/${panel.id}/contacts?match=exact&q=${key(i)}`, { headers })],
     ["panel search, prefix (25 a page)", (i) => fetch(`${origin}/admin/v1/panels/${panel.id}/contacts?q=${key(i).slice(0, 5)}`, { headers })],
+    // Seeded names are "Contact <n>"; the first window's n never reach 6 digits, so nothing matches.
+    ["panel search, NAME contains (bounded scan, no match)", (i) => fetch(`${origin}/admin/v1/panels/${panel.id}/contacts?attribute=NAME&match=contains&q=${900_000 + ((i * 7919) % 99_999)}`, { headers })],
     ["campaign report", () => fetch(`${origin}/admin/v1/panels/${panel.id}/campaigns/${campaign}/report`, { headers })],
     ["bare COUNT of the list of all (baseline)", () => fetch(`${origin}/__bench/list-count?panel=${panel.id}&list=${everyone}`)],
     ["audience estimate, list of all", estimate(everyone)],
@@ -78,6 +83,9 @@ try {
   ];
   const ESTIMATES = 3;
   const estimateCases = new Set(cases.slice(-ESTIMATES).map(([name]) => name));
+  const contains = await adminCall(origin, "GET", `/panels/${panel.id}/contacts?attribute=NAME&match=contains&q=900001`);
+  if (contains.contacts.length !== 0 || contains.scan?.bounded !== CONTACTS >= 50_000) throw new Error(`the contains search answered ${JSON.stringify(contains.scan)}`);
+  console.log(`a contains search looks at ${contains.scan.contacts} contacts a page`);
   const totals = new Map<string, LoadResult[]>();
   for (let round = 0; round < rounds; round++) {
     for (const [name, send] of cases) {
@@ -99,7 +107,7 @@ try {
   const rows = all.slice(0, -ESTIMATES);
   const estimates = all.slice(-ESTIMATES);
   printComparison(`Contact search and campaign report over ${CONTACTS} contacts, concurrency ${concurrency}, ${rounds} x ${slice} s per case`, rows, rows[0]![1]);
-  const goalOf = (name: string) => (name === "campaign report" ? 200 : 150);
+  const goalOf = (name: string) => (name === "campaign report" ? 200 : name.includes("contains") ? 300 : 150);
   for (const [name, result] of rows.slice(1)) {
     console.log(`${name}: p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms (goal <= ${goalOf(name)} ms), ${(result.p50 / rows[0]![1].p50).toFixed(2)}x the baseline's p50`);
   }

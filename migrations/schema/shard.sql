@@ -36,6 +36,7 @@
 -- migration 0066_event_archive_owner_blocks.sql
 -- migration 0067_email_templates.sql
 -- migration 0068_audit_actor_kind.sql
+-- migration 0069_import_mapping_and_history.sql
 
 -- table activities
 
@@ -451,7 +452,9 @@ CREATE TABLE import_jobs (
   started_at      INTEGER,
   finished_at     INTEGER,
   updated_at      INTEGER NOT NULL
-, lease TEXT, leased_until INTEGER);
+, lease TEXT, leased_until INTEGER, mapping TEXT, via TEXT NOT NULL DEFAULT 'api');
+
+CREATE INDEX import_jobs_by_list ON import_jobs (panel_id, list_id, created_at) WHERE list_id IS NOT NULL;
 
 CREATE INDEX import_jobs_by_panel ON import_jobs (panel_id, created_at);
 

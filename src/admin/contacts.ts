@@ -2,7 +2,7 @@ import { contactAnswer, contactPageAnswer, contactSearchAnswer, erasureAnswer, p
 import { NEEDS } from "../domain/permissions";
 import { canonicalAttributeName } from "../domain/attributes";
 import { preferencesBody } from "../domain/preferences";
-import { attributeSearchValue, contactSearchQuery, editContactBody } from "../domain/panel-screens";
+import { addContactBody, attributeSearchValue, CONTAINS_SCAN_ROWS, contactSearchQuery, editContactBody } from "../domain/panel-screens";
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { fromProblems, invalidField, notFound, problemError, unwrap } from "../lib/http/errors";
 import type { Problem } from "../lib/problems";
@@ -10,11 +10,12 @@ import { hasRenderedCopy } from "../services/broadcasts/message-copies";
 import { contactAccessExport } from "../services/contacts/access-export";
 import { eraseContact } from "../services/contacts/erase";
 import { changeContactPreferences, contactPreferences } from "../services/channels/preferences";
+import { addContact } from "../services/contacts/add";
 import { updateContactAttributes } from "../services/contacts/update";
 import { getErasure, type ContactErasure } from "../store/erasure";
 import { loadAttributeSchema } from "../store/attributes";
 import { contactHistory, type ContactHistory } from "../store/contact-page";
-import { getContactByKey, listsOfContact, searchContacts, searchContactsByAttribute, type Contact } from "../store/contacts";
+import { getContactByKey, listsOfContact, searchContacts, searchContactsByAttribute, searchContactsContaining, type Contact } from "../store/contacts";
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
 import { isoTime } from "../store/sql";
@@ -90,12 +91,31 @@ const searchPanelContacts = definePanelRoute({
   role: NEEDS.read,
   response: contactSearchAnswer,
   summary:
-    "Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), or by one other attribute's value (`attribute`; text also by prefix, without ASCII case), in key order; next_cursor pages on",
+    `Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), or by one other attribute's value (\`attribute\`; text also by prefix, without ASCII case), in key order; next_cursor pages on. \`match=contains\` finds text anywhere in the key or a text attribute, looking at ${CONTAINS_SCAN_ROWS} contacts a page at most: \`scan\` says how many it looked at and whether it stopped there`,
   query: contactSearchQuery,
   async handle({ db, query, panel }) {
     let q = query.q;
     const attribute = query.attribute === undefined || query.attribute === "" ? panel.primaryKey : canonicalAttributeName(query.attribute);
     const schema = q !== "" || attribute !== panel.primaryKey ? await loadAttributeSchema(db, panel.id) : new Map();
+    if (query.match === "contains") {
+      const type = schema.get(attribute);
+      if (attribute !== panel.primaryKey && !type) throw invalidField("attribute", `no attribute named ${attribute} in this panel`);
+      const value = attributeSearchValue(type ?? "string", q, "contains");
+      if (!value.ok) throw invalidField(value.field, value.reason);
+      const text = attribute === panel.primaryKey && panel.primaryKey === "EMAIL" ? q.toLowerCase() : q;
+      const scan = await searchContactsContaining(db, panel.id, attribute === panel.primaryKey ? null : attribute, text, query.after, query.limit + 1, CONTAINS_SCAN_ROWS);
+      const page = scan.contacts.slice(0, query.limit);
+      const more = scan.contacts.length > query.limit;
+      // Fewer matches than a page and a full window: the rest of the panel was not looked at.
+      const bounded = !more && scan.scanned === CONTAINS_SCAN_ROWS;
+      return {
+        primary_key: panel.primaryKey,
+        attribute,
+        contacts: page.map(contactView),
+        next_cursor: more ? page.at(-1)!.key : bounded ? scan.lastScanned : null,
+        scan: { contacts: scan.scanned, bounded },
+      };
+    }
     let found: Contact[];
     if (attribute !== panel.primaryKey) {
       const type = schema.get(attribute);
@@ -161,6 +181,29 @@ const editContact = definePanelRoute({
     );
     if (!outcome.ok) throw problemError(inPanelWords(outcome.problem, panel, path.key));
     return contactView(outcome.value.contact);
+  },
+});
+
+const addPanelContact = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/contacts",
+  role: NEEDS.audience,
+  response: contactAnswer,
+  status: 201,
+  summary:
+    "Add a contact from the panel's form under the rules of the API's add (4.1): the primary key and each value checked against its type, unknown attributes refused, each refusal named by `attributes.NAME`; a contact with that key already is a conflict (409), not merged; `lists` joins lists of the panel",
+  body: addContactBody,
+  async handle({ env, db, exec, body, panel }) {
+    const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
+    const outcome = await addContact(
+      { env, db, panelId: panel.id, schema, unknown: "reject", now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
+      body.attributes,
+      body.lists,
+      { fieldPrefix: "attributes", onlyNew: true },
+    );
+    // The service names lists by the envelope's `listid`; the form sends `lists`.
+    if (!outcome.ok && outcome.problem.kind === "not_found") throw problemError({ ...outcome.problem, fields: outcome.problem.fields.map((f) => ({ ...f, field: "lists" })) });
+    return contactView(unwrap(outcome).contact);
   },
 });
 
@@ -257,4 +300,4 @@ const changePreferences = definePanelRoute({
   },
 });
 
-export const contactRoutes = [searchPanelContacts, readContact, editContact, eraseOneContact, readErasure, exportOneContact, readPreferences, changePreferences];
+export const contactRoutes = [searchPanelContacts, addPanelContact, readContact, editContact, eraseOneContact, readErasure, exportOneContact, readPreferences, changePreferences];

@@ -1,5 +1,7 @@
-import { jobAnswer } from "../domain/answers/contacts";
+import { importHistoryAnswer, jobAnswer } from "../domain/answers/contacts";
+import { importHistoryQuery } from "../domain/panel-screens";
 import { NEEDS } from "../domain/permissions";
+import { importHistoryPage } from "../services/imports/history";
 import type { ShardDb } from "../store/shards";
 import { importErrorReport, importJobStatus } from "../services/imports/jobs";
 import { notFound, orNotFound, problemError } from "../lib/http/errors";
@@ -73,4 +75,17 @@ const downloadErrorReport = definePanelRoute({
   },
 });
 
-export const jobRoutes = [readJob, downloadErrorReport, downloadExport];
+const readImportHistory = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/imports",
+  role: NEEDS.read,
+  response: importHistoryAnswer,
+  query: importHistoryQuery,
+  summary:
+    "The panel's import history, newest first (`list`: one list's): every import job whoever started it (`via`: the API's bulkupload, the panel, a campaign's contact file), with its status, counts and error report link; next_cursor pages on. Finished jobs are kept for the retention period",
+  async handle({ query, panel, db }) {
+    return importHistoryPage(db, panel.id, { listId: query.list, cursor: query.cursor, limit: query.limit });
+  },
+});
+
+export const jobRoutes = [readJob, downloadErrorReport, downloadExport, readImportHistory];

@@ -1,10 +1,9 @@
 import { jobStartedAnswer, listAnswer, listDeletedAnswer, listEmptiedAnswer, listListAnswer, listMembersAnswer } from "../domain/answers/contacts";
 import { NEEDS } from "../domain/permissions";
 import { parseListId } from "../domain/fields";
-import { createListBody, importFromUrlBody, listMembersQuery, MAX_PANEL_UPLOAD_BYTES, renameListBody } from "../domain/panel-screens";
+import { createListBody, importFromUrlBody, listMembersQuery, MAX_PANEL_UPLOAD_BYTES, renameListBody, uploadQuery } from "../domain/panel-screens";
 import { invalidField, problemError } from "../lib/http/errors";
 import type { Problem, Result } from "../lib/problems";
-import { z } from "../lib/z";
 import { createList as createPanelList } from "../services/lists/create";
 import { emptyList } from "../services/lists/empty";
 import { importUrlIntoList, uploadIntoList } from "../services/lists/import";
@@ -90,18 +89,16 @@ const removeList = definePanelRoute({
   },
 });
 
-const uploadQuery = z.object({ name: z.string().trim().min(1).max(200).default("upload.csv") }).strict();
-
 const uploadToList = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/lists/:list/uploads",
   role: NEEDS.audience,
   response: jobStartedAnswer,
-  summary: `Upload a CSV file (the raw request body, at most ${MAX_PANEL_UPLOAD_BYTES / 1024 / 1024} MiB) into the list: stored in R2, then imported by the bulk-upload engine; answers the job to follow at /jobs/{job}`,
+  summary: `Upload a CSV file (the raw request body, at most ${MAX_PANEL_UPLOAD_BYTES / 1024 / 1024} MiB) into the list: stored in R2, then imported by the bulk-upload engine; \`mapping\` (JSON text) sends each CSV header to an attribute, a new attribute or nowhere (an unknown attribute is a 400 naming the column); answers the job to follow at /jobs/{job}`,
   status: 202,
   query: uploadQuery,
   async handle({ request, env, caller, path, query, panel, db }) {
-    const upload = { declaredBytes: Number(request.headers.get("content-length") ?? "NaN"), body: request.body, name: query.name, maxBytes: MAX_PANEL_UPLOAD_BYTES };
+    const upload = { declaredBytes: Number(request.headers.get("content-length") ?? "NaN"), body: request.body, name: query.name, maxBytes: MAX_PANEL_UPLOAD_BYTES, mapping: query.mapping };
     const { jobId } = unwrapList(await uploadIntoList(env, db, panel.id, listId(path.list), upload, new URL(request.url).origin, auditorOf(caller)), path.list);
     return { jobid: jobId };
   },
@@ -143,11 +140,11 @@ const importFromUrl = definePanelRoute({
   path: "/panels/:panel/lists/:list/imports",
   role: NEEDS.audience,
   response: jobStartedAnswer,
-  summary: "Import contacts into the list from a CSV file at a URL, by the bulk-upload engine (as bulkupload's path); answers the job to follow at /jobs/{job}",
+  summary: "Import contacts into the list from a CSV file at a URL, by the bulk-upload engine (as bulkupload's path); `mapping` sends each CSV header to an attribute, a new attribute or nowhere (an unknown attribute is a 400 naming the column); answers the job to follow at /jobs/{job}",
   status: 202,
   body: importFromUrlBody,
   async handle({ request, env, caller, db, path, body, panel }) {
-    const { jobId } = unwrapList(await importUrlIntoList(env, db, panel.id, listId(path.list), body.url, new URL(request.url).origin, auditorOf(caller)), path.list);
+    const { jobId } = unwrapList(await importUrlIntoList(env, db, panel.id, listId(path.list), body.url, new URL(request.url).origin, auditorOf(caller), body.mapping), path.list);
     return { jobid: jobId };
   },
 });

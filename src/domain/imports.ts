@@ -1,4 +1,4 @@
-import { canonicalAttributeName, isPhoneAttribute, readClientValue, type AttributeType, type AttributeValue } from "./attributes";
+import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName, isPhoneAttribute, readClientValue, type AttributeSchema, type AttributeType, type AttributeValue } from "./attributes";
 import type { KeyedSchema } from "./contacts";
 import { EMAIL_ATTRIBUTE, secondaryEmailProblem } from "./email";
 import { normalisePrimaryKey } from "./primary-key";
@@ -14,6 +14,61 @@ export interface ImportColumn {
   type: AttributeType;
   /** isPhoneAttribute(name), asked once per column rather than per cell. */
   phone: boolean;
+  /** The mapping skips the column: its cells are read past, never stored. */
+  skip?: boolean;
+}
+
+/**
+ * Where one CSV column goes (the panel's import with column mapping): an attribute of the panel
+ * by name, a new attribute created before the rows are read, or nowhere (null: skipped).
+ */
+export type ColumnTarget = string | null | { new: string; type: AttributeType };
+
+/** Header cell (as the file spells it, trimmed) → target; columns it does not name are matched by name as without one. */
+export type ColumnMapping = Record<string, ColumnTarget>;
+
+export interface MappingProblem {
+  field: string;
+  message: string;
+}
+
+/** The attributes a mapping creates, by canonical name. */
+export function newAttributesOf(mapping: ColumnMapping): Array<[string, AttributeType]> {
+  return Object.values(mapping).flatMap((target) => (target !== null && typeof target === "object" ? [[canonicalAttributeName(target.new), target.type] as [string, AttributeType]] : []));
+}
+
+/**
+ * Checks a mapping against the panel's attributes before a job starts: every named attribute
+ * exists, every new one has a valid name and is not an existing attribute of another type, and
+ * no two columns go to one attribute. Each problem names its column (`mapping.<header>`).
+ */
+export function checkMapping(attributes: AttributeSchema, mapping: ColumnMapping): MappingProblem[] {
+  const problems: MappingProblem[] = [];
+  const taken = new Map<string, string>();
+  for (const [header, target] of Object.entries(mapping)) {
+    const field = `mapping.${header}`;
+    if (target === null) continue;
+    const name = canonicalAttributeName(typeof target === "string" ? target : target.new);
+    if (typeof target === "string") {
+      if (!attributes.has(name)) problems.push({ field, message: `column "${header}": no attribute named ${name} in this panel (map it to a new attribute, or skip it)` });
+    } else if (!ATTRIBUTE_NAME_PATTERN.test(name)) {
+      problems.push({ field, message: `column "${header}": a new attribute's name must be a letter, then up to 63 letters, digits or underscores` });
+    } else if (attributes.has(name) && attributes.get(name) !== target.type) {
+      problems.push({ field, message: `column "${header}": attribute ${name} exists already with type ${attributes.get(name)}; map the column to it` });
+    }
+    const other = taken.get(name);
+    if (other !== undefined) problems.push({ field, message: `column "${header}": columns "${other}" and "${header}" both go to ${name}` });
+    taken.set(name, header);
+  }
+  return problems;
+}
+
+/** The mapping's entry for a header cell: by its text, else without case (the panel's form keys by the text it read). */
+function targetOf(mapping: ColumnMapping, cell: string): ColumnTarget | undefined {
+  const text = cell.trim();
+  if (Object.hasOwn(mapping, text)) return mapping[text];
+  const key = Object.keys(mapping).find((k) => k.toLowerCase() === text.toLowerCase());
+  return key === undefined ? undefined : mapping[key];
 }
 
 export interface ColumnPlan {
@@ -27,16 +82,28 @@ export type HeaderCheck = { ok: true; plan: ColumnPlan } | { ok: false; reason: 
 
 /**
  * Checks a header row against the panel's schema: every column names a known attribute (case
- * does not matter), none twice, and the primary-key column is there. Everything wrong is named
- * in one reason, so one failed job tells the user all there is to fix.
+ * does not matter), none twice, and the primary-key column is there. A `mapping` sends a column
+ * to another attribute, to a new one (which `schema` must already hold: the engine creates it
+ * first) or nowhere; every column it names must be in the file. Everything wrong is named in
+ * one reason, so one failed job tells the user all there is to fix.
  */
-export function planColumns(schema: KeyedSchema, header: readonly string[]): HeaderCheck {
+export function planColumns(schema: KeyedSchema, header: readonly string[], mapping: ColumnMapping | null = null): HeaderCheck {
   const problems: string[] = [];
   const columns: ImportColumn[] = [];
   const unknown: string[] = [];
   const seen = new Set<string>();
+  if (mapping) {
+    const cells = header.map((cell) => cell.trim().toLowerCase());
+    const absent = Object.keys(mapping).filter((k) => !cells.includes(k.trim().toLowerCase()));
+    if (absent.length) problems.push(`the mapping names ${absent.map((c) => `"${c}"`).join(", ")}, which the header row does not have`);
+  }
   header.forEach((cell, i) => {
-    const name = canonicalAttributeName(cell);
+    const target = mapping ? targetOf(mapping, cell) : undefined;
+    if (target === null) {
+      columns.push({ name: "", type: "string", phone: false, skip: true });
+      return;
+    }
+    const name = canonicalAttributeName(target === undefined ? cell : typeof target === "string" ? target : target.new);
     if (name === "") {
       problems.push(`column ${i + 1} has no name`);
       return;
@@ -88,6 +155,7 @@ export function prepareRow(plan: ColumnPlan, fields: readonly string[], malforme
   for (let i = 0; i < columns.length; i++) {
     const column = columns[i]!;
     const cell = fields[i]!;
+    if (column.skip) continue;
     if (column.name === plan.primaryKey) {
       const checked = normalisePrimaryKey(column.name, column.type, cell);
       if (checked.ok) key = checked.value;

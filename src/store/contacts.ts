@@ -255,6 +255,46 @@ export async function searchContacts(
   return results.map(contactFromRow);
 }
 
+export interface BoundedSearch {
+  contacts: Contact[];
+  /** Rows of the window the scan looked at (at most the bound). */
+  scanned: number;
+  /** The window's last key: where a further scan starts when the bound was reached. */
+  lastScanned: string | null;
+}
+
+/**
+ * Contacts whose primary key (`name` null) or text attribute `name` contains `text` (without
+ * ASCII case), in key order after `after`. No index serves a substring, so the scan is bounded:
+ * it looks at the next `scanRows` contacts of the panel in key order (the primary-key index)
+ * and no further, and says how many it looked at, so the caller can tell "none in the first N"
+ * from "none".
+ */
+export async function searchContactsContaining(
+  db: ShardDb,
+  panelId: string,
+  name: string | null,
+  text: string,
+  after: string | undefined,
+  limit: number,
+  scanRows: number,
+): Promise<BoundedSearch> {
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  // The window: the next `scanRows` keys of the panel, walked in the primary-key index.
+  const window = (columns: string) =>
+    `SELECT ${columns} FROM contacts WHERE panel_id = ?1 ${after === undefined ? "" : "AND pk_value > ?3"} ORDER BY pk_value LIMIT ?2`;
+  const windowBinds = [panelId, scanRows, ...(after === undefined ? [] : [after])];
+  const subject = name === null ? "pk_value" : `json_extract(attrs, ?${windowBinds.length + 2})`;
+  const [found, extent] = await db.batch([
+    db
+      .prepare(`SELECT ${CONTACT_COLUMNS} FROM (${window(CONTACT_COLUMNS)}) WHERE ${subject} LIKE ?${windowBinds.length + 1} ESCAPE '\\' ORDER BY pk_value LIMIT ?${windowBinds.length + (name === null ? 2 : 3)}`)
+      .bind(...windowBinds, pattern, ...(name === null ? [] : [`$.${name}`]), limit),
+    db.prepare(`SELECT count(*) AS scanned, max(pk_value) AS last FROM (${window("pk_value")})`).bind(...windowBinds),
+  ]);
+  const span = (extent!.results as Array<{ scanned: number; last: string | null }>)[0];
+  return { contacts: (found!.results as ContactRow[]).map(contactFromRow), scanned: span?.scanned ?? 0, lastScanned: span?.last ?? null };
+}
+
 /**
  * Contacts whose attribute `name` holds `value` (text also by prefix; text compares without
  * ASCII case), in key order after `after`. Attributes live in the contact's JSON, which no index

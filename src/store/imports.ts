@@ -1,5 +1,5 @@
 import type { ShardDb } from "./shards";
-import type { ColumnPlan } from "../domain/imports";
+import type { ColumnMapping, ColumnPlan } from "../domain/imports";
 import type { AttributeValue } from "../domain/attributes";
 import { jsonArrays } from "./json-arrays";
 import { batchWithJsonEach, type JsonEach } from "./json-each";
@@ -8,6 +8,8 @@ import { importedContactsStatement } from "./contacts";
 export type ImportStatus = "queued" | "running" | "completed" | "failed";
 export type ImportPhase = "fetch" | "header" | "rows" | "report" | "notify" | "done";
 export type CallbackState = "none" | "pending" | "sending" | "sent" | "failed";
+/** Who started a job: the API's bulk upload, the panel (a list's upload or URL import), a campaign's contact file. */
+export type ImportVia = "api" | "panel" | "broadcast";
 
 /** One file of a job: downloaded from `url` into `key`, or already in R2 at `key`. */
 export interface ImportSource {
@@ -32,6 +34,8 @@ export interface ImportJob {
   reason: string | null;
   sources: ImportSource[];
   plan: ColumnPlan | null;
+  mapping: ColumnMapping | null;
+  via: ImportVia;
   listId: number | null;
   notifyEmails: string[];
   callbackUrl: string | null;
@@ -65,6 +69,8 @@ interface ImportJobRow {
   reason: string | null;
   sources: string;
   columns: string | null;
+  mapping: string | null;
+  via: ImportVia;
   list_id: number | null;
   notify_emails: string;
   callback_url: string | null;
@@ -99,6 +105,8 @@ function jobFromRow(row: ImportJobRow): ImportJob {
     reason: row.reason,
     sources: JSON.parse(row.sources) as ImportSource[],
     plan: row.columns === null ? null : (JSON.parse(row.columns) as ColumnPlan),
+    mapping: row.mapping === null ? null : (JSON.parse(row.mapping) as ColumnMapping),
+    via: row.via,
     listId: row.list_id,
     notifyEmails: JSON.parse(row.notify_emails) as string[],
     callbackUrl: row.callback_url,
@@ -133,14 +141,16 @@ export interface NewImportJob {
   notifyEmails: string[];
   callbackUrl: string | null;
   origin: string;
+  mapping: ColumnMapping | null;
+  via: ImportVia;
   now: number;
 }
 
 export async function insertImportJob(db: ShardDb, job: NewImportJob): Promise<void> {
   await db
     .prepare(
-      `INSERT INTO import_jobs (id, panel_id, status, phase, sources, list_id, notify_emails, callback_url, callback_state, origin, created_at, updated_at)
-       VALUES (?, ?, 'queued', 'fetch', ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO import_jobs (id, panel_id, status, phase, sources, list_id, notify_emails, callback_url, callback_state, origin, mapping, via, created_at, updated_at)
+       VALUES (?, ?, 'queued', 'fetch', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       job.id,
@@ -151,6 +161,8 @@ export async function insertImportJob(db: ShardDb, job: NewImportJob): Promise<v
       job.callbackUrl,
       job.callbackUrl === null ? "none" : "pending",
       job.origin,
+      job.mapping === null ? null : JSON.stringify(job.mapping),
+      job.via,
       job.now,
       job.now,
     )
@@ -160,6 +172,40 @@ export async function insertImportJob(db: ShardDb, job: NewImportJob): Promise<v
 export async function getImportJob(db: ShardDb, panelId: string, jobId: string): Promise<ImportJob | null> {
   const row = await db.prepare("SELECT * FROM import_jobs WHERE panel_id = ? AND id = ?").bind(panelId, jobId).first<ImportJobRow>();
   return row ? jobFromRow(row) : null;
+}
+
+export interface ImportHistoryPage {
+  jobs: ImportJob[];
+  /** The last job's (created_at, id), to page on; null on the last page. */
+  next: { createdAt: number; id: string } | null;
+}
+
+/**
+ * A panel's import jobs (or one list's), newest first, `limit` a page after `before`: the import
+ * history, whoever started them. Kept until housekeeping removes finished ones past retention.
+ */
+export async function importHistory(
+  db: ShardDb,
+  panelId: string,
+  options: { listId?: number; before?: { createdAt: number; id: string }; limit: number },
+): Promise<ImportHistoryPage> {
+  const where = ["panel_id = ?1"];
+  const binds: unknown[] = [panelId, options.limit + 1];
+  if (options.listId !== undefined) {
+    binds.push(options.listId);
+    where.push(`list_id = ?${binds.length}`);
+  }
+  if (options.before) {
+    binds.push(options.before.createdAt, options.before.id);
+    where.push(`(created_at, id) < (?${binds.length - 1}, ?${binds.length})`);
+  }
+  const { results } = await db
+    .prepare(`SELECT * FROM import_jobs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?2`)
+    .bind(...binds)
+    .all<ImportJobRow>();
+  const jobs = results.slice(0, options.limit).map(jobFromRow);
+  const last = jobs.at(-1);
+  return { jobs, next: results.length > options.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
 }
 
 /**

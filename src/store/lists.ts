@@ -98,6 +98,16 @@ export async function existingListIds(db: ShardDb, panelId: string, listIds: rea
   return new Set(results.map((r) => r.id));
 }
 
+/** The names of those of `listIds` that are lists of this panel (a deleted list has none). */
+export async function listNamesOf(db: ShardDb, panelId: string, listIds: readonly number[]): Promise<Map<number, string>> {
+  if (listIds.length === 0) return new Map();
+  const { results } = await db
+    .prepare("SELECT id, name FROM lists WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(panelId, JSON.stringify(listIds))
+    .all<{ id: number; name: string }>();
+  return new Map(results.map((r) => [r.id, r.name]));
+}
+
 export type RenameOutcome = { kind: "renamed"; list: ContactList } | { kind: "missing" } | { kind: "duplicate" };
 
 export async function renameList(

@@ -60,6 +60,7 @@ describe("admin routes answer what they declare", () => {
 
     await answersAsDeclared("GET", `${p}/contacts?q=ad`);
     await answersAsDeclared("GET", `${p}/contacts/ada@example.com`);
+    await answersAsDeclared("POST", `${p}/contacts`, { attributes: { EMAIL: "cy@example.com", NAME: "Cy" } });
     await answersAsDeclared("PATCH", `${p}/contacts/ada@example.com`, { attributes: { CITY: "Pune" } });
     await answersAsDeclared("GET", `${p}/contacts/ada@example.com/events?limit=20`);
     await answersAsDeclared("GET", `${p}/contacts/ada@example.com/journeys`);
@@ -71,6 +72,7 @@ describe("admin routes answer what they declare", () => {
     await answersAsDeclared("GET", `${p}/lists`);
     await answersAsDeclared("PATCH", `${p}/lists/${list.id}`, { name: "Very VIP" });
     await answersAsDeclared("GET", `${p}/lists/${list.id}/members?limit=25`);
+    await answersAsDeclared("GET", `${p}/imports?list=${list.id}`);
 
     const segment = await answersAsDeclared("POST", `${p}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
     await answersAsDeclared("POST", `${p}/segments/count`, { match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });

@@ -117,6 +117,15 @@ export function failureOf(failure: unknown): { message: string; fields: Record<s
 }
 
 /**
+ * A refusal's message for the top of a form, or nothing when every field it names is shown
+ * under its input already: each error appears once, at its field.
+ */
+export function unplacedFailure(failure: string | undefined, fields: Record<string, string>, placed: readonly string[]): string | undefined {
+  const named = Object.keys(fields);
+  return named.length > 0 && named.every((field) => placed.includes(field)) ? undefined : failure;
+}
+
+/**
  * Runs a form's or a button's request: `run(work)` clears the last refusal, awaits `work` and
  * answers whether it succeeded; a refusal becomes `failure` (the message) and `fields` (per-field
  * errors). `onDone` runs after each success (a screen's reload, say).

@@ -4995,6 +4995,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/panels/{panel}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The panel's import history, newest first (`list`: one list's): every import job whoever started it (`via`: the API's bulkupload, the panel, a campaign's contact file), with its status, counts and error report link; next_cursor pages on. Finished jobs are kept for the retention period
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    list?: string | number;
+                    cursor?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            imports: {
+                                jobid: string;
+                                /** @enum {string} */
+                                via: "api" | "panel" | "broadcast";
+                                /** @enum {string} */
+                                status: "queued" | "running" | "completed" | "failed";
+                                reason: string | null;
+                                list: {
+                                    id: number;
+                                    name: string | null;
+                                } | null;
+                                files: string[];
+                                mapped: boolean;
+                                total: number;
+                                created: number;
+                                updated: number;
+                                failed: number;
+                                error_report: string | null;
+                                created_at: string;
+                                finished_at: string | null;
+                            }[];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/panels/{panel}/campaigns": {
         parameters: {
             query?: never;
@@ -8267,7 +8350,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), or by one other attribute's value (`attribute`; text also by prefix, without ASCII case), in key order; next_cursor pages on
+         * Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), or by one other attribute's value (`attribute`; text also by prefix, without ASCII case), in key order; next_cursor pages on. `match=contains` finds text anywhere in the key or a text attribute, looking at 50000 contacts a page at most: `scan` says how many it looked at and whether it stopped there
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
          */
         get: {
@@ -8275,7 +8358,7 @@ export interface paths {
                 query?: {
                     q?: string;
                     attribute?: string;
-                    match?: "prefix" | "exact";
+                    match?: "prefix" | "exact" | "contains";
                     after?: string;
                     limit?: number;
                 };
@@ -8305,6 +8388,10 @@ export interface paths {
                                 updated_at: string;
                             }[];
                             next_cursor: string | null;
+                            scan?: {
+                                contacts: number;
+                                bounded: boolean;
+                            };
                         };
                     };
                 };
@@ -8326,7 +8413,63 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Add a contact from the panel's form under the rules of the API's add (4.1): the primary key and each value checked against its type, unknown attributes refused, each refusal named by `attributes.NAME`; a contact with that key already is a conflict (409), not merged; `lists` joins lists of the panel
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        attributes: {
+                            [key: string]: unknown;
+                        };
+                        lists?: (string | number)[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key: string;
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            created_at: string;
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -9021,13 +9164,14 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Upload a CSV file (the raw request body, at most 100 MiB) into the list: stored in R2, then imported by the bulk-upload engine; answers the job to follow at /jobs/{job}
+         * Upload a CSV file (the raw request body, at most 100 MiB) into the list: stored in R2, then imported by the bulk-upload engine; `mapping` (JSON text) sends each CSV header to an attribute, a new attribute or nowhere (an unknown attribute is a 400 naming the column); answers the job to follow at /jobs/{job}
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
          */
         post: {
             parameters: {
                 query?: {
                     name?: string;
+                    mapping?: string;
                 };
                 header?: never;
                 path: {
@@ -9219,7 +9363,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Import contacts into the list from a CSV file at a URL, by the bulk-upload engine (as bulkupload's path); answers the job to follow at /jobs/{job}
+         * Import contacts into the list from a CSV file at a URL, by the bulk-upload engine (as bulkupload's path); `mapping` sends each CSV header to an attribute, a new attribute or nowhere (an unknown attribute is a 400 naming the column); answers the job to follow at /jobs/{job}
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
          */
         post: {
@@ -9237,6 +9381,24 @@ export interface paths {
                     "application/json": {
                         /** @example https://crm.example.com/export.csv */
                         url: string;
+                        /**
+                         * @example {
+                         *       "E-mail": "EMAIL",
+                         *       "First name": "FIRSTNAME",
+                         *       "Shoe size": {
+                         *         "new": "SHOE_SIZE",
+                         *         "type": "integer"
+                         *       },
+                         *       "Notes": null
+                         *     }
+                         */
+                        mapping?: {
+                            [key: string]: string | null | {
+                                new: string;
+                                /** @enum {string} */
+                                type: "string" | "integer" | "float" | "date" | "boolean";
+                            };
+                        };
                     };
                 };
             };

@@ -15,6 +15,11 @@ export const contactSearchAnswer = z.strictObject({
   attribute: z.string(),
   contacts: z.array(contactAnswer),
   next_cursor: z.string().nullable(),
+  /**
+   * A "contains" search only: how many contacts after the cursor it looked at, and whether it
+   * stopped at its bound (then next_cursor goes on after the last one looked at).
+   */
+  scan: z.strictObject({ contacts: z.number(), bounded: z.boolean() }).optional(),
 });
 
 export const contactMessageAnswer = z.strictObject({
@@ -131,6 +136,26 @@ export const importJobAnswer = z.strictObject({
   finished_at: isoInstant.nullable(),
   updated_at: isoInstant,
 });
+
+/** One import of the panel's history: who started it, into which list, how it went, where its error report is. */
+export const importHistoryEntryAnswer = z.strictObject({
+  jobid: z.string(),
+  via: z.enum(["api", "panel", "broadcast"]),
+  status: jobStatus,
+  reason: z.string().nullable(),
+  list: z.strictObject({ id: z.number(), name: z.string().nullable() }).nullable(),
+  files: z.array(z.string()),
+  mapped: z.boolean(),
+  total: z.number(),
+  created: z.number(),
+  updated: z.number(),
+  failed: z.number(),
+  /** The admin API's download of the refused rows (the panel's session or the admin token), when there are any. */
+  error_report: z.string().nullable(),
+  created_at: isoInstant,
+  finished_at: isoInstant.nullable(),
+});
+export const importHistoryAnswer = z.strictObject({ imports: z.array(importHistoryEntryAnswer), next_cursor: z.string().nullable() });
 
 /** A segment export, as GET /jobs/{job} shows it: `download` once completed. */
 export const segmentExportAnswer = z.strictObject({

@@ -7,7 +7,7 @@ import type { emailTemplateBody } from "../email-templates";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../journey";
 import type { journeyBodySchema } from "../journey-layout";
 import type { addOperatorBody, changeOperatorBody, passwordResetBody, passwordResetRequestBody } from "../operators";
-import type { contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, importFromUrlBody, renameListBody } from "../panel-screens";
+import type { addContactBody, columnMapping, contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, importFromUrlBody, renameListBody } from "../panel-screens";
 import type { panelPatchBody } from "../panels";
 import type { preferencesBody } from "../preferences";
 import type { pushSettingsBody } from "../push";
@@ -65,6 +65,7 @@ export type ContactMessageView = z.output<typeof contacts.contactMessageAnswer>;
 export type ContactPage = z.output<typeof contacts.contactPageAnswer>;
 export type ContactSearch = z.input<typeof contactSearchQuery>;
 export type EditContact = z.input<typeof editContactBody>;
+export type AddContact = z.input<typeof addContactBody>;
 export type ErasureView = z.output<typeof contacts.erasureAnswer>;
 export type PreferencesChange = z.input<typeof preferencesBody>;
 export type EventView = z.output<typeof contacts.eventAnswer>;
@@ -76,6 +77,9 @@ export type RenameList = z.input<typeof renameListBody>;
 export type ImportFromUrl = z.input<ReturnType<typeof importFromUrlBody>>;
 export type JobStarted = z.output<typeof contacts.jobStartedAnswer>;
 export type JobView = z.output<typeof contacts.importJobAnswer>;
+export type ImportHistoryPage = z.output<typeof contacts.importHistoryAnswer>;
+export type ImportHistoryEntry = ImportHistoryPage["imports"][number];
+export type ColumnMappingInput = z.input<typeof columnMapping>;
 export type SegmentExportView = z.output<typeof contacts.segmentExportAnswer>;
 
 // Webhooks.

@@ -31,6 +31,7 @@ export async function startContactImport(env: Pick<Env, "IMPORTS">, db: ShardDb,
     panelId: request.panelId,
     sources: request.sources.map((source) => ({ key: source.r2Key, name: source.name })),
     listId: request.listId,
+    via: "broadcast",
     now: request.now,
   });
   return { jobId };

@@ -1,9 +1,10 @@
+import { canonicalAttributeName } from "../../domain/attributes";
 import { prepareContact } from "../../domain/contacts";
 import { refused, succeeded, type Result } from "../../lib/problems";
-import { upsertContact, type Contact } from "../../store/contacts";
+import { getContactByKey, upsertContact, type Contact } from "../../store/contacts";
 import type { ContactSchemaContext, ContactWriteContext } from "./context";
 import { missingLists } from "./lists";
-import { noSuchLists } from "./refusals";
+import { contactExists, noSuchLists } from "./refusals";
 import { afterContactChanged } from "./reactions";
 
 export interface ContactAdded {
@@ -12,14 +13,32 @@ export interface ContactAdded {
   created: string[];
 }
 
+export interface AddOptions {
+  /** Where refused values are named (`data.NAME` for the envelope, `attributes.NAME` for the panel's form). */
+  fieldPrefix?: string;
+  /** Refuse (conflict, on the key's field) rather than merge into a contact that exists: the panel's "Add contact" form. */
+  onlyNew?: boolean;
+}
+
 /**
  * Creates the contact or merges the attributes into it (CONTRACT 2.2 `add`), joining `listIds`
  * (which must all be the panel's); the contact reactions hear of it once it is stored. A
- * refused value (`invalid`) or an unknown list (`not_found`) writes nothing.
+ * refused value (`invalid`), an unknown list (`not_found`) or, with `onlyNew`, a contact that
+ * exists (`conflict`) writes nothing.
  */
-export async function addContact(ctx: ContactWriteContext & ContactSchemaContext, input: Record<string, unknown>, listIds?: readonly number[]): Promise<Result<ContactAdded>> {
-  const prepared = prepareContact(ctx.schema, input, ctx.unknown);
+export async function addContact(
+  ctx: ContactWriteContext & ContactSchemaContext,
+  input: Record<string, unknown>,
+  listIds?: readonly number[],
+  options: AddOptions = {},
+): Promise<Result<ContactAdded>> {
+  const fieldPrefix = options.fieldPrefix ?? "data";
+  const prepared = prepareContact(ctx.schema, input, ctx.unknown, fieldPrefix);
   if (!prepared.ok) return refused("invalid", prepared.problems);
+  if (options.onlyNew && (await getContactByKey(ctx.db, ctx.panelId, prepared.key))) {
+    const keyField = Object.keys(input).find((name) => canonicalAttributeName(name) === ctx.schema.primaryKey) ?? ctx.schema.primaryKey;
+    return contactExists(`${fieldPrefix}.${keyField}`, ctx.schema.primaryKey, prepared.key);
+  }
   const missing = await missingLists(ctx.db, ctx.panelId, listIds ?? []);
   if (missing.length) return noSuchLists(missing);
   const contact = await upsertContact(ctx.db, ctx.panelId, prepared.key, prepared.values, ctx.now, { listIds, newAttributes: prepared.created });

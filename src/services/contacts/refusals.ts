@@ -14,3 +14,7 @@ export function noSuchLists(missing: readonly number[]): Result<never> {
 export function noSuchContact(primaryKey: string, key: string): Result<never> {
   return refused("not_found", [{ field: "contact", message: "no such contact" }], `No contact with ${primaryKey} "${key}"`);
 }
+
+export function contactExists(field: string, primaryKey: string, key: string): Result<never> {
+  return refused("conflict", [{ field, message: `a contact with ${primaryKey} "${key}" exists already: edit it from its page` }], `A contact with ${primaryKey} "${key}" exists already`);
+}

@@ -30,6 +30,7 @@ export async function startBulkUpload(env: Pick<Env, "IMPORTS">, db: ShardDb, by
     notifyEmails: upload.notifyEmails,
     callbackUrl: upload.callbackUrl,
     origin: upload.origin,
+    via: "api",
     now: upload.now,
   });
   // One entry per job, not per contact: an import changes the panel's data wholesale.

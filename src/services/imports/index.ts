@@ -16,8 +16,10 @@ import {
   renewImportLease,
   type ImportJob,
   type ImportSource,
+  type ImportVia,
   type NewImportJob,
 } from "../../store/imports";
+import type { ColumnMapping } from "../../domain/imports";
 import type { QueueHandler } from "../../lib/tasks";
 import { ImportFailure, TransientImportError } from "./errors";
 import { downloadSource } from "./fetch";
@@ -50,6 +52,10 @@ export interface StartImportOptions {
   callbackUrl?: string | null;
   /** Origin for the error report link in the job, the email and the callback. */
   origin?: string;
+  /** The panel's column mapping, checked by the caller (checkMapping); none: headers name attributes. */
+  mapping?: ColumnMapping | null;
+  /** Who starts the job, for the import history; the API's bulk upload when not said. */
+  via?: ImportVia;
   now?: number;
 }
 
@@ -95,6 +101,8 @@ export function newImportJob(options: StartImportOptions): NewImportJob {
     notifyEmails: [...(options.notifyEmails ?? [])],
     callbackUrl: options.callbackUrl ?? null,
     origin: options.origin ?? "",
+    mapping: options.mapping ?? null,
+    via: options.via ?? "api",
     now: options.now ?? Date.now(),
   };
 }

@@ -1,7 +1,8 @@
 import { findPanelHome, panelDb } from "../access/shards";
 import type { KeyedSchema } from "../../domain/contacts";
 import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, parseRecords, type CsvRecord } from "../../domain/csv";
-import { errorReportRow, planColumns, prepareRow, sameColumns, type ColumnPlan } from "../../domain/imports";
+import { errorReportRow, newAttributesOf, planColumns, prepareRow, sameColumns, type ColumnPlan } from "../../domain/imports";
+import { defineAttribute } from "../attributes/define";
 import { loadAttributeSchema } from "../../store/attributes";
 import { commitImportStatements, importChunkStatements, type ImportJob, type ImportSource, type ImportedRow, type RefusedRowLine } from "../../store/imports";
 import type { TransferLimits } from "../../lib/transfer-limits";
@@ -88,12 +89,29 @@ async function keyedSchema(env: Env, panelId: string): Promise<KeyedSchema> {
 }
 
 /**
+ * The new attributes the job's mapping names, created once the header row is found valid with
+ * them (so a file refused at its header leaves the schema as it was). Creating is idempotent,
+ * so a step run twice creates nothing twice; an attribute made meanwhile with another type
+ * fails the job.
+ */
+async function createMappedAttributes(env: Env, job: ImportJob): Promise<void> {
+  const db = await panelDb(env, job.panelId);
+  for (const [name, type] of newAttributesOf(job.mapping ?? {})) {
+    const created = await defineAttribute(db, job.panelId, name, type);
+    if (!created.ok) throw new ImportFailure(`The mapping's new attribute ${name} could not be created: ${created.problem.message ?? created.problem.fields[0]?.message}`);
+  }
+}
+
+/**
  * Reads and checks every source's header row before any row is written (CONTRACT 2.3): not
  * binary, not empty, a valid header, and one header for all files of the job. Returns the plan
  * and the sources with where their data starts.
  */
 export async function checkHeaders(env: Env, job: ImportJob, tuning: ImportTuning): Promise<{ plan: ColumnPlan; sources: ImportSource[] }> {
-  const schema = await keyedSchema(env, job.panelId);
+  const stored = await keyedSchema(env, job.panelId);
+  // The columns are planned with the mapping's new attributes as if they were there already.
+  const created = newAttributesOf(job.mapping ?? {}).filter(([name]) => !stored.attributes.has(name));
+  const schema: KeyedSchema = { ...stored, attributes: new Map([...stored.attributes, ...created]) };
   let plan: ColumnPlan | undefined;
   const sources: ImportSource[] = [];
   for (const source of job.sources) {
@@ -116,7 +134,7 @@ export async function checkHeaders(env: Env, job: ImportJob, tuning: ImportTunin
       if (!isBlankRecord(record!)) header = record!.fields;
     }
     if (!plan) {
-      const checked = planColumns(schema, header);
+      const checked = planColumns(schema, header, job.mapping);
       if (!checked.ok) throw new ImportFailure(job.sources.length > 1 ? `${source.name}: ${checked.reason}` : checked.reason);
       plan = checked.plan;
     } else if (!sameColumns(plan.header, header)) {
@@ -124,6 +142,7 @@ export async function checkHeaders(env: Env, job: ImportJob, tuning: ImportTunin
     }
     sources.push({ ...source, dataOffset: pos, headerRow: row });
   }
+  if (created.length) await createMappedAttributes(env, job);
   return { plan: plan!, sources };
 }
 

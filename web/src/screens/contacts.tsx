@@ -1,10 +1,10 @@
 import { Fragment, useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
-import { Link } from "../router";
-import type { AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactEventsPage as EventPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange, SuppressionReason } from "../../../src/domain/answers";
+import { Link, navigate } from "../router";
+import type { AddContact, AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactEventsPage as EventPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange, SuppressionReason } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
 import { MessageCopyView, useCopyToggle } from "../components/message-copy";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, useSubmit, useWhenVisible } from "../ui";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit, useWhenVisible } from "../ui";
 import { may } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { ContactJourneyPaths } from "./contact-journeys";
@@ -13,16 +13,85 @@ function useAttributes(panelId: string) {
   return useLoad(() => admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"), [panelId]).data?.attributes;
 }
 
+type Match = NonNullable<ContactSearch["match"]>;
+const MATCH_WORDS: Record<Match, string> = { exact: "is", prefix: "starts with", contains: "contains" };
+
 function searchPath(search: ContactSearch): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(search)) if (value !== undefined && value !== "") query.set(name, String(value));
   return `/contacts?${query}`;
 }
 
+/** One attribute's input: a select for a boolean, text for the rest (the API reads "31" as an integer). */
+function AttributeInput({ attribute, value, onChange, props }: { attribute: AttributeView; value: string; onChange: (value: string) => void; props: { id: string; "aria-describedby"?: string; "aria-invalid"?: boolean } }) {
+  return attribute.type === "boolean" ? (
+    <select {...props} value={value} onChange={(e) => onChange(e.target.value)}>
+      <option value="">(not set)</option>
+      <option value="true">true</option>
+      <option value="false">false</option>
+    </select>
+  ) : (
+    <input {...props} value={value} onChange={(e) => onChange(e.target.value)} />
+  );
+}
+
+/**
+ * A new contact by hand: the primary key first (required), then every other attribute of the
+ * schema; empty inputs are not sent. The Worker's refusals appear once, under their inputs.
+ */
+function AddContactForm({ panelId, primaryKey, attributes, onCancel }: { panelId: string; primaryKey: string; attributes: AttributeView[]; onCancel: () => void }) {
+  const ordered = [...attributes.filter((a) => a.name === primaryKey), ...attributes.filter((a) => a.name !== primaryKey)];
+  const [draft, setDraft] = useState<Record<string, string>>({});
+  const { failure, fields, busy, run } = useSubmit();
+  const fieldOf = (name: string) => `attributes.${name}`;
+
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    const values: AddContact["attributes"] = {};
+    for (const attribute of ordered) {
+      const text = (draft[attribute.name] ?? "").trim();
+      // The key is always sent, so an empty one is refused at its field.
+      if (text === "" && attribute.name !== primaryKey) continue;
+      values[attribute.name] = attribute.type === "boolean" ? text === "true" : text;
+    }
+    const body: AddContact = { attributes: values };
+    let key = "";
+    if (await run(async () => (key = (await admin<{ key: string }>("POST", panelId, "/contacts", body)).key))) {
+      navigate(`/panels/${encodeURIComponent(panelId)}/contacts/${encodeURIComponent(key)}`);
+    }
+  };
+
+  return (
+    <form className="card" onSubmit={save} aria-label="Add a contact" noValidate>
+      <ErrorNote error={unplacedFailure(failure, fields, ordered.map((a) => fieldOf(a.name)))} />
+      <div className="grid-fields">
+        {ordered.map((attribute) => (
+          <Field
+            key={attribute.name}
+            label={attribute.name === primaryKey ? `${attribute.name} (primary key, required)` : attribute.name}
+            hint={attribute.type}
+            error={fields[fieldOf(attribute.name)]}
+          >
+            {(props) => <AttributeInput attribute={attribute} value={draft[attribute.name] ?? ""} onChange={(value) => setDraft({ ...draft, [attribute.name]: value })} props={props} />}
+          </Field>
+        ))}
+      </div>
+      <div className="row">
+        <button type="submit" disabled={busy}>
+          Add contact
+        </button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
 export function Contacts({ panel }: ScreenProps) {
   const [text, setText] = useState("");
   const [attribute, setAttribute] = useState("");
-  const [match, setMatch] = useState<"prefix" | "exact">("prefix");
+  const [match, setMatch] = useState<Match>("prefix");
   const [search, setSearch] = useState<ContactSearch>({ q: "", match: "prefix" });
   const attributes = useAttributes(panel.id);
   // Cursors of the pages before this one, so Previous can go back.
@@ -37,9 +106,21 @@ export function Contacts({ panel }: ScreenProps) {
   };
   const searched = search.attribute ?? data?.primary_key ?? "";
   const textual = !attribute || ["string", "date"].includes(attributes?.find((a) => a.name === attribute)?.type ?? "string");
+  const [adding, setAdding] = useState(false);
+  const mayAdd = may(panel, "audience");
 
   return (
-    <Screen title="Contacts">
+    <Screen
+      title="Contacts"
+      actions={
+        mayAdd && !adding && attributes && data ? (
+          <button type="button" onClick={() => setAdding(true)}>
+            Add contact
+          </button>
+        ) : undefined
+      }
+    >
+      {adding && attributes && data && <AddContactForm panelId={panel.id} primaryKey={data.primary_key} attributes={attributes} onCancel={() => setAdding(false)} />}
       <form className="card row" role="search" onSubmit={submit}>
         <Field label="Search by">
           {(props) => (
@@ -68,8 +149,9 @@ export function Contacts({ panel }: ScreenProps) {
         </Field>
         <Field label="Match">
           {(props) => (
-            <select {...props} value={match} onChange={(e) => setMatch(e.target.value as "prefix" | "exact")}>
+            <select {...props} value={match} onChange={(e) => setMatch(e.target.value as Match)}>
               {textual && <option value="prefix">starts with</option>}
+              {textual && <option value="contains">contains</option>}
               <option value="exact">exactly</option>
             </select>
           )}
@@ -77,6 +159,11 @@ export function Contacts({ panel }: ScreenProps) {
         <button type="submit">Search</button>
       </form>
       <ErrorNote error={error} />
+      {data?.scan?.bounded && (
+        <p role="status" className="muted">
+          Searched the {trail.length ? "next" : "first"} {data.scan.contacts.toLocaleString()} contacts{data.contacts.length ? "" : " and found none"}; refine the search, or look at the next {data.scan.contacts.toLocaleString()} with Next.
+        </p>
+      )}
       <DataTable
         caption="Contacts found"
         rows={data?.contacts}
@@ -84,11 +171,11 @@ export function Contacts({ panel }: ScreenProps) {
         empty={
           search.q ? (
             <Empty title="No contact matches">
-              No contact's {searched} {search.match === "exact" ? "is" : "starts with"} “{search.q}”. Try a shorter prefix{search.attribute ? "" : ", or search by another attribute"}.
+              No contact's {searched} {MATCH_WORDS[search.match ?? "prefix"]} “{search.q}”{data?.scan?.bounded ? ` among the first ${data.scan.contacts.toLocaleString()} looked at` : ""}. Try a shorter prefix{search.attribute ? "" : ", or search by another attribute"}.
             </Empty>
           ) : (
             <Empty title="No contacts yet">
-              Contacts arrive through the API (contact add, bulk upload) or from a CSV file dropped on a list in <Link href={`${base}/lists`}>Lists</Link>.
+              Add one by hand with “Add contact”; contacts also arrive through the API (contact add, bulk upload) or from a CSV file dropped on a list in <Link href={`${base}/lists`}>Lists</Link>.
             </Empty>
           )
         }
@@ -151,24 +238,14 @@ function AttributeEditor({ panelId, contact, attributes, onSaved, onCancel }: { 
 
   return (
     <form className="card" onSubmit={save} aria-label="Edit attributes">
-      <ErrorNote error={failure} />
+      <ErrorNote error={unplacedFailure(failure, fields, editable.map((a) => `attributes.${a.name}`))} />
       <p className="muted">
         {contact.primary_key} is the primary key and names the contact. Values follow the API's rules for their type; an emptied field removes the attribute.
       </p>
       <div className="grid-fields">
         {editable.map((attribute) => (
           <Field key={attribute.name} label={attribute.name} hint={attribute.type} error={fields[`attributes.${attribute.name}`]}>
-            {(props) =>
-              attribute.type === "boolean" ? (
-                <select {...props} value={draft[attribute.name] ?? ""} onChange={(e) => setDraft({ ...draft, [attribute.name]: e.target.value })}>
-                  <option value="">(not set)</option>
-                  <option value="true">true</option>
-                  <option value="false">false</option>
-                </select>
-              ) : (
-                <input {...props} value={draft[attribute.name] ?? ""} onChange={(e) => setDraft({ ...draft, [attribute.name]: e.target.value })} />
-              )
-            }
+            {(props) => <AttributeInput attribute={attribute} value={draft[attribute.name] ?? ""} onChange={(value) => setDraft({ ...draft, [attribute.name]: value })} props={props} />}
           </Field>
         ))}
       </div>

@@ -1,9 +1,11 @@
 import { useEffect, useState, type DragEvent, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
-import type { CreateList, ImportFromUrl, JobView, ListMembersPage, ListView, RenameList } from "../../../src/domain/answers";
+import type { AttributeType, AttributeView, ColumnMappingInput, CreateList, ImportFromUrl, ImportHistoryEntry, ImportHistoryPage, JobView, ListMembersPage, ListView, RenameList } from "../../../src/domain/answers";
+import { ATTRIBUTE_TYPES, canonicalAttributeName } from "../../../src/domain/attributes";
+import { isBlankRecord, parseRecords } from "../../../src/domain/csv";
 import { DataTable } from "../components/data-table";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
 import type { PanelRef, ScreenProps } from "../screen-props";
 import { useConfirm } from "../components/confirm-dialog";
 import { lockFor, may, RoleNote } from "../components/role";
@@ -55,6 +57,181 @@ function JobProgress({ panelId, jobId, onDone }: { panelId: string; jobId: strin
   );
 }
 
+/** The file's header row: its first non-blank record, read from the start of the file. */
+async function headerOf(file: File): Promise<string[]> {
+  const text = await file.slice(0, 256 * 1024).text();
+  let header: string[] | undefined;
+  parseRecords(text.replace(/^\uFEFF/, ""), (record) => {
+    if (!header && !isBlankRecord(record)) header = record.fields;
+  });
+  return (header ?? []).map((cell) => cell.trim());
+}
+
+/** What the form offers for one column: an attribute by name, a new attribute, or nothing. */
+type ColumnChoice = { kind: "attribute"; name: string } | { kind: "new"; name: string; type: AttributeType } | { kind: "skip" };
+
+/** A header as a new attribute's name: upper-case letters, digits and underscores, starting with a letter. */
+function attributeNameFor(header: string): string {
+  const name = canonicalAttributeName(header).replace(/[^A-Z0-9_]+/g, "_").replace(/^_+|_+$/g, "");
+  return /^[A-Z]/.test(name) ? name.slice(0, 64) : `COL_${name}`.slice(0, 64);
+}
+
+function defaultChoice(header: string, attributes: AttributeView[]): ColumnChoice {
+  const known = attributes.find((a) => a.name === canonicalAttributeName(header));
+  return known ? { kind: "attribute", name: known.name } : { kind: "new", name: attributeNameFor(header), type: "string" };
+}
+
+/**
+ * The chosen file's columns, each sent to an attribute, a new attribute or nowhere. A header
+ * naming an attribute starts mapped to it, any other starts as a new attribute of its name. The
+ * Worker's refusals (`mapping.<header>`) appear under their column.
+ */
+function ColumnMapper({ panelId, list, file, header, onStarted, onCancel }: { panelId: string; list: ListView; file: File; header: string[]; onStarted: (jobId: string) => void; onCancel: () => void }) {
+  const attributes = useLoad(() => admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"), [panelId]).data?.attributes;
+  const [choices, setChoices] = useState<Record<string, ColumnChoice>>({});
+  const { failure, fields, busy, run } = useSubmit();
+  if (!attributes) return <Loading />;
+  const choiceOf = (cell: string) => choices[cell] ?? defaultChoice(cell, attributes);
+  const choose = (cell: string, choice: ColumnChoice) => setChoices({ ...choices, [cell]: choice });
+
+  const start = async (event: FormEvent) => {
+    event.preventDefault();
+    const mapping: ColumnMappingInput = {};
+    for (const cell of header) {
+      const choice = choiceOf(cell);
+      mapping[cell] = choice.kind === "skip" ? null : choice.kind === "new" ? { new: choice.name, type: choice.type } : choice.name;
+    }
+    const query = new URLSearchParams({ name: file.name, mapping: JSON.stringify(mapping) });
+    await run(async () => onStarted((await admin<{ jobid: string }>("POST", panelId, `/lists/${list.id}/uploads?${query}`, file)).jobid));
+  };
+
+  return (
+    <form className="card" onSubmit={start} aria-label={`Map the columns of ${file.name}`}>
+      <h3>Columns of {file.name}</h3>
+      <p className="muted">Send each column to an attribute, to a new attribute, or skip it. The primary key's column is required.</p>
+      <ErrorNote error={unplacedFailure(failure, fields, header.map((cell) => `mapping.${cell}`))} />
+      <div className="grid-fields">
+        {header.map((cell, i) => {
+          const choice = choiceOf(cell);
+          const value = choice.kind === "attribute" ? `attribute:${choice.name}` : choice.kind;
+          return (
+            <div key={`${i}-${cell}`} className="row">
+              <Field label={`Column “${cell}”`} error={fields[`mapping.${cell}`]}>
+                {(props) => (
+                  <select
+                    {...props}
+                    value={value}
+                    onChange={(e) => {
+                      const picked = e.target.value;
+                      if (picked === "skip") choose(cell, { kind: "skip" });
+                      else if (picked === "new") choose(cell, { kind: "new", name: attributeNameFor(cell), type: "string" });
+                      else choose(cell, { kind: "attribute", name: picked.slice("attribute:".length) });
+                    }}
+                  >
+                    {attributes.map((a) => (
+                      <option key={a.name} value={`attribute:${a.name}`}>
+                        {a.name} ({a.type})
+                      </option>
+                    ))}
+                    <option value="new">a new attribute…</option>
+                    <option value="skip">skip this column</option>
+                  </select>
+                )}
+              </Field>
+              {choice.kind === "new" && (
+                <>
+                  <Field label={`New attribute for “${cell}”`}>{(props) => <input {...props} value={choice.name} onChange={(e) => choose(cell, { ...choice, name: e.target.value })} />}</Field>
+                  <Field label={`Type of ${choice.name || "the new attribute"}`}>
+                    {(props) => (
+                      <select {...props} value={choice.type} onChange={(e) => choose(cell, { ...choice, type: e.target.value as AttributeType })}>
+                        {ATTRIBUTE_TYPES.map((type) => (
+                          <option key={type} value={type}>
+                            {type}
+                          </option>
+                        ))}
+                      </select>
+                    )}
+                  </Field>
+                </>
+              )}
+            </div>
+          );
+        })}
+      </div>
+      <div className="row">
+        <button type="submit" disabled={busy}>
+          Import {file.name}
+        </button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+const VIA_WORDS: Record<ImportHistoryEntry["via"], string> = { api: "API bulk upload", panel: "panel", broadcast: "campaign file" };
+
+/** The import history of the panel or one list, newest first: kept by the Worker, so it survives a reload. */
+export function ImportHistory({ panelId, listId, version = 0 }: { panelId: string; listId?: number; version?: number }) {
+  const [cursor, setCursor] = useState<string>();
+  const [trail, setTrail] = useState<(string | undefined)[]>([]);
+  const query = new URLSearchParams({ limit: "10", ...(listId === undefined ? {} : { list: String(listId) }), ...(cursor ? { cursor } : {}) });
+  const { data, error } = useLoad(() => admin<ImportHistoryPage>("GET", panelId, `/imports?${query}`), [panelId, listId, cursor, version]);
+  return (
+    <>
+      <ErrorNote error={error} />
+      <DataTable
+        caption={listId === undefined ? "Imports of this panel, newest first" : "Imports into this list, newest first"}
+        rows={data?.imports}
+        rowKey={(job) => job.jobid}
+        empty={<Empty title="No imports yet">Imports appear here, from the panel and from the API's bulk upload alike, with their results and error reports.</Empty>}
+        columns={[
+          { header: "Started", cell: (job) => formatTime(job.created_at) },
+          { header: "By", cell: (job) => VIA_WORDS[job.via] },
+          { header: "File", cell: (job) => job.files.join(", ") + (job.mapped ? " (columns mapped)" : "") },
+          listId === undefined && { header: "List", cell: (job) => (job.list ? (job.list.name ?? `list ${job.list.id} (deleted)`) : "—") },
+          {
+            header: "Result",
+            cell: (job) => (
+              <>
+                {job.status}: {job.total} rows, {job.created} created, {job.updated} updated, {job.failed} refused
+                {job.reason && <span className="error"> {job.reason}</span>}
+              </>
+            ),
+          },
+          {
+            header: "Error report",
+            cell: (job) =>
+              job.error_report ? (
+                <a href={job.error_report} download>
+                  Download<span className="visually-hidden"> the error report of {job.files.join(", ")}</span>
+                </a>
+              ) : (
+                "—"
+              ),
+          },
+        ]}
+        pagerLabel="Import history pages"
+        serverPages={{
+          onPrevious: trail.length
+            ? () => {
+                setCursor(trail.at(-1));
+                setTrail(trail.slice(0, -1));
+              }
+            : undefined,
+          onNext: data?.next_cursor
+            ? () => {
+                setTrail([...trail, cursor]);
+                setCursor(data.next_cursor!);
+              }
+            : undefined,
+        }}
+      />
+    </>
+  );
+}
+
 function ListRow({ panel, list, onChanged }: { panel: PanelRef; list: ListView; onChanged: () => void }) {
   const panelId = panel.id;
   const [confirm, confirmation] = useConfirm();
@@ -86,10 +263,14 @@ function ListRow({ panel, list, onChanged }: { panel: PanelRef; list: ListView; 
     });
   };
 
+  // A chosen file is read for its header first, then its columns are mapped before it is sent.
+  const [chosen, setChosen] = useState<{ file: File; header: string[] }>();
   const upload = (file: File) =>
     run(async () => {
-      const answer = await admin<{ jobid: string }>("POST", panelId, `/lists/${list.id}/uploads?name=${encodeURIComponent(file.name)}`, file);
-      setJobId(answer.jobid);
+      const header = await headerOf(file);
+      if (header.length === 0) throw new Error(`${file.name} has no header row`);
+      setJobId(undefined);
+      setChosen({ file, header });
     });
 
   const drop = (event: DragEvent) => {
@@ -163,7 +344,7 @@ function ListRow({ panel, list, onChanged }: { panel: PanelRef; list: ListView; 
               choose a file{" "}
               <input type="file" accept=".csv,text/csv" onChange={(event) => event.target.files?.[0] && void upload(event.target.files[0])} />
             </label>
-            <p className="muted">The first row names the attributes; the primary key column is required.</p>
+            <p className="muted">The first row names the columns; you then send each to an attribute, a new attribute, or skip it. The primary key's column is required.</p>
           </div>
           <form className="row url-import" onSubmit={importUrl} aria-label={`Import into ${list.name} from a URL`}>
             <Field label="CSV file URL" hint="http(s); fetched by the same import engine as the API's bulk upload" error={fetched.fields.url}>
@@ -173,8 +354,21 @@ function ListRow({ panel, list, onChanged }: { panel: PanelRef; list: ListView; 
               Import from URL
             </button>
           </form>
-          <ErrorNote error={fetched.failure} />
+          <ErrorNote error={unplacedFailure(fetched.failure, fetched.fields, ["url"])} />
         </>
+      )}
+      {chosen && (
+        <ColumnMapper
+          panelId={panelId}
+          list={list}
+          file={chosen.file}
+          header={chosen.header}
+          onCancel={() => setChosen(undefined)}
+          onStarted={(id) => {
+            setChosen(undefined);
+            setJobId(id);
+          }}
+        />
       )}
       {jobId && <JobProgress panelId={panelId} jobId={jobId} onDone={onChanged} />}
       {confirmation}
@@ -183,7 +377,13 @@ function ListRow({ panel, list, onChanged }: { panel: PanelRef; list: ListView; 
 }
 
 export function Lists({ panel }: ScreenProps) {
-  const { data, error, reload } = useLoad(() => admin<{ lists: ListView[] }>("GET", panel.id, "/lists"), [panel.id]);
+  const [version, setVersion] = useState(0);
+  const { data, error, reload: reloadLists } = useLoad(() => admin<{ lists: ListView[] }>("GET", panel.id, "/lists"), [panel.id]);
+  // A finished import changes the counts and the history alike.
+  const reload = () => {
+    reloadLists();
+    setVersion((v) => v + 1);
+  };
   const [name, setName] = useState("");
   const { failure, fields, run } = useSubmit(reload);
 
@@ -216,6 +416,8 @@ export function Lists({ panel }: ScreenProps) {
           ))}
         </ul>
       )}
+      <h2>Import history</h2>
+      <ImportHistory panelId={panel.id} version={version} />
     </Screen>
   );
 }
@@ -299,6 +501,8 @@ export function ListMembers({ panel, params }: ScreenProps) {
                 : undefined,
             }}
           />
+          <h2>Imports into this list</h2>
+          <ImportHistory panelId={panel.id} listId={data.list.id} />
         </>
       )}
       {confirmation}
