@@ -35,6 +35,7 @@ describe("configuration", () => {
       msg91ApiUrl: "https://control.msg91.com",
       fcmApiUrl: "https://fcm.googleapis.com",
       fcmTokenUrl: "https://oauth2.googleapis.com/token",
+      localMailbox: false,
       adminToken: undefined,
       secretsKey: KEY,
       retentionDays: { campaignMessages: 365, eventGuids: 30, segmentChanges: 400, auditLog: 365, journeyInstances: 365 },
