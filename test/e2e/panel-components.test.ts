@@ -74,7 +74,7 @@ describe("the panel's table and confirmation dialog in Chromium", () => {
     await remove.click();
     const dialog = page.getByRole("alertdialog", { name: "Delete this list?" });
     await dialog.waitFor();
-    await dialog.getByText('Delete the list "Doomed"? Its contacts stay.').waitFor();
+    await dialog.getByText('The list "Doomed" and its 0 memberships will be deleted; this cannot be undone. Its contacts stay.').waitFor();
     assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent), "Cancel", "focus moves into the dialog, on the safe choice");
     await checkAccessibility(page, "confirm-dialog");
     await screenshot(page, "confirm-dialog");
