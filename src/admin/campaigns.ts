@@ -4,7 +4,7 @@ import { NEEDS } from "../domain/permissions";
 import { htmlOfMime } from "../domain/email-message";
 import { badRequest, notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { allowedActions } from "../domain/campaign-lifecycle";
-import { campaignLeadMinutes, cancelCampaignSends, changeCampaignState, cloneCampaign, deleteOrArchiveCampaign, editCampaignContent, scheduleCampaign } from "../services/broadcasts/lifecycle";
+import { campaignLeadMinutes, cancelCampaignSends, changeCampaignState, cloneCampaign, deleteOrArchiveCampaign, editCampaignContent, scheduleCampaign, type CampaignOutcome, type LifecycleContext } from "../services/broadcasts/lifecycle";
 import type { ShardDb } from "../store/shards";
 import { csvAttachment } from "../lib/http/respond";
 import { allowsPrivateFetch } from "../lib/outbound";
@@ -21,6 +21,7 @@ import type { Panel } from "../store/panels";
 import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";
 import { isoTime } from "../store/sql";
 import { auditorOf } from "./audit";
+import type { Auditor } from "../services/audit/record";
 import { definePanelRoute } from "./route";
 import { config } from "../lib/config";
 
@@ -295,48 +296,33 @@ const schedulePanelCampaign = definePanelRoute({
   },
 });
 
-function stateRoute(action: "unschedule" | "pause" | "resume", summary: string) {
+/** A lifecycle action without a body at `/campaigns/:campaign/{action}`, answering the campaign as it is after it. */
+function lifecycleRoute(action: string, summary: string, act: (ctx: LifecycleContext, campaignId: string, by: Auditor) => Promise<CampaignOutcome>, status?: 201) {
   return definePanelRoute({
     method: "POST",
     path: `/panels/:panel/campaigns/:campaign/${action}`,
     role: NEEDS.campaigns,
     response: campaignAnswer,
+    ...(status ? { status } : {}),
     summary,
     async handle({ env, caller, path, panel, db }) {
-      const { campaign, counters } = unwrap(await changeCampaignState(lifecycleContext(env, db, panel), path.campaign, action, auditorOf(caller)));
+      const { campaign, counters } = unwrap(await act(lifecycleContext(env, db, panel), path.campaign, auditorOf(caller)));
       return campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env));
     },
   });
 }
 
-const unschedulePanelCampaign = stateRoute("unschedule", "Move a scheduled campaign back to draft");
-const pausePanelCampaign = stateRoute("pause", "Pause a sending campaign: no more batches go out until it is resumed");
-const resumePanelCampaign = stateRoute("resume", "Resume a paused campaign: its unsent recipients go out");
-
-const cancelPanelCampaign = definePanelRoute({
-  method: "POST",
-  path: "/panels/:panel/campaigns/:campaign/cancel",
-  role: NEEDS.campaigns,
-  response: campaignAnswer,
-  summary: "Cancel a scheduled, sending or paused campaign: nothing more goes out; what went out stays in its report, the rest counted as skipped",
-  async handle({ env, caller, path, panel, db }) {
-    const { campaign, counters } = unwrap(await cancelCampaignSends(lifecycleContext(env, db, panel), path.campaign, auditorOf(caller)));
-    return campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env));
-  },
-});
-
-const clonePanelCampaign = definePanelRoute({
-  method: "POST",
-  path: "/panels/:panel/campaigns/:campaign/clone",
-  role: NEEDS.campaigns,
-  response: campaignAnswer,
-  status: 201,
-  summary: "A new draft with the campaign's content and audience (a contacts-file campaign's list becomes the audience)",
-  async handle({ env, caller, path, panel, db }) {
-    const { campaign, counters } = unwrap(await cloneCampaign(lifecycleContext(env, db, panel), path.campaign, auditorOf(caller)));
-    return campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env));
-  },
-});
+const unschedulePanelCampaign = lifecycleRoute("unschedule", "Move a scheduled campaign back to draft", (ctx, id, by) => changeCampaignState(ctx, id, "unschedule", by));
+const pausePanelCampaign = lifecycleRoute("pause", "Pause a sending campaign: no more batches go out until it is resumed", (ctx, id, by) =>
+  changeCampaignState(ctx, id, "pause", by),
+);
+const resumePanelCampaign = lifecycleRoute("resume", "Resume a paused campaign: its unsent recipients go out", (ctx, id, by) => changeCampaignState(ctx, id, "resume", by));
+const cancelPanelCampaign = lifecycleRoute(
+  "cancel",
+  "Cancel a scheduled, sending or paused campaign: nothing more goes out; what went out stays in its report, the rest counted as skipped",
+  cancelCampaignSends,
+);
+const clonePanelCampaign = lifecycleRoute("clone", "A new draft with the campaign's content and audience (a contacts-file campaign's list becomes the audience)", cloneCampaign, 201);
 
 const deletePanelCampaign = definePanelRoute({
   method: "DELETE",
