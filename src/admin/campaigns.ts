@@ -180,10 +180,10 @@ const readCampaignBody = definePanelRoute({
   path: "/panels/:panel/campaigns/:campaign/body",
   role: NEEDS.read,
   response: campaignBodyAnswer,
-  summary: "A campaign's subject and HTML body as written, merge tags unfilled (what an edit starts from)",
+  summary: "A campaign's subject and HTML body as written, merge tags unfilled, with the visual editor's source when it has one (what an edit starts from)",
   async handle({ env, path, panel, db }) {
-    const { campaign, subject, html } = unwrap(await campaignBody(env, db, panel.id, path.campaign));
-    return { id: campaign.id, subject, html };
+    const { campaign, subject, html, source } = unwrap(await campaignBody(env, db, panel.id, path.campaign));
+    return { id: campaign.id, subject, html, body_source: source };
   },
 });
 
@@ -266,7 +266,8 @@ const editPanelCampaign = definePanelRoute({
   path: "/panels/:panel/campaigns/:campaign",
   role: NEEDS.campaigns,
   response: campaignAnswer,
-  summary: "Edit a draft or scheduled campaign: name, subject, sender, reply-to, body, tags, audience (409 naming the state once it sends)",
+  summary:
+    "Edit a draft or scheduled campaign: name, subject, sender, reply-to, body (HTML with the visual editor's source, or a saved email template copied now), tags, audience (409 naming the state once it sends)",
   body: campaignEditSchema,
   async handle({ env, caller, path, body: input, panel, db }) {
     const { campaign, counters } = unwrap(await editCampaignContent(lifecycleContext(env, db, panel), path.campaign, input, auditorOf(caller)));

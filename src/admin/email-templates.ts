@@ -19,6 +19,7 @@ function templateView(t: EmailTemplate) {
     subject: t.subject,
     preheader: t.preheader,
     body_html: t.bodyHtml,
+    body_source: t.bodySource,
     merge_tags: mergeTagNames(t.subject, t.preheader, t.bodyHtml),
     created_at: isoTime(t.createdAt),
     updated_at: isoTime(t.updatedAt),

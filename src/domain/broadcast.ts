@@ -1,6 +1,7 @@
 import { decodeOrKeep } from "../lib/uri";
 import { z } from "../lib/z";
 import { canonicalAttributeName } from "./attributes";
+import { bodySourceField } from "./email-source";
 import { addressList, emailAddress, listIdParam, outboundUrl, textParam, type InputRules } from "./fields";
 import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
 import type { CampaignAction, CampaignStatus } from "./campaign-lifecycle";
@@ -214,6 +215,7 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
         .optional()
         .meta({ description: "A saved email template (/email-templates) whose subject, preheader and body the campaign copies now: editing the template later does not change it" }),
       html: z.string().max(2 * 1024 * 1024, { error: "must be at most 2 MiB" }).refine((h) => h.trim() !== "", { error: "must not be empty" }).optional(),
+      body_source: bodySourceField.optional().meta({ description: "The visual editor's source html was rendered from (the panel renders it with MJML); only with html" }),
       html_url: z.string().max(2048).pipe(outboundUrl(rules)).optional(),
       schedule_date: scheduleDate(rules).optional(),
       tags,
@@ -226,6 +228,7 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
       if (data.html !== undefined && data.html_url !== undefined) ctx.addIssue({ code: "custom", path: ["html_url"], message: "must not be combined with html: pass exactly one of them" });
       if (data.email_template !== undefined && bodies > 1) ctx.addIssue({ code: "custom", path: ["email_template"], message: "must not be combined with html or html_url: the template is the body" });
       if (data.subject === undefined && data.email_template === undefined) ctx.addIssue({ code: "custom", path: ["subject"], message: "is required" });
+      if (data.body_source != null && data.html === undefined) ctx.addIssue({ code: "custom", path: ["body_source"], message: "must come with html, the body rendered from it" });
     })
     .transform((data) => ({
       campaignName: data.name,
@@ -236,6 +239,7 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
       sourceHtml: data.html ?? null,
       sourceFile: data.html_url ?? null,
       emailTemplate: data.email_template ?? null,
+      bodySource: data.body_source ?? null,
       scheduleLocal: data.schedule_date?.local ?? formatLocal(rules.now, rules.timezone),
       sendAt: data.schedule_date?.sendAt ?? rules.now,
       tags: data.tags,
@@ -259,13 +263,25 @@ export function campaignEditSchema(rules: InputRules) {
       sender_email: z.string().max(254).pipe(emailAddress).optional(),
       reply_to: z.string().max(254).pipe(emailAddress).nullable().optional().meta({ description: "null removes it" }),
       html: z.string().max(2 * 1024 * 1024, { error: "must be at most 2 MiB" }).refine((h) => h.trim() !== "", { error: "must not be empty" }).optional(),
+      body_source: bodySourceField.optional().meta({ description: "The visual editor's source html was rendered from; only with html. A new html without it drops the campaign's source" }),
       html_url: z.string().max(2048).pipe(outboundUrl(rules)).optional(),
+      email_template: z
+        .string({ error: "must be the id of one of the panel's email templates" })
+        .trim()
+        .min(1)
+        .max(64)
+        .optional()
+        .meta({ description: "Copy a saved email template's body (and its subject, unless subject is given) into the campaign now" }),
       tags: z.array(z.string().trim().min(1).max(100)).max(MAX_TAGS, { error: `at most ${MAX_TAGS} tags are allowed` }).optional(),
       audience: campaignAudienceSchema.optional(),
     })
     .strict()
     .superRefine((data, ctx) => {
       if (data.html !== undefined && data.html_url !== undefined) ctx.addIssue({ code: "custom", path: ["html_url"], message: "must not be combined with html: pass exactly one of them" });
+      if (data.email_template !== undefined && (data.html !== undefined || data.html_url !== undefined)) {
+        ctx.addIssue({ code: "custom", path: ["email_template"], message: "must not be combined with html or html_url: the template is the body" });
+      }
+      if (data.body_source != null && data.html === undefined) ctx.addIssue({ code: "custom", path: ["body_source"], message: "must come with html, the body rendered from it" });
       if (Object.keys(data).length === 0) ctx.addIssue({ code: "custom", path: [], message: "must change at least one member" });
     });
 }

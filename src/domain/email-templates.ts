@@ -1,5 +1,6 @@
 import { z } from "../lib/z";
 import { escapeHtml } from "./merge-tags";
+import { bodySourceField, type EmailSource } from "./email-source";
 import { nameText } from "./fields";
 
 /**
@@ -39,6 +40,8 @@ export const emailTemplateBody = z
       .refine((html) => html.trim() !== "", { error: "must not be empty", abort: true })
       .refine((html) => utf8Bytes(html) <= MAX_TEMPLATE_BODY_BYTES, { error: `must be at most ${MAX_TEMPLATE_BODY_BYTES / 1024} KiB (UTF-8)` })
       .meta({ description: "The HTML body; merge tags {{ATTRIBUTE|fallback}}, {{UNSUBSCRIBE}} and {{PREFERENCES}} as in campaigns" }),
+    // What the visual editor rendered body_html from (the panel renders it with MJML); a PUT without it drops it.
+    body_source: bodySourceField.default(null),
   })
   .strict();
 export type EmailTemplateBody = z.output<typeof emailTemplateBody>;
@@ -48,6 +51,7 @@ export interface EmailTemplateContent {
   subject: string;
   preheader: string;
   bodyHtml: string;
+  bodySource: EmailSource | null;
 }
 
 /**

@@ -12,16 +12,30 @@ type JsonSchema = Record<string, unknown>;
 /** The context documented schemas are built in; what they read of it does not show in JSON Schema. */
 const DOCUMENTED_CONTEXT: ParamsContext = { allowPrivateFetch: false, timezone: "UTC", now: 0, broadcastLeadMinutes: 90 };
 
+/**
+ * Schemas named with `.meta({ id })` (the email editor's source, used by several routes) are
+ * written once under components.schemas and referred to; the request side of one is named with
+ * an `Input` suffix, since defaults make members optional there.
+ */
+let sharedSchemas: Record<string, JsonSchema> = {};
+
+function documented(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+  if (!$defs) return rest;
+  const name = (id: string) => `${id}${io === "input" ? "Input" : ""}`;
+  const relink = (value: JsonSchema) => JSON.parse(JSON.stringify(value).replace(/"#\/\$defs\/([^"]+)"/g, (_, id: string) => `"#/components/schemas/${name(id)}"`)) as JsonSchema;
+  for (const [id, def] of Object.entries($defs as Record<string, JsonSchema>)) sharedSchemas[name(id)] = relink(def);
+  return relink(rest);
+}
+
 /** The request side of a schema: what a client sends, before transforms. */
 function inputSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
-  return rest;
+  return documented(schema, "input");
 }
 
 /** The answer side of a schema: what a client reads. */
 function outputSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "output", unrepresentable: "any" }) as JsonSchema;
-  return rest;
+  return documented(schema, "output");
 }
 
 /** The success answer a route declares: its JSON schema, or what its non-JSON answer is. */
@@ -107,6 +121,13 @@ function adminPaths(): Record<string, Record<string, unknown>> {
 
 /** /openapi.json, generated from the zod schemas that validate each request. */
 export function openApiDocument(origin: string): JsonSchema {
+  sharedSchemas = {};
+  const document = documentWithoutSharedSchemas(origin);
+  (document.components as JsonSchema).schemas = sharedSchemas;
+  return document;
+}
+
+function documentWithoutSharedSchemas(origin: string): JsonSchema {
   const envelope = { oneOf: envelopeAlternatives() };
   const envelopeResponses = {
     "200": { description: '{"requestid","result":"Success", ...operation members}', content: { "application/json": { schema: successBody } } },

@@ -1,5 +1,6 @@
 import type { ShardDb } from "./shards";
 import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../domain/broadcast";
+import type { EmailSource } from "../domain/email-source";
 import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import { listNameKey } from "../domain/lists";
 import type { SuppressionReason } from "../domain/preferences";
@@ -97,14 +98,14 @@ export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "st
 /** Creates a campaign that sends to an audience (CONTRACT 9); it is published when its time comes. */
 export async function insertAudienceCampaign(
   db: ShardDb,
-  campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null; emailTemplateId: string | null },
+  campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null; emailTemplateId: string | null; bodySource: EmailSource | null },
   status: "draft" | "scheduled" = "scheduled",
 ): Promise<void> {
   await db
     .prepare(
       `INSERT INTO campaigns (id, panel_id, list_id, audience, reply_to, name, subject, sender_name, sender_email, tags, schedule_local,
-         send_at, body_key, status, request_id, created_at, updated_at, email_template_id)
-       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         send_at, body_key, status, request_id, created_at, updated_at, email_template_id, body_source)
+       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       campaign.id,
@@ -124,8 +125,23 @@ export async function insertAudienceCampaign(
       campaign.createdAt,
       campaign.createdAt,
       campaign.emailTemplateId,
+      sourceText(campaign.bodySource),
     )
     .run();
+}
+
+const sourceText = (source: EmailSource | null) => (source === null ? null : JSON.stringify(source));
+
+/**
+ * The visual editor's source of the campaign's body (migrations/shard/0072), null when its HTML
+ * was written by hand; undefined when the panel has no such campaign. Read apart from the
+ * campaign (up to 256 KiB), which lists and the send path load without it.
+ */
+export async function campaignBodySource(db: ShardDb, panelId: string, id: string): Promise<EmailSource | null | undefined> {
+  const row = await db.prepare("SELECT body_source FROM campaigns WHERE panel_id = ? AND id = ?").bind(panelId, id).first<{ body_source: string | null }>();
+  if (!row) return undefined;
+  // Validated by domain/email-source.ts when it was saved.
+  return row.body_source === null ? null : (JSON.parse(row.body_source) as EmailSource);
 }
 
 /**
@@ -190,6 +206,10 @@ export interface CampaignEdit {
   tags?: string[];
   audience?: CampaignAudience;
   bodyKey?: string;
+  /** With a new body: its editor source, or null for HTML written by hand. */
+  bodySource?: EmailSource | null;
+  /** With a new body from a saved template: the template's id (null: the campaign's own body). */
+  emailTemplateId?: string | null;
 }
 
 export async function editCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], edit: CampaignEdit, now: number): Promise<Campaign | null> {
@@ -197,7 +217,8 @@ export async function editCampaign(db: ShardDb, panelId: string, id: string, fro
     .prepare(
       `UPDATE campaigns SET name = COALESCE(?3, name), subject = COALESCE(?4, subject), sender_name = COALESCE(?5, sender_name),
          sender_email = COALESCE(?6, sender_email), reply_to = CASE WHEN ?7 THEN ?8 ELSE reply_to END, tags = COALESCE(?9, tags),
-         audience = COALESCE(?10, audience), body_key = COALESCE(?11, body_key), updated_at = ?12
+         audience = COALESCE(?10, audience), body_key = COALESCE(?11, body_key), updated_at = ?12,
+         body_source = CASE WHEN ?14 THEN ?15 ELSE body_source END, email_template_id = CASE WHEN ?16 THEN ?17 ELSE email_template_id END
        WHERE panel_id = ?1 AND id = ?2 AND status IN (SELECT value FROM json_each(?13)) RETURNING *`,
     )
     .bind(
@@ -214,6 +235,10 @@ export async function editCampaign(db: ShardDb, panelId: string, id: string, fro
       edit.bodyKey ?? null,
       now,
       JSON.stringify(from),
+      edit.bodySource !== undefined ? 1 : 0,
+      sourceText(edit.bodySource ?? null),
+      edit.emailTemplateId !== undefined ? 1 : 0,
+      edit.emailTemplateId ?? null,
     )
     .first<CampaignRow>();
   return row ? fromRow(row) : null;

@@ -1,3 +1,4 @@
+import type { EmailSource } from "../domain/email-source";
 import type { ShardDb } from "./shards";
 import { isUniqueViolation } from "./sql";
 
@@ -9,6 +10,8 @@ export interface EmailTemplate {
   subject: string;
   preheader: string;
   bodyHtml: string;
+  /** The visual editor's source the HTML was rendered from (migrations/shard/0072); null: HTML written by hand. */
+  bodySource: EmailSource | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -20,6 +23,7 @@ interface EmailTemplateRow {
   subject: string;
   preheader: string;
   body_html: string;
+  body_source: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -32,6 +36,8 @@ function fromRow(r: EmailTemplateRow): EmailTemplate {
     subject: r.subject,
     preheader: r.preheader,
     bodyHtml: r.body_html,
+    // Validated by domain/email-source.ts when it was saved.
+    bodySource: r.body_source === null ? null : (JSON.parse(r.body_source) as EmailSource),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -51,11 +57,11 @@ export async function putEmailTemplate(db: ShardDb, t: EmailTemplate): Promise<b
   try {
     await db
       .prepare(
-        `INSERT INTO email_templates (panel_id, id, name, subject, preheader, body_html, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO email_templates (panel_id, id, name, subject, preheader, body_html, body_source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (panel_id, id) DO UPDATE SET name = excluded.name, subject = excluded.subject, preheader = excluded.preheader,
-           body_html = excluded.body_html, updated_at = excluded.updated_at`,
+           body_html = excluded.body_html, body_source = excluded.body_source, updated_at = excluded.updated_at`,
       )
-      .bind(t.panelId, t.id, t.name, t.subject, t.preheader, t.bodyHtml, t.createdAt, t.updatedAt)
+      .bind(t.panelId, t.id, t.name, t.subject, t.preheader, t.bodyHtml, t.bodySource === null ? null : JSON.stringify(t.bodySource), t.createdAt, t.updatedAt)
       .run();
     return true;
   } catch (error) {
@@ -69,19 +75,19 @@ export async function getEmailTemplate(db: ShardDb, panelId: string, id: string)
   return row ? fromRow(row) : null;
 }
 
-export type EmailTemplateSummary = Omit<EmailTemplate, "bodyHtml"> & { bodyBytes: number };
+export type EmailTemplateSummary = Omit<EmailTemplate, "bodyHtml" | "bodySource"> & { bodyBytes: number };
 
 /** The panel's templates by name, without their bodies (up to 256 KiB each): a list shows names and subjects. */
 export async function listEmailTemplates(db: ShardDb, panelId: string): Promise<EmailTemplateSummary[]> {
   const { results } = await db
     .prepare(
-      `SELECT panel_id, id, name, subject, preheader, '' AS body_html, length(CAST(body_html AS BLOB)) AS body_bytes, created_at, updated_at
+      `SELECT panel_id, id, name, subject, preheader, '' AS body_html, NULL AS body_source, length(CAST(body_html AS BLOB)) AS body_bytes, created_at, updated_at
        FROM email_templates WHERE panel_id = ? ORDER BY name COLLATE NOCASE, id`,
     )
     .bind(panelId)
     .all<EmailTemplateRow & { body_bytes: number }>();
   return results.map(({ body_bytes, ...row }) => {
-    const { bodyHtml: _, ...summary } = fromRow(row);
+    const { bodyHtml: _, bodySource: __, ...summary } = fromRow(row);
     return { ...summary, bodyBytes: body_bytes };
   });
 }

@@ -5496,7 +5496,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Edit a draft or scheduled campaign: name, subject, sender, reply-to, body, tags, audience (409 naming the state once it sends)
+         * Edit a draft or scheduled campaign: name, subject, sender, reply-to, body (HTML with the visual editor's source, or a saved email template copied now), tags, audience (409 naming the state once it sends)
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
          */
         patch: {
@@ -5522,7 +5522,11 @@ export interface paths {
                         /** @description null removes it */
                         reply_to?: string | null;
                         html?: string;
+                        /** @description The visual editor's source html was rendered from; only with html. A new html without it drops the campaign's source */
+                        body_source?: components["schemas"]["EmailSourceInput"] | null;
                         html_url?: string;
+                        /** @description Copy a saved email template's body (and its subject, unless subject is given) into the campaign now */
+                        email_template?: string;
                         tags?: string[];
                         audience?: {
                             lists?: (string | number)[];
@@ -6470,7 +6474,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A campaign's subject and HTML body as written, merge tags unfilled (what an edit starts from)
+         * A campaign's subject and HTML body as written, merge tags unfilled, with the visual editor's source when it has one (what an edit starts from)
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
          */
         get: {
@@ -6497,6 +6501,8 @@ export interface paths {
                             subject: string;
                             /** @description The HTML body as written, merge tags unfilled */
                             html: string;
+                            /** @description The visual editor's source html was rendered from; null: HTML written by hand */
+                            body_source: components["schemas"]["EmailSource"] | null;
                         };
                     };
                 };
@@ -6952,6 +6958,11 @@ export interface paths {
                         preheader?: string;
                         /** @description The HTML body; merge tags {{ATTRIBUTE|fallback}}, {{UNSUBSCRIBE}} and {{PREFERENCES}} as in campaigns */
                         body_html: string;
+                        /**
+                         * @description The visual editor's source the HTML was rendered from; null: HTML written by hand
+                         * @default null
+                         */
+                        body_source?: components["schemas"]["EmailSourceInput"] | null;
                     };
                 };
             };
@@ -6970,6 +6981,8 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             body_html: string;
+                            /** @description The visual editor's source body_html was rendered from; null: HTML written by hand */
+                            body_source: components["schemas"]["EmailSource"] | null;
                             merge_tags: string[];
                         };
                     };
@@ -7034,6 +7047,8 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             body_html: string;
+                            /** @description The visual editor's source body_html was rendered from; null: HTML written by hand */
+                            body_source: components["schemas"]["EmailSource"] | null;
                             merge_tags: string[];
                         };
                     };
@@ -7083,6 +7098,11 @@ export interface paths {
                         preheader?: string;
                         /** @description The HTML body; merge tags {{ATTRIBUTE|fallback}}, {{UNSUBSCRIBE}} and {{PREFERENCES}} as in campaigns */
                         body_html: string;
+                        /**
+                         * @description The visual editor's source the HTML was rendered from; null: HTML written by hand
+                         * @default null
+                         */
+                        body_source?: components["schemas"]["EmailSourceInput"] | null;
                     };
                 };
             };
@@ -7101,6 +7121,8 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             body_html: string;
+                            /** @description The visual editor's source body_html was rendered from; null: HTML written by hand */
+                            body_source: components["schemas"]["EmailSource"] | null;
                             merge_tags: string[];
                         };
                     };
@@ -11196,7 +11218,410 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /** @description The visual editor's source: blocks and styles, kept to edit again; the HTML beside it is what is sent */
+        EmailSourceInput: {
+            /** @constant */
+            version: 1;
+            /**
+             * @description The message's width on wide screens, in pixels; narrow screens get their own
+             * @default 600
+             */
+            width: number;
+            /**
+             * @description #rgb or #rrggbb
+             * @default #f4f4f4
+             */
+            background: string;
+            /**
+             * @description #rgb or #rrggbb
+             * @default #ffffff
+             */
+            content_background: string;
+            /**
+             * @default sans
+             * @enum {string}
+             */
+            font: "sans" | "serif" | "mono";
+            /**
+             * @description #rgb or #rrggbb
+             * @default #222222
+             */
+            text_color: string;
+            /**
+             * @description #rgb or #rrggbb
+             * @default #1a73e8
+             */
+            link_color: string;
+            blocks: components["schemas"]["EmailBlockInput"][];
+        };
+        EmailBlockInput: {
+            /** @constant */
+            type: "text";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            text: string;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "heading";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            text: string;
+            /** @default 1 */
+            level: 1 | 2 | 3;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "image";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            src: string;
+            /** @description What the image shows, for readers who do not load it */
+            alt: string;
+            /** @description Where a click on the image goes */
+            href?: string;
+            width?: number;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "button";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            label: string;
+            href: string;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "columns";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            columns: [
+                components["schemas"]["EmailColumnBlockInput"][],
+                components["schemas"]["EmailColumnBlockInput"][]
+            ];
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "divider";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            /** @default 1 */
+            thickness: number;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "spacer";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            /** @default 24 */
+            height: number;
+        } | {
+            /** @constant */
+            type: "social";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            links: {
+                /** @enum {string} */
+                network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "pinterest" | "github" | "web";
+                href: string;
+            }[];
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "footer";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            /** @description Who sends it and why (a postal address where the law asks for one) */
+            text: string;
+            /** @default Unsubscribe */
+            unsubscribe_label: string;
+            /**
+             * @description Empty: no link to the preference page
+             * @default Email preferences
+             */
+            preferences_label: string;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        };
+        /** @default {} */
+        EmailBlockStyleInput: {
+            /** @enum {string} */
+            align?: "left" | "center" | "right";
+            /** @description Text colour */
+            color?: string;
+            /** @description Background colour (a button's fill) */
+            background?: string;
+            font_size?: number;
+            /** @description Space above and below, in pixels */
+            padding_y?: number;
+            /** @description Space left and right, in pixels */
+            padding_x?: number;
+        };
+        EmailColumnBlockInput: {
+            /** @constant */
+            type: "text";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            text: string;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "heading";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            text: string;
+            /** @default 1 */
+            level: 1 | 2 | 3;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "image";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            src: string;
+            /** @description What the image shows, for readers who do not load it */
+            alt: string;
+            /** @description Where a click on the image goes */
+            href?: string;
+            width?: number;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "button";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            label: string;
+            href: string;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "divider";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            /** @default 1 */
+            thickness: number;
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        } | {
+            /** @constant */
+            type: "spacer";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            /** @default 24 */
+            height: number;
+        } | {
+            /** @constant */
+            type: "social";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            links: {
+                /** @enum {string} */
+                network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "pinterest" | "github" | "web";
+                href: string;
+            }[];
+            style?: components["schemas"]["EmailBlockStyleInput"];
+        };
+        /** @description The visual editor's source: blocks and styles, kept to edit again; the HTML beside it is what is sent */
+        EmailSource: {
+            /** @constant */
+            version: 1;
+            /**
+             * @description The message's width on wide screens, in pixels; narrow screens get their own
+             * @default 600
+             */
+            width: number;
+            /**
+             * @description #rgb or #rrggbb
+             * @default #f4f4f4
+             */
+            background: string;
+            /**
+             * @description #rgb or #rrggbb
+             * @default #ffffff
+             */
+            content_background: string;
+            /**
+             * @default sans
+             * @enum {string}
+             */
+            font: "sans" | "serif" | "mono";
+            /**
+             * @description #rgb or #rrggbb
+             * @default #222222
+             */
+            text_color: string;
+            /**
+             * @description #rgb or #rrggbb
+             * @default #1a73e8
+             */
+            link_color: string;
+            blocks: components["schemas"]["EmailBlock"][];
+        };
+        EmailBlock: {
+            /** @constant */
+            type: "text";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            text: string;
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "heading";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            text: string;
+            /** @default 1 */
+            level: 1 | 2 | 3;
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "image";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            src: string;
+            /** @description What the image shows, for readers who do not load it */
+            alt: string;
+            /** @description Where a click on the image goes */
+            href?: string;
+            width?: number;
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "button";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            label: string;
+            href: string;
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "columns";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            columns: [
+                components["schemas"]["EmailColumnBlock"][],
+                components["schemas"]["EmailColumnBlock"][]
+            ];
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "divider";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            /** @default 1 */
+            thickness: number;
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "spacer";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            /** @default 24 */
+            height: number;
+        } | {
+            /** @constant */
+            type: "social";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            links: {
+                /** @enum {string} */
+                network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "pinterest" | "github" | "web";
+                href: string;
+            }[];
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "footer";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            /** @description Who sends it and why (a postal address where the law asks for one) */
+            text: string;
+            /** @default Unsubscribe */
+            unsubscribe_label: string;
+            /**
+             * @description Empty: no link to the preference page
+             * @default Email preferences
+             */
+            preferences_label: string;
+            style: components["schemas"]["EmailBlockStyle"];
+        };
+        /** @default {} */
+        EmailBlockStyle: {
+            /** @enum {string} */
+            align?: "left" | "center" | "right";
+            /** @description Text colour */
+            color?: string;
+            /** @description Background colour (a button's fill) */
+            background?: string;
+            font_size?: number;
+            /** @description Space above and below, in pixels */
+            padding_y?: number;
+            /** @description Space left and right, in pixels */
+            padding_x?: number;
+        };
+        EmailColumnBlock: {
+            /** @constant */
+            type: "text";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            text: string;
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "heading";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            text: string;
+            /** @default 1 */
+            level: 1 | 2 | 3;
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "image";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            src: string;
+            /** @description What the image shows, for readers who do not load it */
+            alt: string;
+            /** @description Where a click on the image goes */
+            href?: string;
+            width?: number;
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "button";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            label: string;
+            href: string;
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "divider";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            /** @default 1 */
+            thickness: number;
+            style: components["schemas"]["EmailBlockStyle"];
+        } | {
+            /** @constant */
+            type: "spacer";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            /** @default 24 */
+            height: number;
+        } | {
+            /** @constant */
+            type: "social";
+            /** @description The block's id in the editor, unique in the message */
+            id: string;
+            links: {
+                /** @enum {string} */
+                network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "pinterest" | "github" | "web";
+                href: string;
+            }[];
+            style: components["schemas"]["EmailBlockStyle"];
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;

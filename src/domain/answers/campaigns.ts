@@ -4,6 +4,7 @@ import { z } from "../../lib/z";
 import type { CampaignRecipientsPage, CampaignReport, CampaignView, OutboxMessageView } from "../broadcast";
 import { isoInstant } from "./panels";
 import { CAMPAIGN_ACTIONS, CAMPAIGN_STATUSES } from "../campaign-lifecycle";
+import { emailSource } from "../email-source";
 
 const campaignSums = {
   sent: z.number(),
@@ -108,6 +109,7 @@ export const campaignBodyAnswer = z.strictObject({
   id: z.string(),
   subject: z.string().meta({ description: "The subject as written, merge tags unfilled" }),
   html: z.string().meta({ description: "The HTML body as written, merge tags unfilled" }),
+  body_source: emailSource.nullable().meta({ description: "The visual editor's source html was rendered from; null: HTML written by hand" }),
 });
 
 export const campaignPreviewAnswer = z.strictObject({

@@ -5,6 +5,7 @@ import { refused, succeeded, type Result } from "../../lib/problems";
 import { newId, randomHex } from "../../lib/random";
 import { campaignCounters } from "../../store/campaign-report";
 import {
+  campaignBodySource,
   campaignSentAny,
   cancelCampaign,
   deleteCampaign,
@@ -24,6 +25,8 @@ import { senderStanding } from "../channels/email/sender-domains";
 import { audienceProblems } from "./audience";
 import { readHtmlBody } from "./create";
 import { enqueueSendBatches } from "./send";
+import { copyOfEmailTemplate } from "../email-templates/templates";
+import { htmlWithPreheader } from "../../domain/email-templates";
 
 // The campaign lifecycle's use cases (issue 43): each reads the campaign, asks the transition
 // table (domain/campaign-lifecycle.ts) whether its state allows the action, and writes with the
@@ -90,6 +93,9 @@ export async function editCampaignContent(ctx: LifecycleContext, id: string, inp
     const sender = await senderStanding(env, db, panel.id, input.sender_email);
     if (sender.refusal) problems.unshift({ field: "sender_email", message: sender.refusal });
   }
+  // A named template is copied now, as when a campaign is created from one.
+  const copy = input.email_template === undefined ? null : await copyOfEmailTemplate(db, panel.id, input.email_template, "email_template");
+  if (copy && !copy.ok) problems.push(...copy.problem.fields);
   if (problems.length) return refused("invalid", problems);
   const edit: CampaignEdit = {
     name: input.name,
@@ -100,11 +106,23 @@ export async function editCampaignContent(ctx: LifecycleContext, id: string, inp
     tags: input.tags,
     audience: input.audience,
   };
-  if (input.html !== undefined || input.html_url !== undefined) {
+  let html: string | null = null;
+  if (copy?.ok) {
+    html = htmlWithPreheader(copy.value);
+    edit.subject ??= copy.value.subject;
+    edit.bodySource = copy.value.bodySource;
+    edit.emailTemplateId = copy.value.id;
+  } else if (input.html !== undefined || input.html_url !== undefined) {
     const body = await readHtmlBody(env, { sourceHtml: input.html ?? null, sourceFile: input.html_url ?? null }, "html_url");
     if (!body.ok) return body;
+    html = body.value;
+    // A body of its own: the editor's source when it came with one, and no template any more.
+    edit.bodySource = input.body_source ?? null;
+    edit.emailTemplateId = null;
+  }
+  if (html !== null) {
     edit.bodyKey = freshBodyKey(campaign);
-    await env.FILES.put(edit.bodyKey, body.value, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
+    await env.FILES.put(edit.bodyKey, html, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
   }
   const edited = await editCampaign(db, panel.id, id, fromStates("edit", campaign.status), edit, now);
   if (!edited) return raced(ctx, id, "edit");
@@ -199,6 +217,7 @@ export async function cloneCampaign(ctx: LifecycleContext, id: string, by: Audit
     replyTo: source.replyTo,
     audience: source.audience ?? { lists: [source.listId!], segments: [], exclude_lists: [], exclude_segments: [] },
     emailTemplateId: source.emailTemplateId,
+    bodySource: (await campaignBodySource(db, panel.id, source.id)) ?? null,
   };
   await env.FILES.put(clone.bodyKey, await body.text(), { httpMetadata: { contentType: "text/html; charset=utf-8" } });
   await insertAudienceCampaign(db, clone, "draft");

@@ -1,11 +1,12 @@
 import { bodyWarnings, linksToCheck, type CampaignWarning } from "../../domain/campaign-checks";
 import { withoutLinkMarks } from "../../domain/email-message";
+import type { EmailSource } from "../../domain/email-source";
 import { personalize } from "../../domain/merge-tags";
 import { normalisePrimaryKey } from "../../domain/primary-key";
 import { fetchOutbound, OutboundError, type OutboundEnv } from "../../lib/outbound";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { loadAttributeSchema } from "../../store/attributes";
-import { getCampaign, type Campaign } from "../../store/campaigns";
+import { campaignBodySource, getCampaign, type Campaign } from "../../store/campaigns";
 import { getContactByKey } from "../../store/contacts";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
@@ -33,12 +34,14 @@ export interface CampaignBody {
   campaign: Campaign;
   subject: string;
   html: string;
+  /** The visual editor's source of the HTML; null: written by hand. */
+  source: EmailSource | null;
 }
 
 export async function campaignBody(env: Env, db: ShardDb, panelId: string, campaignId: string): Promise<Result<CampaignBody>> {
   const campaign = await getCampaign(db, panelId, campaignId);
   if (!campaign) return noSuchCampaign(campaignId);
-  return succeeded({ campaign, subject: campaign.subject, html: await bodyOf(env.FILES, campaign) });
+  return succeeded({ campaign, subject: campaign.subject, html: await bodyOf(env.FILES, campaign), source: (await campaignBodySource(db, panelId, campaignId)) ?? null });
 }
 
 export interface CampaignPreview {

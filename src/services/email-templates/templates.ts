@@ -20,7 +20,7 @@ export type EmailTemplateOutcome = Result<EmailTemplate>;
 export async function createEmailTemplate(db: ShardDb, panelId: string, body: EmailTemplateBody, by: Auditor): Promise<EmailTemplateOutcome> {
   if (await emailTemplateIdByName(db, panelId, body.name)) return nameTaken(body.name);
   const now = Date.now();
-  const template: EmailTemplate = { panelId, id: newId("etp"), name: body.name, subject: body.subject, preheader: body.preheader, bodyHtml: body.body_html, createdAt: now, updatedAt: now };
+  const template: EmailTemplate = { panelId, id: newId("etp"), name: body.name, subject: body.subject, preheader: body.preheader, bodyHtml: body.body_html, bodySource: body.body_source, createdAt: now, updatedAt: now };
   if (!(await putEmailTemplate(db, template))) return nameTaken(body.name);
   await recordAudit(db, panelId, by, "email_template.created", template.id, { name: template.name });
   return succeeded(template);
@@ -32,7 +32,7 @@ export async function replaceEmailTemplate(db: ShardDb, panelId: string, id: str
   if (!current) return noSuchTemplate(id);
   const holder = await emailTemplateIdByName(db, panelId, body.name);
   if (holder !== null && holder !== id) return nameTaken(body.name);
-  const next: EmailTemplate = { ...current, name: body.name, subject: body.subject, preheader: body.preheader, bodyHtml: body.body_html, updatedAt: Date.now() };
+  const next: EmailTemplate = { ...current, name: body.name, subject: body.subject, preheader: body.preheader, bodyHtml: body.body_html, bodySource: body.body_source, updatedAt: Date.now() };
   if (!(await putEmailTemplate(db, next))) return nameTaken(body.name);
   await recordAudit(db, panelId, by, "email_template.edited", id, { name: next.name });
   return succeeded(next);
@@ -52,5 +52,5 @@ export async function removeEmailTemplate(db: ShardDb, panelId: string, id: stri
 export async function copyOfEmailTemplate(db: ShardDb, panelId: string, id: string, field: string): Promise<Result<EmailTemplateContent & { id: string }>> {
   const template = await getEmailTemplate(db, panelId, id);
   if (!template) return refusedField("invalid", field, `no email template with id "${id}" in this panel`);
-  return succeeded({ id: template.id, subject: template.subject, preheader: template.preheader, bodyHtml: template.bodyHtml });
+  return succeeded({ id: template.id, subject: template.subject, preheader: template.preheader, bodyHtml: template.bodyHtml, bodySource: template.bodySource });
 }
