@@ -16,20 +16,24 @@ export const MAX_COLUMN_BLOCKS = 30;
 /** The source as JSON; the HTML rendered from it has its own bound (256 KiB for templates, 2 MiB for campaigns). */
 export const MAX_SOURCE_BYTES = 256 * 1024;
 
+/** A message for a value of the wrong type (or a missing one); other issues keep the house messages. */
+const typeError = (what: string) => (issue: { code?: string; input?: unknown }) =>
+  issue.code !== "invalid_type" ? undefined : issue.input === undefined ? "is required" : what;
+
 const colour = z
-  .string({ error: "must be a colour like #1a73e8" })
+  .string({ error: typeError("must be a colour like #1a73e8") })
   .regex(/^#(?:[0-9a-fA-F]{3}){1,2}$/, { error: "must be a colour like #1a73e8" })
   .meta({ description: "#rgb or #rrggbb" });
 
 /** Where a link goes: an http(s) or mailto: address, or a merge tag alone ({{UNSUBSCRIBE}}); merge tags may fill parts of it. */
 const link = z
-  .string({ error: "must be a link" })
+  .string({ error: typeError("must be a link") })
   .trim()
   .min(1, { error: "must not be empty" })
   .max(2048)
   .regex(/^(?:https?:\/\/[^\s<>"]+|mailto:[^\s<>"]+|\{\{[^}]+\}\})$/i, { error: "must be an http(s) or mailto: link, or a merge tag such as {{UNSUBSCRIBE}}" });
 
-const px = (max: number) => z.number({ error: "must be a number of pixels" }).int({ error: "must be a whole number of pixels" }).min(0).max(max);
+const px = (max: number) => z.number({ error: typeError("must be a number of pixels") }).int({ error: "must be a whole number of pixels" }).min(0).max(max);
 
 /** The styles a block may set; each left out takes the block's default. */
 export const blockStyle = z
@@ -45,16 +49,16 @@ export const blockStyle = z
   .meta({ id: "EmailBlockStyle" });
 export type BlockStyle = z.output<typeof blockStyle>;
 
-const blockId = z.string({ error: "is required" }).min(1).max(40).meta({ description: "The block's id in the editor, unique in the message" });
+const blockId = z.string({ error: typeError("must be text") }).min(1).max(40).meta({ description: "The block's id in the editor, unique in the message" });
 /** Words as written: no markup (the renderer escapes them); line breaks stay; merge tags allowed. */
-const words = (max: number) => z.string({ error: "must be text" }).max(max);
+const words = (max: number) => z.string({ error: typeError("must be text") }).max(max);
 
 const textBlock = z.strictObject({ type: z.literal("text"), id: blockId, text: words(10_000), style: blockStyle });
 const headingBlock = z.strictObject({ type: z.literal("heading"), id: blockId, text: words(500), level: z.union([z.literal(1), z.literal(2), z.literal(3)]).default(1), style: blockStyle });
 const imageBlock = z.strictObject({
   type: z.literal("image"),
   id: blockId,
-  src: z.string({ error: "is required" }).trim().max(2048).regex(/^https?:\/\/[^\s<>"]+$/i, { error: "must be an http(s) URL of the image" }),
+  src: z.string({ error: typeError("must be an http(s) URL of the image") }).trim().max(2048).regex(/^https?:\/\/[^\s<>"]+$/i, { error: "must be an http(s) URL of the image" }),
   alt: words(500).meta({ description: "What the image shows, for readers who do not load it" }),
   href: link.optional().meta({ description: "Where a click on the image goes" }),
   width: px(800).min(10, { error: "must be at least 10" }).optional(),
@@ -84,7 +88,7 @@ const columnBlock = z.discriminatedUnion("type", [textBlock, headingBlock, image
 const columnsBlock = z.strictObject({
   type: z.literal("columns"),
   id: blockId,
-  columns: z.tuple([z.array(columnBlock).max(MAX_COLUMN_BLOCKS), z.array(columnBlock).max(MAX_COLUMN_BLOCKS)], { error: "must be two columns, each a list of blocks" }),
+  columns: z.tuple([z.array(columnBlock).max(MAX_COLUMN_BLOCKS), z.array(columnBlock).max(MAX_COLUMN_BLOCKS)], { error: typeError("must be two columns, each a list of blocks") }),
   style: blockStyle,
 });
 

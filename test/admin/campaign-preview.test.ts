@@ -18,7 +18,7 @@ describe("a campaign's body, preview and checks", () => {
     const id = await draft(panel, html);
 
     const body = await admin("GET", `/panels/${panel.id}/campaigns/${id}/body`);
-    expect(body.body).toEqual({ id, subject: "Hello {{NAME|friend}}", html });
+    expect(body.body).toEqual({ id, subject: "Hello {{NAME|friend}}", html, body_source: null });
 
     const viewer = await operatorWithRole(panel.id, "viewer");
     const asAda = await asOperator(viewer, "GET", `/panels/${panel.id}/campaigns/${id}/preview?contact=${encodeURIComponent(" Ada@Example.com ")}`);

@@ -32,6 +32,8 @@ describe("the Email templates screen in Chromium", () => {
     await form.getByLabel("Template name").fill("Welcome");
     await form.getByLabel("Subject").fill("Welcome, {{NAME|friend}}");
     await form.getByLabel("Preheader (optional)").fill("Your first week");
+    // A new email starts in the visual editor; hand-written HTML goes in "Code".
+    await form.getByRole("button", { name: "Code", exact: true }).click();
     await form.getByLabel("HTML body").fill("<h1>Hello {{NAME|there}}</h1><p>Glad you came.</p>");
     await page.frameLocator(`iframe[title="Preview of the template's HTML body"]`).getByRole("heading", { name: "Hello {{NAME|there}}" }).waitFor();
     await checkAccessibility(page, "email-templates-new");

@@ -779,6 +779,8 @@ describe("panel in Chromium", () => {
       await page.getByLabel("Contacts file URL").fill(`http://127.0.0.1:${port}/spring.csv`);
       await page.getByLabel("New list name").fill("Spring sale readers");
       await page.getByLabel("Notify").fill("ops@example.com");
+      // A new email starts in the visual editor; hand-written HTML goes in "Code".
+      await page.getByRole("button", { name: "Code", exact: true }).click();
       await page.getByLabel("HTML body").fill("<h1>Hello {{NAME|there}}</h1><p>Spring sale</p>");
       // The preview renders the body as typed, in a sandboxed frame.
       await page.frameLocator('iframe[title="Preview of the HTML body"]').getByRole("heading", { name: "Hello {{NAME|there}}" }).waitFor();
@@ -812,6 +814,8 @@ describe("panel in Chromium", () => {
       await page.getByLabel("Sender email").fill("shop@example.com");
       await page.getByLabel("Reply-to (optional)").fill("help@example.com");
       await page.getByLabel("Send at").fill(`${day(4)}T10:00`);
+      // A new email starts in the visual editor; hand-written HTML goes in "Code".
+      await page.getByRole("button", { name: "Code", exact: true }).click();
       await page.getByLabel("HTML body").fill("<p>Autumn is here</p>");
       // Nothing to send to: refused with the audience named.
       await page.getByRole("button", { name: "Schedule campaign" }).click();

@@ -141,6 +141,8 @@ describe("sender domains in Chromium", () => {
     await page.getByLabel("New list name").fill("Domain check readers");
     await page.getByLabel("Send at").fill(`${day}T09:30`);
     await page.getByLabel("Notify").fill("ops@example.com");
+    // A new email starts in the visual editor; hand-written HTML goes in "Code".
+    await page.getByRole("button", { name: "Code", exact: true }).click();
     await page.getByLabel("HTML body").fill("<p>Hello</p>");
     await page.getByRole("button", { name: "Schedule campaign" }).click();
     const refusal =

@@ -10,6 +10,7 @@ import { audienceText, scheduleText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";
 import type { ScreenProps } from "../screen-props";
 import { AudienceEstimateNote, CampaignChecksSection, CampaignPreviewSection } from "./campaign-preview";
+import { bodyMembers, EmailBody, type EmailBodyValue } from "../components/email-body";
 
 /** Addresses as typed: separated by commas, semicolons, spaces or new lines. */
 const addressesOf = (text: string) => text.split(/[\s,;]+/).filter(Boolean);
@@ -134,26 +135,28 @@ function Lifecycle({ panelId, campaign, onChanged }: { panelId: string; campaign
 
 /** Edits a campaign until it sends: its words, sender and (when given) a new HTML body. */
 function EditForm({ panelId, campaign, onSaved }: { panelId: string; campaign: CampaignView; onSaved: () => void }) {
-  const [draft, setDraft] = useState({ name: campaign.name, subject: campaign.subject, sender_name: campaign.sender_name, sender_email: campaign.sender_email, reply_to: campaign.reply_to ?? "", html: "" });
+  const [draft, setDraft] = useState({ name: campaign.name, subject: campaign.subject, sender_name: campaign.sender_name, sender_email: campaign.sender_email, reply_to: campaign.reply_to ?? "" });
+  // The body, once loaded: sent back only when it changed.
+  const [body, setBody] = useState<EmailBodyValue>();
   const [saved, setSaved] = useState(false);
   const { failure, fields, busy, run } = useSubmit(onSaved);
   // The body as written, to edit in place; sent back only when changed.
   const written = useLoad(() => admin<CampaignBody>("GET", panelId, `/campaigns/${encodeURIComponent(campaign.id)}/body`), [panelId, campaign.id]);
   useEffect(() => {
-    if (written.data) setDraft((d) => (d.html ? d : { ...d, html: written.data!.html }));
+    if (written.data) setBody((b) => b ?? { html: written.data!.html, source: written.data!.body_source });
   }, [written.data]);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setSaved(false);
-    const body: EditCampaign = {
+    const edit: EditCampaign = {
       name: draft.name,
       subject: draft.subject,
       sender_name: draft.sender_name,
       sender_email: draft.sender_email,
       reply_to: draft.reply_to.trim() || null,
-      ...(draft.html.trim() && draft.html !== written.data?.html ? { html: draft.html } : {}),
+      ...(body && body.html.trim() && (body.html !== written.data?.html || JSON.stringify(body.source) !== JSON.stringify(written.data?.body_source)) ? bodyMembers(body) : {}),
     };
-    if (await run(() => admin("PATCH", panelId, `/campaigns/${encodeURIComponent(campaign.id)}`, body))) setSaved(true);
+    if (await run(() => admin("PATCH", panelId, `/campaigns/${encodeURIComponent(campaign.id)}`, edit))) setSaved(true);
   };
   const text = (key: keyof typeof draft, label: string, type = "text", required = true) => (
     <Field label={label} error={fields[key]}>
@@ -173,9 +176,12 @@ function EditForm({ panelId, campaign, onSaved }: { panelId: string; campaign: C
           {text("sender_email", "Sender email", "email")}
           {text("reply_to", "Reply-to (optional)", "email", false)}
         </div>
-        <Field label="HTML body" hint="Left as it is (or empty), the body stays as it is" error={fields.html ?? written.error}>
-          {(props) => <textarea {...props} rows={8} value={draft.html} onChange={(e) => setDraft((d) => ({ ...d, html: e.target.value }))} />}
-        </Field>
+        {written.error && <ErrorNote error={written.error} />}
+        {body ? (
+          <EmailBody value={body} onChange={setBody} label="HTML body" hint="Left as it is, the body stays as it is" previewTitle="Preview of the edited body" error={fields.html} fields={fields} />
+        ) : (
+          !written.error && <Loading />
+        )}
         <button type="submit" disabled={busy}>
           Save changes
         </button>

@@ -7,6 +7,8 @@ import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit } from "..
 import { may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { AudienceEstimateNote } from "./campaign-preview";
+import { bodyMembers, EmailBody } from "../components/email-body";
+import type { EmailSource } from "../../../src/domain/email-source";
 
 /** UTF-8 text as base64, the form the API takes source_code in. */
 function base64Utf8(text: string): string {
@@ -35,6 +37,8 @@ interface Draft {
   schedule: string;
   tags: string;
   html: string;
+  /** The visual editor's source of `html`; null: written by hand. */
+  body_source: EmailSource | null;
   /** A saved email template the campaign copies when it is scheduled, in place of `html` (audience mode). */
   email_template: string;
   // An audience of lists and saved segments (CONTRACT 9).
@@ -58,6 +62,7 @@ const EMPTY: Draft = {
   schedule: "",
   tags: "",
   html: SAMPLE_HTML,
+  body_source: null,
   email_template: "",
   lists: [],
   segments: [],
@@ -78,7 +83,7 @@ function audienceRequest(draft: Draft): CreateAudienceCampaign {
     sender_name: draft.sender_name,
     sender_email: draft.sender_email,
     ...(draft.reply_to.trim() ? { reply_to: draft.reply_to.trim() } : {}),
-    ...(draft.email_template ? { email_template: draft.email_template } : { html: draft.html }),
+    ...(draft.email_template ? { email_template: draft.email_template } : bodyMembers({ html: draft.html, source: draft.body_source })),
     ...when,
     tags: draft.tags,
     audience: { lists: draft.lists, segments: draft.segments, exclude_lists: draft.exclude_lists, exclude_segments: draft.exclude_segments },
@@ -162,6 +167,8 @@ function AudienceChoice({
 
 function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: string; timezone: string; leadMinutes: number; onCreated: (c: CreatedCampaign) => void }) {
   const [draft, setDraft] = useState<Draft>(EMPTY);
+  // A new round of the body's editor after each campaign saved: it starts again from a fresh message.
+  const [round, setRound] = useState(0);
   const { failure, fields, run } = useSubmit();
   const choices = useLoad(
     async (): Promise<Choices> => {
@@ -196,6 +203,7 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
       const body = draft.mode === "audience" ? { ...audienceRequest(draft), ...(asDraft ? { draft: true } : {}) } : fileRequest(draft);
       const created = await admin<CreatedCampaign>("POST", panelId, "/campaigns", body);
       setDraft(EMPTY);
+      setRound((n) => n + 1);
       setTemplate(undefined);
       onCreated(created);
     });
@@ -293,21 +301,30 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
           )}
         </Field>
       )}
-      <div className="split">
+      <div>
         {usesTemplate ? (
-          <p className="muted">The body is the template {template ? `“${template.name}”` : ""} as it is when you save the campaign; later changes to the template do not reach it.</p>
+          <div className="split">
+            <p className="muted">The body is the template {template ? `“${template.name}”` : ""} as it is when you save the campaign; later changes to the template do not reach it.</p>
+            <div className="field">
+              <span id="preview-label" className="label">
+                Preview
+              </span>
+              {/* An empty sandbox: the body's scripts, forms and links cannot run or reach the panel. */}
+              <iframe title="Preview of the HTML body" aria-labelledby="preview-label" sandbox="" srcDoc={body} className="preview" />
+            </div>
+          </div>
         ) : (
-          <Field label="HTML body" error={fieldError("html")}>
-            {(props) => <textarea {...props} required rows={14} value={draft.html} onChange={(e) => set("html", e.target.value)} />}
-          </Field>
+          <EmailBody
+            key={round}
+            value={{ html: draft.html, source: draft.body_source }}
+            onChange={(value) => setDraft((d) => ({ ...d, html: value.html, body_source: value.source }))}
+            label="HTML body"
+            previewTitle="Preview of the HTML body"
+            error={fieldError("html")}
+            fields={fields}
+            startVisual
+          />
         )}
-        <div className="field">
-          <span id="preview-label" className="label">
-            Preview
-          </span>
-          {/* An empty sandbox: the body's scripts, forms and links cannot run or reach the panel. */}
-          <iframe title="Preview of the HTML body" aria-labelledby="preview-label" sandbox="" srcDoc={body} className="preview" />
-        </div>
       </div>
       <p className="muted" aria-live="polite">
         Merge tags used: {tags.length ? tags.join(", ") : "none"}

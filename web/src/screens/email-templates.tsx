@@ -2,6 +2,8 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { EmailTemplateInput, EmailTemplateSummaryView, EmailTemplateView } from "../../../src/domain/answers";
 import { useConfirm } from "../components/confirm-dialog";
+import { EmailBody } from "../components/email-body";
+import type { EmailSource } from "../../../src/domain/email-source";
 import { may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import type { ScreenProps } from "../screen-props";
@@ -14,7 +16,10 @@ import { Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoa
 
 const templatePath = (id = "") => `/email-templates${id ? `/${encodeURIComponent(id)}` : ""}`;
 
-const EMPTY: EmailTemplateInput = { name: "", subject: "", preheader: "", body_html: "<h1>Hello {{NAME|there}}</h1>\n<p></p>" };
+/** The form's draft: the body's source as the editor keeps it (every default filled). */
+type TemplateDraft = Omit<EmailTemplateInput, "body_source"> & { body_source: EmailSource | null };
+
+const EMPTY: TemplateDraft = { name: "", subject: "", preheader: "", body_html: "<h1>Hello {{NAME|there}}</h1>\n<p></p>", body_source: null };
 
 function TemplateForm({
   template,
@@ -29,15 +34,19 @@ function TemplateForm({
   save: (body: EmailTemplateInput) => Promise<unknown>;
   onCancel?: () => void;
 }) {
-  const start = template ? { name: template.name, subject: template.subject, preheader: template.preheader, body_html: template.body_html } : EMPTY;
-  const [draft, setDraft] = useState<EmailTemplateInput>(start);
+  const start = template ? { name: template.name, subject: template.subject, preheader: template.preheader, body_html: template.body_html, body_source: template.body_source } : EMPTY;
+  const [draft, setDraft] = useState<TemplateDraft>(start);
+  // A new round of the editor after each template added: it starts again from a fresh message.
+  const [round, setRound] = useState(0);
   const { failure, fields, busy, run } = useSubmit();
-  const set = (name: keyof EmailTemplateInput, value: string) => setDraft((d) => ({ ...d, [name]: value }));
+  const set = (name: "name" | "subject" | "preheader", value: string) => setDraft((d) => ({ ...d, [name]: value }));
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if ((await run(() => save(draft))) && !template) setDraft(EMPTY);
+    if ((await run(() => save(draft))) && !template) {
+      setDraft(EMPTY);
+      setRound((n) => n + 1);
+    }
   };
-  const previewId = `${template?.id ?? "new"}-preview-label`;
 
   return (
     <form className="card" onSubmit={submit} aria-label={title}>
@@ -54,18 +63,17 @@ function TemplateForm({
       <Field label="Preheader (optional)" hint="The preview text inboxes show after the subject; hidden in the message" error={fields.preheader}>
         {(props) => <input {...props} value={draft.preheader ?? ""} onChange={(e) => set("preheader", e.target.value)} />}
       </Field>
-      <div className="split">
-        <Field label="HTML body" hint="At most 256 KiB; {{UNSUBSCRIBE}} places the unsubscribe link" error={fields.body_html}>
-          {(props) => <textarea {...props} required rows={12} value={draft.body_html} onChange={(e) => set("body_html", e.target.value)} />}
-        </Field>
-        <div className="field">
-          <span id={previewId} className="label">
-            Preview
-          </span>
-          {/* An empty sandbox: the body's scripts, forms and links cannot run or reach the panel. */}
-          <iframe title="Preview of the template's HTML body" aria-labelledby={previewId} sandbox="" srcDoc={draft.body_html} className="preview" />
-        </div>
-      </div>
+      <EmailBody
+        key={round}
+        value={{ html: draft.body_html, source: draft.body_source ?? null }}
+        onChange={(body) => setDraft((d) => ({ ...d, body_html: body.html, body_source: body.source }))}
+        label="HTML body"
+        hint="At most 256 KiB; {{UNSUBSCRIBE}} places the unsubscribe link"
+        previewTitle="Preview of the template's HTML body"
+        error={fields.body_html}
+        fields={fields}
+        startVisual={!template}
+      />
       <div className="row">
         <button type="submit" disabled={busy}>
           {submitLabel}
