@@ -67,7 +67,6 @@ const ALL_STYLES: (keyof BlockStyle)[] = ["align", "color", "background", "font_
 
 interface BlockProps {
   block: AnyBlock;
-  position: string;
   change: (patch: Partial<AnyBlock>, key?: string) => void;
   children?: ReactNode;
 }
@@ -233,7 +232,7 @@ function BlockList({
                     Delete<span className="visually-hidden"> {name}</span>
                   </button>
                 </div>
-                <BlockFields block={block} position={name} change={(patch, key) => apply(updateBlock(doc, block.id, patch), key)}>
+                <BlockFields block={block} change={(patch, key) => apply(updateBlock(doc, block.id, patch), key)}>
                   {block.type === "columns" && (
                     <div className="split">
                       {block.columns.map((column, c) => (
@@ -355,7 +354,7 @@ export default function EmailBodyEditor({ value, onChange, label, hint, previewT
             )}
             {error && <p className="error">{error}</p>}
             {renderError && <p className="error">{renderError}</p>}
-            <BlockList blocks={doc.blocks} label="Blocks" types={[...new Set([...TOP_TYPES])]} doc={doc} apply={apply} />
+            <BlockList blocks={doc.blocks} label="Blocks" types={TOP_TYPES} doc={doc} apply={apply} />
             <details className="email-style">
               <summary>Message style</summary>
               <div className="row">
