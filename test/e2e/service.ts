@@ -2,13 +2,53 @@
 // the panel's assets, the demo panel) on a free port and fresh local state, so the end-to-end
 // tests meet neither a developer's running service nor another run's data.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { prepareLocalDatabases } from "../../scripts/local-databases.ts";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** Every file under `dir` (relative to root), sorted. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(join(root, dir), { recursive: true, encoding: "utf8" })
+    .map((name) => join(dir, name))
+    .filter((path) => statSync(join(root, path)).isFile())
+    .sort();
+}
+
+/**
+ * Fresh local state with the default region's D1 databases made and noted as up to date, as
+ * start.ts's first step (scripts/local-databases.ts) leaves it. Making them starts a runtime:
+ * seconds on a quiet machine, half a minute on a loaded one, for each of the ~20 files. So they
+ * are made once, into a directory named after everything they are made of (migrations, schema
+ * snapshots, the code that makes them, wrangler.toml's databases, Miniflare's version), and each
+ * service starts on a copy; start.ts then finds them up to date, as on any restart.
+ */
+async function templateState(): Promise<string> {
+  const hash = createHash("sha256");
+  const miniflare = createRequire(import.meta.url).resolve("miniflare/package.json", { paths: [root] });
+  const inputs = [...filesUnder("migrations"), "wrangler.toml", "scripts/local-databases.ts", "scripts/migrate.ts", "scripts/schema-snapshot.ts", "src/store/id-ranges.ts"];
+  for (const path of inputs) hash.update(path).update(readFileSync(join(root, path)));
+  hash.update(readFileSync(miniflare));
+  const template = join(tmpdir(), `apiv2-e2e-state-${hash.digest("hex").slice(0, 16)}`);
+  if (existsSync(template)) return template;
+  // Made aside and renamed into place, so a file started at the same time never copies a half-made one.
+  const making = mkdtempSync(join(tmpdir(), "apiv2-e2e-state-making-"));
+  try {
+    await prepareLocalDatabases("", making);
+    renameSync(making, template);
+  } catch (error) {
+    rmSync(making, { recursive: true, force: true });
+    // Another file made it first.
+    if (!existsSync(template)) throw error;
+  }
+  return template;
+}
 
 export interface Service {
   origin: string;
@@ -54,7 +94,12 @@ function readyDetails(output: string): Record<string, string> {
 
 export async function startService(options: StartOptions = {}): Promise<Service & { stateDir: string; port: number }> {
   const port = options.port ?? (await freePort());
-  const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), "apiv2-e2e-"));
+  let stateDir = options.stateDir;
+  if (!stateDir) {
+    const template = await templateState();
+    stateDir = mkdtempSync(join(tmpdir(), "apiv2-e2e-"));
+    cpSync(template, stateDir, { recursive: true });
+  }
   // npm test builds the panel before running these tests; a lone run builds it if missing.
   const args = [join(root, "scripts", "start.ts"), ...(existsSync(join(root, "web", "dist", "index.html")) ? ["--no-build"] : [])];
   const child: ChildProcess = spawn(process.execPath, args, {
