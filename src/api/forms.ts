@@ -7,7 +7,7 @@ import { ApiError, problemError } from "../lib/http/errors";
 import { formPageCsp } from "../lib/http/security-headers";
 import type { Problem } from "../lib/problems";
 import { confirmSignup } from "../services/forms/confirm";
-import type { ConsentClient } from "../services/forms/consent";
+import type { ConsentClient } from "../services/consent/record";
 import { submitSignupForm, type SubmitOutcome } from "../services/forms/submit";
 import { loadAttributeSchema } from "../store/attributes";
 import { listNamesOf } from "../store/lists";

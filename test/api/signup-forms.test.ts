@@ -188,7 +188,7 @@ describe("signup forms: the hosted page and its posts", () => {
 
     const bad = await json("https://shop.example", { email: "nope" });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).errors).toEqual([{ field: "EMAIL", message: expect.any(String) }]);
+    expect(((await bad.json()) as any).errors).toEqual([{ field: "EMAIL", message: expect.any(String) }]);
 
     const evil = await json("https://evil.example", { email: "eve@example.com" });
     expect(evil.status).toBe(403);
@@ -231,7 +231,7 @@ describe("signup forms: Turnstile", () => {
 
     const missing = await submit({ EMAIL: "t1@example.com" });
     expect(missing.status).toBe(400);
-    expect((await missing.json()).errors[0].field).toBe("cf-turnstile-response");
+    expect(((await missing.json()) as any).errors[0].field).toBe("cf-turnstile-response");
 
     await receiver.script(bucket, [{ status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ success: false, "error-codes": ["invalid-input-response"] }) }]);
     const refused = await submit({ EMAIL: "t1@example.com", "cf-turnstile-response": "bad-answer" });

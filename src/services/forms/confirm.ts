@@ -6,7 +6,7 @@ import type { ShardDb } from "../../store/shards";
 import { takeFormSignup } from "../../store/signup-forms";
 import { addContact } from "../contacts/add";
 import { missingLists } from "../contacts/lists";
-import { recordConsent, type ConsentClient } from "./consent";
+import { recordConsent, type ConsentClient } from "../consent/record";
 
 export interface ConfirmContext {
   env: Env;

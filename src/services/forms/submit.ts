@@ -23,7 +23,7 @@ import type { Panel } from "../../store/panels";
 import { sendTransactional, type MailerEnv } from "../channels/mailer";
 import { addContact } from "../contacts/add";
 import { missingLists } from "../contacts/lists";
-import { recordConsent, type ConsentClient } from "./consent";
+import { recordConsent, type ConsentClient } from "../consent/record";
 import { verifyTurnstile } from "./turnstile";
 
 // A visitor's submission of a signup form (issue 45), whichever way it came: the hosted page,
