@@ -19,6 +19,7 @@ import { campaignRoutes } from "./campaigns";
 import { deadLetterRoutes } from "./dead-letters";
 import { emailTemplateRoutes } from "./email-templates";
 import { signupFormRoutes } from "./forms";
+import { consentRoutes } from "./consent";
 import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
 import { operatorRoutes } from "./operators";
@@ -53,6 +54,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...campaignRoutes,
   ...emailTemplateRoutes,
   ...signupFormRoutes,
+  ...consentRoutes,
   ...senderDomainRoutes,
   ...trackingDomainRoutes,
   ...operatorRoutes,
