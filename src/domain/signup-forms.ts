@@ -190,7 +190,6 @@ input:focus-visible,button:focus-visible{outline:3px solid #f2b300;outline-offse
 .check label{font-weight:400;margin:0}
 fieldset{border:0;padding:0;margin:0 0 16px}
 legend{font-weight:600;margin-bottom:4px}
-.hp{position:absolute;left:-10000px;width:1px;height:1px;overflow:hidden}
 .consent{font-size:15px;color:#3d4451}
 .error{color:#a11a1a;font-size:15px;margin:6px 0 0}
 .errors{border-left:4px solid #a11a1a;padding-left:12px}
@@ -265,7 +264,8 @@ export function formMarkup(form: SignupForm, facts: FormMarkupFacts, echo?: Form
     parts.push(`</fieldset>`);
   }
   parts.push(
-    `<div class="hp" aria-hidden="true"><label for="${id(HONEYPOT_FIELD)}">Leave this empty</label>` +
+    // Hidden by its own style: the snippet runs on sites without this page's stylesheet.
+    `<div aria-hidden="true" style="position:absolute;left:-10000px;width:1px;height:1px;overflow:hidden"><label for="${id(HONEYPOT_FIELD)}">Leave this empty</label>` +
       `<input type="text" id="${id(HONEYPOT_FIELD)}" name="${HONEYPOT_FIELD}" tabindex="-1" autocomplete="off"></div>`,
   );
   if (form.turnstileSiteKey) parts.push(`<div class="cf-turnstile" data-sitekey="${escapeHtml(form.turnstileSiteKey)}"></div>`);
