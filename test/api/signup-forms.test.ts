@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { countersOf, startJourney } from "../support/journeys";
 import { admin, BASE, call, countRows, createPanel, fetchWith, keptMail, panelData, panelSnapshot, receiver, type KeptMail, type TestPanel } from "../support/helpers";
 
 // Signup forms (issue 45, items 1 to 3): the admin routes, the hosted page without script, the
@@ -295,6 +296,26 @@ describe("signup forms: double opt-in", () => {
     ]);
     expect((await call(path, { method: "POST" })).status).toBe(404);
     expect(await countRows("SELECT COUNT(*) AS n FROM form_signups WHERE panel_id = ?", panel.id)).toBe(0);
+  });
+
+  it("a journey triggered by the list starts at the confirmation, not at the submission", async () => {
+    const panel = await createPanel();
+    const a = await listOf(panel, "Deals");
+    const journey = await startJourney(panel, { name: "Welcome", trigger: { type: "list", listid: a }, steps: [{ id: "hi", type: "email", subject: "Hi", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }] });
+    const form = await formOf(panel, { name: "Join", fields: [{ attribute: "EMAIL" }], lists: [a] });
+    const mailer = keptMail();
+    const submitted = await fetchWith(
+      { MAILER: mailer.MAILER },
+      new Request(`${BASE}/f/${form.id}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": newIp() }, body: "EMAIL=jo%40example.com" }),
+    );
+    expect(submitted.status).toBe(200);
+    const entered = async () => (await countersOf(journey)).entered;
+    expect(await entered()).toBe(0);
+    expect(await countRows("SELECT COUNT(*) AS n FROM journey_list_entries WHERE panel_id = ?", panel.id)).toBe(0);
+    const path = new URL(/https?:\/\/\S+\/f\/frm_\w+\/confirm\/[\w-]+/.exec(mailer.mails[0]!.text)![0]).pathname;
+    const confirmed = await fetchWith({}, new Request(`${BASE}${path}`, { method: "POST" }));
+    expect(confirmed.status).toBe(200);
+    await expect.poll(entered, { timeout: 20_000 }).toBe(1);
   });
 
   it("an unconfirmed submission never changes an existing contact's values", async () => {
