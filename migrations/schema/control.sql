@@ -29,6 +29,7 @@
 -- migration 0034_event_retention.sql
 -- migration 0035_panel_moves.sql
 -- migration 0063_panel_campaign_lead.sql
+-- migration 0067_signup_form_directory.sql
 
 -- table activities
 
@@ -697,6 +698,15 @@ CREATE TABLE sign_in_failures (
   window_start INTEGER NOT NULL,
   failures     INTEGER NOT NULL
 );
+
+-- table signup_form_directory
+
+CREATE TABLE signup_form_directory (
+  form_id  TEXT PRIMARY KEY,
+  panel_id TEXT NOT NULL
+);
+
+CREATE INDEX signup_form_directory_panel ON signup_form_directory (panel_id);
 
 -- table tracking_domains
 

@@ -38,6 +38,7 @@
 -- migration 0068_audit_actor_kind.sql
 -- migration 0069_import_mapping_and_history.sql
 -- migration 0072_email_body_source.sql
+-- migration 0075_signup_forms.sql
 
 -- table activities
 
@@ -234,6 +235,26 @@ CREATE INDEX campaigns_due ON campaigns (status, send_at);
 
 CREATE INDEX campaigns_to_prune ON campaigns (finished_at) WHERE messages_pruned_at IS NULL AND finished_at IS NOT NULL;
 
+-- table consent_records
+
+CREATE TABLE consent_records (
+  panel_id   TEXT NOT NULL,
+  id         TEXT NOT NULL,
+  contact_id INTEGER NOT NULL,
+  kind       TEXT NOT NULL CHECK (kind IN ('subscribe', 'confirm', 'unsubscribe', 'topic_join', 'topic_leave')),
+  list_id    INTEGER,
+  topic      TEXT,
+  via        TEXT NOT NULL,
+  via_id     TEXT,
+  ip         TEXT,
+  user_agent TEXT,
+  text       TEXT NOT NULL DEFAULT '',
+  at         INTEGER NOT NULL,
+  PRIMARY KEY (panel_id, id)
+) WITHOUT ROWID;
+
+CREATE INDEX consent_records_contact ON consent_records (panel_id, contact_id);
+
 -- table contact_erasures
 
 CREATE TABLE contact_erasures (
@@ -397,6 +418,37 @@ BEGIN
     opened = opened + excluded.opened, clicks = clicks + excluded.clicks, clicked = clicked + excluded.clicked, bounced = bounced + excluded.bounced;
   INSERT OR IGNORE INTO journey_message_marks (msgid, name) VALUES (NEW.msgid, NEW.name);
 END;
+
+-- table form_settings
+
+CREATE TABLE form_settings (
+  panel_id             TEXT PRIMARY KEY,
+  turnstile_secret_enc TEXT,
+  consent_keeps_client INTEGER NOT NULL DEFAULT 1,
+  updated_at           INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- table form_signups
+
+CREATE TABLE form_signups (
+  panel_id     TEXT NOT NULL,
+  form_id      TEXT NOT NULL,
+  contact_id   INTEGER NOT NULL,
+  token_hash   TEXT NOT NULL,
+  list_ids     TEXT NOT NULL DEFAULT '[]',
+  attrs        TEXT NOT NULL DEFAULT '{}',
+  consent_text TEXT NOT NULL DEFAULT '',
+  ip           TEXT,
+  user_agent   TEXT,
+  created_at   INTEGER NOT NULL,
+  sent_at      INTEGER NOT NULL,
+  expires_at   INTEGER NOT NULL,
+  PRIMARY KEY (panel_id, form_id, contact_id)
+) WITHOUT ROWID;
+
+CREATE INDEX form_signups_contact ON form_signups (panel_id, contact_id);
+
+CREATE UNIQUE INDEX form_signups_token ON form_signups (token_hash);
 
 -- table import_errors
 
@@ -1140,6 +1192,29 @@ CREATE TABLE sender_domains (
   created_at    INTEGER NOT NULL,
   PRIMARY KEY (panel_id, domain)
 );
+
+-- table signup_forms
+
+CREATE TABLE signup_forms (
+  panel_id           TEXT NOT NULL,
+  id                 TEXT NOT NULL,
+  name               TEXT NOT NULL,
+  title              TEXT NOT NULL DEFAULT '',
+  fields             TEXT NOT NULL DEFAULT '[]',
+  list_ids           TEXT NOT NULL DEFAULT '[]',
+  consent_text       TEXT NOT NULL DEFAULT '',
+  confirmation_text  TEXT NOT NULL DEFAULT '',
+  thank_you_text     TEXT NOT NULL DEFAULT '',
+  redirect_url       TEXT,
+  allowed_origins    TEXT NOT NULL DEFAULT '[]',
+  double_opt_in      INTEGER NOT NULL DEFAULT 1,
+  turnstile_site_key TEXT,
+  created_at         INTEGER NOT NULL,
+  updated_at         INTEGER NOT NULL,
+  PRIMARY KEY (panel_id, id)
+) WITHOUT ROWID;
+
+CREATE UNIQUE INDEX signup_forms_name ON signup_forms (panel_id, name COLLATE NOCASE);
 
 -- table sms_links
 

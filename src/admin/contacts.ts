@@ -22,6 +22,7 @@ import { isoTime } from "../store/sql";
 import { audited, auditorOf } from "./audit";
 import { eventView } from "./events";
 import { definePanelRoute } from "./route";
+import { consentView } from "./consent";
 
 function contactView(contact: Contact) {
   return { key: contact.key, attributes: contact.attributes, created_at: isoTime(contact.createdAt), updated_at: isoTime(contact.updatedAt) };
@@ -267,6 +268,17 @@ const exportOneContact = definePanelRoute({
       sms_suppression: held.smsSuppression,
       events: held.events.map((e) => eventView(e, panel.timezone)),
       anonymous_ids: held.anonymous.map((a) => ({ uniqueid: a.uniqueid, events: a.events.map((e) => eventView(e, panel.timezone)) })),
+      consent: held.consent.map(consentView),
+      unconfirmed_signups: held.unconfirmed.map((s) => ({
+        form_id: s.formId,
+        lists: s.listIds,
+        values: s.attributes,
+        consent_text: s.consentText,
+        ip: s.ip,
+        user_agent: s.userAgent,
+        submitted_at: isoTime(s.createdAt),
+        expires_at: isoTime(s.expiresAt),
+      })),
     };
     return new Response(JSON.stringify(document, null, 2), {
       headers: { "content-type": "application/json; charset=utf-8", "content-disposition": `attachment; filename="contact-${held.contact.id}.json"` },

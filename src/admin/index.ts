@@ -18,6 +18,8 @@ import { journeyReportRoutes } from "./journey-report";
 import { campaignRoutes } from "./campaigns";
 import { deadLetterRoutes } from "./dead-letters";
 import { emailTemplateRoutes } from "./email-templates";
+import { signupFormRoutes } from "./forms";
+import { consentRoutes } from "./consent";
 import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
 import { operatorRoutes } from "./operators";
@@ -51,6 +53,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...jobRoutes,
   ...campaignRoutes,
   ...emailTemplateRoutes,
+  ...signupFormRoutes,
+  ...consentRoutes,
   ...senderDomainRoutes,
   ...trackingDomainRoutes,
   ...operatorRoutes,

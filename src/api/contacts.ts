@@ -1,3 +1,4 @@
+import { recordConsent } from "../services/consent/record";
 import type { ShardDb } from "../store/shards";
 import { contactKeyFrom, type KeyedSchema } from "../domain/contacts";
 import { forgetCallers } from "../services/access/api-keys";
@@ -59,6 +60,9 @@ async function contactOfPanel(db: ShardDb, panel: Panel, key: string) {
 }
 
 /** What the contact use cases are given: the panel's shard and schema, and the call's waitUntil for their reactions. */
+/** An API call is a server's, not the contact's browser: no address or user agent of the contact to keep. */
+const NO_CLIENT = { ip: null, userAgent: null };
+
 function writeContext(env: Env, exec: ExecutionContext, db: ShardDb, panel: Panel, now: number, schema: KeyedSchema) {
   return { env, db, panelId: panel.id, now, schema, unknown: panel.unknownAttributes, waitUntil: (work: Promise<unknown>) => exec.waitUntil(work) };
 }
@@ -66,8 +70,10 @@ function writeContext(env: Env, exec: ExecutionContext, db: ShardDb, panel: Pane
 const addOperation = defineOperation({
   summary: "Add a contact, or merge the given attributes into the existing one (4.1); listid names one list or several",
   params: z.object({ data: jsonObjectParam, listid: listIdsParam.optional() }),
-  async run({ env, exec, panel, schema, now, db }, { data, listid }) {
+  async run({ env, exec, panel, schema, now, db, user }, { data, listid }) {
     const outcome = unwrapContact(await addContact(writeContext(env, exec, db, panel, now, schema), data, listid), panel, "add");
+    // The proof of how the contact came onto the lists (issue 45): an API key's call, after the answer.
+    if (listid?.length) exec.waitUntil(recordConsent(db, panel.id, { contactId: outcome.contact.id, kind: "subscribe", listIds: listid, via: "api_key", viaId: user.id, client: NO_CLIENT, text: "", at: now }));
     return { contact: outcome.contact.attributes, ...schemaMembers(outcome) };
   },
 });

@@ -3,8 +3,9 @@ import type { EmailProviderSecrets } from "../services/channels/email/provider";
 import { parseSesNotification } from "../services/channels/email/ses-notifications";
 import { recipientOf, recipientPreferences, resubscribe } from "../services/channels/email/recipient-choice";
 import { isJourneyClaim, TrackingSigner } from "../services/channels/email/tracking";
-import { invalidLinkPage, preferencesPage, unsubscribePage } from "../domain/unsubscribe-page";
-import { PREFERENCE_CHANNELS, type PreferenceChannel, type PreferencesChange } from "../domain/preferences";
+import { invalidLinkPage, ONE_CLICK_NOTICE, preferenceNotice, preferencesPage, RESUBSCRIBE_LABEL, unsubscribeNotice, unsubscribePage } from "../domain/unsubscribe-page";
+import { recordEmailLinkConsent, type ConsentClient } from "../services/consent/record";
+import { PREFERENCE_CHANNELS, type ChannelPreferences, type PreferenceChannel, type PreferencesChange } from "../domain/preferences";
 import { escapeHtml } from "../domain/merge-tags";
 import { recordJourneyBounce, recordJourneyComplaint, trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../services/journeys/engagement";
 import { constantTimeEqual } from "../lib/crypto";
@@ -91,6 +92,20 @@ async function postedAction(request: Request): Promise<"resubscribe" | "unsubscr
   }
 }
 
+/** The visitor's address and browser, for a consent record (kept as the panel's form settings say). */
+function consentClientOf(request: Request): ConsentClient {
+  return { ip: request.headers.get("cf-connecting-ip"), userAgent: request.headers.get("user-agent") };
+}
+
+/**
+ * Whether an unsubscribe POST came from the page's button (a browser's navigation) or from a mail
+ * client's one-click POST (RFC 8058, sent by the mailbox provider's servers, no Fetch metadata):
+ * both post `List-Unsubscribe=One-Click`, so only the request's own headers tell them apart.
+ */
+function unsubscribeVia(request: Request): "unsubscribe_page" | "one_click" {
+  return request.headers.get("sec-fetch-mode") === "navigate" || request.headers.has("sec-fetch-site") ? "unsubscribe_page" : "one_click";
+}
+
 /**
  * /t/u/{token}: GET shows the page that names the sender and asks to confirm, or the state the
  * address is in (already unsubscribed, with the way back; stopped by bounces). Link scanners
@@ -105,10 +120,17 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
   if (request.method === "POST") {
     if ((await postedAction(request)) === "resubscribe") {
       await resubscribe(env, view, claim.panelId);
+      if (view.suppressed !== "hard_bounce" && view.suppressed !== null) {
+        await recordEmailLinkConsent(env, claim.panelId, view.contactId, "subscribe", "unsubscribe_page", consentClientOf(request), RESUBSCRIBE_LABEL);
+      }
       return htmlPage(unsubscribePage(view.suppressed === "hard_bounce" ? "bounced" : "resubscribed", view.facts));
     }
     const done = await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now()) : unsubscribeRecipient(env, claim, Date.now()));
     if (!done) return htmlPage(invalidLinkPage());
+    if (view.suppressed === null) {
+      const via = unsubscribeVia(request);
+      await recordEmailLinkConsent(env, claim.panelId, view.contactId, "unsubscribe", via, consentClientOf(request), via === "one_click" ? ONE_CLICK_NOTICE : unsubscribeNotice(view.facts.panelName));
+    }
     return htmlPage(unsubscribePage(view.suppressed === "unsubscribe" || view.suppressed === "complaint" ? "already_unsubscribed" : "unsubscribed", view.facts));
   }
   const state = view.suppressed === "hard_bounce" ? "bounced" : view.suppressed ? "already_unsubscribed" : "subscribed";
@@ -141,13 +163,27 @@ export async function handlePreferences(token: string, request: Request, env: En
   const view = claim ? await recipientOf(env, claim) : null;
   if (!claim || !view) return htmlPage(invalidLinkPage());
   const change = request.method === "POST" ? await postedPreferences(request) : null;
+  // What the contact had before, so the consent records name only the channels this post changed.
+  const before = change ? await recipientPreferences(env, claim, view) : null;
   // Email left from this page counts as the message's unsubscribe, as the link's does (counter, event, journeys' waits).
   if (change?.email === "unsubscribed" && view.suppressed === null) {
     await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now()) : unsubscribeRecipient(env, claim, Date.now()));
   }
   const preferences = await recipientPreferences(env, claim, view, change ?? undefined);
   if (!preferences) return htmlPage(invalidLinkPage());
+  if (change && before) await recordPreferenceConsent(env, claim.panelId, view.contactId, changedChannels(before, change), view.facts.panelName, consentClientOf(request));
   return htmlPage(preferencesPage(view.facts, preferences, change !== null));
+}
+
+function changedChannels(before: ChannelPreferences, change: PreferencesChange): PreferencesChange {
+  return Object.fromEntries(Object.entries(change).filter(([channel, state]) => before[channel as PreferenceChannel] !== state));
+}
+
+/** Each channel the preference page's post changed to subscribed or unsubscribed, as a consent record. */
+async function recordPreferenceConsent(env: Env, panelId: string, contactId: number, change: PreferencesChange, panelName: string, client: ConsentClient): Promise<void> {
+  for (const [channel, state] of Object.entries(change) as Array<[PreferenceChannel, "subscribed" | "unsubscribed"]>) {
+    await recordEmailLinkConsent(env, panelId, contactId, state === "subscribed" ? "subscribe" : "unsubscribe", "preference_page", client, preferenceNotice(panelName, channel, state));
+  }
 }
 
 /**

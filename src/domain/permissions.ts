@@ -13,6 +13,10 @@ export const NEEDS = {
   campaigns: "marketer",
   journeys: "marketer",
   webhooks: "marketer",
+  /** Signup forms (their Turnstile secret is channelSettings'). */
+  forms: "marketer",
+  /** The panel's consent records (with visitors' IP addresses), for audits. */
+  consent: "owner",
   /** SMS templates and suppressions, and reading a channel's provider settings. */
   channels: "marketer",
   /** A channel's provider credentials (SMS provider, push service account). */

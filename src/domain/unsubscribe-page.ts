@@ -26,6 +26,22 @@ export interface UnsubscribeFacts {
  */
 export type UnsubscribeState = "subscribed" | "unsubscribed" | "already_unsubscribed" | "resubscribed" | "bounced";
 
+/** What the unsubscribe page says unsubscribing does (the consent record keeps it as shown); `panel` as the page writes it. */
+export function unsubscribeNotice(panel: string): string {
+  return `Unsubscribing stops all marketing email from ${panel} to this address: this kind of mail and every other campaign or message they send.`;
+}
+
+/** What a consent record keeps as shown for a mail client's one-click unsubscribe (RFC 8058): the header's own words. */
+export const ONE_CLICK_NOTICE = "List-Unsubscribe=One-Click (the mail client's unsubscribe button, RFC 8058)";
+
+/** What a consent record keeps as shown for a channel left or taken back on the preference page. */
+export function preferenceNotice(panel: string, channel: string, state: "subscribed" | "unsubscribed"): string {
+  return `What ${panel} may send you: Keep me subscribed to ${channel}, ${state === "subscribed" ? "checked" : "unchecked"}; Save preferences`;
+}
+
+/** The button that takes an unsubscribe back. */
+export const RESUBSCRIBE_LABEL = "Subscribe again";
+
 /** The address with most of its local part hidden: the link may be forwarded, the address should not travel with it. */
 export function maskAddress(address: string): string {
   const at = address.lastIndexOf("@");
@@ -74,7 +90,7 @@ function layout(status: number, title: string, panelName: string | null, content
 
 const unsubscribeForm = (label: string, secondary = false) =>
   `<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit"${secondary ? ' class="secondary"' : ""}>${label}</button></form>`;
-const resubscribeForm = `<form method="post"><input type="hidden" name="action" value="resubscribe"><button type="submit" class="secondary">Subscribe again</button></form>`;
+const resubscribeForm = `<form method="post"><input type="hidden" name="action" value="resubscribe"><button type="submit" class="secondary">${RESUBSCRIBE_LABEL}</button></form>`;
 
 const preferencesLink = (facts: UnsubscribeFacts, text: string) =>
   facts.preferencesPath ? `<p class="note"><a href="${escapeHtml(facts.preferencesPath)}">${text}</a></p>` : "";
@@ -93,7 +109,7 @@ export function unsubscribePage(state: UnsubscribeState, facts: UnsubscribeFacts
         `Unsubscribe from ${facts.panelName}`,
         facts.panelName,
         `<h1>Stop emails from ${panel}?</h1>${who}` +
-          `<p>Unsubscribing stops all marketing email from ${panel} to this address: this kind of mail and every other campaign or message they send.</p>` +
+          `<p>${unsubscribeNotice(panel)}</p>` +
           unsubscribeForm("Unsubscribe") +
           `<p class="note">Nothing changes until you press the button.</p>` +
           preferencesLink(facts, "Or choose per channel what you receive"),

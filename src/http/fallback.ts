@@ -9,7 +9,7 @@ import { adminFailure, envelopeFailure, newRequestId } from "../lib/http/respond
  */
 
 // Case-insensitive: `/APIV2` and `/V1/...` are mistyped API paths, not panel routes.
-const API_PREFIX = /^\/(api|v\d|health|openapi|admin|auth|t\/|hooks|s\/|__scheduled)/i;
+const API_PREFIX = /^\/(api|v\d|health|openapi|admin|auth|t\/|f\/|hooks|s\/|__scheduled)/i;
 // The admin API's own error shape (CONTRACT 4) under its prefixes; the envelope's everywhere else.
 const ADMIN_PREFIX = /^\/(admin|auth)(\/|$)/i;
 

@@ -17,6 +17,7 @@ import { handleClick, handleOpen, handleSesNotification, handlePreferences, hand
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
 import { withSecurityHeaders } from "../lib/http/security-headers";
 import { handleShortLink, handleSmsHook } from "../api/sms-hooks";
+import { handleConfirm, handleForm } from "../api/forms";
 import { LOCAL_MAILBOX_PATH, localMailboxPage } from "../services/channels/mailer";
 
 export const API_VERSION = "apiv2";
@@ -106,6 +107,9 @@ router
   // SMS providers' delivery reports and replies (STOP), and the short links of SMS.
   .post("/hooks/sms/:provider/:panel/:token", (request: IRequest, env: Env) => handleSmsHook(request, env, "receipts"))
   .post("/hooks/sms/:provider/:panel/:token/replies", (request: IRequest, env: Env) => handleSmsHook(request, env, "replies"))
+  // Signup forms (issue 45): the hosted page, its posts and JSON, and the double opt-in link.
+  .all("/f/:form", handleForm)
+  .all("/f/:form/confirm/:token", handleConfirm)
   .get("/s/:code", handleShortLink)
   .head("/s/:code", handleShortLink)
   .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeOrKeep(request.params.job!)))

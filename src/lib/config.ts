@@ -31,6 +31,7 @@ const VARS = [
   "MSG91_API_URL",
   "FCM_API_URL",
   "FCM_TOKEN_URL",
+  "TURNSTILE_SITEVERIFY_URL",
   "ADMIN_TOKEN",
   "SECRETS_KEY",
   "DOWNLOAD_MIN_BYTES_PER_SECOND",
@@ -95,6 +96,7 @@ const schema = z.object({
   MSG91_API_URL: httpUrl.default("https://control.msg91.com"),
   FCM_API_URL: httpUrl.default("https://fcm.googleapis.com"),
   FCM_TOKEN_URL: httpUrl.default("https://oauth2.googleapis.com/token"),
+  TURNSTILE_SITEVERIFY_URL: httpUrl.default("https://challenges.cloudflare.com/turnstile/v0/siteverify"),
   ADMIN_TOKEN: text.optional(),
   SECRETS_KEY: text.refine(isAesKey, "must be 32 bytes, base64-encoded"),
   // Empty: the built-in values of src/lib/transfer-limits.ts (tests make the window short).
@@ -150,6 +152,8 @@ function toConfig(vars: z.output<typeof schema>) {
     msg91ApiUrl: vars.MSG91_API_URL,
     fcmApiUrl: withoutSlash(vars.FCM_API_URL),
     fcmTokenUrl: vars.FCM_TOKEN_URL,
+    /** Where signup forms check a Turnstile answer (tests: the loopback receiver). */
+    turnstileSiteverifyUrl: vars.TURNSTILE_SITEVERIFY_URL,
     adminToken: vars.ADMIN_TOKEN,
     secretsKey: vars.SECRETS_KEY,
     /** Downloads' minimum rate and its window, when set; otherwise each kind's built-in ones. */

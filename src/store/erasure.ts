@@ -52,6 +52,9 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     byContact("list_members"),
     byContact("segment_members"),
     byContact("segment_changes"),
+    // Signups awaiting confirmation and the proof of consent (issue 45) name the contact.
+    byContact("form_signups"),
+    byContact("consent_records"),
     // The contact's events, then the rest of its uniqueids' events: anonymous ones, and ones
     // recorded with another identity, among that contact's events (shard migration 0057).
     // `+panel_id` keeps the planner on events_by_contact, off the panel's rows in events_by_name.

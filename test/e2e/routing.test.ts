@@ -17,6 +17,8 @@ const PREFIXES: [string, string][] = [
   ["/t/*", "/t/u/not-a-token"],
   ["/hooks/*", "/hooks/email/ses/not-the-token"],
   ["/s/*", "/s/AAAAAAAAAAAA"],
+  // Signup forms (issue 45): a site's plain <form> POST must reach the Worker.
+  ["/f/*", "/f/frm_AAAAAAAAAAAAAAAA"],
   ["/health", "/health"],
   ["/openapi.json", "/openapi.json"],
   ["/auth/*", "/auth/v1/sign-in"],

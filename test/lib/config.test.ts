@@ -35,6 +35,7 @@ describe("configuration", () => {
       msg91ApiUrl: "https://control.msg91.com",
       fcmApiUrl: "https://fcm.googleapis.com",
       fcmTokenUrl: "https://oauth2.googleapis.com/token",
+      turnstileSiteverifyUrl: "https://challenges.cloudflare.com/turnstile/v0/siteverify",
       localMailbox: false,
       adminToken: undefined,
       secretsKey: KEY,

@@ -40,6 +40,7 @@ const NAV: [string, string][] = [
   ["", "Home"],
   ["/contacts", "Contacts"],
   ["/lists", "Lists"],
+  ["/forms", "Signup forms"],
   ["/data", "Attributes and activities"],
   ["/segments", "Segments"],
   ["/campaigns", "Campaigns"],

@@ -8,6 +8,7 @@ import { Channels } from "./screens/channels";
 import { Contact, Contacts } from "./screens/contacts";
 import { Data } from "./screens/data";
 import { EmailTemplates } from "./screens/email-templates";
+import { Forms } from "./screens/forms";
 import { Home } from "./screens/home";
 import { Journey, Journeys, NewJourney } from "./screens/journeys";
 import { ListMembers, Lists } from "./screens/lists";
@@ -41,6 +42,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode, Work?][] = [
   ["/campaigns", (props) => <Campaigns {...props} />],
   ["/campaigns/:id", (props) => <Campaign {...props} />],
   ["/email-templates", (props) => <EmailTemplates {...props} />],
+  ["/forms", (props) => <Forms {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
   ["/journeys/new", (props) => <NewJourney {...props} />, "journeys"],
   ["/journeys/:id", (props) => <Journey {...props} />],

@@ -7195,6 +7195,620 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/panels/{panel}/forms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The panel's signup forms by name, each with its hosted page and JSON endpoint
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            forms: {
+                                id: string;
+                                name: string;
+                                title: string;
+                                fields: {
+                                    attribute: string;
+                                    label?: string;
+                                    required: boolean;
+                                }[];
+                                lists: number[];
+                                consent_text: string;
+                                confirmation_text: string;
+                                thank_you_text: string;
+                                redirect_url: string | null;
+                                allowed_origins: string[];
+                                double_opt_in: boolean;
+                                turnstile_site_key: string | null;
+                                hosted_url: string;
+                                json_url: string;
+                                created_at: string;
+                                updated_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a signup form: the attributes it asks for (the primary key always, required), the lists it offers, its texts, redirect, allowed origins, double opt-in and Turnstile; served at /f/{form} (HTML, no script needed), by the snippet in the answer, and as JSON at /f/{form}.json
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The form's name in the panel, unique in it (whatever the case) */
+                        name: string;
+                        /**
+                         * @description The heading of the hosted page
+                         * @default
+                         */
+                        title?: string;
+                        /** @description The attributes the form asks for, in order; the panel's primary key must be one, and is always required */
+                        fields: {
+                            /** @description An attribute of the panel (the primary key's included) */
+                            attribute: string;
+                            /** @description The label the visitor reads; the attribute's name in sentence case when absent */
+                            label?: string;
+                            /** @default false */
+                            required?: boolean;
+                        }[];
+                        /** @description The lists the form offers: one is joined without asking, several are boxes the visitor ticks */
+                        lists?: (string | number)[];
+                        /**
+                         * @description The consent the visitor gives, shown above the button and kept in the consent record
+                         * @default
+                         */
+                        consent_text?: string;
+                        /**
+                         * @description With double opt-in: what the page says after a submission (check your inbox), and the confirmation email's opening
+                         * @default
+                         */
+                        confirmation_text?: string;
+                        /**
+                         * @description What the page says once the visitor is subscribed (after confirming, with double opt-in)
+                         * @default
+                         */
+                        thank_you_text?: string;
+                        /**
+                         * @description Where the visitor goes after a successful submission instead of the page's own answer
+                         * @default null
+                         */
+                        redirect_url?: string | null;
+                        /**
+                         * @description Sites whose pages may post to the form (snippet or fetch); its hosted page always may
+                         * @example [
+                         *       "https://shop.example.com"
+                         *     ]
+                         */
+                        allowed_origins?: string[];
+                        /**
+                         * @description Lists are joined only once the visitor follows the link a confirmation email sends
+                         * @default true
+                         */
+                        double_opt_in?: boolean;
+                        /**
+                         * @description Cloudflare Turnstile on with this site key (the secret is in the panel's form settings); null: off
+                         * @default null
+                         */
+                        turnstile_site_key?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            title: string;
+                            fields: {
+                                attribute: string;
+                                label?: string;
+                                required: boolean;
+                            }[];
+                            lists: number[];
+                            consent_text: string;
+                            confirmation_text: string;
+                            thank_you_text: string;
+                            redirect_url: string | null;
+                            allowed_origins: string[];
+                            double_opt_in: boolean;
+                            turnstile_site_key: string | null;
+                            hosted_url: string;
+                            json_url: string;
+                            created_at: string;
+                            updated_at: string;
+                            snippet: string;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/forms/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a signup form with the HTML snippet to paste into a site
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            title: string;
+                            fields: {
+                                attribute: string;
+                                label?: string;
+                                required: boolean;
+                            }[];
+                            lists: number[];
+                            consent_text: string;
+                            confirmation_text: string;
+                            thank_you_text: string;
+                            redirect_url: string | null;
+                            allowed_origins: string[];
+                            double_opt_in: boolean;
+                            turnstile_site_key: string | null;
+                            hosted_url: string;
+                            json_url: string;
+                            created_at: string;
+                            updated_at: string;
+                            snippet: string;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Replace a signup form's definition; its URL stays, and signups awaiting confirmation keep the lists they chose
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The form's name in the panel, unique in it (whatever the case) */
+                        name: string;
+                        /**
+                         * @description The heading of the hosted page
+                         * @default
+                         */
+                        title?: string;
+                        /** @description The attributes the form asks for, in order; the panel's primary key must be one, and is always required */
+                        fields: {
+                            /** @description An attribute of the panel (the primary key's included) */
+                            attribute: string;
+                            /** @description The label the visitor reads; the attribute's name in sentence case when absent */
+                            label?: string;
+                            /** @default false */
+                            required?: boolean;
+                        }[];
+                        /** @description The lists the form offers: one is joined without asking, several are boxes the visitor ticks */
+                        lists?: (string | number)[];
+                        /**
+                         * @description The consent the visitor gives, shown above the button and kept in the consent record
+                         * @default
+                         */
+                        consent_text?: string;
+                        /**
+                         * @description With double opt-in: what the page says after a submission (check your inbox), and the confirmation email's opening
+                         * @default
+                         */
+                        confirmation_text?: string;
+                        /**
+                         * @description What the page says once the visitor is subscribed (after confirming, with double opt-in)
+                         * @default
+                         */
+                        thank_you_text?: string;
+                        /**
+                         * @description Where the visitor goes after a successful submission instead of the page's own answer
+                         * @default null
+                         */
+                        redirect_url?: string | null;
+                        /**
+                         * @description Sites whose pages may post to the form (snippet or fetch); its hosted page always may
+                         * @example [
+                         *       "https://shop.example.com"
+                         *     ]
+                         */
+                        allowed_origins?: string[];
+                        /**
+                         * @description Lists are joined only once the visitor follows the link a confirmation email sends
+                         * @default true
+                         */
+                        double_opt_in?: boolean;
+                        /**
+                         * @description Cloudflare Turnstile on with this site key (the secret is in the panel's form settings); null: off
+                         * @default null
+                         */
+                        turnstile_site_key?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            title: string;
+                            fields: {
+                                attribute: string;
+                                label?: string;
+                                required: boolean;
+                            }[];
+                            lists: number[];
+                            consent_text: string;
+                            confirmation_text: string;
+                            thank_you_text: string;
+                            redirect_url: string | null;
+                            allowed_origins: string[];
+                            double_opt_in: boolean;
+                            turnstile_site_key: string | null;
+                            hosted_url: string;
+                            json_url: string;
+                            created_at: string;
+                            updated_at: string;
+                            snippet: string;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a signup form: its page, snippet and JSON endpoint stop taking signups, and confirmation links not yet followed stop working
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            deleted: true;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/form-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The panel's signup form settings: whether a Turnstile secret is set (never the secret), and whether consent records keep visitors' IP addresses and user agents
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            turnstile_secret_set: boolean;
+                            consent_keeps_client: boolean;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Set the Turnstile secret forms check answers with (kept encrypted; null removes it, absent keeps it) and whether consent records keep visitors' IP addresses and user agents
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The Turnstile secret key forms check answers with, kept encrypted; null removes it; absent keeps it */
+                        turnstile_secret?: string | null;
+                        /** @description Consent records keep the visitor's IP address and user agent */
+                        consent_keeps_client?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            turnstile_secret_set: boolean;
+                            consent_keeps_client: boolean;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/consent.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every consent record of the panel, oldest first, as CSV (at, contact key, kind, list_id, topic, via, via_id, ip, user_agent, text; formula-like cells start with '): subscribes, confirmations and unsubscribes, for audits
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The panel's consent records (attachment) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": unknown;
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/panels/{panel}/sender-domains": {
         parameters: {
             query?: never;
@@ -8145,8 +8759,8 @@ export interface paths {
             parameters: {
                 query?: {
                     before?: number;
-                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
-                    target_kind?: "panel" | "user" | "operator" | "webhook" | "campaign" | "journey" | "segment" | "email_template" | "list" | "sender_domain" | "tracking_domain" | "sms" | "push" | "contact" | "attribute" | "activity" | "import";
+                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                    target_kind?: "panel" | "user" | "operator" | "webhook" | "campaign" | "journey" | "segment" | "email_template" | "signup_form" | "list" | "sender_domain" | "tracking_domain" | "sms" | "push" | "contact" | "attribute" | "activity" | "import";
                     actor?: string;
                     from?: string;
                     to?: string;
@@ -8186,7 +8800,7 @@ export interface paths {
                                     email: string | null;
                                 };
                                 /** @enum {string} */
-                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
                                 target_kind: string;
                                 target: string;
                                 detail: {

@@ -4,6 +4,7 @@
 import type { z } from "../../lib/z";
 import type { audienceCampaignSchema, audienceEstimateBody, broadcastRequestSchema, campaignEditSchema, testSendBody } from "../broadcast";
 import type { emailTemplateBody } from "../email-templates";
+import type { formSettingsBody, signupFormBody } from "../signup-forms";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../journey";
 import type { journeyBodySchema } from "../journey-layout";
 import type { addOperatorBody, changeOperatorBody, passwordResetBody, passwordResetRequestBody } from "../operators";
@@ -20,6 +21,7 @@ import type * as campaigns from "./campaigns";
 import type * as channels from "./channels";
 import type * as contacts from "./contacts";
 import type * as emailTemplates from "./email-templates";
+import type * as forms from "./forms";
 import type * as journeys from "./journeys";
 import type * as panels from "./panels";
 import type * as segments from "./segments";
@@ -141,6 +143,11 @@ export type TrackingDomainView = z.output<typeof segments.trackingDomainAnswer>;
 export type EmailTemplateView = z.output<typeof emailTemplates.emailTemplateAnswer>;
 export type EmailTemplateSummaryView = z.output<typeof emailTemplates.emailTemplateListAnswer>["templates"][number];
 export type EmailTemplateInput = z.input<typeof emailTemplateBody>;
+export type SignupFormView = z.output<typeof forms.signupFormAnswer>;
+export type SignupFormSummaryView = z.output<typeof forms.signupFormListAnswer>["forms"][number];
+export type SignupFormInput = z.input<typeof signupFormBody>;
+export type FormSettingsView = z.output<typeof forms.formSettingsAnswer>;
+export type FormSettingsInput = z.input<typeof formSettingsBody>;
 
 // SMS and push.
 export type SmsSettingsView = z.output<typeof channels.smsSettingsAnswer>;

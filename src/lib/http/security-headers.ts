@@ -37,6 +37,18 @@ export const PANEL_CSP = [
  */
 export const LINK_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
+/**
+ * The signup forms' pages (/f/*, issue 45): the link pages' policy, plus Cloudflare Turnstile's
+ * script and frame where the form turns it on, and the form's redirect after success as a
+ * place the form may lead (browsers hold a form's POST, and its redirect, to form-action).
+ * Each page states its own (formPageCsp); this is the policy of one that states none.
+ */
+export function formPageCsp(options: { turnstileOrigin?: string; redirectOrigin?: string } = {}): string {
+  const turnstile = options.turnstileOrigin ? `; script-src ${options.turnstileOrigin}; frame-src ${options.turnstileOrigin}` : "";
+  const formAction = options.redirectOrigin ? `'self' ${options.redirectOrigin}` : "'self'";
+  return `default-src 'none'; style-src 'unsafe-inline'${turnstile}; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`;
+}
+
 /** JSON, CSV and the rest: nothing to run or load, and never framed. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
@@ -54,17 +66,25 @@ export const PANEL_HEADERS: HeaderSet = {
 // A link's token is in its URL: the site a click redirects to, or a page links to, never sees it.
 export const LINK_PAGE_HEADERS: HeaderSet = { ...NEVER_FRAMED_OR_SNIFFED, "content-security-policy": LINK_PAGE_CSP, "referrer-policy": "no-referrer" };
 
+// A form page posts to itself: `same-origin` keeps its Origin header (no-referrer would send
+// `null`, which the form's origin check cannot tell from a hostile page), and tells other sites nothing.
+export const FORM_PAGE_HEADERS: HeaderSet = { ...NEVER_FRAMED_OR_SNIFFED, "content-security-policy": formPageCsp(), "referrer-policy": "same-origin" };
+
 export const API_HEADERS: HeaderSet = { ...NEVER_FRAMED_OR_SNIFFED, "content-security-policy": API_CSP, "referrer-policy": "no-referrer" };
 
 /** The panel's hashed files (Vite names them by their content): cached for a year, never revalidated. */
 export const HASHED_ASSET_CACHE = "public, max-age=31536000, immutable";
 
 const LINK_PATH = /^\/(t|s)\//i;
+const FORM_PATH = /^\/f\//i;
 
-/** Which set an answer of the Worker gets: link pages by path, the panel by being HTML, the rest as an API. */
+const isHtml = (contentType: string | null) => (contentType ?? "").toLowerCase().startsWith("text/html");
+
+/** Which set an answer of the Worker gets: link and form pages by path, the panel by being HTML, the rest as an API. */
 export function securityHeadersFor(path: string, contentType: string | null): HeaderSet {
   if (LINK_PATH.test(path)) return LINK_PAGE_HEADERS;
-  return (contentType ?? "").toLowerCase().startsWith("text/html") ? PANEL_HEADERS : API_HEADERS;
+  if (FORM_PATH.test(path) && isHtml(contentType)) return FORM_PAGE_HEADERS;
+  return isHtml(contentType) ? PANEL_HEADERS : API_HEADERS;
 }
 
 /**
@@ -73,7 +93,10 @@ export function securityHeadersFor(path: string, contentType: string | null): He
  * cannot be changed (an answer of the asset server, or any fetch).
  */
 export function withSecurityHeaders(path: string, response: Response): Response {
-  const headers = Object.entries(securityHeadersFor(path, response.headers.get("content-type")));
+  const set = securityHeadersFor(path, response.headers.get("content-type"));
+  // A form page that states its own policy (its Turnstile, its redirect) keeps it.
+  const ownPolicy = set === FORM_PAGE_HEADERS && response.headers.has("content-security-policy");
+  const headers = Object.entries(set).filter(([name]) => !(ownPolicy && name === "content-security-policy"));
   try {
     for (const [name, value] of headers) response.headers.set(name, value);
     return response;

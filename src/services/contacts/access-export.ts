@@ -8,6 +8,8 @@ import { segmentsOfContact, type ContactSegment } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
 import { phoneSuppression, type PhoneSuppressionReason } from "../../store/sms";
 import { eventHistoryPage, type HistoryEvent } from "../retention/history";
+import { consentOfContact, type ConsentRecord } from "../../store/consent";
+import { formSignupsOfContact, type FormSignup } from "../../store/signup-forms";
 
 /** Everything the panel holds about one contact (right of access), for the admin route to render. */
 export interface ContactAccessExport {
@@ -20,6 +22,10 @@ export interface ContactAccessExport {
   anonymous: Array<{ uniqueid: string; events: HistoryEvent[] }>;
   /** Its events, newest first, from the shard and the archive. */
   events: HistoryEvent[];
+  /** Its consent records (subscribes, confirmations, unsubscribes), oldest first. */
+  consent: ConsentRecord[];
+  /** Signups of forms with double opt-in it has not confirmed yet: its unconfirmed memberships. */
+  unconfirmed: FormSignup[];
 }
 
 /** Messages, journeys and events: all of them, however many (the export is not a page). */
@@ -43,14 +49,16 @@ export async function contactAccessExport(env: Env, db: ShardDb, panelId: string
   if (!contact) return null;
   const address = typeof contact.attributes[EMAIL_ATTRIBUTE] === "string" ? (contact.attributes[EMAIL_ATTRIBUTE] as string) : null;
   const phone = phoneDigits(typeof contact.attributes.MOBILE === "string" ? contact.attributes.MOBILE : null);
-  const [lists, segments, history, smsSuppression, uniqueids, events] = await Promise.all([
+  const [lists, segments, history, smsSuppression, uniqueids, events, consent, unconfirmed] = await Promise.all([
     listsOfContact(db, panelId, contact.id),
     segmentsOfContact(db, panelId, contact.id),
     contactHistory(db, panelId, contact.id, address, EVERYTHING),
     phone ? phoneSuppression(db, panelId, phone) : null,
     uniqueidsOfContact(db, panelId, contact.id),
     allEvents(env.FILES, db, panelId, { contactId: contact.id }),
+    consentOfContact(db, panelId, contact.id),
+    formSignupsOfContact(db, panelId, contact.id),
   ]);
   const anonymous = await Promise.all(uniqueids.map(async (uniqueid) => ({ uniqueid, events: await allEvents(env.FILES, db, panelId, { uniqueid }) })));
-  return { contact, lists, segments, history, smsSuppression, anonymous, events };
+  return { contact, lists, segments, history, smsSuppression, anonymous, events, consent, unconfirmed };
 }

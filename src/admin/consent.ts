@@ -1,0 +1,58 @@
+import { formatCsvRecord } from "../domain/csv";
+import { NEEDS } from "../domain/permissions";
+import { consentPage, type ConsentRecord } from "../store/consent";
+import { isoTime } from "../store/sql";
+import { definePanelRoute } from "./route";
+
+// The panel's consent records (issue 45): every subscribe, confirmation, topic change and
+// unsubscribe, how and from where, with the text shown; a CSV for audits.
+
+export function consentView(r: ConsentRecord) {
+  return {
+    kind: r.kind,
+    list_id: r.listId,
+    topic: r.topic,
+    via: r.via,
+    via_id: r.viaId,
+    ip: r.ip,
+    user_agent: r.userAgent,
+    text: r.text,
+    at: isoTime(r.at),
+  };
+}
+
+const CSV_HEADER = ["at", "contact", "kind", "list_id", "topic", "via", "via_id", "ip", "user_agent", "text"];
+/** Records read per query while the file streams out. */
+const PAGE = 1000;
+
+const downloadConsent = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/consent.csv",
+  role: NEEDS.consent,
+  raw: { contentType: "text/csv", description: "The panel's consent records (attachment)" },
+  summary:
+    "Every consent record of the panel, oldest first, as CSV (at, contact key, kind, list_id, topic, via, via_id, ip, user_agent, text; formula-like cells start with '): subscribes, confirmations and unsubscribes, for audits",
+  async handle({ panel, db }) {
+    const encoder = new TextEncoder();
+    let after = "";
+    let started = false;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const lines: string[] = started ? [] : [formatCsvRecord(CSV_HEADER)];
+        started = true;
+        const page = await consentPage(db, panel.id, after, PAGE);
+        for (const r of page) {
+          lines.push(formatCsvRecord([isoTime(r.at), r.contactKey ?? "", r.kind, r.listId === null ? "" : String(r.listId), r.topic ?? "", r.via, r.viaId ?? "", r.ip ?? "", r.userAgent ?? "", r.text]));
+        }
+        if (lines.length) controller.enqueue(encoder.encode(lines.map((l) => `${l}\r\n`).join("")));
+        if (page.length < PAGE) controller.close();
+        else after = page.at(-1)!.id;
+      },
+    });
+    return new Response(body, {
+      headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="consent-${panel.id}.csv"`, "cache-control": "no-store" },
+    });
+  },
+});
+
+export const consentRoutes = [downloadConsent];

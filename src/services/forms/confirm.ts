@@ -1,0 +1,41 @@
+import type { AttributeSchema } from "../../domain/attributes";
+import { sha256Hex } from "../../lib/crypto";
+import { refused, succeeded, type Result } from "../../lib/problems";
+import type { Panel } from "../../store/panels";
+import type { ShardDb } from "../../store/shards";
+import { takeFormSignup } from "../../store/signup-forms";
+import { addContact } from "../contacts/add";
+import { missingLists } from "../contacts/lists";
+import { recordConsent, type ConsentClient } from "../consent/record";
+
+export interface ConfirmContext {
+  env: Env;
+  db: ShardDb;
+  panel: Panel;
+  formId: string;
+  schema: AttributeSchema;
+  client: ConsentClient;
+  now: number;
+  waitUntil(work: Promise<unknown>): void;
+}
+
+/**
+ * Follows a confirmation link: the signup is taken (a link works once), its values merged into
+ * the contact and its lists joined, so the list-join reactions (journeys with a list trigger)
+ * start now, not at the submission; the confirmation is recorded as consent. Refused
+ * `not_found` for a link that is unknown, used, of another form, or expired.
+ */
+export async function confirmSignup(ctx: ConfirmContext, token: string): Promise<Result<{ listIds: number[] }>> {
+  const gone = refused<never>("not_found", [], "This confirmation link is not valid any more: it was used, it expired, or the form was removed. Sign up again to get a new one.");
+  if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return gone;
+  const signup = await takeFormSignup(ctx.db, await sha256Hex(token));
+  if (!signup || signup.panelId !== ctx.panel.id || signup.formId !== ctx.formId || signup.expiresAt <= ctx.now) return gone;
+  const missing = new Set(await missingLists(ctx.db, ctx.panel.id, signup.listIds));
+  const listIds = signup.listIds.filter((id) => !missing.has(id));
+  const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema: { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema }, unknown: "ignore" as const, now: ctx.now, waitUntil: ctx.waitUntil };
+  const added = await addContact(writeCtx, signup.attributes, listIds, { fieldPrefix: "form" });
+  // A value the schema refuses now (an attribute's type changed since the submission): the lists still count.
+  if (!added.ok) await addContact(writeCtx, { [ctx.panel.primaryKey]: signup.attributes[ctx.panel.primaryKey] }, listIds, { fieldPrefix: "form" });
+    await recordConsent(ctx.db, ctx.panel.id, { contactId: signup.contactId, kind: "confirm", listIds, via: "form", viaId: ctx.formId, client: ctx.client, text: signup.consentText, at: ctx.now });
+  return succeeded({ listIds });
+}

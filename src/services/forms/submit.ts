@@ -1,0 +1,172 @@
+import { canonicalAttributeName, type AttributeSchema } from "../../domain/attributes";
+import { prepareContact } from "../../domain/contacts";
+import { EMAIL_ATTRIBUTE } from "../../domain/email";
+import {
+  chosenLists,
+  CONFIRMATION_RESEND_MS,
+  CONFIRMATION_TTL_MS,
+  confirmationMail,
+  HONEYPOT_FIELD,
+  TURNSTILE_FIELD,
+  type SignupForm,
+} from "../../domain/signup-forms";
+import { config } from "../../lib/config";
+import { decryptSecret, sha256Hex } from "../../lib/crypto";
+import type { FieldProblem } from "../../lib/problems";
+import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
+import { randomBase64Url } from "../../lib/random";
+import { getContactByKey, listsOfContact, type Contact } from "../../store/contacts";
+import { recentFailures, recordFailure } from "../../store/operator-sessions";
+import type { ShardDb } from "../../store/shards";
+import { getFormSettings, getFormSignup, putFormSignup } from "../../store/signup-forms";
+import type { Panel } from "../../store/panels";
+import { sendTransactional, type MailerEnv } from "../channels/mailer";
+import { addContact } from "../contacts/add";
+import { missingLists } from "../contacts/lists";
+import { recordConsent, type ConsentClient } from "../consent/record";
+import { verifyTurnstile } from "./turnstile";
+
+// A visitor's submission of a signup form (issue 45), whichever way it came: the hosted page,
+// a snippet's plain POST, or JSON. Bots meet a honeypot, per-IP and per-address limits and,
+// where the form turns it on, Turnstile checked server-side.
+
+/** Submissions counted per window: from one IP address (across forms), and for one contact key of a panel. */
+export const FORM_RATE_WINDOW_MS = 10 * 60_000;
+export const SUBMISSIONS_PER_IP = 30;
+export const SUBMISSIONS_PER_ADDRESS = 5;
+
+/** subscribed: the lists are joined. confirmation_sent: an email asks to confirm (or did within the last 10 minutes). */
+export type SubmitOutcome = "subscribed" | "confirmation_sent";
+
+export interface FormSubmitContext {
+  env: Env;
+  db: ShardDb;
+  panel: Panel;
+  form: SignupForm;
+  schema: AttributeSchema;
+  client: ConsentClient;
+  now: number;
+  waitUntil(work: Promise<unknown>): void;
+}
+
+/** The visitor's values of the form's fields (others are ignored); required ones that are missing are named. */
+function formValues(form: SignupForm, params: Record<string, unknown>): { input: Record<string, unknown>; problems: FieldProblem[] } {
+  const byName = new Map(Object.entries(params).map(([name, value]) => [canonicalAttributeName(name), value]));
+  const input: Record<string, unknown> = {};
+  const problems: FieldProblem[] = [];
+  for (const f of form.fields) {
+    const value = byName.get(f.attribute);
+    const empty = value === undefined || value === null || (typeof value === "string" && value.trim() === "");
+    if (empty) {
+      if (f.required) problems.push({ field: f.attribute, message: "is required" });
+      continue;
+    }
+    input[f.attribute] = typeof value === "string" ? value.trim() : value;
+  }
+  return { input, problems };
+}
+
+/** The attribute a refusal of prepareContact names (`form.EMAIL` → `EMAIL`). */
+const asField = (problem: FieldProblem): FieldProblem => ({ ...problem, field: problem.field.replace(/^form\./, "") });
+
+/**
+ * Takes a submission: refused `invalid` (fields named by attribute, `lists`, or Turnstile's
+ * `cf-turnstile-response`), `rate_limited`, or `upstream` when Turnstile could not be asked. A
+ * filled honeypot answers as a success and stores nothing, so a bot learns nothing.
+ */
+export async function submitSignupForm(ctx: FormSubmitContext, params: Record<string, unknown>): Promise<Result<SubmitOutcome>> {
+  const { form } = ctx;
+  const honeypot = params[HONEYPOT_FIELD];
+  if (typeof honeypot === "string" ? honeypot !== "" : honeypot !== undefined && honeypot !== null) return succeeded(form.doubleOptIn ? "confirmation_sent" : "subscribed");
+
+  const windowStart = ctx.now - FORM_RATE_WINDOW_MS;
+  const ipSubject = ctx.client.ip ? `form-ip:${ctx.client.ip}` : null;
+  if (ipSubject && (await recentFailures(ctx.env.DB, [ipSubject], windowStart)) >= SUBMISSIONS_PER_IP) {
+    return refused("rate_limited", [], "Too many signups from this address; wait a few minutes and try again");
+  }
+  if (ipSubject) await recordFailure(ctx.env.DB, [ipSubject], ctx.now, windowStart);
+
+  if (form.turnstileSiteKey) {
+    const answer = params[TURNSTILE_FIELD];
+    if (typeof answer !== "string" || answer === "") return refusedField("invalid", TURNSTILE_FIELD, "is required: complete the challenge and submit again");
+    const { turnstileSecretEnc } = await getFormSettings(ctx.db, ctx.panel.id);
+    if (!turnstileSecretEnc) return refusedField("upstream", TURNSTILE_FIELD, "the form cannot check challenges: the panel has no Turnstile secret");
+    const verdict = await verifyTurnstile(ctx.env, await decryptSecret(config(ctx.env).secretsKey, turnstileSecretEnc), answer, ctx.client.ip);
+    if (verdict === "unavailable") return refusedField("upstream", TURNSTILE_FIELD, "the challenge could not be checked just now; try again");
+    if (verdict === "refused") return refusedField("invalid", TURNSTILE_FIELD, "the challenge was not passed; try again");
+  }
+
+  const { input, problems } = formValues(form, params);
+  const lists = chosenLists(form, params);
+  if (form.listIds.length > 1 && lists.length === 0) problems.push({ field: "lists", message: "tick at least one list" });
+  const schema = { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema };
+  const prepared = prepareContact(schema, input, "reject", "form");
+  if (!prepared.ok) problems.push(...prepared.problems.map(asField).filter((p) => !problems.some((q) => q.field === p.field)));
+  if (problems.length || !prepared.ok) return refused("invalid", problems);
+
+  const keySubject = `form-key:${ctx.panel.id}:${prepared.key}`;
+  if ((await recentFailures(ctx.env.DB, [keySubject], windowStart)) >= SUBMISSIONS_PER_ADDRESS) {
+    return refused("rate_limited", [], "Too many signups for this address; wait a few minutes and try again");
+  }
+  await recordFailure(ctx.env.DB, [keySubject], ctx.now, windowStart);
+
+  // Lists deleted since the form was saved are skipped, not refused: the visitor cannot fix that.
+  const missing = new Set(await missingLists(ctx.db, ctx.panel.id, lists));
+  const listIds = lists.filter((id) => !missing.has(id));
+  const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
+
+  if (!form.doubleOptIn) {
+    const added = await addContact(writeCtx, input, listIds, { fieldPrefix: "form" });
+    if (!added.ok) return refused(added.problem.kind, added.problem.fields.map(asField), added.problem.message);
+    await recordConsent(ctx.db, ctx.panel.id, { contactId: added.value.contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now });
+    return succeeded("subscribed");
+  }
+
+  // Double opt-in: a new contact is created with its values and no list; an existing one is not
+  // changed by someone who has not yet shown they own the address. Lists wait for the link.
+  let contact: Contact | null = await getContactByKey(ctx.db, ctx.panel.id, prepared.key);
+  if (!contact) {
+    const added = await addContact(writeCtx, input, [], { fieldPrefix: "form", onlyNew: true });
+    if (added.ok) contact = added.value.contact;
+    else if (added.problem.kind === "conflict") contact = await getContactByKey(ctx.db, ctx.panel.id, prepared.key);
+    else return refused(added.problem.kind, added.problem.fields.map(asField), added.problem.message);
+    if (!contact) return refused("conflict", [], "The contact changed while signing up; submit again");
+  }
+  const joined = new Set((await listsOfContact(ctx.db, ctx.panel.id, contact.id)).map((m) => m.id));
+  if (listIds.length > 0 && listIds.every((id) => joined.has(id))) return succeeded("subscribed");
+
+  const pending = await getFormSignup(ctx.db, ctx.panel.id, form.id, contact.id);
+  if (pending && ctx.now - pending.sentAt < CONFIRMATION_RESEND_MS) return succeeded("confirmation_sent");
+  const address = prepared.values[EMAIL_ATTRIBUTE];
+  if (typeof address !== "string") return refusedField("invalid", EMAIL_ATTRIBUTE, "is required: the confirmation is sent there");
+
+  // The link names the form too, whose directory entry leads it to the panel's shard.
+  const token = randomBase64Url(24);
+  await putFormSignup(ctx.db, {
+    panelId: ctx.panel.id,
+    formId: form.id,
+    contactId: contact.id,
+    tokenHash: await sha256Hex(token),
+    listIds,
+    attributes: input,
+    consentText: form.consentText,
+    ip: ctx.client.ip,
+    userAgent: ctx.client.userAgent,
+    createdAt: pending?.createdAt ?? ctx.now,
+    sentAt: ctx.now,
+    expiresAt: ctx.now + CONFIRMATION_TTL_MS,
+  });
+  await recordConsent(ctx.db, ctx.panel.id, { contactId: contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now });
+  const mail = confirmationMail(form, `${config(ctx.env).publicBaseUrl}/f/${form.id}/confirm/${token}`);
+  ctx.waitUntil(sendConfirmation(ctx.env, address, mail));
+  return succeeded("confirmation_sent");
+}
+
+async function sendConfirmation(env: MailerEnv, to: string, mail: { subject: string; text: string }): Promise<void> {
+  try {
+    await sendTransactional(env, { from: config(env).mailFrom, to, ...mail });
+  } catch (error) {
+    // The visitor can submit again after the resend interval; the failure is the operator's to see.
+    console.error(`signup confirmation to ${to} not sent: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,79 @@
+import type { ShardDb } from "./shards";
+
+/** Proof of consent (migrations/shard/0075_signup_forms.sql): one row per subscribe, confirm, topic change or unsubscribe. */
+export type ConsentKind = "subscribe" | "confirm" | "unsubscribe" | "topic_join" | "topic_leave";
+/** How the contact gave or withdrew it. */
+export type ConsentVia = "form" | "api_key" | "import" | "preference_page" | "unsubscribe_page" | "one_click";
+
+export interface ConsentRecord {
+  id: string;
+  contactId: number;
+  kind: ConsentKind;
+  listId: number | null;
+  topic: string | null;
+  via: ConsentVia;
+  viaId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+  text: string;
+  at: number;
+}
+
+interface ConsentRow {
+  id: string;
+  contact_id: number;
+  kind: ConsentKind;
+  list_id: number | null;
+  topic: string | null;
+  via: ConsentVia;
+  via_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  text: string;
+  at: number;
+}
+
+const fromRow = (r: ConsentRow): ConsentRecord => ({
+  id: r.id,
+  contactId: r.contact_id,
+  kind: r.kind,
+  listId: r.list_id,
+  topic: r.topic,
+  via: r.via,
+  viaId: r.via_id,
+  ip: r.ip,
+  userAgent: r.user_agent,
+  text: r.text,
+  at: r.at,
+});
+
+/** The statements that record `records` of the panel, for the caller's batch. */
+export function insertConsentStatements(db: ShardDb, panelId: string, records: readonly ConsentRecord[]): D1PreparedStatement[] {
+  return records.map((r) =>
+    db
+      .prepare("INSERT INTO consent_records (panel_id, id, contact_id, kind, list_id, topic, via, via_id, ip, user_agent, text, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(panelId, r.id, r.contactId, r.kind, r.listId, r.topic, r.via, r.viaId, r.ip, r.userAgent, r.text, r.at),
+  );
+}
+
+export async function insertConsentRecords(db: ShardDb, panelId: string, records: readonly ConsentRecord[]): Promise<void> {
+  if (records.length) await db.batch(insertConsentStatements(db, panelId, records));
+}
+
+/** The contact's consent records, oldest first (ids are time-ordered). */
+export async function consentOfContact(db: ShardDb, panelId: string, contactId: number): Promise<ConsentRecord[]> {
+  const { results } = await db.prepare("SELECT * FROM consent_records WHERE panel_id = ? AND contact_id = ? ORDER BY id").bind(panelId, contactId).all<ConsentRow>();
+  return results.map(fromRow);
+}
+
+/** A page of the panel's consent records with the contact's key, in id (time) order after `afterId`. */
+export async function consentPage(db: ShardDb, panelId: string, afterId: string, limit: number): Promise<Array<ConsentRecord & { contactKey: string | null }>> {
+  const { results } = await db
+    .prepare(
+      `SELECT r.*, c.pk_value FROM consent_records r LEFT JOIN contacts c ON c.id = r.contact_id AND c.panel_id = r.panel_id
+       WHERE r.panel_id = ? AND r.id > ? ORDER BY r.id LIMIT ?`,
+    )
+    .bind(panelId, afterId, limit)
+    .all<ConsentRow & { pk_value: string | null }>();
+  return results.map((r) => ({ ...fromRow(r), contactKey: r.pk_value }));
+}
