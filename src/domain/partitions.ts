@@ -57,16 +57,16 @@ export function contactBucket(panelId: string, key: string): number {
 
 export type PartitionState = "active" | "moving";
 
-/** One partition of a panel: buckets first..last (inclusive) live on `shard`. */
+/** One partition of a panel: buckets first..last (inclusive) live on the shard numbered `shard` (SHARD_n). */
 export interface Partition {
   firstBucket: number;
   lastBucket: number;
-  shard: string;
+  shard: number;
   state: PartitionState;
 }
 
 /** The map of a panel made before partitions (no rows): one partition of every bucket, on its home shard. */
-export function wholePanelPartition(shard: string): Partition[] {
+export function wholePanelPartition(shard: number): Partition[] {
   return [{ firstBucket: 0, lastBucket: LAST_BUCKET, shard, state: "active" }];
 }
 
@@ -85,7 +85,7 @@ export function partitionMapProblem(partitions: readonly Partition[]): string | 
     if (p.firstBucket > p.lastBucket) return `buckets ${range} end before they start`;
     if (p.firstBucket < next) return `buckets ${range} overlap the partition before (which ends at ${next - 1})`;
     if (p.firstBucket > next) return `buckets ${next}–${p.firstBucket - 1} are in no partition`;
-    if (!p.shard) return `buckets ${range} name no shard`;
+    if (!Number.isInteger(p.shard) || p.shard < 0) return `buckets ${range} name no shard (${p.shard})`;
     next = p.lastBucket + 1;
   }
   if (next <= LAST_BUCKET) return `buckets ${next}–${LAST_BUCKET} are in no partition`;
@@ -100,7 +100,7 @@ export function partitionOfBucket<P extends Partition>(partitions: readonly P[],
 }
 
 /** One partition per shard, of (nearly) equal bucket ranges, in order: how a panel is laid out across shards. */
-export function evenPartitions(shards: readonly string[]): Partition[] {
+export function evenPartitions(shards: readonly number[]): Partition[] {
   const n = shards.length;
   return shards.map((shard, i) => ({
     firstBucket: Math.floor((i * BUCKETS) / n),

@@ -1,6 +1,8 @@
 import type { ControlDb } from "./shards";
 import type { Partition, PartitionState } from "../domain/partitions";
 
+export type { Partition };
+
 /**
  * The partition map of panels (decision 0038 step 2, control migration 0064), beside the
  * directory (`panels.shard`): a panel with no rows is one partition on its home shard. And how
@@ -14,15 +16,12 @@ interface PartitionRow {
   state: PartitionState;
 }
 
-/** A partition as the control database holds it: the shard by its number (SHARD_n). */
-export type StoredPartition = Omit<Partition, "shard"> & { shard: number };
-
-function partitionFromRow(row: PartitionRow): StoredPartition {
+function partitionFromRow(row: PartitionRow): Partition {
   return { firstBucket: row.first_bucket, lastBucket: row.last_bucket, shard: row.shard, state: row.state };
 }
 
 /** The panel's partitions in bucket order; empty for a panel of one partition (no rows). */
-export async function panelPartitions(db: ControlDb, panelId: string): Promise<StoredPartition[]> {
+export async function panelPartitions(db: ControlDb, panelId: string): Promise<Partition[]> {
   const { results } = await db
     .prepare("SELECT first_bucket, last_bucket, shard, state FROM panel_partitions WHERE panel_id = ? ORDER BY first_bucket")
     .bind(panelId)
@@ -30,21 +29,28 @@ export async function panelPartitions(db: ControlDb, panelId: string): Promise<S
   return results.map(partitionFromRow);
 }
 
-/** The statement reading a panel's partitions, for a batch that reads its directory entry too. */
-export function panelPartitionsStatement(db: ControlDb, panelId: string): D1PreparedStatement {
-  return db.prepare("SELECT first_bucket, last_bucket, shard, state FROM panel_partitions WHERE panel_id = ? ORDER BY first_bucket").bind(panelId);
+/**
+ * A column of a panel read (`{panel}` the panels row's alias) holding its partitions as JSON,
+ * so the directory entry and its map come in one statement (decision 0006's caches keep both).
+ */
+export function partitionsColumn(panel: string): string {
+  return `(SELECT json_group_array(json_array(pp.first_bucket, pp.last_bucket, pp.shard, pp.state))
+    FROM (SELECT * FROM panel_partitions WHERE panel_id = ${panel}.id ORDER BY first_bucket) pp) AS partitions`;
 }
 
-/** The partitions a panelPartitionsStatement read. */
-export function partitionsFromResult(result: D1Result | undefined): StoredPartition[] {
-  return ((result?.results ?? []) as PartitionRow[]).map(partitionFromRow);
+/** The partitions a partitionsColumn read. */
+export function partitionsFromColumn(json: string | null | undefined): Partition[] {
+  if (!json) return [];
+  return (JSON.parse(json) as Array<[number, number, number, PartitionState]>).map(([first, last, shard, state]) =>
+    partitionFromRow({ first_bucket: first, last_bucket: last, shard, state }),
+  );
 }
 
 /**
  * Replaces the panel's map with `partitions` in one batch (the caller has checked it with
  * partitionMapProblem). An empty array returns the panel to one partition on its home shard.
  */
-export async function setPanelPartitions(db: ControlDb, panelId: string, partitions: readonly StoredPartition[]): Promise<void> {
+export async function setPanelPartitions(db: ControlDb, panelId: string, partitions: readonly Partition[]): Promise<void> {
   await db.batch([
     db.prepare("DELETE FROM panel_partitions WHERE panel_id = ?").bind(panelId),
     ...partitions.map((p) =>

@@ -10,7 +10,7 @@ import {
   type Partition,
 } from "../../src/domain/partitions";
 
-const part = (firstBucket: number, lastBucket: number, shard = "SHARD_0"): Partition => ({ firstBucket, lastBucket, shard, state: "active" });
+const part = (firstBucket: number, lastBucket: number, shard = 0): Partition => ({ firstBucket, lastBucket, shard, state: "active" });
 
 describe("contact buckets", () => {
   it("hash with FNV-1a 32 (the published test vectors)", () => {
@@ -43,13 +43,13 @@ describe("contact buckets", () => {
 
 describe("partition maps", () => {
   it("a panel made before partitions is one partition of every bucket on its shard", () => {
-    expect(wholePanelPartition("SHARD_1")).toEqual([part(0, 4095, "SHARD_1")]);
-    expect(partitionMapProblem(wholePanelPartition("SHARD_1"))).toBeNull();
+    expect(wholePanelPartition(1)).toEqual([part(0, 4095, 1)]);
+    expect(partitionMapProblem(wholePanelPartition(1))).toBeNull();
   });
 
   it("accept ranges that cover 0..4095 once, in any order", () => {
-    expect(partitionMapProblem([part(2048, 4095, "SHARD_1"), part(0, 2047)])).toBeNull();
-    expect(partitionMapProblem(evenPartitions(["SHARD_0", "SHARD_1", "SHARD_2"]))).toBeNull();
+    expect(partitionMapProblem([part(2048, 4095, 1), part(0, 2047)])).toBeNull();
+    expect(partitionMapProblem(evenPartitions([0, 1, 2]))).toBeNull();
   });
 
   it("refuse gaps, overlaps, reversed and out-of-range ranges, saying which buckets", () => {
@@ -60,19 +60,19 @@ describe("partition maps", () => {
     expect(partitionMapProblem([part(0, 4094)])).toBe("buckets 4095–4095 are in no partition");
     expect(partitionMapProblem([part(0, 4096)])).toBe("buckets 0–4096 fall outside 0–4095");
     expect(partitionMapProblem([part(0, 10), part(20, 11), part(11, 4095)])).toContain("end before they start");
-    expect(partitionMapProblem([part(0, 4095, "")])).toBe("buckets 0–4095 name no shard");
+    expect(partitionMapProblem([part(0, 4095, -1)])).toBe("buckets 0–4095 name no shard (-1)");
   });
 
   it("find the partition of a bucket", () => {
-    const map = evenPartitions(["SHARD_0", "SHARD_1", "SHARD_2", "SHARD_3"]);
+    const map = evenPartitions([0, 1, 2, 3]);
     expect(map.map((p) => [p.firstBucket, p.lastBucket])).toEqual([
       [0, 1023],
       [1024, 2047],
       [2048, 3071],
       [3072, 4095],
     ]);
-    expect(partitionOfBucket(map, 0).shard).toBe("SHARD_0");
-    expect(partitionOfBucket(map, 1024).shard).toBe("SHARD_1");
-    expect(partitionOfBucket(map, 4095).shard).toBe("SHARD_3");
+    expect(partitionOfBucket(map, 0).shard).toBe(0);
+    expect(partitionOfBucket(map, 1024).shard).toBe(1);
+    expect(partitionOfBucket(map, 4095).shard).toBe(3);
   });
 });
