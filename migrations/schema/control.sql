@@ -29,6 +29,7 @@
 -- migration 0034_event_retention.sql
 -- migration 0035_panel_moves.sql
 -- migration 0063_panel_campaign_lead.sql
+-- migration 0064_panel_partitions.sql
 -- migration 0067_signup_form_directory.sql
 
 -- table activities
@@ -71,6 +72,15 @@ CREATE TABLE attributes (
   type       TEXT NOT NULL CHECK (type IN ('string', 'integer', 'float', 'date', 'boolean')),
   created_at INTEGER NOT NULL,
   PRIMARY KEY (panel_id, name)
+);
+
+-- table bucket_fills
+
+CREATE TABLE bucket_fills (
+  shard      INTEGER PRIMARY KEY,
+  phase      TEXT NOT NULL DEFAULT 'contacts' CHECK (phase IN ('contacts', 'anonymous', 'profiles', 'done')),
+  cursor     TEXT,
+  updated_at INTEGER NOT NULL
 );
 
 -- table campaign_messages
@@ -575,6 +585,17 @@ CREATE TABLE panel_moves (
 CREATE INDEX panel_moves_by_panel ON panel_moves (panel_id, created_at);
 
 CREATE UNIQUE INDEX panel_moves_one_at_a_time ON panel_moves (panel_id) WHERE state NOT IN ('done', 'failed');
+
+-- table panel_partitions
+
+CREATE TABLE panel_partitions (
+  panel_id     TEXT NOT NULL REFERENCES panels(id),
+  first_bucket INTEGER NOT NULL CHECK (first_bucket BETWEEN 0 AND 4095),
+  last_bucket  INTEGER NOT NULL CHECK (last_bucket BETWEEN first_bucket AND 4095),
+  shard        INTEGER NOT NULL,
+  state        TEXT NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'moving')),
+  PRIMARY KEY (panel_id, first_bucket)
+) WITHOUT ROWID;
 
 -- table panels
 

@@ -37,6 +37,7 @@
 -- migration 0067_email_templates.sql
 -- migration 0068_audit_actor_kind.sql
 -- migration 0069_import_mapping_and_history.sql
+-- migration 0070_contact_buckets.sql
 -- migration 0072_email_body_source.sql
 -- migration 0075_signup_forms.sql
 
@@ -60,7 +61,7 @@ CREATE TABLE anon_profiles (
   panel_id   TEXT NOT NULL,
   uniqueid   TEXT NOT NULL,
   contact_id INTEGER NOT NULL REFERENCES contacts(id),
-  linked_at  INTEGER NOT NULL,
+  linked_at  INTEGER NOT NULL, bucket INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (panel_id, uniqueid)
 ) WITHOUT ROWID;
 
@@ -132,7 +133,7 @@ CREATE TABLE campaign_messages (
   clicks          INTEGER NOT NULL DEFAULT 0,
   first_click_at  INTEGER,
   bounced_at      INTEGER,
-  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT,
+  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT, bucket INTEGER NOT NULL DEFAULT 0,
   -- Batch first: claiming a batch reads one narrow range of the table, not the whole campaign.
   PRIMARY KEY (campaign_id, batch, contact_id),
   UNIQUE (campaign_id, contact_id)
@@ -278,9 +279,11 @@ CREATE TABLE contacts (
   pk_value   TEXT NOT NULL,
   attrs      TEXT NOT NULL DEFAULT '{}',
   created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL, bucket INTEGER NOT NULL DEFAULT 0,
   UNIQUE (panel_id, pk_value)
 );
+
+CREATE INDEX contacts_by_bucket ON contacts (panel_id, bucket, id);
 
 -- table email_suppressions
 
@@ -368,7 +371,7 @@ CREATE INDEX event_batches_pending ON event_batches (nudged_at) WHERE state = 'p
 CREATE TABLE event_guids (
   panel_id TEXT NOT NULL,
   guid     TEXT NOT NULL,
-  batch_id INTEGER NOT NULL, at INTEGER,
+  batch_id INTEGER NOT NULL, at INTEGER, bucket INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (panel_id, guid)
 ) WITHOUT ROWID;
 
@@ -395,7 +398,9 @@ CREATE TABLE events (
   msgid       TEXT,
   campaign_id TEXT,
   journey_id  TEXT
-, asset_id TEXT);
+, asset_id TEXT, bucket INTEGER NOT NULL DEFAULT 0);
+
+CREATE INDEX events_by_bucket ON events (panel_id, bucket, id);
 
 CREATE INDEX events_by_contact ON events (contact_id, occurred_at, id);
 
@@ -555,7 +560,7 @@ CREATE TABLE journey_instances (
   entry_key   TEXT NOT NULL,
   status      TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'completed', 'exited')),
   entered_at  INTEGER NOT NULL,
-  ended_at    INTEGER, version INTEGER NOT NULL DEFAULT 1,
+  ended_at    INTEGER, version INTEGER NOT NULL DEFAULT 1, bucket INTEGER NOT NULL DEFAULT 0,
   UNIQUE (journey_id, entry_key)
 );
 
@@ -628,7 +633,7 @@ CREATE TABLE journey_messages (
   status      TEXT NOT NULL DEFAULT 'recorded' CHECK (status IN ('recorded', 'sending', 'sent', 'skipped', 'failed')),
   error       TEXT,
   created_at  INTEGER NOT NULL
-, provider_msg_id TEXT, claim TEXT, claimed_at INTEGER, attempted_at INTEGER, delivery TEXT, delivery_at INTEGER);
+, provider_msg_id TEXT, claim TEXT, claimed_at INTEGER, attempted_at INTEGER, delivery TEXT, delivery_at INTEGER, bucket INTEGER NOT NULL DEFAULT 0);
 
 CREATE INDEX journey_messages_by_contact ON journey_messages (panel_id, contact_id, created_at);
 
@@ -715,7 +720,7 @@ CREATE TABLE journey_points (
   matched_event_id INTEGER,
   created_at   INTEGER NOT NULL,
   resolved_at  INTEGER,
-  continued_at INTEGER, leased_until INTEGER NOT NULL DEFAULT 0,
+  continued_at INTEGER, leased_until INTEGER NOT NULL DEFAULT 0, bucket INTEGER NOT NULL DEFAULT 0,
   UNIQUE (instance_id, step_id)
 );
 
@@ -878,7 +883,7 @@ CREATE TABLE "list_members" (
   list_id    INTEGER NOT NULL,
   contact_id INTEGER NOT NULL REFERENCES contacts(id),
   panel_id   TEXT NOT NULL,
-  added_at   INTEGER NOT NULL,
+  added_at   INTEGER NOT NULL, bucket INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (list_id, contact_id),
   FOREIGN KEY (panel_id, list_id) REFERENCES "lists"(panel_id, id)
 ) WITHOUT ROWID;
@@ -1021,7 +1026,7 @@ CREATE TABLE panels_in_transit (
 CREATE TABLE push_optouts (
   panel_id   TEXT NOT NULL,
   contact_id INTEGER NOT NULL,
-  created_at INTEGER NOT NULL,
+  created_at INTEGER NOT NULL, bucket INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (panel_id, contact_id)
 ) WITHOUT ROWID;
 
@@ -1118,7 +1123,7 @@ CREATE TABLE segment_members (
   segment_id TEXT NOT NULL,
   contact_id INTEGER NOT NULL,
   panel_id   TEXT NOT NULL,
-  entered_at INTEGER NOT NULL,
+  entered_at INTEGER NOT NULL, bucket INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (segment_id, contact_id)
 ) WITHOUT ROWID;
 
@@ -1284,7 +1289,7 @@ CREATE TABLE tracking_domains (
 CREATE TABLE uniqueid_contacts (
   panel_id   TEXT NOT NULL,
   uniqueid   TEXT NOT NULL,
-  contact_id INTEGER NOT NULL,
+  contact_id INTEGER NOT NULL, bucket INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (panel_id, uniqueid, contact_id)
 ) WITHOUT ROWID;
 

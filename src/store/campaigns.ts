@@ -350,16 +350,16 @@ export async function publishCampaign(db: ShardDb, campaign: Campaign, batchSize
   const recipients = audience
     ? db
         .prepare(
-          `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status)
-           SELECT ?3, c.id, ?1, (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?4 AS INTEGER), 'queued'
+          `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket)
+           SELECT ?3, c.id, ?1, (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?4 AS INTEGER), 'queued', c.bucket
            FROM contacts c
            WHERE c.panel_id = ?1 AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status = 'scheduled') AND ${audience.where}`,
         )
         .bind(campaign.panelId, audience.values, campaign.id, batchSize)
     : db
       .prepare(
-        `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status)
-         SELECT ?1, m.contact_id, ?2, (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?3 AS INTEGER), 'queued'
+        `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket)
+         SELECT ?1, m.contact_id, ?2, (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?3 AS INTEGER), 'queued', m.bucket
          FROM list_members m
          WHERE m.panel_id = ?2 AND m.list_id = ?4
            AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND status = 'scheduled')`,

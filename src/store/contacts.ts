@@ -6,6 +6,7 @@
 import type { ShardDb } from "./shards";
 import type { AttributeValue } from "../domain/attributes";
 import type { JsonEach } from "./json-each";
+import { contactBucket } from "../domain/partitions";
 
 export interface Contact {
   id: number;
@@ -77,20 +78,20 @@ export async function upsertContact(
     ...newAttributeStatements(db, panelId, extras.newAttributes ?? [], now),
     db
       .prepare(
-        `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
-         VALUES (?1, ?2, json_patch('{}', ?3), ?4, ?4)
+        `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at, bucket)
+         VALUES (?1, ?2, json_patch('{}', ?3), ?4, ?4, ?5)
          ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, ?3), updated_at = ?4
          RETURNING ${CONTACT_COLUMNS}`,
       )
-      .bind(panelId, key, JSON.stringify(changes), now),
+      .bind(panelId, key, JSON.stringify(changes), now, contactBucket(panelId, key)),
   ];
   const upsertAt = statements.length - 1;
   if (listIds.length) {
     statements.push(
       db
         .prepare(
-          `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
-           SELECT l.id, c.id, c.panel_id, ?4 FROM contacts c JOIN lists l ON l.panel_id = c.panel_id
+          `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at, bucket)
+           SELECT l.id, c.id, c.panel_id, ?4, c.bucket FROM contacts c JOIN lists l ON l.panel_id = c.panel_id
            WHERE c.panel_id = ?1 AND c.pk_value = ?2 AND l.id IN (SELECT value FROM json_each(?3)) RETURNING list_id`,
         )
         .bind(panelId, key, JSON.stringify(listIds), now),
@@ -164,7 +165,7 @@ export async function removeFromLists(db: ShardDb, panelId: string, contactId: n
 }
 
 /**
- * An import chunk's contacts (a JSON array of [key, attrs] under `each`), upserted in one
+ * An import chunk's contacts (a JSON array of [key, attrs, bucket] under `each`), upserted in one
  * statement: rows go in array order, so a later row with the same key updates the contact the
  * earlier one wrote and wins, as it does across statements. `value -> 1` is the attributes'
  * JSON text as sent. One JSON parameter carries any number of rows within D1's 100 bound
@@ -173,8 +174,8 @@ export async function removeFromLists(db: ShardDb, panelId: string, contactId: n
 export function importedContactsStatement(db: ShardDb, each: JsonEach, panelId: string, now: number, rowsJson: string): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
-  SELECT ?1, r.value ->> 0, r.value -> 1, ?2, ?2 FROM ${each}(?3) AS r WHERE true
+      `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at, bucket)
+  SELECT ?1, r.value ->> 0, r.value -> 1, ?2, ?2, r.value ->> 2 FROM ${each}(?3) AS r WHERE true
   ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, excluded.attrs), updated_at = excluded.updated_at`,
     )
     .bind(panelId, now, rowsJson);
@@ -182,15 +183,16 @@ export function importedContactsStatement(db: ShardDb, each: JsonEach, panelId: 
 
 /**
  * SQL that creates the contacts of the identities `key` (a SQL expression) read from `source`
- * (a FROM clause ending in a WHERE), holding only their primary key and created at `at`; the
+ * (a FROM clause ending in a WHERE), holding only their primary key, in the bucket `bucket`
+ * (a SQL expression: contactBucket of the key, computed when the event was recorded) and created at `at`; the
  * caller binds ?1 to the panel and ?4 to the primary key's name. Most identities have their
  * contact already: one probe of the key each, and no attributes made for a row the conflict
  * would drop (a repeat within the statement is dropped by the conflict). It answers the
  * contacts it created (identityContactsCreated), for the contact reactions: none, most passes.
  */
-export function identityContactsSql(source: string, key: string, at: string): string {
-  return `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at)
-         SELECT ?1, ${key}, json_object(?4, ${key}), ${at}, ${at}
+export function identityContactsSql(source: string, key: string, bucket: string, at: string): string {
+  return `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at, bucket)
+         SELECT ?1, ${key}, json_object(?4, ${key}), ${at}, ${at}, ${bucket}
          FROM ${source} AND ${key} IS NOT NULL
            AND NOT EXISTS (SELECT 1 FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = ${key})
          ON CONFLICT (panel_id, pk_value) DO NOTHING
@@ -320,4 +322,15 @@ export async function searchContactsByAttribute(
     .bind(panelId, `$.${name}`, text ? pattern : typeof value === "boolean" ? Number(value) : value, limit, ...(after === undefined ? [] : [after]))
     .all<ContactRow>();
   return results.map(contactFromRow);
+}
+
+/**
+ * Sets contacts' buckets from a JSON array of [id, bucket] (the back-fill of rows made before
+ * buckets, decision 0038; a bucket is contactBucket of the contact's key, so setting it twice
+ * changes nothing).
+ */
+export function contactBucketsStatement(db: ShardDb, idsAndBuckets: string): D1PreparedStatement {
+  return db
+    .prepare("UPDATE contacts SET bucket = v.value ->> 1 FROM json_each(?1) v WHERE contacts.id = v.value ->> 0 AND contacts.bucket IS NOT v.value ->> 1")
+    .bind(idsAndBuckets);
 }

@@ -4,6 +4,7 @@ import type { ShardDb } from "./shards";
 import { RECEIVED_SLOT_MS } from "./panel-counts";
 import { identityContactsCreated, identityContactsSql, type KeyedContact } from "./contacts";
 import type { NewEvent } from "../domain/events";
+import { contactBucket } from "../domain/partitions";
 import { eventColumns, eventFromRow, type EventBatchState, type EventRow, type StoredEvent } from "./events";
 
 /**
@@ -26,7 +27,10 @@ export type EventToRecord = NewEvent & {
  * events of storeBatchesStatements, through `recorded`). Short because a batch holds up to a
  * thousand events; kept as they are because batches still in the pipeline at a deploy are read
  * with the keys they were written with (renaming one would need a migration of pending batches).
- * `x` marks a guid the caller chose (claimed).
+ * `x` marks a guid the caller chose (claimed); `b` is the bucket of the event's identity, else
+ * of its uniqueid (decision 0038), which the contact it creates and its row take, and `ub` the
+ * uniqueid's when it has both (an anonymous profile lives by its uniqueid). Batches
+ * recorded before it carry no `b`: their rows take 0 and the back-fill corrects them.
  */
 export const RECORDED_KEYS = {
   guid: "g",
@@ -44,7 +48,9 @@ export const RECORDED_KEYS = {
   campaignId: "cp",
   journeyId: "j",
   assetId: "as",
-} as const satisfies Record<keyof EventToRecord, string>;
+  bucket: "b",
+  uniqueidBucket: "ub",
+} as const satisfies Record<keyof EventToRecord | "bucket" | "uniqueidBucket", string>;
 
 type RecordedKey = (typeof RECORDED_KEYS)[keyof typeof RECORDED_KEYS];
 
@@ -54,7 +60,8 @@ function recorded(member: keyof typeof RECORDED_KEYS, as: "->>" | "->" = "->>"):
 }
 
 /** One recorded event as its batch's JSON holds it (keys: RECORDED_KEYS). Written out: this runs per event of every call. */
-function encodeRecordedEvent(e: EventToRecord): Record<RecordedKey, unknown> {
+function encodeRecordedEvent(panelId: string, e: EventToRecord): Record<RecordedKey, unknown> {
+  const key = e.identity ?? e.uniqueid;
   return {
     g: e.guid,
     x: e.claimed ? 1 : undefined,
@@ -71,6 +78,8 @@ function encodeRecordedEvent(e: EventToRecord): Record<RecordedKey, unknown> {
     cp: e.campaignId,
     j: e.journeyId,
     as: e.assetId,
+    b: key == null ? undefined : contactBucket(panelId, key),
+    ub: e.identity != null && e.uniqueid != null ? contactBucket(panelId, e.uniqueid) : undefined,
   } satisfies Record<RecordedKey, unknown>;
 }
 
@@ -78,14 +87,16 @@ function encodeRecordedEvent(e: EventToRecord): Record<RecordedKey, unknown> {
 interface BatchChunk {
   json: string;
   count: number;
-  claims: string[];
+  /** [guid, bucket] of each guid the caller chose. */
+  claims: Array<[string, unknown]>;
 }
 
 /** The events' JSON in arrays that fit one bound value, in order. */
-function batchJsonChunks(events: readonly EventToRecord[]): BatchChunk[] {
-  return jsonArrays(events.map(encodeRecordedEvent)).map(({ json, from, to }) => {
-    const claims: string[] = [];
-    for (let i = from; i < to; i++) if (events[i]!.claimed) claims.push(events[i]!.guid);
+function batchJsonChunks(panelId: string, events: readonly EventToRecord[]): BatchChunk[] {
+  const encoded = events.map((e) => encodeRecordedEvent(panelId, e));
+  return jsonArrays(encoded).map(({ json, from, to }) => {
+    const claims: Array<[string, unknown]> = [];
+    for (let i = from; i < to; i++) if (events[i]!.claimed) claims.push([events[i]!.guid, encoded[i]!.b ?? 0]);
     return { json, count: to - from, claims };
   });
 }
@@ -103,8 +114,8 @@ export async function appendEventBatches(
   now: number,
 ): Promise<{ batchIds: number[]; sizes: number[]; taken: Set<string> }> {
   const statements: D1PreparedStatement[] = [];
-  const claimsAt: Array<{ index: number; claims: string[] }> = [];
-  const chunks = batchJsonChunks(events);
+  const claimsAt: Array<{ index: number; claims: Array<[string, unknown]> }> = [];
+  const chunks = batchJsonChunks(panelId, events);
   for (const chunk of chunks) {
     statements.push(
       db.prepare("INSERT INTO event_batches (panel_id, events, received_at, nudged_at) VALUES (?1, ?2, ?3, ?3) RETURNING id").bind(panelId, chunk.json, now),
@@ -116,8 +127,8 @@ export async function appendEventBatches(
       db
         .prepare(
           // `at` starts the key's window (EVENT_GUID_DAYS); a repeat within it stores nothing.
-          `INSERT INTO event_guids (panel_id, guid, batch_id, at)
-           SELECT ?1, g.value, (SELECT MAX(id) FROM event_batches), ?3 FROM json_each(?2) g WHERE true
+          `INSERT INTO event_guids (panel_id, guid, batch_id, at, bucket)
+           SELECT ?1, g.value ->> 0, (SELECT MAX(id) FROM event_batches), ?3, g.value ->> 1 FROM json_each(?2) g WHERE true
            ON CONFLICT (panel_id, guid) DO NOTHING
            RETURNING guid`,
         )
@@ -129,7 +140,7 @@ export async function appendEventBatches(
   const taken = new Set<string>();
   for (const { index, claims } of claimsAt) {
     const won = new Set(results[index]!.results.map((row) => row.guid));
-    for (const guid of claims) if (!won.has(guid)) taken.add(guid);
+    for (const [guid] of claims) if (!won.has(guid)) taken.add(guid);
   }
   return { batchIds, sizes: chunks.map((chunk) => chunk.count), taken };
 }
@@ -160,12 +171,12 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
   const unstored = `event_batches b CROSS JOIN ${each}(b.events) e WHERE ${toStore("b")}`;
   const statements = [
     // The contacts of identities not yet in the panel, with only their primary key.
-    db.prepare(identityContactsSql(unstored, recorded("identity"), "b.received_at")).bind(panelId, idList, lease, panel.primaryKey),
+    db.prepare(identityContactsSql(unstored, recorded("identity"), `COALESCE(${recorded("bucket")}, 0)`, "b.received_at")).bind(panelId, idList, lease, panel.primaryKey),
     // CROSS JOIN keeps the batches' events the outer loop (the planner otherwise scans the panel's contacts).
     db
       .prepare(
-        `INSERT INTO anon_profiles (panel_id, uniqueid, contact_id, linked_at)
-         SELECT ?1, ${recorded("uniqueid")}, c.id, b.received_at
+        `INSERT INTO anon_profiles (panel_id, uniqueid, contact_id, linked_at, bucket)
+         SELECT ?1, ${recorded("uniqueid")}, c.id, b.received_at, COALESCE(${recorded("uniqueidBucket")}, ${recorded("bucket")}, 0)
          FROM ${unstored.replace(`${each}(b.events) e`, `${each}(b.events) e CROSS JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = ${recorded("identity")}`)}
            AND ${recorded("uniqueid")} IS NOT NULL
          ORDER BY b.id, e.key
@@ -177,17 +188,20 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
     // inserts has an id from here on, which bounds the search for each batch's range below.
     db.prepare(`UPDATE event_batches SET first_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM events) WHERE ${toStore("event_batches")}`).bind(panelId, idList, lease),
     // The contact: the one the caller names, else the identity's, else the uniqueid's linked one.
+    // The bucket: the named contact's (channel events name no identity), else the recorded one.
     db
       .prepare(
         `INSERT INTO events (panel_id, batch_id, guid, channel, name, activity_id, contact_id, uniqueid, identity, source, params,
-           occurred_at, received_at, msgid, campaign_id, journey_id, asset_id)
+           occurred_at, received_at, msgid, campaign_id, journey_id, asset_id, bucket)
          SELECT ?1, b.id, ${recorded("guid")}, ${recorded("channel")}, ${recorded("name")}, ${recorded("activityId")},
            COALESCE(
              (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.id = ${recorded("contactId")}),
              (SELECT c.id FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = ${recorded("identity")}),
              (SELECT ap.contact_id FROM anon_profiles ap WHERE ap.panel_id = ?1 AND ap.uniqueid = ${recorded("uniqueid")})),
            ${recorded("uniqueid")}, ${recorded("identity")}, ${recorded("source")}, ${recorded("params", "->")}, ${recorded("occurredAt")}, b.received_at,
-           ${recorded("msgid")}, ${recorded("campaignId")}, ${recorded("journeyId")}, ${recorded("assetId")}
+           ${recorded("msgid")}, ${recorded("campaignId")}, ${recorded("journeyId")}, ${recorded("assetId")},
+           COALESCE(CASE WHEN ${recorded("contactId")} IS NOT NULL THEN (SELECT c.bucket FROM contacts c WHERE c.panel_id = ?1 AND c.id = ${recorded("contactId")}) END,
+             ${recorded("bucket")}, 0)
          FROM ${unstored}
            AND (${recorded("claimed")} IS NULL OR EXISTS (SELECT 1 FROM event_guids g WHERE g.panel_id = ?1 AND g.guid = ${recorded("guid")} AND g.batch_id = b.id))
          ORDER BY b.id, e.key`,
@@ -219,8 +233,8 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
     // recorded are not in events_by_uniqueid, and a uniqueid's history finds them through these.
     db
       .prepare(
-        `INSERT INTO uniqueid_contacts (panel_id, uniqueid, contact_id)
-         SELECT DISTINCT ?1, uniqueid, contact_id
+        `INSERT INTO uniqueid_contacts (panel_id, uniqueid, contact_id, bucket)
+         SELECT DISTINCT ?1, uniqueid, contact_id, bucket
          FROM events WHERE id >= (SELECT MIN(first_id) FROM event_batches WHERE ${toStore("event_batches")}) AND +panel_id = ?1
            AND uniqueid IS NOT NULL AND identity IS NOT NULL AND contact_id IS NOT NULL
            AND NOT EXISTS (SELECT 1 FROM uniqueid_contacts u WHERE u.panel_id = ?1 AND u.uniqueid = events.uniqueid AND u.contact_id = events.contact_id)

@@ -328,7 +328,8 @@ export async function recordImportAttempt(db: ShardDb, panelId: string, jobId: s
 }
 
 /** A row to upsert, as the upsert's JSON array holds it: the contact's key, then its attributes. */
-export type ImportedRow = readonly [key: string, attrs: Record<string, AttributeValue>];
+/** A contact of an import chunk; its bucket is contactBucket of the key (decision 0038). */
+export type ImportedRow = readonly [key: string, attrs: Record<string, AttributeValue>, bucket: number];
 
 export interface RefusedRowLine {
   row: number;
@@ -397,8 +398,8 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
       ? [
           db
             .prepare(
-              `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at)
-               SELECT l.id, c.id, c.panel_id, ?4 FROM lists l
+              `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at, bucket)
+               SELECT l.id, c.id, c.panel_id, ?4, c.bucket FROM lists l
                JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
                WHERE l.panel_id = ?1 AND l.id = ?2`,
             )

@@ -1,5 +1,6 @@
 import type { ControlDb } from "./shards";
 import type { UnknownAttributeMode } from "../domain/attributes";
+import { partitionsColumn, partitionsFromColumn, type Partition } from "./panel-partitions";
 
 export interface Panel {
   id: string;
@@ -20,6 +21,11 @@ export interface Panel {
   eventRetentionDays: number;
   /** How far ahead the panel's campaigns must be scheduled; null: the deployment's BROADCAST_LEAD_MINUTES. */
   campaignLeadMinutes: number | null;
+  /**
+   * Its partition map (decision 0038), bucket order, read with the directory entry; empty: one
+   * partition, every bucket on `shard` (a panel made before partitions).
+   */
+  partitions: Partition[];
 }
 
 interface PanelRow {
@@ -36,9 +42,14 @@ interface PanelRow {
   shard: number;
   event_retention_days: number;
   campaign_lead_minutes: number | null;
+  /** partitionsColumn's JSON; absent where a statement does not read it (an insert). */
+  partitions?: string | null;
 }
 
 export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard, event_retention_days, campaign_lead_minutes";
+
+/** What a read of a panel selects from `panels`: its columns and its partition map. */
+const PANEL_READ = `${PANEL_COLUMNS}, ${partitionsColumn("panels")}`;
 
 export function panelFromRow(row: PanelRow): Panel {
   return {
@@ -55,6 +66,7 @@ export function panelFromRow(row: PanelRow): Panel {
     shard: row.shard,
     eventRetentionDays: row.event_retention_days,
     campaignLeadMinutes: row.campaign_lead_minutes,
+    partitions: partitionsFromColumn(row.partitions),
   };
 }
 
@@ -85,17 +97,17 @@ export async function panelShardIndex(db: ControlDb, panelId: string): Promise<n
 }
 
 export async function getPanel(db: ControlDb, id: string): Promise<Panel | null> {
-  const row = await db.prepare(`SELECT ${PANEL_COLUMNS} FROM panels WHERE id = ?`).bind(id).first<PanelRow>();
+  const row = await db.prepare(`SELECT ${PANEL_READ} FROM panels WHERE id = ?`).bind(id).first<PanelRow>();
   return row ? panelFromRow(row) : null;
 }
 
 export async function getPanelByClientId(db: ControlDb, clientId: string): Promise<Panel | null> {
-  const row = await db.prepare(`SELECT ${PANEL_COLUMNS} FROM panels WHERE client_id = ?`).bind(clientId).first<PanelRow>();
+  const row = await db.prepare(`SELECT ${PANEL_READ} FROM panels WHERE client_id = ?`).bind(clientId).first<PanelRow>();
   return row ? panelFromRow(row) : null;
 }
 
 export async function listPanels(db: ControlDb): Promise<Panel[]> {
-  const { results } = await db.prepare(`SELECT ${PANEL_COLUMNS} FROM panels ORDER BY created_at`).all<PanelRow>();
+  const { results } = await db.prepare(`SELECT ${PANEL_READ} FROM panels ORDER BY created_at`).all<PanelRow>();
   return results.map(panelFromRow);
 }
 
@@ -116,7 +128,7 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
          api_mode = COALESCE(?3, api_mode), unknown_attributes = COALESCE(?4, unknown_attributes),
          cors_origins = COALESCE(?5, cors_origins), updated_at = ?6, event_retention_days = COALESCE(?8, event_retention_days),
          campaign_lead_minutes = COALESCE(?9, campaign_lead_minutes)
-       WHERE id = ?7 RETURNING ${PANEL_COLUMNS}`,
+       WHERE id = ?7 RETURNING ${PANEL_READ}`,
     )
     .bind(
       patch.name ?? null,

@@ -6,7 +6,13 @@ export async function pushOptedOut(db: ShardDb, panelId: string, contactId: numb
 
 export async function setPushOptOut(db: ShardDb, panelId: string, contactId: number, optedOut: boolean, now: number): Promise<void> {
   const statement = optedOut
-    ? db.prepare("INSERT INTO push_optouts (panel_id, contact_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING").bind(panelId, contactId, now)
+    ? db
+        // The contact's bucket (decision 0038), read in the same statement.
+        .prepare(
+          `INSERT INTO push_optouts (panel_id, contact_id, created_at, bucket)
+           VALUES (?1, ?2, ?3, COALESCE((SELECT bucket FROM contacts WHERE panel_id = ?1 AND id = ?2), 0)) ON CONFLICT DO NOTHING`,
+        )
+        .bind(panelId, contactId, now)
     : db.prepare("DELETE FROM push_optouts WHERE panel_id = ? AND contact_id = ?").bind(panelId, contactId);
   await statement.run();
 }

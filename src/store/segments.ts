@@ -237,8 +237,8 @@ export function refreshMembersStatements(
   return [
     db
       .prepare(
-        `INSERT INTO segment_members (segment_id, contact_id, panel_id, entered_at)
-         SELECT ?3, c.id, ?1, ?${binds.length + 1} FROM contacts c NOT INDEXED WHERE c.panel_id = ?1 AND ${contacts.sql} AND ${current} AND ${compiled.where}
+        `INSERT INTO segment_members (segment_id, contact_id, panel_id, entered_at, bucket)
+         SELECT ?3, c.id, ?1, ?${binds.length + 1}, c.bucket FROM contacts c NOT INDEXED WHERE c.panel_id = ?1 AND ${contacts.sql} AND ${current} AND ${compiled.where}
          ON CONFLICT DO NOTHING`,
       )
       .bind(...binds, now),
@@ -319,8 +319,8 @@ export function refreshPairsStatements(
     statements.push(
       db
         .prepare(
-          `INSERT INTO segment_members (segment_id, contact_id, panel_id, entered_at)
-           SELECT s.id, c.id, ?1, ?5 FROM ${PAIR_CONTACT} ${CURRENT_SEGMENT} WHERE ${pairMatches(compiled.wheres)} = 1
+          `INSERT INTO segment_members (segment_id, contact_id, panel_id, entered_at, bucket)
+           SELECT s.id, c.id, ?1, ?5, c.bucket FROM ${PAIR_CONTACT} ${CURRENT_SEGMENT} WHERE ${pairMatches(compiled.wheres)} = 1
            ON CONFLICT DO NOTHING`,
         )
         .bind(...pairBinds(panelId, segments, compiled.values, entering, now)),

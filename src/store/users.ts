@@ -1,5 +1,6 @@
 import type { ControlDb } from "./shards";
 import { PANEL_COLUMNS, panelFromRow, type Panel } from "./panels";
+import { partitionsColumn } from "./panel-partitions";
 import { isUniqueViolation } from "./sql";
 
 export interface User {
@@ -88,7 +89,7 @@ export interface KeyOwner {
   user: { id: string; email: string };
 }
 
-const OWNER_COLUMNS = PANEL_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ");
+const OWNER_COLUMNS = `${PANEL_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ")}, ${partitionsColumn("p")}`;
 
 /** Finds the panel and user an API key hash belongs to (the panel's schema is on its shard). */
 export async function findKeyOwner(db: ControlDb, keyHash: string): Promise<KeyOwner | null> {

@@ -6,6 +6,7 @@ import { MOVED_TABLES } from "../../src/store/panel-move/tables";
 import { countRows } from "../../src/store/panel-move/rows";
 import { liftFence, raiseFence } from "../../src/store/panel-move/triggers";
 import { FIRST_MOVE_RANGE, ID_RANGE_SIZE } from "../../src/store/id-ranges";
+import { contactBucket } from "../../src/domain/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, type TestPanel } from "../support/helpers";
@@ -123,6 +124,17 @@ describe("moving a panel to another shard", () => {
     expect(after.contacts).toBe(60 + added.length);
     expect(after.list_members).toBe(60 + added.length);
     expect(after.events).toBe(30 + activities);
+    // Rows keep their contact's bucket (decision 0038): the copy takes every column.
+    const buckets = await shard(0)
+      .prepare(
+        `SELECT c.pk_value AS key, c.bucket, MIN(m.bucket = c.bucket) AS members, MIN(COALESCE(e.bucket = c.bucket, 1)) AS events,
+           MIN(COALESCE(i.bucket = c.bucket, 1)) AS instances
+         FROM contacts c JOIN list_members m ON m.contact_id = c.id LEFT JOIN events e ON e.contact_id = c.id LEFT JOIN journey_instances i ON i.contact_id = c.id
+         WHERE c.panel_id = ? GROUP BY c.id`,
+      )
+      .bind(panel.id)
+      .all<{ key: string; bucket: number; members: number; events: number; instances: number }>();
+    expect(buckets.results.filter((r) => r.bucket !== contactBucket(panel.id, r.key) || !r.members || !r.events || !r.instances)).toEqual([]);
     const figures = await eventually(async () => {
       const row = await shard(0)
         .prepare(

@@ -4,6 +4,7 @@ import { expect } from "vitest";
 import { DEFAULT_TUNING, importNudge, importQueueHandler, newImportJob, type ImportRef, type ImportTuning, type StartImportOptions } from "../../src/services/imports";
 import { getImportJob, insertImportJob, type ChunkCommit, type ImportedRow, type ImportJob } from "../../src/store/imports";
 import type { TransferLimits } from "../../src/lib/transfer-limits";
+import { contactBucket } from "../../src/domain/partitions";
 import { apiFor, call, receiver, type TestPanel, panelData } from "./helpers";
 
 /** Puts a file on the loopback receiver; returns the URL a bulk upload's `path` names. */
@@ -84,11 +85,11 @@ export async function runToEnd(ref: ImportRef, handlerEnv: Env, tuning: ImportTu
 }
 
 /** A chunk of `rows` read at the job's checkpoint (as `seq`), as the rows step hands it to importChunkStatements. */
-export function chunkAt(at: ImportJob, rows: ImportedRow[], seq = at.seq): ChunkCommit {
+export function chunkAt(at: ImportJob, rows: Array<readonly [string, ImportedRow[1]]>, seq = at.seq): ChunkCommit {
   return {
     seq,
     sourceIndex: 0,
-    rows,
+    rows: importedRows(at.panelId, rows),
     records: rows.length,
     refused: 0,
     errorLines: [],
@@ -96,4 +97,9 @@ export function chunkAt(at: ImportJob, rows: ImportedRow[], seq = at.seq): Chunk
     listId: null,
     now: Date.now(),
   };
+}
+
+/** Rows as the rows step makes them: [key, attributes] with the key's bucket. */
+export function importedRows(panelId: string, rows: ReadonlyArray<readonly [string, ImportedRow[1]]>): ImportedRow[] {
+  return rows.map(([key, attrs]) => [key, attrs, contactBucket(panelId, key)]);
 }

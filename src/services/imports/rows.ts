@@ -2,6 +2,7 @@ import { findPanelHome, panelDb } from "../access/shards";
 import type { KeyedSchema } from "../../domain/contacts";
 import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, parseRecords, type CsvRecord } from "../../domain/csv";
 import { errorReportRow, newAttributesOf, planColumns, prepareRow, sameColumns, type ColumnPlan } from "../../domain/imports";
+import { contactBucket } from "../../domain/partitions";
 import { defineAttribute } from "../attributes/define";
 import { loadAttributeSchema } from "../../store/attributes";
 import { commitImportStatements, importChunkStatements, type ImportJob, type ImportSource, type ImportedRow, type RefusedRowLine } from "../../store/imports";
@@ -172,7 +173,7 @@ function prepareChunk(job: ImportJob, plan: ColumnPlan, at: Position, bytes: Uin
     chunk.records++;
     const prepared = prepareRow(plan, record.fields, record.malformed);
     if (prepared.ok) {
-      chunk.rows.push([prepared.key, prepared.attrs]);
+      chunk.rows.push([prepared.key, prepared.attrs, contactBucket(job.panelId, prepared.key)]);
       return;
     }
     chunk.refused++;

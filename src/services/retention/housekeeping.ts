@@ -21,6 +21,7 @@ import type { ShardDb } from "../../store/shards";
 import { shardTask } from "../access/shards";
 import { refreshPanelCounts } from "../overview/counts";
 import { panelsOnShard } from "../../store/panels";
+import { fillBuckets } from "./buckets";
 
 /**
  * Housekeeping defaults (docs/operations.md: retention). Import jobs (their row, refused rows
@@ -128,4 +129,6 @@ export const housekeeping = shardTask("housekeeping", async (env, db, index, now
   await pruneShard(db, retentionDays, now);
   // The stored figures screens read (contacts, segment members), a bounded step per run.
   await refreshPanelCounts(db, (await panelsOnShard(env.DB, index)).map((p) => p.id), now);
+  // Buckets of rows made before shard migration 0070 (decision 0038), a few bounded steps per run.
+  await fillBuckets(env, db, index, now);
 });

@@ -28,16 +28,16 @@ export async function enterInstances(db: ShardDb, entries: readonly Entry[], now
     statements.push(
       db
         .prepare(
-          `INSERT OR IGNORE INTO journey_instances (id, panel_id, journey_id, contact_id, entry_key, status, entered_at, version)
-           SELECT ?1, ?2, ?3, ?4, ?5, 'active', ?6, ?7
+          `INSERT OR IGNORE INTO journey_instances (id, panel_id, journey_id, contact_id, entry_key, status, entered_at, version, bucket)
+           SELECT ?1, ?2, ?3, ?4, ?5, 'active', ?6, ?7, COALESCE((SELECT bucket FROM contacts WHERE id = ?4 AND panel_id = ?2), 0)
            WHERE EXISTS (SELECT 1 FROM journeys WHERE panel_id = ?2 AND id = ?3 AND status IN ('running', 'paused'))
              AND NOT EXISTS (SELECT 1 FROM journey_entry_keys WHERE journey_id = ?3 AND entry_key = ?5) RETURNING id`,
         )
         .bind(e.instanceId, e.panelId, e.journeyId, e.contactId, e.entryKey, now, e.version),
       db
         .prepare(
-          `INSERT OR IGNORE INTO journey_points (instance_id, step_id, panel_id, journey_id, contact_id, kind, event_id, outcome, created_at, resolved_at, leased_until)
-           SELECT id, '', panel_id, journey_id, contact_id, 'start', ?1, 'start', ?2, ?2, ?4 FROM journey_instances WHERE id = ?3`,
+          `INSERT OR IGNORE INTO journey_points (instance_id, step_id, panel_id, journey_id, contact_id, kind, event_id, outcome, created_at, resolved_at, leased_until, bucket)
+           SELECT id, '', panel_id, journey_id, contact_id, 'start', ?1, 'start', ?2, ?2, ?4, bucket FROM journey_instances WHERE id = ?3`,
         )
         .bind(e.eventId, now, e.instanceId, until),
     );

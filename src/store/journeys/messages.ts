@@ -48,11 +48,14 @@ function messageFromRow(r: MessageRow): JourneyMessage {
   };
 }
 
+/** A message takes its instance's bucket (decision 0038): ?4 is the instance. */
+const INSTANCE_BUCKET = "COALESCE((SELECT bucket FROM journey_instances WHERE id = ?4), 0)";
+
 export function insertMessageStatement(db: ShardDb, m: JourneyMessage): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, error, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING msgid`,
+      `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, error, created_at, bucket)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ${INSTANCE_BUCKET}) RETURNING msgid`,
     )
     .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.status ?? "recorded", m.error ?? null, m.createdAt);
 }
@@ -80,8 +83,8 @@ export async function claimMessage(
   const [inserted, , takenOver, current] = await db.batch<{ msgid?: string; status?: string }>([
     db
       .prepare(
-        `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at, claim, claimed_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'sending', ?, ?, ?) RETURNING msgid`,
+        `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at, claim, claimed_at, bucket)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'sending', ?10, ?11, ?12, ${INSTANCE_BUCKET}) RETURNING msgid`,
       )
       .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.createdAt, claim, now),
     db

@@ -14,7 +14,7 @@ import { getContactByKey } from "../../../src/store/contacts";
 import { listNotifications } from "../../../src/store/notifications";
 import { countedEnv, type D1Use } from "../../../bench/worker/d1-count";
 import { apiFor, call, contactsOf, createPanel, receiver, type TestPanel, panelData } from "../../support/helpers";
-import { chunkAt, deliver, job, quietEnv, runToEnd, storeImportJob, TINY } from "../../support/imports";
+import { chunkAt, deliver, importedRows, job, quietEnv, runToEnd, storeImportJob, TINY } from "../../support/imports";
 
 let panel: TestPanel;
 
@@ -101,7 +101,7 @@ describe("import engine", () => {
     expect(everyKind.count).toBe(5);
     const commit = (c: ChunkCommit) => commitImportStatements(panelData, importChunkStatements(panelData, at, c));
     expect(await commit(chunk)).toBe("committed");
-    expect(await commit({ ...chunk, rows: [["other@example.com", { EMAIL: "other@example.com" }]] })).toBe("stale");
+    expect(await commit({ ...chunk, rows: importedRows(panel.id, [["other@example.com", { EMAIL: "other@example.com" }]]) })).toBe("stale");
     const after = await job(ref);
     expect(after).toMatchObject({ seq: at.seq + 1, total: at.total + 1, created: at.created + 1, updated: at.updated });
     // The stale batch rolled back whole: its contact was never written.

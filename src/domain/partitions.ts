@@ -1,0 +1,111 @@
+/**
+ * A panel's contact-keyed data is split by a hash of the contact into buckets, and buckets
+ * into partitions, each on one shard (decision 0038). No I/O here: the bucket of a key and
+ * the rules a partition map must keep.
+ */
+
+/** Buckets per panel: a panel can be split into at most this many partitions. */
+export const BUCKETS = 4096;
+export const LAST_BUCKET = BUCKETS - 1;
+
+/**
+ * FNV-1a, 32 bits, over the UTF-8 bytes of `text`. Encoded by hand rather than through
+ * TextEncoder: it runs once per contact written and per event recorded, and needs no buffer.
+ */
+export function fnv1a32(text: string): number {
+  let hash = 0x811c9dc5;
+  const byte = (b: number) => {
+    hash = Math.imul(hash ^ b, 0x01000193);
+  };
+  for (let i = 0; i < text.length; i++) {
+    let code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+        i++;
+      }
+    }
+    // A lone surrogate is encoded as U+FFFD, as TextEncoder does.
+    if (code >= 0xd800 && code <= 0xdfff) code = 0xfffd;
+    if (code < 0x80) byte(code);
+    else if (code < 0x800) {
+      byte(0xc0 | (code >> 6));
+      byte(0x80 | (code & 0x3f));
+    } else if (code < 0x10000) {
+      byte(0xe0 | (code >> 12));
+      byte(0x80 | ((code >> 6) & 0x3f));
+      byte(0x80 | (code & 0x3f));
+    } else {
+      byte(0xf0 | (code >> 18));
+      byte(0x80 | ((code >> 12) & 0x3f));
+      byte(0x80 | ((code >> 6) & 0x3f));
+      byte(0x80 | (code & 0x3f));
+    }
+  }
+  return hash >>> 0;
+}
+
+/**
+ * The bucket of a contact of a panel: `key` is the contact's primary-key value (`pk_value`),
+ * or an anonymous profile's uniqueid. The panel id is hashed in, so two panels' keys spread
+ * differently over the same shards.
+ */
+export function contactBucket(panelId: string, key: string): number {
+  return fnv1a32(`${panelId}:${key}`) % BUCKETS;
+}
+
+export type PartitionState = "active" | "moving";
+
+/** One partition of a panel: buckets first..last (inclusive) live on the shard numbered `shard` (SHARD_n). */
+export interface Partition {
+  firstBucket: number;
+  lastBucket: number;
+  shard: number;
+  state: PartitionState;
+}
+
+/** The map of a panel made before partitions (no rows): one partition of every bucket, on its home shard. */
+export function wholePanelPartition(shard: number): Partition[] {
+  return [{ firstBucket: 0, lastBucket: LAST_BUCKET, shard, state: "active" }];
+}
+
+/**
+ * Why a panel's partitions are not a valid map, or null: the ranges are whole buckets within
+ * 0..4095, first ≤ last, and together cover every bucket exactly once.
+ */
+export function partitionMapProblem(partitions: readonly Partition[]): string | null {
+  if (partitions.length === 0) return "a panel has at least one partition";
+  const sorted = [...partitions].sort((a, b) => a.firstBucket - b.firstBucket);
+  let next = 0;
+  for (const p of sorted) {
+    const range = `${p.firstBucket}–${p.lastBucket}`;
+    if (!Number.isInteger(p.firstBucket) || !Number.isInteger(p.lastBucket)) return `buckets ${range} are not whole numbers`;
+    if (p.firstBucket < 0 || p.lastBucket > LAST_BUCKET) return `buckets ${range} fall outside 0–${LAST_BUCKET}`;
+    if (p.firstBucket > p.lastBucket) return `buckets ${range} end before they start`;
+    if (p.firstBucket < next) return `buckets ${range} overlap the partition before (which ends at ${next - 1})`;
+    if (p.firstBucket > next) return `buckets ${next}–${p.firstBucket - 1} are in no partition`;
+    if (!Number.isInteger(p.shard) || p.shard < 0) return `buckets ${range} name no shard (${p.shard})`;
+    next = p.lastBucket + 1;
+  }
+  if (next <= LAST_BUCKET) return `buckets ${next}–${LAST_BUCKET} are in no partition`;
+  return null;
+}
+
+/** The partition holding `bucket` (the map is valid: exactly one does). */
+export function partitionOfBucket<P extends Partition>(partitions: readonly P[], bucket: number): P {
+  const found = partitions.find((p) => p.firstBucket <= bucket && bucket <= p.lastBucket);
+  if (!found) throw new Error(`no partition holds bucket ${bucket}`);
+  return found;
+}
+
+/** One partition per shard, of (nearly) equal bucket ranges, in order: how a panel is laid out across shards. */
+export function evenPartitions(shards: readonly number[]): Partition[] {
+  const n = shards.length;
+  return shards.map((shard, i) => ({
+    firstBucket: Math.floor((i * BUCKETS) / n),
+    lastBucket: Math.floor(((i + 1) * BUCKETS) / n) - 1,
+    shard,
+    state: "active",
+  }));
+}

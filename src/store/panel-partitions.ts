@@ -1,0 +1,87 @@
+import type { ControlDb } from "./shards";
+import type { Partition, PartitionState } from "../domain/partitions";
+
+export type { Partition };
+
+/**
+ * The partition map of panels (decision 0038 step 2, control migration 0064), beside the
+ * directory (`panels.shard`): a panel with no rows is one partition on its home shard. And how
+ * far the back-fill of contact buckets got on each shard (step 1).
+ */
+
+interface PartitionRow {
+  first_bucket: number;
+  last_bucket: number;
+  shard: number;
+  state: PartitionState;
+}
+
+function partitionFromRow(row: PartitionRow): Partition {
+  return { firstBucket: row.first_bucket, lastBucket: row.last_bucket, shard: row.shard, state: row.state };
+}
+
+/** The panel's partitions in bucket order; empty for a panel of one partition (no rows). */
+export async function panelPartitions(db: ControlDb, panelId: string): Promise<Partition[]> {
+  const { results } = await db
+    .prepare("SELECT first_bucket, last_bucket, shard, state FROM panel_partitions WHERE panel_id = ? ORDER BY first_bucket")
+    .bind(panelId)
+    .all<PartitionRow>();
+  return results.map(partitionFromRow);
+}
+
+/**
+ * A column of a panel read (`{panel}` the panels row's alias) holding its partitions as JSON,
+ * so the directory entry and its map come in one statement (decision 0006's caches keep both).
+ */
+export function partitionsColumn(panel: string): string {
+  return `(SELECT json_group_array(json_array(pp.first_bucket, pp.last_bucket, pp.shard, pp.state))
+    FROM (SELECT * FROM panel_partitions WHERE panel_id = ${panel}.id ORDER BY first_bucket) pp) AS partitions`;
+}
+
+/** The partitions a partitionsColumn read. */
+export function partitionsFromColumn(json: string | null | undefined): Partition[] {
+  if (!json) return [];
+  return (JSON.parse(json) as Array<[number, number, number, PartitionState]>).map(([first, last, shard, state]) =>
+    partitionFromRow({ first_bucket: first, last_bucket: last, shard, state }),
+  );
+}
+
+/**
+ * Replaces the panel's map with `partitions` in one batch (the caller has checked it with
+ * partitionMapProblem). An empty array returns the panel to one partition on its home shard.
+ */
+export async function setPanelPartitions(db: ControlDb, panelId: string, partitions: readonly Partition[]): Promise<void> {
+  await db.batch([
+    db.prepare("DELETE FROM panel_partitions WHERE panel_id = ?").bind(panelId),
+    ...partitions.map((p) =>
+      db
+        .prepare("INSERT INTO panel_partitions (panel_id, first_bucket, last_bucket, shard, state) VALUES (?, ?, ?, ?, ?)")
+        .bind(panelId, p.firstBucket, p.lastBucket, p.shard, p.state),
+    ),
+  ]);
+}
+
+export type BucketFillPhase = "contacts" | "anonymous" | "profiles" | "done";
+
+export interface BucketFill {
+  phase: BucketFillPhase;
+  /** The last key the phase handled, as JSON; null at the phase's start. */
+  cursor: string | null;
+}
+
+/** How far the back-fill got on shard `shard`: at its start when it never ran there. */
+export async function bucketFill(db: ControlDb, shard: number): Promise<BucketFill> {
+  const row = await db.prepare("SELECT phase, cursor FROM bucket_fills WHERE shard = ?").bind(shard).first<BucketFill>();
+  return row ?? { phase: "contacts", cursor: null };
+}
+
+/** Saves the back-fill's progress on shard `shard`. */
+export async function saveBucketFill(db: ControlDb, shard: number, fill: BucketFill, now: number): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO bucket_fills (shard, phase, cursor, updated_at) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT (shard) DO UPDATE SET phase = excluded.phase, cursor = excluded.cursor, updated_at = excluded.updated_at`,
+    )
+    .bind(shard, fill.phase, fill.cursor, now)
+    .run();
+}
