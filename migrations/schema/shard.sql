@@ -37,6 +37,7 @@
 -- migration 0067_email_templates.sql
 -- migration 0068_audit_actor_kind.sql
 -- migration 0069_import_mapping_and_history.sql
+-- migration 0071_bounded_fanout.sql
 -- migration 0072_email_body_source.sql
 
 -- table activities
@@ -223,7 +224,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, body_source TEXT,
+  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );
