@@ -869,10 +869,12 @@ CREATE TABLE "lists" (
   name_key    TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
   created_at  INTEGER NOT NULL,
-  updated_at  INTEGER NOT NULL, member_count INTEGER NOT NULL DEFAULT 0,
+  updated_at  INTEGER NOT NULL, member_count INTEGER NOT NULL DEFAULT 0, clear_after INTEGER, clear_until INTEGER, clear_at INTEGER, deleted_at INTEGER, clear_step_at INTEGER,
   PRIMARY KEY (panel_id, id),
   UNIQUE (panel_id, name_key)
 );
+
+CREATE INDEX lists_clearing ON lists (clear_step_at) WHERE clear_after IS NOT NULL;
 
 -- table notifications
 

@@ -10,3 +10,19 @@
 ALTER TABLE campaigns ADD COLUMN publish_after INTEGER;
 ALTER TABLE campaigns ADD COLUMN publish_until INTEGER;
 ALTER TABLE campaigns ADD COLUMN publish_batch INTEGER NOT NULL DEFAULT 0;
+
+-- A list emptied or deleted loses its members in the same kind of bounded steps, each one
+-- DELETE over a range of contact ids (the member counter's triggers keep its count right as
+-- each step commits; services/lists/clear.ts):
+--   clear_after  member contact ids above it are still to go; NULL: nothing pending
+--   clear_until  emptying: the shard's largest contact id when asked (NULL for a delete: all)
+--   clear_at     emptying: when asked; members added since stay (NULL for a delete: all)
+--   deleted_at   deleted: the list is gone for every read and its name free at once; the row
+--                itself goes with the last step (its number stays taken until then)
+ALTER TABLE lists ADD COLUMN clear_after INTEGER;
+ALTER TABLE lists ADD COLUMN clear_until INTEGER;
+ALTER TABLE lists ADD COLUMN clear_at INTEGER;
+ALTER TABLE lists ADD COLUMN deleted_at INTEGER;
+-- When the clear last moved on: a clear whose step nudge was lost is nudged again (cron).
+ALTER TABLE lists ADD COLUMN clear_step_at INTEGER;
+CREATE INDEX lists_clearing ON lists (clear_step_at) WHERE clear_after IS NOT NULL;

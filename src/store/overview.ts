@@ -15,7 +15,7 @@ export interface PanelFigures {
 export async function panelFigures(db: ShardDb, panelId: string, dayStart: number): Promise<PanelFigures> {
   const count = (sql: string, ...bindings: unknown[]) => db.prepare(sql).bind(...bindings);
   const results = await db.batch<{ n: number }>([
-    count("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ?", panelId),
+    count("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND deleted_at IS NULL", panelId),
     // dayStart, a zone's midnight, is a slot's start: the slots from it on are today's.
     count("SELECT COALESCE(SUM(n), 0) AS n FROM panel_received WHERE panel_id = ? AND slot >= ?", panelId, dayStart),
     // Messages of every channel the outbox provider kept (campaigns and journeys alike).
