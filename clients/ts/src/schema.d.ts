@@ -9635,6 +9635,8 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             count: number | null;
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            count_estimated: boolean;
                         };
                     };
                 };
@@ -9707,6 +9709,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             count: number;
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            count_estimated: boolean;
                         };
                     };
                 };
@@ -9771,6 +9775,8 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             count: number | null;
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            count_estimated: boolean;
                             members: number;
                             /** @description When `members` was counted (now, below 10000) */
                             members_counted_at: string;
@@ -9842,6 +9848,8 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             count: number | null;
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            count_estimated: boolean;
                         };
                     };
                 };
