@@ -917,6 +917,13 @@ CREATE INDEX outbox_by_recipient ON outbox (panel_id, recipient);
 
 CREATE INDEX outbox_by_time ON outbox (created_at);
 
+CREATE TRIGGER outbox_count_sent AFTER INSERT ON outbox
+WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = NEW.panel_id)
+BEGIN
+  INSERT INTO panel_sent (panel_id, slot, n) VALUES (NEW.panel_id, (NEW.created_at / 900000) * 900000, 1)
+  ON CONFLICT (panel_id, slot) DO UPDATE SET n = n + 1;
+END;
+
 -- table panel_counts
 
 CREATE TABLE panel_counts (
@@ -955,6 +962,15 @@ CREATE TABLE panel_move_changes (
 -- table panel_received
 
 CREATE TABLE panel_received (
+  panel_id TEXT NOT NULL,
+  slot     INTEGER NOT NULL,
+  n        INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (panel_id, slot)
+) WITHOUT ROWID;
+
+-- table panel_sent
+
+CREATE TABLE panel_sent (
   panel_id TEXT NOT NULL,
   slot     INTEGER NOT NULL,
   n        INTEGER NOT NULL DEFAULT 0,

@@ -26,3 +26,29 @@ ALTER TABLE lists ADD COLUMN deleted_at INTEGER;
 -- When the clear last moved on: a clear whose step nudge was lost is nudged again (cron).
 ALTER TABLE lists ADD COLUMN clear_step_at INTEGER;
 CREATE INDEX lists_clearing ON lists (clear_step_at) WHERE clear_after IS NOT NULL;
+
+-- panel_sent: messages the outbox provider kept per panel and 15-minute slot of their
+--   creation (epoch ms of the slot's start), counted by a trigger on outbox (an insert the
+--   outbox ignores as a repeat counts nothing), so Home's "sends today" in the panel's zone is a
+--   sum of at most 96 rows instead of a count of the day's outbox rows, as panel_received is for
+--   events (migration 0062). The count refresh drops a panel's slots older than two days.
+CREATE TABLE panel_sent (
+  panel_id TEXT NOT NULL,
+  slot     INTEGER NOT NULL,
+  n        INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (panel_id, slot)
+) WITHOUT ROWID;
+
+CREATE TRIGGER outbox_count_sent AFTER INSERT ON outbox
+WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = NEW.panel_id)
+BEGIN
+  INSERT INTO panel_sent (panel_id, slot, n) VALUES (NEW.panel_id, (NEW.created_at / 900000) * 900000, 1)
+  ON CONFLICT (panel_id, slot) DO UPDATE SET n = n + 1;
+END;
+
+-- The last two days, counted once from the outbox held.
+INSERT INTO panel_sent (panel_id, slot, n)
+SELECT panel_id, (created_at / 900000) * 900000 AS slot, COUNT(*) FROM outbox
+WHERE created_at >= (unixepoch() - 2 * 86400) * 1000
+GROUP BY panel_id, slot
+ON CONFLICT (panel_id, slot) DO NOTHING;

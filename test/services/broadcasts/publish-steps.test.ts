@@ -56,6 +56,9 @@ describe("publishing a campaign in bounded steps", () => {
     expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(Array.from({ length: 7 }, (_, i) => `c${i}@example.com`).sort());
     expect(await countRows("SELECT COUNT(DISTINCT contact_id) AS n FROM campaign_messages WHERE campaign_id = ?", id)).toBe(7);
     expect((await getCampaign(panelData, panel.id, id))!.publishing).toBe(false);
+    // Home's sends today is the outbox's count kept per slot (panel_sent), not a count of its rows.
+    expect((await admin("GET", `/panels/${panel.id}/overview`)).body.sends_today).toBe(7);
+    expect(await countRows("SELECT COALESCE(SUM(n), 0) AS n FROM panel_sent WHERE panel_id = ?", panel.id)).toBe(7);
   });
 
   it("an audience campaign resumes after a crash between steps and a step run twice at once, without duplicates, and is not done before its last step", async () => {
