@@ -111,3 +111,16 @@ describe("segment counts in a request (issue 42)", () => {
     expect(read?.count).toEqual({ n: 4, estimated: true });
   });
 });
+
+describe("the count refresh over many panels (issue 42)", () => {
+  it("binds the shard's panel ids a page at a time and reaches every page across runs", async () => {
+    const panels = [await createPanel(), await createPanel(), await createPanel()];
+    for (const [i, panel] of panels.entries()) await addContacts(panel, [`p${i}a@x.io`, `p${i}b@x.io`]);
+    // Unknown ids beside them, as a shard's directory list holds many panels; a page of two ids.
+    const ids = ["pnl_none_1", panels[0]!.id, "pnl_none_2", panels[1]!.id, "pnl_none_3", panels[2]!.id];
+    const paged = { ...PANEL_COUNTS, panelsPerStatement: 2, statementsPerRun: 2 };
+    const t0 = Math.floor(Date.now() / 60_000) * 60_000;
+    for (let minute = 0; minute < 3; minute++) await refreshPanelCounts(panelData, ids, t0 + minute * 60_000, paged);
+    for (const panel of panels) expect(await stored(panel)).toMatchObject({ n: 2, cursor: null });
+  });
+});
