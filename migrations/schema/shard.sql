@@ -38,6 +38,7 @@
 -- migration 0068_audit_actor_kind.sql
 -- migration 0069_import_mapping_and_history.sql
 -- migration 0070_contact_buckets.sql
+-- migration 0071_bounded_fanout.sql
 -- migration 0072_email_body_source.sql
 -- migration 0075_signup_forms.sql
 
@@ -225,7 +226,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, body_source TEXT,
+  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );
@@ -925,10 +926,12 @@ CREATE TABLE "lists" (
   name_key    TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
   created_at  INTEGER NOT NULL,
-  updated_at  INTEGER NOT NULL, member_count INTEGER NOT NULL DEFAULT 0,
+  updated_at  INTEGER NOT NULL, member_count INTEGER NOT NULL DEFAULT 0, clear_after INTEGER, clear_until INTEGER, clear_at INTEGER, deleted_at INTEGER, clear_step_at INTEGER,
   PRIMARY KEY (panel_id, id),
   UNIQUE (panel_id, name_key)
 );
+
+CREATE INDEX lists_clearing ON lists (clear_step_at) WHERE clear_after IS NOT NULL;
 
 -- table notifications
 
@@ -971,6 +974,13 @@ CREATE INDEX outbox_by_recipient ON outbox (panel_id, recipient);
 
 CREATE INDEX outbox_by_time ON outbox (created_at);
 
+CREATE TRIGGER outbox_count_sent AFTER INSERT ON outbox
+WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = NEW.panel_id)
+BEGIN
+  INSERT INTO panel_sent (panel_id, slot, n) VALUES (NEW.panel_id, (NEW.created_at / 900000) * 900000, 1)
+  ON CONFLICT (panel_id, slot) DO UPDATE SET n = n + 1;
+END;
+
 -- table panel_counts
 
 CREATE TABLE panel_counts (
@@ -1009,6 +1019,15 @@ CREATE TABLE panel_move_changes (
 -- table panel_received
 
 CREATE TABLE panel_received (
+  panel_id TEXT NOT NULL,
+  slot     INTEGER NOT NULL,
+  n        INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (panel_id, slot)
+) WITHOUT ROWID;
+
+-- table panel_sent
+
+CREATE TABLE panel_sent (
   panel_id TEXT NOT NULL,
   slot     INTEGER NOT NULL,
   n        INTEGER NOT NULL DEFAULT 0,

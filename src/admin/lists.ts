@@ -84,7 +84,7 @@ const removeList = definePanelRoute({
   response: listDeletedAnswer,
   summary: "Delete a list and its memberships; the contacts stay. Refused (409, naming them) while a draft, scheduled, sending or paused campaign or a running or paused journey uses the list",
   async handle({ env, caller, path, panel, db }) {
-    unwrapList(await removePanelList(db, panel.id, { id: listId(path.list) }, Date.now(), { by: auditorOf(caller), refuseInUse: true }), path.list);
+    unwrapList(await removePanelList(env, db, panel.id, { id: listId(path.list) }, Date.now(), { by: auditorOf(caller), refuseInUse: true }), path.list);
     return { deleted: true };
   },
 });
@@ -129,8 +129,8 @@ const emptyPanelList = definePanelRoute({
   role: NEEDS.audience,
   response: listEmptiedAnswer,
   summary: "Remove every member of the list; the contacts stay",
-  async handle({ db, caller, path, panel }) {
-    const { removed } = unwrapList(await emptyList(db, panel.id, { id: listId(path.list) }, Date.now(), auditorOf(caller)), path.list);
+  async handle({ env, db, caller, path, panel }) {
+    const { removed } = unwrapList(await emptyList(env, db, panel.id, { id: listId(path.list) }, Date.now(), auditorOf(caller)), path.list);
     return { removed };
   },
 });

@@ -41,7 +41,7 @@ function noSuchSegment(id: string) {
 
 function savedView(outcome: SegmentOutcome) {
   const { segment, count } = unwrap(outcome);
-  return { ...segmentView(segment), count };
+  return { ...segmentView(segment), count: count.n, count_estimated: count.estimated };
 }
 
 const createSegment = definePanelRoute({
@@ -65,7 +65,8 @@ const countPreview = definePanelRoute({
   summary: "Count the contacts an unsaved segment definition matches (a preview while editing)",
   body: segmentCountBody,
   async handle({ env, body, panel, db }) {
-    return { count: unwrap(await countSegment(db, panel.id, body.match)) };
+    const count = unwrap(await countSegment(db, panel.id, body.match));
+    return { count: count.n, count_estimated: count.estimated };
   },
 });
 
@@ -89,7 +90,7 @@ const readSegment = definePanelRoute({
   async handle({ env, path, panel, db }) {
     const found = await segmentWithCount(db, panel.id, path.segment);
     if (!found) throw noSuchSegment(path.segment);
-    return { ...segmentView(found.segment), count: found.count, ...membersView(found.members) };
+    return { ...segmentView(found.segment), count: found.count?.n ?? null, count_estimated: found.count?.estimated ?? false, ...membersView(found.members) };
   },
 });
 

@@ -75,8 +75,8 @@ const getAllLists = defineOperation({
 const removeList = defineOperation({
   summary: "Delete a list by name (4.9); its contacts stay",
   params: z.object({ listname: listName }),
-  async run({ panel, user, db }, { listname }) {
-    unwrapList(await removePanelList(db, panel.id, { name: listname }, Date.now(), { by: apiKeyAuditor(user) }), { listname });
+  async run({ env, panel, user, db }, { listname }) {
+    unwrapList(await removePanelList(env, db, panel.id, { name: listname }, Date.now(), { by: apiKeyAuditor(user) }), { listname });
     return {};
   },
 });
@@ -84,8 +84,8 @@ const removeList = defineOperation({
 const emptyNamedList = defineOperation({
   summary: "Remove every member of a list; the contacts stay",
   params: z.object({ listname: listName }),
-  async run({ panel, user, now, db }, { listname }) {
-    const { removed } = unwrapList(await emptyList(db, panel.id, { name: listname }, now, apiKeyAuditor(user)), { listname });
+  async run({ env, panel, user, now, db }, { listname }) {
+    const { removed } = unwrapList(await emptyList(env, db, panel.id, { name: listname }, now, apiKeyAuditor(user)), { listname });
     return { removed };
   },
 });

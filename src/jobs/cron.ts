@@ -18,6 +18,7 @@ import { redriveWaitingSms } from "../services/journeys/sms";
 import { emailSetupWarningTask } from "../services/channels/email/providers";
 import { recheckSenderDomainsTask } from "../services/channels/email/sender-domains";
 import { contactCountsCron } from "../services/overview/history";
+import { listClearRedrive } from "../services/lists/clear";
 
 /**
  * The per-minute Cron Trigger. Each task is independent; one failing does not stop the others.
@@ -29,6 +30,7 @@ export const CRON_TASKS: CronTask[] = [
   journeyTimers,
   redriveListEntries,
   publishBroadcastsTask,
+  listClearRedrive,
   segmentsCron,
   segmentExportsRedrive,
   panelMovesRedrive,

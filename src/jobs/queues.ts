@@ -7,6 +7,8 @@ import { handleImportQueue } from "../services/imports";
 import { handleDeadLetters } from "../services/dead-letters";
 import { handleExportMessages, readExportNudge } from "../services/segments/export";
 import { handleMoveNudge, readMoveNudge } from "../services/panels/move";
+import { handlePublishNudge, readPublishNudge } from "../services/broadcasts/publish";
+import { handleListClearNudge, readListClearNudge } from "../services/lists/clear";
 import { handleCronQueue } from "./cron";
 
 /**
@@ -26,15 +28,36 @@ export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   dlq: handleDeadLetters,
 };
 
-/** The IMPORTS queue carries bulk uploads, segment exports and panel moves, each one bounded step per message. */
+/** The IMPORTS queue carries bulk uploads, segment exports, panel moves, campaign publish steps and list clearing steps, each one bounded step per message. */
 async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
   const exports = batch.messages.filter((message) => readExportNudge(message.body));
   if (exports.length) await handleExportMessages(exports, env);
   for (const message of batch.messages) {
     const moveId = readMoveNudge(message.body);
     if (moveId) await handleMoveNudge(env, moveId).then(() => message.ack(), () => message.retry());
+    const publish = readPublishNudge(message.body);
+    if (publish) {
+      await handlePublishNudge(env, publish).then(
+        () => message.ack(),
+        (error) => {
+          console.error(`IMPORTS queue: publish step of campaign ${publish.campaignId} failed, retried`, error);
+          message.retry();
+        },
+      );
+    }
+    const clear = readListClearNudge(message.body);
+    if (clear) {
+      await handleListClearNudge(env, clear).then(
+        () => message.ack(),
+        (error) => {
+          console.error(`IMPORTS queue: clearing step of list ${clear.listId} failed, retried`, error);
+          message.retry();
+        },
+      );
+    }
   }
-  const imports = batch.messages.filter((message) => !readExportNudge(message.body) && !readMoveNudge(message.body));
+  const fanOut = (body: unknown) => readExportNudge(body) || readMoveNudge(body) || readPublishNudge(body) || readListClearNudge(body);
+  const imports = batch.messages.filter((message) => !fanOut(message.body));
   if (imports.length === 0) return;
   const part: MessageBatch<unknown> = {
     queue: batch.queue,

@@ -32,6 +32,8 @@ export interface Campaign {
   status: CampaignStatus;
   statusReason: string | null;
   recipients: number;
+  /** Recipients are still being inserted (publishStep): the campaign is not finished before they are. */
+  publishing: boolean;
   requestId: string;
   createdAt: number;
   publishedAt: number | null;
@@ -58,6 +60,7 @@ interface CampaignRow {
   status: CampaignStatus;
   status_reason: string | null;
   recipients: number;
+  publish_after: number | null;
   request_id: string;
   created_at: number;
   published_at: number | null;
@@ -85,6 +88,7 @@ function fromRow(row: CampaignRow): Campaign {
     status: row.status,
     statusReason: row.status_reason,
     recipients: row.recipients,
+    publishing: row.publish_after !== null,
     requestId: row.request_id,
     createdAt: row.created_at,
     publishedAt: row.published_at,
@@ -93,7 +97,7 @@ function fromRow(row: CampaignRow): Campaign {
   };
 }
 
-export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId">;
+export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishing" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId">;
 
 /** Creates a campaign that sends to an audience (CONTRACT 9); it is published when its time comes. */
 export async function insertAudienceCampaign(
@@ -341,42 +345,114 @@ export async function dueCampaigns(db: ShardDb, now: number, limit: number): Pro
 }
 
 /**
- * Publishes a scheduled campaign: one recipient row per list member (or per contact the
- * compiled `audience` matches, a `scan` of segment-sql.ts), numbered into send
- * batches, and the campaign moved to `sending`, in one transaction. Only the first caller
- * wins; the others (a second cron run) get null. Returns the number of recipients.
+ * Starts publishing a scheduled campaign: it moves to `sending` with nothing inserted yet, and
+ * its recipients are then inserted by `publishStep`, one range of contact ids at a time, up to
+ * the shard's largest contact id now. Only the first caller wins (a second cron run gets false).
  */
-export async function publishCampaign(db: ShardDb, campaign: Campaign, batchSize: number, now: number, audience?: CompiledSegment): Promise<number | null> {
-  const recipients = audience
-    ? db
-        .prepare(
-          `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket)
-           SELECT ?3, c.id, ?1, (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?4 AS INTEGER), 'queued', c.bucket
-           FROM contacts c
-           WHERE c.panel_id = ?1 AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status = 'scheduled') AND ${audience.where}`,
-        )
-        .bind(campaign.panelId, audience.values, campaign.id, batchSize)
-    : db
-      .prepare(
-        `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket)
-         SELECT ?1, m.contact_id, ?2, (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?3 AS INTEGER), 'queued', m.bucket
-         FROM list_members m
-         WHERE m.panel_id = ?2 AND m.list_id = ?4
-           AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND status = 'scheduled')`,
-      )
-      .bind(campaign.id, campaign.panelId, batchSize, campaign.listId);
-  const [, claimed] = await db.batch<{ recipients: number }>([
-    recipients,
+export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number): Promise<boolean> {
+  const row = await db
+    .prepare(
+      `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3, recipients = 0, publish_batch = 0,
+         publish_until = (SELECT MAX(id) FROM contacts),
+         publish_after = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN NULL ELSE 0 END
+       WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' RETURNING id`,
+    )
+    .bind(campaign.id, campaign.panelId, now)
+    .first<{ id: string }>();
+  return row !== null;
+}
+
+/** What one publish step did: its recipients fill send batches [firstBatch, nextBatch). */
+export interface PublishStep {
+  firstBatch: number;
+  nextBatch: number;
+  /** Every recipient is in: no step is left. */
+  done: boolean;
+  /** The campaign's recipients so far. */
+  recipients: number;
+}
+
+/** Campaign states in which recipients are still inserted (a paused campaign sends nothing, but its audience is fixed all the same). */
+const PUBLISHING = "('sending', 'paused')";
+
+/**
+ * Inserts the recipients among the next `chunkIds` contact ids (past the last step's end; an
+ * empty stretch of the shard's ids is stepped over at once), numbered into send batches after
+ * the last step's, and moves the campaign's progress and recipient total on, in one transaction:
+ * a step repeated after a crash or run twice at once inserts nothing twice (both statements
+ * hold only while the progress is where the step read it). Each statement reads one id range
+ * of `contacts` (or of the list's members), never the whole panel: at most `chunkIds` rows,
+ * other panels' included, as contacts have no (panel, id) index (decision 0038's bucket index
+ * will let a step skip them). Null when this call did
+ * nothing: the campaign is not publishing (cancelled, failed) or another call took the step.
+ * `audience` is the compiled audience in `probe` shape (correlated per contact, so a step reads
+ * only its own contacts' rows); a campaign with its own list reads the list.
+ */
+export async function publishStep(
+  db: ShardDb,
+  campaign: { id: string; panelId: string; listId: number | null },
+  batchSize: number,
+  chunkIds: number,
+  now: number,
+  audience?: CompiledSegment,
+): Promise<PublishStep | null> {
+  // Where the next step starts: the next of the list's members (its key's range), or the next
+  // contact id of the shard (the rowid; other panels' contacts between are read by the steps).
+  const next = audience
+    ? "SELECT id FROM contacts WHERE id > campaigns.publish_after ORDER BY id LIMIT 1"
+    : "SELECT contact_id FROM list_members WHERE list_id = campaigns.list_id AND contact_id > campaigns.publish_after AND panel_id = ?2 ORDER BY contact_id LIMIT 1";
+  const state = await db
+    .prepare(
+      `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, (${next}) AS "next"
+       FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING}`,
+    )
+    .bind(campaign.id, campaign.panelId)
+    .first<{ after: number | null; until: number; batch: number; recipients: number; next: number | null }>();
+  if (!state) return null;
+  if (state.after === null) return { firstBatch: state.batch, nextBatch: state.batch, done: true, recipients: state.recipients };
+  const to = state.next === null || state.next > state.until ? state.until : Math.min(state.until, state.next + chunkIds - 1);
+  // ?1 panel, ?2 the audience's values or the list, ?3 campaign, ?4 first batch, ?5 batch size, ?6 after, ?7 to.
+  const stillHere = `EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status IN ${PUBLISHING} AND publish_after = ?6)`;
+  const insert = audience
+    ? `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket)
+       SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket
+       FROM contacts c NOT INDEXED
+       WHERE c.id > ?6 AND c.id <= ?7 AND c.panel_id = ?1 AND ${stillHere} AND ${audience.where}`
+    : `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket)
+       SELECT ?3, m.contact_id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?5 AS INTEGER), 'queued', m.bucket
+       FROM list_members m
+       WHERE m.list_id = ?2 AND m.contact_id > ?6 AND m.contact_id <= ?7 AND m.panel_id = ?1 AND ${stillHere}`;
+  const [, moved] = await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null }>([
+    db.prepare(insert).bind(campaign.panelId, audience ? audience.values : campaign.listId, campaign.id, state.batch, batchSize, state.after, to),
     db
       .prepare(
-        `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3,
-           recipients = (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1)
-         WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' RETURNING recipients`,
+        `UPDATE campaigns SET
+           recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
+           publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
+           publish_after = CASE WHEN ?5 >= publish_until THEN NULL ELSE ?5 END,
+           updated_at = MAX(updated_at, ?6)
+         WHERE id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING} AND publish_after = ?4
+         RETURNING recipients, publish_batch, publish_after`,
       )
-      .bind(campaign.id, campaign.panelId, now),
+      .bind(campaign.id, campaign.panelId, state.batch, state.after, to, now),
   ]);
-  const row = claimed!.results[0];
-  return row ? row.recipients : null;
+  const row = moved!.results[0];
+  if (!row) return null;
+  return { firstBatch: state.batch, nextBatch: row.publish_batch, done: row.publish_after === null, recipients: row.recipients };
+}
+
+/**
+ * Publishes a scheduled campaign whole: `startPublish`, then every step in turn. Returns the
+ * number of recipients, or null when another caller published it. For tests and tools: the
+ * cron publishes step by step through the queue (services/broadcasts/publish.ts).
+ */
+export async function publishCampaign(db: ShardDb, campaign: Campaign, batchSize: number, now: number, audience?: CompiledSegment, chunkIds = 50_000): Promise<number | null> {
+  if (!(await startPublish(db, campaign, now))) return null;
+  for (;;) {
+    const step = await publishStep(db, campaign, batchSize, chunkIds, now, audience);
+    if (!step) return null;
+    if (step.done) return step.recipients;
+  }
 }
 
 export async function failCampaign(db: ShardDb, panelId: string, campaignId: string, reason: string, now: number): Promise<void> {
@@ -389,12 +465,12 @@ export async function failCampaign(db: ShardDb, panelId: string, campaignId: str
     .run();
 }
 
-/** Marks a sending campaign sent once no recipient is left queued or in flight. */
+/** Marks a sending campaign sent once every recipient is in (publishStep) and none is left queued or in flight. */
 export async function completeCampaignIfDone(db: ShardDb, panelId: string, campaignId: string, now: number): Promise<boolean> {
   const result = await db
     .prepare(
       `UPDATE campaigns SET status = 'sent', finished_at = ?3, updated_at = ?3
-       WHERE panel_id = ?1 AND id = ?2 AND status = 'sending'
+       WHERE panel_id = ?1 AND id = ?2 AND status = 'sending' AND publish_after IS NULL
          AND NOT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?2 AND status IN ('queued', 'sending'))`,
     )
     .bind(panelId, campaignId, now)
@@ -403,17 +479,20 @@ export async function completeCampaignIfDone(db: ShardDb, panelId: string, campa
 }
 
 /**
- * Campaigns still sending although no batch finished since `before`: their send nudges were
+ * Campaigns still sending although no batch (nor publish step) finished since `before`: their nudges were
  * lost (a crash, a failed send to the queue, a dead-lettered message) or their consumers died.
  * Each is touched so the next cron minute does not pick it again at once.
  */
-export async function stalledCampaigns(db: ShardDb, before: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string; batches: number[] }>> {
+export async function stalledCampaigns(db: ShardDb, before: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string; batches: number[]; publishing: boolean }>> {
   const { results } = await db
-    .prepare("UPDATE campaigns SET updated_at = ? WHERE id IN (SELECT id FROM campaigns WHERE status = 'sending' AND updated_at < ? LIMIT ?) RETURNING id, panel_id")
+    .prepare(
+      `UPDATE campaigns SET updated_at = ? WHERE id IN (SELECT id FROM campaigns WHERE status = 'sending' AND updated_at < ? LIMIT ?)
+       RETURNING id, panel_id, publish_after IS NOT NULL AS publishing`,
+    )
     .bind(now, before, limit)
-    .all<{ id: string; panel_id: string }>();
+    .all<{ id: string; panel_id: string; publishing: number }>();
   const out = [];
-  for (const row of results) out.push({ id: row.id, panelId: row.panel_id, batches: await unsentBatches(db, row.id) });
+  for (const row of results) out.push({ id: row.id, panelId: row.panel_id, batches: await unsentBatches(db, row.id), publishing: row.publishing === 1 });
   return out;
 }
 

@@ -92,7 +92,7 @@ export async function upsertContact(
         .prepare(
           `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at, bucket)
            SELECT l.id, c.id, c.panel_id, ?4, c.bucket FROM contacts c JOIN lists l ON l.panel_id = c.panel_id
-           WHERE c.panel_id = ?1 AND c.pk_value = ?2 AND l.id IN (SELECT value FROM json_each(?3)) RETURNING list_id`,
+           WHERE c.panel_id = ?1 AND c.pk_value = ?2 AND l.id IN (SELECT value FROM json_each(?3)) AND l.deleted_at IS NULL RETURNING list_id`,
         )
         .bind(panelId, key, JSON.stringify(listIds), now),
     );
@@ -145,7 +145,7 @@ export async function listsOfContact(db: ShardDb, panelId: string, contactId: nu
   const { results } = await db
     .prepare(
       `SELECT l.id, l.name FROM list_members m JOIN lists l ON l.panel_id = m.panel_id AND l.id = m.list_id
-       WHERE m.panel_id = ? AND m.contact_id = ? ORDER BY l.id`,
+       WHERE m.panel_id = ? AND m.contact_id = ? AND l.deleted_at IS NULL ORDER BY l.id`,
     )
     .bind(panelId, contactId)
     .all<Membership>();

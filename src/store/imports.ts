@@ -401,7 +401,7 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
               `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at, bucket)
                SELECT l.id, c.id, c.panel_id, ?4, c.bucket FROM lists l
                JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
-               WHERE l.panel_id = ?1 AND l.id = ?2`,
+               WHERE l.panel_id = ?1 AND l.id = ?2 AND l.deleted_at IS NULL`,
             )
             .bind(job.panelId, chunk.listId, listKeys, chunk.now),
         ]

@@ -23,7 +23,9 @@ interface ListRow {
 }
 
 // The count is the list's maintained counter (migration 0061: triggers on list_members), not a
-// COUNT over its members on each read (issue 42).
+// COUNT over its members on each read (issue 42). A deleted list whose members are still being
+// removed (deleted_at, shard migration 0071) is gone for every read: callers add LIVE_LIST.
+export const LIVE_LIST = "l.deleted_at IS NULL";
 export const LIST_SELECT = `SELECT l.id, l.name, l.description, l.created_at, l.updated_at, l.member_count AS count FROM lists l`;
 
 /**
@@ -71,20 +73,20 @@ export async function insertList(db: ShardDb, panelId: string, name: string, des
 }
 
 export async function getList(db: ShardDb, panelId: string, listId: number): Promise<ContactList | null> {
-  const row = await db.prepare(`${LIST_SELECT} WHERE l.panel_id = ? AND l.id = ?`).bind(panelId, listId).first<ListRow>();
+  const row = await db.prepare(`${LIST_SELECT} WHERE l.panel_id = ? AND l.id = ? AND ${LIVE_LIST}`).bind(panelId, listId).first<ListRow>();
   return row ? listFromRow(row) : null;
 }
 
 export async function findListByName(db: ShardDb, panelId: string, name: string): Promise<ContactList | null> {
   const row = await db
-    .prepare(`${LIST_SELECT} WHERE l.panel_id = ? AND l.name_key = ?`)
+    .prepare(`${LIST_SELECT} WHERE l.panel_id = ? AND l.name_key = ? AND ${LIVE_LIST}`)
     .bind(panelId, listNameKey(name))
     .first<ListRow>();
   return row ? listFromRow(row) : null;
 }
 
 export async function listLists(db: ShardDb, panelId: string): Promise<ContactList[]> {
-  const { results } = await db.prepare(`${LIST_SELECT} WHERE l.panel_id = ? ORDER BY l.id`).bind(panelId).all<ListRow>();
+  const { results } = await db.prepare(`${LIST_SELECT} WHERE l.panel_id = ? AND ${LIVE_LIST} ORDER BY l.id`).bind(panelId).all<ListRow>();
   return results.map(listFromRow);
 }
 
@@ -92,7 +94,7 @@ export async function listLists(db: ShardDb, panelId: string): Promise<ContactLi
 export async function existingListIds(db: ShardDb, panelId: string, listIds: readonly number[]): Promise<Set<number>> {
   if (listIds.length === 0) return new Set();
   const { results } = await db
-    .prepare("SELECT id FROM lists WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .prepare("SELECT id FROM lists l WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?)) AND " + LIVE_LIST)
     .bind(panelId, JSON.stringify(listIds))
     .all<{ id: number }>();
   return new Set(results.map((r) => r.id));
@@ -102,7 +104,7 @@ export async function existingListIds(db: ShardDb, panelId: string, listIds: rea
 export async function listNamesOf(db: ShardDb, panelId: string, listIds: readonly number[]): Promise<Map<number, string>> {
   if (listIds.length === 0) return new Map();
   const { results } = await db
-    .prepare("SELECT id, name FROM lists WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .prepare("SELECT id, name FROM lists l WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?)) AND " + LIVE_LIST)
     .bind(panelId, JSON.stringify(listIds))
     .all<{ id: number; name: string }>();
   return new Map(results.map((r) => [r.id, r.name]));
@@ -122,7 +124,7 @@ export async function renameList(
     const result = await db
       .prepare(
         `UPDATE lists SET name = ?, name_key = ?, description = COALESCE(?, description), updated_at = ?
-         WHERE panel_id = ? AND id = ?`,
+         WHERE panel_id = ? AND id = ? AND deleted_at IS NULL`,
       )
       .bind(name, listNameKey(name), description ?? null, now, panelId, listId)
       .run();
@@ -132,14 +134,6 @@ export async function renameList(
     throw error;
   }
   return { kind: "renamed", list: (await getList(db, panelId, listId))! };
-}
-
-/** Deletes the list and its memberships; the contacts themselves stay. */
-export async function deleteList(db: ShardDb, panelId: string, listId: number): Promise<void> {
-  await db.batch([
-    db.prepare("DELETE FROM list_members WHERE panel_id = ? AND list_id = ?").bind(panelId, listId),
-    db.prepare("DELETE FROM lists WHERE panel_id = ? AND id = ?").bind(panelId, listId),
-  ]);
 }
 
 /** The campaign states in which its lists and segments are in use, as SQL. */
@@ -178,23 +172,89 @@ export async function listUsers(db: ShardDb, panelId: string, listId: number): P
 export async function listMemberCounts(db: ShardDb, panelId: string, listIds: readonly number[]): Promise<Map<number, number>> {
   if (listIds.length === 0) return new Map();
   const { results } = await db
-    .prepare("SELECT id, member_count AS n FROM lists WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2))")
+    .prepare("SELECT id, member_count AS n FROM lists l WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2)) AND " + LIVE_LIST)
     .bind(panelId, JSON.stringify(listIds))
     .all<{ id: number; n: number }>();
   return new Map(results.map((r) => [r.id, r.n]));
 }
 
 /**
- * Removes every member of the list; returns how many were removed: the counter as the batch (one
- * transaction) found it, since the delete's `changes` also counts the counter triggers' updates.
+ * Starts removing every member of the list (`deleting`: and the list), in steps (clearListStep):
+ * an emptied list loses the members it has now, a deleted one every member, and is at once gone
+ * for every read, its name free (its number stays taken until its row goes with the last step).
+ * Asked again while a clear runs, it starts over from the first id with the new request's terms.
+ * Returns the members it had (what the request removes), or null when the panel has no such list.
  */
-export async function emptyList(db: ShardDb, panelId: string, listId: number, now: number): Promise<number> {
-  const [held] = await db.batch<{ n: number }>([
-    db.prepare("SELECT member_count AS n FROM lists WHERE panel_id = ? AND id = ?").bind(panelId, listId),
-    db.prepare("DELETE FROM list_members WHERE panel_id = ? AND list_id = ?").bind(panelId, listId),
-    db.prepare("UPDATE lists SET updated_at = ? WHERE panel_id = ? AND id = ?").bind(now, panelId, listId),
+export async function startClearingList(db: ShardDb, panelId: string, listId: number, now: number, deleting: boolean): Promise<number | null> {
+  const row = await db
+    .prepare(
+      `UPDATE lists SET clear_after = 0, updated_at = ?3, clear_step_at = ?3,
+         clear_until = CASE WHEN ?4 THEN NULL ELSE (SELECT MAX(id) FROM contacts) END,
+         clear_at = CASE WHEN ?4 THEN NULL ELSE ?3 END,
+         deleted_at = CASE WHEN ?4 THEN ?3 END,
+         -- Out of the way of the name's next list: no list name starts with a control character.
+         name_key = CASE WHEN ?4 THEN char(1) || 'deleted ' || id ELSE name_key END
+       WHERE panel_id = ?1 AND id = ?2 AND deleted_at IS NULL RETURNING member_count`,
+    )
+    .bind(panelId, listId, now, deleting ? 1 : 0)
+    .first<{ member_count: number }>();
+  return row ? row.member_count : null;
+}
+
+/**
+ * One step of a list's clearing: removes its members among the next `chunkIds` contact ids
+ * (one DELETE over that range of the list's key; the counter's triggers count each row), and
+ * moves the progress on in the same transaction, so a repeated or concurrent step removes
+ * nothing twice. After the last step a deleted list's row goes too. Null when there is nothing
+ * to do (the list is gone, nothing is pending, or another call took this step).
+ */
+export async function clearListStep(db: ShardDb, panelId: string, listId: number, chunkIds: number, now: number): Promise<{ done: boolean } | null> {
+  const state = await db
+    .prepare(
+      `SELECT clear_after AS "after", clear_until AS "until", clear_at AS "at",
+         (SELECT contact_id FROM list_members WHERE list_id = ?2 AND contact_id > lists.clear_after AND panel_id = ?1 ORDER BY contact_id LIMIT 1) AS "next"
+       FROM lists WHERE panel_id = ?1 AND id = ?2 AND clear_after IS NOT NULL`,
+    )
+    .bind(panelId, listId)
+    .first<{ after: number; until: number | null; at: number | null; next: number | null }>();
+  if (!state) return null;
+  const last = state.next === null || (state.until !== null && state.next > state.until);
+  const end = state.next === null ? state.after : state.next + chunkIds - 1;
+  const to = state.until === null ? end : Math.min(state.until, end);
+  const [, moved] = await db.batch<{ clear_after: number | null }>([
+    db
+      .prepare(
+        `DELETE FROM list_members WHERE list_id = ?2 AND contact_id > ?3 AND contact_id <= ?4 AND panel_id = ?1 AND (?5 IS NULL OR added_at <= ?5)
+           AND EXISTS (SELECT 1 FROM lists WHERE panel_id = ?1 AND id = ?2 AND clear_after = ?3)`,
+      )
+      .bind(panelId, listId, state.after, last ? state.after : to, state.at),
+    db
+      .prepare(
+        `UPDATE lists SET clear_after = CASE WHEN ?4 OR ?3 >= clear_until THEN NULL ELSE ?3 END, clear_step_at = ?6
+         WHERE panel_id = ?1 AND id = ?2 AND clear_after = ?5 RETURNING clear_after`,
+      )
+      .bind(panelId, listId, to, last ? 1 : 0, state.after, now),
+    // No member is left once a deleted list's last step ran: none can join a deleted list.
+    db.prepare("DELETE FROM lists WHERE panel_id = ?1 AND id = ?2 AND deleted_at IS NOT NULL AND clear_after IS NULL").bind(panelId, listId),
   ]);
-  return held!.results[0]?.n ?? 0;
+  const row = moved!.results[0];
+  return row ? { done: row.clear_after === null } : null;
+}
+
+/**
+ * Lists of the shard whose clear has not moved on since `before` (its step nudge was lost), each
+ * touched so the next minute does not pick it again at once (a system scan across panels).
+ */
+export async function stalledListClears(db: ShardDb, before: number, now: number, limit: number): Promise<Array<{ panelId: string; listId: number }>> {
+  const { results } = await db
+    .prepare(
+      `UPDATE lists SET clear_step_at = ?1
+       WHERE (panel_id, id) IN (SELECT panel_id, id FROM lists WHERE clear_after IS NOT NULL AND clear_step_at < ?2 LIMIT ?3)
+       RETURNING panel_id, id`,
+    )
+    .bind(now, before, limit)
+    .all<{ panel_id: string; id: number }>();
+  return results.map((row) => ({ panelId: row.panel_id, listId: row.id }));
 }
 
 export interface ListMember {

@@ -15,11 +15,12 @@ export interface PanelFigures {
 export async function panelFigures(db: ShardDb, panelId: string, dayStart: number): Promise<PanelFigures> {
   const count = (sql: string, ...bindings: unknown[]) => db.prepare(sql).bind(...bindings);
   const results = await db.batch<{ n: number }>([
-    count("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ?", panelId),
+    count("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND deleted_at IS NULL", panelId),
     // dayStart, a zone's midnight, is a slot's start: the slots from it on are today's.
     count("SELECT COALESCE(SUM(n), 0) AS n FROM panel_received WHERE panel_id = ? AND slot >= ?", panelId, dayStart),
     // Messages of every channel the outbox provider kept (campaigns and journeys alike).
-    count("SELECT COUNT(*) AS n FROM outbox WHERE panel_id = ? AND created_at >= ?", panelId, dayStart),
+    // Counted per 15-minute slot as the outbox keeps them (shard migration 0071), not a count of the day's rows.
+    count("SELECT COALESCE(SUM(n), 0) AS n FROM panel_sent WHERE panel_id = ? AND slot >= ?", panelId, dayStart),
     count("SELECT COUNT(*) AS n FROM journeys WHERE panel_id = ? AND status = 'running'", panelId),
     count("SELECT COUNT(*) AS n FROM webhooks WHERE panel_id = ? AND state <> 'operational'", panelId),
   ]);

@@ -98,11 +98,12 @@ export async function countStep(db: ShardDb, panelIds: readonly string[], staleB
   return result.results.map((r) => r.panel_id);
 }
 
-/** Removes the panels' receipt slots before `before` (a seek per panel). */
+/** Removes the panels' receipt and outbox slots before `before` (a seek per panel and table). */
 export async function pruneReceivedSlots(db: ShardDb, panelIds: readonly string[], before: number): Promise<void> {
   if (panelIds.length === 0) return;
-  await db
-    .prepare("DELETE FROM panel_received WHERE panel_id IN (SELECT value FROM json_each(?1)) AND slot < ?2")
-    .bind(JSON.stringify(panelIds), before)
-    .run();
+  const ids = JSON.stringify(panelIds);
+  await db.batch([
+    db.prepare("DELETE FROM panel_received WHERE panel_id IN (SELECT value FROM json_each(?1)) AND slot < ?2").bind(ids, before),
+    db.prepare("DELETE FROM panel_sent WHERE panel_id IN (SELECT value FROM json_each(?1)) AND slot < ?2").bind(ids, before),
+  ]);
 }

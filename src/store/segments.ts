@@ -172,6 +172,19 @@ export async function countMatching(db: ShardDb, panelId: string, compiled: Comp
 }
 
 /**
+ * Of the panel's first `examine` contacts (in its key index's order), how many were read and how
+ * many match `compiled` (a `probe`): a request's count reads at most `examine` contacts whatever
+ * the panel's size (issue 42); `examined` below `examine` means the count is the whole panel's.
+ */
+export async function countMatchingAmongFirst(db: ShardDb, panelId: string, compiled: CompiledSegment, examine: number): Promise<{ examined: number; hits: number }> {
+  const row = await db
+    .prepare(`SELECT COUNT(*) AS examined, COALESCE(SUM(hit), 0) AS hits FROM (SELECT (${compiled.where}) AS hit FROM contacts c WHERE c.panel_id = ?1 LIMIT ?3)`)
+    .bind(panelId, compiled.values, examine)
+    .first<{ examined: number; hits: number }>();
+  return { examined: row!.examined, hits: row!.hits };
+}
+
+/**
  * How many of the panel's contacts match `compiled` (a `probe`: each contact checked by index
  * lookups, nothing materialised), counted up to `cap`: the statement stops at the cap's match.
  * With `among`, only members of those lists and segments are read (the outer loop, so a small

@@ -40,6 +40,7 @@ describe("configuration", () => {
       adminToken: undefined,
       secretsKey: KEY,
       retentionDays: { campaignMessages: 365, eventGuids: 30, segmentChanges: 400, auditLog: 365, journeyInstances: 365 },
+      fanoutChunkIds: 50_000,
     });
   });
 

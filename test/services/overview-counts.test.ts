@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { DAY_MS } from "../../src/domain/time";
+import type { SegmentNode } from "../../src/domain/segments";
 import { contactsFigure, memberFigures, PANEL_COUNTS, refreshPanelCounts } from "../../src/services/overview/counts";
 import { housekeeping } from "../../src/services/retention/housekeeping";
 import { act } from "../support/journeys";
@@ -84,5 +85,42 @@ describe("stored counts (issue 42)", () => {
     await housekeeping.run(env, now);
     expect(await stored(panel)).toEqual({ n: 2, counted_at: now, cursor: null, pass_n: 0 });
     expect(await panelData.prepare("SELECT COUNT(*) AS n FROM panel_received WHERE panel_id = ? AND slot < ?").bind(panel.id, now - 2 * DAY_MS).first()).toEqual({ n: 0 });
+  });
+});
+
+describe("segment counts in a request (issue 42)", () => {
+  it("read at most the cap's contacts: exact below it, past it the stored members with their time, or an estimate from those read", async () => {
+    const { countSegment } = await import("../../src/services/segments/definitions");
+    const { segmentWithCount } = await import("../../src/services/segments/read");
+    const panel = await createPanel();
+    await addContacts(panel, ["a@x.io", "b@x.io", "c@x.io", "d@x.io"]);
+    await addContacts(panel, ["e@x.io", "f@x.io", "g@x.io", "h@x.io"], "Delhi");
+    const pune: SegmentNode = { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] };
+    const now = Date.now();
+    expect(await countSegment(panelData, panel.id, pune, now)).toEqual({ ok: true, value: { n: 4, estimated: false } });
+    // Past a cap of 5: the first five contacts (by key: a–e, four in Pune) stand for the panel's eight.
+    expect(await countSegment(panelData, panel.id, pune, now, 5)).toEqual({ ok: true, value: { n: Math.round((4 / 5) * 8), estimated: true } });
+
+    const segment = (await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: pune })).body;
+    expect(segment).toMatchObject({ count: 4, count_estimated: false });
+    expect((await admin("POST", `/panels/${panel.id}/segments/count`, { match: pune })).body).toEqual({ count: 4, count_estimated: false });
+    await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments/${segment.id}`)).body.members === 4 ? true : undefined));
+    // Past the cap, a saved segment answers its members as the background last counted them.
+    for (let run = 0; run < 10; run++) await refreshPanelCounts(panelData, [panel.id], now + run, { ...TINY, requestCap: 2 });
+    const read = await segmentWithCount(panelData, panel.id, segment.id, now, 5);
+    expect(read?.count).toEqual({ n: 4, estimated: true });
+  });
+});
+
+describe("the count refresh over many panels (issue 42)", () => {
+  it("binds the shard's panel ids a page at a time and reaches every page across runs", async () => {
+    const panels = [await createPanel(), await createPanel(), await createPanel()];
+    for (const [i, panel] of panels.entries()) await addContacts(panel, [`p${i}a@x.io`, `p${i}b@x.io`]);
+    // Unknown ids beside them, as a shard's directory list holds many panels; a page of two ids.
+    const ids = ["pnl_none_1", panels[0]!.id, "pnl_none_2", panels[1]!.id, "pnl_none_3", panels[2]!.id];
+    const paged = { ...PANEL_COUNTS, panelsPerStatement: 2, statementsPerRun: 2 };
+    const t0 = Math.floor(Date.now() / 60_000) * 60_000;
+    for (let minute = 0; minute < 3; minute++) await refreshPanelCounts(panelData, ids, t0 + minute * 60_000, paged);
+    for (const panel of panels) expect(await stored(panel)).toMatchObject({ n: 2, cursor: null });
   });
 });

@@ -10249,6 +10249,8 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             count: number | null;
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            count_estimated: boolean;
                         };
                     };
                 };
@@ -10321,6 +10323,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             count: number;
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            count_estimated: boolean;
                         };
                     };
                 };
@@ -10385,6 +10389,8 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             count: number | null;
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            count_estimated: boolean;
                             members: number;
                             /** @description When `members` was counted (now, below 10000) */
                             members_counted_at: string;
@@ -10456,6 +10462,8 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             count: number | null;
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            count_estimated: boolean;
                         };
                     };
                 };

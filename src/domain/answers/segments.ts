@@ -14,8 +14,9 @@ export const segmentAnswer = z.strictObject({
   created_at: isoInstant,
   updated_at: isoInstant,
 });
-/** A segment saved or read: `count` is who matches now (null when it cannot be counted). */
-export const countedSegmentAnswer = segmentAnswer.extend({ count: z.number().nullable() });
+const countEstimated = z.boolean().meta({ description: `True when \`count\` is an estimate: the panel has more than ${COUNT_REQUEST_CAP} contacts, more than a request reads (the members as last counted, or the share matching among the first ${COUNT_REQUEST_CAP})` });
+/** A segment saved or read: `count` is who matches now (null when it cannot be counted), an estimate past what a request reads. */
+export const countedSegmentAnswer = segmentAnswer.extend({ count: z.number().nullable(), count_estimated: countEstimated });
 /**
  * A segment's members (issue 42): counted by the request up to COUNT_REQUEST_CAP, past that as
  * last counted in the background; when, and whether the figure is a floor.
@@ -28,7 +29,7 @@ export const memberFigure = {
 export const segmentPageAnswer = countedSegmentAnswer.extend(memberFigure);
 /** `members` is the count of its stored members (absent only if the count went missing). */
 export const segmentListAnswer = z.strictObject({ segments: z.array(segmentAnswer.extend({ ...memberFigure, members: z.number().optional() })) });
-export const segmentCountAnswer = z.strictObject({ count: z.number() });
+export const segmentCountAnswer = z.strictObject({ count: z.number(), count_estimated: countEstimated });
 export const segmentContactsAnswer = z.strictObject({ contacts: z.array(z.record(z.string(), z.unknown())), next_cursor: z.string().nullable() });
 export const segmentHistoryAnswer = z.strictObject({
   ...memberFigure,

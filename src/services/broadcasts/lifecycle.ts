@@ -27,6 +27,7 @@ import { readHtmlBody } from "./create";
 import { enqueueSendBatches } from "./send";
 import { copyOfEmailTemplate } from "../email-templates/templates";
 import { htmlWithPreheader } from "../../domain/email-templates";
+import { nudgePublish } from "./publish";
 
 // The campaign lifecycle's use cases (issue 43): each reads the campaign, asks the transition
 // table (domain/campaign-lifecycle.ts) whether its state allows the action, and writes with the
@@ -176,6 +177,8 @@ export async function changeCampaignState(ctx: LifecycleContext, id: string, act
   if (action === "resume") {
     const batches = await unsentBatches(db, id);
     if (batches.length) await enqueueSendBatches(env, moved, batches);
+    // Its recipients were still being inserted: the next step, in case its nudge was lost while paused.
+    if (moved.publishing) await nudgePublish(env, moved);
   }
   await recordAudit(db, panel.id, by, AUDITED[action], id, {});
   return answer(db, moved);

@@ -1,6 +1,7 @@
-import { forEachShard, shardTask } from "../access/shards";
+import { forEachShard, panelDb, shardTask } from "../access/shards";
 import type { ShardDb } from "../../store/shards";
-import { completeCampaignIfDone, dueCampaigns, failCampaign, publishCampaign, stalledCampaigns } from "../../store/campaigns";
+import { config } from "../../lib/config";
+import { completeCampaignIfDone, dueCampaigns, failCampaign, getCampaign, publishStep, stalledCampaigns, startPublish, type Campaign } from "../../store/campaigns";
 import { senderStanding } from "../channels/email/sender-domains";
 import { compileAudience } from "./audience";
 import { contactImportStatus } from "./contact-import";
@@ -15,11 +16,30 @@ const PUBLISH_PER_RUN = 20;
  */
 export const STALLED_AFTER_MS = 60_000;
 
+/** The nudge on the IMPORTS queue (one bounded step per message): insert the campaign's next recipients. */
+export interface PublishNudge {
+  type: "campaign_publish";
+  panelId: string;
+  campaignId: string;
+}
+
+export function readPublishNudge(body: unknown): PublishNudge | null {
+  if (typeof body !== "object" || body === null) return null;
+  const { type, panelId, campaignId } = body as Record<string, unknown>;
+  return type === "campaign_publish" && typeof panelId === "string" && typeof campaignId === "string" ? { type, panelId, campaignId } : null;
+}
+
+/** Nudges the campaign's next publish step (a resumed campaign, a lost nudge); a step already taken makes it a no-op. */
+export async function nudgePublish(env: Pick<Env, "IMPORTS">, campaign: { id: string; panelId: string }): Promise<void> {
+  await env.IMPORTS.send({ type: "campaign_publish", panelId: campaign.panelId, campaignId: campaign.id } satisfies PublishNudge);
+}
+
 /**
- * Publishes every campaign whose schedule has come: its recipients are fixed in D1 and one
- * nudge per batch goes to the sends queue. Two overlapping runs cannot both publish one
- * campaign (publishCampaign lets only the first through). Campaigns whose nudges were lost
- * are nudged again; the claims make the repeat harmless.
+ * Publishes every campaign whose schedule has come: it moves to `sending`, and its recipients
+ * are inserted in bounded steps (one here, the rest each from its own IMPORTS message), each
+ * step's send batches nudged on the sends queue as soon as it commits. Two overlapping runs
+ * cannot both publish one campaign (startPublish lets only the first through). Campaigns whose
+ * nudges were lost are nudged again; the claims and the step's own guard make a repeat harmless.
  */
 export async function publishDueBroadcasts(env: Env, now: number): Promise<void> {
   await forEachShard(env, "publish-broadcasts", (db) => publishDueOnShard(env, db, now));
@@ -40,20 +60,41 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
       await failCampaign(db, campaign.panelId, campaign.id, sender.refusal, now);
       continue;
     }
-    const audience = campaign.audience ? await compileAudience(db, campaign.panelId, campaign.audience, now) : undefined;
-    const recipients = await publishCampaign(db, campaign, SEND_BATCH_SIZE, now, audience);
-    if (recipients === null) continue;
-    if (recipients === 0) {
-      await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);
-      continue;
-    }
-    const batches = Array.from({ length: Math.ceil(recipients / SEND_BATCH_SIZE) }, (_, i) => i);
-    await enqueueSendBatches(env, campaign, batches);
+    if (!(await startPublish(db, campaign, now))) continue;
+    await publishNextStep(env, db, { ...campaign, publishedAt: now }, now);
   }
   for (const stalled of await stalledCampaigns(db, now - STALLED_AFTER_MS, now, PUBLISH_PER_RUN)) {
     if (stalled.batches.length) await enqueueSendBatches(env, stalled, stalled.batches);
-    else await completeCampaignIfDone(db, stalled.panelId, stalled.id, now);
+    if (stalled.publishing) await nudgePublish(env, stalled);
+    else if (!stalled.batches.length) await completeCampaignIfDone(db, stalled.panelId, stalled.id, now);
   }
+}
+
+/**
+ * One step of a campaign's publishing (store/campaigns.ts publishStep: the recipients among the
+ * next FANOUT_CHUNK_IDS contact ids, one statement): its send batches are nudged, then the next
+ * step, or, after the last, the campaign is finished if nothing is left to send. The audience is
+ * resolved as of the publish time in every step, so all steps agree on time windows.
+ */
+async function publishNextStep(env: Env, db: ShardDb, campaign: Campaign, now: number): Promise<void> {
+  const at = campaign.publishedAt ?? now;
+  const audience = campaign.audience ? await compileAudience(db, campaign.panelId, campaign.audience, at, "probe") : undefined;
+  const step = await publishStep(db, campaign, SEND_BATCH_SIZE, config(env).fanoutChunkIds, now, audience);
+  // Not publishing any more (cancelled), or another consumer took this step and nudges the next.
+  if (!step) return;
+  if (step.nextBatch > step.firstBatch) {
+    await enqueueSendBatches(env, campaign, Array.from({ length: step.nextBatch - step.firstBatch }, (_, i) => step.firstBatch + i));
+  }
+  if (step.done) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);
+  else await nudgePublish(env, campaign);
+}
+
+/** The IMPORTS queue's publish nudge: the campaign's next step, while it is still publishing. */
+export async function handlePublishNudge(env: Env, nudge: PublishNudge, now = Date.now()): Promise<void> {
+  const db = await panelDb(env, nudge.panelId);
+  const campaign = await getCampaign(db, nudge.panelId, nudge.campaignId);
+  if (!campaign?.publishing || (campaign.status !== "sending" && campaign.status !== "paused")) return;
+  await publishNextStep(env, db, campaign, now);
 }
 
 export const publishBroadcastsTask = shardTask("publish-broadcasts", (env, db, _index, now) => publishDueOnShard(env, db, now));

@@ -1,8 +1,8 @@
 import { refused, succeeded, type Result } from "../../lib/problems";
-import { deleteList, listUsers, type ListUser } from "../../store/lists";
-import { rebuildSegments } from "../../store/segments";
+import { listUsers, type ListUser } from "../../store/lists";
 import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";
+import { clearList } from "./clear";
 import { findList, noSuchList, type ListRef } from "./find";
 
 export interface RemoveListOptions {
@@ -16,16 +16,18 @@ export interface RemoveListOptions {
   refuseInUse?: boolean;
 }
 
-/** Deletes a list and its memberships (the contacts stay), then has the segments that read lists rebuilt. */
-export async function removeList(db: ShardDb, panelId: string, ref: ListRef, now: number, options: RemoveListOptions = {}): Promise<Result<true>> {
+/**
+ * Deletes a list and its memberships (the contacts stay), then has the segments that read lists
+ * rebuilt: the list is gone at once, its memberships go in bounded steps (clear.ts).
+ */
+export async function removeList(env: Env, db: ShardDb, panelId: string, ref: ListRef, now: number, options: RemoveListOptions = {}): Promise<Result<true>> {
   const list = await findList(db, panelId, ref);
   if (!list) return noSuchList(ref);
   if (options.refuseInUse) {
     const users = await listUsers(db, panelId, list.id);
     if (users.length) return refused("conflict", [], `The list "${list.name}" is used by ${usersInWords(users)}; stop the journeys, and send, cancel or delete the campaigns first`);
   }
-  await deleteList(db, panelId, list.id);
-  await rebuildSegments(db, panelId, now);
+  if ((await clearList(env, db, panelId, list.id, now, true)) === null) return noSuchList(ref);
   if (options.by) await recordAudit(db, panelId, options.by, "list.deleted", String(list.id), { name: list.name });
   return succeeded(true);
 }

@@ -23,6 +23,11 @@ export const PANEL_COUNTS = {
   requestCap: COUNT_REQUEST_CAP,
   /** Receipt slots kept: Home reads today's in any time zone. */
   receivedKeepMs: 2 * DAY_MS,
+  /**
+   * Panel ids bound as one JSON value: a shard's whole list would pass D1's 2 MB per value near
+   * 60,000 panels; 5,000 ids are about 120 KB.
+   */
+  panelsPerStatement: 5_000,
 };
 
 export type CountTuning = typeof PANEL_COUNTS;
@@ -37,15 +42,24 @@ export interface CountFigure {
 /**
  * Housekeeping, per shard: counts what is due among `panelIds` (the panels the directory
  * places on this shard), at most `statementsPerRun` bounded statements, and drops the counted
- * panels' old receipt slots.
+ * panels' old receipt slots. The ids go to D1 a page of `panelsPerStatement` at a time; the
+ * page a run starts with turns each minute, so a busy page does not keep the others waiting.
  */
 export async function refreshPanelCounts(db: ShardDb, panelIds: readonly string[], now: number, tuning: CountTuning = PANEL_COUNTS): Promise<void> {
   if (panelIds.length === 0) return;
-  await ensureCountRows(db, panelIds);
-  for (let i = 0; i < tuning.statementsPerRun; i++) {
-    const stepped = await countStep(db, panelIds, now - tuning.refreshMs, now, tuning.rowsPerStatement, tuning.chunk);
-    await pruneReceivedSlots(db, [...new Set(stepped)], now - tuning.receivedKeepMs);
-    if (stepped.length < tuning.rowsPerStatement) break;
+  const pages: (readonly string[])[] = [];
+  for (let i = 0; i < panelIds.length; i += tuning.panelsPerStatement) pages.push(panelIds.slice(i, i + tuning.panelsPerStatement));
+  const first = Math.floor(now / 60_000) % pages.length;
+  let statements = tuning.statementsPerRun;
+  for (let p = 0; p < pages.length && statements > 0; p++) {
+    const page = pages[(first + p) % pages.length]!;
+    await ensureCountRows(db, page);
+    while (statements > 0) {
+      statements--;
+      const stepped = await countStep(db, page, now - tuning.refreshMs, now, tuning.rowsPerStatement, tuning.chunk);
+      await pruneReceivedSlots(db, [...new Set(stepped)], now - tuning.receivedKeepMs);
+      if (stepped.length < tuning.rowsPerStatement) break;
+    }
   }
 }
 

@@ -4,7 +4,10 @@ import { refused, succeeded, type Result } from "../../lib/problems";
 import { dependenciesOf, type SegmentDefinition, type SegmentNode } from "../../domain/segments";
 import { newId } from "../../lib/random";
 import { compileSegment } from "../../store/segment-sql";
-import { countMatching, getSegment, insertSegment, loadSegmentCatalog, updateSegment, type Segment } from "../../store/segments";
+import { countMatchingAmongFirst, getSegment, insertSegment, loadSegmentCatalog, updateSegment, type Segment } from "../../store/segments";
+import type { CompiledSegment } from "../../store/segment-sql";
+import { COUNT_REQUEST_CAP } from "../../domain/overview";
+import { contactsFigure } from "../overview/counts";
 import { recordAudit, type Auditor } from "../audit/record";
 import { checkSegmentMatch } from "./check";
 import { buildSegment } from "./membership";
@@ -13,14 +16,32 @@ import { forgetPanelSegments } from "./panel-segments";
 /** Time a create or an edit spends building membership after answering; the cron goes on from there. */
 const BUILD_AFTER_SAVE_MS = 20_000;
 
-export type SegmentOutcome = Result<{ segment: Segment; count: number }>;
+/** Who matches now: exact for a panel of fewer contacts than COUNT_REQUEST_CAP; else `estimated` from the first of them. */
+export interface MatchCount {
+  n: number;
+  estimated: boolean;
+}
 
-/** How many of the panel's contacts match `match` now (a preview, or a saved segment's count). */
-export async function countSegment(db: ShardDb, panelId: string, match: SegmentNode, now = Date.now()): Promise<Result<number>> {
+export type SegmentOutcome = Result<{ segment: Segment; count: MatchCount }>;
+
+/**
+ * Counts in a request read at most COUNT_REQUEST_CAP contacts (issue 42: never a COUNT over the
+ * panel): below it the count is exact; past it the share that matched among those read, times
+ * the panel's contacts as last counted (services/overview/counts.ts), rounded: an estimate.
+ */
+async function boundedCount(db: ShardDb, panelId: string, compiled: CompiledSegment, now: number, cap = COUNT_REQUEST_CAP): Promise<MatchCount> {
+  const { examined, hits } = await countMatchingAmongFirst(db, panelId, compiled, cap);
+  if (examined < cap) return { n: hits, estimated: false };
+  const contacts = await contactsFigure(db, panelId, now);
+  return { n: Math.round((hits / examined) * contacts.n), estimated: true };
+}
+
+/** How many of the panel's contacts match `match` now (a preview, or a saved segment's count), bounded (boundedCount). */
+export async function countSegment(db: ShardDb, panelId: string, match: SegmentNode, now = Date.now(), cap = COUNT_REQUEST_CAP): Promise<Result<MatchCount>> {
   const catalog = await loadSegmentCatalog(db, panelId);
   const checked = await checkSegmentMatch(db, panelId, catalog, match);
   if (!checked.ok) return refused("invalid", checked.problems);
-  return succeeded(await countMatching(db, panelId, compileSegment(checked.match, catalog, now, "scan")));
+  return succeeded(await boundedCount(db, panelId, compileSegment(checked.match, catalog, now, "probe"), now, cap));
 }
 
 /** The segments services' refusal for a segment the panel does not have. */
@@ -48,7 +69,7 @@ export async function saveSegment(
       : await updateSegment(db, panelId, options.id, change, options.now);
   forgetPanelSegments(panelId);
   if (!segment) return noSuchSegment(String(options.id));
-  const count = await countMatching(db, panelId, compileSegment(segment.match, catalog, options.now, "scan"));
+  const count = await boundedCount(db, panelId, compileSegment(segment.match, catalog, options.now, "probe"), options.now);
   options.defer(
     buildSegment(env, segment, options.now, BUILD_AFTER_SAVE_MS).catch((error: unknown) => console.error(`segments: building ${segment.id} failed; the cron goes on with it`, error)),
   );

@@ -79,6 +79,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("panel_days", ["panel_id", "kind", "day", "name"]),
   table("panel_counts", ["panel_id", "subject"]),
   table("panel_received", ["panel_id", "slot"]),
+  table("panel_sent", ["panel_id", "slot"]),
   table("push_settings", ["panel_id"]),
   table("push_subscriptions", ["panel_id", "kind", "address"]),
   table("push_optouts", ["panel_id", "contact_id"]),
