@@ -29,6 +29,7 @@
 -- migration 0034_event_retention.sql
 -- migration 0035_panel_moves.sql
 -- migration 0063_panel_campaign_lead.sql
+-- migration 0068_panel_message_rules.sql
 
 -- table activities
 
@@ -587,7 +588,7 @@ CREATE TABLE panels (
   created_at  INTEGER NOT NULL,
   updated_at  INTEGER NOT NULL
 , unknown_attributes TEXT NOT NULL DEFAULT 'reject'
-  CHECK (unknown_attributes IN ('reject', 'ignore', 'create')), cors_origins TEXT NOT NULL DEFAULT '[]', shard INTEGER NOT NULL DEFAULT 0, event_retention_days INTEGER NOT NULL DEFAULT 90, campaign_lead_minutes INTEGER);
+  CHECK (unknown_attributes IN ('reject', 'ignore', 'create')), cors_origins TEXT NOT NULL DEFAULT '[]', shard INTEGER NOT NULL DEFAULT 0, event_retention_days INTEGER NOT NULL DEFAULT 90, campaign_lead_minutes INTEGER, message_rules TEXT NOT NULL DEFAULT '{}');
 
 -- table password_resets
 

@@ -38,6 +38,7 @@
 -- migration 0068_audit_actor_kind.sql
 -- migration 0069_import_mapping_and_history.sql
 -- migration 0072_email_body_source.sql
+-- migration 0076_contact_sends.sql
 
 -- table activities
 
@@ -248,6 +249,19 @@ CREATE TABLE contact_erasures (
 );
 
 CREATE INDEX contact_erasures_pending ON contact_erasures (created_at) WHERE state = 'archive';
+
+-- table contact_sends
+
+CREATE TABLE contact_sends (
+  panel_id   TEXT NOT NULL,
+  contact_id INTEGER NOT NULL,
+  channel    TEXT NOT NULL CHECK (channel IN ('email', 'sms', 'push')),
+  at         INTEGER NOT NULL,
+  send_key   TEXT NOT NULL,
+  PRIMARY KEY (panel_id, contact_id, channel, at, send_key)
+) WITHOUT ROWID;
+
+CREATE UNIQUE INDEX contact_sends_by_key ON contact_sends (panel_id, send_key);
 
 -- table contacts
 

@@ -432,6 +432,8 @@ export interface CampaignRecipientView {
   key: string | null;
   address: string | null;
   status: string;
+  /** Why it was skipped or failed. */
+  error: string | null;
   sent_at: string | null;
   opens: number;
   clicks: number;

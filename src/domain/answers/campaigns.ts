@@ -79,6 +79,7 @@ export const campaignRecipientsAnswer = z.strictObject({
       key: z.string().nullable(),
       address: z.string().nullable(),
       status: z.string(),
+      error: z.string().nullable().meta({ description: "Why it was skipped or failed (e.g. `cap: at most 3 email per 7 days`)" }),
       sent_at: isoInstant.nullable(),
       opens: z.number(),
       clicks: z.number(),

@@ -8,6 +8,8 @@ import { isEmailAddress } from "../../domain/email";
 import { SUPPRESSION_SKIPS } from "../../domain/preferences";
 import { compileTemplate, hasMergeTags, mergeTagNames, mergeValuesOf, personalize, type Template } from "../../domain/merge-tags";
 import { textOfHtml } from "../../domain/email-text";
+import { capsOf, describeCap, NO_RULES } from "../../domain/message-rules";
+import { countSendIfAllowed } from "../../store/contact-sends";
 import { randomHex } from "../../lib/random";
 import { config } from "../../lib/config";
 import { sendAll } from "../../lib/tasks";
@@ -124,6 +126,8 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
         trackingBaseUrl(env, db, campaign.panelId),
       ]);
       const signer = new TrackingSigner(config(env).secretsKey);
+      // A campaign is marketing: every message counts against the panel's email caps (decision 0039).
+      const caps = capsOf(panel?.messageRules ?? NO_RULES, "email");
       const facts = { senderName: campaign.senderName, senderAddress: campaign.senderEmail, panelName: panel?.name ?? campaign.senderName };
       await Promise.all(
         recipients.map(async (recipient) => {
@@ -134,6 +138,10 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
           if (!sender.ok) return skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
           const id = messageIdOf(campaign.id, recipient.contactId);
+          if (caps.length > 0) {
+            const counted = await countSendIfAllowed(db, { panelId: campaign.panelId, contactId: recipient.contactId, channel: "email", key: id }, caps, now);
+            if (!counted.allowed) return skip(describeCap(counted.cap));
+          }
           const subjectLine = personalize(subject, recipient.attributes, "plain");
           const unsigned = await trackedMime(signer, baseUrl, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, facts, {
             from: { name: campaign.senderName, address: campaign.senderEmail },

@@ -1,3 +1,4 @@
+import { NO_RULES } from "../../domain/message-rules";
 import { DEFAULT_ATTRIBUTES } from "../../domain/attributes";
 import { refusedField, succeeded, type Result } from "../../lib/problems";
 import { newId, randomBase64Url } from "../../lib/random";
@@ -30,6 +31,7 @@ export async function createPanel(env: Env, input: { name: string; primaryKey: s
     shard,
     eventRetentionDays: DEFAULT_RETENTION_DAYS,
     campaignLeadMinutes: null,
+    messageRules: NO_RULES,
   };
   // A primary key outside the defaults (a CRM's customer id, say) becomes a string attribute.
   const attributes = DEFAULT_ATTRIBUTES.some(([name]) => name === panel.primaryKey) ? DEFAULT_ATTRIBUTES : [...DEFAULT_ATTRIBUTES, [panel.primaryKey, "string"] as const];
