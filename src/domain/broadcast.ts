@@ -218,6 +218,15 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
       body_source: bodySourceField.optional().meta({ description: "The visual editor's source html was rendered from (the panel renders it with MJML); only with html" }),
       html_url: z.string().max(2048).pipe(outboundUrl(rules)).optional(),
       schedule_date: scheduleDate(rules).optional(),
+      local_time: z
+        .string({ error: "must be a time of day, HH:MM" })
+        .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: "must be a time of day, HH:MM (00:00 to 23:59)" })
+        .optional()
+        .meta({
+          description:
+            "Send at local time: each recipient at this HH:MM on its own clock (its TIMEZONE attribute, else the panel's zone), the first such time once the campaign starts, so over up to a day; start it at HH:MM in the earliest zone for one calendar date everywhere (26 hours)",
+          example: "10:00",
+        }),
       tags,
       audience: campaignAudienceSchema,
     })
@@ -244,6 +253,7 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
       sendAt: data.schedule_date?.sendAt ?? rules.now,
       tags: data.tags,
       audience: data.audience,
+      localTime: data.local_time ?? null,
     }));
 }
 
@@ -512,6 +522,8 @@ export interface CampaignView {
   schedule_date: string;
   timezone: string;
   send_at: string;
+  /** Send at local time: each recipient at this HH:MM on its own clock; null: at once. */
+  local_time: string | null;
   import_job_id: string | null;
   /** The saved email template its subject and body were copied from when it was created; null: its own. */
   email_template: string | null;

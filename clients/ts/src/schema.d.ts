@@ -5234,6 +5234,8 @@ export interface paths {
                                 schedule_date: string;
                                 timezone: string;
                                 send_at: string;
+                                /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                                local_time: string | null;
                                 import_job_id: string | null;
                                 email_template: string | null;
                                 request_id: string;
@@ -5327,6 +5329,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5507,6 +5511,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5670,6 +5676,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5780,6 +5788,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5879,6 +5889,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5978,6 +5990,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -6077,6 +6091,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -6176,6 +6192,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -6275,6 +6293,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;

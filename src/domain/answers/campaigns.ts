@@ -36,6 +36,7 @@ export const campaignAnswer = z.strictObject({
   schedule_date: z.string(),
   timezone: z.string(),
   send_at: isoInstant,
+  local_time: z.string().nullable().meta({ description: "Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once" }),
   import_job_id: z.string().nullable(),
   email_template: z.string().nullable(),
   request_id: z.string(),

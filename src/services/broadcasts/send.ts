@@ -8,7 +8,7 @@ import { isEmailAddress } from "../../domain/email";
 import { SUPPRESSION_SKIPS } from "../../domain/preferences";
 import { compileTemplate, hasMergeTags, mergeTagNames, mergeValuesOf, personalize, type Template } from "../../domain/merge-tags";
 import { textOfHtml } from "../../domain/email-text";
-import { capsOf, describeCap, NO_RULES } from "../../domain/message-rules";
+import { capsOf, contactTimeZone, describeCap, nextLocalTime, NO_RULES, quietUntil } from "../../domain/message-rules";
 import { countSendIfAllowed } from "../../store/contact-sends";
 import { randomHex } from "../../lib/random";
 import { config } from "../../lib/config";
@@ -19,7 +19,7 @@ import { getPanel } from "../../store/panels";
 import { isPushNudge, sendQueuedPushBatch } from "../journeys/push";
 import { sendRetryDelaySeconds, type NudgeDelivery } from "../journeys/queued-sends";
 import { isSmsNudge, sendQueuedSmsBatch } from "../journeys/sms";
-import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
+import { claimBatch, completeCampaignIfDone, deferClaimed, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
 export const SEND_BATCH_SIZE = 100;
@@ -117,6 +117,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
   const recipients = await claimBatch(db, campaign, nudge.batch, claim, now, now - CLAIM_LEASE_MS, provider.idempotent);
   if (recipients.length > 0) {
     const skipped: MessageOutcome[] = [];
+    const deferred: Array<{ contactId: number; dueAt: number }> = [];
     const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail; rendered: Pick<MessageOutcome, "subject" | "mergeValues"> }> = [];
     try {
       const [{ html, text, subject, tagNames }, panel, sender, baseUrl] = await Promise.all([
@@ -127,7 +128,8 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       ]);
       const signer = new TrackingSigner(config(env).secretsKey);
       // A campaign is marketing: every message counts against the panel's email caps (decision 0039).
-      const caps = capsOf(panel?.messageRules ?? NO_RULES, "email");
+      const rules = panel?.messageRules ?? NO_RULES;
+      const caps = capsOf(rules, "email");
       const facts = { senderName: campaign.senderName, senderAddress: campaign.senderEmail, panelName: panel?.name ?? campaign.senderName };
       await Promise.all(
         recipients.map(async (recipient) => {
@@ -138,6 +140,11 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
           if (!sender.ok) return skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
           const id = messageIdOf(campaign.id, recipient.contactId);
+          // Its time on its own clock: send at local time (once: a deferred recipient's time has come), then quiet hours.
+          const zone = contactTimeZone(recipient.attributes, panel?.timezone ?? "UTC");
+          const localAt = campaign.localTime && recipient.dueAt === null ? nextLocalTime(campaign.localTime, campaign.publishedAt ?? now, zone) : null;
+          const dueAt = localAt !== null && localAt > now ? localAt : quietUntil(rules, "email", now, zone);
+          if (dueAt !== null) return void deferred.push({ contactId: recipient.contactId, dueAt });
           if (caps.length > 0) {
             const counted = await countSendIfAllowed(db, { panelId: campaign.panelId, contactId: recipient.contactId, channel: "email", key: id }, caps, now);
             if (!counted.allowed) return skip(describeCap(counted.cap));
@@ -167,6 +174,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       await releaseClaim(db, campaign.id, nudge.batch, claim);
       throw error;
     }
+    await deferClaimed(db, campaign.id, nudge.batch, claim, deferred);
     await finishClaims(db, campaign.id, nudge.batch, claim, skipped, now);
     const groupSize = provider.idempotent ? outgoing.length : ATTEMPT_GROUP;
     let retryLater = 0;

@@ -13,3 +13,11 @@ CREATE TABLE contact_sends (
 
 -- A message's row found by its key: a retried send finds the room it was given.
 CREATE UNIQUE INDEX contact_sends_by_key ON contact_sends (panel_id, send_key);
+
+-- A campaign recipient deferred by quiet hours or sent at the contact's local time: not claimed
+-- before due_at (NULL: at once). The re-drive of sending campaigns nudges only batches with
+-- recipients due.
+ALTER TABLE campaign_messages ADD COLUMN due_at INTEGER;
+-- Send at local time: each recipient at this HH:MM on its own clock (its TIMEZONE attribute,
+-- else the panel's zone), the first such time at or after the campaign starts; NULL: at once.
+ALTER TABLE campaigns ADD COLUMN local_time TEXT;
