@@ -220,6 +220,7 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
       schedule_date: scheduleDate(rules).optional(),
       local_time: z
         .string({ error: "must be a time of day, HH:MM" })
+        .max(5, { abort: true, error: "must be a time of day, HH:MM (00:00 to 23:59)" })
         .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: "must be a time of day, HH:MM (00:00 to 23:59)" })
         .optional()
         .meta({

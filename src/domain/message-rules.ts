@@ -20,6 +20,7 @@ export function ruleChannelOf(channel: "email" | "sms" | "apn" | "bpn"): RuleCha
 const channel = z.enum(RULE_CHANNELS, { error: "must be email, sms or push" });
 const clock = z
   .string({ error: "must be a time of day, HH:MM" })
+  .max(5, { abort: true, error: "must be a time of day, HH:MM (00:00 to 23:59)" })
   .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: "must be a time of day, HH:MM (00:00 to 23:59)" })
   .meta({ example: "21:00" });
 
