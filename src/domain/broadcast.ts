@@ -225,7 +225,7 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
         .optional()
         .meta({
           description:
-            "Send at local time: each recipient at this HH:MM on its own clock (its TIMEZONE attribute, else the panel's zone), the first such time once the campaign starts, so over up to a day; start it at HH:MM in the earliest zone for one calendar date everywhere (26 hours)",
+            "Send at local time: each recipient at this HH:MM of the send date (schedule_date's, in the panel's zone) on its own clock (its TIMEZONE attribute, else the panel's zone), so over up to 26 hours; where that time has passed when the campaign starts, at once",
           example: "10:00",
         }),
       tags,

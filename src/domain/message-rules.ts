@@ -135,6 +135,16 @@ export function nextLocalTime(hhmm: string, now: number, timeZone: string): numb
 }
 
 /**
+ * Send at local time: `hhmm` on the calendar date `day` (the campaign's send date in the
+ * panel's zone) on `timeZone`'s clock. Zones run from UTC+14 to UTC-12, so one date's `hhmm`
+ * spans 26 hours of instants.
+ */
+export function localTimeOnDay(hhmm: string, day: { year: number; month: number; day: number }, timeZone: string): number {
+  const minutes = minutesOf(hhmm);
+  return instantOf({ year: day.year, month: day.month, day: day.day, hour: Math.floor(minutes / 60), minute: minutes % 60, second: 0 }, timeZone);
+}
+
+/**
  * When the channel's quiet hours end, if `now` falls inside them on `timeZone`'s clock; null
  * otherwise. A window may run over midnight (21:00 to 09:00).
  */

@@ -8,7 +8,8 @@ import { isEmailAddress } from "../../domain/email";
 import { SUPPRESSION_SKIPS } from "../../domain/preferences";
 import { compileTemplate, hasMergeTags, mergeTagNames, mergeValuesOf, personalize, type Template } from "../../domain/merge-tags";
 import { textOfHtml } from "../../domain/email-text";
-import { capsOf, contactTimeZone, describeCap, nextLocalTime, NO_RULES, quietUntil } from "../../domain/message-rules";
+import { capsOf, contactTimeZone, describeCap, localTimeOnDay, NO_RULES, quietUntil } from "../../domain/message-rules";
+import { wallClockAt } from "../../domain/time";
 import { countSendIfAllowed } from "../../store/contact-sends";
 import { randomHex } from "../../lib/random";
 import { config } from "../../lib/config";
@@ -129,6 +130,8 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       const signer = new TrackingSigner(config(env).secretsKey);
       // A campaign is marketing: every message counts against the panel's email caps (decision 0039).
       const rules = panel?.messageRules ?? NO_RULES;
+      // Send at local time: the campaign's send date, on the panel's clock, is every recipient's date.
+      const sendDay = wallClockAt(campaign.sendAt, panel?.timezone ?? "UTC");
       const caps = capsOf(rules, "email");
       const facts = { senderName: campaign.senderName, senderAddress: campaign.senderEmail, panelName: panel?.name ?? campaign.senderName };
       await Promise.all(
@@ -140,9 +143,10 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
           if (!sender.ok) return skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
           const id = messageIdOf(campaign.id, recipient.contactId);
-          // Its time on its own clock: send at local time (once: a deferred recipient's time has come), then quiet hours.
+          // Its time on its own clock: send at local time (at once where that time of the send date
+          // has passed; a deferred recipient's has come), then quiet hours.
           const zone = contactTimeZone(recipient.attributes, panel?.timezone ?? "UTC");
-          const localAt = campaign.localTime && recipient.dueAt === null ? nextLocalTime(campaign.localTime, campaign.publishedAt ?? now, zone) : null;
+          const localAt = campaign.localTime && recipient.dueAt === null ? localTimeOnDay(campaign.localTime, sendDay, zone) : null;
           const dueAt = localAt !== null && localAt > now ? localAt : quietUntil(rules, "email", now, zone);
           if (dueAt !== null) return void deferred.push({ contactId: recipient.contactId, dueAt });
           if (caps.length > 0) {

@@ -48,29 +48,31 @@ async function sendAt(panel: TestPanel, id: string, now: number) {
 const sentTo = async (panel: TestPanel) => (await outbox(panel)).map((m) => m.to).sort();
 
 describe("send at local time", () => {
-  it("sends each recipient at 10:00 on its own clock (TIMEZONE, else the panel's zone), each once, and the campaign ends with the last", async () => {
+  it("sends each recipient at 10:00 of the send date on its own clock (TIMEZONE, else the panel's zone), at once where it has passed, each once", async () => {
     const { panel, list } = await shop();
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "hnl@example.com", TIMEZONE: "Pacific/Honolulu" }, listid: list });
     const id = await published(panel, list, NOON, { local_time: "10:00" });
     expect((await campaign(panel, id)).local_time).toBe("10:00");
 
-    // At the start neither is due: New York's 10:00 is 15:00Z today, Kolkata's 04:30Z tomorrow.
+    // The send date is 2026-11-24 (Kolkata's): its 10:00 has passed in Kolkata (04:30Z), is 15:00Z
+    // in New York and 20:00Z in Honolulu.
     await sendAt(panel, id, NOON);
-    expect(await sentTo(panel)).toEqual([]);
+    expect(await sentTo(panel)).toEqual(["in@example.com"]);
     expect(await unsentBatches(panelData, id, NOON + 60_000)).toEqual([]);
     const nyTen = Date.UTC(2026, 10, 24, 15, 0);
     expect(await unsentBatches(panelData, id, nyTen)).toEqual([0]);
 
     await sendAt(panel, id, nyTen - 60_000);
-    expect(await sentTo(panel)).toEqual([]);
-    await sendAt(panel, id, nyTen);
-    expect(await sentTo(panel)).toEqual(["ny@example.com"]);
+    expect(await sentTo(panel)).toEqual(["in@example.com"]);
+    await Promise.all([sendAt(panel, id, nyTen), sendAt(panel, id, nyTen)]);
+    expect(await sentTo(panel)).toEqual(["in@example.com", "ny@example.com"]);
     expect((await campaign(panel, id)).status).toBe("sending");
 
-    const inTen = Date.UTC(2026, 10, 25, 4, 30);
-    await Promise.all([sendAt(panel, id, inTen), sendAt(panel, id, inTen)]);
-    await sendAt(panel, id, inTen + 60_000);
-    expect(await sentTo(panel)).toEqual(["in@example.com", "ny@example.com"]);
-    expect(await campaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 2, sent: 2 } });
+    const hnlTen = Date.UTC(2026, 10, 24, 20, 0);
+    await sendAt(panel, id, hnlTen);
+    await sendAt(panel, id, hnlTen + 60_000);
+    expect(await sentTo(panel)).toEqual(["hnl@example.com", "in@example.com", "ny@example.com"]);
+    expect(await campaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 3, sent: 3 } });
   });
 
   it("refuses a local_time that is not HH:MM, naming it", async () => {

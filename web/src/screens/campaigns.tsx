@@ -292,7 +292,7 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
         {draft.mode === "audience" &&
           text("local_time", "Send at local time (optional)", {
             type: "time",
-            hint: "Each contact at this time on their own clock (TIMEZONE attribute, else the panel's zone), from the send time on, over up to a day",
+            hint: "Each contact at this time of the send date on their own clock (TIMEZONE attribute, else the panel's zone), over up to 26 hours; where it has passed at the send time, at once",
             optional: true,
           })}
         {text("tags", "Tags (optional)", { hint: "Up to 5, separated by commas", optional: true })}
