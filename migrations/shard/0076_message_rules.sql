@@ -19,5 +19,5 @@ CREATE UNIQUE INDEX contact_sends_by_key ON contact_sends (panel_id, send_key);
 -- recipients due.
 ALTER TABLE campaign_messages ADD COLUMN due_at INTEGER;
 -- Send at local time: each recipient at this HH:MM on its own clock (its TIMEZONE attribute,
--- else the panel's zone), the first such time at or after the campaign starts; NULL: at once.
+-- else the panel's zone) on the campaign's send date (its date in the panel's zone); NULL: at once.
 ALTER TABLE campaigns ADD COLUMN local_time TEXT;

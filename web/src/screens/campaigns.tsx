@@ -290,7 +290,7 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
           hint: `In the panel's time zone ${timezone}, at least ${leadMinutes} minutes ahead${draft.mode === "audience" ? "; a draft may leave it empty" : ""}`,
         })}
         {draft.mode === "audience" &&
-          text("local_time", "Send at local time (optional)", {
+          text("local_time", "Local send time (optional)", {
             type: "time",
             hint: "Each contact at this time of the send date on their own clock (TIMEZONE attribute, else the panel's zone), over up to 26 hours; where it has passed at the send time, at once",
             optional: true,
