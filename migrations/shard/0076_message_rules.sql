@@ -1,4 +1,4 @@
--- Issue 46 (decision 0039): the marketing messages counted against the panel's frequency caps,
+-- Issue 46 (decision 0040): the marketing messages counted against the panel's frequency caps,
 -- one row per message (campaign message or journey msgid), written by the conditional insert
 -- that lets the message go. A cap's count is the contact's rows of the channel within its
 -- window: an indexed range read of at most a few rows.

@@ -1,7 +1,7 @@
 import type { ShardDb } from "./shards";
 import { capAllowsAt, longestWindow, type FrequencyCap, type RuleChannel } from "../domain/message-rules";
 import { DAY_MS } from "../domain/time";
-// The marketing messages counted against frequency caps (decision 0039): a row per message,
+// The marketing messages counted against frequency caps (decision 0040): a row per message,
 // written by the one conditional insert that lets it go.
 
 export interface CountedSend {

@@ -128,7 +128,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
         trackingBaseUrl(env, db, campaign.panelId),
       ]);
       const signer = new TrackingSigner(config(env).secretsKey);
-      // A campaign is marketing: every message counts against the panel's email caps (decision 0039).
+      // A campaign is marketing: every message counts against the panel's email caps (decision 0040).
       const rules = panel?.messageRules ?? NO_RULES;
       // Send at local time: the campaign's send date, on the panel's clock, is every recipient's date.
       const sendDay = wallClockAt(campaign.sendAt, panel?.timezone ?? "UTC");
