@@ -31,6 +31,7 @@
 -- migration 0063_panel_campaign_lead.sql
 -- migration 0064_panel_partitions.sql
 -- migration 0067_signup_form_directory.sql
+-- migration 0068_panel_message_rules.sql
 
 -- table activities
 
@@ -609,7 +610,7 @@ CREATE TABLE panels (
   created_at  INTEGER NOT NULL,
   updated_at  INTEGER NOT NULL
 , unknown_attributes TEXT NOT NULL DEFAULT 'reject'
-  CHECK (unknown_attributes IN ('reject', 'ignore', 'create')), cors_origins TEXT NOT NULL DEFAULT '[]', shard INTEGER NOT NULL DEFAULT 0, event_retention_days INTEGER NOT NULL DEFAULT 90, campaign_lead_minutes INTEGER);
+  CHECK (unknown_attributes IN ('reject', 'ignore', 'create')), cors_origins TEXT NOT NULL DEFAULT '[]', shard INTEGER NOT NULL DEFAULT 0, event_retention_days INTEGER NOT NULL DEFAULT 90, campaign_lead_minutes INTEGER, message_rules TEXT NOT NULL DEFAULT '{}');
 
 -- table password_resets
 

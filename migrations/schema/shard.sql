@@ -41,6 +41,7 @@
 -- migration 0071_bounded_fanout.sql
 -- migration 0072_email_body_source.sql
 -- migration 0075_signup_forms.sql
+-- migration 0076_message_rules.sql
 
 -- table activities
 
@@ -134,7 +135,7 @@ CREATE TABLE campaign_messages (
   clicks          INTEGER NOT NULL DEFAULT 0,
   first_click_at  INTEGER,
   bounced_at      INTEGER,
-  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT, bucket INTEGER NOT NULL DEFAULT 0,
+  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT, bucket INTEGER NOT NULL DEFAULT 0, due_at INTEGER,
   -- Batch first: claiming a batch reads one narrow range of the table, not the whole campaign.
   PRIMARY KEY (campaign_id, batch, contact_id),
   UNIQUE (campaign_id, contact_id)
@@ -226,7 +227,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT,
+  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, local_time TEXT,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );
@@ -271,6 +272,19 @@ CREATE TABLE contact_erasures (
 );
 
 CREATE INDEX contact_erasures_pending ON contact_erasures (created_at) WHERE state = 'archive';
+
+-- table contact_sends
+
+CREATE TABLE contact_sends (
+  panel_id   TEXT NOT NULL,
+  contact_id INTEGER NOT NULL,
+  channel    TEXT NOT NULL CHECK (channel IN ('email', 'sms', 'push')),
+  at         INTEGER NOT NULL,
+  send_key   TEXT NOT NULL,
+  PRIMARY KEY (panel_id, contact_id, channel, at, send_key)
+) WITHOUT ROWID;
+
+CREATE UNIQUE INDEX contact_sends_by_key ON contact_sends (panel_id, send_key);
 
 -- table contacts
 

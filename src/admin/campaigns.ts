@@ -43,6 +43,7 @@ function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounte
     schedule_date: campaign.scheduleLocal,
     timezone: panel.timezone,
     send_at: isoTime(campaign.sendAt),
+    local_time: campaign.localTime,
     import_job_id: campaign.importJobId,
     email_template: campaign.emailTemplateId,
     request_id: campaign.requestId,

@@ -28,6 +28,7 @@ export function panelView(panel: Panel, env: Env) {
     shard: panel.shard,
     event_retention_days: panel.eventRetentionDays,
     campaign_lead_minutes: campaignLeadMinutes(panel, env),
+    message_rules: panel.messageRules,
     created_at: isoTime(panel.createdAt),
     updated_at: isoTime(panel.updatedAt),
   };
@@ -85,7 +86,7 @@ const patchPanel = definePanelRoute({
   role: NEEDS.settings,
   response: panelAnswer,
   summary:
-    "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, how many days events stay before they move to the archive, or how far ahead campaigns must be scheduled",
+    "Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, how many days events stay before they move to the archive, how far ahead campaigns must be scheduled, or the frequency caps and quiet hours",
   body: panelPatchBody,
   async handle({ env, db, caller, panel, body }) {
     const updated = await orNotFound(changePanel(env, db, panel, body, auditorOf(caller)), `No panel with id "${panel.id}"`);

@@ -218,6 +218,16 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
       body_source: bodySourceField.optional().meta({ description: "The visual editor's source html was rendered from (the panel renders it with MJML); only with html" }),
       html_url: z.string().max(2048).pipe(outboundUrl(rules)).optional(),
       schedule_date: scheduleDate(rules).optional(),
+      local_time: z
+        .string({ error: "must be a time of day, HH:MM" })
+        .max(5, { abort: true, error: "must be a time of day, HH:MM (00:00 to 23:59)" })
+        .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: "must be a time of day, HH:MM (00:00 to 23:59)" })
+        .optional()
+        .meta({
+          description:
+            "Send at local time: each recipient at this HH:MM of the send date (schedule_date's, in the panel's zone) on its own clock (its TIMEZONE attribute, else the panel's zone), so over up to 26 hours; where that time has passed when the campaign starts, at once",
+          example: "10:00",
+        }),
       tags,
       audience: campaignAudienceSchema,
     })
@@ -244,6 +254,7 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
       sendAt: data.schedule_date?.sendAt ?? rules.now,
       tags: data.tags,
       audience: data.audience,
+      localTime: data.local_time ?? null,
     }));
 }
 
@@ -432,6 +443,8 @@ export interface CampaignRecipientView {
   key: string | null;
   address: string | null;
   status: string;
+  /** Why it was skipped or failed. */
+  error: string | null;
   sent_at: string | null;
   opens: number;
   clicks: number;
@@ -510,6 +523,8 @@ export interface CampaignView {
   schedule_date: string;
   timezone: string;
   send_at: string;
+  /** Send at local time: each recipient at this HH:MM on its own clock; null: at once. */
+  local_time: string | null;
   import_job_id: string | null;
   /** The saved email template its subject and body were copied from when it was created; null: its own. */
   email_template: string | null;

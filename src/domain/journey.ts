@@ -54,6 +54,16 @@ const common = {
 };
 
 /**
+ * What a message step does under the panel's rules (issue 46): `exempt` (transactional) is
+ * neither capped nor held by quiet hours; a capped message is skipped (recorded `skipped`,
+ * the journey goes on) or, with `when_capped: wait`, waits until the caps allow it.
+ */
+const messageRuleOptions = {
+  exempt: z.boolean({ error: "must be true or false" }).optional(),
+  when_capped: z.enum(["skip", "wait"], { error: "must be skip or wait" }).optional(),
+};
+
+/**
  * An email: its own subject and html, or a saved email template (admin /email-templates) named
  * by `email_template` without them, whose content the save copies into the step (subject, and
  * the preheader inside the html). A step holding subject and html keeps them; `email_template`
@@ -62,6 +72,7 @@ const common = {
 const emailStep = z
   .object({
     ...common,
+    ...messageRuleOptions,
     type: z.literal("email"),
     subject: text(998).optional(),
     html: text(1_000_000).optional(),
@@ -78,10 +89,10 @@ const emailStep = z
     if (s.html === undefined) ctx.addIssue({ code: "custom", path: ["html"], message: "is required (or name an email_template)" });
   });
 const messageUrl = z.string().max(2048, { abort: true, error: "must be at most 2048 characters" }).pipe(z.url({ error: "must be a URL" }));
-const textMessageStep = z.object({ ...common, type: z.literal(["apn", "bpn"]), text: text(2000), title: text(200).optional(), url: messageUrl.optional() }).strict();
+const textMessageStep = z.object({ ...common, ...messageRuleOptions, type: z.literal(["apn", "bpn"]), text: text(2000), title: text(200).optional(), url: messageUrl.optional() }).strict();
 /** An SMS: its own text or one of the panel's SMS templates (admin /sms/templates), with merge tags either way. */
 const smsStep = z
-  .object({ ...common, type: z.literal("sms"), text: text(1600).optional(), template: text(64).optional(), title: text(200).optional(), url: messageUrl.optional() })
+  .object({ ...common, ...messageRuleOptions, type: z.literal("sms"), text: text(1600).optional(), template: text(64).optional(), title: text(200).optional(), url: messageUrl.optional() })
   .strict()
   .refine((s) => (s.text === undefined) !== (s.template === undefined), { error: "an sms step has either text or template, not both", path: ["text"] });
 const waitStep = z

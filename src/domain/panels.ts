@@ -2,6 +2,7 @@ import { z } from "../lib/z";
 import { UNKNOWN_ATTRIBUTE_MODES } from "./attributes";
 import { corsOriginList, nameText } from "./fields";
 import { isValidTimeZone } from "./time";
+import { messageRulesSchema } from "./message-rules";
 
 export const timezoneName = z
   .string()
@@ -36,5 +37,9 @@ export const panelPatchBody = z
         description:
           "How far ahead the panel's campaigns must be scheduled, in minutes; the deployment's BROADCAST_LEAD_MINUTES (90) until set. At 0 a campaign may be sent now. upload_contact_and_publish keeps the deployment's rule (4.10)",
       }),
+    message_rules: messageRulesSchema.optional().meta({
+      description:
+        "Frequency caps and quiet hours per channel (email, sms, push), for campaigns and journeys alike; replaces the rules set before. Journey message steps marked exempt (transactional) are not held by them",
+    }),
   })
   .strict();

@@ -85,6 +85,7 @@ export interface CampaignRecipient {
   key: string | null;
   address: string | null;
   status: string;
+  error: string | null;
   sentAt: number | null;
   opens: number;
   clicks: number;
@@ -101,6 +102,7 @@ interface RecipientRow {
   pk_value: string | null;
   address: string | null;
   status: string;
+  error: string | null;
   sent_at: number | null;
   opens: number;
   clicks: number;
@@ -123,7 +125,7 @@ export async function campaignRecipients(
   const { results } = await db
     .prepare(
       // The (campaign_id, contact_id) unique index walks the campaign in contact order.
-      `SELECT m.contact_id, c.pk_value, m.address, m.status, m.sent_at, m.opens, m.clicks, m.first_open_at, m.first_click_at, m.bounced_at, m.unsubscribed_at,
+      `SELECT m.contact_id, c.pk_value, m.address, m.status, m.error, m.sent_at, m.opens, m.clicks, m.first_open_at, m.first_click_at, m.bounced_at, m.unsubscribed_at,
               COALESCE(m.subject, (SELECT subject FROM campaigns WHERE id = ?2 AND panel_id = ?1)) AS subject
        FROM campaign_messages m LEFT JOIN contacts c ON c.id = m.contact_id AND c.panel_id = ?1
        WHERE m.campaign_id = ?2 AND m.panel_id = ?1 AND m.contact_id > ?3 AND ${FILTERS[filter]}
@@ -137,6 +139,7 @@ export async function campaignRecipients(
     key: row.pk_value,
     address: row.address,
     status: row.status,
+    error: row.error,
     sentAt: row.sent_at,
     opens: row.opens,
     clicks: row.clicks,

@@ -39,6 +39,8 @@ export interface Campaign {
   publishedAt: number | null;
   finishedAt: number | null;
   updatedAt: number;
+  /** Send at local time: each recipient at this HH:MM on its own clock; null: at once. */
+  localTime: string | null;
 }
 
 interface CampaignRow {
@@ -66,6 +68,7 @@ interface CampaignRow {
   published_at: number | null;
   finished_at: number | null;
   updated_at: number;
+  local_time: string | null;
 }
 
 function fromRow(row: CampaignRow): Campaign {
@@ -94,22 +97,23 @@ function fromRow(row: CampaignRow): Campaign {
     publishedAt: row.published_at,
     finishedAt: row.finished_at,
     updatedAt: row.updated_at,
+    localTime: row.local_time,
   };
 }
 
-export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishing" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId">;
+export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishing" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId" | "localTime">;
 
 /** Creates a campaign that sends to an audience (CONTRACT 9); it is published when its time comes. */
 export async function insertAudienceCampaign(
   db: ShardDb,
-  campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null; emailTemplateId: string | null; bodySource: EmailSource | null },
+  campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null; emailTemplateId: string | null; bodySource: EmailSource | null; localTime?: string | null },
   status: "draft" | "scheduled" = "scheduled",
 ): Promise<void> {
   await db
     .prepare(
       `INSERT INTO campaigns (id, panel_id, list_id, audience, reply_to, name, subject, sender_name, sender_email, tags, schedule_local,
-         send_at, body_key, status, request_id, created_at, updated_at, email_template_id, body_source)
-       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         send_at, body_key, status, request_id, created_at, updated_at, email_template_id, body_source, local_time)
+       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       campaign.id,
@@ -130,6 +134,7 @@ export async function insertAudienceCampaign(
       campaign.createdAt,
       campaign.emailTemplateId,
       sourceText(campaign.bodySource),
+      campaign.localTime ?? null,
     )
     .run();
 }
@@ -492,21 +497,23 @@ export async function stalledCampaigns(db: ShardDb, before: number, now: number,
     .bind(now, before, limit)
     .all<{ id: string; panel_id: string; publishing: number }>();
   const out = [];
-  for (const row of results) out.push({ id: row.id, panelId: row.panel_id, batches: await unsentBatches(db, row.id), publishing: row.publishing === 1 });
+  for (const row of results) out.push({ id: row.id, panelId: row.panel_id, batches: await unsentBatches(db, row.id, now), publishing: row.publishing === 1 });
   return out;
 }
 
-/** The batches of a campaign with recipients still queued or in flight. */
-export async function unsentBatches(db: ShardDb, campaignId: string): Promise<number[]> {
+/** The batches of a campaign with recipients still queued or in flight (deferred ones only once due, when `now` is given). */
+export async function unsentBatches(db: ShardDb, campaignId: string, now?: number): Promise<number[]> {
   const { results } = await db
-    .prepare("SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ? AND status IN ('queued', 'sending') ORDER BY batch")
-    .bind(campaignId)
+    .prepare("SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ?1 AND status IN ('queued', 'sending') AND (?2 IS NULL OR due_at IS NULL OR due_at <= ?2) ORDER BY batch")
+    .bind(campaignId, now ?? null)
     .all<{ batch: number }>();
   return results.map((b) => b.batch);
 }
 
 export interface ClaimedRecipient {
   contactId: number;
+  /** When a deferral (quiet hours, local time) let it go; null: never deferred. */
+  dueAt: number | null;
   attributes: Record<string, string | number | boolean>;
   suppressed: SuppressionReason | null;
 }
@@ -537,14 +544,14 @@ export async function claimBatch(
       .prepare(
         `UPDATE campaign_messages SET status = 'sending', claim = ?1, claimed_at = ?2, attempted_at = NULL
          WHERE campaign_id = ?3 AND panel_id = ?4 AND batch = ?5
-           AND (status = 'queued' OR (status = 'sending' AND claimed_at < ?7 AND (?6 OR attempted_at IS NULL)))
+           AND ((status = 'queued' AND (due_at IS NULL OR due_at <= ?2)) OR (status = 'sending' AND claimed_at < ?7 AND (?6 OR attempted_at IS NULL)))
            -- A campaign paused or cancelled since its nudge was read claims nothing more.
            AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status = 'sending')`,
       )
       .bind(claim, now, campaign.id, campaign.panelId, batch, idempotent ? 1 : 0, staleBefore),
     db
       .prepare(
-        `SELECT m.contact_id, c.attrs, s.reason AS suppressed
+        `SELECT m.contact_id, m.due_at, c.attrs, s.reason AS suppressed
          FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id
          LEFT JOIN email_suppressions s ON s.panel_id = m.panel_id AND s.address = lower(trim(json_extract(c.attrs, '$.EMAIL')))
          WHERE m.campaign_id = ?1 AND m.batch = ?2 AND m.claim = ?3`,
@@ -567,6 +574,7 @@ export async function claimBatch(
   const results = await db.batch<Record<string, any>>(statements);
   const recipients: ClaimedRecipient[] = results[results.length - 2]!.results.map((row) => ({
     contactId: row.contact_id as number,
+    dueAt: row.due_at as number | null,
     attributes: JSON.parse(row.attrs as string) as Record<string, string | number | boolean>,
     suppressed: row.suppressed as SuppressionReason | null,
   }));
@@ -643,6 +651,22 @@ export async function finishClaims(db: ShardDb, campaignId: string, batch: numbe
       .bind(rows, campaignId, batch, now, claim),
     db.prepare("UPDATE campaigns SET updated_at = MAX(updated_at, ?) WHERE id = ? AND status = 'sending'").bind(now, campaignId),
   ]);
+}
+
+/**
+ * Hands these recipients of the claim back to the queue until their time (quiet hours, send
+ * at local time): claimed again once due, by the nudge the stalled-campaign re-drive sends then.
+ */
+export async function deferClaimed(db: ShardDb, campaignId: string, batch: number, claim: string, deferred: ReadonlyArray<{ contactId: number; dueAt: number }>): Promise<void> {
+  if (deferred.length === 0) return;
+  await db
+    .prepare(
+      `UPDATE campaign_messages SET status = 'queued', claim = NULL, claimed_at = NULL, attempted_at = NULL,
+         due_at = (SELECT r.value ->> 1 FROM json_each(?4) AS r WHERE r.value ->> 0 = campaign_messages.contact_id)
+       WHERE campaign_id = ?1 AND batch = ?2 AND claim = ?3 AND status = 'sending' AND contact_id IN (SELECT r.value ->> 0 FROM json_each(?4) AS r)`,
+    )
+    .bind(campaignId, batch, claim, JSON.stringify(deferred.map((d) => [d.contactId, d.dueAt])))
+    .run();
 }
 
 /** Hands a claim's recipients back untouched (the attempt failed before anything was sent). */

@@ -27,6 +27,8 @@ export interface JourneyFigures {
   channels: ChannelSums[];
 }
 
+/** A message step held by quiet hours or a cap waits at `<step>#<n>` (services/journeys/engine.ts heldStepOf): its figures are its step's. */
+const HELD_AT_STEP = "CASE WHEN instr(step_id, '#') > 0 THEN substr(step_id, 1, instr(step_id, '#') - 1) ELSE step_id END";
 const sum = (column: string) => `COALESCE(SUM(${column}), 0) AS ${column}`;
 
 /** The journey's figures over the hours starting in [from, to) (from rounded down to its hour), and what waits now. */
@@ -38,11 +40,16 @@ export async function journeyFigures(db: ShardDb, panelId: string, journeyId: st
       .bind(panelId, journeyId, hourFrom, to),
     db
       .prepare(
-        `SELECT step_id, ${["entered", "passed", "failed", "timed_out"].map(sum).join(", ")} FROM journey_step_stats
-         WHERE journey_id = ?2 AND hour >= ?3 AND hour < ?4 AND panel_id = ?1 GROUP BY step_id`,
+        `SELECT ${HELD_AT_STEP} AS step_id, ${["entered", "passed", "failed", "timed_out"].map(sum).join(", ")} FROM journey_step_stats
+         WHERE journey_id = ?2 AND hour >= ?3 AND hour < ?4 AND panel_id = ?1 GROUP BY 1`,
       )
       .bind(panelId, journeyId, hourFrom, to),
-    db.prepare("SELECT step_id, waiting FROM journey_step_waiting WHERE journey_id = ?2 AND panel_id = ?1").bind(panelId, journeyId),
+    db
+      .prepare(
+        `SELECT ${HELD_AT_STEP} AS step_id, SUM(waiting) AS waiting
+         FROM journey_step_waiting WHERE journey_id = ?2 AND panel_id = ?1 GROUP BY 1`,
+      )
+      .bind(panelId, journeyId),
     db
       .prepare(
         `SELECT channel, ${["sent", "failed", "skipped", "delivered", "opens", "opened", "clicks", "clicked", "bounced"].map(sum).join(", ")} FROM journey_channel_stats

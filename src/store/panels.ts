@@ -1,6 +1,7 @@
 import type { ControlDb } from "./shards";
 import type { UnknownAttributeMode } from "../domain/attributes";
 import { partitionsColumn, partitionsFromColumn, type Partition } from "./panel-partitions";
+import { readMessageRules, type MessageRules } from "../domain/message-rules";
 
 export interface Panel {
   id: string;
@@ -26,6 +27,8 @@ export interface Panel {
    * partition, every bucket on `shard` (a panel made before partitions).
    */
   partitions: Partition[];
+  /** Frequency caps and quiet hours per channel (issue 46). */
+  messageRules: MessageRules;
 }
 
 interface PanelRow {
@@ -44,9 +47,10 @@ interface PanelRow {
   campaign_lead_minutes: number | null;
   /** partitionsColumn's JSON; absent where a statement does not read it (an insert). */
   partitions?: string | null;
+  message_rules: string;
 }
 
-export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard, event_retention_days, campaign_lead_minutes";
+export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard, event_retention_days, campaign_lead_minutes, message_rules";
 
 /** What a read of a panel selects from `panels`: its columns and its partition map. */
 const PANEL_READ = `${PANEL_COLUMNS}, ${partitionsColumn("panels")}`;
@@ -67,6 +71,7 @@ export function panelFromRow(row: PanelRow): Panel {
     eventRetentionDays: row.event_retention_days,
     campaignLeadMinutes: row.campaign_lead_minutes,
     partitions: partitionsFromColumn(row.partitions),
+    messageRules: readMessageRules(row.message_rules),
   };
 }
 
@@ -76,10 +81,10 @@ export function panelFromRow(row: PanelRow): Panel {
  */
 export async function insertPanel(db: ControlDb, panel: Panel): Promise<void> {
   await db
-    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     .bind(
       panel.id, panel.name, panel.primaryKey, panel.timezone, panel.apiMode ? 1 : 0, panel.clientId, panel.createdAt, panel.updatedAt,
-      panel.unknownAttributes, JSON.stringify(panel.corsOrigins), panel.shard, panel.eventRetentionDays, panel.campaignLeadMinutes,
+      panel.unknownAttributes, JSON.stringify(panel.corsOrigins), panel.shard, panel.eventRetentionDays, panel.campaignLeadMinutes, JSON.stringify(panel.messageRules),
     )
     .run();
 }
@@ -119,6 +124,7 @@ export interface PanelPatch {
   corsOrigins?: string[];
   eventRetentionDays?: number;
   campaignLeadMinutes?: number;
+  messageRules?: MessageRules;
 }
 
 export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, now: number): Promise<Panel | null> {
@@ -127,7 +133,7 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
       `UPDATE panels SET name = COALESCE(?1, name), timezone = COALESCE(?2, timezone),
          api_mode = COALESCE(?3, api_mode), unknown_attributes = COALESCE(?4, unknown_attributes),
          cors_origins = COALESCE(?5, cors_origins), updated_at = ?6, event_retention_days = COALESCE(?8, event_retention_days),
-         campaign_lead_minutes = COALESCE(?9, campaign_lead_minutes)
+         campaign_lead_minutes = COALESCE(?9, campaign_lead_minutes), message_rules = COALESCE(?10, message_rules)
        WHERE id = ?7 RETURNING ${PANEL_READ}`,
     )
     .bind(
@@ -140,6 +146,7 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
       id,
       patch.eventRetentionDays ?? null,
       patch.campaignLeadMinutes ?? null,
+      patch.messageRules === undefined ? null : JSON.stringify(patch.messageRules),
     )
     .first<PanelRow>();
   return row ? panelFromRow(row) : null;

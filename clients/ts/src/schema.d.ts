@@ -1934,6 +1934,21 @@ export interface paths {
                                 event_retention_days: number;
                                 /** @description How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now) */
                                 campaign_lead_minutes: number;
+                                /** @description Frequency caps (at most max messages per days days) and quiet hours (from-to on the contact's clock) per channel */
+                                message_rules: {
+                                    caps: {
+                                        /** @enum {string} */
+                                        channel: "email" | "sms" | "push";
+                                        max: number;
+                                        days: number;
+                                    }[];
+                                    quiet_hours: {
+                                        /** @enum {string} */
+                                        channel: "email" | "sms" | "push";
+                                        from: string;
+                                        to: string;
+                                    }[];
+                                };
                                 created_at: string;
                                 updated_at: string;
                             }[];
@@ -2005,6 +2020,21 @@ export interface paths {
                             event_retention_days: number;
                             /** @description How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now) */
                             campaign_lead_minutes: number;
+                            /** @description Frequency caps (at most max messages per days days) and quiet hours (from-to on the contact's clock) per channel */
+                            message_rules: {
+                                caps: {
+                                    /** @enum {string} */
+                                    channel: "email" | "sms" | "push";
+                                    max: number;
+                                    days: number;
+                                }[];
+                                quiet_hours: {
+                                    /** @enum {string} */
+                                    channel: "email" | "sms" | "push";
+                                    from: string;
+                                    to: string;
+                                }[];
+                            };
                             created_at: string;
                             updated_at: string;
                         };
@@ -2076,6 +2106,21 @@ export interface paths {
                             event_retention_days: number;
                             /** @description How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now) */
                             campaign_lead_minutes: number;
+                            /** @description Frequency caps (at most max messages per days days) and quiet hours (from-to on the contact's clock) per channel */
+                            message_rules: {
+                                caps: {
+                                    /** @enum {string} */
+                                    channel: "email" | "sms" | "push";
+                                    max: number;
+                                    days: number;
+                                }[];
+                                quiet_hours: {
+                                    /** @enum {string} */
+                                    channel: "email" | "sms" | "push";
+                                    from: string;
+                                    to: string;
+                                }[];
+                            };
                             created_at: string;
                             updated_at: string;
                         };
@@ -2104,7 +2149,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, how many days events stay before they move to the archive, or how far ahead campaigns must be scheduled
+         * Turn API mode on or off, rename, change the time zone, what contact calls do with unknown attributes, the CORS origins, how many days events stay before they move to the archive, how far ahead campaigns must be scheduled, or the frequency caps and quiet hours
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
          */
         patch: {
@@ -2139,6 +2184,31 @@ export interface paths {
                         event_retention_days?: number;
                         /** @description How far ahead the panel's campaigns must be scheduled, in minutes; the deployment's BROADCAST_LEAD_MINUTES (90) until set. At 0 a campaign may be sent now. upload_contact_and_publish keeps the deployment's rule (4.10) */
                         campaign_lead_minutes?: number;
+                        /** @description Frequency caps and quiet hours per channel (email, sms, push), for campaigns and journeys alike; replaces the rules set before. Journey message steps marked exempt (transactional) are not held by them */
+                        message_rules?: {
+                            /**
+                             * @description At most `max` marketing messages of a channel to a contact per `days` days
+                             * @default []
+                             */
+                            caps?: {
+                                /** @enum {string} */
+                                channel: "email" | "sms" | "push";
+                                max: number;
+                                days: number;
+                            }[];
+                            /**
+                             * @description No message of the channel from `from` to `to` on the contact's clock (its TIMEZONE attribute, else the panel's zone); sends wait for the window's end
+                             * @default []
+                             */
+                            quiet_hours?: {
+                                /** @enum {string} */
+                                channel: "email" | "sms" | "push";
+                                /** @example 21:00 */
+                                from: string;
+                                /** @example 21:00 */
+                                to: string;
+                            }[];
+                        };
                     };
                 };
             };
@@ -2164,6 +2234,21 @@ export interface paths {
                             event_retention_days: number;
                             /** @description How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now) */
                             campaign_lead_minutes: number;
+                            /** @description Frequency caps (at most max messages per days days) and quiet hours (from-to on the contact's clock) per channel */
+                            message_rules: {
+                                caps: {
+                                    /** @enum {string} */
+                                    channel: "email" | "sms" | "push";
+                                    max: number;
+                                    days: number;
+                                }[];
+                                quiet_hours: {
+                                    /** @enum {string} */
+                                    channel: "email" | "sms" | "push";
+                                    from: string;
+                                    to: string;
+                                }[];
+                            };
                             created_at: string;
                             updated_at: string;
                         };
@@ -3946,6 +4031,9 @@ export interface paths {
                             after?: string;
                             /** @enum {string} */
                             on?: "event" | "timeout";
+                            exempt?: boolean;
+                            /** @enum {string} */
+                            when_capped?: "skip" | "wait";
                             /** @constant */
                             type: "email";
                             subject?: string;
@@ -3963,6 +4051,9 @@ export interface paths {
                             after?: string;
                             /** @enum {string} */
                             on?: "event" | "timeout";
+                            exempt?: boolean;
+                            /** @enum {string} */
+                            when_capped?: "skip" | "wait";
                             /** @constant */
                             type: "sms";
                             text?: string;
@@ -3974,6 +4065,9 @@ export interface paths {
                             after?: string;
                             /** @enum {string} */
                             on?: "event" | "timeout";
+                            exempt?: boolean;
+                            /** @enum {string} */
+                            when_capped?: "skip" | "wait";
                             /** @enum {string} */
                             type: "apn" | "bpn";
                             text: string;
@@ -4247,6 +4341,9 @@ export interface paths {
                             after?: string;
                             /** @enum {string} */
                             on?: "event" | "timeout";
+                            exempt?: boolean;
+                            /** @enum {string} */
+                            when_capped?: "skip" | "wait";
                             /** @constant */
                             type: "email";
                             subject?: string;
@@ -4264,6 +4361,9 @@ export interface paths {
                             after?: string;
                             /** @enum {string} */
                             on?: "event" | "timeout";
+                            exempt?: boolean;
+                            /** @enum {string} */
+                            when_capped?: "skip" | "wait";
                             /** @constant */
                             type: "sms";
                             text?: string;
@@ -4275,6 +4375,9 @@ export interface paths {
                             after?: string;
                             /** @enum {string} */
                             on?: "event" | "timeout";
+                            exempt?: boolean;
+                            /** @enum {string} */
+                            when_capped?: "skip" | "wait";
                             /** @enum {string} */
                             type: "apn" | "bpn";
                             text: string;
@@ -5131,6 +5234,8 @@ export interface paths {
                                 schedule_date: string;
                                 timezone: string;
                                 send_at: string;
+                                /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                                local_time: string | null;
                                 import_job_id: string | null;
                                 email_template: string | null;
                                 request_id: string;
@@ -5224,6 +5329,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5404,6 +5511,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5567,6 +5676,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5677,6 +5788,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5776,6 +5889,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5875,6 +5990,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -5974,6 +6091,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -6073,6 +6192,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -6172,6 +6293,8 @@ export interface paths {
                             schedule_date: string;
                             timezone: string;
                             send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
                             request_id: string;
@@ -6354,6 +6477,8 @@ export interface paths {
                                 key: string | null;
                                 address: string | null;
                                 status: string;
+                                /** @description Why it was skipped or failed (e.g. `cap: at most 3 email per 7 days`) */
+                                error: string | null;
                                 sent_at: string | null;
                                 opens: number;
                                 clicks: number;

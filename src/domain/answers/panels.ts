@@ -6,6 +6,7 @@ import { ATTRIBUTE_TYPES, UNKNOWN_ATTRIBUTE_MODES } from "../attributes";
 import { AUDIT_ACTIONS } from "../audit";
 import { OPERATOR_ROLES } from "../operators";
 import { COUNT_REQUEST_CAP, type PanelHistory } from "../overview";
+import { RULE_CHANNELS } from "../message-rules";
 
 /** An ISO 8601 instant, as every answer writes times. */
 export const isoInstant = z.string();
@@ -23,6 +24,12 @@ export const panelAnswer = z.strictObject({
   shard: z.number(),
   event_retention_days: z.number(),
   campaign_lead_minutes: z.number().meta({ description: "How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now)" }),
+  message_rules: z
+    .strictObject({
+      caps: z.array(z.strictObject({ channel: z.enum(RULE_CHANNELS), max: z.number(), days: z.number() })),
+      quiet_hours: z.array(z.strictObject({ channel: z.enum(RULE_CHANNELS), from: z.string(), to: z.string() })),
+    })
+    .meta({ description: "Frequency caps (at most max messages per days days) and quiet hours (from-to on the contact's clock) per channel" }),
   created_at: isoInstant,
   updated_at: isoInstant,
 });

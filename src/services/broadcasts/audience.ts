@@ -43,7 +43,7 @@ export async function createAudienceCampaign(
 
   const campaign = newCampaign(ctx, { ...request, subject: request.subject ?? (copy?.ok ? copy.value.subject : "") });
   await putCampaignBody(env, campaign, body.value);
-  await insertAudienceCampaign(db, { ...campaign, replyTo: request.replyTo, audience: request.audience, emailTemplateId: copy?.ok ? copy.value.id : null, bodySource: copy?.ok ? copy.value.bodySource : request.bodySource }, status);
+  await insertAudienceCampaign(db, { ...campaign, replyTo: request.replyTo, audience: request.audience, emailTemplateId: copy?.ok ? copy.value.id : null, bodySource: copy?.ok ? copy.value.bodySource : request.bodySource, localTime: request.localTime }, status);
   return succeeded({ campaignId: campaign.id, senderNote: sender.note });
 }
 

@@ -44,6 +44,7 @@ export function recipientView(r: CampaignRecipient): CampaignRecipientView {
     key: r.key,
     address: r.address,
     status: r.status,
+    error: r.error,
     sent_at: time(r.sentAt),
     opens: r.opens,
     clicks: r.clicks,

@@ -8,6 +8,9 @@ import { isEmailAddress } from "../../domain/email";
 import { SUPPRESSION_SKIPS } from "../../domain/preferences";
 import { compileTemplate, hasMergeTags, mergeTagNames, mergeValuesOf, personalize, type Template } from "../../domain/merge-tags";
 import { textOfHtml } from "../../domain/email-text";
+import { capsOf, contactTimeZone, describeCap, localTimeOnDay, NO_RULES, quietUntil } from "../../domain/message-rules";
+import { wallClockAt } from "../../domain/time";
+import { countSendIfAllowed } from "../../store/contact-sends";
 import { randomHex } from "../../lib/random";
 import { config } from "../../lib/config";
 import { sendAll } from "../../lib/tasks";
@@ -17,7 +20,7 @@ import { getPanel } from "../../store/panels";
 import { isPushNudge, sendQueuedPushBatch } from "../journeys/push";
 import { sendRetryDelaySeconds, type NudgeDelivery } from "../journeys/queued-sends";
 import { isSmsNudge, sendQueuedSmsBatch } from "../journeys/sms";
-import { claimBatch, completeCampaignIfDone, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
+import { claimBatch, completeCampaignIfDone, deferClaimed, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
 export const SEND_BATCH_SIZE = 100;
@@ -115,6 +118,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
   const recipients = await claimBatch(db, campaign, nudge.batch, claim, now, now - CLAIM_LEASE_MS, provider.idempotent);
   if (recipients.length > 0) {
     const skipped: MessageOutcome[] = [];
+    const deferred: Array<{ contactId: number; dueAt: number }> = [];
     const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail; rendered: Pick<MessageOutcome, "subject" | "mergeValues"> }> = [];
     try {
       const [{ html, text, subject, tagNames }, panel, sender, baseUrl] = await Promise.all([
@@ -124,6 +128,11 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
         trackingBaseUrl(env, db, campaign.panelId),
       ]);
       const signer = new TrackingSigner(config(env).secretsKey);
+      // A campaign is marketing: every message counts against the panel's email caps (decision 0040).
+      const rules = panel?.messageRules ?? NO_RULES;
+      // Send at local time: the campaign's send date, on the panel's clock, is every recipient's date.
+      const sendDay = wallClockAt(campaign.sendAt, panel?.timezone ?? "UTC");
+      const caps = capsOf(rules, "email");
       const facts = { senderName: campaign.senderName, senderAddress: campaign.senderEmail, panelName: panel?.name ?? campaign.senderName };
       await Promise.all(
         recipients.map(async (recipient) => {
@@ -134,6 +143,16 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
           if (!sender.ok) return skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
           const id = messageIdOf(campaign.id, recipient.contactId);
+          // Its time on its own clock: send at local time (at once where that time of the send date
+          // has passed; a deferred recipient's has come), then quiet hours.
+          const zone = contactTimeZone(recipient.attributes, panel?.timezone ?? "UTC");
+          const localAt = campaign.localTime && recipient.dueAt === null ? localTimeOnDay(campaign.localTime, sendDay, zone) : null;
+          const dueAt = localAt !== null && localAt > now ? localAt : quietUntil(rules, "email", now, zone);
+          if (dueAt !== null) return void deferred.push({ contactId: recipient.contactId, dueAt });
+          if (caps.length > 0) {
+            const counted = await countSendIfAllowed(db, { panelId: campaign.panelId, contactId: recipient.contactId, channel: "email", key: id }, caps, now);
+            if (!counted.allowed) return skip(describeCap(counted.cap));
+          }
           const subjectLine = personalize(subject, recipient.attributes, "plain");
           const unsigned = await trackedMime(signer, baseUrl, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, facts, {
             from: { name: campaign.senderName, address: campaign.senderEmail },
@@ -159,6 +178,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       await releaseClaim(db, campaign.id, nudge.batch, claim);
       throw error;
     }
+    await deferClaimed(db, campaign.id, nudge.batch, claim, deferred);
     await finishClaims(db, campaign.id, nudge.batch, claim, skipped, now);
     const groupSize = provider.idempotent ? outgoing.length : ATTEMPT_GROUP;
     let retryLater = 0;

@@ -9,7 +9,10 @@ import { contactsByIds, type KeyedContact } from "../../store/contacts";
 import { getJourneysByIds, type Journey } from "../../store/journeys/definitions";
 import { definitionsOfInstances } from "../../store/journeys/versions";
 import { enterInstances, stepRunStatement, type Entry } from "../../store/journeys/instances";
-import { getMessages, type JourneyMessage } from "../../store/journeys/messages";
+import { getMessages, insertMessageStatement, type JourneyMessage } from "../../store/journeys/messages";
+import { capsOf, contactTimeZone, describeCap, NO_RULES, quietUntil, ruleChannelOf, type FrequencyCap, type MessageRules } from "../../domain/message-rules";
+import { countSendIfAllowed } from "../../store/contact-sends";
+import { getPanel } from "../../store/panels";
 import { finishPointStatements, insertPointStatement, releasePoints, takeStartPoints, type JourneyPoint } from "../../store/journeys/points";
 import { enqueueWebhookEventsEach } from "../webhooks/enqueue";
 import type { WebhookEvent } from "../../domain/webhooks/payload";
@@ -51,6 +54,24 @@ const CONTINUE_CONCURRENCY = 25;
 
 export function messageIdOf(instanceId: string, stepId: string): string {
   return `${instanceId}.${stepId}`;
+}
+
+/**
+ * A message step held by quiet hours or a full cap waits as a delay point named
+ * `<step>#<n>` (step ids have no `#`), whose end runs the step itself again; n counts the
+ * holds of the step, so a step held again (another message took the room meanwhile) gets a
+ * point of its own. The point's msgid stays empty: no message event may end it.
+ */
+export function heldStepOf(pointStepId: string): { stepId: string; hold: number } | null {
+  const at = pointStepId.indexOf("#");
+  if (at < 0) return null;
+  return { stepId: pointStepId.slice(0, at), hold: Number(pointStepId.slice(at + 1)) || 0 };
+}
+
+/** The panel's rules and zone, as the engine applies them to message steps. */
+interface PanelRules {
+  rules: MessageRules;
+  timezone: string;
 }
 
 /**
@@ -121,6 +142,9 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
 
   const failures: unknown[] = [];
   for (const [panelId, panelPoints] of byPanel) {
+    // Read fresh, not from the isolate's panel cache: a changed cap applies to the next send.
+    const panel = await getPanel(env.DB, panelId);
+    const panelRules: PanelRules = { rules: panel?.messageRules ?? NO_RULES, timezone: panel?.timezone ?? "UTC" };
     const eventIds = panelPoints.flatMap((p) => [p.eventId, p.matchedEventId]).filter((id): id is number => id !== null);
     const [contacts, events, messages] = await Promise.all([
       contactsByIds(
@@ -137,7 +161,7 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
     ]);
     const planned = await settleEach(panelPoints, CONTINUE_CONCURRENCY, (point) => {
       const journey = journeys.get(point.journeyId)!;
-      return planPoint(env, db, journey, definitions.get(point.instanceId) ?? journey.definition, point, contacts.get(point.contactId), events, messages, now);
+      return planPoint(env, db, journey, definitions.get(point.instanceId) ?? journey.definition, point, contacts.get(point.contactId), events, messages, panelRules, now);
     });
     const plans: PointPlan[] = [];
     for (const outcome of planned) {
@@ -243,13 +267,19 @@ async function planPoint(
   contact: KeyedContact | undefined,
   events: Map<number, StoredEvent>,
   messages: Map<string, JourneyMessage>,
+  panelRules: PanelRules,
   now: number,
 ): Promise<PointPlan> {
   const plan: PointPlan = { point, emails: [], handOvers: [], statements: [], queuedSms: [], queuedPush: [] };
   if (!contact || point.outcome === "cancelled") return plan;
   let first: JourneyStep[];
+  const held = point.kind === "delay" ? heldStepOf(point.stepId) : null;
   if (point.kind === "start") first = startSteps(definition);
-  else {
+  else if (held) {
+    // The hold is over: the held message step runs again (and may be held again).
+    const step = stepById(definition, held.stepId);
+    first = step ? [step] : [];
+  } else {
     const step = stepById(definition, point.stepId);
     first = step ? nextSteps(definition, step, point.kind === "delay" ? "done" : point.outcome === "event" ? "event" : "timeout") : [];
   }
@@ -257,7 +287,7 @@ async function planPoint(
     eventId: point.outcome === "event" ? point.matchedEventId : point.eventId,
     message: point.msgid && point.channel ? { channel: point.channel, msgid: point.msgid } : null,
   };
-  const planner = new StepPlanner(env, db, journey, definition, point, contact, events, messages, now, plan);
+  const planner = new StepPlanner(env, db, journey, definition, point, contact, events, messages, panelRules, now, plan);
   for (const step of first) await planner.step(step, branch);
   return plan;
 }
@@ -274,9 +304,35 @@ class StepPlanner {
     private readonly contact: KeyedContact,
     private readonly events: Map<number, StoredEvent>,
     private readonly messages: Map<string, JourneyMessage>,
+    private readonly panelRules: PanelRules,
     private readonly now: number,
     private readonly plan: PointPlan,
   ) {}
+
+  /**
+   * Whether a message step goes now under the panel's rules: exempt steps always; in the
+   * channel's quiet hours (on the contact's clock) it is held to their end; under a cap it is
+   * counted (one conditional insert keyed by its msgid, so a step run again after a crash finds
+   * its room) or refused, then skipped or held until the caps allow it, as the step says.
+   */
+  private async gate(step: MessageStep, msgid: string): Promise<{ go: true } | { go: false; holdUntil: number } | { go: false; capped: FrequencyCap }> {
+    if (step.exempt) return { go: true };
+    const { rules, timezone } = this.panelRules;
+    const channel = ruleChannelOf(step.type);
+    const quietEnds = quietUntil(rules, channel, this.now, contactTimeZone(this.contact.attributes, timezone));
+    if (quietEnds !== null) return { go: false, holdUntil: quietEnds };
+    const caps = capsOf(rules, channel);
+    if (caps.length === 0) return { go: true };
+    const answer = await countSendIfAllowed(this.db, { panelId: this.point.panelId, contactId: this.contact.id, channel, key: msgid }, caps, this.now);
+    if (answer.allowed) return { go: true };
+    return step.when_capped === "wait" ? { go: false, holdUntil: answer.allowsAt } : { go: false, capped: answer.cap };
+  }
+
+  /** The number of the hold this point is of `step` (0: not a hold of it). */
+  private holdsOf(step: JourneyStep): number {
+    const held = this.point.kind === "delay" ? heldStepOf(this.point.stepId) : null;
+    return held?.stepId === step.id ? held.hold : 0;
+  }
 
   private ran(step: JourneyStep, result: string) {
     this.plan.statements.push(stepRunStatement(this.db, this.point.instanceId, step.id, this.journey.id, result, this.now));
@@ -290,6 +346,25 @@ class StepPlanner {
     const { instanceId, panelId, journeyId, contactId } = this.point;
     if (isMessageStep(step)) {
       let message = this.message(step);
+      const gate = await this.gate(step, message.msgid);
+      if (!gate.go && "holdUntil" in gate) {
+        // No step run yet: the one recorded when the step finally runs is the step's.
+        this.plan.statements.push(
+          insertPointStatement(
+            this.db,
+            { instanceId, stepId: `${step.id}#${this.holdsOf(step) + 1}`, panelId, journeyId, contactId, kind: "delay", eventId: branch.eventId, dueAt: Math.max(gate.holdUntil, this.now + 1) },
+            this.now,
+          ),
+        );
+        return;
+      }
+      if (!gate.go) {
+        message = { ...message, status: "skipped", error: describeCap(gate.capped) };
+        this.plan.statements.push(insertMessageStatement(this.db, message));
+        this.messages.set(message.msgid, message);
+        this.ran(step, message.msgid);
+        return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
+      }
       if (step.type === "email") this.plan.emails.push({ message, step, attributes: this.contact.attributes });
       else if (step.type === "sms") {
         const planned = await planJourneySms(this.env, this.db, message, step, this.contact.attributes, this.now);
@@ -358,7 +433,7 @@ class StepPlanner {
     const attrs = this.contact.attributes;
     const address = (name: string) => (typeof attrs[name] === "string" || typeof attrs[name] === "number" ? String(attrs[name]) : null);
     const recipient = step.type === "email" ? address("EMAIL") : step.type === "sms" ? address("MOBILE") : (address("PUSH_TOKEN") ?? this.contact.key);
-    const { id: _id, type: _type, after: _after, on: _on, ...content } = step;
+    const { id: _id, type: _type, after: _after, on: _on, exempt: _exempt, when_capped: _whenCapped, ...content } = step;
     return {
       msgid: messageIdOf(this.point.instanceId, step.id),
       panelId: this.point.panelId,

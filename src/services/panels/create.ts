@@ -1,3 +1,4 @@
+import { NO_RULES } from "../../domain/message-rules";
 import { DEFAULT_ATTRIBUTES } from "../../domain/attributes";
 import { refusedField, succeeded, type Result } from "../../lib/problems";
 import { newId, randomBase64Url } from "../../lib/random";
@@ -32,6 +33,7 @@ export async function createPanel(env: Env, input: { name: string; primaryKey: s
     campaignLeadMinutes: null,
     // One partition, every bucket on its shard (decision 0038).
     partitions: [],
+    messageRules: NO_RULES,
   };
   // A primary key outside the defaults (a CRM's customer id, say) becomes a string attribute.
   const attributes = DEFAULT_ATTRIBUTES.some(([name]) => name === panel.primaryKey) ? DEFAULT_ATTRIBUTES : [...DEFAULT_ATTRIBUTES, [panel.primaryKey, "string"] as const];

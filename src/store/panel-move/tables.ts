@@ -94,6 +94,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("sms_suppressions", ["panel_id", "phone"]),
   table("contact_erasures", ["id"]),
   table("audit_log", ["id"], { autoincrement: true }),
+  table("contact_sends", ["panel_id", "contact_id", "channel", "at", "send_key"]),
 ];
 
 /** The move's own tables on each shard: never copied. */

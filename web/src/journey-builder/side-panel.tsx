@@ -113,6 +113,30 @@ function TriggerForm({ data, catalog, onChange }: { data: TriggerData; catalog: 
   );
 }
 
+type MessageSettings = Extract<StepSettings, { type: "email" | "sms" | "apn" | "bpn" }>;
+
+/** How the panel's frequency caps and quiet hours treat a message step (Settings holds the rules). */
+function RuleOptions({ step, onChange }: { step: MessageSettings; onChange: (step: MessageSettings) => void }) {
+  return (
+    <>
+      <label>
+        <input type="checkbox" checked={step.exempt === true} onChange={(e) => onChange({ ...step, exempt: e.target.checked || undefined })} /> Transactional: not capped, not held by quiet hours
+      </label>
+      {step.exempt !== true && (
+        <Choice
+          label="When the frequency cap is reached"
+          value={step.when_capped ?? "skip"}
+          options={[
+            { value: "skip", label: "Skip the message and go on" },
+            { value: "wait", label: "Wait until the cap allows it" },
+          ]}
+          onChange={(value) => onChange({ ...step, when_capped: value === "wait" ? "wait" : undefined })}
+        />
+      )}
+    </>
+  );
+}
+
 function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; channel: MessageChannel | undefined; catalog: Catalog; onChange: (step: StepSettings) => void }) {
   switch (step.type) {
     case "email":
@@ -122,10 +146,16 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
           <TextField label="Sender name" value={step.sender_name} onChange={(sender_name) => onChange({ ...step, sender_name })} />
           <TextField label="Sender email" value={step.sender_email} onChange={(sender_email) => onChange({ ...step, sender_email })} />
           <TextField label="HTML" multiline value={step.html ?? ""} onChange={(html) => onChange({ ...step, html })} hint="Merge tags such as {{FIRSTNAME}} work as in campaigns" />
+          <RuleOptions step={step} onChange={onChange} />
         </>
       );
     case "sms":
-      return <TextField label="Text" multiline value={step.text ?? ""} onChange={(text) => onChange({ ...step, text })} />;
+      return (
+        <>
+          <TextField label="Text" multiline value={step.text ?? ""} onChange={(text) => onChange({ ...step, text })} />
+          <RuleOptions step={step} onChange={onChange} />
+        </>
+      );
     case "apn":
     case "bpn":
       return (
@@ -133,6 +163,7 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
           <TextField label="Title" value={step.title ?? ""} onChange={(title) => onChange({ ...step, title: title || undefined })} />
           <TextField label="Text" multiline value={step.text} onChange={(text) => onChange({ ...step, text })} />
           <TextField label="Link" value={step.url ?? ""} onChange={(url) => onChange({ ...step, url: url || undefined })} />
+          <RuleOptions step={step} onChange={onChange} />
         </>
       );
     case "wait_for_event": {

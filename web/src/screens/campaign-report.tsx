@@ -117,6 +117,7 @@ function Recipients({ panelId, campaignId, filter }: { panelId: string; campaign
             cell: (r) => (
               <>
                 {r.status}
+                {r.error && `: ${r.error}`}
                 {r.bounced_at && ", bounced"}
                 {r.unsubscribed_at && ", unsubscribed"}
               </>

@@ -35,6 +35,8 @@ interface Draft {
   sender_email: string;
   reply_to: string;
   schedule: string;
+  /** Send at local time: each recipient at this HH:MM on its own clock (audience mode); empty: at once. */
+  local_time: string;
   tags: string;
   html: string;
   /** The visual editor's source of `html`; null: written by hand. */
@@ -60,6 +62,7 @@ const EMPTY: Draft = {
   sender_email: "",
   reply_to: "",
   schedule: "",
+  local_time: "",
   tags: "",
   html: SAMPLE_HTML,
   body_source: null,
@@ -85,6 +88,7 @@ function audienceRequest(draft: Draft): CreateAudienceCampaign {
     ...(draft.reply_to.trim() ? { reply_to: draft.reply_to.trim() } : {}),
     ...(draft.email_template ? { email_template: draft.email_template } : bodyMembers({ html: draft.html, source: draft.body_source })),
     ...when,
+    ...(draft.local_time ? { local_time: draft.local_time } : {}),
     tags: draft.tags,
     audience: { lists: draft.lists, segments: draft.segments, exclude_lists: draft.exclude_lists, exclude_segments: draft.exclude_segments },
   };
@@ -285,6 +289,12 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
           type: "datetime-local",
           hint: `In the panel's time zone ${timezone}, at least ${leadMinutes} minutes ahead${draft.mode === "audience" ? "; a draft may leave it empty" : ""}`,
         })}
+        {draft.mode === "audience" &&
+          text("local_time", "Local send time (optional)", {
+            type: "time",
+            hint: "Each contact at this time of the send date on their own clock (TIMEZONE attribute, else the panel's zone), over up to 26 hours; where it has passed at the send time, at once",
+            optional: true,
+          })}
         {text("tags", "Tags (optional)", { hint: "Up to 5, separated by commas", optional: true })}
       </div>
       {draft.mode === "audience" && (

@@ -77,6 +77,89 @@ function CampaignSettings({ panel, save, locked }: { panel: PanelView; save: (ch
   );
 }
 
+const RULE_CHANNEL_NAMES = { email: "Email", sms: "SMS", push: "Push" } as const;
+type RuleChannel = keyof typeof RULE_CHANNEL_NAMES;
+interface ChannelRules {
+  max: string;
+  days: string;
+  from: string;
+  to: string;
+}
+
+/**
+ * Frequency caps and quiet hours per channel (one cap per channel here; the API takes more).
+ * An empty cap or window is none. Refusals come back named by their place in the lists sent
+ * (`message_rules.caps.1.max`), shown under the channel's input they came from.
+ */
+function MessageRulesSettings({ panel, save, locked }: { panel: PanelView; save: (change: PanelPatch, done: string) => Promise<Record<string, string>>; locked: ReturnType<typeof lockFor> }) {
+  const channels = Object.keys(RULE_CHANNEL_NAMES) as RuleChannel[];
+  const initial = Object.fromEntries(
+    channels.map((channel) => {
+      const cap = panel.message_rules.caps.find((c) => c.channel === channel);
+      const quiet = panel.message_rules.quiet_hours.find((q) => q.channel === channel);
+      return [channel, { max: cap ? String(cap.max) : "", days: cap ? String(cap.days) : "", from: quiet?.from ?? "", to: quiet?.to ?? "" }];
+    }),
+  ) as Record<RuleChannel, ChannelRules>;
+  const [rules, setRules] = useState(initial);
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const change = (channel: RuleChannel, member: keyof ChannelRules, value: string) => setRules({ ...rules, [channel]: { ...rules[channel], [member]: value } });
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const capped = channels.filter((c) => rules[c].max !== "" || rules[c].days !== "");
+    const quiet = channels.filter((c) => rules[c].from !== "" || rules[c].to !== "");
+    const errors = await save(
+      {
+        message_rules: {
+          caps: capped.map((channel) => ({ channel, max: Number(rules[channel].max), days: Number(rules[channel].days) })),
+          quiet_hours: quiet.map((channel) => ({ channel, from: rules[channel].from, to: rules[channel].to })),
+        },
+      },
+      "Message rules saved.",
+    );
+    // Back from list places to channels: message_rules.caps.1.max -> sms.max.
+    const named: Record<string, string> = {};
+    for (const [field, message] of Object.entries(errors)) {
+      const match = /^message_rules\.(caps|quiet_hours)\.(\d+)\.?(\w*)$/.exec(field);
+      const channel = match ? (match[1] === "caps" ? capped : quiet)[Number(match[2])] : undefined;
+      if (match && channel) named[`${channel}.${match[3] || (match[1] === "caps" ? "max" : "from")}`] = message;
+      else named.rules = message;
+    }
+    setFields(named);
+  };
+
+  return (
+    <form className="card" onSubmit={submit} aria-label="Message rules">
+      <h2>Frequency caps and quiet hours</h2>
+      <p className="muted">
+        For campaigns and journeys alike. A capped message is skipped (or, if its journey step says so, waits); in quiet hours, on the contact's clock (its TIMEZONE
+        attribute, else {panel.timezone}), messages wait for the hours' end. Journey steps marked transactional are exempt.
+      </p>
+      {fields.rules && <p className="error">{fields.rules}</p>}
+      {channels.map((channel) => (
+        <fieldset key={channel}>
+          <legend>{RULE_CHANNEL_NAMES[channel]}</legend>
+          <Field label={`${RULE_CHANNEL_NAMES[channel]}: at most this many messages`} hint="Empty: no cap" error={fields[`${channel}.max`]}>
+            {(props) => <input {...props} type="number" min={1} max={1000} step={1} value={rules[channel].max} onChange={(e) => change(channel, "max", e.target.value)} />}
+          </Field>
+          <Field label={`${RULE_CHANNEL_NAMES[channel]}: per this many days`} error={fields[`${channel}.days`] ?? fields[`${channel}.channel`]}>
+            {(props) => <input {...props} type="number" min={1} max={90} step={1} value={rules[channel].days} onChange={(e) => change(channel, "days", e.target.value)} />}
+          </Field>
+          <Field label={`${RULE_CHANNEL_NAMES[channel]}: quiet from`} hint="HH:MM; empty: no quiet hours" error={fields[`${channel}.from`]}>
+            {(props) => <input {...props} type="time" value={rules[channel].from} onChange={(e) => change(channel, "from", e.target.value)} />}
+          </Field>
+          <Field label={`${RULE_CHANNEL_NAMES[channel]}: quiet until`} error={fields[`${channel}.to`]}>
+            {(props) => <input {...props} type="time" value={rules[channel].to} onChange={(e) => change(channel, "to", e.target.value)} />}
+          </Field>
+        </fieldset>
+      ))}
+      <button type="submit" {...locked}>
+        Save message rules
+      </button>
+    </form>
+  );
+}
+
 export function Settings({ panel }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<PanelView>("GET", panel.id, ""), [panel.id]);
   const [failure, setFailure] = useState<string>();
@@ -146,6 +229,7 @@ export function Settings({ panel }: ScreenProps) {
           </div>
           <ClientSettings key={data.updated_at} panel={data} save={patch} locked={lockFor(panel, "settings")} />
           <CampaignSettings key={`campaigns-${data.updated_at}`} panel={data} save={patch} locked={lockFor(panel, "settings")} />
+          <MessageRulesSettings key={`rules-${data.updated_at}`} panel={data} save={patch} locked={lockFor(panel, "settings")} />
           <h2>Sample calls</h2>
           <p className="muted">Replace $API_KEY with a key from Users and API keys, $ACTIVITY_ID with an activity's id, and $CSV_URL with the address of a CSV file of contacts the service can fetch.</p>
           {sampleCalls(data).map((call) => {
