@@ -29,6 +29,7 @@
 -- migration 0034_event_retention.sql
 -- migration 0035_panel_moves.sql
 -- migration 0063_panel_campaign_lead.sql
+-- migration 0066_team_sign_in.sql
 
 -- table activities
 
@@ -488,6 +489,24 @@ CREATE TABLE notifications (
 );
 
 CREATE INDEX notifications_by_panel ON notifications (panel_id, created_at);
+
+-- table operator_invitations
+
+CREATE TABLE operator_invitations (
+  id          TEXT PRIMARY KEY,
+  panel_id    TEXT NOT NULL REFERENCES panels(id),
+  email       TEXT NOT NULL,
+  role        TEXT NOT NULL CHECK (role IN ('owner', 'marketer', 'viewer')),
+  token_hash  TEXT NOT NULL UNIQUE,
+  invited_by  TEXT,
+  created_at  INTEGER NOT NULL,
+  sent_at     INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL,
+  accepted_at INTEGER,
+  revoked_at  INTEGER
+);
+
+CREATE UNIQUE INDEX operator_invitations_open ON operator_invitations (panel_id, email) WHERE accepted_at IS NULL AND revoked_at IS NULL;
 
 -- table operator_roles
 

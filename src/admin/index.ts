@@ -21,6 +21,7 @@ import { emailTemplateRoutes } from "./email-templates";
 import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
 import { operatorRoutes } from "./operators";
+import { invitationRoutes } from "./invitations";
 import { contactRoutes } from "./contacts";
 import { listRoutes } from "./lists";
 import { overviewRoutes } from "./overview";
@@ -54,6 +55,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...senderDomainRoutes,
   ...trackingDomainRoutes,
   ...operatorRoutes,
+  ...invitationRoutes,
   ...auditRoutes,
   ...overviewRoutes,
   ...contactRoutes,

@@ -1,10 +1,11 @@
 import { Router, type IRequest } from "itty-router";
-import { passwordResetBody, passwordResetRequestBody, signInBody, signInChallengeBody, type SessionView, type SignInChallengeView } from "../domain/operators";
+import { acceptInvitationBody, invitationLookupBody, passwordResetBody, passwordResetRequestBody, signInBody, signInChallengeBody, type InvitationPreviewView, type SessionView, type SignInChallengeView } from "../domain/operators";
 import { readJsonBody } from "../lib/http/body";
 import { config } from "../lib/config";
 import { isSameOrigin, sessionCookie } from "../lib/http/cookies";
 import { ApiError, asApiError, notFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { adminFailure, json, newRequestId } from "../lib/http/respond";
+import { acceptInvitation, previewInvitation } from "../services/operators/invitations";
 import { PASSWORD_RESET_TTL_MS, requestPasswordReset, resetPassword } from "../services/operators/password-reset";
 import { csrfMatches, signIn, signInChallenge, signOut, type Session } from "../services/operators/sessions";
 import { adminCaller, SESSION_COOKIE } from "./auth";
@@ -69,6 +70,27 @@ router
     const body = parseOrThrow(passwordResetBody, await readJsonBody(request));
     unwrap(await resetPassword(env.DB, body.token, body.password, Date.now()));
     return json({ reset: true, message: "Your password is set. Every session of the account has ended: sign in with the new password." });
+  })
+  // The token rides in a body, not a query string, so no log or Referer holds it.
+  .post("/invitation", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(invitationLookupBody, await readJsonBody(request));
+    const preview = unwrap(await previewInvitation(env.DB, body.token));
+    const view: InvitationPreviewView = {
+      email: preview.email,
+      panel_name: preview.panelName,
+      role: preview.role,
+      expires_at: new Date(preview.expiresAt).toISOString(),
+      has_account: preview.hasAccount,
+    };
+    return json(view);
+  })
+  .post("/invitation/accept", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(acceptInvitationBody, await readJsonBody(request));
+    const address = request.headers.get("cf-connecting-ip") ?? "unknown";
+    const { session, token } = unwrap(await acceptInvitation(env, { token: body.token, password: body.password, name: body.name || null, address }));
+    return json(sessionView(session), 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, token) });
   })
   .get("/session", async (request: IRequest, env: Env) => json(sessionView(await currentSession(request, env))))
   .post("/sign-out", async (request: IRequest, env: Env) => {

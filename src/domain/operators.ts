@@ -42,6 +42,30 @@ export const addOperatorBody = z
   })
   .strict();
 
+/** An owner's invitation of an address to the panel (POST /panels/{panel}/invitations). */
+export const inviteOperatorBody = z.object({ email, role: operatorRole }).strict();
+
+const invitationToken = z.string({ error: "is required" }).min(1, { error: "is required" }).max(200);
+/** What an invitation link's page asks about its token (POST /auth/v1/invitation). */
+export const invitationLookupBody = z.object({ token: invitationToken }).strict();
+/** Accepting an invitation: a new operator's chosen password, or an existing account's (POST /auth/v1/invitation/accept). */
+export const acceptInvitationBody = z
+  .object({
+    token: invitationToken,
+    password,
+    name: z.string().trim().max(200).optional(),
+  })
+  .strict();
+
+/** What POST /auth/v1/invitation answers for an open link. */
+export interface InvitationPreviewView {
+  email: string;
+  panel_name: string;
+  role: OperatorRole;
+  expires_at: string;
+  has_account: boolean;
+}
+
 export const changeOperatorBody = z.object({ role: operatorRole }).strict();
 
 export const passwordResetRequestBody = z.object({ email }).strict();

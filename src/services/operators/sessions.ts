@@ -52,7 +52,7 @@ export type ChallengeAnswer = { required: false } | { required: true; challenge:
 // Spent on an unknown email so that it takes as long as a wrong password.
 let decoyHash: Promise<string> | undefined;
 
-const addressSubject = (address: string) => `address:${address}`;
+export const addressSubject = (address: string) => `address:${address}`;
 export const accountSubject = (email: string) => `account:${email}`;
 
 export function sessionTokenHash(token: string): Promise<string> {
@@ -100,12 +100,17 @@ export async function signIn(db: ControlDb, secretsKey: string, attempt: SignInA
     return refused("unauthenticated", [], "The email or the password is wrong");
   }
   await clearFailures(db, subjects[1]!);
+  const { passwordHash: _passwordHash, ...plain } = operator;
+  return succeeded(await openSession(db, plain, now));
+}
+
+/** Starts a session for an operator who proved who they are; answers the cookie's token and the session. */
+export async function openSession(db: ControlDb, operator: Operator, now: number): Promise<{ token: string; session: Session }> {
   const token = randomBase64Url(32);
   const tokenHash = await sessionTokenHash(token);
   const csrfToken = randomBase64Url(24);
   await insertSession(db, tokenHash, operator.id, csrfToken, now);
-  const { passwordHash: _passwordHash, ...plain } = operator;
-  return succeeded({ token, session: { operator: plain, roles: await rolesOf(db, operator.id), csrfToken, tokenHash } });
+  return { token, session: { operator, roles: await rolesOf(db, operator.id), csrfToken, tokenHash } };
 }
 
 /** The live session a cookie token names, or null (unknown, idle too long, operator disabled). */
