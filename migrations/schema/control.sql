@@ -508,6 +508,15 @@ CREATE TABLE operator_invitations (
 
 CREATE UNIQUE INDEX operator_invitations_open ON operator_invitations (panel_id, email) WHERE accepted_at IS NULL AND revoked_at IS NULL;
 
+-- table operator_recovery_codes
+
+CREATE TABLE operator_recovery_codes (
+  operator_id TEXT NOT NULL REFERENCES operators(id),
+  code_hash   TEXT NOT NULL,
+  used_at     INTEGER,
+  PRIMARY KEY (operator_id, code_hash)
+);
+
 -- table operator_roles
 
 CREATE TABLE operator_roles (
@@ -531,6 +540,16 @@ CREATE TABLE operator_sessions (
 );
 
 CREATE INDEX operator_sessions_by_operator ON operator_sessions (operator_id);
+
+-- table operator_totp
+
+CREATE TABLE operator_totp (
+  operator_id  TEXT PRIMARY KEY REFERENCES operators(id),
+  secret       TEXT NOT NULL,
+  confirmed_at INTEGER,
+  last_step    INTEGER NOT NULL DEFAULT 0,
+  created_at   INTEGER NOT NULL
+);
 
 -- table operators
 
@@ -606,7 +625,7 @@ CREATE TABLE panels (
   created_at  INTEGER NOT NULL,
   updated_at  INTEGER NOT NULL
 , unknown_attributes TEXT NOT NULL DEFAULT 'reject'
-  CHECK (unknown_attributes IN ('reject', 'ignore', 'create')), cors_origins TEXT NOT NULL DEFAULT '[]', shard INTEGER NOT NULL DEFAULT 0, event_retention_days INTEGER NOT NULL DEFAULT 90, campaign_lead_minutes INTEGER);
+  CHECK (unknown_attributes IN ('reject', 'ignore', 'create')), cors_origins TEXT NOT NULL DEFAULT '[]', shard INTEGER NOT NULL DEFAULT 0, event_retention_days INTEGER NOT NULL DEFAULT 90, campaign_lead_minutes INTEGER, require_two_factor INTEGER NOT NULL DEFAULT 0);
 
 -- table password_resets
 
@@ -715,6 +734,16 @@ CREATE TABLE sign_in_failures (
   subject      TEXT PRIMARY KEY,
   window_start INTEGER NOT NULL,
   failures     INTEGER NOT NULL
+);
+
+-- table sign_in_steps
+
+CREATE TABLE sign_in_steps (
+  token_hash  TEXT PRIMARY KEY,
+  operator_id TEXT NOT NULL REFERENCES operators(id),
+  step        TEXT NOT NULL CHECK (step IN ('code', 'enrol')),
+  expires_at  INTEGER NOT NULL,
+  failures    INTEGER NOT NULL DEFAULT 0
 );
 
 -- table tracking_domains

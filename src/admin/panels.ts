@@ -28,6 +28,7 @@ export function panelView(panel: Panel, env: Env) {
     shard: panel.shard,
     event_retention_days: panel.eventRetentionDays,
     campaign_lead_minutes: campaignLeadMinutes(panel, env),
+    require_two_factor: panel.requireTwoFactor,
     created_at: isoTime(panel.createdAt),
     updated_at: isoTime(panel.updatedAt),
   };

@@ -36,5 +36,9 @@ export const panelPatchBody = z
         description:
           "How far ahead the panel's campaigns must be scheduled, in minutes; the deployment's BROADCAST_LEAD_MINUTES (90) until set. At 0 a campaign may be sent now. upload_contact_and_publish keeps the deployment's rule (4.10)",
       }),
+    require_two_factor: z
+      .boolean({ error: "must be true or false" })
+      .optional()
+      .meta({ description: "Operators of the panel must sign in with a second factor (TOTP); those without one are asked to enrol at their next sign-in" }),
   })
   .strict();

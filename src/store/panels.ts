@@ -20,6 +20,8 @@ export interface Panel {
   eventRetentionDays: number;
   /** How far ahead the panel's campaigns must be scheduled; null: the deployment's BROADCAST_LEAD_MINUTES. */
   campaignLeadMinutes: number | null;
+  /** Operators of the panel must sign in with a second factor (asked to enrol one at sign-in). */
+  requireTwoFactor: boolean;
 }
 
 interface PanelRow {
@@ -36,9 +38,10 @@ interface PanelRow {
   shard: number;
   event_retention_days: number;
   campaign_lead_minutes: number | null;
+  require_two_factor: number;
 }
 
-export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard, event_retention_days, campaign_lead_minutes";
+export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard, event_retention_days, campaign_lead_minutes, require_two_factor";
 
 export function panelFromRow(row: PanelRow): Panel {
   return {
@@ -55,6 +58,7 @@ export function panelFromRow(row: PanelRow): Panel {
     shard: row.shard,
     eventRetentionDays: row.event_retention_days,
     campaignLeadMinutes: row.campaign_lead_minutes,
+    requireTwoFactor: row.require_two_factor === 1,
   };
 }
 
@@ -64,10 +68,11 @@ export function panelFromRow(row: PanelRow): Panel {
  */
 export async function insertPanel(db: ControlDb, panel: Panel): Promise<void> {
   await db
-    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     .bind(
       panel.id, panel.name, panel.primaryKey, panel.timezone, panel.apiMode ? 1 : 0, panel.clientId, panel.createdAt, panel.updatedAt,
       panel.unknownAttributes, JSON.stringify(panel.corsOrigins), panel.shard, panel.eventRetentionDays, panel.campaignLeadMinutes,
+      panel.requireTwoFactor ? 1 : 0,
     )
     .run();
 }
@@ -107,6 +112,7 @@ export interface PanelPatch {
   corsOrigins?: string[];
   eventRetentionDays?: number;
   campaignLeadMinutes?: number;
+  requireTwoFactor?: boolean;
 }
 
 export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, now: number): Promise<Panel | null> {
@@ -115,7 +121,7 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
       `UPDATE panels SET name = COALESCE(?1, name), timezone = COALESCE(?2, timezone),
          api_mode = COALESCE(?3, api_mode), unknown_attributes = COALESCE(?4, unknown_attributes),
          cors_origins = COALESCE(?5, cors_origins), updated_at = ?6, event_retention_days = COALESCE(?8, event_retention_days),
-         campaign_lead_minutes = COALESCE(?9, campaign_lead_minutes)
+         campaign_lead_minutes = COALESCE(?9, campaign_lead_minutes), require_two_factor = COALESCE(?10, require_two_factor)
        WHERE id = ?7 RETURNING ${PANEL_COLUMNS}`,
     )
     .bind(
@@ -128,6 +134,7 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
       id,
       patch.eventRetentionDays ?? null,
       patch.campaignLeadMinutes ?? null,
+      patch.requireTwoFactor === undefined ? null : patch.requireTwoFactor ? 1 : 0,
     )
     .first<PanelRow>();
   return row ? panelFromRow(row) : null;

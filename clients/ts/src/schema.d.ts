@@ -1934,6 +1934,8 @@ export interface paths {
                                 event_retention_days: number;
                                 /** @description How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now) */
                                 campaign_lead_minutes: number;
+                                /** @description Operators must sign in with a second factor (TOTP) */
+                                require_two_factor: boolean;
                                 created_at: string;
                                 updated_at: string;
                             }[];
@@ -2005,6 +2007,8 @@ export interface paths {
                             event_retention_days: number;
                             /** @description How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now) */
                             campaign_lead_minutes: number;
+                            /** @description Operators must sign in with a second factor (TOTP) */
+                            require_two_factor: boolean;
                             created_at: string;
                             updated_at: string;
                         };
@@ -2076,6 +2080,8 @@ export interface paths {
                             event_retention_days: number;
                             /** @description How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now) */
                             campaign_lead_minutes: number;
+                            /** @description Operators must sign in with a second factor (TOTP) */
+                            require_two_factor: boolean;
                             created_at: string;
                             updated_at: string;
                         };
@@ -2139,6 +2145,8 @@ export interface paths {
                         event_retention_days?: number;
                         /** @description How far ahead the panel's campaigns must be scheduled, in minutes; the deployment's BROADCAST_LEAD_MINUTES (90) until set. At 0 a campaign may be sent now. upload_contact_and_publish keeps the deployment's rule (4.10) */
                         campaign_lead_minutes?: number;
+                        /** @description Operators of the panel must sign in with a second factor (TOTP); those without one are asked to enrol at their next sign-in */
+                        require_two_factor?: boolean;
                     };
                 };
             };
@@ -2164,6 +2172,8 @@ export interface paths {
                             event_retention_days: number;
                             /** @description How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now) */
                             campaign_lead_minutes: number;
+                            /** @description Operators must sign in with a second factor (TOTP) */
+                            require_two_factor: boolean;
                             created_at: string;
                             updated_at: string;
                         };

@@ -23,6 +23,7 @@ export const panelAnswer = z.strictObject({
   shard: z.number(),
   event_retention_days: z.number(),
   campaign_lead_minutes: z.number().meta({ description: "How far ahead the panel's campaigns must be scheduled, in minutes (0: Send now)" }),
+  require_two_factor: z.boolean().meta({ description: "Operators must sign in with a second factor (TOTP)" }),
   created_at: isoInstant,
   updated_at: isoInstant,
 });

@@ -18,7 +18,7 @@ import { getPanel } from "../../store/panels";
 import type { ControlDb, ShardDb } from "../../store/shards";
 import { panelDb } from "../access/shards";
 import { recordAudit, type Auditor } from "../audit/record";
-import { accountSubject, addressSubject, FAILURES_PER_ADDRESS, openSession, SIGN_IN_WINDOW_MS, type Session } from "./sessions";
+import { accountSubject, addressSubject, afterPassword, FAILURES_PER_ADDRESS, SIGN_IN_WINDOW_MS, type SignInOutcome } from "./sessions";
 
 /** An invitation's link works once, for this long; resending starts a new one. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -138,10 +138,10 @@ export interface Acceptance {
  * Accepts an invitation: a new address becomes an operator with the password chosen; an
  * address with an account proves it with that account's password (an invitation never changes
  * a password). The role is given, the link spent (once, even under a race) and a session
- * opened. Refused: a closed link (invalid, field token), a wrong password of an existing
+ * opened, or the second-factor step due first. Refused: a closed link (invalid, field token), a wrong password of an existing
  * account (unauthenticated), too many failures from the address (rate_limited).
  */
-export async function acceptInvitation(env: Env, input: Acceptance, now = Date.now()): Promise<Result<{ token: string; session: Session }>> {
+export async function acceptInvitation(env: Env, input: Acceptance, now = Date.now()): Promise<Result<SignInOutcome>> {
   const db = env.DB;
   const tokenHash = await sha256Hex(input.token);
   const invitation = await invitationByToken(db, tokenHash);
@@ -171,5 +171,6 @@ export async function acceptInvitation(env: Env, input: Acceptance, now = Date.n
     role: invitation.role,
     new_account: !existing,
   });
-  return succeeded(await openSession(db, operator, now));
+  // The account's second factor, or the panel's requirement of one, still applies.
+  return succeeded(await afterPassword(db, operator, now));
 }

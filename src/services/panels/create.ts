@@ -30,6 +30,7 @@ export async function createPanel(env: Env, input: { name: string; primaryKey: s
     shard,
     eventRetentionDays: DEFAULT_RETENTION_DAYS,
     campaignLeadMinutes: null,
+    requireTwoFactor: false,
   };
   // A primary key outside the defaults (a CRM's customer id, say) becomes a string attribute.
   const attributes = DEFAULT_ATTRIBUTES.some(([name]) => name === panel.primaryKey) ? DEFAULT_ATTRIBUTES : [...DEFAULT_ATTRIBUTES, [panel.primaryKey, "string"] as const];
