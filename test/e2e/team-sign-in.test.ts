@@ -3,6 +3,7 @@
 // signed in.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { Secret, TOTP } from "otpauth";
 import type { Page } from "playwright-core";
 import { checkAccessibility, confirmInDialog, openBrowser, screenshot, signInAsOwner } from "./browser.ts";
 import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
@@ -22,6 +23,9 @@ async function mailboxLink(to: string, subject: string, after = 0): Promise<stri
 function mailCount(to: string): number {
   return service.output().split(`to ${to}: `).length - 1;
 }
+
+/** The code an authenticator app shows for `secret` at `at`. */
+const codeOf = (secret: string, at: number) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: "SHA1" }).generate({ timestamp: at });
 
 async function newPage(): Promise<Page> {
   return keep(await openBrowser(service.origin)).page;
@@ -105,5 +109,55 @@ describe("team sign-in in Chromium", () => {
     await invitee.goto(revokedLink);
     await invitee.getByRole("alert").getByText(/revoked by the panel's owner/).waitFor();
     assert.equal(mailCount("never@example.com"), 1);
+  });
+
+  test("an operator turns on two-factor sign-in, signs out, and signs in with the password and a code", async () => {
+    const panelId = service.printed["demo panel"]!;
+    const email = "careful@example.com";
+    await adminCall("POST", `/panels/${panelId}/operators`, { email, role: "viewer", password: "careful passphrase" });
+    const page = await newPage();
+    const signIn = async () => {
+      await page.goto(`${service.origin}/`);
+      await page.getByLabel("Email").fill(email);
+      await page.getByLabel("Password").fill("careful passphrase");
+      await page.getByRole("button", { name: "Sign in" }).click();
+    };
+    await signIn();
+    await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
+    await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Your account" }).click();
+    await page.getByRole("heading", { level: 1, name: "Your account" }).waitFor();
+    await page.getByRole("button", { name: "Set up two-factor sign-in" }).click();
+    const key = page.locator("code.record-value");
+    await key.waitFor();
+    const secret = (await key.textContent())!;
+    assert.match(secret, /^[A-Z2-7]{32}$/);
+    assert.match((await page.getByRole("link", { name: "open it in your authenticator app" }).getAttribute("href"))!, /^otpauth:\/\/totp\//);
+    await checkAccessibility(page, "two-factor enrolment");
+    await screenshot(page, "two-factor-enrolment");
+    const confirm = page.getByRole("form", { name: "Confirm the authenticator" });
+    await confirm.getByLabel("Code").fill("000000" === codeOf(secret, Date.now()) ? "111111" : "000000");
+    await confirm.getByRole("button", { name: "Confirm" }).click();
+    await confirm.getByText(/is not the current code of your authenticator/).waitFor();
+    const now = Date.now();
+    await confirm.getByLabel("Code").fill(codeOf(secret, now));
+    await confirm.getByRole("button", { name: "Confirm" }).click();
+    const codes = page.getByRole("list", { name: "Recovery codes" });
+    await codes.waitFor();
+    assert.equal(await codes.getByRole("listitem").count(), 10);
+    await page.getByText(/On: signing in asks for your authenticator's code/).waitFor();
+    await checkAccessibility(page, "two-factor on");
+    await screenshot(page, "two-factor-on");
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in to the panel" }).waitFor();
+    await signIn();
+    await page.getByRole("heading", { level: 1, name: "Two-factor sign-in" }).waitFor();
+    await checkAccessibility(page, "two-factor sign-in");
+    await screenshot(page, "two-factor-sign-in");
+    // The code used to confirm is spent; the next step's code is the one the app shows soon after.
+    await page.getByRole("textbox", { name: "Code", exact: true }).fill(codeOf(secret, now + 30_000));
+    await page.getByRole("button", { name: "Verify" }).click();
+    await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
+    assert.match((await page.locator("header").textContent()) ?? "", /careful@example\.com/);
   });
 });

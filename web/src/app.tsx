@@ -56,6 +56,7 @@ const NAV: [string, string][] = [
   ["/team", "Team"],
   ["/audit", "Audit log"],
   ["/settings", "Settings"],
+  ["/account", "Your account"],
 ];
 
 /** Whether the panel's role may open the screen at `suffix` (its SCREENS entry names no work it lacks). */

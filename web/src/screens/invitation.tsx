@@ -2,6 +2,8 @@ import { useEffect, useState, type FormEvent } from "react";
 import { request, type SessionView } from "../api";
 import { Link, navigate } from "../router";
 import type { AcceptInvitation, InvitationPreviewView } from "../../../src/domain/answers";
+import type { SignInStepView } from "../../../src/domain/operators";
+import { SignInStep } from "./two-factor";
 import { ErrorNote, Field, failureOf, formatTime, Loading, useSubmit } from "../ui";
 
 /**
@@ -25,6 +27,7 @@ export function InvitationPage({ onSignedIn }: { onSignedIn: (session: SessionVi
   const [password, setPassword] = useState("");
   const [repeat, setRepeat] = useState("");
   const [mismatch, setMismatch] = useState<string>();
+  const [step, setStep] = useState<SignInStepView>();
   const { failure, fields, busy, run } = useSubmit();
 
   useEffect(() => {
@@ -43,13 +46,18 @@ export function InvitationPage({ onSignedIn }: { onSignedIn: (session: SessionVi
     setMismatch(newAccount && password !== repeat ? "the two passwords differ" : undefined);
     if (newAccount && password !== repeat) return;
     const body: AcceptInvitation = { token, password, ...(newAccount && name.trim() ? { name: name.trim() } : {}) };
-    let session: SessionView | undefined;
-    if (await run(async () => (session = await request<SessionView>("POST", "/auth/v1/invitation/accept", body)))) {
-      navigate("/", { replace: true });
-      onSignedIn(session!);
-    }
+    let answer: SessionView | SignInStepView | undefined;
+    if (!(await run(async () => (answer = await request<SessionView | SignInStepView>("POST", "/auth/v1/invitation/accept", body))))) return;
+    // The account's second factor (or a panel's requirement of one) comes before the session.
+    if ("step" in answer!) return setStep(answer);
+    signedIn(answer!);
   };
 
+  const signedIn = (session: SessionView) => {
+    navigate("/", { replace: true });
+    onSignedIn(session);
+  };
+  if (step) return <SignInStep step={step} onSignedIn={signedIn} />;
   const heading = <h1 id="invitation-heading">Join the panel</h1>;
   if (closed || fields.token) {
     return (
