@@ -30,6 +30,7 @@
 -- migration 0035_panel_moves.sql
 -- migration 0063_panel_campaign_lead.sql
 -- migration 0064_panel_partitions.sql
+-- migration 0066_team_sign_in.sql
 -- migration 0067_signup_form_directory.sql
 -- migration 0068_panel_message_rules.sql
 
@@ -501,6 +502,33 @@ CREATE TABLE notifications (
 
 CREATE INDEX notifications_by_panel ON notifications (panel_id, created_at);
 
+-- table operator_invitations
+
+CREATE TABLE operator_invitations (
+  id          TEXT PRIMARY KEY,
+  panel_id    TEXT NOT NULL REFERENCES panels(id),
+  email       TEXT NOT NULL,
+  role        TEXT NOT NULL CHECK (role IN ('owner', 'marketer', 'viewer')),
+  token_hash  TEXT NOT NULL UNIQUE,
+  invited_by  TEXT,
+  created_at  INTEGER NOT NULL,
+  sent_at     INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL,
+  accepted_at INTEGER,
+  revoked_at  INTEGER
+);
+
+CREATE UNIQUE INDEX operator_invitations_open ON operator_invitations (panel_id, email) WHERE accepted_at IS NULL AND revoked_at IS NULL;
+
+-- table operator_recovery_codes
+
+CREATE TABLE operator_recovery_codes (
+  operator_id TEXT NOT NULL REFERENCES operators(id),
+  code_hash   TEXT NOT NULL,
+  used_at     INTEGER,
+  PRIMARY KEY (operator_id, code_hash)
+);
+
 -- table operator_roles
 
 CREATE TABLE operator_roles (
@@ -524,6 +552,16 @@ CREATE TABLE operator_sessions (
 );
 
 CREATE INDEX operator_sessions_by_operator ON operator_sessions (operator_id);
+
+-- table operator_totp
+
+CREATE TABLE operator_totp (
+  operator_id  TEXT PRIMARY KEY REFERENCES operators(id),
+  secret       TEXT NOT NULL,
+  confirmed_at INTEGER,
+  last_step    INTEGER NOT NULL DEFAULT 0,
+  created_at   INTEGER NOT NULL
+);
 
 -- table operators
 
@@ -610,7 +648,7 @@ CREATE TABLE panels (
   created_at  INTEGER NOT NULL,
   updated_at  INTEGER NOT NULL
 , unknown_attributes TEXT NOT NULL DEFAULT 'reject'
-  CHECK (unknown_attributes IN ('reject', 'ignore', 'create')), cors_origins TEXT NOT NULL DEFAULT '[]', shard INTEGER NOT NULL DEFAULT 0, event_retention_days INTEGER NOT NULL DEFAULT 90, campaign_lead_minutes INTEGER, message_rules TEXT NOT NULL DEFAULT '{}');
+  CHECK (unknown_attributes IN ('reject', 'ignore', 'create')), cors_origins TEXT NOT NULL DEFAULT '[]', shard INTEGER NOT NULL DEFAULT 0, event_retention_days INTEGER NOT NULL DEFAULT 90, campaign_lead_minutes INTEGER, require_two_factor INTEGER NOT NULL DEFAULT 0, message_rules TEXT NOT NULL DEFAULT '{}');
 
 -- table password_resets
 
@@ -719,6 +757,16 @@ CREATE TABLE sign_in_failures (
   subject      TEXT PRIMARY KEY,
   window_start INTEGER NOT NULL,
   failures     INTEGER NOT NULL
+);
+
+-- table sign_in_steps
+
+CREATE TABLE sign_in_steps (
+  token_hash  TEXT PRIMARY KEY,
+  operator_id TEXT NOT NULL REFERENCES operators(id),
+  step        TEXT NOT NULL CHECK (step IN ('code', 'enrol')),
+  expires_at  INTEGER NOT NULL,
+  failures    INTEGER NOT NULL DEFAULT 0
 );
 
 -- table signup_form_directory

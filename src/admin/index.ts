@@ -23,6 +23,7 @@ import { consentRoutes } from "./consent";
 import { jobRoutes } from "./jobs";
 import { notificationRoutes } from "./notifications";
 import { operatorRoutes } from "./operators";
+import { invitationRoutes } from "./invitations";
 import { contactRoutes } from "./contacts";
 import { listRoutes } from "./lists";
 import { overviewRoutes } from "./overview";
@@ -58,6 +59,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...senderDomainRoutes,
   ...trackingDomainRoutes,
   ...operatorRoutes,
+  ...invitationRoutes,
   ...auditRoutes,
   ...overviewRoutes,
   ...contactRoutes,

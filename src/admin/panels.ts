@@ -29,6 +29,7 @@ export function panelView(panel: Panel, env: Env) {
     event_retention_days: panel.eventRetentionDays,
     campaign_lead_minutes: campaignLeadMinutes(panel, env),
     message_rules: panel.messageRules,
+    require_two_factor: panel.requireTwoFactor,
     created_at: isoTime(panel.createdAt),
     updated_at: isoTime(panel.updatedAt),
   };

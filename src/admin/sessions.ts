@@ -1,12 +1,15 @@
 import { Router, type IRequest } from "itty-router";
-import { passwordResetBody, passwordResetRequestBody, signInBody, signInChallengeBody, type SessionView, type SignInChallengeView } from "../domain/operators";
+import { acceptInvitationBody, invitationLookupBody, signInCodeBody, signInEnrolBody, twoFactorCodeBody, type SignInStepView, type TotpEnrolmentView, type TwoFactorStatusView, passwordResetBody, passwordResetRequestBody, signInBody, signInChallengeBody, type InvitationPreviewView, type SessionView, type SignInChallengeView } from "../domain/operators";
 import { readJsonBody } from "../lib/http/body";
 import { config } from "../lib/config";
 import { isSameOrigin, sessionCookie } from "../lib/http/cookies";
 import { ApiError, asApiError, notFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { adminFailure, json, newRequestId } from "../lib/http/respond";
+import { acceptInvitation, previewInvitation } from "../services/operators/invitations";
 import { PASSWORD_RESET_TTL_MS, requestPasswordReset, resetPassword } from "../services/operators/password-reset";
-import { csrfMatches, signIn, signInChallenge, signOut, type Session } from "../services/operators/sessions";
+import { csrfMatches, signIn, signInChallenge, signOut, type Session, type SignInOutcome } from "../services/operators/sessions";
+import { confirmAtSignIn, enrolAtSignIn, signInWithCode } from "../services/operators/sign-in-steps";
+import { beginEnrolment, confirmEnrolment, disableTwoFactor, twoFactorStatus } from "../services/operators/two-factor";
 import { adminCaller, SESSION_COOKIE } from "./auth";
 
 export const AUTH_BASE = "/auth/v1";
@@ -29,14 +32,68 @@ async function currentSession(request: Request, env: Env): Promise<Session> {
   return caller.session;
 }
 
+/** The session of a signed-in operator's own change (their second factor): same origin and the CSRF token. */
+async function sessionForChange(request: Request, env: Env): Promise<Session> {
+  const session = await currentSession(request, env);
+  if (!isSameOrigin(request) || !csrfMatches(session, request.headers.get("x-csrf-token"))) throw crossSite();
+  return session;
+}
+
+/** A session's answer with its cookie, or the second-factor step due first (no cookie yet). */
+function signInAnswer(request: Request, outcome: SignInOutcome, extra: Record<string, unknown> = {}): Response {
+  if (outcome.kind === "step") {
+    const view: SignInStepView = { step: outcome.step, token: outcome.token, expires_at: new Date(outcome.expiresAt).toISOString() };
+    return json(view);
+  }
+  return json({ ...sessionView(outcome.session), ...extra }, 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, outcome.token) });
+}
+
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: AUTH_BASE });
 router
   .post("/sign-in", async (request: IRequest, env: Env) => {
     if (!isSameOrigin(request)) throw crossSite();
     const body = parseOrThrow(signInBody, await readJsonBody(request));
     const address = request.headers.get("cf-connecting-ip") ?? "unknown";
-    const { session, token } = unwrap(await signIn(env.DB, config(env).secretsKey, { ...body, address }));
-    return json(sessionView(session), 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, token) });
+    return signInAnswer(request, unwrap(await signIn(env.DB, config(env).secretsKey, { ...body, address })));
+  })
+  .post("/sign-in/code", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(signInCodeBody, await readJsonBody(request));
+    return signInAnswer(request, { kind: "session", ...unwrap(await signInWithCode(env, body.token, body.code)) });
+  })
+  .post("/sign-in/enrol", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(signInEnrolBody, await readJsonBody(request));
+    const view: TotpEnrolmentView = unwrap(await enrolAtSignIn(env, body.token));
+    return json(view);
+  })
+  .post("/sign-in/enrol/confirm", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(signInCodeBody, await readJsonBody(request));
+    const { recoveryCodes, ...opened } = unwrap(await confirmAtSignIn(env, body.token, body.code));
+    return signInAnswer(request, { kind: "session", ...opened }, { recovery_codes: recoveryCodes });
+  })
+  .get("/two-factor", async (request: IRequest, env: Env) => {
+    const session = await currentSession(request, env);
+    const status = await twoFactorStatus(env.DB, session.operator.id);
+    const view: TwoFactorStatusView = { enabled: status.enabled, recovery_codes_left: status.recoveryCodesLeft, required: status.required };
+    return json(view);
+  })
+  .post("/two-factor/setup", async (request: IRequest, env: Env) => {
+    const session = await sessionForChange(request, env);
+    const view: TotpEnrolmentView = unwrap(await beginEnrolment(env, session.operator));
+    return json(view);
+  })
+  .post("/two-factor/confirm", async (request: IRequest, env: Env) => {
+    const session = await sessionForChange(request, env);
+    const body = parseOrThrow(twoFactorCodeBody, await readJsonBody(request));
+    return json({ enabled: true, recovery_codes: unwrap(await confirmEnrolment(env, session.operator.id, body.code)).recoveryCodes });
+  })
+  .post("/two-factor/disable", async (request: IRequest, env: Env) => {
+    const session = await sessionForChange(request, env);
+    const body = parseOrThrow(twoFactorCodeBody, await readJsonBody(request));
+    unwrap(await disableTwoFactor(env, session.operator.id, body.code));
+    return json({ enabled: false });
   })
   .post("/sign-in/challenge", async (request: IRequest, env: Env) => {
     if (!isSameOrigin(request)) throw crossSite();
@@ -69,6 +126,26 @@ router
     const body = parseOrThrow(passwordResetBody, await readJsonBody(request));
     unwrap(await resetPassword(env.DB, body.token, body.password, Date.now()));
     return json({ reset: true, message: "Your password is set. Every session of the account has ended: sign in with the new password." });
+  })
+  // The token rides in a body, not a query string, so no log or Referer holds it.
+  .post("/invitation", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(invitationLookupBody, await readJsonBody(request));
+    const preview = unwrap(await previewInvitation(env.DB, body.token));
+    const view: InvitationPreviewView = {
+      email: preview.email,
+      panel_name: preview.panelName,
+      role: preview.role,
+      expires_at: new Date(preview.expiresAt).toISOString(),
+      has_account: preview.hasAccount,
+    };
+    return json(view);
+  })
+  .post("/invitation/accept", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(acceptInvitationBody, await readJsonBody(request));
+    const address = request.headers.get("cf-connecting-ip") ?? "unknown";
+    return signInAnswer(request, unwrap(await acceptInvitation(env, { token: body.token, password: body.password, name: body.name || null, address })));
   })
   .get("/session", async (request: IRequest, env: Env) => json(sessionView(await currentSession(request, env))))
   .post("/sign-out", async (request: IRequest, env: Env) => {

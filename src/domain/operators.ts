@@ -42,10 +42,60 @@ export const addOperatorBody = z
   })
   .strict();
 
+/** An owner's invitation of an address to the panel (POST /panels/{panel}/invitations). */
+export const inviteOperatorBody = z.object({ email, role: operatorRole }).strict();
+
+const invitationToken = z.string({ error: "is required" }).min(1, { error: "is required" }).max(200);
+/** What an invitation link's page asks about its token (POST /auth/v1/invitation). */
+export const invitationLookupBody = z.object({ token: invitationToken }).strict();
+/** Accepting an invitation: a new operator's chosen password, or an existing account's (POST /auth/v1/invitation/accept). */
+export const acceptInvitationBody = z
+  .object({
+    token: invitationToken,
+    password,
+    name: z.string().trim().max(200).optional(),
+  })
+  .strict();
+
+/** What POST /auth/v1/invitation answers for an open link. */
+export interface InvitationPreviewView {
+  email: string;
+  panel_name: string;
+  role: OperatorRole;
+  expires_at: string;
+  has_account: boolean;
+}
+
 export const changeOperatorBody = z.object({ role: operatorRole }).strict();
 
 export const passwordResetRequestBody = z.object({ email }).strict();
 export const passwordResetBody = z.object({ token: z.string().min(1, { error: "is required" }).max(200), password }).strict();
+
+const stepToken = z.string({ error: "is required" }).min(1, { error: "is required" }).max(200);
+/** A second-factor code: the authenticator's 6 digits or a recovery code. */
+const code = z.string({ error: "is required" }).trim().min(1, { error: "is required" }).max(40, { error: "must be at most 40 characters" });
+export const signInCodeBody = z.object({ token: stepToken, code }).strict();
+export const signInEnrolBody = z.object({ token: stepToken }).strict();
+export const twoFactorCodeBody = z.object({ code }).strict();
+
+/** What sign-in (and accepting an invitation) answers when a second factor is due before the session. */
+export interface SignInStepView {
+  step: "code" | "enrol";
+  token: string;
+  expires_at: string;
+}
+
+/** An authenticator to enrol: the secret as text and as an otpauth:// URI. */
+export interface TotpEnrolmentView {
+  secret: string;
+  uri: string;
+}
+
+export interface TwoFactorStatusView {
+  enabled: boolean;
+  recovery_codes_left: number;
+  required: boolean;
+}
 
 /** What /auth/v1/session and sign-in answer. */
 export interface SessionView {

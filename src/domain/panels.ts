@@ -41,5 +41,9 @@ export const panelPatchBody = z
       description:
         "Frequency caps and quiet hours per channel (email, sms, push), for campaigns and journeys alike; replaces the rules set before. Journey message steps marked exempt (transactional) are not held by them",
     }),
+    require_two_factor: z
+      .boolean({ error: "must be true or false" })
+      .optional()
+      .meta({ description: "Operators of the panel must sign in with a second factor (TOTP); those without one are asked to enrol at their next sign-in" }),
   })
   .strict();

@@ -51,6 +51,9 @@ export async function deleteIdleSessions(db: ControlDb, idleSince: number, windo
     db.prepare("DELETE FROM operator_sessions WHERE last_seen_at < ?").bind(idleSince),
     db.prepare("DELETE FROM sign_in_failures WHERE window_start < ?").bind(windowStart),
     db.prepare("DELETE FROM password_resets WHERE expires_at < ?").bind(now),
+    // Kept 30 days past their expiry so that their link can still say it expired.
+    db.prepare("DELETE FROM operator_invitations WHERE expires_at < ?").bind(now - 30 * 24 * 60 * 60 * 1000),
+    db.prepare("DELETE FROM sign_in_steps WHERE expires_at < ?").bind(now),
   ]);
   return sessions!.meta.changes;
 }

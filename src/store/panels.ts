@@ -29,6 +29,8 @@ export interface Panel {
   partitions: Partition[];
   /** Frequency caps and quiet hours per channel (issue 46). */
   messageRules: MessageRules;
+  /** Operators of the panel must sign in with a second factor (asked to enrol one at sign-in). */
+  requireTwoFactor: boolean;
 }
 
 interface PanelRow {
@@ -48,9 +50,10 @@ interface PanelRow {
   /** partitionsColumn's JSON; absent where a statement does not read it (an insert). */
   partitions?: string | null;
   message_rules: string;
+  require_two_factor: number;
 }
 
-export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard, event_retention_days, campaign_lead_minutes, message_rules";
+export const PANEL_COLUMNS = "id, name, primary_key, timezone, api_mode, client_id, created_at, updated_at, unknown_attributes, cors_origins, shard, event_retention_days, campaign_lead_minutes, message_rules, require_two_factor";
 
 /** What a read of a panel selects from `panels`: its columns and its partition map. */
 const PANEL_READ = `${PANEL_COLUMNS}, ${partitionsColumn("panels")}`;
@@ -72,6 +75,7 @@ export function panelFromRow(row: PanelRow): Panel {
     campaignLeadMinutes: row.campaign_lead_minutes,
     partitions: partitionsFromColumn(row.partitions),
     messageRules: readMessageRules(row.message_rules),
+    requireTwoFactor: row.require_two_factor === 1,
   };
 }
 
@@ -81,10 +85,11 @@ export function panelFromRow(row: PanelRow): Panel {
  */
 export async function insertPanel(db: ControlDb, panel: Panel): Promise<void> {
   await db
-    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .prepare(`INSERT INTO panels (${PANEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     .bind(
       panel.id, panel.name, panel.primaryKey, panel.timezone, panel.apiMode ? 1 : 0, panel.clientId, panel.createdAt, panel.updatedAt,
       panel.unknownAttributes, JSON.stringify(panel.corsOrigins), panel.shard, panel.eventRetentionDays, panel.campaignLeadMinutes, JSON.stringify(panel.messageRules),
+      panel.requireTwoFactor ? 1 : 0,
     )
     .run();
 }
@@ -125,6 +130,7 @@ export interface PanelPatch {
   eventRetentionDays?: number;
   campaignLeadMinutes?: number;
   messageRules?: MessageRules;
+  requireTwoFactor?: boolean;
 }
 
 export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, now: number): Promise<Panel | null> {
@@ -133,7 +139,8 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
       `UPDATE panels SET name = COALESCE(?1, name), timezone = COALESCE(?2, timezone),
          api_mode = COALESCE(?3, api_mode), unknown_attributes = COALESCE(?4, unknown_attributes),
          cors_origins = COALESCE(?5, cors_origins), updated_at = ?6, event_retention_days = COALESCE(?8, event_retention_days),
-         campaign_lead_minutes = COALESCE(?9, campaign_lead_minutes), message_rules = COALESCE(?10, message_rules)
+         campaign_lead_minutes = COALESCE(?9, campaign_lead_minutes), message_rules = COALESCE(?10, message_rules),
+         require_two_factor = COALESCE(?11, require_two_factor)
        WHERE id = ?7 RETURNING ${PANEL_READ}`,
     )
     .bind(
@@ -147,6 +154,7 @@ export async function updatePanel(db: ControlDb, id: string, patch: PanelPatch, 
       patch.eventRetentionDays ?? null,
       patch.campaignLeadMinutes ?? null,
       patch.messageRules === undefined ? null : JSON.stringify(patch.messageRules),
+      patch.requireTwoFactor === undefined ? null : patch.requireTwoFactor ? 1 : 0,
     )
     .first<PanelRow>();
   return row ? panelFromRow(row) : null;

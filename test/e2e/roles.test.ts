@@ -102,7 +102,7 @@ describe("the panel by role", () => {
     assert.equal(await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Team", exact: true }).count(), 0);
     await open(page, "/team", "This screen needs the owner role");
     await page.getByText("Team is open to the panel's owners; you are a marketer in Demo.").waitFor();
-    await assertAbsent(page, "form", "Add an operator");
+    await assertAbsent(page, "form", "Invite a teammate");
     assert.equal(await page.getByText("Loading…").count(), 0);
     await checkAccessibility(page, "needs-owner page");
     await screenshot(page, "roles-marketer-team");

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type ReactNode } from "react";
 import { ApiFailure, request, useSessionToken, type SessionView } from "./api";
 import { Link, match, navigate, useLocation } from "./router";
 import { ResetPassword } from "./screens/password-reset";
+import { InvitationPage } from "./screens/invitation";
 import { SignIn } from "./screens/sign-in";
 import { SCREENS } from "./routes";
 import { Loading } from "./ui";
@@ -11,6 +12,7 @@ import type { PanelRef } from "./screen-props";
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "signed-in"; session: SessionView };
 
 const RESET_PAGE = "/reset-password";
+const INVITATION_PAGE = "/invitation";
 
 export function App() {
   useLocation();
@@ -30,6 +32,8 @@ export function App() {
 
   // A reset link opens this page signed in or not; setting the password ends every session.
   if (location.pathname === RESET_PAGE) return <ResetPassword onDone={signedOut} />;
+  // An invitation link opens this page signed in or not; accepting signs the invitee in.
+  if (location.pathname === INVITATION_PAGE) return <InvitationPage onSignedIn={signedIn} />;
   if (state.kind === "loading") return <Loading />;
   if (state.kind === "signed-out") return <SignIn onSignedIn={signedIn} />;
   return <Shell session={state.session} onSignedOut={signedOut} />;
@@ -53,6 +57,7 @@ const NAV: [string, string][] = [
   ["/team", "Team"],
   ["/audit", "Audit log"],
   ["/settings", "Settings"],
+  ["/account", "Your account"],
 ];
 
 /** Whether the panel's role may open the screen at `suffix` (its SCREENS entry names no work it lacks). */

@@ -17,6 +17,7 @@ import { Segment } from "./screens/segment";
 import { Segments } from "./screens/segments";
 import { Settings } from "./screens/settings";
 import { Team } from "./screens/team";
+import { Account } from "./screens/two-factor";
 import { Users } from "./screens/users";
 import { Webhook, Webhooks } from "./screens/webhooks";
 
@@ -36,6 +37,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode, Work?][] = [
   ["/data", (props) => <Data {...props} />],
   ["/users", (props) => <Users {...props} />],
   ["/team", (props) => <Team {...props} />, "team"],
+  ["/account", (props) => <Account {...props} />],
   ["/audit", (props) => <Audit {...props} />, "audit"],
   ["/segments", (props) => <Segments {...props} />],
   ["/segments/:id", (props) => <Segment {...props} />],

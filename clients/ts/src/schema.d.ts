@@ -1949,6 +1949,8 @@ export interface paths {
                                         to: string;
                                     }[];
                                 };
+                                /** @description Operators must sign in with a second factor (TOTP) */
+                                require_two_factor: boolean;
                                 created_at: string;
                                 updated_at: string;
                             }[];
@@ -2035,6 +2037,8 @@ export interface paths {
                                     to: string;
                                 }[];
                             };
+                            /** @description Operators must sign in with a second factor (TOTP) */
+                            require_two_factor: boolean;
                             created_at: string;
                             updated_at: string;
                         };
@@ -2121,6 +2125,8 @@ export interface paths {
                                     to: string;
                                 }[];
                             };
+                            /** @description Operators must sign in with a second factor (TOTP) */
+                            require_two_factor: boolean;
                             created_at: string;
                             updated_at: string;
                         };
@@ -2209,6 +2215,8 @@ export interface paths {
                                 to: string;
                             }[];
                         };
+                        /** @description Operators of the panel must sign in with a second factor (TOTP); those without one are asked to enrol at their next sign-in */
+                        require_two_factor?: boolean;
                     };
                 };
             };
@@ -2249,6 +2257,8 @@ export interface paths {
                                     to: string;
                                 }[];
                             };
+                            /** @description Operators must sign in with a second factor (TOTP) */
+                            require_two_factor: boolean;
                             created_at: string;
                             updated_at: string;
                         };
@@ -8869,6 +8879,262 @@ export interface paths {
         };
         trace?: never;
     };
+    "/admin/v1/panels/{panel}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The panel's open invitations (not yet accepted nor revoked; expired ones included until resent or revoked), newest first
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            invitations: {
+                                id: string;
+                                email: string;
+                                /** @enum {string} */
+                                role: "owner" | "marketer" | "viewer";
+                                /** @description The inviting operator's email; null for the ADMIN_TOKEN */
+                                invited_by: string | null;
+                                sent_at: string;
+                                expires_at: string;
+                                expired: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Invite an address to the panel with a role: it gets a mail with a single-use link, valid for 7 days, to choose its password and sign in. Inviting an address whose invitation is open sends a new link (the old one stops working); 409 when the address already has a role in the panel
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: email
+                         * @example ada@example.com
+                         */
+                        email: string;
+                        /** @enum {string} */
+                        role: "owner" | "marketer" | "viewer";
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            email: string;
+                            /** @enum {string} */
+                            role: "owner" | "marketer" | "viewer";
+                            /** @description The inviting operator's email; null for the ADMIN_TOKEN */
+                            invited_by: string | null;
+                            sent_at: string;
+                            expires_at: string;
+                            expired: boolean;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/invitations/{invitation}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail an open invitation again with a new link valid for 7 days; the previous link stops working
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    invitation: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            email: string;
+                            /** @enum {string} */
+                            role: "owner" | "marketer" | "viewer";
+                            /** @description The inviting operator's email; null for the ADMIN_TOKEN */
+                            invited_by: string | null;
+                            sent_at: string;
+                            expires_at: string;
+                            expired: boolean;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/invitations/{invitation}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an open invitation: its link then says it was revoked
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    invitation: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            revoked: boolean;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/panels/{panel}/audit": {
         parameters: {
             query?: never;
@@ -8884,7 +9150,7 @@ export interface paths {
             parameters: {
                 query?: {
                     before?: number;
-                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
                     target_kind?: "panel" | "user" | "operator" | "webhook" | "campaign" | "journey" | "segment" | "email_template" | "signup_form" | "list" | "sender_domain" | "tracking_domain" | "sms" | "push" | "contact" | "attribute" | "activity" | "import";
                     actor?: string;
                     from?: string;
@@ -8925,7 +9191,7 @@ export interface paths {
                                     email: string | null;
                                 };
                                 /** @enum {string} */
-                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
                                 target_kind: string;
                                 target: string;
                                 detail: {

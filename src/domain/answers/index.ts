@@ -7,7 +7,7 @@ import type { emailTemplateBody } from "../email-templates";
 import type { formSettingsBody, signupFormBody } from "../signup-forms";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../journey";
 import type { journeyBodySchema } from "../journey-layout";
-import type { addOperatorBody, changeOperatorBody, passwordResetBody, passwordResetRequestBody } from "../operators";
+import type { acceptInvitationBody, addOperatorBody, changeOperatorBody, inviteOperatorBody, passwordResetBody, passwordResetRequestBody } from "../operators";
 import type { addContactBody, columnMapping, contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, importFromUrlBody, renameListBody } from "../panel-screens";
 import type { panelPatchBody } from "../panels";
 import type { preferencesBody } from "../preferences";
@@ -35,7 +35,7 @@ export type { CampaignRecipientsPage, CampaignReport, CampaignView, OutboxMessag
 export type { ChannelPreferences, PreferenceChannel, SuppressionReason } from "../preferences";
 export type { SmsLength } from "../sms";
 export type { Engagement, ReachableChannel, SegmentAttributeOp } from "../segments";
-export type { SessionView } from "../operators";
+export type { InvitationPreviewView, SessionView } from "../operators";
 
 // Panels, people and the schema.
 export type PanelView = z.output<typeof panels.panelAnswer>;
@@ -51,6 +51,9 @@ export type PatchUser = z.input<typeof patchUserBody>;
 export type OperatorView = z.output<typeof panels.operatorAnswer>;
 export type AddOperator = z.input<typeof addOperatorBody>;
 export type ChangeOperator = z.input<typeof changeOperatorBody>;
+export type InvitationView = z.output<typeof panels.invitationAnswer>;
+export type InviteOperator = z.input<typeof inviteOperatorBody>;
+export type AcceptInvitation = z.input<typeof acceptInvitationBody>;
 export type PasswordResetRequest = z.input<typeof passwordResetRequestBody>;
 export type PasswordReset = z.input<typeof passwordResetBody>;
 export type AttributeView = z.output<typeof panels.attributeAnswer>;

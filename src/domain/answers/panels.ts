@@ -30,6 +30,7 @@ export const panelAnswer = z.strictObject({
       quiet_hours: z.array(z.strictObject({ channel: z.enum(RULE_CHANNELS), from: z.string(), to: z.string() })),
     })
     .meta({ description: "Frequency caps (at most max messages per days days) and quiet hours (from-to on the contact's clock) per channel" }),
+  require_two_factor: z.boolean().meta({ description: "Operators must sign in with a second factor (TOTP)" }),
   created_at: isoInstant,
   updated_at: isoInstant,
 });
@@ -51,6 +52,19 @@ export const operatorAnswer = z.strictObject({
 });
 export const operatorListAnswer = z.strictObject({ operators: z.array(operatorAnswer) });
 export const operatorRemovedAnswer = z.strictObject({ removed: z.boolean() });
+
+/** An open invitation (not yet accepted nor revoked); `expired` ones wait for a resend or a revoke. */
+export const invitationAnswer = z.strictObject({
+  id: z.string(),
+  email: z.string(),
+  role: z.enum(OPERATOR_ROLES),
+  invited_by: z.string().nullable().meta({ description: "The inviting operator's email; null for the ADMIN_TOKEN" }),
+  sent_at: isoInstant,
+  expires_at: isoInstant,
+  expired: z.boolean(),
+});
+export const invitationListAnswer = z.strictObject({ invitations: z.array(invitationAnswer) });
+export const invitationRevokedAnswer = z.strictObject({ revoked: z.boolean() });
 
 export const attributeAnswer = z.strictObject({ name: z.string(), type: z.enum(ATTRIBUTE_TYPES) });
 export const attributeListAnswer = z.strictObject({ attributes: z.array(attributeAnswer) });

@@ -13,6 +13,7 @@ import {
   recordFailure,
   touchSession,
 } from "../../store/operator-sessions";
+import { findTotp, insertSignInStep, twoFactorRequiredFor } from "../../store/two-factor";
 import { findOperatorByEmail, insertOperator, rolesOf, type Operator, type PanelRole } from "../../store/operators";
 import { checkChallenge, difficultyFor, issueChallenge, type IssuedChallenge, type SentChallenge } from "./sign-in-challenge";
 
@@ -44,15 +45,24 @@ export interface SignInAttempt {
   challenge?: SentChallenge;
 }
 
+/**
+ * What a right password leads to: a session, or a step first (the operator's second factor's
+ * code, or enrolling one because a panel of theirs requires it), named by a short-lived token.
+ */
+export type SignInOutcome = { kind: "session"; token: string; session: Session } | { kind: "step"; step: "code" | "enrol"; token: string; expiresAt: number };
+
 /** Refused: too many failures from the address (rate_limited), a missing or wrong challenge (invalid), or a wrong email or password (unauthenticated, one answer for both). */
-export type SignInResult = Result<{ token: string; session: Session }>;
+export type SignInResult = Result<SignInOutcome>;
+
+/** How long a sign-in waits for its second factor after the password. */
+export const SIGN_IN_STEP_TTL_MS = 10 * 60 * 1000;
 
 export type ChallengeAnswer = { required: false } | { required: true; challenge: IssuedChallenge };
 
 // Spent on an unknown email so that it takes as long as a wrong password.
 let decoyHash: Promise<string> | undefined;
 
-const addressSubject = (address: string) => `address:${address}`;
+export const addressSubject = (address: string) => `address:${address}`;
 export const accountSubject = (email: string) => `account:${email}`;
 
 export function sessionTokenHash(token: string): Promise<string> {
@@ -100,12 +110,27 @@ export async function signIn(db: ControlDb, secretsKey: string, attempt: SignInA
     return refused("unauthenticated", [], "The email or the password is wrong");
   }
   await clearFailures(db, subjects[1]!);
+  const { passwordHash: _passwordHash, ...plain } = operator;
+  return succeeded(await afterPassword(db, plain, now));
+}
+
+/** The session of an operator whose password was right, or the second-factor step due first. */
+export async function afterPassword(db: ControlDb, operator: Operator, now: number): Promise<SignInOutcome> {
+  const [totp, required] = await Promise.all([findTotp(db, operator.id), twoFactorRequiredFor(db, operator.id)]);
+  const step = totp?.confirmed ? "code" : required ? "enrol" : null;
+  if (!step) return { kind: "session", ...(await openSession(db, operator, now)) };
+  const token = randomBase64Url(32);
+  await insertSignInStep(db, await sha256Hex(token), operator.id, step, now + SIGN_IN_STEP_TTL_MS);
+  return { kind: "step", step, token, expiresAt: now + SIGN_IN_STEP_TTL_MS };
+}
+
+/** Starts a session for an operator who proved who they are; answers the cookie's token and the session. */
+export async function openSession(db: ControlDb, operator: Operator, now: number): Promise<{ token: string; session: Session }> {
   const token = randomBase64Url(32);
   const tokenHash = await sessionTokenHash(token);
   const csrfToken = randomBase64Url(24);
   await insertSession(db, tokenHash, operator.id, csrfToken, now);
-  const { passwordHash: _passwordHash, ...plain } = operator;
-  return succeeded({ token, session: { operator: plain, roles: await rolesOf(db, operator.id), csrfToken, tokenHash } });
+  return { token, session: { operator, roles: await rolesOf(db, operator.id), csrfToken, tokenHash } };
 }
 
 /** The live session a cookie token names, or null (unknown, idle too long, operator disabled). */

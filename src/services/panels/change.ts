@@ -17,11 +17,12 @@ export async function changePanel(env: Env, db: ShardDb, panel: Panel, body: Pan
     eventRetentionDays: body.event_retention_days,
     campaignLeadMinutes: body.campaign_lead_minutes,
     messageRules: body.message_rules,
+    requireTwoFactor: body.require_two_factor,
   };
   const updated = await updatePanel(env.DB, panel.id, changes, Date.now());
   if (!updated) return null;
   if (body.api_mode !== undefined && body.api_mode !== panel.apiMode) await recordAudit(db, panel.id, by, "panel.api_mode_changed", panel.id, { api_mode: body.api_mode });
-  const settings = (["name", "timezone", "unknown_attributes", "cors_origins", "campaign_lead_minutes", "message_rules"] as const).filter((name) => body[name] !== undefined);
+  const settings = (["name", "timezone", "unknown_attributes", "cors_origins", "campaign_lead_minutes", "message_rules", "require_two_factor"] as const).filter((name) => body[name] !== undefined);
   if (settings.length) await recordAudit(db, panel.id, by, "panel.settings_changed", panel.id, Object.fromEntries(settings.map((name) => [name, body[name]])));
   return updated;
 }

@@ -34,6 +34,7 @@ export async function createPanel(env: Env, input: { name: string; primaryKey: s
     // One partition, every bucket on its shard (decision 0038).
     partitions: [],
     messageRules: NO_RULES,
+    requireTwoFactor: false,
   };
   // A primary key outside the defaults (a CRM's customer id, say) becomes a string attribute.
   const attributes = DEFAULT_ATTRIBUTES.some(([name]) => name === panel.primaryKey) ? DEFAULT_ATTRIBUTES : [...DEFAULT_ATTRIBUTES, [panel.primaryKey, "string"] as const];

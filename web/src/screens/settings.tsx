@@ -207,6 +207,24 @@ export function Settings({ panel }: ScreenProps) {
             </button>
           </div>
           <div className="card">
+            <h2>Sign-in</h2>
+            <p>
+              Two-factor sign-in is <strong>{data.require_two_factor ? "required" : "optional"}</strong> for this panel's operators.{" "}
+              {data.require_two_factor
+                ? "Operators without an authenticator are asked to set one up at their next sign-in."
+                : "Each operator may turn it on from Your account."}
+            </p>
+            <button
+              type="button"
+              {...lockFor(panel, "settings")}
+              onClick={() =>
+                patch({ require_two_factor: !data.require_two_factor }, data.require_two_factor ? "Two-factor sign-in is optional." : "Two-factor sign-in is required.")
+              }
+            >
+              {data.require_two_factor ? "Make two-factor sign-in optional" : "Require two-factor sign-in"}
+            </button>
+          </div>
+          <div className="card">
             <h2>Panel</h2>
             <dl className="facts">
               <dt>Name</dt>

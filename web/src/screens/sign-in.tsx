@@ -1,9 +1,10 @@
 import { useState, type FormEvent } from "react";
 import { solveChallenge } from "../../../src/domain/sign-in-challenge";
-import type { SignInChallengeView } from "../../../src/domain/operators";
+import type { SignInChallengeView, SignInStepView } from "../../../src/domain/operators";
 import { ApiFailure, request, type SessionView } from "../api";
 import { ErrorNote, Field, failureOf } from "../ui";
 import { ForgotPassword } from "./password-reset";
+import { SignInStep } from "./two-factor";
 
 /** Tries a fresh challenge at most this often in one sign-in (it can grow harder while being solved). */
 const CHALLENGE_TRIES = 3;
@@ -14,10 +15,10 @@ const challengeRefused = (failure: unknown) => failure instanceof ApiFailure && 
  * Signs in; when the server asks for a proof of work (the account had failed sign-ins lately,
  * maybe someone else's guesses), fetches a challenge, solves it and retries.
  */
-async function signInSolving(email: string, password: string, onChecking: () => void): Promise<SessionView> {
+async function signInSolving(email: string, password: string, onChecking: () => void): Promise<SessionView | SignInStepView> {
   for (let tries = 0; ; tries++) {
     try {
-      return await request<SessionView>("POST", "/auth/v1/sign-in", tries === 0 ? { email, password } : { email, password, challenge: await solved(email, onChecking) });
+      return await request<SessionView | SignInStepView>("POST", "/auth/v1/sign-in", tries === 0 ? { email, password } : { email, password, challenge: await solved(email, onChecking) });
     } catch (failure) {
       if (!challengeRefused(failure) || tries >= CHALLENGE_TRIES) throw failure;
     }
@@ -38,13 +39,16 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: SessionView) => v
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const [checking, setChecking] = useState(false);
+  const [step, setStep] = useState<SignInStepView>();
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
     setError(undefined);
     try {
-      onSignedIn(await signInSolving(email, password, () => setChecking(true)));
+      const answer = await signInSolving(email, password, () => setChecking(true));
+      if ("step" in answer) setStep(answer);
+      else onSignedIn(answer);
     } catch (failure) {
       setError(failureOf(failure).message);
     } finally {
@@ -54,6 +58,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: SessionView) => v
   };
 
   if (forgot) return <ForgotPassword onBack={() => setForgot(false)} />;
+  if (step) return <SignInStep step={step} onSignedIn={onSignedIn} />;
 
   return (
     <main className="center">

@@ -1,8 +1,8 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
-import type { AddOperator, ChangeOperator, OperatorView } from "../../../src/domain/answers";
+import type { ChangeOperator, InvitationView, InviteOperator, OperatorView } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
-import { ErrorNote, Field, formatTime, Screen, useLoad, useSubmit } from "../ui";
+import { ErrorNote, Field, formatTime, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
 import { useConfirm } from "../components/confirm-dialog";
 import type { ScreenProps } from "../screen-props";
 
@@ -12,34 +12,37 @@ const ROLES: Record<OperatorView["role"], string> = {
   viewer: "Viewer: reads only",
 };
 
-function AddForm({ panelId, onAdded }: { panelId: string; onAdded: () => void }) {
-  const empty: AddOperator = { email: "", name: "", role: "marketer", password: "" };
+/**
+ * Invites a teammate by email: they get a link to choose their own password (the owner never
+ * learns it). The admin API's create-with-password stays for the ADMIN_TOKEN's first owner.
+ */
+function InviteForm({ panelId, onInvited }: { panelId: string; onInvited: () => void }) {
+  const empty: InviteOperator = { email: "", role: "marketer" };
   const [draft, setDraft] = useState(empty);
+  const [sent, setSent] = useState<string>();
   const { failure, fields, run } = useSubmit();
-  const set = <K extends keyof AddOperator>(key: K, value: AddOperator[K]) => setDraft((d) => ({ ...d, [key]: value }));
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    const body: AddOperator = { email: draft.email, role: draft.role, ...(draft.name ? { name: draft.name } : {}), ...(draft.password ? { password: draft.password } : {}) };
-    if (await run(() => admin<OperatorView>("POST", panelId, "/operators", body))) {
+    setSent(undefined);
+    const invited = await run(() => admin<InvitationView>("POST", panelId, "/invitations", draft));
+    if (invited) {
+      setSent(`Invitation mailed to ${draft.email}; the link works once, for 7 days.`);
       setDraft(empty);
-      onAdded();
+      onInvited();
     }
   };
 
   return (
-    <form className="card" onSubmit={submit} aria-label="Add an operator">
-      <ErrorNote error={failure} />
+    <form className="card" onSubmit={submit} aria-label="Invite a teammate">
+      <ErrorNote error={unplacedFailure(failure, fields, ["email", "role"])} />
       <div className="row">
-        <Field label="Operator email" error={fields.email}>
-          {(props) => <input {...props} type="email" required value={draft.email} onChange={(e) => set("email", e.target.value)} />}
-        </Field>
-        <Field label="Name (optional)" error={fields.name}>
-          {(props) => <input {...props} value={draft.name ?? ""} onChange={(e) => set("name", e.target.value)} />}
+        <Field label="Teammate's email" error={fields.email}>
+          {(props) => <input {...props} type="email" required value={draft.email} onChange={(e) => setDraft((d) => ({ ...d, email: e.target.value }))} />}
         </Field>
         <Field label="Role" error={fields.role}>
           {(props) => (
-            <select {...props} value={draft.role} onChange={(e) => set("role", e.target.value as AddOperator["role"])}>
+            <select {...props} value={draft.role} onChange={(e) => setDraft((d) => ({ ...d, role: e.target.value as InviteOperator["role"] }))}>
               {Object.entries(ROLES).map(([role, label]) => (
                 <option key={role} value={role}>
                   {label}
@@ -48,12 +51,66 @@ function AddForm({ panelId, onAdded }: { panelId: string; onAdded: () => void })
             </select>
           )}
         </Field>
-        <Field label="Password" hint="Needed only for someone without an operator account yet (10 characters or more)" error={fields.password}>
-          {(props) => <input {...props} type="password" autoComplete="new-password" value={draft.password ?? ""} onChange={(e) => set("password", e.target.value)} />}
-        </Field>
       </div>
-      <button type="submit">Add operator</button>
+      <p className="muted">They get a mail with a link to choose their own password; it works once, for 7 days.</p>
+      <button type="submit">Invite</button>
+      {sent && <p role="status">{sent}</p>}
     </form>
+  );
+}
+
+function Invitations({ panel }: { panel: ScreenProps["panel"] }) {
+  const { data, error, reload } = useLoad(() => admin<{ invitations: InvitationView[] }>("GET", panel.id, "/invitations"), [panel.id]);
+  const { failure, run: act } = useSubmit(reload);
+  const [confirm, confirmation] = useConfirm();
+  const revoke = async (invitation: InvitationView) => {
+    const revoking = await confirm({
+      title: "Revoke this invitation?",
+      message: `The link mailed to ${invitation.email} stops working at once; inviting them again sends a new one.`,
+      confirmLabel: "Revoke invitation",
+    });
+    if (revoking) await act(() => admin("DELETE", panel.id, `/invitations/${encodeURIComponent(invitation.id)}`));
+  };
+  return (
+    <>
+      <InviteForm panelId={panel.id} onInvited={reload} />
+      <ErrorNote error={error ?? failure} />
+      {data && data.invitations.length > 0 && (
+        <DataTable
+          caption="Invitations waiting for an answer"
+          rows={data.invitations}
+          rowKey={(invitation) => invitation.id}
+          columns={[
+            { header: "Email", cell: (invitation) => invitation.email, sortBy: (invitation) => invitation.email },
+            { header: "Role", cell: (invitation) => invitation.role, sortBy: (invitation) => invitation.role },
+            { header: "Sent", cell: (invitation) => formatTime(invitation.sent_at), sortBy: (invitation) => invitation.sent_at },
+            {
+              header: "Link",
+              cell: (invitation) => (invitation.expired ? <span className="badge">expired</span> : `works until ${formatTime(invitation.expires_at)}`),
+            },
+            {
+              header: "Actions",
+              cell: (invitation) => (
+                <>
+                  <button
+                    type="button"
+                    className="secondary"
+                    aria-label={`Resend the invitation to ${invitation.email}`}
+                    onClick={() => void act(() => admin("POST", panel.id, `/invitations/${encodeURIComponent(invitation.id)}/resend`))}
+                  >
+                    Resend
+                  </button>{" "}
+                  <button type="button" className="danger" aria-label={`Revoke the invitation of ${invitation.email}`} onClick={() => void revoke(invitation)}>
+                    Revoke
+                  </button>
+                </>
+              ),
+            },
+          ]}
+        />
+      )}
+      {confirmation}
+    </>
   );
 }
 
@@ -73,7 +130,7 @@ export function Team({ panel }: ScreenProps) {
   const remove = async (operator: OperatorView) => {
     const removing = await confirm({
       title: "Remove this operator?",
-      message: `${operator.email} loses access to ${panel.name} at once and is signed out of it; adding them back needs the Add operator form again.`,
+      message: `${operator.email} loses access to ${panel.name} at once and is signed out of it; adding them back needs a new invitation.`,
       confirmLabel: "Remove operator",
     });
     if (removing) await act(() => admin("DELETE", panel.id, `/operators/${encodeURIComponent(operator.id)}`));
@@ -83,7 +140,7 @@ export function Team({ panel }: ScreenProps) {
     <Screen title="Team">
       <p className="muted">Operators sign in to this panel with their email and password. Only owners see and change the team.</p>
       <ErrorNote error={error ?? failure} />
-      <AddForm panelId={panel.id} onAdded={reload} />
+      <Invitations panel={panel} />
       <DataTable
         caption="Operators of the panel"
         rows={data?.operators}
