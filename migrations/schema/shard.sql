@@ -38,6 +38,7 @@
 -- migration 0068_audit_actor_kind.sql
 -- migration 0069_import_mapping_and_history.sql
 -- migration 0072_email_body_source.sql
+-- migration 0073_campaign_ab_tests.sql
 
 -- table activities
 
@@ -131,7 +132,7 @@ CREATE TABLE campaign_messages (
   clicks          INTEGER NOT NULL DEFAULT 0,
   first_click_at  INTEGER,
   bounced_at      INTEGER,
-  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT,
+  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT, ab_group TEXT CHECK (ab_group IN ('test', 'rest')), variant INTEGER,
   -- Batch first: claiming a batch reads one narrow range of the table, not the whole campaign.
   PRIMARY KEY (campaign_id, batch, contact_id),
   UNIQUE (campaign_id, contact_id)
@@ -223,7 +224,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, body_source TEXT,
+  messages_pruned_at INTEGER, email_template_id TEXT, body_source TEXT, ab_test TEXT, ab_winner INTEGER,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );

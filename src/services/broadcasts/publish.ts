@@ -2,6 +2,7 @@ import { forEachShard, shardTask } from "../access/shards";
 import type { ShardDb } from "../../store/shards";
 import { completeCampaignIfDone, dueCampaigns, failCampaign, publishCampaign, stalledCampaigns } from "../../store/campaigns";
 import { senderStanding } from "../channels/email/sender-domains";
+import { decideDueAbTests } from "./ab-test";
 import { compileAudience } from "./audience";
 import { contactImportStatus } from "./contact-import";
 import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";
@@ -50,6 +51,8 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
     const batches = Array.from({ length: Math.ceil(recipients / SEND_BATCH_SIZE) }, (_, i) => i);
     await enqueueSendBatches(env, campaign, batches);
   }
+  // A/B tests whose wait is over: the winner goes to the rest.
+  await decideDueAbTests(env, db, now);
   for (const stalled of await stalledCampaigns(db, now - STALLED_AFTER_MS, now, PUBLISH_PER_RUN)) {
     if (stalled.batches.length) await enqueueSendBatches(env, stalled, stalled.batches);
     else await completeCampaignIfDone(db, stalled.panelId, stalled.id, now);
