@@ -279,7 +279,8 @@ export const CANCELLED_SKIP = "not sent: the campaign was cancelled";
 /**
  * Cancels a campaign that has not finished: nothing more is claimed (claimBatch sends only for
  * a sending campaign), and recipients still queued are settled as skipped, so the report counts
- * what went out and what did not. A batch already claimed (at most SEND_BATCH_SIZE recipients) still goes out.
+ * what went out and what did not. A batch already claimed is settled skipped by its sender, which
+ * reads the state again before it hands the batch over (services/broadcasts/send.ts).
  */
 export async function cancelCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], now: number): Promise<Campaign | null> {
   const [moved] = await db.batch<CampaignRow>([
