@@ -224,7 +224,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, body_source TEXT, ab_test TEXT, ab_winner INTEGER,
+  messages_pruned_at INTEGER, email_template_id TEXT, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );

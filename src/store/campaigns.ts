@@ -458,18 +458,36 @@ export interface AbGroupTally extends Omit<VariantTally, "variant"> {
   unsubscribes: number;
 }
 
+/** The tallies of a campaign's test groups (?1: the campaign's id). */
+const TALLIES = `SELECT ab_group AS "group", variant, COUNT(*) AS recipients, COALESCE(SUM(status = 'sent'), 0) AS sent, COALESCE(SUM(status = 'failed'), 0) AS failed,
+    COALESCE(SUM(status = 'skipped'), 0) AS skipped, COALESCE(SUM(opens), 0) AS opens, COALESCE(SUM(first_open_at IS NOT NULL), 0) AS unique_opens,
+    COALESCE(SUM(clicks), 0) AS clicks, COALESCE(SUM(first_click_at IS NOT NULL), 0) AS unique_clicks,
+    COALESCE(SUM(bounced_at IS NOT NULL), 0) AS bounces, COALESCE(SUM(unsubscribed_at IS NOT NULL), 0) AS unsubscribes
+  FROM campaign_messages WHERE campaign_id = ?1 AND ab_group IS NOT NULL GROUP BY ab_group, variant ORDER BY ab_group, variant`;
+
+/**
+ * Keeps the test's tallies with the campaign before its messages are pruned (once: while none is
+ * kept, so before the first rows go), for its report to show them after.
+ */
+export async function keepAbResults(db: ShardDb, campaignId: string): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE campaigns SET ab_results = (
+         SELECT json_group_array(json_object('group', "group", 'variant', variant, 'recipients', recipients, 'sent', sent, 'failed', failed, 'skipped', skipped,
+           'opens', opens, 'unique_opens', unique_opens, 'clicks', clicks, 'unique_clicks', unique_clicks, 'bounces', bounces, 'unsubscribes', unsubscribes))
+         FROM (${TALLIES}))
+       WHERE id = ?1 AND ab_test IS NOT NULL AND ab_results IS NULL`,
+    )
+    .bind(campaignId)
+    .run();
+}
+
 /** What each variant's test recipients and the rest came to (from the messages: a test is a share of one campaign). */
 export async function abGroupTallies(db: ShardDb, panelId: string, campaignId: string): Promise<AbGroupTally[]> {
-  const { results } = await db
-    .prepare(
-      `SELECT ab_group AS "group", variant, COUNT(*) AS recipients, COALESCE(SUM(status = 'sent'), 0) AS sent, COALESCE(SUM(status = 'failed'), 0) AS failed,
-         COALESCE(SUM(status = 'skipped'), 0) AS skipped, COALESCE(SUM(opens), 0) AS opens, COALESCE(SUM(first_open_at IS NOT NULL), 0) AS unique_opens,
-         COALESCE(SUM(clicks), 0) AS clicks, COALESCE(SUM(first_click_at IS NOT NULL), 0) AS unique_clicks,
-         COALESCE(SUM(bounced_at IS NOT NULL), 0) AS bounces, COALESCE(SUM(unsubscribed_at IS NOT NULL), 0) AS unsubscribes
-       FROM campaign_messages WHERE campaign_id = ?2 AND panel_id = ?1 AND ab_group IS NOT NULL GROUP BY ab_group, variant ORDER BY ab_group, variant`,
-    )
-    .bind(panelId, campaignId)
-    .all<AbGroupTally>();
+  const kept = await db.prepare("SELECT ab_results FROM campaigns WHERE panel_id = ? AND id = ?").bind(panelId, campaignId).first<{ ab_results: string | null }>();
+  // Pruned messages: the tallies kept before they went.
+  if (kept?.ab_results) return JSON.parse(kept.ab_results) as AbGroupTally[];
+  const { results } = await db.prepare(TALLIES).bind(campaignId).all<AbGroupTally>();
   return results;
 }
 

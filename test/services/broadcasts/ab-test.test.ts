@@ -5,7 +5,8 @@ import { decideDueAbTests } from "../../../src/services/broadcasts/ab-test";
 import { compileAudience } from "../../../src/services/broadcasts/audience";
 import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
 import { emailProvider } from "../../../src/services/channels/email/providers";
-import { cancelCampaign, countEngagement, getCampaign, publishCampaign } from "../../../src/store/campaigns";
+import { cancelCampaign, countEngagement, getCampaign, keepAbResults, publishCampaign } from "../../../src/store/campaigns";
+import { deleteCampaignMessages } from "../../../src/store/housekeeping";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { campaign, fireCron, outbox, scheduleIn, waitForCampaign } from "../../support/broadcasts";
 
@@ -158,6 +159,12 @@ describe("A/B tests of a campaign", () => {
     const restRow = (await groups(id)).find((r) => r.ab_group === "rest")!;
     const copy = (await admin("GET", `/panels/${panel.id}/messages/${id}.${restRow.contact_id}/copy`)).body;
     expect(copy).toMatchObject({ subject: "B: last chance", html: expect.stringContaining("Only today, ") });
+
+    // Housekeeping prunes the messages after CAMPAIGN_MESSAGES_DAYS: the tallies are kept first, the report unchanged.
+    await keepAbResults(panelData, id);
+    while ((await deleteCampaignMessages(panelData, id, 5)) > 0);
+    expect(await groups(id)).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toEqual(report);
   });
 
   it("a tie goes to the first variant", async () => {
