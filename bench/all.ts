@@ -30,6 +30,7 @@ const BENCHMARKS: Array<{ name: string; script: string; env: Record<string, stri
   { name: "panel", script: "panel.ts", env: { CONTACTS: "1000000", ROUNDS: "2", SLICE: "2" } },
   { name: "recovery", script: "recovery.ts", env: { SENDS: "1000", ENTRIES: "1000", PARTS: "crash" } },
   { name: "channels", script: "channels.ts", env: { MESSAGES: "1000", ROUNDS: "3" } },
+  { name: "render", script: "render.ts", env: { RENDERS: "100000", ROUNDS: "3" } },
 ];
 /** A benchmark still running after this long is stopped and reported as failed. */
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 300) * 1000;

@@ -40,6 +40,7 @@
 -- migration 0070_contact_buckets.sql
 -- migration 0071_bounded_fanout.sql
 -- migration 0072_email_body_source.sql
+-- migration 0073_campaign_ab_tests.sql
 -- migration 0075_signup_forms.sql
 -- migration 0076_message_rules.sql
 
@@ -135,7 +136,7 @@ CREATE TABLE campaign_messages (
   clicks          INTEGER NOT NULL DEFAULT 0,
   first_click_at  INTEGER,
   bounced_at      INTEGER,
-  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT, bucket INTEGER NOT NULL DEFAULT 0, due_at INTEGER,
+  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT, bucket INTEGER NOT NULL DEFAULT 0, ab_group TEXT CHECK (ab_group IN ('pending', 'test', 'rest')), variant INTEGER, due_at INTEGER,
   -- Batch first: claiming a batch reads one narrow range of the table, not the whole campaign.
   PRIMARY KEY (campaign_id, batch, contact_id),
   UNIQUE (campaign_id, contact_id)
@@ -227,7 +228,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, local_time TEXT,
+  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );

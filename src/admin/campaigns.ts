@@ -1,6 +1,9 @@
-import { audienceEstimateAnswer, campaignAnswer, campaignBodyAnswer, campaignChecksAnswer, campaignPreviewAnswer, deletedCampaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, messageCopyAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
+import { abTestAnswer, audienceEstimateAnswer, campaignAnswer, campaignBodyAnswer, campaignChecksAnswer, campaignPreviewAnswer, deletedCampaignAnswer, campaignListAnswer, campaignRecipientsAnswer, campaignReportAnswer, createdCampaignAnswer, messageCopyAnswer, outboxListAnswer, outboxMessageFullAnswer, testSentAnswer } from "../domain/answers/campaigns";
 import { audienceCampaignSchema, audienceEstimateBody, campaignPreviewQuery, broadcastRequestSchema, campaignEditSchema, campaignScheduleSchema, recipientsQuery, testSendBody, type CampaignRecipientsPage, type CampaignView, type OutboxMessageView } from "../domain/broadcast";
 import { NEEDS } from "../domain/permissions";
+import { abTestBody, variantLabel } from "../domain/ab-test";
+import { abTestOf, removeAbTest, setAbTest } from "../services/broadcasts/ab-test";
+import { getCampaign } from "../store/campaigns";
 import { htmlOfMime } from "../domain/email-message";
 import { badRequest, notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { allowedActions } from "../domain/campaign-lifecycle";
@@ -52,6 +55,9 @@ function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounte
     finished_at: campaign.finishedAt === null ? null : isoTime(campaign.finishedAt),
     counters,
     actions,
+    ab_test: campaign.abTest
+      ? { variants: campaign.abTest.variants.length, metric: campaign.abTest.metric, winner: campaign.abWinner === null ? null : variantLabel(campaign.abWinner) }
+      : null,
   };
 }
 
@@ -359,7 +365,51 @@ const readMessageCopy = definePanelRoute({
   },
 });
 
+// A/B tests (issue 43, item 7): 2 to 4 variants of the subject and/or body, a test share and a
+// winner metric after a wait; set while the campaign may be edited.
+
+const readAbTest = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/campaigns/:campaign/ab-test",
+  role: NEEDS.read,
+  response: abTestAnswer,
+  summary: "A campaign's A/B test as set (each variant's own subject and body) with its variants' results side by side and the winner; null without a test",
+  async handle({ env, path, panel, db }) {
+    const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), noSuchCampaign(path.campaign));
+    return { ab_test: await abTestOf(env.FILES, db, campaign) };
+  },
+});
+
+const setPanelAbTest = definePanelRoute({
+  method: "PUT",
+  path: "/panels/:panel/campaigns/:campaign/ab-test",
+  role: NEEDS.campaigns,
+  response: campaignAnswer,
+  summary:
+    "Set a draft or scheduled campaign's A/B test: 2 to 4 variants (each its own subject, html or both; the campaign's where absent), the test share (1 to 50 %), the winner metric (unique_opens or unique_clicks) and the minutes to wait before the winner goes to the rest (409 naming the state once it sends)",
+  body: abTestBody,
+  async handle({ env, caller, path, body, panel, db }) {
+    const { campaign, counters } = unwrap(await setAbTest(lifecycleContext(env, db, panel), path.campaign, body, auditorOf(caller)));
+    return campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env));
+  },
+});
+
+const removePanelAbTest = definePanelRoute({
+  method: "DELETE",
+  path: "/panels/:panel/campaigns/:campaign/ab-test",
+  role: NEEDS.campaigns,
+  response: campaignAnswer,
+  summary: "Remove a draft or scheduled campaign's A/B test: everyone gets the campaign's own subject and body",
+  async handle({ env, caller, path, panel, db }) {
+    const { campaign, counters } = unwrap(await removeAbTest(lifecycleContext(env, db, panel), path.campaign, auditorOf(caller)));
+    return campaignView(campaign, panel, counters, campaignLeadMinutes(panel, env));
+  },
+});
+
 export const campaignRoutes = [
+  readAbTest,
+  setPanelAbTest,
+  removePanelAbTest,
   listPanelCampaigns,
   createPanelCampaign,
   estimatePanelAudience,

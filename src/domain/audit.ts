@@ -29,6 +29,8 @@ export const AUDIT_ACTIONS = [
   "campaign.test_sent",
   "campaign.drafted",
   "campaign.edited",
+  "campaign.ab_test_set",
+  "campaign.ab_test_removed",
   "campaign.scheduled",
   "campaign.unscheduled",
   "campaign.paused",

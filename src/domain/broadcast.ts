@@ -4,6 +4,7 @@ import { canonicalAttributeName } from "./attributes";
 import { bodySourceField } from "./email-source";
 import { addressList, emailAddress, listIdParam, outboundUrl, textParam, type InputRules } from "./fields";
 import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
+import type { AbMetric, AbTestResults } from "./ab-test";
 import type { CampaignAction, CampaignStatus } from "./campaign-lifecycle";
 
 /**
@@ -424,6 +425,8 @@ export interface CampaignReport {
   rates: { delivered: number; unique_open: number; click_through: number; click_to_open: number; bounce: number; unsubscribe: number };
   hours: CampaignHour[];
   top_links: CampaignLinkClicks[];
+  /** Its A/B test's variants side by side and the winner; null without a test. */
+  ab_test: AbTestResults | null;
 }
 
 /** The recipients behind one of the report's numbers. */
@@ -535,4 +538,6 @@ export interface CampaignView {
   counters: CampaignCounters;
   /** What the campaign's state allows now (domain/campaign-lifecycle.ts): the panel's buttons. */
   actions: CampaignAction[];
+  /** Its A/B test in brief (GET …/ab-test has the rest); null without one. */
+  ab_test: { variants: number; metric: AbMetric; winner: string | null } | null;
 }

@@ -1,5 +1,5 @@
 import { z } from "../lib/z";
-import { escapeHtml } from "./merge-tags";
+import { escapeHtmlOutsideTags } from "./merge-tags";
 import { bodySourceField, type EmailSource } from "./email-source";
 import { nameText } from "./fields";
 
@@ -56,11 +56,12 @@ export interface EmailTemplateContent {
 
 /**
  * The body with the preheader as the hidden first text of the message, where inboxes read their
- * preview from; unchanged without one. Merge tags in the preheader stay tags (escaping leaves braces).
+ * preview from; unchanged without one. Its text is escaped, its merge tags left for personalize
+ * (which escapes what it fills them with, fallbacks included).
  */
 export function htmlWithPreheader(content: Pick<EmailTemplateContent, "preheader" | "bodyHtml">): string {
   if (content.preheader === "") return content.bodyHtml;
-  const hidden = `<div style="display:none;max-height:0;overflow:hidden;mso-hide:all" aria-hidden="true">${escapeHtml(content.preheader)}</div>`;
+  const hidden = `<div style="display:none;max-height:0;overflow:hidden;mso-hide:all" aria-hidden="true">${escapeHtmlOutsideTags(content.preheader)}</div>`;
   const body = /<body\b[^>]*>/i.exec(content.bodyHtml);
   if (!body) return hidden + content.bodyHtml;
   const at = body.index + body[0].length;

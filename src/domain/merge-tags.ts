@@ -42,6 +42,21 @@ export function escapeHtml(text: string): string {
 }
 
 /**
+ * Escapes the text of a source for HTML but leaves its merge tags as written: their fallbacks
+ * are escaped once, when personalize fills them (escaping the whole source escaped them twice:
+ * a preheader's `{{NAME|Tom & Jerry}}` showed `Tom &amp;amp; Jerry`).
+ */
+export function escapeHtmlOutsideTags(source: string): string {
+  let out = "";
+  let last = 0;
+  for (const match of source.matchAll(MERGE_TAG)) {
+    out += escapeHtml(source.slice(last, match.index)) + match[0];
+    last = match.index + match[0].length;
+  }
+  return out + escapeHtml(source.slice(last));
+}
+
+/**
  * How filled values are written. `html`: an email's HTML body, values escaped. `text`: an
  * email's text body. In both, {{UNSUBSCRIBE}} and {{PREFERENCES}} mark their links' places.
  * `plain`: a subject, an SMS text, a push title or body: values as they are, and no link

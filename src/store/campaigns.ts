@@ -1,6 +1,7 @@
 import type { ShardDb } from "./shards";
 import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../domain/broadcast";
 import type { EmailSource } from "../domain/email-source";
+import { abOrderSql, abSeed, type AbTest, type VariantTally } from "../domain/ab-test";
 import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import { listNameKey } from "../domain/lists";
 import type { SuppressionReason } from "../domain/preferences";
@@ -28,6 +29,10 @@ export interface Campaign {
   bodyKey: string;
   /** The saved email template the subject and body were copied from at creation; null: the campaign's own. */
   emailTemplateId: string | null;
+  /** Its A/B test (domain/ab-test.ts); null without one. */
+  abTest: AbTest | null;
+  /** The variant the rest got, once the test's winner is picked. */
+  abWinner: number | null;
   importJobId: string | null;
   status: CampaignStatus;
   statusReason: string | null;
@@ -58,6 +63,8 @@ interface CampaignRow {
   send_at: number;
   body_key: string;
   email_template_id: string | null;
+  ab_test: string | null;
+  ab_winner: number | null;
   import_job_id: string | null;
   status: CampaignStatus;
   status_reason: string | null;
@@ -87,6 +94,8 @@ function fromRow(row: CampaignRow): Campaign {
     sendAt: row.send_at,
     bodyKey: row.body_key,
     emailTemplateId: row.email_template_id,
+    abTest: row.ab_test === null ? null : (JSON.parse(row.ab_test) as AbTest),
+    abWinner: row.ab_winner,
     importJobId: row.import_job_id,
     status: row.status,
     statusReason: row.status_reason,
@@ -101,7 +110,7 @@ function fromRow(row: CampaignRow): Campaign {
   };
 }
 
-export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishing" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId" | "localTime">;
+export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishing" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId" | "localTime" | "abTest" | "abWinner">;
 
 /** Creates a campaign that sends to an audience (CONTRACT 9); it is published when its time comes. */
 export async function insertAudienceCampaign(
@@ -279,7 +288,8 @@ export const CANCELLED_SKIP = "not sent: the campaign was cancelled";
 /**
  * Cancels a campaign that has not finished: nothing more is claimed (claimBatch sends only for
  * a sending campaign), and recipients still queued are settled as skipped, so the report counts
- * what went out and what did not. A batch already claimed (at most SEND_BATCH_SIZE recipients) still goes out.
+ * what went out and what did not. A batch already claimed is settled skipped by its sender, which
+ * reads the state again before it hands the batch over (services/broadcasts/send.ts).
  */
 export async function cancelCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], now: number): Promise<Campaign | null> {
   const [moved] = await db.batch<CampaignRow>([
@@ -324,6 +334,12 @@ export async function deleteCampaign(db: ShardDb, panelId: string, id: string, f
     db.prepare("DELETE FROM campaigns WHERE panel_id = ?1 AND id = ?2 AND status IN (SELECT value FROM json_each(?3))").bind(panelId, id, states),
   ]);
   return results[3]!.meta.changes > 0;
+}
+
+/** The campaign's state now (the sender reads it again before handing a claimed batch over). */
+export async function campaignStatus(db: ShardDb, panelId: string, id: string): Promise<CampaignStatus | null> {
+  const row = await db.prepare("SELECT status FROM campaigns WHERE panel_id = ? AND id = ?").bind(panelId, id).first<{ status: CampaignStatus }>();
+  return row?.status ?? null;
 }
 
 export async function getCampaign(db: ShardDb, panelId: string, id: string): Promise<Campaign | null> {
@@ -395,7 +411,7 @@ const PUBLISHING = "('sending', 'paused')";
  */
 export async function publishStep(
   db: ShardDb,
-  campaign: { id: string; panelId: string; listId: number | null },
+  campaign: { id: string; panelId: string; listId: number | null; abTest: AbTest | null },
   batchSize: number,
   chunkIds: number,
   now: number,
@@ -418,13 +434,15 @@ export async function publishStep(
   const to = state.next === null || state.next > state.until ? state.until : Math.min(state.until, state.next + chunkIds - 1);
   // ?1 panel, ?2 the audience's values or the list, ?3 campaign, ?4 first batch, ?5 batch size, ?6 after, ?7 to.
   const stillHere = `EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status IN ${PUBLISHING} AND publish_after = ?6)`;
+  // An A/B test's recipients are held ('pending') until the last step ranks them all into groups.
+  const held = campaign.abTest ? "'pending'" : "NULL";
   const insert = audience
-    ? `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket)
-       SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket
+    ? `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
+       SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket, ${held}
        FROM contacts c NOT INDEXED
        WHERE c.id > ?6 AND c.id <= ?7 AND c.panel_id = ?1 AND ${stillHere} AND ${audience.where}`
-    : `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket)
-       SELECT ?3, m.contact_id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?5 AS INTEGER), 'queued', m.bucket
+    : `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
+       SELECT ?3, m.contact_id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?5 AS INTEGER), 'queued', m.bucket, ${held}
        FROM list_members m
        WHERE m.list_id = ?2 AND m.contact_id > ?6 AND m.contact_id <= ?7 AND m.panel_id = ?1 AND ${stillHere}`;
   const [, moved] = await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null }>([
@@ -440,6 +458,7 @@ export async function publishStep(
          RETURNING recipients, publish_batch, publish_after`,
       )
       .bind(campaign.id, campaign.panelId, state.batch, state.after, to, now),
+    ...(campaign.abTest && to >= state.until ? [abGroupsStatement(db, campaign.id, campaign.abTest)] : []),
   ]);
   const row = moved!.results[0];
   if (!row) return null;
@@ -460,6 +479,120 @@ export async function publishCampaign(db: ShardDb, campaign: Campaign, batchSize
   }
 }
 
+/**
+ * Splits a campaign's recipients being published into its A/B test's groups: in the order of a
+ * hash of the campaign and the contact (domain/ab-test.ts), the first test share (at least one
+ * per variant) get the variants in turn, so each variant's count is within one of the others';
+ * the rest wait for the winner. Runs in the last publish step's transaction, after its progress
+ * moved on (so only then, once), over the recipients all steps held as 'pending'.
+ */
+function abGroupsStatement(db: ShardDb, campaignId: string, test: AbTest): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE campaign_messages SET
+         ab_group = CASE WHEN r.rank < r.tested THEN 'test' ELSE 'rest' END,
+         variant = CASE WHEN r.rank < r.tested THEN r.rank % ?4 ELSE NULL END
+       FROM (
+         SELECT contact_id, rank, MIN(n, MAX(CAST(ROUND(n * ?3 / 100.0) AS INTEGER), ?4)) AS tested FROM (
+           SELECT contact_id, ROW_NUMBER() OVER (ORDER BY ${abOrderSql("contact_id", "?2")}, contact_id) - 1 AS rank, COUNT(*) OVER () AS n
+           FROM campaign_messages WHERE campaign_id = ?1)
+       ) AS r
+       WHERE campaign_messages.campaign_id = ?1 AND campaign_messages.contact_id = r.contact_id AND campaign_messages.ab_group = 'pending'
+         AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND status IN ${PUBLISHING} AND publish_after IS NULL)`,
+    )
+    .bind(campaignId, abSeed(campaignId), test.test_share, test.variants.length);
+}
+
+/** Sets or (null) removes the campaign's A/B test while it is in one of `from`. */
+export async function setCampaignAbTest(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], test: AbTest | null, now: number): Promise<Campaign | null> {
+  const row = await db
+    .prepare(
+      `UPDATE campaigns SET ab_test = ?3, ab_winner = NULL, updated_at = ?4
+       WHERE panel_id = ?1 AND id = ?2 AND status IN (SELECT value FROM json_each(?5)) RETURNING *`,
+    )
+    .bind(panelId, id, test === null ? null : JSON.stringify(test), now, JSON.stringify(from))
+    .first<CampaignRow>();
+  return row ? fromRow(row) : null;
+}
+
+/** Sending campaigns whose A/B test's wait is over and whose winner is not yet picked (a paused one waits for its resume). */
+export async function abTestsDue(db: ShardDb, now: number, limit: number): Promise<Campaign[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT * FROM campaigns WHERE status = 'sending' AND ab_test IS NOT NULL AND ab_winner IS NULL
+         AND publish_after IS NULL AND published_at + json_extract(ab_test, '$.wait_minutes') * 60000 <= ? ORDER BY published_at LIMIT ?`,
+    )
+    .bind(now, limit)
+    .all<CampaignRow>();
+  return results.map(fromRow);
+}
+
+/** One group of an A/B test's recipients, what it came to so far. */
+export interface AbGroupTally extends Omit<VariantTally, "variant"> {
+  group: "test" | "rest";
+  /** Null for the rest before the winner is picked. */
+  variant: number | null;
+  recipients: number;
+  failed: number;
+  skipped: number;
+  opens: number;
+  clicks: number;
+  bounces: number;
+  unsubscribes: number;
+}
+
+/** The tallies of a campaign's test groups (?1: the campaign's id). */
+const TALLIES = `SELECT ab_group AS "group", variant, COUNT(*) AS recipients, COALESCE(SUM(status = 'sent'), 0) AS sent, COALESCE(SUM(status = 'failed'), 0) AS failed,
+    COALESCE(SUM(status = 'skipped'), 0) AS skipped, COALESCE(SUM(opens), 0) AS opens, COALESCE(SUM(first_open_at IS NOT NULL), 0) AS unique_opens,
+    COALESCE(SUM(clicks), 0) AS clicks, COALESCE(SUM(first_click_at IS NOT NULL), 0) AS unique_clicks,
+    COALESCE(SUM(bounced_at IS NOT NULL), 0) AS bounces, COALESCE(SUM(unsubscribed_at IS NOT NULL), 0) AS unsubscribes
+  FROM campaign_messages WHERE campaign_id = ?1 AND ab_group IS NOT NULL GROUP BY ab_group, variant ORDER BY ab_group, variant`;
+
+/**
+ * Keeps the test's tallies with the campaign before its messages are pruned (once: while none is
+ * kept, so before the first rows go), for its report to show them after.
+ */
+export async function keepAbResults(db: ShardDb, campaignId: string): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE campaigns SET ab_results = (
+         SELECT json_group_array(json_object('group', "group", 'variant', variant, 'recipients', recipients, 'sent', sent, 'failed', failed, 'skipped', skipped,
+           'opens', opens, 'unique_opens', unique_opens, 'clicks', clicks, 'unique_clicks', unique_clicks, 'bounces', bounces, 'unsubscribes', unsubscribes))
+         FROM (${TALLIES}))
+       WHERE id = ?1 AND ab_test IS NOT NULL AND ab_results IS NULL`,
+    )
+    .bind(campaignId)
+    .run();
+}
+
+/** What each variant's test recipients and the rest came to (from the messages: a test is a share of one campaign). */
+export async function abGroupTallies(db: ShardDb, panelId: string, campaignId: string): Promise<AbGroupTally[]> {
+  const kept = await db.prepare("SELECT ab_results FROM campaigns WHERE panel_id = ? AND id = ?").bind(panelId, campaignId).first<{ ab_results: string | null }>();
+  // Pruned messages: the tallies kept before they went.
+  if (kept?.ab_results) return JSON.parse(kept.ab_results) as AbGroupTally[];
+  const { results } = await db.prepare(TALLIES).bind(campaignId).all<AbGroupTally>();
+  return results;
+}
+
+/**
+ * Records the test's winner and releases the rest to it, in one transaction, once: only while
+ * the campaign sends and has no winner yet. False when it moved on (paused, cancelled, decided).
+ */
+export async function decideAbTest(db: ShardDb, panelId: string, campaignId: string, winner: number, now: number): Promise<boolean> {
+  const [decided] = await db.batch([
+    db
+      .prepare("UPDATE campaigns SET ab_winner = ?3, updated_at = ?4 WHERE panel_id = ?1 AND id = ?2 AND status = 'sending' AND ab_test IS NOT NULL AND ab_winner IS NULL")
+      .bind(panelId, campaignId, winner, now),
+    db
+      .prepare(
+        `UPDATE campaign_messages SET variant = ?3 WHERE campaign_id = ?2 AND panel_id = ?1 AND ab_group = 'rest' AND variant IS NULL
+           AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?2 AND status = 'sending' AND ab_winner = ?3)`,
+      )
+      .bind(panelId, campaignId, winner),
+  ]);
+  return decided!.meta.changes > 0;
+}
+
 export async function failCampaign(db: ShardDb, panelId: string, campaignId: string, reason: string, now: number): Promise<void> {
   await db
     .prepare(
@@ -476,7 +609,9 @@ export async function completeCampaignIfDone(db: ShardDb, panelId: string, campa
     .prepare(
       `UPDATE campaigns SET status = 'sent', finished_at = ?3, updated_at = ?3
        WHERE panel_id = ?1 AND id = ?2 AND status = 'sending' AND publish_after IS NULL
-         AND NOT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?2 AND status IN ('queued', 'sending'))`,
+         AND NOT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?2 AND status IN ('queued', 'sending'))
+         -- An A/B test's campaign is done once its winner went to the rest, however small the rest.
+         AND (ab_test IS NULL OR ab_winner IS NOT NULL)`,
     )
     .bind(panelId, campaignId, now)
     .run();
@@ -504,7 +639,9 @@ export async function stalledCampaigns(db: ShardDb, before: number, now: number,
 /** The batches of a campaign with recipients still queued or in flight (deferred ones only once due, when `now` is given). */
 export async function unsentBatches(db: ShardDb, campaignId: string, now?: number): Promise<number[]> {
   const { results } = await db
-    .prepare("SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ?1 AND status IN ('queued', 'sending') AND (?2 IS NULL OR due_at IS NULL OR due_at <= ?2) ORDER BY batch")
+    // Held recipients of an A/B test (all until the last publish step ranks them, the rest until
+    // its winner is picked): nothing to nudge before.
+    .prepare("SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ?1 AND status IN ('queued', 'sending') AND (?2 IS NULL OR due_at IS NULL OR due_at <= ?2) AND NOT (ab_group IS NOT NULL AND variant IS NULL) ORDER BY batch")
     .bind(campaignId, now ?? null)
     .all<{ batch: number }>();
   return results.map((b) => b.batch);
@@ -514,6 +651,8 @@ export interface ClaimedRecipient {
   contactId: number;
   /** When a deferral (quiet hours, local time) let it go; null: never deferred. */
   dueAt: number | null;
+  /** The A/B test's variant the recipient gets; null outside a test. */
+  variant: number | null;
   attributes: Record<string, string | number | boolean>;
   suppressed: SuppressionReason | null;
 }
@@ -545,13 +684,15 @@ export async function claimBatch(
         `UPDATE campaign_messages SET status = 'sending', claim = ?1, claimed_at = ?2, attempted_at = NULL
          WHERE campaign_id = ?3 AND panel_id = ?4 AND batch = ?5
            AND ((status = 'queued' AND (due_at IS NULL OR due_at <= ?2)) OR (status = 'sending' AND claimed_at < ?7 AND (?6 OR attempted_at IS NULL)))
+           -- Held recipients of an A/B test (see unsentBatches) are not claimed.
+           AND NOT (ab_group IS NOT NULL AND variant IS NULL)
            -- A campaign paused or cancelled since its nudge was read claims nothing more.
            AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status = 'sending')`,
       )
       .bind(claim, now, campaign.id, campaign.panelId, batch, idempotent ? 1 : 0, staleBefore),
     db
       .prepare(
-        `SELECT m.contact_id, m.due_at, c.attrs, s.reason AS suppressed
+        `SELECT m.contact_id, m.due_at, m.variant, c.attrs, s.reason AS suppressed
          FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id
          LEFT JOIN email_suppressions s ON s.panel_id = m.panel_id AND s.address = lower(trim(json_extract(c.attrs, '$.EMAIL')))
          WHERE m.campaign_id = ?1 AND m.batch = ?2 AND m.claim = ?3`,
@@ -575,6 +716,7 @@ export async function claimBatch(
   const recipients: ClaimedRecipient[] = results[results.length - 2]!.results.map((row) => ({
     contactId: row.contact_id as number,
     dueAt: row.due_at as number | null,
+    variant: row.variant as number | null,
     attributes: JSON.parse(row.attrs as string) as Record<string, string | number | boolean>,
     suppressed: row.suppressed as SuppressionReason | null,
   }));
@@ -775,13 +917,15 @@ export interface CampaignMessageRecord {
   subject: string | null;
   mergeValues: Record<string, string | number | boolean> | null;
   sentAt: number | null;
+  /** The A/B test's variant it got; null outside a test. */
+  variant: number | null;
 }
 
 export async function getCampaignMessage(db: ShardDb, panelId: string, campaignId: string, contactId: number): Promise<CampaignMessageRecord | null> {
   const row = await db
-    .prepare("SELECT status, address, subject, merge_values, sent_at FROM campaign_messages WHERE panel_id = ? AND campaign_id = ? AND contact_id = ?")
+    .prepare("SELECT status, address, subject, merge_values, sent_at, variant FROM campaign_messages WHERE panel_id = ? AND campaign_id = ? AND contact_id = ?")
     .bind(panelId, campaignId, contactId)
-    .first<{ status: string; address: string | null; subject: string | null; merge_values: string | null; sent_at: number | null }>();
+    .first<{ status: string; address: string | null; subject: string | null; merge_values: string | null; sent_at: number | null; variant: number | null }>();
   if (!row) return null;
   return {
     campaignId,
@@ -791,5 +935,6 @@ export async function getCampaignMessage(db: ShardDb, panelId: string, campaignI
     subject: row.subject,
     mergeValues: row.merge_values ? (JSON.parse(row.merge_values) as CampaignMessageRecord["mergeValues"]) : null,
     sentAt: row.sent_at,
+    variant: row.variant,
   };
 }

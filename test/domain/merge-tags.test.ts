@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { htmlWithPreheader } from "../../src/domain/email-templates";
 import { compileTemplate, hasMergeTags, mergeTagNames, mergeValuesOf, personalize } from "../../src/domain/merge-tags";
 
 describe("the one merge-tag renderer", () => {
@@ -21,5 +22,12 @@ describe("the one merge-tag renderer", () => {
     expect(mergeValuesOf({ EMAIL: "ada@example.com" }, names)).toBeNull();
     expect(hasMergeTags(compileTemplate("Spring sale"))).toBe(false);
     expect(hasMergeTags(compileTemplate("Hi {{NAME}}"))).toBe(true);
+  });
+
+  it("escapes a template preheader's text once and its tags' fallbacks once, when they are filled", () => {
+    const html = htmlWithPreheader({ preheader: "Fish & chips for {{NAME|Tom & Jerry}} <3", bodyHtml: "<html><body><p>x</p></body></html>" });
+    expect(html).toContain(">Fish &amp; chips for {{NAME|Tom & Jerry}} &lt;3</div>");
+    expect(personalize(html, {}, "html")).toContain(">Fish &amp; chips for Tom &amp; Jerry &lt;3</div>");
+    expect(personalize(html, { NAME: "O'Neill" }, "html")).toContain(">Fish &amp; chips for O&#39;Neill &lt;3</div>");
   });
 });

@@ -5191,6 +5191,318 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/panels/{panel}/campaigns/{campaign}/ab-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A campaign's A/B test as set (each variant's own subject and body) with its variants' results side by side and the winner; null without a test
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    campaign: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description null: the campaign has no A/B test */
+                            ab_test: {
+                                variants: {
+                                    label: string;
+                                    subject: string | null;
+                                    html: string | null;
+                                }[];
+                                test_share: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                wait_minutes: number;
+                                results: {
+                                    /** @enum {string} */
+                                    metric: "unique_opens" | "unique_clicks";
+                                    test_share: number;
+                                    wait_minutes: number;
+                                    decide_at: string | null;
+                                    /** @description The winning variant's label (A to D) once picked */
+                                    winner: string | null;
+                                    variants: {
+                                        label: string;
+                                        subject: string;
+                                        own_html: boolean;
+                                        winner: boolean;
+                                        recipients: number;
+                                        sent: number;
+                                        opens: number;
+                                        unique_opens: number;
+                                        clicks: number;
+                                        unique_clicks: number;
+                                        /** @description Unique opens as a share of sent, 0 to 1 */
+                                        open_rate: number;
+                                        /** @description Unique clicks as a share of sent, 0 to 1 */
+                                        click_rate: number;
+                                    }[];
+                                    rest: {
+                                        variant: string | null;
+                                        recipients: number;
+                                        sent: number;
+                                        opens: number;
+                                        unique_opens: number;
+                                        clicks: number;
+                                        unique_clicks: number;
+                                        /** @description Unique opens as a share of sent, 0 to 1 */
+                                        open_rate: number;
+                                        /** @description Unique clicks as a share of sent, 0 to 1 */
+                                        click_rate: number;
+                                    };
+                                };
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Set a draft or scheduled campaign's A/B test: 2 to 4 variants (each its own subject, html or both; the campaign's where absent), the test share (1 to 50 %), the winner metric (unique_opens or unique_clicks) and the minutes to wait before the winner goes to the rest (409 naming the state once it sends)
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    campaign: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        variants: {
+                            /** @description This variant's subject; absent: the campaign's */
+                            subject?: string;
+                            /** @description This variant's HTML body; absent: the campaign's */
+                            html?: string;
+                        }[];
+                        /** @description Percent of the audience that gets the variants, split evenly; the rest gets the winner */
+                        test_share: number;
+                        /**
+                         * @description What picks the winner: unique opens or unique clicks of each variant's test recipients
+                         * @enum {string}
+                         */
+                        metric: "unique_opens" | "unique_clicks";
+                        /** @description Minutes after the campaign starts sending before the winner is picked and sent to the rest */
+                        wait_minutes: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "draft" | "scheduled" | "sending" | "paused" | "sent" | "cancelled" | "failed" | "archived";
+                            status_reason: string | null;
+                            list_id: number | null;
+                            audience: {
+                                lists: number[];
+                                segments: string[];
+                                exclude_lists: number[];
+                                exclude_segments: string[];
+                            } | null;
+                            reply_to: string | null;
+                            subject: string;
+                            sender_name: string;
+                            sender_email: string;
+                            tags: string[];
+                            schedule_date: string;
+                            timezone: string;
+                            send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
+                            import_job_id: string | null;
+                            email_template: string | null;
+                            request_id: string;
+                            created_at: string;
+                            published_at: string | null;
+                            finished_at: string | null;
+                            counters: {
+                                recipients: number;
+                                queued: number;
+                                sent: number;
+                                failed: number;
+                                skipped: number;
+                                opens: number;
+                                unique_opens: number;
+                                clicks: number;
+                                unique_clicks: number;
+                                bounces: number;
+                                unsubscribes: number;
+                            };
+                            /** @description The actions the campaign's state allows now */
+                            actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Remove a draft or scheduled campaign's A/B test: everyone gets the campaign's own subject and body
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    campaign: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "draft" | "scheduled" | "sending" | "paused" | "sent" | "cancelled" | "failed" | "archived";
+                            status_reason: string | null;
+                            list_id: number | null;
+                            audience: {
+                                lists: number[];
+                                segments: string[];
+                                exclude_lists: number[];
+                                exclude_segments: string[];
+                            } | null;
+                            reply_to: string | null;
+                            subject: string;
+                            sender_name: string;
+                            sender_email: string;
+                            tags: string[];
+                            schedule_date: string;
+                            timezone: string;
+                            send_at: string;
+                            /** @description Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once */
+                            local_time: string | null;
+                            import_job_id: string | null;
+                            email_template: string | null;
+                            request_id: string;
+                            created_at: string;
+                            published_at: string | null;
+                            finished_at: string | null;
+                            counters: {
+                                recipients: number;
+                                queued: number;
+                                sent: number;
+                                failed: number;
+                                skipped: number;
+                                opens: number;
+                                unique_opens: number;
+                                clicks: number;
+                                unique_clicks: number;
+                                bounces: number;
+                                unsubscribes: number;
+                            };
+                            /** @description The actions the campaign's state allows now */
+                            actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/panels/{panel}/campaigns": {
         parameters: {
             query?: never;
@@ -5267,6 +5579,13 @@ export interface paths {
                                 };
                                 /** @description The actions the campaign's state allows now */
                                 actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                                /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                                ab_test: {
+                                    variants: number;
+                                    /** @enum {string} */
+                                    metric: "unique_opens" | "unique_clicks";
+                                    winner: string | null;
+                                } | null;
                             }[];
                             timezone: string;
                             lead_minutes: number;
@@ -5362,6 +5681,13 @@ export interface paths {
                             };
                             /** @description The actions the campaign's state allows now */
                             actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
                             CampaignID: string;
                             warnings: {
                                 field: string;
@@ -5544,6 +5870,13 @@ export interface paths {
                             };
                             /** @description The actions the campaign's state allows now */
                             actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -5709,6 +6042,13 @@ export interface paths {
                             };
                             /** @description The actions the campaign's state allows now */
                             actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -5821,6 +6161,13 @@ export interface paths {
                             };
                             /** @description The actions the campaign's state allows now */
                             actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -5922,6 +6269,13 @@ export interface paths {
                             };
                             /** @description The actions the campaign's state allows now */
                             actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -6023,6 +6377,13 @@ export interface paths {
                             };
                             /** @description The actions the campaign's state allows now */
                             actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -6124,6 +6485,13 @@ export interface paths {
                             };
                             /** @description The actions the campaign's state allows now */
                             actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -6225,6 +6593,13 @@ export interface paths {
                             };
                             /** @description The actions the campaign's state allows now */
                             actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -6326,6 +6701,13 @@ export interface paths {
                             };
                             /** @description The actions the campaign's state allows now */
                             actions: ("edit" | "schedule" | "reschedule" | "unschedule" | "send_now" | "pause" | "resume" | "cancel" | "clone" | "delete")[];
+                            /** @description Its A/B test in brief (GET …/ab-test has the rest); null without one */
+                            ab_test: {
+                                variants: number;
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                winner: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -6419,6 +6801,45 @@ export interface paths {
                                 url: string;
                                 clicks: number;
                             }[];
+                            /** @description The A/B test's variants side by side, the rest and the winner; null without a test */
+                            ab_test: {
+                                /** @enum {string} */
+                                metric: "unique_opens" | "unique_clicks";
+                                test_share: number;
+                                wait_minutes: number;
+                                decide_at: string | null;
+                                /** @description The winning variant's label (A to D) once picked */
+                                winner: string | null;
+                                variants: {
+                                    label: string;
+                                    subject: string;
+                                    own_html: boolean;
+                                    winner: boolean;
+                                    recipients: number;
+                                    sent: number;
+                                    opens: number;
+                                    unique_opens: number;
+                                    clicks: number;
+                                    unique_clicks: number;
+                                    /** @description Unique opens as a share of sent, 0 to 1 */
+                                    open_rate: number;
+                                    /** @description Unique clicks as a share of sent, 0 to 1 */
+                                    click_rate: number;
+                                }[];
+                                rest: {
+                                    variant: string | null;
+                                    recipients: number;
+                                    sent: number;
+                                    opens: number;
+                                    unique_opens: number;
+                                    clicks: number;
+                                    unique_clicks: number;
+                                    /** @description Unique opens as a share of sent, 0 to 1 */
+                                    open_rate: number;
+                                    /** @description Unique clicks as a share of sent, 0 to 1 */
+                                    click_rate: number;
+                                };
+                            } | null;
                         };
                     };
                 };
@@ -9150,7 +9571,7 @@ export interface paths {
             parameters: {
                 query?: {
                     before?: number;
-                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.ab_test_set" | "campaign.ab_test_removed" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
                     target_kind?: "panel" | "user" | "operator" | "webhook" | "campaign" | "journey" | "segment" | "email_template" | "signup_form" | "list" | "sender_domain" | "tracking_domain" | "sms" | "push" | "contact" | "attribute" | "activity" | "import";
                     actor?: string;
                     from?: string;
@@ -9191,7 +9612,7 @@ export interface paths {
                                     email: string | null;
                                 };
                                 /** @enum {string} */
-                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.ab_test_set" | "campaign.ab_test_removed" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
                                 target_kind: string;
                                 target: string;
                                 detail: {

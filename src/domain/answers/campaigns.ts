@@ -5,6 +5,7 @@ import type { CampaignRecipientsPage, CampaignReport, CampaignView, OutboxMessag
 import { isoInstant } from "./panels";
 import { CAMPAIGN_ACTIONS, CAMPAIGN_STATUSES } from "../campaign-lifecycle";
 import { emailSource } from "../email-source";
+import { AB_METRICS, type AbTestResults, type AbTestView } from "../ab-test";
 
 const campaignSums = {
   sent: z.number(),
@@ -45,6 +46,10 @@ export const campaignAnswer = z.strictObject({
   finished_at: isoInstant.nullable(),
   counters: campaignCounters,
   actions: z.array(z.enum(CAMPAIGN_ACTIONS)).meta({ description: "The actions the campaign's state allows now" }),
+  ab_test: z
+    .strictObject({ variants: z.number(), metric: z.enum(AB_METRICS), winner: z.string().nullable() })
+    .nullable()
+    .meta({ description: "Its A/B test in brief (GET …/ab-test has the rest); null without one" }),
 }) satisfies z.ZodType<CampaignView>;
 
 /** A campaign deleted, or archived (a sent one: its report kept). */
@@ -59,6 +64,37 @@ export const createdCampaignAnswer = campaignAnswer.extend({
   warnings: z.array(z.strictObject({ field: z.string(), message: z.string() })),
 });
 
+const abGroupFigures = {
+  recipients: z.number(),
+  sent: z.number(),
+  opens: z.number(),
+  unique_opens: z.number(),
+  clicks: z.number(),
+  unique_clicks: z.number(),
+  open_rate: z.number().meta({ description: "Unique opens as a share of sent, 0 to 1" }),
+  click_rate: z.number().meta({ description: "Unique clicks as a share of sent, 0 to 1" }),
+};
+
+const abTestResultsAnswer = z.strictObject({
+  metric: z.enum(AB_METRICS),
+  test_share: z.number(),
+  wait_minutes: z.number(),
+  decide_at: isoInstant.nullable(),
+  winner: z.string().nullable().meta({ description: "The winning variant's label (A to D) once picked" }),
+  variants: z.array(z.strictObject({ label: z.string(), subject: z.string(), own_html: z.boolean(), winner: z.boolean(), ...abGroupFigures })),
+  rest: z.strictObject({ variant: z.string().nullable(), ...abGroupFigures }),
+}) satisfies z.ZodType<AbTestResults>;
+
+/** GET …/ab-test: the test as set (each variant's own subject and body, null where it is the campaign's) with its results. */
+const abTestView = z.strictObject({
+  variants: z.array(z.strictObject({ label: z.string(), subject: z.string().nullable(), html: z.string().nullable() })),
+  test_share: z.number(),
+  metric: z.enum(AB_METRICS),
+  wait_minutes: z.number(),
+  results: abTestResultsAnswer,
+}) satisfies z.ZodType<AbTestView>;
+export const abTestAnswer = z.strictObject({ ab_test: abTestView.nullable().meta({ description: "null: the campaign has no A/B test" }) });
+
 export const campaignReportAnswer = z.strictObject({
   counters: campaignCounters,
   rates: z.strictObject({
@@ -71,6 +107,7 @@ export const campaignReportAnswer = z.strictObject({
   }),
   hours: z.array(z.strictObject({ hour: z.number(), ...campaignSums })),
   top_links: z.array(z.strictObject({ url: z.string(), clicks: z.number() })),
+  ab_test: abTestResultsAnswer.nullable().meta({ description: "The A/B test's variants side by side, the rest and the winner; null without a test" }),
 }) satisfies z.ZodType<CampaignReport>;
 
 export const campaignRecipientsAnswer = z.strictObject({

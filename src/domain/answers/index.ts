@@ -3,6 +3,7 @@
 // panel imports these type-only, so no Worker code reaches its bundle.
 import type { z } from "../../lib/z";
 import type { audienceCampaignSchema, audienceEstimateBody, broadcastRequestSchema, campaignEditSchema, testSendBody } from "../broadcast";
+import type { abTestBody } from "../ab-test";
 import type { emailTemplateBody } from "../email-templates";
 import type { formSettingsBody, signupFormBody } from "../signup-forms";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../journey";
@@ -129,6 +130,11 @@ export type EditCampaign = z.input<ReturnType<typeof campaignEditSchema>>;
 /** POST …/schedule: a time, or send_now where the panel's lead time is 0. */
 export type ScheduleCampaign = { schedule_date: string } | { send_now: true };
 export type DeletedCampaign = z.output<typeof campaigns.deletedCampaignAnswer>;
+/** GET …/ab-test: the A/B test as set with its results, or null. */
+export type AbTestAnswer = z.output<typeof campaigns.abTestAnswer>;
+/** PUT …/ab-test. */
+export type SetAbTest = z.input<typeof abTestBody>;
+export type { AbMetric, AbTestResults } from "../ab-test";
 export type { CampaignAction } from "../campaign-lifecycle";
 
 // Segments and sending domains.

@@ -13,6 +13,7 @@ import {
   getCampaign,
   insertAudienceCampaign,
   moveCampaign,
+  setCampaignAbTest,
   unsentBatches,
   type Campaign,
   type CampaignCounters,
@@ -53,16 +54,16 @@ const noSuchCampaign = (id: string) => refused<never>("not_found", [], `No campa
 const notAllowed = refusedTransition;
 
 /** The states from which `action` is allowed: the SQL guard of the write. */
-function fromStates(action: CampaignAction, status: CampaignStatus): CampaignStatus[] {
+export function fromStates(action: CampaignAction, status: CampaignStatus): CampaignStatus[] {
   return campaignTransition(status, action).ok ? [status] : [];
 }
 
-async function answer(db: ShardDb, campaign: Campaign): Promise<CampaignOutcome> {
+export async function answer(db: ShardDb, campaign: Campaign): Promise<CampaignOutcome> {
   return succeeded({ campaign, counters: await campaignCounters(db, campaign.panelId, campaign) });
 }
 
 /** Loads the campaign and checks the action against its state. */
-async function load(ctx: LifecycleContext, id: string, action: CampaignAction): Promise<Result<Campaign>> {
+export async function load(ctx: LifecycleContext, id: string, action: CampaignAction): Promise<Result<Campaign>> {
   const campaign = await getCampaign(ctx.db, ctx.panel.id, id);
   if (!campaign) return noSuchCampaign(id);
   if (!campaignTransition(campaign.status, action).ok) return notAllowed(campaign.status, action);
@@ -70,13 +71,13 @@ async function load(ctx: LifecycleContext, id: string, action: CampaignAction): 
 }
 
 /** The write lost a race with another change (the cron published it, another operator acted): answered as that state's refusal. */
-async function raced(ctx: LifecycleContext, id: string, action: CampaignAction): Promise<Result<never>> {
+export async function raced(ctx: LifecycleContext, id: string, action: CampaignAction): Promise<Result<never>> {
   const now = await getCampaign(ctx.db, ctx.panel.id, id);
   return now ? notAllowed(now.status, action) : noSuchCampaign(id);
 }
 
 /** A body's fresh R2 key: the send cache keys templates by it, so an edited body is never served stale. */
-function freshBodyKey(campaign: { panelId: string; id: string }): string {
+export function freshBodyKey(campaign: { panelId: string; id: string }): string {
   return `broadcasts/${campaign.panelId}/${campaign.id}/body-${randomHex(6)}.html`;
 }
 
@@ -224,6 +225,20 @@ export async function cloneCampaign(ctx: LifecycleContext, id: string, by: Audit
   };
   await env.FILES.put(clone.bodyKey, await body.text(), { httpMetadata: { contentType: "text/html; charset=utf-8" } });
   await insertAudienceCampaign(db, clone, "draft");
+  if (source.abTest) {
+    // The clone's variant bodies are its own copies: deleting either campaign deletes its own.
+    const variants = [];
+    for (const variant of source.abTest.variants) {
+      const html = variant.body_key === null ? null : await (await env.FILES.get(variant.body_key))?.text();
+      let bodyKey: string | null = null;
+      if (typeof html === "string") {
+        bodyKey = freshBodyKey(clone);
+        await env.FILES.put(bodyKey, html, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
+      }
+      variants.push({ subject: variant.subject, body_key: bodyKey });
+    }
+    await setCampaignAbTest(db, panel.id, cloneId, ["draft"], { ...source.abTest, variants }, now);
+  }
   await recordAudit(db, panel.id, by, "campaign.cloned", cloneId, { from: source.id });
   const created = await getCampaign(db, panel.id, cloneId);
   return answer(db, created!);
@@ -247,7 +262,7 @@ export async function deleteOrArchiveCampaign(ctx: LifecycleContext, id: string,
     return succeeded({ deleted: false, campaign: archived });
   }
   if (!(await deleteCampaign(db, panel.id, id, from))) return raced(ctx, id, "delete");
-  await env.FILES.delete(campaign.bodyKey);
+  await env.FILES.delete([campaign.bodyKey, ...(campaign.abTest?.variants.flatMap((v) => (v.body_key ? [v.body_key] : [])) ?? [])]);
   await recordAudit(db, panel.id, by, "campaign.deleted", id, { name: campaign.name });
   return succeeded({ deleted: true, campaign });
 }

@@ -5,7 +5,7 @@ import { refusedField, succeeded, type Result } from "../../lib/problems";
 import { getCampaign, getCampaignMessage } from "../../store/campaigns";
 import { getMessages } from "../../store/journeys/messages";
 import type { ShardDb } from "../../store/shards";
-import { campaignTemplates } from "./send";
+import { campaignTemplates, contentOf } from "./send";
 
 /**
  * The copy of an email as its recipient got it, for message logs and the contact page. Not
@@ -64,13 +64,15 @@ export async function messageCopy(files: R2Bucket, db: ShardDb, panelId: string,
       : [null, null];
   if (!message || !campaign) return noCopy(`no message with id "${messageId}" in this panel`);
   if (!hasRenderedCopy({ channel: "email", status: message.status })) return noCopy(`message "${messageId}" has no copy: it was not sent (it is ${message.status})`);
-  const { html } = await campaignTemplates(files, campaign);
+  // An A/B test's recipient got its variant's body (and subject, kept with the message).
+  const content = contentOf(campaign, message.variant);
+  const { html } = await campaignTemplates(files, content);
   return succeeded({
     messageId,
     kind: "campaign",
     sourceId: campaignId,
     to: message.address,
-    subject: message.subject ?? campaign.subject,
+    subject: message.subject ?? content.subject,
     html: renderCopy(html, message.mergeValues),
     sentAt: message.sentAt,
   });

@@ -3,6 +3,7 @@ import type { ShardDb } from "../../store/shards";
 import { config } from "../../lib/config";
 import { completeCampaignIfDone, dueCampaigns, failCampaign, getCampaign, publishStep, stalledCampaigns, startPublish, type Campaign } from "../../store/campaigns";
 import { senderStanding } from "../channels/email/sender-domains";
+import { decideDueAbTests } from "./ab-test";
 import { compileAudience } from "./audience";
 import { contactImportStatus } from "./contact-import";
 import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";
@@ -63,6 +64,8 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
     if (!(await startPublish(db, campaign, now))) continue;
     await publishNextStep(env, db, { ...campaign, publishedAt: now }, now);
   }
+  // A/B tests whose wait is over: the winner goes to the rest.
+  await decideDueAbTests(env, db, now);
   for (const stalled of await stalledCampaigns(db, now - STALLED_AFTER_MS, now, PUBLISH_PER_RUN)) {
     if (stalled.batches.length) await enqueueSendBatches(env, stalled, stalled.batches);
     if (stalled.publishing) await nudgePublish(env, stalled);
@@ -82,8 +85,10 @@ async function publishNextStep(env: Env, db: ShardDb, campaign: Campaign, now: n
   const step = await publishStep(db, campaign, SEND_BATCH_SIZE, config(env).fanoutChunkIds, now, audience);
   // Not publishing any more (cancelled), or another consumer took this step and nudges the next.
   if (!step) return;
-  if (step.nextBatch > step.firstBatch) {
-    await enqueueSendBatches(env, campaign, Array.from({ length: step.nextBatch - step.firstBatch }, (_, i) => step.firstBatch + i));
+  // An A/B test's recipients are held until the last step ranks them: its batches go out then, all at once.
+  const first = campaign.abTest ? (step.done ? 0 : step.nextBatch) : step.firstBatch;
+  if (step.nextBatch > first) {
+    await enqueueSendBatches(env, campaign, Array.from({ length: step.nextBatch - first }, (_, i) => first + i));
   }
   if (step.done) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);
   else await nudgePublish(env, campaign);

@@ -2,6 +2,7 @@ import type { CampaignReport, RecipientFilter } from "../../domain/broadcast";
 import { campaignCounters, campaignRecipients, countersOfCampaigns, type CampaignRecipient } from "../../store/campaign-report";
 import { getCampaign, listCampaigns, type Campaign, type CampaignCounters } from "../../store/campaigns";
 import type { ShardDb } from "../../store/shards";
+import { abTestResults } from "./ab-test";
 import { campaignReport, recipientsCsv } from "./report";
 
 // What the panel reads of its campaigns; each answers null when the panel has no such campaign.
@@ -20,7 +21,9 @@ export async function campaignWithCounters(db: ShardDb, panelId: string, campaig
 
 export async function reportOfCampaign(db: ShardDb, panelId: string, campaignId: string): Promise<CampaignReport | null> {
   const campaign = await getCampaign(db, panelId, campaignId);
-  return campaign ? campaignReport(db, campaign) : null;
+  if (!campaign) return null;
+  const [report, abTest] = await Promise.all([campaignReport(db, campaign), abTestResults(db, campaign)]);
+  return { ...report, ab_test: abTest };
 }
 
 /** The recipients behind a number of the report: a page by contact id, or (`csv`) every one of them as a CSV stream. */

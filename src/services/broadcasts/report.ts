@@ -11,7 +11,8 @@ const TOP_LINKS = 20;
 /** Recipients one read of a CSV export takes. */
 const CSV_PAGE = 5_000;
 
-function share(part: number, whole: number): number {
+/** `part` of `whole`, 0 to 1 in four decimals (0 of nothing). */
+export function share(part: number, whole: number): number {
   return whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : 0;
 }
 
@@ -27,7 +28,7 @@ export function reportRates(c: CampaignCounters): CampaignReport["rates"] {
 }
 
 /** What a campaign did: counters, rates, its hours and its most clicked links, from the aggregates. */
-export async function campaignReport(db: ShardDb, campaign: Campaign): Promise<CampaignReport> {
+export async function campaignReport(db: ShardDb, campaign: Campaign): Promise<Omit<CampaignReport, "ab_test">> {
   const [counters, hours, links] = await Promise.all([
     campaignCounters(db, campaign.panelId, campaign),
     campaignHours(db, campaign.panelId, campaign.id),

@@ -20,7 +20,8 @@ import { getPanel } from "../../store/panels";
 import { isPushNudge, sendQueuedPushBatch } from "../journeys/push";
 import { sendRetryDelaySeconds, type NudgeDelivery } from "../journeys/queued-sends";
 import { isSmsNudge, sendQueuedSmsBatch } from "../journeys/sms";
-import { claimBatch, completeCampaignIfDone, deferClaimed, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
+import type { ShardDb } from "../../store/shards";
+import { CANCELLED_SKIP, campaignStatus, claimBatch, completeCampaignIfDone, deferClaimed, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
 export const SEND_BATCH_SIZE = 100;
@@ -91,6 +92,15 @@ export function campaignTemplates(files: R2Bucket, campaign: Pick<Campaign, "id"
   return entry;
 }
 
+/**
+ * What a recipient of `variant` gets: the A/B test variant's subject and body where it has its
+ * own, the campaign's otherwise (also outside a test, variant null).
+ */
+export function contentOf(campaign: Pick<Campaign, "id" | "bodyKey" | "subject" | "abTest">, variant: number | null): Pick<Campaign, "id" | "bodyKey" | "subject"> {
+  const own = variant === null ? undefined : campaign.abTest?.variants[variant];
+  return { id: campaign.id, bodyKey: own?.body_key ?? campaign.bodyKey, subject: own?.subject ?? campaign.subject };
+}
+
 export function messageIdOf(campaignId: string, contactId: number): string {
   return `${campaignId}.${contactId}`;
 }
@@ -121,8 +131,11 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
     const deferred: Array<{ contactId: number; dueAt: number }> = [];
     const outgoing: Array<{ contactId: number; address: string; email: OutgoingEmail; rendered: Pick<MessageOutcome, "subject" | "mergeValues"> }> = [];
     try {
-      const [{ html, text, subject, tagNames }, panel, sender, baseUrl] = await Promise.all([
-        campaignTemplates(env.FILES, campaign),
+      // One set of templates per A/B variant in the batch (a campaign without a test has one).
+      const variants = [...new Set(recipients.map((r) => r.variant))];
+      const compiled = new Map(await Promise.all(variants.map(async (v) => [v, await campaignTemplates(env.FILES, contentOf(campaign, v))] as const)));
+      const [panel, sender, baseUrl] = await Promise.all([
+
         getPanel(env.DB, campaign.panelId),
         planSender(env, db, provider, campaign.panelId, campaign.senderEmail),
         trackingBaseUrl(env, db, campaign.panelId),
@@ -153,6 +166,8 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
             const counted = await countSendIfAllowed(db, { panelId: campaign.panelId, contactId: recipient.contactId, channel: "email", key: id }, caps, now);
             if (!counted.allowed) return skip(describeCap(counted.cap));
           }
+          const { html, text, subject, tagNames } = compiled.get(recipient.variant)!;
+          const ownSubject = recipient.variant !== null && campaign.abTest?.variants[recipient.variant]?.subject != null;
           const subjectLine = personalize(subject, recipient.attributes, "plain");
           const unsigned = await trackedMime(signer, baseUrl, { panelId: campaign.panelId, campaignId: campaign.id, contactId: recipient.contactId }, facts, {
             from: { name: campaign.senderName, address: campaign.senderEmail },
@@ -169,7 +184,8 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           const email: OutgoingEmail = { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw };
           if (sender.note) email.note = sender.note;
           // What the message log shows and its copy is rendered again from (message-copies.ts).
-          const rendered = { subject: hasMergeTags(subject) ? subjectLine : null, mergeValues: mergeValuesOf(recipient.attributes, tagNames) };
+          // A variant's own subject is kept too: the campaign's is not what it got.
+          const rendered = { subject: hasMergeTags(subject) || ownSubject ? subjectLine : null, mergeValues: mergeValuesOf(recipient.attributes, tagNames) };
           outgoing.push({ contactId: recipient.contactId, address, email, rendered });
         }),
       );
@@ -185,6 +201,9 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
     const sent: number[] = [];
     for (let from = 0; from < outgoing.length; from += groupSize) {
       let group = outgoing.slice(from, from + groupSize);
+      // Paused or cancelled since the batch was claimed: what is not yet handed over stays back.
+      const stopped = await stoppedSince(db, campaign, outgoing.slice(from), nudge.batch, claim, clock());
+      if (stopped) return;
       if (!provider.idempotent) {
         const held = await markSendAttempts(db, campaign.id, nudge.batch, claim, group.map((o) => o.contactId), clock());
         group = group.filter((o) => held.has(o.contactId));
@@ -208,6 +227,29 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
     if (retryLater > 0) throw new Error(`campaign ${campaign.id} batch ${nudge.batch}: ${retryLater} message(s) to retry`);
   }
   await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);
+}
+
+/**
+ * Whether the campaign stopped sending since its batch was claimed: a cancelled one settles the
+ * claimed recipients not yet handed over as skipped (its report counts them unsent), a paused
+ * one hands them back to the queue for its resume.
+ */
+async function stoppedSince(
+  db: ShardDb,
+  campaign: Campaign,
+  left: ReadonlyArray<{ contactId: number; address: string }>,
+  batch: number,
+  claim: string,
+  now: number,
+): Promise<boolean> {
+  const status = await campaignStatus(db, campaign.panelId, campaign.id);
+  if (status === "sending") return false;
+  if (status === "paused") await releaseClaim(db, campaign.id, batch, claim);
+  else {
+    const skipped = left.map((o): MessageOutcome => ({ contactId: o.contactId, status: "skipped", address: o.address, providerMessageId: null, error: CANCELLED_SKIP }));
+    await finishClaims(db, campaign.id, batch, claim, skipped, now);
+  }
+  return true;
 }
 
 /** A dead-lettered batch is sent again after this pause (the provider was down or throttling through all its retries). */

@@ -18,6 +18,7 @@ import {
   stampUntimedGuids,
 } from "../../store/housekeeping";
 import type { ShardDb } from "../../store/shards";
+import { keepAbResults } from "../../store/campaigns";
 import { shardTask } from "../access/shards";
 import { refreshPanelCounts } from "../overview/counts";
 import { panelsOnShard } from "../../store/panels";
@@ -60,6 +61,8 @@ async function pruneCampaignMessages(db: ShardDb, before: number, now: number): 
   for (let statements = 0; statements < PRUNE_STATEMENTS; ) {
     const campaign = await campaignToPrune(db, before);
     if (campaign === null) return;
+    // An A/B test's tallies are read from the messages: kept with the campaign before they go.
+    await keepAbResults(db, campaign);
     let n: number;
     do {
       n = await deleteCampaignMessages(db, campaign, PRUNE_CHUNK);

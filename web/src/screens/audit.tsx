@@ -28,6 +28,8 @@ const ACTIONS: Record<AuditAction, string> = {
   "campaign.test_sent": "Campaign test sent",
   "campaign.drafted": "Campaign draft created",
   "campaign.edited": "Campaign edited",
+  "campaign.ab_test_set": "Campaign A/B test set",
+  "campaign.ab_test_removed": "Campaign A/B test removed",
   "campaign.scheduled": "Campaign scheduled",
   "campaign.unscheduled": "Campaign moved back to draft",
   "campaign.paused": "Campaign paused",

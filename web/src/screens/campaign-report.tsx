@@ -3,6 +3,7 @@ import { admin } from "../api";
 import { TimeChart } from "../charts/time-chart";
 import type { CampaignRecipientsPage, CampaignReport, RecipientFilter } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
+import { AbTestResultsSection } from "./campaign-ab-test";
 import { MessageCopyView, useCopyToggle } from "../components/message-copy";
 import { Empty, ErrorNote, formatTime, Loading, useLoad } from "../ui";
 
@@ -170,6 +171,7 @@ export function CampaignReportSection({ panelId, campaignId, refresh }: { panelI
           </Fragment>
         ))}
       </dl>
+      {data.ab_test && <AbTestResultsSection results={data.ab_test} />}
       <h3>Opens and clicks over time</h3>
       <OpensAndClicks hours={data.hours} />
       <h3>Top links</h3>

@@ -8,6 +8,7 @@ import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { audienceText, scheduleText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";
+import { AbTestForm } from "./campaign-ab-test";
 import type { ScreenProps } from "../screen-props";
 import { AudienceEstimateNote, CampaignChecksSection, CampaignPreviewSection } from "./campaign-preview";
 import { bodyMembers, EmailBody, type EmailBodyValue } from "../components/email-body";
@@ -282,6 +283,9 @@ export function Campaign({ panel, params }: ScreenProps) {
       </dl>
       {data.audience && (data.status === "draft" || data.status === "scheduled") && <AudienceEstimateNote panelId={panel.id} audience={data.audience} />}
       {may(panel, "campaigns") && <Lifecycle key={data.id} panelId={panel.id} campaign={data} onChanged={() => setSends((n) => n + 1)} />}
+      {may(panel, "campaigns") && (data.status === "draft" || data.status === "scheduled") && (
+        <AbTestForm key={`ab-${data.id}`} panelId={panel.id} campaignId={data.id} onSaved={() => setSends((n) => n + 1)} />
+      )}
       <h2>Preview</h2>
       <CampaignPreviewSection panelId={panel.id} campaignId={data.id} refresh={sends} />
       {may(panel, "campaigns") && <CampaignChecksSection panelId={panel.id} campaignId={data.id} />}

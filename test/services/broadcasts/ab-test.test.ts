@@ -1,0 +1,255 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { abOrderKey, abSeed } from "../../../src/domain/ab-test";
+import { decideDueAbTests } from "../../../src/services/broadcasts/ab-test";
+import { compileAudience } from "../../../src/services/broadcasts/audience";
+import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
+import { emailProvider } from "../../../src/services/channels/email/providers";
+import { cancelCampaign, countEngagement, getCampaign, keepAbResults, publishCampaign } from "../../../src/store/campaigns";
+import { deleteCampaignMessages } from "../../../src/store/housekeeping";
+import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { campaign, fireCron, outbox, scheduleIn, waitForCampaign } from "../../support/broadcasts";
+
+const NAMES = ["Ada", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lu"];
+
+/** A panel with a list of twelve contacts. */
+async function panelWithList(): Promise<{ panel: TestPanel; list: number }> {
+  const panel = await createPanel();
+  const api = apiFor(panel);
+  const list = (await api("lists", "add", { listname: "Customers" })).body.listid as number;
+  for (const name of NAMES) await api("contact", "add", { data: { EMAIL: `${name.toLowerCase()}@example.com`, NAME: name }, listid: list });
+  return { panel, list };
+}
+
+async function draft(panel: TestPanel, list: number): Promise<string> {
+  const created = await admin("POST", `/panels/${panel.id}/campaigns`, {
+    name: "Spring",
+    subject: "Hello {{NAME|friend}}",
+    sender_name: "Shop",
+    sender_email: "shop@example.com",
+    html: "<p>Hi {{NAME|there}}</p>",
+    audience: { lists: [list] },
+    draft: true,
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  return created.body.id as string;
+}
+
+const TEST = {
+  variants: [{ subject: "A: sale for {{NAME|you}}" }, { subject: "B: last chance", html: "<p>Only today, {{NAME|friend}}</p>" }],
+  test_share: 50,
+  metric: "unique_opens",
+  wait_minutes: 60,
+};
+
+const setTest = (panel: TestPanel, id: string, body: unknown = TEST) => admin("PUT", `/panels/${panel.id}/campaigns/${id}/ab-test`, body);
+const act = (panel: TestPanel, id: string, action: string) => admin("POST", `/panels/${panel.id}/campaigns/${id}/${action}`, {});
+
+/** Schedules and publishes the campaign now, 4 recipients per batch, without nudging the queue; returns its publication time. */
+async function publishByHand(panel: TestPanel, id: string): Promise<number> {
+  expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { schedule_date: scheduleIn(60 * 24 * 50) })).status).toBe(200);
+  const stored = (await getCampaign(panelData, panel.id, id))!;
+  const now = Date.now();
+  expect(await publishCampaign(panelData, stored, 4, now, await compileAudience(panelData, panel.id, stored.audience!, now))).toBe(NAMES.length);
+  return now;
+}
+
+const winner = async (panel: TestPanel, id: string) => (await getCampaign(panelData, panel.id, id))!.abWinner;
+
+const sendBatches = async (panel: TestPanel, id: string, provider = emailProvider(env)) => {
+  for (const batch of [0, 1, 2]) await sendCampaignBatch(env, provider, { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch } satisfies SendNudge);
+};
+
+async function groups(id: string): Promise<Array<{ contact_id: number; ab_group: string; variant: number | null; status: string }>> {
+  return (await panelData.prepare("SELECT contact_id, ab_group, variant, status FROM campaign_messages WHERE campaign_id = ? ORDER BY contact_id").bind(id).all<any>()).results;
+}
+
+/** Opens the sent test messages of `variant`, `count` of them. */
+async function open(panel: TestPanel, id: string, variant: number, count: number, at: number): Promise<void> {
+  const rows = (await groups(id)).filter((r) => r.ab_group === "test" && r.variant === variant).slice(0, count);
+  for (const row of rows) await countEngagement(panelData, { panelId: panel.id, campaignId: id, contactId: row.contact_id }, "open", at);
+}
+
+describe("A/B tests of a campaign", () => {
+  it("refuses a test that breaks a rule, naming the field, and one on a campaign that already sends", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    const field = async (body: unknown) => {
+      const answer = await setTest(panel, id, body);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      return answer.body.errors.map((e: any) => e.field);
+    };
+    expect(await field({ ...TEST, variants: [{ subject: "only one" }] })).toEqual(["variants"]);
+    expect(await field({ ...TEST, variants: Array.from({ length: 5 }, (_, i) => ({ subject: `S${i}` })) })).toEqual(["variants"]);
+    expect(await field({ ...TEST, variants: [{ subject: "A" }, {}] })).toEqual(["variants.1.subject"]);
+    expect(await field({ ...TEST, test_share: 51 })).toEqual(["test_share"]);
+    expect(await field({ ...TEST, test_share: 0 })).toEqual(["test_share"]);
+    expect(await field({ ...TEST, metric: "revenue" })).toEqual(["metric"]);
+    expect(await field({ ...TEST, wait_minutes: 0 })).toEqual(["wait_minutes"]);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/ab-test`)).body).toEqual({ ab_test: null });
+
+    const set = await setTest(panel, id);
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body.ab_test).toEqual({ variants: 2, metric: "unique_opens", winner: null });
+    const read = (await admin("GET", `/panels/${panel.id}/campaigns/${id}/ab-test`)).body.ab_test;
+    expect(read.variants).toEqual([
+      { label: "A", subject: "A: sale for {{NAME|you}}", html: null },
+      { label: "B", subject: "B: last chance", html: "<p>Only today, {{NAME|friend}}</p>" },
+    ]);
+    expect(read).toMatchObject({ test_share: 50, metric: "unique_opens", wait_minutes: 60, results: { winner: null, decide_at: null } });
+
+    await publishByHand(panel, id);
+    const late = await setTest(panel, id);
+    expect(late.status).toBe(409);
+    expect(late.body.errors[0]).toMatchObject({ field: "status", message: expect.stringContaining("the campaign is sending") });
+    expect((await admin("DELETE", `/panels/${panel.id}/campaigns/${id}/ab-test`)).status).toBe(409);
+  });
+
+  it("sends the test share split evenly and deterministically, waits, picks the winner by unique opens and sends it to the rest, each contact once", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id)).status).toBe(200);
+    const published = await publishByHand(panel, id);
+
+    // Half the audience is tested, in the order of the campaign's hash of each contact, the variants in turn.
+    const rows = await groups(id);
+    const seed = abSeed(id);
+    const order = rows.map((r) => r.contact_id).sort((a, b) => abOrderKey(seed, a) - abOrderKey(seed, b) || a - b);
+    const tested = order.slice(0, 6);
+    expect(rows.filter((r) => r.ab_group === "test").map((r) => r.contact_id).sort((a, b) => a - b)).toEqual([...tested].sort((a, b) => a - b));
+    tested.forEach((contactId, rank) => expect(rows.find((r) => r.contact_id === contactId)!.variant).toBe(rank % 2));
+    expect(rows.filter((r) => r.ab_group === "rest").every((r) => r.variant === null)).toBe(true);
+
+    await sendBatches(panel, id);
+    const first = await outbox(panel);
+    expect(first).toHaveLength(6);
+    expect(first.filter((m) => m.subject.startsWith("A: sale for ")).length).toBe(3);
+    expect(first.filter((m) => m.subject === "B: last chance").length).toBe(3);
+    // The rest waits: the campaign sends on, nothing more goes out before the winner.
+    expect((await campaign(panel, id)).status).toBe("sending");
+    await sendBatches(panel, id);
+    expect(await outbox(panel)).toHaveLength(6);
+
+    await open(panel, id, 0, 1, published + 60_000);
+    await open(panel, id, 1, 2, published + 60_000);
+    await decideDueAbTests(env, panelData, published + 59 * 60_000);
+    expect(await winner(panel, id)).toBeNull();
+    await decideDueAbTests(env, panelData, published + 60 * 60_000);
+    expect(await winner(panel, id)).toBe(1);
+    await sendBatches(panel, id);
+    const done = await waitForCampaign(panel, id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: 12, sent: 12 }, ab_test: { winner: "B" } });
+
+    const messages = await outbox(panel);
+    expect(messages.map((m) => m.to).sort()).toEqual(NAMES.map((n) => `${n.toLowerCase()}@example.com`).sort());
+    expect(messages.filter((m) => m.subject === "B: last chance")).toHaveLength(9);
+
+    const report = (await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test;
+    expect(report).toMatchObject({
+      metric: "unique_opens",
+      winner: "B",
+      decide_at: expect.any(String),
+      variants: [
+        { label: "A", subject: "A: sale for {{NAME|you}}", own_html: false, winner: false, recipients: 3, sent: 3, unique_opens: 1, open_rate: 0.3333 },
+        { label: "B", subject: "B: last chance", own_html: true, winner: true, recipients: 3, sent: 3, unique_opens: 2, open_rate: 0.6667 },
+      ],
+      rest: { variant: "B", recipients: 6, sent: 6 },
+    });
+    // The rest's copies are the winner's body.
+    const restRow = (await groups(id)).find((r) => r.ab_group === "rest")!;
+    const copy = (await admin("GET", `/panels/${panel.id}/messages/${id}.${restRow.contact_id}/copy`)).body;
+    expect(copy).toMatchObject({ subject: "B: last chance", html: expect.stringContaining("Only today, ") });
+
+    // Housekeeping prunes the messages after CAMPAIGN_MESSAGES_DAYS: the tallies are kept first, the report unchanged.
+    await keepAbResults(panelData, id);
+    while ((await deleteCampaignMessages(panelData, id, 5)) > 0);
+    expect(await groups(id)).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toEqual(report);
+  });
+
+  it("a tie goes to the first variant", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id, { ...TEST, metric: "unique_clicks", test_share: 20 })).status).toBe(200);
+    const published = await publishByHand(panel, id);
+    // 20 % of 12 is 2.4: two recipients, one per variant.
+    expect((await groups(id)).filter((r) => r.ab_group === "test")).toHaveLength(2);
+    await sendBatches(panel, id);
+    await decideDueAbTests(env, panelData, published + 60 * 60_000);
+    expect(await winner(panel, id)).toBe(0);
+  });
+
+  it("cancel during the wait: the rest never goes, and is counted skipped", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id)).status).toBe(200);
+    const published = await publishByHand(panel, id);
+    await sendBatches(panel, id);
+    expect((await act(panel, id, "cancel")).body).toMatchObject({ status: "cancelled", counters: { sent: 6, skipped: 6, queued: 0 } });
+    await decideDueAbTests(env, panelData, published + 2 * 60 * 60_000);
+    expect(await winner(panel, id)).toBeNull();
+    await sendBatches(panel, id);
+    expect(await outbox(panel)).toHaveLength(6);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toMatchObject({ winner: null, rest: { variant: null, recipients: 6, sent: 0 } });
+  });
+
+  it("pause during the wait holds the decision until the campaign is resumed", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id)).status).toBe(200);
+    const published = await publishByHand(panel, id);
+    await sendBatches(panel, id);
+    expect((await act(panel, id, "pause")).body.status).toBe("paused");
+    await decideDueAbTests(env, panelData, published + 2 * 60 * 60_000);
+    expect(await winner(panel, id)).toBeNull();
+    expect((await act(panel, id, "resume")).body.status).toBe("sending");
+    // Resumed, nothing of the rest is nudged before the winner.
+    expect(await outbox(panel)).toHaveLength(6);
+    await decideDueAbTests(env, panelData, published + 2 * 60 * 60_000);
+    expect(await winner(panel, id)).toBe(0);
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { sent: 12 } });
+    expect(await outbox(panel)).toHaveLength(12);
+  });
+
+  it("a decision whose nudges were lost (a crash) is sent by the stalled-campaign sweep a minute later, each contact once", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id, { ...TEST, wait_minutes: 1 })).status).toBe(200);
+    const published = await publishByHand(panel, id);
+    await sendBatches(panel, id);
+    const failing = { sendBatch: () => Promise.reject(new Error("queue down")), send: () => Promise.reject(new Error("queue down")) } as unknown as Queue;
+    const decidedAt = Math.max(published + 60_000, Date.now());
+    await expect(decideDueAbTests({ SENDS: failing }, panelData, decidedAt)).rejects.toThrow(/queue down/);
+    expect(await winner(panel, id)).toBe(0);
+    // The sweep nudges the released rest once a minute passed.
+    await fireCron(decidedAt + 61_000);
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 12, sent: 12 } });
+    const messages = await outbox(panel);
+    expect(new Set(messages.map((m) => m.to)).size).toBe(12);
+    expect(messages).toHaveLength(12);
+  });
+});
+
+describe("a claimed batch after a cancel", () => {
+  it("is not handed to the provider: its recipients are settled skipped", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    await publishByHand(panel, id);
+    // The cancel lands while the sender renders the claimed batch (it reads the body then).
+    const files = new Proxy(env.FILES, {
+      get(target, prop) {
+        if (prop === "get") {
+          return async (key: string) => {
+            await cancelCampaign(panelData, panel.id, id, ["sending"], Date.now());
+            return target.get(key);
+          };
+        }
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await sendCampaignBatch({ ...env, FILES: files }, emailProvider(env), { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: 0 });
+    expect(await outbox(panel)).toHaveLength(0);
+    expect((await campaign(panel, id))).toMatchObject({ status: "cancelled", counters: { sent: 0, skipped: 12, queued: 0 } });
+  });
+});
