@@ -1,16 +1,15 @@
-import { decisionAt, pickWinner, variantLabel, type AbGroupFigures, type AbTest, type AbTestInput, type AbTestResults, type AbTestView } from "../../domain/ab-test";
+import { decisionAt, variantLabel, type AbGroupFigures, type AbTest, type AbTestInput, type AbTestResults, type AbTestView } from "../../domain/ab-test";
 import { refused } from "../../lib/problems";
-import { abGroupTallies, abTestsDue, completeCampaignIfDone, decideAbTest, setCampaignAbTest, unsentBatches, type AbGroupTally, type Campaign } from "../../store/campaigns";
+import { abGroupTallies, setCampaignAbTest, type AbGroupTally, type Campaign } from "../../store/campaigns";
 import type { ShardDb } from "../../store/shards";
 import { isoTime } from "../../store/sql";
 import { recordAudit, type Auditor } from "../audit/record";
 import { answer, freshBodyKey, fromStates, load, raced, type CampaignOutcome, type LifecycleContext } from "./lifecycle";
 import { share } from "./report";
-import { enqueueSendBatches } from "./send";
 
 // A campaign's A/B test (issue 43, item 7; domain/ab-test.ts). Set or removed while the campaign
 // may be edited; at publication its recipients are split (store/campaigns.ts abGroupsStatement),
-// the test share goes out, the rest is held; after the wait the cron's decision step picks the
+// the test share goes out, the rest is held; after the wait the cron's decision step (ab-decision.ts) picks the
 // winner and releases the rest to it. The campaign stays `sending` through the wait, so pause
 // and cancel work as for any campaign: a paused one is decided after its resume, a cancelled
 // one never (its held rest is settled as skipped with the other queued recipients).
@@ -107,29 +106,4 @@ export async function abTestOf(files: R2Bucket, db: ShardDb, campaign: Campaign)
     })),
   );
   return { variants, test_share: test.test_share, metric: test.metric, wait_minutes: test.wait_minutes, results };
-}
-
-/** Tests decided per cron minute and shard; the rest wait a minute. */
-const DECIDE_PER_RUN = 20;
-
-/**
- * The cron's decision step: each sending campaign whose test waited long enough gets its winner
- * (most unique opens or clicks among its test recipients, a tie to the first variant), and its
- * rest is released to it and nudged. The decision and the release are one transaction taken
- * once (decideAbTest); a crash before the nudges leaves batches the stalled-campaign sweep
- * nudges a minute later, and a repeated nudge finds nothing left to claim.
- */
-export async function decideDueAbTests(env: Pick<Env, "SENDS">, db: ShardDb, now: number): Promise<number> {
-  let decided = 0;
-  for (const campaign of await abTestsDue(db, now, DECIDE_PER_RUN)) {
-    const test = campaign.abTest!;
-    const tallies = (await abGroupTallies(db, campaign.panelId, campaign.id)).filter((t) => t.group === "test").map((t) => ({ ...t, variant: t.variant! }));
-    const winner = pickWinner(tallies, test.metric, test.variants.length);
-    if (!(await decideAbTest(db, campaign.panelId, campaign.id, winner, now))) continue;
-    decided++;
-    const batches = await unsentBatches(db, campaign.id);
-    if (batches.length) await enqueueSendBatches(env, campaign, batches);
-    else await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);
-  }
-  return decided;
 }

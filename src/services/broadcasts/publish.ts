@@ -3,7 +3,7 @@ import type { ShardDb } from "../../store/shards";
 import { config } from "../../lib/config";
 import { completeCampaignIfDone, dueCampaigns, failCampaign, getCampaign, publishStep, stalledCampaigns, startPublish, type Campaign } from "../../store/campaigns";
 import { senderStanding } from "../channels/email/sender-domains";
-import { decideDueAbTests } from "./ab-test";
+import { decideDueAbTests } from "./ab-decision";
 import { compileAudience } from "./audience";
 import { contactImportStatus } from "./contact-import";
 import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";

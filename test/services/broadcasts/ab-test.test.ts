@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { abOrderKey, abSeed } from "../../../src/domain/ab-test";
-import { decideDueAbTests } from "../../../src/services/broadcasts/ab-test";
+import { decideDueAbTests } from "../../../src/services/broadcasts/ab-decision";
 import { compileAudience } from "../../../src/services/broadcasts/audience";
 import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
 import { emailProvider } from "../../../src/services/channels/email/providers";
