@@ -23,6 +23,7 @@ import { root, type BenchFigure } from "./lib.ts";
 const BENCHMARKS: Array<{ name: string; script: string; env: Record<string, string> }> = [
   { name: "api", script: "api.ts", env: { ROUNDS: "5", SLICE: "3" } },
   { name: "activity", script: "activity.ts", env: { ROUNDS: "4", SLICE: "3" } },
+  { name: "forms", script: "forms.ts", env: { ROUNDS: "4", SLICE: "3" } },
   { name: "import", script: "import.ts", env: { ROWS: "1000000", REIMPORT: "0" } },
   { name: "broadcast", script: "broadcast.ts", env: { MESSAGES: "2000" } },
   { name: "webhooks", script: "webhooks.ts", env: { EVENTS: "10000", PACED_SECONDS: "5" } },
