@@ -1,4 +1,4 @@
-import { PANELS_PER_CRON_BATCH, readCronMessage, sendAll, type CronMessage, type CronTask } from "../lib/tasks";
+import { duePanels, PANELS_PER_CRON_BATCH, readCronMessage, sendAll, type CronMessage, type CronTask } from "../lib/tasks";
 import { panelsOnShard, panelsOnShardAmong } from "../store/panels";
 import { allShards } from "../store/shards";
 import { redriveListEntries } from "../services/journeys/list-entries";
@@ -66,8 +66,9 @@ export async function runCronTasks(env: Env, now: number, tasks: readonly CronTa
 
 /**
  * One message's work. A shard's message runs the task's shard part, then hands out its panels
- * in batches (one read of the directory); a batch's message runs the task on those of its
- * panels the directory still places on the shard.
+ * with work in batches (one read of the directory, then the task's `due` query per
+ * PANELS_PER_DUE_CHECK panels: an idle panel costs no message); a batch's message runs the
+ * task on those of its panels the directory still places on the shard.
  */
 export async function runCronMessage(env: Env, message: CronMessage, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
   const task = tasks.find((t) => t.name === message.cron);
@@ -80,7 +81,9 @@ export async function runCronMessage(env: Env, message: CronMessage, tasks: read
   }
   await task.shard?.(env, shard, now);
   if (!task.panels) return;
-  const ids = (await panelsOnShard(env.DB, shard)).map((panel) => panel.id);
+  const due = task.due;
+  const panels = await duePanels(await panelsOnShard(env.DB, shard), due && ((chunk) => due(env, shard, chunk, now)));
+  const ids = panels.map((panel) => panel.id);
   const batches: CronMessage[] = [];
   for (let i = 0; i < ids.length; i += PANELS_PER_CRON_BATCH) batches.push({ cron: task.name, shard, now, panels: ids.slice(i, i + PANELS_PER_CRON_BATCH) });
   await sendAll(env.CRON, batches);

@@ -18,10 +18,30 @@ export interface CronTask {
   shard?(env: Env, shard: number, now: number): Promise<void>;
   /** The work of a batch of a shard's panels (at most PANELS_PER_CRON_BATCH): bounded per panel. */
   panels?(env: Env, shard: number, panels: readonly PanelOnShard[], now: number): Promise<void>;
+  /**
+   * Of a shard's panels (at most PANELS_PER_DUE_CHECK), in one query, those `panels` has work
+   * for now: only they are handed out, so an idle panel costs no message. Without it, all are.
+   */
+  due?(env: Env, shard: number, panels: readonly PanelOnShard[], now: number): Promise<ReadonlySet<string>>;
 }
 
 /** Panels one cron message of a per-panel task names: each costs a query or two when idle. */
 export const PANELS_PER_CRON_BATCH = 100;
+
+/** Panels one `due` query looks at: an index probe or a few each, one bound JSON of some 50 kB. */
+export const PANELS_PER_DUE_CHECK = 1000;
+
+/** The panels `due` keeps, asked PANELS_PER_DUE_CHECK at a time (all of them when there is no `due`). */
+export async function duePanels<P extends PanelOnShard>(panels: readonly P[], due?: (chunk: readonly P[]) => Promise<ReadonlySet<string>>): Promise<P[]> {
+  if (!due) return [...panels];
+  const kept: P[] = [];
+  for (let i = 0; i < panels.length; i += PANELS_PER_DUE_CHECK) {
+    const chunk = panels.slice(i, i + PANELS_PER_DUE_CHECK);
+    const ids = await due(chunk);
+    kept.push(...chunk.filter((panel) => ids.has(panel.id)));
+  }
+  return kept;
+}
 
 /**
  * A message of the CRON queue: one task's work on one shard, or (`panels`) on a batch of the

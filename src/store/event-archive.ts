@@ -59,7 +59,7 @@ const PANEL_EVENT_KINDS = `WITH RECURSIVE kinds(channel, name) AS (
  * Of the given panels, those with events that happened and were received before their own
  * `before` (what oldestEventDay finds non-null), in one statement: the panels' (channel, name)
  * pairs are found as PANEL_EVENT_KINDS finds one panel's, and each pair's index range is read
- * up to its first such event. So a cron batch of idle panels costs one query, not one each.
+ * up to its first such event. So the cron finds which of a thousand panels have anything to move in one query.
  */
 export async function panelsWithEventsBefore(db: ShardDb, panels: ReadonlyArray<{ id: string; before: number }>): Promise<Set<string>> {
   if (panels.length === 0) return new Set();

@@ -1,7 +1,7 @@
 import { TtlCache } from "../../lib/ttl-cache";
 import { getPanel, panelsOnShard, panelsPerShard, type Panel } from "../../store/panels";
 import { allShards, shardByIndex, shardOf, shardSize, type ShardDb } from "../../store/shards";
-import { PANELS_PER_CRON_BATCH, type CronTask, type PanelOnShard } from "../../lib/tasks";
+import { duePanels, PANELS_PER_CRON_BATCH, type CronTask, type PanelOnShard } from "../../lib/tasks";
 import { onPanelMoving } from "../../lib/moving";
 import { forgetActivityCatalogs } from "./activity-catalogs";
 import { CALLER_CACHE_MS, forgetCallers } from "./api-keys";
@@ -98,6 +98,7 @@ function shardNumbered(env: Env, index: number): ShardDb {
 
 type ShardSweep = (env: Env, db: ShardDb, index: number, now: number) => Promise<void>;
 type PanelsSweep = (env: Env, db: ShardDb, index: number, panels: readonly PanelOnShard[], now: number) => Promise<void>;
+type DueCheck = (env: Env, db: ShardDb, index: number, panels: readonly PanelOnShard[], now: number) => Promise<ReadonlySet<string>>;
 
 /** A cron task whose work is per shard: `run` sweeps every shard in turn; the cron hands each shard its own message. */
 export function shardTask(name: string, sweep: ShardSweep): CronTask {
@@ -110,20 +111,23 @@ export function shardTask(name: string, sweep: ShardSweep): CronTask {
 
 /**
  * A cron task whose work is per panel: `shard` (optional) first, then `panels` on the shard's
- * panels in batches of PANELS_PER_CRON_BATCH. `run` does it all here; the cron hands the shard
- * part to a message whose consumer sends one message per batch.
+ * panels in batches of PANELS_PER_CRON_BATCH, only those `due` (optional, one query per
+ * PANELS_PER_DUE_CHECK panels) finds with work. `run` does it all here; the cron hands the
+ * shard part to a message whose consumer sends one message per batch of due panels.
  */
-export function panelTask(name: string, sweep: { shard?: ShardSweep; panels: PanelsSweep }): CronTask {
+export function panelTask(name: string, sweep: { shard?: ShardSweep; panels: PanelsSweep; due?: DueCheck }): CronTask {
   const shardPart = sweep.shard;
+  const due = sweep.due;
   return {
     name,
     run: (env, now) =>
       forEachShard(env, name, async (db, index) => {
         await shardPart?.(env, db, index, now);
-        const panels = await panelsOnShard(env.DB, index);
+        const panels = await duePanels(await panelsOnShard(env.DB, index), due && ((chunk) => due(env, db, index, chunk, now)));
         for (let i = 0; i < panels.length; i += PANELS_PER_CRON_BATCH) await sweep.panels(env, db, index, panels.slice(i, i + PANELS_PER_CRON_BATCH), now);
       }),
     ...(shardPart ? { shard: (env: Env, index: number, now: number) => shardPart(env, shardNumbered(env, index), index, now) } : {}),
     panels: (env, index, panels, now) => sweep.panels(env, shardNumbered(env, index), index, panels, now),
+    ...(due ? { due: (env: Env, index: number, panels: readonly PanelOnShard[], now: number) => due(env, shardNumbered(env, index), index, panels, now) } : {}),
   };
 }

@@ -129,18 +129,20 @@ export async function resumeArchiveParts(bucket: R2Bucket, db: ShardDb, limit: n
 
 /**
  * The cron sweep: on every shard, finishes what a crash left (the shard's message), then moves
- * old days of its panels (a message per batch of them, each with its own budget of parts).
+ * old days of its panels with any (a message per batch of them, each with its own budget of
+ * parts); a panel with nothing past its window gets no message.
  */
 export function archiveTask(after: AfterArchived): CronTask {
   return panelTask("events.archive", {
     async shard(env, db, _index, now) {
       await resumeArchiveParts(env.FILES, db, PARTS_PER_RUN, now, after);
     },
+    // One query finds the panels with events before their cutoff (an idle one costs a probe or a few).
+    due: (_env, db, _index, panels, now) => panelsWithEventsBefore(db, panels.map((p) => ({ id: p.id, before: retentionCutoff(now, p.eventRetentionDays) }))),
+    // The batch holds panels `due` found with work; one whose work went meanwhile costs a read.
     async panels(env, db, _index, panels, now) {
-      // One read finds the batch's panels with anything to move; the others cost nothing more.
-      const due = await panelsWithEventsBefore(db, panels.map((p) => ({ id: p.id, before: retentionCutoff(now, p.eventRetentionDays) })));
       let budget = PARTS_PER_RUN;
-      for (const panel of panels.filter((p) => due.has(p.id))) {
+      for (const panel of panels) {
         if (budget <= 0) break;
         budget -= await archivePanel(env.FILES, db, panel, now, budget, after);
       }
