@@ -33,6 +33,7 @@
 -- migration 0066_team_sign_in.sql
 -- migration 0067_signup_form_directory.sql
 -- migration 0068_panel_message_rules.sql
+-- migration 0070_operator_passkeys.sql
 
 -- table activities
 
@@ -520,6 +521,22 @@ CREATE TABLE operator_invitations (
 
 CREATE UNIQUE INDEX operator_invitations_open ON operator_invitations (panel_id, email) WHERE accepted_at IS NULL AND revoked_at IS NULL;
 
+-- table operator_passkeys
+
+CREATE TABLE operator_passkeys (
+  id            TEXT PRIMARY KEY,
+  operator_id   TEXT NOT NULL REFERENCES operators(id),
+  credential_id TEXT NOT NULL UNIQUE,
+  public_key    TEXT NOT NULL,
+  counter       INTEGER NOT NULL DEFAULT 0,
+  transports    TEXT NOT NULL DEFAULT '[]',
+  name          TEXT NOT NULL,
+  created_at    INTEGER NOT NULL,
+  last_used_at  INTEGER
+);
+
+CREATE INDEX operator_passkeys_operator ON operator_passkeys (operator_id);
+
 -- table operator_recovery_codes
 
 CREATE TABLE operator_recovery_codes (
@@ -800,6 +817,15 @@ CREATE TABLE users (
   created_at   INTEGER NOT NULL,
   updated_at   INTEGER NOT NULL,
   UNIQUE (panel_id, email)
+);
+
+-- table webauthn_challenges
+
+CREATE TABLE webauthn_challenges (
+  challenge_hash TEXT PRIMARY KEY,
+  purpose        TEXT NOT NULL CHECK (purpose IN ('register', 'authenticate')),
+  operator_id    TEXT,
+  expires_at     INTEGER NOT NULL
 );
 
 -- table webhooks

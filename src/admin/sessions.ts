@@ -1,5 +1,5 @@
 import { Router, type IRequest } from "itty-router";
-import { acceptInvitationBody, invitationLookupBody, signInCodeBody, signInEnrolBody, twoFactorCodeBody, type SignInStepView, type TotpEnrolmentView, type TwoFactorStatusView, passwordResetBody, passwordResetRequestBody, signInBody, signInChallengeBody, type InvitationPreviewView, type SessionView, type SignInChallengeView } from "../domain/operators";
+import { passkeyRegistrationBody, passkeySignInBody, type PasskeyView, acceptInvitationBody, invitationLookupBody, signInCodeBody, signInEnrolBody, twoFactorCodeBody, type SignInStepView, type TotpEnrolmentView, type TwoFactorStatusView, passwordResetBody, passwordResetRequestBody, signInBody, signInChallengeBody, type InvitationPreviewView, type SessionView, type SignInChallengeView } from "../domain/operators";
 import { readJsonBody } from "../lib/http/body";
 import { config } from "../lib/config";
 import { isSameOrigin, sessionCookie } from "../lib/http/cookies";
@@ -8,6 +8,7 @@ import { adminFailure, json, newRequestId } from "../lib/http/respond";
 import { acceptInvitation, previewInvitation } from "../services/operators/invitations";
 import { PASSWORD_RESET_TTL_MS, requestPasswordReset, resetPassword } from "../services/operators/password-reset";
 import { csrfMatches, signIn, signInChallenge, signOut, type Session, type SignInOutcome } from "../services/operators/sessions";
+import { listPasskeys, passkeyRegistrationOptions, passkeySignInOptions, registerPasskey, removePasskey, signInWithPasskey, type RelyingParty } from "../services/operators/passkeys";
 import { confirmAtSignIn, enrolAtSignIn, signInWithCode } from "../services/operators/sign-in-steps";
 import { beginEnrolment, confirmEnrolment, disableTwoFactor, twoFactorStatus } from "../services/operators/two-factor";
 import { adminCaller, SESSION_COOKIE } from "./auth";
@@ -46,6 +47,16 @@ function signInAnswer(request: Request, outcome: SignInOutcome, extra: Record<st
     return json(view);
   }
   return json({ ...sessionView(outcome.session), ...extra }, 200, { "set-cookie": sessionCookie(request, SESSION_COOKIE, outcome.token) });
+}
+
+/** The WebAuthn relying party is the host the panel is served from: passkeys are bound to it. */
+function relyingParty(request: Request): RelyingParty {
+  const url = new URL(request.url);
+  return { id: url.hostname, origin: url.origin };
+}
+
+function passkeyView(passkey: { id: string; name: string; createdAt: number; lastUsedAt: number | null }): PasskeyView {
+  return { id: passkey.id, name: passkey.name, created_at: new Date(passkey.createdAt).toISOString(), last_used_at: passkey.lastUsedAt === null ? null : new Date(passkey.lastUsedAt).toISOString() };
 }
 
 const router = Router<IRequest, [Env, ExecutionContext]>({ base: AUTH_BASE });
@@ -94,6 +105,33 @@ router
     const body = parseOrThrow(twoFactorCodeBody, await readJsonBody(request));
     unwrap(await disableTwoFactor(env, session.operator.id, body.code));
     return json({ enabled: false });
+  })
+  .post("/sign-in/passkey/options", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    return json(await passkeySignInOptions(env.DB, relyingParty(request)));
+  })
+  .post("/sign-in/passkey", async (request: IRequest, env: Env) => {
+    if (!isSameOrigin(request)) throw crossSite();
+    const body = parseOrThrow(passkeySignInBody, await readJsonBody(request));
+    return signInAnswer(request, { kind: "session", ...unwrap(await signInWithPasskey(env, body.credential, relyingParty(request))) });
+  })
+  .get("/passkeys", async (request: IRequest, env: Env) => {
+    const session = await currentSession(request, env);
+    return json({ passkeys: (await listPasskeys(env.DB, session.operator.id)).map(passkeyView) });
+  })
+  .post("/passkeys/options", async (request: IRequest, env: Env) => {
+    const session = await sessionForChange(request, env);
+    return json(await passkeyRegistrationOptions(env.DB, session.operator, relyingParty(request)));
+  })
+  .post("/passkeys", async (request: IRequest, env: Env) => {
+    const session = await sessionForChange(request, env);
+    const body = parseOrThrow(passkeyRegistrationBody, await readJsonBody(request));
+    return json(passkeyView(unwrap(await registerPasskey(env, session, body, relyingParty(request)))), 201);
+  })
+  .delete("/passkeys/:id", async (request: IRequest, env: Env) => {
+    const session = await sessionForChange(request, env);
+    unwrap(await removePasskey(env, session, request.params.id!));
+    return json({ deleted: true });
   })
   .post("/sign-in/challenge", async (request: IRequest, env: Env) => {
     if (!isSameOrigin(request)) throw crossSite();

@@ -21,6 +21,8 @@ export const AUDIT_ACTIONS = [
   "operator.invitation_resent",
   "operator.invitation_revoked",
   "operator.invitation_accepted",
+  "operator.passkey_added",
+  "operator.passkey_removed",
   "webhook.created",
   "webhook.edited",
   "webhook.deleted",

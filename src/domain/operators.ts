@@ -103,3 +103,45 @@ export interface SessionView {
   panels: { id: string; name: string; role: OperatorRole }[];
   csrf_token: string;
 }
+
+// WebAuthn answers as @simplewebauthn/browser sends them: base64url fields, checked in shape
+// here and cryptographically by the service.
+const b64url = z.string().min(1).max(16_384).regex(/^[A-Za-z0-9_-]+={0,2}$/, "must be base64url");
+const credentialBase = {
+  id: b64url,
+  rawId: b64url,
+  type: z.literal("public-key"),
+  clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+  authenticatorAttachment: z.enum(["platform", "cross-platform"]).optional(),
+};
+export const passkeyRegistrationBody = z
+  .object({
+    name: z.string().trim().min(1, "must not be empty").max(60, "must be at most 60 characters").default("Passkey"),
+    credential: z.object({
+      ...credentialBase,
+      response: z.object({
+        clientDataJSON: b64url,
+        attestationObject: b64url,
+        transports: z.array(z.enum(["ble", "cable", "hybrid", "internal", "nfc", "smart-card", "usb"])).max(8).optional(),
+        authenticatorData: b64url.optional(),
+        publicKey: b64url.optional(),
+        publicKeyAlgorithm: z.number().int().optional(),
+      }),
+    }),
+  })
+  .strict();
+export const passkeySignInBody = z
+  .object({
+    credential: z.object({
+      ...credentialBase,
+      response: z.object({ clientDataJSON: b64url, authenticatorData: b64url, signature: b64url, userHandle: b64url.optional() }),
+    }),
+  })
+  .strict();
+
+export interface PasskeyView {
+  id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}

@@ -54,6 +54,7 @@ export async function deleteIdleSessions(db: ControlDb, idleSince: number, windo
     // Kept 30 days past their expiry so that their link can still say it expired.
     db.prepare("DELETE FROM operator_invitations WHERE expires_at < ?").bind(now - 30 * 24 * 60 * 60 * 1000),
     db.prepare("DELETE FROM sign_in_steps WHERE expires_at < ?").bind(now),
+    db.prepare("DELETE FROM webauthn_challenges WHERE expires_at < ?").bind(now),
   ]);
   return sessions!.meta.changes;
 }

@@ -20,6 +20,8 @@ const ACTIONS: Record<AuditAction, string> = {
   "operator.invitation_resent": "Invitation sent again",
   "operator.invitation_revoked": "Invitation revoked",
   "operator.invitation_accepted": "Invitation accepted",
+  "operator.passkey_added": "Passkey added",
+  "operator.passkey_removed": "Passkey removed",
   "webhook.created": "Webhook created",
   "webhook.edited": "Webhook edited",
   "webhook.deleted": "Webhook deleted",
