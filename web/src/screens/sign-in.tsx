@@ -4,6 +4,7 @@ import type { SignInChallengeView, SignInStepView } from "../../../src/domain/op
 import { ApiFailure, request, type SessionView } from "../api";
 import { ErrorNote, Field, failureOf } from "../ui";
 import { ForgotPassword } from "./password-reset";
+import { PasskeySignIn } from "./passkeys";
 import { SignInStep } from "./two-factor";
 
 /** Tries a fresh challenge at most this often in one sign-in (it can grow harder while being solved). */
@@ -79,6 +80,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: SessionView) => v
           {checking ? "Checking…" : busy ? "Signing in…" : "Sign in"}
         </button>
       </form>
+      <PasskeySignIn onSignedIn={onSignedIn} />
       <p>
         <button type="button" className="secondary" onClick={() => setForgot(true)}>
           Forgot your password?

@@ -3,6 +3,7 @@ import { request, type SessionView } from "../api";
 import type { SignInStepView, TotpEnrolmentView, TwoFactorStatusView } from "../../../src/domain/operators";
 import { CopyableValue, ErrorNote, Field, failureOf, Loading, Screen, useLoad, useSubmit } from "../ui";
 import type { ScreenProps } from "../screen-props";
+import { PasskeySignIn, Passkeys } from "./passkeys";
 
 /** A code form: the authenticator's six digits (or, where `recovery`, a recovery code). */
 function CodeForm({ label, action, recovery, onCode }: { label: string; action: string; recovery?: boolean; onCode: (code: string) => Promise<unknown> }) {
@@ -102,7 +103,8 @@ export function SignInStep({ step, onSignedIn }: { step: SignInStepView; onSigne
         </>
       ) : (
         <>
-          <p>A panel you work in requires a second factor: enrol an authenticator app to finish signing in.</p>
+          <p>A panel you work in requires a second factor: enrol an authenticator app to finish signing in, or sign in with a passkey of this account instead.</p>
+          <PasskeySignIn onSignedIn={onSignedIn} />
           <ErrorNote error={failure} />
           {enrolment ? (
             <>
@@ -125,7 +127,7 @@ export function SignInStep({ step, onSignedIn }: { step: SignInStepView; onSigne
   );
 }
 
-/** The signed-in operator's own account: two-factor sign-in on or off. */
+/** The signed-in operator's own account: two-factor sign-in on or off, and passkeys. */
 export function Account({ panel }: ScreenProps) {
   const { data: status, error, reload } = useLoad(() => request<TwoFactorStatusView>("GET", "/auth/v1/two-factor"), [panel.id]);
   const [enrolment, setEnrolment] = useState<TotpEnrolmentView>();
@@ -187,6 +189,7 @@ export function Account({ panel }: ScreenProps) {
           </button>
         </>
       )}
+      <Passkeys />
     </Screen>
   );
 }
