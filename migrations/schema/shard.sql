@@ -43,6 +43,7 @@
 -- migration 0073_campaign_ab_tests.sql
 -- migration 0075_signup_forms.sql
 -- migration 0076_message_rules.sql
+-- migration 0078_topics.sql
 
 -- table activities
 
@@ -228,7 +229,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT,
+  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );
@@ -1307,6 +1308,32 @@ CREATE TABLE sms_templates (
   updated_at            INTEGER NOT NULL,
   PRIMARY KEY (panel_id, id)
 );
+
+-- table topic_optouts
+
+CREATE TABLE topic_optouts (
+  panel_id   TEXT NOT NULL,
+  contact_id INTEGER NOT NULL,
+  topic_id   TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (panel_id, contact_id, topic_id)
+) WITHOUT ROWID;
+
+CREATE INDEX topic_optouts_topic ON topic_optouts (panel_id, topic_id);
+
+-- table topics
+
+CREATE TABLE topics (
+  panel_id    TEXT NOT NULL,
+  id          TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  PRIMARY KEY (panel_id, id)
+) WITHOUT ROWID;
+
+CREATE UNIQUE INDEX topics_name ON topics (panel_id, name COLLATE NOCASE);
 
 -- table tracking_domains
 

@@ -18,6 +18,7 @@ import { journeyReportRoutes } from "./journey-report";
 import { campaignRoutes } from "./campaigns";
 import { deadLetterRoutes } from "./dead-letters";
 import { emailTemplateRoutes } from "./email-templates";
+import { topicRoutes } from "./topics";
 import { signupFormRoutes } from "./forms";
 import { consentRoutes } from "./consent";
 import { jobRoutes } from "./jobs";
@@ -54,6 +55,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...jobRoutes,
   ...campaignRoutes,
   ...emailTemplateRoutes,
+  ...topicRoutes,
   ...signupFormRoutes,
   ...consentRoutes,
   ...senderDomainRoutes,

@@ -82,6 +82,7 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
       .prepare("UPDATE audit_log SET detail = '{\"erased\":true}' WHERE panel_id = ?1 AND target = CAST(?2 AS TEXT) AND action IN ('contact.edited', 'contact.preferences_changed')")
       .bind(panelId, contactId),
     byContact("push_optouts"),
+    byContact("topic_optouts"),
     db.prepare("DELETE FROM outbox WHERE panel_id = ?1 AND recipient IN (SELECT value FROM json_each(?2))").bind(panelId, recipients),
     insertErasureStatement(db, erasure),
   ];

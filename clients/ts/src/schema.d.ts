@@ -7751,6 +7751,288 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/panels/{panel}/topics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The panel's topics by name
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            topics: {
+                                id: string;
+                                name: string;
+                                description: string;
+                                created_at: string;
+                                updated_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add a topic (name unique in the panel, description); every contact is in it until they leave it on the preference page
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The topic's name, unique in the panel (whatever the case); shown on the preference page */
+                        name: string;
+                        /** @description What the topic's messages are about; shown under its name on the preference page */
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            description: string;
+                            created_at: string;
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/topics/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a topic
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            description: string;
+                            created_at: string;
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Rename a topic or change its description; who left it stays out
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The topic's name, unique in the panel (whatever the case); shown on the preference page */
+                        name: string;
+                        /** @description What the topic's messages are about; shown under its name on the preference page */
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            description: string;
+                            created_at: string;
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a topic and its contacts' opt-outs; campaigns that named it then reach their whole audience
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            deleted: true;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/panels/{panel}/forms": {
         parameters: {
             query?: never;
@@ -9571,8 +9853,8 @@ export interface paths {
             parameters: {
                 query?: {
                     before?: number;
-                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "operator.passkey_added" | "operator.passkey_removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.ab_test_set" | "campaign.ab_test_removed" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
-                    target_kind?: "panel" | "user" | "operator" | "webhook" | "campaign" | "journey" | "segment" | "email_template" | "signup_form" | "list" | "sender_domain" | "tracking_domain" | "sms" | "push" | "contact" | "attribute" | "activity" | "import";
+                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "operator.passkey_added" | "operator.passkey_removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.ab_test_set" | "campaign.ab_test_removed" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "topic.created" | "topic.edited" | "topic.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                    target_kind?: "panel" | "user" | "operator" | "webhook" | "campaign" | "journey" | "segment" | "email_template" | "topic" | "signup_form" | "list" | "sender_domain" | "tracking_domain" | "sms" | "push" | "contact" | "attribute" | "activity" | "import";
                     actor?: string;
                     from?: string;
                     to?: string;
@@ -9612,7 +9894,7 @@ export interface paths {
                                     email: string | null;
                                 };
                                 /** @enum {string} */
-                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "operator.passkey_added" | "operator.passkey_removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.ab_test_set" | "campaign.ab_test_removed" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "operator.passkey_added" | "operator.passkey_removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.ab_test_set" | "campaign.ab_test_removed" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "topic.created" | "topic.edited" | "topic.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
                                 target_kind: string;
                                 target: string;
                                 detail: {

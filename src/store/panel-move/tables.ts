@@ -90,6 +90,8 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("form_settings", ["panel_id"]),
   table("form_signups", ["panel_id", "form_id", "contact_id"]),
   table("consent_records", ["panel_id", "id"]),
+  table("topics", ["panel_id", "id"]),
+  table("topic_optouts", ["panel_id", "contact_id", "topic_id"]),
   table("sms_links", ["code"]),
   table("sms_suppressions", ["panel_id", "phone"]),
   table("contact_erasures", ["id"]),

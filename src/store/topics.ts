@@ -1,0 +1,79 @@
+import type { ShardDb } from "./shards";
+import { isUniqueViolation } from "./sql";
+
+/** A panel's topic (migrations/shard/0078_topics.sql). */
+export interface Topic {
+  panelId: string;
+  id: string;
+  name: string;
+  description: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface TopicRow {
+  panel_id: string;
+  id: string;
+  name: string;
+  description: string;
+  created_at: number;
+  updated_at: number;
+}
+
+const fromRow = (r: TopicRow): Topic => ({ panelId: r.panel_id, id: r.id, name: r.name, description: r.description, createdAt: r.created_at, updatedAt: r.updated_at });
+
+/** The id of the panel's topic of that name (any ASCII case), if any. */
+export async function topicIdByName(db: ShardDb, panelId: string, name: string): Promise<string | null> {
+  const row = await db.prepare("SELECT id FROM topics WHERE panel_id = ? AND name = ? COLLATE NOCASE").bind(panelId, name).first<{ id: string }>();
+  return row?.id ?? null;
+}
+
+/** Inserts the topic or replaces the one with its id; false when another topic of the panel has its name (two calls may race). */
+export async function putTopic(db: ShardDb, t: Topic): Promise<boolean> {
+  try {
+    await db
+      .prepare(
+        `INSERT INTO topics (panel_id, id, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (panel_id, id) DO UPDATE SET name = excluded.name, description = excluded.description, updated_at = excluded.updated_at`,
+      )
+      .bind(t.panelId, t.id, t.name, t.description, t.createdAt, t.updatedAt)
+      .run();
+    return true;
+  } catch (error) {
+    if (isUniqueViolation(error)) return false;
+    throw error;
+  }
+}
+
+export async function getTopic(db: ShardDb, panelId: string, id: string): Promise<Topic | null> {
+  const row = await db.prepare("SELECT * FROM topics WHERE panel_id = ? AND id = ?").bind(panelId, id).first<TopicRow>();
+  return row ? fromRow(row) : null;
+}
+
+/** The panel's topics by name. */
+export async function listTopics(db: ShardDb, panelId: string): Promise<Topic[]> {
+  const { results } = await db.prepare("SELECT * FROM topics WHERE panel_id = ? ORDER BY name COLLATE NOCASE, id").bind(panelId).all<TopicRow>();
+  return results.map(fromRow);
+}
+
+/** Deletes the topic and the opt-outs of it (nothing is left to opt out of); false when there was none. */
+export async function deleteTopic(db: ShardDb, panelId: string, id: string): Promise<boolean> {
+  const [deleted] = await db.batch([
+    db.prepare("DELETE FROM topics WHERE panel_id = ? AND id = ?").bind(panelId, id),
+    db.prepare("DELETE FROM topic_optouts WHERE panel_id = ? AND topic_id = ?").bind(panelId, id),
+  ]);
+  return deleted!.meta.changes > 0;
+}
+
+/** The ids of the topics the contact left. */
+export async function topicsLeft(db: ShardDb, panelId: string, contactId: number): Promise<Set<string>> {
+  const { results } = await db.prepare("SELECT topic_id FROM topic_optouts WHERE panel_id = ? AND contact_id = ?").bind(panelId, contactId).all<{ topic_id: string }>();
+  return new Set(results.map((r) => r.topic_id));
+}
+
+/** The statements that record the contact leaving (`left`) or rejoining a topic, for the caller's batch. */
+export function topicOptOutStatement(db: ShardDb, panelId: string, contactId: number, topicId: string, left: boolean, now: number): D1PreparedStatement {
+  return left
+    ? db.prepare("INSERT INTO topic_optouts (panel_id, contact_id, topic_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").bind(panelId, contactId, topicId, now)
+    : db.prepare("DELETE FROM topic_optouts WHERE panel_id = ? AND contact_id = ? AND topic_id = ?").bind(panelId, contactId, topicId);
+}
