@@ -49,6 +49,7 @@ function campaignView(campaign: Campaign, panel: Panel, counters: CampaignCounte
     local_time: campaign.localTime,
     import_job_id: campaign.importJobId,
     email_template: campaign.emailTemplateId,
+    topic: campaign.topicId,
     request_id: campaign.requestId,
     created_at: isoTime(campaign.createdAt),
     published_at: campaign.publishedAt === null ? null : isoTime(campaign.publishedAt),

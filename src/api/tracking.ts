@@ -5,6 +5,7 @@ import { recipientOf, recipientPreferences, resubscribe } from "../services/chan
 import { isJourneyClaim, TrackingSigner } from "../services/channels/email/tracking";
 import { invalidLinkPage, ONE_CLICK_NOTICE, preferenceNotice, preferencesPage, RESUBSCRIBE_LABEL, unsubscribeNotice, unsubscribePage } from "../domain/unsubscribe-page";
 import { recordEmailLinkConsent, type ConsentClient } from "../services/consent/record";
+import { recipientTopics } from "../services/topics/choices";
 import { PREFERENCE_CHANNELS, type ChannelPreferences, type PreferenceChannel, type PreferencesChange } from "../domain/preferences";
 import { escapeHtml } from "../domain/merge-tags";
 import { recordJourneyBounce, recordJourneyComplaint, trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../services/journeys/engagement";
@@ -137,8 +138,13 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
   return htmlPage(unsubscribePage(state, view.facts));
 }
 
-/** The channels a preference form showed, each set as its box was left. */
-async function postedPreferences(request: Request): Promise<PreferencesChange | null> {
+/** What a preference form showed: its channels and topics, each set as its box was left. */
+interface PostedPreferences {
+  channels: PreferencesChange | null;
+  topics: Map<string, boolean>;
+}
+
+async function postedPreferences(request: Request): Promise<PostedPreferences | null> {
   const type = request.headers.get("content-type") ?? "";
   const length = Number(request.headers.get("content-length") ?? "0");
   if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type) || !(length <= MAX_FORM_BYTES)) return null;
@@ -148,21 +154,26 @@ async function postedPreferences(request: Request): Promise<PreferencesChange | 
     for (const shown of form.getAll("shown")) {
       if ((PREFERENCE_CHANNELS as readonly unknown[]).includes(shown)) change[shown as PreferenceChannel] = form.get(shown as string) === "subscribed" ? "subscribed" : "unsubscribed";
     }
-    return Object.keys(change).length ? change : null;
+    const checked = new Set(form.getAll("topic").filter((v) => typeof v === "string"));
+    const topics = new Map<string, boolean>();
+    for (const shown of form.getAll("shown_topic")) if (typeof shown === "string") topics.set(shown, checked.has(shown));
+    const channels = Object.keys(change).length ? change : null;
+    return channels || topics.size ? { channels, topics } : null;
   } catch {
     return null;
   }
 }
 
 /**
- * /t/p/{token} (the unsubscribe link's token): GET shows the contact's channels with a box
- * each; POST saves the boxes. Like the unsubscribe page, a GET changes nothing.
+ * /t/p/{token} (the unsubscribe link's token): GET shows the contact's channels and the panel's
+ * topics with a box each; POST saves the boxes. Like the unsubscribe page, a GET changes nothing.
  */
 export async function handlePreferences(token: string, request: Request, env: Env): Promise<Response> {
   const claim = await new TrackingSigner(config(env).secretsKey).verify(token, "unsubscribe");
   const view = claim ? await recipientOf(env, claim) : null;
   if (!claim || !view) return htmlPage(invalidLinkPage());
-  const change = request.method === "POST" ? await postedPreferences(request) : null;
+  const posted = request.method === "POST" ? await postedPreferences(request) : null;
+  const change = posted?.channels ?? null;
   // What the contact had before, so the consent records name only the channels this post changed.
   const before = change ? await recipientPreferences(env, claim, view) : null;
   // Email left from this page counts as the message's unsubscribe, as the link's does (counter, event, journeys' waits).
@@ -172,7 +183,10 @@ export async function handlePreferences(token: string, request: Request, env: En
   const preferences = await recipientPreferences(env, claim, view, change ?? undefined);
   if (!preferences) return htmlPage(invalidLinkPage());
   if (change && before) await recordPreferenceConsent(env, claim.panelId, view.contactId, changedChannels(before, change), view.facts.panelName, consentClientOf(request));
-  return htmlPage(preferencesPage(view.facts, preferences, change !== null));
+  const topicChange = posted?.topics.size ? { wanted: posted.topics, via: "preference_page" as const, client: consentClientOf(request), panelName: view.facts.panelName } : undefined;
+  const topics = await recipientTopics(env, claim.panelId, view.contactId, topicChange);
+  const pageTopics = topics.map(({ topic, joined }) => ({ id: topic.id, name: topic.name, description: topic.description, joined }));
+  return htmlPage(preferencesPage(view.facts, preferences, posted !== null, pageTopics));
 }
 
 function changedChannels(before: ChannelPreferences, change: PreferencesChange): PreferencesChange {

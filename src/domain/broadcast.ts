@@ -231,6 +231,13 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
         }),
       tags,
       audience: campaignAudienceSchema,
+      topic: z
+        .string({ error: "must be the id of one of the panel's topics" })
+        .trim()
+        .min(1, { error: "must be the id of one of the panel's topics" })
+        .max(64, { error: "must be the id of one of the panel's topics" })
+        .optional()
+        .meta({ description: "A topic of the panel (/topics) the campaign is about: contacts who left it on their preference page are skipped" }),
     })
     .strict()
     .superRefine((data, ctx) => {
@@ -256,6 +263,7 @@ export function audienceCampaignSchema(rules: BroadcastRules) {
       tags: data.tags,
       audience: data.audience,
       localTime: data.local_time ?? null,
+      topicId: data.topic ?? null,
     }));
 }
 
@@ -286,6 +294,14 @@ export function campaignEditSchema(rules: InputRules) {
         .meta({ description: "Copy a saved email template's body (and its subject, unless subject is given) into the campaign now" }),
       tags: z.array(z.string().trim().min(1).max(100)).max(MAX_TAGS, { error: `at most ${MAX_TAGS} tags are allowed` }).optional(),
       audience: campaignAudienceSchema.optional(),
+      topic: z
+        .string({ error: "must be the id of one of the panel's topics" })
+        .trim()
+        .min(1, { error: "must be the id of one of the panel's topics" })
+        .max(64, { error: "must be the id of one of the panel's topics" })
+        .nullable()
+        .optional()
+        .meta({ description: "The topic the campaign is about (contacts who left it are skipped); null: none" }),
     })
     .strict()
     .superRefine((data, ctx) => {
@@ -531,6 +547,8 @@ export interface CampaignView {
   import_job_id: string | null;
   /** The saved email template its subject and body were copied from when it was created; null: its own. */
   email_template: string | null;
+  /** The topic it is about (contacts who left it are skipped); null: none. */
+  topic: string | null;
   request_id: string;
   created_at: string;
   published_at: string | null;

@@ -39,6 +39,11 @@ export function preferenceNotice(panel: string, channel: string, state: "subscri
   return `What ${panel} may send you: Keep me subscribed to ${channel}, ${state === "subscribed" ? "checked" : "unchecked"}; Save preferences`;
 }
 
+/** What a consent record keeps as shown for a topic joined or left on the preference page (`topic` its name). */
+export function topicNotice(panel: string, topic: string, joined: boolean): string {
+  return `What ${panel} may send you: Topics, ${topic}, ${joined ? "checked" : "unchecked"}; Save preferences`;
+}
+
 /** The button that takes an unsubscribe back. */
 export const RESUBSCRIBE_LABEL = "Subscribe again";
 
@@ -151,13 +156,38 @@ const CHANNEL_TEXT: Record<PreferenceChannel, { label: string; held: string }> =
   push: { label: "App and browser notifications", held: "" },
 };
 
+/** A topic as the preference page shows it: a box, checked while the contact is in it. */
+export interface PageTopic {
+  id: string;
+  name: string;
+  description: string;
+  joined: boolean;
+}
+
+/** The topics' boxes, beside the channels; each posts `topic` when checked and `shown_topic` always, so an unchecked box is a leave. */
+function topicRows(topics: readonly PageTopic[]): string {
+  if (!topics.length) return "";
+  const rows = topics
+    .map((t, i) => {
+      const id = `topic-${i}`;
+      return (
+        `<div class="choice"><input type="checkbox" id="${id}" name="topic" value="${escapeHtml(t.id)}"${t.joined ? " checked" : ""}>` +
+        `<input type="hidden" name="shown_topic" value="${escapeHtml(t.id)}"><label for="${id}"><strong>${escapeHtml(t.name)}</strong>` +
+        (t.description ? `<small>${escapeHtml(t.description)}</small>` : "") +
+        `</label></div>`
+      );
+    })
+    .join("");
+  return `<fieldset><legend>Topics</legend>${rows}</fieldset>`;
+}
+
 /**
  * The preference page (/t/p/{token}): one box per channel the recipient can be reached on and
  * may change; a channel the service stopped is told, not offered. Unchecking and saving
  * unsubscribes from that channel alone; checking email again takes back the recipient's own
  * spam report (a complaint), which no one else may.
  */
-export function preferencesPage(facts: UnsubscribeFacts, preferences: ChannelPreferences, saved: boolean): { status: number; html: string } {
+export function preferencesPage(facts: UnsubscribeFacts, preferences: ChannelPreferences, saved: boolean, topics: readonly PageTopic[] = []): { status: number; html: string } {
   const panel = escapeHtml(facts.panelName);
   const rows = (Object.keys(CHANNEL_TEXT) as PreferenceChannel[])
     .filter((channel) => preferences[channel] !== "unreachable")
@@ -181,6 +211,7 @@ export function preferencesPage(facts: UnsubscribeFacts, preferences: ChannelPre
       (saved ? `<p class="done" role="status">Saved. ${panel} sends you only what is checked below.</p>` : "") +
       `<p class="who">For ${escapeHtml(maskAddress(facts.address))} and the contact it belongs to.</p>` +
       `<form method="post"><input type="hidden" name="action" value="preferences"><fieldset><legend>Keep me subscribed to</legend>${rows}</fieldset>` +
+      topicRows(topics) +
       `<button type="submit">Save preferences</button></form>`,
   );
 }

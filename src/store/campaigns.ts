@@ -46,6 +46,8 @@ export interface Campaign {
   updatedAt: number;
   /** Send at local time: each recipient at this HH:MM on its own clock; null: at once. */
   localTime: string | null;
+  /** The topic it is about (issue 45, item 4): its send skips the contacts who left it; null: none. */
+  topicId: string | null;
 }
 
 interface CampaignRow {
@@ -76,6 +78,7 @@ interface CampaignRow {
   finished_at: number | null;
   updated_at: number;
   local_time: string | null;
+  topic_id: string | null;
 }
 
 function fromRow(row: CampaignRow): Campaign {
@@ -107,22 +110,23 @@ function fromRow(row: CampaignRow): Campaign {
     finishedAt: row.finished_at,
     updatedAt: row.updated_at,
     localTime: row.local_time,
+    topicId: row.topic_id,
   };
 }
 
-export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishing" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId" | "localTime" | "abTest" | "abWinner">;
+export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishing" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId" | "localTime" | "abTest" | "abWinner" | "topicId">;
 
 /** Creates a campaign that sends to an audience (CONTRACT 9); it is published when its time comes. */
 export async function insertAudienceCampaign(
   db: ShardDb,
-  campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null; emailTemplateId: string | null; bodySource: EmailSource | null; localTime?: string | null },
+  campaign: NewCampaign & { audience: CampaignAudience; replyTo: string | null; emailTemplateId: string | null; bodySource: EmailSource | null; localTime?: string | null; topicId?: string | null },
   status: "draft" | "scheduled" = "scheduled",
 ): Promise<void> {
   await db
     .prepare(
       `INSERT INTO campaigns (id, panel_id, list_id, audience, reply_to, name, subject, sender_name, sender_email, tags, schedule_local,
-         send_at, body_key, status, request_id, created_at, updated_at, email_template_id, body_source, local_time)
-       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         send_at, body_key, status, request_id, created_at, updated_at, email_template_id, body_source, local_time, topic_id)
+       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       campaign.id,
@@ -144,6 +148,7 @@ export async function insertAudienceCampaign(
       campaign.emailTemplateId,
       sourceText(campaign.bodySource),
       campaign.localTime ?? null,
+      campaign.topicId ?? null,
     )
     .run();
 }
@@ -228,6 +233,8 @@ export interface CampaignEdit {
   bodySource?: EmailSource | null;
   /** With a new body from a saved template: the template's id (null: the campaign's own body). */
   emailTemplateId?: string | null;
+  /** The topic it is about; null: none. */
+  topicId?: string | null;
 }
 
 export async function editCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], edit: CampaignEdit, now: number): Promise<Campaign | null> {
@@ -236,7 +243,8 @@ export async function editCampaign(db: ShardDb, panelId: string, id: string, fro
       `UPDATE campaigns SET name = COALESCE(?3, name), subject = COALESCE(?4, subject), sender_name = COALESCE(?5, sender_name),
          sender_email = COALESCE(?6, sender_email), reply_to = CASE WHEN ?7 THEN ?8 ELSE reply_to END, tags = COALESCE(?9, tags),
          audience = COALESCE(?10, audience), body_key = COALESCE(?11, body_key), updated_at = ?12,
-         body_source = CASE WHEN ?14 THEN ?15 ELSE body_source END, email_template_id = CASE WHEN ?16 THEN ?17 ELSE email_template_id END
+         body_source = CASE WHEN ?14 THEN ?15 ELSE body_source END, email_template_id = CASE WHEN ?16 THEN ?17 ELSE email_template_id END,
+         topic_id = CASE WHEN ?18 THEN ?19 ELSE topic_id END
        WHERE panel_id = ?1 AND id = ?2 AND status IN (SELECT value FROM json_each(?13)) RETURNING *`,
     )
     .bind(
@@ -257,6 +265,8 @@ export async function editCampaign(db: ShardDb, panelId: string, id: string, fro
       sourceText(edit.bodySource ?? null),
       edit.emailTemplateId !== undefined ? 1 : 0,
       edit.emailTemplateId ?? null,
+      edit.topicId !== undefined ? 1 : 0,
+      edit.topicId ?? null,
     )
     .first<CampaignRow>();
   return row ? fromRow(row) : null;
@@ -655,6 +665,8 @@ export interface ClaimedRecipient {
   variant: number | null;
   attributes: Record<string, string | number | boolean>;
   suppressed: SuppressionReason | null;
+  /** The contact left the campaign's topic (issue 45, item 4). */
+  leftTopic: boolean;
 }
 
 /** The error of a recipient whose send attempt died after the provider may have been called. */
@@ -692,7 +704,9 @@ export async function claimBatch(
       .bind(claim, now, campaign.id, campaign.panelId, batch, idempotent ? 1 : 0, staleBefore),
     db
       .prepare(
-        `SELECT m.contact_id, m.due_at, m.variant, c.attrs, s.reason AS suppressed
+        `SELECT m.contact_id, m.due_at, m.variant, c.attrs, s.reason AS suppressed,
+           EXISTS (SELECT 1 FROM campaigns k JOIN topic_optouts t ON t.panel_id = k.panel_id AND t.topic_id = k.topic_id
+                   WHERE k.id = m.campaign_id AND t.contact_id = m.contact_id) AS left_topic
          FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id
          LEFT JOIN email_suppressions s ON s.panel_id = m.panel_id AND s.address = lower(trim(json_extract(c.attrs, '$.EMAIL')))
          WHERE m.campaign_id = ?1 AND m.batch = ?2 AND m.claim = ?3`,
@@ -719,6 +733,7 @@ export async function claimBatch(
     variant: row.variant as number | null,
     attributes: JSON.parse(row.attrs as string) as Record<string, string | number | boolean>,
     suppressed: row.suppressed as SuppressionReason | null,
+    leftTopic: row.left_topic === 1,
   }));
   // Addresses of erased contacts are kept hashed (domain/erasure.ts): one that came back is stopped still.
   const erased = new Map(results[results.length - 1]!.results.map((row) => [row.address as string, row.reason as SuppressionReason]));

@@ -5358,6 +5358,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5452,6 +5454,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5560,6 +5564,8 @@ export interface paths {
                                 local_time: string | null;
                                 import_job_id: string | null;
                                 email_template: string | null;
+                                /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                                topic: string | null;
                                 request_id: string;
                                 created_at: string;
                                 published_at: string | null;
@@ -5662,6 +5668,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5851,6 +5859,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -5988,6 +5998,8 @@ export interface paths {
                             /** @default [] */
                             exclude_segments?: string[];
                         };
+                        /** @description The topic the campaign is about (contacts who left it are skipped); null: none */
+                        topic?: string | null;
                     };
                 };
             };
@@ -6023,6 +6035,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -6142,6 +6156,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -6250,6 +6266,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -6358,6 +6376,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -6466,6 +6486,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -6574,6 +6596,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;
@@ -6682,6 +6706,8 @@ export interface paths {
                             local_time: string | null;
                             import_job_id: string | null;
                             email_template: string | null;
+                            /** @description The topic the campaign is about: contacts who left it are skipped; null: none */
+                            topic: string | null;
                             request_id: string;
                             created_at: string;
                             published_at: string | null;

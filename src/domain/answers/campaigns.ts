@@ -40,6 +40,7 @@ export const campaignAnswer = z.strictObject({
   local_time: z.string().nullable().meta({ description: "Send at local time: each recipient at this HH:MM on its own clock (TIMEZONE attribute, else the panel's zone); null: at once" }),
   import_job_id: z.string().nullable(),
   email_template: z.string().nullable(),
+  topic: z.string().nullable().meta({ description: "The topic the campaign is about: contacts who left it are skipped; null: none" }),
   request_id: z.string(),
   created_at: isoInstant,
   published_at: isoInstant.nullable(),

@@ -12,6 +12,7 @@ import { newCampaign, putCampaignBody, readHtmlBody } from "./create";
 import { senderStanding } from "../channels/email/sender-domains";
 import { copyOfEmailTemplate } from "../email-templates/templates";
 import { htmlWithPreheader } from "../../domain/email-templates";
+import { namedTopic } from "../topics/topics";
 
 /**
  * Campaigns of the admin API that send to an audience (CONTRACT 9): lists and saved segments
@@ -37,13 +38,15 @@ export async function createAudienceCampaign(
   // scheduled is what goes out, whatever happens to the template afterwards.
   const copy = request.emailTemplate === null ? null : await copyOfEmailTemplate(db, panel.id, request.emailTemplate, "email_template");
   if (copy && !copy.ok) problems.push(...copy.problem.fields);
+  const topic = request.topicId === null ? null : await namedTopic(db, panel.id, request.topicId, "topic");
+  if (topic && !topic.ok) problems.push(...topic.problem.fields);
   if (problems.length) return refused("invalid", problems);
   const body = copy?.ok ? succeeded(htmlWithPreheader(copy.value)) : await readHtmlBody(env, request, "html_url");
   if (!body.ok) return body;
 
   const campaign = newCampaign(ctx, { ...request, subject: request.subject ?? (copy?.ok ? copy.value.subject : "") });
   await putCampaignBody(env, campaign, body.value);
-  await insertAudienceCampaign(db, { ...campaign, replyTo: request.replyTo, audience: request.audience, emailTemplateId: copy?.ok ? copy.value.id : null, bodySource: copy?.ok ? copy.value.bodySource : request.bodySource, localTime: request.localTime }, status);
+  await insertAudienceCampaign(db, { ...campaign, replyTo: request.replyTo, audience: request.audience, emailTemplateId: copy?.ok ? copy.value.id : null, bodySource: copy?.ok ? copy.value.bodySource : request.bodySource, localTime: request.localTime, topicId: request.topicId }, status);
   return succeeded({ campaignId: campaign.id, senderNote: sender.note });
 }
 

@@ -1,3 +1,4 @@
+import { namedTopic } from "../topics/topics";
 import type { CampaignEdit as CampaignEditInput } from "../../domain/broadcast";
 import { campaignTransition, deleteTarget, refusedTransition, type CampaignAction, type CampaignStatus } from "../../domain/campaign-lifecycle";
 import { config } from "../../lib/config";
@@ -98,6 +99,8 @@ export async function editCampaignContent(ctx: LifecycleContext, id: string, inp
   // A named template is copied now, as when a campaign is created from one.
   const copy = input.email_template === undefined ? null : await copyOfEmailTemplate(db, panel.id, input.email_template, "email_template");
   if (copy && !copy.ok) problems.push(...copy.problem.fields);
+  const topic = typeof input.topic === "string" ? await namedTopic(db, panel.id, input.topic, "topic") : null;
+  if (topic && !topic.ok) problems.push(...topic.problem.fields);
   if (problems.length) return refused("invalid", problems);
   const edit: CampaignEdit = {
     name: input.name,
@@ -107,6 +110,7 @@ export async function editCampaignContent(ctx: LifecycleContext, id: string, inp
     replyTo: input.reply_to,
     tags: input.tags,
     audience: input.audience,
+    topicId: input.topic,
   };
   let html: string | null = null;
   if (copy?.ok) {
@@ -221,6 +225,7 @@ export async function cloneCampaign(ctx: LifecycleContext, id: string, by: Audit
     replyTo: source.replyTo,
     audience: source.audience ?? { lists: [source.listId!], segments: [], exclude_lists: [], exclude_segments: [] },
     emailTemplateId: source.emailTemplateId,
+    topicId: source.topicId,
     bodySource: (await campaignBodySource(db, panel.id, source.id)) ?? null,
   };
   await env.FILES.put(clone.bodyKey, await body.text(), { httpMetadata: { contentType: "text/html; charset=utf-8" } });

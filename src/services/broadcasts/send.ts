@@ -1,3 +1,4 @@
+import { TOPIC_SKIP } from "../../domain/topics";
 import { panelDb } from "../access/shards";
 import type { EmailProvider, OutgoingEmail, ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
@@ -153,6 +154,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           const address = typeof rawAddress === "string" ? rawAddress.trim().toLowerCase() : "";
           const skip = (error: string) => skipped.push({ contactId: recipient.contactId, status: "skipped", address: address || null, providerMessageId: null, error });
           if (recipient.suppressed) return skip(SUPPRESSION_SKIPS[recipient.suppressed]);
+          if (recipient.leftTopic) return skip(TOPIC_SKIP);
           if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
           if (!sender.ok) return skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
           const id = messageIdOf(campaign.id, recipient.contactId);

@@ -1,0 +1,70 @@
+import { topicNotice } from "../../domain/unsubscribe-page";
+import type { ShardDb } from "../../store/shards";
+import { listTopics, topicOptOutStatement, topicsLeft, type Topic } from "../../store/topics";
+import { panelDb } from "../access/shards";
+import { consentStatements, type ConsentClient } from "../consent/record";
+
+// A contact's topics (issue 45, item 4): in each until they leave it on the preference page (or
+// a topic campaign's unsubscribe page). Each change is stored with its consent record, together.
+
+export interface TopicChoice {
+  topic: Topic;
+  joined: boolean;
+}
+
+/** The panel's topics, each with whether the contact is in it. */
+export async function contactTopics(db: ShardDb, panelId: string, contactId: number): Promise<TopicChoice[]> {
+  const [topics, left] = await Promise.all([listTopics(db, panelId), topicsLeft(db, panelId, contactId)]);
+  return topics.map((topic) => ({ topic, joined: !left.has(topic.id) }));
+}
+
+/** Where a recipient changed their topics, as the consent record names it. */
+export type TopicChangeVia = "preference_page" | "unsubscribe_page";
+
+/**
+ * Sets the contact's topics to `wanted` (topic id: in it); ids the panel has no topic of are
+ * ignored (a page posted after a topic was deleted). Only the topics whose state changes are
+ * written, each with a topic_join or topic_leave consent record showing `panelName`'s words.
+ */
+export async function changeContactTopics(
+  db: ShardDb,
+  panelId: string,
+  contactId: number,
+  wanted: ReadonlyMap<string, boolean>,
+  how: { via: TopicChangeVia; client: ConsentClient; panelName: string },
+  now: number,
+): Promise<TopicChoice[]> {
+  const current = await contactTopics(db, panelId, contactId);
+  const statements: D1PreparedStatement[] = [];
+  for (const { topic, joined } of current) {
+    const join = wanted.get(topic.id);
+    if (join === undefined || join === joined) continue;
+    statements.push(topicOptOutStatement(db, panelId, contactId, topic.id, !join, now));
+    statements.push(
+      ...(await consentStatements(db, panelId, {
+        contactId,
+        kind: join ? "topic_join" : "topic_leave",
+        listIds: [],
+        topic: topic.id,
+        via: how.via,
+        client: how.client,
+        text: topicNotice(how.panelName, topic.name, join),
+        at: now,
+      })),
+    );
+  }
+  if (statements.length) await db.batch(statements);
+  return statements.length ? contactTopics(db, panelId, contactId) : current;
+}
+
+/** The preference page's topics of a recipient, after applying the page's `wanted` choices when given. */
+export async function recipientTopics(
+  env: Env,
+  panelId: string,
+  contactId: number,
+  change?: { wanted: ReadonlyMap<string, boolean>; via: TopicChangeVia; client: ConsentClient; panelName: string },
+): Promise<TopicChoice[]> {
+  const db = await panelDb(env, panelId);
+  if (!change) return contactTopics(db, panelId, contactId);
+  return changeContactTopics(db, panelId, contactId, change.wanted, change, Date.now());
+}
