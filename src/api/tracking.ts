@@ -82,12 +82,13 @@ const MAX_FORM_BYTES = 16 * 1024;
  * again" form; anything else (the page's button, the RFC 8058 one-click POST whatever its body)
  * unsubscribes.
  */
-async function postedAction(request: Request): Promise<"resubscribe" | "unsubscribe"> {
+async function postedAction(request: Request): Promise<"resubscribe" | "unsubscribe" | "leave_topic"> {
   const type = request.headers.get("content-type") ?? "";
   const length = Number(request.headers.get("content-length") ?? "0");
   if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type) || !(length <= MAX_FORM_BYTES)) return "unsubscribe";
   try {
-    return (await request.formData()).get("action") === "resubscribe" ? "resubscribe" : "unsubscribe";
+    const action = (await request.formData()).get("action");
+    return action === "resubscribe" || action === "leave_topic" ? action : "unsubscribe";
   } catch {
     return "unsubscribe";
   }
@@ -119,7 +120,16 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
   if (!claim || !found) return htmlPage(invalidLinkPage());
   const view = { ...found, facts: { ...found.facts, preferencesPath: `/t/p/${token}` } };
   if (request.method === "POST") {
-    if ((await postedAction(request)) === "resubscribe") {
+    const action = await postedAction(request);
+    // A topic's message: leaving the topic alone keeps the address subscribed to everything else.
+    // Without a topic (deleted since) it changes nothing: the page is shown again, never an unsubscribe from everything.
+    if (action === "leave_topic") {
+      if (!view.facts.topic) return htmlPage(unsubscribePage(view.suppressed === "hard_bounce" ? "bounced" : view.suppressed ? "already_unsubscribed" : "subscribed", view.facts));
+      const wanted = new Map([[view.facts.topic.id, false]]);
+      await recipientTopics(env, claim.panelId, view.contactId, { wanted, via: "unsubscribe_page", client: consentClientOf(request), panelName: view.facts.panelName });
+      return htmlPage(unsubscribePage("left_topic", view.facts));
+    }
+    if (action === "resubscribe") {
       await resubscribe(env, view, claim.panelId);
       if (view.suppressed !== "hard_bounce" && view.suppressed !== null) {
         await recordEmailLinkConsent(env, claim.panelId, view.contactId, "subscribe", "unsubscribe_page", consentClientOf(request), RESUBSCRIBE_LABEL);

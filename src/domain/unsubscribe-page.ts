@@ -18,13 +18,20 @@ export interface UnsubscribeFacts {
   address: string;
   /** The preference page of the same message (relative), linked from the unsubscribe page. */
   preferencesPath?: string;
+  /** The topic the message was about (issue 45, item 4): the page offers leaving it alone. */
+  topic?: { id: string; name: string };
 }
 
 /**
  * Where the recipient stands: asked to confirm (`subscribed`), just unsubscribed or already
  * unsubscribed, subscribed again, or stopped by bounces (nothing to choose).
  */
-export type UnsubscribeState = "subscribed" | "unsubscribed" | "already_unsubscribed" | "resubscribed" | "bounced";
+export type UnsubscribeState = "subscribed" | "unsubscribed" | "already_unsubscribed" | "resubscribed" | "bounced" | "left_topic";
+
+/** What the unsubscribe page of a topic's message says leaving the topic does (the consent record keeps it as shown). */
+export function leaveTopicNotice(panel: string, topic: string): string {
+  return `Leave this topic: stops ${panel}'s email about ${topic} only; other email keeps coming.`;
+}
 
 /** What the unsubscribe page says unsubscribing does (the consent record keeps it as shown); `panel` as the page writes it. */
 export function unsubscribeNotice(panel: string): string {
@@ -114,8 +121,12 @@ export function unsubscribePage(state: UnsubscribeState, facts: UnsubscribeFacts
         `Unsubscribe from ${facts.panelName}`,
         facts.panelName,
         `<h1>Stop emails from ${panel}?</h1>${who}` +
-          `<p>${unsubscribeNotice(panel)}</p>` +
-          unsubscribeForm("Unsubscribe") +
+          (facts.topic
+            ? `<p>${escapeHtml(leaveTopicNotice(facts.panelName, facts.topic.name))}</p>` +
+              `<form method="post"><input type="hidden" name="action" value="leave_topic"><button type="submit">Leave this topic</button></form>` +
+              `<p>${unsubscribeNotice(panel)}</p>` +
+              unsubscribeForm("Leave everything", true)
+            : `<p>${unsubscribeNotice(panel)}</p>` + unsubscribeForm("Unsubscribe")) +
           `<p class="note">Nothing changes until you press the button.</p>` +
           preferencesLink(facts, "Or choose per channel what you receive"),
       );
@@ -139,6 +150,17 @@ export function unsubscribePage(state: UnsubscribeState, facts: UnsubscribeFacts
         facts.panelName,
         `<h1>You are subscribed again</h1><p class="done" role="status">${address} will receive email from ${panel} again.</p>${who}` +
           unsubscribeForm("Unsubscribe after all", true),
+      );
+    case "left_topic":
+      return layout(
+        200,
+        `Left a topic of ${facts.panelName}`,
+        facts.panelName,
+        `<h1>You left ${escapeHtml(facts.topic?.name ?? "this topic")}</h1>` +
+          `<p class="done" role="status">Done: ${panel} will not send ${address} email about ${escapeHtml(facts.topic?.name ?? "this topic")}; other email keeps coming.</p>` +
+          `<p>${unsubscribeNotice(panel)}</p>` +
+          unsubscribeForm("Leave everything", true) +
+          preferencesLink(facts, "Choose your topics and channels"),
       );
     case "bounced":
       return layout(

@@ -108,3 +108,30 @@ describe("topics on the preference page and in campaigns", () => {
     expect((await admin("PATCH", `/panels/${panel.id}/campaigns/${draft.body.id}`, { topic: null })).body.topic).toBeNull();
   });
 });
+
+describe("the unsubscribe page of a topic's campaign", () => {
+  it("offers leaving the topic alone or everything; leaving the topic keeps email and writes a topic_leave record", async () => {
+    const panel = await createPanel({ name: "Fern & Co" });
+    const api = apiFor(panel);
+    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    await api("contact", "add", { data: { EMAIL: "ada@example.com" }, listid: list });
+    const news = (await admin("POST", `/panels/${panel.id}/topics`, { name: "Product news" })).body;
+    await sentCampaign(panel, list, news.id);
+    const [message] = await outbox(panel);
+    const unsubscribe = /^http:\/\/127\.0\.0\.1:8787(\/t\/u\/.+)$/.exec(unsubscribeUris(await rawMessage(panel, message.id))[0]!)![1]!;
+
+    const page = await (await call(unsubscribe)).text();
+    expect(page).toContain('<input type="hidden" name="action" value="leave_topic"><button type="submit">Leave this topic</button>');
+    expect(page).toContain("Leave everything</button>");
+    expect(page).toContain("Leave this topic: stops Fern &amp; Co&#39;s email about Product news only");
+
+    const left = await call(unsubscribe, { method: "POST", headers: { ...FORM, "sec-fetch-mode": "navigate" }, body: "action=leave_topic" });
+    expect(await left.text()).toContain("<h1>You left Product news</h1>");
+    expect(await topicRecords(panel)).toEqual([
+      { kind: "topic_leave", topic: news.id, via: "unsubscribe_page", ip: null, text: "Leave this topic: stops Fern & Co's email about Product news only; other email keeps coming." },
+    ]);
+    // Email itself stays on: no suppression, no unsubscribe record.
+    expect(await panelData.prepare("SELECT 1 FROM email_suppressions WHERE panel_id = ?").bind(panel.id).first()).toBeNull();
+    expect((await panelData.prepare("SELECT COUNT(*) AS n FROM consent_records WHERE panel_id = ? AND kind = 'unsubscribe'").bind(panel.id).first<{ n: number }>())!.n).toBe(0);
+  });
+});

@@ -1,4 +1,4 @@
-import { topicNotice } from "../../domain/unsubscribe-page";
+import { leaveTopicNotice, topicNotice } from "../../domain/unsubscribe-page";
 import type { ShardDb } from "../../store/shards";
 import { listTopics, topicOptOutStatement, topicsLeft, type Topic } from "../../store/topics";
 import { panelDb } from "../access/shards";
@@ -48,7 +48,7 @@ export async function changeContactTopics(
         topic: topic.id,
         via: how.via,
         client: how.client,
-        text: topicNotice(how.panelName, topic.name, join),
+        text: how.via === "unsubscribe_page" ? leaveTopicNotice(how.panelName, topic.name) : topicNotice(how.panelName, topic.name, join),
         at: now,
       })),
     );

@@ -4,6 +4,7 @@ import { getCampaign, getSentCampaignMessage } from "../../../store/campaigns";
 import { contactsByIds } from "../../../store/contacts";
 import { changeContactPreferences, contactPreferences } from "../preferences";
 import { getMessages } from "../../../store/journeys/messages";
+import { getTopic } from "../../../store/topics";
 import { liftSuppression, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
 import { findPanelHome, panelDb } from "../../access/shards";
 import { isJourneyClaim, type TrackingClaim } from "./tracking";
@@ -29,6 +30,7 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
   let sender: { name: string; address: string };
   let address: string | null;
   let contactId: number;
+  let topicId: string | null = null;
   if (isJourneyClaim(claim)) {
     const message = (await getMessages(db, claim.panelId, [claim.msgid])).get(claim.msgid);
     if (message?.channel !== "email" || message.status !== "sent") return null;
@@ -42,10 +44,14 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
     sender = { name: campaign.senderName, address: campaign.senderEmail };
     address = message.address;
     contactId = claim.contactId;
+    topicId = campaign.topicId;
   }
   if (!address) return null;
-  const suppressed = await suppressionOf(db, claim.panelId, address);
-  return { facts: { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address }, suppressed, contactId };
+  const [suppressed, topic] = await Promise.all([suppressionOf(db, claim.panelId, address), topicId === null ? null : getTopic(db, claim.panelId, topicId)]);
+  const facts: UnsubscribeFacts = { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address };
+  // A deleted topic is offered no more: the page unsubscribes from everything, as for any message.
+  if (topic) facts.topic = { id: topic.id, name: topic.name };
+  return { facts, suppressed, contactId };
 }
 
 /** Lifts the recipient's unsubscribe or complaint (they ask for the mail again); a hard bounce stays. */
