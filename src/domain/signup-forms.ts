@@ -60,6 +60,7 @@ const redirectUrl = z
 /** A Turnstile site key as Cloudflare issues them (0x…, letters, digits, - and _). */
 const siteKey = z
   .string({ error: "must be a Turnstile site key" })
+  .max(100, { error: "must be at most 100 characters" })
   .regex(/^[0-9A-Za-z_-]{8,100}$/, { error: "must be a Turnstile site key (letters, digits, - and _)" });
 
 /** POST and PUT /panels/{panel}/forms. */
