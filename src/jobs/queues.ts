@@ -12,7 +12,8 @@ import { handleListClearNudge, readListClearNudge } from "../services/lists/clea
 import { handleCronQueue } from "./cron";
 import { logLine } from "../lib/observability/log";
 import { metrics } from "../lib/observability/metrics";
-import { errorClass } from "../lib/observability/context";
+import { errorClass, observing } from "../lib/observability/context";
+import { newTraceparent } from "../lib/observability/trace";
 
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
@@ -81,9 +82,11 @@ export function queueKind(queueName: string): QueueKind | undefined {
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
   const started = Date.now();
   const counted = countingOutcomes(batch);
+  // The batch's own trace: the provider and webhook calls its work makes carry it (traceparent).
+  const traceparent = newTraceparent();
   let failure: unknown;
   try {
-    await dispatch(counted.batch, env, exec);
+    await observing({ traceparent }, () => dispatch(counted.batch, env, exec));
   } catch (error) {
     failure = error;
     throw error;
@@ -94,6 +97,7 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env, exec: 
     logLine({
       kind: "queue_batch",
       queue: batch.queue,
+      traceId: traceparent.split("-")[1]!,
       messages: batch.messages.length,
       acked,
       retried,

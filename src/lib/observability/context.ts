@@ -6,8 +6,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
  * the panel or a fault without every signature carrying it.
  */
 export interface Observation {
-  /** The `requestid` the response carries (respond.ts newRequestId reads it). */
-  requestId: string;
+  /** The `requestid` the response carries (respond.ts newRequestId reads it); none outside a request. */
+  requestId?: string;
   /** W3C traceparent of this request: the caller's trace, or one started here. */
   traceparent: string;
   panelId?: string;

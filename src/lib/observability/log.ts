@@ -19,6 +19,7 @@ export type LogLine =
   | {
       kind: "queue_batch";
       queue: string;
+      traceId: string;
       messages: number;
       acked: number;
       retried: number;

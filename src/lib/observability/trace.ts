@@ -24,6 +24,11 @@ export function withTraceHeaders(headers: HeadersInit | undefined): HeadersInit 
   return out;
 }
 
+/** A trace of work no request started (a queue batch, the webhook dispatcher's run). */
+export function newTraceparent(): string {
+  return traceparentFor(null, randomHex(16));
+}
+
 export function childTraceparent(parent: string): string {
   const [version, traceId, , flags] = parent.split("-");
   return `${version}-${traceId}-${randomHex(8)}-${flags}`;

@@ -1,9 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMessageBatch, createExecutionContext, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { call, createPanel, fetchWith } from "../../support/helpers";
+import { call, createPanel, fetchWith, receiver } from "../../support/helpers";
 import { metrics, type DataPointWriter } from "../../../src/lib/observability/metrics";
 import { handleQueue } from "../../../src/jobs/queues";
+import { observing } from "../../../src/lib/observability/context";
+import { postBatch } from "../../../src/services/webhooks/deliver";
+import { callProvider } from "../../../src/services/channels/provider-call";
 
 /** The JSON lines of one kind the Worker logged while `run` ran. */
 async function loggedLines(kind: string, run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
@@ -110,7 +113,35 @@ describe("queue batch log lines", () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const lines = await loggedLines("queue_batch", () => handleQueue(batch, { ...env, METRICS: dataset } as Env, exec));
     expect((await getQueueResult(batch, exec)).retryBatch.retry).toBe(true);
-    expect(lines).toEqual([{ kind: "queue_batch", queue: "apiv2-unknown-default", messages: 2, acked: 0, retried: 2, durationMs: expect.any(Number), errorClass: null }]);
+    expect(lines).toEqual([{ kind: "queue_batch", queue: "apiv2-unknown-default", traceId: expect.stringMatching(/^[0-9a-f]{32}$/), messages: 2, acked: 0, retried: 2, durationMs: expect.any(Number), errorClass: null }]);
     expect(dataset.points[0]).toMatchObject({ blobs: ["queue_batch", "apiv2-unknown-default"], doubles: [2, 0, 2, expect.any(Number)] });
+  });
+});
+
+describe("trace context", () => {
+  it("outbound webhook and provider calls carry the current trace in a traceparent of their own span", async () => {
+    const traceId = "0af7651916cd43dd8448eb211c80319c";
+    const parent = `00-${traceId}-b7ad6b7169203331-01`;
+    const bucket = receiver.bucket("trace");
+    await receiver.script(bucket, [{ status: 200 }, { status: 500 }]);
+    const dataset = recordingDataset();
+    await observing({ traceparent: parent }, async () => {
+      await postBatch({ ...env, METRICS: dataset }, { url: receiver.hookUrl(bucket), username: null, password: null, signingSecret: null }, { id: "b1", body: "a=1" }, { now: Date.now() });
+      await callProvider("stand-in", receiver.hookUrl(bucket), { method: "POST", body: "x" });
+    });
+    const requests = await receiver.requests(bucket);
+    expect(requests).toHaveLength(2);
+    for (const request of requests) {
+      expect(request.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+      expect(request.headers.traceparent).not.toBe(parent);
+    }
+    expect(dataset.points).toEqual([{ indexes: ["webhook"], blobs: ["webhook", "delivered"], doubles: [1] }]);
+  });
+
+  it("calls outside any request or batch carry none", async () => {
+    const bucket = receiver.bucket("untraced");
+    await receiver.script(bucket, [{ status: 200 }]);
+    await callProvider("stand-in", receiver.hookUrl(bucket), { method: "POST", body: "x" });
+    expect((await receiver.requests(bucket))[0]!.headers.traceparent).toBeUndefined();
   });
 });
