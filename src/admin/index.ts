@@ -37,6 +37,7 @@ import { userRoutes } from "./users";
 import { segmentRoutes } from "./segments";
 import { pushRoutes } from "./push";
 import { smsRoutes } from "./sms";
+import { notePanel } from "../lib/observability/context";
 import { webhookRoutes } from "./webhooks";
 
 export const ADMIN_BASE = "/admin/v1";
@@ -90,6 +91,7 @@ for (const route of ADMIN_ROUTES) {
   router[route.method.toLowerCase()]!(route.path, async (request: IRequest, env: Env, exec: ExecutionContext, caller: AdminCaller) => {
     const path = decodePathParams(request.params);
     authorize(route, caller, path);
+    if (path.panel !== undefined) notePanel(path.panel);
     const body = await parseAdminBody(route, request, env);
     const query = parseAdminQuery(route, request);
     const result = await route.handle({ request, env, exec, caller, path, body, query });

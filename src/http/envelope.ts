@@ -5,6 +5,7 @@ import { readBodyParams, readQueryParams, type Params } from "../lib/http/body";
 import { oneApiKey } from "../lib/http/credentials";
 import { asApiError, parseOrThrow } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
+import { notePanel } from "../lib/observability/context";
 
 /**
  * The apiv2 envelope (CONTRACT 2): parameters from the query and the body in any mix (the
@@ -24,6 +25,7 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     operation = resolveOperation(params.type, params.activity);
     // The key as `apikey` (spec 2.1) or in a header (CONTRACT 8, 10); two that disagree: 401.
     const caller = await authenticateApiKey(env, oneApiKey(request, params.apikey));
+    notePanel(caller.panel.id);
     ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: url.origin, params };
     const input = parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);
     const members = await operation.run(ctx, input);

@@ -9,7 +9,7 @@ import { handleChannelEvent } from "../api/channel-events";
 import { handleAppPush, handleWebPush } from "../api/push";
 import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
-import { ApiError, serviceFault } from "../lib/http/errors";
+import { ApiError, onServiceFault, serviceFault } from "../lib/http/errors";
 import { openApiDocument } from "./openapi";
 import { answerUnrouted, isApiPath } from "./fallback";
 import { isPublicApiPath, withCors } from "./cors";
@@ -19,6 +19,10 @@ import { withSecurityHeaders } from "../lib/http/security-headers";
 import { handleShortLink, handleSmsHook } from "../api/sms-hooks";
 import { handleConfirm, handleForm } from "../api/forms";
 import { LOCAL_MAILBOX_PATH, localMailboxPage } from "../services/channels/mailer";
+import { noteFault, observing, type Observation } from "../lib/observability/context";
+import { traceparentFor } from "../lib/observability/trace";
+import { logLine } from "../lib/observability/log";
+import { metrics } from "../lib/observability/metrics";
 
 export const API_VERSION = "apiv2";
 
@@ -57,6 +61,8 @@ function health(env: Env): Response {
     return json({ status: "misconfigured", message: error.message, errors }, 500);
   }
 }
+
+onServiceFault(noteFault);
 
 const router = Router<IRequest, [Env, ExecutionContext]>();
 
@@ -118,10 +124,32 @@ router
   .all("/v1/*", (request: IRequest, env: Env) => answerUnrouted(request, env))
   .all("*", (request: IRequest, env: Env) => answerUnrouted(request, env));
 
-/** Every answer, the panel's pages included, leaves with its security headers (lib/http/security-headers.ts). */
+/**
+ * Every answer, the panel's pages included, leaves with its security headers
+ * (lib/http/security-headers.ts), one JSON log line and one request data point (lib/observability).
+ */
 export async function routeRequest(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
+  const started = Date.now();
+  const requestId = newRequestId();
+  const observation: Observation = { requestId, traceparent: traceparentFor(request.headers.get("traceparent"), requestId) };
   const path = new URL(request.url).pathname;
-  return withSecurityHeaders(path, await answer(request, path, env, exec));
+  const response = await observing(observation, async () => withSecurityHeaders(path, await answer(request, path, env, exec)));
+  // The matched pattern (itty-router sets it on the request); unmatched paths are one bucket.
+  const route = (request as Partial<IRequest>).route ?? "*";
+  const durationMs = Date.now() - started;
+  logLine({
+    kind: "request",
+    requestId,
+    traceId: observation.traceparent.split("-")[1]!,
+    panelId: observation.panelId ?? null,
+    method: request.method,
+    route,
+    status: response.status,
+    durationMs,
+    errorClass: observation.errorClass ?? null,
+  });
+  metrics(env).request(route, request.method, response.status, durationMs);
+  return response;
 }
 
 async function answer(request: Request, path: string, env: Env, exec: ExecutionContext): Promise<Response> {

@@ -10,6 +10,10 @@ import { handleMoveNudge, readMoveNudge } from "../services/panels/move";
 import { handlePublishNudge, readPublishNudge } from "../services/broadcasts/publish";
 import { handleListClearNudge, readListClearNudge } from "../services/lists/clear";
 import { handleCronQueue } from "./cron";
+import { logLine } from "../lib/observability/log";
+import { metrics } from "../lib/observability/metrics";
+import { errorClass, observing } from "../lib/observability/context";
+import { newTraceparent } from "../lib/observability/trace";
 
 /**
  * Queue consumers. A message is a nudge naming work recorded in D1 (DESIGN), so a lost or
@@ -74,7 +78,37 @@ export function queueKind(queueName: string): QueueKind | undefined {
   return kind as QueueKind | undefined;
 }
 
+/** Every batch, handled or not, leaves one JSON log line and one queue_batch data point (lib/observability). */
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
+  const started = Date.now();
+  const counted = countingOutcomes(batch);
+  // The batch's own trace: the provider and webhook calls its work makes carry it (traceparent).
+  const traceparent = newTraceparent();
+  let failure: unknown;
+  try {
+    await observing({ traceparent }, () => dispatch(counted.batch, env, exec));
+  } catch (error) {
+    failure = error;
+    throw error;
+  } finally {
+    // A message neither acked nor retried follows the batch: acked when the handler returned, retried when it threw.
+    const { acked, retried } = counted.totals(failure === undefined);
+    const durationMs = Date.now() - started;
+    logLine({
+      kind: "queue_batch",
+      queue: batch.queue,
+      traceId: traceparent.split("-")[1]!,
+      messages: batch.messages.length,
+      acked,
+      retried,
+      durationMs,
+      errorClass: failure === undefined ? null : errorClass(failure),
+    });
+    metrics(env).queueBatch(batch.queue, batch.messages.length, acked, retried, durationMs);
+  }
+}
+
+async function dispatch(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
   const kind = queueKind(batch.queue);
   const handler = kind ? QUEUE_HANDLERS[kind] : undefined;
   if (!handler) {
@@ -84,4 +118,44 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env, exec: 
     return;
   }
   await handler(batch, env, exec);
+}
+
+/**
+ * The batch with each message's last ack or retry noted, for the log line. Messages are the
+ * runtime's own objects, passed on as they are; only ack/retry are wrapped around them.
+ */
+function countingOutcomes(batch: MessageBatch<unknown>) {
+  const outcomes = new Map<Message<unknown>, "ack" | "retry">();
+  const messages = batch.messages.map((message) => {
+    const ack = message.ack.bind(message);
+    const retry = message.retry.bind(message);
+    return new Proxy(message, {
+      get(target, property) {
+        if (property === "ack") return () => (outcomes.set(message, "ack"), ack());
+        if (property === "retry") return (options?: QueueRetryOptions) => (outcomes.set(message, "retry"), retry(options));
+        const value = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  });
+  const wrapped: MessageBatch<unknown> = {
+    queue: batch.queue,
+    metadata: batch.metadata,
+    messages,
+    ackAll: () => (batch.messages.forEach((message) => outcomes.set(message, "ack")), batch.ackAll()),
+    retryAll: (options) => (batch.messages.forEach((message) => outcomes.set(message, "retry")), batch.retryAll(options)),
+  };
+  return {
+    batch: wrapped,
+    totals(returned: boolean) {
+      let acked = 0;
+      let retried = 0;
+      for (const message of batch.messages) {
+        const outcome = outcomes.get(message) ?? (returned ? "ack" : "retry");
+        if (outcome === "ack") acked += 1;
+        else retried += 1;
+      }
+      return { acked, retried };
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { lookupDns } from "./dns";
 import { checkOutboundUrl, judgeHost, type HostVerdict } from "./outbound-address";
 import { TtlCache } from "./ttl-cache";
+import { withTraceHeaders } from "./observability/trace";
 import { config, type ConfigSource } from "./config";
 
 /**
@@ -81,7 +82,7 @@ export async function fetchOutbound(env: OutboundEnv, raw: string, init: Request
     const timer = setTimeout(() => headers.abort(new DOMException("no headers in time", "TimeoutError")), headersMs);
     try {
       const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), headers.signal]);
-      response = await fetch(check.url, { ...init, redirect: "manual", signal });
+      response = await fetch(check.url, { ...init, headers: withTraceHeaders(init.headers), redirect: "manual", signal });
     } catch (error) {
       const name = error instanceof Error ? error.name : "";
       if (name === "TimeoutError" || name === "AbortError") throw new OutboundError(`no answer from ${check.url.host} within ${headersMs} ms`, "timeout");

@@ -123,12 +123,21 @@ export function asApiError(error: unknown, requestId: string): ApiError {
   return error instanceof ApiError ? error : serviceFault(error, requestId);
 }
 
+// The edge listens (lib/observability: the request's log line names the fault's class); set
+// there, not imported here, because the panel's bundle imports this module too.
+let faultListener: ((error: unknown) => void) | undefined;
+
+export function onServiceFault(listener: (error: unknown) => void): void {
+  faultListener = listener;
+}
+
 export function serviceFault(error: unknown, requestId: string): ApiError {
   if (isPanelMovingError(error)) {
     // The write changed nothing; the retry reads the directory afresh and finds the new shard.
     panelMovingMet();
     return new ApiError(503, "The panel is switching databases; nothing was changed. Retry in a few seconds");
   }
+  faultListener?.(error);
   console.error(`request ${requestId} failed`, error);
   return new ApiError(500, `The service failed to process the request; quote request id ${requestId} when reporting it`);
 }

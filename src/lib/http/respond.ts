@@ -1,4 +1,5 @@
 import { randomHex } from "../random";
+import { currentObservation } from "../observability/context";
 import type { ApiError } from "./errors";
 
 export function json(body: unknown, status = 200, headers: HeadersInit = {}): Response {
@@ -8,9 +9,9 @@ export function json(body: unknown, status = 200, headers: HeadersInit = {}): Re
   });
 }
 
-/** The `requestid` of an envelope response: 32 hex characters. */
+/** The `requestid` of an envelope response: 32 hex characters; within a request, the one its log line names. */
 export function newRequestId(): string {
-  return randomHex(16);
+  return currentObservation()?.requestId ?? randomHex(16);
 }
 
 /** CONTRACT 2.1 success body: the operation's own members after requestid and result. */

@@ -22,6 +22,7 @@ import { isPushNudge, sendQueuedPushBatch } from "../journeys/push";
 import { sendRetryDelaySeconds, type NudgeDelivery } from "../journeys/queued-sends";
 import { isSmsNudge, sendQueuedSmsBatch } from "../journeys/sms";
 import type { ShardDb } from "../../store/shards";
+import { metrics, type DataPointWriter } from "../../lib/observability/metrics";
 import { CANCELLED_SKIP, campaignStatus, claimBatch, completeCampaignIfDone, deferClaimed, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
@@ -106,7 +107,7 @@ export function messageIdOf(campaignId: string, contactId: number): string {
   return `${campaignId}.${contactId}`;
 }
 
-export type SendEnv = ProviderEnv & Pick<Env, "DB" | "FILES" | "SECRETS_KEY" | "PUBLIC_BASE_URL">;
+export type SendEnv = ProviderEnv & Pick<Env, "DB" | "FILES" | "SECRETS_KEY" | "PUBLIC_BASE_URL"> & { METRICS?: DataPointWriter };
 
 /**
  * Sends one batch of a campaign, exactly once per recipient whatever the redeliveries: the
@@ -223,6 +224,8 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
         return { contactId, status: result.retryable ? "queued" : "failed", address, providerMessageId: null, error: result.error, ...rendered };
       });
       await finishClaims(db, campaign.id, nudge.batch, claim, outcomes, clock());
+      const counter = metrics(env);
+      for (const outcome of outcomes) if (outcome.status !== "queued") counter.message("email", outcome.status === "sent" ? "sent" : "failed");
     }
     // Segments on `received` follow the sends at once.
     if (sent.length) await segmentsAfterSends(env, campaign.panelId, sent, clock());

@@ -1,3 +1,4 @@
+import { withTraceHeaders } from "../../lib/observability/trace";
 /**
  * One call to a provider that takes no idempotency key (SMS gateways, push services): callers
  * record the attempt before calling and never resend one whose outcome is unknown.
@@ -12,7 +13,7 @@ export type ProviderCall = { ok: true; response: Response; text: string } | { ok
 export async function callProvider(name: string, url: string, init: RequestInit): Promise<ProviderCall> {
   let response: Response;
   try {
-    response = await fetch(url, { ...init, signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS) });
+    response = await fetch(url, { ...init, headers: withTraceHeaders(init.headers), signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS) });
   } catch (error) {
     if (error instanceof Error && error.name === "TimeoutError") {
       return { ok: false, retryable: false, error: `outcome unknown: ${name} did not answer within ${PROVIDER_TIMEOUT_MS / 1000} s; not resent, to send at most once` };

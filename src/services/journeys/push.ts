@@ -37,6 +37,7 @@ import {
   type NudgeDelivery,
   type QueuedNudge,
 } from "./queued-sends";
+import { metrics } from "../../lib/observability/metrics";
 import { config } from "../../lib/config";
 
 /**
@@ -151,10 +152,14 @@ async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: Readon
       if (!result.ok && result.gone) statements.push(deletePushSubscriptionStatement(db, panelId, targets[i]!.kind, targets[i]!.address));
     });
     const taken = results.find((r): r is Extract<PushDelivery, { ok: true }> => r.ok);
-    if (taken) return settle(message, { status: "sent", providerMessageId: taken.id });
+    if (taken) {
+      metrics(env).message(message.channel, "sent");
+      return settle(message, { status: "sent", providerMessageId: taken.id });
+    }
     const failures = results as Array<Extract<PushDelivery, { ok: false }>>;
     const error = [...new Set(failures.map((f) => f.error))].join("; ");
     if (!failures.some((f) => f.retryable)) {
+      metrics(env).message(message.channel, "failed");
       failed.push(messageOutcomeEvent(message, "failed", { provider: message.channel === "bpn" ? "web_push" : "fcm", error }, now));
       return settle(message, { status: "failed", error });
     }

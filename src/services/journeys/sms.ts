@@ -23,6 +23,7 @@ import {
 import { allShards, type ShardDb } from "../../store/shards";
 import { claimSmsBatch, getSmsTemplate, insertSmsLinkStatements, phoneSuppression, recordSmsDelivery, smsByProviderId, smsLinkByCode } from "../../store/sms";
 import type { ReaderDetails } from "./engagement";
+import { metrics } from "../../lib/observability/metrics";
 import {
   enqueueNudges,
   isQueuedNudge,
@@ -146,8 +147,12 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
         dltTemplateId: content.dlt_template_id ?? null,
         providerTemplateId: content.provider_template_id ?? null,
       }));
-      if (result.ok) return settle(message, { status: "sent", providerMessageId: result.providerMessageId });
+      if (result.ok) {
+        metrics(env).message("sms", "sent");
+        return settle(message, { status: "sent", providerMessageId: result.providerMessageId });
+      }
       if (!result.retryable) {
+        metrics(env).message("sms", "failed");
         if (result.optedOut) statements.push(suppressSmsStatement(db, panelId, phone, "provider", now));
         failed.push({ message, error: result.error });
         return settle(message, { status: "failed", error: result.error });

@@ -1,5 +1,6 @@
 import { fetchOutbound, OutboundError, type OutboundEnv } from "../../lib/outbound";
 import type { AttemptAnswer } from "../../domain/webhooks/policy";
+import { metrics, type DataPointWriter } from "../../lib/observability/metrics";
 import { signatureHeaders } from "./signing";
 
 /**
@@ -94,7 +95,19 @@ async function readExcerpt(response: Response, limit: number, signal: AbortSigna
   return { text: new TextDecoder().decode(bytes), broken, size };
 }
 
+/** One delivery attempt, counted in the metrics as delivered (2xx) or failed. */
 export async function postBatch(
+  env: OutboundEnv & { METRICS?: DataPointWriter },
+  target: DeliveryTarget,
+  batch: { id: string; body: string },
+  options: { now: number; timeoutMs?: number },
+): Promise<AttemptResult> {
+  const result = await attemptBatch(env, target, batch, options);
+  metrics(env).webhook(result.status !== null && result.status >= 200 && result.status < 300 ? "delivered" : "failed");
+  return result;
+}
+
+async function attemptBatch(
   env: OutboundEnv,
   target: DeliveryTarget,
   batch: { id: string; body: string },

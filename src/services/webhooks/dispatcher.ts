@@ -10,6 +10,8 @@ import { addFailure, alertDueAt, alertMessage, type PendingAlert } from "../../d
 import { BATCH_LIMITS, batchBody, decideCut, type BatchLimits } from "../../domain/webhooks/batching";
 import { DELIVERY_TIMEOUT_MS, postBatch, type AttemptResult, type DeliveryTarget } from "./deliver";
 import { buildEventObject, sampleEvents } from "../../domain/webhooks/payload";
+import { observing } from "../../lib/observability/context";
+import { newTraceparent } from "../../lib/observability/trace";
 import { decideOutcome, describeAnswer, type Outcome } from "../../domain/webhooks/policy";
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -173,7 +175,8 @@ export class WebhookDispatcher extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     // A second trigger while a run is going (a test driving the alarm) joins that run.
     if (this.running) return this.running;
-    const run = this.run();
+    // Each run is a trace of its own: its deliveries carry it to the receivers (traceparent).
+    const run = observing({ traceparent: newTraceparent() }, () => this.run());
     this.running = run;
     try {
       await run;
