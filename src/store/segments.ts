@@ -172,13 +172,15 @@ export async function countMatching(db: ShardDb, panelId: string, compiled: Comp
 }
 
 /**
- * Of the panel's first `examine` contacts (in its key index's order), how many were read and how
- * many match `compiled` (a `probe`): a request's count reads at most `examine` contacts whatever
- * the panel's size (issue 42); `examined` below `examine` means the count is the whole panel's.
+ * Of the panel's first `examine` contacts in bucket order, how many were read and how many match
+ * `compiled` (a `probe`): a request's count reads at most `examine` contacts whatever the panel's
+ * size (issue 42); `examined` below `examine` means the count is the whole panel's. The bucket is a
+ * hash of the contact's key (decision 0038), so the sample is spread over the panel rather than
+ * its oldest or alphabetically first contacts, and its index gives that order without a sort.
  */
 export async function countMatchingAmongFirst(db: ShardDb, panelId: string, compiled: CompiledSegment, examine: number): Promise<{ examined: number; hits: number }> {
   const row = await db
-    .prepare(`SELECT COUNT(*) AS examined, COALESCE(SUM(hit), 0) AS hits FROM (SELECT (${compiled.where}) AS hit FROM contacts c WHERE c.panel_id = ?1 LIMIT ?3)`)
+    .prepare(`SELECT COUNT(*) AS examined, COALESCE(SUM(hit), 0) AS hits FROM (SELECT (${compiled.where}) AS hit FROM contacts c WHERE c.panel_id = ?1 ORDER BY c.bucket, c.id LIMIT ?3)`)
     .bind(panelId, compiled.values, examine)
     .first<{ examined: number; hits: number }>();
   return { examined: row!.examined, hits: row!.hits };

@@ -52,9 +52,10 @@ export async function asOperator<T = any>(
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  // A 204 (a delete) has no body to read.
+  // A 204 (a delete) has no body to read; a download (a CSV) is answered as its text.
   const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
+  const json = response.headers.get("content-type")?.includes("json") ?? false;
+  return { status: response.status, body: (text ? (json ? JSON.parse(text) : text) : null) as T };
 }
 
 /** A sign-in attempt from a client address (CF-Connecting-IP), answered as it is. */
