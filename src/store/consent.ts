@@ -56,6 +56,21 @@ export function insertConsentStatements(db: ShardDb, panelId: string, records: r
   );
 }
 
+/**
+ * As insertConsentStatements, for the contact of primary-key value `key`, found by the
+ * statements themselves: they go in the batch that creates the contact, after its upsert.
+ */
+export function insertConsentOfKeyStatements(db: ShardDb, panelId: string, key: string, records: readonly Omit<ConsentRecord, "contactId">[]): D1PreparedStatement[] {
+  return records.map((r) =>
+    db
+      .prepare(
+        `INSERT INTO consent_records (panel_id, id, contact_id, kind, list_id, topic, via, via_id, ip, user_agent, text, at)
+         SELECT ?1, ?2, c.id, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = ?12`,
+      )
+      .bind(panelId, r.id, r.kind, r.listId, r.topic, r.via, r.viaId, r.ip, r.userAgent, r.text, r.at, key),
+  );
+}
+
 export async function insertConsentRecords(db: ShardDb, panelId: string, records: readonly ConsentRecord[]): Promise<void> {
   if (records.length) await db.batch(insertConsentStatements(db, panelId, records));
 }

@@ -86,6 +86,26 @@ export async function recordFailure(db: ControlDb, subjects: string[], now: numb
 }
 
 /**
+ * Counts an attempt of `subject` against `limit` in one statement (check and record together);
+ * answers whether it is within the limit. A refused attempt leaves the count above the limit
+ * (at most limit + 1), as a check that did not record would have; a window older than
+ * `windowStart` starts over.
+ */
+export async function countAttempt(db: ControlDb, subject: string, limit: number, now: number, windowStart: number): Promise<boolean> {
+  const row = await db
+    .prepare(
+      `INSERT INTO sign_in_failures (subject, window_start, failures) VALUES (?1, ?2, 1)
+       ON CONFLICT (subject) DO UPDATE SET
+         failures = CASE WHEN window_start < ?3 THEN 1 ELSE MIN(failures + 1, ?4 + 1) END,
+         window_start = CASE WHEN window_start < ?3 THEN excluded.window_start ELSE window_start END
+       RETURNING failures`,
+    )
+    .bind(subject, now, windowStart, limit)
+    .first<{ failures: number }>();
+  return (row?.failures ?? 0) <= limit;
+}
+
+/**
  * Marks a one-time subject (a sign-in challenge) used; false when it already was. The marker lives
  * in sign_in_failures so the cron sweep drops it once the window passes, after the challenge expired.
  */

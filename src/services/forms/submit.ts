@@ -16,14 +16,14 @@ import type { FieldProblem } from "../../lib/problems";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { randomBase64Url } from "../../lib/random";
 import { getContactByKey, listsOfContact, type Contact } from "../../store/contacts";
-import { recentFailures, recordFailure } from "../../store/operator-sessions";
+import { countAttempt } from "../../store/operator-sessions";
 import type { ShardDb } from "../../store/shards";
-import { getFormSettings, getFormSignup, putFormSignup } from "../../store/signup-forms";
+import { getFormSignup, putFormSignup, type FormSettings } from "../../store/signup-forms";
 import type { Panel } from "../../store/panels";
 import { sendTransactional, type MailerEnv } from "../channels/mailer";
 import { addContact } from "../contacts/add";
 import { missingLists } from "../contacts/lists";
-import { recordConsent, type ConsentClient } from "../consent/record";
+import { consentStatementsOfKey, recordConsent, type ConsentClient } from "../consent/record";
 import { verifyTurnstile } from "./turnstile";
 
 // A visitor's submission of a signup form (issue 45), whichever way it came: the hosted page,
@@ -44,6 +44,8 @@ export interface FormSubmitContext {
   panel: Panel;
   form: SignupForm;
   schema: AttributeSchema;
+  /** The panel's form settings (Turnstile secret, what consent records keep). */
+  settings: FormSettings;
   client: ConsentClient;
   now: number;
   waitUntil(work: Promise<unknown>): void;
@@ -81,15 +83,14 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
 
   const windowStart = ctx.now - FORM_RATE_WINDOW_MS;
   const ipSubject = ctx.client.ip ? `form-ip:${ctx.client.ip}` : null;
-  if (ipSubject && (await recentFailures(ctx.env.DB, [ipSubject], windowStart)) >= SUBMISSIONS_PER_IP) {
+  if (ipSubject && !(await countAttempt(ctx.env.DB, ipSubject, SUBMISSIONS_PER_IP, ctx.now, windowStart))) {
     return refused("rate_limited", [], "Too many signups from this address; wait a few minutes and try again");
   }
-  if (ipSubject) await recordFailure(ctx.env.DB, [ipSubject], ctx.now, windowStart);
 
   if (form.turnstileSiteKey) {
     const answer = params[TURNSTILE_FIELD];
     if (typeof answer !== "string" || answer === "") return refusedField("invalid", TURNSTILE_FIELD, "is required: complete the challenge and submit again");
-    const { turnstileSecretEnc } = await getFormSettings(ctx.db, ctx.panel.id);
+    const { turnstileSecretEnc } = ctx.settings;
     if (!turnstileSecretEnc) return refusedField("upstream", TURNSTILE_FIELD, "the form cannot check challenges: the panel has no Turnstile secret");
     const verdict = await verifyTurnstile(ctx.env, await decryptSecret(config(ctx.env).secretsKey, turnstileSecretEnc), answer, ctx.client.ip);
     if (verdict === "unavailable") return refusedField("upstream", TURNSTILE_FIELD, "the challenge could not be checked just now; try again");
@@ -105,10 +106,9 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   if (problems.length || !prepared.ok) return refused("invalid", problems);
 
   const keySubject = `form-key:${ctx.panel.id}:${prepared.key}`;
-  if ((await recentFailures(ctx.env.DB, [keySubject], windowStart)) >= SUBMISSIONS_PER_ADDRESS) {
+  if (!(await countAttempt(ctx.env.DB, keySubject, SUBMISSIONS_PER_ADDRESS, ctx.now, windowStart))) {
     return refused("rate_limited", [], "Too many signups for this address; wait a few minutes and try again");
   }
-  await recordFailure(ctx.env.DB, [keySubject], ctx.now, windowStart);
 
   // Lists deleted since the form was saved are skipped, not refused: the visitor cannot fix that.
   const missing = new Set(await missingLists(ctx.db, ctx.panel.id, lists));
@@ -116,9 +116,10 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
 
   if (!form.doubleOptIn) {
-    const added = await addContact(writeCtx, input, listIds, { fieldPrefix: "form" });
+    // The proof of consent is written in the contact's batch: both or neither.
+    const consent = await consentStatementsOfKey(ctx.db, ctx.panel.id, prepared.key, { kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now }, ctx.settings.consentKeepsClient);
+    const added = await addContact(writeCtx, input, listIds, { fieldPrefix: "form", listsChecked: true, alongside: consent });
     if (!added.ok) return refused(added.problem.kind, added.problem.fields.map(asField), added.problem.message);
-    await recordConsent(ctx.db, ctx.panel.id, { contactId: added.value.contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now });
     return succeeded("subscribed");
   }
 
@@ -156,7 +157,7 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
     sentAt: ctx.now,
     expiresAt: ctx.now + CONFIRMATION_TTL_MS,
   });
-  await recordConsent(ctx.db, ctx.panel.id, { contactId: contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now });
+  await recordConsent(ctx.db, ctx.panel.id, { contactId: contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now }, ctx.settings.consentKeepsClient);
   const mail = confirmationMail(form, `${config(ctx.env).publicBaseUrl}/f/${form.id}/confirm/${token}`);
   ctx.waitUntil(sendConfirmation(ctx.env, address, mail));
   return succeeded("confirmation_sent");
