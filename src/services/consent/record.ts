@@ -51,10 +51,17 @@ export async function consentStatements(db: ShardDb, panelId: string, facts: Con
 
 /**
  * As consentStatements, for the contact of primary-key value `key`: statements for the batch
- * that creates or updates that contact, placed after its upsert.
+ * that creates or updates that contact, placed after its upsert. `skipGoneLists`: the lists
+ * were not looked at first; records name only those still live (none live: one naming none).
  */
-export async function consentStatementsOfKey(db: ShardDb, panelId: string, key: string, facts: Omit<ConsentFacts, "contactId">, keepsClient?: boolean): Promise<D1PreparedStatement[]> {
-  return insertConsentOfKeyStatements(db, panelId, key, await consentRecords(db, panelId, facts, keepsClient));
+export async function consentStatementsOfKey(
+  db: ShardDb,
+  panelId: string,
+  key: string,
+  facts: Omit<ConsentFacts, "contactId">,
+  options: { keepsClient?: boolean; skipGoneLists?: boolean } = {},
+): Promise<D1PreparedStatement[]> {
+  return insertConsentOfKeyStatements(db, panelId, key, await consentRecords(db, panelId, facts, options.keepsClient), options.skipGoneLists);
 }
 
 /** Records one consent act now. */

@@ -18,8 +18,12 @@ export interface AddOptions {
   fieldPrefix?: string;
   /** Refuse (conflict, on the key's field) rather than merge into a contact that exists: the panel's "Add contact" form. */
   onlyNew?: boolean;
-  /** The caller has just checked that `listIds` are the panel's: no second look. */
-  listsChecked?: boolean;
+  /**
+   * refuse (the default): lists that are not the panel's are refused (`not_found`), after a look.
+   * skip: no look; the membership insert leaves out lists that are not the panel's live ones
+   * (the caller checked, or a form's lists deleted since it was saved, which the visitor cannot fix).
+   */
+  missingLists?: "refuse" | "skip";
   /** Statements written in the contact's batch, after it (a form's proof of consent). */
   alongside?: readonly D1PreparedStatement[];
 }
@@ -43,7 +47,7 @@ export async function addContact(
     const keyField = Object.keys(input).find((name) => canonicalAttributeName(name) === ctx.schema.primaryKey) ?? ctx.schema.primaryKey;
     return contactExists(`${fieldPrefix}.${keyField}`, ctx.schema.primaryKey, prepared.key);
   }
-  if (!options.listsChecked) {
+  if (options.missingLists !== "skip") {
     const missing = await missingLists(ctx.db, ctx.panelId, listIds ?? []);
     if (missing.length) return noSuchLists(missing);
   }

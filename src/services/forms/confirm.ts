@@ -34,9 +34,9 @@ export async function confirmSignup(ctx: ConfirmContext, token: string): Promise
   const missing = new Set(await missingLists(ctx.db, ctx.panel.id, signup.listIds));
   const listIds = signup.listIds.filter((id) => !missing.has(id));
   const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema: { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema }, unknown: "ignore" as const, now: ctx.now, waitUntil: ctx.waitUntil };
-  const added = await addContact(writeCtx, signup.attributes, listIds, { fieldPrefix: "form", listsChecked: true });
+  const added = await addContact(writeCtx, signup.attributes, listIds, { fieldPrefix: "form", missingLists: "skip" });
   // A value the schema refuses now (an attribute's type changed since the submission): the lists still count.
-  if (!added.ok) await addContact(writeCtx, { [ctx.panel.primaryKey]: signup.attributes[ctx.panel.primaryKey] }, listIds, { fieldPrefix: "form", listsChecked: true });
+  if (!added.ok) await addContact(writeCtx, { [ctx.panel.primaryKey]: signup.attributes[ctx.panel.primaryKey] }, listIds, { fieldPrefix: "form", missingLists: "skip" });
   await recordConsent(ctx.db, ctx.panel.id, { contactId: signup.contactId, kind: "confirm", listIds, via: "form", viaId: ctx.formId, client: ctx.client, text: signup.consentText, at: ctx.now }, ctx.settings.consentKeepsClient);
   return succeeded({ listIds });
 }

@@ -111,17 +111,25 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   }
 
   // Lists deleted since the form was saved are skipped, not refused: the visitor cannot fix that.
-  const missing = new Set(await missingLists(ctx.db, ctx.panel.id, lists));
-  const listIds = lists.filter((id) => !missing.has(id));
   const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
 
   if (!form.doubleOptIn) {
-    // The proof of consent is written in the contact's batch: both or neither.
-    const consent = await consentStatementsOfKey(ctx.db, ctx.panel.id, prepared.key, { kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now }, ctx.settings.consentKeepsClient);
-    const added = await addContact(writeCtx, input, listIds, { fieldPrefix: "form", listsChecked: true, alongside: consent });
+    // The proof of consent is written in the contact's batch (both or neither), and the
+    // membership and consent statements themselves skip deleted lists: no look before.
+    const consent = await consentStatementsOfKey(
+      ctx.db,
+      ctx.panel.id,
+      prepared.key,
+      { kind: "subscribe", listIds: lists, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now },
+      { keepsClient: ctx.settings.consentKeepsClient, skipGoneLists: true },
+    );
+    const added = await addContact(writeCtx, input, lists, { fieldPrefix: "form", missingLists: "skip", alongside: consent });
     if (!added.ok) return refused(added.problem.kind, added.problem.fields.map(asField), added.problem.message);
     return succeeded("subscribed");
   }
+
+  const missing = new Set(await missingLists(ctx.db, ctx.panel.id, lists));
+  const listIds = lists.filter((id) => !missing.has(id));
 
   // Double opt-in: a new contact is created with its values and no list; an existing one is not
   // changed by someone who has not yet shown they own the address. Lists wait for the link.
