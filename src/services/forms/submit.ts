@@ -16,7 +16,7 @@ import type { FieldProblem } from "../../lib/problems";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { randomBase64Url } from "../../lib/random";
 import { getContactByKey, listsOfContact, type Contact } from "../../store/contacts";
-import { countAttempt } from "../../store/operator-sessions";
+import { countAttempts } from "../../store/operator-sessions";
 import type { ShardDb } from "../../store/shards";
 import { getFormSignup, putFormSignup, type FormSettings } from "../../store/signup-forms";
 import type { Panel } from "../../store/panels";
@@ -82,9 +82,27 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   if (typeof honeypot === "string" ? honeypot !== "" : honeypot !== undefined && honeypot !== null) return succeeded(form.doubleOptIn ? "confirmation_sent" : "subscribed");
 
   const windowStart = ctx.now - FORM_RATE_WINDOW_MS;
-  const ipSubject = ctx.client.ip ? `form-ip:${ctx.client.ip}` : null;
-  if (ipSubject && !(await countAttempt(ctx.env.DB, ipSubject, SUBMISSIONS_PER_IP, ctx.now, windowStart))) {
-    return refused("rate_limited", [], "Too many signups from this address; wait a few minutes and try again");
+  const ipLimit = ctx.client.ip ? [{ subject: `form-ip:${ctx.client.ip}`, limit: SUBMISSIONS_PER_IP }] : [];
+  const fromIp = () => refused<never>("rate_limited", [], "Too many signups from this address; wait a few minutes and try again");
+  const forAddress = () => refused<never>("rate_limited", [], "Too many signups for this address; wait a few minutes and try again");
+  // The fields are read here, but refused only after the IP's limit and Turnstile, as ever.
+  const { input, problems } = formValues(form, params);
+  const lists = chosenLists(form, params);
+  if (form.listIds.length > 1 && lists.length === 0) problems.push({ field: "lists", message: "tick at least one list" });
+  const schema = { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema };
+  const prepared = prepareContact(schema, input, "reject", "form");
+  if (!prepared.ok) problems.push(...prepared.problems.map(asField).filter((p) => !problems.some((q) => q.field === p.field)));
+  const keyLimit = { subject: `form-key:${ctx.panel.id}:${prepared.ok ? prepared.key : ""}`, limit: SUBMISSIONS_PER_ADDRESS };
+  const valid = prepared.ok && problems.length === 0;
+
+  if (form.turnstileSiteKey || !valid) {
+    // The address is counted only after the challenge is passed, so a failed one cannot use up an address's signups.
+    if (ipLimit.length && !(await countAttempts(ctx.env.DB, ipLimit, ctx.now, windowStart))[0]) return fromIp();
+  } else {
+    // No challenge between the two limits: both in one round trip, the address counted only while the IP is within its limit.
+    const [ipWithin, keyWithin] = await countAttempts(ctx.env.DB, [...ipLimit, keyLimit], ctx.now, windowStart).then((w) => (ipLimit.length ? w : [true, ...w]));
+    if (!ipWithin) return fromIp();
+    if (!keyWithin) return forAddress();
   }
 
   if (form.turnstileSiteKey) {
@@ -97,18 +115,8 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
     if (verdict === "refused") return refusedField("invalid", TURNSTILE_FIELD, "the challenge was not passed; try again");
   }
 
-  const { input, problems } = formValues(form, params);
-  const lists = chosenLists(form, params);
-  if (form.listIds.length > 1 && lists.length === 0) problems.push({ field: "lists", message: "tick at least one list" });
-  const schema = { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema };
-  const prepared = prepareContact(schema, input, "reject", "form");
-  if (!prepared.ok) problems.push(...prepared.problems.map(asField).filter((p) => !problems.some((q) => q.field === p.field)));
   if (problems.length || !prepared.ok) return refused("invalid", problems);
-
-  const keySubject = `form-key:${ctx.panel.id}:${prepared.key}`;
-  if (!(await countAttempt(ctx.env.DB, keySubject, SUBMISSIONS_PER_ADDRESS, ctx.now, windowStart))) {
-    return refused("rate_limited", [], "Too many signups for this address; wait a few minutes and try again");
-  }
+  if (form.turnstileSiteKey && !(await countAttempts(ctx.env.DB, [keyLimit], ctx.now, windowStart))[0]) return forAddress();
 
   // Lists deleted since the form was saved are skipped, not refused: the visitor cannot fix that.
   const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
