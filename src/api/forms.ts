@@ -1,19 +1,15 @@
 import type { IRequest } from "itty-router";
-import type { AttributeSchema } from "../domain/attributes";
-import { confirmPage, FORM_ID, formMessagePage, hostedFormPage, originAllowed, TURNSTILE_ORIGIN, type FormEcho, type SignupForm } from "../domain/signup-forms";
+import { confirmPage, formMessagePage, hostedFormPage, originAllowed, TURNSTILE_ORIGIN, type FormEcho, type SignupForm } from "../domain/signup-forms";
 import { config } from "../lib/config";
 import { readBodyParams } from "../lib/http/body";
 import { ApiError, problemError } from "../lib/http/errors";
 import { formPageCsp } from "../lib/http/security-headers";
 import type { Problem } from "../lib/problems";
+import { findPublicForm, type PublicForm } from "../services/access/forms";
 import { confirmSignup } from "../services/forms/confirm";
 import type { ConsentClient } from "../services/consent/record";
 import { submitSignupForm, type SubmitOutcome } from "../services/forms/submit";
-import { loadAttributeSchema } from "../store/attributes";
 import { listNamesOf } from "../store/lists";
-import { getPanel, type Panel } from "../store/panels";
-import { shardOf, type ShardDb } from "../store/shards";
-import { getSignupForm, panelOfForm } from "../store/signup-forms";
 
 // The public face of signup forms (issue 45): GET /f/{form} is the hosted page (plain HTML,
 // works without script), POST /f/{form} takes its submission and the snippet's, as a form post
@@ -24,23 +20,6 @@ import { getSignupForm, panelOfForm } from "../store/signup-forms";
 const MAX_SUBMISSION_BYTES = 64 * 1024;
 const NO_STORE = { "cache-control": "no-store, private" };
 const PREFLIGHT_MAX_AGE = "600";
-
-interface LoadedForm {
-  panel: Panel;
-  db: ShardDb;
-  form: SignupForm;
-  schema: AttributeSchema;
-}
-
-async function loadForm(env: Env, formId: string): Promise<LoadedForm | null> {
-  if (!FORM_ID.test(formId)) return null;
-  const panelId = await panelOfForm(env.DB, formId);
-  const panel = panelId ? await getPanel(env.DB, panelId) : null;
-  if (!panel) return null;
-  const db = shardOf(env, panel);
-  const [form, schema] = await Promise.all([getSignupForm(db, panel.id, formId), loadAttributeSchema(db, panel.id)]);
-  return form ? { panel, db, form, schema } : null;
-}
 
 function clientOf(request: Request): ConsentClient {
   return { ip: request.headers.get("cf-connecting-ip"), userAgent: request.headers.get("user-agent") };
@@ -90,7 +69,7 @@ export async function handleForm(request: IRequest, env: Env, exec: ExecutionCon
   const formId = asJson ? raw.slice(0, -".json".length) : raw;
   const method = request.method;
   const json = wantsJson(request, asJson) || method === "OPTIONS";
-  const loaded = await loadForm(env, formId);
+  const loaded = await findPublicForm(env, formId);
   if (!loaded) {
     const message = `No signup form ${formId}`;
     return json ? jsonAnswer({ error: message, errors: [{ field: "form", message: "unknown form" }] }, 404, {}) : html(formMessagePage("Form not found", "This signup form does not exist any more.", false), 404, pageCsp(null, false));
@@ -126,7 +105,7 @@ export async function handleForm(request: IRequest, env: Env, exec: ExecutionCon
   }
   const now = Date.now();
   const outcome = await submitSignupForm(
-    { env, db: loaded.db, panel: loaded.panel, form, schema: loaded.schema, client: clientOf(request), now, waitUntil: (work) => exec.waitUntil(work) },
+    { env, db: loaded.db, panel: loaded.panel, form, schema: loaded.schema, settings: loaded.settings, client: clientOf(request), now, waitUntil: (work) => exec.waitUntil(work) },
     params,
   );
   if (!outcome.ok) return refusal(request, env, loaded, outcome.problem, params, json, cors);
@@ -136,7 +115,7 @@ export async function handleForm(request: IRequest, env: Env, exec: ExecutionCon
   return html(formMessagePage(outcome.value === "subscribed" ? "Thank you" : "Check your inbox", text), 200, pageCsp(form, false));
 }
 
-async function markupFacts(request: Request, env: Env, loaded: LoadedForm) {
+async function markupFacts(request: Request, env: Env, loaded: PublicForm) {
   return {
     action: `${new URL(request.url).origin}/f/${loaded.form.id}`,
     schema: loaded.schema,
@@ -144,7 +123,7 @@ async function markupFacts(request: Request, env: Env, loaded: LoadedForm) {
   };
 }
 
-async function refusal(request: Request, env: Env, loaded: LoadedForm, problem: Problem, params: Record<string, unknown>, json: boolean, cors: Record<string, string>): Promise<Response> {
+async function refusal(request: Request, env: Env, loaded: PublicForm, problem: Problem, params: Record<string, unknown>, json: boolean, cors: Record<string, string>): Promise<Response> {
   const error = problemError(problem);
   if (json) return jsonAnswer({ error: error.message, errors: error.errors }, error.status, cors);
   // The page again, with the visitor's values and each refusal at its field.
@@ -155,7 +134,7 @@ async function refusal(request: Request, env: Env, loaded: LoadedForm, problem: 
 
 /** GET and POST /f/{form}/confirm/{token}: a page with a button (scanners open links), then the confirmation. */
 export async function handleConfirm(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {
-  const loaded = await loadForm(env, request.params.form!);
+  const loaded = await findPublicForm(env, request.params.form!);
   const csp = pageCsp(loaded?.form ?? null, false);
   const invalid = () => html(formMessagePage("Link not valid", "This confirmation link is not valid any more: it was used, it expired, or the form was removed. Sign up again to get a new one.", false), 404, csp);
   if (!loaded) return invalid();
@@ -163,7 +142,7 @@ export async function handleConfirm(request: IRequest, env: Env, exec: Execution
   if (request.method === "GET" || request.method === "HEAD") return html(request.method === "HEAD" ? "" : confirmPage(loaded.form, new URL(request.url).pathname), 200, csp);
   if (request.method !== "POST") return html(formMessagePage("Not allowed", `A confirmation link takes GET and POST, not ${request.method}.`, false), 405, csp, { allow: "GET, POST" });
   const confirmed = await confirmSignup(
-    { env, db: loaded.db, panel: loaded.panel, formId: loaded.form.id, schema: loaded.schema, client: clientOf(request), now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
+    { env, db: loaded.db, panel: loaded.panel, formId: loaded.form.id, schema: loaded.schema, settings: loaded.settings, client: clientOf(request), now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
     token,
   );
   if (!confirmed.ok) return invalid();

@@ -1,3 +1,4 @@
+import { uuidV7 } from "../lib/random";
 import type { ShardDb } from "./shards";
 
 /** Proof of consent (migrations/shard/0075_signup_forms.sql): one row per subscribe, confirm, topic change or unsubscribe. */
@@ -54,6 +55,27 @@ export function insertConsentStatements(db: ShardDb, panelId: string, records: r
       .prepare("INSERT INTO consent_records (panel_id, id, contact_id, kind, list_id, topic, via, via_id, ip, user_agent, text, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(panelId, r.id, r.contactId, r.kind, r.listId, r.topic, r.via, r.viaId, r.ip, r.userAgent, r.text, r.at),
   );
+}
+
+/**
+ * As insertConsentStatements, for the contact of primary-key value `key`, found by the
+ * statements themselves: they go in the batch that creates the contact, after its upsert.
+ * With `skipGoneLists`, a record naming a list is written only while the list is live, and
+ * when none of the lists is, one record naming none: what a caller that looked first would write.
+ */
+export function insertConsentOfKeyStatements(db: ShardDb, panelId: string, key: string, records: readonly Omit<ConsentRecord, "contactId">[], skipGoneLists = false): D1PreparedStatement[] {
+  const insert = `INSERT INTO consent_records (panel_id, id, contact_id, kind, list_id, topic, via, via_id, ip, user_agent, text, at)
+    SELECT ?1, ?2, c.id, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = ?12`;
+  const live = "SELECT 1 FROM lists l WHERE l.panel_id = ?1 AND l.deleted_at IS NULL AND l.id";
+  const bindRecord = (statement: D1PreparedStatement, r: Omit<ConsentRecord, "contactId">, ...more: unknown[]) =>
+    statement.bind(panelId, r.id, r.kind, r.listId, r.topic, r.via, r.viaId, r.ip, r.userAgent, r.text, r.at, key, ...more);
+  const listIds = records.flatMap((r) => (r.listId === null ? [] : [r.listId]));
+  if (!skipGoneLists || listIds.length === 0) return records.map((r) => bindRecord(db.prepare(insert), r));
+  const first = records[0]!;
+  return [
+    ...records.map((r) => bindRecord(db.prepare(`${insert} AND EXISTS (${live} = ?4)`), r)),
+    bindRecord(db.prepare(`${insert} AND NOT EXISTS (${live} IN (SELECT value FROM json_each(?13)))`), { ...first, id: uuidV7(first.at), listId: null }, JSON.stringify(listIds)),
+  ];
 }
 
 export async function insertConsentRecords(db: ShardDb, panelId: string, records: readonly ConsentRecord[]): Promise<void> {

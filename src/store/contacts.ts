@@ -45,6 +45,8 @@ export interface ContactWriteExtras {
   listIds?: readonly number[];
   /** Attributes created as strings with this write (the panel's `unknown_attributes` is `create`). */
   newAttributes?: readonly string[];
+  /** Statements that belong with this write (its proof of consent), run after it in its batch. */
+  alongside?: readonly D1PreparedStatement[];
 }
 
 /** Creates the string attributes `names`; with `existingKey`, only if that contact exists. */
@@ -97,10 +99,12 @@ export async function upsertContact(
         .bind(panelId, key, JSON.stringify(listIds), now),
     );
   }
+  const membershipAt = statements.length - 1;
+  statements.push(...(extras.alongside ?? []));
   const results = statements.length === 1 ? [{ results: [await statements[0]!.first<ContactRow>()] }] : await db.batch<ContactRow>(statements);
   const upserted = results[upsertAt]!.results[0]!;
   // joinedList: some membership is new (list triggers of journeys fire on it).
-  return { ...contactFromRow(upserted), joinedList: listIds.length > 0 && results.at(-1)!.results.length > 0 };
+  return { ...contactFromRow(upserted), joinedList: listIds.length > 0 && results[membershipAt]!.results.length > 0 };
 }
 
 /** Merges changes into an existing contact (creating `newAttributes` with it); null when there is no such contact. */

@@ -86,6 +86,40 @@ export async function recordFailure(db: ControlDb, subjects: string[], now: numb
 }
 
 /**
+ * Counts an attempt of each subject against its limit, check and record in one statement
+ * each, all in one round trip; answers, per subject, whether it is within its limit. A subject
+ * is counted only while those before it are within theirs (as checking them in turn, stopping
+ * at the first refused, would). A refused attempt leaves the count above the limit (at most
+ * limit + 1), as a check that did not record would have; a window older than `windowStart`
+ * starts over.
+ */
+export async function countAttempts(db: ControlDb, attempts: readonly { subject: string; limit: number }[], now: number, windowStart: number): Promise<boolean[]> {
+  if (attempts.length === 0) return [];
+  const statements = attempts.map(({ subject, limit }, i) => {
+    const earlier = attempts.slice(0, i);
+    // An earlier subject over its limit (its count, just written, is limit + 1) stops this one.
+    const stop = earlier.map(() => "EXISTS (SELECT 1 FROM sign_in_failures WHERE subject = ? AND window_start >= ? AND failures > ?)").join(" OR ");
+    return db
+      .prepare(
+        `INSERT INTO sign_in_failures (subject, window_start, failures) SELECT ?, ?, 1 WHERE ${stop ? `NOT (${stop})` : "true"}
+         ON CONFLICT (subject) DO UPDATE SET
+           failures = CASE WHEN window_start < ? THEN 1 ELSE MIN(failures + 1, ? + 1) END,
+           window_start = CASE WHEN window_start < ? THEN excluded.window_start ELSE window_start END
+         RETURNING failures`,
+      )
+      .bind(subject, now, ...earlier.flatMap((e) => [e.subject, windowStart, e.limit]), windowStart, limit, windowStart);
+  });
+  const results = statements.length === 1 ? [{ results: [await statements[0]!.first<{ failures: number }>()].filter((r) => r !== null) }] : await db.batch<{ failures: number }>(statements);
+  let refusedBefore = false;
+  return attempts.map(({ limit }, i) => {
+    const counted = results[i]!.results[0];
+    const within = !refusedBefore && counted !== undefined && counted.failures <= limit;
+    if (!within) refusedBefore = true;
+    return within;
+  });
+}
+
+/**
  * Marks a one-time subject (a sign-in challenge) used; false when it already was. The marker lives
  * in sign_in_failures so the cron sweep drops it once the window passes, after the challenge expired.
  */

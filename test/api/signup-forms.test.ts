@@ -143,6 +143,33 @@ describe("signup forms: the hosted page and its posts", () => {
     expect(await consentOf(panel)).toEqual([{ kind: "subscribe", list_id: b, via: "form", via_id: form.id, ip, text: "Yes, email me.", pk_value: "ada@example.com" }]);
   });
 
+  it("skips lists deleted since the form was saved (consent names none when all are gone); a changed form is seen at once", async () => {
+    const panel = await createPanel();
+    const a = await listOf(panel, "Deals");
+    const b = await listOf(panel, "Stories");
+    const both = await formOf(panel, { name: "Join", fields: [{ attribute: "EMAIL" }], lists: [a, b], double_opt_in: false, consent_text: "Email me." });
+    const onlyB = await formOf(panel, { name: "Stories", fields: [{ attribute: "EMAIL" }], lists: [b], double_opt_in: false, consent_text: "Stories, please." });
+    // A first submission: the form is now in this isolate's cache.
+    expect((await post(`/f/${both.id}.json`, { EMAIL: "a@example.com", [`list_${a}`]: "1", [`list_${b}`]: "1" })).status).toBe(200);
+    expect((await admin("DELETE", `/panels/${panel.id}/lists/${b}`)).status).toBeLessThan(300);
+    expect((await post(`/f/${both.id}.json`, { EMAIL: "b@example.com", [`list_${a}`]: "1", [`list_${b}`]: "1" })).status).toBe(200);
+    expect((await post(`/f/${onlyB.id}.json`, { EMAIL: "c@example.com" })).status).toBe(200);
+    expect(await membersOf(panel, a)).toEqual(["a@example.com", "b@example.com"]);
+    const replaced = await admin("PUT", `/panels/${panel.id}/forms/${both.id}`, { name: "Join", fields: [{ attribute: "EMAIL" }], lists: [a], double_opt_in: false, consent_text: "Email me, please." });
+    expect(replaced.status, JSON.stringify(replaced.body)).toBeLessThan(300);
+    expect((await post(`/f/${both.id}.json`, { EMAIL: "d@example.com" })).status).toBe(200);
+    // One act's records share their millisecond, so their id order is not theirs: sorted by address and list.
+    const records = (await consentOf(panel)).map((r: any) => [r.pk_value, r.list_id, r.text]);
+    records.sort((x, y) => String(x[0]).localeCompare(String(y[0])) || Number(x[1]) - Number(y[1]));
+    expect(records).toEqual([
+      ["a@example.com", a, "Email me."],
+      ["a@example.com", b, "Email me."],
+      ["b@example.com", a, "Email me."],
+      ["c@example.com", null, "Stories, please."],
+      ["d@example.com", a, "Email me, please."],
+    ]);
+  });
+
   it("refuses a missing or bad value with the page again, the value kept and nothing written", async () => {
     const panel = await createPanel();
     await nameAttribute(panel);
@@ -212,6 +239,10 @@ describe("signup forms: the hosted page and its posts", () => {
     for (let i = 0; i < 31; i++) fromOneIp.push((await post(`/f/${form.id}.json`, { EMAIL: `visitor${i}@example.com` }, { "cf-connecting-ip": ip })).status);
     expect(fromOneIp.slice(0, 30).every((s) => s === 200)).toBe(true);
     expect(fromOneIp[30]).toBe(429);
+    // A submission refused by its IP's limit does not count against its address: it still has its five.
+    for (let i = 0; i < 5; i++) expect((await post(`/f/${form.id}.json`, { EMAIL: "fresh@example.com" }, { "cf-connecting-ip": ip })).status).toBe(429);
+    const fresh = await post(`/f/${form.id}.json`, { EMAIL: "fresh@example.com" });
+    expect(fresh.status, await fresh.clone().text()).toBe(200);
   });
 });
 

@@ -5,6 +5,7 @@ import { duePanels, PANELS_PER_CRON_BATCH, type CronTask, type PanelOnShard } fr
 import { onPanelMoving } from "../../lib/moving";
 import { forgetActivityCatalogs } from "./activity-catalogs";
 import { CALLER_CACHE_MS, forgetCallers } from "./api-keys";
+import { forgetPublicForms } from "./forms";
 
 /** A panel as the directory has it, with the database of its shard. */
 export interface PanelHome {
@@ -33,6 +34,7 @@ export function forgetPanelPlaces(): void {
   forgetPanelHomes();
   forgetCallers();
   forgetActivityCatalogs();
+  forgetPublicForms();
 }
 
 /** The panel `panelId` names and its shard's database; null for an unknown panel. */

@@ -1,6 +1,6 @@
 import { findPanelHome } from "../access/shards";
 import { uuidV7 } from "../../lib/random";
-import { insertConsentStatements, type ConsentKind, type ConsentRecord, type ConsentVia } from "../../store/consent";
+import { insertConsentOfKeyStatements, insertConsentStatements, type ConsentKind, type ConsentRecord, type ConsentVia } from "../../store/consent";
 import type { ShardDb } from "../../store/shards";
 import { getFormSettings } from "../../store/signup-forms";
 
@@ -24,14 +24,13 @@ export interface ConsentFacts {
   at: number;
 }
 
-/** The records of one consent act, as statements for the caller's batch (the act and its proof are written together). */
-export async function consentStatements(db: ShardDb, panelId: string, facts: ConsentFacts): Promise<D1PreparedStatement[]> {
+/** The records of one consent act; `keepsClient` is the panel's form setting when the caller has it at hand. */
+async function consentRecords(db: ShardDb, panelId: string, facts: Omit<ConsentFacts, "contactId">, keepsClient?: boolean): Promise<Omit<ConsentRecord, "contactId">[]> {
   // The panel's setting matters only when there is an address or browser to keep (not for an API call).
   const hasClient = facts.client.ip !== null || facts.client.userAgent !== null;
-  const client = hasClient && (await getFormSettings(db, panelId)).consentKeepsClient ? facts.client : { ip: null, userAgent: null };
-  const records: ConsentRecord[] = (facts.listIds.length ? facts.listIds : [null]).map((listId) => ({
+  const client = hasClient && (keepsClient ?? (await getFormSettings(db, panelId)).consentKeepsClient) ? facts.client : { ip: null, userAgent: null };
+  return (facts.listIds.length ? facts.listIds : [null]).map((listId) => ({
     id: uuidV7(facts.at),
-    contactId: facts.contactId,
     kind: facts.kind,
     listId,
     topic: facts.topic ?? null,
@@ -42,12 +41,32 @@ export async function consentStatements(db: ShardDb, panelId: string, facts: Con
     text: facts.text,
     at: facts.at,
   }));
-  return insertConsentStatements(db, panelId, records);
+}
+
+/** The records of one consent act, as statements for the caller's batch (the act and its proof are written together). */
+export async function consentStatements(db: ShardDb, panelId: string, facts: ConsentFacts, keepsClient?: boolean): Promise<D1PreparedStatement[]> {
+  const records = await consentRecords(db, panelId, facts, keepsClient);
+  return insertConsentStatements(db, panelId, records.map((r) => ({ ...r, contactId: facts.contactId })));
+}
+
+/**
+ * As consentStatements, for the contact of primary-key value `key`: statements for the batch
+ * that creates or updates that contact, placed after its upsert. `skipGoneLists`: the lists
+ * were not looked at first; records name only those still live (none live: one naming none).
+ */
+export async function consentStatementsOfKey(
+  db: ShardDb,
+  panelId: string,
+  key: string,
+  facts: Omit<ConsentFacts, "contactId">,
+  options: { keepsClient?: boolean; skipGoneLists?: boolean } = {},
+): Promise<D1PreparedStatement[]> {
+  return insertConsentOfKeyStatements(db, panelId, key, await consentRecords(db, panelId, facts, options.keepsClient), options.skipGoneLists);
 }
 
 /** Records one consent act now. */
-export async function recordConsent(db: ShardDb, panelId: string, facts: ConsentFacts): Promise<void> {
-  const statements = await consentStatements(db, panelId, facts);
+export async function recordConsent(db: ShardDb, panelId: string, facts: ConsentFacts, keepsClient?: boolean): Promise<void> {
+  const statements = await consentStatements(db, panelId, facts, keepsClient);
   if (statements.length) await db.batch(statements);
 }
 

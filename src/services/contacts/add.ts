@@ -18,6 +18,14 @@ export interface AddOptions {
   fieldPrefix?: string;
   /** Refuse (conflict, on the key's field) rather than merge into a contact that exists: the panel's "Add contact" form. */
   onlyNew?: boolean;
+  /**
+   * refuse (the default): lists that are not the panel's are refused (`not_found`), after a look.
+   * skip: no look; the membership insert leaves out lists that are not the panel's live ones
+   * (the caller checked, or a form's lists deleted since it was saved, which the visitor cannot fix).
+   */
+  missingLists?: "refuse" | "skip";
+  /** Statements written in the contact's batch, after it (a form's proof of consent). */
+  alongside?: readonly D1PreparedStatement[];
 }
 
 /**
@@ -39,9 +47,11 @@ export async function addContact(
     const keyField = Object.keys(input).find((name) => canonicalAttributeName(name) === ctx.schema.primaryKey) ?? ctx.schema.primaryKey;
     return contactExists(`${fieldPrefix}.${keyField}`, ctx.schema.primaryKey, prepared.key);
   }
-  const missing = await missingLists(ctx.db, ctx.panelId, listIds ?? []);
-  if (missing.length) return noSuchLists(missing);
-  const contact = await upsertContact(ctx.db, ctx.panelId, prepared.key, prepared.values, ctx.now, { listIds, newAttributes: prepared.created });
+  if (options.missingLists !== "skip") {
+    const missing = await missingLists(ctx.db, ctx.panelId, listIds ?? []);
+    if (missing.length) return noSuchLists(missing);
+  }
+  const contact = await upsertContact(ctx.db, ctx.panelId, prepared.key, prepared.values, ctx.now, { listIds, newAttributes: prepared.created, alongside: options.alongside });
   ctx.waitUntil(afterContactChanged(ctx.env, { panelId: ctx.panelId, contact, changes: ["attributes", "lists"], joinedList: contact.joinedList, now: ctx.now }));
   return succeeded({ contact, ignored: prepared.ignored, created: prepared.created });
 }

@@ -3,7 +3,7 @@ import { sha256Hex } from "../../lib/crypto";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
-import { takeFormSignup } from "../../store/signup-forms";
+import { takeFormSignup, type FormSettings } from "../../store/signup-forms";
 import { addContact } from "../contacts/add";
 import { missingLists } from "../contacts/lists";
 import { recordConsent, type ConsentClient } from "../consent/record";
@@ -14,6 +14,7 @@ export interface ConfirmContext {
   panel: Panel;
   formId: string;
   schema: AttributeSchema;
+  settings: FormSettings;
   client: ConsentClient;
   now: number;
   waitUntil(work: Promise<unknown>): void;
@@ -33,9 +34,9 @@ export async function confirmSignup(ctx: ConfirmContext, token: string): Promise
   const missing = new Set(await missingLists(ctx.db, ctx.panel.id, signup.listIds));
   const listIds = signup.listIds.filter((id) => !missing.has(id));
   const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema: { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema }, unknown: "ignore" as const, now: ctx.now, waitUntil: ctx.waitUntil };
-  const added = await addContact(writeCtx, signup.attributes, listIds, { fieldPrefix: "form" });
+  const added = await addContact(writeCtx, signup.attributes, listIds, { fieldPrefix: "form", missingLists: "skip" });
   // A value the schema refuses now (an attribute's type changed since the submission): the lists still count.
-  if (!added.ok) await addContact(writeCtx, { [ctx.panel.primaryKey]: signup.attributes[ctx.panel.primaryKey] }, listIds, { fieldPrefix: "form" });
-    await recordConsent(ctx.db, ctx.panel.id, { contactId: signup.contactId, kind: "confirm", listIds, via: "form", viaId: ctx.formId, client: ctx.client, text: signup.consentText, at: ctx.now });
+  if (!added.ok) await addContact(writeCtx, { [ctx.panel.primaryKey]: signup.attributes[ctx.panel.primaryKey] }, listIds, { fieldPrefix: "form", missingLists: "skip" });
+  await recordConsent(ctx.db, ctx.panel.id, { contactId: signup.contactId, kind: "confirm", listIds, via: "form", viaId: ctx.formId, client: ctx.client, text: signup.consentText, at: ctx.now }, ctx.settings.consentKeepsClient);
   return succeeded({ listIds });
 }

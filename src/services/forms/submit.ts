@@ -16,14 +16,14 @@ import type { FieldProblem } from "../../lib/problems";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { randomBase64Url } from "../../lib/random";
 import { getContactByKey, listsOfContact, type Contact } from "../../store/contacts";
-import { recentFailures, recordFailure } from "../../store/operator-sessions";
+import { countAttempts } from "../../store/operator-sessions";
 import type { ShardDb } from "../../store/shards";
-import { getFormSettings, getFormSignup, putFormSignup } from "../../store/signup-forms";
+import { getFormSignup, putFormSignup, type FormSettings } from "../../store/signup-forms";
 import type { Panel } from "../../store/panels";
 import { sendTransactional, type MailerEnv } from "../channels/mailer";
 import { addContact } from "../contacts/add";
 import { missingLists } from "../contacts/lists";
-import { recordConsent, type ConsentClient } from "../consent/record";
+import { consentStatementsOfKey, recordConsent, type ConsentClient } from "../consent/record";
 import { verifyTurnstile } from "./turnstile";
 
 // A visitor's submission of a signup form (issue 45), whichever way it came: the hosted page,
@@ -44,6 +44,8 @@ export interface FormSubmitContext {
   panel: Panel;
   form: SignupForm;
   schema: AttributeSchema;
+  /** The panel's form settings (Turnstile secret, what consent records keep). */
+  settings: FormSettings;
   client: ConsentClient;
   now: number;
   waitUntil(work: Promise<unknown>): void;
@@ -80,47 +82,62 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   if (typeof honeypot === "string" ? honeypot !== "" : honeypot !== undefined && honeypot !== null) return succeeded(form.doubleOptIn ? "confirmation_sent" : "subscribed");
 
   const windowStart = ctx.now - FORM_RATE_WINDOW_MS;
-  const ipSubject = ctx.client.ip ? `form-ip:${ctx.client.ip}` : null;
-  if (ipSubject && (await recentFailures(ctx.env.DB, [ipSubject], windowStart)) >= SUBMISSIONS_PER_IP) {
-    return refused("rate_limited", [], "Too many signups from this address; wait a few minutes and try again");
-  }
-  if (ipSubject) await recordFailure(ctx.env.DB, [ipSubject], ctx.now, windowStart);
-
-  if (form.turnstileSiteKey) {
-    const answer = params[TURNSTILE_FIELD];
-    if (typeof answer !== "string" || answer === "") return refusedField("invalid", TURNSTILE_FIELD, "is required: complete the challenge and submit again");
-    const { turnstileSecretEnc } = await getFormSettings(ctx.db, ctx.panel.id);
-    if (!turnstileSecretEnc) return refusedField("upstream", TURNSTILE_FIELD, "the form cannot check challenges: the panel has no Turnstile secret");
-    const verdict = await verifyTurnstile(ctx.env, await decryptSecret(config(ctx.env).secretsKey, turnstileSecretEnc), answer, ctx.client.ip);
-    if (verdict === "unavailable") return refusedField("upstream", TURNSTILE_FIELD, "the challenge could not be checked just now; try again");
-    if (verdict === "refused") return refusedField("invalid", TURNSTILE_FIELD, "the challenge was not passed; try again");
-  }
-
+  const ipLimit = ctx.client.ip ? [{ subject: `form-ip:${ctx.client.ip}`, limit: SUBMISSIONS_PER_IP }] : [];
+  const fromIp = () => refused<never>("rate_limited", [], "Too many signups from this address; wait a few minutes and try again");
+  const forAddress = () => refused<never>("rate_limited", [], "Too many signups for this address; wait a few minutes and try again");
+  // The fields are read here, but refused only after the IP's limit and Turnstile, as ever.
   const { input, problems } = formValues(form, params);
   const lists = chosenLists(form, params);
   if (form.listIds.length > 1 && lists.length === 0) problems.push({ field: "lists", message: "tick at least one list" });
   const schema = { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema };
   const prepared = prepareContact(schema, input, "reject", "form");
   if (!prepared.ok) problems.push(...prepared.problems.map(asField).filter((p) => !problems.some((q) => q.field === p.field)));
-  if (problems.length || !prepared.ok) return refused("invalid", problems);
+  const keyLimit = { subject: `form-key:${ctx.panel.id}:${prepared.ok ? prepared.key : ""}`, limit: SUBMISSIONS_PER_ADDRESS };
+  const valid = prepared.ok && problems.length === 0;
 
-  const keySubject = `form-key:${ctx.panel.id}:${prepared.key}`;
-  if ((await recentFailures(ctx.env.DB, [keySubject], windowStart)) >= SUBMISSIONS_PER_ADDRESS) {
-    return refused("rate_limited", [], "Too many signups for this address; wait a few minutes and try again");
+  if (form.turnstileSiteKey || !valid) {
+    // The address is counted only after the challenge is passed, so a failed one cannot use up an address's signups.
+    if (ipLimit.length && !(await countAttempts(ctx.env.DB, ipLimit, ctx.now, windowStart))[0]) return fromIp();
+  } else {
+    // No challenge between the two limits: both in one round trip, the address counted only while the IP is within its limit.
+    const [ipWithin, keyWithin] = await countAttempts(ctx.env.DB, [...ipLimit, keyLimit], ctx.now, windowStart).then((w) => (ipLimit.length ? w : [true, ...w]));
+    if (!ipWithin) return fromIp();
+    if (!keyWithin) return forAddress();
   }
-  await recordFailure(ctx.env.DB, [keySubject], ctx.now, windowStart);
+
+  if (form.turnstileSiteKey) {
+    const answer = params[TURNSTILE_FIELD];
+    if (typeof answer !== "string" || answer === "") return refusedField("invalid", TURNSTILE_FIELD, "is required: complete the challenge and submit again");
+    const { turnstileSecretEnc } = ctx.settings;
+    if (!turnstileSecretEnc) return refusedField("upstream", TURNSTILE_FIELD, "the form cannot check challenges: the panel has no Turnstile secret");
+    const verdict = await verifyTurnstile(ctx.env, await decryptSecret(config(ctx.env).secretsKey, turnstileSecretEnc), answer, ctx.client.ip);
+    if (verdict === "unavailable") return refusedField("upstream", TURNSTILE_FIELD, "the challenge could not be checked just now; try again");
+    if (verdict === "refused") return refusedField("invalid", TURNSTILE_FIELD, "the challenge was not passed; try again");
+  }
+
+  if (problems.length || !prepared.ok) return refused("invalid", problems);
+  if (form.turnstileSiteKey && !(await countAttempts(ctx.env.DB, [keyLimit], ctx.now, windowStart))[0]) return forAddress();
 
   // Lists deleted since the form was saved are skipped, not refused: the visitor cannot fix that.
-  const missing = new Set(await missingLists(ctx.db, ctx.panel.id, lists));
-  const listIds = lists.filter((id) => !missing.has(id));
   const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
 
   if (!form.doubleOptIn) {
-    const added = await addContact(writeCtx, input, listIds, { fieldPrefix: "form" });
+    // The proof of consent is written in the contact's batch (both or neither), and the
+    // membership and consent statements themselves skip deleted lists: no look before.
+    const consent = await consentStatementsOfKey(
+      ctx.db,
+      ctx.panel.id,
+      prepared.key,
+      { kind: "subscribe", listIds: lists, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now },
+      { keepsClient: ctx.settings.consentKeepsClient, skipGoneLists: true },
+    );
+    const added = await addContact(writeCtx, input, lists, { fieldPrefix: "form", missingLists: "skip", alongside: consent });
     if (!added.ok) return refused(added.problem.kind, added.problem.fields.map(asField), added.problem.message);
-    await recordConsent(ctx.db, ctx.panel.id, { contactId: added.value.contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now });
     return succeeded("subscribed");
   }
+
+  const missing = new Set(await missingLists(ctx.db, ctx.panel.id, lists));
+  const listIds = lists.filter((id) => !missing.has(id));
 
   // Double opt-in: a new contact is created with its values and no list; an existing one is not
   // changed by someone who has not yet shown they own the address. Lists wait for the link.
@@ -156,7 +173,7 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
     sentAt: ctx.now,
     expiresAt: ctx.now + CONFIRMATION_TTL_MS,
   });
-  await recordConsent(ctx.db, ctx.panel.id, { contactId: contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now });
+  await recordConsent(ctx.db, ctx.panel.id, { contactId: contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now }, ctx.settings.consentKeepsClient);
   const mail = confirmationMail(form, `${config(ctx.env).publicBaseUrl}/f/${form.id}/confirm/${token}`);
   ctx.waitUntil(sendConfirmation(ctx.env, address, mail));
   return succeeded("confirmation_sent");
