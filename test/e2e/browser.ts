@@ -80,7 +80,7 @@ export async function signInAs(service: { origin: string }, email: string, passw
   await page.goto(`${service.origin}/`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
   return window;
 }

@@ -14,7 +14,7 @@ async function ownerPage(): Promise<Page> {
   await page.goto(`${service.origin}/`);
   await page.getByLabel("Email").fill(service.printed["owner email"]!);
   await page.getByLabel("Password").fill(service.printed.password!);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
   return page;
 }

@@ -20,7 +20,7 @@ async function signIn(page: Page, email: string, password: string): Promise<void
   await page.goto(`${service.origin}/`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
 }
 
 /** A screen's link in the side menu (Home's tiles link to the same screens under similar names). */
@@ -102,7 +102,7 @@ describe("panel in Chromium", () => {
     await page.getByRole("button", { name: "Set the new password" }).click();
     await page.getByText(/Your password is set/).waitFor();
     await screenshot(page, "password-reset-done");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "Sign in to the panel" }).waitFor();
     await signIn(page, "forgetful@example.com", "the old passphrase");
     await page.getByText("The email or the password is wrong").waitFor();

@@ -34,7 +34,7 @@ test("the panel signs in while the account is under a challenge: it solves it an
   await page.goto(`${service.origin}/`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(service.printed.password!);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor({ timeout: 30_000 });
   await screenshot(page, "signed-in-after-challenge");
 

@@ -90,7 +90,7 @@ describe("team sign-in in Chromium", () => {
     await invitee.getByRole("button", { name: "Sign out" }).click();
     await invitee.getByLabel("Email").fill(email);
     await invitee.getByLabel("Password").fill("invitee passphrase");
-    await invitee.getByRole("button", { name: "Sign in" }).click();
+    await invitee.getByRole("button", { name: "Sign in", exact: true }).click();
     await invitee.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
 
     const operators = await adminCall("GET", `/panels/${panelId}/operators`);
@@ -120,7 +120,7 @@ describe("team sign-in in Chromium", () => {
       await page.goto(`${service.origin}/`);
       await page.getByLabel("Email").fill(email);
       await page.getByLabel("Password").fill("careful passphrase");
-      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
     };
     await signIn();
     await page.getByRole("heading", { level: 1, name: "Demo" }).waitFor();
