@@ -32,6 +32,10 @@ export default defineConfig(async () => {
             SHARD_SCHEMA: shardSchema,
             ADMIN_TOKEN: TEST_ADMIN_TOKEN,
             SECRETS_KEY: TEST_SECRETS_KEY,
+            // Off in the pool: a console line written from the Worker's own I/O context can leave
+            // `vitest run` waiting forever at a file's end (workers-sdk issue 15719); the
+            // observability test turns the lines on for its own calls.
+            LOG_LINES: "false",
             ALLOW_PRIVATE_FETCH: "true",
             // The loopback HTTP receiver started by test/node/global-setup.ts.
             RECEIVER_URL: inject<string>("receiverUrl"),

@@ -21,7 +21,7 @@ import { handleConfirm, handleForm } from "../api/forms";
 import { LOCAL_MAILBOX_PATH, localMailboxPage } from "../services/channels/mailer";
 import { noteFault, observing, type Observation } from "../lib/observability/context";
 import { traceparentFor } from "../lib/observability/trace";
-import { logLine } from "../lib/observability/log";
+import { logLine, logLinesOn } from "../lib/observability/log";
 import { metrics } from "../lib/observability/metrics";
 
 export const API_VERSION = "apiv2";
@@ -137,7 +137,7 @@ export async function routeRequest(request: Request, env: Env, exec: ExecutionCo
   // The matched pattern (itty-router sets it on the request); unmatched paths are one bucket.
   const route = (request as Partial<IRequest>).route ?? "*";
   const durationMs = Date.now() - started;
-  logLine({
+  if (logLinesOn(env)) logLine({
     kind: "request",
     requestId,
     traceId: observation.traceparent.split("-")[1]!,

@@ -10,7 +10,7 @@ import { handleMoveNudge, readMoveNudge } from "../services/panels/move";
 import { handlePublishNudge, readPublishNudge } from "../services/broadcasts/publish";
 import { handleListClearNudge, readListClearNudge } from "../services/lists/clear";
 import { handleCronQueue } from "./cron";
-import { logLine } from "../lib/observability/log";
+import { logLine, logLinesOn } from "../lib/observability/log";
 import { metrics } from "../lib/observability/metrics";
 import { errorClass, observing } from "../lib/observability/context";
 import { newTraceparent } from "../lib/observability/trace";
@@ -94,7 +94,7 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env, exec: 
     // A message neither acked nor retried follows the batch: acked when the handler returned, retried when it threw.
     const { acked, retried } = counted.totals(failure === undefined);
     const durationMs = Date.now() - started;
-    logLine({
+    if (logLinesOn(env)) logLine({
       kind: "queue_batch",
       queue: batch.queue,
       traceId: traceparent.split("-")[1]!,

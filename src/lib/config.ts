@@ -16,6 +16,7 @@ const VARS = [
   "REGION",
   "ALLOW_PRIVATE_FETCH",
   "LOCAL_MAILBOX",
+  "LOG_LINES",
   "BROADCAST_LEAD_MINUTES",
   "MAIL_FROM",
   "EMAIL_PROVIDER",
@@ -82,6 +83,7 @@ const schema = z.object({
   REGION: text.default("default"),
   ALLOW_PRIVATE_FETCH: flag.default(false),
   LOCAL_MAILBOX: flag.default(false),
+  LOG_LINES: flag.default(true),
   BROADCAST_LEAD_MINUTES: minutes.default(90),
   MAIL_FROM: z.email({ error: "must be an email address" }).default("notifications@example.com"),
   EMAIL_PROVIDER: z.enum(EMAIL_PROVIDERS, { error: `is not one of ${EMAIL_PROVIDERS.join(", ")}` }).default("outbox"),
@@ -134,6 +136,8 @@ function toConfig(vars: z.output<typeof schema>) {
      * page shows reset links to anyone who can reach it).
      */
     localMailbox: vars.LOCAL_MAILBOX,
+    /** One JSON line per request and queue batch (src/lib/observability/log.ts); off in the vitest pool, see vitest.config.ts. */
+    logLines: vars.LOG_LINES,
     /** How far ahead a broadcast's send time must be. */
     broadcastLeadMinutes: vars.BROADCAST_LEAD_MINUTES,
     /** Sender of transactional mail. */

@@ -1,3 +1,5 @@
+import { config, type ConfigSource } from "../config";
+
 /**
  * Structured log lines: one JSON object per line, which Workers Logs ([observability] in
  * wrangler.toml) indexes by field. Callers pass ids, route patterns and counts only: never a URL
@@ -29,4 +31,13 @@ export type LogLine =
 
 export function logLine(line: LogLine): void {
   console.log(JSON.stringify(line));
+}
+
+/** Whether lines are written (LOG_LINES); a configuration that does not parse still logs, so the 500 it causes is seen. */
+export function logLinesOn(env: ConfigSource): boolean {
+  try {
+    return config(env).logLines;
+  } catch {
+    return true;
+  }
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMessageBatch, createExecutionContext, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { call, createPanel, fetchWith, receiver } from "../../support/helpers";
+import { BASE, createPanel, fetchWith, receiver } from "../../support/helpers";
 import { metrics, type DataPointWriter } from "../../../src/lib/observability/metrics";
 import { handleQueue } from "../../../src/jobs/queues";
 import { observing } from "../../../src/lib/observability/context";
@@ -29,13 +29,16 @@ function recordingDataset(): DataPointWriter & { points: { indexes?: string[]; b
 
 afterEach(() => vi.restoreAllMocks());
 
+// The pool runs with LOG_LINES off (vitest.config.ts); these tests turn the lines on.
+const LOGGING = { LOG_LINES: "true" };
+
 describe("request log lines", () => {
   it("logs one JSON line per envelope call: route pattern, status, duration, panel, request id; never the apikey", async () => {
     const panel = await createPanel();
     const query = new URLSearchParams({ type: "lists", activity: "add", apikey: panel.apiKey, listname: "Observed" });
     let body: { requestid: string } | undefined;
     const lines = await loggedLines("request", async () => {
-      const response = await call(`/apiv2?${query}`);
+      const response = await fetchWith(LOGGING, new Request(`${BASE}/apiv2?${query}`));
       expect(response.status).toBe(200);
       body = await response.json();
     });
@@ -51,7 +54,7 @@ describe("request log lines", () => {
   it("names a refused call's status and the caller's trace id from its traceparent", async () => {
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const lines = await loggedLines("request", async () => {
-      const response = await call("/apiv2?type=lists&activity=add&listname=x&apikey=not-a-key", { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+      const response = await fetchWith(LOGGING, new Request(`${BASE}/apiv2?type=lists&activity=add&listname=x&apikey=not-a-key`, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } }));
       expect(response.status).toBe(401);
     });
     expect(lines).toHaveLength(1);
@@ -61,7 +64,7 @@ describe("request log lines", () => {
 
   it("logs an admin call under its admin route pattern", async () => {
     const panel = await createPanel();
-    const lines = await loggedLines("request", () => call(`/admin/v1/panels/${panel.id}`, { headers: { authorization: "Bearer test-admin-token" } }));
+    const lines = await loggedLines("request", () => fetchWith(LOGGING, new Request(`${BASE}/admin/v1/panels/${panel.id}`, { headers: { authorization: "Bearer test-admin-token" } })));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ route: "/admin/v1/panels/:panel", status: 200, panelId: panel.id });
   });
@@ -111,7 +114,7 @@ describe("queue batch log lines", () => {
     const dataset = recordingDataset();
     const exec = createExecutionContext();
     vi.spyOn(console, "error").mockImplementation(() => {});
-    const lines = await loggedLines("queue_batch", () => handleQueue(batch, { ...env, METRICS: dataset } as Env, exec));
+    const lines = await loggedLines("queue_batch", () => handleQueue(batch, { ...env, ...LOGGING, METRICS: dataset } as Env, exec));
     expect((await getQueueResult(batch, exec)).retryBatch.retry).toBe(true);
     expect(lines).toEqual([{ kind: "queue_batch", queue: "apiv2-unknown-default", traceId: expect.stringMatching(/^[0-9a-f]{32}$/), messages: 2, acked: 0, retried: 2, durationMs: expect.any(Number), errorClass: null }]);
     expect(dataset.points[0]).toMatchObject({ blobs: ["queue_batch", "apiv2-unknown-default"], doubles: [2, 0, 2, expect.any(Number)] });
