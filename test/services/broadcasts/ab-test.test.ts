@@ -5,7 +5,7 @@ import { decideDueAbTests } from "../../../src/services/broadcasts/ab-decision";
 import { compileAudience } from "../../../src/services/broadcasts/audience";
 import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
 import { emailProvider } from "../../../src/services/channels/email/providers";
-import { cancelCampaign, countEngagement, getCampaign, keepAbResults, publishCampaign } from "../../../src/store/campaigns";
+import { cancelCampaign, countEngagement, getCampaign, keepAbResults, publishCampaign, publishStep, startPublish } from "../../../src/store/campaigns";
 import { deleteCampaignMessages } from "../../../src/store/housekeeping";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { campaign, fireCron, outbox, scheduleIn, waitForCampaign } from "../../support/broadcasts";
@@ -103,6 +103,39 @@ describe("A/B tests of a campaign", () => {
     expect(late.status).toBe(409);
     expect(late.body.errors[0]).toMatchObject({ field: "status", message: expect.stringContaining("the campaign is sending") });
     expect((await admin("DELETE", `/panels/${panel.id}/campaigns/${id}/ab-test`)).status).toBe(409);
+  });
+
+  it("published in several steps, holds every recipient until the last step ranks them all, and decides only after it", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id)).status).toBe(200);
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { schedule_date: scheduleIn(60 * 24 * 50) })).status).toBe(200);
+    const stored = (await getCampaign(panelData, panel.id, id))!;
+    const now = Date.now();
+    const audience = await compileAudience(panelData, panel.id, stored.audience!, now);
+    expect(await startPublish(panelData, stored, now)).toBe(true);
+    let steps = 0;
+    for (;;) {
+      // Three contact ids a step: twelve contacts take at least four steps.
+      const step = (await publishStep(panelData, stored, 4, 3, now, audience))!;
+      steps++;
+      if (step.done) break;
+      // Before the last step nothing is ranked, so nothing can be claimed, and the wait has not begun.
+      expect((await groups(id)).every((r) => r.ab_group === "pending" && r.variant === null)).toBe(true);
+      for (let batch = 0; batch < NAMES.length; batch++) await sendCampaignBatch(env, emailProvider(env), { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch });
+      expect(await outbox(panel)).toHaveLength(0);
+      await decideDueAbTests(env, panelData, now + 61 * 60_000);
+      expect(await winner(panel, id)).toBeNull();
+    }
+    expect(steps).toBeGreaterThanOrEqual(4);
+    const rows = await groups(id);
+    expect(rows).toHaveLength(NAMES.length);
+    expect(rows.filter((r) => r.ab_group === "test")).toHaveLength(6);
+    expect(rows.filter((r) => r.ab_group === "rest")).toHaveLength(6);
+    // Each step began a batch of its own: every batch number the steps used.
+    const batches = (await panelData.prepare("SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ?").bind(id).all<{ batch: number }>()).results;
+    for (const { batch } of batches) await sendCampaignBatch(env, emailProvider(env), { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch });
+    expect(await outbox(panel)).toHaveLength(6);
   });
 
   it("sends the test share split evenly and deterministically, waits, picks the winner by unique opens and sends it to the rest, each contact once", async () => {
