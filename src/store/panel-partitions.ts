@@ -20,15 +20,6 @@ function partitionFromRow(row: PartitionRow): Partition {
   return { firstBucket: row.first_bucket, lastBucket: row.last_bucket, shard: row.shard, state: row.state };
 }
 
-/** The panel's partitions in bucket order; empty for a panel of one partition (no rows). */
-export async function panelPartitions(db: ControlDb, panelId: string): Promise<Partition[]> {
-  const { results } = await db
-    .prepare("SELECT first_bucket, last_bucket, shard, state FROM panel_partitions WHERE panel_id = ? ORDER BY first_bucket")
-    .bind(panelId)
-    .all<PartitionRow>();
-  return results.map(partitionFromRow);
-}
-
 /**
  * A column of a panel read (`{panel}` the panels row's alias) holding its partitions as JSON,
  * so the directory entry and its map come in one statement (decision 0006's caches keep both).

@@ -162,15 +162,6 @@ export async function deleteSegment(db: ShardDb, panelId: string, id: string): P
   return deleted!.meta.changes > 0;
 }
 
-/** How many of the panel's contacts match (a compiled `scan`). */
-export async function countMatching(db: ShardDb, panelId: string, compiled: CompiledSegment): Promise<number> {
-  const row = await db
-    .prepare(`SELECT COUNT(*) AS n FROM contacts c WHERE c.panel_id = ?1 AND ${compiled.where}`)
-    .bind(panelId, compiled.values)
-    .first<{ n: number }>();
-  return row!.n;
-}
-
 /**
  * Of the panel's first `examine` contacts in bucket order, how many were read and how many match
  * `compiled` (a `probe`): a request's count reads at most `examine` contacts whatever the panel's
