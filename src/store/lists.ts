@@ -230,7 +230,12 @@ export async function clearListStep(db: ShardDb, panelId: string, listId: number
       .bind(panelId, listId, state.after, last ? state.after : to, state.at),
     db
       .prepare(
-        `UPDATE lists SET clear_after = CASE WHEN ?4 OR ?3 >= clear_until THEN NULL ELSE ?3 END, clear_step_at = ?6
+        // Done, too, once no member the clear removes is left past this step's range: a list whose
+        // members span fewer ids than a step is done in one, not in a second step from the queue.
+        `UPDATE lists SET clear_after = CASE WHEN ?4 OR ?3 >= clear_until
+             OR NOT EXISTS (SELECT 1 FROM list_members m WHERE m.list_id = ?2 AND m.contact_id > ?3 AND m.panel_id = ?1
+                              AND (lists.clear_until IS NULL OR m.contact_id <= lists.clear_until)) THEN NULL ELSE ?3 END,
+           clear_step_at = ?6
          WHERE panel_id = ?1 AND id = ?2 AND clear_after = ?5 RETURNING clear_after`,
       )
       .bind(panelId, listId, to, last ? 1 : 0, state.after, now),

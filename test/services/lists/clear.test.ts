@@ -89,4 +89,23 @@ describe("emptying and deleting a list in bounded steps", () => {
     expect(await held(panel, list)).toBe(0);
     expect(await countRows("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND id = ?", panel.id, list)).toBe(0);
   });
+
+  it("a list whose members span fewer ids than a step is emptied or deleted whole before the answer, with no step left for the queue", async () => {
+    const panel = await createPanel();
+    const emptied = await listWithMembers(panel, "Small", 3);
+    const deleted = await listWithMembers(panel, "Brief", 2);
+    // Contacts made after the lists' members: the shard's ids run on past them.
+    await listWithMembers(panel, "After", 3);
+    // Steps of four ids: each list's members fit one, the shard's ids do not.
+    const { stepEnv, imports } = steppingEnv(4);
+
+    expect(await emptyList(stepEnv, panelData, panel.id, { name: "Small" }, Date.now())).toEqual({ ok: true, value: { removed: 3 } });
+    expect(await held(panel, emptied)).toBe(0);
+    expect(await removeList(stepEnv, panelData, panel.id, { name: "Brief" }, Date.now())).toEqual({ ok: true, value: true });
+    expect(await held(panel, deleted)).toBe(0);
+    expect(await countRows("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND id = ?", panel.id, deleted)).toBe(0);
+    expect(imports.bodies).toEqual([]);
+    expect(await countRows("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND clear_after IS NOT NULL", panel.id)).toBe(0);
+    expect(await countOf(panel, "After")).toBe(3);
+  });
 });
