@@ -378,19 +378,20 @@ export async function dueCampaigns(db: ShardDb, now: number, limit: number): Pro
 /**
  * Starts publishing a scheduled campaign: it moves to `sending` with nothing inserted yet, and
  * its recipients are then inserted by `publishStep`, one range of contact ids at a time, up to
- * the shard's largest contact id now. Only the first caller wins (a second cron run gets false).
+ * the shard's largest contact id now. Answers the campaign as it started; only the first caller
+ * wins (a second cron run gets null).
  */
-export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number): Promise<boolean> {
+export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number): Promise<Campaign | null> {
   const row = await db
     .prepare(
       `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3, recipients = 0, publish_batch = 0,
          publish_until = (SELECT MAX(id) FROM contacts),
          publish_after = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN NULL ELSE 0 END
-       WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' RETURNING id`,
+       WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' RETURNING *`,
     )
     .bind(campaign.id, campaign.panelId, now)
-    .first<{ id: string }>();
-  return row !== null;
+    .first<CampaignRow>();
+  return row ? fromRow(row) : null;
 }
 
 /** What one publish step did: its recipients fill send batches [firstBatch, nextBatch). */
@@ -481,9 +482,10 @@ export async function publishStep(
  * cron publishes step by step through the queue (services/broadcasts/publish.ts).
  */
 export async function publishCampaign(db: ShardDb, campaign: Campaign, batchSize: number, now: number, audience?: CompiledSegment, chunkIds = 50_000): Promise<number | null> {
-  if (!(await startPublish(db, campaign, now))) return null;
+  const started = await startPublish(db, campaign, now);
+  if (!started) return null;
   for (;;) {
-    const step = await publishStep(db, campaign, batchSize, chunkIds, now, audience);
+    const step = await publishStep(db, started, batchSize, chunkIds, now, audience);
     if (!step) return null;
     if (step.done) return step.recipients;
   }

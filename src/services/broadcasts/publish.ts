@@ -61,8 +61,10 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
       await failCampaign(db, campaign.panelId, campaign.id, sender.refusal, now);
       continue;
     }
-    if (!(await startPublish(db, campaign, now))) continue;
-    await publishNextStep(env, db, { ...campaign, publishedAt: now }, now);
+    // The campaign as it started: an edit between the read above and the start (its audience,
+    // its A/B test) is what every step, this first one included, goes by.
+    const started = await startPublish(db, campaign, now);
+    if (started) await publishNextStep(env, db, started, now);
   }
   // A/B tests whose wait is over: the winner goes to the rest.
   await decideDueAbTests(env, db, now);

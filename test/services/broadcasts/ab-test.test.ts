@@ -113,7 +113,8 @@ describe("A/B tests of a campaign", () => {
     const stored = (await getCampaign(panelData, panel.id, id))!;
     const now = Date.now();
     const audience = await compileAudience(panelData, panel.id, stored.audience!, now);
-    expect(await startPublish(panelData, stored, now)).toBe(true);
+    // It starts (the campaign as it started: sending, its recipients still to insert, its test kept).
+    expect(await startPublish(panelData, stored, now)).toMatchObject({ id, status: "sending", publishing: true, publishedAt: now, abTest: stored.abTest });
     let steps = 0;
     for (;;) {
       // Three contact ids a step: twelve contacts take at least four steps.
