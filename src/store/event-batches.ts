@@ -176,7 +176,7 @@ function storeBatchesStatements(db: ShardDb, panel: BatchPanel, idList: string, 
     db
       .prepare(
         `INSERT INTO anon_profiles (panel_id, uniqueid, contact_id, linked_at, bucket)
-         SELECT ?1, ${recorded("uniqueid")}, c.id, b.received_at, COALESCE(${recorded("uniqueidBucket")}, ${recorded("bucket")}, 0)
+         SELECT ?1, ${recorded("uniqueid")}, c.id, b.received_at, COALESCE(${recorded("uniqueidBucket")}, 0)
          FROM ${unstored.replace(`${each}(b.events) e`, `${each}(b.events) e CROSS JOIN contacts c ON c.panel_id = ?1 AND c.pk_value = ${recorded("identity")}`)}
            AND ${recorded("uniqueid")} IS NOT NULL
          ORDER BY b.id, e.key
