@@ -1,5 +1,6 @@
 import type { IRequest } from "itty-router";
-import { confirmPage, formMessagePage, hostedFormPage, originAllowed, TURNSTILE_ORIGIN, type FormEcho, type SignupForm } from "../domain/signup-forms";
+import { allowOrigin } from "../domain/fields";
+import { confirmPage, formMessagePage, hostedFormPage, TURNSTILE_ORIGIN, type FormEcho, type SignupForm } from "../domain/signup-forms";
 import { config } from "../lib/config";
 import { readBodyParams } from "../lib/http/body";
 import { ApiError, problemError } from "../lib/http/errors";
@@ -42,8 +43,8 @@ function jsonAnswer(body: unknown, status: number, cors: Record<string, string>)
 function corsFor(form: SignupForm, origin: string | null, ownOrigins: readonly string[]): Record<string, string> | null {
   if (origin === null || origin === "null") return {};
   if (ownOrigins.includes(origin)) return {};
-  if (!originAllowed(form, origin, "")) return null;
-  return { "access-control-allow-origin": form.allowedOrigins.includes("*") ? "*" : origin, vary: "Origin" };
+  const allowed = allowOrigin(form.allowedOrigins, origin);
+  return allowed === null ? null : { "access-control-allow-origin": allowed, vary: "Origin" };
 }
 
 function ownOriginsOf(request: Request, env: Env): string[] {
