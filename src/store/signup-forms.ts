@@ -116,7 +116,7 @@ export interface FormSettings {
   consentKeepsClient: boolean;
 }
 
-export const DEFAULT_FORM_SETTINGS: FormSettings = { turnstileSecretEnc: null, consentKeepsClient: true };
+const DEFAULT_FORM_SETTINGS: FormSettings = { turnstileSecretEnc: null, consentKeepsClient: true };
 
 export async function getFormSettings(db: ShardDb, panelId: string): Promise<FormSettings> {
   const row = await db
@@ -188,11 +188,6 @@ function signupFromRow(r: SignupRow): FormSignup {
 
 export async function getFormSignup(db: ShardDb, panelId: string, formId: string, contactId: number): Promise<FormSignup | null> {
   const row = await db.prepare("SELECT * FROM form_signups WHERE panel_id = ? AND form_id = ? AND contact_id = ?").bind(panelId, formId, contactId).first<SignupRow>();
-  return row ? signupFromRow(row) : null;
-}
-
-export async function formSignupByToken(db: ShardDb, tokenHash: string): Promise<FormSignup | null> {
-  const row = await db.prepare("SELECT * FROM form_signups WHERE token_hash = ?").bind(tokenHash).first<SignupRow>();
   return row ? signupFromRow(row) : null;
 }
 
