@@ -1,9 +1,6 @@
 import { decodeOrKeep } from "../lib/uri";
 import { Router, type IRequest } from "itty-router";
-import { forgetActivityCatalogs } from "../services/access/activity-catalogs";
-import { forgetPanelHomes } from "../services/access/shards";
-import { forgetCallers } from "../services/access/api-keys";
-import { forgetPublicForms } from "../services/access/forms";
+import { forgetPanelPlaces } from "../services/access/shards";
 import { ApiError, asApiError, notFound } from "../lib/http/errors";
 import { adminCaller, type AdminCaller } from "./auth";
 import { isSameOrigin } from "../lib/http/cookies";
@@ -98,13 +95,8 @@ for (const route of ADMIN_ROUTES) {
     const result = await route.handle({ request, env, exec, caller, path, body, query });
     // Any admin write may change what an API key may do (rotation, API mode, schema), or
     // what activity ingest knows of a panel (time zone, API mode, definitions), or a public
-    // form (the form, its panel's schema and form settings).
-    if (route.method !== "GET") {
-      forgetCallers();
-      forgetPublicForms();
-      forgetActivityCatalogs();
-      forgetPanelHomes();
-    }
+    // form (the form, its panel's schema and form settings): the same caches a panel's switch drops.
+    if (route.method !== "GET") forgetPanelPlaces();
     return result instanceof Response ? result : json(result, route.status ?? 200);
   });
 }

@@ -1,4 +1,4 @@
-import { recordConsent } from "../services/consent/record";
+import { consentStatementsOfKey } from "../services/consent/record";
 import type { ShardDb } from "../store/shards";
 import { contactKeyFrom, type KeyedSchema } from "../domain/contacts";
 import { forgetCallers } from "../services/access/api-keys";
@@ -71,9 +71,11 @@ const addOperation = defineOperation({
   summary: "Add a contact, or merge the given attributes into the existing one (4.1); listid names one list or several",
   params: z.object({ data: jsonObjectParam, listid: listIdsParam.optional() }),
   async run({ env, exec, panel, schema, now, db, user }, { data, listid }) {
-    const outcome = unwrapContact(await addContact(writeContext(env, exec, db, panel, now, schema), data, listid), panel, "add");
-    // The proof of how the contact came onto the lists (issue 45): an API key's call, after the answer.
-    if (listid?.length) exec.waitUntil(recordConsent(db, panel.id, { contactId: outcome.contact.id, kind: "subscribe", listIds: listid, via: "api_key", viaId: user.id, client: NO_CLIENT, text: "", at: now }));
+    // The proof of how the contact came onto the lists (issue 45), an API key's call, written in
+    // the contact's batch (both or neither). A key that does not read is refused by addContact.
+    const key = listid?.length ? contactKeyFrom(schema, data) : null;
+    const consent = key?.ok ? await consentStatementsOfKey(db, panel.id, key.key, { kind: "subscribe", listIds: listid!, via: "api_key", viaId: user.id, client: NO_CLIENT, text: "", at: now }) : [];
+    const outcome = unwrapContact(await addContact(writeContext(env, exec, db, panel, now, schema), data, listid, { alongside: consent }), panel, "add");
     return { contact: outcome.contact.attributes, ...schemaMembers(outcome) };
   },
 });

@@ -1,5 +1,6 @@
 import type { IRequest } from "itty-router";
-import { confirmPage, formMessagePage, hostedFormPage, originAllowed, TURNSTILE_ORIGIN, type FormEcho, type SignupForm } from "../domain/signup-forms";
+import { allowOrigin } from "../domain/fields";
+import { confirmPage, formMessagePage, hostedFormPage, TURNSTILE_ORIGIN, type FormEcho, type SignupForm } from "../domain/signup-forms";
 import { config } from "../lib/config";
 import { readBodyParams } from "../lib/http/body";
 import { ApiError, problemError } from "../lib/http/errors";
@@ -42,8 +43,8 @@ function jsonAnswer(body: unknown, status: number, cors: Record<string, string>)
 function corsFor(form: SignupForm, origin: string | null, ownOrigins: readonly string[]): Record<string, string> | null {
   if (origin === null || origin === "null") return {};
   if (ownOrigins.includes(origin)) return {};
-  if (!originAllowed(form, origin, "")) return null;
-  return { "access-control-allow-origin": form.allowedOrigins.includes("*") ? "*" : origin, vary: "Origin" };
+  const allowed = allowOrigin(form.allowedOrigins, origin);
+  return allowed === null ? null : { "access-control-allow-origin": allowed, vary: "Origin" };
 }
 
 function ownOriginsOf(request: Request, env: Env): string[] {
@@ -87,7 +88,7 @@ export async function handleForm(request: IRequest, env: Env, exec: ExecutionCon
   }
   if (method === "GET" || method === "HEAD") {
     if (asJson) return jsonAnswer({ error: "method: the form's JSON endpoint takes POST", errors: [{ field: "method", message: "use POST" }] }, 405, { allow: "POST, OPTIONS" });
-    const page = hostedFormPage(form, await markupFacts(request, env, loaded));
+    const page = hostedFormPage(form, await markupFacts(request, loaded));
     return html(method === "HEAD" ? "" : page, 200, pageCsp(form, true));
   }
   if (method !== "POST") return jsonAnswer({ error: `method: a form takes GET and POST, not ${method}` }, 405, { allow: "GET, POST, OPTIONS" });
@@ -108,14 +109,14 @@ export async function handleForm(request: IRequest, env: Env, exec: ExecutionCon
     { env, db: loaded.db, panel: loaded.panel, form, schema: loaded.schema, settings: loaded.settings, client: clientOf(request), now, waitUntil: (work) => exec.waitUntil(work) },
     params,
   );
-  if (!outcome.ok) return refusal(request, env, loaded, outcome.problem, params, json, cors);
+  if (!outcome.ok) return refusal(request, loaded, outcome.problem, params, json, cors);
   const text = outcomeText(form, outcome.value);
   if (json) return jsonAnswer({ status: outcome.value, message: text, redirect_url: form.redirectUrl }, 200, cors);
   if (form.redirectUrl) return new Response(null, { status: 303, headers: { location: form.redirectUrl, ...NO_STORE } });
   return html(formMessagePage(outcome.value === "subscribed" ? "Thank you" : "Check your inbox", text), 200, pageCsp(form, false));
 }
 
-async function markupFacts(request: Request, env: Env, loaded: PublicForm) {
+async function markupFacts(request: Request, loaded: PublicForm) {
   return {
     action: `${new URL(request.url).origin}/f/${loaded.form.id}`,
     schema: loaded.schema,
@@ -123,13 +124,13 @@ async function markupFacts(request: Request, env: Env, loaded: PublicForm) {
   };
 }
 
-async function refusal(request: Request, env: Env, loaded: PublicForm, problem: Problem, params: Record<string, unknown>, json: boolean, cors: Record<string, string>): Promise<Response> {
+async function refusal(request: Request, loaded: PublicForm, problem: Problem, params: Record<string, unknown>, json: boolean, cors: Record<string, string>): Promise<Response> {
   const error = problemError(problem);
   if (json) return jsonAnswer({ error: error.message, errors: error.errors }, error.status, cors);
   // The page again, with the visitor's values and each refusal at its field.
   const errors = error.errors.length ? error.errors : [{ field: "", message: error.message }];
   const echo: FormEcho = { values: params, errors };
-  return html(hostedFormPage(loaded.form, await markupFacts(request, env, loaded), echo), error.status, pageCsp(loaded.form, true));
+  return html(hostedFormPage(loaded.form, await markupFacts(request, loaded), echo), error.status, pageCsp(loaded.form, true));
 }
 
 /** GET and POST /f/{form}/confirm/{token}: a page with a button (scanners open links), then the confirmation. */

@@ -238,6 +238,12 @@ function corsOrigin(raw: string): string | null {
 /** Longest origin accepted: a scheme and a host name of at most 253 characters, with a port. */
 const MAX_ORIGIN_LENGTH = 300;
 
+/** The Access-Control-Allow-Origin value for `origin` under a list of corsOriginList's; null when the list does not allow it. */
+export function allowOrigin(origins: readonly string[], origin: string): string | null {
+  if (origins.includes("*")) return "*";
+  return origins.includes(origin) ? origin : null;
+}
+
 export const corsOriginList = z
   .array(
     z

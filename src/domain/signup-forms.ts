@@ -167,11 +167,6 @@ export function chosenLists(form: Pick<SignupForm, "listIds">, params: Record<st
   });
 }
 
-/** Whether a browser page of `origin` may post to the form (its own origin always may). */
-export function originAllowed(form: Pick<SignupForm, "allowedOrigins">, origin: string, ownOrigin: string): boolean {
-  return origin === ownOrigin || form.allowedOrigins.includes("*") || form.allowedOrigins.includes(origin);
-}
-
 // ---- HTML -------------------------------------------------------------------------------
 
 const STYLE = `

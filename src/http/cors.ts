@@ -1,4 +1,5 @@
 import { originAllowedSomewhere, panelOfCall } from "../api/access";
+import { allowOrigin } from "../domain/fields";
 import { readBodyParams } from "../lib/http/body";
 import { ApiError } from "../lib/http/errors";
 import { envelopeFailure, newRequestId } from "../lib/http/respond";
@@ -28,12 +29,6 @@ function methodsOf(pathname: string): string {
   const push = PUSH_PATH.exec(pathname)?.[1];
   if (push) return push === "web" ? "GET, POST, DELETE, OPTIONS" : "POST, DELETE, OPTIONS";
   return ENVELOPE_PATH.test(pathname) ? "GET, POST, OPTIONS" : "POST, OPTIONS";
-}
-
-/** The Access-Control-Allow-Origin value for `origin` under a panel's list; null when not allowed. */
-function allowOrigin(origins: readonly string[], origin: string): string | null {
-  if (origins.includes("*")) return "*";
-  return origins.includes(origin) ? origin : null;
 }
 
 function withHeaders(response: Response, headers: Record<string, string>): Response {

@@ -78,10 +78,6 @@ export function insertConsentOfKeyStatements(db: ShardDb, panelId: string, key: 
   ];
 }
 
-export async function insertConsentRecords(db: ShardDb, panelId: string, records: readonly ConsentRecord[]): Promise<void> {
-  if (records.length) await db.batch(insertConsentStatements(db, panelId, records));
-}
-
 /** The contact's consent records, oldest first (ids are time-ordered). */
 export async function consentOfContact(db: ShardDb, panelId: string, contactId: number): Promise<ConsentRecord[]> {
   const { results } = await db.prepare("SELECT * FROM consent_records WHERE panel_id = ? AND contact_id = ? ORDER BY id").bind(panelId, contactId).all<ConsentRow>();

@@ -116,7 +116,7 @@ export interface FormSettings {
   consentKeepsClient: boolean;
 }
 
-export const DEFAULT_FORM_SETTINGS: FormSettings = { turnstileSecretEnc: null, consentKeepsClient: true };
+const DEFAULT_FORM_SETTINGS: FormSettings = { turnstileSecretEnc: null, consentKeepsClient: true };
 
 export async function getFormSettings(db: ShardDb, panelId: string): Promise<FormSettings> {
   const row = await db
@@ -191,22 +191,16 @@ export async function getFormSignup(db: ShardDb, panelId: string, formId: string
   return row ? signupFromRow(row) : null;
 }
 
-export async function formSignupByToken(db: ShardDb, tokenHash: string): Promise<FormSignup | null> {
-  const row = await db.prepare("SELECT * FROM form_signups WHERE token_hash = ?").bind(tokenHash).first<SignupRow>();
-  return row ? signupFromRow(row) : null;
-}
-
-/** Writes the signup (a resubmission replaces the one of its form and contact, token included). */
-export async function putFormSignup(db: ShardDb, s: FormSignup): Promise<void> {
-  await db
+/** The statement that writes the signup, for the caller's batch (a resubmission replaces the one of its form and contact, token included). */
+export function putFormSignupStatement(db: ShardDb, s: FormSignup): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO form_signups (panel_id, form_id, contact_id, token_hash, list_ids, attrs, consent_text, ip, user_agent, created_at, sent_at, expires_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (panel_id, form_id, contact_id) DO UPDATE SET token_hash = excluded.token_hash, list_ids = excluded.list_ids, attrs = excluded.attrs,
          consent_text = excluded.consent_text, ip = excluded.ip, user_agent = excluded.user_agent, sent_at = excluded.sent_at, expires_at = excluded.expires_at`,
     )
-    .bind(s.panelId, s.formId, s.contactId, s.tokenHash, JSON.stringify(s.listIds), JSON.stringify(s.attributes), s.consentText, s.ip, s.userAgent, s.createdAt, s.sentAt, s.expiresAt)
-    .run();
+    .bind(s.panelId, s.formId, s.contactId, s.tokenHash, JSON.stringify(s.listIds), JSON.stringify(s.attributes), s.consentText, s.ip, s.userAgent, s.createdAt, s.sentAt, s.expiresAt);
 }
 
 /** Takes the signup of the token for its confirmation: deleted in the same statement, so a link confirms once. */

@@ -185,6 +185,28 @@ describe("signup forms: the hosted page and its posts", () => {
     expect(await panelSnapshot(panel.id)).toBe(before);
   });
 
+  it("a body of the wrong type, too large, not JSON, or with values of the wrong kind is a 4xx naming the field, and writes nothing", async () => {
+    const panel = await createPanel();
+    expect((await admin("PUT", `/panels/${panel.id}/attributes/AGE`, { type: "integer" })).status).toBeLessThan(300);
+    const a = await listOf(panel, "Deals");
+    const form = await formOf(panel, { name: "Join", fields: [{ attribute: "EMAIL" }, { attribute: "AGE" }], lists: [a], double_opt_in: false });
+    const before = await panelSnapshot(panel.id);
+    const send = async (body: string, contentType: string) => {
+      const answer = await call(`/f/${form.id}.json`, { method: "POST", headers: { "content-type": contentType, "cf-connecting-ip": newIp() }, body });
+      const errors: Array<{ field: string }> = ((await answer.json()) as any).errors;
+      return { status: answer.status, fields: [...new Set(errors.map((e) => e.field))].sort() };
+    };
+    expect(await send("hello", "text/plain")).toEqual({ status: 400, fields: ["EMAIL"] });
+    expect(await send('{"EMAIL":', "application/json")).toEqual({ status: 400, fields: ["body"] });
+    expect(await send('["a@example.com"]', "application/json")).toEqual({ status: 400, fields: ["body"] });
+    expect(await send(`EMAIL=${"a".repeat(70_000)}`, "application/x-www-form-urlencoded")).toEqual({ status: 413, fields: ["body"] });
+    expect(await send(JSON.stringify({ EMAIL: { address: "a@example.com" } }), "application/json")).toEqual({ status: 400, fields: ["EMAIL"] });
+    expect(await send(JSON.stringify({ EMAIL: "a@example.com", AGE: ["7"], PLAN: { gold: true } }), "application/json")).toEqual({ status: 400, fields: ["AGE"] });
+    // The hosted page's plain post: the page says why, with the same status.
+    expect((await post(`/f/${form.id}`, { EMAIL: "a".repeat(70_000) })).status).toBe(413);
+    expect(await panelSnapshot(panel.id)).toBe(before);
+  });
+
   it("a filled honeypot is answered as a success and stores nothing", async () => {
     const panel = await createPanel();
     const a = await listOf(panel, "Deals");

@@ -21,15 +21,15 @@ export interface PanelHome {
  */
 const homes = new TtlCache<Panel>(CALLER_CACHE_MS, 1000);
 
-/** Drops every cached directory entry; admin writes to panels call it with forgetCallers. */
-export function forgetPanelHomes(): void {
+/** Drops every cached directory entry (forgetPanelPlaces drops it with the other caches). */
+function forgetPanelHomes(): void {
   homes.clear();
 }
 
 // A write refused by a switching panel's fence: this isolate's next look reads the directory.
 onPanelMoving(forgetPanelPlaces);
 
-/** Drops every cache of this isolate that holds a panel's shard: what a panel's switch calls. */
+/** Drops every cache of this isolate that holds a panel's facts or shard: what a panel's switch and every admin write call. */
 export function forgetPanelPlaces(): void {
   forgetPanelHomes();
   forgetCallers();

@@ -6,7 +6,7 @@ import type { ShardDb } from "../../store/shards";
 import { takeFormSignup, type FormSettings } from "../../store/signup-forms";
 import { addContact } from "../contacts/add";
 import { missingLists } from "../contacts/lists";
-import { recordConsent, type ConsentClient } from "../consent/record";
+import { consentStatements, type ConsentClient } from "../consent/record";
 
 export interface ConfirmContext {
   env: Env;
@@ -34,9 +34,16 @@ export async function confirmSignup(ctx: ConfirmContext, token: string): Promise
   const missing = new Set(await missingLists(ctx.db, ctx.panel.id, signup.listIds));
   const listIds = signup.listIds.filter((id) => !missing.has(id));
   const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema: { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema }, unknown: "ignore" as const, now: ctx.now, waitUntil: ctx.waitUntil };
-  const added = await addContact(writeCtx, signup.attributes, listIds, { fieldPrefix: "form", missingLists: "skip" });
+  // The proof of the confirmation is written in the batch that joins the lists (both or neither).
+  const consent = await consentStatements(
+    ctx.db,
+    ctx.panel.id,
+    { contactId: signup.contactId, kind: "confirm", listIds, via: "form", viaId: ctx.formId, client: ctx.client, text: signup.consentText, at: ctx.now },
+    ctx.settings.consentKeepsClient,
+  );
+  const options = { fieldPrefix: "form", missingLists: "skip" as const, alongside: consent };
+  const added = await addContact(writeCtx, signup.attributes, listIds, options);
   // A value the schema refuses now (an attribute's type changed since the submission): the lists still count.
-  if (!added.ok) await addContact(writeCtx, { [ctx.panel.primaryKey]: signup.attributes[ctx.panel.primaryKey] }, listIds, { fieldPrefix: "form", missingLists: "skip" });
-  await recordConsent(ctx.db, ctx.panel.id, { contactId: signup.contactId, kind: "confirm", listIds, via: "form", viaId: ctx.formId, client: ctx.client, text: signup.consentText, at: ctx.now }, ctx.settings.consentKeepsClient);
+  if (!added.ok) await addContact(writeCtx, { [ctx.panel.primaryKey]: signup.attributes[ctx.panel.primaryKey] }, listIds, options);
   return succeeded({ listIds });
 }

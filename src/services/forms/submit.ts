@@ -18,12 +18,12 @@ import { randomBase64Url } from "../../lib/random";
 import { getContactByKey, listsOfContact, type Contact } from "../../store/contacts";
 import { countAttempts } from "../../store/operator-sessions";
 import type { ShardDb } from "../../store/shards";
-import { getFormSignup, putFormSignup, type FormSettings } from "../../store/signup-forms";
+import { getFormSignup, putFormSignupStatement, type FormSettings } from "../../store/signup-forms";
 import type { Panel } from "../../store/panels";
 import { sendTransactional, type MailerEnv } from "../channels/mailer";
 import { addContact } from "../contacts/add";
 import { missingLists } from "../contacts/lists";
-import { consentStatementsOfKey, recordConsent, type ConsentClient } from "../consent/record";
+import { consentStatements, consentStatementsOfKey, type ConsentClient } from "../consent/record";
 import { verifyTurnstile } from "./turnstile";
 
 // A visitor's submission of a signup form (issue 45), whichever way it came: the hosted page,
@@ -159,7 +159,8 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
 
   // The link names the form too, whose directory entry leads it to the panel's shard.
   const token = randomBase64Url(24);
-  await putFormSignup(ctx.db, {
+  // The signup and its proof of consent in one batch (both or neither).
+  const signup = putFormSignupStatement(ctx.db, {
     panelId: ctx.panel.id,
     formId: form.id,
     contactId: contact.id,
@@ -173,7 +174,13 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
     sentAt: ctx.now,
     expiresAt: ctx.now + CONFIRMATION_TTL_MS,
   });
-  await recordConsent(ctx.db, ctx.panel.id, { contactId: contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now }, ctx.settings.consentKeepsClient);
+  const consent = await consentStatements(
+    ctx.db,
+    ctx.panel.id,
+    { contactId: contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now },
+    ctx.settings.consentKeepsClient,
+  );
+  await ctx.db.batch([signup, ...consent]);
   const mail = confirmationMail(form, `${config(ctx.env).publicBaseUrl}/f/${form.id}/confirm/${token}`);
   ctx.waitUntil(sendConfirmation(ctx.env, address, mail));
   return succeeded("confirmation_sent");

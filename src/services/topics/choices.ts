@@ -1,5 +1,6 @@
 import { leaveTopicNotice, topicNotice } from "../../domain/unsubscribe-page";
 import type { ShardDb } from "../../store/shards";
+import { getFormSettings } from "../../store/signup-forms";
 import { listTopics, topicOptOutStatement, topicsLeft, type Topic } from "../../store/topics";
 import { panelDb } from "../access/shards";
 import { consentStatements, type ConsentClient } from "../consent/record";
@@ -36,9 +37,12 @@ export async function changeContactTopics(
 ): Promise<TopicChoice[]> {
   const current = await contactTopics(db, panelId, contactId);
   const statements: D1PreparedStatement[] = [];
+  // The panel's setting, read once for this post's records (not once per changed topic).
+  let keepsClient: boolean | undefined;
   for (const { topic, joined } of current) {
     const join = wanted.get(topic.id);
     if (join === undefined || join === joined) continue;
+    keepsClient ??= (await getFormSettings(db, panelId)).consentKeepsClient;
     statements.push(topicOptOutStatement(db, panelId, contactId, topic.id, !join, now));
     statements.push(
       ...(await consentStatements(db, panelId, {
@@ -50,7 +54,7 @@ export async function changeContactTopics(
         client: how.client,
         text: how.via === "unsubscribe_page" ? leaveTopicNotice(how.panelName, topic.name) : topicNotice(how.panelName, topic.name, join),
         at: now,
-      })),
+      }, keepsClient)),
     );
   }
   if (statements.length) await db.batch(statements);
