@@ -103,6 +103,21 @@ describe("TOTP two-factor sign-in", () => {
     expect(limited.status).toBe(429);
   });
 
+  it("refuses bad input to the sign-in steps by field and reason, never a 500", async () => {
+    const refusal = async (path: string, body: unknown, session?: OperatorSession) => {
+      const answer = await post(path, body, session);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      return answer.body.errors[0];
+    };
+    expect(await refusal("/sign-in/code", { token: "x", code: 123456 })).toEqual({ field: "code", message: "must be a string, not an integer" });
+    expect(await refusal("/sign-in/code", { token: ["x"], code: "123456" })).toEqual({ field: "token", message: "must be a string, not an array" });
+    expect(await refusal("/sign-in/enrol", {})).toEqual({ field: "token", message: "is required" });
+    expect(await refusal("/sign-in/enrol/confirm", { token: "t".repeat(201), code: "123456" })).toEqual({ field: "token", message: "must be at most 200 characters" });
+    const session = await operatorWithRole((await createPanel()).id, "viewer");
+    expect(await refusal("/two-factor/confirm", { code: "" }, session)).toEqual({ field: "code", message: "is required" });
+    expect(await refusal("/two-factor/disable", { code: "1".repeat(41) }, session)).toEqual({ field: "code", message: "must be at most 40 characters" });
+  });
+
   it("turns off with a code, after which the password alone signs in", async () => {
     const { session, secret } = await enrolled();
     expect((await post("/two-factor/disable", { code: "999999" === codeOf(secret) ? "888888" : "999999" }, session)).status).toBe(401);
