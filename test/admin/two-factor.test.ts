@@ -49,6 +49,8 @@ describe("TOTP two-factor sign-in", () => {
     expect(wrong.body.errors[0].field).toBe("code");
     const confirmed = await post("/two-factor/confirm", { code: codeOf(setup.body.secret) }, session);
     expect(confirmed.body.recovery_codes).toHaveLength(10);
+    // Ten readable characters in two groups: no look-alike i, l, o, u.
+    for (const code of confirmed.body.recovery_codes) expect(code).toMatch(/^[0-9a-hjkmnp-tv-z]{5}-[0-9a-hjkmnp-tv-z]{5}$/);
     expect(new Set(confirmed.body.recovery_codes).size).toBe(10);
     const hashes = await env.DB.prepare("SELECT r.code_hash FROM operator_recovery_codes r JOIN operators o ON o.id = r.operator_id WHERE o.email = ?").bind(session.email).all<{ code_hash: string }>();
     expect(hashes.results).toHaveLength(10);
