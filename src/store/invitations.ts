@@ -88,9 +88,13 @@ export async function upsertInvitation(
   return { invitation: stored, renewed: stored.id !== invitation.id };
 }
 
-export async function revokeInvitation(db: ControlDb, panelId: string, id: string, now: number): Promise<boolean> {
-  const result = await db.prepare(`UPDATE operator_invitations SET revoked_at = ? WHERE panel_id = ? AND id = ? AND ${OPEN}`).bind(now, panelId, id).run();
-  return result.meta.changes > 0;
+/** Revokes an open invitation; answers it as revoked, or null when none was open. */
+export async function revokeInvitation(db: ControlDb, panelId: string, id: string, now: number): Promise<Invitation | null> {
+  const row = await db
+    .prepare(`UPDATE operator_invitations SET revoked_at = ? WHERE panel_id = ? AND id = ? AND ${OPEN} RETURNING ${COLUMNS}`)
+    .bind(now, panelId, id)
+    .first<InvitationRow>();
+  return row ? fromRow(row) : null;
 }
 
 /**

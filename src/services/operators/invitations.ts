@@ -70,8 +70,8 @@ export async function resendInvitation(env: InviteEnv, db: ShardDb, panel: { id:
 
 /** Revokes an open invitation: its link then says so. */
 export async function revokeInvitation(env: Pick<Env, "DB">, db: ShardDb, panelId: string, id: string, by: Auditor): Promise<Result<true>> {
-  const invitation = await openInvitation(env.DB, panelId, id);
-  if (!invitation || !(await markRevoked(env.DB, panelId, id, Date.now()))) return noSuchInvitation(id);
+  const invitation = await markRevoked(env.DB, panelId, id, Date.now());
+  if (!invitation) return noSuchInvitation(id);
   await recordAudit(db, panelId, by, "operator.invitation_revoked", id, { email: invitation.email, role: invitation.role });
   return succeeded(true);
 }
