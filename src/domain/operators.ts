@@ -10,7 +10,7 @@ export const MIN_PASSWORD_LENGTH = 10;
 export const MAX_PASSWORD_LENGTH = 200;
 
 const password = z
-  .string({ error: "is required" })
+  .string()
   .min(MIN_PASSWORD_LENGTH, { error: `must be at least ${MIN_PASSWORD_LENGTH} characters` })
   .max(MAX_PASSWORD_LENGTH, { error: `must be at most ${MAX_PASSWORD_LENGTH} characters` });
 
@@ -45,13 +45,17 @@ export const addOperatorBody = z
 /** An owner's invitation of an address to the panel (POST /panels/{panel}/invitations). */
 export const inviteOperatorBody = z.object({ email, role: operatorRole }).strict();
 
-const invitationToken = z.string({ error: "is required" }).min(1, { error: "is required" }).max(200);
+/**
+ * The token of a mailed link (invitation, password reset) or of a sign-in waiting for its second
+ * factor. The house messages say what is wrong with a value of the wrong type or length.
+ */
+const linkToken = z.string().min(1, { error: "is required" }).max(200);
 /** What an invitation link's page asks about its token (POST /auth/v1/invitation). */
-export const invitationLookupBody = z.object({ token: invitationToken }).strict();
+export const invitationLookupBody = z.object({ token: linkToken }).strict();
 /** Accepting an invitation: a new operator's chosen password, or an existing account's (POST /auth/v1/invitation/accept). */
 export const acceptInvitationBody = z
   .object({
-    token: invitationToken,
+    token: linkToken,
     password,
     name: z.string().trim().max(200).optional(),
   })
@@ -69,13 +73,12 @@ export interface InvitationPreviewView {
 export const changeOperatorBody = z.object({ role: operatorRole }).strict();
 
 export const passwordResetRequestBody = z.object({ email }).strict();
-export const passwordResetBody = z.object({ token: z.string().min(1, { error: "is required" }).max(200), password }).strict();
+export const passwordResetBody = z.object({ token: linkToken, password }).strict();
 
-const stepToken = z.string({ error: "is required" }).min(1, { error: "is required" }).max(200);
 /** A second-factor code: the authenticator's 6 digits or a recovery code. */
-const code = z.string({ error: "is required" }).trim().min(1, { error: "is required" }).max(40, { error: "must be at most 40 characters" });
-export const signInCodeBody = z.object({ token: stepToken, code }).strict();
-export const signInEnrolBody = z.object({ token: stepToken }).strict();
+const code = z.string().trim().min(1, { error: "is required" }).max(40, { error: "must be at most 40 characters" });
+export const signInCodeBody = z.object({ token: linkToken, code }).strict();
+export const signInEnrolBody = z.object({ token: linkToken }).strict();
 export const twoFactorCodeBody = z.object({ code }).strict();
 
 /** What sign-in (and accepting an invitation) answers when a second factor is due before the session. */

@@ -16,11 +16,16 @@ export function randomHex(byteLength: number): string {
   return toHex(randomBytes(byteLength));
 }
 
-/** A short random id with a type prefix, e.g. `pnl_3k9x...`, for objects addressed by admin routes. */
-export function newId(prefix: string, length = 16): string {
+/** `length` random characters of the readable base32 alphabet (5 bits each). */
+export function randomBase32(length: number): string {
   let out = "";
   for (const byte of randomBytes(length)) out += BASE32[byte & 31]!;
-  return `${prefix}_${out}`;
+  return out;
+}
+
+/** A short random id with a type prefix, e.g. `pnl_3k9x...`, for objects addressed by admin routes. */
+export function newId(prefix: string, length = 16): string {
+  return `${prefix}_${randomBase32(length)}`;
 }
 
 export function randomBase64Url(byteLength: number): string {

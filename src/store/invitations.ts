@@ -1,5 +1,6 @@
 import type { ControlDb } from "./shards";
 import type { OperatorRole } from "../domain/operators";
+import { OPERATOR_COLUMNS, operatorFromRow, type Operator, type OperatorRow } from "./operators";
 
 export interface Invitation {
   id: string;
@@ -87,25 +88,29 @@ export async function upsertInvitation(
   return { invitation: stored, renewed: stored.id !== invitation.id };
 }
 
-export async function revokeInvitation(db: ControlDb, panelId: string, id: string, now: number): Promise<boolean> {
-  const result = await db.prepare(`UPDATE operator_invitations SET revoked_at = ? WHERE panel_id = ? AND id = ? AND ${OPEN}`).bind(now, panelId, id).run();
-  return result.meta.changes > 0;
+/** Revokes an open invitation; answers it as revoked, or null when none was open. */
+export async function revokeInvitation(db: ControlDb, panelId: string, id: string, now: number): Promise<Invitation | null> {
+  const row = await db
+    .prepare(`UPDATE operator_invitations SET revoked_at = ? WHERE panel_id = ? AND id = ? AND ${OPEN} RETURNING ${COLUMNS}`)
+    .bind(now, panelId, id)
+    .first<InvitationRow>();
+  return row ? fromRow(row) : null;
 }
 
 /**
  * Spends an open, unexpired invitation and gives its address the role, in one batch: the
  * operator is created with `passwordHash` unless the address has an account already, and each
  * write is conditional on the invitation still being open, so a link works once even when two
- * acceptances race. Answers the operator's id, or null when the invitation was not open.
+ * acceptances race. Answers the operator, or null when the invitation was not open.
  */
 export async function acceptInvitation(
   db: ControlDb,
   tokenHash: string,
   newOperator: { id: string; name: string | null; passwordHash: string },
   now: number,
-): Promise<string | null> {
+): Promise<Operator | null> {
   const open = `i.token_hash = ? AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > ?`;
-  const [, , spent] = await db.batch([
+  const [, , spent, accepted] = await db.batch([
     db
       .prepare(
         `INSERT INTO operators (id, email, name, disabled, created_at, password_hash, updated_at)
@@ -122,8 +127,11 @@ export async function acceptInvitation(
     db
       .prepare(`UPDATE operator_invitations AS i SET accepted_at = ? WHERE ${open} RETURNING email`)
       .bind(now, tokenHash, now),
+    // The invitee's operator, read in the same batch (meaningful only when this batch spent the link).
+    db
+      .prepare(`SELECT ${OPERATOR_COLUMNS} FROM operators WHERE email = (SELECT email FROM operator_invitations WHERE token_hash = ? AND accepted_at = ?)`)
+      .bind(tokenHash, now),
   ]);
-  const email = (spent!.results[0] as { email: string } | undefined)?.email;
-  if (email === undefined) return null;
-  return (await db.prepare("SELECT id FROM operators WHERE email = ?").bind(email).first<string>("id"))!;
+  if (spent!.results.length === 0) return null;
+  return operatorFromRow(accepted!.results[0] as OperatorRow);
 }

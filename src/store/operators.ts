@@ -12,7 +12,7 @@ export interface Operator {
   createdAt: number;
 }
 
-interface OperatorRow {
+export interface OperatorRow {
   id: string;
   email: string;
   name: string | null;
@@ -20,9 +20,9 @@ interface OperatorRow {
   created_at: number;
 }
 
-const OPERATOR_COLUMNS = "id, email, name, disabled, created_at";
+export const OPERATOR_COLUMNS = "id, email, name, disabled, created_at";
 
-function operatorFromRow(row: OperatorRow): Operator {
+export function operatorFromRow(row: OperatorRow): Operator {
   return { id: row.id, email: row.email, name: row.name, disabled: row.disabled === 1, createdAt: row.created_at };
 }
 

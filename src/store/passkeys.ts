@@ -52,10 +52,6 @@ export async function findPasskeyByCredential(db: ControlDb, credentialId: strin
   return row ? passkeyOf(row) : null;
 }
 
-export async function hasPasskey(db: ControlDb, operatorId: string): Promise<boolean> {
-  return (await db.prepare("SELECT 1 AS yes FROM operator_passkeys WHERE operator_id = ? LIMIT 1").bind(operatorId).first()) !== null;
-}
-
 /** Stores a new passkey; false when its credential id is registered already. */
 export async function insertPasskey(db: ControlDb, passkey: Omit<StoredPasskey, "lastUsedAt">): Promise<boolean> {
   const row = await db

@@ -148,5 +148,8 @@ describe("invitations by email", () => {
     expect(sent.body.invited_by).toBe(owner.email);
     expect((await auth("/invitation", { token: "made-up" })).body.errors[0].field).toBe("token");
     expect((await auth("/invitation", { token: "made-up" }, { origin: "https://evil.example" })).status).toBe(403);
+    expect((await auth("/invitation", { token: 7 })).body.errors[0]).toEqual({ field: "token", message: "must be a string, not an integer" });
+    expect((await auth("/invitation/accept", { token: "made-up", password: 1234567890 })).body.errors[0]).toEqual({ field: "password", message: "must be a string, not an integer" });
+    expect((await auth("/invitation/accept", { token: "t".repeat(201), password: "a long enough password" })).body.errors[0]).toEqual({ field: "token", message: "must be at most 200 characters" });
   });
 });

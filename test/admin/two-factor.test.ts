@@ -49,6 +49,8 @@ describe("TOTP two-factor sign-in", () => {
     expect(wrong.body.errors[0].field).toBe("code");
     const confirmed = await post("/two-factor/confirm", { code: codeOf(setup.body.secret) }, session);
     expect(confirmed.body.recovery_codes).toHaveLength(10);
+    // Ten readable characters in two groups: no look-alike i, l, o, u.
+    for (const code of confirmed.body.recovery_codes) expect(code).toMatch(/^[0-9a-hjkmnp-tv-z]{5}-[0-9a-hjkmnp-tv-z]{5}$/);
     expect(new Set(confirmed.body.recovery_codes).size).toBe(10);
     const hashes = await env.DB.prepare("SELECT r.code_hash FROM operator_recovery_codes r JOIN operators o ON o.id = r.operator_id WHERE o.email = ?").bind(session.email).all<{ code_hash: string }>();
     expect(hashes.results).toHaveLength(10);
@@ -101,6 +103,21 @@ describe("TOTP two-factor sign-in", () => {
     const held = await post("/sign-in", { email: session.email, password: session.password });
     const limited = await post("/sign-in/code", { token: held.body.token, code: codeOf(secret, Date.now() + 30_000) });
     expect(limited.status).toBe(429);
+  });
+
+  it("refuses bad input to the sign-in steps by field and reason, never a 500", async () => {
+    const refusal = async (path: string, body: unknown, session?: OperatorSession) => {
+      const answer = await post(path, body, session);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      return answer.body.errors[0];
+    };
+    expect(await refusal("/sign-in/code", { token: "x", code: 123456 })).toEqual({ field: "code", message: "must be a string, not an integer" });
+    expect(await refusal("/sign-in/code", { token: ["x"], code: "123456" })).toEqual({ field: "token", message: "must be a string, not an array" });
+    expect(await refusal("/sign-in/enrol", {})).toEqual({ field: "token", message: "is required" });
+    expect(await refusal("/sign-in/enrol/confirm", { token: "t".repeat(201), code: "123456" })).toEqual({ field: "token", message: "must be at most 200 characters" });
+    const session = await operatorWithRole((await createPanel()).id, "viewer");
+    expect(await refusal("/two-factor/confirm", { code: "" }, session)).toEqual({ field: "code", message: "is required" });
+    expect(await refusal("/two-factor/disable", { code: "1".repeat(41) }, session)).toEqual({ field: "code", message: "must be at most 40 characters" });
   });
 
   it("turns off with a code, after which the password alone signs in", async () => {

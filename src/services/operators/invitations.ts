@@ -12,7 +12,7 @@ import {
   upsertInvitation,
   type Invitation,
 } from "../../store/invitations";
-import { findOperatorByEmail, getOperator, panelMembers } from "../../store/operators";
+import { findOperatorByEmail, panelMembers } from "../../store/operators";
 import { recentFailures, recordFailure } from "../../store/operator-sessions";
 import { getPanel } from "../../store/panels";
 import type { ControlDb, ShardDb } from "../../store/shards";
@@ -70,8 +70,8 @@ export async function resendInvitation(env: InviteEnv, db: ShardDb, panel: { id:
 
 /** Revokes an open invitation: its link then says so. */
 export async function revokeInvitation(env: Pick<Env, "DB">, db: ShardDb, panelId: string, id: string, by: Auditor): Promise<Result<true>> {
-  const invitation = await openInvitation(env.DB, panelId, id);
-  if (!invitation || !(await markRevoked(env.DB, panelId, id, Date.now()))) return noSuchInvitation(id);
+  const invitation = await markRevoked(env.DB, panelId, id, Date.now());
+  if (!invitation) return noSuchInvitation(id);
   await recordAudit(db, panelId, by, "operator.invitation_revoked", id, { email: invitation.email, role: invitation.role });
   return succeeded(true);
 }
@@ -163,9 +163,8 @@ export async function acceptInvitation(env: Env, input: Acceptance, now = Date.n
     passwordHash = await hashPassword(input.password);
   }
 
-  const operatorId = await spendInvitation(db, tokenHash, { id: newId("opr"), name: input.name, passwordHash }, now);
-  if (!operatorId) return refusedField("invalid", "token", closedReason(await invitationByToken(db, tokenHash), now) ?? "this invitation was already accepted; sign in with your email and password");
-  const operator = (await getOperator(db, operatorId))!;
+  const operator = await spendInvitation(db, tokenHash, { id: newId("opr"), name: input.name, passwordHash }, now);
+  if (!operator) return refusedField("invalid", "token", closedReason(await invitationByToken(db, tokenHash), now) ?? "this invitation was already accepted; sign in with your email and password");
   await recordAudit(await panelDb(env, invitation.panelId), invitation.panelId, { operator: { id: operator.id, email: operator.email } }, "operator.invitation_accepted", invitation.id, {
     email: operator.email,
     role: invitation.role,

@@ -2,7 +2,7 @@ import { Secret, TOTP } from "otpauth";
 import { decryptSecret, encryptSecret, sha256Hex } from "../../lib/crypto";
 import { config, type ConfigSource } from "../../lib/config";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
-import { randomBase64Url } from "../../lib/random";
+import { randomBase32 } from "../../lib/random";
 import { clearFailures, recentFailures, recordFailure } from "../../store/operator-sessions";
 import type { ControlDb } from "../../store/shards";
 import {
@@ -39,9 +39,9 @@ function issuerOf(env: ConfigSource): string {
   return `Panel ${new URL(config(env).publicBaseUrl).host}`;
 }
 
-/** A recovery code as shown: ten letters and digits in two groups (about 50 bits). */
+/** A recovery code as shown: ten letters and digits in two groups (50 bits, no look-alike letters). */
 function newRecoveryCode(): string {
-  const text = randomBase64Url(12).replace(/[-_]/g, "").toLowerCase().replace(/[^a-z0-9]/g, "").slice(0, 10).padEnd(10, "7");
+  const text = randomBase32(10);
   return `${text.slice(0, 5)}-${text.slice(5)}`;
 }
 
