@@ -10,7 +10,7 @@
 // Goal (issue 19): the service >= 60% of the baseline's sends/s: the median of the rounds' ratios
 // (ROUNDS alternate the two, so each ratio compares them under the same load).
 import { createServer, type Server } from "node:http";
-import { adminCall, createBenchPanel, report, startRuntime } from "./lib.ts";
+import { adminCall, createBenchPanel, median, report, startRuntime } from "./lib.ts";
 
 const MESSAGES = Number(process.env.MESSAGES ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -86,10 +86,9 @@ try {
   }
   // Each round's ratio compares the two paths under the same load; the figure is their median.
   const ratios = service.map((x, i) => x / baseline[i]!).sort((a, b) => a - b);
-  const median = (xs: number[]) => (xs.length % 2 ? xs[(xs.length - 1) / 2]! : (xs[xs.length / 2 - 1]! + xs[xs.length / 2]!) / 2);
   const ratio = median(ratios);
-  const s = median([...service].sort((a, b) => a - b));
-  const b = median([...baseline].sort((a, b) => a - b));
+  const s = median(service);
+  const b = median(baseline);
   console.log(`\nSMS through SENDS (${MESSAGES} per round, ${ROUNDS} rounds): median ${s.toFixed(0)}/s; bare loop of the same requests (${CONCURRENCY} at a time): median ${b.toFixed(0)}/s`);
   console.log(`per-round ratios ${ratios.map((r) => `${(r * 100).toFixed(0)}%`).join(", ")}; median ${(ratio * 100).toFixed(0)}% (goal >= 60%)`);
   console.log(`stand-in received ${twilio.count()} requests`);

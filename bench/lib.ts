@@ -291,6 +291,13 @@ export interface BenchFigure {
   met: boolean | null;
 }
 
+/** The median of some figures (rounds' rates or ratios), in any order. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
 /** service/baseline as a share ("87%"), for rates where more is better. */
 export function share(service: number, baseline: number): string {
   return `${((service / baseline) * 100).toFixed(0)}%`;

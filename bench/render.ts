@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { report, root } from "./lib.ts";
+import { median, report, root } from "./lib.ts";
 
 const RENDERS = Number(process.env.RENDERS ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -176,10 +176,6 @@ for (let round = 0; round < ROUNDS; round++) {
       (round === 0 ? `; a replaceAll per tag ${chain.toFixed(0)} emails/s` : ""),
   );
 }
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
-};
 const ratio = median(serviceRates.map((s, i) => s / baselineRates[i]!));
 const s = median(serviceRates);
 const b = median(baselineRates);

@@ -189,7 +189,7 @@ function blockMjml(block: ColumnBlock | Extract<EmailBlock, { type: "footer" }>,
       return `<mj-button href="${attr(block.href)}"${fill}${styleAttrs({ ...block.style, background: undefined, color: block.style.color ?? "#ffffff" })}>${wordsHtml(block.label)}</mj-button>`;
     }
     case "divider":
-      return `<mj-divider border-width="${block.thickness}px" border-color="${block.style.color ?? "#dddddd"}"${block.style.padding_y !== undefined || block.style.padding_x !== undefined ? ` padding="${block.style.padding_y ?? 10}px ${block.style.padding_x ?? 25}px"` : ""} />`;
+      return `<mj-divider border-width="${block.thickness}px" border-color="${block.style.color ?? "#dddddd"}"${styleAttrs({ padding_y: block.style.padding_y, padding_x: block.style.padding_x })} />`;
     case "spacer":
       return `<mj-spacer height="${block.height}px" />`;
     case "social": {

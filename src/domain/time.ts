@@ -7,10 +7,14 @@ import { describeJsonType, fail, ok, type Checked } from "./problems";
  * and storage is UTC epoch milliseconds.
  */
 
-/** True when `zone` is an IANA time zone the runtime knows (e.g. "Asia/Kolkata"). */
+/**
+ * True when `zone` is an IANA time zone the runtime knows (e.g. "Asia/Kolkata"). A known zone
+ * keeps its formatter (wallClockAt's): sends check each recipient's TIMEZONE, and building an
+ * Intl.DateTimeFormat costs tens of microseconds.
+ */
 export function isValidTimeZone(zone: string): boolean {
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    formatter(zone);
     return true;
   } catch {
     return false;
@@ -247,10 +251,13 @@ export function resolveEventTime(value: unknown, forms: readonly EventTimeForm[]
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
+/** Zones are case-insensitive, so contacts' TIMEZONE values may spell one many ways: the cache stays bounded. */
+const MAX_FORMATTERS = 1_000;
 
 function formatter(timeZone: string): Intl.DateTimeFormat {
   let format = formatters.get(timeZone);
   if (!format) {
+    if (formatters.size >= MAX_FORMATTERS) formatters.clear();
     format = new Intl.DateTimeFormat("en-US", {
       timeZone,
       hourCycle: "h23",

@@ -32,33 +32,28 @@ export const QUEUE_HANDLERS: Partial<Record<QueueKind, QueueHandler>> = {
   dlq: handleDeadLetters,
 };
 
+/** Acks the message of a step once it is done; retries it when the step failed. */
+async function oneStep(message: Message<unknown>, step: Promise<unknown>, name: string): Promise<void> {
+  try {
+    await step;
+    message.ack();
+  } catch (error) {
+    console.error(`IMPORTS queue: ${name} failed, retried`, error);
+    message.retry();
+  }
+}
+
 /** The IMPORTS queue carries bulk uploads, segment exports, panel moves, campaign publish steps and list clearing steps, each one bounded step per message. */
 async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
   const exports = batch.messages.filter((message) => readExportNudge(message.body));
   if (exports.length) await handleExportMessages(exports, env);
   for (const message of batch.messages) {
     const moveId = readMoveNudge(message.body);
-    if (moveId) await handleMoveNudge(env, moveId).then(() => message.ack(), () => message.retry());
+    if (moveId) await oneStep(message, handleMoveNudge(env, moveId), `move ${moveId}`);
     const publish = readPublishNudge(message.body);
-    if (publish) {
-      await handlePublishNudge(env, publish).then(
-        () => message.ack(),
-        (error) => {
-          console.error(`IMPORTS queue: publish step of campaign ${publish.campaignId} failed, retried`, error);
-          message.retry();
-        },
-      );
-    }
+    if (publish) await oneStep(message, handlePublishNudge(env, publish), `publish step of campaign ${publish.campaignId}`);
     const clear = readListClearNudge(message.body);
-    if (clear) {
-      await handleListClearNudge(env, clear).then(
-        () => message.ack(),
-        (error) => {
-          console.error(`IMPORTS queue: clearing step of list ${clear.listId} failed, retried`, error);
-          message.retry();
-        },
-      );
-    }
+    if (clear) await oneStep(message, handleListClearNudge(env, clear), `clearing step of list ${clear.listId}`);
   }
   const fanOut = (body: unknown) => readExportNudge(body) || readMoveNudge(body) || readPublishNudge(body) || readListClearNudge(body);
   const imports = batch.messages.filter((message) => !fanOut(message.body));

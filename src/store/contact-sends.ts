@@ -21,25 +21,50 @@ export type CapAnswer = { allowed: true } | { allowed: false; cap: FrequencyCap;
  * row. Refused: the cap that is full and when the caps allow the next message.
  */
 export async function countSendIfAllowed(db: ShardDb, send: CountedSend, caps: readonly FrequencyCap[], now: number): Promise<CapAnswer> {
-  if (caps.length === 0) return { allowed: true };
+  const [answer] = await countSendsIfAllowed(db, send, [send], caps, now);
+  return answer!;
+}
+
+/**
+ * countSendIfAllowed for messages of one panel and channel (a campaign's batch), in one round
+ * trip: the statements of a batch run in order, so each message's insert sees the rows of
+ * those before it. Answers in the order of `sends`.
+ */
+export async function countSendsIfAllowed(
+  db: ShardDb,
+  of: { panelId: string; channel: RuleChannel },
+  sends: ReadonlyArray<{ contactId: number; key: string }>,
+  caps: readonly FrequencyCap[],
+  now: number,
+): Promise<CapAnswer[]> {
+  if (caps.length === 0 || sends.length === 0) return sends.map(() => ({ allowed: true }));
   // ?1-?5: the send and now; then each cap's window (ms) and max.
   const within = caps.map((_, i) => `(SELECT COUNT(*) FROM contact_sends WHERE panel_id = ?1 AND contact_id = ?2 AND channel = ?3 AND at > ?5 - ?${6 + 2 * i}) < ?${7 + 2 * i}`).join(" AND ");
-  const [, mine, recent] = await db.batch<{ at: number }>([
+  const insert = db.prepare(
+    `INSERT OR IGNORE INTO contact_sends (panel_id, contact_id, channel, at, send_key)
+     SELECT ?1, ?2, ?3, ?5, ?4 WHERE NOT EXISTS (SELECT 1 FROM contact_sends WHERE panel_id = ?1 AND send_key = ?4) AND ${within}`,
+  );
+  const windows = caps.flatMap((c) => [c.days * DAY_MS, c.max]);
+  const results = await db.batch<Record<string, unknown>>([
+    ...sends.map((send) => insert.bind(of.panelId, send.contactId, of.channel, send.key, now, ...windows)),
+    db.prepare("SELECT send_key FROM contact_sends WHERE panel_id = ?1 AND send_key IN (SELECT value FROM json_each(?2))").bind(of.panelId, JSON.stringify(sends.map((s) => s.key))),
     db
-      .prepare(
-        `INSERT OR IGNORE INTO contact_sends (panel_id, contact_id, channel, at, send_key)
-         SELECT ?1, ?2, ?3, ?5, ?4 WHERE NOT EXISTS (SELECT 1 FROM contact_sends WHERE panel_id = ?1 AND send_key = ?4) AND ${within}`,
-      )
-      .bind(send.panelId, send.contactId, send.channel, send.key, now, ...caps.flatMap((c) => [c.days * DAY_MS, c.max])),
-    db.prepare("SELECT at FROM contact_sends WHERE panel_id = ? AND send_key = ?").bind(send.panelId, send.key),
-    db
-      .prepare("SELECT at FROM contact_sends WHERE panel_id = ? AND contact_id = ? AND channel = ? AND at > ? ORDER BY at")
-      .bind(send.panelId, send.contactId, send.channel, now - longestWindow(caps)),
+      .prepare("SELECT contact_id, at FROM contact_sends WHERE panel_id = ?1 AND channel = ?2 AND at > ?3 AND contact_id IN (SELECT value FROM json_each(?4)) ORDER BY at")
+      .bind(of.panelId, of.channel, now - longestWindow(caps), JSON.stringify(sends.map((s) => s.contactId))),
   ]);
-  if (mine!.results.length > 0) return { allowed: true };
-  const sentAt = recent!.results.map((r) => r.at);
-  const allowsAt = capAllowsAt(caps, sentAt, now) ?? now;
-  // The fullest cap names the refusal: the one that frees last.
-  const cap = caps.find((c) => capAllowsAt([c], sentAt, now) === allowsAt) ?? caps[0]!;
-  return { allowed: false, cap, allowsAt };
+  const counted = new Set((results[sends.length]!.results as Array<{ send_key: string }>).map((r) => r.send_key));
+  const recent = new Map<number, number[]>();
+  for (const row of results[sends.length + 1]!.results as Array<{ contact_id: number; at: number }>) {
+    const times = recent.get(row.contact_id);
+    if (times) times.push(row.at);
+    else recent.set(row.contact_id, [row.at]);
+  }
+  return sends.map((send): CapAnswer => {
+    if (counted.has(send.key)) return { allowed: true };
+    const sentAt = recent.get(send.contactId) ?? [];
+    const allowsAt = capAllowsAt(caps, sentAt, now) ?? now;
+    // The fullest cap names the refusal: the one that frees last.
+    const cap = caps.find((c) => capAllowsAt([c], sentAt, now) === allowsAt) ?? caps[0]!;
+    return { allowed: false, cap, allowsAt };
+  });
 }

@@ -62,6 +62,9 @@ describe("the email editor's source", () => {
     expect(mjml).toContain('<mj-column><mj-image src="https://cdn.example.com/a.png" alt="A cup" /></mj-column><mj-column><mj-social');
     expect(mjml).toContain('<mj-social-element name="x-noshare" href="https://x.com/shop">X</mj-social-element>');
     expect(mjml).toContain('Shop Ltd, 1 High St<br /><a href="{{UNSUBSCRIBE}}" style="color:#777777">Unsubscribe</a> · <a href="{{PREFERENCES}}" style="color:#777777">Email preferences</a>');
+    expect(mjml).toContain('<mj-divider border-width="1px" border-color="#dddddd" />');
+    const padded = emailSource.parse({ version: 1, blocks: [{ type: "divider", id: "d", style: { padding_y: 0 } }] });
+    expect(emailSourceMjml(padded)).toContain('<mj-divider border-width="1px" border-color="#dddddd" padding="0px 25px" />');
     // An attribute value cannot break out of its quotes.
     const quoted = emailSource.parse({ version: 1, blocks: [{ type: "image", id: "i", src: "https://cdn.example.com/a.png", alt: 'say "hi"' }] });
     expect(emailSourceMjml(quoted)).toContain('alt="say &quot;hi&quot;"');

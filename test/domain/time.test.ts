@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCts, formatLocalIso, instantOf, parseCts, parseIsoTimestamp, parseLocalDateTime, resolveEventTime } from "../../src/domain/time";
+import { formatCts, formatLocalIso, instantOf, isValidTimeZone, parseCts, parseIsoTimestamp, parseLocalDateTime, resolveEventTime } from "../../src/domain/time";
 
 /** An ISO timestamp read in Asia/Kolkata, as the instant's ISO text or the refusal. */
 function iso(text: string): string {
@@ -25,6 +25,17 @@ describe("time formats", () => {
     expect(parseLocalDateTime("2026-12-01 09:30:00").ok).toBe(true);
     expect(parseLocalDateTime("2026-12-01T09:30:00").ok).toBe(false);
     expect(parseLocalDateTime("2026-02-30 09:30:00").ok).toBe(false);
+  });
+
+  it("knows a zone however often it is asked, and never a name that is not one", () => {
+    for (let i = 0; i < 3; i++) {
+      expect(isValidTimeZone("Asia/Kolkata")).toBe(true);
+      expect(isValidTimeZone("Mars/Olympus")).toBe(false);
+      expect(isValidTimeZone("")).toBe(false);
+    }
+    // Asked first, then read: the formatter kept for it gives the zone's clock.
+    expect(isValidTimeZone("America/New_York")).toBe(true);
+    expect(formatCts(Date.UTC(2024, 0, 15, 12, 0, 0), "America/New_York")).toBe("240115070000");
   });
 
   it("converts wall clock in a zone to an instant and back", () => {

@@ -11,7 +11,7 @@ import { compileTemplate, hasMergeTags, mergeTagNames, mergeValuesOf, personaliz
 import { textOfHtml } from "../../domain/email-text";
 import { capsOf, contactTimeZone, describeCap, localTimeOnDay, NO_RULES, quietUntil } from "../../domain/message-rules";
 import { wallClockAt } from "../../domain/time";
-import { countSendIfAllowed } from "../../store/contact-sends";
+import { countSendsIfAllowed } from "../../store/contact-sends";
 import { randomHex } from "../../lib/random";
 import { config } from "../../lib/config";
 import { sendAll } from "../../lib/tasks";
@@ -137,7 +137,6 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       const variants = [...new Set(recipients.map((r) => r.variant))];
       const compiled = new Map(await Promise.all(variants.map(async (v) => [v, await campaignTemplates(env.FILES, contentOf(campaign, v))] as const)));
       const [panel, sender, baseUrl] = await Promise.all([
-
         getPanel(env.DB, campaign.panelId),
         planSender(env, db, provider, campaign.panelId, campaign.senderEmail),
         trackingBaseUrl(env, db, campaign.panelId),
@@ -149,26 +148,35 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       const sendDay = wallClockAt(campaign.sendAt, panel?.timezone ?? "UTC");
       const caps = capsOf(rules, "email");
       const facts = { senderName: campaign.senderName, senderAddress: campaign.senderEmail, panelName: panel?.name ?? campaign.senderName };
-      await Promise.all(
-        recipients.map(async (recipient) => {
-          const rawAddress = recipient.attributes.EMAIL;
-          const address = typeof rawAddress === "string" ? rawAddress.trim().toLowerCase() : "";
-          const skip = (error: string) => skipped.push({ contactId: recipient.contactId, status: "skipped", address: address || null, providerMessageId: null, error });
-          if (recipient.suppressed) return skip(SUPPRESSION_SKIPS[recipient.suppressed]);
-          if (recipient.leftTopic) return skip(TOPIC_SKIP);
-          if (!isEmailAddress(address)) return skip("the contact has no valid EMAIL");
-          if (!sender.ok) return skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
-          const id = messageIdOf(campaign.id, recipient.contactId);
+      const skip = (contactId: number, address: string, error: string) => skipped.push({ contactId, status: "skipped", address: address || null, providerMessageId: null, error });
+      const due: Array<{ recipient: (typeof recipients)[number]; address: string; id: string }> = [];
+      for (const recipient of recipients) {
+        const rawAddress = recipient.attributes.EMAIL;
+        const address = typeof rawAddress === "string" ? rawAddress.trim().toLowerCase() : "";
+        if (recipient.suppressed) skip(recipient.contactId, address, SUPPRESSION_SKIPS[recipient.suppressed]);
+        else if (recipient.leftTopic) skip(recipient.contactId, address, TOPIC_SKIP);
+        else if (!isEmailAddress(address)) skip(recipient.contactId, address, "the contact has no valid EMAIL");
+        else if (!sender.ok) skipped.push({ contactId: recipient.contactId, status: "failed", address, providerMessageId: null, error: sender.error });
+        else {
           // Its time on its own clock: send at local time (at once where that time of the send date
           // has passed; a deferred recipient's has come), then quiet hours.
           const zone = contactTimeZone(recipient.attributes, panel?.timezone ?? "UTC");
           const localAt = campaign.localTime && recipient.dueAt === null ? localTimeOnDay(campaign.localTime, sendDay, zone) : null;
           const dueAt = localAt !== null && localAt > now ? localAt : quietUntil(rules, "email", now, zone);
-          if (dueAt !== null) return void deferred.push({ contactId: recipient.contactId, dueAt });
-          if (caps.length > 0) {
-            const counted = await countSendIfAllowed(db, { panelId: campaign.panelId, contactId: recipient.contactId, channel: "email", key: id }, caps, now);
-            if (!counted.allowed) return skip(describeCap(counted.cap));
-          }
+          if (dueAt !== null) deferred.push({ contactId: recipient.contactId, dueAt });
+          else due.push({ recipient, address, id: messageIdOf(campaign.id, recipient.contactId) });
+        }
+      }
+      // The batch's messages counted against the caps in one round trip; a refused one is skipped.
+      const answers = await countSendsIfAllowed(db, { panelId: campaign.panelId, channel: "email" }, due.map((d) => ({ contactId: d.recipient.contactId, key: d.id })), caps, now);
+      const allowed = due.filter((d, i) => {
+        const answer = answers[i]!;
+        if (!answer.allowed) skip(d.recipient.contactId, d.address, describeCap(answer.cap));
+        return answer.allowed;
+      });
+      // (None is allowed where the sender could not be planned: each failed above.)
+      if (sender.ok) await Promise.all(
+        allowed.map(async ({ recipient, address, id }) => {
           const { html, text, subject, tagNames } = compiled.get(recipient.variant)!;
           const ownSubject = recipient.variant !== null && campaign.abTest?.variants[recipient.variant]?.subject != null;
           const subjectLine = personalize(subject, recipient.attributes, "plain");

@@ -7,6 +7,7 @@ import { enterJourneys } from "../../../src/services/journeys/engine";
 import { admin, apiFor, contactsOf, countRows, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { campaign, fireCron, outbox, scheduled, waitForCampaign } from "../../support/broadcasts";
 import { cartPanel, startJourney } from "../../support/journeys";
+import { countSendsIfAllowed } from "../../../src/store/contact-sends";
 
 const CSV = "EMAIL,NAME,CITY\nada@example.com,Ada,Pune\nbob@example.com,Bob,\n";
 
@@ -63,5 +64,22 @@ describe("frequency caps on campaigns", () => {
     const done = await waitForCampaign(panel, second.id);
     expect(done.counters).toMatchObject({ recipients: 2, sent: 0, skipped: 2 });
     expect(await outbox(panel)).toHaveLength(2);
+  });
+
+  it("counts a batch of messages in order in one call: each sees the ones before it, a key counted before is allowed again", async () => {
+    const panel = await createPanel();
+    const caps = [{ channel: "email" as const, max: 2, days: 7 }];
+    const now = Date.now();
+    const of = { panelId: panel.id, channel: "email" as const };
+    const first = await countSendsIfAllowed(panelData, of, [{ contactId: 1, key: "a" }, { contactId: 2, key: "b" }, { contactId: 1, key: "c" }, { contactId: 1, key: "d" }], caps, now);
+    expect(first).toEqual([
+      { allowed: true },
+      { allowed: true },
+      { allowed: true },
+      { allowed: false, cap: caps[0], allowsAt: now + 7 * 86_400_000 },
+    ]);
+    // Run again (a redelivered batch): the counted keys go, the refused one stays refused, no row is added.
+    expect((await countSendsIfAllowed(panelData, of, [{ contactId: 1, key: "a" }, { contactId: 1, key: "d" }, { contactId: 1, key: "c" }], caps, now + 1)).map((a) => a.allowed)).toEqual([true, false, true]);
+    expect(await countRows("SELECT COUNT(*) AS n FROM contact_sends WHERE panel_id = ?", panel.id)).toBe(3);
   });
 });
