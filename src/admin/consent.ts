@@ -1,4 +1,4 @@
-import { formatCsvRecord } from "../domain/csv";
+import { pagedCsv } from "../domain/csv";
 import { NEEDS } from "../domain/permissions";
 import { consentPage, type ConsentRecord } from "../store/consent";
 import { isoTime } from "../store/sql";
@@ -33,21 +33,12 @@ const downloadConsent = definePanelRoute({
   summary:
     "Every consent record of the panel, oldest first, as CSV (at, contact key, kind, list_id, topic, via, via_id, ip, user_agent, text; formula-like cells start with '): subscribes, confirmations and unsubscribes, for audits",
   async handle({ panel, db }) {
-    const encoder = new TextEncoder();
-    let after = "";
-    let started = false;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const lines: string[] = started ? [] : [formatCsvRecord(CSV_HEADER)];
-        started = true;
-        const page = await consentPage(db, panel.id, after, PAGE);
-        for (const r of page) {
-          lines.push(formatCsvRecord([isoTime(r.at), r.contactKey ?? "", r.kind, r.listId === null ? "" : String(r.listId), r.topic ?? "", r.via, r.viaId ?? "", r.ip ?? "", r.userAgent ?? "", r.text]));
-        }
-        if (lines.length) controller.enqueue(encoder.encode(lines.map((l) => `${l}\r\n`).join("")));
-        if (page.length < PAGE) controller.close();
-        else after = page.at(-1)!.id;
-      },
+    const body = pagedCsv({
+      header: CSV_HEADER,
+      pageSize: PAGE,
+      page: (after: string | undefined, size) => consentPage(db, panel.id, after ?? "", size),
+      fields: (r) => [isoTime(r.at), r.contactKey ?? "", r.kind, r.listId === null ? "" : String(r.listId), r.topic ?? "", r.via, r.viaId ?? "", r.ip ?? "", r.userAgent ?? "", r.text],
+      cursor: (last) => last.id,
     });
     return new Response(body, {
       headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="consent-${panel.id}.csv"`, "cache-control": "no-store" },

@@ -297,3 +297,31 @@ export async function* csvRecordGroups(pieces: AsyncIterable<Uint8Array>, groupR
   if (first) buffer = buffer.subarray(bomLength(buffer));
   yield* take(true);
 }
+
+/**
+ * A CSV file written while it is downloaded: `header`, then the fields of each row of the pages
+ * `page` reads (the first with cursor `undefined`, each next one after the last row of the one
+ * before), until a page comes back shorter than `pageSize`. Memory stays one page whatever the
+ * file's length.
+ */
+export function pagedCsv<Row, Cursor>(spec: {
+  header: readonly string[];
+  pageSize: number;
+  page: (after: Cursor | undefined, size: number) => Promise<readonly Row[]>;
+  fields: (row: Row) => readonly string[];
+  cursor: (last: Row) => Cursor;
+}): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let after: Cursor | undefined;
+  let lines: string[] = [formatCsvRecord(spec.header)];
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const rows = await spec.page(after, spec.pageSize);
+      for (const row of rows) lines.push(formatCsvRecord(spec.fields(row)));
+      if (lines.length) controller.enqueue(encoder.encode(lines.map((line) => `${line}\r\n`).join("")));
+      lines = [];
+      if (rows.length < spec.pageSize) controller.close();
+      else after = spec.cursor(rows.at(-1)!);
+    },
+  });
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, parseRecords, type CsvRecord } from "../../src/domain/csv";
+import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, pagedCsv, parseRecords, type CsvRecord } from "../../src/domain/csv";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
@@ -217,5 +217,34 @@ describe("CSV helpers", () => {
     expect(looksBinary(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 1, 2]))).toBe(true);
     expect(looksBinary(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0]))).toBe(true);
     expect(looksBinary(encoder.encode("EMAIL\na@b.co\n"))).toBe(false);
+  });
+});
+
+describe("pagedCsv", () => {
+  const rows = Array.from({ length: 7 }, (_, i) => ({ id: i + 1, name: i === 2 ? "=SUM(A1)" : `row ${i + 1}` }));
+  async function download(pageSize: number, source = rows) {
+    const asked: Array<number | undefined> = [];
+    const body = pagedCsv({
+      header: ["id", "name"],
+      pageSize,
+      page: async (after: number | undefined, size) => {
+        asked.push(after);
+        return source.filter((row) => row.id > (after ?? 0)).slice(0, size);
+      },
+      fields: (row) => [String(row.id), row.name],
+      cursor: (last) => last.id,
+    });
+    return { text: await new Response(body).text(), asked };
+  }
+
+  it("writes the header, then every row once, page after page, neutralising formulas", async () => {
+    const { text, asked } = await download(3);
+    expect(text.split("\r\n")).toEqual(["id,name", "1,row 1", "2,row 2", "3,'=SUM(A1)", "4,row 4", "5,row 5", "6,row 6", "7,row 7", ""]);
+    expect(asked).toEqual([undefined, 3, 6]);
+  });
+
+  it("reads one more (empty) page when the last one is full, and writes the header alone when nothing matches", async () => {
+    expect((await download(7)).asked).toEqual([undefined, 7]);
+    expect(await download(5, [])).toEqual({ text: "id,name\r\n", asked: [undefined] });
   });
 });

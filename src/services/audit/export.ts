@@ -1,4 +1,4 @@
-import { formatCsvRecord } from "../../domain/csv";
+import { pagedCsv } from "../../domain/csv";
 import { AUDIT_CSV_HEADER, type AuditFilter } from "../../domain/audit";
 import { listAuditEntries, type AuditEntry } from "../../store/audit";
 import type { ShardDb } from "../../store/shards";
@@ -27,18 +27,11 @@ export function auditCsvFields(entry: AuditEntry): string[] {
  * page at a time as the file is pulled, so a year of entries never sits in memory at once.
  */
 export function auditLogCsv(db: ShardDb, panelId: string, filter: AuditFilter): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let before: number | undefined;
-  let started = false;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const lines: string[] = started ? [] : [formatCsvRecord(AUDIT_CSV_HEADER)];
-      started = true;
-      const page = await listAuditEntries(db, panelId, before, filter, PAGE);
-      for (const entry of page) lines.push(formatCsvRecord(auditCsvFields(entry)));
-      if (lines.length) controller.enqueue(encoder.encode(lines.map((line) => `${line}\r\n`).join("")));
-      if (page.length < PAGE) controller.close();
-      else before = page.at(-1)!.id;
-    },
+  return pagedCsv({
+    header: AUDIT_CSV_HEADER,
+    pageSize: PAGE,
+    page: (before: number | undefined, size) => listAuditEntries(db, panelId, before, filter, size),
+    fields: auditCsvFields,
+    cursor: (last) => last.id,
   });
 }

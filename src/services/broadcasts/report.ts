@@ -1,4 +1,4 @@
-import { formatCsvRecord } from "../../domain/csv";
+import { pagedCsv } from "../../domain/csv";
 import type { CampaignCounters, CampaignRecipientView, CampaignReport, RecipientFilter } from "../../domain/broadcast";
 import type { Campaign } from "../../store/campaigns";
 import { campaignCounters, campaignHours, campaignRecipients, campaignTopLinks, type CampaignRecipient } from "../../store/campaign-report";
@@ -65,21 +65,14 @@ const CSV_COLUMNS = ["contact_id", "key", "address", "status", "sent_at", "opens
  * so memory stays flat whatever the campaign's size.
  */
 export function recipientsCsv(db: ShardDb, campaign: Campaign, filter: RecipientFilter): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let after: number | null = 0;
-  let header = true;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (after === null) return controller.close();
-      const page = await campaignRecipients(db, campaign.panelId, campaign.id, filter, after, CSV_PAGE);
-      const lines = header ? [formatCsvRecord(CSV_COLUMNS)] : [];
-      header = false;
-      for (const recipient of page) {
-        const view = recipientView(recipient);
-        lines.push(formatCsvRecord(CSV_COLUMNS.map((column) => String(view[column] ?? ""))));
-      }
-      after = page.length === CSV_PAGE ? page.at(-1)!.contactId : null;
-      if (lines.length) controller.enqueue(encoder.encode(`${lines.join("\r\n")}\r\n`));
+  return pagedCsv({
+    header: CSV_COLUMNS,
+    pageSize: CSV_PAGE,
+    page: (after: number | undefined, size) => campaignRecipients(db, campaign.panelId, campaign.id, filter, after ?? 0, size),
+    fields: (recipient) => {
+      const view = recipientView(recipient);
+      return CSV_COLUMNS.map((column) => String(view[column] ?? ""));
     },
+    cursor: (last) => last.contactId,
   });
 }
