@@ -86,8 +86,8 @@ const figures = readFileSync(reportFile, "utf8")
   .split("\n")
   .filter(Boolean)
   .map((line) => JSON.parse(line) as BenchFigure & { benchmark: string });
-const header = ["benchmark", "figure", "service", "baseline", "ratio", "goal", "met"];
-const rows = figures.map((f) => [f.benchmark, f.figure, f.service, f.baseline, f.ratio, f.goal, f.met === null ? "" : f.met ? "yes" : "NO"]);
+const header = ["benchmark", "figure", "service", "baseline", "ratio", "spread over slices", "goal", "met"];
+const rows = figures.map((f) => [f.benchmark, f.figure, f.service, f.baseline, f.ratio, f.spread ?? "", f.goal, f.met === null ? "" : f.met ? "yes" : "NO"]);
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 console.log(`\n${[header, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ")).join("\n")}`);
 const goals = figures.filter((f) => f.met !== null);

@@ -205,6 +205,8 @@ export async function d1Counts(origin: string, reset = false): Promise<{ stateme
  */
 export class Tally {
   private readonly latencies: number[] = [];
+  /** Each slice on its own, in the order run: a benchmark pairs them with its baseline's to show the spread. */
+  readonly slices: SliceFigures[] = [];
   cpuSeconds = 0;
   d1Statements = 0;
   d1RoundTrips = 0;
@@ -232,9 +234,22 @@ export class Tally {
   async slice(run: () => Promise<LoadResult>, after: () => Promise<unknown> = async () => {}) {
     if (this.origin) await d1Counts(this.origin, true);
     const cpu = childCpuSeconds();
-    this.add(await run());
+    const firstLatency = this.latencies.length;
+    const started = performance.now();
+    const result = await run();
+    this.add(result);
     await after();
-    this.cpuSeconds += childCpuSeconds() - cpu;
+    const cpuSeconds = childCpuSeconds() - cpu;
+    this.cpuSeconds += cpuSeconds;
+    const latencies = this.latencies.slice(firstLatency).sort((a, b) => a - b);
+    this.slices.push({
+      requests: result.requests,
+      seconds: result.seconds,
+      wallSeconds: (performance.now() - started) / 1000,
+      cpuSeconds,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+    });
     if (this.origin) {
       const d1 = await d1Counts(this.origin, true);
       this.d1Statements += d1.statements;
@@ -280,12 +295,54 @@ export function printComparison(title: string, rows: Array<[string, LoadResult]>
   }
 }
 
+/** What one slice of a Tally measured: `wallSeconds` includes what followed the load (a drain). */
+export interface SliceFigures {
+  requests: number;
+  seconds: number;
+  wallSeconds: number;
+  cpuSeconds: number;
+  p50: number;
+  p99: number;
+}
+
+/**
+ * The lowest and highest ratio of one figure over the slices a case and its baseline ran in
+ * turn (slice i of each), as `ratio` prints it ("78–93%", "1.10–1.42x"): the noise of the run
+ * beside the ratio of its totals.
+ */
+export function sliceSpread(
+  service: Tally,
+  baseline: Tally,
+  figure: (slice: SliceFigures) => number,
+  ratio: (service: number, baseline: number) => string,
+): string {
+  const pairs = Math.min(service.slices.length, baseline.slices.length);
+  return spreadOf(
+    Array.from({ length: pairs }, (_, i) => figure(service.slices[i]!) / figure(baseline.slices[i]!)),
+    ratio,
+  );
+}
+
+/** The lowest and highest of some ratios, written as `ratio` writes one ("78–93%"); empty for fewer than two. */
+export function spreadOf(ratios: readonly number[], ratio: (service: number, baseline: number) => string): string {
+  const values = ratios.filter(Number.isFinite);
+  if (values.length < 2) return "";
+  const [lowText, highText] = [ratio(Math.min(...values), 1), ratio(Math.max(...values), 1)];
+  const unit = lowText.replace(/[\d.]+/, "");
+  return `${lowText.slice(0, lowText.length - unit.length)}–${highText}`;
+}
+
+/** Requests per second of a slice. */
+export const rate = (slice: SliceFigures) => slice.requests / slice.seconds;
+
 /** One line of the table `npm run bench` prints: a figure of the service beside its baseline's. */
 export interface BenchFigure {
   figure: string;
   service: string;
   baseline: string;
   ratio: string;
+  /** The lowest and highest ratio over the run's alternating slices (sliceSpread); empty when the figure has none. */
+  spread?: string;
   goal: string;
   /** Whether the goal was met; null when the figure has no goal. */
   met: boolean | null;

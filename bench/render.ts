@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { median, report, root } from "./lib.ts";
+import { median, report, root, share, spreadOf } from "./lib.ts";
 
 const RENDERS = Number(process.env.RENDERS ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -181,5 +181,5 @@ const s = median(serviceRates);
 const b = median(baselineRates);
 console.log(`\npersonalize: median ${s.toFixed(0)} emails/s; plain string replacement: median ${b.toFixed(0)} emails/s; median ratio ${(ratio * 100).toFixed(0)}% (goal >= 80%)`);
 report("render", [
-  { figure: `personalised emails/s, ${RENDERS} per round (median of ${ROUNDS})`, service: s.toFixed(0), baseline: b.toFixed(0), ratio: `${(ratio * 100).toFixed(0)}%`, goal: ">= 80%", met: ratio >= 0.8 },
+  { figure: `personalised emails/s, ${RENDERS} per round (median of ${ROUNDS})`, service: s.toFixed(0), baseline: b.toFixed(0), ratio: `${(ratio * 100).toFixed(0)}%`, spread: spreadOf(serviceRates.map((s, i) => s / baselineRates[i]!), share), goal: ">= 80%", met: ratio >= 0.8 },
 ]);

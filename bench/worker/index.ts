@@ -6,6 +6,7 @@ import service from "../../src/index";
 import { baselineContactLookup, seedContacts } from "./baseline-contact-lookup";
 import { baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
+import { baselineInsertEvents } from "./baseline-events";
 import { baselineArchive, serviceArchive } from "./baseline-archive";
 import { baselineOutbox } from "./baseline-outbox";
 import { baselineSegmentCount, benchPublishDue } from "./baseline-segments";
@@ -19,6 +20,7 @@ export * from "../../src/index";
 
 const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionContext) => Promise<Response>> = {
   "/__bench/insert": baselineInsert,
+  "/__bench/insert-events": baselineInsertEvents,
   "/__bench/outbox": baselineOutbox,
   "/__bench/webhook-post": baselineWebhookPost,
   "/__bench/import-upsert": baselineImportUpsert,
