@@ -44,6 +44,7 @@
 -- migration 0075_signup_forms.sql
 -- migration 0076_message_rules.sql
 -- migration 0078_topics.sql
+-- migration 0091_contact_sends_by_time.sql
 
 -- table activities
 
@@ -285,6 +286,8 @@ CREATE TABLE contact_sends (
   send_key   TEXT NOT NULL,
   PRIMARY KEY (panel_id, contact_id, channel, at, send_key)
 ) WITHOUT ROWID;
+
+CREATE INDEX contact_sends_by_at ON contact_sends (at);
 
 CREATE UNIQUE INDEX contact_sends_by_key ON contact_sends (panel_id, send_key);
 

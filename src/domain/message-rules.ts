@@ -24,11 +24,14 @@ const clock = z
   .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: "must be a time of day, HH:MM (00:00 to 23:59)" })
   .meta({ example: "21:00" });
 
+/** The longest window a cap may count over: a counted send older than this counts for no cap. */
+export const MAX_CAP_DAYS = 90;
+
 const capSchema = z
   .object({
     channel,
     max: z.int({ error: "must be a whole number of messages" }).min(1, { error: "must be at least 1" }).max(1000, { error: "must be at most 1000" }),
-    days: z.int({ error: "must be a whole number of days" }).min(1, { error: "must be at least 1 day" }).max(90, { error: "must be at most 90 days" }),
+    days: z.int({ error: "must be a whole number of days" }).min(1, { error: "must be at least 1 day" }).max(MAX_CAP_DAYS, { error: `must be at most ${MAX_CAP_DAYS} days` }),
   })
   .strict();
 

@@ -119,6 +119,18 @@ export async function deleteSegmentChangesBefore(db: ShardDb, before: number, li
   );
 }
 
+/** Sends counted against frequency caps before `before` (oldest first, at most `limit`). */
+export async function deleteContactSendsBefore(db: ShardDb, before: number, limit: number): Promise<number> {
+  return changes(
+    db
+      .prepare(
+        `DELETE FROM contact_sends WHERE (panel_id, send_key) IN
+           (SELECT panel_id, send_key FROM contact_sends WHERE at < ?1 AND ${NOT_MOVING} ORDER BY at LIMIT ?2)`,
+      )
+      .bind(before, limit),
+  );
+}
+
 // Finished journey instances (shard migration 0065). What the journey page counts of them goes
 // into journey_pruned / journey_pruned_steps in the batch that deletes them, so its counters read
 // the same before, during and after; their segment entry keys stay in journey_entry_keys, so a

@@ -270,3 +270,20 @@ describe("panels in transit", () => {
     expect(await old()).toBe(0);
   });
 });
+
+describe("sends counted for frequency caps", () => {
+  it("a send older than the longest cap window (90 days) is forgotten; newer ones keep counting", async () => {
+    const panel = await createPanel();
+    const now = Date.now();
+    const send = (key: string, daysAgo: number) =>
+      panelData
+        .prepare("INSERT INTO contact_sends (panel_id, contact_id, channel, at, send_key) VALUES (?, 1, 'email', ?, ?)")
+        .bind(panel.id, now - daysAgo * DAY, key);
+    await panelData.batch([send("m-91", 91), send("m-95", 95), send("m-89", 89), send("m-1", 1)]);
+
+    await housekeeping.run(env, now);
+
+    const { results } = await panelData.prepare("SELECT send_key FROM contact_sends WHERE panel_id = ? ORDER BY at").bind(panel.id).all<{ send_key: string }>();
+    expect(results.map((r) => r.send_key)).toEqual(["m-89", "m-1"]);
+  });
+});

@@ -3,6 +3,7 @@ import {
   campaignToPrune,
   deleteAuditEntriesBefore,
   deleteCampaignMessages,
+  deleteContactSendsBefore,
   deleteFinishedInstances,
   deleteInstanceMessages,
   deleteInstancePoints,
@@ -23,6 +24,7 @@ import { shardTask } from "../access/shards";
 import { refreshPanelCounts } from "../overview/counts";
 import { panelsOnShard } from "../../store/panels";
 import { fillBuckets } from "./buckets";
+import { MAX_CAP_DAYS } from "../../domain/message-rules";
 
 /**
  * Housekeeping defaults (docs/operations.md: retention). Import jobs (their row, refused rows
@@ -30,8 +32,8 @@ import { fillBuckets } from "./buckets";
  * waits for theirs; outbox messages (row and .eml) this long after they were written. Webhook
  * attempt logs keep the last 10,000 attempts per webhook (the dispatcher trims them as it
  * records). Campaign recipient rows, event guids, finished journey instances, segment changes
- * and audit entries are pruned by age,
- * their windows vars (config `retentionDays`; docs/operations.md: bounded storage).
+ * and audit entries are pruned by age, their windows vars (config `retentionDays`;
+ * docs/operations.md: bounded storage); sends counted for frequency caps after MAX_CAP_DAYS.
  */
 export const HOUSEKEEPING = { importJobDays: 30, outboxDays: 30 } as const;
 /** Rows removed per kind, per shard, per cron run. */
@@ -115,6 +117,8 @@ export async function pruneShard(db: ShardDb, days: Config["retentionDays"], now
   await pruneJourneyInstances(db, before(days.journeyInstances));
   await inChunks(() => deleteSegmentChangesBefore(db, before(days.segmentChanges), PRUNE_CHUNK));
   await inChunks(() => deleteAuditEntriesBefore(db, before(days.auditLog), PRUNE_CHUNK));
+  // Past the longest cap's window a counted send limits nothing (decision 0040).
+  await inChunks(() => deleteContactSendsBefore(db, before(MAX_CAP_DAYS), PRUNE_CHUNK));
 }
 
 export const housekeeping = shardTask("housekeeping", async (env, db, index, now) => {
