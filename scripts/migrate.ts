@@ -4,7 +4,7 @@
 //
 //   npm run migrate                           local databases of the default region
 //   npm run migrate -- --env india            local databases of the India region
-//   npm run migrate -- --remote               the deployed databases (after `wrangler deploy`)
+//   npm run migrate -- --remote               the deployed databases (npm run deploy runs this)
 //   npm run migrate -- --persist-to <dir>     local databases kept in <dir> (npm start's STATE_DIR)
 //
 // `WRANGLER=<path>` runs another wrangler in its place (tests: a stand-in, test/node/fake-wrangler.ts).
