@@ -258,6 +258,10 @@ export async function deploy(options: Options): Promise<{ created: string[]; url
   };
   const created: string[] = [];
 
+  const plan = await readPlan(options.env, options.location);
+  const envArgs = ["--env", plan.env];
+  log(`Deploying ${plan.worker} (--env ${options.env})`);
+
   if (options.build !== false && !panelUpToDate()) {
     log("Panel: building web/dist");
     const built = await new Promise<Ran>((resolve) => {
@@ -269,10 +273,6 @@ export async function deploy(options: Options): Promise<{ created: string[]; url
     });
     if (built.code !== 0) throw new DeployError(`the panel's build failed (node scripts/panel-build.ts):\n${tail(built.stdout)}`);
   }
-
-  const plan = await readPlan(options.env, options.location);
-  const envArgs = ["--env", plan.env];
-  log(`Deploying ${plan.worker} (--env ${options.env})`);
 
   // Secrets first, so that the rest runs without anyone at the terminal.
   const listed = await wrangler(command, ["secret", "list", ...envArgs]);
@@ -340,7 +340,8 @@ export async function deploy(options: Options): Promise<{ created: string[]; url
     `Migrations (remote): ${migrated.databases
       .map(({ binding, output }) => {
         const files = /No migrations to apply/i.test(output) ? [] : migrationFiles(output);
-        return `${binding} ${files.length ? `applied ${files.join(", ")}` : "up to date"}`;
+        if (files.length === 0) return `${binding} up to date`;
+        return `${binding} applied ${files.length > 3 ? `${files.length} migrations (${files[0]} … ${files.at(-1)})` : files.join(", ")}`;
       })
       .join("; ")}`,
   );

@@ -96,7 +96,7 @@ describe("npm run deploy", () => {
     assert.match(stdout, /Secrets: ADMIN_TOKEN \(from the environment\), SECRETS_KEY \(generated\) set with the deploy/);
     assert.match(stdout, /D1: created apiv2-india, apiv2-india-shard-0, apiv2-india-shard-1 \(location apac\)/);
     assert.match(stdout, /Queues: created apiv2-imports-india, apiv2-events-india, apiv2-sends-india, apiv2-journeys-india, apiv2-cron-india, apiv2-dlq-india/);
-    assert.match(stdout, /Migrations \(remote\): DB applied 0001_\w+\.sql, .*; SHARD_0 applied /);
+    assert.match(stdout, /Migrations \(remote\): DB applied \d+ migrations \(0001_foundation\.sql … \w+\.sql\); SHARD_0 applied \d+ migrations \(0001_panel_data\.sql … /);
     assert.match(stdout, /Deployed apiv2-india: https:\/\/apiv2-india\.test-account\.workers\.dev\n/);
   });
 
@@ -151,7 +151,7 @@ describe("npm run deploy", () => {
     assert.equal(state.d1.length, 4);
     assert.match(stdout, /D1: created apiv2-default-shard-1; already there: apiv2-default, apiv2-default-shard-0/);
     assert.match(stdout, /R2: already there: apiv2-files-default/);
-    assert.match(stdout, /Migrations \(remote\): DB up to date; SHARD_0 up to date; SHARD_1 applied 0001_/);
+    assert.match(stdout, /Migrations \(remote\): DB up to date; SHARD_0 up to date; SHARD_1 applied \d+ migrations \(0001_panel_data\.sql … /);
     assert.match(stdout, /Deployed apiv2: https:\/\/apiv2\.test-account\.workers\.dev/);
   });
 
