@@ -1,10 +1,14 @@
 // `npm run deploy` (scripts/deploy.ts) against a stand-in of wrangler (test/node/fake-wrangler.ts)
 // that keeps a Cloudflare account in a JSON file: what a first run creates and in which order,
 // that a second run creates nothing, that a partly made deployment gets only what it lacks, that
-// no secret is printed or put on a command line, and that a failing step stops the run.
+// no secret is printed or put on a command line, and that a failing step stops the run. The last
+// test runs the real wrangler against a loopback stand-in of the Cloudflare API
+// (CLOUDFLARE_API_BASE_URL), so that what the script reads of wrangler's output is wrangler's own.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -36,7 +40,15 @@ const read = (file: string) => JSON.parse(readFileSync(file, "utf8")) as FakeSta
 
 /** Runs `node scripts/deploy.ts <args> --no-build` with the stand-in, not at a terminal; `env` adds to (or, undefined, removes from) its environment. */
 function deploy(stateFile: string, args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const childEnv: Record<string, string | undefined> = { ...process.env, ADMIN_TOKEN: undefined, SES_ACCESS_KEY_ID: undefined, SES_SECRET_ACCESS_KEY: undefined, WRANGLER: join(root, "test", "node", "fake-wrangler.ts"), FAKE_WRANGLER_STATE: stateFile, ...env };
+  const childEnv: Record<string, string | undefined> = {
+    ...process.env,
+    ADMIN_TOKEN: undefined,
+    SES_ACCESS_KEY_ID: undefined,
+    SES_SECRET_ACCESS_KEY: undefined,
+    WRANGLER: join(root, "test", "node", "fake-wrangler.ts"),
+    FAKE_WRANGLER_STATE: stateFile,
+    ...env,
+  };
   for (const key of Object.keys(childEnv)) if (childEnv[key] === undefined) delete childEnv[key];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(root, "scripts", "deploy.ts"), ...args, "--no-build"], { cwd: root, env: childEnv as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
@@ -187,5 +199,66 @@ describe("npm run deploy", () => {
       assert.match(stderr, /default, india/);
     }
     assert.deepEqual(read(file).calls, []);
+  });
+
+  test("with the real wrangler against a stand-in of the Cloudflare API, it reads wrangler's listings, creates what they lack and stops at a failing step", async () => {
+    const requests: string[] = [];
+    const bodies: Record<string, unknown>[] = [];
+    const answer = (result: unknown) => JSON.stringify({ success: true, errors: [], messages: [], result });
+    const server = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => (body += chunk));
+      request.on("end", () => {
+        const url = new URL(request.url!, "http://stand-in");
+        const path = url.pathname.replace("/client/v4/accounts/test-account", "");
+        requests.push(`${request.method} ${path}`);
+        if (body) bodies.push(JSON.parse(body) as Record<string, unknown>);
+        response.setHeader("content-type", "application/json");
+        const page = url.searchParams.get("page") ?? "1";
+        if (path === "/workers/scripts/apiv2-india/secrets") return response.end(answer([{ name: "ADMIN_TOKEN", type: "secret_text" }, { name: "SECRETS_KEY", type: "secret_text" }]));
+        if (path === "/d1/database" && request.method === "GET") return response.end(answer(page === "1" ? [{ uuid: "u1", name: "apiv2-india" }, { uuid: "u2", name: "apiv2-india-shard-0" }, { uuid: "u9", name: "someone-elses" }] : []));
+        if (path === "/d1/database") return response.end(answer({ uuid: "u3", name: "apiv2-india-shard-1", created_in_region: "APAC" }));
+        if (path === "/r2/buckets" && request.method === "GET") return response.end(answer({ buckets: [{ name: "someone-elses", creation_date: "2026-11-29T00:00:00Z" }] }));
+        if (path === "/r2/buckets") return response.end(answer({}));
+        const queue = (name: string, i: number) => ({ queue_id: `q${i}`, queue_name: name, created_on: "2026-11-29", modified_on: "2026-11-29", producers_total_count: 1, consumers_total_count: 1 });
+        if (path === "/queues" && request.method === "GET") return response.end(answer(page === "1" ? QUEUES.slice(0, 5).map((name, i) => queue(`apiv2-${name}-india`, i)) : []));
+        if (path === "/queues") return response.end(answer(queue("apiv2-dlq-india", 5)));
+        // The migrations' lookup of the control database: D1 is down.
+        response.statusCode = 500;
+        response.end(JSON.stringify({ success: false, errors: [{ code: 7500, message: "D1 is unavailable (stand-in)" }], messages: [], result: null }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { code, stdout, stderr } = await deploy(account(), ["--env", "india"], {
+        WRANGLER: undefined,
+        CLOUDFLARE_API_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/client/v4`,
+        CLOUDFLARE_API_TOKEN: "stand-in-token",
+        CLOUDFLARE_ACCOUNT_ID: "test-account",
+        WRANGLER_SEND_METRICS: "false",
+        WRANGLER_HIDE_BANNER: "true",
+        WRANGLER_LOG_PATH: scratch,
+      });
+      assert.equal(code, 1, stdout);
+      assert.deepEqual(requests, [
+        "GET /workers/scripts/apiv2-india/secrets",
+        "GET /d1/database",
+        "POST /d1/database",
+        "GET /r2/buckets",
+        "POST /r2/buckets",
+        "GET /queues",
+        "GET /queues",
+        "POST /queues",
+        "GET /d1/database/apiv2-india",
+      ]);
+      assert.deepEqual(bodies, [{ name: "apiv2-india-shard-1", primary_location_hint: "apac" }, { name: "apiv2-files-india", locationHint: "apac" }, { queue_name: "apiv2-dlq-india" }]);
+      assert.match(stdout, /Secrets: all set; already set: ADMIN_TOKEN, SECRETS_KEY/);
+      assert.match(stdout, /D1: created apiv2-india-shard-1 \(location apac\); already there: apiv2-india, apiv2-india-shard-0/);
+      assert.match(stdout, /R2: created apiv2-files-india \(location apac\)/);
+      assert.match(stdout, /Queues: created apiv2-dlq-india; already there: apiv2-imports-india/);
+      assert.match(stderr, /Deploy stopped: Migrating DB failed \(npm run migrate -- --remote --env "india"\):\n.*D1 is unavailable \(stand-in\)/s);
+    } finally {
+      server.close();
+    }
   });
 });
