@@ -53,6 +53,8 @@ export interface Plan {
   buckets: string[];
   queues: string[];
   secrets: string[];
+  /** The origin links in sent email are written with (vars.PUBLIC_BASE_URL). */
+  publicBaseUrl: string;
 }
 
 /** The part of wrangler's configuration read here (wrangler's own types of it are not published). */
@@ -103,6 +105,7 @@ export async function readPlan(name: string, location?: string): Promise<Plan> {
     buckets: [...new Set(buckets)],
     queues: [...new Set(queues)].sort((a, b) => Number(queueIsDeadLetter(consumers, a)) - Number(queueIsDeadLetter(consumers, b))),
     secrets: [...new Set(secrets)],
+    publicBaseUrl: String(config.vars.PUBLIC_BASE_URL ?? ""),
   };
 }
 
@@ -360,6 +363,10 @@ export async function deploy(options: Options): Promise<{ created: string[]; url
     const urls = deployedUrls(outputFile, deployed.stdout);
     log(`Created: ${created.length ? created.join(", ") : "nothing (every resource and secret was there)"}`);
     log(`Deployed ${plan.worker}: ${urls.length ? urls.join(" ") : "no workers.dev address or custom domain (see its routes in wrangler.toml)"}`);
+    // The Worker's address is known only now; links in sent email are written with PUBLIC_BASE_URL (docs/operations.md: addresses).
+    if (urls.length && !urls.some((url) => new URL(url).origin === plan.publicBaseUrl.replace(/\/+$/, ""))) {
+      log(`Note: PUBLIC_BASE_URL of --env ${options.env} is ${JSON.stringify(plan.publicBaseUrl)}: links in sent email point there. Set it to the address above (or your custom domain) in wrangler.toml and deploy again.`);
+    }
     return { created, urls };
   } finally {
     rmSync(scratch, { recursive: true, force: true });

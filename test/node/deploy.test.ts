@@ -110,6 +110,7 @@ describe("npm run deploy", () => {
     assert.match(stdout, /Queues: created apiv2-imports-india, apiv2-events-india, apiv2-sends-india, apiv2-journeys-india, apiv2-cron-india, apiv2-dlq-india/);
     assert.match(stdout, /Migrations \(remote\): DB applied \d+ migrations \(0001_foundation\.sql … \w+\.sql\); SHARD_0 applied \d+ migrations \(0001_panel_data\.sql … /);
     assert.match(stdout, /Deployed apiv2-india: https:\/\/apiv2-india\.test-account\.workers\.dev\n/);
+    assert.match(stdout, /Note: PUBLIC_BASE_URL of --env india is "http:\/\/127\.0\.0\.1:8788": links in sent email point there\./);
   });
 
   test("a second run creates nothing, asks for nothing and applies no migration", async () => {
