@@ -9,6 +9,8 @@ export interface Metrics {
   queueBatch(queue: string, messages: number, acked: number, retried: number, durationMs: number): void;
   message(channel: string, outcome: "sent" | "failed"): void;
   webhook(outcome: "delivered" | "failed"): void;
+  /** Events stored by a call (duplicates not counted), by channel of the first: custom_activity, email, sms, apn, bpn. */
+  events(channel: string, recorded: number): void;
 }
 
 /** The shape of the binding metrics need (AnalyticsEngineDataset's one method). */
@@ -16,7 +18,7 @@ export interface DataPointWriter {
   writeDataPoint(point: { indexes?: string[]; blobs?: string[]; doubles?: number[] }): void;
 }
 
-const NONE: Metrics = { request() {}, queueBatch() {}, message() {}, webhook() {} };
+const NONE: Metrics = { request() {}, queueBatch() {}, message() {}, webhook() {}, events() {} };
 
 export function metrics(env: { METRICS?: DataPointWriter }): Metrics {
   const dataset = env.METRICS;
@@ -34,5 +36,6 @@ export function metrics(env: { METRICS?: DataPointWriter }): Metrics {
     queueBatch: (queue, messages, acked, retried, durationMs) => write("queue_batch", [queue], [messages, acked, retried, durationMs]),
     message: (channel, outcome) => write("message", [channel, outcome], [1]),
     webhook: (outcome) => write("webhook", [outcome], [1]),
+    events: (channel, recorded) => write("events", [channel], [recorded]),
   };
 }

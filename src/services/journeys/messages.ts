@@ -13,6 +13,7 @@ import type { EmailStep } from "../../domain/journey";
 import { SUPPRESSION_SKIPS } from "../../domain/preferences";
 import { randomHex } from "../../lib/random";
 import { config } from "../../lib/config";
+import { metrics } from "../../lib/observability/metrics";
 import { claimMessage, finishMessage, markMessageAttempt, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
 import { getPanel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
@@ -97,8 +98,14 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
     if (provider.idempotent) await releaseMessage(db, message.msgid, claim);
     throw error;
   }
-  if (result?.ok) return finishMessage(db, message.msgid, claim, { status: "sent", providerMessageId: result.providerMessageId });
-  if (result && !result.retryable) return failMessage(env, db, message, claim, { provider: provider.name, error: result.error }, now);
+  if (result?.ok) {
+    metrics(env).message("email", "sent");
+    return finishMessage(db, message.msgid, claim, { status: "sent", providerMessageId: result.providerMessageId });
+  }
+  if (result && !result.retryable) {
+    metrics(env).message("email", "failed");
+    return failMessage(env, db, message, claim, { provider: provider.name, error: result.error }, now);
+  }
   await releaseMessage(db, message.msgid, claim);
   throw new Error(`journey email ${message.msgid}: ${result?.error ?? "no result from the provider"}; retried`);
 }

@@ -4,6 +4,7 @@ import { EVENT_CHANNELS, MAX_GUID_LENGTH, type NewEvent } from "../../domain/eve
 import { uuidV7 } from "../../lib/random";
 import { appendEventBatches, type EventToRecord } from "../../store/event-batches";
 import { logNotEnqueued, nudgeEventBatches, nudgeEventBatchesSoon } from "./nudge";
+import { metrics } from "../../lib/observability/metrics";
 
 export interface RecordResult {
   /** Each event's guid, in the order of the events: the one given, or the one generated. */
@@ -98,6 +99,7 @@ export async function recordEvents(
     if (event.guid !== undefined && taken.has(event.guid)) duplicateAt[index] = true;
   });
   const duplicates = duplicateAt.filter(Boolean).length;
+  if (events.length > duplicates) metrics(env).events(events[0]!.channel, events.length - duplicates);
   if (batchIds.length && options.defer) nudgeEventBatchesSoon(env.EVENTS, panel.id, batchIds, sizes, options.defer);
   else if (batchIds.length) await nudgeEventBatches(env.EVENTS, panel.id, batchIds, sizes).catch(logNotEnqueued(panel.id, batchIds));
   return { guids, recorded: events.length - duplicates, duplicates, duplicateAt };

@@ -7,6 +7,8 @@ import { handleQueue } from "../../../src/jobs/queues";
 import { observing } from "../../../src/lib/observability/context";
 import { postBatch } from "../../../src/services/webhooks/deliver";
 import { callProvider } from "../../../src/services/channels/provider-call";
+import { SesProvider } from "../../../src/services/channels/email/ses";
+import { recordEvents } from "../../../src/services/pipeline/record";
 
 /** The JSON lines of one kind the Worker logged while `run` ran. */
 async function loggedLines(kind: string, run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
@@ -96,6 +98,15 @@ describe("metrics", () => {
     }).not.toThrow();
   });
 
+  it("recording events writes how many were stored (duplicates left out)", async () => {
+    const panel = await createPanel();
+    const dataset = recordingDataset();
+    const event = (guid: string) => ({ channel: "custom_activity" as const, name: "viewed", occurredAt: Date.now(), identity: "ada@example.com", params: {}, guid });
+    const result = await recordEvents({ ...env, METRICS: dataset } as Env, { id: panel.id }, [event("g1"), event("g2"), event("g1")]);
+    expect(result).toMatchObject({ recorded: 2, duplicates: 1 });
+    expect(dataset.points).toEqual([{ indexes: ["events"], blobs: ["events", "custom_activity"], doubles: [2] }]);
+  });
+
   it("a request through the Worker writes its request data point", async () => {
     const dataset = recordingDataset();
     const response = await fetchWith({ METRICS: dataset }, new Request("https://api.test/health"));
@@ -139,6 +150,18 @@ describe("trace context", () => {
       expect(request.headers.traceparent).not.toBe(parent);
     }
     expect(dataset.points).toEqual([{ indexes: ["webhook"], blobs: ["webhook", "delivered"], doubles: [1] }]);
+  });
+
+  it("SES calls carry it too, inside their signature's request", async () => {
+    const traceId = "5ba1bd8cbd6b4ac99be1e2ffcff1b1d4";
+    const bucket = receiver.bucket("ses-trace");
+    await receiver.script(bucket, [{ status: 200, headers: { "content-type": "application/json" }, body: '{"MessageId":"ses-1"}' }]);
+    const ses = new SesProvider({ accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: "eu-west-1", endpoint: receiver.hookUrl(bucket) });
+    const mail = { id: "m.1", panelId: "p", campaignId: null, from: "shop@example.com", to: "ada@example.com", subject: "Hi", raw: "Subject: Hi\r\n\r\nbody\r\n" };
+    expect(await observing({ traceparent: `00-${traceId}-b7ad6b7169203331-01` }, () => ses.send([mail]))).toEqual([{ ok: true, providerMessageId: "ses-1" }]);
+    const [request] = await receiver.requests(bucket);
+    expect(request!.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    expect(request!.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 /);
   });
 
   it("calls outside any request or batch carry none", async () => {

@@ -1,6 +1,7 @@
 import { AwsClient } from "aws4fetch";
 import { base64OfBytes } from "../../../domain/email-message";
 import { settleEach } from "../../../lib/tasks";
+import { withTraceHeaders } from "../../../lib/observability/trace";
 import type { EmailProvider, OutgoingEmail, SendResult } from "./provider";
 
 export interface SesConfig {
@@ -58,7 +59,7 @@ export class SesProvider implements EmailProvider {
     try {
       response = await this.client.fetch(this.url, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: withTraceHeaders({ "content-type": "application/json" }),
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(15_000),
       });
