@@ -40,7 +40,7 @@ export function opsView(reading: OperationsReading, now: number): z.input<typeof
         oldest_message_at: isoOrNull(oldest),
         oldest_message_age_s: age,
         error: q.error,
-        action: age !== null && age * 1000 > QUEUE_LAG_MS ? doc("A backlog that does not shrink: its consumer fails or is too slow (wrangler tail)", "queues") : null,
+        action: age !== null && age * 1000 > QUEUE_LAG_MS ? doc("A backlog that does not shrink: its consumer fails or is too slow (wrangler tail)", "the-operations-view-and-alerts") : null,
       };
     }),
     dead_letters: {
