@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { runCronTasks } from "../../src/jobs/cron";
 import { checkControlAlerts, checkShardAlerts } from "../../src/services/operations/alerts";
@@ -158,7 +159,8 @@ describe("operations alerts", () => {
       await checkShardAlerts(env, shardDb, TEST_SHARD, Date.now());
       let posts = await alertsFor();
       expect(posts).toHaveLength(1);
-      expect(posts[0]!.headers["webhook-signature"]).toMatch(/^v1,/);
+      // Signed as webhooks are: any Standard Webhooks library verifies it with the secret.
+      expect(() => new Webhook(secret).verify(posts[0]!.body, posts[0]!.headers)).not.toThrow();
       const alert = (JSON.parse(posts[0]!.body).alerts as any[]).find((a) => a.key === key);
       expect(alert).toMatchObject({ kind: "webhook_disabled", panel_id: panel.id });
       expect(alert.detail).toContain("Orders");
@@ -178,6 +180,28 @@ describe("operations alerts", () => {
       expect(posts).toHaveLength(2);
     } finally {
       expect((await call(`/admin/v1/alerts/subscriptions/${created.body.id}`, { method: "DELETE", headers: { authorization: "Bearer test-admin-token" } })).status).toBe(204);
+    }
+  });
+
+  it("mails a shard past 80% of its limit once, and again after it fell below and rose past it", async () => {
+    const mail = keptMail();
+    const mailEnv = withBindings(env, { MAILER: mail.MAILER });
+    const email = `shards-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const subscribed = await admin("POST", "/alerts/subscriptions", { kinds: ["shard_full"], email });
+    try {
+      const mine = () => mail.mails.filter((m) => m.to === email);
+      // A limit of 1 KB stands for 10 GB: the shard holds far more than 80% of it.
+      await checkShardAlerts(mailEnv, panelData, TEST_SHARD, Date.now(), 1024);
+      await checkShardAlerts(mailEnv, panelData, TEST_SHARD, Date.now(), 1024);
+      expect(mine()).toHaveLength(1);
+      expect(mine()[0]!.text).toMatch(new RegExp(`shard ${TEST_SHARD} holds \\d+ bytes, \\d+% of its 1024`));
+      await checkShardAlerts(mailEnv, panelData, TEST_SHARD, Date.now());
+      expect(mine()).toHaveLength(1);
+      await checkShardAlerts(mailEnv, panelData, TEST_SHARD, Date.now(), 1024);
+      expect(mine()).toHaveLength(2);
+      await checkShardAlerts(mailEnv, panelData, TEST_SHARD, Date.now());
+    } finally {
+      await call(`/admin/v1/alerts/subscriptions/${subscribed.body.id}`, { method: "DELETE", headers: { authorization: "Bearer test-admin-token" } });
     }
   });
 
