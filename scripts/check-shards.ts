@@ -13,7 +13,7 @@ import { DATABASES, openSnapshot, readSnapshot, snapshotTables } from "./schema-
 
 const root = join(import.meta.dirname, "..");
 /** Store files over the control database (DB): panels and the directory, users, operators, sessions, dead letters. */
-const CONTROL_FILES = new Set(["src/store/panels.ts", "src/store/users.ts", "src/store/operators.ts", "src/store/operator-sessions.ts", "src/store/dead-letters.ts", "src/store/panel-moves.ts", "src/store/panel-partitions.ts", "src/store/sql.ts", "src/store/shards.ts"]);
+const CONTROL_FILES = new Set(["src/store/panels.ts", "src/store/users.ts", "src/store/operators.ts", "src/store/operator-sessions.ts", "src/store/dead-letters.ts", "src/store/panel-moves.ts", "src/store/panel-partitions.ts", "src/store/operations.ts", "src/store/sql.ts", "src/store/shards.ts"]);
 
 function files(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) =>

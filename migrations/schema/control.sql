@@ -34,6 +34,7 @@
 -- migration 0067_signup_form_directory.sql
 -- migration 0068_panel_message_rules.sql
 -- migration 0070_operator_passkeys.sql
+-- migration 0073_operations.sql
 
 -- table activities
 
@@ -47,6 +48,35 @@ CREATE TABLE "activities" (
   created_at INTEGER NOT NULL,
   PRIMARY KEY (panel_id, id),
   UNIQUE (panel_id, name_key)
+);
+
+-- table alert_conditions
+
+CREATE TABLE alert_conditions (
+  key      TEXT PRIMARY KEY,
+  scope    TEXT NOT NULL,
+  kind     TEXT NOT NULL,
+  panel_id TEXT,
+  detail   TEXT NOT NULL,
+  since    INTEGER NOT NULL
+);
+
+CREATE INDEX alert_conditions_by_scope ON alert_conditions (scope);
+
+-- table alert_subscriptions
+
+CREATE TABLE alert_subscriptions (
+  id                 TEXT PRIMARY KEY,
+  kinds              TEXT NOT NULL,
+  email              TEXT,
+  webhook_url        TEXT,
+  -- AES-GCM under SECRETS_KEY (lib/crypto.ts); never returned.
+  signing_secret_enc TEXT,
+  created_at         INTEGER NOT NULL,
+  -- the last delivery that failed, for the operations view
+  last_error         TEXT,
+  last_error_at      INTEGER,
+  CHECK ((email IS NULL) <> (webhook_url IS NULL))
 );
 
 -- table anon_profiles
@@ -160,6 +190,16 @@ CREATE TABLE contacts (
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
   UNIQUE (panel_id, pk_value)
+);
+
+-- table cron_ticks
+
+CREATE TABLE cron_ticks (
+  scheduled_at INTEGER PRIMARY KEY,
+  started_at   INTEGER NOT NULL,
+  duration_ms  INTEGER NOT NULL,
+  -- tasks run in the tick (not handed out) that threw, and whether the hand-out failed
+  failed_tasks INTEGER NOT NULL DEFAULT 0
 );
 
 -- table dead_letters

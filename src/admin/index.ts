@@ -15,6 +15,7 @@ import { journeyRoutes } from "./journeys";
 import { journeyReportRoutes } from "./journey-report";
 import { campaignRoutes } from "./campaigns";
 import { deadLetterRoutes } from "./dead-letters";
+import { opsRoutes } from "./ops";
 import { emailTemplateRoutes } from "./email-templates";
 import { topicRoutes } from "./topics";
 import { signupFormRoutes } from "./forms";
@@ -66,6 +67,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...contactRoutes,
   ...listRoutes,
   ...deadLetterRoutes,
+  ...opsRoutes,
   ...segmentRoutes,
   ...smsRoutes,
   ...pushRoutes,

@@ -179,6 +179,15 @@ function documentWithoutSharedSchemas(origin: string): JsonSchema {
       ...channelEventOpenApiPaths(inputSchema, failureBody, successBody),
       ...pushOpenApiPaths(inputSchema, failureBody, successBody),
       "/health": { get: { summary: "Liveness", responses: { "200": { description: "OK" } } } },
+      "/health/deep": {
+        get: {
+          summary: "Readiness: the control database, each shard and R2 each answer a probe that changes nothing",
+          responses: {
+            "200": { description: "Every binding answered", content: { "application/json": {} } },
+            "503": { description: "A binding did not answer: `errors[].field` names it", content: { "application/json": {} } },
+          },
+        },
+      },
       "/apiv2/jobs/{job}/errors.csv": {
         get: {
           summary: "Error report of a bulk upload job (CSV: row, column, reason, then the refused row), for the job's own panel",

@@ -23,6 +23,7 @@ import { noteFault, observing, type Observation } from "../lib/observability/con
 import { traceparentFor } from "../lib/observability/trace";
 import { logLine, logLinesOn } from "../lib/observability/log";
 import { metrics } from "../lib/observability/metrics";
+import { checkBindings } from "../services/operations/health";
 
 export const API_VERSION = "apiv2";
 
@@ -62,12 +63,28 @@ function health(env: Env): Response {
   }
 }
 
+/**
+ * 200 when every binding answers (the control database, each shard, R2); 503 naming each that
+ * does not. A bad configuration answers as /health does. Probes change nothing and send no
+ * queue message.
+ */
+async function deepHealth(env: Env): Promise<Response> {
+  const shallow = health(env);
+  if (shallow.status !== 200) return shallow;
+  const checks = (await checkBindings(env)).map((c) => ({ binding: c.binding, ok: c.ok, ms: c.ms, error: c.error }));
+  const failed = checks.filter((c) => !c.ok);
+  if (failed.length === 0) return json({ status: "ok", region: config(env).region, checks });
+  const errors = failed.map((c) => ({ field: c.binding, message: `unreachable: ${c.error}` }));
+  return json({ status: "unavailable", message: `unreachable: ${failed.map((c) => c.binding).join(", ")}`, errors, checks }, 503);
+}
+
 onServiceFault(noteFault);
 
 const router = Router<IRequest, [Env, ExecutionContext]>();
 
 router
   .get("/health", (_request: IRequest, env: Env) => health(env))
+  .get("/health/deep", (_request: IRequest, env: Env) => deepHealth(env))
   .get("/openapi.json", (request: IRequest) => json(openApiDocument(new URL(request.url).origin)))
   // The envelope is most calls: matched third, not after every other route's pattern (a few % of
   // a contact add's CPU, bench:api). It takes one-segment paths only, as the two above.

@@ -19,6 +19,8 @@ import { emailSetupWarningTask } from "../services/channels/email/providers";
 import { recheckSenderDomainsTask } from "../services/channels/email/sender-domains";
 import { contactCountsCron } from "../services/overview/history";
 import { listClearRedrive } from "../services/lists/clear";
+import { controlAlertsTask, shardAlertsTask } from "../services/operations/alerts";
+import { recordTick } from "../services/operations/ticks";
 
 /**
  * The per-minute Cron Trigger. Each task is independent; one failing does not stop the others.
@@ -42,6 +44,8 @@ export const CRON_TASKS: CronTask[] = [
   housekeeping,
   recheckSenderDomainsTask,
   contactCountsCron,
+  controlAlertsTask,
+  shardAlertsTask,
   // Logs once per isolate when real email is refused (PUBLIC_BASE_URL not https).
   emailSetupWarningTask,
 ];
@@ -56,12 +60,15 @@ const handedOut = (task: CronTask) => task.shard !== undefined || task.panels !=
  * (docs/operations.md, the cron).
  */
 export async function runCronTasks(env: Env, now: number, tasks: readonly CronTask[] = CRON_TASKS): Promise<void> {
+  const startedAt = Date.now();
   const inline = tasks.filter((task) => !handedOut(task));
   const messages: CronMessage[] = tasks.filter(handedOut).flatMap((task) => allShards(env).map((shard) => ({ cron: task.name, shard: shard.index, now })));
   const outcomes = await Promise.allSettled([...inline.map((task) => task.run(env, now)), sendAll(env.CRON, messages)]);
   outcomes.forEach((outcome, i) => {
     if (outcome.status === "rejected") console.error(`cron task ${inline[i]?.name ?? "hand-out to the CRON queue"} failed`, outcome.reason);
   });
+  // One batch on the control database: the operations view's last ticks and the cron-late alert read it.
+  await recordTick(env, { scheduledAt: now, startedAt, durationMs: Date.now() - startedAt, failedTasks: outcomes.filter((o) => o.status === "rejected").length });
 }
 
 /**

@@ -32,3 +32,25 @@ export async function listDeadLetters(db: ControlDb, limit: number): Promise<Dea
     .all<{ id: number; queue: string; kind: string; panel_id: string | null; body: string; attempts: number; action: string; received_at: number }>();
   return results.map((r) => ({ id: r.id, queue: r.queue, kind: r.kind, panelId: r.panel_id, body: r.body, attempts: r.attempts, action: r.action, receivedAt: r.received_at }));
 }
+
+export async function getDeadLetter(db: ControlDb, id: number): Promise<DeadLetter | null> {
+  const r = await db
+    .prepare("SELECT id, queue, kind, panel_id, body, attempts, action, received_at FROM dead_letters WHERE id = ?")
+    .bind(id)
+    .first<{ id: number; queue: string; kind: string; panel_id: string | null; body: string; attempts: number; action: string; received_at: number }>();
+  return r && { id: r.id, queue: r.queue, kind: r.kind, panelId: r.panel_id, body: r.body, attempts: r.attempts, action: r.action, receivedAt: r.received_at };
+}
+
+/** Records what a re-drive by hand did, after what the dead-letter queue's consumer did. */
+export async function noteDeadLetterAction(db: ControlDb, id: number, action: string): Promise<void> {
+  await db.prepare("UPDATE dead_letters SET action = substr(action || '; ' || ?, 1, 2000) WHERE id = ?").bind(action, id).run();
+}
+
+/** How many dead letters arrived since `since`, by queue (one read of the newest rows: they are kept 30 days). */
+export async function deadLettersSince(db: ControlDb, since: number): Promise<Array<{ queue: string; count: number; newest: number }>> {
+  const { results } = await db
+    .prepare("SELECT queue, COUNT(*) AS count, MAX(received_at) AS newest FROM dead_letters WHERE received_at >= ? GROUP BY queue ORDER BY queue")
+    .bind(since)
+    .all<{ queue: string; count: number; newest: number }>();
+  return results;
+}

@@ -156,6 +156,15 @@ export async function stalledPanelMoves(db: ControlDb, now: number, stallMs: num
   return results.map((r) => r.id);
 }
 
+/** Unfinished moves with no progress since `before`, oldest first (the operations view's stuck work). */
+export async function stuckPanelMoves(db: ControlDb, before: number, limit: number): Promise<PanelMove[]> {
+  const { results } = await db
+    .prepare("SELECT * FROM panel_moves WHERE state NOT IN ('done', 'failed') AND updated_at <= ? ORDER BY updated_at LIMIT ?")
+    .bind(before, limit)
+    .all<MoveRow>();
+  return results.map(fromRow);
+}
+
 /** Points the directory at the panel's new shard, if it still names the old one. */
 export async function switchPanelShard(db: ControlDb, panelId: string, from: number, to: number, now: number): Promise<boolean> {
   const result = await db.prepare("UPDATE panels SET shard = ?3, updated_at = ?4 WHERE id = ?1 AND shard = ?2").bind(panelId, from, to, now).run();

@@ -49,3 +49,13 @@ export async function shardSize(db: ShardDb): Promise<number> {
   const result = await db.prepare("SELECT 1").run();
   return result.meta.size_after ?? 0;
 }
+
+/** One statement that reads nothing: whether the database answers (the deep health check). */
+export async function probeDatabase(db: ShardDb | ControlDb): Promise<void> {
+  await db.prepare("SELECT 1").first();
+}
+
+/** The name of shard `index`'s binding, as an operator reads it in wrangler.toml. */
+export function shardBindingName(index: number): string {
+  return `SHARD_${index}`;
+}

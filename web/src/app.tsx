@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type ReactNode } from "react";
+import { lazy, Suspense, useEffect, useRef, useState, type ReactNode } from "react";
 import { ApiFailure, request, useSessionToken, type SessionView } from "./api";
 import { Link, match, navigate, useLocation } from "./router";
 import { ResetPassword } from "./screens/password-reset";
@@ -11,7 +11,11 @@ import type { PanelRef } from "./screen-props";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "signed-in"; session: SessionView };
 
+// The deployment admin's operations page: its own chunk, loaded only there (admin token, no session).
+const Ops = lazy(() => import("./screens/ops"));
+
 const RESET_PAGE = "/reset-password";
+const OPS_PAGE = "/ops";
 const INVITATION_PAGE = "/invitation";
 
 export function App() {
@@ -30,6 +34,13 @@ export function App() {
     });
   }, []);
 
+  if (location.pathname === OPS_PAGE) {
+    return (
+      <Suspense fallback={<Loading />}>
+        <Ops />
+      </Suspense>
+    );
+  }
   // A reset link opens this page signed in or not; setting the password ends every session.
   if (location.pathname === RESET_PAGE) return <ResetPassword onDone={signedOut} />;
   // An invitation link opens this page signed in or not; accepting signs the invitee in.

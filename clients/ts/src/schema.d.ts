@@ -1815,6 +1815,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/health/deep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: the control database, each shard and R2 each answer a probe that changes nothing */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every binding answered */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description A binding did not answer: `errors[].field` names it */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/apiv2/jobs/{job}/errors.csv": {
         parameters: {
             query?: never;
@@ -11255,6 +11300,429 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/ops": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The operations view: queue backlogs, dead letters, cron ticks, shard sizes, disabled webhooks, unverified sender domains and stuck jobs, each with what fixes it
+         * @description Admin token only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            region: string;
+                            generated_at: string;
+                            queues: {
+                                binding: string;
+                                queue: string;
+                                backlog: number | null;
+                                backlog_bytes: number | null;
+                                oldest_message_at: string | null;
+                                oldest_message_age_s: number | null;
+                                error: string | null;
+                                action: {
+                                    label: string;
+                                    method: ("GET" | "POST") | null;
+                                    href: string;
+                                } | null;
+                            }[];
+                            dead_letters: {
+                                last_24h: {
+                                    queue: string;
+                                    count: number;
+                                    newest_at: string;
+                                }[];
+                                latest: {
+                                    id: number;
+                                    queue: string;
+                                    kind: string;
+                                    panel_id: string | null;
+                                    attempts: number;
+                                    action: string;
+                                    received_at: string;
+                                    redrive: {
+                                        label: string;
+                                        method: ("GET" | "POST") | null;
+                                        href: string;
+                                    };
+                                }[];
+                            };
+                            cron: {
+                                last_tick_at: string | null;
+                                since_last_tick_s: number | null;
+                                late: boolean;
+                                ticks: {
+                                    scheduled_at: string;
+                                    started_at: string;
+                                    duration_ms: number;
+                                    failed_tasks: number;
+                                }[];
+                                action: {
+                                    label: string;
+                                    method: ("GET" | "POST") | null;
+                                    href: string;
+                                } | null;
+                            };
+                            shards: {
+                                shard: number;
+                                binding: string;
+                                size_bytes: number | null;
+                                limit_bytes: number;
+                                used_share: number | null;
+                                panels: number;
+                                contacts: number | null;
+                                error: string | null;
+                                action: {
+                                    label: string;
+                                    method: ("GET" | "POST") | null;
+                                    href: string;
+                                } | null;
+                            }[];
+                            disabled_webhooks: {
+                                panel_id: string;
+                                shard: number;
+                                id: string;
+                                label: string;
+                                url: string;
+                                reason: string | null;
+                                disabled_at: string | null;
+                                action: {
+                                    label: string;
+                                    method: ("GET" | "POST") | null;
+                                    href: string;
+                                };
+                            }[];
+                            unverified_sender_domains: {
+                                panel_id: string;
+                                shard: number;
+                                domain: string;
+                                /** @enum {string} */
+                                state: "pending" | "failed";
+                                checked_at: string | null;
+                                action: {
+                                    label: string;
+                                    method: ("GET" | "POST") | null;
+                                    href: string;
+                                };
+                            }[];
+                            stuck_jobs: {
+                                /** @enum {string} */
+                                kind: "import" | "campaign_publish" | "campaign_send" | "panel_move";
+                                panel_id: string;
+                                id: string;
+                                state: string;
+                                since: string;
+                                detail: string;
+                                action: {
+                                    label: string;
+                                    method: ("GET" | "POST") | null;
+                                    href: string;
+                                };
+                            }[];
+                            alerts: {
+                                subscriptions: number;
+                                holding: {
+                                    key: string;
+                                    kind: string;
+                                    panel_id: string | null;
+                                    detail: string;
+                                    since: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/dead-letters/{id}/redrive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-drive a dead letter by hand: the work it names goes back through its own re-drive, as the dead-letter queue did
+         * @description Admin token only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            kind: string;
+                            panel_id: string | null;
+                            action: string;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/alerts/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who hears of operations alerts, and the last failed delivery of each
+         * @description Admin token only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            subscriptions: {
+                                id: string;
+                                kinds: string[];
+                                email: string | null;
+                                webhook_url: string | null;
+                                signing_secret_set: boolean;
+                                created_at: string;
+                                last_error: string | null;
+                                last_error_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Subscribe an email address or a webhook to operations alerts: webhook disabled, sender domain unverified, dead letters, a shard past 80%, the cron late by over 5 minutes
+         * @description Admin token only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @example [
+                         *       "webhook_disabled",
+                         *       "dead_letters"
+                         *     ]
+                         */
+                        kinds: ("webhook_disabled" | "sender_domain_unverified" | "dead_letters" | "shard_full" | "cron_late")[];
+                        /**
+                         * Format: email
+                         * @example ada@example.com
+                         */
+                        email?: string;
+                        webhook?: {
+                            /** @example https://hooks.example.com/journeys */
+                            url: string;
+                            signing_secret?: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            kinds: string[];
+                            email: string | null;
+                            webhook_url: string | null;
+                            signing_secret_set: boolean;
+                            created_at: string;
+                            last_error: string | null;
+                            last_error_at: string | null;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/alerts/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an alert subscription
+         * @description Admin token only.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

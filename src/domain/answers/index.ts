@@ -21,6 +21,8 @@ import type { createWebhookBody, patchWebhookBody } from "../webhooks/config";
 import type * as campaigns from "./campaigns";
 import type * as channels from "./channels";
 import type * as contacts from "./contacts";
+import type * as deployment from "./deployment";
+import type { alertSubscriptionBody } from "../operations";
 import type * as emailTemplates from "./email-templates";
 import type * as forms from "./forms";
 import type * as journeys from "./journeys";
@@ -172,3 +174,11 @@ export type PushSettingsView = z.output<typeof channels.pushSettingsAnswer>;
 /** PUT /panels/{panel}/push: an absent channel stays as it is, null turns it off. */
 export type PushSettingsChange = z.input<typeof pushSettingsBody>;
 export type ServiceAccountKey = NonNullable<PushSettingsChange["fcm"]>["service_account"];
+
+// The deployment's operations view and its alerts (admin token only).
+export type OpsView = z.output<typeof deployment.opsAnswer>;
+export type OpsAction = z.output<typeof deployment.opsAction>;
+export type DeadLetterRedrive = z.output<typeof deployment.deadLetterRedriveAnswer>;
+export type AlertSubscriptionView = z.output<typeof deployment.alertSubscriptionAnswer>;
+export type AlertSubscriptionList = z.output<typeof deployment.alertSubscriptionListAnswer>;
+export type CreateAlertSubscription = z.input<ReturnType<typeof alertSubscriptionBody>>;

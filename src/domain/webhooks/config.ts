@@ -22,7 +22,7 @@ export function signingSecretProblem(secret: string): string | null {
 }
 
 const label = nameText(200);
-const url = (rules: InputRules) =>
+export const url = (rules: InputRules) =>
   z
     .string()
     .trim()
@@ -39,7 +39,7 @@ const alert = z
     frequency: z.enum(ALERT_FREQUENCIES, { error: `must be one of ${ALERT_FREQUENCIES.join(", ")}` }).default("immediate"),
   })
   .strict();
-const signingSecret = z.string().max(500).superRefine((secret, ctx) => {
+export const signingSecret = z.string().max(500).superRefine((secret, ctx) => {
   const problem = signingSecretProblem(secret);
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
