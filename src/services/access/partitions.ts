@@ -1,5 +1,5 @@
 import { contactBucket, partitionMapProblem, partitionOfBucket, wholePanelPartition, type Partition } from "../../domain/partitions";
-import { refusedField, succeeded, type Result } from "../../lib/problems";
+import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
@@ -46,6 +46,16 @@ type Placed = Pick<Panel, "id" | "shard" | "partitions">;
  */
 export function hasContactsBeyondHome(panel: Pick<Panel, "shard" | "partitions">): boolean {
   return panel.partitions.some((p) => p.shard !== panel.shard);
+}
+
+/**
+ * The refusal of a path not yet routed across partitions (decision 0038's Status lists them),
+ * for a panel whose contacts span shards; null for every other panel. Refusing is what keeps
+ * such a path from writing a contact's data to the home while the contact lives elsewhere.
+ */
+export function unroutedRefusal(panel: Pick<Panel, "shard" | "partitions">, what: string): Result<never> | null {
+  if (!hasContactsBeyondHome(panel)) return null;
+  return refused("conflict", [], `${what} is not available for this panel yet: its contacts are split over ${panel.partitions.length} partitions on several databases, and ${what} is not yet routed across them (decision 0038)`);
 }
 
 /** The distinct shard numbers holding the panel's partitions, in map order. */
