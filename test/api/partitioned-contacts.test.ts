@@ -110,6 +110,13 @@ describe("a panel on two partitions (decision 0038 step 3)", () => {
     expect(event.status).toBe(409);
     expect(await keysOn(shard0, panel.id)).toEqual([]);
     expect(await keysOn(panelData, panel.id)).toEqual([]);
+    // Segments read the home's contacts only: not saved for such a panel...
+    const segment = { name: "Pune", match: { all: [{ attribute: "EMAIL", op: "eq", value: "a@example.com" }] } };
+    expect((await admin("POST", `/panels/${panel.id}/segments`, segment)).status).toBe(409);
+    // ...and a panel that has one keeps its home-only map.
+    const other = await createPanel();
+    expect((await admin("POST", `/panels/${other.id}/segments`, segment)).status).toBe(201);
+    expect(await setPartitionMap(env, other.id, TWO)).toMatchObject({ ok: false, problem: { kind: "conflict", fields: [{ field: "partitions" }] } });
   });
 
   it("leaves a panel without a map on its home shard, as before", async () => {

@@ -4,6 +4,8 @@ import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { hasContacts } from "../../store/contacts";
+import { hasSegments } from "../../store/segments";
+import { hasLiveJourneys } from "../../store/journeys/definitions";
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
 import { forgetPanelPlaces } from "./shards";
@@ -151,8 +153,14 @@ export async function setPartitionMap(env: Env, panelId: string, partitions: rea
   // contacts anywhere keeps its map.
   const holding = await Promise.all(involved.map((shard) => hasContacts(shardOf(env, { shard }), panelId)));
   if (holding.some(Boolean)) return refusedField("conflict", "partitions", "the panel holds contacts: its map changes only by a split, which is not built (decision 0038 step 5)");
-  // Mirrors first (decision 0041), so that once the map is read every partition has the configuration its rows name.
+  // Segments and journeys read the home's contacts only (not yet routed): a panel spread beyond
+  // its home keeps none, so none of them silently misses the contacts elsewhere.
   const home = shardOf(env, panel);
+  if (after.some((shard) => shard !== panel.shard)) {
+    const [segments, journeys] = await Promise.all([hasSegments(home, panelId), hasLiveJourneys(home, panelId)]);
+    if (segments || journeys) return refusedField("conflict", "partitions", "the panel has saved segments or running or paused journeys, which are not yet routed across partitions (decision 0038)");
+  }
+  // Mirrors first (decision 0041), so that once the map is read every partition has the configuration its rows name.
   for (const shard of after) if (shard !== panel.shard) await copyConfiguration(home, shardOf(env, { shard }), panelId);
   await setPanelPartitions(env.DB, panelId, partitions);
   for (const shard of before) if (shard !== panel.shard && !after.includes(shard)) await dropConfiguration(shardOf(env, { shard }), panelId);
