@@ -52,19 +52,30 @@ function listFromRow(row: ListRow): ContactList {
  * The statement that creates a list, returning its id; for a caller's batch (a campaign and its
  * list). This module is the one that inserts rows of `lists` (scripts/check-writers.ts).
  */
-export function insertListStatement(db: ShardDb, panelId: string, name: string, description: string, now: number): D1PreparedStatement {
+export function insertListStatement(db: ShardDb, panelId: string, name: string, description: string, now: number, above?: number): D1PreparedStatement {
+  // `above`: a number the panel's mirrors still hold (decision 0041), which the new list must pass.
+  const next = above === undefined ? NEXT_LIST_ID : `MAX(${NEXT_LIST_ID}, ?7 + 1)`;
   return db
     .prepare(
       `INSERT INTO lists (panel_id, id, name, name_key, description, created_at, updated_at)
-       SELECT ?1, ${NEXT_LIST_ID}, ?2, ?3, ?4, ?5, ?6 FROM lists WHERE ${OF_PANEL_BELOW_2_31} RETURNING id`,
+       SELECT ?1, ${next}, ?2, ?3, ?4, ?5, ?6 FROM lists WHERE ${OF_PANEL_BELOW_2_31} RETURNING id`,
     )
-    .bind(panelId, name, listNameKey(name), description, now, now);
+    .bind(...[panelId, name, listNameKey(name), description, now, now, ...(above === undefined ? [] : [above])]);
 }
 
-/** Returns the new list's id (numbered in the panel), or null when the panel already has a list of that name. */
-export async function insertList(db: ShardDb, panelId: string, name: string, description: string, now: number): Promise<number | null> {
+/**
+ * The largest list number below 2^31 a shard holds for the panel (a mirror's, decision 0041:
+ * a deleted list's row stays there until that shard's clear ends, so its number is not reused).
+ */
+export async function largestListId(db: ShardDb, panelId: string): Promise<number> {
+  const row = await db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM lists WHERE ${OF_PANEL_BELOW_2_31}`).bind(panelId).first<{ id: number }>();
+  return row?.id ?? 0;
+}
+
+/** Returns the new list's id (numbered in the panel, above `above` when given), or null when the panel already has a list of that name. */
+export async function insertList(db: ShardDb, panelId: string, name: string, description: string, now: number, above?: number): Promise<number | null> {
   try {
-    const row = await insertListStatement(db, panelId, name, description, now).first<{ id: number }>();
+    const row = await insertListStatement(db, panelId, name, description, now, above).first<{ id: number }>();
     return row!.id;
   } catch (error) {
     if (isUniqueViolation(error)) return null;
