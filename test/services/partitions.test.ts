@@ -5,6 +5,7 @@ import { partitionOfContact, partitionsOf, setPartitionMap } from "../../src/ser
 import { findPanelHome, forgetPanelPlaces } from "../../src/services/access/shards";
 import { findKeyOwner } from "../../src/store/users";
 import { getPanel, updatePanel } from "../../src/store/panels";
+import { startPanelMove } from "../../src/services/panels/move";
 import { sha256Hex } from "../../src/lib/crypto";
 import { admin, apiFor, createPanel, panelData, TEST_SHARD } from "../support/helpers";
 import type { ShardDb } from "../../src/store/shards";
@@ -114,6 +115,9 @@ describe("partitions of a panel (decision 0038)", () => {
     // Deleting a list takes the mirror's row too (no members: at once).
     expect((await api("lists", "delete", { listname: "After" })).status).toBe(200);
     expect(await listsOn(shard0, created.id)).toEqual([{ id: before, name: "Renamed", description: "changed", count: 0 }]);
+
+    // A panel with a map does not move whole (its partitions move by the split, not built).
+    expect(await startPanelMove(env, (await getPanel(env.DB, created.id))!, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", fields: [{ field: "shard" }] } });
 
     // Back to one partition: the mirror the map left goes.
     expect((await setPartitionMap(env, created.id, [])).ok).toBe(true);
