@@ -65,19 +65,26 @@ function partitionShardNumbers(panel: Pick<Panel, "shard" | "partitions">): numb
   return panel.partitions.length ? [...new Set(panel.partitions.map((p) => p.shard))] : [panel.shard];
 }
 
-/**
- * The shards that mirror the panel's configuration (decision 0041): those holding a partition,
- * other than the home, which keeps the configuration itself. None for a panel without a map.
- */
+/** A shard mirroring a panel's configuration: its number and database. */
 export interface MirrorShard {
   shard: number;
   db: ShardDb;
 }
 
+/**
+ * The shards that mirror the panel's configuration (decision 0041): those holding a partition,
+ * other than the home, which keeps the configuration itself. None for a panel without a map.
+ */
 export function mirrorShards(env: Env, panel: Pick<Panel, "shard" | "partitions">): MirrorShard[] {
   return partitionShardNumbers(panel)
     .filter((shard) => shard !== panel.shard)
     .map((shard) => ({ shard, db: shardOf(env, { shard }) }));
+}
+
+/** Where a write by contact key goes (contactPlace). */
+export interface ContactPlace {
+  db: ShardDb;
+  configElsewhere: ShardDb[];
 }
 
 /**
@@ -85,11 +92,6 @@ export function mirrorShards(env: Env, panel: Pick<Panel, "shard" | "partitions"
  * hold the panel's configuration (home and mirrors), which get the attributes the write creates.
  * A panel without a map: its home database (the caller's `home`, unchanged) and no other.
  */
-export interface ContactPlace {
-  db: ShardDb;
-  configElsewhere: ShardDb[];
-}
-
 export function contactPlace(env: Env, panel: Placed, home: ShardDb, key: string | null): ContactPlace {
   if (panel.partitions.length === 0) return { db: home, configElsewhere: [] };
   // A key that does not read: the service refuses the call before it writes.
