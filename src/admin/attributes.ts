@@ -4,6 +4,7 @@ import { defineAttributeBody } from "../domain/panel-screens";
 import { unwrap } from "../lib/http/errors";
 import { defineAttribute as defineNewAttribute } from "../services/attributes/define";
 import { listAttributes } from "../store/attributes";
+import { mirrorShards } from "../services/access/partitions";
 import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
 
@@ -14,8 +15,8 @@ const defineAttribute = definePanelRoute({
   response: attributeAnswer,
   summary: "Add an attribute to the panel's schema (names are stored upper-case); repeating it is harmless",
   body: defineAttributeBody,
-  async handle({ caller, path, body, panel, db }) {
-    return unwrap(await defineNewAttribute(db, panel.id, path.name, body.type, auditorOf(caller)));
+  async handle({ env, caller, path, body, panel, db }) {
+    return unwrap(await defineNewAttribute(db, panel.id, mirrorShards(env, panel), path.name, body.type, auditorOf(caller)));
   },
 });
 

@@ -18,6 +18,8 @@ import { contactHistory, type ContactHistory } from "../store/contact-page";
 import { getContactByKey, listsOfContact, searchContacts, searchContactsByAttribute, searchContactsContaining, type Contact } from "../store/contacts";
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
+import { contactKeyFrom } from "../domain/contacts";
+import { contactPlace, unroutedRefusal } from "../services/access/partitions";
 import { isoTime } from "../store/sql";
 import { audited, auditorOf } from "./audit";
 import { eventView } from "./events";
@@ -74,6 +76,17 @@ async function requireContact(db: ShardDb, panel: Panel, key: string): Promise<C
   const contact = await getContactByKey(db, panel.id, key);
   if (!contact) throw notFound(noContactSentence(panel, key));
   return contact;
+}
+
+/** The partition database of the contact `key` (decision 0038 step 3): the home for a panel without a map. */
+function partitionOf(env: Env, panel: Panel, home: ShardDb, key: string | null): ShardDb {
+  return panel.partitions.length ? contactPlace(env, panel, home, key).db : home;
+}
+
+/** Refuses, for a panel whose contacts span shards, a contact path not yet routed across them. */
+function refuseUnrouted(panel: Panel, what: string): void {
+  const refusal = unroutedRefusal(panel, what);
+  if (refusal && !refusal.ok) throw problemError(refusal.problem);
 }
 
 /**
@@ -151,7 +164,8 @@ const readContact = definePanelRoute({
   role: NEEDS.read,
   response: contactPageAnswer,
   summary: `One contact by primary-key value: attributes, lists, the ${HISTORY_LIMIT} newest messages sent to it with opens and clicks, the journeys it entered, and whether its EMAIL is suppressed (its events: /contacts/{key}/events)`,
-  async handle({ db, path, panel }) {
+  async handle({ env, db: home, path, panel }) {
+    const db = partitionOf(env, panel, home, path.key);
     const contact = await requireContact(db, panel, path.key);
     const address = typeof contact.attributes.EMAIL === "string" ? contact.attributes.EMAIL : null;
     const [lists, history] = await Promise.all([listsOfContact(db, panel.id, contact.id), contactHistory(db, panel.id, contact.id, address, HISTORY_LIMIT)]);
@@ -167,15 +181,17 @@ const editContact = definePanelRoute({
   summary:
     "Change a contact's attributes under the rules of the API's update (4.3): each value checked against its type, null removes one; the primary key names the contact and is not changed here, and unknown attributes are refused",
   body: editContactBody,
-  async handle({ env, db, exec, caller, path, body, panel }) {
+  async handle({ env, db: home, exec, caller, path, body, panel }) {
+    const place = panel.partitions.length ? contactPlace(env, panel, home, path.key) : { db: home, configElsewhere: [] };
+    const db = place.db;
     const contact = await requireContact(db, panel, path.key);
     const keyProblems = Object.keys(body.attributes)
       .filter((name) => canonicalAttributeName(name) === panel.primaryKey)
       .map((name) => ({ field: `attributes.${name}`, message: "is the primary key: it names the contact and cannot be changed here" }));
     if (keyProblems.length) throw fromProblems(keyProblems);
-    const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
+    const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(home, panel.id) };
     const outcome = await updateContactAttributes(
-      { env, db, panelId: panel.id, schema, unknown: "reject", now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
+      { env, db, configElsewhere: place.configElsewhere, panelId: panel.id, schema, unknown: "reject", now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
       { ...body.attributes, [panel.primaryKey]: contact.key },
       "attributes",
       { by: auditorOf(caller), before: contact.attributes },
@@ -194,10 +210,12 @@ const addPanelContact = definePanelRoute({
   summary:
     "Add a contact from the panel's form under the rules of the API's add (4.1): the primary key and each value checked against its type, unknown attributes refused, each refusal named by `attributes.NAME`; a contact with that key already is a conflict (409), not merged; `lists` joins lists of the panel",
   body: addContactBody,
-  async handle({ env, db, exec, body, panel }) {
-    const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(db, panel.id) };
+  async handle({ env, db: home, exec, body, panel }) {
+    const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(home, panel.id) };
+    const key = panel.partitions.length ? contactKeyFrom(schema, body.attributes) : null;
+    const place = panel.partitions.length ? contactPlace(env, panel, home, key?.ok ? key.key : null) : { db: home, configElsewhere: [] };
     const outcome = await addContact(
-      { env, db, panelId: panel.id, schema, unknown: "reject", now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
+      { env, db: place.db, configElsewhere: place.configElsewhere, panelId: panel.id, schema, unknown: "reject", now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
       body.attributes,
       body.lists,
       { fieldPrefix: "attributes", onlyNew: true },
@@ -226,6 +244,7 @@ const eraseOneContact = definePanelRoute({
   summary:
     "Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})",
   async handle({ env, caller, path, panel, db }) {
+    refuseUnrouted(panel, "Erasing a contact");
     const erasure = await eraseContact(env, db, panel.id, path.key, Date.now());
     if (!erasure) throw notFound(noContactSentence(panel, path.key));
     // The log names the contact by its id only: its key is what was erased.
@@ -255,6 +274,7 @@ const exportOneContact = definePanelRoute({
   summary:
     "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
   async handle({ env, path, panel, db }) {
+    refuseUnrouted(panel, "Exporting a contact");
     const held = await contactAccessExport(env, db, panel.id, path.key);
     if (!held) throw notFound(noContactSentence(panel, path.key));
     const document = {
@@ -293,7 +313,8 @@ const readPreferences = definePanelRoute({
   response: preferencesAnswer,
   summary:
     "A contact's subscription per channel: email, sms and push, each subscribed, unsubscribed (its own choice), complained (email marked as spam; only the contact may subscribe again), bounced or stopped (held by the service) or unreachable (no address or number)",
-  async handle({ path, panel, db }) {
+  async handle({ env, path, panel, db: home }) {
+    const db = partitionOf(env, panel, home, path.key);
     return { preferences: await contactPreferences(db, panel.id, await requireContact(db, panel, path.key)) };
   },
 });
@@ -306,7 +327,8 @@ const changePreferences = definePanelRoute({
   summary:
     "Change a contact's subscriptions (email, sms, push: subscribed or unsubscribed), as its preference page does; an unreachable channel is refused (400), a bounced or stopped one, or subscribing a complained email, is a conflict (409), and nothing changes",
   body: preferencesBody,
-  async handle({ caller, path, body, panel, db }) {
+  async handle({ env, caller, path, body, panel, db: home }) {
+    const db = partitionOf(env, panel, home, path.key);
     const contact = await requireContact(db, panel, path.key);
     return { preferences: unwrap(await changeContactPreferences(db, panel.id, contact, body, Date.now(), "operator", auditorOf(caller))) };
   },

@@ -1,3 +1,4 @@
+import { unroutedRefusal } from "../services/access/partitions";
 import { journeyAnswer, journeyListAnswer, journeyMessagesAnswer, journeyVersionsAnswer } from "../domain/answers/journeys";
 import { NEEDS } from "../domain/permissions";
 import { journeyStatusBody, MESSAGE_CHANNELS } from "../domain/journey";
@@ -126,6 +127,9 @@ const setStatus = definePanelRoute({
   summary: "Run, pause (instances are held) or stop (instances end) a journey",
   body: journeyStatusBody,
   async handle({ env, caller, path, body, panel, db }) {
+    // Journeys see the home's contacts only: not yet routed across partitions (decision 0038's Status).
+    const unrouted = body.status === "running" ? unroutedRefusal(panel, "Running a journey") : null;
+    if (unrouted) unwrap(unrouted);
     const { journey, counters, warnings } = unwrap(await setJourneyStatus(env, db, panel.id, path.journey, body.status, auditorOf(caller)));
     return { ...journeyView(journey, counters), warnings };
   },

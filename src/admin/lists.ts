@@ -11,6 +11,9 @@ import { listMembersPage } from "../services/lists/members";
 import { removeList as removePanelList } from "../services/lists/remove";
 import { renameList } from "../services/lists/rename";
 import { listLists, type ContactList } from "../store/lists";
+import { mirrorShards, unroutedRefusal } from "../services/access/partitions";
+import type { Panel } from "../store/panels";
+import { withPanelCount, withPanelCounts } from "../services/lists/counts";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
 import { auditorOf } from "./audit";
@@ -35,6 +38,12 @@ function inPanelWords(problem: Problem, rawListId: string | undefined): Problem 
   return problem;
 }
 
+/** Refuses, for a panel whose contacts span shards, a path not yet routed across them (imports write to the home). */
+function refuseUnrouted(panel: Panel, what: string): void {
+  const refusal = unroutedRefusal(panel, what);
+  if (refusal && !refusal.ok) throw problemError(refusal.problem);
+}
+
 /** The service's value, or its refusal thrown in the admin API's words. */
 function unwrapList<T>(result: Result<T>, rawListId?: string): T {
   if (result.ok) return result.value;
@@ -48,7 +57,7 @@ const panelLists = definePanelRoute({
   response: listListAnswer,
   summary: "The panel's lists with their member counts",
   async handle({ env, path, panel, db }) {
-    return { lists: (await listLists(db, panel.id)).map(listView) };
+    return { lists: (await withPanelCounts(env, panel, await listLists(db, panel.id))).map(listView) };
   },
 });
 
@@ -60,8 +69,8 @@ const createList = definePanelRoute({
   summary: "Create a list (names are unique in the panel regardless of case)",
   status: 201,
   body: createListBody,
-  async handle({ caller, body, panel, db }) {
-    return listView(unwrapList(await createPanelList(db, panel.id, body.name, body.description ?? "", Date.now(), auditorOf(caller))));
+  async handle({ env, caller, body, panel, db }) {
+    return listView(unwrapList(await createPanelList(db, panel.id, mirrorShards(env, panel), body.name, body.description ?? "", Date.now(), auditorOf(caller))));
   },
 });
 
@@ -72,8 +81,9 @@ const changeList = definePanelRoute({
   response: listAnswer,
   summary: "Rename a list and optionally change its description",
   body: renameListBody,
-  async handle({ caller, path, body, panel, db }) {
-    return listView(unwrapList(await renameList(db, panel.id, listId(path.list), body.name, body.description, Date.now(), auditorOf(caller)), path.list));
+  async handle({ env, caller, path, body, panel, db }) {
+    const list = unwrapList(await renameList(db, panel.id, mirrorShards(env, panel), listId(path.list), body.name, body.description, Date.now(), auditorOf(caller)), path.list);
+    return listView(await withPanelCount(env, panel, list));
   },
 });
 
@@ -84,7 +94,7 @@ const removeList = definePanelRoute({
   response: listDeletedAnswer,
   summary: "Delete a list and its memberships; the contacts stay. Refused (409, naming them) while a draft, scheduled, sending or paused campaign or a running or paused journey uses the list",
   async handle({ env, caller, path, panel, db }) {
-    unwrapList(await removePanelList(env, db, panel.id, { id: listId(path.list) }, Date.now(), { by: auditorOf(caller), refuseInUse: true }), path.list);
+    unwrapList(await removePanelList(env, db, panel.id, mirrorShards(env, panel), { id: listId(path.list) }, Date.now(), { by: auditorOf(caller), refuseInUse: true }), path.list);
     return { deleted: true };
   },
 });
@@ -98,6 +108,7 @@ const uploadToList = definePanelRoute({
   status: 202,
   query: uploadQuery,
   async handle({ request, env, caller, path, query, panel, db }) {
+    refuseUnrouted(panel, "Importing contacts");
     const upload = { declaredBytes: Number(request.headers.get("content-length") ?? "NaN"), body: request.body, name: query.name, maxBytes: MAX_PANEL_UPLOAD_BYTES, mapping: query.mapping };
     const { jobId } = unwrapList(await uploadIntoList(env, db, panel.id, listId(path.list), upload, new URL(request.url).origin, auditorOf(caller)), path.list);
     return { jobid: jobId };
@@ -111,11 +122,11 @@ const panelListMembers = definePanelRoute({
   response: listMembersAnswer,
   summary: "A page of the list's members, in the order the contacts were created; next_cursor pages on",
   query: listMembersQuery,
-  async handle({ db, path, query, panel }) {
+  async handle({ env, db, path, query, panel }) {
     const found = unwrapList(await listMembersPage(db, panel.id, listId(path.list), query.after ?? 0, query.limit + 1), path.list);
     const page = found.members.slice(0, query.limit);
     return {
-      list: listView(found.list),
+      list: listView(await withPanelCount(env, panel, found.list)),
       primary_key: panel.primaryKey,
       members: page.map((m) => ({ key: m.key, attributes: m.attributes, added_at: isoTime(m.addedAt) })),
       next_cursor: found.members.length > query.limit ? String(page.at(-1)!.contactId) : null,
@@ -130,7 +141,7 @@ const emptyPanelList = definePanelRoute({
   response: listEmptiedAnswer,
   summary: "Remove every member of the list; the contacts stay",
   async handle({ env, db, caller, path, panel }) {
-    const { removed } = unwrapList(await emptyList(env, db, panel.id, { id: listId(path.list) }, Date.now(), auditorOf(caller)), path.list);
+    const { removed } = unwrapList(await emptyList(env, db, panel.id, mirrorShards(env, panel), { id: listId(path.list) }, Date.now(), auditorOf(caller)), path.list);
     return { removed };
   },
 });
@@ -144,6 +155,7 @@ const importFromUrl = definePanelRoute({
   status: 202,
   body: importFromUrlBody,
   async handle({ request, env, caller, db, path, body, panel }) {
+    refuseUnrouted(panel, "Importing contacts");
     const { jobId } = unwrapList(await importUrlIntoList(env, db, panel.id, listId(path.list), body.url, new URL(request.url).origin, auditorOf(caller), body.mapping), path.list);
     return { jobid: jobId };
   },

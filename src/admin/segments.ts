@@ -1,3 +1,5 @@
+import { unroutedRefusal } from "../services/access/partitions";
+import type { Panel } from "../store/panels";
 import { jobStartedAnswer } from "../domain/answers/contacts";
 import { NEEDS } from "../domain/permissions";
 import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
@@ -39,6 +41,12 @@ function noSuchSegment(id: string) {
   return notFound(`No segment with id "${id}" in this panel`);
 }
 
+/** Segments read the home's contacts only: refused for a panel whose contacts span shards (decision 0038's Status). */
+function refuseUnroutedSegments(panel: Panel): void {
+  const unrouted = unroutedRefusal(panel, "Saving a segment");
+  if (unrouted) unwrap(unrouted);
+}
+
 function savedView(outcome: SegmentOutcome) {
   const { segment, count } = unwrap(outcome);
   return { ...segmentView(segment), count: count.n, count_estimated: count.estimated };
@@ -53,6 +61,7 @@ const createSegment = definePanelRoute({
   status: 201,
   body: segmentDefinitionSchema,
   async handle({ env, exec, caller, body, panel, db }) {
+    refuseUnroutedSegments(panel);
     return savedView(await saveSegment(env, panel.id, body, { now: Date.now(), defer: (work) => exec.waitUntil(work), by: auditorOf(caller) }));
   },
 });
@@ -102,6 +111,7 @@ const replaceSegment = definePanelRoute({
   summary: "Replace a segment's definition; its membership is built again",
   body: segmentDefinitionSchema,
   async handle({ env, exec, caller, path, body, panel, db }) {
+    refuseUnroutedSegments(panel);
     return savedView(await saveSegment(env, panel.id, body, { id: path.segment, now: Date.now(), defer: (work) => exec.waitUntil(work), by: auditorOf(caller) }));
   },
 });

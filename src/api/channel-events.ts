@@ -2,7 +2,7 @@ import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
 import type { MessageChannel } from "../domain/journey";
 import { requestApiKey } from "../lib/http/credentials";
-import { authenticateApiKey, catalogOfClient, checkAccess } from "./access";
+import { authenticateApiKey, catalogOfClient, checkAccess, refuseUnroutedEvents } from "./access";
 import { readJsonBody } from "../lib/http/body";
 import { ApiError, asApiError, notFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
@@ -43,7 +43,9 @@ async function panelOf(request: IRequest, env: Env): Promise<Panel> {
     await checkAccess(request, env, catalog.panel);
     return catalog.panel;
   }
-  return (await authenticateApiKey(env, requestApiKey(request))).panel;
+  const { panel } = await authenticateApiKey(env, requestApiKey(request));
+  refuseUnroutedEvents(panel);
+  return panel;
 }
 
 export async function handleChannelEvent(request: IRequest, env: Env, exec: ExecutionContext): Promise<Response> {

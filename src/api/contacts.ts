@@ -10,6 +10,7 @@ import { addContact } from "../services/contacts/add";
 import { removeContactFromLists } from "../services/contacts/remove";
 import { updateContactAttributes } from "../services/contacts/update";
 import type { Panel } from "../store/panels";
+import { contactPlace, type ContactPlace } from "../services/access/partitions";
 import { defineOperation, type OperationTable } from "./operation";
 import { contactRefParam, jsonObjectParam, listIdsParam } from "../domain/fields";
 
@@ -63,8 +64,21 @@ async function contactOfPanel(db: ShardDb, panel: Panel, key: string) {
 /** An API call is a server's, not the contact's browser: no address or user agent of the contact to keep. */
 const NO_CLIENT = { ip: null, userAgent: null };
 
-function writeContext(env: Env, exec: ExecutionContext, db: ShardDb, panel: Panel, now: number, schema: KeyedSchema) {
-  return { env, db, panelId: panel.id, now, schema, unknown: panel.unknownAttributes, waitUntil: (work: Promise<unknown>) => exec.waitUntil(work) };
+function writeContext(env: Env, exec: ExecutionContext, place: ContactPlace, panel: Panel, now: number, schema: KeyedSchema) {
+  return { env, db: place.db, configElsewhere: place.configElsewhere, panelId: panel.id, now, schema, unknown: panel.unknownAttributes, waitUntil: (work: Promise<unknown>) => exec.waitUntil(work) };
+}
+
+/**
+ * The partition a call by contact key goes to (decision 0038 step 3): the key's, read from
+ * `data` only when the panel has a map, so a panel without one takes its home as before, with
+ * no other work. A key that does not read leaves the call on the home, where the service
+ * refuses it.
+ */
+function placeOf(env: Env, panel: Panel, home: ShardDb, schema: KeyedSchema, data: unknown, key?: string): ContactPlace {
+  if (panel.partitions.length === 0) return { db: home, configElsewhere: [] };
+  if (key !== undefined) return contactPlace(env, panel, home, key);
+  const read = contactKeyFrom(schema, data);
+  return contactPlace(env, panel, home, read.ok ? read.key : null);
 }
 
 const addOperation = defineOperation({
@@ -74,8 +88,9 @@ const addOperation = defineOperation({
     // The proof of how the contact came onto the lists (issue 45), an API key's call, written in
     // the contact's batch (both or neither). A key that does not read is refused by addContact.
     const key = listid?.length ? contactKeyFrom(schema, data) : null;
-    const consent = key?.ok ? await consentStatementsOfKey(db, panel.id, key.key, { kind: "subscribe", listIds: listid!, via: "api_key", viaId: user.id, client: NO_CLIENT, text: "", at: now }) : [];
-    const outcome = unwrapContact(await addContact(writeContext(env, exec, db, panel, now, schema), data, listid, { alongside: consent }), panel, "add");
+    const place = placeOf(env, panel, db, schema, data, key?.ok ? key.key : undefined);
+    const consent = key?.ok ? await consentStatementsOfKey(place.db, panel.id, key.key, { kind: "subscribe", listIds: listid!, via: "api_key", viaId: user.id, client: NO_CLIENT, text: "", at: now }) : [];
+    const outcome = unwrapContact(await addContact(writeContext(env, exec, place, panel, now, schema), data, listid, { alongside: consent }), panel, "add");
     return { contact: outcome.contact.attributes, ...schemaMembers(outcome) };
   },
 });
@@ -85,8 +100,9 @@ const viewContact = defineOperation({
   params: z.object({ data: contactRefParam }),
   async run({ env, panel, schema, db }, { data }) {
     const key = keyOrThrow(schema, data);
-    const contact = await contactOfPanel(db, panel, key);
-    const lists = await listsOfContact(db, panel.id, contact.id);
+    const { db: partition } = placeOf(env, panel, db, schema, data, key);
+    const contact = await contactOfPanel(partition, panel, key);
+    const lists = await listsOfContact(partition, panel.id, contact.id);
     return { contact: contact.attributes, lists: lists.map((l) => ({ id: l.id, listname: l.name })) };
   },
 });
@@ -95,7 +111,7 @@ const updateExistingContact = defineOperation({
   summary: "Update attributes of an existing contact (4.3)",
   params: z.object({ data: jsonObjectParam }),
   async run({ env, exec, panel, schema, now, db }, { data }) {
-    const outcome = unwrapContact(await updateContactAttributes(writeContext(env, exec, db, panel, now, schema), data), panel, "update");
+    const outcome = unwrapContact(await updateContactAttributes(writeContext(env, exec, placeOf(env, panel, db, schema, data), panel, now, schema), data), panel, "update");
     return { contact: outcome.contact.attributes, ...schemaMembers(outcome) };
   },
 });
@@ -105,7 +121,7 @@ const deleteOperation = defineOperation({
   params: z.object({ data: contactRefParam, listid: listIdsParam }),
   async run({ env, exec, panel, schema, now, db }, { data, listid }) {
     const key = keyOrThrow(schema, data);
-    const outcome = unwrapContact(await removeContactFromLists(writeContext(env, exec, db, panel, now, schema), key, listid), panel, "delete");
+    const outcome = unwrapContact(await removeContactFromLists(writeContext(env, exec, placeOf(env, panel, db, schema, data, key), panel, now, schema), key, listid), panel, "delete");
     return { removed_from: outcome.removedFrom };
   },
 });

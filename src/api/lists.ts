@@ -8,6 +8,8 @@ import { removeList as removePanelList } from "../services/lists/remove";
 import { renameList } from "../services/lists/rename";
 import { apiKeyAuditor } from "../services/audit/record";
 import { listLists, type ContactList } from "../store/lists";
+import { mirrorShards } from "../services/access/partitions";
+import { withPanelCount, withPanelCounts } from "../services/lists/counts";
 import { isoTime } from "../store/sql";
 import { defineOperation, type OperationTable } from "./operation";
 import { listIdParam, optionalTextParam, textParam } from "../domain/fields";
@@ -50,8 +52,8 @@ function unwrapList<T>(result: Result<T>, asked: { id?: number; listname: string
 const createList = defineOperation({
   summary: "Create a list (4.6)",
   params: z.object({ listname: listName, desc: listDescription }),
-  async run({ panel, user, now, db }, { listname, desc }) {
-    const list = unwrapList(await createPanelList(db, panel.id, listname, desc ?? "", now, apiKeyAuditor(user)), { listname });
+  async run({ env, panel, user, now, db }, { listname, desc }) {
+    const list = unwrapList(await createPanelList(db, panel.id, mirrorShards(env, panel), listname, desc ?? "", now, apiKeyAuditor(user)), { listname });
     return { listid: list.id };
   },
 });
@@ -59,8 +61,9 @@ const createList = defineOperation({
 const editList = defineOperation({
   summary: "Rename a list and optionally change its description (4.7)",
   params: z.object({ id: listIdParam, listname: listName, desc: listDescription }),
-  async run({ panel, user, now, db }, { id, listname, desc }) {
-    return { list: listView(unwrapList(await renameList(db, panel.id, id, listname, desc, now, apiKeyAuditor(user)), { id, listname })) };
+  async run({ env, panel, user, now, db }, { id, listname, desc }) {
+    const list = unwrapList(await renameList(db, panel.id, mirrorShards(env, panel), id, listname, desc, now, apiKeyAuditor(user)), { id, listname });
+    return { list: listView(await withPanelCount(env, panel, list)) };
   },
 });
 
@@ -68,7 +71,7 @@ const getAllLists = defineOperation({
   summary: "All lists of the panel with their member counts (4.8)",
   params: z.object({}),
   async run({ env, panel, db }) {
-    return { lists: (await listLists(db, panel.id)).map(listView) };
+    return { lists: (await withPanelCounts(env, panel, await listLists(db, panel.id))).map(listView) };
   },
 });
 
@@ -76,7 +79,7 @@ const removeList = defineOperation({
   summary: "Delete a list by name (4.9); its contacts stay",
   params: z.object({ listname: listName }),
   async run({ env, panel, user, db }, { listname }) {
-    unwrapList(await removePanelList(env, db, panel.id, { name: listname }, Date.now(), { by: apiKeyAuditor(user) }), { listname });
+    unwrapList(await removePanelList(env, db, panel.id, mirrorShards(env, panel), { name: listname }, Date.now(), { by: apiKeyAuditor(user) }), { listname });
     return {};
   },
 });
@@ -85,7 +88,7 @@ const emptyNamedList = defineOperation({
   summary: "Remove every member of a list; the contacts stay",
   params: z.object({ listname: listName }),
   async run({ env, panel, user, now, db }, { listname }) {
-    const { removed } = unwrapList(await emptyList(env, db, panel.id, { name: listname }, now, apiKeyAuditor(user)), { listname });
+    const { removed } = unwrapList(await emptyList(env, db, panel.id, mirrorShards(env, panel), { name: listname }, now, apiKeyAuditor(user)), { listname });
     return { removed };
   },
 });

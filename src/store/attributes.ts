@@ -35,3 +35,31 @@ export async function insertAttributes(db: ShardDb, panelId: string, attributes:
   const insert = db.prepare("INSERT INTO attributes (panel_id, name, type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (panel_id, name) DO NOTHING");
   await db.batch(attributes.map(([name, type]) => insert.bind(panelId, name, type, now)));
 }
+
+/** An attribute with the time it was defined, as a mirror copies it (decision 0041). */
+export interface MirroredAttribute extends Attribute {
+  createdAt: number;
+}
+
+export async function attributesToMirror(db: ShardDb, panelId: string): Promise<MirroredAttribute[]> {
+  const { results } = await db
+    .prepare("SELECT name, type, created_at AS createdAt FROM attributes WHERE panel_id = ? ORDER BY created_at, name")
+    .bind(panelId)
+    .all<MirroredAttribute>();
+  return results;
+}
+
+/** Adds `attributes` to the mirror on `db` unless it has them (an attribute's type never changes): one statement. */
+export function mirrorAttributesStatement(db: ShardDb, panelId: string, attributes: readonly MirroredAttribute[]): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO attributes (panel_id, name, type, created_at)
+       SELECT ?1, a.value ->> 0, a.value ->> 1, a.value ->> 2 FROM json_each(?2) a WHERE true ON CONFLICT (panel_id, name) DO NOTHING`,
+    )
+    .bind(panelId, JSON.stringify(attributes.map((a) => [a.name, a.type, a.createdAt])));
+}
+
+/** Drops the panel's attributes from a shard that is not its home (a mirror made afresh, or left by the map). */
+export function dropMirroredAttributesStatement(db: ShardDb, panelId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM attributes WHERE panel_id = ?").bind(panelId);
+}

@@ -140,6 +140,11 @@ export async function getContactByKey(db: ShardDb, panelId: string, key: string)
   return row ? contactFromRow(row) : null;
 }
 
+/** Whether the panel has any contact on this shard (one probe of the key's index). */
+export async function hasContacts(db: ShardDb, panelId: string): Promise<boolean> {
+  return (await db.prepare("SELECT 1 FROM contacts WHERE panel_id = ? LIMIT 1").bind(panelId).first()) !== null;
+}
+
 export interface Membership {
   id: number;
   name: string;

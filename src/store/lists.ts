@@ -52,19 +52,30 @@ function listFromRow(row: ListRow): ContactList {
  * The statement that creates a list, returning its id; for a caller's batch (a campaign and its
  * list). This module is the one that inserts rows of `lists` (scripts/check-writers.ts).
  */
-export function insertListStatement(db: ShardDb, panelId: string, name: string, description: string, now: number): D1PreparedStatement {
+export function insertListStatement(db: ShardDb, panelId: string, name: string, description: string, now: number, above?: number): D1PreparedStatement {
+  // `above`: a number the panel's mirrors still hold (decision 0041), which the new list must pass.
+  const next = above === undefined ? NEXT_LIST_ID : `MAX(${NEXT_LIST_ID}, ?7 + 1)`;
   return db
     .prepare(
       `INSERT INTO lists (panel_id, id, name, name_key, description, created_at, updated_at)
-       SELECT ?1, ${NEXT_LIST_ID}, ?2, ?3, ?4, ?5, ?6 FROM lists WHERE ${OF_PANEL_BELOW_2_31} RETURNING id`,
+       SELECT ?1, ${next}, ?2, ?3, ?4, ?5, ?6 FROM lists WHERE ${OF_PANEL_BELOW_2_31} RETURNING id`,
     )
-    .bind(panelId, name, listNameKey(name), description, now, now);
+    .bind(...[panelId, name, listNameKey(name), description, now, now, ...(above === undefined ? [] : [above])]);
 }
 
-/** Returns the new list's id (numbered in the panel), or null when the panel already has a list of that name. */
-export async function insertList(db: ShardDb, panelId: string, name: string, description: string, now: number): Promise<number | null> {
+/**
+ * The largest list number below 2^31 a shard holds for the panel (a mirror's, decision 0041:
+ * a deleted list's row stays there until that shard's clear ends, so its number is not reused).
+ */
+export async function largestListId(db: ShardDb, panelId: string): Promise<number> {
+  const row = await db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM lists WHERE ${OF_PANEL_BELOW_2_31}`).bind(panelId).first<{ id: number }>();
+  return row?.id ?? 0;
+}
+
+/** Returns the new list's id (numbered in the panel, above `above` when given), or null when the panel already has a list of that name. */
+export async function insertList(db: ShardDb, panelId: string, name: string, description: string, now: number, above?: number): Promise<number | null> {
   try {
-    const row = await insertListStatement(db, panelId, name, description, now).first<{ id: number }>();
+    const row = await insertListStatement(db, panelId, name, description, now, above).first<{ id: number }>();
     return row!.id;
   } catch (error) {
     if (isUniqueViolation(error)) return null;
@@ -108,6 +119,52 @@ export async function listNamesOf(db: ShardDb, panelId: string, listIds: readonl
     .bind(panelId, JSON.stringify(listIds))
     .all<{ id: number; name: string }>();
   return new Map(results.map((r) => [r.id, r.name]));
+}
+
+/**
+ * A list as its mirror on another shard holds it (decision 0041): the home's row without its
+ * counter and clearing state, which each shard keeps for its own members.
+ */
+export interface MirroredList {
+  id: number;
+  name: string;
+  description: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The panel's live lists as a mirror copies them. */
+export async function liveListsToMirror(db: ShardDb, panelId: string): Promise<MirroredList[]> {
+  const { results } = await db
+    .prepare(`SELECT l.id, l.name, l.description, l.created_at AS createdAt, l.updated_at AS updatedAt FROM lists l WHERE l.panel_id = ? AND ${LIVE_LIST} ORDER BY l.id`)
+    .bind(panelId)
+    .all<MirroredList>();
+  return results;
+}
+
+/**
+ * Writes `lists` into the mirror on `db` as the home has them now (a new list, a rename): one
+ * statement for any number (one JSON parameter). The member counter and the clearing state of
+ * a row the mirror already holds stay its own.
+ */
+export function mirrorListsStatement(db: ShardDb, panelId: string, lists: readonly MirroredList[]): D1PreparedStatement {
+  const rows = lists.map((l) => [l.id, l.name, listNameKey(l.name), l.description, l.createdAt, l.updatedAt]);
+  return db
+    .prepare(
+      `INSERT INTO lists (panel_id, id, name, name_key, description, created_at, updated_at)
+       SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5 FROM json_each(?2) r WHERE true
+       ON CONFLICT (panel_id, id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, description = excluded.description, updated_at = excluded.updated_at`,
+    )
+    .bind(panelId, JSON.stringify(rows));
+}
+
+/**
+ * Drops every list row of the panel from a shard that is not its home (a mirror made afresh,
+ * or left by the map). Only for a shard holding none of the panel's contacts: no membership
+ * can name the rows (setPartitionMap checks).
+ */
+export function dropMirroredListsStatement(db: ShardDb, panelId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM lists WHERE panel_id = ?").bind(panelId);
 }
 
 export type RenameOutcome = { kind: "renamed"; list: ContactList } | { kind: "missing" } | { kind: "duplicate" };

@@ -427,3 +427,8 @@ export async function segmentsOfContact(db: ShardDb, panelId: string, contactId:
     .all<{ id: string; name: string; entered_at: number }>();
   return results.map((r) => ({ id: r.id, name: r.name, enteredAt: r.entered_at }));
 }
+
+/** Whether the panel has a saved segment (one probe of segments_by_panel). */
+export async function hasSegments(db: ShardDb, panelId: string): Promise<boolean> {
+  return (await db.prepare("SELECT 1 FROM segments WHERE panel_id = ? LIMIT 1").bind(panelId).first()) !== null;
+}

@@ -5,8 +5,23 @@ import { partitionOfContact, partitionsOf, setPartitionMap } from "../../src/ser
 import { findPanelHome, forgetPanelPlaces } from "../../src/services/access/shards";
 import { findKeyOwner } from "../../src/store/users";
 import { getPanel, updatePanel } from "../../src/store/panels";
+import { startPanelMove } from "../../src/services/panels/move";
 import { sha256Hex } from "../../src/lib/crypto";
-import { createPanel, TEST_SHARD } from "../support/helpers";
+import { admin, apiFor, createPanel, panelData, TEST_SHARD } from "../support/helpers";
+import type { ShardDb } from "../../src/store/shards";
+
+const shard0 = env.SHARD_0 as unknown as ShardDb;
+
+/** The panel's lists as a shard holds them (name and the shard's own member counter). */
+async function listsOn(db: ShardDb, panelId: string) {
+  const { results } = await db.prepare("SELECT id, name, description, member_count AS count FROM lists WHERE panel_id = ? AND deleted_at IS NULL ORDER BY id").bind(panelId).all();
+  return results;
+}
+
+async function attributesOn(db: ShardDb, panelId: string) {
+  const { results } = await db.prepare("SELECT name, type FROM attributes WHERE panel_id = ? ORDER BY name").bind(panelId).all<{ name: string; type: string }>();
+  return results.map((a) => `${a.name}:${a.type}`);
+}
 
 // Two shards locally (wrangler.toml: SHARD_0, SHARD_1): four partitions alternate over them.
 const FOUR: Partition[] = evenPartitions([0, 1, 0, 1]);
@@ -74,5 +89,47 @@ describe("partitions of a panel (decision 0038)", () => {
     expect(await refusal([part(0, 2047), part(2048, 4095, 7)])).toMatchObject({ fields: [{ field: "partitions", message: "this deployment has no shard 7 (shards 0 to 1)" }] });
     expect((await getPanel(env.DB, created.id))!.partitions).toEqual([]);
     expect(await setPartitionMap(env, "pnl_missing", FOUR)).toMatchObject({ ok: false, problem: { kind: "not_found" } });
+  });
+
+  it("mirrors the panel's lists and attributes onto every partition shard: copied with the map, then kept in the same call as the home's change (decision 0041)", async () => {
+    const created = await createPanel();
+    const api = apiFor(created);
+    const before = (await api("lists", "add", { listname: "Before", desc: "made first" })).body.listid as number;
+    expect((await setPartitionMap(env, created.id, evenPartitions([0, TEST_SHARD]))).ok).toBe(true);
+    // Copied with the map: the home's lists and attributes, each counter the shard's own.
+    expect(await listsOn(shard0, created.id)).toEqual(await listsOn(panelData, created.id));
+    expect(await attributesOn(shard0, created.id)).toEqual(await attributesOn(panelData, created.id));
+
+    const after = (await api("lists", "add", { listname: "After" })).body.listid as number;
+    expect(after).toBe(before + 1);
+    expect((await api("lists", "edit", { id: before, listname: "Renamed", desc: "changed" })).status).toBe(200);
+    const defined = await admin("PUT", `/panels/${created.id}/attributes/city`, { type: "string" });
+    expect(defined.status).toBe(200);
+    expect(await listsOn(shard0, created.id)).toEqual([
+      { id: before, name: "Renamed", description: "changed", count: 0 },
+      { id: after, name: "After", description: "", count: 0 },
+    ]);
+    expect(await attributesOn(shard0, created.id)).toContain("CITY:string");
+    expect(await attributesOn(shard0, created.id)).toEqual(await attributesOn(panelData, created.id));
+
+    // Deleting a list takes the mirror's row too (no members: at once).
+    expect((await api("lists", "delete", { listname: "After" })).status).toBe(200);
+    expect(await listsOn(shard0, created.id)).toEqual([{ id: before, name: "Renamed", description: "changed", count: 0 }]);
+
+    // A panel with a map does not move whole (its partitions move by the split, not built).
+    expect(await startPanelMove(env, (await getPanel(env.DB, created.id))!, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", fields: [{ field: "shard" }] } });
+
+    // Back to one partition: the mirror the map left goes.
+    expect((await setPartitionMap(env, created.id, [])).ok).toBe(true);
+    expect(await listsOn(shard0, created.id)).toEqual([]);
+    expect(await attributesOn(shard0, created.id)).toEqual([]);
+  });
+
+  it("refuses a new map for a panel holding contacts, on any of its shards, and changes nothing", async () => {
+    const created = await createPanel();
+    expect((await apiFor(created)("contact", "add", { data: { EMAIL: "held@example.com" } })).status).toBe(200);
+    expect(await setPartitionMap(env, created.id, evenPartitions([0, TEST_SHARD]))).toMatchObject({ ok: false, problem: { kind: "conflict", fields: [{ field: "partitions" }] } });
+    expect((await getPanel(env.DB, created.id))!.partitions).toEqual([]);
+    expect(await listsOn(shard0, created.id)).toEqual([]);
   });
 });

@@ -1,8 +1,13 @@
 import { contactBucket, partitionMapProblem, partitionOfBucket, wholePanelPartition, type Partition } from "../../domain/partitions";
-import { refusedField, succeeded, type Result } from "../../lib/problems";
+import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
-import { allShards, shardByIndex, type ShardDb } from "../../store/shards";
+import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
+import { hasContacts } from "../../store/contacts";
+import { hasSegments } from "../../store/segments";
+import { hasLiveJourneys } from "../../store/journeys/definitions";
+import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, type MirroredList } from "../../store/lists";
+import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
 import { forgetPanelPlaces } from "./shards";
 
 /**
@@ -35,6 +40,98 @@ export function partitionOfContact(env: Env, panel: Pick<Panel, "id" | "shard" |
   return withDb(env, partitionOfBucket(panel.partitions, contactBucket(panel.id, key)));
 }
 
+type Placed = Pick<Panel, "id" | "shard" | "partitions">;
+
+/**
+ * Whether some of the panel's contacts live on a shard other than its home: what the paths not
+ * yet routed (event recording, imports, fan-out; decision 0038's Status) refuse.
+ */
+export function hasContactsBeyondHome(panel: Pick<Panel, "shard" | "partitions">): boolean {
+  return panel.partitions.some((p) => p.shard !== panel.shard);
+}
+
+/**
+ * The refusal of a path not yet routed across partitions (decision 0038's Status lists them),
+ * for a panel whose contacts span shards; null for every other panel. Refusing is what keeps
+ * such a path from writing a contact's data to the home while the contact lives elsewhere.
+ */
+export function unroutedRefusal(panel: Pick<Panel, "shard" | "partitions">, what: string): Result<never> | null {
+  if (!hasContactsBeyondHome(panel)) return null;
+  return refused("conflict", [], `${what} is not available for this panel yet: its contacts are split over ${panel.partitions.length} partitions on several databases, and ${what} is not yet routed across them (decision 0038)`);
+}
+
+/** The distinct shard numbers holding the panel's partitions, in map order. */
+function partitionShardNumbers(panel: Pick<Panel, "shard" | "partitions">): number[] {
+  return panel.partitions.length ? [...new Set(panel.partitions.map((p) => p.shard))] : [panel.shard];
+}
+
+/** A shard mirroring a panel's configuration: its number and database. */
+export interface MirrorShard {
+  shard: number;
+  db: ShardDb;
+}
+
+/**
+ * The shards that mirror the panel's configuration (decision 0041): those holding a partition,
+ * other than the home, which keeps the configuration itself. None for a panel without a map.
+ */
+export function mirrorShards(env: Env, panel: Pick<Panel, "shard" | "partitions">): MirrorShard[] {
+  return partitionShardNumbers(panel)
+    .filter((shard) => shard !== panel.shard)
+    .map((shard) => ({ shard, db: shardOf(env, { shard }) }));
+}
+
+/** Where a write by contact key goes (contactPlace). */
+export interface ContactPlace {
+  db: ShardDb;
+  configElsewhere: ShardDb[];
+}
+
+/**
+ * Where a write by contact key goes: the key's partition's database, and the other shards that
+ * hold the panel's configuration (home and mirrors), which get the attributes the write creates.
+ * A panel without a map: its home database (the caller's `home`, unchanged) and no other.
+ */
+export function contactPlace(env: Env, panel: Placed, home: ShardDb, key: string | null): ContactPlace {
+  if (panel.partitions.length === 0) return { db: home, configElsewhere: [] };
+  // A key that does not read: the service refuses the call before it writes.
+  if (key === null) return { db: home, configElsewhere: mirrorShards(env, panel).map((m) => m.db) };
+  const partition = partitionOfContact(env, panel, key);
+  const elsewhere = partitionShardNumbers(panel).concat(panel.shard).filter((shard, i, all) => shard !== partition.shard && all.indexOf(shard) === i);
+  return { db: partition.db, configElsewhere: elsewhere.map((shard) => shardOf(env, { shard })) };
+}
+
+/**
+ * A list changed on the home (made, renamed): the same row on every mirror, one statement each,
+ * in the service call that changed it.
+ */
+export async function mirrorLists(mirrors: readonly MirrorShard[], panelId: string, lists: readonly MirroredList[]): Promise<void> {
+  if (lists.length === 0) return;
+  await Promise.all(mirrors.map((m) => mirrorListsStatement(m.db, panelId, lists).run()));
+}
+
+/** Attributes defined on one of the panel's shards: the same on `shards` (home and mirrors). */
+export async function mirrorAttributes(shards: readonly ShardDb[], panelId: string, attributes: readonly MirroredAttribute[]): Promise<void> {
+  if (attributes.length === 0) return;
+  await Promise.all(shards.map((db) => mirrorAttributesStatement(db, panelId, attributes).run()));
+}
+
+/** Makes `target`'s mirror of the panel's configuration the home's, afresh (the panel has no contacts there). */
+async function copyConfiguration(home: ShardDb, target: ShardDb, panelId: string): Promise<void> {
+  const [lists, attributes] = await Promise.all([liveListsToMirror(home, panelId), attributesToMirror(home, panelId)]);
+  await target.batch([
+    dropMirroredListsStatement(target, panelId),
+    dropMirroredAttributesStatement(target, panelId),
+    ...(lists.length ? [mirrorListsStatement(target, panelId, lists)] : []),
+    ...(attributes.length ? [mirrorAttributesStatement(target, panelId, attributes)] : []),
+  ]);
+}
+
+/** Drops a mirror the new map no longer uses (it holds no contacts of the panel). */
+async function dropConfiguration(target: ShardDb, panelId: string): Promise<void> {
+  await target.batch([dropMirroredListsStatement(target, panelId), dropMirroredAttributesStatement(target, panelId)]);
+}
+
 /**
  * Gives a panel a new partition map (an operator's layout of a panel across shards, before it
  * holds contacts: moving rows between partitions is the split of decision 0038 step 5, not
@@ -49,8 +146,26 @@ export async function setPartitionMap(env: Env, panelId: string, partitions: rea
     const unbound = partitions.find((p) => shardByIndex(env, p.shard) === null);
     if (unbound) return refusedField("invalid", "partitions", `this deployment has no shard ${unbound.shard} (shards 0 to ${shards - 1})`);
   }
-  if (!(await getPanel(env.DB, panelId))) return refusedField("not_found", "panel", `no panel with id "${panelId}"`);
+  const panel = await getPanel(env.DB, panelId);
+  if (!panel) return refusedField("not_found", "panel", `no panel with id "${panelId}"`);
+  const before = partitionShardNumbers(panel);
+  const after = partitionShardNumbers({ shard: panel.shard, partitions: [...partitions] });
+  const involved = [...new Set([panel.shard, ...before, ...after])];
+  // Moving contacts between partitions is the split (0038 step 5), not built: a panel holding
+  // contacts anywhere keeps its map.
+  const holding = await Promise.all(involved.map((shard) => hasContacts(shardOf(env, { shard }), panelId)));
+  if (holding.some(Boolean)) return refusedField("conflict", "partitions", "the panel holds contacts: its map changes only by a split, which is not built (decision 0038 step 5)");
+  // Segments and journeys read the home's contacts only (not yet routed): a panel spread beyond
+  // its home keeps none, so none of them silently misses the contacts elsewhere.
+  const home = shardOf(env, panel);
+  if (after.some((shard) => shard !== panel.shard)) {
+    const [segments, journeys] = await Promise.all([hasSegments(home, panelId), hasLiveJourneys(home, panelId)]);
+    if (segments || journeys) return refusedField("conflict", "partitions", "the panel has saved segments or running or paused journeys, which are not yet routed across partitions (decision 0038)");
+  }
+  // Mirrors first (decision 0041), so that once the map is read every partition has the configuration its rows name.
+  for (const shard of after) if (shard !== panel.shard) await copyConfiguration(home, shardOf(env, { shard }), panelId);
   await setPanelPartitions(env.DB, panelId, partitions);
+  for (const shard of before) if (shard !== panel.shard && !after.includes(shard)) await dropConfiguration(shardOf(env, { shard }), panelId);
   // This isolate's cached directory entries carry the old map; others see the new one within their cache time.
   forgetPanelPlaces();
   return succeeded((await getPanel(env.DB, panelId))!);

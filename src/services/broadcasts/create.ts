@@ -1,3 +1,4 @@
+import { unroutedRefusal } from "../access/partitions";
 import { isoTime } from "../../store/sql";
 import { recordAudit, type Auditor } from "../audit/record";
 import type { ShardDb } from "../../store/shards";
@@ -185,6 +186,9 @@ function listTaken(name: string): Refused {
  * to D1, and the import.
  */
 export async function createBroadcast(ctx: BroadcastContext, request: BroadcastRequest): Promise<BroadcastOutcome> {
+  // Its import and publish fan out over the home only: not yet per partition (decision 0038's Status).
+  const unrouted = unroutedRefusal(ctx.panel, "Publishing a broadcast");
+  if (unrouted) return unrouted;
   try {
     return succeeded(await checkThenCreate(ctx, request));
   } catch (error) {

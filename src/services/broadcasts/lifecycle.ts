@@ -1,3 +1,4 @@
+import { unroutedRefusal } from "../access/partitions";
 import { namedTopic } from "../topics/topics";
 import type { CampaignEdit as CampaignEditInput } from "../../domain/broadcast";
 import { campaignTransition, deleteTarget, refusedTransition, type CampaignAction, type CampaignStatus } from "../../domain/campaign-lifecycle";
@@ -149,6 +150,9 @@ export async function scheduleCampaign(
   by: Auditor,
 ): Promise<CampaignOutcome> {
   const { db, panel, now } = ctx;
+  // Publishing fans out over the home only: not yet per partition (decision 0038's Status).
+  const unrouted = unroutedRefusal(panel, "Scheduling a campaign");
+  if (unrouted) return unrouted;
   const campaign = await getCampaign(db, panel.id, id);
   if (!campaign) return noSuchCampaign(id);
   const action: CampaignAction = sendNow ? "send_now" : campaign.status === "scheduled" ? "reschedule" : "schedule";

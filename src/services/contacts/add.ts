@@ -6,6 +6,7 @@ import type { ContactSchemaContext, ContactWriteContext } from "./context";
 import { missingLists } from "./lists";
 import { contactExists, noSuchLists } from "./refusals";
 import { afterContactChanged } from "./reactions";
+import { mirrorAttributes } from "../access/partitions";
 
 export interface ContactAdded {
   contact: Contact;
@@ -26,6 +27,14 @@ export interface AddOptions {
   missingLists?: "refuse" | "skip";
   /** Statements written in the contact's batch, after it (a form's proof of consent). */
   alongside?: readonly D1PreparedStatement[];
+}
+
+/**
+ * The string attributes a contact write created on its partition, as the panel's other shards
+ * get them (decision 0041; unknown_attributes `create` makes strings).
+ */
+export function newStringAttributes(names: readonly string[], now: number) {
+  return names.map((name) => ({ name, type: "string" as const, createdAt: now }));
 }
 
 /**
@@ -52,6 +61,7 @@ export async function addContact(
     if (missing.length) return noSuchLists(missing);
   }
   const contact = await upsertContact(ctx.db, ctx.panelId, prepared.key, prepared.values, ctx.now, { listIds, newAttributes: prepared.created, alongside: options.alongside });
+  await mirrorAttributes(ctx.configElsewhere, ctx.panelId, newStringAttributes(prepared.created, ctx.now));
   ctx.waitUntil(afterContactChanged(ctx.env, { panelId: ctx.panelId, contact, changes: ["attributes", "lists"], joinedList: contact.joinedList, now: ctx.now }));
   return succeeded({ contact, ignored: prepared.ignored, created: prepared.created });
 }

@@ -6,6 +6,8 @@ import type { ContactSchemaContext, ContactWriteContext } from "./context";
 import { afterContactChanged } from "./reactions";
 import { recordAudit, type Auditor } from "../audit/record";
 import { noSuchContact } from "./refusals";
+import { mirrorAttributes } from "../access/partitions";
+import { newStringAttributes } from "./add";
 
 export interface ContactUpdated {
   contact: Contact;
@@ -34,6 +36,7 @@ export async function updateContactAttributes(
   if (!prepared.ok) return refused("invalid", prepared.problems);
   const contact = await updateContact(ctx.db, ctx.panelId, prepared.key, prepared.values, ctx.now, prepared.created);
   if (!contact) return noSuchContact(ctx.schema.primaryKey, prepared.key);
+  await mirrorAttributes(ctx.configElsewhere, ctx.panelId, newStringAttributes(prepared.created, ctx.now));
   if (audited) await recordAudit(ctx.db, ctx.panelId, audited.by, "contact.edited", String(contact.id), { key: contact.key, changed: changedValues(audited.before, contact.attributes) });
   ctx.waitUntil(afterContactChanged(ctx.env, { panelId: ctx.panelId, contact, changes: ["attributes"], joinedList: false, now: ctx.now }));
   return succeeded({ contact, ignored: prepared.ignored, created: prepared.created });

@@ -1,3 +1,4 @@
+import { unroutedRefusal } from "../access/partitions";
 import type { AttributeSchema } from "../../domain/attributes";
 import { sha256Hex } from "../../lib/crypto";
 import { refused, succeeded, type Result } from "../../lib/problems";
@@ -27,13 +28,15 @@ export interface ConfirmContext {
  * `not_found` for a link that is unknown, used, of another form, or expired.
  */
 export async function confirmSignup(ctx: ConfirmContext, token: string): Promise<Result<{ listIds: number[] }>> {
+  const unrouted = unroutedRefusal(ctx.panel, "Confirming a signup");
+  if (unrouted) return unrouted;
   const gone = refused<never>("not_found", [], "This confirmation link is not valid any more: it was used, it expired, or the form was removed. Sign up again to get a new one.");
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return gone;
   const signup = await takeFormSignup(ctx.db, await sha256Hex(token));
   if (!signup || signup.panelId !== ctx.panel.id || signup.formId !== ctx.formId || signup.expiresAt <= ctx.now) return gone;
   const missing = new Set(await missingLists(ctx.db, ctx.panel.id, signup.listIds));
   const listIds = signup.listIds.filter((id) => !missing.has(id));
-  const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema: { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema }, unknown: "ignore" as const, now: ctx.now, waitUntil: ctx.waitUntil };
+  const writeCtx = { env: ctx.env, db: ctx.db, configElsewhere: [], panelId: ctx.panel.id, schema: { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema }, unknown: "ignore" as const, now: ctx.now, waitUntil: ctx.waitUntil };
   // The proof of the confirmation is written in the batch that joins the lists (both or neither).
   const consent = await consentStatements(
     ctx.db,

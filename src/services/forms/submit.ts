@@ -1,3 +1,4 @@
+import { unroutedRefusal } from "../access/partitions";
 import { canonicalAttributeName, type AttributeSchema } from "../../domain/attributes";
 import { prepareContact } from "../../domain/contacts";
 import { EMAIL_ATTRIBUTE } from "../../domain/email";
@@ -77,6 +78,9 @@ const asField = (problem: FieldProblem): FieldProblem => ({ ...problem, field: p
  * filled honeypot answers as a success and stores nothing, so a bot learns nothing.
  */
 export async function submitSignupForm(ctx: FormSubmitContext, params: Record<string, unknown>): Promise<Result<SubmitOutcome>> {
+  // Signups are kept on the home with the form: not yet routed to the contact's partition.
+  const unrouted = unroutedRefusal(ctx.panel, "Signing up through a form");
+  if (unrouted) return unrouted;
   const { form } = ctx;
   const honeypot = params[HONEYPOT_FIELD];
   if (typeof honeypot === "string" ? honeypot !== "" : honeypot !== undefined && honeypot !== null) return succeeded(form.doubleOptIn ? "confirmation_sent" : "subscribed");
@@ -119,7 +123,7 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   if (form.turnstileSiteKey && !(await countAttempts(ctx.env.DB, [keyLimit], ctx.now, windowStart))[0]) return forAddress();
 
   // Lists deleted since the form was saved are skipped, not refused: the visitor cannot fix that.
-  const writeCtx = { env: ctx.env, db: ctx.db, panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
+  const writeCtx = { env: ctx.env, db: ctx.db, configElsewhere: [], panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
 
   if (!form.doubleOptIn) {
     // The proof of consent is written in the contact's batch (both or neither), and the

@@ -98,7 +98,8 @@ async function keyedSchema(env: Env, panelId: string): Promise<KeyedSchema> {
 async function createMappedAttributes(env: Env, job: ImportJob): Promise<void> {
   const db = await panelDb(env, job.panelId);
   for (const [name, type] of newAttributesOf(job.mapping ?? {})) {
-    const created = await defineAttribute(db, job.panelId, name, type);
+    // No mirrors: an import is refused for a panel whose contacts span shards (startImport).
+    const created = await defineAttribute(db, job.panelId, [], name, type);
     if (!created.ok) throw new ImportFailure(`The mapping's new attribute ${name} could not be created: ${created.problem.message ?? created.problem.fields[0]?.message}`);
   }
 }

@@ -1,8 +1,9 @@
 import { config } from "../../lib/config";
 import { clearListStep, stalledListClears, startClearingList } from "../../store/lists";
 import { rebuildSegments } from "../../store/segments";
-import type { ShardDb } from "../../store/shards";
-import { panelDb, shardTask } from "../access/shards";
+import { shardByIndex, type ShardDb } from "../../store/shards";
+import { findPanelHome, panelDb, shardTask } from "../access/shards";
+import type { MirrorShard } from "../access/partitions";
 
 /**
  * Emptying or deleting a list in bounded steps (issue 42, decision 0038 step 4): one DELETE per
@@ -10,6 +11,10 @@ import { panelDb, shardTask } from "../access/shards";
  * statement firing 2 M trigger runs. The first step runs in the request (a list of fewer members
  * than that is done before the answer, as before); each further step is one `list_clear`
  * message on IMPORTS. The list's member count falls as each step commits.
+ *
+ * A panel whose partitions span shards (decision 0041) clears each shard's members against that
+ * shard's mirror of the list, which keeps its own progress: the home's steps and each mirror's
+ * run side by side, a mirror's nudges naming its shard.
  */
 
 /** The nudge on the IMPORTS queue: the list's next clearing step; the progress itself is on the list. */
@@ -17,46 +22,65 @@ export interface ListClearNudge {
   type: "list_clear";
   panelId: string;
   listId: number;
+  /** A mirror's clear (decision 0041): the shard holding it. None: the panel's home, wherever it is when the step runs. */
+  shard?: number;
 }
 
 export function readListClearNudge(body: unknown): ListClearNudge | null {
   if (typeof body !== "object" || body === null) return null;
-  const { type, panelId, listId } = body as Record<string, unknown>;
-  return type === "list_clear" && typeof panelId === "string" && Number.isSafeInteger(listId) ? { type, panelId, listId: listId as number } : null;
+  const { type, panelId, listId, shard } = body as Record<string, unknown>;
+  if (type !== "list_clear" || typeof panelId !== "string" || !Number.isSafeInteger(listId)) return null;
+  if (shard !== undefined && !(Number.isSafeInteger(shard) && (shard as number) >= 0)) return null;
+  return { type, panelId, listId: listId as number, ...(shard === undefined ? {} : { shard: shard as number }) };
 }
 
-async function nudgeClear(env: Pick<Env, "IMPORTS">, panelId: string, listId: number): Promise<void> {
-  await env.IMPORTS.send({ type: "list_clear", panelId, listId } satisfies ListClearNudge);
+async function nudgeClear(env: Pick<Env, "IMPORTS">, panelId: string, listId: number, shard?: number): Promise<void> {
+  await env.IMPORTS.send({ type: "list_clear", panelId, listId, ...(shard === undefined ? {} : { shard }) } satisfies ListClearNudge);
 }
+
 
 /**
  * Starts removing the list's members (`deleting`: and the list), runs the first step, and queues
  * the next; the segments that read lists are rebuilt once the last step is done. Returns the
  * members the list had, or null when the panel has no such list.
  */
-export async function clearList(env: Env, db: ShardDb, panelId: string, listId: number, now: number, deleting: boolean): Promise<number | null> {
+export async function clearList(env: Env, db: ShardDb, panelId: string, mirrors: readonly MirrorShard[], listId: number, now: number, deleting: boolean): Promise<number | null> {
   const members = await startClearingList(db, panelId, listId, now, deleting);
   if (members === null) return null;
+  // Each mirror's row counts its own shard's members: what the list had is their sum.
+  const mirrored = await Promise.all(mirrors.map((m) => startClearingList(m.db, panelId, listId, now, deleting)));
   await clearStep(env, db, panelId, listId, now);
-  return members;
+  for (const mirror of mirrors) await clearStep(env, mirror.db, panelId, listId, now, mirror.shard);
+  return mirrored.reduce<number>((sum, n) => sum + (n ?? 0), members);
 }
 
-async function clearStep(env: Env, db: ShardDb, panelId: string, listId: number, now: number): Promise<void> {
+/** One step on the home (`mirrorShard` none) or on a mirror. */
+async function clearStep(env: Env, db: ShardDb, panelId: string, listId: number, now: number, mirrorShard?: number): Promise<void> {
   const step = await clearListStep(db, panelId, listId, config(env).fanoutChunkIds, now);
   // Nothing pending, or another consumer took this step and nudges the next.
   if (!step) return;
-  if (step.done) await rebuildSegments(db, panelId, now);
-  else await nudgeClear(env, panelId, listId);
+  // The panel's segments are the home's: a mirror's last step has none to rebuild.
+  if (step.done) {
+    if (mirrorShard === undefined) await rebuildSegments(db, panelId, now);
+  } else await nudgeClear(env, panelId, listId, mirrorShard);
 }
 
 /** The IMPORTS queue's `list_clear` nudge: the list's next step, if it still has one. */
 export async function handleListClearNudge(env: Env, nudge: ListClearNudge, now = Date.now()): Promise<void> {
-  await clearStep(env, await panelDb(env, nudge.panelId), nudge.panelId, nudge.listId, now);
+  if (nudge.shard === undefined) return clearStep(env, await panelDb(env, nudge.panelId), nudge.panelId, nudge.listId, now);
+  const db = shardByIndex(env, nudge.shard);
+  if (!db) throw new Error(`a list_clear nudge names shard ${nudge.shard}, which has no binding`);
+  await clearStep(env, db, nudge.panelId, nudge.listId, now, nudge.shard);
 }
 
 /** A clear that did not move on for this long lost its nudge (the request's send failed, a crash): it is nudged again. */
 const CLEAR_STALLED_AFTER_MS = 60_000;
 
-export const listClearRedrive = shardTask("list-clear-redrive", async (env, db, _index, now) => {
-  for (const stalled of await stalledListClears(db, now - CLEAR_STALLED_AFTER_MS, now, 100)) await nudgeClear(env, stalled.panelId, stalled.listId);
+export const listClearRedrive = shardTask("list-clear-redrive", async (env, db, index, now) => {
+  for (const stalled of await stalledListClears(db, now - CLEAR_STALLED_AFTER_MS, now, 100)) {
+    // A clear on a shard other than the panel's home is a mirror's (decision 0041): its nudge names the shard.
+    const home = await findPanelHome(env, stalled.panelId);
+    const mirror = home !== null && home.panel.shard !== index && home.panel.partitions.some((p) => p.shard === index);
+    await nudgeClear(env, stalled.panelId, stalled.listId, mirror ? index : undefined);
+  }
 });

@@ -4,6 +4,7 @@ import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { clearList } from "./clear";
 import { findList, noSuchList, type ListRef } from "./find";
+import type { MirrorShard } from "../access/partitions";
 
 export interface RemoveListOptions {
   /** Who deletes it, for the audit log. */
@@ -20,14 +21,14 @@ export interface RemoveListOptions {
  * Deletes a list and its memberships (the contacts stay), then has the segments that read lists
  * rebuilt: the list is gone at once, its memberships go in bounded steps (clear.ts).
  */
-export async function removeList(env: Env, db: ShardDb, panelId: string, ref: ListRef, now: number, options: RemoveListOptions = {}): Promise<Result<true>> {
+export async function removeList(env: Env, db: ShardDb, panelId: string, mirrors: readonly MirrorShard[], ref: ListRef, now: number, options: RemoveListOptions = {}): Promise<Result<true>> {
   const list = await findList(db, panelId, ref);
   if (!list) return noSuchList(ref);
   if (options.refuseInUse) {
     const users = await listUsers(db, panelId, list.id);
     if (users.length) return refused("conflict", [], `The list "${list.name}" is used by ${usersInWords(users)}; stop the journeys, and send, cancel or delete the campaigns first`);
   }
-  if ((await clearList(env, db, panelId, list.id, now, true)) === null) return noSuchList(ref);
+  if ((await clearList(env, db, panelId, mirrors, list.id, now, true)) === null) return noSuchList(ref);
   if (options.by) await recordAudit(db, panelId, options.by, "list.deleted", String(list.id), { name: list.name });
   return succeeded(true);
 }

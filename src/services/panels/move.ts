@@ -106,6 +106,9 @@ export async function startPanelMove(env: Env, panel: Panel, to: number, now: nu
   const target = shardByIndex(env, to);
   if (!target) return refuse("invalid", `this deployment has no shard ${to} (shards 0 to ${allShards(env).length - 1})`);
   if (to === panel.shard) return refuse("invalid", `the panel is on shard ${to} already`);
+  // The map names shards by number and its mirrors copy the home (decision 0041): moving such a
+  // panel is the partition move of decision 0038 step 5, not built.
+  if (panel.partitions.length) return refuse("conflict", "the panel has a partition map (decision 0038): it moves by partition, which is not built");
   const source = shardByIndex(env, panel.shard);
   if (!source) throw new Error(`the directory places panel ${panel.id} on shard ${panel.shard}, which this deployment does not bind`);
   if (!safePanelId(panel.id)) return refuse("invalid", `panel id "${panel.id}" cannot be moved: it is not made of letters, digits, - and _`);

@@ -251,3 +251,8 @@ export async function getJourneysByIds(db: ShardDb, refs: ReadonlyArray<{ panelI
     .all<JourneyRow>();
   return new Map(results.map((row) => [row.id, journeyFromRow(row)]));
 }
+
+/** Whether the panel has a running or paused journey (one probe of journeys_running). */
+export async function hasLiveJourneys(db: ShardDb, panelId: string): Promise<boolean> {
+  return (await db.prepare("SELECT 1 FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') LIMIT 1").bind(panelId).first()) !== null;
+}

@@ -45,7 +45,7 @@ describe("emptying and deleting a list in bounded steps", () => {
     const other = await listWithMembers(panel, "Other", 2);
     const { stepEnv, imports } = steppingEnv(2);
 
-    const emptied = await emptyList(stepEnv, panelData, panel.id, { name: "Big" }, Date.now());
+    const emptied = await emptyList(stepEnv, panelData, panel.id, [], { name: "Big" }, Date.now());
     expect(emptied).toEqual({ ok: true, value: { removed: 7 } });
     // The first step ran before the answer: two of seven ids gone, the next step queued.
     expect(await countOf(panel, "Big")).toBe(5);
@@ -67,7 +67,7 @@ describe("emptying and deleting a list in bounded steps", () => {
     const list = await listWithMembers(panel, "Gone", 5);
     const { stepEnv, imports } = steppingEnv(1);
 
-    expect(await removeList(stepEnv, panelData, panel.id, { name: "Gone" }, Date.now())).toEqual({ ok: true, value: true });
+    expect(await removeList(stepEnv, panelData, panel.id, [], { name: "Gone" }, Date.now())).toEqual({ ok: true, value: true });
     expect(await countOf(panel, "Gone")).toBeUndefined();
     expect(await held(panel, list)).toBe(4);
     // The next step's nudge is lost; the cron's re-drive a minute later sends it again.
@@ -99,9 +99,9 @@ describe("emptying and deleting a list in bounded steps", () => {
     // Steps of four ids: each list's members fit one, the shard's ids do not.
     const { stepEnv, imports } = steppingEnv(4);
 
-    expect(await emptyList(stepEnv, panelData, panel.id, { name: "Small" }, Date.now())).toEqual({ ok: true, value: { removed: 3 } });
+    expect(await emptyList(stepEnv, panelData, panel.id, [], { name: "Small" }, Date.now())).toEqual({ ok: true, value: { removed: 3 } });
     expect(await held(panel, emptied)).toBe(0);
-    expect(await removeList(stepEnv, panelData, panel.id, { name: "Brief" }, Date.now())).toEqual({ ok: true, value: true });
+    expect(await removeList(stepEnv, panelData, panel.id, [], { name: "Brief" }, Date.now())).toEqual({ ok: true, value: true });
     expect(await held(panel, deleted)).toBe(0);
     expect(await countRows("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND id = ?", panel.id, deleted)).toBe(0);
     expect(imports.bodies).toEqual([]);
