@@ -106,6 +106,7 @@ export function Journey({ panel, params }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<JourneyView>("GET", panel.id, journeyPath(id)), [panel.id, id]);
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const [promotions, setPromotions] = useState(0);
   const [confirm, confirmation] = useConfirm();
 
   const change = async (status: JourneyStatusChange["status"]) => {
@@ -173,9 +174,17 @@ export function Journey({ panel, params }: ScreenProps) {
       </div>
       <ErrorNote error={failure} />
       <h2>Canvas</h2>
-      <JourneyCanvas key={data.id} panelId={panel.id} journey={data} reload={reload} editable={may(panel, "journeys")} />
+      {/* A version made by promoting a split's winner is drawn afresh. */}
+      <JourneyCanvas key={`${data.id}:${promotions}`} panelId={panel.id} journey={data} reload={reload} editable={may(panel, "journeys")} />
       <JourneyReport panelId={panel.id} journeyId={data.id} />
-      {data.steps.some((s) => s.type === "split") && <SplitResults panelId={panel.id} journey={data} reload={reload} editable={may(panel, "journeys") && data.status !== "stopped"} />}
+      {data.steps.some((s) => s.type === "split") && <SplitResults
+          panelId={panel.id}
+          journey={data}
+          reload={() => {
+            setPromotions((n) => n + 1);
+            reload();
+          }}
+          editable={may(panel, "journeys") && data.status !== "stopped"} />}
       <h2>Versions</h2>
       <p className="muted">Saving a running or paused journey makes a new version: contacts already inside finish on the version they entered, new entries take the new one. Moving its steps on the canvas and saving only their places makes none.</p>
       <Versions panelId={panel.id} journey={data} />
