@@ -106,7 +106,8 @@ export function Journey({ panel, params }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<JourneyView>("GET", panel.id, journeyPath(id)), [panel.id, id]);
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const [promotions, setPromotions] = useState(0);
+  // The version a promotion made: the canvas is drawn afresh once the page has it.
+  const [promoted, setPromoted] = useState(0);
   const [confirm, confirmation] = useConfirm();
 
   const change = async (status: JourneyStatusChange["status"]) => {
@@ -175,13 +176,13 @@ export function Journey({ panel, params }: ScreenProps) {
       <ErrorNote error={failure} />
       <h2>Canvas</h2>
       {/* A version made by promoting a split's winner is drawn afresh. */}
-      <JourneyCanvas key={`${data.id}:${promotions}`} panelId={panel.id} journey={data} reload={reload} editable={may(panel, "journeys")} />
+      <JourneyCanvas key={`${data.id}:${Math.min(data.version, promoted)}`} panelId={panel.id} journey={data} reload={reload} editable={may(panel, "journeys")} />
       <JourneyReport panelId={panel.id} journeyId={data.id} />
       {data.steps.some((s) => s.type === "split") && <SplitResults
           panelId={panel.id}
           journey={data}
-          reload={() => {
-            setPromotions((n) => n + 1);
+          onPromoted={(version) => {
+            setPromoted(version);
             reload();
           }}
           editable={may(panel, "journeys") && data.status !== "stopped"} />}
@@ -277,7 +278,7 @@ function countersOf(report: JourneyReportView, splits: readonly JourneySplitView
 const percent = (rate: number) => `${(rate * 100).toFixed(1)} %`;
 
 /** Each split's branches: entries, conversions to its goal, the rate and the confidence against A; a branch may be promoted. */
-function SplitResults({ panelId, journey, reload, editable }: { panelId: string; journey: JourneyView; reload: () => void; editable: boolean }) {
+function SplitResults({ panelId, journey, onPromoted, editable }: { panelId: string; journey: JourneyView; onPromoted: (version: number) => void; editable: boolean }) {
   const path = journeyPath(journey.id);
   const { data, error } = useLoad(() => admin<{ splits: JourneySplitView[] }>("GET", panelId, `${path}/splits`), [panelId, journey.id, journey.version]);
   const [failure, setFailure] = useState<string>();
@@ -292,8 +293,8 @@ function SplitResults({ panelId, journey, reload, editable }: { panelId: string;
     setFailure(undefined);
     try {
       const body: SplitWinnerBody = { branch: branch as SplitWinnerBody["branch"] };
-      await admin("POST", panelId, `${path}/splits/${encodeURIComponent(step)}/winner`, body);
-      reload();
+      const saved = await admin<{ version: number }>("POST", panelId, `${path}/splits/${encodeURIComponent(step)}/winner`, body);
+      onPromoted(saved.version);
     } catch (problem) {
       setFailure(failureOf(problem).message);
     }
