@@ -44,6 +44,7 @@
 -- migration 0075_signup_forms.sql
 -- migration 0076_message_rules.sql
 -- migration 0078_topics.sql
+-- migration 0082_journey_splits_and_goals.sql
 -- migration 0091_contact_sends_by_time.sql
 
 -- table activities
@@ -559,6 +560,21 @@ CREATE TABLE journey_channel_stats (
   PRIMARY KEY (journey_id, channel, hour)
 ) WITHOUT ROWID;
 
+-- table journey_conversions
+
+CREATE TABLE journey_conversions (
+  instance_id TEXT PRIMARY KEY,
+  panel_id    TEXT NOT NULL,
+  journey_id  TEXT NOT NULL,
+  contact_id  INTEGER NOT NULL,
+  event_id    INTEGER,
+  at          INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE INDEX journey_conversions_by_contact ON journey_conversions (panel_id, contact_id);
+
+CREATE INDEX journey_conversions_by_journey ON journey_conversions (journey_id, at);
+
 -- table journey_entry_keys
 
 CREATE TABLE journey_entry_keys (
@@ -800,6 +816,27 @@ CREATE TABLE journey_pruned_steps (
   acted      INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (journey_id, step_id)
 ) WITHOUT ROWID;
+
+-- table journey_split_entries
+
+CREATE TABLE journey_split_entries (
+  instance_id  TEXT NOT NULL,
+  step_id      TEXT NOT NULL,
+  panel_id     TEXT NOT NULL,
+  journey_id   TEXT NOT NULL,
+  contact_id   INTEGER NOT NULL,
+  branch       TEXT NOT NULL,
+  at           INTEGER NOT NULL,
+  goal_kind    TEXT CHECK (goal_kind IN ('activity', 'open', 'click')),
+  goal_key     TEXT,
+  goal_until   INTEGER,
+  converted_at INTEGER,
+  PRIMARY KEY (instance_id, step_id)
+) WITHOUT ROWID;
+
+CREATE INDEX journey_split_entries_by_step ON journey_split_entries (journey_id, step_id, branch);
+
+CREATE INDEX journey_split_entries_open ON journey_split_entries (panel_id, contact_id) WHERE converted_at IS NULL AND goal_kind IS NOT NULL;
 
 -- table journey_stats
 

@@ -1,5 +1,5 @@
 import { unroutedRefusal } from "../services/access/partitions";
-import { journeyAnswer, journeyListAnswer, journeyMessagesAnswer, journeyVersionsAnswer } from "../domain/answers/journeys";
+import { journeyAnswer, journeyListAnswer, journeyMessagesAnswer, journeySplitsAnswer, journeyVersionsAnswer, splitWinnerBody } from "../domain/answers/journeys";
 import { NEEDS } from "../domain/permissions";
 import { journeyStatusBody, MESSAGE_CHANNELS } from "../domain/journey";
 import { journeyBodySchema, splitJourneyBody } from "../domain/journey-layout";
@@ -9,6 +9,8 @@ import { defineJourney } from "../services/journeys/define";
 import { editJourney } from "../services/journeys/edit";
 import { journeysWithCounters, journeyWithCounters, versionsOfJourney } from "../services/journeys/read";
 import { setJourneyStatus } from "../services/journeys/set-status";
+import { promoteSplitWinner, splitReport } from "../services/journeys/splits";
+import { getJourney } from "../store/journeys/definitions";
 import type { Journey } from "../store/journeys/definitions";
 import type { JourneyCounters } from "../store/journeys/instances";
 import { listMessages } from "../store/journeys/messages";
@@ -24,7 +26,7 @@ import { definePanelRoute } from "./route";
 // only the layout makes no new version, whatever the status (decision 0033).
 
 function journeyView(journey: Journey, counters?: JourneyCounters) {
-  const { name, trigger: t, filter: f, steps } = journey.definition;
+  const { name, trigger: t, filter: f, steps, goal } = journey.definition;
   return {
     id: journey.id,
     name,
@@ -33,6 +35,7 @@ function journeyView(journey: Journey, counters?: JourneyCounters) {
     trigger: t,
     filter: f,
     steps,
+    ...(goal ? { goal } : {}),
     layout: journey.layout,
     ...(counters ? { counters } : {}),
     created_at: isoTime(journey.createdAt),
@@ -113,7 +116,7 @@ const journeyVersions = definePanelRoute({
         created_by: v.createdBy,
         entered: v.entered,
         active: v.active,
-        definition: { name: v.definition.name, trigger: v.definition.trigger, filter: v.definition.filter, steps: v.definition.steps },
+        definition: { name: v.definition.name, trigger: v.definition.trigger, filter: v.definition.filter, steps: v.definition.steps, ...(v.definition.goal ? { goal: v.definition.goal } : {}) },
       })),
     };
   },
@@ -164,4 +167,32 @@ const journeyMessages = definePanelRoute({
   },
 });
 
-export const journeyRoutes = [createJourney, listPanelJourneys, readJourney, updateJourney, journeyVersions, setStatus, journeyMessages];
+const journeySplits = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/journeys/:journey/splits",
+  role: NEEDS.read,
+  response: journeySplitsAnswer,
+  summary:
+    "The A/B split steps of the journey's current version: per branch the instances that took it (all versions), those that reached the split's goal within its window, the rate, and the confidence that it differs from branch A (two-sided two-proportion z-test)",
+  async handle({ path, panel, db }) {
+    const journey = await getJourney(db, panel.id, path.journey);
+    if (!journey) throw noSuchJourney(path.journey);
+    return { splits: await splitReport(db, journey) };
+  },
+});
+
+const promoteWinner = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/journeys/:journey/splits/:step/winner",
+  role: NEEDS.journeys,
+  response: journeyAnswer,
+  summary:
+    "Promote a split's branch: a new version of the journey sends every new entry down it, while instances already inside keep the branch they were hashed to; 409 once stopped",
+  body: splitWinnerBody,
+  async handle({ env, caller, path, body, panel, db }) {
+    const { journey, warnings } = unwrap(await promoteSplitWinner(env, db, panel.id, path.journey, path.step, body.branch, auditorOf(caller)));
+    return { ...journeyView(journey), ...(warnings.length ? { warnings } : {}) };
+  },
+});
+
+export const journeyRoutes = [createJourney, listPanelJourneys, readJourney, updateJourney, journeyVersions, setStatus, journeyMessages, journeySplits, promoteWinner];

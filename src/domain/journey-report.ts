@@ -98,6 +98,8 @@ export interface JourneyReport {
   entered: number;
   completed: number;
   exited: number;
+  /** Instances that left on reaching the journey's goal in the period. */
+  converted: number;
   steps: Record<string, JourneyStepFigures>;
   channels: Record<JourneyChannel, JourneyChannelFigures>;
   /** The webhooks the journey's webhook steps name. */

@@ -2,6 +2,8 @@ import { z } from "../lib/z";
 import { emailAddress, listIdParam, nameText } from "./fields";
 import { attributeName, filterSchema, paramFilterSchema, scalar } from "./filters";
 import type { FieldProblem } from "./problems";
+import { fnv1a32 } from "./partitions";
+import { variantLabel } from "./ab-test";
 
 /**
  * A journey definition (CONTRACT 5) and the rules of its step graph. Pure: the admin route
@@ -117,8 +119,58 @@ const webhookStep = z
 const delayStep = z.object({ ...common, type: z.literal("delay"), for: duration }).strict();
 const conditionStep = z.object({ ...common, type: z.literal("condition"), filter: nonEmptyFilter, then: stepId.optional(), else: stepId.optional() }).strict();
 
-const step = z.discriminatedUnion("type", [emailStep, smsStep, textMessageStep, waitStep, webhookStep, delayStep, conditionStep], {
-  error: "type must be one of email, sms, apn, bpn, wait_for_event, webhook, delay, condition",
+
+/** A split's branches: 2 to 4, labelled A to D in the order given. */
+export const MIN_SPLIT_BRANCHES = 2;
+export const MAX_SPLIT_BRANCHES = 4;
+const branchLabel = z.enum(["A", "B", "C", "D"], { error: "must be a branch label: A, B, C or D" });
+/**
+ * What a split measures its branches by: the contact's activity, or an open or click of a
+ * message the journey sent the instance after the split, within `within` of the split.
+ */
+const splitGoal = z
+  .object({
+    activity: text(100).optional(),
+    message_event: z.enum(["open", "click"], { error: "must be open or click" }).optional(),
+    within: duration,
+  })
+  .strict()
+  .refine((g) => (g.activity === undefined) !== (g.message_event === undefined), { error: "a goal names either an activity or a message_event (open or click), not both", path: ["activity"] });
+/**
+ * An A/B split (issue 46): each contact goes down one branch, by a hash of the journey, the
+ * step and the contact (the same contact always the same branch), in the shares given; once
+ * a `winner` is promoted, every instance of that version goes down it. A branch without
+ * `then` ends the instance there (a hold-out group).
+ */
+const splitStep = z
+  .object({
+    ...common,
+    type: z.literal("split"),
+    branches: z
+      .array(
+        z
+          .object({
+            percent: z.number({ error: "must be a whole number from 1 to 99" }).int({ error: "must be a whole number from 1 to 99" }).min(1, { error: "must be at least 1" }).max(99, { error: "must be at most 99" }),
+            then: stepId.optional(),
+          })
+          .strict(),
+      )
+      .min(MIN_SPLIT_BRANCHES, { error: `must have ${MIN_SPLIT_BRANCHES} to ${MAX_SPLIT_BRANCHES} branches` })
+      .max(MAX_SPLIT_BRANCHES, { error: `must have ${MIN_SPLIT_BRANCHES} to ${MAX_SPLIT_BRANCHES} branches` }),
+    goal: splitGoal.optional(),
+    winner: branchLabel.optional(),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    const total = s.branches.reduce((sum, b) => sum + b.percent, 0);
+    if (total !== 100) ctx.addIssue({ code: "custom", path: ["branches"], message: `the branches' percents must add up to 100 (they add up to ${total})` });
+    if (s.winner !== undefined && splitLabels(s.branches.length).indexOf(s.winner) < 0) {
+      ctx.addIssue({ code: "custom", path: ["winner"], message: `names no branch of this split (${splitLabels(s.branches.length).join(", ")})` });
+    }
+  });
+
+const step = z.discriminatedUnion("type", [emailStep, smsStep, textMessageStep, waitStep, webhookStep, delayStep, conditionStep, splitStep], {
+  error: "type must be one of email, sms, apn, bpn, wait_for_event, webhook, delay, condition, split",
 });
 
 const trigger = z.discriminatedUnion(
@@ -136,6 +188,12 @@ const trigger = z.discriminatedUnion(
   { error: "type must be one of activity, list, segment" },
 );
 
+/**
+ * The journey's goal (issue 46): when the contact does this activity, its instance leaves the
+ * journey wherever it waits, recorded as converted.
+ */
+const journeyGoal = z.object({ activity: text(100), params: paramFilterSchema.optional() }).strict();
+
 /** The body of POST/PUT /panels/{panel}/journeys, and what the store keeps. */
 export const journeyDefinitionSchema = z
   .object({
@@ -143,6 +201,7 @@ export const journeyDefinitionSchema = z
     trigger,
     filter: filterSchema.default([]),
     steps: z.array(step).min(1, { error: "must hold at least one step" }).max(100),
+    goal: journeyGoal.optional(),
   })
   .strict();
 
@@ -167,6 +226,32 @@ export type WaitStep = z.output<typeof waitStep>;
 export type WebhookStep = z.output<typeof webhookStep>;
 export type DelayStep = z.output<typeof delayStep>;
 export type ConditionStep = z.output<typeof conditionStep>;
+export type SplitStep = z.output<typeof splitStep>;
+export type SplitGoal = z.output<typeof splitGoal>;
+export type JourneyGoal = z.output<typeof journeyGoal>;
+export type BranchLabel = z.output<typeof branchLabel>;
+
+/** The labels of a split's branches, in order. */
+export function splitLabels(branches: number): BranchLabel[] {
+  return Array.from({ length: branches }, (_, i) => variantLabel(i) as BranchLabel);
+}
+
+/**
+ * The branch (index) a contact takes at a split: the promoted winner, else its place (0–99) by
+ * FNV-1a of journey, step and contact among the branches' shares. Pure and stable, so a step
+ * run again after a crash takes the same branch; the step is hashed in so that two splits of
+ * one journey do not put the same contacts together.
+ */
+export function splitBranchOf(journeyId: string, step: Pick<SplitStep, "id" | "branches" | "winner">, contactId: number): number {
+  if (step.winner !== undefined) return splitLabels(step.branches.length).indexOf(step.winner);
+  const place = fnv1a32(`${journeyId}:${step.id}:${contactId}`) % 100;
+  let upTo = 0;
+  for (const [i, branch] of step.branches.entries()) {
+    upTo += branch.percent;
+    if (place < upTo) return i;
+  }
+  return step.branches.length - 1;
+}
 export type MessageStep = EmailStep | SmsStep | TextMessageStep;
 
 export function isMessageStep(step: JourneyStep): step is MessageStep {
@@ -183,7 +268,7 @@ export function previousMessage(steps: readonly JourneyStep[], step: JourneyStep
   const byId = new Map(steps.map((s) => [s.id, s]));
   const parentOf = (s: JourneyStep): JourneyStep | undefined => {
     if (s.after) return byId.get(s.after);
-    return steps.find((c) => c.type === "condition" && (c.then === s.id || c.else === s.id));
+    return steps.find((c) => branchTargets(c).includes(s.id));
   };
   const seen = new Set<string>();
   for (let current = parentOf(step); current && !seen.has(current.id); current = parentOf(current)) {
@@ -215,12 +300,18 @@ export function journeyGraphProblems(proposed: ProposedJourneyDefinition): Field
     if (step.after !== undefined) {
       if (step.after === step.id) problems.push({ field: `steps.${i}.after`, message: "a step cannot follow itself" });
       else if (!byId.has(step.after)) problems.push({ field: `steps.${i}.after`, message: `names no step ("${step.after}")` });
+      else if (byId.get(step.after)!.type === "split") problems.push({ field: `steps.${i}.after`, message: `"${step.after}" is a split: name this step in one of its branches' then` });
       else claimParent(step.id, step.after, `steps.${i}.after`);
     }
     if (step.type === "condition") {
       if (step.then === undefined && step.else === undefined) problems.push({ field: `steps.${i}`, message: "a condition needs then, else or both" });
       if (step.then !== undefined) claimParent(step.then, step.id, `steps.${i}.then`);
       if (step.else !== undefined) claimParent(step.else, step.id, `steps.${i}.else`);
+    }
+    if (step.type === "split") {
+      step.branches.forEach((branch, j) => {
+        if (branch.then !== undefined) claimParent(branch.then, step.id, `steps.${i}.branches.${j}.then`);
+      });
     }
   });
   steps.forEach((step, i) => {
@@ -258,17 +349,27 @@ export function journeyGraphProblems(proposed: ProposedJourneyDefinition): Field
   return problems;
 }
 
+/** The steps a condition or split sends its instances to (not those that follow it by `after`). */
+export function branchTargets(step: JourneyStep): string[] {
+  const ids = step.type === "condition" ? [step.then, step.else] : step.type === "split" ? step.branches.map((b) => b.then) : [];
+  return ids.filter((id) => id !== undefined);
+}
+
 /** Steps that run right after the trigger: those that follow no step. */
 export function startSteps(definition: JourneyDefinition): JourneyStep[] {
-  const targeted = new Set(definition.steps.flatMap((s) => (s.type === "condition" ? [s.then, s.else] : [])).filter((id) => id !== undefined));
+  const targeted = new Set(definition.steps.flatMap(branchTargets));
   return definition.steps.filter((s) => s.after === undefined && !targeted.has(s.id));
 }
 
 /**
  * The steps that run once `step` is done. `outcome` says how a wait ended; a condition passes
- * whether its filter held.
+ * whether its filter held, a split the index of the branch taken.
  */
-export function nextSteps(definition: JourneyDefinition, step: JourneyStep, outcome: "event" | "timeout" | "done" | boolean): JourneyStep[] {
+export function nextSteps(definition: JourneyDefinition, step: JourneyStep, outcome: "event" | "timeout" | "done" | boolean | { branch: number }): JourneyStep[] {
+  if (step.type === "split") {
+    const id = typeof outcome === "object" ? step.branches[outcome.branch]?.then : undefined;
+    return definition.steps.filter((s) => s.id === id);
+  }
   if (step.type === "condition") {
     const id = outcome === true ? step.then : outcome === false ? step.else : undefined;
     return definition.steps.filter((s) => s.id === id);

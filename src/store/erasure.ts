@@ -43,6 +43,8 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     db.prepare("DELETE FROM sms_links WHERE panel_id = ?1 AND msgid IN (SELECT msgid FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2)").bind(panelId, contactId),
     db.prepare("DELETE FROM journey_step_runs WHERE instance_id IN (SELECT id FROM journey_instances WHERE panel_id = ?1 AND contact_id = ?2)").bind(panelId, contactId),
     byContact("journey_points"),
+    byContact("journey_split_entries"),
+    byContact("journey_conversions"),
     byContact("contact_sends"),
     byContact("journey_instances"),
     // The key a pruned instance left (`segment:<contact>`), each of the panel's journeys on its key.

@@ -48,8 +48,8 @@ describe("/openapi.json", () => {
     expect(data.required).toEqual(["contacts_upload_source", "list_name", "campaign_name", "subject_line", "sender_name", "sender_email_id", "schedule_date", "notify_me"]);
     expect(data.properties.schedule_date.description).toMatch(/YYYY-MM-DD HH:mm:SS/);
     const journey = doc.paths["/admin/v1/panels/{panel}/journeys"].post.requestBody.content["application/json"].schema;
-    expect(Object.keys(journey.properties)).toEqual(["name", "trigger", "filter", "steps", "layout"]);
+    expect(Object.keys(journey.properties)).toEqual(["name", "trigger", "filter", "steps", "goal", "layout"]);
     expect(journey.required).not.toContain("layout");
-    expect(journey.properties.steps.items.oneOf.length).toBe(7);
+    expect(journey.properties.steps.items.oneOf.length).toBe(8);
   });
 });

@@ -3987,11 +3987,14 @@ export interface paths {
                                 filter: unknown;
                                 /** @description The steps, as POST /journeys takes them */
                                 steps: unknown;
+                                /** @description The journey's goal, as POST /journeys takes it */
+                                goal?: unknown;
                                 counters?: {
                                     entered: number;
                                     active: number;
                                     completed: number;
                                     exited: number;
+                                    converted: number;
                                     steps: {
                                         [key: string]: {
                                             acted: number;
@@ -4175,7 +4178,35 @@ export interface paths {
                             }[];
                             then?: string;
                             else?: string;
+                        } | {
+                            id: string;
+                            after?: string;
+                            /** @enum {string} */
+                            on?: "event" | "timeout";
+                            /** @constant */
+                            type: "split";
+                            branches: {
+                                percent: number;
+                                then?: string;
+                            }[];
+                            goal?: {
+                                activity?: string;
+                                /** @enum {string} */
+                                message_event?: "open" | "click";
+                                within: string;
+                            };
+                            /** @enum {string} */
+                            winner?: "A" | "B" | "C" | "D";
                         })[];
+                        goal?: {
+                            activity: string;
+                            params?: {
+                                attribute: string;
+                                /** @enum {string} */
+                                op: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "contains" | "starts_with" | "in" | "exists" | "not_exists";
+                                value?: (string | number | boolean) | (string | number | boolean)[];
+                            }[];
+                        };
                         layout?: {
                             trigger?: {
                                 x: number;
@@ -4211,11 +4242,14 @@ export interface paths {
                             filter: unknown;
                             /** @description The steps, as POST /journeys takes them */
                             steps: unknown;
+                            /** @description The journey's goal, as POST /journeys takes it */
+                            goal?: unknown;
                             counters?: {
                                 entered: number;
                                 active: number;
                                 completed: number;
                                 exited: number;
+                                converted: number;
                                 steps: {
                                     [key: string]: {
                                         acted: number;
@@ -4298,11 +4332,14 @@ export interface paths {
                             filter: unknown;
                             /** @description The steps, as POST /journeys takes them */
                             steps: unknown;
+                            /** @description The journey's goal, as POST /journeys takes it */
+                            goal?: unknown;
                             counters?: {
                                 entered: number;
                                 active: number;
                                 completed: number;
                                 exited: number;
+                                converted: number;
                                 steps: {
                                     [key: string]: {
                                         acted: number;
@@ -4485,7 +4522,35 @@ export interface paths {
                             }[];
                             then?: string;
                             else?: string;
+                        } | {
+                            id: string;
+                            after?: string;
+                            /** @enum {string} */
+                            on?: "event" | "timeout";
+                            /** @constant */
+                            type: "split";
+                            branches: {
+                                percent: number;
+                                then?: string;
+                            }[];
+                            goal?: {
+                                activity?: string;
+                                /** @enum {string} */
+                                message_event?: "open" | "click";
+                                within: string;
+                            };
+                            /** @enum {string} */
+                            winner?: "A" | "B" | "C" | "D";
                         })[];
+                        goal?: {
+                            activity: string;
+                            params?: {
+                                attribute: string;
+                                /** @enum {string} */
+                                op: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "contains" | "starts_with" | "in" | "exists" | "not_exists";
+                                value?: (string | number | boolean) | (string | number | boolean)[];
+                            }[];
+                        };
                         layout?: {
                             trigger?: {
                                 x: number;
@@ -4521,11 +4586,14 @@ export interface paths {
                             filter: unknown;
                             /** @description The steps, as POST /journeys takes them */
                             steps: unknown;
+                            /** @description The journey's goal, as POST /journeys takes it */
+                            goal?: unknown;
                             counters?: {
                                 entered: number;
                                 active: number;
                                 completed: number;
                                 exited: number;
+                                converted: number;
                                 steps: {
                                     [key: string]: {
                                         acted: number;
@@ -4612,6 +4680,8 @@ export interface paths {
                                     filter: unknown;
                                     /** @description The steps, as POST /journeys takes them */
                                     steps: unknown;
+                                    /** @description The journey's goal, as POST /journeys takes it */
+                                    goal?: unknown;
                                 };
                             }[];
                         };
@@ -4692,11 +4762,14 @@ export interface paths {
                             filter: unknown;
                             /** @description The steps, as POST /journeys takes them */
                             steps: unknown;
+                            /** @description The journey's goal, as POST /journeys takes it */
+                            goal?: unknown;
                             counters?: {
                                 entered: number;
                                 active: number;
                                 completed: number;
                                 exited: number;
+                                converted: number;
                                 steps: {
                                     [key: string]: {
                                         acted: number;
@@ -4808,6 +4881,182 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/journeys/{journey}/splits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The A/B split steps of the journey's current version: per branch the instances that took it (all versions), those that reached the split's goal within its window, the rate, and the confidence that it differs from branch A (two-sided two-proportion z-test)
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    journey: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            splits: {
+                                step_id: string;
+                                /** @description The split's goal, as its step has it; null when none */
+                                goal: unknown;
+                                winner: string | null;
+                                /** @constant */
+                                method: "two_proportion_z_test_vs_a";
+                                branches: {
+                                    label: string;
+                                    percent: number | null;
+                                    then: string | null;
+                                    entered: number;
+                                    converted: number;
+                                    rate: number;
+                                    confidence: number | null;
+                                    winner: boolean;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/journeys/{journey}/splits/{step}/winner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Promote a split's branch: a new version of the journey sends every new entry down it, while instances already inside keep the branch they were hashed to; 409 once stopped
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                    journey: string;
+                    step: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        branch: "A" | "B" | "C" | "D";
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "draft" | "running" | "paused" | "stopped";
+                            version: number;
+                            /** @description The trigger, as POST /journeys takes it */
+                            trigger: unknown;
+                            /** @description The entry filter, as POST /journeys takes it */
+                            filter: unknown;
+                            /** @description The steps, as POST /journeys takes them */
+                            steps: unknown;
+                            /** @description The journey's goal, as POST /journeys takes it */
+                            goal?: unknown;
+                            counters?: {
+                                entered: number;
+                                active: number;
+                                completed: number;
+                                exited: number;
+                                converted: number;
+                                steps: {
+                                    [key: string]: {
+                                        acted: number;
+                                        waiting: number;
+                                    };
+                                };
+                            };
+                            /** @description Where the canvas draws the trigger and steps; null: the canvas lays it out */
+                            layout: unknown;
+                            created_at: string;
+                            updated_at: string;
+                            warnings?: {
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

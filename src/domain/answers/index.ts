@@ -105,6 +105,8 @@ export type JourneyView = SavedJourney & { counters: JourneyCounters };
 export type JourneyCounters = z.output<typeof journeys.journeyCountersAnswer>;
 export type JourneyVersionView = z.output<typeof journeys.journeyVersionsAnswer>["versions"][number];
 export type JourneyStatusChange = z.input<typeof journeyStatusBody>;
+export type JourneySplitView = z.output<typeof journeys.journeySplitsAnswer>["splits"][number];
+export type SplitWinnerBody = z.input<typeof journeys.splitWinnerBody>;
 /** A journey definition as the canvas edits it and the API takes it. */
 export type JourneyInput = z.input<typeof journeyDefinitionSchema>;
 export type StepInput = JourneyInput["steps"][number];

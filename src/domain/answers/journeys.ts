@@ -2,7 +2,7 @@
 // what its request schema (domain/journey.ts) made of them; reports keep their TypeScript types
 // in domain/journey-report.ts. Those parts are typed here, not re-described field by field.
 import { z } from "../../lib/z";
-import type { JourneyDefinition } from "../journey";
+import type { JourneyDefinition, SplitGoal } from "../journey";
 import type { JourneyLayout } from "../journey-layout";
 import type { ContactJourneys, JourneyReport } from "../journey-report";
 import { isoInstant } from "./panels";
@@ -16,6 +16,7 @@ const definitionParts = {
   trigger: ownedElsewhere<JourneyDefinition["trigger"]>("The trigger, as POST /journeys takes it"),
   filter: ownedElsewhere<JourneyDefinition["filter"]>("The entry filter, as POST /journeys takes it"),
   steps: ownedElsewhere<JourneyDefinition["steps"]>("The steps, as POST /journeys takes them"),
+  goal: ownedElsewhere<JourneyDefinition["goal"]>("The journey's goal, as POST /journeys takes it").optional(),
 };
 const fieldNotes = z.array(z.strictObject({ field: z.string(), message: z.string() }));
 
@@ -24,6 +25,8 @@ export const journeyCountersAnswer = z.strictObject({
   active: z.number(),
   completed: z.number(),
   exited: z.number(),
+  /** Of the exited, those that left on reaching the journey's goal. */
+  converted: z.number(),
   steps: z.record(z.string(), z.strictObject({ acted: z.number(), waiting: z.number() })),
 });
 
@@ -73,6 +76,39 @@ export const journeyMessagesAnswer = z.strictObject({
     }),
   ),
 });
+
+/** GET /panels/{panel}/journeys/{journey}/splits: each split step's branches and how they convert. */
+export const journeySplitsAnswer = z.strictObject({
+  splits: z.array(
+    z.strictObject({
+      step_id: z.string(),
+      /** What conversion means; null: the split has no goal (only its entries are counted). */
+      goal: ownedElsewhere<SplitGoal | null>("The split's goal, as its step has it; null when none"),
+      /** The branch every new entry takes, once promoted. */
+      winner: z.string().nullable(),
+      /** How confidence is computed. */
+      method: z.literal("two_proportion_z_test_vs_a"),
+      branches: z.array(
+        z.strictObject({
+          label: z.string(),
+          /** The share of the current version; null for a branch it no longer has. */
+          percent: z.number().nullable(),
+          then: z.string().nullable(),
+          entered: z.number(),
+          converted: z.number(),
+          /** converted / entered, 0 to 1. */
+          rate: z.number(),
+          /** Against branch A, 0 to 1 (1 − the two-sided p-value); null for A and while a side is empty. */
+          confidence: z.number().nullable(),
+          winner: z.boolean(),
+        }),
+      ),
+    }),
+  ),
+});
+
+/** POST /panels/{panel}/journeys/{journey}/splits/{step}/winner. */
+export const splitWinnerBody = z.strictObject({ branch: z.enum(["A", "B", "C", "D"], { error: "must be a branch label: A, B, C or D" }) });
 
 export const journeyReportAnswer = ownedElsewhere<JourneyReport>("The journey's report (domain/journey-report.ts JourneyReport)");
 export const contactJourneysAnswer = ownedElsewhere<ContactJourneys>("The contact's journeys and their paths (domain/journey-report.ts ContactJourneys)");

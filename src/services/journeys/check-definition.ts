@@ -1,4 +1,4 @@
-import { checkParamClause, type ActivityDefinition } from "../../domain/activity";
+import { activityNameKey, checkParamClause, type ActivityDefinition } from "../../domain/activity";
 import { htmlWithPreheader } from "../../domain/email-templates";
 import { journeyGraphProblems, type EmailStep, type JourneyDefinition, type ProposedJourneyDefinition } from "../../domain/journey";
 import { layoutProblems, type JourneyLayout } from "../../domain/journey-layout";
@@ -27,13 +27,24 @@ export async function checkDefinition(db: ShardDb, panelId: string, definition: 
   if (t.type === "activity") {
     const activity = await findActivityByName(db, panelId, t.activity);
     if (!activity) problems.push({ field: "trigger.activity", message: `no activity named "${t.activity}" is defined in this panel` });
-    else if (t.params) t = { ...t, params: checkedTriggerParams(activity, t.params, problems) };
+    else if (t.params) t = { ...t, params: checkedParams(activity, t.params, "trigger.params", problems) };
   }
   if (t.type === "list" && !(await getList(db, panelId, t.listid))) problems.push({ field: "trigger.listid", message: `no list with id ${t.listid} in this panel` });
   if (t.type === "segment" && t.segment !== undefined && !(await getSegment(db, panelId, t.segment))) {
     problems.push({ field: "trigger.segment", message: `no segment with id "${t.segment}" in this panel` });
   }
+  let goal = definition.goal;
+  if (goal) {
+    const activity = await findActivityByName(db, panelId, goal.activity);
+    if (!activity) problems.push({ field: "goal.activity", message: `no activity named "${goal.activity}" is defined in this panel` });
+    else if (t.type === "activity" && activityNameKey(t.activity) === activityNameKey(goal.activity)) {
+      problems.push({ field: "goal.activity", message: "is the trigger's activity: the goal must be another activity" });
+    } else if (goal.params) goal = { ...goal, params: checkedParams(activity, goal.params, "goal.params", problems) };
+  }
   for (const [i, s] of definition.steps.entries()) {
+    if (s.type === "split" && s.goal?.activity !== undefined && !(await findActivityByName(db, panelId, s.goal.activity))) {
+      problems.push({ field: `steps.${i}.goal.activity`, message: `no activity named "${s.goal.activity}" is defined in this panel` });
+    }
     if (s.type === "webhook" && !(await getWebhook(db, panelId, s.webhook))) problems.push({ field: `steps.${i}.webhook`, message: `no webhook with id "${s.webhook}" in this panel` });
     if (s.type === "wait_for_event" && !Array.isArray(s.events) && !(await findActivityByName(db, panelId, s.events.activity))) {
       problems.push({ field: `steps.${i}.events.activity`, message: `no activity named "${s.events.activity}" is defined in this panel` });
@@ -50,15 +61,15 @@ export async function checkDefinition(db: ShardDb, panelId: string, definition: 
     }
   }
   if (problems.length) return refused("invalid", problems);
-  return succeeded({ ...definition, trigger: t, steps });
+  return succeeded({ ...definition, trigger: t, steps, ...(goal ? { goal } : {}) });
 }
 
 type ParamFilter = NonNullable<Extract<JourneyDefinition["trigger"], { type: "activity" }>["params"]>;
 
-/** An activity trigger's parameter filter: each clause names a parameter of the activity, with an operator and value that fit its type. */
-function checkedTriggerParams(activity: ActivityDefinition, params: ParamFilter, problems: FieldProblem[]): ParamFilter {
+/** An activity trigger's (or goal's) parameter filter: each clause names a parameter of the activity, with an operator and value that fit its type. */
+function checkedParams(activity: ActivityDefinition, params: ParamFilter, field: string, problems: FieldProblem[]): ParamFilter {
   return params.map((clause, i) => {
-    const at = `trigger.params.${i}`;
+    const at = `${field}.${i}`;
     const fit = checkParamClause(activity, { name: clause.attribute, op: clause.op, value: clause.value }, { name: `${at}.attribute`, op: `${at}.op`, value: `${at}.value` }, problems);
     return fit ? { ...clause, attribute: fit.name, value: fit.value as typeof clause.value } : clause;
   });

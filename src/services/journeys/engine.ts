@@ -1,7 +1,19 @@
 import type { ShardDb } from "../../store/shards";
 import { activityNameKey } from "../../domain/activity";
 import { filterMatches } from "../../domain/filters";
-import { isMessageStep, nextSteps, parseDuration, startSteps, stepById, type JourneyDefinition, type JourneyStep, type MessageStep } from "../../domain/journey";
+import {
+  isMessageStep,
+  nextSteps,
+  parseDuration,
+  splitBranchOf,
+  splitLabels,
+  startSteps,
+  stepById,
+  type JourneyDefinition,
+  type JourneyStep,
+  type MessageStep,
+  type SplitStep,
+} from "../../domain/journey";
 import { newId } from "../../lib/random";
 import { settleEach } from "../../lib/tasks";
 import { getEventsByIds, type StoredEvent } from "../../store/events";
@@ -13,6 +25,7 @@ import { getMessages, insertMessageStatement, type JourneyMessage } from "../../
 import { capsOf, contactTimeZone, describeCap, NO_RULES, quietUntil, ruleChannelOf, type FrequencyCap, type MessageRules } from "../../domain/message-rules";
 import { countSendIfAllowed } from "../../store/contact-sends";
 import { getPanel } from "../../store/panels";
+import { insertSplitEntryStatement, type SplitEntry } from "../../store/journeys/splits";
 import { finishPointStatements, insertPointStatement, releasePoints, takeStartPoints, type JourneyPoint } from "../../store/journeys/points";
 import { enqueueWebhookEventsEach } from "../webhooks/enqueue";
 import type { WebhookEvent } from "../../domain/webhooks/payload";
@@ -338,7 +351,7 @@ class StepPlanner {
     this.plan.statements.push(stepRunStatement(this.db, this.point.instanceId, step.id, this.journey.id, result, this.now));
   }
 
-  private async next(step: JourneyStep, outcome: "done" | boolean, branch: Branch) {
+  private async next(step: JourneyStep, outcome: "done" | boolean | { branch: number }, branch: Branch) {
     for (const child of nextSteps(this.definition, step, outcome)) await this.step(child, branch);
   }
 
@@ -387,6 +400,17 @@ class StepPlanner {
         this.ran(step, holds ? "then" : "else");
         return this.next(step, holds, branch);
       }
+      case "split": {
+        // The branch is a pure function of the instance's version and the contact, so a step run
+        // again after a crash (its emails possibly sent, its writes not) takes the same one.
+        const taken = splitBranchOf(journeyId, step, contactId);
+        const label = splitLabels(step.branches.length)[taken]!;
+        this.plan.statements.push(
+          insertSplitEntryStatement(this.db, { instanceId, stepId: step.id, panelId, journeyId, contactId, branch: label, goal: this.splitGoal(step) }, this.now),
+        );
+        this.ran(step, `branch ${label}`);
+        return this.next(step, { branch: taken }, branch);
+      }
       case "webhook": {
         const event = branch.eventId === null ? null : (this.events.get(branch.eventId) ?? null);
         const message = event?.msgid ? (this.messages.get(event.msgid) ?? null) : null;
@@ -427,6 +451,14 @@ class StepPlanner {
         return;
       }
     }
+  }
+
+  /** The split's goal as its entry row keeps it: an open or click is of a message of this instance. */
+  private splitGoal(step: SplitStep): SplitEntry["goal"] {
+    if (!step.goal) return null;
+    const until = this.now + parseDuration(step.goal.within)!;
+    if (step.goal.activity !== undefined) return { kind: "activity", key: activityNameKey(step.goal.activity), until };
+    return { kind: step.goal.message_event!, until };
   }
 
   private message(step: MessageStep): JourneyMessage {

@@ -8,6 +8,7 @@ import { pendingWaitsFor, resolveWaitsWithEvents, type JourneyPoint } from "../.
 import type { Journey } from "../../store/journeys/definitions";
 import type { ShardDb } from "../../store/shards";
 import { continuePoints, enterJourneys, entriesFor, POINT_LEASE_MS, type EngineEnv } from "./engine";
+import { convertSplits, exitOnGoals } from "./goals";
 import { liveJourneys } from "./live-journeys";
 
 /** Whether `event` is what the pending wait `point` waits for. */
@@ -45,6 +46,9 @@ export const journeysPipelineStep: PipelineStep = {
     const live = await liveJourneys(db, panelId);
     if (live.length === 0) return;
 
+    await convertSplits(db, panelId, events);
+    // Goals before waits: an instance the event ends as converted does not go on past its wait.
+    await exitOnGoals(db, panelId, live, events, now);
     // Waits first, so the activity that enters a contact never ends the wait it starts.
     await endWaits(env, db, panelId, events, now);
     // An activity that happened more than a day before it arrived is history, not a trigger.
@@ -70,10 +74,13 @@ export const journeysPipelineStep: PipelineStep = {
     // Message waits cannot be ended yet (their messages are new), so only activity waits of the
     // contacts just entered are looked for again.
     const entered = await enterJourneys(env, db, entries, now);
-    if (entered > 0 && journeys.some(waitsForActivity)) {
-      const contactsIn = new Set(entries.map((e) => e.contactId));
-      await endWaits(env, db, panelId, activities.filter((e) => contactsIn.has(e.contactId!)), now);
-    }
+    if (entered === 0) return;
+    const contactsIn = new Set(entries.map((e) => e.contactId));
+    const theirs = activities.filter((e) => contactsIn.has(e.contactId!));
+    // Likewise a later activity of this batch may be the goal of a journey just entered.
+    await convertSplits(db, panelId, theirs);
+    await exitOnGoals(db, panelId, journeys, theirs, now);
+    if (journeys.some(waitsForActivity)) await endWaits(env, db, panelId, theirs, now);
   },
 };
 

@@ -9,6 +9,7 @@ import {
 import { contactInstances, journeyFigures, stepsOfInstances, type InstanceStep } from "../../store/journey-report";
 import type { Journey } from "../../store/journeys/definitions";
 import { definitionsOfInstances } from "../../store/journeys/versions";
+import { conversionCount } from "../../store/journeys/splits";
 import type { ShardDb } from "../../store/shards";
 import { isoTime } from "../../store/sql";
 import { webhookDispatcher } from "../webhooks/enqueue";
@@ -32,8 +33,9 @@ export function webhooksOf(journey: Journey): string[] {
 
 export async function journeyReport(env: Env, db: ShardDb, journey: Journey, period: { from: number; to: number }): Promise<JourneyReport> {
   const webhookIds = webhooksOf(journey);
-  const [figures, webhookHours] = await Promise.all([
+  const [figures, converted, webhookHours] = await Promise.all([
     journeyFigures(db, journey.panelId, journey.id, period.from, period.to),
+    conversionCount(db, journey.panelId, journey.id, period),
     Promise.all(webhookIds.map((id) => webhookDispatcher(env, id).deliveryHours(journey.id, period.from, period.to))),
   ]);
 
@@ -69,6 +71,7 @@ export async function journeyReport(env: Env, db: ShardDb, journey: Journey, per
     journey_id: journey.id,
     period: { from: isoTime(period.from), to: isoTime(period.to) },
     ...figures.totals,
+    converted,
     steps,
     channels,
     webhook_ids: webhookIds,

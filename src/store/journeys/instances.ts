@@ -59,12 +59,14 @@ export interface JourneyCounters {
   active: number;
   completed: number;
   exited: number;
+  /** Instances that left on reaching the journey's goal (among the exited). */
+  converted: number;
   /** Per step: how many instances it acted for, and how many wait at it now. */
   steps: Record<string, { acted: number; waiting: number }>;
 }
 
 export async function journeyCounters(db: ShardDb, panelId: string, journeyId: string): Promise<JourneyCounters> {
-  const [instances, runs, waiting, pruned, prunedRuns] = await db.batch<Record<string, unknown>>([
+  const [instances, runs, waiting, pruned, prunedRuns, conversions] = await db.batch<Record<string, unknown>>([
     db.prepare("SELECT status, COUNT(*) AS n FROM journey_instances WHERE panel_id = ? AND journey_id = ? GROUP BY status").bind(panelId, journeyId),
     db.prepare("SELECT step_id, COUNT(*) AS n FROM journey_step_runs WHERE journey_id = ? AND journey_id IN (SELECT id FROM journeys WHERE panel_id = ?) GROUP BY step_id").bind(journeyId, panelId),
     db
@@ -73,8 +75,10 @@ export async function journeyCounters(db: ShardDb, panelId: string, journeyId: s
     // What housekeeping pruned, counted when it went (migration 0065).
     db.prepare("SELECT COALESCE(SUM(completed), 0) AS completed, COALESCE(SUM(exited), 0) AS exited FROM journey_pruned WHERE journey_id = ?2 AND panel_id = ?1").bind(panelId, journeyId),
     db.prepare("SELECT step_id, acted AS n FROM journey_pruned_steps WHERE journey_id = ?2 AND panel_id = ?1").bind(panelId, journeyId),
+    // Kept when their instances are pruned (migration 0082).
+    db.prepare("SELECT COUNT(*) AS n FROM journey_conversions WHERE journey_id = ?2 AND panel_id = ?1").bind(panelId, journeyId),
   ]);
-  const counters: JourneyCounters = { entered: 0, active: 0, completed: 0, exited: 0, steps: {} };
+  const counters: JourneyCounters = { entered: 0, active: 0, completed: 0, exited: 0, converted: (conversions!.results[0] as { n: number }).n, steps: {} };
   for (const row of instances!.results as Array<{ status: "active" | "completed" | "exited"; n: number }>) {
     counters[row.status] = row.n;
     counters.entered += row.n;

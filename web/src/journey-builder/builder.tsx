@@ -13,10 +13,10 @@ import {
   definitionOf,
   edgeBetween,
   freshStepId,
+  handlesOf,
   isStepNode,
-  kindOf,
   layoutOf,
-  outHandles,
+  singleTarget,
   TRIGGER_ID,
   type BuilderNode,
   type OutHandle,
@@ -30,7 +30,7 @@ import { newStep, PALETTE } from "./templates";
 export interface BuilderProps {
   panelId: string;
   name: string;
-  definition: Pick<JourneyInput, "trigger" | "filter" | "steps">;
+  definition: Pick<JourneyInput, "trigger" | "filter" | "steps" | "goal">;
   /** Where the nodes were saved; a node without a position is laid out as a tree. */
   layout?: JourneyLayout | null;
   /** Live figures per node id, when the journey has run. */
@@ -85,8 +85,8 @@ function Canvas({ panelId, name: savedName, definition: saved, layout: savedLayo
 
   const link = (source: string, handle: OutHandle, target: string) =>
     setEdges((current) => [
-      // A step follows one step only, and a condition's yes or no leads to one step.
-      ...current.filter((e) => e.target !== target && !(e.source === source && e.sourceHandle === handle && (handle === "then" || handle === "else"))),
+      // A step follows one step only, and a condition's yes or no, or a split's branch, leads to one step.
+      ...current.filter((e) => e.target !== target && !(e.source === source && e.sourceHandle === handle && singleTarget(handle))),
       edgeBetween(source, handle, target),
     ]);
 
@@ -106,7 +106,7 @@ function Canvas({ panelId, name: savedName, definition: saved, layout: savedLayo
     if (settings.type === "wait_for_event" && parent) settings.events = channel ? [WAITABLE_EVENTS[channel][0]!] : { activity: "" };
     const node: StepNode = { id, type: "step", position: position ?? { x: parent?.position.x ?? 0, y: (parent?.position.y ?? 0) + 170 }, data: { step: settings }, selected: true };
     setNodes((current) => [...current.map((n) => ({ ...n, selected: false })), node]);
-    if (parent) link(parent.id, outHandles(kindOf(parent))[0]!, id);
+    if (parent) link(parent.id, handlesOf(parent)[0]!, id);
     setSelected(id);
     edited();
   };

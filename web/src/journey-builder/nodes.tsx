@@ -1,5 +1,6 @@
 import { Handle, Position, type NodeProps } from "@xyflow/react";
 import { createContext, useContext } from "react";
+import { splitLabels } from "../../../src/domain/journey";
 import { HANDLE_LABELS, outHandles, TRIGGER_ID, type NodeKind, type StepNode, type StepSettings, type TriggerNode } from "./model";
 import { STEP_LABELS } from "./templates";
 
@@ -30,12 +31,19 @@ function summary(step: StepSettings, webhooks: Map<string, string>): string {
       return `${step.filter.length} clause${step.filter.length === 1 ? "" : "s"} on attributes`;
     case "webhook":
       return step.webhook ? `to ${webhooks.get(step.webhook) ?? step.webhook}` : "no webhook chosen";
+    case "split": {
+      const labels = splitLabels(step.branches.length);
+      const shares = step.branches.map((b, i) => `${labels[i]} ${b.percent}%`).join(" · ");
+      const goal = step.goal ? `; goal ${step.goal.activity ? `“${step.goal.activity}”` : step.goal.message_event} within ${step.goal.within}` : "";
+      return step.winner ? `all to ${step.winner} (promoted)${goal}` : `${shares}${goal}`;
+    }
   }
 }
 
 function triggerSummary(data: TriggerNode["data"]): string {
   const t = data.trigger;
-  const who = data.filter.length ? `, ${data.filter.length} attribute clause${data.filter.length === 1 ? "" : "s"}` : "";
+  const who =
+    (data.filter.length ? `, ${data.filter.length} attribute clause${data.filter.length === 1 ? "" : "s"}` : "") + (data.goal ? `; goal “${data.goal.activity}”` : "");
   if (t.type === "activity") return `activity “${t.activity}”${who}`;
   if (t.type === "list") return `joins list ${t.listid}${who}`;
   return `segment ${t.segment ?? "(filter)"}${who}`;
@@ -67,8 +75,8 @@ function Problems({ id }: { id: string }) {
   );
 }
 
-function OutHandles({ id, kind }: { id: string; kind: NodeKind }) {
-  const handles = outHandles(kind);
+function OutHandles({ id, kind, branches }: { id: string; kind: NodeKind; branches?: number }) {
+  const handles = outHandles(kind, branches);
   return handles.map((handle, i) => (
     <Handle
       key={handle}
@@ -109,7 +117,7 @@ export function StepNodeView(props: NodeProps<StepNode>) {
       <p>{summary(step, state.webhooks)}</p>
       <Counters id={props.id} />
       <Problems id={props.id} />
-      <OutHandles id={props.id} kind={step.type} />
+      <OutHandles id={props.id} kind={step.type} branches={step.type === "split" ? step.branches.length : undefined} />
     </div>
   );
 }

@@ -1,10 +1,10 @@
 import type { Edge } from "@xyflow/react";
 import { FILTER_OPS, type FilterOp } from "../../../src/domain/filters";
-import { WAITABLE_EVENTS } from "../../../src/domain/journey";
+import { MAX_SPLIT_BRANCHES, MIN_SPLIT_BRANCHES, splitLabels, WAITABLE_EVENTS } from "../../../src/domain/journey";
 import type { JourneyInput } from "../../../src/domain/answers";
 import { Field } from "../ui";
 import { filterableParams, type Catalog } from "./catalog";
-import { HANDLE_LABELS, kindOf, outHandles, TRIGGER_ID, type BuilderNode, type OutHandle, type StepSettings, type TriggerData } from "./model";
+import { HANDLE_LABELS, handlesOf, TRIGGER_ID, type BuilderNode, type OutHandle, type StepSettings, type TriggerData } from "./model";
 import { STEP_LABELS } from "./templates";
 
 // Every setting of a node as a plain form: the way to build a journey with the keyboard or a
@@ -109,6 +109,12 @@ function TriggerForm({ data, catalog, onChange }: { data: TriggerData; catalog: 
         <Choice label="Segment" value={t.segment ?? ""} options={[NONE, ...catalog.segments.map((s) => ({ value: s.id, label: s.name }))]} onChange={(segment) => onChange({ ...data, trigger: { type: "segment", segment } })} />
       )}
       <ClauseEditor legend="Who may enter" clauses={data.filter} attributes={catalog.attributes.map((a) => a.name)} onChange={(filter) => onChange({ ...data, filter })} />
+      <Choice
+        label="Goal: leave the journey, converted, when the contact performs"
+        value={data.goal?.activity ?? ""}
+        options={[{ value: "", label: "(no goal)" }, ...catalog.activities.map((a) => ({ value: a.name, label: a.name }))]}
+        onChange={(activity) => onChange({ ...data, goal: activity ? { activity } : undefined })}
+      />
     </>
   );
 }
@@ -209,6 +215,8 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
       return <TextField label="For" hint="30m, 12h or 2d" value={step.for} onChange={(duration) => onChange({ ...step, for: duration })} />;
     case "condition":
       return <ClauseEditor legend="Attributes that must hold" clauses={step.filter} attributes={catalog.attributes.map((a) => a.name)} onChange={(filter) => onChange({ ...step, filter })} />;
+    case "split":
+      return <SplitForm step={step} catalog={catalog} onChange={onChange} />;
     case "webhook": {
       const chosen = step.attributes ?? [];
       const params = Object.entries(step.params ?? {});
@@ -247,12 +255,80 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
   }
 }
 
+type SplitSettings = Extract<StepSettings, { type: "split" }>;
+
+/** A split's branches (2 to 4, their percents adding up to 100) and its goal. The winner is promoted from the journey's split results. */
+function SplitForm({ step, catalog, onChange }: { step: SplitSettings; catalog: Catalog; onChange: (step: SplitSettings) => void }) {
+  const labels = splitLabels(step.branches.length);
+  const total = step.branches.reduce((sum, b) => sum + (Number.isFinite(b.percent) ? b.percent : 0), 0);
+  const goalKind = step.goal ? (step.goal.activity !== undefined ? "activity" : step.goal.message_event) : "";
+  const setGoal = (kind: string) =>
+    onChange({
+      ...step,
+      goal: kind === "" ? undefined : kind === "activity" ? { activity: "", within: step.goal?.within ?? "7d" } : { message_event: kind as "open" | "click", within: step.goal?.within ?? "7d" },
+    });
+  return (
+    <>
+      <fieldset>
+        <legend>Branches (percents add up to {total})</legend>
+        {step.branches.map((branch, i) => (
+          <div className="row" key={i} role="group" aria-label={`Branch ${labels[i]}`}>
+            <Field label={`Branch ${labels[i]} percent`}>
+              {(props) => (
+                <input
+                  {...props}
+                  type="number"
+                  min={1}
+                  max={99}
+                  value={Number.isFinite(branch.percent) ? branch.percent : ""}
+                  onChange={(e) => onChange({ ...step, branches: step.branches.map((b, j) => (j === i ? { ...b, percent: Number(e.target.value) } : b)) })}
+                />
+              )}
+            </Field>
+            {step.branches.length > MIN_SPLIT_BRANCHES && i === step.branches.length - 1 && (
+              <button type="button" className="link" onClick={() => onChange({ ...step, branches: step.branches.slice(0, -1), winner: step.winner === labels[i] ? undefined : step.winner })}>
+                Remove branch {labels[i]}
+              </button>
+            )}
+          </div>
+        ))}
+        {step.branches.length < MAX_SPLIT_BRANCHES && (
+          <button type="button" className="secondary" onClick={() => onChange({ ...step, branches: [...step.branches, { percent: 0 }] })}>
+            Add branch
+          </button>
+        )}
+      </fieldset>
+      <Choice
+        label="Goal"
+        value={goalKind ?? ""}
+        options={[
+          { value: "", label: "(none: count entries only)" },
+          { value: "activity", label: "the contact performs an activity" },
+          { value: "open", label: "opens a message of this journey" },
+          { value: "click", label: "clicks a message of this journey" },
+        ]}
+        onChange={setGoal}
+      />
+      {step.goal?.activity !== undefined && (
+        <Choice
+          label="Goal activity"
+          value={step.goal.activity}
+          options={[NONE, ...catalog.activities.map((a) => ({ value: a.name, label: a.name }))]}
+          onChange={(activity) => onChange({ ...step, goal: { ...step.goal!, activity } })}
+        />
+      )}
+      {step.goal && <TextField label="Goal within" hint="30m, 12h or 2d after the split" value={step.goal.within} onChange={(within) => onChange({ ...step, goal: { ...step.goal!, within } })} />}
+      {step.winner && <p className="muted">Branch {step.winner} was promoted: every new entry takes it.</p>}
+    </>
+  );
+}
+
 /** "after email_1", "wait_1: time ran out"… for the Follows choice. */
 function followOptions(node: BuilderNode, nodes: readonly BuilderNode[]) {
   return nodes
     .filter((other) => other.id !== node.id)
     .flatMap((other) =>
-      outHandles(kindOf(other)).map((handle) => ({
+      handlesOf(other).map((handle) => ({
         value: `${other.id}|${handle}`,
         label: other.id === TRIGGER_ID ? "right after the trigger" : handle === "next" ? `after ${other.id}` : `${other.id}: ${HANDLE_LABELS[handle]}`,
       })),

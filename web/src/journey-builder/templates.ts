@@ -17,6 +17,8 @@ export function newStep(type: StepType): StepSettings {
       return { type, for: "1h" };
     case "condition":
       return { type, filter: [{ attribute: "", op: "eq", value: "" }] };
+    case "split":
+      return { type, branches: [{ percent: 50 }, { percent: 50 }] };
     case "webhook":
       return { type, webhook: "", attributes: [], params: {} };
   }
@@ -36,6 +38,7 @@ export const PALETTE: PaletteItem[] = [
   { type: "wait_for_event", label: "Wait for event", hint: "wait for an open, click or activity, up to a time" },
   { type: "delay", label: "Delay", hint: "wait a fixed time" },
   { type: "condition", label: "Condition", hint: "branch on the contact's attributes" },
+  { type: "split", label: "A/B split", hint: "send contacts down 2 to 4 branches by percent, and measure a goal" },
   { type: "webhook", label: "Webhook", hint: "send an event to an operational webhook" },
 ];
 

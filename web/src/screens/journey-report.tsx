@@ -131,8 +131,10 @@ export function JourneyReport({ panelId, journeyId }: { panelId: string; journey
             <dd>{data.entered}</dd>
             <dt>Completed</dt>
             <dd>{data.completed}</dd>
-            <dt>Exited (journey stopped)</dt>
+            <dt>Exited (journey stopped or goal reached)</dt>
             <dd>{data.exited}</dd>
+            <dt>Converted (reached the journey's goal)</dt>
+            <dd>{data.converted}</dd>
           </dl>
           <h3>Funnel</h3>
           <Funnel report={data} />

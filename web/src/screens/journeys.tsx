@@ -4,7 +4,17 @@ import type { NodeCounters } from "../journey-builder/nodes";
 import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templates";
 import { Link, navigate } from "../router";
 import { JourneyReport } from "./journey-report";
-import type { JourneyBody, JourneyInput, JourneyLayout, JourneyReport as JourneyReportView, JourneyStatusChange, JourneyVersionView, JourneyView } from "../../../src/domain/answers";
+import type {
+  JourneyBody,
+  JourneyInput,
+  JourneyLayout,
+  JourneyReport as JourneyReportView,
+  JourneySplitView,
+  JourneyStatusChange,
+  JourneyVersionView,
+  JourneyView,
+  SplitWinnerBody,
+} from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
 import { useConfirm } from "../components/confirm-dialog";
@@ -96,6 +106,8 @@ export function Journey({ panel, params }: ScreenProps) {
   const { data, error, reload } = useLoad(() => admin<JourneyView>("GET", panel.id, journeyPath(id)), [panel.id, id]);
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
+  // The version a promotion made: the canvas is drawn afresh once the page has it.
+  const [promoted, setPromoted] = useState(0);
   const [confirm, confirmation] = useConfirm();
 
   const change = async (status: JourneyStatusChange["status"]) => {
@@ -143,6 +155,15 @@ export function Journey({ panel, params }: ScreenProps) {
         <dd>
           {counters.entered} entered, {counters.active} active, {counters.completed} completed, {counters.exited} exited
         </dd>
+        {data.goal && (
+          <>
+            <dt>Goal</dt>
+            <dd>
+              “{data.goal.activity}”: {counters.converted} converted
+              {counters.entered > 0 ? ` (${((100 * counters.converted) / counters.entered).toFixed(1)} % of entries)` : ""}, who left the journey on reaching it
+            </dd>
+          </>
+        )}
       </dl>
       <RoleNote panel={panel} work="journeys" what="Editing, pausing and stopping a journey" />
       <div className="row" role="group" aria-label="Status actions">
@@ -154,8 +175,17 @@ export function Journey({ panel, params }: ScreenProps) {
       </div>
       <ErrorNote error={failure} />
       <h2>Canvas</h2>
-      <JourneyCanvas key={data.id} panelId={panel.id} journey={data} reload={reload} editable={may(panel, "journeys")} />
+      {/* A version made by promoting a split's winner is drawn afresh. */}
+      <JourneyCanvas key={`${data.id}:${Math.min(data.version, promoted)}`} panelId={panel.id} journey={data} reload={reload} editable={may(panel, "journeys")} />
       <JourneyReport panelId={panel.id} journeyId={data.id} />
+      {data.steps.some((s) => s.type === "split") && <SplitResults
+          panelId={panel.id}
+          journey={data}
+          onPromoted={(version) => {
+            setPromoted(version);
+            reload();
+          }}
+          editable={may(panel, "journeys") && data.status !== "stopped"} />}
       <h2>Versions</h2>
       <p className="muted">Saving a running or paused journey makes a new version: contacts already inside finish on the version they entered, new entries take the new one. Moving its steps on the canvas and saving only their places makes none.</p>
       <Versions panelId={panel.id} journey={data} />
@@ -215,15 +245,94 @@ function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string
 
 function useNodeCounters(panelId: string, journey: JourneyView): Map<string, NodeCounters> | undefined {
   const from = () => encodeURIComponent(new Date(Date.now() - 365 * 86_400_000).toISOString());
-  const { data, reload } = useLoad(() => admin<JourneyReportView>("GET", panelId, `${journeyPath(journey.id)}/report?from=${from()}`), [panelId, journey.id]);
+  const hasSplits = journey.steps.some((s) => s.type === "split");
+  const { data, reload } = useLoad(
+    () =>
+      Promise.all([
+        admin<JourneyReportView>("GET", panelId, `${journeyPath(journey.id)}/report?from=${from()}`),
+        hasSplits ? admin<{ splits: JourneySplitView[] }>("GET", panelId, `${journeyPath(journey.id)}/splits`) : Promise.resolve({ splits: [] }),
+      ]),
+    [panelId, journey.id, journey.version],
+  );
   useEvery(5_000, reload, journey.status === "running" || journey.status === "paused");
-  return useMemo(() => data && countersOf(data), [data]);
+  return useMemo(() => data && countersOf(data[0], data[1].splits), [data]);
 }
 
-function countersOf(report: JourneyReportView): Map<string, NodeCounters> {
-  const figures = new Map<string, NodeCounters>([[TRIGGER_NODE, { entered: report.entered, completed: report.completed, exited: report.exited }]]);
+function countersOf(report: JourneyReportView, splits: readonly JourneySplitView[]): Map<string, NodeCounters> {
+  const trigger: NodeCounters = { entered: report.entered, completed: report.completed, exited: report.exited };
+  if (report.converted > 0) trigger.converted = report.converted;
+  const figures = new Map<string, NodeCounters>([[TRIGGER_NODE, trigger]]);
   for (const [step, f] of Object.entries(report.steps)) figures.set(step, { entered: f.entered, waiting: f.waiting, passed: f.passed, failed: f.failed });
+  // A split's node counts each branch's entries and, with a goal, its conversions.
+  for (const split of splits) {
+    const branches: NodeCounters = {};
+    for (const b of split.branches) {
+      branches[b.label] = b.entered;
+      if (split.goal) branches[`${b.label} converted`] = b.converted;
+    }
+    figures.set(split.step_id, branches);
+  }
   return figures;
+}
+
+const percent = (rate: number) => `${(rate * 100).toFixed(1)} %`;
+
+/** Each split's branches: entries, conversions to its goal, the rate and the confidence against A; a branch may be promoted. */
+function SplitResults({ panelId, journey, onPromoted, editable }: { panelId: string; journey: JourneyView; onPromoted: (version: number) => void; editable: boolean }) {
+  const path = journeyPath(journey.id);
+  const { data, error } = useLoad(() => admin<{ splits: JourneySplitView[] }>("GET", panelId, `${path}/splits`), [panelId, journey.id, journey.version]);
+  const [failure, setFailure] = useState<string>();
+  const [confirm, confirmation] = useConfirm();
+  const promote = async (step: string, branch: string) => {
+    const ok = await confirm({
+      title: `Promote branch ${branch}?`,
+      message: `A new version of the journey sends every new entry down branch ${branch} of ${step}. Contacts already inside keep their branch.`,
+      confirmLabel: `Promote ${branch}`,
+    });
+    if (!ok) return;
+    setFailure(undefined);
+    try {
+      const body: SplitWinnerBody = { branch: branch as SplitWinnerBody["branch"] };
+      const saved = await admin<{ version: number }>("POST", panelId, `${path}/splits/${encodeURIComponent(step)}/winner`, body);
+      onPromoted(saved.version);
+    } catch (problem) {
+      setFailure(failureOf(problem).message);
+    }
+  };
+  return (
+    <section aria-label="A/B split results">
+      <h2>A/B splits</h2>
+      <p className="muted">Confidence: how sure it is that a branch's conversion rate differs from branch A's (a two-proportion z-test; 95 % or more is usually taken as a real difference).</p>
+      <ErrorNote error={error ?? failure} />
+      {data?.splits.map((split) => (
+        <DataTable
+          key={split.step_id}
+          caption={`Split ${split.step_id}${split.goal ? `: goal ${split.goal.activity ? `“${split.goal.activity}”` : split.goal.message_event} within ${split.goal.within}` : " (no goal)"}${split.winner ? `; branch ${split.winner} promoted` : ""}`}
+          rows={split.branches}
+          rowKey={(b) => b.label}
+          loading={null}
+          columns={[
+            { header: "Branch", cell: (b) => `${b.label}${b.winner ? " (winner)" : ""}` },
+            { header: "Share", cell: (b) => (b.percent === null ? "–" : `${b.percent} %`) },
+            { header: "Entered", cell: (b) => b.entered },
+            { header: "Converted", cell: (b) => b.converted },
+            { header: "Rate", cell: (b) => percent(b.rate) },
+            { header: "Confidence vs A", cell: (b) => (b.confidence === null ? "–" : percent(b.confidence)) },
+            {
+              header: "Promote",
+              cell: (b) =>
+                b.winner || b.percent === null || !editable ? null : (
+                  <button type="button" className="secondary" onClick={() => promote(split.step_id, b.label)}>
+                    Promote {b.label} of {split.step_id}
+                  </button>
+                ),
+            },
+          ]}
+        />
+      ))}
+      {confirmation}
+    </section>
+  );
 }
 
 function Versions({ panelId, journey }: { panelId: string; journey: JourneyView }) {

@@ -1,0 +1,62 @@
+import { activityNameKey } from "../../domain/activity";
+import { paramsMatch } from "../../domain/filters";
+import type { Journey } from "../../store/journeys/definitions";
+import { activeInstancesOf, convertInstances, markSplitConversions, type GoalEvent } from "../../store/journeys/splits";
+import type { ShardDb } from "../../store/shards";
+import type { PipelineEvent } from "../pipeline/steps";
+
+/**
+ * Goals (issue 46, decision 0042): the events of one panel's pipeline batch that reach them.
+ * A split's goal marks the contact's split entry converted; a journey's goal ends the
+ * contact's instance wherever it waits, recorded as converted. Both are keyed writes (an entry
+ * converted once, an instance ended once), so a batch run again acts once.
+ */
+
+/** The instance a journey message's msgid names (`<instance>.<step>`; step ids have no dot). */
+function instanceOfMsgid(msgid: string): string {
+  const at = msgid.lastIndexOf(".");
+  return at < 0 ? msgid : msgid.slice(0, at);
+}
+
+/** Marks the split entries the events convert: activities of their contacts, opens and clicks of their instances' messages. */
+export async function convertSplits(db: ShardDb, panelId: string, events: readonly PipelineEvent[]): Promise<void> {
+  const goals: GoalEvent[] = events.flatMap((e): GoalEvent[] => {
+    if (e.contactId === null) return [];
+    if (e.channel === "custom_activity") return [{ contactId: e.contactId, occurredAt: e.occurredAt, kind: "activity", key: activityNameKey(e.name) }];
+    if (e.msgid && e.journeyId && (e.name === "open" || e.name === "click")) return [{ contactId: e.contactId, occurredAt: e.occurredAt, kind: e.name, key: instanceOfMsgid(e.msgid) }];
+    return [];
+  });
+  await markSplitConversions(db, panelId, goals);
+}
+
+/**
+ * Ends, as converted, the active instances of `journeys` whose contact did the journey's goal
+ * activity after entering (after the event that entered it, or once it was in).
+ */
+export async function exitOnGoals(db: ShardDb, panelId: string, journeys: readonly Journey[], events: readonly PipelineEvent[], now: number): Promise<number> {
+  const withGoal = journeys.filter((j) => j.definition.goal !== undefined);
+  const activities = events.filter((e) => e.channel === "custom_activity" && e.contactId !== null);
+  if (withGoal.length === 0 || activities.length === 0) return 0;
+  const reaching = (journey: Journey, event: PipelineEvent) => {
+    const goal = journey.definition.goal!;
+    return activityNameKey(goal.activity) === activityNameKey(event.name) && paramsMatch(goal.params, event.params);
+  };
+  const candidates = withGoal.filter((j) => activities.some((e) => reaching(j, e)));
+  if (candidates.length === 0) return 0;
+  const instances = await activeInstancesOf(
+    db,
+    panelId,
+    candidates.map((j) => j.id),
+    activities.map((e) => e.contactId!),
+  );
+  const conversions: Array<{ instanceId: string; eventId: number }> = [];
+  for (const instance of instances) {
+    const journey = candidates.find((j) => j.id === instance.journeyId)!;
+    const entryEvent = /^event:(\d+)$/.exec(instance.entryKey);
+    const event = activities.find(
+      (e) => e.contactId === instance.contactId && reaching(journey, e) && (entryEvent ? e.id > Number(entryEvent[1]) : e.receivedAt >= instance.enteredAt),
+    );
+    if (event) conversions.push({ instanceId: instance.id, eventId: event.id });
+  }
+  return convertInstances(db, panelId, conversions, now);
+}
