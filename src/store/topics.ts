@@ -71,6 +71,12 @@ export async function topicsLeft(db: ShardDb, panelId: string, contactId: number
   return new Set(results.map((r) => r.topic_id));
 }
 
+/** Whether the contact left the topic (a topic deleted since has no opt-outs left: false). */
+export async function hasLeftTopic(db: ShardDb, panelId: string, contactId: number, topicId: string): Promise<boolean> {
+  const row = await db.prepare("SELECT 1 AS left FROM topic_optouts WHERE panel_id = ? AND contact_id = ? AND topic_id = ?").bind(panelId, contactId, topicId).first();
+  return row !== null;
+}
+
 /** The statements that record the contact leaving (`left`) or rejoining a topic, for the caller's batch. */
 export function topicOptOutStatement(db: ShardDb, panelId: string, contactId: number, topicId: string, left: boolean, now: number): D1PreparedStatement {
   return left

@@ -4044,6 +4044,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @constant */
                             type: "email";
                             subject?: string;
@@ -4064,6 +4065,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @constant */
                             type: "sms";
                             text?: string;
@@ -4078,6 +4080,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @enum {string} */
                             type: "apn" | "bpn";
                             text: string;
@@ -4354,6 +4357,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @constant */
                             type: "email";
                             subject?: string;
@@ -4374,6 +4378,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @constant */
                             type: "sms";
                             text?: string;
@@ -4388,6 +4393,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @enum {string} */
                             type: "apn" | "bpn";
                             text: string;
