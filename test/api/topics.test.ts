@@ -164,6 +164,9 @@ describe("journey messages about a topic", () => {
     const left = await call(unsubscribe, { method: "POST", headers: { ...FORM, "sec-fetch-mode": "navigate" }, body: "action=leave_topic" });
     expect(await left.text()).toContain("<h1>You left Product news</h1>");
     expect((await topicRecords(panel)).map((r) => [r.kind, r.topic, r.via])).toEqual([["topic_leave", news.id, "unsubscribe_page"]]);
+    // The contact's access export names the topic left.
+    const exported = await admin("GET", `/panels/${panel.id}/contacts/ada@example.com/export`);
+    expect(exported.body.topics_left).toEqual([{ topic_id: news.id, name: "Product news", left_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
 
     // Ada comes back: both steps skip her with the reason, the journey goes on; Bob gets both.
     await act(panel, cart, "ada@example.com");
