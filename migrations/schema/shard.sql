@@ -44,6 +44,7 @@
 -- migration 0075_signup_forms.sql
 -- migration 0076_message_rules.sql
 -- migration 0078_topics.sql
+-- migration 0089_form_signup_expiry.sql
 -- migration 0091_contact_sends_by_time.sql
 
 -- table activities
@@ -472,6 +473,8 @@ CREATE TABLE form_signups (
 ) WITHOUT ROWID;
 
 CREATE INDEX form_signups_contact ON form_signups (panel_id, contact_id);
+
+CREATE INDEX form_signups_expiry ON form_signups (expires_at);
 
 CREATE UNIQUE INDEX form_signups_token ON form_signups (token_hash);
 
