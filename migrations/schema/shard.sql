@@ -45,6 +45,8 @@
 -- migration 0076_message_rules.sql
 -- migration 0078_topics.sql
 -- migration 0082_journey_splits_and_goals.sql
+-- migration 0089_form_signup_expiry.sql
+-- migration 0090_campaign_publish_end.sql
 -- migration 0091_contact_sends_by_time.sql
 
 -- table activities
@@ -231,7 +233,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT,
+  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT, published_end_at INTEGER,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );
@@ -473,6 +475,8 @@ CREATE TABLE form_signups (
 ) WITHOUT ROWID;
 
 CREATE INDEX form_signups_contact ON form_signups (panel_id, contact_id);
+
+CREATE INDEX form_signups_expiry ON form_signups (expires_at);
 
 CREATE UNIQUE INDEX form_signups_token ON form_signups (token_hash);
 

@@ -174,11 +174,11 @@ const sendTestCopy = definePanelRoute({
   role: NEEDS.campaigns,
   response: testSentAnswer,
   summary:
-    "Send a test copy of a campaign to an address (email) or to each of up to 10 (emails), through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves",
+    "Send a test copy of a campaign (or of one of its A/B test's variants: variant) to an address (email) or to each of up to 10 (emails), through the campaign's templates, sender checks and email provider; subject prefixed [Test] ([Test B] for variant B), links as written, no tracking, no counter moves",
   body: testSendBody,
   async handle({ env, caller, path, body, panel, db }) {
     const to = body.emails ?? [body.email!];
-    const { messageIds } = unwrap(await sendCampaignTestCopy(env, db, panel, path.campaign, to, auditorOf(caller)));
+    const { messageIds } = unwrap(await sendCampaignTestCopy(env, db, panel, path.campaign, to, auditorOf(caller), body.variant ?? null));
     return { message_id: messageIds[0]!, message_ids: messageIds };
   },
 });
@@ -200,10 +200,11 @@ const previewPanelCampaign = definePanelRoute({
   path: "/panels/:panel/campaigns/:campaign/preview",
   role: NEEDS.read,
   response: campaignPreviewAnswer,
-  summary: "A campaign as one contact gets it: every merge tag filled from the contact's attributes, the fallback where one is empty; without contact, every fallback",
+  summary:
+    "A campaign (or one of its A/B test's variants, by letter) as one contact gets it: every merge tag filled from the contact's attributes, the fallback where one is empty; without contact, every fallback",
   query: campaignPreviewQuery,
   async handle({ env, path, query, panel, db }) {
-    return unwrap(await previewCampaign(env, db, panel, path.campaign, query.contact ?? null));
+    return unwrap(await previewCampaign(env, db, panel, path.campaign, query.contact ?? null, query.variant ?? null));
   },
 });
 

@@ -299,6 +299,7 @@ const exportOneContact = definePanelRoute({
         submitted_at: isoTime(s.createdAt),
         expires_at: isoTime(s.expiresAt),
       })),
+      topics_left: held.topicsLeft.map((t) => ({ topic_id: t.topicId, name: t.name, left_at: isoTime(t.leftAt) })),
     };
     return new Response(JSON.stringify(document, null, 2), {
       headers: { "content-type": "application/json; charset=utf-8", "content-disposition": `attachment; filename="contact-${held.contact.id}.json"` },

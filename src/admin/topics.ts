@@ -28,7 +28,7 @@ const list = definePanelRoute({
 const create = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/topics",
-  role: NEEDS.campaigns,
+  role: NEEDS.topics,
   response: topicAnswer,
   summary: "Add a topic (name unique in the panel, description); every contact is in it until they leave it on the preference page",
   status: 201,
@@ -52,7 +52,7 @@ const read = definePanelRoute({
 const replace = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/topics/:id",
-  role: NEEDS.campaigns,
+  role: NEEDS.topics,
   response: topicAnswer,
   summary: "Rename a topic or change its description; who left it stays out",
   body: topicBody,
@@ -64,7 +64,7 @@ const replace = definePanelRoute({
 const remove = definePanelRoute({
   method: "DELETE",
   path: "/panels/:panel/topics/:id",
-  role: NEEDS.campaigns,
+  role: NEEDS.topics,
   response: topicDeletedAnswer,
   summary: "Delete a topic and its contacts' opt-outs; campaigns that named it then reach their whole audience",
   async handle({ caller, path, panel, db }) {

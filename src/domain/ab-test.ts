@@ -62,6 +62,22 @@ export function variantLabel(index: number): string {
   return String.fromCharCode(65 + index);
 }
 
+/** A variant named by its letter (preview and test send of one variant): A to D. */
+export const variantParam = z
+  .enum(["A", "B", "C", "D"], { error: "must be a variant's letter: A, B, C or D" })
+  .meta({ description: "The A/B test variant (A–D) whose subject and body to use; without it, the campaign's own" });
+
+/**
+ * The index of the variant `label` names in the campaign's test; the reason as a string when the
+ * campaign has no test or its test has fewer variants.
+ */
+export function variantIndex(test: Pick<AbTest, "variants"> | null, label: string): number | string {
+  if (!test) return "the campaign has no A/B test";
+  const index = label.charCodeAt(0) - 65;
+  if (index < 0 || index >= test.variants.length) return `the A/B test has variants A to ${variantLabel(test.variants.length - 1)}, not ${label}`;
+  return index;
+}
+
 /** How many of `recipients` get a variant: the share, rounded, but at least one per variant where there are that many. */
 export function testRecipients(recipients: number, share: number, variants: number): number {
   return Math.min(recipients, Math.max(Math.round((recipients * share) / 100), variants));
@@ -116,9 +132,9 @@ export function pickWinner(tallies: readonly VariantTally[], metric: AbMetric, v
   return best;
 }
 
-/** The instant the winner is due: the wait after the campaign was published. */
-export function decisionAt(publishedAt: number, test: Pick<AbTest, "wait_minutes">): number {
-  return publishedAt + test.wait_minutes * 60_000;
+/** The instant the winner is due: the wait after the campaign's publication ended (its last publish step). */
+export function decisionAt(publishedEndAt: number, test: Pick<AbTest, "wait_minutes">): number {
+  return publishedEndAt + test.wait_minutes * 60_000;
 }
 
 /** One variant of a test as GET …/ab-test answers it: what it changes, as written. */

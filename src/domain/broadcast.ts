@@ -4,7 +4,7 @@ import { canonicalAttributeName } from "./attributes";
 import { bodySourceField } from "./email-source";
 import { addressList, emailAddress, listIdParam, outboundUrl, textParam, type InputRules } from "./fields";
 import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
-import type { AbMetric, AbTestResults } from "./ab-test";
+import { variantParam, type AbMetric, type AbTestResults } from "./ab-test";
 import type { CampaignAction, CampaignStatus } from "./campaign-lifecycle";
 
 /**
@@ -500,6 +500,7 @@ export const testSendBody = z
       .max(MAX_TEST_ADDRESSES, { error: `must name at most ${MAX_TEST_ADDRESSES} addresses` })
       .optional()
       .meta({ description: `The addresses a test copy goes to each (at most ${MAX_TEST_ADDRESSES})` }),
+    variant: variantParam.optional(),
   })
   .superRefine((data, ctx) => {
     if (data.email === undefined && data.emails === undefined) ctx.addIssue({ code: "custom", path: ["email"], message: "is required: the address the test copy goes to (or emails, several)" });
@@ -509,6 +510,7 @@ export const testSendBody = z
 /** GET …/preview: whose attributes fill the merge tags. */
 export const campaignPreviewQuery = z.strictObject({
   contact: z.string().trim().min(1).max(254).optional().meta({ description: "The primary-key value of the contact to preview as; without it every merge tag shows its fallback" }),
+  variant: variantParam.optional(),
 });
 
 /** One message the outbox provider kept, as GET /panels/{panel}/outbox answers it. */

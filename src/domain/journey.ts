@@ -63,6 +63,12 @@ const common = {
 const messageRuleOptions = {
   exempt: z.boolean({ error: "must be true or false" }).optional(),
   when_capped: z.enum(["skip", "wait"], { error: "must be skip or wait" }).optional(),
+  /**
+   * The panel topic (admin /topics, by id) the message is about (issue 45, item 4): a contact who
+   * left it is skipped (recorded `skipped`, the journey goes on), and the email's unsubscribe page
+   * offers leaving the topic alone.
+   */
+  topic: z.string({ error: "must be a topic id" }).trim().min(1, { error: "must not be empty" }).max(64).optional(),
 };
 
 /**

@@ -15,6 +15,8 @@ export const NEEDS = {
   webhooks: "marketer",
   /** Signup forms (their Turnstile secret is channelSettings'). */
   forms: "marketer",
+  /** Topics: the subscription groups of the preference page that campaigns and journey steps name. */
+  topics: "marketer",
   /** The panel's consent records (with visitors' IP addresses), for audits. */
   consent: "owner",
   /** SMS templates and suppressions, and reading a channel's provider settings. */

@@ -19,3 +19,6 @@ export type TopicBody = z.output<typeof topicBody>;
 
 /** What a send skipped for a left topic records as the message's error. */
 export const TOPIC_SKIP = "left the campaign's topic";
+
+/** What a journey message skipped for a left topic records as its error. */
+export const JOURNEY_TOPIC_SKIP = "left the step's topic";

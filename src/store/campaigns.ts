@@ -42,6 +42,8 @@ export interface Campaign {
   requestId: string;
   createdAt: number;
   publishedAt: number | null;
+  /** When its last publish step ran (every recipient in); null while publishing, or before shard migration 0090. */
+  publishedEndAt: number | null;
   finishedAt: number | null;
   updatedAt: number;
   /** Send at local time: each recipient at this HH:MM on its own clock; null: at once. */
@@ -75,6 +77,7 @@ interface CampaignRow {
   request_id: string;
   created_at: number;
   published_at: number | null;
+  published_end_at: number | null;
   finished_at: number | null;
   updated_at: number;
   local_time: string | null;
@@ -107,6 +110,7 @@ function fromRow(row: CampaignRow): Campaign {
     requestId: row.request_id,
     createdAt: row.created_at,
     publishedAt: row.published_at,
+    publishedEndAt: row.published_end_at,
     finishedAt: row.finished_at,
     updatedAt: row.updated_at,
     localTime: row.local_time,
@@ -114,7 +118,7 @@ function fromRow(row: CampaignRow): Campaign {
   };
 }
 
-export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishing" | "publishedAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId" | "localTime" | "abTest" | "abWinner" | "topicId">;
+export type NewCampaign = Omit<Campaign, "listId" | "audience" | "replyTo" | "status" | "statusReason" | "recipients" | "publishing" | "publishedAt" | "publishedEndAt" | "finishedAt" | "updatedAt" | "importJobId" | "emailTemplateId" | "localTime" | "abTest" | "abWinner" | "topicId">;
 
 /** Creates a campaign that sends to an audience (CONTRACT 9); it is published when its time comes. */
 export async function insertAudienceCampaign(
@@ -386,7 +390,8 @@ export async function startPublish(db: ShardDb, campaign: { id: string; panelId:
     .prepare(
       `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3, recipients = 0, publish_batch = 0,
          publish_until = (SELECT MAX(id) FROM contacts),
-         publish_after = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN NULL ELSE 0 END
+         publish_after = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN NULL ELSE 0 END,
+         published_end_at = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN ?3 END
        WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' RETURNING *`,
     )
     .bind(campaign.id, campaign.panelId, now)
@@ -464,6 +469,7 @@ export async function publishStep(
            recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
            publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
            publish_after = CASE WHEN ?5 >= publish_until THEN NULL ELSE ?5 END,
+           published_end_at = CASE WHEN ?5 >= publish_until THEN ?6 END,
            updated_at = MAX(updated_at, ?6)
          WHERE id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING} AND publish_after = ?4
          RETURNING recipients, publish_batch, publish_after`,
@@ -527,12 +533,12 @@ export async function setCampaignAbTest(db: ShardDb, panelId: string, id: string
   return row ? fromRow(row) : null;
 }
 
-/** Sending campaigns whose A/B test's wait is over and whose winner is not yet picked (a paused one waits for its resume). */
+/** Sending campaigns whose A/B test's wait, from the end of their publication, is over and whose winner is not yet picked (a paused one waits for its resume). */
 export async function abTestsDue(db: ShardDb, now: number, limit: number): Promise<Campaign[]> {
   const { results } = await db
     .prepare(
       `SELECT * FROM campaigns WHERE status = 'sending' AND ab_test IS NOT NULL AND ab_winner IS NULL
-         AND publish_after IS NULL AND published_at + json_extract(ab_test, '$.wait_minutes') * 60000 <= ? ORDER BY published_at LIMIT ?`,
+         AND publish_after IS NULL AND COALESCE(published_end_at, published_at) + json_extract(ab_test, '$.wait_minutes') * 60000 <= ? ORDER BY published_at LIMIT ?`,
     )
     .bind(now, limit)
     .all<CampaignRow>();

@@ -213,3 +213,16 @@ export async function deleteFinishedInstances(db: ShardDb, instanceIds: readonly
   ]);
   return deleted!.meta.changes;
 }
+
+/** Removes up to `limit` double opt-in signups whose link expired before `now` (the link confirms nothing any more). */
+export async function deleteExpiredSignups(db: ShardDb, now: number, limit: number): Promise<number> {
+  return changes(
+    db
+      .prepare(
+        `DELETE FROM form_signups
+         WHERE (panel_id, form_id, contact_id) IN (SELECT panel_id, form_id, contact_id FROM form_signups INDEXED BY form_signups_expiry
+                                                   WHERE expires_at < ?1 AND ${NOT_MOVING} ORDER BY expires_at LIMIT ?2)`,
+      )
+      .bind(now, limit),
+  );
+}

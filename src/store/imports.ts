@@ -4,6 +4,7 @@ import type { AttributeValue } from "../domain/attributes";
 import { jsonArrays } from "./json-arrays";
 import { batchWithJsonEach, type JsonEach } from "./json-each";
 import { importedContactsStatement } from "./contacts";
+import { uuidV7 } from "../lib/random";
 
 export type ImportStatus = "queued" | "running" | "completed" | "failed";
 export type ImportPhase = "fetch" | "header" | "rows" | "report" | "notify" | "done";
@@ -372,7 +373,7 @@ export interface ChunkStatements {
 
 /**
  * The statements that commit one chunk in one D1 batch (one transaction): the contacts, their
- * list memberships, the refused rows' report lines and the checkpoint with the counters. The
+ * list memberships with a consent record each, the refused rows' report lines and the checkpoint with the counters. The
  * first statement claims the chunk: it moves `seq` on only if the job is still at the chunk the
  * caller read and otherwise sets it to NULL, which the NOT NULL column refuses, so the whole
  * batch rolls back. A chunk delivered twice, or read by two consumers at once, is therefore
@@ -396,6 +397,18 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
     ...upserts.map((part) => importedContactsStatement(db, each, job.panelId, chunk.now, part.json)),
     ...(listKeys !== null
       ? [
+          // Proof of consent (issue 45, item 5): a `subscribe` record naming the import for each
+          // membership the next statement adds, found before it does; a member already there
+          // gets none. Ids: the chunk's time-ordered uuid and the contact id, unique per chunk.
+          db
+            .prepare(
+              `INSERT INTO consent_records (panel_id, id, contact_id, kind, list_id, topic, via, via_id, ip, user_agent, text, at)
+               SELECT c.panel_id, ?5 || '.' || c.id, c.id, 'subscribe', l.id, NULL, 'import', ?6, NULL, NULL, '', ?4 FROM lists l
+               JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
+               WHERE l.panel_id = ?1 AND l.id = ?2 AND l.deleted_at IS NULL
+                 AND NOT EXISTS (SELECT 1 FROM list_members m WHERE m.list_id = l.id AND m.contact_id = c.id)`,
+            )
+            .bind(job.panelId, chunk.listId, listKeys, chunk.now, uuidV7(chunk.now), job.id),
           db
             .prepare(
               `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at, bucket)
@@ -431,7 +444,7 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
         chunk.now,
       ),
   ];
-  return { count: 2 + upserts.length + (listKeys !== null ? 1 : 0) + errorLines.length, build };
+  return { count: 2 + upserts.length + (listKeys !== null ? 2 : 0) + errorLines.length, build };
 }
 
 /** Runs a chunk's statements (importChunkStatements): "stale" when another consumer committed that chunk first. */

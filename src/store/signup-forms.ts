@@ -126,14 +126,23 @@ export async function getFormSettings(db: ShardDb, panelId: string): Promise<For
   return row ? { turnstileSecretEnc: row.turnstile_secret_enc, consentKeepsClient: row.consent_keeps_client === 1 } : DEFAULT_FORM_SETTINGS;
 }
 
+/**
+ * Saves the panel's form settings. Turning `consentKeepsClient` off also forgets the IP address
+ * and user agent of the signups still waiting for their confirmation (in the same batch): a
+ * panel's pending signups are those of the last CONFIRMATION_TTL_HOURS, which housekeeping sweeps.
+ */
 export async function putFormSettings(db: ShardDb, panelId: string, settings: FormSettings, now: number): Promise<void> {
-  await db
+  const put = db
     .prepare(
       `INSERT INTO form_settings (panel_id, turnstile_secret_enc, consent_keeps_client, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (panel_id) DO UPDATE SET turnstile_secret_enc = excluded.turnstile_secret_enc, consent_keeps_client = excluded.consent_keeps_client, updated_at = excluded.updated_at`,
     )
-    .bind(panelId, settings.turnstileSecretEnc, settings.consentKeepsClient ? 1 : 0, now)
-    .run();
+    .bind(panelId, settings.turnstileSecretEnc, settings.consentKeepsClient ? 1 : 0, now);
+  if (settings.consentKeepsClient) {
+    await put.run();
+    return;
+  }
+  await db.batch([put, db.prepare("UPDATE form_signups SET ip = NULL, user_agent = NULL WHERE panel_id = ? AND (ip IS NOT NULL OR user_agent IS NOT NULL)").bind(panelId)]);
 }
 
 // ---- double opt-in signups waiting for their confirmation --------------------------------

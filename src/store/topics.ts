@@ -71,6 +71,24 @@ export async function topicsLeft(db: ShardDb, panelId: string, contactId: number
   return new Set(results.map((r) => r.topic_id));
 }
 
+/** The topics the contact left, with when, oldest first (for its access export). */
+export async function topicOptOutsOfContact(db: ShardDb, panelId: string, contactId: number): Promise<Array<{ topicId: string; name: string; leftAt: number }>> {
+  const { results } = await db
+    .prepare(
+      `SELECT o.topic_id, t.name, o.created_at FROM topic_optouts o JOIN topics t ON t.panel_id = o.panel_id AND t.id = o.topic_id
+       WHERE o.panel_id = ? AND o.contact_id = ? ORDER BY o.created_at, o.topic_id`,
+    )
+    .bind(panelId, contactId)
+    .all<{ topic_id: string; name: string; created_at: number }>();
+  return results.map((r) => ({ topicId: r.topic_id, name: r.name, leftAt: r.created_at }));
+}
+
+/** Whether the contact left the topic (a topic deleted since has no opt-outs left: false). */
+export async function hasLeftTopic(db: ShardDb, panelId: string, contactId: number, topicId: string): Promise<boolean> {
+  const row = await db.prepare("SELECT 1 AS left FROM topic_optouts WHERE panel_id = ? AND contact_id = ? AND topic_id = ?").bind(panelId, contactId, topicId).first();
+  return row !== null;
+}
+
 /** The statements that record the contact leaving (`left`) or rejoining a topic, for the caller's batch. */
 export function topicOptOutStatement(db: ShardDb, panelId: string, contactId: number, topicId: string, left: boolean, now: number): D1PreparedStatement {
   return left

@@ -1,4 +1,6 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { housekeeping } from "../../src/services/retention/housekeeping";
 import { countersOf, startJourney } from "../support/journeys";
 import { admin, BASE, call, countRows, createPanel, fetchWith, keptMail, panelData, panelSnapshot, receiver, type KeptMail, type TestPanel } from "../support/helpers";
 
@@ -349,6 +351,34 @@ describe("signup forms: double opt-in", () => {
     ]);
     expect((await call(path, { method: "POST" })).status).toBe(404);
     expect(await countRows("SELECT COUNT(*) AS n FROM form_signups WHERE panel_id = ?", panel.id)).toBe(0);
+  });
+
+  it("a pending signup keeps no IP address or user agent while the panel's setting is off; turning it off forgets those already kept; housekeeping sweeps expired ones", async () => {
+    const panel = await createPanel();
+    const a = await listOf(panel, "Deals");
+    const form = await formOf(panel, { name: "Join", fields: [{ attribute: "EMAIL" }], lists: [a] });
+    const mailer = keptMail();
+    const submit = (email: string) =>
+      fetchWith(
+        { MAILER: mailer.MAILER },
+        new Request(`${BASE}/f/${form.id}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": newIp(), "user-agent": "Browser/3" }, body: new URLSearchParams({ EMAIL: email }).toString() }),
+      );
+    const pending = async (email: string) => (await admin("GET", `/panels/${panel.id}/contacts/${email}/export`)).body.unconfirmed_signups;
+
+    expect((await submit("kept@example.com")).status).toBe(200);
+    expect(await pending("kept@example.com")).toEqual([expect.objectContaining({ ip: expect.stringMatching(/^198\.51\.100\./), user_agent: "Browser/3" })]);
+    // Off: what was kept is forgotten, and a new signup keeps nothing.
+    expect((await admin("PUT", `/panels/${panel.id}/form-settings`, { consent_keeps_client: false })).status).toBe(200);
+    expect(await pending("kept@example.com")).toEqual([expect.objectContaining({ ip: null, user_agent: null })]);
+    expect((await submit("bare@example.com")).status).toBe(200);
+    expect(await pending("bare@example.com")).toEqual([expect.objectContaining({ form_id: form.id, lists: [a], ip: null, user_agent: null })]);
+
+    // Housekeeping leaves the links while they work and removes them once expired (48 hours).
+    await housekeeping.run(env, Date.now());
+    expect(await countRows("SELECT COUNT(*) AS n FROM form_signups WHERE panel_id = ?", panel.id)).toBe(2);
+    await housekeeping.run(env, Date.now() + 49 * 3_600_000);
+    expect(await countRows("SELECT COUNT(*) AS n FROM form_signups WHERE panel_id = ?", panel.id)).toBe(0);
+    expect(await pending("bare@example.com")).toEqual([]);
   });
 
   it("a journey triggered by the list starts at the confirmation, not at the submission", async () => {

@@ -4,6 +4,7 @@ import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { outbox, rawMessage, waitForCampaign } from "../support/broadcasts";
 import { admin, apiFor, call, createPanel, panelData, type TestPanel } from "../support/helpers";
 import { unsubscribeUris } from "../support/mime";
+import { act, cartPanel, messagesOf, startJourney } from "../support/journeys";
 
 // Topics (issue 45, item 4) as a recipient meets them: boxes on the preference page beside the
 // channels, each change saved with its consent record; a campaign naming a topic skips the
@@ -133,5 +134,66 @@ describe("the unsubscribe page of a topic's campaign", () => {
     // Email itself stays on: no suppression, no unsubscribe record.
     expect(await panelData.prepare("SELECT 1 FROM email_suppressions WHERE panel_id = ?").bind(panel.id).first()).toBeNull();
     expect((await panelData.prepare("SELECT COUNT(*) AS n FROM consent_records WHERE panel_id = ? AND kind = 'unsubscribe'").bind(panel.id).first<{ n: number }>())!.n).toBe(0);
+  });
+});
+
+describe("journey messages about a topic", () => {
+  it("email and sms steps naming a topic skip who left it, with the reason; the email's unsubscribe page offers leaving the topic", async () => {
+    const panel = await createPanel({ name: "Fern & Co" });
+    const { cart } = await cartPanel(panel);
+    const api = apiFor(panel);
+    await api("contact", "add", { data: { EMAIL: "ada@example.com", MOBILE: "+919800000001" } });
+    await api("contact", "add", { data: { EMAIL: "bob@example.com", MOBILE: "+919800000002" } });
+    const news = (await admin("POST", `/panels/${panel.id}/topics`, { name: "Product news" })).body;
+    await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [
+        { id: "mail", type: "email", topic: news.id, subject: "Hi", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+        { id: "text", type: "sms", after: "mail", topic: news.id, text: "Hi" },
+      ],
+    });
+    await act(panel, cart, "ada@example.com");
+    const [mail] = await messagesOf(panel, "email");
+    expect(mail).toMatchObject({ status: "sent", content: { topic: news.id } });
+    const raw = await (await env.FILES.get(`outbox/${panel.id}/${mail.msgid}.eml`))!.text();
+    const unsubscribe = /^http:\/\/127\.0\.0\.1:8787(\/t\/u\/.+)$/.exec(unsubscribeUris(raw)[0]!)![1]!;
+
+    const page = await (await call(unsubscribe)).text();
+    expect(page).toContain('<input type="hidden" name="action" value="leave_topic"><button type="submit">Leave this topic</button>');
+    expect(page).toContain("Leave everything</button>");
+    const left = await call(unsubscribe, { method: "POST", headers: { ...FORM, "sec-fetch-mode": "navigate" }, body: "action=leave_topic" });
+    expect(await left.text()).toContain("<h1>You left Product news</h1>");
+    expect((await topicRecords(panel)).map((r) => [r.kind, r.topic, r.via])).toEqual([["topic_leave", news.id, "unsubscribe_page"]]);
+    // The contact's access export names the topic left.
+    const exported = await admin("GET", `/panels/${panel.id}/contacts/ada@example.com/export`);
+    expect(exported.body.topics_left).toEqual([{ topic_id: news.id, name: "Product news", left_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
+
+    // Ada comes back: both steps skip her with the reason, the journey goes on; Bob gets both.
+    await act(panel, cart, "ada@example.com");
+    await act(panel, cart, "bob@example.com");
+    const outcome = async (channel: string) =>
+      (await messagesOf(panel, channel)).map((m: any) => [m.recipient, m.status, m.error ?? null]).sort((a: any[], b: any[]) => `${a}`.localeCompare(`${b}`));
+    expect(await outcome("email")).toEqual([
+      ["ada@example.com", "sent", null],
+      ["ada@example.com", "skipped", "left the step's topic"],
+      ["bob@example.com", "sent", null],
+    ]);
+    expect(await outcome("sms")).toEqual([
+      ["+919800000001", "recorded", null],
+      ["+919800000001", "skipped", "left the step's topic"],
+      ["+919800000002", "recorded", null],
+    ]);
+  });
+
+  it("a journey step naming a topic the panel lacks is refused under the step's topic", async () => {
+    const panel = await createPanel();
+    await cartPanel(panel);
+    const refused = await admin("POST", `/panels/${panel.id}/journeys`, {
+      name: "Cart",
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [{ id: "text", type: "sms", topic: "tpc_nope", text: "Hi" }],
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([{ field: "steps.0.topic", message: 'no topic with id "tpc_nope" in this panel' }]);
   });
 });

@@ -1,6 +1,7 @@
 // A campaign's A/B test in Chromium, against the service as `npm start` starts it: two variants
 // set on a draft from its screen, read back by the admin API, and the report's variants side by
-// side (before sending: nothing sent yet, the winner still to come). Screenshots go to test-results/e2e/.
+// side (before sending: nothing sent yet, the winner still to come); variant B previewed as a
+// contact and sent as a test copy. Screenshots go to test-results/e2e/.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { checkAccessibility, screenshot, signInAsOwner } from "./browser.ts";
@@ -49,5 +50,22 @@ describe("campaign A/B test in Chromium", () => {
     assert.deepEqual(rows, ["Variant A", "Variant B", "The rest"]);
     await checkAccessibility(page, "campaign-ab-test");
     await screenshot(page, "campaign-ab-test");
+
+    // Variant B previewed as a contact, then a test copy of it.
+    await adminCall("POST", `/panels/${panelId}/contacts`, { attributes: { EMAIL: "ada@example.com" } });
+    const preview = page.getByRole("form", { name: "Preview as a contact" });
+    await preview.getByLabel("Preview as contact").fill("ada@example.com");
+    await preview.getByLabel("Preview variant").selectOption({ label: "Variant B" });
+    await preview.getByRole("button", { name: "Show", exact: true }).click();
+    await page.getByText("(variant B) as ada@example.com").waitFor();
+    await page.frameLocator('iframe[title="Preview of the campaign"]').getByText("Only today, friend", { exact: true }).waitFor();
+    const test = page.getByRole("form", { name: "Send a test copy" });
+    await test.getByLabel("Send a test copy to").fill("qa@example.com");
+    await test.getByLabel("Test variant").selectOption({ label: "Variant B" });
+    await test.getByRole("button", { name: "Send test", exact: true }).click();
+    await test.getByRole("status").filter({ hasText: "Test copy of variant B sent to qa@example.com." }).waitFor();
+    const copies = (await adminCall("GET", `/panels/${panelId}/outbox?campaign=${created.id}`)).messages;
+    assert.deepEqual(copies.map((m: { to: string; subject: string }) => [m.to, m.subject]), [["qa@example.com", "[Test B] Last days of spring"]]);
+    await checkAccessibility(page, "campaign-ab-variant-preview");
   });
 });

@@ -56,6 +56,7 @@ const NAV: [string, string][] = [
   ["/contacts", "Contacts"],
   ["/lists", "Lists"],
   ["/forms", "Signup forms"],
+  ["/topics", "Topics"],
   ["/data", "Attributes and activities"],
   ["/segments", "Segments"],
   ["/campaigns", "Campaigns"],

@@ -17,6 +17,7 @@ import { Segment } from "./screens/segment";
 import { Segments } from "./screens/segments";
 import { Settings } from "./screens/settings";
 import { Team } from "./screens/team";
+import { Topics } from "./screens/topics";
 import { Account } from "./screens/two-factor";
 import { Users } from "./screens/users";
 import { Webhook, Webhooks } from "./screens/webhooks";
@@ -45,6 +46,7 @@ export const SCREENS: [string, (props: ScreenProps) => ReactNode, Work?][] = [
   ["/campaigns/:id", (props) => <Campaign {...props} />],
   ["/email-templates", (props) => <EmailTemplates {...props} />],
   ["/forms", (props) => <Forms {...props} />],
+  ["/topics", (props) => <Topics {...props} />],
   ["/journeys", (props) => <Journeys {...props} />],
   ["/journeys/new", (props) => <NewJourney {...props} />, "journeys"],
   ["/journeys/:id", (props) => <Journey {...props} />],

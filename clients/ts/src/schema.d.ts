@@ -4092,6 +4092,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @constant */
                             type: "email";
                             subject?: string;
@@ -4112,6 +4113,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @constant */
                             type: "sms";
                             text?: string;
@@ -4126,6 +4128,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @enum {string} */
                             type: "apn" | "bpn";
                             text: string;
@@ -4436,6 +4439,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @constant */
                             type: "email";
                             subject?: string;
@@ -4456,6 +4460,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @constant */
                             type: "sms";
                             text?: string;
@@ -4470,6 +4475,7 @@ export interface paths {
                             exempt?: boolean;
                             /** @enum {string} */
                             when_capped?: "skip" | "wait";
+                            topic?: string;
                             /** @enum {string} */
                             type: "apn" | "bpn";
                             text: string;
@@ -7281,7 +7287,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a test copy of a campaign to an address (email) or to each of up to 10 (emails), through the campaign's templates, sender checks and email provider; subject prefixed [Test], links as written, no tracking, no counter moves
+         * Send a test copy of a campaign (or of one of its A/B test's variants: variant) to an address (email) or to each of up to 10 (emails), through the campaign's templates, sender checks and email provider; subject prefixed [Test] ([Test B] for variant B), links as written, no tracking, no counter moves
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
          */
         post: {
@@ -7301,6 +7307,11 @@ export interface paths {
                         email?: string;
                         /** @description The addresses a test copy goes to each (at most 10) */
                         emails?: string[];
+                        /**
+                         * @description The A/B test variant (A–D) whose subject and body to use; without it, the campaign's own
+                         * @enum {string}
+                         */
+                        variant?: "A" | "B" | "C" | "D";
                     };
                 };
             };
@@ -7415,13 +7426,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A campaign as one contact gets it: every merge tag filled from the contact's attributes, the fallback where one is empty; without contact, every fallback
+         * A campaign (or one of its A/B test's variants, by letter) as one contact gets it: every merge tag filled from the contact's attributes, the fallback where one is empty; without contact, every fallback
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
          */
         get: {
             parameters: {
                 query?: {
                     contact?: string;
+                    variant?: "A" | "B" | "C" | "D";
                 };
                 header?: never;
                 path: {

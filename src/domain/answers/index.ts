@@ -6,6 +6,7 @@ import type { audienceCampaignSchema, audienceEstimateBody, broadcastRequestSche
 import type { abTestBody } from "../ab-test";
 import type { emailTemplateBody } from "../email-templates";
 import type { formSettingsBody, signupFormBody } from "../signup-forms";
+import type { topicBody } from "../topics";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../journey";
 import type { journeyBodySchema } from "../journey-layout";
 import type { acceptInvitationBody, addOperatorBody, changeOperatorBody, inviteOperatorBody, passwordResetBody, passwordResetRequestBody } from "../operators";
@@ -28,6 +29,7 @@ import type * as forms from "./forms";
 import type * as journeys from "./journeys";
 import type * as panels from "./panels";
 import type * as segments from "./segments";
+import type * as topics from "./topics";
 import type * as webhooks from "./webhooks";
 
 export type { AuditAction } from "../audit";
@@ -161,6 +163,8 @@ export type SignupFormSummaryView = z.output<typeof forms.signupFormListAnswer>[
 export type SignupFormInput = z.input<typeof signupFormBody>;
 export type FormSettingsView = z.output<typeof forms.formSettingsAnswer>;
 export type FormSettingsInput = z.input<typeof formSettingsBody>;
+export type TopicView = z.output<typeof topics.topicAnswer>;
+export type TopicInput = z.input<typeof topicBody>;
 
 // SMS and push.
 export type SmsSettingsView = z.output<typeof channels.smsSettingsAnswer>;

@@ -80,7 +80,8 @@ export async function abTestResults(db: ShardDb, campaign: Campaign): Promise<Ab
     metric: test.metric,
     test_share: test.test_share,
     wait_minutes: test.wait_minutes,
-    decide_at: campaign.publishedAt === null ? null : isoTime(decisionAt(campaign.publishedAt, test)),
+    // Counted from the end of publication (its last step): unknown while recipients are still inserted.
+    decide_at: campaign.publishedAt === null || campaign.publishing ? null : isoTime(decisionAt(campaign.publishedEndAt ?? campaign.publishedAt, test)),
     winner: winner === null ? null : variantLabel(winner),
     variants: test.variants.map((variant, index) => ({
       label: variantLabel(index),

@@ -1,3 +1,4 @@
+import { variantIndex } from "../../domain/ab-test";
 import { bodyWarnings, linksToCheck, type CampaignWarning } from "../../domain/campaign-checks";
 import { withoutLinkMarks } from "../../domain/email-message";
 import type { EmailSource } from "../../domain/email-source";
@@ -10,6 +11,7 @@ import { campaignBodySource, getCampaign, type Campaign } from "../../store/camp
 import { getContactByKey } from "../../store/contacts";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
+import { contentOf } from "./send";
 
 /**
  * A campaign's body as written, its preview as one contact gets it, and the checks before it
@@ -24,7 +26,7 @@ export type LinkCheckTuning = typeof LINK_CHECKS;
 const noSuchCampaign = (id: string) => refused("not_found", [], `No campaign with id "${id}" in this panel`);
 
 /** The source HTML kept for the campaign (R2), merge tags as written. */
-async function bodyOf(files: R2Bucket, campaign: Campaign): Promise<string> {
+async function bodyOf(files: R2Bucket, campaign: Pick<Campaign, "id" | "bodyKey">): Promise<string> {
   const object = await files.get(campaign.bodyKey);
   if (!object) throw new Error(`campaign ${campaign.id}: body ${campaign.bodyKey} is missing from R2`);
   return object.text();
@@ -52,13 +54,19 @@ export interface CampaignPreview {
 }
 
 /**
- * The campaign as the contact `contactKey` would get it (every merge tag from its attributes,
- * the fallback where one is missing or empty), or with every fallback without a contact.
+ * The campaign (or its A/B test's `variant`, by letter) as the contact `contactKey` would get it
+ * (every merge tag from its attributes, the fallback where one is missing or empty), or with
+ * every fallback without a contact.
  * Unsubscribe and preference links are inert: the preview is no recipient's.
  */
-export async function previewCampaign(env: Env, db: ShardDb, panel: Panel, campaignId: string, contactKey: string | null): Promise<Result<CampaignPreview>> {
-  const body = await campaignBody(env, db, panel.id, campaignId);
-  if (!body.ok) return body;
+export async function previewCampaign(env: Env, db: ShardDb, panel: Panel, campaignId: string, contactKey: string | null, variant: string | null = null): Promise<Result<CampaignPreview>> {
+  const campaign = await getCampaign(db, panel.id, campaignId);
+  if (!campaign) return noSuchCampaign(campaignId);
+  // One A/B variant's subject and body (its own where it has them, the campaign's otherwise), as its recipients get them.
+  const index = variant === null ? null : variantIndex(campaign.abTest, variant);
+  if (typeof index === "string") return refusedField("invalid", "variant", index);
+  const content = contentOf(campaign, index);
+  const html = await bodyOf(env.FILES, { ...campaign, bodyKey: content.bodyKey });
   let attributes = {};
   let contact: string | null = null;
   if (contactKey !== null) {
@@ -71,8 +79,8 @@ export async function previewCampaign(env: Env, db: ShardDb, panel: Panel, campa
     contact = key.value;
   }
   return succeeded({
-    subject: personalize(body.value.subject, attributes, "plain"),
-    html: withoutLinkMarks(personalize(body.value.html, attributes, "html"), "#"),
+    subject: personalize(content.subject, attributes, "plain"),
+    html: withoutLinkMarks(personalize(html, attributes, "html"), "#"),
     contact,
   });
 }

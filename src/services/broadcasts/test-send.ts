@@ -11,7 +11,8 @@ import { getCampaign, type Campaign } from "../../store/campaigns";
 import type { Panel } from "../../store/panels";
 import { getContactByKey } from "../../store/contacts";
 import type { ShardDb } from "../../store/shards";
-import { campaignTemplates, type SendEnv } from "./send";
+import { variantIndex, variantLabel } from "../../domain/ab-test";
+import { campaignTemplates, contentOf, type SendEnv } from "./send";
 
 export type TestSendOutcome = Result<{ messageId: string }>;
 
@@ -32,6 +33,7 @@ export async function sendCampaignTest(
   campaign: Campaign,
   to: string,
   now = Date.now(),
+  variant: number | null = null,
 ): Promise<TestSendOutcome> {
   const address = normaliseEmail(to);
   if (!address.ok) return refusedField("invalid", "email", address.reason);
@@ -39,9 +41,10 @@ export async function sendCampaignTest(
   if (!sender.ok) return refusedField("invalid", "sender_email", sender.error);
   const contact = panel.primaryKey === EMAIL_ATTRIBUTE ? await getContactByKey(db, panel.id, address.value) : null;
   const attributes = { ...contact?.attributes, [EMAIL_ATTRIBUTE]: address.value };
-  const { html, text, subject } = await campaignTemplates(env.FILES, campaign);
+  // An A/B variant's copy is what its recipients get: its own subject and body where it has them.
+  const { html, text, subject } = await campaignTemplates(env.FILES, contentOf(campaign, variant));
   const id = `${campaign.id}.test.${randomHex(6)}`;
-  const subjectLine = TEST_SUBJECT_PREFIX + personalize(subject, attributes, "plain");
+  const subjectLine = (variant === null ? TEST_SUBJECT_PREFIX : `[Test ${variantLabel(variant)}] `) + personalize(subject, attributes, "plain");
   const unsigned = buildMime({
     from: { name: campaign.senderName, address: campaign.senderEmail },
     to: address.value,
@@ -51,7 +54,7 @@ export async function sendCampaignTest(
     messageId: id,
     date: now,
     replyTo: campaign.replyTo,
-    headers: { "X-Campaign-ID": campaign.id, "X-Test-Send": "1" },
+    headers: { "X-Campaign-ID": campaign.id, "X-Test-Send": variant === null ? "1" : variantLabel(variant) },
   });
   const raw = await sender.sign(unsigned, now);
   const [result] = await provider.send(
@@ -63,10 +66,18 @@ export async function sendCampaignTest(
 }
 
 /**
- * The panel's "send a test copy" of its campaign `campaignId` to each of `to`, recorded in the
- * audit log once per address sent. Every address is checked before the first copy goes.
+ * The panel's "send a test copy" of its campaign `campaignId` (or of its A/B test's `variant`, by
+ * letter) to each of `to`, recorded in the audit log once per address sent. Every address is checked before the first copy goes.
  */
-export async function sendTestCopy(env: Env, db: ShardDb, panel: Panel, campaignId: string, to: readonly string[], by: Auditor): Promise<Result<{ messageIds: string[] }>> {
+export async function sendTestCopy(
+  env: Env,
+  db: ShardDb,
+  panel: Panel,
+  campaignId: string,
+  to: readonly string[],
+  by: Auditor,
+  variant: string | null = null,
+): Promise<Result<{ messageIds: string[] }>> {
   const campaign = await getCampaign(db, panel.id, campaignId);
   if (!campaign) return refused("not_found", [], `No campaign with id "${campaignId}" in this panel`);
   const field = (i: number) => (to.length === 1 ? "email" : `emails.${i}`);
@@ -74,17 +85,19 @@ export async function sendTestCopy(env: Env, db: ShardDb, panel: Panel, campaign
     const checked = normaliseEmail(address);
     return checked.ok ? [] : [{ field: field(i), message: checked.reason }];
   });
+  const index = variant === null ? null : variantIndex(campaign.abTest, variant);
+  if (typeof index === "string") bad.push({ field: "variant", message: index });
   if (bad.length) return refused("invalid", bad);
   const messageIds: string[] = [];
   for (const [i, address] of to.entries()) {
-    const outcome = await sendCampaignTest(env, emailProvider(env), db, panel, campaign, address);
+    const outcome = await sendCampaignTest(env, emailProvider(env), db, panel, campaign, address, Date.now(), typeof index === "number" ? index : null);
     if (!outcome.ok) {
       // Copies already sent stay sent: say which went, with the refusal.
       const sent = messageIds.length ? ` (copies went to ${to.slice(0, i).join(", ")})` : "";
       return refused(outcome.problem.kind, outcome.problem.fields.map((f) => ({ field: f.field === "email" ? field(i) : f.field, message: f.message + sent })), outcome.problem.message);
     }
     messageIds.push(outcome.value.messageId);
-    await recordAudit(db, panel.id, by, "campaign.test_sent", campaign.id, { name: campaign.name });
+    await recordAudit(db, panel.id, by, "campaign.test_sent", campaign.id, { name: campaign.name, ...(variant === null ? {} : { variant }) });
   }
   return succeeded({ messageIds });
 }

@@ -10,6 +10,7 @@ import { phoneSuppression, type PhoneSuppressionReason } from "../../store/sms";
 import { eventHistoryPage, type HistoryEvent } from "../retention/history";
 import { consentOfContact, type ConsentRecord } from "../../store/consent";
 import { formSignupsOfContact, type FormSignup } from "../../store/signup-forms";
+import { topicOptOutsOfContact } from "../../store/topics";
 
 /** Everything the panel holds about one contact (right of access), for the admin route to render. */
 export interface ContactAccessExport {
@@ -26,6 +27,8 @@ export interface ContactAccessExport {
   consent: ConsentRecord[];
   /** Signups of forms with double opt-in it has not confirmed yet: its unconfirmed memberships. */
   unconfirmed: FormSignup[];
+  /** The panel's topics it left (issue 45, item 4), with when. */
+  topicsLeft: Array<{ topicId: string; name: string; leftAt: number }>;
 }
 
 /** Messages, journeys and events: all of them, however many (the export is not a page). */
@@ -49,7 +52,7 @@ export async function contactAccessExport(env: Env, db: ShardDb, panelId: string
   if (!contact) return null;
   const address = typeof contact.attributes[EMAIL_ATTRIBUTE] === "string" ? (contact.attributes[EMAIL_ATTRIBUTE] as string) : null;
   const phone = phoneDigits(typeof contact.attributes.MOBILE === "string" ? contact.attributes.MOBILE : null);
-  const [lists, segments, history, smsSuppression, uniqueids, events, consent, unconfirmed] = await Promise.all([
+  const [lists, segments, history, smsSuppression, uniqueids, events, consent, unconfirmed, topicsLeft] = await Promise.all([
     listsOfContact(db, panelId, contact.id),
     segmentsOfContact(db, panelId, contact.id),
     contactHistory(db, panelId, contact.id, address, EVERYTHING),
@@ -58,7 +61,8 @@ export async function contactAccessExport(env: Env, db: ShardDb, panelId: string
     allEvents(env.FILES, db, panelId, { contactId: contact.id }),
     consentOfContact(db, panelId, contact.id),
     formSignupsOfContact(db, panelId, contact.id),
+    topicOptOutsOfContact(db, panelId, contact.id),
   ]);
   const anonymous = await Promise.all(uniqueids.map(async (uniqueid) => ({ uniqueid, events: await allEvents(env.FILES, db, panelId, { uniqueid }) })));
-  return { contact, lists, segments, history, smsSuppression, anonymous, events, consent, unconfirmed };
+  return { contact, lists, segments, history, smsSuppression, anonymous, events, consent, unconfirmed, topicsLeft };
 }

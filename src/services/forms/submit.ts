@@ -172,8 +172,9 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
     listIds,
     attributes: input,
     consentText: form.consentText,
-    ip: ctx.client.ip,
-    userAgent: ctx.client.userAgent,
+    // Kept only where the panel's consent records keep them too (form_settings).
+    ip: ctx.settings.consentKeepsClient ? ctx.client.ip : null,
+    userAgent: ctx.settings.consentKeepsClient ? (ctx.client.userAgent?.slice(0, 1000) ?? null) : null,
     createdAt: pending?.createdAt ?? ctx.now,
     sentAt: ctx.now,
     expiresAt: ctx.now + CONFIRMATION_TTL_MS,

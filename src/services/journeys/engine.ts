@@ -26,6 +26,8 @@ import { capsOf, contactTimeZone, describeCap, NO_RULES, quietUntil, ruleChannel
 import { countSendIfAllowed } from "../../store/contact-sends";
 import { getPanel } from "../../store/panels";
 import { insertSplitEntryStatement, type SplitEntry } from "../../store/journeys/splits";
+import { hasLeftTopic } from "../../store/topics";
+import { JOURNEY_TOPIC_SKIP } from "../../domain/topics";
 import { finishPointStatements, insertPointStatement, releasePoints, takeStartPoints, type JourneyPoint } from "../../store/journeys/points";
 import { enqueueWebhookEventsEach } from "../webhooks/enqueue";
 import type { WebhookEvent } from "../../domain/webhooks/payload";
@@ -351,6 +353,15 @@ class StepPlanner {
     this.plan.statements.push(stepRunStatement(this.db, this.point.instanceId, step.id, this.journey.id, result, this.now));
   }
 
+  /** Records the step's message as skipped for `reason`; the journey goes on after it. */
+  private skip(step: MessageStep, planned: JourneyMessage, reason: string, branch: Branch) {
+    const message: JourneyMessage = { ...planned, status: "skipped", error: reason };
+    this.plan.statements.push(insertMessageStatement(this.db, message));
+    this.messages.set(message.msgid, message);
+    this.ran(step, message.msgid);
+    return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
+  }
+
   private async next(step: JourneyStep, outcome: "done" | boolean | { branch: number }, branch: Branch) {
     for (const child of nextSteps(this.definition, step, outcome)) await this.step(child, branch);
   }
@@ -359,6 +370,8 @@ class StepPlanner {
     const { instanceId, panelId, journeyId, contactId } = this.point;
     if (isMessageStep(step)) {
       let message = this.message(step);
+      // A contact who left the step's topic is skipped before the caps count it (issue 45, item 4).
+      if (step.topic !== undefined && (await hasLeftTopic(this.db, panelId, contactId, step.topic))) return this.skip(step, message, JOURNEY_TOPIC_SKIP, branch);
       const gate = await this.gate(step, message.msgid);
       if (!gate.go && "holdUntil" in gate) {
         // No step run yet: the one recorded when the step finally runs is the step's.
@@ -371,13 +384,7 @@ class StepPlanner {
         );
         return;
       }
-      if (!gate.go) {
-        message = { ...message, status: "skipped", error: describeCap(gate.capped) };
-        this.plan.statements.push(insertMessageStatement(this.db, message));
-        this.messages.set(message.msgid, message);
-        this.ran(step, message.msgid);
-        return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
-      }
+      if (!gate.go) return this.skip(step, message, describeCap(gate.capped), branch);
       if (step.type === "email") this.plan.emails.push({ message, step, attributes: this.contact.attributes });
       else if (step.type === "sms") {
         const planned = await planJourneySms(this.env, this.db, message, step, this.contact.attributes, this.now);

@@ -4,6 +4,7 @@ import {
   deleteAuditEntriesBefore,
   deleteCampaignMessages,
   deleteContactSendsBefore,
+  deleteExpiredSignups,
   deleteFinishedInstances,
   deleteInstanceMessages,
   deleteInstancePoints,
@@ -108,7 +109,7 @@ async function pruneJourneyInstances(db: ShardDb, before: number): Promise<void>
   }
 }
 
-/** Prunes every kind with a configured window on one shard. */
+/** Prunes every kind with a configured window on one shard, and the expired double opt-in signups. */
 export async function pruneShard(db: ShardDb, days: Config["retentionDays"], now: number): Promise<void> {
   const before = (d: number) => now - d * DAY_MS;
   await pruneCampaignMessages(db, before(days.campaignMessages), now);
@@ -119,6 +120,8 @@ export async function pruneShard(db: ShardDb, days: Config["retentionDays"], now
   await inChunks(() => deleteAuditEntriesBefore(db, before(days.auditLog), PRUNE_CHUNK));
   // Past the longest cap's window a counted send limits nothing (decision 0040).
   await inChunks(() => deleteContactSendsBefore(db, before(MAX_CAP_DAYS), PRUNE_CHUNK));
+  // Double opt-in signups whose link expired: no window to configure, the link's own end is it.
+  await inChunks(() => deleteExpiredSignups(db, now, PRUNE_CHUNK));
 }
 
 export const housekeeping = shardTask("housekeeping", async (env, db, index, now) => {

@@ -139,6 +139,58 @@ describe("A/B tests of a campaign", () => {
     expect(await outbox(panel)).toHaveLength(6);
   });
 
+  it("counts the wait from the end of publication (its last step), not from its start", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id)).status).toBe(200);
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { schedule_date: scheduleIn(60 * 24 * 50) })).status).toBe(200);
+    const stored = (await getCampaign(panelData, panel.id, id))!;
+    const start = Date.now();
+    const audience = await compileAudience(panelData, panel.id, stored.audience!, start);
+    await startPublish(panelData, stored, start);
+    // The first steps at the start, the last one 30 minutes later (a large audience, a slow queue).
+    expect((await publishStep(panelData, stored, 4, 3, start, audience))!.done).toBe(false);
+    const end = start + 30 * 60_000;
+    for (;;) if ((await publishStep(panelData, stored, 4, 3, end, audience))!.done) break;
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test.decide_at).toBe(new Date(end + 60 * 60_000).toISOString());
+    // An hour after the start is half an hour after the end: not yet.
+    await decideDueAbTests(env, panelData, start + 61 * 60_000);
+    expect(await winner(panel, id)).toBeNull();
+    await decideDueAbTests(env, panelData, end + 60 * 60_000);
+    expect(await winner(panel, id)).toBe(0);
+  });
+
+  it("previews each variant as a chosen contact and sends a test copy of each; a variant the test lacks is refused under variant", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    const preview = (query: string) => admin("GET", `/panels/${panel.id}/campaigns/${id}/preview?${query}`);
+    // Without a test, naming a variant is refused.
+    expect((await preview("variant=A")).body.errors).toEqual([{ field: "variant", message: "the campaign has no A/B test" }]);
+    expect((await setTest(panel, id)).status).toBe(200);
+
+    expect((await preview("contact=ada@example.com&variant=A")).body).toEqual({ subject: "A: sale for Ada", html: "<p>Hi Ada</p>", contact: "ada@example.com" });
+    expect((await preview("contact=bob@example.com&variant=B")).body).toEqual({ subject: "B: last chance", html: "<p>Only today, Bob</p>", contact: "bob@example.com" });
+    expect((await preview("contact=bob@example.com")).body).toMatchObject({ subject: "Hello Bob", html: "<p>Hi Bob</p>" });
+    expect((await preview("variant=C")).body.errors).toEqual([{ field: "variant", message: "the A/B test has variants A to B, not C" }]);
+    expect((await preview("variant=b")).body.errors).toEqual([{ field: "variant", message: "must be a variant's letter: A, B, C or D" }]);
+
+    const test = (body: unknown) => admin("POST", `/panels/${panel.id}/campaigns/${id}/test`, body);
+    expect((await test({ email: "ada@example.com", variant: "A" })).status).toBe(200);
+    expect((await test({ emails: ["bob@example.com"], variant: "B" })).status).toBe(200);
+    const refused = await test({ email: "ada@example.com", variant: "D" });
+    expect([refused.status, refused.body.errors]).toEqual([400, [{ field: "variant", message: "the A/B test has variants A to B, not D" }]]);
+    const copies = (await admin("GET", `/panels/${panel.id}/outbox?campaign=${id}`)).body.messages;
+    expect(copies.map((m: any) => [m.to, m.subject]).sort()).toEqual([
+      ["ada@example.com", "[Test A] A: sale for Ada"],
+      ["bob@example.com", "[Test B] B: last chance"],
+    ]);
+    const bob = (await admin("GET", `/panels/${panel.id}/outbox/${encodeURIComponent(copies.find((m: any) => m.to === "bob@example.com").id)}`)).body;
+    expect(bob.html).toContain("<p>Only today, Bob</p>");
+    expect(bob.raw).toContain("X-Test-Send: B");
+    // Test copies are no recipients: the campaign was never published.
+    expect((await getCampaign(panelData, panel.id, id))!.status).toBe("draft");
+  });
+
   it("sends the test share split evenly and deterministically, waits, picks the winner by unique opens and sends it to the rest, each contact once", async () => {
     const { panel, list } = await panelWithList();
     const id = await draft(panel, list);

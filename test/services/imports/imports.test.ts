@@ -13,7 +13,7 @@ import { commitImportStatements, getImportJob, importChunkStatements, type Chunk
 import { getContactByKey } from "../../../src/store/contacts";
 import { listNotifications } from "../../../src/store/notifications";
 import { countedEnv, type D1Use } from "../../../bench/worker/d1-count";
-import { apiFor, call, contactsOf, createPanel, receiver, type TestPanel, panelData } from "../../support/helpers";
+import { admin, apiFor, call, contactsOf, createPanel, receiver, type TestPanel, panelData } from "../../support/helpers";
 import { chunkAt, deliver, importedRows, job, quietEnv, runToEnd, storeImportJob, TINY } from "../../support/imports";
 
 let panel: TestPanel;
@@ -88,6 +88,32 @@ describe("import engine", () => {
     expect(used.statements).toBeGreaterThan(tuning.stepStatements - 10);
   });
 
+  it("records a consent record naming the import for each membership it adds, none for members already there or rows repeated", async () => {
+    const api = apiFor(panel);
+    const listid = (await api("lists", "add", { listname: "Imported" })).body.listid as number;
+    await api("contact", "add", { data: { EMAIL: "b@example.com" }, listid });
+    const ref = await newJob({ sources: [{ url: await hostCsv() }], listId: listid });
+    expect(await runToEnd(ref, quietEnv().env)).toMatchObject({ ...EXPECTED, created: 3, updated: 2 });
+    const { results } = await panelData
+      .prepare(
+        `SELECT c.pk_value AS contact, r.kind, r.list_id, r.via, r.via_id, r.ip, r.user_agent, r.text FROM consent_records r JOIN contacts c ON c.id = r.contact_id
+         WHERE r.panel_id = ? ORDER BY c.pk_value, r.via`,
+      )
+      .bind(panel.id)
+      .all();
+    const imported = { kind: "subscribe", list_id: listid, via: "import", via_id: ref.jobId, ip: null, user_agent: null, text: "" };
+    expect(results).toEqual([
+      { contact: "a@example.com", ...imported },
+      // Bob joined through the API before: the import added no membership of his.
+      { contact: "b@example.com", kind: "subscribe", list_id: listid, via: "api_key", via_id: panel.userId, ip: null, user_agent: null, text: "" },
+      { contact: "c@example.com", ...imported },
+      { contact: "e@example.com", ...imported },
+    ]);
+    // Each in the access export.
+    const exported = await admin("GET", `/panels/${panel.id}/contacts/a@example.com/export`);
+    expect(exported.body.consent).toEqual([{ kind: "subscribe", list_id: listid, topic: null, via: "import", via_id: ref.jobId, ip: null, user_agent: null, text: "", at: expect.any(String) }]);
+  });
+
   it("counts a chunk committed twice once", async () => {
     const ref = await newJob({ sources: [{ url: await hostCsv() }] });
     const quiet = quietEnv();
@@ -98,7 +124,7 @@ describe("import engine", () => {
     // The count the step's budget uses is what the batch holds, with every kind of statement.
     const everyKind = importChunkStatements(panelData, at, { ...chunk, listId: 1, errorLines: [{ row: 9, line: "9,EMAIL,bad" }] });
     for (const each of ["jsonb_each", "json_each"] as const) expect(everyKind.build(each)).toHaveLength(everyKind.count);
-    expect(everyKind.count).toBe(5);
+    expect(everyKind.count).toBe(6);
     const commit = (c: ChunkCommit) => commitImportStatements(panelData, importChunkStatements(panelData, at, c));
     expect(await commit(chunk)).toBe("committed");
     expect(await commit({ ...chunk, rows: importedRows(panel.id, [["other@example.com", { EMAIL: "other@example.com" }]]) })).toBe("stale");

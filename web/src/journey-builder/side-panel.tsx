@@ -122,9 +122,17 @@ function TriggerForm({ data, catalog, onChange }: { data: TriggerData; catalog: 
 type MessageSettings = Extract<StepSettings, { type: "email" | "sms" | "apn" | "bpn" }>;
 
 /** How the panel's frequency caps and quiet hours treat a message step (Settings holds the rules). */
-function RuleOptions({ step, onChange }: { step: MessageSettings; onChange: (step: MessageSettings) => void }) {
+function RuleOptions({ step, topics, onChange }: { step: MessageSettings; topics: Catalog["topics"]; onChange: (step: MessageSettings) => void }) {
   return (
     <>
+      {(topics.length > 0 || step.topic !== undefined) && (
+        <Choice
+          label="Topic"
+          value={step.topic ?? ""}
+          options={[{ value: "", label: "None: everyone the journey reaches" }, ...topics.map((t) => ({ value: t.id, label: `${t.name} (skips who left it)` }))]}
+          onChange={(topic) => onChange({ ...step, topic: topic || undefined })}
+        />
+      )}
       <label>
         <input type="checkbox" checked={step.exempt === true} onChange={(e) => onChange({ ...step, exempt: e.target.checked || undefined })} /> Transactional: not capped, not held by quiet hours
       </label>
@@ -152,14 +160,14 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
           <TextField label="Sender name" value={step.sender_name} onChange={(sender_name) => onChange({ ...step, sender_name })} />
           <TextField label="Sender email" value={step.sender_email} onChange={(sender_email) => onChange({ ...step, sender_email })} />
           <TextField label="HTML" multiline value={step.html ?? ""} onChange={(html) => onChange({ ...step, html })} hint="Merge tags such as {{FIRSTNAME}} work as in campaigns" />
-          <RuleOptions step={step} onChange={onChange} />
+          <RuleOptions step={step} topics={catalog.topics} onChange={onChange} />
         </>
       );
     case "sms":
       return (
         <>
           <TextField label="Text" multiline value={step.text ?? ""} onChange={(text) => onChange({ ...step, text })} />
-          <RuleOptions step={step} onChange={onChange} />
+          <RuleOptions step={step} topics={catalog.topics} onChange={onChange} />
         </>
       );
     case "apn":
@@ -169,7 +177,7 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
           <TextField label="Title" value={step.title ?? ""} onChange={(title) => onChange({ ...step, title: title || undefined })} />
           <TextField label="Text" multiline value={step.text} onChange={(text) => onChange({ ...step, text })} />
           <TextField label="Link" value={step.url ?? ""} onChange={(url) => onChange({ ...step, url: url || undefined })} />
-          <RuleOptions step={step} onChange={onChange} />
+          <RuleOptions step={step} topics={catalog.topics} onChange={onChange} />
         </>
       );
     case "wait_for_event": {

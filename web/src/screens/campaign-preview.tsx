@@ -54,18 +54,47 @@ export function AudienceEstimateNote({ panelId, audience }: { panelId: string; a
 const WIDTHS = { desktop: { label: "Desktop", px: null }, mobile: { label: "Phone (390 px)", px: 390 } } as const;
 type Width = keyof typeof WIDTHS;
 
-/** The campaign as a chosen contact gets it, at desktop or phone width, in a sandbox that runs nothing. */
-export function CampaignPreviewSection({ panelId, campaignId, refresh }: { panelId: string; campaignId: string; refresh: unknown }) {
+/** The letters of an A/B test's variants (none without a test). */
+export const variantLetters = (count: number) => Array.from({ length: count }, (_, i) => String.fromCharCode(65 + i));
+
+/**
+ * Which copy to use: the campaign's own, or one A/B test variant's (issue 43, item 5); shown
+ * only where the campaign has a test.
+ */
+export function VariantChoice({ variants, value, onChange, label, error }: { variants: number; value: string; onChange: (variant: string) => void; label: string; error?: string }) {
+  if (variants === 0) return null;
+  return (
+    <Field label={label} hint="An A/B test variant's subject and body, as its recipients get them" error={error}>
+      {(props) => (
+        <select {...props} value={value} onChange={(e) => onChange(e.target.value)}>
+          <option value="">The campaign's own</option>
+          {variantLetters(variants).map((letter) => (
+            <option key={letter} value={letter}>
+              Variant {letter}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** The campaign (or one A/B variant) as a chosen contact gets it, at desktop or phone width, in a sandbox that runs nothing. */
+export function CampaignPreviewSection({ panelId, campaignId, refresh, variants = 0 }: { panelId: string; campaignId: string; refresh: unknown; variants?: number }) {
   const [contact, setContact] = useState("");
   const [asked, setAsked] = useState<string | null>(null);
+  const [variant, setVariant] = useState("");
   const [width, setWidth] = useState<Width>("desktop");
   const [preview, setPreview] = useState<CampaignPreview>();
   const { failure, fields, busy, run } = useSubmit();
   const path = `/campaigns/${encodeURIComponent(campaignId)}/preview`;
+  // A variant the test no longer has (it was removed or cut down) falls back to the campaign's own.
+  const chosen = variantLetters(variants).includes(variant) ? variant : "";
   useEffect(() => {
-    void run(async () => setPreview(await admin<CampaignPreview>("GET", panelId, asked ? `${path}?contact=${encodeURIComponent(asked)}` : path)));
+    const query = new URLSearchParams({ ...(asked ? { contact: asked } : {}), ...(chosen ? { variant: chosen } : {}) }).toString();
+    void run(async () => setPreview(await admin<CampaignPreview>("GET", panelId, query ? `${path}?${query}` : path)));
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [panelId, path, asked, refresh]);
+  }, [panelId, path, asked, chosen, refresh]);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setAsked(contact.trim() || null);
@@ -77,6 +106,7 @@ export function CampaignPreviewSection({ panelId, campaignId, refresh }: { panel
         <Field label="Preview as contact" hint="The contact's key; empty: every merge tag shows its fallback" error={fields.contact}>
           {(props) => <input {...props} value={contact} onChange={(e) => setContact(e.target.value)} />}
         </Field>
+        <VariantChoice variants={variants} value={chosen} onChange={setVariant} label="Preview variant" error={fields.variant} />
         <button type="submit" className="secondary" disabled={busy}>
           Show
         </button>
@@ -88,13 +118,14 @@ export function CampaignPreviewSection({ panelId, campaignId, refresh }: { panel
           ))}
         </div>
       </form>
-      <ErrorNote error={fields.contact ? undefined : failure} />
+      <ErrorNote error={fields.contact || fields.variant ? undefined : failure} />
       {!preview ? (
         <Loading />
       ) : (
         <>
           <p>
-            <strong>{preview.subject}</strong> {preview.contact ? `as ${preview.contact}` : "with every fallback"}
+            <strong>{preview.subject}</strong> {chosen ? `(variant ${chosen}) ` : ""}
+            {preview.contact ? `as ${preview.contact}` : "with every fallback"}
           </p>
           {/* An empty sandbox: the body's scripts, forms and links cannot run or reach the panel. */}
           <iframe title="Preview of the campaign" sandbox="" srcDoc={preview.html} className="preview" style={px ? { width: `${px}px`, maxWidth: "100%" } : undefined} />

@@ -10,25 +10,27 @@ import { audienceText, scheduleText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";
 import { AbTestForm } from "./campaign-ab-test";
 import type { ScreenProps } from "../screen-props";
-import { AudienceEstimateNote, CampaignChecksSection, CampaignPreviewSection } from "./campaign-preview";
+import { AudienceEstimateNote, CampaignChecksSection, CampaignPreviewSection, VariantChoice, variantLetters } from "./campaign-preview";
 import { bodyMembers, EmailBody, type EmailBodyValue } from "../components/email-body";
 
 /** Addresses as typed: separated by commas, semicolons, spaces or new lines. */
 const addressesOf = (text: string) => text.split(/[\s,;]+/).filter(Boolean);
 
-function TestSendForm({ panelId, campaignId, onSent }: { panelId: string; campaignId: string; onSent: () => void }) {
+function TestSendForm({ panelId, campaignId, onSent, variants }: { panelId: string; campaignId: string; onSent: () => void; variants: number }) {
   const [emails, setEmails] = useState("");
+  const [variant, setVariant] = useState("");
   const [sentTo, setSentTo] = useState<string[]>();
   const { failure, fields, busy, run } = useSubmit(onSent);
+  const chosen = variantLetters(variants).includes(variant) ? variant : "";
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setSentTo(undefined);
     const to = addressesOf(emails);
-    const body: TestSend = { emails: to };
+    const body: TestSend = { emails: to, ...(chosen ? { variant: chosen as TestSend["variant"] } : {}) };
     if (await run(() => admin<TestSent>("POST", panelId, `/campaigns/${encodeURIComponent(campaignId)}/test`, body))) setSentTo(to);
   };
   // A refusal names emails.N: show it at the field, saying which address.
-  const fieldError = Object.entries(fields).map(([name, message]) => {
+  const fieldError = Object.entries(fields).filter(([name]) => name !== "variant").map(([name, message]) => {
     const i = /^emails\.(\d+)$/.exec(name)?.[1];
     return i === undefined ? message : `${addressesOf(emails)[Number(i)]}: ${message}`;
   })[0];
@@ -37,15 +39,16 @@ function TestSendForm({ panelId, campaignId, onSent }: { panelId: string; campai
       <Field label="Send a test copy to" hint="Up to 10 addresses, separated by commas. Subject prefixed [Test]; links as written, no tracking, no counter moves." error={fieldError}>
         {(props) => <input {...props} required value={emails} onChange={(e) => setEmails(e.target.value)} />}
       </Field>
+      <VariantChoice variants={variants} value={chosen} onChange={setVariant} label="Test variant" error={fields.variant} />
       <button type="submit" disabled={busy}>
         Send test
       </button>
       {sentTo && (
         <p role="status" className="ok">
-          Test copy sent to {sentTo.join(", ")}.
+          Test copy{chosen ? ` of variant ${chosen}` : ""} sent to {sentTo.join(", ")}.
         </p>
       )}
-      <ErrorNote error={fieldError ? undefined : failure} />
+      <ErrorNote error={fieldError || fields.variant ? undefined : failure} />
     </form>
   );
 }
@@ -287,13 +290,13 @@ export function Campaign({ panel, params }: ScreenProps) {
         <AbTestForm key={`ab-${data.id}`} panelId={panel.id} campaignId={data.id} onSaved={() => setSends((n) => n + 1)} />
       )}
       <h2>Preview</h2>
-      <CampaignPreviewSection panelId={panel.id} campaignId={data.id} refresh={sends} />
+      <CampaignPreviewSection panelId={panel.id} campaignId={data.id} refresh={sends} variants={data.ab_test?.variants ?? 0} />
       {may(panel, "campaigns") && <CampaignChecksSection panelId={panel.id} campaignId={data.id} />}
       <CampaignReportSection panelId={panel.id} campaignId={data.id} refresh={sends} />
       {may(panel, "campaigns") && (
         <>
           <h2>Test send</h2>
-          <TestSendForm panelId={panel.id} campaignId={data.id} onSent={() => setSends((n) => n + 1)} />
+          <TestSendForm panelId={panel.id} campaignId={data.id} onSent={() => setSends((n) => n + 1)} variants={data.ab_test?.variants ?? 0} />
         </>
       )}
       <h2>Copies kept by the outbox</h2>

@@ -38,6 +38,8 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
     sender = { name: text(message.content.sender_name), address: text(message.content.sender_email) };
     address = message.recipient?.trim().toLowerCase() ?? null;
     contactId = message.contactId;
+    // The step's topic travels in the message's content (domain/journey.ts).
+    topicId = typeof message.content.topic === "string" ? message.content.topic : null;
   } else {
     const [campaign, message] = await Promise.all([getCampaign(db, claim.panelId, claim.campaignId), getSentCampaignMessage(db, claim)]);
     if (!campaign || !message) return null;
