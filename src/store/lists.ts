@@ -1,7 +1,7 @@
 import type { ShardDb } from "./shards";
 import type { AttributeValue } from "../domain/attributes";
 import { NEEDS_ITS_AUDIENCE } from "../domain/campaign-lifecycle";
-import { listNameKey } from "../domain/lists";
+import { listNameKey, type AudienceUser } from "../domain/lists";
 import { isUniqueViolation, sqlWords } from "./sql";
 
 export interface ContactList {
@@ -196,19 +196,12 @@ export async function renameList(
 /** The campaign states in which its lists and segments are in use, as SQL. */
 export const AUDIENCE_IN_USE = sqlWords(NEEDS_ITS_AUDIENCE);
 
-/** A campaign or journey that names a list, with its status. */
-export interface ListUser {
-  kind: "campaign" | "journey";
-  name: string;
-  status: string;
-}
-
 /**
  * Who would lose the list if it went: campaigns not yet done (their own list, or an audience
  * that includes or excludes it) and journeys that a contact joining it still enters
  * (running, or paused and able to resume).
  */
-export async function listUsers(db: ShardDb, panelId: string, listId: number): Promise<ListUser[]> {
+export async function listUsers(db: ShardDb, panelId: string, listId: number): Promise<AudienceUser[]> {
   const [campaigns, journeys] = await db.batch<{ name: string; status: string }>([
     db
       .prepare(

@@ -1,6 +1,7 @@
 import type { ShardDb } from "./shards";
 import type { ActivityDefinition, ActivityParamType } from "../domain/activity";
 import type { AttributeType } from "../domain/attributes";
+import type { AudienceUser } from "../domain/lists";
 import type { SegmentDependencies, SegmentNode } from "../domain/segments";
 import type { KeyedContact } from "./contacts";
 import { AUDIENCE_IN_USE } from "./lists";
@@ -133,21 +134,25 @@ export async function existingSegmentIds(db: ShardDb, panelId: string, ids: read
   return new Set(results.map((r) => r.id));
 }
 
-/** What still uses the segment: running or paused journeys it triggers, campaigns not yet done whose audience names it. */
-export async function segmentUsers(db: ShardDb, panelId: string, id: string): Promise<{ journeys: string[]; campaigns: string[] }> {
-  const [journeys, campaigns] = await db.batch<{ id: string }>([
-    db
-      .prepare("SELECT id FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') AND trigger_type = 'segment' AND trigger_key = ?")
-      .bind(panelId, id),
+/**
+ * What still uses the segment, campaigns first, as listUsers names a list's: campaigns not yet
+ * done whose audience names it, running or paused journeys it triggers.
+ */
+export async function segmentUsers(db: ShardDb, panelId: string, id: string): Promise<AudienceUser[]> {
+  const [campaigns, journeys] = await db.batch<{ name: string; status: string }>([
     db
       .prepare(
-        `SELECT c.id FROM campaigns c WHERE c.panel_id = ?1 AND c.status IN ${AUDIENCE_IN_USE} AND c.audience IS NOT NULL
+        `SELECT c.name, c.status FROM campaigns c WHERE c.panel_id = ?1 AND c.status IN ${AUDIENCE_IN_USE} AND c.audience IS NOT NULL
            AND (EXISTS (SELECT 1 FROM json_each(c.audience, '$.segments') s WHERE s.value = ?2)
-             OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_segments') s WHERE s.value = ?2))`,
+             OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_segments') s WHERE s.value = ?2))
+         ORDER BY c.created_at, c.id`,
       )
       .bind(panelId, id),
+    db
+      .prepare("SELECT name, status FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') AND trigger_type = 'segment' AND trigger_key = ? ORDER BY created_at, id")
+      .bind(panelId, id),
   ]);
-  return { journeys: journeys!.results.map((r) => r.id), campaigns: campaigns!.results.map((r) => r.id) };
+  return [...campaigns!.results.map((r) => ({ kind: "campaign" as const, ...r })), ...journeys!.results.map((r) => ({ kind: "journey" as const, ...r }))];
 }
 
 /** Deletes the segment, its members and its log; false when there was none. */

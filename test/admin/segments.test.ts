@@ -182,7 +182,7 @@ describe("saved segments", () => {
     expect((await admin("POST", `/panels/${other.id}/segments/count`, { match: { all: [{ attribute: "CITY", op: "eq", value: "pune" }] } })).body.count).toBe(1);
   });
 
-  it("is not deleted while a campaign not yet done names it, sending or paused included", async () => {
+  it("is not deleted while a campaign not yet done or a running journey names it, sending or paused included, naming them as a list's delete does", async () => {
     const panel = await createPanel();
     const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
     const campaign = await admin("POST", `/panels/${panel.id}/campaigns`, { name: "Spring", subject: "Hi", sender_name: "Shop", sender_email: "shop@example.com", html: "<p>Hi</p>", audience: { exclude_segments: [segment.body.id], lists: [(await apiFor(panel)("lists", "add", { listname: "VIP" })).body.listid] } });
@@ -192,9 +192,14 @@ describe("saved segments", () => {
       await panelData.prepare("UPDATE campaigns SET status = ? WHERE id = ?").bind(status, campaign.body.id).run();
       const refused = await admin("DELETE", path);
       expect(refused.status, status).toBe(409);
-      expect(refused.body.error).toContain(`campaign ${campaign.body.id}`);
+      expect(refused.body.error).toBe(`The segment "Pune" is used by campaign 'Spring' (${status}); stop the journeys, and send, cancel or delete the campaigns first`);
     }
+    const journey = await admin("POST", `/panels/${panel.id}/journeys`, { name: "Welcome", trigger: { type: "segment", segment: segment.body.id }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    expect((await admin("POST", `/panels/${panel.id}/journeys/${journey.body.id}/status`, { status: "running" })).status).toBe(200);
+    expect((await admin("DELETE", path)).body.error).toMatch(/^The segment "Pune" is used by campaign 'Spring' \(draft\) and journey 'Welcome' \(running\);/);
     await panelData.prepare("UPDATE campaigns SET status = 'sent' WHERE id = ?").bind(campaign.body.id).run();
+    expect((await admin("DELETE", path)).body.error).toMatch(/^The segment "Pune" is used by journey 'Welcome' \(running\);/);
+    expect((await admin("POST", `/panels/${panel.id}/journeys/${journey.body.id}/status`, { status: "stopped" })).status).toBe(200);
     expect((await call(`/admin/v1${path}`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(204);
   });
 });

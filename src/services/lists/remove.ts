@@ -1,5 +1,6 @@
 import { refused, succeeded, type Result } from "../../lib/problems";
-import { listUsers, type ListUser } from "../../store/lists";
+import { usersInWords } from "../../domain/lists";
+import { listUsers } from "../../store/lists";
 import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { clearList } from "./clear";
@@ -31,10 +32,4 @@ export async function removeList(env: Env, db: ShardDb, panelId: string, mirrors
   if ((await clearList(env, db, panelId, mirrors, list.id, now, true)) === null) return noSuchList(ref);
   if (options.by) await recordAudit(db, panelId, options.by, "list.deleted", String(list.id), { name: list.name });
   return succeeded(true);
-}
-
-/** `campaign 'Spring' (scheduled), campaign 'Sale' (sending) and journey 'Welcome' (running)`. */
-function usersInWords(users: ListUser[]): string {
-  const named = users.map((user) => `${user.kind} '${user.name}' (${user.status})`);
-  return named.length > 1 ? `${named.slice(0, -1).join(", ")} and ${named.at(-1)}` : named[0]!;
 }

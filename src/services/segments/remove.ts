@@ -1,3 +1,4 @@
+import { usersInWords } from "../../domain/lists";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { deleteSegment, getSegment, segmentUsers } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
@@ -14,10 +15,8 @@ export async function removeSegment(db: ShardDb, panelId: string, segmentId: str
   const segment = await getSegment(db, panelId, segmentId);
   if (!segment) return noSuchSegment(segmentId);
   const users = await segmentUsers(db, panelId, segment.id);
-  if (users.journeys.length || users.campaigns.length) {
-    const named = [...users.journeys.map((id) => `journey ${id}`), ...users.campaigns.map((id) => `campaign ${id}`)].join(", ");
-    return refused("conflict", [], `The segment is in use (${named}); stop the journeys and let the campaigns publish first`);
-  }
+  // Named as a list in use is (services/lists/remove.ts), so both deletes read alike.
+  if (users.length) return refused("conflict", [], `The segment "${segment.name}" is used by ${usersInWords(users)}; stop the journeys, and send, cancel or delete the campaigns first`);
   await deleteSegment(db, panelId, segment.id);
   forgetPanelSegments(panelId);
   await recordAudit(db, panelId, by, "segment.deleted", segment.id, { name: segment.name });

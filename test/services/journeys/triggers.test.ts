@@ -117,7 +117,7 @@ describe("saved segment trigger", () => {
 
     const blocked = await admin("DELETE", `/panels/${panel.id}/segments/${segment.body.id}`);
     expect(blocked.status).toBe(409);
-    expect(blocked.body.error).toContain(journey.id);
+    expect(blocked.body.error).toBe(`The segment "Pune or buyers" is used by journey 'Cart reminder' (running); stop the journeys, and send, cancel or delete the campaigns first`);
     expect((await admin("POST", `${journey.path}/status`, { status: "stopped" })).status).toBe(200);
     const deleted = await call(`/admin/v1/panels/${panel.id}/segments/${segment.body.id}`, { method: "DELETE", headers: { authorization: "Bearer test-admin-token" } });
     expect(deleted.status).toBe(204);
