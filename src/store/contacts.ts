@@ -279,7 +279,8 @@ export interface BoundedSearch {
  * ASCII case), in key order after `after`. No index serves a substring, so the scan is bounded:
  * it looks at the next `scanRows` contacts of the panel in key order (the primary-key index)
  * and no further, and says how many it looked at, so the caller can tell "none in the first N"
- * from "none".
+ * from "none". An attribute is first looked for in the contact's JSON text as stored, which costs
+ * no JSON parse, and only the rows holding it anywhere are parsed (decision 0045).
  */
 export async function searchContactsContaining(
   db: ShardDb,
@@ -295,10 +296,17 @@ export async function searchContactsContaining(
   const window = (columns: string) =>
     `SELECT ${columns} FROM contacts WHERE panel_id = ?1 ${after === undefined ? "" : "AND pk_value > ?3"} ORDER BY pk_value LIMIT ?2`;
   const windowBinds = [panelId, scanRows, ...(after === undefined ? [] : [after])];
-  const subject = name === null ? "pk_value" : `json_extract(attrs, ?${windowBinds.length + 2})`;
+  const like = `?${windowBinds.length + 1}`;
+  let where = `pk_value LIKE ${like} ESCAPE '\\'`;
+  if (name !== null) {
+    where = `json_extract(attrs, ?${windowBinds.length + 2}) LIKE ${like} ESCAPE '\\'`;
+    // A value is in the stored JSON as its text unless JSON escapes one of its characters (a quote,
+    // a backslash, a control character): only then would the raw test miss it, so it is skipped.
+    if (JSON.stringify(text) === `"${text}"`) where = `attrs LIKE ${like} ESCAPE '\\' AND ${where}`;
+  }
   const [found, extent] = await db.batch([
     db
-      .prepare(`SELECT ${CONTACT_COLUMNS} FROM (${window(CONTACT_COLUMNS)}) WHERE ${subject} LIKE ?${windowBinds.length + 1} ESCAPE '\\' ORDER BY pk_value LIMIT ?${windowBinds.length + (name === null ? 2 : 3)}`)
+      .prepare(`SELECT ${CONTACT_COLUMNS} FROM (${window(CONTACT_COLUMNS)}) WHERE ${where} ORDER BY pk_value LIMIT ?${windowBinds.length + (name === null ? 2 : 3)}`)
       .bind(...windowBinds, pattern, ...(name === null ? [] : [`$.${name}`]), limit),
     db.prepare(`SELECT count(*) AS scanned, max(pk_value) AS last FROM (${window("pk_value")})`).bind(...windowBinds),
   ]);

@@ -49,7 +49,7 @@ describe("panel: contacts search, contains", () => {
     for (const data of [
       { EMAIL: "ada@lovelace.org", NAME: "Ada Lovelace", AGE: 36 },
       { EMAIL: "bob@example.com", NAME: "Bob Loveday" },
-      { EMAIL: "cy@example.com", NAME: "Cy 100%" },
+      { EMAIL: "cy@example.com", NAME: 'Cy "100%"' },
       { EMAIL: "dee@glove.io", NAME: "Dee" },
     ]) {
       expect((await api("contact", "add", { data })).body.result).toBe("Success");
@@ -65,6 +65,11 @@ describe("panel: contacts search, contains", () => {
     expect(keys(await search("q=LOVE"))).toEqual(["ada@lovelace.org", "dee@glove.io"]);
     expect(keys(await search("attribute=NAME&q=0%25"))).toEqual(["cy@example.com"]);
     expect(keys(await search("attribute=NAME&q=_"))).toEqual([]);
+    // The stored JSON is looked at first (decision 0045): text in another attribute or a name is no
+    // match, and text JSON escapes (a quote) is still found.
+    expect(keys(await search("attribute=NAME&q=example"))).toEqual([]);
+    expect(keys(await search("attribute=NAME&q=name"))).toEqual([]);
+    expect(keys(await search(`attribute=NAME&q=${encodeURIComponent('y "1')}`))).toEqual(["cy@example.com"]);
     const first = await search("q=e&limit=2");
     expect(keys(first)).toEqual(["ada@lovelace.org", "bob@example.com"]);
     expect(keys(await search(`q=e&limit=2&after=${encodeURIComponent(first.body.next_cursor)}`))).toEqual(["cy@example.com", "dee@glove.io"]);
