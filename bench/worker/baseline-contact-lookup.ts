@@ -21,3 +21,24 @@ export async function seedContacts(request: Request, env: Env): Promise<Response
     .run();
   return new Response(JSON.stringify({ inserted: result.meta.changes }));
 }
+
+/**
+ * Baseline for bench:panel's "contains" search (decision 0045): the bounded scan's two statements,
+ * bare, as they were (`variant=parse`: every row of the window's JSON parsed) or with the stored
+ * JSON text looked at first (`variant=raw`), over a window of `rows` contacts; A/B in one run.
+ */
+export async function baselineContainsScan(request: Request, env: Env): Promise<Response> {
+  const url = new URL(request.url);
+  const rows = Number(url.searchParams.get("rows") ?? "50000");
+  const pattern = `%${(url.searchParams.get("q") ?? "").replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const raw = url.searchParams.get("variant") === "raw" ? "attrs LIKE ?2 ESCAPE '\\' AND " : "";
+  const window = (columns: string) => `SELECT ${columns} FROM contacts WHERE panel_id = ?1 ORDER BY pk_value LIMIT ?3`;
+  const [found, extent] = await env.SHARD_0.batch([
+    env.SHARD_0.prepare(
+      `SELECT id, pk_value, attrs, created_at, updated_at FROM (${window("id, pk_value, attrs, created_at, updated_at")})
+       WHERE ${raw}json_extract(attrs, '$.NAME') LIKE ?2 ESCAPE '\\' ORDER BY pk_value LIMIT 26`,
+    ).bind(url.searchParams.get("panel") ?? "", pattern, rows),
+    env.SHARD_0.prepare(`SELECT count(*) AS scanned, max(pk_value) AS last FROM (${window("pk_value")})`).bind(url.searchParams.get("panel") ?? "", pattern, rows),
+  ]);
+  return new Response(JSON.stringify({ found: found!.results.length, extent: extent!.results[0] }));
+}

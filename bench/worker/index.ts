@@ -3,7 +3,7 @@
 // Never deployed. Each benchmark adds its baseline in its own file and one line below.
 // D1 is counted (d1-count.ts): statements and round trips per call.
 import service from "../../src/index";
-import { baselineContactLookup, seedContacts } from "./baseline-contact-lookup";
+import { baselineContactLookup, baselineContainsScan, seedContacts } from "./baseline-contact-lookup";
 import { baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
 import { baselineInsertEvents } from "./baseline-events";
@@ -25,6 +25,7 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/webhook-post": baselineWebhookPost,
   "/__bench/import-upsert": baselineImportUpsert,
   "/__bench/contact-lookup": baselineContactLookup,
+  "/__bench/contains-scan": baselineContainsScan,
   "/__bench/seed-contacts": seedContacts,
   "/__bench/seed-campaign": seedCampaign,
   "/__bench/seed-campaign-messages": seedCampaignMessages,
