@@ -690,18 +690,30 @@ describe("panel in Chromium", () => {
     await page.getByRole("heading", { level: 1, name: "Segments" }).waitFor();
     await page.getByText("No segments yet").waitFor();
     const form = page.getByRole("form", { name: "New segment" });
-    await form.getByLabel("Segment name").fill("Upper tiers");
-    await form.getByLabel("Attribute 1").selectOption("TIER");
-    await form.getByLabel("Test 1").selectOption("gte");
-    await form.getByLabel("Value 1").fill("2");
+    const counts: string[] = [];
+    page.on("request", (request) => {
+      if (request.url().endsWith("/segments/count")) counts.push(request.url());
+    });
     const count = form.getByRole("status");
+    // An untouched form asks nothing and shows no refusal; a condition not yet chosen is not counted.
+    await count.getByText("Choose conditions to see how many contacts match.").waitFor();
+    const first = form.getByRole("listitem", { name: "Condition 1" });
+    await first.getByLabel("Comparison", { exact: true }).selectOption("gte");
+    await count.getByText("No count until the conditions are complete.").waitFor();
+    await page.waitForTimeout(600);
+    assert.deepEqual(counts, []);
+    assert.equal(await form.locator(".error").count(), 0);
+    await form.getByLabel("Segment name").fill("Upper tiers");
+    await first.getByLabel("Attribute", { exact: true }).selectOption("TIER");
+    await first.getByLabel("Value", { exact: true }).fill("2");
     await count.getByText("2 contacts match now.").waitFor();
     await checkAccessibility(page, "segment-editor");
 
     // A second condition narrows it; "Not" turns a condition round.
     await form.getByRole("button", { name: "Add a condition" }).click();
-    await form.getByLabel("Kind 2").selectOption("list");
-    await form.getByLabel("List 2").selectOption(String(gold.id));
+    const second = form.getByRole("listitem", { name: "Condition 2" });
+    await second.getByLabel("Condition on", { exact: true }).selectOption("list");
+    await second.getByLabel("List", { exact: true }).selectOption(String(gold.id));
     await count.getByText("1 contact matches now.").waitFor();
     await form.getByRole("listitem", { name: "Condition 2" }).getByLabel("Not").check();
     await count.getByText("1 contact matches now.").waitFor();
@@ -724,7 +736,7 @@ describe("panel in Chromium", () => {
       await page.getByRole("heading", { level: 1, name: "Upper tiers" }).waitFor();
     }
     const edit = page.getByRole("form", { name: "Edit segment" });
-    assert.equal(await edit.getByLabel("Value 1").inputValue(), "2");
+    assert.equal(await edit.getByRole("listitem", { name: "Condition 1" }).getByLabel("Value", { exact: true }).inputValue(), "2");
     await page.getByRole("button", { name: "Export members as CSV" }).click();
     const download = page.getByRole("link", { name: "Download the CSV (1 contact)" });
     await download.waitFor({ timeout: 30_000 });
@@ -735,7 +747,7 @@ describe("panel in Chromium", () => {
     await screenshot(page, "segment-page");
 
     // Widened to every tier: saved over the segment, and the members follow.
-    await edit.getByLabel("Value 1").fill("1");
+    await edit.getByRole("listitem", { name: "Condition 1" }).getByLabel("Value", { exact: true }).fill("1");
     await edit.getByRole("status").getByText("2 contacts match now.").waitFor();
     await edit.getByRole("button", { name: "Save changes" }).click();
     for (const until = Date.now() + 30_000; !(await page.getByRole("cell", { name: "t1@example.com" }).isVisible()); await page.waitForTimeout(500)) {

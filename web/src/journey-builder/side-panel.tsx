@@ -3,6 +3,7 @@ import { FILTER_OPS, type FilterOp } from "../../../src/domain/filters";
 import { MAX_SPLIT_BRANCHES, MIN_SPLIT_BRANCHES, splitLabels, WAITABLE_EVENTS } from "../../../src/domain/journey";
 import type { JourneyInput } from "../../../src/domain/answers";
 import { Field } from "../ui";
+import { OPERATOR_WORDS } from "../components/operator-words";
 import { filterableParams, type Catalog } from "./catalog";
 import { HANDLE_LABELS, handlesOf, TRIGGER_ID, type BuilderNode, type OutHandle, type StepSettings, type TriggerData } from "./model";
 import { STEP_LABELS } from "./templates";
@@ -54,7 +55,7 @@ function ClauseEditor({ legend, clauses, attributes, onChange }: { legend: strin
       {clauses.map((clause, i) => (
         <div className="row" key={i} role="group" aria-label={`${legend}, clause ${i + 1}`}>
           <Choice label="Attribute" value={clause.attribute} options={[NONE, ...attributes.map((a) => ({ value: a, label: a }))]} onChange={(attribute) => change(i, { ...clause, attribute })} />
-          <Choice label="Operator" value={clause.op ?? "eq"} options={FILTER_OPS.map((op) => ({ value: op, label: op }))} onChange={(op) => change(i, withOp(clause, op as FilterOp))} />
+          <Choice label="Comparison" value={clause.op ?? "eq"} options={FILTER_OPS.map((op) => ({ value: op, label: OPERATOR_WORDS[op] }))} onChange={(op) => change(i, withOp(clause, op as FilterOp))} />
           {clause.op !== "exists" && clause.op !== "not_exists" && (
             <TextField
               label="Value"

@@ -4,29 +4,13 @@ import type { ActivityView, AttributeView, ListView, SegmentCountRequest, Segmen
 import type { Engagement, ReachableChannel, SegmentAttributeOp } from "../../../src/domain/answers";
 import { Link } from "../router";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { Empty, ErrorNote, Field, formatTime, countFigure, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, Field, formatTime, countFigure, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
 import { may, RoleNote } from "../components/role";
+import { OPERATOR_WORDS } from "../components/operator-words";
 import type { ScreenProps } from "../screen-props";
 
-// Labels of the segment language's words (CONTRACT 9); keyed by the Worker's own types, so a new
-// operator fails to type-check here until it is named.
-const ATTRIBUTE_OPS: Record<SegmentAttributeOp, string> = {
-  eq: "is",
-  ne: "is not",
-  gt: "is more than",
-  gte: "is at least",
-  lt: "is less than",
-  lte: "is at most",
-  contains: "contains",
-  starts_with: "starts with",
-  in: "is one of",
-  exists: "is set",
-  not_exists: "is not set",
-  is_empty: "is empty",
-  is_not_empty: "is not empty",
-  within_last_days: "is within the last … days",
-  before_days_ago: "is more than … days ago",
-};
+// Labels of the segment language's words (CONTRACT 9).
+const ATTRIBUTE_OPS = OPERATOR_WORDS;
 const NO_VALUE: SegmentAttributeOp[] = ["exists", "not_exists", "is_empty", "is_not_empty"];
 const DAY_OPS: SegmentAttributeOp[] = ["within_last_days", "before_days_ago"];
 const ENGAGEMENTS: Record<Engagement, string> = { received: "received", opened: "opened", clicked: "clicked in", bounced: "bounced from", unsubscribed: "unsubscribed from" };
@@ -113,11 +97,44 @@ function matchOf(join: "all" | "any", rows: Row[], attributes: AttributeView[]):
   return { [join]: rows.map((row) => conditionOf(row, attributes)) } as Condition;
 }
 
-/** The first refusal naming row `index` (match.all.2.value → row 2), without the path. */
-function rowError(fields: Record<string, string>, join: string, index: number): string | undefined {
+/** The refusals naming row `index` (match.all.2.value → value), keyed by the condition's own field. */
+function rowErrors(fields: Record<string, string>, join: string, index: number): Record<string, string> {
   const prefix = `match.${join}.${index}`;
-  const found = Object.entries(fields).find(([name]) => name === prefix || name.startsWith(`${prefix}.`));
-  return found && `${found[0].slice(prefix.length + 1).replace(/^not\./, "") || "condition"}: ${found[1]}`;
+  const errors: Record<string, string> = {};
+  for (const [name, message] of Object.entries(fields)) {
+    if (name === prefix || name.startsWith(`${prefix}.`)) errors[name.slice(prefix.length + 1).replace(/^not\.?/, "") || "condition"] ??= message;
+  }
+  return errors;
+}
+
+/** The field of a condition as the API names it, for each input of the row. */
+const API_FIELD: Partial<Record<keyof Row, string>> = {
+  attribute: "attribute",
+  op: "op",
+  value: "value",
+  listOp: "op",
+  list: "list",
+  activityOp: "op",
+  activity: "activity",
+  min: "min",
+  withinDays: "within_days",
+  engagement: "engagement",
+  campaign: "campaign",
+  reachable: "reachable",
+};
+
+/** Whether the row names what it tests: an incomplete one would only be refused, so it is not counted. */
+function complete(row: Row): boolean {
+  switch (row.kind) {
+    case "attribute":
+      return row.attribute !== "" && (NO_VALUE.includes(row.op) || row.value.trim() !== "");
+    case "list":
+      return row.list !== "";
+    case "activity":
+      return row.activity !== "";
+    default:
+      return true;
+  }
 }
 
 interface Choices {
@@ -127,11 +144,19 @@ interface Choices {
   campaigns: { id: string; name: string }[];
 }
 
-function ConditionRow({ row, index, choices, error, onChange, onRemove }: { row: Row; index: number; choices: Choices; error?: string; onChange: (row: Row) => void; onRemove?: () => void }) {
+function ConditionRow({ row, index, choices, errors, onChange, onRemove }: { row: Row; index: number; choices: Choices; errors: Record<string, string>; onChange: (row: Row) => void; onRemove?: () => void }) {
   const set = <K extends keyof Row>(key: K, value: Row[K]) => onChange({ ...row, [key]: value });
   const n = index + 1;
+  const shown = new Set<string>();
+  // Each refusal under the input it is about; what names no input of the row, below the row.
+  const errorOf = (key: keyof Row) => {
+    const field = API_FIELD[key];
+    if (!field || !errors[field]) return undefined;
+    shown.add(field);
+    return errors[field];
+  };
   const select = <K extends keyof Row>(key: K, label: string, options: [string, string][]) => (
-    <Field label={`${label} ${n}`}>
+    <Field label={label} error={errorOf(key)}>
       {(props) => (
         <select {...props} value={String(row[key])} onChange={(e) => set(key, e.target.value as Row[K])}>
           {options.map(([value, text]) => (
@@ -144,16 +169,17 @@ function ConditionRow({ row, index, choices, error, onChange, onRemove }: { row:
     </Field>
   );
   const input = (key: "value" | "min" | "withinDays", label: string, type = "text") => (
-    <Field label={`${label} ${n}`}>{(props) => <input {...props} type={type} value={row[key]} onChange={(e) => set(key, e.target.value)} />}</Field>
+    <Field label={label} error={errorOf(key)}>
+      {(props) => <input {...props} type={type} value={row[key]} onChange={(e) => set(key, e.target.value)} />}
+    </Field>
   );
-  return (
-    <li className="card condition" aria-label={`Condition ${n}`}>
-      <div className="row">
-        {select("kind", "Kind", Object.entries(KINDS))}
+  const body = (
+    <div className="row">
+        {select("kind", "Condition on", Object.entries(KINDS))}
         {row.kind === "attribute" && (
           <>
             {select("attribute", "Attribute", [["", "(choose)"], ...choices.attributes.map((a): [string, string] => [a.name, `${a.name} (${a.type})`])])}
-            {select("op", "Test", Object.entries(ATTRIBUTE_OPS))}
+            {select("op", "Comparison", Object.entries(ATTRIBUTE_OPS))}
             {!NO_VALUE.includes(row.op) && input("value", row.op === "in" ? "Values (comma separated)" : DAY_OPS.includes(row.op) ? "Days" : "Value")}
           </>
         )}
@@ -188,8 +214,20 @@ function ConditionRow({ row, index, choices, error, onChange, onRemove }: { row:
             Remove
           </button>
         )}
-      </div>
-      {error && <p className="error">{error}</p>}
+    </div>
+  );
+  const rest = Object.entries(errors).filter(([field]) => !shown.has(field));
+  return (
+    <li className="card condition" aria-label={`Condition ${n}`}>
+      <fieldset>
+        <legend>Condition {n}</legend>
+        {body}
+      </fieldset>
+      {rest.map(([field, message]) => (
+        <p key={field} className="error">
+          {message}
+        </p>
+      ))}
     </li>
   );
 }
@@ -239,13 +277,19 @@ export function SegmentEditor({ panelId, segment, onSaved }: { panelId: string; 
   const [join, setJoin] = useState<"all" | "any">(segment?.join ?? "all");
   const [rows, setRows] = useState<Row[]>(segment?.rows ?? [NEW_ROW]);
   const [count, setCount] = useState<{ count?: number; fields: Record<string, string>; message?: string }>({ fields: {} });
+  // Nothing is asked (nor refused) for a form nobody has changed yet, nor for a condition not yet chosen.
+  const [touched, setTouched] = useState(false);
   const saved = useSubmit(onSaved);
   const match = choices.data ? matchOf(join, rows, choices.data.attributes) : undefined;
   const matchText = JSON.stringify(match);
+  const countable = touched && rows.every(complete);
 
   // The live count: asked for a moment after the last change, the stale answer dropped.
   useEffect(() => {
-    if (!match) return;
+    if (!match || !countable) {
+      setCount({ fields: {} });
+      return;
+    }
     let live = true;
     const timer = setTimeout(() => {
       const body: SegmentCountRequest = { match };
@@ -260,7 +304,7 @@ export function SegmentEditor({ panelId, segment, onSaved }: { panelId: string; 
       clearTimeout(timer);
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [panelId, matchText]);
+  }, [panelId, matchText, countable]);
 
   const save = async (event: FormEvent) => {
     event.preventDefault();
@@ -269,21 +313,35 @@ export function SegmentEditor({ panelId, segment, onSaved }: { panelId: string; 
     if ((await saved.run(write)) && !segment) {
       setName("");
       setRows([NEW_ROW]);
+      setTouched(false);
     }
   };
 
   if (!choices.data) return choices.error ? <ErrorNote error={choices.error} /> : <Loading />;
   const fields = { ...count.fields, ...saved.fields };
+  const change = (next: Row[]) => {
+    setTouched(true);
+    setRows(next);
+  };
+  // A refusal naming the name or a condition's field is shown there; anything else, at the top.
+  const placed = Object.keys(saved.fields).filter((field) => field === "name" || field.startsWith(`match.${join}.`));
   return (
     <form className="card" onSubmit={save} aria-label={segment ? "Edit segment" : "New segment"}>
-      <ErrorNote error={saved.failure} />
+      <ErrorNote error={unplacedFailure(saved.failure, saved.fields, placed)} />
       <div className="row">
         <Field label="Segment name" error={fields.name}>
           {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
         </Field>
         <Field label="Contacts match">
           {(props) => (
-            <select {...props} value={join} onChange={(e) => setJoin(e.target.value as "all" | "any")}>
+            <select
+              {...props}
+              value={join}
+              onChange={(e) => {
+                setTouched(true);
+                setJoin(e.target.value as "all" | "any");
+              }}
+            >
               <option value="all">every condition</option>
               <option value="any">any condition</option>
             </select>
@@ -297,13 +355,13 @@ export function SegmentEditor({ panelId, segment, onSaved }: { panelId: string; 
             row={row}
             index={index}
             choices={choices.data!}
-            error={rowError(fields, join, index)}
-            onChange={(next) => setRows(rows.map((r, i) => (i === index ? next : r)))}
-            onRemove={rows.length > 1 ? () => setRows(rows.filter((_, i) => i !== index)) : undefined}
+            errors={rowErrors(fields, join, index)}
+            onChange={(next) => change(rows.map((r, i) => (i === index ? next : r)))}
+            onRemove={rows.length > 1 ? () => change(rows.filter((_, i) => i !== index)) : undefined}
           />
         ))}
       </ol>
-      <button type="button" className="secondary" onClick={() => setRows([...rows, NEW_ROW])}>
+      <button type="button" className="secondary" onClick={() => change([...rows, NEW_ROW])}>
         Add a condition
       </button>
       <p role="status" className="count" aria-live="polite">
@@ -311,7 +369,9 @@ export function SegmentEditor({ panelId, segment, onSaved }: { panelId: string; 
           <>
             <strong>{count.count}</strong> {count.count === 1 ? "contact matches" : "contacts match"} now.
           </>
-        ) : count.message ? (
+        ) : !touched ? (
+          <span className="muted">{segment ? "The count follows as you change the conditions." : "Choose conditions to see how many contacts match."}</span>
+        ) : count.message || !countable ? (
           <span className="muted">No count until the conditions are complete.</span>
         ) : (
           <span className="muted">Counting…</span>
