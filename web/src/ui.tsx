@@ -120,9 +120,10 @@ export function failureOf(failure: unknown): { message: string; fields: Record<s
  * A refusal's message for the top of a form, or nothing when every field it names is shown
  * under its input already: each error appears once, at its field.
  */
-export function unplacedFailure(failure: string | undefined, fields: Record<string, string>, placed: readonly string[]): string | undefined {
+export function unplacedFailure(failure: string | undefined, fields: Record<string, string>, placed: readonly string[] | ((field: string) => boolean)): string | undefined {
   const named = Object.keys(fields);
-  return named.length > 0 && named.every((field) => placed.includes(field)) ? undefined : failure;
+  const shown = typeof placed === "function" ? placed : (field: string) => placed.includes(field);
+  return named.length > 0 && named.every(shown) ? undefined : failure;
 }
 
 /**

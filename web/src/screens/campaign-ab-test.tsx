@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { AbMetric, AbTestAnswer, AbTestResults, SetAbTest } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
-import { ErrorNote, Field, formatTime, useLoad, useSubmit } from "../ui";
+import { ErrorNote, Field, formatTime, useLoad, useSubmit, unplacedFailure } from "../ui";
 
 // A campaign's A/B test (issue 43, item 7): 2 to 4 variants of the subject and/or body, the
 // share of the audience that tests them, the metric and the wait before the winner goes to the rest.
@@ -123,7 +123,7 @@ export function AbTestForm({ panelId, campaignId, onSaved }: { panelId: string; 
             {saved}
           </p>
         )}
-        <ErrorNote error={failure ?? current.error} />
+        <ErrorNote error={unplacedFailure(failure, fields, (field) => ["test_share", "metric", "wait_minutes"].includes(field) || /^variants\.\d+\.(subject|html)$/.test(field)) ?? current.error} />
       </form>
     </details>
   );

@@ -5,7 +5,7 @@ import type { CampaignAction, CampaignView, DeletedCampaign, EditCampaign, Outbo
 import { useConfirm } from "../components/confirm-dialog";
 import { may } from "../components/role";
 import { DataTable } from "../components/data-table";
-import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 import { audienceText, scheduleText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";
 import { AbTestForm } from "./campaign-ab-test";
@@ -130,7 +130,7 @@ function Lifecycle({ panelId, campaign, onChanged }: { panelId: string; campaign
           {done}
         </p>
       )}
-      <ErrorNote error={failure ?? fields.send_now} />
+      <ErrorNote error={unplacedFailure(failure, fields, ["schedule_date"]) ?? fields.send_now} />
       {can("edit") && <EditForm panelId={panelId} campaign={campaign} onSaved={onChanged} />}
       {dialog}
     </section>
@@ -194,7 +194,7 @@ function EditForm({ panelId, campaign, onSaved }: { panelId: string; campaign: C
             Saved.
           </p>
         )}
-        <ErrorNote error={failure} />
+        <ErrorNote error={unplacedFailure(failure, fields, ["name", "subject", "sender_name", "sender_email", "reply_to", "html"])} />
       </form>
     </details>
   );

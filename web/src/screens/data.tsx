@@ -3,7 +3,7 @@ import { admin } from "../api";
 import type { ActivityParamType, ActivityView, AttributeType, AttributeView, DefineActivity, DefineAttribute } from "../../../src/domain/answers";
 import { PARAM_NAME_PATTERN } from "../../../src/domain/activity";
 import { DataTable } from "../components/data-table";
-import { Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 import type { ScreenProps } from "../screen-props";
 
 const ATTRIBUTE_TYPES: AttributeType[] = ["string", "integer", "float", "date", "boolean"];
@@ -41,7 +41,7 @@ function Attributes({ panelId }: { panelId: string }) {
     <section aria-labelledby="attributes-heading">
       <h2 id="attributes-heading">Contact attributes</h2>
       <p className="muted">Names are stored upper-case. A type is fixed once set, so stored values keep one type.</p>
-      <ErrorNote error={error ?? failure} />
+      <ErrorNote error={error ?? unplacedFailure(failure, fields, ["name", "type"])} />
       <form className="card row" onSubmit={add} aria-label="New attribute">
         <Field label="Attribute name" hint="A letter, then letters, digits or _" error={fields.name}>
           {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
@@ -141,7 +141,7 @@ function Activities({ panelId }: { panelId: string }) {
         Clients post an activity by its id (single activity) or its name (Activity API v2); each parameter has a type. An array parameter holds a list of items (a cart&apos;s
         products), each an object whose members have types.
       </p>
-      <ErrorNote error={error ?? failure} />
+      <ErrorNote error={error ?? unplacedFailure(failure, fields, (field) => field === "name" || params.some((param) => field === `params.${param.name.trim()}`))} />
       <form className="card" onSubmit={define} aria-label="New activity">
         <Field label="Activity name" error={fields.name}>
           {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}

@@ -7,7 +7,7 @@ import type { EmailSource } from "../../../src/domain/email-source";
 import { may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import type { ScreenProps } from "../screen-props";
-import { Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 
 // The panel's saved email templates (issue 43, item 3): every role reads them; marketers and
 // owners add, change and delete them, as the admin routes allow. A campaign or a journey email
@@ -51,7 +51,7 @@ function TemplateForm({
   return (
     <form className="card" onSubmit={submit} aria-label={title}>
       <h2>{title}</h2>
-      <ErrorNote error={failure} />
+      <ErrorNote error={unplacedFailure(failure, fields, ["name", "subject", "preheader", "body_html"])} />
       <div className="row">
         <Field label="Template name" hint="Unique in the panel" error={fields.name}>
           {(props) => <input {...props} required value={draft.name} onChange={(e) => set("name", e.target.value)} />}

@@ -5,7 +5,7 @@ import { useConfirm } from "../components/confirm-dialog";
 import { may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import type { ScreenProps } from "../screen-props";
-import { CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 
 // Signup forms (issue 45): every role reads them; marketers and owners make and change them.
 // Each form is a hosted page, an HTML snippet to paste into any site, and a JSON endpoint.
@@ -100,7 +100,7 @@ function FormEditor({
   return (
     <form className="card" onSubmit={submit} aria-label={title}>
       <h2>{title}</h2>
-      <ErrorNote error={failure} />
+      <ErrorNote error={unplacedFailure(failure, fields, (field) => FORM_FIELDS.includes(field) || /^(fields\.\d+\.attribute|allowed_origins\.\d+)$/.test(field))} />
       <div className="row">
         <Field label="Form name" hint="Unique in the panel; visitors do not see it" error={fields.name}>
           {(props) => <input {...props} required value={draft.name} onChange={(e) => set("name", e.target.value)} />}
@@ -227,7 +227,7 @@ function FormSettings({ panelId, owner }: { panelId: string; owner: boolean }) {
   return (
     <section className="card" aria-label="Form settings">
       <h2>Form settings</h2>
-      <ErrorNote error={failure} />
+      <ErrorNote error={unplacedFailure(failure, fields, ["turnstile_secret"])} />
       <p>Turnstile secret: {data.turnstile_secret_set ? "set" : "not set"}</p>
       {owner && (
         <>
@@ -259,6 +259,9 @@ function FormSettings({ panelId, owner }: { panelId: string; owner: boolean }) {
     </section>
   );
 }
+
+/** The form's settings shown at an input of their own: a refusal naming only these is shown there, not again on top. */
+const FORM_FIELDS = ["name", "title", "fields", "consent_text", "confirmation_text", "thank_you_text", "redirect_url", "turnstile_site_key", "allowed_origins"];
 
 export function Forms({ panel }: ScreenProps) {
   const writable = may(panel, "forms");

@@ -404,7 +404,7 @@ export function Lists({ panel }: ScreenProps) {
           <button type="submit">Create list</button>
         </form>
       )}
-      <ErrorNote error={error ?? failure} />
+      <ErrorNote error={error ?? unplacedFailure(failure, fields, ["name"])} />
       {!data ? (
         <Loading />
       ) : data.lists.length === 0 ? (

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import { request } from "../api";
 import { Link, navigate } from "../router";
 import type { PasswordReset, PasswordResetRequest } from "../../../src/domain/answers";
-import { ErrorNote, Field, useSubmit } from "../ui";
+import { ErrorNote, Field, useSubmit, unplacedFailure } from "../ui";
 
 /** Asks for a reset link: the answer is the same whether the address has an account. */
 export function ForgotPassword({ onBack }: { onBack: () => void }) {
@@ -33,7 +33,7 @@ export function ForgotPassword({ onBack }: { onBack: () => void }) {
           <Field label="Email" error={fields.email}>
             {(props) => <input {...props} type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />}
           </Field>
-          <ErrorNote error={failure} />
+          <ErrorNote error={unplacedFailure(failure, fields, ["email"])} />
           <button type="submit" disabled={busy}>
             Send the link
           </button>

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../api";
 import type { CreateSenderDomain, DomainCheckName, Overview, SenderDomainView, TrackingDomainView } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
-import { CopyableValue, CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad } from "../ui";
+import { CopyableValue, CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, unplacedFailure } from "../ui";
 import { may } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { useConfirm } from "../components/confirm-dialog";
@@ -157,7 +157,7 @@ function AddSenderDomain({ panelId, owner, onAdded }: { panelId: string; owner: 
   };
   return (
     <form className="card" onSubmit={submit} aria-label="Add a sender domain">
-      <ErrorNote error={failure} />
+      <ErrorNote error={unplacedFailure(failure, fields, ["domain"])} />
       <div className="row">
         <Field label="Sender domain" hint="The part after @ in your sender addresses, such as shop.example.com" error={fields.domain}>
           {(props) => <input {...props} required disabled={!owner} value={domain} onChange={(e) => setDomain(e.target.value)} />}
@@ -273,7 +273,7 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
         </section>
       )}
       <form className="card" onSubmit={submit} aria-label="Set the tracking domain">
-        <ErrorNote error={formFailure} />
+        <ErrorNote error={unplacedFailure(formFailure, fields, ["domain"])} />
         <div className="row">
           <Field label="Tracking host" hint="A host of your sender domain, such as t.shop.example.com; setting another replaces the current one" error={fields.domain}>
             {(props) => <input {...props} required disabled={!owner} value={domain} onChange={(e) => setDomain(e.target.value)} />}

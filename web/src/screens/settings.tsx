@@ -176,7 +176,8 @@ export function Settings({ panel }: ScreenProps) {
       return {};
     } catch (problem) {
       const { message, fields } = failureOf(problem);
-      setFailure(message);
+      // A refusal naming fields is shown under them by the form that sent them, not again on top.
+      setFailure(Object.keys(fields).length ? undefined : message);
       return fields;
     }
   };

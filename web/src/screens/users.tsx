@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { CreateUser, PatchUser, UserView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { CopyButton, Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit } from "../ui";
+import { CopyButton, Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 import { useConfirm } from "../components/confirm-dialog";
 import { lockFor, may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
@@ -47,7 +47,7 @@ export function Users({ panel }: ScreenProps) {
   return (
     <Screen title="Users and API keys">
       <p className="muted">Each user has one API key for the apiv2 API. Keys are stored only as hashes: a key is shown once, when created or rotated.</p>
-      <ErrorNote error={error ?? failure} />
+      <ErrorNote error={error ?? unplacedFailure(failure, fields, ["email", "name"])} />
       {shown && <ShownOnce email={shown.email} apiKey={shown.apiKey} onDone={() => setShown(undefined)} />}
       <RoleNote panel={panel} work="apiKeys" what="Creating users, rotating their keys and disabling them" />
       {may(panel, "apiKeys") && (

@@ -3,7 +3,7 @@ import { admin } from "../api";
 import { Link, navigate } from "../router";
 import type { CreateWebhook, DeliveryView, PatchWebhook, WebhookTestAnswer, WebhookView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad } from "../ui";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, unplacedFailure } from "../ui";
 import { may } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
@@ -102,7 +102,7 @@ function WebhookForm({
 
   return (
     <form className="card" onSubmit={submit} aria-label={webhook ? "Webhook configuration" : "New webhook"}>
-      <ErrorNote error={failure} />
+      <ErrorNote error={unplacedFailure(failure, fields, ["label", "url", "version", "username", "password", "alert", "alert.emails", "alert.frequency", "signing_secret"])} />
       <div className="row">
         <Field label="Label" error={fields.label}>
           {(props) => <input {...props} required value={draft.label} onChange={(e) => set("label", e.target.value)} />}

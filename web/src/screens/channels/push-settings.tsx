@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../../api";
 import type { PushSettingsChange, PushSettingsView, ServiceAccountKey } from "../../../../src/domain/answers";
-import { CopyableValue, ErrorNote, Field, Loading, useLoad, useSubmit } from "../../ui";
+import { CopyableValue, ErrorNote, Field, Loading, useLoad, useSubmit, unplacedFailure } from "../../ui";
 
 // The panel's push channels: web push (bpn; the service makes the VAPID keys) and app push
 // through FCM (apn; a service account's key file, its private key never shown back). Marketers
@@ -42,7 +42,7 @@ function WebPush({ web, owner, save }: { web: PushSettingsView["web_push"]; owne
       )}
       {owner && (
         <form onSubmit={submit} aria-label="Set up web push">
-          <ErrorNote error={failure} />
+          <ErrorNote error={unplacedFailure(failure, fields, ["web_push", "web_push.subject"])} />
           <Field label="Contact for push services" hint="mailto: address or https: URL push services may write to" error={fields["web_push.subject"] ?? fields.web_push}>
             {(props) => <input {...props} required value={subject} onChange={(e) => setSubject(e.target.value)} />}
           </Field>
@@ -114,7 +114,7 @@ function Fcm({ fcm, owner, save }: { fcm: PushSettingsView["fcm"]; owner: boolea
       )}
       {owner && (
         <form onSubmit={submit} aria-label="Set up app push (FCM)">
-          <ErrorNote error={failure} />
+          <ErrorNote error={unplacedFailure(failure, fields, (field) => Object.keys(fields).length === 1 && (field === "fcm" || field.startsWith("fcm.")))} />
           <Field label="Service account key file (JSON)" hint="The whole file Google Cloud gives for the service account" error={keyFileError(fields)}>
             {(props) => <textarea {...props} required rows={5} spellCheck={false} value={keyFile} onChange={(e) => setKeyFile(e.target.value)} />}
           </Field>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../../api";
 import type { SmsProviderName, SmsSettingsChange, SmsSettingsView } from "../../../../src/domain/answers";
-import { CopyableValue, ErrorNote, Field, formatTime, Loading, useLoad, useSubmit } from "../../ui";
+import { CopyableValue, ErrorNote, Field, formatTime, Loading, useLoad, useSubmit, unplacedFailure } from "../../ui";
 
 // The panel's SMS provider: what is configured (never its credential, which the API does not
 // return) and, for owners, the form that chooses it. Marketers read it; viewers cannot.
@@ -127,7 +127,7 @@ export function SmsProviderForm({ panelId, sms, onSaving, onSaved }: { panelId: 
   return (
     <form className="card" onSubmit={submit} aria-label="SMS provider">
       <h3>Change the provider</h3>
-      <ErrorNote error={failure} />
+      <ErrorNote error={unplacedFailure(failure, fields, (field) => field === "provider" || field in draft)} />
       <Field label="Provider" error={fields.provider}>
         {(props) => (
           <select {...props} value={draft.provider} onChange={(e) => set("provider", e.target.value)}>

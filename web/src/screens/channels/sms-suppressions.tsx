@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../../api";
 import type { SmsSuppressionView } from "../../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../../components/data-table";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, useLoad, useSubmit } from "../../ui";
+import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, useLoad, useSubmit, unplacedFailure } from "../../ui";
 import { useConfirm } from "../../components/confirm-dialog";
 
 // Numbers SMS is not sent to. Lifting one sends to it again: for a STOP reply only with the
@@ -24,7 +24,7 @@ function StopNumberForm({ panelId, onStopped }: { panelId: string; onStopped: ()
   };
   return (
     <form className="card" onSubmit={submit} aria-label="Stop SMS to a number">
-      <ErrorNote error={failure} />
+      <ErrorNote error={unplacedFailure(failure, fields, ["phone"])} />
       <Field label="Number to stop" hint="With its country code, such as 14155550100" error={fields.phone}>
         {(props) => <input {...props} inputMode="tel" autoComplete="off" value={phone} onChange={(e) => setPhone(e.target.value)} />}
       </Field>

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import type { SmsTemplateInput, SmsTemplateView } from "../../../../src/domain/answers";
-import { ErrorNote, Field, useSubmit } from "../../ui";
+import { ErrorNote, Field, useSubmit, unplacedFailure } from "../../ui";
 
 // One SMS template's fields, for a new template or a change to one; the API measures its length.
 
@@ -51,7 +51,7 @@ export function SmsTemplateForm({
   return (
     <form className="card" onSubmit={submit} aria-label={title}>
       <h3>{title}</h3>
-      <ErrorNote error={failure} />
+      <ErrorNote error={unplacedFailure(failure, fields, ["name", "body", "dlt_template_id", "provider_template_id"])} />
       <Field label="Template name" error={fields.name}>
         {(props) => <input {...props} required value={draft.name} onChange={(e) => set("name", e.target.value)} />}
       </Field>
