@@ -10412,7 +10412,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), or by one other attribute's value (`attribute`; text also by prefix, without ASCII case), in key order; next_cursor pages on. `match=contains` finds text anywhere in the key or a text attribute, looking at 50000 contacts a page at most: `scan` says how many it looked at and whether it stopped there
+         * Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), or by one other attribute's value (`attribute`; text also by prefix, without ASCII case), in key order; next_cursor pages on. `match=contains` finds text anywhere in the key or a text attribute, looking at 20000 contacts a page at most: `scan` says how many it looked at and whether it stopped there
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
          */
         get: {
