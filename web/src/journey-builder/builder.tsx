@@ -196,7 +196,7 @@ function Canvas({ panelId, name: savedName, definition: saved, layout: savedLayo
           </nav>
         )}
         <div className="journey-canvas" onDragOver={(event) => (event.preventDefault(), (event.dataTransfer.dropEffect = "move"))} onDrop={onDrop}>
-          <NodeStateContext.Provider value={{ counters: counters ?? new Map(), problems: placed.byNode, webhooks: new Map(catalog?.webhooks.map((w) => [w.id, w.label])) }}>
+          <NodeStateContext.Provider value={{ counters: counters ?? new Map(), problems: placed.byNode, webhooks: new Map(catalog?.webhooks.map((w) => [w.id, w.label])), lists: new Map(catalog?.lists.map((l) => [l.id, l.name])), segments: new Map(catalog?.segments.map((g) => [g.id, g.name])) }}>
             <ReactFlow<BuilderNode, Edge>
               nodes={nodes}
               edges={edges}

@@ -10,6 +10,9 @@ export interface NodeState {
   problems: Map<string, string[]>;
   /** Webhook labels by id, for the webhook steps' summaries. */
   webhooks: Map<string, string>;
+  /** List and segment names by id, for the trigger's summary. */
+  lists?: Map<number, string>;
+  segments?: Map<string, string>;
 }
 /** Figures by their label, in the order shown: "entered 3 · waiting 1…". */
 export type NodeCounters = Record<string, number>;
@@ -40,13 +43,15 @@ function summary(step: StepSettings, webhooks: Map<string, string>): string {
   }
 }
 
-function triggerSummary(data: TriggerNode["data"]): string {
+function triggerSummary(data: TriggerNode["data"], names: Pick<NodeState, "lists" | "segments">): string {
   const t = data.trigger;
   const who =
     (data.filter.length ? `, ${data.filter.length} attribute clause${data.filter.length === 1 ? "" : "s"}` : "") + (data.goal ? `; goal “${data.goal.activity}”` : "");
   if (t.type === "activity") return `activity “${t.activity}”${who}`;
-  if (t.type === "list") return `joins list ${t.listid}${who}`;
-  return `segment ${t.segment ?? "(filter)"}${who}`;
+  // Named as the side panel names them; the id only while the names load or when it names none.
+  if (t.type === "list") return `joins list ${names.lists?.get(Number(t.listid)) ? `“${names.lists.get(Number(t.listid))}”` : t.listid}${who}`;
+  const segment = t.segment === undefined ? undefined : names.segments?.get(t.segment);
+  return `segment ${segment ? `“${segment}”` : (t.segment ?? "(filter)")}${who}`;
 }
 
 function Counters({ id }: { id: string }) {
@@ -92,11 +97,12 @@ function OutHandles({ id, kind, branches }: { id: string; kind: NodeKind; branch
 }
 
 export function TriggerNodeView(props: NodeProps<TriggerNode>) {
-  const problems = useContext(NodeStateContext).problems.get(TRIGGER_ID);
+  const state = useContext(NodeStateContext);
+  const problems = state.problems.get(TRIGGER_ID);
   return (
     <div className={`journey-node trigger${problems?.length ? " has-problem" : ""}${props.selected ? " selected" : ""}`}>
       <strong>Trigger</strong>
-      <p>{triggerSummary(props.data)}</p>
+      <p>{triggerSummary(props.data, state)}</p>
       <Counters id={TRIGGER_ID} />
       <Problems id={TRIGGER_ID} />
       <OutHandles id={TRIGGER_ID} kind="trigger" />

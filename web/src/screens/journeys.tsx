@@ -4,6 +4,7 @@ import type { NodeCounters } from "../journey-builder/nodes";
 import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templates";
 import { Link, navigate } from "../router";
 import { JourneyReport } from "./journey-report";
+import type { ListView, SegmentView } from "../../../src/domain/answers";
 import type {
   JourneyBody,
   JourneyInput,
@@ -29,19 +30,40 @@ const JourneyBuilder = lazy(() => import("../journey-builder/builder"));
 
 const journeyPath = (id: string) => `/journeys/${encodeURIComponent(id)}`;
 
-function triggerText(trigger: JourneyView["trigger"]): string {
+/** List and segment names by id, so a trigger reads in words. */
+interface AudienceNames {
+  lists: Map<number, string>;
+  segments: Map<string, string>;
+}
+
+function useAudienceNames(panelId: string): AudienceNames | undefined {
+  return useLoad(async (): Promise<AudienceNames> => {
+    const [lists, segments] = await Promise.all([admin<{ lists: ListView[] }>("GET", panelId, "/lists"), admin<{ segments: SegmentView[] }>("GET", panelId, "/segments")]);
+    return { lists: new Map(lists.lists.map((l) => [l.id, l.name])), segments: new Map(segments.segments.map((g) => [g.id, g.name])) };
+  }, [panelId]).data;
+}
+
+function triggerText(trigger: JourneyView["trigger"], names: AudienceNames | undefined): string {
   switch (trigger.type) {
     case "activity":
       return `activity “${trigger.activity}”`;
-    case "list":
-      return `joins list ${trigger.listid}`;
+    case "list": {
+      const name = names?.lists.get(Number(trigger.listid));
+      return `joins list ${name ? `“${name}”` : trigger.listid}`;
+    }
+    case "segment": {
+      if (trigger.segment === undefined) return "enters a segment by filter";
+      const name = names?.segments.get(trigger.segment);
+      return `enters segment ${name ? `“${name}”` : trigger.segment}`;
+    }
     default:
-      return trigger.type;
+      return (trigger as { type: string }).type;
   }
 }
 
 export function Journeys({ panel }: ScreenProps) {
   const { data, error } = useLoad(() => admin<{ journeys: JourneyView[] }>("GET", panel.id, "/journeys"), [panel.id]);
+  const names = useAudienceNames(panel.id);
   const base = `/panels/${encodeURIComponent(panel.id)}`;
   return (
     <Screen title="Journeys" actions={may(panel, "journeys") ? <Link href={`${base}/journeys/new`}>New journey</Link> : undefined}>
@@ -61,7 +83,7 @@ export function Journeys({ panel }: ScreenProps) {
           { header: "Name", cell: (journey) => <Link href={base + journeyPath(journey.id)}>{journey.name}</Link>, sortBy: (journey) => journey.name },
           { header: "Status", cell: (journey) => <span className={`badge status-${journey.status}`}>{journey.status}</span>, sortBy: (journey) => journey.status },
           { header: "Version", cell: (journey) => journey.version, sortBy: (journey) => journey.version },
-          { header: "Trigger", cell: (journey) => triggerText(journey.trigger) },
+          { header: "Trigger", cell: (journey) => triggerText(journey.trigger, names) },
           { header: "Entered", cell: (journey) => journey.counters.entered, sortBy: (journey) => journey.counters.entered },
           { header: "Active", cell: (journey) => journey.counters.active, sortBy: (journey) => journey.counters.active },
           { header: "Completed", cell: (journey) => journey.counters.completed, sortBy: (journey) => journey.counters.completed },
@@ -104,6 +126,7 @@ const STATUS_NOTES: Record<JourneyView["status"], string> = {
 export function Journey({ panel, params }: ScreenProps) {
   const id = params.id ?? "";
   const { data, error, reload } = useLoad(() => admin<JourneyView>("GET", panel.id, journeyPath(id)), [panel.id, id]);
+  const names = useAudienceNames(panel.id);
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
   // The version a promotion made: the canvas is drawn afresh once the page has it.
@@ -150,7 +173,7 @@ export function Journey({ panel, params }: ScreenProps) {
           <span className={`badge status-${data.status}`}>{data.status}</span> <span className="muted">{STATUS_NOTES[data.status]}</span>
         </dd>
         <dt>Trigger</dt>
-        <dd>{triggerText(data.trigger)}</dd>
+        <dd>{triggerText(data.trigger, names)}</dd>
         <dt>Contacts</dt>
         <dd>
           {counters.entered} entered, {counters.active} active, {counters.completed} completed, {counters.exited} exited
