@@ -3,7 +3,7 @@ import { admin } from "../api";
 import { Link } from "../router";
 import type { CampaignList, CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, EmailTemplateSummaryView, EmailTemplateView, ListView, SegmentView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 import { may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { AudienceEstimateNote } from "./campaign-preview";
@@ -197,7 +197,21 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
     return fields[name] ?? fields[`data.${name}`];
   };
   // The first refusal among the audience's members (audience, audience.lists.0, …).
-  const audienceError = (prefixes: string[]) => Object.entries(fields).find(([name]) => prefixes.some((p) => name === p || name.startsWith(`${p}.`)))?.[1];
+  const audienceField = (prefixes: string[]) => Object.keys(fields).find((name) => prefixes.some((p) => name === p || name.startsWith(`${p}.`)));
+  const audienceError = (prefixes: string[]) => {
+    const name = audienceField(prefixes);
+    return name === undefined ? undefined : fields[name];
+  };
+  // The refusals shown under an input (the draft's, the audience's first of each kind, the template): not again on top.
+  const placed = new Set([
+    ...Object.keys(draft).flatMap((key) => {
+      const name = FIELD_NAMES[draft.mode][key as keyof Draft] ?? key;
+      return [name, `data.${name}`];
+    }),
+    audienceField(["audience.lists", "audience.segments"]) ?? "audience",
+    audienceField(["audience.exclude_lists", "audience.exclude_segments"]) ?? "",
+    "email_template",
+  ]);
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -224,7 +238,7 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
 
   return (
     <form className="card" onSubmit={submit} aria-label="New campaign">
-      <ErrorNote error={failure ?? choices.error} />
+      <ErrorNote error={unplacedFailure(failure, fields, (field) => placed.has(field)) ?? choices.error} />
       <div className="row">
         {text("name", "Campaign name")}
         {usesTemplate
