@@ -36,7 +36,7 @@ export function attributeSearchValue(type: AttributeType, q: string, match: "pre
  * How many contacts a "contains" search looks at per page, in key order: no index serves a
  * substring, so the scan is bounded and says so ("searched the first N contacts; refine"). The
  * bound is what keeps a page within bench:panel's 300 ms while four searches queue on one shard
- * (decision 0045: 50,000 cost 100-180 ms a request alone, 20,000 40-90 ms).
+ * (decision 0045: alone, a request cost 103-180 ms at 50,000 and 38-99 ms at 20,000).
  */
 export const CONTAINS_SCAN_ROWS = 20_000;
 
