@@ -108,6 +108,24 @@ export function Field({
   );
 }
 
+/** A form's closing row: its submit button (left out when `submitLabel` is absent) and, given `onCancel`, a secondary button that closes it. */
+export function FormActions({ submitLabel, busy, onCancel, cancelLabel = "Cancel" }: { submitLabel?: ReactNode; busy: boolean; onCancel?: () => void; cancelLabel?: string }) {
+  return (
+    <div className="row">
+      {submitLabel !== undefined && (
+        <button type="submit" disabled={busy}>
+          {submitLabel}
+        </button>
+      )}
+      {onCancel && (
+        <button type="button" className="secondary" onClick={onCancel}>
+          {cancelLabel}
+        </button>
+      )}
+    </div>
+  );
+}
+
 /** Turns a thrown failure into a message and per-field errors for a form. */
 export function failureOf(failure: unknown): { message: string; fields: Record<string, string> } {
   if (failure instanceof ApiFailure) {

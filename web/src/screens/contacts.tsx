@@ -4,7 +4,7 @@ import { Link, navigate } from "../router";
 import type { AddContact, AttributeView, ChannelPreferences, ContactMessageView, ContactPage, ContactEventsPage as EventPage, ContactSearch, ContactSearchPage as SearchPage, EditContact, ErasureView, EventView, PreferenceChannel, PreferencesChange, SuppressionReason } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
 import { MessageCopyView, useCopyToggle } from "../components/message-copy";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit, useWhenVisible } from "../ui";
+import { Empty, ErrorNote, Field, FormActions, failureOf, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit, useWhenVisible } from "../ui";
 import { may } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { ContactJourneyPaths } from "./contact-journeys";
@@ -76,14 +76,7 @@ function AddContactForm({ panelId, primaryKey, attributes, onCancel }: { panelId
           </Field>
         ))}
       </div>
-      <div className="row">
-        <button type="submit" disabled={busy}>
-          Add contact
-        </button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submitLabel="Add contact" busy={busy} onCancel={onCancel} />
     </form>
   );
 }
@@ -249,14 +242,7 @@ function AttributeEditor({ panelId, contact, attributes, onSaved, onCancel }: { 
           </Field>
         ))}
       </div>
-      <div className="row">
-        <button type="submit" disabled={busy}>
-          Save attributes
-        </button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submitLabel="Save attributes" busy={busy} onCancel={onCancel} />
     </form>
   );
 }

@@ -7,7 +7,7 @@ import type { EmailSource } from "../../../src/domain/email-source";
 import { may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import type { ScreenProps } from "../screen-props";
-import { Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
+import { Empty, ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 
 // The panel's saved email templates (issue 43, item 3): every role reads them; marketers and
 // owners add, change and delete them, as the admin routes allow. A campaign or a journey email
@@ -74,16 +74,7 @@ function TemplateForm({
         fields={fields}
         startVisual={!template}
       />
-      <div className="row">
-        <button type="submit" disabled={busy}>
-          {submitLabel}
-        </button>
-        {onCancel && (
-          <button type="button" className="secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormActions submitLabel={submitLabel} busy={busy} onCancel={onCancel} />
     </form>
   );
 }

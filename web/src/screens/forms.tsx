@@ -5,7 +5,7 @@ import { useConfirm } from "../components/confirm-dialog";
 import { may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import type { ScreenProps } from "../screen-props";
-import { CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
+import { CopyButton, Empty, ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 
 // Signup forms (issue 45): every role reads them; marketers and owners make and change them.
 // Each form is a hosted page, an HTML snippet to paste into any site, and a JSON endpoint.
@@ -183,18 +183,7 @@ function FormEditor({
       <Field label="Allowed origins" hint="Sites whose pages may post to the form, one per line (https://shop.example.com)" error={fields.allowed_origins ?? fields["allowed_origins.0"]}>
         {(props) => <textarea {...props} rows={2} value={draft.allowed_origins} onChange={(e) => set("allowed_origins", e.target.value)} />}
       </Field>
-      <div className="row">
-        {writable && (
-          <button type="submit" disabled={busy}>
-            {submitLabel}
-          </button>
-        )}
-        {onCancel && (
-          <button type="button" className="secondary" onClick={onCancel}>
-            {writable ? "Cancel" : "Close"}
-          </button>
-        )}
-      </div>
+      <FormActions submitLabel={writable ? submitLabel : undefined} busy={busy} onCancel={onCancel} cancelLabel={writable ? "Cancel" : "Close"} />
     </form>
   );
 }

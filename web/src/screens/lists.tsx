@@ -5,7 +5,7 @@ import type { AttributeType, AttributeView, ColumnMappingInput, CreateList, Impo
 import { ATTRIBUTE_TYPES, canonicalAttributeName } from "../../../src/domain/attributes";
 import { isBlankRecord, parseRecords } from "../../../src/domain/csv";
 import { DataTable } from "../components/data-table";
-import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, Field, FormActions, failureOf, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
 import type { PanelRef, ScreenProps } from "../screen-props";
 import { useConfirm } from "../components/confirm-dialog";
 import { lockFor, may, RoleNote } from "../components/role";
@@ -158,14 +158,7 @@ function ColumnMapper({ panelId, list, file, header, onStarted, onCancel }: { pa
           );
         })}
       </div>
-      <div className="row">
-        <button type="submit" disabled={busy}>
-          Import {file.name}
-        </button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submitLabel={`Import ${file.name}`} busy={busy} onCancel={onCancel} />
     </form>
   );
 }

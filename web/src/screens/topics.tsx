@@ -5,7 +5,7 @@ import { useConfirm } from "../components/confirm-dialog";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
-import { Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
+import { Empty, ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
 
 // The panel's topics (issue 45, item 4): the subscription groups shown as boxes on the
 // preference page, which campaigns and journey message steps may name. Every role reads them;
@@ -33,16 +33,7 @@ function TopicForm({ topic, save, onCancel }: { topic?: TopicView; save: (body: 
       <Field label="Description (optional)" hint="Shown under the name: what the topic's messages are about" error={fields.description}>
         {(props) => <textarea {...props} rows={2} maxLength={500} value={draft.description ?? ""} onChange={(e) => setDraft((d) => ({ ...d, description: e.target.value }))} />}
       </Field>
-      <div className="row">
-        <button type="submit" disabled={busy}>
-          {topic ? "Save topic" : "Add topic"}
-        </button>
-        {onCancel && (
-          <button type="button" className="secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormActions submitLabel={topic ? "Save topic" : "Add topic"} busy={busy} onCancel={onCancel} />
     </form>
   );
 }

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import type { SmsTemplateInput, SmsTemplateView } from "../../../../src/domain/answers";
-import { ErrorNote, Field, useSubmit, unplacedFailure } from "../../ui";
+import { ErrorNote, Field, FormActions, useSubmit, unplacedFailure } from "../../ui";
 
 // One SMS template's fields, for a new template or a change to one; the API measures its length.
 
@@ -66,16 +66,7 @@ export function SmsTemplateForm({
           {(props) => <input {...props} value={draft.provider_template_id} onChange={(e) => set("provider_template_id", e.target.value)} />}
         </Field>
       </div>
-      <div className="row">
-        <button type="submit" disabled={busy}>
-          {submitLabel}
-        </button>
-        {onCancel && (
-          <button type="button" className="secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormActions submitLabel={submitLabel} busy={busy} onCancel={onCancel} />
     </form>
   );
 }
