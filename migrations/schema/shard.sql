@@ -48,6 +48,7 @@
 -- migration 0089_form_signup_expiry.sql
 -- migration 0090_campaign_publish_end.sql
 -- migration 0091_contact_sends_by_time.sql
+-- migration 0092_journey_split_buckets.sql
 
 -- table activities
 
@@ -573,7 +574,7 @@ CREATE TABLE journey_conversions (
   contact_id  INTEGER NOT NULL,
   event_id    INTEGER,
   at          INTEGER NOT NULL
-) WITHOUT ROWID;
+, bucket INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 
 CREATE INDEX journey_conversions_by_contact ON journey_conversions (panel_id, contact_id);
 
@@ -834,9 +835,11 @@ CREATE TABLE journey_split_entries (
   goal_kind    TEXT CHECK (goal_kind IN ('activity', 'open', 'click')),
   goal_key     TEXT,
   goal_until   INTEGER,
-  converted_at INTEGER,
+  converted_at INTEGER, bucket INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (instance_id, step_id)
 ) WITHOUT ROWID;
+
+CREATE INDEX journey_split_entries_by_contact ON journey_split_entries (panel_id, contact_id);
 
 CREATE INDEX journey_split_entries_by_step ON journey_split_entries (journey_id, step_id, branch);
 

@@ -26,7 +26,7 @@ export async function contactKeysAfter(db: ShardDb, afterId: number, limit: numb
 /** Child tables indexed by contact_id first: their rows of the page's contacts. */
 const BY_CONTACT = ["list_members", "segment_members", "uniqueid_contacts"] as const;
 /** Child tables indexed by (panel_id, contact_id). */
-const BY_PANEL_CONTACT = ["campaign_messages", "journey_instances", "journey_points", "journey_messages", "push_optouts"] as const;
+const BY_PANEL_CONTACT = ["campaign_messages", "journey_instances", "journey_points", "journey_messages", "journey_split_entries", "journey_conversions", "push_optouts"] as const;
 const CONTACT_BUCKET = (table: string) => `(SELECT c.bucket FROM contacts c WHERE c.id = ${table}.contact_id)`;
 
 /**

@@ -11,12 +11,15 @@ export interface SplitEntry {
   goal: { kind: "activity"; key: string; until: number } | { kind: "open" | "click"; until: number } | null;
 }
 
-/** The branch an instance took at a split; a second insert (a step run again) is ignored. */
+/**
+ * The branch an instance took at a split; a second insert (a step run again) is ignored. It
+ * takes its instance's bucket (decision 0038).
+ */
 export function insertSplitEntryStatement(db: ShardDb, e: SplitEntry, now: number): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR IGNORE INTO journey_split_entries (instance_id, step_id, panel_id, journey_id, contact_id, branch, at, goal_kind, goal_key, goal_until)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO journey_split_entries (instance_id, step_id, panel_id, journey_id, contact_id, branch, at, goal_kind, goal_key, goal_until, bucket)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE((SELECT bucket FROM journey_instances WHERE id = ?1), 0))`,
     )
     .bind(
       e.instanceId,
@@ -89,8 +92,8 @@ export async function convertInstances(db: ShardDb, panelId: string, conversions
   const statements = conversions.flatMap(({ instanceId, eventId }) => [
     db
       .prepare(
-        `INSERT OR IGNORE INTO journey_conversions (instance_id, panel_id, journey_id, contact_id, event_id, at)
-         SELECT id, panel_id, journey_id, contact_id, ?3, ?4 FROM journey_instances WHERE id = ?1 AND panel_id = ?2 AND status = 'active' RETURNING instance_id`,
+        `INSERT OR IGNORE INTO journey_conversions (instance_id, panel_id, journey_id, contact_id, event_id, at, bucket)
+         SELECT id, panel_id, journey_id, contact_id, ?3, ?4, bucket FROM journey_instances WHERE id = ?1 AND panel_id = ?2 AND status = 'active' RETURNING instance_id`,
       )
       .bind(instanceId, panelId, eventId, now),
     db

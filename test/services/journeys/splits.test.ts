@@ -1,8 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { splitBranchOf } from "../../../src/domain/journey";
+import { contactBucket } from "../../../src/domain/partitions";
 import { continuePoints, POINT_LEASE_MS } from "../../../src/services/journeys/engine";
 import { journeyTimers } from "../../../src/services/journeys/timers";
+import { fillContactBuckets } from "../../../src/store/buckets";
 import { enterInstances } from "../../../src/store/journeys/instances";
 import type { JourneyPoint } from "../../../src/store/journeys/points";
 import type { ShardDb } from "../../../src/store/shards";
@@ -17,6 +19,15 @@ async function stepsSent(panel: TestPanel): Promise<Map<number, string[]>> {
   const byContact = new Map<number, string[]>();
   for (const row of results) byContact.set(row.contact_id, [...(byContact.get(row.contact_id) ?? []), row.step_id]);
   return byContact;
+}
+
+/** Each row's contact key and bucket in a journey table of the panel, by key. */
+async function bucketsOf(panel: TestPanel, table: "journey_split_entries" | "journey_conversions"): Promise<Array<{ key: string; bucket: number }>> {
+  const { results } = await panelData
+    .prepare(`SELECT c.pk_value AS key, t.bucket FROM ${table} t JOIN contacts c ON c.id = t.contact_id WHERE t.panel_id = ? ORDER BY c.pk_value`)
+    .bind(panel.id)
+    .all<{ key: string; bucket: number }>();
+  return results;
 }
 
 async function contactId(panel: TestPanel, email: string): Promise<number> {
@@ -59,6 +70,10 @@ describe("A/B split steps", () => {
     ]);
     expect(split.branches[0].confidence).toBeNull();
     expect(split.branches[1].confidence === null || (split.branches[1].confidence >= 0 && split.branches[1].confidence <= 1)).toBe(true);
+    // Each entry carries its contact's bucket (decision 0038), not all the same one.
+    const entries = [...emails].sort().map((key) => ({ key, bucket: contactBucket(panel.id, key) }));
+    expect(await bucketsOf(panel, "journey_split_entries")).toEqual(entries);
+    expect(new Set(entries.map((e) => e.bucket)).size).toBeGreaterThan(1);
   });
 
   it("a promoted winner takes every new entry in a new version; instances inside keep their branch", async () => {
@@ -171,6 +186,13 @@ describe("journey goals", () => {
     expect(sent.get(await contactId(panel, "browser@example.com"))).toEqual(["nudge"]);
     const report = await admin("GET", `${journey.path}/report`);
     expect(report.body).toMatchObject({ entered: 2, exited: 1, converted: 1 });
+    // The conversion carries its contact's bucket (decision 0038); the back-fill sets it again
+    // on a row left at 0, from the contact's.
+    const buyer = { key: "buyer@example.com", bucket: contactBucket(panel.id, "buyer@example.com") };
+    expect(await bucketsOf(panel, "journey_conversions")).toEqual([buyer]);
+    await panelData.prepare("UPDATE journey_conversions SET bucket = 0 WHERE panel_id = ?").bind(panel.id).run();
+    await fillContactBuckets(panelData, [[await contactId(panel, buyer.key), panel.id, buyer.bucket]]);
+    expect(await bucketsOf(panel, "journey_conversions")).toEqual([buyer]);
   });
 
   it("refuses a goal that names no activity or the trigger's own", async () => {
