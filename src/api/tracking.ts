@@ -4,9 +4,9 @@ import { parseSesNotification } from "../services/channels/email/ses-notificatio
 import { recipientOf, recipientPreferences, resubscribe } from "../services/channels/email/recipient-choice";
 import { isJourneyClaim, TrackingSigner } from "../services/channels/email/tracking";
 import { invalidLinkPage, ONE_CLICK_NOTICE, preferenceNotice, preferencesPage, RESUBSCRIBE_LABEL, unsubscribeNotice, unsubscribePage } from "../domain/unsubscribe-page";
-import { recordEmailLinkConsent, type ConsentClient } from "../services/consent/record";
+import { emailLinkConsentStatements, type ConsentClient } from "../services/consent/record";
 import { recipientTopics } from "../services/topics/choices";
-import { PREFERENCE_CHANNELS, type ChannelPreferences, type PreferenceChannel, type PreferencesChange } from "../domain/preferences";
+import { PREFERENCE_CHANNELS, type PreferenceChannel, type PreferencesChange } from "../domain/preferences";
 import { escapeHtml } from "../domain/merge-tags";
 import { recordJourneyBounce, recordJourneyComplaint, trackJourneyClick, trackJourneyOpen, unsubscribeJourneyRecipient, type ReaderDetails } from "../services/journeys/engagement";
 import { constantTimeEqual } from "../lib/crypto";
@@ -130,18 +130,18 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
       return htmlPage(unsubscribePage("left_topic", view.facts));
     }
     if (action === "resubscribe") {
-      await resubscribe(env, view, claim.panelId);
-      if (view.suppressed !== "hard_bounce" && view.suppressed !== null) {
-        await recordEmailLinkConsent(env, claim.panelId, view.contactId, "subscribe", "unsubscribe_page", consentClientOf(request), RESUBSCRIBE_LABEL);
-      }
+      const lifts = view.suppressed !== "hard_bounce" && view.suppressed !== null;
+      const client = consentClientOf(request);
+      await resubscribe(env, view, claim.panelId, lifts ? (db) => emailLinkConsentStatements(db, claim.panelId, view.contactId, "unsubscribe_page", client, [{ kind: "subscribe", text: RESUBSCRIBE_LABEL }]) : undefined);
       return htmlPage(unsubscribePage(view.suppressed === "hard_bounce" ? "bounced" : "resubscribed", view.facts));
     }
-    const done = await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now()) : unsubscribeRecipient(env, claim, Date.now()));
+    const via = unsubscribeVia(request);
+    const act = { kind: "unsubscribe" as const, text: via === "one_click" ? ONE_CLICK_NOTICE : unsubscribeNotice(view.facts.panelName) };
+    const client = consentClientOf(request);
+    // The consent record only of an address that was not stopped already, written with the stop.
+    const proof = view.suppressed === null ? (db: Parameters<typeof emailLinkConsentStatements>[0]) => emailLinkConsentStatements(db, claim.panelId, view.contactId, via, client, [act]) : undefined;
+    const done = await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now(), proof) : unsubscribeRecipient(env, claim, Date.now(), proof));
     if (!done) return htmlPage(invalidLinkPage());
-    if (view.suppressed === null) {
-      const via = unsubscribeVia(request);
-      await recordEmailLinkConsent(env, claim.panelId, view.contactId, "unsubscribe", via, consentClientOf(request), via === "one_click" ? ONE_CLICK_NOTICE : unsubscribeNotice(view.facts.panelName));
-    }
     return htmlPage(unsubscribePage(view.suppressed === "unsubscribe" || view.suppressed === "complaint" ? "already_unsubscribed" : "unsubscribed", view.facts));
   }
   const state = view.suppressed === "hard_bounce" ? "bounced" : view.suppressed ? "already_unsubscribed" : "subscribed";
@@ -184,30 +184,30 @@ export async function handlePreferences(token: string, request: Request, env: En
   if (!claim || !view) return htmlPage(invalidLinkPage());
   const posted = request.method === "POST" ? await postedPreferences(request) : null;
   const change = posted?.channels ?? null;
-  // What the contact had before, so the consent records name only the channels this post changed.
-  const before = change ? await recipientPreferences(env, claim, view) : null;
+  const client = consentClientOf(request);
+  // Each channel the post changed, as a consent record written in the batch that changes it.
+  const proof = (db: Parameters<typeof emailLinkConsentStatements>[0], changed: PreferencesChange) =>
+    emailLinkConsentStatements(db, claim.panelId, view.contactId, "preference_page", client, preferenceActs(changed, view.facts.panelName));
   // Email left from this page counts as the message's unsubscribe, as the link's does (counter, event, journeys' waits).
   if (change?.email === "unsubscribed" && view.suppressed === null) {
-    await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now()) : unsubscribeRecipient(env, claim, Date.now()));
+    const leaveEmail = (db: Parameters<typeof proof>[0]) => proof(db, { email: "unsubscribed" });
+    await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now(), leaveEmail) : unsubscribeRecipient(env, claim, Date.now(), leaveEmail));
   }
-  const preferences = await recipientPreferences(env, claim, view, change ?? undefined);
+  // The contact's channels are read once, after that unsubscribe: the email it stopped is no change here.
+  const preferences = await recipientPreferences(env, claim, view, change ?? undefined, proof);
   if (!preferences) return htmlPage(invalidLinkPage());
-  if (change && before) await recordPreferenceConsent(env, claim.panelId, view.contactId, changedChannels(before, change), view.facts.panelName, consentClientOf(request));
   const topicChange = posted?.topics.size ? { wanted: posted.topics, via: "preference_page" as const, client: consentClientOf(request), panelName: view.facts.panelName } : undefined;
   const topics = await recipientTopics(env, claim.panelId, view.contactId, topicChange);
   const pageTopics = topics.map(({ topic, joined }) => ({ id: topic.id, name: topic.name, description: topic.description, joined }));
   return htmlPage(preferencesPage(view.facts, preferences, posted !== null, pageTopics));
 }
 
-function changedChannels(before: ChannelPreferences, change: PreferencesChange): PreferencesChange {
-  return Object.fromEntries(Object.entries(change).filter(([channel, state]) => before[channel as PreferenceChannel] !== state));
-}
-
-/** Each channel the preference page's post changed to subscribed or unsubscribed, as a consent record. */
-async function recordPreferenceConsent(env: Env, panelId: string, contactId: number, change: PreferencesChange, panelName: string, client: ConsentClient): Promise<void> {
-  for (const [channel, state] of Object.entries(change) as Array<[PreferenceChannel, "subscribed" | "unsubscribed"]>) {
-    await recordEmailLinkConsent(env, panelId, contactId, state === "subscribed" ? "subscribe" : "unsubscribe", "preference_page", client, preferenceNotice(panelName, channel, state));
-  }
+/** The consent acts of the channels a preference post changed to subscribed or unsubscribed. */
+function preferenceActs(changed: PreferencesChange, panelName: string): Array<{ kind: "subscribe" | "unsubscribe"; text: string }> {
+  return (Object.entries(changed) as Array<[PreferenceChannel, "subscribed" | "unsubscribed"]>).map(([channel, state]) => ({
+    kind: state === "subscribed" ? "subscribe" : "unsubscribe",
+    text: preferenceNotice(panelName, channel, state),
+  }));
 }
 
 /**

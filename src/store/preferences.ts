@@ -5,7 +5,12 @@ export async function pushOptedOut(db: ShardDb, panelId: string, contactId: numb
 }
 
 export async function setPushOptOut(db: ShardDb, panelId: string, contactId: number, optedOut: boolean, now: number): Promise<void> {
-  const statement = optedOut
+  await setPushOptOutStatement(db, panelId, contactId, optedOut, now).run();
+}
+
+/** setPushOptOut as a statement for the caller's batch. */
+export function setPushOptOutStatement(db: ShardDb, panelId: string, contactId: number, optedOut: boolean, now: number): D1PreparedStatement {
+  return optedOut
     ? db
         // The contact's bucket (decision 0038), read in the same statement.
         .prepare(
@@ -14,5 +19,4 @@ export async function setPushOptOut(db: ShardDb, panelId: string, contactId: num
         )
         .bind(panelId, contactId, now)
     : db.prepare("DELETE FROM push_optouts WHERE panel_id = ? AND contact_id = ?").bind(panelId, contactId);
-  await statement.run();
 }

@@ -19,14 +19,18 @@ export async function suppressAddress(
   campaignId: string | null,
   now: number,
 ): Promise<void> {
-  await db
+  await suppressAddressStatement(db, panelId, address, reason, campaignId, now).run();
+}
+
+/** suppressAddress as a statement, for a caller that writes it in one batch with its consent record. */
+export function suppressAddressStatement(db: ShardDb, panelId: string, address: string, reason: SuppressionReason, campaignId: string | null, now: number): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO email_suppressions (panel_id, address, reason, campaign_id, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (panel_id, address) DO UPDATE SET reason = excluded.reason, campaign_id = excluded.campaign_id, created_at = excluded.created_at
        WHERE ${strictness("excluded.reason")} > ${strictness("email_suppressions.reason")}`,
     )
-    .bind(panelId, address.toLowerCase(), reason, campaignId, now)
-    .run();
+    .bind(panelId, address.toLowerCase(), reason, campaignId, now);
 }
 
 /**
@@ -53,12 +57,16 @@ export async function suppressionOf(db: ShardDb, panelId: string, address: strin
  * domain/preferences.ts LIFTABLE_SUPPRESSIONS); any other stays. True when one was lifted.
  */
 export async function liftSuppression(db: ShardDb, panelId: string, address: string, reasons: readonly SuppressionReason[]): Promise<boolean> {
-  if (!reasons.length) return false;
-  const result = await db
+  const statement = liftSuppressionStatement(db, panelId, address, reasons);
+  return statement ? (await statement.run()).meta.changes > 0 : false;
+}
+
+/** liftSuppression as a statement for the caller's batch; null when no reason may be lifted. */
+export function liftSuppressionStatement(db: ShardDb, panelId: string, address: string, reasons: readonly SuppressionReason[]): D1PreparedStatement | null {
+  if (!reasons.length) return null;
+  return db
     .prepare(`DELETE FROM email_suppressions WHERE panel_id = ? AND address = ? AND reason IN (${reasons.map(() => "?").join(", ")})`)
-    .bind(panelId, address.toLowerCase(), ...reasons)
-    .run();
-  return result.meta.changes > 0;
+    .bind(panelId, address.toLowerCase(), ...reasons);
 }
 
 /** The panel's suppressed email addresses, counted up to `cap`. */

@@ -3,7 +3,7 @@ import { allShards, type ShardDb } from "../../store/shards";
 import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
 import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
 import { countEngagement, markBounced, markUnsubscribed, sentMessageByProviderId, type TrackedMessage } from "../../store/campaigns";
-import { suppressAddress } from "../../store/suppressions";
+import { suppressAddress, suppressAddressStatement } from "../../store/suppressions";
 import { recordEmailEvents } from "../pipeline/email-events";
 import { messageIdOf } from "./send";
 
@@ -36,12 +36,14 @@ export async function trackClick(env: Env_, claim: TrackingClaim<CampaignMessage
 }
 
 /** Unsubscribes the recipient of a message; repeating it changes nothing. */
-export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
+export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>): Promise<boolean> {
   const db = await panelDb(env, claim.panelId);
   const marked = await markUnsubscribed(db, claim, now);
   if (!marked) return false;
   const { message, first } = marked;
-  if (message.address) await suppressAddress(db, message.panelId, message.address, "unsubscribe", message.campaignId, now);
+  // The stop and its consent record (`proof`) are written together: never one without the other.
+  const writes = [...(message.address ? [suppressAddressStatement(db, message.panelId, message.address, "unsubscribe", message.campaignId, now)] : []), ...((await proof?.(db)) ?? [])];
+  if (writes.length) await db.batch(writes);
   if (first) {
     await recordEmailEvents(env, [{ panelId: message.panelId, event: "unsubscribe", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
   }

@@ -4,11 +4,13 @@ import { refused, succeeded, type Result } from "../../lib/problems";
 import { changedValues } from "../../domain/audit";
 import { recordAudit, type Auditor } from "../audit/record";
 import type { Contact } from "../../store/contacts";
-import { pushOptedOut, setPushOptOut } from "../../store/preferences";
+import { pushOptedOut, setPushOptOutStatement } from "../../store/preferences";
 import type { ShardDb } from "../../store/shards";
 import { phoneSuppression } from "../../store/sms";
-import { liftSmsSuppression, suppressSms } from "./sms/suppressions";
-import { liftSuppression, suppressAddress, suppressionOf } from "../../store/suppressions";
+import { liftSmsSuppressionStatement, suppressSmsStatement } from "./sms/suppressions";
+import { liftSuppressionStatement, suppressAddressStatement, suppressionOf } from "../../store/suppressions";
+
+const nonNull = <T>(value: T | null): T[] => (value === null ? [] : [value]);
 
 const EMAIL_STATES: Record<SuppressionReason, ChannelState> = { unsubscribe: "unsubscribed", complaint: "complained", hard_bounce: "bounced" };
 
@@ -39,6 +41,8 @@ export async function changeContactPreferences(
   by: PreferenceActor,
   /** An operator's change, recorded in the audit log with each channel's before and after. */
   auditor?: Auditor,
+  /** The consent records of the channels changed, written in the batch that changes them. */
+  proof?: (changed: PreferencesChange) => Promise<D1PreparedStatement[]>,
 ): Promise<Result<ChannelPreferences>> {
   const current = await contactPreferences(db, panelId, contact);
   const unreachable: FieldProblem[] = [];
@@ -57,17 +61,26 @@ export async function changeContactPreferences(
   if (held.length) return refused("conflict", [...held, ...unreachable]);
   if (unreachable.length) return refused("invalid", unreachable);
   const { address, phone } = contactReach(contact.attributes);
+  const changed: PreferencesChange = {};
+  const writes: D1PreparedStatement[] = [];
   if (change.email !== undefined && change.email !== current.email && address) {
+    changed.email = change.email;
     // On a complained address an unsubscribe changes nothing: the stricter complaint stays (store/suppressions.ts).
-    if (change.email === "unsubscribed") await suppressAddress(db, panelId, address, "unsubscribe", null, now);
-    else await liftSuppression(db, panelId, address, LIFTABLE_SUPPRESSIONS[by]);
+    if (change.email === "unsubscribed") writes.push(suppressAddressStatement(db, panelId, address, "unsubscribe", null, now));
+    else writes.push(...nonNull(liftSuppressionStatement(db, panelId, address, LIFTABLE_SUPPRESSIONS[by])));
   }
   if (change.sms !== undefined && change.sms !== current.sms && phone) {
-    if (change.sms === "unsubscribed") await suppressSms(db, panelId, phone, "stop", now);
+    changed.sms = change.sms;
+    if (change.sms === "unsubscribed") writes.push(suppressSmsStatement(db, panelId, phone, "stop", now));
     // Only a contact's own STOP gets here (a stop by the provider or an operator was refused above); gone already is as good.
-    else await liftSmsSuppression(db, panelId, phone);
+    else writes.push(liftSmsSuppressionStatement(db, panelId, phone));
   }
-  if (change.push !== undefined && change.push !== current.push) await setPushOptOut(db, panelId, contact.id, change.push === "unsubscribed", now);
+  if (change.push !== undefined && change.push !== current.push) {
+    changed.push = change.push;
+    writes.push(setPushOptOutStatement(db, panelId, contact.id, change.push === "unsubscribed", now));
+  }
+  // The changes and their consent records (`proof`, a recipient's) in one batch: never a change without its proof.
+  if (writes.length) await db.batch([...writes, ...((await proof?.(changed)) ?? [])]);
   const after = await contactPreferences(db, panelId, contact);
   if (auditor) {
     const changed = changedValues(current, after);

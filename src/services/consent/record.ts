@@ -1,4 +1,3 @@
-import { findPanelHome } from "../access/shards";
 import { uuidV7 } from "../../lib/random";
 import { insertConsentOfKeyStatements, insertConsentStatements, type ConsentKind, type ConsentRecord, type ConsentVia } from "../../store/consent";
 import type { ShardDb } from "../../store/shards";
@@ -64,29 +63,26 @@ export async function consentStatementsOfKey(
   return insertConsentOfKeyStatements(db, panelId, key, await consentRecords(db, panelId, facts, options.keepsClient), options.skipGoneLists);
 }
 
-/** Records one consent act now. */
-export async function recordConsent(db: ShardDb, panelId: string, facts: ConsentFacts, keepsClient?: boolean): Promise<void> {
-  const statements = await consentStatements(db, panelId, facts, keepsClient);
-  if (statements.length) await db.batch(statements);
-}
-
 /** How an email link's unsubscribe or resubscribe came: the page's buttons, a mail client's one-click POST, the preference page. */
 export type EmailLinkVia = "unsubscribe_page" | "one_click" | "preference_page";
 
 /**
- * Records a contact's unsubscribe from email (or its way back, `subscribe`) through a message's
- * link, with the text the contact was shown; nothing when the panel is gone.
+ * The records of a contact's unsubscribe from email (or its way back, `subscribe`, or the
+ * channels changed on the preference page) through a message's link, each with the text the
+ * contact was shown, as statements for the batch that makes the change.
  */
-export async function recordEmailLinkConsent(
-  env: Env,
+export async function emailLinkConsentStatements(
+  db: ShardDb,
   panelId: string,
   contactId: number,
-  kind: "subscribe" | "unsubscribe",
   via: EmailLinkVia,
   client: ConsentClient,
-  text: string,
-): Promise<void> {
-  const home = await findPanelHome(env, panelId);
-  if (!home) return;
-  await recordConsent(home.db, panelId, { contactId, kind, listIds: [], via, client, text, at: Date.now() });
+  acts: ReadonlyArray<{ kind: "subscribe" | "unsubscribe"; text: string }>,
+): Promise<D1PreparedStatement[]> {
+  if (!acts.length) return [];
+  // The panel's setting read once for all the acts.
+  const keepsClient = client.ip !== null || client.userAgent !== null ? (await getFormSettings(db, panelId)).consentKeepsClient : false;
+  const at = Date.now();
+  const statements = await Promise.all(acts.map(({ kind, text }) => consentStatements(db, panelId, { contactId, kind, listIds: [], via, client, text, at }, keepsClient)));
+  return statements.flat();
 }

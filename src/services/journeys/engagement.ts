@@ -4,7 +4,7 @@ import { recordEmailEvents, type EmailEventKind } from "../pipeline/email-events
 import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
 import type { JourneyMessageRef, TrackingClaim } from "../channels/email/tracking";
 import { getMessages, journeyEmailByProviderId, type JourneyMessage } from "../../store/journeys/messages";
-import { suppressAddress } from "../../store/suppressions";
+import { suppressAddress, suppressAddressStatement } from "../../store/suppressions";
 import { journeyEmailAddress } from "./messages";
 
 /**
@@ -66,12 +66,14 @@ export async function trackJourneyClick(env: TrackEnv, claim: TrackingClaim<Jour
 }
 
 /** Unsubscribes the recipient of a journey message; repeating it changes nothing. */
-export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, now: number): Promise<boolean> {
+export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, now: number, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>): Promise<boolean> {
   const db = await panelDb(env, claim.panelId);
   const message = await sentEmail(db, claim);
   if (!message) return false;
   const address = journeyEmailAddress(message);
-  if (address) await suppressAddress(db, message.panelId, address, "unsubscribe", null, now);
+  // As for campaign mail (broadcasts/engagement.ts): the stop and its consent record in one batch.
+  const writes = [...(address ? [suppressAddressStatement(db, message.panelId, address, "unsubscribe", null, now)] : []), ...((await proof?.(db)) ?? [])];
+  if (writes.length) await db.batch(writes);
   // The guid keeps it one event per message, as campaign_messages.unsubscribed_at does for campaigns.
   await record(env, message, "unsubscribe", {}, now, `email:${message.msgid}:unsubscribe`);
   return true;

@@ -5,7 +5,8 @@ import { contactsByIds } from "../../../store/contacts";
 import { changeContactPreferences, contactPreferences } from "../preferences";
 import { getMessages } from "../../../store/journeys/messages";
 import { getTopic } from "../../../store/topics";
-import { liftSuppression, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
+import { liftSuppressionStatement, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
+import type { ShardDb } from "../../../store/shards";
 import { findPanelHome, panelDb } from "../../access/shards";
 import { isJourneyClaim, type TrackingClaim } from "./tracking";
 
@@ -56,20 +57,35 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
   return { facts, suppressed, contactId };
 }
 
-/** Lifts the recipient's unsubscribe or complaint (they ask for the mail again); a hard bounce stays. */
-export async function resubscribe(env: Env, view: RecipientView, panelId: string): Promise<boolean> {
-  return liftSuppression(await panelDb(env, panelId), panelId, view.facts.address, LIFTABLE_SUPPRESSIONS.recipient);
+/**
+ * Lifts the recipient's unsubscribe or complaint (they ask for the mail again); a hard bounce
+ * stays. `proof`, the consent record, is written in the same batch.
+ */
+export async function resubscribe(env: Env, view: RecipientView, panelId: string, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>): Promise<boolean> {
+  const db = await panelDb(env, panelId);
+  const lift = liftSuppressionStatement(db, panelId, view.facts.address, LIFTABLE_SUPPRESSIONS.recipient);
+  const writes = [...(lift ? [lift] : []), ...((await proof?.(db)) ?? [])];
+  if (!writes.length) return false;
+  const [lifted] = await db.batch(writes);
+  return lift !== null && lifted!.meta.changes > 0;
 }
 
 /**
  * The preference page's contact and its channels (services/contacts/preferences.ts); null when
- * the contact is gone (erased). `change` applies the page's form first.
+ * the contact is gone (erased). `change` applies the page's form first, with `proof`, the consent
+ * records of the channels it changed, in the same batch.
  */
-export async function recipientPreferences(env: Env, claim: TrackingClaim, view: RecipientView, change?: PreferencesChange): Promise<ChannelPreferences | null> {
+export async function recipientPreferences(
+  env: Env,
+  claim: TrackingClaim,
+  view: RecipientView,
+  change?: PreferencesChange,
+  proof?: (db: ShardDb, changed: PreferencesChange) => Promise<D1PreparedStatement[]>,
+): Promise<ChannelPreferences | null> {
   const db = await panelDb(env, claim.panelId);
   const contact = (await contactsByIds(db, claim.panelId, [view.contactId])).get(view.contactId);
   if (!contact) return null;
   if (!change) return contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
-  const outcome = await changeContactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes }, change, Date.now(), "recipient");
+  const outcome = await changeContactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes }, change, Date.now(), "recipient", undefined, proof && ((changed) => proof(db, changed)));
   return outcome.ok ? outcome.value : contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
 }

@@ -1,6 +1,6 @@
 import { refused, succeeded, type Result } from "../../../lib/problems";
 import type { ShardDb } from "../../../store/shards";
-import { liftPhoneSuppression, phoneSuppression, suppressPhone, suppressPhoneStatement, type PhoneSuppressionReason } from "../../../store/sms";
+import { liftPhoneSuppression, liftPhoneSuppressionStatement, phoneSuppression, suppressPhone, suppressPhoneStatement, type PhoneSuppressionReason } from "../../../store/sms";
 
 /**
  * The one home of stopping and resuming SMS to a number of a panel (sms_suppressions): an
@@ -25,6 +25,11 @@ export function suppressSmsStatement(db: ShardDb, panelId: string, phone: string
 export async function liftSmsSuppression(db: ShardDb, panelId: string, phone: string): Promise<Result<void>> {
   if (await liftPhoneSuppression(db, panelId, phone)) return succeeded(undefined);
   return refused("not_found", [], `The number ${phone} is not suppressed in this panel`);
+}
+
+/** liftSmsSuppression as a statement, for a contact's own choice written in one batch with its consent record. */
+export function liftSmsSuppressionStatement(db: ShardDb, panelId: string, phone: string): D1PreparedStatement {
+  return liftPhoneSuppressionStatement(db, panelId, phone);
 }
 
 /** A START reply: lifts the number's own STOP, never a provider's or an operator's stop. */
