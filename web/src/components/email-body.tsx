@@ -19,6 +19,11 @@ export function EmailBody(props: EmailBodyProps) {
   );
 }
 
+/** Whether a refused field is shown by the editor itself (its source's problems, listed by block): not again on top of the form. */
+export function shownByEmailBody(field: string): boolean {
+  return field === "body_source" || field.startsWith("body_source.");
+}
+
 /** The members a request carries for a body: html, with the source when the visual editor wrote it. */
 export function bodyMembers(value: EmailBodyValue): { html: string; body_source?: EmailSource | null } {
   return value.source ? { html: value.html, body_source: value.source } : { html: value.html };

@@ -11,7 +11,7 @@ import { CampaignReportSection } from "./campaign-report";
 import { AbTestForm } from "./campaign-ab-test";
 import type { ScreenProps } from "../screen-props";
 import { AudienceEstimateNote, CampaignChecksSection, CampaignPreviewSection, VariantChoice, variantLetters } from "./campaign-preview";
-import { bodyMembers, EmailBody, type EmailBodyValue } from "../components/email-body";
+import { bodyMembers, EmailBody, shownByEmailBody, type EmailBodyValue } from "../components/email-body";
 
 /** Addresses as typed: separated by commas, semicolons, spaces or new lines. */
 const addressesOf = (text: string) => text.split(/[\s,;]+/).filter(Boolean);
@@ -194,7 +194,7 @@ function EditForm({ panelId, campaign, onSaved }: { panelId: string; campaign: C
             Saved.
           </p>
         )}
-        <ErrorNote error={unplacedFailure(failure, fields, ["name", "subject", "sender_name", "sender_email", "reply_to", "html"])} />
+        <ErrorNote error={unplacedFailure(failure, fields, (field) => ["name", "subject", "sender_name", "sender_email", "reply_to", "html"].includes(field) || shownByEmailBody(field))} />
       </form>
     </details>
   );

@@ -7,7 +7,7 @@ import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit, unplacedF
 import { may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { AudienceEstimateNote } from "./campaign-preview";
-import { bodyMembers, EmailBody } from "../components/email-body";
+import { bodyMembers, EmailBody, shownByEmailBody } from "../components/email-body";
 import type { EmailSource } from "../../../src/domain/email-source";
 
 /** UTF-8 text as base64, the form the API takes source_code in. */
@@ -238,7 +238,7 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
 
   return (
     <form className="card" onSubmit={submit} aria-label="New campaign">
-      <ErrorNote error={unplacedFailure(failure, fields, (field) => placed.has(field)) ?? choices.error} />
+      <ErrorNote error={unplacedFailure(failure, fields, (field) => placed.has(field) || shownByEmailBody(field)) ?? choices.error} />
       <div className="row">
         {text("name", "Campaign name")}
         {usesTemplate

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { EmailTemplateInput, EmailTemplateSummaryView, EmailTemplateView } from "../../../src/domain/answers";
 import { useConfirm } from "../components/confirm-dialog";
-import { EmailBody } from "../components/email-body";
+import { EmailBody, shownByEmailBody } from "../components/email-body";
 import type { EmailSource } from "../../../src/domain/email-source";
 import { may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
@@ -51,7 +51,7 @@ function TemplateForm({
   return (
     <form className="card" onSubmit={submit} aria-label={title}>
       <h2>{title}</h2>
-      <ErrorNote error={unplacedFailure(failure, fields, ["name", "subject", "preheader", "body_html"])} />
+      <ErrorNote error={unplacedFailure(failure, fields, (field) => ["name", "subject", "preheader", "body_html"].includes(field) || shownByEmailBody(field))} />
       <div className="row">
         <Field label="Template name" hint="Unique in the panel" error={fields.name}>
           {(props) => <input {...props} required value={draft.name} onChange={(e) => set("name", e.target.value)} />}
