@@ -135,6 +135,11 @@ export async function advanceReplay(
   return (result.meta.changes ?? 0) > 0;
 }
 
+/** Notes that a step looked at a running replay (one waiting for its dispatcher): the re-drive leaves it alone. */
+export async function touchReplay(db: ShardDb, panelId: string, id: string, now: number): Promise<void> {
+  await db.prepare("UPDATE webhook_replays SET step_at = ?3 WHERE panel_id = ?1 AND id = ?2 AND state = 'running'").bind(panelId, id, now).run();
+}
+
 /** Ends a running replay as cancelled; answers the replay as it is now (null when the panel has none with this id). */
 export async function cancelReplay(db: ShardDb, panelId: string, id: string, now: number): Promise<WebhookReplay | null> {
   await db

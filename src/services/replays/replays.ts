@@ -17,6 +17,7 @@ import {
   insertReplay,
   listReplays,
   stalledReplays,
+  touchReplay,
   type ReplayCursor,
   type WebhookReplay,
 } from "../../store/webhook-replays";
@@ -43,6 +44,14 @@ import { countReplayEvents, nextReplayEvents, selectionOf } from "./events";
 
 /** Events one step hands over: whole batches (a multiple of the batch limit, 100). */
 export const REPLAY_PAGE = 5 * BATCH_LIMITS.maxEvents;
+/**
+ * A step hands nothing over while the dispatcher holds this many of the replay's events: a
+ * replay goes at the endpoint's pace, and never fills the backlog to its bound (1,000,000),
+ * past which the oldest waiting events, live ones among them, would be dropped.
+ */
+export const REPLAY_MAX_WAITING = 4 * REPLAY_PAGE;
+/** How long a step that found the dispatcher full waits before the next look. */
+export const REPLAY_WAIT_SECONDS = 30;
 /** A step left alone this long lost its nudge (or failed): the cron nudges it again. */
 export const REPLAY_STALLED_AFTER_MS = 60_000;
 /** Replays a webhook's list shows. */
@@ -64,8 +73,8 @@ export function readReplayNudge(body: unknown): ReplayNudge | null {
   return type === "webhook_replay" && typeof panelId === "string" && typeof replayId === "string" ? { type, panelId, replayId } : null;
 }
 
-async function nudgeReplay(env: Pick<Env, "IMPORTS">, panelId: string, replayId: string): Promise<void> {
-  await env.IMPORTS.send({ type: "webhook_replay", panelId, replayId } satisfies ReplayNudge);
+async function nudgeReplay(env: Pick<Env, "IMPORTS">, panelId: string, replayId: string, delaySeconds?: number): Promise<void> {
+  await env.IMPORTS.send({ type: "webhook_replay", panelId, replayId } satisfies ReplayNudge, delaySeconds ? { delaySeconds } : undefined);
 }
 
 /** A replay with what its webhook's dispatcher has delivered of it. */
@@ -196,16 +205,21 @@ function describe(replay: WebhookReplay, row: EventRow, contact: KeyedContact | 
   return { ...described, guid: described.guid! };
 }
 
-export type ReplayStepOutcome = "more" | "done" | "stopped";
+export type ReplayStepOutcome = "more" | "wait" | "done" | "stopped";
 
 /**
- * One step: the next page after the cursor handed over, then the cursor moved on. A step that
+ * One step: the next page after the cursor handed over, then the cursor moved on; or, while the
+ * dispatcher holds REPLAY_MAX_WAITING of the replay's events, nothing (`wait`). A step that
  * finds the replay ended, or whose cursor another step moved meanwhile, stops (what it handed
  * over was a repeat the dispatcher skipped).
  */
 export async function replayStep(env: Env, db: ShardDb, panelId: string, replayId: string, now: number): Promise<ReplayStepOutcome> {
   const replay = await getReplay(db, panelId, replayId);
   if (!replay || replay.state !== "running") return "stopped";
+  if ((await webhookDispatcher(env, replay.webhookId).replayProgress(replay.id)).waiting >= REPLAY_MAX_WAITING) {
+    await touchReplay(db, panelId, replayId, now);
+    return "wait";
+  }
   const start: ReplayCursor = replay.cursor ?? { occurredAt: replay.from, id: 0 };
   const page = await nextReplayEvents(env.FILES, db, panelId, selectionOf(replay.filter), start, replay.to, REPLAY_PAGE);
   // Whole batches only, but for the last page: a page's tail would otherwise go as a small batch
@@ -240,7 +254,9 @@ export async function replayStep(env: Env, db: ShardDb, panelId: string, replayI
 }
 
 async function stepAndNudge(env: Env, db: ShardDb, panelId: string, replayId: string, now: number): Promise<void> {
-  if ((await replayStep(env, db, panelId, replayId, now)) === "more") await nudgeReplay(env, panelId, replayId);
+  const outcome = await replayStep(env, db, panelId, replayId, now);
+  if (outcome === "more") await nudgeReplay(env, panelId, replayId);
+  if (outcome === "wait") await nudgeReplay(env, panelId, replayId, REPLAY_WAIT_SECONDS);
 }
 
 /** The IMPORTS queue's `webhook_replay` nudge: the replay's next step, if it has one. */

@@ -181,6 +181,29 @@ describe("webhook replays", () => {
     expect(read.body).toMatchObject({ events_delivered: 1_150, batches_delivered: 12, events_waiting: 0 });
   });
 
+  it("hands nothing more over while the dispatcher holds four pages of it, and goes on once they are delivered", async () => {
+    const panel = await createPanel();
+    // A configured webhook holds its backlog until its test passes.
+    const hook = await createWebhook(panel, {}, false);
+    await seed(panel, 2_300, 3 * 60 * MINUTE);
+    const { stepEnv, imports } = steppingEnv();
+    const replay = await startReplay(stepEnv, panel, hook.id, { from: new Date(Date.now() - 4 * 60 * MINUTE).toISOString(), to: new Date().toISOString() });
+    await drainImports(stepEnv, imports);
+    let read = await admin("GET", `${hook.path}/replays/${replay.id}`);
+    expect(read.body).toMatchObject({ state: "running", events_sent: 2_000, events_waiting: 2_000 });
+    expect((await admin("GET", hook.path)).body.backlog).toBe(2_000);
+
+    expect((await admin("POST", `${hook.path}/test`)).body.state).toBe("operational");
+    await drive(hook.id);
+    expect((await admin("GET", `${hook.path}/replays/${replay.id}`)).body).toMatchObject({ events_delivered: 2_000, events_waiting: 0 });
+    await imports.send({ type: "webhook_replay", panelId: panel.id, replayId: replay.id });
+    await drainImports(stepEnv, imports);
+    await deliverAll(hook.id);
+    read = await admin("GET", `${hook.path}/replays/${replay.id}`);
+    expect(read.body).toMatchObject({ state: "done", events_sent: 2_300, events_delivered: 2_300, batches_delivered: 23 });
+    expect(ns(await deliveries(hook.bucket))).toEqual(range_(0, 2_300));
+  });
+
   it("cancelling stops the steps and drops the replay's waiting events", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel, {}, false);
