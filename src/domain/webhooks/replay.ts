@@ -14,7 +14,7 @@ const instant = z.string().trim().min(1, { error: "must not be empty" }).max(64)
 
 export const createReplayBody = z
   .object({
-    id: z.string().regex(REPLAY_ID, { error: "must be 1 to 64 letters, digits, '-' or '_'" }).optional(),
+    id: z.string().max(64).regex(REPLAY_ID, { error: "must be 1 to 64 letters, digits, '-' or '_'" }).optional(),
     /** ISO 8601; with Z or an offset, or a wall-clock time in the panel's zone. */
     from: instant,
     to: instant,
