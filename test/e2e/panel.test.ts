@@ -633,6 +633,30 @@ describe("panel in Chromium", () => {
       assert.ok(batches.length >= 2);
       await screenshot(page, "webhook-deliveries");
 
+      // Replays (owners): a dry run counts the range's events first; the replay starts only on confirming that count.
+      const replays = page.getByRole("form", { name: "Replay events" });
+      await replays.getByRole("button", { name: "Count events" }).click();
+      const counted = replays.getByRole("status");
+      await counted.waitFor();
+      const [, replayable] = /^(\d+) events? in \d+ batch(?:es)?$/.exec((await counted.textContent()) ?? "") ?? [];
+      assert.ok(replayable !== undefined, `dry run answer: ${await counted.textContent()}`);
+      // The dry run started nothing.
+      assert.equal((await adminCall("GET", `/panels/${panelId}/webhooks/${hook.id}/replays`)).replays.length, 0);
+      if (Number(replayable) > 0) {
+        await replays.getByRole("button", { name: `Replay ${replayable} events` }).click();
+        const listed = page.getByRole("table", { name: "Replays of this webhook, newest first" });
+        // Steps past the first run on the queue; the list shows them on refresh.
+        const until = Date.now() + 60_000;
+        while (!(await listed.getByRole("cell", { name: `${replayable} of ${replayable}` }).isVisible().catch(() => false))) {
+          if (Date.now() > until) throw new Error("the replay did not hand everything over");
+          await page.waitForTimeout(1000);
+          await page.getByRole("button", { name: "Refresh replays" }).click();
+        }
+        assert.equal((await adminCall("GET", `/panels/${panelId}/webhooks/${hook.id}/replays`)).replays.length, 1);
+      }
+      await checkAccessibility(page, "webhook-replays");
+      await screenshot(page, "webhook-replays");
+
       // Editing keeps the secret unless a new one is typed.
       await page.getByLabel("Label").fill("Order events (EU)");
       await page.getByRole("button", { name: "Save changes" }).click();
