@@ -363,7 +363,7 @@ function Replays({ panelId, webhookId }: { panelId: string; webhookId: string })
                 {counted.answer.events} event{counted.answer.events === 1 ? "" : "s"} in {counted.answer.batches} batch{counted.answer.batches === 1 ? "" : "es"}
               </span>
               <button type="button" disabled={busy || counted.answer.events === 0} onClick={start}>
-                Replay {counted.answer.events} events
+                Replay {counted.answer.events} event{counted.answer.events === 1 ? "" : "s"}
               </button>
             </>
           )}
