@@ -70,7 +70,8 @@ async function shardRows(db: ShardDb, panelId: string, selection: ReplaySelectio
 
 /**
  * Up to `limit` events after `cursor` (exclusive) before `to`, oldest first; `exhausted` when
- * none is left after them.
+ * none is left after them. `passed` is how far the read got without finding events (archived
+ * days with none selected): a page without rows may still move the cursor on.
  */
 export async function nextReplayEvents(
   bucket: R2Bucket,
@@ -80,7 +81,7 @@ export async function nextReplayEvents(
   cursor: ReplayCursor,
   to: number,
   limit: number,
-): Promise<{ rows: EventRow[]; exhausted: boolean }> {
+): Promise<{ rows: EventRow[]; exhausted: boolean; passed: ReplayCursor }> {
   const rows: EventRow[] = [];
   let position = cursor;
   // The first day whose archived parts may hold events after `position`.
@@ -95,7 +96,7 @@ export async function nextReplayEvents(
     // No archived day before the page's last shard row: the shard's rows are the page.
     if (day === null || (full && lastHot!.occurred_at < day)) {
       rows.push(...hot);
-      return { rows, exhausted: !full };
+      return { rows, exhausted: !full, passed: position };
     }
     const dayEnd = day + DAY_MS;
     const beforeDay = hot.filter((row) => row.occurred_at < day);
@@ -109,11 +110,11 @@ export async function nextReplayEvents(
     if (!dayWhole) merged = merged.filter((row) => order(row, lastHot!) <= 0);
     const available = [...beforeDay, ...merged];
     rows.push(...available.slice(0, need));
-    if (available.length > need || !dayWhole) return { rows, exhausted: false };
-    if (dayEnd >= to) return { rows, exhausted: true };
+    if (available.length > need || !dayWhole) return { rows, exhausted: false, passed: position };
+    if (dayEnd >= to) return { rows, exhausted: true, passed: position };
     // Every event up to the day's end is in the page: go on after it.
     position = { occurredAt: dayEnd - 1, id: Number.MAX_SAFE_INTEGER };
     archiveFrom = dayEnd;
   }
-  return { rows, exhausted: false };
+  return { rows, exhausted: false, passed: position };
 }

@@ -244,7 +244,9 @@ export async function replayStep(env: Env, db: ShardDb, panelId: string, replayI
     handed = outcome.queued + outcome.duplicates;
   }
   const last = rows.at(-1);
-  const moved = await advanceReplay(db, panelId, replayId, { from: replay.cursor, to: last ? { occurredAt: last.occurred_at, id: last.id } : replay.cursor, queued: handed, done }, now);
+  // A page of no events (archived days with none selected) still moves on, past what it read.
+  const to = last ? { occurredAt: last.occurred_at, id: last.id } : page.passed;
+  const moved = await advanceReplay(db, panelId, replayId, { from: replay.cursor, to, queued: handed, done }, now);
   if (!moved) {
     // Cancelled while this step handed over: what it queued goes too.
     if ((await getReplay(db, panelId, replayId))?.state === "cancelled") await webhookDispatcher(env, replay.webhookId).cancelReplay(replayId);

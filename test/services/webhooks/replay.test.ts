@@ -138,6 +138,36 @@ describe("webhook replays", () => {
     expect(sent.every((r) => r.headers["x-webhook-replay"] === created.body.id)).toBe(true);
   });
 
+  it("moves on through archived days holding nothing it selects, a page at a time, and ends", async () => {
+    const panel = await createPanel();
+    expect((await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 })).status).toBe(200);
+    const hook = await createWebhook(panel);
+    const midday = Math.floor(Date.now() / DAY) * DAY + DAY / 2;
+    // One custom activity on each of 25 archived days: more days than a page passes through.
+    const events = range(0, 25).map((i) => ({ channel: "custom_activity" as const, name: "view", identity: "ada@example.com", params: { n: i }, occurredAt: midday - (60 - i) * DAY }));
+    await recordEvents(env, { id: panel.id }, events);
+    await pipelineSettled(panel.id);
+    await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
+    await archiveOldEvents.run(env, Date.now());
+    await archiveOldEvents.run(env, Date.now());
+    await archiveOldEvents.run(env, Date.now());
+    expect((await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<{ n: number }>())!.n).toBe(0);
+
+    const body = { from: new Date(midday - 70 * DAY).toISOString(), to: new Date().toISOString() };
+    expect((await admin("POST", `${hook.path}/replays`, { ...body, channels: ["email"], dry_run: true })).body).toEqual({ dry_run: true, events: 0, batches: 0 });
+    const { stepEnv, imports } = steppingEnv();
+    const replay = await startReplay(stepEnv, panel, hook.id, { ...body, channels: ["email"] });
+    await drainImports(stepEnv, imports);
+    expect((await admin("GET", `${hook.path}/replays/${replay.id}`)).body).toMatchObject({ state: "done", events_sent: 0 });
+
+    // The same days with custom activities selected: all 25, in order.
+    const all = await startReplay(stepEnv, panel, hook.id, body);
+    await drainImports(stepEnv, imports);
+    expect((await admin("GET", `${hook.path}/replays/${all.id}`)).body).toMatchObject({ state: "done", events_sent: 25, events_total: 25 });
+    await deliverAll(hook.id);
+    expect(ns(await deliveries(hook.bucket))).toEqual(range_(0, 25));
+  });
+
   it("works in bounded steps through the queue; a step run again after a crash sends nothing twice", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel);
