@@ -111,6 +111,8 @@ export class WebhookBacklog {
     if (!columns.some((column) => column.name === "replay")) this.sql.exec("ALTER TABLE events ADD COLUMN replay TEXT");
     const batchColumns = this.sql.exec<{ name: string }>("PRAGMA table_info(batch)").toArray();
     if (!batchColumns.some((column) => column.name === "replay")) this.sql.exec("ALTER TABLE batch ADD COLUMN replay TEXT");
+    // A replay's progress and cancel read its events alone; live events stay out of the index.
+    this.sql.exec("CREATE INDEX IF NOT EXISTS events_by_replay ON events (replay) WHERE replay IS NOT NULL");
   }
 
   getMeta<T>(key: string): T | null {
