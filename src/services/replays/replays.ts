@@ -21,6 +21,7 @@ import {
   type ReplayCursor,
   type WebhookReplay,
 } from "../../store/webhook-replays";
+import { unroutedRefusal } from "../access/partitions";
 import { panelDb, shardTask } from "../access/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { journeyWebhookEvent } from "../journeys/webhook-event";
@@ -113,6 +114,9 @@ export async function createReplay(
 ): Promise<Result<ReplayCreation>> {
   const webhook = await getWebhook(db, panel.id, webhookId);
   if (!webhook) return noSuchWebhook(webhookId);
+  // Events are read from the panel's home shard and its archive: not yet across partitions (decision 0038).
+  const unrouted = unroutedRefusal(panel, "Replaying events");
+  if (unrouted) return unrouted;
   if (body.id !== undefined && !body.dry_run) {
     const existing = await getReplay(db, panel.id, body.id);
     if (existing) return existing.webhookId === webhookId ? succeeded({ kind: "replay", created: false, replay: await withProgress(env, existing) }) : takenId(body.id);
