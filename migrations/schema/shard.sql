@@ -45,6 +45,7 @@
 -- migration 0076_message_rules.sql
 -- migration 0078_topics.sql
 -- migration 0082_journey_splits_and_goals.sql
+-- migration 0085_webhook_replays.sql
 -- migration 0089_form_signup_expiry.sql
 -- migration 0090_campaign_publish_end.sql
 -- migration 0091_contact_sends_by_time.sql
@@ -1402,6 +1403,35 @@ CREATE TABLE uniqueid_contacts (
 ) WITHOUT ROWID;
 
 CREATE INDEX uniqueid_contacts_by_contact ON uniqueid_contacts (contact_id);
+
+-- table webhook_replays
+
+CREATE TABLE webhook_replays (
+  panel_id      TEXT NOT NULL,
+  -- The caller's id (idempotency: a second create with it answers this row) or one made here.
+  id            TEXT NOT NULL,
+  webhook_id    TEXT NOT NULL,
+  from_at       INTEGER NOT NULL,
+  to_at         INTEGER NOT NULL,
+  -- JSON: {"channels":[...]|null,"journey_id":...|null}
+  filter        TEXT NOT NULL,
+  state         TEXT NOT NULL CHECK (state IN ('running', 'done', 'cancelled')),
+  -- The dry run's count when the replay was created: what it expects to hand over.
+  events_total  INTEGER NOT NULL,
+  events_queued INTEGER NOT NULL DEFAULT 0,
+  cursor_at     INTEGER,
+  cursor_id     INTEGER,
+  created_by    TEXT,
+  created_at    INTEGER NOT NULL,
+  -- When a step last moved it on (or took it): the re-drive nudges one left alone too long.
+  step_at       INTEGER NOT NULL,
+  finished_at   INTEGER,
+  PRIMARY KEY (panel_id, id)
+) WITHOUT ROWID;
+
+CREATE INDEX webhook_replays_by_webhook ON webhook_replays (panel_id, webhook_id, created_at);
+
+CREATE INDEX webhook_replays_running ON webhook_replays (step_at) WHERE state = 'running';
 
 -- table webhooks
 

@@ -38,6 +38,7 @@ import { pushRoutes } from "./push";
 import { smsRoutes } from "./sms";
 import { notePanel } from "../lib/observability/context";
 import { webhookRoutes } from "./webhooks";
+import { webhookReplayRoutes } from "./webhook-replays";
 
 export const ADMIN_BASE = "/admin/v1";
 
@@ -50,6 +51,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   ...activityRoutes,
   ...eventRoutes,
   ...webhookRoutes,
+  ...webhookReplayRoutes,
   ...journeyRoutes,
   ...journeyReportRoutes,
   ...jobRoutes,

@@ -27,6 +27,8 @@ export const AUDIT_ACTIONS = [
   "webhook.edited",
   "webhook.deleted",
   "webhook.enabled",
+  "webhook.replay_started",
+  "webhook.replay_cancelled",
   "campaign.published",
   "campaign.test_sent",
   "campaign.drafted",

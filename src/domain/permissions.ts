@@ -13,6 +13,8 @@ export const NEEDS = {
   campaigns: "marketer",
   journeys: "marketer",
   webhooks: "marketer",
+  /** Re-sending a webhook's past events (replays): a second delivery of data to an outside system. */
+  webhookReplays: "owner",
   /** Signup forms (their Turnstile secret is channelSettings'). */
   forms: "marketer",
   /** Topics: the subscription groups of the preference page that campaigns and journey steps name. */

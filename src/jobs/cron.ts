@@ -21,6 +21,7 @@ import { contactCountsCron } from "../services/overview/history";
 import { listClearRedrive } from "../services/lists/clear";
 import { controlAlertsTask, shardAlertsTask } from "../services/operations/alerts";
 import { recordTick } from "../services/operations/ticks";
+import { replayRedrive } from "../services/replays/replays";
 
 /**
  * The per-minute Cron Trigger. Each task is independent; one failing does not stop the others.
@@ -33,6 +34,7 @@ export const CRON_TASKS: CronTask[] = [
   redriveListEntries,
   publishBroadcastsTask,
   listClearRedrive,
+  replayRedrive,
   segmentsCron,
   segmentExportsRedrive,
   panelMovesRedrive,

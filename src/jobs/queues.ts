@@ -9,6 +9,7 @@ import { handleExportMessages, readExportNudge } from "../services/segments/expo
 import { handleMoveNudge, readMoveNudge } from "../services/panels/move";
 import { handlePublishNudge, readPublishNudge } from "../services/broadcasts/publish";
 import { handleListClearNudge, readListClearNudge } from "../services/lists/clear";
+import { handleReplayNudge, readReplayNudge } from "../services/replays/replays";
 import { handleCronQueue } from "./cron";
 import { logLine, logLinesOn } from "../lib/observability/log";
 import { metrics } from "../lib/observability/metrics";
@@ -43,7 +44,7 @@ async function oneStep(message: Message<unknown>, step: Promise<unknown>, name: 
   }
 }
 
-/** The IMPORTS queue carries bulk uploads, segment exports, panel moves, campaign publish steps and list clearing steps, each one bounded step per message. */
+/** The IMPORTS queue carries bulk uploads, segment exports, panel moves, campaign publish steps, list clearing steps and webhook replay steps, each one bounded step per message. */
 async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
   const exports = batch.messages.filter((message) => readExportNudge(message.body));
   if (exports.length) await handleExportMessages(exports, env);
@@ -54,8 +55,10 @@ async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, e
     if (publish) await oneStep(message, handlePublishNudge(env, publish), `publish step of campaign ${publish.campaignId}`);
     const clear = readListClearNudge(message.body);
     if (clear) await oneStep(message, handleListClearNudge(env, clear), `clearing step of list ${clear.listId}`);
+    const replay = readReplayNudge(message.body);
+    if (replay) await oneStep(message, handleReplayNudge(env, replay), `step of webhook replay ${replay.replayId}`);
   }
-  const fanOut = (body: unknown) => readExportNudge(body) || readMoveNudge(body) || readPublishNudge(body) || readListClearNudge(body);
+  const fanOut = (body: unknown) => readExportNudge(body) || readMoveNudge(body) || readPublishNudge(body) || readListClearNudge(body) || readReplayNudge(body);
   const imports = batch.messages.filter((message) => !fanOut(message.body));
   if (imports.length === 0) return;
   const part: MessageBatch<unknown> = {

@@ -232,3 +232,75 @@ export async function archivedPartsOf(db: ShardDb, panelId: string, owner: strin
     .all<PartRow>();
   return results.map(partFromRow);
 }
+
+/**
+ * Which events a replay reads (services/replays): the channels (all when null), the events of a
+ * message channel that are webhook events (`kinds`: "channel/name"; every custom activity is
+ * one), and only those of one journey's messages when `journeyId` is set.
+ */
+export interface ReplaySelection {
+  channels: readonly string[];
+  messageKinds: readonly string[];
+  journeyId: string | null;
+}
+
+const SELECTED_KINDS = `k.name IS NOT NULL AND k.channel IN (SELECT value FROM json_each(?4))
+  AND (k.channel = 'custom_activity' OR k.channel || '/' || k.name IN (SELECT value FROM json_each(?5)))`;
+
+/**
+ * The panel's events in the shard selected for a replay that happened in [from, to) after
+ * `after` (in (occurred_at, id) order), oldest first: each (channel, name) pair's range of
+ * events_by_name, merged.
+ */
+export async function replayEventRows(
+  db: ShardDb,
+  panelId: string,
+  selection: ReplaySelection,
+  after: { occurredAt: number; id: number },
+  to: number,
+  limit: number,
+): Promise<EventRow[]> {
+  const { results } = await db
+    .prepare(
+      `${PANEL_EVENT_KINDS}
+       SELECT ${eventColumns("e")} FROM kinds k
+         CROSS JOIN events e ON e.panel_id = ?1 AND e.channel = k.channel AND e.name = k.name AND e.occurred_at >= ?2 AND e.occurred_at < ?3
+       WHERE ${SELECTED_KINDS} AND (?6 IS NULL OR e.journey_id = ?6) AND (e.occurred_at, e.id) > (?2, ?7)
+       ORDER BY e.occurred_at, e.id LIMIT ?8`,
+    )
+    .bind(panelId, after.occurredAt, to, JSON.stringify(selection.channels), JSON.stringify(selection.messageKinds), selection.journeyId, after.id, limit)
+    .all<EventRow>();
+  return results;
+}
+
+/** How many events of the shard a replay of [from, to) selects. */
+export async function countReplayEventRows(db: ShardDb, panelId: string, selection: ReplaySelection, from: number, to: number): Promise<number> {
+  const row = await db
+    .prepare(
+      `${PANEL_EVENT_KINDS}
+       SELECT COUNT(*) AS n FROM kinds k
+         CROSS JOIN events e ON e.panel_id = ?1 AND e.channel = k.channel AND e.name = k.name AND e.occurred_at >= ?2 AND e.occurred_at < ?3
+       WHERE ${SELECTED_KINDS} AND (?6 IS NULL OR e.journey_id = ?6)`,
+    )
+    .bind(panelId, from, to, JSON.stringify(selection.channels), JSON.stringify(selection.messageKinds), selection.journeyId)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+/**
+ * The archived parts (verified or done: their objects are whole) of the panel's days from
+ * `fromDay` up to the day holding `to`, oldest first; with `firstDayOnly`, those of the earliest
+ * such day alone.
+ */
+export async function archivedPartsBetween(db: ShardDb, panelId: string, fromDay: number, to: number, firstDayOnly = false): Promise<ArchivePart[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT ${PART_COLUMNS} FROM event_archive_parts
+       WHERE panel_id = ?1 AND day >= ?2 AND day < ?3 AND state <> 'written'
+         AND (NOT ?4 OR day = (SELECT MIN(day) FROM event_archive_parts WHERE panel_id = ?1 AND day >= ?2 AND day < ?3 AND state <> 'written'))
+       ORDER BY day, part`,
+    )
+    .bind(panelId, fromDay, to, firstDayOnly ? 1 : 0)
+    .all<PartRow>();
+  return results.map(partFromRow);
+}

@@ -14,8 +14,10 @@ const SCHEMA = [
   // seq is the hand-over order (AUTOINCREMENT: never reused, always growing). payload is the
   // event's JSON, URL-encoded once at hand-over; bytes is its length; source the journey that
   // handed it over (NULL for other events), for the journey report's deliveries per hour.
+  // replay is the webhook replay that queued it (NULL for live events): a batch holds the events
+  // of one of them only, and its deliveries carry the replay's id.
   `CREATE TABLE IF NOT EXISTS events (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, bytes INTEGER NOT NULL, enqueued_at INTEGER NOT NULL, source TEXT)`,
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, bytes INTEGER NOT NULL, enqueued_at INTEGER NOT NULL, source TEXT, replay TEXT)`,
   // Guids given by the caller and handed over recently, so handing the same event over twice
   // queues it once. (A guid the service generated cannot repeat and is not kept.)
   `CREATE TABLE IF NOT EXISTS seen_guids (guid TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
@@ -26,7 +28,9 @@ const SCHEMA = [
   // its own events are removed.
   `CREATE TABLE IF NOT EXISTS batch (
      id TEXT PRIMARY KEY, envelope_key TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
-     events INTEGER NOT NULL, created_at INTEGER NOT NULL, failures INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL)`,
+     events INTEGER NOT NULL, created_at INTEGER NOT NULL, failures INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL, replay TEXT)`,
+  // Events and batches of each replay delivered (2xx), counted with the attempt that delivered them.
+  `CREATE TABLE IF NOT EXISTS replay_counts (replay TEXT PRIMARY KEY, events INTEGER NOT NULL, batches INTEGER NOT NULL) WITHOUT ROWID`,
   `CREATE TABLE IF NOT EXISTS attempts (
      id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, kind TEXT NOT NULL, batch_id TEXT NOT NULL,
      events INTEGER NOT NULL, status INTEGER, error TEXT, error_message TEXT, duration_ms INTEGER NOT NULL,
@@ -57,6 +61,8 @@ export interface InFlightBatch {
   /** Failed attempts so far. */
   failures: number;
   nextAttemptAt: number;
+  /** The replay whose events it holds; null for live events. */
+  replay: string | null;
 }
 
 export interface AttemptRecord {
@@ -101,6 +107,12 @@ export class WebhookBacklog {
     // Objects created before events had a source.
     const columns = this.sql.exec<{ name: string }>("PRAGMA table_info(events)").toArray();
     if (!columns.some((column) => column.name === "source")) this.sql.exec("ALTER TABLE events ADD COLUMN source TEXT");
+    // Objects created before replays.
+    if (!columns.some((column) => column.name === "replay")) this.sql.exec("ALTER TABLE events ADD COLUMN replay TEXT");
+    const batchColumns = this.sql.exec<{ name: string }>("PRAGMA table_info(batch)").toArray();
+    if (!batchColumns.some((column) => column.name === "replay")) this.sql.exec("ALTER TABLE batch ADD COLUMN replay TEXT");
+    // A replay's progress and cancel read its events alone; live events stay out of the index.
+    this.sql.exec("CREATE INDEX IF NOT EXISTS events_by_replay ON events (replay) WHERE replay IS NOT NULL");
   }
 
   getMeta<T>(key: string): T | null {
@@ -117,7 +129,7 @@ export class WebhookBacklog {
    * Appends events in order; an event whose caller-given guid was seen within the dedupe window
    * (or earlier in the same call) is skipped. Multi-row statements: at most 100 bound values each.
    */
-  append(events: ReadonlyArray<{ guid: string; payload: string; dedupe: boolean; source?: string | null }>, now: number): { accepted: number; duplicates: number } {
+  append(events: ReadonlyArray<{ guid: string; payload: string; dedupe: boolean; source?: string | null; replay?: string | null }>, now: number): { accepted: number; duplicates: number } {
     return this.transaction(() => {
       const fresh = new Set<string>();
       for (const rows of chunk(events.filter((event) => event.dedupe), MAX_PARAMS / 2)) {
@@ -131,10 +143,10 @@ export class WebhookBacklog {
       }
       const accepted = events.filter((event) => !event.dedupe || fresh.delete(event.guid));
       this.adjustCount(accepted.length);
-      for (const rows of chunk(accepted, Math.floor(MAX_PARAMS / 4))) {
+      for (const rows of chunk(accepted, Math.floor(MAX_PARAMS / 5))) {
         this.sql.exec(
-          `INSERT INTO events (payload, bytes, enqueued_at, source) VALUES ${rows.map(() => "(?, ?, ?, ?)").join(", ")}`,
-          ...rows.flatMap((event) => [event.payload, event.payload.length, now, event.source ?? null]),
+          `INSERT INTO events (payload, bytes, enqueued_at, source, replay) VALUES ${rows.map(() => "(?, ?, ?, ?, ?)").join(", ")}`,
+          ...rows.flatMap((event) => [event.payload, event.payload.length, now, event.source ?? null, event.replay ?? null]),
         );
       }
       return { accepted: accepted.length, duplicates: events.length - accepted.length };
@@ -144,9 +156,13 @@ export class WebhookBacklog {
   /** The oldest events not yet in a batch, in order. */
   pendingHead(limit: number): PendingEvent[] {
     return this.sql
-      .exec<{ seq: number; bytes: number; enqueued_at: number }>("SELECT seq, bytes, enqueued_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?", this.batchedUpTo(), limit)
+      .exec<{ seq: number; bytes: number; enqueued_at: number; replay: string | null }>(
+        "SELECT seq, bytes, enqueued_at, replay FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+        this.batchedUpTo(),
+        limit,
+      )
       .toArray()
-      .map((row) => ({ seq: row.seq, bytes: row.bytes, enqueuedAt: row.enqueued_at }));
+      .map((row) => ({ seq: row.seq, bytes: row.bytes, enqueuedAt: row.enqueued_at, replay: row.replay }));
   }
 
   /** The last seq of the batch in flight (0 without one): later events wait for the next batch. */
@@ -166,14 +182,17 @@ export class WebhookBacklog {
       createdAt: row.created_at as number,
       failures: row.failures as number,
       nextAttemptAt: row.next_attempt_at as number,
+      replay: (row.replay as string | null) ?? null,
     };
   }
 
   /** Makes the pending events `firstSeq..lastSeq` (as decided by the cut) the batch `id`, due at once. */
   cutBatch(id: string, seqs: readonly number[], envelopeKey: string, now: number): InFlightBatch {
-    const batch = { id, envelopeKey, firstSeq: seqs[0]!, lastSeq: seqs[seqs.length - 1]!, events: seqs.length, createdAt: now, failures: 0, nextAttemptAt: now };
+    // The cut never mixes replays (domain/webhooks/batching.ts): the first event's is the batch's.
+    const replay = this.sql.exec<{ replay: string | null }>("SELECT replay FROM events WHERE seq = ?", seqs[0]!).toArray()[0]?.replay ?? null;
+    const batch = { id, envelopeKey, firstSeq: seqs[0]!, lastSeq: seqs[seqs.length - 1]!, events: seqs.length, createdAt: now, failures: 0, nextAttemptAt: now, replay };
     this.sql.exec(
-      "INSERT INTO batch (id, envelope_key, first_seq, last_seq, events, created_at, failures, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+      "INSERT INTO batch (id, envelope_key, first_seq, last_seq, events, created_at, failures, next_attempt_at, replay) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
       id,
       envelopeKey,
       batch.firstSeq,
@@ -181,6 +200,7 @@ export class WebhookBacklog {
       batch.events,
       now,
       now,
+      replay,
     );
     return batch;
   }
@@ -249,6 +269,32 @@ export class WebhookBacklog {
     const removed = this.sql.exec("DELETE FROM events WHERE seq BETWEEN ? AND ? RETURNING seq", batch.firstSeq, batch.lastSeq).toArray().length;
     this.sql.exec("DELETE FROM batch WHERE id = ?", batch.id);
     this.adjustCount(-removed);
+    if (batch.replay !== null && removed > 0) {
+      this.sql.exec(
+        "INSERT INTO replay_counts (replay, events, batches) VALUES (?, ?, 1) ON CONFLICT (replay) DO UPDATE SET events = events + excluded.events, batches = batches + 1",
+        batch.replay,
+        removed,
+      );
+    }
+  }
+
+  /** What of a replay was delivered (2xx), and how many of its events still wait (the batch in flight included). */
+  replayProgress(replay: string): { delivered: number; batches: number; waiting: number } {
+    const counts = this.sql.exec<{ events: number; batches: number }>("SELECT events, batches FROM replay_counts WHERE replay = ?", replay).toArray()[0];
+    const waiting = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE replay = ?", replay).toArray()[0]?.n ?? 0;
+    return { delivered: counts?.events ?? 0, batches: counts?.batches ?? 0, waiting };
+  }
+
+  /**
+   * A replay was cancelled: its waiting events go. The batch in flight is kept (it is re-sent
+   * byte for byte until answered). Returns how many went.
+   */
+  dropReplay(replay: string): number {
+    return this.transaction(() => {
+      const gone = this.sql.exec("DELETE FROM events WHERE seq > ? AND replay = ? RETURNING seq", this.batchedUpTo(), replay).toArray().length;
+      this.adjustCount(-gone);
+      return gone;
+    });
   }
 
   /** Another failure: the batch stays as it is and waits until `nextAttemptAt`. */

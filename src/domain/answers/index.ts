@@ -19,6 +19,7 @@ import type { createSenderDomainBody } from "../sender-domains";
 import type { smsPreviewBody, smsSettingsBody, smsTemplateBody } from "../sms";
 import type { createUserBody, patchUserBody } from "../users";
 import type { createWebhookBody, patchWebhookBody } from "../webhooks/config";
+import type { createReplayBody } from "../webhooks/replay";
 import type * as campaigns from "./campaigns";
 import type * as channels from "./channels";
 import type * as contacts from "./contacts";
@@ -98,6 +99,9 @@ export type WebhookTestAnswer = z.output<typeof webhooks.webhookTestAnswer>;
 export type DeliveryView = z.output<typeof webhooks.webhookDeliveriesAnswer>["deliveries"][number];
 export type CreateWebhook = z.input<ReturnType<typeof createWebhookBody>>;
 export type PatchWebhook = z.input<ReturnType<typeof patchWebhookBody>>;
+export type WebhookReplayView = z.output<typeof webhooks.webhookReplayAnswer>;
+export type WebhookReplayDryRun = z.output<typeof webhooks.webhookReplayDryRunAnswer>;
+export type CreateWebhookReplay = z.input<typeof createReplayBody>;
 
 // Journeys.
 /** A journey as a create or an edit answers it (no counters). */

@@ -57,3 +57,34 @@ export const webhookDeliveriesAnswer = z.strictObject({
 });
 
 export const webhookEventsQueuedAnswer = z.strictObject({ accepted: z.number(), duplicates: z.number() });
+
+/** A webhook replay (issue 46 item 2): what it re-sends, how far its steps got, what was delivered. */
+export const webhookReplayAnswer = z.strictObject({
+  dry_run: z.literal(false),
+  id: z.string(),
+  webhook_id: z.string(),
+  from: isoInstant,
+  to: isoInstant,
+  channels: z.array(z.string()).nullable(),
+  journey_id: z.string().nullable(),
+  state: z.enum(["running", "done", "cancelled"]),
+  /** The dry run's count when it started. */
+  events_total: z.number(),
+  /** Events handed to the webhook's dispatcher so far. */
+  events_sent: z.number(),
+  /** Of those, delivered (a 2xx), in how many batches, and how many still wait. */
+  events_delivered: z.number(),
+  batches_delivered: z.number(),
+  events_waiting: z.number(),
+  /** The last event handed over (its time and id); null before the first. */
+  cursor: z.strictObject({ occurred_at: isoInstant, event_id: z.number() }).nullable(),
+  created_by: z.string().nullable(),
+  created_at: isoInstant,
+  finished_at: isoInstant.nullable(),
+});
+
+/** A dry run: how many events and batches the replay would send. */
+export const webhookReplayDryRunAnswer = z.strictObject({ dry_run: z.literal(true), events: z.number(), batches: z.number() });
+
+export const webhookReplayCreateAnswer = z.discriminatedUnion("dry_run", [webhookReplayDryRunAnswer, webhookReplayAnswer]);
+export const webhookReplayListAnswer = z.strictObject({ replays: z.array(webhookReplayAnswer) });

@@ -1,7 +1,7 @@
 /**
  * Cutting the backlog into batches (CONTRACT 6): a batch closes at 100 events, at 256 KB of
  * request body, or when its oldest event has waited the batch window (5 s), whichever comes
- * first. Pure: the Durable Object feeds it the head of its backlog and the time.
+ * first, and where the backlog passes from live events to a replay's or back. Pure: the Durable Object feeds it the head of its backlog and the time.
  *
  * Sizes are of the request body as sent: `data=` followed by the URL-encoded JSON. Each event
  * is URL-encoded once, when it is handed over, so a batch body is a concatenation of stored
@@ -24,6 +24,8 @@ export interface PendingEvent {
   /** Length of the URL-encoded event JSON (ASCII, so bytes). */
   bytes: number;
   enqueuedAt: number;
+  /** The replay that queued it (null or absent for live events): a batch never mixes two. */
+  replay?: string | null;
 }
 
 export type CutDecision = { kind: "empty" } | { kind: "wait"; until: number } | { kind: "cut"; seqs: number[] };
@@ -52,6 +54,12 @@ export function decideCut(pending: readonly PendingEvent[], now: number, envelop
   let bytes = envelopeBytes(envelopeKey);
   let full = false;
   for (const event of pending) {
+    // A replay's events and live ones never share a batch (its deliveries carry the replay's
+    // header); the run before the change is complete, so it goes at once.
+    if ((event.replay ?? null) !== (first.replay ?? null)) {
+      full = true;
+      break;
+    }
     const added = event.bytes + (seqs.length ? SEPARATOR.length : 0);
     // The first event always goes in: one event never exceeds a batch (MAX_EVENT_BYTES).
     if (seqs.length && bytes + added > limits.maxBytes) {

@@ -44,13 +44,15 @@ function basicAuth(username: string, password: string): string {
   return `Basic ${btoa(binary)}`;
 }
 
-export function deliveryHeaders(target: DeliveryTarget, batchId: string, body: string, at: number): Record<string, string> {
+export function deliveryHeaders(target: DeliveryTarget, batchId: string, body: string, at: number, replay: string | null = null): Record<string, string> {
   const headers: Record<string, string> = {
     "content-type": "application/x-www-form-urlencoded",
     "user-agent": USER_AGENT,
     // Lets a receiver without signatures recognise a re-sent batch too.
     "x-webhook-batch-id": batchId,
   };
+  // A replay's batch says so, and which replay (live batches carry no such header).
+  if (replay !== null) headers["x-webhook-replay"] = replay;
   if (target.username !== null) headers.authorization = basicAuth(target.username, target.password ?? "");
   if (target.signingSecret !== null) Object.assign(headers, signatureHeaders(target.signingSecret, batchId, at, body));
   return headers;
@@ -99,7 +101,7 @@ async function readExcerpt(response: Response, limit: number, signal: AbortSigna
 export async function postBatch(
   env: OutboundEnv & { METRICS?: DataPointWriter },
   target: DeliveryTarget,
-  batch: { id: string; body: string },
+  batch: { id: string; body: string; replay?: string | null },
   options: { now: number; timeoutMs?: number },
 ): Promise<AttemptResult> {
   const result = await attemptBatch(env, target, batch, options);
@@ -110,7 +112,7 @@ export async function postBatch(
 async function attemptBatch(
   env: OutboundEnv,
   target: DeliveryTarget,
-  batch: { id: string; body: string },
+  batch: { id: string; body: string; replay?: string | null },
   options: { now: number; timeoutMs?: number },
 ): Promise<AttemptResult> {
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
@@ -121,7 +123,7 @@ async function attemptBatch(
     const response = await fetchOutbound(
       env,
       target.url,
-      { method: "POST", headers: deliveryHeaders(target, batch.id, batch.body, at), body: batch.body },
+      { method: "POST", headers: deliveryHeaders(target, batch.id, batch.body, at, batch.replay ?? null), body: batch.body },
       { timeoutMs, maxRedirects: 0 },
     );
     // The status decides the outcome; a body that does not arrive in time only loses the excerpt,

@@ -63,6 +63,8 @@ export interface EncodedEvent {
   payload: string;
   /** The journey that handed it over, whose report counts its deliveries; null otherwise. */
   source: string | null;
+  /** The replay that queued it (services/replays); absent for live events. */
+  replay?: string;
 }
 
 export interface DispatcherStatus {
@@ -158,6 +160,16 @@ export class WebhookDispatcher extends DurableObject<Env> {
   /** Re-tests; on HTTP 200 the webhook is operational again and its backlog resumes, in order. */
   async enable(identity: DispatcherIdentity): Promise<TestReport> {
     return this.testAndMaybeEnable(identity, true);
+  }
+
+  /** What of a replay was delivered, and how many of its events still wait. */
+  async replayProgress(replay: string): Promise<{ delivered: number; batches: number; waiting: number }> {
+    return this.backlog.replayProgress(replay);
+  }
+
+  /** A replay was cancelled: its waiting events go (never the batch in flight). */
+  async cancelReplay(replay: string): Promise<number> {
+    return this.backlog.dropReplay(replay);
   }
 
   /** A contact was erased: its waiting events go (store/webhook-backlog.ts). */
@@ -257,7 +269,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
       const now = this.clock();
       if (batch.nextAttemptAt > now) return;
       const body = batchBody(batch.envelopeKey, this.backlog.batchPayloads(batch));
-      const result = await postBatch(this.env, target, { id: batch.id, body }, { now, timeoutMs: this.settings.timeoutMs });
+      const result = await postBatch(this.env, target, { id: batch.id, body, replay: batch.replay }, { now, timeoutMs: this.settings.timeoutMs });
       const outcome = decideOutcome(result, batch.failures, this.clock(), this.random);
       const failed = batch;
       batch = this.recordOutcome(batch, result, outcome, webhook.panelName);

@@ -75,14 +75,17 @@ export async function enqueueWebhookEvents(
   return succeeded(stored);
 }
 
-function encodeEvent(event: WebhookEvent, webhook: WebhookWithPanel): EncodedEvent | { problem: { field: string; message: string } } {
+function encodeEvent(event: WebhookEvent, webhook: WebhookWithPanel, replay?: string): EncodedEvent | { problem: { field: string; message: string } } {
   const problem = webhookEventProblem(event);
   if (problem) return { problem };
   const context = { version: webhook.version, webhookName: webhook.label, timeZone: webhook.panelTimeZone };
   const guid = event.guid ?? crypto.randomUUID();
-  const payload = encodeURIComponent(JSON.stringify(buildEventObject({ ...event, guid }, context)));
+  const object = buildEventObject({ ...event, guid }, context);
+  // A replayed event says so in its own object; live events are rendered exactly as before.
+  if (replay !== undefined) object.replay = true;
+  const payload = encodeURIComponent(JSON.stringify(object));
   if (payload.length > MAX_EVENT_BYTES) return { problem: { field: "event", message: `is ${payload.length} bytes URL-encoded; an event may take at most ${MAX_EVENT_BYTES}` } };
-  return { guid, payload, dedupe: event.guid !== undefined, source: event.journeyId ?? null };
+  return { guid, payload, dedupe: event.guid !== undefined, source: event.journeyId ?? null, ...(replay !== undefined ? { replay } : {}) };
 }
 
 /** What became of one event of a hand-over made event by event. */
@@ -106,4 +109,31 @@ export async function enqueueWebhookEventsEach(
   const encoded = outcomes.filter((outcome): outcome is EncodedEvent => !("problem" in outcome));
   if (encoded.length > 0) await webhookDispatcher(env, webhookId).enqueue({ panelId, webhookId, envelopeKey: webhook.panelName }, encoded);
   return outcomes.map((outcome) => ("problem" in outcome ? { kind: "refused", reason: `${outcome.problem.field}: ${outcome.problem.message}` } : { kind: "queued" }));
+}
+
+/** What a replay step's hand-over came to: events queued, repeats skipped, events that cannot be sent. */
+export type ReplayHandOver = { kind: "webhook_missing" } | { kind: "stored"; queued: number; duplicates: number; refused: number };
+
+/**
+ * Hands a page of a replay's events to the webhook's Durable Object, each marked as the
+ * replay's (`replay: true` in the event, `X-Webhook-Replay` on its batches). Every event must
+ * carry a guid made from the replay and the event, so handing a page over again (a step
+ * retried after a crash) queues nothing twice. An event that cannot be sent (too large) is
+ * skipped and counted; the others are stored. Throws when the backlog could not store them.
+ */
+export async function enqueueReplayEvents(
+  env: Env,
+  panelId: string,
+  webhookId: string,
+  replayId: string,
+  events: (webhook: WebhookWithPanel) => ReadonlyArray<WebhookEvent & { guid: string }>,
+): Promise<ReplayHandOver> {
+  const webhook = await loadWebhook(env, panelId, webhookId);
+  if (!webhook) return { kind: "webhook_missing" };
+  const outcomes = events(webhook).map((event) => encodeEvent(event, webhook, replayId));
+  const encoded = outcomes.filter((outcome): outcome is EncodedEvent => !("problem" in outcome));
+  const refused = outcomes.length - encoded.length;
+  if (encoded.length === 0) return { kind: "stored", queued: 0, duplicates: 0, refused };
+  const stored = await webhookDispatcher(env, webhookId).enqueue({ panelId, webhookId, envelopeKey: webhook.panelName }, encoded);
+  return { kind: "stored", queued: stored.accepted, duplicates: stored.duplicates, refused };
 }

@@ -76,6 +76,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("sender_domains", ["panel_id", "domain"]),
   table("tracking_domains", ["panel_id"]),
   table("webhooks", ["id"]),
+  table("webhook_replays", ["panel_id", "id"]),
   table("notifications", ["id"]),
   table("outbox", ["id"]),
   table("panel_days", ["panel_id", "kind", "day", "name"]),

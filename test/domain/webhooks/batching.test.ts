@@ -27,6 +27,19 @@ describe("decideCut", () => {
   });
 });
 
+describe("decideCut with replays", () => {
+  const tagged = (tags: Array<string | null>): PendingEvent[] => tags.map((replay, i) => ({ seq: i + 1, bytes: 10, enqueuedAt: i, replay }));
+
+  it("never puts a replay's events and live ones, or two replays', in one batch, and cuts at the change at once", () => {
+    expect(decideCut(tagged([null, "r1", "r1"]), 0, "P", limits)).toEqual({ kind: "cut", seqs: [1] });
+    expect(decideCut(tagged(["r1", "r1", null]), 0, "P", limits)).toEqual({ kind: "cut", seqs: [1, 2] });
+    expect(decideCut(tagged(["r1", "r2"]), 0, "P", limits)).toEqual({ kind: "cut", seqs: [1] });
+    // A replay's events alone batch as live ones do.
+    expect(decideCut(tagged(["r1", "r1"]), 0, "P", limits)).toEqual({ kind: "wait", until: 5_000 });
+    expect(decideCut(tagged(["r1", "r1", "r1", "r1"]), 0, "P", limits)).toEqual({ kind: "cut", seqs: [1, 2, 3] });
+  });
+});
+
 describe("batchBody", () => {
   it("is data= and the URL-encoded {panel: [events]} whose length the cut predicted", () => {
     const events = [{ a: 1, s: "é &=+" }, { b: [2] }].map((e) => encodeURIComponent(JSON.stringify(e)));

@@ -26,6 +26,8 @@ const ACTIONS: Record<AuditAction, string> = {
   "webhook.edited": "Webhook edited",
   "webhook.deleted": "Webhook deleted",
   "webhook.enabled": "Webhook enabled",
+  "webhook.replay_started": "Webhook replay started",
+  "webhook.replay_cancelled": "Webhook replay cancelled",
   "campaign.published": "Campaign published",
   "campaign.test_sent": "Campaign test sent",
   "campaign.drafted": "Campaign draft created",

@@ -1,10 +1,19 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link, navigate } from "../router";
-import type { CreateWebhook, DeliveryView, PatchWebhook, WebhookTestAnswer, WebhookView } from "../../../src/domain/answers";
+import type {
+  CreateWebhook,
+  CreateWebhookReplay,
+  DeliveryView,
+  PatchWebhook,
+  WebhookReplayDryRun,
+  WebhookReplayView,
+  WebhookTestAnswer,
+  WebhookView,
+} from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, unplacedFailure } from "../ui";
-import { may } from "../components/role";
+import { IfAllowed, may } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
 const path = (id: string, rest = "") => `/webhooks/${encodeURIComponent(id)}${rest}`;
@@ -267,6 +276,129 @@ function Deliveries({ panelId, webhookId, tick }: { panelId: string; webhookId: 
   );
 }
 
+/** A datetime-local value (the panel's zone: the API reads a time without zone in it). */
+function localInput(at: number): string {
+  const d = new Date(at - new Date(at).getTimezoneOffset() * 60_000);
+  return d.toISOString().slice(0, 16);
+}
+
+/**
+ * Re-sending a past range of events (owners): a dry run counts them first, the replay starts
+ * only once that count is confirmed, and each replay's progress is listed with a cancel.
+ * The id is made with the count, so pressing "Replay" twice starts one replay.
+ */
+function Replays({ panelId, webhookId }: { panelId: string; webhookId: string }) {
+  const [range, setRange] = useState(() => ({ from: localInput(Date.now() - 86_400_000), to: localInput(Date.now()) }));
+  const [counted, setCounted] = useState<{ body: CreateWebhookReplay; answer: WebhookReplayDryRun }>();
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [tick, setTick] = useState(0);
+  const { data, error, reload } = useLoad(() => admin<{ replays: WebhookReplayView[] }>("GET", panelId, path(webhookId, "/replays")), [panelId, webhookId, tick]);
+
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setFailure(undefined);
+    setFields({});
+    try {
+      await work();
+    } catch (problem) {
+      const { message, fields } = failureOf(problem);
+      setFailure(message);
+      setFields(fields);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const count = (event: FormEvent) => {
+    event.preventDefault();
+    void run(async () => {
+      const body: CreateWebhookReplay = { id: `rpl-${crypto.randomUUID()}`, from: `${range.from}:00`, to: `${range.to}:00` };
+      const answer = await admin<WebhookReplayDryRun>("POST", panelId, path(webhookId, "/replays"), { ...body, dry_run: true });
+      setCounted({ body, answer });
+    });
+  };
+  const start = () =>
+    run(async () => {
+      await admin<WebhookReplayView>("POST", panelId, path(webhookId, "/replays"), counted!.body);
+      setCounted(undefined);
+      setTick((t) => t + 1);
+    });
+  const cancel = (id: string) =>
+    run(async () => {
+      await admin<WebhookReplayView>("POST", panelId, path(webhookId, `/replays/${encodeURIComponent(id)}/cancel`));
+      setTick((t) => t + 1);
+    });
+  const change = (key: "from" | "to", value: string) => {
+    setRange((r) => ({ ...r, [key]: value }));
+    setCounted(undefined);
+  };
+
+  return (
+    <section aria-labelledby="replays-title">
+      <div className="screen-head">
+        <h2 id="replays-title">Replays</h2>
+        <button type="button" className="secondary" onClick={reload}>
+          Refresh replays
+        </button>
+      </div>
+      <form className="card" onSubmit={count} aria-label="Replay events">
+        <p className="muted">Re-sends the panel's events of a time range to this webhook, oldest first, marked as replays (header X-Webhook-Replay, "replay": true in each event).</p>
+        <ErrorNote error={unplacedFailure(failure, fields, ["from", "to"])} />
+        <div className="row">
+          <Field label="From" hint="In the panel's time zone" error={fields.from}>
+            {(props) => <input {...props} type="datetime-local" required value={range.from} onChange={(e) => change("from", e.target.value)} />}
+          </Field>
+          <Field label="To" error={fields.to}>
+            {(props) => <input {...props} type="datetime-local" required value={range.to} onChange={(e) => change("to", e.target.value)} />}
+          </Field>
+        </div>
+        <div className="row">
+          <button type="submit" className="secondary" disabled={busy}>
+            Count events
+          </button>
+          {counted && (
+            <>
+              <span role="status">
+                {counted.answer.events} event{counted.answer.events === 1 ? "" : "s"} in {counted.answer.batches} batch{counted.answer.batches === 1 ? "" : "es"}
+              </span>
+              <button type="button" disabled={busy || counted.answer.events === 0} onClick={start}>
+                Replay {counted.answer.events} event{counted.answer.events === 1 ? "" : "s"}
+              </button>
+            </>
+          )}
+        </div>
+      </form>
+      <ErrorNote error={error} />
+      <DataTable
+        caption="Replays of this webhook, newest first"
+        rows={data?.replays}
+        rowKey={(r) => r.id}
+        empty={<Empty title="No replays yet">Count the events of a range, then replay them.</Empty>}
+        columns={[
+          { header: "Started", cell: (r) => formatTime(r.created_at) },
+          { header: "Range", cell: (r) => `${formatTime(r.from)} – ${formatTime(r.to)}` },
+          { header: "State", cell: (r) => r.state },
+          { header: "Sent", cell: (r) => `${r.events_sent} of ${r.events_total}` },
+          { header: "Delivered", cell: (r) => `${r.events_delivered} in ${r.batches_delivered} batches` },
+          { header: "Up to", cell: (r) => (r.cursor ? formatTime(r.cursor.occurred_at) : "—") },
+          {
+            header: "Actions",
+            cell: (r) =>
+              r.state === "running" ? (
+                <button type="button" className="secondary" disabled={busy} onClick={() => cancel(r.id)} aria-label={`Cancel replay ${r.id}`}>
+                  Cancel
+                </button>
+              ) : (
+                "—"
+              ),
+          },
+        ]}
+      />
+    </section>
+  );
+}
+
 export function Webhook({ panel, params }: ScreenProps) {
   const id = params.id ?? "";
   const [tick, setTick] = useState(0);
@@ -343,6 +475,9 @@ export function Webhook({ panel, params }: ScreenProps) {
       <ErrorNote error={failure} />
       {answer && <TestResult answer={answer} />}
       <Deliveries panelId={panel.id} webhookId={id} tick={tick} />
+      <IfAllowed panel={panel} work="webhookReplays" what="Replaying past events">
+        <Replays panelId={panel.id} webhookId={id} />
+      </IfAllowed>
       <h2>Configuration</h2>
       <WebhookForm webhook={data} submitLabel="Save changes" onSubmit={save} />
     </Screen>
