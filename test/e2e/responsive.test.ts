@@ -64,6 +64,9 @@ serviceForThisFile({
       ["segment", `/segments/${segment.id}`, "Named Ann"],
       ["campaigns", "/campaigns", "Campaigns"],
       ["campaign", `/campaigns/${campaign.id}`, "Spring news for everybody who signed up at the fair"],
+      ["email-templates", "/email-templates", "Email templates"],
+      ["forms", "/forms", "Signup forms"],
+      ["topics", "/topics", "Topics"],
       ["journeys", "/journeys", "Journeys"],
       ["journey-canvas", `/journeys/${journey.id}`, "Welcome after the fair"],
       ["webhooks", "/webhooks", "Webhooks"],
@@ -73,6 +76,7 @@ serviceForThisFile({
       ["team", "/team", "Team"],
       ["audit", "/audit", "Audit log"],
       ["settings", "/settings", "Settings"],
+      ["account", "/account", "Your account"],
     ];
   },
 });
