@@ -98,22 +98,23 @@ export interface HeldCondition extends AlertCondition {
   since: number;
 }
 
+const CONDITION_COLUMNS = "key, kind, panel_id, detail, since";
+type ConditionRow = { key: string; kind: AlertKind; panel_id: string | null; detail: string; since: number };
+
+function heldCondition(r: ConditionRow): HeldCondition {
+  return { key: r.key, kind: r.kind, panelId: r.panel_id, detail: r.detail, since: r.since };
+}
+
 /** The conditions a check (its scope) holds now. */
 export async function heldConditions(db: ControlDb, scope: string): Promise<HeldCondition[]> {
-  const { results } = await db
-    .prepare("SELECT key, kind, panel_id, detail, since FROM alert_conditions WHERE scope = ?")
-    .bind(scope)
-    .all<{ key: string; kind: AlertKind; panel_id: string | null; detail: string; since: number }>();
-  return results.map((r) => ({ key: r.key, kind: r.kind, panelId: r.panel_id, detail: r.detail, since: r.since }));
+  const { results } = await db.prepare(`SELECT ${CONDITION_COLUMNS} FROM alert_conditions WHERE scope = ?`).bind(scope).all<ConditionRow>();
+  return results.map(heldCondition);
 }
 
 /** Every condition held now, oldest first (the operations view). */
 export async function allHeldConditions(db: ControlDb, limit: number): Promise<HeldCondition[]> {
-  const { results } = await db
-    .prepare("SELECT key, kind, panel_id, detail, since FROM alert_conditions ORDER BY since, key LIMIT ?")
-    .bind(limit)
-    .all<{ key: string; kind: AlertKind; panel_id: string | null; detail: string; since: number }>();
-  return results.map((r) => ({ key: r.key, kind: r.kind, panelId: r.panel_id, detail: r.detail, since: r.since }));
+  const { results } = await db.prepare(`SELECT ${CONDITION_COLUMNS} FROM alert_conditions ORDER BY since, key LIMIT ?`).bind(limit).all<ConditionRow>();
+  return results.map(heldCondition);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { DAY_MS } from "../../domain/time";
 import { EVENT_CHANNELS } from "../../domain/events";
 import { isReplayedKind, REPLAYED_MESSAGE_KINDS } from "../../domain/webhooks/replay";
 import { archivedPartsBetween, countReplayEventRows, partRows, replayEventRows, type ArchivePart, type ReplaySelection } from "../../store/event-archive";
@@ -13,7 +14,6 @@ import { archiveKey, readPartObject } from "../retention/archive";
  * deleted, a late event that stays in the shard): each event is taken once, by id.
  */
 
-const DAY_MS = 86_400_000;
 /** Archived days one page may pass through before it answers what it has. */
 const ROUNDS_PER_PAGE = 20;
 

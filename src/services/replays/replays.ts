@@ -1,4 +1,4 @@
-import { parseIsoTimestamp } from "../../domain/time";
+import { DAY_MS, parseIsoTimestamp } from "../../domain/time";
 import { BATCH_LIMITS } from "../../domain/webhooks/batching";
 import { MAX_REPLAY_RANGE_DAYS, replayBatches, type CreateReplayBody } from "../../domain/webhooks/replay";
 import type { WebhookStep } from "../../domain/journey";
@@ -59,7 +59,6 @@ export const REPLAY_STALLED_AFTER_MS = 60_000;
 const LIST_LIMIT = 50;
 /** Named in each event as its journey when the event belongs to none (a custom activity, say). */
 export const REPLAY_JOURNEY_NAME = "Replay";
-const DAY_MS = 86_400_000;
 
 /** The IMPORTS nudge: the replay's next step; the progress itself is on the replay's row. */
 export interface ReplayNudge {
