@@ -5,48 +5,22 @@
 // SLICE seconds each) so load from other processes hits both alike; the ratio of each round's
 // pair of slices gives the spread, workerd CPU and D1 statements per call are printed beside.
 //
-// Every submission comes from an address and a client IP of its own: the per-IP and
-// per-address limits (30 and 5 per 10 minutes) are looked up and recorded for each, as for real
-// visitors, but never reached. The IP is the cf-connecting-ip header the service reads, which
-// Cloudflare's edge sets in production.
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { adminCall, createBenchPanel, load, printComparison, report, share, spreadOf, startRuntime, Tally, times, type LoadResult } from "./lib.ts";
+// Every submission comes from an address and a client IP of its own (bench/signup-form.ts): the
+// per-IP and per-address limits (30 and 5 per 10 minutes) are recorded for each, never reached.
+import { createBenchForm, startSiteverify } from "./signup-form.ts";
+import { createBenchPanel, load, printComparison, report, share, spreadOf, startRuntime, Tally, times, type LoadResult } from "./lib.ts";
 
 const concurrency = Number(process.env.CONCURRENCY ?? 16);
 const rounds = Number(process.env.ROUNDS ?? 5);
 const slice = Number(process.env.SLICE ?? 4);
-const SITE_ORIGIN = "https://shop.example";
 /** TURNSTILE=0 leaves Turnstile off, to see its share. */
 const turnstile = process.env.TURNSTILE !== "0";
 
-// Turnstile's stand-in: siteverify passes every answer, as Cloudflare's does a real visitor's.
-let verifications = 0;
-const siteverify = createServer((request, response) => {
-  request.resume();
-  request.on("end", () => {
-    verifications++;
-    response.writeHead(200, { "content-type": "application/json" }).end('{"success":true}');
-  });
-});
-await new Promise<void>((resolve) => siteverify.listen(0, "127.0.0.1", resolve));
-const siteverifyUrl = `http://127.0.0.1:${(siteverify.address() as AddressInfo).port}/turnstile/v0/siteverify`;
-
-const runtime = await startRuntime({ vars: { TURNSTILE_SITEVERIFY_URL: siteverifyUrl } });
+const siteverify = await startSiteverify();
+const runtime = await startRuntime({ vars: { TURNSTILE_SITEVERIFY_URL: siteverify.url } });
 try {
   const panel = await createBenchPanel(runtime.origin);
-  await adminCall(runtime.origin, "PUT", `/panels/${panel.id}/attributes/NAME`, { type: "string" });
-  const list = await adminCall(runtime.origin, "POST", `/panels/${panel.id}/lists`, { name: "Newsletter" });
-  await adminCall(runtime.origin, "PUT", `/panels/${panel.id}/form-settings`, { turnstile_secret: "bench-turnstile-secret" });
-  const form = await adminCall(runtime.origin, "POST", `/panels/${panel.id}/forms`, {
-    name: "Newsletter",
-    fields: [{ attribute: "EMAIL" }, { attribute: "NAME" }],
-    lists: [list.id],
-    consent_text: "Yes, send me the newsletter.",
-    allowed_origins: [SITE_ORIGIN],
-    double_opt_in: false,
-    turnstile_site_key: turnstile ? "0x4AAAAAAAbenchsite" : null,
-  });
+  const submitAs = await createBenchForm(runtime.origin, panel, turnstile);
 
   let sequence = 0;
   const attrs = (i: number) => JSON.stringify({ EMAIL: `user${i}@example.com`, NAME: `User ${i}`, AGE: 20 + (i % 50), CITY: "Pune" });
@@ -56,20 +30,7 @@ try {
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ data: attrs(sequence++) }),
     });
-  const submit = () => {
-    const i = sequence++;
-    return fetch(`${runtime.origin}/f/${form.id}.json`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        origin: SITE_ORIGIN,
-        "user-agent": "Mozilla/5.0 (bench)",
-        // A visitor address of its own: 10.x.y.z covers 16 million submissions.
-        "cf-connecting-ip": `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
-      },
-      body: JSON.stringify({ EMAIL: `visitor${i}@example.com`, NAME: `Visitor ${i}`, "cf-turnstile-response": `answer-${i}` }),
-    });
-  };
+  const submit = () => submitAs(sequence++);
 
   // A first submission must pass end to end, or the figures would measure refusals.
   const first = await submit();
@@ -85,7 +46,7 @@ try {
   // Work a call left to waitUntil is counted with its slice.
   const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
   const ratios: number[] = [];
-  const verifiedBefore = verifications;
+  const verifiedBefore = siteverify.verifications();
   for (let round = 0; round < rounds; round++) {
     let added: LoadResult | undefined;
     let submitted: LoadResult | undefined;
@@ -106,7 +67,7 @@ try {
   console.log(
     `workerd CPU per request: contact add ${adds.cpuMsPer()} ms, form submission ${submissions.cpuMsPer()} ms; ` +
       `D1 per form submission: ${d1.statements.toFixed(2)} statements in ${d1.roundTrips.toFixed(2)} round trips (contact add ${adds.d1Per().statements.toFixed(2)}); ` +
-      `siteverify asked ${verifications - verifiedBefore} times for ${service.requests} submissions`,
+      `siteverify asked ${siteverify.verifications() - verifiedBefore} times for ${service.requests} submissions`,
   );
   report("forms", [
     { figure: "form submissions/s", service: service.perSecond.toFixed(0), baseline: base.perSecond.toFixed(0), ratio: share(service.perSecond, base.perSecond), spread, goal: ">= 80%", met: service.perSecond >= 0.8 * base.perSecond },

@@ -1,5 +1,5 @@
 // npm run bench:profile: where the service's CPU goes. Starts the benchmark build with
-// workerd's inspector open, loads one path (PROFILE=api: contact add; PROFILE=single: single activity posts; PROFILE=pipeline: event
+// workerd's inspector open, loads one path (PROFILE=api: contact add; PROFILE=single: single activity posts; PROFILE=forms: signup form submissions as bench:forms sends them; PROFILE=pipeline: event
 // batches through the batch endpoint and the EVENTS consumer; PROFILE=upload: the same events through Activity API v2's
 // upload endpoint (named, unprefixed, ISO timestamps, Bearer key), the consumer detached; PROFILE=import: one bulk upload of
 // ROWS (200,000) rows of bench:import's file, from the call to `completed`), records a V8 CPU profile of the
@@ -14,6 +14,7 @@ import { childCpuSeconds } from "./cpu.ts";
 import { asUploadEvent, BENCH_ACTIVITY, benchEvent } from "./activity-events.ts";
 import { adminCall, BENCH_SHARD, createBenchPanel, load, startRuntime, type LoadResult } from "./lib.ts";
 import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
+import { createBenchForm, startSiteverify } from "./signup-form.ts";
 
 const kind = process.env.PROFILE ?? "api";
 const seconds = Number(process.env.SECONDS ?? 10);
@@ -51,7 +52,12 @@ async function connect(url: string) {
 }
 
 // PROFILE=upload profiles the endpoint alone, as bench:activity's part 2b runs it: the EVENTS consumer detached.
-const runtime = await startRuntime({ inspectorPort, withoutConsumersOf: kind === "upload" ? ["apiv2-events-default"] : [] });
+const siteverify = kind === "forms" ? await startSiteverify() : undefined;
+const runtime = await startRuntime({
+  inspectorPort,
+  withoutConsumersOf: kind === "upload" ? ["apiv2-events-default"] : [],
+  vars: siteverify ? { TURNSTILE_SITEVERIFY_URL: siteverify.url } : {},
+});
 try {
   const { origin } = runtime;
   const panel = await createBenchPanel(origin);
@@ -104,6 +110,8 @@ try {
         headers: { "content-type": "application/x-www-form-urlencoded" },
         body: new URLSearchParams({ data: JSON.stringify({ EMAIL: `user${i}@example.com`, NAME: `User ${i}`, AGE: 20 + (i % 50), CITY: "Pune" }) }),
       });
+  } else if (kind === "forms") {
+    send = await createBenchForm(origin, panel, true);
   } else if (kind === "single") {
     const activity = await adminCall(origin, "POST", `/panels/${panel.id}/activities`, { name: "add_to_cart", params: { name: "string", prid: "integer", price: "float", prqt: "integer" } });
     send = (i) =>
@@ -199,4 +207,5 @@ try {
   console.log(top(inclusive, Number(process.env.TOP ?? 40)).join("\n"));
 } finally {
   await runtime.stop();
+  siteverify?.close();
 }

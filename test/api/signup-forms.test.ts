@@ -293,11 +293,17 @@ describe("signup forms: Turnstile", () => {
     const refused = await submit({ EMAIL: "t1@example.com", "cf-turnstile-response": "bad-answer" });
     expect(refused.status).toBe(400);
     expect(await membersOf(panel, a)).toEqual([]);
+    // A failed challenge uses up neither the address's signups nor the IP's.
+    const counted = (subject: string) => env.DB.prepare("SELECT failures FROM sign_in_failures WHERE subject = ?").bind(subject).first<{ failures: number }>();
+    expect(await counted(`form-key:${panel.id}:t1@example.com`)).toBeNull();
+    expect(await counted("form-ip:203.0.113.9")).toBeNull();
 
     await receiver.script(bucket, [{ status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ success: true }) }]);
     const passed = await submit({ EMAIL: "t2@example.com", "cf-turnstile-response": "good-answer" });
     expect(passed.status).toBe(200);
     expect(await membersOf(panel, a)).toEqual(["t2@example.com"]);
+    expect((await counted(`form-key:${panel.id}:t2@example.com`))?.failures).toBe(1);
+    expect((await counted("form-ip:203.0.113.9"))?.failures).toBe(1);
 
     const asked = await receiver.requests(bucket);
     expect(asked).toHaveLength(2);

@@ -99,15 +99,8 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   const keyLimit = { subject: `form-key:${ctx.panel.id}:${prepared.ok ? prepared.key : ""}`, limit: SUBMISSIONS_PER_ADDRESS };
   const valid = prepared.ok && problems.length === 0;
 
-  if (form.turnstileSiteKey || !valid) {
-    // The address is counted only after the challenge is passed, so a failed one cannot use up an address's signups.
-    if (ipLimit.length && !(await countAttempts(ctx.env.DB, ipLimit, ctx.now, windowStart))[0]) return fromIp();
-  } else {
-    // No challenge between the two limits: both in one round trip, the address counted only while the IP is within its limit.
-    const [ipWithin, keyWithin] = await countAttempts(ctx.env.DB, [...ipLimit, keyLimit], ctx.now, windowStart).then((w) => (ipLimit.length ? w : [true, ...w]));
-    if (!ipWithin) return fromIp();
-    if (!keyWithin) return forAddress();
-  }
+  // Input that cannot subscribe anyone is counted by its IP first, so it cannot probe fields freely.
+  if (!valid && ipLimit.length && !(await countAttempts(ctx.env.DB, ipLimit, ctx.now, windowStart))[0]) return fromIp();
 
   if (form.turnstileSiteKey) {
     const answer = params[TURNSTILE_FIELD];
@@ -120,7 +113,11 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   }
 
   if (problems.length || !prepared.ok) return refused("invalid", problems);
-  if (form.turnstileSiteKey && !(await countAttempts(ctx.env.DB, [keyLimit], ctx.now, windowStart))[0]) return forAddress();
+  // Both limits in one round trip, after the challenge (so a failed one cannot use up an
+  // address's signups): the address is counted only while the IP is within its limit.
+  const [ipWithin, keyWithin] = await countAttempts(ctx.env.DB, [...ipLimit, keyLimit], ctx.now, windowStart).then((w) => (ipLimit.length ? w : [true, ...w]));
+  if (!ipWithin) return fromIp();
+  if (!keyWithin) return forAddress();
 
   // Lists deleted since the form was saved are skipped, not refused: the visitor cannot fix that.
   const writeCtx = { env: ctx.env, db: ctx.db, configElsewhere: [], panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
