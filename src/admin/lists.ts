@@ -11,8 +11,7 @@ import { listMembersPage } from "../services/lists/members";
 import { removeList as removePanelList } from "../services/lists/remove";
 import { renameList } from "../services/lists/rename";
 import { listLists, type ContactList } from "../store/lists";
-import { mirrorShards, unroutedRefusal } from "../services/access/partitions";
-import type { Panel } from "../store/panels";
+import { mirrorShards } from "../services/access/partitions";
 import { withPanelCount, withPanelCounts } from "../services/lists/counts";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
@@ -36,12 +35,6 @@ function listId(raw: string | undefined): number {
 function inPanelWords(problem: Problem, rawListId: string | undefined): Problem {
   if (problem.kind === "not_found") return { kind: "not_found", fields: [], message: `No list with id ${rawListId} in this panel` };
   return problem;
-}
-
-/** Refuses, for a panel whose contacts span shards, a path not yet routed across them (imports write to the home). */
-function refuseUnrouted(panel: Panel, what: string): void {
-  const refusal = unroutedRefusal(panel, what);
-  if (refusal && !refusal.ok) throw problemError(refusal.problem);
 }
 
 /** The service's value, or its refusal thrown in the admin API's words. */
@@ -108,7 +101,6 @@ const uploadToList = definePanelRoute({
   status: 202,
   query: uploadQuery,
   async handle({ request, env, caller, path, query, panel, db }) {
-    refuseUnrouted(panel, "Importing contacts");
     const upload = { declaredBytes: Number(request.headers.get("content-length") ?? "NaN"), body: request.body, name: query.name, maxBytes: MAX_PANEL_UPLOAD_BYTES, mapping: query.mapping };
     const { jobId } = unwrapList(await uploadIntoList(env, db, panel.id, listId(path.list), upload, new URL(request.url).origin, auditorOf(caller)), path.list);
     return { jobid: jobId };
@@ -155,7 +147,6 @@ const importFromUrl = definePanelRoute({
   status: 202,
   body: importFromUrlBody,
   async handle({ request, env, caller, db, path, body, panel }) {
-    refuseUnrouted(panel, "Importing contacts");
     const { jobId } = unwrapList(await importUrlIntoList(env, db, panel.id, listId(path.list), body.url, new URL(request.url).origin, auditorOf(caller), body.mapping), path.list);
     return { jobid: jobId };
   },

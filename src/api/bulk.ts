@@ -4,7 +4,6 @@ import { asApiError, notFound, unwrap } from "../lib/http/errors";
 import { csvAttachment, envelopeFailure, newRequestId } from "../lib/http/respond";
 import { apiKeyAuditor } from "../services/audit/record";
 import { startBulkUpload } from "../services/imports/bulk-upload";
-import { unroutedRefusal } from "../services/access/partitions";
 import { importErrorReport, importJobStatus } from "../services/imports/jobs";
 import { z } from "../lib/z";
 import { defineOperation, type OperationTable } from "./operation";
@@ -34,9 +33,6 @@ const bulkUpload = defineOperation({
         .meta({ description: "http(s) URL that gets a POST with the job's outcome" }),
     }),
   async run({ env, panel, user, now, origin, db }, input) {
-    // Imports write to the home: not yet split by partition (decision 0038's Status).
-    const unrouted = unroutedRefusal(panel, "Importing contacts");
-    if (unrouted) unwrap(unrouted);
     const started = await startBulkUpload(env, db, apiKeyAuditor(user), {
       panelId: panel.id,
       url: input.path,

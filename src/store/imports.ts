@@ -342,7 +342,7 @@ export interface ChunkCommit {
   /** The job's chunk count when the chunk was read. */
   seq: number;
   sourceIndex: number;
-  rows: ImportedRow[];
+  rows: readonly ImportedRow[];
   /** Data rows of the chunk (blank lines excluded), imported or refused. */
   records: number;
   refused: number;
@@ -368,7 +368,37 @@ const UPSERT_JSON_CHARS = 100_000;
 export interface ChunkStatements {
   /** How many statements the batch holds, whichever function reads the arrays. */
   count: number;
-  build(each: JsonEach): D1PreparedStatement[];
+  /** `createdElsewhere`: contacts the chunk's parts on other shards created (counted with the home's). */
+  build(each: JsonEach, createdElsewhere?: number): D1PreparedStatement[];
+}
+
+/**
+ * A chunk's list memberships, with a proof-of-consent record each (issue 45, item 5), for the
+ * contacts of `keysJson` (a JSON array of keys) on `db`: ?1 panel, ?2 list, ?3 keys, ?4 time.
+ * The consent record is found before the membership it names is added, so a member already
+ * there gets none, and a chunk written again adds neither twice. Ids: the chunk's time-ordered
+ * uuid and the contact id (unique per region), unique per chunk.
+ */
+function membershipStatements(db: ShardDb, jobId: string, panelId: string, listId: number, keysJson: string, now: number): D1PreparedStatement[] {
+  return [
+    db
+      .prepare(
+        `INSERT INTO consent_records (panel_id, id, contact_id, kind, list_id, topic, via, via_id, ip, user_agent, text, at)
+         SELECT c.panel_id, ?5 || '.' || c.id, c.id, 'subscribe', l.id, NULL, 'import', ?6, NULL, NULL, '', ?4 FROM lists l
+         JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
+         WHERE l.panel_id = ?1 AND l.id = ?2 AND l.deleted_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM list_members m WHERE m.list_id = l.id AND m.contact_id = c.id)`,
+      )
+      .bind(panelId, listId, keysJson, now, uuidV7(now), jobId),
+    db
+      .prepare(
+        `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at, bucket)
+         SELECT l.id, c.id, c.panel_id, ?4, c.bucket FROM lists l
+         JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
+         WHERE l.panel_id = ?1 AND l.id = ?2 AND l.deleted_at IS NULL`,
+      )
+      .bind(panelId, listId, keysJson, now),
+  ];
 }
 
 /**
@@ -380,13 +410,17 @@ export interface ChunkStatements {
  * written and counted once. "created" is counted as the contacts whose id is above the highest
  * id before the batch (ids only grow, and D1 runs one batch at a time); every other imported
  * row, repeats of a key within the file included, is "updated".
+ *
+ * For a panel whose partitions span shards, `rows` are the home's part only; the other parts
+ * were committed before (importPartStatements), and their "created" is handed to `build`.
+ * `records` and `refused` are the whole chunk's.
  */
 export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "panelId">, chunk: ChunkCommit): ChunkStatements {
   const upserts = jsonArrays(chunk.rows, UPSERT_JSON_CHARS);
   const errorLines = jsonArrays(chunk.errorLines.map((line) => [line.row, line.line]));
   // One parameter carries every key of the chunk (a JSON array) instead of 100-key IN lists.
   const listKeys = chunk.listId !== null && chunk.rows.length > 0 ? JSON.stringify(chunk.rows.map((row) => row[0])) : null;
-  const build = (each: JsonEach): D1PreparedStatement[] => [
+  const build = (each: JsonEach, createdElsewhere = 0): D1PreparedStatement[] => [
     db
       .prepare(
         `UPDATE import_jobs SET seq = CASE WHEN phase = 'rows' AND seq = ?3 THEN ?3 + 1 END,
@@ -395,38 +429,16 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
       )
       .bind(job.panelId, job.id, chunk.seq),
     ...upserts.map((part) => importedContactsStatement(db, each, job.panelId, chunk.now, part.json)),
-    ...(listKeys !== null
-      ? [
-          // Proof of consent (issue 45, item 5): a `subscribe` record naming the import for each
-          // membership the next statement adds, found before it does; a member already there
-          // gets none. Ids: the chunk's time-ordered uuid and the contact id, unique per chunk.
-          db
-            .prepare(
-              `INSERT INTO consent_records (panel_id, id, contact_id, kind, list_id, topic, via, via_id, ip, user_agent, text, at)
-               SELECT c.panel_id, ?5 || '.' || c.id, c.id, 'subscribe', l.id, NULL, 'import', ?6, NULL, NULL, '', ?4 FROM lists l
-               JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
-               WHERE l.panel_id = ?1 AND l.id = ?2 AND l.deleted_at IS NULL
-                 AND NOT EXISTS (SELECT 1 FROM list_members m WHERE m.list_id = l.id AND m.contact_id = c.id)`,
-            )
-            .bind(job.panelId, chunk.listId, listKeys, chunk.now, uuidV7(chunk.now), job.id),
-          db
-            .prepare(
-              `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at, bucket)
-               SELECT l.id, c.id, c.panel_id, ?4, c.bucket FROM lists l
-               JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
-               WHERE l.panel_id = ?1 AND l.id = ?2 AND l.deleted_at IS NULL`,
-            )
-            .bind(job.panelId, chunk.listId, listKeys, chunk.now),
-        ]
-      : []),
+    ...(listKeys !== null ? membershipStatements(db, job.id, job.panelId, chunk.listId!, listKeys, chunk.now) : []),
     ...errorLines.map((part) => db.prepare(errorLinesSql(each)).bind(job.panelId, job.id, chunk.sourceIndex, part.json)),
     db
       .prepare(
         // Every contact above the mark was inserted by this batch (D1 runs one at a time), so
         // they are this panel's: counting the id range needs no look at the rows themselves.
+        // ?10: the contacts the chunk's parts on other shards created.
         `UPDATE import_jobs SET source_index = ?3, byte_offset = ?4, row_number = ?5,
            total = total + ?6, failed = failed + ?7,
-           created = created + fresh.n, updated = updated + ?8 - fresh.n,
+           created = created + fresh.n + ?10, updated = updated + ?8 - fresh.n - ?10,
            attempts = 0, updated_at = ?9
          FROM (SELECT COUNT(*) AS n FROM contacts
                WHERE id > (SELECT contact_mark FROM import_jobs WHERE panel_id = ?1 AND id = ?2)) AS fresh
@@ -442,15 +454,61 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
         chunk.refused,
         chunk.records - chunk.refused,
         chunk.now,
+        createdElsewhere,
       ),
   ];
   return { count: 2 + upserts.length + (listKeys !== null ? 2 : 0) + errorLines.length, build };
 }
 
-/** Runs a chunk's statements (importChunkStatements): "stale" when another consumer committed that chunk first. */
-export async function commitImportStatements(db: ShardDb, statements: ChunkStatements): Promise<"committed" | "stale"> {
+/** A chunk's rows whose partition is on a shard other than the panel's home (decision 0038 step 3). */
+export interface ChunkPart {
+  rows: readonly ImportedRow[];
+  listId: number | null;
+  now: number;
+}
+
+/** A part's D1 batch, as ChunkStatements, with the distinct keys it writes (its "created" is counted from them). */
+export interface PartStatements {
+  count: number;
+  keys: number;
+  build(each: JsonEach): D1PreparedStatement[];
+}
+
+/**
+ * The statements that write one part of a chunk on its partition's shard, in one batch: the
+ * contacts, their memberships of the list's mirror row there with a consent record each. No
+ * claim and no checkpoint: the job's state is on the home, whose batch commits after every part
+ * landed. A part written again (its home batch failed, or another consumer holds the chunk)
+ * writes nothing twice: the upsert, the membership and its consent record are idempotent. Its
+ * first statement counts the keys already there, before the upsert in the same transaction,
+ * so "created" is the distinct keys less those (a part written again counts its contacts as
+ * updated).
+ */
+export function importPartStatements(db: ShardDb, job: Pick<ImportJob, "id" | "panelId">, part: ChunkPart): PartStatements {
+  const upserts = jsonArrays(part.rows, UPSERT_JSON_CHARS);
+  const keys = [...new Set(part.rows.map((row) => row[0]))];
+  const keysJson = JSON.stringify(keys);
+  const build = (each: JsonEach): D1PreparedStatement[] => [
+    db.prepare("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?1 AND pk_value IN (SELECT value FROM json_each(?2))").bind(job.panelId, keysJson),
+    ...upserts.map((array) => importedContactsStatement(db, each, job.panelId, part.now, array.json)),
+    ...(part.listId !== null ? membershipStatements(db, job.id, job.panelId, part.listId, keysJson, part.now) : []),
+  ];
+  return { count: 1 + upserts.length + (part.listId !== null ? 2 : 0), keys: keys.length, build };
+}
+
+/** Runs a part's statements (importPartStatements); answers the contacts it created. */
+export async function commitImportPart(db: ShardDb, statements: PartStatements): Promise<{ created: number }> {
+  const [existing] = await batchWithJsonEach<{ n: number }>(db, statements.build);
+  return { created: statements.keys - (existing!.results[0]?.n ?? 0) };
+}
+
+/**
+ * Runs a chunk's statements (importChunkStatements): "stale" when another consumer committed
+ * that chunk first. `createdElsewhere`: what its parts on other shards created.
+ */
+export async function commitImportStatements(db: ShardDb, statements: ChunkStatements, createdElsewhere = 0): Promise<"committed" | "stale"> {
   try {
-    await batchWithJsonEach(db, statements.build);
+    await batchWithJsonEach(db, (each) => statements.build(each, createdElsewhere));
     return "committed";
   } catch (error) {
     if (error instanceof Error && /NOT NULL constraint failed: import_jobs\.seq/i.test(error.message)) return "stale";

@@ -1,39 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { contactBucket, evenPartitions, type Partition } from "../../src/domain/partitions";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
-import { admin, apiFor, call, createPanel, panelData, TEST_SHARD } from "../support/helpers";
+import { admin, apiFor, call, createPanel, panelData } from "../support/helpers";
+import { keyOn, keysOn, membersOn, shard0, TWO } from "../support/partitions";
 
 // Decision 0038 step 3 and 0041: a panel split over two partitions, buckets 0–2047 on SHARD_0
 // and 2048–4095 on SHARD_1 (its home). The API's calls by contact key go to the key's partition;
 // the lists and attributes they name are mirrored there; list counts sum the partitions.
-
-const shard0 = env.SHARD_0 as unknown as ShardDb;
-const TWO: Partition[] = evenPartitions([0, TEST_SHARD]);
-
-/** A key of the panel whose partition is on `shard`. */
-function keyOn(panelId: string, shard: number, skip = 0): string {
-  const partition = TWO.find((p) => p.shard === shard)!;
-  for (let i = 0, found = 0; ; i++) {
-    const key = `user${i}@example.com`;
-    const bucket = contactBucket(panelId, key);
-    if (partition.firstBucket <= bucket && bucket <= partition.lastBucket && found++ === skip) return key;
-  }
-}
-
-async function keysOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db.prepare("SELECT pk_value FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panelId).all<{ pk_value: string }>();
-  return results.map((r) => r.pk_value);
-}
-
-async function membersOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value || ' in ' || m.list_id AS m FROM list_members m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? ORDER BY c.pk_value, m.list_id")
-    .bind(panelId)
-    .all<{ m: string }>();
-  return results.map((r) => r.m);
-}
 
 async function counterOn(db: ShardDb, panelId: string, listId: number): Promise<number | undefined> {
   return (await db.prepare("SELECT member_count AS n FROM lists WHERE panel_id = ? AND id = ?").bind(panelId, listId).first<{ n: number }>())?.n;
@@ -99,13 +73,10 @@ describe("a panel on two partitions (decision 0038 step 3)", () => {
     expect(await counts()).toEqual({ All: 0, B: 0 });
   });
 
-  it("refuses the paths not yet routed (imports, events) with a conflict naming why, and writes nothing", async () => {
+  it("refuses the paths not yet routed (events) with a conflict naming why, and writes nothing", async () => {
     const panel = await createPanel();
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    const api = apiFor(panel);
-    const bulk = await api("contact", "bulkupload", { path: "https://files.example.com/contacts.csv" });
-    expect(bulk.status).toBe(409);
-    expect(JSON.stringify(bulk.body)).toContain("not yet routed");
+    // Imports are routed (test/api/partitioned-imports.test.ts).
     const event = await call(`/v1/activity/singleactivity/${panel.clientId}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ activity_name: "x" }) });
     expect(event.status).toBe(409);
     expect(await keysOn(shard0, panel.id)).toEqual([]);

@@ -101,6 +101,35 @@ export function contactPlace(env: Env, panel: Placed, home: ShardDb, key: string
   return { db: partition.db, configElsewhere: elsewhere.map((shard) => shardOf(env, { shard })) };
 }
 
+/** Items written on one shard other than the home (splitByShard). */
+export interface ShardPart<T> {
+  shard: number;
+  db: ShardDb;
+  items: T[];
+}
+
+/**
+ * Items of contacts (an import chunk's rows) split by the shard of their contact's partition,
+ * from each item's bucket: those of the home, and one part per other shard (two partitions on
+ * one shard make one part). A panel whose partitions are all on its home (every panel without a
+ * map) gets its items back as they are, with no look at them.
+ */
+export function splitByShard<T>(env: Env, panel: Pick<Panel, "shard" | "partitions">, items: readonly T[], bucketOf: (item: T) => number): { home: readonly T[]; elsewhere: ShardPart<T>[] } {
+  if (!hasContactsBeyondHome(panel)) return { home: items, elsewhere: [] };
+  const home: T[] = [];
+  const byShard = new Map<number, T[]>();
+  for (const item of items) {
+    const shard = partitionOfBucket(panel.partitions, bucketOf(item)).shard;
+    if (shard === panel.shard) home.push(item);
+    else {
+      const part = byShard.get(shard);
+      if (part) part.push(item);
+      else byShard.set(shard, [item]);
+    }
+  }
+  return { home, elsewhere: [...byShard].map(([shard, part]) => ({ shard, db: shardOf(env, { shard }), items: part })) };
+}
+
 /**
  * A list changed on the home (made, renamed): the same row on every mirror, one statement each,
  * in the service call that changed it.

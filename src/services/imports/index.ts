@@ -174,7 +174,11 @@ async function runPhase(env: Env, job: ImportJob, tuning: ImportTuning, deadline
     case "rows": {
       const outcome = await importRows(env, job, tuning, deadline, now);
       // New members of the list left journey entries with their rows; every step's nudge
-      // starts another drain, so a large upload enters its contacts in parallel.
+      // starts another drain, so a large upload enters its contacts in parallel. The reactions
+      // read the home only, which is right for a panel whose contacts span shards only because
+      // it has no running journey and no saved segment (refused, decision 0038's Status): the
+      // membership trigger on a mirror finds no journey there (journeys are not mirrored), and
+      // the drain and the rebuild below find nothing on the home.
       if (job.listId !== null && outcome.state !== "stale") await afterContactsChanged(env, { panelId: job.panelId, joinedList: true, rewritten: false, now: now() });
       if (outcome.state === "stale") return null;
       if (outcome.state === "yielded") return "yield";

@@ -1,11 +1,24 @@
-import { findPanelHome, panelDb } from "../access/shards";
+import { findPanelHome, panelHome } from "../access/shards";
+import { mirrorAttributes, mirrorShards, splitByShard } from "../access/partitions";
 import type { KeyedSchema } from "../../domain/contacts";
 import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, parseRecords, type CsvRecord } from "../../domain/csv";
 import { errorReportRow, newAttributesOf, planColumns, prepareRow, sameColumns, type ColumnPlan } from "../../domain/imports";
 import { contactBucket } from "../../domain/partitions";
 import { defineAttribute } from "../attributes/define";
-import { loadAttributeSchema } from "../../store/attributes";
-import { commitImportStatements, importChunkStatements, type ImportJob, type ImportSource, type ImportedRow, type RefusedRowLine } from "../../store/imports";
+import { attributesToMirror, loadAttributeSchema } from "../../store/attributes";
+import {
+  commitImportPart,
+  commitImportStatements,
+  importChunkStatements,
+  importPartStatements,
+  type ChunkStatements,
+  type ImportJob,
+  type ImportSource,
+  type ImportedRow,
+  type PartStatements,
+  type RefusedRowLine,
+} from "../../store/imports";
+import type { ShardDb } from "../../store/shards";
 import type { TransferLimits } from "../../lib/transfer-limits";
 import { ImportFailure } from "./errors";
 import { concatBytes } from "../../lib/bytes";
@@ -93,15 +106,18 @@ async function keyedSchema(env: Env, panelId: string): Promise<KeyedSchema> {
  * The new attributes the job's mapping names, created once the header row is found valid with
  * them (so a file refused at its header leaves the schema as it was). Creating is idempotent,
  * so a step run twice creates nothing twice; an attribute made meanwhile with another type
- * fails the job.
+ * fails the job. A panel whose partitions span shards gets them on every mirror too (decision
+ * 0041): the home's attributes, all of them, one idempotent statement per mirror, so a step run
+ * again after the home's write also heals a mirror left behind.
  */
 async function createMappedAttributes(env: Env, job: ImportJob): Promise<void> {
-  const db = await panelDb(env, job.panelId);
+  const { panel, db } = await panelHome(env, job.panelId);
   for (const [name, type] of newAttributesOf(job.mapping ?? {})) {
-    // No mirrors: an import is refused for a panel whose contacts span shards (startImport).
     const created = await defineAttribute(db, job.panelId, [], name, type);
     if (!created.ok) throw new ImportFailure(`The mapping's new attribute ${name} could not be created: ${created.problem.message ?? created.problem.fields[0]?.message}`);
   }
+  const mirrors = mirrorShards(env, panel);
+  if (mirrors.length) await mirrorAttributes(mirrors.map((m) => m.db), job.panelId, await attributesToMirror(db, job.panelId));
 }
 
 /**
@@ -191,6 +207,19 @@ function prepareChunk(job: ImportJob, plan: ColumnPlan, at: Position, bytes: Uin
   return chunk;
 }
 
+/**
+ * Commits a chunk: its parts on other shards first (each one batch there, at the same time),
+ * then the home's batch, which claims the chunk and moves the checkpoint with the counts of
+ * every part. A failure before the home's batch leaves the checkpoint where it was: the chunk is
+ * read and written again, which its parts' statements allow (importPartStatements). A panel
+ * without parts commits the home's batch alone, as before.
+ */
+async function commitChunk(db: ShardDb, statements: ChunkStatements, parts: ReadonlyArray<{ db: ShardDb; statements: PartStatements }>): Promise<"committed" | "stale"> {
+  if (parts.length === 0) return commitImportStatements(db, statements);
+  const landed = await Promise.all(parts.map((part) => commitImportPart(part.db, part.statements)));
+  return commitImportStatements(db, statements, landed.reduce((sum, part) => sum + part.created, 0));
+}
+
 /** `finished` carries the job's chunk count and data rows as its last checkpoint left them. */
 export type RowsOutcome = { state: "finished"; seq: number; total: number } | { state: "yielded" } | { state: "stale" };
 
@@ -205,7 +234,7 @@ export type RowsOutcome = { state: "finished"; seq: number; total: number } | { 
  * follow each other and a stale job commits nothing more.
  */
 export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning, deadline: number, now: () => number): Promise<RowsOutcome> {
-  const db = await panelDb(env, job.panelId);
+  const { panel, db } = await panelHome(env, job.panelId);
   const plan = job.plan!;
   const at: Position = {
     seq: job.seq,
@@ -246,22 +275,28 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
         }
         if (cut.records === 0) break;
         const chunk = prepareChunk(job, plan, at, buffer.subarray(0, cut.end));
+        // Each row to its key's partition (decision 0038 step 3): the home's in the chunk's batch,
+        // each other shard's in a batch of its own there.
+        const split = splitByShard(env, panel, chunk.rows, (row) => row[2]);
+        const time = now();
         const statements = importChunkStatements(db, job, {
           seq: at.seq,
           sourceIndex: at.sourceIndex,
-          rows: chunk.rows,
+          rows: split.home,
           records: chunk.records,
           refused: chunk.refused,
           errorLines: chunk.errorLines,
           next: { sourceIndex: at.sourceIndex, byteOffset: at.byteOffset + cut.end, rowNumber: chunk.rowNumber },
           listId: job.listId,
-          now: now(),
+          now: time,
         });
+        const parts = split.elsewhere.map((part) => ({ db: part.db, statements: importPartStatements(part.db, job, { rows: part.items, listId: job.listId, now: time }) }));
+        const count = parts.reduce((sum, part) => sum + part.statements.count, statements.count);
         // The step's budget of statements is spent: this chunk is read again by the next step.
-        if (sent > 0 && sent + statements.count > tuning.stepStatements) return handOver();
+        if (sent > 0 && sent + count > tuning.stepStatements) return handOver();
         if (!(await landed())) return { state: "stale" };
-        sent += statements.count;
-        inFlight = commitImportStatements(db, statements);
+        sent += count;
+        inFlight = commitChunk(db, statements, parts);
         at.seq++;
         at.byteOffset += cut.end;
         at.rowNumber = chunk.rowNumber;

@@ -1,0 +1,35 @@
+import { env } from "cloudflare:workers";
+import { contactBucket, evenPartitions, type Partition } from "../../src/domain/partitions";
+import type { ShardDb } from "../../src/store/shards";
+import { TEST_SHARD } from "./helpers";
+
+// A panel split over two partitions (decision 0038 step 3): buckets 0–2047 on SHARD_0 and
+// 2048–4095 on SHARD_1, the home of createPanel's panels.
+
+export const shard0 = env.SHARD_0 as unknown as ShardDb;
+export const TWO: Partition[] = evenPartitions([0, TEST_SHARD]);
+
+/** The `skip`-th key of the panel whose partition (in TWO) is on `shard`. */
+export function keyOn(panelId: string, shard: number, skip = 0): string {
+  const partition = TWO.find((p) => p.shard === shard)!;
+  for (let i = 0, found = 0; ; i++) {
+    const key = `user${i}@example.com`;
+    const bucket = contactBucket(panelId, key);
+    if (partition.firstBucket <= bucket && bucket <= partition.lastBucket && found++ === skip) return key;
+  }
+}
+
+/** The panel's contact keys on `db`, in order. */
+export async function keysOn(db: ShardDb, panelId: string): Promise<string[]> {
+  const { results } = await db.prepare("SELECT pk_value FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panelId).all<{ pk_value: string }>();
+  return results.map((r) => r.pk_value);
+}
+
+/** The panel's memberships on `db`, as "key in list". */
+export async function membersOn(db: ShardDb, panelId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT c.pk_value || ' in ' || m.list_id AS m FROM list_members m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? ORDER BY c.pk_value, m.list_id")
+    .bind(panelId)
+    .all<{ m: string }>();
+  return results.map((r) => r.m);
+}
