@@ -27,12 +27,13 @@ import { concatBytes } from "../../lib/bytes";
  * How much one chunk (one D1 batch, one checkpoint) and one queue message do. A chunk of 2,000
  * rows is about five statements (its rows in JSON arrays of about 100 K characters, three for
  * bench:import's rows; its report lines in arrays below a bound value's size; the claim, the
- * list membership, the checkpoint) and a few ms of CPU. A step stops before its statements
- * would pass `stepStatements`, under D1's 1,000 queries of one invocation whatever the rows (a
- * test counts it), or after `stepChunks`; each message more costs a queue hop, a lease and a
- * window of the file read again (a tenth of a 1,000,000-row import at ten chunks a message,
- * bench:import). The wall-clock budget hands over long before the 15-minute consumer limit
- * whatever D1's latency.
+ * list membership, the checkpoint) and a few ms of CPU; a panel whose partitions span shards
+ * adds a batch of about four per other shard its rows fall on (commitChunk). A step stops
+ * before its statements, every shard's, would pass `stepStatements`, under D1's 1,000 queries
+ * of one invocation whatever the rows (a test counts it), or after `stepChunks`; each message
+ * more costs a queue hop, a lease and a window of the file read again (a tenth of a
+ * 1,000,000-row import at ten chunks a message, bench:import). The wall-clock budget hands
+ * over long before the 15-minute consumer limit whatever D1's latency.
  */
 export interface ImportTuning {
   chunkRows: number;
