@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contactBucket } from "../../src/domain/partitions";
 import { MOVE_TUNING, runMoveStep, startPartitionSplit, type MoveTuning } from "../../src/services/panels/move";
 import { getPanel } from "../../src/store/panels";
@@ -49,6 +49,15 @@ async function rowCount(db: ShardDb, table: string, panelId: string): Promise<nu
 async function counterOn(db: ShardDb, panelId: string, listId: number): Promise<number | undefined> {
   return (await db.prepare("SELECT member_count AS n FROM lists WHERE panel_id = ? AND id = ?").bind(panelId, listId).first<{ n: number }>())?.n;
 }
+
+const saved: MoveTuning = { ...MOVE_TUNING };
+beforeAll(() => {
+  // The split started through the admin API runs from the queue: a short settle so it ends soon.
+  Object.assign(MOVE_TUNING, { pageRows: 25, stepMs: 300, settleMs: 1_000 } satisfies Partial<MoveTuning>);
+});
+afterAll(() => {
+  Object.assign(MOVE_TUNING, saved);
+});
 
 async function moveTriggers(db: ShardDb): Promise<string[]> {
   const { results } = await db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'move_%'").all<{ name: string }>();
@@ -161,17 +170,51 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
       const result = await startPartitionSplit(env, panel, at, shard, Date.now());
       return result.ok ? "started" : { kind: result.problem.kind, fields: result.problem.fields.map((f) => f.field) };
     };
-    expect(await refusal(0, 0)).toEqual({ kind: "invalid", fields: ["at"] });
-    expect(await refusal(4096, 0)).toEqual({ kind: "invalid", fields: ["at"] });
+    expect(await refusal(0, 0)).toEqual({ kind: "invalid", fields: ["split_at"] });
+    expect(await refusal(4096, 0)).toEqual({ kind: "invalid", fields: ["split_at"] });
     expect(await refusal(AT, 7)).toEqual({ kind: "invalid", fields: ["shard"] });
     expect(await refusal(AT, TEST_SHARD)).toEqual({ kind: "conflict", fields: ["shard"] });
     const split = { ...panel, partitions: [
       { firstBucket: 0, lastBucket: AT - 1, shard: TEST_SHARD, state: "active" as const },
       { firstBucket: AT, lastBucket: 4095, shard: 0, state: "active" as const },
     ] };
-    expect(await startPartitionSplit(env, split, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "invalid", fields: [{ field: "at" }] } });
+    expect(await startPartitionSplit(env, split, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "invalid", fields: [{ field: "split_at" }] } });
     expect(await startPartitionSplit(env, split, 100, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", fields: [{ field: "shard" }] } });
     // Nothing was recorded.
     expect((await admin("GET", `/panels/${panel.id}/moves`)).body.moves).toEqual([]);
   });
+
+  it("is started by the deployment's admin on the panel's moves, refused naming the field, and runs to the end from the queue", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const keys = Array.from({ length: 8 }, (_, i) => `route${i}@example.com`);
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+    const start = (body: unknown) => admin("POST", `/panels/${panel.id}/moves`, body);
+    const field = async (body: unknown) => {
+      const answer = await start(body);
+      return [answer.status, answer.body.errors?.map((e: { field: string }) => e.field)];
+    };
+    expect(await field({ shard: 0, split_at: 0 })).toEqual([400, ["split_at"]]);
+    expect(await field({ shard: 0, split_at: 4096 })).toEqual([400, ["split_at"]]);
+    expect(await field({ shard: 0, split_at: "2048" })).toEqual([400, ["split_at"]]);
+    expect(await field({ shard: 9, split_at: AT })).toEqual([400, ["shard"]]);
+    expect(await field({ shard: TEST_SHARD, split_at: AT })).toEqual([409, ["shard"]]);
+    expect((await admin("GET", `/panels/${panel.id}/moves`)).body.moves).toEqual([]);
+
+    const started = await start({ shard: 0, split_at: AT });
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ from_shard: TEST_SHARD, to_shard: 0, buckets: { first: AT, last: 4095 }, state: "copying" });
+    const done = await eventually(async () => {
+      const move = (await admin("GET", `/panels/${panel.id}/moves/${started.body.id}`)).body;
+      return move.state === "done" || move.state === "failed" ? move : undefined;
+    }, 60_000);
+    expect(done).toMatchObject({ state: "done", error: null });
+    expect(await keysOn(shard0, panel.id)).toEqual(keys.filter((k) => moving(panel.id, k)).sort());
+    expect(await keysOn(panelData, panel.id)).toEqual(keys.filter((k) => !moving(panel.id, k)).sort());
+    // The panel now has a map: the same split again meets a partition boundary, the target a partition of the panel.
+    expect(await field({ shard: 0, split_at: AT })).toEqual([400, ["split_at"]]);
+    expect(await field({ shard: 0, split_at: 3000 })).toEqual([409, ["shard"]]);
+    // A whole move of a panel with a map is refused, pointing at split_at.
+    expect((await start({ shard: 0 })).body.errors[0].message).toContain("split_at");
+  }, 90_000);
 });

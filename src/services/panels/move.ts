@@ -134,7 +134,7 @@ export async function startPanelMove(env: Env, panel: Panel, to: number, now: nu
   if (to === panel.shard) return refuse("invalid", `the panel is on shard ${to} already`);
   // The map names shards by number and its mirrors copy the home (decision 0041): moving such a
   // panel is the partition move of decision 0038 step 5, not built.
-  if (panel.partitions.length) return refuse("conflict", "the panel has a partition map (decision 0038): it moves by partition, which is not built");
+  if (panel.partitions.length) return refuse("conflict", "the panel has a partition map (decision 0038): it moves by partition (give split_at, decision 0047)");
   const source = shardByIndex(env, panel.shard);
   if (!source) throw new Error(`the directory places panel ${panel.id} on shard ${panel.shard}, which this deployment does not bind`);
   if (!safePanelId(panel.id)) return refuse("invalid", `panel id "${panel.id}" cannot be moved: it is not made of letters, digits, - and _`);
@@ -150,19 +150,19 @@ export async function startPanelMove(env: Env, panel: Panel, to: number, now: nu
 /**
  * Starts splitting the panel's partition holding bucket `at`: buckets `at` to the partition's
  * last move to shard `to` while the panel serves (decision 0047); a panel without a map is one
- * partition of every bucket on its home. Refused on `at` (not inside a partition: a split point
+ * partition of every bucket on its home. Refused on `split_at` (not inside a partition: a split point
  * is past a partition's first bucket), on `shard` (unbound, the home, already holding a
  * partition of the panel, ids it may hand out), or as a conflict for what is not yet routed
  * across partitions (saved segments, journeys) and for a move under way.
  */
 export async function startPartitionSplit(env: Env, panel: Panel, at: number, to: number, now: number): Promise<Result<PanelMove>> {
-  const refuse = (kind: "invalid" | "conflict", field: "at" | "shard", message: string) => refusedField<PanelMove>(kind, field, message);
-  if (!Number.isInteger(at) || at < 1 || at > LAST_BUCKET) return refuse("invalid", "at", `a split point is a bucket from 1 to ${LAST_BUCKET}`);
+  const refuse = (kind: "invalid" | "conflict", field: "split_at" | "shard", message: string) => refusedField<PanelMove>(kind, field, message);
+  if (!Number.isInteger(at) || at < 1 || at > LAST_BUCKET) return refuse("invalid", "split_at", `a split point is a bucket from 1 to ${LAST_BUCKET}`);
   const target = shardByIndex(env, to);
   if (!target) return refuse("invalid", "shard", `this deployment has no shard ${to} (shards 0 to ${allShards(env).length - 1})`);
   const map = panel.partitions.length ? panel.partitions : wholePanelPartition(panel.shard);
   const partition = partitionOfBucket(map, at);
-  if (partition.firstBucket === at) return refuse("invalid", "at", `bucket ${at} starts a partition already (buckets ${at}–${partition.lastBucket} on shard ${partition.shard}): a split point lies inside a partition`);
+  if (partition.firstBucket === at) return refuse("invalid", "split_at", `bucket ${at} starts a partition already (buckets ${at}–${partition.lastBucket} on shard ${partition.shard}): a split point lies inside a partition`);
   if (to === panel.shard) return refuse("conflict", "shard", `shard ${to} is the panel's home, which keeps its configuration`);
   const held = map.find((p) => p.shard === to);
   if (held) return refuse("conflict", "shard", `shard ${to} holds a partition of the panel already (buckets ${held.firstBucket}–${held.lastBucket})`);
@@ -175,7 +175,7 @@ export async function startPartitionSplit(env: Env, panel: Panel, at: number, to
   if (segments || journeys) return refused("conflict", [], "the panel has saved segments or running or paused journeys, which are not yet routed across partitions (decision 0038)");
   const buckets = { first: at, last: partition.lastBucket };
   const tied = await rowsTiedAcross(source, panel.id, buckets);
-  if (tied) return refuse("conflict", "at", `buckets ${at}–${partition.lastBucket} cannot move apart: ${tied}`);
+  if (tied) return refuse("conflict", "split_at", `buckets ${at}–${partition.lastBucket} cannot move apart: ${tied}`);
   const tables = partitionTables(buckets);
   const collision = await idsAheadOfCounter(source, target, to, tables, panel.id);
   if (collision) return refuse("conflict", "shard", `the panel's ${collision} rows hold ids shard ${to} may still hand out (rows made before their shard had its id range, decision 0030)`);
