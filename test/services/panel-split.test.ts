@@ -109,6 +109,8 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     const switched = (await getPanelMove(env.DB, panel.id, moveId))!;
     expect(switched).toMatchObject({ state: "cleaning", error: null });
     expect(switched.pauseMs).toEqual(expect.any(Number));
+    // The target's list rows count the members it took, from the switch on (the leaver left before).
+    expect(await counterOn(shard0, panel.id, list)).toBe([...keys, newMover!].filter((k) => moving(panel.id, k)).length - 1);
     expect((await getPanel(env.DB, panel.id))!.partitions).toEqual([
       { firstBucket: 0, lastBucket: AT - 1, shard: TEST_SHARD, state: "active" },
       { firstBucket: AT, lastBucket: 4095, shard: 0, state: "active" },

@@ -85,6 +85,8 @@ export interface MoveTuning {
   /** Fewer changes left than this: fence and switch. */
   fenceBelow: number;
   fenceMaxMs: number;
+  /** The same for a partition move (decision 0047): issue 42 asks a split to pause writes at most a second. */
+  partitionFenceMaxMs: number;
   /** After the switch, how long before the old rows go: every cached directory entry is renewed by then. */
   settleMs: number;
   maxAttempts: number;
@@ -104,6 +106,7 @@ export const MOVE_TUNING: MoveTuning = {
   pageRows: 500,
   fenceBelow: 500,
   fenceMaxMs: 5_000,
+  partitionFenceMaxMs: 1_000,
   settleMs: 3 * Math.max(CALLER_CACHE_MS, CATALOG_CACHE_MS),
   maxAttempts: 3,
   stallMs: 50_000,
@@ -340,7 +343,7 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
       if (changes.length === 0) break;
       await applyChanges(step, changes);
       await save(step, { changeSeq: changes[changes.length - 1]!.seq, changesApplied: move.changesApplied + changes.length });
-      if (step.now() - fencedAt > tuning.fenceMaxMs) {
+      if (step.now() - fencedAt > (move.buckets ? tuning.partitionFenceMaxMs : tuning.fenceMaxMs)) {
         await liftFence(source, move.panelId);
         return { next: "now" };
       }
@@ -348,11 +351,7 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
     const changed = await changesSince(source, move.panelId, verifiedSeq, tuning.pageRows, step.tables);
     const rowsDiffer = await changedRowsDiffer(source, target, move.panelId, changed);
     if (rowsDiffer.length) throw new MoveMismatch(`the copy differs from the panel's rows: ${rowsDiffer.slice(0, 10).join("; ")}`);
-    if (move.buckets) {
-      // The target's list rows counted none of the memberships copied in transit; under the fence none is written there.
-      await refreshConfiguration(await homeOf(step), target, move.panelId);
-      await recountMembersStatement(target, move.panelId).run();
-    }
+    if (move.buckets) await refreshConfiguration(await homeOf(step), target, move.panelId);
     await clearInTransit(target, move.panelId);
   } catch (error) {
     await liftFence(source, move.panelId);
@@ -365,6 +364,7 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
     throw new MoveMismatch(move.buckets ? `the partition map no longer holds buckets ${move.buckets.first}–${move.buckets.last} on shard ${move.fromShard}` : `the directory no longer places the panel on shard ${move.fromShard}`);
   }
   forgetPanelPlaces();
+  if (move.buckets) await recountMembers(step);
   // From here the panel lives on the target; the fence stays up for writers still holding the old entry.
   await save(step, { state: "cleaning", switchedAt, pauseMs: switchedAt - fencedAt, cursor: null, tableIndex: step.tables.length - 1 });
   await stopCapture(source, move.panelId);
@@ -402,8 +402,19 @@ async function changesSince(source: ShardDb, panelId: string, afterSeq: number, 
   }
 }
 
+/**
+ * The target's list rows counted none of the memberships copied in transit: one statement sets
+ * them to the members it holds. Outside the pause, after the switch, where the target's triggers
+ * count every write and the statement is exact whenever it runs; run again by the cleaning steps,
+ * so a step that died after the switch leaves no counter short.
+ */
+async function recountMembers(step: Step): Promise<void> {
+  await recountMembersStatement(step.target, step.move.panelId).run();
+}
+
 async function clean(step: Step): Promise<MoveStepOutcome> {
   const { move, source, tuning } = step;
+  if (move.buckets) await recountMembers(step);
   const due = (move.switchedAt ?? 0) + tuning.settleMs;
   if (step.now() < due) return { next: "later", ms: due - step.now() };
   await stopCapture(source, move.panelId);
