@@ -165,6 +165,30 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     expect(await shard0.prepare("SELECT attrs ->> '$.NAME' AS n FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, movers[2]).first("n")).toBe("After");
   });
 
+  it("fails a split whose copy differs, leaving the panel whole on its shard: the target's copy and mirror removed, the map unchanged", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const list = (await api("lists", "add", { listname: "Stays" })).body.listid as number;
+    const keys = Array.from({ length: 12 }, (_, i) => `abort${i}@example.com`);
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
+    const moveId = `mov_abort_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    const step = () => runMoveStep(env, moveId, TUNING, () => Date.now());
+    expect(await step()).toEqual({ next: "now" });
+    // A membership lost on the target: the counts before the fence differ.
+    expect((await shard0.prepare("DELETE FROM list_members WHERE (list_id, contact_id) IN (SELECT list_id, contact_id FROM list_members WHERE panel_id = ? LIMIT 1)").bind(panel.id).run()).meta.changes).toBe(1);
+    expect(await step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "failed", error: expect.stringContaining("list_members") });
+    expect((await getPanel(env.DB, panel.id))!.partitions).toEqual([]);
+    expect(await keysOn(panelData, panel.id)).toEqual([...keys].sort());
+    expect(await counterOn(panelData, panel.id, list)).toBe(keys.length);
+    for (const table of ["contacts", "list_members", "lists", "attributes"]) expect(await rowCount(shard0, table, panel.id), table).toBe(0);
+    for (const db of [shard0, panelData]) expect(await moveTriggers(db)).toEqual([]);
+    expect(await rowCount(shard0, "panels_in_transit", panel.id)).toBe(0);
+    // The panel still takes writes on every bucket.
+    expect((await api("contact", "add", { data: { EMAIL: "after@example.com" }, listid: String(list) })).status).toBe(200);
+  });
+
   it("refuses a split point outside a partition, an unknown shard, the home or a shard already holding a partition, naming the field", async () => {
     const created = await createPanel();
     const panel = (await getPanel(env.DB, created.id))!;
