@@ -35,6 +35,7 @@
 -- migration 0068_panel_message_rules.sql
 -- migration 0070_operator_passkeys.sql
 -- migration 0073_operations.sql
+-- migration 0075_partition_moves.sql
 
 -- table activities
 
@@ -676,7 +677,7 @@ CREATE TABLE panel_moves (
   updated_at   INTEGER NOT NULL,
   switched_at  INTEGER,
   finished_at  INTEGER
-);
+, first_bucket INTEGER, last_bucket INTEGER);
 
 CREATE INDEX panel_moves_by_panel ON panel_moves (panel_id, created_at);
 

@@ -3,7 +3,8 @@ import { orNotFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { getPanelMove, panelMoves, type PanelMove } from "../store/panel-moves";
 import { isoTime } from "../store/sql";
-import { startPanelMove } from "../services/panels/move";
+import { startPanelMove, startPartitionSplit } from "../services/panels/move";
+import { LAST_BUCKET } from "../domain/partitions";
 import { definePanelRoute } from "./route";
 
 function moveView(move: PanelMove) {
@@ -13,6 +14,7 @@ function moveView(move: PanelMove) {
     panel_id: move.panelId,
     from_shard: move.fromShard,
     to_shard: move.toShard,
+    buckets: move.buckets,
     state: move.state,
     rows_copied: move.rowsCopied,
     changes_applied: move.changesApplied,
@@ -31,11 +33,14 @@ const startMove = definePanelRoute({
   path: "/panels/:panel/moves",
   role: "admin",
   response: panelMoveAnswer,
-  summary: "Move the panel's data to another shard, in the background (copy, catch up, switch with a pause of a few seconds, delete the old copy)",
+  summary:
+    "Move the panel's data to another shard, in the background (copy, catch up, switch with a pause of a few seconds, delete the old copy); with split_at, split the partition holding that bucket instead: its buckets from split_at on move to the shard while the panel serves (decision 0047)",
   status: 202,
-  body: z.strictObject({ shard: z.int().min(0).max(1023) }),
+  body: z.strictObject({ shard: z.int().min(0).max(1023), split_at: z.int().min(1).max(LAST_BUCKET).optional() }),
   async handle({ env, panel, body }) {
-    return moveView(unwrap(await startPanelMove(env, panel, body.shard, Date.now())));
+    const now = Date.now();
+    const started = body.split_at === undefined ? await startPanelMove(env, panel, body.shard, now) : await startPartitionSplit(env, panel, body.split_at, body.shard, now);
+    return moveView(unwrap(started));
   },
 });
 

@@ -167,6 +167,17 @@ export function dropMirroredListsStatement(db: ShardDb, panelId: string): D1Prep
   return db.prepare("DELETE FROM lists WHERE panel_id = ?").bind(panelId);
 }
 
+/**
+ * Sets each of the panel's list rows on `db` to the members `db` holds: for a shard that took a
+ * partition's memberships in transit (a split, decision 0047), whose triggers counted none of
+ * them. One statement, so no membership written beside it is counted twice or missed.
+ */
+export function recountMembersStatement(db: ShardDb, panelId: string): D1PreparedStatement {
+  return db
+    .prepare("UPDATE lists SET member_count = (SELECT COUNT(*) FROM list_members m WHERE m.panel_id = lists.panel_id AND m.list_id = lists.id) WHERE panel_id = ?")
+    .bind(panelId);
+}
+
 export type RenameOutcome = { kind: "renamed"; list: ContactList } | { kind: "missing" } | { kind: "duplicate" };
 
 export async function renameList(

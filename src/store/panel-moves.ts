@@ -1,5 +1,6 @@
 import { LAST_MOVE_RANGE } from "./id-ranges";
 import type { ControlDb } from "./shards";
+import type { BucketRange } from "./panel-move/tables";
 
 /**
  * Moves of panels between shards (control database, migration 0035). A step of a move holds it
@@ -14,6 +15,8 @@ export interface PanelMove {
   panelId: string;
   fromShard: number;
   toShard: number;
+  /** A partition move (decision 0047): the buckets that move; null when the whole panel moves. */
+  buckets: BucketRange | null;
   state: MoveState;
   tableIndex: number;
   cursor: unknown[] | null;
@@ -35,6 +38,8 @@ interface MoveRow {
   panel_id: string;
   from_shard: number;
   to_shard: number;
+  first_bucket: number | null;
+  last_bucket: number | null;
   state: MoveState;
   table_index: number;
   cursor: string | null;
@@ -57,6 +62,7 @@ function fromRow(r: MoveRow): PanelMove {
     panelId: r.panel_id,
     fromShard: r.from_shard,
     toShard: r.to_shard,
+    buckets: r.first_bucket === null || r.last_bucket === null ? null : { first: r.first_bucket, last: r.last_bucket },
     state: r.state,
     tableIndex: r.table_index,
     cursor: r.cursor === null ? null : (JSON.parse(r.cursor) as unknown[]),
@@ -75,13 +81,16 @@ function fromRow(r: MoveRow): PanelMove {
 }
 
 /** Records a new move; false when the panel already has one under way. */
-export async function insertPanelMove(db: ControlDb, move: Pick<PanelMove, "id" | "panelId" | "fromShard" | "toShard" | "createdAt">): Promise<boolean> {
+export async function insertPanelMove(
+  db: ControlDb,
+  move: Pick<PanelMove, "id" | "panelId" | "fromShard" | "toShard" | "createdAt"> & Partial<Pick<PanelMove, "buckets">>,
+): Promise<boolean> {
   const result = await db
     .prepare(
-      `INSERT INTO panel_moves (id, panel_id, from_shard, to_shard, state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'copying', ?5, ?5) ON CONFLICT DO NOTHING`,
+      `INSERT INTO panel_moves (id, panel_id, from_shard, to_shard, state, created_at, updated_at, first_bucket, last_bucket)
+       VALUES (?, ?, ?, ?, 'copying', ?5, ?5, ?6, ?7) ON CONFLICT DO NOTHING`,
     )
-    .bind(move.id, move.panelId, move.fromShard, move.toShard, move.createdAt)
+    .bind(move.id, move.panelId, move.fromShard, move.toShard, move.createdAt, move.buckets?.first ?? null, move.buckets?.last ?? null)
     .run();
   return (result.meta.changes ?? 0) > 0;
 }

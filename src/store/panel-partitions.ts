@@ -1,5 +1,5 @@
 import type { ControlDb } from "./shards";
-import type { Partition, PartitionState } from "../domain/partitions";
+import { LAST_BUCKET, type Partition, type PartitionState } from "../domain/partitions";
 
 export type { Partition };
 
@@ -75,4 +75,32 @@ export async function saveBucketFill(db: ControlDb, shard: number, fill: BucketF
     )
     .bind(shard, fill.phase, fill.cursor, now)
     .run();
+}
+
+/**
+ * The switch of a partition split (decision 0047): buckets `at`..`last` of the partition
+ * `first`..`last` on shard `from` now live on shard `to`, and the partition keeps
+ * `first`..`at`−1. Conditional, as the directory's switch is: only if the map still holds that
+ * partition, or (a panel without a map) the panel is still one partition on its home `from`.
+ * One batch (a transaction); false when the map changed meanwhile, and nothing is written.
+ */
+export async function splitPanelPartition(db: ControlDb, panelId: string, from: number, first: number, last: number, at: number, to: number): Promise<boolean> {
+  const results = await db.batch([
+    // A panel without a map: its one partition written out first, so the split below finds it.
+    db
+      .prepare(
+        `INSERT INTO panel_partitions (panel_id, first_bucket, last_bucket, shard, state)
+         SELECT ?1, ?2, ?3, ?4, 'active'
+         WHERE NOT EXISTS (SELECT 1 FROM panel_partitions WHERE panel_id = ?1) AND EXISTS (SELECT 1 FROM panels WHERE id = ?1 AND shard = ?4) AND ?2 = 0 AND ?3 = ?5`,
+      )
+      .bind(panelId, first, last, from, LAST_BUCKET),
+    db.prepare("UPDATE panel_partitions SET last_bucket = ?4 - 1, state = 'active' WHERE panel_id = ?1 AND first_bucket = ?2 AND last_bucket = ?3 AND shard = ?5").bind(panelId, first, last, at, from),
+    db
+      .prepare(
+        `INSERT INTO panel_partitions (panel_id, first_bucket, last_bucket, shard, state)
+         SELECT ?1, ?2, ?3, ?4, 'active' WHERE changes() = 1`,
+      )
+      .bind(panelId, at, last, to),
+  ]);
+  return (results[2]!.meta.changes ?? 0) > 0;
 }

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pageQuery, windowEndQuery } from "../../src/store/panel-move/rows";
-import { MOVE_MACHINERY_TABLES, MOVED_TABLES } from "../../src/store/panel-move/tables";
+import { BUCKETED_TABLES, CONTACT_TABLES, MOVE_MACHINERY_TABLES, MOVED_TABLES, partitionTables } from "../../src/store/panel-move/tables";
 
 // A panel's move copies the tables MOVED_TABLES lists: a shard table missing there would stay
 // behind when its panel moves. This compares the list with the shard's schema as migrated.
@@ -37,6 +37,16 @@ describe("the tables a panel's move copies", () => {
     }
   });
 
+  it("of a partition (decision 0047) are every table with a bucket, and those naming a contact without one", async () => {
+    const bucketed: string[] = [];
+    for (const table of MOVED_TABLES) if ((await columnsOf(table.name)).some((c) => c.name === "bucket")) bucketed.push(table.name);
+    expect([...BUCKETED_TABLES].sort()).toEqual(bucketed.sort());
+    for (const name of CONTACT_TABLES) expect((await columnsOf(name)).map((c) => c.name), name).toContain("contact_id");
+    const tables = partitionTables({ first: 2048, last: 4095 });
+    expect(tables.map((t) => t.name)).toEqual(MOVED_TABLES.map((t) => t.name).filter((n) => bucketed.includes(n) || (CONTACT_TABLES as readonly string[]).includes(n)));
+    for (const t of tables) expect(t.scope, t.name).toContain("BETWEEN 2048 AND 4095");
+  });
+
   it("are copied in the order of their primary key, each page read without a sort", async () => {
     // A sort per page of the panel's rows made the copy quadratic (issue 42): every page query
     // walks the primary key's index from the cursor, as SQLite plans it on a migrated shard.
@@ -45,7 +55,7 @@ describe("the tables a panel's move copies", () => {
       const { results } = await db.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...Array.from({ length: params }, () => 0)).all<{ detail: string }>();
       return results.map((r) => r.detail).join(" | ");
     };
-    for (const table of MOVED_TABLES) {
+    for (const table of [...MOVED_TABLES, ...partitionTables({ first: 2048, last: 4095 })]) {
       for (const [cursor, end] of [[false, false], [true, false], [true, true], [false, true]] as const) {
         const detail = await plan(pageQuery(table, cursor, end, 500));
         expect(detail, `${table.name} page (cursor ${cursor}, end ${end})`).not.toContain("TEMP B-TREE");

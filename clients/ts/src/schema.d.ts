@@ -13838,6 +13838,10 @@ export interface paths {
                                 panel_id: string;
                                 from_shard: number;
                                 to_shard: number;
+                                buckets: {
+                                    first: number;
+                                    last: number;
+                                } | null;
                                 /** @enum {string} */
                                 state: "copying" | "catching_up" | "cleaning" | "done" | "failed";
                                 rows_copied: number;
@@ -13872,7 +13876,7 @@ export interface paths {
         };
         put?: never;
         /**
-         * Move the panel's data to another shard, in the background (copy, catch up, switch with a pause of a few seconds, delete the old copy)
+         * Move the panel's data to another shard, in the background (copy, catch up, switch with a pause of a few seconds, delete the old copy); with split_at, split the partition holding that bucket instead: its buckets from split_at on move to the shard while the panel serves (decision 0047)
          * @description Admin token only.
          */
         post: {
@@ -13888,6 +13892,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         shard: number;
+                        split_at?: number;
                     };
                 };
             };
@@ -13903,6 +13908,10 @@ export interface paths {
                             panel_id: string;
                             from_shard: number;
                             to_shard: number;
+                            buckets: {
+                                first: number;
+                                last: number;
+                            } | null;
                             /** @enum {string} */
                             state: "copying" | "catching_up" | "cleaning" | "done" | "failed";
                             rows_copied: number;
@@ -13974,6 +13983,10 @@ export interface paths {
                             panel_id: string;
                             from_shard: number;
                             to_shard: number;
+                            buckets: {
+                                first: number;
+                                last: number;
+                            } | null;
                             /** @enum {string} */
                             state: "copying" | "catching_up" | "cleaning" | "done" | "failed";
                             rows_copied: number;

@@ -17,12 +17,14 @@ export const deadLetterListAnswer = z.strictObject({
   ),
 });
 
-/** A panel's move from one shard to another, step by step. */
+/** A panel's move from one shard to another, step by step: the whole panel, or one partition's buckets (a split, decision 0047). */
 export const panelMoveAnswer = z.strictObject({
   id: z.string(),
   panel_id: z.string(),
   from_shard: z.number(),
   to_shard: z.number(),
+  /** The buckets that move (a partition split); null when the whole panel moves. */
+  buckets: z.strictObject({ first: z.number(), last: z.number() }).nullable(),
   state: z.enum(["copying", "catching_up", "cleaning", "done", "failed"]),
   rows_copied: z.number(),
   changes_applied: z.number(),

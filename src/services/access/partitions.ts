@@ -145,19 +145,30 @@ export async function mirrorAttributes(shards: readonly ShardDb[], panelId: stri
   await Promise.all(shards.map((db) => mirrorAttributesStatement(db, panelId, attributes).run()));
 }
 
-/** Makes `target`'s mirror of the panel's configuration the home's, afresh (the panel has no contacts there). */
-async function copyConfiguration(home: ShardDb, target: ShardDb, panelId: string): Promise<void> {
+/** Statements writing the home's live lists and attributes into `target`'s mirror (upserts). */
+async function mirrorStatements(home: ShardDb, target: ShardDb, panelId: string): Promise<D1PreparedStatement[]> {
   const [lists, attributes] = await Promise.all([liveListsToMirror(home, panelId), attributesToMirror(home, panelId)]);
-  await target.batch([
-    dropMirroredListsStatement(target, panelId),
-    dropMirroredAttributesStatement(target, panelId),
-    ...(lists.length ? [mirrorListsStatement(target, panelId, lists)] : []),
-    ...(attributes.length ? [mirrorAttributesStatement(target, panelId, attributes)] : []),
-  ]);
+  return [...(lists.length ? [mirrorListsStatement(target, panelId, lists)] : []), ...(attributes.length ? [mirrorAttributesStatement(target, panelId, attributes)] : [])];
+}
+
+/** Makes `target`'s mirror of the panel's configuration the home's, afresh (the panel has no contacts there). */
+export async function copyConfiguration(home: ShardDb, target: ShardDb, panelId: string): Promise<void> {
+  await target.batch([dropMirroredListsStatement(target, panelId), dropMirroredAttributesStatement(target, panelId), ...(await mirrorStatements(home, target, panelId))]);
+}
+
+/**
+ * Brings `target`'s mirror up to the home's without dropping anything (it may hold contacts of
+ * the panel naming its lists): lists made or renamed and attributes defined since it was copied.
+ * A partition split (decision 0047) runs it before it applies changes: the map names the split's
+ * target, and so mirrorLists and mirrorAttributes reach it, only from the switch.
+ */
+export async function refreshConfiguration(home: ShardDb, target: ShardDb, panelId: string): Promise<void> {
+  const statements = await mirrorStatements(home, target, panelId);
+  if (statements.length) await target.batch(statements);
 }
 
 /** Drops a mirror the new map no longer uses (it holds no contacts of the panel). */
-async function dropConfiguration(target: ShardDb, panelId: string): Promise<void> {
+export async function dropConfiguration(target: ShardDb, panelId: string): Promise<void> {
   await target.batch([dropMirroredListsStatement(target, panelId), dropMirroredAttributesStatement(target, panelId)]);
 }
 

@@ -1,8 +1,13 @@
-import { refusedField, succeeded, type Result } from "../../lib/problems";
+import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { newId, randomHex } from "../../lib/random";
 import { sendAll, type CronTask } from "../../lib/tasks";
-import type { Panel } from "../../store/panels";
-import { allShards, shardByIndex, type ShardDb } from "../../store/shards";
+import { getPanel, type Panel } from "../../store/panels";
+import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
+import { LAST_BUCKET, partitionOfBucket, wholePanelPartition } from "../../domain/partitions";
+import { splitPanelPartition } from "../../store/panel-partitions";
+import { recountMembersStatement } from "../../store/lists";
+import { hasSegments } from "../../store/segments";
+import { hasLiveJourneys } from "../../store/journeys/definitions";
 import {
   getPanelMove,
   insertPanelMove,
@@ -17,8 +22,20 @@ import {
   type PanelMove,
 } from "../../store/panel-moves";
 import { FIRST_MOVE_RANGE, LAST_MOVE_RANGE } from "../../store/id-ranges";
-import { MOVED_TABLES, type MovedTable } from "../../store/panel-move/tables";
-import { changedRowsDiffer, copyDiffers, deleteSome, idsAboveTarget, idsAheadOfCounter, liftIdFloor, rowsAfter, rowsByKey, writeChanges, type RowChange } from "../../store/panel-move/rows";
+import { MOVED_TABLES, partitionTables, type MovedTable } from "../../store/panel-move/tables";
+import {
+  changedRowsDiffer,
+  copyDiffers,
+  deleteSome,
+  idsAboveTarget,
+  idsAheadOfCounter,
+  liftIdFloor,
+  rowsAfter,
+  rowsByKey,
+  rowsTiedAcross,
+  writeChanges,
+  type RowChange,
+} from "../../store/panel-move/rows";
 import {
   changesAfter,
   clearInTransit,
@@ -27,6 +44,7 @@ import {
   markInTransit,
   raiseFence,
   safePanelId,
+  splitTransitMark,
   startCapture,
   stopCapture,
   type CapturedChange,
@@ -34,6 +52,7 @@ import {
 import { CALLER_CACHE_MS } from "../access/api-keys";
 import { CATALOG_CACHE_MS } from "../access/activity-catalogs";
 import { forgetPanelPlaces } from "../access/shards";
+import { copyConfiguration, dropConfiguration, refreshConfiguration } from "../access/partitions";
 
 /**
  * Moving a panel to another shard (issue 16, decision 0031), a background job on the IMPORTS
@@ -50,6 +69,13 @@ import { forgetPanelPlaces } from "../access/shards";
  *    deleted in pages, then the fence goes.
  * Anything failing before the switch, a mismatch or too many failed steps, leaves the panel
  * where it was: the source's triggers go, the target's copy is deleted, the move is failed.
+ *
+ * A partition move (decision 0047, the split of decision 0038 step 5) runs the same steps over
+ * the contact-keyed tables only, each narrowed to the moving buckets (partitionTables): the
+ * panel's configuration is mirrored onto the target first (decision 0041) and refreshed before
+ * each catch-up, the fence refuses writes to the moving buckets only, the switch splits the
+ * partition in the map, and the old rows are deleted with the shard's triggers acting (the
+ * source keeps serving its other buckets, and its list counters lose the members that left).
  */
 
 export interface MoveTuning {
@@ -59,6 +85,8 @@ export interface MoveTuning {
   /** Fewer changes left than this: fence and switch. */
   fenceBelow: number;
   fenceMaxMs: number;
+  /** The same for a partition move (decision 0047): issue 42 asks a split to pause writes at most a second. */
+  partitionFenceMaxMs: number;
   /** After the switch, how long before the old rows go: every cached directory entry is renewed by then. */
   settleMs: number;
   maxAttempts: number;
@@ -78,6 +106,7 @@ export const MOVE_TUNING: MoveTuning = {
   pageRows: 500,
   fenceBelow: 500,
   fenceMaxMs: 5_000,
+  partitionFenceMaxMs: 1_000,
   settleMs: 3 * Math.max(CALLER_CACHE_MS, CATALOG_CACHE_MS),
   maxAttempts: 3,
   stallMs: 50_000,
@@ -108,7 +137,7 @@ export async function startPanelMove(env: Env, panel: Panel, to: number, now: nu
   if (to === panel.shard) return refuse("invalid", `the panel is on shard ${to} already`);
   // The map names shards by number and its mirrors copy the home (decision 0041): moving such a
   // panel is the partition move of decision 0038 step 5, not built.
-  if (panel.partitions.length) return refuse("conflict", "the panel has a partition map (decision 0038): it moves by partition, which is not built");
+  if (panel.partitions.length) return refuse("conflict", "the panel has a partition map (decision 0038): it moves by partition (give split_at, decision 0047)");
   const source = shardByIndex(env, panel.shard);
   if (!source) throw new Error(`the directory places panel ${panel.id} on shard ${panel.shard}, which this deployment does not bind`);
   if (!safePanelId(panel.id)) return refuse("invalid", `panel id "${panel.id}" cannot be moved: it is not made of letters, digits, - and _`);
@@ -121,9 +150,50 @@ export async function startPanelMove(env: Env, panel: Panel, to: number, now: nu
   return succeeded((await getPanelMove(env.DB, panel.id, move.id))!);
 }
 
+/**
+ * Starts splitting the panel's partition holding bucket `at`: buckets `at` to the partition's
+ * last move to shard `to` while the panel serves (decision 0047); a panel without a map is one
+ * partition of every bucket on its home. Refused on `split_at` (not inside a partition: a split point
+ * is past a partition's first bucket), on `shard` (unbound, the home, already holding a
+ * partition of the panel, ids it may hand out), or as a conflict for what is not yet routed
+ * across partitions (saved segments, journeys) and for a move under way.
+ */
+export async function startPartitionSplit(env: Env, panel: Panel, at: number, to: number, now: number): Promise<Result<PanelMove>> {
+  const refuse = (kind: "invalid" | "conflict", field: "split_at" | "shard", message: string) => refusedField<PanelMove>(kind, field, message);
+  if (!Number.isInteger(at) || at < 1 || at > LAST_BUCKET) return refuse("invalid", "split_at", `a split point is a bucket from 1 to ${LAST_BUCKET}`);
+  const target = shardByIndex(env, to);
+  if (!target) return refuse("invalid", "shard", `this deployment has no shard ${to} (shards 0 to ${allShards(env).length - 1})`);
+  const map = panel.partitions.length ? panel.partitions : wholePanelPartition(panel.shard);
+  const partition = partitionOfBucket(map, at);
+  if (partition.firstBucket === at) return refuse("invalid", "split_at", `bucket ${at} starts a partition already (buckets ${at}–${partition.lastBucket} on shard ${partition.shard}): a split point lies inside a partition`);
+  if (to === panel.shard) return refuse("conflict", "shard", `shard ${to} is the panel's home, which keeps its configuration`);
+  const held = map.find((p) => p.shard === to);
+  if (held) return refuse("conflict", "shard", `shard ${to} holds a partition of the panel already (buckets ${held.firstBucket}–${held.lastBucket})`);
+  if (!safePanelId(panel.id)) return refuse("invalid", "shard", `panel id "${panel.id}" cannot be moved: it is not made of letters, digits, - and _`);
+  const source = shardByIndex(env, partition.shard);
+  if (!source) throw new Error(`the partition map places buckets ${partition.firstBucket}–${partition.lastBucket} of panel ${panel.id} on shard ${partition.shard}, which this deployment does not bind`);
+  // Segments and journeys read the home's contacts only (not yet routed, decision 0038), as setPartitionMap refuses.
+  const home = shardOf(env, panel);
+  const [segments, journeys] = await Promise.all([hasSegments(home, panel.id), hasLiveJourneys(home, panel.id)]);
+  if (segments || journeys) return refused("conflict", [], "the panel has saved segments or running or paused journeys, which are not yet routed across partitions (decision 0038)");
+  const buckets = { first: at, last: partition.lastBucket };
+  const tied = await rowsTiedAcross(source, panel.id, buckets);
+  if (tied) return refuse("conflict", "split_at", `buckets ${at}–${partition.lastBucket} cannot move apart: ${tied}`);
+  const tables = partitionTables(buckets);
+  const collision = await idsAheadOfCounter(source, target, to, tables, panel.id);
+  if (collision) return refuse("conflict", "shard", `the panel's ${collision} rows hold ids shard ${to} may still hand out (rows made before their shard had its id range, decision 0030)`);
+  if ((await idsAboveTarget(source, target, tables, panel.id)) && (await idRangesLeft(env.DB)) === 0) return refuse("conflict", "shard", ID_RANGES_USED_UP);
+  const move = { id: newId("mov"), panelId: panel.id, fromShard: partition.shard, toShard: to, buckets, createdAt: now };
+  if (!(await insertPanelMove(env.DB, move))) return refuse("conflict", "shard", "a move of this panel is under way");
+  await nudgeMove(env, move.id).catch((error) => console.error(`panel move ${move.id}: nudge not sent; the cron sends it`, error));
+  return succeeded((await getPanelMove(env.DB, panel.id, move.id))!);
+}
+
 interface Step {
   env: Env;
   move: PanelMove;
+  /** The tables the move copies: every one, or a partition move's, narrowed to its buckets. */
+  tables: readonly MovedTable[];
   lease: string;
   source: ShardDb;
   target: ShardDb;
@@ -149,7 +219,8 @@ export async function runMoveStep(env: Env, moveId: string, tuning: MoveTuning =
     await saveMoveProgress(env.DB, move.id, lease, now(), now(), { state: "failed", error, finishedAt: now() });
     return { next: "none" };
   }
-  const step: Step = { env, move, lease, source, target, tuning, now, deadline: now() + tuning.stepMs };
+  const tables = move.buckets ? partitionTables(move.buckets) : MOVED_TABLES;
+  const step: Step = { env, move, tables, lease, source, target, tuning, now, deadline: now() + tuning.stepMs };
   try {
     if (move.state !== "cleaning" && move.attempts >= tuning.maxAttempts) return await abort(step, move.error ?? "too many failed steps");
     if (move.state === "copying") return await copy(step);
@@ -178,13 +249,15 @@ async function copy(step: Step): Promise<MoveStepOutcome> {
   const { move, source, target, tuning } = step;
   if (move.tableIndex === 0 && move.cursor === null) {
     // Changes are recorded before the first row is read, so none made while copying is missed.
-    const ready = await readyTargetIds(step.env, source, target, move.panelId);
+    // A partition's rows name the panel's lists and attributes: the target mirrors them first (it holds none of the panel's contacts).
+    if (move.buckets) await copyConfiguration(await homeOf(step), target, move.panelId);
+    const ready = await readyTargetIds(step.env, source, target, move.panelId, step.tables);
     if (!ready) throw new MoveMismatch(ID_RANGES_USED_UP);
     await markInTransit(target, move.panelId);
-    await startCapture(source, move.panelId);
+    await startCapture(source, move.panelId, step.tables);
   }
   while (step.now() < step.deadline) {
-    const table = MOVED_TABLES[move.tableIndex];
+    const table = step.tables[move.tableIndex];
     if (!table) {
       await save(step, { state: "catching_up" });
       return { next: "now" };
@@ -205,8 +278,8 @@ async function copy(step: Step): Promise<MoveStepOutcome> {
  * first takes a fresh range above them (decision 0031), from the bounded pool (decision 0037).
  * False when it needs one and the pool is used up.
  */
-export async function readyTargetIds(env: Pick<Env, "DB">, source: ShardDb, target: ShardDb, panelId: string): Promise<boolean> {
-  if (!(await idsAboveTarget(source, target, MOVED_TABLES, panelId))) return true;
+export async function readyTargetIds(env: Pick<Env, "DB">, source: ShardDb, target: ShardDb, panelId: string, tables: readonly MovedTable[] = MOVED_TABLES): Promise<boolean> {
+  if (!(await idsAboveTarget(source, target, tables, panelId))) return true;
   const range = await takeIdRange(env.DB);
   if (range === null) return false;
   await liftIdFloor(target, range);
@@ -235,10 +308,19 @@ async function applyChanges(step: Step, changes: readonly CapturedChange[]): Pro
   await writeChanges(step.target, ordered.map((change) => current.get(change)!));
 }
 
+/** The panel's home shard (a partition move's configuration source). */
+async function homeOf(step: Step): Promise<ShardDb> {
+  const panel = await getPanel(step.env.DB, step.move.panelId);
+  if (!panel) throw new MoveMismatch("the panel is gone");
+  return shardOf(step.env, panel);
+}
+
 async function catchUp(step: Step): Promise<MoveStepOutcome> {
   const { move, source, tuning } = step;
+  // Lists made since the mirror was copied: changed memberships naming them wait for their row.
+  if (move.buckets) await refreshConfiguration(await homeOf(step), step.target, move.panelId);
   while (step.now() < step.deadline) {
-    const changes = await changesAfter(source, move.panelId, move.changeSeq, tuning.fenceBelow);
+    const changes = await changesAfter(source, move.panelId, move.changeSeq, tuning.fenceBelow, step.tables);
     if (changes.length < tuning.fenceBelow) return await fenceAndSwitch(step);
     await applyChanges(step, changes);
     await save(step, { changeSeq: changes[changes.length - 1]!.seq, changesApplied: move.changesApplied + changes.length });
@@ -247,68 +329,101 @@ async function catchUp(step: Step): Promise<MoveStepOutcome> {
 }
 
 async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
-  const { env, move, source, target, tuning } = step;
+  const { move, source, target, tuning } = step;
   // The copy is compared while the panel still takes writes: every row outside the keys changed
   // since `verifiedSeq` by count now, those keys one by one under the fence.
   const verifiedSeq = move.changeSeq;
-  const differ = await copyDiffers(source, target, MOVED_TABLES, move.panelId, verifiedSeq);
+  const differ = await copyDiffers(source, target, step.tables, move.panelId, verifiedSeq);
   if (differ.length) throw new MoveMismatch(`the copy differs from the panel's rows: ${differ.map((d) => `${d.table.name} ${d.had} on shard ${move.fromShard}, ${d.has} on shard ${move.toShard}`).join("; ")}`);
   const fencedAt = step.now();
-  await raiseFence(source, move.panelId);
+  await raiseFence(source, move.panelId, step.tables, transitMark(move));
   try {
     for (;;) {
-      const changes = await changesAfter(source, move.panelId, move.changeSeq, tuning.pageRows);
+      const changes = await changesAfter(source, move.panelId, move.changeSeq, tuning.pageRows, step.tables);
       if (changes.length === 0) break;
       await applyChanges(step, changes);
       await save(step, { changeSeq: changes[changes.length - 1]!.seq, changesApplied: move.changesApplied + changes.length });
-      if (step.now() - fencedAt > tuning.fenceMaxMs) {
+      if (step.now() - fencedAt > (move.buckets ? tuning.partitionFenceMaxMs : tuning.fenceMaxMs)) {
         await liftFence(source, move.panelId);
         return { next: "now" };
       }
     }
-    const changed = await changesSince(source, move.panelId, verifiedSeq, tuning.pageRows);
+    const changed = await changesSince(source, move.panelId, verifiedSeq, tuning.pageRows, step.tables);
     const rowsDiffer = await changedRowsDiffer(source, target, move.panelId, changed);
     if (rowsDiffer.length) throw new MoveMismatch(`the copy differs from the panel's rows: ${rowsDiffer.slice(0, 10).join("; ")}`);
+    if (move.buckets) await refreshConfiguration(await homeOf(step), target, move.panelId);
     await clearInTransit(target, move.panelId);
   } catch (error) {
     await liftFence(source, move.panelId);
     throw error;
   }
   const switchedAt = step.now();
-  if (!(await switchPanelShard(env.DB, move.panelId, move.fromShard, move.toShard, switchedAt))) {
+  if (!(await switchPlace(step, switchedAt))) {
     await markInTransit(target, move.panelId);
     await liftFence(source, move.panelId);
-    throw new MoveMismatch(`the directory no longer places the panel on shard ${move.fromShard}`);
+    throw new MoveMismatch(move.buckets ? `the partition map no longer holds buckets ${move.buckets.first}–${move.buckets.last} on shard ${move.fromShard}` : `the directory no longer places the panel on shard ${move.fromShard}`);
   }
   forgetPanelPlaces();
+  if (move.buckets) await recountMembers(step);
   // From here the panel lives on the target; the fence stays up for writers still holding the old entry.
-  await save(step, { state: "cleaning", switchedAt, pauseMs: switchedAt - fencedAt, cursor: null, tableIndex: MOVED_TABLES.length - 1 });
+  await save(step, { state: "cleaning", switchedAt, pauseMs: switchedAt - fencedAt, cursor: null, tableIndex: step.tables.length - 1 });
   await stopCapture(source, move.panelId);
   return { next: "later", ms: tuning.settleMs };
 }
 
+/** What the fence lets delete on the source while the old rows go: the panel, or a partition move's own mark (the rows that stay keep their triggers). */
+function transitMark(move: PanelMove): string {
+  return move.buckets ? splitTransitMark(move.panelId) : move.panelId;
+}
+
+/**
+ * The switch: the directory names the target (a whole panel), or the map splits the partition
+ * holding the moving buckets (a partition move), conditionally on the place read being current.
+ */
+async function switchPlace(step: Step, now: number): Promise<boolean> {
+  const { env, move } = step;
+  if (!move.buckets) return await switchPanelShard(env.DB, move.panelId, move.fromShard, move.toShard, now);
+  const panel = await getPanel(env.DB, move.panelId);
+  if (!panel) return false;
+  const map = panel.partitions.length ? panel.partitions : wholePanelPartition(panel.shard);
+  const partition = partitionOfBucket(map, move.buckets.first);
+  if (partition.shard !== move.fromShard || partition.lastBucket !== move.buckets.last || partition.firstBucket >= move.buckets.first) return false;
+  return await splitPanelPartition(env.DB, move.panelId, move.fromShard, partition.firstBucket, partition.lastBucket, move.buckets.first, move.toShard);
+}
+
 /** Every change of the panel after `afterSeq`, read in pages. */
-async function changesSince(source: ShardDb, panelId: string, afterSeq: number, pageRows: number): Promise<CapturedChange[]> {
+async function changesSince(source: ShardDb, panelId: string, afterSeq: number, pageRows: number, tables: readonly MovedTable[]): Promise<CapturedChange[]> {
   const all: CapturedChange[] = [];
   for (let seq = afterSeq; ; ) {
-    const page = await changesAfter(source, panelId, seq, pageRows);
+    const page = await changesAfter(source, panelId, seq, pageRows, tables);
     all.push(...page);
     if (page.length < pageRows) return all;
     seq = page[page.length - 1]!.seq;
   }
 }
 
+/**
+ * The target's list rows counted none of the memberships copied in transit: one statement sets
+ * them to the members it holds. Outside the pause, after the switch, where the target's triggers
+ * count every write and the statement is exact whenever it runs; run again by the cleaning steps,
+ * so a step that died after the switch leaves no counter short.
+ */
+async function recountMembers(step: Step): Promise<void> {
+  await recountMembersStatement(step.target, step.move.panelId).run();
+}
+
 async function clean(step: Step): Promise<MoveStepOutcome> {
   const { move, source, tuning } = step;
+  if (move.buckets) await recountMembers(step);
   const due = (move.switchedAt ?? 0) + tuning.settleMs;
   if (step.now() < due) return { next: "later", ms: due - step.now() };
   await stopCapture(source, move.panelId);
-  await markInTransit(source, move.panelId);
+  await markInTransit(source, transitMark(move));
   const finished = await deleteRows(step, source);
   if (!finished) return { next: "now" };
   await liftFence(source, move.panelId);
   await forgetChanges(source, move.panelId);
-  await clearInTransit(source, move.panelId);
+  await clearInTransit(source, transitMark(move));
   await save(step, { state: "done", finishedAt: step.now(), error: null });
   return { next: "none" };
 }
@@ -318,7 +433,7 @@ async function deleteRows(step: Step, db: ShardDb): Promise<boolean> {
   const { move, tuning } = step;
   for (let index = move.tableIndex; index >= 0; ) {
     if (step.now() >= step.deadline) return false;
-    const deleted = await deleteSome(db, MOVED_TABLES[index]!, move.panelId, tuning.pageRows);
+    const deleted = await deleteSome(db, step.tables[index]!, move.panelId, tuning.pageRows);
     if (deleted < tuning.pageRows) index--;
     await save(step, { tableIndex: Math.max(index, 0), rowsDeleted: move.rowsDeleted + deleted });
     if (index < 0) return true;
@@ -333,10 +448,15 @@ async function abort(step: Step, reason: string): Promise<MoveStepOutcome> {
   await stopCapture(source, move.panelId);
   await forgetChanges(source, move.panelId);
   await markInTransit(target, move.panelId);
-  await save(step, { tableIndex: MOVED_TABLES.length - 1 });
+  await save(step, { tableIndex: step.tables.length - 1 });
   step.deadline = Number.POSITIVE_INFINITY;
   await deleteRows(step, target);
   await clearInTransit(target, move.panelId);
+  // The mirror made for the split goes too, unless the map came to name the target meanwhile.
+  if (move.buckets) {
+    const panel = await getPanel(step.env.DB, move.panelId);
+    if (panel && panel.shard !== move.toShard && !panel.partitions.some((p) => p.shard === move.toShard)) await dropConfiguration(target, move.panelId);
+  }
   await save(step, { state: "failed", error: reason, finishedAt: step.now() });
   return { next: "none" };
 }

@@ -1,6 +1,6 @@
 import { floorStatements, idFloor, ID_RANGE_SIZE } from "../id-ranges";
 import type { ShardDb } from "../shards";
-import { childrenOf, scopeOf, type MovedTable } from "./tables";
+import { childrenOf, scopeOf, type BucketRange, type MovedTable } from "./tables";
 
 // Reading a moving panel's rows on the shard it leaves and writing them, as they are, on the
 // shard it goes to (decision 0031). Rows keep their ids and every column; the target's triggers
@@ -45,7 +45,8 @@ export function pageQuery(t: MovedTable, hasCursor: boolean, hasEnd: boolean, li
   if (t.key[0] === "panel_id") {
     const rest = t.key.slice(1);
     const past = hasCursor && rest.length ? ` AND (${rest.map((c) => `r.${c}`).join(", ")}) > (${rest.map((_, i) => `?${i + 2}`).join(", ")})` : "";
-    return `SELECT r.* FROM ${t.name} AS r WHERE r.panel_id = ?1${past} ${order}`;
+    // The scope is `r.panel_id = ?1`, narrowed to a bucket range for a partition move.
+    return `SELECT r.* FROM ${t.name} AS r WHERE ${scopeOf(t, "r")}${past} ${order}`;
   }
   const columns = keyColumnsOf(t, "r");
   const past = hasCursor ? ` AND (${columns}) > (${keyParams(t, 2)})` : "";
@@ -259,4 +260,25 @@ export async function idsAboveTarget(source: ShardDb, target: ShardDb, tables: r
 /** Lifts every id counter of the shard to `range`'s start (decision 0030's placeholders). */
 export async function liftIdFloor(db: ShardDb, range: number): Promise<void> {
   await db.batch(floorStatements(range * ID_RANGE_SIZE).map((sql) => db.prepare(sql)));
+}
+
+/**
+ * Why the panel's rows in buckets `range` cannot move apart from its other rows (a partition
+ * split, decision 0047), or null: an anonymous profile keyed by its uniqueid's bucket whose
+ * contact is on the other side of the split (its foreign key would name a contact the shard does
+ * not hold), or journey instances, whose journeys stay on the home and are not mirrored.
+ */
+export async function rowsTiedAcross(db: ShardDb, panelId: string, range: BucketRange): Promise<string | null> {
+  const [profiles, instances] = await db.batch<{ found: number }>([
+    db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM anon_profiles a JOIN contacts c ON c.id = a.contact_id
+         WHERE a.panel_id = ?1 AND (a.bucket BETWEEN ?2 AND ?3) <> (c.bucket BETWEEN ?2 AND ?3)) AS found`,
+      )
+      .bind(panelId, range.first, range.last),
+    db.prepare("SELECT EXISTS (SELECT 1 FROM journey_instances WHERE panel_id = ?1 AND bucket BETWEEN ?2 AND ?3) AS found").bind(panelId, range.first, range.last),
+  ]);
+  if (profiles!.results[0]?.found) return "an anonymous profile of the panel is joined to a contact on the other side of the split point";
+  if (instances!.results[0]?.found) return "contacts in these buckets are in journeys, which are not yet routed across partitions (decision 0038)";
+  return null;
 }

@@ -116,6 +116,55 @@ export function childrenOf(parent: string): Array<{ table: MovedTable; column: s
   return MOVED_TABLES.flatMap((t) => (t.parents ?? []).filter((p) => p.table === parent).map((p) => ({ table: t, column: p.column })));
 }
 
+/**
+ * The contact-keyed tables (decision 0038 step 1): each row carries its contact's bucket. A
+ * partition move (step 5, decision 0047) copies only these and the ones keyed by a contact
+ * without a bucket of their own (CONTACT_TABLES); the panel's configuration stays on its home and
+ * is mirrored (decision 0041).
+ */
+export const BUCKETED_TABLES = [
+  "contacts",
+  "list_members",
+  "anon_profiles",
+  "uniqueid_contacts",
+  "campaign_messages",
+  "journey_instances",
+  "journey_points",
+  "journey_messages",
+  "journey_split_entries",
+  "journey_conversions",
+  "events",
+  "event_guids",
+  "segment_members",
+  "push_optouts",
+] as const;
+
+/** Rows of a contact with no bucket column: they take their contact's (a contact is never re-keyed). */
+export const CONTACT_TABLES = ["consent_records", "topic_optouts", "form_signups", "contact_sends"] as const;
+
+/** A bucket range of a panel: buckets first..last, inclusive. */
+export interface BucketRange {
+  first: number;
+  last: number;
+}
+
+/**
+ * The tables a move of the panel's buckets `range` copies, in MOVED_TABLES' order (parents
+ * first), each scoped to the range: the capture and fence triggers' WHEN, every page, count and
+ * delete read the scope, so all of them are narrowed to the moving buckets.
+ */
+export function partitionTables(range: BucketRange): MovedTable[] {
+  if (!Number.isInteger(range.first) || !Number.isInteger(range.last)) throw new Error("a bucket range is whole numbers");
+  const between = `BETWEEN ${range.first} AND ${range.last}`;
+  const bucketed = new Set<string>(BUCKETED_TABLES);
+  const byContact = new Set<string>(CONTACT_TABLES);
+  return MOVED_TABLES.flatMap((t) => {
+    if (bucketed.has(t.name)) return [{ ...t, scope: `${t.scope} AND {row}.bucket ${between}` }];
+    if (byContact.has(t.name)) return [{ ...t, scope: `${t.scope} AND EXISTS (SELECT 1 FROM contacts pc WHERE pc.id = {row}.contact_id AND pc.bucket ${between})` }];
+    return [];
+  });
+}
+
 /** The table's scope condition over alias `alias`; `?1` is the panel id. */
 export function scopeOf(t: MovedTable, alias: string): string {
   return t.scope.replaceAll("{row}", alias);

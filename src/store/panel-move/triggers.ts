@@ -50,9 +50,9 @@ function movedKey(t: MovedTable, panelId: string): string {
  * Creates the capture triggers. A message's marks are deleted by a trigger once the message is
  * gone, when their scope no longer names the panel: the message's own delete carries them.
  */
-export async function startCapture(db: ShardDb, panelId: string): Promise<void> {
+export async function startCapture(db: ShardDb, panelId: string, tables: readonly MovedTable[] = MOVED_TABLES): Promise<void> {
   await db.batch(
-    MOVED_TABLES.flatMap((t) =>
+    tables.flatMap((t) =>
       OPERATIONS.map(({ op, row }) =>
         db.prepare(
           `CREATE TRIGGER IF NOT EXISTS ${captureName(t, op, panelId)} AFTER ${op} ON ${t.name} WHEN ${rowScope(t, row, panelId)}
@@ -67,14 +67,18 @@ export async function stopCapture(db: ShardDb, panelId: string): Promise<void> {
   await db.batch(MOVED_TABLES.flatMap((t) => OPERATIONS.map(({ op }) => db.prepare(`DROP TRIGGER IF EXISTS ${captureName(t, op, panelId)}`))));
 }
 
-/** Refuses every write to the panel's rows on this shard until liftFence (deletes pass while the panel is in transit here). */
-export async function raiseFence(db: ShardDb, panelId: string): Promise<void> {
+/**
+ * Refuses every write to the panel's rows of `tables` on this shard until liftFence (deletes pass
+ * while `transit` is marked in transit here: the panel, or for a partition move the mark
+ * splitTransitMark, which leaves the shard's other triggers acting on the rows that stay).
+ */
+export async function raiseFence(db: ShardDb, panelId: string, tables: readonly MovedTable[] = MOVED_TABLES, transit: string = panelId): Promise<void> {
   await db.batch(
-    MOVED_TABLES.flatMap((t) =>
+    tables.flatMap((t) =>
       OPERATIONS.map(({ op, row }) =>
         db.prepare(
           `CREATE TRIGGER IF NOT EXISTS ${fenceName(t, op, panelId)} BEFORE ${op} ON ${t.name}
-           WHEN ${rowScope(t, row, panelId)}${op === "DELETE" ? ` AND NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = '${panelId}')` : ""}
+           WHEN ${rowScope(t, row, panelId)}${op === "DELETE" ? ` AND NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = '${transit}')` : ""}
            BEGIN SELECT RAISE(ABORT, '${PANEL_MOVING_MARK}'); END`,
         ),
       ),
@@ -84,6 +88,15 @@ export async function raiseFence(db: ShardDb, panelId: string): Promise<void> {
 
 export async function liftFence(db: ShardDb, panelId: string): Promise<void> {
   await db.batch(MOVED_TABLES.flatMap((t) => OPERATIONS.map(({ op }) => db.prepare(`DROP TRIGGER IF EXISTS ${fenceName(t, op, panelId)}`))));
+}
+
+/**
+ * What a partition move marks in transit on its source while it deletes the moved rows: the
+ * fence lets those deletes pass, and no other trigger names it (they test their row's panel_id),
+ * so the rows that stay keep being counted. Panel ids hold no "/" (safePanelId).
+ */
+export function splitTransitMark(panelId: string): string {
+  return `${panelId}/split`;
 }
 
 /** Marks the panel in transit on a shard: no trigger there acts on its rows (migrations/shard/0054). */
@@ -102,14 +115,14 @@ export interface CapturedChange {
   key: Key;
 }
 
-/** The panel's changes after `afterSeq`, in order, at most `limit`. */
-export async function changesAfter(db: ShardDb, panelId: string, afterSeq: number, limit: number): Promise<CapturedChange[]> {
+/** The panel's changes after `afterSeq`, in order, at most `limit`; each names its table among `tables` (a partition move's are scoped). */
+export async function changesAfter(db: ShardDb, panelId: string, afterSeq: number, limit: number, tables: readonly MovedTable[] = MOVED_TABLES): Promise<CapturedChange[]> {
   const { results } = await db
     .prepare("SELECT seq, tbl, key FROM panel_move_changes WHERE panel_id = ? AND seq > ? ORDER BY seq LIMIT ?")
     .bind(panelId, afterSeq, limit)
     .all<{ seq: number; tbl: string; key: string }>();
   return results.map((r) => {
-    const table = movedTable(r.tbl);
+    const table = tables === MOVED_TABLES ? movedTable(r.tbl) : tables.find((t) => t.name === r.tbl);
     if (!table) throw new Error(`panel_move_changes names a table the move does not know: ${r.tbl}`);
     return { seq: r.seq, table, key: JSON.parse(r.key) as Key };
   });

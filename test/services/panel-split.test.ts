@@ -1,0 +1,246 @@
+import { env } from "cloudflare:workers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { contactBucket } from "../../src/domain/partitions";
+import { MOVE_TUNING, runMoveStep, startPartitionSplit, type MoveTuning } from "../../src/services/panels/move";
+import { getPanel } from "../../src/store/panels";
+import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
+import { isPanelMovingError } from "../../src/lib/moving";
+import type { ShardDb } from "../../src/store/shards";
+import { defineActivity, eventually, postActivity } from "../support/activity";
+import { admin, apiFor, createPanel, panelData, TEST_SHARD } from "../support/helpers";
+
+// Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
+// while it serves: buckets 2048–4095 move to SHARD_0. The steps are run here one by one, with
+// a clock of the test's own, so writes land between them where the test wants.
+
+const shard0 = env.SHARD_0 as unknown as ShardDb;
+const AT = 2048;
+const moving = (panelId: string, key: string) => contactBucket(panelId, key) >= AT;
+
+const TUNING: MoveTuning = { ...MOVE_TUNING, pageRows: 4, fenceBelow: 200, stepMs: 60_000, settleMs: 1_000 };
+
+async function keysOn(db: ShardDb, panelId: string): Promise<string[]> {
+  const { results } = await db.prepare("SELECT pk_value FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panelId).all<{ pk_value: string }>();
+  return results.map((r) => r.pk_value);
+}
+
+/** "key in list" for each membership on `db`, its contact found on the same shard. */
+async function membersOn(db: ShardDb, panelId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT c.pk_value || ' in ' || m.list_id AS m FROM list_members m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? ORDER BY 1")
+    .bind(panelId)
+    .all<{ m: string }>();
+  return results.map((r) => r.m);
+}
+
+/** "key page" for each event on `db`, its contact found on the same shard. */
+async function eventsOn(db: ShardDb, panelId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT c.pk_value || ' ' || (e.params ->> '$.page') AS e FROM events e JOIN contacts c ON c.id = e.contact_id WHERE e.panel_id = ? ORDER BY 1")
+    .bind(panelId)
+    .all<{ e: string }>();
+  return results.map((r) => r.e);
+}
+
+async function rowCount(db: ShardDb, table: string, panelId: string): Promise<number> {
+  return (await db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE panel_id = ?`).bind(panelId).first<{ n: number }>())!.n;
+}
+
+async function counterOn(db: ShardDb, panelId: string, listId: number): Promise<number | undefined> {
+  return (await db.prepare("SELECT member_count AS n FROM lists WHERE panel_id = ? AND id = ?").bind(panelId, listId).first<{ n: number }>())?.n;
+}
+
+const saved: MoveTuning = { ...MOVE_TUNING };
+beforeAll(() => {
+  // The split started through the admin API runs from the queue: a short settle so it ends soon.
+  Object.assign(MOVE_TUNING, { pageRows: 25, stepMs: 300, settleMs: 1_000 } satisfies Partial<MoveTuning>);
+});
+afterAll(() => {
+  Object.assign(MOVE_TUNING, saved);
+});
+
+async function moveTriggers(db: ShardDb): Promise<string[]> {
+  const { results } = await db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'move_%'").all<{ name: string }>();
+  return results.map((r) => r.name);
+}
+
+describe("splitting a panel's partition while it serves (decision 0047)", () => {
+  it("moves the contacts of the upper buckets with their memberships and events, catches up writes made meanwhile, splits the map and removes the old rows after the settle time", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const activityId = await defineActivity(panel, "visit", { page: "string" });
+    const list = (await api("lists", "add", { listname: "Everyone" })).body.listid as number;
+    const keys = Array.from({ length: 24 }, (_, i) => `split${i}@example.com`);
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
+    for (const [i, key] of keys.slice(0, 12).entries()) {
+      expect((await postActivity(panel.clientId, { activityid: activityId, identity: key, activity_params: { page: `/p${i}` } })).status).toBe(200);
+    }
+    await eventually(async () => ((await rowCount(panelData, "events", panel.id)) === 12 ? true : undefined));
+    const movers = keys.filter((k) => moving(panel.id, k));
+    expect(movers.length).toBeGreaterThan(2);
+    expect(movers.length).toBeLessThan(keys.length);
+
+    // The move as startPartitionSplit records it, its steps run here rather than from the queue.
+    const moveId = `mov_split_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    let clock = Date.now();
+    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
+
+    // Copying: the configuration is mirrored first, then the moving buckets' rows, page by page.
+    expect(await step()).toEqual({ next: "now" });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!.state).toBe("catching_up");
+    expect(await shard0.prepare("SELECT name FROM lists WHERE panel_id = ? AND id = ?").bind(panel.id, list).first("name")).toBe("Everyone");
+
+    // Writes while the move runs, on both sides of the split point: captured, not lost.
+    const [newMover, newStayer] = [0, 1].map((side) => {
+      for (let i = 0; ; i++) {
+        const key = `late${i}@example.com`;
+        if (moving(panel.id, key) === (side === 0)) return key;
+      }
+    });
+    const second = (await api("lists", "add", { listname: "Late" })).body.listid as number;
+    for (const key of [newMover!, newStayer!]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: `${list},${second}` })).status).toBe(200);
+    const [leaver, changed] = movers;
+    expect((await api("contact", "delete", { data: leaver, listid: String(list) })).body).toMatchObject({ removed_from: [list] });
+    expect((await api("contact", "update", { data: { EMAIL: changed, NAME: "Changed" } })).status).toBe(200);
+
+    // Catching up, fence and switch in one step: few changes are left.
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    const switched = (await getPanelMove(env.DB, panel.id, moveId))!;
+    expect(switched).toMatchObject({ state: "cleaning", error: null });
+    expect(switched.pauseMs).toEqual(expect.any(Number));
+    // The target's list rows count the members it took, from the switch on (the leaver left before).
+    expect(await counterOn(shard0, panel.id, list)).toBe([...keys, newMover!].filter((k) => moving(panel.id, k)).length - 1);
+    expect((await getPanel(env.DB, panel.id))!.partitions).toEqual([
+      { firstBucket: 0, lastBucket: AT - 1, shard: TEST_SHARD, state: "active" },
+      { firstBucket: AT, lastBucket: 4095, shard: 0, state: "active" },
+    ]);
+
+    // Until the old rows are gone, a writer still holding the old map is refused on the moving buckets only.
+    const stale = panelData.prepare("UPDATE contacts SET updated_at = updated_at + 1 WHERE panel_id = ? AND pk_value = ?");
+    await expect(stale.bind(panel.id, movers[2]).run()).rejects.toSatisfy(isPanelMovingError);
+    const stayer = keys.find((k) => !moving(panel.id, k))!;
+    expect((await stale.bind(panel.id, stayer).run()).meta.changes).toBe(1);
+
+    // The API reaches the moved contacts on their new shard at once.
+    expect((await api("contact", "view", { data: changed })).body).toMatchObject({ contact: { EMAIL: changed, NAME: "Changed" } });
+
+    // Before the settle time nothing is deleted; after it the old rows go.
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    expect((await keysOn(panelData, panel.id)).filter((k) => moving(panel.id, k)).length).toBeGreaterThan(0);
+    clock += TUNING.settleMs;
+    expect(await step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "done", error: null });
+
+    // Each contact, its memberships and its events on its key's shard only: nothing lost, nothing twice.
+    const all = [...keys, newMover!, newStayer!];
+    const on0 = all.filter((k) => moving(panel.id, k)).sort();
+    const on1 = all.filter((k) => !moving(panel.id, k)).sort();
+    expect(await keysOn(shard0, panel.id)).toEqual(on0);
+    expect(await keysOn(panelData, panel.id)).toEqual(on1);
+    const memberships = (ks: string[]) =>
+      ks.flatMap((k) => [...(k === leaver ? [] : [`${k} in ${list}`]), ...([newMover, newStayer].includes(k) ? [`${k} in ${second}`] : [])]).sort();
+    expect(await membersOn(shard0, panel.id)).toEqual(memberships(on0));
+    expect(await membersOn(panelData, panel.id)).toEqual(memberships(on1));
+    const events = keys.slice(0, 12).map((k, i) => `${k} /p${i}`);
+    expect(await eventsOn(shard0, panel.id)).toEqual(events.filter((e) => moving(panel.id, e.split(" ")[0]!)).sort());
+    expect(await eventsOn(panelData, panel.id)).toEqual(events.filter((e) => !moving(panel.id, e.split(" ")[0]!)).sort());
+    for (const table of ["list_members", "events"]) {
+      expect(await rowCount(shard0, table, panel.id) + (await rowCount(panelData, table, panel.id))).toBe(table === "events" ? events.length : memberships(all).length);
+    }
+
+    // Each shard's list rows count its own members; the API answers their sum.
+    expect([await counterOn(shard0, panel.id, list), await counterOn(panelData, panel.id, list)]).toEqual([on0.length - 1, on1.length]);
+    const counts = Object.fromEntries(((await api("lists", "getall")).body.lists as Array<{ listname: string; count: number }>).map((l) => [l.listname, l.count]));
+    expect(counts).toEqual({ Everyone: all.length - 1, Late: 2 });
+
+    // Nothing of the move is left on either shard.
+    for (const db of [shard0, panelData]) {
+      expect(await moveTriggers(db)).toEqual([]);
+      expect(await rowCount(db, "panel_move_changes", panel.id)).toBe(0);
+      expect(await db.prepare("SELECT COUNT(*) AS n FROM panels_in_transit WHERE panel_id LIKE ?").bind(`${panel.id}%`).first("n")).toBe(0);
+    }
+    // And the panel keeps serving both partitions.
+    expect((await api("contact", "update", { data: { EMAIL: movers[2], NAME: "After" } })).status).toBe(200);
+    expect(await shard0.prepare("SELECT attrs ->> '$.NAME' AS n FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, movers[2]).first("n")).toBe("After");
+  });
+
+  it("fails a split whose copy differs, leaving the panel whole on its shard: the target's copy and mirror removed, the map unchanged", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const list = (await api("lists", "add", { listname: "Stays" })).body.listid as number;
+    const keys = Array.from({ length: 12 }, (_, i) => `abort${i}@example.com`);
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
+    const moveId = `mov_abort_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    const step = () => runMoveStep(env, moveId, TUNING, () => Date.now());
+    expect(await step()).toEqual({ next: "now" });
+    // A membership lost on the target: the counts before the fence differ.
+    expect((await shard0.prepare("DELETE FROM list_members WHERE (list_id, contact_id) IN (SELECT list_id, contact_id FROM list_members WHERE panel_id = ? LIMIT 1)").bind(panel.id).run()).meta.changes).toBe(1);
+    expect(await step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "failed", error: expect.stringContaining("list_members") });
+    expect((await getPanel(env.DB, panel.id))!.partitions).toEqual([]);
+    expect(await keysOn(panelData, panel.id)).toEqual([...keys].sort());
+    expect(await counterOn(panelData, panel.id, list)).toBe(keys.length);
+    for (const table of ["contacts", "list_members", "lists", "attributes"]) expect(await rowCount(shard0, table, panel.id), table).toBe(0);
+    for (const db of [shard0, panelData]) expect(await moveTriggers(db)).toEqual([]);
+    expect(await rowCount(shard0, "panels_in_transit", panel.id)).toBe(0);
+    // The panel still takes writes on every bucket.
+    expect((await api("contact", "add", { data: { EMAIL: "after@example.com" }, listid: String(list) })).status).toBe(200);
+  });
+
+  it("refuses a split point outside a partition, an unknown shard, the home or a shard already holding a partition, naming the field", async () => {
+    const created = await createPanel();
+    const panel = (await getPanel(env.DB, created.id))!;
+    const refusal = async (at: number, shard: number) => {
+      const result = await startPartitionSplit(env, panel, at, shard, Date.now());
+      return result.ok ? "started" : { kind: result.problem.kind, fields: result.problem.fields.map((f) => f.field) };
+    };
+    expect(await refusal(0, 0)).toEqual({ kind: "invalid", fields: ["split_at"] });
+    expect(await refusal(4096, 0)).toEqual({ kind: "invalid", fields: ["split_at"] });
+    expect(await refusal(AT, 7)).toEqual({ kind: "invalid", fields: ["shard"] });
+    expect(await refusal(AT, TEST_SHARD)).toEqual({ kind: "conflict", fields: ["shard"] });
+    const split = { ...panel, partitions: [
+      { firstBucket: 0, lastBucket: AT - 1, shard: TEST_SHARD, state: "active" as const },
+      { firstBucket: AT, lastBucket: 4095, shard: 0, state: "active" as const },
+    ] };
+    expect(await startPartitionSplit(env, split, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "invalid", fields: [{ field: "split_at" }] } });
+    expect(await startPartitionSplit(env, split, 100, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", fields: [{ field: "shard" }] } });
+    // Nothing was recorded.
+    expect((await admin("GET", `/panels/${panel.id}/moves`)).body.moves).toEqual([]);
+  });
+
+  it("is started by the deployment's admin on the panel's moves, refused naming the field, and runs to the end from the queue", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const keys = Array.from({ length: 8 }, (_, i) => `route${i}@example.com`);
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+    const start = (body: unknown) => admin("POST", `/panels/${panel.id}/moves`, body);
+    const field = async (body: unknown) => {
+      const answer = await start(body);
+      return [answer.status, answer.body.errors?.map((e: { field: string }) => e.field)];
+    };
+    expect(await field({ shard: 0, split_at: 0 })).toEqual([400, ["split_at"]]);
+    expect(await field({ shard: 0, split_at: 4096 })).toEqual([400, ["split_at"]]);
+    expect(await field({ shard: 0, split_at: "2048" })).toEqual([400, ["split_at"]]);
+    expect(await field({ shard: 9, split_at: AT })).toEqual([400, ["shard"]]);
+    expect(await field({ shard: TEST_SHARD, split_at: AT })).toEqual([409, ["shard"]]);
+    expect((await admin("GET", `/panels/${panel.id}/moves`)).body.moves).toEqual([]);
+
+    const started = await start({ shard: 0, split_at: AT });
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ from_shard: TEST_SHARD, to_shard: 0, buckets: { first: AT, last: 4095 }, state: "copying" });
+    const done = await eventually(async () => {
+      const move = (await admin("GET", `/panels/${panel.id}/moves/${started.body.id}`)).body;
+      return move.state === "done" || move.state === "failed" ? move : undefined;
+    }, 60_000);
+    expect(done).toMatchObject({ state: "done", error: null });
+    expect(await keysOn(shard0, panel.id)).toEqual(keys.filter((k) => moving(panel.id, k)).sort());
+    expect(await keysOn(panelData, panel.id)).toEqual(keys.filter((k) => !moving(panel.id, k)).sort());
+    // The panel now has a map: the same split again meets a partition boundary, the target a partition of the panel.
+    expect(await field({ shard: 0, split_at: AT })).toEqual([400, ["split_at"]]);
+    expect(await field({ shard: 0, split_at: 3000 })).toEqual([409, ["shard"]]);
+    // A whole move of a panel with a map is refused, pointing at split_at.
+    expect((await start({ shard: 0 })).body.errors[0].message).toContain("split_at");
+  }, 90_000);
+});
