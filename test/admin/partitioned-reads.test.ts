@@ -7,6 +7,7 @@ import { searchPanelContaining } from "../../src/services/contacts/search";
 import { housekeeping } from "../../src/services/retention/housekeeping";
 import { RECEIVED_SLOT_MS } from "../../src/store/panel-counts";
 import type { ShardDb } from "../../src/store/shards";
+import { compareStoredText } from "../../src/store/sql";
 import { admin, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 
 // Decision 0038 step 3: the reads that span a panel (its contact search and paging, a list's
@@ -139,7 +140,7 @@ describe("the panel-wide reads of a panel on two partitions (decision 0038 step 
     expect(times).toEqual([...times].sort());
   });
 
-  it("estimates a campaign's audience over both shards and previews it as a contact on a shard other than the home", async () => {
+  it("estimates a campaign's audience over both shards, and previews it and shows the contact page's tabs for a contact on a shard other than the home", async () => {
     const { panel, a, on0 } = await splitPanel();
     const estimate = await admin("POST", `/panels/${panel.id}/campaigns/audience-estimate`, { audience: { lists: [a] } });
     expect(estimate.status, JSON.stringify(estimate.body)).toBe(200);
@@ -163,6 +164,19 @@ describe("the panel-wide reads of a panel on two partitions (decision 0038 step 
     const preview = await admin("GET", `/panels/${panel.id}/campaigns/${created.body.id}/preview?contact=${encodeURIComponent(key)}`);
     expect(preview.status, JSON.stringify(preview.body)).toBe(200);
     expect(preview.body).toEqual({ subject: `Hello Needle ${key}`, html: `<p>Hi Needle ${key}</p>`, contact: key });
+    // The contact page's events and journeys tabs find it there too.
+    const events = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/events`);
+    expect([events.status, events.body.contact, events.body.events]).toEqual([200, key, []]);
+    const journeys = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/journeys`);
+    expect([journeys.status, journeys.body.journeys]).toEqual([200, []]);
+  });
+
+  it("merges text in the order SQLite's ORDER BY gives it, not JavaScript's", async () => {
+    const texts = ["b", "a\u{1F600}", "a\uFF21", "a", "ab", "A", "\u00E9", "a\uE000", "a\u{10000}z"];
+    const { results } = await shard0.prepare("SELECT value FROM json_each(?) ORDER BY value").bind(JSON.stringify(texts)).all<{ value: string }>();
+    expect([...texts].sort(compareStoredText)).toEqual(results.map((r) => r.value));
+    // JavaScript's own order puts U+FF21 after the astral 😀 (UTF-16 units); SQLite's puts it before.
+    expect([...texts].sort()).not.toEqual(results.map((r) => r.value));
   });
 
   it("refuses a cursor that is not one (400 naming it) and reads a panel without a map from its home alone", async () => {

@@ -102,6 +102,11 @@ export async function mergedPage<T>(shards: readonly ShardDb[], read: (db: Shard
   return pages.length === 1 ? [...pages[0]!] : pages.flat().sort(order).slice(0, limit);
 }
 
+/** The database holding the contact `key` (its partition's): the caller's `home` for a panel without a map. */
+export function contactDb(env: Env, panel: Placed, home: ShardDb, key: string): ShardDb {
+  return panel.partitions.length ? partitionOfContact(env, panel, key).db : home;
+}
+
 /** Where a write by contact key goes (contactPlace). */
 export interface ContactPlace {
   db: ShardDb;
