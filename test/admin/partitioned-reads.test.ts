@@ -1,38 +1,22 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { contactBucket, evenPartitions, type Partition } from "../../src/domain/partitions";
 import { panelShards, setPartitionMap } from "../../src/services/access/partitions";
 import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
 import { searchPanelContaining } from "../../src/services/contacts/search";
 import { housekeeping } from "../../src/services/retention/housekeeping";
 import { RECEIVED_SLOT_MS } from "../../src/store/panel-counts";
-import type { ShardDb } from "../../src/store/shards";
 import { compareStoredText } from "../../src/store/sql";
 import { admin, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { keyOn, keysOn, shard0, TWO } from "../support/partitions";
 
 // Decision 0038 step 3: the reads that span a panel (its contact search and paging, a list's
 // members, the Home figures, the consent records, a campaign's audience estimate and preview by
 // key) read every shard holding one of its partitions: here buckets 0–2047 on SHARD_0 and
 // 2048–4095 on SHARD_1, the home.
 
-const shard0 = env.SHARD_0 as unknown as ShardDb;
-const TWO: Partition[] = evenPartitions([0, TEST_SHARD]);
-
 /** The first `n` keys of the panel (user0@…, user1@…) whose partition is on `shard`. */
-function keysOn(panelId: string, shard: number, n: number): string[] {
-  const partition = TWO.find((p) => p.shard === shard)!;
-  const keys: string[] = [];
-  for (let i = 0; keys.length < n; i++) {
-    const key = `user${i}@example.com`;
-    const bucket = contactBucket(panelId, key);
-    if (partition.firstBucket <= bucket && bucket <= partition.lastBucket) keys.push(key);
-  }
-  return keys;
-}
-
-async function storedKeys(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db.prepare("SELECT pk_value FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panelId).all<{ pk_value: string }>();
-  return results.map((r) => r.pk_value);
+function keysOnShard(panelId: string, shard: number, n: number): string[] {
+  return Array.from({ length: n }, (_, i) => keyOn(panelId, shard, i));
 }
 
 /** A panel on two partitions: five contacts on each shard, NAME "Hay" but "Needle" for two on each, the first three of each in list A. */
@@ -41,15 +25,15 @@ async function splitPanel() {
   const api = apiFor(panel);
   const a = (await api("lists", "add", { listname: "A" })).body.listid as number;
   expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-  const on0 = keysOn(panel.id, 0, 5);
-  const on1 = keysOn(panel.id, TEST_SHARD, 5);
+  const on0 = keysOnShard(panel.id, 0, 5);
+  const on1 = keysOnShard(panel.id, TEST_SHARD, 5);
   for (const [i, key] of [...on0.map((k, i) => [i, k] as const), ...on1.map((k, i) => [i, k] as const)]) {
     const data = { EMAIL: key, NAME: i === 1 || i === 3 ? `Needle ${key}` : "Hay" };
     expect((await api("contact", "add", { data, ...(i < 3 ? { listid: String(a) } : {}) })).status).toBe(200);
   }
   // Each contact on its own partition's shard.
-  expect(await storedKeys(shard0, panel.id)).toEqual([...on0].sort());
-  expect(await storedKeys(panelData, panel.id)).toEqual([...on1].sort());
+  expect(await keysOn(shard0, panel.id)).toEqual([...on0].sort());
+  expect(await keysOn(panelData, panel.id)).toEqual([...on1].sort());
   return { panel, api, a, on0, on1, all: [...on0, ...on1].sort() };
 }
 
@@ -189,9 +173,9 @@ describe("the panel-wide reads of a panel on two partitions (decision 0038 step 
     const plain = await createPanel();
     expect(panelShards(env, { shard: TEST_SHARD, partitions: [] }, panelData)).toEqual([panelData]);
     const api = apiFor(plain);
-    for (const key of keysOn(plain.id, 0, 2)) expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
-    expect(await storedKeys(shard0, plain.id)).toEqual([]);
-    expect(keysOf(await admin("GET", `/panels/${plain.id}/contacts`))).toEqual(keysOn(plain.id, 0, 2).sort());
+    for (const key of keysOnShard(plain.id, 0, 2)) expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+    expect(await keysOn(shard0, plain.id)).toEqual([]);
+    expect(keysOf(await admin("GET", `/panels/${plain.id}/contacts`))).toEqual(keysOnShard(plain.id, 0, 2).sort());
     expect((await admin("GET", `/panels/${plain.id}/overview`)).body).toMatchObject({ contacts: 2 });
   });
 });
