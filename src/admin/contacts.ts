@@ -15,7 +15,8 @@ import { updateContactAttributes } from "../services/contacts/update";
 import { getErasure, type ContactErasure } from "../store/erasure";
 import { loadAttributeSchema } from "../store/attributes";
 import { contactHistory, type ContactHistory } from "../store/contact-page";
-import { getContactByKey, listsOfContact, searchContacts, searchContactsByAttribute, searchContactsContaining, type Contact } from "../store/contacts";
+import { getContactByKey, listsOfContact, type Contact } from "../store/contacts";
+import { searchPanelByAttribute, searchPanelByKey, searchPanelContaining } from "../services/contacts/search";
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
 import { contactKeyFrom } from "../domain/contacts";
@@ -107,7 +108,7 @@ const searchPanelContacts = definePanelRoute({
   summary:
     `Contacts by primary-key value, exact or by prefix (an empty prefix pages through all), or by one other attribute's value (\`attribute\`; text also by prefix, without ASCII case), in key order; next_cursor pages on. \`match=contains\` finds text anywhere in the key or a text attribute, looking at ${CONTAINS_SCAN_ROWS} contacts a page at most: \`scan\` says how many it looked at and whether it stopped there`,
   query: contactSearchQuery,
-  async handle({ db, query, panel }) {
+  async handle({ env, db, query, panel }) {
     let q = query.q;
     const attribute = query.attribute === undefined || query.attribute === "" ? panel.primaryKey : canonicalAttributeName(query.attribute);
     const schema = q !== "" || attribute !== panel.primaryKey ? await loadAttributeSchema(db, panel.id) : new Map();
@@ -117,11 +118,11 @@ const searchPanelContacts = definePanelRoute({
       const value = attributeSearchValue(type ?? "string", q, "contains");
       if (!value.ok) throw invalidField(value.field, value.reason);
       const text = attribute === panel.primaryKey && panel.primaryKey === "EMAIL" ? q.toLowerCase() : q;
-      const scan = await searchContactsContaining(db, panel.id, attribute === panel.primaryKey ? null : attribute, text, query.after, query.limit + 1, CONTAINS_SCAN_ROWS);
+      const scan = await searchPanelContaining(env, panel, db, attribute === panel.primaryKey ? null : attribute, text, query.after, query.limit + 1, CONTAINS_SCAN_ROWS);
       const page = scan.contacts.slice(0, query.limit);
       const more = scan.contacts.length > query.limit;
-      // Fewer matches than a page and a full window: the rest of the panel was not looked at.
-      const bounded = !more && scan.scanned === CONTAINS_SCAN_ROWS;
+      // Fewer matches than a page and a window that stopped short: the rest of the panel was not looked at.
+      const bounded = !more && scan.lastScanned !== null;
       return {
         primary_key: panel.primaryKey,
         attribute,
@@ -136,7 +137,7 @@ const searchPanelContacts = definePanelRoute({
       if (!type) throw invalidField("attribute", `no attribute named ${attribute} in this panel`);
       const value = attributeSearchValue(type, q, query.match);
       if (!value.ok) throw invalidField(value.field, value.reason);
-      found = await searchContactsByAttribute(db, panel.id, attribute, value.value, query.match, query.after, query.limit + 1);
+      found = await searchPanelByAttribute(env, panel, db, attribute, value.value, query.match, query.after, query.limit + 1);
     } else {
       if (q !== "") {
         // The key as contacts store it (an email lower-cased, say), so the search finds what the API wrote.
@@ -146,7 +147,7 @@ const searchPanelContacts = definePanelRoute({
         // A prefix is rarely a whole valid key ("ada@" is no email); emails are stored lower-case.
         else if (panel.primaryKey === "EMAIL") q = q.toLowerCase();
       }
-      found = await searchContacts(db, panel.id, q, query.match, query.after, query.limit + 1);
+      found = await searchPanelByKey(env, panel, db, q, query.match, query.after, query.limit + 1);
     }
     const page = found.slice(0, query.limit);
     return {

@@ -9,6 +9,7 @@ import { base64UrlEncode } from "../lib/random";
 import { z } from "../lib/z";
 import { loadAttributeSchema } from "../store/attributes";
 import { getContactByKey } from "../store/contacts";
+import { contactDb } from "../services/access/partitions";
 import { eventPipelineState } from "../services/pipeline/consumer";
 import { PIPELINE_STEPS } from "../services/pipeline-steps";
 import { retryFailedEventBatches } from "../services/pipeline/retry-failed";
@@ -79,10 +80,12 @@ const contactEvents = definePanelRoute({
   response: contactEventsAnswer,
   summary: "A contact's events, newest first, including the anonymous history joined to it; key is its primary-key value",
   query: pageQuery,
-  async handle({ env, path, query, panel, db }) {
-    const schema = await loadAttributeSchema(db, panel.id);
+  async handle({ env, path, query, panel, db: home }) {
+    const schema = await loadAttributeSchema(home, panel.id);
     const key = normalisePrimaryKey(panel.primaryKey, schema.get(panel.primaryKey) ?? "string", path.key);
     if (!key.ok) throw invalidField("key", key.reason);
+    // The contact and its events are on its key's partition (decision 0038).
+    const db = contactDb(env, panel, home, key.value);
     const contact = await orNotFound(getContactByKey(db, panel.id, key.value), `No contact with ${panel.primaryKey} "${key.value}" in this panel`);
     return { contact: key.value, ...(await eventPage(env, db, panel, { contactId: contact.id }, query)) };
   },

@@ -4,6 +4,7 @@ import { journeyReportQuery, periodProblem, resolvePeriod, type ContactJourneys,
 import { fromProblems, notFound, orNotFound } from "../lib/http/errors";
 import { contactJourneyPaths, journeyReport } from "../services/journeys/report";
 import { getContactByKey } from "../store/contacts";
+import { contactDb } from "../services/access/partitions";
 import { getJourney } from "../store/journeys/definitions";
 import { definePanelRoute } from "./route";
 
@@ -32,7 +33,9 @@ const readContactJourneys = definePanelRoute({
   role: NEEDS.read,
   response: contactJourneysAnswer,
   summary: `A contact's path through journeys (the contact by primary-key value): its ${CONTACT_JOURNEYS_LIMIT} newest journey entries, newest first, each with the steps it ran in order and what each came to`,
-  async handle({ path, panel, db }): Promise<ContactJourneys> {
+  async handle({ env, path, panel, db: home }): Promise<ContactJourneys> {
+    // The contact and its journey instances are on its key's partition (decision 0038).
+    const db = contactDb(env, panel, home, path.key);
     const contact = await getContactByKey(db, panel.id, path.key);
     if (!contact) throw notFound(`No contact with ${panel.primaryKey} "${path.key}" in this panel`);
     return { journeys: await contactJourneyPaths(db, panel.id, contact.id, CONTACT_JOURNEYS_LIMIT) };

@@ -1,11 +1,11 @@
 import { overviewAnswer, panelHistoryAnswer } from "../domain/answers/panels";
 import { NEEDS } from "../domain/permissions";
 import { emailSetup } from "../services/channels/email/providers";
-import { panelFigures } from "../store/overview";
 import { instantOf, wallClockAt } from "../domain/time";
 import { historyQuery, type PanelHistory } from "../domain/overview";
 import { panelHistory } from "../services/overview/history";
-import { contactsFigure } from "../services/overview/counts";
+import { overviewFigures, panelContactsFigure } from "../services/overview/counts";
+import { panelShards } from "../services/access/partitions";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
 
@@ -20,7 +20,9 @@ const overview = definePanelRoute({
     const now = Date.now();
     const today = wallClockAt(now, panel.timezone);
     const dayStart = instantOf({ ...today, hour: 0, minute: 0, second: 0 }, panel.timezone);
-    const [figures, contacts] = await Promise.all([panelFigures(db, panel.id, dayStart), contactsFigure(db, panel.id, now)]);
+    // Contacts and the day's events and sends are counted on each shard holding a partition (decision 0038).
+    const shards = panelShards(env, panel, db);
+    const [figures, contacts] = await Promise.all([overviewFigures(shards, panel.id, dayStart), panelContactsFigure(shards, panel.id, now)]);
     const email = emailSetup(env);
     return {
       contacts: contacts.n,
@@ -44,9 +46,9 @@ const history = definePanelRoute({
   summary:
     "The panel's history per UTC day over the last `days` (default 30, at most 366), from aggregates: contacts at each day's start (today: as last counted), events per day by activity (the 8 most frequent), messages sent per day by channel",
   query: historyQuery,
-  async handle({ query, panel, db }): Promise<PanelHistory> {
+  async handle({ env, query, panel, db }): Promise<PanelHistory> {
     const now = Date.now();
-    return panelHistory(db, panel.id, query.days, now, (await contactsFigure(db, panel.id, now)).n);
+    return panelHistory(db, panel.id, query.days, now, (await panelContactsFigure(panelShards(env, panel, db), panel.id, now)).n);
   },
 });
 

@@ -52,6 +52,18 @@ export async function setPanelPartitions(db: ControlDb, panelId: string, partiti
   ]);
 }
 
+/**
+ * The panels whose contacts `shard` holds, all or some: those it is home to and those with a
+ * partition on it (whose stored counts it keeps for its own part, decision 0038 step 6).
+ */
+export async function panelsHoldingContactsOn(db: ControlDb, shard: number): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT id FROM panels WHERE shard = ?1 UNION SELECT panel_id FROM panel_partitions WHERE shard = ?1 ORDER BY 1")
+    .bind(shard)
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
+}
+
 export type BucketFillPhase = "contacts" | "anonymous" | "profiles" | "done";
 
 export interface BucketFill {

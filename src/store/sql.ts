@@ -17,6 +17,21 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
+/**
+ * Text in the order SQLite's ORDER BY gives it (BINARY: UTF-8 bytes, which is code point
+ * order), not JavaScript's (UTF-16 units, which puts U+E000-U+FFFF after the astral planes):
+ * pages of several shards merged in the Worker keep each shard's order.
+ */
+export function compareStoredText(a: string, b: string): number {
+  for (let i = 0; i < a.length && i < b.length; ) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x < y ? -1 : 1;
+    i += x > 0xffff ? 2 : 1;
+  }
+  return Math.sign(a.length - b.length);
+}
+
 export function isoTime(epochMs: number): string {
   return new Date(epochMs).toISOString();
 }

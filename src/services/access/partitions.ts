@@ -81,6 +81,32 @@ export function mirrorShards(env: Env, panel: Pick<Panel, "shard" | "partitions"
     .map((shard) => ({ shard, db: shardOf(env, { shard }) }));
 }
 
+/**
+ * The databases a read spanning the panel asks (decision 0038 step 3): the caller's `home`
+ * first, then each mirror, one per shard however many of the panel's partitions it holds. A
+ * panel without a map: `[home]`, so such a read runs exactly the statements it ran before.
+ */
+export function panelShards(env: Env, panel: Pick<Panel, "shard" | "partitions">, home: ShardDb): [ShardDb, ...ShardDb[]] {
+  return [home, ...mirrorShards(env, panel).map((m) => m.db)];
+}
+
+/**
+ * One page of a read spanning the panel: each shard's first `limit` rows past the cursor in
+ * `order` (what `read` answers), merged, and the first `limit` of them, which are the panel's
+ * first `limit` past it. A request so reads at most `limit` rows a shard, and a cursor in the
+ * order's own terms pages on through every shard: a contact key lives in one partition only,
+ * and ids are unique across shards (decision 0030).
+ */
+export async function mergedPage<T>(shards: readonly ShardDb[], read: (db: ShardDb) => Promise<readonly T[]>, order: (a: T, b: T) => number, limit: number): Promise<T[]> {
+  const pages = await Promise.all(shards.map(read));
+  return pages.length === 1 ? [...pages[0]!] : pages.flat().sort(order).slice(0, limit);
+}
+
+/** The database holding the contact `key` (its partition's): the caller's `home` for a panel without a map. */
+export function contactDb(env: Env, panel: Placed, home: ShardDb, key: string): ShardDb {
+  return panel.partitions.length ? partitionOfContact(env, panel, key).db : home;
+}
+
 /** Where a write by contact key goes (contactPlace). */
 export interface ContactPlace {
   db: ShardDb;

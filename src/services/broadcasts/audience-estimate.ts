@@ -1,10 +1,10 @@
 import { refused, succeeded, type Result } from "../../lib/problems";
-import { listMemberCounts } from "../../store/lists";
 import type { CampaignAudience } from "../../store/campaigns";
 import { countMatchingUpTo } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
 import { suppressionsUpTo } from "../../store/suppressions";
-import { contactsFigure, memberFigures } from "../overview/counts";
+import { memberFigures, panelContactsFigure } from "../overview/counts";
+import { summedMemberCounts } from "../lists/counts";
 import { audienceProblems, compileAudience } from "./audience";
 
 /**
@@ -39,18 +39,24 @@ export interface AudienceEstimate {
 
 const sum = (ns: number[]) => ns.reduce((a, b) => a + b, 0);
 
+/**
+ * `shards`: the home first (the audience's lists and segments, the compiled condition), then the
+ * other shards holding the panel's partitions (panelShards, decision 0038): the exact count
+ * and every figure are summed over them, each read bounded as on one shard.
+ */
 export async function estimateAudience(
-  db: ShardDb,
+  shards: readonly [ShardDb, ...ShardDb[]],
   panelId: string,
   audience: CampaignAudience,
   now: number,
   tuning: AudienceEstimateTuning = AUDIENCE_ESTIMATE,
 ): Promise<Result<AudienceEstimate>> {
+  const db = shards[0];
   const problems = await audienceProblems(db, panelId, audience);
   if (problems.length) return refused("invalid", problems);
   const cap = tuning.exactUpTo;
   const [lists, segments, compiled] = await Promise.all([
-    listMemberCounts(db, panelId, [...audience.lists, ...audience.exclude_lists]),
+    summedMemberCounts(shards, panelId, [...audience.lists, ...audience.exclude_lists]),
     memberFigures(db, panelId, [...audience.segments, ...audience.exclude_segments], now),
     compileAudience(db, panelId, audience, now, "probe"),
   ]);
@@ -64,10 +70,12 @@ export async function estimateAudience(
   const included = sum([...audience.lists.map((id) => lists.get(id) ?? 0), ...audience.segments.map(segmentSize)]);
   const floorOnly = audience.segments.some((id) => segments.get(id)!.atLeast);
   const among = !floorOnly && included <= tuning.readMembersUpTo ? { lists: audience.lists, segments: audience.segments } : undefined;
-  const counted = await countMatchingUpTo(db, panelId, compiled, cap, among);
+  // Each shard counts its own contacts up to the cap (contact ids and list numbers are the same everywhere the condition runs).
+  const counted = sum(await Promise.all(shards.map((shard) => countMatchingUpTo(shard, panelId, compiled, cap, among))));
   if (counted < cap) return succeeded({ count: counted, exact: true, countedAt: now, exactUpTo: cap });
 
-  const [contacts, suppressed] = await Promise.all([contactsFigure(db, panelId, now), suppressionsUpTo(db, panelId, tuning.suppressionsUpTo)]);
+  const [contacts, suppressions] = await Promise.all([panelContactsFigure(shards, panelId, now), Promise.all(shards.map((shard) => suppressionsUpTo(shard, panelId, tuning.suppressionsUpTo)))]);
+  const suppressed = sum(suppressions);
   countedAt = Math.min(countedAt, contacts.countedAt);
   const reach = contacts.atLeast ? included : Math.min(included, contacts.n);
   const excluded = sum([...audience.exclude_lists.map((id) => lists.get(id) ?? 0), ...audience.exclude_segments.map(segmentSize)]);

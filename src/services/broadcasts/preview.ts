@@ -12,6 +12,7 @@ import { getContactByKey } from "../../store/contacts";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { contentOf } from "./send";
+import { contactDb } from "../access/partitions";
 
 /**
  * A campaign's body as written, its preview as one contact gets it, and the checks before it
@@ -73,7 +74,8 @@ export async function previewCampaign(env: Env, db: ShardDb, panel: Panel, campa
     const schema = await loadAttributeSchema(db, panel.id);
     const key = normalisePrimaryKey(panel.primaryKey, schema.get(panel.primaryKey) ?? "string", contactKey);
     if (!key.ok) return refusedField("invalid", "contact", key.reason);
-    const found = await getContactByKey(db, panel.id, key.value);
+    // The contact lives on its key's partition (decision 0038); a panel without a map, on its home.
+    const found = await getContactByKey(contactDb(env, panel, db, key.value), panel.id, key.value);
     if (!found) return refusedField("invalid", "contact", `no contact with ${panel.primaryKey} "${key.value}" in this panel`);
     attributes = found.attributes;
     contact = key.value;

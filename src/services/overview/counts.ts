@@ -1,6 +1,7 @@
 import { COUNT_REQUEST_CAP } from "../../domain/overview";
 import { DAY_MS } from "../../domain/time";
 import { CONTACTS, contactsUpTo, countStep, ensureCountRows, membersUpTo, pruneReceivedSlots, storedCounts, type StoredCount } from "../../store/panel-counts";
+import { panelFigures, todayFigures, type PanelFigures } from "../../store/overview";
 import type { ShardDb } from "../../store/shards";
 
 /**
@@ -78,6 +79,32 @@ function figure(upToCap: number, stored: StoredCount | undefined, now: number, c
 export async function contactsFigure(db: ShardDb, panelId: string, now: number, tuning: CountTuning = PANEL_COUNTS): Promise<CountFigure> {
   const [upToCap, stored] = await Promise.all([contactsUpTo(db, panelId, tuning.requestCap), storedCounts(db, panelId, [CONTACTS])]);
   return figure(upToCap, stored.get(CONTACTS), now, tuning.requestCap);
+}
+
+/**
+ * The panel's contacts over the shards holding its partitions (`shards`, the home first:
+ * panelShards, decision 0038 step 6): each shard's figure, a bounded read each, summed; as old
+ * as the oldest of them, and a floor when any is. A panel without a map: its home's figure.
+ */
+export async function panelContactsFigure(shards: readonly ShardDb[], panelId: string, now: number, tuning: CountTuning = PANEL_COUNTS): Promise<CountFigure> {
+  const figures = await Promise.all(shards.map((db) => contactsFigure(db, panelId, now, tuning)));
+  if (figures.length === 1) return figures[0]!;
+  return {
+    n: figures.reduce((sum, f) => sum + f.n, 0),
+    countedAt: Math.min(...figures.map((f) => f.countedAt)),
+    atLeast: figures.some((f) => f.atLeast),
+  };
+}
+
+/**
+ * The Home screen's small figures: the configuration's (lists, journeys, webhooks) from the
+ * home (`shards[0]`), the day's events and sends summed over every shard, whose slots count
+ * what was recorded there.
+ */
+export async function overviewFigures(shards: readonly [ShardDb, ...ShardDb[]], panelId: string, dayStart: number): Promise<PanelFigures> {
+  const [home, ...mirrors] = shards;
+  const [figures, ...days] = await Promise.all([panelFigures(home, panelId, dayStart), ...mirrors.map((db) => todayFigures(db, panelId, dayStart))]);
+  return days.reduce((sum: PanelFigures, day) => ({ ...sum, eventsToday: sum.eventsToday + day.eventsToday, sendsToday: sum.sendsToday + day.sendsToday }), figures!);
 }
 
 /** Each segment's members by segment id: counted now when fewer than the cap, else as last counted. */

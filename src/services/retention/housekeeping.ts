@@ -23,7 +23,7 @@ import type { ShardDb } from "../../store/shards";
 import { keepAbResults } from "../../store/campaigns";
 import { shardTask } from "../access/shards";
 import { refreshPanelCounts } from "../overview/counts";
-import { panelsOnShard } from "../../store/panels";
+import { panelsHoldingContactsOn } from "../../store/panel-partitions";
 import { fillBuckets } from "./buckets";
 import { MAX_CAP_DAYS } from "../../domain/message-rules";
 
@@ -137,8 +137,9 @@ export const housekeeping = shardTask("housekeeping", async (env, db, index, now
     await deleteOutboxRows(db, messages.map((m) => m.id));
   }
   await pruneShard(db, retentionDays, now);
-  // The stored figures screens read (contacts, segment members), a bounded step per run.
-  await refreshPanelCounts(db, (await panelsOnShard(env.DB, index)).map((p) => p.id), now);
+  // The stored figures screens read (contacts, segment members), a bounded step per run; a
+  // panel's part on a shard holding some of its partitions is counted there, and readers sum.
+  await refreshPanelCounts(db, await panelsHoldingContactsOn(env.DB, index), now);
   // Buckets of rows made before shard migration 0070 (decision 0038), a few bounded steps per run.
   await fillBuckets(env, db, index, now);
 });
