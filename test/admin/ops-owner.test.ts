@@ -3,6 +3,8 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { checkControlAlerts, checkShardAlerts } from "../../src/services/operations/alerts";
 import { recordDeadLetter } from "../../src/store/dead-letters";
+import { countingD1 } from "../../src/store/d1-count";
+import { observing, type Observation } from "../../src/lib/observability/context";
 import { setWebhookState } from "../../src/store/webhooks";
 import { collectingQueue, withBindings } from "../support/cron";
 import { admin, call, createPanel, keptMail, panelData, receiver, TEST_SHARD } from "../support/helpers";
@@ -176,5 +178,32 @@ describe("alerts told to a panel's owners", () => {
     } finally {
       await checkShardAlerts(mailEnv, panelData, TEST_SHARD, Date.now());
     }
+  });
+
+  it("tells a late cron to any number of panels' subscriptions in the same few queries", async () => {
+    const mail = keptMail();
+    const mailEnv = withBindings(env, { MAILER: mail.MAILER, CRON: collectingQueue() });
+    /** Subscribes `count` more panels, then counts the queries of the check that finds the cron late (and clears it after). */
+    const lateCheck = async (count: number, emails: string[]) => {
+      for (let i = 0; i < count; i++) {
+        const panel = await createPanel();
+        const email = unique(`late${i}`);
+        expect((await admin("POST", `/panels/${panel.id}/alerts/subscriptions`, { kinds: ["cron_late"], email })).status).toBe(201);
+        emails.push(email);
+      }
+      const now = Date.now();
+      await checkControlAlerts(mailEnv, now - 60_000, now - 60_000);
+      const observation: Observation = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
+      await observing(observation, () => checkControlAlerts(countingD1(mailEnv), now - 8 * 60_000, now));
+      await checkControlAlerts(mailEnv, now + 60_000, now + 60_000);
+      return observation.d1Statements;
+    };
+    const emails: string[] = [];
+    const few = await lateCheck(1, emails);
+    const many = await lateCheck(6, emails);
+    expect(many).toBe(few);
+    expect(few).toBeLessThanOrEqual(7);
+    // Every one of them heard of the second late cron.
+    for (const email of emails) expect(mail.mails.filter((m) => m.to === email && m.text.includes("the cron runs 8 minutes late")).length).toBeGreaterThan(0);
   });
 });
