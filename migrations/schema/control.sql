@@ -35,6 +35,7 @@
 -- migration 0068_panel_message_rules.sql
 -- migration 0070_operator_passkeys.sql
 -- migration 0073_operations.sql
+-- migration 0074_panel_alert_subscriptions.sql
 -- migration 0075_partition_moves.sql
 
 -- table activities
@@ -76,9 +77,11 @@ CREATE TABLE alert_subscriptions (
   created_at         INTEGER NOT NULL,
   -- the last delivery that failed, for the operations view
   last_error         TEXT,
-  last_error_at      INTEGER,
+  last_error_at      INTEGER, panel_id TEXT REFERENCES panels(id),
   CHECK ((email IS NULL) <> (webhook_url IS NULL))
 );
+
+CREATE INDEX alert_subscriptions_by_panel ON alert_subscriptions (panel_id);
 
 -- table anon_profiles
 

@@ -3,12 +3,14 @@ import { alertSubscriptionBody, CRON_LATE_MS, D1_MAX_BYTES } from "../domain/ope
 import { notFound, unwrap } from "../lib/http/errors";
 import type { z } from "../lib/z";
 import { redriveDeadLetter } from "../services/dead-letters";
-import { subscribeToAlerts } from "../services/operations/alerts";
+import { subscribeToAlerts, unsubscribePanelFromAlerts } from "../services/operations/alerts";
+import { auditorOf } from "./audit";
 import { readOperations, type OperationsReading } from "../services/operations/view";
 import { deleteAlertSubscription, listAlertSubscriptions, type AlertSubscription } from "../store/operations";
 import { shardBindingName } from "../store/shards";
 import { isoTime } from "../store/sql";
-import { defineAdminRoute } from "./route";
+import { NEEDS } from "../domain/permissions";
+import { defineAdminRoute, definePanelRoute } from "./route";
 
 // The deployment's operations view and its alerts (issue 47): for the admin token alone.
 
@@ -225,4 +227,44 @@ const unsubscribe = defineAdminRoute({
   },
 });
 
-export const opsRoutes = [opsRoute, redriveRoute, listSubscriptions, subscribe, unsubscribe];
+// A panel's owners hear of what concerns their panel (issue 47, item 4): the same subscriptions,
+// held by the panel, told of its own conditions, its shards' and the cron's.
+
+const listPanelSubscriptions = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/alerts/subscriptions",
+  role: NEEDS.alerts,
+  response: alertSubscriptionListAnswer,
+  summary: "Who hears of the panel's operations alerts, and the last failed delivery of each",
+  async handle({ env, panel }) {
+    return { subscriptions: (await listAlertSubscriptions(env.DB, panel.id)).map(subscriptionView) };
+  },
+});
+
+const subscribePanel = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/alerts/subscriptions",
+  role: NEEDS.alerts,
+  status: 201,
+  body: alertSubscriptionBody,
+  response: alertSubscriptionAnswer,
+  summary: "Subscribe an email address or a webhook of your own to the panel's alerts: its webhooks disabled, its sender domains unverified, its dead letters, its shard past 80%, the cron late by over 5 minutes",
+  async handle({ env, caller, body, panel, db }) {
+    return subscriptionView(unwrap(await subscribeToAlerts(env, body, Date.now(), { id: panel.id, db, by: auditorOf(caller) })));
+  },
+});
+
+const unsubscribePanel = definePanelRoute({
+  method: "DELETE",
+  path: "/panels/:panel/alerts/subscriptions/:id",
+  role: NEEDS.alerts,
+  status: 204,
+  raw: { contentType: null, description: "Removed" },
+  summary: "Remove one of the panel's alert subscriptions",
+  async handle({ env, caller, path, panel, db }) {
+    if (!(await unsubscribePanelFromAlerts(env, path.id, { id: panel.id, db, by: auditorOf(caller) }))) throw notFound(`No alert subscription with id "${path.id}" in this panel`);
+    return new Response(null, { status: 204 });
+  },
+});
+
+export const opsRoutes = [opsRoute, redriveRoute, listSubscriptions, subscribe, unsubscribe, listPanelSubscriptions, subscribePanel, unsubscribePanel];

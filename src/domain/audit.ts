@@ -68,6 +68,8 @@ export const AUDIT_ACTIONS = [
   "list.emptied",
   "sender_domain.added",
   "sender_domain.removed",
+  "alert_subscription.added",
+  "alert_subscription.removed",
   "tracking_domain.set",
   "tracking_domain.removed",
   "sms.settings_changed",

@@ -28,6 +28,13 @@ export const STALLED_SENDING_MS = 60 * 60_000;
 export const FINDINGS_PER_KIND = 100;
 /** Subscriptions a deployment may hold: each alert is delivered to every one, in the cron. */
 export const MAX_ALERT_SUBSCRIPTIONS = 20;
+/**
+ * Subscriptions one check tells at most: a delivery is a subrequest (a mail, a webhook post), and
+ * a late cron concerns every panel's subscriptions. Those past it are logged, not told.
+ */
+export const MAX_ALERT_DELIVERIES = 200;
+/** Subscriptions one panel's owners may hold (a late cron reaches every panel's, in one check). */
+export const MAX_PANEL_ALERT_SUBSCRIPTIONS = 5;
 
 /** One condition that holds now: its key is the same every time a check finds it. */
 export interface AlertCondition {
@@ -35,6 +42,35 @@ export interface AlertCondition {
   kind: AlertKind;
   panelId: string | null;
   detail: string;
+  /** The shard a `shard_full` is of (its owners' panels are told). */
+  shard?: number;
+}
+
+/** Who a subscription speaks for: the deployment (panel null), or one panel and the shards its data is on. */
+export interface AlertAudience {
+  panelId: string | null;
+  shards: readonly number[];
+}
+
+/**
+ * Whether a condition is told to a subscription. The deployment's hear every condition but a
+ * panel's own dead letters (they hear the deployment's, which counts them); a panel's owners
+ * hear their panel's conditions, their shards' being full, and a late cron (everyone's).
+ */
+export function concerns(condition: AlertCondition, audience: AlertAudience): boolean {
+  if (audience.panelId === null) return !(condition.kind === "dead_letters" && condition.panelId !== null);
+  if (condition.kind === "cron_late") return true;
+  if (condition.kind === "shard_full") return condition.shard !== undefined && audience.shards.includes(condition.shard);
+  return condition.panelId === audience.panelId;
+}
+
+/** What an announcement asks the recipients' query for: panels named, shards full, and whether every panel is concerned. */
+export function alertReach(conditions: readonly AlertCondition[]): { panels: string[]; shards: number[]; everyPanel: boolean } {
+  return {
+    panels: [...new Set(conditions.flatMap((c) => (c.panelId === null ? [] : [c.panelId])))],
+    shards: [...new Set(conditions.flatMap((c) => (c.kind === "shard_full" && c.shard !== undefined ? [c.shard] : [])))],
+    everyPanel: conditions.some((c) => c.kind === "cron_late"),
+  };
 }
 
 /** Whether a shard of `sizeBytes` is past the share of `limitBytes` that alerts. */
@@ -71,7 +107,7 @@ const kinds = z
   .transform((list) => [...new Set(list)])
   .meta({ example: ["webhook_disabled", "dead_letters"] });
 
-/** POST /admin/v1/alerts/subscriptions: an email address or a webhook, and the kinds it hears of. */
+/** POST /admin/v1/alerts/subscriptions (and a panel's): an email address or a webhook, and the kinds it hears of. */
 export const alertSubscriptionBody = (rules: InputRules) =>
   z
     .object({

@@ -38,6 +38,8 @@ export const NEEDS = {
   domains: "owner",
   /** Retrying failed event deliveries. */
   retryEvents: "owner",
+  /** Who hears of the panel's operations alerts (its webhooks disabled, sender domains failing, dead letters, full shard, a late cron). */
+  alerts: "owner",
 } as const satisfies Record<string, OperatorRole>;
 
 export type Work = keyof typeof NEEDS;

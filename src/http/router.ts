@@ -22,6 +22,7 @@ import { LOCAL_MAILBOX_PATH, localMailboxPage } from "../services/channels/maile
 import { noteFault, observing, type Observation } from "../lib/observability/context";
 import { traceparentFor } from "../lib/observability/trace";
 import { logLine, logLinesOn } from "../lib/observability/log";
+import { countingD1 } from "../store/d1-count";
 import { metrics } from "../lib/observability/metrics";
 import { checkBindings } from "../services/operations/health";
 
@@ -150,11 +151,14 @@ export async function routeRequest(request: Request, env: Env, exec: ExecutionCo
   const requestId = newRequestId();
   const observation: Observation = { requestId, traceparent: traceparentFor(request.headers.get("traceparent"), requestId) };
   const path = new URL(request.url).pathname;
-  const response = await observing(observation, async () => withSecurityHeaders(path, await answer(request, path, env, exec)));
+  // Counting D1 statements costs a wrapper object per statement: only where the line is written.
+  const logging = logLinesOn(env);
+  const served = logging ? countingD1(env) : env;
+  const response = await observing(observation, async () => withSecurityHeaders(path, await answer(request, path, served, exec)));
   // The matched pattern (itty-router sets it on the request); unmatched paths are one bucket.
   const route = (request as Partial<IRequest>).route ?? "*";
   const durationMs = Date.now() - started;
-  if (logLinesOn(env)) logLine({
+  if (logging) logLine({
     kind: "request",
     requestId,
     traceId: observation.traceparent.split("-")[1]!,
@@ -163,6 +167,7 @@ export async function routeRequest(request: Request, env: Env, exec: ExecutionCo
     route,
     status: response.status,
     durationMs,
+    d1Statements: observation.d1Statements ?? 0,
     errorClass: observation.errorClass ?? null,
   });
   metrics(env).request(route, request.method, response.status, durationMs);

@@ -12,8 +12,9 @@ import { handleListClearNudge, readListClearNudge } from "../services/lists/clea
 import { handleReplayNudge, readReplayNudge } from "../services/replays/replays";
 import { handleCronQueue } from "./cron";
 import { logLine, logLinesOn } from "../lib/observability/log";
+import { countingD1 } from "../store/d1-count";
 import { metrics } from "../lib/observability/metrics";
-import { errorClass, observing } from "../lib/observability/context";
+import { errorClass, observing, type Observation } from "../lib/observability/context";
 import { newTraceparent } from "../lib/observability/trace";
 
 /**
@@ -83,8 +84,10 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env, exec: 
   // The batch's own trace: the provider and webhook calls its work makes carry it (traceparent).
   const traceparent = newTraceparent();
   let failure: unknown;
+  const logging = logLinesOn(env);
+  const observation: Observation = { traceparent };
   try {
-    await observing({ traceparent }, () => dispatch(counted.batch, env, exec));
+    await observing(observation, () => dispatch(counted.batch, logging ? countingD1(env) : env, exec));
   } catch (error) {
     failure = error;
     throw error;
@@ -92,7 +95,7 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env, exec: 
     // A message neither acked nor retried follows the batch: acked when the handler returned, retried when it threw.
     const { acked, retried } = counted.totals(failure === undefined);
     const durationMs = Date.now() - started;
-    if (logLinesOn(env)) logLine({
+    if (logging) logLine({
       kind: "queue_batch",
       queue: batch.queue,
       traceId: traceparent.split("-")[1]!,
@@ -100,6 +103,7 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env, exec: 
       acked,
       retried,
       durationMs,
+      d1Statements: observation.d1Statements ?? 0,
       errorClass: failure === undefined ? null : errorClass(failure),
     });
     metrics(env).queueBatch(batch.queue, batch.messages.length, acked, retried, durationMs);

@@ -54,3 +54,15 @@ export async function deadLettersSince(db: ControlDb, since: number): Promise<Ar
     .all<{ queue: string; count: number; newest: number }>();
   return results;
 }
+
+/** Panels with dead letters since `since`: how many, and from which queues (at most `limit` panels). */
+export async function deadLetterPanelsSince(db: ControlDb, since: number, limit: number): Promise<Array<{ panelId: string; count: number; queues: string[] }>> {
+  const { results } = await db
+    .prepare(
+      `SELECT panel_id, COUNT(*) AS count, json_group_array(DISTINCT queue) AS queues FROM dead_letters
+       WHERE received_at >= ? AND panel_id IS NOT NULL GROUP BY panel_id ORDER BY panel_id LIMIT ?`,
+    )
+    .bind(since, limit)
+    .all<{ panel_id: string; count: number; queues: string }>();
+  return results.map((r) => ({ panelId: r.panel_id, count: r.count, queues: JSON.parse(r.queues) as string[] }));
+}

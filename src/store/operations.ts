@@ -37,6 +37,8 @@ export async function lastCronTicks(db: ControlDb, limit: number): Promise<CronT
 
 export interface AlertSubscription {
   id: string;
+  /** The panel whose owners subscribed; null for the deployment admin's. */
+  panelId: string | null;
   kinds: AlertKind[];
   email: string | null;
   webhookUrl: string | null;
@@ -48,6 +50,7 @@ export interface AlertSubscription {
 
 type SubscriptionRow = {
   id: string;
+  panel_id: string | null;
   kinds: string;
   email: string | null;
   webhook_url: string | null;
@@ -59,6 +62,7 @@ type SubscriptionRow = {
 
 const subscriptionOf = (r: SubscriptionRow): AlertSubscription => ({
   id: r.id,
+  panelId: r.panel_id,
   kinds: JSON.parse(r.kinds) as AlertKind[],
   email: r.email,
   webhookUrl: r.webhook_url,
@@ -68,25 +72,56 @@ const subscriptionOf = (r: SubscriptionRow): AlertSubscription => ({
   lastErrorAt: r.last_error_at,
 });
 
-/** Adds a subscription unless the deployment holds `max` already; false then. */
+/** Adds a subscription unless its holder (the deployment, or the panel it names) holds `max` already; false then. */
 export async function insertAlertSubscription(db: ControlDb, subscription: Omit<AlertSubscription, "lastError" | "lastErrorAt">, max: number): Promise<boolean> {
   const result = await db
     .prepare(
-      `INSERT INTO alert_subscriptions (id, kinds, email, webhook_url, signing_secret_enc, created_at)
-       SELECT ?, ?, ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM alert_subscriptions) < ?`,
+      `INSERT INTO alert_subscriptions (id, panel_id, kinds, email, webhook_url, signing_secret_enc, created_at)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE (SELECT COUNT(*) FROM alert_subscriptions WHERE panel_id IS ?2) < ?8`,
     )
-    .bind(subscription.id, JSON.stringify(subscription.kinds), subscription.email, subscription.webhookUrl, subscription.signingSecretEnc, subscription.createdAt, max)
+    .bind(subscription.id, subscription.panelId, JSON.stringify(subscription.kinds), subscription.email, subscription.webhookUrl, subscription.signingSecretEnc, subscription.createdAt, max)
     .run();
   return result.meta.changes === 1;
 }
 
-export async function listAlertSubscriptions(db: ControlDb): Promise<AlertSubscription[]> {
-  const { results } = await db.prepare("SELECT * FROM alert_subscriptions ORDER BY created_at, id").all<SubscriptionRow>();
+/** The deployment's subscriptions (panel null), or one panel's. */
+export async function listAlertSubscriptions(db: ControlDb, panelId: string | null = null): Promise<AlertSubscription[]> {
+  const { results } = await db.prepare("SELECT * FROM alert_subscriptions WHERE panel_id IS ? ORDER BY created_at, id").bind(panelId).all<SubscriptionRow>();
   return results.map(subscriptionOf);
 }
 
-export async function deleteAlertSubscription(db: ControlDb, id: string): Promise<boolean> {
-  return (await db.prepare("DELETE FROM alert_subscriptions WHERE id = ?").bind(id).run()).meta.changes === 1;
+/** Removes one of the deployment's subscriptions (panel null), or of the panel named; the removed one, or null. */
+export async function deleteAlertSubscription(db: ControlDb, id: string, panelId: string | null = null): Promise<AlertSubscription | null> {
+  const row = await db.prepare("DELETE FROM alert_subscriptions WHERE id = ? AND panel_id IS ? RETURNING *").bind(id, panelId).first<SubscriptionRow>();
+  return row && subscriptionOf(row);
+}
+
+/** A subscription with the shards its panel's data is on (its directory entry and partitions; none for the deployment's). */
+export interface AlertRecipient extends AlertSubscription {
+  shards: number[];
+}
+
+/**
+ * Who may hear of an announcement, in one statement: the deployment's subscriptions, and those
+ * of the panels named, of the panels on (or with partitions on) the shards named, or of every
+ * panel; the deployment's first, at most `limit`.
+ */
+export async function alertRecipients(db: ControlDb, reach: { panels: readonly string[]; shards: readonly number[]; everyPanel: boolean }, limit: number): Promise<AlertRecipient[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT s.*, CASE WHEN s.panel_id IS NULL THEN '[]' ELSE (
+           SELECT json_group_array(shard) FROM (SELECT shard FROM panels WHERE id = s.panel_id UNION SELECT shard FROM panel_partitions WHERE panel_id = s.panel_id)
+         ) END AS shards
+       FROM alert_subscriptions AS s
+       WHERE s.panel_id IS NULL OR ?1
+          OR s.panel_id IN (SELECT value FROM json_each(?2))
+          OR EXISTS (SELECT 1 FROM panels AS p WHERE p.id = s.panel_id AND p.shard IN (SELECT value FROM json_each(?3)))
+          OR EXISTS (SELECT 1 FROM panel_partitions AS pp WHERE pp.panel_id = s.panel_id AND pp.shard IN (SELECT value FROM json_each(?3)))
+       ORDER BY s.panel_id IS NOT NULL, s.created_at, s.id LIMIT ?4`,
+    )
+    .bind(reach.everyPanel ? 1 : 0, JSON.stringify(reach.panels), JSON.stringify(reach.shards), limit)
+    .all<SubscriptionRow & { shards: string }>();
+  return results.map((r) => ({ ...subscriptionOf(r), shards: JSON.parse(r.shards) as number[] }));
 }
 
 /** Notes a failed delivery (null clears it after one that went through). */

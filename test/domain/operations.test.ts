@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { conditionChanges, cronLateness, shardFull, type AlertCondition } from "../../src/domain/operations";
+import { alertReach, concerns, conditionChanges, cronLateness, shardFull, type AlertCondition } from "../../src/domain/operations";
 
 const MIN = 60_000;
 const condition = (key: string): AlertCondition => ({ key, kind: "webhook_disabled", panelId: "p", detail: key });
@@ -24,5 +24,21 @@ describe("operations alert rules", () => {
   it("calls a shard full past 80% of its limit", () => {
     expect(shardFull(8 * 1024 ** 3, 10 * 1024 ** 3)).toBe(false);
     expect(shardFull(8 * 1024 ** 3 + 1, 10 * 1024 ** 3)).toBe(true);
+  });
+
+  it("tells a panel's owners of their panel's conditions, their shards' (partitions' included) and a late cron; the deployment of all but each panel's dead letters", () => {
+    const webhook: AlertCondition = { key: "webhook_disabled:p:w", kind: "webhook_disabled", panelId: "p", detail: "" };
+    const full: AlertCondition = { key: "shard_full:2", kind: "shard_full", panelId: null, shard: 2, detail: "" };
+    const late: AlertCondition = { key: "cron_late", kind: "cron_late", panelId: null, detail: "" };
+    const letters: AlertCondition = { key: "dead_letters", kind: "dead_letters", panelId: null, detail: "" };
+    const pLetters: AlertCondition = { key: "dead_letters:p", kind: "dead_letters", panelId: "p", detail: "" };
+    const p = { panelId: "p", shards: [0, 2] };
+    const q = { panelId: "q", shards: [1] };
+    const deployment = { panelId: null, shards: [] };
+    expect([webhook, full, late, letters, pLetters].map((c) => concerns(c, p))).toEqual([true, true, true, false, true]);
+    expect([webhook, full, late, letters, pLetters].map((c) => concerns(c, q))).toEqual([false, false, true, false, false]);
+    expect([webhook, full, late, letters, pLetters].map((c) => concerns(c, deployment))).toEqual([true, true, true, true, false]);
+    expect(alertReach([webhook, full, pLetters])).toEqual({ panels: ["p"], shards: [2], everyPanel: false });
+    expect(alertReach([late]).everyPanel).toBe(true);
   });
 });

@@ -86,6 +86,9 @@ describe("the panel by role", () => {
     await open(page, "/settings", "Settings");
     await assertLocked(page, "Turn API mode off", "owner");
     await assertLocked(page, "Save client settings", "owner");
+    // The panel's alert subscriptions (owners' addresses and webhooks) are not shown at all.
+    assert.equal(await page.getByRole("heading", { name: "Alerts", exact: true }).count(), 0);
+    await assertAbsent(page, "form", "Subscribe to alerts");
 
     await open(page, "/users", "Users and API keys");
     await assertAbsent(page, "form", "New user");
@@ -117,6 +120,32 @@ describe("the panel by role", () => {
     await open(page, "/lists", "Lists");
     assert.equal(await page.getByRole("button", { name: "Delete Newsletter", exact: true }).isEnabled(), true);
     await page.getByRole("button", { name: "Create list" }).waitFor();
+  });
+
+  test("an owner subscribes to the panel's alerts in Settings: a bad URL is refused under its field, an email is listed and removed", async () => {
+    const page = keep(await signInAsOwner(service)).page;
+    await open(page, "/settings", "Settings");
+    const alerts = page.getByRole("region", { name: "Alerts" });
+    await alerts.getByText("Nobody is subscribed.").waitFor();
+    const target = alerts.getByLabel("Email address, or your webhook's URL");
+    await target.fill("https://hooks.example.com/ops");
+    await alerts.getByLabel("Signing secret (optional)").fill("not-a-secret");
+    await alerts.getByRole("button", { name: "Subscribe" }).click();
+    await alerts.getByText("must start with whsec_ (a Standard Webhooks secret)").waitFor();
+    assert.equal((await adminCall("GET", `/panels/${panelId}/alerts/subscriptions`)).subscriptions.length, 0);
+
+    await target.fill("owner-alerts@example.com");
+    await alerts.getByRole("checkbox", { name: "a shard passes 80% of its size" }).uncheck();
+    await alerts.getByRole("button", { name: "Subscribe" }).click();
+    await alerts.getByRole("table", { name: "Alert subscriptions" }).getByRole("rowheader", { name: "owner-alerts@example.com" }).waitFor();
+    const [subscription] = (await adminCall("GET", `/panels/${panelId}/alerts/subscriptions`)).subscriptions;
+    assert.deepEqual(subscription.kinds, ["webhook_disabled", "sender_domain_unverified", "dead_letters", "cron_late"]);
+    await checkAccessibility(page, "settings alerts");
+    await screenshot(page, "settings-alerts");
+
+    await alerts.getByRole("button", { name: "Remove owner-alerts@example.com" }).click();
+    await alerts.getByText("Nobody is subscribed.").waitFor();
+    assert.equal((await adminCall("GET", `/panels/${panelId}/alerts/subscriptions`)).subscriptions.length, 0);
   });
 
   test("deleting a list asks once, naming what will happen; cancelling changes nothing", async () => {

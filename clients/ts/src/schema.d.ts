@@ -10512,8 +10512,8 @@ export interface paths {
             parameters: {
                 query?: {
                     before?: number;
-                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "operator.passkey_added" | "operator.passkey_removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "webhook.replay_started" | "webhook.replay_cancelled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.ab_test_set" | "campaign.ab_test_removed" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "topic.created" | "topic.edited" | "topic.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
-                    target_kind?: "panel" | "user" | "operator" | "webhook" | "campaign" | "journey" | "segment" | "email_template" | "topic" | "signup_form" | "list" | "sender_domain" | "tracking_domain" | "sms" | "push" | "contact" | "attribute" | "activity" | "import";
+                    action?: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "operator.passkey_added" | "operator.passkey_removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "webhook.replay_started" | "webhook.replay_cancelled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.ab_test_set" | "campaign.ab_test_removed" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "topic.created" | "topic.edited" | "topic.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "alert_subscription.added" | "alert_subscription.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                    target_kind?: "panel" | "user" | "operator" | "webhook" | "campaign" | "journey" | "segment" | "email_template" | "topic" | "signup_form" | "list" | "sender_domain" | "alert_subscription" | "tracking_domain" | "sms" | "push" | "contact" | "attribute" | "activity" | "import";
                     actor?: string;
                     from?: string;
                     to?: string;
@@ -10553,7 +10553,7 @@ export interface paths {
                                     email: string | null;
                                 };
                                 /** @enum {string} */
-                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "operator.passkey_added" | "operator.passkey_removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "webhook.replay_started" | "webhook.replay_cancelled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.ab_test_set" | "campaign.ab_test_removed" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "topic.created" | "topic.edited" | "topic.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
+                                action: "panel.api_mode_changed" | "panel.settings_changed" | "user.created" | "user.disabled" | "user.enabled" | "user.key_rotated" | "operator.added" | "operator.role_changed" | "operator.removed" | "operator.invited" | "operator.invitation_resent" | "operator.invitation_revoked" | "operator.invitation_accepted" | "operator.passkey_added" | "operator.passkey_removed" | "webhook.created" | "webhook.edited" | "webhook.deleted" | "webhook.enabled" | "webhook.replay_started" | "webhook.replay_cancelled" | "campaign.published" | "campaign.test_sent" | "campaign.drafted" | "campaign.edited" | "campaign.ab_test_set" | "campaign.ab_test_removed" | "campaign.scheduled" | "campaign.unscheduled" | "campaign.paused" | "campaign.resumed" | "campaign.cancelled" | "campaign.cloned" | "campaign.deleted" | "campaign.archived" | "journey.created" | "journey.edited" | "journey.started" | "journey.paused" | "journey.resumed" | "journey.stopped" | "segment.created" | "segment.edited" | "segment.deleted" | "email_template.created" | "email_template.edited" | "email_template.deleted" | "topic.created" | "topic.edited" | "topic.deleted" | "signup_form.created" | "signup_form.edited" | "signup_form.deleted" | "signup_form.settings_changed" | "list.created" | "list.renamed" | "list.deleted" | "list.emptied" | "sender_domain.added" | "sender_domain.removed" | "alert_subscription.added" | "alert_subscription.removed" | "tracking_domain.set" | "tracking_domain.removed" | "sms.settings_changed" | "push.settings_changed" | "contact.erased" | "contact.edited" | "contact.preferences_changed" | "attribute.defined" | "activity.defined" | "import.started";
                                 target_kind: string;
                                 target: string;
                                 detail: {
@@ -12281,6 +12281,199 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/alerts/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who hears of the panel's operations alerts, and the last failed delivery of each
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            subscriptions: {
+                                id: string;
+                                kinds: string[];
+                                email: string | null;
+                                webhook_url: string | null;
+                                signing_secret_set: boolean;
+                                created_at: string;
+                                last_error: string | null;
+                                last_error_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Subscribe an email address or a webhook of your own to the panel's alerts: its webhooks disabled, its sender domains unverified, its dead letters, its shard past 80%, the cron late by over 5 minutes
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @example [
+                         *       "webhook_disabled",
+                         *       "dead_letters"
+                         *     ]
+                         */
+                        kinds: ("webhook_disabled" | "sender_domain_unverified" | "dead_letters" | "shard_full" | "cron_late")[];
+                        /**
+                         * Format: email
+                         * @example ada@example.com
+                         */
+                        email?: string;
+                        webhook?: {
+                            /** @example https://hooks.example.com/journeys */
+                            url: string;
+                            signing_secret?: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            kinds: string[];
+                            email: string | null;
+                            webhook_url: string | null;
+                            signing_secret_set: boolean;
+                            created_at: string;
+                            last_error: string | null;
+                            last_error_at: string | null;
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/panels/{panel}/alerts/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove one of the panel's alert subscriptions
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
                     id: string;
                 };
                 cookie?: never;

@@ -13,6 +13,8 @@ export interface Observation {
   panelId?: string;
   /** Class of the fault a 5xx came from (the error's name), never its message. */
   errorClass?: string;
+  /** D1 statements sent so far (d1-count.ts), where the env was wrapped to count them. */
+  d1Statements?: number;
 }
 
 const storage = new AsyncLocalStorage<Observation>();

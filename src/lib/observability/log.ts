@@ -16,6 +16,8 @@ export type LogLine =
       route: string;
       status: number;
       durationMs: number;
+      /** D1 statements the request sent (each of a batch counts). */
+      d1Statements: number;
       errorClass: string | null;
     }
   | {
@@ -26,6 +28,7 @@ export type LogLine =
       acked: number;
       retried: number;
       durationMs: number;
+      d1Statements: number;
       errorClass: string | null;
     };
 

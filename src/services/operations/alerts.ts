@@ -1,12 +1,16 @@
 import {
   ALERT_KINDS,
+  alertReach,
+  concerns,
   conditionChanges,
   CRON_LATE_MS,
   cronLateness,
   D1_MAX_BYTES,
   DEAD_LETTER_WINDOW_MS,
   FINDINGS_PER_KIND,
+  MAX_ALERT_DELIVERIES,
   MAX_ALERT_SUBSCRIPTIONS,
+  MAX_PANEL_ALERT_SUBSCRIPTIONS,
   shardFull,
   type AlertCondition,
   type AlertKind,
@@ -18,11 +22,12 @@ import { fetchOutbound } from "../../lib/outbound";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { newId } from "../../lib/random";
 import type { CronTask } from "../../lib/tasks";
-import { deadLettersSince } from "../../store/dead-letters";
-import { changeConditions, heldConditions, insertAlertSubscription, lastCronTicks, listAlertSubscriptions, noteAlertDelivery, type AlertSubscription } from "../../store/operations";
+import { deadLetterPanelsSince, deadLettersSince } from "../../store/dead-letters";
+import { alertRecipients, changeConditions, deleteAlertSubscription, heldConditions, insertAlertSubscription, lastCronTicks, noteAlertDelivery, type AlertSubscription } from "../../store/operations";
 import { disabledWebhooks, shardUsage, unverifiedSenderDomains } from "../../store/operations-findings";
 import type { ShardDb } from "../../store/shards";
 import { shardTask } from "../access/shards";
+import { recordAudit, type Auditor } from "../audit/record";
 import { sendTransactional } from "../channels/mailer";
 import { signatureHeaders } from "../webhooks/signing";
 
@@ -38,20 +43,48 @@ import { signatureHeaders } from "../webhooks/signing";
 /** A webhook subscriber gets the answer within this, or the delivery counts as failed (and is not retried). */
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
-/** Adds a subscription; its signing secret is kept encrypted and never shown again. */
-export async function subscribeToAlerts(env: Env, body: AlertSubscriptionBody, now: number): Promise<Result<AlertSubscription>> {
+/** The panel a subscription is held by, with its shard (its audit log) and who acts. */
+export interface AlertPanel {
+  id: string;
+  db: ShardDb;
+  by: Auditor;
+}
+
+/** Where a subscription posts or mails, for the audit log (a URL without its query, which may hold a token). */
+function destination(subscription: Pick<AlertSubscription, "email" | "webhookUrl">): string {
+  if (subscription.email !== null) return subscription.email;
+  const url = new URL(subscription.webhookUrl!);
+  return `${url.origin}${url.pathname}`;
+}
+
+/**
+ * Adds a subscription, the deployment's (no panel: every condition) or a panel's owners' (the
+ * conditions of their panel, its shards and the cron; audited); its signing secret is kept
+ * encrypted and never shown again.
+ */
+export async function subscribeToAlerts(env: Env, body: AlertSubscriptionBody, now: number, panel?: AlertPanel): Promise<Result<AlertSubscription>> {
   const subscription = {
     id: newId("als"),
+    panelId: panel?.id ?? null,
     kinds: ALERT_KINDS.filter((kind) => body.kinds.includes(kind)),
     email: body.email ?? null,
     webhookUrl: body.webhook?.url ?? null,
     signingSecretEnc: body.webhook?.signing_secret === undefined ? null : await encryptSecret(config(env).secretsKey, body.webhook.signing_secret),
     createdAt: now,
   };
-  if (!(await insertAlertSubscription(env.DB, subscription, MAX_ALERT_SUBSCRIPTIONS))) {
-    return refused("conflict", [], `The deployment holds ${MAX_ALERT_SUBSCRIPTIONS} alert subscriptions already; remove one first`);
+  const max = panel ? MAX_PANEL_ALERT_SUBSCRIPTIONS : MAX_ALERT_SUBSCRIPTIONS;
+  if (!(await insertAlertSubscription(env.DB, subscription, max))) {
+    return refused("conflict", [], `The ${panel ? "panel" : "deployment"} holds ${max} alert subscriptions already; remove one first`);
   }
+  if (panel) await recordAudit(panel.db, panel.id, panel.by, "alert_subscription.added", subscription.id, { to: destination(subscription), kinds: subscription.kinds });
   return succeeded({ ...subscription, lastError: null, lastErrorAt: null });
+}
+
+/** Removes one of the panel's subscriptions (audited); false when the panel holds none of that id. */
+export async function unsubscribePanelFromAlerts(env: Env, id: string, panel: AlertPanel): Promise<boolean> {
+  const removed = await deleteAlertSubscription(env.DB, id, panel.id);
+  if (removed) await recordAudit(panel.db, panel.id, panel.by, "alert_subscription.removed", id, { to: destination(removed), kinds: removed.kinds });
+  return removed !== null;
 }
 
 /** What one check found and what it changed: the conditions raised (announced) and the keys cleared. */
@@ -77,24 +110,39 @@ async function settle(env: Env, scope: string, found: AlertCondition[], now: num
   return { raised: announced, cleared };
 }
 
-/** Delivers the conditions to each subscription of their kinds; a failed delivery is noted on it, never retried. */
+/**
+ * Delivers the conditions to each subscription of their kinds they concern (domain `concerns`):
+ * the recipients are read in one statement whatever the number of panels; a failed delivery is
+ * noted on the subscription, never retried.
+ */
 async function announce(env: Env, conditions: AlertCondition[], now: number): Promise<void> {
-  const subscriptions = await listAlertSubscriptions(env.DB);
-  await Promise.all(
-    subscriptions.map(async (subscription) => {
-      const mine = conditions.filter((condition) => subscription.kinds.includes(condition.kind));
-      if (mine.length === 0) return;
-      try {
-        await deliver(env, subscription, mine, now);
-        if (subscription.lastError !== null) await noteAlertDelivery(env.DB, subscription.id, null, now);
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        console.error(`operations alert to subscription ${subscription.id} failed: ${message}`);
-        await noteAlertDelivery(env.DB, subscription.id, message.slice(0, 500), now);
-      }
-    }),
-  );
+  const recipients = await alertRecipients(env.DB, alertReach(conditions), MAX_ALERT_DELIVERIES + 1);
+  if (recipients.length > MAX_ALERT_DELIVERIES) {
+    console.error(`operations alert ${conditions.map((c) => c.key).join(", ")}: over ${MAX_ALERT_DELIVERIES} subscriptions concerned; the ones past that are not told`);
+  }
+  const deliveries = recipients.slice(0, MAX_ALERT_DELIVERIES).flatMap((recipient) => {
+    const mine = conditions.filter((condition) => recipient.kinds.includes(condition.kind) && concerns(condition, recipient));
+    return mine.length ? [{ recipient, mine }] : [];
+  });
+  // A few at a time: a Worker keeps six connections open at once, the rest would only wait.
+  for (let start = 0; start < deliveries.length; start += DELIVERIES_AT_ONCE) {
+    await Promise.all(
+      deliveries.slice(start, start + DELIVERIES_AT_ONCE).map(async ({ recipient, mine }) => {
+        try {
+          await deliver(env, recipient, mine, now);
+          if (recipient.lastError !== null) await noteAlertDelivery(env.DB, recipient.id, null, now);
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          console.error(`operations alert to subscription ${recipient.id} failed: ${message}`);
+          await noteAlertDelivery(env.DB, recipient.id, message.slice(0, 500), now);
+        }
+      }),
+    );
+  }
 }
+
+/** Deliveries in flight at once. */
+const DELIVERIES_AT_ONCE = 6;
 
 const TITLES: Record<AlertKind, string> = {
   webhook_disabled: "webhook disabled",
@@ -103,6 +151,9 @@ const TITLES: Record<AlertKind, string> = {
   shard_full: "shard past 80% of its size",
   cron_late: "cron late",
 };
+
+const OPS_VIEW_NOTE = "The operations view (GET /admin/v1/ops, or the panel's /ops page) shows each with what fixes it.";
+const PANEL_NOTE = "The panel's Webhooks and Sender domains screens fix what is the panel's; a full shard, dead letters or a late cron are also told to the deployment's operator.";
 
 async function deliver(env: Env, subscription: AlertSubscription, conditions: AlertCondition[], now: number): Promise<void> {
   const region = config(env).region;
@@ -113,7 +164,7 @@ async function deliver(env: Env, subscription: AlertSubscription, conditions: Al
       from: config(env).mailFrom,
       to: subscription.email,
       subject: `[apiv2 ${region}] ${kinds}`,
-      text: `${lines.join("\n")}\n\nThe operations view (GET /admin/v1/ops, or the panel's /ops page) shows each with what fixes it. You hear of a condition once; again only after it cleared and came back.\n`,
+      text: `${lines.join("\n")}\n\n${subscription.panelId === null ? OPS_VIEW_NOTE : PANEL_NOTE} You hear of a condition once; again only after it cleared and came back.\n`,
     });
     return;
   }
@@ -149,6 +200,11 @@ export async function checkControlAlerts(env: Env, scheduledAt: number, startedA
   if (letters.length) {
     const summary = letters.map((l) => `${l.count} from ${l.queue}`).join(", ");
     found.push({ key: "dead_letters", kind: "dead_letters", panelId: null, detail: `dead letters in the last hour: ${summary}` });
+    // Each panel's own, for its owners (one more query, only while there are letters).
+    for (const panel of await deadLetterPanelsSince(env.DB, startedAt - DEAD_LETTER_WINDOW_MS, FINDINGS_PER_KIND)) {
+      const detail = `${panel.count} dead letter(s) of this panel in the last hour, from ${panel.queues.join(", ")}: its work there failed every retry`;
+      found.push({ key: `dead_letters:${panel.panelId}`, kind: "dead_letters", panelId: panel.panelId, detail });
+    }
   }
   // The tick before this one: ticks record themselves once done, so this tick is not among them yet.
   const previous = ticks[0]?.scheduledAt === scheduledAt ? null : (ticks[0]?.startedAt ?? null);
@@ -178,7 +234,7 @@ export async function checkShardAlerts(env: Env, db: ShardDb, index: number, now
   ];
   if (shardFull(usage.sizeBytes, limitBytes)) {
     const share = Math.round((usage.sizeBytes / limitBytes) * 100);
-    found.push({ key: `shard_full:${index}`, kind: "shard_full", panelId: null, detail: `shard ${index} holds ${usage.sizeBytes} bytes, ${share}% of its ${limitBytes}` });
+    found.push({ key: `shard_full:${index}`, kind: "shard_full", panelId: null, shard: index, detail: `shard ${index} holds ${usage.sizeBytes} bytes, ${share}% of its ${limitBytes}` });
   }
   return settle(env, `shard:${index}`, found, now);
 }

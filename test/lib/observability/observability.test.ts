@@ -4,7 +4,8 @@ import { env } from "cloudflare:workers";
 import { BASE, createPanel, fetchWith, receiver } from "../../support/helpers";
 import { metrics, type DataPointWriter } from "../../../src/lib/observability/metrics";
 import { handleQueue } from "../../../src/jobs/queues";
-import { observing } from "../../../src/lib/observability/context";
+import { observing, type Observation } from "../../../src/lib/observability/context";
+import { countingD1 } from "../../../src/store/d1-count";
 import { postBatch } from "../../../src/services/webhooks/deliver";
 import { callProvider } from "../../../src/services/channels/provider-call";
 import { SesProvider } from "../../../src/services/channels/email/ses";
@@ -72,6 +73,39 @@ describe("request log lines", () => {
   });
 });
 
+describe("D1 statements in log lines", () => {
+  it("a request logs the statements it sent: /health/deep sends one to the control database and one to each shard", async () => {
+    let checks: { binding: string }[] = [];
+    const lines = await loggedLines("request", async () => {
+      const response = await fetchWith(LOGGING, new Request("https://api.test/health/deep"));
+      expect(response.status).toBe(200);
+      checks = ((await response.json()) as { checks: { binding: string }[] }).checks;
+    });
+    const databases = checks.filter((c) => c.binding === "DB" || c.binding.startsWith("SHARD_")).length;
+    expect(databases).toBeGreaterThan(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ route: "/health/deep", status: 200, d1Statements: databases });
+    // /health reads no database.
+    expect((await loggedLines("request", () => fetchWith(LOGGING, new Request("https://api.test/health"))))[0]).toMatchObject({ d1Statements: 0 });
+  });
+
+  it("counts each statement of a batch, each single run and an exec; nothing outside an observation", async () => {
+    const counting = countingD1({ ...env } as Env);
+    const observation: Observation = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
+    await observing(observation, async () => {
+      const select = counting.DB.prepare("SELECT ? AS n");
+      const [one, two] = await counting.DB.batch<{ n: number }>([select.bind(1), select.bind(2), counting.DB.prepare("SELECT 3")]);
+      expect([one!.results[0]!.n, two!.results[0]!.n]).toEqual([1, 2]);
+      expect(await select.bind(4).first("n")).toBe(4);
+      await counting.DB.prepare("SELECT 5").all();
+      await counting.DB.exec("SELECT 6");
+    });
+    expect(observation.d1Statements).toBe(6);
+    await counting.DB.prepare("SELECT 7").run();
+    expect(observation.d1Statements).toBe(6);
+  });
+});
+
 describe("metrics", () => {
   it("writes data points to a dataset-shaped binding", () => {
     const dataset = recordingDataset();
@@ -127,7 +161,7 @@ describe("queue batch log lines", () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const lines = await loggedLines("queue_batch", () => handleQueue(batch, { ...env, ...LOGGING, METRICS: dataset } as Env, exec));
     expect((await getQueueResult(batch, exec)).retryBatch.retry).toBe(true);
-    expect(lines).toEqual([{ kind: "queue_batch", queue: "apiv2-unknown-default", traceId: expect.stringMatching(/^[0-9a-f]{32}$/), messages: 2, acked: 0, retried: 2, durationMs: expect.any(Number), errorClass: null }]);
+    expect(lines).toEqual([{ kind: "queue_batch", queue: "apiv2-unknown-default", traceId: expect.stringMatching(/^[0-9a-f]{32}$/), messages: 2, acked: 0, retried: 2, durationMs: expect.any(Number), d1Statements: 0, errorClass: null }]);
     expect(dataset.points[0]).toMatchObject({ blobs: ["queue_batch", "apiv2-unknown-default"], doubles: [2, 0, 2, expect.any(Number)] });
   });
 });

@@ -65,6 +65,8 @@ const ACTIONS: Record<AuditAction, string> = {
   "list.emptied": "List emptied",
   "sender_domain.added": "Sender domain added",
   "sender_domain.removed": "Sender domain removed",
+  "alert_subscription.added": "Alert subscription added",
+  "alert_subscription.removed": "Alert subscription removed",
   "tracking_domain.set": "Tracking domain set",
   "tracking_domain.removed": "Tracking domain removed",
   "sms.settings_changed": "SMS provider changed",

@@ -1,20 +1,13 @@
 import { useState, type FormEvent, type ReactNode } from "react";
 import { ApiFailure, type FieldError } from "../api";
-import type { AlertSubscriptionList, CreateAlertSubscription, OpsAction, OpsView } from "../../../src/domain/answers";
+import type { OpsAction, OpsView } from "../../../src/domain/answers";
+import { AlertSubscriptions } from "../components/alert-subscriptions";
 import { DataTable } from "../components/data-table";
 import { ErrorNote, Field, formatTime, Screen, useLoad } from "../ui";
 
 // The deployment's operations view (/ops, issue 47): for whoever holds the ADMIN_TOKEN, not a
 // panel's operators. The token is kept in this page's memory only (never stored): a reload asks
 // again. Each item shows what fixes it; an action the admin API takes is a button here.
-
-const ALERT_KINDS: [CreateAlertSubscription["kinds"][number], string][] = [
-  ["webhook_disabled", "a webhook is disabled"],
-  ["sender_domain_unverified", "a sender domain fails its check"],
-  ["dead_letters", "dead letters appear"],
-  ["shard_full", "a shard passes 80% of its size"],
-  ["cron_late", "the cron is late by over 5 minutes"],
-];
 
 /** A call with the admin token (no cookie: the token is the caller). */
 async function withToken<T>(token: string, method: string, path: string, body?: unknown): Promise<T> {
@@ -234,72 +227,9 @@ function OpsScreen({ token, onSignOut }: { token: string; onSignOut: () => void 
           ]}
           empty={<p className="muted">No alert condition holds.</p>}
         />
-        <Subscriptions token={token} />
+        <h3>Who hears of them</h3>
+        <AlertSubscriptions holder={token} call={(method, path, body) => withToken(token, method, `/admin/v1/alerts/subscriptions${path}`, body)} />
       </Screen>
     </main>
-  );
-}
-
-function Subscriptions({ token }: { token: string }) {
-  const list = useLoad(() => withToken<AlertSubscriptionList>(token, "GET", "/admin/v1/alerts/subscriptions"), [token]);
-  const [kinds, setKinds] = useState<string[]>(ALERT_KINDS.map(([kind]) => kind));
-  const [target, setTarget] = useState("");
-  const [failure, setFailure] = useState<{ message: string; fields: Record<string, string> }>();
-  const add = async (event: FormEvent) => {
-    event.preventDefault();
-    setFailure(undefined);
-    const isUrl = /^https?:\/\//i.test(target.trim());
-    const body = { kinds, ...(isUrl ? { webhook: { url: target.trim() } } : { email: target.trim() }) } as CreateAlertSubscription;
-    try {
-      await withToken(token, "POST", "/admin/v1/alerts/subscriptions", body);
-      setTarget("");
-      list.reload();
-    } catch (problem) {
-      const errors = problem instanceof ApiFailure ? problem.errors : [];
-      setFailure({ message: problem instanceof Error ? problem.message : String(problem), fields: Object.fromEntries(errors.map((e) => [e.field.replace(/^webhook\./, ""), e.message])) });
-    }
-  };
-  const remove = async (id: string) => {
-    await withToken(token, "DELETE", `/admin/v1/alerts/subscriptions/${encodeURIComponent(id)}`).catch((problem: unknown) => setFailure({ message: String(problem), fields: {} }));
-    list.reload();
-  };
-  return (
-    <>
-      <h3>Who hears of them</h3>
-      <ErrorNote error={list.error} />
-      <DataTable
-        caption="Alert subscriptions"
-        rows={list.data?.subscriptions}
-        rowKey={(s) => s.id}
-        columns={[
-          { header: "To", cell: (s) => s.email ?? s.webhook_url, rowHeader: true },
-          { header: "Of", cell: (s) => s.kinds.join(", ") },
-          { header: "Last failed delivery", cell: (s) => (s.last_error ? `${s.last_error} (${formatTime(s.last_error_at)})` : "—") },
-          {
-            header: "Remove",
-            cell: (s) => (
-              <button type="button" className="secondary" onClick={() => remove(s.id)}>
-                Remove
-              </button>
-            ),
-          },
-        ]}
-        empty={<p className="muted">Nobody is subscribed.</p>}
-      />
-      <form onSubmit={add} className="card">
-        <fieldset>
-          <legend>Tell me when</legend>
-          {ALERT_KINDS.map(([kind, label]) => (
-            <label key={kind} className="check">
-              <input type="checkbox" checked={kinds.includes(kind)} onChange={(e) => setKinds(e.target.checked ? [...kinds, kind] : kinds.filter((k) => k !== kind))} /> {label}
-            </label>
-          ))}
-        </fieldset>
-        <Field label="Email address, or your webhook's URL" error={failure?.fields.email ?? failure?.fields.url ?? failure?.fields.kinds ?? failure?.message}>
-          {(props) => <input {...props} value={target} onChange={(e) => setTarget(e.target.value)} required />}
-        </Field>
-        <button type="submit">Subscribe</button>
-      </form>
-    </>
   );
 }

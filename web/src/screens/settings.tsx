@@ -3,7 +3,8 @@ import { admin } from "../api";
 import type { PanelPatch, PanelView } from "../../../src/domain/answers";
 import { asCurl, sampleCalls } from "../sample-calls";
 import { CopyButton, ErrorNote, failureOf, Field, Loading, Screen, useLoad } from "../ui";
-import { lockFor, RoleNote } from "../components/role";
+import { lockFor, may, RoleNote } from "../components/role";
+import { AlertSubscriptions } from "../components/alert-subscriptions";
 import type { ScreenProps } from "../screen-props";
 
 const UNKNOWN_ATTRIBUTES: Record<PanelView["unknown_attributes"], string> = {
@@ -249,6 +250,17 @@ export function Settings({ panel }: ScreenProps) {
           <ClientSettings key={data.updated_at} panel={data} save={patch} locked={lockFor(panel, "settings")} />
           <CampaignSettings key={`campaigns-${data.updated_at}`} panel={data} save={patch} locked={lockFor(panel, "settings")} />
           <MessageRulesSettings key={`rules-${data.updated_at}`} panel={data} save={patch} locked={lockFor(panel, "settings")} />
+          {may(panel, "alerts") && (
+            <section aria-labelledby="alerts-heading">
+              <h2 id="alerts-heading">Alerts</h2>
+              <p className="muted">
+                Hear by email, or at a webhook of your own, when one of this panel's webhooks is disabled, a sender domain fails its check, its work ends in dead
+                letters, the shard holding its data passes 80% of its size, or the service's cron runs over 5 minutes late. Each is told once, and again only after it
+                cleared and came back.
+              </p>
+              <AlertSubscriptions holder={panel.id} call={(method, path, body) => admin(method, panel.id, `/alerts/subscriptions${path}`, body)} />
+            </section>
+          )}
           <h2>Sample calls</h2>
           <p className="muted">Replace $API_KEY with a key from Users and API keys, $ACTIVITY_ID with an activity's id, and $CSV_URL with the address of a CSV file of contacts the service can fetch.</p>
           {sampleCalls(data).map((call) => {
