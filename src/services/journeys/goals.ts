@@ -18,8 +18,18 @@ function instanceOfMsgid(msgid: string): string {
   return at < 0 ? msgid : msgid.slice(0, at);
 }
 
-/** Marks the split entries the events convert: activities of their contacts, opens and clicks of their instances' messages. */
-export async function convertSplits(db: ShardDb, panelId: string, events: readonly PipelineEvent[]): Promise<void> {
+/** Whether any of these journeys has a split step with a goal: only then can an event convert a split entry. */
+export function haveSplitGoals(journeys: readonly Journey[]): boolean {
+  return journeys.some((j) => j.definition.steps.some((step) => step.type === "split" && step.goal !== undefined));
+}
+
+/**
+ * Marks the split entries the events convert: activities of their contacts, opens and clicks of
+ * their instances' messages. `journeys` are the panel's live journeys the caller already read:
+ * when none has a split goal (the common case) no statement runs. Returns whether one ran.
+ */
+export async function convertSplits(db: ShardDb, panelId: string, journeys: readonly Journey[], events: readonly PipelineEvent[]): Promise<boolean> {
+  if (!haveSplitGoals(journeys)) return false;
   const goals: GoalEvent[] = events.flatMap((e): GoalEvent[] => {
     if (e.contactId === null) return [];
     if (e.channel === "custom_activity") return [{ contactId: e.contactId, occurredAt: e.occurredAt, kind: "activity", key: activityNameKey(e.name) }];
@@ -27,6 +37,7 @@ export async function convertSplits(db: ShardDb, panelId: string, events: readon
     return [];
   });
   await markSplitConversions(db, panelId, goals);
+  return goals.length > 0;
 }
 
 /**

@@ -46,7 +46,7 @@ export const journeysPipelineStep: PipelineStep = {
     const live = await liveJourneys(db, panelId);
     if (live.length === 0) return;
 
-    await convertSplits(db, panelId, events);
+    await convertSplits(db, panelId, live, events);
     // Goals before waits: an instance the event ends as converted does not go on past its wait.
     await exitOnGoals(db, panelId, live, events, now);
     // Waits first, so the activity that enters a contact never ends the wait it starts.
@@ -78,7 +78,7 @@ export const journeysPipelineStep: PipelineStep = {
     const contactsIn = new Set(entries.map((e) => e.contactId));
     const theirs = activities.filter((e) => contactsIn.has(e.contactId!));
     // Likewise a later activity of this batch may be the goal of a journey just entered.
-    await convertSplits(db, panelId, theirs);
+    await convertSplits(db, panelId, live, theirs);
     await exitOnGoals(db, panelId, journeys, theirs, now);
     if (journeys.some(waitsForActivity)) await endWaits(env, db, panelId, theirs, now);
   },
