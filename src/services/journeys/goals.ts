@@ -1,5 +1,5 @@
 import { activityNameKey } from "../../domain/activity";
-import { paramsMatch } from "../../domain/filters";
+import { goalAfterEntry, reachesGoal } from "../../domain/journey-walk";
 import type { Journey } from "../../store/journeys/definitions";
 import { activeInstancesOf, convertInstances, markSplitConversions, type GoalEvent } from "../../store/journeys/splits";
 import type { ShardDb } from "../../store/shards";
@@ -48,10 +48,7 @@ export async function exitOnGoals(db: ShardDb, panelId: string, journeys: readon
   const withGoal = journeys.filter((j) => j.definition.goal !== undefined);
   const activities = events.filter((e) => e.channel === "custom_activity" && e.contactId !== null);
   if (withGoal.length === 0 || activities.length === 0) return 0;
-  const reaching = (journey: Journey, event: PipelineEvent) => {
-    const goal = journey.definition.goal!;
-    return activityNameKey(goal.activity) === activityNameKey(event.name) && paramsMatch(goal.params, event.params);
-  };
+  const reaching = (journey: Journey, event: PipelineEvent) => reachesGoal(journey.definition.goal!, event);
   const candidates = withGoal.filter((j) => activities.some((e) => reaching(j, e)));
   if (candidates.length === 0) return 0;
   const instances = await activeInstancesOf(
@@ -64,9 +61,8 @@ export async function exitOnGoals(db: ShardDb, panelId: string, journeys: readon
   for (const instance of instances) {
     const journey = candidates.find((j) => j.id === instance.journeyId)!;
     const entryEvent = /^event:(\d+)$/.exec(instance.entryKey);
-    const event = activities.find(
-      (e) => e.contactId === instance.contactId && reaching(journey, e) && (entryEvent ? e.id > Number(entryEvent[1]) : e.receivedAt >= instance.enteredAt),
-    );
+    const entry = { eventId: entryEvent ? Number(entryEvent[1]) : null, enteredAt: instance.enteredAt };
+    const event = activities.find((e) => e.contactId === instance.contactId && reaching(journey, e) && goalAfterEntry(entry, e));
     if (event) conversions.push({ instanceId: instance.id, eventId: event.id });
   }
   return convertInstances(db, panelId, conversions, now);
