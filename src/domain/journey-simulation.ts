@@ -48,8 +48,9 @@ export interface SimulationSample {
   step: string;
   contactId: number;
   at: number;
-  /** The event the branch carried (a webhook describes it). */
+  /** The event the branch carried (a webhook describes it): the event itself when at hand, else its id (a wait's timeout carries the trigger's). */
   event: WalkEvent | null;
+  eventId: number | null;
 }
 
 export interface SimulationState {
@@ -141,9 +142,9 @@ class Simulation {
     this.state.completed++;
   }
 
-  private sample(step: JourneyStep, contactId: number, at: number, event: WalkEvent | null) {
+  private sample(step: JourneyStep, contactId: number, at: number, event: WalkEvent | null, eventId: number | null) {
     if (this.state.samples.filter((s) => s.step === step.id).length >= SAMPLES_PER_STEP) return;
-    this.state.samples.push({ step: step.id, contactId, at, event });
+    this.state.samples.push({ step: step.id, contactId, at, event: event?.id === eventId ? event : null, eventId });
   }
 
   /** Walks `steps` for the instance up to its next waits and delays, as the engine's StepPlanner does. */
@@ -156,12 +157,12 @@ class Simulation {
       switch (decision.kind) {
         case "message":
           this.state.messages[decision.step.type] = (this.state.messages[decision.step.type] ?? 0) + 1;
-          this.sample(step, contact.id, now, branchEvent);
+          this.sample(step, contact.id, now, branchEvent, branchEventId);
           message = `simulated:${contact.id}.${step.id}`;
           break;
         case "webhook":
           this.state.webhooks[step.id] = (this.state.webhooks[step.id] ?? 0) + 1;
-          this.sample(step, contact.id, now, branchEvent);
+          this.sample(step, contact.id, now, branchEvent, branchEventId);
           break;
         case "delay":
         case "wait": {
