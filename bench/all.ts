@@ -28,6 +28,7 @@ const BENCHMARKS: Array<{ name: string; script: string; env: Record<string, stri
   { name: "broadcast", script: "broadcast.ts", env: { MESSAGES: "2000" } },
   { name: "webhooks", script: "webhooks.ts", env: { EVENTS: "10000", PACED_SECONDS: "5" } },
   { name: "journeys", script: "journeys.ts", env: { CONTACTS: "500", SECONDS: "3" } },
+  { name: "simulate", script: "simulate.ts", env: { EVENTS: "200000", CONTACTS: "20000" } },
   { name: "panel", script: "panel.ts", env: { CONTACTS: "1000000", ROUNDS: "2", SLICE: "2" } },
   { name: "recovery", script: "recovery.ts", env: { SENDS: "1000", ENTRIES: "1000", PARTS: "crash" } },
   { name: "channels", script: "channels.ts", env: { MESSAGES: "1000", ROUNDS: "3" } },

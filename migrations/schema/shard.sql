@@ -50,6 +50,7 @@
 -- migration 0090_campaign_publish_end.sql
 -- migration 0091_contact_sends_by_time.sql
 -- migration 0092_journey_split_buckets.sql
+-- migration 0098_journey_simulations.sql
 
 -- table activities
 
@@ -822,6 +823,36 @@ CREATE TABLE journey_pruned_steps (
   acted      INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (journey_id, step_id)
 ) WITHOUT ROWID;
+
+-- table journey_simulations
+
+CREATE TABLE journey_simulations (
+  panel_id     TEXT NOT NULL,
+  id           TEXT NOT NULL,
+  journey_id   TEXT NOT NULL,
+  version      INTEGER NOT NULL,
+  days         INTEGER NOT NULL,
+  from_at      INTEGER NOT NULL,
+  to_at        INTEGER NOT NULL,
+  state        TEXT NOT NULL CHECK (state IN ('running', 'done', 'failed')),
+  events_read  INTEGER NOT NULL DEFAULT 0,
+  -- The last event simulated, in (occurred_at, id) order.
+  cursor_at    INTEGER,
+  cursor_id    INTEGER,
+  -- JSON, once done: per step figures, messages per channel, webhook calls, samples.
+  result       TEXT,
+  error        TEXT,
+  created_by   TEXT,
+  created_at   INTEGER NOT NULL,
+  -- When a step last moved it on: the re-drive nudges one left alone too long.
+  step_at      INTEGER NOT NULL,
+  finished_at  INTEGER,
+  PRIMARY KEY (panel_id, id)
+) WITHOUT ROWID;
+
+CREATE INDEX journey_simulations_by_journey ON journey_simulations (panel_id, journey_id, version, created_at);
+
+CREATE INDEX journey_simulations_running ON journey_simulations (step_at) WHERE state = 'running';
 
 -- table journey_split_entries
 

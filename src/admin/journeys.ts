@@ -1,5 +1,5 @@
 import { unroutedRefusal } from "../services/access/partitions";
-import { journeyAnswer, journeyListAnswer, journeyMessagesAnswer, journeySplitsAnswer, journeyVersionsAnswer, splitWinnerBody } from "../domain/answers/journeys";
+import { journeyAnswer, journeyListAnswer, journeyMessagesAnswer, journeySplitsAnswer, journeyVersionsAnswer, simulationAnswer, simulationBody, simulationListAnswer, splitWinnerBody } from "../domain/answers/journeys";
 import { NEEDS } from "../domain/permissions";
 import { journeyStatusBody, MESSAGE_CHANNELS } from "../domain/journey";
 import { journeyBodySchema, splitJourneyBody } from "../domain/journey-layout";
@@ -10,6 +10,7 @@ import { editJourney } from "../services/journeys/edit";
 import { journeysWithCounters, journeyWithCounters, versionsOfJourney } from "../services/journeys/read";
 import { setJourneyStatus } from "../services/journeys/set-status";
 import { promoteSplitWinner, splitReport } from "../services/journeys/splits";
+import { readSimulation, simulationsOf, startSimulation, type SimulationView } from "../services/simulations/simulate";
 import { getJourney } from "../store/journeys/definitions";
 import type { Journey } from "../store/journeys/definitions";
 import type { JourneyCounters } from "../store/journeys/instances";
@@ -195,4 +196,72 @@ const promoteWinner = definePanelRoute({
   },
 });
 
-export const journeyRoutes = [createJourney, listPanelJourneys, readJourney, updateJourney, journeyVersions, setStatus, journeyMessages, journeySplits, promoteWinner];
+function simulationView({ simulation: s, progress }: SimulationView) {
+  return {
+    id: s.id,
+    journey_id: s.journeyId,
+    version: s.version,
+    days: s.days,
+    from: isoTime(s.from),
+    to: isoTime(s.to),
+    state: s.state,
+    progress,
+    events_read: s.eventsRead,
+    error: s.error,
+    result: (s.result ?? null) as z.output<typeof simulationAnswer>["result"],
+    created_at: isoTime(s.createdAt),
+    finished_at: s.finishedAt === null ? null : isoTime(s.finishedAt),
+  };
+}
+
+const startJourneySimulation = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/journeys/:journey/simulations",
+  role: NEEDS.journeys,
+  response: simulationAnswer,
+  status: 202,
+  summary:
+    "Simulate a version of the journey (the current one when no version is given) on the panel's recorded activities of the last `days` days (1–30, the archive included), sending nothing and changing no journey state; worked in queue steps: read its progress and, once done, per step figures, messages per channel, webhook calls and samples with GET …/simulations/{simulation}",
+  body: simulationBody,
+  async handle({ env, caller, path, body, panel, db }) {
+    return simulationView(unwrap(await startSimulation(env, db, panel, path.journey, body, auditorOf(caller), Date.now())));
+  },
+});
+
+const listJourneySimulations = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/journeys/:journey/simulations",
+  role: NEEDS.read,
+  response: simulationListAnswer,
+  summary: "The journey's latest simulations, newest first (of one version with ?version=)",
+  query: z.object({ version: z.coerce.number({ error: "must be a version number" }).int({ error: "must be a version number" }).min(1, { error: "must be a version number" }).optional() }),
+  async handle({ path, query, panel, db }) {
+    return { simulations: unwrap(await simulationsOf(db, panel.id, path.journey, query.version ?? null)).map(simulationView) };
+  },
+});
+
+const readJourneySimulation = definePanelRoute({
+  method: "GET",
+  path: "/panels/:panel/journeys/:journey/simulations/:simulation",
+  role: NEEDS.read,
+  response: simulationAnswer,
+  summary: "A simulation of the journey: its state, progress (0–1) and, once done, its result",
+  async handle({ path, panel, db }) {
+    return simulationView(unwrap(await readSimulation(db, panel.id, path.journey, path.simulation)));
+  },
+});
+
+export const journeyRoutes = [
+  createJourney,
+  listPanelJourneys,
+  readJourney,
+  updateJourney,
+  journeyVersions,
+  setStatus,
+  journeyMessages,
+  journeySplits,
+  promoteWinner,
+  startJourneySimulation,
+  listJourneySimulations,
+  readJourneySimulation,
+];

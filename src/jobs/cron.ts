@@ -22,6 +22,7 @@ import { listClearRedrive } from "../services/lists/clear";
 import { controlAlertsTask, shardAlertsTask } from "../services/operations/alerts";
 import { recordTick } from "../services/operations/ticks";
 import { replayRedrive } from "../services/replays/replays";
+import { simulationRedrive } from "../services/simulations/simulate";
 
 /**
  * The per-minute Cron Trigger. Each task is independent; one failing does not stop the others.
@@ -35,6 +36,7 @@ export const CRON_TASKS: CronTask[] = [
   publishBroadcastsTask,
   listClearRedrive,
   replayRedrive,
+  simulationRedrive,
   segmentsCron,
   segmentExportsRedrive,
   panelMovesRedrive,

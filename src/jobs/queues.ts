@@ -10,6 +10,7 @@ import { handleMoveNudge, readMoveNudge } from "../services/panels/move";
 import { handlePublishNudge, readPublishNudge } from "../services/broadcasts/publish";
 import { handleListClearNudge, readListClearNudge } from "../services/lists/clear";
 import { handleReplayNudge, readReplayNudge } from "../services/replays/replays";
+import { handleSimulationNudge, readSimulationNudge } from "../services/simulations/simulate";
 import { handleCronQueue } from "./cron";
 import { logLine, logLinesOn } from "../lib/observability/log";
 import { countingD1 } from "../store/d1-count";
@@ -45,7 +46,7 @@ async function oneStep(message: Message<unknown>, step: Promise<unknown>, name: 
   }
 }
 
-/** The IMPORTS queue carries bulk uploads, segment exports, panel moves, campaign publish steps, list clearing steps and webhook replay steps, each one bounded step per message. */
+/** The IMPORTS queue carries bulk uploads, segment exports, panel moves, campaign publish steps, list clearing steps, webhook replay steps and journey simulation steps, each one bounded step per message. */
 async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
   const exports = batch.messages.filter((message) => readExportNudge(message.body));
   if (exports.length) await handleExportMessages(exports, env);
@@ -58,8 +59,10 @@ async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, e
     if (clear) await oneStep(message, handleListClearNudge(env, clear), `clearing step of list ${clear.listId}`);
     const replay = readReplayNudge(message.body);
     if (replay) await oneStep(message, handleReplayNudge(env, replay), `step of webhook replay ${replay.replayId}`);
+    const simulation = readSimulationNudge(message.body);
+    if (simulation) await oneStep(message, handleSimulationNudge(env, simulation), `step of journey simulation ${simulation.simulationId}`);
   }
-  const fanOut = (body: unknown) => readExportNudge(body) || readMoveNudge(body) || readPublishNudge(body) || readListClearNudge(body) || readReplayNudge(body);
+  const fanOut = (body: unknown) => readExportNudge(body) || readMoveNudge(body) || readPublishNudge(body) || readListClearNudge(body) || readReplayNudge(body) || readSimulationNudge(body);
   const imports = batch.messages.filter((message) => !fanOut(message.body));
   if (imports.length === 0) return;
   const part: MessageBatch<unknown> = {

@@ -43,6 +43,7 @@ const VARS = [
   "JOURNEY_INSTANCES_DAYS",
   "AUDIT_LOG_DAYS",
   "FANOUT_CHUNK_IDS",
+  "SIMULATION_STEP_EVENTS",
 ] as const;
 
 export type ConfigVar = (typeof VARS)[number];
@@ -113,6 +114,8 @@ const schema = z.object({
   JOURNEY_INSTANCES_DAYS: keptDays(1).default(365),
   // 50,000 ids: a step's statement stays near a third of a second, far under D1's 30 s (issue 42).
   FANOUT_CHUNK_IDS: positiveWhole.pipe(z.number().max(1_000_000, "must be at most 1000000")).default(50_000),
+  // 20,000 events: a journey simulation's step reads them in four pages and stays within seconds (decision 0048).
+  SIMULATION_STEP_EVENTS: positiveWhole.pipe(z.number().max(100_000, "must be at most 100000")).default(20_000),
 });
 
 function isAesKey(value: string): boolean {
@@ -182,6 +185,8 @@ function toConfig(vars: z.output<typeof schema>) {
      * step is one statement over that id range, so its time does not grow with the panel.
      */
     fanoutChunkIds: vars.FANOUT_CHUNK_IDS,
+    /** Recorded events one step of a journey simulation runs through (services/simulations/simulate.ts). */
+    simulationStepEvents: vars.SIMULATION_STEP_EVENTS,
   };
 }
 

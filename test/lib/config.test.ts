@@ -41,6 +41,7 @@ describe("configuration", () => {
       secretsKey: KEY,
       retentionDays: { campaignMessages: 365, eventGuids: 30, segmentChanges: 400, auditLog: 365, journeyInstances: 365 },
       fanoutChunkIds: 50_000,
+      simulationStepEvents: 20_000,
       logLines: true,
     });
   });

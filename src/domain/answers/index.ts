@@ -113,6 +113,24 @@ export type JourneyVersionView = z.output<typeof journeys.journeyVersionsAnswer>
 export type JourneyStatusChange = z.input<typeof journeyStatusBody>;
 export type JourneySplitView = z.output<typeof journeys.journeySplitsAnswer>["splits"][number];
 export type SplitWinnerBody = z.input<typeof journeys.splitWinnerBody>;
+export type JourneySimulationView = z.output<typeof journeys.simulationAnswer>;
+export type JourneySimulationBody = z.input<typeof journeys.simulationBody>;
+/** A simulation's result once done (services/simulations/simulate.ts SimulationResult, as the answer carries it). */
+export interface JourneySimulationResult {
+  entered: number;
+  active: number;
+  completed: number;
+  exited: number;
+  converted: number;
+  events: number;
+  steps: Record<string, { acted: number; waiting: number }>;
+  messages: Record<string, number>;
+  webhooks: Record<string, number>;
+  samples: {
+    messages: Array<{ step_id: string; channel: string; contact_id: string; contact_key: string; at: number; content: Record<string, string> }>;
+    webhooks: Array<{ step_id: string; webhook: string; contact_id: string; at: number; payload: unknown }>;
+  };
+}
 /** A journey definition as the canvas edits it and the API takes it. */
 export type JourneyInput = z.input<typeof journeyDefinitionSchema>;
 export type StepInput = JourneyInput["steps"][number];

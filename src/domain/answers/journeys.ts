@@ -5,6 +5,7 @@ import { z } from "../../lib/z";
 import type { JourneyDefinition, SplitGoal } from "../journey";
 import type { JourneyLayout } from "../journey-layout";
 import type { ContactJourneys, JourneyReport } from "../journey-report";
+import type { SimulationFigures } from "../journey-simulation";
 import { isoInstant } from "./panels";
 
 /** A part whose shape another schema or type owns: typed for the compiler, described for readers. */
@@ -112,3 +113,28 @@ export const splitWinnerBody = z.strictObject({ branch: z.enum(["A", "B", "C", "
 
 export const journeyReportAnswer = ownedElsewhere<JourneyReport>("The journey's report (domain/journey-report.ts JourneyReport)");
 export const contactJourneysAnswer = ownedElsewhere<ContactJourneys>("The contact's journeys and their paths (domain/journey-report.ts ContactJourneys)");
+
+/** POST …/journeys/{journey}/simulations: the last `days` days (1–30), of `version` (the current one when absent). */
+export const simulationBody = z.strictObject({
+  days: z.number({ error: "must be a whole number of days from 1 to 30" }).int({ error: "must be a whole number of days from 1 to 30" }).min(1, { error: "must be at least 1" }).max(30, { error: "must be at most 30" }),
+  version: z.number({ error: "must be a version number" }).int({ error: "must be a version number" }).min(1, { error: "must be a version number" }).optional(),
+});
+
+export const simulationAnswer = z.strictObject({
+  id: z.string(),
+  journey_id: z.string(),
+  version: z.number(),
+  days: z.number(),
+  from: isoInstant,
+  to: isoInstant,
+  state: z.enum(["running", "done", "failed"]),
+  /** 0–1: the part of the range simulated so far. */
+  progress: z.number(),
+  events_read: z.number(),
+  error: z.string().nullable(),
+  /** Once done: per step acted and waiting (as the live counters), messages per channel, webhook calls per step, samples. */
+  result: ownedElsewhere<(SimulationFigures & { samples: unknown }) | null>("The simulation's figures and samples once done (services/simulations/simulate.ts SimulationResult); null while running").nullable(),
+  created_at: isoInstant,
+  finished_at: isoInstant.nullable(),
+});
+export const simulationListAnswer = z.strictObject({ simulations: z.array(simulationAnswer) });

@@ -1,13 +1,11 @@
 import type { ShardDb } from "../../store/shards";
 import { activityNameKey } from "../../domain/activity";
-import { filterMatches } from "../../domain/filters";
+import { decideStep, entryAllowed, stepsAfterDecision, stepsAfterPoint } from "../../domain/journey-walk";
 import {
   isMessageStep,
   nextSteps,
   parseDuration,
-  splitBranchOf,
   splitLabels,
-  startSteps,
   stepById,
   type JourneyDefinition,
   type JourneyStep,
@@ -127,7 +125,7 @@ export async function enterJourneys(env: EngineEnv, db: ShardDb, entries: readon
 /** Entries of one contact into the given journeys, where the journey's filter lets it in. */
 export function entriesFor(journeys: readonly Journey[], contact: KeyedContact, entryKey: string, eventId: number | null): Omit<Entry, "instanceId">[] {
   return journeys
-    .filter((j) => filterMatches(j.definition.filter, contact.attributes))
+    .filter((j) => entryAllowed(j.definition, contact.attributes))
     .map((j) => ({ panelId: j.panelId, journeyId: j.id, contactId: contact.id, entryKey, eventId, version: j.version }));
 }
 
@@ -289,14 +287,15 @@ async function planPoint(
   if (!contact || point.outcome === "cancelled") return plan;
   let first: JourneyStep[];
   const held = point.kind === "delay" ? heldStepOf(point.stepId) : null;
-  if (point.kind === "start") first = startSteps(definition);
-  else if (held) {
+  if (held) {
     // The hold is over: the held message step runs again (and may be held again).
     const step = stepById(definition, held.stepId);
     first = step ? [step] : [];
   } else {
-    const step = stepById(definition, point.stepId);
-    first = step ? nextSteps(definition, step, point.kind === "delay" ? "done" : point.outcome === "event" ? "event" : "timeout") : [];
+    first = stepsAfterPoint(
+      definition,
+      point.kind === "start" ? { kind: "start" } : point.kind === "delay" ? { kind: "delay", stepId: point.stepId } : { kind: "wait", stepId: point.stepId, outcome: point.outcome === "event" ? "event" : "timeout" },
+    );
   }
   const branch: Branch = {
     eventId: point.outcome === "event" ? point.matchedEventId : point.eventId,
@@ -401,22 +400,21 @@ class StepPlanner {
       this.ran(step, message.msgid);
       return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
     }
-    switch (step.type) {
-      case "condition": {
-        const holds = filterMatches(step.filter, this.contact.attributes);
-        this.ran(step, holds ? "then" : "else");
-        return this.next(step, holds, branch);
-      }
+    // What the step decides is the rule the simulation applies too (domain/journey-walk.ts).
+    const decision = decideStep(journeyId, step, this.contact, this.now);
+    switch (decision.kind) {
+      case "condition":
+        this.ran(step, decision.holds ? "then" : "else");
+        break;
       case "split": {
         // The branch is a pure function of the instance's version and the contact, so a step run
         // again after a crash (its emails possibly sent, its writes not) takes the same one.
-        const taken = splitBranchOf(journeyId, step, contactId);
-        const label = splitLabels(step.branches.length)[taken]!;
+        const label = splitLabels(decision.step.branches.length)[decision.branch]!;
         this.plan.statements.push(
-          insertSplitEntryStatement(this.db, { instanceId, stepId: step.id, panelId, journeyId, contactId, branch: label, goal: this.splitGoal(step) }, this.now),
+          insertSplitEntryStatement(this.db, { instanceId, stepId: step.id, panelId, journeyId, contactId, branch: label, goal: this.splitGoal(decision.step) }, this.now),
         );
         this.ran(step, `branch ${label}`);
-        return this.next(step, { branch: taken }, branch);
+        break;
       }
       case "webhook": {
         const event = branch.eventId === null ? null : (this.events.get(branch.eventId) ?? null);
@@ -426,38 +424,35 @@ class StepPlanner {
           journeyId: this.journey.id,
           triggerType: this.definition.trigger.type,
           instanceId,
-          step,
+          step: decision.step,
           contact: this.contact,
           event,
           message,
           now: this.now,
         });
         // Its step run is recorded with the hand-over's result (carryOut).
-        this.plan.handOvers.push({ webhookId: step.webhook, stepId: step.id, event: described, journeyId });
-        return this.next(step, "done", branch);
+        this.plan.handOvers.push({ webhookId: decision.step.webhook, stepId: step.id, event: described, journeyId });
+        break;
       }
       case "delay":
         this.plan.statements.push(
-          insertPointStatement(
-            this.db,
-            { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "delay", eventId: branch.eventId, dueAt: this.now + parseDuration(step.for)! },
-            this.now,
-          ),
+          insertPointStatement(this.db, { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "delay", eventId: branch.eventId, dueAt: decision.dueAt }, this.now),
         );
         this.ran(step, "waiting");
         return;
-      case "wait_for_event": {
-        const dueAt = this.now + parseDuration(step.within)!;
-        const awaited = Array.isArray(step.events)
-          ? { channel: branch.message?.channel, msgid: branch.message?.msgid, events: step.events }
-          : { activityKey: activityNameKey(step.events.activity) };
+      case "wait": {
+        const awaited =
+          "events" in decision.awaited ? { channel: branch.message?.channel, msgid: branch.message?.msgid, events: [...decision.awaited.events] } : { activityKey: decision.awaited.activityKey };
         this.plan.statements.push(
-          insertPointStatement(this.db, { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "wait", eventId: branch.eventId, dueAt, ...awaited }, this.now),
+          insertPointStatement(this.db, { instanceId, stepId: step.id, panelId, journeyId, contactId, kind: "wait", eventId: branch.eventId, dueAt: decision.dueAt, ...awaited }, this.now),
         );
         this.ran(step, "waiting");
         return;
       }
+      case "message":
+        return;
     }
+    for (const child of stepsAfterDecision(this.definition, decision)) await this.step(child, branch);
   }
 
   /** The split's goal as its entry row keeps it: an open or click is of a message of this instance. */

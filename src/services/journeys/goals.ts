@@ -1,5 +1,5 @@
 import { activityNameKey } from "../../domain/activity";
-import { paramsMatch } from "../../domain/filters";
+import { goalAfterEntry, reachesGoal } from "../../domain/journey-walk";
 import type { Journey } from "../../store/journeys/definitions";
 import { activeInstancesOf, convertInstances, markSplitConversions, type GoalEvent } from "../../store/journeys/splits";
 import type { ShardDb } from "../../store/shards";
@@ -18,8 +18,18 @@ function instanceOfMsgid(msgid: string): string {
   return at < 0 ? msgid : msgid.slice(0, at);
 }
 
-/** Marks the split entries the events convert: activities of their contacts, opens and clicks of their instances' messages. */
-export async function convertSplits(db: ShardDb, panelId: string, events: readonly PipelineEvent[]): Promise<void> {
+/** Whether any of these journeys has a split step with a goal: only then can an event convert a split entry. */
+export function haveSplitGoals(journeys: readonly Journey[]): boolean {
+  return journeys.some((j) => j.definition.steps.some((step) => step.type === "split" && step.goal !== undefined));
+}
+
+/**
+ * Marks the split entries the events convert: activities of their contacts, opens and clicks of
+ * their instances' messages. `journeys` are the panel's live journeys the caller already read:
+ * when none has a split goal (the common case) no statement runs. Returns whether one ran.
+ */
+export async function convertSplits(db: ShardDb, panelId: string, journeys: readonly Journey[], events: readonly PipelineEvent[]): Promise<boolean> {
+  if (!haveSplitGoals(journeys)) return false;
   const goals: GoalEvent[] = events.flatMap((e): GoalEvent[] => {
     if (e.contactId === null) return [];
     if (e.channel === "custom_activity") return [{ contactId: e.contactId, occurredAt: e.occurredAt, kind: "activity", key: activityNameKey(e.name) }];
@@ -27,6 +37,7 @@ export async function convertSplits(db: ShardDb, panelId: string, events: readon
     return [];
   });
   await markSplitConversions(db, panelId, goals);
+  return goals.length > 0;
 }
 
 /**
@@ -37,10 +48,7 @@ export async function exitOnGoals(db: ShardDb, panelId: string, journeys: readon
   const withGoal = journeys.filter((j) => j.definition.goal !== undefined);
   const activities = events.filter((e) => e.channel === "custom_activity" && e.contactId !== null);
   if (withGoal.length === 0 || activities.length === 0) return 0;
-  const reaching = (journey: Journey, event: PipelineEvent) => {
-    const goal = journey.definition.goal!;
-    return activityNameKey(goal.activity) === activityNameKey(event.name) && paramsMatch(goal.params, event.params);
-  };
+  const reaching = (journey: Journey, event: PipelineEvent) => reachesGoal(journey.definition.goal!, event);
   const candidates = withGoal.filter((j) => activities.some((e) => reaching(j, e)));
   if (candidates.length === 0) return 0;
   const instances = await activeInstancesOf(
@@ -53,9 +61,8 @@ export async function exitOnGoals(db: ShardDb, panelId: string, journeys: readon
   for (const instance of instances) {
     const journey = candidates.find((j) => j.id === instance.journeyId)!;
     const entryEvent = /^event:(\d+)$/.exec(instance.entryKey);
-    const event = activities.find(
-      (e) => e.contactId === instance.contactId && reaching(journey, e) && (entryEvent ? e.id > Number(entryEvent[1]) : e.receivedAt >= instance.enteredAt),
-    );
+    const entry = { eventId: entryEvent ? Number(entryEvent[1]) : null, enteredAt: instance.enteredAt };
+    const event = activities.find((e) => e.contactId === instance.contactId && reaching(journey, e) && goalAfterEntry(entry, e));
     if (event) conversions.push({ instanceId: instance.id, eventId: event.id });
   }
   return convertInstances(db, panelId, conversions, now);

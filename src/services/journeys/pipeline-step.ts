@@ -1,27 +1,18 @@
 import { panelDb } from "../access/shards";
 import { activityNameKey } from "../../domain/activity";
 import { startsJourneys } from "../../domain/events";
-import { paramsMatch } from "../../domain/filters";
+import { eventEndsWait, triggeredBy } from "../../domain/journey-walk";
 import type { PipelineEvent, PipelineStep } from "../pipeline/steps";
 import { contactsByIds } from "../../store/contacts";
-import { pendingWaitsFor, resolveWaitsWithEvents, type JourneyPoint } from "../../store/journeys/points";
+import { pendingWaitsFor, resolveWaitsWithEvents } from "../../store/journeys/points";
 import type { Journey } from "../../store/journeys/definitions";
 import type { ShardDb } from "../../store/shards";
 import { continuePoints, enterJourneys, entriesFor, POINT_LEASE_MS, type EngineEnv } from "./engine";
 import { convertSplits, exitOnGoals } from "./goals";
 import { liveJourneys } from "./live-journeys";
 
-/** Whether `event` is what the pending wait `point` waits for. */
-export function eventEndsWait(point: JourneyPoint, event: PipelineEvent): boolean {
-  if (point.outcome !== null || point.dueAt === null || event.occurredAt > point.dueAt) return false;
-  if (point.msgid !== null) {
-    return event.msgid === point.msgid && event.channel === point.channel && (point.events ?? []).includes(event.name);
-  }
-  if (point.activityKey === null || event.channel !== "custom_activity" || event.contactId !== point.contactId) return false;
-  if (activityNameKey(event.name) !== point.activityKey) return false;
-  // Only an activity after the one the branch carries (never the trigger itself).
-  return point.eventId !== null ? event.id > point.eventId : event.receivedAt >= point.createdAt;
-}
+// The rule lives in the domain, which the simulation applies too.
+export { eventEndsWait };
 
 /**
  * The journeys stage of the event pipeline (CONTRACT 7: stored, then matched against running
@@ -46,7 +37,7 @@ export const journeysPipelineStep: PipelineStep = {
     const live = await liveJourneys(db, panelId);
     if (live.length === 0) return;
 
-    await convertSplits(db, panelId, events);
+    await convertSplits(db, panelId, live, events);
     // Goals before waits: an instance the event ends as converted does not go on past its wait.
     await exitOnGoals(db, panelId, live, events, now);
     // Waits first, so the activity that enters a contact never ends the wait it starts.
@@ -66,7 +57,7 @@ export const journeysPipelineStep: PipelineStep = {
       const contact = contacts.get(event.contactId!);
       if (!contact) return [];
       // The trigger's parameter filter, when it has one, on the event's own parameters.
-      const triggered = journeys.filter(({ definition: { trigger: t } }) => t.type === "activity" && activityNameKey(t.activity) === activityNameKey(event.name) && paramsMatch(t.params, event.params));
+      const triggered = journeys.filter(({ definition }) => triggeredBy(definition.trigger, event));
       return entriesFor(triggered, contact, `event:${event.id}`, event.id);
     });
     // A later activity of this batch may be what a wait just entered is waiting for (a cart and
@@ -78,7 +69,7 @@ export const journeysPipelineStep: PipelineStep = {
     const contactsIn = new Set(entries.map((e) => e.contactId));
     const theirs = activities.filter((e) => contactsIn.has(e.contactId!));
     // Likewise a later activity of this batch may be the goal of a journey just entered.
-    await convertSplits(db, panelId, theirs);
+    await convertSplits(db, panelId, live, theirs);
     await exitOnGoals(db, panelId, journeys, theirs, now);
     if (journeys.some(waitsForActivity)) await endWaits(env, db, panelId, theirs, now);
   },

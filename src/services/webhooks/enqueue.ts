@@ -4,7 +4,7 @@ import { TtlCache } from "../../lib/ttl-cache";
 import { getWebhookWithPanel, type WebhookWithPanel } from "../../store/webhooks";
 import { MAX_EVENT_BYTES } from "../../domain/webhooks/batching";
 import type { EncodedEvent } from "./dispatcher";
-import { buildEventObject, webhookEventProblem, type WebhookEvent } from "../../domain/webhooks/payload";
+import { buildEventObject, webhookEventProblem, type JsonValue, type WebhookEvent } from "../../domain/webhooks/payload";
 
 /** The Durable Object that holds a webhook's backlog. */
 export function webhookDispatcher(env: Pick<Env, "WEBHOOKS">, webhookId: string) {
@@ -86,6 +86,16 @@ function encodeEvent(event: WebhookEvent, webhook: WebhookWithPanel, replay?: st
   const payload = encodeURIComponent(JSON.stringify(object));
   if (payload.length > MAX_EVENT_BYTES) return { problem: { field: "event", message: `is ${payload.length} bytes URL-encoded; an event may take at most ${MAX_EVENT_BYTES}` } };
   return { guid, payload, dedupe: event.guid !== undefined, source: event.journeyId ?? null, ...(replay !== undefined ? { replay } : {}) };
+}
+
+/**
+ * The event object the webhook would be sent for `event`, rendered as a hand-over renders it,
+ * with nothing queued (a journey simulation's sample); null when the webhook is not the panel's.
+ */
+export async function renderWebhookEvent(env: Env, panelId: string, webhookId: string, event: WebhookEvent & { guid: string }): Promise<Record<string, JsonValue> | null> {
+  const webhook = await loadWebhook(env, panelId, webhookId);
+  if (!webhook) return null;
+  return buildEventObject(event, { version: webhook.version, webhookName: webhook.label, timeZone: webhook.panelTimeZone });
 }
 
 /** What became of one event of a hand-over made event by event. */

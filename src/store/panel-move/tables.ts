@@ -63,6 +63,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("journey_entry_keys", ["journey_id", "entry_key"]),
   table("journey_split_entries", ["instance_id", "step_id"]),
   table("journey_conversions", ["instance_id"]),
+  table("journey_simulations", ["panel_id", "id"]),
   table("event_batches", ["id"], { autoincrement: true }),
   table("events", ["id"], { autoincrement: true }),
   table("event_guids", ["panel_id", "guid"]),

@@ -4,6 +4,9 @@ import { splitBranchOf } from "../../../src/domain/journey";
 import { contactBucket } from "../../../src/domain/partitions";
 import { continuePoints, POINT_LEASE_MS } from "../../../src/services/journeys/engine";
 import { journeyTimers } from "../../../src/services/journeys/timers";
+import { convertSplits } from "../../../src/services/journeys/goals";
+import type { PipelineEvent } from "../../../src/services/pipeline/steps";
+import type { Journey } from "../../../src/store/journeys/definitions";
 import { fillContactBuckets } from "../../../src/store/buckets";
 import { enterInstances } from "../../../src/store/journeys/instances";
 import type { JourneyPoint } from "../../../src/store/journeys/points";
@@ -208,5 +211,29 @@ describe("journey goals", () => {
     const split = await admin("POST", `/panels/${panel.id}/journeys`, { ...base, steps: [{ id: "s", type: "split", branches: [{ percent: 70 }, { percent: 20 }] }] });
     expect(split.status).toBe(400);
     expect(JSON.stringify(split.body)).toContain("steps.0.branches");
+  });
+});
+
+describe("split conversions in the journeys pipeline step", () => {
+  /** A shard that fails any statement: a call that prepares none passes. */
+  const noStatements = { prepare: () => { throw new Error("no statement expected"); }, batch: () => { throw new Error("no statement expected"); } } as unknown as ShardDb;
+  const goalEvent = { panelId: "p", contactId: 1, channel: "custom_activity", name: "purchase", occurredAt: 1, receivedAt: 1, id: 1, msgid: null, journeyId: null, params: {} } as unknown as PipelineEvent;
+
+  it("runs no conversion statement when no live journey has a split goal, and marks conversions as before when one has", async () => {
+    const plain = { definition: { steps: [{ id: "s", type: "split", branches: [{ percent: 50 }, { percent: 50 }] }, mail("m", "Hi")] } } as unknown as Journey;
+    expect(await convertSplits(noStatements, "p", [], [goalEvent])).toBe(false);
+    expect(await convertSplits(noStatements, "p", [plain], [goalEvent])).toBe(false);
+
+    // With a split goal, the pipeline marks the conversion (as the first test above, through events).
+    const panel = await createPanel();
+    const { cart, buy } = await cartPanel(panel);
+    await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [{ id: "ab", type: "split", branches: [{ percent: 50, then: "a" }, { percent: 50 }], goal: { activity: "purchase", within: "1d" } }, mail("a", "Ten off")],
+    });
+    await act(panel, cart, "goal@example.com");
+    await act(panel, buy, "goal@example.com");
+    const row = await panelData.prepare("SELECT converted_at FROM journey_split_entries WHERE panel_id = ?").bind(panel.id).first<{ converted_at: number | null }>();
+    expect(row?.converted_at).not.toBeNull();
   });
 });

@@ -10,6 +10,9 @@ import type {
   JourneyInput,
   JourneyLayout,
   JourneyReport as JourneyReportView,
+  JourneySimulationBody,
+  JourneySimulationResult,
+  JourneySimulationView,
   JourneySplitView,
   JourneyStatusChange,
   JourneyVersionView,
@@ -227,13 +230,16 @@ export function Journey({ panel, params }: ScreenProps) {
 /** A saved journey on the canvas: saved as a draft or a new version, started from it while a draft, with live figures per node. */
 function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string; journey: JourneyView; reload: () => void; editable: boolean }) {
   const path = journeyPath(journey.id);
-  const counters = useNodeCounters(panelId, journey);
+  const live = useNodeCounters(panelId, journey);
+  const [simulated, setSimulated] = useState<Map<string, NodeCounters>>();
+  const counters = simulated ?? live;
   const save = async (definition: JourneyInput, layout: JourneyLayout) => {
     const body: JourneyBody = { ...definition, layout };
     await admin("PUT", panelId, path, body);
   };
   return (
     <Suspense fallback={<Loading />}>
+      {journey.trigger.type === "activity" && <Simulation panelId={panelId} journey={journey} editable={editable} onFigures={setSimulated} />}
       <JourneyBuilder
         panelId={panelId}
         name={journey.name}
@@ -263,6 +269,101 @@ function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string
         }
       />
     </Suspense>
+  );
+}
+
+/** The canvas's figures from a simulation's result, as the live counters show them. */
+function simulatedCounters(result: JourneySimulationResult): Map<string, NodeCounters> {
+  const figures = new Map<string, NodeCounters>([[TRIGGER_NODE, { entered: result.entered, completed: result.completed, exited: result.exited, waiting: result.active }]]);
+  for (const [step, f] of Object.entries(result.steps)) figures.set(step, { reached: f.acted, waiting: f.waiting });
+  return figures;
+}
+
+/**
+ * "Simulate on the last N days": runs this version over the panel's recorded activities with
+ * nothing sent (decision 0048), shows its progress, then its figures on the canvas in place of
+ * the live ones, messages per channel and a sample message and webhook call.
+ */
+function Simulation({ panelId, journey, editable, onFigures }: { panelId: string; journey: JourneyView; editable: boolean; onFigures: (figures: Map<string, NodeCounters> | undefined) => void }) {
+  const path = `${journeyPath(journey.id)}/simulations`;
+  const [days, setDays] = useState("7");
+  const [failure, setFailure] = useState<string>();
+  const [current, setCurrent] = useState<JourneySimulationView>();
+  const [shown, setShown] = useState(false);
+  const { data: latest } = useLoad(() => admin<{ simulations: JourneySimulationView[] }>("GET", panelId, `${path}?version=${journey.version}`), [panelId, journey.id, journey.version]);
+  const simulation = current ?? latest?.simulations[0];
+  const running = simulation?.state === "running";
+  useEvery(
+    1_000,
+    () => {
+      if (simulation) void admin<JourneySimulationView>("GET", panelId, `${path}/${encodeURIComponent(simulation.id)}`).then(setCurrent, (problem) => setFailure(failureOf(problem).message));
+    },
+    running,
+  );
+  const result = simulation?.state === "done" ? (simulation.result as JourneySimulationResult | null) : null;
+  const show = (on: boolean) => {
+    setShown(on);
+    onFigures(on && result ? simulatedCounters(result) : undefined);
+  };
+  const start = async () => {
+    setFailure(undefined);
+    try {
+      const body: JourneySimulationBody = { days: Number(days) };
+      const started = await admin<JourneySimulationView>("POST", panelId, path, body);
+      setCurrent(started);
+      show(false);
+    } catch (problem) {
+      setFailure(failureOf(problem).message);
+    }
+  };
+  const message = result?.samples.messages[0];
+  const webhook = result?.samples.webhooks[0];
+  return (
+    <section aria-label="Simulation" className="simulation">
+      <h3>Simulate on history</h3>
+      <p className="muted">Runs version {journey.version} over the activities recorded in the last days, sending nothing: messages have no opens or clicks, caps and quiet hours are not applied.</p>
+      <div className="row">
+        <label>
+          Days{" "}
+          <input type="number" min={1} max={30} value={days} onChange={(e) => setDays(e.target.value)} aria-label="Days to simulate" style={{ width: "5em" }} />
+        </label>
+        <button type="button" disabled={running || !editable} onClick={start}>
+          Simulate
+        </button>
+        {result && (
+          <label>
+            <input type="checkbox" checked={shown} onChange={(e) => show(e.target.checked)} /> Show the simulation on the canvas
+          </label>
+        )}
+      </div>
+      <ErrorNote error={failure} />
+      {running && (
+        <p>
+          <progress value={simulation.progress} max={1} aria-label="Simulation progress" /> {Math.round(simulation.progress * 100)} % ({simulation.events_read} events)
+        </p>
+      )}
+      {simulation?.state === "failed" && <ErrorNote error={`The simulation failed: ${simulation.error}`} />}
+      {result && simulation && (
+        <>
+          <p aria-label="Simulation result">
+            Last {simulation.days} days ({simulation.events_read} activities): {result.entered} would have entered, {result.completed} completed, {result.exited} left on the goal, {result.active} waiting now.
+            Messages: {Object.entries(result.messages).map(([channel, n]) => `${n} ${channel}`).join(", ") || "none"}. Webhook calls: {Object.values(result.webhooks).reduce((a, b) => a + b, 0)}.
+          </p>
+          {message && (
+            <details>
+              <summary>Sample message ({message.channel}, step {message.step_id}, to {message.contact_key})</summary>
+              <pre tabIndex={0}>{message.content.subject ?? message.content.title ?? ""}{"\n"}{message.content.text ?? message.content.html ?? message.content.template ?? ""}</pre>
+            </details>
+          )}
+          {webhook && (
+            <details>
+              <summary>Sample webhook call (step {webhook.step_id})</summary>
+              <pre tabIndex={0}>{JSON.stringify(webhook.payload, null, 2)}</pre>
+            </details>
+          )}
+        </>
+      )}
+    </section>
   );
 }
 

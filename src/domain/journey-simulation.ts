@@ -1,0 +1,294 @@
+import type { JourneyDefinition, JourneyStep } from "./journey";
+import {
+  decideStep,
+  entryAllowed,
+  eventEndsWait,
+  goalAfterEntry,
+  reachesGoal,
+  stepsAfterDecision,
+  stepsAfterPoint,
+  triggeredBy,
+  type PointEnd,
+  type WalkContact,
+  type WalkEvent,
+} from "./journey-walk";
+
+/**
+ * A journey simulated over recorded events (issue 46 item 1, decision 0048): the engine's own
+ * decisions (domain/journey-walk.ts) applied in time order to in-memory instances, one per
+ * contact, with nothing sent and nothing stored. Messages go out as the step decides (caps,
+ * quiet hours and topics are not applied), and have no opens or clicks: a wait for message
+ * events ends by its timeout. Conditions and entry filters read the contacts' attributes as
+ * they are now (the history of attributes is not kept).
+ *
+ * The state is plain JSON, so a simulation worked in queue steps keeps it between pages.
+ */
+
+/** A wait or delay an instance is at. */
+interface SimPoint {
+  step: string;
+  kind: "delay" | "wait";
+  dueAt: number;
+  /** The event the branch carries (for webhooks, and so an activity wait takes only later ones). */
+  eventId: number | null;
+  activityKey: string | null;
+  /** A wait for events of the message before it: none can come (the message was not sent). */
+  msgid: string | null;
+  createdAt: number;
+}
+
+interface SimInstance {
+  enteredAt: number;
+  entryEventId: number | null;
+  points: SimPoint[];
+}
+
+/** A message or webhook call the simulation would have made, kept to be rendered as a sample. */
+export interface SimulationSample {
+  step: string;
+  contactId: number;
+  at: number;
+  /** The event the branch carried (a webhook describes it): the event itself when at hand, else its id (a wait's timeout carries the trigger's). */
+  event: WalkEvent | null;
+  eventId: number | null;
+}
+
+export interface SimulationState {
+  /** Active instances by contact id. */
+  instances: Record<string, SimInstance>;
+  /** Due times of waits and delays as a binary min-heap of [dueAt, contactId, step]; stale entries are skipped when taken. */
+  timers: Array<[number, number, string]>;
+  entered: number;
+  completed: number;
+  exited: number;
+  converted: number;
+  /** Per step: instances it acted for (as journey_step_runs counts). */
+  acted: Record<string, number>;
+  /** Messages that would have gone out, per channel. */
+  messages: Record<string, number>;
+  /** Webhook calls per webhook step. */
+  webhooks: Record<string, number>;
+  samples: SimulationSample[];
+  /** Events read. */
+  events: number;
+}
+
+/** Samples kept per step. */
+export const SAMPLES_PER_STEP = 3;
+
+export function newSimulationState(): SimulationState {
+  return { instances: {}, timers: [], entered: 0, completed: 0, exited: 0, converted: 0, acted: {}, messages: {}, webhooks: {}, samples: [], events: 0 };
+}
+
+export interface SimulatedJourney {
+  id: string;
+  definition: JourneyDefinition;
+}
+
+// A binary min-heap on dueAt: the timers of 100k contacts are taken in time order without sorting them all each page.
+function heapPush(heap: SimulationState["timers"], item: [number, number, string]) {
+  heap.push(item);
+  for (let i = heap.length - 1; i > 0; ) {
+    const parent = (i - 1) >> 1;
+    if (heap[parent]![0] <= heap[i]![0]) break;
+    [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
+    i = parent;
+  }
+}
+
+function heapPop(heap: SimulationState["timers"]): [number, number, string] | undefined {
+  const top = heap[0];
+  const last = heap.pop();
+  if (heap.length === 0 || last === undefined) return top;
+  heap[0] = last;
+  for (let i = 0; ; ) {
+    const l = 2 * i + 1;
+    const r = l + 1;
+    let least = i;
+    if (l < heap.length && heap[l]![0] < heap[least]![0]) least = l;
+    if (r < heap.length && heap[r]![0] < heap[least]![0]) least = r;
+    if (least === i) break;
+    [heap[least], heap[i]] = [heap[i]!, heap[least]!];
+    i = least;
+  }
+  return top;
+}
+
+/**
+ * The contacts whose attributes the next `simulate` call over `events` (up to `upTo`) may read:
+ * those an event may enter or move on, and those whose wait or delay falls due.
+ */
+export function contactsToLoad(journey: SimulatedJourney, state: SimulationState, events: readonly WalkEvent[], upTo: number): number[] {
+  const ids = new Set<number>();
+  for (const event of events) {
+    if (event.contactId === null) continue;
+    if (state.instances[event.contactId] !== undefined || triggeredBy(journey.definition.trigger, event)) ids.add(event.contactId);
+  }
+  for (const [dueAt, contactId] of state.timers) if (dueAt < upTo) ids.add(contactId);
+  return [...ids];
+}
+
+class Simulation {
+  constructor(
+    private readonly journey: SimulatedJourney,
+    private readonly state: SimulationState,
+    private readonly contacts: ReadonlyMap<number, WalkContact>,
+  ) {}
+
+  /** Ends the instance when nothing of it is left to wait for. */
+  private settle(contactId: number, instance: SimInstance) {
+    if (instance.points.length > 0) return;
+    delete this.state.instances[contactId];
+    this.state.completed++;
+  }
+
+  private sample(step: JourneyStep, contactId: number, at: number, event: WalkEvent | null, eventId: number | null) {
+    if (this.state.samples.filter((s) => s.step === step.id).length >= SAMPLES_PER_STEP) return;
+    this.state.samples.push({ step: step.id, contactId, at, event: event?.id === eventId ? event : null, eventId });
+  }
+
+  /** Walks `steps` for the instance up to its next waits and delays, as the engine's StepPlanner does. */
+  private walk(contact: WalkContact, instance: SimInstance, steps: readonly JourneyStep[], now: number, branchEvent: WalkEvent | null, branchEventId: number | null, lastMessage: string | null) {
+    const { definition, id: journeyId } = this.journey;
+    for (const step of steps) {
+      const decision = decideStep(journeyId, step, contact, now);
+      this.state.acted[step.id] = (this.state.acted[step.id] ?? 0) + 1;
+      let message = lastMessage;
+      switch (decision.kind) {
+        case "message":
+          this.state.messages[decision.step.type] = (this.state.messages[decision.step.type] ?? 0) + 1;
+          this.sample(step, contact.id, now, branchEvent, branchEventId);
+          message = `simulated:${contact.id}.${step.id}`;
+          break;
+        case "webhook":
+          this.state.webhooks[step.id] = (this.state.webhooks[step.id] ?? 0) + 1;
+          this.sample(step, contact.id, now, branchEvent, branchEventId);
+          break;
+        case "delay":
+        case "wait": {
+          const point: SimPoint = {
+            step: step.id,
+            kind: decision.kind,
+            dueAt: decision.dueAt,
+            eventId: branchEventId,
+            activityKey: decision.kind === "wait" && "activityKey" in decision.awaited ? decision.awaited.activityKey : null,
+            msgid: decision.kind === "wait" && "events" in decision.awaited ? (lastMessage ?? "") : null,
+            createdAt: now,
+          };
+          instance.points.push(point);
+          heapPush(this.state.timers, [point.dueAt, contact.id, step.id]);
+          break;
+        }
+      }
+      this.walk(contact, instance, stepsAfterDecision(definition, decision), now, branchEvent, branchEventId, message);
+    }
+  }
+
+  /** Continues an instance past one of its points (ended by an event or its time). */
+  private continue(contactId: number, instance: SimInstance, point: SimPoint, end: PointEnd, now: number, event: WalkEvent | null) {
+    instance.points = instance.points.filter((p) => p !== point);
+    const contact = this.contacts.get(contactId);
+    // A contact gone since (erased) is not walked on, as the engine skips a point without its contact.
+    if (contact) this.walk(contact, instance, stepsAfterPoint(this.journey.definition, end), now, event, event?.id ?? point.eventId, null);
+    this.settle(contactId, instance);
+  }
+
+  /** Fires the waits and delays due before `before`, oldest first (as the cron would). */
+  fireTimers(before: number) {
+    const heap = this.state.timers;
+    while (heap.length > 0 && heap[0]![0] < before) {
+      const [dueAt, contactId, stepId] = heapPop(heap)!;
+      const instance = this.state.instances[contactId];
+      const point = instance?.points.find((p) => p.step === stepId && p.dueAt === dueAt);
+      // Ended meanwhile (by its event, or the instance by its goal).
+      if (!instance || !point) continue;
+      const end: PointEnd = point.kind === "delay" ? { kind: "delay", stepId } : { kind: "wait", stepId, outcome: "timeout" };
+      this.continue(contactId, instance, point, end, dueAt, null);
+    }
+  }
+
+  /** One event, as the pipeline's journeys step takes it: goals, then waits, then triggers. */
+  event(event: WalkEvent) {
+    this.state.events++;
+    if (event.contactId === null) return;
+    const { definition } = this.journey;
+    const contactId = event.contactId;
+    let instance = this.state.instances[contactId];
+    if (instance && definition.goal && reachesGoal(definition.goal, event) && goalAfterEntry({ eventId: instance.entryEventId, enteredAt: instance.enteredAt }, event)) {
+      delete this.state.instances[contactId];
+      this.state.exited++;
+      this.state.converted++;
+      instance = undefined;
+    }
+    if (instance) {
+      const waiting = instance.points.find(
+        (p) =>
+          p.kind === "wait" &&
+          eventEndsWait(
+            { outcome: null, dueAt: p.dueAt, msgid: p.msgid, channel: p.msgid === null ? null : "simulated", events: null, activityKey: p.activityKey, contactId, eventId: p.eventId, createdAt: p.createdAt },
+            event,
+          ),
+      );
+      if (waiting) this.continue(contactId, instance, waiting, { kind: "wait", stepId: waiting.step, outcome: "event" }, event.occurredAt, event);
+      // Still inside: not entered again. Done by this very event: it may enter it anew, as the pipeline's triggers come after its waits.
+      if (this.state.instances[contactId]) return;
+    }
+    if (!triggeredBy(definition.trigger, event)) return;
+    const contact = this.contacts.get(contactId);
+    if (!contact || !entryAllowed(definition, contact.attributes)) return;
+    const entered: SimInstance = { enteredAt: event.occurredAt, entryEventId: event.id, points: [] };
+    this.state.instances[contactId] = entered;
+    this.state.entered++;
+    this.walk(contact, entered, stepsAfterPoint(definition, { kind: "start" }), event.occurredAt, event, event.id, null);
+    this.settle(contactId, entered);
+  }
+}
+
+/**
+ * Runs the journey over `events` (oldest first, in (occurredAt, id) order), then its timers up to
+ * `upTo` (the end of the simulated range, or the last event read when more pages follow).
+ * `contacts` holds at least those `contactsToLoad` named. Changes `state` in place.
+ */
+export function simulate(journey: SimulatedJourney, state: SimulationState, events: readonly WalkEvent[], contacts: ReadonlyMap<number, WalkContact>, upTo: number): void {
+  const run = new Simulation(journey, state, contacts);
+  for (const event of events) {
+    run.fireTimers(event.occurredAt);
+    run.event(event);
+  }
+  run.fireTimers(upTo);
+}
+
+/** Per step: instances it acted for and those waiting at it at the end, like the live counters. */
+export interface SimulationFigures {
+  entered: number;
+  active: number;
+  completed: number;
+  exited: number;
+  converted: number;
+  events: number;
+  steps: Record<string, { acted: number; waiting: number }>;
+  messages: Record<string, number>;
+  webhooks: Record<string, number>;
+}
+
+export function simulationFigures(state: SimulationState): SimulationFigures {
+  const steps: SimulationFigures["steps"] = {};
+  const step = (id: string) => (steps[id] ??= { acted: 0, waiting: 0 });
+  for (const [id, n] of Object.entries(state.acted)) step(id).acted = n;
+  let active = 0;
+  for (const instance of Object.values(state.instances)) {
+    active++;
+    for (const point of instance.points) step(point.step).waiting++;
+  }
+  return {
+    entered: state.entered,
+    active,
+    completed: state.completed,
+    exited: state.exited,
+    converted: state.converted,
+    events: state.events,
+    steps,
+    messages: { ...state.messages },
+    webhooks: { ...state.webhooks },
+  };
+}

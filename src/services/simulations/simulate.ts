@@ -1,0 +1,286 @@
+import { DAY_MS } from "../../domain/time";
+import type { JourneyDefinition, JourneyStep, MessageStep, WebhookStep } from "../../domain/journey";
+import { isMessageStep } from "../../domain/journey";
+import {
+  contactsToLoad,
+  newSimulationState,
+  simulate,
+  simulationFigures,
+  type SimulationFigures,
+  type SimulationSample,
+  type SimulationState,
+} from "../../domain/journey-simulation";
+import { personalize } from "../../domain/merge-tags";
+import type { JsonValue } from "../../domain/webhooks/payload";
+import { config } from "../../lib/config";
+import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
+import { newId } from "../../lib/random";
+import { contactsByIds, type KeyedContact } from "../../store/contacts";
+import { eventFromRow, getEventsByIds, type StoredEvent } from "../../store/events";
+import { getJourney } from "../../store/journeys/definitions";
+import {
+  advanceSimulation,
+  failSimulation,
+  getSimulation,
+  insertSimulation,
+  listSimulations,
+  stalledSimulations,
+  type JourneySimulation,
+  type SimulationCursor,
+} from "../../store/journeys/simulations";
+import { listVersions } from "../../store/journeys/versions";
+import type { Panel } from "../../store/panels";
+import type { ShardDb } from "../../store/shards";
+import { unroutedRefusal } from "../access/partitions";
+import { panelDb, shardTask } from "../access/shards";
+import type { Auditor } from "../audit/record";
+import { nextReplayEvents } from "../replays/events";
+import { renderWebhookEvent } from "../webhooks/enqueue";
+import { journeyWebhookEvent } from "../journeys/webhook-event";
+
+/**
+ * Journey simulations on history (issue 46 item 1, decision 0048): a version of a journey run
+ * over the panel's recorded activities of the last `days` days with nothing sent, no webhook
+ * called and no journey state written. The events come through the replays' reader (the shard's
+ * rows and the R2 archive, merged in (occurred_at, id) order: services/replays/events.ts); the
+ * decisions are the engine's own, as a pure function over them (domain/journey-simulation.ts).
+ *
+ * Worked in bounded steps: each reads up to SIMULATION_STEP_EVENTS events (config) after the cursor, simulates them
+ * on the state the last step left in R2 (named by its cursor, so a step run again after a crash
+ * starts from the same state and counts nothing twice), writes the new state, then moves the
+ * cursor with a conditional update. The first step runs in the request; each next one is a
+ * `journey_simulation` nudge on IMPORTS; the cron nudges again one whose steps stopped.
+ */
+
+export const MAX_SIMULATION_DAYS = 30;
+/** Events read per statement; a step reads up to config's simulationStepEvents. */
+const READ_PAGE = 5_000;
+/** Contacts read per statement (a JSON array of ids). */
+const CONTACTS_PER_READ = 1_000;
+export const SIMULATION_STALLED_AFTER_MS = 60_000;
+const LIST_LIMIT = 20;
+/** The longest html of a sample email kept in the result. */
+const SAMPLE_HTML_CHARS = 4_000;
+/** Custom activities are what enter contacts, end activity waits and reach goals; message events of real messages cannot end a simulated message's wait. */
+const SELECTION = { channels: ["custom_activity"], messageKinds: [], journeyId: null };
+
+export interface SimulationNudge {
+  type: "journey_simulation";
+  panelId: string;
+  simulationId: string;
+}
+
+export function readSimulationNudge(body: unknown): SimulationNudge | null {
+  if (typeof body !== "object" || body === null) return null;
+  const { type, panelId, simulationId } = body as Record<string, unknown>;
+  return type === "journey_simulation" && typeof panelId === "string" && typeof simulationId === "string" ? { type, panelId, simulationId } : null;
+}
+
+async function nudge(env: Pick<Env, "IMPORTS">, panelId: string, simulationId: string): Promise<void> {
+  await env.IMPORTS.send({ type: "journey_simulation", panelId, simulationId } satisfies SimulationNudge);
+}
+
+/** The R2 object holding a running simulation's state as its step at `cursor` left it. */
+function stateKey(s: Pick<JourneySimulation, "panelId" | "id">, cursor: SimulationCursor | null): string {
+  return `simulations/${s.panelId}/${s.id}/${cursor ? `${cursor.occurredAt}-${cursor.id}` : "start"}.json`;
+}
+
+export interface SimulationResult extends SimulationFigures {
+  samples: {
+    messages: Array<{ step_id: string; channel: string; contact_id: string; contact_key: string; at: number; content: Record<string, string> }>;
+    webhooks: Array<{ step_id: string; webhook: string; contact_id: string; at: number; payload: Record<string, JsonValue> }>;
+  };
+}
+
+/** A simulation as the API shows it. */
+export interface SimulationView {
+  simulation: JourneySimulation;
+  /** 0–1: the part of the range simulated. */
+  progress: number;
+}
+
+function viewOf(s: JourneySimulation): SimulationView {
+  const progress = s.state === "done" ? 1 : s.cursor ? Math.min(1, Math.max(0, (s.cursor.occurredAt - s.from) / Math.max(1, s.to - s.from))) : 0;
+  return { simulation: s, progress };
+}
+
+const noSuchJourney = (journeyId: string) => refused<never>("not_found", [], `No journey with id "${journeyId}" in this panel`);
+
+/** The definition of the journey's `version` (its current one when absent); null when it has no such version. */
+async function definitionOf(db: ShardDb, panelId: string, journeyId: string, version: number | null): Promise<{ name: string; version: number; definition: JourneyDefinition } | null> {
+  const journey = await getJourney(db, panelId, journeyId);
+  if (!journey) return null;
+  if (version === null || version === journey.version) return { name: journey.definition.name, version: journey.version, definition: journey.definition };
+  const found = (await listVersions(db, panelId, journeyId)).find((v) => v.version === version);
+  return found ? { name: found.definition.name, version, definition: found.definition } : null;
+}
+
+/**
+ * Starts a simulation of the journey's version (its current one when absent) over the last
+ * `days` days, and runs its first step. Refused when the journey or version does not exist, or
+ * the journey is not triggered by an activity (list and segment entries are not recorded
+ * events).
+ */
+export async function startSimulation(
+  env: Env,
+  db: ShardDb,
+  panel: Panel,
+  journeyId: string,
+  body: { days: number; version?: number },
+  by: Auditor,
+  now: number,
+): Promise<Result<SimulationView>> {
+  if (!Number.isInteger(body.days) || body.days < 1 || body.days > MAX_SIMULATION_DAYS) return refusedField("invalid", "days", `must be a whole number of days from 1 to ${MAX_SIMULATION_DAYS}`);
+  const journey = await getJourney(db, panel.id, journeyId);
+  if (!journey) return noSuchJourney(journeyId);
+  const unrouted = unroutedRefusal(panel, "Simulating a journey");
+  if (unrouted) return unrouted;
+  const found = await definitionOf(db, panel.id, journeyId, body.version ?? null);
+  if (!found) return refusedField("not_found", "version", `names no version of this journey (it is at version ${journey.version})`);
+  if (found.definition.trigger.type !== "activity") {
+    return refusedField("invalid", "trigger", "only a journey triggered by an activity can be simulated: list and segment entries are not recorded as events");
+  }
+  const simulation = await insertSimulation(db, {
+    panelId: panel.id,
+    id: newId("sim"),
+    journeyId,
+    version: found.version,
+    days: body.days,
+    from: now - body.days * DAY_MS,
+    to: now,
+    createdBy: by.operator?.email ?? null,
+    createdAt: now,
+  });
+  await stepAndNudge(env, db, panel.id, simulation.id, now);
+  return succeeded(viewOf((await getSimulation(db, panel.id, simulation.id)) ?? simulation));
+}
+
+export async function readSimulation(db: ShardDb, panelId: string, journeyId: string, simulationId: string): Promise<Result<SimulationView>> {
+  const found = await getSimulation(db, panelId, simulationId);
+  if (!found || found.journeyId !== journeyId) return refused("not_found", [], `No simulation with id "${simulationId}" of this journey`);
+  return succeeded(viewOf(found));
+}
+
+/** The journey's latest simulations, newest first; of one version when given. */
+export async function simulationsOf(db: ShardDb, panelId: string, journeyId: string, version: number | null): Promise<Result<SimulationView[]>> {
+  if (!(await getJourney(db, panelId, journeyId))) return noSuchJourney(journeyId);
+  return succeeded((await listSimulations(db, panelId, journeyId, version, LIST_LIMIT)).map(viewOf));
+}
+
+async function loadContacts(db: ShardDb, panelId: string, ids: readonly number[]): Promise<Map<number, KeyedContact>> {
+  const contacts = new Map<number, KeyedContact>();
+  for (let i = 0; i < ids.length; i += CONTACTS_PER_READ) {
+    for (const [id, contact] of await contactsByIds(db, panelId, ids.slice(i, i + CONTACTS_PER_READ))) contacts.set(id, contact);
+  }
+  return contacts;
+}
+
+export type SimulationStepOutcome = "more" | "done" | "stopped";
+
+/** One step: up to SIMULATION_STEP_EVENTS events (config) simulated on the state the last step left, and the cursor moved on. */
+export async function simulationStep(env: Env, db: ShardDb, panelId: string, simulationId: string, now: number): Promise<SimulationStepOutcome> {
+  const sim = await getSimulation(db, panelId, simulationId);
+  if (!sim || sim.state !== "running") return "stopped";
+  const found = await definitionOf(db, panelId, sim.journeyId, sim.version);
+  if (!found) {
+    await failSimulation(db, panelId, sim.id, "the journey or its version was deleted", now);
+    return "stopped";
+  }
+  const journey = { id: sim.journeyId, definition: found.definition };
+  let state: SimulationState;
+  if (sim.cursor === null) state = newSimulationState();
+  else {
+    const object = await env.FILES.get(stateKey(sim, sim.cursor));
+    if (!object) {
+      // Another step moved the cursor on (and dropped this state) since this one read it.
+      const latest = await getSimulation(db, panelId, simulationId);
+      if (latest?.state !== "running" || latest.cursor?.occurredAt !== sim.cursor.occurredAt || latest.cursor?.id !== sim.cursor.id) return "stopped";
+      // The state of the cursor's step was written before the cursor moved: missing is a fault.
+      await failSimulation(db, panelId, sim.id, "the simulation's state is missing", now);
+      return "stopped";
+    }
+    state = await object.json<SimulationState>();
+  }
+  let cursor: SimulationCursor = sim.cursor ?? { occurredAt: sim.from, id: 0 };
+  let read = 0;
+  let done = false;
+  const stepEvents = config(env).simulationStepEvents;
+  while (read < stepEvents) {
+    const page = await nextReplayEvents(env.FILES, db, panelId, SELECTION, cursor, sim.to, Math.min(READ_PAGE, stepEvents - read));
+    const events: StoredEvent[] = page.rows.map(eventFromRow);
+    const last = page.rows.at(-1);
+    cursor = last ? { occurredAt: last.occurred_at, id: last.id } : page.passed;
+    done = page.exhausted;
+    const upTo = done ? sim.to : cursor.occurredAt;
+    const contacts = await loadContacts(db, panelId, contactsToLoad(journey, state, events, upTo));
+    simulate(journey, state, events, contacts, upTo);
+    read += events.length;
+    if (done) break;
+  }
+  const moved = sim.cursor === null || cursor.occurredAt !== sim.cursor.occurredAt || cursor.id !== sim.cursor.id;
+  let result: SimulationResult | undefined;
+  if (done) result = await resultOf(env, db, panelId, sim, found.name, found.definition, state);
+  else if (moved) await env.FILES.put(stateKey(sim, cursor), JSON.stringify(state));
+  const advanced = await advanceSimulation(db, panelId, sim.id, { from: sim.cursor, to: cursor, read, result }, now);
+  // The state the step started from is not needed again once the cursor moved past it.
+  if (advanced && sim.cursor && (moved || done)) await env.FILES.delete(stateKey(sim, sim.cursor));
+  if (!advanced) return "stopped";
+  return done ? "done" : "more";
+}
+
+function messageContent(step: MessageStep, attributes: KeyedContact["attributes"]): Record<string, string> {
+  const fill = (text: string | undefined, mode: "html" | "plain") => (text === undefined ? undefined : personalize(text, attributes, mode));
+  const content: Record<string, string | undefined> =
+    step.type === "email"
+      ? { subject: fill(step.subject, "plain"), html: fill(step.html, "html")?.slice(0, SAMPLE_HTML_CHARS), sender: `${step.sender_name} <${step.sender_email}>` }
+      : step.type === "sms"
+        ? { text: step.text === undefined ? undefined : fill(step.text, "plain"), template: step.template, title: step.title }
+        : { title: fill(step.title, "plain"), text: fill(step.text, "plain"), url: step.url };
+  return Object.fromEntries(Object.entries(content).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+/** The figures, with the samples rendered for the contacts as they are now. */
+async function resultOf(env: Env, db: ShardDb, panelId: string, sim: JourneySimulation, name: string, definition: JourneyDefinition, state: SimulationState): Promise<SimulationResult> {
+  const contacts = await loadContacts(db, panelId, [...new Set(state.samples.map((s) => s.contactId))]);
+  // A wait's timeout carries the trigger's event by id: read back from the shard (one archived since is described without it).
+  const events = await getEventsByIds(db, panelId, [...new Set(state.samples.flatMap((s) => (s.event === null && s.eventId !== null ? [s.eventId] : [])))]);
+  const steps = new Map<string, JourneyStep>(definition.steps.map((s) => [s.id, s]));
+  const result: SimulationResult = { ...simulationFigures(state), samples: { messages: [], webhooks: [] } };
+  for (const sample of state.samples as SimulationSample[]) {
+    const step = steps.get(sample.step);
+    const contact = contacts.get(sample.contactId);
+    if (!step || !contact) continue;
+    if (isMessageStep(step)) {
+      result.samples.messages.push({ step_id: step.id, channel: step.type, contact_id: String(contact.id), contact_key: contact.key, at: sample.at, content: messageContent(step, contact.attributes) });
+    } else if (step.type === "webhook") {
+      const described = journeyWebhookEvent({
+        journeyName: name,
+        triggerType: definition.trigger.type,
+        instanceId: `simulation:${sim.id}:${contact.id}`,
+        step: step as WebhookStep,
+        contact,
+        event: (sample.event as StoredEvent | null) ?? (sample.eventId === null ? null : (events.get(sample.eventId) ?? null)),
+        message: null,
+        now: sample.at,
+      });
+      // As the webhook would have been sent it (its payload version, name and zone); nothing is queued.
+      const payload = await renderWebhookEvent(env, panelId, step.webhook, { ...described, guid: described.guid! });
+      if (payload) result.samples.webhooks.push({ step_id: step.id, webhook: step.webhook, contact_id: String(contact.id), at: sample.at, payload });
+    }
+  }
+  return result;
+}
+
+async function stepAndNudge(env: Env, db: ShardDb, panelId: string, simulationId: string, now: number): Promise<void> {
+  if ((await simulationStep(env, db, panelId, simulationId, now)) === "more") await nudge(env, panelId, simulationId);
+}
+
+/** The IMPORTS queue's `journey_simulation` nudge: the simulation's next step, if it has one. */
+export async function handleSimulationNudge(env: Env, message: SimulationNudge, now = Date.now()): Promise<void> {
+  await stepAndNudge(env, await panelDb(env, message.panelId), message.panelId, message.simulationId, now);
+}
+
+/** The cron's sweep: running simulations whose steps stopped (a lost nudge, a failed step) are nudged again. */
+export const simulationRedrive = shardTask("journey-simulation-redrive", async (env, db, _index, now) => {
+  for (const stalled of await stalledSimulations(db, now - SIMULATION_STALLED_AFTER_MS, now, 100)) await nudge(env, stalled.panelId, stalled.simulationId);
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { journeyDefinitionSchema, splitBranchOf, type JourneyDefinition, type SplitStep } from "../../src/domain/journey";
+import { contactsToLoad, newSimulationState, simulate, simulationFigures } from "../../src/domain/journey-simulation";
+import type { WalkContact, WalkEvent } from "../../src/domain/journey-walk";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const T0 = Date.UTC(2026, 10, 1);
+
+const mail = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: "email", subject: `Hi {{NAME}}`, html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com", ...extra });
+
+/** Trigger, condition, activity wait, split after the wait's timeout, email, SMS, webhook; a goal. */
+const definition = journeyDefinitionSchema.parse({
+  name: "Cart",
+  trigger: { type: "activity", activity: "add_to_cart" },
+  goal: { activity: "refund" },
+  steps: [
+    { id: "c", type: "condition", filter: [{ attribute: "COUNTRY", op: "eq", value: "IN" }], then: "w", else: "hook" },
+    { id: "w", type: "wait_for_event", events: { activity: "purchase" }, within: "1d" },
+    mail("thanks", { after: "w", on: "event" }),
+    { id: "ab", type: "split", after: "w", on: "timeout", branches: [{ percent: 50, then: "mailA" }, { percent: 50, then: "smsB" }] },
+    mail("mailA"),
+    { id: "smsB", type: "sms", text: "Come back" },
+    { id: "hook", type: "webhook", webhook: "wh_1" },
+  ],
+}) as JourneyDefinition;
+const journey = { id: "jrn_sim", definition };
+
+let nextId = 0;
+const act = (contactId: number, name: string, at: number): WalkEvent => ({ id: ++nextId, contactId, channel: "custom_activity", name, params: {}, occurredAt: at, receivedAt: at });
+const contact = (id: number, country: string): WalkContact => ({ id, attributes: { COUNTRY: country, NAME: `c${id}` } });
+
+describe("journey simulation over recorded events", () => {
+  it("counts per step what the engine would have done, messages per channel, webhook calls and the waits at the end", () => {
+    const contacts = new Map([contact(1, "IN"), contact(2, "IN"), contact(3, "US"), contact(4, "IN"), contact(6, "IN"), contact(7, "IN")].map((c) => [c.id, c]));
+    const events = [
+      act(1, "add_to_cart", T0),
+      act(2, "add_to_cart", T0 + HOUR),
+      act(3, "add_to_cart", T0 + 2 * HOUR),
+      // Contact 1 buys within the day: the wait ends by its event, a thank-you goes.
+      act(1, "purchase", T0 + 3 * HOUR),
+      // Contact 4 buys without a cart: in no journey, nothing happens.
+      act(4, "purchase", T0 + 4 * HOUR),
+      act(7, "add_to_cart", T0 + 10 * HOUR),
+      // Contact 7 reaches the goal: leaves, converted.
+      act(7, "refund", T0 + 11 * HOUR),
+      // Contact 1 again while still inside? It completed: enters anew.
+      act(1, "add_to_cart", T0 + 2 * DAY),
+      act(6, "add_to_cart", T0 + 3 * DAY - HOUR),
+    ];
+    const upTo = T0 + 3 * DAY;
+    const state = newSimulationState();
+    // Two pages, as queue steps read them, with the state carried as JSON between.
+    const [first, second] = [events.slice(0, 5), events.slice(5)];
+    simulate(journey, state, first, contacts, first.at(-1)!.occurredAt);
+    const carried = JSON.parse(JSON.stringify(state));
+    expect(contactsToLoad(journey, carried, second, upTo).sort()).toEqual([1, 2, 6, 7]);
+    simulate(journey, carried, second, contacts, upTo);
+
+    // Contact 2 waited the day out: the split sends it down its hashed branch.
+    const branch = splitBranchOf(journey.id, definition.steps.find((s) => s.id === "ab") as SplitStep, 2) === 0 ? "mailA" : "smsB";
+    const figures = simulationFigures(carried);
+    expect(figures).toMatchObject({ entered: 6, completed: 3, exited: 1, converted: 1, active: 2, events: 9 });
+    expect(figures.steps).toEqual({
+      c: { acted: 6, waiting: 0 },
+      w: { acted: 5, waiting: 2 },
+      thanks: { acted: 1, waiting: 0 },
+      ab: { acted: 1, waiting: 0 },
+      [branch]: { acted: 1, waiting: 0 },
+      hook: { acted: 1, waiting: 0 },
+    });
+    expect(figures.messages).toEqual(branch === "mailA" ? { email: 2 } : { email: 1, sms: 1 });
+    expect(figures.webhooks).toEqual({ hook: 1 });
+    // Samples name the step, the contact, and the event the branch carried.
+    const hook = carried.samples.find((s: { step: string }) => s.step === "hook");
+    expect(hook).toMatchObject({ contactId: 3, event: { name: "add_to_cart", contactId: 3 } });
+    const thanks = carried.samples.find((s: { step: string }) => s.step === "thanks");
+    expect(thanks).toMatchObject({ contactId: 1, at: T0 + 3 * HOUR, event: { name: "purchase" } });
+  });
+
+  it("enters nobody on an activity received over a day after it happened, nor a contact the entry filter keeps out", () => {
+    const filtered = { ...journey, definition: { ...definition, filter: [{ attribute: "COUNTRY", op: "eq" as const, value: "IN" }] } };
+    const state = newSimulationState();
+    const late = { ...act(1, "add_to_cart", T0), receivedAt: T0 + 2 * DAY };
+    simulate(filtered, state, [late, act(3, "add_to_cart", T0 + HOUR)], new Map([contact(1, "IN"), contact(3, "US")].map((c) => [c.id, c])), T0 + DAY);
+    expect(simulationFigures(state)).toMatchObject({ entered: 0, events: 2, steps: {} });
+  });
+});

@@ -1,0 +1,118 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { handleQueue } from "../../../src/jobs/queues";
+import { recordEvents } from "../../../src/services/pipeline/record";
+import { startSimulation } from "../../../src/services/simulations/simulate";
+import { getPanel } from "../../../src/store/panels";
+import { pipelineSettled } from "../../support/activity";
+import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
+import { admin, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { cartPanel, createWebhook, delivered, startJourney } from "../../support/journeys";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/** Records a custom activity of `who` as it arrived `msAgo` back (received when it happened, as live events are). */
+async function happened(panel: TestPanel, name: string, who: string, msAgo: number, params: Record<string, unknown> = {}) {
+  const at = Date.now() - msAgo;
+  await recordEvents(env, { id: panel.id }, [{ channel: "custom_activity", name, identity: who, params, occurredAt: at }], { now: at });
+}
+
+/** Hands the kept IMPORTS messages to the consumer (each twice: a redelivery changes nothing) until none is left. */
+async function drainImports(stepEnv: Env, imports: CollectingQueue): Promise<number> {
+  let steps = 0;
+  while (imports.bodies.length && steps < 50) {
+    const bodies = imports.bodies.splice(0);
+    const batch = createMessageBatch("apiv2-imports-default", [...bodies, ...bodies].map((body, i) => ({ id: `sim-${steps}-${i}`, timestamp: new Date(), attempts: 1, body })));
+    const exec = createExecutionContext();
+    await handleQueue(batch, stepEnv, exec);
+    await getQueueResult(batch, exec);
+    steps += bodies.length;
+  }
+  return steps;
+}
+
+const count = async (table: string, panel: TestPanel) => (await panelData.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE panel_id = ?`).bind(panel.id).first<{ n: number }>())!.n;
+
+describe("journey simulations on history", () => {
+  it("refuses days outside 1–30 naming days, and an unknown version, starting nothing", async () => {
+    const panel = await createPanel();
+    await cartPanel(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "d", type: "delay", for: "1h" }] }, null);
+    for (const days of [0, 31, 2.5, "7"]) {
+      const refused = await admin("POST", `${journey.path}/simulations`, { days });
+      expect(refused.status, JSON.stringify(days)).toBe(400);
+      expect(JSON.stringify(refused.body)).toContain("days");
+    }
+    const missing = await admin("POST", `${journey.path}/simulations`, {});
+    expect(missing.status).toBe(400);
+    expect(JSON.stringify(missing.body)).toContain("days");
+    const version = await admin("POST", `${journey.path}/simulations`, { days: 7, version: 9 });
+    expect(version.status).toBe(404);
+    expect(JSON.stringify(version.body)).toContain("version");
+    expect((await admin("GET", `${journey.path}/simulations`)).body.simulations).toEqual([]);
+  });
+
+  it("runs a draft over the recorded activities in queue steps with progress, counting per step, and sends nothing", async () => {
+    const panel = await createPanel({ name: "Sim Shop" });
+    await cartPanel(panel);
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(
+      panel,
+      {
+        trigger: { type: "activity", activity: "add_to_cart" },
+        steps: [
+          { id: "w", type: "wait_for_event", events: { activity: "purchase" }, within: "1d" },
+          { id: "thanks", type: "email", after: "w", on: "event", subject: "Thanks {{EMAIL}}", html: "<p>Thank you</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+          { id: "hook", type: "webhook", after: "w", on: "timeout", webhook: hook.id, params: { reason: "no purchase" } },
+        ],
+      },
+      null,
+    );
+    // a buys within the day; b does not; c's day is not over yet. An activity older than 7 days is not simulated.
+    await happened(panel, "add_to_cart", "a@example.com", 5 * DAY, { name: "shoes", price: 10 });
+    await happened(panel, "add_to_cart", "b@example.com", 5 * DAY - HOUR, { name: "hat", price: 5 });
+    await happened(panel, "purchase", "a@example.com", 5 * DAY - 2 * HOUR, { prid: 1 });
+    await happened(panel, "add_to_cart", "c@example.com", 2 * HOUR, { name: "scarf", price: 7 });
+    await happened(panel, "add_to_cart", "old@example.com", 8 * DAY, { name: "sock", price: 1 });
+    await pipelineSettled(panel.id);
+
+    // One event per step, through the IMPORTS queue.
+    const imports = collectingQueue();
+    const stepEnv = withBindings(env, { IMPORTS: imports, SIMULATION_STEP_EVENTS: "1" } as Partial<Env>);
+    const loaded = (await getPanel(env.DB, panel.id))!;
+    const started = await startSimulation(stepEnv, panelData, loaded, journey.id, { days: 7 }, { operator: null }, Date.now());
+    if (!started.ok) throw new Error(JSON.stringify(started.problem));
+    const id = started.value.simulation.id;
+    const running = await admin("GET", `${journey.path}/simulations/${id}`);
+    expect(running.status).toBe(200);
+    expect(running.body).toMatchObject({ id, state: "running", version: 1, days: 7, events_read: 1, result: null });
+    expect(running.body.progress).toBeGreaterThan(0);
+    expect(running.body.progress).toBeLessThan(1);
+
+    expect(await drainImports(stepEnv, imports)).toBeGreaterThanOrEqual(3);
+    const done = await admin("GET", `${journey.path}/simulations/${id}`);
+    expect(done.body).toMatchObject({ state: "done", progress: 1, events_read: 4, error: null });
+    const result = done.body.result;
+    expect(result).toMatchObject({ entered: 3, active: 1, completed: 2, exited: 0, messages: { email: 1 }, webhooks: { hook: 1 } });
+    expect(result.steps).toEqual({ w: { acted: 3, waiting: 1 }, thanks: { acted: 1, waiting: 0 }, hook: { acted: 1, waiting: 0 } });
+    expect(result.samples.messages).toEqual([expect.objectContaining({ step_id: "thanks", channel: "email", contact_key: "a@example.com", content: expect.objectContaining({ subject: "Thanks a@example.com" }) })]);
+    expect(result.samples.webhooks).toHaveLength(1);
+    expect(result.samples.webhooks[0]).toMatchObject({ step_id: "hook", webhook: hook.id, payload: { journey_name: "Cart reminder", custom_params: { reason: "no purchase" }, event_params: { identity: "b@example.com" } } });
+
+    // Nothing happened for real: no instance, no message, no webhook call; the journey is still a draft.
+    expect(await count("journey_instances", panel)).toBe(0);
+    expect(await count("journey_messages", panel)).toBe(0);
+    expect(await delivered(hook)).toEqual([]);
+    expect((await admin("GET", journey.path)).body).toMatchObject({ status: "draft", counters: { entered: 0 } });
+
+    // Through the API (one step here, done in the request), kept with the version.
+    const again = await admin("POST", `${journey.path}/simulations`, { days: 7 });
+    expect(again.status, JSON.stringify(again.body)).toBe(202);
+    expect(again.body).toMatchObject({ state: "done", version: 1, result: { entered: 3 } });
+    const listed = await admin("GET", `${journey.path}/simulations?version=1`);
+    expect(listed.body.simulations.map((s: { id: string }) => s.id)).toEqual([again.body.id, id]);
+    expect((await admin("GET", `${journey.path}/simulations?version=2`)).body.simulations).toEqual([]);
+  });
+});
