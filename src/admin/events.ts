@@ -112,8 +112,8 @@ const retryFailedEvents = definePanelRoute({
   role: NEEDS.retryEvents,
   response: eventRetryAnswer,
   summary: `Puts events whose pipeline failed for good (after every re-drive) through it again, up to ${RETRY_BATCHES_PER_CALL} recorded batches per call; steps they passed are not run again`,
-  async handle({ env, panel, db }) {
-    const ids = await retryFailedEventBatches(env, db, panel.id, RETRY_BATCHES_PER_CALL);
+  async handle({ env, panel }) {
+    const ids = await retryFailedEventBatches(env, panel, RETRY_BATCHES_PER_CALL);
     return { retried_batches: ids.length, more: ids.length === RETRY_BATCHES_PER_CALL };
   },
 });
