@@ -44,7 +44,7 @@ type Placed = Pick<Panel, "id" | "shard" | "partitions">;
 
 /**
  * Whether some of the panel's contacts live on a shard other than its home: what the paths not
- * yet routed (event recording, imports, fan-out; decision 0038's Status) refuse.
+ * yet routed (imports, signup forms, fan-out; decision 0038's Status) refuse.
  */
 export function hasContactsBeyondHome(panel: Pick<Panel, "shard" | "partitions">): boolean {
   return panel.partitions.some((p) => p.shard !== panel.shard);
