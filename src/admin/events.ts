@@ -99,7 +99,8 @@ const profileEvents = definePanelRoute({
   summary: "Events recorded with an anonymous uniqueid, newest first (whether or not joined to a contact since)",
   query: pageQuery,
   async handle({ env, path, query, panel, db }) {
-    return { uniqueid: path.uniqueid, ...(await eventPage(env, db, panel, { uniqueid: path.uniqueid }, query)) };
+    // The uniqueid's partition, where its anonymous events were recorded (decision 0038).
+    return { uniqueid: path.uniqueid, ...(await eventPage(env, contactDb(env, panel, db, path.uniqueid), panel, { uniqueid: path.uniqueid }, query)) };
   },
 });
 
