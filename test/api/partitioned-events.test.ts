@@ -1,7 +1,6 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { contactBucket, evenPartitions, type Partition } from "../../src/domain/partitions";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import { insertMessageStatement } from "../../src/store/journeys/messages";
 import { handleEventsBatch } from "../../src/services/pipeline/consumer";
@@ -11,24 +10,12 @@ import { appendEventBatches } from "../../src/store/event-batches";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity, postBatch } from "../support/activity";
 import { browserKeys } from "../support/push";
-import { admin, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { admin, apiFor, call, createPanel, panelData, type TestPanel } from "../support/helpers";
+import { keyOn, keysOn, shard0, TWO } from "../support/partitions";
 
 // Decision 0038 step 3, event recording: a panel split over two partitions, buckets 0–2047 on
 // SHARD_0 and 2048–4095 on SHARD_1 (its home). Each event is recorded, stored and its contact
 // created on the shard of its contact's partition, and nowhere else.
-
-const shard0 = env.SHARD_0 as unknown as ShardDb;
-const TWO: Partition[] = evenPartitions([0, TEST_SHARD]);
-
-/** A key (or uniqueid, with another prefix) of the panel whose partition is on `shard`. */
-function keyOn(panelId: string, shard: number, skip = 0, prefix = "user"): string {
-  const partition = TWO.find((p) => p.shard === shard)!;
-  for (let i = 0, found = 0; ; i++) {
-    const key = prefix === "user" ? `${prefix}${i}@example.com` : `${prefix}-${i}`;
-    const bucket = contactBucket(panelId, key);
-    if (partition.firstBucket <= bucket && bucket <= partition.lastBucket && found++ === skip) return key;
-  }
-}
 
 /** Until no batch of the panel is pending on either shard. */
 async function settled(panelId: string): Promise<void> {
@@ -49,11 +36,6 @@ async function eventsOn(db: ShardDb, panelId: string): Promise<string[]> {
     .bind(panelId)
     .all<{ e: string }>();
   return results.map((r) => r.e);
-}
-
-async function keysOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db.prepare("SELECT pk_value FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panelId).all<{ pk_value: string }>();
-  return results.map((r) => r.pk_value);
 }
 
 async function partitionedPanel(): Promise<{ panel: TestPanel; cart: string }> {
@@ -135,7 +117,8 @@ describe("event recording on a panel of two partitions (decision 0038 step 3)", 
 
   it("joins an anonymous visitor's history on its partition; across partitions the anonymous events stay where recorded", async () => {
     const { panel, cart } = await partitionedPanel();
-    const [k0, v0, v1] = [keyOn(panel.id, 0), keyOn(panel.id, 0, 0, "visitor"), keyOn(panel.id, 1, 0, "visitor")];
+    // Uniqueids are any text; keys of the right buckets serve.
+    const [k0, v0, v1] = [keyOn(panel.id, 0), keyOn(panel.id, 0, 1), keyOn(panel.id, 1)];
     // Two anonymous visitors, one whose uniqueid is on SHARD_0 and one on the home.
     for (const uniqueid of [v0, v1]) expect((await postActivity(panel.clientId, { activityid: cart, uniqueid })).status).toBe(200);
     await settled(panel.id);

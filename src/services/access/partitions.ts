@@ -46,7 +46,7 @@ type Placed = Pick<Panel, "id" | "shard" | "partitions">;
  * Whether some of the panel's contacts live on a shard other than its home: what the paths not
  * yet routed (imports, signup forms, fan-out; decision 0038's Status) refuse.
  */
-export function hasContactsBeyondHome(panel: Pick<Panel, "shard" | "partitions">): boolean {
+export function hasContactsBeyondHome(panel: PanelPlace): boolean {
   return panel.partitions.some((p) => p.shard !== panel.shard);
 }
 
@@ -175,7 +175,7 @@ export interface ShardPart<T> {
  * one shard make one part). A panel whose partitions are all on its home (every panel without a
  * map) gets its items back as they are, with no look at them.
  */
-export function splitByShard<T>(env: Env, panel: Pick<Panel, "shard" | "partitions">, items: readonly T[], bucketOf: (item: T) => number): { home: readonly T[]; elsewhere: ShardPart<T>[] } {
+export function splitByShard<T>(env: Env, panel: PanelPlace, items: readonly T[], bucketOf: (item: T) => number): { home: readonly T[]; elsewhere: ShardPart<T>[] } {
   if (!hasContactsBeyondHome(panel)) return { home: items, elsewhere: [] };
   const home: T[] = [];
   const byShard = new Map<number, T[]>();
