@@ -33,10 +33,7 @@ async function panelOf(request: IRequest, env: Env) {
   return { panel, owner: { id: panel.id, primaryKey: panel.primaryKey, primaryKeyType, rowDb } };
 }
 
-/** Every database that may hold the panel's devices: a removal names no owner. */
-function deviceDbs(env: Env, panel: Parameters<typeof panelShards>[1]) {
-  return panelShards(env, panel).map((place) => place.db);
-}
+
 
 async function bodyOf<S extends z.ZodType>(request: IRequest, schema: S): Promise<z.output<S>> {
   return parseOrThrow(schema, await readJsonBody(request));
@@ -60,7 +57,7 @@ export async function handleWebPush(request: IRequest, env: Env): Promise<Respon
       }
       case "DELETE": {
         const { endpoint } = await bodyOf(request, webUnsubscribeBody);
-        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(deviceDbs(env, panel), panel.id, "web", endpoint) });
+        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(panelShards(env, panel, db), panel.id, "web", endpoint) });
       }
       default:
         throw new ApiError(405, `method: web push subscriptions take GET, POST and DELETE, not ${request.method}`);
@@ -82,7 +79,7 @@ export async function handleAppPush(request: IRequest, env: Env): Promise<Respon
       }
       case "DELETE": {
         const { token } = await bodyOf(request, appTokenDeleteBody);
-        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(deviceDbs(env, panel), panel.id, "app", token) });
+        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(panelShards(env, panel, db), panel.id, "app", token) });
       }
       default:
         throw new ApiError(405, `method: app tokens take POST and DELETE, not ${request.method}`);

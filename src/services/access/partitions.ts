@@ -82,10 +82,10 @@ export interface PanelShard {
 /**
  * Every shard that may hold the panel's contact-keyed rows, the home first (it holds what was
  * recorded before a map, and what a path not yet routed writes), then the other partitions'
- * shards: what a sweep of one panel's rows (its event batches) reads. Just the home for a
- * panel without a map.
+ * shards, each with its number: what a sweep of one panel's rows (its event batches) reads
+ * (panelShards, for reads that need the databases only). Just the home for a panel without a map.
  */
-export function panelShards(env: Env, panel: PanelPlace): PanelShard[] {
+export function panelShardPlaces(env: Env, panel: PanelPlace): PanelShard[] {
   const others = partitionShardNumbers(panel).filter((shard) => shard !== panel.shard);
   return [panel.shard, ...others].map((shard, i) => ({ shard, db: shardOf(env, { shard }), home: i === 0 }));
 }

@@ -5,6 +5,7 @@ import { refused, refusedField, succeeded, type Result } from "../../lib/problem
 import { getMessages } from "../../store/journeys/messages";
 import type { Panel } from "../../store/panels";
 import { panelShards } from "../access/partitions";
+import { shardOf } from "../../store/shards";
 import { recordEvents } from "../pipeline/record";
 
 /** What an SMS gateway or push service reports of a journey message (CONTRACT 7), as the handler parsed it. */
@@ -25,7 +26,7 @@ export interface ChannelReport {
  * read each; just the home's for a panel without a map).
  */
 async function findMessage(env: Env, panel: Panel, msgid: string) {
-  const found = await Promise.all(panelShards(env, panel).map(async (place) => (await getMessages(place.db, panel.id, [msgid])).get(msgid)));
+  const found = await Promise.all(panelShards(env, panel, shardOf(env, panel)).map(async (db) => (await getMessages(db, panel.id, [msgid])).get(msgid)));
   return found.find((message) => message !== undefined);
 }
 

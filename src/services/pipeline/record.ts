@@ -1,5 +1,5 @@
 import { panelHome } from "../access/shards";
-import { panelShards, splitByShard, type PanelPlace, type ShardPart } from "../access/partitions";
+import { panelShardPlaces, splitByShard, type PanelPlace, type ShardPart } from "../access/partitions";
 import { shardOf } from "../../store/shards";
 import { contactsByIds } from "../../store/contacts";
 import { contactBucket, type Partition } from "../../domain/partitions";
@@ -140,7 +140,7 @@ async function byPartitionShard(env: Env, panel: PanelPlace & { id: string }, ev
   const { home, elsewhere } = splitByShard(env, panel, keyed, (event) => contactBucket(panel.id, (event.identity ?? event.uniqueid)!));
   const groups: ShardPart<EventToRecord>[] = [{ shard: panel.shard, db: shardOf(env, panel), items: [...home] }, ...elsewhere];
   if (byId.length) {
-    const shards = panelShards(env, panel);
+    const shards = panelShardPlaces(env, panel);
     const ids = byId.map((event) => event.contactId!);
     const found = await Promise.all(shards.map(async (place) => new Set((await contactsByIds(place.db, panel.id, ids)).keys())));
     for (const event of byId) {

@@ -1,5 +1,5 @@
 import { retryFailedBatches } from "../../store/event-batches";
-import { panelShards, type PanelPlace } from "../access/partitions";
+import { panelShardPlaces, type PanelPlace } from "../access/partitions";
 import { nudgeEventBatches } from "./nudge";
 
 /**
@@ -10,7 +10,7 @@ import { nudgeEventBatches } from "./nudge";
  */
 export async function retryFailedEventBatches(env: Env, panel: PanelPlace & { id: string }, limit: number): Promise<number[]> {
   const retried: number[] = [];
-  for (const place of panelShards(env, panel)) {
+  for (const place of panelShardPlaces(env, panel)) {
     if (retried.length >= limit) break;
     const ids = await retryFailedBatches(place.db, panel.id, Date.now(), limit - retried.length);
     if (ids.length) await nudgeEventBatches(env.EVENTS, panel.id, ids, undefined, place.home ? undefined : place.shard);
