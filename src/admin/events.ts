@@ -99,7 +99,8 @@ const profileEvents = definePanelRoute({
   summary: "Events recorded with an anonymous uniqueid, newest first (whether or not joined to a contact since)",
   query: pageQuery,
   async handle({ env, path, query, panel, db }) {
-    return { uniqueid: path.uniqueid, ...(await eventPage(env, db, panel, { uniqueid: path.uniqueid }, query)) };
+    // The uniqueid's partition, where its anonymous events were recorded (decision 0038).
+    return { uniqueid: path.uniqueid, ...(await eventPage(env, contactDb(env, panel, db, path.uniqueid), panel, { uniqueid: path.uniqueid }, query)) };
   },
 });
 
@@ -112,8 +113,8 @@ const retryFailedEvents = definePanelRoute({
   role: NEEDS.retryEvents,
   response: eventRetryAnswer,
   summary: `Puts events whose pipeline failed for good (after every re-drive) through it again, up to ${RETRY_BATCHES_PER_CALL} recorded batches per call; steps they passed are not run again`,
-  async handle({ env, panel, db }) {
-    const ids = await retryFailedEventBatches(env, db, panel.id, RETRY_BATCHES_PER_CALL);
+  async handle({ env, panel }) {
+    const ids = await retryFailedEventBatches(env, panel, RETRY_BATCHES_PER_CALL);
     return { retried_batches: ids.length, more: ids.length === RETRY_BATCHES_PER_CALL };
   },
 });

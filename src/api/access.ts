@@ -2,8 +2,7 @@ import type { ControlDb } from "../store/shards";
 import type { ActivityCatalog } from "../store/activities";
 import { anyPanelAllowsOrigin, type Panel } from "../store/panels";
 import { headerApiKeys, notAuthenticated, requestApiKey } from "../lib/http/credentials";
-import { notFound, problemError } from "../lib/http/errors";
-import { unroutedRefusal } from "../services/access/partitions";
+import { notFound } from "../lib/http/errors";
 import { activityCatalog } from "../services/access/activity-catalogs";
 import { findCaller, type Caller } from "../services/access/api-keys";
 import { decodeOrKeep } from "../lib/uri";
@@ -16,23 +15,13 @@ export async function authenticateApiKey(env: Env, apiKey: unknown): Promise<Cal
 }
 
 /**
- * Refuses (409) an event or push call for a panel whose contacts span shards: event recording
- * is not yet routed to the contact's partition (decision 0038's Status).
- */
-export function refuseUnroutedEvents(panel: Panel): void {
-  const refusal = unroutedRefusal(panel, "Recording events");
-  if (refusal && !refusal.ok) throw problemError(refusal.problem);
-}
-
-/**
  * The activity catalog of the panel a public client id names; 404 for an unknown id. Every
- * route naming its panel so records events or push subscriptions: a panel whose contacts span
- * shards is refused here (refuseUnroutedEvents).
+ * route naming its panel so records events or push subscriptions, each routed to its contact's
+ * partition (decision 0038): recordEvents, push subscriptions by key.
  */
 export async function catalogOfClient(env: Env, clientId: string): Promise<ActivityCatalog> {
   const catalog = await activityCatalog(env, clientId);
   if (!catalog) throw notFound("client_id: no panel has this client id", [{ field: "client_id", message: "unknown client id" }]);
-  refuseUnroutedEvents(catalog.panel);
   return catalog;
 }
 

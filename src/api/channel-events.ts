@@ -2,7 +2,7 @@ import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
 import type { MessageChannel } from "../domain/journey";
 import { requestApiKey } from "../lib/http/credentials";
-import { authenticateApiKey, catalogOfClient, checkAccess, refuseUnroutedEvents } from "./access";
+import { authenticateApiKey, catalogOfClient, checkAccess } from "./access";
 import { readJsonBody } from "../lib/http/body";
 import { ApiError, asApiError, notFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { envelopeFailure, envelopeSuccess, newRequestId } from "../lib/http/respond";
@@ -44,7 +44,6 @@ async function panelOf(request: IRequest, env: Env): Promise<Panel> {
     return catalog.panel;
   }
   const { panel } = await authenticateApiKey(env, requestApiKey(request));
-  refuseUnroutedEvents(panel);
   return panel;
 }
 

@@ -8,6 +8,7 @@ import type { z } from "../lib/z";
 import { panelPush } from "../services/channels/push/settings";
 import { registerAppToken, subscribeBrowser, unsubscribeDevice } from "../services/channels/push/subscriptions";
 import { shardOf } from "../store/shards";
+import { contactPlace, panelShards } from "../services/access/partitions";
 import { catalogOfClient, checkAccess } from "./access";
 
 /**
@@ -19,12 +20,20 @@ import { catalogOfClient, checkAccess } from "./access";
  * - `POST /v1/push/app/{client_id}`: an app install's FCM token; `DELETE` with the token.
  */
 
-/** The panel the path names, and what owning a device needs of it (its primary key and type). */
+/**
+ * The panel the path names, and what owning a device needs of it: its primary key and type,
+ * and where a device's row goes by its owner's key (the key's partition, decision 0038; the
+ * home for a panel without a map).
+ */
 async function panelOf(request: IRequest, env: Env) {
   const { panel, primaryKeyType } = await catalogOfClient(env, decodeOrKeep(request.params.client_id ?? ""));
   await checkAccess(request, env, panel);
-  return { panel, owner: { id: panel.id, primaryKey: panel.primaryKey, primaryKeyType } };
+  const home = shardOf(env, panel);
+  const rowDb = panel.partitions.length ? (key: string) => contactPlace(env, panel, home, key).db : undefined;
+  return { panel, owner: { id: panel.id, primaryKey: panel.primaryKey, primaryKeyType, rowDb } };
 }
+
+
 
 async function bodyOf<S extends z.ZodType>(request: IRequest, schema: S): Promise<z.output<S>> {
   return parseOrThrow(schema, await readJsonBody(request));
@@ -48,7 +57,7 @@ export async function handleWebPush(request: IRequest, env: Env): Promise<Respon
       }
       case "DELETE": {
         const { endpoint } = await bodyOf(request, webUnsubscribeBody);
-        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(db, panel.id, "web", endpoint) });
+        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(panelShards(env, panel, db), panel.id, "web", endpoint) });
       }
       default:
         throw new ApiError(405, `method: web push subscriptions take GET, POST and DELETE, not ${request.method}`);
@@ -70,7 +79,7 @@ export async function handleAppPush(request: IRequest, env: Env): Promise<Respon
       }
       case "DELETE": {
         const { token } = await bodyOf(request, appTokenDeleteBody);
-        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(db, panel.id, "app", token) });
+        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(panelShards(env, panel, db), panel.id, "app", token) });
       }
       default:
         throw new ApiError(405, `method: app tokens take POST and DELETE, not ${request.method}`);

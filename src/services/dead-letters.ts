@@ -34,7 +34,7 @@ export async function redriveDeadMessage(env: Env, body: unknown, at: number): P
   if (exportRef) return { kind: "segment_exports", panelId: exportRef.panelId, action: await redriveDeadExport(env, exportRef, at) };
   if (importRef) return { kind: "imports", panelId: importRef.panelId, action: await redriveDeadImport(env, importRef, at) };
   if (isEventsNudge(body)) {
-    const { nudged, failed } = await redriveEventBatches(env, at, { panelId: body.panel, ids: body.batches });
+    const { nudged, failed } = await redriveEventBatches(env, at, { panelId: body.panel, ids: body.batches, shard: body.shard });
     return { kind: "events", panelId: body.panel, action: `${nudged} batch(es) nudged, ${failed} marked failed` };
   }
   if (isSmsNudge(body) || isPushNudge(body)) return { kind: "sends", panelId: body.panelId, action: await redriveDeadNudge(env, body) };

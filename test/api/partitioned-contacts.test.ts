@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
-import { admin, apiFor, call, createPanel, panelData } from "../support/helpers";
+import { admin, apiFor, createPanel, panelData } from "../support/helpers";
 import { keyOn, keysOn, membersOn, shard0, TWO } from "../support/partitions";
 
 // Decision 0038 step 3 and 0041: a panel split over two partitions, buckets 0–2047 on SHARD_0
@@ -73,12 +73,10 @@ describe("a panel on two partitions (decision 0038 step 3)", () => {
     expect(await counts()).toEqual({ All: 0, B: 0 });
   });
 
-  it("refuses the paths not yet routed (events) with a conflict naming why, and writes nothing", async () => {
+  it("refuses saving a segment (not yet routed) with a conflict, and writes nothing", async () => {
     const panel = await createPanel();
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    // Imports are routed (test/api/partitioned-imports.test.ts).
-    const event = await call(`/v1/activity/singleactivity/${panel.clientId}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ activity_name: "x" }) });
-    expect(event.status).toBe(409);
+    // Imports (test/api/partitioned-imports.test.ts) and events (test/api/partitioned-events.test.ts) are routed.
     expect(await keysOn(shard0, panel.id)).toEqual([]);
     expect(await keysOn(panelData, panel.id)).toEqual([]);
     // Segments read the home's contacts only: not saved for such a panel...

@@ -44,9 +44,9 @@ type Placed = Pick<Panel, "id" | "shard" | "partitions">;
 
 /**
  * Whether some of the panel's contacts live on a shard other than its home: what the paths not
- * yet routed (event recording, imports, fan-out; decision 0038's Status) refuse.
+ * yet routed (imports, signup forms, fan-out; decision 0038's Status) refuse.
  */
-export function hasContactsBeyondHome(panel: Pick<Panel, "shard" | "partitions">): boolean {
+export function hasContactsBeyondHome(panel: PanelPlace): boolean {
   return panel.partitions.some((p) => p.shard !== panel.shard);
 }
 
@@ -60,9 +60,44 @@ export function unroutedRefusal(panel: Pick<Panel, "shard" | "partitions">, what
   return refused("conflict", [], `${what} is not available for this panel yet: its contacts are split over ${panel.partitions.length} partitions on several databases, and ${what} is not yet routed across them (decision 0038)`);
 }
 
+/** Where a panel's rows are: its home shard and its partition map (empty: all on the home). */
+export interface PanelPlace {
+  shard: number;
+  partitions: readonly Partition[];
+}
+
 /** The distinct shard numbers holding the panel's partitions, in map order. */
-function partitionShardNumbers(panel: Pick<Panel, "shard" | "partitions">): number[] {
+function partitionShardNumbers(panel: PanelPlace): number[] {
   return panel.partitions.length ? [...new Set(panel.partitions.map((p) => p.shard))] : [panel.shard];
+}
+
+/** A shard holding some of a panel's contact-keyed data: its number and database. */
+export interface PanelShard {
+  shard: number;
+  db: ShardDb;
+  /** It is the panel's home (`panels.shard`), which also holds the panel's configuration. */
+  home: boolean;
+}
+
+/**
+ * Every shard that may hold the panel's contact-keyed rows, the home first (it holds what was
+ * recorded before a map, and what a path not yet routed writes), then the other partitions'
+ * shards, each with its number: what a sweep of one panel's rows (its event batches) reads
+ * (panelShards, for reads that need the databases only). Just the home for a panel without a map.
+ */
+export function panelShardPlaces(env: Env, panel: PanelPlace): PanelShard[] {
+  const others = partitionShardNumbers(panel).filter((shard) => shard !== panel.shard);
+  return [panel.shard, ...others].map((shard, i) => ({ shard, db: shardOf(env, { shard }), home: i === 0 }));
+}
+
+/**
+ * The shard a piece of the panel's work names (an event batch's nudge): `shard` when it holds
+ * one of the panel's partitions, else the home. A shard the panel's map does not name (a nudge
+ * sent before a panel moved whole, or none) means the home, as every nudge did before maps.
+ */
+export function namedPanelShard(env: Env, panel: PanelPlace, shard: number | undefined): PanelShard {
+  if (shard === undefined || shard === panel.shard || !panel.partitions.some((p) => p.shard === shard)) return { shard: panel.shard, db: shardOf(env, panel), home: true };
+  return { shard, db: shardOf(env, { shard }), home: false };
 }
 
 /** A shard mirroring a panel's configuration: its number and database. */
@@ -140,7 +175,7 @@ export interface ShardPart<T> {
  * one shard make one part). A panel whose partitions are all on its home (every panel without a
  * map) gets its items back as they are, with no look at them.
  */
-export function splitByShard<T>(env: Env, panel: Pick<Panel, "shard" | "partitions">, items: readonly T[], bucketOf: (item: T) => number): { home: readonly T[]; elsewhere: ShardPart<T>[] } {
+export function splitByShard<T>(env: Env, panel: PanelPlace, items: readonly T[], bucketOf: (item: T) => number): { home: readonly T[]; elsewhere: ShardPart<T>[] } {
   if (!hasContactsBeyondHome(panel)) return { home: items, elsewhere: [] };
   const home: T[] = [];
   const byShard = new Map<number, T[]>();

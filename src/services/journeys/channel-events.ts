@@ -4,6 +4,7 @@ import { resolveEventTime } from "../../domain/time";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { getMessages } from "../../store/journeys/messages";
 import type { Panel } from "../../store/panels";
+import { panelShards } from "../access/partitions";
 import { shardOf } from "../../store/shards";
 import { recordEvents } from "../pipeline/record";
 
@@ -17,6 +18,16 @@ export interface ChannelReport {
   guid?: string;
   /** Everything else the report carried (ip_addr, user_agent, url...): the event's parameters. */
   details: Record<string, unknown>;
+}
+
+/**
+ * The journey message `msgid` names: on the home, or for a panel with a partition map on the
+ * shard of its contact's partition (decision 0038), so each shard of the panel is asked (one
+ * read each; just the home's for a panel without a map).
+ */
+async function findMessage(env: Env, panel: Panel, msgid: string) {
+  const found = await Promise.all(panelShards(env, panel, shardOf(env, panel)).map(async (db) => (await getMessages(db, panel.id, [msgid])).get(msgid)));
+  return found.find((message) => message !== undefined);
 }
 
 /**
@@ -35,7 +46,7 @@ export async function reportChannelEvent(
   // Push services say "view" for what the journey waits on as delivered.
   const name = (channel === "apn" || channel === "bpn") && report.event === "view" ? "delivered" : report.event;
   if (!WAITABLE_EVENTS[channel].includes(name)) return refusedField("invalid", "event", `must be one of ${WAITABLE_EVENTS[channel].join(", ")} for ${channel}`);
-  const message = (await getMessages(shardOf(env, panel), panel.id, [report.msgid])).get(report.msgid);
+  const message = await findMessage(env, panel, report.msgid);
   if (!message || message.channel !== channel) return refused("not_found", [{ field: "msgid", message: "unknown message" }], `msgid: no ${channel} message "${report.msgid}" in this panel`);
   const occurredAt = resolveEventTime(report.ts, ["cts", "iso"], panel.timezone, options.now);
   if (!occurredAt.ok) return refusedField("invalid", "ts", occurredAt.reason);

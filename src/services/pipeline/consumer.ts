@@ -1,4 +1,5 @@
-import { panelDb, panelHome } from "../access/shards";
+import { panelHome } from "../access/shards";
+import { namedPanelShard } from "../access/partitions";
 import { randomHex } from "../../lib/random";
 import { deferEventBatches, finishEventBatches, saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../../store/event-batches";
 import type { EventBatchState, EventPipelineState } from "../../store/events";
@@ -117,7 +118,7 @@ export async function processEventBatches(
   steps: readonly PipelineStep[],
   now = Date.now(),
 ): Promise<Set<number>> {
-  return (await runPass(env, panelId, batchIds, steps, now, Infinity)).failed;
+  return (await runPass(env, panelId, undefined, batchIds, steps, now, Infinity)).failed;
 }
 
 /**
@@ -127,20 +128,25 @@ export async function processEventBatches(
  * stops and reports the batches it did not finish, so one invocation never holds the runtime
  * (or one D1 transaction) for a large batch at once.
  */
-async function runPass(env: Env, panelId: string, batchIds: readonly number[], steps: readonly PipelineStep[], now: number, deadline: number): Promise<PassOutcome> {
+async function runPass(env: Env, panelId: string, shard: number | undefined, batchIds: readonly number[], steps: readonly PipelineStep[], now: number, deadline: number): Promise<PassOutcome> {
   const lease = randomHex(8);
   const started = Date.now();
   const clock = () => now + (Date.now() - started);
+  // The batches are on the shard the nudge names (a partition's, decision 0038), else the
+  // home; their events become rows there, with the contacts of new identities.
+  const { panel } = await panelHome(env, panelId);
+  const place = namedPanelShard(env, panel, shard);
+  const db = place.db;
   // Steps with nothing to do for this panel pass its events unseen; with none left, the batches
   // are stored as rows and finished in one transaction, their events never read back.
-  const { panel, db } = await panelHome(env, panelId);
   const working = await stepsWithWork(env, panelId, steps);
   if (working.size === 0) {
-    await afterNewContacts(env, panelId, await finishEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS), now);
+    const created = await finishEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS);
+    if (place.home) await afterNewContacts(env, panelId, created, now);
     return { failed: new Set(), unfinished: [] };
   }
   const { batches, createdContacts } = await takeEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS);
-  await afterNewContacts(env, panelId, createdContacts, now);
+  if (place.home) await afterNewContacts(env, panelId, createdContacts, now);
   if (batches.length === 0) return { failed: new Set(), unfinished: [] };
   const failedEvents = new Set<number>();
   const errors = new Map<number, string[]>();
@@ -164,7 +170,10 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
       const todo = piece.filter((event) => !failedEvents.has(event.id) && !progressOf.get(event.id)!.passed(step.name, event.id));
       if (todo.length === 0) continue;
       const failures = new Map<number, string>();
-      if (working.has(step)) {
+      if (working.has(step) && !place.home) {
+        // See notRouted: the step is not run here, and the batch waits for an operator's retry.
+        for (const event of todo) failures.set(event.id, notRouted(step, place.shard));
+      } else if (working.has(step)) {
         try {
           for (const failure of (await step.run(env, todo)) ?? []) failures.set(failure.eventId, describe(failure.error));
         } catch (error) {
@@ -196,6 +205,20 @@ async function runPass(env: Env, panelId: string, batchIds: readonly number[], s
   const failed = new Set(batches.filter((batch) => batch.events.some((event) => failedEvents.has(event.id))).map((batch) => batch.id));
   const unfinished = batches.filter((batch) => !failed.has(batch.id) && !progress.get(batch.id)!.done(steps)).map((batch) => batch.id);
   return { failed, unfinished };
+}
+
+/**
+ * Why a step with work did not run for events stored on a shard other than the home. The steps
+ * (journeys, segments) and the contact reactions read the panel's home: its journeys, segments
+ * and contacts. A panel whose partitions reach beyond its home can have neither saved segments
+ * nor running journeys (both refused, decision 0038's Status), so for it every step answers
+ * "no work" and its events pass; should one ever have work there, running it would match a
+ * partition's events against the home's contacts, so the step fails the events instead, and
+ * the batch, its events stored, is left failed for a retry once steps are routed.
+ * The contacts a pass creates there are not handed to the reactions for the same reason.
+ */
+function notRouted(step: PipelineStep, shard: number): string {
+  return `the ${step.name} step reads the panel's home database, and these events are stored on shard ${shard} (a partition elsewhere; decision 0038): not run`;
 }
 
 /** Contacts handed to the reactions at once: the segments step's piece, one re-check each. */
@@ -253,7 +276,8 @@ export async function handleEventsBatch(
   budgetMs = PASS_BUDGET_MS,
 ): Promise<void> {
   const deadline = Date.now() + budgetMs;
-  type Group = { batchIds: Set<number>; sizes: Map<number, number>; messages: Array<Message<unknown> & { body: { batches: number[] } }> };
+  type Group = { panelId: string; shard?: number; batchIds: Set<number>; sizes: Map<number, number>; messages: Array<Message<unknown> & { body: { batches: number[] } }> };
+  // By panel and shard: a partition's batches are taken on their own shard.
   const byPanel = new Map<string, Group>();
   for (const message of batch.messages) {
     if (!isEventsNudge(message.body)) {
@@ -261,16 +285,19 @@ export async function handleEventsBatch(
       message.ack();
       continue;
     }
-    const group: Group = byPanel.get(message.body.panel) ?? { batchIds: new Set(), sizes: new Map(), messages: [] };
+    const { panel, shard } = message.body;
+    const key = shard === undefined ? panel : `${panel}@${shard}`;
+    const group: Group = byPanel.get(key) ?? { panelId: panel, shard, batchIds: new Set(), sizes: new Map(), messages: [] };
     const sizes = message.body.events;
     message.body.batches.forEach((id, i) => {
       group.batchIds.add(id);
       if (sizes) group.sizes.set(id, sizes[i]!);
     });
     group.messages.push(message as Message<unknown> & { body: { batches: number[] } });
-    byPanel.set(message.body.panel, group);
+    byPanel.set(key, group);
   }
-  for (const [panelId, group] of byPanel) {
+  for (const group of byPanel.values()) {
+    const { panelId, shard } = group;
     const failed = new Set<number>();
     const unfinished: number[] = [];
     const passes = passesOf([...group.batchIds].sort((a, b) => a - b), group.sizes);
@@ -281,7 +308,7 @@ export async function handleEventsBatch(
         continue;
       }
       try {
-        const outcome = await runPass(env, panelId, slice, steps, Date.now(), deadline);
+        const outcome = await runPass(env, panelId, shard, slice, steps, Date.now(), deadline);
         outcome.failed.forEach((id) => failed.add(id));
         unfinished.push(...outcome.unfinished);
       } catch (error) {
@@ -292,7 +319,7 @@ export async function handleEventsBatch(
     if (unfinished.length) {
       // A failed send leaves them pending and free: the re-drive takes them within a minute or two.
       const sizes = unfinished.every((id) => group.sizes.has(id)) ? unfinished.map((id) => group.sizes.get(id)!) : undefined;
-      await nudgeEventBatches(env.EVENTS, panelId, unfinished, sizes).catch((error) => console.error(`event batches ${unfinished.join(", ")} of panel ${panelId} not handed on`, error));
+      await nudgeEventBatches(env.EVENTS, panelId, unfinished, sizes, shard).catch((error) => console.error(`event batches ${unfinished.join(", ")} of panel ${panelId} not handed on`, error));
     }
     for (const message of group.messages) {
       const mine = message.body.batches.filter((id) => failed.has(id));
@@ -302,7 +329,7 @@ export async function handleEventsBatch(
       }
       const delaySeconds = retryDelaySeconds(message.attempts);
       message.retry({ delaySeconds });
-      await deferEventBatches(await panelDb(env, panelId), panelId, mine, Date.now() + delaySeconds * 1000).catch((error) => console.error("events queue: retry time not recorded", error));
+      await deferEventBatches(namedPanelShard(env, (await panelHome(env, panelId)).panel, shard).db, panelId, mine, Date.now() + delaySeconds * 1000).catch((error) => console.error("events queue: retry time not recorded", error));
     }
   }
 }

@@ -14,12 +14,18 @@ export interface EventsNudge {
   batches: number[];
   /** The events each batch holds, in the same order, when the sender knew them (the consumer sizes its passes by them). */
   events?: number[];
+  /**
+   * The shard holding the batches when it is not the panel's home: a partition's (decision
+   * 0038), where recordEvents put the events of that partition's contacts. Absent: the home.
+   */
+  shard?: number;
 }
 
 export function isEventsNudge(body: unknown): body is EventsNudge {
   if (typeof body !== "object" || body === null) return false;
-  const { panel, batches, events } = body as Record<string, unknown>;
+  const { panel, batches, events, shard } = body as Record<string, unknown>;
   if (typeof panel !== "string" || !Array.isArray(batches) || !batches.every((id) => Number.isSafeInteger(id))) return false;
+  if (shard !== undefined && !(Number.isSafeInteger(shard) && (shard as number) >= 0)) return false;
   return events === undefined || (Array.isArray(events) && events.length === batches.length && events.every((n) => Number.isSafeInteger(n) && n >= 0));
 }
 
@@ -28,12 +34,17 @@ export function logNotEnqueued(panelId: string, batchIds: readonly number[]): (e
   return (error) => console.error(`event batches ${batchIds.join(", ")} of panel ${panelId} stored but not enqueued; the re-drive will`, error);
 }
 
-/** Nudges the batches; `sizes` (events in each, same order) when the caller knows them. */
-export async function nudgeEventBatches(queue: Queue, panelId: string, batchIds: readonly number[], sizes?: readonly number[]): Promise<void> {
+/**
+ * Nudges the batches; `sizes` (events in each, same order) when the caller knows them, `shard`
+ * when they are on a shard other than the panel's home (EventsNudge.shard).
+ */
+export async function nudgeEventBatches(queue: Queue, panelId: string, batchIds: readonly number[], sizes?: readonly number[], shard?: number): Promise<void> {
   const messages: EventsNudge[] = [];
   for (let i = 0; i < batchIds.length; i += BATCHES_PER_MESSAGE) {
     const batches = batchIds.slice(i, i + BATCHES_PER_MESSAGE);
-    messages.push(sizes ? { panel: panelId, batches, events: sizes.slice(i, i + BATCHES_PER_MESSAGE) } : { panel: panelId, batches });
+    const message: EventsNudge = sizes ? { panel: panelId, batches, events: sizes.slice(i, i + BATCHES_PER_MESSAGE) } : { panel: panelId, batches };
+    if (shard !== undefined) message.shard = shard;
+    messages.push(message);
   }
   if (messages.length === 1) await queue.send(messages[0]);
   else await sendAll(queue, messages);
@@ -52,7 +63,7 @@ export const NUDGE_GATHER_MS = 20;
  */
 const GATHERING_STALE_MS = 1000;
 
-/** Per panel, the batch ids (and their sizes) that this isolate's send, already waiting, will name. */
+/** Per panel (and shard, for a partition's batches), the batch ids (and their sizes) that this isolate's send, already waiting, will name. */
 const gathering = new Map<string, { ids: number[]; sizes: number[]; since: number }>();
 
 /**
@@ -60,23 +71,31 @@ const gathering = new Map<string, { ids: number[]; sizes: number[]; since: numbe
  * isolate record meanwhile. The first call's `defer` (its waitUntil) holds the send; later calls
  * only add their ids, so no call waits on another's I/O. A send that fails is logged (logNotEnqueued).
  */
-export function nudgeEventBatchesSoon(queue: Queue, panelId: string, batchIds: readonly number[], sizes: readonly number[], defer: (work: Promise<unknown>) => void): void {
+export function nudgeEventBatchesSoon(
+  queue: Queue,
+  panelId: string,
+  batchIds: readonly number[],
+  sizes: readonly number[],
+  defer: (work: Promise<unknown>) => void,
+  shard?: number,
+): void {
   const now = Date.now();
-  const waiting = gathering.get(panelId);
+  const key = shard === undefined ? panelId : `${panelId}@${shard}`;
+  const waiting = gathering.get(key);
   if (waiting && now - waiting.since < GATHERING_STALE_MS) {
     waiting.ids.push(...batchIds);
     waiting.sizes.push(...sizes);
     return;
   }
   const mine = { ids: [...batchIds], sizes: [...sizes], since: now };
-  gathering.set(panelId, mine);
+  gathering.set(key, mine);
   const send = async () => {
     try {
       await scheduler.wait(NUDGE_GATHER_MS);
     } finally {
-      if (gathering.get(panelId) === mine) gathering.delete(panelId);
+      if (gathering.get(key) === mine) gathering.delete(key);
     }
-    await nudgeEventBatches(queue, panelId, mine.ids, mine.sizes);
+    await nudgeEventBatches(queue, panelId, mine.ids, mine.sizes, shard);
   };
   defer(send().catch(logNotEnqueued(panelId, mine.ids)));
 }

@@ -1,5 +1,8 @@
-import { panelDb } from "../access/shards";
+import { panelHome } from "../access/shards";
+import { panelShardPlaces, splitByShard, type PanelPlace, type ShardPart } from "../access/partitions";
 import { shardOf } from "../../store/shards";
+import { contactsByIds } from "../../store/contacts";
+import { contactBucket, type Partition } from "../../domain/partitions";
 import { EVENT_CHANNELS, MAX_GUID_LENGTH, type NewEvent } from "../../domain/events";
 import { uuidV7 } from "../../lib/random";
 import { appendEventBatches, type EventToRecord } from "../../store/event-batches";
@@ -53,8 +56,11 @@ function assertRecordable(event: NewEvent): void {
  */
 export async function recordEvents(
   env: Env,
-  /** With its directory entry when the caller has it (an API call's panel), else found by id. */
-  panel: { id: string; shard?: number },
+  /**
+   * With its directory entry (shard and partition map) when the caller has it (an API call's
+   * panel), else found by id.
+   */
+  panel: { id: string; shard?: number; partitions?: readonly Partition[] },
   events: readonly NewEvent[],
   options: RecordOptions = {},
 ): Promise<RecordResult> {
@@ -93,14 +99,56 @@ export async function recordEvents(
     }
     return guid;
   });
-  const db = panel.shard === undefined ? await panelDb(env, panel.id) : shardOf(env, { shard: panel.shard });
-  const { batchIds, sizes, taken } = await appendEventBatches(db, panel.id, toRecord, now);
+  const home = panel.shard !== undefined && panel.partitions !== undefined ? { id: panel.id, shard: panel.shard, partitions: panel.partitions } : (await panelHome(env, panel.id)).panel;
+  // A panel without a map (every panel made before them): one batch on its home, as always;
+  // no event is looked at again for its partition.
+  const groups = home.partitions.length === 0 ? [{ shard: home.shard, db: shardOf(env, home), items: toRecord }] : await byPartitionShard(env, home, toRecord);
+  const taken = new Set<string>();
+  await Promise.all(
+    groups.map(async ({ shard: number, db, items }) => {
+      const shard = number === home.shard ? undefined : number;
+      const appended = await appendEventBatches(db, panel.id, items, now);
+      for (const guid of appended.taken) taken.add(guid);
+      const { batchIds, sizes } = appended;
+      if (batchIds.length && options.defer) nudgeEventBatchesSoon(env.EVENTS, panel.id, batchIds, sizes, options.defer, shard);
+      else if (batchIds.length) await nudgeEventBatches(env.EVENTS, panel.id, batchIds, sizes, shard).catch(logNotEnqueued(panel.id, batchIds));
+    }),
+  );
   events.forEach((event, index) => {
     if (event.guid !== undefined && taken.has(event.guid)) duplicateAt[index] = true;
   });
   const duplicates = duplicateAt.filter(Boolean).length;
   if (events.length > duplicates) metrics(env).events(events[0]!.channel, events.length - duplicates);
-  if (batchIds.length && options.defer) nudgeEventBatchesSoon(env.EVENTS, panel.id, batchIds, sizes, options.defer);
-  else if (batchIds.length) await nudgeEventBatches(env.EVENTS, panel.id, batchIds, sizes).catch(logNotEnqueued(panel.id, batchIds));
   return { guids, recorded: events.length - duplicates, duplicates, duplicateAt };
+}
+
+/**
+ * The events of a panel with a partition map, grouped by the shard of their contact's partition
+ * (decision 0038 step 3), the home's first: an event naming an identity goes to that key's
+ * partition, one naming only a uniqueid to the uniqueid's (where the anonymous profile lives),
+ * the bucket event-batches.ts records as `b`. An event naming its contact by id only (email
+ * tracking, journey and channel reports: the caller holds the contact's id, not its key) goes
+ * to the shard that holds that contact: ids are unique in the region (decision 0030), so it is
+ * on exactly one, found by one read per shard of the panel; an id no shard holds goes to the
+ * home, stored without a contact as an unknown id always was. Two partitions on one shard
+ * share its batch.
+ */
+async function byPartitionShard(env: Env, panel: PanelPlace & { id: string }, events: readonly EventToRecord[]): Promise<ShardPart<EventToRecord>[]> {
+  const keyed: EventToRecord[] = [];
+  const byId: EventToRecord[] = [];
+  for (const event of events) (event.identity ?? event.uniqueid) == null ? byId.push(event) : keyed.push(event);
+  const { home, elsewhere } = splitByShard(env, panel, keyed, (event) => contactBucket(panel.id, (event.identity ?? event.uniqueid)!));
+  const groups: ShardPart<EventToRecord>[] = [{ shard: panel.shard, db: shardOf(env, panel), items: [...home] }, ...elsewhere];
+  if (byId.length) {
+    const shards = panelShardPlaces(env, panel);
+    const ids = byId.map((event) => event.contactId!);
+    const found = await Promise.all(shards.map(async (place) => new Set((await contactsByIds(place.db, panel.id, ids)).keys())));
+    for (const event of byId) {
+      const place = shards.find((_, i) => found[i]!.has(event.contactId!)) ?? shards[0]!;
+      const group = groups.find((g) => g.shard === place.shard);
+      if (group) group.items.push(event);
+      else groups.push({ shard: place.shard, db: place.db, items: [event] });
+    }
+  }
+  return groups.filter((group) => group.items.length > 0);
 }

@@ -1,4 +1,5 @@
-import { forEachShard, panelDb, shardTask } from "../access/shards";
+import { findPanelHome, forEachShard, panelHome, shardTask } from "../access/shards";
+import { namedPanelShard } from "../access/partitions";
 import type { ShardDb } from "../../store/shards";
 import { markRedriven, stalledBatches } from "../../store/event-batches";
 import { nudgeEventBatches } from "./nudge";
@@ -27,18 +28,32 @@ const REDRIVE_LIMIT = 1000;
  * batch since the last re-drive, and always for a dead-lettered message (the queue delivered
  * it to a consumer every time); a batch whose count would pass MAX_REDRIVES is marked failed.
  */
-export async function redriveEventBatches(env: Env, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<{ nudged: number; failed: number }> {
-  if (only) return redriveOnShard(env, await panelDb(env, only.panelId), now, only);
+export async function redriveEventBatches(env: Env, now: number, only?: { panelId: string; ids: readonly number[]; shard?: number }): Promise<{ nudged: number; failed: number }> {
+  if (only) {
+    // The shard the dead message named (a partition's batches), else the home.
+    const place = namedPanelShard(env, (await panelHome(env, only.panelId)).panel, only.shard);
+    return redriveOnShard(env, place.db, place.shard, now, only);
+  }
   const total = { nudged: 0, failed: 0 };
-  await forEachShard(env, "events.redrive", async (db) => {
-    const { nudged, failed } = await redriveOnShard(env, db, now);
+  await forEachShard(env, "events.redrive", async (db, index) => {
+    const { nudged, failed } = await redriveOnShard(env, db, index, now);
     total.nudged += nudged;
     total.failed += failed;
   });
   return total;
 }
 
-async function redriveOnShard(env: Env, db: ShardDb, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<{ nudged: number; failed: number }> {
+/**
+ * The shard to name in a re-drive's nudge of a panel's batches found on shard `index`: none when
+ * it is the panel's home (as every nudge was before partition maps), else `index`, a partition's
+ * shard (decision 0038), whose batches the consumer then takes there. An unknown panel: none.
+ */
+async function shardToName(env: Env, panelId: string, index: number): Promise<number | undefined> {
+  const home = await findPanelHome(env, panelId);
+  return home && home.panel.shard !== index ? index : undefined;
+}
+
+async function redriveOnShard(env: Env, db: ShardDb, index: number, now: number, only?: { panelId: string; ids: readonly number[] }): Promise<{ nudged: number; failed: number }> {
   const stalled = (await stalledBatches(db, now, REDRIVE_AFTER_MS, MAX_REDRIVES, REDRIVE_LIMIT, only)).map((batch) => ({ ...batch, counts: only !== undefined || batch.taken }));
   const givenUp = stalled.filter((batch) => batch.counts && batch.redrives >= MAX_REDRIVES);
   for (const batch of givenUp) {
@@ -57,7 +72,7 @@ async function redriveOnShard(env: Env, db: ShardDb, now: number, only?: { panel
   let nudged = 0;
   for (const [panelId, { counted, free }] of byPanel) {
     try {
-      await nudgeEventBatches(env.EVENTS, panelId, [...counted, ...free].sort((a, b) => a - b));
+      await nudgeEventBatches(env.EVENTS, panelId, [...counted, ...free].sort((a, b) => a - b), undefined, await shardToName(env, panelId, index));
       await markRedriven(db, counted, now, { count: true });
       await markRedriven(db, free, now, { count: false });
       nudged += counted.length + free.length;
@@ -69,6 +84,6 @@ async function redriveOnShard(env: Env, db: ShardDb, now: number, only?: { panel
   return { nudged, failed: givenUp.length };
 }
 
-export const redriveStalledEvents = shardTask("events-redrive", async (env, db, _index, now) => {
-  await redriveOnShard(env, db, now);
+export const redriveStalledEvents = shardTask("events-redrive", async (env, db, index, now) => {
+  await redriveOnShard(env, db, index, now);
 });

@@ -16,7 +16,14 @@ import { panelPush } from "./settings";
 
 export type SubscribeOutcome = Result<void>;
 
-type Owner = Pick<IngestPanel, "primaryKey" | "primaryKeyType">;
+type Owner = Pick<IngestPanel, "primaryKey" | "primaryKeyType"> & {
+  /**
+   * The database a device's row goes to, by its owner's key (the contact's primary-key value,
+   * else the uniqueid): the key's partition for a panel with a partition map (decision 0038,
+   * contactPlace). Absent: `db`, the home.
+   */
+  rowDb?: (key: string) => ShardDb;
+};
 
 export async function subscribeBrowser(
   env: Pick<Env, "SECRETS_KEY" | "ALLOW_PRIVATE_FETCH">,
@@ -35,7 +42,7 @@ export async function subscribeBrowser(
     return refusedField("conflict", "client_id", "web push is not set up for this panel (admin PUT /panels/{panel}/push)");
   }
   await putPushSubscription(
-    db,
+    panel.rowDb?.(owner.identity ?? owner.uniqueid!) ?? db,
     {
       panelId: panel.id,
       kind: "web",
@@ -59,14 +66,18 @@ export async function registerAppToken(env: Pick<Env, "SECRETS_KEY">, db: ShardD
     return refusedField("conflict", "client_id", "app push (FCM) is not set up for this panel (admin PUT /panels/{panel}/push)");
   }
   await putPushSubscription(
-    db,
+    panel.rowDb?.(owner.identity ?? owner.uniqueid!) ?? db,
     { panelId: panel.id, kind: "app", address: body.token, p256dh: null, auth: null, platform: body.platform ?? null, contactKey: owner.identity ?? null, uniqueid: owner.uniqueid ?? null },
     now,
   );
   return succeeded(undefined);
 }
 
-/** The device left; true when the panel had it. */
-export function unsubscribeDevice(db: ShardDb, panelId: string, kind: PushKind, address: string): Promise<boolean> {
-  return deletePushSubscription(db, panelId, kind, address);
+/**
+ * The device left; true when the panel had it. The call names no owner, so each database that
+ * may hold the panel's devices (`dbs`: the home, and each partition's shard for a panel with a
+ * map) is asked.
+ */
+export async function unsubscribeDevice(dbs: readonly ShardDb[], panelId: string, kind: PushKind, address: string): Promise<boolean> {
+  return (await Promise.all(dbs.map((db) => deletePushSubscription(db, panelId, kind, address)))).some(Boolean);
 }
