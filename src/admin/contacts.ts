@@ -20,7 +20,7 @@ import { searchPanelByAttribute, searchPanelByKey, searchPanelContaining } from 
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
 import { contactKeyFrom } from "../domain/contacts";
-import { contactPlace, unroutedRefusal } from "../services/access/partitions";
+import { contactPlace, mirrorShards } from "../services/access/partitions";
 import { isoTime } from "../store/sql";
 import { audited, auditorOf } from "./audit";
 import { eventView } from "./events";
@@ -82,12 +82,6 @@ async function requireContact(db: ShardDb, panel: Panel, key: string): Promise<C
 /** The partition database of the contact `key` (decision 0038 step 3): the home for a panel without a map. */
 function partitionOf(env: Env, panel: Panel, home: ShardDb, key: string | null): ShardDb {
   return panel.partitions.length ? contactPlace(env, panel, home, key).db : home;
-}
-
-/** Refuses, for a panel whose contacts span shards, a contact path not yet routed across them. */
-function refuseUnrouted(panel: Panel, what: string): void {
-  const refusal = unroutedRefusal(panel, what);
-  if (refusal && !refusal.ok) throw problemError(refusal.problem);
 }
 
 /**
@@ -245,8 +239,8 @@ const eraseOneContact = definePanelRoute({
   summary:
     "Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})",
   async handle({ env, caller, path, panel, db }) {
-    refuseUnrouted(panel, "Erasing a contact");
-    const erasure = await eraseContact(env, db, panel.id, path.key, Date.now());
+    const place = contactPlace(env, panel, db, path.key);
+    const erasure = await eraseContact(env, { db: place.db, home: db, others: place.configElsewhere }, panel.id, path.key, Date.now());
     if (!erasure) throw notFound(noContactSentence(panel, path.key));
     // The log names the contact by its id only: its key is what was erased.
     await audited({ db, caller, panel }, "contact.erased", String(erasure.contactId), { erasure_id: erasure.id });
@@ -260,8 +254,10 @@ const readErasure = definePanelRoute({
   role: NEEDS.erasure,
   response: erasureAnswer,
   summary: "An erasure's progress: `archive` while archived days are rewritten, then `done`",
-  async handle({ path, panel, db }) {
-    const erasure = await getErasure(db, panel.id, path.erasure);
+  async handle({ env, path, panel, db }) {
+    // An erasure is recorded on its contact's partition shard (decision 0038): the home first, then the mirrors.
+    let erasure = await getErasure(db, panel.id, path.erasure);
+    for (const mirror of erasure ? [] : mirrorShards(env, panel)) erasure ??= await getErasure(mirror.db, panel.id, path.erasure);
     if (!erasure) throw notFound(`No erasure with id "${path.erasure}" in this panel`);
     return erasureView(erasure);
   },
@@ -275,8 +271,7 @@ const exportOneContact = definePanelRoute({
   summary:
     "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
   async handle({ env, path, panel, db }) {
-    refuseUnrouted(panel, "Exporting a contact");
-    const held = await contactAccessExport(env, db, panel.id, path.key);
+    const held = await contactAccessExport(env, partitionOf(env, panel, db, path.key), panel.id, path.key);
     if (!held) throw notFound(noContactSentence(panel, path.key));
     const document = {
       exported_at: isoTime(Date.now()),

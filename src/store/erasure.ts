@@ -31,9 +31,11 @@ export async function uniqueidsOfContact(db: ShardDb, panelId: string, contactId
 
 /**
  * Deletes the contact's rows and records `erasure` in the same batch, so that the archive's
- * rewrite is due exactly when the rows are gone.
+ * rewrite is due exactly when the rows are gone. `erasure` null: another shard of a panel whose
+ * contacts span shards (decision 0038), whose rows naming the contact (outbox copies,
+ * suppressions, audit entries, anonymous rows of its uniqueids) go without a record there.
  */
-export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasure: ContactErasure): Promise<void> {
+export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasure: ContactErasure | null): Promise<void> {
   const { panelId, contactId } = target;
   const uniqueids = JSON.stringify(target.uniqueids);
   const recipients = JSON.stringify(recipientsOf(target));
@@ -86,7 +88,7 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     byContact("push_optouts"),
     byContact("topic_optouts"),
     db.prepare("DELETE FROM outbox WHERE panel_id = ?1 AND recipient IN (SELECT value FROM json_each(?2))").bind(panelId, recipients),
-    insertErasureStatement(db, erasure),
+    ...(erasure ? [insertErasureStatement(db, erasure)] : []),
   ];
   if (target.email) {
     statements.push(

@@ -84,12 +84,14 @@ export async function listSignupForms(db: ShardDb, panelId: string): Promise<Sig
   return results.map(fromRow);
 }
 
+/** The signups waiting on form `id` go (on the home with the form, or on a shard holding another of the panel's partitions). */
+export function deleteFormSignupsStatement(db: ShardDb, panelId: string, id: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM form_signups WHERE panel_id = ? AND form_id = ?").bind(panelId, id);
+}
+
 /** Deletes the form and the signups still waiting on it (their links stop working); false when there was none. */
 export async function deleteSignupForm(db: ShardDb, panelId: string, id: string): Promise<boolean> {
-  const [deleted] = await db.batch([
-    db.prepare("DELETE FROM signup_forms WHERE panel_id = ? AND id = ?").bind(panelId, id),
-    db.prepare("DELETE FROM form_signups WHERE panel_id = ? AND form_id = ?").bind(panelId, id),
-  ]);
+  const [deleted] = await db.batch([db.prepare("DELETE FROM signup_forms WHERE panel_id = ? AND id = ?").bind(panelId, id), deleteFormSignupsStatement(db, panelId, id)]);
   return (deleted?.meta.changes ?? 0) > 0;
 }
 
@@ -142,7 +144,12 @@ export async function putFormSettings(db: ShardDb, panelId: string, settings: Fo
     await put.run();
     return;
   }
-  await db.batch([put, db.prepare("UPDATE form_signups SET ip = NULL, user_agent = NULL WHERE panel_id = ? AND (ip IS NOT NULL OR user_agent IS NOT NULL)").bind(panelId)]);
+  await db.batch([put, forgetSignupClientsStatement(db, panelId)]);
+}
+
+/** The IP address and user agent of the panel's waiting signups are forgotten (putFormSettings; each other shard of its partitions too). */
+export function forgetSignupClientsStatement(db: ShardDb, panelId: string): D1PreparedStatement {
+  return db.prepare("UPDATE form_signups SET ip = NULL, user_agent = NULL WHERE panel_id = ? AND (ip IS NOT NULL OR user_agent IS NOT NULL)").bind(panelId);
 }
 
 // ---- double opt-in signups waiting for their confirmation --------------------------------

@@ -41,29 +41,45 @@ const PARTS_INLINE = 20;
 /** Parts the cron rewrites per erasure and run; it moves to the next erasure only when one is done. */
 const PARTS_PER_RUN = 50;
 
-async function erasureTarget(db: ShardDb, panelId: string, contactId: number, attributes: Record<string, unknown>): Promise<ErasureTarget> {
+async function erasureTarget(shards: readonly ShardDb[], panelId: string, contactId: number, attributes: Record<string, unknown>): Promise<ErasureTarget> {
   const { address: email, phone } = contactReach(attributes);
+  // An anonymous profile is placed by its uniqueid's bucket, so another shard may hold one.
+  const uniqueids = (await Promise.all(shards.map((db) => uniqueidsOfContact(db, panelId, contactId)))).flat();
   return {
     panelId,
     contactId,
-    uniqueids: await uniqueidsOfContact(db, panelId, contactId),
+    uniqueids: [...new Set(uniqueids)],
     email: email ? { plain: email, erased: await erasedIdentifier(panelId, email) } : null,
     phone: phone ? { plain: phone, erased: await erasedIdentifier(panelId, phone) } : null,
   };
 }
 
+/**
+ * Where an erasure acts (decision 0038): `db`, the contact's partition shard, holds its rows and
+ * the erasure's record; `home` the panel's configuration (webhooks, segment exports); `others`,
+ * the panel's other shards (home and mirrors), rows naming it by address, number or uniqueid.
+ * A panel without a map: `db` and `home` the same, no others.
+ */
+export interface ErasurePlace {
+  db: ShardDb;
+  home: ShardDb;
+  others: readonly ShardDb[];
+}
+
 /** Erases the contact named by `key`; null when the panel has none. */
-export async function eraseContact(env: Env, db: ShardDb, panelId: string, key: string, now: number): Promise<ContactErasure | null> {
+export async function eraseContact(env: Env, place: ErasurePlace, panelId: string, key: string, now: number): Promise<ContactErasure | null> {
+  const { db, home, others } = place;
   const contact = await getContactByKey(db, panelId, key);
   if (!contact) return null;
-  const target = await erasureTarget(db, panelId, contact.id, contact.attributes);
+  const target = await erasureTarget([db, ...others], panelId, contact.id, contact.attributes);
 
   const names = [key, ...recipientsOf(target), ...target.uniqueids, ...[contact.attributes.MOBILE].filter((m): m is string => typeof m === "string")];
-  for (const webhook of await listWebhooks(db, panelId)) await webhookDispatcher(env, webhook.id).forgetContact([...new Set(names)]);
+  for (const webhook of await listWebhooks(home, panelId)) await webhookDispatcher(env, webhook.id).forgetContact([...new Set(names)]);
 
   // The outbox keeps an address as it was written; suppressions and messages keep it in lower case.
   const written = contact.attributes[EMAIL_ATTRIBUTE];
-  const outboxKeys = await outboxKeysOf(db, panelId, [...new Set([...recipientsOf(target), ...(typeof written === "string" && written.trim() ? [written.trim()] : [])])]);
+  const recipients = [...new Set([...recipientsOf(target), ...(typeof written === "string" && written.trim() ? [written.trim()] : [])])];
+  const outboxKeys = (await Promise.all([db, ...others].map((shard) => outboxKeysOf(shard, panelId, recipients)))).flat();
   for (let i = 0; i < outboxKeys.length; i += 1000) await env.FILES.delete(outboxKeys.slice(i, i + 1000));
   await eraseFromBroadcastFiles(env.FILES, panelId, { key, attributes: contact.attributes });
 
@@ -77,8 +93,10 @@ export async function eraseContact(env: Env, db: ShardDb, panelId: string, key: 
     createdAt: now,
     finishedAt: null,
   };
+  // The other shards first: the record on the partition's shard marks the erasure as made.
+  for (const shard of others) await eraseContactRows(shard, target, null);
   await eraseContactRows(db, target, erasure);
-  const exportFiles = await withdrawExports(db, panelId, "withdrawn: a contact it lists or may list was erased; export the segment again", now);
+  const exportFiles = await withdrawExports(home, panelId, "withdrawn: a contact it lists or may list was erased; export the segment again", now);
   for (let i = 0; i < exportFiles.length; i += 1000) await env.FILES.delete(exportFiles.slice(i, i + 1000));
   const { done, rewritten } = await rewriteArchive(env.FILES, db, erasure, PARTS_INLINE, now);
   return { ...erasure, state: done ? "done" : "archive", partsDone: rewritten, finishedAt: done ? now : null };

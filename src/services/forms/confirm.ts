@@ -1,4 +1,4 @@
-import { unroutedRefusal } from "../access/partitions";
+import { contactPlace, mirrorShards } from "../access/partitions";
 import type { AttributeSchema } from "../../domain/attributes";
 import { sha256Hex } from "../../lib/crypto";
 import { refused, succeeded, type Result } from "../../lib/problems";
@@ -28,18 +28,29 @@ export interface ConfirmContext {
  * `not_found` for a link that is unknown, used, of another form, or expired.
  */
 export async function confirmSignup(ctx: ConfirmContext, token: string): Promise<Result<{ listIds: number[] }>> {
-  const unrouted = unroutedRefusal(ctx.panel, "Confirming a signup");
-  if (unrouted) return unrouted;
   const gone = refused<never>("not_found", [], "This confirmation link is not valid any more: it was used, it expired, or the form was removed. Sign up again to get a new one.");
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return gone;
-  const signup = await takeFormSignup(ctx.db, await sha256Hex(token));
+  // A pending signup is on its contact's partition shard (decision 0038): the link names the
+  // form only, so the home is asked first, then each mirror (none for a panel without a map).
+  const tokenHash = await sha256Hex(token);
+  let db = ctx.db;
+  let signup = await takeFormSignup(db, tokenHash);
+  for (const mirror of signup ? [] : mirrorShards(ctx.env, ctx.panel)) {
+    signup = await takeFormSignup(mirror.db, tokenHash);
+    if (signup) {
+      db = mirror.db;
+      break;
+    }
+  }
   if (!signup || signup.panelId !== ctx.panel.id || signup.formId !== ctx.formId || signup.expiresAt <= ctx.now) return gone;
-  const missing = new Set(await missingLists(ctx.db, ctx.panel.id, signup.listIds));
+  const key = signup.attributes[ctx.panel.primaryKey];
+  const { configElsewhere } = contactPlace(ctx.env, ctx.panel, db, typeof key === "string" ? key : null);
+  const missing = new Set(await missingLists(db, ctx.panel.id, signup.listIds));
   const listIds = signup.listIds.filter((id) => !missing.has(id));
-  const writeCtx = { env: ctx.env, db: ctx.db, configElsewhere: [], panelId: ctx.panel.id, schema: { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema }, unknown: "ignore" as const, now: ctx.now, waitUntil: ctx.waitUntil };
+  const writeCtx = { env: ctx.env, db, configElsewhere, panelId: ctx.panel.id, schema: { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema }, unknown: "ignore" as const, now: ctx.now, waitUntil: ctx.waitUntil };
   // The proof of the confirmation is written in the batch that joins the lists (both or neither).
   const consent = await consentStatements(
-    ctx.db,
+    db,
     ctx.panel.id,
     { contactId: signup.contactId, kind: "confirm", listIds, via: "form", viaId: ctx.formId, client: ctx.client, text: signup.consentText, at: ctx.now },
     ctx.settings.consentKeepsClient,

@@ -10,7 +10,9 @@ import { existingListIds } from "../../store/lists";
 import type { ControlDb, ShardDb } from "../../store/shards";
 import {
   deleteFormDirectoryEntry,
+  deleteFormSignupsStatement,
   deleteSignupForm,
+  forgetSignupClientsStatement,
   getFormSettings,
   getSignupForm,
   putFormDirectoryEntry,
@@ -67,6 +69,8 @@ function formOf(panelId: string, id: string, primaryKey: string, body: SignupFor
 export interface FormsContext {
   control: ControlDb;
   db: ShardDb;
+  /** The other shards holding the panel's partitions (decision 0038), whose waiting signups a removed form takes. */
+  mirrors: readonly ShardDb[];
   panelId: string;
   primaryKey: string;
 }
@@ -105,13 +109,14 @@ export async function replaceSignupForm(ctx: FormsContext, id: string, body: Sig
 export async function removeSignupForm(ctx: FormsContext, id: string, by: Auditor): Promise<Result<true>> {
   const current = await getSignupForm(ctx.db, ctx.panelId, id);
   if (!current || !(await deleteSignupForm(ctx.db, ctx.panelId, id))) return noSuchForm(id);
+  await Promise.all(ctx.mirrors.map((db) => deleteFormSignupsStatement(db, ctx.panelId, id).run()));
   await deleteFormDirectoryEntry(ctx.control, id);
   await recordAudit(ctx.db, ctx.panelId, by, "signup_form.deleted", id, { name: current.name });
   return succeeded(true);
 }
 
 /** Saves the panel's form settings: the Turnstile secret (encrypted; null removes it, absent keeps it) and what consent records keep. */
-export async function saveFormSettings(env: ConfigSource, db: ShardDb, panelId: string, body: FormSettingsBody, by: Auditor): Promise<FormSettings> {
+export async function saveFormSettings(env: ConfigSource, db: ShardDb, panelId: string, body: FormSettingsBody, by: Auditor, mirrors: readonly ShardDb[] = []): Promise<FormSettings> {
   const current = await getFormSettings(db, panelId);
   const next: FormSettings = {
     turnstileSecretEnc:
@@ -119,6 +124,8 @@ export async function saveFormSettings(env: ConfigSource, db: ShardDb, panelId: 
     consentKeepsClient: body.consent_keeps_client ?? current.consentKeepsClient,
   };
   await putFormSettings(db, panelId, next, Date.now());
+  // Waiting signups on the panel's other shards (decision 0038) forget their client too.
+  if (!next.consentKeepsClient) await Promise.all(mirrors.map((m) => forgetSignupClientsStatement(m, panelId).run()));
   await recordAudit(db, panelId, by, "signup_form.settings_changed", panelId, {
     turnstile_secret: body.turnstile_secret === undefined ? "kept" : body.turnstile_secret === null ? "removed" : "set",
     consent_keeps_client: next.consentKeepsClient,

@@ -1,4 +1,4 @@
-import { unroutedRefusal } from "../access/partitions";
+import { contactPlace } from "../access/partitions";
 import { canonicalAttributeName, type AttributeSchema } from "../../domain/attributes";
 import { prepareContact } from "../../domain/contacts";
 import { EMAIL_ATTRIBUTE } from "../../domain/email";
@@ -78,9 +78,6 @@ const asField = (problem: FieldProblem): FieldProblem => ({ ...problem, field: p
  * filled honeypot answers as a success and stores nothing, so a bot learns nothing.
  */
 export async function submitSignupForm(ctx: FormSubmitContext, params: Record<string, unknown>): Promise<Result<SubmitOutcome>> {
-  // Signups are kept on the home with the form: not yet routed to the contact's partition.
-  const unrouted = unroutedRefusal(ctx.panel, "Signing up through a form");
-  if (unrouted) return unrouted;
   const { form } = ctx;
   const honeypot = params[HONEYPOT_FIELD];
   if (typeof honeypot === "string" ? honeypot !== "" : honeypot !== undefined && honeypot !== null) return succeeded(form.doubleOptIn ? "confirmation_sent" : "subscribed");
@@ -119,14 +116,17 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   if (!ipWithin) return fromIp();
   if (!keyWithin) return forAddress();
 
+  // The contact, its memberships, consent records and pending signup go to its key's partition
+  // (decision 0038); the form and the rate limits stay where they are.
+  const { db, configElsewhere } = contactPlace(ctx.env, ctx.panel, ctx.db, prepared.key);
   // Lists deleted since the form was saved are skipped, not refused: the visitor cannot fix that.
-  const writeCtx = { env: ctx.env, db: ctx.db, configElsewhere: [], panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
+  const writeCtx = { env: ctx.env, db, configElsewhere, panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
 
   if (!form.doubleOptIn) {
     // The proof of consent is written in the contact's batch (both or neither), and the
     // membership and consent statements themselves skip deleted lists: no look before.
     const consent = await consentStatementsOfKey(
-      ctx.db,
+      db,
       ctx.panel.id,
       prepared.key,
       { kind: "subscribe", listIds: lists, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now },
@@ -137,23 +137,23 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
     return succeeded("subscribed");
   }
 
-  const missing = new Set(await missingLists(ctx.db, ctx.panel.id, lists));
+  const missing = new Set(await missingLists(db, ctx.panel.id, lists));
   const listIds = lists.filter((id) => !missing.has(id));
 
   // Double opt-in: a new contact is created with its values and no list; an existing one is not
   // changed by someone who has not yet shown they own the address. Lists wait for the link.
-  let contact: Contact | null = await getContactByKey(ctx.db, ctx.panel.id, prepared.key);
+  let contact: Contact | null = await getContactByKey(db, ctx.panel.id, prepared.key);
   if (!contact) {
     const added = await addContact(writeCtx, input, [], { fieldPrefix: "form", onlyNew: true });
     if (added.ok) contact = added.value.contact;
-    else if (added.problem.kind === "conflict") contact = await getContactByKey(ctx.db, ctx.panel.id, prepared.key);
+    else if (added.problem.kind === "conflict") contact = await getContactByKey(db, ctx.panel.id, prepared.key);
     else return refused(added.problem.kind, added.problem.fields.map(asField), added.problem.message);
     if (!contact) return refused("conflict", [], "The contact changed while signing up; submit again");
   }
-  const joined = new Set((await listsOfContact(ctx.db, ctx.panel.id, contact.id)).map((m) => m.id));
+  const joined = new Set((await listsOfContact(db, ctx.panel.id, contact.id)).map((m) => m.id));
   if (listIds.length > 0 && listIds.every((id) => joined.has(id))) return succeeded("subscribed");
 
-  const pending = await getFormSignup(ctx.db, ctx.panel.id, form.id, contact.id);
+  const pending = await getFormSignup(db, ctx.panel.id, form.id, contact.id);
   if (pending && ctx.now - pending.sentAt < CONFIRMATION_RESEND_MS) return succeeded("confirmation_sent");
   const address = prepared.values[EMAIL_ATTRIBUTE];
   if (typeof address !== "string") return refusedField("invalid", EMAIL_ATTRIBUTE, "is required: the confirmation is sent there");
@@ -161,7 +161,7 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   // The link names the form too, whose directory entry leads it to the panel's shard.
   const token = randomBase64Url(24);
   // The signup and its proof of consent in one batch (both or neither).
-  const signup = putFormSignupStatement(ctx.db, {
+  const signup = putFormSignupStatement(db, {
     panelId: ctx.panel.id,
     formId: form.id,
     contactId: contact.id,
@@ -177,12 +177,12 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
     expiresAt: ctx.now + CONFIRMATION_TTL_MS,
   });
   const consent = await consentStatements(
-    ctx.db,
+    db,
     ctx.panel.id,
     { contactId: contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now },
     ctx.settings.consentKeepsClient,
   );
-  await ctx.db.batch([signup, ...consent]);
+  await db.batch([signup, ...consent]);
   const mail = confirmationMail(form, `${config(ctx.env).publicBaseUrl}/f/${form.id}/confirm/${token}`);
   ctx.waitUntil(sendConfirmation(ctx.env, address, mail));
   return succeeded("confirmation_sent");
