@@ -48,7 +48,8 @@ const history = definePanelRoute({
   query: historyQuery,
   async handle({ env, query, panel, db }): Promise<PanelHistory> {
     const now = Date.now();
-    return panelHistory(db, panel.id, query.days, now, (await panelContactsFigure(panelShards(env, panel, db), panel.id, now)).n);
+    const shards = panelShards(env, panel, db);
+    return panelHistory(shards, panel.id, query.days, now, (await panelContactsFigure(shards, panel.id, now)).n);
   },
 });
 

@@ -53,14 +53,15 @@ export async function setPanelPartitions(db: ControlDb, panelId: string, partiti
 }
 
 /**
- * The panels whose contacts `shard` holds, all or some: those it is home to and those with a
- * partition on it (whose stored counts it keeps for its own part, decision 0038 step 6).
+ * The condition on `panels` of a panel whose contacts shard `?1` holds, all or some: it is the
+ * panel's home or holds one of its partitions (decision 0038). Those panels' rows on the shard
+ * (stored counts, events, guids, day counts) are kept there, and readers sum over the shards.
  */
+export const HOLDS_CONTACTS_ON = "(shard = ?1 OR id IN (SELECT panel_id FROM panel_partitions WHERE shard = ?1))";
+
+/** The panels whose contacts `shard` holds, all or some (HOLDS_CONTACTS_ON). */
 export async function panelsHoldingContactsOn(db: ControlDb, shard: number): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT id FROM panels WHERE shard = ?1 UNION SELECT panel_id FROM panel_partitions WHERE shard = ?1 ORDER BY 1")
-    .bind(shard)
-    .all<{ id: string }>();
+  const { results } = await db.prepare(`SELECT id FROM panels WHERE ${HOLDS_CONTACTS_ON} ORDER BY id`).bind(shard).all<{ id: string }>();
   return results.map((r) => r.id);
 }
 

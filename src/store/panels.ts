@@ -1,6 +1,6 @@
 import type { ControlDb } from "./shards";
 import type { UnknownAttributeMode } from "../domain/attributes";
-import { partitionsColumn, partitionsFromColumn, type Partition } from "./panel-partitions";
+import { HOLDS_CONTACTS_ON, partitionsColumn, partitionsFromColumn, type Partition } from "./panel-partitions";
 import { readMessageRules, type MessageRules } from "../domain/message-rules";
 
 export interface Panel {
@@ -173,17 +173,20 @@ export async function anyPanelAllowsOrigin(db: ControlDb, origin: string): Promi
   return row !== null;
 }
 
-/** The panels the directory places on a shard, with their event retention: the archive sweep's list. */
+/**
+ * The panels whose rows a shard holds, home or partition (HOLDS_CONTACTS_ON), with their event
+ * retention: the per-panel cron tasks' list (archive, day counts), each keeping what is there.
+ */
 export async function panelsOnShard(db: ControlDb, shard: number): Promise<Array<{ id: string; eventRetentionDays: number }>> {
-  const { results } = await db.prepare("SELECT id, event_retention_days FROM panels WHERE shard = ? ORDER BY id").bind(shard).all<{ id: string; event_retention_days: number }>();
+  const { results } = await db.prepare(`SELECT id, event_retention_days FROM panels WHERE ${HOLDS_CONTACTS_ON} ORDER BY id`).bind(shard).all<{ id: string; event_retention_days: number }>();
   return results.map((r) => ({ id: r.id, eventRetentionDays: r.event_retention_days }));
 }
 
-/** Of the panels `ids` names, those the directory still places on `shard` (a batch the cron handed out before a move). */
+/** Of the panels `ids` names, those with rows on `shard` still (a batch the cron handed out before a move or a new map). */
 export async function panelsOnShardAmong(db: ControlDb, shard: number, ids: readonly string[]): Promise<Array<{ id: string; eventRetentionDays: number }>> {
   if (ids.length === 0) return [];
   const { results } = await db
-    .prepare("SELECT id, event_retention_days FROM panels WHERE shard = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id")
+    .prepare(`SELECT id, event_retention_days FROM panels WHERE ${HOLDS_CONTACTS_ON} AND id IN (SELECT value FROM json_each(?2)) ORDER BY id`)
     .bind(shard, JSON.stringify(ids))
     .all<{ id: string; event_retention_days: number }>();
   return results.map((r) => ({ id: r.id, eventRetentionDays: r.event_retention_days }));

@@ -68,7 +68,7 @@ describe("the Home screen's history", () => {
     await contactCountsCron.run(env, today + 60_000);
     await apiFor(panel)("contact", "add", { data: { EMAIL: "cy@example.com" } });
     await contactCountsCron.run(env, today + 120_000);
-    const tomorrow = await panelHistory(panelData, panel.id, 2, today + DAY_MS + 1000, 3);
+    const tomorrow = await panelHistory([panelData], panel.id, 2, today + DAY_MS + 1000, 3);
     expect(tomorrow.days).toEqual([today, today + DAY_MS]);
     expect(tomorrow.contacts).toEqual([2, 3]);
     expect(await panelData.prepare("SELECT n FROM panel_days WHERE panel_id = ? AND kind = 'contacts' AND day = ?").bind(panel.id, today).first()).toEqual({ n: 2 });

@@ -10,13 +10,14 @@ const EVENT_SERIES = 8;
 /**
  * The panel's history over the last `days` UTC days, today included, from the aggregates
  * (migration 0051): a row per day and series, never a scan of contacts, events or messages.
- * `contactsNow`, the latest stored count, is today's point.
+ * `contactsNow`, the latest stored count, is today's point. Each shard holding a partition
+ * (`shards`, panelShards; decision 0038) keeps the days of what it holds: one read each, summed.
  */
-export async function panelHistory(db: ShardDb, panelId: string, days: number, now: number, contactsNow: number): Promise<PanelHistory> {
+export async function panelHistory(shards: readonly ShardDb[], panelId: string, days: number, now: number, contactsNow: number): Promise<PanelHistory> {
   const today = utcDayOf(now);
   const dayList = Array.from({ length: days }, (_, i) => today - (days - 1 - i) * DAY_MS);
   const index = new Map(dayList.map((day, i) => [day, i]));
-  const rows = await panelDays(db, panelId, dayList[0]!);
+  const rows = (await Promise.all(shards.map((db) => panelDays(db, panelId, dayList[0]!)))).flat();
   const contacts: Array<number | null> = dayList.map(() => null);
   const series = (kind: "events" | "sends") => {
     const byName = new Map<string, number[]>();
@@ -29,7 +30,7 @@ export async function panelHistory(db: ShardDb, panelId: string, days: number, n
     const total = (counts: number[]) => counts.reduce((sum, n) => sum + n, 0);
     return [...byName].sort((a, b) => total(b[1]) - total(a[1]) || a[0].localeCompare(b[0]));
   };
-  for (const row of rows) if (row.kind === "contacts" && index.has(row.day)) contacts[index.get(row.day)!] = row.n;
+  for (const row of rows) if (row.kind === "contacts" && index.has(row.day)) contacts[index.get(row.day)!] = (contacts[index.get(row.day)!] ?? 0) + row.n;
   contacts[contacts.length - 1] = contactsNow;
   return {
     days: dayList,
@@ -42,7 +43,7 @@ export async function panelHistory(db: ShardDb, panelId: string, days: number, n
 /**
  * Cron: once per UTC day, each panel's number of contacts as its count at the day's start (the
  * first run of the day counts; later runs find the day counted in one read per 1,000 panels and
- * hand nothing out).
+ * hand nothing out). A shard holding a panel's partition counts its part (panelsOnShard).
  */
 export const contactCountsCron = panelTask("overview.contact-counts", {
   // Only the day's first tick hands panels out: later ones find every panel counted.
