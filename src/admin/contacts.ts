@@ -20,7 +20,7 @@ import { searchPanelByAttribute, searchPanelByKey, searchPanelContaining } from 
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
 import { contactKeyFrom } from "../domain/contacts";
-import { contactPlace, mirrorShards } from "../services/access/partitions";
+import { contactDb, contactPlace, panelShards } from "../services/access/partitions";
 import { isoTime } from "../store/sql";
 import { audited, auditorOf } from "./audit";
 import { eventView } from "./events";
@@ -77,11 +77,6 @@ async function requireContact(db: ShardDb, panel: Panel, key: string): Promise<C
   const contact = await getContactByKey(db, panel.id, key);
   if (!contact) throw notFound(noContactSentence(panel, key));
   return contact;
-}
-
-/** The partition database of the contact `key` (decision 0038 step 3): the home for a panel without a map. */
-function partitionOf(env: Env, panel: Panel, home: ShardDb, key: string | null): ShardDb {
-  return panel.partitions.length ? contactPlace(env, panel, home, key).db : home;
 }
 
 /**
@@ -160,7 +155,7 @@ const readContact = definePanelRoute({
   response: contactPageAnswer,
   summary: `One contact by primary-key value: attributes, lists, the ${HISTORY_LIMIT} newest messages sent to it with opens and clicks, the journeys it entered, and whether its EMAIL is suppressed (its events: /contacts/{key}/events)`,
   async handle({ env, db: home, path, panel }) {
-    const db = partitionOf(env, panel, home, path.key);
+    const db = contactDb(env, panel, home, path.key);
     const contact = await requireContact(db, panel, path.key);
     const address = typeof contact.attributes.EMAIL === "string" ? contact.attributes.EMAIL : null;
     const [lists, history] = await Promise.all([listsOfContact(db, panel.id, contact.id), contactHistory(db, panel.id, contact.id, address, HISTORY_LIMIT)]);
@@ -177,7 +172,7 @@ const editContact = definePanelRoute({
     "Change a contact's attributes under the rules of the API's update (4.3): each value checked against its type, null removes one; the primary key names the contact and is not changed here, and unknown attributes are refused",
   body: editContactBody,
   async handle({ env, db: home, exec, caller, path, body, panel }) {
-    const place = panel.partitions.length ? contactPlace(env, panel, home, path.key) : { db: home, configElsewhere: [] };
+    const place = contactPlace(env, panel, home, path.key);
     const db = place.db;
     const contact = await requireContact(db, panel, path.key);
     const keyProblems = Object.keys(body.attributes)
@@ -208,7 +203,7 @@ const addPanelContact = definePanelRoute({
   async handle({ env, db: home, exec, body, panel }) {
     const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(home, panel.id) };
     const key = panel.partitions.length ? contactKeyFrom(schema, body.attributes) : null;
-    const place = panel.partitions.length ? contactPlace(env, panel, home, key?.ok ? key.key : null) : { db: home, configElsewhere: [] };
+    const place = contactPlace(env, panel, home, key?.ok ? key.key : null);
     const outcome = await addContact(
       { env, db: place.db, configElsewhere: place.configElsewhere, panelId: panel.id, schema, unknown: "reject", now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
       body.attributes,
@@ -256,8 +251,8 @@ const readErasure = definePanelRoute({
   summary: "An erasure's progress: `archive` while archived days are rewritten, then `done`",
   async handle({ env, path, panel, db }) {
     // An erasure is recorded on its contact's partition shard (decision 0038): the home first, then the mirrors.
-    let erasure = await getErasure(db, panel.id, path.erasure);
-    for (const mirror of erasure ? [] : mirrorShards(env, panel)) erasure ??= await getErasure(mirror.db, panel.id, path.erasure);
+    let erasure = null;
+    for (const shard of panelShards(env, panel, db)) if ((erasure = await getErasure(shard, panel.id, path.erasure))) break;
     if (!erasure) throw notFound(`No erasure with id "${path.erasure}" in this panel`);
     return erasureView(erasure);
   },
@@ -271,7 +266,7 @@ const exportOneContact = definePanelRoute({
   summary:
     "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
   async handle({ env, path, panel, db }) {
-    const held = await contactAccessExport(env, partitionOf(env, panel, db, path.key), panel.id, path.key);
+    const held = await contactAccessExport(env, contactDb(env, panel, db, path.key), panel.id, path.key);
     if (!held) throw notFound(noContactSentence(panel, path.key));
     const document = {
       exported_at: isoTime(Date.now()),
@@ -311,7 +306,7 @@ const readPreferences = definePanelRoute({
   summary:
     "A contact's subscription per channel: email, sms and push, each subscribed, unsubscribed (its own choice), complained (email marked as spam; only the contact may subscribe again), bounced or stopped (held by the service) or unreachable (no address or number)",
   async handle({ env, path, panel, db: home }) {
-    const db = partitionOf(env, panel, home, path.key);
+    const db = contactDb(env, panel, home, path.key);
     return { preferences: await contactPreferences(db, panel.id, await requireContact(db, panel, path.key)) };
   },
 });
@@ -325,7 +320,7 @@ const changePreferences = definePanelRoute({
     "Change a contact's subscriptions (email, sms, push: subscribed or unsubscribed), as its preference page does; an unreachable channel is refused (400), a bounced or stopped one, or subscribing a complained email, is a conflict (409), and nothing changes",
   body: preferencesBody,
   async handle({ env, caller, path, body, panel, db: home }) {
-    const db = partitionOf(env, panel, home, path.key);
+    const db = contactDb(env, panel, home, path.key);
     const contact = await requireContact(db, panel, path.key);
     return { preferences: unwrap(await changeContactPreferences(db, panel.id, contact, body, Date.now(), "operator", auditorOf(caller))) };
   },

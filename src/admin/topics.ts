@@ -2,6 +2,7 @@ import { topicAnswer, topicDeletedAnswer, topicListAnswer } from "../domain/answ
 import { NEEDS } from "../domain/permissions";
 import { topicBody } from "../domain/topics";
 import { orNotFound, unwrap } from "../lib/http/errors";
+import { mirrorShards } from "../services/access/partitions";
 import { createTopic, noSuchTopicMessage, removeTopic, replaceTopic } from "../services/topics/topics";
 import { isoTime } from "../store/sql";
 import { getTopic, listTopics, type Topic } from "../store/topics";
@@ -33,8 +34,8 @@ const create = definePanelRoute({
   summary: "Add a topic (name unique in the panel, description); every contact is in it until they leave it on the preference page",
   status: 201,
   body: topicBody,
-  async handle({ caller, body, panel, db }) {
-    return topicView(unwrap(await createTopic(db, panel.id, body, auditorOf(caller))));
+  async handle({ env, caller, body, panel, db }) {
+    return topicView(unwrap(await createTopic(db, panel.id, mirrorShards(env, panel), body, auditorOf(caller))));
   },
 });
 
@@ -56,8 +57,8 @@ const replace = definePanelRoute({
   response: topicAnswer,
   summary: "Rename a topic or change its description; who left it stays out",
   body: topicBody,
-  async handle({ caller, body, path, panel, db }) {
-    return topicView(unwrap(await replaceTopic(db, panel.id, path.id, body, auditorOf(caller))));
+  async handle({ env, caller, body, path, panel, db }) {
+    return topicView(unwrap(await replaceTopic(db, panel.id, mirrorShards(env, panel), path.id, body, auditorOf(caller))));
   },
 });
 
@@ -67,8 +68,8 @@ const remove = definePanelRoute({
   role: NEEDS.topics,
   response: topicDeletedAnswer,
   summary: "Delete a topic and its contacts' opt-outs; campaigns that named it then reach their whole audience",
-  async handle({ caller, path, panel, db }) {
-    unwrap(await removeTopic(db, panel.id, path.id, auditorOf(caller)));
+  async handle({ env, caller, path, panel, db }) {
+    unwrap(await removeTopic(db, panel.id, mirrorShards(env, panel), path.id, auditorOf(caller)));
     return { deleted: true as const };
   },
 });

@@ -126,7 +126,7 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
     if (action === "leave_topic") {
       if (!view.facts.topic) return htmlPage(unsubscribePage(view.suppressed === "hard_bounce" ? "bounced" : view.suppressed ? "already_unsubscribed" : "subscribed", view.facts));
       const wanted = new Map([[view.facts.topic.id, false]]);
-      await recipientTopics(env, claim.panelId, view.contactId, { wanted, via: "unsubscribe_page", client: consentClientOf(request), panelName: view.facts.panelName });
+      await recipientTopics(env, claim.panelId, view, { wanted, via: "unsubscribe_page", client: consentClientOf(request), panelName: view.facts.panelName });
       return htmlPage(unsubscribePage("left_topic", view.facts));
     }
     if (action === "resubscribe") {
@@ -197,7 +197,7 @@ export async function handlePreferences(token: string, request: Request, env: En
   const preferences = await recipientPreferences(env, claim, view, change ?? undefined, proof);
   if (!preferences) return htmlPage(invalidLinkPage());
   const topicChange = posted?.topics.size ? { wanted: posted.topics, via: "preference_page" as const, client: consentClientOf(request), panelName: view.facts.panelName } : undefined;
-  const topics = await recipientTopics(env, claim.panelId, view.contactId, topicChange);
+  const topics = await recipientTopics(env, claim.panelId, view, topicChange);
   const pageTopics = topics.map(({ topic, joined }) => ({ id: topic.id, name: topic.name, description: topic.description, joined }));
   return htmlPage(preferencesPage(view.facts, preferences, posted !== null, pageTopics));
 }

@@ -95,3 +95,39 @@ export function topicOptOutStatement(db: ShardDb, panelId: string, contactId: nu
     ? db.prepare("INSERT INTO topic_optouts (panel_id, contact_id, topic_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").bind(panelId, contactId, topicId, now)
     : db.prepare("DELETE FROM topic_optouts WHERE panel_id = ? AND contact_id = ? AND topic_id = ?").bind(panelId, contactId, topicId);
 }
+
+/** A topic as its panel's mirror shards hold it (decision 0041): the home's row, id and all. */
+export type MirroredTopic = Omit<Topic, "panelId">;
+
+/** The panel's topics on `db` (the home), for a mirror. */
+export async function topicsToMirror(db: ShardDb, panelId: string): Promise<MirroredTopic[]> {
+  return (await listTopics(db, panelId)).map(({ panelId: _, ...t }) => t);
+}
+
+/**
+ * Writes `topics` into the mirror on `db` as the home has them now (made, renamed): one
+ * statement for any number (one JSON parameter).
+ */
+export function mirrorTopicsStatement(db: ShardDb, panelId: string, topics: readonly MirroredTopic[]): D1PreparedStatement {
+  const rows = topics.map((t) => [t.id, t.name, t.description, t.createdAt, t.updatedAt]);
+  return db
+    .prepare(
+      `INSERT INTO topics (panel_id, id, name, description, created_at, updated_at)
+       SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4 FROM json_each(?2) r WHERE true
+       ON CONFLICT (panel_id, id) DO UPDATE SET name = excluded.name, description = excluded.description, updated_at = excluded.updated_at`,
+    )
+    .bind(panelId, JSON.stringify(rows));
+}
+
+/**
+ * Drops the mirror's topics the home no longer has (`keep`: the home's ids) and their opt-outs,
+ * as deleting them on the home did there; with no `keep`, every topic of the panel (a mirror made
+ * afresh or left by the map, holding none of its contacts).
+ */
+export function dropMirroredTopicsStatements(db: ShardDb, panelId: string, keep: readonly string[] = []): D1PreparedStatement[] {
+  const ids = JSON.stringify(keep);
+  return [
+    db.prepare("DELETE FROM topic_optouts WHERE panel_id = ?1 AND topic_id NOT IN (SELECT value FROM json_each(?2))").bind(panelId, ids),
+    db.prepare("DELETE FROM topics WHERE panel_id = ?1 AND id NOT IN (SELECT value FROM json_each(?2))").bind(panelId, ids),
+  ];
+}

@@ -76,6 +76,9 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
       expect((await postActivity(panel.clientId, { activityid: activityId, identity: key, activity_params: { page: `/p${i}` } })).status).toBe(200);
     }
     await eventually(async () => ((await rowCount(panelData, "events", panel.id)) === 12 ? true : undefined));
+    const topicNames = async (db: ShardDb) => (await db.prepare("SELECT name FROM topics WHERE panel_id = ? ORDER BY name").bind(panel.id).all<{ name: string }>()).results.map((t) => t.name);
+    const early = (await admin("POST", `/panels/${panel.id}/topics`, { name: "Early" })).body.id as string;
+    await admin("POST", `/panels/${panel.id}/topics`, { name: "Kept" });
     const movers = keys.filter((k) => moving(panel.id, k));
     expect(movers.length).toBeGreaterThan(2);
     expect(movers.length).toBeLessThan(keys.length);
@@ -90,6 +93,7 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     expect(await step()).toEqual({ next: "now" });
     expect((await getPanelMove(env.DB, panel.id, moveId))!.state).toBe("catching_up");
     expect(await shard0.prepare("SELECT name FROM lists WHERE panel_id = ? AND id = ?").bind(panel.id, list).first("name")).toBe("Everyone");
+    expect(await topicNames(shard0)).toEqual(["Early", "Kept"]);
 
     // Writes while the move runs, on both sides of the split point: captured, not lost.
     const [newMover, newStayer] = [0, 1].map((side) => {
@@ -99,6 +103,9 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
       }
     });
     const second = (await api("lists", "add", { listname: "Late" })).body.listid as number;
+    // Topics made and deleted meanwhile reach the target by the refresh before the switch (decision 0041).
+    expect((await admin("POST", `/panels/${panel.id}/topics`, { name: "Late" })).status).toBe(201);
+    expect((await admin("DELETE", `/panels/${panel.id}/topics/${early}`)).status).toBe(200);
     for (const key of [newMover!, newStayer!]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: `${list},${second}` })).status).toBe(200);
     const [leaver, changed] = movers;
     expect((await api("contact", "delete", { data: leaver, listid: String(list) })).body).toMatchObject({ removed_from: [list] });
@@ -108,6 +115,7 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
     const switched = (await getPanelMove(env.DB, panel.id, moveId))!;
     expect(switched).toMatchObject({ state: "cleaning", error: null });
+    expect(await topicNames(shard0)).toEqual(["Kept", "Late"]);
     expect(switched.pauseMs).toEqual(expect.any(Number));
     // The target's list rows count the members it took, from the switch on (the leaver left before).
     expect(await counterOn(shard0, panel.id, list)).toBe([...keys, newMover!].filter((k) => moving(panel.id, k)).length - 1);

@@ -8,6 +8,7 @@ import { hasSegments } from "../../store/segments";
 import { hasLiveJourneys } from "../../store/journeys/definitions";
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
+import { dropMirroredTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
 import { forgetPanelPlaces } from "./shards";
 
 /**
@@ -206,10 +207,25 @@ export async function mirrorAttributes(shards: readonly ShardDb[], panelId: stri
   await Promise.all(shards.map((db) => mirrorAttributesStatement(db, panelId, attributes).run()));
 }
 
-/** Statements writing the home's live lists and attributes into `target`'s mirror (upserts). */
+/** A topic made or renamed on the home: the same row on every mirror, one statement each. */
+export async function mirrorTopics(mirrors: readonly MirrorShard[], panelId: string, topics: readonly MirroredTopic[]): Promise<void> {
+  if (topics.length === 0) return;
+  await Promise.all(mirrors.map((m) => mirrorTopicsStatement(m.db, panelId, topics).run()));
+}
+
+/**
+ * Statements writing the home's live lists, attributes and topics into `target`'s mirror
+ * (upserts), after dropping the mirror's topics the home no longer has, with their opt-outs (as
+ * deleting a topic did on the home; a list's row instead waits for that shard's clear).
+ */
 async function mirrorStatements(home: ShardDb, target: ShardDb, panelId: string): Promise<D1PreparedStatement[]> {
-  const [lists, attributes] = await Promise.all([liveListsToMirror(home, panelId), attributesToMirror(home, panelId)]);
-  return [...(lists.length ? [mirrorListsStatement(target, panelId, lists)] : []), ...(attributes.length ? [mirrorAttributesStatement(target, panelId, attributes)] : [])];
+  const [lists, attributes, topics] = await Promise.all([liveListsToMirror(home, panelId), attributesToMirror(home, panelId), topicsToMirror(home, panelId)]);
+  return [
+    ...dropMirroredTopicsStatements(target, panelId, topics.map((t) => t.id)),
+    ...(lists.length ? [mirrorListsStatement(target, panelId, lists)] : []),
+    ...(attributes.length ? [mirrorAttributesStatement(target, panelId, attributes)] : []),
+    ...(topics.length ? [mirrorTopicsStatement(target, panelId, topics)] : []),
+  ];
 }
 
 /** Makes `target`'s mirror of the panel's configuration the home's, afresh (the panel has no contacts there). */
@@ -218,19 +234,19 @@ export async function copyConfiguration(home: ShardDb, target: ShardDb, panelId:
 }
 
 /**
- * Brings `target`'s mirror up to the home's without dropping anything (it may hold contacts of
- * the panel naming its lists): lists made or renamed and attributes defined since it was copied.
+ * Brings `target`'s mirror up to the home's without dropping what contacts there may name (its
+ * lists and attributes): lists made or renamed, attributes defined and topics made, renamed or
+ * deleted (with their opt-outs there) since it was copied.
  * A partition split (decision 0047) runs it before it applies changes: the map names the split's
  * target, and so mirrorLists and mirrorAttributes reach it, only from the switch.
  */
 export async function refreshConfiguration(home: ShardDb, target: ShardDb, panelId: string): Promise<void> {
-  const statements = await mirrorStatements(home, target, panelId);
-  if (statements.length) await target.batch(statements);
+  await target.batch(await mirrorStatements(home, target, panelId));
 }
 
 /** Drops a mirror the new map no longer uses (it holds no contacts of the panel). */
 export async function dropConfiguration(target: ShardDb, panelId: string): Promise<void> {
-  await target.batch([dropMirroredListsStatement(target, panelId), dropMirroredAttributesStatement(target, panelId)]);
+  await target.batch([dropMirroredListsStatement(target, panelId), dropMirroredAttributesStatement(target, panelId), ...dropMirroredTopicsStatements(target, panelId)]);
 }
 
 /**

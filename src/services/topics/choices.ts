@@ -34,6 +34,7 @@ export async function changeContactTopics(
   wanted: ReadonlyMap<string, boolean>,
   how: { via: TopicChangeVia; client: ConsentClient; panelName: string },
   now: number,
+  settingsDb: ShardDb = db,
 ): Promise<TopicChoice[]> {
   const current = await contactTopics(db, panelId, contactId);
   const statements: D1PreparedStatement[] = [];
@@ -42,7 +43,7 @@ export async function changeContactTopics(
   for (const { topic, joined } of current) {
     const join = wanted.get(topic.id);
     if (join === undefined || join === joined) continue;
-    keepsClient ??= (await getFormSettings(db, panelId)).consentKeepsClient;
+    keepsClient ??= (await getFormSettings(settingsDb, panelId)).consentKeepsClient;
     statements.push(topicOptOutStatement(db, panelId, contactId, topic.id, !join, now));
     statements.push(
       ...(await consentStatements(db, panelId, {
@@ -61,14 +62,18 @@ export async function changeContactTopics(
   return statements.length ? contactTopics(db, panelId, contactId) : current;
 }
 
-/** The preference page's topics of a recipient, after applying the page's `wanted` choices when given. */
+/**
+ * The preference page's topics of a recipient, after applying the page's `wanted` choices when
+ * given. `db` holds the contact (its partition's, where its opt-outs and consent records are;
+ * the panel's topics are mirrored there, decision 0041); the panel's settings are the home's.
+ */
 export async function recipientTopics(
   env: Env,
   panelId: string,
-  contactId: number,
+  recipient: { contactId: number; contactDb: ShardDb },
   change?: { wanted: ReadonlyMap<string, boolean>; via: TopicChangeVia; client: ConsentClient; panelName: string },
 ): Promise<TopicChoice[]> {
-  const db = await panelDb(env, panelId);
-  if (!change) return contactTopics(db, panelId, contactId);
-  return changeContactTopics(db, panelId, contactId, change.wanted, change, Date.now());
+  const db = recipient.contactDb;
+  if (!change) return contactTopics(db, panelId, recipient.contactId);
+  return changeContactTopics(db, panelId, recipient.contactId, change.wanted, change, Date.now(), await panelDb(env, panelId));
 }

@@ -7,6 +7,7 @@ import { getMessages } from "../../../store/journeys/messages";
 import { getTopic } from "../../../store/topics";
 import { liftSuppressionStatement, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
 import type { ShardDb } from "../../../store/shards";
+import { panelShards } from "../../access/partitions";
 import { findPanelHome, panelDb } from "../../access/shards";
 import { isJourneyClaim, type TrackingClaim } from "./tracking";
 
@@ -21,6 +22,12 @@ export interface RecipientView {
   suppressed: SuppressionReason | null;
   /** The contact the message went to. */
   contactId: number;
+  /**
+   * The database holding that contact and the message, its partition's (decision 0038): where
+   * its channels, topics and their consent records are read and written. The home for a panel
+   * without a map.
+   */
+  contactDb: ShardDb;
 }
 
 /** The sent message a link names, seen from the recipient; null when no such message was sent. */
@@ -32,8 +39,22 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
   let address: string | null;
   let contactId: number;
   let topicId: string | null = null;
+  // A message is kept with its contact, on the contact's partition (moved with it by a split,
+  // decision 0047): the home first, then each other shard of the panel until one has it.
+  const shards = panelShards(env, panel, db);
+  let contactDb = db;
+  const onShards = async <T>(read: (shard: ShardDb) => Promise<T | null | undefined>): Promise<T | null> => {
+    for (const shard of shards) {
+      const found = await read(shard);
+      if (found) {
+        contactDb = shard;
+        return found;
+      }
+    }
+    return null;
+  };
   if (isJourneyClaim(claim)) {
-    const message = (await getMessages(db, claim.panelId, [claim.msgid])).get(claim.msgid);
+    const message = await onShards(async (shard) => (await getMessages(shard, claim.panelId, [claim.msgid])).get(claim.msgid));
     if (message?.channel !== "email" || message.status !== "sent") return null;
     const text = (value: unknown) => (typeof value === "string" ? value : "");
     sender = { name: text(message.content.sender_name), address: text(message.content.sender_email) };
@@ -42,7 +63,7 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
     // The step's topic travels in the message's content (domain/journey.ts).
     topicId = typeof message.content.topic === "string" ? message.content.topic : null;
   } else {
-    const [campaign, message] = await Promise.all([getCampaign(db, claim.panelId, claim.campaignId), getSentCampaignMessage(db, claim)]);
+    const [campaign, message] = await Promise.all([getCampaign(db, claim.panelId, claim.campaignId), onShards((shard) => getSentCampaignMessage(shard, claim))]);
     if (!campaign || !message) return null;
     sender = { name: campaign.senderName, address: campaign.senderEmail };
     address = message.address;
@@ -54,7 +75,7 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
   const facts: UnsubscribeFacts = { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address };
   // A deleted topic is offered no more: the page unsubscribes from everything, as for any message.
   if (topic) facts.topic = { id: topic.id, name: topic.name };
-  return { facts, suppressed, contactId };
+  return { facts, suppressed, contactId, contactDb };
 }
 
 /**
@@ -82,7 +103,7 @@ export async function recipientPreferences(
   change?: PreferencesChange,
   proof?: (db: ShardDb, changed: PreferencesChange) => Promise<D1PreparedStatement[]>,
 ): Promise<ChannelPreferences | null> {
-  const db = await panelDb(env, claim.panelId);
+  const db = view.contactDb;
   const contact = (await contactsByIds(db, claim.panelId, [view.contactId])).get(view.contactId);
   if (!contact) return null;
   if (!change) return contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
