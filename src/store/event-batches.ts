@@ -91,15 +91,17 @@ interface BatchChunk {
   claims: Array<[string, unknown]>;
 }
 
-/** The events' JSON in arrays that fit one bound value, in order. */
-function batchJsonChunks(panelId: string, events: readonly EventToRecord[]): BatchChunk[] {
-  const encoded = events.map((e) => encodeRecordedEvent(panelId, e));
+/** The events' JSON in arrays that fit one bound value, in order; `claimed` says which of them carry a claim. */
+function batchJsonChunks(encoded: readonly RecordedEvent[], claimed: (i: number) => boolean): BatchChunk[] {
   return jsonArrays(encoded).map(({ json, from, to }) => {
     const claims: Array<[string, unknown]> = [];
-    for (let i = from; i < to; i++) if (events[i]!.claimed) claims.push([events[i]!.guid, encoded[i]!.b ?? 0]);
+    for (let i = from; i < to; i++) if (claimed(i)) claims.push([encoded[i]!.g as string, encoded[i]!.b ?? 0]);
     return { json, count: to - from, claims };
   });
 }
+
+/** A recorded event as its batch's JSON holds it (keys: RECORDED_KEYS). */
+export type RecordedEvent = Partial<Record<RecordedKey, unknown>>;
 
 /**
  * Records the events of one panel in one D1 batch (all or none): a batch row per chunk, and
@@ -113,12 +115,32 @@ export async function appendEventBatches(
   events: readonly EventToRecord[],
   now: number,
 ): Promise<{ batchIds: number[]; sizes: number[]; taken: Set<string> }> {
+  const encoded = events.map((e) => encodeRecordedEvent(panelId, e));
+  return await insertBatches(db, panelId, batchJsonChunks(encoded, (i) => events[i]!.claimed), now, now);
+}
+
+/**
+ * Records events already encoded (another shard's batch's, re-routed: services/pipeline/reroute.ts)
+ * as new batches here, received at `receivedAt`, each event claiming its guid: a second hand-off
+ * of the same events finds every guid taken and stores nothing.
+ */
+export async function appendRecordedEvents(
+  db: ShardDb,
+  panelId: string,
+  events: readonly RecordedEvent[],
+  receivedAt: number,
+  now: number,
+): Promise<{ batchIds: number[]; sizes: number[]; taken: Set<string> }> {
+  const claimed = events.map((e) => ({ ...e, x: 1 }));
+  return await insertBatches(db, panelId, batchJsonChunks(claimed, () => true), receivedAt, now);
+}
+
+async function insertBatches(db: ShardDb, panelId: string, chunks: readonly BatchChunk[], receivedAt: number, now: number): Promise<{ batchIds: number[]; sizes: number[]; taken: Set<string> }> {
   const statements: D1PreparedStatement[] = [];
   const claimsAt: Array<{ index: number; claims: Array<[string, unknown]> }> = [];
-  const chunks = batchJsonChunks(panelId, events);
   for (const chunk of chunks) {
     statements.push(
-      db.prepare("INSERT INTO event_batches (panel_id, events, received_at, nudged_at) VALUES (?1, ?2, ?3, ?3) RETURNING id").bind(panelId, chunk.json, now),
+      db.prepare("INSERT INTO event_batches (panel_id, events, received_at, nudged_at) VALUES (?1, ?2, ?3, ?4) RETURNING id").bind(panelId, chunk.json, receivedAt, now),
     );
     if (chunk.claims.length === 0) continue;
     // The batch row just inserted has the highest id: a D1 batch is one transaction, one writer.
@@ -282,11 +304,21 @@ function idListOf(ids: readonly number[]): string {
   return JSON.stringify([...new Set(ids)].sort((a, b) => a - b));
 }
 
-/** Where takeStatements' contact insert (identityContactsSql) is: after the lease. */
-const CREATED_CONTACTS = 1;
+/**
+ * The bucket ranges this shard holds of a mapped panel, as its pass's caller read the map: an
+ * event of a taken batch outside them (its `b`) was recorded here for a partition elsewhere (a
+ * split's moving buckets, recorded with the map before it: decision 0047). Absent for a panel
+ * without a map, whose every bucket is on its home: nothing is checked.
+ */
+export type HeldBuckets = ReadonlyArray<readonly [number, number]>;
+
+/** The lease a pass puts on the batches it takes holding events of another shard's buckets, while it re-routes them. */
+export function rerouteLease(lease: string): string {
+  return `${lease}:reroute`;
+}
 
 /** Leases the pending batches among `?2` that no other pass holds, then stores their events as rows. */
-function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, now: number, until: number, each: JsonEach, kept: boolean): D1PreparedStatement[] {
+function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: string, now: number, until: number, each: JsonEach, kept: boolean, held?: HeldBuckets): D1PreparedStatement[] {
   const panelId = panel.id;
   return [
     db
@@ -295,36 +327,69 @@ function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: s
          WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND leased_until <= ?5`,
       )
       .bind(panelId, idList, lease, until, now),
+    // A batch with an event of a bucket this shard does not hold is set apart under the re-route
+    // lease (not stored here); in the same transaction, so the common pass reads nothing more.
+    ...(held
+      ? [
+          db
+            .prepare(
+              `UPDATE event_batches SET lease = ?4
+               WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3 AND events IS NOT NULL
+                 AND EXISTS (SELECT 1 FROM ${each}(event_batches.events) e
+                   WHERE e.value ->> '${RECORDED_KEYS.bucket}' IS NOT NULL
+                     AND NOT EXISTS (SELECT 1 FROM json_each(?5) r WHERE e.value ->> '${RECORDED_KEYS.bucket}' BETWEEN r.value ->> 0 AND r.value ->> 1))
+               RETURNING id`,
+            )
+            .bind(panelId, idList, lease, rerouteLease(lease), JSON.stringify(held)),
+        ]
+      : []),
     ...storeBatchesStatements(db, panel, idList, lease, each, kept),
   ];
+}
+
+/** The batches the guard of takeStatements set apart, and where its contact insert (identityContactsSql) is. */
+function takeOutcome(results: D1Result[], held: HeldBuckets | undefined): { misplaced: number[]; created: KeyedContact[] } {
+  const misplaced = held ? (results[1]!.results as Array<{ id: number }>).map((r) => r.id).sort((a, b) => a - b) : [];
+  return { misplaced, created: identityContactsCreated(results[held ? 2 : 1]) };
 }
 
 /**
  * Takes the batches as takeEventBatches does and, in the same D1 transaction, removes them
  * from the pipeline as done, their events stored as rows: for a pass in which no step has
- * anything to do, so the events are never read back. Batches another pass holds are left alone.
+ * anything to do, so the events are never read back. Batches another pass holds are left alone;
+ * so are those set apart for re-routing (`misplaced`, with `held`), under rerouteLease.
  */
-export async function finishEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<KeyedContact[]> {
+export async function finishEventBatches(
+  db: ShardDb,
+  panel: BatchPanel,
+  ids: readonly number[],
+  lease: string,
+  now: number,
+  until: number,
+  held?: HeldBuckets,
+): Promise<{ created: KeyedContact[]; misplaced: number[] }> {
   const panelId = panel.id;
   const idList = idListOf(ids);
   const results = await batchWithJsonEach(db, (each) => [
-    ...takeStatements(db, panel, idList, lease, now, until, each, false),
+    ...takeStatements(db, panel, idList, lease, now, until, each, false, held),
     db.prepare("DELETE FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3").bind(panelId, idList, lease),
   ]);
-  return identityContactsCreated(results[CREATED_CONTACTS]);
+  return takeOutcome(results, held);
 }
 
 /** What a pass took: its batches, and the contacts it created for identities the panel did not have. */
 export interface TakenBatches {
   batches: EventBatch[];
   createdContacts: KeyedContact[];
+  /** Batches set apart for re-routing (with `held`): not taken, under rerouteLease. */
+  misplaced: number[];
 }
 
-export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number): Promise<TakenBatches> {
+export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: readonly number[], lease: string, now: number, until: number, held?: HeldBuckets): Promise<TakenBatches> {
   const panelId = panel.id;
   const idList = idListOf(ids);
   const results = await batchWithJsonEach(db, (each) => [
-    ...takeStatements(db, panel, idList, lease, now, until, each, true),
+    ...takeStatements(db, panel, idList, lease, now, until, each, true, held),
     db
       .prepare(`SELECT id, attempts, steps_done FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3 ORDER BY id`)
       .bind(panelId, idList, lease),
@@ -342,7 +407,8 @@ export async function takeEventBatches(db: ShardDb, panel: BatchPanel, ids: read
     batchRows.map((row) => [row.id, { id: row.id, attempts: row.attempts, events: [], stepsDone: JSON.parse(row.steps_done) as EventBatch["stepsDone"] }]),
   );
   for (const row of eventRows) batches.get(row.batch_id)?.events.push(eventFromRow(row));
-  return { batches: [...batches.values()], createdContacts: identityContactsCreated(results[CREATED_CONTACTS]) };
+  const { misplaced, created } = takeOutcome(results, held);
+  return { batches: [...batches.values()], createdContacts: created, misplaced };
 }
 
 export interface BatchProgress {
@@ -482,4 +548,51 @@ export async function retryFailedBatches(db: ShardDb, panelId: string, now: numb
     .bind(now, panelId, limit)
     .all<{ id: number }>();
   return results.map((r) => r.id).sort((a, b) => a - b);
+}
+
+/** A batch set apart for re-routing: its recorded events and the guids it claimed here. */
+export interface BatchToReroute {
+  id: number;
+  receivedAt: number;
+  events: RecordedEvent[];
+  /** The caller-chosen guids this batch holds the claim of (its other claimed events are duplicates, never stored). */
+  claims: Set<string>;
+}
+
+/** The batches among `ids` set apart under `lease` (rerouteLease), with their events and claims. */
+export async function batchesToReroute(db: ShardDb, panelId: string, ids: readonly number[], lease: string): Promise<BatchToReroute[]> {
+  const idList = idListOf(ids);
+  const [batches, claims] = await db.batch<Record<string, unknown>>([
+    db
+      .prepare("SELECT id, received_at, events FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND lease = ?3 AND events IS NOT NULL ORDER BY id")
+      .bind(panelId, idList, lease),
+    db
+      .prepare(
+        `SELECT g.batch_id, g.guid FROM event_guids g
+         WHERE g.panel_id = ?1 AND g.batch_id IN (SELECT id FROM event_batches WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND lease = ?3)`,
+      )
+      .bind(panelId, idList, lease),
+  ]);
+  return (batches!.results as Array<{ id: number; received_at: number; events: string }>).map((row) => ({
+    id: row.id,
+    receivedAt: row.received_at,
+    events: JSON.parse(row.events) as RecordedEvent[],
+    claims: new Set((claims!.results as Array<{ batch_id: number; guid: string }>).filter((c) => c.batch_id === row.id).map((c) => c.guid)),
+  }));
+}
+
+/**
+ * The hand-off's end on the batch's own shard, only while the batch is still under the
+ * re-route `lease`: its events become `kept` (the batch goes when none is left) and the batch
+ * is free for any pass. Run after the events were appended on their shards: a crash before it
+ * leaves the batch whole, and the next pass hands the same events on again, which their claims
+ * there make a no-op. The claims this batch holds here for the events handed on are left: they
+ * are in the moving buckets, which the fence keeps from being written until the split's
+ * cleaning deletes them with the buckets' other rows.
+ */
+export async function keepRecordedEvents(db: ShardDb, panelId: string, id: number, lease: string, kept: readonly RecordedEvent[]): Promise<void> {
+  await (kept.length
+    ? db.prepare("UPDATE event_batches SET events = ?4, lease = NULL, leased_until = 0 WHERE id = ?2 AND panel_id = ?1 AND lease = ?3").bind(panelId, id, lease, JSON.stringify(kept))
+    : db.prepare("DELETE FROM event_batches WHERE id = ?2 AND panel_id = ?1 AND lease = ?3").bind(panelId, id, lease)
+  ).run();
 }

@@ -1,7 +1,9 @@
 import { panelHome } from "../access/shards";
 import { namedPanelShard } from "../access/partitions";
 import { randomHex } from "../../lib/random";
-import { deferEventBatches, finishEventBatches, saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch } from "../../store/event-batches";
+import { deferEventBatches, finishEventBatches, rerouteLease, saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch, type HeldBuckets } from "../../store/event-batches";
+import { isPanelMovingError, panelMovingMet } from "../../lib/moving";
+import { rerouteBatches } from "./reroute";
 import type { EventBatchState, EventPipelineState } from "../../store/events";
 import type { KeyedContact } from "../../store/contacts";
 import { afterContactsChanged } from "../contacts/reactions";
@@ -140,12 +142,30 @@ async function runPass(env: Env, panelId: string, shard: number | undefined, bat
   // Steps with nothing to do for this panel pass its events unseen; with none left, the batches
   // are stored as rows and finished in one transaction, their events never read back.
   const working = await stepsWithWork(env, panelId, steps);
+  // A mapped panel's batches are checked, in the statements that take them, for events of buckets
+  // this shard does not hold by the cached map; those batches are handed on (reroute.ts) and taken
+  // again. A cached map older than a split lets them through to the fence, which refuses them: the
+  // pass fails, its caches go (handleEventsBatch) and the retry reads the map afresh.
+  const mine: HeldBuckets | undefined = panel.partitions.length ? panel.partitions.filter((p) => p.shard === place.shard).map((p) => [p.firstBucket, p.lastBucket] as const) : undefined;
+  const reroute = async (misplaced: readonly number[]) => rerouteBatches(env, panelId, place, misplaced, rerouteLease(lease), now);
   if (working.size === 0) {
-    const created = await finishEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS);
+    const first = await finishEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS, mine);
+    const created = [...first.created];
+    if (first.misplaced.length) {
+      await reroute(first.misplaced);
+      created.push(...(await finishEventBatches(db, panel, first.misplaced, lease, now, now + BATCH_LEASE_MS)).created);
+    }
     if (place.home) await afterNewContacts(env, panelId, created, now);
     return { failed: new Set(), unfinished: [] };
   }
-  const { batches, createdContacts } = await takeEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS);
+  const taken = await takeEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS, mine);
+  if (taken.misplaced.length) {
+    await reroute(taken.misplaced);
+    const again = await takeEventBatches(db, panel, taken.misplaced, lease, now, now + BATCH_LEASE_MS);
+    taken.batches.push(...again.batches);
+    taken.createdContacts.push(...again.createdContacts);
+  }
+  const { batches, createdContacts } = taken;
   if (place.home) await afterNewContacts(env, panelId, createdContacts, now);
   if (batches.length === 0) return { failed: new Set(), unfinished: [] };
   const failedEvents = new Set<number>();
@@ -313,6 +333,8 @@ export async function handleEventsBatch(
         unfinished.push(...outcome.unfinished);
       } catch (error) {
         console.error(`events queue: processing event batches ${slice.join(", ")} of panel ${panelId} failed`, error);
+        // A split's fence met with a map cached from before it: the retry reads the directory afresh.
+        if (isPanelMovingError(error)) panelMovingMet();
         slice.forEach((id) => failed.add(id));
       }
     }
