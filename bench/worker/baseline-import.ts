@@ -1,19 +1,22 @@
 // Baseline for bench:import: the rows of the benchmark CSV upserted with bare multi-row D1
 // statements (the same statement shape the import uses, 49 rows a statement, 41 statements a
 // batch), generated in the Worker: no download, parsing, checks, checkpoint or queue.
+import { shardByIndex } from "../../src/store/shards";
 import { ROW_CITIES } from "./import-rows";
+import { shardsOfKeys } from "./partitions";
 
-let tableReady: Promise<unknown> | undefined;
+const tableReady = new Map<number, Promise<unknown>>();
 
-function ensureTable(db: D1Database): Promise<unknown> {
-  tableReady ??= db
+function ensureTable(db: D1Database, shard: number): Promise<unknown> {
+  let ready = tableReady.get(shard);
+  if (!ready) tableReady.set(shard, (ready = db
     .prepare(
       `CREATE TABLE IF NOT EXISTS bench_import_baseline (
          id INTEGER PRIMARY KEY AUTOINCREMENT, panel_id TEXT NOT NULL, pk_value TEXT NOT NULL,
          attrs TEXT NOT NULL DEFAULT '{}', created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, UNIQUE (panel_id, pk_value))`,
     )
-    .run();
-  return tableReady;
+    .run()));
+  return ready;
 }
 
 const ROWS_PER_STATEMENT = 49;
@@ -25,29 +28,42 @@ function upsertSql(rows: number): string {
     ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(bench_import_baseline.attrs, excluded.attrs), updated_at = excluded.updated_at`;
 }
 
-/** POST /__bench/import-upsert?start=&count=: upserts rows start..start+count-1 of the benchmark file. */
+/**
+ * POST /__bench/import-upsert?start=&count=: upserts rows start..start+count-1 of the benchmark
+ * file into SHARD_0; with `panel=ID` (bench:bigpanel), each row into its own partition's shard
+ * by that panel's map, as a routed import writes it.
+ */
 export async function baselineImportUpsert(request: Request, env: Env): Promise<Response> {
   const url = new URL(request.url);
   const start = Number(url.searchParams.get("start") ?? 0);
   const count = Number(url.searchParams.get("count") ?? 0);
-  await ensureTable(env.SHARD_0);
+  const panel = url.searchParams.get("panel");
+  const rows = Array.from({ length: count }, (_, i) => start + i);
+  const byShard = panel
+    ? [...(await shardsOfKeys(env, panel, rows.map((i) => `user${i}@example.com`)))].map(([shard, keys]) => [shard, keys.map((k) => Number(k.key.slice(4, k.key.indexOf("@"))))] as const)
+    : [[0, rows] as const];
+  await Promise.all(byShard.map(([shard, part]) => upsertRows(shardByIndex(env, shard)!, shard, part)));
+  return new Response(String(count));
+}
+
+async function upsertRows(db: D1Database, shard: number, rows: readonly number[]): Promise<void> {
+  await ensureTable(db, shard);
   const now = Date.now();
   let statements: D1PreparedStatement[] = [];
-  for (let from = start; from < start + count; from += ROWS_PER_STATEMENT) {
-    const to = Math.min(start + count, from + ROWS_PER_STATEMENT);
+  for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
+    const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);
     const params: unknown[] = ["bench", now];
-    for (let i = from; i < to; i++) {
+    for (const i of chunk) {
       params.push(
         `user${i}@example.com`,
         JSON.stringify({ NAME: `User ${i}`, EMAIL: `user${i}@example.com`, MOBILE: `+9198${String(i).padStart(8, "0")}`, AGE: 20 + (i % 50), CITY: ROW_CITIES[i % ROW_CITIES.length] }),
       );
     }
-    statements.push(env.SHARD_0.prepare(upsertSql(to - from)).bind(...params));
+    statements.push(db.prepare(upsertSql(chunk.length)).bind(...params));
     if (statements.length === STATEMENTS_PER_BATCH) {
-      await env.SHARD_0.batch(statements);
+      await db.batch(statements);
       statements = [];
     }
   }
-  if (statements.length) await env.SHARD_0.batch(statements);
-  return new Response(String(count));
+  if (statements.length) await db.batch(statements);
 }

@@ -15,6 +15,7 @@ import { baselineWebhookPost } from "./baseline-webhook-post";
 import { seedCampaign, seedCampaignMessages } from "./seed-campaign";
 import { baselineListCount, seedListMembers } from "./seed-list";
 import { countingEnv, d1Counts } from "./d1-count";
+import { benchPartitionMap, seedPartitioned } from "./partitions";
 
 export * from "../../src/index";
 
@@ -40,6 +41,8 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/sms-sent": benchSmsSent,
   "/__bench/sms-nudge": benchSmsNudge,
   "/__bench/sms-bare": baselineSmsBare,
+  "/__bench/partition-map": benchPartitionMap,
+  "/__bench/seed-partitioned": seedPartitioned,
 };
 
 export default {
