@@ -5,49 +5,59 @@ import { allShards, shardBindingName, type ControlDb, type ShardDb } from "./sha
  * Counts the D1 statements a request or a queue batch sends, for its log line (lib/observability/log.ts): the
  * control database and every shard of the env handed to it are wrapped, and each statement run
  * (first/run/all/raw, each statement of a batch, an exec) adds one to the current observation's
- * `d1Statements`. Store code is unchanged; outside an observation nothing is counted.
+ * `d1Statements`. Store code is unchanged; outside an observation nothing is counted. The
+ * benchmarks and tests count with the same wrapper (bench/worker/d1-count.ts).
  */
 
-function counted(n: number): void {
+/** Told of each round trip to D1 with the number of statements it carried. */
+export type D1Counter = (statements: number) => void;
+
+function countIntoObservation(n: number): void {
   const observation = currentObservation();
   if (observation) observation.d1Statements = (observation.d1Statements ?? 0) + n;
 }
 
 /** A prepared statement that counts itself when run; `inner` goes to the real batch. */
 class CountedStatement {
-  constructor(readonly inner: D1PreparedStatement) {}
+  constructor(
+    readonly inner: D1PreparedStatement,
+    private readonly counted: D1Counter,
+  ) {}
   bind(...values: unknown[]): CountedStatement {
-    return new CountedStatement(this.inner.bind(...values));
+    return new CountedStatement(this.inner.bind(...values), this.counted);
   }
   first(column?: string): Promise<unknown> {
-    counted(1);
+    this.counted(1);
     return column === undefined ? this.inner.first() : this.inner.first(column);
   }
   run(): Promise<D1Result> {
-    counted(1);
+    this.counted(1);
     return this.inner.run();
   }
   all(): Promise<D1Result> {
-    counted(1);
+    this.counted(1);
     return this.inner.all();
   }
   raw(options?: { columnNames?: boolean }): Promise<unknown[]> {
-    counted(1);
+    this.counted(1);
     return options?.columnNames ? this.inner.raw({ columnNames: true }) : this.inner.raw();
   }
 }
 
 class CountedDatabase {
-  constructor(private readonly inner: ControlDb | ShardDb) {}
+  constructor(
+    private readonly inner: ControlDb | ShardDb,
+    private readonly counted: D1Counter,
+  ) {}
   prepare(query: string): CountedStatement {
-    return new CountedStatement(this.inner.prepare(query));
+    return new CountedStatement(this.inner.prepare(query), this.counted);
   }
   batch(statements: readonly (CountedStatement | D1PreparedStatement)[]): Promise<D1Result[]> {
-    counted(statements.length);
+    this.counted(statements.length);
     return this.inner.batch(statements.map((s) => (s instanceof CountedStatement ? s.inner : s)));
   }
   exec(query: string): Promise<D1ExecResult> {
-    counted(1);
+    this.counted(1);
     return this.inner.exec(query);
   }
   dump(): Promise<ArrayBuffer> {
@@ -56,6 +66,13 @@ class CountedDatabase {
   withSession(constraintOrBookmark?: string): D1DatabaseSession {
     return this.inner.withSession(constraintOrBookmark);
   }
+}
+
+/** `env` with its D1 bindings (the control database and each shard's) telling `counted` of every round trip. */
+export function d1Counted(env: Env, counted: D1Counter): Env {
+  const overrides: Record<string, unknown> = { DB: new CountedDatabase(env.DB, counted) };
+  for (const shard of allShards(env)) overrides[shardBindingName(shard.index)] = new CountedDatabase(shard.db, counted);
+  return { ...env, ...overrides } as Env;
 }
 
 const countingEnvs = new WeakMap<object, Env>();
@@ -67,9 +84,7 @@ const countingEnvs = new WeakMap<object, Env>();
 export function countingD1(env: Env): Env {
   let wrapped = countingEnvs.get(env);
   if (!wrapped) {
-    const overrides: Record<string, unknown> = { DB: new CountedDatabase(env.DB) };
-    for (const shard of allShards(env)) overrides[shardBindingName(shard.index)] = new CountedDatabase(shard.db);
-    wrapped = { ...env, ...overrides } as Env;
+    wrapped = d1Counted(env, countIntoObservation);
     countingEnvs.set(env, wrapped);
   }
   return wrapped;
