@@ -31,6 +31,8 @@ async function flowPosition(page: Page, id: string): Promise<{ x: number; y: num
 /** Drags a node by its middle `dx`, `dy` screen pixels with the mouse, as an operator does; answers where it was dropped. */
 async function dragNode(page: Page, id: string, dx: number, dy: number): Promise<{ x: number; y: number }> {
   const before = await flowPosition(page, id);
+  // The canvas may sit below the fold (the simulation section is above it): the mouse drags what it can see.
+  await node(page, id).scrollIntoViewIfNeeded();
   // The middle of the box: clear of the handles at its top and bottom edges.
   const box = (await node(page, id).locator(".journey-node").boundingBox())!;
   const from = { x: box.x + box.width / 2, y: box.y + box.height / 2 };

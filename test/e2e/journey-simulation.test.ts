@@ -49,7 +49,11 @@ describe("journey simulation in Chromium", () => {
     await page.goto(`${service.origin}/panels/${encodeURIComponent(panelId)}/journeys/${encodeURIComponent(journey.id)}`);
     const section = page.getByRole("region", { name: "Simulation" });
     await section.getByLabel("Days to simulate").fill("3");
+    // The result shown at first is the simulation made above through the API, with the same
+    // figures: wait for this run's answer, or its start would hide the canvas figures again.
+    const started = page.waitForResponse((r) => r.url().endsWith("/simulations") && r.request().method() === "POST");
     await section.getByRole("button", { name: "Simulate" }).click();
+    assert.equal((await started).status(), 202);
     await section.getByLabel("Simulation result").getByText("2 would have entered, 0 completed, 0 left on the goal, 2 waiting now").waitFor();
     await section.getByLabel("Show the simulation on the canvas").check();
     const later = page.getByLabel("Counters of later");
