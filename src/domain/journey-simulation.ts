@@ -271,6 +271,14 @@ export interface SimulationFigures {
   webhooks: Record<string, number>;
 }
 
+/** A simulation's figures with its rendered samples, as it is kept with the version and answered. */
+export interface SimulationResult extends SimulationFigures {
+  samples: {
+    messages: Array<{ step_id: string; channel: string; contact_id: string; contact_key: string; at: number; content: Record<string, string> }>;
+    webhooks: Array<{ step_id: string; webhook: string; contact_id: string; at: number; payload: unknown }>;
+  };
+}
+
 export function simulationFigures(state: SimulationState): SimulationFigures {
   const steps: SimulationFigures["steps"] = {};
   const step = (id: string) => (steps[id] ??= { acted: 0, waiting: 0 });

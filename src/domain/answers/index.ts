@@ -8,6 +8,7 @@ import type { emailTemplateBody } from "../email-templates";
 import type { formSettingsBody, signupFormBody } from "../signup-forms";
 import type { topicBody } from "../topics";
 import type { journeyDefinitionSchema, journeyStatusBody } from "../journey";
+import type { SimulationResult } from "../journey-simulation";
 import type { journeyBodySchema } from "../journey-layout";
 import type { acceptInvitationBody, addOperatorBody, changeOperatorBody, inviteOperatorBody, passwordResetBody, passwordResetRequestBody } from "../operators";
 import type { addContactBody, columnMapping, contactSearchQuery, createListBody, defineActivityBody, defineAttributeBody, editContactBody, importFromUrlBody, renameListBody } from "../panel-screens";
@@ -115,22 +116,8 @@ export type JourneySplitView = z.output<typeof journeys.journeySplitsAnswer>["sp
 export type SplitWinnerBody = z.input<typeof journeys.splitWinnerBody>;
 export type JourneySimulationView = z.output<typeof journeys.simulationAnswer>;
 export type JourneySimulationBody = z.input<typeof journeys.simulationBody>;
-/** A simulation's result once done (services/simulations/simulate.ts SimulationResult, as the answer carries it). */
-export interface JourneySimulationResult {
-  entered: number;
-  active: number;
-  completed: number;
-  exited: number;
-  converted: number;
-  events: number;
-  steps: Record<string, { acted: number; waiting: number }>;
-  messages: Record<string, number>;
-  webhooks: Record<string, number>;
-  samples: {
-    messages: Array<{ step_id: string; channel: string; contact_id: string; contact_key: string; at: number; content: Record<string, string> }>;
-    webhooks: Array<{ step_id: string; webhook: string; contact_id: string; at: number; payload: unknown }>;
-  };
-}
+/** A simulation's result once done, as the answer carries it. */
+export type JourneySimulationResult = SimulationResult;
 /** A journey definition as the canvas edits it and the API takes it. */
 export type JourneyInput = z.input<typeof journeyDefinitionSchema>;
 export type StepInput = JourneyInput["steps"][number];

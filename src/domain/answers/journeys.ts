@@ -5,7 +5,7 @@ import { z } from "../../lib/z";
 import type { JourneyDefinition, SplitGoal } from "../journey";
 import type { JourneyLayout } from "../journey-layout";
 import type { ContactJourneys, JourneyReport } from "../journey-report";
-import type { SimulationFigures } from "../journey-simulation";
+import type { SimulationResult } from "../journey-simulation";
 import { isoInstant } from "./panels";
 
 /** A part whose shape another schema or type owns: typed for the compiler, described for readers. */
@@ -133,7 +133,7 @@ export const simulationAnswer = z.strictObject({
   events_read: z.number(),
   error: z.string().nullable(),
   /** Once done: per step acted and waiting (as the live counters), messages per channel, webhook calls per step, samples. */
-  result: ownedElsewhere<(SimulationFigures & { samples: unknown }) | null>("The simulation's figures and samples once done (services/simulations/simulate.ts SimulationResult); null while running").nullable(),
+  result: ownedElsewhere<SimulationResult | null>("The simulation's figures and samples once done (domain/journey-simulation.ts SimulationResult); null while running").nullable(),
   created_at: isoInstant,
   finished_at: isoInstant.nullable(),
 });

@@ -6,12 +6,11 @@ import {
   newSimulationState,
   simulate,
   simulationFigures,
-  type SimulationFigures,
+  type SimulationResult,
   type SimulationSample,
   type SimulationState,
 } from "../../domain/journey-simulation";
 import { personalize } from "../../domain/merge-tags";
-import type { JsonValue } from "../../domain/webhooks/payload";
 import { config } from "../../lib/config";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { newId } from "../../lib/random";
@@ -83,13 +82,6 @@ async function nudge(env: Pick<Env, "IMPORTS">, panelId: string, simulationId: s
 /** The R2 object holding a running simulation's state as its step at `cursor` left it. */
 function stateKey(s: Pick<JourneySimulation, "panelId" | "id">, cursor: SimulationCursor | null): string {
   return `simulations/${s.panelId}/${s.id}/${cursor ? `${cursor.occurredAt}-${cursor.id}` : "start"}.json`;
-}
-
-export interface SimulationResult extends SimulationFigures {
-  samples: {
-    messages: Array<{ step_id: string; channel: string; contact_id: string; contact_key: string; at: number; content: Record<string, string> }>;
-    webhooks: Array<{ step_id: string; webhook: string; contact_id: string; at: number; payload: Record<string, JsonValue> }>;
-  };
 }
 
 /** A simulation as the API shows it. */
