@@ -26,9 +26,8 @@
 //   delivery window, weighs on small rounds: fewer events understate events/s)  ROWS=50000 (import)
 //   ROUNDS=3  SLICE=2 (seconds per slice of (a) and (c))  CONCURRENCY=16 (a)
 //   PARTS=a,b,c,d (which to run)
-import { createServer } from "node:http";
 import { BENCH_ACTIVITY, benchEvent } from "./activity-events.ts";
-import { adminCall, ADMIN_TOKEN, createBenchPanel, load, median, printComparison, rate, report, share, sliceSpread, spreadOf, startRuntime, Tally, times, type BenchFigure, type LoadResult } from "./lib.ts";
+import { adminCall, startCsvHost, ADMIN_TOKEN, createBenchPanel, load, median, printComparison, rate, report, share, sliceSpread, spreadOf, startRuntime, Tally, times, type BenchFigure, type LoadResult } from "./lib.ts";
 import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
 import { contactBucket, evenPartitions, partitionOfBucket } from "../src/domain/partitions.ts";
 
@@ -256,19 +255,8 @@ try {
   // (d) import rows/s through bulkupload, each beside the same rows upserted bare on their partitions.
   if (parts.has("d")) {
     const file = Buffer.from([CSV_HEADER, ...Array.from({ length: ROWS }, (_, i) => csvRow(i))].join(""));
-    const callbacks = new Map<string, () => void>();
-    const server = createServer((request, response) => {
-      const done = /^\/done\/([\w-]+)$/.exec(request.url ?? "");
-      if (request.method === "POST" && done) {
-        callbacks.get(done[1]!)?.();
-        return void request.resume().on("end", () => response.writeHead(204).end());
-      }
-      if (request.url !== "/contacts.csv") return void response.writeHead(404).end();
-      response.writeHead(200, { "content-type": "text/csv", "content-length": file.length }).end(file);
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const address = server.address();
-    const host = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+    const csvHost = await startCsvHost(file);
+    const { host } = csvHost;
     try {
       const [one, two] = [await panel(false), await panel(true)];
       let first = 10 * ROWS;
@@ -286,7 +274,7 @@ try {
       let imports = 0;
       const runImport = async (p: BenchPanel) => {
         const mark = `import-${++imports}`;
-        const called = new Promise<number>((resolve) => callbacks.set(mark, () => resolve(performance.now())));
+        const called = csvHost.finished(mark);
         const started = performance.now();
         const call = await fetch(`${origin}/apiv2?type=contact&activity=bulkupload&apikey=${p.apiKey}`, {
           method: "POST",
@@ -322,7 +310,7 @@ try {
         { figure: `import ${ROWS} rows, rows/s, 2 partitions vs 1`, service: i2.toFixed(0), baseline: i1.toFixed(0), ratio: share(i2, i1), goal: "", met: null },
       );
     } finally {
-      server.close();
+      csvHost.close();
     }
   }
 

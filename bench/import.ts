@@ -24,10 +24,9 @@
 //   LIST=1 (import into a list)   LIST_JOURNEY=1 (import into a list with a running list journey)
 //   REIMPORT=0 (skip the second import of the same file, all updates)
 //   MINIFLARE_WORKERD_V8_FLAGS (default "--max-old-space-size=128")
-import { createServer } from "node:http";
 import { readdirSync, readFileSync } from "node:fs";
 import { childCpuSeconds } from "./cpu.ts";
-import { adminCall, createBenchPanel, report, share, spreadOf, startRuntime, times, type BenchFigure } from "./lib.ts";
+import { adminCall, startCsvHost, createBenchPanel, report, share, spreadOf, startRuntime, times, type BenchFigure } from "./lib.ts";
 import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
 
 process.env.MINIFLARE_WORKERD_V8_FLAGS ??= "--max-old-space-size=128";
@@ -139,19 +138,8 @@ async function enteredAll(origin: string, journeyPath: string, count: number, si
 
 async function runSize(rows: number): Promise<{ baseline: CaseResult; baselineBefore: CaseResult; baselineAfter: CaseResult; importRun: CaseResult; reimportRun?: CaseResult; job: any; rejob?: any; enterSeconds?: number }> {
   const file = generateCsv(rows);
-  const callbacks = new Map<string, () => void>();
-  const server = createServer((request, response) => {
-    const done = /^\/done\/([\w-]+)$/.exec(request.url ?? "");
-    if (request.method === "POST" && done) {
-      callbacks.get(done[1]!)?.();
-      return void request.resume().on("end", () => response.writeHead(204).end());
-    }
-    if (request.url !== "/contacts.csv") return void response.writeHead(404).end();
-    response.writeHead(200, { "content-type": "text/csv", "content-length": file.length }).end(file);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  const host = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  const csvHost = await startCsvHost(file);
+  const { host } = csvHost;
   const fileUrl = `${host}/contacts.csv`;
   const runtime = await startRuntime();
   try {
@@ -179,7 +167,7 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; baselineBe
     let imports = 0;
     const runImport = () => withMemory(pids, async () => {
       const mark = `import-${++imports}`;
-      const called = new Promise<number>((resolve) => callbacks.set(mark, () => resolve(performance.now())));
+      const called = csvHost.finished(mark);
       const started = (importStarted = performance.now());
       const call = await fetch(`${runtime.origin}/apiv2?type=contact&activity=bulkupload&apikey=${panel.apiKey}`, {
         method: "POST",
@@ -228,7 +216,7 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; baselineBe
     };
   } finally {
     await runtime.stop();
-    server.close();
+    csvHost.close();
   }
 }
 

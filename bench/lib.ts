@@ -7,6 +7,7 @@ import { build } from "esbuild";
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
@@ -373,4 +374,28 @@ export function report(benchmark: string, figures: BenchFigure[]): void {
   const file = process.env.BENCH_REPORT;
   if (!file) return;
   appendFileSync(file, figures.map((figure) => JSON.stringify({ benchmark, ...figure })).join("\n") + "\n");
+}
+
+/**
+ * A loopback host of one CSV file at `${host}/contacts.csv` for bulkupload, whose import
+ * callbacks `${host}/done/<mark>` resolve `finished(mark)` with the time they arrived.
+ */
+export async function startCsvHost(file: Buffer): Promise<{ host: string; finished(mark: string): Promise<number>; close(): void }> {
+  const callbacks = new Map<string, () => void>();
+  const server = createServer((request, response) => {
+    const done = /^\/done\/([\w-]+)$/.exec(request.url ?? "");
+    if (request.method === "POST" && done) {
+      callbacks.get(done[1]!)?.();
+      return void request.resume().on("end", () => response.writeHead(204).end());
+    }
+    if (request.url !== "/contacts.csv") return void response.writeHead(404).end();
+    response.writeHead(200, { "content-type": "text/csv", "content-length": file.length }).end(file);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  return {
+    host: `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`,
+    finished: (mark) => new Promise<number>((resolve) => callbacks.set(mark, () => resolve(performance.now()))),
+    close: () => server.close(),
+  };
 }
