@@ -1,4 +1,4 @@
-import type { JourneyDefinition, JourneyStep } from "./journey";
+import { isMessageStep, stepById, type JourneyDefinition, type JourneyStep, type MessageStep } from "./journey";
 import {
   decideStep,
   entryAllowed,
@@ -12,22 +12,27 @@ import {
   type WalkContact,
   type WalkEvent,
 } from "./journey-walk";
+import { capAnswerOf, capsOf, contactTimeZone, gateBeforeCaps, gateOfCapAnswer, longestWindow, NO_RULES, ruleChannelOf, type MessageGate, type MessageRules, type RuleChannel } from "./message-rules";
 
 /**
  * A journey simulated over recorded events (issue 46 item 1, decision 0048): the engine's own
  * decisions (domain/journey-walk.ts) applied in time order to in-memory instances, one per
- * contact, with nothing sent and nothing stored. Messages go out as the step decides (caps,
- * quiet hours and topics are not applied), and have no opens or clicks: a wait for message
- * events ends by its timeout. Conditions and entry filters read the contacts' attributes as
- * they are now (the history of attributes is not kept).
+ * contact, with nothing sent and nothing stored. A message step goes under the panel's rules
+ * as the engine's gate decides them (domain/message-rules.ts: quiet hours hold it to their end
+ * in simulated time, a full cap skips it or holds it, a left topic skips it); caps count the
+ * journey's own simulated messages and the contact's recorded sends. Messages have no opens or
+ * clicks: a wait for message events ends by its timeout. Conditions, entry filters, topics and
+ * the rules are read as they are now (their history is not kept).
  *
  * The state is plain JSON, so a simulation worked in queue steps keeps it between pages.
  */
 
-/** A wait or delay an instance is at. */
+/** A wait or delay an instance is at; a hold is a message step held by quiet hours or a cap, run again when due (as the engine's `step#n` delay). */
 interface SimPoint {
   step: string;
-  kind: "delay" | "wait";
+  kind: "delay" | "wait" | "hold";
+  /** A hold's number (the engine's `#n`). */
+  hold?: number;
   dueAt: number;
   /** The event the branch carries (for webhooks, and so an activity wait takes only later ones). */
   eventId: number | null;
@@ -68,6 +73,12 @@ export interface SimulationState {
   messages: Record<string, number>;
   /** Webhook calls per webhook step. */
   webhooks: Record<string, number>;
+  /** Per message step: messages skipped for a full cap, for a left topic, and held (once each) by quiet hours or a cap. Absent in states of earlier steps. */
+  skippedCap?: Record<string, number>;
+  skippedTopic?: Record<string, number>;
+  deferred?: Record<string, number>;
+  /** Simulated sends counted against caps, per contact and channel (times within the longest cap's window). */
+  sends?: Record<string, Partial<Record<RuleChannel, number[]>>>;
   samples: SimulationSample[];
   /** Events read. */
   events: number;
@@ -77,12 +88,53 @@ export interface SimulationState {
 export const SAMPLES_PER_STEP = 3;
 
 export function newSimulationState(): SimulationState {
-  return { instances: {}, timers: [], entered: 0, completed: 0, exited: 0, converted: 0, acted: {}, messages: {}, webhooks: {}, samples: [], events: 0 };
+  return {
+    instances: {},
+    timers: [],
+    entered: 0,
+    completed: 0,
+    exited: 0,
+    converted: 0,
+    acted: {},
+    messages: {},
+    webhooks: {},
+    skippedCap: {},
+    skippedTopic: {},
+    deferred: {},
+    sends: {},
+    samples: [],
+    events: 0,
+  };
 }
 
 export interface SimulatedJourney {
   id: string;
   definition: JourneyDefinition;
+  /** The panel's message rules and zone (absent: none, UTC). */
+  rules?: { rules: MessageRules; timezone: string };
+}
+
+/** A contact as the simulation reads it: attributes, and what the rules count. */
+export interface SimContact extends WalkContact {
+  /** Times of the contact's recorded sends counted against caps, per channel (those after the simulated moment are not counted). */
+  sentAt?: Partial<Record<RuleChannel, readonly number[]>>;
+  /** Ids of the topics the contact left. */
+  topicsLeft?: readonly string[];
+}
+
+/** The topics the journey's message steps name (a contact who left one is skipped there). */
+export function topicsOf(definition: JourneyDefinition): string[] {
+  return [...new Set(definition.steps.flatMap((s) => (isMessageStep(s) && s.topic !== undefined ? [s.topic] : [])))];
+}
+
+/** The channels whose caps may count a message of the journey (its steps not exempt), and the longest window of their caps, ms. */
+export function cappedChannels(journey: SimulatedJourney): { channels: RuleChannel[]; window: number } {
+  const rules = journey.rules?.rules ?? NO_RULES;
+  const channels = new Set<RuleChannel>();
+  for (const s of journey.definition.steps) {
+    if (isMessageStep(s) && !s.exempt && capsOf(rules, ruleChannelOf(s.type)).length > 0) channels.add(ruleChannelOf(s.type));
+  }
+  return { channels: [...channels], window: longestWindow([...channels].flatMap((c) => capsOf(rules, c))) };
 }
 
 // A binary min-heap on dueAt: the timers of 100k contacts are taken in time order without sorting them all each page.
@@ -132,8 +184,41 @@ class Simulation {
   constructor(
     private readonly journey: SimulatedJourney,
     private readonly state: SimulationState,
-    private readonly contacts: ReadonlyMap<number, WalkContact>,
+    private readonly contacts: ReadonlyMap<number, SimContact>,
   ) {}
+
+  private count(table: "skippedCap" | "skippedTopic" | "deferred", step: string) {
+    const counts = (this.state[table] ??= {});
+    counts[step] = (counts[step] ?? 0) + 1;
+  }
+
+  /**
+   * A message step under the panel's rules, as the engine's StepPlanner gates it: a left topic
+   * skips it, then quiet hours or a full cap (with `when_capped: wait`) hold it, a full cap
+   * skips it; a message that goes counts against the caps. "hold": it waits as a point.
+   */
+  private gate(contact: SimContact, step: MessageStep, now: number): "go" | "skipped" | { holdUntil: number } {
+    if (step.topic !== undefined && contact.topicsLeft?.includes(step.topic)) {
+      this.count("skippedTopic", step.id);
+      return "skipped";
+    }
+    const { rules, timezone } = this.journey.rules ?? { rules: NO_RULES, timezone: "UTC" };
+    const before = gateBeforeCaps(step, rules, contactTimeZone(contact.attributes, timezone), now);
+    let gate: MessageGate;
+    if (!("caps" in before)) gate = before;
+    else {
+      const sends = ((this.state.sends ??= {})[contact.id] ??= {});
+      const window = longestWindow(before.caps);
+      const own = (sends[before.channel] ?? []).filter((t) => t > now - window);
+      const recorded = (contact.sentAt?.[before.channel] ?? []).filter((t) => t <= now);
+      gate = gateOfCapAnswer(step, capAnswerOf(before.caps, [...recorded, ...own], now));
+      if (gate.go) sends[before.channel] = [...own, now];
+    }
+    if (gate.go) return "go";
+    if ("holdUntil" in gate) return { holdUntil: Math.max(gate.holdUntil, now + 1) };
+    this.count("skippedCap", step.id);
+    return "skipped";
+  }
 
   /** Ends the instance when nothing of it is left to wait for. */
   private settle(contactId: number, instance: SimInstance) {
@@ -147,19 +232,43 @@ class Simulation {
     this.state.samples.push({ step: step.id, contactId, at, event: event?.id === eventId ? event : null, eventId });
   }
 
-  /** Walks `steps` for the instance up to its next waits and delays, as the engine's StepPlanner does. */
-  private walk(contact: WalkContact, instance: SimInstance, steps: readonly JourneyStep[], now: number, branchEvent: WalkEvent | null, branchEventId: number | null, lastMessage: string | null) {
+  /**
+   * Walks `steps` for the instance up to its next waits and delays, as the engine's StepPlanner
+   * does. `held`: the message step among them is run again after its hold number `hold`.
+   */
+  private walk(
+    contact: SimContact,
+    instance: SimInstance,
+    steps: readonly JourneyStep[],
+    now: number,
+    branchEvent: WalkEvent | null,
+    branchEventId: number | null,
+    lastMessage: string | null,
+    held: { step: string; hold: number } | null = null,
+  ) {
     const { definition, id: journeyId } = this.journey;
     for (const step of steps) {
       const decision = decideStep(journeyId, step, contact, now);
-      this.state.acted[step.id] = (this.state.acted[step.id] ?? 0) + 1;
       let message = lastMessage;
-      switch (decision.kind) {
-        case "message":
+      if (decision.kind === "message") {
+        const gate = this.gate(contact, decision.step, now);
+        if (typeof gate === "object") {
+          // Held: no step run yet (the engine records it when the step finally runs); counted deferred once.
+          const hold = held?.step === step.id ? held.hold + 1 : 1;
+          if (hold === 1) this.count("deferred", step.id);
+          const point: SimPoint = { step: step.id, kind: "hold", hold, dueAt: gate.holdUntil, eventId: branchEventId, activityKey: null, msgid: null, createdAt: now };
+          instance.points.push(point);
+          heapPush(this.state.timers, [point.dueAt, contact.id, step.id]);
+          continue;
+        }
+        if (gate === "go") {
           this.state.messages[decision.step.type] = (this.state.messages[decision.step.type] ?? 0) + 1;
           this.sample(step, contact.id, now, branchEvent, branchEventId);
-          message = `simulated:${contact.id}.${step.id}`;
-          break;
+        }
+        message = `simulated:${contact.id}.${step.id}`;
+      }
+      this.state.acted[step.id] = (this.state.acted[step.id] ?? 0) + 1;
+      switch (decision.kind) {
         case "webhook":
           this.state.webhooks[step.id] = (this.state.webhooks[step.id] ?? 0) + 1;
           this.sample(step, contact.id, now, branchEvent, branchEventId);
@@ -184,12 +293,15 @@ class Simulation {
     }
   }
 
-  /** Continues an instance past one of its points (ended by an event or its time). */
+  /** Continues an instance past one of its points (ended by an event or its time); a hold runs its message step again. */
   private continue(contactId: number, instance: SimInstance, point: SimPoint, end: PointEnd, now: number, event: WalkEvent | null) {
     instance.points = instance.points.filter((p) => p !== point);
     const contact = this.contacts.get(contactId);
+    const { definition } = this.journey;
+    const held = point.kind === "hold" ? stepById(definition, point.step) : undefined;
+    const steps = point.kind === "hold" ? (held ? [held] : []) : stepsAfterPoint(definition, end);
     // A contact gone since (erased) is not walked on, as the engine skips a point without its contact.
-    if (contact) this.walk(contact, instance, stepsAfterPoint(this.journey.definition, end), now, event, event?.id ?? point.eventId, null);
+    if (contact) this.walk(contact, instance, steps, now, event, event?.id ?? point.eventId, null, point.kind === "hold" ? { step: point.step, hold: point.hold ?? 1 } : null);
     this.settle(contactId, instance);
   }
 
@@ -202,7 +314,7 @@ class Simulation {
       const point = instance?.points.find((p) => p.step === stepId && p.dueAt === dueAt);
       // Ended meanwhile (by its event, or the instance by its goal).
       if (!instance || !point) continue;
-      const end: PointEnd = point.kind === "delay" ? { kind: "delay", stepId } : { kind: "wait", stepId, outcome: "timeout" };
+      const end: PointEnd = point.kind === "wait" ? { kind: "wait", stepId, outcome: "timeout" } : { kind: "delay", stepId };
       this.continue(contactId, instance, point, end, dueAt, null);
     }
   }
@@ -249,7 +361,7 @@ class Simulation {
  * `upTo` (the end of the simulated range, or the last event read when more pages follow).
  * `contacts` holds at least those `contactsToLoad` named. Changes `state` in place.
  */
-export function simulate(journey: SimulatedJourney, state: SimulationState, events: readonly WalkEvent[], contacts: ReadonlyMap<number, WalkContact>, upTo: number): void {
+export function simulate(journey: SimulatedJourney, state: SimulationState, events: readonly WalkEvent[], contacts: ReadonlyMap<number, SimContact>, upTo: number): void {
   const run = new Simulation(journey, state, contacts);
   for (const event of events) {
     run.fireTimers(event.occurredAt);
@@ -266,9 +378,14 @@ export interface SimulationFigures {
   exited: number;
   converted: number;
   events: number;
-  steps: Record<string, { acted: number; waiting: number }>;
+  /** Per step: `acted` as the live counters count step runs (a held message counts once it runs or is skipped); a message step's skips and holds when any. */
+  steps: Record<string, { acted: number; waiting: number; skipped_cap?: number; skipped_topic?: number; deferred?: number }>;
   messages: Record<string, number>;
   webhooks: Record<string, number>;
+  /** Messages skipped for a full frequency cap and for a topic the contact left (absent in results made before rules were simulated). */
+  skipped?: { cap: number; topic: number };
+  /** Messages held by quiet hours or a full cap (`when_capped: wait`) and sent later in simulated time, or still held at the end. */
+  deferred?: number;
 }
 
 /** A simulation's figures with its rendered samples, as it is kept with the version and answered. */
@@ -283,6 +400,10 @@ export function simulationFigures(state: SimulationState): SimulationFigures {
   const steps: SimulationFigures["steps"] = {};
   const step = (id: string) => (steps[id] ??= { acted: 0, waiting: 0 });
   for (const [id, n] of Object.entries(state.acted)) step(id).acted = n;
+  const sum = (counts: Record<string, number> | undefined) => Object.values(counts ?? {}).reduce((a, b) => a + b, 0);
+  for (const [id, n] of Object.entries(state.skippedCap ?? {})) step(id).skipped_cap = n;
+  for (const [id, n] of Object.entries(state.skippedTopic ?? {})) step(id).skipped_topic = n;
+  for (const [id, n] of Object.entries(state.deferred ?? {})) step(id).deferred = n;
   let active = 0;
   for (const instance of Object.values(state.instances)) {
     active++;
@@ -298,5 +419,7 @@ export function simulationFigures(state: SimulationState): SimulationFigures {
     steps,
     messages: { ...state.messages },
     webhooks: { ...state.webhooks },
+    skipped: { cap: sum(state.skippedCap), topic: sum(state.skippedTopic) },
+    deferred: sum(state.deferred),
   };
 }

@@ -161,3 +161,46 @@ export function quietUntil(rules: MessageRules, ch: RuleChannel, now: number, ti
   const inside = from < to ? minute >= from && minute < to : minute >= from || minute < to;
   return inside ? nextLocalTime(quiet.to, now, timeZone) : null;
 }
+
+/** What the caps answer for one more message: allowed, or the cap that is full and when the caps allow the next one. */
+export type CapAnswer = { allowed: true } | { allowed: false; cap: FrequencyCap; allowsAt: number };
+
+/** The caps' answer for one more message at `now`, given the times of the contact's counted sends of the channel. */
+export function capAnswerOf(caps: readonly FrequencyCap[], sentAt: readonly number[], now: number): CapAnswer {
+  const allowsAt = capAllowsAt(caps, sentAt, now);
+  if (allowsAt === null) return { allowed: true };
+  // The fullest cap names the refusal: the one that frees last.
+  const cap = caps.find((c) => capAllowsAt([c], sentAt, now) === allowsAt) ?? caps[0]!;
+  return { allowed: false, cap, allowsAt };
+}
+
+/** A journey message step as the rules read it. */
+export interface RuledMessage {
+  type: "email" | "sms" | "apn" | "bpn";
+  exempt?: boolean;
+  when_capped?: "skip" | "wait";
+}
+
+/** Whether a journey message goes now: it goes, is held until `holdUntil`, or is skipped for a full cap. */
+export type MessageGate = { go: true } | { go: false; holdUntil: number } | { go: false; capped: FrequencyCap };
+
+/**
+ * The rules' decision for a journey message before its caps are counted: exempt steps go; in the
+ * channel's quiet hours (on `timeZone`'s clock) it is held to their end; otherwise the caps of its
+ * channel are to be asked (none: it goes). The engine counts against them in one conditional
+ * insert; the simulation against its own sends. Then `gateOfCapAnswer`.
+ */
+export function gateBeforeCaps(step: RuledMessage, rules: MessageRules, timeZone: string, now: number): MessageGate | { caps: FrequencyCap[]; channel: RuleChannel } {
+  if (step.exempt) return { go: true };
+  const channel = ruleChannelOf(step.type);
+  const quietEnds = quietUntil(rules, channel, now, timeZone);
+  if (quietEnds !== null) return { go: false, holdUntil: quietEnds };
+  const caps = capsOf(rules, channel);
+  return caps.length === 0 ? { go: true } : { caps, channel };
+}
+
+/** A capped message is skipped, or with `when_capped: wait` held until the caps allow it. */
+export function gateOfCapAnswer(step: RuledMessage, answer: CapAnswer): MessageGate {
+  if (answer.allowed) return { go: true };
+  return step.when_capped === "wait" ? { go: false, holdUntil: answer.allowsAt } : { go: false, capped: answer.cap };
+}

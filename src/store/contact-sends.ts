@@ -1,5 +1,5 @@
 import type { ShardDb } from "./shards";
-import { capAllowsAt, longestWindow, type FrequencyCap, type RuleChannel } from "../domain/message-rules";
+import { capAnswerOf, longestWindow, type CapAnswer, type FrequencyCap, type RuleChannel } from "../domain/message-rules";
 import { DAY_MS } from "../domain/time";
 // The marketing messages counted against frequency caps (decision 0040): a row per message,
 // written by the one conditional insert that lets it go.
@@ -11,8 +11,6 @@ export interface CountedSend {
   /** The message's own key (a journey msgid, a campaign message id): a retry finds its row. */
   key: string;
 }
-
-export type CapAnswer = { allowed: true } | { allowed: false; cap: FrequencyCap; allowsAt: number };
 
 /**
  * Counts a message against the caps if they allow it, in one statement: D1 runs a database's
@@ -61,10 +59,40 @@ export async function countSendsIfAllowed(
   }
   return sends.map((send): CapAnswer => {
     if (counted.has(send.key)) return { allowed: true };
-    const sentAt = recent.get(send.contactId) ?? [];
-    const allowsAt = capAllowsAt(caps, sentAt, now) ?? now;
-    // The fullest cap names the refusal: the one that frees last.
-    const cap = caps.find((c) => capAllowsAt([c], sentAt, now) === allowsAt) ?? caps[0]!;
-    return { allowed: false, cap, allowsAt };
+    const answer = capAnswerOf(caps, recent.get(send.contactId) ?? [], now);
+    // The insert refused it, so the caps are full; the rows read say which one (allowed: a row gone since, try again now).
+    return answer.allowed ? { allowed: false, cap: caps[0]!, allowsAt: now } : answer;
   });
+}
+
+/**
+ * The times of these contacts' counted sends of `channels` from `from` to `to`, per contact and
+ * channel (a journey simulation counts them against the caps), leaving out the messages of
+ * `journeyId` itself: a simulated version stands in for them.
+ */
+export async function recordedSends(
+  db: ShardDb,
+  panelId: string,
+  contactIds: readonly number[],
+  channels: readonly RuleChannel[],
+  range: { from: number; to: number },
+  journeyId: string,
+): Promise<Map<number, Partial<Record<RuleChannel, number[]>>>> {
+  const sends = new Map<number, Partial<Record<RuleChannel, number[]>>>();
+  if (contactIds.length === 0 || channels.length === 0) return sends;
+  const { results } = await db
+    .prepare(
+      `SELECT s.contact_id, s.channel, s.at FROM contact_sends s
+       WHERE s.panel_id = ?1 AND s.contact_id IN (SELECT value FROM json_each(?2)) AND s.channel IN (SELECT value FROM json_each(?3)) AND s.at > ?4 AND s.at <= ?5
+         AND NOT EXISTS (SELECT 1 FROM journey_messages m WHERE m.msgid = s.send_key AND m.journey_id = ?6)
+       ORDER BY s.at`,
+    )
+    .bind(panelId, JSON.stringify(contactIds), JSON.stringify(channels), range.from, range.to, journeyId)
+    .all<{ contact_id: number; channel: RuleChannel; at: number }>();
+  for (const row of results) {
+    const byChannel = sends.get(row.contact_id) ?? {};
+    (byChannel[row.channel] ??= []).push(row.at);
+    sends.set(row.contact_id, byChannel);
+  }
+  return sends;
 }

@@ -89,6 +89,18 @@ export async function hasLeftTopic(db: ShardDb, panelId: string, contactId: numb
   return row !== null;
 }
 
+/** Of these contacts, those who left any of `topicIds`, with the ones they left. */
+export async function topicsLeftByContact(db: ShardDb, panelId: string, contactIds: readonly number[], topicIds: readonly string[]): Promise<Map<number, string[]>> {
+  const left = new Map<number, string[]>();
+  if (contactIds.length === 0 || topicIds.length === 0) return left;
+  const { results } = await db
+    .prepare("SELECT contact_id, topic_id FROM topic_optouts WHERE panel_id = ?1 AND contact_id IN (SELECT value FROM json_each(?2)) AND topic_id IN (SELECT value FROM json_each(?3))")
+    .bind(panelId, JSON.stringify(contactIds), JSON.stringify(topicIds))
+    .all<{ contact_id: number; topic_id: string }>();
+  for (const row of results) left.set(row.contact_id, [...(left.get(row.contact_id) ?? []), row.topic_id]);
+  return left;
+}
+
 /** The statements that record the contact leaving (`left`) or rejoining a topic, for the caller's batch. */
 export function topicOptOutStatement(db: ShardDb, panelId: string, contactId: number, topicId: string, left: boolean, now: number): D1PreparedStatement {
   return left

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { journeyDefinitionSchema, splitBranchOf, type JourneyDefinition, type SplitStep } from "../../src/domain/journey";
-import { contactsToLoad, newSimulationState, simulate, simulationFigures } from "../../src/domain/journey-simulation";
+import { contactsToLoad, newSimulationState, simulate, simulationFigures, topicsOf, type SimContact } from "../../src/domain/journey-simulation";
 import type { WalkContact, WalkEvent } from "../../src/domain/journey-walk";
+import type { MessageRules } from "../../src/domain/message-rules";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -84,5 +85,70 @@ describe("journey simulation over recorded events", () => {
     const late = { ...act(1, "add_to_cart", T0), receivedAt: T0 + 2 * DAY };
     simulate(filtered, state, [late, act(3, "add_to_cart", T0 + HOUR)], new Map([contact(1, "IN"), contact(3, "US")].map((c) => [c.id, c])), T0 + DAY);
     expect(simulationFigures(state)).toMatchObject({ entered: 0, events: 2, steps: {} });
+  });
+});
+
+describe("journey simulation under the panel's message rules", () => {
+  const rules = (r: Partial<MessageRules>) => ({ rules: { caps: [], quiet_hours: [], ...r }, timezone: "UTC" });
+  const welcome = (steps: unknown[]) => journeyDefinitionSchema.parse({ name: "Welcome", trigger: { type: "activity", activity: "signup" }, steps }) as JourneyDefinition;
+
+  it("skips a contact's second email within a day under a cap of 1 email per day, counting recorded sends too", () => {
+    const capped = { id: "jrn_cap", definition: welcome([mail("hello")]), rules: rules({ caps: [{ channel: "email", max: 1, days: 1 }] }) };
+    const contacts = new Map<number, SimContact>([
+      [1, contact(1, "IN")],
+      // Contact 2 had a campaign email an hour before it signed up: counted against the cap.
+      [2, { ...contact(2, "IN"), sentAt: { email: [T0 - HOUR, T0 + 30 * DAY] } }],
+    ]);
+    const state = newSimulationState();
+    // Contact 1 enters three times: at once, 2 hours later (skipped: cap), and two days later (the day is over).
+    simulate(capped, state, [act(1, "signup", T0), act(2, "signup", T0), act(1, "signup", T0 + 2 * HOUR), act(1, "signup", T0 + 2 * DAY)], contacts, T0 + 3 * DAY);
+    const figures = simulationFigures(state);
+    expect(figures.steps.hello).toEqual({ acted: 4, waiting: 0, skipped_cap: 2 });
+    expect(figures).toMatchObject({ entered: 4, completed: 4, messages: { email: 2 }, skipped: { cap: 2, topic: 0 }, deferred: 0 });
+    expect(state.samples.map((s) => [s.contactId, s.at])).toEqual([
+      [1, T0],
+      [1, T0 + 2 * DAY],
+    ]);
+  });
+
+  it("holds a capped message with when_capped: wait until the cap allows it", () => {
+    const capped = { id: "jrn_wait", definition: welcome([mail("hello", { when_capped: "wait" })]), rules: rules({ caps: [{ channel: "email", max: 1, days: 1 }] }) };
+    const state = newSimulationState();
+    simulate(capped, state, [act(1, "signup", T0), act(1, "signup", T0 + 2 * HOUR)], new Map([[1, contact(1, "IN")]]), T0 + 3 * DAY);
+    expect(simulationFigures(state)).toMatchObject({ messages: { email: 2 }, deferred: 1, skipped: { cap: 0 }, steps: { hello: { acted: 2, waiting: 0, deferred: 1 } } });
+    expect(state.samples.map((s) => s.at)).toEqual([T0, T0 + DAY]);
+  });
+
+  it("defers an SMS in quiet hours to their end on the contact's clock, and sends an exempt one at once", () => {
+    const quiet = {
+      id: "jrn_quiet",
+      definition: welcome([
+        { id: "text", type: "sms", text: "Welcome" },
+        { id: "otp", type: "sms", text: "Your code", exempt: true },
+      ]),
+      rules: rules({ quiet_hours: [{ channel: "sms", from: "21:00", to: "09:00" }] }),
+    };
+    // 22:00 in Kolkata (16:30 UTC): the SMS goes at 09:00 there the next morning (03:30 UTC).
+    const at = Date.UTC(2026, 10, 1, 16, 30);
+    const state = newSimulationState();
+    const contacts = new Map<number, SimContact>([[1, { id: 1, attributes: { TIMEZONE: "Asia/Kolkata" } }]]);
+    simulate(quiet, state, [act(1, "signup", at)], contacts, at + HOUR);
+    // Still held at the end of a range that ends before the morning: waiting at the step.
+    expect(simulationFigures(state)).toMatchObject({ active: 1, deferred: 1, messages: { sms: 1 }, steps: { text: { acted: 0, waiting: 1, deferred: 1 }, otp: { acted: 1, waiting: 0 } } });
+    simulate(quiet, state, [], contacts, at + DAY);
+    expect(simulationFigures(state)).toMatchObject({ active: 0, completed: 1, deferred: 1, messages: { sms: 2 }, steps: { text: { acted: 1, waiting: 0, deferred: 1 } } });
+    expect(state.samples.find((s) => s.step === "text")?.at).toBe(Date.UTC(2026, 10, 2, 3, 30));
+  });
+
+  it("skips a contact who left the step's topic, and the journey goes on", () => {
+    const topical = { id: "jrn_topic", definition: welcome([mail("news", { topic: "tpc_news" }), { id: "after", type: "sms", after: "news", text: "Hi" }]) };
+    expect(topicsOf(topical.definition)).toEqual(["tpc_news"]);
+    const state = newSimulationState();
+    const contacts = new Map<number, SimContact>([
+      [1, { ...contact(1, "IN"), topicsLeft: ["tpc_news"] }],
+      [2, contact(2, "IN")],
+    ]);
+    simulate(topical, state, [act(1, "signup", T0), act(2, "signup", T0)], contacts, T0 + DAY);
+    expect(simulationFigures(state)).toMatchObject({ messages: { email: 1, sms: 2 }, skipped: { cap: 0, topic: 1 }, steps: { news: { acted: 2, waiting: 0, skipped_topic: 1 }, after: { acted: 2 } } });
   });
 });

@@ -132,8 +132,10 @@ export const simulationAnswer = z.strictObject({
   progress: z.number(),
   events_read: z.number(),
   error: z.string().nullable(),
-  /** Once done: per step acted and waiting (as the live counters), messages per channel, webhook calls per step, samples. */
-  result: ownedElsewhere<SimulationResult | null>("The simulation's figures and samples once done (domain/journey-simulation.ts SimulationResult); null while running").nullable(),
+  /** Once done: per step acted and waiting (as the live counters), messages per channel, webhook calls per step, samples; messages skipped for a cap or topic, or deferred. */
+  result: ownedElsewhere<SimulationResult | null>(
+    "The simulation's figures and samples once done (domain/journey-simulation.ts SimulationResult); null while running. Message steps go under the panel's caps, quiet hours and topics as set now: per step skipped_cap, skipped_topic and deferred (held by quiet hours or a cap, sent later in simulated time)",
+  ).nullable(),
   created_at: isoInstant,
   finished_at: isoInstant.nullable(),
 });

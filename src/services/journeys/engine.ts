@@ -20,7 +20,7 @@ import { getJourneysByIds, type Journey } from "../../store/journeys/definitions
 import { definitionsOfInstances } from "../../store/journeys/versions";
 import { enterInstances, stepRunStatement, type Entry } from "../../store/journeys/instances";
 import { getMessages, insertMessageStatement, type JourneyMessage } from "../../store/journeys/messages";
-import { capsOf, contactTimeZone, describeCap, NO_RULES, quietUntil, ruleChannelOf, type FrequencyCap, type MessageRules } from "../../domain/message-rules";
+import { contactTimeZone, describeCap, gateBeforeCaps, gateOfCapAnswer, NO_RULES, type MessageGate, type MessageRules } from "../../domain/message-rules";
 import { countSendIfAllowed } from "../../store/contact-sends";
 import { getPanel } from "../../store/panels";
 import { insertSplitEntryStatement, type SplitEntry } from "../../store/journeys/splits";
@@ -327,19 +327,15 @@ class StepPlanner {
    * Whether a message step goes now under the panel's rules: exempt steps always; in the
    * channel's quiet hours (on the contact's clock) it is held to their end; under a cap it is
    * counted (one conditional insert keyed by its msgid, so a step run again after a crash finds
-   * its room) or refused, then skipped or held until the caps allow it, as the step says.
+   * its room) or refused, then skipped or held until the caps allow it, as the step says. The
+   * decision is domain's (gateBeforeCaps, gateOfCapAnswer), which the simulation applies too.
    */
-  private async gate(step: MessageStep, msgid: string): Promise<{ go: true } | { go: false; holdUntil: number } | { go: false; capped: FrequencyCap }> {
-    if (step.exempt) return { go: true };
+  private async gate(step: MessageStep, msgid: string): Promise<MessageGate> {
     const { rules, timezone } = this.panelRules;
-    const channel = ruleChannelOf(step.type);
-    const quietEnds = quietUntil(rules, channel, this.now, contactTimeZone(this.contact.attributes, timezone));
-    if (quietEnds !== null) return { go: false, holdUntil: quietEnds };
-    const caps = capsOf(rules, channel);
-    if (caps.length === 0) return { go: true };
-    const answer = await countSendIfAllowed(this.db, { panelId: this.point.panelId, contactId: this.contact.id, channel, key: msgid }, caps, this.now);
-    if (answer.allowed) return { go: true };
-    return step.when_capped === "wait" ? { go: false, holdUntil: answer.allowsAt } : { go: false, capped: answer.cap };
+    const before = gateBeforeCaps(step, rules, contactTimeZone(this.contact.attributes, timezone), this.now);
+    if (!("caps" in before)) return before;
+    const answer = await countSendIfAllowed(this.db, { panelId: this.point.panelId, contactId: this.contact.id, channel: before.channel, key: msgid }, before.caps, this.now);
+    return gateOfCapAnswer(step, answer);
   }
 
   /** The number of the hold this point is of `step` (0: not a hold of it). */

@@ -2,10 +2,14 @@ import { DAY_MS } from "../../domain/time";
 import type { JourneyDefinition, JourneyStep, MessageStep, WebhookStep } from "../../domain/journey";
 import { isMessageStep } from "../../domain/journey";
 import {
+  cappedChannels,
   contactsToLoad,
   newSimulationState,
   simulate,
   simulationFigures,
+  topicsOf,
+  type SimContact,
+  type SimulatedJourney,
   type SimulationResult,
   type SimulationSample,
   type SimulationState,
@@ -14,6 +18,8 @@ import { personalize } from "../../domain/merge-tags";
 import { config } from "../../lib/config";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { newId } from "../../lib/random";
+import { NO_RULES } from "../../domain/message-rules";
+import { recordedSends } from "../../store/contact-sends";
 import { contactsByIds, type KeyedContact } from "../../store/contacts";
 import { eventFromRow, getEventsByIds, type StoredEvent } from "../../store/events";
 import { getJourney } from "../../store/journeys/definitions";
@@ -28,7 +34,8 @@ import {
   type SimulationCursor,
 } from "../../store/journeys/simulations";
 import { listVersions } from "../../store/journeys/versions";
-import type { Panel } from "../../store/panels";
+import { getPanel, type Panel } from "../../store/panels";
+import { topicsLeftByContact } from "../../store/topics";
 import type { ShardDb } from "../../store/shards";
 import { unroutedRefusal } from "../access/partitions";
 import { panelDb, shardTask } from "../access/shards";
@@ -159,10 +166,25 @@ export async function simulationsOf(db: ShardDb, panelId: string, journeyId: str
   return succeeded((await listSimulations(db, panelId, journeyId, version, LIST_LIMIT)).map(viewOf));
 }
 
-async function loadContacts(db: ShardDb, panelId: string, ids: readonly number[]): Promise<Map<number, KeyedContact>> {
-  const contacts = new Map<number, KeyedContact>();
+/** What the rules read of the contacts besides their attributes: recorded sends of the capped channels, topics left. */
+interface RuleReads {
+  journey: SimulatedJourney;
+  range: { from: number; to: number };
+}
+
+async function loadContacts(db: ShardDb, panelId: string, ids: readonly number[], rules?: RuleReads): Promise<Map<number, KeyedContact & SimContact>> {
+  const contacts = new Map<number, KeyedContact & SimContact>();
+  const capped = rules ? cappedChannels(rules.journey) : null;
+  const topics = rules ? topicsOf(rules.journey.definition) : [];
   for (let i = 0; i < ids.length; i += CONTACTS_PER_READ) {
-    for (const [id, contact] of await contactsByIds(db, panelId, ids.slice(i, i + CONTACTS_PER_READ))) contacts.set(id, contact);
+    const page = ids.slice(i, i + CONTACTS_PER_READ);
+    const [found, sends, left] = await Promise.all([
+      contactsByIds(db, panelId, page),
+      // A send up to the longest cap's window before the range still counts at its start.
+      rules && capped ? recordedSends(db, panelId, page, capped.channels, { from: rules.range.from - capped.window, to: rules.range.to }, rules.journey.id) : null,
+      topicsLeftByContact(db, panelId, page, topics),
+    ]);
+    for (const [id, contact] of found) contacts.set(id, { ...contact, sentAt: sends?.get(id), topicsLeft: left.get(id) });
   }
   return contacts;
 }
@@ -178,7 +200,9 @@ export async function simulationStep(env: Env, db: ShardDb, panelId: string, sim
     await failSimulation(db, panelId, sim.id, "the journey or its version was deleted", now);
     return "stopped";
   }
-  const journey = { id: sim.journeyId, definition: found.definition };
+  // The panel's rules as they are now, as the contacts' attributes are read.
+  const panel = await getPanel(env.DB, panelId);
+  const journey: SimulatedJourney = { id: sim.journeyId, definition: found.definition, rules: { rules: panel?.messageRules ?? NO_RULES, timezone: panel?.timezone ?? "UTC" } };
   let state: SimulationState;
   if (sim.cursor === null) state = newSimulationState();
   else {
@@ -204,7 +228,7 @@ export async function simulationStep(env: Env, db: ShardDb, panelId: string, sim
     cursor = last ? { occurredAt: last.occurred_at, id: last.id } : page.passed;
     done = page.exhausted;
     const upTo = done ? sim.to : cursor.occurredAt;
-    const contacts = await loadContacts(db, panelId, contactsToLoad(journey, state, events, upTo));
+    const contacts = await loadContacts(db, panelId, contactsToLoad(journey, state, events, upTo), { journey, range: { from: sim.from, to: sim.to } });
     simulate(journey, state, events, contacts, upTo);
     read += events.length;
     if (done) break;

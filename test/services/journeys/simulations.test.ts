@@ -7,7 +7,8 @@ import { startSimulation } from "../../../src/services/simulations/simulate";
 import { getPanel } from "../../../src/store/panels";
 import { pipelineSettled } from "../../support/activity";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
-import { admin, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { changeContactTopics } from "../../../src/services/topics/choices";
+import { admin, contactsOf, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { cartPanel, createWebhook, delivered, startJourney } from "../../support/journeys";
 
 const HOUR = 3_600_000;
@@ -114,5 +115,53 @@ describe("journey simulations on history", () => {
     const listed = await admin("GET", `${journey.path}/simulations?version=1`);
     expect(listed.body.simulations.map((s: { id: string }) => s.id)).toEqual([again.body.id, id]);
     expect((await admin("GET", `${journey.path}/simulations?version=2`)).body.simulations).toEqual([]);
+  });
+
+  it("applies the panel's caps, quiet hours and topics as the engine would: skipped for a cap or a left topic, deferred past quiet hours", async () => {
+    const panel = await createPanel();
+    await cartPanel(panel);
+    expect((await admin("PATCH", `/panels/${panel.id}`, { message_rules: { caps: [{ channel: "email", max: 1, days: 1 }], quiet_hours: [{ channel: "sms", from: "21:00", to: "09:00" }] } })).status).toBe(200);
+    const news = (await admin("POST", `/panels/${panel.id}/topics`, { name: "Product news" })).body;
+    const journey = await startJourney(
+      panel,
+      {
+        trigger: { type: "activity", activity: "add_to_cart" },
+        steps: [
+          { id: "mail", type: "email", topic: news.id, subject: "News", html: "<p>News</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+          { id: "text", type: "sms", after: "mail", text: "Hi" },
+        ],
+      },
+      null,
+    );
+    // Noon three days ago, UTC (the panel's zone).
+    const noon = Math.floor(Date.now() / DAY) * DAY - 3 * DAY + 12 * HOUR;
+    const ago = (at: number) => Date.now() - at;
+    await happened(panel, "add_to_cart", "a@example.com", ago(noon));
+    // a again within the day: its email is skipped for the cap (its SMS goes).
+    await happened(panel, "add_to_cart", "a@example.com", ago(noon + HOUR));
+    // b at 22:00: its email goes, its SMS waits for 09:00.
+    await happened(panel, "add_to_cart", "b@example.com", ago(noon + 10 * HOUR));
+    // c left the email's topic: skipped there, the journey goes on to the SMS.
+    await happened(panel, "add_to_cart", "c@example.com", ago(noon + HOUR / 2));
+    // d had a campaign email an hour before: its recorded send fills the cap.
+    await happened(panel, "add_to_cart", "d@example.com", ago(noon + 2 * HOUR));
+    await pipelineSettled(panel.id);
+    const ids = new Map((await contactsOf(panel.id)).map((c) => [c.key, c.id]));
+    await changeContactTopics(panelData, panel.id, ids.get("c@example.com")!, new Map([[news.id, false]]), { via: "preference_page", client: { ip: null, userAgent: null }, panelName: "Shop" }, Date.now());
+    await panelData
+      .prepare("INSERT INTO contact_sends (panel_id, contact_id, channel, at, send_key) VALUES (?, ?, 'email', ?, 'campaign:test')")
+      .bind(panel.id, ids.get("d@example.com")!, noon + HOUR)
+      .run();
+
+    const simulated = await admin("POST", `${journey.path}/simulations`, { days: 7 });
+    expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);
+    expect(simulated.body).toMatchObject({ state: "done", result: { entered: 5, completed: 5, active: 0, messages: { email: 2, sms: 5 }, skipped: { cap: 2, topic: 1 }, deferred: 1 } });
+    expect(simulated.body.result.steps).toEqual({
+      mail: { acted: 5, waiting: 0, skipped_cap: 2, skipped_topic: 1 },
+      text: { acted: 5, waiting: 0, deferred: 1 },
+    });
+    expect(simulated.body.result.samples.messages.filter((m: { step_id: string }) => m.step_id === "mail").map((m: { contact_key: string }) => m.contact_key)).toEqual(["a@example.com", "b@example.com"]);
+    // Nothing was counted for real.
+    expect(await count("contact_sends", panel)).toBe(1);
   });
 });

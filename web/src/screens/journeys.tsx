@@ -275,7 +275,14 @@ function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string
 /** The canvas's figures from a simulation's result, as the live counters show them. */
 function simulatedCounters(result: JourneySimulationResult): Map<string, NodeCounters> {
   const figures = new Map<string, NodeCounters>([[TRIGGER_NODE, { entered: result.entered, completed: result.completed, exited: result.exited, waiting: result.active }]]);
-  for (const [step, f] of Object.entries(result.steps)) figures.set(step, { reached: f.acted, waiting: f.waiting });
+  for (const [step, f] of Object.entries(result.steps)) {
+    const node: NodeCounters = { reached: f.acted, waiting: f.waiting };
+    // Under the panel's rules: skipped for a full cap or a left topic, held by quiet hours or a cap.
+    if (f.skipped_cap) node["skipped: cap"] = f.skipped_cap;
+    if (f.skipped_topic) node["skipped: topic"] = f.skipped_topic;
+    if (f.deferred) node.deferred = f.deferred;
+    figures.set(step, node);
+  }
   return figures;
 }
 
@@ -321,7 +328,9 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
   return (
     <section aria-label="Simulation" className="simulation">
       <h3>Simulate on history</h3>
-      <p className="muted">Runs version {journey.version} over the activities recorded in the last days, sending nothing: messages have no opens or clicks, caps and quiet hours are not applied.</p>
+      <p className="muted">
+        Runs version {journey.version} over the activities recorded in the last days, sending nothing: messages have no opens or clicks; caps, quiet hours and topics apply as they are set now.
+      </p>
       <div className="row">
         <label>
           Days{" "}
@@ -347,7 +356,9 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
         <>
           <p aria-label="Simulation result">
             Last {simulation.days} days ({simulation.events_read} activities): {result.entered} would have entered, {result.completed} completed, {result.exited} left on the goal, {result.active} waiting now.
-            Messages: {Object.entries(result.messages).map(([channel, n]) => `${n} ${channel}`).join(", ") || "none"}. Webhook calls: {Object.values(result.webhooks).reduce((a, b) => a + b, 0)}.
+            Messages: {Object.entries(result.messages).map(([channel, n]) => `${n} ${channel}`).join(", ") || "none"}
+            {result.skipped && ` (skipped: ${result.skipped.cap} for a cap, ${result.skipped.topic} for a topic; ${result.deferred ?? 0} deferred)`}. Webhook calls:{" "}
+            {Object.values(result.webhooks).reduce((a, b) => a + b, 0)}.
           </p>
           {message && (
             <details>
