@@ -232,7 +232,7 @@ const eraseOneContact = definePanelRoute({
   role: NEEDS.erasure,
   response: erasureAnswer,
   summary:
-    "Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})",
+    "Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances, journey simulations' samples of it and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})",
   async handle({ env, caller, path, panel, db }) {
     const place = contactPlace(env, panel, db, path.key);
     const erasure = await eraseContact(env, { db: place.db, home: db, others: place.configElsewhere }, panel.id, path.key, Date.now());

@@ -1,5 +1,6 @@
 import type { ShardDb } from "./shards";
 import { forgetOwnersStatements, partsOfOwners } from "./event-archive";
+import { scrubSamplesStatement } from "./journeys/simulations";
 
 /**
  * Erasing a contact (right to erasure) in its shard. The rows that hold the contact go in one
@@ -53,6 +54,8 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     db.prepare("DELETE FROM journey_entry_keys WHERE journey_id IN (SELECT id FROM journeys WHERE panel_id = ?1) AND entry_key = 'segment:' || CAST(?2 AS INTEGER)").bind(panelId, contactId),
     byContact("journey_list_entries"),
     byContact("journey_messages"),
+    // Journey simulations' results keep rendered samples of contacts' messages (decision 0048).
+    scrubSamplesStatement(db, panelId, contactId),
     byContact("campaign_messages"),
     byContact("list_members"),
     byContact("segment_members"),

@@ -11175,7 +11175,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})
+         * Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances, journey simulations' samples of it and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
          */
         delete: {

@@ -29,8 +29,9 @@ import { webhookDispatcher } from "../webhooks/enqueue";
  * 1. waiting webhook events naming the contact are dropped from each webhook's backlog;
  * 2. the outbox's copies sent to its address go from R2, and its records in broadcasts' uploaded
  *    contact files are blanked (erase-broadcast-files.ts);
- * 3. one D1 batch deletes its rows (contact, memberships, events, messages, journey instances)
- *    and records the erasure; suppressions stay under a hash of the address or number;
+ * 3. one D1 batch deletes its rows (contact, memberships, events, messages, journey instances),
+ *    drops journey simulations' samples naming it and records the erasure; suppressions stay
+ *    under a hash of the address or number;
  * 4. segment exports, completed or under way, which may list it, are withdrawn (files deleted);
  * 5. archived days naming it are rewritten without its events, some now and the rest by the
  *    cron (`eraseArchivedEvents`), each part once.

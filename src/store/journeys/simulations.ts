@@ -143,3 +143,19 @@ export async function stalledSimulations(db: ShardDb, before: number, now: numbe
     .all<{ panel_id: string; id: string }>();
   return results.map((row) => ({ panelId: row.panel_id, simulationId: row.id }));
 }
+
+/**
+ * The statement that drops from the panel's simulation results the samples naming the contact
+ * (its rendered messages and webhook payloads), for its erasure's batch. Only results whose text
+ * names it are rewritten (a plain substring test first: JSON.stringify writes `"contact_id":"7"`).
+ * The id is cast to an integer first: a bound JS number may arrive as a real ("7.0").
+ */
+export function scrubSamplesStatement(db: ShardDb, panelId: string, contactId: number): D1PreparedStatement {
+  const without = (path: string) => `(SELECT json_group_array(json(value)) FROM json_each(result, '${path}') WHERE value ->> 'contact_id' IS NOT CAST(CAST(?2 AS INTEGER) AS TEXT))`;
+  return db
+    .prepare(
+      `UPDATE journey_simulations SET result = json_set(result, '$.samples.messages', ${without("$.samples.messages")}, '$.samples.webhooks', ${without("$.samples.webhooks")})
+       WHERE panel_id = ?1 AND result IS NOT NULL AND instr(result, '"contact_id":"' || CAST(CAST(?2 AS INTEGER) AS TEXT) || '"') > 0`,
+    )
+    .bind(panelId, contactId);
+}

@@ -164,4 +164,34 @@ describe("journey simulations on history", () => {
     // Nothing was counted for real.
     expect(await count("contact_sends", panel)).toBe(1);
   });
+
+  it("erasing a contact drops the samples naming it from the kept results, leaving the figures and others' samples", async () => {
+    const panel = await createPanel();
+    await cartPanel(panel);
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(
+      panel,
+      {
+        trigger: { type: "activity", activity: "add_to_cart" },
+        steps: [
+          { id: "mail", type: "email", subject: "Hi {{EMAIL}}", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+          { id: "hook", type: "webhook", after: "mail", webhook: hook.id },
+        ],
+      },
+      null,
+    );
+    await happened(panel, "add_to_cart", "a@example.com", 2 * DAY);
+    await happened(panel, "add_to_cart", "b@example.com", DAY);
+    await pipelineSettled(panel.id);
+    const simulated = await admin("POST", `${journey.path}/simulations`, { days: 7 });
+    expect(simulated.body.result.samples.messages.map((m: { contact_key: string }) => m.contact_key)).toEqual(["a@example.com", "b@example.com"]);
+    expect(simulated.body.result.samples.webhooks).toHaveLength(2);
+
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/a%40example.com`)).status).toBe(200);
+    const after = (await admin("GET", `${journey.path}/simulations/${simulated.body.id}`)).body.result;
+    expect(after.samples.messages.map((m: { contact_key: string }) => m.contact_key)).toEqual(["b@example.com"]);
+    expect(after.samples.webhooks.map((w: { contact_id: string }) => w.contact_id)).toEqual([simulated.body.result.samples.webhooks[1].contact_id]);
+    expect(JSON.stringify(after)).not.toContain("a@example.com");
+    expect(after).toMatchObject({ entered: 2, messages: { email: 2 }, webhooks: { hook: 2 } });
+  });
 });
