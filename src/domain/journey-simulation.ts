@@ -80,6 +80,9 @@ export interface SimulationState {
   /** Simulated sends counted against caps, per contact and channel (times within the longest cap's window). */
   sends?: Record<string, Partial<Record<RuleChannel, number[]>>>;
   samples: SimulationSample[];
+  /** A list-triggered journey's entries, [added at, contact id] in time order (read at the start), and how many were taken. */
+  entries?: Array<[number, number]>;
+  entriesTaken?: number;
   /** Events read. */
   events: number;
 }
@@ -177,6 +180,8 @@ export function contactsToLoad(journey: SimulatedJourney, state: SimulationState
     if (state.instances[event.contactId] !== undefined || triggeredBy(journey.definition.trigger, event)) ids.add(event.contactId);
   }
   for (const [dueAt, contactId] of state.timers) if (dueAt < upTo) ids.add(contactId);
+  const entries = state.entries ?? [];
+  for (let i = state.entriesTaken ?? 0; i < entries.length && entries[i]![0] <= upTo; i++) ids.add(entries[i]![1]);
   return [...ids];
 }
 
@@ -346,12 +351,18 @@ class Simulation {
       if (this.state.instances[contactId]) return;
     }
     if (!triggeredBy(definition.trigger, event)) return;
+    this.enter(contactId, event.occurredAt, event);
+  }
+
+  /** Enters the contact at `at` (by its trigger `event`, or a list entry) if the entry filter lets it, and walks the start steps. */
+  enter(contactId: number, at: number, event: WalkEvent | null) {
+    const { definition } = this.journey;
     const contact = this.contacts.get(contactId);
-    if (!contact || !entryAllowed(definition, contact.attributes)) return;
-    const entered: SimInstance = { enteredAt: event.occurredAt, entryEventId: event.id, points: [] };
+    if (this.state.instances[contactId] || !contact || !entryAllowed(definition, contact.attributes)) return;
+    const entered: SimInstance = { enteredAt: at, entryEventId: event?.id ?? null, points: [] };
     this.state.instances[contactId] = entered;
     this.state.entered++;
-    this.walk(contact, entered, stepsAfterPoint(definition, { kind: "start" }), event.occurredAt, event, event.id, null);
+    this.walk(contact, entered, stepsAfterPoint(definition, { kind: "start" }), at, event, event?.id ?? null, null);
     this.settle(contactId, entered);
   }
 }
@@ -363,10 +374,23 @@ class Simulation {
  */
 export function simulate(journey: SimulatedJourney, state: SimulationState, events: readonly WalkEvent[], contacts: ReadonlyMap<number, SimContact>, upTo: number): void {
   const run = new Simulation(journey, state, contacts);
+  const entries = state.entries ?? [];
+  // List entries up to `before`, each at its time (before events of the same instant).
+  const enterUpTo = (before: number) => {
+    let taken = state.entriesTaken ?? 0;
+    for (; taken < entries.length && entries[taken]![0] <= before; taken++) {
+      const [at, contactId] = entries[taken]!;
+      run.fireTimers(at);
+      run.enter(contactId, at, null);
+    }
+    if (entries.length > 0) state.entriesTaken = taken;
+  };
   for (const event of events) {
+    enterUpTo(event.occurredAt);
     run.fireTimers(event.occurredAt);
     run.event(event);
   }
+  enterUpTo(upTo);
   run.fireTimers(upTo);
 }
 

@@ -341,3 +341,15 @@ export async function listMembers(db: ShardDb, panelId: string, listId: number, 
     .all<{ id: number; pk_value: string; attrs: string; added_at: number }>();
   return results.map((row) => ({ contactId: row.id, key: row.pk_value, attributes: JSON.parse(row.attrs) as Record<string, AttributeValue>, addedAt: row.added_at }));
 }
+
+/**
+ * The list's members added from `from` (exclusive) to `to`, as [added at, contact id], a page
+ * after contact id `afterId` in the membership key's order (a journey simulation's list entries).
+ */
+export async function membersAddedBetween(db: ShardDb, panelId: string, listId: number, range: { from: number; to: number }, afterId: number, limit: number): Promise<Array<[number, number]>> {
+  const { results } = await db
+    .prepare("SELECT added_at, contact_id FROM list_members WHERE list_id = ?1 AND panel_id = ?2 AND contact_id > ?3 AND added_at > ?4 AND added_at <= ?5 ORDER BY contact_id LIMIT ?6")
+    .bind(listId, panelId, afterId, range.from, range.to, limit)
+    .all<{ added_at: number; contact_id: number }>();
+  return results.map((row) => [row.added_at, row.contact_id]);
+}

@@ -152,3 +152,30 @@ describe("journey simulation under the panel's message rules", () => {
     expect(simulationFigures(state)).toMatchObject({ messages: { email: 1, sms: 2 }, skipped: { cap: 0, topic: 1 }, steps: { news: { acted: 2, waiting: 0, skipped_topic: 1 }, after: { acted: 2 } } });
   });
 });
+
+describe("journey simulation of a list trigger", () => {
+  it("enters the list's members at the time each was added, in time order with the activities, through the entry filter", () => {
+    const listed = {
+      id: "jrn_list",
+      definition: journeyDefinitionSchema.parse({
+        name: "Joined",
+        trigger: { type: "list", listid: 7 },
+        filter: [{ attribute: "COUNTRY", op: "eq", value: "IN" }],
+        steps: [
+          { id: "w", type: "wait_for_event", events: { activity: "purchase" }, within: "1d" },
+          mail("thanks", { after: "w", on: "event" }),
+        ],
+      }) as JourneyDefinition,
+    };
+    const contacts = new Map([contact(1, "IN"), contact(2, "IN"), contact(3, "US")].map((c) => [c.id, c]));
+    const state = { ...newSimulationState(), entries: [[T0, 1], [T0 + HOUR, 3], [T0 + 3 * HOUR, 2]] as Array<[number, number]> };
+    // Contact 2 buys before it joins the list (not waited for yet), contact 1 after: thanked.
+    const events = [act(2, "purchase", T0 + 2 * HOUR), act(1, "purchase", T0 + 4 * HOUR)];
+    // The first page loads those entering by then; 2 is in nothing yet.
+    expect(contactsToLoad(listed, state, events.slice(0, 1), T0 + 2 * HOUR).sort()).toEqual([1, 3]);
+    simulate(listed, state, events.slice(0, 1), contacts, T0 + 2 * HOUR);
+    simulate(listed, state, events.slice(1), contacts, T0 + 2 * DAY);
+    expect(simulationFigures(state)).toMatchObject({ entered: 2, completed: 2, messages: { email: 1 }, steps: { w: { acted: 2, waiting: 0 }, thanks: { acted: 1 } } });
+    expect(state.samples).toEqual([expect.objectContaining({ step: "thanks", contactId: 1, at: T0 + 4 * HOUR })]);
+  });
+});

@@ -34,6 +34,7 @@ import {
   type SimulationCursor,
 } from "../../store/journeys/simulations";
 import { listVersions } from "../../store/journeys/versions";
+import { membersAddedBetween } from "../../store/lists";
 import { getPanel, type Panel } from "../../store/panels";
 import { topicsLeftByContact } from "../../store/topics";
 import type { ShardDb } from "../../store/shards";
@@ -117,8 +118,8 @@ async function definitionOf(db: ShardDb, panelId: string, journeyId: string, ver
 /**
  * Starts a simulation of the journey's version (its current one when absent) over the last
  * `days` days, and runs its first step. Refused when the journey or version does not exist, or
- * the journey is not triggered by an activity (list and segment entries are not recorded
- * events).
+ * the journey is triggered by a segment (its entries are not recorded with their time). A list
+ * trigger enters the list's members at the time each was added (list_members.added_at).
  */
 export async function startSimulation(
   env: Env,
@@ -136,8 +137,8 @@ export async function startSimulation(
   if (unrouted) return unrouted;
   const found = await definitionOf(db, panel.id, journeyId, body.version ?? null);
   if (!found) return refusedField("not_found", "version", `names no version of this journey (it is at version ${journey.version})`);
-  if (found.definition.trigger.type !== "activity") {
-    return refusedField("invalid", "trigger", "only a journey triggered by an activity can be simulated: list and segment entries are not recorded as events");
+  if (found.definition.trigger.type !== "activity" && found.definition.trigger.type !== "list") {
+    return refusedField("invalid", "trigger", "only a journey triggered by an activity or a list can be simulated: segment entries are not recorded with their time");
   }
   const simulation = await insertSimulation(db, {
     panelId: panel.id,
@@ -189,6 +190,24 @@ async function loadContacts(db: ShardDb, panelId: string, ids: readonly number[]
   return contacts;
 }
 
+/** Members read per statement for a list's entries. */
+const MEMBERS_PER_READ = 10_000;
+
+/**
+ * A list-triggered journey's entries: the list's members now, each at the time it was added,
+ * within the range; oldest first. (A contact removed from the list since left no record.)
+ */
+async function listEntriesOf(db: ShardDb, panelId: string, listId: number, sim: JourneySimulation): Promise<Array<[number, number]>> {
+  const entries: Array<[number, number]> = [];
+  for (let after = 0; ; ) {
+    const page = await membersAddedBetween(db, panelId, listId, { from: sim.from, to: sim.to }, after, MEMBERS_PER_READ);
+    entries.push(...page);
+    if (page.length < MEMBERS_PER_READ) break;
+    after = page.at(-1)![1];
+  }
+  return entries.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+}
+
 export type SimulationStepOutcome = "more" | "done" | "stopped";
 
 /** One step: up to SIMULATION_STEP_EVENTS events (config) simulated on the state the last step left, and the cursor moved on. */
@@ -204,8 +223,11 @@ export async function simulationStep(env: Env, db: ShardDb, panelId: string, sim
   const panel = await getPanel(env.DB, panelId);
   const journey: SimulatedJourney = { id: sim.journeyId, definition: found.definition, rules: { rules: panel?.messageRules ?? NO_RULES, timezone: panel?.timezone ?? "UTC" } };
   let state: SimulationState;
-  if (sim.cursor === null) state = newSimulationState();
-  else {
+  if (sim.cursor === null) {
+    state = newSimulationState();
+    const { trigger } = found.definition;
+    if (trigger.type === "list") state.entries = await listEntriesOf(db, panelId, trigger.listid, sim);
+  } else {
     const object = await env.FILES.get(stateKey(sim, sim.cursor));
     if (!object) {
       // Another step moved the cursor on (and dropped this state) since this one read it.

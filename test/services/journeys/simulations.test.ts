@@ -8,8 +8,8 @@ import { getPanel } from "../../../src/store/panels";
 import { pipelineSettled } from "../../support/activity";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
 import { changeContactTopics } from "../../../src/services/topics/choices";
-import { admin, contactsOf, createPanel, panelData, type TestPanel } from "../../support/helpers";
-import { cartPanel, createWebhook, delivered, startJourney } from "../../support/journeys";
+import { admin, apiFor, contactsOf, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { addMembersQuietly, cartPanel, createWebhook, delivered, startJourney } from "../../support/journeys";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -193,5 +193,32 @@ describe("journey simulations on history", () => {
     expect(after.samples.webhooks.map((w: { contact_id: string }) => w.contact_id)).toEqual([simulated.body.result.samples.webhooks[1].contact_id]);
     expect(JSON.stringify(after)).not.toContain("a@example.com");
     expect(after).toMatchObject({ entered: 2, messages: { email: 2 }, webhooks: { hook: 2 } });
+  });
+
+  it("simulates a list-triggered journey from the members' added time; refuses a segment trigger naming trigger", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    const journey = await startJourney(
+      panel,
+      { trigger: { type: "list", listid: list }, steps: [{ id: "hello", type: "email", subject: "Hi {{EMAIL}}", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }] },
+      null,
+    );
+    await addMembersQuietly(panel, list, ["a@example.com", "b@example.com", "old@example.com"]);
+    // old joined before the simulated days.
+    await panelData.prepare("UPDATE list_members SET added_at = ? WHERE panel_id = ? AND contact_id = (SELECT id FROM contacts WHERE panel_id = ? AND pk_value = 'old@example.com')").bind(Date.now() - 10 * DAY, panel.id, panel.id).run();
+    const simulated = await admin("POST", `${journey.path}/simulations`, { days: 7 });
+    expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);
+    expect(simulated.body).toMatchObject({ state: "done", result: { entered: 2, completed: 2, messages: { email: 2 } } });
+    expect(simulated.body.result.samples.messages.map((m: { contact_key: string }) => m.contact_key).sort()).toEqual(["a@example.com", "b@example.com"]);
+    expect(await count("journey_instances", panel)).toBe(0);
+
+    const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "A", match: { any: [{ attribute: "EMAIL", op: "eq", value: "a@example.com" }] } });
+    expect(segment.status).toBe(201);
+    const bySegment = await startJourney(panel, { trigger: { type: "segment", segment: segment.body.id }, steps: [{ id: "d", type: "delay", for: "1h" }] }, null);
+    const refused = await admin("POST", `${bySegment.path}/simulations`, { days: 7 });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain("trigger");
+    expect((await admin("GET", `${bySegment.path}/simulations`)).body.simulations).toEqual([]);
   });
 });

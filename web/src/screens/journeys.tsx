@@ -239,7 +239,7 @@ function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string
   };
   return (
     <Suspense fallback={<Loading />}>
-      {journey.trigger.type === "activity" && <Simulation panelId={panelId} journey={journey} editable={editable} onFigures={setSimulated} />}
+      {(journey.trigger.type === "activity" || journey.trigger.type === "list") && <Simulation panelId={panelId} journey={journey} editable={editable} onFigures={setSimulated} />}
       <JourneyBuilder
         panelId={panelId}
         name={journey.name}
@@ -329,7 +329,7 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
     <section aria-label="Simulation" className="simulation">
       <h3>Simulate on history</h3>
       <p className="muted">
-        Runs version {journey.version} over the activities recorded in the last days, sending nothing: messages have no opens or clicks; caps, quiet hours and topics apply as they are set now.
+        Runs version {journey.version} over the activities recorded in the last days{journey.trigger.type === "list" && " and the list's members from when each was added"}, sending nothing: messages have no opens or clicks; caps, quiet hours and topics apply as they are set now.
       </p>
       <div className="row">
         <label>
