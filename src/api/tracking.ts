@@ -132,7 +132,7 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
     if (action === "resubscribe") {
       const lifts = view.suppressed !== "hard_bounce" && view.suppressed !== null;
       const client = consentClientOf(request);
-      await resubscribe(env, view, claim.panelId, lifts ? (db) => emailLinkConsentStatements(db, claim.panelId, view.contactId, "unsubscribe_page", client, [{ kind: "subscribe", text: RESUBSCRIBE_LABEL }]) : undefined);
+      await resubscribe(view, claim.panelId, lifts ? (db) => emailLinkConsentStatements(db, claim.panelId, view.contactId, "unsubscribe_page", client, [{ kind: "subscribe", text: RESUBSCRIBE_LABEL }]) : undefined);
       return htmlPage(unsubscribePage(view.suppressed === "hard_bounce" ? "bounced" : "resubscribed", view.facts));
     }
     const via = unsubscribeVia(request);
@@ -140,7 +140,8 @@ export async function handleUnsubscribe(token: string, request: Request, env: En
     const client = consentClientOf(request);
     // The consent record only of an address that was not stopped already, written with the stop.
     const proof = view.suppressed === null ? (db: Parameters<typeof emailLinkConsentStatements>[0]) => emailLinkConsentStatements(db, claim.panelId, view.contactId, via, client, [act]) : undefined;
-    const done = await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now(), proof) : unsubscribeRecipient(env, claim, Date.now(), proof));
+    // On the shard holding the message and its contact (its partition's; the home for a panel without a map).
+    const done = await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now(), proof, view.contactDb) : unsubscribeRecipient(env, claim, Date.now(), proof, view.contactDb));
     if (!done) return htmlPage(invalidLinkPage());
     return htmlPage(unsubscribePage(view.suppressed === "unsubscribe" || view.suppressed === "complaint" ? "already_unsubscribed" : "unsubscribed", view.facts));
   }
@@ -191,7 +192,7 @@ export async function handlePreferences(token: string, request: Request, env: En
   // Email left from this page counts as the message's unsubscribe, as the link's does (counter, event, journeys' waits).
   if (change?.email === "unsubscribed" && view.suppressed === null) {
     const leaveEmail = (db: Parameters<typeof proof>[0]) => proof(db, { email: "unsubscribed" });
-    await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now(), leaveEmail) : unsubscribeRecipient(env, claim, Date.now(), leaveEmail));
+    await (isJourneyClaim(claim) ? unsubscribeJourneyRecipient(env, claim, Date.now(), leaveEmail, view.contactDb) : unsubscribeRecipient(env, claim, Date.now(), leaveEmail, view.contactDb));
   }
   // The contact's channels are read once, after that unsubscribe: the email it stopped is no change here.
   const preferences = await recipientPreferences(env, claim, view, change ?? undefined, proof);

@@ -35,9 +35,13 @@ export async function trackClick(env: Env_, claim: TrackingClaim<CampaignMessage
   return true;
 }
 
-/** Unsubscribes the recipient of a message; repeating it changes nothing. */
-export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>): Promise<boolean> {
-  const db = await panelDb(env, claim.panelId);
+/**
+ * Unsubscribes the recipient of a message; repeating it changes nothing. `at`: the database
+ * holding the message and its contact (the unsubscribe page's RecipientView.contactDb, its
+ * partition's, decision 0038); the panel's home when absent.
+ */
+export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>, at?: ShardDb): Promise<boolean> {
+  const db = at ?? (await panelDb(env, claim.panelId));
   const marked = await markUnsubscribed(db, claim, now);
   if (!marked) return false;
   const { message, first } = marked;

@@ -65,9 +65,9 @@ export async function trackJourneyClick(env: TrackEnv, claim: TrackingClaim<Jour
   return true;
 }
 
-/** Unsubscribes the recipient of a journey message; repeating it changes nothing. */
-export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, now: number, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>): Promise<boolean> {
-  const db = await panelDb(env, claim.panelId);
+/** Unsubscribes the recipient of a journey message; repeating it changes nothing. `at`: as for unsubscribeRecipient (broadcasts/engagement.ts). */
+export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, now: number, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>, at?: ShardDb): Promise<boolean> {
+  const db = at ?? (await panelDb(env, claim.panelId));
   const message = await sentEmail(db, claim);
   if (!message) return false;
   const address = journeyEmailAddress(message);

@@ -8,7 +8,7 @@ import { getTopic } from "../../../store/topics";
 import { liftSuppressionStatement, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
 import type { ShardDb } from "../../../store/shards";
 import { panelShards } from "../../access/partitions";
-import { findPanelHome, panelDb } from "../../access/shards";
+import { findPanelHome } from "../../access/shards";
 import { isJourneyClaim, type TrackingClaim } from "./tracking";
 
 /**
@@ -71,7 +71,8 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
     topicId = campaign.topicId;
   }
   if (!address) return null;
-  const [suppressed, topic] = await Promise.all([suppressionOf(db, claim.panelId, address), topicId === null ? null : getTopic(db, claim.panelId, topicId)]);
+  // The address's stop is kept with its contact, on the partition's shard (as the preference page writes it).
+  const [suppressed, topic] = await Promise.all([suppressionOf(contactDb, claim.panelId, address), topicId === null ? null : getTopic(db, claim.panelId, topicId)]);
   const facts: UnsubscribeFacts = { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address };
   // A deleted topic is offered no more: the page unsubscribes from everything, as for any message.
   if (topic) facts.topic = { id: topic.id, name: topic.name };
@@ -80,10 +81,11 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
 
 /**
  * Lifts the recipient's unsubscribe or complaint (they ask for the mail again); a hard bounce
- * stays. `proof`, the consent record, is written in the same batch.
+ * stays. `proof`, the consent record, is written in the same batch, both on the contact's
+ * partition's shard.
  */
-export async function resubscribe(env: Env, view: RecipientView, panelId: string, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>): Promise<boolean> {
-  const db = await panelDb(env, panelId);
+export async function resubscribe(view: RecipientView, panelId: string, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>): Promise<boolean> {
+  const db = view.contactDb;
   const lift = liftSuppressionStatement(db, panelId, view.facts.address, LIFTABLE_SUPPRESSIONS.recipient);
   const writes = [...(lift ? [lift] : []), ...((await proof?.(db)) ?? [])];
   if (!writes.length) return false;
