@@ -1,5 +1,8 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { admin, createPanel } from "../support/helpers";
+import { setPartitionMap } from "../../src/services/access/partitions";
+import { admin, apiFor, createPanel, TEST_SHARD } from "../support/helpers";
+import { keyOn, TWO } from "../support/partitions";
 import { broadcastData, campaign, publish, rawMessage, toBase64, waitForImport } from "../support/broadcasts";
 
 const ADA_ADDRESS = "ada@example.com";
@@ -72,5 +75,29 @@ describe("a campaign's test send", () => {
 
     expect((await admin("GET", `/panels/${panel.id}/outbox?campaign=${id}`)).body.messages).toEqual([]);
     expect((await admin("GET", `/panels/${panel.id}/audit?action=campaign.test_sent`)).body.entries).toEqual([]);
+  });
+
+  it("fills a copy with the attributes of the contact on its key's partition, on the home's shard or another", async () => {
+    const panel = await createPanel();
+    expect((await admin("PUT", `/panels/${panel.id}/attributes/NAME`, { type: "string" })).status).toBe(200);
+    const list = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Readers" })).body.id as number;
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    // SHARD_0 holds a partition only; TEST_SHARD is the panel's home.
+    const [elsewhere, home] = [keyOn(panel.id, 0), keyOn(panel.id, TEST_SHARD)];
+    for (const [key, name] of [[elsewhere, "Ada"], [home, "Bob"]]) expect((await apiFor(panel)("contact", "add", { data: { EMAIL: key, NAME: name } })).status).toBe(200);
+    const made = await admin("POST", `/panels/${panel.id}/campaigns`, { name: "Wave", subject: "Hello {{NAME|friend}}", html: "<p>Hi {{NAME|there}}</p>", sender_name: "Shop", sender_email: "shop@example.com", audience: { lists: [list] } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const id: string = made.body.id;
+
+    const sent = await admin("POST", `/panels/${panel.id}/campaigns/${id}/test`, { emails: [elsewhere, home, "stranger@example.com"] });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const copies = (await admin("GET", `/panels/${panel.id}/outbox?campaign=${id}`)).body.messages;
+    expect(copies.map((m: any) => [m.to, m.subject]).sort()).toEqual(
+      [
+        [elsewhere, "[Test] Hello Ada"],
+        [home, "[Test] Hello Bob"],
+        ["stranger@example.com", "[Test] Hello friend"],
+      ].sort(),
+    );
   });
 });

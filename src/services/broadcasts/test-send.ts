@@ -12,7 +12,8 @@ import type { Panel } from "../../store/panels";
 import { getContactByKey } from "../../store/contacts";
 import type { ShardDb } from "../../store/shards";
 import { variantIndex, variantLabel } from "../../domain/ab-test";
-import { campaignTemplates, contentOf, type SendEnv } from "./send";
+import { campaignTemplates, contentOf } from "./send";
+import { contactDb } from "../access/partitions";
 
 export type TestSendOutcome = Result<{ messageId: string }>;
 
@@ -23,13 +24,14 @@ export const TEST_SUBJECT_PREFIX = "[Test] ";
  * sender checks, DKIM signing and email provider. It is not a recipient's message: no row in
  * the campaign's recipients (so no counter moves), links left as written, no open pixel and no
  * unsubscribe link. Filled with the attributes of the contact `to` names when the panel's
- * primary key is EMAIL and it exists, else with each merge tag's fallback.
+ * primary key is EMAIL and it exists (read on its key's partition, decision 0038), else with
+ * each merge tag's fallback.
  */
 export async function sendCampaignTest(
-  env: SendEnv,
+  env: Env,
   provider: EmailProvider,
   db: ShardDb,
-  panel: { id: string; primaryKey: string },
+  panel: Pick<Panel, "id" | "primaryKey" | "shard" | "partitions">,
   campaign: Campaign,
   to: string,
   now = Date.now(),
@@ -39,7 +41,7 @@ export async function sendCampaignTest(
   if (!address.ok) return refusedField("invalid", "email", address.reason);
   const sender = await planSender(env, db, provider, panel.id, campaign.senderEmail);
   if (!sender.ok) return refusedField("invalid", "sender_email", sender.error);
-  const contact = panel.primaryKey === EMAIL_ATTRIBUTE ? await getContactByKey(db, panel.id, address.value) : null;
+  const contact = panel.primaryKey === EMAIL_ATTRIBUTE ? await getContactByKey(contactDb(env, panel, db, address.value), panel.id, address.value) : null;
   const attributes = { ...contact?.attributes, [EMAIL_ATTRIBUTE]: address.value };
   // An A/B variant's copy is what its recipients get: its own subject and body where it has them.
   const { html, text, subject } = await campaignTemplates(env.FILES, contentOf(campaign, variant));
