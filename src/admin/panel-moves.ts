@@ -1,9 +1,10 @@
-import { panelMoveAnswer, panelMoveListAnswer } from "../domain/answers/deployment";
+import { mirrorResyncAnswer, panelMoveAnswer, panelMoveListAnswer } from "../domain/answers/deployment";
 import { orNotFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { getPanelMove, panelMoves, type PanelMove } from "../store/panel-moves";
 import { isoTime } from "../store/sql";
 import { startPanelMove, startPartitionSplit } from "../services/panels/move";
+import { resyncMirrors } from "../services/panels/mirror-resync";
 import { LAST_BUCKET } from "../domain/partitions";
 import { definePanelRoute } from "./route";
 
@@ -66,4 +67,26 @@ const readMove = definePanelRoute({
   },
 });
 
-export const panelMoveRoutes = [startMove, listMoves, readMove];
+const resyncPartitionMirrors = definePanelRoute({
+  method: "POST",
+  path: "/panels/:panel/partitions/resync",
+  role: "admin",
+  response: mirrorResyncAnswer,
+  summary:
+    "Copy the panel's lists, attributes and topics from its home onto every other shard holding one of its partitions (decision 0041: a mirror write that failed leaves that mirror behind); the lists and topics the home no longer has are removed there, a list's members in bounded steps. Repeating it is harmless; a panel without a partition map has no mirrors",
+  async handle({ env, panel }) {
+    const mirrors = await resyncMirrors(env, panel, Date.now());
+    return {
+      mirrors: mirrors.map((m) => ({
+        shard: m.shard,
+        lists_repaired: m.listsRepaired,
+        lists_removed: m.listsRemoved,
+        attributes_added: m.attributesAdded,
+        topics_repaired: m.topicsRepaired,
+        topics_removed: m.topicsRemoved,
+      })),
+    };
+  },
+});
+
+export const panelMoveRoutes = [startMove, listMoves, readMove, resyncPartitionMirrors];

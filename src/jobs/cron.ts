@@ -19,6 +19,7 @@ import { emailSetupWarningTask } from "../services/channels/email/providers";
 import { recheckSenderDomainsTask } from "../services/channels/email/sender-domains";
 import { contactCountsCron } from "../services/overview/history";
 import { listClearRedrive } from "../services/lists/clear";
+import { mirrorResyncTask } from "../services/panels/mirror-resync";
 import { controlAlertsTask, shardAlertsTask } from "../services/operations/alerts";
 import { recordTick } from "../services/operations/ticks";
 import { replayRedrive } from "../services/replays/replays";
@@ -46,6 +47,7 @@ export const CRON_TASKS: CronTask[] = [
   archiveOldEvents,
   eraseArchivedEvents,
   housekeeping,
+  mirrorResyncTask,
   recheckSenderDomainsTask,
   contactCountsCron,
   controlAlertsTask,

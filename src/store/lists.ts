@@ -159,6 +159,18 @@ export function mirrorListsStatement(db: ShardDb, panelId: string, lists: readon
 }
 
 /**
+ * Gives the live lists `ids` on `db` a name key no list takes (a control character leads it, as a
+ * deleted list's does), for the statement after it in the same batch to set each list's own: a
+ * mirror's resync (services/panels/mirror-resync.ts) so writes names that the mirror, behind the
+ * home, may hold on other rows (two lists that swapped names).
+ */
+export function parkListNamesStatement(db: ShardDb, panelId: string, ids: readonly number[]): D1PreparedStatement {
+  return db
+    .prepare("UPDATE lists SET name_key = char(2) || 'resync ' || id WHERE panel_id = ?1 AND deleted_at IS NULL AND id IN (SELECT value FROM json_each(?2))")
+    .bind(panelId, JSON.stringify(ids));
+}
+
+/**
  * Drops every list row of the panel from a shard that is not its home (a mirror made afresh,
  * or left by the map). Only for a shard holding none of the panel's contacts: no membership
  * can name the rows (setPartitionMap checks).

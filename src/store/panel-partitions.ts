@@ -65,6 +65,19 @@ export async function panelsHoldingContactsOn(db: ControlDb, shard: number): Pro
   return results.map((r) => r.id);
 }
 
+/**
+ * The `nth` (from 0, in id order, wrapping) of the panels homed on `shard` with a partition on
+ * another shard, whose configuration is mirrored (decision 0041); null when there is none. Two
+ * bounded reads whatever the number of panels: a rotation for housekeeping's mirror resync.
+ */
+export async function nthMirroredPanelHomedOn(db: ControlDb, shard: number, nth: number): Promise<string | null> {
+  const mirrored = "FROM panels WHERE shard = ?1 AND id IN (SELECT panel_id FROM panel_partitions WHERE shard <> ?1)";
+  const count = (await db.prepare(`SELECT COUNT(*) AS n ${mirrored}`).bind(shard).first<{ n: number }>())?.n ?? 0;
+  if (count === 0) return null;
+  const row = await db.prepare(`SELECT id ${mirrored} ORDER BY id LIMIT 1 OFFSET ?2`).bind(shard, nth % count).first<{ id: string }>();
+  return row?.id ?? null;
+}
+
 export type BucketFillPhase = "contacts" | "anonymous" | "profiles" | "done";
 
 export interface BucketFill {

@@ -14431,6 +14431,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/panels/{panel}/partitions/resync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy the panel's lists, attributes and topics from its home onto every other shard holding one of its partitions (decision 0041: a mirror write that failed leaves that mirror behind); the lists and topics the home no longer has are removed there, a list's members in bounded steps. Repeating it is harmless; a panel without a partition map has no mirrors
+         * @description Admin token only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    panel: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            mirrors: {
+                                shard: number;
+                                lists_repaired: number;
+                                lists_removed: number;
+                                attributes_added: number;
+                                topics_repaired: number;
+                                topics_removed: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Failure: {error, errors} */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            errors?: {
+                                field?: string;
+                                message?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {

@@ -38,6 +38,20 @@ export const panelMoveAnswer = z.strictObject({
 });
 export const panelMoveListAnswer = z.strictObject({ moves: z.array(panelMoveAnswer) });
 
+/** A panel's mirrors resynced from its home (decision 0041): what each mirror shard was behind by, now repaired. */
+export const mirrorResyncAnswer = z.strictObject({
+  mirrors: z.array(
+    z.strictObject({
+      shard: z.number(),
+      lists_repaired: z.number(),
+      lists_removed: z.number(),
+      attributes_added: z.number(),
+      topics_repaired: z.number(),
+      topics_removed: z.number(),
+    }),
+  ),
+});
+
 /** What fixes an item of the operations view: an admin API call, or (method null) a page of the documentation. */
 export const opsAction = z.strictObject({
   label: z.string(),

@@ -54,6 +54,17 @@ export async function clearList(env: Env, db: ShardDb, panelId: string, mirrors:
   return mirrored.reduce<number>((sum, n) => sum + (n ?? 0), members);
 }
 
+/**
+ * Deletes a list from one mirror alone (the home deleted it, and the mirror missed it: a mirror's
+ * resync), its members there cleared in the same bounded steps. Returns the members it had there,
+ * or null when the mirror has no such live list.
+ */
+export async function deleteMirroredList(env: Env, mirror: MirrorShard, panelId: string, listId: number, now: number): Promise<number | null> {
+  const members = await startClearingList(mirror.db, panelId, listId, now, true);
+  if (members !== null) await clearStep(env, mirror.db, panelId, listId, now, mirror.shard);
+  return members;
+}
+
 /** One step on the home (`mirrorShard` none) or on a mirror. */
 async function clearStep(env: Env, db: ShardDb, panelId: string, listId: number, now: number, mirrorShard?: number): Promise<void> {
   const step = await clearListStep(db, panelId, listId, config(env).fanoutChunkIds, now);

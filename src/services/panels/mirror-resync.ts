@@ -1,0 +1,104 @@
+import { attributesToMirror, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
+import { liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
+import { getPanel, type Panel } from "../../store/panels";
+import { nthMirroredPanelHomedOn } from "../../store/panel-partitions";
+import { shardOf, type ShardDb } from "../../store/shards";
+import { dropTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
+import { mirrorShards, type MirrorShard } from "../access/partitions";
+import { shardTask } from "../access/shards";
+import { deleteMirroredList } from "../lists/clear";
+
+/**
+ * A mirror's resync (decision 0041): the list, attribute and topic services write the home, then
+ * each mirror, not atomically, so a mirror write that failed leaves that mirror behind (a list
+ * missing, so its contacts there cannot join it; a stale name; a topic the home deleted). This
+ * copies the home's configuration onto every mirror again, as setPartitionMap's copy does, without
+ * dropping what the mirror's contacts name: each mirror takes the home's live lists, attributes
+ * and topics (upserts; member counters stay each shard's own), and loses the lists and topics the
+ * home no longer has (a list's members there cleared in the bounded steps of a list's deletion;
+ * a topic with its opt-outs, as deleting it did on the home). A handful of reads and one batch
+ * per mirror, plus a clear for each list removed.
+ */
+
+/** What one mirror was behind by, now repaired. */
+export interface MirrorResync {
+  shard: number;
+  /** Home lists the mirror lacked or held with another name or description. */
+  listsRepaired: number;
+  /** Lists live on the mirror that the home deleted: deleted there too. */
+  listsRemoved: number;
+  attributesAdded: number;
+  /** Home topics the mirror lacked or held with another name or description. */
+  topicsRepaired: number;
+  topicsRemoved: number;
+}
+
+interface Configuration {
+  lists: MirroredList[];
+  attributes: MirroredAttribute[];
+  topics: MirroredTopic[];
+}
+
+async function configurationOf(db: ShardDb, panelId: string): Promise<Configuration> {
+  const [lists, attributes, topics] = await Promise.all([liveListsToMirror(db, panelId), attributesToMirror(db, panelId), topicsToMirror(db, panelId)]);
+  return { lists, attributes, topics };
+}
+
+/** Copies the panel's configuration from its home onto each of its mirrors; none for a panel without a map. */
+export async function resyncMirrors(env: Env, panel: Pick<Panel, "id" | "shard" | "partitions">, now: number): Promise<MirrorResync[]> {
+  const mirrors = mirrorShards(env, panel);
+  if (mirrors.length === 0) return [];
+  // The mirrors first, then the home: the home is written before its mirrors, so a list or topic
+  // a mirror held that the home lacks when read after it is one the home deleted, never one made
+  // meanwhile (list ids are not reused, services/lists/create.ts).
+  const held = await Promise.all(mirrors.map((m) => configurationOf(m.db, panel.id)));
+  const home = await configurationOf(shardOf(env, panel), panel.id);
+  const done: MirrorResync[] = [];
+  for (const [i, mirror] of mirrors.entries()) done.push(await resyncMirror(env, mirror, panel.id, home, held[i]!, now));
+  return done;
+}
+
+const sameText = (a: { name: string; description: string }, b: { name: string; description: string } | undefined) => b !== undefined && a.name === b.name && a.description === b.description;
+
+async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home: Configuration, held: Configuration, now: number): Promise<MirrorResync> {
+  const homeLists = new Set(home.lists.map((l) => l.id));
+  const homeTopics = new Set(home.topics.map((t) => t.id));
+  const heldLists = new Map(held.lists.map((l) => [l.id, l]));
+  const heldTopics = new Map(held.topics.map((t) => [t.id, t]));
+  const heldAttributes = new Set(held.attributes.map((a) => a.name));
+  const goneLists = held.lists.filter((l) => !homeLists.has(l.id));
+  const goneTopics = held.topics.filter((t) => !homeTopics.has(t.id)).map((t) => t.id);
+  // Before the names are written: a deleted list's name may be a live one's now, and deletion frees it.
+  for (const list of goneLists) await deleteMirroredList(env, mirror, panelId, list.id, now);
+  const db = mirror.db;
+  const writes = [
+    ...(goneTopics.length ? dropTopicsStatements(db, panelId, goneTopics) : []),
+    // Every name set afresh in one transaction: two lists that swapped names while the mirror missed it take theirs.
+    ...(home.lists.length ? [parkListNamesStatement(db, panelId, home.lists.map((l) => l.id)), mirrorListsStatement(db, panelId, home.lists)] : []),
+    ...(home.attributes.length ? [mirrorAttributesStatement(db, panelId, home.attributes)] : []),
+    ...(home.topics.length ? [mirrorTopicsStatement(db, panelId, home.topics)] : []),
+  ];
+  if (writes.length) await db.batch(writes);
+  return {
+    shard: mirror.shard,
+    listsRepaired: home.lists.filter((l) => !sameText(l, heldLists.get(l.id))).length,
+    listsRemoved: goneLists.length,
+    attributesAdded: home.attributes.filter((a) => !heldAttributes.has(a.name)).length,
+    topicsRepaired: home.topics.filter((t) => !sameText(t, heldTopics.get(t.id))).length,
+    topicsRemoved: goneTopics.length,
+  };
+}
+
+/**
+ * The cron's share (mirrorResyncTask): one panel homed on shard `index` with mirrors a run, in
+ * turn by the minute, so a mirror left behind is repaired within as many minutes as the shard
+ * has such panels, at a few statements a run. Two control reads for a shard without them.
+ */
+export async function resyncMirrorsInTurn(env: Env, index: number, now: number): Promise<void> {
+  const panelId = await nthMirroredPanelHomedOn(env.DB, index, Math.floor(now / 60_000));
+  const panel = panelId === null ? null : await getPanel(env.DB, panelId);
+  if (panel && panel.shard === index) await resyncMirrors(env, panel, now);
+}
+
+/** Per shard, every minute: resyncMirrorsInTurn. */
+export const mirrorResyncTask = shardTask("partitions.mirror-resync", (env, _db, index, now) => resyncMirrorsInTurn(env, index, now));
