@@ -2,10 +2,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { contactBucket } from "../../src/domain/partitions";
 import { setPartitionMap } from "../../src/services/access/partitions";
-import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import type { ShardDb } from "../../src/store/shards";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData, type TestPanel } from "../support/helpers";
-import { shard0, TWO } from "../support/partitions";
+import { shard0, TWO, unsubscribeLinkOn } from "../support/partitions";
 
 // Decision 0041 extended to topics (issue 45's subscription groups): a panel's topics are
 // mirrored on each shard holding one of its partitions, so that a contact there leaves them on
@@ -50,20 +49,6 @@ const topic = async (panel: TestPanel, name: string) => {
   return made.body as { id: string; name: string };
 };
 
-/**
- * The unsubscribe link of a sent message of campaign `campaignId` to the contact `key`, kept on
- * the contact's shard `db` as a split (decision 0047) leaves it: campaigns do not fan out over a
- * split panel's partitions yet, so the sent row is written here.
- */
-async function linkOf(panel: TestPanel, db: ShardDb, campaignId: string, key: string): Promise<string> {
-  const contact = (await db.prepare("SELECT id, bucket FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<{ id: number; bucket: number }>())!;
-  await db
-    .prepare("INSERT INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, address, sent_at, bucket) VALUES (?, ?, ?, 0, 'sent', ?, ?, ?)")
-    .bind(campaignId, contact.id, panel.id, key, Date.now(), contact.bucket)
-    .run();
-  return `/t/u/${await new TrackingSigner(env.SECRETS_KEY).sign({ kind: "unsubscribe", panelId: panel.id, campaignId, contactId: contact.id })}`;
-}
-
 async function exportedTopics(panel: TestPanel, key: string) {
   const answer = await call(`/admin/v1/panels/${panel.id}/contacts/${encodeURIComponent(key)}/export`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   expect(answer.status).toBe(200);
@@ -93,7 +78,7 @@ describe("a panel on two partitions: topics", () => {
     expect(campaign.status, JSON.stringify(campaign.body)).toBe(201);
     const key = keyOn(panel.id, 0, "reader");
     expect((await apiFor(panel)("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
-    const unsubscribe = await linkOf(panel, shard0, campaign.body.id, key);
+    const unsubscribe = await unsubscribeLinkOn(panel, shard0, campaign.body.id, key);
     const preferences = unsubscribe.replace("/t/u/", "/t/p/");
 
     const page = await (await call(preferences)).text();

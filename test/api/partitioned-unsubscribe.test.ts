@@ -1,26 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { setPartitionMap } from "../../src/services/access/partitions";
-import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import type { ShardDb } from "../../src/store/shards";
-import { admin, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
-import { keyOn, shard0, TWO } from "../support/partitions";
+import { admin, apiFor, call, createPanel, panelData, TEST_SHARD } from "../support/helpers";
+import { keyOn, shard0, TWO, unsubscribeLinkOn } from "../support/partitions";
 
 // The unsubscribe page's "unsubscribe from everything" and "subscribe again" (decision 0038
 // step 3): the address's stop, its consent records and the message's unsubscribe mark are kept
 // with the contact, on its partition's shard, as the preference page keeps them.
 
 const PAGE = { "content-type": "application/x-www-form-urlencoded", "sec-fetch-mode": "navigate", "sec-fetch-site": "same-origin" };
-
-/** The unsubscribe link of campaign `campaignId`'s sent message to `key`, its row on the contact's shard `db` (campaigns do not fan out over partitions yet). */
-async function linkOf(panel: TestPanel, db: ShardDb, campaignId: string, key: string): Promise<string> {
-  const contact = (await db.prepare("SELECT id, bucket FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<{ id: number; bucket: number }>())!;
-  await db
-    .prepare("INSERT INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, address, sent_at, bucket) VALUES (?, ?, ?, 0, 'sent', ?, ?, ?)")
-    .bind(campaignId, contact.id, panel.id, key, Date.now(), contact.bucket)
-    .run();
-  return `/t/u/${await new TrackingSigner(env.SECRETS_KEY).sign({ kind: "unsubscribe", panelId: panel.id, campaignId, contactId: contact.id })}`;
-}
 
 /** What `db` holds of the panel's unsubscribes: suppressions, consent records and marked messages. */
 async function stopsOn(db: ShardDb, panelId: string) {
@@ -57,7 +46,7 @@ describe("a panel on two partitions: the unsubscribe page", () => {
     ] as const) {
       const key = keyOn(panel.id, on);
       expect((await apiFor(panel)("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
-      const link = await linkOf(panel, shards[on]!, campaign.body.id, key);
+      const link = await unsubscribeLinkOn(panel, shards[on]!, campaign.body.id, key);
 
       expect(await (await call(link)).text()).toContain("Stop emails from");
       const left = await call(link, { method: "POST", headers: PAGE, body: "List-Unsubscribe=One-Click" });

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { contactBucket, evenPartitions, type Partition } from "../../src/domain/partitions";
 import type { ShardDb } from "../../src/store/shards";
-import { TEST_SHARD } from "./helpers";
+import { TrackingSigner } from "../../src/services/channels/email/tracking";
+import { TEST_SHARD, type TestPanel } from "./helpers";
 
 // A panel split over two partitions (decision 0038 step 3): buckets 0–2047 on SHARD_0 and
 // 2048–4095 on SHARD_1, the home of createPanel's panels.
@@ -32,4 +33,18 @@ export async function membersOn(db: ShardDb, panelId: string): Promise<string[]>
     .bind(panelId)
     .all<{ m: string }>();
   return results.map((r) => r.m);
+}
+
+/**
+ * The unsubscribe link of a sent message of campaign `campaignId` to the contact `key`, kept on
+ * the contact's shard `db` as a split (decision 0047) leaves it: campaigns do not fan out over a
+ * split panel's partitions yet, so the sent row is written here.
+ */
+export async function unsubscribeLinkOn(panel: TestPanel, db: ShardDb, campaignId: string, key: string): Promise<string> {
+  const contact = (await db.prepare("SELECT id, bucket FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<{ id: number; bucket: number }>())!;
+  await db
+    .prepare("INSERT INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, address, sent_at, bucket) VALUES (?, ?, ?, 0, 'sent', ?, ?, ?)")
+    .bind(campaignId, contact.id, panel.id, key, Date.now(), contact.bucket)
+    .run();
+  return `/t/u/${await new TrackingSigner(env.SECRETS_KEY).sign({ kind: "unsubscribe", panelId: panel.id, campaignId, contactId: contact.id })}`;
 }
