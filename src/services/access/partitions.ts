@@ -6,7 +6,7 @@ import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shar
 import { hasContacts } from "../../store/contacts";
 import { hasSegments } from "../../store/segments";
 import { hasLiveJourneys } from "../../store/journeys/definitions";
-import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, type MirroredList } from "../../store/lists";
+import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
 import { dropMirroredTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
 import { forgetPanelPlaces } from "./shards";
@@ -222,7 +222,8 @@ async function mirrorStatements(home: ShardDb, target: ShardDb, panelId: string)
   const [lists, attributes, topics] = await Promise.all([liveListsToMirror(home, panelId), attributesToMirror(home, panelId), topicsToMirror(home, panelId)]);
   return [
     ...dropMirroredTopicsStatements(target, panelId, topics.map((t) => t.id)),
-    ...(lists.length ? [mirrorListsStatement(target, panelId, lists)] : []),
+    // Names parked first: a refresh finds the rows copied before, which may hold names the home has swapped since.
+    ...(lists.length ? [parkListNamesStatement(target, panelId, lists.map((l) => l.id)), mirrorListsStatement(target, panelId, lists)] : []),
     ...(attributes.length ? [mirrorAttributesStatement(target, panelId, attributes)] : []),
     ...(topics.length ? [mirrorTopicsStatement(target, panelId, topics)] : []),
   ];
