@@ -190,12 +190,12 @@ async function runPass(env: Env, panelId: string, shard: number | undefined, bat
       const todo = piece.filter((event) => !failedEvents.has(event.id) && !progressOf.get(event.id)!.passed(step.name, event.id));
       if (todo.length === 0) continue;
       const failures = new Map<number, string>();
-      if (working.has(step) && !place.home) {
+      if (working.has(step) && !place.home && !step.partitioned) {
         // See notRouted: the step is not run here, and the batch waits for an operator's retry.
         for (const event of todo) failures.set(event.id, notRouted(step, place.shard));
       } else if (working.has(step)) {
         try {
-          for (const failure of (await step.run(env, todo)) ?? []) failures.set(failure.eventId, describe(failure.error));
+          for (const failure of (await step.run(env, todo, place)) ?? []) failures.set(failure.eventId, describe(failure.error));
         } catch (error) {
           for (const event of todo) failures.set(event.id, describe(error));
         }
