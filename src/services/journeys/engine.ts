@@ -188,7 +188,7 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
       if (outcome.status === "rejected") failures.push(outcome.reason);
       else plans.push(outcome.value as PointPlan);
     }
-    failures.push(...(await carryOut(env, db, panelId, plans, now)));
+    failures.push(...(await carryOut(env, db, panelId, plans, now, partition !== undefined)));
     const stored = plans.filter((plan) => plan.failure === undefined);
     try {
       await Promise.all([
@@ -227,10 +227,10 @@ const STATEMENTS_PER_BATCH = 300;
  * whose email or hand-over failed writes nothing and is retried; the others are done. Returns
  * the failures.
  */
-async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: PointPlan[], now: number): Promise<unknown[]> {
+async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: PointPlan[], now: number, onPartition: boolean): Promise<unknown[]> {
   const withEmail = plans.filter((plan) => plan.emails.length > 0);
   const sent = await settleEach(withEmail, CONTINUE_CONCURRENCY, async (plan) => {
-    for (const { message, step, attributes } of plan.emails) await sendJourneyEmail(env, message, step, attributes, now, db);
+    for (const { message, step, attributes } of plan.emails) await sendJourneyEmail(env, message, step, attributes, now, onPartition ? db : undefined);
   });
   sent.forEach((outcome, i) => {
     if (outcome.status === "rejected") withEmail[i]!.failure = outcome.reason;

@@ -191,11 +191,20 @@ function smsEvent(message: { msgid: string; contactId: number; journeyId: string
  * event. An unknown message id changes nothing; a repeated receipt records nothing new; a
  * `failed` after `delivered` (or the reverse) is ignored: the first final word stays.
  */
-export async function recordSmsReceipts(env: Env, db: ShardDb, panelId: string, receipts: readonly SmsReceipt[], now: number): Promise<{ matched: number }> {
+export async function recordSmsReceipts(env: Env, shards: readonly ShardDb[], panelId: string, receipts: readonly SmsReceipt[], now: number): Promise<{ matched: number }> {
   let matched = 0;
   for (const receipt of receipts) {
-    const message = await smsByProviderId(db, panelId, receipt.providerMessageId);
-    if (!message) continue;
+    // The message is on its contact's partition's shard: each of the panel's asked in turn (`shards`, the home first).
+    let db: ShardDb | undefined;
+    let message: Awaited<ReturnType<typeof smsByProviderId>> = null;
+    for (const shard of shards) {
+      message = await smsByProviderId(shard, panelId, receipt.providerMessageId);
+      if (message) {
+        db = shard;
+        break;
+      }
+    }
+    if (!message || !db) continue;
     matched++;
     const phone = phoneDigits(message.recipient);
     if (receipt.optedOut && phone) await suppressSms(db, panelId, phone, "provider", now);
