@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
-import { admin, createPanel, panelData, type TestPanel } from "../support/helpers";
+import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
 import { countersOf, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
 import { keyOn, shard0, TWO } from "../support/partitions";
 
@@ -104,6 +104,23 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     // The delay was cancelled on both shards: the cron calls nothing more.
     await cronAt(Date.now() + 2 * 60 * MINUTE);
     expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["hello", "hello"]);
+  });
+
+  it("a list's journey enters a contact added to the list on its own shard", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const api = apiFor(panel);
+    const listid = (await api("lists", "add", { listname: "VIP" })).body.listid as number;
+    const journey = await startJourney(panel, { trigger: { type: "list", listid }, steps: [{ id: "hello", type: "webhook", webhook: hook.id, params: { Action: "hello" } }] });
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL }, listid: String(listid) })).status).toBe(200);
+    // The membership's trigger left each entry on the contact's shard; the write's reaction entered it there.
+    await eventually(async () => ((await instancesOn(shard0, panel.id)).length && (await instancesOn(panelData, panel.id)).length ? true : undefined));
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
+    expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["hello", "hello"]);
+    expect(await countersOf(journey)).toMatchObject({ entered: 2, completed: 2 });
   });
 
   it("a panel without a map runs its journey on its home as before", async () => {
