@@ -4,7 +4,7 @@ import { journeyReportQuery, periodProblem, resolvePeriod, type ContactJourneys,
 import { fromProblems, notFound, orNotFound } from "../lib/http/errors";
 import { contactJourneyPaths, journeyReport } from "../services/journeys/report";
 import { getContactByKey } from "../store/contacts";
-import { contactDb } from "../services/access/partitions";
+import { contactDb, panelShards } from "../services/access/partitions";
 import { getJourney } from "../store/journeys/definitions";
 import { definePanelRoute } from "./route";
 
@@ -21,7 +21,8 @@ const readJourneyReport = definePanelRoute({
     const period = resolvePeriod(query, Date.now());
     const problem = periodProblem(period);
     if (problem) throw fromProblems([problem]);
-    return journeyReport(env, db, journey, period);
+    // The partitions' shards count their own contacts' instances and messages (decision 0038).
+    return journeyReport(env, panelShards(env, panel, db), journey, period);
   },
 });
 

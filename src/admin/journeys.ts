@@ -1,10 +1,10 @@
-import { unroutedRefusal } from "../services/access/partitions";
 import { journeyAnswer, journeyListAnswer, journeyMessagesAnswer, journeySplitsAnswer, journeyVersionsAnswer, simulationAnswer, simulationBody, simulationListAnswer, splitWinnerBody } from "../domain/answers/journeys";
 import { NEEDS } from "../domain/permissions";
 import { journeyStatusBody, MESSAGE_CHANNELS } from "../domain/journey";
 import { journeyBodySchema, splitJourneyBody } from "../domain/journey-layout";
 import { notFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
+import { panelShards } from "../services/access/partitions";
 import { defineJourney } from "../services/journeys/define";
 import { editJourney } from "../services/journeys/edit";
 import { journeysWithCounters, journeyWithCounters, versionsOfJourney } from "../services/journeys/read";
@@ -69,7 +69,7 @@ const listPanelJourneys = definePanelRoute({
   response: journeyListAnswer,
   summary: "The panel's journeys with their counters",
   async handle({ env, panel, db }) {
-    return { journeys: (await journeysWithCounters(db, panel.id)).map(({ journey, counters }) => journeyView(journey, counters)) };
+    return { journeys: (await journeysWithCounters(env, db, panel)).map(({ journey, counters }) => journeyView(journey, counters)) };
   },
 });
 
@@ -80,7 +80,7 @@ const readJourney = definePanelRoute({
   response: journeyAnswer,
   summary: "A journey with its counters: entered, active, completed, exited, and per step acted and waiting",
   async handle({ env, path, panel, db }) {
-    const found = await journeyWithCounters(db, panel.id, path.journey);
+    const found = await journeyWithCounters(env, db, panel, path.journey);
     if (!found) throw noSuchJourney(path.journey);
     return journeyView(found.journey, found.counters);
   },
@@ -96,7 +96,7 @@ const updateJourney = definePanelRoute({
   body: journeyBodySchema,
   async handle({ env, caller, path, body, panel, db }) {
     const { definition, layout } = splitJourneyBody(body);
-    const { journey, warnings } = unwrap(await editJourney(env, db, panel.id, path.journey, definition, layout, auditorOf(caller)));
+    const { journey, warnings } = unwrap(await editJourney(env, db, panel, path.journey, definition, layout, auditorOf(caller)));
     return { ...journeyView(journey), ...(warnings.length ? { warnings } : {}) };
   },
 });
@@ -131,10 +131,7 @@ const setStatus = definePanelRoute({
   summary: "Run, pause (instances are held) or stop (instances end) a journey",
   body: journeyStatusBody,
   async handle({ env, caller, path, body, panel, db }) {
-    // Journeys see the home's contacts only: not yet routed across partitions (decision 0038's Status).
-    const unrouted = body.status === "running" ? unroutedRefusal(panel, "Running a journey") : null;
-    if (unrouted) unwrap(unrouted);
-    const { journey, counters, warnings } = unwrap(await setJourneyStatus(env, db, panel.id, path.journey, body.status, auditorOf(caller)));
+    const { journey, counters, warnings } = unwrap(await setJourneyStatus(env, db, panel, path.journey, body.status, auditorOf(caller)));
     return { ...journeyView(journey, counters), warnings };
   },
 });
@@ -175,10 +172,10 @@ const journeySplits = definePanelRoute({
   response: journeySplitsAnswer,
   summary:
     "The A/B split steps of the journey's current version: per branch the instances that took it (all versions), those that reached the split's goal within its window, the rate, and the confidence that it differs from branch A (two-sided two-proportion z-test)",
-  async handle({ path, panel, db }) {
+  async handle({ env, path, panel, db }) {
     const journey = await getJourney(db, panel.id, path.journey);
     if (!journey) throw noSuchJourney(path.journey);
-    return { splits: await splitReport(db, journey) };
+    return { splits: await splitReport(panelShards(env, panel, db), journey) };
   },
 });
 
@@ -191,7 +188,7 @@ const promoteWinner = definePanelRoute({
     "Promote a split's branch: a new version of the journey sends every new entry down it, while instances already inside keep the branch they were hashed to; 409 once stopped",
   body: splitWinnerBody,
   async handle({ env, caller, path, body, panel, db }) {
-    const { journey, warnings } = unwrap(await promoteSplitWinner(env, db, panel.id, path.journey, path.step, body.branch, auditorOf(caller)));
+    const { journey, warnings } = unwrap(await promoteSplitWinner(env, db, panel, path.journey, path.step, body.branch, auditorOf(caller)));
     return { ...journeyView(journey), ...(warnings.length ? { warnings } : {}) };
   },
 });

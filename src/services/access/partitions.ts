@@ -5,7 +5,7 @@ import { setPanelPartitions } from "../../store/panel-partitions";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { hasContacts } from "../../store/contacts";
 import { hasSegments } from "../../store/segments";
-import { hasLiveJourneys } from "../../store/journeys/definitions";
+import { dropMirroredJourneysStatements, journeysToMirror, liveJourneysOfPanel, mirrorJourneysStatements } from "../../store/journeys/definitions";
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
 import { dropMirroredTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
@@ -214,18 +214,26 @@ export async function mirrorTopics(mirrors: readonly MirrorShard[], panelId: str
 }
 
 /**
- * Statements writing the home's live lists, attributes and topics into `target`'s mirror
+ * Statements writing the home's live lists, attributes, topics and journeys (their rows and
+ * versions) into `target`'s mirror
  * (upserts), after dropping the mirror's topics the home no longer has, with their opt-outs (as
  * deleting a topic did on the home; a list's row instead waits for that shard's clear).
  */
 async function mirrorStatements(home: ShardDb, target: ShardDb, panelId: string): Promise<D1PreparedStatement[]> {
-  const [lists, attributes, topics] = await Promise.all([liveListsToMirror(home, panelId), attributesToMirror(home, panelId), topicsToMirror(home, panelId)]);
+  const [lists, attributes, topics, journeys] = await Promise.all([
+    liveListsToMirror(home, panelId),
+    attributesToMirror(home, panelId),
+    topicsToMirror(home, panelId),
+    journeysToMirror(home, panelId),
+  ]);
   return [
     ...dropMirroredTopicsStatements(target, panelId, topics.map((t) => t.id)),
     // Names parked first: a refresh finds the rows copied before, which may hold names the home has swapped since.
     ...(lists.length ? [parkListNamesStatement(target, panelId, lists.map((l) => l.id)), mirrorListsStatement(target, panelId, lists)] : []),
     ...(attributes.length ? [mirrorAttributesStatement(target, panelId, attributes)] : []),
     ...(topics.length ? [mirrorTopicsStatement(target, panelId, topics)] : []),
+    // After the lists: a list journey's trigger names one.
+    ...mirrorJourneysStatements(target, panelId, journeys),
   ];
 }
 
@@ -247,7 +255,12 @@ export async function refreshConfiguration(home: ShardDb, target: ShardDb, panel
 
 /** Drops a mirror the new map no longer uses (it holds no contacts of the panel). */
 export async function dropConfiguration(target: ShardDb, panelId: string): Promise<void> {
-  await target.batch([dropMirroredListsStatement(target, panelId), dropMirroredAttributesStatement(target, panelId), ...dropMirroredTopicsStatements(target, panelId)]);
+  await target.batch([
+    dropMirroredListsStatement(target, panelId),
+    dropMirroredAttributesStatement(target, panelId),
+    ...dropMirroredTopicsStatements(target, panelId),
+    ...dropMirroredJourneysStatements(target, panelId),
+  ]);
 }
 
 /**
@@ -273,12 +286,15 @@ export async function setPartitionMap(env: Env, panelId: string, partitions: rea
   // contacts anywhere keeps its map.
   const holding = await Promise.all(involved.map((shard) => hasContacts(shardOf(env, { shard }), panelId)));
   if (holding.some(Boolean)) return refusedField("conflict", "partitions", "the panel holds contacts: its map changes only by a split, which is not built (decision 0038 step 5)");
-  // Segments and journeys read the home's contacts only (not yet routed): a panel spread beyond
-  // its home keeps none, so none of them silently misses the contacts elsewhere.
+  // Segments, and journeys a segment triggers, read the home's contacts only (not yet routed):
+  // a panel spread beyond its home keeps none, so none of them silently misses the contacts
+  // elsewhere. Other journeys run on each contact's shard, their definitions mirrored below.
   const home = shardOf(env, panel);
   if (after.some((shard) => shard !== panel.shard)) {
-    const [segments, journeys] = await Promise.all([hasSegments(home, panelId), hasLiveJourneys(home, panelId)]);
-    if (segments || journeys) return refusedField("conflict", "partitions", "the panel has saved segments or running or paused journeys, which are not yet routed across partitions (decision 0038)");
+    const [segments, journeys] = await Promise.all([hasSegments(home, panelId), liveJourneysOfPanel(home, panelId)]);
+    if (segments || journeys.some((j) => j.definition.trigger.type === "segment")) {
+      return refusedField("conflict", "partitions", "the panel has saved segments or running or paused segment journeys, which are not yet routed across partitions (decision 0038)");
+    }
   }
   // Mirrors first (decision 0041), so that once the map is read every partition has the configuration its rows name.
   for (const shard of after) if (shard !== panel.shard) await copyConfiguration(home, shardOf(env, { shard }), panelId);

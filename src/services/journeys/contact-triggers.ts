@@ -1,4 +1,5 @@
-import { panelDb } from "../access/shards";
+import { panelDb, panelHome } from "../access/shards";
+import { panelShardPlaces, partitionOfContact } from "../access/partitions";
 import { filterMatches } from "../../domain/filters";
 import { contactsPage } from "../../store/contacts";
 import { segmentMembersPage } from "../../store/segments";
@@ -30,7 +31,7 @@ export const journeysContactReaction: ContactReaction = {
     await journeysAfterContactWrite(env, panelId, contact, joinedList || joinedSegment, now);
   },
   async afterContacts(env, { panelId, contacts, joinedList, joinedSegment, rewritten, now }) {
-    if (joinedList || joinedSegment) await nudgeListEntries(env, panelId);
+    if (joinedList || joinedSegment) await nudgeAllListEntries(env, panelId);
     if (rewritten) await restartSegmentScans(await panelDb(env, panelId), panelId, now);
     else if (contacts?.length) await enterSegments(env, panelId, contacts, now);
   },
@@ -55,7 +56,7 @@ async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contac
     await Promise.all([enterSegments(env, panelId, [contact], now), joinedList ? enterLists(env, panelId, contact, now) : undefined]);
   } catch (error) {
     console.error(`journeys: entering contact ${contact.id} of panel ${panelId} after a write failed${joinedList ? "; its list entries go to the queue" : ""}`, error);
-    if (joinedList) await nudgeListEntries(env, panelId).catch((lost) => console.error(`journeys: list entries of panel ${panelId} not queued; the cron takes them`, lost));
+    if (joinedList) await nudgeAllListEntries(env, panelId).catch((lost) => console.error(`journeys: list entries of panel ${panelId} not queued; the cron takes them`, lost));
   }
 }
 
@@ -64,10 +65,21 @@ async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contac
  * a list or of a saved segment runs; those a stale answer misses, the cron takes.
  */
 async function enterLists(env: EngineEnv, panelId: string, contact: ChangedContact, now: number): Promise<void> {
-  const db = await panelDb(env, panelId);
+  const { panel, db } = await panelHome(env, panelId);
   const [lists, segments] = await Promise.all([runningJourneys(db, panelId, "list"), runningJourneys(db, panelId, "segment")]);
   if (lists.length === 0 && !segments.some((j) => j.definition.trigger.type === "segment" && j.definition.trigger.segment !== undefined)) return;
-  await enterListEntries(env, panelId, now, { contactId: contact.id });
+  // The membership's trigger left the entries on the contact's partition's shard (decision 0038).
+  const shard = panel.partitions.length ? partitionOfContact(env, panel, contact.key).shard : undefined;
+  await enterListEntries(env, panelId, now, { contactId: contact.id, shard });
+}
+
+/**
+ * List entries left by many memberships (an import's rows): a nudge for the home, and one per
+ * other shard holding a partition of the panel, whose members' entries are there.
+ */
+async function nudgeAllListEntries(env: EngineEnv, panelId: string): Promise<void> {
+  const { panel } = await panelHome(env, panelId);
+  for (const place of panelShardPlaces(env, panel)) await nudgeListEntries(env, panelId, place.home ? undefined : place.shard);
 }
 
 /** The contacts enter the running segment journeys (of a filter of their own) they match, in one write. */

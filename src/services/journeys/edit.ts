@@ -9,7 +9,9 @@ import { recordAudit, type Auditor } from "../audit/record";
 import { sendersStanding } from "../channels/email/sender-domains";
 import { checkDefinition } from "./check-definition";
 import { scanSegment } from "./contact-triggers";
+import { unroutedRefusal } from "../access/partitions";
 import { forgetLiveJourneys } from "./live-journeys";
+import { mirrorJourneys, type JourneyPanel } from "./mirror";
 
 /**
  * The journey as saved, with notes on senders a real provider may refuse. Refused when there is
@@ -31,12 +33,13 @@ const changedMeanwhile = () =>
 export async function editJourney(
   env: Env,
   db: ShardDb,
-  panelId: string,
+  panel: JourneyPanel,
   journeyId: string,
   proposed: ProposedJourneyDefinition,
   layout: JourneyLayout | undefined,
   by: Auditor,
 ): Promise<EditJourneyOutcome> {
+  const panelId = panel.id;
   const journey = await getJourney(db, panelId, journeyId);
   if (!journey) return noSuchJourney(journeyId);
   if (journey.status === "stopped") {
@@ -52,6 +55,9 @@ export async function editJourney(
   if (!checked.ok) return checked;
   const definition = checked.value;
   if (sameJson(definition, journey.definition)) return saveLayout(db, journey, layout, by);
+  // A live journey turned to a segment trigger would read the home's contacts only (as running one, set-status.ts).
+  const unrouted = journey.status !== "draft" && definition.trigger.type === "segment" ? unroutedRefusal(panel, "Running a segment journey") : null;
+  if (unrouted) return unrouted;
   // A live journey's new email steps meet the sender rule that starting it met.
   const senders = journey.status === "draft" ? { problems: [], notes: [] } : await sendersStanding(env, db, panelId, emailSenders(definition));
   if (senders.problems.length) return refused("conflict", senders.problems);
@@ -63,6 +69,8 @@ export async function editJourney(
       ? await updateDraftJourney(db, panelId, journey.id, definition, nextLayout, now)
       : await addJourneyVersion(db, panelId, journey.id, journey.version, definition, nextLayout, now, by.operator?.email ?? null);
   if (!updated) return changedMeanwhile();
+  // The partition shards' copies take the new version (a draft's copy, if any, its new text).
+  await mirrorJourneys(env, db, panel, [journey.id]);
   // The new version's trigger and filter take new entries at once in this isolate.
   forgetLiveJourneys(panelId);
   await recordAudit(db, panelId, by, "journey.edited", journey.id, { name: updated.name, version: updated.version });

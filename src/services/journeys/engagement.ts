@@ -1,4 +1,5 @@
-import { panelDb } from "../access/shards";
+import { panelHome } from "../access/shards";
+import { panelShards } from "../access/partitions";
 import { allShards, type ShardDb } from "../../store/shards";
 import { recordEmailEvents, type EmailEventKind } from "../pipeline/email-events";
 import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
@@ -26,9 +27,21 @@ export interface ReaderDetails {
   user_agent?: string;
 }
 
-async function sentEmail(db: ShardDb, claim: JourneyMessageRef): Promise<JourneyMessage | null> {
-  const message = (await getMessages(db, claim.panelId, [claim.msgid])).get(claim.msgid);
-  return message?.channel === "email" && message.status === "sent" ? message : null;
+/**
+ * The sent journey email a tracking claim names, and the database holding it: the home, or for
+ * a panel with a partition map the shard of its contact's partition (decision 0038), each shard
+ * of the panel asked (one read each; the home's alone for a panel without a map).
+ */
+async function claimShards(env: TrackEnv, panelId: string): Promise<ShardDb[]> {
+  const { panel, db: home } = await panelHome(env, panelId);
+  return panelShards(env, panel, home);
+}
+
+async function sentEmail(env: TrackEnv, claim: JourneyMessageRef, only?: ShardDb): Promise<{ db: ShardDb; message: JourneyMessage } | null> {
+  const shards = only ? [only] : await claimShards(env, claim.panelId);
+  const found = await Promise.all(shards.map(async (db) => (await getMessages(db, claim.panelId, [claim.msgid])).get(claim.msgid)));
+  const at = found.findIndex((message) => message?.channel === "email" && message.status === "sent");
+  return at < 0 ? null : { db: shards[at]!, message: found[at]! };
 }
 
 async function record(env: TrackEnv, message: JourneyMessage, event: EmailEventKind, detail: Record<string, unknown>, now: number, guid?: string): Promise<void> {
@@ -50,26 +63,30 @@ async function record(env: TrackEnv, message: JourneyMessage, event: EmailEventK
 }
 
 export async function trackJourneyOpen(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, reader: ReaderDetails, now: number): Promise<boolean> {
-  const db = await panelDb(env, claim.panelId);
-  const message = await sentEmail(db, claim);
-  if (!message) return false;
+  const found = await sentEmail(env, claim);
+  if (!found) return false;
+  const { message } = found;
   await record(env, message, "open", { ...reader }, now);
   return true;
 }
 
 export async function trackJourneyClick(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, reader: ReaderDetails, now: number): Promise<boolean> {
-  const db = await panelDb(env, claim.panelId);
-  const message = await sentEmail(db, claim);
-  if (!message) return false;
+  const found = await sentEmail(env, claim);
+  if (!found) return false;
+  const { message } = found;
   await record(env, message, "click", { ...reader, url: claim.url }, now);
   return true;
 }
 
-/** Unsubscribes the recipient of a journey message; repeating it changes nothing. `at`: as for unsubscribeRecipient (broadcasts/engagement.ts). */
+/**
+ * Unsubscribes the recipient of a journey message; repeating it changes nothing. `at`: the shard
+ * the unsubscribe page found the message on (as for unsubscribeRecipient, broadcasts/engagement.ts).
+ */
 export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: TrackingClaim<JourneyMessageRef>, now: number, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>, at?: ShardDb): Promise<boolean> {
-  const db = at ?? (await panelDb(env, claim.panelId));
-  const message = await sentEmail(db, claim);
-  if (!message) return false;
+  const found = await sentEmail(env, claim, at);
+  if (!found) return false;
+  // The stop goes where the message's sends read it (messages.ts): the contact's shard.
+  const { db, message } = found;
   const address = journeyEmailAddress(message);
   // As for campaign mail (broadcasts/engagement.ts): the stop and its consent record in one batch.
   const writes = [...(address ? [suppressAddressStatement(db, message.panelId, address, "unsubscribe", null, now)] : []), ...((await proof?.(db)) ?? [])];

@@ -1,4 +1,4 @@
-import type { ShardDb } from "../../store/shards";
+import { allShards, shardOf, type ShardDb } from "../../store/shards";
 import { activityNameKey } from "../../domain/activity";
 import { decideStep, entryAllowed, stepsAfterDecision, stepsAfterPoint } from "../../domain/journey-walk";
 import {
@@ -85,6 +85,11 @@ export function heldStepOf(pointStepId: string): { stepId: string; hold: number 
 interface PanelRules {
   rules: MessageRules;
   timezone: string;
+  /**
+   * The panel's home database, which keeps its channel setup (senders, SMS, push, templates):
+   * `db` itself, unless `db` is a shard holding one of its partitions (decision 0038).
+   */
+  home: ShardDb;
 }
 
 /**
@@ -157,7 +162,9 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
   for (const [panelId, panelPoints] of byPanel) {
     // Read fresh, not from the isolate's panel cache: a changed cap applies to the next send.
     const panel = await getPanel(env.DB, panelId);
-    const panelRules: PanelRules = { rules: panel?.messageRules ?? NO_RULES, timezone: panel?.timezone ?? "UTC" };
+    // A partition's shard (decision 0038): the SMS and push nudges name it, the setup is read on the home.
+    const partition = panel && panel.partitions.length ? allShards(env).find((s) => s.db === db && s.index !== panel.shard) : undefined;
+    const panelRules: PanelRules = { rules: panel?.messageRules ?? NO_RULES, timezone: panel?.timezone ?? "UTC", home: partition ? shardOf(env, panel!) : db };
     const eventIds = panelPoints.flatMap((p) => [p.eventId, p.matchedEventId]).filter((id): id is number => id !== null);
     const [contacts, events, messages] = await Promise.all([
       contactsByIds(
@@ -181,10 +188,13 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
       if (outcome.status === "rejected") failures.push(outcome.reason);
       else plans.push(outcome.value as PointPlan);
     }
-    failures.push(...(await carryOut(env, db, panelId, plans, now)));
+    failures.push(...(await carryOut(env, db, panelId, plans, now, partition !== undefined)));
     const stored = plans.filter((plan) => plan.failure === undefined);
     try {
-      await Promise.all([enqueueSms(env, panelId, stored.flatMap((plan) => plan.queuedSms)), enqueuePush(env, panelId, stored.flatMap((plan) => plan.queuedPush))]);
+      await Promise.all([
+        enqueueSms(env, panelId, stored.flatMap((plan) => plan.queuedSms), 0, partition?.index),
+        enqueuePush(env, panelId, stored.flatMap((plan) => plan.queuedPush), 0, partition?.index),
+      ]);
     } catch (error) {
       // The messages wait in D1; the cron's re-drive nudges them (services/journeys/queued-sends.ts).
       console.error(`panel ${panelId}: SMS or push nudges not sent; the cron re-drives them`, error);
@@ -217,10 +227,10 @@ const STATEMENTS_PER_BATCH = 300;
  * whose email or hand-over failed writes nothing and is retried; the others are done. Returns
  * the failures.
  */
-async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: PointPlan[], now: number): Promise<unknown[]> {
+async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: PointPlan[], now: number, onPartition: boolean): Promise<unknown[]> {
   const withEmail = plans.filter((plan) => plan.emails.length > 0);
   const sent = await settleEach(withEmail, CONTINUE_CONCURRENCY, async (plan) => {
-    for (const { message, step, attributes } of plan.emails) await sendJourneyEmail(env, message, step, attributes, now);
+    for (const { message, step, attributes } of plan.emails) await sendJourneyEmail(env, message, step, attributes, now, onPartition ? db : undefined);
   });
   sent.forEach((outcome, i) => {
     if (outcome.status === "rejected") withEmail[i]!.failure = outcome.reason;
@@ -382,12 +392,12 @@ class StepPlanner {
       if (!gate.go) return this.skip(step, message, describeCap(gate.capped), branch);
       if (step.type === "email") this.plan.emails.push({ message, step, attributes: this.contact.attributes });
       else if (step.type === "sms") {
-        const planned = await planJourneySms(this.env, this.db, message, step, this.contact.attributes, this.now);
+        const planned = await planJourneySms(this.env, this.db, message, step, this.contact.attributes, this.now, this.panelRules.home);
         this.plan.statements.push(...planned.statements);
         if (planned.queued) this.plan.queuedSms.push(message.msgid);
         message = planned.message;
       } else {
-        const planned = await planJourneyPush(this.env, this.db, message, this.contact.attributes);
+        const planned = await planJourneyPush(this.env, this.db, message, this.contact.attributes, this.panelRules.home);
         this.plan.statements.push(...planned.statements);
         if (planned.queued) this.plan.queuedPush.push(message.msgid);
         message = planned.message;

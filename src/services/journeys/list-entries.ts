@@ -1,4 +1,5 @@
-import { panelDb, shardTask } from "../access/shards";
+import { panelHome, shardTask } from "../access/shards";
+import { namedPanelShard } from "../access/partitions";
 import { sendAll } from "../../lib/tasks";
 import { contactsByIds } from "../../store/contacts";
 import { getJourneysByIds } from "../../store/journeys/definitions";
@@ -27,23 +28,28 @@ const PANELS_PER_SWEEP = 100;
 export interface ListEntriesNudge {
   type: "list-entries";
   panel: string;
+  /** The shard holding the entries (a partition's: its members' trigger left them there); absent: the home. */
+  shard?: number;
 }
 
-export function listEntriesNudge(panelId: string): ListEntriesNudge {
-  return { type: "list-entries", panel: panelId };
+export function listEntriesNudge(panelId: string, shard?: number): ListEntriesNudge {
+  return { type: "list-entries", panel: panelId, ...(shard === undefined ? {} : { shard }) };
 }
 
-export async function nudgeListEntries(env: Pick<Env, "JOURNEYS">, panelId: string): Promise<void> {
-  await env.JOURNEYS.send(listEntriesNudge(panelId));
+export async function nudgeListEntries(env: Pick<Env, "JOURNEYS">, panelId: string, shard?: number): Promise<void> {
+  await env.JOURNEYS.send(listEntriesNudge(panelId, shard));
 }
 
 /**
- * Enters one leased page of the panel's entries (or of one contact's), then deletes them.
+ * Enters one leased page of the panel's entries (or of one contact's) on `shard` (absent: the
+ * home; a partition's shard holds its members' entries, with the journeys' copies, decision
+ * 0038), then deletes them.
  * Returns how many entries the page held. An entry of a journey no longer running or paused,
  * or whose trigger is no longer that list or segment, or of a contact since deleted, is dropped; the journey's filter applies as at any entry.
  */
-export async function enterListEntries(env: EngineEnv, panelId: string, now: number, options: { contactId?: number; limit?: number } = {}): Promise<number> {
-  const db = await panelDb(env, panelId);
+export async function enterListEntries(env: EngineEnv, panelId: string, now: number, options: { contactId?: number; limit?: number; shard?: number } = {}): Promise<number> {
+  const { panel } = await panelHome(env, panelId);
+  const { db } = namedPanelShard(env, panel, options.shard);
   const entries = await leaseListEntries(db, panelId, { contactId: options.contactId, limit: options.limit ?? ENTRIES_PER_MESSAGE, now, leaseMs: ENTRY_LEASE_MS });
   if (entries.length === 0) return 0;
   const [journeys, contacts] = await Promise.all([
@@ -78,15 +84,16 @@ export async function enterListEntries(env: EngineEnv, panelId: string, now: num
 }
 
 /**
- * Cron: nudges every panel with entries no consumer holds (a lost nudge, a crashed consumer),
+ * Cron: nudges every panel with entries no consumer holds on the shard swept (a lost nudge, a crashed consumer),
  * one message per page of its backlog up to ENTRY_CHAINS_PER_PANEL, so the backlog drains
  * through several consumers at once.
  */
-export const redriveListEntries = shardTask("journeys.list-entries", async (env, db, _index, now) => {
+export const redriveListEntries = shardTask("journeys.list-entries", async (env, db, index, now) => {
   const nudges = [];
   for (const panelId of await panelsWithFreeListEntries(db, now, PANELS_PER_SWEEP)) {
     const free = await countFreeListEntries(db, panelId, now, ENTRIES_PER_MESSAGE * ENTRY_CHAINS_PER_PANEL);
-    for (let i = 0; i < Math.max(1, Math.ceil(free / ENTRIES_PER_MESSAGE)); i++) nudges.push(listEntriesNudge(panelId));
+    // Naming the shard swept: a partition's entries are there (the home's nudge reads the same).
+    for (let i = 0; i < Math.max(1, Math.ceil(free / ENTRIES_PER_MESSAGE)); i++) nudges.push(listEntriesNudge(panelId, index));
   }
   if (nudges.length) await sendAll(env.JOURNEYS, nudges);
 });

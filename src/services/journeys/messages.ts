@@ -48,8 +48,18 @@ export const MESSAGE_CLAIM_MS = 60_000;
  * one-click unsubscribe link, their tokens naming this message's msgid. /t/o and /t/c record
  * the open or click with this msgid (src/services/journeys/engagement.ts), which ends the waits for it.
  */
-export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMessage, step: EmailStep, attributes: Readonly<Record<string, AttributeValue>>, now: number): Promise<void> {
-  const db = await panelDb(env, message.panelId);
+export async function sendJourneyEmail(
+  env: JourneyEmailEnv,
+  message: JourneyMessage,
+  step: EmailStep,
+  attributes: Readonly<Record<string, AttributeValue>>,
+  now: number,
+  /** Where the message (and its contact) is: a partition's shard (decision 0038); absent: the home. */
+  messageDb?: ShardDb,
+): Promise<void> {
+  // The panel's senders and tracking domains are on its home.
+  const home = await panelDb(env, message.panelId);
+  const db = messageDb ?? home;
   const provider = emailProvider(env);
   const claim = randomHex(8);
   const subject = personalize(step.subject, attributes, "plain");
@@ -67,12 +77,12 @@ export async function sendJourneyEmail(env: JourneyEmailEnv, message: JourneyMes
   let raw: string;
   let note: string | undefined;
   try {
-    const sender = await planSender(env, db, provider, message.panelId, step.sender_email);
+    const sender = await planSender(env, home, provider, message.panelId, step.sender_email);
     if (!sender.ok) return failMessage(env, db, message, claim, { provider: provider.name, error: sender.error }, now);
     note = sender.note;
     const panel = await getPanel(env.DB, message.panelId);
     const facts = { senderName: step.sender_name, senderAddress: step.sender_email, panelName: panel?.name ?? step.sender_name };
-    const unsigned = await trackedMime(new TrackingSigner(config(env).secretsKey), await trackingBaseUrl(env, db, message.panelId), { panelId: message.panelId, msgid: message.msgid }, facts, {
+    const unsigned = await trackedMime(new TrackingSigner(config(env).secretsKey), await trackingBaseUrl(env, home, message.panelId), { panelId: message.panelId, msgid: message.msgid }, facts, {
       from: { name: step.sender_name, address: step.sender_email },
       to: address,
       subject,

@@ -23,18 +23,22 @@ export { eventEndsWait };
  */
 export const journeysPipelineStep: PipelineStep = {
   name: "journeys",
+  // A partition's events are stored on its shard with their contacts, whose instances, waits
+  // and messages are there too, beside the copies of the panel's journeys (mirror.ts).
+  partitioned: true,
   async hasWork(env, panelId) {
     return (await liveJourneys(await panelDb(env, panelId), panelId)).length > 0;
   },
-  async run(env, events) {
+  async run(env, events, place) {
     const first = events[0];
     if (!first) return;
     const panelId = first.panelId;
-    const db = await panelDb(env, panelId);
+    const home = await panelDb(env, panelId);
+    const db = place && !place.home ? place.db : home;
     const now = Date.now();
     // Waits belong to instances of running or paused journeys, triggers to running ones: a
-    // panel with neither has nothing to do here.
-    const live = await liveJourneys(db, panelId);
+    // panel with neither has nothing to do here. The home's answer, cached (the copies are the same).
+    const live = await liveJourneys(home, panelId);
     if (live.length === 0) return;
 
     await convertSplits(db, panelId, live, events);

@@ -1,5 +1,6 @@
 import type { ShardDb } from "../../store/shards";
-import { panelDb } from "../access/shards";
+import { panelHome } from "../access/shards";
+import { namedPanelShard } from "../access/partitions";
 import { sendAll } from "../../lib/tasks";
 import type { Journey } from "../../store/journeys/definitions";
 import { panelsWithFreePoints, takeFreePoints } from "../../store/journeys/points";
@@ -21,36 +22,42 @@ const PANELS_PER_SWEEP = 100;
 export interface PointsNudge {
   type: "points";
   panel: string;
+  /** The shard holding the points (a partition's, decision 0038); absent or the home's: the home. */
+  shard?: number;
 }
 
-export function pointsNudge(panelId: string): PointsNudge {
-  return { type: "points", panel: panelId };
+export function pointsNudge(panelId: string, shard?: number): PointsNudge {
+  return { type: "points", panel: panelId, ...(shard === undefined ? {} : { shard }) };
 }
 
-/** Continues one leased page of the panel's free points; returns how many the page held. */
-export async function continueFreePoints(env: EngineEnv, panelId: string, now: number): Promise<number> {
-  const db = await panelDb(env, panelId);
+/** Continues one leased page of the panel's free points on `shard` (absent: its home); returns how many the page held. */
+export async function continueFreePoints(env: EngineEnv, panelId: string, now: number, shard?: number): Promise<number> {
+  const { panel } = await panelHome(env, panelId);
+  const { db } = namedPanelShard(env, panel, shard);
   const points = await takeFreePoints(db, { panelId }, now, now + POINT_LEASE_MS, POINTS_PER_MESSAGE);
   // A failure leaves the page leased; its points come back when the lease runs out.
   await continuePoints(env, db, points, now);
   return points.length;
 }
 
-/** Cron: nudges every panel with free points, one message per page of its backlog (up to CHAINS_PER_PANEL). */
-export async function redriveFreePoints(env: Pick<Env, "JOURNEYS">, db: ShardDb, now: number): Promise<void> {
+/**
+ * Cron: nudges every panel with free points on shard `index`, one message per page of its
+ * backlog (up to CHAINS_PER_PANEL), each naming the shard (a partition's points are there).
+ */
+export async function redriveFreePoints(env: Pick<Env, "JOURNEYS">, db: ShardDb, index: number, now: number): Promise<void> {
   const panels = await panelsWithFreePoints(db, now, POINTS_PER_MESSAGE * CHAINS_PER_PANEL, PANELS_PER_SWEEP);
-  const nudges = panels.flatMap(({ panelId, free }) => Array.from({ length: Math.min(CHAINS_PER_PANEL, Math.ceil(free / POINTS_PER_MESSAGE)) }, () => pointsNudge(panelId)));
+  const nudges = panels.flatMap(({ panelId, free }) => Array.from({ length: Math.min(CHAINS_PER_PANEL, Math.ceil(free / POINTS_PER_MESSAGE)) }, () => pointsNudge(panelId, index)));
   if (nudges.length) await sendAll(env.JOURNEYS, nudges);
 }
 
 /**
- * A journey running again: its held points go on, a first page at once and the rest through
- * the queue.
+ * A journey running again: its held points on `at` (the home, or a partition's shard) go on, a
+ * first page at once and the rest through the queue.
  */
-export async function resumeHeldPoints(env: EngineEnv & Pick<Env, "JOURNEYS">, journey: Pick<Journey, "id" | "panelId">, now: number): Promise<void> {
-  const db = await panelDb(env, journey.panelId);
+export async function resumeHeldPoints(env: EngineEnv & Pick<Env, "JOURNEYS">, journey: Pick<Journey, "id" | "panelId">, now: number, at: { shard: number; db: ShardDb }): Promise<void> {
+  const { db } = at;
   const page = 500;
   const points = await takeFreePoints(db, { journeyId: journey.id }, now, now + POINT_LEASE_MS, page);
-  if (points.length === page) await sendAll(env.JOURNEYS, Array.from({ length: CHAINS_PER_PANEL }, () => pointsNudge(journey.panelId)));
+  if (points.length === page) await sendAll(env.JOURNEYS, Array.from({ length: CHAINS_PER_PANEL }, () => pointsNudge(journey.panelId, at.shard)));
   await continuePoints(env, db, points, now);
 }

@@ -1,4 +1,5 @@
 import { findPanelHome } from "../access/shards";
+import { namedPanelShard } from "../access/partitions";
 import { recordEvents } from "../pipeline/record";
 import { fcmUrls, sendFcm } from "../channels/push/fcm";
 import type { PushDelivery } from "../channels/push/delivery";
@@ -56,8 +57,8 @@ export type PushNudge = QueuedNudge<"push">;
 
 export const isPushNudge = (body: unknown): body is PushNudge => isQueuedNudge(body, "push");
 
-export function enqueuePush(env: Pick<Env, "SENDS">, panelId: string, msgids: readonly string[], delaySeconds = 0): Promise<void> {
-  return enqueueNudges(env, "push", panelId, msgids, delaySeconds);
+export function enqueuePush(env: Pick<Env, "SENDS">, panelId: string, msgids: readonly string[], delaySeconds = 0, shard?: number): Promise<void> {
+  return enqueueNudges(env, "push", panelId, msgids, delaySeconds, shard);
 }
 
 /** What the step records for its push message, and whether it waits for a nudge. */
@@ -71,8 +72,9 @@ function sendsChannel(push: PanelPush, channel: JourneyMessage["channel"]): bool
   return channel === "bpn" ? push.web !== null : channel === "apn" ? push.fcm !== null : false;
 }
 
-export async function planJourneyPush(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, message: JourneyMessage, attributes: Readonly<Record<string, AttributeValue>>): Promise<PlannedPush> {
-  const [optedOut, push] = await Promise.all([pushOptedOut(db, message.panelId, message.contactId), panelPush(env, db, message.panelId)]);
+/** `config`: where the panel's push setup is, its home when `db` is a partition's shard (decision 0038). */
+export async function planJourneyPush(env: Pick<Env, "SECRETS_KEY">, db: ShardDb, message: JourneyMessage, attributes: Readonly<Record<string, AttributeValue>>, config: ShardDb = db): Promise<PlannedPush> {
+  const [optedOut, push] = await Promise.all([pushOptedOut(db, message.panelId, message.contactId), panelPush(env, config, message.panelId)]);
   // Filled here, as SMS is: the recorded message is what the device is sent (or, on the outbox, would be).
   const filled = { ...message, content: { ...message.content, ...filledPush(message.content, attributes) } };
   let planned: JourneyMessage;
@@ -98,7 +100,7 @@ function filledPush(content: Readonly<Record<string, unknown>>, attributes: Read
 export type PushSendEnv = Env;
 
 export function sendQueuedPushBatch(env: PushSendEnv, deliveries: readonly NudgeDelivery<"push">[], now = Date.now()): Promise<Array<number | null>> {
-  return sendNudges(deliveries, (panelId, attempts, limit) => sendPanelPush(env, panelId, attempts, now, limit));
+  return sendNudges(deliveries, (panelId, attempts, limit, shard) => sendPanelPush(env, panelId, attempts, now, limit, shard));
 }
 
 /** One message, as sendQueuedPushBatch sends it. */
@@ -123,14 +125,16 @@ async function devicesOf(db: ShardDb, panelId: string, claimed: readonly Claimed
   return devices;
 }
 
-async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: ReadonlyMap<string, number>, now: number, limit: Limit): Promise<Map<string, number>> {
+async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: ReadonlyMap<string, number>, now: number, limit: Limit, shard?: number): Promise<Map<string, number>> {
   const retries = new Map<string, number>();
   const home = await findPanelHome(env, panelId);
   if (!home) return retries;
-  const { db, panel } = home;
+  // The messages are on the shard the nudge names (their contacts' partition's); the setup on the home.
+  const { panel } = home;
+  const { db } = namedPanelShard(env, panel, shard);
   const claim = randomHex(8);
   const [push, answers] = await Promise.all([
-    panelPush(env, db, panelId),
+    panelPush(env, home.db, panelId),
     db.batch<Record<string, any>>(claimQueuedStatements(db, panelId, ["apn", "bpn"], [...attempts.keys()], claim, now, now - QUEUED_CLAIM_MS, UNKNOWN_SEND_OUTCOME)),
   ]);
   const { claimed, held } = claimedOf(answers);

@@ -12,12 +12,15 @@ import { continueFreePoints, POINTS_PER_MESSAGE, pointsNudge } from "./points";
 export interface JourneysNudge {
   type: "list-entries" | "points";
   panel: string;
+  /** The shard holding the work (a partition's, decision 0038); absent: the panel's home. */
+  shard?: number;
 }
 
 export function readJourneysNudge(body: unknown): JourneysNudge | null {
   if (typeof body !== "object" || body === null) return null;
-  const { type, panel } = body as Record<string, unknown>;
-  return (type === "list-entries" || type === "points") && typeof panel === "string" ? { type, panel } : null;
+  const { type, panel, shard } = body as Record<string, unknown>;
+  if ((type !== "list-entries" && type !== "points") || typeof panel !== "string") return null;
+  return Number.isInteger(shard) ? { type, panel, shard: shard as number } : { type, panel };
 }
 
 export function journeysQueueHandler(now: () => number = Date.now): QueueHandler {
@@ -31,9 +34,9 @@ export function journeysQueueHandler(now: () => number = Date.now): QueueHandler
       }
       try {
         if (nudge.type === "list-entries") {
-          if ((await enterListEntries(env, nudge.panel, now())) === ENTRIES_PER_MESSAGE) await nudgeListEntries(env, nudge.panel);
-        } else if ((await continueFreePoints(env, nudge.panel, now())) === POINTS_PER_MESSAGE) {
-          await env.JOURNEYS.send(pointsNudge(nudge.panel));
+          if ((await enterListEntries(env, nudge.panel, now(), { shard: nudge.shard })) === ENTRIES_PER_MESSAGE) await nudgeListEntries(env, nudge.panel, nudge.shard);
+        } else if ((await continueFreePoints(env, nudge.panel, now(), nudge.shard)) === POINTS_PER_MESSAGE) {
+          await env.JOURNEYS.send(pointsNudge(nudge.panel, nudge.shard));
         }
         message.ack();
       } catch (error) {

@@ -1,4 +1,5 @@
-import { panelDb, shardTask } from "../access/shards";
+import { panelHome, shardTask } from "../access/shards";
+import { namedPanelShard } from "../access/partitions";
 import type { NewEvent } from "../../domain/events";
 import { sendAll, type CronTask } from "../../lib/tasks";
 import { getMessages, overdueQueued, type ClaimedMessage, type QueuedOutcome } from "../../store/journeys/messages";
@@ -16,6 +17,8 @@ export interface QueuedNudge<K extends string = "sms" | "push"> {
   kind: K;
   panelId: string;
   msgids: string[];
+  /** The shard holding the messages (their contacts' partition's, decision 0038); absent: the panel's home. */
+  shard?: number;
 }
 
 /**
@@ -35,14 +38,15 @@ export function isQueuedNudge<K extends string>(body: unknown, kind: K): body is
     typeof b.panelId === "string" &&
     Array.isArray(b.msgids) &&
     b.msgids.length <= MESSAGES_PER_NUDGE &&
-    b.msgids.every((m) => typeof m === "string")
+    b.msgids.every((m) => typeof m === "string") &&
+    (b.shard === undefined || Number.isInteger(b.shard))
   );
 }
 
 /** Nudges for these messages of one panel, MESSAGES_PER_NUDGE to a nudge. */
-export async function enqueueNudges(env: Pick<Env, "SENDS">, kind: "sms" | "push", panelId: string, msgids: readonly string[], delaySeconds = 0): Promise<void> {
+export async function enqueueNudges(env: Pick<Env, "SENDS">, kind: "sms" | "push", panelId: string, msgids: readonly string[], delaySeconds = 0, shard?: number): Promise<void> {
   const nudges: QueuedNudge[] = [];
-  for (let i = 0; i < msgids.length; i += MESSAGES_PER_NUDGE) nudges.push({ kind, panelId, msgids: msgids.slice(i, i + MESSAGES_PER_NUDGE) });
+  for (let i = 0; i < msgids.length; i += MESSAGES_PER_NUDGE) nudges.push({ kind, panelId, msgids: msgids.slice(i, i + MESSAGES_PER_NUDGE), ...(shard === undefined ? {} : { shard }) });
   if (nudges.length) await sendAll(env.SENDS, nudges, delaySeconds);
 }
 
@@ -92,12 +96,12 @@ export class Limit {
  */
 export async function sendNudges<K extends string>(
   deliveries: readonly NudgeDelivery<K>[],
-  sendPanel: (panelId: string, attempts: ReadonlyMap<string, number>, limit: Limit) => Promise<Map<string, number>>,
+  sendPanel: (panelId: string, attempts: ReadonlyMap<string, number>, limit: Limit, shard: number | undefined) => Promise<Map<string, number>>,
 ): Promise<Array<number | null>> {
   const limit = new Limit(SEND_CONCURRENCY);
   return Promise.all(
     deliveries.map(async ({ nudge, attempt }) => {
-      const retries = await sendPanel(nudge.panelId, new Map(nudge.msgids.map((m) => [m, attempt])), limit);
+      const retries = await sendPanel(nudge.panelId, new Map(nudge.msgids.map((m) => [m, attempt])), limit, nudge.shard);
       return retries.size ? Math.max(...retries.values()) : null;
     }),
   );
@@ -105,21 +109,22 @@ export async function sendNudges<K extends string>(
 
 /** A dead-lettered nudge: what still waits is handed back to the queue after a pause. */
 export async function redriveDeadNudge(env: Env, nudge: QueuedNudge): Promise<string> {
-  const db = await panelDb(env, nudge.panelId);
+  const { db } = namedPanelShard(env, (await panelHome(env, nudge.panelId)).panel, nudge.shard);
   const messages = await getMessages(db, nudge.panelId, nudge.msgids);
   const waiting = nudge.msgids.filter((m) => messages.get(m)?.status === "sending");
   if (waiting.length === 0) return "nothing left: no message of it is waiting";
-  await enqueueNudges(env, nudge.kind, nudge.panelId, waiting, 60);
+  await enqueueNudges(env, nudge.kind, nudge.panelId, waiting, 60, nudge.shard);
   return `${waiting.length} message(s) nudged again in 60 s`;
 }
 
 /** A cron task that nudges again the messages of `kind` whose nudge was lost (the step's send failed, or the queue dropped it). */
 export function redriveWaiting(kind: "sms" | "push"): CronTask {
-  return shardTask(`${kind}-redrive`, async (env, db, _index, now) => {
+  return shardTask(`${kind}-redrive`, async (env, db, index, now) => {
     const overdue = await overdueQueued(db, kind, now - NUDGE_OVERDUE_MS, 500);
     const byPanel = new Map<string, string[]>();
     for (const m of overdue) byPanel.set(m.panelId, [...(byPanel.get(m.panelId) ?? []), m.msgid]);
-    for (const [panelId, msgids] of byPanel) await enqueueNudges(env, kind, panelId, msgids);
+    // Naming the shard swept: a partition's messages are there (for the home's, the same database).
+    for (const [panelId, msgids] of byPanel) await enqueueNudges(env, kind, panelId, msgids, 0, index);
   });
 }
 

@@ -1,19 +1,40 @@
+import { panelShards } from "../access/partitions";
+import type { JourneyPanel } from "./mirror";
 import { getJourney, listJourneys, type Journey } from "../../store/journeys/definitions";
 import { journeyCounters, type JourneyCounters } from "../../store/journeys/instances";
 import { listVersions, type JourneyVersion } from "../../store/journeys/versions";
 import type { ShardDb } from "../../store/shards";
 
+/**
+ * A journey's counters over the panel's shards (decision 0038 step 6): the home's (`db`) and
+ * each partition shard's, where its contacts' instances are, summed; one batch a shard. A
+ * panel without a map: the home's alone, as before.
+ */
+export async function countersAcross(env: Env, db: ShardDb, panel: JourneyPanel, journeyId: string): Promise<JourneyCounters> {
+  const each = await Promise.all(panelShards(env, panel, db).map((shard) => journeyCounters(shard, panel.id, journeyId)));
+  return each.reduce(addCounters);
+}
+
+function addCounters(a: JourneyCounters, b: JourneyCounters): JourneyCounters {
+  const steps = { ...a.steps };
+  for (const [id, step] of Object.entries(b.steps)) {
+    const sum = steps[id] ?? { acted: 0, waiting: 0 };
+    steps[id] = { acted: sum.acted + step.acted, waiting: sum.waiting + step.waiting };
+  }
+  return { entered: a.entered + b.entered, active: a.active + b.active, completed: a.completed + b.completed, exited: a.exited + b.exited, converted: a.converted + b.converted, steps };
+}
+
 /** The panel's journeys, each with its counters. */
-export async function journeysWithCounters(db: ShardDb, panelId: string): Promise<{ journey: Journey; counters: JourneyCounters }[]> {
-  const journeys = await listJourneys(db, panelId);
-  const counters = await Promise.all(journeys.map((j) => journeyCounters(db, panelId, j.id)));
+export async function journeysWithCounters(env: Env, db: ShardDb, panel: JourneyPanel): Promise<{ journey: Journey; counters: JourneyCounters }[]> {
+  const journeys = await listJourneys(db, panel.id);
+  const counters = await Promise.all(journeys.map((j) => countersAcross(env, db, panel, j.id)));
   return journeys.map((journey, i) => ({ journey, counters: counters[i]! }));
 }
 
 /** A journey with its counters; null when the panel has no such journey. */
-export async function journeyWithCounters(db: ShardDb, panelId: string, journeyId: string): Promise<{ journey: Journey; counters: JourneyCounters } | null> {
-  const journey = await getJourney(db, panelId, journeyId);
-  return journey ? { journey, counters: await journeyCounters(db, panelId, journey.id) } : null;
+export async function journeyWithCounters(env: Env, db: ShardDb, panel: JourneyPanel, journeyId: string): Promise<{ journey: Journey; counters: JourneyCounters } | null> {
+  const journey = await getJourney(db, panel.id, journeyId);
+  return journey ? { journey, counters: await countersAcross(env, db, panel, journey.id) } : null;
 }
 
 /** A journey's versions, newest first; null when the panel has no such journey. */

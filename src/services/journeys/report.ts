@@ -6,7 +6,7 @@ import {
   type JourneyStepFigures,
   type JourneyWebhookHour,
 } from "../../domain/journey-report";
-import { contactInstances, journeyFigures, stepsOfInstances, type InstanceStep } from "../../store/journey-report";
+import { contactInstances, journeyFigures, stepsOfInstances, type ChannelSums, type InstanceStep, type JourneyFigures, type StepSums } from "../../store/journey-report";
 import type { Journey } from "../../store/journeys/definitions";
 import { definitionsOfInstances } from "../../store/journeys/versions";
 import { conversionCount } from "../../store/journeys/splits";
@@ -31,13 +31,20 @@ export function webhooksOf(journey: Journey): string[] {
   return [...new Set(journey.definition.steps.flatMap((step) => (step.type === "webhook" ? [step.webhook] : [])))];
 }
 
-export async function journeyReport(env: Env, db: ShardDb, journey: Journey, period: { from: number; to: number }): Promise<JourneyReport> {
+/**
+ * The report over `shards`: the panel's home and each shard holding one of its partitions
+ * (panelShards), whose aggregates count their own contacts' instances and messages, summed
+ * (decision 0038 step 6); a batch and a count per shard.
+ */
+export async function journeyReport(env: Env, shards: readonly ShardDb[], journey: Journey, period: { from: number; to: number }): Promise<JourneyReport> {
   const webhookIds = webhooksOf(journey);
-  const [figures, converted, webhookHours] = await Promise.all([
-    journeyFigures(db, journey.panelId, journey.id, period.from, period.to),
-    conversionCount(db, journey.panelId, journey.id, period),
+  const [each, counts, webhookHours] = await Promise.all([
+    Promise.all(shards.map((db) => journeyFigures(db, journey.panelId, journey.id, period.from, period.to))),
+    Promise.all(shards.map((db) => conversionCount(db, journey.panelId, journey.id, period))),
     Promise.all(webhookIds.map((id) => webhookDispatcher(env, id).deliveryHours(journey.id, period.from, period.to))),
   ]);
+  const figures = each.length === 1 ? each[0]! : mergedFigures(each);
+  const converted = counts.reduce((a, b) => a + b, 0);
 
   // Steps of the definition first, in its order; then any the definition no longer has.
   const steps: Record<string, JourneyStepFigures> = {};
@@ -77,6 +84,28 @@ export async function journeyReport(env: Env, db: ShardDb, journey: Journey, per
     webhook_ids: webhookIds,
     webhooks: [...byHour.entries()].sort(([a], [b]) => a - b).map(([hour, counts]) => ({ hour: isoTime(hour), ...counts })),
   };
+}
+
+/** Each shard's figures of one journey, summed: by step, by channel and in total. */
+function mergedFigures(each: readonly JourneyFigures[]): JourneyFigures {
+  const add = <T extends object>(into: Map<string, T>, key: string, row: T) => {
+    const sum = into.get(key);
+    if (!sum) return void into.set(key, { ...row });
+    for (const [field, value] of Object.entries(row)) if (typeof value === "number") (sum as Record<string, unknown>)[field] = ((sum as Record<string, number>)[field] ?? 0) + value;
+  };
+  const steps = new Map<string, StepSums>();
+  const waiting = new Map<string, { step_id: string; waiting: number }>();
+  const channels = new Map<string, ChannelSums>();
+  const totals: JourneyFigures["totals"] = { entered: 0, completed: 0, exited: 0 };
+  for (const figures of each) {
+    totals.entered += figures.totals.entered;
+    totals.completed += figures.totals.completed;
+    totals.exited += figures.totals.exited;
+    for (const row of figures.steps) add(steps, row.step_id, row);
+    for (const row of figures.waiting) add(waiting, row.step_id, row);
+    for (const row of figures.channels) add(channels, row.channel, row);
+  }
+  return { totals, steps: [...steps.values()], waiting: [...waiting.values()], channels: [...channels.values()] };
 }
 
 /** What a step run came to, as the contact's path shows it. */

@@ -3,14 +3,17 @@ import { emailSenders } from "../../domain/journey";
 import type { FieldProblem } from "../../domain/problems";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { changeJourneyStatus, getJourney, type Journey, type JourneyStatus } from "../../store/journeys/definitions";
-import { journeyCounters, type JourneyCounters } from "../../store/journeys/instances";
+import type { JourneyCounters } from "../../store/journeys/instances";
 import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { sendersStanding } from "../channels/email/sender-domains";
 import { scanSegment } from "./contact-triggers";
+import { unroutedRefusal } from "../access/partitions";
 import { noSuchJourney } from "./edit";
 import { forgetLiveJourneys } from "./live-journeys";
+import { mirrorJourneys, type JourneyPanel } from "./mirror";
 import { resumeHeldPoints } from "./points";
+import { countersAcross } from "./read";
 
 type TargetStatus = Exclude<JourneyStatus, "draft">;
 
@@ -29,9 +32,14 @@ const TRANSITIONS: Record<TargetStatus, JourneyStatus[]> = {
 export type SetJourneyStatusOutcome = Result<{ journey: Journey; counters: JourneyCounters; warnings: FieldProblem[] }>;
 
 /** Runs, pauses (instances are held) or stops (instances end) a journey. */
-export async function setJourneyStatus(env: Env, db: ShardDb, panelId: string, journeyId: string, status: TargetStatus, by: Auditor): Promise<SetJourneyStatusOutcome> {
+export async function setJourneyStatus(env: Env, db: ShardDb, panel: JourneyPanel, journeyId: string, status: TargetStatus, by: Auditor): Promise<SetJourneyStatusOutcome> {
+  const panelId = panel.id;
   const journey = await getJourney(db, panelId, journeyId);
   if (!journey) return noSuchJourney(journeyId);
+  // A segment's entry scan and its contact-write entries read the home's contacts only (not yet
+  // routed across partitions, decision 0038's Status); other triggers run on each contact's shard.
+  const unrouted = status === "running" && journey.definition.trigger.type === "segment" ? unroutedRefusal(panel, "Running a segment journey") : null;
+  if (unrouted) return unrouted;
   // Mail from a sender domain a real provider would refuse is refused at start, not message by message.
   const senders = status === "running" ? await sendersStanding(env, db, panelId, emailSenders(journey.definition)) : { problems: [], notes: [] };
   if (senders.problems.length) return refused("conflict", senders.problems);
@@ -41,13 +49,16 @@ export async function setJourneyStatus(env: Env, db: ShardDb, panelId: string, j
   if (!changed) {
     return refused("conflict", [{ field: "status", message: `cannot go from ${journey.status} to ${status}` }], `status: a ${journey.status} journey cannot become ${status}`);
   }
+  // The partition shards' copies take the new status (a stop ends their instances too).
+  const mirrors = await mirrorJourneys(env, db, panel, [journey.id], changed.status === "stopped" ? [journey.id] : [], now);
   await recordAudit(db, panelId, by, journeyStatusAction(journey.status, status), journey.id, { name: journey.name, from: journey.status, to: status });
   if (changed.status === "running") {
-    // Held points go on at once (the cron would take them within a minute), and a segment
-    // journey enters its first page of matching contacts now, the rest by the cron.
-    await resumeHeldPoints(env, changed, now);
+    // Held points go on at once (the cron would take them within a minute), on every shard
+    // holding some, and a segment journey enters its first page of matching contacts now, the
+    // rest by the cron.
+    for (const at of [{ shard: panel.shard, db }, ...mirrors]) await resumeHeldPoints(env, changed, now, at);
     if (changed.scanCursor !== null) await scanSegment(env, changed, now);
   }
   // The scan above only moves scan_cursor, which the view does not show: no second read.
-  return succeeded({ journey: changed, counters: await journeyCounters(db, panelId, changed.id), warnings: senders.notes });
+  return succeeded({ journey: changed, counters: await countersAcross(env, db, panel, changed.id), warnings: senders.notes });
 }

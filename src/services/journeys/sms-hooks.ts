@@ -1,6 +1,7 @@
 import { constantTimeEqual } from "../../lib/crypto";
 import type { ShardDb } from "../../store/shards";
 import { findPanelHome } from "../access/shards";
+import { panelShards } from "../access/partitions";
 import { msg91Receipts, msg91Reply, twilioReceipt, twilioReply, type SmsReceipt } from "../channels/sms/receipts";
 import { panelSms, type PanelSms } from "../channels/sms/settings";
 import { twilioSignature } from "../channels/sms/twilio";
@@ -17,6 +18,11 @@ import { recordSmsReceipts, recordSmsReply } from "./sms";
 export interface SmsHookPanel {
   panelId: string;
   db: ShardDb;
+  /**
+   * The home first, then each shard holding one of the panel's partitions (decision 0038),
+   * whose contacts' messages and sends are there: just the home for a panel without a map.
+   */
+  shards: ShardDb[];
   sms: PanelSms;
 }
 
@@ -25,7 +31,7 @@ export async function smsHookPanel(env: Env, provider: string, panelId: string, 
   const home = await findPanelHome(env, panelId);
   const sms = home ? await panelSms(env, home.db, panelId) : null;
   if (!home || !sms || sms.record.provider !== provider || !constantTimeEqual(token, sms.hookToken)) return null;
-  return { panelId, db: home.db, sms };
+  return { panelId, db: home.db, shards: panelShards(env, home.panel, home.db), sms };
 }
 
 /** One post to a hook, as it arrived. */
@@ -48,14 +54,18 @@ export type SmsHookOutcome =
 
 /** A provider's post to the panel's hook: a reply (STOP, START) or delivery reports, recorded. */
 export async function receiveSmsHook(env: Env, hook: SmsHookPanel, post: SmsHookPost, now: number): Promise<SmsHookOutcome> {
-  const { db, panelId, sms } = hook;
+  const { shards, panelId, sms } = hook;
+  // A STOP (or START) is for the number in the whole panel: each shard's sends read it there.
+  const stopOrStart = async (from: string, text: string) => {
+    for (const db of shards) await recordSmsReply(db, panelId, from, text, now);
+  };
   let receipts: SmsReceipt[] | null;
   if (sms.record.provider === "twilio") {
     const params = new URLSearchParams(post.body);
     if (!constantTimeEqual(post.signature, await twilioSignature(sms.credential, post.url, params))) return { kind: "bad-signature" };
     if (post.kind === "replies") {
       const reply = twilioReply(params);
-      await recordSmsReply(db, panelId, reply.from, reply.text, now);
+      await stopOrStart(reply.from, reply.text);
       return { kind: "reply" };
     }
     const receipt = twilioReceipt(params);
@@ -65,11 +75,11 @@ export async function receiveSmsHook(env: Env, hook: SmsHookPanel, post: SmsHook
     if (post.kind === "replies") {
       const reply = msg91Reply(post.contentType, post.body);
       if (!reply.from) return { kind: "refused", reason: "the reply names no number (mobile or number)" };
-      await recordSmsReply(db, panelId, reply.from, reply.text, now);
+      await stopOrStart(reply.from, reply.text);
       return { kind: "reply" };
     }
     receipts = msg91Receipts(post.contentType, post.body);
     if (!receipts) return { kind: "refused", reason: "not an MSG91 delivery report: each entry needs a requestId" };
   }
-  return { kind: "receipts", ...(await recordSmsReceipts(env, db, panelId, receipts, now)) };
+  return { kind: "receipts", ...(await recordSmsReceipts(env, shards, panelId, receipts, now)) };
 }

@@ -1,4 +1,5 @@
 import { findPanelHome } from "../access/shards";
+import { namedPanelShard } from "../access/partitions";
 import { panelSms, smsProviderOf, type SmsSettingsEnv } from "../channels/sms/settings";
 import { shortenSmsLinks, SHORT_CODE } from "../channels/sms/links";
 import type { SmsReceipt } from "../channels/sms/receipts";
@@ -54,8 +55,8 @@ export type SmsNudge = QueuedNudge<"sms">;
 export const isSmsNudge = (body: unknown): body is SmsNudge => isQueuedNudge(body, "sms");
 
 /** Nudges for these messages of one panel. */
-export function enqueueSms(env: Pick<Env, "SENDS">, panelId: string, msgids: readonly string[], delaySeconds = 0): Promise<void> {
-  return enqueueNudges(env, "sms", panelId, msgids, delaySeconds);
+export function enqueueSms(env: Pick<Env, "SENDS">, panelId: string, msgids: readonly string[], delaySeconds = 0, shard?: number): Promise<void> {
+  return enqueueNudges(env, "sms", panelId, msgids, delaySeconds, shard);
 }
 
 const SUPPRESSED = "the number is suppressed (it replied STOP or was stopped)";
@@ -76,8 +77,10 @@ export async function planJourneySms(
   step: SmsStep,
   attributes: Readonly<Record<string, AttributeValue>>,
   now: number,
+  /** Where the panel's SMS setup and templates are: its home, when `db` is a partition's shard (decision 0038). */
+  config: ShardDb = db,
 ): Promise<PlannedSms> {
-  const [sms, template] = await Promise.all([panelSms(env, db, message.panelId), step.template ? getSmsTemplate(db, message.panelId, step.template) : null]);
+  const [sms, template] = await Promise.all([panelSms(env, config, message.panelId), step.template ? getSmsTemplate(config, message.panelId, step.template) : null]);
   const planned = (status: JourneyMessage["status"], content: Record<string, unknown>, error: string | null = null, statements: D1PreparedStatement[] = []): PlannedSms => {
     const m = { ...message, status, error, content: { ...message.content, ...content } };
     return { message: m, statements: [insertMessageStatement(db, m), ...statements], queued: status === "sending" };
@@ -107,7 +110,7 @@ export type SmsSendEnv = JourneySmsEnv & Env;
  * nudge sends only what is still waiting.
  */
 export function sendQueuedSmsBatch(env: SmsSendEnv, deliveries: readonly NudgeDelivery<"sms">[], now = Date.now()): Promise<Array<number | null>> {
-  return sendNudges(deliveries, (panelId, attempts, limit) => sendPanelSms(env, panelId, attempts, now, limit));
+  return sendNudges(deliveries, (panelId, attempts, limit, shard) => sendPanelSms(env, panelId, attempts, now, limit, shard));
 }
 
 /** One message, as sendQueuedSmsBatch sends it. */
@@ -116,14 +119,15 @@ export async function sendQueuedSms(env: SmsSendEnv, panelId: string, msgid: str
   return retry ?? null;
 }
 
-async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: ReadonlyMap<string, number>, now: number, limit: Limit): Promise<Map<string, number>> {
+async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: ReadonlyMap<string, number>, now: number, limit: Limit, shard?: number): Promise<Map<string, number>> {
   const retries = new Map<string, number>();
   const home = await findPanelHome(env, panelId);
   if (!home) return retries;
-  const { db } = home;
+  // The messages are on the shard the nudge names (their contacts' partition's); the setup on the home.
+  const { db } = namedPanelShard(env, home.panel, shard);
   const claim = randomHex(8);
   const [sms, { claimed, held, suppressed }] = await Promise.all([
-    panelSms(env, db, panelId),
+    panelSms(env, home.db, panelId),
     claimSmsBatch(db, panelId, [...attempts.keys()], claim, now, now - QUEUED_CLAIM_MS, UNKNOWN_SEND_OUTCOME),
   ]);
   for (const msgid of held) retries.set(msgid, QUEUED_CLAIM_MS / 1000);
@@ -187,11 +191,20 @@ function smsEvent(message: { msgid: string; contactId: number; journeyId: string
  * event. An unknown message id changes nothing; a repeated receipt records nothing new; a
  * `failed` after `delivered` (or the reverse) is ignored: the first final word stays.
  */
-export async function recordSmsReceipts(env: Env, db: ShardDb, panelId: string, receipts: readonly SmsReceipt[], now: number): Promise<{ matched: number }> {
+export async function recordSmsReceipts(env: Env, shards: readonly ShardDb[], panelId: string, receipts: readonly SmsReceipt[], now: number): Promise<{ matched: number }> {
   let matched = 0;
   for (const receipt of receipts) {
-    const message = await smsByProviderId(db, panelId, receipt.providerMessageId);
-    if (!message) continue;
+    // The message is on its contact's partition's shard: each of the panel's asked in turn (`shards`, the home first).
+    let db: ShardDb | undefined;
+    let message: Awaited<ReturnType<typeof smsByProviderId>> = null;
+    for (const shard of shards) {
+      message = await smsByProviderId(shard, panelId, receipt.providerMessageId);
+      if (message) {
+        db = shard;
+        break;
+      }
+    }
+    if (!message || !db) continue;
     matched++;
     const phone = phoneDigits(message.recipient);
     if (receipt.optedOut && phone) await suppressSms(db, panelId, phone, "provider", now);

@@ -6,6 +6,7 @@ import { splitTallies } from "../../store/journeys/splits";
 import type { ShardDb } from "../../store/shards";
 import type { Auditor } from "../audit/record";
 import { editJourney, noSuchJourney, type EditJourneyOutcome } from "./edit";
+import type { JourneyPanel } from "./mirror";
 
 /** One split step's branches as the report shows them (admin GET …/splits). */
 export interface SplitReport {
@@ -21,10 +22,20 @@ export interface SplitReport {
  * it and those converted, over every version (a split keeps its step id across versions), and
  * each branch's confidence against A (domain/split-confidence.ts).
  */
-export async function splitReport(db: ShardDb, journey: Journey): Promise<SplitReport[]> {
+export async function splitReport(shards: readonly ShardDb[], journey: Journey): Promise<SplitReport[]> {
   const splits = journey.definition.steps.filter((s): s is SplitStep => s.type === "split");
   if (splits.length === 0) return [];
-  const tallies = await splitTallies(db, journey.panelId, journey.id);
+  // Each shard of the panel's partitions (panelShards) holds its contacts' split entries: summed.
+  const tallies: Awaited<ReturnType<typeof splitTallies>> = [];
+  for (const rows of await Promise.all(shards.map((db) => splitTallies(db, journey.panelId, journey.id)))) {
+    for (const row of rows) {
+      const sum = tallies.find((t) => t.stepId === row.stepId && t.branch === row.branch);
+      if (sum) {
+        sum.entered += row.entered;
+        sum.converted += row.converted;
+      } else tallies.push({ ...row });
+    }
+  }
   return splits.map((step) => {
     const labels = splitLabels(step.branches.length);
     // Branches an earlier version had beyond this one's still show what they did.
@@ -53,8 +64,8 @@ export async function splitReport(db: ShardDb, journey: Journey): Promise<SplitR
  * and so on their own hashed branch. Refused when there is no such journey or split step, the
  * split has no such branch, or the edit is refused (a stopped journey).
  */
-export async function promoteSplitWinner(env: Env, db: ShardDb, panelId: string, journeyId: string, stepId: string, branch: BranchLabel, by: Auditor): Promise<EditJourneyOutcome> {
-  const journey = await getJourney(db, panelId, journeyId);
+export async function promoteSplitWinner(env: Env, db: ShardDb, panel: JourneyPanel, journeyId: string, stepId: string, branch: BranchLabel, by: Auditor): Promise<EditJourneyOutcome> {
+  const journey = await getJourney(db, panel.id, journeyId);
   if (!journey) return noSuchJourney(journeyId);
   const step = journey.definition.steps.find((s) => s.id === stepId);
   if (!step || step.type !== "split") return refused("not_found", [], `No split step "${stepId}" in this journey`);
@@ -62,5 +73,5 @@ export async function promoteSplitWinner(env: Env, db: ShardDb, panelId: string,
   if (!labels.includes(branch)) return refusedField("invalid", "branch", `names no branch of this split (${labels.join(", ")})`);
   if (step.winner === branch) return succeeded({ journey, warnings: [] });
   const definition = { ...journey.definition, steps: journey.definition.steps.map((s) => (s.id === stepId ? { ...step, winner: branch } : s)) };
-  return editJourney(env, db, panelId, journeyId, definition, undefined, by);
+  return editJourney(env, db, panel, journeyId, definition, undefined, by);
 }

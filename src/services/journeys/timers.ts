@@ -25,7 +25,7 @@ const SCANS_PER_RUN = 5;
  * so they survive restarts and fire within a minute of due time. Each part runs even when
  * another failed.
  */
-export const journeyTimers = shardTask("journey-timers", async (env, db, _index, now) => {
+export const journeyTimers = shardTask("journey-timers", async (env, db, index, now) => {
   const failures: unknown[] = [];
   const part = async (work: () => Promise<unknown>) => {
     try {
@@ -44,7 +44,7 @@ export const journeyTimers = shardTask("journey-timers", async (env, db, _index,
     }
     await continuePoints(env, db, fired, now);
   });
-  await part(() => redriveFreePoints(env, db, now));
+  await part(() => redriveFreePoints(env, db, index, now));
   await part(async () => {
     for (const journey of await journeysToScan(db, SCANS_PER_RUN)) await scanSegment(env, journey, now);
   });

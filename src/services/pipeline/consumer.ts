@@ -190,12 +190,12 @@ async function runPass(env: Env, panelId: string, shard: number | undefined, bat
       const todo = piece.filter((event) => !failedEvents.has(event.id) && !progressOf.get(event.id)!.passed(step.name, event.id));
       if (todo.length === 0) continue;
       const failures = new Map<number, string>();
-      if (working.has(step) && !place.home) {
+      if (working.has(step) && !place.home && !step.partitioned) {
         // See notRouted: the step is not run here, and the batch waits for an operator's retry.
         for (const event of todo) failures.set(event.id, notRouted(step, place.shard));
       } else if (working.has(step)) {
         try {
-          for (const failure of (await step.run(env, todo)) ?? []) failures.set(failure.eventId, describe(failure.error));
+          for (const failure of (await step.run(env, todo, place)) ?? []) failures.set(failure.eventId, describe(failure.error));
         } catch (error) {
           for (const event of todo) failures.set(event.id, describe(error));
         }
@@ -228,10 +228,10 @@ async function runPass(env: Env, panelId: string, shard: number | undefined, bat
 }
 
 /**
- * Why a step with work did not run for events stored on a shard other than the home. The steps
- * (journeys, segments) and the contact reactions read the panel's home: its journeys, segments
- * and contacts. A panel whose partitions reach beyond its home can have neither saved segments
- * nor running journeys (both refused, decision 0038's Status), so for it every step answers
+ * Why a step with work did not run for events stored on a shard other than the home. A step
+ * not `partitioned` (segments) and the contact reactions read the panel's home: its segments
+ * and contacts. A panel whose partitions reach beyond its home can have no saved segments
+ * (refused, decision 0038's Status), so for it every such step answers
  * "no work" and its events pass; should one ever have work there, running it would match a
  * partition's events against the home's contacts, so the step fails the events instead, and
  * the batch, its events stored, is left failed for a retry once steps are routed.

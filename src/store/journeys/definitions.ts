@@ -209,8 +209,18 @@ export async function changeJourneyStatus(
     const row = await update.first<JourneyRow>();
     return row ? journeyFromRow(row) : null;
   }
-  const [updated] = await db.batch<JourneyRow>([
-    update,
+  const [updated] = await db.batch<JourneyRow>([update, ...stopInstancesStatements(db, panelId, id, now)]);
+  const row = updated!.results[0];
+  return row ? journeyFromRow(row) : null;
+}
+
+/**
+ * The stop of a journey on `db` (its row there already stopped): every active instance ends
+ * (exited) and its pending waits and delays are cancelled. Run in the stop's batch on the home,
+ * and on each mirror once its copy of the row says stopped (mirror.ts).
+ */
+export function stopInstancesStatements(db: ShardDb, panelId: string, id: string, now: number): D1PreparedStatement[] {
+  return [
     db
       .prepare(
         `UPDATE journey_points SET outcome = 'cancelled', resolved_at = ?1, continued_at = ?1
@@ -224,9 +234,7 @@ export async function changeJourneyStatus(
          WHERE journey_id = ?2 AND panel_id = ?3 AND status = 'active' AND EXISTS (SELECT 1 FROM journeys WHERE id = ?2 AND status = 'stopped')`,
       )
       .bind(now, id, panelId),
-  ]);
-  const row = updated!.results[0];
-  return row ? journeyFromRow(row) : null;
+  ];
 }
 
 /** The journeys of a panel that are running or paused: those whose triggers fire or whose waits can end. */
@@ -255,4 +263,70 @@ export async function getJourneysByIds(db: ShardDb, refs: ReadonlyArray<{ panelI
 /** Whether the panel has a running or paused journey (one probe of journeys_running). */
 export async function hasLiveJourneys(db: ShardDb, panelId: string): Promise<boolean> {
   return (await db.prepare("SELECT 1 FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') LIMIT 1").bind(panelId).first()) !== null;
+}
+
+/**
+ * A panel's journey definitions as a mirror shard keeps them (decision 0041, for 0038's
+ * partitions): each journey's row and every version, as JSON text of rows, for
+ * mirrorJourneysStatements. `ids`: those journeys only; absent: all of the panel's.
+ */
+export interface MirroredJourneys {
+  journeys: string;
+  versions: string;
+}
+
+export async function journeysToMirror(db: ShardDb, panelId: string, ids?: readonly string[]): Promise<MirroredJourneys> {
+  const only = (column: string) => (ids === undefined ? "" : ` AND ${column} IN (SELECT value FROM json_each(?2))`);
+  const named = ids === undefined ? [] : [JSON.stringify(ids)];
+  const [journeys, versions] = await db.batch<{ rows: string }>([
+    db
+      .prepare(
+        `SELECT json_group_array(json_array(id, name, definition, version, trigger_type, trigger_key, status, layout, created_at, updated_at)) AS rows
+         FROM journeys WHERE panel_id = ?1${only("id")}`,
+      )
+      .bind(panelId, ...named),
+    db
+      .prepare(`SELECT json_group_array(json_array(journey_id, version, definition, created_at, created_by)) AS rows FROM journey_versions WHERE panel_id = ?1${only("journey_id")}`)
+      .bind(panelId, ...named),
+  ]);
+  return { journeys: journeys!.results[0]?.rows ?? "[]", versions: versions!.results[0]?.rows ?? "[]" };
+}
+
+/**
+ * Writes journeys as the home has them into the mirror on `db`: two statements for any number
+ * (one JSON parameter each). The mirror keeps no entry scan (a segment journey scans the home).
+ */
+export function mirrorJourneysStatements(db: ShardDb, panelId: string, mirrored: MirroredJourneys): D1PreparedStatement[] {
+  return [
+    db
+      .prepare(
+        `INSERT INTO journeys (panel_id, id, name, definition, version, trigger_type, trigger_key, status, layout, created_at, updated_at, scan_cursor)
+         SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, r.value ->> 7, r.value ->> 8, r.value ->> 9, NULL
+         FROM json_each(?2) r WHERE true
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, definition = excluded.definition, version = excluded.version, trigger_type = excluded.trigger_type,
+           trigger_key = excluded.trigger_key, status = excluded.status, layout = excluded.layout, updated_at = excluded.updated_at
+         WHERE journeys.panel_id = excluded.panel_id`,
+      )
+      .bind(panelId, mirrored.journeys),
+    // A draft's version 1 is rewritten in place: the mirror takes its text again.
+    db
+      .prepare(
+        `INSERT INTO journey_versions (panel_id, journey_id, version, definition, created_at, created_by)
+         SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4 FROM json_each(?2) r WHERE true
+         ON CONFLICT (journey_id, version) DO UPDATE SET definition = excluded.definition, created_at = excluded.created_at`,
+      )
+      .bind(panelId, mirrored.versions),
+  ];
+}
+
+/**
+ * Drops the panel's journeys from a shard that is not its home (a mirror the map no longer
+ * uses), those no instance there names (none, for a shard without the panel's contacts).
+ */
+export function dropMirroredJourneysStatements(db: ShardDb, panelId: string): D1PreparedStatement[] {
+  const unused = "panel_id = ?1 AND NOT EXISTS (SELECT 1 FROM journey_instances i WHERE i.journey_id = journeys.id)";
+  return [
+    db.prepare(`DELETE FROM journey_versions WHERE panel_id = ?1 AND journey_id IN (SELECT id FROM journeys WHERE ${unused})`).bind(panelId),
+    db.prepare(`DELETE FROM journeys WHERE ${unused}`).bind(panelId),
+  ];
 }

@@ -7,7 +7,7 @@ import { journeyTimers } from "../../../src/services/journeys/timers";
 import { getEventsByIds } from "../../../src/store/events";
 import { enterInstances } from "../../../src/store/journeys/instances";
 import { eventually } from "../../support/activity";
-import { admin, countRows, createPanel, type TestPanel, panelData } from "../../support/helpers";
+import { admin, countRows, createPanel, type TestPanel, panelData, TEST_SHARD } from "../../support/helpers";
 import { act, addMembersQuietly, cartPanel, countersOf, MINUTE, smsListJourney, startJourney } from "../../support/journeys";
 
 /** The real JOURNEYS queue, remembering what was sent through it. */
@@ -75,7 +75,7 @@ describe("journey work left behind by a crash", () => {
     // The first tick after it: a page continued by the cron itself, the rest nudged in pages.
     const tick = watchedJourneysQueue();
     await journeyTimers.run(tick.env, Date.now());
-    expect(tick.sent).toEqual(Array.from({ length: 4 }, () => ({ type: "points", panel: panel.id })));
+    expect(tick.sent).toEqual(Array.from({ length: 4 }, () => ({ type: "points", panel: panel.id, shard: TEST_SHARD })));
     await completed(journey, 400);
     expect(await smsCount(panel)).toEqual({ messages: 400, recipients: 400 });
   });
@@ -102,7 +102,7 @@ describe("journey work left behind by a crash", () => {
     ]);
     const tick = watchedJourneysQueue();
     await journeyTimers.run(tick.env, Date.now());
-    expect(tick.sent).toEqual([{ type: "points", panel: panel.id }]);
+    expect(tick.sent).toEqual([{ type: "points", panel: panel.id, shard: TEST_SHARD }]);
     await completed(journey, 230);
     expect(await smsCount(panel)).toEqual({ messages: 230, recipients: 230 });
   });

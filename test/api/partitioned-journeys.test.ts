@@ -1,0 +1,137 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { setPartitionMap } from "../../src/services/access/partitions";
+import type { ShardDb } from "../../src/store/shards";
+import { defineActivity, eventually, postActivity } from "../support/activity";
+import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
+import { countersOf, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
+import { keyOn, shard0, TWO } from "../support/partitions";
+
+// Decision 0038 steps 3/4 for journeys: a panel split over two partitions, buckets 0–2047 on
+// SHARD_0 and 2048–4095 on SHARD_1 (its home). A running journey's definition is mirrored on
+// SHARD_0; each contact's instance, points and step runs are on its own shard, its webhook
+// steps fire once per contact, its delay's timer fires on both shards, and its counters sum them.
+
+/** Until no batch of the panel is pending on either shard. */
+async function settled(panelId: string): Promise<void> {
+  await eventually(async () => {
+    let pending = 0;
+    for (const db of [shard0, panelData]) pending += (await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<number>("n"))!;
+    return pending === 0 ? true : undefined;
+  });
+}
+
+/** The panel's journey instances on `db`, as "contact key: status". */
+async function instancesOn(db: ShardDb, panelId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT c.pk_value || ': ' || i.status AS i FROM journey_instances i JOIN contacts c ON c.id = i.contact_id WHERE i.panel_id = ? ORDER BY c.pk_value")
+    .bind(panelId)
+    .all<{ i: string }>();
+  return results.map((r) => r.i);
+}
+
+/** The status of the journey's copy on `db` (null: none there). */
+async function journeyOn(db: ShardDb, journeyId: string): Promise<string | null> {
+  return db.prepare("SELECT status FROM journeys WHERE id = ?").bind(journeyId).first<string>("status");
+}
+
+const STEPS = (hook: string) => [
+  { id: "hello", type: "webhook", webhook: hook, params: { Action: "hello" } },
+  { id: "pause", type: "delay", for: "1h", after: "hello" },
+  { id: "later", type: "webhook", webhook: hook, after: "pause", params: { Action: "later" } },
+];
+
+async function partitioned(panel: TestPanel): Promise<void> {
+  const mapped = await setPartitionMap(env, panel.id, TWO);
+  expect(mapped.ok, JSON.stringify(mapped)).toBe(true);
+}
+
+describe("journeys on a panel of two partitions (decision 0038)", () => {
+  it("enters each contact on its own shard, calls the webhook once per contact, fires the delay on both shards and sums the counters", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) });
+    // Running it copied the definition onto the partition's shard.
+    expect(await journeyOn(shard0, journey.id)).toBe("running");
+
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const identity of [k0, k1]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
+    await settled(panel.id);
+
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: active`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: active`]);
+    const first = await delivered(hook);
+    expect(first.map((e) => [e.custom_params.Action, e.event_params.identity]).sort()).toEqual([["hello", k0], ["hello", k1]].sort());
+    expect(await countersOf(journey)).toMatchObject({ entered: 2, active: 2, steps: { hello: { acted: 2 }, pause: { acted: 2, waiting: 2 } } });
+
+    // The report sums each shard's aggregates.
+    const report = await admin("GET", `${journey.path}/report`);
+    expect(report.status).toBe(200);
+    expect(report.body).toMatchObject({ entered: 2, completed: 0 });
+    expect(report.body.steps.pause).toMatchObject({ waiting: 2 });
+
+    // The per-minute cron sweeps every shard: each shard's delay fires there.
+    await cronAt(Date.now() + 2 * 60 * MINUTE);
+    const all = await delivered(hook);
+    expect(all.filter((e) => e.custom_params.Action === "later").map((e) => e.event_params.identity).sort()).toEqual([k0, k1].sort());
+    expect(all).toHaveLength(4);
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
+    expect(await countersOf(journey)).toMatchObject({ entered: 2, active: 0, completed: 2, steps: { later: { acted: 2 }, pause: { waiting: 0 } } });
+  });
+
+  it("a running journey is copied by the map, and stopping it ends its instances on every shard", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) });
+    await partitioned(panel);
+    expect(await journeyOn(shard0, journey.id)).toBe("running");
+
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const identity of [k0, k1]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
+    await settled(panel.id);
+    expect(await countersOf(journey)).toMatchObject({ entered: 2, active: 2 });
+
+    const stopped = await admin("POST", `${journey.path}/status`, { status: "stopped" });
+    expect(stopped.status).toBe(200);
+    expect(stopped.body.counters).toMatchObject({ entered: 2, active: 0, exited: 2 });
+    expect(await journeyOn(shard0, journey.id)).toBe("stopped");
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: exited`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: exited`]);
+    // The delay was cancelled on both shards: the cron calls nothing more.
+    await cronAt(Date.now() + 2 * 60 * MINUTE);
+    expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["hello", "hello"]);
+  });
+
+  it("a list's journey enters a contact added to the list on its own shard", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const api = apiFor(panel);
+    const listid = (await api("lists", "add", { listname: "VIP" })).body.listid as number;
+    const journey = await startJourney(panel, { trigger: { type: "list", listid }, steps: [{ id: "hello", type: "webhook", webhook: hook.id, params: { Action: "hello" } }] });
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL }, listid: String(listid) })).status).toBe(200);
+    // The membership's trigger left each entry on the contact's shard; the write's reaction entered it there.
+    await eventually(async () => ((await instancesOn(shard0, panel.id)).length && (await instancesOn(panelData, panel.id)).length ? true : undefined));
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
+    expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["hello", "hello"]);
+    expect(await countersOf(journey)).toMatchObject({ entered: 2, completed: 2 });
+  });
+
+  it("a panel without a map runs its journey on its home as before", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) });
+    expect(await journeyOn(shard0, journey.id)).toBeNull();
+    expect((await postActivity(panel.clientId, { activityid: cart, identity: "solo@example.com" })).status).toBe(200);
+    await settled(panel.id);
+    expect(await instancesOn(panelData, panel.id)).toEqual(["solo@example.com: active"]);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, active: 1 });
+  });
+});
