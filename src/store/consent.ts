@@ -72,6 +72,14 @@ export function insertConsentOfKeyStatements(db: ShardDb, panelId: string, key: 
   const listIds = records.flatMap((r) => (r.listId === null ? [] : [r.listId]));
   if (!skipGoneLists || listIds.length === 0) return records.map((r) => bindRecord(db.prepare(insert), r));
   const first = records[0]!;
+  // One list: one statement, naming it while it is live and none once it is not (a statement
+  // less in the form's batch, bench:forms).
+  if (records.length === 1) {
+    const namingLive = `INSERT INTO consent_records (panel_id, id, contact_id, kind, list_id, topic, via, via_id, ip, user_agent, text, at)
+      SELECT ?1, ?2, c.id, ?3, (SELECT l.id FROM lists l WHERE l.panel_id = ?1 AND l.deleted_at IS NULL AND l.id = ?4), ?5, ?6, ?7, ?8, ?9, ?10, ?11
+      FROM contacts c WHERE c.panel_id = ?1 AND c.pk_value = ?12`;
+    return [bindRecord(db.prepare(namingLive), first)];
+  }
   return [
     ...records.map((r) => bindRecord(db.prepare(`${insert} AND EXISTS (${live} = ?4)`), r)),
     bindRecord(db.prepare(`${insert} AND NOT EXISTS (${live} IN (SELECT value FROM json_each(?13)))`), { ...first, id: uuidV7(first.at), listId: null }, JSON.stringify(listIds)),

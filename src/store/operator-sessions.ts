@@ -86,37 +86,52 @@ export async function recordFailure(db: ControlDb, subjects: string[], now: numb
 }
 
 /**
- * Counts an attempt of each subject against its limit, check and record in one statement
- * each, all in one round trip; answers, per subject, whether it is within its limit. A subject
- * is counted only while those before it are within theirs (as checking them in turn, stopping
- * at the first refused, would). A refused attempt leaves the count above the limit (at most
- * limit + 1), as a check that did not record would have; a window older than `windowStart`
- * starts over.
+ * Counts an attempt of each subject against its limit, check and record in one statement;
+ * answers, per subject, whether it is within its limit. A subject is counted only while those
+ * before it are within theirs (as checking them in turn, stopping at the first refused, would).
+ * A refused attempt leaves the count above the limit (at most limit + 1), as a check that did not
+ * record would have; a window older than `windowStart` starts over.
  */
 export async function countAttempts(db: ControlDb, attempts: readonly { subject: string; limit: number }[], now: number, windowStart: number): Promise<boolean[]> {
   if (attempts.length === 0) return [];
-  const statements = attempts.map(({ subject, limit }, i) => {
-    const earlier = attempts.slice(0, i);
-    // An earlier subject over its limit (its count, just written, is limit + 1) stops this one.
-    const stop = earlier.map(() => "EXISTS (SELECT 1 FROM sign_in_failures WHERE subject = ? AND window_start >= ? AND failures > ?)").join(" OR ");
-    return db
-      .prepare(
-        `INSERT INTO sign_in_failures (subject, window_start, failures) SELECT ?, ?, 1 WHERE ${stop ? `NOT (${stop})` : "true"}
-         ON CONFLICT (subject) DO UPDATE SET
-           failures = CASE WHEN window_start < ? THEN 1 ELSE MIN(failures + 1, ? + 1) END,
-           window_start = CASE WHEN window_start < ? THEN excluded.window_start ELSE window_start END
-         RETURNING failures`,
-      )
-      .bind(subject, now, ...earlier.flatMap((e) => [e.subject, windowStart, e.limit]), windowStart, limit, windowStart);
-  });
-  const results = statements.length === 1 ? [{ results: [await statements[0]!.first<{ failures: number }>()].filter((r) => r !== null) }] : await db.batch<{ failures: number }>(statements);
+  // SQLite reads the SELECT to its end before inserting (it reads the table it inserts into), so
+  // "an earlier subject was at its limit before" is this attempt's refusal of it (limit + 1).
+  const { results } = await db
+    .prepare(
+      `INSERT INTO sign_in_failures (subject, window_start, failures)
+       SELECT a.value ->> '$.subject', ?1, 1 FROM json_each(?2) a
+       WHERE NOT EXISTS (
+         SELECT 1 FROM json_each(?2) e JOIN sign_in_failures f ON f.subject = e.value ->> '$.subject'
+         WHERE e.key < a.key AND f.window_start >= ?3 AND f.failures >= e.value ->> '$.limit')
+       ON CONFLICT (subject) DO UPDATE SET
+         failures = CASE WHEN window_start < ?3 THEN 1
+           ELSE MIN(failures + 1, (SELECT l.value ->> '$.limit' FROM json_each(?2) l WHERE l.value ->> '$.subject' = excluded.subject) + 1) END,
+         window_start = CASE WHEN window_start < ?3 THEN excluded.window_start ELSE window_start END
+       RETURNING subject, failures`,
+    )
+    .bind(now, JSON.stringify(attempts.map(({ subject, limit }) => ({ subject, limit }))), windowStart)
+    .all<{ subject: string; failures: number }>();
+  const counted = new Map(results.map((r) => [r.subject, r.failures]));
   let refusedBefore = false;
-  return attempts.map(({ limit }, i) => {
-    const counted = results[i]!.results[0];
-    const within = !refusedBefore && counted !== undefined && counted.failures <= limit;
+  return attempts.map(({ subject, limit }) => {
+    const failures = counted.get(subject);
+    const within = !refusedBefore && failures !== undefined && failures <= limit;
     if (!within) refusedBefore = true;
     return within;
   });
+}
+
+/**
+ * Takes back attempts countAttempts counted (those it answered within their limit), for work
+ * that turned out not to be an attempt after all (a form's failed challenge, checked meanwhile).
+ * A window that started over since counts from its start; a count never goes below zero.
+ */
+export async function uncountAttempts(db: ControlDb, subjects: readonly string[], windowStart: number): Promise<void> {
+  if (subjects.length === 0) return;
+  await db
+    .prepare(`UPDATE sign_in_failures SET failures = failures - 1 WHERE subject IN (${subjects.map(() => "?").join(", ")}) AND window_start >= ? AND failures > 0`)
+    .bind(...subjects, windowStart)
+    .run();
 }
 
 /**

@@ -293,10 +293,16 @@ describe("signup forms: Turnstile", () => {
     const refused = await submit({ EMAIL: "t1@example.com", "cf-turnstile-response": "bad-answer" });
     expect(refused.status).toBe(400);
     expect(await membersOf(panel, a)).toEqual([]);
-    // A failed challenge uses up neither the address's signups nor the IP's.
+    // A failed challenge uses up neither the address's signups nor the IP's (the limits are
+    // counted while siteverify is asked, and given back when it refuses).
     const counted = (subject: string) => env.DB.prepare("SELECT failures FROM sign_in_failures WHERE subject = ?").bind(subject).first<{ failures: number }>();
-    expect(await counted(`form-key:${panel.id}:t1@example.com`)).toBeNull();
-    expect(await counted("form-ip:203.0.113.9")).toBeNull();
+    expect((await counted(`form-key:${panel.id}:t1@example.com`))?.failures ?? 0).toBe(0);
+    expect((await counted("form-ip:203.0.113.9"))?.failures ?? 0).toBe(0);
+    // Nor does a challenge that could not be checked.
+    await receiver.script(bucket, [{ status: 503, body: "down" }]);
+    const unavailable = await submit({ EMAIL: "t1@example.com", "cf-turnstile-response": "any-answer" });
+    expect(unavailable.status).toBe(502);
+    expect((await counted(`form-key:${panel.id}:t1@example.com`))?.failures ?? 0).toBe(0);
 
     await receiver.script(bucket, [{ status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ success: true }) }]);
     const passed = await submit({ EMAIL: "t2@example.com", "cf-turnstile-response": "good-answer" });
@@ -306,8 +312,8 @@ describe("signup forms: Turnstile", () => {
     expect((await counted("form-ip:203.0.113.9"))?.failures).toBe(1);
 
     const asked = await receiver.requests(bucket);
-    expect(asked).toHaveLength(2);
-    expect(Object.fromEntries(new URLSearchParams(asked[1]!.body))).toEqual({ secret: "turnstile-secret-1", response: "good-answer", remoteip: "203.0.113.9" });
+    expect(asked).toHaveLength(3);
+    expect(Object.fromEntries(new URLSearchParams(asked[2]!.body))).toEqual({ secret: "turnstile-secret-1", response: "good-answer", remoteip: "203.0.113.9" });
   });
 });
 

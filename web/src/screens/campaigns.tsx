@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 import { admin } from "../api";
 import { Link } from "../router";
 import type { CampaignList, CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, EmailTemplateSummaryView, EmailTemplateView, ListView, SegmentView } from "../../../src/domain/answers";
@@ -186,10 +186,14 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
   );
   const templates = useLoad(() => admin<{ templates: EmailTemplateSummaryView[] }>("GET", panelId, "/email-templates"), [panelId]);
   // The chosen template as it is now, for the preview; the campaign copies it when scheduled.
-  const [template, setTemplate] = useState<EmailTemplateView>();
+  const [loadedTemplate, setTemplate] = useState<EmailTemplateView>();
+  // The last choice: an earlier choice's answer arriving after it is not shown.
+  const chosenTemplate = useRef("");
   const chooseTemplate = async (id: string) => {
+    chosenTemplate.current = id;
     setDraft((d) => ({ ...d, email_template: id }));
-    setTemplate(id ? await admin<EmailTemplateView>("GET", panelId, `/email-templates/${encodeURIComponent(id)}`) : undefined);
+    const view = id ? await admin<EmailTemplateView>("GET", panelId, `/email-templates/${encodeURIComponent(id)}`) : undefined;
+    if (chosenTemplate.current === id) setTemplate(view);
   };
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft((d) => ({ ...d, [key]: value }));
   const fieldError = (key: keyof Draft) => {
@@ -228,6 +232,8 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
   };
 
   const usesTemplate = draft.mode === "audience" && draft.email_template !== "";
+  // Only the chosen template's own answer: another's is not shown while this one loads.
+  const template = usesTemplate && loadedTemplate?.id === draft.email_template ? loadedTemplate : undefined;
   const body = usesTemplate ? (template?.body_html ?? "") : draft.html;
   const tags = mergeTags(`${draft.subject || (usesTemplate ? (template?.subject ?? "") : "")} ${body}`);
   const text = (key: keyof Draft, label: string, options: { type?: string; hint?: string; optional?: boolean } = {}) => (
@@ -333,8 +339,11 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
               <span id="preview-label" className="label">
                 Preview
               </span>
-              {/* An empty sandbox: the body's scripts, forms and links cannot run or reach the panel. */}
-              <iframe title="Preview of the HTML body" aria-labelledby="preview-label" sandbox="" srcDoc={body} className="preview" />
+              {/* An empty sandbox: the body's scripts, forms and links cannot run or reach the panel. The
+                  frame is made once the template's body is here, with it, and made again for
+                  another template: filling an empty frame just made raced Chromium's set-up of
+                  it (the browser test sometimes never saw the body). */}
+              {template ? <iframe key={template.id} title="Preview of the HTML body" aria-labelledby="preview-label" sandbox="" srcDoc={body} className="preview" /> : <Loading />}
             </div>
           </div>
         ) : (
