@@ -4,7 +4,7 @@ import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { hasContacts } from "../../store/contacts";
-import { hasSegments } from "../../store/segments";
+import { dropMirroredSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
 import { hasLiveJourneys } from "../../store/journeys/definitions";
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
@@ -214,24 +214,46 @@ export async function mirrorTopics(mirrors: readonly MirrorShard[], panelId: str
 }
 
 /**
- * Statements writing the home's live lists, attributes and topics into `target`'s mirror
- * (upserts), after dropping the mirror's topics the home no longer has, with their opt-outs (as
- * deleting a topic did on the home; a list's row instead waits for that shard's clear).
+ * A segment saved on the home (made, edited): the same row on every mirror, in the service call
+ * that saved it; each mirror then builds it over its own contacts (decision 0038's Status).
+ */
+export async function mirrorSegments(mirrors: readonly MirrorShard[], panelId: string, segments: readonly Segment[], now: number): Promise<void> {
+  if (segments.length === 0) return;
+  await Promise.all(mirrors.map((m) => m.db.batch(mirrorSegmentsStatements(m.db, panelId, segments, now))));
+}
+
+/**
+ * Statements writing the home's live lists, attributes, topics and saved segments into
+ * `target`'s mirror (upserts), after dropping the mirror's topics and segments the home no
+ * longer has, with their opt-outs and members (as deleting them did on the home; a list's row
+ * instead waits for that shard's clear).
  */
 async function mirrorStatements(home: ShardDb, target: ShardDb, panelId: string): Promise<D1PreparedStatement[]> {
-  const [lists, attributes, topics] = await Promise.all([liveListsToMirror(home, panelId), attributesToMirror(home, panelId), topicsToMirror(home, panelId)]);
+  const [lists, attributes, topics, segments] = await Promise.all([
+    liveListsToMirror(home, panelId),
+    attributesToMirror(home, panelId),
+    topicsToMirror(home, panelId),
+    listSegments(home, panelId),
+  ]);
   return [
     ...dropMirroredTopicsStatements(target, panelId, topics.map((t) => t.id)),
+    ...dropMirroredSegmentsStatements(target, panelId, segments.map((s) => s.id)),
     // Names parked first: a refresh finds the rows copied before, which may hold names the home has swapped since.
     ...(lists.length ? [parkListNamesStatement(target, panelId, lists.map((l) => l.id)), mirrorListsStatement(target, panelId, lists)] : []),
     ...(attributes.length ? [mirrorAttributesStatement(target, panelId, attributes)] : []),
     ...(topics.length ? [mirrorTopicsStatement(target, panelId, topics)] : []),
+    ...mirrorSegmentsStatements(target, panelId, segments, Date.now()),
   ];
 }
 
 /** Makes `target`'s mirror of the panel's configuration the home's, afresh (the panel has no contacts there). */
 export async function copyConfiguration(home: ShardDb, target: ShardDb, panelId: string): Promise<void> {
-  await target.batch([dropMirroredListsStatement(target, panelId), dropMirroredAttributesStatement(target, panelId), ...(await mirrorStatements(home, target, panelId))]);
+  await target.batch([
+    dropMirroredListsStatement(target, panelId),
+    dropMirroredAttributesStatement(target, panelId),
+    ...dropMirroredSegmentsStatements(target, panelId),
+    ...(await mirrorStatements(home, target, panelId)),
+  ]);
 }
 
 /**
@@ -247,7 +269,12 @@ export async function refreshConfiguration(home: ShardDb, target: ShardDb, panel
 
 /** Drops a mirror the new map no longer uses (it holds no contacts of the panel). */
 export async function dropConfiguration(target: ShardDb, panelId: string): Promise<void> {
-  await target.batch([dropMirroredListsStatement(target, panelId), dropMirroredAttributesStatement(target, panelId), ...dropMirroredTopicsStatements(target, panelId)]);
+  await target.batch([
+    dropMirroredListsStatement(target, panelId),
+    dropMirroredAttributesStatement(target, panelId),
+    ...dropMirroredTopicsStatements(target, panelId),
+    ...dropMirroredSegmentsStatements(target, panelId),
+  ]);
 }
 
 /**
@@ -273,12 +300,12 @@ export async function setPartitionMap(env: Env, panelId: string, partitions: rea
   // contacts anywhere keeps its map.
   const holding = await Promise.all(involved.map((shard) => hasContacts(shardOf(env, { shard }), panelId)));
   if (holding.some(Boolean)) return refusedField("conflict", "partitions", "the panel holds contacts: its map changes only by a split, which is not built (decision 0038 step 5)");
-  // Segments and journeys read the home's contacts only (not yet routed): a panel spread beyond
-  // its home keeps none, so none of them silently misses the contacts elsewhere.
+  // Journeys read the home's contacts only (not yet routed): a panel spread beyond its home keeps
+  // none running, so none silently misses the contacts elsewhere. Saved segments are mirrored
+  // with the rest of the configuration below, and each shard builds them over its contacts.
   const home = shardOf(env, panel);
-  if (after.some((shard) => shard !== panel.shard)) {
-    const [segments, journeys] = await Promise.all([hasSegments(home, panelId), hasLiveJourneys(home, panelId)]);
-    if (segments || journeys) return refusedField("conflict", "partitions", "the panel has saved segments or running or paused journeys, which are not yet routed across partitions (decision 0038)");
+  if (after.some((shard) => shard !== panel.shard) && (await hasLiveJourneys(home, panelId))) {
+    return refusedField("conflict", "partitions", "the panel has running or paused journeys, which are not yet routed across partitions (decision 0038)");
   }
   // Mirrors first (decision 0041), so that once the map is read every partition has the configuration its rows name.
   for (const shard of after) if (shard !== panel.shard) await copyConfiguration(home, shardOf(env, { shard }), panelId);

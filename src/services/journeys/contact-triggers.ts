@@ -29,7 +29,9 @@ export const journeysContactReaction: ContactReaction = {
   async afterContact(env, { panelId, contact, joinedList, joinedSegment, now }) {
     await journeysAfterContactWrite(env, panelId, contact, joinedList || joinedSegment, now);
   },
-  async afterContacts(env, { panelId, contacts, joinedList, joinedSegment, rewritten, now }) {
+  async afterContacts(env, { panelId, contacts, joinedList, joinedSegment, rewritten, now, at }) {
+    // Contacts on a partition's shard other than the home: journeys are not routed there yet (decision 0038).
+    if (at) return;
     if (joinedList || joinedSegment) await nudgeListEntries(env, panelId);
     if (rewritten) await restartSegmentScans(await panelDb(env, panelId), panelId, now);
     else if (contacts?.length) await enterSegments(env, panelId, contacts, now);

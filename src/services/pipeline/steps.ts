@@ -1,4 +1,5 @@
 import type { StoredEvent } from "../../store/events";
+import type { PanelShard } from "../access/partitions";
 
 /** An event as pipeline steps see it: stored, with its id, guid and resolved contact. */
 export type PipelineEvent = StoredEvent;
@@ -25,7 +26,13 @@ export interface StepFailure {
 export interface PipelineStep {
   /** Stable name: completion is recorded under it. */
   readonly name: string;
-  run(env: Env, events: readonly PipelineEvent[]): Promise<readonly StepFailure[] | void>;
+  run(env: Env, events: readonly PipelineEvent[], at?: PanelShard): Promise<readonly StepFailure[] | void>;
+  /**
+   * It runs on the shard that stored the events (`at`, given by the consumer; a partition's on a
+   * panel split over several shards, decision 0038; the home when absent) and reads their contacts there. A step that is not reads the
+   * home only, and is not run for events stored elsewhere (consumer.ts, notRouted).
+   */
+  readonly routed?: boolean;
   /**
    * Whether the step can have anything to do for events of this panel (journeys: the panel has
    * running or paused ones). When it cannot, its events pass it unseen; when no step can, the
