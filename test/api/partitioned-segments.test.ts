@@ -165,7 +165,8 @@ describe("saved segments on a panel of two partitions (decision 0038)", () => {
     await membersBecome(pune.id, [], [a1, b1]);
 
     // A delete takes the mirror and its members with it.
-    expect((await admin("DELETE", `/panels/${panel.id}/segments/${carts.id}`)).status).toBe(204);
+    const removed = await call(`/admin/v1/panels/${panel.id}/segments/${carts.id}`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(removed.status).toBe(204);
     expect(await segmentRow(shard0, carts.id)).toBeNull();
     expect(await membersOn(shard0, carts.id)).toEqual([]);
     expect(await membersOn(panelData, carts.id)).toEqual([]);
