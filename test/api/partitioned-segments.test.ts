@@ -6,7 +6,7 @@ import { segmentsCron } from "../../src/services/segments/membership";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postBatch } from "../support/activity";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
-import { keyOn, shard0, TWO } from "../support/partitions";
+import { keyOn, shard0, TWO, settledOnBoth as settled } from "../support/partitions";
 
 // Decision 0038 steps 3, 4 and 6 for saved segments: a panel split over two partitions, buckets
 // 0–2047 on SHARD_0 and 2048–4095 on SHARD_1 (its home). The definitions are the home's and
@@ -27,14 +27,6 @@ async function segmentRow(db: ShardDb, segmentId: string) {
   return db.prepare("SELECT name, definition, version, build_cursor FROM segments WHERE id = ?").bind(segmentId).first<{ name: string; definition: string; version: number; build_cursor: number | null }>();
 }
 
-/** Until no event batch of the panel is pending on either shard. */
-async function settled(panelId: string): Promise<void> {
-  await eventually(async () => {
-    let pending = 0;
-    for (const db of [shard0, panelData]) pending += (await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<number>("n"))!;
-    return pending === 0 ? true : undefined;
-  });
-}
 
 /** Until the segment's members on SHARD_0 and SHARD_1 are `on0` and `on1`. */
 async function membersBecome(segmentId: string, on0: string[], on1: string[]): Promise<void> {
