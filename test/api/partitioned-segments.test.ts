@@ -2,7 +2,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { panelShards, setPartitionMap } from "../../src/services/access/partitions";
 import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
+import { recheckArchived } from "../../src/services/segments/archived-events";
 import { segmentsCron } from "../../src/services/segments/membership";
+import type { EventRow } from "../../src/store/events";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postBatch } from "../support/activity";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
@@ -144,6 +146,15 @@ describe("saved segments on a panel of two partitions (decision 0038)", () => {
     const failed = await shard0.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'failed'").bind(panel.id).first<number>("n");
     expect(failed).toBe(0);
     expect((await admin("GET", `/panels/${panel.id}/segments/${carts.id}`)).body).toMatchObject({ count: 5, members: 5 });
+
+    // Retention moved b0's events off SHARD_0 (to R2): the sweep's re-check there, with the home's
+    // activities (the mirror has none), takes b0 out and keeps a0, whose events are still there.
+    const idOn0 = async (key: string) => (await shard0.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<number>("id"))!;
+    const [a0Id, b0Id] = [await idOn0(a0), await idOn0(b0)];
+    await shard0.prepare("DELETE FROM events WHERE panel_id = ? AND contact_id = ?").bind(panel.id, b0Id).run();
+    const archived = [a0Id, b0Id].map((id) => ({ contact_id: id, channel: "custom_activity", name: "add_to_cart" }) as unknown as EventRow);
+    await recheckArchived(env, shard0, panel.id, archived, Date.now());
+    await membersBecome(carts.id, [a0, fresh], [a1, b1]);
 
     // An edit: the mirror takes the new version and both shards build it again.
     const edited = await admin("PUT", `/panels/${panel.id}/segments/${pune.id}`, { name: "Goa", match: { all: [{ ...PUNE, value: "Goa" }] } });

@@ -52,8 +52,7 @@ export const segmentsContactReaction: ContactReaction = {
     return { joinedSegment: await segmentsAfterContactWrite(env, panelId, contact, changes, now) };
   },
   async afterContacts(env, { panelId, contacts, rewritten, now, at }) {
-    const { panel, db: home } = await panelHome(env, panelId);
-    if (rewritten) for (const place of panelShardPlaces(env, panel)) await rebuildSegments(place.db, panelId, now);
-    else if (contacts?.length) return { joinedSegment: (await refreshContacts(env, panelId, contacts.map((c) => c.id), ["attributes", "lists"], now, at?.db ?? home)) > 0 };
+    if (rewritten) for (const place of panelShardPlaces(env, (await panelHome(env, panelId)).panel)) await rebuildSegments(place.db, panelId, now);
+    else if (contacts?.length) return { joinedSegment: (await refreshContacts(env, panelId, contacts.map((c) => c.id), ["attributes", "lists"], now, at?.db ?? (await panelHome(env, panelId)).db)) > 0 };
   },
 };
