@@ -1,5 +1,4 @@
-import { unroutedRefusal } from "../services/access/partitions";
-import type { Panel } from "../store/panels";
+import { panelShards } from "../services/access/partitions";
 import { jobStartedAnswer } from "../domain/answers/contacts";
 import { NEEDS } from "../domain/permissions";
 import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
@@ -41,12 +40,6 @@ function noSuchSegment(id: string) {
   return notFound(`No segment with id "${id}" in this panel`);
 }
 
-/** Segments read the home's contacts only: refused for a panel whose contacts span shards (decision 0038's Status). */
-function refuseUnroutedSegments(panel: Panel): void {
-  const unrouted = unroutedRefusal(panel, "Saving a segment");
-  if (unrouted) unwrap(unrouted);
-}
-
 function savedView(outcome: SegmentOutcome) {
   const { segment, count } = unwrap(outcome);
   return { ...segmentView(segment), count: count.n, count_estimated: count.estimated };
@@ -61,7 +54,6 @@ const createSegment = definePanelRoute({
   status: 201,
   body: segmentDefinitionSchema,
   async handle({ env, exec, caller, body, panel, db }) {
-    refuseUnroutedSegments(panel);
     return savedView(await saveSegment(env, panel.id, body, { now: Date.now(), defer: (work) => exec.waitUntil(work), by: auditorOf(caller) }));
   },
 });
@@ -74,7 +66,7 @@ const countPreview = definePanelRoute({
   summary: "Count the contacts an unsaved segment definition matches (a preview while editing)",
   body: segmentCountBody,
   async handle({ env, body, panel, db }) {
-    const count = unwrap(await countSegment(db, panel.id, body.match));
+    const count = unwrap(await countSegment(panelShards(env, panel, db), panel.id, body.match));
     return { count: count.n, count_estimated: count.estimated };
   },
 });
@@ -86,7 +78,7 @@ const listPanelSegments = definePanelRoute({
   response: segmentListAnswer,
   summary: "The panel's saved segments with their member counts, as last counted (every few minutes) and when",
   async handle({ env, panel, db }) {
-    return { segments: (await segmentsWithMembers(db, panel.id)).map(({ segment, members }) => ({ ...segmentView(segment), ...membersView(members) })) };
+    return { segments: (await segmentsWithMembers(panelShards(env, panel, db), panel.id)).map(({ segment, members }) => ({ ...segmentView(segment), ...membersView(members) })) };
   },
 });
 
@@ -97,7 +89,7 @@ const readSegment = definePanelRoute({
   response: segmentPageAnswer,
   summary: "One saved segment with its count now",
   async handle({ env, path, panel, db }) {
-    const found = await segmentWithCount(db, panel.id, path.segment);
+    const found = await segmentWithCount(panelShards(env, panel, db), panel.id, path.segment);
     if (!found) throw noSuchSegment(path.segment);
     return { ...segmentView(found.segment), count: found.count?.n ?? null, count_estimated: found.count?.estimated ?? false, ...membersView(found.members) };
   },
@@ -111,7 +103,6 @@ const replaceSegment = definePanelRoute({
   summary: "Replace a segment's definition; its membership is built again",
   body: segmentDefinitionSchema,
   async handle({ env, exec, caller, path, body, panel, db }) {
-    refuseUnroutedSegments(panel);
     return savedView(await saveSegment(env, panel.id, body, { id: path.segment, now: Date.now(), defer: (work) => exec.waitUntil(work), by: auditorOf(caller) }));
   },
 });
@@ -124,7 +115,7 @@ const removeSegment = definePanelRoute({
   raw: { contentType: null, description: "Deleted" },
   summary: "Delete a segment (409 while a running or paused journey or a draft, scheduled, sending or paused campaign uses it)",
   async handle({ env, caller, path, panel, db }) {
-    unwrap(await removeSavedSegment(db, panel.id, path.segment, auditorOf(caller)));
+    unwrap(await removeSavedSegment(panelShards(env, panel, db), panel.id, path.segment, auditorOf(caller)));
     return new Response(null, { status: 204 });
   },
 });
@@ -145,7 +136,7 @@ const segmentContacts = definePanelRoute({
   summary: "The segment's members (attributes), by contact; next_cursor pages on",
   query: contactsQuery,
   async handle({ env, path, query, panel, db }) {
-    const page = await segmentMembers(db, panel.id, path.segment, Number(query.cursor ?? 0), query.limit + 1);
+    const page = await segmentMembers(panelShards(env, panel, db), panel.id, path.segment, Number(query.cursor ?? 0), query.limit + 1);
     if (!page) throw noSuchSegment(path.segment);
     const shown = page.slice(0, query.limit);
     return { contacts: shown.map((c) => c.attributes), next_cursor: page.length > query.limit ? String(shown.at(-1)!.id) : null };
@@ -162,7 +153,7 @@ const segmentSizeHistory = definePanelRoute({
   summary: "Entries and exits per day (UTC) over the last `days` days, and the members as last counted and when",
   query: historyQuery,
   async handle({ env, path, query, panel, db }) {
-    const history = await sizeHistory(db, panel.id, path.segment, Date.now() - query.days * 86_400_000);
+    const history = await sizeHistory(panelShards(env, panel, db), panel.id, path.segment, Date.now() - query.days * 86_400_000);
     if (!history) throw noSuchSegment(path.segment);
     return { ...membersView(history.members), days: history.days };
   },

@@ -437,3 +437,55 @@ export async function segmentsOfContact(db: ShardDb, panelId: string, contactId:
 export async function hasSegments(db: ShardDb, panelId: string): Promise<boolean> {
   return (await db.prepare("SELECT 1 FROM segments WHERE panel_id = ? LIMIT 1").bind(panelId).first()) !== null;
 }
+
+/**
+ * Writes `segments` (the home's rows) into the mirror on `db` (decision 0041, for segments:
+ * decision 0038's Status): definition, flags and version as the home has them, one statement
+ * for any number. A segment new there, or at another version, starts a build of that shard's
+ * contacts; its stored member count there is of the old definition and is counted again (the
+ * second statement). The build state (cursor, pending rebuild, sliding check) is the shard's own.
+ */
+export function mirrorSegmentsStatements(db: ShardDb, panelId: string, segments: readonly Segment[], now: number): D1PreparedStatement[] {
+  if (segments.length === 0) return [];
+  const rows = segments.map((s) => [s.id, s.name, JSON.stringify(s.match), ...flags(s.dependencies), s.version, s.createdAt, s.updatedAt]);
+  const versions = JSON.stringify(segments.map((s) => `${s.id}:${s.version}`));
+  return [
+    db
+      .prepare(
+        `UPDATE panel_counts SET n = NULL, counted_at = NULL, cursor = NULL, pass_n = 0
+         WHERE panel_id = ?1 AND subject IN (SELECT id FROM segments WHERE panel_id = ?1 AND id || ':' || version NOT IN (SELECT value FROM json_each(?2)))`,
+      )
+      .bind(panelId, versions),
+    db
+      .prepare(
+        `INSERT INTO segments (id, panel_id, name, definition, on_attributes, on_lists, on_events, on_sends, slides, version, build_cursor, checked_at, created_at, updated_at)
+         SELECT r.value ->> 0, ?1, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, r.value ->> 7, r.value ->> 8, 0, ?3, r.value ->> 9, r.value ->> 10
+         FROM json_each(?2) r WHERE true
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, definition = excluded.definition, on_attributes = excluded.on_attributes, on_lists = excluded.on_lists,
+           on_events = excluded.on_events, on_sends = excluded.on_sends, slides = excluded.slides, updated_at = excluded.updated_at,
+           build_cursor = CASE WHEN segments.version = excluded.version THEN segments.build_cursor ELSE 0 END,
+           rebuild_due = CASE WHEN segments.version = excluded.version THEN segments.rebuild_due ELSE 0 END,
+           checked_at = CASE WHEN segments.version = excluded.version THEN segments.checked_at ELSE ?3 END,
+           version = excluded.version
+         WHERE segments.panel_id = ?1`,
+      )
+      .bind(panelId, JSON.stringify(rows), now),
+  ];
+}
+
+/**
+ * Drops the mirror's segments the home no longer has (`keep`: the home's ids), with their
+ * members, log, stored count and journey entries there, as deleting them on the home did; with
+ * no `keep`, every segment of the panel (a mirror made afresh or left by the map).
+ */
+export function dropMirroredSegmentsStatements(db: ShardDb, panelId: string, keep: readonly string[] = []): D1PreparedStatement[] {
+  const gone = "SELECT id FROM segments WHERE panel_id = ?1 AND id NOT IN (SELECT value FROM json_each(?2))";
+  const ids = JSON.stringify(keep);
+  return [
+    db.prepare(`DELETE FROM journey_list_entries WHERE panel_id = ?1 AND segment_id IN (${gone})`).bind(panelId, ids),
+    db.prepare(`DELETE FROM panel_counts WHERE panel_id = ?1 AND subject IN (${gone})`).bind(panelId, ids),
+    db.prepare(`DELETE FROM segment_members WHERE segment_id IN (${gone})`).bind(panelId, ids),
+    db.prepare(`DELETE FROM segment_changes WHERE segment_id IN (${gone})`).bind(panelId, ids),
+    db.prepare("DELETE FROM segments WHERE panel_id = ?1 AND id NOT IN (SELECT value FROM json_each(?2))").bind(panelId, ids),
+  ];
+}

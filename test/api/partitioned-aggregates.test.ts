@@ -5,21 +5,14 @@ import { setPartitionMap } from "../../src/services/access/partitions";
 import { contactCountsCron } from "../../src/services/overview/history";
 import { archiveOldEvents } from "../../src/services/segments/archived-events";
 import type { ShardDb } from "../../src/store/shards";
-import { defineActivity, eventually, postBatch } from "../support/activity";
+import { defineActivity, postBatch } from "../support/activity";
 import { admin, createPanel, panelData, type TestPanel } from "../support/helpers";
-import { keyOn, shard0, TWO } from "../support/partitions";
+import { keyOn, shard0, TWO, settledOnBoth as settled } from "../support/partitions";
 
 // Decision 0038, the aggregates of a panel split over two partitions (buckets 0–2047 on SHARD_0,
 // 2048–4095 on SHARD_1, its home): each shard counts the events recorded there and keeps their
 // retention; the Home screen sums the shards, the cron archives each shard's old events.
 
-async function settled(panelId: string): Promise<void> {
-  await eventually(async () => {
-    let pending = 0;
-    for (const db of [shard0, panelData]) pending += (await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<number>("n"))!;
-    return pending === 0 ? true : undefined;
-  });
-}
 
 const eventCount = async (db: ShardDb, panelId: string) => (await db.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panelId).first<number>("n"))!;
 

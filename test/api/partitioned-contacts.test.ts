@@ -73,21 +73,6 @@ describe("a panel on two partitions (decision 0038 step 3)", () => {
     expect(await counts()).toEqual({ All: 0, B: 0 });
   });
 
-  it("refuses saving a segment (not yet routed) with a conflict, and writes nothing", async () => {
-    const panel = await createPanel();
-    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    // Imports (test/api/partitioned-imports.test.ts) and events (test/api/partitioned-events.test.ts) are routed.
-    expect(await keysOn(shard0, panel.id)).toEqual([]);
-    expect(await keysOn(panelData, panel.id)).toEqual([]);
-    // Segments read the home's contacts only: not saved for such a panel...
-    const segment = { name: "Pune", match: { all: [{ attribute: "EMAIL", op: "eq", value: "a@example.com" }] } };
-    expect((await admin("POST", `/panels/${panel.id}/segments`, segment)).status).toBe(409);
-    // ...and a panel that has one keeps its home-only map.
-    const other = await createPanel();
-    expect((await admin("POST", `/panels/${other.id}/segments`, segment)).status).toBe(201);
-    expect(await setPartitionMap(env, other.id, TWO)).toMatchObject({ ok: false, problem: { kind: "conflict", fields: [{ field: "partitions" }] } });
-  });
-
   it("leaves a panel without a map on its home shard, as before", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);

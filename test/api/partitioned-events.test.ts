@@ -8,23 +8,16 @@ import { redriveStalledEvents } from "../../src/services/pipeline/redrive";
 import type { PipelineStep } from "../../src/services/pipeline/steps";
 import { appendEventBatches } from "../../src/store/event-batches";
 import type { ShardDb } from "../../src/store/shards";
-import { defineActivity, eventually, postActivity, postBatch } from "../support/activity";
+import { defineActivity, postActivity, postBatch } from "../support/activity";
 import { browserKeys } from "../support/push";
 import { admin, apiFor, call, createPanel, panelData, type TestPanel } from "../support/helpers";
-import { keyOn, keysOn, shard0, TWO } from "../support/partitions";
+import { keyOn, keysOn, shard0, TWO, settledOnBoth as settled } from "../support/partitions";
 
 // Decision 0038 step 3, event recording: a panel split over two partitions, buckets 0–2047 on
 // SHARD_0 and 2048–4095 on SHARD_1 (its home). Each event is recorded, stored and its contact
 // created on the shard of its contact's partition, and nowhere else.
 
 /** Until no batch of the panel is pending on either shard. */
-async function settled(panelId: string): Promise<void> {
-  await eventually(async () => {
-    let pending = 0;
-    for (const db of [shard0, panelData]) pending += (await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<number>("n"))!;
-    return pending === 0 ? true : undefined;
-  });
-}
 
 /** The panel's events on `db`, as "name key→contact" (the contact's key, or "-" for none). */
 async function eventsOn(db: ShardDb, panelId: string): Promise<string[]> {

@@ -98,11 +98,11 @@ describe("segment counts in a request (issue 42)", () => {
     await addContacts(panel, ["e@x.io", "f@x.io", "g@x.io", "h@x.io"], "Delhi");
     const pune: SegmentNode = { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] };
     const now = Date.now();
-    expect(await countSegment(panelData, panel.id, pune, now)).toEqual({ ok: true, value: { n: 4, estimated: false } });
+    expect(await countSegment([panelData], panel.id, pune, now)).toEqual({ ok: true, value: { n: 4, estimated: false } });
     // Past a cap of 5: the first five contacts in bucket order (a hash of the key) stand for the panel's eight.
     const sample = [..."abcdefgh"].map((c, i) => ({ key: `${c}@x.io`, pune: i < 4 })).sort((x, y) => contactBucket(panel.id, x.key) - contactBucket(panel.id, y.key)).slice(0, 5);
     const inPune = sample.filter((c) => c.pune).length;
-    expect(await countSegment(panelData, panel.id, pune, now, 5)).toEqual({ ok: true, value: { n: Math.round((inPune / 5) * 8), estimated: true } });
+    expect(await countSegment([panelData], panel.id, pune, now, 5)).toEqual({ ok: true, value: { n: Math.round((inPune / 5) * 8), estimated: true } });
 
     const segment = (await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: pune })).body;
     expect(segment).toMatchObject({ count: 4, count_estimated: false });
@@ -110,7 +110,7 @@ describe("segment counts in a request (issue 42)", () => {
     await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments/${segment.id}`)).body.members === 4 ? true : undefined));
     // Past the cap, a saved segment answers its members as the background last counted them.
     for (let run = 0; run < 10; run++) await refreshPanelCounts(panelData, [panel.id], now + run, { ...TINY, requestCap: 2 });
-    const read = await segmentWithCount(panelData, panel.id, segment.id, now, 5);
+    const read = await segmentWithCount([panelData], panel.id, segment.id, now, 5);
     expect(read?.count).toEqual({ n: 4, estimated: true });
   });
 });

@@ -2,7 +2,8 @@ import { env } from "cloudflare:workers";
 import { contactBucket, evenPartitions, type Partition } from "../../src/domain/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
-import { TEST_SHARD, type TestPanel } from "./helpers";
+import { eventually } from "./activity";
+import { panelData, TEST_SHARD, type TestPanel } from "./helpers";
 
 // A panel split over two partitions (decision 0038 step 3): buckets 0–2047 on SHARD_0 and
 // 2048–4095 on SHARD_1, the home of createPanel's panels.
@@ -47,4 +48,13 @@ export async function unsubscribeLinkOn(panel: TestPanel, db: ShardDb, campaignI
     .bind(campaignId, contact.id, panel.id, key, Date.now(), contact.bucket)
     .run();
   return `/t/u/${await new TrackingSigner(env.SECRETS_KEY).sign({ kind: "unsubscribe", panelId: panel.id, campaignId, contactId: contact.id })}`;
+}
+
+/** Until no event batch of the panel is pending on either shard of TWO. */
+export async function settledOnBoth(panelId: string): Promise<void> {
+  await eventually(async () => {
+    let pending = 0;
+    for (const db of [shard0, panelData]) pending += (await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<number>("n"))!;
+    return pending === 0 ? true : undefined;
+  });
 }

@@ -4,7 +4,7 @@ import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { hasContacts } from "../../store/contacts";
-import { hasSegments } from "../../store/segments";
+import { dropMirroredSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
 import { dropMirroredJourneysStatements, journeysToMirror, liveJourneysOfPanel, mirrorJourneysStatements } from "../../store/journeys/definitions";
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
@@ -214,32 +214,49 @@ export async function mirrorTopics(mirrors: readonly MirrorShard[], panelId: str
 }
 
 /**
- * Statements writing the home's live lists, attributes, topics and journeys (their rows and
- * versions) into `target`'s mirror
- * (upserts), after dropping the mirror's topics the home no longer has, with their opt-outs (as
- * deleting a topic did on the home; a list's row instead waits for that shard's clear).
+ * A segment saved on the home (made, edited): the same row on every mirror, in the service call
+ * that saved it; each mirror then builds it over its own contacts (decision 0038's Status).
+ */
+export async function mirrorSegments(mirrors: readonly MirrorShard[], panelId: string, segments: readonly Segment[], now: number): Promise<void> {
+  if (segments.length === 0) return;
+  await Promise.all(mirrors.map((m) => m.db.batch(mirrorSegmentsStatements(m.db, panelId, segments, now))));
+}
+
+/**
+ * Statements writing the home's live lists, attributes, topics, saved segments and journeys
+ * (their rows and versions) into `target`'s mirror (upserts), after dropping the mirror's topics
+ * and segments the home no longer has, with their opt-outs and members (as deleting them did on
+ * the home; a list's row instead waits for that shard's clear).
  */
 async function mirrorStatements(home: ShardDb, target: ShardDb, panelId: string): Promise<D1PreparedStatement[]> {
-  const [lists, attributes, topics, journeys] = await Promise.all([
+  const [lists, attributes, topics, segments, journeys] = await Promise.all([
     liveListsToMirror(home, panelId),
     attributesToMirror(home, panelId),
     topicsToMirror(home, panelId),
+    listSegments(home, panelId),
     journeysToMirror(home, panelId),
   ]);
   return [
     ...dropMirroredTopicsStatements(target, panelId, topics.map((t) => t.id)),
+    ...dropMirroredSegmentsStatements(target, panelId, segments.map((s) => s.id)),
     // Names parked first: a refresh finds the rows copied before, which may hold names the home has swapped since.
     ...(lists.length ? [parkListNamesStatement(target, panelId, lists.map((l) => l.id)), mirrorListsStatement(target, panelId, lists)] : []),
     ...(attributes.length ? [mirrorAttributesStatement(target, panelId, attributes)] : []),
     ...(topics.length ? [mirrorTopicsStatement(target, panelId, topics)] : []),
-    // After the lists: a list journey's trigger names one.
+    ...mirrorSegmentsStatements(target, panelId, segments, Date.now()),
+    // After the lists and segments: a journey's trigger may name one.
     ...mirrorJourneysStatements(target, panelId, journeys),
   ];
 }
 
 /** Makes `target`'s mirror of the panel's configuration the home's, afresh (the panel has no contacts there). */
 export async function copyConfiguration(home: ShardDb, target: ShardDb, panelId: string): Promise<void> {
-  await target.batch([dropMirroredListsStatement(target, panelId), dropMirroredAttributesStatement(target, panelId), ...(await mirrorStatements(home, target, panelId))]);
+  await target.batch([
+    dropMirroredListsStatement(target, panelId),
+    dropMirroredAttributesStatement(target, panelId),
+    ...dropMirroredSegmentsStatements(target, panelId),
+    ...(await mirrorStatements(home, target, panelId)),
+  ]);
 }
 
 /**
@@ -260,6 +277,7 @@ export async function dropConfiguration(target: ShardDb, panelId: string): Promi
     dropMirroredAttributesStatement(target, panelId),
     ...dropMirroredTopicsStatements(target, panelId),
     ...dropMirroredJourneysStatements(target, panelId),
+    ...dropMirroredSegmentsStatements(target, panelId),
   ]);
 }
 
@@ -286,14 +304,14 @@ export async function setPartitionMap(env: Env, panelId: string, partitions: rea
   // contacts anywhere keeps its map.
   const holding = await Promise.all(involved.map((shard) => hasContacts(shardOf(env, { shard }), panelId)));
   if (holding.some(Boolean)) return refusedField("conflict", "partitions", "the panel holds contacts: its map changes only by a split, which is not built (decision 0038 step 5)");
-  // Segments, and journeys a segment triggers, read the home's contacts only (not yet routed):
-  // a panel spread beyond its home keeps none, so none of them silently misses the contacts
-  // elsewhere. Other journeys run on each contact's shard, their definitions mirrored below.
+  // Journeys a segment triggers scan the home's segment members only (not yet routed): a panel
+  // spread beyond its home keeps none running, so none silently misses the contacts elsewhere.
+  // Saved segments and other journeys are mirrored with the rest of the configuration below.
   const home = shardOf(env, panel);
   if (after.some((shard) => shard !== panel.shard)) {
-    const [segments, journeys] = await Promise.all([hasSegments(home, panelId), liveJourneysOfPanel(home, panelId)]);
-    if (segments || journeys.some((j) => j.definition.trigger.type === "segment")) {
-      return refusedField("conflict", "partitions", "the panel has saved segments or running or paused segment journeys, which are not yet routed across partitions (decision 0038)");
+    const journeys = await liveJourneysOfPanel(home, panelId);
+    if (journeys.some((j) => j.definition.trigger.type === "segment")) {
+      return refusedField("conflict", "partitions", "the panel has running or paused segment journeys, which are not yet routed across partitions (decision 0038)");
     }
   }
   // Mirrors first (decision 0041), so that once the map is read every partition has the configuration its rows name.

@@ -3,7 +3,7 @@ import type { CampaignAudience } from "../../store/campaigns";
 import { countMatchingUpTo } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
 import { suppressionsUpTo } from "../../store/suppressions";
-import { memberFigures, panelContactsFigure } from "../overview/counts";
+import { panelContactsFigure, panelMemberFigures } from "../overview/counts";
 import { summedMemberCounts } from "../lists/counts";
 import { audienceProblems, compileAudience } from "./audience";
 
@@ -57,7 +57,7 @@ export async function estimateAudience(
   const cap = tuning.exactUpTo;
   const [lists, segments, compiled] = await Promise.all([
     summedMemberCounts(shards, panelId, [...audience.lists, ...audience.exclude_lists]),
-    memberFigures(db, panelId, [...audience.segments, ...audience.exclude_segments], now),
+    panelMemberFigures(shards, panelId, [...audience.segments, ...audience.exclude_segments], now),
     compileAudience(db, panelId, audience, now, "probe"),
   ]);
   let countedAt = now;

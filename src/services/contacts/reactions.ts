@@ -1,4 +1,5 @@
 import type { AttributeValue } from "../../domain/attributes";
+import type { ShardDb } from "../../store/shards";
 
 /**
  * "After a contact changed", in one place. Engines that follow contacts (segments, then
@@ -42,6 +43,12 @@ export interface ContactsChanged {
   /** Some of them entered a segment: set by the segments reaction for the reactions after it (segment journeys). */
   joinedSegment: boolean;
   now: number;
+  /**
+   * The shard holding `contacts` when it is not the panel's home (a partition's, decision 0038:
+   * the contacts a pipeline pass created there); absent: the home. A reaction not routed across
+   * partitions passes such contacts by.
+   */
+  at?: { shard: number; db: ShardDb };
 }
 
 export interface ContactReaction {

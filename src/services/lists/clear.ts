@@ -70,10 +70,9 @@ async function clearStep(env: Env, db: ShardDb, panelId: string, listId: number,
   const step = await clearListStep(db, panelId, listId, config(env).fanoutChunkIds, now);
   // Nothing pending, or another consumer took this step and nudges the next.
   if (!step) return;
-  // The panel's segments are the home's: a mirror's last step has none to rebuild.
-  if (step.done) {
-    if (mirrorShard === undefined) await rebuildSegments(db, panelId, now);
-  } else await nudgeClear(env, panelId, listId, mirrorShard);
+  // Each shard's segments (a mirror's copies, decision 0038) are rebuilt over its own contacts.
+  if (step.done) await rebuildSegments(db, panelId, now);
+  else await nudgeClear(env, panelId, listId, mirrorShard);
 }
 
 /** The IMPORTS queue's `list_clear` nudge: the list's next step, if it still has one. */

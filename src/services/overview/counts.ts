@@ -87,7 +87,11 @@ export async function contactsFigure(db: ShardDb, panelId: string, now: number, 
  * as the oldest of them, and a floor when any is. A panel without a map: its home's figure.
  */
 export async function panelContactsFigure(shards: readonly ShardDb[], panelId: string, now: number, tuning: CountTuning = PANEL_COUNTS): Promise<CountFigure> {
-  const figures = await Promise.all(shards.map((db) => contactsFigure(db, panelId, now, tuning)));
+  return summedFigure(await Promise.all(shards.map((db) => contactsFigure(db, panelId, now, tuning))));
+}
+
+/** Figures of one subject on several shards as one: summed, as old as the oldest, a floor when any is. */
+function summedFigure(figures: readonly CountFigure[]): CountFigure {
   if (figures.length === 1) return figures[0]!;
   return {
     n: figures.reduce((sum, f) => sum + f.n, 0),
@@ -111,4 +115,16 @@ export async function overviewFigures(shards: readonly [ShardDb, ...ShardDb[]], 
 export async function memberFigures(db: ShardDb, panelId: string, segmentIds: readonly string[], now: number, tuning: CountTuning = PANEL_COUNTS): Promise<Map<string, CountFigure>> {
   const [upToCap, stored] = await Promise.all([Promise.all(segmentIds.map((id) => membersUpTo(db, id, tuning.requestCap))), storedCounts(db, panelId, segmentIds)]);
   return new Map(segmentIds.map((id, i) => [id, figure(upToCap[i]!, stored.get(id), now, tuning.requestCap)]));
+}
+
+/**
+ * Each segment's members over the shards holding the panel's partitions (`shards`, the home
+ * first: panelShards, decision 0038 step 6), each shard counting its own members (one bounded
+ * read a segment, and one of the stored figures, per shard), summed as panelContactsFigure sums.
+ * A panel without a map: its home's figures.
+ */
+export async function panelMemberFigures(shards: readonly ShardDb[], panelId: string, segmentIds: readonly string[], now: number, tuning: CountTuning = PANEL_COUNTS): Promise<Map<string, CountFigure>> {
+  const perShard = await Promise.all(shards.map((db) => memberFigures(db, panelId, segmentIds, now, tuning)));
+  if (perShard.length === 1) return perShard[0]!;
+  return new Map(segmentIds.map((id) => [id, summedFigure(perShard.map((m) => m.get(id)!))]));
 }

@@ -1,5 +1,5 @@
 import { panelHome } from "../access/shards";
-import { namedPanelShard } from "../access/partitions";
+import { namedPanelShard, type PanelShard } from "../access/partitions";
 import { randomHex } from "../../lib/random";
 import { deferEventBatches, finishEventBatches, rerouteLease, saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch, type HeldBuckets } from "../../store/event-batches";
 import { isPanelMovingError, panelMovingMet } from "../../lib/moving";
@@ -155,7 +155,7 @@ async function runPass(env: Env, panelId: string, shard: number | undefined, bat
       await reroute(first.misplaced);
       created.push(...(await finishEventBatches(db, panel, first.misplaced, lease, now, now + BATCH_LEASE_MS)).created);
     }
-    if (place.home) await afterNewContacts(env, panelId, created, now);
+    await afterNewContacts(env, panelId, created, now, place);
     return { failed: new Set(), unfinished: [] };
   }
   const taken = await takeEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS, mine);
@@ -166,7 +166,7 @@ async function runPass(env: Env, panelId: string, shard: number | undefined, bat
     taken.createdContacts.push(...again.createdContacts);
   }
   const { batches, createdContacts } = taken;
-  if (place.home) await afterNewContacts(env, panelId, createdContacts, now);
+  await afterNewContacts(env, panelId, createdContacts, now, place);
   if (batches.length === 0) return { failed: new Set(), unfinished: [] };
   const failedEvents = new Set<number>();
   const errors = new Map<number, string[]>();
@@ -229,13 +229,12 @@ async function runPass(env: Env, panelId: string, shard: number | undefined, bat
 
 /**
  * Why a step with work did not run for events stored on a shard other than the home. A step
- * not `partitioned` (segments) and the contact reactions read the panel's home: its segments
- * and contacts. A panel whose partitions reach beyond its home can have no saved segments
- * (refused, decision 0038's Status), so for it every such step answers
- * "no work" and its events pass; should one ever have work there, running it would match a
- * partition's events against the home's contacts, so the step fails the events instead, and
- * the batch, its events stored, is left failed for a retry once steps are routed.
- * The contacts a pass creates there are not handed to the reactions for the same reason.
+ * `partitioned` (journeys, segments) runs there, told the shard, and works on that shard's rows;
+ * the others read the panel's home. Should one of those ever have work for events stored
+ * elsewhere, running it would match a partition's events against the home's rows, so the step
+ * fails the events instead, and the batch, its events stored, is left failed for a retry once
+ * the step is routed. The contacts a pass creates there go to the reactions with the shard
+ * named (`at`).
  */
 function notRouted(step: PipelineStep, shard: number): string {
   return `the ${step.name} step reads the panel's home database, and these events are stored on shard ${shard} (a partition elsewhere; decision 0038): not run`;
@@ -251,11 +250,13 @@ const NEW_CONTACTS_PER_REACTION = 1_000;
  * reactions a failure is logged (the contact's next change, or a segment's build, sees it);
  * a retry of the pass would not create them again.
  */
-async function afterNewContacts(env: Env, panelId: string, contacts: readonly KeyedContact[], now: number): Promise<void> {
+async function afterNewContacts(env: Env, panelId: string, contacts: readonly KeyedContact[], now: number, place: PanelShard): Promise<void> {
+  // Created on a partition's shard other than the home: the reactions are told where (`at`).
+  const at = place.home ? {} : { at: { shard: place.shard, db: place.db } };
   for (let from = 0; from < contacts.length; from += NEW_CONTACTS_PER_REACTION) {
     const piece = contacts.slice(from, from + NEW_CONTACTS_PER_REACTION);
     try {
-      await afterContactsChanged(env, { panelId, contacts: piece, joinedList: false, rewritten: false, now });
+      await afterContactsChanged(env, { panelId, contacts: piece, joinedList: false, rewritten: false, now, ...at });
     } catch (error) {
       console.error(`events: reacting to ${piece.length} contact(s) the pipeline created in panel ${panelId} failed`, error);
     }

@@ -87,13 +87,16 @@ async function rowsOfPart(bucket: R2Bucket, db: ShardDb, part: ArchivePart): Pro
  * (segments count retained events only). Passed in, as services/segments cannot be imported
  * here (segments -> contacts -> retention); services/segments/archived-events.ts passes it.
  */
-export type AfterArchived = (db: ShardDb, panelId: string, rows: readonly EventRow[], now: number) => Promise<void>;
+export type AfterArchived = (env: Env, db: ShardDb, panelId: string, rows: readonly EventRow[], now: number) => Promise<void>;
+
+/** AfterArchived with the deployment given: what a sweep calls. */
+type AfterPart = (db: ShardDb, panelId: string, rows: readonly EventRow[], now: number) => Promise<void>;
 
 /**
  * Takes a part from whatever state it is in to done. `after` runs once its rows are gone and
  * before the part is done: a crash in between repeats it, which changes nothing the second time.
  */
-async function completePart(bucket: R2Bucket, db: ShardDb, part: ArchivePart, now: number, after: AfterArchived, read?: readonly EventRow[]): Promise<void> {
+async function completePart(bucket: R2Bucket, db: ShardDb, part: ArchivePart, now: number, after: AfterPart, read?: readonly EventRow[]): Promise<void> {
   const rows = read ?? (await rowsOfPart(bucket, db, part));
   if (part.state === "written" && !(await writeAndVerify(bucket, db, part, rows))) {
     throw new Error(`archive part ${archiveKey(part.panelId, part.day, part.part)} did not read back as written; its rows are kept`);
@@ -104,7 +107,7 @@ async function completePart(bucket: R2Bucket, db: ShardDb, part: ArchivePart, no
 }
 
 /** Moves up to `budget` parts of one panel's days before its cutoff; returns how many it moved. */
-export async function archivePanel(bucket: R2Bucket, db: ShardDb, panel: { id: string; eventRetentionDays: number }, now: number, budget: number, after: AfterArchived): Promise<number> {
+export async function archivePanel(bucket: R2Bucket, db: ShardDb, panel: { id: string; eventRetentionDays: number }, now: number, budget: number, after: AfterPart): Promise<number> {
   const cutoff = retentionCutoff(now, panel.eventRetentionDays);
   let moved = 0;
   while (moved < budget) {
@@ -121,7 +124,7 @@ export async function archivePanel(bucket: R2Bucket, db: ShardDb, panel: { id: s
 }
 
 /** Finishes the parts of a shard a crash left half done; returns how many. */
-export async function resumeArchiveParts(bucket: R2Bucket, db: ShardDb, limit: number, now: number, after: AfterArchived): Promise<number> {
+export async function resumeArchiveParts(bucket: R2Bucket, db: ShardDb, limit: number, now: number, after: AfterPart): Promise<number> {
   const parts = await unfinishedArchiveParts(db, limit);
   for (const part of parts) await completePart(bucket, db, part, now, after);
   return parts.length;
@@ -132,16 +135,18 @@ export async function resumeArchiveParts(bucket: R2Bucket, db: ShardDb, limit: n
  * old days of its panels with any (a message per batch of them, each with its own budget of
  * parts); a panel with nothing past its window gets no message.
  */
-export function archiveTask(after: AfterArchived): CronTask {
+export function archiveTask(afterArchived: AfterArchived): CronTask {
+  const withEnv = (env: Env): AfterPart => (db, panelId, rows, now) => afterArchived(env, db, panelId, rows, now);
   return panelTask("events.archive", {
     async shard(env, db, _index, now) {
-      await resumeArchiveParts(env.FILES, db, PARTS_PER_RUN, now, after);
+      await resumeArchiveParts(env.FILES, db, PARTS_PER_RUN, now, withEnv(env));
     },
     // One query finds the panels with events before their cutoff (an idle one costs a probe or a few).
     due: (_env, db, _index, panels, now) => panelsWithEventsBefore(db, panels.map((p) => ({ id: p.id, before: retentionCutoff(now, p.eventRetentionDays) }))),
     // The batch holds panels `due` found with work; one whose work went meanwhile costs a read.
     async panels(env, db, _index, panels, now) {
       let budget = PARTS_PER_RUN;
+      const after = withEnv(env);
       for (const panel of panels) {
         if (budget <= 0) break;
         budget -= await archivePanel(env.FILES, db, panel, now, budget, after);

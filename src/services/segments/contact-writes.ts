@@ -1,4 +1,5 @@
-import { panelDb } from "../access/shards";
+import { panelHome } from "../access/shards";
+import { contactDb, panelShardPlaces } from "../access/partitions";
 import type { ContactReaction } from "../contacts/reactions";
 import { nudgeListEntries } from "../journeys/list-entries";
 import { rebuildSegments } from "../../store/segments";
@@ -6,16 +7,18 @@ import { refreshContacts, type SegmentChange } from "./membership";
 
 /**
  * After a contact's attributes or lists were written through the API (run after the answer,
- * in waitUntil): its memberships that the write can change are brought up to date. Returns
+ * in waitUntil): its memberships that the write can change are brought up to date, on the
+ * shard of its key's partition (decision 0038). Returns
  * whether it entered a segment, so the caller takes the segment journeys' entries at once.
  * Never throws: the write stands, a failure is logged (the next change or build of the
  * segment sees the contact again).
  */
-async function segmentsAfterContactWrite(env: Env, panelId: string, contactId: number, changes: readonly SegmentChange[], now: number): Promise<boolean> {
+async function segmentsAfterContactWrite(env: Env, panelId: string, contact: { id: number; key: string }, changes: readonly SegmentChange[], now: number): Promise<boolean> {
   try {
-    return (await refreshContacts(env, panelId, [contactId], changes, now)) > 0;
+    const { panel, db: home } = await panelHome(env, panelId);
+    return (await refreshContacts(env, panelId, [contact.id], changes, now, contactDb(env, panel, home, contact.key))) > 0;
   } catch (error) {
-    console.error(`segments: refreshing contact ${contactId} of panel ${panelId} after a write failed`, error);
+    console.error(`segments: refreshing contact ${contact.id} of panel ${panelId} after a write failed`, error);
     return false;
   }
 }
@@ -23,8 +26,9 @@ async function segmentsAfterContactWrite(env: Env, panelId: string, contactId: n
 /**
  * After a campaign batch sent its messages: the recipients' memberships of segments that read
  * sends (engagement `received`) are brought up to date, and entries of segment journeys are
- * taken up. Never throws: the sends stand, a failure is logged (a rebuild or a sliding check
- * sees the contacts again).
+ * taken up. The recipients are named by id only: each shard of the panel checks them (one read
+ * each, the home alone for a panel without a map). Never throws: the sends stand, a failure is
+ * logged (a rebuild or a sliding check sees the contacts again).
  */
 export async function segmentsAfterSends(env: Env, panelId: string, contactIds: readonly number[], now: number): Promise<void> {
   try {
@@ -38,16 +42,17 @@ export async function segmentsAfterSends(env: Env, panelId: string, contactIds: 
  * The segments' reaction to contact writes (services/contacts/reactions.ts): one contact's
  * memberships are refreshed at once, and whether it entered a segment is handed on to the
  * journeys; after an import's rows, saved segments that read attributes or lists are built
- * again (the cron does it in pages); the contacts a pipeline pass created are refreshed
- * together, in one re-check.
+ * again on every shard of the panel (the cron does it in pages; an import writes each row on its
+ * partition); the contacts a pipeline pass created are refreshed together, in one re-check on the
+ * shard that created them (`at`; the home when absent).
  */
 export const segmentsContactReaction: ContactReaction = {
   name: "segments",
   async afterContact(env, { panelId, contact, changes, now }) {
-    return { joinedSegment: await segmentsAfterContactWrite(env, panelId, contact.id, changes, now) };
+    return { joinedSegment: await segmentsAfterContactWrite(env, panelId, contact, changes, now) };
   },
-  async afterContacts(env, { panelId, contacts, rewritten, now }) {
-    if (rewritten) await rebuildSegments(await panelDb(env, panelId), panelId, now);
-    else if (contacts?.length) return { joinedSegment: (await refreshContacts(env, panelId, contacts.map((c) => c.id), ["attributes", "lists"], now)) > 0 };
+  async afterContacts(env, { panelId, contacts, rewritten, now, at }) {
+    if (rewritten) for (const place of panelShardPlaces(env, (await panelHome(env, panelId)).panel)) await rebuildSegments(place.db, panelId, now);
+    else if (contacts?.length) return { joinedSegment: (await refreshContacts(env, panelId, contacts.map((c) => c.id), ["attributes", "lists"], now, at?.db ?? (await panelHome(env, panelId)).db)) > 0 };
   },
 };

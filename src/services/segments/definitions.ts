@@ -1,5 +1,6 @@
 import type { ShardDb } from "../../store/shards";
-import { panelDb } from "../access/shards";
+import { panelHome } from "../access/shards";
+import { mirrorSegments, mirrorShards, panelShardPlaces, panelShards } from "../access/partitions";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { dependenciesOf, type SegmentDefinition, type SegmentNode } from "../../domain/segments";
 import { newId } from "../../lib/random";
@@ -28,20 +29,31 @@ export type SegmentOutcome = Result<{ segment: Segment; count: MatchCount }>;
  * Counts in a request read at most COUNT_REQUEST_CAP contacts (issue 42: never a COUNT over the
  * panel): below it the count is exact; past it the share that matched among those read, times
  * the panel's contacts as last counted (services/overview/counts.ts), rounded: an estimate.
+ * `shards` are the panel's (panelShards, the home first; decision 0038 step 6): each counts its
+ * own contacts so, one bounded read each, and the counts are summed; estimated when any is.
  */
-async function boundedCount(db: ShardDb, panelId: string, compiled: CompiledSegment, now: number, cap = COUNT_REQUEST_CAP): Promise<MatchCount> {
-  const { examined, hits } = await countMatchingAmongFirst(db, panelId, compiled, cap);
-  if (examined < cap) return { n: hits, estimated: false };
-  const contacts = await contactsFigure(db, panelId, now);
-  return { n: Math.round((hits / examined) * contacts.n), estimated: true };
+async function boundedCount(shards: readonly ShardDb[], panelId: string, compiled: CompiledSegment, now: number, cap = COUNT_REQUEST_CAP): Promise<MatchCount> {
+  const counts = await Promise.all(
+    shards.map(async (db): Promise<MatchCount> => {
+      const { examined, hits } = await countMatchingAmongFirst(db, panelId, compiled, cap);
+      if (examined < cap) return { n: hits, estimated: false };
+      const contacts = await contactsFigure(db, panelId, now);
+      return { n: Math.round((hits / examined) * contacts.n), estimated: true };
+    }),
+  );
+  return { n: counts.reduce((sum, c) => sum + c.n, 0), estimated: counts.some((c) => c.estimated) };
 }
 
-/** How many of the panel's contacts match `match` now (a preview, or a saved segment's count), bounded (boundedCount). */
-export async function countSegment(db: ShardDb, panelId: string, match: SegmentNode, now = Date.now(), cap = COUNT_REQUEST_CAP): Promise<Result<MatchCount>> {
-  const catalog = await loadSegmentCatalog(db, panelId);
-  const checked = await checkSegmentMatch(db, panelId, catalog, match);
+/**
+ * How many of the panel's contacts match `match` now (a preview, or a saved segment's count),
+ * bounded (boundedCount); `shards` as there, the home's configuration checking the match.
+ */
+export async function countSegment(shards: readonly [ShardDb, ...ShardDb[]], panelId: string, match: SegmentNode, now = Date.now(), cap = COUNT_REQUEST_CAP): Promise<Result<MatchCount>> {
+  const home = shards[0];
+  const catalog = await loadSegmentCatalog(home, panelId);
+  const checked = await checkSegmentMatch(home, panelId, catalog, match);
   if (!checked.ok) return refused("invalid", checked.problems);
-  return succeeded(await boundedCount(db, panelId, compileSegment(checked.match, catalog, now, "probe"), now, cap));
+  return succeeded(await boundedCount(shards, panelId, compileSegment(checked.match, catalog, now, "probe"), now, cap));
 }
 
 /** The segments services' refusal for a segment the panel does not have. */
@@ -50,6 +62,8 @@ export const noSuchSegment = (segmentId: string) => refused("not_found", [], `No
 /**
  * Creates a segment (no `id`) or replaces one's definition, then counts it; its membership is
  * built after the answer (`defer`), page by page, and by the cron past the time given to it.
+ * The definition is the home's; a panel whose partitions reach other shards gets it mirrored on
+ * each in the same call (decision 0041), and each shard builds its own contacts' membership.
  */
 export async function saveSegment(
   env: Env,
@@ -57,7 +71,7 @@ export async function saveSegment(
   definition: SegmentDefinition,
   options: { id?: string; now: number; defer: (work: Promise<unknown>) => void; by: Auditor },
 ): Promise<SegmentOutcome> {
-  const db = await panelDb(env, panelId);
+  const { panel, db } = await panelHome(env, panelId);
   if (options.id !== undefined && !(await getSegment(db, panelId, options.id))) return noSuchSegment(options.id);
   const catalog = await loadSegmentCatalog(db, panelId);
   const checked = await checkSegmentMatch(db, panelId, catalog, definition.match);
@@ -69,10 +83,15 @@ export async function saveSegment(
       : await updateSegment(db, panelId, options.id, change, options.now);
   forgetPanelSegments(panelId);
   if (!segment) return noSuchSegment(String(options.id));
-  const count = await boundedCount(db, panelId, compileSegment(segment.match, catalog, options.now, "probe"), options.now);
-  options.defer(
-    buildSegment(env, segment, options.now, BUILD_AFTER_SAVE_MS).catch((error: unknown) => console.error(`segments: building ${segment.id} failed; the cron goes on with it`, error)),
-  );
+  await mirrorSegments(mirrorShards(env, panel), panelId, [segment], options.now);
+  const count = await boundedCount(panelShards(env, panel, db), panelId, compileSegment(segment.match, catalog, options.now, "probe"), options.now);
+  for (const place of panelShardPlaces(env, panel)) {
+    options.defer(
+      buildSegment(env, segment, options.now, BUILD_AFTER_SAVE_MS, place.db).catch((error: unknown) =>
+        console.error(`segments: building ${segment.id} on shard ${place.shard} failed; the cron goes on with it`, error),
+      ),
+    );
+  }
   await recordAudit(db, panelId, options.by, options.id === undefined ? "segment.created" : "segment.edited", segment.id, { name: segment.name });
   return succeeded({ segment, count });
 }

@@ -22,7 +22,8 @@ import {
 import { getSegment, memberCount, segmentMembersPage, type Segment } from "../../store/segments";
 import { loadAttributeSchema } from "../../store/attributes";
 import type { ShardDb } from "../../store/shards";
-import { panelDb, shardTask } from "../access/shards";
+import { panelDb, panelHome, shardTask } from "../access/shards";
+import { mergedPage, panelShardPlaces } from "../access/partitions";
 import { buildSegment } from "./membership";
 import { noSuchSegment } from "./definitions";
 
@@ -34,6 +35,9 @@ import { noSuchSegment } from "./definitions";
  * only once the job records it, conditionally on the lease and the cursor, so a redelivered or
  * duplicated nudge writes each member once. A lost nudge is found again by the cron (an
  * unfinished job untouched for STALL_MS). The download streams the parts in order.
+ * The job lives on the home; a panel split over several shards (decision 0038) has its members
+ * on each, so each page merges every shard's next members by contact id (ids are unique across
+ * shards), a page a shard at most, and the total sums them.
  */
 
 export interface ExportTuning {
@@ -148,13 +152,17 @@ async function writeParts(env: Env, db: ShardDb, job: SegmentExport, lease: stri
     await failSegmentExport(db, ref, "The segment was deleted before its export finished", now());
     return "done";
   }
-  if (segment.buildCursor !== null) {
-    // Members are being built (a new or edited segment): the export waits for the whole of them.
-    await buildSegment(env, segment, now(), Math.max(0, deadline - now()));
-    const again = await getSegment(db, job.panelId, job.segmentId);
+  const places = panelShardPlaces(env, (await panelHome(env, job.panelId)).panel);
+  const shards = places.map((place) => place.db);
+  for (const place of places) {
+    // Members are being built (a new or edited segment) on this shard: the export waits for the whole of them.
+    const here = place.home ? segment : await getSegment(place.db, job.panelId, job.segmentId);
+    if (!here || here.buildCursor === null) continue;
+    await buildSegment(env, here, now(), Math.max(0, deadline - now()), place.db);
+    const again = await getSegment(place.db, job.panelId, job.segmentId);
     if (!again || again.buildCursor !== null) return "more";
   }
-  if (job.total === null) await setExportTotal(db, ref, lease, await memberCount(db, segment.id));
+  if (job.total === null) await setExportTotal(db, ref, lease, (await Promise.all(shards.map((shard) => memberCount(shard, segment.id)))).reduce((sum, n) => sum + n, 0));
 
   let cursor = job.cursor;
   let partIndex = job.parts.length;
@@ -166,7 +174,8 @@ async function writeParts(env: Env, db: ShardDb, job: SegmentExport, lease: stri
     let finished = false;
     // At least a page per part, so every step moves the export on.
     do {
-      const page = await segmentMembersPage(db, job.panelId, segment.id, cursor, tuning.pageRows);
+      const after = cursor;
+      const page = await mergedPage(shards, (shard) => segmentMembersPage(shard, job.panelId, segment.id, after, tuning.pageRows), (a, b) => a.id - b.id, tuning.pageRows);
       for (const member of page) {
         const line = formatCsvRecord(job.columns.map((column, i) => (i === 0 ? member.key : cell(member.attributes[column]))));
         lines.push(line);

@@ -1,4 +1,5 @@
-import { panelDb, shardTask } from "../access/shards";
+import { panelDb, panelHome, shardTask } from "../access/shards";
+import { namedPanelShard, panelShardPlaces } from "../access/partitions";
 import { readsEvent } from "../../domain/segments";
 import type { ShardDb } from "../../store/shards";
 import { panelCatalog, panelSegments } from "./panel-segments";
@@ -23,6 +24,11 @@ import {
  * windows that slide are re-checked each minute for the contacts whose events (or dates)
  * crossed the window's edge since the last check. Entering and leaving are logged by the
  * membership's triggers, which also leave segment journeys their entries (migration 0030).
+ *
+ * A panel whose partitions are on several shards (decision 0038): each shard holds a mirror of
+ * the segments (decision 0041) and its own contacts' memberships, and every check runs on the
+ * shard of the contacts it checks, with the definitions and the catalog (attributes,
+ * activities) of the home. A panel without a map runs everything on its home, as before.
  */
 
 export type SegmentChange = "attributes" | "lists" | "events" | "sends";
@@ -40,38 +46,58 @@ export interface Recheck {
 
 /**
  * Brings the memberships that `changes` can affect up to date for the given contacts of the
- * panel; returns how many memberships began.
+ * panel; returns how many memberships began. `on`: the shard holding the contacts (their
+ * partition's); without it, each shard of the panel checks them (one read each: ids are unique
+ * across shards, so a shard not holding a contact finds nothing to change for it).
  */
-export async function refreshContacts(env: Env, panelId: string, contactIds: readonly number[], changes: readonly SegmentChange[], now: number): Promise<number> {
+export async function refreshContacts(env: Env, panelId: string, contactIds: readonly number[], changes: readonly SegmentChange[], now: number, on?: ShardDb): Promise<number> {
   const ids = [...new Set(contactIds)];
   if (ids.length === 0) return 0;
-  const db = await panelDb(env, panelId);
-  const segments = (await panelSegments(db, panelId)).filter((s) => changes.some((change) => s.dependencies[change]));
-  return recheckMembers(db, panelId, segments.map((segment) => ({ segment, contactIds: ids })), now);
+  const { panel, db: home } = await panelHome(env, panelId);
+  const segments = (await panelSegments(home, panelId)).filter((s) => changes.some((change) => s.dependencies[change]));
+  const work = segments.map((segment) => ({ segment, contactIds: ids }));
+  const shards = on ? [on] : panelShardPlaces(env, panel).map((p) => p.db);
+  const entered = await Promise.all(shards.map((db) => recheckMembers(home, db, panelId, work, now)));
+  return entered.reduce((sum, n) => sum + n, 0);
 }
 
 /**
  * After events were recorded: each contact is re-checked against the segments its events
  * concern (an activity or email event a condition reads), not against every segment that
- * reads events. Returns how many memberships began.
+ * reads events. `on`: the shard that stored the events, and so holds their contacts (the home
+ * when absent). Returns how many memberships began.
  */
-export async function refreshAfterEvents(env: Env, panelId: string, events: ReadonlyArray<{ contactId: number | null; channel: string; name: string }>, now: number): Promise<number> {
-  return refreshForEvents(await panelDb(env, panelId), panelId, events, now);
+export async function refreshAfterEvents(
+  env: Env,
+  panelId: string,
+  events: ReadonlyArray<{ contactId: number | null; channel: string; name: string }>,
+  now: number,
+  on?: ShardDb,
+): Promise<number> {
+  const home = await panelDb(env, panelId);
+  return refreshForEvents(home, on ?? home, panelId, events, now);
 }
 
 /**
- * The same on the panel's shard, for events recorded or archived: behaviour conditions count
- * the events in the shard only (docs/api/segments.md), so when retention moves a contact's
- * events to R2 its memberships are re-checked as when events arrive, and the stored members
- * stay equal to the count (a "did" segment loses the contact, a "did not" one gains it).
+ * The same on shard `db` (the home's definitions and catalog from `home`), for events recorded
+ * or archived there: behaviour conditions count the events in the shard only
+ * (docs/api/segments.md), so when retention moves a contact's events to R2 its memberships are
+ * re-checked as when events arrive, and the stored members stay equal to the count (a "did"
+ * segment loses the contact, a "did not" one gains it).
  */
-export async function refreshForEvents(db: ShardDb, panelId: string, events: ReadonlyArray<{ contactId: number | null; channel: string; name: string }>, now: number): Promise<number> {
-  const segments = (await panelSegments(db, panelId)).filter((s) => s.dependencies.events);
+export async function refreshForEvents(
+  home: ShardDb,
+  db: ShardDb,
+  panelId: string,
+  events: ReadonlyArray<{ contactId: number | null; channel: string; name: string }>,
+  now: number,
+): Promise<number> {
+  const segments = (await panelSegments(home, panelId)).filter((s) => s.dependencies.events);
   const work = segments.map((segment) => ({
     segment,
     contactIds: [...new Set(events.flatMap((e) => (e.contactId !== null && readsEvent(segment.match, e) ? [e.contactId] : [])))],
   }));
-  return recheckMembers(db, panelId, work, now);
+  return recheckMembers(home, db, panelId, work, now);
 }
 
 /** Compiled SQL one statement carries at most (D1 takes statements up to 100 KB). */
@@ -116,11 +142,12 @@ function pairGroups(work: readonly Recheck[], catalog: SegmentCatalog, now: numb
  * its own segment only); most changes change nothing, and then nothing is written. Then, for
  * those pairs only, the writes, which evaluate the match again under the segment's current
  * version (a change between the two rounds is seen, an edited segment is left to its build).
+ * On shard `db`, with the catalog of the panel's `home` (its mirrors hold no activities).
  */
-async function recheckMembers(db: ShardDb, panelId: string, recheck: readonly Recheck[], now: number): Promise<number> {
+async function recheckMembers(home: ShardDb, db: ShardDb, panelId: string, recheck: readonly Recheck[], now: number): Promise<number> {
   const work = recheck.filter((w) => w.contactIds.length > 0);
   if (work.length === 0) return 0;
-  const catalog = await panelCatalog(db, panelId, work.map((w) => w.segment.match));
+  const catalog = await panelCatalog(home, panelId, work.map((w) => w.segment.match));
   const groups = pairGroups(work, catalog, now);
   const reads = await db.batch<{ i: number; cid: number; matches: number }>(groups.map((g) => differingPairsStatement(db, panelId, g.segments, g.compiled, g.pairs)));
   const statements = groups.flatMap((group, k) => {
@@ -134,12 +161,17 @@ async function recheckMembers(db: ShardDb, panelId: string, recheck: readonly Re
   return results.reduce((sum, result, i) => sum + (statements[i]!.entering ? result.meta.changes : 0), 0);
 }
 
-/** One page of a segment's build; returns the cursor the build reached, null when it is complete. */
-export async function buildSegmentPage(env: Env, segment: Segment, now: number, pageSize = BUILD_PAGE): Promise<number | null> {
-  const db = await panelDb(env, segment.panelId);
+/**
+ * One page of a segment's build on shard `on` (the home when absent), over that shard's
+ * contacts, from its own cursor (`segment` as that shard has it); returns the cursor the build
+ * reached, null when it is complete.
+ */
+export async function buildSegmentPage(env: Env, segment: Segment, now: number, pageSize = BUILD_PAGE, on?: ShardDb): Promise<number | null> {
+  const home = await panelDb(env, segment.panelId);
+  const db = on ?? home;
   const from = segment.buildCursor ?? 0;
   const upto = await contactPageEnd(db, segment.panelId, from, pageSize);
-  const compiled = compileSegment(segment.match, await panelCatalog(db, segment.panelId, [segment.match]), now, "probe");
+  const compiled = compileSegment(segment.match, await panelCatalog(home, segment.panelId, [segment.match]), now, "probe");
   // The last page reaches past the last contact, so members whose contact is gone leave too.
   const scope = { afterId: from, uptoId: upto ?? Number.MAX_SAFE_INTEGER };
   await db.batch([
@@ -150,34 +182,41 @@ export async function buildSegmentPage(env: Env, segment: Segment, now: number, 
   return upto;
 }
 
-/** Builds a segment as far as `budgetMs` allows (after a create or an edit); the cron goes on from there. */
-export async function buildSegment(env: Env, segment: Segment, now: number, budgetMs: number): Promise<void> {
+/** Builds a segment on shard `on` (the home when absent) as far as `budgetMs` allows (after a create or an edit); the cron goes on from there. */
+export async function buildSegment(env: Env, segment: Segment, now: number, budgetMs: number, on?: ShardDb): Promise<void> {
   const deadline = Date.now() + budgetMs;
   let cursor: number | null = segment.buildCursor ?? 0;
-  while (cursor !== null && Date.now() < deadline) cursor = await buildSegmentPage(env, { ...segment, buildCursor: cursor }, now);
+  while (cursor !== null && Date.now() < deadline) cursor = await buildSegmentPage(env, { ...segment, buildCursor: cursor }, now, BUILD_PAGE, on);
 }
 
 /**
- * Re-checks a segment whose windows slide, for the contacts whose events or dates crossed a
- * window's edge between its last check and `now`.
+ * Re-checks a segment whose windows slide on shard `on` (the home when absent), for the
+ * contacts whose events or dates crossed a window's edge between its last check there and `now`.
  */
-export async function slideSegment(env: Env, segment: Segment, now: number): Promise<void> {
-  const db = await panelDb(env, segment.panelId);
-  const compiled = compileSegment(segment.match, await panelCatalog(db, segment.panelId, [segment.match]), now, "probe", segment.checkedAt);
+export async function slideSegment(env: Env, segment: Segment, now: number, on?: ShardDb): Promise<void> {
+  const home = await panelDb(env, segment.panelId);
+  const db = on ?? home;
+  const compiled = compileSegment(segment.match, await panelCatalog(home, segment.panelId, [segment.match]), now, "probe", segment.checkedAt);
   const statements = compiled.candidates ? refreshMembersStatements(db, segment, compiled, { candidates: compiled.candidates }, now) : [];
   await db.batch([...statements, checkedAtStatement(db, segment, now)]);
 }
 
-/** Cron: moves segment builds on, and re-checks sliding windows, within a time budget each. */
-export const segmentsCron = shardTask("segments", async (env, db, _index, now) => {
+/**
+ * Cron: moves segment builds on, and re-checks sliding windows, within a time budget each; per
+ * shard, each segment as this shard has it (a home's or a mirror's row, over this shard's contacts).
+ */
+export const segmentsCron = shardTask("segments", async (env, db, index, now) => {
+  // The shard's row is built over the shard's contacts when it holds a partition of the panel;
+  // otherwise (a panel without a map, a row left by a move) over the home's, as before maps.
+  const on = async (segment: Segment) => namedPanelShard(env, (await panelHome(env, segment.panelId)).panel, index).db;
   const deadline = Date.now() + CRON_BUDGET_MS;
   for (const segment of await segmentsToBuild(db, 20)) {
     if (Date.now() > deadline) break;
-    await buildSegment(env, segment, now, Math.max(0, deadline - Date.now()));
+    await buildSegment(env, segment, now, Math.max(0, deadline - Date.now()), await on(segment));
   }
   const slideDeadline = Date.now() + CRON_BUDGET_MS;
   for (const segment of await slidingSegmentsDue(db, now - 30_000, 50)) {
     if (Date.now() > slideDeadline) break;
-    await slideSegment(env, segment, now);
+    await slideSegment(env, segment, now, await on(segment));
   }
 });

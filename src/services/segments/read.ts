@@ -1,18 +1,27 @@
 import type { KeyedContact } from "../../store/contacts";
 import { getSegment, listSegments, segmentHistory, segmentMembersPage, type Segment } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
-import { memberFigures, type CountFigure } from "../overview/counts";
+import { mergedPage } from "../access/partitions";
+import { panelMemberFigures, type CountFigure } from "../overview/counts";
 import { countSegment, type MatchCount } from "./definitions";
 
+/**
+ * The panel's saved segments as its screens show them. `shards` are the panel's (panelShards:
+ * the home first, which holds the definitions, then each other shard holding a partition,
+ * decision 0038): members live on their contact's shard, so every figure and page is summed or
+ * merged over them, a bounded read each. A panel without a map reads its home alone, as before.
+ */
+type PanelShards = readonly [ShardDb, ...ShardDb[]];
+
 /** The panel's saved segments, each with its members as last counted (services/overview/counts.ts). */
-export async function segmentsWithMembers(db: ShardDb, panelId: string, now = Date.now()): Promise<{ segment: Segment; members: CountFigure }[]> {
-  const segments = await listSegments(db, panelId);
-  const members = await memberFigures(db, panelId, segments.map((s) => s.id), now);
+export async function segmentsWithMembers(shards: PanelShards, panelId: string, now = Date.now()): Promise<{ segment: Segment; members: CountFigure }[]> {
+  const segments = await listSegments(shards[0], panelId);
+  const members = await panelMemberFigures(shards, panelId, segments.map((s) => s.id), now);
   return segments.map((segment) => ({ segment, members: members.get(segment.id)! }));
 }
 
-async function membersOf(db: ShardDb, panelId: string, segmentId: string, now: number): Promise<CountFigure> {
-  return (await memberFigures(db, panelId, [segmentId], now)).get(segmentId)!;
+async function membersOf(shards: PanelShards, panelId: string, segmentId: string, now: number): Promise<CountFigure> {
+  return (await panelMemberFigures(shards, panelId, [segmentId], now)).get(segmentId)!;
 }
 
 /**
@@ -22,34 +31,45 @@ async function membersOf(db: ShardDb, panelId: string, segmentId: string, now: n
  * else the estimate.
  */
 export async function segmentWithCount(
-  db: ShardDb,
+  shards: PanelShards,
   panelId: string,
   segmentId: string,
   now = Date.now(),
   cap?: number,
 ): Promise<{ segment: Segment; count: MatchCount | null; members: CountFigure } | null> {
-  const segment = await getSegment(db, panelId, segmentId);
+  const segment = await getSegment(shards[0], panelId, segmentId);
   if (!segment) return null;
-  const [counted, members] = await Promise.all([countSegment(db, panelId, segment.match, now, cap), membersOf(db, panelId, segment.id, now)]);
+  const [counted, members] = await Promise.all([countSegment(shards, panelId, segment.match, now, cap), membersOf(shards, panelId, segment.id, now)]);
   const count = !counted.ok ? null : counted.value.estimated && !members.atLeast ? { n: members.n, estimated: true } : counted.value;
   return { segment, count, members };
 }
 
-/** A page of the segment's members after contact id `afterId`; null when there is no such segment. */
-export async function segmentMembers(db: ShardDb, panelId: string, segmentId: string, afterId: number, limit: number): Promise<KeyedContact[] | null> {
-  const segment = await getSegment(db, panelId, segmentId);
-  return segment ? segmentMembersPage(db, panelId, segment.id, afterId, limit) : null;
+/**
+ * A page of the segment's members after contact id `afterId`, merged over the panel's shards
+ * (at most `limit` a shard; ids are unique across shards); null when there is no such segment.
+ */
+export async function segmentMembers(shards: PanelShards, panelId: string, segmentId: string, afterId: number, limit: number): Promise<KeyedContact[] | null> {
+  const segment = await getSegment(shards[0], panelId, segmentId);
+  if (!segment) return null;
+  return mergedPage(shards, (db) => segmentMembersPage(db, panelId, segment.id, afterId, limit), (a, b) => a.id - b.id, limit);
 }
 
-/** Entries and exits per day (UTC) since `since`, and the members as last counted; null when there is no such segment. */
+/** Entries and exits per day (UTC) since `since`, each day's summed over the shards, and the members as last counted; null when there is no such segment. */
 export async function segmentSizeHistory(
-  db: ShardDb,
+  shards: PanelShards,
   panelId: string,
   segmentId: string,
   since: number,
   now = Date.now(),
 ): Promise<{ members: CountFigure; days: Awaited<ReturnType<typeof segmentHistory>> } | null> {
-  const segment = await getSegment(db, panelId, segmentId);
+  const segment = await getSegment(shards[0], panelId, segmentId);
   if (!segment) return null;
-  return { members: await membersOf(db, panelId, segment.id, now), days: await segmentHistory(db, panelId, segment.id, since) };
+  const [members, histories] = await Promise.all([membersOf(shards, panelId, segment.id, now), Promise.all(shards.map((db) => segmentHistory(db, panelId, segment.id, since)))]);
+  if (histories.length === 1) return { members, days: histories[0]! };
+  const days = new Map<string, { day: string; entered: number; exited: number }>();
+  for (const d of histories.flat()) {
+    const sum = days.get(d.day) ?? { day: d.day, entered: 0, exited: 0 };
+    days.set(d.day, { day: d.day, entered: sum.entered + d.entered, exited: sum.exited + d.exited });
+  }
+  return { members, days: [...days.values()].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0)) };
 }

@@ -9,15 +9,18 @@ import { noSuchSegment } from "./definitions";
 /**
  * Deletes a saved segment, unless a running or paused journey or a campaign not yet done (draft,
  * scheduled, sending, paused) uses it (refused: conflict, naming them); refused (not_found) when
- * there is no such segment.
+ * there is no such segment. `shards`: the panel's (panelShards, the home first): the mirrors'
+ * copies go with it, each with its members there (decision 0038).
  */
-export async function removeSegment(db: ShardDb, panelId: string, segmentId: string, by: Auditor): Promise<Result<true>> {
+export async function removeSegment(shards: readonly [ShardDb, ...ShardDb[]], panelId: string, segmentId: string, by: Auditor): Promise<Result<true>> {
+  const [db, ...mirrors] = shards;
   const segment = await getSegment(db, panelId, segmentId);
   if (!segment) return noSuchSegment(segmentId);
   const users = await segmentUsers(db, panelId, segment.id);
   // Named as a list in use is (services/lists/remove.ts), so both deletes read alike.
   if (users.length) return refused("conflict", [], `The segment "${segment.name}" is used by ${usersInWords(users)}; stop the journeys, and send, cancel or delete the campaigns first`);
   await deleteSegment(db, panelId, segment.id);
+  await Promise.all(mirrors.map((mirror) => deleteSegment(mirror, panelId, segment.id)));
   forgetPanelSegments(panelId);
   await recordAudit(db, panelId, by, "segment.deleted", segment.id, { name: segment.name });
   return succeeded(true);
