@@ -180,11 +180,13 @@ export async function insertCampaignWithList(
   campaign: NewCampaign,
   listName: string,
   listDescription: string,
+  above?: number,
 ): Promise<number | null> {
   const key = listNameKey(listName);
   try {
     const [list] = await db.batch<{ id: number }>([
-      insertListStatement(db, campaign.panelId, listName, listDescription, campaign.createdAt),
+      // `above`: a list number the panel's mirrors still hold (decision 0041), which the new list passes.
+      insertListStatement(db, campaign.panelId, listName, listDescription, campaign.createdAt, above),
       db
         .prepare(
           `INSERT INTO campaigns (id, panel_id, list_id, name, subject, sender_name, sender_email, tags, schedule_local,

@@ -16,6 +16,9 @@ import type { ShardDb } from "../../store/shards";
  * A panel without partitions elsewhere (every panel without a map) runs none of this.
  */
 
+/** Why a campaign with an A/B test of a panel with partitions on several shards fails (its test is not split across them). */
+export const AB_TEST_SPREAD = "an A/B test is not available for a panel whose contacts are split over partitions on several databases (decision 0038)";
+
 /** The panel's contacts are on shards other than its home: its campaigns publish and send on each. */
 export function campaignSpread(panel: PanelPlace): boolean {
   return hasContactsBeyondHome(panel);

@@ -17,7 +17,7 @@ import {
   unsentBatches,
   type Campaign,
 } from "../../store/campaigns";
-import { campaignMirrors, campaignSpread, publishScope, settleCampaignShard } from "./campaign-shards";
+import { AB_TEST_SPREAD, campaignMirrors, campaignSpread, publishScope, settleCampaignShard } from "./campaign-shards";
 import { senderStanding } from "../channels/email/sender-domains";
 import { decideDueAbTests } from "./ab-decision";
 import { compileAudience } from "./audience";
@@ -107,9 +107,6 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
     if (stalled.spread) await redriveShards(env, db, stalled, now);
   }
 }
-
-/** Why a campaign with an A/B test of a panel with partitions on several shards fails (its test is not split across them). */
-export const AB_TEST_SPREAD = "an A/B test is not available for a panel whose contacts are split over partitions on several databases (decision 0038)";
 
 /**
  * A stalled campaign's shards other than the home that have not finished: each one's lost
