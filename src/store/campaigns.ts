@@ -478,7 +478,8 @@ export async function publishStep(
     ? `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, (${next}) AS "next" FROM campaign_parts WHERE campaign_id = ?1 AND panel_id = ?2`
     : `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, (${next}) AS "next"
        FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING}`;
-  const state = await (part ? db.prepare(stateQuery).bind(campaign.id, campaign.panelId, campaign.listId) : db.prepare(stateQuery).bind(campaign.id, campaign.panelId))
+  // Elsewhere than the home, a list campaign's `next` names its list (?3): there is no campaign row there.
+  const state = await (part && !audience ? db.prepare(stateQuery).bind(campaign.id, campaign.panelId, campaign.listId) : db.prepare(stateQuery).bind(campaign.id, campaign.panelId))
     .first<{ after: number | null; until: number; batch: number; recipients: number; next: number | null }>();
   if (!state) return null;
   if (state.after === null) return { firstBatch: state.batch, nextBatch: state.batch, done: true, recipients: state.recipients };
