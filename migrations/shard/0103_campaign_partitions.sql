@@ -33,6 +33,8 @@ CREATE TABLE campaign_parts (
   recipients INTEGER NOT NULL DEFAULT 0,
   started_at INTEGER NOT NULL,
   published_end_at INTEGER,
-  updated_at INTEGER NOT NULL
+  updated_at INTEGER NOT NULL,
+  -- Its recipient rows were pruned (housekeeping, as campaigns.messages_pruned_at on the home).
+  messages_pruned_at INTEGER
 );
 CREATE INDEX campaign_parts_by_panel ON campaign_parts (panel_id);

@@ -5,6 +5,8 @@ import { handleQueue } from "../../src/jobs/queues";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import { handlePublishNudge, publishDueBroadcasts, readPublishNudge, type PublishNudge } from "../../src/services/broadcasts/publish";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
+import { pruneShard } from "../../src/services/retention/housekeeping";
+import { config } from "../../src/lib/config";
 import type { ShardDb } from "../../src/store/shards";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { campaign, outbox, scheduled, waitForCampaign } from "../support/broadcasts";
@@ -115,6 +117,14 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
     const lines = (await csv2.text()).trim().split("\n");
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(on0[0]!);
+
+    // Past the retention window, housekeeping prunes the recipient rows on the shard that is not
+    // the campaign's home too; the report keeps its sums.
+    const later = Date.now() + 5 * 365 * 86_400_000;
+    await pruneShard(shard0, config(env).retentionDays, later);
+    expect(await recipientsOn(shard0, id)).toEqual([]);
+    expect(await shard0.prepare("SELECT messages_pruned_at FROM campaign_parts WHERE campaign_id = ?").bind(id).first("messages_pruned_at")).toBe(later);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.counters).toMatchObject({ recipients: 6, sent: 6, unique_opens: 1 });
   });
 
   it("an admin campaign to a list, scheduled to send now, reaches the members on both shards once; cancel, delete and an A/B test on such a panel", async () => {
