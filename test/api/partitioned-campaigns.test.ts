@@ -118,6 +118,12 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(on0[0]!);
 
+    // The contact page of a recipient on SHARD_0 lists the campaign's message, named from the home.
+    const page = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(on0[1]!)}`);
+    expect(page.status).toBe(200);
+    expect(JSON.stringify(page.body)).toContain(`${id}.${await contactId(shard0, panel.id, on0[1]!)}`);
+    expect(JSON.stringify(page.body)).toContain("Spring sale");
+
     // Past the retention window, housekeeping prunes the recipient rows on the shard that is not
     // the campaign's home too; the report keeps its sums.
     const later = Date.now() + 5 * 365 * 86_400_000;
