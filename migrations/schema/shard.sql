@@ -51,6 +51,7 @@
 -- migration 0091_contact_sends_by_time.sql
 -- migration 0092_journey_split_buckets.sql
 -- migration 0098_journey_simulations.sql
+-- migration 0103_campaign_partitions.sql
 
 -- table activities
 
@@ -188,6 +189,36 @@ BEGIN
   INSERT INTO panel_days (panel_id, kind, day, name, n) VALUES (NEW.panel_id, 'sends', (unixepoch() / 86400) * 86400000, 'email', 1)
   ON CONFLICT (panel_id, kind, day, name) DO UPDATE SET n = n + 1;
 END;
+
+-- table campaign_parts
+
+CREATE TABLE campaign_parts (
+  campaign_id TEXT PRIMARY KEY,
+  panel_id TEXT NOT NULL,
+  publish_after INTEGER,
+  publish_until INTEGER,
+  publish_batch INTEGER NOT NULL DEFAULT 0,
+  recipients INTEGER NOT NULL DEFAULT 0,
+  started_at INTEGER NOT NULL,
+  published_end_at INTEGER,
+  updated_at INTEGER NOT NULL,
+  -- Its recipient rows were pruned (housekeeping, as campaigns.messages_pruned_at on the home).
+  messages_pruned_at INTEGER
+);
+
+CREATE INDEX campaign_parts_by_panel ON campaign_parts (panel_id);
+
+-- table campaign_shards
+
+CREATE TABLE campaign_shards (
+  campaign_id TEXT NOT NULL,
+  shard INTEGER NOT NULL,
+  panel_id TEXT NOT NULL,
+  recipients INTEGER NOT NULL DEFAULT 0,
+  published_at INTEGER,
+  finished_at INTEGER,
+  PRIMARY KEY (campaign_id, shard)
+);
 
 -- table campaign_stats
 

@@ -72,7 +72,7 @@ const readCampaign = definePanelRoute({
   response: campaignAnswer,
   summary: "An email campaign with its state and counters (queued, sent, failed, opens, unique opens, clicks, bounces, unsubscribes)",
   async handle({ env, path, panel, db }) {
-    const found = await orNotFound(campaignWithCounters(db, panel.id, path.campaign), noSuchCampaign(path.campaign));
+    const found = await orNotFound(campaignWithCounters(panelShards(env, panel, db), panel.id, path.campaign), noSuchCampaign(path.campaign));
     return campaignView(found.campaign, panel, found.counters, campaignLeadMinutes(panel, env));
   },
 });
@@ -84,8 +84,8 @@ const readCampaignReport = definePanelRoute({
   response: campaignReportAnswer,
   summary:
     "A campaign's report from its aggregates: counters, rates (delivered, unique open, click-through, click-to-open, bounce, unsubscribe, as shares of sent), what changed per hour (UTC) and the most clicked links",
-  async handle({ path, panel, db }) {
-    return orNotFound(reportOfCampaign(db, panel.id, path.campaign), noSuchCampaign(path.campaign));
+  async handle({ env, path, panel, db }) {
+    return orNotFound(reportOfCampaign(panelShards(env, panel, db), panel.id, path.campaign), noSuchCampaign(path.campaign));
   },
 });
 
@@ -96,8 +96,8 @@ const listCampaignRecipients = definePanelRoute({
   response: campaignRecipientsAnswer,
   summary: "The recipients behind a number of the report (filter), a page at a time by contact id, or all of them as one CSV download (format=csv)",
   query: recipientsQuery,
-  async handle({ path, query, panel, db }): Promise<CampaignRecipientsPage | Response> {
-    const found = await orNotFound(recipientsOfCampaign(db, panel.id, path.campaign, query), noSuchCampaign(path.campaign));
+  async handle({ env, path, query, panel, db }): Promise<CampaignRecipientsPage | Response> {
+    const found = await orNotFound(recipientsOfCampaign(panelShards(env, panel, db), panel.id, path.campaign, query), noSuchCampaign(path.campaign));
     if ("csv" in found) return csvAttachment(found.csv, null, `${found.campaign.id}-${query.filter}.csv`);
     const { page } = found;
     return { recipients: page.map(recipientView), next: page.length === query.limit ? page.at(-1)!.contactId : null };
@@ -116,7 +116,7 @@ const listPanelCampaigns = definePanelRoute({
   }),
   async handle({ env, query, panel, db }) {
     const lead = campaignLeadMinutes(panel, env);
-    const campaigns = await campaignsWithCounters(db, panel.id, query.limit, query.archived === "1");
+    const campaigns = await campaignsWithCounters(panelShards(env, panel, db), panel.id, query.limit, query.archived === "1");
     return { campaigns: campaigns.map(({ campaign, counters }) => campaignView(campaign, panel, counters, lead)), timezone: panel.timezone, lead_minutes: lead };
   },
 });
@@ -355,7 +355,7 @@ const readMessageCopy = definePanelRoute({
   summary:
     "The copy of a sent email (campaign or journey) as its recipient got it: subject and body with merge tags filled. The id is a contact page message's message_id (`<campaign>.<contact id>` or a journey message's msgid)",
   async handle({ env, path, panel, db }) {
-    const copy = unwrap(await messageCopy(env.FILES, db, panel.id, path.message));
+    const copy = unwrap(await messageCopy(env.FILES, db, panel.id, path.message, panelShards(env, panel, db)));
     return {
       message_id: copy.messageId,
       kind: copy.kind,

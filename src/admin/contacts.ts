@@ -158,7 +158,7 @@ const readContact = definePanelRoute({
     const db = contactDb(env, panel, home, path.key);
     const contact = await requireContact(db, panel, path.key);
     const address = typeof contact.attributes.EMAIL === "string" ? contact.attributes.EMAIL : null;
-    const [lists, history] = await Promise.all([listsOfContact(db, panel.id, contact.id), contactHistory(db, panel.id, contact.id, address, HISTORY_LIMIT)]);
+    const [lists, history] = await Promise.all([listsOfContact(db, panel.id, contact.id), contactHistory(db, panel.id, contact.id, address, HISTORY_LIMIT, home)]);
     return { ...contactView(contact), primary_key: panel.primaryKey, lists, ...historyView(history) };
   },
 });
@@ -266,7 +266,7 @@ const exportOneContact = definePanelRoute({
   summary:
     "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
   async handle({ env, path, panel, db }) {
-    const held = await contactAccessExport(env, contactDb(env, panel, db, path.key), panel.id, path.key);
+    const held = await contactAccessExport(env, contactDb(env, panel, db, path.key), panel.id, path.key, db);
     if (!held) throw notFound(noContactSentence(panel, path.key));
     const document = {
       exported_at: isoTime(Date.now()),

@@ -12,29 +12,37 @@ const SUMS = `COALESCE(SUM(sent), 0) AS sent, COALESCE(SUM(failed), 0) AS failed
   COALESCE(SUM(clicks), 0) AS clicks, COALESCE(SUM(unique_clicks), 0) AS unique_clicks,
   COALESCE(SUM(bounces), 0) AS bounces, COALESCE(SUM(unsubscribes), 0) AS unsubscribes`;
 
-function countersOf(recipients: number, sums: CampaignSums): CampaignCounters {
+export function countersOf(recipients: number, sums: CampaignSums): CampaignCounters {
   return { recipients, queued: Math.max(0, recipients - sums.sent - sums.failed - sums.skipped), ...sums };
+}
+
+/** The campaign's sums on this shard (its counters are these summed over the shards it sent from). */
+export async function campaignSums(db: ShardDb, panelId: string, campaignId: string): Promise<CampaignSums> {
+  return (await db.prepare(`SELECT ${SUMS} FROM campaign_stats WHERE campaign_id = ?2 AND panel_id = ?1`).bind(panelId, campaignId).first<CampaignSums>())!;
 }
 
 /** The campaign's counters; `recipients` is the number its publication froze. */
 export async function campaignCounters(db: ShardDb, panelId: string, campaign: { id: string; recipients: number }): Promise<CampaignCounters> {
-  const sums = (await db.prepare(`SELECT ${SUMS} FROM campaign_stats WHERE campaign_id = ?2 AND panel_id = ?1`).bind(panelId, campaign.id).first<CampaignSums>())!;
-  return countersOf(campaign.recipients, sums);
+  return countersOf(campaign.recipients, await campaignSums(db, panelId, campaign.id));
+}
+
+export const NO_SUMS: CampaignSums = { sent: 0, failed: 0, skipped: 0, opens: 0, unique_opens: 0, clicks: 0, unique_clicks: 0, bounces: 0, unsubscribes: 0 };
+
+/** The sums of several campaigns on this shard in one read, in their order. */
+export async function sumsOfCampaigns(db: ShardDb, panelId: string, campaignIds: readonly string[]): Promise<CampaignSums[]> {
+  if (campaignIds.length === 0) return [];
+  const { results } = await db
+    .prepare(`SELECT campaign_id, ${SUMS} FROM campaign_stats WHERE campaign_id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 GROUP BY campaign_id`)
+    .bind(panelId, JSON.stringify(campaignIds))
+    .all<CampaignSums & { campaign_id: string }>();
+  const byId = new Map(results.map(({ campaign_id, ...sums }) => [campaign_id, sums]));
+  return campaignIds.map((id) => byId.get(id) ?? NO_SUMS);
 }
 
 /** The counters of several campaigns in one read (the campaign list). */
 export async function countersOfCampaigns(db: ShardDb, panelId: string, campaigns: ReadonlyArray<{ id: string; recipients: number }>): Promise<CampaignCounters[]> {
-  if (campaigns.length === 0) return [];
-  const { results } = await db
-    .prepare(`SELECT campaign_id, ${SUMS} FROM campaign_stats WHERE campaign_id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 GROUP BY campaign_id`)
-    .bind(panelId, JSON.stringify(campaigns.map((c) => c.id)))
-    .all<CampaignSums & { campaign_id: string }>();
-  const byId = new Map(results.map((row) => [row.campaign_id, row]));
-  const none: CampaignSums = { sent: 0, failed: 0, skipped: 0, opens: 0, unique_opens: 0, clicks: 0, unique_clicks: 0, bounces: 0, unsubscribes: 0 };
-  return campaigns.map((campaign) => {
-    const { campaign_id: _, ...sums } = byId.get(campaign.id) ?? { campaign_id: campaign.id, ...none };
-    return countersOf(campaign.recipients, sums);
-  });
+  const sums = await sumsOfCampaigns(db, panelId, campaigns.map((c) => c.id));
+  return campaigns.map((campaign, i) => countersOf(campaign.recipients, sums[i]!));
 }
 
 /** The campaign's hours with any change, oldest first. */

@@ -180,11 +180,13 @@ export async function insertCampaignWithList(
   campaign: NewCampaign,
   listName: string,
   listDescription: string,
+  above?: number,
 ): Promise<number | null> {
   const key = listNameKey(listName);
   try {
     const [list] = await db.batch<{ id: number }>([
-      insertListStatement(db, campaign.panelId, listName, listDescription, campaign.createdAt),
+      // `above`: a list number the panel's mirrors still hold (decision 0041), which the new list passes.
+      insertListStatement(db, campaign.panelId, listName, listDescription, campaign.createdAt, above),
       db
         .prepare(
           `INSERT INTO campaigns (id, panel_id, list_id, name, subject, sender_name, sender_email, tags, schedule_local,
@@ -337,7 +339,7 @@ export async function campaignSentAny(db: ShardDb, panelId: string, id: string):
 }
 
 /** Deletes a campaign in one of `from` with its recipients and counters; false when it moved on. */
-export async function deleteCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[]): Promise<boolean> {
+export async function deleteCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], spread = false): Promise<boolean> {
   const states = JSON.stringify(from);
   const gone = (table: string) =>
     db.prepare(`DELETE FROM ${table} WHERE campaign_id = ?2 AND panel_id = ?1 AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?2 AND status IN (SELECT value FROM json_each(?3)))`).bind(panelId, id, states);
@@ -345,9 +347,11 @@ export async function deleteCampaign(db: ShardDb, panelId: string, id: string, f
     gone("campaign_messages"),
     gone("campaign_stats"),
     gone("campaign_link_clicks"),
+    // `spread`: the panel has partitions on other shards; their rows go with deleteCampaignPart.
+    ...(spread ? [gone("campaign_shards")] : []),
     db.prepare("DELETE FROM campaigns WHERE panel_id = ?1 AND id = ?2 AND status IN (SELECT value FROM json_each(?3))").bind(panelId, id, states),
   ]);
-  return results[3]!.meta.changes > 0;
+  return results[results.length - 1]!.meta.changes > 0;
 }
 
 /** The campaign's state now (the sender reads it again before handing a claimed batch over). */
@@ -385,8 +389,8 @@ export async function dueCampaigns(db: ShardDb, now: number, limit: number): Pro
  * the shard's largest contact id now. Answers the campaign as it started; only the first caller
  * wins (a second cron run gets null).
  */
-export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number): Promise<Campaign | null> {
-  const row = await db
+export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number, elsewhere: readonly number[] = []): Promise<Campaign | null> {
+  const start = db
     .prepare(
       `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3, recipients = 0, publish_batch = 0,
          publish_until = (SELECT MAX(id) FROM contacts),
@@ -394,9 +398,37 @@ export async function startPublish(db: ShardDb, campaign: { id: string; panelId:
          published_end_at = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN ?3 END
        WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' RETURNING *`,
     )
-    .bind(campaign.id, campaign.panelId, now)
-    .first<CampaignRow>();
+    .bind(campaign.id, campaign.panelId, now);
+  if (elsewhere.length === 0) {
+    const row = await start.first<CampaignRow>();
+    return row ? fromRow(row) : null;
+  }
+  // A panel with partitions on other shards (decision 0038 step 4): each of those shards is
+  // recorded in the same transaction, so the campaign is not sent before each says it is done.
+  const [shards, started] = await db.batch<CampaignRow>([
+    db
+      .prepare(
+        `INSERT OR IGNORE INTO campaign_shards (campaign_id, shard, panel_id)
+         SELECT ?1, s.value, ?2 FROM json_each(?3) s WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled')`,
+      )
+      .bind(campaign.id, campaign.panelId, JSON.stringify(elsewhere)),
+    start,
+  ]);
+  void shards;
+  const row = started!.results[0];
   return row ? fromRow(row) : null;
+}
+
+/**
+ * Where a publish step runs (decision 0038 step 4): `buckets`, the bucket ranges of the panel's
+ * partitions on this shard (a shard may still hold rows of buckets a split moved away: they
+ * are not this shard's recipients); `part`, a shard other than the campaign's home, whose
+ * progress is its campaign_parts row. Absent for a panel without partitions: the home's
+ * statements, as they were.
+ */
+export interface PublishScope {
+  buckets: ReadonlyArray<readonly [number, number]>;
+  part: boolean;
 }
 
 /** What one publish step did: its recipients fill send batches [firstBatch, nextBatch). */
@@ -432,54 +464,159 @@ export async function publishStep(
   chunkIds: number,
   now: number,
   audience?: CompiledSegment,
+  scope?: PublishScope,
 ): Promise<PublishStep | null> {
+  const part = scope?.part === true;
+  // The progress: the campaign's own columns on its home, its campaign_parts row elsewhere.
+  const progress = part ? "campaign_parts" : "campaigns";
   // Where the next step starts: the next of the list's members (its key's range), or the next
   // contact id of the shard (the rowid; other panels' contacts between are read by the steps).
   const next = audience
-    ? "SELECT id FROM contacts WHERE id > campaigns.publish_after ORDER BY id LIMIT 1"
-    : "SELECT contact_id FROM list_members WHERE list_id = campaigns.list_id AND contact_id > campaigns.publish_after AND panel_id = ?2 ORDER BY contact_id LIMIT 1";
-  const state = await db
-    .prepare(
-      `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, (${next}) AS "next"
-       FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING}`,
-    )
-    .bind(campaign.id, campaign.panelId)
+    ? `SELECT id FROM contacts WHERE id > ${progress}.publish_after ORDER BY id LIMIT 1`
+    : `SELECT contact_id FROM list_members WHERE list_id = ${part ? "?3" : "campaigns.list_id"} AND contact_id > ${progress}.publish_after AND panel_id = ?2 ORDER BY contact_id LIMIT 1`;
+  const stateQuery = part
+    ? `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, (${next}) AS "next" FROM campaign_parts WHERE campaign_id = ?1 AND panel_id = ?2`
+    : `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, (${next}) AS "next"
+       FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING}`;
+  // Elsewhere than the home, a list campaign's `next` names its list (?3): there is no campaign row there.
+  const state = await (part && !audience ? db.prepare(stateQuery).bind(campaign.id, campaign.panelId, campaign.listId) : db.prepare(stateQuery).bind(campaign.id, campaign.panelId))
     .first<{ after: number | null; until: number; batch: number; recipients: number; next: number | null }>();
   if (!state) return null;
   if (state.after === null) return { firstBatch: state.batch, nextBatch: state.batch, done: true, recipients: state.recipients };
   const to = state.next === null || state.next > state.until ? state.until : Math.min(state.until, state.next + chunkIds - 1);
-  // ?1 panel, ?2 the audience's values or the list, ?3 campaign, ?4 first batch, ?5 batch size, ?6 after, ?7 to.
-  const stillHere = `EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status IN ${PUBLISHING} AND publish_after = ?6)`;
+  // ?1 panel, ?2 the audience's values or the list, ?3 campaign, ?4 first batch, ?5 batch size, ?6 after, ?7 to, ?8 the scope's bucket ranges.
+  // Elsewhere than the home the campaign's state is read from the home before each step (services/broadcasts/publish.ts).
+  const stillHere = part
+    ? "EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ?3 AND publish_after = ?6)"
+    : `EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status IN ${PUBLISHING} AND publish_after = ?6)`;
+  const inScope = (alias: string) => (scope ? ` AND EXISTS (SELECT 1 FROM json_each(?8) r WHERE ${alias}.bucket BETWEEN r.value ->> 0 AND r.value ->> 1)` : "");
   // An A/B test's recipients are held ('pending') until the last step ranks them all into groups.
   const held = campaign.abTest ? "'pending'" : "NULL";
   const insert = audience
     ? `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
        SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket, ${held}
        FROM contacts c NOT INDEXED
-       WHERE c.id > ?6 AND c.id <= ?7 AND c.panel_id = ?1 AND ${stillHere} AND ${audience.where}`
+       WHERE c.id > ?6 AND c.id <= ?7 AND c.panel_id = ?1 AND ${stillHere} AND ${audience.where}${inScope("c")}`
     : `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
        SELECT ?3, m.contact_id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?5 AS INTEGER), 'queued', m.bucket, ${held}
        FROM list_members m
-       WHERE m.list_id = ?2 AND m.contact_id > ?6 AND m.contact_id <= ?7 AND m.panel_id = ?1 AND ${stillHere}`;
+       WHERE m.list_id = ?2 AND m.contact_id > ?6 AND m.contact_id <= ?7 AND m.panel_id = ?1 AND ${stillHere}${inScope("m")}`;
+  const values = [campaign.panelId, audience ? audience.values : campaign.listId, campaign.id, state.batch, batchSize, state.after, to];
+  if (scope) values.push(JSON.stringify(scope.buckets));
+  const move = part
+    ? db
+        .prepare(
+          `UPDATE campaign_parts SET
+             recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
+             publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
+             publish_after = CASE WHEN ?5 >= publish_until THEN NULL ELSE ?5 END,
+             published_end_at = CASE WHEN ?5 >= publish_until THEN ?6 END,
+             updated_at = MAX(updated_at, ?6)
+           WHERE campaign_id = ?1 AND panel_id = ?2 AND publish_after = ?4
+           RETURNING recipients, publish_batch, publish_after`,
+        )
+        .bind(campaign.id, campaign.panelId, state.batch, state.after, to, now)
+    : db
+        .prepare(
+          `UPDATE campaigns SET
+             recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
+             publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
+             publish_after = CASE WHEN ?5 >= publish_until THEN NULL ELSE ?5 END,
+             published_end_at = CASE WHEN ?5 >= publish_until THEN ?6 END,
+             updated_at = MAX(updated_at, ?6)
+           WHERE id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING} AND publish_after = ?4
+           RETURNING recipients, publish_batch, publish_after`,
+        )
+        .bind(campaign.id, campaign.panelId, state.batch, state.after, to, now);
   const [, moved] = await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null }>([
-    db.prepare(insert).bind(campaign.panelId, audience ? audience.values : campaign.listId, campaign.id, state.batch, batchSize, state.after, to),
-    db
-      .prepare(
-        `UPDATE campaigns SET
-           recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
-           publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
-           publish_after = CASE WHEN ?5 >= publish_until THEN NULL ELSE ?5 END,
-           published_end_at = CASE WHEN ?5 >= publish_until THEN ?6 END,
-           updated_at = MAX(updated_at, ?6)
-         WHERE id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING} AND publish_after = ?4
-         RETURNING recipients, publish_batch, publish_after`,
-      )
-      .bind(campaign.id, campaign.panelId, state.batch, state.after, to, now),
-    ...(campaign.abTest && to >= state.until ? [abGroupsStatement(db, campaign.id, campaign.abTest)] : []),
+    db.prepare(insert).bind(...values),
+    move,
+    ...(campaign.abTest && !part && to >= state.until ? [abGroupsStatement(db, campaign.id, campaign.abTest)] : []),
   ]);
   const row = moved!.results[0];
   if (!row) return null;
   return { firstBatch: state.batch, nextBatch: row.publish_batch, done: row.publish_after === null, recipients: row.recipients };
+}
+
+/**
+ * Starts the campaign's publishing on a shard other than its home (decision 0038 step 4): its
+ * progress row, up to the shard's largest contact id now. Once: a row already there (a repeated
+ * nudge, a step after a crash) is left as it is.
+ */
+export async function startPublishPart(db: ShardDb, campaign: { id: string; panelId: string }, now: number): Promise<void> {
+  await db
+    .prepare(
+      `INSERT OR IGNORE INTO campaign_parts (campaign_id, panel_id, publish_after, publish_until, publish_batch, recipients, started_at, published_end_at, updated_at)
+       SELECT ?1, ?2, CASE WHEN MAX(id) IS NULL THEN NULL ELSE 0 END, MAX(id), 0, 0, ?3, CASE WHEN MAX(id) IS NULL THEN ?3 END, ?3 FROM contacts`,
+    )
+    .bind(campaign.id, campaign.panelId, now)
+    .run();
+}
+
+/** Where the campaign stands on a shard other than its home; null before its publishing started there. */
+export interface CampaignPart {
+  /** Recipients are still being inserted there. */
+  publishing: boolean;
+  recipients: number;
+  /** Nothing of it is queued or in flight there. */
+  idle: boolean;
+}
+
+export async function campaignPart(db: ShardDb, campaignId: string): Promise<CampaignPart | null> {
+  const row = await db
+    .prepare(
+      `SELECT publish_after IS NOT NULL AS publishing, recipients,
+         NOT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?1 AND status IN ('queued', 'sending')) AS idle
+       FROM campaign_parts WHERE campaign_id = ?1`,
+    )
+    .bind(campaignId)
+    .first<{ publishing: number; recipients: number; idle: number }>();
+  return row ? { publishing: row.publishing === 1, recipients: row.recipients, idle: row.idle === 1 } : null;
+}
+
+/**
+ * Records on the home what a shard of the campaign reported (campaignPart): once its
+ * publishing ended, its recipients are added to the campaign's, once (the row's published_at
+ * guards both, in one transaction); once it is also idle, it is finished.
+ */
+export async function recordShardProgress(db: ShardDb, campaignId: string, shard: number, part: CampaignPart, now: number): Promise<void> {
+  if (part.publishing) return;
+  const statements = [
+    db
+      .prepare(
+        `UPDATE campaigns SET recipients = recipients + ?3, updated_at = MAX(updated_at, ?4)
+         WHERE id = ?1 AND EXISTS (SELECT 1 FROM campaign_shards WHERE campaign_id = ?1 AND shard = ?2 AND published_at IS NULL)`,
+      )
+      .bind(campaignId, shard, part.recipients, now),
+    db.prepare("UPDATE campaign_shards SET recipients = ?3, published_at = ?4 WHERE campaign_id = ?1 AND shard = ?2 AND published_at IS NULL").bind(campaignId, shard, part.recipients, now),
+  ];
+  if (part.idle) statements.push(db.prepare("UPDATE campaign_shards SET finished_at = ?3 WHERE campaign_id = ?1 AND shard = ?2 AND finished_at IS NULL").bind(campaignId, shard, now));
+  await db.batch(statements);
+}
+
+/** The shards other than its home on which the campaign is not finished (recordShardProgress). */
+export async function unfinishedShards(db: ShardDb, campaignId: string): Promise<number[]> {
+  const { results } = await db.prepare("SELECT shard FROM campaign_shards WHERE campaign_id = ? AND finished_at IS NULL ORDER BY shard").bind(campaignId).all<{ shard: number }>();
+  return results.map((r) => r.shard);
+}
+
+/** A campaign sending from another shard moved on: what the stalled-campaign re-drive goes by (finishClaims does it on the home). */
+export async function touchSendingCampaign(db: ShardDb, campaignId: string, now: number): Promise<void> {
+  await db.prepare("UPDATE campaigns SET updated_at = MAX(updated_at, ?) WHERE id = ? AND status = 'sending'").bind(now, campaignId).run();
+}
+
+/** A cancel on a shard other than the campaign's home: its recipients still queued there are settled as skipped. */
+export async function skipQueuedRecipients(db: ShardDb, panelId: string, campaignId: string): Promise<void> {
+  await db.prepare("UPDATE campaign_messages SET status = 'skipped', error = ?3 WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'queued'").bind(panelId, campaignId, CANCELLED_SKIP).run();
+}
+
+/** A campaign deleted on its home: its rows on another shard (recipients, counters, progress). */
+export async function deleteCampaignPart(db: ShardDb, panelId: string, campaignId: string): Promise<void> {
+  await db.batch(
+    ["campaign_messages", "campaign_stats", "campaign_link_clicks", "campaign_parts"].map((table) =>
+      db.prepare(`DELETE FROM ${table} WHERE campaign_id = ?2 AND panel_id = ?1`).bind(panelId, campaignId),
+    ),
+  );
 }
 
 /**
@@ -622,14 +759,16 @@ export async function failCampaign(db: ShardDb, panelId: string, campaignId: str
 }
 
 /** Marks a sending campaign sent once every recipient is in (publishStep) and none is left queued or in flight. */
-export async function completeCampaignIfDone(db: ShardDb, panelId: string, campaignId: string, now: number): Promise<boolean> {
+export async function completeCampaignIfDone(db: ShardDb, panelId: string, campaignId: string, now: number, spread = false): Promise<boolean> {
+  // `spread`: the panel has partitions on other shards, each of which must have finished too (campaign_shards).
+  const shards = spread ? "\n         AND NOT EXISTS (SELECT 1 FROM campaign_shards WHERE campaign_id = ?2 AND finished_at IS NULL)" : "";
   const result = await db
     .prepare(
       `UPDATE campaigns SET status = 'sent', finished_at = ?3, updated_at = ?3
        WHERE panel_id = ?1 AND id = ?2 AND status = 'sending' AND publish_after IS NULL
          AND NOT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?2 AND status IN ('queued', 'sending'))
          -- An A/B test's campaign is done once its winner went to the rest, however small the rest.
-         AND (ab_test IS NULL OR ab_winner IS NOT NULL)`,
+         AND (ab_test IS NULL OR ab_winner IS NOT NULL)${shards}`,
     )
     .bind(panelId, campaignId, now)
     .run();
@@ -641,16 +780,16 @@ export async function completeCampaignIfDone(db: ShardDb, panelId: string, campa
  * lost (a crash, a failed send to the queue, a dead-lettered message) or their consumers died.
  * Each is touched so the next cron minute does not pick it again at once.
  */
-export async function stalledCampaigns(db: ShardDb, before: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string; batches: number[]; publishing: boolean }>> {
+export async function stalledCampaigns(db: ShardDb, before: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string; batches: number[]; publishing: boolean; spread: boolean }>> {
   const { results } = await db
     .prepare(
       `UPDATE campaigns SET updated_at = ? WHERE id IN (SELECT id FROM campaigns WHERE status = 'sending' AND updated_at < ? LIMIT ?)
-       RETURNING id, panel_id, publish_after IS NOT NULL AS publishing`,
+       RETURNING id, panel_id, publish_after IS NOT NULL AS publishing, EXISTS (SELECT 1 FROM campaign_shards WHERE campaign_id = campaigns.id) AS spread`,
     )
     .bind(now, before, limit)
-    .all<{ id: string; panel_id: string; publishing: number }>();
+    .all<{ id: string; panel_id: string; publishing: number; spread: number }>();
   const out = [];
-  for (const row of results) out.push({ id: row.id, panelId: row.panel_id, batches: await unsentBatches(db, row.id, now), publishing: row.publishing === 1 });
+  for (const row of results) out.push({ id: row.id, panelId: row.panel_id, batches: await unsentBatches(db, row.id, now), publishing: row.publishing === 1, spread: row.spread === 1 });
   return out;
 }
 
@@ -691,13 +830,30 @@ export const UNKNOWN_OUTCOME_ERROR = "outcome unknown: the send attempt was inte
  */
 export async function claimBatch(
   db: ShardDb,
-  campaign: { id: string; panelId: string },
+  campaign: { id: string; panelId: string; topicId?: string | null },
   batch: number,
   claim: string,
   now: number,
   staleBefore: number,
   idempotent: boolean,
+  part = false,
 ): Promise<ClaimedRecipient[]> {
+  // `part`: a shard other than the campaign's home, which has no campaign row: its state was read
+  // from the home just before (and again before each group is handed over), its topic is bound.
+  const sending = part ? "" : `
+           -- A campaign paused or cancelled since its nudge was read claims nothing more.
+           AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status = 'sending')`;
+  const leftTopic = part
+    ? "EXISTS (SELECT 1 FROM topic_optouts t WHERE t.panel_id = m.panel_id AND t.topic_id = ?4 AND t.contact_id = m.contact_id)"
+    : `EXISTS (SELECT 1 FROM campaigns k JOIN topic_optouts t ON t.panel_id = k.panel_id AND t.topic_id = k.topic_id
+                   WHERE k.id = m.campaign_id AND t.contact_id = m.contact_id)`;
+  const claimed = db.prepare(
+    `SELECT m.contact_id, m.due_at, m.variant, c.attrs, s.reason AS suppressed,
+           ${leftTopic} AS left_topic
+         FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id
+         LEFT JOIN email_suppressions s ON s.panel_id = m.panel_id AND s.address = lower(trim(json_extract(c.attrs, '$.EMAIL')))
+         WHERE m.campaign_id = ?1 AND m.batch = ?2 AND m.claim = ?3`,
+  );
   const statements = [
     db
       .prepare(
@@ -705,21 +861,10 @@ export async function claimBatch(
          WHERE campaign_id = ?3 AND panel_id = ?4 AND batch = ?5
            AND ((status = 'queued' AND (due_at IS NULL OR due_at <= ?2)) OR (status = 'sending' AND claimed_at < ?7 AND (?6 OR attempted_at IS NULL)))
            -- Held recipients of an A/B test (see unsentBatches) are not claimed.
-           AND NOT (ab_group IS NOT NULL AND variant IS NULL)
-           -- A campaign paused or cancelled since its nudge was read claims nothing more.
-           AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status = 'sending')`,
+           AND NOT (ab_group IS NOT NULL AND variant IS NULL)${sending}`,
       )
       .bind(claim, now, campaign.id, campaign.panelId, batch, idempotent ? 1 : 0, staleBefore),
-    db
-      .prepare(
-        `SELECT m.contact_id, m.due_at, m.variant, c.attrs, s.reason AS suppressed,
-           EXISTS (SELECT 1 FROM campaigns k JOIN topic_optouts t ON t.panel_id = k.panel_id AND t.topic_id = k.topic_id
-                   WHERE k.id = m.campaign_id AND t.contact_id = m.contact_id) AS left_topic
-         FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id
-         LEFT JOIN email_suppressions s ON s.panel_id = m.panel_id AND s.address = lower(trim(json_extract(c.attrs, '$.EMAIL')))
-         WHERE m.campaign_id = ?1 AND m.batch = ?2 AND m.claim = ?3`,
-      )
-      .bind(campaign.id, batch, claim),
+    part ? claimed.bind(campaign.id, batch, claim, campaign.topicId ?? null) : claimed.bind(campaign.id, batch, claim),
   ];
   if (!idempotent) {
     statements.unshift(

@@ -53,7 +53,8 @@ export interface ContactHistory {
 interface CampaignMessageRow {
   campaign_id: string;
   contact_id: number;
-  name: string;
+  /** Null for a message kept on a shard other than its campaign's (contactHistory reads it from the home). */
+  name: string | null;
   subject: string;
   status: string;
   error: string | null;
@@ -82,14 +83,18 @@ interface EngagementRow {
   n: number;
 }
 
-/** The newest `limit` campaign and journey messages of the contact, its journeys, and the suppression of `address`. */
-export async function contactHistory(db: ShardDb, panelId: string, contactId: number, address: string | null, limit: number): Promise<ContactHistory> {
+/**
+ * The newest `limit` campaign and journey messages of the contact, its journeys, and the
+ * suppression of `address`. `home`: the panel's home, when `db` is the contact's partition on
+ * another shard (decision 0038 step 4), where the campaign of a message kept there is.
+ */
+export async function contactHistory(db: ShardDb, panelId: string, contactId: number, address: string | null, limit: number, home?: ShardDb): Promise<ContactHistory> {
   const [campaignRows, journeyMessageRows, journeyRows, suppressionRows] = await db.batch<Record<string, unknown>>([
     db
       .prepare(
         `SELECT m.campaign_id, m.contact_id, c.name, COALESCE(m.subject, c.subject) AS subject, m.status, m.error, COALESCE(m.sent_at, c.published_at, c.created_at) AS at,
                 m.opens, m.clicks, m.bounced_at, m.unsubscribed_at
-         FROM campaign_messages m JOIN campaigns c ON c.id = m.campaign_id
+         FROM campaign_messages m LEFT JOIN campaigns c ON c.id = m.campaign_id
          WHERE m.panel_id = ?1 AND m.contact_id = ?2 ORDER BY at DESC LIMIT ?3`,
       )
       .bind(panelId, contactId, limit),
@@ -118,12 +123,26 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
     contactId,
     journeyMessages.filter((m) => m.channel === "email").map((m) => m.msgid),
   );
+  const campaignMessages = campaignRows!.results as unknown as CampaignMessageRow[];
+  // Messages kept on a shard other than their campaign's home: the campaign's name and subject from the home.
+  const elsewhere = [...new Set(campaignMessages.filter((row) => row.name === null).map((row) => row.campaign_id))];
+  if (elsewhere.length && home) {
+    const { results } = await home
+      .prepare("SELECT id, name, subject, COALESCE(published_at, created_at) AS at FROM campaigns WHERE panel_id = ? AND id IN (SELECT value FROM json_each(?))")
+      .bind(panelId, JSON.stringify(elsewhere))
+      .all<{ id: string; name: string; subject: string; at: number }>();
+    const byId = new Map(results.map((c) => [c.id, c]));
+    for (const row of campaignMessages) {
+      const campaign = row.name === null ? byId.get(row.campaign_id) : undefined;
+      if (campaign) Object.assign(row, { name: campaign.name, subject: row.subject ?? campaign.subject, at: row.at ?? campaign.at });
+    }
+  }
   const messages: ContactMessage[] = [
-    ...(campaignRows!.results as unknown as CampaignMessageRow[]).map((row): ContactMessage => ({
+    ...campaignMessages.filter((row) => row.name !== null).map((row): ContactMessage => ({
       kind: "campaign",
       messageId: `${row.campaign_id}.${row.contact_id}`,
       sourceId: row.campaign_id,
-      sourceName: row.name,
+      sourceName: row.name!,
       stepId: null,
       channel: "email",
       subject: row.subject,

@@ -85,6 +85,28 @@ export async function campaignToPrune(db: ShardDb, before: number): Promise<stri
   return row?.id ?? null;
 }
 
+/**
+ * The oldest campaign published here, on a shard other than its home (campaign_parts), before
+ * `before`, with nothing left queued or in flight and its recipient rows still here: the home's
+ * state is not here, so its end of sending here stands for the campaign's end (decision 0038 step 4).
+ */
+export async function campaignPartToPrune(db: ShardDb, before: number): Promise<string | null> {
+  const row = await db
+    .prepare(
+      `SELECT campaign_id FROM campaign_parts p
+       WHERE messages_pruned_at IS NULL AND publish_after IS NULL AND published_end_at < ?1 AND ${NOT_MOVING}
+         AND NOT EXISTS (SELECT 1 FROM campaign_messages m WHERE m.campaign_id = p.campaign_id AND m.status IN ('queued', 'sending'))
+       ORDER BY published_end_at LIMIT 1`,
+    )
+    .bind(before)
+    .first<{ campaign_id: string }>();
+  return row?.campaign_id ?? null;
+}
+
+export async function markCampaignPartPruned(db: ShardDb, campaignId: string, now: number): Promise<void> {
+  await db.prepare("UPDATE campaign_parts SET messages_pruned_at = ?2 WHERE campaign_id = ?1").bind(campaignId, now).run();
+}
+
 /** Removes up to `limit` of the campaign's recipient rows, in key order. No trigger counts a delete: its report's sums stay. */
 export async function deleteCampaignMessages(db: ShardDb, campaignId: string, limit: number): Promise<number> {
   return changes(

@@ -74,3 +74,13 @@ export async function suppressionsUpTo(db: ShardDb, panelId: string, cap: number
   const row = await db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM email_suppressions WHERE panel_id = ?1 LIMIT ?2)").bind(panelId, cap).first<{ n: number }>();
   return row!.n;
 }
+
+/** The suppressions of these addresses (already trimmed and lowercased), in one read: address to reason. */
+export async function suppressionsOf(db: ShardDb, panelId: string, addresses: readonly string[]): Promise<Map<string, SuppressionReason>> {
+  if (addresses.length === 0) return new Map();
+  const { results } = await db
+    .prepare("SELECT address, reason FROM email_suppressions WHERE panel_id = ? AND address IN (SELECT value FROM json_each(?))")
+    .bind(panelId, JSON.stringify(addresses))
+    .all<{ address: string; reason: SuppressionReason }>();
+  return new Map(results.map((r) => [r.address, r.reason]));
+}

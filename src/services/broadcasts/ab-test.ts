@@ -6,6 +6,7 @@ import { isoTime } from "../../store/sql";
 import { recordAudit, type Auditor } from "../audit/record";
 import { answer, freshBodyKey, fromStates, load, raced, type CampaignOutcome, type LifecycleContext } from "./lifecycle";
 import { share } from "./report";
+import { AB_TEST_SPREAD, campaignMirrors } from "./campaign-shards";
 
 // A campaign's A/B test (issue 43, item 7; domain/ab-test.ts). Set or removed while the campaign
 // may be edited; at publication its recipients are split (store/campaigns.ts abGroupsStatement),
@@ -19,6 +20,8 @@ export async function setAbTest(ctx: LifecycleContext, id: string, input: AbTest
   const { env, db, panel, now } = ctx;
   const loaded = await load(ctx, id, "edit");
   if (!loaded.ok) return loaded;
+  // The test ranks all its recipients in one statement, which does not span shards (decision 0038 step 4).
+  if (campaignMirrors(env, panel).length) return refused("conflict", [{ field: "ab_test", message: AB_TEST_SPREAD }], `An A/B test cannot be set: ${AB_TEST_SPREAD}`);
   const campaign = loaded.value;
   const variants: AbTest["variants"] = [];
   for (const variant of input.variants) {
@@ -33,7 +36,7 @@ export async function setAbTest(ctx: LifecycleContext, id: string, input: AbTest
   const set = await setCampaignAbTest(db, panel.id, id, fromStates("edit", campaign.status), test, now);
   if (!set) return raced(ctx, id, "edit");
   await recordAudit(db, panel.id, by, "campaign.ab_test_set", id, { variants: variants.length, test_share: test.test_share, metric: test.metric, wait_minutes: test.wait_minutes });
-  return answer(db, set);
+  return answer(ctx, set);
 }
 
 /** Removes the campaign's test: it sends its own subject and body to everyone. */
@@ -45,7 +48,7 @@ export async function removeAbTest(ctx: LifecycleContext, id: string, by: Audito
   const set = await setCampaignAbTest(db, panel.id, id, fromStates("edit", loaded.value.status), null, now);
   if (!set) return raced(ctx, id, "edit");
   await recordAudit(db, panel.id, by, "campaign.ab_test_removed", id, {});
-  return answer(db, set);
+  return answer(ctx, set);
 }
 
 function figures(tally: AbGroupTally | undefined): AbGroupFigures {

@@ -1,4 +1,4 @@
-import { unroutedRefusal } from "../access/partitions";
+import { mirrorLists, mirrorShards } from "../access/partitions";
 import { isoTime } from "../../store/sql";
 import { recordAudit, type Auditor } from "../audit/record";
 import type { ShardDb } from "../../store/shards";
@@ -11,7 +11,7 @@ import { fetchOutbound, OutboundError } from "../../lib/outbound";
 import { limitTransfer, REQUEST_DOWNLOAD_LIMITS, transferLimitsFor } from "../../lib/transfer-limits";
 import type { Panel } from "../../store/panels";
 import { insertCampaignWithList, setCampaignImport, type NewCampaign } from "../../store/campaigns";
-import { findListByName } from "../../store/lists";
+import { findListByName, getList, largestListId } from "../../store/lists";
 import { MAX_SOURCE_BYTES, md5Hex, readContactFiles, type CsvFile } from "./contacts-source";
 import { startContactImport } from "./contact-import";
 import { senderStanding } from "../channels/email/sender-domains";
@@ -186,9 +186,6 @@ function listTaken(name: string): Refused {
  * to D1, and the import.
  */
 export async function createBroadcast(ctx: BroadcastContext, request: BroadcastRequest): Promise<BroadcastOutcome> {
-  // Its import and publish fan out over the home only: not yet per partition (decision 0038's Status).
-  const unrouted = unroutedRefusal(ctx.panel, "Publishing a broadcast");
-  if (unrouted) return unrouted;
   try {
     return succeeded(await checkThenCreate(ctx, request));
   } catch (error) {
@@ -212,8 +209,14 @@ async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest)
     putCampaignBody(env, campaign, html),
     ...files.map((file, i) => env.FILES.put(sources[i]!.r2Key, file.bytes, { httpMetadata: { contentType: "text/csv" } })),
   ]);
-  const listId = await insertCampaignWithList(db, campaign, request.listName, `Contacts of campaign ${request.campaignName}`);
+  // The campaign's list is mirrored on every other shard of the panel's partitions (decision
+  // 0041): its import writes each contact's membership on the contact's shard, and each shard
+  // publishes its own members (decision 0038 step 4).
+  const mirrors = mirrorShards(env, panel);
+  const above = mirrors.length ? Math.max(...(await Promise.all(mirrors.map((m) => largestListId(m.db, panel.id))))) : undefined;
+  const listId = await insertCampaignWithList(db, campaign, request.listName, `Contacts of campaign ${request.campaignName}`, above);
   if (listId === null) throw listTaken(request.listName);
+  if (mirrors.length) await mirrorLists(mirrors, panel.id, [(await getList(db, panel.id, listId))!]);
   const handle = await startContactImport(env, db, { panelId: panel.id, listId, schema: ctx.schema, sources, now });
   await setCampaignImport(db, panel.id, campaign.id, handle.jobId);
   if (ctx.by) {

@@ -1,4 +1,5 @@
-import { panelDb } from "../access/shards";
+import { panelHome } from "../access/shards";
+import { panelShards } from "../access/partitions";
 import { allShards, type ShardDb } from "../../store/shards";
 import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
 import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
@@ -17,17 +18,29 @@ import { messageIdOf } from "./send";
 
 type Env_ = Env;
 
+/**
+ * `act` on the shard holding the message: a message is kept with its contact, on its partition's
+ * shard (decision 0038 step 4), so the home is asked first, then each other shard of the panel's
+ * partitions until one has it (one statement each). A panel without a map: its home alone, as before.
+ */
+async function onMessageShard<T>(env: Env_, panelId: string, act: (db: ShardDb) => Promise<T | null>): Promise<{ db: ShardDb; found: T } | null> {
+  const { panel, db } = await panelHome(env, panelId);
+  for (const shard of panelShards(env, panel, db)) {
+    const found = await act(shard);
+    if (found) return { db: shard, found };
+  }
+  return null;
+}
+
 export async function trackOpen(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
-  const db = await panelDb(env, claim.panelId);
-  const message = await countEngagement(db, claim, "open", now);
+  const message = (await onMessageShard(env, claim.panelId, (db) => countEngagement(db, claim, "open", now)))?.found;
   if (!message) return false;
   await recordEmailEvents(env, [{ panelId: message.panelId, event: "open", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
   return true;
 }
 
 export async function trackClick(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
-  const db = await panelDb(env, claim.panelId);
-  const message = await countEngagement(db, claim, "click", now, claim.url);
+  const message = (await onMessageShard(env, claim.panelId, (db) => countEngagement(db, claim, "click", now, claim.url)))?.found;
   if (!message) return false;
   await recordEmailEvents(env, [
     { panelId: message.panelId, event: "click", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { url: claim.url }, at: now },
@@ -38,12 +51,13 @@ export async function trackClick(env: Env_, claim: TrackingClaim<CampaignMessage
 /**
  * Unsubscribes the recipient of a message; repeating it changes nothing. `at`: the database
  * holding the message and its contact (the unsubscribe page's RecipientView.contactDb, its
- * partition's, decision 0038); the panel's home when absent.
+ * partition's, decision 0038); when absent, the home, then each other shard of the panel.
  */
 export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>, at?: ShardDb): Promise<boolean> {
-  const db = at ?? (await panelDb(env, claim.panelId));
-  const marked = await markUnsubscribed(db, claim, now);
-  if (!marked) return false;
+  const found = at ? await markUnsubscribed(at, claim, now).then((marked) => (marked ? { db: at, found: marked } : null)) : await onMessageShard(env, claim.panelId, (db) => markUnsubscribed(db, claim, now));
+  if (!found) return false;
+  // The stop and its consent record go where the message is: its contact's shard.
+  const { db, found: marked } = found;
   const { message, first } = marked;
   // The stop and its consent record (`proof`) are written together: never one without the other.
   const writes = [...(message.address ? [suppressAddressStatement(db, message.panelId, message.address, "unsubscribe", message.campaignId, now)] : []), ...((await proof?.(db)) ?? [])];

@@ -1,13 +1,15 @@
-import { unroutedRefusal } from "../access/partitions";
+import { panelShards } from "../access/partitions";
 import { namedTopic } from "../topics/topics";
 import type { CampaignEdit as CampaignEditInput } from "../../domain/broadcast";
 import { campaignTransition, deleteTarget, refusedTransition, type CampaignAction, type CampaignStatus } from "../../domain/campaign-lifecycle";
 import { config } from "../../lib/config";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { newId, randomHex } from "../../lib/random";
-import { campaignCounters } from "../../store/campaign-report";
 import {
   campaignBodySource,
+  campaignPart,
+  deleteCampaignPart,
+  skipQueuedRecipients,
   campaignSentAny,
   cancelCampaign,
   deleteCampaign,
@@ -31,6 +33,8 @@ import { enqueueSendBatches } from "./send";
 import { copyOfEmailTemplate } from "../email-templates/templates";
 import { htmlWithPreheader } from "../../domain/email-templates";
 import { nudgePublish } from "./publish";
+import { AB_TEST_SPREAD, campaignMirrors } from "./campaign-shards";
+import { countersAcross } from "./report";
 
 // The campaign lifecycle's use cases (issue 43): each reads the campaign, asks the transition
 // table (domain/campaign-lifecycle.ts) whether its state allows the action, and writes with the
@@ -60,8 +64,9 @@ export function fromStates(action: CampaignAction, status: CampaignStatus): Camp
   return campaignTransition(status, action).ok ? [status] : [];
 }
 
-export async function answer(db: ShardDb, campaign: Campaign): Promise<CampaignOutcome> {
-  return succeeded({ campaign, counters: await campaignCounters(db, campaign.panelId, campaign) });
+/** The campaign with its counters, summed over the shards holding the panel's partitions (the home alone for a panel without a map). */
+export async function answer(ctx: LifecycleContext, campaign: Campaign): Promise<CampaignOutcome> {
+  return succeeded({ campaign, counters: await countersAcross(panelShards(ctx.env, ctx.panel, ctx.db), campaign.panelId, campaign) });
 }
 
 /** Loads the campaign and checks the action against its state. */
@@ -134,7 +139,7 @@ export async function editCampaignContent(ctx: LifecycleContext, id: string, inp
   const edited = await editCampaign(db, panel.id, id, fromStates("edit", campaign.status), edit, now);
   if (!edited) return raced(ctx, id, "edit");
   await recordAudit(db, panel.id, by, "campaign.edited", id, { changed: Object.keys(input) });
-  return answer(db, edited);
+  return answer(ctx, edited);
 }
 
 /**
@@ -149,12 +154,12 @@ export async function scheduleCampaign(
   sendNow: boolean,
   by: Auditor,
 ): Promise<CampaignOutcome> {
-  const { db, panel, now } = ctx;
-  // Publishing fans out over the home only: not yet per partition (decision 0038's Status).
-  const unrouted = unroutedRefusal(panel, "Scheduling a campaign");
-  if (unrouted) return unrouted;
+  const { env, db, panel, now } = ctx;
   const campaign = await getCampaign(db, panel.id, id);
   if (!campaign) return noSuchCampaign(id);
+  // Its publication runs on each shard of the panel's partitions (decision 0038 step 4); an A/B
+  // test ranks all its recipients in one statement, which does not span shards.
+  if (campaign.abTest && campaignMirrors(env, panel).length) return refused("conflict", [{ field: "ab_test", message: AB_TEST_SPREAD }], `The campaign cannot be scheduled: ${AB_TEST_SPREAD}`);
   const action: CampaignAction = sendNow ? "send_now" : campaign.status === "scheduled" ? "reschedule" : "schedule";
   if (!campaignTransition(campaign.status, action).ok) return notAllowed(campaign.status, action);
   // A draft's lists and segments may have gone since it was written.
@@ -165,7 +170,7 @@ export async function scheduleCampaign(
   const moved = await moveCampaign(db, panel.id, id, fromStates(action, campaign.status), "scheduled", now, when);
   if (!moved) return raced(ctx, id, action);
   await recordAudit(db, panel.id, by, "campaign.scheduled", id, { schedule_date: when.local, send_now: sendNow });
-  return answer(db, moved);
+  return answer(ctx, moved);
 }
 
 type SimpleAction = "unschedule" | "pause" | "resume";
@@ -188,20 +193,29 @@ export async function changeCampaignState(ctx: LifecycleContext, id: string, act
     if (batches.length) await enqueueSendBatches(env, moved, batches);
     // Its recipients were still being inserted: the next step, in case its nudge was lost while paused.
     if (moved.publishing) await nudgePublish(env, moved);
+    // The same on each other shard holding the panel's partitions (decision 0038 step 4).
+    for (const mirror of campaignMirrors(env, panel)) {
+      const part = await campaignPart(mirror.db, id);
+      const batches = part ? await unsentBatches(mirror.db, id) : [];
+      if (batches.length) await enqueueSendBatches(env, moved, batches, 0, mirror.shard);
+      if (!part || part.publishing) await nudgePublish(env, moved, mirror.shard);
+    }
   }
   await recordAudit(db, panel.id, by, AUDITED[action], id, {});
-  return answer(db, moved);
+  return answer(ctx, moved);
 }
 
 /** Cancels a scheduled, sending or paused campaign: nothing more goes out; what went out stays in its report. */
 export async function cancelCampaignSends(ctx: LifecycleContext, id: string, by: Auditor): Promise<CampaignOutcome> {
-  const { db, panel, now } = ctx;
+  const { env, db, panel, now } = ctx;
   const loaded = await load(ctx, id, "cancel");
   if (!loaded.ok) return loaded;
   const cancelled = await cancelCampaign(db, panel.id, id, fromStates("cancel", loaded.value.status), now);
   if (!cancelled) return raced(ctx, id, "cancel");
+  // Its recipients queued on the other shards of the panel's partitions are settled as skipped there.
+  for (const mirror of campaignMirrors(env, panel)) await skipQueuedRecipients(mirror.db, panel.id, id);
   await recordAudit(db, panel.id, by, "campaign.cancelled", id, { was: loaded.value.status });
-  return answer(db, cancelled);
+  return answer(ctx, cancelled);
 }
 
 /** A new draft with the campaign's content and audience (a 4.10 campaign's own list becomes the audience). */
@@ -250,7 +264,7 @@ export async function cloneCampaign(ctx: LifecycleContext, id: string, by: Audit
   }
   await recordAudit(db, panel.id, by, "campaign.cloned", cloneId, { from: source.id });
   const created = await getCampaign(db, panel.id, cloneId);
-  return answer(db, created!);
+  return answer(ctx, created!);
 }
 
 /**
@@ -262,7 +276,9 @@ export async function deleteOrArchiveCampaign(ctx: LifecycleContext, id: string,
   const loaded = await load(ctx, id, "delete");
   if (!loaded.ok) return loaded;
   const campaign = loaded.value;
-  const to = deleteTarget(campaign.status, await campaignSentAny(db, panel.id, id));
+  const mirrors = campaignMirrors(env, panel);
+  const sentAny = await Promise.all([db, ...mirrors.map((m) => m.db)].map((shard) => campaignSentAny(shard, panel.id, id)));
+  const to = deleteTarget(campaign.status, sentAny.some(Boolean));
   const from = fromStates("delete", campaign.status);
   if (to === "archived") {
     const archived = await moveCampaign(db, panel.id, id, from, "archived", now);
@@ -270,7 +286,8 @@ export async function deleteOrArchiveCampaign(ctx: LifecycleContext, id: string,
     await recordAudit(db, panel.id, by, "campaign.archived", id, { name: campaign.name });
     return succeeded({ deleted: false, campaign: archived });
   }
-  if (!(await deleteCampaign(db, panel.id, id, from))) return raced(ctx, id, "delete");
+  if (!(await deleteCampaign(db, panel.id, id, from, mirrors.length > 0))) return raced(ctx, id, "delete");
+  for (const mirror of mirrors) await deleteCampaignPart(mirror.db, panel.id, id);
   await env.FILES.delete([campaign.bodyKey, ...(campaign.abTest?.variants.flatMap((v) => (v.body_key ? [v.body_key] : [])) ?? [])]);
   await recordAudit(db, panel.id, by, "campaign.deleted", id, { name: campaign.name });
   return succeeded({ deleted: true, campaign });

@@ -37,8 +37,12 @@ function renderCopy(html: Template | string, values: Readonly<Record<string, Att
   return withoutLinkMarks(personalize(html, values ?? {}, "html"), INERT_LINK);
 }
 
-/** A message by its id: a journey message's msgid, or `<campaign>.<contact>` for a campaign's. */
-export async function messageCopy(files: R2Bucket, db: ShardDb, panelId: string, messageId: string): Promise<Result<MessageCopy>> {
+/**
+ * A message by its id: a journey message's msgid, or `<campaign>.<contact>` for a campaign's.
+ * `shards`: where a campaign's message may be, the home (`db`) first, then the other shards of
+ * the panel's partitions (panelShards), asked in turn until one has it (decision 0038 step 4).
+ */
+export async function messageCopy(files: R2Bucket, db: ShardDb, panelId: string, messageId: string, shards: readonly ShardDb[] = [db]): Promise<Result<MessageCopy>> {
   const noCopy = (why: string) => refusedField<MessageCopy>("not_found", "message", why);
   const journeyMessage = (await getMessages(db, panelId, [messageId])).get(messageId);
   if (journeyMessage) {
@@ -60,7 +64,7 @@ export async function messageCopy(files: R2Bucket, db: ShardDb, panelId: string,
   const campaignId = messageId.slice(0, Math.max(dot, 0));
   const [message, campaign] =
     dot > 0 && Number.isSafeInteger(contactId) && contactId > 0
-      ? await Promise.all([getCampaignMessage(db, panelId, campaignId, contactId), getCampaign(db, panelId, campaignId)])
+      ? await Promise.all([firstFound(shards, (shard) => getCampaignMessage(shard, panelId, campaignId, contactId)), getCampaign(db, panelId, campaignId)])
       : [null, null];
   if (!message || !campaign) return noCopy(`no message with id "${messageId}" in this panel`);
   if (!hasRenderedCopy({ channel: "email", status: message.status })) return noCopy(`message "${messageId}" has no copy: it was not sent (it is ${message.status})`);
@@ -76,4 +80,13 @@ export async function messageCopy(files: R2Bucket, db: ShardDb, panelId: string,
     html: renderCopy(html, message.mergeValues),
     sentAt: message.sentAt,
   });
+}
+
+/** The first shard's answer that is not null, asking them in turn. */
+async function firstFound<T>(shards: readonly ShardDb[], read: (db: ShardDb) => Promise<T | null>): Promise<T | null> {
+  for (const shard of shards) {
+    const found = await read(shard);
+    if (found) return found;
+  }
+  return null;
 }

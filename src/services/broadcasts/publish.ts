@@ -1,7 +1,23 @@
-import { forEachShard, panelDb, shardTask } from "../access/shards";
+import { forEachShard, panelHome, shardTask } from "../access/shards";
+import { namedPanelShard } from "../access/partitions";
+import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { config } from "../../lib/config";
-import { completeCampaignIfDone, dueCampaigns, failCampaign, getCampaign, publishStep, stalledCampaigns, startPublish, type Campaign } from "../../store/campaigns";
+import {
+  campaignPart,
+  completeCampaignIfDone,
+  dueCampaigns,
+  failCampaign,
+  getCampaign,
+  publishStep,
+  stalledCampaigns,
+  startPublish,
+  startPublishPart,
+  unfinishedShards,
+  unsentBatches,
+  type Campaign,
+} from "../../store/campaigns";
+import { AB_TEST_SPREAD, campaignMirrors, campaignSpread, publishScope, settleCampaignShard } from "./campaign-shards";
 import { senderStanding } from "../channels/email/sender-domains";
 import { decideDueAbTests } from "./ab-decision";
 import { compileAudience } from "./audience";
@@ -22,17 +38,22 @@ export interface PublishNudge {
   type: "campaign_publish";
   panelId: string;
   campaignId: string;
+  /** The shard whose recipients the step inserts (decision 0038 step 4); absent: the panel's home (every nudge before partitions). */
+  shard?: number;
 }
 
 export function readPublishNudge(body: unknown): PublishNudge | null {
   if (typeof body !== "object" || body === null) return null;
-  const { type, panelId, campaignId } = body as Record<string, unknown>;
-  return type === "campaign_publish" && typeof panelId === "string" && typeof campaignId === "string" ? { type, panelId, campaignId } : null;
+  const { type, panelId, campaignId, shard } = body as Record<string, unknown>;
+  if (type !== "campaign_publish" || typeof panelId !== "string" || typeof campaignId !== "string") return null;
+  return Number.isInteger(shard) ? { type, panelId, campaignId, shard: shard as number } : { type, panelId, campaignId };
 }
 
-/** Nudges the campaign's next publish step (a resumed campaign, a lost nudge); a step already taken makes it a no-op. */
-export async function nudgePublish(env: Pick<Env, "IMPORTS">, campaign: { id: string; panelId: string }): Promise<void> {
-  await env.IMPORTS.send({ type: "campaign_publish", panelId: campaign.panelId, campaignId: campaign.id } satisfies PublishNudge);
+/** Nudges the campaign's next publish step on `shard` (absent: the home); a step already taken makes it a no-op. */
+export async function nudgePublish(env: Pick<Env, "IMPORTS">, campaign: { id: string; panelId: string }, shard?: number): Promise<void> {
+  const nudge: PublishNudge = { type: "campaign_publish", panelId: campaign.panelId, campaignId: campaign.id };
+  if (shard !== undefined) nudge.shard = shard;
+  await env.IMPORTS.send(nudge);
 }
 
 /**
@@ -61,17 +82,51 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
       await failCampaign(db, campaign.panelId, campaign.id, sender.refusal, now);
       continue;
     }
+    // Its contacts may be on several shards (decision 0038 step 4): the directory entry, cached.
+    const { panel } = await panelHome(env, campaign.panelId);
+    const mirrors = campaignMirrors(env, panel);
+    // An A/B test ranks all its recipients in one statement: not across shards.
+    if (mirrors.length && campaign.abTest) {
+      await failCampaign(db, campaign.panelId, campaign.id, AB_TEST_SPREAD, now);
+      continue;
+    }
     // The campaign as it started: an edit between the read above and the start (its audience,
     // its A/B test) is what every step, this first one included, goes by.
-    const started = await startPublish(db, campaign, now);
-    if (started) await publishNextStep(env, db, started, now);
+    const started = await startPublish(db, campaign, now, mirrors.map((m) => m.shard));
+    if (!started) continue;
+    // Each other shard inserts its own contacts' recipients, from its own nudges.
+    for (const mirror of mirrors) await nudgePublish(env, started, mirror.shard);
+    await publishNextStep(env, db, started, now, panel);
   }
   // A/B tests whose wait is over: the winner goes to the rest.
   await decideDueAbTests(env, db, now);
   for (const stalled of await stalledCampaigns(db, now - STALLED_AFTER_MS, now, PUBLISH_PER_RUN)) {
     if (stalled.batches.length) await enqueueSendBatches(env, stalled, stalled.batches);
     if (stalled.publishing) await nudgePublish(env, stalled);
-    else if (!stalled.batches.length) await completeCampaignIfDone(db, stalled.panelId, stalled.id, now);
+    else if (!stalled.batches.length) await completeCampaignIfDone(db, stalled.panelId, stalled.id, now, stalled.spread);
+    if (stalled.spread) await redriveShards(env, db, stalled, now);
+  }
+}
+
+/**
+ * A stalled campaign's shards other than the home that have not finished: each one's lost
+ * nudges are sent again (its next publish step, or its unsent batches), or, with nothing left
+ * there, it is recorded finished. A repeated nudge finds nothing to do.
+ */
+async function redriveShards(env: Env, home: ShardDb, campaign: { id: string; panelId: string }, now: number): Promise<void> {
+  const { panel } = await panelHome(env, campaign.panelId);
+  for (const shard of await unfinishedShards(home, campaign.id)) {
+    const place = namedPanelShard(env, panel, shard);
+    // A shard the map no longer names (a split moved its partition away) has nothing to send.
+    if (place.home) continue;
+    const part = await campaignPart(place.db, campaign.id);
+    if (!part || part.publishing) {
+      await nudgePublish(env, campaign, shard);
+      continue;
+    }
+    const batches = await unsentBatches(place.db, campaign.id, now);
+    if (batches.length) await enqueueSendBatches(env, campaign, batches, 0, shard);
+    else await settleCampaignShard(home, place, campaign, now);
   }
 }
 
@@ -81,10 +136,10 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
  * step, or, after the last, the campaign is finished if nothing is left to send. The audience is
  * resolved as of the publish time in every step, so all steps agree on time windows.
  */
-async function publishNextStep(env: Env, db: ShardDb, campaign: Campaign, now: number): Promise<void> {
+async function publishNextStep(env: Env, db: ShardDb, campaign: Campaign, now: number, panel: Pick<Panel, "shard" | "partitions">): Promise<void> {
   const at = campaign.publishedAt ?? now;
   const audience = campaign.audience ? await compileAudience(db, campaign.panelId, campaign.audience, at, "probe") : undefined;
-  const step = await publishStep(db, campaign, SEND_BATCH_SIZE, config(env).fanoutChunkIds, now, audience);
+  const step = await publishStep(db, campaign, SEND_BATCH_SIZE, config(env).fanoutChunkIds, now, audience, publishScope(panel, panel.shard));
   // Not publishing any more (cancelled), or another consumer took this step and nudges the next.
   if (!step) return;
   // An A/B test's recipients are held until the last step ranks them: its batches go out then, all at once.
@@ -92,16 +147,39 @@ async function publishNextStep(env: Env, db: ShardDb, campaign: Campaign, now: n
   if (step.nextBatch > first) {
     await enqueueSendBatches(env, campaign, Array.from({ length: step.nextBatch - first }, (_, i) => first + i));
   }
-  if (step.done) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);
+  if (step.done) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, campaignSpread(panel));
   else await nudgePublish(env, campaign);
 }
 
-/** The IMPORTS queue's publish nudge: the campaign's next step, while it is still publishing. */
+/**
+ * One publish step on a shard other than the campaign's home (decision 0038 step 4): the
+ * recipients among that shard's next contact ids, in its own partitions' buckets, the audience
+ * compiled against its mirror of the panel's lists and attributes (decision 0041). Its batches
+ * are nudged naming the shard; after its last step the home records its recipients.
+ */
+async function publishShardStep(env: Env, home: ShardDb, place: { shard: number; db: ShardDb }, campaign: Campaign, now: number, panel: Pick<Panel, "shard" | "partitions">): Promise<void> {
+  const at = campaign.publishedAt ?? now;
+  // Its progress starts with its first nudge (once; a repeated nudge finds it there).
+  await startPublishPart(place.db, campaign, at);
+  const audience = campaign.audience ? await compileAudience(place.db, campaign.panelId, campaign.audience, at, "probe") : undefined;
+  const step = await publishStep(place.db, campaign, SEND_BATCH_SIZE, config(env).fanoutChunkIds, now, audience, publishScope(panel, place.shard));
+  if (!step) return;
+  if (step.nextBatch > step.firstBatch) {
+    await enqueueSendBatches(env, campaign, Array.from({ length: step.nextBatch - step.firstBatch }, (_, i) => step.firstBatch + i), 0, place.shard);
+  }
+  if (step.done) await settleCampaignShard(home, place, campaign, now);
+  else await nudgePublish(env, campaign, place.shard);
+}
+
+/** The IMPORTS queue's publish nudge: the campaign's next step on the shard it names, while it is still publishing. */
 export async function handlePublishNudge(env: Env, nudge: PublishNudge, now = Date.now()): Promise<void> {
-  const db = await panelDb(env, nudge.panelId);
+  const { panel, db } = await panelHome(env, nudge.panelId);
   const campaign = await getCampaign(db, nudge.panelId, nudge.campaignId);
-  if (!campaign?.publishing || (campaign.status !== "sending" && campaign.status !== "paused")) return;
-  await publishNextStep(env, db, campaign, now);
+  if (!campaign || (campaign.status !== "sending" && campaign.status !== "paused")) return;
+  const place = namedPanelShard(env, panel, nudge.shard);
+  if (!place.home) return publishShardStep(env, db, place, campaign, now, panel);
+  if (!campaign.publishing) return;
+  await publishNextStep(env, db, campaign, now, panel);
 }
 
 export const publishBroadcastsTask = shardTask("publish-broadcasts", (env, db, _index, now) => publishDueOnShard(env, db, now));

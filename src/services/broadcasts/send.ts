@@ -1,5 +1,9 @@
 import { TOPIC_SKIP } from "../../domain/topics";
-import { panelDb } from "../access/shards";
+import { panelDb, panelHome } from "../access/shards";
+import { namedPanelShard } from "../access/partitions";
+import { erasedIdentifier } from "../../domain/erasure";
+import { suppressionsOf } from "../../store/suppressions";
+import { campaignSpread, settleCampaignShard } from "./campaign-shards";
 import type { EmailProvider, OutgoingEmail, ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
@@ -23,7 +27,21 @@ import { sendRetryDelaySeconds, type NudgeDelivery } from "../journeys/queued-se
 import { isSmsNudge, sendQueuedSmsBatch } from "../journeys/sms";
 import type { ShardDb } from "../../store/shards";
 import { metrics, type DataPointWriter } from "../../lib/observability/metrics";
-import { CANCELLED_SKIP, campaignStatus, claimBatch, completeCampaignIfDone, deferClaimed, finishClaims, getCampaign, markSendAttempts, releaseClaim, type Campaign, type MessageOutcome } from "../../store/campaigns";
+import {
+  CANCELLED_SKIP,
+  campaignStatus,
+  claimBatch,
+  completeCampaignIfDone,
+  deferClaimed,
+  finishClaims,
+  getCampaign,
+  markSendAttempts,
+  releaseClaim,
+  touchSendingCampaign,
+  type Campaign,
+  type ClaimedRecipient,
+  type MessageOutcome,
+} from "../../store/campaigns";
 
 /** Recipients per send nudge (one queue message). */
 export const SEND_BATCH_SIZE = 100;
@@ -45,20 +63,39 @@ export interface SendNudge {
   kind: "campaign_batch";
   panelId: string;
   campaignId: string;
+  /** Numbered per shard: the batch of the shard `shard` (decision 0038 step 4); without it, of the panel's home. */
   batch: number;
+  shard?: number;
 }
 
 export function isSendNudge(body: unknown): body is SendNudge {
   const b = body as SendNudge | null;
-  return typeof b === "object" && b !== null && b.kind === "campaign_batch" && typeof b.campaignId === "string" && typeof b.panelId === "string" && Number.isInteger(b.batch);
+  return (
+    typeof b === "object" && b !== null && b.kind === "campaign_batch" && typeof b.campaignId === "string" && typeof b.panelId === "string" && Number.isInteger(b.batch) &&
+    (b.shard === undefined || Number.isInteger(b.shard))
+  );
 }
 
-export async function enqueueSendBatches(env: Pick<Env, "SENDS">, campaign: { id: string; panelId: string }, batches: readonly number[], delaySeconds = 0): Promise<void> {
+/** Nudges the campaign's `batches` of the shard `shard` (absent: the home, whose nudges name none, as before partitions). */
+export async function enqueueSendBatches(env: Pick<Env, "SENDS">, campaign: { id: string; panelId: string }, batches: readonly number[], delaySeconds = 0, shard?: number): Promise<void> {
   await sendAll(
     env.SENDS,
-    batches.map((batch) => ({ kind: "campaign_batch", panelId: campaign.panelId, campaignId: campaign.id, batch }) satisfies SendNudge),
+    batches.map((batch): SendNudge => (shard === undefined ? { kind: "campaign_batch", panelId: campaign.panelId, campaignId: campaign.id, batch } : { kind: "campaign_batch", panelId: campaign.panelId, campaignId: campaign.id, batch, shard })),
     delaySeconds,
   );
+}
+
+/**
+ * Recipients claimed on a shard other than the home are checked against the home's suppressions
+ * too (the panel-wide ones: an operator's, an address's kept hashed after an erasure), in one read;
+ * the claim's own statement checked its shard's, where the contact's own unsubscribe and bounces are.
+ */
+async function homeSuppressions(home: ShardDb, panelId: string, recipients: ClaimedRecipient[]): Promise<void> {
+  const open = recipients.flatMap((r) => (r.suppressed === null && typeof r.attributes.EMAIL === "string" ? [{ r, address: r.attributes.EMAIL.trim().toLowerCase() }] : []));
+  if (open.length === 0) return;
+  const hashed = await Promise.all(open.map((o) => erasedIdentifier(panelId, o.address)));
+  const found = await suppressionsOf(home, panelId, [...new Set([...open.map((o) => o.address), ...hashed])]);
+  open.forEach((o, i) => (o.r.suppressed = found.get(o.address) ?? found.get(hashed[i]!) ?? null));
 }
 
 /**
@@ -121,13 +158,17 @@ export type SendEnv = ProviderEnv & Pick<Env, "DB" | "FILES" | "SECRETS_KEY" | "
  * rest being settled as failed with an unknown outcome (at most once; see claimBatch).
  */
 export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, nudge: SendNudge, now = Date.now()): Promise<void> {
-  const db = await panelDb(env, nudge.panelId);
-  const campaign = await getCampaign(db, nudge.panelId, nudge.campaignId);
+  const { panel: place, db: home } = await panelHome(env, nudge.panelId);
+  const campaign = await getCampaign(home, nudge.panelId, nudge.campaignId);
   if (!campaign || campaign.status !== "sending") return;
+  // The batch's recipients are on the shard the nudge names (decision 0038 step 4), the campaign on the home.
+  const shard = namedPanelShard(env, place, nudge.shard);
+  const db = shard.db;
   const claim = randomHex(8);
   const started = Date.now();
   const clock = () => now + (Date.now() - started);
-  const recipients = await claimBatch(db, campaign, nudge.batch, claim, now, now - CLAIM_LEASE_MS, provider.idempotent);
+  const recipients = await claimBatch(db, campaign, nudge.batch, claim, now, now - CLAIM_LEASE_MS, provider.idempotent, !shard.home);
+  if (!shard.home) await homeSuppressions(home, campaign.panelId, recipients);
   if (recipients.length > 0) {
     const skipped: MessageOutcome[] = [];
     const deferred: Array<{ contactId: number; dueAt: number }> = [];
@@ -138,8 +179,8 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       const compiled = new Map(await Promise.all(variants.map(async (v) => [v, await campaignTemplates(env.FILES, contentOf(campaign, v))] as const)));
       const [panel, sender, baseUrl] = await Promise.all([
         getPanel(env.DB, campaign.panelId),
-        planSender(env, db, provider, campaign.panelId, campaign.senderEmail),
-        trackingBaseUrl(env, db, campaign.panelId),
+        planSender(env, home, provider, campaign.panelId, campaign.senderEmail),
+        trackingBaseUrl(env, home, campaign.panelId),
       ]);
       const signer = new TrackingSigner(config(env).secretsKey);
       // A campaign is marketing: every message counts against the panel's email caps (decision 0040).
@@ -213,7 +254,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
     for (let from = 0; from < outgoing.length; from += groupSize) {
       let group = outgoing.slice(from, from + groupSize);
       // Paused or cancelled since the batch was claimed: what is not yet handed over stays back.
-      const stopped = await stoppedSince(db, campaign, outgoing.slice(from), nudge.batch, claim, clock());
+      const stopped = await stoppedSince(home, db, campaign, outgoing.slice(from), nudge.batch, claim, clock());
       if (stopped) return;
       if (!provider.idempotent) {
         const held = await markSendAttempts(db, campaign.id, nudge.batch, claim, group.map((o) => o.contactId), clock());
@@ -239,7 +280,12 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
     if (sent.length) await segmentsAfterSends(env, campaign.panelId, sent, clock());
     if (retryLater > 0) throw new Error(`campaign ${campaign.id} batch ${nudge.batch}: ${retryLater} message(s) to retry`);
   }
-  await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);
+  if (shard.home) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, campaignSpread(place));
+  else {
+    // The stalled-campaign re-drive reads the home's campaign: this shard's progress counts there.
+    await touchSendingCampaign(home, campaign.id, clock());
+    await settleCampaignShard(home, shard, campaign, now);
+  }
 }
 
 /**
@@ -248,6 +294,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
  * one hands them back to the queue for its resume.
  */
 async function stoppedSince(
+  home: ShardDb,
   db: ShardDb,
   campaign: Campaign,
   left: ReadonlyArray<{ contactId: number; address: string }>,
@@ -255,7 +302,7 @@ async function stoppedSince(
   claim: string,
   now: number,
 ): Promise<boolean> {
-  const status = await campaignStatus(db, campaign.panelId, campaign.id);
+  const status = await campaignStatus(home, campaign.panelId, campaign.id);
   if (status === "sending") return false;
   if (status === "paused") await releaseClaim(db, campaign.id, batch, claim);
   else {
@@ -273,7 +320,7 @@ export async function redriveDeadSend(env: Env, nudge: SendNudge): Promise<strin
   const db = await panelDb(env, nudge.panelId);
   const campaign = await getCampaign(db, nudge.panelId, nudge.campaignId);
   if (!campaign || campaign.status !== "sending") return "nothing left: the campaign is not sending";
-  await enqueueSendBatches(env, campaign, [nudge.batch], DEAD_LETTER_PAUSE_S);
+  await enqueueSendBatches(env, campaign, [nudge.batch], DEAD_LETTER_PAUSE_S, nudge.shard);
   return `nudged again in ${DEAD_LETTER_PAUSE_S} s`;
 }
 

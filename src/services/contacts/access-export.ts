@@ -47,7 +47,8 @@ async function allEvents(bucket: R2Bucket, db: ShardDb, panelId: string, owner: 
   }
 }
 
-export async function contactAccessExport(env: Env, db: ShardDb, panelId: string, key: string): Promise<ContactAccessExport | null> {
+/** `home`: the panel's home when `db` is the key's partition on another shard (its campaigns are there). */
+export async function contactAccessExport(env: Env, db: ShardDb, panelId: string, key: string, home?: ShardDb): Promise<ContactAccessExport | null> {
   const contact = await getContactByKey(db, panelId, key);
   if (!contact) return null;
   const address = typeof contact.attributes[EMAIL_ATTRIBUTE] === "string" ? (contact.attributes[EMAIL_ATTRIBUTE] as string) : null;
@@ -55,7 +56,7 @@ export async function contactAccessExport(env: Env, db: ShardDb, panelId: string
   const [lists, segments, history, smsSuppression, uniqueids, events, consent, unconfirmed, topicsLeft] = await Promise.all([
     listsOfContact(db, panelId, contact.id),
     segmentsOfContact(db, panelId, contact.id),
-    contactHistory(db, panelId, contact.id, address, EVERYTHING),
+    contactHistory(db, panelId, contact.id, address, EVERYTHING, home),
     phone ? phoneSuppression(db, panelId, phone) : null,
     uniqueidsOfContact(db, panelId, contact.id),
     allEvents(env.FILES, db, panelId, { contactId: contact.id }),

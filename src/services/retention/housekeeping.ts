@@ -1,5 +1,6 @@
 import { config, type Config } from "../../lib/config";
 import {
+  campaignPartToPrune,
   campaignToPrune,
   deleteAuditEntriesBefore,
   deleteCampaignMessages,
@@ -16,6 +17,7 @@ import {
   deleteSegmentChangesBefore,
   finishedImportsBefore,
   markCampaignMessagesPruned,
+  markCampaignPartPruned,
   outboxBefore,
   stampUntimedGuids,
 } from "../../store/housekeeping";
@@ -76,6 +78,24 @@ async function pruneCampaignMessages(db: ShardDb, before: number, now: number): 
   }
 }
 
+/**
+ * The same for the recipient rows a shard holds of campaigns homed elsewhere (a panel's
+ * partitions on several shards, decision 0038 step 4), from the end of their publishing there.
+ */
+async function pruneCampaignParts(db: ShardDb, before: number, now: number): Promise<void> {
+  for (let statements = 0; statements < PRUNE_STATEMENTS; ) {
+    const campaign = await campaignPartToPrune(db, before);
+    if (campaign === null) return;
+    let n: number;
+    do {
+      n = await deleteCampaignMessages(db, campaign, PRUNE_CHUNK);
+      statements++;
+    } while (n === PRUNE_CHUNK && statements < PRUNE_STATEMENTS);
+    if (n === PRUNE_CHUNK) return;
+    await markCampaignPartPruned(db, campaign, now);
+  }
+}
+
 /** Instances one journey pruning pass takes (one statement removes them, at most a chunk). */
 const INSTANCES_PER_PASS = 500;
 /** Statements journey pruning makes per shard per run: its rows are spread over four tables. */
@@ -113,6 +133,7 @@ async function pruneJourneyInstances(db: ShardDb, before: number): Promise<void>
 export async function pruneShard(db: ShardDb, days: Config["retentionDays"], now: number): Promise<void> {
   const before = (d: number) => now - d * DAY_MS;
   await pruneCampaignMessages(db, before(days.campaignMessages), now);
+  await pruneCampaignParts(db, before(days.campaignMessages), now);
   await inChunks(() => stampUntimedGuids(db, now, PRUNE_CHUNK));
   await inChunks(() => deleteGuidsBefore(db, before(days.eventGuids), PRUNE_CHUNK));
   await pruneJourneyInstances(db, before(days.journeyInstances));

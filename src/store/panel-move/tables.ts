@@ -46,6 +46,8 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("campaign_messages", ["campaign_id", "batch", "contact_id"]),
   table("campaign_link_clicks", ["campaign_id", "url"]),
   table("campaign_stats", ["campaign_id", "hour"]),
+  table("campaign_shards", ["campaign_id", "shard"]),
+  table("campaign_parts", ["campaign_id"]),
   table("journeys", ["id"]),
   table("journey_versions", ["journey_id", "version"]),
   table("journey_instances", ["id"], { parents: [{ column: "journey_id", table: "journeys" }] }),

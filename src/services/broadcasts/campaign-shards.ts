@@ -1,0 +1,52 @@
+import { hasContactsBeyondHome, mirrorShards, type MirrorShard } from "../access/partitions";
+import type { Panel } from "../../store/panels";
+
+type PanelPlace = Pick<Panel, "shard" | "partitions">;
+import { campaignPart, completeCampaignIfDone, recordShardProgress, type PublishScope } from "../../store/campaigns";
+import type { ShardDb } from "../../store/shards";
+
+/**
+ * A campaign of a panel whose contacts are split over partitions on several shards (decision
+ * 0038 step 4). The campaign stays on the panel's home (its configuration); each shard holding
+ * some of the panel's partitions inserts the recipients among its own contacts (its publish
+ * steps, its progress in campaign_parts; the home's on the campaign row) and sends them (send
+ * batches numbered per shard, each nudge naming its shard). The home keeps, per other shard,
+ * whether its publishing ended (its recipients then added to the campaign's, once) and whether
+ * it has finished (campaign_shards): the campaign is sent once the home and every shard are.
+ * A panel without partitions elsewhere (every panel without a map) runs none of this.
+ */
+
+/** Why a campaign with an A/B test of a panel with partitions on several shards fails (its test is not split across them). */
+export const AB_TEST_SPREAD = "an A/B test is not available for a panel whose contacts are split over partitions on several databases (decision 0038)";
+
+/** The panel's contacts are on shards other than its home: its campaigns publish and send on each. */
+export function campaignSpread(panel: PanelPlace): boolean {
+  return hasContactsBeyondHome(panel);
+}
+
+/** The shards other than the home that publish and send the panel's campaigns; none for a panel without a map. */
+export function campaignMirrors(env: Env, panel: PanelPlace): MirrorShard[] {
+  return campaignSpread(panel) ? mirrorShards(env, panel) : [];
+}
+
+/**
+ * What a publish step on `shard` reads: the bucket ranges of the panel's partitions there (a
+ * shard may still hold rows of buckets a split moved away), and whether it is not the home.
+ * Undefined for a panel without partitions elsewhere: the home's statements, unchanged.
+ */
+export function publishScope(panel: PanelPlace, shard: number): PublishScope | undefined {
+  if (!campaignSpread(panel)) return undefined;
+  return { buckets: panel.partitions.filter((p) => p.shard === shard).map((p) => [p.firstBucket, p.lastBucket] as const), part: shard !== panel.shard };
+}
+
+/**
+ * After a step or a batch on a shard other than the home: what that shard did is recorded on
+ * the home (its recipients once its publishing ended, finished once nothing is left there), and
+ * the campaign is finished if every shard is. Repeating it changes nothing.
+ */
+export async function settleCampaignShard(home: ShardDb, place: { shard: number; db: ShardDb }, campaign: { id: string; panelId: string }, now: number): Promise<void> {
+  const part = await campaignPart(place.db, campaign.id);
+  if (!part || part.publishing) return;
+  await recordShardProgress(home, campaign.id, place.shard, part, now);
+  if (part.idle) await completeCampaignIfDone(home, campaign.panelId, campaign.id, now, true);
+}
