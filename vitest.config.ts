@@ -10,6 +10,70 @@ const TEST_SECRETS_KEY = "dGVzdC1zZWNyZXRzLWtleS0tMzItYnl0ZXMtbG9uZyE=";
 process.env.ADMIN_TOKEN ??= TEST_ADMIN_TOKEN;
 process.env.SECRETS_KEY ??= TEST_SECRETS_KEY;
 
+// Test files that need a Miniflare (workerd, storage, modules) of their own: they run a cron
+// tick or a queue's consumer over every panel (with another file's panels, a tick's bounded
+// work may not reach the file's own), count rows or alerts across the deployment, switch a
+// module-level setting (json_each), stub with vi, or read the MIGRATED_ databases. Every other
+// file touches only the panels it creates, so those share one Miniflare per pool worker
+// (`isolate: false`): starting workerd and loading src/ once per file was two thirds of the run.
+// A new test file that needs fresh storage or fresh modules belongs here.
+const ISOLATED = [
+  "test/admin/contact-erasure.test.ts",
+  "test/admin/operators.test.ts",
+  "test/admin/ops-owner.test.ts",
+  "test/admin/ops.test.ts",
+  "test/admin/overview-history.test.ts",
+  "test/admin/partitioned-reads.test.ts",
+  "test/admin/segment-export.test.ts",
+  "test/admin/segments.test.ts",
+  "test/api/partitioned-aggregates.test.ts",
+  "test/api/partitioned-events.test.ts",
+  "test/api/signup-forms.test.ts",
+  "test/http/fuzz.test.ts",
+  "test/http/local-mailbox.test.ts",
+  "test/jobs/cron-scale.test.ts",
+  "test/jobs/dispatch.test.ts",
+  "test/lib/observability/observability.test.ts",
+  "test/services/broadcasts/ab-test.test.ts",
+  "test/services/broadcasts/caps.test.ts",
+  "test/services/broadcasts/publish-steps.test.ts",
+  "test/services/broadcasts/report.test.ts",
+  "test/services/broadcasts/send.test.ts",
+  "test/services/channels/email/sender-recheck.test.ts",
+  "test/services/channels/email/ses.test.ts",
+  "test/services/channels/merge-tags.test.ts",
+  "test/services/channels/push.test.ts",
+  "test/services/channels/sms.test.ts",
+  "test/services/contacts/reactions.test.ts",
+  "test/services/dead-letters.test.ts",
+  "test/services/imports/imports-json-each.test.ts",
+  "test/services/imports/imports.test.ts",
+  "test/services/journeys/conditions.test.ts",
+  "test/services/journeys/lifecycle.test.ts",
+  "test/services/journeys/list-entries.test.ts",
+  "test/services/journeys/many-entries.test.ts",
+  "test/services/journeys/message-rules.test.ts",
+  "test/services/journeys/messages.test.ts",
+  "test/services/journeys/recovery.test.ts",
+  "test/services/journeys/simulations.test.ts",
+  "test/services/journeys/splits.test.ts",
+  "test/services/journeys/triggers.test.ts",
+  "test/services/journeys/versions.test.ts",
+  "test/services/lists/clear.test.ts",
+  "test/services/overview-counts.test.ts",
+  "test/services/panel-move.test.ts",
+  "test/services/partitions.test.ts",
+  "test/services/pipeline/pipeline.test.ts",
+  "test/services/retention.test.ts",
+  "test/services/shards.test.ts",
+  "test/services/storage-retention.test.ts",
+  "test/services/webhooks/failures.test.ts",
+  "test/services/webhooks/replay.test.ts",
+  "test/store/event-batches-json-each.test.ts",
+  "test/store/json-arrays.test.ts",
+  "test/store/schema-snapshot.test.ts",
+];
+
 export default defineConfig(async () => {
   // The control database's migrations and every shard's (wrangler.toml binds SHARD_0, SHARD_1),
   // and their schema snapshots (migrations/schema), which test/setup/apply-migrations.ts makes
@@ -59,13 +123,19 @@ export default defineConfig(async () => {
       })),
     ],
     test: {
-      include: ["test/**/*.test.ts"],
       reporters: ["default", "./test/node/summary-reporter.ts"],
-      exclude: ["test/node/**", "test/e2e/**"],
       globalSetup: ["./test/node/global-setup.ts"],
       setupFiles: ["./test/setup/apply-migrations.ts"],
       testTimeout: 30_000,
       hookTimeout: 30_000,
+      // The plugin sets this in its Vite `config` hook, which projects sharing the root's Vite
+      // server do not run: without it a project externalizes dependencies workerd cannot load.
+      server: { deps: { inline: true } },
+      // include/exclude only in the projects: a project's arrays are appended to the root's.
+      projects: [
+        { extends: true, test: { name: "shared", isolate: false, include: ["test/**/*.test.ts"], exclude: ["test/node/**", "test/e2e/**", ...ISOLATED] } },
+        { extends: true, test: { name: "isolated", include: ISOLATED } },
+      ],
     },
   };
 });
