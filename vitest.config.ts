@@ -1,5 +1,5 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { defineConfig, type ViteUserConfig } from "vitest/config";
 import { DATABASES, readSnapshot, snapshotMigrations, snapshotStatements } from "./scripts/schema-snapshot.ts";
 
 // Values the tests run with; the Worker reads them exactly as it reads secrets and vars.
@@ -12,7 +12,7 @@ process.env.SECRETS_KEY ??= TEST_SECRETS_KEY;
 
 // Test files that need a Miniflare (workerd, storage, modules) of their own: they run a cron
 // tick or a queue's consumer over every panel (with another file's panels, a tick's bounded
-// work may not reach the file's own), count rows or alerts across the deployment, switch a
+// work may not reach the file's own), count rows, id ranges or alerts across the deployment, switch a
 // module-level setting (json_each), stub with vi, or read the MIGRATED_ databases. Every other
 // file touches only the panels it creates, so those share one Miniflare per pool worker
 // (`isolate: false`): starting workerd and loading src/ once per file was two thirds of the run.
@@ -61,6 +61,7 @@ const ISOLATED = [
   "test/services/journeys/versions.test.ts",
   "test/services/lists/clear.test.ts",
   "test/services/overview-counts.test.ts",
+  "test/services/panel-move-ids.test.ts",
   "test/services/panel-move.test.ts",
   "test/services/partitions.test.ts",
   "test/services/pipeline/pipeline.test.ts",
@@ -74,7 +75,7 @@ const ISOLATED = [
   "test/store/schema-snapshot.test.ts",
 ];
 
-export default defineConfig(async () => {
+export default defineConfig(async (): Promise<ViteUserConfig> => {
   // The control database's migrations and every shard's (wrangler.toml binds SHARD_0, SHARD_1),
   // and their schema snapshots (migrations/schema), which test/setup/apply-migrations.ts makes
   // each database from in one batch.
