@@ -11,35 +11,44 @@ process.env.ADMIN_TOKEN ??= TEST_ADMIN_TOKEN;
 process.env.SECRETS_KEY ??= TEST_SECRETS_KEY;
 
 // Test files that need a Miniflare (workerd, storage, modules) of their own: they run a cron
-// tick or a queue's consumer over every panel (with another file's panels, a tick's bounded
-// work may not reach the file's own), count rows, id ranges or alerts across the deployment, switch a
-// module-level setting (json_each), stub with vi, or read the MIGRATED_ databases. Every other
-// file touches only the panels it creates, so those share one Miniflare per pool worker
-// (`isolate: false`): starting workerd and loading src/ once per file was two thirds of the run.
-// A new test file that needs fresh storage or fresh modules belongs here.
+// tick, a queue's consumer or publishDueBroadcasts over every panel (with another file's
+// panels, a run's bounded work may not reach the file's own), read ids, id ranges, counts or
+// alerts of the whole deployment, switch a module-level setting (json_each), stub with vi, or
+// read the MIGRATED_ databases. Every other file touches only the panels it creates, so those
+// share one Miniflare per pool worker (`isolate: false`): starting workerd and loading src/
+// once per file was two thirds of the run. A new test file that needs fresh storage or fresh
+// modules belongs here.
 const ISOLATED = [
   "test/admin/contact-erasure.test.ts",
+  "test/admin/email-templates.test.ts",
   "test/admin/operators.test.ts",
   "test/admin/ops-owner.test.ts",
   "test/admin/ops.test.ts",
   "test/admin/overview-history.test.ts",
+  "test/admin/panel-screens.test.ts",
   "test/admin/partitioned-reads.test.ts",
+  "test/admin/responses.test.ts",
   "test/admin/segment-export.test.ts",
   "test/admin/segments.test.ts",
   "test/api/partitioned-aggregates.test.ts",
   "test/api/partitioned-events.test.ts",
   "test/api/signup-forms.test.ts",
+  "test/api/topics.test.ts",
   "test/http/fuzz.test.ts",
   "test/http/local-mailbox.test.ts",
   "test/jobs/cron-scale.test.ts",
   "test/jobs/dispatch.test.ts",
   "test/lib/observability/observability.test.ts",
   "test/services/broadcasts/ab-test.test.ts",
+  "test/services/broadcasts/audience.test.ts",
   "test/services/broadcasts/caps.test.ts",
+  "test/services/broadcasts/lifecycle.test.ts",
+  "test/services/broadcasts/local-time.test.ts",
   "test/services/broadcasts/publish-steps.test.ts",
   "test/services/broadcasts/report.test.ts",
   "test/services/broadcasts/send.test.ts",
   "test/services/channels/email/sender-recheck.test.ts",
+  "test/services/channels/email/sender-standing.test.ts",
   "test/services/channels/email/ses.test.ts",
   "test/services/channels/merge-tags.test.ts",
   "test/services/channels/push.test.ts",
@@ -71,6 +80,7 @@ const ISOLATED = [
   "test/services/webhooks/failures.test.ts",
   "test/services/webhooks/replay.test.ts",
   "test/store/event-batches-json-each.test.ts",
+  "test/store/id-ranges.test.ts",
   "test/store/json-arrays.test.ts",
   "test/store/schema-snapshot.test.ts",
 ];
