@@ -11,8 +11,8 @@ process.env.ADMIN_TOKEN ??= TEST_ADMIN_TOKEN;
 process.env.SECRETS_KEY ??= TEST_SECRETS_KEY;
 
 // Test files that need a Miniflare (workerd, storage, modules) of their own: they run a cron
-// tick, a queue's consumer or publishDueBroadcasts over every panel (with another file's
-// panels, a run's bounded work may not reach the file's own), read ids, id ranges, counts or
+// tick, a queue's consumer, publishDueBroadcasts or a back-fill over every panel (another file's
+// panels make a run's bounded work miss the file's own, or take minutes), read ids, id ranges, counts or
 // alerts of the whole deployment, switch a module-level setting (json_each), stub with vi, or
 // read the MIGRATED_ databases. Every other file touches only the panels it creates, so those
 // share one Miniflare per pool worker (`isolate: false`): starting workerd and loading src/
@@ -75,6 +75,7 @@ const ISOLATED = [
   "test/services/partitions.test.ts",
   "test/services/pipeline/pipeline.test.ts",
   "test/services/retention.test.ts",
+  "test/services/retention/contact-buckets.test.ts",
   "test/services/shards.test.ts",
   "test/services/storage-retention.test.ts",
   "test/services/webhooks/failures.test.ts",
