@@ -11,13 +11,13 @@ process.env.ADMIN_TOKEN ??= TEST_ADMIN_TOKEN;
 process.env.SECRETS_KEY ??= TEST_SECRETS_KEY;
 
 // Test files that need a Miniflare (workerd, storage, modules) of their own: they run a cron
-// tick, a queue's consumer, publishDueBroadcasts or a back-fill over every panel (another file's
-// panels make a run's bounded work miss the file's own, or take minutes), read ids, id ranges, counts or
-// alerts of the whole deployment, switch a module-level setting (json_each), stub with vi, or
-// read the MIGRATED_ databases. Every other file touches only the panels it creates, so those
-// share one Miniflare per pool worker (`isolate: false`): starting workerd and loading src/
-// once per file was two thirds of the run. A new test file that needs fresh storage or fresh
-// modules belongs here.
+// tick, a queue's consumer, publishDueBroadcasts or a back-fill over every panel (another
+// file's panels make a run's bounded work miss the file's own, or take minutes), read ids, id
+// ranges, counts or alerts of the whole deployment, switch a module-level setting (json_each),
+// stub with vi, or read the MIGRATED_ databases. Every other file touches only the panels it
+// creates, so those share one Miniflare per pool worker (`isolate: false`): starting workerd
+// and loading src/ once per file was two thirds of the run. A new test file that needs fresh
+// storage or fresh modules belongs here.
 const ISOLATED = [
   "test/admin/contact-erasure.test.ts",
   "test/admin/email-templates.test.ts",
