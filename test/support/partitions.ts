@@ -38,8 +38,8 @@ export async function membersOn(db: ShardDb, panelId: string): Promise<string[]>
 
 /**
  * The unsubscribe link of a sent message of campaign `campaignId` to the contact `key`, kept on
- * the contact's shard `db` as a split (decision 0047) leaves it: campaigns do not fan out over a
- * split panel's partitions yet, so the sent row is written here.
+ * the contact's shard `db` (as a campaign's publish on that shard, or a split, decision 0047,
+ * leaves it), the sent row written straight there so a test needs no send.
  */
 export async function unsubscribeLinkOn(panel: TestPanel, db: ShardDb, campaignId: string, key: string): Promise<string> {
   const contact = (await db.prepare("SELECT id, bucket FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<{ id: number; bucket: number }>())!;
