@@ -441,19 +441,22 @@ export async function hasSegments(db: ShardDb, panelId: string): Promise<boolean
 /**
  * Writes `segments` (the home's rows) into the mirror on `db` (decision 0041, for segments:
  * decision 0038's Status): definition, flags and version as the home has them, one statement
- * for any number. A segment new there, or at another version, starts a build of that shard's
+ * for any number. A segment new there, or at an older version, starts a build of that shard's
  * contacts; its stored member count there is of the old definition and is counted again (the
- * second statement). The build state (cursor, pending rebuild, sliding check) is the shard's own.
+ * first statement). One the mirror holds at a newer version (saved after the caller read the
+ * home: a resync racing an edit) is left as it is. The build state (cursor, pending rebuild,
+ * sliding check) is the shard's own.
  */
 export function mirrorSegmentsStatements(db: ShardDb, panelId: string, segments: readonly Segment[], now: number): D1PreparedStatement[] {
   if (segments.length === 0) return [];
   const rows = segments.map((s) => [s.id, s.name, JSON.stringify(s.match), ...flags(s.dependencies), s.version, s.createdAt, s.updatedAt]);
-  const versions = JSON.stringify(segments.map((s) => `${s.id}:${s.version}`));
+  const versions = JSON.stringify(segments.map((s) => [s.id, s.version]));
   return [
+    // Only the segments given whose mirror is at an older version: the others keep their count there.
     db
       .prepare(
         `UPDATE panel_counts SET n = NULL, counted_at = NULL, cursor = NULL, pass_n = 0
-         WHERE panel_id = ?1 AND subject IN (SELECT id FROM segments WHERE panel_id = ?1 AND id || ':' || version NOT IN (SELECT value FROM json_each(?2)))`,
+         WHERE panel_id = ?1 AND subject IN (SELECT s.id FROM segments s JOIN json_each(?2) v ON s.id = v.value ->> 0 WHERE s.panel_id = ?1 AND s.version < v.value ->> 1)`,
       )
       .bind(panelId, versions),
     db
@@ -467,7 +470,7 @@ export function mirrorSegmentsStatements(db: ShardDb, panelId: string, segments:
            rebuild_due = CASE WHEN segments.version = excluded.version THEN segments.rebuild_due ELSE 0 END,
            checked_at = CASE WHEN segments.version = excluded.version THEN segments.checked_at ELSE ?3 END,
            version = excluded.version
-         WHERE segments.panel_id = ?1`,
+         WHERE segments.panel_id = ?1 AND segments.version <= excluded.version`,
       )
       .bind(panelId, JSON.stringify(rows), now),
   ];

@@ -62,7 +62,7 @@ describe("resyncing a panel's mirrors", () => {
     expect((await asOperator(owner, "POST", `/panels/${panel.id}/partitions/resync`)).status).toBe(403);
     const resync = await admin("POST", `/panels/${panel.id}/partitions/resync`);
     expect(resync.status, JSON.stringify(resync.body)).toBe(200);
-    expect(resync.body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 3, lists_removed: 1, attributes_added: 1, topics_repaired: 1, topics_removed: 1 }] });
+    expect(resync.body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 3, lists_removed: 1, attributes_added: 1, topics_repaired: 1, topics_removed: 1, segments_repaired: 0, segments_removed: 0 }] });
 
     expect(await configurationOn(shard0, panel.id)).toEqual(home);
     expect(await configurationOn(panelData, panel.id)).toEqual(home);
@@ -75,7 +75,45 @@ describe("resyncing a panel's mirrors", () => {
     // The restored list takes the mirror's contacts again; a second resync finds nothing behind.
     expect((await api("contact", "add", { data: { EMAIL: keyOn(panel.id, 0, 1) }, listid: String(buyers) })).status).toBe(200);
     expect(await counts()).toEqual({ Readers: 2, Buyers: 1, Dogs: 0 });
-    expect((await admin("POST", `/panels/${panel.id}/partitions/resync`)).body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 0, lists_removed: 0, attributes_added: 0, topics_repaired: 0, topics_removed: 0 }] });
+    expect((await admin("POST", `/panels/${panel.id}/partitions/resync`)).body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 0, lists_removed: 0, attributes_added: 0, topics_repaired: 0, topics_removed: 0, segments_repaired: 0, segments_removed: 0 }] });
+  });
+
+  it("repairs saved segments: one missing, one at an older version, one the home deleted; never takes a newer one back; keeps the others' counts", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const save = async (name: string, value: string) => {
+      const saved = await admin("POST", `/panels/${panel.id}/segments`, { name, match: { all: [{ attribute: "CITY", op: "eq", value }] } });
+      expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+      return saved.body.id as string;
+    };
+    const [pune, goa, delhi] = [await save("Pune", "Pune"), await save("Goa", "Goa"), await save("Delhi", "Delhi")];
+    const segmentsOn = async (db: ShardDb) =>
+      (await db.prepare("SELECT id || ' ' || name || ' v' || version AS r FROM segments WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ r: string }>()).results.map((r) => r.r);
+    const countOn = async (db: ShardDb, id: string) => (await db.prepare("SELECT n FROM panel_counts WHERE panel_id = ? AND subject = ?").bind(panel.id, id).first<{ n: number | null }>())?.n;
+    expect(await segmentsOn(shard0)).toEqual(await segmentsOn(panelData));
+
+    // Saving one segment leaves the others' stored counts on the mirror alone.
+    await shard0.prepare("INSERT OR REPLACE INTO panel_counts (panel_id, subject, n, counted_at) VALUES (?, ?, 5, 1)").bind(panel.id, delhi).run();
+    expect((await admin("PUT", `/panels/${panel.id}/segments/${goa}`, { name: "Goa beaches", match: { all: [{ attribute: "CITY", op: "eq", value: "Goa" }] } })).status).toBe(200);
+    expect(await countOn(shard0, delhi)).toBe(5);
+
+    // The mirror misses writes: Pune's row, Goa's last version; it keeps one the home deleted.
+    const homeNow = await segmentsOn(panelData);
+    await shard0.batch([
+      shard0.prepare("DELETE FROM segments WHERE id = ?").bind(pune),
+      shard0.prepare("UPDATE segments SET version = version - 1, name = 'Goa' WHERE id = ?").bind(goa),
+      shard0.prepare("INSERT INTO segments (id, panel_id, name, definition, version, checked_at, created_at, updated_at) VALUES ('seg_gone', ?, 'Gone', '{}', 1, 0, 0, 0)").bind(panel.id),
+    ]);
+    const resync = await admin("POST", `/panels/${panel.id}/partitions/resync`);
+    expect(resync.body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 0, lists_removed: 0, attributes_added: 0, topics_repaired: 0, topics_removed: 0, segments_repaired: 2, segments_removed: 1 }] });
+    expect(await segmentsOn(shard0)).toEqual(homeNow);
+    expect(await countOn(shard0, delhi)).toBe(5);
+
+    // A mirror already at a newer version (an edit that landed after the resync read the home) is not taken back.
+    await shard0.prepare("UPDATE segments SET version = version + 1, name = 'Delhi NCR' WHERE id = ?").bind(delhi).run();
+    const again = await admin("POST", `/panels/${panel.id}/partitions/resync`);
+    expect(again.body.mirrors[0]).toMatchObject({ segments_repaired: 0, segments_removed: 0 });
+    expect(await segmentsOn(shard0)).toContain(`${delhi} Delhi NCR v2`);
   });
 
   it("answers no mirrors for a panel without a map, and changes nothing", async () => {

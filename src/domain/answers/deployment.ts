@@ -48,6 +48,8 @@ export const mirrorResyncAnswer = z.strictObject({
       attributes_added: z.number(),
       topics_repaired: z.number(),
       topics_removed: z.number(),
+      segments_repaired: z.number(),
+      segments_removed: z.number(),
     }),
   ),
 });

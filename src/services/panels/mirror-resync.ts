@@ -1,6 +1,7 @@
 import { attributesToMirror, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
 import { liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { getPanel, type Panel } from "../../store/panels";
+import { dropMirroredSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
 import { nthMirroredPanelHomedOn } from "../../store/panel-partitions";
 import { shardOf, type ShardDb } from "../../store/shards";
 import { dropTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
@@ -13,11 +14,15 @@ import { deleteMirroredList } from "../lists/clear";
  * each mirror, not atomically, so a mirror write that failed leaves that mirror behind (a list
  * missing, so its contacts there cannot join it; a stale name; a topic the home deleted). This
  * copies the home's configuration onto every mirror again, as setPartitionMap's copy does, without
- * dropping what the mirror's contacts name: each mirror takes the home's live lists, attributes
- * and topics (upserts; member counters stay each shard's own), and loses the lists and topics the
- * home no longer has (a list's members there cleared in the bounded steps of a list's deletion;
- * a topic with its opt-outs, as deleting it did on the home). A handful of reads and one batch
- * per mirror, plus a clear for each list removed.
+ * dropping what the mirror's contacts name: each mirror takes the home's live lists, attributes,
+ * topics and saved segments (upserts; member counters stay each shard's own; a segment whose
+ * version the mirror already has keeps its build and count there, one the mirror holds at a newer
+ * version, saved since the home was read, is left as it is), and loses the lists, topics and
+ * segments the home no longer has (a list's members there cleared in the bounded steps of a list's
+ * deletion; a topic with its opt-outs, a segment with its members, as deleting them did on the
+ * home). A handful of reads and one batch per mirror, plus a clear for each list removed.
+ * Journeys, mirrored too (services/journeys/mirror.ts), are not resynced: a status copied late
+ * would not end or resume the instances there as the status change does.
  */
 
 /** What one mirror was behind by, now repaired. */
@@ -31,17 +36,21 @@ export interface MirrorResync {
   /** Home topics the mirror lacked or held with another name or description. */
   topicsRepaired: number;
   topicsRemoved: number;
+  /** Home segments the mirror lacked or held at an older version. */
+  segmentsRepaired: number;
+  segmentsRemoved: number;
 }
 
 interface Configuration {
   lists: MirroredList[];
   attributes: MirroredAttribute[];
   topics: MirroredTopic[];
+  segments: Segment[];
 }
 
 async function configurationOf(db: ShardDb, panelId: string): Promise<Configuration> {
-  const [lists, attributes, topics] = await Promise.all([liveListsToMirror(db, panelId), attributesToMirror(db, panelId), topicsToMirror(db, panelId)]);
-  return { lists, attributes, topics };
+  const [lists, attributes, topics, segments] = await Promise.all([liveListsToMirror(db, panelId), attributesToMirror(db, panelId), topicsToMirror(db, panelId), listSegments(db, panelId)]);
+  return { lists, attributes, topics, segments };
 }
 
 /** Copies the panel's configuration from its home onto each of its mirrors; none for a panel without a map. */
@@ -68,6 +77,9 @@ async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home
   const heldAttributes = new Set(held.attributes.map((a) => a.name));
   const goneLists = held.lists.filter((l) => !homeLists.has(l.id));
   const goneTopics = held.topics.filter((t) => !homeTopics.has(t.id)).map((t) => t.id);
+  const homeSegments = new Set(home.segments.map((s) => s.id));
+  const heldSegmentVersions = new Map(held.segments.map((s) => [s.id, s.version]));
+  const goneSegments = held.segments.filter((s) => !homeSegments.has(s.id)).length;
   // Before the names are written: a deleted list's name may be a live one's now, and deletion frees it.
   for (const list of goneLists) await deleteMirroredList(env, mirror, panelId, list.id, now);
   const db = mirror.db;
@@ -77,6 +89,8 @@ async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home
     ...(home.lists.length ? [parkListNamesStatement(db, panelId, home.lists.map((l) => l.id)), mirrorListsStatement(db, panelId, home.lists)] : []),
     ...(home.attributes.length ? [mirrorAttributesStatement(db, panelId, home.attributes)] : []),
     ...(home.topics.length ? [mirrorTopicsStatement(db, panelId, home.topics)] : []),
+    ...(goneSegments ? dropMirroredSegmentsStatements(db, panelId, [...homeSegments]) : []),
+    ...mirrorSegmentsStatements(db, panelId, home.segments, now),
   ];
   if (writes.length) await db.batch(writes);
   return {
@@ -86,6 +100,8 @@ async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home
     attributesAdded: home.attributes.filter((a) => !heldAttributes.has(a.name)).length,
     topicsRepaired: home.topics.filter((t) => !sameText(t, heldTopics.get(t.id))).length,
     topicsRemoved: goneTopics.length,
+    segmentsRepaired: home.segments.filter((s) => (heldSegmentVersions.get(s.id) ?? -1) < s.version).length,
+    segmentsRemoved: goneSegments,
   };
 }
 
