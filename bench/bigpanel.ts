@@ -15,17 +15,29 @@
 //       key's partition with its bucket, memberships through the count triggers as a real add);
 //   (d) import rows/s (as bench:import): a ROWS-row CSV over loopback through bulkupload, timed
 //       call to callback, beside the same rows upserted bare on their partitions (the mean of a
-//       run before and one after the import).
+//       run before and one after the import);
+//   (e) on a fresh pair of panels, each with CONTACTS contacts in one list (seeded as in (c)) and
+//       EVENTS_PER_CONTACT events each (act0, act1, act0, … over the last 60 days), written
+//       straight into each contact's shard by /__bench/seed-partitioned-events:
+//       (e1) campaign publish to all: an admin campaign to the list, timed from its schedule call
+//            (send now; the per-minute publish task then run at once, /__bench/publish-due) until
+//            the admin API counts every recipient, i.e. every shard's recipient rows are written
+//            (publish only: the SENDS consumer is left out of this runtime, nothing is sent);
+//            beside the bare INSERT…SELECT of the same rows on each of the panel's shards, in
+//            parallel (/__bench/publish-bare, the physical limit);
+//       (e2) a behaviour segment (performed act0 at least twice in 30 days): saved, timed until
+//            its membership is built on every shard of the panel (each shard's row read), its
+//            members checked against the hand-written count on each shard, in parallel
+//            (/__bench/behaviour-count), which is its baseline. The save's own answer (a count of
+//            at most 10,000 contacts a shard, estimated past that) is printed beside it.
 //
 // Locally workerd runs every isolate and every D1 database on one thread, so two partitions
-// cannot add throughput here: the ratios are the overhead of routing, not its gain. Issue 42's
-// campaign publish to all and behaviour segment count cannot be measured yet: both are refused
-// (409) for a panel spread over shards (decision 0038's Status); the run shows the refusals.
+// cannot add throughput here: the ratios are the overhead of routing, not its gain.
 //
 //   CONTACTS=100000 (list members per panel)  EVENTS=90000 (per panel; each round's drain tail, up to a queue
 //   delivery window, weighs on small rounds: fewer events understate events/s)  ROWS=50000 (import)
-//   ROUNDS=3  SLICE=2 (seconds per slice of (a) and (c))  CONCURRENCY=16 (a)
-//   PARTS=a,b,c,d (which to run)
+//   EVENTS_PER_CONTACT=3 (e)  ROUNDS=3  SLICE=2 (seconds per slice of (a) and (c))  CONCURRENCY=16 (a)
+//   PARTS=a,b,c,d,e (which to run)
 import { BENCH_ACTIVITY, benchEvent } from "./activity-events.ts";
 import { adminCall, startCsvHost, ADMIN_TOKEN, createBenchPanel, load, median, printComparison, rate, report, share, sliceSpread, spreadOf, startRuntime, Tally, times, type BenchFigure, type LoadResult } from "./lib.ts";
 import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
@@ -43,7 +55,8 @@ const BATCH = 1000;
 const SHARDS = [0, 1];
 const MAP = evenPartitions(SHARDS);
 
-// The Worker's request log lines are off (the same for every case and baseline), so the output stays readable.
+// The Worker's request log lines are off (the same for every case and baseline), so the output
+// stays readable. No part sends: the SENDS consumer is left out, so (e1) measures publishing alone.
 const runtime = await startRuntime({ vars: { LOG_LINES: "false" }, withoutConsumersOf: ["apiv2-sends-default"] });
 const { origin } = runtime;
 const figures: BenchFigure[] = [];
@@ -500,6 +513,7 @@ try {
       { figure: `behaviour segment save to built s, ${CONTACTS} contacts, 1 partition (vs bare count)`, service: ss1.toFixed(2), baseline: sb1.toFixed(2), ratio: times(ss1, sb1), spread: spreadOf(pairs(seg.service1!, seg.bare1!), times), goal: "< 5 s", met: ss1 < 5 },
       { figure: `behaviour segment save to built s, ${CONTACTS} contacts, 2 partitions (vs bare count per shard)`, service: ss2.toFixed(2), baseline: sb2.toFixed(2), ratio: times(ss2, sb2), spread: spreadOf(pairs(seg.service2!, seg.bare2!), times), goal: "< 5 s", met: ss2 < 5 },
       { figure: `behaviour segment save to built s, ${CONTACTS} contacts, 2 partitions vs 1`, service: ss2.toFixed(2), baseline: ss1.toFixed(2), ratio: times(ss2, ss1), spread: spreadOf(pairs(seg.service2!, seg.service1!), times), goal: "", met: null },
+      { figure: `behaviour segment count in the save's answer s, 2 partitions vs 1`, service: sa2.toFixed(2), baseline: sa1.toFixed(2), ratio: times(sa2, sa1), spread: spreadOf(pairs(seg.answer2!, seg.answer1!), times), goal: "< 5 s", met: sa2 < 5 },
     );
   }
 
