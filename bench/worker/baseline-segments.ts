@@ -23,9 +23,13 @@ export async function baselineSegmentCount(request: Request, env: Env): Promise<
   return Response.json({ count: row!.n });
 }
 
-/** Runs the publish cron task once, as the per-minute trigger would, and says how long it took. */
-export async function benchPublishDue(_request: Request, env: Env): Promise<Response> {
+/**
+ * Runs the publish cron task once, as the per-minute trigger would (at `?at=`, epoch ms, when
+ * given: the next minute's tick, for a campaign sent now), and says how long it took.
+ */
+export async function benchPublishDue(request: Request, env: Env): Promise<Response> {
   const started = Date.now();
-  await publishDueBroadcasts(env, Date.now());
+  const at = new URL(request.url).searchParams.get("at");
+  await publishDueBroadcasts(env, at ? Number(at) : Date.now());
   return Response.json({ ms: Date.now() - started });
 }

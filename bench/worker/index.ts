@@ -15,7 +15,7 @@ import { baselineWebhookPost } from "./baseline-webhook-post";
 import { seedCampaign, seedCampaignMessages } from "./seed-campaign";
 import { baselineListCount, seedListMembers } from "./seed-list";
 import { countingEnv, d1Counts } from "./d1-count";
-import { benchPartitionMap, seedPartitioned } from "./partitions";
+import { baselineBehaviourCount, baselinePublish, benchPartitionMap, seedPartitioned, seedPartitionedEvents } from "./partitions";
 
 export * from "../../src/index";
 
@@ -43,6 +43,9 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/sms-bare": baselineSmsBare,
   "/__bench/partition-map": benchPartitionMap,
   "/__bench/seed-partitioned": seedPartitioned,
+  "/__bench/seed-partitioned-events": seedPartitionedEvents,
+  "/__bench/publish-bare": baselinePublish,
+  "/__bench/behaviour-count": baselineBehaviourCount,
 };
 
 export default {

@@ -5,6 +5,7 @@ import { contactBucket, evenPartitions, partitionOfBucket } from "../../src/doma
 import { setPartitionMap } from "../../src/services/access/partitions";
 import { getPanel } from "../../src/store/panels";
 import { shardOf } from "../../src/store/shards";
+import { SEND_BATCH_SIZE } from "../../src/services/broadcasts/send";
 
 /** POST /__bench/partition-map?panel=&shards=0,1: the panel's buckets split evenly over those shards (before it holds contacts). */
 export async function benchPartitionMap(request: Request, env: Env): Promise<Response> {
@@ -62,4 +63,76 @@ export async function seedPartitioned(request: Request, env: Env): Promise<Respo
     members += memberships!.meta.changes;
   }
   return Response.json({ inserted, members });
+}
+
+/**
+ * POST /__bench/seed-partitioned-events?panel=&shard=&after=&limit=&names=act0,act1: for the
+ * panel's next `limit` contacts on that shard past contact id `after`, one event each of the
+ * names given (the i-th named act{i % names}), each on its contact's shard with its bucket, over
+ * the last 60 days (a fixed spread by contact id and event); answers the last contact id, null
+ * when none was left.
+ */
+export async function seedPartitionedEvents(request: Request, env: Env): Promise<Response> {
+  const url = new URL(request.url);
+  const db = shardOf(env, { shard: Number(url.searchParams.get("shard") ?? "0") });
+  const panelId = url.searchParams.get("panel") ?? "";
+  const after = Number(url.searchParams.get("after") ?? "0");
+  const limit = Number(url.searchParams.get("limit") ?? "10000");
+  const names = (url.searchParams.get("names") ?? "").split(",").filter(Boolean);
+  const now = Date.now();
+  const page = "SELECT id, bucket FROM contacts WHERE panel_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
+  const [events, last] = await db.batch([
+    db.prepare(
+      `INSERT INTO events (panel_id, guid, channel, name, contact_id, params, occurred_at, received_at, bucket)
+       SELECT ?1, 'seed-' || c.id || '-' || k.key, 'custom_activity', k.value, c.id, '{}',
+         ?4 - (((c.id % 100003) * 7919 + k.key * 3603139) % 86400) * 60000, ?4, c.bucket
+       FROM (${page}) c CROSS JOIN json_each(?5) k`,
+    ).bind(panelId, after, limit, now, JSON.stringify(names)),
+    db.prepare(`SELECT MAX(id) AS id FROM (${page})`).bind(panelId, after, limit),
+  ]);
+  return Response.json({ events: events!.meta.changes, last: (last!.results[0] as { id: number | null }).id });
+}
+
+/**
+ * Baseline for bench:bigpanel's campaign publish: the recipient rows a publish to `list`
+ * writes on this shard (the list's members there, numbered into send batches as publishStep
+ * numbers them), in one bare INSERT…SELECT under the campaign id `campaign`; DELETE removes them.
+ */
+export async function baselinePublish(request: Request, env: Env): Promise<Response> {
+  const url = new URL(request.url);
+  const db = shardOf(env, { shard: Number(url.searchParams.get("shard") ?? "0") });
+  const campaign = url.searchParams.get("campaign") ?? "";
+  if (request.method === "DELETE") {
+    const removed = await db.prepare("DELETE FROM campaign_messages WHERE campaign_id = ?").bind(campaign).run();
+    return Response.json({ rows: removed.meta.changes });
+  }
+  const inserted = await db
+    .prepare(
+      `INSERT INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket)
+       SELECT ?3, m.contact_id, ?1, (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?4 AS INTEGER), 'queued', m.bucket
+       FROM list_members m WHERE m.list_id = ?2 AND m.panel_id = ?1`,
+    )
+    .bind(url.searchParams.get("panel") ?? "", Number(url.searchParams.get("list")), campaign, SEND_BATCH_SIZE)
+    .run();
+  return Response.json({ rows: inserted.meta.changes });
+}
+
+/**
+ * Baseline for bench:bigpanel's behaviour segment: one hand-written count on this shard of the
+ * panel's contacts that performed `activity` at least `min` times since `since` (what the
+ * segment asks, without the compiler's generality).
+ */
+export async function baselineBehaviourCount(request: Request, env: Env): Promise<Response> {
+  const url = new URL(request.url);
+  const db = shardOf(env, { shard: Number(url.searchParams.get("shard") ?? "0") });
+  const panelId = url.searchParams.get("panel") ?? "";
+  const row = await db
+    .prepare(
+      `SELECT COUNT(*) AS n FROM contacts c WHERE c.panel_id = ?1
+         AND c.id IN (SELECT contact_id FROM events WHERE panel_id = ?1 AND channel = 'custom_activity' AND name = ?2 AND occurred_at >= ?3
+                      GROUP BY contact_id HAVING COUNT(*) >= ?4)`,
+    )
+    .bind(panelId, url.searchParams.get("activity") ?? "", Number(url.searchParams.get("since")), Number(url.searchParams.get("min") ?? "1"))
+    .first<{ n: number }>();
+  return Response.json({ count: row!.n });
 }
