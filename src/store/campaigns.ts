@@ -467,17 +467,17 @@ export async function publishStep(
   scope?: PublishScope,
 ): Promise<PublishStep | null> {
   const part = scope?.part === true;
-  // The progress: the campaign's own columns on its home, its campaign_parts row elsewhere.
-  const progress = part ? "campaign_parts" : "campaigns";
+  // The progress: the campaign's own columns on its home (while it publishes), its campaign_parts row elsewhere.
+  const progress = part
+    ? { table: "campaign_parts", row: "campaign_id = ?1 AND panel_id = ?2" }
+    : { table: "campaigns", row: `id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING}` };
   // Where the next step starts: the next of the list's members (its key's range), or the next
   // contact id of the shard (the rowid; other panels' contacts between are read by the steps).
   const next = audience
-    ? `SELECT id FROM contacts WHERE id > ${progress}.publish_after ORDER BY id LIMIT 1`
-    : `SELECT contact_id FROM list_members WHERE list_id = ${part ? "?3" : "campaigns.list_id"} AND contact_id > ${progress}.publish_after AND panel_id = ?2 ORDER BY contact_id LIMIT 1`;
-  const stateQuery = part
-    ? `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, (${next}) AS "next" FROM campaign_parts WHERE campaign_id = ?1 AND panel_id = ?2`
-    : `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, (${next}) AS "next"
-       FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING}`;
+    ? `SELECT id FROM contacts WHERE id > ${progress.table}.publish_after ORDER BY id LIMIT 1`
+    : `SELECT contact_id FROM list_members WHERE list_id = ${part ? "?3" : "campaigns.list_id"} AND contact_id > ${progress.table}.publish_after AND panel_id = ?2 ORDER BY contact_id LIMIT 1`;
+  const stateQuery = `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, (${next}) AS "next"
+       FROM ${progress.table} WHERE ${progress.row}`;
   // Elsewhere than the home, a list campaign's `next` names its list (?3): there is no campaign row there.
   const state = await (part && !audience ? db.prepare(stateQuery).bind(campaign.id, campaign.panelId, campaign.listId) : db.prepare(stateQuery).bind(campaign.id, campaign.panelId))
     .first<{ after: number | null; until: number; batch: number; recipients: number; next: number | null }>();
@@ -503,31 +503,18 @@ export async function publishStep(
        WHERE m.list_id = ?2 AND m.contact_id > ?6 AND m.contact_id <= ?7 AND m.panel_id = ?1 AND ${stillHere}${inScope("m")}`;
   const values = [campaign.panelId, audience ? audience.values : campaign.listId, campaign.id, state.batch, batchSize, state.after, to];
   if (scope) values.push(JSON.stringify(scope.buckets));
-  const move = part
-    ? db
-        .prepare(
-          `UPDATE campaign_parts SET
-             recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
-             publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
-             publish_after = CASE WHEN ?5 >= publish_until THEN NULL ELSE ?5 END,
-             published_end_at = CASE WHEN ?5 >= publish_until THEN ?6 END,
-             updated_at = MAX(updated_at, ?6)
-           WHERE campaign_id = ?1 AND panel_id = ?2 AND publish_after = ?4
-           RETURNING recipients, publish_batch, publish_after`,
-        )
-        .bind(campaign.id, campaign.panelId, state.batch, state.after, to, now)
-    : db
-        .prepare(
-          `UPDATE campaigns SET
-             recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
-             publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
-             publish_after = CASE WHEN ?5 >= publish_until THEN NULL ELSE ?5 END,
-             published_end_at = CASE WHEN ?5 >= publish_until THEN ?6 END,
-             updated_at = MAX(updated_at, ?6)
-           WHERE id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING} AND publish_after = ?4
-           RETURNING recipients, publish_batch, publish_after`,
-        )
-        .bind(campaign.id, campaign.panelId, state.batch, state.after, to, now);
+  const move = db
+    .prepare(
+      `UPDATE ${progress.table} SET
+         recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
+         publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
+         publish_after = CASE WHEN ?5 >= publish_until THEN NULL ELSE ?5 END,
+         published_end_at = CASE WHEN ?5 >= publish_until THEN ?6 END,
+         updated_at = MAX(updated_at, ?6)
+       WHERE ${progress.row} AND publish_after = ?4
+       RETURNING recipients, publish_batch, publish_after`,
+    )
+    .bind(campaign.id, campaign.panelId, state.batch, state.after, to, now);
   const [, moved] = await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null }>([
     db.prepare(insert).bind(...values),
     move,

@@ -61,38 +61,40 @@ async function inChunks(prune: () => Promise<number>): Promise<number> {
   return removed;
 }
 
-/** Removes the recipient rows of campaigns that finished before the window, one campaign after another. */
-async function pruneCampaignMessages(db: ShardDb, before: number, now: number): Promise<void> {
-  for (let statements = 0; statements < PRUNE_STATEMENTS; ) {
-    const campaign = await campaignToPrune(db, before);
-    if (campaign === null) return;
-    // An A/B test's tallies are read from the messages: kept with the campaign before they go.
-    await keepAbResults(db, campaign);
-    let n: number;
-    do {
-      n = await deleteCampaignMessages(db, campaign, PRUNE_CHUNK);
-      statements++;
-    } while (n === PRUNE_CHUNK && statements < PRUNE_STATEMENTS);
-    if (n === PRUNE_CHUNK) return;
-    await markCampaignMessagesPruned(db, campaign, now);
-  }
+/**
+ * Where a shard's recipient rows come due for pruning: the campaigns it homes (from their
+ * finish), and the parts it holds of campaigns homed elsewhere (a panel's partitions on several
+ * shards, decision 0038 step 4; from the end of their publishing there).
+ */
+interface RecipientRows {
+  next(db: ShardDb, before: number): Promise<string | null>;
+  /** Before the rows go: what is read from them and kept with the campaign. */
+  keep?(db: ShardDb, campaignId: string): Promise<void>;
+  markPruned(db: ShardDb, campaignId: string, now: number): Promise<void>;
 }
 
-/**
- * The same for the recipient rows a shard holds of campaigns homed elsewhere (a panel's
- * partitions on several shards, decision 0038 step 4), from the end of their publishing there.
- */
-async function pruneCampaignParts(db: ShardDb, before: number, now: number): Promise<void> {
+const HOMED_CAMPAIGNS: RecipientRows = {
+  next: campaignToPrune,
+  // An A/B test's tallies are read from the messages: kept with the campaign before they go.
+  keep: keepAbResults,
+  markPruned: markCampaignMessagesPruned,
+};
+
+const CAMPAIGN_PARTS: RecipientRows = { next: campaignPartToPrune, markPruned: markCampaignPartPruned };
+
+/** Removes the recipient rows that came due before the window, one campaign after another. */
+async function pruneRecipientRows(db: ShardDb, rows: RecipientRows, before: number, now: number): Promise<void> {
   for (let statements = 0; statements < PRUNE_STATEMENTS; ) {
-    const campaign = await campaignPartToPrune(db, before);
+    const campaign = await rows.next(db, before);
     if (campaign === null) return;
+    await rows.keep?.(db, campaign);
     let n: number;
     do {
       n = await deleteCampaignMessages(db, campaign, PRUNE_CHUNK);
       statements++;
     } while (n === PRUNE_CHUNK && statements < PRUNE_STATEMENTS);
     if (n === PRUNE_CHUNK) return;
-    await markCampaignPartPruned(db, campaign, now);
+    await rows.markPruned(db, campaign, now);
   }
 }
 
@@ -132,8 +134,8 @@ async function pruneJourneyInstances(db: ShardDb, before: number): Promise<void>
 /** Prunes every kind with a configured window on one shard, and the expired double opt-in signups. */
 export async function pruneShard(db: ShardDb, days: Config["retentionDays"], now: number): Promise<void> {
   const before = (d: number) => now - d * DAY_MS;
-  await pruneCampaignMessages(db, before(days.campaignMessages), now);
-  await pruneCampaignParts(db, before(days.campaignMessages), now);
+  await pruneRecipientRows(db, HOMED_CAMPAIGNS, before(days.campaignMessages), now);
+  await pruneRecipientRows(db, CAMPAIGN_PARTS, before(days.campaignMessages), now);
   await inChunks(() => stampUntimedGuids(db, now, PRUNE_CHUNK));
   await inChunks(() => deleteGuidsBefore(db, before(days.eventGuids), PRUNE_CHUNK));
   await pruneJourneyInstances(db, before(days.journeyInstances));
