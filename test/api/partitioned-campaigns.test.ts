@@ -11,7 +11,7 @@ import type { ShardDb } from "../../src/store/shards";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { campaign, outbox, scheduled, waitForCampaign } from "../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../support/cron";
-import { keyOn, membersOn, shard0, TWO } from "../support/partitions";
+import { keyOn, listCampaign, membersOn, shard0, TWO } from "../support/partitions";
 
 // Decision 0038 step 4: a campaign of a panel split over two partitions (TWO: SHARD_0 and
 // SHARD_1, its home) publishes each shard's recipients there, in its own steps, and sends them
@@ -143,8 +143,7 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
     for (const key of [...on0, ...on1]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
     // Not a member: not a recipient.
     await api("contact", "add", { data: { EMAIL: keyOn(panel.id, 0, 5) } });
-    const create = (draft: boolean) =>
-      admin("POST", `/panels/${panel.id}/campaigns`, { name: "Wave", subject: "News", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com", audience: { lists: [list] }, draft });
+    const create = (draft: boolean) => listCampaign(panel, list, { draft });
     const draft = (await create(true)).body.id as string;
 
     // An A/B test ranks all its recipients at once: refused for such a panel, with the reason.

@@ -4,7 +4,7 @@ import { contactBucket } from "../../src/domain/partitions";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData, type TestPanel } from "../support/helpers";
-import { shard0, TWO, unsubscribeLinkOn } from "../support/partitions";
+import { listCampaign, shard0, TWO, unsubscribeLinkOn } from "../support/partitions";
 
 // Decision 0041 extended to topics (issue 45's subscription groups): a panel's topics are
 // mirrored on each shard holding one of its partitions, so that a contact there leaves them on
@@ -66,15 +66,7 @@ describe("a panel on two partitions: topics", () => {
     expect(await topicsOn(shard0, panel.id)).toEqual([`${early.id} Early news`, `${late.id} Late news`]);
     expect(await topicsOn(shard0, panel.id)).toEqual(await topicsOn(panelData, panel.id));
 
-    const campaign = await admin("POST", `/panels/${panel.id}/campaigns`, {
-      name: "Wave",
-      subject: "News",
-      html: "<p>Hi</p>",
-      sender_name: "Shop",
-      sender_email: "shop@example.com",
-      audience: { lists: [list] },
-      topic: late.id,
-    });
+    const campaign = await listCampaign(panel, list, { topic: late.id });
     expect(campaign.status, JSON.stringify(campaign.body)).toBe(201);
     const key = keyOn(panel.id, 0, "reader");
     expect((await apiFor(panel)("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);

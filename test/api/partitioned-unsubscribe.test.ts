@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { admin, apiFor, call, createPanel, panelData, TEST_SHARD } from "../support/helpers";
-import { keyOn, shard0, TWO, unsubscribeLinkOn } from "../support/partitions";
+import { keyOn, listCampaign, shard0, TWO, unsubscribeLinkOn } from "../support/partitions";
 
 // The unsubscribe page's "unsubscribe from everything" and "subscribe again" (decision 0038
 // step 3): the address's stop, its consent records and the message's unsubscribe mark are kept
@@ -28,14 +28,7 @@ describe("a panel on two partitions: the unsubscribe page", () => {
     const panel = await createPanel();
     const list = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Readers" })).body.id as number;
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    const campaign = await admin("POST", `/panels/${panel.id}/campaigns`, {
-      name: "Wave",
-      subject: "News",
-      html: "<p>Hi</p>",
-      sender_name: "Shop",
-      sender_email: "shop@example.com",
-      audience: { lists: [list] },
-    });
+    const campaign = await listCampaign(panel, list);
     expect(campaign.status, JSON.stringify(campaign.body)).toBe(201);
     const shards: Record<number, ShardDb> = { 0: shard0, [TEST_SHARD]: panelData };
 

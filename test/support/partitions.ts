@@ -3,7 +3,7 @@ import { contactBucket, evenPartitions, type Partition } from "../../src/domain/
 import type { ShardDb } from "../../src/store/shards";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import { eventually } from "./activity";
-import { panelData, TEST_SHARD, type TestPanel } from "./helpers";
+import { admin, panelData, TEST_SHARD, type TestPanel } from "./helpers";
 
 // A panel split over two partitions (decision 0038 step 3): buckets 0–2047 on SHARD_0 and
 // 2048–4095 on SHARD_1, the home of createPanel's panels.
@@ -57,4 +57,9 @@ export async function settledOnBoth(panelId: string): Promise<void> {
     for (const db of [shard0, panelData]) pending += (await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<number>("n"))!;
     return pending === 0 ? true : undefined;
   });
+}
+
+/** An admin campaign "Wave" to the members of `list` (a draft unless `draft: false`, as the API makes it), with `extra` fields. */
+export function listCampaign(panel: TestPanel, list: number, extra: Record<string, unknown> = {}) {
+  return admin("POST", `/panels/${panel.id}/campaigns`, { name: "Wave", subject: "News", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com", audience: { lists: [list] }, ...extra });
 }
