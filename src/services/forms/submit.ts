@@ -132,9 +132,18 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
     // challenge takes back the counts that were within their limits, so it cannot use up an
     // address's signups; one that was refused changed nothing that matters (a count past the
     // limit stays past it).
-    const [verdict, within] = await Promise.all([verify, valid ? countLimits() : undefined]);
-    if (verdict !== "passed") {
+    // The secret's decryption failing (a rotated SECRETS_KEY) gives the counts back as well.
+    const [checked, within] = await Promise.all([verify.then((verdict) => ({ verdict }), (failure: unknown) => ({ failure })), valid ? countLimits() : undefined]);
+    const giveBack = async () => {
       if (within) await uncountAttempts(ctx.env.DB, limits.filter((_, i) => within[i]).map((l) => l.subject), windowStart);
+    };
+    if ("failure" in checked) {
+      await giveBack();
+      throw checked.failure;
+    }
+    const { verdict } = checked;
+    if (verdict !== "passed") {
+      await giveBack();
       if (verdict === "unavailable") return refusedField("upstream", TURNSTILE_FIELD, "the challenge could not be checked just now; try again");
       return refusedField("invalid", TURNSTILE_FIELD, "the challenge was not passed; try again");
     }
