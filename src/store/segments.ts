@@ -157,14 +157,8 @@ export async function segmentUsers(db: ShardDb, panelId: string, id: string): Pr
 
 /** Deletes the segment, its members and its log; false when there was none. */
 export async function deleteSegment(db: ShardDb, panelId: string, id: string): Promise<boolean> {
-  const [, , , , deleted] = await db.batch([
-    db.prepare("DELETE FROM journey_list_entries WHERE panel_id = ? AND segment_id = ?").bind(panelId, id),
-    db.prepare("DELETE FROM panel_counts WHERE panel_id = ? AND subject = ?").bind(panelId, id),
-    db.prepare("DELETE FROM segment_members WHERE segment_id = ? AND panel_id = ?").bind(id, panelId),
-    db.prepare("DELETE FROM segment_changes WHERE segment_id = ? AND panel_id = ?").bind(id, panelId),
-    db.prepare("DELETE FROM segments WHERE panel_id = ? AND id = ?").bind(panelId, id),
-  ]);
-  return deleted!.meta.changes > 0;
+  const results = await db.batch(deleteSegmentsStatements(db, panelId, { only: [id] }));
+  return results.at(-1)!.meta.changes > 0;
 }
 
 /**
@@ -476,19 +470,25 @@ export function mirrorSegmentsStatements(db: ShardDb, panelId: string, segments:
   ];
 }
 
+/** Which of a panel's segments a deletion takes: these ids, or every one but these. */
+export type SegmentSelection = { only: readonly string[] } | { except: readonly string[] };
+
 /**
- * Drops the mirror's segments the home no longer has (`keep`: the home's ids), with their
- * members, log, stored count and journey entries there, as deleting them on the home did; with
- * no `keep`, every segment of the panel (a mirror made afresh or left by the map).
+ * Deletes the panel's segments `which` names on `db`, with their members, log, stored count and
+ * journey entries there: a segment deleted on its home, on a mirror, or the mirror's segments the
+ * home no longer has (`except` the home's ids; `except: []` every one, a mirror made afresh or
+ * left by the map). The segment rows go last, so the batch's last answer says whether any was there.
  */
-export function dropMirroredSegmentsStatements(db: ShardDb, panelId: string, keep: readonly string[] = []): D1PreparedStatement[] {
-  const gone = "SELECT id FROM segments WHERE panel_id = ?1 AND id NOT IN (SELECT value FROM json_each(?2))";
-  const ids = JSON.stringify(keep);
+export function deleteSegmentsStatements(db: ShardDb, panelId: string, which: SegmentSelection): D1PreparedStatement[] {
+  const [test, ids] = "only" in which ? ["IN", which.only] : ["NOT IN", which.except];
+  const chosen = `id ${test} (SELECT value FROM json_each(?2))`;
+  const of = `SELECT id FROM segments WHERE panel_id = ?1 AND ${chosen}`;
+  const bound = JSON.stringify(ids);
   return [
-    db.prepare(`DELETE FROM journey_list_entries WHERE panel_id = ?1 AND segment_id IN (${gone})`).bind(panelId, ids),
-    db.prepare(`DELETE FROM panel_counts WHERE panel_id = ?1 AND subject IN (${gone})`).bind(panelId, ids),
-    db.prepare(`DELETE FROM segment_members WHERE segment_id IN (${gone})`).bind(panelId, ids),
-    db.prepare(`DELETE FROM segment_changes WHERE segment_id IN (${gone})`).bind(panelId, ids),
-    db.prepare("DELETE FROM segments WHERE panel_id = ?1 AND id NOT IN (SELECT value FROM json_each(?2))").bind(panelId, ids),
+    db.prepare(`DELETE FROM journey_list_entries WHERE panel_id = ?1 AND segment_id IN (${of})`).bind(panelId, bound),
+    db.prepare(`DELETE FROM panel_counts WHERE panel_id = ?1 AND subject IN (${of})`).bind(panelId, bound),
+    db.prepare(`DELETE FROM segment_members WHERE segment_id IN (${of})`).bind(panelId, bound),
+    db.prepare(`DELETE FROM segment_changes WHERE segment_id IN (${of})`).bind(panelId, bound),
+    db.prepare(`DELETE FROM segments WHERE panel_id = ?1 AND ${chosen}`).bind(panelId, bound),
   ];
 }

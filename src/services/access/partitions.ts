@@ -4,7 +4,7 @@ import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { hasContacts } from "../../store/contacts";
-import { dropMirroredSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
+import { deleteSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
 import { dropMirroredJourneysStatements, journeysToMirror, liveJourneysOfPanel, mirrorJourneysStatements } from "../../store/journeys/definitions";
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
@@ -238,7 +238,7 @@ async function mirrorStatements(home: ShardDb, target: ShardDb, panelId: string)
   ]);
   return [
     ...dropMirroredTopicsStatements(target, panelId, topics.map((t) => t.id)),
-    ...dropMirroredSegmentsStatements(target, panelId, segments.map((s) => s.id)),
+    ...deleteSegmentsStatements(target, panelId, { except: segments.map((s) => s.id) }),
     // Names parked first: a refresh finds the rows copied before, which may hold names the home has swapped since.
     ...(lists.length ? [parkListNamesStatement(target, panelId, lists.map((l) => l.id)), mirrorListsStatement(target, panelId, lists)] : []),
     ...(attributes.length ? [mirrorAttributesStatement(target, panelId, attributes)] : []),
@@ -254,7 +254,7 @@ export async function copyConfiguration(home: ShardDb, target: ShardDb, panelId:
   await target.batch([
     dropMirroredListsStatement(target, panelId),
     dropMirroredAttributesStatement(target, panelId),
-    ...dropMirroredSegmentsStatements(target, panelId),
+    ...deleteSegmentsStatements(target, panelId, { except: [] }),
     ...(await mirrorStatements(home, target, panelId)),
   ]);
 }
@@ -277,7 +277,7 @@ export async function dropConfiguration(target: ShardDb, panelId: string): Promi
     dropMirroredAttributesStatement(target, panelId),
     ...dropMirroredTopicsStatements(target, panelId),
     ...dropMirroredJourneysStatements(target, panelId),
-    ...dropMirroredSegmentsStatements(target, panelId),
+    ...deleteSegmentsStatements(target, panelId, { except: [] }),
   ]);
 }
 

@@ -1,7 +1,7 @@
 import { attributesToMirror, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
 import { liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { getPanel, type Panel } from "../../store/panels";
-import { dropMirroredSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
+import { deleteSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
 import { nthMirroredPanelHomedOn } from "../../store/panel-partitions";
 import { shardOf, type ShardDb } from "../../store/shards";
 import { dropTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
@@ -79,7 +79,8 @@ async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home
   const goneTopics = held.topics.filter((t) => !homeTopics.has(t.id)).map((t) => t.id);
   const homeSegments = new Set(home.segments.map((s) => s.id));
   const heldSegmentVersions = new Map(held.segments.map((s) => [s.id, s.version]));
-  const goneSegments = held.segments.filter((s) => !homeSegments.has(s.id)).length;
+  // Only those the mirror held and the home lacks: one saved since the home was read is kept.
+  const goneSegments = held.segments.filter((s) => !homeSegments.has(s.id)).map((s) => s.id);
   // Before the names are written: a deleted list's name may be a live one's now, and deletion frees it.
   for (const list of goneLists) await deleteMirroredList(env, mirror, panelId, list.id, now);
   const db = mirror.db;
@@ -89,7 +90,7 @@ async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home
     ...(home.lists.length ? [parkListNamesStatement(db, panelId, home.lists.map((l) => l.id)), mirrorListsStatement(db, panelId, home.lists)] : []),
     ...(home.attributes.length ? [mirrorAttributesStatement(db, panelId, home.attributes)] : []),
     ...(home.topics.length ? [mirrorTopicsStatement(db, panelId, home.topics)] : []),
-    ...(goneSegments ? dropMirroredSegmentsStatements(db, panelId, [...homeSegments]) : []),
+    ...(goneSegments.length ? deleteSegmentsStatements(db, panelId, { only: goneSegments }) : []),
     ...mirrorSegmentsStatements(db, panelId, home.segments, now),
   ];
   if (writes.length) await db.batch(writes);
@@ -101,7 +102,7 @@ async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home
     topicsRepaired: home.topics.filter((t) => !sameText(t, heldTopics.get(t.id))).length,
     topicsRemoved: goneTopics.length,
     segmentsRepaired: home.segments.filter((s) => (heldSegmentVersions.get(s.id) ?? -1) < s.version).length,
-    segmentsRemoved: goneSegments,
+    segmentsRemoved: goneSegments.length,
   };
 }
 
