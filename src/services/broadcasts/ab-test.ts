@@ -1,3 +1,4 @@
+import { mirrorShards } from "../access/partitions";
 import { decisionAt, variantLabel, type AbGroupFigures, type AbTest, type AbTestInput, type AbTestResults, type AbTestView } from "../../domain/ab-test";
 import { refused } from "../../lib/problems";
 import { abGroupTallies, setCampaignAbTest, type AbGroupTally, type Campaign } from "../../store/campaigns";
@@ -6,7 +7,7 @@ import { isoTime } from "../../store/sql";
 import { recordAudit, type Auditor } from "../audit/record";
 import { answer, freshBodyKey, fromStates, load, raced, type CampaignOutcome, type LifecycleContext } from "./lifecycle";
 import { share } from "./report";
-import { AB_TEST_SPREAD, campaignMirrors } from "./campaign-shards";
+import { AB_TEST_SPREAD } from "./campaign-shards";
 
 // A campaign's A/B test (issue 43, item 7; domain/ab-test.ts). Set or removed while the campaign
 // may be edited; at publication its recipients are split (store/campaigns.ts abGroupsStatement),
@@ -21,7 +22,7 @@ export async function setAbTest(ctx: LifecycleContext, id: string, input: AbTest
   const loaded = await load(ctx, id, "edit");
   if (!loaded.ok) return loaded;
   // The test ranks all its recipients in one statement, which does not span shards (decision 0038 step 4).
-  if (campaignMirrors(env, panel).length) return refused("conflict", [{ field: "ab_test", message: AB_TEST_SPREAD }], `An A/B test cannot be set: ${AB_TEST_SPREAD}`);
+  if (mirrorShards(env, panel).length) return refused("conflict", [{ field: "ab_test", message: AB_TEST_SPREAD }], `An A/B test cannot be set: ${AB_TEST_SPREAD}`);
   const campaign = loaded.value;
   const variants: AbTest["variants"] = [];
   for (const variant of input.variants) {

@@ -1,7 +1,4 @@
-import { hasContactsBeyondHome, mirrorShards, type MirrorShard } from "../access/partitions";
-import type { Panel } from "../../store/panels";
-
-type PanelPlace = Pick<Panel, "shard" | "partitions">;
+import { hasContactsBeyondHome, type PanelPlace } from "../access/partitions";
 import { campaignPart, completeCampaignIfDone, recordShardProgress, type PublishScope } from "../../store/campaigns";
 import type { ShardDb } from "../../store/shards";
 
@@ -19,23 +16,13 @@ import type { ShardDb } from "../../store/shards";
 /** Why a campaign with an A/B test of a panel with partitions on several shards fails (its test is not split across them). */
 export const AB_TEST_SPREAD = "an A/B test is not available for a panel whose contacts are split over partitions on several databases (decision 0038)";
 
-/** The panel's contacts are on shards other than its home: its campaigns publish and send on each. */
-export function campaignSpread(panel: PanelPlace): boolean {
-  return hasContactsBeyondHome(panel);
-}
-
-/** The shards other than the home that publish and send the panel's campaigns; none for a panel without a map. */
-export function campaignMirrors(env: Env, panel: PanelPlace): MirrorShard[] {
-  return campaignSpread(panel) ? mirrorShards(env, panel) : [];
-}
-
 /**
  * What a publish step on `shard` reads: the bucket ranges of the panel's partitions there (a
  * shard may still hold rows of buckets a split moved away), and whether it is not the home.
  * Undefined for a panel without partitions elsewhere: the home's statements, unchanged.
  */
 export function publishScope(panel: PanelPlace, shard: number): PublishScope | undefined {
-  if (!campaignSpread(panel)) return undefined;
+  if (!hasContactsBeyondHome(panel)) return undefined;
   return { buckets: panel.partitions.filter((p) => p.shard === shard).map((p) => [p.firstBucket, p.lastBucket] as const), part: shard !== panel.shard };
 }
 

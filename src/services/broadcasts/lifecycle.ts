@@ -1,4 +1,4 @@
-import { panelShards } from "../access/partitions";
+import { mirrorShards, panelShards } from "../access/partitions";
 import { namedTopic } from "../topics/topics";
 import type { CampaignEdit as CampaignEditInput } from "../../domain/broadcast";
 import { campaignTransition, deleteTarget, refusedTransition, type CampaignAction, type CampaignStatus } from "../../domain/campaign-lifecycle";
@@ -33,7 +33,7 @@ import { enqueueSendBatches } from "./send";
 import { copyOfEmailTemplate } from "../email-templates/templates";
 import { htmlWithPreheader } from "../../domain/email-templates";
 import { nudgePublish } from "./publish";
-import { AB_TEST_SPREAD, campaignMirrors } from "./campaign-shards";
+import { AB_TEST_SPREAD } from "./campaign-shards";
 import { countersAcross } from "./report";
 
 // The campaign lifecycle's use cases (issue 43): each reads the campaign, asks the transition
@@ -159,7 +159,7 @@ export async function scheduleCampaign(
   if (!campaign) return noSuchCampaign(id);
   // Its publication runs on each shard of the panel's partitions (decision 0038 step 4); an A/B
   // test ranks all its recipients in one statement, which does not span shards.
-  if (campaign.abTest && campaignMirrors(env, panel).length) return refused("conflict", [{ field: "ab_test", message: AB_TEST_SPREAD }], `The campaign cannot be scheduled: ${AB_TEST_SPREAD}`);
+  if (campaign.abTest && mirrorShards(env, panel).length) return refused("conflict", [{ field: "ab_test", message: AB_TEST_SPREAD }], `The campaign cannot be scheduled: ${AB_TEST_SPREAD}`);
   const action: CampaignAction = sendNow ? "send_now" : campaign.status === "scheduled" ? "reschedule" : "schedule";
   if (!campaignTransition(campaign.status, action).ok) return notAllowed(campaign.status, action);
   // A draft's lists and segments may have gone since it was written.
@@ -194,7 +194,7 @@ export async function changeCampaignState(ctx: LifecycleContext, id: string, act
     // Its recipients were still being inserted: the next step, in case its nudge was lost while paused.
     if (moved.publishing) await nudgePublish(env, moved);
     // The same on each other shard holding the panel's partitions (decision 0038 step 4).
-    for (const mirror of campaignMirrors(env, panel)) {
+    for (const mirror of mirrorShards(env, panel)) {
       const part = await campaignPart(mirror.db, id);
       const batches = part ? await unsentBatches(mirror.db, id) : [];
       if (batches.length) await enqueueSendBatches(env, moved, batches, 0, mirror.shard);
@@ -213,7 +213,7 @@ export async function cancelCampaignSends(ctx: LifecycleContext, id: string, by:
   const cancelled = await cancelCampaign(db, panel.id, id, fromStates("cancel", loaded.value.status), now);
   if (!cancelled) return raced(ctx, id, "cancel");
   // Its recipients queued on the other shards of the panel's partitions are settled as skipped there.
-  for (const mirror of campaignMirrors(env, panel)) await skipQueuedRecipients(mirror.db, panel.id, id);
+  for (const mirror of mirrorShards(env, panel)) await skipQueuedRecipients(mirror.db, panel.id, id);
   await recordAudit(db, panel.id, by, "campaign.cancelled", id, { was: loaded.value.status });
   return answer(ctx, cancelled);
 }
@@ -276,7 +276,7 @@ export async function deleteOrArchiveCampaign(ctx: LifecycleContext, id: string,
   const loaded = await load(ctx, id, "delete");
   if (!loaded.ok) return loaded;
   const campaign = loaded.value;
-  const mirrors = campaignMirrors(env, panel);
+  const mirrors = mirrorShards(env, panel);
   const sentAny = await Promise.all([db, ...mirrors.map((m) => m.db)].map((shard) => campaignSentAny(shard, panel.id, id)));
   const to = deleteTarget(campaign.status, sentAny.some(Boolean));
   const from = fromStates("delete", campaign.status);

@@ -1,5 +1,5 @@
 import { forEachShard, panelHome, shardTask } from "../access/shards";
-import { namedPanelShard } from "../access/partitions";
+import { hasContactsBeyondHome, mirrorShards, namedPanelShard } from "../access/partitions";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { config } from "../../lib/config";
@@ -17,7 +17,7 @@ import {
   unsentBatches,
   type Campaign,
 } from "../../store/campaigns";
-import { AB_TEST_SPREAD, campaignMirrors, campaignSpread, publishScope, settleCampaignShard } from "./campaign-shards";
+import { AB_TEST_SPREAD, publishScope, settleCampaignShard } from "./campaign-shards";
 import { senderStanding } from "../channels/email/sender-domains";
 import { decideDueAbTests } from "./ab-decision";
 import { compileAudience } from "./audience";
@@ -84,7 +84,7 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
     }
     // Its contacts may be on several shards (decision 0038 step 4): the directory entry, cached.
     const { panel } = await panelHome(env, campaign.panelId);
-    const mirrors = campaignMirrors(env, panel);
+    const mirrors = mirrorShards(env, panel);
     // An A/B test ranks all its recipients in one statement: not across shards.
     if (mirrors.length && campaign.abTest) {
       await failCampaign(db, campaign.panelId, campaign.id, AB_TEST_SPREAD, now);
@@ -147,7 +147,7 @@ async function publishNextStep(env: Env, db: ShardDb, campaign: Campaign, now: n
   if (step.nextBatch > first) {
     await enqueueSendBatches(env, campaign, Array.from({ length: step.nextBatch - first }, (_, i) => first + i));
   }
-  if (step.done) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, campaignSpread(panel));
+  if (step.done) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, hasContactsBeyondHome(panel));
   else await nudgePublish(env, campaign);
 }
 

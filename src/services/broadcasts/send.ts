@@ -1,9 +1,9 @@
 import { TOPIC_SKIP } from "../../domain/topics";
 import { panelDb, panelHome } from "../access/shards";
-import { namedPanelShard } from "../access/partitions";
+import { hasContactsBeyondHome, namedPanelShard } from "../access/partitions";
 import { erasedIdentifier } from "../../domain/erasure";
 import { suppressionsOf } from "../../store/suppressions";
-import { campaignSpread, settleCampaignShard } from "./campaign-shards";
+import { settleCampaignShard } from "./campaign-shards";
 import type { EmailProvider, OutgoingEmail, ProviderEnv } from "../channels/email/provider";
 import { emailProvider } from "../channels/email/providers";
 import { planSender } from "../channels/email/signing";
@@ -280,7 +280,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
     if (sent.length) await segmentsAfterSends(env, campaign.panelId, sent, clock());
     if (retryLater > 0) throw new Error(`campaign ${campaign.id} batch ${nudge.batch}: ${retryLater} message(s) to retry`);
   }
-  if (shard.home) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, campaignSpread(place));
+  if (shard.home) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, hasContactsBeyondHome(place));
   else {
     // The stalled-campaign re-drive reads the home's campaign: this shard's progress counts there.
     await touchSendingCampaign(home, campaign.id, clock());
