@@ -445,6 +445,14 @@ export interface PublishStep {
 const PUBLISHING = "('sending', 'paused')";
 
 /**
+ * Whether one of the panel's campaigns is publishing or sending (sending, paused): its recipients
+ * are spread by the partition map as it stood when its publishing started (decision 0038 step 4).
+ */
+export async function hasCampaignUnderWay(db: ShardDb, panelId: string): Promise<boolean> {
+  return (await db.prepare(`SELECT 1 FROM campaigns WHERE panel_id = ? AND status IN ${PUBLISHING} LIMIT 1`).bind(panelId).first()) !== null;
+}
+
+/**
  * Inserts the recipients among the next `chunkIds` contact ids (past the last step's end; an
  * empty stretch of the shard's ids is stepped over at once), numbered into send batches after
  * the last step's, and moves the campaign's progress and recipient total on, in one transaction:

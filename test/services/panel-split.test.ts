@@ -8,6 +8,7 @@ import { isPanelMovingError } from "../../src/lib/moving";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, TEST_SHARD } from "../support/helpers";
+import { listCampaign } from "../support/partitions";
 
 // Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
 // while it serves: buckets 2048–4095 move to SHARD_0. The steps are run here one by one, with
@@ -214,6 +215,11 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     ] };
     expect(await startPartitionSplit(env, split, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "invalid", fields: [{ field: "split_at" }] } });
     expect(await startPartitionSplit(env, split, 100, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", fields: [{ field: "shard" }] } });
+    // A campaign sending (or paused) was laid out over the map at its start: no split until it ends.
+    const list = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Readers" })).body.id as number;
+    const campaign = (await listCampaign(created, list)).body.id as string;
+    await panelData.prepare("UPDATE campaigns SET status = 'sending' WHERE id = ?").bind(campaign).run();
+    expect(await startPartitionSplit(env, panel, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", message: expect.stringContaining("campaign") } });
     // Nothing was recorded.
     expect((await admin("GET", `/panels/${panel.id}/moves`)).body.moves).toEqual([]);
   });

@@ -7,6 +7,7 @@ import { LAST_BUCKET, partitionOfBucket, wholePanelPartition } from "../../domai
 import { splitPanelPartition } from "../../store/panel-partitions";
 import { recountMembersStatement } from "../../store/lists";
 import { hasSegments } from "../../store/segments";
+import { hasCampaignUnderWay } from "../../store/campaigns";
 import { hasLiveJourneys } from "../../store/journeys/definitions";
 import {
   getPanelMove,
@@ -174,8 +175,10 @@ export async function startPartitionSplit(env: Env, panel: Panel, at: number, to
   if (!source) throw new Error(`the partition map places buckets ${partition.firstBucket}–${partition.lastBucket} of panel ${panel.id} on shard ${partition.shard}, which this deployment does not bind`);
   // Segments and journeys read the home's contacts only (not yet routed, decision 0038), as setPartitionMap refuses.
   const home = shardOf(env, panel);
-  const [segments, journeys] = await Promise.all([hasSegments(home, panel.id), hasLiveJourneys(home, panel.id)]);
+  const [segments, journeys, campaign] = await Promise.all([hasSegments(home, panel.id), hasLiveJourneys(home, panel.id), hasCampaignUnderWay(home, panel.id)]);
   if (segments || journeys) return refused("conflict", [], "the panel has saved segments or running or paused journeys, which are not yet routed across partitions (decision 0038)");
+  // Its shards' parts were laid out by the map at its start: the moved buckets' recipients would have no part on the target.
+  if (campaign) return refused("conflict", [], "a campaign of the panel is sending or paused: split once it has finished (decision 0038)");
   const buckets = { first: at, last: partition.lastBucket };
   const tied = await rowsTiedAcross(source, panel.id, buckets);
   if (tied) return refuse("conflict", "split_at", `buckets ${at}–${partition.lastBucket} cannot move apart: ${tied}`);
