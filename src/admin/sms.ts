@@ -1,3 +1,4 @@
+import { panelShards } from "../services/access/partitions";
 import { smsPreviewAnswer, smsSettingsAnswer, smsSuppressionAnswer, smsSuppressionListAnswer, smsTemplateAnswer, smsTemplateDeletedAnswer, smsTemplateListAnswer } from "../domain/answers/channels";
 import { mergeTagNames, personalize } from "../domain/merge-tags";
 import { NEEDS } from "../domain/permissions";
@@ -156,9 +157,9 @@ const addSuppression = definePanelRoute({
   role: NEEDS.channels,
   response: smsSuppressionAnswer,
   summary: "Stop SMS to a number",
-  async handle({ path, panel, db }) {
+  async handle({ env, path, panel, db }) {
     const phone = phoneParam(path.phone);
-    await suppressSms(db, panel.id, phone, "operator", Date.now());
+    await suppressSms(panelShards(env, panel, db), panel.id, phone, "operator", Date.now());
     return { phone, suppressed: true };
   },
 });
@@ -169,9 +170,9 @@ const removeSuppression = definePanelRoute({
   role: NEEDS.channels,
   response: smsSuppressionAnswer,
   summary: "Send SMS to a number again (also one that replied STOP: only with its consent)",
-  async handle({ path, panel, db }) {
+  async handle({ env, path, panel, db }) {
     const phone = phoneParam(path.phone);
-    unwrap(await liftSmsSuppression(db, panel.id, phone));
+    unwrap(await liftSmsSuppression(panelShards(env, panel, db), panel.id, phone));
     return { phone, suppressed: false };
   },
 });

@@ -134,4 +134,15 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect(await instancesOn(panelData, panel.id)).toEqual(["solo@example.com: active"]);
     expect(await countersOf(journey)).toMatchObject({ entered: 1, active: 1 });
   });
+
+  it("an operator's SMS stop and its lift reach every shard, where each contact's journey sends read them", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const stopsOn = async (db: ShardDb) => (await db.prepare("SELECT phone || ' ' || reason AS r FROM sms_suppressions WHERE panel_id = ?").bind(panel.id).all<{ r: string }>()).results.map((r) => r.r);
+    expect((await admin("PUT", `/panels/${panel.id}/sms/suppressions/14155550123`)).status).toBe(200);
+    expect([await stopsOn(shard0), await stopsOn(panelData)]).toEqual([["14155550123 operator"], ["14155550123 operator"]]);
+    expect((await admin("DELETE", `/panels/${panel.id}/sms/suppressions/14155550123`)).status).toBe(200);
+    expect([await stopsOn(shard0), await stopsOn(panelData)]).toEqual([[], []]);
+    expect((await admin("DELETE", `/panels/${panel.id}/sms/suppressions/14155550123`)).status).toBe(404);
+  });
 });

@@ -55,10 +55,7 @@ export type SmsHookOutcome =
 /** A provider's post to the panel's hook: a reply (STOP, START) or delivery reports, recorded. */
 export async function receiveSmsHook(env: Env, hook: SmsHookPanel, post: SmsHookPost, now: number): Promise<SmsHookOutcome> {
   const { shards, panelId, sms } = hook;
-  // A STOP (or START) is for the number in the whole panel: each shard's sends read it there.
-  const stopOrStart = async (from: string, text: string) => {
-    for (const db of shards) await recordSmsReply(db, panelId, from, text, now);
-  };
+  const stopOrStart = (from: string, text: string) => recordSmsReply(shards, panelId, from, text, now);
   let receipts: SmsReceipt[] | null;
   if (sms.record.provider === "twilio") {
     const params = new URLSearchParams(post.body);

@@ -207,7 +207,7 @@ export async function recordSmsReceipts(env: Env, shards: readonly ShardDb[], pa
     if (!message || !db) continue;
     matched++;
     const phone = phoneDigits(message.recipient);
-    if (receipt.optedOut && phone) await suppressSms(db, panelId, phone, "provider", now);
+    if (receipt.optedOut && phone) await suppressSms(shards, panelId, phone, "provider", now);
     if (!receipt.outcome) continue;
     const current = await recordSmsDelivery(db, message.msgid, receipt.outcome, now);
     // Recorded again when it is the stored word: the event may not have been recorded the first time.
@@ -216,13 +216,13 @@ export async function recordSmsReceipts(env: Env, shards: readonly ShardDb[], pa
   return { matched };
 }
 
-/** A reply the provider passed on: STOP suppresses the number in the panel, START lifts a STOP. */
-export async function recordSmsReply(db: ShardDb, panelId: string, from: string, body: string, now: number): Promise<"stop" | "start" | null> {
+/** A reply the provider passed on: STOP suppresses the number in the panel (each of its `shards`), START lifts a STOP. */
+export async function recordSmsReply(shards: readonly ShardDb[], panelId: string, from: string, body: string, now: number): Promise<"stop" | "start" | null> {
   const phone = phoneDigits(from);
   const keyword = replyKeyword(body);
   if (!phone || !keyword) return null;
-  if (keyword === "stop") await suppressSms(db, panelId, phone, "stop", now);
-  else await liftSmsStop(db, panelId, phone);
+  if (keyword === "stop") await suppressSms(shards, panelId, phone, "stop", now);
+  else await liftSmsStop(shards, panelId, phone);
   return keyword;
 }
 

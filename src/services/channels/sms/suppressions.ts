@@ -6,14 +6,17 @@ import { liftPhoneSuppression, liftPhoneSuppressionStatement, phoneSuppression, 
  * The one home of stopping and resuming SMS to a number of a panel (sms_suppressions): an
  * operator's entry or lift (admin), a STOP or START reply (the providers' hooks), a provider's
  * opt-out (a refused send, a receipt), a contact's own choice (preferences). The first reason
- * recorded stays; what may lift what is decided here.
+ * recorded stays; what may lift what is decided here. A stop or lift by number (not a send's own
+ * outcome, nor a contact's choice, written with their contact) reaches every shard holding the
+ * panel's contacts (`shards`, panelShards: just the home without a partition map), since each
+ * send reads the number's suppression on its own contact's shard (decision 0038).
  */
 
 export type SmsSuppressionReason = PhoneSuppressionReason;
 
 /** Stops SMS to the number in the panel (`phone` in digits, as domain/sms.ts phoneDigits gives it). */
-export async function suppressSms(db: ShardDb, panelId: string, phone: string, reason: SmsSuppressionReason, now: number): Promise<void> {
-  await suppressPhone(db, panelId, phone, reason, now);
+export async function suppressSms(shards: readonly ShardDb[], panelId: string, phone: string, reason: SmsSuppressionReason, now: number): Promise<void> {
+  await Promise.all(shards.map((db) => suppressPhone(db, panelId, phone, reason, now)));
 }
 
 /** suppressSms as a statement, for a caller that writes it in its own D1 batch (a send's outcomes). */
@@ -22,8 +25,9 @@ export function suppressSmsStatement(db: ShardDb, panelId: string, phone: string
 }
 
 /** Sends SMS to the number again, whatever stopped it (an operator, or a contact's own choice); refused when nothing did. */
-export async function liftSmsSuppression(db: ShardDb, panelId: string, phone: string): Promise<Result<void>> {
-  if (await liftPhoneSuppression(db, panelId, phone)) return succeeded(undefined);
+export async function liftSmsSuppression(shards: readonly ShardDb[], panelId: string, phone: string): Promise<Result<void>> {
+  const lifted = await Promise.all(shards.map((db) => liftPhoneSuppression(db, panelId, phone)));
+  if (lifted.some(Boolean)) return succeeded(undefined);
   return refused("not_found", [], `The number ${phone} is not suppressed in this panel`);
 }
 
@@ -33,6 +37,10 @@ export function liftSmsSuppressionStatement(db: ShardDb, panelId: string, phone:
 }
 
 /** A START reply: lifts the number's own STOP, never a provider's or an operator's stop. */
-export async function liftSmsStop(db: ShardDb, panelId: string, phone: string): Promise<void> {
-  if ((await phoneSuppression(db, panelId, phone)) === "stop") await liftPhoneSuppression(db, panelId, phone);
+export async function liftSmsStop(shards: readonly ShardDb[], panelId: string, phone: string): Promise<void> {
+  await Promise.all(
+    shards.map(async (db) => {
+      if ((await phoneSuppression(db, panelId, phone)) === "stop") await liftPhoneSuppression(db, panelId, phone);
+    }),
+  );
 }
