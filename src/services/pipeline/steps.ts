@@ -1,15 +1,8 @@
 import type { StoredEvent } from "../../store/events";
-import type { ShardDb } from "../../store/shards";
+import type { PanelShard } from "../access/partitions";
 
 /** An event as pipeline steps see it: stored, with its id, guid and resolved contact. */
 export type PipelineEvent = StoredEvent;
-
-/** Where the events a step is given are stored: the panel's home, or a shard holding one of its partitions (decision 0038). */
-export interface EventsPlace {
-  shard: number;
-  db: ShardDb;
-  home: boolean;
-}
 
 export interface StepFailure {
   eventId: number;
@@ -33,9 +26,9 @@ export interface StepFailure {
 export interface PipelineStep {
   /** Stable name: completion is recorded under it. */
   readonly name: string;
-  run(env: Env, events: readonly PipelineEvent[], place?: EventsPlace): Promise<readonly StepFailure[] | void>;
+  run(env: Env, events: readonly PipelineEvent[], place?: PanelShard): Promise<readonly StepFailure[] | void>;
   /**
-   * It runs for events stored on a partition's shard (`place` not the home; absent: the home), working there on
+   * It runs for events stored on a partition's shard (`place`, where the events are stored: not the home; absent: the home), working there on
    * their contacts' rows. A step without it reads the home only, and such events fail it
    * (consumer.ts, notRouted).
    */
