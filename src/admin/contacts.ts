@@ -20,7 +20,7 @@ import { searchPanelByAttribute, searchPanelByKey, searchPanelContaining } from 
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
 import { contactKeyFrom } from "../domain/contacts";
-import { contactDb, contactPlace, panelShards } from "../services/access/partitions";
+import { contactDb, contactPlace, firstOnShards, panelShards } from "../services/access/partitions";
 import { isoTime } from "../store/sql";
 import { audited, auditorOf } from "./audit";
 import { eventView } from "./events";
@@ -251,8 +251,7 @@ const readErasure = definePanelRoute({
   summary: "An erasure's progress: `archive` while archived days are rewritten, then `done`",
   async handle({ env, path, panel, db }) {
     // An erasure is recorded on its contact's partition shard (decision 0038): the home first, then the mirrors.
-    let erasure = null;
-    for (const shard of panelShards(env, panel, db)) if ((erasure = await getErasure(shard, panel.id, path.erasure))) break;
+    const erasure = (await firstOnShards(panelShards(env, panel, db), (shard) => getErasure(shard, panel.id, path.erasure)))?.found;
     if (!erasure) throw notFound(`No erasure with id "${path.erasure}" in this panel`);
     return erasureView(erasure);
   },

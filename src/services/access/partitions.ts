@@ -101,6 +101,19 @@ export function namedPanelShard(env: Env, panel: PanelPlace, shard: number | und
   return { shard, db: shardOf(env, { shard }), home: false };
 }
 
+/**
+ * The first of `shards` (in their order: panelShards gives the home first) on which `read` finds
+ * something, with that shard: a row kept on its contact's shard looked up by what does not name
+ * the contact (a tracking link, a provider's message id, an erasure's id). One read a shard until found.
+ */
+export async function firstOnShards<T>(shards: readonly ShardDb[], read: (db: ShardDb) => Promise<T | null | undefined>): Promise<{ db: ShardDb; found: T } | null> {
+  for (const db of shards) {
+    const found = await read(db);
+    if (found) return { db, found };
+  }
+  return null;
+}
+
 /** A shard mirroring a panel's configuration: its number and database. */
 export interface MirrorShard {
   shard: number;

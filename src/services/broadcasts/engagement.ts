@@ -1,5 +1,5 @@
 import { panelHome } from "../access/shards";
-import { panelShards } from "../access/partitions";
+import { firstOnShards, panelShards } from "../access/partitions";
 import { allShards, type ShardDb } from "../../store/shards";
 import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
 import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
@@ -25,11 +25,7 @@ type Env_ = Env;
  */
 async function onMessageShard<T>(env: Env_, panelId: string, act: (db: ShardDb) => Promise<T | null>): Promise<{ db: ShardDb; found: T } | null> {
   const { panel, db } = await panelHome(env, panelId);
-  for (const shard of panelShards(env, panel, db)) {
-    const found = await act(shard);
-    if (found) return { db: shard, found };
-  }
-  return null;
+  return firstOnShards(panelShards(env, panel, db), act);
 }
 
 export async function trackOpen(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { firstOnShards } from "../access/partitions";
 import type { AttributeValue } from "../../domain/attributes";
 import { withoutLinkMarks } from "../../domain/email-message";
 import { personalize, type Template } from "../../domain/merge-tags";
@@ -64,7 +65,7 @@ export async function messageCopy(files: R2Bucket, db: ShardDb, panelId: string,
   const campaignId = messageId.slice(0, Math.max(dot, 0));
   const [message, campaign] =
     dot > 0 && Number.isSafeInteger(contactId) && contactId > 0
-      ? await Promise.all([firstFound(shards, (shard) => getCampaignMessage(shard, panelId, campaignId, contactId)), getCampaign(db, panelId, campaignId)])
+      ? await Promise.all([firstOnShards(shards, (shard) => getCampaignMessage(shard, panelId, campaignId, contactId)).then((hit) => hit?.found ?? null), getCampaign(db, panelId, campaignId)])
       : [null, null];
   if (!message || !campaign) return noCopy(`no message with id "${messageId}" in this panel`);
   if (!hasRenderedCopy({ channel: "email", status: message.status })) return noCopy(`message "${messageId}" has no copy: it was not sent (it is ${message.status})`);
@@ -80,13 +81,4 @@ export async function messageCopy(files: R2Bucket, db: ShardDb, panelId: string,
     html: renderCopy(html, message.mergeValues),
     sentAt: message.sentAt,
   });
-}
-
-/** The first shard's answer that is not null, asking them in turn. */
-async function firstFound<T>(shards: readonly ShardDb[], read: (db: ShardDb) => Promise<T | null>): Promise<T | null> {
-  for (const shard of shards) {
-    const found = await read(shard);
-    if (found) return found;
-  }
-  return null;
 }

@@ -1,5 +1,5 @@
 import { panelHome } from "../access/shards";
-import { panelShards } from "../access/partitions";
+import { firstOnShards, panelShards } from "../access/partitions";
 import { allShards, type ShardDb } from "../../store/shards";
 import { recordEmailEvents, type EmailEventKind } from "../pipeline/email-events";
 import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
@@ -39,9 +39,11 @@ async function claimShards(env: TrackEnv, panelId: string): Promise<ShardDb[]> {
 
 async function sentEmail(env: TrackEnv, claim: JourneyMessageRef, only?: ShardDb): Promise<{ db: ShardDb; message: JourneyMessage } | null> {
   const shards = only ? [only] : await claimShards(env, claim.panelId);
-  const found = await Promise.all(shards.map(async (db) => (await getMessages(db, claim.panelId, [claim.msgid])).get(claim.msgid)));
-  const at = found.findIndex((message) => message?.channel === "email" && message.status === "sent");
-  return at < 0 ? null : { db: shards[at]!, message: found[at]! };
+  const hit = await firstOnShards(shards, async (db) => {
+    const message = (await getMessages(db, claim.panelId, [claim.msgid])).get(claim.msgid);
+    return message?.channel === "email" && message.status === "sent" ? message : null;
+  });
+  return hit && { db: hit.db, message: hit.found };
 }
 
 async function record(env: TrackEnv, message: JourneyMessage, event: EmailEventKind, detail: Record<string, unknown>, now: number, guid?: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { findPanelHome } from "../access/shards";
-import { namedPanelShard } from "../access/partitions";
+import { firstOnShards, namedPanelShard } from "../access/partitions";
 import { panelSms, smsProviderOf, type SmsSettingsEnv } from "../channels/sms/settings";
 import { shortenSmsLinks, SHORT_CODE } from "../channels/sms/links";
 import type { SmsReceipt } from "../channels/sms/receipts";
@@ -195,16 +195,9 @@ export async function recordSmsReceipts(env: Env, shards: readonly ShardDb[], pa
   let matched = 0;
   for (const receipt of receipts) {
     // The message is on its contact's partition's shard: each of the panel's asked in turn (`shards`, the home first).
-    let db: ShardDb | undefined;
-    let message: Awaited<ReturnType<typeof smsByProviderId>> = null;
-    for (const shard of shards) {
-      message = await smsByProviderId(shard, panelId, receipt.providerMessageId);
-      if (message) {
-        db = shard;
-        break;
-      }
-    }
-    if (!message || !db) continue;
+    const hit = await firstOnShards(shards, (shard) => smsByProviderId(shard, panelId, receipt.providerMessageId));
+    if (!hit) continue;
+    const { db, found: message } = hit;
     matched++;
     const phone = phoneDigits(message.recipient);
     if (receipt.optedOut && phone) await suppressSms(shards, panelId, phone, "provider", now);

@@ -7,7 +7,7 @@ import { getMessages } from "../../../store/journeys/messages";
 import { getTopic } from "../../../store/topics";
 import { liftSuppressionStatement, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
 import type { ShardDb } from "../../../store/shards";
-import { panelShards } from "../../access/partitions";
+import { firstOnShards, panelShards } from "../../access/partitions";
 import { findPanelHome } from "../../access/shards";
 import { isJourneyClaim, type TrackingClaim } from "./tracking";
 
@@ -44,14 +44,9 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
   const shards = panelShards(env, panel, db);
   let contactDb = db;
   const onShards = async <T>(read: (shard: ShardDb) => Promise<T | null | undefined>): Promise<T | null> => {
-    for (const shard of shards) {
-      const found = await read(shard);
-      if (found) {
-        contactDb = shard;
-        return found;
-      }
-    }
-    return null;
+    const hit = await firstOnShards(shards, read);
+    if (hit) contactDb = hit.db;
+    return hit?.found ?? null;
   };
   if (isJourneyClaim(claim)) {
     const message = await onShards(async (shard) => (await getMessages(shard, claim.panelId, [claim.msgid])).get(claim.msgid));
