@@ -31,8 +31,6 @@ import { capAnswerOf, capsOf, contactTimeZone, gateBeforeCaps, gateOfCapAnswer, 
 interface SimPoint {
   step: string;
   kind: "delay" | "wait" | "hold";
-  /** A hold's number (the engine's `#n`). */
-  hold?: number;
   dueAt: number;
   /** The event the branch carries (for webhooks, and so an activity wait takes only later ones). */
   eventId: number | null;
@@ -239,7 +237,7 @@ class Simulation {
 
   /**
    * Walks `steps` for the instance up to its next waits and delays, as the engine's StepPlanner
-   * does. `held`: the message step among them is run again after its hold number `hold`.
+   * does. `rerun`: the message step among them run again after a hold.
    */
   private walk(
     contact: SimContact,
@@ -249,7 +247,7 @@ class Simulation {
     branchEvent: WalkEvent | null,
     branchEventId: number | null,
     lastMessage: string | null,
-    held: { step: string; hold: number } | null = null,
+    rerun: string | null = null,
   ) {
     const { definition, id: journeyId } = this.journey;
     for (const step of steps) {
@@ -258,15 +256,14 @@ class Simulation {
       if (decision.kind === "message") {
         const gate = this.gate(contact, decision.step, now);
         if (typeof gate === "object") {
-          // Held: no step run yet (the engine records it when the step finally runs); counted deferred once.
-          const hold = held?.step === step.id ? held.hold + 1 : 1;
-          if (hold === 1) this.count("deferred", step.id);
-          const point: SimPoint = { step: step.id, kind: "hold", hold, dueAt: gate.holdUntil, eventId: branchEventId, activityKey: null, msgid: null, createdAt: now };
+          // Held: no step run yet (the engine records it when the step finally runs); deferred once it goes, or if still held at the end.
+          const point: SimPoint = { step: step.id, kind: "hold", dueAt: gate.holdUntil, eventId: branchEventId, activityKey: null, msgid: null, createdAt: now };
           instance.points.push(point);
           heapPush(this.state.timers, [point.dueAt, contact.id, step.id]);
           continue;
         }
         if (gate === "go") {
+          if (rerun === step.id) this.count("deferred", step.id);
           this.state.messages[decision.step.type] = (this.state.messages[decision.step.type] ?? 0) + 1;
           this.sample(step, contact.id, now, branchEvent, branchEventId);
         }
@@ -306,7 +303,7 @@ class Simulation {
     const held = point.kind === "hold" ? stepById(definition, point.step) : undefined;
     const steps = point.kind === "hold" ? (held ? [held] : []) : stepsAfterPoint(definition, end);
     // A contact gone since (erased) is not walked on, as the engine skips a point without its contact.
-    if (contact) this.walk(contact, instance, steps, now, event, event?.id ?? point.eventId, null, point.kind === "hold" ? { step: point.step, hold: point.hold ?? 1 } : null);
+    if (contact) this.walk(contact, instance, steps, now, event, event?.id ?? point.eventId, null, point.kind === "hold" ? point.step : null);
     this.settle(contactId, instance);
   }
 
@@ -427,12 +424,17 @@ export function simulationFigures(state: SimulationState): SimulationFigures {
   const sum = (counts: Record<string, number> | undefined) => Object.values(counts ?? {}).reduce((a, b) => a + b, 0);
   for (const [id, n] of Object.entries(state.skippedCap ?? {})) step(id).skipped_cap = n;
   for (const [id, n] of Object.entries(state.skippedTopic ?? {})) step(id).skipped_topic = n;
-  for (const [id, n] of Object.entries(state.deferred ?? {})) step(id).deferred = n;
+  // Deferred: held messages that went later, and those still held at the end.
+  const deferred = { ...state.deferred };
   let active = 0;
   for (const instance of Object.values(state.instances)) {
     active++;
-    for (const point of instance.points) step(point.step).waiting++;
+    for (const point of instance.points) {
+      step(point.step).waiting++;
+      if (point.kind === "hold") deferred[point.step] = (deferred[point.step] ?? 0) + 1;
+    }
   }
+  for (const [id, n] of Object.entries(deferred)) step(id).deferred = n;
   return {
     entered: state.entered,
     active,
@@ -444,6 +446,6 @@ export function simulationFigures(state: SimulationState): SimulationFigures {
     messages: { ...state.messages },
     webhooks: { ...state.webhooks },
     skipped: { cap: sum(state.skippedCap), topic: sum(state.skippedTopic) },
-    deferred: sum(state.deferred),
+    deferred: sum(deferred),
   };
 }

@@ -140,6 +140,20 @@ describe("journey simulation under the panel's message rules", () => {
     expect(state.samples.find((s) => s.step === "text")?.at).toBe(Date.UTC(2026, 10, 2, 3, 30));
   });
 
+  it("does not count as deferred a message held by quiet hours that a full cap then skips", () => {
+    const both = {
+      id: "jrn_both",
+      definition: welcome([{ id: "text", type: "sms", text: "Welcome" }]),
+      rules: rules({ quiet_hours: [{ channel: "sms", from: "21:00", to: "09:00" }], caps: [{ channel: "sms", max: 1, days: 1 }] }),
+    };
+    // Entered at 22:00 UTC (held to 09:00), and an SMS was recorded at 08:00: at 09:00 the cap is full.
+    const at = Date.UTC(2026, 10, 1, 22, 0);
+    const contacts = new Map<number, SimContact>([[1, { id: 1, attributes: {}, sentAt: { sms: [Date.UTC(2026, 10, 2, 8, 0)] } }]]);
+    const state = newSimulationState();
+    simulate(both, state, [act(1, "signup", at)], contacts, at + DAY);
+    expect(simulationFigures(state)).toMatchObject({ deferred: 0, skipped: { cap: 1 }, messages: {}, steps: { text: { acted: 1, waiting: 0, skipped_cap: 1 } } });
+  });
+
   it("skips a contact who left the step's topic, and the journey goes on", () => {
     const topical = { id: "jrn_topic", definition: welcome([mail("news", { topic: "tpc_news" }), { id: "after", type: "sms", after: "news", text: "Hi" }]) };
     expect(topicsOf(topical.definition)).toEqual(["tpc_news"]);
