@@ -33,8 +33,10 @@ const BENCHMARKS: Array<{ name: string; script: string; env: Record<string, stri
   { name: "recovery", script: "recovery.ts", env: { SENDS: "1000", ENTRIES: "1000", PARTS: "crash" } },
   { name: "channels", script: "channels.ts", env: { MESSAGES: "1000", ROUNDS: "3" } },
   { name: "render", script: "render.ts", env: { RENDERS: "100000", ROUNDS: "3" } },
-  // About 1.5 minutes before part e (campaign publish, behaviour segment; not timed at this size yet): a panel on 2 partitions beside 1 (issue 42), small lists and files.
-  { name: "bigpanel", script: "bigpanel.ts", env: { CONTACTS: "50000", EVENTS: "40000", ROWS: "50000", ROUNDS: "2", SLICE: "2" } },
+  // About 1.5 minutes: a panel on 2 partitions beside 1 (issue 42), small lists and files. Part e
+  // (campaign publish, behaviour segment) runs on its own (docs/benchmarks.md: a full run's publish
+  // would walk the contacts parts a-d left on the shard): `PARTS=e npm run bench:bigpanel`.
+  { name: "bigpanel", script: "bigpanel.ts", env: { CONTACTS: "50000", EVENTS: "40000", ROWS: "50000", ROUNDS: "2", SLICE: "2", PARTS: "a,b,c,d" } },
 ];
 /** A benchmark still running after this long is stopped and reported as failed. */
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 300) * 1000;
