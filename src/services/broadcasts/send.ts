@@ -277,7 +277,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
       for (const outcome of outcomes) if (outcome.status !== "queued") counter.message("email", outcome.status === "sent" ? "sent" : "failed");
     }
     // Segments on `received` follow the sends at once.
-    if (sent.length) await segmentsAfterSends(env, campaign.panelId, sent, clock());
+    if (sent.length) await segmentsAfterSends(env, campaign.panelId, sent, clock(), shard);
     if (retryLater > 0) throw new Error(`campaign ${campaign.id} batch ${nudge.batch}: ${retryLater} message(s) to retry`);
   }
   if (shard.home) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, hasContactsBeyondHome(place));

@@ -1,5 +1,5 @@
 import { panelHome } from "../access/shards";
-import { contactDb, panelShardPlaces } from "../access/partitions";
+import { contactDb, panelShardPlaces, type PanelShard } from "../access/partitions";
 import type { ContactReaction } from "../contacts/reactions";
 import { nudgeListEntries } from "../journeys/list-entries";
 import { rebuildSegments } from "../../store/segments";
@@ -26,13 +26,14 @@ async function segmentsAfterContactWrite(env: Env, panelId: string, contact: { i
 /**
  * After a campaign batch sent its messages: the recipients' memberships of segments that read
  * sends (engagement `received`) are brought up to date, and entries of segment journeys are
- * taken up. The recipients are named by id only: each shard of the panel checks them (one read
- * each, the home alone for a panel without a map). Never throws: the sends stand, a failure is
- * logged (a rebuild or a sliding check sees the contacts again).
+ * taken up. `on`: the shard the batch was sent from, which holds its recipients (decision 0038
+ * step 4); without it the recipients, named by id only, are checked on each shard of the panel
+ * (one read each, the home alone for a panel without a map). Never throws: the sends stand, a
+ * failure is logged (a rebuild or a sliding check sees the contacts again).
  */
-export async function segmentsAfterSends(env: Env, panelId: string, contactIds: readonly number[], now: number): Promise<void> {
+export async function segmentsAfterSends(env: Env, panelId: string, contactIds: readonly number[], now: number, on?: PanelShard): Promise<void> {
   try {
-    if ((await refreshContacts(env, panelId, contactIds, ["sends"], now)) > 0) await nudgeListEntries(env, panelId);
+    if ((await refreshContacts(env, panelId, contactIds, ["sends"], now, on?.db)) > 0) await nudgeListEntries(env, panelId, on && !on.home ? on.shard : undefined);
   } catch (error) {
     console.error(`segments: refreshing ${contactIds.length} recipient(s) of panel ${panelId} after a send failed`, error);
   }
