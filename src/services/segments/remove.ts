@@ -20,8 +20,9 @@ export async function removeSegment(shards: readonly [ShardDb, ...ShardDb[]], pa
   // Named as a list in use is (services/lists/remove.ts), so both deletes read alike.
   if (users.length) return refused("conflict", [], `The segment "${segment.name}" is used by ${usersInWords(users)}; stop the journeys, and send, cancel or delete the campaigns first`);
   await deleteSegment(db, panelId, segment.id);
-  await Promise.all(mirrors.map((mirror) => deleteSegment(mirror, panelId, segment.id)));
   forgetPanelSegments(panelId);
+  // Recorded once the home's row is gone, before the mirrors: a mirror that fails leaves it for the resync, not the audit without it.
   await recordAudit(db, panelId, by, "segment.deleted", segment.id, { name: segment.name });
+  await Promise.all(mirrors.map((mirror) => deleteSegment(mirror, panelId, segment.id)));
   return succeeded(true);
 }
