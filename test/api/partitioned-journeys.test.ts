@@ -106,6 +106,18 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["hello", "hello"]);
   });
 
+  it("a mirror's journey row from a later write is not taken back by an earlier one (status changes landing out of order)", async () => {
+    const panel = await createPanel();
+    await defineActivity(panel, "add_to_cart");
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) });
+    await partitioned(panel);
+    await shard0.prepare("UPDATE journeys SET status = 'stopped', updated_at = ? WHERE id = ?").bind(Date.now() + 60 * MINUTE, journey.id).run();
+    expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
+    expect(await journeyOn(panelData, journey.id)).toBe("paused");
+    expect(await journeyOn(shard0, journey.id)).toBe("stopped");
+  });
+
   it("a list's journey enters a contact added to the list on its own shard", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel);

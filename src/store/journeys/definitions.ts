@@ -295,6 +295,8 @@ export async function journeysToMirror(db: ShardDb, panelId: string, ids?: reado
 /**
  * Writes journeys as the home has them into the mirror on `db`: two statements for any number
  * (one JSON parameter each). The mirror keeps no entry scan (a segment journey scans the home).
+ * A row the mirror holds from a later write (two status changes landing out of order) is not
+ * taken back.
  */
 export function mirrorJourneysStatements(db: ShardDb, panelId: string, mirrored: MirroredJourneys): D1PreparedStatement[] {
   return [
@@ -305,7 +307,7 @@ export function mirrorJourneysStatements(db: ShardDb, panelId: string, mirrored:
          FROM json_each(?2) r WHERE true
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, definition = excluded.definition, version = excluded.version, trigger_type = excluded.trigger_type,
            trigger_key = excluded.trigger_key, status = excluded.status, layout = excluded.layout, updated_at = excluded.updated_at
-         WHERE journeys.panel_id = excluded.panel_id`,
+         WHERE journeys.panel_id = excluded.panel_id AND journeys.updated_at <= excluded.updated_at`,
       )
       .bind(panelId, mirrored.journeys),
     // A draft's version 1 is rewritten in place: the mirror takes its text again.
