@@ -118,6 +118,24 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect(await journeyOn(shard0, journey.id)).toBe("stopped");
   });
 
+  it("the map copies every version of a running journey, and an edit after it copies the new one", async () => {
+    const panel = await createPanel();
+    await defineActivity(panel, "add_to_cart");
+    const hook = await createWebhook(panel);
+    const definition = { name: "Cart reminder", trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) };
+    const journey = await startJourney(panel, definition);
+    const renamed = { ...definition, steps: STEPS(hook.id).map((s) => (s.id === "hello" ? { ...s, params: { Action: "hi" } } : s)) };
+    expect((await admin("PUT", journey.path, renamed)).body).toMatchObject({ version: 2 });
+    await partitioned(panel);
+    const versionsOn = async (db: ShardDb) =>
+      (await db.prepare("SELECT version FROM journey_versions WHERE journey_id = ? ORDER BY version").bind(journey.id).all<{ version: number }>()).results.map((r) => r.version);
+    expect(await versionsOn(shard0)).toEqual([1, 2]);
+
+    expect((await admin("PUT", journey.path, definition)).body).toMatchObject({ version: 3 });
+    expect(await versionsOn(shard0)).toEqual([1, 2, 3]);
+    expect(await shard0.prepare("SELECT version FROM journeys WHERE id = ?").bind(journey.id).first<number>("version")).toBe(3);
+  });
+
   it("a list's journey enters a contact added to the list on its own shard", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel);

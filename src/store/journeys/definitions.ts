@@ -3,6 +3,7 @@ import { activityNameKey } from "../../domain/activity";
 import type { JourneyDefinition } from "../../domain/journey";
 import type { JourneyLayout } from "../../domain/journey-layout";
 import { insertVersionStatement } from "./versions";
+import { jsonArrays } from "../json-arrays";
 
 // The journeys table: the current definition and version, their trigger lookup keys and the
 // status a journey is in. Every version's definition is kept in journey_versions (versions.ts).
@@ -267,57 +268,69 @@ export async function hasLiveJourneys(db: ShardDb, panelId: string): Promise<boo
 
 /**
  * A panel's journey definitions as a mirror shard keeps them (decision 0041, for 0038's
- * partitions): each journey's row and every version, as JSON text of rows, for
- * mirrorJourneysStatements. `ids`: those journeys only; absent: all of the panel's.
+ * partitions): each journey's row and versions, as JSON arrays of rows cut below D1's bound on
+ * a value (jsonArrays), for mirrorJourneysStatements. `ids`: those journeys and only their
+ * current version (each version was mirrored when it became current, so an instance on a mirror
+ * never walks one the mirror lacks); absent: all of the panel's journeys and every version
+ * (a new mirror, or a split's, whose moved instances may walk older ones).
  */
 export interface MirroredJourneys {
-  journeys: string;
-  versions: string;
+  journeys: string[];
+  versions: string[];
 }
 
 export async function journeysToMirror(db: ShardDb, panelId: string, ids?: readonly string[]): Promise<MirroredJourneys> {
-  const only = (column: string) => (ids === undefined ? "" : ` AND ${column} IN (SELECT value FROM json_each(?2))`);
   const named = ids === undefined ? [] : [JSON.stringify(ids)];
-  const [journeys, versions] = await db.batch<{ rows: string }>([
+  const [journeys, versions] = await db.batch<Record<string, unknown>>([
     db
       .prepare(
-        `SELECT json_group_array(json_array(id, name, definition, version, trigger_type, trigger_key, status, layout, created_at, updated_at)) AS rows
-         FROM journeys WHERE panel_id = ?1${only("id")}`,
+        `SELECT id, name, definition, version, trigger_type, trigger_key, status, layout, created_at, updated_at
+         FROM journeys WHERE panel_id = ?1${ids === undefined ? "" : " AND id IN (SELECT value FROM json_each(?2))"}`,
       )
       .bind(panelId, ...named),
     db
-      .prepare(`SELECT json_group_array(json_array(journey_id, version, definition, created_at, created_by)) AS rows FROM journey_versions WHERE panel_id = ?1${only("journey_id")}`)
+      .prepare(
+        ids === undefined
+          ? "SELECT journey_id, version, definition, created_at, created_by FROM journey_versions WHERE panel_id = ?1"
+          : `SELECT v.journey_id, v.version, v.definition, v.created_at, v.created_by FROM journeys j
+             JOIN journey_versions v ON v.journey_id = j.id AND v.version = j.version
+             WHERE j.panel_id = ?1 AND j.id IN (SELECT value FROM json_each(?2))`,
+      )
       .bind(panelId, ...named),
   ]);
-  return { journeys: journeys!.results[0]?.rows ?? "[]", versions: versions!.results[0]?.rows ?? "[]" };
+  const arrays = (rows: Record<string, unknown>[]) => jsonArrays(rows.map((r) => Object.values(r))).map((part) => part.json);
+  return { journeys: arrays(journeys!.results), versions: arrays(versions!.results) };
 }
 
 /**
- * Writes journeys as the home has them into the mirror on `db`: two statements for any number
- * (one JSON parameter each). The mirror keeps no entry scan (a segment journey scans the home).
- * A row the mirror holds from a later write (two status changes landing out of order) is not
- * taken back.
+ * Writes journeys as the home has them into the mirror on `db`: one statement per array of rows.
+ * The mirror keeps no entry scan (a segment journey scans the home). A row the mirror holds
+ * from a later write (two status changes landing out of order) is not taken back.
  */
 export function mirrorJourneysStatements(db: ShardDb, panelId: string, mirrored: MirroredJourneys): D1PreparedStatement[] {
   return [
-    db
-      .prepare(
-        `INSERT INTO journeys (panel_id, id, name, definition, version, trigger_type, trigger_key, status, layout, created_at, updated_at, scan_cursor)
-         SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, r.value ->> 7, r.value ->> 8, r.value ->> 9, NULL
-         FROM json_each(?2) r WHERE true
-         ON CONFLICT (id) DO UPDATE SET name = excluded.name, definition = excluded.definition, version = excluded.version, trigger_type = excluded.trigger_type,
-           trigger_key = excluded.trigger_key, status = excluded.status, layout = excluded.layout, updated_at = excluded.updated_at
-         WHERE journeys.panel_id = excluded.panel_id AND journeys.updated_at <= excluded.updated_at`,
-      )
-      .bind(panelId, mirrored.journeys),
+    ...mirrored.journeys.map((rows) =>
+      db
+        .prepare(
+          `INSERT INTO journeys (panel_id, id, name, definition, version, trigger_type, trigger_key, status, layout, created_at, updated_at, scan_cursor)
+           SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, r.value ->> 7, r.value ->> 8, r.value ->> 9, NULL
+           FROM json_each(?2) r WHERE true
+           ON CONFLICT (id) DO UPDATE SET name = excluded.name, definition = excluded.definition, version = excluded.version, trigger_type = excluded.trigger_type,
+             trigger_key = excluded.trigger_key, status = excluded.status, layout = excluded.layout, updated_at = excluded.updated_at
+           WHERE journeys.panel_id = excluded.panel_id AND journeys.updated_at <= excluded.updated_at`,
+        )
+        .bind(panelId, rows),
+    ),
     // A draft's version 1 is rewritten in place: the mirror takes its text again.
-    db
-      .prepare(
-        `INSERT INTO journey_versions (panel_id, journey_id, version, definition, created_at, created_by)
-         SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4 FROM json_each(?2) r WHERE true
-         ON CONFLICT (journey_id, version) DO UPDATE SET definition = excluded.definition, created_at = excluded.created_at`,
-      )
-      .bind(panelId, mirrored.versions),
+    ...mirrored.versions.map((rows) =>
+      db
+        .prepare(
+          `INSERT INTO journey_versions (panel_id, journey_id, version, definition, created_at, created_by)
+           SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4 FROM json_each(?2) r WHERE true
+           ON CONFLICT (journey_id, version) DO UPDATE SET definition = excluded.definition, created_at = excluded.created_at`,
+        )
+        .bind(panelId, rows),
+    ),
   ];
 }
 
