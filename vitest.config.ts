@@ -34,6 +34,7 @@ const ISOLATED = [
   "test/api/partitioned-aggregates.test.ts",
   "test/api/partitioned-campaigns.test.ts",
   "test/api/partitioned-events.test.ts",
+  "test/api/partitioned-history.test.ts",
   "test/api/partitioned-journeys.test.ts",
   "test/api/partitioned-segments.test.ts",
   "test/api/signup-forms.test.ts",

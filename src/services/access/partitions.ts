@@ -130,12 +130,15 @@ export function mirrorShards(env: Env, panel: Pick<Panel, "shard" | "partitions"
     .map((shard) => ({ shard, db: shardOf(env, { shard }) }));
 }
 
+/** The panel's shards, its home first. */
+export type PanelShards = [ShardDb, ...ShardDb[]];
+
 /**
  * The databases a read spanning the panel asks (decision 0038 step 3): the caller's `home`
  * first, then each mirror, one per shard however many of the panel's partitions it holds. A
  * panel without a map: `[home]`, so such a read runs exactly the statements it ran before.
  */
-export function panelShards(env: Env, panel: Pick<Panel, "shard" | "partitions">, home: ShardDb): [ShardDb, ...ShardDb[]] {
+export function panelShards(env: Env, panel: Pick<Panel, "shard" | "partitions">, home: ShardDb): PanelShards {
   return [home, ...mirrorShards(env, panel).map((m) => m.db)];
 }
 
@@ -149,6 +152,15 @@ export function panelShards(env: Env, panel: Pick<Panel, "shard" | "partitions">
 export async function mergedPage<T>(shards: readonly ShardDb[], read: (db: ShardDb) => Promise<readonly T[]>, order: (a: T, b: T) => number, limit: number): Promise<T[]> {
   const pages = await Promise.all(shards.map(read));
   return pages.length === 1 ? [...pages[0]!] : pages.flat().sort(order).slice(0, limit);
+}
+
+/**
+ * A read by contact or event ids asked of each of the panel's shards, the answers merged: each
+ * id lives on one shard only (decision 0030), so an answer is found where its row is.
+ */
+export async function mergedMap<K, V>(shards: readonly ShardDb[], read: (db: ShardDb) => Promise<Map<K, V>>): Promise<Map<K, V>> {
+  const maps = await Promise.all(shards.map(read));
+  return maps.length === 1 ? maps[0]! : new Map(maps.flatMap((m) => [...m]));
 }
 
 /** The database holding the contact `key` (its partition's): the caller's `home` for a panel without a map. */

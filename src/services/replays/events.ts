@@ -11,7 +11,9 @@ import { archiveKey, readPartObject } from "../retention/archive";
  * The events a replay re-sends, in (occurred_at, id) order: the shard's rows and, for days moved
  * to R2 by event retention (services/retention/archive.ts), the rows of the day's part objects,
  * merged. A day being archived may have rows in both (a verified part whose rows are not yet
- * deleted, a late event that stays in the shard): each event is taken once, by id.
+ * deleted, a late event that stays in the shard): each event is taken once, by id. A panel
+ * spread over several shards (decision 0038) has each shard's pages merged: event ids are
+ * unique across shards (decision 0030), so the order is one order over the panel.
  */
 
 /** Archived days one page may pass through before it answers what it has. */
@@ -49,8 +51,13 @@ async function archivedSelected(bucket: R2Bucket, db: ShardDb, parts: readonly A
   return rows;
 }
 
-/** How many events a replay of [from, to) with `selection` re-sends (its dry run). */
-export async function countReplayEvents(bucket: R2Bucket, db: ShardDb, panelId: string, selection: ReplaySelection, from: number, to: number): Promise<number> {
+/** How many events a replay of [from, to) with `selection` re-sends (its dry run), summed over the panel's shards. */
+export async function countReplayEvents(bucket: R2Bucket, shards: readonly ShardDb[], panelId: string, selection: ReplaySelection, from: number, to: number): Promise<number> {
+  const counts = await Promise.all(shards.map((db) => countShardEvents(bucket, db, panelId, selection, from, to)));
+  return counts.reduce((sum, n) => sum + n, 0);
+}
+
+async function countShardEvents(bucket: R2Bucket, db: ShardDb, panelId: string, selection: ReplaySelection, from: number, to: number): Promise<number> {
   const hot = await countReplayEventRows(db, panelId, selection, from, to);
   const parts = await archivedPartsBetween(db, panelId, dayOf(from), to);
   if (parts.length === 0) return hot;
@@ -68,20 +75,53 @@ async function shardRows(db: ShardDb, panelId: string, selection: ReplaySelectio
   return replayEventRows(db, panelId, selection, cursor, to, limit);
 }
 
+/** A page of events: `exhausted` when none is left after its rows; `passed`, how far a page without rows got. */
+export interface EventPage {
+  rows: EventRow[];
+  exhausted: boolean;
+  passed: ReplayCursor;
+}
+
+const cursorOf = (row: EventRow): ReplayCursor => ({ occurredAt: row.occurred_at, id: row.id });
+const earlier = (a: ReplayCursor, b: ReplayCursor) => a.occurredAt < b.occurredAt || (a.occurredAt === b.occurredAt && a.id < b.id);
+
 /**
- * Up to `limit` events after `cursor` (exclusive) before `to`, oldest first; `exhausted` when
- * none is left after them. `passed` is how far the read got without finding events (archived
- * days with none selected): a page without rows may still move the cursor on.
+ * Up to `limit` of the panel's events after `cursor` (exclusive) before `to`, oldest first, from
+ * each of `shards` (the home first; one page each) merged. `passed` is how far the read got
+ * without finding events (archived days with none selected): a page without rows may still
+ * move the cursor on.
  */
 export async function nextReplayEvents(
   bucket: R2Bucket,
-  db: ShardDb,
+  shards: readonly ShardDb[],
   panelId: string,
   selection: ReplaySelection,
   cursor: ReplayCursor,
   to: number,
   limit: number,
-): Promise<{ rows: EventRow[]; exhausted: boolean; passed: ReplayCursor }> {
+): Promise<EventPage> {
+  const pages = await Promise.all(shards.map((db) => shardEvents(bucket, db, panelId, selection, cursor, to, limit)));
+  if (pages.length === 1) return pages[0]!;
+  // A shard's page that did not reach the end vouches for its shard only up to its last row (or
+  // how far it passed): the merged page ends at the nearest such frontier; later rows are read again.
+  let frontier: ReplayCursor | null = null;
+  for (const page of pages) {
+    if (page.exhausted) continue;
+    const reached = page.rows.length ? cursorOf(page.rows.at(-1)!) : page.passed;
+    if (frontier === null || earlier(reached, frontier)) frontier = reached;
+  }
+  // A row copied to a split's target stays on its source until cleaning (decision 0047): taken once.
+  const merged = pages
+    .flatMap((page) => page.rows)
+    .filter((row) => frontier === null || !after(row, frontier))
+    .sort(order)
+    .filter((row, i, all) => i === 0 || all[i - 1]!.id !== row.id);
+  const rows = merged.slice(0, limit);
+  return { rows, exhausted: frontier === null && merged.length <= limit, passed: rows.length === 0 && frontier ? frontier : cursor };
+}
+
+/** One shard's page: its rows and its archive's, merged. */
+async function shardEvents(bucket: R2Bucket, db: ShardDb, panelId: string, selection: ReplaySelection, cursor: ReplayCursor, to: number, limit: number): Promise<EventPage> {
   const rows: EventRow[] = [];
   let position = cursor;
   // The first day whose archived parts may hold events after `position`.

@@ -21,8 +21,8 @@ import {
   type ReplayCursor,
   type WebhookReplay,
 } from "../../store/webhook-replays";
-import { unroutedRefusal } from "../access/partitions";
-import { panelDb, shardTask } from "../access/shards";
+import { mergedMap, panelShards, type PanelShards } from "../access/partitions";
+import { panelHome, shardTask } from "../access/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { journeyWebhookEvent } from "../journeys/webhook-event";
 import { enqueueReplayEvents, webhookDispatcher } from "../webhooks/enqueue";
@@ -113,9 +113,6 @@ export async function createReplay(
 ): Promise<Result<ReplayCreation>> {
   const webhook = await getWebhook(db, panel.id, webhookId);
   if (!webhook) return noSuchWebhook(webhookId);
-  // Events are read from the panel's home shard and its archive: not yet across partitions (decision 0038).
-  const unrouted = unroutedRefusal(panel, "Replaying events");
-  if (unrouted) return unrouted;
   if (body.id !== undefined && !body.dry_run) {
     const existing = await getReplay(db, panel.id, body.id);
     if (existing) return existing.webhookId === webhookId ? succeeded({ kind: "replay", created: false, replay: await withProgress(env, existing) }) : takenId(body.id);
@@ -130,7 +127,7 @@ export async function createReplay(
   if (to - from.value > MAX_REPLAY_RANGE_DAYS * DAY_MS) return refusedField("invalid", "to", `must be at most ${MAX_REPLAY_RANGE_DAYS} days after from`);
 
   const filter = { channels: body.channels ?? null, journeyId: body.journey_id ?? null };
-  const events = await countReplayEvents(env.FILES, db, panel.id, selectionOf(filter), from.value, to);
+  const events = await countReplayEvents(env.FILES, panelShards(env, panel, db), panel.id, selectionOf(filter), from.value, to);
   if (body.dry_run) return succeeded({ kind: "dry_run", events, batches: replayBatches(events, BATCH_LIMITS.maxEvents) });
 
   const { replay, created } = await insertReplay(db, {
@@ -147,7 +144,7 @@ export async function createReplay(
   // Two requests with one id at once: the second answers the first's replay.
   if (!created) return replay.webhookId === webhookId ? succeeded({ kind: "replay", created: false, replay: await withProgress(env, replay) }) : takenId(replay.id);
   await recordAudit(db, panel.id, by, "webhook.replay_started", webhookId, { replay: replay.id, from: body.from, to: body.to, events });
-  await stepAndNudge(env, db, panel.id, replay.id, now);
+  await stepAndNudge(env, panelShards(env, panel, db), panel.id, replay.id, now);
   return succeeded({ kind: "replay", created: true, replay: await withProgress(env, (await getReplay(db, panel.id, replay.id)) ?? replay) });
 }
 
@@ -216,7 +213,8 @@ export type ReplayStepOutcome = "more" | "wait" | "done" | "stopped";
  * finds the replay ended, or whose cursor another step moved meanwhile, stops (what it handed
  * over was a repeat the dispatcher skipped).
  */
-export async function replayStep(env: Env, db: ShardDb, panelId: string, replayId: string, now: number): Promise<ReplayStepOutcome> {
+export async function replayStep(env: Env, shards: PanelShards, panelId: string, replayId: string, now: number): Promise<ReplayStepOutcome> {
+  const [db] = shards;
   const replay = await getReplay(db, panelId, replayId);
   if (!replay || replay.state !== "running") return "stopped";
   if ((await webhookDispatcher(env, replay.webhookId).replayProgress(replay.id)).waiting >= REPLAY_MAX_WAITING) {
@@ -224,7 +222,7 @@ export async function replayStep(env: Env, db: ShardDb, panelId: string, replayI
     return "wait";
   }
   const start: ReplayCursor = replay.cursor ?? { occurredAt: replay.from, id: 0 };
-  const page = await nextReplayEvents(env.FILES, db, panelId, selectionOf(replay.filter), start, replay.to, REPLAY_PAGE);
+  const page = await nextReplayEvents(env.FILES, shards, panelId, selectionOf(replay.filter), start, replay.to, REPLAY_PAGE);
   // Whole batches only, but for the last page: a page's tail would otherwise go as a small batch
   // of its own when the next step comes after the batch window.
   const whole = Math.floor(page.rows.length / BATCH_LIMITS.maxEvents) * BATCH_LIMITS.maxEvents;
@@ -232,7 +230,8 @@ export async function replayStep(env: Env, db: ShardDb, panelId: string, replayI
   const done = page.exhausted && rows.length === page.rows.length;
   let handed = 0;
   if (rows.length > 0) {
-    const contacts = await contactsByIds(db, panelId, rows.flatMap((row) => (row.contact_id === null ? [] : [row.contact_id])));
+    const ids = rows.flatMap((row) => (row.contact_id === null ? [] : [row.contact_id]));
+    const contacts = await mergedMap(shards, (shard) => contactsByIds(shard, panelId, ids));
     const journeyIds = [...new Set(rows.flatMap((row) => (row.journey_id === null ? [] : [row.journey_id])))];
     const journeys = await getJourneysByIds(db, journeyIds.map((journeyId) => ({ panelId, journeyId })));
     const outcome = await enqueueReplayEvents(env, panelId, replay.webhookId, replay.id, () =>
@@ -258,15 +257,16 @@ export async function replayStep(env: Env, db: ShardDb, panelId: string, replayI
   return done ? "done" : "more";
 }
 
-async function stepAndNudge(env: Env, db: ShardDb, panelId: string, replayId: string, now: number): Promise<void> {
-  const outcome = await replayStep(env, db, panelId, replayId, now);
+async function stepAndNudge(env: Env, shards: PanelShards, panelId: string, replayId: string, now: number): Promise<void> {
+  const outcome = await replayStep(env, shards, panelId, replayId, now);
   if (outcome === "more") await nudgeReplay(env, panelId, replayId);
   if (outcome === "wait") await nudgeReplay(env, panelId, replayId, REPLAY_WAIT_SECONDS);
 }
 
 /** The IMPORTS queue's `webhook_replay` nudge: the replay's next step, if it has one. */
 export async function handleReplayNudge(env: Env, nudge: ReplayNudge, now = Date.now()): Promise<void> {
-  await stepAndNudge(env, await panelDb(env, nudge.panelId), nudge.panelId, nudge.replayId, now);
+  const { panel, db } = await panelHome(env, nudge.panelId);
+  await stepAndNudge(env, panelShards(env, panel, db), nudge.panelId, nudge.replayId, now);
 }
 
 /** The cron's sweep: running replays whose steps stopped (a lost nudge, a failed step) are nudged again. */

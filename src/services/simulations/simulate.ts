@@ -38,8 +38,8 @@ import { membersAddedBetween } from "../../store/lists";
 import { getPanel, type Panel } from "../../store/panels";
 import { topicsLeftByContact } from "../../store/topics";
 import type { ShardDb } from "../../store/shards";
-import { unroutedRefusal } from "../access/partitions";
-import { panelDb, shardTask } from "../access/shards";
+import { mergedMap, panelShards, type PanelShards } from "../access/partitions";
+import { panelHome, shardTask } from "../access/shards";
 import type { Auditor } from "../audit/record";
 import { nextReplayEvents } from "../replays/events";
 import { renderWebhookEvent } from "../webhooks/enqueue";
@@ -133,8 +133,6 @@ export async function startSimulation(
   if (!Number.isInteger(body.days) || body.days < 1 || body.days > MAX_SIMULATION_DAYS) return refusedField("invalid", "days", `must be a whole number of days from 1 to ${MAX_SIMULATION_DAYS}`);
   const journey = await getJourney(db, panel.id, journeyId);
   if (!journey) return noSuchJourney(journeyId);
-  const unrouted = unroutedRefusal(panel, "Simulating a journey");
-  if (unrouted) return unrouted;
   const found = await definitionOf(db, panel.id, journeyId, body.version ?? null);
   if (!found) return refusedField("not_found", "version", `names no version of this journey (it is at version ${journey.version})`);
   if (found.definition.trigger.type !== "activity" && found.definition.trigger.type !== "list") {
@@ -151,7 +149,7 @@ export async function startSimulation(
     createdBy: by.operator?.email ?? null,
     createdAt: now,
   });
-  await stepAndNudge(env, db, panel.id, simulation.id, now);
+  await stepAndNudge(env, panelShards(env, panel, db), panel.id, simulation.id, now);
   return succeeded(viewOf((await getSimulation(db, panel.id, simulation.id)) ?? simulation));
 }
 
@@ -173,17 +171,18 @@ interface RuleReads {
   range: { from: number; to: number };
 }
 
-async function loadContacts(db: ShardDb, panelId: string, ids: readonly number[], rules?: RuleReads): Promise<Map<number, KeyedContact & SimContact>> {
+/** The contacts `ids` from the panel's shards (each on its own), with what the rules read of them. */
+async function loadContacts(shards: PanelShards, panelId: string, ids: readonly number[], rules?: RuleReads): Promise<Map<number, KeyedContact & SimContact>> {
   const contacts = new Map<number, KeyedContact & SimContact>();
   const capped = rules ? cappedChannels(rules.journey) : null;
   const topics = rules ? topicsOf(rules.journey.definition) : [];
   for (let i = 0; i < ids.length; i += CONTACTS_PER_READ) {
     const page = ids.slice(i, i + CONTACTS_PER_READ);
     const [found, sends, left] = await Promise.all([
-      contactsByIds(db, panelId, page),
+      mergedMap(shards, (db) => contactsByIds(db, panelId, page)),
       // A send up to the longest cap's window before the range still counts at its start.
-      rules && capped ? recordedSends(db, panelId, page, capped.channels, { from: rules.range.from - capped.window, to: rules.range.to }, rules.journey.id) : null,
-      topicsLeftByContact(db, panelId, page, topics),
+      rules && capped ? mergedMap(shards, (db) => recordedSends(db, panelId, page, capped.channels, { from: rules.range.from - capped.window, to: rules.range.to }, rules.journey.id)) : null,
+      mergedMap(shards, (db) => topicsLeftByContact(db, panelId, page, topics)),
     ]);
     for (const [id, contact] of found) contacts.set(id, { ...contact, sentAt: sends?.get(id), topicsLeft: left.get(id) });
   }
@@ -194,24 +193,32 @@ async function loadContacts(db: ShardDb, panelId: string, ids: readonly number[]
 const MEMBERS_PER_READ = 10_000;
 
 /**
- * A list-triggered journey's entries: the list's members now, each at the time it was added,
- * within the range; oldest first. (A contact removed from the list since left no record.)
+ * A list-triggered journey's entries: the list's members now on each of the panel's shards, each
+ * at the time it was added, within the range; oldest first. (A contact removed from the list
+ * since left no record.)
  */
-async function listEntriesOf(db: ShardDb, panelId: string, listId: number, sim: JourneySimulation): Promise<Array<[number, number]>> {
+async function listEntriesOf(shards: PanelShards, panelId: string, listId: number, sim: JourneySimulation): Promise<Array<[number, number]>> {
   const entries: Array<[number, number]> = [];
-  for (let after = 0; ; ) {
-    const page = await membersAddedBetween(db, panelId, listId, { from: sim.from, to: sim.to }, after, MEMBERS_PER_READ);
-    entries.push(...page);
-    if (page.length < MEMBERS_PER_READ) break;
-    after = page.at(-1)![1];
+  for (const db of shards) {
+    for (let after = 0; ; ) {
+      const page = await membersAddedBetween(db, panelId, listId, { from: sim.from, to: sim.to }, after, MEMBERS_PER_READ);
+      entries.push(...page);
+      if (page.length < MEMBERS_PER_READ) break;
+      after = page.at(-1)![1];
+    }
   }
   return entries.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
 }
 
 export type SimulationStepOutcome = "more" | "done" | "stopped";
 
-/** One step: up to SIMULATION_STEP_EVENTS events (config) simulated on the state the last step left, and the cursor moved on. */
-export async function simulationStep(env: Env, db: ShardDb, panelId: string, simulationId: string, now: number): Promise<SimulationStepOutcome> {
+/**
+ * One step: up to SIMULATION_STEP_EVENTS events (config) of the panel's `shards` (its home
+ * first, which keeps the simulation) simulated on the state the last step left, and the cursor
+ * moved on.
+ */
+export async function simulationStep(env: Env, shards: PanelShards, panelId: string, simulationId: string, now: number): Promise<SimulationStepOutcome> {
+  const [db] = shards;
   const sim = await getSimulation(db, panelId, simulationId);
   if (!sim || sim.state !== "running") return "stopped";
   const found = await definitionOf(db, panelId, sim.journeyId, sim.version);
@@ -226,7 +233,7 @@ export async function simulationStep(env: Env, db: ShardDb, panelId: string, sim
   if (sim.cursor === null) {
     state = newSimulationState();
     const { trigger } = found.definition;
-    if (trigger.type === "list") state.entries = await listEntriesOf(db, panelId, trigger.listid, sim);
+    if (trigger.type === "list") state.entries = await listEntriesOf(shards, panelId, trigger.listid, sim);
   } else {
     const object = await env.FILES.get(stateKey(sim, sim.cursor));
     if (!object) {
@@ -244,20 +251,20 @@ export async function simulationStep(env: Env, db: ShardDb, panelId: string, sim
   let done = false;
   const stepEvents = config(env).simulationStepEvents;
   while (read < stepEvents) {
-    const page = await nextReplayEvents(env.FILES, db, panelId, SELECTION, cursor, sim.to, Math.min(READ_PAGE, stepEvents - read));
+    const page = await nextReplayEvents(env.FILES, shards, panelId, SELECTION, cursor, sim.to, Math.min(READ_PAGE, stepEvents - read));
     const events: StoredEvent[] = page.rows.map(eventFromRow);
     const last = page.rows.at(-1);
     cursor = last ? { occurredAt: last.occurred_at, id: last.id } : page.passed;
     done = page.exhausted;
     const upTo = done ? sim.to : cursor.occurredAt;
-    const contacts = await loadContacts(db, panelId, contactsToLoad(journey, state, events, upTo), { journey, range: { from: sim.from, to: sim.to } });
+    const contacts = await loadContacts(shards, panelId, contactsToLoad(journey, state, events, upTo), { journey, range: { from: sim.from, to: sim.to } });
     simulate(journey, state, events, contacts, upTo);
     read += events.length;
     if (done) break;
   }
   const moved = sim.cursor === null || cursor.occurredAt !== sim.cursor.occurredAt || cursor.id !== sim.cursor.id;
   let result: SimulationResult | undefined;
-  if (done) result = await resultOf(env, db, panelId, sim, found.name, found.definition, state);
+  if (done) result = await resultOf(env, shards, panelId, sim, found.name, found.definition, state);
   else if (moved) await env.FILES.put(stateKey(sim, cursor), JSON.stringify(state));
   const advanced = await advanceSimulation(db, panelId, sim.id, { from: sim.cursor, to: cursor, read, result }, now);
   // The state the step started from is not needed again once the cursor moved past it.
@@ -278,10 +285,11 @@ function messageContent(step: MessageStep, attributes: KeyedContact["attributes"
 }
 
 /** The figures, with the samples rendered for the contacts as they are now. */
-async function resultOf(env: Env, db: ShardDb, panelId: string, sim: JourneySimulation, name: string, definition: JourneyDefinition, state: SimulationState): Promise<SimulationResult> {
-  const contacts = await loadContacts(db, panelId, [...new Set(state.samples.map((s) => s.contactId))]);
-  // A wait's timeout carries the trigger's event by id: read back from the shard (one archived since is described without it).
-  const events = await getEventsByIds(db, panelId, [...new Set(state.samples.flatMap((s) => (s.event === null && s.eventId !== null ? [s.eventId] : [])))]);
+async function resultOf(env: Env, shards: PanelShards, panelId: string, sim: JourneySimulation, name: string, definition: JourneyDefinition, state: SimulationState): Promise<SimulationResult> {
+  const contacts = await loadContacts(shards, panelId, [...new Set(state.samples.map((s) => s.contactId))]);
+  // A wait's timeout carries the trigger's event by id: read back from its shard (one archived since is described without it).
+  const eventIds = [...new Set(state.samples.flatMap((s) => (s.event === null && s.eventId !== null ? [s.eventId] : [])))];
+  const events = await mergedMap(shards, (db) => getEventsByIds(db, panelId, eventIds));
   const steps = new Map<string, JourneyStep>(definition.steps.map((s) => [s.id, s]));
   const result: SimulationResult = { ...simulationFigures(state), samples: { messages: [], webhooks: [] } };
   for (const sample of state.samples as SimulationSample[]) {
@@ -309,13 +317,14 @@ async function resultOf(env: Env, db: ShardDb, panelId: string, sim: JourneySimu
   return result;
 }
 
-async function stepAndNudge(env: Env, db: ShardDb, panelId: string, simulationId: string, now: number): Promise<void> {
-  if ((await simulationStep(env, db, panelId, simulationId, now)) === "more") await nudge(env, panelId, simulationId);
+async function stepAndNudge(env: Env, shards: PanelShards, panelId: string, simulationId: string, now: number): Promise<void> {
+  if ((await simulationStep(env, shards, panelId, simulationId, now)) === "more") await nudge(env, panelId, simulationId);
 }
 
 /** The IMPORTS queue's `journey_simulation` nudge: the simulation's next step, if it has one. */
 export async function handleSimulationNudge(env: Env, message: SimulationNudge, now = Date.now()): Promise<void> {
-  await stepAndNudge(env, await panelDb(env, message.panelId), message.panelId, message.simulationId, now);
+  const { panel, db } = await panelHome(env, message.panelId);
+  await stepAndNudge(env, panelShards(env, panel, db), message.panelId, message.simulationId, now);
 }
 
 /** The cron's sweep: running simulations whose steps stopped (a lost nudge, a failed step) are nudged again. */

@@ -190,10 +190,10 @@ describe("webhook replays", () => {
         };
       },
     }) as ShardDb;
-    await expect(replayStep(stepEnv, crashing, panel.id, replay.id, Date.now())).rejects.toThrow("crash");
+    await expect(replayStep(stepEnv, [crashing], panel.id, replay.id, Date.now())).rejects.toThrow("crash");
     read = await admin("GET", `${hook.path}/replays/${replay.id}`);
     expect(read.body.events_sent).toBe(500);
-    expect(await replayStep(stepEnv, panelData, panel.id, replay.id, Date.now())).toBe("more");
+    expect(await replayStep(stepEnv, [panelData], panel.id, replay.id, Date.now())).toBe("more");
     read = await admin("GET", `${hook.path}/replays/${replay.id}`);
     expect(read.body.events_sent).toBe(1_000);
 
