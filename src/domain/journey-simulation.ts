@@ -88,6 +88,15 @@ export interface SimulationState {
 /** Samples kept per step. */
 export const SAMPLES_PER_STEP = 3;
 
+/**
+ * The state as a step keeps it for the next: list entries already taken are dropped, so a long
+ * list's entries are not written again, whole, after every step.
+ */
+export function stateToKeep(state: SimulationState): SimulationState {
+  const taken = state.entriesTaken ?? 0;
+  return state.entries && taken > 0 ? { ...state, entries: state.entries.slice(taken), entriesTaken: 0 } : state;
+}
+
 export function newSimulationState(): SimulationState {
   return {
     instances: {},

@@ -7,6 +7,7 @@ import {
   newSimulationState,
   simulate,
   simulationFigures,
+  stateToKeep,
   topicsOf,
   type SimContact,
   type SimulatedJourney,
@@ -265,7 +266,7 @@ export async function simulationStep(env: Env, shards: PanelShards, panelId: str
   const moved = sim.cursor === null || cursor.occurredAt !== sim.cursor.occurredAt || cursor.id !== sim.cursor.id;
   let result: SimulationResult | undefined;
   if (done) result = await resultOf(env, shards, panelId, sim, found.name, found.definition, state);
-  else if (moved) await env.FILES.put(stateKey(sim, cursor), JSON.stringify(state));
+  else if (moved) await env.FILES.put(stateKey(sim, cursor), JSON.stringify(stateToKeep(state)));
   const advanced = await advanceSimulation(db, panelId, sim.id, { from: sim.cursor, to: cursor, read, result }, now);
   // The state the step started from is not needed again once the cursor moved past it.
   if (advanced && sim.cursor && (moved || done)) await env.FILES.delete(stateKey(sim, sim.cursor));

@@ -221,4 +221,38 @@ describe("journey simulations on history", () => {
     expect(JSON.stringify(refused.body)).toContain("trigger");
     expect((await admin("GET", `${bySegment.path}/simulations`)).body.simulations).toEqual([]);
   });
+
+  it("enters a list's members between events over several steps, each step keeping only the entries not yet taken", async () => {
+    const panel = await createPanel();
+    const list = (await apiFor(panel)("lists", "add", { listname: "Readers" })).body.listid as number;
+    const journey = await startJourney(
+      panel,
+      { trigger: { type: "list", listid: list }, steps: [{ id: "hello", type: "email", subject: "Hi {{EMAIL}}", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }] },
+      null,
+    );
+    const joined = { "a@example.com": 5 * DAY, "b@example.com": 3 * DAY, "c@example.com": DAY };
+    await addMembersQuietly(panel, list, Object.keys(joined));
+    for (const [key, ago] of Object.entries(joined)) {
+      await panelData.prepare("UPDATE list_members SET added_at = ? WHERE panel_id = ? AND contact_id = (SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?)").bind(Date.now() - ago, panel.id, panel.id, key).run();
+    }
+    // Events between the joins make the steps: one event a step.
+    await happened(panel, "view", "x@example.com", 4 * DAY);
+    await happened(panel, "view", "x@example.com", 2 * DAY);
+    await pipelineSettled(panel.id);
+
+    const imports = collectingQueue();
+    const stepEnv = withBindings(env, { IMPORTS: imports, SIMULATION_STEP_EVENTS: "1" } as Partial<Env>);
+    const started = await startSimulation(stepEnv, panelData, (await getPanel(env.DB, panel.id))!, journey.id, { days: 7 }, { operator: null }, Date.now());
+    if (!started.ok) throw new Error(JSON.stringify(started.problem));
+    // The first step took a (joined before the first event): the state it keeps holds b and c only.
+    const kept = await env.FILES.list({ prefix: `simulations/${panel.id}/${started.value.simulation.id}/` });
+    expect(kept.objects).toHaveLength(1);
+    const state = await (await env.FILES.get(kept.objects[0]!.key))!.json<{ entries: Array<[number, number]>; entriesTaken: number; entered: number }>();
+    expect({ entries: state.entries.length, taken: state.entriesTaken, entered: state.entered }).toEqual({ entries: 2, taken: 0, entered: 1 });
+
+    await drainImports(stepEnv, imports);
+    const done = await admin("GET", `${journey.path}/simulations/${started.value.simulation.id}`);
+    expect(done.body).toMatchObject({ state: "done", events_read: 2, result: { entered: 3, completed: 3, messages: { email: 3 } } });
+    expect(done.body.result.samples.messages.map((m: { contact_key: string }) => m.contact_key)).toEqual(Object.keys(joined));
+  });
 });
