@@ -730,21 +730,40 @@ const TALLIES = `SELECT ab_group AS "group", variant, COUNT(*) AS recipients, CO
  * kept, so before the first rows go), for its report to show them after.
  */
 export async function keepAbResults(db: ShardDb, campaignId: string): Promise<void> {
+  await db.prepare(`UPDATE campaigns SET ab_results = (${KEPT_TALLIES}) WHERE id = ?1 AND ab_test IS NOT NULL AND ab_results IS NULL`).bind(campaignId).run();
+}
+
+/** The tallies as kept (a JSON array of AbGroupTally). */
+const KEPT_TALLIES = `SELECT json_group_array(json_object('group', "group", 'variant', variant, 'recipients', recipients, 'sent', sent, 'failed', failed, 'skipped', skipped,
+    'opens', opens, 'unique_opens', unique_opens, 'clicks', clicks, 'unique_clicks', unique_clicks, 'bounces', bounces, 'unsubscribes', unsubscribes))
+  FROM (${TALLIES})`;
+
+/**
+ * keepAbResults on a shard other than the campaign's home (decision 0038 step 4; shard migration
+ * 0104): its share of the test's tallies, kept with its part before its rows go (none for a
+ * campaign without a test: no row of it has a group).
+ */
+export async function keepPartAbResults(db: ShardDb, campaignId: string): Promise<void> {
   await db
     .prepare(
-      `UPDATE campaigns SET ab_results = (
-         SELECT json_group_array(json_object('group', "group", 'variant', variant, 'recipients', recipients, 'sent', sent, 'failed', failed, 'skipped', skipped,
-           'opens', opens, 'unique_opens', unique_opens, 'clicks', clicks, 'unique_clicks', unique_clicks, 'bounces', bounces, 'unsubscribes', unsubscribes))
-         FROM (${TALLIES}))
-       WHERE id = ?1 AND ab_test IS NOT NULL AND ab_results IS NULL`,
+      `UPDATE campaign_parts SET ab_results = (${KEPT_TALLIES})
+       WHERE campaign_id = ?1 AND ab_results IS NULL AND EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?1 AND ab_group IS NOT NULL)`,
     )
     .bind(campaignId)
     .run();
 }
 
-/** What each variant's test recipients and the rest came to (from the messages: a test is a share of one campaign). */
-export async function abGroupTallies(db: ShardDb, panelId: string, campaignId: string): Promise<AbGroupTally[]> {
-  const kept = await db.prepare("SELECT ab_results FROM campaigns WHERE panel_id = ? AND id = ?").bind(panelId, campaignId).first<{ ab_results: string | null }>();
+/**
+ * What each variant's test recipients and the rest came to (from the messages: a test is a share
+ * of one campaign). `part`: a shard other than the campaign's home, which keeps its own (decision 0038 step 4).
+ */
+export async function abGroupTallies(db: ShardDb, panelId: string, campaignId: string, part = false): Promise<AbGroupTally[]> {
+  const kept = await (part
+    ? db.prepare("SELECT ab_results FROM campaign_parts WHERE panel_id = ? AND campaign_id = ?")
+    : db.prepare("SELECT ab_results FROM campaigns WHERE panel_id = ? AND id = ?")
+  )
+    .bind(panelId, campaignId)
+    .first<{ ab_results: string | null }>();
   // Pruned messages: the tallies kept before they went.
   if (kept?.ab_results) return JSON.parse(kept.ab_results) as AbGroupTally[];
   const { results } = await db.prepare(TALLIES).bind(campaignId).all<AbGroupTally>();

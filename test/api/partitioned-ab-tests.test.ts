@@ -6,6 +6,8 @@ import { setPartitionMap } from "../../src/services/access/partitions";
 import { decideDueAbTests } from "../../src/services/broadcasts/ab-decision";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
+import { pruneShard } from "../../src/services/retention/housekeeping";
+import { config } from "../../src/lib/config";
 import type { ShardDb } from "../../src/store/shards";
 import { admin, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { campaign, outbox, waitForCampaign } from "../support/broadcasts";
@@ -155,6 +157,12 @@ describe("A/B tests of a campaign on a panel on two partitions (decision 0038 st
     };
     expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toMatchObject(results);
     expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/ab-test`)).body.ab_test.results).toMatchObject(results);
+
+    // Past the retention window housekeeping prunes the recipient rows on both shards; each keeps its tallies first, the results unchanged.
+    const later = Date.now() + 5 * 365 * 86_400_000;
+    for (const db of [panelData, shard0]) await pruneShard(db, config(env).retentionDays, later);
+    for (const db of [panelData, shard0]) expect(await rowsOn(db, id)).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toMatchObject(results);
   });
 
   it("pause during the wait holds the decision until the resume; cancel during the wait skips the rest on both shards", async () => {

@@ -97,7 +97,8 @@ const TALLY_FIELDS = ["recipients", "sent", "failed", "skipped", "opens", "uniqu
  * group's figures are the sum of its rows on each. One read a shard.
  */
 export async function abTalliesAcross(shards: CampaignShards, panelId: string, campaignId: string): Promise<AbGroupTally[]> {
-  const perShard = await Promise.all(shards.map((db) => abGroupTallies(db, panelId, campaignId)));
+  // Every shard but the first (the home) keeps its share on its part once its rows are pruned.
+  const perShard = await Promise.all(shards.map((db, i) => abGroupTallies(db, panelId, campaignId, i > 0)));
   if (perShard.length === 1) return perShard[0]!;
   const byGroup = new Map<string, AbGroupTally>();
   for (const tally of perShard.flat()) {
