@@ -52,6 +52,7 @@
 -- migration 0092_journey_split_buckets.sql
 -- migration 0098_journey_simulations.sql
 -- migration 0103_campaign_partitions.sql
+-- migration 0104_campaign_part_ab_results.sql
 
 -- table activities
 
@@ -204,7 +205,7 @@ CREATE TABLE campaign_parts (
   updated_at INTEGER NOT NULL,
   -- Its recipient rows were pruned (housekeeping, as campaigns.messages_pruned_at on the home).
   messages_pruned_at INTEGER
-);
+, ab_results TEXT);
 
 CREATE INDEX campaign_parts_by_panel ON campaign_parts (panel_id);
 

@@ -379,7 +379,7 @@ const readAbTest = definePanelRoute({
   summary: "A campaign's A/B test as set (each variant's own subject and body) with its variants' results side by side and the winner; null without a test",
   async handle({ env, path, panel, db }) {
     const campaign = await orNotFound(getCampaign(db, panel.id, path.campaign), noSuchCampaign(path.campaign));
-    return { ab_test: await abTestOf(env.FILES, db, campaign) };
+    return { ab_test: await abTestOf(env.FILES, panelShards(env, panel, db), campaign) };
   },
 });
 

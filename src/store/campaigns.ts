@@ -526,7 +526,7 @@ export async function publishStep(
   const [, moved] = await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null }>([
     db.prepare(insert).bind(...values),
     move,
-    ...(campaign.abTest && !part && to >= state.until ? [abGroupsStatement(db, campaign.id, campaign.abTest)] : []),
+    ...(campaign.abTest && to >= state.until ? [abGroupsStatement(db, campaign.id, campaign.abTest, part)] : []),
   ]);
   const row = moved!.results[0];
   if (!row) return null;
@@ -635,8 +635,14 @@ export async function publishCampaign(db: ShardDb, campaign: Campaign, batchSize
  * per variant) get the variants in turn, so each variant's count is within one of the others';
  * the rest wait for the winner. Runs in the last publish step's transaction, after its progress
  * moved on (so only then, once), over the recipients all steps held as 'pending'.
+ * Per shard (decision 0038 step 4): each shard holding the panel's partitions ranks its own
+ * recipients so in its own last step (`part`: one other than the home, its progress in
+ * campaign_parts), never reading another shard's rows; each so tests its share of its own.
  */
-function abGroupsStatement(db: ShardDb, campaignId: string, test: AbTest): D1PreparedStatement {
+function abGroupsStatement(db: ShardDb, campaignId: string, test: AbTest, part: boolean): D1PreparedStatement {
+  const published = part
+    ? "EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ?1 AND publish_after IS NULL)"
+    : `EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND status IN ${PUBLISHING} AND publish_after IS NULL)`;
   return db
     .prepare(
       `UPDATE campaign_messages SET
@@ -648,7 +654,7 @@ function abGroupsStatement(db: ShardDb, campaignId: string, test: AbTest): D1Pre
            FROM campaign_messages WHERE campaign_id = ?1)
        ) AS r
        WHERE campaign_messages.campaign_id = ?1 AND campaign_messages.contact_id = r.contact_id AND campaign_messages.ab_group = 'pending'
-         AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND status IN ${PUBLISHING} AND publish_after IS NULL)`,
+         AND ${published}`,
     )
     .bind(campaignId, abSeed(campaignId), test.test_share, test.variants.length);
 }
@@ -665,16 +671,37 @@ export async function setCampaignAbTest(db: ShardDb, panelId: string, id: string
   return row ? fromRow(row) : null;
 }
 
-/** Sending campaigns whose A/B test's wait, from the end of their publication, is over and whose winner is not yet picked (a paused one waits for its resume). */
-export async function abTestsDue(db: ShardDb, now: number, limit: number): Promise<Campaign[]> {
+/**
+ * When a campaign's A/B test's wait begins: the end of its publication (its last publish step);
+ * for a campaign spread over shards (decision 0038 step 4), the last of its home's and every
+ * other shard's (campaign_shards), NULL while any of them still publishes. A campaign without
+ * campaign_shards rows: its own end, as before.
+ */
+const AB_WAIT_FROM = `CASE WHEN publish_after IS NULL AND NOT EXISTS (SELECT 1 FROM campaign_shards s WHERE s.campaign_id = campaigns.id AND s.published_at IS NULL)
+    THEN MAX(COALESCE(published_end_at, published_at), COALESCE((SELECT MAX(s.published_at) FROM campaign_shards s WHERE s.campaign_id = campaigns.id), 0)) END`;
+
+/** A campaign whose A/B test is due, with the shards other than its home it was published on (none for a panel without partitions elsewhere). */
+export interface DueAbTest {
+  campaign: Campaign;
+  shards: number[];
+}
+
+/** Sending campaigns whose A/B test's wait, from the end of their publication (on every shard), is over and whose winner is not yet picked (a paused one waits for its resume). */
+export async function abTestsDue(db: ShardDb, now: number, limit: number): Promise<DueAbTest[]> {
   const { results } = await db
     .prepare(
-      `SELECT * FROM campaigns WHERE status = 'sending' AND ab_test IS NOT NULL AND ab_winner IS NULL
-         AND publish_after IS NULL AND COALESCE(published_end_at, published_at) + json_extract(ab_test, '$.wait_minutes') * 60000 <= ? ORDER BY published_at LIMIT ?`,
+      `SELECT *, (SELECT json_group_array(shard) FROM campaign_shards WHERE campaign_id = campaigns.id) AS ab_shards
+       FROM campaigns WHERE status = 'sending' AND ab_test IS NOT NULL AND ab_winner IS NULL
+         AND ${AB_WAIT_FROM} + json_extract(ab_test, '$.wait_minutes') * 60000 <= ? ORDER BY published_at LIMIT ?`,
     )
     .bind(now, limit)
-    .all<CampaignRow>();
-  return results.map(fromRow);
+    .all<CampaignRow & { ab_shards: string }>();
+  return results.map((row) => ({ campaign: fromRow(row), shards: JSON.parse(row.ab_shards) as number[] }));
+}
+
+/** When the campaign's A/B test's wait began (AB_WAIT_FROM); null while it publishes on some shard. */
+export async function abWaitFrom(db: ShardDb, campaignId: string): Promise<number | null> {
+  return (await db.prepare(`SELECT ${AB_WAIT_FROM} AS at FROM campaigns WHERE id = ?`).bind(campaignId).first<number | null>("at")) ?? null;
 }
 
 /** One group of an A/B test's recipients, what it came to so far. */
@@ -703,21 +730,40 @@ const TALLIES = `SELECT ab_group AS "group", variant, COUNT(*) AS recipients, CO
  * kept, so before the first rows go), for its report to show them after.
  */
 export async function keepAbResults(db: ShardDb, campaignId: string): Promise<void> {
+  await db.prepare(`UPDATE campaigns SET ab_results = (${KEPT_TALLIES}) WHERE id = ?1 AND ab_test IS NOT NULL AND ab_results IS NULL`).bind(campaignId).run();
+}
+
+/** The tallies as kept (a JSON array of AbGroupTally). */
+const KEPT_TALLIES = `SELECT json_group_array(json_object('group', "group", 'variant', variant, 'recipients', recipients, 'sent', sent, 'failed', failed, 'skipped', skipped,
+    'opens', opens, 'unique_opens', unique_opens, 'clicks', clicks, 'unique_clicks', unique_clicks, 'bounces', bounces, 'unsubscribes', unsubscribes))
+  FROM (${TALLIES})`;
+
+/**
+ * keepAbResults on a shard other than the campaign's home (decision 0038 step 4; shard migration
+ * 0104): its share of the test's tallies, kept with its part before its rows go (none for a
+ * campaign without a test: no row of it has a group).
+ */
+export async function keepPartAbResults(db: ShardDb, campaignId: string): Promise<void> {
   await db
     .prepare(
-      `UPDATE campaigns SET ab_results = (
-         SELECT json_group_array(json_object('group', "group", 'variant', variant, 'recipients', recipients, 'sent', sent, 'failed', failed, 'skipped', skipped,
-           'opens', opens, 'unique_opens', unique_opens, 'clicks', clicks, 'unique_clicks', unique_clicks, 'bounces', bounces, 'unsubscribes', unsubscribes))
-         FROM (${TALLIES}))
-       WHERE id = ?1 AND ab_test IS NOT NULL AND ab_results IS NULL`,
+      `UPDATE campaign_parts SET ab_results = (${KEPT_TALLIES})
+       WHERE campaign_id = ?1 AND ab_results IS NULL AND EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?1 AND ab_group IS NOT NULL)`,
     )
     .bind(campaignId)
     .run();
 }
 
-/** What each variant's test recipients and the rest came to (from the messages: a test is a share of one campaign). */
-export async function abGroupTallies(db: ShardDb, panelId: string, campaignId: string): Promise<AbGroupTally[]> {
-  const kept = await db.prepare("SELECT ab_results FROM campaigns WHERE panel_id = ? AND id = ?").bind(panelId, campaignId).first<{ ab_results: string | null }>();
+/**
+ * What each variant's test recipients and the rest came to (from the messages: a test is a share
+ * of one campaign). `part`: a shard other than the campaign's home, which keeps its own (decision 0038 step 4).
+ */
+export async function abGroupTallies(db: ShardDb, panelId: string, campaignId: string, part = false): Promise<AbGroupTally[]> {
+  const kept = await (part
+    ? db.prepare("SELECT ab_results FROM campaign_parts WHERE panel_id = ? AND campaign_id = ?")
+    : db.prepare("SELECT ab_results FROM campaigns WHERE panel_id = ? AND id = ?")
+  )
+    .bind(panelId, campaignId)
+    .first<{ ab_results: string | null }>();
   // Pruned messages: the tallies kept before they went.
   if (kept?.ab_results) return JSON.parse(kept.ab_results) as AbGroupTally[];
   const { results } = await db.prepare(TALLIES).bind(campaignId).all<AbGroupTally>();
@@ -741,6 +787,15 @@ export async function decideAbTest(db: ShardDb, panelId: string, campaignId: str
       .bind(panelId, campaignId, winner),
   ]);
   return decided!.meta.changes > 0;
+}
+
+/**
+ * On a shard other than the campaign's home (decision 0038 step 4): its held rest gets the
+ * winner the home picked (decideAbTest released the home's), so its batches can claim them.
+ * Repeating it changes nothing.
+ */
+export async function releaseAbRest(db: ShardDb, panelId: string, campaignId: string, winner: number): Promise<void> {
+  await db.prepare("UPDATE campaign_messages SET variant = ?3 WHERE campaign_id = ?2 AND panel_id = ?1 AND ab_group = 'rest' AND variant IS NULL").bind(panelId, campaignId, winner).run();
 }
 
 export async function failCampaign(db: ShardDb, panelId: string, campaignId: string, reason: string, now: number): Promise<void> {
@@ -775,16 +830,24 @@ export async function completeCampaignIfDone(db: ShardDb, panelId: string, campa
  * lost (a crash, a failed send to the queue, a dead-lettered message) or their consumers died.
  * Each is touched so the next cron minute does not pick it again at once.
  */
-export async function stalledCampaigns(db: ShardDb, before: number, now: number, limit: number): Promise<Array<{ id: string; panelId: string; batches: number[]; publishing: boolean; spread: boolean }>> {
+export async function stalledCampaigns(
+  db: ShardDb,
+  before: number,
+  now: number,
+  limit: number,
+): Promise<Array<{ id: string; panelId: string; batches: number[]; publishing: boolean; spread: boolean; abDecided: boolean }>> {
   const { results } = await db
     .prepare(
       `UPDATE campaigns SET updated_at = ? WHERE id IN (SELECT id FROM campaigns WHERE status = 'sending' AND updated_at < ? LIMIT ?)
-       RETURNING id, panel_id, publish_after IS NOT NULL AS publishing, EXISTS (SELECT 1 FROM campaign_shards WHERE campaign_id = campaigns.id) AS spread`,
+       RETURNING id, panel_id, publish_after IS NOT NULL AS publishing, EXISTS (SELECT 1 FROM campaign_shards WHERE campaign_id = campaigns.id) AS spread,
+         ab_winner IS NOT NULL AS ab_decided`,
     )
     .bind(now, before, limit)
-    .all<{ id: string; panel_id: string; publishing: number; spread: number }>();
+    .all<{ id: string; panel_id: string; publishing: number; spread: number; ab_decided: number }>();
   const out = [];
-  for (const row of results) out.push({ id: row.id, panelId: row.panel_id, batches: await unsentBatches(db, row.id, now), publishing: row.publishing === 1, spread: row.spread === 1 });
+  for (const row of results) {
+    out.push({ id: row.id, panelId: row.panel_id, batches: await unsentBatches(db, row.id, now), publishing: row.publishing === 1, spread: row.spread === 1, abDecided: row.ab_decided === 1 });
+  }
   return out;
 }
 

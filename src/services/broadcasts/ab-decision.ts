@@ -1,6 +1,10 @@
 import { pickWinner } from "../../domain/ab-test";
-import { abGroupTallies, abTestsDue, completeCampaignIfDone, decideAbTest, unsentBatches } from "../../store/campaigns";
+import { panelHome } from "../access/shards";
+import { namedPanelShard } from "../access/partitions";
+import { abTestsDue, completeCampaignIfDone, decideAbTest, getCampaign, releaseAbRest, unsentBatches } from "../../store/campaigns";
 import type { ShardDb } from "../../store/shards";
+import { settleCampaignShard } from "./campaign-shards";
+import { abTalliesAcross } from "./report";
 import { enqueueSendBatches } from "./send";
 
 /** Tests decided per cron minute and shard; the rest wait a minute. */
@@ -12,18 +16,70 @@ const DECIDE_PER_RUN = 20;
  * rest is released to it and nudged. The decision and the release are one transaction taken
  * once (decideAbTest); a crash before the nudges leaves batches the stalled-campaign sweep
  * nudges a minute later, and a repeated nudge finds nothing left to claim.
+ *
+ * A campaign published on other shards too (decision 0038 step 4) is due only once every shard
+ * published (abTestsDue); its variants' figures are each shard's summed, the winner is picked
+ * once on the home, and each other shard's held rest is released by a nudge naming that shard
+ * (handleAbReleaseNudge), which the stalled-campaign re-drive sends again if it is lost.
  */
-export async function decideDueAbTests(env: Pick<Env, "SENDS">, db: ShardDb, now: number): Promise<number> {
+export async function decideDueAbTests(env: Env, db: ShardDb, now: number): Promise<number> {
   let decided = 0;
-  for (const campaign of await abTestsDue(db, now, DECIDE_PER_RUN)) {
+  for (const { campaign, shards } of await abTestsDue(db, now, DECIDE_PER_RUN)) {
     const test = campaign.abTest!;
-    const tallies = (await abGroupTallies(db, campaign.panelId, campaign.id)).filter((t) => t.group === "test").map((t) => ({ ...t, variant: t.variant! }));
-    const winner = pickWinner(tallies, test.metric, test.variants.length);
+    const places = shards.length ? await campaignShardPlaces(env, campaign.panelId, shards) : [];
+    const tallies = await abTalliesAcross([db, ...places.map((p) => p.db)], campaign.panelId, campaign.id);
+    const winner = pickWinner(tallies.filter((t) => t.group === "test").map((t) => ({ ...t, variant: t.variant! })), test.metric, test.variants.length);
     if (!(await decideAbTest(db, campaign.panelId, campaign.id, winner, now))) continue;
     decided++;
+    for (const place of places) await nudgeAbRelease(env, campaign, place.shard);
     const batches = await unsentBatches(db, campaign.id);
     if (batches.length) await enqueueSendBatches(env, campaign, batches);
-    else await completeCampaignIfDone(db, campaign.panelId, campaign.id, now);
+    else await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, shards.length > 0);
   }
   return decided;
+}
+
+/** The shards other than its home a campaign was published on, still holding some of the panel's partitions (a shard the map no longer names has nothing of it). */
+async function campaignShardPlaces(env: Env, panelId: string, shards: readonly number[]): Promise<Array<{ shard: number; db: ShardDb }>> {
+  const { panel } = await panelHome(env, panelId);
+  return shards.map((shard) => namedPanelShard(env, panel, shard)).filter((place) => !place.home);
+}
+
+/** The nudge on the IMPORTS queue that releases a decided A/B test's held rest on the shard it names (decision 0038 step 4). */
+export interface AbReleaseNudge {
+  type: "campaign_ab_release";
+  panelId: string;
+  campaignId: string;
+  shard: number;
+}
+
+export function readAbReleaseNudge(body: unknown): AbReleaseNudge | null {
+  if (typeof body !== "object" || body === null) return null;
+  const { type, panelId, campaignId, shard } = body as Record<string, unknown>;
+  if (type !== "campaign_ab_release" || typeof panelId !== "string" || typeof campaignId !== "string" || !Number.isInteger(shard)) return null;
+  return { type, panelId, campaignId, shard: shard as number };
+}
+
+export async function nudgeAbRelease(env: Pick<Env, "IMPORTS">, campaign: { id: string; panelId: string }, shard: number): Promise<void> {
+  await env.IMPORTS.send({ type: "campaign_ab_release", panelId: campaign.panelId, campaignId: campaign.id, shard } satisfies AbReleaseNudge);
+}
+
+/**
+ * A release nudge: the shard's held rest gets the winner the home picked, and its batches are
+ * nudged; with nothing left to send there, the shard is settled (the campaign finished if every
+ * shard is). A paused campaign's rest is released all the same, its batches nudged by the resume;
+ * a cancelled one's rest was skipped. Repeating it changes nothing.
+ */
+export async function handleAbReleaseNudge(env: Env, nudge: AbReleaseNudge, now = Date.now()): Promise<void> {
+  const { panel, db: home } = await panelHome(env, nudge.panelId);
+  const campaign = await getCampaign(home, nudge.panelId, nudge.campaignId);
+  if (!campaign || campaign.abWinner === null || (campaign.status !== "sending" && campaign.status !== "paused")) return;
+  const place = namedPanelShard(env, panel, nudge.shard);
+  // The home's rest was released with the decision.
+  if (place.home) return;
+  await releaseAbRest(place.db, campaign.panelId, campaign.id, campaign.abWinner);
+  if (campaign.status !== "sending") return;
+  const batches = await unsentBatches(place.db, campaign.id);
+  if (batches.length) await enqueueSendBatches(env, campaign, batches, 0, place.shard);
+  else await settleCampaignShard(home, place, campaign, now);
 }

@@ -1,13 +1,10 @@
-import { mirrorShards } from "../access/partitions";
 import { decisionAt, variantLabel, type AbGroupFigures, type AbTest, type AbTestInput, type AbTestResults, type AbTestView } from "../../domain/ab-test";
 import { refused } from "../../lib/problems";
-import { abGroupTallies, setCampaignAbTest, type AbGroupTally, type Campaign } from "../../store/campaigns";
-import type { ShardDb } from "../../store/shards";
+import { abWaitFrom, setCampaignAbTest, type AbGroupTally, type Campaign } from "../../store/campaigns";
 import { isoTime } from "../../store/sql";
 import { recordAudit, type Auditor } from "../audit/record";
 import { answer, freshBodyKey, fromStates, load, raced, type CampaignOutcome, type LifecycleContext } from "./lifecycle";
-import { share } from "./report";
-import { AB_TEST_SPREAD } from "./campaign-shards";
+import { abTalliesAcross, share, type CampaignShards } from "./report";
 
 // A campaign's A/B test (issue 43, item 7; domain/ab-test.ts). Set or removed while the campaign
 // may be edited; at publication its recipients are split (store/campaigns.ts abGroupsStatement),
@@ -15,14 +12,14 @@ import { AB_TEST_SPREAD } from "./campaign-shards";
 // winner and releases the rest to it. The campaign stays `sending` through the wait, so pause
 // and cancel work as for any campaign: a paused one is decided after its resume, a cancelled
 // one never (its held rest is settled as skipped with the other queued recipients).
+// A panel spread over shards (decision 0038 step 4): each shard splits its own recipients, the
+// decision sums every shard's figures, and the results shown are summed the same way.
 
 /** Sets (or replaces) the campaign's test; each variant's own body is stored under a fresh key. */
 export async function setAbTest(ctx: LifecycleContext, id: string, input: AbTestInput, by: Auditor): Promise<CampaignOutcome> {
   const { env, db, panel, now } = ctx;
   const loaded = await load(ctx, id, "edit");
   if (!loaded.ok) return loaded;
-  // The test ranks all its recipients in one statement, which does not span shards (decision 0038 step 4).
-  if (mirrorShards(env, panel).length) return refused("conflict", [{ field: "ab_test", message: AB_TEST_SPREAD }], `An A/B test cannot be set: ${AB_TEST_SPREAD}`);
   const campaign = loaded.value;
   const variants: AbTest["variants"] = [];
   for (const variant of input.variants) {
@@ -66,11 +63,19 @@ function figures(tally: AbGroupTally | undefined): AbGroupFigures {
   };
 }
 
-/** The test's variants side by side (each one's test recipients), the rest, and the winner; null without a test. */
-export async function abTestResults(db: ShardDb, campaign: Campaign): Promise<AbTestResults | null> {
+/** When the winner is (or was) due: unknown while recipients are still inserted (on the home, or on any other shard of a spread panel's campaign). */
+async function decideAt(shards: CampaignShards, campaign: Campaign, test: AbTest): Promise<string | null> {
+  if (campaign.publishedAt === null || campaign.publishing) return null;
+  if (shards.length === 1) return isoTime(decisionAt(campaign.publishedEndAt ?? campaign.publishedAt, test));
+  const from = await abWaitFrom(shards[0], campaign.id);
+  return from === null ? null : isoTime(decisionAt(from, test));
+}
+
+/** The test's variants side by side (each one's test recipients), the rest, and the winner, summed over the campaign's shards (the home first); null without a test. */
+export async function abTestResults(shards: CampaignShards, campaign: Campaign): Promise<AbTestResults | null> {
   const test = campaign.abTest;
   if (!test) return null;
-  const tallies = campaign.publishedAt === null ? [] : await abGroupTallies(db, campaign.panelId, campaign.id);
+  const tallies = campaign.publishedAt === null ? [] : await abTalliesAcross(shards, campaign.panelId, campaign.id);
   const rest = tallies.filter((t) => t.group === "rest");
   const restSum = rest.reduce<AbGroupTally | undefined>(
     (sum, t) =>
@@ -84,8 +89,8 @@ export async function abTestResults(db: ShardDb, campaign: Campaign): Promise<Ab
     metric: test.metric,
     test_share: test.test_share,
     wait_minutes: test.wait_minutes,
-    // Counted from the end of publication (its last step): unknown while recipients are still inserted.
-    decide_at: campaign.publishedAt === null || campaign.publishing ? null : isoTime(decisionAt(campaign.publishedEndAt ?? campaign.publishedAt, test)),
+    // Counted from the end of publication (its last step).
+    decide_at: await decideAt(shards, campaign, test),
     winner: winner === null ? null : variantLabel(winner),
     variants: test.variants.map((variant, index) => ({
       label: variantLabel(index),
@@ -99,9 +104,9 @@ export async function abTestResults(db: ShardDb, campaign: Campaign): Promise<Ab
 }
 
 /** The test as set, with each variant's own body, and its results so far; null without a test. */
-export async function abTestOf(files: R2Bucket, db: ShardDb, campaign: Campaign): Promise<AbTestView | null> {
+export async function abTestOf(files: R2Bucket, shards: CampaignShards, campaign: Campaign): Promise<AbTestView | null> {
   const test = campaign.abTest;
-  const results = await abTestResults(db, campaign);
+  const results = await abTestResults(shards, campaign);
   if (!test || !results) return null;
   const variants = await Promise.all(
     test.variants.map(async (variant, index) => ({

@@ -10,11 +10,10 @@ import type { ShardDb } from "../../store/shards";
  * batches numbered per shard, each nudge naming its shard). The home keeps, per other shard,
  * whether its publishing ended (its recipients then added to the campaign's, once) and whether
  * it has finished (campaign_shards): the campaign is sent once the home and every shard are.
+ * An A/B test is split per shard, each over its own recipients; its winner is picked on the home
+ * from every shard's figures summed and released to each shard's rest by a nudge (ab-decision.ts).
  * A panel without partitions elsewhere (every panel without a map) runs none of this.
  */
-
-/** Why a campaign with an A/B test of a panel with partitions on several shards fails (its test is not split across them). */
-export const AB_TEST_SPREAD = "an A/B test is not available for a panel whose contacts are split over partitions on several databases (decision 0038)";
 
 /**
  * What a publish step on `shard` reads: the bucket ranges of the panel's partitions there (a

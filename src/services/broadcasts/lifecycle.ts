@@ -33,7 +33,6 @@ import { enqueueSendBatches } from "./send";
 import { copyOfEmailTemplate } from "../email-templates/templates";
 import { htmlWithPreheader } from "../../domain/email-templates";
 import { nudgePublish } from "./publish";
-import { AB_TEST_SPREAD } from "./campaign-shards";
 import { countersAcross } from "./report";
 
 // The campaign lifecycle's use cases (issue 43): each reads the campaign, asks the transition
@@ -154,12 +153,9 @@ export async function scheduleCampaign(
   sendNow: boolean,
   by: Auditor,
 ): Promise<CampaignOutcome> {
-  const { env, db, panel, now } = ctx;
+  const { db, panel, now } = ctx;
   const campaign = await getCampaign(db, panel.id, id);
   if (!campaign) return noSuchCampaign(id);
-  // Its publication runs on each shard of the panel's partitions (decision 0038 step 4); an A/B
-  // test ranks all its recipients in one statement, which does not span shards.
-  if (campaign.abTest && mirrorShards(env, panel).length) return refused("conflict", [{ field: "ab_test", message: AB_TEST_SPREAD }], `The campaign cannot be scheduled: ${AB_TEST_SPREAD}`);
   const action: CampaignAction = sendNow ? "send_now" : campaign.status === "scheduled" ? "reschedule" : "schedule";
   if (!campaignTransition(campaign.status, action).ok) return notAllowed(campaign.status, action);
   // A draft's lists and segments may have gone since it was written.

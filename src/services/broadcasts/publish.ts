@@ -16,10 +16,11 @@ import {
   unfinishedShards,
   unsentBatches,
   type Campaign,
+  type PublishStep,
 } from "../../store/campaigns";
-import { AB_TEST_SPREAD, publishScope, settleCampaignShard } from "./campaign-shards";
+import { publishScope, settleCampaignShard } from "./campaign-shards";
 import { senderStanding } from "../channels/email/sender-domains";
-import { decideDueAbTests } from "./ab-decision";
+import { decideDueAbTests, nudgeAbRelease } from "./ab-decision";
 import { compileAudience } from "./audience";
 import { contactImportStatus } from "./contact-import";
 import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";
@@ -85,11 +86,6 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
     // Its contacts may be on several shards (decision 0038 step 4): the directory entry, cached.
     const { panel } = await panelHome(env, campaign.panelId);
     const mirrors = mirrorShards(env, panel);
-    // An A/B test ranks all its recipients in one statement: not across shards.
-    if (mirrors.length && campaign.abTest) {
-      await failCampaign(db, campaign.panelId, campaign.id, AB_TEST_SPREAD, now);
-      continue;
-    }
     // The campaign as it started: an edit between the read above and the start (its audience,
     // its A/B test) is what every step, this first one included, goes by.
     const started = await startPublish(db, campaign, now, mirrors.map((m) => m.shard));
@@ -104,16 +100,17 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
     if (stalled.batches.length) await enqueueSendBatches(env, stalled, stalled.batches);
     if (stalled.publishing) await nudgePublish(env, stalled);
     else if (!stalled.batches.length) await completeCampaignIfDone(db, stalled.panelId, stalled.id, now, stalled.spread);
-    if (stalled.spread) await redriveShards(env, db, stalled, now);
+    if (stalled.spread) await redriveShards(env, db, stalled, now, stalled.abDecided);
   }
 }
 
 /**
  * A stalled campaign's shards other than the home that have not finished: each one's lost
- * nudges are sent again (its next publish step, or its unsent batches), or, with nothing left
- * there, it is recorded finished. A repeated nudge finds nothing to do.
+ * nudges are sent again (its next publish step, or its unsent batches; with its A/B test decided,
+ * the release of its held rest), or, with nothing left there, it is recorded finished. A
+ * repeated nudge finds nothing to do.
  */
-async function redriveShards(env: Env, home: ShardDb, campaign: { id: string; panelId: string }, now: number): Promise<void> {
+async function redriveShards(env: Env, home: ShardDb, campaign: { id: string; panelId: string }, now: number, abDecided: boolean): Promise<void> {
   const { panel } = await panelHome(env, campaign.panelId);
   for (const shard of await unfinishedShards(home, campaign.id)) {
     const place = namedPanelShard(env, panel, shard);
@@ -126,8 +123,19 @@ async function redriveShards(env: Env, home: ShardDb, campaign: { id: string; pa
     }
     const batches = await unsentBatches(place.db, campaign.id, now);
     if (batches.length) await enqueueSendBatches(env, campaign, batches, 0, shard);
+    // Its held rest waits for the winner: a lost release nudge is sent again (it settles the shard after).
+    else if (abDecided) await nudgeAbRelease(env, campaign, shard);
     else await settleCampaignShard(home, place, campaign, now);
   }
+}
+
+/**
+ * The send batches a publish step lets go: its own; with an A/B test, none before the shard's
+ * last step ranks its recipients into groups (they are held), then every batch of the shard at once.
+ */
+function stepBatches(campaign: Campaign, step: PublishStep): number[] {
+  const first = campaign.abTest ? (step.done ? 0 : step.nextBatch) : step.firstBatch;
+  return Array.from({ length: Math.max(0, step.nextBatch - first) }, (_, i) => first + i);
 }
 
 /**
@@ -142,11 +150,8 @@ async function publishNextStep(env: Env, db: ShardDb, campaign: Campaign, now: n
   const step = await publishStep(db, campaign, SEND_BATCH_SIZE, config(env).fanoutChunkIds, now, audience, publishScope(panel, panel.shard));
   // Not publishing any more (cancelled), or another consumer took this step and nudges the next.
   if (!step) return;
-  // An A/B test's recipients are held until the last step ranks them: its batches go out then, all at once.
-  const first = campaign.abTest ? (step.done ? 0 : step.nextBatch) : step.firstBatch;
-  if (step.nextBatch > first) {
-    await enqueueSendBatches(env, campaign, Array.from({ length: step.nextBatch - first }, (_, i) => first + i));
-  }
+  const batches = stepBatches(campaign, step);
+  if (batches.length) await enqueueSendBatches(env, campaign, batches);
   if (step.done) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, hasContactsBeyondHome(panel));
   else await nudgePublish(env, campaign);
 }
@@ -164,9 +169,8 @@ async function publishShardStep(env: Env, home: ShardDb, place: { shard: number;
   const audience = campaign.audience ? await compileAudience(place.db, campaign.panelId, campaign.audience, at, "probe") : undefined;
   const step = await publishStep(place.db, campaign, SEND_BATCH_SIZE, config(env).fanoutChunkIds, now, audience, publishScope(panel, place.shard));
   if (!step) return;
-  if (step.nextBatch > step.firstBatch) {
-    await enqueueSendBatches(env, campaign, Array.from({ length: step.nextBatch - step.firstBatch }, (_, i) => step.firstBatch + i), 0, place.shard);
-  }
+  const batches = stepBatches(campaign, step);
+  if (batches.length) await enqueueSendBatches(env, campaign, batches, 0, place.shard);
   if (step.done) await settleCampaignShard(home, place, campaign, now);
   else await nudgePublish(env, campaign, place.shard);
 }

@@ -23,8 +23,7 @@ export async function campaignWithCounters(shards: CampaignShards, panelId: stri
 export async function reportOfCampaign(shards: CampaignShards, panelId: string, campaignId: string): Promise<CampaignReport | null> {
   const campaign = await getCampaign(shards[0], panelId, campaignId);
   if (!campaign) return null;
-  // An A/B test is refused for a panel with partitions on several shards: its tallies are the home's.
-  const [report, abTest] = await Promise.all([campaignReport(shards, campaign), abTestResults(shards[0], campaign)]);
+  const [report, abTest] = await Promise.all([campaignReport(shards, campaign), abTestResults(shards, campaign)]);
   return { ...report, ab_test: abTest };
 }
 

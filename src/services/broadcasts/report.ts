@@ -1,6 +1,6 @@
 import { pagedCsv } from "../../domain/csv";
 import type { CampaignCounters, CampaignHour, CampaignLinkClicks, CampaignRecipientView, CampaignReport, CampaignSums, RecipientFilter } from "../../domain/broadcast";
-import type { Campaign } from "../../store/campaigns";
+import { abGroupTallies, type AbGroupTally, type Campaign } from "../../store/campaigns";
 import {
   NO_SUMS,
   campaignCounters,
@@ -87,6 +87,27 @@ async function topLinksAcross(shards: CampaignShards, panelId: string, campaignI
   const byUrl = new Map<string, number>();
   for (const link of perShard.flat()) byUrl.set(link.url, (byUrl.get(link.url) ?? 0) + link.clicks);
   return [...byUrl].map(([url, clicks]) => ({ url, clicks })).sort((a, b) => b.clicks - a.clicks || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0)).slice(0, TOP_LINKS);
+}
+
+const TALLY_FIELDS = ["recipients", "sent", "failed", "skipped", "opens", "unique_opens", "clicks", "unique_clicks", "bounces", "unsubscribes"] as const;
+
+/**
+ * What each of an A/B test's groups (each variant's test recipients, the rest) came to over the
+ * campaign's shards: each shard splits and sends its own recipients (decision 0038 step 4), so a
+ * group's figures are the sum of its rows on each. One read a shard.
+ */
+export async function abTalliesAcross(shards: CampaignShards, panelId: string, campaignId: string): Promise<AbGroupTally[]> {
+  // Every shard but the first (the home) keeps its share on its part once its rows are pruned.
+  const perShard = await Promise.all(shards.map((db, i) => abGroupTallies(db, panelId, campaignId, i > 0)));
+  if (perShard.length === 1) return perShard[0]!;
+  const byGroup = new Map<string, AbGroupTally>();
+  for (const tally of perShard.flat()) {
+    const key = `${tally.group}:${tally.variant}`;
+    const seen = byGroup.get(key);
+    if (!seen) byGroup.set(key, { ...tally });
+    else for (const field of TALLY_FIELDS) seen[field] += tally[field];
+  }
+  return [...byGroup.values()];
 }
 
 /** What a campaign did: counters, rates, its hours and its most clicked links, from the aggregates (of every shard it sent from). */

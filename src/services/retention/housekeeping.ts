@@ -22,7 +22,7 @@ import {
   stampUntimedGuids,
 } from "../../store/housekeeping";
 import type { ShardDb } from "../../store/shards";
-import { keepAbResults } from "../../store/campaigns";
+import { keepAbResults, keepPartAbResults } from "../../store/campaigns";
 import { shardTask } from "../access/shards";
 import { refreshPanelCounts } from "../overview/counts";
 import { panelsHoldingContactsOn } from "../../store/panel-partitions";
@@ -80,7 +80,8 @@ const HOMED_CAMPAIGNS: RecipientRows = {
   markPruned: markCampaignMessagesPruned,
 };
 
-const CAMPAIGN_PARTS: RecipientRows = { next: campaignPartToPrune, markPruned: markCampaignPartPruned };
+// A part's share of an A/B test's tallies is kept with it the same way (decision 0038 step 4).
+const CAMPAIGN_PARTS: RecipientRows = { next: campaignPartToPrune, keep: keepPartAbResults, markPruned: markCampaignPartPruned };
 
 /** Removes the recipient rows that came due before the window, one campaign after another. */
 async function pruneRecipientRows(db: ShardDb, rows: RecipientRows, before: number, now: number): Promise<void> {

@@ -9,6 +9,7 @@ import { cancelCampaign, countEngagement, getCampaign, keepAbResults, publishCam
 import { deleteCampaignMessages } from "../../../src/store/housekeeping";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { campaign, fireCron, outbox, scheduleIn, waitForCampaign } from "../../support/broadcasts";
+import { withBindings } from "../../support/cron";
 
 const NAMES = ["Ada", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lu"];
 
@@ -305,7 +306,7 @@ describe("A/B tests of a campaign", () => {
     await sendBatches(panel, id);
     const failing = { sendBatch: () => Promise.reject(new Error("queue down")), send: () => Promise.reject(new Error("queue down")) } as unknown as Queue;
     const decidedAt = Math.max(published + 60_000, Date.now());
-    await expect(decideDueAbTests({ SENDS: failing }, panelData, decidedAt)).rejects.toThrow(/queue down/);
+    await expect(decideDueAbTests(withBindings(env, { SENDS: failing }), panelData, decidedAt)).rejects.toThrow(/queue down/);
     expect(await winner(panel, id)).toBe(0);
     // The sweep nudges the released rest once a minute passed.
     await fireCron(decidedAt + 61_000);

@@ -1,0 +1,198 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { handleQueue } from "../../src/jobs/queues";
+import { setPartitionMap } from "../../src/services/access/partitions";
+import { decideDueAbTests } from "../../src/services/broadcasts/ab-decision";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { TrackingSigner } from "../../src/services/channels/email/tracking";
+import { pruneShard } from "../../src/services/retention/housekeeping";
+import { config } from "../../src/lib/config";
+import type { ShardDb } from "../../src/store/shards";
+import { admin, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { campaign, outbox, waitForCampaign } from "../support/broadcasts";
+import { collectingQueue, withBindings, type CollectingQueue } from "../support/cron";
+import { eventually } from "../support/activity";
+import { keyOn, listCampaign, shard0, TWO } from "../support/partitions";
+
+// Decision 0038 step 4: a campaign's A/B test on a panel split over two partitions (TWO: SHARD_0
+// and SHARD_1, its home). Each shard splits its own recipients into test groups and a held rest;
+// the winner is picked on the home from both shards' figures, summed, and each shard's rest gets it.
+
+/** Contacts a shard of TWO holds in these tests. */
+const PER_SHARD = 10;
+
+const TEST = {
+  variants: [{ subject: "A: spring sale" }, { subject: "B: last chance", html: "<p>Only today</p>" }],
+  // 40 % of each shard's ten: four test recipients a shard, two a variant; six held for the winner.
+  test_share: 40,
+  metric: "unique_opens",
+  wait_minutes: 60,
+};
+
+/** An env whose IMPORTS messages (publish steps, A/B releases) are kept for the test to hand over; sends go to the real queue. */
+function collectingEnv(): { stepEnv: Env; imports: CollectingQueue } {
+  const imports = collectingQueue();
+  return { stepEnv: withBindings(env, { IMPORTS: imports } as Partial<Env>), imports };
+}
+
+/** Hands the kept IMPORTS messages to the consumer, each delivered twice in the same batch (a redelivery), until none is left. */
+async function drainImports(stepEnv: Env, imports: CollectingQueue): Promise<void> {
+  for (let round = 0; imports.bodies.length; round++) {
+    const bodies = imports.bodies.splice(0).flatMap((body) => [body, body]);
+    const batch = createMessageBatch("apiv2-imports-default", bodies.map((body, i) => ({ id: `ab-${round}-${i}`, timestamp: new Date(), attempts: 1, body })));
+    const exec = createExecutionContext();
+    await handleQueue(batch, stepEnv, exec);
+    await getQueueResult(batch, exec);
+  }
+}
+
+type Row = { contact_id: number; ab_group: string; variant: number | null; status: string };
+
+/** The campaign's recipient rows kept on `db`. */
+async function rowsOn(db: ShardDb, campaignId: string): Promise<Row[]> {
+  return (await db.prepare("SELECT contact_id, ab_group, variant, status FROM campaign_messages WHERE campaign_id = ? ORDER BY contact_id").bind(campaignId).all<Row>()).results;
+}
+
+const testOf = (rows: Row[], variant: number) => rows.filter((r) => r.ab_group === "test" && r.variant === variant);
+
+/** Opens (through the tracking pixel) the messages of `count` test recipients of `variant` kept on `db`. */
+async function open(panel: TestPanel, db: ShardDb, campaignId: string, variant: number, count: number): Promise<void> {
+  const signer = new TrackingSigner(env.SECRETS_KEY);
+  for (const row of testOf(await rowsOn(db, campaignId), variant).slice(0, count)) {
+    expect((await call(`/t/o/${await signer.sign({ kind: "open", panelId: panel.id, campaignId, contactId: row.contact_id })}`)).status).toBe(200);
+  }
+}
+
+const winnerOf = async (id: string) => (await panelData.prepare("SELECT ab_winner FROM campaigns WHERE id = ?").bind(id).first<number | null>("ab_winner")) ?? null;
+
+/** A panel on TWO with a list of PER_SHARD contacts on each shard, and a draft to the list with TEST as its A/B test. */
+async function spreadCampaign(): Promise<{ panel: TestPanel; id: string; keys: string[] }> {
+  const panel = await createPanel();
+  const api = apiFor(panel);
+  expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+  expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+  const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+  const keys = [0, TEST_SHARD].flatMap((shard) => Array.from({ length: PER_SHARD }, (_, i) => keyOn(panel.id, shard, i)));
+  for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+  const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+  const set = await admin("PUT", `/panels/${panel.id}/campaigns/${id}/ab-test`, TEST);
+  expect(set.status, JSON.stringify(set.body)).toBe(200);
+  const scheduled = await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true });
+  expect(scheduled.status, JSON.stringify(scheduled.body)).toBe(200);
+  return { panel, id, keys: keys.sort() };
+}
+
+/** Until `count` messages of the panel are in the outbox. */
+const sentCount = (panel: TestPanel, count: number) => eventually(async () => ((await outbox(panel)).length >= count ? true : undefined));
+
+describe("A/B tests of a campaign on a panel on two partitions (decision 0038 step 4)", () => {
+  it("each shard splits its own recipients; the decision waits for both, picks the winner from both shards' opens summed, and both shards' rest get it, each recipient once", async () => {
+    const { panel, id, keys } = await spreadCampaign();
+    const { stepEnv, imports } = collectingEnv();
+    // The home publishes (one step here) and sends its test share; SHARD_0's first step is nudged, not yet taken.
+    await publishDueBroadcasts(stepEnv, Date.now());
+    expect(imports.bodies).toContainEqual({ type: "campaign_publish", panelId: panel.id, campaignId: id, shard: 0 });
+    const home = await rowsOn(panelData, id);
+    expect(home).toHaveLength(PER_SHARD);
+    expect([testOf(home, 0).length, testOf(home, 1).length]).toEqual([2, 2]);
+    expect(home.filter((r) => r.ab_group === "rest").every((r) => r.variant === null)).toBe(true);
+    expect(await rowsOn(shard0, id)).toEqual([]);
+    // However long the wait, no winner while a shard has not published.
+    expect(await decideDueAbTests(stepEnv, panelData, Date.now() + 24 * 60 * 60_000)).toBe(0);
+    expect(await winnerOf(id)).toBeNull();
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/ab-test`)).body.ab_test.results.decide_at).toBeNull();
+
+    await drainImports(stepEnv, imports);
+    // SHARD_0 split its own ten the same way: two test recipients a variant, six held.
+    const other = await rowsOn(shard0, id);
+    expect(other).toHaveLength(PER_SHARD);
+    expect([testOf(other, 0).length, testOf(other, 1).length]).toEqual([2, 2]);
+    expect(other.filter((r) => r.ab_group === "rest")).toHaveLength(6);
+    // Both shards' test shares go out; the rest waits.
+    await sentCount(panel, 8);
+    expect(await outbox(panel)).toHaveLength(8);
+    expect((await campaign(panel, id)).status).toBe("sending");
+    const waitFrom = Date.now();
+
+    // The home alone would pick A (2 opens to 1); SHARD_0 adds two to B: B wins only with both counted.
+    await open(panel, panelData, id, 0, 2);
+    await open(panel, panelData, id, 1, 1);
+    await open(panel, shard0, id, 1, 2);
+    expect(await decideDueAbTests(stepEnv, panelData, waitFrom + 61 * 60_000)).toBe(1);
+    expect(await winnerOf(id)).toBe(1);
+    // SHARD_0's rest is released by a nudge naming it; that nudge is lost (a crash), so its rest stays held.
+    expect(imports.bodies).toEqual([{ type: "campaign_ab_release", panelId: panel.id, campaignId: id, shard: 0 }]);
+    imports.bodies.splice(0);
+    await sentCount(panel, 14);
+    expect((await rowsOn(shard0, id)).filter((r) => r.ab_group === "rest").every((r) => r.variant === null && r.status === "queued")).toBe(true);
+    // The cron's re-drive of the stalled campaign sends it again.
+    await publishDueBroadcasts(stepEnv, waitFrom + 64 * 60_000);
+    expect(imports.bodies).toContainEqual({ type: "campaign_ab_release", panelId: panel.id, campaignId: id, shard: 0 });
+    await drainImports(stepEnv, imports);
+
+    const done = await waitForCampaign(panel, id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: 20, sent: 20, queued: 0, skipped: 0, failed: 0 }, ab_test: { winner: "B" } });
+    // Every recipient got exactly one message; both shards' rest got the winner.
+    const messages = await outbox(panel);
+    expect(messages.map((m) => m.to).sort()).toEqual(keys);
+    expect(messages.filter((m) => m.subject === "B: last chance")).toHaveLength(16);
+    expect(messages.filter((m) => m.subject === "A: spring sale")).toHaveLength(4);
+    for (const db of [panelData, shard0]) {
+      const rest = (await rowsOn(db, id)).filter((r) => r.ab_group === "rest");
+      expect(rest).toHaveLength(6);
+      expect(rest.every((r) => r.variant === 1 && r.status === "sent")).toBe(true);
+    }
+
+    // The results, summed over both shards, in the report and the test's own read.
+    const results = {
+      metric: "unique_opens",
+      winner: "B",
+      decide_at: expect.any(String),
+      variants: [
+        { label: "A", winner: false, recipients: 4, sent: 4, unique_opens: 2, open_rate: 0.5 },
+        { label: "B", winner: true, recipients: 4, sent: 4, unique_opens: 3, open_rate: 0.75 },
+      ],
+      rest: { variant: "B", recipients: 12, sent: 12 },
+    };
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toMatchObject(results);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/ab-test`)).body.ab_test.results).toMatchObject(results);
+
+    // Past the retention window housekeeping prunes the recipient rows on both shards; each keeps its tallies first, the results unchanged.
+    const later = Date.now() + 5 * 365 * 86_400_000;
+    for (const db of [panelData, shard0]) await pruneShard(db, config(env).retentionDays, later);
+    for (const db of [panelData, shard0]) expect(await rowsOn(db, id)).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toMatchObject(results);
+  });
+
+  it("pause during the wait holds the decision until the resume; cancel during the wait skips the rest on both shards", async () => {
+    const paused = await spreadCampaign();
+    const { stepEnv, imports } = collectingEnv();
+    await publishDueBroadcasts(stepEnv, Date.now());
+    await drainImports(stepEnv, imports);
+    await sentCount(paused.panel, 8);
+    const waitFrom = Date.now();
+    const act = (panel: TestPanel, id: string, action: string) => admin("POST", `/panels/${panel.id}/campaigns/${id}/${action}`, {});
+    expect((await act(paused.panel, paused.id, "pause")).body.status).toBe("paused");
+    expect(await decideDueAbTests(stepEnv, panelData, waitFrom + 2 * 60 * 60_000)).toBe(0);
+    expect((await act(paused.panel, paused.id, "resume")).body.status).toBe("sending");
+    await drainImports(stepEnv, imports);
+    // Resumed, nothing of either shard's rest goes before the winner.
+    expect(await outbox(paused.panel)).toHaveLength(8);
+    expect(await decideDueAbTests(stepEnv, panelData, waitFrom + 2 * 60 * 60_000)).toBe(1);
+    await drainImports(stepEnv, imports);
+    expect(await waitForCampaign(paused.panel, paused.id)).toMatchObject({ status: "sent", counters: { recipients: 20, sent: 20 }, ab_test: { winner: "A" } });
+    expect(new Set((await outbox(paused.panel)).map((m) => m.to)).size).toBe(20);
+
+    const cancelled = await spreadCampaign();
+    await publishDueBroadcasts(stepEnv, Date.now());
+    await drainImports(stepEnv, imports);
+    await sentCount(cancelled.panel, 8);
+    expect((await act(cancelled.panel, cancelled.id, "cancel")).body).toMatchObject({ status: "cancelled", counters: { sent: 8, skipped: 12, queued: 0 } });
+    expect(await decideDueAbTests(stepEnv, panelData, Date.now() + 2 * 60 * 60_000)).toBe(0);
+    expect(imports.bodies).toEqual([]);
+    for (const db of [panelData, shard0]) expect((await rowsOn(db, cancelled.id)).filter((r) => r.ab_group === "rest").every((r) => r.status === "skipped" && r.variant === null)).toBe(true);
+    expect(await outbox(cancelled.panel)).toHaveLength(8);
+    expect((await admin("GET", `/panels/${cancelled.panel.id}/campaigns/${cancelled.id}/report`)).body.ab_test).toMatchObject({ winner: null, rest: { variant: null, recipients: 12, sent: 0 } });
+  });
+});
