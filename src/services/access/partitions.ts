@@ -5,7 +5,7 @@ import { setPanelPartitions } from "../../store/panel-partitions";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { hasContacts } from "../../store/contacts";
 import { deleteSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
-import { dropMirroredJourneysStatements, journeysToMirror, liveJourneysOfPanel, mirrorJourneysStatements } from "../../store/journeys/definitions";
+import { dropMirroredJourneysStatements, journeysToMirror, mirrorJourneysStatements } from "../../store/journeys/definitions";
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
 import { dropMirroredTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
@@ -317,16 +317,9 @@ export async function setPartitionMap(env: Env, panelId: string, partitions: rea
   // contacts anywhere keeps its map.
   const holding = await Promise.all(involved.map((shard) => hasContacts(shardOf(env, { shard }), panelId)));
   if (holding.some(Boolean)) return refusedField("conflict", "partitions", "the panel holds contacts: its map changes only by a split, which is not built (decision 0038 step 5)");
-  // Journeys a segment triggers scan the home's segment members only (not yet routed): a panel
-  // spread beyond its home keeps none running, so none silently misses the contacts elsewhere.
-  // Saved segments and other journeys are mirrored with the rest of the configuration below.
+  // Saved segments and journeys are mirrored with the rest of the configuration below; a live
+  // segment journey's copy starts its own entry scan on its shard (mirrorJourneysStatements).
   const home = shardOf(env, panel);
-  if (after.some((shard) => shard !== panel.shard)) {
-    const journeys = await liveJourneysOfPanel(home, panelId);
-    if (journeys.some((j) => j.definition.trigger.type === "segment")) {
-      return refusedField("conflict", "partitions", "the panel has running or paused segment journeys, which are not yet routed across partitions (decision 0038)");
-    }
-  }
   // Mirrors first (decision 0041), so that once the map is read every partition has the configuration its rows name.
   for (const shard of after) if (shard !== panel.shard) await copyConfiguration(home, shardOf(env, { shard }), panelId);
   await setPanelPartitions(env.DB, panelId, partitions);
