@@ -5,6 +5,7 @@ import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
 import { countersOf, cronAllAt, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
+import { importCsv } from "../support/imports";
 import { keyOn, shard0, TWO } from "../support/partitions";
 
 // Decision 0038 steps 3/4 for journeys: a panel split over two partitions, buckets 0–2047 on
@@ -196,6 +197,22 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`, `${later1}: completed`].sort());
     expect(await hellos(hook)).toEqual([k0, k1, later0, later1].sort());
     expect(await countersOf(journey)).toMatchObject({ entered: 4, completed: 4 });
+  });
+
+  it("a bulk upload has a segment journey scan every shard again, where the rows it wrote enter", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const api = apiFor(panel);
+    const [k0, k1, new0, new1] = [keyOn(panel.id, 0), keyOn(panel.id, 1), keyOn(panel.id, 0, 1), keyOn(panel.id, 1, 1)];
+    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Delhi" } })).status).toBe(200);
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: HELLO(hook.id) });
+    expect(await countersOf(journey)).toMatchObject({ entered: 0 });
+    await importCsv(panel, `EMAIL,CITY\n${[k0, k1, new0, new1].map((k) => `${k},Pune`).join("\n")}\n`);
+    await cronAllAt(Date.now());
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`, `${new0}: completed`].sort());
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`, `${new1}: completed`].sort());
+    expect(await hellos(hook)).toEqual([k0, k1, new0, new1].sort());
   });
 
   it("a running segment journey is copied by the map with a scan of its own there, enters contacts on both shards, and stopping it ends its instances on both", async () => {
