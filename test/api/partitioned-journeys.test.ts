@@ -199,6 +199,22 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect(await countersOf(journey)).toMatchObject({ entered: 4, completed: 4 });
   });
 
+  it("a new version of a running journey with a segment trigger scans each shard again, from its first contact", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const api = apiFor(panel);
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Goa" } })).status).toBe(200);
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: HELLO(hook.id) });
+    expect(await countersOf(journey)).toMatchObject({ entered: 0 });
+    const edited = await admin("PUT", journey.path, { name: "Cart reminder", trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Goa" }] }, steps: HELLO(hook.id) });
+    expect(edited.status).toBe(200);
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
+    expect(await hellos(hook)).toEqual([k0, k1].sort());
+  });
+
   it("a bulk upload has a segment journey scan every shard again, where the rows it wrote enter", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel);
