@@ -215,6 +215,21 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect(await hellos(hook)).toEqual([k0, k1].sort());
   });
 
+  it("the contacts an event pipeline pass creates enter a segment journey on the shard that made them", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "EMAIL", op: "exists" }] }, steps: HELLO(hook.id) });
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const identity of [k0, k1]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
+    await settled(panel.id);
+    await eventually(async () => ((await countersOf(journey)).entered === 2 ? true : undefined));
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
+    expect(await hellos(hook)).toEqual([k0, k1].sort());
+  });
+
   it("a bulk upload has a segment journey scan every shard again, where the rows it wrote enter", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel);
