@@ -4,7 +4,8 @@ import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
-import { countersOf, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
+import { countersOf, cronAllAt, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
+import { importCsv } from "../support/imports";
 import { keyOn, shard0, TWO } from "../support/partitions";
 
 // Decision 0038 steps 3/4 for journeys: a panel split over two partitions, buckets 0–2047 on
@@ -33,6 +34,19 @@ async function instancesOn(db: ShardDb, panelId: string): Promise<string[]> {
 /** The status of the journey's copy on `db` (null: none there). */
 async function journeyOn(db: ShardDb, journeyId: string): Promise<string | null> {
   return db.prepare("SELECT status FROM journeys WHERE id = ?").bind(journeyId).first<string>("status");
+}
+
+/** The entry scan's cursor of the journey's row on `db` (null: none going). */
+async function scanOn(db: ShardDb, journeyId: string): Promise<number | null> {
+  return db.prepare("SELECT scan_cursor FROM journeys WHERE id = ?").bind(journeyId).first<number | null>("scan_cursor");
+}
+
+const HELLO = (hook: string) => [{ id: "hello", type: "webhook", webhook: hook, params: { Action: "hello" } }];
+
+/** The contacts the webhook's "hello" calls named, by key, in order: one each when every contact entered once. */
+async function hellos(hook: { id: string; bucket: string }): Promise<string[]> {
+  const events = (await delivered(hook)).filter((e) => e.custom_params.Action === "hello");
+  return events.map((e) => e.event_params.identity).sort();
 }
 
 const STEPS = (hook: string) => [
@@ -151,6 +165,132 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
     expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["hello", "hello"]);
     expect(await countersOf(journey)).toMatchObject({ entered: 2, completed: 2 });
+  });
+
+  it("a segment journey enters its matching contacts on each shard when it starts, and those who come to match later there, once each", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const api = apiFor(panel);
+    const [k0, k1, later0, later1] = [keyOn(panel.id, 0), keyOn(panel.id, 1), keyOn(panel.id, 0, 1), keyOn(panel.id, 1, 1)];
+    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
+    for (const EMAIL of [later0, later1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Delhi" } })).status).toBe(200);
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: HELLO(hook.id) });
+    // Starting it scanned each shard's contacts with that shard's copy.
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
+    expect(await scanOn(shard0, journey.id)).toBeNull();
+
+    // A contact that comes to match enters on its own shard; one that matched already does not enter again.
+    for (const EMAIL of [later0, later1]) expect((await api("contact", "update", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
+    for (const EMAIL of [k0, k1]) expect((await api("contact", "update", { data: { EMAIL, NAME: "Still Pune" } })).status).toBe(200);
+    await eventually(async () => ((await countersOf(journey)).entered === 4 ? true : undefined));
+    await cronAt(Date.now());
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`, `${later0}: completed`].sort());
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`, `${later1}: completed`].sort());
+    expect(await hellos(hook)).toEqual([k0, k1, later0, later1].sort());
+    expect(await countersOf(journey)).toMatchObject({ entered: 4, completed: 4 });
+  });
+
+  it("a saved segment's journey enters each shard's members when it starts, and a contact entering the segment later on its shard, once each", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const api = apiFor(panel);
+    const [k0, k1, later0, later1] = [keyOn(panel.id, 0), keyOn(panel.id, 1), keyOn(panel.id, 0, 1), keyOn(panel.id, 1, 1)];
+    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
+    for (const EMAIL of [later0, later1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Delhi" } })).status).toBe(200);
+    const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
+    expect(segment.status).toBe(201);
+    await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments/${segment.body.id}`)).body.members === 2 ? true : undefined));
+    const journey = await startJourney(panel, { trigger: { type: "segment", segment: segment.body.id }, steps: HELLO(hook.id) });
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
+
+    // Entering the segment on its shard (the membership's trigger there) enters the journey there.
+    for (const EMAIL of [later0, later1]) expect((await api("contact", "update", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
+    await eventually(async () => ((await countersOf(journey)).entered === 4 ? true : undefined));
+    await cronAllAt(Date.now());
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`, `${later0}: completed`].sort());
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`, `${later1}: completed`].sort());
+    expect(await hellos(hook)).toEqual([k0, k1, later0, later1].sort());
+    expect(await countersOf(journey)).toMatchObject({ entered: 4, completed: 4 });
+  });
+
+  it("a new version of a running journey with a segment trigger scans each shard again, from its first contact", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const api = apiFor(panel);
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Goa" } })).status).toBe(200);
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: HELLO(hook.id) });
+    expect(await countersOf(journey)).toMatchObject({ entered: 0 });
+    const edited = await admin("PUT", journey.path, { name: "Cart reminder", trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Goa" }] }, steps: HELLO(hook.id) });
+    expect(edited.status).toBe(200);
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
+    expect(await hellos(hook)).toEqual([k0, k1].sort());
+  });
+
+  it("the contacts an event pipeline pass creates enter a segment journey on the shard that made them", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "EMAIL", op: "exists" }] }, steps: HELLO(hook.id) });
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const identity of [k0, k1]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
+    await settled(panel.id);
+    await eventually(async () => ((await countersOf(journey)).entered === 2 ? true : undefined));
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
+    expect(await hellos(hook)).toEqual([k0, k1].sort());
+  });
+
+  it("a bulk upload has a segment journey scan every shard again, where the rows it wrote enter", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    await partitioned(panel);
+    const api = apiFor(panel);
+    const [k0, k1, new0, new1] = [keyOn(panel.id, 0), keyOn(panel.id, 1), keyOn(panel.id, 0, 1), keyOn(panel.id, 1, 1)];
+    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Delhi" } })).status).toBe(200);
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: HELLO(hook.id) });
+    expect(await countersOf(journey)).toMatchObject({ entered: 0 });
+    await importCsv(panel, `EMAIL,CITY\n${[k0, k1, new0, new1].map((k) => `${k},Pune`).join("\n")}\n`);
+    await cronAllAt(Date.now());
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`, `${new0}: completed`].sort());
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`, `${new1}: completed`].sort());
+    expect(await hellos(hook)).toEqual([k0, k1, new0, new1].sort());
+  });
+
+  it("a running segment journey is copied by the map with a scan of its own there, enters contacts on both shards, and stopping it ends its instances on both", async () => {
+    const panel = await createPanel();
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: STEPS(hook.id) });
+    await partitioned(panel);
+    expect(await journeyOn(shard0, journey.id)).toBe("running");
+    expect(await scanOn(shard0, journey.id)).toBe(0);
+    // That shard's cron scans its copy; run late, as a slow clock's would, it leaves the copy's
+    // updated_at (the home's) as it was, so the stop below still reaches the copy.
+    await cronAt(Date.now() + 60 * MINUTE);
+    expect(await scanOn(shard0, journey.id)).toBeNull();
+
+    const api = apiFor(panel);
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
+    await eventually(async () => ((await countersOf(journey)).entered === 2 ? true : undefined));
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: active`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: active`]);
+
+    const stopped = await admin("POST", `${journey.path}/status`, { status: "stopped" });
+    expect(stopped.status).toBe(200);
+    expect(stopped.body.counters).toMatchObject({ entered: 2, active: 0, exited: 2 });
+    expect(await journeyOn(shard0, journey.id)).toBe("stopped");
+    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: exited`]);
+    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: exited`]);
+    await cronAt(Date.now() + 2 * 60 * MINUTE);
+    expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["hello", "hello"]);
   });
 
   it("a panel without a map runs its journey on its home as before", async () => {

@@ -1,11 +1,11 @@
 import { contactBucket, partitionMapProblem, partitionOfBucket, wholePanelPartition, type Partition } from "../../domain/partitions";
-import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
+import { refusedField, succeeded, type Result } from "../../lib/problems";
 import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { hasContacts } from "../../store/contacts";
 import { deleteSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
-import { dropMirroredJourneysStatements, journeysToMirror, liveJourneysOfPanel, mirrorJourneysStatements } from "../../store/journeys/definitions";
+import { dropMirroredJourneysStatements, journeysToMirror, mirrorJourneysStatements } from "../../store/journeys/definitions";
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
 import { dropMirroredTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
@@ -49,16 +49,6 @@ type Placed = Pick<Panel, "id" | "shard" | "partitions">;
  */
 export function hasContactsBeyondHome(panel: PanelPlace): boolean {
   return panel.partitions.some((p) => p.shard !== panel.shard);
-}
-
-/**
- * The refusal of a path not yet routed across partitions (decision 0038's Status lists them),
- * for a panel whose contacts span shards; null for every other panel. Refusing is what keeps
- * such a path from writing a contact's data to the home while the contact lives elsewhere.
- */
-export function unroutedRefusal(panel: Pick<Panel, "shard" | "partitions">, what: string): Result<never> | null {
-  if (!hasContactsBeyondHome(panel)) return null;
-  return refused("conflict", [], `${what} is not available for this panel yet: its contacts are split over ${panel.partitions.length} partitions on several databases, and ${what} is not yet routed across them (decision 0038)`);
 }
 
 /** Where a panel's rows are: its home shard and its partition map (empty: all on the home). */
@@ -329,16 +319,9 @@ export async function setPartitionMap(env: Env, panelId: string, partitions: rea
   // contacts anywhere keeps its map.
   const holding = await Promise.all(involved.map((shard) => hasContacts(shardOf(env, { shard }), panelId)));
   if (holding.some(Boolean)) return refusedField("conflict", "partitions", "the panel holds contacts: its map changes only by a split, which is not built (decision 0038 step 5)");
-  // Journeys a segment triggers scan the home's segment members only (not yet routed): a panel
-  // spread beyond its home keeps none running, so none silently misses the contacts elsewhere.
-  // Saved segments and other journeys are mirrored with the rest of the configuration below.
+  // Saved segments and journeys are mirrored with the rest of the configuration below; a live
+  // segment journey's copy starts its own entry scan on its shard (mirrorJourneysStatements).
   const home = shardOf(env, panel);
-  if (after.some((shard) => shard !== panel.shard)) {
-    const journeys = await liveJourneysOfPanel(home, panelId);
-    if (journeys.some((j) => j.definition.trigger.type === "segment")) {
-      return refusedField("conflict", "partitions", "the panel has running or paused segment journeys, which are not yet routed across partitions (decision 0038)");
-    }
-  }
   // Mirrors first (decision 0041), so that once the map is read every partition has the configuration its rows name.
   for (const shard of after) if (shard !== panel.shard) await copyConfiguration(home, shardOf(env, { shard }), panelId);
   await setPanelPartitions(env.DB, panelId, partitions);

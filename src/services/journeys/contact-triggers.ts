@@ -1,9 +1,10 @@
-import { panelDb, panelHome } from "../access/shards";
-import { panelShardPlaces, partitionOfContact } from "../access/partitions";
+import { panelHome } from "../access/shards";
+import { contactDb, panelShardPlaces, partitionOfContact, type MirrorShard } from "../access/partitions";
 import { filterMatches } from "../../domain/filters";
 import { contactsPage } from "../../store/contacts";
 import { segmentMembersPage } from "../../store/segments";
-import type { Journey } from "../../store/journeys/definitions";
+import { getJourney, type Journey } from "../../store/journeys/definitions";
+import type { ShardDb } from "../../store/shards";
 import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
 import type { ChangedContact, ContactReaction } from "../contacts/reactions";
 import { restartSegmentScans, setScanCursor } from "../../store/journeys/scans";
@@ -14,7 +15,9 @@ import { runningJourneys } from "./live-journeys";
  * Triggers on contact writes (CONTRACT 5): a contact added to a list enters the running
  * journeys of that list (list-entries.ts); a contact that matches a segment's filter enters its running
  * journeys, once per journey (entry key `segment:<contact>`), whether it matched when the
- * journey started (the entry scan) or came to match later (a contact write).
+ * journey started (the entry scan) or came to match later (a contact write). On a panel
+ * spread over partitions (decision 0038) both happen on the contact's shard: each shard scans
+ * its own contacts with its copy of the journey, and a written contact enters there.
  */
 
 /**
@@ -30,10 +33,10 @@ export const journeysContactReaction: ContactReaction = {
   async afterContact(env, { panelId, contact, joinedList, joinedSegment, now }) {
     await journeysAfterContactWrite(env, panelId, contact, joinedList || joinedSegment, now);
   },
-  async afterContacts(env, { panelId, contacts, joinedList, joinedSegment, rewritten, now }) {
+  async afterContacts(env, { panelId, contacts, joinedList, joinedSegment, rewritten, now, at }) {
     if (joinedList || joinedSegment) await nudgeAllListEntries(env, panelId);
-    if (rewritten) await restartSegmentScans(await panelDb(env, panelId), panelId, now);
-    else if (contacts?.length) await enterSegments(env, panelId, contacts, now);
+    if (rewritten) await restartAllSegmentScans(env, panelId, now);
+    else if (contacts?.length) await enterSegments(env, panelId, contacts, now, at?.db);
   },
 };
 
@@ -53,7 +56,8 @@ function segmentFilter(journey: Journey) {
  */
 async function journeysAfterContactWrite(env: EngineEnv, panelId: string, contact: ChangedContact, joinedList: boolean, now: number): Promise<void> {
   try {
-    await Promise.all([enterSegments(env, panelId, [contact], now), joinedList ? enterLists(env, panelId, contact, now) : undefined]);
+    const { panel, db: home } = await panelHome(env, panelId);
+    await Promise.all([enterSegments(env, panelId, [contact], now, contactDb(env, panel, home, contact.key)), joinedList ? enterLists(env, panelId, contact, now) : undefined]);
   } catch (error) {
     console.error(`journeys: entering contact ${contact.id} of panel ${panelId} after a write failed${joinedList ? "; its list entries go to the queue" : ""}`, error);
     if (joinedList) await nudgeAllListEntries(env, panelId).catch((lost) => console.error(`journeys: list entries of panel ${panelId} not queued; the cron takes them`, lost));
@@ -82,10 +86,24 @@ async function nudgeAllListEntries(env: EngineEnv, panelId: string): Promise<voi
   for (const place of panelShardPlaces(env, panel)) await nudgeListEntries(env, panelId, place.home ? undefined : place.shard);
 }
 
-/** The contacts enter the running segment journeys (of a filter of their own) they match, in one write. */
-async function enterSegments(env: EngineEnv, panelId: string, contacts: readonly ChangedContact[], now: number): Promise<void> {
-  const db = await panelDb(env, panelId);
-  const segments = (await runningJourneys(db, panelId, "segment")).filter((j) => segmentFilter(j) !== undefined);
+/**
+ * After an import's rows: the running segment journeys scan every contact again, on every shard
+ * holding the panel's contacts (an import writes each row on its partition's).
+ */
+async function restartAllSegmentScans(env: EngineEnv, panelId: string, now: number): Promise<void> {
+  const { panel } = await panelHome(env, panelId);
+  for (const place of panelShardPlaces(env, panel)) await restartSegmentScans(place.db, panelId, now, place.home);
+}
+
+/**
+ * The contacts, all on the shard `on` (absent: the home), enter there the running segment
+ * journeys (of a filter of their own) they match, in one write. The journeys are the home's
+ * cached answer; a partition's shard holds the same copies (mirror.ts).
+ */
+async function enterSegments(env: EngineEnv, panelId: string, contacts: readonly ChangedContact[], now: number, on?: ShardDb): Promise<void> {
+  const home = await panelHome(env, panelId);
+  const db = on ?? home.db;
+  const segments = (await runningJourneys(home.db, panelId, "segment")).filter((j) => segmentFilter(j) !== undefined);
   if (segments.length === 0) return;
   const entries = contacts.flatMap((contact) =>
     segments.filter((j) => filterMatches(segmentFilter(j), contact.attributes)).flatMap((j) => entriesFor([j], contact, `segment:${contact.id}`, null)),
@@ -96,9 +114,14 @@ async function enterSegments(env: EngineEnv, panelId: string, contacts: readonly
 /** Contacts looked at per scan step; the cron goes on from the cursor next minute. */
 export const SEGMENT_SCAN_PAGE = 500;
 
-/** One page of a segment journey's entry scan; returns whether the scan is complete. */
-export async function scanSegment(env: EngineEnv, journey: Journey, now: number): Promise<boolean> {
-  const db = await panelDb(env, journey.panelId);
+/**
+ * One page of a segment journey's entry scan on the shard `at` (absent: the panel's home), over
+ * that shard's contacts, with its copy of the journey (`journey` as that shard has it); returns
+ * whether the scan is complete.
+ */
+export async function scanSegment(env: EngineEnv, journey: Journey, now: number, at?: MirrorShard): Promise<boolean> {
+  const { panel, db: home } = await panelHome(env, journey.panelId);
+  const db = at?.db ?? home;
   const cursor = journey.scanCursor ?? 0;
   const { trigger } = journey.definition;
   const saved = trigger.type === "segment" ? trigger.segment : undefined;
@@ -112,6 +135,20 @@ export async function scanSegment(env: EngineEnv, journey: Journey, now: number)
     now,
   );
   const done = page.length < SEGMENT_SCAN_PAGE;
-  await setScanCursor(db, journey.id, cursor, done ? null : page.at(-1)!.id, now);
+  await setScanCursor(db, journey.id, cursor, done ? null : page.at(-1)!.id, now, at === undefined || at.shard === panel.shard);
   return done;
+}
+
+/**
+ * Starting a segment journey (running it, or a new version): its first page of matching
+ * contacts enters now on the home and on each of `mirrors` whose copy has a scan going, the
+ * rest by the cron on each shard (timers.ts). One read of the copy per mirror.
+ */
+export async function scanSegmentNow(env: EngineEnv, journey: Journey, mirrors: readonly MirrorShard[], now: number): Promise<void> {
+  if (journey.definition.trigger.type !== "segment") return;
+  if (journey.scanCursor !== null) await scanSegment(env, journey, now);
+  for (const mirror of mirrors) {
+    const copy = await getJourney(mirror.db, journey.panelId, journey.id);
+    if (copy?.status === "running" && copy.scanCursor !== null) await scanSegment(env, copy, now, mirror);
+  }
 }

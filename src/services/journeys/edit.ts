@@ -8,8 +8,7 @@ import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { sendersStanding } from "../channels/email/sender-domains";
 import { checkDefinition } from "./check-definition";
-import { scanSegment } from "./contact-triggers";
-import { unroutedRefusal } from "../access/partitions";
+import { scanSegmentNow } from "./contact-triggers";
 import { forgetLiveJourneys } from "./live-journeys";
 import { mirrorJourneys, type JourneyPanel } from "./mirror";
 
@@ -55,9 +54,6 @@ export async function editJourney(
   if (!checked.ok) return checked;
   const definition = checked.value;
   if (sameJson(definition, journey.definition)) return saveLayout(db, journey, layout, by);
-  // A live journey turned to a segment trigger would read the home's contacts only (as running one, set-status.ts).
-  const unrouted = journey.status !== "draft" && definition.trigger.type === "segment" ? unroutedRefusal(panel, "Running a segment journey") : null;
-  if (unrouted) return unrouted;
   // A live journey's new email steps meet the sender rule that starting it met.
   const senders = journey.status === "draft" ? { problems: [], notes: [] } : await sendersStanding(env, db, panelId, emailSenders(definition));
   if (senders.problems.length) return refused("conflict", senders.problems);
@@ -70,12 +66,12 @@ export async function editJourney(
       : await addJourneyVersion(db, panelId, journey.id, journey.version, definition, nextLayout, now, by.operator?.email ?? null);
   if (!updated) return changedMeanwhile();
   // The partition shards' copies take the new version (a draft's copy, if any, its new text).
-  await mirrorJourneys(env, db, panel, [journey.id]);
+  const mirrors = await mirrorJourneys(env, db, panel, [journey.id]);
   // The new version's trigger and filter take new entries at once in this isolate.
   forgetLiveJourneys(panelId);
   await recordAudit(db, panelId, by, "journey.edited", journey.id, { name: updated.name, version: updated.version });
-  // A segment trigger scans again from the first contact: its first page now, as at start.
-  if (updated.status === "running" && updated.scanCursor !== null) await scanSegment(env, updated, now);
+  // A segment trigger scans again from the first contact: its first page now on each shard, as at start.
+  if (updated.status === "running") await scanSegmentNow(env, updated, mirrors, now);
   return succeeded({ journey: updated, warnings: senders.notes });
 }
 

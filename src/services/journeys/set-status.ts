@@ -7,8 +7,7 @@ import type { JourneyCounters } from "../../store/journeys/instances";
 import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { sendersStanding } from "../channels/email/sender-domains";
-import { scanSegment } from "./contact-triggers";
-import { unroutedRefusal } from "../access/partitions";
+import { scanSegmentNow } from "./contact-triggers";
 import { noSuchJourney } from "./edit";
 import { forgetLiveJourneys } from "./live-journeys";
 import { mirrorJourneys, type JourneyPanel } from "./mirror";
@@ -36,10 +35,6 @@ export async function setJourneyStatus(env: Env, db: ShardDb, panel: JourneyPane
   const panelId = panel.id;
   const journey = await getJourney(db, panelId, journeyId);
   if (!journey) return noSuchJourney(journeyId);
-  // A segment's entry scan and its contact-write entries read the home's contacts only (not yet
-  // routed across partitions, decision 0038's Status); other triggers run on each contact's shard.
-  const unrouted = status === "running" && journey.definition.trigger.type === "segment" ? unroutedRefusal(panel, "Running a segment journey") : null;
-  if (unrouted) return unrouted;
   // Mail from a sender domain a real provider would refuse is refused at start, not message by message.
   const senders = status === "running" ? await sendersStanding(env, db, panelId, emailSenders(journey.definition)) : { problems: [], notes: [] };
   if (senders.problems.length) return refused("conflict", senders.problems);
@@ -54,10 +49,10 @@ export async function setJourneyStatus(env: Env, db: ShardDb, panel: JourneyPane
   await recordAudit(db, panelId, by, journeyStatusAction(journey.status, status), journey.id, { name: journey.name, from: journey.status, to: status });
   if (changed.status === "running") {
     // Held points go on at once (the cron would take them within a minute), on every shard
-    // holding some, and a segment journey enters its first page of matching contacts now, the
-    // rest by the cron.
+    // holding some, and a segment journey enters its first page of matching contacts now on
+    // each shard, the rest by the cron.
     for (const at of [{ shard: panel.shard, db }, ...mirrors]) await resumeHeldPoints(env, changed, now, at);
-    if (changed.scanCursor !== null) await scanSegment(env, changed, now);
+    await scanSegmentNow(env, changed, mirrors, now);
   }
   // The scan above only moves scan_cursor, which the view does not show: no second read.
   return succeeded({ journey: changed, counters: await countersAcross(env, db, panel, changed.id), warnings: senders.notes });

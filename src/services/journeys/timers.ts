@@ -21,7 +21,8 @@ const SCANS_PER_RUN = 5;
  * The per-minute cron of journeys: fires due waits (timeout) and delays (ended), continuing a
  * first page itself and handing the rest to the JOURNEYS queue; continues a first page of
  * points left behind (their holder died, or a pause held them) and hands the rest to the queue
- * in pages (points.ts); moves segment entry scans on. Timers are rows in D1 with a due time,
+ * in pages (points.ts); moves segment entry scans on (each shard's, of the journeys' rows and
+ * copies there). Timers are rows in D1 with a due time,
  * so they survive restarts and fire within a minute of due time. Each part runs even when
  * another failed.
  */
@@ -46,7 +47,7 @@ export const journeyTimers = shardTask("journey-timers", async (env, db, index, 
   });
   await part(() => redriveFreePoints(env, db, index, now));
   await part(async () => {
-    for (const journey of await journeysToScan(db, SCANS_PER_RUN)) await scanSegment(env, journey, now);
+    for (const journey of await journeysToScan(db, SCANS_PER_RUN)) await scanSegment(env, journey, now, { shard: index, db });
   });
   if (failures.length) throw failures[0];
 });

@@ -304,8 +304,12 @@ export async function journeysToMirror(db: ShardDb, panelId: string, ids?: reado
 
 /**
  * Writes journeys as the home has them into the mirror on `db`: one statement per array of rows.
- * The mirror keeps no entry scan (a segment journey scans the home). A row the mirror holds
- * from a later write (two status changes landing out of order) is not taken back.
+ * A row the mirror holds from a later write (two status changes landing out of order) is not
+ * taken back.
+ * A segment journey's entry scan is the mirror's own (its contacts, its cursor): it starts from
+ * the first contact when the copy first arrives live, when a draft starts running and on a new
+ * version (as changeJourneyStatus and addJourneyVersion start the home's), ends when the copy
+ * stops or leaves the segment trigger, and otherwise goes on where that shard's scan is.
  */
 export function mirrorJourneysStatements(db: ShardDb, panelId: string, mirrored: MirroredJourneys): D1PreparedStatement[] {
   return [
@@ -313,10 +317,14 @@ export function mirrorJourneysStatements(db: ShardDb, panelId: string, mirrored:
       db
         .prepare(
           `INSERT INTO journeys (panel_id, id, name, definition, version, trigger_type, trigger_key, status, layout, created_at, updated_at, scan_cursor)
-           SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, r.value ->> 7, r.value ->> 8, r.value ->> 9, NULL
+           SELECT ?1, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, r.value ->> 7, r.value ->> 8, r.value ->> 9,
+             CASE WHEN r.value ->> 4 = 'segment' AND r.value ->> 6 IN ('running', 'paused') THEN 0 END
            FROM json_each(?2) r WHERE true
            ON CONFLICT (id) DO UPDATE SET name = excluded.name, definition = excluded.definition, version = excluded.version, trigger_type = excluded.trigger_type,
-             trigger_key = excluded.trigger_key, status = excluded.status, layout = excluded.layout, updated_at = excluded.updated_at
+             trigger_key = excluded.trigger_key, status = excluded.status, layout = excluded.layout, updated_at = excluded.updated_at,
+             scan_cursor = CASE WHEN excluded.scan_cursor IS NULL THEN NULL
+                                WHEN journeys.version != excluded.version OR journeys.status NOT IN ('running', 'paused') THEN 0 ELSE journeys.scan_cursor END,
+             rescan_due = CASE WHEN excluded.scan_cursor IS NOT NULL AND journeys.version = excluded.version AND journeys.status IN ('running', 'paused') THEN journeys.rescan_due ELSE 0 END
            WHERE journeys.panel_id = excluded.panel_id AND journeys.updated_at <= excluded.updated_at`,
         )
         .bind(panelId, rows),

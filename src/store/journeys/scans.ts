@@ -1,35 +1,43 @@
 import type { ShardDb } from "../shards";
 import { JOURNEY_COLUMNS, journeyFromRow, type Journey, type JourneyRow } from "./definitions";
 
-// Entry scans of segment journeys: a cursor through the panel's contacts, kept on the journey row.
+// Entry scans of segment journeys: a cursor through the panel's contacts on one shard, kept on
+// the journey row there. A panel spread over partitions (decision 0038) scans on each shard
+// holding one, its copy of the journey (services/journeys/mirror.ts) carrying that shard's cursor.
 
 /**
  * Moves the scan on from `from` (the cursor the page was read at; a concurrent scan of the
  * same page writes nothing). A finished scan that an upload marked meanwhile starts over.
+ * `touch`: the row's `updated_at` (which orders the scans, journeysToScan) moves on; on the
+ * panel's home only. A mirror's `updated_at` is the home's, by which the mirror refuses a copy
+ * older than its row (mirrorJourneysStatements): a scan moving it on would make the mirror
+ * refuse the next status change. A mirror's scans keep their order instead.
  */
-export async function setScanCursor(db: ShardDb, journeyId: string, from: number, next: number | null, now: number): Promise<void> {
+export async function setScanCursor(db: ShardDb, journeyId: string, from: number, next: number | null, now: number, touch = true): Promise<void> {
   await db
     .prepare(
       `UPDATE journeys SET scan_cursor = CASE WHEN ?2 IS NULL AND rescan_due = 1 THEN 0 ELSE ?2 END,
-         rescan_due = CASE WHEN ?2 IS NULL THEN 0 ELSE rescan_due END, updated_at = ?3
+         rescan_due = CASE WHEN ?2 IS NULL THEN 0 ELSE rescan_due END, updated_at = CASE WHEN ?5 THEN ?3 ELSE updated_at END
        WHERE id = ?4 AND status = 'running' AND scan_cursor = ?1`,
     )
-    .bind(from, next, now, journeyId)
+    .bind(from, next, now, journeyId, touch ? 1 : 0)
     .run();
 }
 
 /**
  * After a bulk upload: the panel's running segment journeys scan every contact again, from
  * the first; one scanning now finishes its pass, then starts over (rescan_due), so uploads
- * that come often cannot keep a large panel's scan from reaching its last contacts.
+ * that come often cannot keep a large panel's scan from reaching its last contacts. `touch`:
+ * as setScanCursor's.
  */
-export async function restartSegmentScans(db: ShardDb, panelId: string, now: number): Promise<void> {
+export async function restartSegmentScans(db: ShardDb, panelId: string, now: number, touch = true): Promise<void> {
   await db
     .prepare(
-      `UPDATE journeys SET scan_cursor = COALESCE(scan_cursor, 0), rescan_due = CASE WHEN scan_cursor IS NULL THEN 0 ELSE 1 END, updated_at = ?
-       WHERE panel_id = ? AND status = 'running' AND trigger_type = 'segment'`,
+      `UPDATE journeys SET scan_cursor = COALESCE(scan_cursor, 0), rescan_due = CASE WHEN scan_cursor IS NULL THEN 0 ELSE 1 END,
+         updated_at = CASE WHEN ?3 THEN ?1 ELSE updated_at END
+       WHERE panel_id = ?2 AND status = 'running' AND trigger_type = 'segment'`,
     )
-    .bind(now, panelId)
+    .bind(now, panelId, touch ? 1 : 0)
     .run();
 }
 
