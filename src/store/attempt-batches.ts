@@ -16,8 +16,11 @@ import type { ControlDb } from "./shards";
  * for the batch before its own, never sends on another's behalf after its own answer.
  */
 
-/** A batch is bounded: D1 takes at most this many statements in one call. */
-const MOST_PER_BATCH = 50;
+/**
+ * A batch is bounded: its statements count against the sending request's D1 queries per
+ * invocation (50 on the Workers Free plan), beside that request's own.
+ */
+const MOST_PER_BATCH = 20;
 
 interface Waiting {
   statement: D1PreparedStatement;
@@ -45,8 +48,9 @@ export async function countAttemptsBatched(
       await inFlight;
       continue;
     }
-    // No batch on its way and this count not sent yet: this request sends the counts waiting (in arrival order, up to a batch's bound and its own among them).
-    const batch = waiting.splice(0, Math.max(MOST_PER_BATCH, waiting.indexOf(mine) + 1));
+    // No batch on its way and this count not sent yet: this request sends the counts waiting, in
+    // arrival order up to the bound (its own among them, or in a batch it sends next).
+    const batch = waiting.splice(0, MOST_PER_BATCH);
     // Cleared as the batch lands, before those waiting for it see it land (none waits on a landed batch).
     const sent: Promise<void> = send(db, batch).finally(() => {
       if (inFlight === sent) inFlight = null;

@@ -48,6 +48,17 @@ describe("rate-limit counts batched across concurrent requests", () => {
     expect(await countAttempts(env.DB, [once], now, now - WINDOW_MS)).toEqual([false]);
   });
 
+  it("a crowd larger than a batch's bound goes in several batches", async () => {
+    const roundTrips: number[] = [];
+    const db = d1Counted(env, (statements) => roundTrips.push(statements)).DB;
+    const tag = crypto.randomUUID();
+    const now = Date.now();
+    const answers = await Promise.all(Array.from({ length: 26 }, (_, i) => countAttemptsBatched(db, [{ subject: `batch-crowd:${tag}:${i}`, limit: 1 }], now, now - WINDOW_MS, () => {})));
+    expect(answers.every((a) => a.length === 1 && a[0] === true)).toBe(true);
+    // The first alone, then at most 20 statements a round trip.
+    expect(roundTrips).toEqual([1, 20, 5]);
+  });
+
   it("a count alone goes at once, in a round trip of its own", async () => {
     const roundTrips: number[] = [];
     const db = d1Counted(env, (statements) => roundTrips.push(statements)).DB;
