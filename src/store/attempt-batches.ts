@@ -11,9 +11,10 @@ import type { ControlDb } from "./shards";
  * submission's CPU beyond a contact add's (a `SELECT 1` costs about as much as the count itself
  * in local D1; bench:forms, docs/benchmarks.md).
  *
- * A batch is sent by a request whose own count is in it and kept alive by that request's
- * waitUntil, so a visitor who leaves cannot strand the others' counts; a request only waits
- * for the batch before its own, never sends on another's behalf after its own answer.
+ * A batch is sent by a request whose own count is still waiting (in that batch, or, past the
+ * bound, in one it sends next) and kept alive by that request's waitUntil, so a visitor who
+ * leaves cannot strand the others' counts; no request sends on another's behalf once its own
+ * count is answered.
  */
 
 /**
