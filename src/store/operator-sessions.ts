@@ -94,9 +94,21 @@ export async function recordFailure(db: ControlDb, subjects: string[], now: numb
  */
 export async function countAttempts(db: ControlDb, attempts: readonly { subject: string; limit: number }[], now: number, windowStart: number): Promise<boolean[]> {
   if (attempts.length === 0) return [];
+  const { results } = await countAttemptsStatement(db, attempts, now, windowStart).all<CountedAttempt>();
+  return attemptsWithin(attempts, results);
+}
+
+/** One row countAttemptsStatement returns: a subject it counted and its count now. */
+export interface CountedAttempt {
+  subject: string;
+  failures: number;
+}
+
+/** countAttempts' statement, for a batch of several callers' counts (store/attempt-batches.ts); attemptsWithin reads its rows. */
+export function countAttemptsStatement(db: ControlDb, attempts: readonly { subject: string; limit: number }[], now: number, windowStart: number): D1PreparedStatement {
   // SQLite reads the SELECT to its end before inserting (it reads the table it inserts into), so
   // "an earlier subject was at its limit before" is this attempt's refusal of it (limit + 1).
-  const { results } = await db
+  return db
     .prepare(
       `INSERT INTO sign_in_failures (subject, window_start, failures)
        SELECT a.value ->> '$.subject', ?1, 1 FROM json_each(?2) a
@@ -109,9 +121,12 @@ export async function countAttempts(db: ControlDb, attempts: readonly { subject:
          window_start = CASE WHEN window_start < ?3 THEN excluded.window_start ELSE window_start END
        RETURNING subject, failures`,
     )
-    .bind(now, JSON.stringify(attempts.map(({ subject, limit }) => ({ subject, limit }))), windowStart)
-    .all<{ subject: string; failures: number }>();
-  const counted = new Map(results.map((r) => [r.subject, r.failures]));
+    .bind(now, JSON.stringify(attempts.map(({ subject, limit }) => ({ subject, limit }))), windowStart);
+}
+
+/** Which of `attempts` countAttemptsStatement's rows put within their limits (none after the first refused). */
+export function attemptsWithin(attempts: readonly { subject: string; limit: number }[], rows: readonly CountedAttempt[]): boolean[] {
+  const counted = new Map(rows.map((r) => [r.subject, r.failures]));
   let refusedBefore = false;
   return attempts.map(({ subject, limit }) => {
     const failures = counted.get(subject);

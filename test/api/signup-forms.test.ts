@@ -268,6 +268,19 @@ describe("signup forms: the hosted page and its posts", () => {
     const fresh = await post(`/f/${form.id}.json`, { EMAIL: "fresh@example.com" });
     expect(fresh.status, await fresh.clone().text()).toBe(200);
   });
+
+  it("submissions arriving together are limited as if they came one after another", async () => {
+    const panel = await createPanel();
+    const form = await formOf(panel, { name: "Join", fields: [{ attribute: "EMAIL" }], double_opt_in: false });
+    // Their counts go to the control database together (store/attempt-batches.ts).
+    const together = await Promise.all(Array.from({ length: 8 }, () => post(`/f/${form.id}.json`, { EMAIL: "crowd@example.com" })));
+    const statuses = together.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    const others = await Promise.all(Array.from({ length: 4 }, (_, i) => post(`/f/${form.id}.json`, { EMAIL: `crowd${i}@example.com` })));
+    expect(others.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const { results } = await panelData.prepare("SELECT pk_value FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panel.id).all<{ pk_value: string }>();
+    expect(results.map((r) => r.pk_value)).toEqual(["crowd0@example.com", "crowd1@example.com", "crowd2@example.com", "crowd3@example.com", "crowd@example.com"]);
+  });
 });
 
 describe("signup forms: Turnstile", () => {

@@ -19,7 +19,8 @@ import { refused, refusedField, succeeded, type Result } from "../../lib/problem
 import { randomBase64Url } from "../../lib/random";
 import { TtlCache } from "../../lib/ttl-cache";
 import { getContactByKey, listsOfContact, type Contact } from "../../store/contacts";
-import { countAttempts, uncountAttempts } from "../../store/operator-sessions";
+import { countAttemptsBatched } from "../../store/attempt-batches";
+import { uncountAttempts } from "../../store/operator-sessions";
 import type { ShardDb } from "../../store/shards";
 import { getFormSignup, putFormSignupStatement, type FormSettings } from "../../store/signup-forms";
 import type { Panel } from "../../store/panels";
@@ -115,12 +116,13 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   const keyLimit = { subject: `form-key:${ctx.panel.id}:${prepared.ok ? prepared.key : ""}`, limit: SUBMISSIONS_PER_ADDRESS };
   const valid = prepared.ok && problems.length === 0;
 
+  // Counted with the concurrent submissions' counts, one round trip for all (store/attempt-batches.ts).
+  const countLimits = (attempts: readonly { subject: string; limit: number }[]) => countAttemptsBatched(ctx.env.DB, attempts, ctx.now, windowStart, ctx.waitUntil);
   // Input that cannot subscribe anyone is counted by its IP first, so it cannot probe fields freely.
-  if (!valid && ipLimit.length && !(await countAttempts(ctx.env.DB, ipLimit, ctx.now, windowStart))[0]) return fromIp();
+  if (!valid && ipLimit.length && !(await countLimits(ipLimit))[0]) return fromIp();
 
   // Both limits in one round trip; the address is counted only while the IP is within its limit.
   const limits = [...ipLimit, keyLimit];
-  const countLimits = () => countAttempts(ctx.env.DB, limits, ctx.now, windowStart);
   let counted: boolean[] | undefined;
   if (form.turnstileSiteKey) {
     const answer = params[TURNSTILE_FIELD];
@@ -133,7 +135,7 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
     // address's signups; one that was refused changed nothing that matters (a count past the
     // limit stays past it).
     // The secret's decryption failing (a rotated SECRETS_KEY) gives the counts back as well.
-    const [checked, within] = await Promise.all([verify.then((verdict) => ({ verdict }), (failure: unknown) => ({ failure })), valid ? countLimits() : undefined]);
+    const [checked, within] = await Promise.all([verify.then((verdict) => ({ verdict }), (failure: unknown) => ({ failure })), valid ? countLimits(limits) : undefined]);
     const giveBack = async () => {
       if (within) await uncountAttempts(ctx.env.DB, limits.filter((_, i) => within[i]).map((l) => l.subject), windowStart);
     };
@@ -151,7 +153,7 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   }
 
   if (problems.length || !prepared.ok) return refused("invalid", problems);
-  const within = counted ?? (await countLimits());
+  const within = counted ?? (await countLimits(limits));
   const [ipWithin, keyWithin] = ipLimit.length ? within : [true, ...within];
   if (!ipWithin) return fromIp();
   if (!keyWithin) return forAddress();
