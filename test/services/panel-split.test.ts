@@ -331,6 +331,8 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     const members = (await admin("GET", `/panels/${panel.id}/segments/${segment}/contacts?limit=100`)).body.contacts.map((c: { EMAIL: string }) => c.EMAIL);
     expect(members.sort()).toEqual([...pune].sort());
     expect(await countersOf(journey)).toMatchObject({ active: keys.length, steps: { pause: { waiting: keys.length } } });
+    // The report sums each shard's waiting gauge: the target's counts the waits it took.
+    expect((await admin("GET", `${journey.path}/report`)).body.steps.pause).toMatchObject({ waiting: keys.length });
     // The target's stored figures count what it took; the source's are counted again.
     expect(await storedOn(shard0, panel.id)).toEqual({ "": on0.length, [segment]: on0.filter((k) => pune.includes(k)).length });
     expect(await storedOn(panelData, panel.id)).toEqual({ "": null, [segment]: null });
@@ -345,6 +347,7 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
       expect(await stepRunsOn(db, journey.id)).toEqual(held.flatMap((k) => [`${k} hello`, `${k} later`, `${k} pause`]));
     }
     expect(await countersOf(journey)).toMatchObject({ entered: keys.length, active: 0, completed: keys.length, steps: { later: { acted: keys.length }, pause: { waiting: 0 } } });
+    expect((await admin("GET", `${journey.path}/report`)).body.steps.pause).toMatchObject({ waiting: 0 });
     // And the moved contacts keep entering it on their new shard.
     expect((await postActivity(panel.clientId, { activityid: cart, identity: movers[0] })).status).toBe(200);
     const again = [`${movers[0]}: active`, ...on0.map((k) => `${k}: completed`)].sort();
