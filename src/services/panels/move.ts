@@ -78,7 +78,9 @@ import { copyConfiguration, dropConfiguration, refreshConfiguration } from "../a
  * panel's configuration is mirrored onto the target first (decision 0041) and refreshed before
  * each catch-up, the fence refuses writes to the moving buckets only, the switch splits the
  * partition in the map, and the old rows are deleted with the shard's triggers acting (the
- * source keeps serving its other buckets, and its list counters lose the members that left).
+ * source keeps serving its other buckets, and its list counters and waiting gauges lose the
+ * members and waits that left; the exits this logs in its segments' history are removed, and
+ * its stored figures are counted again).
  */
 
 export interface MoveTuning {
@@ -409,10 +411,11 @@ async function changesSince(source: ShardDb, panelId: string, afterSeq: number, 
 }
 
 /**
- * The target's list rows counted none of the memberships copied in transit: one statement sets
- * them to the members it holds. Outside the pause, after the switch, where the target's triggers
- * count every write and the statement is exact whenever it runs; run again by the cleaning steps,
- * so a step that died after the switch leaves no counter short.
+ * The target's list rows counted none of the memberships copied in transit, nor its journeys'
+ * waiting gauges the waits, nor its stored figures the contacts and segment members: one batch
+ * (a transaction) sets them to what it holds. Outside the pause, after the switch, where the
+ * target's triggers count every write and the batch is exact whenever it runs; run again by the
+ * cleaning steps, so a step that died after the switch leaves no counter short.
  */
 async function recountMembers(step: Step): Promise<void> {
   const { target, move } = step;
