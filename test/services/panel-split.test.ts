@@ -301,6 +301,19 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     await refreshPanelCounts(panelData, [panel.id], Date.now());
     expect(await storedOn(panelData, panel.id)).toEqual({ "": keys.length, [segment]: pune.length });
 
+    // A kept segment entry key (left by a pruned instance) and a list entry waiting for its consumer (held): rows of a contact without a bucket.
+    const idOf = async (key: string) => (await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<number>("id"))!;
+    const [mover, stayer] = [movers[0]!, keys.find((k) => !moving(panel.id, k))!];
+    for (const key of [mover, stayer]) {
+      const id = await idOf(key);
+      await panelData.batch([
+        panelData.prepare("INSERT INTO journey_entry_keys (journey_id, entry_key, panel_id) VALUES (?, ?, ?)").bind(journey.id, `segment:${id}`, panel.id),
+        panelData
+          .prepare("INSERT INTO journey_list_entries (panel_id, journey_id, list_id, contact_id, leased_until) VALUES (?, ?, 0, ?, ?)")
+          .bind(panel.id, journey.id, id, Date.now() + 24 * 60 * MINUTE),
+      ]);
+    }
+
     // Split through the admin API, run from the queue to the end.
     const started = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0, split_at: AT });
     expect(started.status, JSON.stringify(started.body)).toBe(202);
@@ -321,6 +334,14 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
       expect(await stepRunsOn(db, journey.id)).toEqual(held.flatMap((k) => [`${k} hello`, `${k} pause`]));
       expect(await pointsOn(db, panel.id)).toEqual(held.flatMap((k) => [`${k}  start`, `${k} pause waiting`]));
     }
+    const entryKeysOn = async (db: ShardDb) =>
+      (await db.prepare("SELECT c.pk_value AS k FROM journey_entry_keys e JOIN contacts c ON 'segment:' || c.id = e.entry_key WHERE e.panel_id = ?").bind(panel.id).all<{ k: string }>()).results.map((r) => r.k);
+    const listEntriesOn = async (db: ShardDb) =>
+      (await db.prepare("SELECT c.pk_value AS k FROM journey_list_entries e JOIN contacts c ON c.id = e.contact_id WHERE e.panel_id = ?").bind(panel.id).all<{ k: string }>()).results.map((r) => r.k);
+    expect([await entryKeysOn(shard0), await entryKeysOn(panelData)]).toEqual([[mover], [stayer]]);
+    expect([await listEntriesOn(shard0), await listEntriesOn(panelData)]).toEqual([[mover], [stayer]]);
+    expect(await rowCount(shard0, "journey_entry_keys", panel.id) + (await rowCount(panelData, "journey_entry_keys", panel.id))).toBe(2);
+    expect(await rowCount(shard0, "journey_list_entries", panel.id) + (await rowCount(panelData, "journey_list_entries", panel.id))).toBe(2);
     // The definitions are on the target, every version an instance may walk.
     expect(await shard0.prepare("SELECT status FROM journeys WHERE id = ?").bind(journey.id).first("status")).toBe("running");
     expect(await shard0.prepare("SELECT version FROM segments WHERE id = ?").bind(segment).first("version")).toBe(1);
@@ -349,8 +370,8 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     expect(await countersOf(journey)).toMatchObject({ entered: keys.length, active: 0, completed: keys.length, steps: { later: { acted: keys.length }, pause: { waiting: 0 } } });
     expect((await admin("GET", `${journey.path}/report`)).body.steps.pause).toMatchObject({ waiting: 0 });
     // And the moved contacts keep entering it on their new shard.
-    expect((await postActivity(panel.clientId, { activityid: cart, identity: movers[0] })).status).toBe(200);
-    const again = [`${movers[0]}: active`, ...on0.map((k) => `${k}: completed`)].sort();
+    expect((await postActivity(panel.clientId, { activityid: cart, identity: mover })).status).toBe(200);
+    const again = [`${mover}: active`, ...on0.map((k) => `${k}: completed`)].sort();
     await eventually(async () => (JSON.stringify(await instancesOn(shard0, panel.id)) === JSON.stringify(again) ? true : undefined));
   }, 120_000);
 });
