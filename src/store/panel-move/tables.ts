@@ -124,7 +124,7 @@ export function childrenOf(parent: string): Array<{ table: MovedTable; column: s
  * partition move (step 5, decision 0047) copies only these and the ones keyed by a contact,
  * an instance or a message without a bucket of their own (CONTACT_TABLES, PARENT_SCOPED_TABLES);
  * the panel's configuration stays on its home and is mirrored (decision 0041). Aggregates (stats,
- * history, stored counts) stay on the shard that counted them: reads sum the shards.
+ * the segments' history, the days) stay on the shard that counted them: reads sum the shards.
  */
 export const BUCKETED_TABLES = [
   "contacts",
