@@ -78,6 +78,7 @@ const ISOLATED = [
   "test/services/overview-counts.test.ts",
   "test/services/panel-move-ids.test.ts",
   "test/services/panel-move.test.ts",
+  "test/services/panel-split.test.ts",
   "test/services/partitions.test.ts",
   "test/services/pipeline/pipeline.test.ts",
   "test/services/retention.test.ts",

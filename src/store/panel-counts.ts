@@ -55,6 +55,36 @@ export async function ensureCountRows(db: ShardDb, panelIds: readonly string[]):
 }
 
 /**
+ * Sets the panel's stored figures on `db` to what it holds, counted at `now`: its contacts and
+ * each saved segment's members. For the shard that took a partition in transit (a split,
+ * decision 0047): none of its figures counted those rows yet, and the sums over the shards read
+ * them past the request's cap. One statement, over the partition's index entries (as a list's
+ * recount, store/lists.ts).
+ */
+export function recountStoredStatement(db: ShardDb, panelId: string, now: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO panel_counts (panel_id, subject, n, counted_at, cursor, pass_n)
+       SELECT * FROM (
+         SELECT ?1, '', (SELECT COUNT(*) FROM contacts WHERE panel_id = ?1), ?2, NULL, 0
+         UNION ALL
+         SELECT ?1, s.id, (SELECT COUNT(*) FROM segment_members m WHERE m.segment_id = s.id), ?2, NULL, 0 FROM segments s WHERE s.panel_id = ?1
+       ) WHERE true
+       ON CONFLICT (panel_id, subject) DO UPDATE SET n = excluded.n, counted_at = excluded.counted_at, cursor = NULL, pass_n = 0`,
+    )
+    .bind(panelId, now);
+}
+
+/**
+ * Makes the panel's stored figures on `db` due at once, as never counted: for the shard a
+ * partition left (a split), whose figures still count the rows that went. Until the refresh
+ * counts them again a request past the cap reads the cap as a floor, never the rows twice.
+ */
+export function forgetStoredStatement(db: ShardDb, panelId: string): D1PreparedStatement {
+  return db.prepare("UPDATE panel_counts SET n = NULL, counted_at = NULL, cursor = NULL, pass_n = 0 WHERE panel_id = ?").bind(panelId);
+}
+
+/**
  * One step of the refresh: for at most `rows` due rows of `panelIds` (a pass under way first,
  * then those never counted, then the oldest counted before `staleBefore`), counts the next
  * `chunk` entries of the panel's contact index or the segment's members from the row's cursor.

@@ -6,6 +6,7 @@ import type { SegmentDependencies, SegmentNode } from "../domain/segments";
 import type { KeyedContact } from "./contacts";
 import { AUDIENCE_IN_USE } from "./lists";
 import type { CompiledSegment, SegmentCatalog } from "./segment-sql";
+import type { BucketRange } from "./panel-move/tables";
 
 /**
  * Saved segments (CONTRACT 9), their members and the log of entries and exits. Membership
@@ -427,11 +428,6 @@ export async function segmentsOfContact(db: ShardDb, panelId: string, contactId:
   return results.map((r) => ({ id: r.id, name: r.name, enteredAt: r.entered_at }));
 }
 
-/** Whether the panel has a saved segment (one probe of segments_by_panel). */
-export async function hasSegments(db: ShardDb, panelId: string): Promise<boolean> {
-  return (await db.prepare("SELECT 1 FROM segments WHERE panel_id = ? LIMIT 1").bind(panelId).first()) !== null;
-}
-
 /**
  * Writes `segments` (the home's rows) into the mirror on `db` (decision 0041, for segments:
  * decision 0038's Status): definition, flags and version as the home has them, one statement
@@ -491,4 +487,20 @@ export function deleteSegmentsStatements(db: ShardDb, panelId: string, which: Se
     db.prepare(`DELETE FROM segment_changes WHERE segment_id IN (${of})`).bind(panelId, bound),
     db.prepare(`DELETE FROM segments WHERE panel_id = ?1 AND ${chosen}`).bind(panelId, bound),
   ];
+}
+
+/**
+ * Removes the exits the membership trigger logged on `db` from `since` for the panel's contacts
+ * in buckets `range`: a split's source deletes the memberships that moved with its triggers
+ * acting (decision 0047), and those contacts left the shard, not the segment (the history sums
+ * the shards). From `since` (the switch, under the fence) no other write of their memberships
+ * reaches the shard. Run while those contacts are still there (they are deleted after).
+ */
+export function dropMovedExitsStatement(db: ShardDb, panelId: string, range: BucketRange, since: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `DELETE FROM segment_changes WHERE at >= ?2 AND panel_id = ?1 AND change = 'exit'
+       AND EXISTS (SELECT 1 FROM contacts c WHERE c.id = segment_changes.contact_id AND c.bucket BETWEEN ?3 AND ?4)`,
+    )
+    .bind(panelId, since, range.first, range.last);
 }

@@ -3,12 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contactBucket } from "../../src/domain/partitions";
 import { MOVE_TUNING, runMoveStep, startPartitionSplit, type MoveTuning } from "../../src/services/panels/move";
 import { getPanel } from "../../src/store/panels";
+import { refreshPanelCounts } from "../../src/services/overview/counts";
 import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
 import { isPanelMovingError } from "../../src/lib/moving";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, TEST_SHARD } from "../support/helpers";
 import { listCampaign } from "../support/partitions";
+import { act, countersOf, cronAt, createWebhook, delivered, MINUTE, puneSegmentJourney, startJourney } from "../support/journeys";
 
 // Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
 // while it serves: buckets 2048–4095 move to SHARD_0. The steps are run here one by one, with
@@ -220,6 +222,12 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     const campaign = (await listCampaign(created, list)).body.id as string;
     await panelData.prepare("UPDATE campaigns SET status = 'sending' WHERE id = ?").bind(campaign).run();
     expect(await startPartitionSplit(env, panel, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", message: expect.stringContaining("campaign") } });
+    await panelData.prepare("UPDATE campaigns SET status = 'sent' WHERE id = ?").bind(campaign).run();
+    // A running segment journey scans the home's members only (not yet routed, decision 0038).
+    const segmentJourney = await puneSegmentJourney(created);
+    expect(await startPartitionSplit(env, panel, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", message: expect.stringContaining("segment journeys") } });
+    expect((await admin("POST", `${segmentJourney.path}/status`, { status: "paused" })).status).toBe(200);
+    expect((await admin("POST", `/panels/${panel.id}/moves`, { shard: 0, split_at: AT })).status).toBe(409);
     // Nothing was recorded.
     expect((await admin("GET", `/panels/${panel.id}/moves`)).body.moves).toEqual([]);
   });
@@ -257,4 +265,161 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     // A whole move of a panel with a map is refused, pointing at split_at.
     expect((await start({ shard: 0 })).body.errors[0].message).toContain("split_at");
   }, 90_000);
+
+  it("moves saved segments' members and running journeys' instances with their contacts: counts unchanged, each delay fires once on the contact's shard", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const cart = await defineActivity(panel, "add_to_cart");
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [
+        { id: "hello", type: "webhook", webhook: hook.id, params: { Action: "hello" } },
+        { id: "pause", type: "delay", for: "1h", after: "hello" },
+        { id: "later", type: "webhook", webhook: hook.id, after: "pause", params: { Action: "later" } },
+      ],
+    });
+    const keys = Array.from({ length: 10 }, (_, i) => `walker${i}@example.com`);
+    const movers = keys.filter((k) => moving(panel.id, k));
+    expect(movers.length).toBeGreaterThan(1);
+    expect(movers.length).toBeLessThan(keys.length - 1);
+    const pune = keys.filter((_, i) => i % 2 === 0);
+    for (const [i, key] of keys.entries()) expect((await api("contact", "add", { data: { EMAIL: key, CITY: i % 2 === 0 ? "Pune" : "Goa" } })).status).toBe(200);
+    const saved = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    const segment = saved.body.id as string;
+    await eventually(async () => ((await segmentMembersOn(panelData, segment)).length === pune.length ? true : undefined));
+    for (const key of keys) await act(panel, cart, key);
+    expect((await delivered(hook)).filter((e) => e.custom_params.Action === "hello")).toHaveLength(keys.length);
+    expect(await countersOf(journey)).toMatchObject({ entered: keys.length, active: keys.length, steps: { hello: { acted: keys.length }, pause: { waiting: keys.length } } });
+    const before = {
+      segment: (await admin("GET", `/panels/${panel.id}/segments/${segment}`)).body,
+      history: (await admin("GET", `/panels/${panel.id}/segments/${segment}/history`)).body.days,
+    };
+    expect(before.segment).toMatchObject({ count: pune.length, members: pune.length });
+    // Housekeeping counted the home's figures, the moving contacts among them.
+    await refreshPanelCounts(panelData, [panel.id], Date.now());
+    expect(await storedOn(panelData, panel.id)).toEqual({ "": keys.length, [segment]: pune.length });
+
+    // A kept segment entry key (left by a pruned instance) and a list entry waiting for its consumer (held): rows of a contact without a bucket.
+    const idOf = async (key: string) => (await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<number>("id"))!;
+    const [mover, stayer] = [movers[0]!, keys.find((k) => !moving(panel.id, k))!];
+    for (const key of [mover, stayer]) {
+      const id = await idOf(key);
+      await panelData.batch([
+        panelData.prepare("INSERT INTO journey_entry_keys (journey_id, entry_key, panel_id) VALUES (?, ?, ?)").bind(journey.id, `segment:${id}`, panel.id),
+        panelData
+          .prepare("INSERT INTO journey_list_entries (panel_id, journey_id, list_id, contact_id, leased_until) VALUES (?, ?, 0, ?, ?)")
+          .bind(panel.id, journey.id, id, Date.now() + 24 * 60 * MINUTE),
+      ]);
+    }
+
+    // Split through the admin API, run from the queue to the end.
+    const started = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0, split_at: AT });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    const done = await eventually(async () => {
+      const move = (await admin("GET", `/panels/${panel.id}/moves/${started.body.id}`)).body;
+      return move.state === "done" || move.state === "failed" ? move : undefined;
+    }, 60_000);
+    expect(done).toMatchObject({ state: "done", error: null });
+
+    // Each contact's membership, instance, points and step runs on its key's shard only.
+    const on0 = movers.sort();
+    const on1 = keys.filter((k) => !moving(panel.id, k)).sort();
+    expect(await keysOn(shard0, panel.id)).toEqual(on0);
+    expect(await segmentMembersOn(shard0, segment)).toEqual(on0.filter((k) => pune.includes(k)));
+    expect(await segmentMembersOn(panelData, segment)).toEqual(on1.filter((k) => pune.includes(k)));
+    for (const [db, held] of [[shard0, on0], [panelData, on1]] as const) {
+      expect(await instancesOn(db, panel.id)).toEqual(held.map((k) => `${k}: active`));
+      expect(await stepRunsOn(db, journey.id)).toEqual(held.flatMap((k) => [`${k} hello`, `${k} pause`]));
+      expect(await pointsOn(db, panel.id)).toEqual(held.flatMap((k) => [`${k}  start`, `${k} pause waiting`]));
+    }
+    const entryKeysOn = async (db: ShardDb) =>
+      (await db.prepare("SELECT c.pk_value AS k FROM journey_entry_keys e JOIN contacts c ON 'segment:' || c.id = e.entry_key WHERE e.panel_id = ?").bind(panel.id).all<{ k: string }>()).results.map((r) => r.k);
+    const listEntriesOn = async (db: ShardDb) =>
+      (await db.prepare("SELECT c.pk_value AS k FROM journey_list_entries e JOIN contacts c ON c.id = e.contact_id WHERE e.panel_id = ?").bind(panel.id).all<{ k: string }>()).results.map((r) => r.k);
+    expect([await entryKeysOn(shard0), await entryKeysOn(panelData)]).toEqual([[mover], [stayer]]);
+    expect([await listEntriesOn(shard0), await listEntriesOn(panelData)]).toEqual([[mover], [stayer]]);
+    expect(await rowCount(shard0, "journey_entry_keys", panel.id) + (await rowCount(panelData, "journey_entry_keys", panel.id))).toBe(2);
+    expect(await rowCount(shard0, "journey_list_entries", panel.id) + (await rowCount(panelData, "journey_list_entries", panel.id))).toBe(2);
+    // The definitions are on the target, every version an instance may walk.
+    expect(await shard0.prepare("SELECT status FROM journeys WHERE id = ?").bind(journey.id).first("status")).toBe("running");
+    expect(await shard0.prepare("SELECT version FROM segments WHERE id = ?").bind(segment).first("version")).toBe(1);
+
+    // What the panel shows is unchanged: the segment's count, members and history (no exit for a member that moved); the journey's counters.
+    expect((await admin("GET", `/panels/${panel.id}/segments/${segment}`)).body).toMatchObject({ count: pune.length, members: pune.length });
+    expect((await admin("GET", `/panels/${panel.id}/segments/${segment}/history`)).body.days).toEqual(before.history);
+    const members = (await admin("GET", `/panels/${panel.id}/segments/${segment}/contacts?limit=100`)).body.contacts.map((c: { EMAIL: string }) => c.EMAIL);
+    expect(members.sort()).toEqual([...pune].sort());
+    expect(await countersOf(journey)).toMatchObject({ active: keys.length, steps: { pause: { waiting: keys.length } } });
+    // The report sums each shard's waiting gauge: the target's counts the waits it took.
+    expect((await admin("GET", `${journey.path}/report`)).body.steps.pause).toMatchObject({ waiting: keys.length });
+    // The target's stored figures count what it took; the source's are counted again.
+    expect(await storedOn(shard0, panel.id)).toEqual({ "": on0.length, [segment]: on0.filter((k) => pune.includes(k)).length });
+    expect(await storedOn(panelData, panel.id)).toEqual({ "": null, [segment]: null });
+
+    // The delay fires on each contact's shard: the next step once per contact, none run again.
+    await cronAt(Date.now() + 2 * 60 * MINUTE);
+    const all = await delivered(hook);
+    expect(all.filter((e) => e.custom_params.Action === "later").map((e) => e.event_params.identity).sort()).toEqual([...keys].sort());
+    expect(all).toHaveLength(2 * keys.length);
+    for (const [db, held] of [[shard0, on0], [panelData, on1]] as const) {
+      expect(await instancesOn(db, panel.id)).toEqual(held.map((k) => `${k}: completed`));
+      expect(await stepRunsOn(db, journey.id)).toEqual(held.flatMap((k) => [`${k} hello`, `${k} later`, `${k} pause`]));
+    }
+    expect(await countersOf(journey)).toMatchObject({ entered: keys.length, active: 0, completed: keys.length, steps: { later: { acted: keys.length }, pause: { waiting: 0 } } });
+    expect((await admin("GET", `${journey.path}/report`)).body.steps.pause).toMatchObject({ waiting: 0 });
+    // And the moved contacts keep entering it on their new shard.
+    expect((await postActivity(panel.clientId, { activityid: cart, identity: mover })).status).toBe(200);
+    const again = [`${mover}: active`, ...on0.map((k) => `${k}: completed`)].sort();
+    await eventually(async () => (JSON.stringify(await instancesOn(shard0, panel.id)) === JSON.stringify(again) ? true : undefined));
+  }, 120_000);
 });
+
+/** The segment's members on `db`, by key, their contact on the same shard. */
+async function segmentMembersOn(db: ShardDb, segmentId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT c.pk_value AS k FROM segment_members m JOIN contacts c ON c.id = m.contact_id WHERE m.segment_id = ? ORDER BY 1")
+    .bind(segmentId)
+    .all<{ k: string }>();
+  return results.map((r) => r.k);
+}
+
+/** The panel's journey instances on `db`, as "key: status", their contact on the same shard. */
+async function instancesOn(db: ShardDb, panelId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT c.pk_value || ': ' || i.status AS i FROM journey_instances i JOIN contacts c ON c.id = i.contact_id WHERE i.panel_id = ? ORDER BY 1")
+    .bind(panelId)
+    .all<{ i: string }>();
+  return results.map((r) => r.i);
+}
+
+/** The journey's step runs on `db`, as "key step", their instance and contact on the same shard. */
+async function stepRunsOn(db: ShardDb, journeyId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT c.pk_value || ' ' || r.step_id AS r FROM journey_step_runs r JOIN journey_instances i ON i.id = r.instance_id
+       JOIN contacts c ON c.id = i.contact_id WHERE r.journey_id = ? ORDER BY 1`,
+    )
+    .bind(journeyId)
+    .all<{ r: string }>();
+  return results.map((r) => r.r);
+}
+
+/** The panel's journey points on `db`, as "key step state". */
+async function pointsOn(db: ShardDb, panelId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT c.pk_value || ' ' || p.step_id || ' ' || COALESCE(p.outcome, 'waiting') AS p FROM journey_points p JOIN journey_instances i ON i.id = p.instance_id
+       JOIN contacts c ON c.id = i.contact_id WHERE p.panel_id = ? ORDER BY 1`,
+    )
+    .bind(panelId)
+    .all<{ p: string }>();
+  return results.map((r) => r.p);
+}
+
+/** The panel's stored figures on `db` by subject (contacts: ""). */
+async function storedOn(db: ShardDb, panelId: string): Promise<Record<string, number | null>> {
+  const { results } = await db.prepare("SELECT subject, n FROM panel_counts WHERE panel_id = ?").bind(panelId).all<{ subject: string; n: number | null }>();
+  return Object.fromEntries(results.map((r) => [r.subject, r.n]));
+}

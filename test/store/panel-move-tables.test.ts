@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pageQuery, windowEndQuery } from "../../src/store/panel-move/rows";
-import { BUCKETED_TABLES, CONTACT_TABLES, MOVE_MACHINERY_TABLES, MOVED_TABLES, partitionTables } from "../../src/store/panel-move/tables";
+import { BUCKETED_TABLES, CONTACT_TABLES, MOVE_MACHINERY_TABLES, MOVED_TABLES, PARENT_SCOPED_TABLES, partitionTables } from "../../src/store/panel-move/tables";
 
 // A panel's move copies the tables MOVED_TABLES lists: a shard table missing there would stay
 // behind when its panel moves. This compares the list with the shard's schema as migrated.
@@ -37,14 +37,31 @@ describe("the tables a panel's move copies", () => {
     }
   });
 
-  it("of a partition (decision 0047) are every table with a bucket, and those naming a contact without one", async () => {
+  it("of a partition (decision 0047) are every table with a bucket, those naming a contact without one, and an instance's or a message's rows", async () => {
     const bucketed: string[] = [];
     for (const table of MOVED_TABLES) if ((await columnsOf(table.name)).some((c) => c.name === "bucket")) bucketed.push(table.name);
     expect([...BUCKETED_TABLES].sort()).toEqual(bucketed.sort());
     for (const name of CONTACT_TABLES) expect((await columnsOf(name)).map((c) => c.name), name).toContain("contact_id");
+    // Every other table naming a contact, an instance or a journey message is scoped through its
+    // parent, or stays where it was written: the segments' history (summed over the shards) and
+    // an erasure's record (its contact is gone already).
+    const byParent = Object.keys(PARENT_SCOPED_TABLES);
+    const STAYING = ["segment_changes", "contact_erasures"];
+    for (const table of MOVED_TABLES) {
+      const columns = (await columnsOf(table.name)).map((c) => c.name);
+      const keyed = ["contact_id", "instance_id", "entry_key"].some((c) => columns.includes(c)) || (columns.includes("msgid") && table.name.startsWith("journey_"));
+      const moved = bucketed.includes(table.name) || (CONTACT_TABLES as readonly string[]).includes(table.name) || byParent.includes(table.name);
+      if (keyed && !STAYING.includes(table.name)) expect(moved, table.name).toBe(true);
+    }
     const tables = partitionTables({ first: 2048, last: 4095 });
-    expect(tables.map((t) => t.name)).toEqual(MOVED_TABLES.map((t) => t.name).filter((n) => bucketed.includes(n) || (CONTACT_TABLES as readonly string[]).includes(n)));
+    const scoped = (n: string) => bucketed.includes(n) || (CONTACT_TABLES as readonly string[]).includes(n) || byParent.includes(n);
+    expect(tables.map((t) => t.name)).toEqual(MOVED_TABLES.map((t) => t.name).filter(scoped));
     for (const t of tables) expect(t.scope, t.name).toContain("BETWEEN 2048 AND 4095");
+    // A parent-scoped row's parent is copied before it and deleted after it.
+    const order = tables.map((t) => t.name);
+    expect(order.indexOf("journey_instances")).toBeLessThan(order.indexOf("journey_step_runs"));
+    expect(order.indexOf("journey_messages")).toBeLessThan(order.indexOf("journey_message_marks"));
+    expect(order.indexOf("contacts")).toBeLessThan(order.indexOf("journey_entry_keys"));
   });
 
   it("are copied in the order of their primary key, each page read without a sort", async () => {

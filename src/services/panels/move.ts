@@ -6,9 +6,11 @@ import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shar
 import { LAST_BUCKET, partitionOfBucket, wholePanelPartition } from "../../domain/partitions";
 import { splitPanelPartition } from "../../store/panel-partitions";
 import { recountMembersStatement } from "../../store/lists";
-import { hasSegments } from "../../store/segments";
+import { recountWaitingStatements } from "../../store/journeys/points";
+import { forgetStoredStatement, recountStoredStatement } from "../../store/panel-counts";
+import { dropMovedExitsStatement } from "../../store/segments";
 import { hasCampaignUnderWay } from "../../store/campaigns";
-import { hasLiveJourneys } from "../../store/journeys/definitions";
+import { hasLiveSegmentJourneys } from "../../store/journeys/definitions";
 import {
   getPanelMove,
   insertPanelMove,
@@ -76,7 +78,9 @@ import { copyConfiguration, dropConfiguration, refreshConfiguration } from "../a
  * panel's configuration is mirrored onto the target first (decision 0041) and refreshed before
  * each catch-up, the fence refuses writes to the moving buckets only, the switch splits the
  * partition in the map, and the old rows are deleted with the shard's triggers acting (the
- * source keeps serving its other buckets, and its list counters lose the members that left).
+ * source keeps serving its other buckets, and its list counters and waiting gauges lose the
+ * members and waits that left; the exits this logs in its segments' history are removed, and
+ * its stored figures are counted again).
  */
 
 export interface MoveTuning {
@@ -157,7 +161,7 @@ export async function startPanelMove(env: Env, panel: Panel, to: number, now: nu
  * partition of every bucket on its home. Refused on `split_at` (not inside a partition: a split point
  * is past a partition's first bucket), on `shard` (unbound, the home, already holding a
  * partition of the panel, ids it may hand out), or as a conflict for what is not yet routed
- * across partitions (saved segments, journeys) and for a move under way.
+ * across partitions (running or paused segment journeys), a campaign under way and a move under way.
  */
 export async function startPartitionSplit(env: Env, panel: Panel, at: number, to: number, now: number): Promise<Result<PanelMove>> {
   const refuse = (kind: "invalid" | "conflict", field: "split_at" | "shard", message: string) => refusedField<PanelMove>(kind, field, message);
@@ -173,10 +177,11 @@ export async function startPartitionSplit(env: Env, panel: Panel, at: number, to
   if (!safePanelId(panel.id)) return refuse("invalid", "shard", `panel id "${panel.id}" cannot be moved: it is not made of letters, digits, - and _`);
   const source = shardByIndex(env, partition.shard);
   if (!source) throw new Error(`the partition map places buckets ${partition.firstBucket}–${partition.lastBucket} of panel ${panel.id} on shard ${partition.shard}, which this deployment does not bind`);
-  // Segments and journeys read the home's contacts only (not yet routed, decision 0038), as setPartitionMap refuses.
+  // A segment journey's entry scan reads the home's members only (not yet routed, decision 0038), as setPartitionMap refuses.
+  // Saved segments and other journeys are mirrored, and their contacts' rows move with them.
   const home = shardOf(env, panel);
-  const [segments, journeys, campaign] = await Promise.all([hasSegments(home, panel.id), hasLiveJourneys(home, panel.id), hasCampaignUnderWay(home, panel.id)]);
-  if (segments || journeys) return refused("conflict", [], "the panel has saved segments or running or paused journeys, which are not yet routed across partitions (decision 0038)");
+  const [segmentJourneys, campaign] = await Promise.all([hasLiveSegmentJourneys(home, panel.id), hasCampaignUnderWay(home, panel.id)]);
+  if (segmentJourneys) return refused("conflict", [], "the panel has running or paused segment journeys, which are not yet routed across partitions (decision 0038)");
   // Its shards' parts were laid out by the map at its start: the moved buckets' recipients would have no part on the target.
   if (campaign) return refused("conflict", [], "a campaign of the panel is sending or paused: split once it has finished (decision 0038)");
   const buckets = { first: at, last: partition.lastBucket };
@@ -406,13 +411,20 @@ async function changesSince(source: ShardDb, panelId: string, afterSeq: number, 
 }
 
 /**
- * The target's list rows counted none of the memberships copied in transit: one statement sets
- * them to the members it holds. Outside the pause, after the switch, where the target's triggers
- * count every write and the statement is exact whenever it runs; run again by the cleaning steps,
- * so a step that died after the switch leaves no counter short.
+ * The target's list rows counted none of the memberships copied in transit, nor its journeys'
+ * waiting gauges the waits, nor its stored figures the contacts and segment members: one batch
+ * (a transaction) sets them to what it holds. Outside the pause, after the switch, where the
+ * target's triggers count every write and the batch is exact whenever it runs; run again by the
+ * cleaning steps, so a step that died after the switch leaves no counter short.
  */
 async function recountMembers(step: Step): Promise<void> {
-  await recountMembersStatement(step.target, step.move.panelId).run();
+  const { target, move } = step;
+  await target.batch([
+    recountMembersStatement(target, move.panelId),
+    // The journeys' waiting gauges and the stored figures (contacts, segment members) likewise.
+    ...recountWaitingStatements(target, move.panelId),
+    recountStoredStatement(target, move.panelId, step.now()),
+  ]);
 }
 
 async function clean(step: Step): Promise<MoveStepOutcome> {
@@ -424,6 +436,8 @@ async function clean(step: Step): Promise<MoveStepOutcome> {
   await markInTransit(source, transitMark(move));
   const finished = await deleteRows(step, source);
   if (!finished) return { next: "now" };
+  // Its stored figures still count the rows that left: counted again by the refresh.
+  if (move.buckets) await forgetStoredStatement(source, move.panelId).run();
   await liftFence(source, move.panelId);
   await forgetChanges(source, move.panelId);
   await clearInTransit(source, transitMark(move));
@@ -436,7 +450,12 @@ async function deleteRows(step: Step, db: ShardDb): Promise<boolean> {
   const { move, tuning } = step;
   for (let index = move.tableIndex; index >= 0; ) {
     if (step.now() >= step.deadline) return false;
-    const deleted = await deleteSome(db, step.tables[index]!, move.panelId, tuning.pageRows);
+    const table = step.tables[index]!;
+    const deleted = await deleteSome(db, table, move.panelId, tuning.pageRows);
+    // A split's source logged each moved membership's delete as an exit from its segment (its triggers act).
+    if (move.buckets && move.switchedAt !== null && table.name === "segment_members" && db === step.source) {
+      await dropMovedExitsStatement(db, move.panelId, move.buckets, move.switchedAt).run();
+    }
     if (deleted < tuning.pageRows) index--;
     await save(step, { tableIndex: Math.max(index, 0), rowsDeleted: move.rowsDeleted + deleted });
     if (index < 0) return true;

@@ -261,9 +261,10 @@ export async function getJourneysByIds(db: ShardDb, refs: ReadonlyArray<{ panelI
   return new Map(results.map((row) => [row.id, journeyFromRow(row)]));
 }
 
-/** Whether the panel has a running or paused journey (one probe of journeys_running). */
-export async function hasLiveJourneys(db: ShardDb, panelId: string): Promise<boolean> {
-  return (await db.prepare("SELECT 1 FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') LIMIT 1").bind(panelId).first()) !== null;
+/** Whether the panel has a running or paused journey a segment triggers (one probe of journeys_running). */
+export async function hasLiveSegmentJourneys(db: ShardDb, panelId: string): Promise<boolean> {
+  const live = await db.prepare("SELECT 1 FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') AND trigger_type = 'segment' LIMIT 1").bind(panelId).first();
+  return live !== null;
 }
 
 /**

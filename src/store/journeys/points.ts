@@ -257,3 +257,22 @@ export function finishPointStatements(db: ShardDb, point: JourneyPoint, now: num
       .bind(now, point.instanceId, point.panelId),
   ];
 }
+
+/**
+ * Sets the panel's waiting gauges on `db` (journey_step_waiting) to the unresolved waits and
+ * delays `db` holds: for a shard that took a partition's points in transit (a split, decision
+ * 0047), whose triggers counted none of them, so that their ending there would take the gauge
+ * below zero. One batch (a transaction), exact whenever it runs once the shard's triggers count.
+ */
+export function recountWaitingStatements(db: ShardDb, panelId: string): D1PreparedStatement[] {
+  return [
+    db.prepare("UPDATE journey_step_waiting SET waiting = 0 WHERE panel_id = ?1").bind(panelId),
+    db
+      .prepare(
+        `INSERT INTO journey_step_waiting (journey_id, step_id, panel_id, waiting)
+         SELECT journey_id, step_id, panel_id, COUNT(*) FROM journey_points WHERE panel_id = ?1 AND kind <> 'start' AND outcome IS NULL GROUP BY journey_id, step_id
+         ON CONFLICT (journey_id, step_id) DO UPDATE SET waiting = excluded.waiting`,
+      )
+      .bind(panelId),
+  ];
+}

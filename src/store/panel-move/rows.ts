@@ -266,19 +266,15 @@ export async function liftIdFloor(db: ShardDb, range: number): Promise<void> {
  * Why the panel's rows in buckets `range` cannot move apart from its other rows (a partition
  * split, decision 0047), or null: an anonymous profile keyed by its uniqueid's bucket whose
  * contact is on the other side of the split (its foreign key would name a contact the shard does
- * not hold), or journey instances, whose journeys stay on the home and are not mirrored.
+ * not hold). Journey instances move with their contact (their journeys are mirrored).
  */
 export async function rowsTiedAcross(db: ShardDb, panelId: string, range: BucketRange): Promise<string | null> {
-  const [profiles, instances] = await db.batch<{ found: number }>([
-    db
-      .prepare(
-        `SELECT EXISTS (SELECT 1 FROM anon_profiles a JOIN contacts c ON c.id = a.contact_id
-         WHERE a.panel_id = ?1 AND (a.bucket BETWEEN ?2 AND ?3) <> (c.bucket BETWEEN ?2 AND ?3)) AS found`,
-      )
-      .bind(panelId, range.first, range.last),
-    db.prepare("SELECT EXISTS (SELECT 1 FROM journey_instances WHERE panel_id = ?1 AND bucket BETWEEN ?2 AND ?3) AS found").bind(panelId, range.first, range.last),
-  ]);
-  if (profiles!.results[0]?.found) return "an anonymous profile of the panel is joined to a contact on the other side of the split point";
-  if (instances!.results[0]?.found) return "contacts in these buckets are in journeys, which are not yet routed across partitions (decision 0038)";
-  return null;
+  const tied = await db
+    .prepare(
+      `SELECT EXISTS (SELECT 1 FROM anon_profiles a JOIN contacts c ON c.id = a.contact_id
+       WHERE a.panel_id = ?1 AND (a.bucket BETWEEN ?2 AND ?3) <> (c.bucket BETWEEN ?2 AND ?3)) AS found`,
+    )
+    .bind(panelId, range.first, range.last)
+    .first<number>("found");
+  return tied ? "an anonymous profile of the panel is joined to a contact on the other side of the split point" : null;
 }

@@ -121,9 +121,10 @@ export function childrenOf(parent: string): Array<{ table: MovedTable; column: s
 
 /**
  * The contact-keyed tables (decision 0038 step 1): each row carries its contact's bucket. A
- * partition move (step 5, decision 0047) copies only these and the ones keyed by a contact
- * without a bucket of their own (CONTACT_TABLES); the panel's configuration stays on its home and
- * is mirrored (decision 0041).
+ * partition move (step 5, decision 0047) copies only these and the ones keyed by a contact,
+ * an instance or a message without a bucket of their own (CONTACT_TABLES, PARENT_SCOPED_TABLES);
+ * the panel's configuration stays on its home and is mirrored (decision 0041). Aggregates (stats,
+ * the segments' history, the days) stay on the shard that counted them: reads sum the shards.
  */
 export const BUCKETED_TABLES = [
   "contacts",
@@ -142,8 +143,26 @@ export const BUCKETED_TABLES = [
   "push_optouts",
 ] as const;
 
-/** Rows of a contact with no bucket column: they take their contact's (a contact is never re-keyed). */
-export const CONTACT_TABLES = ["consent_records", "topic_optouts", "form_signups", "contact_sends"] as const;
+/**
+ * Rows of a contact with no bucket column: they take their contact's (a contact is never
+ * re-keyed). A journey's list entry waiting for its consumer enters the contact on the shard
+ * holding it.
+ */
+export const CONTACT_TABLES = ["consent_records", "topic_optouts", "form_signups", "contact_sends", "journey_list_entries"] as const;
+
+/**
+ * Rows of a journey instance, message or contact with neither a bucket nor a contact column, and
+ * how each finds the bucket (`{between}` the range): a step run and a message's marks take their
+ * parent's, which is copied before them and deleted after them (a step run left behind would let
+ * the moved instance run its step again); a segment entry key kept past its pruned instance
+ * (`segment:<contact id>`) takes its contact's, so the contact never enters that journey twice.
+ */
+export const PARENT_SCOPED_TABLES = {
+  journey_step_runs: "EXISTS (SELECT 1 FROM journey_instances pi WHERE pi.id = {row}.instance_id AND pi.panel_id = ?1 AND pi.bucket {between})",
+  journey_message_marks: "EXISTS (SELECT 1 FROM journey_messages pm WHERE pm.msgid = {row}.msgid AND pm.panel_id = ?1 AND pm.bucket {between})",
+  journey_entry_keys:
+    "{row}.panel_id = ?1 AND {row}.entry_key LIKE 'segment:%' AND EXISTS (SELECT 1 FROM contacts pc WHERE pc.id = CAST(substr({row}.entry_key, 9) AS INTEGER) AND pc.bucket {between})",
+} as const;
 
 /** A bucket range of a panel: buckets first..last, inclusive. */
 export interface BucketRange {
@@ -161,9 +180,11 @@ export function partitionTables(range: BucketRange): MovedTable[] {
   const between = `BETWEEN ${range.first} AND ${range.last}`;
   const bucketed = new Set<string>(BUCKETED_TABLES);
   const byContact = new Set<string>(CONTACT_TABLES);
+  const byParent: Readonly<Record<string, string>> = PARENT_SCOPED_TABLES;
   return MOVED_TABLES.flatMap((t) => {
     if (bucketed.has(t.name)) return [{ ...t, scope: `${t.scope} AND {row}.bucket ${between}` }];
     if (byContact.has(t.name)) return [{ ...t, scope: `${t.scope} AND EXISTS (SELECT 1 FROM contacts pc WHERE pc.id = {row}.contact_id AND pc.bucket ${between})` }];
+    if (byParent[t.name]) return [{ ...t, scope: byParent[t.name]!.replaceAll("{between}", between) }];
     return [];
   });
 }
