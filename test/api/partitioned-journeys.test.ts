@@ -148,6 +148,15 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect((await admin("PUT", journey.path, definition)).body).toMatchObject({ version: 3 });
     expect(await versionsOn(shard0)).toEqual([1, 2, 3]);
     expect(await shard0.prepare("SELECT version FROM journeys WHERE id = ?").bind(journey.id).first<number>("version")).toBe(3);
+
+    // A copy that missed version 3 (its write failed after the home's) is repaired by the edit sent again.
+    await shard0.batch([
+      shard0.prepare("DELETE FROM journey_versions WHERE journey_id = ? AND version = 3").bind(journey.id),
+      shard0.prepare("UPDATE journeys SET version = 2 WHERE id = ?").bind(journey.id),
+    ]);
+    expect((await admin("PUT", journey.path, definition)).body).toMatchObject({ version: 3 });
+    expect(await versionsOn(shard0)).toEqual([1, 2, 3]);
+    expect(await shard0.prepare("SELECT version FROM journeys WHERE id = ?").bind(journey.id).first<number>("version")).toBe(3);
   });
 
   it("a list's journey enters a contact added to the list on its own shard", async () => {

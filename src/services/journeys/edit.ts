@@ -48,12 +48,17 @@ export async function editJourney(
       "status: the journey is stopped; a stopped journey cannot be edited (a draft is edited in place, a running or paused one gets a new version)",
     );
   }
-  // The definition as stored, or as it is once checked (trigger parameters named as the activity names them).
-  if (sameJson(proposed, journey.definition)) return saveLayout(db, journey, layout, by);
+  // The definition as stored, or as it is once checked (trigger parameters named as the activity
+  // names them). The copies are written again: a retry of an edit whose copy failed repairs them.
+  const unchanged = async () => {
+    await mirrorJourneys(env, db, panel, [journey.id]);
+    return saveLayout(db, journey, layout, by);
+  };
+  if (sameJson(proposed, journey.definition)) return unchanged();
   const checked = await checkDefinition(db, panelId, proposed, layout);
   if (!checked.ok) return checked;
   const definition = checked.value;
-  if (sameJson(definition, journey.definition)) return saveLayout(db, journey, layout, by);
+  if (sameJson(definition, journey.definition)) return unchanged();
   // A live journey's new email steps meet the sender rule that starting it met.
   const senders = journey.status === "draft" ? { problems: [], notes: [] } : await sendersStanding(env, db, panelId, emailSenders(definition));
   if (senders.problems.length) return refused("conflict", senders.problems);
