@@ -73,7 +73,7 @@ const resyncPartitionMirrors = definePanelRoute({
   role: "admin",
   response: mirrorResyncAnswer,
   summary:
-    "Copy the panel's lists, attributes, topics and saved segments from its home onto every other shard holding one of its partitions (decision 0041: a mirror write that failed leaves that mirror behind); the lists, topics and segments the home no longer has are removed there, a list's members in bounded steps. Repeating it is harmless; a panel without a partition map has no mirrors",
+    "Copy the panel's lists, attributes, topics, saved segments and journeys from its home onto every other shard holding one of its partitions (decision 0041: a mirror write that failed leaves that mirror behind); the lists, topics and segments the home no longer has are removed there, a list's members in bounded steps; a journey the home stopped ends its instances there. Repeating it is harmless; a panel without a partition map has no mirrors",
   async handle({ env, panel }) {
     const mirrors = await resyncMirrors(env, panel, Date.now());
     return {
@@ -86,6 +86,7 @@ const resyncPartitionMirrors = definePanelRoute({
         topics_removed: m.topicsRemoved,
         segments_repaired: m.segmentsRepaired,
         segments_removed: m.segmentsRemoved,
+        journeys_repaired: m.journeysRepaired,
       })),
     };
   },

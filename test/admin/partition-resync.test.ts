@@ -5,7 +5,9 @@ import { mirrorResyncTask } from "../../src/services/panels/mirror-resync";
 import type { ShardDb } from "../../src/store/shards";
 import { admin, apiFor, createPanel, panelData, TEST_SHARD } from "../support/helpers";
 import { asOperator, operatorWithRole } from "../support/operators";
-import { keyOn, membersOn, shard0, TWO } from "../support/partitions";
+import { defineActivity, postActivity } from "../support/activity";
+import { createWebhook, startJourney } from "../support/journeys";
+import { keyOn, membersOn, settledOnBoth, shard0, TWO } from "../support/partitions";
 
 // A mirror's resync (decision 0041): mirror writes are not atomic with the home's, so a failed
 // one leaves the mirror behind; POST /panels/{panel}/partitions/resync copies the home's lists,
@@ -62,7 +64,7 @@ describe("resyncing a panel's mirrors", () => {
     expect((await asOperator(owner, "POST", `/panels/${panel.id}/partitions/resync`)).status).toBe(403);
     const resync = await admin("POST", `/panels/${panel.id}/partitions/resync`);
     expect(resync.status, JSON.stringify(resync.body)).toBe(200);
-    expect(resync.body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 3, lists_removed: 1, attributes_added: 1, topics_repaired: 1, topics_removed: 1, segments_repaired: 0, segments_removed: 0 }] });
+    expect(resync.body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 3, lists_removed: 1, attributes_added: 1, topics_repaired: 1, topics_removed: 1, segments_repaired: 0, segments_removed: 0, journeys_repaired: 0 }] });
 
     expect(await configurationOn(shard0, panel.id)).toEqual(home);
     expect(await configurationOn(panelData, panel.id)).toEqual(home);
@@ -75,7 +77,7 @@ describe("resyncing a panel's mirrors", () => {
     // The restored list takes the mirror's contacts again; a second resync finds nothing behind.
     expect((await api("contact", "add", { data: { EMAIL: keyOn(panel.id, 0, 1) }, listid: String(buyers) })).status).toBe(200);
     expect(await counts()).toEqual({ Readers: 2, Buyers: 1, Dogs: 0 });
-    expect((await admin("POST", `/panels/${panel.id}/partitions/resync`)).body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 0, lists_removed: 0, attributes_added: 0, topics_repaired: 0, topics_removed: 0, segments_repaired: 0, segments_removed: 0 }] });
+    expect((await admin("POST", `/panels/${panel.id}/partitions/resync`)).body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 0, lists_removed: 0, attributes_added: 0, topics_repaired: 0, topics_removed: 0, segments_repaired: 0, segments_removed: 0, journeys_repaired: 0 }] });
   });
 
   it("repairs saved segments: one missing, one at an older version, one the home deleted; never takes a newer one back; keeps the others' counts", async () => {
@@ -105,7 +107,7 @@ describe("resyncing a panel's mirrors", () => {
       shard0.prepare("INSERT INTO segments (id, panel_id, name, definition, version, checked_at, created_at, updated_at) VALUES ('seg_gone', ?, 'Gone', '{}', 1, 0, 0, 0)").bind(panel.id),
     ]);
     const resync = await admin("POST", `/panels/${panel.id}/partitions/resync`);
-    expect(resync.body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 0, lists_removed: 0, attributes_added: 0, topics_repaired: 0, topics_removed: 0, segments_repaired: 2, segments_removed: 1 }] });
+    expect(resync.body).toEqual({ mirrors: [{ shard: 0, lists_repaired: 0, lists_removed: 0, attributes_added: 0, topics_repaired: 0, topics_removed: 0, segments_repaired: 2, segments_removed: 1, journeys_repaired: 0 }] });
     expect(await segmentsOn(shard0)).toEqual(homeNow);
     expect(await countOn(shard0, delhi)).toBe(5);
 
@@ -114,6 +116,41 @@ describe("resyncing a panel's mirrors", () => {
     const again = await admin("POST", `/panels/${panel.id}/partitions/resync`);
     expect(again.body.mirrors[0]).toMatchObject({ segments_repaired: 0, segments_removed: 0 });
     expect(await segmentsOn(shard0)).toContain(`${delhi} Delhi NCR v2`);
+  });
+
+  it("repairs journeys: a copy that missed a stop ends its instances there, a missing copy comes back; run again, nothing to repair", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    const hook = await createWebhook(panel);
+    const steps = [
+      { id: "hello", type: "webhook", webhook: hook.id },
+      { id: "pause", type: "delay", for: "1h", after: "hello" },
+    ];
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const stopped = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps });
+    expect((await postActivity(panel.clientId, { activityid: cart, identity: keyOn(panel.id, 0) })).status).toBe(200);
+    await settledOnBoth(panel.id);
+    const missing = await startJourney(panel, { name: "Second", trigger: { type: "activity", activity: "add_to_cart" }, steps });
+    const instancesOn = async (journeyId: string) =>
+      (await shard0.prepare("SELECT status FROM journey_instances WHERE journey_id = ?").bind(journeyId).all<{ status: string }>()).results.map((r) => r.status);
+    expect(await instancesOn(stopped.id)).toEqual(["active"]);
+
+    // The home took a stop its mirror missed; the mirror lost the second journey's copy.
+    await panelData.prepare("UPDATE journeys SET status = 'stopped', updated_at = ? WHERE id = ?").bind(Date.now(), stopped.id).run();
+    await shard0.batch([
+      shard0.prepare("DELETE FROM journey_versions WHERE journey_id = ?").bind(missing.id),
+      shard0.prepare("DELETE FROM journeys WHERE id = ?").bind(missing.id),
+    ]);
+
+    const resync = await admin("POST", `/panels/${panel.id}/partitions/resync`);
+    expect(resync.status).toBe(200);
+    expect(resync.body.mirrors).toEqual([expect.objectContaining({ shard: 0, journeys_repaired: 2 })]);
+    expect(await shard0.prepare("SELECT status FROM journeys WHERE id = ?").bind(stopped.id).first<string>("status")).toBe("stopped");
+    expect(await instancesOn(stopped.id)).toEqual(["exited"]);
+    expect(await shard0.prepare("SELECT status || ' v' || version AS s FROM journeys WHERE id = ?").bind(missing.id).first<string>("s")).toBe("running v1");
+
+    const again = await admin("POST", `/panels/${panel.id}/partitions/resync`);
+    expect(again.body.mirrors).toEqual([expect.objectContaining({ journeys_repaired: 0 })]);
   });
 
   it("answers no mirrors for a panel without a map, and changes nothing", async () => {

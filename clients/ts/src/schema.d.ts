@@ -14441,7 +14441,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Copy the panel's lists, attributes, topics and saved segments from its home onto every other shard holding one of its partitions (decision 0041: a mirror write that failed leaves that mirror behind); the lists, topics and segments the home no longer has are removed there, a list's members in bounded steps. Repeating it is harmless; a panel without a partition map has no mirrors
+         * Copy the panel's lists, attributes, topics, saved segments and journeys from its home onto every other shard holding one of its partitions (decision 0041: a mirror write that failed leaves that mirror behind); the lists, topics and segments the home no longer has are removed there, a list's members in bounded steps; a journey the home stopped ends its instances there. Repeating it is harmless; a panel without a partition map has no mirrors
          * @description Admin token only.
          */
         post: {
@@ -14471,6 +14471,7 @@ export interface paths {
                                 topics_removed: number;
                                 segments_repaired: number;
                                 segments_removed: number;
+                                journeys_repaired: number;
                             }[];
                         };
                     };

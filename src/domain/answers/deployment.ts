@@ -50,6 +50,7 @@ export const mirrorResyncAnswer = z.strictObject({
       topics_removed: z.number(),
       segments_repaired: z.number(),
       segments_removed: z.number(),
+      journeys_repaired: z.number(),
     }),
   ),
 });

@@ -2,6 +2,7 @@ import { attributesToMirror, mirrorAttributesStatement, type MirroredAttribute }
 import { liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { getPanel, type Panel } from "../../store/panels";
 import { deleteSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
+import { journeyStamps, journeysToMirror, mirrorJourneysStatements, stopInstancesStatements, type JourneyStamp } from "../../store/journeys/definitions";
 import { nthMirroredPanelHomedOn } from "../../store/panel-partitions";
 import { shardOf, type ShardDb } from "../../store/shards";
 import { dropTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
@@ -20,9 +21,11 @@ import { deleteMirroredList } from "../lists/clear";
  * version, saved since the home was read, is left as it is), and loses the lists, topics and
  * segments the home no longer has (a list's members there cleared in the bounded steps of a list's
  * deletion; a topic with its opt-outs, a segment with its members, as deleting them did on the
- * home). A handful of reads and one batch per mirror, plus a clear for each list removed.
- * Journeys, mirrored too (services/journeys/mirror.ts), are not resynced: a status copied late
- * would not end or resume the instances there as the status change does.
+ * home). Journeys (services/journeys/mirror.ts) whose copy lacks the home's version, status or
+ * last change are copied again (their current version; an instance on the mirror walks only a
+ * version its copy had), and one the home stopped ends its instances there as its stop does: a
+ * stop whose copy failed left them active. A handful of reads and one batch per mirror, plus a
+ * clear for each list removed.
  */
 
 /** What one mirror was behind by, now repaired. */
@@ -39,6 +42,8 @@ export interface MirrorResync {
   /** Home segments the mirror lacked or held at an older version. */
   segmentsRepaired: number;
   segmentsRemoved: number;
+  /** Home journeys the mirror lacked or held at another version or status (those stopped end their instances there). */
+  journeysRepaired: number;
 }
 
 interface Configuration {
@@ -46,11 +51,18 @@ interface Configuration {
   attributes: MirroredAttribute[];
   topics: MirroredTopic[];
   segments: Segment[];
+  journeys: JourneyStamp[];
 }
 
 async function configurationOf(db: ShardDb, panelId: string): Promise<Configuration> {
-  const [lists, attributes, topics, segments] = await Promise.all([liveListsToMirror(db, panelId), attributesToMirror(db, panelId), topicsToMirror(db, panelId), listSegments(db, panelId)]);
-  return { lists, attributes, topics, segments };
+  const [lists, attributes, topics, segments, journeys] = await Promise.all([
+    liveListsToMirror(db, panelId),
+    attributesToMirror(db, panelId),
+    topicsToMirror(db, panelId),
+    listSegments(db, panelId),
+    journeyStamps(db, panelId),
+  ]);
+  return { lists, attributes, topics, segments, journeys };
 }
 
 /** Copies the panel's configuration from its home onto each of its mirrors; none for a panel without a map. */
@@ -63,13 +75,23 @@ export async function resyncMirrors(env: Env, panel: Pick<Panel, "id" | "shard" 
   const held = await Promise.all(mirrors.map((m) => configurationOf(m.db, panel.id)));
   const home = await configurationOf(shardOf(env, panel), panel.id);
   const done: MirrorResync[] = [];
-  for (const [i, mirror] of mirrors.entries()) done.push(await resyncMirror(env, mirror, panel.id, home, held[i]!, now));
+  const homeDb = shardOf(env, panel);
+  for (const [i, mirror] of mirrors.entries()) done.push(await resyncMirror(env, homeDb, mirror, panel.id, home, held[i]!, now));
   return done;
 }
 
 const sameText = (a: { name: string; description: string }, b: { name: string; description: string } | undefined) => b !== undefined && a.name === b.name && a.description === b.description;
 
-async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home: Configuration, held: Configuration, now: number): Promise<MirrorResync> {
+/** The home's journeys the mirror's copy is behind on (a copy from a later write than the home's read is not). */
+function staleJourneys(home: readonly JourneyStamp[], held: readonly JourneyStamp[]): JourneyStamp[] {
+  const copies = new Map(held.map((j) => [j.id, j]));
+  return home.filter((j) => {
+    const copy = copies.get(j.id);
+    return copy === undefined || (copy.updatedAt <= j.updatedAt && (copy.version !== j.version || copy.status !== j.status || copy.updatedAt < j.updatedAt));
+  });
+}
+
+async function resyncMirror(env: Env, homeDb: ShardDb, mirror: MirrorShard, panelId: string, home: Configuration, held: Configuration, now: number): Promise<MirrorResync> {
   const homeLists = new Set(home.lists.map((l) => l.id));
   const homeTopics = new Set(home.topics.map((t) => t.id));
   const heldLists = new Map(held.lists.map((l) => [l.id, l]));
@@ -81,6 +103,8 @@ async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home
   const heldSegmentVersions = new Map(held.segments.map((s) => [s.id, s.version]));
   // Only those the mirror held and the home lacks: one saved since the home was read is kept.
   const goneSegments = held.segments.filter((s) => !homeSegments.has(s.id)).map((s) => s.id);
+  const journeys = staleJourneys(home.journeys, held.journeys);
+  const journeyCopies = journeys.length ? await journeysToMirror(homeDb, panelId, journeys.map((j) => j.id)) : null;
   // Before the names are written: a deleted list's name may be a live one's now, and deletion frees it.
   for (const list of goneLists) await deleteMirroredList(env, mirror, panelId, list.id, now);
   const db = mirror.db;
@@ -92,6 +116,9 @@ async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home
     ...(home.topics.length ? [mirrorTopicsStatement(db, panelId, home.topics)] : []),
     ...(goneSegments.length ? deleteSegmentsStatements(db, panelId, { only: goneSegments }) : []),
     ...mirrorSegmentsStatements(db, panelId, home.segments, now),
+    // After the lists and segments: a journey's trigger may name one.
+    ...(journeyCopies ? mirrorJourneysStatements(db, panelId, journeyCopies) : []),
+    ...journeys.filter((j) => j.status === "stopped").flatMap((j) => stopInstancesStatements(db, panelId, j.id, now)),
   ];
   if (writes.length) await db.batch(writes);
   return {
@@ -103,6 +130,7 @@ async function resyncMirror(env: Env, mirror: MirrorShard, panelId: string, home
     topicsRemoved: goneTopics.length,
     segmentsRepaired: home.segments.filter((s) => (heldSegmentVersions.get(s.id) ?? -1) < s.version).length,
     segmentsRemoved: goneSegments.length,
+    journeysRepaired: journeys.length,
   };
 }
 

@@ -343,6 +343,20 @@ export function mirrorJourneysStatements(db: ShardDb, panelId: string, mirrored:
   ];
 }
 
+/** A journey's row as a mirror's resync compares it with the home's. */
+export interface JourneyStamp {
+  id: string;
+  version: number;
+  status: JourneyStatus;
+  updatedAt: number;
+}
+
+/** The panel's journeys on `db`, each by its version, status and last change. */
+export async function journeyStamps(db: ShardDb, panelId: string): Promise<JourneyStamp[]> {
+  const { results } = await db.prepare("SELECT id, version, status, updated_at AS updatedAt FROM journeys WHERE panel_id = ?").bind(panelId).all<JourneyStamp>();
+  return results;
+}
+
 /**
  * Drops the panel's journeys from a shard that is not its home (a mirror the map no longer
  * uses), those no instance there names (none, for a shard without the panel's contacts).
