@@ -11,7 +11,8 @@ import type { ShardDb } from "../../src/store/shards";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { campaign, outbox, scheduled, waitForCampaign } from "../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../support/cron";
-import { keyOn, listCampaign, membersOn, shard0, TWO } from "../support/partitions";
+import { keyOn, keysOn, listCampaign, membersOn, shard0, TWO } from "../support/partitions";
+import { evenPartitions } from "../../src/domain/partitions";
 
 // Decision 0038 step 4: a campaign of a panel split over two partitions (TWO: SHARD_0 and
 // SHARD_1, its home) publishes each shard's recipients there, in its own steps, and sends them
@@ -23,15 +24,18 @@ function steppingEnv(ids: number): { stepEnv: Env; imports: CollectingQueue } {
   return { stepEnv: withBindings(env, { IMPORTS: imports, FANOUT_CHUNK_IDS: String(ids) } as Partial<Env>), imports };
 }
 
-/** Hands the kept IMPORTS messages to the consumer, each delivered twice in the same batch (a redelivery), until none is left. */
-async function drainImports(stepEnv: Env, imports: CollectingQueue): Promise<void> {
+/** Hands the kept IMPORTS messages to the consumer, each delivered twice in the same batch (a redelivery), until none is left; returns how many nudges (steps) there were, not counting the repeats. */
+async function drainImports(stepEnv: Env, imports: CollectingQueue): Promise<number> {
+  let steps = 0;
   for (let round = 0; imports.bodies.length; round++) {
+    steps += imports.bodies.length;
     const bodies = imports.bodies.splice(0).flatMap((body) => [body, body]);
     const batch = createMessageBatch("apiv2-imports-default", bodies.map((body, i) => ({ id: `step-${round}-${i}`, timestamp: new Date(), attempts: 1, body })));
     const exec = createExecutionContext();
     await handleQueue(batch, stepEnv, exec);
     await getQueueResult(batch, exec);
   }
+  return steps;
 }
 
 /** The keys of the campaign's recipient rows kept on `db`. */
@@ -166,5 +170,35 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
     expect((await admin("POST", `/panels/${panel.id}/campaigns/${other}/cancel`, {})).body.status).toBe("cancelled");
     expect((await admin("DELETE", `/panels/${panel.id}/campaigns/${other}`)).body).toEqual({ id: other, outcome: "deleted" });
     for (const db of [shard0, panelData]) expect(await recipientsOn(db, other)).toEqual([]);
+  });
+
+  it("an admin campaign steps through the panel's own contacts on each shard: a home holding none of its partitions reads none, another panel's contacts there add no step", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    // Every bucket on SHARD_0: the home (SHARD_1) keeps the campaign and none of the contacts.
+    expect((await setPartitionMap(env, panel.id, evenPartitions([0]))).ok).toBe(true);
+    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    const keys = [0, 1, 2].map((i) => `reader${i}@example.com`);
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+    expect(await keysOn(shard0, panel.id)).toEqual(keys);
+    // A bigger panel on SHARD_0, its contacts made after these: their ids are within the publish's range there.
+    const big = await createPanel({ shard: 0 });
+    for (let i = 0; i < 12; i++) expect((await apiFor(big)("contact", "add", { data: { EMAIL: `big${i}@example.com` } })).status).toBe(200);
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+
+    const { stepEnv, imports } = steppingEnv(1);
+    await publishDueBroadcasts(stepEnv, Date.now());
+    // The home's step found no range of the panel there: done at once, no next step of its own
+    // (it walked the shard's contact ids, every other panel's, one per step).
+    expect(imports.bodies.map(readPublishNudge)).toEqual([{ type: "campaign_publish", panelId: panel.id, campaignId: id, shard: 0 }]);
+    expect(await panelData.prepare("SELECT publish_after, recipients FROM campaigns WHERE id = ?").bind(id).first()).toEqual({ publish_after: null, recipients: 0 });
+    // SHARD_0: one step per contact of the panel, one to find none left; the other panel's twelve add none.
+    expect(await drainImports(stepEnv, imports)).toBe(4);
+    const done = await waitForCampaign(panel, id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: 3, sent: 3, queued: 0 } });
+    expect(await recipientsOn(shard0, id)).toEqual(keys);
+    expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(keys);
   });
 });

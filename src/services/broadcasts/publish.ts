@@ -132,7 +132,7 @@ async function redriveShards(env: Env, home: ShardDb, campaign: { id: string; pa
 
 /**
  * One step of a campaign's publishing (store/campaigns.ts publishStep: the recipients among the
- * next FANOUT_CHUNK_IDS contact ids, one statement): its send batches are nudged, then the next
+ * panel's next FANOUT_CHUNK_IDS contacts or list members, one statement): its send batches are nudged, then the next
  * step, or, after the last, the campaign is finished if nothing is left to send. The audience is
  * resolved as of the publish time in every step, so all steps agree on time windows.
  */
@@ -153,7 +153,7 @@ async function publishNextStep(env: Env, db: ShardDb, campaign: Campaign, now: n
 
 /**
  * One publish step on a shard other than the campaign's home (decision 0038 step 4): the
- * recipients among that shard's next contact ids, in its own partitions' buckets, the audience
+ * recipients among the panel's next contacts on that shard, in its own partitions' buckets, the audience
  * compiled against its mirror of the panel's lists and attributes (decision 0041). Its batches
  * are nudged naming the shard; after its last step the home records its recipients.
  */
