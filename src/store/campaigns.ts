@@ -628,18 +628,20 @@ export interface CampaignPart {
   recipients: number;
   /** Nothing of it is queued or in flight there. */
   idle: boolean;
+  /** When its last publish step there ran (or its publishing started): a live step chain moves it every few seconds. */
+  updatedAt: number;
 }
 
 export async function campaignPart(db: ShardDb, campaignId: string): Promise<CampaignPart | null> {
   const row = await db
     .prepare(
-      `SELECT publish_after IS NOT NULL AS publishing, recipients,
+      `SELECT publish_after IS NOT NULL AS publishing, recipients, updated_at,
          NOT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?1 AND status IN ('queued', 'sending')) AS idle
        FROM campaign_parts WHERE campaign_id = ?1`,
     )
     .bind(campaignId)
-    .first<{ publishing: number; recipients: number; idle: number }>();
-  return row ? { publishing: row.publishing === 1, recipients: row.recipients, idle: row.idle === 1 } : null;
+    .first<{ publishing: number; recipients: number; idle: number; updated_at: number }>();
+  return row ? { publishing: row.publishing === 1, recipients: row.recipients, idle: row.idle === 1, updatedAt: row.updated_at } : null;
 }
 
 /**

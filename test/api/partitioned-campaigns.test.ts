@@ -201,4 +201,35 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
     expect(await recipientsOn(shard0, id)).toEqual(keys);
     expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(keys);
   });
+
+  it("the stalled-campaign re-drive nudges another shard's publish again only once its steps stopped: a live chain is not doubled, a lost one is taken up, each recipient once", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const { on0, on1 } = keysOfBoth(panel);
+    const all = sorted([...on0, ...on1]);
+    const { id, sendAt } = await scheduled(panel, `EMAIL,NAME\n${all.map((key, i) => `${key},N${i}`).join("\n")}\n`, {}, 139);
+    const { stepEnv, imports } = steppingEnv(1);
+    const onShard0 = () => imports.bodies.map(readPublishNudge).filter((n) => n?.shard === 0);
+
+    await publishDueBroadcasts(stepEnv, sendAt);
+    const nudges = imports.bodies.splice(0).map(readPublishNudge) as PublishNudge[];
+    // SHARD_0's first step runs 90 s later and nudges its next; the home's next nudge is lost, so its campaign row stalls.
+    await handlePublishNudge(stepEnv, nudges.find((n) => n.shard === 0)!, sendAt + 90_000);
+    expect(onShard0()).toHaveLength(1);
+    // A minute and more after the home's last step, 10 s after SHARD_0's: the home is re-driven, SHARD_0's live chain is left alone.
+    await publishDueBroadcasts(stepEnv, sendAt + 100_000);
+    expect(onShard0()).toHaveLength(1);
+    expect(imports.bodies.map(readPublishNudge)).toContainEqual({ type: "campaign_publish", panelId: panel.id, campaignId: id });
+    // SHARD_0's nudge is lost too: once its last step is over a minute old, the re-drive nudges it again.
+    imports.bodies.splice(0, imports.bodies.length, ...imports.bodies.filter((body) => readPublishNudge(body)?.shard !== 0));
+    await publishDueBroadcasts(stepEnv, sendAt + 200_000);
+    expect(onShard0()).toEqual([{ type: "campaign_publish", panelId: panel.id, campaignId: id, shard: 0 }]);
+
+    await drainImports(stepEnv, imports);
+    const done = await waitForCampaign(panel, id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 6, queued: 0, failed: 0, skipped: 0 } });
+    expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(all);
+    expect(await recipientsOn(shard0, id)).toEqual(sorted(on0));
+    expect(await recipientsOn(panelData, id)).toEqual(sorted(on1));
+  });
 });

@@ -111,7 +111,10 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
 /**
  * A stalled campaign's shards other than the home that have not finished: each one's lost
  * nudges are sent again (its next publish step, or its unsent batches), or, with nothing left
- * there, it is recorded finished. A repeated nudge finds nothing to do.
+ * there, it is recorded finished. A repeated nudge finds nothing to do. A shard whose publish
+ * step ran within STALLED_AFTER_MS is not nudged: its chain is alive (the home's campaign row
+ * stalls while only that shard publishes), and a second chain beside it would run each step
+ * twice over until the two collided.
  */
 async function redriveShards(env: Env, home: ShardDb, campaign: { id: string; panelId: string }, now: number): Promise<void> {
   const { panel } = await panelHome(env, campaign.panelId);
@@ -120,6 +123,7 @@ async function redriveShards(env: Env, home: ShardDb, campaign: { id: string; pa
     // A shard the map no longer names (a split moved its partition away) has nothing to send.
     if (place.home) continue;
     const part = await campaignPart(place.db, campaign.id);
+    if (part?.publishing && part.updatedAt > now - STALLED_AFTER_MS) continue;
     if (!part || part.publishing) {
       await nudgePublish(env, campaign, shard);
       continue;
