@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { handleQueue } from "../../src/jobs/queues";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import { handlePublishNudge, publishDueBroadcasts, readPublishNudge, type PublishNudge } from "../../src/services/broadcasts/publish";
+import { changeCampaignState } from "../../src/services/broadcasts/lifecycle";
+import { getPanel } from "../../src/store/panels";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import { pruneShard } from "../../src/services/retention/housekeeping";
 import { config } from "../../src/lib/config";
@@ -229,6 +231,38 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
     const done = await waitForCampaign(panel, id);
     expect(done).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 6, queued: 0, failed: 0, skipped: 0 } });
     expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(all);
+    expect(await recipientsOn(shard0, id)).toEqual(sorted(on0));
+    expect(await recipientsOn(panelData, id)).toEqual(sorted(on1));
+  });
+
+  it("a resume nudges the shards the campaign has not finished on as the re-drive does: a live publish chain there is not doubled, each recipient once", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    const { on0, on1 } = keysOfBoth(panel);
+    for (const key of [...on0, ...on1]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    const { stepEnv, imports } = steppingEnv(1);
+    await publishDueBroadcasts(stepEnv, Date.now());
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/pause`, {})).body.status).toBe("paused");
+    // While paused, SHARD_0's first step runs (its audience is fixed all the same) and nudges its next.
+    const first = imports.bodies.splice(imports.bodies.findIndex((body) => readPublishNudge(body)?.shard === 0), 1)[0];
+    await handlePublishNudge(stepEnv, readPublishNudge(first)!);
+    const onShard0 = () => imports.bodies.map(readPublishNudge).filter((n) => n?.shard === 0);
+    expect(onShard0()).toHaveLength(1);
+
+    // The resume (as the admin route runs it, its nudges kept) leaves that live chain alone.
+    const ctx = { env: stepEnv, db: panelData, panel: (await getPanel(env.DB, panel.id))!, now: Date.now() };
+    const resumed = await changeCampaignState(ctx, id, "resume", { operator: null });
+    expect(resumed.ok && resumed.value.campaign.status).toBe("sending");
+    expect(onShard0()).toHaveLength(1);
+
+    await drainImports(stepEnv, imports);
+    const done = await waitForCampaign(panel, id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 6, queued: 0, failed: 0, skipped: 0 } });
     expect(await recipientsOn(shard0, id)).toEqual(sorted(on0));
     expect(await recipientsOn(panelData, id)).toEqual(sorted(on1));
   });

@@ -1,5 +1,5 @@
 import { forEachShard, panelHome, shardTask } from "../access/shards";
-import { hasContactsBeyondHome, mirrorShards, namedPanelShard } from "../access/partitions";
+import { hasContactsBeyondHome, mirrorShards, namedPanelShard, type PanelPlace } from "../access/partitions";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { config } from "../../lib/config";
@@ -104,20 +104,20 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
     if (stalled.batches.length) await enqueueSendBatches(env, stalled, stalled.batches);
     if (stalled.publishing) await nudgePublish(env, stalled);
     else if (!stalled.batches.length) await completeCampaignIfDone(db, stalled.panelId, stalled.id, now, stalled.spread);
-    if (stalled.spread) await redriveShards(env, db, stalled, now);
+    if (stalled.spread) await nudgeUnfinishedShards(env, db, (await panelHome(env, stalled.panelId)).panel, stalled, now);
   }
 }
 
 /**
- * A stalled campaign's shards other than the home that have not finished: each one's lost
- * nudges are sent again (its next publish step, or its unsent batches), or, with nothing left
- * there, it is recorded finished. A repeated nudge finds nothing to do. A shard whose publish
- * step ran within STALLED_AFTER_MS is not nudged: its chain is alive (the home's campaign row
- * stalls while only that shard publishes), and a second chain beside it would run each step
- * twice over until the two collided.
+ * The campaign's shards other than the home that have not finished (campaign_shards, as its
+ * publishing began): each one's lost nudges are sent again (its next publish step, or its unsent
+ * batches), or, with nothing left there, it is recorded finished. A repeated nudge finds nothing
+ * to do. A shard whose publish step ran within STALLED_AFTER_MS is not nudged: its chain is
+ * alive (the home's campaign row stalls while only that shard publishes), and a second chain
+ * beside it would run each step twice over until the two collided. The stalled-campaign
+ * re-drive and a resume both go by it.
  */
-async function redriveShards(env: Env, home: ShardDb, campaign: { id: string; panelId: string }, now: number): Promise<void> {
-  const { panel } = await panelHome(env, campaign.panelId);
+export async function nudgeUnfinishedShards(env: Env, home: ShardDb, panel: PanelPlace, campaign: { id: string; panelId: string }, now: number): Promise<void> {
   for (const shard of await unfinishedShards(home, campaign.id)) {
     const place = namedPanelShard(env, panel, shard);
     // A shard the map no longer names (a split moved its partition away) has nothing to send.
