@@ -4,12 +4,12 @@ import type { EmailSource } from "../domain/email-source";
 import { abOrderSql, abSeed, type AbTest, type VariantTally } from "../domain/ab-test";
 import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import { listNameKey } from "../domain/lists";
-import { LAST_BUCKET } from "../domain/partitions";
+import { LAST_BUCKET, type BucketRanges } from "../domain/partitions";
 import type { SuppressionReason } from "../domain/preferences";
 import { countLinkClickStatement } from "./campaign-report";
 import { insertListStatement } from "./lists";
 import type { CompiledSegment } from "./segment-sql";
-import { isUniqueViolation } from "./sql";
+import { inBucketRanges, isUniqueViolation } from "./sql";
 
 export type { CampaignAudience, CampaignCounters, CampaignStatus };
 
@@ -429,7 +429,7 @@ export async function startPublish(db: ShardDb, campaign: { id: string; panelId:
  * statements, as they were.
  */
 export interface PublishScope {
-  buckets: ReadonlyArray<readonly [number, number]>;
+  buckets: BucketRanges;
   part: boolean;
 }
 
@@ -520,7 +520,7 @@ export async function publishStep(
   } else {
     const to = state.next === null || state.next > state.until ? state.until : Math.min(state.until, state.next + chunkIds - 1);
     step = { from: null, toBucket: 0, to, done: to >= state.until };
-    const inScope = scope ? " AND EXISTS (SELECT 1 FROM json_each(?8) r WHERE m.bucket BETWEEN r.value ->> 0 AND r.value ->> 1)" : "";
+    const inScope = scope ? ` AND ${inBucketRanges("m.bucket", "?8")}` : "";
     const values = [campaign.panelId, campaign.listId, campaign.id, state.batch, batchSize, state.after, to];
     if (scope) values.push(JSON.stringify(scope.buckets));
     insert = db
@@ -586,7 +586,7 @@ interface StepEnd {
  * contacts_by_bucket's entries of this panel in this range.
  */
 async function audienceStepEnd(db: ShardDb, panelId: string, state: PublishState & { after: number }, chunkIds: number, scope?: PublishScope): Promise<StepEnd> {
-  const ranges = scope ? [...scope.buckets].sort((a, b) => a[0] - b[0]) : [[0, LAST_BUCKET] as const];
+  const ranges: BucketRanges = scope ? scope.buckets : [[0, LAST_BUCKET]];
   // A cursor at `until` has finished its bucket: no contact of it is left.
   const [bucket, after] = state.after >= state.until ? [state.bucket + 1, 0] : [state.bucket, state.after];
   const index = ranges.findIndex(([, last]) => last >= bucket);
