@@ -58,6 +58,27 @@ function keysOfBoth(panel: TestPanel): { on0: string[]; on1: string[] } {
   return { on0: [0, 1, 2].map((i) => keyOn(panel.id, 0, i)), on1: [0, 1, 2].map((i) => keyOn(panel.id, TEST_SHARD, i)) };
 }
 
+/** A panel on TWO sending campaigns at once, with a list "Readers" of three contacts on each shard. */
+async function readersOnBoth() {
+  const panel = await createPanel();
+  const api = apiFor(panel);
+  expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+  expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+  const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+  const { on0, on1 } = keysOfBoth(panel);
+  for (const key of [...on0, ...on1]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+  return { panel, api, list, on0, on1 };
+}
+
+/** The campaign is sent, each of the six keys got one message, and each recipient row is on its contact's shard. */
+async function sentOnceOnBoth(panel: TestPanel, id: string, on0: readonly string[], on1: readonly string[]): Promise<void> {
+  const done = await waitForCampaign(panel, id);
+  expect(done).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 6, queued: 0, failed: 0, skipped: 0 } });
+  expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(sorted([...on0, ...on1]));
+  expect(await recipientsOn(shard0, id)).toEqual(sorted(on0));
+  expect(await recipientsOn(panelData, id)).toEqual(sorted(on1));
+}
+
 describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => {
   it("email_broadcast: each shard publishes its own members once, through lost and repeated steps; every recipient gets one message; the report sums both shards", async () => {
     const panel = await createPanel();
@@ -140,13 +161,7 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
   });
 
   it("an admin campaign to a list, scheduled to send now, reaches the members on both shards once; cancel, delete and an A/B test on such a panel", async () => {
-    const panel = await createPanel();
-    const api = apiFor(panel);
-    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
-    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
-    const { on0, on1 } = keysOfBoth(panel);
-    for (const key of [...on0, ...on1]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+    const { panel, api, list, on0, on1 } = await readersOnBoth();
     // Not a member: not a recipient.
     await api("contact", "add", { data: { EMAIL: keyOn(panel.id, 0, 5) } });
     const create = (draft: boolean) => listCampaign(panel, list, { draft });
@@ -228,21 +243,11 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
     expect(onShard0()).toEqual([{ type: "campaign_publish", panelId: panel.id, campaignId: id, shard: 0 }]);
 
     await drainImports(stepEnv, imports);
-    const done = await waitForCampaign(panel, id);
-    expect(done).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 6, queued: 0, failed: 0, skipped: 0 } });
-    expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(all);
-    expect(await recipientsOn(shard0, id)).toEqual(sorted(on0));
-    expect(await recipientsOn(panelData, id)).toEqual(sorted(on1));
+    await sentOnceOnBoth(panel, id, on0, on1);
   });
 
   it("a resume nudges the shards the campaign has not finished on as the re-drive does: a live publish chain there is not doubled, each recipient once", async () => {
-    const panel = await createPanel();
-    const api = apiFor(panel);
-    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
-    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
-    const { on0, on1 } = keysOfBoth(panel);
-    for (const key of [...on0, ...on1]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+    const { panel, list, on0, on1 } = await readersOnBoth();
     const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
     expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
     const { stepEnv, imports } = steppingEnv(1);
@@ -261,9 +266,6 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
     expect(onShard0()).toHaveLength(1);
 
     await drainImports(stepEnv, imports);
-    const done = await waitForCampaign(panel, id);
-    expect(done).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 6, queued: 0, failed: 0, skipped: 0 } });
-    expect(await recipientsOn(shard0, id)).toEqual(sorted(on0));
-    expect(await recipientsOn(panelData, id)).toEqual(sorted(on1));
+    await sentOnceOnBoth(panel, id, on0, on1);
   });
 });

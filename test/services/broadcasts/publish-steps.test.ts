@@ -7,6 +7,7 @@ import { getCampaign } from "../../../src/store/campaigns";
 import { admin, apiFor, countRows, createPanel, panelData } from "../../support/helpers";
 import { campaign, outbox, scheduled, waitForCampaign } from "../../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
+import { listCampaign } from "../../support/partitions";
 
 /** An env whose fan-outs step over `ids` contact ids, its IMPORTS messages kept for the test. */
 function steppingEnv(ids: number): { stepEnv: Env; imports: CollectingQueue } {
@@ -106,14 +107,7 @@ describe("publishing a campaign in bounded steps", () => {
     // A bigger panel on the same shard, its 40 contacts made after these: their ids are within the publish's range.
     const big = await createPanel();
     await scheduled(big, contactsCsv(40));
-    const created = await admin("POST", `/panels/${panel.id}/campaigns`, {
-      name: "Own",
-      subject: "Hi",
-      sender_name: "Shop",
-      sender_email: "shop@example.com",
-      html: "<p>Hi</p>",
-      audience: { lists: [readers] },
-    });
+    const created = await listCampaign(panel, readers);
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.id as string;
     const { stepEnv, imports } = steppingEnv(2);
