@@ -53,6 +53,7 @@
 -- migration 0098_journey_simulations.sql
 -- migration 0103_campaign_partitions.sql
 -- migration 0104_campaign_part_ab_results.sql
+-- migration 0106_campaign_publish_bucket.sql
 
 -- table activities
 
@@ -205,7 +206,7 @@ CREATE TABLE campaign_parts (
   updated_at INTEGER NOT NULL,
   -- Its recipient rows were pruned (housekeeping, as campaigns.messages_pruned_at on the home).
   messages_pruned_at INTEGER
-, ab_results TEXT);
+, ab_results TEXT, publish_bucket INTEGER NOT NULL DEFAULT 0);
 
 CREATE INDEX campaign_parts_by_panel ON campaign_parts (panel_id);
 
@@ -268,7 +269,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT, published_end_at INTEGER,
+  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT, published_end_at INTEGER, publish_bucket INTEGER NOT NULL DEFAULT 0,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );

@@ -65,6 +65,17 @@ export interface Partition {
   state: PartitionState;
 }
 
+/** Ranges of buckets, [first, last] inclusive, in bucket order. */
+export type BucketRanges = ReadonlyArray<readonly [number, number]>;
+
+/** The bucket ranges of the partitions on `shard` (none: an empty list), in bucket order. */
+export function bucketRangesOn(partitions: readonly Partition[], shard: number): BucketRanges {
+  return partitions
+    .filter((p) => p.shard === shard)
+    .sort((a, b) => a.firstBucket - b.firstBucket)
+    .map((p) => [p.firstBucket, p.lastBucket] as const);
+}
+
 /** The map of a panel made before partitions (no rows): one partition of every bucket, on its home shard. */
 export function wholePanelPartition(shard: number): Partition[] {
   return [{ firstBucket: 0, lastBucket: LAST_BUCKET, shard, state: "active" }];

@@ -4,11 +4,12 @@ import type { EmailSource } from "../domain/email-source";
 import { abOrderSql, abSeed, type AbTest, type VariantTally } from "../domain/ab-test";
 import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import { listNameKey } from "../domain/lists";
+import { LAST_BUCKET, type BucketRanges } from "../domain/partitions";
 import type { SuppressionReason } from "../domain/preferences";
 import { countLinkClickStatement } from "./campaign-report";
 import { insertListStatement } from "./lists";
 import type { CompiledSegment } from "./segment-sql";
-import { isUniqueViolation } from "./sql";
+import { inBucketRanges, isUniqueViolation } from "./sql";
 
 export type { CampaignAudience, CampaignCounters, CampaignStatus };
 
@@ -385,8 +386,9 @@ export async function dueCampaigns(db: ShardDb, now: number, limit: number): Pro
 
 /**
  * Starts publishing a scheduled campaign: it moves to `sending` with nothing inserted yet, and
- * its recipients are then inserted by `publishStep`, one range of contact ids at a time, up to
- * the shard's largest contact id now. Answers the campaign as it started; only the first caller
+ * its recipients are then inserted by `publishStep`, a bounded number of contacts (or list
+ * members) at a time, up to the shard's largest contact id now (contacts made later are not
+ * recipients). Answers the campaign as it started; only the first caller
  * wins (a second cron run gets null).
  */
 export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number, elsewhere: readonly number[] = []): Promise<Campaign | null> {
@@ -427,7 +429,7 @@ export async function startPublish(db: ShardDb, campaign: { id: string; panelId:
  * statements, as they were.
  */
 export interface PublishScope {
-  buckets: ReadonlyArray<readonly [number, number]>;
+  buckets: BucketRanges;
   part: boolean;
 }
 
@@ -453,17 +455,19 @@ export async function hasCampaignUnderWay(db: ShardDb, panelId: string): Promise
 }
 
 /**
- * Inserts the recipients among the next `chunkIds` contact ids (past the last step's end; an
- * empty stretch of the shard's ids is stepped over at once), numbered into send batches after
- * the last step's, and moves the campaign's progress and recipient total on, in one transaction:
- * a step repeated after a crash or run twice at once inserts nothing twice (both statements
- * hold only while the progress is where the step read it). Each statement reads one id range
- * of `contacts` (or of the list's members), never the whole panel: at most `chunkIds` rows,
- * other panels' included, as contacts have no (panel, id) index (decision 0038's bucket index
- * will let a step skip them). Null when this call did
- * nothing: the campaign is not publishing (cancelled, failed) or another call took the step.
- * `audience` is the compiled audience in `probe` shape (correlated per contact, so a step reads
- * only its own contacts' rows); a campaign with its own list reads the list.
+ * Inserts the recipients among the next `chunkIds` contacts (past the last step's end),
+ * numbered into send batches after the last step's, and moves the campaign's progress and
+ * recipient total on, in one transaction: a step repeated after a crash or run twice at once
+ * inserts nothing twice (both statements hold only while the progress is where the step read
+ * it). A campaign with its own list goes through the list's members by contact id. A campaign
+ * with an audience goes through the panel's own contacts by contacts_by_bucket, in (bucket, id)
+ * order within the scope's bucket ranges (every bucket without a scope): each statement reads
+ * at most `chunkIds` of the panel's rows (and the contacts made since the publish began, which
+ * it leaves out), never another panel's, so a step's cost and the number of steps follow the
+ * panel's contacts on this shard, not the shard's; a shard holding none of the panel's
+ * partitions reads no contact. Null when this call did nothing: the campaign is not publishing
+ * (cancelled, failed) or another call took the step. `audience` is the compiled audience in
+ * `probe` shape (correlated per contact, so a step reads only its own contacts' rows).
  */
 export async function publishStep(
   db: ShardDb,
@@ -479,58 +483,127 @@ export async function publishStep(
   const progress = part
     ? { table: "campaign_parts", row: "campaign_id = ?1 AND panel_id = ?2" }
     : { table: "campaigns", row: `id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING}` };
-  // Where the next step starts: the next of the list's members (its key's range), or the next
-  // contact id of the shard (the rowid; other panels' contacts between are read by the steps).
+  // A list campaign's next member (its key's range) past the cursor; elsewhere than the home its list is ?3 (there is no campaign row there).
   const next = audience
-    ? `SELECT id FROM contacts WHERE id > ${progress.table}.publish_after ORDER BY id LIMIT 1`
-    : `SELECT contact_id FROM list_members WHERE list_id = ${part ? "?3" : "campaigns.list_id"} AND contact_id > ${progress.table}.publish_after AND panel_id = ?2 ORDER BY contact_id LIMIT 1`;
-  const stateQuery = `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, (${next}) AS "next"
+    ? "NULL"
+    : `(SELECT contact_id FROM list_members WHERE list_id = ${part ? "?3" : "campaigns.list_id"} AND contact_id > ${progress.table}.publish_after AND panel_id = ?2 ORDER BY contact_id LIMIT 1)`;
+  const stateQuery = `SELECT publish_after AS "after", publish_bucket AS bucket, publish_until AS "until", publish_batch AS batch, recipients, ${next} AS "next"
        FROM ${progress.table} WHERE ${progress.row}`;
-  // Elsewhere than the home, a list campaign's `next` names its list (?3): there is no campaign row there.
   const state = await (part && !audience ? db.prepare(stateQuery).bind(campaign.id, campaign.panelId, campaign.listId) : db.prepare(stateQuery).bind(campaign.id, campaign.panelId))
-    .first<{ after: number | null; until: number; batch: number; recipients: number; next: number | null }>();
+    .first<PublishState & { next: number | null }>();
   if (!state) return null;
   if (state.after === null) return { firstBatch: state.batch, nextBatch: state.batch, done: true, recipients: state.recipients };
-  const to = state.next === null || state.next > state.until ? state.until : Math.min(state.until, state.next + chunkIds - 1);
-  // ?1 panel, ?2 the audience's values or the list, ?3 campaign, ?4 first batch, ?5 batch size, ?6 after, ?7 to, ?8 the scope's bucket ranges.
   // Elsewhere than the home the campaign's state is read from the home before each step (services/broadcasts/publish.ts).
-  const stillHere = part
-    ? "EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ?3 AND publish_after = ?6)"
-    : `EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status IN ${PUBLISHING} AND publish_after = ?6)`;
-  const inScope = (alias: string) => (scope ? ` AND EXISTS (SELECT 1 FROM json_each(?8) r WHERE ${alias}.bucket BETWEEN r.value ->> 0 AND r.value ->> 1)` : "");
+  // An audience's cursor is also its bucket (?11); a list campaign's is an id alone (its bucket stays 0).
+  const stillHere = (bucket: string) =>
+    part
+      ? `EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ?3 AND publish_after = ?6${bucket})`
+      : `EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status IN ${PUBLISHING} AND publish_after = ?6${bucket})`;
   // An A/B test's recipients are held ('pending') until the last step ranks them all into groups.
   const held = campaign.abTest ? "'pending'" : "NULL";
-  const insert = audience
-    ? `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
-       SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket, ${held}
-       FROM contacts c NOT INDEXED
-       WHERE c.id > ?6 AND c.id <= ?7 AND c.panel_id = ?1 AND ${stillHere} AND ${audience.where}${inScope("c")}`
-    : `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
-       SELECT ?3, m.contact_id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?5 AS INTEGER), 'queued', m.bucket, ${held}
-       FROM list_members m
-       WHERE m.list_id = ?2 AND m.contact_id > ?6 AND m.contact_id <= ?7 AND m.panel_id = ?1 AND ${stillHere}${inScope("m")}`;
-  const values = [campaign.panelId, audience ? audience.values : campaign.listId, campaign.id, state.batch, batchSize, state.after, to];
-  if (scope) values.push(JSON.stringify(scope.buckets));
+  // ?1 panel, ?2 the audience's values or the list, ?3 campaign, ?4 first batch, ?5 batch size, ?6 the cursor's id, ?7 the step's last id,
+  // and for an audience ?8 the step's first bucket, ?9 its first id after, ?10 its last bucket, ?11 the cursor's bucket, ?12 the publish's last id.
+  let step: StepEnd;
+  let insert: D1PreparedStatement | null;
+  if (audience) {
+    step = await audienceStepEnd(db, campaign.panelId, { ...state, after: state.after }, chunkIds, scope);
+    insert = step.from
+      ? db
+          .prepare(
+            `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
+             SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.bucket, c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket, ${held}
+             FROM contacts c INDEXED BY contacts_by_bucket
+             WHERE c.panel_id = ?1 AND (c.bucket, c.id) > (?8, ?9) AND (c.bucket, c.id) <= (?10, ?7) AND c.id <= ?12 AND ${stillHere(" AND publish_bucket = ?11")} AND ${audience.where}`,
+          )
+          .bind(campaign.panelId, audience.values, campaign.id, state.batch, batchSize, state.after, step.to, step.from[0], step.from[1], step.toBucket, state.bucket, state.until)
+      : null;
+  } else {
+    const to = state.next === null || state.next > state.until ? state.until : Math.min(state.until, state.next + chunkIds - 1);
+    step = { from: null, toBucket: 0, to, done: to >= state.until };
+    const inScope = scope ? ` AND ${inBucketRanges("m.bucket", "?8")}` : "";
+    const values = [campaign.panelId, campaign.listId, campaign.id, state.batch, batchSize, state.after, to];
+    if (scope) values.push(JSON.stringify(scope.buckets));
+    insert = db
+      .prepare(
+        `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
+         SELECT ?3, m.contact_id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?5 AS INTEGER), 'queued', m.bucket, ${held}
+         FROM list_members m
+         WHERE m.list_id = ?2 AND m.contact_id > ?6 AND m.contact_id <= ?7 AND m.panel_id = ?1 AND ${stillHere("")}${inScope}`,
+      )
+      .bind(...values);
+  }
   const move = db
     .prepare(
       `UPDATE ${progress.table} SET
          recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
          publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
-         publish_after = CASE WHEN ?5 >= publish_until THEN NULL ELSE ?5 END,
-         published_end_at = CASE WHEN ?5 >= publish_until THEN ?6 END,
+         publish_after = CASE WHEN ?8 THEN NULL ELSE ?5 END,
+         publish_bucket = ?7,
+         published_end_at = CASE WHEN ?8 THEN ?6 END,
          updated_at = MAX(updated_at, ?6)
-       WHERE ${progress.row} AND publish_after = ?4
+       WHERE ${progress.row} AND publish_after = ?4 AND publish_bucket = ?9
        RETURNING recipients, publish_batch, publish_after`,
     )
-    .bind(campaign.id, campaign.panelId, state.batch, state.after, to, now);
-  const [, moved] = await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null }>([
-    db.prepare(insert).bind(...values),
-    move,
-    ...(campaign.abTest && to >= state.until ? [abGroupsStatement(db, campaign.id, campaign.abTest, part)] : []),
-  ]);
+    .bind(campaign.id, campaign.panelId, state.batch, state.after, step.to, now, step.toBucket, step.done ? 1 : 0, state.bucket);
+  const [moved] = (
+    await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null }>([
+      ...(insert ? [insert] : []),
+      move,
+      ...(campaign.abTest && step.done ? [abGroupsStatement(db, campaign.id, campaign.abTest, part)] : []),
+    ])
+  ).slice(insert ? 1 : 0);
   const row = moved!.results[0];
   if (!row) return null;
   return { firstBatch: state.batch, nextBatch: row.publish_batch, done: row.publish_after === null, recipients: row.recipients };
+}
+
+/** A campaign's publish progress (its row on the home, its campaign_parts row elsewhere): the cursor (bucket, after), up to `until`. */
+interface PublishState {
+  after: number | null;
+  bucket: number;
+  until: number;
+  batch: number;
+  recipients: number;
+}
+
+/**
+ * Where a publish step ends: the key (toBucket, to) of the last contact it goes through (the
+ * new cursor), and whether no contact is left after it. An audience step starts after `from`
+ * (null: it reads no contact, its range being empty).
+ */
+interface StepEnd {
+  from: readonly [number, number] | null;
+  toBucket: number;
+  to: number;
+  done: boolean;
+}
+
+/**
+ * The next audience step over the panel's contacts on this shard, in (bucket, id) order: up to
+ * `chunkIds` of them with ids up to the publish's last, within one of the scope's bucket ranges
+ * (every bucket without a scope). The range's last contact read, or (its last bucket, `until`)
+ * once the range is exhausted; the step after that one goes on in the next range. Reads only
+ * contacts_by_bucket's entries of this panel in this range.
+ */
+async function audienceStepEnd(db: ShardDb, panelId: string, state: PublishState & { after: number }, chunkIds: number, scope?: PublishScope): Promise<StepEnd> {
+  const ranges: BucketRanges = scope ? scope.buckets : [[0, LAST_BUCKET]];
+  // A cursor at `until` has finished its bucket: no contact of it is left.
+  const [bucket, after] = state.after >= state.until ? [state.bucket + 1, 0] : [state.bucket, state.after];
+  const index = ranges.findIndex(([, last]) => last >= bucket);
+  const range = ranges[index];
+  // No range left (or none on this shard): the publish here is done, without a read.
+  if (!range) return { from: null, toBucket: state.bucket, to: state.after, done: true };
+  const from = range[0] > bucket ? ([range[0], 0] as const) : ([bucket, after] as const);
+  const end = await db
+    .prepare(
+      `SELECT bucket, id FROM contacts INDEXED BY contacts_by_bucket
+       WHERE panel_id = ?1 AND (bucket, id) > (?2, ?3) AND (bucket, id) <= (?4, ?5) AND id <= ?5
+       ORDER BY bucket, id LIMIT 1 OFFSET ?6`,
+    )
+    .bind(panelId, from[0], from[1], range[1], state.until, chunkIds - 1)
+    .first<{ bucket: number; id: number }>();
+  if (end) return { from, toBucket: end.bucket, to: end.id, done: false };
+  return { from, toBucket: range[1], to: state.until, done: index === ranges.length - 1 };
 }
 
 /**
@@ -555,18 +628,20 @@ export interface CampaignPart {
   recipients: number;
   /** Nothing of it is queued or in flight there. */
   idle: boolean;
+  /** When its last publish step there ran (or its publishing started): a live step chain moves it every few seconds. */
+  updatedAt: number;
 }
 
 export async function campaignPart(db: ShardDb, campaignId: string): Promise<CampaignPart | null> {
   const row = await db
     .prepare(
-      `SELECT publish_after IS NOT NULL AS publishing, recipients,
+      `SELECT publish_after IS NOT NULL AS publishing, recipients, updated_at,
          NOT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?1 AND status IN ('queued', 'sending')) AS idle
        FROM campaign_parts WHERE campaign_id = ?1`,
     )
     .bind(campaignId)
-    .first<{ publishing: number; recipients: number; idle: number }>();
-  return row ? { publishing: row.publishing === 1, recipients: row.recipients, idle: row.idle === 1 } : null;
+    .first<{ publishing: number; recipients: number; idle: number; updated_at: number }>();
+  return row ? { publishing: row.publishing === 1, recipients: row.recipients, idle: row.idle === 1, updatedAt: row.updated_at } : null;
 }
 
 /**

@@ -1,10 +1,11 @@
 import { jsonArrays } from "./json-arrays";
 import { batchWithJsonEach, type JsonEach } from "./json-each";
 import type { ShardDb } from "./shards";
+import { inBucketRanges } from "./sql";
 import { RECEIVED_SLOT_MS } from "./panel-counts";
 import { identityContactsCreated, identityContactsSql, type KeyedContact } from "./contacts";
 import type { NewEvent } from "../domain/events";
-import { contactBucket } from "../domain/partitions";
+import { contactBucket, type BucketRanges } from "../domain/partitions";
 import { eventColumns, eventFromRow, type EventBatchState, type EventRow, type StoredEvent } from "./events";
 
 /**
@@ -310,7 +311,7 @@ function idListOf(ids: readonly number[]): string {
  * split's moving buckets, recorded with the map before it: decision 0047). Absent for a panel
  * without a map, whose every bucket is on its home: nothing is checked.
  */
-export type HeldBuckets = ReadonlyArray<readonly [number, number]>;
+export type HeldBuckets = BucketRanges;
 
 /** The lease a pass puts on the batches it takes holding events of another shard's buckets, while it re-routes them. */
 export function rerouteLease(lease: string): string {
@@ -337,7 +338,7 @@ function takeStatements(db: ShardDb, panel: BatchPanel, idList: string, lease: s
                WHERE id IN (SELECT value FROM json_each(?2)) AND panel_id = ?1 AND state = 'pending' AND lease = ?3 AND events IS NOT NULL
                  AND EXISTS (SELECT 1 FROM ${each}(event_batches.events) e
                    WHERE e.value ->> '${RECORDED_KEYS.bucket}' IS NOT NULL
-                     AND NOT EXISTS (SELECT 1 FROM json_each(?5) r WHERE e.value ->> '${RECORDED_KEYS.bucket}' BETWEEN r.value ->> 0 AND r.value ->> 1))
+                     AND NOT ${inBucketRanges(`e.value ->> '${RECORDED_KEYS.bucket}'`, "?5")})
                RETURNING id`,
             )
             .bind(panelId, idList, lease, rerouteLease(lease), JSON.stringify(held)),

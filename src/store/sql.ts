@@ -11,6 +11,11 @@ export function placeholders(count: number): string {
 /** D1 binds at most 100 parameters per statement; bulk writes are cut to fit. */
 export const D1_MAX_PARAMS = 100;
 
+/** Whether the bucket `expr` is in one of the ranges bound as `param`, a JSON array of [first, last] (domain/partitions.ts BucketRanges). */
+export function inBucketRanges(expr: string, param: string): string {
+  return `EXISTS (SELECT 1 FROM json_each(${param}) r WHERE ${expr} BETWEEN r.value ->> 0 AND r.value ->> 1)`;
+}
+
 export function chunk<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));

@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { handleQueue } from "../../src/jobs/queues";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import { handlePublishNudge, publishDueBroadcasts, readPublishNudge, type PublishNudge } from "../../src/services/broadcasts/publish";
+import { changeCampaignState } from "../../src/services/broadcasts/lifecycle";
+import { getPanel } from "../../src/store/panels";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import { pruneShard } from "../../src/services/retention/housekeeping";
 import { config } from "../../src/lib/config";
@@ -11,7 +13,8 @@ import type { ShardDb } from "../../src/store/shards";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { campaign, outbox, scheduled, waitForCampaign } from "../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../support/cron";
-import { keyOn, listCampaign, membersOn, shard0, TWO } from "../support/partitions";
+import { keyOn, keysOn, listCampaign, membersOn, shard0, TWO } from "../support/partitions";
+import { evenPartitions } from "../../src/domain/partitions";
 
 // Decision 0038 step 4: a campaign of a panel split over two partitions (TWO: SHARD_0 and
 // SHARD_1, its home) publishes each shard's recipients there, in its own steps, and sends them
@@ -23,15 +26,18 @@ function steppingEnv(ids: number): { stepEnv: Env; imports: CollectingQueue } {
   return { stepEnv: withBindings(env, { IMPORTS: imports, FANOUT_CHUNK_IDS: String(ids) } as Partial<Env>), imports };
 }
 
-/** Hands the kept IMPORTS messages to the consumer, each delivered twice in the same batch (a redelivery), until none is left. */
-async function drainImports(stepEnv: Env, imports: CollectingQueue): Promise<void> {
+/** Hands the kept IMPORTS messages to the consumer, each delivered twice in the same batch (a redelivery), until none is left; returns how many nudges (steps) there were, not counting the repeats. */
+async function drainImports(stepEnv: Env, imports: CollectingQueue): Promise<number> {
+  let steps = 0;
   for (let round = 0; imports.bodies.length; round++) {
+    steps += imports.bodies.length;
     const bodies = imports.bodies.splice(0).flatMap((body) => [body, body]);
     const batch = createMessageBatch("apiv2-imports-default", bodies.map((body, i) => ({ id: `step-${round}-${i}`, timestamp: new Date(), attempts: 1, body })));
     const exec = createExecutionContext();
     await handleQueue(batch, stepEnv, exec);
     await getQueueResult(batch, exec);
   }
+  return steps;
 }
 
 /** The keys of the campaign's recipient rows kept on `db`. */
@@ -50,6 +56,27 @@ const sorted = (items: readonly string[]) => [...items].sort();
 /** Three keys on each shard of TWO. */
 function keysOfBoth(panel: TestPanel): { on0: string[]; on1: string[] } {
   return { on0: [0, 1, 2].map((i) => keyOn(panel.id, 0, i)), on1: [0, 1, 2].map((i) => keyOn(panel.id, TEST_SHARD, i)) };
+}
+
+/** A panel on TWO sending campaigns at once, with a list "Readers" of three contacts on each shard. */
+async function readersOnBoth() {
+  const panel = await createPanel();
+  const api = apiFor(panel);
+  expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+  expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+  const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+  const { on0, on1 } = keysOfBoth(panel);
+  for (const key of [...on0, ...on1]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+  return { panel, api, list, on0, on1 };
+}
+
+/** The campaign is sent, each of the six keys got one message, and each recipient row is on its contact's shard. */
+async function sentOnceOnBoth(panel: TestPanel, id: string, on0: readonly string[], on1: readonly string[]): Promise<void> {
+  const done = await waitForCampaign(panel, id);
+  expect(done).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 6, queued: 0, failed: 0, skipped: 0 } });
+  expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(sorted([...on0, ...on1]));
+  expect(await recipientsOn(shard0, id)).toEqual(sorted(on0));
+  expect(await recipientsOn(panelData, id)).toEqual(sorted(on1));
 }
 
 describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => {
@@ -134,13 +161,7 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
   });
 
   it("an admin campaign to a list, scheduled to send now, reaches the members on both shards once; cancel and delete on such a panel (A/B tests: partitioned-ab-tests.test.ts)", async () => {
-    const panel = await createPanel();
-    const api = apiFor(panel);
-    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
-    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
-    const { on0, on1 } = keysOfBoth(panel);
-    for (const key of [...on0, ...on1]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+    const { panel, api, list, on0, on1 } = await readersOnBoth();
     // Not a member: not a recipient.
     await api("contact", "add", { data: { EMAIL: keyOn(panel.id, 0, 5) } });
     const create = (draft: boolean) => listCampaign(panel, list, { draft });
@@ -161,5 +182,85 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
     expect((await admin("POST", `/panels/${panel.id}/campaigns/${other}/cancel`, {})).body.status).toBe("cancelled");
     expect((await admin("DELETE", `/panels/${panel.id}/campaigns/${other}`)).body).toEqual({ id: other, outcome: "deleted" });
     for (const db of [shard0, panelData]) expect(await recipientsOn(db, other)).toEqual([]);
+  });
+
+  it("an admin campaign steps through the panel's own contacts on each shard: a home holding none of its partitions reads none, another panel's contacts there add no step", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    // Every bucket on SHARD_0: the home (SHARD_1) keeps the campaign and none of the contacts.
+    expect((await setPartitionMap(env, panel.id, evenPartitions([0]))).ok).toBe(true);
+    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    const keys = [0, 1, 2].map((i) => `reader${i}@example.com`);
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+    expect(await keysOn(shard0, panel.id)).toEqual(keys);
+    // A bigger panel on SHARD_0, its contacts made after these: their ids are within the publish's range there.
+    const big = await createPanel({ shard: 0 });
+    for (let i = 0; i < 12; i++) expect((await apiFor(big)("contact", "add", { data: { EMAIL: `big${i}@example.com` } })).status).toBe(200);
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+
+    const { stepEnv, imports } = steppingEnv(1);
+    await publishDueBroadcasts(stepEnv, Date.now());
+    // The home's step found no range of the panel there: done at once, no next step of its own
+    // (it walked the shard's contact ids, every other panel's, one per step).
+    expect(imports.bodies.map(readPublishNudge)).toEqual([{ type: "campaign_publish", panelId: panel.id, campaignId: id, shard: 0 }]);
+    expect(await panelData.prepare("SELECT publish_after, recipients FROM campaigns WHERE id = ?").bind(id).first()).toEqual({ publish_after: null, recipients: 0 });
+    // SHARD_0: one step per contact of the panel, one to find none left; the other panel's twelve add none.
+    expect(await drainImports(stepEnv, imports)).toBe(4);
+    const done = await waitForCampaign(panel, id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: 3, sent: 3, queued: 0 } });
+    expect(await recipientsOn(shard0, id)).toEqual(keys);
+    expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(keys);
+  });
+
+  it("the stalled-campaign re-drive nudges another shard's publish again only once its steps stopped: a live chain is not doubled, a lost one is taken up, each recipient once", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const { on0, on1 } = keysOfBoth(panel);
+    const all = sorted([...on0, ...on1]);
+    const { id, sendAt } = await scheduled(panel, `EMAIL,NAME\n${all.map((key, i) => `${key},N${i}`).join("\n")}\n`, {}, 139);
+    const { stepEnv, imports } = steppingEnv(1);
+    const onShard0 = () => imports.bodies.map(readPublishNudge).filter((n) => n?.shard === 0);
+
+    await publishDueBroadcasts(stepEnv, sendAt);
+    const nudges = imports.bodies.splice(0).map(readPublishNudge) as PublishNudge[];
+    // SHARD_0's first step runs 90 s later and nudges its next; the home's next nudge is lost, so its campaign row stalls.
+    await handlePublishNudge(stepEnv, nudges.find((n) => n.shard === 0)!, sendAt + 90_000);
+    expect(onShard0()).toHaveLength(1);
+    // A minute and more after the home's last step, 10 s after SHARD_0's: the home is re-driven, SHARD_0's live chain is left alone.
+    await publishDueBroadcasts(stepEnv, sendAt + 100_000);
+    expect(onShard0()).toHaveLength(1);
+    expect(imports.bodies.map(readPublishNudge)).toContainEqual({ type: "campaign_publish", panelId: panel.id, campaignId: id });
+    // SHARD_0's nudge is lost too: once its last step is over a minute old, the re-drive nudges it again.
+    imports.bodies.splice(0, imports.bodies.length, ...imports.bodies.filter((body) => readPublishNudge(body)?.shard !== 0));
+    await publishDueBroadcasts(stepEnv, sendAt + 200_000);
+    expect(onShard0()).toEqual([{ type: "campaign_publish", panelId: panel.id, campaignId: id, shard: 0 }]);
+
+    await drainImports(stepEnv, imports);
+    await sentOnceOnBoth(panel, id, on0, on1);
+  });
+
+  it("a resume nudges the shards the campaign has not finished on as the re-drive does: a live publish chain there is not doubled, each recipient once", async () => {
+    const { panel, list, on0, on1 } = await readersOnBoth();
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    const { stepEnv, imports } = steppingEnv(1);
+    await publishDueBroadcasts(stepEnv, Date.now());
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/pause`, {})).body.status).toBe("paused");
+    // While paused, SHARD_0's first step runs (its audience is fixed all the same) and nudges its next.
+    const first = imports.bodies.splice(imports.bodies.findIndex((body) => readPublishNudge(body)?.shard === 0), 1)[0];
+    await handlePublishNudge(stepEnv, readPublishNudge(first)!);
+    const onShard0 = () => imports.bodies.map(readPublishNudge).filter((n) => n?.shard === 0);
+    expect(onShard0()).toHaveLength(1);
+
+    // The resume (as the admin route runs it, its nudges kept) leaves that live chain alone.
+    const ctx = { env: stepEnv, db: panelData, panel: (await getPanel(env.DB, panel.id))!, now: Date.now() };
+    const resumed = await changeCampaignState(ctx, id, "resume", { operator: null });
+    expect(resumed.ok && resumed.value.campaign.status).toBe("sending");
+    expect(onShard0()).toHaveLength(1);
+
+    await drainImports(stepEnv, imports);
+    await sentOnceOnBoth(panel, id, on0, on1);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   BUCKETS,
+  bucketRangesOn,
   contactBucket,
   evenPartitions,
   fnv1a32,
@@ -74,5 +75,17 @@ describe("partition maps", () => {
     expect(partitionOfBucket(map, 0).shard).toBe(0);
     expect(partitionOfBucket(map, 1024).shard).toBe(1);
     expect(partitionOfBucket(map, 4095).shard).toBe(3);
+  });
+});
+
+describe("a shard's bucket ranges", () => {
+  it("are its partitions' ranges in bucket order, none for a shard without one", () => {
+    const map = [part(3072, 4095, 1), part(0, 1023, 1), part(1024, 3071, 2)];
+    expect(bucketRangesOn(map, 1)).toEqual([
+      [0, 1023],
+      [3072, 4095],
+    ]);
+    expect(bucketRangesOn(map, 2)).toEqual([[1024, 3071]]);
+    expect(bucketRangesOn(map, 0)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { hasContactsBeyondHome, type PanelPlace } from "../access/partitions";
 import { campaignPart, completeCampaignIfDone, recordShardProgress, type PublishScope } from "../../store/campaigns";
 import type { ShardDb } from "../../store/shards";
+import { bucketRangesOn } from "../../domain/partitions";
 
 /**
  * A campaign of a panel whose contacts are split over partitions on several shards (decision
@@ -22,7 +23,7 @@ import type { ShardDb } from "../../store/shards";
  */
 export function publishScope(panel: PanelPlace, shard: number): PublishScope | undefined {
   if (!hasContactsBeyondHome(panel)) return undefined;
-  return { buckets: panel.partitions.filter((p) => p.shard === shard).map((p) => [p.firstBucket, p.lastBucket] as const), part: shard !== panel.shard };
+  return { buckets: bucketRangesOn(panel.partitions, shard), part: shard !== panel.shard };
 }
 
 /**

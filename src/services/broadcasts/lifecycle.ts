@@ -7,7 +7,6 @@ import { refused, succeeded, type Result } from "../../lib/problems";
 import { newId, randomHex } from "../../lib/random";
 import {
   campaignBodySource,
-  campaignPart,
   deleteCampaignPart,
   skipQueuedRecipients,
   campaignSentAny,
@@ -32,7 +31,7 @@ import { readHtmlBody } from "./create";
 import { enqueueSendBatches } from "./send";
 import { copyOfEmailTemplate } from "../email-templates/templates";
 import { htmlWithPreheader } from "../../domain/email-templates";
-import { nudgePublish } from "./publish";
+import { nudgePublish, nudgeUnfinishedShards } from "./publish";
 import { countersAcross } from "./report";
 
 // The campaign lifecycle's use cases (issue 43): each reads the campaign, asks the transition
@@ -189,13 +188,8 @@ export async function changeCampaignState(ctx: LifecycleContext, id: string, act
     if (batches.length) await enqueueSendBatches(env, moved, batches);
     // Its recipients were still being inserted: the next step, in case its nudge was lost while paused.
     if (moved.publishing) await nudgePublish(env, moved);
-    // The same on each other shard holding the panel's partitions (decision 0038 step 4).
-    for (const mirror of mirrorShards(env, panel)) {
-      const part = await campaignPart(mirror.db, id);
-      const batches = part ? await unsentBatches(mirror.db, id) : [];
-      if (batches.length) await enqueueSendBatches(env, moved, batches, 0, mirror.shard);
-      if (!part || part.publishing) await nudgePublish(env, moved, mirror.shard);
-    }
+    // The same on each other shard of the campaign not finished yet (decision 0038 step 4).
+    await nudgeUnfinishedShards(env, db, panel, moved, now, moved.abWinner !== null);
   }
   await recordAudit(db, panel.id, by, AUDITED[action], id, {});
   return answer(ctx, moved);

@@ -1,5 +1,5 @@
 import { forEachShard, panelHome, shardTask } from "../access/shards";
-import { hasContactsBeyondHome, mirrorShards, namedPanelShard } from "../access/partitions";
+import { hasContactsBeyondHome, mirrorShards, namedPanelShard, type PanelPlace } from "../access/partitions";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { config } from "../../lib/config";
@@ -100,23 +100,26 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
     if (stalled.batches.length) await enqueueSendBatches(env, stalled, stalled.batches);
     if (stalled.publishing) await nudgePublish(env, stalled);
     else if (!stalled.batches.length) await completeCampaignIfDone(db, stalled.panelId, stalled.id, now, stalled.spread);
-    if (stalled.spread) await redriveShards(env, db, stalled, now, stalled.abDecided);
+    if (stalled.spread) await nudgeUnfinishedShards(env, db, (await panelHome(env, stalled.panelId)).panel, stalled, now, stalled.abDecided);
   }
 }
 
 /**
- * A stalled campaign's shards other than the home that have not finished: each one's lost
- * nudges are sent again (its next publish step, or its unsent batches; with its A/B test decided,
- * the release of its held rest), or, with nothing left there, it is recorded finished. A
- * repeated nudge finds nothing to do.
+ * The campaign's shards other than the home that have not finished (campaign_shards, as its
+ * publishing began): each one's lost nudges are sent again (its next publish step, or its unsent
+ * batches; with its A/B test decided, the release of its held rest), or, with nothing left there,
+ * it is recorded finished. A repeated nudge finds nothing to do. A shard whose publish step ran
+ * within STALLED_AFTER_MS is not nudged: its chain is alive (the home's campaign row stalls while
+ * only that shard publishes), and a second chain beside it would run each step twice over until
+ * the two collided. The stalled-campaign re-drive and a resume both go by it.
  */
-async function redriveShards(env: Env, home: ShardDb, campaign: { id: string; panelId: string }, now: number, abDecided: boolean): Promise<void> {
-  const { panel } = await panelHome(env, campaign.panelId);
+export async function nudgeUnfinishedShards(env: Env, home: ShardDb, panel: PanelPlace, campaign: { id: string; panelId: string }, now: number, abDecided: boolean): Promise<void> {
   for (const shard of await unfinishedShards(home, campaign.id)) {
     const place = namedPanelShard(env, panel, shard);
     // A shard the map no longer names (a split moved its partition away) has nothing to send.
     if (place.home) continue;
     const part = await campaignPart(place.db, campaign.id);
+    if (part?.publishing && part.updatedAt > now - STALLED_AFTER_MS) continue;
     if (!part || part.publishing) {
       await nudgePublish(env, campaign, shard);
       continue;
@@ -140,7 +143,7 @@ function stepBatches(campaign: Campaign, step: PublishStep): number[] {
 
 /**
  * One step of a campaign's publishing (store/campaigns.ts publishStep: the recipients among the
- * next FANOUT_CHUNK_IDS contact ids, one statement): its send batches are nudged, then the next
+ * panel's next FANOUT_CHUNK_IDS contacts or list members, one statement): its send batches are nudged, then the next
  * step, or, after the last, the campaign is finished if nothing is left to send. The audience is
  * resolved as of the publish time in every step, so all steps agree on time windows.
  */
@@ -158,7 +161,7 @@ async function publishNextStep(env: Env, db: ShardDb, campaign: Campaign, now: n
 
 /**
  * One publish step on a shard other than the campaign's home (decision 0038 step 4): the
- * recipients among that shard's next contact ids, in its own partitions' buckets, the audience
+ * recipients among the panel's next contacts on that shard, in its own partitions' buckets, the audience
  * compiled against its mirror of the panel's lists and attributes (decision 0041). Its batches
  * are nudged naming the shard; after its last step the home records its recipients.
  */

@@ -1,6 +1,7 @@
 import { panelHome } from "../access/shards";
 import { namedPanelShard, type PanelShard } from "../access/partitions";
 import { randomHex } from "../../lib/random";
+import { bucketRangesOn } from "../../domain/partitions";
 import { deferEventBatches, finishEventBatches, rerouteLease, saveBatchProgress, takeEventBatches, type BatchProgress, type EventBatch, type HeldBuckets } from "../../store/event-batches";
 import { isPanelMovingError, panelMovingMet } from "../../lib/moving";
 import { rerouteBatches } from "./reroute";
@@ -146,7 +147,7 @@ async function runPass(env: Env, panelId: string, shard: number | undefined, bat
   // this shard does not hold by the cached map; those batches are handed on (reroute.ts) and taken
   // again. A cached map older than a split lets them through to the fence, which refuses them: the
   // pass fails, its caches go (handleEventsBatch) and the retry reads the map afresh.
-  const mine: HeldBuckets | undefined = panel.partitions.length ? panel.partitions.filter((p) => p.shard === place.shard).map((p) => [p.firstBucket, p.lastBucket] as const) : undefined;
+  const mine: HeldBuckets | undefined = panel.partitions.length ? bucketRangesOn(panel.partitions, place.shard) : undefined;
   const reroute = async (misplaced: readonly number[]) => rerouteBatches(env, panelId, place, misplaced, rerouteLease(lease), now);
   if (working.size === 0) {
     const first = await finishEventBatches(db, panel, batchIds, lease, now, now + BATCH_LEASE_MS, mine);

@@ -7,6 +7,7 @@ import { getCampaign } from "../../../src/store/campaigns";
 import { admin, apiFor, countRows, createPanel, panelData } from "../../support/helpers";
 import { campaign, outbox, scheduled, waitForCampaign } from "../../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
+import { listCampaign } from "../../support/partitions";
 
 /** An env whose fan-outs step over `ids` contact ids, its IMPORTS messages kept for the test. */
 function steppingEnv(ids: number): { stepEnv: Env; imports: CollectingQueue } {
@@ -96,5 +97,30 @@ describe("publishing a campaign in bounded steps", () => {
     const done = await waitForCampaign(panel, id);
     expect(done).toMatchObject({ status: "sent", counters: { recipients: 3, sent: 3 } });
     expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(["v0@example.com", "v2@example.com", "v4@example.com"]);
+  });
+
+  it("an audience campaign steps through its own panel's contacts: another panel's contacts on the shard add no step", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const readers = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    for (let i = 0; i < 5; i++) await api("contact", "add", { data: { EMAIL: `r${i}@example.com` }, listid: readers });
+    // A bigger panel on the same shard, its 40 contacts made after these: their ids are within the publish's range.
+    const big = await createPanel();
+    await scheduled(big, contactsCsv(40));
+    const created = await listCampaign(panel, readers);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const { stepEnv, imports } = steppingEnv(2);
+
+    await publishDueBroadcasts(stepEnv, Date.now());
+    // The cron's step went through two of the panel's contacts: its cursor is the second of them.
+    const cursor = await panelData.prepare("SELECT c.panel_id AS panel, c.bucket = p.publish_bucket AS same FROM campaigns p JOIN contacts c ON c.id = p.publish_after WHERE p.id = ?").bind(id).first();
+    expect(cursor).toEqual({ panel: panel.id, same: 1 });
+    // Five contacts two at a time: the cron's step and two more (the last finds the rest), whatever the other panel holds.
+    expect(await drainImports(stepEnv, imports)).toBe(2);
+    const done = await waitForCampaign(panel, id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: 5, sent: 5 } });
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(Array.from({ length: 5 }, (_, i) => `r${i}@example.com`));
+    expect(await countRows("SELECT COUNT(DISTINCT contact_id) AS n FROM campaign_messages WHERE campaign_id = ?", id)).toBe(5);
   });
 });
