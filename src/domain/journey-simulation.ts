@@ -78,7 +78,7 @@ export interface SimulationState {
   /** Simulated sends counted against caps, per contact and channel (times within the longest cap's window). */
   sends?: Record<string, Partial<Record<RuleChannel, number[]>>>;
   samples: SimulationSample[];
-  /** A list-triggered journey's entries, [added at, contact id] in time order (read at the start), and how many were taken. */
+  /** A list's or a saved segment's journey's entries, [added or joined at, contact id] in time order (read at the start), and how many were taken. */
   entries?: Array<[number, number]>;
   entriesTaken?: number;
   /** Events read. */
@@ -95,6 +95,22 @@ export const SAMPLES_PER_STEP = 3;
 export function stateToKeep(state: SimulationState): SimulationState {
   const taken = state.entriesTaken ?? 0;
   return state.entries && taken > 0 ? { ...state, entries: state.entries.slice(taken), entriesTaken: 0 } : state;
+}
+
+/**
+ * Recorded entries [at, contact id] in time order (then contact id). `oncePerContact`: only each
+ * contact's first, as the engine's entry key `segment:<contact>` enters a saved segment's
+ * member once per journey however often it joins again.
+ */
+export function entriesInOrder(entries: ReadonlyArray<readonly [number, number]>, oncePerContact: boolean): Array<[number, number]> {
+  const sorted = entries.map(([at, contactId]): [number, number] => [at, contactId]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  if (!oncePerContact) return sorted;
+  const seen = new Set<number>();
+  return sorted.filter(([, contactId]) => {
+    if (seen.has(contactId)) return false;
+    seen.add(contactId);
+    return true;
+  });
 }
 
 export function newSimulationState(): SimulationState {
@@ -360,7 +376,7 @@ class Simulation {
     this.enter(contactId, event.occurredAt, event);
   }
 
-  /** Enters the contact at `at` (by its trigger `event`, or a list entry) if the entry filter lets it, and walks the start steps. */
+  /** Enters the contact at `at` (by its trigger `event`, or a list's or saved segment's entry) if the entry filter lets it, and walks the start steps. */
   enter(contactId: number, at: number, event: WalkEvent | null) {
     const { definition } = this.journey;
     const contact = this.contacts.get(contactId);
@@ -381,7 +397,7 @@ class Simulation {
 export function simulate(journey: SimulatedJourney, state: SimulationState, events: readonly WalkEvent[], contacts: ReadonlyMap<number, SimContact>, upTo: number): void {
   const run = new Simulation(journey, state, contacts);
   const entries = state.entries ?? [];
-  // List entries up to `before`, each at its time (before events of the same instant).
+  // List or saved segment entries up to `before`, each at its time (before events of the same instant).
   const enterUpTo = (before: number) => {
     let taken = state.entriesTaken ?? 0;
     for (; taken < entries.length && entries[taken]![0] <= before; taken++) {

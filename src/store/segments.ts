@@ -410,6 +410,30 @@ export async function segmentHistory(db: ShardDb, panelId: string, segmentId: st
   return results;
 }
 
+/**
+ * The saved segment's joins recorded from `from` (exclusive) to `to`, as [at, contact id, change
+ * id], a page after `after` in (at, id) order (the history's index): a journey simulation's
+ * segment entries. A contact that joined more than once is there once a join.
+ */
+export async function segmentJoinsBetween(
+  db: ShardDb,
+  panelId: string,
+  segmentId: string,
+  range: { from: number; to: number },
+  after: { at: number; id: number } | null,
+  limit: number,
+): Promise<Array<[number, number, number]>> {
+  const { results } = await db
+    .prepare(
+      `SELECT id, at, contact_id FROM segment_changes
+       WHERE segment_id = ?1 AND panel_id = ?2 AND change = 'enter' AND at > ?3 AND at <= ?4 AND (at, id) > (?5, ?6)
+       ORDER BY at, id LIMIT ?7`,
+    )
+    .bind(segmentId, panelId, range.from, range.to, after?.at ?? range.from, after?.id ?? 0, limit)
+    .all<{ id: number; at: number; contact_id: number }>();
+  return results.map((row) => [row.at, row.contact_id, row.id]);
+}
+
 export interface ContactSegment {
   id: string;
   name: string;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { journeyDefinitionSchema, splitBranchOf, type JourneyDefinition, type SplitStep } from "../../src/domain/journey";
-import { contactsToLoad, newSimulationState, simulate, simulationFigures, topicsOf, type SimContact } from "../../src/domain/journey-simulation";
+import { simulationRefusal } from "../../src/domain/journey-simulatable";
+import { contactsToLoad, entriesInOrder, newSimulationState, simulate, simulationFigures, topicsOf, type SimContact } from "../../src/domain/journey-simulation";
 import type { WalkContact, WalkEvent } from "../../src/domain/journey-walk";
 import type { MessageRules } from "../../src/domain/message-rules";
 
@@ -191,5 +192,32 @@ describe("journey simulation of a list trigger", () => {
     simulate(listed, state, events.slice(1), contacts, T0 + 2 * DAY);
     expect(simulationFigures(state)).toMatchObject({ entered: 2, completed: 2, messages: { email: 1 }, steps: { w: { acted: 2, waiting: 0 }, thanks: { acted: 1 } } });
     expect(state.samples).toEqual([expect.objectContaining({ step: "thanks", contactId: 1, at: T0 + 4 * HOUR })]);
+  });
+});
+
+describe("journey simulation of a saved segment trigger", () => {
+  it("orders the recorded joins in time, each contact once at its first join (the engine's `segment:<contact>` entry key)", () => {
+    const joins: Array<[number, number]> = [[T0 + 3 * HOUR, 2], [T0 + HOUR, 1], [T0 + 2 * HOUR, 2], [T0 + HOUR, 3], [T0, 2]];
+    expect(entriesInOrder(joins, true)).toEqual([[T0, 2], [T0 + HOUR, 1], [T0 + HOUR, 3]]);
+    // A list's entries are its members now, each once already: only ordered.
+    expect(entriesInOrder(joins, false)).toHaveLength(5);
+  });
+
+  it("a member that rejoins after completing is not entered again", () => {
+    const saved = { id: "jrn_seg", definition: journeyDefinitionSchema.parse({ name: "Joined", trigger: { type: "segment", segment: "seg_1" }, steps: [mail("hello")] }) as JourneyDefinition };
+    const contacts = new Map([contact(1, "IN"), contact(2, "IN")].map((c) => [c.id, c]));
+    const state = { ...newSimulationState(), entries: entriesInOrder([[T0, 1], [T0 + HOUR, 2], [T0 + 2 * HOUR, 1]], true) };
+    simulate(saved, state, [], contacts, T0 + DAY);
+    expect(simulationFigures(state)).toMatchObject({ entered: 2, completed: 2, messages: { email: 2 } });
+    expect(state.samples.map((s) => [s.contactId, s.at])).toEqual([[1, T0], [2, T0 + HOUR]]);
+  });
+});
+
+describe("which triggers can be simulated", () => {
+  it("activities, lists and saved segments; not a segment filter of the journey's own", () => {
+    expect(simulationRefusal({ type: "activity" })).toBeNull();
+    expect(simulationRefusal({ type: "list" })).toBeNull();
+    expect(simulationRefusal({ type: "segment", segment: "seg_1" })).toBeNull();
+    expect(simulationRefusal({ type: "segment" })).toMatch(/filter of its own/);
   });
 });

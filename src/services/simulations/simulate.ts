@@ -4,6 +4,7 @@ import { isMessageStep } from "../../domain/journey";
 import {
   cappedChannels,
   contactsToLoad,
+  entriesInOrder,
   newSimulationState,
   simulate,
   simulationFigures,
@@ -36,6 +37,8 @@ import {
 } from "../../store/journeys/simulations";
 import { listVersions } from "../../store/journeys/versions";
 import { membersAddedBetween } from "../../store/lists";
+import { segmentJoinsBetween } from "../../store/segments";
+import { simulationRefusal } from "../../domain/journey-simulatable";
 import { getPanel, type Panel } from "../../store/panels";
 import { topicsLeftByContact } from "../../store/topics";
 import type { ShardDb } from "../../store/shards";
@@ -119,8 +122,9 @@ async function definitionOf(db: ShardDb, panelId: string, journeyId: string, ver
 /**
  * Starts a simulation of the journey's version (its current one when absent) over the last
  * `days` days, and runs its first step. Refused when the journey or version does not exist, or
- * the journey is triggered by a segment (its entries are not recorded with their time). A list
- * trigger enters the list's members at the time each was added (list_members.added_at).
+ * the journey is triggered by a segment filter of its own (its entries are not recorded with
+ * their time). A list trigger enters the list's members at the time each was added
+ * (list_members.added_at), a saved segment's the contacts that joined it (segment_changes).
  */
 export async function startSimulation(
   env: Env,
@@ -136,9 +140,8 @@ export async function startSimulation(
   if (!journey) return noSuchJourney(journeyId);
   const found = await definitionOf(db, panel.id, journeyId, body.version ?? null);
   if (!found) return refusedField("not_found", "version", `names no version of this journey (it is at version ${journey.version})`);
-  if (found.definition.trigger.type !== "activity" && found.definition.trigger.type !== "list") {
-    return refusedField("invalid", "trigger", "only a journey triggered by an activity or a list can be simulated: segment entries are not recorded with their time");
-  }
+  const refusal = simulationRefusal(found.definition.trigger);
+  if (refusal !== null) return refusedField("invalid", "trigger", refusal);
   const simulation = await insertSimulation(db, {
     panelId: panel.id,
     id: newId("sim"),
@@ -190,7 +193,7 @@ async function loadContacts(shards: PanelShards, panelId: string, ids: readonly 
   return contacts;
 }
 
-/** Members read per statement for a list's entries. */
+/** Members (or joins) read per statement for a list's (or a saved segment's) entries. */
 const MEMBERS_PER_READ = 10_000;
 
 /**
@@ -208,7 +211,28 @@ async function listEntriesOf(shards: PanelShards, panelId: string, listId: numbe
       after = page.at(-1)![1];
     }
   }
-  return entries.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  return entriesInOrder(entries, false);
+}
+
+/**
+ * A saved segment's journey's entries: the joins recorded in the segment's history within the
+ * range, read on each of the panel's shards (a change stays on the shard it was written on, so
+ * a contact's may be on two after a split), each contact once at its first join, oldest first.
+ * (A contact that was a member before the range is not entered: the live journey entered it
+ * then, or at its start.)
+ */
+async function segmentEntriesOf(shards: PanelShards, panelId: string, segmentId: string, sim: JourneySimulation): Promise<Array<[number, number]>> {
+  const joins: Array<[number, number]> = [];
+  for (const db of shards) {
+    for (let after: { at: number; id: number } | null = null; ; ) {
+      const page = await segmentJoinsBetween(db, panelId, segmentId, { from: sim.from, to: sim.to }, after, MEMBERS_PER_READ);
+      for (const [at, contactId] of page) joins.push([at, contactId]);
+      if (page.length < MEMBERS_PER_READ) break;
+      const [at, , id] = page.at(-1)!;
+      after = { at, id };
+    }
+  }
+  return entriesInOrder(joins, true);
 }
 
 export type SimulationStepOutcome = "more" | "done" | "stopped";
@@ -235,6 +259,7 @@ export async function simulationStep(env: Env, shards: PanelShards, panelId: str
     state = newSimulationState();
     const { trigger } = found.definition;
     if (trigger.type === "list") state.entries = await listEntriesOf(shards, panelId, trigger.listid, sim);
+    else if (trigger.type === "segment" && trigger.segment !== undefined) state.entries = await segmentEntriesOf(shards, panelId, trigger.segment, sim);
   } else {
     const object = await env.FILES.get(stateKey(sim, sim.cursor));
     if (!object) {

@@ -5,7 +5,7 @@ import { handleQueue } from "../../../src/jobs/queues";
 import { recordEvents } from "../../../src/services/pipeline/record";
 import { startSimulation } from "../../../src/services/simulations/simulate";
 import { getPanel } from "../../../src/store/panels";
-import { pipelineSettled } from "../../support/activity";
+import { eventually, pipelineSettled } from "../../support/activity";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
 import { changeContactTopics } from "../../../src/services/topics/choices";
 import { admin, apiFor, contactsOf, createPanel, panelData, type TestPanel } from "../../support/helpers";
@@ -195,7 +195,7 @@ describe("journey simulations on history", () => {
     expect(after).toMatchObject({ entered: 2, messages: { email: 2 }, webhooks: { hook: 2 } });
   });
 
-  it("simulates a list-triggered journey from the members' added time; refuses a segment trigger naming trigger", async () => {
+  it("simulates a list-triggered journey from the members' added time", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);
     const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
@@ -212,14 +212,55 @@ describe("journey simulations on history", () => {
     expect(simulated.body).toMatchObject({ state: "done", result: { entered: 2, completed: 2, messages: { email: 2 } } });
     expect(simulated.body.result.samples.messages.map((m: { contact_key: string }) => m.contact_key).sort()).toEqual(["a@example.com", "b@example.com"]);
     expect(await count("journey_instances", panel)).toBe(0);
+  });
 
-    const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "A", match: { any: [{ attribute: "EMAIL", op: "eq", value: "a@example.com" }] } });
+  it("simulates a saved segment's journey from the joins in its history, each contact once at its first join; refuses a filter of its own naming trigger", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const keys = ["a@example.com", "b@example.com", "c@example.com", "old@example.com", "left@example.com"];
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key, CITY: "Pune" } })).status).toBe(200);
+    const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
     expect(segment.status).toBe(201);
-    const bySegment = await startJourney(panel, { trigger: { type: "segment", segment: segment.body.id }, steps: [{ id: "d", type: "delay", for: "1h" }] }, null);
-    const refused = await admin("POST", `${bySegment.path}/simulations`, { days: 7 });
+    const segmentPath = `/panels/${panel.id}/segments/${segment.body.id}`;
+    await eventually(async () => ((await admin("GET", segmentPath)).body.members === 5 ? true : undefined));
+    // left joined and has left since: its join is recorded all the same.
+    await api("contact", "update", { data: { EMAIL: "left@example.com", CITY: "Goa" } });
+    await eventually(async () => ((await admin("GET", segmentPath)).body.members === 4 ? true : undefined));
+    const journey = await startJourney(
+      panel,
+      { trigger: { type: "segment", segment: segment.body.id }, steps: [{ id: "hello", type: "email", subject: "Hi {{EMAIL}}", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }] },
+      null,
+    );
+    // Joins (days back) in an order other than the contacts' ids; old joined before the simulated days.
+    const ids = new Map((await contactsOf(panel.id)).map((c) => [c.key, c.id]));
+    const joined: Record<string, number> = { "c@example.com": 5 * DAY, "b@example.com": 4 * DAY, "a@example.com": 3 * DAY, "left@example.com": 2 * DAY, "old@example.com": 10 * DAY };
+    for (const [key, ago] of Object.entries(joined)) {
+      await panelData.prepare("UPDATE segment_changes SET at = ? WHERE panel_id = ? AND segment_id = ? AND contact_id = ? AND change = 'enter'").bind(Date.now() - ago, panel.id, segment.body.id, ids.get(key)!).run();
+    }
+    // b left and joined again a day ago: the journey enters it once (its entry key is `segment:<contact>`), at its first join.
+    const change = panelData.prepare("INSERT INTO segment_changes (segment_id, panel_id, contact_id, change, at) VALUES (?, ?, ?, ?, ?)");
+    await panelData.batch([
+      change.bind(segment.body.id, panel.id, ids.get("b@example.com")!, "exit", Date.now() - 2 * DAY),
+      change.bind(segment.body.id, panel.id, ids.get("b@example.com")!, "enter", Date.now() - DAY),
+    ]);
+
+    const simulated = await admin("POST", `${journey.path}/simulations`, { days: 7 });
+    expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);
+    expect(simulated.body).toMatchObject({ state: "done", result: { entered: 4, completed: 4, active: 0, messages: { email: 4 } } });
+    expect(simulated.body.result.steps).toEqual({ hello: { acted: 4, waiting: 0 } });
+    // Three samples a step, in join order.
+    const samples = simulated.body.result.samples.messages as Array<{ contact_key: string; at: number; content: { subject: string } }>;
+    expect(samples.map((m) => m.contact_key)).toEqual(["c@example.com", "b@example.com", "a@example.com"]);
+    expect(samples[1]!.content.subject).toBe("Hi b@example.com");
+    expect(samples[1]!.at).toBeLessThan(Date.now() - 4 * DAY + HOUR);
+    expect(await count("journey_instances", panel)).toBe(0);
+    expect(await count("journey_messages", panel)).toBe(0);
+
+    const byFilter = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: [{ id: "d", type: "delay", for: "1h" }] }, null);
+    const refused = await admin("POST", `${byFilter.path}/simulations`, { days: 7 });
     expect(refused.status).toBe(400);
-    expect(JSON.stringify(refused.body)).toContain("trigger");
-    expect((await admin("GET", `${bySegment.path}/simulations`)).body.simulations).toEqual([]);
+    expect(refused.body.errors).toEqual([{ field: "trigger", message: expect.stringContaining("a segment journey with a filter of its own cannot be simulated") }]);
+    expect((await admin("GET", `${byFilter.path}/simulations`)).body.simulations).toEqual([]);
   });
 
   it("enters a list's members between events over several steps, each step keeping only the entries not yet taken", async () => {

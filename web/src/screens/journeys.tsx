@@ -5,6 +5,7 @@ import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templ
 import { Link, navigate } from "../router";
 import { JourneyReport } from "./journey-report";
 import type { ListView, SegmentView } from "../../../src/domain/answers";
+import { simulationRefusal } from "../../../src/domain/journey-simulatable";
 import type {
   JourneyBody,
   JourneyInput,
@@ -233,13 +234,15 @@ function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string
   const live = useNodeCounters(panelId, journey);
   const [simulated, setSimulated] = useState<Map<string, NodeCounters>>();
   const counters = simulated ?? live;
+  // The Worker's own rule: the button is offered exactly when the simulation would be accepted.
+  const refusal = simulationRefusal(journey.trigger);
   const save = async (definition: JourneyInput, layout: JourneyLayout) => {
     const body: JourneyBody = { ...definition, layout };
     await admin("PUT", panelId, path, body);
   };
   return (
     <Suspense fallback={<Loading />}>
-      {(journey.trigger.type === "activity" || journey.trigger.type === "list") && <Simulation panelId={panelId} journey={journey} editable={editable} onFigures={setSimulated} />}
+      {refusal === null ? <Simulation panelId={panelId} journey={journey} editable={editable} onFigures={setSimulated} /> : <p className="muted">Not simulated on history: {refusal}.</p>}
       <JourneyBuilder
         panelId={panelId}
         name={journey.name}
@@ -329,7 +332,8 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
     <section aria-label="Simulation" className="simulation">
       <h3>Simulate on history</h3>
       <p className="muted">
-        Runs version {journey.version} over the activities recorded in the last days{journey.trigger.type === "list" && " and the list's members from when each was added"}, sending nothing: messages have no opens or clicks; caps, quiet hours and topics apply as they are set now.
+        Runs version {journey.version} over the activities recorded in the last days{journey.trigger.type === "list" && " and the list's members from when each was added"}
+        {journey.trigger.type === "segment" && " and the contacts that joined the segment, each from its first join in those days (members from before are not entered)"}, sending nothing: messages have no opens or clicks; caps, quiet hours and topics apply as they are set now.
       </p>
       <div className="row">
         <label>
