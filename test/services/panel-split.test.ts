@@ -8,9 +8,9 @@ import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
 import { isPanelMovingError } from "../../src/lib/moving";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
-import { admin, apiFor, createPanel, panelData, TEST_SHARD } from "../support/helpers";
+import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { listCampaign } from "../support/partitions";
-import { act, countersOf, cronAt, createWebhook, delivered, MINUTE, puneSegmentJourney, startJourney } from "../support/journeys";
+import { act, countersOf, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
 
 // Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
 // while it serves: buckets 2048–4095 move to SHARD_0. The steps are run here one by one, with
@@ -223,10 +223,7 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     await panelData.prepare("UPDATE campaigns SET status = 'sending' WHERE id = ?").bind(campaign).run();
     expect(await startPartitionSplit(env, panel, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", message: expect.stringContaining("campaign") } });
     await panelData.prepare("UPDATE campaigns SET status = 'sent' WHERE id = ?").bind(campaign).run();
-    // A running segment journey scans the home's members only (not yet routed, decision 0038).
-    const segmentJourney = await puneSegmentJourney(created);
-    expect(await startPartitionSplit(env, panel, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", message: expect.stringContaining("segment journeys") } });
-    expect((await admin("POST", `${segmentJourney.path}/status`, { status: "paused" })).status).toBe(200);
+    await panelData.prepare("UPDATE campaigns SET status = 'paused' WHERE id = ?").bind(campaign).run();
     expect((await admin("POST", `/panels/${panel.id}/moves`, { shard: 0, split_at: AT })).status).toBe(409);
     // Nothing was recorded.
     expect((await admin("GET", `/panels/${panel.id}/moves`)).body.moves).toEqual([]);
@@ -374,7 +371,135 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     const again = [`${mover}: active`, ...on0.map((k) => `${k}: completed`)].sort();
     await eventually(async () => (JSON.stringify(await instancesOn(shard0, panel.id)) === JSON.stringify(again) ? true : undefined));
   }, 120_000);
+
+  it("splits a panel with a running segment journey: each matching contact enters once, on its key's shard, scanned before, during or after the switch", async () => {
+    const { panel, hook, journey, entered, goa, unscanned } = await segmentJourneyPanel("scan");
+    const moveId = `mov_segment_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    let clock = Date.now();
+    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
+
+    // Copied: the target's copy of the journey has a scan from its first contact, and holds the
+    // moving contacts (the unscanned among them) while the panel is in transit there.
+    expect(await step()).toEqual({ next: "now" });
+    expect(await shard0.prepare("SELECT scan_cursor FROM journeys WHERE id = ?").bind(journey.id).first("scan_cursor")).toBe(0);
+    expect(await keysOn(shard0, panel.id)).toEqual([...entered, ...goa, ...unscanned].filter((k) => moving(panel.id, k)).sort());
+    // The cron meanwhile: the target's copy does not scan a panel in transit; the source's scan enters the unscanned there (captured, copied).
+    await cronAt(clock);
+    expect(await instancesOn(shard0, panel.id)).toEqual(entered.filter((k) => moving(panel.id, k)).map((k) => `${k}: active`).sort());
+    expect(await instancesOn(panelData, panel.id)).toEqual([...entered, ...unscanned].map((k) => `${k}: active`).sort());
+
+    // Moving contacts written while the split runs and not scanned on the source (its scan is done): the target's scan enters them after the switch.
+    const late = sideKeys(panel.id, "late", true, 2);
+    await addQuietly(panel.id, late);
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!.state).toBe("cleaning");
+    // The source's scan going again (as an upload's end restarts it) while the moved contacts are still there until the settle time.
+    await panelData.prepare("UPDATE journeys SET scan_cursor = 0 WHERE id = ?").bind(journey.id).run();
+    await cronAt(clock);
+    clock += TUNING.settleMs;
+    expect(await step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "done", error: null });
+
+    await expectEachOnce(panel, hook, journey, [...entered, ...unscanned, ...late]);
+  }, 120_000);
+
+  it("splits a panel with a running segment journey through the admin API and the queue while the cron scans: each matching contact enters once, on its key's shard", async () => {
+    const { panel, hook, journey, entered, unscanned } = await segmentJourneyPanel("queued");
+    const started = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0, split_at: AT });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    // The cron runs on every shard while the split goes on, as the per-minute trigger would.
+    const done = await eventually(async () => {
+      await cronAt(Date.now());
+      const move = (await admin("GET", `/panels/${panel.id}/moves/${started.body.id}`)).body;
+      return move.state === "done" || move.state === "failed" ? move : undefined;
+    }, 60_000);
+    expect(done).toMatchObject({ state: "done", error: null });
+    await cronAt(Date.now());
+    await expectEachOnce(panel, hook, journey, [...entered, ...unscanned]);
+  }, 120_000);
 });
+
+const PUNE = [{ attribute: "CITY", op: "eq", value: "Pune" }];
+
+/** `n` keys `<prefix>N@example.com` of the moving buckets (`movers`) or of those that stay. */
+function sideKeys(panelId: string, prefix: string, movers: boolean, n: number): string[] {
+  const keys: string[] = [];
+  for (let i = 0; keys.length < n; i++) {
+    const key = `${prefix}${i}@example.com`;
+    if (moving(panelId, key) === movers) keys.push(key);
+  }
+  return keys;
+}
+
+/** Contacts of Pune written straight into the home's D1, as a large panel's not yet scanned are: no write enters them. */
+async function addQuietly(panelId: string, keys: readonly string[]): Promise<void> {
+  const now = Date.now();
+  const insert = panelData.prepare("INSERT INTO contacts (panel_id, pk_value, attrs, bucket, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)");
+  await panelData.batch(keys.map((k) => insert.bind(panelId, k, JSON.stringify({ EMAIL: k, CITY: "Pune" }), contactBucket(panelId, k), now, now)));
+}
+
+/**
+ * A panel (no map) with a running segment journey of Pune (webhook, one hour's delay, webhook):
+ * `entered` matched when it started, on both sides of the split point, and wait in the delay;
+ * contacts of Goa on both sides never match; `unscanned` (both sides) match but the scan,
+ * as a large panel's, has not reached them yet.
+ */
+async function segmentJourneyPanel(prefix: string) {
+  const panel = await createPanel();
+  const api = apiFor(panel);
+  const hook = await createWebhook(panel);
+  const entered = [...sideKeys(panel.id, `${prefix}-in`, true, 3), ...sideKeys(panel.id, `${prefix}-in`, false, 3)];
+  const goa = [...sideKeys(panel.id, `${prefix}-goa`, true, 2), ...sideKeys(panel.id, `${prefix}-goa`, false, 2)];
+  for (const key of entered) expect((await api("contact", "add", { data: { EMAIL: key, CITY: "Pune" } })).status).toBe(200);
+  for (const key of goa) expect((await api("contact", "add", { data: { EMAIL: key, CITY: "Goa" } })).status).toBe(200);
+  const journey = await startJourney(panel, {
+    trigger: { type: "segment", filter: PUNE },
+    steps: [
+      { id: "hello", type: "webhook", webhook: hook.id, params: { Action: "hello" } },
+      { id: "pause", type: "delay", for: "1h", after: "hello" },
+      { id: "later", type: "webhook", webhook: hook.id, after: "pause", params: { Action: "later" } },
+    ],
+  });
+  expect(await instancesOn(panelData, panel.id)).toEqual(entered.map((k) => `${k}: active`).sort());
+  expect(await panelData.prepare("SELECT scan_cursor FROM journeys WHERE id = ?").bind(journey.id).first("scan_cursor")).toBeNull();
+  const last = (await panelData.prepare("SELECT MAX(id) AS n FROM contacts WHERE panel_id = ?").bind(panel.id).first<number>("n"))!;
+  const unscanned = [...sideKeys(panel.id, `${prefix}-new`, true, 2), ...sideKeys(panel.id, `${prefix}-new`, false, 2)];
+  await addQuietly(panel.id, unscanned);
+  // The scan is past the contacts written before and short of these.
+  await panelData.prepare("UPDATE journeys SET scan_cursor = ? WHERE id = ?").bind(last, journey.id).run();
+  return { panel, hook, journey, entered, goa, unscanned };
+}
+
+/**
+ * After a split: each of `matching` has one instance, on its key's shard, the webhook's first
+ * call once each; after the delay's cron the second call once each; and a contact coming to
+ * match after the split enters on its shard.
+ */
+async function expectEachOnce(panel: TestPanel, hook: { id: string; bucket: string }, journey: { path: string }, matching: readonly string[]) {
+  // Any scan left runs out on both shards (a page a run).
+  await cronAt(Date.now());
+  const on0 = matching.filter((k) => moving(panel.id, k)).sort();
+  const on1 = matching.filter((k) => !moving(panel.id, k)).sort();
+  expect(await instancesOn(shard0, panel.id)).toEqual(on0.map((k) => `${k}: active`));
+  expect(await instancesOn(panelData, panel.id)).toEqual(on1.map((k) => `${k}: active`));
+  const calls = async (action: string) => (await delivered(hook)).filter((e) => e.custom_params.Action === action).map((e) => e.event_params.identity).sort();
+  expect(await calls("hello")).toEqual([...matching].sort());
+  await cronAt(Date.now() + 2 * 60 * MINUTE);
+  expect(await calls("later")).toEqual([...matching].sort());
+  expect(await calls("hello")).toEqual([...matching].sort());
+  expect(await instancesOn(shard0, panel.id)).toEqual(on0.map((k) => `${k}: completed`));
+  expect(await instancesOn(panelData, panel.id)).toEqual(on1.map((k) => `${k}: completed`));
+  expect(await countersOf(journey)).toMatchObject({ entered: matching.length, active: 0, completed: matching.length });
+
+  // Contacts coming to match after the split enter on their key's shard.
+  const api = apiFor(panel);
+  const [after0, after1] = [sideKeys(panel.id, "after", true, 1)[0]!, sideKeys(panel.id, "after", false, 1)[0]!];
+  for (const EMAIL of [after0, after1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
+  await eventually(async () => ((await countersOf(journey)).entered === matching.length + 2 ? true : undefined));
+  expect(await instancesOn(shard0, panel.id)).toEqual([...on0.map((k) => `${k}: completed`), `${after0}: active`].sort());
+  expect(await instancesOn(panelData, panel.id)).toEqual([...on1.map((k) => `${k}: completed`), `${after1}: active`].sort());
+}
 
 /** The segment's members on `db`, by key, their contact on the same shard. */
 async function segmentMembersOn(db: ShardDb, segmentId: string): Promise<string[]> {

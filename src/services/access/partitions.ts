@@ -43,6 +43,11 @@ export function partitionOfContact(env: Env, panel: Pick<Panel, "id" | "shard" |
 
 type Placed = Pick<Panel, "id" | "shard" | "partitions">;
 
+/** The number of the shard the map places the contact whose key is `key` on (the home, for a panel without a map). */
+export function contactShard(panel: Placed, key: string): number {
+  return panel.partitions.length ? partitionOfBucket(panel.partitions, contactBucket(panel.id, key)).shard : panel.shard;
+}
+
 /**
  * Whether some of the panel's contacts live on a shard other than its home: what the paths not
  * yet routed (imports, signup forms, fan-out; decision 0038's Status) refuse.

@@ -1,5 +1,5 @@
 import { panelHome } from "../access/shards";
-import { contactDb, panelShardPlaces, partitionOfContact, type MirrorShard } from "../access/partitions";
+import { contactDb, contactShard, panelShardPlaces, partitionOfContact, type MirrorShard } from "../access/partitions";
 import { filterMatches } from "../../domain/filters";
 import { contactsPage } from "../../store/contacts";
 import { segmentMembersPage } from "../../store/segments";
@@ -127,7 +127,11 @@ export async function scanSegment(env: EngineEnv, journey: Journey, now: number,
   const saved = trigger.type === "segment" ? trigger.segment : undefined;
   // A saved segment's journey enters its members as they are now; later entries come from the membership (migration 0030).
   const page = saved === undefined ? await contactsPage(db, journey.panelId, cursor, SEGMENT_SCAN_PAGE) : await segmentMembersPage(db, journey.panelId, saved, cursor, SEGMENT_SCAN_PAGE);
-  const matching = saved === undefined ? page.filter((c) => filterMatches(segmentFilter(journey), c.attributes)) : page;
+  // A contact the map places on another shard is skipped: a split's moved contacts stay on its
+  // source until the settle time is up (decision 0047), and their entries are the target's.
+  const shard = at?.shard ?? panel.shard;
+  const here = panel.partitions.length ? page.filter((c) => contactShard(panel, c.key) === shard) : page;
+  const matching = saved === undefined ? here.filter((c) => filterMatches(segmentFilter(journey), c.attributes)) : here;
   await enterJourneys(
     env,
     db,

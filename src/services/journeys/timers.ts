@@ -46,8 +46,9 @@ export const journeyTimers = shardTask("journey-timers", async (env, db, index, 
     await continuePoints(env, db, fired, now);
   });
   await part(() => redriveFreePoints(env, db, index, now));
+  // Each scan a part of its own: one refused (a split's fence meeting a writer holding the old map) leaves the others going.
   await part(async () => {
-    for (const journey of await journeysToScan(db, SCANS_PER_RUN)) await scanSegment(env, journey, now, { shard: index, db });
+    for (const journey of await journeysToScan(db, SCANS_PER_RUN)) await part(() => scanSegment(env, journey, now, { shard: index, db }));
   });
   if (failures.length) throw failures[0];
 });

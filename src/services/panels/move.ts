@@ -10,7 +10,6 @@ import { recountWaitingStatements } from "../../store/journeys/points";
 import { forgetStoredStatement, recountStoredStatement } from "../../store/panel-counts";
 import { dropMovedExitsStatement } from "../../store/segments";
 import { hasCampaignUnderWay } from "../../store/campaigns";
-import { hasLiveSegmentJourneys } from "../../store/journeys/definitions";
 import {
   getPanelMove,
   insertPanelMove,
@@ -160,8 +159,8 @@ export async function startPanelMove(env: Env, panel: Panel, to: number, now: nu
  * last move to shard `to` while the panel serves (decision 0047); a panel without a map is one
  * partition of every bucket on its home. Refused on `split_at` (not inside a partition: a split point
  * is past a partition's first bucket), on `shard` (unbound, the home, already holding a
- * partition of the panel, ids it may hand out), or as a conflict for what is not yet routed
- * across partitions (running or paused segment journeys), a campaign under way and a move under way.
+ * partition of the panel, ids it may hand out), or as a conflict for a campaign under way and a
+ * move under way.
  */
 export async function startPartitionSplit(env: Env, panel: Panel, at: number, to: number, now: number): Promise<Result<PanelMove>> {
   const refuse = (kind: "invalid" | "conflict", field: "split_at" | "shard", message: string) => refusedField<PanelMove>(kind, field, message);
@@ -177,13 +176,11 @@ export async function startPartitionSplit(env: Env, panel: Panel, at: number, to
   if (!safePanelId(panel.id)) return refuse("invalid", "shard", `panel id "${panel.id}" cannot be moved: it is not made of letters, digits, - and _`);
   const source = shardByIndex(env, partition.shard);
   if (!source) throw new Error(`the partition map places buckets ${partition.firstBucket}–${partition.lastBucket} of panel ${panel.id} on shard ${partition.shard}, which this deployment does not bind`);
-  // A segment journey's entry scan reads the home's members only (not yet routed, decision 0038), as setPartitionMap refuses.
-  // Saved segments and other journeys are mirrored, and their contacts' rows move with them.
-  const home = shardOf(env, panel);
-  const [segmentJourneys, campaign] = await Promise.all([hasLiveSegmentJourneys(home, panel.id), hasCampaignUnderWay(home, panel.id)]);
-  if (segmentJourneys) return refused("conflict", [], "the panel has running or paused segment journeys, which are not yet routed across partitions (decision 0038)");
-  // Its shards' parts were laid out by the map at its start: the moved buckets' recipients would have no part on the target.
-  if (campaign) return refused("conflict", [], "a campaign of the panel is sending or paused: split once it has finished (decision 0038)");
+  // Saved segments and journeys are mirrored, and their contacts' rows move with them. A segment
+  // journey's copy on the target scans from the switch on (journeysToScan skips a panel in transit),
+  // and the source's scan skips the contacts the map places elsewhere (scanSegment).
+  // A campaign's shards' parts were laid out by the map at its start: the moved buckets' recipients would have no part on the target.
+  if (await hasCampaignUnderWay(shardOf(env, panel), panel.id)) return refused("conflict", [], "a campaign of the panel is sending or paused: split once it has finished (decision 0038)");
   const buckets = { first: at, last: partition.lastBucket };
   const tied = await rowsTiedAcross(source, panel.id, buckets);
   if (tied) return refuse("conflict", "split_at", `buckets ${at}–${partition.lastBucket} cannot move apart: ${tied}`);

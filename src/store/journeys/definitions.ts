@@ -261,12 +261,6 @@ export async function getJourneysByIds(db: ShardDb, refs: ReadonlyArray<{ panelI
   return new Map(results.map((row) => [row.id, journeyFromRow(row)]));
 }
 
-/** Whether the panel has a running or paused journey a segment triggers (one probe of journeys_running). */
-export async function hasLiveSegmentJourneys(db: ShardDb, panelId: string): Promise<boolean> {
-  const live = await db.prepare("SELECT 1 FROM journeys WHERE panel_id = ? AND status IN ('running', 'paused') AND trigger_type = 'segment' LIMIT 1").bind(panelId).first();
-  return live !== null;
-}
-
 /**
  * A panel's journey definitions as a mirror shard keeps them (decision 0041, for 0038's
  * partitions): each journey's row and versions, as JSON arrays of rows cut below D1's bound on

@@ -41,9 +41,20 @@ export async function restartSegmentScans(db: ShardDb, panelId: string, now: num
     .run();
 }
 
+/**
+ * The running journeys on `db` whose entry scan goes on, oldest first. Not those of a panel in
+ * transit here (a move copying it here, or removing it from here, decisions 0031 and 0047): a
+ * copy's rows land table by table, so a contact may be there before the instance or entry key
+ * that says it entered, and a move's target would enter it again. Its scan goes on from the
+ * switch, when everything the source held has landed and the source's fence keeps the moving
+ * contacts from entering there.
+ */
 export async function journeysToScan(db: ShardDb, limit: number): Promise<Journey[]> {
   const { results } = await db
-    .prepare(`SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE status = 'running' AND scan_cursor IS NOT NULL ORDER BY updated_at LIMIT ?`)
+    .prepare(
+      `SELECT ${JOURNEY_COLUMNS} FROM journeys WHERE status = 'running' AND scan_cursor IS NOT NULL
+         AND panel_id NOT IN (SELECT panel_id FROM panels_in_transit) ORDER BY updated_at LIMIT ?`,
+    )
     .bind(limit)
     .all<JourneyRow>();
   return results.map(journeyFromRow);
