@@ -60,6 +60,31 @@ async function partitioned(panel: TestPanel): Promise<void> {
   expect(mapped.ok, JSON.stringify(mapped)).toBe(true);
 }
 
+/** A TWO panel with a webhook: k0 and k1 (one on each shard) live in Pune, later0 and later1 in Delhi. */
+async function puneAndDelhiOnBoth() {
+  const panel = await createPanel();
+  const hook = await createWebhook(panel);
+  await partitioned(panel);
+  const api = apiFor(panel);
+  const [k0, k1, later0, later1] = [keyOn(panel.id, 0), keyOn(panel.id, 1), keyOn(panel.id, 0, 1), keyOn(panel.id, 1, 1)];
+  for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
+  for (const EMAIL of [later0, later1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Delhi" } })).status).toBe(200);
+  return { panel, hook, api, k0, k1, later0, later1 };
+}
+
+/** After the cron's tick, each of the four entered once, on its own shard, and was called once. */
+async function allFourEnteredOnce(
+  { panel, hook, journey, k0, k1, later0, later1 }: Omit<Awaited<ReturnType<typeof puneAndDelhiOnBoth>>, "api"> & { journey: { path: string } },
+  tick: (at: number) => Promise<unknown>,
+): Promise<void> {
+  await eventually(async () => ((await countersOf(journey)).entered === 4 ? true : undefined));
+  await tick(Date.now());
+  expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`, `${later0}: completed`].sort());
+  expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`, `${later1}: completed`].sort());
+  expect(await hellos(hook)).toEqual([k0, k1, later0, later1].sort());
+  expect(await countersOf(journey)).toMatchObject({ entered: 4, completed: 4 });
+}
+
 describe("journeys on a panel of two partitions (decision 0038)", () => {
   it("enters each contact on its own shard, calls the webhook once per contact, fires the delay on both shards and sums the counters", async () => {
     const panel = await createPanel();
@@ -177,13 +202,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
   });
 
   it("a segment journey enters its matching contacts on each shard when it starts, and those who come to match later there, once each", async () => {
-    const panel = await createPanel();
-    const hook = await createWebhook(panel);
-    await partitioned(panel);
-    const api = apiFor(panel);
-    const [k0, k1, later0, later1] = [keyOn(panel.id, 0), keyOn(panel.id, 1), keyOn(panel.id, 0, 1), keyOn(panel.id, 1, 1)];
-    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
-    for (const EMAIL of [later0, later1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Delhi" } })).status).toBe(200);
+    const { panel, hook, api, k0, k1, later0, later1 } = await puneAndDelhiOnBoth();
     const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: HELLO(hook.id) });
     // Starting it scanned each shard's contacts with that shard's copy.
     expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
@@ -193,22 +212,11 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     // A contact that comes to match enters on its own shard; one that matched already does not enter again.
     for (const EMAIL of [later0, later1]) expect((await api("contact", "update", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
     for (const EMAIL of [k0, k1]) expect((await api("contact", "update", { data: { EMAIL, NAME: "Still Pune" } })).status).toBe(200);
-    await eventually(async () => ((await countersOf(journey)).entered === 4 ? true : undefined));
-    await cronAt(Date.now());
-    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`, `${later0}: completed`].sort());
-    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`, `${later1}: completed`].sort());
-    expect(await hellos(hook)).toEqual([k0, k1, later0, later1].sort());
-    expect(await countersOf(journey)).toMatchObject({ entered: 4, completed: 4 });
+    await allFourEnteredOnce({ panel, hook, journey, k0, k1, later0, later1 }, cronAt);
   });
 
   it("a saved segment's journey enters each shard's members when it starts, and a contact entering the segment later on its shard, once each", async () => {
-    const panel = await createPanel();
-    const hook = await createWebhook(panel);
-    await partitioned(panel);
-    const api = apiFor(panel);
-    const [k0, k1, later0, later1] = [keyOn(panel.id, 0), keyOn(panel.id, 1), keyOn(panel.id, 0, 1), keyOn(panel.id, 1, 1)];
-    for (const EMAIL of [k0, k1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
-    for (const EMAIL of [later0, later1]) expect((await api("contact", "add", { data: { EMAIL, CITY: "Delhi" } })).status).toBe(200);
+    const { panel, hook, api, k0, k1, later0, later1 } = await puneAndDelhiOnBoth();
     const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
     expect(segment.status).toBe(201);
     await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments/${segment.body.id}`)).body.members === 2 ? true : undefined));
@@ -218,12 +226,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
 
     // Entering the segment on its shard (the membership's trigger there) enters the journey there.
     for (const EMAIL of [later0, later1]) expect((await api("contact", "update", { data: { EMAIL, CITY: "Pune" } })).status).toBe(200);
-    await eventually(async () => ((await countersOf(journey)).entered === 4 ? true : undefined));
-    await cronAllAt(Date.now());
-    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`, `${later0}: completed`].sort());
-    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`, `${later1}: completed`].sort());
-    expect(await hellos(hook)).toEqual([k0, k1, later0, later1].sort());
-    expect(await countersOf(journey)).toMatchObject({ entered: 4, completed: 4 });
+    await allFourEnteredOnce({ panel, hook, journey, k0, k1, later0, later1 }, cronAllAt);
   });
 
   it("a new version of a running journey with a segment trigger scans each shard again, from its first contact", async () => {
