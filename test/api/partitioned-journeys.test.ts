@@ -6,7 +6,7 @@ import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
 import { countersOf, cronAllAt, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
 import { importCsv } from "../support/imports";
-import { keyOn, shard0, TWO } from "../support/partitions";
+import { instancesOn, keyOn, shard0, TWO } from "../support/partitions";
 
 // Decision 0038 steps 3/4 for journeys: a panel split over two partitions, buckets 0–2047 on
 // SHARD_0 and 2048–4095 on SHARD_1 (its home). A running journey's definition is mirrored on
@@ -20,15 +20,6 @@ async function settled(panelId: string): Promise<void> {
     for (const db of [shard0, panelData]) pending += (await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<number>("n"))!;
     return pending === 0 ? true : undefined;
   });
-}
-
-/** The panel's journey instances on `db`, as "contact key: status". */
-async function instancesOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value || ': ' || i.status AS i FROM journey_instances i JOIN contacts c ON c.id = i.contact_id WHERE i.panel_id = ? ORDER BY c.pk_value")
-    .bind(panelId)
-    .all<{ i: string }>();
-  return results.map((r) => r.i);
 }
 
 /** The status of the journey's copy on `db` (null: none there). */

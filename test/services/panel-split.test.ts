@@ -9,7 +9,7 @@ import { isPanelMovingError } from "../../src/lib/moving";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
-import { listCampaign } from "../support/partitions";
+import { instancesOn, keysOn, listCampaign } from "../support/partitions";
 import { act, countersOf, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
 
 // Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
@@ -21,11 +21,6 @@ const AT = 2048;
 const moving = (panelId: string, key: string) => contactBucket(panelId, key) >= AT;
 
 const TUNING: MoveTuning = { ...MOVE_TUNING, pageRows: 4, fenceBelow: 200, stepMs: 60_000, settleMs: 1_000 };
-
-async function keysOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db.prepare("SELECT pk_value FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panelId).all<{ pk_value: string }>();
-  return results.map((r) => r.pk_value);
-}
 
 /** "key in list" for each membership on `db`, its contact found on the same shard. */
 async function membersOn(db: ShardDb, panelId: string): Promise<string[]> {
@@ -508,15 +503,6 @@ async function segmentMembersOn(db: ShardDb, segmentId: string): Promise<string[
     .bind(segmentId)
     .all<{ k: string }>();
   return results.map((r) => r.k);
-}
-
-/** The panel's journey instances on `db`, as "key: status", their contact on the same shard. */
-async function instancesOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value || ': ' || i.status AS i FROM journey_instances i JOIN contacts c ON c.id = i.contact_id WHERE i.panel_id = ? ORDER BY 1")
-    .bind(panelId)
-    .all<{ i: string }>();
-  return results.map((r) => r.i);
 }
 
 /** The journey's step runs on `db`, as "key step", their instance and contact on the same shard. */

@@ -27,6 +27,15 @@ export async function keysOn(db: ShardDb, panelId: string): Promise<string[]> {
   return results.map((r) => r.pk_value);
 }
 
+/** The panel's journey instances on `db`, as "key: status" (in that text's order), their contact on the same shard. */
+export async function instancesOn(db: ShardDb, panelId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT c.pk_value || ': ' || i.status AS i FROM journey_instances i JOIN contacts c ON c.id = i.contact_id WHERE i.panel_id = ? ORDER BY 1")
+    .bind(panelId)
+    .all<{ i: string }>();
+  return results.map((r) => r.i);
+}
+
 /** The panel's memberships on `db`, as "key in list". */
 export async function membersOn(db: ShardDb, panelId: string): Promise<string[]> {
   const { results } = await db
