@@ -229,13 +229,14 @@ export async function takeStartPoints(db: ShardDb, entries: ReadonlyArray<{ jour
 
 /**
  * Panels with free points of running journeys, each with how many (counted up to `cap` per
- * journey), for the cron's re-drive. Reads across panels, but only to name panels.
+ * journey), for the cron's re-drive. Reads across panels, but only to name panels; not the
+ * points takeFreePoints leaves alone (notMovingHere), so no message is sent for them.
  */
 export async function panelsWithFreePoints(db: ShardDb, now: number, cap: number, limit: number): Promise<Array<{ panelId: string; free: number }>> {
   const { results } = await db
     .prepare(
       `SELECT panel_id, SUM(n) AS free FROM (
-         SELECT j.panel_id, (SELECT COUNT(*) FROM (SELECT 1 FROM journey_points p WHERE p.journey_id = j.id AND ${FREE_POINT} LIMIT ?2)) AS n
+         SELECT j.panel_id, (SELECT COUNT(*) FROM (SELECT 1 FROM journey_points p WHERE p.journey_id = j.id AND ${FREE_POINT} AND ${notMovingHere("p")} LIMIT ?2)) AS n
          FROM journeys j WHERE j.status = 'running')
        WHERE n > 0 GROUP BY panel_id LIMIT ?3`,
     )
