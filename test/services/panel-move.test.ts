@@ -10,7 +10,7 @@ import { contactBucket } from "../../src/domain/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, type TestPanel } from "../support/helpers";
-import { startJourney } from "../support/journeys";
+import { act, createWebhook, cronAt, delivered, MINUTE, startJourney } from "../support/journeys";
 import { asOperator, operatorWithRole } from "../support/operators";
 
 // Two shards locally (SHARD_0, SHARD_1); panels start on SHARD_1 and move to SHARD_0. The move
@@ -268,5 +268,42 @@ describe("moving a panel to another shard", () => {
     expect(second.body.errors[0]).toMatchObject({ field: "shard", message: "a move of this panel is under way" });
     expect((await finished(panel, first.body.id)).state).toBe("done");
     expect((await admin("GET", `/panels/${panel.id}/moves`)).body.moves.map((m: any) => m.id)).toEqual([first.body.id]);
+  }, 60_000);
+  it("fires a delay due after the switch once, on the target, while the source's fenced copy waits for cleaning and the source fires the other panels' delays", async () => {
+    const delayPanel = async (key: string) => {
+      const panel = await createPanel({ shard: 1 });
+      const cart = await defineActivity(panel, "add_to_cart");
+      const hook = await createWebhook(panel);
+      await startJourney(panel, {
+        trigger: { type: "activity", activity: "add_to_cart" },
+        steps: [
+          { id: "hello", type: "webhook", webhook: hook.id, params: { Action: "hello" } },
+          { id: "pause", type: "delay", for: "1h", after: "hello" },
+          { id: "later", type: "webhook", webhook: hook.id, after: "pause", params: { Action: "later" } },
+        ],
+      });
+      expect((await apiFor(panel)("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+      await act(panel, cart, key);
+      return { panel, hook };
+    };
+    const calls = async (hook: { id: string; bucket: string }) => (await delivered(hook)).map((e) => `${e.custom_params.Action} ${e.event_params.identity}`).sort();
+    const moved = await delayPanel("mover@example.com");
+    const other = await delayPanel("other@example.com");
+    const moveId = `mov_timers_${moved.panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: moved.panel.id, fromShard: 1, toShard: 0, createdAt: Date.now() })).toBe(true);
+    const clock = Date.now();
+    const tuning: MoveTuning = { ...MOVE_TUNING, stepMs: 60_000, settleMs: 1_000 };
+    const step = () => runMoveStep(env, moveId, tuning, () => clock);
+
+    // Copied, in transit on the target.
+    expect(await step()).toEqual({ next: "now" });
+    const waiting = (n: number) => shard(n).prepare("SELECT COUNT(*) AS n FROM journey_points WHERE panel_id = ? AND kind = 'delay' AND outcome IS NULL").bind(moved.panel.id).first<number>("n");
+    expect([await waiting(0), await waiting(1)]).toEqual([1, 1]);
+    // Switched; the source's old rows stay (fenced) until cleaning. The delay falls due: the target fires it, the source the other panel's.
+    expect(await step()).toEqual({ next: "later", ms: tuning.settleMs });
+    await cronAt(Date.now() + 2 * 60 * MINUTE);
+    expect(await calls(other.hook)).toEqual(["hello other@example.com", "later other@example.com"]);
+    expect(await calls(moved.hook)).toEqual(["hello mover@example.com", "later mover@example.com"]);
+    expect([await waiting(0), await waiting(1)]).toEqual([0, 1]);
   }, 60_000);
 });

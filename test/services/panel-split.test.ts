@@ -413,6 +413,62 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     await cronAt(Date.now());
     await expectEachOnce(panel, hook, journey, [...entered, ...unscanned]);
   }, 120_000);
+
+  it("fires a delay falling due while its contacts' buckets are copied once per contact: the target's copies wait for the switch", async () => {
+    const { panel, hook, journey, movers, stayers } = await delayJourneyPanel("copying");
+    const moveId = `mov_delay_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    let clock = Date.now();
+    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
+
+    expect(await step()).toEqual({ next: "now" });
+    expect(await pointsOn(shard0, panel.id)).toEqual(movers.flatMap((k) => [`${k}  start`, `${k} pause waiting`]));
+    // The delay falls due while the panel is in transit on the target: the source fires it, the copies wait.
+    await cronAt(Date.now() + 2 * 60 * MINUTE);
+    expect(await pointsOn(shard0, panel.id)).toEqual(movers.flatMap((k) => [`${k}  start`, `${k} pause waiting`]));
+    expect(await calls(hook, "later")).toEqual([...movers, ...stayers].sort());
+
+    // The catch-up carries what fired; nothing is left to fire on the target after the switch.
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    await cronAt(Date.now() + 2 * 60 * MINUTE);
+    clock += TUNING.settleMs;
+    expect(await step()).toEqual({ next: "none" });
+    await cronAt(Date.now() + 2 * 60 * MINUTE);
+    expect(await calls(hook, "later")).toEqual([...movers, ...stayers].sort());
+    expect(await instancesOn(shard0, panel.id)).toEqual(movers.map((k) => `${k}: completed`));
+    expect(await instancesOn(panelData, panel.id)).toEqual(stayers.map((k) => `${k}: completed`));
+    expect(await countersOf(journey)).toMatchObject({ active: 0, completed: movers.length + stayers.length, steps: { later: { acted: movers.length + stayers.length } } });
+  }, 120_000);
+
+  it("on the source after the switch, leaves the moved contacts' due points to the target and fires the points of its other contacts and other panels", async () => {
+    const { panel, hook, journey, movers, stayers } = await delayJourneyPanel("switched");
+    const other = await delayJourneyPanel("other");
+    const moveId = `mov_switched_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    let clock = Date.now();
+    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
+    expect(await step()).toEqual({ next: "now" });
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!.state).toBe("cleaning");
+
+    // Before cleaning: the source still holds the moved contacts' waiting points, fenced.
+    expect(await pointsOn(panelData, panel.id)).toEqual([...movers, ...stayers].sort().flatMap((k) => [`${k}  start`, `${k} pause waiting`]));
+    await cronAt(Date.now() + 2 * 60 * MINUTE);
+    const everyOther = [...other.movers, ...other.stayers].sort();
+    expect(await calls(other.hook, "later")).toEqual(everyOther);
+    expect(await calls(hook, "later")).toEqual([...movers, ...stayers].sort());
+    expect(await instancesOn(shard0, panel.id)).toEqual(movers.map((k) => `${k}: completed`));
+    // The source's old rows of the moved contacts, left alone until cleaning removes them.
+    expect(await instancesOn(panelData, panel.id)).toEqual([...movers.map((k) => `${k}: active`), ...stayers.map((k) => `${k}: completed`)].sort());
+
+    clock += TUNING.settleMs;
+    expect(await step()).toEqual({ next: "none" });
+    expect(await instancesOn(panelData, panel.id)).toEqual(stayers.map((k) => `${k}: completed`));
+    await cronAt(Date.now() + 2 * 60 * MINUTE);
+    expect(await calls(hook, "later")).toEqual([...movers, ...stayers].sort());
+    expect(await calls(other.hook, "later")).toEqual(everyOther);
+    expect(await countersOf(journey)).toMatchObject({ active: 0, completed: movers.length + stayers.length });
+  }, 120_000);
 });
 
 const PUNE = [{ attribute: "CITY", op: "eq", value: "Pune" }];
@@ -425,6 +481,38 @@ function sideKeys(panelId: string, prefix: string, movers: boolean, n: number): 
     if (moving(panelId, key) === movers) keys.push(key);
   }
   return keys;
+}
+
+/**
+ * A panel (no map) with a running activity journey (webhook, one hour's delay, webhook) that
+ * `movers` (of the moving buckets) and `stayers` entered: each waits in the delay.
+ */
+async function delayJourneyPanel(prefix: string) {
+  const panel = await createPanel();
+  const api = apiFor(panel);
+  const cart = await defineActivity(panel, "add_to_cart");
+  const hook = await createWebhook(panel);
+  const journey = await startJourney(panel, {
+    trigger: { type: "activity", activity: "add_to_cart" },
+    steps: [
+      { id: "hello", type: "webhook", webhook: hook.id, params: { Action: "hello" } },
+      { id: "pause", type: "delay", for: "1h", after: "hello" },
+      { id: "later", type: "webhook", webhook: hook.id, after: "pause", params: { Action: "later" } },
+    ],
+  });
+  const movers = sideKeys(panel.id, prefix, true, 3).sort();
+  const stayers = sideKeys(panel.id, prefix, false, 3).sort();
+  for (const key of [...movers, ...stayers]) {
+    expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+    await act(panel, cart, key);
+  }
+  expect(await calls(hook, "hello")).toEqual([...movers, ...stayers].sort());
+  return { panel, hook, journey, movers, stayers };
+}
+
+/** The identities the webhook was called for with `action`, each time it was. */
+async function calls(hook: { id: string; bucket: string }, action: string): Promise<string[]> {
+  return (await delivered(hook)).filter((e) => e.custom_params.Action === action).map((e) => e.event_params.identity).sort();
 }
 
 /** Contacts of Pune written straight into the home's D1, as a large panel's not yet scanned are: no write enters them. */

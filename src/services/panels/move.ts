@@ -341,7 +341,7 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
   const differ = await copyDiffers(source, target, step.tables, move.panelId, verifiedSeq);
   if (differ.length) throw new MoveMismatch(`the copy differs from the panel's rows: ${differ.map((d) => `${d.table.name} ${d.had} on shard ${move.fromShard}, ${d.has} on shard ${move.toShard}`).join("; ")}`);
   const fencedAt = step.now();
-  await raiseFence(source, move.panelId, step.tables, transitMark(move));
+  await raiseFence(source, move.panelId, step.tables, transitMark(move), move.buckets ?? undefined);
   try {
     for (;;) {
       const changes = await changesAfter(source, move.panelId, move.changeSeq, tuning.pageRows, step.tables);

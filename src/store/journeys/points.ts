@@ -1,3 +1,4 @@
+import { notMovingHere } from "../panel-move/triggers";
 import type { ShardDb } from "../shards";
 // Journey points: where an instance started, waits for an event or sits out a delay; how each
 // ended, and whether the instance went on from it.
@@ -139,7 +140,9 @@ export async function resolveWaitsWithEvents(db: ShardDb, matches: ReadonlyArray
 /**
  * Fires due waits (timeout) and delays (elapsed) of running journeys, leased until `until` (a
  * time already past hands them to whoever takes free points); each point is ended once, by
- * whichever run's UPDATE gets it. Returns the points this call ended.
+ * whichever run's UPDATE gets it. Returns the points this call ended. Not those a move holds
+ * here (notMovingHere): a copy's fire on its source until the switch, a fenced one on the
+ * target from the switch (decisions 0031, 0047).
  */
 export async function fireDuePoints(db: ShardDb, now: number, limit: number, until: number): Promise<JourneyPoint[]> {
   const { results } = await db
@@ -147,7 +150,7 @@ export async function fireDuePoints(db: ShardDb, now: number, limit: number, unt
       `UPDATE journey_points SET outcome = CASE kind WHEN 'delay' THEN 'elapsed' ELSE 'timeout' END, resolved_at = ?1, leased_until = ?3
        WHERE id IN (
          SELECT p.id FROM journey_points p JOIN journeys j ON j.id = p.journey_id
-         WHERE p.outcome IS NULL AND p.due_at IS NOT NULL AND p.due_at <= ?1 AND j.status = 'running'
+         WHERE p.outcome IS NULL AND p.due_at IS NOT NULL AND p.due_at <= ?1 AND j.status = 'running' AND ${notMovingHere("p")}
          ORDER BY p.due_at LIMIT ?2)
        AND outcome IS NULL
        RETURNING ${POINT_COLUMNS}`,
@@ -164,7 +167,8 @@ const FREE_POINT = "p.outcome IS NOT NULL AND p.continued_at IS NULL AND p.lease
 /**
  * Leases up to `limit` free points of running journeys, of one panel or journey or of all,
  * until `until`; the caller continues them. A lease whose holder died runs out and the points
- * are free again; continuing twice acts once (services/journeys/engine.ts).
+ * are free again; continuing twice acts once (services/journeys/engine.ts). Not those a move
+ * holds here (notMovingHere, as fireDuePoints).
  */
 export async function takeFreePoints(
   db: ShardDb,
@@ -178,7 +182,7 @@ export async function takeFreePoints(
       `UPDATE journey_points SET leased_until = ?2
        WHERE id IN (
          SELECT p.id FROM journeys j CROSS JOIN journey_points p ON p.journey_id = j.id
-         WHERE j.status = 'running' AND (?4 IS NULL OR j.panel_id = ?4) AND (?5 IS NULL OR j.id = ?5) AND ${FREE_POINT}
+         WHERE j.status = 'running' AND (?4 IS NULL OR j.panel_id = ?4) AND (?5 IS NULL OR j.id = ?5) AND ${FREE_POINT} AND ${notMovingHere("p")}
          LIMIT ?3)
        AND leased_until <= ?1
        RETURNING ${POINT_COLUMNS}`,
@@ -225,13 +229,14 @@ export async function takeStartPoints(db: ShardDb, entries: ReadonlyArray<{ jour
 
 /**
  * Panels with free points of running journeys, each with how many (counted up to `cap` per
- * journey), for the cron's re-drive. Reads across panels, but only to name panels.
+ * journey), for the cron's re-drive. Reads across panels, but only to name panels; not the
+ * points takeFreePoints leaves alone (notMovingHere), so no message is sent for them.
  */
 export async function panelsWithFreePoints(db: ShardDb, now: number, cap: number, limit: number): Promise<Array<{ panelId: string; free: number }>> {
   const { results } = await db
     .prepare(
       `SELECT panel_id, SUM(n) AS free FROM (
-         SELECT j.panel_id, (SELECT COUNT(*) FROM (SELECT 1 FROM journey_points p WHERE p.journey_id = j.id AND ${FREE_POINT} LIMIT ?2)) AS n
+         SELECT j.panel_id, (SELECT COUNT(*) FROM (SELECT 1 FROM journey_points p WHERE p.journey_id = j.id AND ${FREE_POINT} AND ${notMovingHere("p")} LIMIT ?2)) AS n
          FROM journeys j WHERE j.status = 'running')
        WHERE n > 0 GROUP BY panel_id LIMIT ?3`,
     )

@@ -1,6 +1,7 @@
+import { LAST_BUCKET } from "../../domain/partitions";
 import { PANEL_MOVING_MARK } from "../../lib/moving";
 import type { ShardDb } from "../shards";
-import { MOVED_TABLES, movedTable, scopeOf, type MovedTable } from "./tables";
+import { MOVED_TABLES, movedTable, scopeOf, type BucketRange, type MovedTable } from "./tables";
 import type { Key } from "./rows";
 
 // The triggers a move creates on the shard a panel leaves, for the move's duration only, so a
@@ -71,10 +72,19 @@ export async function stopCapture(db: ShardDb, panelId: string): Promise<void> {
  * Refuses every write to the panel's rows of `tables` on this shard until liftFence (deletes pass
  * while `transit` is marked in transit here: the panel, or for a partition move the mark
  * splitTransitMark, which leaves the shard's other triggers acting on the rows that stay).
+ * `buckets`, the buckets the fence refuses (every one for a whole move), is recorded on the shard
+ * with it (fenceMark), so work over every panel there leaves those rows alone (notMovingHere).
  */
-export async function raiseFence(db: ShardDb, panelId: string, tables: readonly MovedTable[] = MOVED_TABLES, transit: string = panelId): Promise<void> {
-  await db.batch(
-    tables.flatMap((t) =>
+export async function raiseFence(
+  db: ShardDb,
+  panelId: string,
+  tables: readonly MovedTable[] = MOVED_TABLES,
+  transit: string = panelId,
+  buckets: BucketRange = { first: 0, last: LAST_BUCKET },
+): Promise<void> {
+  await db.batch([
+    db.prepare("INSERT INTO panels_in_transit (panel_id) VALUES (?) ON CONFLICT DO NOTHING").bind(fenceMark(panelId, buckets)),
+    ...tables.flatMap((t) =>
       OPERATIONS.map(({ op, row }) =>
         db.prepare(
           `CREATE TRIGGER IF NOT EXISTS ${fenceName(t, op, panelId)} BEFORE ${op} ON ${t.name}
@@ -83,11 +93,42 @@ export async function raiseFence(db: ShardDb, panelId: string, tables: readonly 
         ),
       ),
     ),
-  );
+  ]);
 }
 
 export async function liftFence(db: ShardDb, panelId: string): Promise<void> {
-  await db.batch(MOVED_TABLES.flatMap((t) => OPERATIONS.map(({ op }) => db.prepare(`DROP TRIGGER IF EXISTS ${fenceName(t, op, panelId)}`))));
+  await db.batch([
+    db.prepare("DELETE FROM panels_in_transit WHERE panel_id >= ?1 AND panel_id < ?2").bind(`${panelId}${FENCE}`, `${panelId}${FENCE_END}`),
+    ...MOVED_TABLES.flatMap((t) => OPERATIONS.map(({ op }) => db.prepare(`DROP TRIGGER IF EXISTS ${fenceName(t, op, panelId)}`))),
+  ]);
+}
+
+// The fence's record on its shard, in panels_in_transit (no trigger names it: they test their
+// row's panel_id): `<panel>/fence/FFFF-LLLL`, its first and last bucket in four digits.
+const FENCE = "/fence/";
+/** Just past every `<panel>/fence/...` in text order ("0" follows "/"). */
+const FENCE_END = "/fence0";
+
+const fourDigits = (n: number) => String(n).padStart(4, "0");
+
+export function fenceMark(panelId: string, buckets: BucketRange): string {
+  if (!Number.isInteger(buckets.first) || !Number.isInteger(buckets.last) || buckets.first < 0 || buckets.last > LAST_BUCKET) throw new Error("a bucket range is whole numbers of 0 to the last bucket");
+  return `${panelId}${FENCE}${fourDigits(buckets.first)}-${fourDigits(buckets.last)}`;
+}
+
+/**
+ * SQL true when the row `alias` (a table with panel_id and bucket columns) may be written by
+ * work over every panel of the shard, such as the journeys' cron: not when its panel is in
+ * transit here (a copy landing, whose source still serves it; or the old rows going), nor when a
+ * fence refuses its bucket (a move's pause, or its source from the switch until the old rows are
+ * gone). One such row would abort the whole statement, every other panel's rows with it.
+ */
+export function notMovingHere(alias: string): string {
+  const mark = `${alias}.panel_id || '${FENCE}'`;
+  const at = `length(${alias}.panel_id) + ${FENCE.length + 1}`;
+  return `NOT EXISTS (SELECT 1 FROM panels_in_transit mt WHERE mt.panel_id = ${alias}.panel_id
+    OR (mt.panel_id >= ${mark} AND mt.panel_id < ${alias}.panel_id || '${FENCE_END}'
+      AND ${alias}.bucket BETWEEN CAST(substr(mt.panel_id, ${at}, 4) AS INTEGER) AND CAST(substr(mt.panel_id, ${at} + 5, 4) AS INTEGER)))`;
 }
 
 /**
