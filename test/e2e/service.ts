@@ -115,7 +115,11 @@ export async function startService(options: StartOptions = {}): Promise<Service 
     if (child.exitCode === null && child.pid) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
       process.kill(-child.pid, "SIGTERM");
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      // Cleared once the service has exited: a pending timer would keep this file's process
+      // alive for the rest of the 5 seconds, and node --test waits for it before the next file.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
+      clearTimeout(timer);
       if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
     }
     rmSync(stateDir, { recursive: true, force: true });
