@@ -13,6 +13,9 @@
 //
 // STATE_DIR=<dir> keeps the local D1, R2, Durable Objects and the demo panel's details there
 // instead of .wrangler/ (the end-to-end tests start a service of their own on fresh state).
+// INSPECTOR_PORT=<port> gives wrangler dev's devtools inspector that port instead of the first
+// free one from 9229: two services starting at once would both pick 9229, and one would fail to
+// bind it (the end-to-end tests pass a free port of their own).
 // DEV_VARS=<file> reads the local secrets from that file instead of .dev.vars (.dev.vars.india
 // for --env india when it exists), as the end-to-end tests do.
 //
@@ -37,6 +40,7 @@ const origin = `http://127.0.0.1:${port}`;
 const envArgs = region ? ["--env", region] : ["--env", ""];
 const stateDir = process.env.STATE_DIR;
 const persistArgs = stateDir ? ["--persist-to", stateDir] : [];
+const inspectorArgs = process.env.INSPECTOR_PORT ? ["--inspector-port", process.env.INSPECTOR_PORT] : [];
 // Links in sent email (tracking, unsubscribe) point at the service as it runs, on this port.
 // EMAIL_PROVIDER and DOH_URL in the environment replace wrangler.toml's (a local DNS stand-in,
 // or a look at what the panel says when real email is configured).
@@ -211,7 +215,7 @@ await Promise.all([buildPanel(), applyMigrations()]).catch((error: Error) => {
 });
 const dev = spawn(
   process.execPath,
-  [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...devVarArgs, ...varArgs, ...persistArgs, ...envArgs],
+  [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false", ...devVarArgs, ...varArgs, ...persistArgs, ...inspectorArgs, ...envArgs],
   // The secrets are the file's only: without .dev.vars (DEV_VARS elsewhere), wrangler would read
   // .env and take same-named keys from this process's environment.
   { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, FORCE_COLOR: "0", CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "false" } },

@@ -70,15 +70,23 @@ export interface StartOptions {
   env?: Record<string, string>;
 }
 
-function freePort(): Promise<number> {
+/** A port free now, held until released: a second one taken meanwhile is another. */
+function freePort(): Promise<{ port: number; release: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+      resolve({ port: typeof address === "object" && address ? address.port : 0, release: () => new Promise((done) => server.close(() => done())) });
     });
   });
+}
+
+/** Free ports for the service and its devtools inspector, distinct from each other. */
+async function freePorts(port: number | undefined): Promise<{ port: number; inspectorPort: number }> {
+  const held = [await freePort(), await freePort()];
+  await Promise.all(held.map((one) => one.release()));
+  return { port: port ?? held[0]!.port, inspectorPort: held[1]!.port };
 }
 
 /** The lines `  label   value` of start.ts's ready message. */
@@ -93,7 +101,7 @@ function readyDetails(output: string): Record<string, string> {
 }
 
 export async function startService(options: StartOptions = {}): Promise<Service & { stateDir: string; port: number }> {
-  const port = options.port ?? (await freePort());
+  const { port, inspectorPort } = await freePorts(options.port);
   let stateDir = options.stateDir;
   if (!stateDir) {
     const template = await templateState();
@@ -104,7 +112,7 @@ export async function startService(options: StartOptions = {}): Promise<Service 
   const args = [join(root, "scripts", "start.ts"), ...(existsSync(join(root, "web", "dist", "index.html")) ? ["--no-build"] : [])];
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: root,
-    env: { ...process.env, ...options.env, PORT: String(port), STATE_DIR: stateDir, CI: "1" },
+    env: { ...process.env, ...options.env, PORT: String(port), INSPECTOR_PORT: String(inspectorPort), STATE_DIR: stateDir, CI: "1" },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -115,7 +123,11 @@ export async function startService(options: StartOptions = {}): Promise<Service 
     if (child.exitCode === null && child.pid) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
       process.kill(-child.pid, "SIGTERM");
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      // Cleared once the service has exited: a pending timer would keep this file's process
+      // alive for the rest of the 5 seconds, and node --test waits for it before the next file.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
+      clearTimeout(timer);
       if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
     }
     rmSync(stateDir, { recursive: true, force: true });
