@@ -5,7 +5,7 @@ import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { placesNaming } from "../support/erasure";
 import { admin, ADMIN_TOKEN, apiFor, BASE, call, createPanel, fetchWith, keptMail, panelData, type TestPanel } from "../support/helpers";
-import { keysOn, membersOn, shard0, TWO } from "../support/partitions";
+import { keysOn, membersOn, shard0, textsOn, TWO } from "../support/partitions";
 
 // Decision 0038 step 3: the by-key paths routed last (erasure, access export, signup forms) on a
 // panel split over two partitions, buckets 0–2047 on SHARD_0 and 2048–4095 on SHARD_1 (its home).
@@ -20,13 +20,7 @@ function keyOn(panelId: string, shard: number, name: string): string {
   }
 }
 
-async function consentOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value || ' ' || r.kind || ' ' || r.list_id AS r FROM consent_records r JOIN contacts c ON c.id = r.contact_id WHERE r.panel_id = ? ORDER BY r.id")
-    .bind(panelId)
-    .all<{ r: string }>();
-  return results.map((r) => r.r);
-}
+const consentOn = (db: ShardDb, panelId: string) => textsOn(db, "SELECT c.pk_value || ' ' || r.kind || ' ' || r.list_id FROM consent_records r JOIN contacts c ON c.id = r.contact_id WHERE r.panel_id = ? ORDER BY r.id", panelId);
 
 async function splitPanel(): Promise<{ panel: TestPanel; list: number }> {
   const panel = await createPanel();

@@ -13,7 +13,7 @@ import type { ShardDb } from "../../src/store/shards";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { campaign, outbox, scheduled, waitForCampaign } from "../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../support/cron";
-import { keyOn, keysOn, listCampaign, membersOn, shard0, TWO } from "../support/partitions";
+import { keyOn, keysOn, listCampaign, membersOn, shard0, textsOn, TWO } from "../support/partitions";
 import { evenPartitions } from "../../src/domain/partitions";
 
 // Decision 0038 step 4: a campaign of a panel split over two partitions (TWO: SHARD_0 and
@@ -41,13 +41,7 @@ async function drainImports(stepEnv: Env, imports: CollectingQueue): Promise<num
 }
 
 /** The keys of the campaign's recipient rows kept on `db`. */
-async function recipientsOn(db: ShardDb, campaignId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? ORDER BY c.pk_value")
-    .bind(campaignId)
-    .all<{ pk_value: string }>();
-  return results.map((r) => r.pk_value);
-}
+const recipientsOn = (db: ShardDb, campaignId: string) => textsOn(db, "SELECT c.pk_value FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? ORDER BY c.pk_value", campaignId);
 
 const contactId = async (db: ShardDb, panelId: string, key: string) => (await db.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panelId, key).first<number>("id"))!;
 

@@ -6,21 +6,12 @@ import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
 import { countersOf, cronAllAt, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
 import { importCsv } from "../support/imports";
-import { instancesOn, keyOn, shard0, TWO } from "../support/partitions";
+import { instancesOn, keyOn, settledOnBoth, shard0, TWO } from "../support/partitions";
 
 // Decision 0038 steps 3/4 for journeys: a panel split over two partitions, buckets 0–2047 on
 // SHARD_0 and 2048–4095 on SHARD_1 (its home). A running journey's definition is mirrored on
 // SHARD_0; each contact's instance, points and step runs are on its own shard, its webhook
 // steps fire once per contact, its delay's timer fires on both shards, and its counters sum them.
-
-/** Until no batch of the panel is pending on either shard. */
-async function settled(panelId: string): Promise<void> {
-  await eventually(async () => {
-    let pending = 0;
-    for (const db of [shard0, panelData]) pending += (await db.prepare("SELECT COUNT(*) AS n FROM event_batches WHERE panel_id = ? AND state = 'pending'").bind(panelId).first<number>("n"))!;
-    return pending === 0 ? true : undefined;
-  });
-}
 
 /** The status of the journey's copy on `db` (null: none there). */
 async function journeyOn(db: ShardDb, journeyId: string): Promise<string | null> {
@@ -88,7 +79,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
 
     const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
     for (const identity of [k0, k1]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
-    await settled(panel.id);
+    await settledOnBoth(panel.id);
 
     expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: active`]);
     expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: active`]);
@@ -122,7 +113,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
 
     const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
     for (const identity of [k0, k1]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
-    await settled(panel.id);
+    await settledOnBoth(panel.id);
     expect(await countersOf(journey)).toMatchObject({ entered: 2, active: 2 });
 
     const stopped = await admin("POST", `${journey.path}/status`, { status: "stopped" });
@@ -244,7 +235,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "EMAIL", op: "exists" }] }, steps: HELLO(hook.id) });
     const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
     for (const identity of [k0, k1]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
-    await settled(panel.id);
+    await settledOnBoth(panel.id);
     await eventually(async () => ((await countersOf(journey)).entered === 2 ? true : undefined));
     expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
     expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
@@ -303,7 +294,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) });
     expect(await journeyOn(shard0, journey.id)).toBeNull();
     expect((await postActivity(panel.clientId, { activityid: cart, identity: "solo@example.com" })).status).toBe(200);
-    await settled(panel.id);
+    await settledOnBoth(panel.id);
     expect(await instancesOn(panelData, panel.id)).toEqual(["solo@example.com: active"]);
     expect(await countersOf(journey)).toMatchObject({ entered: 1, active: 1 });
   });

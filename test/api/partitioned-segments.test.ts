@@ -8,7 +8,7 @@ import type { EventRow } from "../../src/store/events";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postBatch } from "../support/activity";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
-import { keyOn, shard0, TWO, settledOnBoth as settled } from "../support/partitions";
+import { keyOn, shard0, textsOn, TWO, settledOnBoth as settled } from "../support/partitions";
 
 // Decision 0038 steps 3, 4 and 6 for saved segments: a panel split over two partitions, buckets
 // 0–2047 on SHARD_0 and 2048–4095 on SHARD_1 (its home). The definitions are the home's and
@@ -16,13 +16,7 @@ import { keyOn, shard0, TWO, settledOnBoth as settled } from "../support/partiti
 // what the panel shows sums or merges both.
 
 /** The segment's members on `db`, by contact key. */
-async function membersOn(db: ShardDb, segmentId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value AS k FROM segment_members m JOIN contacts c ON c.id = m.contact_id WHERE m.segment_id = ? ORDER BY c.pk_value")
-    .bind(segmentId)
-    .all<{ k: string }>();
-  return results.map((r) => r.k);
-}
+const membersOn = (db: ShardDb, segmentId: string) => textsOn(db, "SELECT c.pk_value FROM segment_members m JOIN contacts c ON c.id = m.contact_id WHERE m.segment_id = ? ORDER BY c.pk_value", segmentId);
 
 /** The segment's row on `db` (null when the shard has none). */
 async function segmentRow(db: ShardDb, segmentId: string) {

@@ -4,7 +4,7 @@ import { contactBucket } from "../../src/domain/partitions";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData, type TestPanel } from "../support/helpers";
-import { listCampaign, shard0, TWO, unsubscribeLinkOn } from "../support/partitions";
+import { listCampaign, shard0, textsOn, TWO, unsubscribeLinkOn } from "../support/partitions";
 
 // Decision 0041 extended to topics (issue 45's subscription groups): a panel's topics are
 // mirrored on each shard holding one of its partitions, so that a contact there leaves them on
@@ -22,26 +22,11 @@ function keyOn(panelId: string, shard: number, name: string): string {
   }
 }
 
-async function topicsOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db.prepare("SELECT id || ' ' || name AS t FROM topics WHERE panel_id = ? ORDER BY name").bind(panelId).all<{ t: string }>();
-  return results.map((r) => r.t);
-}
+const topicsOn = (db: ShardDb, panelId: string) => textsOn(db, "SELECT id || ' ' || name FROM topics WHERE panel_id = ? ORDER BY name", panelId);
 
-async function optOutsOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value || ' left ' || o.topic_id AS o FROM topic_optouts o JOIN contacts c ON c.id = o.contact_id WHERE o.panel_id = ? ORDER BY o.topic_id")
-    .bind(panelId)
-    .all<{ o: string }>();
-  return results.map((r) => r.o);
-}
+const optOutsOn = (db: ShardDb, panelId: string) => textsOn(db, "SELECT c.pk_value || ' left ' || o.topic_id FROM topic_optouts o JOIN contacts c ON c.id = o.contact_id WHERE o.panel_id = ? ORDER BY o.topic_id", panelId);
 
-async function topicConsentOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT kind || ' ' || topic || ' ' || via AS r FROM consent_records WHERE panel_id = ? AND kind LIKE 'topic_%' ORDER BY id")
-    .bind(panelId)
-    .all<{ r: string }>();
-  return results.map((r) => r.r);
-}
+const topicConsentOn = (db: ShardDb, panelId: string) => textsOn(db, "SELECT kind || ' ' || topic || ' ' || via FROM consent_records WHERE panel_id = ? AND kind LIKE 'topic_%' ORDER BY id", panelId);
 
 const topic = async (panel: TestPanel, name: string) => {
   const made = await admin("POST", `/panels/${panel.id}/topics`, { name });

@@ -9,7 +9,7 @@ import { isPanelMovingError } from "../../src/lib/moving";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
-import { instancesOn, keysOn, listCampaign } from "../support/partitions";
+import { instancesOn, keysOn, listCampaign, textsOn } from "../support/partitions";
 import { act, countersOf, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
 
 // Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
@@ -23,22 +23,12 @@ const moving = (panelId: string, key: string) => contactBucket(panelId, key) >= 
 const TUNING: MoveTuning = { ...MOVE_TUNING, pageRows: 4, fenceBelow: 200, stepMs: 60_000, settleMs: 1_000 };
 
 /** "key in list" for each membership on `db`, its contact found on the same shard. */
-async function membersOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value || ' in ' || m.list_id AS m FROM list_members m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? ORDER BY 1")
-    .bind(panelId)
-    .all<{ m: string }>();
-  return results.map((r) => r.m);
-}
+const membersOn = (db: ShardDb, panelId: string) =>
+  textsOn(db, "SELECT c.pk_value || ' in ' || m.list_id FROM list_members m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? ORDER BY 1", panelId);
 
 /** "key page" for each event on `db`, its contact found on the same shard. */
-async function eventsOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value || ' ' || (e.params ->> '$.page') AS e FROM events e JOIN contacts c ON c.id = e.contact_id WHERE e.panel_id = ? ORDER BY 1")
-    .bind(panelId)
-    .all<{ e: string }>();
-  return results.map((r) => r.e);
-}
+const eventsOn = (db: ShardDb, panelId: string) =>
+  textsOn(db, "SELECT c.pk_value || ' ' || (e.params ->> '$.page') FROM events e JOIN contacts c ON c.id = e.contact_id WHERE e.panel_id = ? ORDER BY 1", panelId);
 
 async function rowCount(db: ShardDb, table: string, panelId: string): Promise<number> {
   return (await db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE panel_id = ?`).bind(panelId).first<{ n: number }>())!.n;
@@ -585,37 +575,26 @@ async function expectEachOnce(panel: TestPanel, hook: { id: string; bucket: stri
 }
 
 /** The segment's members on `db`, by key, their contact on the same shard. */
-async function segmentMembersOn(db: ShardDb, segmentId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value AS k FROM segment_members m JOIN contacts c ON c.id = m.contact_id WHERE m.segment_id = ? ORDER BY 1")
-    .bind(segmentId)
-    .all<{ k: string }>();
-  return results.map((r) => r.k);
-}
+const segmentMembersOn = (db: ShardDb, segmentId: string) =>
+  textsOn(db, "SELECT c.pk_value FROM segment_members m JOIN contacts c ON c.id = m.contact_id WHERE m.segment_id = ? ORDER BY 1", segmentId);
 
 /** The journey's step runs on `db`, as "key step", their instance and contact on the same shard. */
-async function stepRunsOn(db: ShardDb, journeyId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare(
-      `SELECT c.pk_value || ' ' || r.step_id AS r FROM journey_step_runs r JOIN journey_instances i ON i.id = r.instance_id
-       JOIN contacts c ON c.id = i.contact_id WHERE r.journey_id = ? ORDER BY 1`,
-    )
-    .bind(journeyId)
-    .all<{ r: string }>();
-  return results.map((r) => r.r);
-}
+const stepRunsOn = (db: ShardDb, journeyId: string) =>
+  textsOn(
+    db,
+    `SELECT c.pk_value || ' ' || r.step_id FROM journey_step_runs r JOIN journey_instances i ON i.id = r.instance_id
+     JOIN contacts c ON c.id = i.contact_id WHERE r.journey_id = ? ORDER BY 1`,
+    journeyId,
+  );
 
 /** The panel's journey points on `db`, as "key step state". */
-async function pointsOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare(
-      `SELECT c.pk_value || ' ' || p.step_id || ' ' || COALESCE(p.outcome, 'waiting') AS p FROM journey_points p JOIN journey_instances i ON i.id = p.instance_id
-       JOIN contacts c ON c.id = i.contact_id WHERE p.panel_id = ? ORDER BY 1`,
-    )
-    .bind(panelId)
-    .all<{ p: string }>();
-  return results.map((r) => r.p);
-}
+const pointsOn = (db: ShardDb, panelId: string) =>
+  textsOn(
+    db,
+    `SELECT c.pk_value || ' ' || p.step_id || ' ' || COALESCE(p.outcome, 'waiting') FROM journey_points p JOIN journey_instances i ON i.id = p.instance_id
+     JOIN contacts c ON c.id = i.contact_id WHERE p.panel_id = ? ORDER BY 1`,
+    panelId,
+  );
 
 /** The panel's stored figures on `db` by subject (contacts: ""). */
 async function storedOn(db: ShardDb, panelId: string): Promise<Record<string, number | null>> {

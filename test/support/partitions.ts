@@ -21,29 +21,24 @@ export function keyOn(panelId: string, shard: number, skip = 0): string {
   }
 }
 
-/** The panel's contact keys on `db`, in order. */
-export async function keysOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db.prepare("SELECT pk_value FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panelId).all<{ pk_value: string }>();
-  return results.map((r) => r.pk_value);
+/**
+ * What `db` holds as the tests compare it: the first column of each row `sql` answers (written
+ * as "key what" text, its contact joined on the same shard), in the statement's order.
+ */
+export async function textsOn(db: ShardDb, sql: string, ...values: unknown[]): Promise<string[]> {
+  return (await db.prepare(sql).bind(...values).raw<[string]>()).map((row) => row[0]);
 }
 
-/** The panel's journey instances on `db`, as "key: status" (in that text's order), their contact on the same shard. */
-export async function instancesOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value || ': ' || i.status AS i FROM journey_instances i JOIN contacts c ON c.id = i.contact_id WHERE i.panel_id = ? ORDER BY 1")
-    .bind(panelId)
-    .all<{ i: string }>();
-  return results.map((r) => r.i);
-}
+/** The panel's contact keys on `db`, in order. */
+export const keysOn = (db: ShardDb, panelId: string) => textsOn(db, "SELECT pk_value FROM contacts WHERE panel_id = ? ORDER BY pk_value", panelId);
+
+/** The panel's journey instances on `db`, as "key: status" (in that text's order). */
+export const instancesOn = (db: ShardDb, panelId: string) =>
+  textsOn(db, "SELECT c.pk_value || ': ' || i.status FROM journey_instances i JOIN contacts c ON c.id = i.contact_id WHERE i.panel_id = ? ORDER BY 1", panelId);
 
 /** The panel's memberships on `db`, as "key in list". */
-export async function membersOn(db: ShardDb, panelId: string): Promise<string[]> {
-  const { results } = await db
-    .prepare("SELECT c.pk_value || ' in ' || m.list_id AS m FROM list_members m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? ORDER BY c.pk_value, m.list_id")
-    .bind(panelId)
-    .all<{ m: string }>();
-  return results.map((r) => r.m);
-}
+export const membersOn = (db: ShardDb, panelId: string) =>
+  textsOn(db, "SELECT c.pk_value || ' in ' || m.list_id FROM list_members m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? ORDER BY c.pk_value, m.list_id", panelId);
 
 /**
  * The unsubscribe link of a sent message of campaign `campaignId` to the contact `key`, kept on
