@@ -4,7 +4,7 @@ import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
-import { countersOf, cronAllAt, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
+import { countersOf, cronAllAt, cronAt, createWebhook, delivered, helloPauseLater, MINUTE, startJourney } from "../support/journeys";
 import { importCsv } from "../support/imports";
 import { instancesOn, keyOn, settledOnBoth, shard0, TWO } from "../support/partitions";
 
@@ -31,11 +31,15 @@ async function hellos(hook: { id: string; bucket: string }): Promise<string[]> {
   return events.map((e) => e.event_params.identity).sort();
 }
 
-const STEPS = (hook: string) => [
-  { id: "hello", type: "webhook", webhook: hook, params: { Action: "hello" } },
-  { id: "pause", type: "delay", for: "1h", after: "hello" },
-  { id: "later", type: "webhook", webhook: hook, after: "pause", params: { Action: "later" } },
-];
+/** Stopping the journey ends k0's instance on SHARD_0 and k1's on the home, and stops its copy there. */
+async function stopEndsOnBoth(panel: TestPanel, journey: { id: string; path: string }, k0: string, k1: string): Promise<void> {
+  const stopped = await admin("POST", `${journey.path}/status`, { status: "stopped" });
+  expect(stopped.status).toBe(200);
+  expect(stopped.body.counters).toMatchObject({ entered: 2, active: 0, exited: 2 });
+  expect(await journeyOn(shard0, journey.id)).toBe("stopped");
+  expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: exited`]);
+  expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: exited`]);
+}
 
 async function partitioned(panel: TestPanel): Promise<void> {
   const mapped = await setPartitionMap(env, panel.id, TWO);
@@ -73,7 +77,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     const cart = await defineActivity(panel, "add_to_cart");
     const hook = await createWebhook(panel);
     await partitioned(panel);
-    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) });
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: helloPauseLater(hook.id) });
     // Running it copied the definition onto the partition's shard.
     expect(await journeyOn(shard0, journey.id)).toBe("running");
 
@@ -107,7 +111,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     const panel = await createPanel();
     const cart = await defineActivity(panel, "add_to_cart");
     const hook = await createWebhook(panel);
-    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) });
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: helloPauseLater(hook.id) });
     await partitioned(panel);
     expect(await journeyOn(shard0, journey.id)).toBe("running");
 
@@ -116,12 +120,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     await settledOnBoth(panel.id);
     expect(await countersOf(journey)).toMatchObject({ entered: 2, active: 2 });
 
-    const stopped = await admin("POST", `${journey.path}/status`, { status: "stopped" });
-    expect(stopped.status).toBe(200);
-    expect(stopped.body.counters).toMatchObject({ entered: 2, active: 0, exited: 2 });
-    expect(await journeyOn(shard0, journey.id)).toBe("stopped");
-    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: exited`]);
-    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: exited`]);
+    await stopEndsOnBoth(panel, journey, k0, k1);
     // The delay was cancelled on both shards: the cron calls nothing more.
     await cronAt(Date.now() + 2 * 60 * MINUTE);
     expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["hello", "hello"]);
@@ -131,7 +130,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     const panel = await createPanel();
     await defineActivity(panel, "add_to_cart");
     const hook = await createWebhook(panel);
-    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) });
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: helloPauseLater(hook.id) });
     await partitioned(panel);
     await shard0.prepare("UPDATE journeys SET status = 'stopped', updated_at = ? WHERE id = ?").bind(Date.now() + 60 * MINUTE, journey.id).run();
     expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
@@ -143,9 +142,9 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     const panel = await createPanel();
     await defineActivity(panel, "add_to_cart");
     const hook = await createWebhook(panel);
-    const definition = { name: "Cart reminder", trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) };
+    const definition = { name: "Cart reminder", trigger: { type: "activity", activity: "add_to_cart" }, steps: helloPauseLater(hook.id) };
     const journey = await startJourney(panel, definition);
-    const renamed = { ...definition, steps: STEPS(hook.id).map((s) => (s.id === "hello" ? { ...s, params: { Action: "hi" } } : s)) };
+    const renamed = { ...definition, steps: helloPauseLater(hook.id).map((s) => (s.id === "hello" ? { ...s, params: { Action: "hi" } } : s)) };
     expect((await admin("PUT", journey.path, renamed)).body).toMatchObject({ version: 2 });
     await partitioned(panel);
     const versionsOn = async (db: ShardDb) =>
@@ -261,7 +260,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
   it("a running segment journey is copied by the map with a scan of its own there, enters contacts on both shards, and stopping it ends its instances on both", async () => {
     const panel = await createPanel();
     const hook = await createWebhook(panel);
-    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: STEPS(hook.id) });
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: helloPauseLater(hook.id) });
     await partitioned(panel);
     expect(await journeyOn(shard0, journey.id)).toBe("running");
     expect(await scanOn(shard0, journey.id)).toBe(0);
@@ -277,12 +276,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: active`]);
     expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: active`]);
 
-    const stopped = await admin("POST", `${journey.path}/status`, { status: "stopped" });
-    expect(stopped.status).toBe(200);
-    expect(stopped.body.counters).toMatchObject({ entered: 2, active: 0, exited: 2 });
-    expect(await journeyOn(shard0, journey.id)).toBe("stopped");
-    expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: exited`]);
-    expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: exited`]);
+    await stopEndsOnBoth(panel, journey, k0, k1);
     await cronAt(Date.now() + 2 * 60 * MINUTE);
     expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["hello", "hello"]);
   });
@@ -291,7 +285,7 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     const panel = await createPanel();
     const cart = await defineActivity(panel, "add_to_cart");
     const hook = await createWebhook(panel);
-    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: STEPS(hook.id) });
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: helloPauseLater(hook.id) });
     expect(await journeyOn(shard0, journey.id)).toBeNull();
     expect((await postActivity(panel.clientId, { activityid: cart, identity: "solo@example.com" })).status).toBe(200);
     await settledOnBoth(panel.id);

@@ -10,7 +10,7 @@ import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { instancesOn, keysOn, listCampaign, textsOn } from "../support/partitions";
-import { act, countersOf, cronAt, createWebhook, delivered, MINUTE, startJourney } from "../support/journeys";
+import { act, countersOf, cronAt, createWebhook, delivered, helloPauseLater, MINUTE, startJourney } from "../support/journeys";
 
 // Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
 // while it serves: buckets 2048–4095 move to SHARD_0. The steps are run here one by one, with
@@ -255,11 +255,7 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     const hook = await createWebhook(panel);
     const journey = await startJourney(panel, {
       trigger: { type: "activity", activity: "add_to_cart" },
-      steps: [
-        { id: "hello", type: "webhook", webhook: hook.id, params: { Action: "hello" } },
-        { id: "pause", type: "delay", for: "1h", after: "hello" },
-        { id: "later", type: "webhook", webhook: hook.id, after: "pause", params: { Action: "later" } },
-      ],
+      steps: helloPauseLater(hook.id),
     });
     const keys = Array.from({ length: 10 }, (_, i) => `walker${i}@example.com`);
     const movers = keys.filter((k) => moving(panel.id, k));
@@ -484,11 +480,7 @@ async function delayJourneyPanel(prefix: string) {
   const hook = await createWebhook(panel);
   const journey = await startJourney(panel, {
     trigger: { type: "activity", activity: "add_to_cart" },
-    steps: [
-      { id: "hello", type: "webhook", webhook: hook.id, params: { Action: "hello" } },
-      { id: "pause", type: "delay", for: "1h", after: "hello" },
-      { id: "later", type: "webhook", webhook: hook.id, after: "pause", params: { Action: "later" } },
-    ],
+    steps: helloPauseLater(hook.id),
   });
   const movers = sideKeys(panel.id, prefix, true, 3).sort();
   const stayers = sideKeys(panel.id, prefix, false, 3).sort();
@@ -528,11 +520,7 @@ async function segmentJourneyPanel(prefix: string) {
   for (const key of goa) expect((await api("contact", "add", { data: { EMAIL: key, CITY: "Goa" } })).status).toBe(200);
   const journey = await startJourney(panel, {
     trigger: { type: "segment", filter: PUNE },
-    steps: [
-      { id: "hello", type: "webhook", webhook: hook.id, params: { Action: "hello" } },
-      { id: "pause", type: "delay", for: "1h", after: "hello" },
-      { id: "later", type: "webhook", webhook: hook.id, after: "pause", params: { Action: "later" } },
-    ],
+    steps: helloPauseLater(hook.id),
   });
   expect(await instancesOn(panelData, panel.id)).toEqual(entered.map((k) => `${k}: active`).sort());
   expect(await panelData.prepare("SELECT scan_cursor FROM journeys WHERE id = ?").bind(journey.id).first("scan_cursor")).toBeNull();

@@ -78,6 +78,13 @@ export async function cartPanel(panel: TestPanel) {
 
 export const MINUTE = 60_000;
 
+/** A webhook call ("hello"), an hour's delay, then another call ("later"): a contact waits in between. */
+export const helloPauseLater = (hookId: string) => [
+  { id: "hello", type: "webhook", webhook: hookId, params: { Action: "hello" } },
+  { id: "pause", type: "delay", for: "1h", after: "hello" },
+  { id: "later", type: "webhook", webhook: hookId, after: "pause", params: { Action: "later" } },
+];
+
 /** Members written straight into D1: the membership's trigger leaves the entries, and no nudge is sent. */
 export async function addMembersQuietly(panel: TestPanel, listId: number, emails: string[]): Promise<void> {
   const now = Date.now();
