@@ -49,8 +49,8 @@ export function contactShard(panel: Placed, key: string): number {
 }
 
 /**
- * Whether some of the panel's contacts live on a shard other than its home: what the paths not
- * yet routed (imports, signup forms, fan-out; decision 0038's Status) refuse.
+ * Whether some of the panel's contacts live on a shard other than its home: a campaign then
+ * publishes and sends on each shard too (decision 0038 step 4).
  */
 export function hasContactsBeyondHome(panel: PanelPlace): boolean {
   return panel.partitions.some((p) => p.shard !== panel.shard);

@@ -87,7 +87,8 @@ function staleJourneys(home: readonly JourneyStamp[], held: readonly JourneyStam
   const copies = new Map(held.map((j) => [j.id, j]));
   return home.filter((j) => {
     const copy = copies.get(j.id);
-    return copy === undefined || (copy.updatedAt <= j.updatedAt && (copy.version !== j.version || copy.status !== j.status || copy.updatedAt < j.updatedAt));
+    if (copy === undefined || copy.updatedAt < j.updatedAt) return true;
+    return copy.updatedAt === j.updatedAt && (copy.version !== j.version || copy.status !== j.status);
   });
 }
 

@@ -274,27 +274,28 @@ export interface MirroredJourneys {
   versions: string[];
 }
 
+/** The columns copied, in the order mirrorJourneysStatements reads them from each row's array. */
+const MIRRORED_JOURNEY = ["id", "name", "definition", "version", "trigger_type", "trigger_key", "status", "layout", "created_at", "updated_at"] as const;
+const MIRRORED_VERSION = ["journey_id", "version", "definition", "created_at", "created_by"] as const;
+
 export async function journeysToMirror(db: ShardDb, panelId: string, ids?: readonly string[]): Promise<MirroredJourneys> {
   const named = ids === undefined ? [] : [JSON.stringify(ids)];
   const [journeys, versions] = await db.batch<Record<string, unknown>>([
     db
-      .prepare(
-        `SELECT id, name, definition, version, trigger_type, trigger_key, status, layout, created_at, updated_at
-         FROM journeys WHERE panel_id = ?1${ids === undefined ? "" : " AND id IN (SELECT value FROM json_each(?2))"}`,
-      )
+      .prepare(`SELECT ${MIRRORED_JOURNEY.join(", ")} FROM journeys WHERE panel_id = ?1${ids === undefined ? "" : " AND id IN (SELECT value FROM json_each(?2))"}`)
       .bind(panelId, ...named),
     db
       .prepare(
         ids === undefined
-          ? "SELECT journey_id, version, definition, created_at, created_by FROM journey_versions WHERE panel_id = ?1"
-          : `SELECT v.journey_id, v.version, v.definition, v.created_at, v.created_by FROM journeys j
+          ? `SELECT ${MIRRORED_VERSION.join(", ")} FROM journey_versions WHERE panel_id = ?1`
+          : `SELECT ${MIRRORED_VERSION.map((c) => `v.${c}`).join(", ")} FROM journeys j
              JOIN journey_versions v ON v.journey_id = j.id AND v.version = j.version
              WHERE j.panel_id = ?1 AND j.id IN (SELECT value FROM json_each(?2))`,
       )
       .bind(panelId, ...named),
   ]);
-  const arrays = (rows: Record<string, unknown>[]) => jsonArrays(rows.map((r) => Object.values(r))).map((part) => part.json);
-  return { journeys: arrays(journeys!.results), versions: arrays(versions!.results) };
+  const arrays = (rows: Record<string, unknown>[], columns: readonly string[]) => jsonArrays(rows.map((r) => columns.map((c) => r[c]))).map((part) => part.json);
+  return { journeys: arrays(journeys!.results, MIRRORED_JOURNEY), versions: arrays(versions!.results, MIRRORED_VERSION) };
 }
 
 /**
