@@ -202,16 +202,12 @@ const MEMBERS_PER_READ = 10_000;
  * since left no record.)
  */
 async function listEntriesOf(shards: PanelShards, panelId: string, listId: number, sim: JourneySimulation): Promise<Array<[number, number]>> {
-  const entries: Array<[number, number]> = [];
-  for (const db of shards) {
-    for (let after = 0; ; ) {
-      const page = await membersAddedBetween(db, panelId, listId, { from: sim.from, to: sim.to }, after, MEMBERS_PER_READ);
-      entries.push(...page);
-      if (page.length < MEMBERS_PER_READ) break;
-      after = page.at(-1)![1];
-    }
-  }
-  return entriesInOrder(entries, false);
+  const members = await everyPageOn(
+    shards,
+    (db, after: number | null) => membersAddedBetween(db, panelId, listId, { from: sim.from, to: sim.to }, after ?? 0, MEMBERS_PER_READ),
+    ([, contactId]) => contactId,
+  );
+  return entriesInOrder(members, false);
 }
 
 /**
@@ -222,17 +218,29 @@ async function listEntriesOf(shards: PanelShards, panelId: string, listId: numbe
  * then, or at its start.)
  */
 async function segmentEntriesOf(shards: PanelShards, panelId: string, segmentId: string, sim: JourneySimulation): Promise<Array<[number, number]>> {
-  const joins: Array<[number, number]> = [];
+  const joins = await everyPageOn(
+    shards,
+    (db, after: { at: number; id: number } | null) => segmentJoinsBetween(db, panelId, segmentId, { from: sim.from, to: sim.to }, after, MEMBERS_PER_READ),
+    ([at, , id]) => ({ at, id }),
+  );
+  return entriesInOrder(
+    joins.map(([at, contactId]) => [at, contactId]),
+    true,
+  );
+}
+
+/** Every row `read` answers on each shard, page after page of MEMBERS_PER_READ, each page after `cursorOf` the last's last row. */
+async function everyPageOn<T, C>(shards: PanelShards, read: (db: ShardDb, after: C | null) => Promise<T[]>, cursorOf: (last: T) => C): Promise<T[]> {
+  const rows: T[] = [];
   for (const db of shards) {
-    for (let after: { at: number; id: number } | null = null; ; ) {
-      const page = await segmentJoinsBetween(db, panelId, segmentId, { from: sim.from, to: sim.to }, after, MEMBERS_PER_READ);
-      for (const [at, contactId] of page) joins.push([at, contactId]);
+    for (let after: C | null = null; ; ) {
+      const page = await read(db, after);
+      rows.push(...page);
       if (page.length < MEMBERS_PER_READ) break;
-      const [at, , id] = page.at(-1)!;
-      after = { at, id };
+      after = cursorOf(page.at(-1)!);
     }
   }
-  return entriesInOrder(joins, true);
+  return rows;
 }
 
 export type SimulationStepOutcome = "more" | "done" | "stopped";
