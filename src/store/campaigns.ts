@@ -461,7 +461,8 @@ export async function hasCampaignUnderWay(db: ShardDb, panelId: string): Promise
  * inserts nothing twice (both statements hold only while the progress is where the step read
  * it). A campaign with its own list goes through the list's members by contact id. A campaign
  * with an audience goes through the panel's own contacts by contacts_by_bucket, in (bucket, id)
- * order within the scope's bucket ranges (every bucket without a scope): each statement reads
+ * order within the scope's bucket ranges (every bucket without a scope; within a step, its
+ * contacts are read and numbered into batches in id order): each statement reads
  * at most `chunkIds` of the panel's rows (and the contacts made since the publish began, which
  * it leaves out), never another panel's, so a step's cost and the number of steps follow the
  * panel's contacts on this shard, not the shard's; a shard holding none of the panel's
