@@ -24,7 +24,7 @@
 //            the admin API counts every recipient, i.e. every shard's recipient rows are written
 //            (publish only: the SENDS consumer is left out of this runtime, nothing is sent);
 //            beside the bare INSERT…SELECT of the same rows on each of the panel's shards, in
-//            parallel (/__bench/publish-bare, the physical limit);
+//            parallel (/__bench/publish-bare, the physical limit); workerd's CPU beside each wall time;
 //       (e2) a behaviour segment (performed act0 at least twice in 30 days): saved, timed until
 //            its membership is built on every shard of the panel (each shard's row read), its
 //            members checked against the hand-written count on each shard, in parallel
