@@ -461,7 +461,8 @@ export async function hasCampaignUnderWay(db: ShardDb, panelId: string): Promise
  * inserts nothing twice (both statements hold only while the progress is where the step read
  * it). A campaign with its own list goes through the list's members by contact id. A campaign
  * with an audience goes through the panel's own contacts by contacts_by_bucket, in (bucket, id)
- * order within the scope's bucket ranges (every bucket without a scope): each statement reads
+ * order within the scope's bucket ranges (every bucket without a scope; within a step, its
+ * contacts are read and numbered into batches in id order): each statement reads
  * at most `chunkIds` of the panel's rows (and the contacts made since the publish began, which
  * it leaves out), never another panel's, so a step's cost and the number of steps follow the
  * panel's contacts on this shard, not the shard's; a shard holding none of the panel's
@@ -507,13 +508,20 @@ export async function publishStep(
   let insert: D1PreparedStatement | null;
   if (audience) {
     step = await audienceStepEnd(db, campaign.panelId, { ...state, after: state.after }, chunkIds, scope);
+    // The step's contacts are found in (bucket, id) order in contacts_by_bucket alone, then read
+    // and written in id order: each contact row is read in table order and each recipient lands
+    // in campaign_messages' keys in order (its batches numbered by contact id within the step).
+    // Walked in bucket order, every row read and every key written was a random one: at 100,000
+    // contacts the statement took about twice its time (docs/benchmarks.md, bench:bigpanel).
     insert = step.from
       ? db
           .prepare(
             `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
-             SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.bucket, c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket, ${held}
-             FROM contacts c INDEXED BY contacts_by_bucket
-             WHERE c.panel_id = ?1 AND (c.bucket, c.id) > (?8, ?9) AND (c.bucket, c.id) <= (?10, ?7) AND c.id <= ?12 AND ${stillHere(" AND publish_bucket = ?11")} AND ${audience.where}`,
+             SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket, ${held}
+             FROM contacts c
+             WHERE c.id IN (SELECT id FROM contacts INDEXED BY contacts_by_bucket WHERE panel_id = ?1 AND (bucket, id) > (?8, ?9) AND (bucket, id) <= (?10, ?7) AND id <= ?12)
+               AND ${stillHere(" AND publish_bucket = ?11")} AND ${audience.where}
+             ORDER BY c.id`,
           )
           .bind(campaign.panelId, audience.values, campaign.id, state.batch, batchSize, state.after, step.to, step.from[0], step.from[1], step.toBucket, state.bucket, state.until)
       : null;

@@ -71,6 +71,11 @@ describe("an audience campaign's publish step", () => {
       expect(plan, statement.sql).toMatch(/SEARCH c(ontacts)? USING (COVERING )?INDEX contacts_by_bucket \(panel_id=\? AND (bucket>\? AND bucket<\?|\(bucket,id\)>\(\?,\?\))/);
       expect(plan, statement.sql).not.toMatch(/SCAN c(ontacts)?\b|TEMP B-TREE/);
     }
+    // The insert walks the index alone (covering), then reads each contact by its id, in id order
+    // (no sort): the rows in table order, the recipients' keys written in order.
+    const insertPlan = await planOf(insert);
+    expect(insertPlan, insert.sql).toMatch(/SEARCH contacts USING COVERING INDEX contacts_by_bucket/);
+    expect(insertPlan, insert.sql).toMatch(/SEARCH c USING INTEGER PRIMARY KEY \(rowid=\?\)/);
     // Read that way, the row values still bound the step exactly: the contact at its end is in it, the one at its start is not.
     const first = (await panelData.prepare("SELECT bucket, id FROM contacts WHERE panel_id = ? ORDER BY bucket, id LIMIT 1").bind(panel.id).first<{ bucket: number; id: number }>())!;
     const within = (after: readonly [number, number], to: readonly [number, number]) =>
