@@ -145,6 +145,9 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       reporters: ["default", "./test/node/summary-reporter.ts"],
       globalSetup: ["./test/node/global-setup.ts"],
       setupFiles: ["./test/setup/apply-migrations.ts"],
+      // Two files at a time, one per core: with vitest's default for `run` (the cores less one)
+      // a 2-core machine ran one file at a time at a load near 1 (README, Tests).
+      maxWorkers: 2,
       testTimeout: 30_000,
       hookTimeout: 30_000,
       // The plugin sets this in its Vite `config` hook, which projects sharing the root's Vite

@@ -138,6 +138,9 @@ export function startReceiver(): Promise<{ server: Server; url: string }> {
     }
   });
 
+  // Node closes a kept-alive socket after 5 s idle; workerd may send its next request on that
+  // socket just as it closes and see "Network connection lost". Idle sockets outlive any test.
+  server.keepAliveTimeout = 120_000;
   return new Promise((resolve) => {
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
