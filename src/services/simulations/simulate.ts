@@ -1,6 +1,16 @@
 import { DAY_MS } from "../../domain/time";
 import type { JourneyDefinition, JourneyStep, MessageStep, WebhookStep } from "../../domain/journey";
-import { isMessageStep } from "../../domain/journey";
+import { isMessageStep, type MessageChannel } from "../../domain/journey";
+import { emailAddressOf, messageRecipient, type ContactReach, type PanelSenders } from "../../domain/send-skips";
+import { phoneDigits } from "../../domain/sms";
+import { erasedKeysOf } from "../../domain/erasure";
+import type { SuppressionReason } from "../../domain/preferences";
+import { suppressionsOf } from "../../store/suppressions";
+import { stoppedPhones } from "../../store/sms";
+import { pushOptedOutOf } from "../../store/preferences";
+import { pushSubscriptionsOf, type PushSubscription } from "../../store/push";
+import { panelSms } from "../channels/sms/settings";
+import { panelPush } from "../channels/push/settings";
 import {
   cappedChannels,
   contactsToLoad,
@@ -175,7 +185,61 @@ interface RuleReads {
   range: { from: number; to: number };
 }
 
-/** The contacts `ids` from the panel's shards (each on its own), with what the rules read of them. */
+/** The channels of the journey's message steps. */
+function channelsOf(definition: JourneyDefinition): Set<MessageChannel> {
+  return new Set(definition.steps.flatMap((s) => (isMessageStep(s) ? [s.type] : [])));
+}
+
+/**
+ * What the senders read of these contacts on the journey's channels (domain/send-skips.ts), as
+ * they are now: the stop of each one's email address or number, push turned off, push devices.
+ */
+async function reachOf(shards: PanelShards, panelId: string, contacts: ReadonlyMap<number, KeyedContact>, channels: ReadonlySet<MessageChannel>): Promise<Map<number, ContactReach>> {
+  const list = [...contacts.values()];
+  const ids = list.map((c) => c.id);
+  const email = (c: KeyedContact) => emailAddressOf(messageRecipient("email", c.attributes, c.key));
+  const phone = (c: KeyedContact) => phoneDigits(messageRecipient("sms", c.attributes, c.key));
+  const push = channels.has("apn") || channels.has("bpn");
+  const none = async <K, V>() => new Map<K, V>();
+  const [suppressed, stopped, turnedOff, web, app] = await Promise.all([
+    channels.has("email") ? emailStops(shards, panelId, list.map(email)) : none<string, SuppressionReason>(),
+    channels.has("sms") ? mergedMap(shards, (db) => stoppedPhones(db, panelId, list.flatMap((c) => phone(c) ?? []))) : none<string, true>(),
+    push ? mergedMap(shards, (db) => pushOptedOutOf(db, panelId, ids)) : none<number, true>(),
+    channels.has("bpn") ? mergedMap(shards, (db) => pushSubscriptionsOf(db, panelId, "web", ids)) : none<number, PushSubscription[]>(),
+    channels.has("apn") ? mergedMap(shards, (db) => pushSubscriptionsOf(db, panelId, "app", ids)) : none<number, PushSubscription[]>(),
+  ]);
+  const reach = new Map<number, ContactReach>();
+  for (const c of list) {
+    const number = phone(c);
+    const token = c.attributes.PUSH_TOKEN;
+    const installs = app.get(c.id) ?? [];
+    // As the push sender's devices: the app installs, and the PUSH_TOKEN attribute when not among them.
+    const appDevices = installs.length + (typeof token === "string" && token && !installs.some((d) => d.address === token) ? 1 : 0);
+    reach.set(c.id, {
+      emailSuppression: suppressed.get(email(c)) ?? null,
+      phoneStopped: number !== null && stopped.has(number),
+      pushTurnedOff: turnedOff.has(c.id),
+      webDevices: web.get(c.id)?.length ?? 0,
+      appDevices,
+    });
+  }
+  return reach;
+}
+
+/** The email suppressions of these addresses, an erased contact's found by its hash (as suppressionOf finds it). */
+async function emailStops(shards: PanelShards, panelId: string, addresses: readonly string[]): Promise<Map<string, SuppressionReason>> {
+  const byKey = await erasedKeysOf(panelId, addresses);
+  const found = await mergedMap(shards, (db) => suppressionsOf(db, panelId, [...byKey.keys()]));
+  return new Map([...found].map(([key, reason]) => [byKey.get(key)!, reason]));
+}
+
+/** What the panel sends SMS and push through now (a channel not set up leaves its messages in the outbox). */
+async function sendersOf(env: Env, home: ShardDb, panelId: string): Promise<PanelSenders> {
+  const [sms, push] = await Promise.all([panelSms(env, home, panelId), panelPush(env, home, panelId)]);
+  return { sms: sms !== null, webPush: push.web !== null, fcm: push.fcm !== null };
+}
+
+/** The contacts `ids` from the panel's shards (each on its own), with what the rules and the senders read of them. */
 async function loadContacts(shards: PanelShards, panelId: string, ids: readonly number[], rules?: RuleReads): Promise<Map<number, KeyedContact & SimContact>> {
   const contacts = new Map<number, KeyedContact & SimContact>();
   const capped = rules ? cappedChannels(rules.journey) : null;
@@ -188,7 +252,8 @@ async function loadContacts(shards: PanelShards, panelId: string, ids: readonly 
       rules && capped ? mergedMap(shards, (db) => recordedSends(db, panelId, page, capped.channels, { from: rules.range.from - capped.window, to: rules.range.to }, rules.journey.id)) : null,
       mergedMap(shards, (db) => topicsLeftByContact(db, panelId, page, topics)),
     ]);
-    for (const [id, contact] of found) contacts.set(id, { ...contact, sentAt: sends?.get(id), topicsLeft: left.get(id) });
+    const reach = rules ? await reachOf(shards, panelId, found, channelsOf(rules.journey.definition)) : null;
+    for (const [id, contact] of found) contacts.set(id, { ...contact, sentAt: sends?.get(id), topicsLeft: left.get(id), reach: reach?.get(id) });
   }
   return contacts;
 }
@@ -261,7 +326,12 @@ export async function simulationStep(env: Env, shards: PanelShards, panelId: str
   }
   // The panel's rules as they are now, as the contacts' attributes are read.
   const panel = await getPanel(env.DB, panelId);
-  const journey: SimulatedJourney = { id: sim.journeyId, definition: found.definition, rules: { rules: panel?.messageRules ?? NO_RULES, timezone: panel?.timezone ?? "UTC" } };
+  const journey: SimulatedJourney = {
+    id: sim.journeyId,
+    definition: found.definition,
+    rules: { rules: panel?.messageRules ?? NO_RULES, timezone: panel?.timezone ?? "UTC" },
+    senders: await sendersOf(env, db, panelId),
+  };
   let state: SimulationState;
   if (sim.cursor === null) {
     state = newSimulationState();

@@ -9,6 +9,11 @@ import { eventually, pipelineSettled } from "../../support/activity";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
 import { changeContactTopics } from "../../../src/services/topics/choices";
 import { admin, apiFor, contactsOf, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { NO_MOBILE, PHONE_STOPPED, PUSH_TURNED_OFF } from "../../../src/domain/send-skips";
+import { setPushOptOut } from "../../../src/store/preferences";
+import { putPushSubscription } from "../../../src/store/push";
+import { suppressPhone } from "../../../src/store/sms";
+import { suppressAddress } from "../../../src/store/suppressions";
 import { addMembersQuietly, cartPanel, createWebhook, delivered, startJourney } from "../../support/journeys";
 
 const HOUR = 3_600_000;
@@ -163,6 +168,50 @@ describe("journey simulations on history", () => {
     expect(simulated.body.result.samples.messages.filter((m: { step_id: string }) => m.step_id === "mail").map((m: { contact_key: string }) => m.contact_key)).toEqual(["a@example.com", "b@example.com"]);
     // Nothing was counted for real.
     expect(await count("contact_sends", panel)).toBe(1);
+  });
+
+  it("counts the messages the senders would skip, per step with the reason they record: no address on the channel, a suppressed one", async () => {
+    const panel = await createPanel();
+    await cartPanel(panel);
+    expect((await admin("PUT", `/panels/${panel.id}/sms`, { provider: "twilio", account_sid: "AC0123456789abcdef0123456789abcdef", auth_token: "tok", from: "+15005550006" })).status).toBe(200);
+    expect((await admin("PUT", `/panels/${panel.id}/push`, { web_push: { subject: "mailto:ops@shop.example" } })).status).toBe(200);
+    const journey = await startJourney(
+      panel,
+      {
+        trigger: { type: "activity", activity: "add_to_cart" },
+        steps: [
+          { id: "mail", type: "email", subject: "Hi", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+          { id: "text", type: "sms", after: "mail", text: "Hi" },
+          { id: "note", type: "bpn", after: "text", text: "Hi" },
+        ],
+      },
+      null,
+    );
+    // a reaches every channel; b's address, number and push are stopped; c has no number and no browser.
+    const add = apiFor(panel);
+    await add("contact", "add", { data: { EMAIL: "a@example.com", MOBILE: "+15550001" } });
+    await add("contact", "add", { data: { EMAIL: "b@example.com", MOBILE: "+15550002" } });
+    await add("contact", "add", { data: { EMAIL: "c@example.com" } });
+    for (const who of ["a", "b", "c"]) await happened(panel, "add_to_cart", `${who}@example.com`, HOUR);
+    await pipelineSettled(panel.id);
+    const ids = new Map((await contactsOf(panel.id)).map((c) => [c.key, c.id]));
+    await suppressAddress(panelData, panel.id, "b@example.com", "hard_bounce", null, 0);
+    await suppressPhone(panelData, panel.id, "15550002", "stop", 0);
+    await setPushOptOut(panelData, panel.id, ids.get("b@example.com")!, true, 0);
+    await putPushSubscription(panelData, { panelId: panel.id, kind: "web", address: "https://push.example/a", p256dh: "k", auth: "a", platform: null, contactKey: "a@example.com", uniqueid: null }, 0);
+
+    const simulated = await admin("POST", `${journey.path}/simulations`, { days: 1 });
+    expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);
+    expect(simulated.body).toMatchObject({ state: "done", result: { entered: 3, completed: 3, messages: { email: 2, sms: 1, bpn: 1 }, skipped: { cap: 0, topic: 0, address: 2, suppressed: 3 } } });
+    expect(simulated.body.result.steps).toEqual({
+      mail: { acted: 3, waiting: 0, skipped_suppressed: 1, skip_reasons: { "the address is suppressed (hard bounce)": 1 } },
+      text: { acted: 3, waiting: 0, skipped_address: 1, skipped_suppressed: 1, skip_reasons: { [NO_MOBILE]: 1, [PHONE_STOPPED]: 1 } },
+      note: { acted: 3, waiting: 0, skipped_address: 1, skipped_suppressed: 1, skip_reasons: { "the contact has no web push subscription": 1, [PUSH_TURNED_OFF]: 1 } },
+    });
+    // A skipped message is no sample: none was sent.
+    const sampled = (step: string) => simulated.body.result.samples.messages.filter((m: { step_id: string }) => m.step_id === step).map((m: { contact_key: string }) => m.contact_key);
+    expect([sampled("mail"), sampled("text"), sampled("note")]).toEqual([["a@example.com", "c@example.com"], ["a@example.com"], ["a@example.com"]]);
+    expect(await count("journey_messages", panel)).toBe(0);
   });
 
   it("erasing a contact drops the samples naming it from the kept results, leaving the figures and others' samples", async () => {

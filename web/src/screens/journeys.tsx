@@ -283,6 +283,9 @@ function simulatedCounters(result: JourneySimulationResult): Map<string, NodeCou
     // Under the panel's rules: skipped for a full cap or a left topic, held by quiet hours or a cap.
     if (f.skipped_cap) node["skipped: cap"] = f.skipped_cap;
     if (f.skipped_topic) node["skipped: topic"] = f.skipped_topic;
+    // Skipped by the senders, as the live message would record it: no address on the channel, or a stopped one.
+    if (f.skipped_address) node["skipped: no address"] = f.skipped_address;
+    if (f.skipped_suppressed) node["skipped: suppressed"] = f.skipped_suppressed;
     if (f.deferred) node.deferred = f.deferred;
     figures.set(step, node);
   }
@@ -326,6 +329,7 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
       setFailure(failureOf(problem).message);
     }
   };
+  const skipReasons = Object.entries(result?.steps ?? {}).flatMap(([step, f]) => Object.entries(f.skip_reasons ?? {}).map(([reason, n]) => [step, reason, n] as const));
   const message = result?.samples.messages[0];
   const webhook = result?.samples.webhooks[0];
   return (
@@ -361,9 +365,23 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
           <p aria-label="Simulation result">
             Last {simulation.days} days ({simulation.events_read} activities): {result.entered} would have entered, {result.completed} completed, {result.exited} left on the goal, {result.active} waiting now.
             Messages: {Object.entries(result.messages).map(([channel, n]) => `${n} ${channel}`).join(", ") || "none"}
-            {result.skipped && ` (skipped: ${result.skipped.cap} for a cap, ${result.skipped.topic} for a topic; ${result.deferred ?? 0} deferred)`}. Webhook calls:{" "}
+            {result.skipped &&
+              ` (skipped: ${result.skipped.cap} for a cap, ${result.skipped.topic} for a topic, ${result.skipped.address ?? 0} for no address, ${result.skipped.suppressed ?? 0} for a suppressed one; ${result.deferred ?? 0} deferred)`}
+            . Webhook calls:{" "}
             {Object.values(result.webhooks).reduce((a, b) => a + b, 0)}.
           </p>
+          {skipReasons.length > 0 && (
+            <details>
+              <summary>Why messages would be skipped</summary>
+              <ul aria-label="Skip reasons">
+                {skipReasons.map(([step, reason, n]) => (
+                  <li key={`${step} ${reason}`}>
+                    {step}: {n} × {reason}
+                  </li>
+                ))}
+              </ul>
+            </details>
+          )}
           {message && (
             <details>
               <summary>Sample message ({message.channel}, step {message.step_id}, to {message.contact_key})</summary>
