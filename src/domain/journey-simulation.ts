@@ -23,8 +23,9 @@ import { capAnswerOf, capsOf, contactTimeZone, gateBeforeCaps, gateOfCapAnswer, 
  * in simulated time, a full cap skips it or holds it, a left topic skips it); caps count the
  * journey's own simulated messages and the contact's recorded sends. A message the rules let go
  * is then skipped as the senders would skip it (domain/send-skips.ts: no address on the channel,
- * or a stopped one). Messages have no opens or
- * clicks: a wait for message events ends by its timeout. Conditions, entry filters, topics and
+ * or a stopped one). Whether a message would have been opened, clicked or delivered is not
+ * known: a wait for its events ends by its timeout and is counted as unknown (a wait after a
+ * skipped message is not: its events never come, live either). Conditions, entry filters, topics and
  * the rules are read as they are now (their history is not kept).
  *
  * The state is plain JSON, so a simulation worked in queue steps keeps it between pages.
@@ -82,6 +83,8 @@ export interface SimulationState {
   skippedAddress?: Record<string, number>;
   skippedSuppressed?: Record<string, number>;
   skipReasons?: Record<string, Record<string, number>>;
+  /** Per wait step: waits for an open, click, delivery or bounce of a message that would have gone out (their outcome is unknown; followed to the timeout). */
+  unknown?: Record<string, number>;
   /** Simulated sends counted against caps, per contact and channel (times within the longest cap's window). */
   sends?: Record<string, Partial<Record<RuleChannel, number[]>>>;
   samples: SimulationSample[];
@@ -91,6 +94,9 @@ export interface SimulationState {
   /** Events read. */
   events: number;
 }
+
+/** The simulated msgid of a message that would have gone out (its events are unknown). */
+const SENT_MESSAGE = "simulated:";
 
 const NO_SENDERS: PanelSenders = { sms: false, webPush: false, fcm: false };
 
@@ -139,6 +145,7 @@ export function newSimulationState(): SimulationState {
     skippedAddress: {},
     skippedSuppressed: {},
     skipReasons: {},
+    unknown: {},
     sends: {},
     samples: [],
     events: 0,
@@ -232,7 +239,7 @@ class Simulation {
     private readonly contacts: ReadonlyMap<number, SimContact>,
   ) {}
 
-  private count(table: "skippedCap" | "skippedTopic" | "deferred" | "skippedAddress" | "skippedSuppressed", step: string) {
+  private count(table: "skippedCap" | "skippedTopic" | "deferred" | "skippedAddress" | "skippedSuppressed" | "unknown", step: string) {
     const counts = (this.state[table] ??= {});
     counts[step] = (counts[step] ?? 0) + 1;
   }
@@ -317,14 +324,17 @@ class Simulation {
           heapPush(this.state.timers, [point.dueAt, contact.id, step.id]);
           continue;
         }
+        let sent = false;
         if (gate === "go") {
           if (rerun === step.id) this.count("deferred", step.id);
           if (!this.skippedAtSend(contact, decision.step)) {
             this.state.messages[decision.step.type] = (this.state.messages[decision.step.type] ?? 0) + 1;
             this.sample(step, contact.id, now, branchEvent, branchEventId);
+            sent = true;
           }
         }
-        message = `simulated:${contact.id}.${step.id}`;
+        // A skipped message's events never come (as live); a sent one's might: a wait for them is unknown.
+        message = `${sent ? SENT_MESSAGE : "skipped:"}${contact.id}.${step.id}`;
       }
       this.state.acted[step.id] = (this.state.acted[step.id] ?? 0) + 1;
       switch (decision.kind) {
@@ -343,6 +353,8 @@ class Simulation {
             msgid: decision.kind === "wait" && "events" in decision.awaited ? (lastMessage ?? "") : null,
             createdAt: now,
           };
+          // Whether the message it waits on would have been opened, clicked or delivered is not known: the wait is followed to its timeout and counted.
+          if (point.msgid?.startsWith(SENT_MESSAGE)) this.count("unknown", step.id);
           instance.points.push(point);
           heapPush(this.state.timers, [point.dueAt, contact.id, step.id]);
           break;
@@ -469,12 +481,16 @@ export interface SimulationFigures {
       skipped_address?: number;
       skipped_suppressed?: number;
       skip_reasons?: Record<string, number>;
+      /** A wait for message events: contacts who reached it after a message that would have gone out. Whether it was opened, clicked or delivered is unknown; they are counted on its timeout branch. */
+      unknown?: number;
     }
   >;
   messages: Record<string, number>;
   webhooks: Record<string, number>;
   /** Messages skipped for a full frequency cap and for a topic the contact left (absent in results made before rules were simulated). */
   skipped?: { cap: number; topic: number; address?: number; suppressed?: number };
+  /** Waits for message events whose outcome is unknown (absent in results made before they were counted). */
+  unknown?: number;
   /** Messages held by quiet hours or a full cap (`when_capped: wait`) and sent later in simulated time, or still held at the end. */
   deferred?: number;
 }
@@ -497,6 +513,7 @@ export function simulationFigures(state: SimulationState): SimulationFigures {
   for (const [id, n] of Object.entries(state.skippedAddress ?? {})) step(id).skipped_address = n;
   for (const [id, n] of Object.entries(state.skippedSuppressed ?? {})) step(id).skipped_suppressed = n;
   for (const [id, reasons] of Object.entries(state.skipReasons ?? {})) step(id).skip_reasons = { ...reasons };
+  for (const [id, n] of Object.entries(state.unknown ?? {})) step(id).unknown = n;
   // Deferred: held messages that went later, and those still held at the end.
   const deferred = { ...state.deferred };
   let active = 0;
@@ -520,5 +537,6 @@ export function simulationFigures(state: SimulationState): SimulationFigures {
     webhooks: { ...state.webhooks },
     skipped: { cap: sum(state.skippedCap), topic: sum(state.skippedTopic), address: sum(state.skippedAddress), suppressed: sum(state.skippedSuppressed) },
     deferred: sum(deferred),
+    unknown: sum(state.unknown),
   };
 }

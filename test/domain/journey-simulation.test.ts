@@ -30,7 +30,8 @@ const journey = { id: "jrn_sim", definition };
 
 let nextId = 0;
 const act = (contactId: number, name: string, at: number): WalkEvent => ({ id: ++nextId, contactId, channel: "custom_activity", name, params: {}, occurredAt: at, receivedAt: at });
-const contact = (id: number, country: string): WalkContact => ({ id, attributes: { COUNTRY: country, NAME: `c${id}` } });
+// Each with an address, so the senders would send to it (domain/send-skips.ts).
+const contact = (id: number, country: string): WalkContact => ({ id, attributes: { COUNTRY: country, NAME: `c${id}`, EMAIL: `c${id}@example.com` } });
 
 describe("journey simulation over recorded events", () => {
   it("counts per step what the engine would have done, messages per channel, webhook calls and the waits at the end", () => {
@@ -132,7 +133,7 @@ describe("journey simulation under the panel's message rules", () => {
     // 22:00 in Kolkata (16:30 UTC): the SMS goes at 09:00 there the next morning (03:30 UTC).
     const at = Date.UTC(2026, 10, 1, 16, 30);
     const state = newSimulationState();
-    const contacts = new Map<number, SimContact>([[1, { id: 1, attributes: { TIMEZONE: "Asia/Kolkata" } }]]);
+    const contacts = new Map<number, SimContact>([[1, { id: 1, attributes: { TIMEZONE: "Asia/Kolkata", EMAIL: "c1@example.com" } }]]);
     simulate(quiet, state, [act(1, "signup", at)], contacts, at + HOUR);
     // Still held at the end of a range that ends before the morning: waiting at the step.
     expect(simulationFigures(state)).toMatchObject({ active: 1, deferred: 1, messages: { sms: 1 }, steps: { text: { acted: 0, waiting: 1, deferred: 1 }, otp: { acted: 1, waiting: 0 } } });
@@ -149,7 +150,7 @@ describe("journey simulation under the panel's message rules", () => {
     };
     // Entered at 22:00 UTC (held to 09:00), and an SMS was recorded at 08:00: at 09:00 the cap is full.
     const at = Date.UTC(2026, 10, 1, 22, 0);
-    const contacts = new Map<number, SimContact>([[1, { id: 1, attributes: {}, sentAt: { sms: [Date.UTC(2026, 10, 2, 8, 0)] } }]]);
+    const contacts = new Map<number, SimContact>([[1, { id: 1, attributes: { EMAIL: "c1@example.com" }, sentAt: { sms: [Date.UTC(2026, 10, 2, 8, 0)] } }]]);
     const state = newSimulationState();
     simulate(both, state, [act(1, "signup", at)], contacts, at + DAY);
     expect(simulationFigures(state)).toMatchObject({ deferred: 0, skipped: { cap: 1 }, messages: {}, steps: { text: { acted: 1, waiting: 0, skipped_cap: 1 } } });

@@ -214,6 +214,39 @@ describe("journey simulations on history", () => {
     expect(await count("journey_messages", panel)).toBe(0);
   });
 
+  it("follows a wait for an open to its timeout, counting as unknown the waits after a message that would have gone out (not those after a skipped one)", async () => {
+    const panel = await createPanel();
+    await cartPanel(panel);
+    const journey = await startJourney(
+      panel,
+      {
+        trigger: { type: "activity", activity: "add_to_cart" },
+        steps: [
+          { id: "mail", type: "email", subject: "Hi", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+          { id: "opened", type: "wait_for_event", after: "mail", events: ["open", "click"], within: "1d" },
+          { id: "thanks", type: "email", after: "opened", on: "event", subject: "Thanks", html: "<p>Thanks</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+          { id: "again", type: "email", after: "opened", on: "timeout", subject: "Again", html: "<p>Again</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+        ],
+      },
+      null,
+    );
+    // a's day is over, c's is not; b's address is suppressed: its wait can only time out.
+    await happened(panel, "add_to_cart", "a@example.com", 3 * DAY);
+    await happened(panel, "add_to_cart", "b@example.com", 3 * DAY);
+    await happened(panel, "add_to_cart", "c@example.com", HOUR);
+    await pipelineSettled(panel.id);
+    await suppressAddress(panelData, panel.id, "b@example.com", "unsubscribe", null, 0);
+
+    const simulated = await admin("POST", `${journey.path}/simulations`, { days: 7 });
+    expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);
+    expect(simulated.body).toMatchObject({ state: "done", result: { entered: 3, completed: 2, active: 1, unknown: 2, messages: { email: 3 }, skipped: { suppressed: 2 } } });
+    expect(simulated.body.result.steps).toEqual({
+      mail: { acted: 3, waiting: 0, skipped_suppressed: 1, skip_reasons: { "the address is suppressed (unsubscribed)": 1 } },
+      opened: { acted: 3, waiting: 1, unknown: 2 },
+      again: { acted: 2, waiting: 0, skipped_suppressed: 1, skip_reasons: { "the address is suppressed (unsubscribed)": 1 } },
+    });
+  });
+
   it("erasing a contact drops the samples naming it from the kept results, leaving the figures and others' samples", async () => {
     const panel = await createPanel();
     await cartPanel(panel);

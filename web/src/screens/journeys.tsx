@@ -286,6 +286,8 @@ function simulatedCounters(result: JourneySimulationResult): Map<string, NodeCou
     // Skipped by the senders, as the live message would record it: no address on the channel, or a stopped one.
     if (f.skipped_address) node["skipped: no address"] = f.skipped_address;
     if (f.skipped_suppressed) node["skipped: suppressed"] = f.skipped_suppressed;
+    // A wait for an open, click or delivery of a message that would have gone out: its outcome is not known (counted on its timeout).
+    if (f.unknown) node["unknown: opens/clicks"] = f.unknown;
     if (f.deferred) node.deferred = f.deferred;
     figures.set(step, node);
   }
@@ -369,6 +371,7 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
               ` (skipped: ${result.skipped.cap} for a cap, ${result.skipped.topic} for a topic, ${result.skipped.address ?? 0} for no address, ${result.skipped.suppressed ?? 0} for a suppressed one; ${result.deferred ?? 0} deferred)`}
             . Webhook calls:{" "}
             {Object.values(result.webhooks).reduce((a, b) => a + b, 0)}.
+            {result.unknown ? ` ${result.unknown} waits for an open, click or delivery of a message not sent: unknown, counted on their timeout branch.` : ""}
           </p>
           {skipReasons.length > 0 && (
             <details>
