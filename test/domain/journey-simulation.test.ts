@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { journeyDefinitionSchema, splitBranchOf, type JourneyDefinition, type SplitStep } from "../../src/domain/journey";
-import { simulationRefusal } from "../../src/domain/journey-simulatable";
 import { contactsToLoad, entriesInOrder, newSimulationState, simulate, simulationFigures, topicsOf, type SimContact } from "../../src/domain/journey-simulation";
 import type { WalkContact, WalkEvent } from "../../src/domain/journey-walk";
 import type { MessageRules } from "../../src/domain/message-rules";
@@ -211,14 +210,5 @@ describe("journey simulation of a saved segment trigger", () => {
     simulate(saved, state, [], contacts, T0 + DAY);
     expect(simulationFigures(state)).toMatchObject({ entered: 2, completed: 2, messages: { email: 2 } });
     expect(state.samples.map((s) => [s.contactId, s.at])).toEqual([[1, T0], [2, T0 + HOUR]]);
-  });
-});
-
-describe("which triggers can be simulated", () => {
-  it("activities, lists and saved segments; not a segment filter of the journey's own", () => {
-    expect(simulationRefusal({ type: "activity" })).toBeNull();
-    expect(simulationRefusal({ type: "list" })).toBeNull();
-    expect(simulationRefusal({ type: "segment", segment: "seg_1" })).toBeNull();
-    expect(simulationRefusal({ type: "segment" })).toMatch(/filter of its own/);
   });
 });

@@ -32,7 +32,8 @@ import { refused, refusedField, succeeded, type Result } from "../../lib/problem
 import { newId } from "../../lib/random";
 import { NO_RULES } from "../../domain/message-rules";
 import { recordedSends } from "../../store/contact-sends";
-import { contactsByIds, type KeyedContact } from "../../store/contacts";
+import { contactsByIds, contactsWrittenBetween, type KeyedContact } from "../../store/contacts";
+import { filterMatches, type Filter } from "../../domain/filters";
 import { eventFromRow, getEventsByIds, type StoredEvent } from "../../store/events";
 import { getJourney } from "../../store/journeys/definitions";
 import {
@@ -48,7 +49,6 @@ import {
 import { listVersions } from "../../store/journeys/versions";
 import { membersAddedBetween } from "../../store/lists";
 import { segmentJoinsBetween } from "../../store/segments";
-import { simulationRefusal } from "../../domain/journey-simulatable";
 import { getPanel, type Panel } from "../../store/panels";
 import { topicsLeftByContact } from "../../store/topics";
 import type { ShardDb } from "../../store/shards";
@@ -131,10 +131,10 @@ async function definitionOf(db: ShardDb, panelId: string, journeyId: string, ver
 
 /**
  * Starts a simulation of the journey's version (its current one when absent) over the last
- * `days` days, and runs its first step. Refused when the journey or version does not exist, or
- * the journey is triggered by a segment filter of its own (its entries are not recorded with
- * their time). A list trigger enters the list's members at the time each was added
- * (list_members.added_at), a saved segment's the contacts that joined it (segment_changes).
+ * `days` days, and runs its first step. Refused when the journey or version does not exist. A
+ * list trigger enters the list's members at the time each was added (list_members.added_at), a
+ * saved segment's the contacts that joined it (segment_changes), a segment filter of the
+ * journey's own the contacts matching it now at their last write in the range.
  */
 export async function startSimulation(
   env: Env,
@@ -150,8 +150,6 @@ export async function startSimulation(
   if (!journey) return noSuchJourney(journeyId);
   const found = await definitionOf(db, panel.id, journeyId, body.version ?? null);
   if (!found) return refusedField("not_found", "version", `names no version of this journey (it is at version ${journey.version})`);
-  const refusal = simulationRefusal(found.definition.trigger);
-  if (refusal !== null) return refusedField("invalid", "trigger", refusal);
   const simulation = await insertSimulation(db, {
     panelId: panel.id,
     id: newId("sim"),
@@ -294,18 +292,39 @@ async function segmentEntriesOf(shards: PanelShards, panelId: string, segmentId:
   );
 }
 
-/** Every row `read` answers on each shard, page after page of MEMBERS_PER_READ, each page after `cursorOf` the last's last row. */
-async function everyPageOn<T, C>(shards: PanelShards, read: (db: ShardDb, after: C | null) => Promise<T[]>, cursorOf: (last: T) => C): Promise<T[]> {
-  const rows: T[] = [];
+/**
+ * Every row `read` answers on each shard, page after page of MEMBERS_PER_READ, each page after
+ * `cursorOf` the last's last row; of each page, what `keep` keeps (all when absent).
+ */
+async function everyPageOn<T, C, K = T>(shards: PanelShards, read: (db: ShardDb, after: C | null) => Promise<T[]>, cursorOf: (last: T) => C, keep?: (page: T[]) => K[]): Promise<K[]> {
+  const rows: K[] = [];
   for (const db of shards) {
     for (let after: C | null = null; ; ) {
       const page = await read(db, after);
-      rows.push(...page);
+      rows.push(...(keep ? keep(page) : (page as unknown as K[])));
       if (page.length < MEMBERS_PER_READ) break;
       after = cursorOf(page.at(-1)!);
     }
   }
   return rows;
+}
+
+/**
+ * A segment journey of its own filter's entries: the contacts that match it now and were last
+ * written within the range, each at that write (since when they are known to match; they may
+ * have matched before), oldest first. A contact matching now that was not written since before
+ * the range matched all through it: a member before the range, not entered (as a saved
+ * segment's members before the range are not). One that matched in the range and not now is
+ * not known.
+ */
+async function filterEntriesOf(shards: PanelShards, panelId: string, filter: Filter, sim: JourneySimulation): Promise<Array<[number, number]>> {
+  const matching = await everyPageOn(
+    shards,
+    (db, after: number | null) => contactsWrittenBetween(db, panelId, { from: sim.from, to: sim.to }, after ?? 0, MEMBERS_PER_READ),
+    (last) => last.id,
+    (page) => page.flatMap((c): Array<[number, number]> => (filterMatches(filter, c.attributes) ? [[c.writtenAt, c.id]] : [])),
+  );
+  return entriesInOrder(matching, true);
 }
 
 export type SimulationStepOutcome = "more" | "done" | "stopped";
@@ -338,6 +357,7 @@ export async function simulationStep(env: Env, shards: PanelShards, panelId: str
     const { trigger } = found.definition;
     if (trigger.type === "list") state.entries = await listEntriesOf(shards, panelId, trigger.listid, sim);
     else if (trigger.type === "segment" && trigger.segment !== undefined) state.entries = await segmentEntriesOf(shards, panelId, trigger.segment, sim);
+    else if (trigger.type === "segment" && trigger.filter !== undefined) state.entries = await filterEntriesOf(shards, panelId, trigger.filter, sim);
   } else {
     const object = await env.FILES.get(stateKey(sim, sim.cursor));
     if (!object) {

@@ -296,7 +296,7 @@ describe("journey simulations on history", () => {
     expect(await count("journey_instances", panel)).toBe(0);
   });
 
-  it("simulates a saved segment's journey from the joins in its history, each contact once at its first join; refuses a filter of its own naming trigger", async () => {
+  it("simulates a saved segment's journey from the joins in its history, each contact once at its first join", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);
     const keys = ["a@example.com", "b@example.com", "c@example.com", "old@example.com", "left@example.com"];
@@ -338,11 +338,33 @@ describe("journey simulations on history", () => {
     expect(await count("journey_instances", panel)).toBe(0);
     expect(await count("journey_messages", panel)).toBe(0);
 
-    const byFilter = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: [{ id: "d", type: "delay", for: "1h" }] }, null);
-    const refused = await admin("POST", `${byFilter.path}/simulations`, { days: 7 });
-    expect(refused.status).toBe(400);
-    expect(refused.body.errors).toEqual([{ field: "trigger", message: expect.stringContaining("a segment journey with a filter of its own cannot be simulated") }]);
-    expect((await admin("GET", `${byFilter.path}/simulations`)).body.simulations).toEqual([]);
+  });
+
+  it("simulates a segment filter of the journey's own: the contacts matching it now enter at their last write in the range, those unchanged since before it do not", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    for (const [key, city] of [["a@example.com", "Pune"], ["b@example.com", "Pune"], ["c@example.com", "Goa"], ["old@example.com", "Pune"]]) {
+      expect((await api("contact", "add", { data: { EMAIL: key, CITY: city } })).status).toBe(200);
+    }
+    const journey = await startJourney(
+      panel,
+      { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: [{ id: "hello", type: "email", subject: "Hi {{EMAIL}}", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }, { id: "d", type: "delay", for: "2d", after: "hello" }] },
+      null,
+    );
+    // b was written 5 days back, a an hour back: a still waits at the delay. c does not match; old was last written before the range.
+    const written: Record<string, number> = { "a@example.com": HOUR, "b@example.com": 5 * DAY, "c@example.com": 3 * DAY, "old@example.com": 10 * DAY };
+    for (const [key, ago] of Object.entries(written)) {
+      await panelData.prepare("UPDATE contacts SET updated_at = ? WHERE panel_id = ? AND pk_value = ?").bind(Date.now() - ago, panel.id, key).run();
+    }
+
+    const simulated = await admin("POST", `${journey.path}/simulations`, { days: 7 });
+    expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);
+    expect(simulated.body).toMatchObject({ state: "done", result: { entered: 2, completed: 1, active: 1, messages: { email: 2 } } });
+    expect(simulated.body.result.steps).toEqual({ hello: { acted: 2, waiting: 0 }, d: { acted: 2, waiting: 1 } });
+    const samples = simulated.body.result.samples.messages as Array<{ contact_key: string; at: number }>;
+    expect(samples.map((m) => m.contact_key)).toEqual(["b@example.com", "a@example.com"]);
+    expect(samples[0]!.at).toBeLessThan(Date.now() - 5 * DAY + HOUR);
+    expect(await count("journey_instances", panel)).toBe(0);
   });
 
   it("enters a list's members between events over several steps, each step keeping only the entries not yet taken", async () => {

@@ -5,7 +5,6 @@ import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templ
 import { Link, navigate } from "../router";
 import { JourneyReport } from "./journey-report";
 import type { ListView, SegmentView } from "../../../src/domain/answers";
-import { simulationRefusal } from "../../../src/domain/journey-simulatable";
 import type {
   JourneyBody,
   JourneyInput,
@@ -234,15 +233,13 @@ function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string
   const live = useNodeCounters(panelId, journey);
   const [simulated, setSimulated] = useState<Map<string, NodeCounters>>();
   const counters = simulated ?? live;
-  // The Worker's own rule: the button is offered exactly when the simulation would be accepted.
-  const refusal = simulationRefusal(journey.trigger);
   const save = async (definition: JourneyInput, layout: JourneyLayout) => {
     const body: JourneyBody = { ...definition, layout };
     await admin("PUT", panelId, path, body);
   };
   return (
     <Suspense fallback={<Loading />}>
-      {refusal === null ? <Simulation panelId={panelId} journey={journey} editable={editable} onFigures={setSimulated} /> : <p className="muted">Not simulated on history: {refusal}.</p>}
+      <Simulation panelId={panelId} journey={journey} editable={editable} onFigures={setSimulated} />
       <JourneyBuilder
         panelId={panelId}
         name={journey.name}
