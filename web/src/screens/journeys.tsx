@@ -336,7 +336,11 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
       <h3>Simulate on history</h3>
       <p className="muted">
         Runs version {journey.version} over the activities recorded in the last days{journey.trigger.type === "list" && " and the list's members from when each was added"}
-        {journey.trigger.type === "segment" && " and the contacts that joined the segment, each from its first join in those days (members from before are not entered)"}, sending nothing: messages have no opens or clicks; caps, quiet hours and topics apply as they are set now.
+        {journey.trigger.type === "segment" &&
+          (journey.trigger.segment !== undefined
+            ? " and the contacts that joined the segment, each from its first join in those days (members from before are not entered)"
+            : " and the contacts matching the filter now, each from its last change in those days (those unchanged since before are not entered)")}
+        , sending nothing: whether a message would be opened or clicked is not known (a wait for it counts as unknown); caps, quiet hours, topics, suppressions and devices apply as they are now.
       </p>
       <div className="row">
         <label>
