@@ -12,7 +12,7 @@ import {
   type WalkContact,
   type WalkEvent,
 } from "./journey-walk";
-import { messageRecipient, sendSkipOf, type ContactReach, type PanelSenders } from "./send-skips";
+import { messageRecipient, NO_SENDERS, sendSkipOf, type ContactReach, type PanelSenders } from "./send-skips";
 import { capAnswerOf, capsOf, contactTimeZone, gateBeforeCaps, gateOfCapAnswer, longestWindow, NO_RULES, ruleChannelOf, type MessageGate, type MessageRules, type RuleChannel } from "./message-rules";
 
 /**
@@ -97,8 +97,6 @@ export interface SimulationState {
 
 /** The simulated msgid of a message that would have gone out (its events are unknown). */
 const SENT_MESSAGE = "simulated:";
-
-const NO_SENDERS: PanelSenders = { sms: false, webPush: false, fcm: false };
 
 /** Samples kept per step. */
 export const SAMPLES_PER_STEP = 3;

@@ -33,6 +33,9 @@ export interface PanelSenders {
   fcm: boolean;
 }
 
+/** A panel that sends SMS and push through none (its outbox records them). */
+export const NO_SENDERS: PanelSenders = { sms: false, webPush: false, fcm: false };
+
 /** What a send reads of its contact: the stop of its address on the channel, and its push devices. */
 export interface ContactReach {
   emailSuppression?: SuppressionReason | null;

@@ -9,7 +9,7 @@ import type { AttributeValue } from "../../domain/attributes";
 import { personalize } from "../../domain/merge-tags";
 import type { SmsStep } from "../../domain/journey";
 import { phoneDigits, replyKeyword, smsLength } from "../../domain/sms";
-import { NO_MOBILE, PHONE_STOPPED } from "../../domain/send-skips";
+import { NO_MOBILE, NO_SENDERS, PHONE_STOPPED, sendSkipOf } from "../../domain/send-skips";
 import { randomHex } from "../../lib/random";
 import { settleEach } from "../../lib/tasks";
 import type { NewEvent } from "../../domain/events";
@@ -92,10 +92,11 @@ export async function planJourneySms(
   const links = insertSmsLinkStatements(db, shortened.links, now);
   const phone = phoneDigits(message.recipient);
   if (phone) content.to = phone;
-  if (phone && (await phoneSuppression(db, message.panelId, phone))) return planned("skipped", content, PHONE_STOPPED);
-  if (!sms) return planned("recorded", content, null, links);
-  if (!phone) return planned("skipped", content, NO_MOBILE);
-  return planned("sending", content, null, links);
+  // The skip rule the simulation applies too (domain/send-skips.ts); without a provider the outbox records the message.
+  const stopped = phone !== null && (await phoneSuppression(db, message.panelId, phone)) !== null;
+  const skip = sendSkipOf("sms", message.recipient ?? "", { phoneStopped: stopped }, { ...NO_SENDERS, sms: sms !== null });
+  if (skip) return planned("skipped", content, skip.error);
+  return sms ? planned("sending", content, null, links) : planned("recorded", content, null, links);
 }
 
 export type SmsSendEnv = JourneySmsEnv & Env;
