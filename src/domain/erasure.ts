@@ -12,3 +12,13 @@ export async function erasedIdentifier(panelId: string, value: string): Promise<
 
 /** A statement's bounds for the erased identifiers of a panel (a range of the suppression key). */
 export const ERASED_RANGE = { from: ERASED_PREFIX, to: "erased;" } as const;
+
+/** Each of `values` and its erased identifier, to the value: a read of many stops by both keys maps its rows back. */
+export async function erasedKeysOf(panelId: string, values: Iterable<string>): Promise<Map<string, string>> {
+  const keys = new Map<string, string>();
+  for (const value of new Set(values)) {
+    keys.set(value, value);
+    keys.set(await erasedIdentifier(panelId, value), value);
+  }
+  return keys;
+}

@@ -12,6 +12,7 @@ import {
   type WalkContact,
   type WalkEvent,
 } from "./journey-walk";
+import { messageRecipient, NO_SENDERS, sendSkipOf, type ContactReach, type PanelSenders } from "./send-skips";
 import { capAnswerOf, capsOf, contactTimeZone, gateBeforeCaps, gateOfCapAnswer, longestWindow, NO_RULES, ruleChannelOf, type MessageGate, type MessageRules, type RuleChannel } from "./message-rules";
 
 /**
@@ -20,8 +21,11 @@ import { capAnswerOf, capsOf, contactTimeZone, gateBeforeCaps, gateOfCapAnswer, 
  * contact, with nothing sent and nothing stored. A message step goes under the panel's rules
  * as the engine's gate decides them (domain/message-rules.ts: quiet hours hold it to their end
  * in simulated time, a full cap skips it or holds it, a left topic skips it); caps count the
- * journey's own simulated messages and the contact's recorded sends. Messages have no opens or
- * clicks: a wait for message events ends by its timeout. Conditions, entry filters, topics and
+ * journey's own simulated messages and the contact's recorded sends. A message the rules let go
+ * is then skipped as the senders would skip it (domain/send-skips.ts: no address on the channel,
+ * or a stopped one). Whether a message would have been opened, clicked or delivered is not
+ * known: a wait for its events ends by its timeout and is counted as unknown (a wait after a
+ * skipped message is not: its events never come, live either). Conditions, entry filters, topics and
  * the rules are read as they are now (their history is not kept).
  *
  * The state is plain JSON, so a simulation worked in queue steps keeps it between pages.
@@ -75,6 +79,12 @@ export interface SimulationState {
   skippedCap?: Record<string, number>;
   skippedTopic?: Record<string, number>;
   deferred?: Record<string, number>;
+  /** Per message step: messages the senders would have skipped (no address on the channel, or a stopped one), and per step the texts they would have recorded. Absent in states of earlier steps. */
+  skippedAddress?: Record<string, number>;
+  skippedSuppressed?: Record<string, number>;
+  skipReasons?: Record<string, Record<string, number>>;
+  /** Per wait step: waits for an open, click, delivery or bounce of a message that would have gone out (their outcome is unknown; followed to the timeout). */
+  unknown?: Record<string, number>;
   /** Simulated sends counted against caps, per contact and channel (times within the longest cap's window). */
   sends?: Record<string, Partial<Record<RuleChannel, number[]>>>;
   samples: SimulationSample[];
@@ -84,6 +94,9 @@ export interface SimulationState {
   /** Events read. */
   events: number;
 }
+
+/** The simulated msgid of a message that would have gone out (its events are unknown). */
+const SENT_MESSAGE = "simulated:";
 
 /** Samples kept per step. */
 export const SAMPLES_PER_STEP = 3;
@@ -127,6 +140,10 @@ export function newSimulationState(): SimulationState {
     skippedCap: {},
     skippedTopic: {},
     deferred: {},
+    skippedAddress: {},
+    skippedSuppressed: {},
+    skipReasons: {},
+    unknown: {},
     sends: {},
     samples: [],
     events: 0,
@@ -138,6 +155,8 @@ export interface SimulatedJourney {
   definition: JourneyDefinition;
   /** The panel's message rules and zone (absent: none, UTC). */
   rules?: { rules: MessageRules; timezone: string };
+  /** What the panel sends SMS and push through (absent: the outbox). */
+  senders?: PanelSenders;
 }
 
 /** A contact as the simulation reads it: attributes, and what the rules count. */
@@ -146,6 +165,9 @@ export interface SimContact extends WalkContact {
   sentAt?: Partial<Record<RuleChannel, readonly number[]>>;
   /** Ids of the topics the contact left. */
   topicsLeft?: readonly string[];
+  /** The contact's key (a message's address when the channel's attribute is missing), and the stops and devices the senders read. */
+  key?: string;
+  reach?: ContactReach;
 }
 
 /** The topics the journey's message steps name (a contact who left one is skipped there). */
@@ -215,7 +237,7 @@ class Simulation {
     private readonly contacts: ReadonlyMap<number, SimContact>,
   ) {}
 
-  private count(table: "skippedCap" | "skippedTopic" | "deferred", step: string) {
+  private count(table: "skippedCap" | "skippedTopic" | "deferred" | "skippedAddress" | "skippedSuppressed" | "unknown", step: string) {
     const counts = (this.state[table] ??= {});
     counts[step] = (counts[step] ?? 0) + 1;
   }
@@ -246,6 +268,19 @@ class Simulation {
     if ("holdUntil" in gate) return { holdUntil: Math.max(gate.holdUntil, now + 1) };
     this.count("skippedCap", step.id);
     return "skipped";
+  }
+
+  /**
+   * Whether the senders would skip the message (after the rules let it go, as the engine hands it
+   * to them): no address on the channel or a stopped one, counted with the text they record.
+   */
+  private skippedAtSend(contact: SimContact, step: MessageStep): boolean {
+    const skip = sendSkipOf(step.type, messageRecipient(step.type, contact.attributes, contact.key ?? ""), contact.reach ?? {}, this.journey.senders ?? NO_SENDERS);
+    if (!skip) return false;
+    this.count(skip.kind === "address" ? "skippedAddress" : "skippedSuppressed", step.id);
+    const reasons = ((this.state.skipReasons ??= {})[step.id] ??= {});
+    reasons[skip.error] = (reasons[skip.error] ?? 0) + 1;
+    return true;
   }
 
   /** Ends the instance when nothing of it is left to wait for. */
@@ -287,12 +322,17 @@ class Simulation {
           heapPush(this.state.timers, [point.dueAt, contact.id, step.id]);
           continue;
         }
+        let sent = false;
         if (gate === "go") {
           if (rerun === step.id) this.count("deferred", step.id);
-          this.state.messages[decision.step.type] = (this.state.messages[decision.step.type] ?? 0) + 1;
-          this.sample(step, contact.id, now, branchEvent, branchEventId);
+          if (!this.skippedAtSend(contact, decision.step)) {
+            this.state.messages[decision.step.type] = (this.state.messages[decision.step.type] ?? 0) + 1;
+            this.sample(step, contact.id, now, branchEvent, branchEventId);
+            sent = true;
+          }
         }
-        message = `simulated:${contact.id}.${step.id}`;
+        // A skipped message's events never come (as live); a sent one's might: a wait for them is unknown.
+        message = `${sent ? SENT_MESSAGE : "skipped:"}${contact.id}.${step.id}`;
       }
       this.state.acted[step.id] = (this.state.acted[step.id] ?? 0) + 1;
       switch (decision.kind) {
@@ -311,6 +351,8 @@ class Simulation {
             msgid: decision.kind === "wait" && "events" in decision.awaited ? (lastMessage ?? "") : null,
             createdAt: now,
           };
+          // Whether the message it waits on would have been opened, clicked or delivered is not known: the wait is followed to its timeout and counted.
+          if (point.msgid?.startsWith(SENT_MESSAGE)) this.count("unknown", step.id);
           instance.points.push(point);
           heapPush(this.state.timers, [point.dueAt, contact.id, step.id]);
           break;
@@ -425,11 +467,28 @@ export interface SimulationFigures {
   converted: number;
   events: number;
   /** Per step: `acted` as the live counters count step runs (a held message counts once it runs or is skipped); a message step's skips and holds when any. */
-  steps: Record<string, { acted: number; waiting: number; skipped_cap?: number; skipped_topic?: number; deferred?: number }>;
+  steps: Record<
+    string,
+    {
+      acted: number;
+      waiting: number;
+      skipped_cap?: number;
+      skipped_topic?: number;
+      deferred?: number;
+      /** Skipped by the senders: no address on the channel (no valid EMAIL or MOBILE, no push device), or a stopped one (a suppression, a STOP, push turned off); with the texts the live message would record. */
+      skipped_address?: number;
+      skipped_suppressed?: number;
+      skip_reasons?: Record<string, number>;
+      /** A wait for message events: contacts who reached it after a message that would have gone out. Whether it was opened, clicked or delivered is unknown; they are counted on its timeout branch. */
+      unknown?: number;
+    }
+  >;
   messages: Record<string, number>;
   webhooks: Record<string, number>;
   /** Messages skipped for a full frequency cap and for a topic the contact left (absent in results made before rules were simulated). */
-  skipped?: { cap: number; topic: number };
+  skipped?: { cap: number; topic: number; address?: number; suppressed?: number };
+  /** Waits for message events whose outcome is unknown (absent in results made before they were counted). */
+  unknown?: number;
   /** Messages held by quiet hours or a full cap (`when_capped: wait`) and sent later in simulated time, or still held at the end. */
   deferred?: number;
 }
@@ -449,6 +508,10 @@ export function simulationFigures(state: SimulationState): SimulationFigures {
   const sum = (counts: Record<string, number> | undefined) => Object.values(counts ?? {}).reduce((a, b) => a + b, 0);
   for (const [id, n] of Object.entries(state.skippedCap ?? {})) step(id).skipped_cap = n;
   for (const [id, n] of Object.entries(state.skippedTopic ?? {})) step(id).skipped_topic = n;
+  for (const [id, n] of Object.entries(state.skippedAddress ?? {})) step(id).skipped_address = n;
+  for (const [id, n] of Object.entries(state.skippedSuppressed ?? {})) step(id).skipped_suppressed = n;
+  for (const [id, reasons] of Object.entries(state.skipReasons ?? {})) step(id).skip_reasons = { ...reasons };
+  for (const [id, n] of Object.entries(state.unknown ?? {})) step(id).unknown = n;
   // Deferred: held messages that went later, and those still held at the end.
   const deferred = { ...state.deferred };
   let active = 0;
@@ -470,7 +533,8 @@ export function simulationFigures(state: SimulationState): SimulationFigures {
     steps,
     messages: { ...state.messages },
     webhooks: { ...state.webhooks },
-    skipped: { cap: sum(state.skippedCap), topic: sum(state.skippedTopic) },
+    skipped: { cap: sum(state.skippedCap), topic: sum(state.skippedTopic), address: sum(state.skippedAddress), suppressed: sum(state.skippedSuppressed) },
     deferred: sum(deferred),
+    unknown: sum(state.unknown),
   };
 }

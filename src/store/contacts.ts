@@ -239,6 +239,19 @@ export async function contactsPage(db: ShardDb, panelId: string, afterId: number
 }
 
 /**
+ * The panel's contacts last written from `from` (exclusive) to `to`, with that time, a page
+ * after contact id `afterId` in id order: a journey simulation's candidates for a segment
+ * filter of the journey's own (their attributes are as they are since that write).
+ */
+export async function contactsWrittenBetween(db: ShardDb, panelId: string, range: { from: number; to: number }, afterId: number, limit: number): Promise<Array<KeyedContact & { writtenAt: number }>> {
+  const { results } = await db
+    .prepare("SELECT id, pk_value, attrs, updated_at FROM contacts WHERE panel_id = ? AND id > ? AND updated_at > ? AND updated_at <= ? ORDER BY id LIMIT ?")
+    .bind(panelId, afterId, range.from, range.to, limit)
+    .all<Pick<ContactRow, "id" | "pk_value" | "attrs" | "updated_at">>();
+  return results.map((r) => ({ ...keyedContactFromRow(r), writtenAt: r.updated_at }));
+}
+
+/**
  * Contacts whose primary-key value equals `q` or starts with it, in key order after `after`.
  * A range on the (panel_id, pk_value) unique index, never a scan: LIKE would not use it.
  */

@@ -20,3 +20,13 @@ export function setPushOptOutStatement(db: ShardDb, panelId: string, contactId: 
         .bind(panelId, contactId, now)
     : db.prepare("DELETE FROM push_optouts WHERE panel_id = ? AND contact_id = ?").bind(panelId, contactId);
 }
+
+/** Which of these contacts turned push notifications off, in one read (a simulation's page of contacts). */
+export async function pushOptedOutOf(db: ShardDb, panelId: string, contactIds: readonly number[]): Promise<Map<number, true>> {
+  if (contactIds.length === 0) return new Map();
+  const { results } = await db
+    .prepare("SELECT contact_id FROM push_optouts WHERE panel_id = ? AND contact_id IN (SELECT value FROM json_each(?))")
+    .bind(panelId, JSON.stringify(contactIds))
+    .all<{ contact_id: number }>();
+  return new Map(results.map((r) => [r.contact_id, true]));
+}

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { journeyDefinitionSchema, splitBranchOf, type JourneyDefinition, type SplitStep } from "../../src/domain/journey";
-import { simulationRefusal } from "../../src/domain/journey-simulatable";
 import { contactsToLoad, entriesInOrder, newSimulationState, simulate, simulationFigures, topicsOf, type SimContact } from "../../src/domain/journey-simulation";
 import type { WalkContact, WalkEvent } from "../../src/domain/journey-walk";
 import type { MessageRules } from "../../src/domain/message-rules";
@@ -30,7 +29,8 @@ const journey = { id: "jrn_sim", definition };
 
 let nextId = 0;
 const act = (contactId: number, name: string, at: number): WalkEvent => ({ id: ++nextId, contactId, channel: "custom_activity", name, params: {}, occurredAt: at, receivedAt: at });
-const contact = (id: number, country: string): WalkContact => ({ id, attributes: { COUNTRY: country, NAME: `c${id}` } });
+// Each with an address, so the senders would send to it (domain/send-skips.ts).
+const contact = (id: number, country: string): WalkContact => ({ id, attributes: { COUNTRY: country, NAME: `c${id}`, EMAIL: `c${id}@example.com` } });
 
 describe("journey simulation over recorded events", () => {
   it("counts per step what the engine would have done, messages per channel, webhook calls and the waits at the end", () => {
@@ -132,7 +132,7 @@ describe("journey simulation under the panel's message rules", () => {
     // 22:00 in Kolkata (16:30 UTC): the SMS goes at 09:00 there the next morning (03:30 UTC).
     const at = Date.UTC(2026, 10, 1, 16, 30);
     const state = newSimulationState();
-    const contacts = new Map<number, SimContact>([[1, { id: 1, attributes: { TIMEZONE: "Asia/Kolkata" } }]]);
+    const contacts = new Map<number, SimContact>([[1, { id: 1, attributes: { TIMEZONE: "Asia/Kolkata", EMAIL: "c1@example.com" } }]]);
     simulate(quiet, state, [act(1, "signup", at)], contacts, at + HOUR);
     // Still held at the end of a range that ends before the morning: waiting at the step.
     expect(simulationFigures(state)).toMatchObject({ active: 1, deferred: 1, messages: { sms: 1 }, steps: { text: { acted: 0, waiting: 1, deferred: 1 }, otp: { acted: 1, waiting: 0 } } });
@@ -149,7 +149,7 @@ describe("journey simulation under the panel's message rules", () => {
     };
     // Entered at 22:00 UTC (held to 09:00), and an SMS was recorded at 08:00: at 09:00 the cap is full.
     const at = Date.UTC(2026, 10, 1, 22, 0);
-    const contacts = new Map<number, SimContact>([[1, { id: 1, attributes: {}, sentAt: { sms: [Date.UTC(2026, 10, 2, 8, 0)] } }]]);
+    const contacts = new Map<number, SimContact>([[1, { id: 1, attributes: { EMAIL: "c1@example.com" }, sentAt: { sms: [Date.UTC(2026, 10, 2, 8, 0)] } }]]);
     const state = newSimulationState();
     simulate(both, state, [act(1, "signup", at)], contacts, at + DAY);
     expect(simulationFigures(state)).toMatchObject({ deferred: 0, skipped: { cap: 1 }, messages: {}, steps: { text: { acted: 1, waiting: 0, skipped_cap: 1 } } });
@@ -210,14 +210,5 @@ describe("journey simulation of a saved segment trigger", () => {
     simulate(saved, state, [], contacts, T0 + DAY);
     expect(simulationFigures(state)).toMatchObject({ entered: 2, completed: 2, messages: { email: 2 } });
     expect(state.samples.map((s) => [s.contactId, s.at])).toEqual([[1, T0], [2, T0 + HOUR]]);
-  });
-});
-
-describe("which triggers can be simulated", () => {
-  it("activities, lists and saved segments; not a segment filter of the journey's own", () => {
-    expect(simulationRefusal({ type: "activity" })).toBeNull();
-    expect(simulationRefusal({ type: "list" })).toBeNull();
-    expect(simulationRefusal({ type: "segment", segment: "seg_1" })).toBeNull();
-    expect(simulationRefusal({ type: "segment" })).toMatch(/filter of its own/);
   });
 });

@@ -32,7 +32,10 @@ describe("journey simulation in Chromium", () => {
     const journey = await adminCall("POST", `/panels/${panelId}/journeys`, {
       name: "Simulated",
       trigger: { type: "activity", activity: "sim_cart" },
-      steps: [{ id: "later", type: "delay", for: "2d" }],
+      steps: [
+        { id: "hello", type: "email", subject: "Hi", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+        { id: "later", type: "delay", for: "2d", after: "hello" },
+      ],
     });
     await perform("sim1@example.com");
     await perform("sim2@example.com");
@@ -44,6 +47,8 @@ describe("journey simulation in Chromium", () => {
       assert.ok(tries < 40, `simulation never saw both activities: ${JSON.stringify(done)}`);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
+    // sim2 unsubscribed: the sender would skip its email, and the simulation says so on the node.
+    await adminCall("PUT", `/panels/${panelId}/contacts/${encodeURIComponent("sim2@example.com")}/preferences`, { email: "unsubscribed" });
 
     const { page } = keep(await signInAsOwner(service, { viewport: { width: 1440, height: 1000 } }));
     await page.goto(`${service.origin}/panels/${encodeURIComponent(panelId)}/journeys/${encodeURIComponent(journey.id)}`);
@@ -54,11 +59,16 @@ describe("journey simulation in Chromium", () => {
     const started = page.waitForResponse((r) => r.url().endsWith("/simulations") && r.request().method() === "POST");
     await section.getByRole("button", { name: "Simulate" }).click();
     assert.equal((await started).status(), 202);
-    await section.getByLabel("Simulation result").getByText("2 would have entered, 0 completed, 0 left on the goal, 2 waiting now").waitFor();
+    const summary = section.getByLabel("Simulation result");
+    await summary.getByText("2 would have entered, 0 completed, 0 left on the goal, 2 waiting now").waitFor();
+    assert.match((await summary.textContent()) ?? "", /Messages: 1 email \(skipped: 0 for a cap, 0 for a topic, 0 for no address, 1 for a suppressed one; 0 deferred\)/);
+    await section.getByText("Why messages would be skipped").click();
+    assert.equal(await section.getByLabel("Skip reasons").textContent(), "hello: 1 × the address is suppressed (unsubscribed)");
     await section.getByLabel("Show the simulation on the canvas").check();
     const later = page.getByLabel("Counters of later");
     await later.getByText("reached 2").waitFor();
     assert.match((await later.textContent()) ?? "", /reached 2\s+waiting 2/);
+    assert.match((await page.getByLabel("Counters of hello").textContent()) ?? "", /reached 2\s+waiting 0\s+skipped: suppressed 1/);
     await checkAccessibility(page, "journey simulation");
     await screenshot(page, "journey-simulation");
 

@@ -5466,7 +5466,7 @@ export interface paths {
         };
         put?: never;
         /**
-         * Simulate a version of the journey (the current one when no version is given) on the panel's recorded activities of the last `days` days (1–30, the archive included; a list trigger enters the list's members when each was added, a saved segment's trigger the contacts that joined it, each once at its first join in the range; a segment filter of the journey's own is refused), sending nothing and changing no journey state; worked in queue steps: read its progress and, once done, per step figures, messages per channel, webhook calls and samples with GET …/simulations/{simulation}
+         * Simulate a version of the journey (the current one when no version is given) on the panel's recorded activities of the last `days` days (1–30, the archive included; a list trigger enters the list's members when each was added, a saved segment's trigger the contacts that joined it, each once at its first join in the range, a segment filter of the journey's own the contacts matching it now at their last write in the range; messages the senders would skip are counted with their reason; a wait for an open, click or delivery is followed to its timeout and counted as unknown), sending nothing and changing no journey state; worked in queue steps: read its progress and, once done, per step figures, messages per channel, webhook calls and samples with GET …/simulations/{simulation}
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
          */
         post: {

@@ -134,7 +134,7 @@ export const simulationAnswer = z.strictObject({
   error: z.string().nullable(),
   /** Once done: per step acted and waiting (as the live counters), messages per channel, webhook calls per step, samples; messages skipped for a cap or topic, or deferred. */
   result: ownedElsewhere<SimulationResult | null>(
-    "The simulation's figures and samples once done (domain/journey-simulation.ts SimulationResult); null while running. Message steps go under the panel's caps, quiet hours and topics as set now: per step skipped_cap, skipped_topic and deferred (held by quiet hours or a cap, sent later in simulated time)",
+    "The simulation's figures and samples once done (domain/journey-simulation.ts SimulationResult); null while running. Message steps go under the panel's caps, quiet hours and topics as set now: per step skipped_cap, skipped_topic and deferred (held by quiet hours or a cap, sent later in simulated time); then as the senders would take them: per step skipped_address (no valid EMAIL or MOBILE, no push device) and skipped_suppressed (a suppressed address, a stopped number, push turned off), with skip_reasons (the text each skipped message would record, and how many). A wait for message events (open, click, delivered, bounce) after a message that would have gone out is followed to its timeout and counted per step as unknown (whether the message would have been opened or clicked is not known); in all: unknown",
   ).nullable(),
   created_at: isoInstant,
   finished_at: isoInstant.nullable(),

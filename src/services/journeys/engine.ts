@@ -33,6 +33,7 @@ import { sendJourneyEmail, type JourneyEmailEnv } from "./messages";
 import { journeyWebhookEvent } from "./webhook-event";
 import { enqueuePush, planJourneyPush } from "./push";
 import { enqueueSms, planJourneySms } from "./sms";
+import { messageRecipient } from "../../domain/send-skips";
 
 /**
  * The journey engine. An instance goes on from "points": its start, and each wait or delay
@@ -470,9 +471,6 @@ class StepPlanner {
   }
 
   private message(step: MessageStep): JourneyMessage {
-    const attrs = this.contact.attributes;
-    const address = (name: string) => (typeof attrs[name] === "string" || typeof attrs[name] === "number" ? String(attrs[name]) : null);
-    const recipient = step.type === "email" ? address("EMAIL") : step.type === "sms" ? address("MOBILE") : (address("PUSH_TOKEN") ?? this.contact.key);
     const { id: _id, type: _type, after: _after, on: _on, exempt: _exempt, when_capped: _whenCapped, ...content } = step;
     return {
       msgid: messageIdOf(this.point.instanceId, step.id),
@@ -482,7 +480,7 @@ class StepPlanner {
       stepId: step.id,
       channel: step.type,
       contactId: this.contact.id,
-      recipient: recipient ?? this.contact.key,
+      recipient: messageRecipient(step.type, this.contact.attributes, this.contact.key),
       content,
       createdAt: this.now,
     };

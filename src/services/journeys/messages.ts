@@ -10,7 +10,7 @@ import { isEmailAddress } from "../../domain/email";
 import { mergeTagNames, mergeValuesOf, personalize } from "../../domain/merge-tags";
 import { textOfHtml } from "../../domain/email-text";
 import type { EmailStep } from "../../domain/journey";
-import { SUPPRESSION_SKIPS } from "../../domain/preferences";
+import { emailAddressOf, NO_SENDERS, sendSkipOf } from "../../domain/send-skips";
 import { randomHex } from "../../lib/random";
 import { config } from "../../lib/config";
 import { metrics } from "../../lib/observability/metrics";
@@ -28,7 +28,7 @@ export type JourneyEmailEnv = ProviderEnv;
 
 /** The address a journey email goes to, as it was sent (and as suppression keys it). */
 export function journeyEmailAddress(message: Pick<JourneyMessage, "recipient">): string {
-  return (message.recipient ?? "").trim().toLowerCase();
+  return emailAddressOf(message.recipient ?? "");
 }
 
 /** A journey email's claim not renewed for this long belongs to an attempt that died. */
@@ -71,9 +71,9 @@ export async function sendJourneyEmail(
   if (claimed === "done") return;
   if (claimed === "held") throw new Error(`journey email ${message.msgid} is being sent by another attempt; retried`);
   const address = journeyEmailAddress(message);
-  if (!isEmailAddress(address)) return finishMessage(db, message.msgid, claim, { status: "skipped", error: "the contact has no valid EMAIL" });
-  const suppressed = await suppressionOf(db, message.panelId, address);
-  if (suppressed) return finishMessage(db, message.msgid, claim, { status: "skipped", error: `the address is suppressed (${SUPPRESSION_SKIPS[suppressed]})` });
+  // The skip rule the simulation applies too (domain/send-skips.ts).
+  const skip = sendSkipOf("email", address, { emailSuppression: isEmailAddress(address) ? await suppressionOf(db, message.panelId, address) : null }, NO_SENDERS);
+  if (skip) return finishMessage(db, message.msgid, claim, { status: "skipped", error: skip.error });
   let raw: string;
   let note: string | undefined;
   try {

@@ -9,6 +9,7 @@ import type { AttributeValue } from "../../domain/attributes";
 import type { NewEvent } from "../../domain/events";
 import { personalize } from "../../domain/merge-tags";
 import { pushPayload } from "../../domain/push";
+import { noPushDevice, PUSH_TURNED_OFF } from "../../domain/send-skips";
 import { randomHex } from "../../lib/random";
 import { settleEach } from "../../lib/tasks";
 import {
@@ -50,8 +51,8 @@ import { config } from "../../lib/config";
  * service reports gone is removed; the message counts as sent when one device took it.
  */
 
-/** Why a push step sent nothing to a contact who turned push notifications off. */
-export const PUSH_TURNED_OFF = "the contact turned push notifications off";
+/** Why a push step sent nothing to a contact who turned push notifications off (one text with the simulation: domain/send-skips.ts). */
+export { PUSH_TURNED_OFF };
 
 export type PushNudge = QueuedNudge<"push">;
 
@@ -148,7 +149,7 @@ async function sendPanelPush(env: PushSendEnv, panelId: string, attempts: Readon
     if (!sendsChannel(push, message.channel)) return settle(message, { status: "skipped", error: `the panel's ${message.channel === "bpn" ? "web push" : "FCM"} setup was removed` });
     const targets = devices.get(message.msgid) ?? [];
     if (targets.length === 0) {
-      return settle(message, { status: "skipped", error: message.channel === "bpn" ? "the contact has no web push subscription" : "the contact has no app install registered (FCM token)" });
+      return settle(message, { status: "skipped", error: noPushDevice(message.channel === "bpn" ? "bpn" : "apn") });
     }
     const payload = pushPayload(message.content, message.msgid, panel.name, reportUrl(env, panel, message.channel));
     const results = await Promise.all(targets.map((device) => limit.run(() => deliver(env, push, device, payload, now))));

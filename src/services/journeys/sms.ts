@@ -9,6 +9,7 @@ import type { AttributeValue } from "../../domain/attributes";
 import { personalize } from "../../domain/merge-tags";
 import type { SmsStep } from "../../domain/journey";
 import { phoneDigits, replyKeyword, smsLength } from "../../domain/sms";
+import { NO_MOBILE, NO_SENDERS, PHONE_STOPPED, sendSkipOf } from "../../domain/send-skips";
 import { randomHex } from "../../lib/random";
 import { settleEach } from "../../lib/tasks";
 import type { NewEvent } from "../../domain/events";
@@ -59,8 +60,6 @@ export function enqueueSms(env: Pick<Env, "SENDS">, panelId: string, msgids: rea
   return enqueueNudges(env, "sms", panelId, msgids, delaySeconds, shard);
 }
 
-const SUPPRESSED = "the number is suppressed (it replied STOP or was stopped)";
-
 export type JourneySmsEnv = SmsSettingsEnv & Pick<Env, "SENDS">;
 
 /** What the step records for its SMS: the message row (and its short links), and whether it waits for a nudge to the provider. */
@@ -93,10 +92,11 @@ export async function planJourneySms(
   const links = insertSmsLinkStatements(db, shortened.links, now);
   const phone = phoneDigits(message.recipient);
   if (phone) content.to = phone;
-  if (phone && (await phoneSuppression(db, message.panelId, phone))) return planned("skipped", content, SUPPRESSED);
-  if (!sms) return planned("recorded", content, null, links);
-  if (!phone) return planned("skipped", content, "the contact has no valid MOBILE");
-  return planned("sending", content, null, links);
+  // The skip rule the simulation applies too (domain/send-skips.ts); without a provider the outbox records the message.
+  const stopped = phone !== null && (await phoneSuppression(db, message.panelId, phone)) !== null;
+  const skip = sendSkipOf("sms", message.recipient ?? "", { phoneStopped: stopped }, { ...NO_SENDERS, sms: sms !== null });
+  if (skip) return planned("skipped", content, skip.error);
+  return sms ? planned("sending", content, null, links) : planned("recorded", content, null, links);
 }
 
 export type SmsSendEnv = JourneySmsEnv & Env;
@@ -140,9 +140,9 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
       const content = message.content as { to?: string; body?: string; dlt_template_id?: string | null; provider_template_id?: string | null };
       const phone = content.to ?? phoneDigits(message.recipient);
       if (!provider) return settle(message, { status: "skipped", error: "the panel has no SMS provider any more" });
-      if (!phone) return settle(message, { status: "skipped", error: "the contact has no valid MOBILE" });
+      if (!phone) return settle(message, { status: "skipped", error: NO_MOBILE });
       // Rows without `to` were not covered by the claim's suppression read.
-      if (suppressed.has(phone) || (!content.to && (await phoneSuppression(db, panelId, phone)))) return settle(message, { status: "skipped", error: SUPPRESSED });
+      if (suppressed.has(phone) || (!content.to && (await phoneSuppression(db, panelId, phone)))) return settle(message, { status: "skipped", error: PHONE_STOPPED });
       const result = await limit.run(() => provider.send({
         id: message.msgid,
         panelId,

@@ -1,6 +1,16 @@
 import { DAY_MS } from "../../domain/time";
 import type { JourneyDefinition, JourneyStep, MessageStep, WebhookStep } from "../../domain/journey";
-import { isMessageStep } from "../../domain/journey";
+import { isMessageStep, type MessageChannel } from "../../domain/journey";
+import { emailAddressOf, messageRecipient, type ContactReach, type PanelSenders } from "../../domain/send-skips";
+import { phoneDigits } from "../../domain/sms";
+import { erasedKeysOf } from "../../domain/erasure";
+import type { SuppressionReason } from "../../domain/preferences";
+import { suppressionsOf } from "../../store/suppressions";
+import { stoppedPhones } from "../../store/sms";
+import { pushOptedOutOf } from "../../store/preferences";
+import { pushSubscriptionsOf, type PushSubscription } from "../../store/push";
+import { panelSms } from "../channels/sms/settings";
+import { panelPush } from "../channels/push/settings";
 import {
   cappedChannels,
   contactsToLoad,
@@ -22,7 +32,8 @@ import { refused, refusedField, succeeded, type Result } from "../../lib/problem
 import { newId } from "../../lib/random";
 import { NO_RULES } from "../../domain/message-rules";
 import { recordedSends } from "../../store/contact-sends";
-import { contactsByIds, type KeyedContact } from "../../store/contacts";
+import { contactsByIds, contactsWrittenBetween, type KeyedContact } from "../../store/contacts";
+import { filterMatches, type Filter } from "../../domain/filters";
 import { eventFromRow, getEventsByIds, type StoredEvent } from "../../store/events";
 import { getJourney } from "../../store/journeys/definitions";
 import {
@@ -38,7 +49,6 @@ import {
 import { listVersions } from "../../store/journeys/versions";
 import { membersAddedBetween } from "../../store/lists";
 import { segmentJoinsBetween } from "../../store/segments";
-import { simulationRefusal } from "../../domain/journey-simulatable";
 import { getPanel, type Panel } from "../../store/panels";
 import { topicsLeftByContact } from "../../store/topics";
 import type { ShardDb } from "../../store/shards";
@@ -121,10 +131,10 @@ async function definitionOf(db: ShardDb, panelId: string, journeyId: string, ver
 
 /**
  * Starts a simulation of the journey's version (its current one when absent) over the last
- * `days` days, and runs its first step. Refused when the journey or version does not exist, or
- * the journey is triggered by a segment filter of its own (its entries are not recorded with
- * their time). A list trigger enters the list's members at the time each was added
- * (list_members.added_at), a saved segment's the contacts that joined it (segment_changes).
+ * `days` days, and runs its first step. Refused when the journey or version does not exist. A
+ * list trigger enters the list's members at the time each was added (list_members.added_at), a
+ * saved segment's the contacts that joined it (segment_changes), a segment filter of the
+ * journey's own the contacts matching it now at their last write in the range.
  */
 export async function startSimulation(
   env: Env,
@@ -140,8 +150,6 @@ export async function startSimulation(
   if (!journey) return noSuchJourney(journeyId);
   const found = await definitionOf(db, panel.id, journeyId, body.version ?? null);
   if (!found) return refusedField("not_found", "version", `names no version of this journey (it is at version ${journey.version})`);
-  const refusal = simulationRefusal(found.definition.trigger);
-  if (refusal !== null) return refusedField("invalid", "trigger", refusal);
   const simulation = await insertSimulation(db, {
     panelId: panel.id,
     id: newId("sim"),
@@ -175,7 +183,61 @@ interface RuleReads {
   range: { from: number; to: number };
 }
 
-/** The contacts `ids` from the panel's shards (each on its own), with what the rules read of them. */
+/** The channels of the journey's message steps. */
+function channelsOf(definition: JourneyDefinition): Set<MessageChannel> {
+  return new Set(definition.steps.flatMap((s) => (isMessageStep(s) ? [s.type] : [])));
+}
+
+/**
+ * What the senders read of these contacts on the journey's channels (domain/send-skips.ts), as
+ * they are now: the stop of each one's email address or number, push turned off, push devices.
+ */
+async function reachOf(shards: PanelShards, panelId: string, contacts: ReadonlyMap<number, KeyedContact>, channels: ReadonlySet<MessageChannel>): Promise<Map<number, ContactReach>> {
+  const list = [...contacts.values()];
+  const ids = list.map((c) => c.id);
+  const email = (c: KeyedContact) => emailAddressOf(messageRecipient("email", c.attributes, c.key));
+  const phone = (c: KeyedContact) => phoneDigits(messageRecipient("sms", c.attributes, c.key));
+  const push = channels.has("apn") || channels.has("bpn");
+  const none = async <K, V>() => new Map<K, V>();
+  const [suppressed, stopped, turnedOff, web, app] = await Promise.all([
+    channels.has("email") ? emailStops(shards, panelId, list.map(email)) : none<string, SuppressionReason>(),
+    channels.has("sms") ? mergedMap(shards, (db) => stoppedPhones(db, panelId, list.flatMap((c) => phone(c) ?? []))) : none<string, true>(),
+    push ? mergedMap(shards, (db) => pushOptedOutOf(db, panelId, ids)) : none<number, true>(),
+    channels.has("bpn") ? mergedMap(shards, (db) => pushSubscriptionsOf(db, panelId, "web", ids)) : none<number, PushSubscription[]>(),
+    channels.has("apn") ? mergedMap(shards, (db) => pushSubscriptionsOf(db, panelId, "app", ids)) : none<number, PushSubscription[]>(),
+  ]);
+  const reach = new Map<number, ContactReach>();
+  for (const c of list) {
+    const number = phone(c);
+    const token = c.attributes.PUSH_TOKEN;
+    const installs = app.get(c.id) ?? [];
+    // As the push sender's devices: the app installs, and the PUSH_TOKEN attribute when not among them.
+    const appDevices = installs.length + (typeof token === "string" && token && !installs.some((d) => d.address === token) ? 1 : 0);
+    reach.set(c.id, {
+      emailSuppression: suppressed.get(email(c)) ?? null,
+      phoneStopped: number !== null && stopped.has(number),
+      pushTurnedOff: turnedOff.has(c.id),
+      webDevices: web.get(c.id)?.length ?? 0,
+      appDevices,
+    });
+  }
+  return reach;
+}
+
+/** The email suppressions of these addresses, an erased contact's found by its hash (as suppressionOf finds it). */
+async function emailStops(shards: PanelShards, panelId: string, addresses: readonly string[]): Promise<Map<string, SuppressionReason>> {
+  const byKey = await erasedKeysOf(panelId, addresses);
+  const found = await mergedMap(shards, (db) => suppressionsOf(db, panelId, [...byKey.keys()]));
+  return new Map([...found].map(([key, reason]) => [byKey.get(key)!, reason]));
+}
+
+/** What the panel sends SMS and push through now (a channel not set up leaves its messages in the outbox). */
+async function sendersOf(env: Env, home: ShardDb, panelId: string): Promise<PanelSenders> {
+  const [sms, push] = await Promise.all([panelSms(env, home, panelId), panelPush(env, home, panelId)]);
+  return { sms: sms !== null, webPush: push.web !== null, fcm: push.fcm !== null };
+}
+
+/** The contacts `ids` from the panel's shards (each on its own), with what the rules and the senders read of them. */
 async function loadContacts(shards: PanelShards, panelId: string, ids: readonly number[], rules?: RuleReads): Promise<Map<number, KeyedContact & SimContact>> {
   const contacts = new Map<number, KeyedContact & SimContact>();
   const capped = rules ? cappedChannels(rules.journey) : null;
@@ -188,7 +250,8 @@ async function loadContacts(shards: PanelShards, panelId: string, ids: readonly 
       rules && capped ? mergedMap(shards, (db) => recordedSends(db, panelId, page, capped.channels, { from: rules.range.from - capped.window, to: rules.range.to }, rules.journey.id)) : null,
       mergedMap(shards, (db) => topicsLeftByContact(db, panelId, page, topics)),
     ]);
-    for (const [id, contact] of found) contacts.set(id, { ...contact, sentAt: sends?.get(id), topicsLeft: left.get(id) });
+    const reach = rules ? await reachOf(shards, panelId, found, channelsOf(rules.journey.definition)) : null;
+    for (const [id, contact] of found) contacts.set(id, { ...contact, sentAt: sends?.get(id), topicsLeft: left.get(id), reach: reach?.get(id) });
   }
   return contacts;
 }
@@ -229,18 +292,39 @@ async function segmentEntriesOf(shards: PanelShards, panelId: string, segmentId:
   );
 }
 
-/** Every row `read` answers on each shard, page after page of MEMBERS_PER_READ, each page after `cursorOf` the last's last row. */
-async function everyPageOn<T, C>(shards: PanelShards, read: (db: ShardDb, after: C | null) => Promise<T[]>, cursorOf: (last: T) => C): Promise<T[]> {
-  const rows: T[] = [];
+/**
+ * Every row `read` answers on each shard, page after page of MEMBERS_PER_READ, each page after
+ * `cursorOf` the last's last row; of each page, what `keep` keeps (all when absent).
+ */
+async function everyPageOn<T, C, K = T>(shards: PanelShards, read: (db: ShardDb, after: C | null) => Promise<T[]>, cursorOf: (last: T) => C, keep?: (page: T[]) => K[]): Promise<K[]> {
+  const rows: K[] = [];
   for (const db of shards) {
     for (let after: C | null = null; ; ) {
       const page = await read(db, after);
-      rows.push(...page);
+      rows.push(...(keep ? keep(page) : (page as unknown as K[])));
       if (page.length < MEMBERS_PER_READ) break;
       after = cursorOf(page.at(-1)!);
     }
   }
   return rows;
+}
+
+/**
+ * A segment journey of its own filter's entries: the contacts that match it now and were last
+ * written within the range, each at that write (since when they are known to match; they may
+ * have matched before), oldest first. A contact matching now that was not written since before
+ * the range matched all through it: a member before the range, not entered (as a saved
+ * segment's members before the range are not). One that matched in the range and not now is
+ * not known.
+ */
+async function filterEntriesOf(shards: PanelShards, panelId: string, filter: Filter, sim: JourneySimulation): Promise<Array<[number, number]>> {
+  const matching = await everyPageOn(
+    shards,
+    (db, after: number | null) => contactsWrittenBetween(db, panelId, { from: sim.from, to: sim.to }, after ?? 0, MEMBERS_PER_READ),
+    (last) => last.id,
+    (page) => page.flatMap((c): Array<[number, number]> => (filterMatches(filter, c.attributes) ? [[c.writtenAt, c.id]] : [])),
+  );
+  return entriesInOrder(matching, true);
 }
 
 export type SimulationStepOutcome = "more" | "done" | "stopped";
@@ -261,13 +345,19 @@ export async function simulationStep(env: Env, shards: PanelShards, panelId: str
   }
   // The panel's rules as they are now, as the contacts' attributes are read.
   const panel = await getPanel(env.DB, panelId);
-  const journey: SimulatedJourney = { id: sim.journeyId, definition: found.definition, rules: { rules: panel?.messageRules ?? NO_RULES, timezone: panel?.timezone ?? "UTC" } };
+  const journey: SimulatedJourney = {
+    id: sim.journeyId,
+    definition: found.definition,
+    rules: { rules: panel?.messageRules ?? NO_RULES, timezone: panel?.timezone ?? "UTC" },
+    senders: await sendersOf(env, db, panelId),
+  };
   let state: SimulationState;
   if (sim.cursor === null) {
     state = newSimulationState();
     const { trigger } = found.definition;
     if (trigger.type === "list") state.entries = await listEntriesOf(shards, panelId, trigger.listid, sim);
     else if (trigger.type === "segment" && trigger.segment !== undefined) state.entries = await segmentEntriesOf(shards, panelId, trigger.segment, sim);
+    else if (trigger.type === "segment" && trigger.filter !== undefined) state.entries = await filterEntriesOf(shards, panelId, trigger.filter, sim);
   } else {
     const object = await env.FILES.get(stateKey(sim, sim.cursor));
     if (!object) {

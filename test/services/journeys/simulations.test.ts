@@ -9,6 +9,11 @@ import { eventually, pipelineSettled } from "../../support/activity";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
 import { changeContactTopics } from "../../../src/services/topics/choices";
 import { admin, apiFor, contactsOf, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { NO_MOBILE, PHONE_STOPPED, PUSH_TURNED_OFF } from "../../../src/domain/send-skips";
+import { setPushOptOut } from "../../../src/store/preferences";
+import { putPushSubscription } from "../../../src/store/push";
+import { suppressPhone } from "../../../src/store/sms";
+import { suppressAddress } from "../../../src/store/suppressions";
 import { addMembersQuietly, cartPanel, createWebhook, delivered, startJourney } from "../../support/journeys";
 
 const HOUR = 3_600_000;
@@ -165,6 +170,83 @@ describe("journey simulations on history", () => {
     expect(await count("contact_sends", panel)).toBe(1);
   });
 
+  it("counts the messages the senders would skip, per step with the reason they record: no address on the channel, a suppressed one", async () => {
+    const panel = await createPanel();
+    await cartPanel(panel);
+    expect((await admin("PUT", `/panels/${panel.id}/sms`, { provider: "twilio", account_sid: "AC0123456789abcdef0123456789abcdef", auth_token: "tok", from: "+15005550006" })).status).toBe(200);
+    expect((await admin("PUT", `/panels/${panel.id}/push`, { web_push: { subject: "mailto:ops@shop.example" } })).status).toBe(200);
+    const journey = await startJourney(
+      panel,
+      {
+        trigger: { type: "activity", activity: "add_to_cart" },
+        steps: [
+          { id: "mail", type: "email", subject: "Hi", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+          { id: "text", type: "sms", after: "mail", text: "Hi" },
+          { id: "note", type: "bpn", after: "text", text: "Hi" },
+        ],
+      },
+      null,
+    );
+    // a reaches every channel; b's address, number and push are stopped; c has no number and no browser.
+    const add = apiFor(panel);
+    await add("contact", "add", { data: { EMAIL: "a@example.com", MOBILE: "+15550001" } });
+    await add("contact", "add", { data: { EMAIL: "b@example.com", MOBILE: "+15550002" } });
+    await add("contact", "add", { data: { EMAIL: "c@example.com" } });
+    for (const who of ["a", "b", "c"]) await happened(panel, "add_to_cart", `${who}@example.com`, HOUR);
+    await pipelineSettled(panel.id);
+    const ids = new Map((await contactsOf(panel.id)).map((c) => [c.key, c.id]));
+    await suppressAddress(panelData, panel.id, "b@example.com", "hard_bounce", null, 0);
+    await suppressPhone(panelData, panel.id, "15550002", "stop", 0);
+    await setPushOptOut(panelData, panel.id, ids.get("b@example.com")!, true, 0);
+    await putPushSubscription(panelData, { panelId: panel.id, kind: "web", address: "https://push.example/a", p256dh: "k", auth: "a", platform: null, contactKey: "a@example.com", uniqueid: null }, 0);
+
+    const simulated = await admin("POST", `${journey.path}/simulations`, { days: 1 });
+    expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);
+    expect(simulated.body).toMatchObject({ state: "done", result: { entered: 3, completed: 3, messages: { email: 2, sms: 1, bpn: 1 }, skipped: { cap: 0, topic: 0, address: 2, suppressed: 3 } } });
+    expect(simulated.body.result.steps).toEqual({
+      mail: { acted: 3, waiting: 0, skipped_suppressed: 1, skip_reasons: { "the address is suppressed (hard bounce)": 1 } },
+      text: { acted: 3, waiting: 0, skipped_address: 1, skipped_suppressed: 1, skip_reasons: { [NO_MOBILE]: 1, [PHONE_STOPPED]: 1 } },
+      note: { acted: 3, waiting: 0, skipped_address: 1, skipped_suppressed: 1, skip_reasons: { "the contact has no web push subscription": 1, [PUSH_TURNED_OFF]: 1 } },
+    });
+    // A skipped message is no sample: none was sent.
+    const sampled = (step: string) => simulated.body.result.samples.messages.filter((m: { step_id: string }) => m.step_id === step).map((m: { contact_key: string }) => m.contact_key);
+    expect([sampled("mail"), sampled("text"), sampled("note")]).toEqual([["a@example.com", "c@example.com"], ["a@example.com"], ["a@example.com"]]);
+    expect(await count("journey_messages", panel)).toBe(0);
+  });
+
+  it("follows a wait for an open to its timeout, counting as unknown the waits after a message that would have gone out (not those after a skipped one)", async () => {
+    const panel = await createPanel();
+    await cartPanel(panel);
+    const journey = await startJourney(
+      panel,
+      {
+        trigger: { type: "activity", activity: "add_to_cart" },
+        steps: [
+          { id: "mail", type: "email", subject: "Hi", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+          { id: "opened", type: "wait_for_event", after: "mail", events: ["open", "click"], within: "1d" },
+          { id: "thanks", type: "email", after: "opened", on: "event", subject: "Thanks", html: "<p>Thanks</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+          { id: "again", type: "email", after: "opened", on: "timeout", subject: "Again", html: "<p>Again</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+        ],
+      },
+      null,
+    );
+    // a's day is over, c's is not; b's address is suppressed: its wait can only time out.
+    await happened(panel, "add_to_cart", "a@example.com", 3 * DAY);
+    await happened(panel, "add_to_cart", "b@example.com", 3 * DAY);
+    await happened(panel, "add_to_cart", "c@example.com", HOUR);
+    await pipelineSettled(panel.id);
+    await suppressAddress(panelData, panel.id, "b@example.com", "unsubscribe", null, 0);
+
+    const simulated = await admin("POST", `${journey.path}/simulations`, { days: 7 });
+    expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);
+    expect(simulated.body).toMatchObject({ state: "done", result: { entered: 3, completed: 2, active: 1, unknown: 2, messages: { email: 3 }, skipped: { suppressed: 2 } } });
+    expect(simulated.body.result.steps).toEqual({
+      mail: { acted: 3, waiting: 0, skipped_suppressed: 1, skip_reasons: { "the address is suppressed (unsubscribed)": 1 } },
+      opened: { acted: 3, waiting: 1, unknown: 2 },
+      again: { acted: 2, waiting: 0, skipped_suppressed: 1, skip_reasons: { "the address is suppressed (unsubscribed)": 1 } },
+    });
+  });
+
   it("erasing a contact drops the samples naming it from the kept results, leaving the figures and others' samples", async () => {
     const panel = await createPanel();
     await cartPanel(panel);
@@ -214,7 +296,7 @@ describe("journey simulations on history", () => {
     expect(await count("journey_instances", panel)).toBe(0);
   });
 
-  it("simulates a saved segment's journey from the joins in its history, each contact once at its first join; refuses a filter of its own naming trigger", async () => {
+  it("simulates a saved segment's journey from the joins in its history, each contact once at its first join", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);
     const keys = ["a@example.com", "b@example.com", "c@example.com", "old@example.com", "left@example.com"];
@@ -256,11 +338,33 @@ describe("journey simulations on history", () => {
     expect(await count("journey_instances", panel)).toBe(0);
     expect(await count("journey_messages", panel)).toBe(0);
 
-    const byFilter = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: [{ id: "d", type: "delay", for: "1h" }] }, null);
-    const refused = await admin("POST", `${byFilter.path}/simulations`, { days: 7 });
-    expect(refused.status).toBe(400);
-    expect(refused.body.errors).toEqual([{ field: "trigger", message: expect.stringContaining("a segment journey with a filter of its own cannot be simulated") }]);
-    expect((await admin("GET", `${byFilter.path}/simulations`)).body.simulations).toEqual([]);
+  });
+
+  it("simulates a segment filter of the journey's own: the contacts matching it now enter at their last write in the range, those unchanged since before it do not", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    for (const [key, city] of [["a@example.com", "Pune"], ["b@example.com", "Pune"], ["c@example.com", "Goa"], ["old@example.com", "Pune"]]) {
+      expect((await api("contact", "add", { data: { EMAIL: key, CITY: city } })).status).toBe(200);
+    }
+    const journey = await startJourney(
+      panel,
+      { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: [{ id: "hello", type: "email", subject: "Hi {{EMAIL}}", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }, { id: "d", type: "delay", for: "2d", after: "hello" }] },
+      null,
+    );
+    // b was written 5 days back, a an hour back: a still waits at the delay. c does not match; old was last written before the range.
+    const written: Record<string, number> = { "a@example.com": HOUR, "b@example.com": 5 * DAY, "c@example.com": 3 * DAY, "old@example.com": 10 * DAY };
+    for (const [key, ago] of Object.entries(written)) {
+      await panelData.prepare("UPDATE contacts SET updated_at = ? WHERE panel_id = ? AND pk_value = ?").bind(Date.now() - ago, panel.id, key).run();
+    }
+
+    const simulated = await admin("POST", `${journey.path}/simulations`, { days: 7 });
+    expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);
+    expect(simulated.body).toMatchObject({ state: "done", result: { entered: 2, completed: 1, active: 1, messages: { email: 2 } } });
+    expect(simulated.body.result.steps).toEqual({ hello: { acted: 2, waiting: 0 }, d: { acted: 2, waiting: 1 } });
+    const samples = simulated.body.result.samples.messages as Array<{ contact_key: string; at: number }>;
+    expect(samples.map((m) => m.contact_key)).toEqual(["b@example.com", "a@example.com"]);
+    expect(samples[0]!.at).toBeLessThan(Date.now() - 5 * DAY + HOUR);
+    expect(await count("journey_instances", panel)).toBe(0);
   });
 
   it("enters a list's members between events over several steps, each step keeping only the entries not yet taken", async () => {

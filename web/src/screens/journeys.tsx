@@ -5,7 +5,6 @@ import { BLANK, TEMPLATES, type JourneyTemplate } from "../journey-builder/templ
 import { Link, navigate } from "../router";
 import { JourneyReport } from "./journey-report";
 import type { ListView, SegmentView } from "../../../src/domain/answers";
-import { simulationRefusal } from "../../../src/domain/journey-simulatable";
 import type {
   JourneyBody,
   JourneyInput,
@@ -234,15 +233,13 @@ function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string
   const live = useNodeCounters(panelId, journey);
   const [simulated, setSimulated] = useState<Map<string, NodeCounters>>();
   const counters = simulated ?? live;
-  // The Worker's own rule: the button is offered exactly when the simulation would be accepted.
-  const refusal = simulationRefusal(journey.trigger);
   const save = async (definition: JourneyInput, layout: JourneyLayout) => {
     const body: JourneyBody = { ...definition, layout };
     await admin("PUT", panelId, path, body);
   };
   return (
     <Suspense fallback={<Loading />}>
-      {refusal === null ? <Simulation panelId={panelId} journey={journey} editable={editable} onFigures={setSimulated} /> : <p className="muted">Not simulated on history: {refusal}.</p>}
+      <Simulation panelId={panelId} journey={journey} editable={editable} onFigures={setSimulated} />
       <JourneyBuilder
         panelId={panelId}
         name={journey.name}
@@ -283,6 +280,11 @@ function simulatedCounters(result: JourneySimulationResult): Map<string, NodeCou
     // Under the panel's rules: skipped for a full cap or a left topic, held by quiet hours or a cap.
     if (f.skipped_cap) node["skipped: cap"] = f.skipped_cap;
     if (f.skipped_topic) node["skipped: topic"] = f.skipped_topic;
+    // Skipped by the senders, as the live message would record it: no address on the channel, or a stopped one.
+    if (f.skipped_address) node["skipped: no address"] = f.skipped_address;
+    if (f.skipped_suppressed) node["skipped: suppressed"] = f.skipped_suppressed;
+    // A wait for an open, click or delivery of a message that would have gone out: its outcome is not known (counted on its timeout).
+    if (f.unknown) node["unknown: opens/clicks"] = f.unknown;
     if (f.deferred) node.deferred = f.deferred;
     figures.set(step, node);
   }
@@ -326,6 +328,7 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
       setFailure(failureOf(problem).message);
     }
   };
+  const skipReasons = Object.entries(result?.steps ?? {}).flatMap(([step, f]) => Object.entries(f.skip_reasons ?? {}).map(([reason, n]) => [step, reason, n] as const));
   const message = result?.samples.messages[0];
   const webhook = result?.samples.webhooks[0];
   return (
@@ -333,7 +336,11 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
       <h3>Simulate on history</h3>
       <p className="muted">
         Runs version {journey.version} over the activities recorded in the last days{journey.trigger.type === "list" && " and the list's members from when each was added"}
-        {journey.trigger.type === "segment" && " and the contacts that joined the segment, each from its first join in those days (members from before are not entered)"}, sending nothing: messages have no opens or clicks; caps, quiet hours and topics apply as they are set now.
+        {journey.trigger.type === "segment" &&
+          (journey.trigger.segment !== undefined
+            ? " and the contacts that joined the segment, each from its first join in those days (members from before are not entered)"
+            : " and the contacts matching the filter now, each from its last change in those days (those unchanged since before are not entered)")}
+        , sending nothing: whether a message would be opened or clicked is not known (a wait for it counts as unknown); caps, quiet hours, topics, suppressions and devices apply as they are now.
       </p>
       <div className="row">
         <label>
@@ -361,9 +368,24 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
           <p aria-label="Simulation result">
             Last {simulation.days} days ({simulation.events_read} activities): {result.entered} would have entered, {result.completed} completed, {result.exited} left on the goal, {result.active} waiting now.
             Messages: {Object.entries(result.messages).map(([channel, n]) => `${n} ${channel}`).join(", ") || "none"}
-            {result.skipped && ` (skipped: ${result.skipped.cap} for a cap, ${result.skipped.topic} for a topic; ${result.deferred ?? 0} deferred)`}. Webhook calls:{" "}
+            {result.skipped &&
+              ` (skipped: ${result.skipped.cap} for a cap, ${result.skipped.topic} for a topic, ${result.skipped.address ?? 0} for no address, ${result.skipped.suppressed ?? 0} for a suppressed one; ${result.deferred ?? 0} deferred)`}
+            . Webhook calls:{" "}
             {Object.values(result.webhooks).reduce((a, b) => a + b, 0)}.
+            {result.unknown ? ` ${result.unknown} waits for an open, click or delivery of a message not sent: unknown, counted on their timeout branch.` : ""}
           </p>
+          {skipReasons.length > 0 && (
+            <details>
+              <summary>Why messages would be skipped</summary>
+              <ul aria-label="Skip reasons">
+                {skipReasons.map(([step, reason, n]) => (
+                  <li key={`${step} ${reason}`}>
+                    {step}: {n} × {reason}
+                  </li>
+                ))}
+              </ul>
+            </details>
+          )}
           {message && (
             <details>
               <summary>Sample message ({message.channel}, step {message.step_id}, to {message.contact_key})</summary>
