@@ -43,6 +43,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       response.writeHead(200, { "content-type": "text/plain" }).end("ok");
     });
   });
+  // Idle sockets outlive any test (test/node/receiver.ts says why).
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const at = (path: string) => received.get(path) ?? [];
