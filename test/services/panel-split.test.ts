@@ -10,6 +10,9 @@ import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { instancesOn, keysOn, listCampaign, textsOn } from "../support/partitions";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { setJourneyStatus } from "../../src/services/journeys/set-status";
+import { campaign, outbox, waitForCampaign } from "../support/broadcasts";
 import { act, countersOf, cronAt, createWebhook, delivered, helloPauseLater, MINUTE, startJourney } from "../support/journeys";
 
 // Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
@@ -589,3 +592,85 @@ async function storedOn(db: ShardDb, panelId: string): Promise<Record<string, nu
   const { results } = await db.prepare("SELECT subject, n FROM panel_counts WHERE panel_id = ?").bind(panelId).all<{ subject: string; n: number | null }>();
   return Object.fromEntries(results.map((r) => [r.subject, r.n]));
 }
+
+describe("what starts on a panel after its split's start check (decision 0047)", () => {
+  /** A panel (no map, lead time 0) with a list of three contacts on each side of the split point, a draft campaign to it and a split recorded as its start's check passed it. */
+  async function panelWithCampaign(prefix: string) {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    const keys = [...sideKeys(panel.id, prefix, true, 3), ...sideKeys(panel.id, prefix, false, 3)].sort();
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    const moveId = `mov_${prefix}_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    const sendNow = async () => expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    return { panel, keys, id, moveId, sendNow };
+  }
+
+  it("fails the split cleanly at its first step when a campaign started publishing after the start's check: nothing copied, the map unchanged", async () => {
+    const { panel, id, keys, moveId, sendNow } = await panelWithCampaign("race");
+    await sendNow();
+    await publishDueBroadcasts(env, Date.now());
+    expect((await campaign(panel, id)).status).not.toBe("scheduled");
+    expect(await runMoveStep(env, moveId, TUNING)).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "failed", error: expect.stringContaining("campaign") });
+    expect((await getPanel(env.DB, panel.id))!.partitions).toEqual([]);
+    expect(await keysOn(shard0, panel.id)).toEqual([]);
+    expect(await rowCount(shard0, "lists", panel.id)).toBe(0);
+    // The campaign goes on where it was laid out: every member once.
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: keys.length, sent: keys.length } });
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(keys);
+    expect(await panelData.prepare("SELECT COUNT(*) AS n FROM panels_in_transit WHERE panel_id LIKE ?").bind(`${panel.id}/%`).first("n")).toBe(0);
+  }, 60_000);
+
+  it("holds a campaign's start from the split's first step to its end; it then publishes over the new map, each member once", async () => {
+    const { panel, id, keys, moveId, sendNow } = await panelWithCampaign("held");
+    let clock = Date.now();
+    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
+    expect(await step()).toEqual({ next: "now" });
+    await sendNow();
+    await publishDueBroadcasts(env, Date.now());
+    expect((await campaign(panel, id)).status).toBe("scheduled");
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    await publishDueBroadcasts(env, Date.now());
+    expect((await campaign(panel, id)).status).toBe("scheduled");
+    clock += TUNING.settleMs;
+    expect(await step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "done", error: null });
+
+    await publishDueBroadcasts(env, Date.now());
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: keys.length, sent: keys.length } });
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(keys);
+    // Each shard inserted its own contacts' recipients.
+    const recipientsOn = (db: ShardDb) => textsOn(db, "SELECT c.pk_value FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? ORDER BY 1", id);
+    expect(await recipientsOn(shard0)).toEqual(keys.filter((k) => moving(panel.id, k)));
+    expect(await recipientsOn(panelData)).toEqual(keys.filter((k) => !moving(panel.id, k)));
+  }, 60_000);
+
+  it("a segment journey set running with the map from before the switch reaches the target after the settle time: its contacts there enter once", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: PUNE }, steps: helloPauseLater(hook.id) }, null);
+    const matching = [...sideKeys(panel.id, "set", true, 3), ...sideKeys(panel.id, "set", false, 3)];
+    for (const key of matching) expect((await api("contact", "add", { data: { EMAIL: key, CITY: "Pune" } })).status).toBe(200);
+    const before = (await getPanel(env.DB, panel.id))!;
+    const moveId = `mov_setrunning_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    let clock = Date.now();
+    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
+    expect(await step()).toEqual({ next: "now" });
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    // Set running by a caller that read the map before the switch: its copies reach no shard but the home.
+    const started = await setJourneyStatus(env, panelData, before, journey.id, "running", { operator: null });
+    expect(started.ok).toBe(true);
+    expect(await shard0.prepare("SELECT status FROM journeys WHERE id = ?").bind(journey.id).first("status")).toBe("draft");
+    await cronAt(clock);
+    clock += TUNING.settleMs;
+    expect(await step()).toEqual({ next: "none" });
+    expect(await shard0.prepare("SELECT status FROM journeys WHERE id = ?").bind(journey.id).first("status")).toBe("running");
+    await expectEachOnce(panel, hook, journey, matching);
+  }, 120_000);
+});
