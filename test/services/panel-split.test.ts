@@ -8,12 +8,13 @@ import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
 import { isPanelMovingError } from "../../src/lib/moving";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
-import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
-import { instancesOn, keysOn, listCampaign, textsOn } from "../support/partitions";
+import { admin, apiFor, call, createPanel, panelData, receiver, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { instancesOn, keysOn, listCampaign, settledOnBoth, textsOn } from "../support/partitions";
+import { twilioSignature } from "../../src/services/channels/sms/twilio";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { setJourneyStatus } from "../../src/services/journeys/set-status";
 import { campaign, outbox, waitForCampaign } from "../support/broadcasts";
-import { act, countersOf, cronAt, createWebhook, delivered, helloPauseLater, MINUTE, startJourney } from "../support/journeys";
+import { act, cartPanel, countersOf, cronAt, createWebhook, delivered, helloPauseLater, messagesOf, MINUTE, startJourney } from "../support/journeys";
 
 // Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
 // while it serves: buckets 2048–4095 move to SHARD_0. The steps are run here one by one, with
@@ -672,5 +673,68 @@ describe("what starts on a panel after its split's start check (decision 0047)",
     expect(await step()).toEqual({ next: "none" });
     expect(await shard0.prepare("SELECT status FROM journeys WHERE id = ?").bind(journey.id).first("status")).toBe("running");
     await expectEachOnce(panel, hook, journey, matching);
+  }, 120_000);
+});
+
+describe("messages sent before a split, their contacts moved (decision 0047)", () => {
+  it("a journey SMS's delivery receipt and its short link's click after the split find the message on its contact's new shard, once each", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const token = `tok-${panel.id}`;
+    const put = await admin("PUT", `/panels/${panel.id}/sms`, { provider: "twilio", account_sid: `AC${crypto.randomUUID().replaceAll("-", "")}`, auth_token: token, from: "+15005550006" });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const reportUrl = put.body.delivery_report_url as string;
+    const { cart } = await cartPanel(panel);
+    await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "sms", type: "sms", text: "Your cart: https://shop.example.com/cart" }] });
+    // One contact of the moving buckets and one that stays, each sent an SMS with a short link before the split.
+    const [mover, stayer] = [sideKeys(panel.id, "sms", true, 1)[0]!, sideKeys(panel.id, "sms", false, 1)[0]!];
+    const sent: Record<string, { sid: string; code: string }> = {};
+    for (const [i, key] of [mover, stayer].entries()) {
+      const MOBILE = `+1415555010${i}`;
+      expect((await api("contact", "add", { data: { EMAIL: key, MOBILE } })).status).toBe(200);
+      const sid = `SM${crypto.randomUUID().replaceAll("-", "")}`;
+      await receiver.script("twilio-api", [{ status: 201, body: JSON.stringify({ sid, status: "queued" }) }]);
+      await act(panel, cart, key);
+      const request = await eventually(async () => (await receiver.requests("twilio-api")).find((r) => new URLSearchParams(r.body).get("To") === MOBILE && r.path.includes(put.body.account_sid)));
+      const code = /\/s\/([A-Za-z0-9_-]{12})/.exec(new URLSearchParams(request.body).get("Body")!)![1]!;
+      await eventually(async () => ((await messagesOf(panel, "sms")).filter((m) => m.status === "sent").length === i + 1 ? true : undefined));
+      sent[key] = { sid, code };
+    }
+
+    const moveId = `mov_sms_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    let clock = Date.now();
+    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
+    expect(await step()).toEqual({ next: "now" });
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    clock += TUNING.settleMs;
+    expect(await step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "done", error: null });
+
+    // The provider reports both delivered, and each recipient follows their link.
+    for (const key of [mover, stayer]) {
+      const params = { MessageSid: sent[key]!.sid, MessageStatus: "delivered", AccountSid: put.body.account_sid, To: "x" };
+      const url = `https://api.test${new URL(reportUrl).pathname}`;
+      const signature = await twilioSignature(token, url, new URLSearchParams(params));
+      const receipt = await call(new URL(url).pathname, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature }, body: new URLSearchParams(params) });
+      expect(await receipt.text(), key).toBe("ok");
+      const visit = await call(`/s/${sent[key]!.code}`, { redirect: "manual" });
+      expect(visit.status).toBe(302);
+      expect(visit.headers.get("location")).toBe("https://shop.example.com/cart");
+    }
+    await settledOnBoth(panel.id);
+    const smsEvents = async (db: ShardDb) =>
+      textsOn(db, "SELECT c.pk_value || ' ' || e.name FROM events e JOIN contacts c ON c.id = e.contact_id WHERE e.panel_id = ? AND e.channel = 'sms' ORDER BY 1", panel.id);
+    await eventually(async () => ((await smsEvents(shard0)).length + (await smsEvents(panelData)).length >= 4 ? true : undefined));
+    expect(await smsEvents(shard0)).toEqual([`${mover} click`, `${mover} delivered`]);
+    expect(await smsEvents(panelData)).toEqual([`${stayer} click`, `${stayer} delivered`]);
+    const deliveryOn = (db: ShardDb) => textsOn(db, "SELECT c.pk_value || ' ' || m.delivery FROM journey_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? ORDER BY 1", panel.id);
+    expect(await deliveryOn(shard0)).toEqual([`${mover} delivered`]);
+    expect(await deliveryOn(panelData)).toEqual([`${stayer} delivered`]);
+    // Each link lives with its message: an erasure or housekeeping on the contact's shard reaches it.
+    const linksOn = (db: ShardDb) => textsOn(db, "SELECT c.pk_value FROM sms_links l JOIN journey_messages m ON m.msgid = l.msgid JOIN contacts c ON c.id = m.contact_id WHERE l.panel_id = ? ORDER BY 1", panel.id);
+    expect(await linksOn(shard0)).toEqual([mover]);
+    expect(await linksOn(panelData)).toEqual([stayer]);
+    expect(await rowCount(panelData, "sms_links", panel.id)).toBe(1);
   }, 120_000);
 });
