@@ -12,6 +12,8 @@ import { admin, apiFor, call, createPanel, panelData, receiver, TEST_SHARD, type
 import { instancesOn, keysOn, listCampaign, settledOnBoth, textsOn } from "../support/partitions";
 import { twilioSignature } from "../../src/services/channels/sms/twilio";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { recordBounce } from "../../src/services/broadcasts/engagement";
+import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import { setJourneyStatus } from "../../src/services/journeys/set-status";
 import { campaign, outbox, waitForCampaign } from "../support/broadcasts";
 import { act, cartPanel, countersOf, cronAt, createWebhook, delivered, helloPauseLater, messagesOf, MINUTE, startJourney } from "../support/journeys";
@@ -736,5 +738,50 @@ describe("messages sent before a split, their contacts moved (decision 0047)", (
     expect(await linksOn(shard0)).toEqual([mover]);
     expect(await linksOn(panelData)).toEqual([stayer]);
     expect(await rowCount(panelData, "sms_links", panel.id)).toBe(1);
+  }, 120_000);
+});
+
+describe("campaign mail sent before a split, its contacts moved (decision 0047)", () => {
+  it("a bounce and an open after the split find each message on its contact's shard: the bounce suppresses the address there, each counted once", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    const [mover, stayer] = [sideKeys(panel.id, "mail", true, 1)[0]!, sideKeys(panel.id, "mail", false, 1)[0]!];
+    for (const key of [mover, stayer]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    await publishDueBroadcasts(env, Date.now());
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 2, sent: 2 } });
+
+    const moveId = `mov_mail_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    let clock = Date.now();
+    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
+    expect(await step()).toEqual({ next: "now" });
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    clock += TUNING.settleMs;
+    expect(await step()).toEqual({ next: "none" });
+
+    const messageOf = async (db: ShardDb, key: string) =>
+      db.prepare("SELECT m.contact_id, m.provider_msg_id FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND c.pk_value = ?").bind(id, key).first<{ contact_id: number; provider_msg_id: string }>();
+    const signer = new TrackingSigner(env.SECRETS_KEY);
+    for (const [key, db] of [[mover, shard0], [stayer, panelData]] as const) {
+      const message = (await messageOf(db, key))!;
+      expect(message, key).not.toBeNull();
+      expect(await recordBounce(env, { providerMessageId: message.provider_msg_id, permanent: true, addresses: [], detail: {} }, Date.now()), key).toBe(true);
+      expect((await call(`/t/o/${await signer.sign({ kind: "open", panelId: panel.id, campaignId: id, contactId: message.contact_id })}`)).status).toBe(200);
+    }
+    await settledOnBoth(panel.id);
+    const mailEvents = (db: ShardDb) =>
+      textsOn(db, "SELECT c.pk_value || ' ' || e.name FROM events e JOIN contacts c ON c.id = e.contact_id WHERE e.panel_id = ? AND e.channel = 'email' AND e.name IN ('bounce', 'open') ORDER BY 1", panel.id);
+    await eventually(async () => ((await mailEvents(shard0)).length + (await mailEvents(panelData)).length >= 4 ? true : undefined));
+    expect(await mailEvents(shard0)).toEqual([`${mover} bounce`, `${mover} open`]);
+    expect(await mailEvents(panelData)).toEqual([`${stayer} bounce`, `${stayer} open`]);
+    const suppressedOn = (db: ShardDb) => textsOn(db, "SELECT address || ' ' || reason FROM email_suppressions WHERE panel_id = ? ORDER BY 1", panel.id);
+    expect(await suppressedOn(shard0)).toEqual([`${mover} hard_bounce`]);
+    expect(await suppressedOn(panelData)).toEqual([`${stayer} hard_bounce`]);
+    const bounced = (db: ShardDb) => textsOn(db, "SELECT c.pk_value FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND m.bounced_at IS NOT NULL ORDER BY 1", id);
+    expect([...(await bounced(shard0)), ...(await bounced(panelData))]).toEqual([mover, stayer].sort());
   }, 120_000);
 });
