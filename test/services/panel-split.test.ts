@@ -597,28 +597,19 @@ async function storedOn(db: ShardDb, panelId: string): Promise<Record<string, nu
 }
 
 describe("what starts on a panel after its split's start check (decision 0047)", () => {
-  /** A panel (no map, lead time 0) with a list of three contacts on each side of the split point, a draft campaign to it and a split recorded as its start's check passed it. */
+  /** Three contacts on each side of the split point in a list, a draft campaign to it and a split recorded as its start's check passed it. */
   async function panelWithCampaign(prefix: string) {
-    const panel = await createPanel();
-    const api = apiFor(panel);
-    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
-    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
-    const keys = [...sideKeys(panel.id, prefix, true, 3), ...sideKeys(panel.id, prefix, false, 3)].sort();
-    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
-    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
-    const moveId = `mov_${prefix}_${panel.id}`;
-    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
-    const sendNow = async () => expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
-    return { panel, keys, id, moveId, sendNow };
+    const { panel, list, keys } = await readersPanel((id) => [...sideKeys(id, prefix, true, 3), ...sideKeys(id, prefix, false, 3)].sort());
+    return { panel, keys, ...(await campaignTo(panel, list)), split: await recordedSplit(panel.id, prefix) };
   }
 
   it("fails the split cleanly at its first step when a campaign started publishing after the start's check: nothing copied, the map unchanged", async () => {
-    const { panel, id, keys, moveId, sendNow } = await panelWithCampaign("race");
+    const { panel, id, keys, split, sendNow } = await panelWithCampaign("race");
     await sendNow();
     await publishDueBroadcasts(env, Date.now());
     expect((await campaign(panel, id)).status).not.toBe("scheduled");
-    expect(await runMoveStep(env, moveId, TUNING)).toEqual({ next: "none" });
-    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "failed", error: expect.stringContaining("campaign") });
+    expect(await split.step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, split.moveId))!).toMatchObject({ state: "failed", error: expect.stringContaining("campaign") });
     expect((await getPanel(env.DB, panel.id))!.partitions).toEqual([]);
     expect(await keysOn(shard0, panel.id)).toEqual([]);
     expect(await rowCount(shard0, "lists", panel.id)).toBe(0);
@@ -629,19 +620,17 @@ describe("what starts on a panel after its split's start check (decision 0047)",
   }, 60_000);
 
   it("holds a campaign's start from the split's first step to its end; it then publishes over the new map, each member once", async () => {
-    const { panel, id, keys, moveId, sendNow } = await panelWithCampaign("held");
-    let clock = Date.now();
-    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
-    expect(await step()).toEqual({ next: "now" });
+    const { panel, id, keys, split, sendNow } = await panelWithCampaign("held");
+    expect(await split.step()).toEqual({ next: "now" });
     await sendNow();
     await publishDueBroadcasts(env, Date.now());
     expect((await campaign(panel, id)).status).toBe("scheduled");
-    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
     await publishDueBroadcasts(env, Date.now());
     expect((await campaign(panel, id)).status).toBe("scheduled");
-    clock += TUNING.settleMs;
-    expect(await step()).toEqual({ next: "none" });
-    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "done", error: null });
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, split.moveId))!).toMatchObject({ state: "done", error: null });
 
     await publishDueBroadcasts(env, Date.now());
     expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: keys.length, sent: keys.length } });
@@ -660,19 +649,16 @@ describe("what starts on a panel after its split's start check (decision 0047)",
     const matching = [...sideKeys(panel.id, "set", true, 3), ...sideKeys(panel.id, "set", false, 3)];
     for (const key of matching) expect((await api("contact", "add", { data: { EMAIL: key, CITY: "Pune" } })).status).toBe(200);
     const before = (await getPanel(env.DB, panel.id))!;
-    const moveId = `mov_setrunning_${panel.id}`;
-    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
-    let clock = Date.now();
-    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
-    expect(await step()).toEqual({ next: "now" });
-    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    const split = await recordedSplit(panel.id, "setrunning");
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
     // Set running by a caller that read the map before the switch: its copies reach no shard but the home.
     const started = await setJourneyStatus(env, panelData, before, journey.id, "running", { operator: null });
     expect(started.ok).toBe(true);
     expect(await shard0.prepare("SELECT status FROM journeys WHERE id = ?").bind(journey.id).first("status")).toBe("draft");
-    await cronAt(clock);
-    clock += TUNING.settleMs;
-    expect(await step()).toEqual({ next: "none" });
+    await cronAt(split.now());
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
     expect(await shard0.prepare("SELECT status FROM journeys WHERE id = ?").bind(journey.id).first("status")).toBe("running");
     await expectEachOnce(panel, hook, journey, matching);
   }, 120_000);
@@ -703,15 +689,7 @@ describe("messages sent before a split, their contacts moved (decision 0047)", (
       sent[key] = { sid, code };
     }
 
-    const moveId = `mov_sms_${panel.id}`;
-    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
-    let clock = Date.now();
-    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
-    expect(await step()).toEqual({ next: "now" });
-    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
-    clock += TUNING.settleMs;
-    expect(await step()).toEqual({ next: "none" });
-    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "done", error: null });
+    await splitToEnd(await recordedSplit(panel.id, "sms"));
 
     // The provider reports both delivered, and each recipient follows their link.
     for (const key of [mover, stayer]) {
@@ -743,31 +721,14 @@ describe("messages sent before a split, their contacts moved (decision 0047)", (
 
 describe("campaign mail sent before a split, its contacts moved (decision 0047)", () => {
   it("a bounce and an open after the split find each message on its contact's shard: the bounce suppresses the address there, each counted once", async () => {
-    const panel = await createPanel();
-    const api = apiFor(panel);
-    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
-    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
-    const [mover, stayer] = [sideKeys(panel.id, "mail", true, 1)[0]!, sideKeys(panel.id, "mail", false, 1)[0]!];
-    for (const key of [mover, stayer]) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
-    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
-    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
-    await publishDueBroadcasts(env, Date.now());
-    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 2, sent: 2 } });
+    const { panel, list, keys } = await readersPanel((id) => [sideKeys(id, "mail", true, 1)[0]!, sideKeys(id, "mail", false, 1)[0]!]);
+    const [mover, stayer] = keys as [string, string];
+    const id = await sentCampaign(panel, list);
+    await splitToEnd(await recordedSplit(panel.id, "mail"));
 
-    const moveId = `mov_mail_${panel.id}`;
-    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
-    let clock = Date.now();
-    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
-    expect(await step()).toEqual({ next: "now" });
-    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
-    clock += TUNING.settleMs;
-    expect(await step()).toEqual({ next: "none" });
-
-    const messageOf = async (db: ShardDb, key: string) =>
-      db.prepare("SELECT m.contact_id, m.provider_msg_id FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND c.pk_value = ?").bind(id, key).first<{ contact_id: number; provider_msg_id: string }>();
     const signer = new TrackingSigner(env.SECRETS_KEY);
     for (const [key, db] of [[mover, shard0], [stayer, panelData]] as const) {
-      const message = (await messageOf(db, key))!;
+      const message = (await messageOf(db, id, key))!;
       expect(message, key).not.toBeNull();
       expect(await recordBounce(env, { providerMessageId: message.provider_msg_id, permanent: true, addresses: [], detail: {} }, Date.now()), key).toBe(true);
       expect((await call(`/t/o/${await signer.sign({ kind: "open", panelId: panel.id, campaignId: id, contactId: message.contact_id })}`)).status).toBe(200);
@@ -782,6 +743,94 @@ describe("campaign mail sent before a split, its contacts moved (decision 0047)"
     expect(await suppressedOn(shard0)).toEqual([`${mover} hard_bounce`]);
     expect(await suppressedOn(panelData)).toEqual([`${stayer} hard_bounce`]);
     const bounced = (db: ShardDb) => textsOn(db, "SELECT c.pk_value FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND m.bounced_at IS NOT NULL ORDER BY 1", id);
-    expect([...(await bounced(shard0)), ...(await bounced(panelData))]).toEqual([mover, stayer].sort());
+    expect([...(await bounced(shard0)), ...(await bounced(panelData))].sort()).toEqual([mover, stayer].sort());
   }, 120_000);
 });
+
+describe("stops of moved contacts (decision 0047)", () => {
+  it("an address stopped before the split stays stopped after it: a journey email then reaches neither the moved contact nor the staying one", async () => {
+    const { panel, list, keys } = await readersPanel((id) => [sideKeys(id, "stop", true, 1)[0]!, sideKeys(id, "stop", false, 1)[0]!, sideKeys(id, "stop-ok", true, 1)[0]!]);
+    const [mover, stayer, other] = keys as [string, string, string];
+    // A campaign before the split bounces for the mover and the stayer: their addresses are stopped where their messages were.
+    const id = await sentCampaign(panel, list);
+    for (const key of [mover, stayer]) expect(await recordBounce(env, { providerMessageId: (await messageOf(panelData, id, key))!.provider_msg_id, permanent: true, addresses: [], detail: {} }, Date.now())).toBe(true);
+    // An operator's SMS stop, written on every shard the map named then: the home.
+    expect((await admin("PUT", `/panels/${panel.id}/sms/suppressions/14155550123`)).status).toBe(200);
+    const { cart } = await cartPanel(panel);
+    await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [{ id: "mail", type: "email", subject: "Your cart", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+
+    const split = await recordedSplit(panel.id, "stop");
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    // From the switch, the moved contacts' sends read the target's stops.
+    const stopsOn = (db: ShardDb) => textsOn(db, "SELECT address || ' ' || reason FROM email_suppressions WHERE panel_id = ? ORDER BY 1", panel.id);
+    expect(await stopsOn(shard0)).toEqual([`${mover} hard_bounce`, `${stayer} hard_bounce`].sort());
+    expect(await textsOn(shard0, "SELECT phone || ' ' || reason FROM sms_suppressions WHERE panel_id = ?", panel.id)).toEqual(["14155550123 operator"]);
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+
+    // The moved contacts' events are recorded on the target: the pipeline is waited for on both shards.
+    for (const identity of [mover, stayer, other]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
+    await settledOnBoth(panel.id);
+    const outcomes = async () => [shard0, panelData].map((db) => textsOn(db, "SELECT recipient || ' ' || status FROM journey_messages WHERE panel_id = ? AND channel = 'email' ORDER BY 1", panel.id));
+    const settled = await eventually(async () => {
+      const [on0, on1] = await Promise.all(await outcomes());
+      return [...on0!, ...on1!].filter((o) => / (sent|skipped|failed)$/.test(o)).length === 3 ? [on0, on1] : undefined;
+    });
+    expect(settled).toEqual([[`${mover} skipped`, `${other} sent`].sort(), [`${stayer} skipped`]]);
+  }, 120_000);
+});
+
+/** A panel (no map, campaigns sent when asked) with a list "Readers" of `keysOf(its id)`. */
+async function readersPanel(keysOf: (panelId: string) => string[]) {
+  const panel = await createPanel();
+  const api = apiFor(panel);
+  expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+  const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+  const keys = keysOf(panel.id);
+  for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
+  return { panel, list, keys };
+}
+
+/** A draft campaign to `list`, and the call scheduling it to send now. */
+async function campaignTo(panel: TestPanel, list: number) {
+  const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+  const sendNow = async () => expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+  return { id, sendNow };
+}
+
+/** A campaign to `list` sent to every member. */
+async function sentCampaign(panel: TestPanel, list: number): Promise<string> {
+  const { id, sendNow } = await campaignTo(panel, list);
+  await sendNow();
+  await publishDueBroadcasts(env, Date.now());
+  expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent" });
+  return id;
+}
+
+/** The campaign's message to `key` on `db`. */
+const messageOf = (db: ShardDb, campaignId: string, key: string) =>
+  db
+    .prepare("SELECT m.contact_id, m.provider_msg_id FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND c.pk_value = ?")
+    .bind(campaignId, key)
+    .first<{ contact_id: number; provider_msg_id: string }>();
+
+/** The split of buckets AT–4095 to SHARD_0 as startPartitionSplit records it, its steps run on a clock of the test's own. */
+async function recordedSplit(panelId: string, prefix: string) {
+  const moveId = `mov_${prefix}_${panelId}`;
+  expect(await insertPanelMove(env.DB, { id: moveId, panelId, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+  let clock = Date.now();
+  return { panelId, moveId, step: () => runMoveStep(env, moveId, TUNING, () => clock), settle: () => void (clock += TUNING.settleMs), now: () => clock };
+}
+
+/** Runs a recorded split through: the copy, the switch, the settle time, the old rows' removal. */
+async function splitToEnd(split: Awaited<ReturnType<typeof recordedSplit>>): Promise<void> {
+  expect(await split.step()).toEqual({ next: "now" });
+  expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+  split.settle();
+  expect(await split.step()).toEqual({ next: "none" });
+  expect(await getPanelMove(env.DB, split.panelId, split.moveId)).toMatchObject({ state: "done", error: null });
+}

@@ -25,6 +25,7 @@ import {
 } from "../../store/panel-moves";
 import { FIRST_MOVE_RANGE, LAST_MOVE_RANGE } from "../../store/id-ranges";
 import { MOVED_TABLES, partitionTables, type MovedTable } from "../../store/panel-move/tables";
+import { copyStops } from "../../store/panel-move/stops";
 import {
   changedRowsDiffer,
   copyDiffers,
@@ -389,7 +390,14 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
     throw new MoveMismatch(move.buckets ? `the partition map no longer holds buckets ${move.buckets.first}–${move.buckets.last} on shard ${move.fromShard}` : `the directory no longer places the panel on shard ${move.fromShard}`);
   }
   forgetPanelPlaces();
-  if (move.buckets) await recountMembers(step);
+  if (move.buckets) {
+    await recountMembers(step);
+    // The moved contacts' sends read the target's stops from now on: it takes the source's, once
+    // (outside the pause). A stop of a moved contact recorded on the source later meets the fence
+    // with its message or contact; copied again at a cleaning step, it could take back a lift
+    // made on the target meanwhile.
+    await copyStops(source, target, move.panelId, tuning.pageRows);
+  }
   // From here the panel lives on the target; the fence stays up for writers still holding the old entry.
   await save(step, { state: "cleaning", switchedAt, pauseMs: switchedAt - fencedAt, cursor: null, tableIndex: step.tables.length - 1 });
   await stopCapture(source, move.panelId);
