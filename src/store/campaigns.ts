@@ -1,4 +1,5 @@
 import type { ShardDb } from "./shards";
+import { CAMPAIGN_HOLD } from "./panel-move/triggers";
 import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../domain/broadcast";
 import type { EmailSource } from "../domain/email-source";
 import { abOrderSql, abSeed, type AbTest, type VariantTally } from "../domain/ab-test";
@@ -384,12 +385,15 @@ export async function dueCampaigns(db: ShardDb, now: number, limit: number): Pro
   return results.map(fromRow);
 }
 
+/** Not while a partition split of the panel holds campaign starts (campaignHoldMark, decision 0047): the campaign stays scheduled and the next run starts it. */
+const NOT_HELD = `NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = ?2 || '${CAMPAIGN_HOLD}')`;
+
 /**
  * Starts publishing a scheduled campaign: it moves to `sending` with nothing inserted yet, and
  * its recipients are then inserted by `publishStep`, a bounded number of contacts (or list
  * members) at a time, up to the shard's largest contact id now (contacts made later are not
  * recipients). Answers the campaign as it started; only the first caller
- * wins (a second cron run gets null).
+ * wins (a second cron run gets null), and none while a split of the panel runs (NOT_HELD).
  */
 export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number, elsewhere: readonly number[] = []): Promise<Campaign | null> {
   const start = db
@@ -398,7 +402,7 @@ export async function startPublish(db: ShardDb, campaign: { id: string; panelId:
          publish_until = (SELECT MAX(id) FROM contacts),
          publish_after = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN NULL ELSE 0 END,
          published_end_at = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN ?3 END
-       WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' RETURNING *`,
+       WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' AND ${NOT_HELD} RETURNING *`,
     )
     .bind(campaign.id, campaign.panelId, now);
   if (elsewhere.length === 0) {
@@ -411,7 +415,7 @@ export async function startPublish(db: ShardDb, campaign: { id: string; panelId:
     db
       .prepare(
         `INSERT OR IGNORE INTO campaign_shards (campaign_id, shard, panel_id)
-         SELECT ?1, s.value, ?2 FROM json_each(?3) s WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled')`,
+         SELECT ?1, s.value, ?2 FROM json_each(?3) s WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled') AND ${NOT_HELD}`,
       )
       .bind(campaign.id, campaign.panelId, JSON.stringify(elsewhere)),
     start,

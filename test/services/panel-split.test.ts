@@ -8,9 +8,15 @@ import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
 import { isPanelMovingError } from "../../src/lib/moving";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
-import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
-import { instancesOn, keysOn, listCampaign, textsOn } from "../support/partitions";
-import { act, countersOf, cronAt, createWebhook, delivered, helloPauseLater, MINUTE, startJourney } from "../support/journeys";
+import { admin, apiFor, call, createPanel, panelData, receiver, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { instancesOn, keysOn, listCampaign, settledOnBoth, textsOn } from "../support/partitions";
+import { twilioSignature } from "../../src/services/channels/sms/twilio";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { recordBounce } from "../../src/services/broadcasts/engagement";
+import { TrackingSigner } from "../../src/services/channels/email/tracking";
+import { setJourneyStatus } from "../../src/services/journeys/set-status";
+import { campaign, outbox, waitForCampaign } from "../support/broadcasts";
+import { act, cartPanel, countersOf, cronAt, createWebhook, delivered, helloPauseLater, messagesOf, MINUTE, startJourney } from "../support/journeys";
 
 // Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
 // while it serves: buckets 2048–4095 move to SHARD_0. The steps are run here one by one, with
@@ -588,4 +594,243 @@ const pointsOn = (db: ShardDb, panelId: string) =>
 async function storedOn(db: ShardDb, panelId: string): Promise<Record<string, number | null>> {
   const { results } = await db.prepare("SELECT subject, n FROM panel_counts WHERE panel_id = ?").bind(panelId).all<{ subject: string; n: number | null }>();
   return Object.fromEntries(results.map((r) => [r.subject, r.n]));
+}
+
+describe("what starts on a panel after its split's start check (decision 0047)", () => {
+  /** Three contacts on each side of the split point in a list, a draft campaign to it and a split recorded as its start's check passed it. */
+  async function panelWithCampaign(prefix: string) {
+    const { panel, list, keys } = await readersPanel((id) => [...sideKeys(id, prefix, true, 3), ...sideKeys(id, prefix, false, 3)].sort());
+    return { panel, keys, ...(await campaignTo(panel, list)), split: await recordedSplit(panel.id, prefix) };
+  }
+
+  it("fails the split cleanly at its first step when a campaign started publishing after the start's check: nothing copied, the map unchanged", async () => {
+    const { panel, id, keys, split, sendNow } = await panelWithCampaign("race");
+    await sendNow();
+    await publishDueBroadcasts(env, Date.now());
+    expect((await campaign(panel, id)).status).not.toBe("scheduled");
+    expect(await split.step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, split.moveId))!).toMatchObject({ state: "failed", error: expect.stringContaining("campaign") });
+    expect((await getPanel(env.DB, panel.id))!.partitions).toEqual([]);
+    expect(await keysOn(shard0, panel.id)).toEqual([]);
+    expect(await rowCount(shard0, "lists", panel.id)).toBe(0);
+    // The campaign goes on where it was laid out: every member once.
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: keys.length, sent: keys.length } });
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(keys);
+    expect(await panelData.prepare("SELECT COUNT(*) AS n FROM panels_in_transit WHERE panel_id LIKE ?").bind(`${panel.id}/%`).first("n")).toBe(0);
+  }, 60_000);
+
+  it("holds a campaign's start from the split's first step to its end; it then publishes over the new map, each member once", async () => {
+    const { panel, id, keys, split, sendNow } = await panelWithCampaign("held");
+    expect(await split.step()).toEqual({ next: "now" });
+    await sendNow();
+    await publishDueBroadcasts(env, Date.now());
+    expect((await campaign(panel, id)).status).toBe("scheduled");
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    await publishDueBroadcasts(env, Date.now());
+    expect((await campaign(panel, id)).status).toBe("scheduled");
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, split.moveId))!).toMatchObject({ state: "done", error: null });
+
+    await publishDueBroadcasts(env, Date.now());
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: keys.length, sent: keys.length } });
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(keys);
+    // Each shard inserted its own contacts' recipients.
+    const recipientsOn = (db: ShardDb) => textsOn(db, "SELECT c.pk_value FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? ORDER BY 1", id);
+    expect(await recipientsOn(shard0)).toEqual(keys.filter((k) => moving(panel.id, k)));
+    expect(await recipientsOn(panelData)).toEqual(keys.filter((k) => !moving(panel.id, k)));
+  }, 60_000);
+
+  it("a segment journey set running with the map from before the switch reaches the target after the settle time: its contacts there enter once", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: PUNE }, steps: helloPauseLater(hook.id) }, null);
+    const matching = [...sideKeys(panel.id, "set", true, 3), ...sideKeys(panel.id, "set", false, 3)];
+    for (const key of matching) expect((await api("contact", "add", { data: { EMAIL: key, CITY: "Pune" } })).status).toBe(200);
+    const before = (await getPanel(env.DB, panel.id))!;
+    const split = await recordedSplit(panel.id, "setrunning");
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    // Set running by a caller that read the map before the switch: its copies reach no shard but the home.
+    const started = await setJourneyStatus(env, panelData, before, journey.id, "running", { operator: null });
+    expect(started.ok).toBe(true);
+    expect(await shard0.prepare("SELECT status FROM journeys WHERE id = ?").bind(journey.id).first("status")).toBe("draft");
+    await cronAt(split.now());
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await shard0.prepare("SELECT status FROM journeys WHERE id = ?").bind(journey.id).first("status")).toBe("running");
+    await expectEachOnce(panel, hook, journey, matching);
+  }, 120_000);
+});
+
+describe("messages sent before a split, their contacts moved (decision 0047)", () => {
+  it("a journey SMS's delivery receipt and its short link's click after the split find the message on its contact's new shard, once each", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const token = `tok-${panel.id}`;
+    const put = await admin("PUT", `/panels/${panel.id}/sms`, { provider: "twilio", account_sid: `AC${crypto.randomUUID().replaceAll("-", "")}`, auth_token: token, from: "+15005550006" });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const reportUrl = put.body.delivery_report_url as string;
+    const { cart } = await cartPanel(panel);
+    await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "sms", type: "sms", text: "Your cart: https://shop.example.com/cart" }] });
+    // One contact of the moving buckets and one that stays, each sent an SMS with a short link before the split.
+    const [mover, stayer] = [sideKeys(panel.id, "sms", true, 1)[0]!, sideKeys(panel.id, "sms", false, 1)[0]!];
+    const sent: Record<string, { sid: string; code: string }> = {};
+    for (const [i, key] of [mover, stayer].entries()) {
+      const MOBILE = `+1415555010${i}`;
+      expect((await api("contact", "add", { data: { EMAIL: key, MOBILE } })).status).toBe(200);
+      const sid = `SM${crypto.randomUUID().replaceAll("-", "")}`;
+      await receiver.script("twilio-api", [{ status: 201, body: JSON.stringify({ sid, status: "queued" }) }]);
+      await act(panel, cart, key);
+      const request = await eventually(async () => (await receiver.requests("twilio-api")).find((r) => new URLSearchParams(r.body).get("To") === MOBILE && r.path.includes(put.body.account_sid)));
+      const code = /\/s\/([A-Za-z0-9_-]{12})/.exec(new URLSearchParams(request.body).get("Body")!)![1]!;
+      await eventually(async () => ((await messagesOf(panel, "sms")).filter((m) => m.status === "sent").length === i + 1 ? true : undefined));
+      sent[key] = { sid, code };
+    }
+
+    await splitToEnd(await recordedSplit(panel.id, "sms"));
+
+    // The provider reports both delivered, and each recipient follows their link.
+    for (const key of [mover, stayer]) {
+      const params = { MessageSid: sent[key]!.sid, MessageStatus: "delivered", AccountSid: put.body.account_sid, To: "x" };
+      const url = `https://api.test${new URL(reportUrl).pathname}`;
+      const signature = await twilioSignature(token, url, new URLSearchParams(params));
+      const receipt = await call(new URL(url).pathname, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature }, body: new URLSearchParams(params) });
+      expect(await receipt.text(), key).toBe("ok");
+      const visit = await call(`/s/${sent[key]!.code}`, { redirect: "manual" });
+      expect(visit.status).toBe(302);
+      expect(visit.headers.get("location")).toBe("https://shop.example.com/cart");
+    }
+    await settledOnBoth(panel.id);
+    const smsEvents = async (db: ShardDb) =>
+      textsOn(db, "SELECT c.pk_value || ' ' || e.name FROM events e JOIN contacts c ON c.id = e.contact_id WHERE e.panel_id = ? AND e.channel = 'sms' ORDER BY 1", panel.id);
+    await eventually(async () => ((await smsEvents(shard0)).length + (await smsEvents(panelData)).length >= 4 ? true : undefined));
+    expect(await smsEvents(shard0)).toEqual([`${mover} click`, `${mover} delivered`]);
+    expect(await smsEvents(panelData)).toEqual([`${stayer} click`, `${stayer} delivered`]);
+    const deliveryOn = (db: ShardDb) => textsOn(db, "SELECT c.pk_value || ' ' || m.delivery FROM journey_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? ORDER BY 1", panel.id);
+    expect(await deliveryOn(shard0)).toEqual([`${mover} delivered`]);
+    expect(await deliveryOn(panelData)).toEqual([`${stayer} delivered`]);
+    // Each link lives with its message: an erasure or housekeeping on the contact's shard reaches it.
+    const linksOn = (db: ShardDb) => textsOn(db, "SELECT c.pk_value FROM sms_links l JOIN journey_messages m ON m.msgid = l.msgid JOIN contacts c ON c.id = m.contact_id WHERE l.panel_id = ? ORDER BY 1", panel.id);
+    expect(await linksOn(shard0)).toEqual([mover]);
+    expect(await linksOn(panelData)).toEqual([stayer]);
+    expect(await rowCount(panelData, "sms_links", panel.id)).toBe(1);
+  }, 120_000);
+});
+
+describe("campaign mail sent before a split, its contacts moved (decision 0047)", () => {
+  it("a bounce and an open after the split find each message on its contact's shard: the bounce suppresses the address there, each counted once", async () => {
+    const { panel, list, keys } = await readersPanel((id) => [sideKeys(id, "mail", true, 1)[0]!, sideKeys(id, "mail", false, 1)[0]!]);
+    const [mover, stayer] = keys as [string, string];
+    const id = await sentCampaign(panel, list);
+    await splitToEnd(await recordedSplit(panel.id, "mail"));
+
+    const signer = new TrackingSigner(env.SECRETS_KEY);
+    for (const [key, db] of [[mover, shard0], [stayer, panelData]] as const) {
+      const message = (await messageOf(db, id, key))!;
+      expect(message, key).not.toBeNull();
+      expect(await recordBounce(env, { providerMessageId: message.provider_msg_id, permanent: true, addresses: [], detail: {} }, Date.now()), key).toBe(true);
+      expect((await call(`/t/o/${await signer.sign({ kind: "open", panelId: panel.id, campaignId: id, contactId: message.contact_id })}`)).status).toBe(200);
+    }
+    await settledOnBoth(panel.id);
+    const mailEvents = (db: ShardDb) =>
+      textsOn(db, "SELECT c.pk_value || ' ' || e.name FROM events e JOIN contacts c ON c.id = e.contact_id WHERE e.panel_id = ? AND e.channel = 'email' AND e.name IN ('bounce', 'open') ORDER BY 1", panel.id);
+    await eventually(async () => ((await mailEvents(shard0)).length + (await mailEvents(panelData)).length >= 4 ? true : undefined));
+    expect(await mailEvents(shard0)).toEqual([`${mover} bounce`, `${mover} open`]);
+    expect(await mailEvents(panelData)).toEqual([`${stayer} bounce`, `${stayer} open`]);
+    const suppressedOn = (db: ShardDb) => textsOn(db, "SELECT address || ' ' || reason FROM email_suppressions WHERE panel_id = ? ORDER BY 1", panel.id);
+    expect(await suppressedOn(shard0)).toEqual([`${mover} hard_bounce`]);
+    expect(await suppressedOn(panelData)).toEqual([`${stayer} hard_bounce`]);
+    const bounced = (db: ShardDb) => textsOn(db, "SELECT c.pk_value FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND m.bounced_at IS NOT NULL ORDER BY 1", id);
+    expect([...(await bounced(shard0)), ...(await bounced(panelData))].sort()).toEqual([mover, stayer].sort());
+  }, 120_000);
+});
+
+describe("stops of moved contacts (decision 0047)", () => {
+  it("an address stopped before the split stays stopped after it: a journey email then reaches neither the moved contact nor the staying one", async () => {
+    const { panel, list, keys } = await readersPanel((id) => [sideKeys(id, "stop", true, 1)[0]!, sideKeys(id, "stop", false, 1)[0]!, sideKeys(id, "stop-ok", true, 1)[0]!]);
+    const [mover, stayer, other] = keys as [string, string, string];
+    // A campaign before the split bounces for the mover and the stayer: their addresses are stopped where their messages were.
+    const id = await sentCampaign(panel, list);
+    for (const key of [mover, stayer]) expect(await recordBounce(env, { providerMessageId: (await messageOf(panelData, id, key))!.provider_msg_id, permanent: true, addresses: [], detail: {} }, Date.now())).toBe(true);
+    // An operator's SMS stop, written on every shard the map named then: the home.
+    expect((await admin("PUT", `/panels/${panel.id}/sms/suppressions/14155550123`)).status).toBe(200);
+    const { cart } = await cartPanel(panel);
+    await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [{ id: "mail", type: "email", subject: "Your cart", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+
+    const split = await recordedSplit(panel.id, "stop");
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    // From the switch, the moved contacts' sends read the target's stops.
+    const stopsOn = (db: ShardDb) => textsOn(db, "SELECT address || ' ' || reason FROM email_suppressions WHERE panel_id = ? ORDER BY 1", panel.id);
+    expect(await stopsOn(shard0)).toEqual([`${mover} hard_bounce`, `${stayer} hard_bounce`].sort());
+    expect(await textsOn(shard0, "SELECT phone || ' ' || reason FROM sms_suppressions WHERE panel_id = ?", panel.id)).toEqual(["14155550123 operator"]);
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+
+    // The moved contacts' events are recorded on the target: the pipeline is waited for on both shards.
+    for (const identity of [mover, stayer, other]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
+    await settledOnBoth(panel.id);
+    const outcomes = async () => [shard0, panelData].map((db) => textsOn(db, "SELECT recipient || ' ' || status FROM journey_messages WHERE panel_id = ? AND channel = 'email' ORDER BY 1", panel.id));
+    const settled = await eventually(async () => {
+      const [on0, on1] = await Promise.all(await outcomes());
+      return [...on0!, ...on1!].filter((o) => / (sent|skipped|failed)$/.test(o)).length === 3 ? [on0, on1] : undefined;
+    });
+    expect(settled).toEqual([[`${mover} skipped`, `${other} sent`].sort(), [`${stayer} skipped`]]);
+  }, 120_000);
+});
+
+/** A panel (no map, campaigns sent when asked) with a list "Readers" of `keysOf(its id)`. */
+async function readersPanel(keysOf: (panelId: string) => string[]) {
+  const panel = await createPanel();
+  const api = apiFor(panel);
+  expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+  const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+  const keys = keysOf(panel.id);
+  for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
+  return { panel, list, keys };
+}
+
+/** A draft campaign to `list`, and the call scheduling it to send now. */
+async function campaignTo(panel: TestPanel, list: number) {
+  const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+  const sendNow = async () => expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+  return { id, sendNow };
+}
+
+/** A campaign to `list` sent to every member. */
+async function sentCampaign(panel: TestPanel, list: number): Promise<string> {
+  const { id, sendNow } = await campaignTo(panel, list);
+  await sendNow();
+  await publishDueBroadcasts(env, Date.now());
+  expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent" });
+  return id;
+}
+
+/** The campaign's message to `key` on `db`. */
+const messageOf = (db: ShardDb, campaignId: string, key: string) =>
+  db
+    .prepare("SELECT m.contact_id, m.provider_msg_id FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND c.pk_value = ?")
+    .bind(campaignId, key)
+    .first<{ contact_id: number; provider_msg_id: string }>();
+
+/** The split of buckets AT–4095 to SHARD_0 as startPartitionSplit records it, its steps run on a clock of the test's own. */
+async function recordedSplit(panelId: string, prefix: string) {
+  const moveId = `mov_${prefix}_${panelId}`;
+  expect(await insertPanelMove(env.DB, { id: moveId, panelId, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+  let clock = Date.now();
+  return { panelId, moveId, step: () => runMoveStep(env, moveId, TUNING, () => clock), settle: () => void (clock += TUNING.settleMs), now: () => clock };
+}
+
+/** Runs a recorded split through: the copy, the switch, the settle time, the old rows' removal. */
+async function splitToEnd(split: Awaited<ReturnType<typeof recordedSplit>>): Promise<void> {
+  expect(await split.step()).toEqual({ next: "now" });
+  expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+  split.settle();
+  expect(await split.step()).toEqual({ next: "none" });
+  expect(await getPanelMove(env.DB, split.panelId, split.moveId)).toMatchObject({ state: "done", error: null });
 }

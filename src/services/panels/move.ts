@@ -25,6 +25,7 @@ import {
 } from "../../store/panel-moves";
 import { FIRST_MOVE_RANGE, LAST_MOVE_RANGE } from "../../store/id-ranges";
 import { MOVED_TABLES, partitionTables, type MovedTable } from "../../store/panel-move/tables";
+import { copyStops } from "../../store/panel-move/stops";
 import {
   changedRowsDiffer,
   copyDiffers,
@@ -44,6 +45,7 @@ import {
   forgetChanges,
   liftFence,
   markInTransit,
+  campaignHoldMark,
   raiseFence,
   safePanelId,
   splitTransitMark,
@@ -55,6 +57,7 @@ import { CALLER_CACHE_MS } from "../access/api-keys";
 import { CATALOG_CACHE_MS } from "../access/activity-catalogs";
 import { forgetPanelPlaces } from "../access/shards";
 import { copyConfiguration, dropConfiguration, refreshConfiguration } from "../access/partitions";
+import { resyncMirrors } from "./mirror-resync";
 
 /**
  * Moving a panel to another shard (issue 16, decision 0031), a background job on the IMPORTS
@@ -180,7 +183,8 @@ export async function startPartitionSplit(env: Env, panel: Panel, at: number, to
   // journey's copy on the target scans from the switch on (journeysToScan skips a panel in transit),
   // and the source's scan skips the contacts the map places elsewhere (scanSegment).
   // A campaign's shards' parts were laid out by the map at its start: the moved buckets' recipients would have no part on the target.
-  if (await hasCampaignUnderWay(shardOf(env, panel), panel.id)) return refused("conflict", [], "a campaign of the panel is sending or paused: split once it has finished (decision 0038)");
+  // A campaign starting after this check is held or found by the first step (holdCampaigns).
+  if (await hasCampaignUnderWay(shardOf(env, panel), panel.id)) return refused("conflict", [], CAMPAIGN_UNDER_WAY);
   const buckets = { first: at, last: partition.lastBucket };
   const tied = await rowsTiedAcross(source, panel.id, buckets);
   if (tied) return refuse("conflict", "split_at", `buckets ${at}–${partition.lastBucket} cannot move apart: ${tied}`);
@@ -255,7 +259,11 @@ async function copy(step: Step): Promise<MoveStepOutcome> {
   if (move.tableIndex === 0 && move.cursor === null) {
     // Changes are recorded before the first row is read, so none made while copying is missed.
     // A partition's rows name the panel's lists and attributes: the target mirrors them first (it holds none of the panel's contacts).
-    if (move.buckets) await copyConfiguration(await homeOf(step), target, move.panelId);
+    if (move.buckets) {
+      const home = await homeOf(step);
+      await holdCampaigns(home, move.panelId);
+      await copyConfiguration(home, target, move.panelId);
+    }
     const ready = await readyTargetIds(step.env, source, target, move.panelId, step.tables);
     if (!ready) throw new MoveMismatch(ID_RANGES_USED_UP);
     await markInTransit(target, move.panelId);
@@ -313,6 +321,19 @@ async function applyChanges(step: Step, changes: readonly CapturedChange[]): Pro
   await writeChanges(step.target, ordered.map((change) => current.get(change)!));
 }
 
+/**
+ * A campaign's shards' parts are laid out by the map at its start, so a split carries none (decision
+ * 0047): from its first step to its end no campaign of the panel starts (campaignHoldMark, read by
+ * startPublish on the home), and one that started after the start's check, before the hold, fails
+ * the split here before any row is copied.
+ */
+async function holdCampaigns(home: ShardDb, panelId: string): Promise<void> {
+  await markInTransit(home, campaignHoldMark(panelId));
+  if (await hasCampaignUnderWay(home, panelId)) throw new MoveMismatch(CAMPAIGN_UNDER_WAY);
+}
+
+const CAMPAIGN_UNDER_WAY = "a campaign of the panel is sending or paused: split once it has finished (decision 0038)";
+
 /** The panel's home shard (a partition move's configuration source). */
 async function homeOf(step: Step): Promise<ShardDb> {
   const panel = await getPanel(step.env.DB, step.move.panelId);
@@ -369,7 +390,14 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
     throw new MoveMismatch(move.buckets ? `the partition map no longer holds buckets ${move.buckets.first}–${move.buckets.last} on shard ${move.fromShard}` : `the directory no longer places the panel on shard ${move.fromShard}`);
   }
   forgetPanelPlaces();
-  if (move.buckets) await recountMembers(step);
+  if (move.buckets) {
+    await recountMembers(step);
+    // The moved contacts' sends read the target's stops from now on: it takes the source's, once
+    // (outside the pause). A stop of a moved contact recorded on the source later meets the fence
+    // with its message or contact; copied again at a cleaning step, it could take back a lift
+    // made on the target meanwhile.
+    await copyStops(source, target, move.panelId, tuning.pageRows);
+  }
   // From here the panel lives on the target; the fence stays up for writers still holding the old entry.
   await save(step, { state: "cleaning", switchedAt, pauseMs: switchedAt - fencedAt, cursor: null, tableIndex: step.tables.length - 1 });
   await stopCapture(source, move.panelId);
@@ -429,6 +457,10 @@ async function clean(step: Step): Promise<MoveStepOutcome> {
   if (move.buckets) await recountMembers(step);
   const due = (move.switchedAt ?? 0) + tuning.settleMs;
   if (step.now() < due) return { next: "later", ms: due - step.now() };
+  // A configuration change whose copies went out by the map from before the switch (read just
+  // before it, or cached until now) missed the target: every isolate reads the new map by now.
+  const panel = move.buckets ? await getPanel(step.env.DB, move.panelId) : null;
+  if (panel) await resyncMirrors(step.env, panel, step.now());
   await stopCapture(source, move.panelId);
   await markInTransit(source, transitMark(move));
   const finished = await deleteRows(step, source);
@@ -438,6 +470,7 @@ async function clean(step: Step): Promise<MoveStepOutcome> {
   await liftFence(source, move.panelId);
   await forgetChanges(source, move.panelId);
   await clearInTransit(source, transitMark(move));
+  if (panel) await clearInTransit(shardOf(step.env, panel), campaignHoldMark(move.panelId));
   await save(step, { state: "done", finishedAt: step.now(), error: null });
   return { next: "none" };
 }
@@ -475,6 +508,7 @@ async function abort(step: Step, reason: string): Promise<MoveStepOutcome> {
   if (move.buckets) {
     const panel = await getPanel(step.env.DB, move.panelId);
     if (panel && panel.shard !== move.toShard && !panel.partitions.some((p) => p.shard === move.toShard)) await dropConfiguration(target, move.panelId);
+    if (panel) await clearInTransit(shardOf(step.env, panel), campaignHoldMark(move.panelId));
   }
   await save(step, { state: "failed", error: reason, finishedAt: step.now() });
   return { next: "none" };

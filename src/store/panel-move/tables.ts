@@ -162,6 +162,9 @@ export const PARENT_SCOPED_TABLES = {
   journey_message_marks: "EXISTS (SELECT 1 FROM journey_messages pm WHERE pm.msgid = {row}.msgid AND pm.panel_id = ?1 AND pm.bucket {between})",
   journey_entry_keys:
     "{row}.panel_id = ?1 AND {row}.entry_key LIKE 'segment:%' AND EXISTS (SELECT 1 FROM contacts pc WHERE pc.id = CAST(substr({row}.entry_key, 9) AS INTEGER) AND pc.bucket {between})",
+  // An SMS's short links go with their message: a click after the split finds the message beside
+  // the link (services/journeys/sms.ts followSmsLink), and erasure and housekeeping on the contact's shard reach them.
+  sms_links: "{row}.panel_id = ?1 AND EXISTS (SELECT 1 FROM journey_messages pm WHERE pm.msgid = {row}.msgid AND pm.panel_id = ?1 AND pm.bucket {between})",
 } as const;
 
 /** A bucket range of a panel: buckets first..last, inclusive. */

@@ -140,6 +140,18 @@ export function splitTransitMark(panelId: string): string {
   return `${panelId}/split`;
 }
 
+/**
+ * What a partition split marks in panels_in_transit on the panel's home from its first step to
+ * its end (decision 0047): a campaign of the panel does not start publishing meanwhile
+ * (startPublish reads it), as its shards' parts are laid out by the map at its start. No trigger
+ * names it (they test their row's panel_id).
+ */
+export function campaignHoldMark(panelId: string): string {
+  return `${panelId}${CAMPAIGN_HOLD}`;
+}
+
+export const CAMPAIGN_HOLD = "/campaign-hold";
+
 /** Marks the panel in transit on a shard: no trigger there acts on its rows (migrations/shard/0054). */
 export async function markInTransit(db: ShardDb, panelId: string): Promise<void> {
   await db.prepare("INSERT INTO panels_in_transit (panel_id) VALUES (?) ON CONFLICT DO NOTHING").bind(panelId).run();
