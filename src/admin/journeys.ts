@@ -7,14 +7,13 @@ import { z } from "../lib/z";
 import { panelShards } from "../services/access/partitions";
 import { defineJourney } from "../services/journeys/define";
 import { editJourney } from "../services/journeys/edit";
-import { journeysWithCounters, journeyWithCounters, versionsOfJourney } from "../services/journeys/read";
+import { journeysWithCounters, journeyWithCounters, newestJourneyMessages, versionsOfJourney } from "../services/journeys/read";
 import { setJourneyStatus } from "../services/journeys/set-status";
 import { promoteSplitWinner, splitReport } from "../services/journeys/splits";
 import { readSimulation, simulationsOf, startSimulation, type SimulationView } from "../services/simulations/simulate";
 import { getJourney } from "../store/journeys/definitions";
 import type { Journey } from "../store/journeys/definitions";
 import type { JourneyCounters } from "../store/journeys/instances";
-import { listMessages } from "../store/journeys/messages";
 import { isoTime } from "../store/sql";
 import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
@@ -147,7 +146,7 @@ const journeyMessages = definePanelRoute({
     limit: z.coerce.number({ error: "must be a number" }).int().min(1).max(1000).default(100),
   }),
   async handle({ env, query, panel, db }) {
-    const messages = await listMessages(db, panel.id, query.channel, query.limit);
+    const messages = await newestJourneyMessages(env, db, panel, query.channel, query.limit);
     return {
       messages: messages.map((m) => ({
         msgid: m.msgid,

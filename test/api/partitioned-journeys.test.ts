@@ -4,7 +4,7 @@ import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
-import { countersOf, cronAllAt, cronAt, createWebhook, delivered, helloPauseLater, MINUTE, startJourney } from "../support/journeys";
+import { countersOf, cronAllAt, cronAt, createWebhook, delivered, helloPauseLater, messagesOf, MINUTE, startJourney } from "../support/journeys";
 import { importCsv } from "../support/imports";
 import { instancesOn, keyOn, settledOnBoth, shard0, TWO } from "../support/partitions";
 
@@ -105,6 +105,20 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect(await instancesOn(shard0, panel.id)).toEqual([`${k0}: completed`]);
     expect(await instancesOn(panelData, panel.id)).toEqual([`${k1}: completed`]);
     expect(await countersOf(journey)).toMatchObject({ entered: 2, active: 0, completed: 2, steps: { later: { acted: 2 }, pause: { waiting: 0 } } });
+  });
+
+  it("the panel's journey messages list each contact's message from its own shard, newest first", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    await partitioned(panel);
+    await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "nudge", type: "sms", text: "Your cart" }] });
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const identity of [k0, k1]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
+    await settledOnBoth(panel.id);
+    const messages = await messagesOf(panel, "sms");
+    expect(messages.map((m) => m.recipient).sort()).toEqual([k0, k1].sort());
+    expect(messages.map((m) => m.created_at)).toEqual(messages.map((m) => m.created_at).sort().reverse());
+    expect((await admin("GET", `/panels/${panel.id}/journey-messages?channel=sms&limit=1`)).body.messages).toHaveLength(1);
   });
 
   it("a running journey is copied by the map, and stopping it ends its instances on every shard", async () => {

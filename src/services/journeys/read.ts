@@ -1,9 +1,11 @@
-import { panelShards } from "../access/partitions";
+import { mergedPage, panelShards } from "../access/partitions";
 import type { JourneyPanel } from "./mirror";
 import { getJourney, listJourneys, type Journey } from "../../store/journeys/definitions";
 import { journeyCounters, type JourneyCounters } from "../../store/journeys/instances";
+import { listMessages, type JourneyMessage } from "../../store/journeys/messages";
 import { listVersions, type JourneyVersion } from "../../store/journeys/versions";
 import type { ShardDb } from "../../store/shards";
+import { compareStoredText } from "../../store/sql";
 
 /**
  * A journey's counters over the panel's shards (decision 0038 step 6): the home's (`db`) and
@@ -41,4 +43,13 @@ export async function journeyWithCounters(env: Env, db: ShardDb, panel: JourneyP
 export async function versionsOfJourney(db: ShardDb, panelId: string, journeyId: string): Promise<JourneyVersion[] | null> {
   const journey = await getJourney(db, panelId, journeyId);
   return journey ? listVersions(db, panelId, journey.id) : null;
+}
+
+/**
+ * The panel's newest journey messages (on `channel` when given): each message is on its
+ * contact's shard, so each shard's newest are merged, in the order one shard lists them.
+ */
+export async function newestJourneyMessages(env: Env, db: ShardDb, panel: JourneyPanel, channel: string | undefined, limit: number): Promise<JourneyMessage[]> {
+  const newestFirst = (a: JourneyMessage, b: JourneyMessage) => b.createdAt - a.createdAt || compareStoredText(a.msgid, b.msgid);
+  return mergedPage(panelShards(env, panel, db), (shard) => listMessages(shard, panel.id, channel, limit), newestFirst, limit);
 }
