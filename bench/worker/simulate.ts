@@ -36,27 +36,30 @@ export async function seedSimEvents(request: Request, env: Env): Promise<Respons
 }
 
 /**
- * GET /__bench/read-sim-events?panel=&shard=&from=&to=&page=5000: the baseline of a simulation's
- * event reads: the panel's custom activities in [from, to) read bare from the shard in
- * (occurred_at, id) pages of `page`, each event's contact tallied.
+ * GET /__bench/read-sim-events?panel=&shard=&from=&to=&page=5000&names=a,b: the baseline of a
+ * simulation's event reads: the panel's custom activities of each name in [from, to) read bare
+ * from the shard on their index (events_by_name: panel, channel, name, occurred_at, id) in
+ * (occurred_at, id) pages of `page`, each event's contact tallied; the names are not merged.
  */
 export async function readSimEvents(request: Request, env: Env): Promise<Response> {
   const url = new URL(request.url);
   const n = (name: string) => Number(url.searchParams.get(name) ?? "0");
   const db = shardOf(env, { shard: n("shard") });
   const statement = db.prepare(
-    `SELECT * FROM events WHERE panel_id = ?1 AND channel = 'custom_activity' AND occurred_at < ?3 AND (occurred_at, id) > (?2, ?4)
-     ORDER BY occurred_at, id LIMIT ?5`,
+    `SELECT * FROM events WHERE panel_id = ?1 AND channel = 'custom_activity' AND name = ?5 AND occurred_at >= ?2 AND occurred_at < ?3 AND (occurred_at, id) > (?2, ?4)
+     ORDER BY occurred_at, id LIMIT ?6`,
   );
   const seen = new Map<number, number>();
   let read = 0;
   let pages = 0;
-  for (let at = n("from"), id = 0; ; pages++) {
-    const { results } = await statement.bind(url.searchParams.get("panel"), at, n("to"), id, n("page")).all<{ id: number; occurred_at: number; contact_id: number }>();
-    for (const row of results) seen.set(row.contact_id, (seen.get(row.contact_id) ?? 0) + 1);
-    read += results.length;
-    if (results.length < n("page")) break;
-    ({ occurred_at: at, id } = results.at(-1)!);
+  for (const name of new Set((url.searchParams.get("names") ?? "").split(",").filter(Boolean))) {
+    for (let at = n("from"), id = 0; ; pages++) {
+      const { results } = await statement.bind(url.searchParams.get("panel"), at, n("to"), id, name, n("page")).all<{ id: number; occurred_at: number; contact_id: number }>();
+      for (const row of results) seen.set(row.contact_id, (seen.get(row.contact_id) ?? 0) + 1);
+      read += results.length;
+      if (results.length < n("page")) break;
+      ({ occurred_at: at, id } = results.at(-1)!);
+    }
   }
   return Response.json({ events: read, contacts: seen.size, pages });
 }
