@@ -34,6 +34,7 @@ const STEP_EVENTS = Number(process.env.SIMULATION_STEP_EVENTS ?? 20_000);
 const PURE = process.env.PURE !== "0";
 const PURE_ROUNDS = Number(process.env.PURE_ROUNDS ?? 3);
 const GOAL_SECONDS = 60;
+const atGoalSize = EVENTS >= 1_000_000 && CONTACTS >= 100_000 && DAYS >= 30;
 const DAY_MS = 86_400_000;
 const SEED_BATCH = 50_000;
 /** The status poll's period: the done answer is seen at most this late, and the polls take little of workerd's one thread. */
@@ -134,8 +135,9 @@ try {
     service: seconds.toFixed(2),
     baseline: bare.toFixed(2),
     ratio: times(seconds, bare),
-    goal: `≤ ${GOAL_SECONDS} s`,
-    met: seconds <= GOAL_SECONDS,
+    // The goal is stated for the issue's size: a smaller run (npm run bench's) is not judged by it.
+    goal: `≤ ${GOAL_SECONDS} s at 1 M events, 100k contacts, 30 days`,
+    met: atGoalSize ? seconds <= GOAL_SECONDS : null,
   });
   if (PURE) {
     const pure = await pureSimulation({ days: DAYS, eventCount: EVENTS, contactCount: CONTACTS, stepEvents: STEP_EVENTS, rounds: PURE_ROUNDS });
