@@ -1,162 +1,158 @@
-// npm run bench:simulate: a journey simulated on history (decision 0048) over DAYS days
-// (default 30) of EVENTS recorded activities (default 1,000,000) of CONTACTS contacts (default
-// 100,000), in the steps the queue runs (SIMULATION_STEP_EVENTS a step, the state carried as
-// JSON between steps as R2 keeps it). What is timed is the simulation itself (the pure function
-// of src/domain/journey-simulation.ts, bundled with esbuild) and the per-step state round trip;
-// the events are generated in memory as the shard's reader answers them (eventFromRow's
-// shape), so the D1 and R2 reads are not in the figure. Beside it, from the same run: the same
-// pages read bare (each event's contact tallied in a Map), the least any reader does.
-import { build } from "esbuild";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { report, root, times } from "./lib.ts";
+// npm run bench:simulate (issue 46 item 1, decision 0048): "30 days, 1 M events, 100k contacts in
+// ≤ 60 s", end to end as a user sees it. In the benchmark build in a local workerd (bench/lib.ts's
+// runtime, every queue consumer on), a panel on SHARD_0 with CONTACTS contacts (default 100,000)
+// and EVENTS custom activities (default 1,000,000: add_to_cart, page_view, purchase, refund, each
+// of a contact chosen by a fixed hash) spread over the last DAYS days (default 30), written
+// straight into the shard (/__bench/seed-partitioned, /__bench/seed-sim-events); a draft journey,
+// ready to run, on add_to_cart with price > 5: an email, a day's delay, a webhook call. Timed:
+// from `POST …/journeys/{id}/simulations {days}` until `GET …/simulations/{id}` answers it done,
+// i.e. every step (the first in the request, each next one a queue message on IMPORTS): the
+// events read page by page from D1, the contacts (attributes, recorded sends, topics,
+// suppressions) read per page, the state written to and read from R2 between steps, the result.
+// workerd's CPU over the same span beside it.
+//
+// Baseline, same run: the bare read of the same events from the same shard in (occurred_at, id)
+// pages of 5,000 on their index, name by name (unmerged), each event's contact tallied
+// (/__bench/read-sim-events), the
+// mean of one read before and one after the simulation. Where the time goes, from the benchmark
+// build's timing of its bindings (BENCH_SIM_TIMINGS): D1 by kind of read, R2, the steps' own wall
+// time; the rest of the span is the queue hops and the polling.
+//
+// Second line (PURE=0 leaves it out): the simulation alone, the pure function over the same
+// number of events generated in memory (bench/simulate-pure.ts), as this benchmark measured before.
+//
+//   EVENTS=1000000 CONTACTS=100000 DAYS=30 SIMULATION_STEP_EVENTS=20000 PURE=1 PURE_ROUNDS=3
+import { loadavg } from "node:os";
+import { adminCall, createBenchPanel, report, startRuntime, times, type BenchFigure } from "./lib.ts";
+import { childCpuSeconds } from "./cpu.ts";
+import { pureSimulation } from "./simulate-pure.ts";
 
-const days = Number(process.env.DAYS ?? 30);
-const eventCount = Number(process.env.EVENTS ?? 1_000_000);
-const contactCount = Number(process.env.CONTACTS ?? 100_000);
-const stepEvents = Number(process.env.SIMULATION_STEP_EVENTS ?? 20_000);
+const DAYS = Number(process.env.DAYS ?? 30);
+const EVENTS = Number(process.env.EVENTS ?? 1_000_000);
+const CONTACTS = Number(process.env.CONTACTS ?? 100_000);
+const STEP_EVENTS = Number(process.env.SIMULATION_STEP_EVENTS ?? 20_000);
+const PURE = process.env.PURE !== "0";
+const PURE_ROUNDS = Number(process.env.PURE_ROUNDS ?? 3);
 const GOAL_SECONDS = 60;
+const atGoalSize = EVENTS >= 1_000_000 && CONTACTS >= 100_000 && DAYS >= 30;
+const DAY_MS = 86_400_000;
+const SEED_BATCH = 50_000;
+/** The status poll's period: the done answer is seen at most this late, and the polls take little of workerd's one thread. */
+const POLL_MS = 250;
 
-const out = join(mkdtempSync(join(tmpdir(), "apiv2-bench-sim-")), "simulation.mjs");
-await build({
-  entryPoints: [join(root, "src", "domain", "journey-simulation.ts")],
-  bundle: true,
-  format: "esm",
-  platform: "neutral",
-  target: "es2022",
-  outfile: out,
-  logLevel: "error",
-});
-// The bundle's exports, as src/domain/journey-simulation.ts declares them (its types are not part of the node project).
-interface Figures {
-  entered: number;
-  completed: number;
-  converted: number;
-  active: number;
-  messages: Record<string, number>;
-  webhooks: Record<string, number>;
-}
-interface SimulationModule {
-  newSimulationState(): unknown;
-  contactsToLoad(journey: unknown, state: unknown, events: readonly unknown[], upTo: number): number[];
-  simulate(journey: unknown, state: unknown, events: readonly unknown[], contacts: ReadonlyMap<number, unknown>, upTo: number): void;
-  simulationFigures(state: unknown): Figures;
-}
-const sim = (await import(pathToFileURL(out).href)) as SimulationModule;
-const { journeyDefinitionSchema } = (await import(
-  pathToFileURL(
-    await (async () => {
-      const file = join(out, "..", "journey.mjs");
-      await build({ entryPoints: [join(root, "src", "domain", "journey.ts")], bundle: true, format: "esm", platform: "neutral", target: "es2022", outfile: file, logLevel: "error" });
-      return file;
-    })(),
-  ).href
-)) as { journeyDefinitionSchema: { parse(input: unknown): unknown } };
+console.log(`bench:simulate: ${EVENTS.toLocaleString()} activities of ${CONTACTS.toLocaleString()} contacts over ${DAYS} days, ${STEP_EVENTS.toLocaleString()} a step; load average ${loadAverage()}`);
 
-const mail = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: "email", subject: "Hi {{NAME}}", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com", ...extra });
-const definition = journeyDefinitionSchema.parse({
-  name: "Bench cart",
-  trigger: { type: "activity", activity: "add_to_cart", params: [{ attribute: "price", op: "gt", value: 5 }] },
-  goal: { activity: "refund" },
-  steps: [
-    { id: "c", type: "condition", filter: [{ attribute: "COUNTRY", op: "eq", value: "IN" }], then: "w", else: "hook" },
-    { id: "w", type: "wait_for_event", events: { activity: "purchase" }, within: "1d" },
-    mail("thanks", { after: "w", on: "event" }),
-    { id: "ab", type: "split", after: "w", on: "timeout", branches: [{ percent: 50, then: "mailA" }, { percent: 50, then: "smsB" }] },
-    mail("mailA"),
-    { id: "smsB", type: "sms", text: "Come back" },
-    { id: "hook", type: "webhook", webhook: "wh_1" },
-  ],
-});
-const journey = { id: "jrn_bench", definition };
-
-// Contacts and events: a deterministic generator (xorshift), events spread over the range in time order.
-let seed = 0x9e3779b9;
-const random = () => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 4_294_967_296;
-};
-const contacts = new Map<number, { id: number; key: string; attributes: Record<string, string | number> }>();
-for (let id = 1; id <= contactCount; id++) contacts.set(id, { id, key: `user${id}@example.com`, attributes: { EMAIL: `user${id}@example.com`, COUNTRY: id % 3 === 0 ? "US" : "IN", NAME: `User ${id}` } });
-const to = Date.UTC(2026, 10, 30);
-const from = to - days * 86_400_000;
-const names = ["add_to_cart", "add_to_cart", "page_view", "page_view", "page_view", "purchase", "purchase", "refund"];
-const events = Array.from({ length: eventCount }, (_, i) => {
-  const at = from + Math.floor(((i + random()) / eventCount) * (to - from));
-  const name = names[Math.floor(random() * names.length)]!;
-  return {
-    id: i + 1,
-    panelId: "pnl_bench",
-    guid: `g${i}`,
-    channel: "custom_activity",
-    name,
-    activityId: 1,
-    contactId: 1 + Math.floor(random() * contactCount),
-    uniqueid: null,
-    identity: null,
-    source: "web",
-    params: { price: Math.floor(random() * 20), prid: i % 100 },
-    occurredAt: at,
-    receivedAt: at,
-    msgid: null,
-    campaignId: null,
-    journeyId: null,
-    assetId: null,
+const runtime = await startRuntime({ vars: { LOG_LINES: "false", BENCH_SIM_TIMINGS: "true", SIMULATION_STEP_EVENTS: String(STEP_EVENTS) } });
+const { origin } = runtime;
+const figures: BenchFigure[] = [];
+try {
+  const post = async (path: string) => {
+    const answer = await fetch(`${origin}${path}`, { method: "POST" });
+    if (!answer.ok) throw new Error(`${path}: ${answer.status} ${await answer.text()}`);
+    return answer.json() as Promise<Record<string, number>>;
   };
-});
-console.log(`bench:simulate: ${eventCount.toLocaleString()} activities of ${contactCount.toLocaleString()} contacts over ${days} days, ${stepEvents.toLocaleString()} a step`);
 
-/** The simulation, step by step as the queue runs it: the state carried as JSON between steps. */
-function simulateAll(): { seconds: number; figures: Figures; stateBytes: number } {
-  const started = performance.now();
-  let carried = JSON.stringify(sim.newSimulationState());
-  let stateBytes = 0;
-  for (let at = 0; at < events.length; at += stepEvents) {
-    const state = JSON.parse(carried);
-    const page = events.slice(at, at + stepEvents);
-    const last = at + stepEvents >= events.length;
-    const upTo = last ? to : page.at(-1)!.occurredAt;
-    const loaded = new Map(sim.contactsToLoad(journey, state, page, upTo).map((id) => [id, contacts.get(id)!]));
-    sim.simulate(journey, state, page, loaded, upTo);
-    carried = JSON.stringify(state);
-    stateBytes = Math.max(stateBytes, carried.length);
+  // The panel, its activities, a webhook and the draft journey.
+  const seeding = performance.now();
+  const panel = await createBenchPanel(origin);
+  await adminCall(origin, "POST", `/panels/${panel.id}/activities`, { name: "add_to_cart", params: { price: "float" } });
+  for (const name of ["page_view", "purchase", "refund"]) await adminCall(origin, "POST", `/panels/${panel.id}/activities`, { name });
+  const hook = await adminCall(origin, "POST", `/panels/${panel.id}/webhooks`, { label: "CRM sync", url: "http://127.0.0.1:9/hook" });
+  const journey = await adminCall(origin, "POST", `/panels/${panel.id}/journeys`, {
+    name: "Cart reminder",
+    trigger: { type: "activity", activity: "add_to_cart", params: [{ attribute: "price", op: "gt", value: 5 }] },
+    steps: [
+      { id: "mail", type: "email", subject: "Your cart, {{NAME}}", html: "<p>Still thinking?</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+      { id: "later", type: "delay", for: "1d", after: "mail" },
+      { id: "hook", type: "webhook", webhook: hook.id, after: "later", params: { reason: "cart" } },
+    ],
+  });
+  if (journey.status !== "draft") throw new Error(`the journey is ${journey.status}, not a draft`);
+
+  // Contacts and events straight into the shard. The events fall within the simulated range
+  // (its start is when the simulation starts, less DAYS days): an hour of margin at each end.
+  for (let from = 1; from <= CONTACTS; from += 20_000) await post(`/__bench/seed-partitioned?panel=${panel.id}&from=${from}&count=${Math.min(20_000, CONTACTS - from + 1)}`);
+  const end = Date.now() - 3_600_000;
+  const start = end - DAYS * DAY_MS + 2 * 3_600_000;
+  const names = ["add_to_cart", "add_to_cart", "page_view", "page_view", "page_view", "purchase", "purchase", "refund"];
+  let seeded = 0;
+  for (let from = 0; from < EVENTS; from += SEED_BATCH) {
+    const count = Math.min(SEED_BATCH, EVENTS - from);
+    seeded += (await post(`/__bench/seed-sim-events?panel=${panel.id}&shard=0&from=${from}&count=${count}&total=${EVENTS}&start=${start}&end=${end}&names=${names.join(",")}`)).events!;
   }
-  return { seconds: (performance.now() - started) / 1000, figures: sim.simulationFigures(JSON.parse(carried)), stateBytes };
-}
+  if (seeded !== EVENTS) throw new Error(`seeded ${seeded} events, not ${EVENTS}`);
+  console.log(`seeded ${CONTACTS.toLocaleString()} contacts and ${seeded.toLocaleString()} events on SHARD_0 in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
 
-/** The baseline: the same pages read bare, each event's contact tallied. */
-function readBare(): number {
+  const bareRead = async () => {
+    const started = performance.now();
+    const cpu = childCpuSeconds();
+    const read = await (await fetch(`${origin}/__bench/read-sim-events?panel=${panel.id}&shard=0&from=${Date.now() - DAYS * DAY_MS}&to=${Date.now()}&page=5000&names=${names.join(",")}`)).json();
+    const seconds = (performance.now() - started) / 1000;
+    if ((read as { events: number }).events !== EVENTS) throw new Error(`the bare read found ${JSON.stringify(read)}`);
+    return { seconds, cpuSeconds: childCpuSeconds() - cpu };
+  };
+
+  // The simulation, timed from its start call until the API answers it done.
+  const before = await bareRead();
+  await fetch(`${origin}/__bench/sim-timings?reset=1`).then((r) => r.arrayBuffer());
+  const path = `/panels/${panel.id}/journeys/${journey.id}/simulations`;
+  const cpu = childCpuSeconds();
   const started = performance.now();
-  const seen = new Map<number, number>();
-  for (let at = 0; at < events.length; at += stepEvents) {
-    for (const event of events.slice(at, at + stepEvents)) seen.set(event.contactId, (seen.get(event.contactId) ?? 0) + 1);
+  const begun = await adminCall(origin, "POST", path, { days: DAYS });
+  const firstStep = (performance.now() - started) / 1000;
+  let shown = begun;
+  let polls = 0;
+  while (shown.state === "running") {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    shown = await adminCall(origin, "GET", `${path}/${begun.id}`);
+    polls++;
   }
-  if (seen.size === 0) throw new Error("no events read");
-  return (performance.now() - started) / 1000;
+  const seconds = (performance.now() - started) / 1000;
+  const cpuSeconds = childCpuSeconds() - cpu;
+  const spans = (await (await fetch(`${origin}/__bench/sim-timings`)).json()) as Record<string, { ms: number; calls: number }>;
+  if (shown.state !== "done") throw new Error(`the simulation ended ${shown.state}: ${shown.error}`);
+  if (shown.events_read !== EVENTS) throw new Error(`the simulation read ${shown.events_read} events, not ${EVENTS}`);
+  const after = await bareRead();
+  const bare = (before.seconds + after.seconds) / 2;
+  const bareCpu = (before.cpuSeconds + after.cpuSeconds) / 2;
+
+  const result = shown.result;
+  console.log(`\nresult: entered ${result.entered}, completed ${result.completed}, waiting now ${result.active}; messages ${JSON.stringify(result.messages)}; webhooks ${JSON.stringify(result.webhooks)}; steps ${JSON.stringify(result.steps)}`);
+  const steps = (spans["step in the start request"]?.calls ?? 0) + (spans["step in a queue consumer"]?.calls ?? 0);
+  const stepMs = (spans["step in the start request"]?.ms ?? 0) + (spans["step in a queue consumer"]?.ms ?? 0);
+  console.log(`\nwhere the ${seconds.toFixed(2)} s went (${steps} steps; the first answered the start call in ${firstStep.toFixed(2)} s; ${polls} status polls):`);
+  for (const [kind, span] of Object.entries(spans).sort((a, b) => b[1].ms - a[1].ms)) console.log(`  ${kind.padEnd(64)} ${(span.ms / 1000).toFixed(2).padStart(8)} s  ${String(span.calls).padStart(7)} calls`);
+  const io = Object.entries(spans).filter(([kind]) => !kind.startsWith("step")).reduce((sum, [, s]) => sum + s.ms, 0);
+  console.log(`  ${"steps' own time less their D1 and R2 (the simulation's work)".padEnd(64)} ${((stepMs - io) / 1000).toFixed(2).padStart(8)} s`);
+  console.log(`  ${"between steps (queue hops) and after the last (the poll)".padEnd(64)} ${(seconds - stepMs / 1000).toFixed(2).padStart(8)} s`);
+
+  console.log(`\n${"figure".padEnd(52)} ${"service".padStart(10)} ${"baseline".padStart(10)} ${"ratio".padStart(8)} ${"goal".padStart(8)}`);
+  const line = (figure: string, service: number, baseline: number, goal: string) => console.log(`${figure.padEnd(52)} ${service.toFixed(2).padStart(10)} ${baseline.toFixed(2).padStart(10)} ${times(service, baseline).padStart(8)} ${goal.padStart(8)}`);
+  line("simulation end to end, s (vs bare event read)", seconds, bare, `≤ ${GOAL_SECONDS}`);
+  line("  workerd CPU, s", cpuSeconds, bareCpu, "");
+  figures.push({
+    figure: `simulation end to end of ${EVENTS} events, ${CONTACTS} contacts, ${DAYS} days: start call to done (s, vs bare read of the events)`,
+    service: seconds.toFixed(2),
+    baseline: bare.toFixed(2),
+    ratio: times(seconds, bare),
+    // The goal is stated for the issue's size: a smaller run (npm run bench's) is not judged by it.
+    goal: `≤ ${GOAL_SECONDS} s at 1 M events, 100k contacts, 30 days`,
+    met: atGoalSize ? seconds <= GOAL_SECONDS : null,
+  });
+  if (PURE) {
+    const pure = await pureSimulation({ days: DAYS, eventCount: EVENTS, contactCount: CONTACTS, stepEvents: STEP_EVENTS, rounds: PURE_ROUNDS });
+    line(`the pure function alone (in memory, median of ${PURE_ROUNDS}), s`, pure.seconds, pure.bareSeconds, "");
+    console.log(`  its journey (condition, wait, split, email, SMS, webhook, goal): entered ${pure.figures.entered}, completed ${pure.figures.completed}, converted ${pure.figures.converted}; largest state ${(pure.stateBytes / 1_048_576).toFixed(1)} MB`);
+    figures.push({ figure: `simulation, pure function alone, ${EVENTS} events in memory (s, vs the same pages read bare)`, service: pure.seconds.toFixed(2), baseline: pure.bareSeconds.toFixed(2), ratio: times(pure.seconds, pure.bareSeconds), goal: "", met: null });
+  }
+  console.log(`load average at the end: ${loadAverage()}`);
+  report("simulate", figures);
+} finally {
+  await runtime.stop();
 }
 
-// Alternate, so both see the same machine; the median of three each.
-const simulated: number[] = [];
-const bare: number[] = [];
-let last: ReturnType<typeof simulateAll> | null = null;
-for (let round = 0; round < 3; round++) {
-  bare.push(readBare());
-  last = simulateAll();
-  simulated.push(last.seconds);
+function loadAverage(): string {
+  return loadavg()
+    .map((n) => n.toFixed(2))
+    .join(", ");
 }
-const mid = (values: number[]) => [...values].sort((a, b) => a - b)[1]!;
-const service = mid(simulated);
-const baseline = mid(bare);
-const { figures, stateBytes } = last!;
-console.log(`entered ${figures.entered}, completed ${figures.completed}, converted ${figures.converted}, waiting now ${figures.active}; messages ${JSON.stringify(figures.messages)}; webhooks ${JSON.stringify(figures.webhooks)}`);
-console.log(`largest state carried between steps: ${(stateBytes / 1_048_576).toFixed(1)} MB`);
-console.log("figure".padEnd(34), "service".padStart(10), "baseline".padStart(10), "ratio".padStart(8), "goal".padStart(10));
-console.log("simulation, seconds".padEnd(34), service.toFixed(2).padStart(10), baseline.toFixed(2).padStart(10), times(service, baseline).padStart(8), `≤ ${GOAL_SECONDS}`.padStart(10));
-console.log("events per second".padEnd(34), Math.round(eventCount / service).toLocaleString().padStart(10), Math.round(eventCount / baseline).toLocaleString().padStart(10));
-report("simulate", [
-  { figure: `simulation of ${eventCount} events, ${contactCount} contacts, ${days} days (s)`, service: service.toFixed(2), baseline: baseline.toFixed(2), ratio: times(service, baseline), goal: `≤ ${GOAL_SECONDS} s`, met: service <= GOAL_SECONDS },
-]);

@@ -16,6 +16,7 @@ import { seedCampaign, seedCampaignMessages } from "./seed-campaign";
 import { baselineListCount, seedListMembers } from "./seed-list";
 import { countingEnv, d1Counts } from "./d1-count";
 import { baselineBehaviourCount, baselinePublish, benchPartitionMap, seedPartitioned, seedPartitionedEvents } from "./partitions";
+import { readSimEvents, seedSimEvents, simTimings, timed, timingEnv } from "./simulate";
 
 export * from "../../src/index";
 
@@ -46,18 +47,30 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/seed-partitioned-events": seedPartitionedEvents,
   "/__bench/publish-bare": baselinePublish,
   "/__bench/behaviour-count": baselineBehaviourCount,
+  "/__bench/seed-sim-events": seedSimEvents,
+  "/__bench/read-sim-events": readSimEvents,
+  "/__bench/sim-timings": simTimings,
 };
+
+/** bench:simulate's breakdown (BENCH_SIM_TIMINGS=true): D1 and R2 timed by kind, simulation steps timed whole; off for every other benchmark. */
+const timing = (env: Env) => (env as unknown as Record<string, unknown>).BENCH_SIM_TIMINGS === "true";
+const served = (env: Env) => countingEnv(timing(env) ? timingEnv(env) : env);
+const isSimulationStep = (body: unknown) => typeof body === "object" && body !== null && (body as { type?: unknown }).type === "journey_simulation";
 
 export default {
   async fetch(request, env, exec) {
     // Baselines are counted too, so both sides pay the same for the counting.
     const baseline = BASELINES[new URL(request.url).pathname];
-    return baseline ? baseline(request, countingEnv(env), exec) : service.fetch(request, countingEnv(env), exec);
+    if (baseline) return baseline(request, countingEnv(env), exec);
+    // A simulation's start runs its first step in the request.
+    if (timing(env) && request.method === "POST" && new URL(request.url).pathname.endsWith("/simulations")) return timed("step in the start request", () => service.fetch(request, served(env), exec));
+    return service.fetch(request, served(env), exec);
   },
   queue(batch, env, exec) {
-    return service.queue(batch, countingEnv(env), exec);
+    if (timing(env) && batch.messages.some((m) => isSimulationStep(m.body))) return timed("step in a queue consumer", () => service.queue(batch, served(env), exec));
+    return service.queue(batch, served(env), exec);
   },
   scheduled(controller, env, exec) {
-    return service.scheduled(controller, countingEnv(env), exec);
+    return service.scheduled(controller, served(env), exec);
   },
 } satisfies ExportedHandler<Env>;
