@@ -150,10 +150,13 @@ describe("event recording on a panel of two partitions (decision 0038 step 3)", 
       (await db.prepare("SELECT address FROM push_subscriptions WHERE panel_id = ? ORDER BY address").bind(panel.id).all<{ address: string }>()).results.map((r) => r.address);
     expect(await on(shard0)).toEqual(["https://push.example.net/0"]);
     expect(await on(panelData)).toEqual(["https://push.example.net/1"]);
+    // The push screen counts both shards' subscriptions.
+    expect((await admin("GET", `/panels/${panel.id}/push`)).body.web_push).toMatchObject({ sends: true, subscriptions: 2 });
     // Removal names no owner: found on whichever shard holds it.
     const removed = await call(`/v1/push/web/${encodeURIComponent(panel.clientId)}`, { method: "DELETE", headers: { "content-type": "application/json" }, body: JSON.stringify({ endpoint: "https://push.example.net/0" }) });
     expect(await removed.json()).toMatchObject({ removed: true });
     expect(await on(shard0)).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/push`)).body.web_push).toMatchObject({ subscriptions: 1 });
   });
 
   it("leaves a panel without a map on its home shard, as before", async () => {
