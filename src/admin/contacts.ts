@@ -265,7 +265,7 @@ const exportOneContact = definePanelRoute({
   summary:
     "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
   async handle({ env, path, panel, db }) {
-    const held = await contactAccessExport(env, contactDb(env, panel, db, path.key), panel.id, path.key, db);
+    const held = await contactAccessExport(env, contactDb(env, panel, db, path.key), panel.id, path.key, db, (uniqueid) => contactDb(env, panel, db, uniqueid));
     if (!held) throw notFound(noContactSentence(panel, path.key));
     const document = {
       exported_at: isoTime(Date.now()),

@@ -131,6 +131,12 @@ describe("event recording on a panel of two partitions (decision 0038 step 3)", 
     expect(profile.body.events.map((e: { uniqueid: string; identity: string | null }) => [e.uniqueid, e.identity])).toEqual([[v1, null]]);
     const pairs = await shard0.prepare("SELECT uniqueid FROM uniqueid_contacts WHERE panel_id = ? ORDER BY uniqueid").bind(panel.id).all<{ uniqueid: string }>();
     expect(pairs.results.map((r) => r.uniqueid)).toEqual([v0, v1].sort());
+    // The contact's access export gives each of its anonymous ids' events, wherever they were recorded.
+    const exported = await call(`/admin/v1/panels/${panel.id}/contacts/${encodeURIComponent(k0)}/export`, { headers: { authorization: "Bearer test-admin-token" } });
+    expect(exported.status).toBe(200);
+    const held = (await exported.json()) as { anonymous_ids: { uniqueid: string; events: { uniqueid: string; identity: string | null }[] }[] };
+    const anonymous = Object.fromEntries(held.anonymous_ids.map((a) => [a.uniqueid, a.events.map((e) => e.identity ?? "-").sort()]));
+    expect(anonymous).toEqual({ [v0]: ["-", k0], [v1]: ["-", k0] });
   });
 
   it("keeps a device's push subscription on its owner's partition", async () => {
