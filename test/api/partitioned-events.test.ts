@@ -128,7 +128,12 @@ describe("event recording on a panel of two partitions (decision 0038 step 3)", 
     expect(await eventsOn(panelData, panel.id)).toEqual([`add_to_cart ${v1}→-`]);
     expect(await keysOn(panelData, panel.id)).toEqual([]);
     const profile = await admin("GET", `/panels/${panel.id}/profiles/${encodeURIComponent(v1)}/events`);
-    expect(profile.body.events.map((e: { uniqueid: string; identity: string | null }) => [e.uniqueid, e.identity])).toEqual([[v1, null]]);
+    // Its profile has both, as on one shard: the events recorded with the identity since (on the
+    // contact's partition) and the anonymous one (on its own), newest first.
+    expect(profile.body.events.map((e: { uniqueid: string; identity: string | null }) => [e.uniqueid, e.identity])).toEqual([
+      [v1, k0],
+      [v1, null],
+    ]);
     const pairs = await shard0.prepare("SELECT uniqueid FROM uniqueid_contacts WHERE panel_id = ? ORDER BY uniqueid").bind(panel.id).all<{ uniqueid: string }>();
     expect(pairs.results.map((r) => r.uniqueid)).toEqual([v0, v1].sort());
     // The contact's access export gives each of its anonymous ids' events, wherever they were recorded.
