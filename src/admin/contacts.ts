@@ -184,7 +184,7 @@ const editContact = definePanelRoute({
       { env, db, configElsewhere: place.configElsewhere, panelId: panel.id, schema, unknown: "reject", now: Date.now(), waitUntil: (work) => exec.waitUntil(work) },
       { ...body.attributes, [panel.primaryKey]: contact.key },
       "attributes",
-      { by: auditorOf(caller), before: contact.attributes },
+      { by: auditorOf(caller), before: contact.attributes, log: home },
     );
     if (!outcome.ok) throw problemError(inPanelWords(outcome.problem, panel, path.key));
     return contactView(outcome.value.contact);
@@ -265,7 +265,7 @@ const exportOneContact = definePanelRoute({
   summary:
     "Everything held about a contact as one JSON document (right of access): attributes, lists, segments, every message and journey, suppressions, and all its events, archived days included",
   async handle({ env, path, panel, db }) {
-    const held = await contactAccessExport(env, contactDb(env, panel, db, path.key), panel.id, path.key, db);
+    const held = await contactAccessExport(env, contactDb(env, panel, db, path.key), panel.id, path.key, db, (uniqueid) => contactDb(env, panel, db, uniqueid));
     if (!held) throw notFound(noContactSentence(panel, path.key));
     const document = {
       exported_at: isoTime(Date.now()),
@@ -321,7 +321,7 @@ const changePreferences = definePanelRoute({
   async handle({ env, caller, path, body, panel, db: home }) {
     const db = contactDb(env, panel, home, path.key);
     const contact = await requireContact(db, panel, path.key);
-    return { preferences: unwrap(await changeContactPreferences(db, panel.id, contact, body, Date.now(), "operator", auditorOf(caller))) };
+    return { preferences: unwrap(await changeContactPreferences(db, panel.id, contact, body, Date.now(), "operator", { by: auditorOf(caller), log: home })) };
   },
 });
 

@@ -1,7 +1,6 @@
 import { contactEventsAnswer, eventRetryAnswer, profileEventsAnswer } from "../domain/answers/contacts";
 import { NEEDS } from "../domain/permissions";
-import { eventHistoryPage } from "../services/retention/history";
-import type { ShardDb } from "../store/shards";
+import { eventHistoryPage, uniqueidHistoryPage, type HistoryEvent } from "../services/retention/history";
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { formatCts, formatLocalIso } from "../domain/time";
 import { invalidField, orNotFound } from "../lib/http/errors";
@@ -9,11 +8,11 @@ import { base64UrlEncode } from "../lib/random";
 import { z } from "../lib/z";
 import { loadAttributeSchema } from "../store/attributes";
 import { getContactByKey } from "../store/contacts";
-import { contactDb } from "../services/access/partitions";
+import { contactDb, panelShards } from "../services/access/partitions";
 import { eventPipelineState } from "../services/pipeline/consumer";
 import { PIPELINE_STEPS } from "../services/pipeline-steps";
 import { retryFailedEventBatches } from "../services/pipeline/retry-failed";
-import { type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../store/events";
+import { type EventBatchState, type EventCursor, type StoredEvent } from "../store/events";
 import type { Panel } from "../store/panels";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
@@ -63,9 +62,9 @@ const pageQuery = z.object({
   cursor: z.string().optional().meta({ description: "next_cursor of the previous page" }),
 });
 
-async function eventPage(env: Env, db: ShardDb, panel: Panel, owner: EventOwner, query: z.output<typeof pageQuery>) {
-  // Past the rows still in the shard, the days moved to R2 (event retention) are read too.
-  const events = await eventHistoryPage(env.FILES, db, panel.id, owner, query.limit + 1, decodeCursor(query.cursor));
+/** A page of `read`'s events (`limit`, past `cursor`: the rows still in the shard, then the days moved to R2 by event retention). */
+async function eventPage(panel: Panel, query: z.output<typeof pageQuery>, read: (limit: number, cursor: EventCursor | undefined) => Promise<HistoryEvent[]>) {
+  const events = await read(query.limit + 1, decodeCursor(query.cursor));
   const page = events.slice(0, query.limit);
   return {
     events: page.map((event) => eventView(event, panel.timezone)),
@@ -87,7 +86,7 @@ const contactEvents = definePanelRoute({
     // The contact and its events are on its key's partition (decision 0038).
     const db = contactDb(env, panel, home, key.value);
     const contact = await orNotFound(getContactByKey(db, panel.id, key.value), `No contact with ${panel.primaryKey} "${key.value}" in this panel`);
-    return { contact: key.value, ...(await eventPage(env, db, panel, { contactId: contact.id }, query)) };
+    return { contact: key.value, ...(await eventPage(panel, query, (limit, cursor) => eventHistoryPage(env.FILES, db, panel.id, { contactId: contact.id }, limit, cursor))) };
   },
 });
 
@@ -99,8 +98,9 @@ const profileEvents = definePanelRoute({
   summary: "Events recorded with an anonymous uniqueid, newest first (whether or not joined to a contact since)",
   query: pageQuery,
   async handle({ env, path, query, panel, db }) {
-    // The uniqueid's partition, where its anonymous events were recorded (decision 0038).
-    return { uniqueid: path.uniqueid, ...(await eventPage(env, contactDb(env, panel, db, path.uniqueid), panel, { uniqueid: path.uniqueid }, query)) };
+    // Its anonymous events are on its partition, those with an identity since on the contact's (decision 0038).
+    const shards = panelShards(env, panel, db);
+    return { uniqueid: path.uniqueid, ...(await eventPage(panel, query, (limit, cursor) => uniqueidHistoryPage(env.FILES, shards, panel.id, path.uniqueid, limit, cursor))) };
   },
 });
 

@@ -2,6 +2,7 @@ import { pushSettingsAnswer } from "../domain/answers/channels";
 import { NEEDS } from "../domain/permissions";
 import { pushSettingsBody } from "../domain/push";
 import { changePushSettings, readPushSettings } from "../services/channels/push/panel-settings";
+import { panelShards } from "../services/access/partitions";
 import { auditorOf } from "./audit";
 import { definePanelRoute } from "./route";
 
@@ -15,7 +16,7 @@ const readSettings = definePanelRoute({
   response: pushSettingsAnswer,
   summary: "The panel's push channels: web push (VAPID subject and public key, the subscribe URL for sites) and FCM (project, client email, the token URL for apps); never a private key",
   async handle({ env, panel, db }) {
-    return readPushSettings(env, db, panel.id, panel.clientId);
+    return readPushSettings(env, panelShards(env, panel, db), panel.id, panel.clientId);
   },
 });
 
@@ -28,7 +29,7 @@ const putSettings = definePanelRoute({
   body: pushSettingsBody,
   async handle({ env, caller, body, panel, db }) {
     await changePushSettings(env, db, panel.id, body, auditorOf(caller));
-    return readPushSettings(env, db, panel.id, panel.clientId);
+    return readPushSettings(env, panelShards(env, panel, db), panel.id, panel.clientId);
   },
 });
 

@@ -7,8 +7,8 @@ import { invalidField, orNotFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
 import { changeSmsSettings, createSmsTemplate, noSuchTemplateMessage, readSmsSettings, removeSmsTemplate, replaceSmsTemplate } from "../services/channels/sms/panel-settings";
 import { isoTime } from "../store/sql";
-import { getSmsTemplate, listPhoneSuppressions, listSmsTemplates, type SmsTemplate } from "../store/sms";
-import { liftSmsSuppression, suppressSms } from "../services/channels/sms/suppressions";
+import { getSmsTemplate, listSmsTemplates, type SmsTemplate } from "../store/sms";
+import { liftSmsSuppression, panelSmsSuppressions, suppressSms } from "../services/channels/sms/suppressions";
 import { definePanelRoute } from "./route";
 import { auditorOf } from "./audit";
 
@@ -145,8 +145,8 @@ const listSuppressions = definePanelRoute({
   response: smsSuppressionListAnswer,
   summary: "Numbers SMS is not sent to (STOP replies, provider opt-outs, operators' entries), newest first",
   query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }).strict(),
-  async handle({ query, panel, db }) {
-    const rows = await listPhoneSuppressions(db, panel.id, query.limit);
+  async handle({ env, query, panel, db }) {
+    const rows = await panelSmsSuppressions(panelShards(env, panel, db), panel.id, query.limit);
     return { suppressions: rows.map((r) => ({ phone: r.phone, reason: r.reason, created_at: isoTime(r.createdAt) })) };
   },
 });

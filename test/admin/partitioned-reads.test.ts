@@ -155,6 +155,34 @@ describe("the panel-wide reads of a panel on two partitions (decision 0038 step 
     expect([journeys.status, journeys.body.journeys]).toEqual([200, []]);
   });
 
+  it("lists the SMS stops and the audit entries of contacts on either shard", async () => {
+    const { panel, on0, on1 } = await splitPanel();
+    expect((await admin("PUT", `/panels/${panel.id}/attributes/MOBILE`, { type: "string" })).status).toBe(200);
+    const phones = new Map([[on0[0]!, "919812345670"], [on1[0]!, "919812345671"]]);
+    for (const [key, phone] of phones) {
+      const contact = `/panels/${panel.id}/contacts/${encodeURIComponent(key)}`;
+      const edited = await admin("PATCH", contact, { attributes: { MOBILE: phone } });
+      expect(edited.status, JSON.stringify(edited.body)).toBe(200);
+      const stopped = await admin("PUT", `${contact}/preferences`, { sms: "unsubscribed" });
+      expect(stopped.status, JSON.stringify(stopped.body)).toBe(200);
+    }
+    // Each contact's stop is kept on its own shard; the SMS screen lists both.
+    const suppressions = await admin("GET", `/panels/${panel.id}/sms/suppressions`);
+    expect(suppressions.status).toBe(200);
+    expect(suppressions.body.suppressions.map((s: { phone: string; reason: string }) => `${s.phone} ${s.reason}`).sort()).toEqual(["919812345670 stop", "919812345671 stop"]);
+    // A stop an operator enters reaches every shard: listed once.
+    expect((await admin("PUT", `/panels/${panel.id}/sms/suppressions/919800000000`)).status).toBe(200);
+    const again = (await admin("GET", `/panels/${panel.id}/sms/suppressions?limit=2`)).body.suppressions.map((s: { phone: string }) => s.phone);
+    expect(again).toEqual(["919800000000", expect.any(String)]);
+
+    // The operator's edits and preference changes of both contacts are in the panel's audit log.
+    const log = await admin("GET", `/panels/${panel.id}/audit?target_kind=contact`);
+    expect(log.status).toBe(200);
+    const entries = log.body.entries.map((e: { action: string; target: string }) => e.action);
+    expect(entries.filter((a: string) => a === "contact.edited")).toHaveLength(2);
+    expect(entries.filter((a: string) => a === "contact.preferences_changed")).toHaveLength(2);
+  });
+
   it("merges text in the order SQLite's ORDER BY gives it, not JavaScript's", async () => {
     const texts = ["b", "a\u{1F600}", "a\uFF21", "a", "ab", "A", "\u00E9", "a\uE000", "a\u{10000}z"];
     const { results } = await shard0.prepare("SELECT value FROM json_each(?) ORDER BY value").bind(JSON.stringify(texts)).all<{ value: string }>();

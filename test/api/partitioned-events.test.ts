@@ -128,9 +128,20 @@ describe("event recording on a panel of two partitions (decision 0038 step 3)", 
     expect(await eventsOn(panelData, panel.id)).toEqual([`add_to_cart ${v1}→-`]);
     expect(await keysOn(panelData, panel.id)).toEqual([]);
     const profile = await admin("GET", `/panels/${panel.id}/profiles/${encodeURIComponent(v1)}/events`);
-    expect(profile.body.events.map((e: { uniqueid: string; identity: string | null }) => [e.uniqueid, e.identity])).toEqual([[v1, null]]);
+    // Its profile has both, as on one shard: the events recorded with the identity since (on the
+    // contact's partition) and the anonymous one (on its own), newest first.
+    expect(profile.body.events.map((e: { uniqueid: string; identity: string | null }) => [e.uniqueid, e.identity])).toEqual([
+      [v1, k0],
+      [v1, null],
+    ]);
     const pairs = await shard0.prepare("SELECT uniqueid FROM uniqueid_contacts WHERE panel_id = ? ORDER BY uniqueid").bind(panel.id).all<{ uniqueid: string }>();
     expect(pairs.results.map((r) => r.uniqueid)).toEqual([v0, v1].sort());
+    // The contact's access export gives each of its anonymous ids' events, wherever they were recorded.
+    const exported = await call(`/admin/v1/panels/${panel.id}/contacts/${encodeURIComponent(k0)}/export`, { headers: { authorization: "Bearer test-admin-token" } });
+    expect(exported.status).toBe(200);
+    const held = (await exported.json()) as { anonymous_ids: { uniqueid: string; events: { uniqueid: string; identity: string | null }[] }[] };
+    const anonymous = Object.fromEntries(held.anonymous_ids.map((a) => [a.uniqueid, a.events.map((e) => e.identity ?? "-").sort()]));
+    expect(anonymous).toEqual({ [v0]: ["-", k0], [v1]: ["-", k0] });
   });
 
   it("keeps a device's push subscription on its owner's partition", async () => {
@@ -150,10 +161,13 @@ describe("event recording on a panel of two partitions (decision 0038 step 3)", 
       (await db.prepare("SELECT address FROM push_subscriptions WHERE panel_id = ? ORDER BY address").bind(panel.id).all<{ address: string }>()).results.map((r) => r.address);
     expect(await on(shard0)).toEqual(["https://push.example.net/0"]);
     expect(await on(panelData)).toEqual(["https://push.example.net/1"]);
+    // The push screen counts both shards' subscriptions.
+    expect((await admin("GET", `/panels/${panel.id}/push`)).body.web_push).toMatchObject({ sends: true, subscriptions: 2 });
     // Removal names no owner: found on whichever shard holds it.
     const removed = await call(`/v1/push/web/${encodeURIComponent(panel.clientId)}`, { method: "DELETE", headers: { "content-type": "application/json" }, body: JSON.stringify({ endpoint: "https://push.example.net/0" }) });
     expect(await removed.json()).toMatchObject({ removed: true });
     expect(await on(shard0)).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/push`)).body.web_push).toMatchObject({ subscriptions: 1 });
   });
 
   it("leaves a panel without a map on its home shard, as before", async () => {

@@ -121,6 +121,26 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     expect((await admin("GET", `/panels/${panel.id}/journey-messages?channel=sms&limit=1`)).body.messages).toHaveLength(1);
   });
 
+  it("reads a sent journey email's copy from its contact's shard", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    await partitioned(panel);
+    const mail = { id: "mail", type: "email", subject: "Your cart", html: "<p>Still there?</p>", sender_name: "Shop", sender_email: "shop@example.com" };
+    await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [mail] });
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const identity of [k0, k1]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
+    await settledOnBoth(panel.id);
+    const sent = await eventually(async () => {
+      const messages = await messagesOf(panel, "email");
+      return messages.length === 2 && messages.every((m) => m.status === "sent") ? messages : undefined;
+    });
+    for (const message of sent) {
+      const copy = await admin("GET", `/panels/${panel.id}/messages/${encodeURIComponent(message.msgid)}/copy`);
+      expect(copy.status, JSON.stringify(copy.body)).toBe(200);
+      expect(copy.body).toMatchObject({ kind: "journey", to: message.recipient, subject: "Your cart", html: "<p>Still there?</p>" });
+    }
+  });
+
   it("a running journey is copied by the map, and stopping it ends its instances on every shard", async () => {
     const panel = await createPanel();
     const cart = await defineActivity(panel, "add_to_cart");

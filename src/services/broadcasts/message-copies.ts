@@ -40,12 +40,13 @@ function renderCopy(html: Template | string, values: Readonly<Record<string, Att
 
 /**
  * A message by its id: a journey message's msgid, or `<campaign>.<contact>` for a campaign's.
- * `shards`: where a campaign's message may be, the home (`db`) first, then the other shards of
+ * `shards`: where the message may be, the home (`db`) first, then the other shards of
  * the panel's partitions (panelShards), asked in turn until one has it (decision 0038 step 4).
  */
 export async function messageCopy(files: R2Bucket, db: ShardDb, panelId: string, messageId: string, shards: readonly ShardDb[] = [db]): Promise<Result<MessageCopy>> {
   const noCopy = (why: string) => refusedField<MessageCopy>("not_found", "message", why);
-  const journeyMessage = (await getMessages(db, panelId, [messageId])).get(messageId);
+  // A journey message is kept on its contact's shard too: asked of each in turn, as a campaign's.
+  const journeyMessage = (await firstOnShards(shards, async (shard) => (await getMessages(shard, panelId, [messageId])).get(messageId)))?.found;
   if (journeyMessage) {
     if (!hasRenderedCopy(journeyMessage)) return noCopy(`message "${messageId}" has no copy: only sent email has one (it is ${journeyMessage.channel}, ${journeyMessage.status})`);
     const content = journeyMessage.content as { subject?: unknown; subject_line?: unknown; html?: unknown; merge_values?: Record<string, AttributeValue> | null };

@@ -39,8 +39,11 @@ export async function changeContactPreferences(
   change: PreferencesChange,
   now: number,
   by: PreferenceActor,
-  /** An operator's change, recorded in the audit log with each channel's before and after. */
-  auditor?: Auditor,
+  /**
+   * An operator's change, recorded in the audit log with each channel's before and after: `log`
+   * is the panel's home, whose log the panel reads (`db` may be another shard, decision 0038).
+   */
+  audit?: { by: Auditor; log: ShardDb },
   /** The consent records of the channels changed, written in the batch that changes them. */
   proof?: (changed: PreferencesChange) => Promise<D1PreparedStatement[]>,
 ): Promise<Result<ChannelPreferences>> {
@@ -82,9 +85,9 @@ export async function changeContactPreferences(
   // The changes and their consent records (`proof`, a recipient's) in one batch: never a change without its proof.
   if (writes.length) await db.batch([...writes, ...((await proof?.(changed)) ?? [])]);
   const after = await contactPreferences(db, panelId, contact);
-  if (auditor) {
+  if (audit) {
     const changed = changedValues(current, after);
-    if (Object.keys(changed).length) await recordAudit(db, panelId, auditor, "contact.preferences_changed", String(contact.id), { changed });
+    if (Object.keys(changed).length) await recordAudit(audit.log, panelId, audit.by, "contact.preferences_changed", String(contact.id), { changed });
   }
   return succeeded(after);
 }

@@ -47,8 +47,29 @@ async function allEvents(bucket: R2Bucket, db: ShardDb, panelId: string, owner: 
   }
 }
 
-/** `home`: the panel's home when `db` is the key's partition on another shard (its campaigns are there). */
-export async function contactAccessExport(env: Env, db: ShardDb, panelId: string, key: string, home?: ShardDb): Promise<ContactAccessExport | null> {
+/**
+ * A uniqueid's events newest first: those on the contact's shard `db` (joined, or recorded with
+ * its identity) and, when its own partition is on another shard, the anonymous ones recorded
+ * there before the link, which stay there unjoined (decision 0038 step 3).
+ */
+async function eventsOfUniqueid(bucket: R2Bucket, db: ShardDb, own: ShardDb, panelId: string, uniqueid: string): Promise<HistoryEvent[]> {
+  if (own === db) return allEvents(bucket, db, panelId, { uniqueid });
+  const [here, there] = await Promise.all([allEvents(bucket, db, panelId, { uniqueid }), allEvents(bucket, own, panelId, { uniqueid })]);
+  return [...here, ...there].sort((a, b) => b.occurredAt - a.occurredAt || b.id - a.id);
+}
+
+/**
+ * `home`: the panel's home when `db` is the key's partition on another shard (its campaigns are
+ * there); `uniqueidDb`: the database of a uniqueid's own partition (contactDb), `db` by default.
+ */
+export async function contactAccessExport(
+  env: Env,
+  db: ShardDb,
+  panelId: string,
+  key: string,
+  home?: ShardDb,
+  uniqueidDb: (uniqueid: string) => ShardDb = () => db,
+): Promise<ContactAccessExport | null> {
   const contact = await getContactByKey(db, panelId, key);
   if (!contact) return null;
   const address = typeof contact.attributes[EMAIL_ATTRIBUTE] === "string" ? (contact.attributes[EMAIL_ATTRIBUTE] as string) : null;
@@ -64,6 +85,6 @@ export async function contactAccessExport(env: Env, db: ShardDb, panelId: string
     formSignupsOfContact(db, panelId, contact.id),
     topicOptOutsOfContact(db, panelId, contact.id),
   ]);
-  const anonymous = await Promise.all(uniqueids.map(async (uniqueid) => ({ uniqueid, events: await allEvents(env.FILES, db, panelId, { uniqueid }) })));
+  const anonymous = await Promise.all(uniqueids.map(async (uniqueid) => ({ uniqueid, events: await eventsOfUniqueid(env.FILES, db, uniqueidDb(uniqueid), panelId, uniqueid) })));
   return { contact, lists, segments, history, smsSuppression, anonymous, events, consent, unconfirmed, topicsLeft };
 }

@@ -1,3 +1,4 @@
+import { mergedPage } from "../access/partitions";
 import { archivedPartsOf, type ArchivePart } from "../../store/event-archive";
 import { eventFromRow, listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../../store/events";
 import type { ShardDb } from "../../store/shards";
@@ -52,4 +53,13 @@ export async function eventHistoryPage(bucket: R2Bucket, db: ShardDb, panelId: s
     }
   }
   return [...hot, ...archived].sort(newestFirst).slice(0, limit);
+}
+
+/**
+ * A uniqueid's page over the panel's shards (`shards`, panelShards): its anonymous events are on
+ * its own partition, those recorded with an identity since on that contact's (decision 0038), so
+ * each shard's page past the cursor is read and merged. A panel without a map reads its home.
+ */
+export function uniqueidHistoryPage(bucket: R2Bucket, shards: readonly ShardDb[], panelId: string, uniqueid: string, limit: number, cursor?: EventCursor): Promise<HistoryEvent[]> {
+  return mergedPage(shards, (db) => eventHistoryPage(bucket, db, panelId, { uniqueid }, limit, cursor), newestFirst, limit);
 }

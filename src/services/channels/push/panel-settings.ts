@@ -1,5 +1,6 @@
 import type { PushSettingsBody } from "../../../domain/push";
 import type { ShardDb } from "../../../store/shards";
+import type { PanelShards } from "../../access/partitions";
 import { recordAudit, type Auditor } from "../../audit/record";
 import { panelPush, pushSettingsView, savePushSettings } from "./settings";
 
@@ -10,7 +11,10 @@ export async function changePushSettings(env: Pick<Env, "SECRETS_KEY">, db: Shar
   await recordAudit(db, panelId, by, "push.settings_changed", panelId, { web_push: state(body.web_push), fcm: state(body.fcm) });
 }
 
-/** The panel's push settings as the operator sees them (never a private key), with its subscription counts. */
-export async function readPushSettings(env: Pick<Env, "SECRETS_KEY" | "PUBLIC_BASE_URL">, db: ShardDb, panelId: string, clientId: string) {
-  return pushSettingsView(env, db, panelId, await panelPush(env, db, panelId), clientId);
+/**
+ * The panel's push settings as the operator sees them (never a private key), from its home
+ * (`shards[0]`), with its subscription counts over `shards` (panelShards).
+ */
+export async function readPushSettings(env: Pick<Env, "SECRETS_KEY" | "PUBLIC_BASE_URL">, shards: PanelShards, panelId: string, clientId: string) {
+  return pushSettingsView(env, shards, panelId, await panelPush(env, shards[0], panelId), clientId);
 }

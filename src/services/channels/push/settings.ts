@@ -86,8 +86,9 @@ export async function savePushSettings(env: Pick<Env, "SECRETS_KEY">, db: ShardD
 }
 
 /** What the admin API shows of a panel's push setup: never a private key. */
-export async function pushSettingsView(env: Pick<Env, "PUBLIC_BASE_URL">, db: ShardDb, panelId: string, push: PanelPush, clientId: string): Promise<z.input<typeof pushSettingsAnswer>> {
-  const counts = await countPushSubscriptions(db, panelId);
+export async function pushSettingsView(env: Pick<Env, "PUBLIC_BASE_URL">, shards: readonly ShardDb[], panelId: string, push: PanelPush, clientId: string): Promise<z.input<typeof pushSettingsAnswer>> {
+  // A subscription is kept on its owner's partition (decision 0038): each shard counts its own.
+  const counts = (await Promise.all(shards.map((db) => countPushSubscriptions(db, panelId)))).reduce((sum, n) => ({ web: sum.web + n.web, app: sum.app + n.app }));
   const base = config(env).publicBaseUrl;
   return {
     web_push: push.web

@@ -1,6 +1,8 @@
 import { refused, succeeded, type Result } from "../../../lib/problems";
 import type { ShardDb } from "../../../store/shards";
-import { liftPhoneSuppression, liftPhoneSuppressionStatement, phoneSuppression, suppressPhone, suppressPhoneStatement, type PhoneSuppressionReason } from "../../../store/sms";
+import { compareStoredText } from "../../../store/sql";
+import { liftPhoneSuppression, liftPhoneSuppressionStatement, listPhoneSuppressions, phoneSuppression, suppressPhone, suppressPhoneStatement, type PhoneSuppression, type PhoneSuppressionReason } from "../../../store/sms";
+import { mergedPage } from "../../access/partitions";
 
 /**
  * The one home of stopping and resuming SMS to a number of a panel (sms_suppressions): an
@@ -43,4 +45,18 @@ export async function liftSmsStop(shards: readonly ShardDb[], panelId: string, p
       if ((await phoneSuppression(db, panelId, phone)) === "stop") await liftPhoneSuppression(db, panelId, phone);
     }),
   );
+}
+
+/**
+ * The panel's stopped numbers, newest first: a contact's own stop (a reply, its preferences, a
+ * send's opt-out) is kept on its contact's shard only, an operator's on each of `shards`
+ * (panelShards), so each shard's newest are merged and a number is listed once, as its newest.
+ */
+export async function panelSmsSuppressions(shards: readonly ShardDb[], panelId: string, limit: number): Promise<PhoneSuppression[]> {
+  const newestFirst = (a: PhoneSuppression, b: PhoneSuppression) => b.createdAt - a.createdAt || compareStoredText(a.phone, b.phone);
+  // Each shard's first `limit` hold the panel's first `limit` numbers, however many of them repeat across shards.
+  const rows = await mergedPage(shards, (db) => listPhoneSuppressions(db, panelId, limit), newestFirst, limit * shards.length);
+  const newest = new Map<string, PhoneSuppression>();
+  for (const row of rows) if (!newest.has(row.phone)) newest.set(row.phone, row);
+  return [...newest.values()].slice(0, limit);
 }
