@@ -457,14 +457,14 @@ async function clean(step: Step): Promise<MoveStepOutcome> {
   if (move.buckets) await recountMembers(step);
   const due = (move.switchedAt ?? 0) + tuning.settleMs;
   if (step.now() < due) return { next: "later", ms: due - step.now() };
-  // A configuration change whose copies went out by the map from before the switch (read just
-  // before it, or cached until now) missed the target: every isolate reads the new map by now.
-  const panel = move.buckets ? await getPanel(step.env.DB, move.panelId) : null;
-  if (panel) await resyncMirrors(step.env, panel, step.now());
   await stopCapture(source, move.panelId);
   await markInTransit(source, transitMark(move));
   const finished = await deleteRows(step, source);
   if (!finished) return { next: "now" };
+  // Once, at the end: a configuration change whose copies went out by the map from before the
+  // switch (read just before it, or cached until the settle time) missed the target.
+  const panel = move.buckets ? await getPanel(step.env.DB, move.panelId) : null;
+  if (panel) await resyncMirrors(step.env, panel, step.now());
   // Its stored figures still count the rows that left: counted again by the refresh.
   if (move.buckets) await forgetStoredStatement(source, move.panelId).run();
   await liftFence(source, move.panelId);
