@@ -38,26 +38,15 @@ export interface PureFigures {
 }
 
 export async function pureSimulation({ days, eventCount, contactCount, stepEvents, rounds }: { days: number; eventCount: number; contactCount: number; stepEvents: number; rounds: number }): Promise<PureFigures> {
-  const out = join(mkdtempSync(join(tmpdir(), "apiv2-bench-sim-")), "simulation.mjs");
-  await build({
-    entryPoints: [join(root, "src", "domain", "journey-simulation.ts")],
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    target: "es2022",
-    outfile: out,
-    logLevel: "error",
-  });
-  const sim = (await import(pathToFileURL(out).href)) as SimulationModule;
-  const { journeyDefinitionSchema } = (await import(
-    pathToFileURL(
-      await (async () => {
-        const file = join(out, "..", "journey.mjs");
-        await build({ entryPoints: [join(root, "src", "domain", "journey.ts")], bundle: true, format: "esm", platform: "neutral", target: "es2022", outfile: file, logLevel: "error" });
-        return file;
-      })(),
-    ).href
-  )) as { journeyDefinitionSchema: { parse(input: unknown): unknown } };
+  const dir = mkdtempSync(join(tmpdir(), "apiv2-bench-sim-"));
+  /** A module of src/domain bundled for Node (its types are not part of the node project). */
+  const bundled = async (name: string): Promise<unknown> => {
+    const outfile = join(dir, `${name}.mjs`);
+    await build({ entryPoints: [join(root, "src", "domain", `${name}.ts`)], bundle: true, format: "esm", platform: "neutral", target: "es2022", outfile, logLevel: "error" });
+    return import(pathToFileURL(outfile).href);
+  };
+  const sim = (await bundled("journey-simulation")) as SimulationModule;
+  const { journeyDefinitionSchema } = (await bundled("journey")) as { journeyDefinitionSchema: { parse(input: unknown): unknown } };
 
   const mail = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: "email", subject: "Hi {{NAME}}", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com", ...extra });
   const definition = journeyDefinitionSchema.parse({
