@@ -23,6 +23,11 @@ export function messageRecipient(channel: MessageChannel, attributes: Readonly<R
   return (channel === "email" ? address("EMAIL") : channel === "sms" ? address("MOBILE") : address("PUSH_TOKEN")) ?? key;
 }
 
+/** The PUSH_TOKEN an app push goes to beside the contact's FCM installs: a token that is none of them (null when absent or among them). */
+export function tokenBeyondInstalls(installs: readonly { address: string }[], token: unknown): string | null {
+  return typeof token === "string" && token && !installs.some((device) => device.address === token) ? token : null;
+}
+
 /** The address an email goes to, as suppressions key it. */
 export const emailAddressOf = (recipient: string) => recipient.trim().toLowerCase();
 

@@ -9,7 +9,7 @@ import type { AttributeValue } from "../../domain/attributes";
 import type { NewEvent } from "../../domain/events";
 import { personalize } from "../../domain/merge-tags";
 import { pushPayload } from "../../domain/push";
-import { noPushDevice, PUSH_TURNED_OFF } from "../../domain/send-skips";
+import { noPushDevice, PUSH_TURNED_OFF, tokenBeyondInstalls } from "../../domain/send-skips";
 import { randomHex } from "../../lib/random";
 import { settleEach } from "../../lib/tasks";
 import {
@@ -117,10 +117,8 @@ async function devicesOf(db: ShardDb, panelId: string, claimed: readonly Claimed
   const devices = new Map<string, PushSubscription[]>();
   for (const message of claimed) {
     const list = [...((message.channel === "bpn" ? web : app).get(message.contactId) ?? [])];
-    const token = message.content.token;
-    if (message.channel === "apn" && typeof token === "string" && !list.some((d) => d.address === token)) {
-      list.push({ panelId, kind: "app", address: token, p256dh: null, auth: null, platform: null, contactKey: null, uniqueid: null });
-    }
+    const token = message.channel === "apn" ? tokenBeyondInstalls(list, message.content.token) : null;
+    if (token) list.push({ panelId, kind: "app", address: token, p256dh: null, auth: null, platform: null, contactKey: null, uniqueid: null });
     devices.set(message.msgid, list);
   }
   return devices;

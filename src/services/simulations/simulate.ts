@@ -1,7 +1,7 @@
 import { DAY_MS } from "../../domain/time";
 import type { JourneyDefinition, JourneyStep, MessageStep, WebhookStep } from "../../domain/journey";
 import { isMessageStep, type MessageChannel } from "../../domain/journey";
-import { emailAddressOf, messageRecipient, type ContactReach, type PanelSenders } from "../../domain/send-skips";
+import { emailAddressOf, messageRecipient, tokenBeyondInstalls, type ContactReach, type PanelSenders } from "../../domain/send-skips";
 import { phoneDigits } from "../../domain/sms";
 import { erasedKeysOf } from "../../domain/erasure";
 import type { SuppressionReason } from "../../domain/preferences";
@@ -209,10 +209,9 @@ async function reachOf(shards: PanelShards, panelId: string, contacts: ReadonlyM
   const reach = new Map<number, ContactReach>();
   for (const c of list) {
     const number = phone(c);
-    const token = c.attributes.PUSH_TOKEN;
     const installs = app.get(c.id) ?? [];
     // As the push sender's devices: the app installs, and the PUSH_TOKEN attribute when not among them.
-    const appDevices = installs.length + (typeof token === "string" && token && !installs.some((d) => d.address === token) ? 1 : 0);
+    const appDevices = installs.length + (tokenBeyondInstalls(installs, c.attributes.PUSH_TOKEN) ? 1 : 0);
     reach.set(c.id, {
       emailSuppression: suppressed.get(email(c)) ?? null,
       phoneStopped: number !== null && stopped.has(number),
