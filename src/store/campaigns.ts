@@ -1,5 +1,5 @@
 import type { ShardDb } from "./shards";
-import { CAMPAIGN_HOLD } from "./panel-move/triggers";
+import { campaignHoldMark } from "./panel-move/triggers";
 import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../domain/broadcast";
 import type { EmailSource } from "../domain/email-source";
 import { abOrderSql, abSeed, type AbTest, type VariantTally } from "../domain/ab-test";
@@ -386,7 +386,7 @@ export async function dueCampaigns(db: ShardDb, now: number, limit: number): Pro
 }
 
 /** Not while a partition split of the panel holds campaign starts (campaignHoldMark, decision 0047): the campaign stays scheduled and the next run starts it. */
-const NOT_HELD = `NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = ?2 || '${CAMPAIGN_HOLD}')`;
+const NOT_HELD = "NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = ?4)";
 
 /**
  * Starts publishing a scheduled campaign: it moves to `sending` with nothing inserted yet, and
@@ -404,7 +404,7 @@ export async function startPublish(db: ShardDb, campaign: { id: string; panelId:
          published_end_at = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN ?3 END
        WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' AND ${NOT_HELD} RETURNING *`,
     )
-    .bind(campaign.id, campaign.panelId, now);
+    .bind(campaign.id, campaign.panelId, now, campaignHoldMark(campaign.panelId));
   if (elsewhere.length === 0) {
     const row = await start.first<CampaignRow>();
     return row ? fromRow(row) : null;
@@ -417,7 +417,7 @@ export async function startPublish(db: ShardDb, campaign: { id: string; panelId:
         `INSERT OR IGNORE INTO campaign_shards (campaign_id, shard, panel_id)
          SELECT ?1, s.value, ?2 FROM json_each(?3) s WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled') AND ${NOT_HELD}`,
       )
-      .bind(campaign.id, campaign.panelId, JSON.stringify(elsewhere)),
+      .bind(campaign.id, campaign.panelId, JSON.stringify(elsewhere), campaignHoldMark(campaign.panelId)),
     start,
   ]);
   void shards;

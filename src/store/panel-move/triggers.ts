@@ -147,10 +147,8 @@ export function splitTransitMark(panelId: string): string {
  * names it (they test their row's panel_id).
  */
 export function campaignHoldMark(panelId: string): string {
-  return `${panelId}${CAMPAIGN_HOLD}`;
+  return `${panelId}/campaign-hold`;
 }
-
-export const CAMPAIGN_HOLD = "/campaign-hold";
 
 /** Marks the panel in transit on a shard: no trigger there acts on its rows (migrations/shard/0054). */
 export async function markInTransit(db: ShardDb, panelId: string): Promise<void> {
