@@ -54,6 +54,7 @@
 -- migration 0103_campaign_partitions.sql
 -- migration 0104_campaign_part_ab_results.sql
 -- migration 0106_campaign_publish_bucket.sql
+-- migration 0107_contacts_by_panel.sql
 
 -- table activities
 
@@ -342,7 +343,7 @@ CREATE TABLE contacts (
   UNIQUE (panel_id, pk_value)
 );
 
-CREATE INDEX contacts_by_bucket ON contacts (panel_id, bucket, id);
+CREATE INDEX contacts_by_panel ON contacts (panel_id, id);
 
 -- table email_suppressions
 
@@ -458,8 +459,6 @@ CREATE TABLE events (
   campaign_id TEXT,
   journey_id  TEXT
 , asset_id TEXT, bucket INTEGER NOT NULL DEFAULT 0);
-
-CREATE INDEX events_by_bucket ON events (panel_id, bucket, id);
 
 CREATE INDEX events_by_contact ON events (contact_id, occurred_at, id);
 

@@ -5,7 +5,7 @@ import type { EmailSource } from "../domain/email-source";
 import { abOrderSql, abSeed, type AbTest, type VariantTally } from "../domain/ab-test";
 import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import { listNameKey } from "../domain/lists";
-import { LAST_BUCKET, type BucketRanges } from "../domain/partitions";
+import type { BucketRanges } from "../domain/partitions";
 import type { SuppressionReason } from "../domain/preferences";
 import { countLinkClickStatement } from "./campaign-report";
 import { insertListStatement } from "./lists";
@@ -464,15 +464,14 @@ export async function hasCampaignUnderWay(db: ShardDb, panelId: string): Promise
  * recipient total on, in one transaction: a step repeated after a crash or run twice at once
  * inserts nothing twice (both statements hold only while the progress is where the step read
  * it). A campaign with its own list goes through the list's members by contact id. A campaign
- * with an audience goes through the panel's own contacts by contacts_by_bucket, in (bucket, id)
- * order within the scope's bucket ranges (every bucket without a scope; within a step, its
- * contacts are read and numbered into batches in id order): each statement reads
- * at most `chunkIds` of the panel's rows (and the contacts made since the publish began, which
- * it leaves out), never another panel's, so a step's cost and the number of steps follow the
- * panel's contacts on this shard, not the shard's; a shard holding none of the panel's
- * partitions reads no contact. Null when this call did nothing: the campaign is not publishing
- * (cancelled, failed) or another call took the step. `audience` is the compiled audience in
- * `probe` shape (correlated per contact, so a step reads only its own contacts' rows).
+ * with an audience goes through the panel's own contacts by contacts_by_panel (panel_id, id),
+ * in id order, each contact's bucket checked against the scope's ranges (a shard may still hold
+ * rows of buckets a split moved away): each statement reads at most `chunkIds` of the panel's
+ * rows (and the contacts made since the publish began, which it leaves out), never another
+ * panel's, so a step's cost and the number of steps follow the panel's contacts on this shard,
+ * not the shard's. Null when this call did nothing: the campaign is not publishing (cancelled,
+ * failed) or another call took the step. `audience` is the compiled audience in `probe` shape
+ * (correlated per contact, so a step reads only its own contacts' rows).
  */
 export async function publishStep(
   db: ShardDb,
@@ -488,80 +487,67 @@ export async function publishStep(
   const progress = part
     ? { table: "campaign_parts", row: "campaign_id = ?1 AND panel_id = ?2" }
     : { table: "campaigns", row: `id = ?1 AND panel_id = ?2 AND status IN ${PUBLISHING}` };
-  // A list campaign's next member (its key's range) past the cursor; elsewhere than the home its list is ?3 (there is no campaign row there).
+  // The next contact (of the list, or of the panel on this shard) past the cursor.
   const next = audience
-    ? "NULL"
+    ? "(SELECT id FROM contacts INDEXED BY contacts_by_panel WHERE panel_id = ?2 AND id > " + progress.table + ".publish_after ORDER BY id LIMIT 1)"
     : `(SELECT contact_id FROM list_members WHERE list_id = ${part ? "?3" : "campaigns.list_id"} AND contact_id > ${progress.table}.publish_after AND panel_id = ?2 ORDER BY contact_id LIMIT 1)`;
-  const stateQuery = `SELECT publish_after AS "after", publish_bucket AS bucket, publish_until AS "until", publish_batch AS batch, recipients, ${next} AS "next"
+  const stateQuery = `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, ${next} AS "next"
        FROM ${progress.table} WHERE ${progress.row}`;
   const state = await (part && !audience ? db.prepare(stateQuery).bind(campaign.id, campaign.panelId, campaign.listId) : db.prepare(stateQuery).bind(campaign.id, campaign.panelId))
-    .first<PublishState & { next: number | null }>();
+    .first<PublishState>();
   if (!state) return null;
-  if (state.after === null) return { firstBatch: state.batch, nextBatch: state.batch, done: true, recipients: state.recipients };
+  const { after } = state;
+  if (after === null) return { firstBatch: state.batch, nextBatch: state.batch, done: true, recipients: state.recipients };
   // Elsewhere than the home the campaign's state is read from the home before each step (services/broadcasts/publish.ts).
-  // An audience's cursor is also its bucket (?11); a list campaign's is an id alone (its bucket stays 0).
-  const stillHere = (bucket: string) =>
-    part
-      ? `EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ?3 AND publish_after = ?6${bucket})`
-      : `EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status IN ${PUBLISHING} AND publish_after = ?6${bucket})`;
+  const stillHere = part
+    ? "EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ?3 AND publish_after = ?6)"
+    : `EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status IN ${PUBLISHING} AND publish_after = ?6)`;
   // An A/B test's recipients are held ('pending') until the last step ranks them all into groups.
   const held = campaign.abTest ? "'pending'" : "NULL";
-  // ?1 panel, ?2 the audience's values or the list, ?3 campaign, ?4 first batch, ?5 batch size, ?6 the cursor's id, ?7 the step's last id,
-  // and for an audience ?8 the step's first bucket, ?9 its first id after, ?10 its last bucket, ?11 the cursor's bucket, ?12 the publish's last id.
-  let step: StepEnd;
-  let insert: D1PreparedStatement | null;
-  if (audience) {
-    step = await audienceStepEnd(db, campaign.panelId, { ...state, after: state.after }, chunkIds, scope);
-    // The step's contacts are found in (bucket, id) order in contacts_by_bucket alone, then read
-    // and written in id order: each contact row is read in table order and each recipient lands
-    // in campaign_messages' keys in order (its batches numbered by contact id within the step).
-    // Walked in bucket order, every row read and every key written was a random one: at 100,000
-    // contacts the statement took about twice its time (docs/benchmarks.md, bench:bigpanel).
-    insert = step.from
-      ? db
-          .prepare(
-            `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
-             SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket, ${held}
-             FROM contacts c
-             WHERE c.id IN (SELECT id FROM contacts INDEXED BY contacts_by_bucket WHERE panel_id = ?1 AND (bucket, id) > (?8, ?9) AND (bucket, id) <= (?10, ?7) AND id <= ?12)
-               AND ${stillHere(" AND publish_bucket = ?11")} AND ${audience.where}
-             ORDER BY c.id`,
-          )
-          .bind(campaign.panelId, audience.values, campaign.id, state.batch, batchSize, state.after, step.to, step.from[0], step.from[1], step.toBucket, state.bucket, state.until)
-      : null;
-  } else {
-    const to = state.next === null || state.next > state.until ? state.until : Math.min(state.until, state.next + chunkIds - 1);
-    step = { from: null, toBucket: 0, to, done: to >= state.until };
-    const inScope = scope ? ` AND ${inBucketRanges("m.bucket", "?8")}` : "";
-    const values = [campaign.panelId, campaign.listId, campaign.id, state.batch, batchSize, state.after, to];
-    if (scope) values.push(JSON.stringify(scope.buckets));
-    insert = db
-      .prepare(
-        `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
-         SELECT ?3, m.contact_id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?5 AS INTEGER), 'queued', m.bucket, ${held}
-         FROM list_members m
-         WHERE m.list_id = ?2 AND m.contact_id > ?6 AND m.contact_id <= ?7 AND m.panel_id = ?1 AND ${stillHere("")}${inScope}`,
-      )
-      .bind(...values);
-  }
+  const to = audience ? await audienceStepEnd(db, campaign.panelId, { ...state, after }, chunkIds) : listStepEnd({ ...state, after }, chunkIds);
+  const done = to >= state.until;
+  // ?1 panel, ?2 the audience's values or the list, ?3 campaign, ?4 first batch, ?5 batch size, ?6 the cursor, ?7 the step's last id, ?8 the scope's bucket ranges.
+  const values: unknown[] = [campaign.panelId, audience ? audience.values : campaign.listId, campaign.id, state.batch, batchSize, after, to];
+  if (scope) values.push(JSON.stringify(scope.buckets));
+  // Each contact row is read in table order and each recipient lands in campaign_messages' keys in order.
+  const insert =
+    to <= after
+      ? null
+      : audience
+        ? db
+            .prepare(
+              `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
+               SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket, ${held}
+               FROM contacts c INDEXED BY contacts_by_panel
+               WHERE c.panel_id = ?1 AND c.id > ?6 AND c.id <= ?7${scope ? ` AND ${inBucketRanges("c.bucket", "?8")}` : ""} AND ${stillHere} AND ${audience.where}
+               ORDER BY c.id`,
+            )
+            .bind(...values)
+        : db
+            .prepare(
+              `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
+               SELECT ?3, m.contact_id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?5 AS INTEGER), 'queued', m.bucket, ${held}
+               FROM list_members m
+               WHERE m.list_id = ?2 AND m.contact_id > ?6 AND m.contact_id <= ?7 AND m.panel_id = ?1 AND ${stillHere}${scope ? ` AND ${inBucketRanges("m.bucket", "?8")}` : ""}`,
+            )
+            .bind(...values);
   const move = db
     .prepare(
       `UPDATE ${progress.table} SET
          recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
          publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
-         publish_after = CASE WHEN ?8 THEN NULL ELSE ?5 END,
-         publish_bucket = ?7,
-         published_end_at = CASE WHEN ?8 THEN ?6 END,
+         publish_after = CASE WHEN ?7 THEN NULL ELSE ?5 END,
+         published_end_at = CASE WHEN ?7 THEN ?6 END,
          updated_at = MAX(updated_at, ?6)
-       WHERE ${progress.row} AND publish_after = ?4 AND publish_bucket = ?9
+       WHERE ${progress.row} AND publish_after = ?4
        RETURNING recipients, publish_batch, publish_after`,
     )
-    .bind(campaign.id, campaign.panelId, state.batch, state.after, step.to, now, step.toBucket, step.done ? 1 : 0, state.bucket);
+    .bind(campaign.id, campaign.panelId, state.batch, after, to, now, done ? 1 : 0);
   const [moved] = (
     await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null }>([
       ...(insert ? [insert] : []),
       move,
-      ...(campaign.abTest && step.done ? [abGroupsStatement(db, campaign.id, campaign.abTest, part)] : []),
+      ...(campaign.abTest && done ? [abGroupsStatement(db, campaign.id, campaign.abTest, part)] : []),
     ])
   ).slice(insert ? 1 : 0);
   const row = moved!.results[0];
@@ -569,53 +555,33 @@ export async function publishStep(
   return { firstBatch: state.batch, nextBatch: row.publish_batch, done: row.publish_after === null, recipients: row.recipients };
 }
 
-/** A campaign's publish progress (its row on the home, its campaign_parts row elsewhere): the cursor (bucket, after), up to `until`. */
+/** A campaign's publish progress (its row on the home, its campaign_parts row elsewhere): the cursor (the last id gone through), up to `until`; `next`, the first contact past the cursor. */
 interface PublishState {
   after: number | null;
-  bucket: number;
   until: number;
   batch: number;
   recipients: number;
+  next: number | null;
+}
+
+/** The last id of a step that starts at the cursor's next contact and goes through `chunkIds` ids (a list's members are not read for it). */
+function listStepEnd(state: PublishState & { after: number }, chunkIds: number): number {
+  return state.next === null || state.next > state.until ? state.until : Math.min(state.until, state.next + chunkIds - 1);
 }
 
 /**
- * Where a publish step ends: the key (toBucket, to) of the last contact it goes through (the
- * new cursor), and whether no contact is left after it. An audience step starts after `from`
- * (null: it reads no contact, its range being empty).
+ * The last id of the next audience step over the panel's contacts on this shard: the
+ * `chunkIds`-th of them past the cursor with an id up to the publish's last, or `until` when
+ * fewer are left. Reads only contacts_by_panel's entries of this panel.
  */
-interface StepEnd {
-  from: readonly [number, number] | null;
-  toBucket: number;
-  to: number;
-  done: boolean;
-}
-
-/**
- * The next audience step over the panel's contacts on this shard, in (bucket, id) order: up to
- * `chunkIds` of them with ids up to the publish's last, within one of the scope's bucket ranges
- * (every bucket without a scope). The range's last contact read, or (its last bucket, `until`)
- * once the range is exhausted; the step after that one goes on in the next range. Reads only
- * contacts_by_bucket's entries of this panel in this range.
- */
-async function audienceStepEnd(db: ShardDb, panelId: string, state: PublishState & { after: number }, chunkIds: number, scope?: PublishScope): Promise<StepEnd> {
-  const ranges: BucketRanges = scope ? scope.buckets : [[0, LAST_BUCKET]];
-  // A cursor at `until` has finished its bucket: no contact of it is left.
-  const [bucket, after] = state.after >= state.until ? [state.bucket + 1, 0] : [state.bucket, state.after];
-  const index = ranges.findIndex(([, last]) => last >= bucket);
-  const range = ranges[index];
-  // No range left (or none on this shard): the publish here is done, without a read.
-  if (!range) return { from: null, toBucket: state.bucket, to: state.after, done: true };
-  const from = range[0] > bucket ? ([range[0], 0] as const) : ([bucket, after] as const);
+async function audienceStepEnd(db: ShardDb, panelId: string, state: PublishState & { after: number }, chunkIds: number): Promise<number> {
+  // No contact of the panel past the cursor: the publish here is done, without a read.
+  if (state.next === null || state.next > state.until) return state.until;
   const end = await db
-    .prepare(
-      `SELECT bucket, id FROM contacts INDEXED BY contacts_by_bucket
-       WHERE panel_id = ?1 AND (bucket, id) > (?2, ?3) AND (bucket, id) <= (?4, ?5) AND id <= ?5
-       ORDER BY bucket, id LIMIT 1 OFFSET ?6`,
-    )
-    .bind(panelId, from[0], from[1], range[1], state.until, chunkIds - 1)
-    .first<{ bucket: number; id: number }>();
-  if (end) return { from, toBucket: end.bucket, to: end.id, done: false };
-  return { from, toBucket: range[1], to: state.until, done: index === ranges.length - 1 };
+    .prepare(`SELECT id FROM contacts INDEXED BY contacts_by_panel WHERE panel_id = ?1 AND id > ?2 AND id <= ?3 ORDER BY id LIMIT 1 OFFSET ?4`)
+    .bind(panelId, state.after, state.until, chunkIds - 1)
+    .first<number>("id");
+  return end ?? state.until;
 }
 
 /**

@@ -162,19 +162,39 @@ export async function deleteSegment(db: ShardDb, panelId: string, id: string): P
   return results.at(-1)!.meta.changes > 0;
 }
 
+/** How many id ranges a segment count's sample is drawn from on a panel past the cap. */
+const SAMPLE_WINDOWS = 16;
+
 /**
- * Of the panel's first `examine` contacts in bucket order, how many were read and how many match
- * `compiled` (a `probe`): a request's count reads at most `examine` contacts whatever the panel's
- * size (issue 42); `examined` below `examine` means the count is the whole panel's. The bucket is a
- * hash of the contact's key (decision 0038), so the sample is spread over the panel rather than
- * its oldest or alphabetically first contacts, and its index gives that order without a sort.
+ * How many of the panel's contacts on this shard were read and how many of them match
+ * `compiled` (a `probe`), reading at most `examine` contacts whatever the panel's size (issue
+ * 42): all of them when the panel has fewer (`exact`);
+ * else a sample spread over the panel's ids, the first contacts of SAMPLE_WINDOWS equal id
+ * ranges between its first and last, so the oldest contacts do not stand for the panel. Both
+ * read contacts_by_panel from a seek, never sorting.
  */
-export async function countMatchingAmongFirst(db: ShardDb, panelId: string, compiled: CompiledSegment, examine: number): Promise<{ examined: number; hits: number }> {
-  const row = await db
-    .prepare(`SELECT COUNT(*) AS examined, COALESCE(SUM(hit), 0) AS hits FROM (SELECT (${compiled.where}) AS hit FROM contacts c WHERE c.panel_id = ?1 ORDER BY c.bucket, c.id LIMIT ?3)`)
+export async function countMatchingInSample(db: ShardDb, panelId: string, compiled: CompiledSegment, examine: number): Promise<{ examined: number; hits: number; exact: boolean }> {
+  const matching = (range: string, limit: string) =>
+    `SELECT (${compiled.where}) AS hit FROM contacts c INDEXED BY contacts_by_panel WHERE c.panel_id = ?1${range} ORDER BY c.id LIMIT ${limit}`;
+  const first = (await db
+    .prepare(
+      `SELECT COUNT(*) AS examined, COALESCE(SUM(hit), 0) AS hits,
+         (SELECT MIN(id) FROM contacts INDEXED BY contacts_by_panel WHERE panel_id = ?1) AS lo,
+         (SELECT MAX(id) FROM contacts INDEXED BY contacts_by_panel WHERE panel_id = ?1) AS hi
+       FROM (${matching("", "?3")})`,
+    )
     .bind(panelId, compiled.values, examine)
+    .first<{ examined: number; hits: number; lo: number | null; hi: number | null }>())!;
+  if (first.examined < examine || first.lo === null || first.hi === null) return { examined: first.examined, hits: first.hits, exact: true };
+  const windows = Math.min(SAMPLE_WINDOWS, examine);
+  const span = first.hi - first.lo + 1;
+  const edge = (k: number) => first.lo! + Math.floor((span * k) / windows);
+  const parts = Array.from({ length: windows }, (_, k) => `SELECT hit FROM (${matching(` AND c.id >= ${edge(k)} AND c.id < ${edge(k + 1)}`, String(Math.floor(examine / windows)))})`);
+  const row = await db
+    .prepare(`SELECT COUNT(*) AS examined, COALESCE(SUM(hit), 0) AS hits FROM (${parts.join(" UNION ALL ")})`)
+    .bind(panelId, compiled.values)
     .first<{ examined: number; hits: number }>();
-  return { examined: row!.examined, hits: row!.hits };
+  return { examined: row!.examined, hits: row!.hits, exact: false };
 }
 
 /**

@@ -12830,7 +12830,7 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             count: number | null;
-                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching in a sample of 10000 spread over the panel) */
                             count_estimated: boolean;
                         };
                     };
@@ -12904,7 +12904,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             count: number;
-                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching in a sample of 10000 spread over the panel) */
                             count_estimated: boolean;
                         };
                     };
@@ -12970,7 +12970,7 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             count: number | null;
-                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching in a sample of 10000 spread over the panel) */
                             count_estimated: boolean;
                             members: number;
                             /** @description When `members` was counted (now, below 10000) */
@@ -13043,7 +13043,7 @@ export interface paths {
                             created_at: string;
                             updated_at: string;
                             count: number | null;
-                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching among the first 10000) */
+                            /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching in a sample of 10000 spread over the panel) */
                             count_estimated: boolean;
                         };
                     };

@@ -5,7 +5,7 @@ import { refused, succeeded, type Result } from "../../lib/problems";
 import { dependenciesOf, type SegmentDefinition, type SegmentNode } from "../../domain/segments";
 import { newId } from "../../lib/random";
 import { compileSegment } from "../../store/segment-sql";
-import { countMatchingAmongFirst, getSegment, insertSegment, loadSegmentCatalog, updateSegment, type Segment } from "../../store/segments";
+import { countMatchingInSample, getSegment, insertSegment, loadSegmentCatalog, updateSegment, type Segment } from "../../store/segments";
 import type { CompiledSegment } from "../../store/segment-sql";
 import { COUNT_REQUEST_CAP } from "../../domain/overview";
 import { contactsFigure } from "../overview/counts";
@@ -27,18 +27,19 @@ export type SegmentOutcome = Result<{ segment: Segment; count: MatchCount }>;
 
 /**
  * Counts in a request read at most COUNT_REQUEST_CAP contacts (issue 42: never a COUNT over the
- * panel): below it the count is exact; past it the share that matched among those read, times
- * the panel's contacts as last counted (services/overview/counts.ts), rounded: an estimate.
+ * panel): below it the count is exact; past it the share that matched in a sample of that many
+ * (spread over the panel's ids), times the panel's contacts as last counted
+ * (services/overview/counts.ts), rounded: an estimate.
  * `shards` are the panel's (panelShards, the home first; decision 0038 step 6): each counts its
  * own contacts so, one bounded read each, and the counts are summed; estimated when any is.
  */
 async function boundedCount(shards: readonly ShardDb[], panelId: string, compiled: CompiledSegment, now: number, cap = COUNT_REQUEST_CAP): Promise<MatchCount> {
   const counts = await Promise.all(
     shards.map(async (db): Promise<MatchCount> => {
-      const { examined, hits } = await countMatchingAmongFirst(db, panelId, compiled, cap);
-      if (examined < cap) return { n: hits, estimated: false };
+      const { examined, hits, exact } = await countMatchingInSample(db, panelId, compiled, cap);
+      if (exact) return { n: hits, estimated: false };
       const contacts = await contactsFigure(db, panelId, now);
-      return { n: Math.round((hits / examined) * contacts.n), estimated: true };
+      return { n: examined ? Math.round((hits / examined) * contacts.n) : 0, estimated: true };
     }),
   );
   return { n: counts.reduce((sum, c) => sum + c.n, 0), estimated: counts.some((c) => c.estimated) };
