@@ -55,6 +55,7 @@
 -- migration 0104_campaign_part_ab_results.sql
 -- migration 0106_campaign_publish_bucket.sql
 -- migration 0107_contacts_by_panel.sql
+-- migration 0108_form_attempts.sql
 
 -- table activities
 
@@ -481,6 +482,21 @@ BEGIN
     opened = opened + excluded.opened, clicks = clicks + excluded.clicks, clicked = clicked + excluded.clicked, bounced = bounced + excluded.bounced;
   INSERT OR IGNORE INTO journey_message_marks (msgid, name) VALUES (NEW.msgid, NEW.name);
 END;
+
+-- table form_attempts
+
+CREATE TABLE form_attempts (
+  panel_id TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  window_start INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  most INTEGER NOT NULL,
+  PRIMARY KEY (panel_id, subject),
+  CONSTRAINT form_ip_limit CHECK (panel_id <> '' OR attempts <= most),
+  CONSTRAINT form_address_limit CHECK (panel_id = '' OR attempts <= most)
+) WITHOUT ROWID;
+
+CREATE INDEX form_attempts_by_window ON form_attempts (window_start);
 
 -- table form_settings
 

@@ -14,6 +14,14 @@ import { escapeHtml } from "./merge-tags";
 /** Most attributes one form asks for. */
 export const MAX_FORM_FIELDS = 30;
 
+/**
+ * Submissions counted per window: from one client IP (across the forms of the panels of a
+ * shard), and for one contact key of a panel (decision 0049).
+ */
+export const FORM_RATE_WINDOW_MS = 10 * 60_000;
+export const SUBMISSIONS_PER_IP = 30;
+export const SUBMISSIONS_PER_ADDRESS = 5;
+
 /** How long a confirmation link works, as its email says. */
 export const CONFIRMATION_TTL_HOURS = 48;
 export const CONFIRMATION_TTL_MS = CONFIRMATION_TTL_HOURS * 3_600_000;

@@ -2,14 +2,15 @@ import { attemptsWithin, countAttemptsStatement, type CountedAttempt } from "./o
 import type { ControlDb } from "./shards";
 
 /**
- * countAttempts for callers that come in crowds (signup form submissions): while one batch of
- * counts is on its way to the control database, the counts that arrive meanwhile wait and go
- * together as the next batch, one round trip for all of them. Each keeps its own statement, and
- * D1 runs a batch's statements in turn in one transaction, so every caller's answer is the one
- * countAttempts would have given it had the calls run one after another in that order. Alone, a
- * count goes at once, as countAttempts would. A round trip was the largest part of a form
- * submission's CPU beyond a contact add's (a `SELECT 1` costs about as much as the count itself
- * in local D1; bench:forms, docs/benchmarks.md).
+ * countAttempts for callers that come in crowds (signup form submissions whose input cannot
+ * subscribe anyone, counted by their IP; valid ones are counted on the contact's shard, decision
+ * 0049): while one batch of counts is on its way to the control database, the counts that
+ * arrive meanwhile wait and go together as the next batch, one round trip for all of them. Each
+ * keeps its own statement, and D1 runs a batch's statements in turn in one transaction, so every
+ * caller's answer is the one countAttempts would have given it had the calls run one after
+ * another in that order. Alone, a count goes at once, as countAttempts would. A round trip was
+ * the largest part of a form submission's CPU beyond a contact add's (a `SELECT 1` costs about
+ * as much as the count itself in local D1; bench:forms, docs/benchmarks.md).
  *
  * A batch is sent by a request whose own count is still waiting (in that batch, or, past the
  * bound, in one it sends next) and kept alive by that request's waitUntil, so a visitor who

@@ -47,6 +47,8 @@ export interface ContactWriteExtras {
   newAttributes?: readonly string[];
   /** Statements that belong with this write (its proof of consent), run after it in its batch. */
   alongside?: readonly D1PreparedStatement[];
+  /** Statements run first in its batch (a form's rate limits): one that fails writes nothing of it. */
+  first?: readonly D1PreparedStatement[];
 }
 
 /** Creates the string attributes `names`; with `existingKey`, only if that contact exists. */
@@ -77,6 +79,7 @@ export async function upsertContact(
 ): Promise<Contact & { joinedList: boolean }> {
   const listIds = extras.listIds ?? [];
   const statements = [
+    ...(extras.first ?? []),
     ...newAttributeStatements(db, panelId, extras.newAttributes ?? [], now),
     db
       .prepare(

@@ -248,3 +248,16 @@ export async function deleteExpiredSignups(db: ShardDb, now: number, limit: numb
       .bind(now, limit),
   );
 }
+
+/** Removes up to `limit` signup form counts whose window started before `before` (they limit nothing any more), oldest first. */
+export async function deleteFormAttemptsBefore(db: ShardDb, before: number, limit: number): Promise<number> {
+  return changes(
+    db
+      .prepare(
+        `DELETE FROM form_attempts
+         WHERE (panel_id, subject) IN (SELECT panel_id, subject FROM form_attempts INDEXED BY form_attempts_by_window
+                                       WHERE window_start < ?1 AND ${NOT_MOVING} ORDER BY window_start LIMIT ?2)`,
+      )
+      .bind(before, limit),
+  );
+}

@@ -137,19 +137,6 @@ export function attemptsWithin(attempts: readonly { subject: string; limit: numb
 }
 
 /**
- * Takes back attempts countAttempts counted (those it answered within their limit), for work
- * that turned out not to be an attempt after all (a form's failed challenge, checked meanwhile).
- * A window that started over since counts from its start; a count never goes below zero.
- */
-export async function uncountAttempts(db: ControlDb, subjects: readonly string[], windowStart: number): Promise<void> {
-  if (subjects.length === 0) return;
-  await db
-    .prepare(`UPDATE sign_in_failures SET failures = failures - 1 WHERE subject IN (${subjects.map(() => "?").join(", ")}) AND window_start >= ? AND failures > 0`)
-    .bind(...subjects, windowStart)
-    .run();
-}
-
-/**
  * Marks a one-time subject (a sign-in challenge) used; false when it already was. The marker lives
  * in sign_in_failures so the cron sweep drops it once the window passes, after the challenge expired.
  */

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { erasedIdentifier } from "../../src/domain/erasure";
 import { contactBucket } from "../../src/domain/partitions";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
@@ -115,6 +116,38 @@ describe("a panel on two partitions: signup forms", () => {
     expect(await clients()).toBe(0);
     expect((await admin("DELETE", `/panels/${panel.id}/forms/${form.id}`)).status).toBeLessThan(300);
     expect(await shard0.prepare("SELECT COUNT(*) AS n FROM form_signups WHERE panel_id = ?").bind(panel.id).first<number>("n")).toBe(0);
+  });
+
+  it("the limits are counted on the key's shard, naming no address or IP; the erasure leaves nothing naming either", async () => {
+    const { panel, list } = await splitPanel();
+    const form = (await admin("POST", `/panels/${panel.id}/forms`, { name: "Join", fields: [{ attribute: "EMAIL" }], lists: [list], double_opt_in: false })).body;
+    const key = keyOn(panel.id, 0, "limited");
+    const ip = "192.0.2.145";
+    const submit = (email: string) =>
+      fetchWith({}, new Request(`${BASE}/f/${form.id}.json`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": ip }, body: `EMAIL=${encodeURIComponent(email)}` }));
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await submit(key)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    // The address's count and the IP's (the IP's per shard: its panel is none) on shard 0, none on the home.
+    const counts = (db: ShardDb) =>
+      db.prepare("SELECT panel_id, subject, attempts FROM form_attempts WHERE panel_id IN (?, '') AND subject IN (?, ?) ORDER BY panel_id").bind(panel.id, keyHash, ipHash).all().then((r) => r.results);
+    const [keyHash, ipHash] = [await erasedIdentifier(panel.id, key), await erasedIdentifier("", ip)];
+    expect(await counts(shard0)).toEqual([
+      { panel_id: "", subject: ipHash, attempts: 5 },
+      { panel_id: panel.id, subject: keyHash, attempts: 5 },
+    ]);
+    expect(await counts(panelData)).toEqual([]);
+
+    // The access export is the contact's, as ever: the counts name no contact.
+    const exported = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/export`);
+    expect(exported.status).toBe(200);
+    expect(exported.body.contact).toMatchObject({ key });
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}`)).status).toBe(200);
+    expect((await placesNaming((text) => text.toLowerCase().includes(key) || text.includes(ip))).found).toEqual([]);
+
+    // A key on the home is counted there, the IP's count there starting at one.
+    expect((await submit(keyOn(panel.id, 1, "limited"))).status).toBe(200);
+    expect(await counts(panelData)).toEqual([{ panel_id: "", subject: ipHash, attempts: 1 }]);
   });
 
   it("a panel without a map keeps its signups on its home", async () => {

@@ -251,28 +251,50 @@ describe("signup forms: the hosted page and its posts", () => {
     expect((await post(`/f/${form.id}`, { EMAIL: "cy@example.com" }, { origin: new URL(BASE).origin })).status).toBe(200);
   });
 
-  it("limits submissions per address and per IP", async () => {
+  it("limits submissions per address and per IP; a refused one writes nothing", async () => {
     const panel = await createPanel();
-    const form = await formOf(panel, { name: "Join", fields: [{ attribute: "EMAIL" }], double_opt_in: false });
-    const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await post(`/f/${form.id}.json`, { EMAIL: "same@example.com" })).status);
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    await nameAttribute(panel);
+    const a = await listOf(panel, "Deals");
+    const form = await formOf(panel, { name: "Join", fields: [{ attribute: "EMAIL" }, { attribute: "NAME" }], lists: [a], double_opt_in: false });
+    const answers: Response[] = [];
+    for (let i = 0; i < 6; i++) answers.push(await post(`/f/${form.id}.json`, { EMAIL: "same@example.com", NAME: `Name ${i}` }));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 429]);
+    expect(((await answers[5]!.json()) as any).error).toContain("Too many signups for this address");
+    // The refused sixth changed no value and recorded no consent.
+    const row = await panelData.prepare("SELECT attrs FROM contacts WHERE panel_id = ? AND pk_value = 'same@example.com'").bind(panel.id).first<{ attrs: string }>();
+    expect(JSON.parse(row!.attrs).NAME).toBe("Name 4");
+    expect((await consentOf(panel)).length).toBe(5);
 
     const ip = newIp();
     const fromOneIp: number[] = [];
     for (let i = 0; i < 31; i++) fromOneIp.push((await post(`/f/${form.id}.json`, { EMAIL: `visitor${i}@example.com` }, { "cf-connecting-ip": ip })).status);
     expect(fromOneIp.slice(0, 30).every((s) => s === 200)).toBe(true);
     expect(fromOneIp[30]).toBe(429);
+    // The refused visitor is no contact, no member, and has no consent record.
+    expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ? AND pk_value = 'visitor30@example.com'", panel.id)).toBe(0);
+    expect(await membersOf(panel, a)).toHaveLength(31);
+    expect((await consentOf(panel)).some((r: any) => r.pk_value === "visitor30@example.com")).toBe(false);
     // A submission refused by its IP's limit does not count against its address: it still has its five.
-    for (let i = 0; i < 5; i++) expect((await post(`/f/${form.id}.json`, { EMAIL: "fresh@example.com" }, { "cf-connecting-ip": ip })).status).toBe(429);
+    for (let i = 0; i < 5; i++) {
+      const refused = await post(`/f/${form.id}.json`, { EMAIL: "fresh@example.com" }, { "cf-connecting-ip": ip });
+      expect(refused.status).toBe(429);
+      expect(((await refused.json()) as any).error).toContain("Too many signups from this address");
+    }
     const fresh = await post(`/f/${form.id}.json`, { EMAIL: "fresh@example.com" });
     expect(fresh.status, await fresh.clone().text()).toBe(200);
+
+    // Housekeeping drops the counts once their window has ended (they limit nothing any more).
+    const counts = () => countRows("SELECT COUNT(*) AS n FROM form_attempts WHERE panel_id = ?", panel.id);
+    await housekeeping.run(env, Date.now());
+    expect(await counts()).toBe(32);
+    await housekeeping.run(env, Date.now() + 11 * 60_000);
+    expect(await counts()).toBe(0);
   });
 
   it("submissions arriving together are limited as if they came one after another", async () => {
     const panel = await createPanel();
     const form = await formOf(panel, { name: "Join", fields: [{ attribute: "EMAIL" }], double_opt_in: false });
-    // Their counts go to the control database together (store/attempt-batches.ts).
+    // Each one's count and write are one transaction on the contact's shard.
     const together = await Promise.all(Array.from({ length: 8 }, () => post(`/f/${form.id}.json`, { EMAIL: "crowd@example.com" })));
     const statuses = together.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
@@ -284,7 +306,7 @@ describe("signup forms: the hosted page and its posts", () => {
 });
 
 describe("signup forms: Turnstile", () => {
-  it("checks the answer at the siteverify URL with the panel's secret; a refused or missing answer subscribes no one", async () => {
+  it("checks the answer at the siteverify URL with the panel's secret; a refused or missing answer subscribes no one and uses up no signup", async () => {
     const panel = await createPanel();
     const a = await listOf(panel, "Deals");
     const form = await formOf(panel, { name: "Join", fields: [{ attribute: "EMAIL" }], lists: [a], double_opt_in: false, turnstile_site_key: "0x4AAAAAAAsite" });
@@ -306,27 +328,27 @@ describe("signup forms: Turnstile", () => {
     const refused = await submit({ EMAIL: "t1@example.com", "cf-turnstile-response": "bad-answer" });
     expect(refused.status).toBe(400);
     expect(await membersOf(panel, a)).toEqual([]);
-    // A failed challenge uses up neither the address's signups nor the IP's (the limits are
-    // counted while siteverify is asked, and given back when it refuses).
-    const counted = (subject: string) => env.DB.prepare("SELECT failures FROM sign_in_failures WHERE subject = ?").bind(subject).first<{ failures: number }>();
-    expect((await counted(`form-key:${panel.id}:t1@example.com`))?.failures ?? 0).toBe(0);
-    expect((await counted("form-ip:203.0.113.9"))?.failures ?? 0).toBe(0);
-    // Nor does a challenge that could not be checked.
+    // A challenge that could not be checked is the upstream's failure, and subscribes no one either.
     await receiver.script(bucket, [{ status: 503, body: "down" }]);
     const unavailable = await submit({ EMAIL: "t1@example.com", "cf-turnstile-response": "any-answer" });
     expect(unavailable.status).toBe(502);
-    expect((await counted(`form-key:${panel.id}:t1@example.com`))?.failures ?? 0).toBe(0);
 
+    // Neither used up any of the address's five signups (its limits are counted only with a
+    // passed challenge's write): five pass, the sixth is refused and writes nothing.
     await receiver.script(bucket, [{ status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ success: true }) }]);
-    const passed = await submit({ EMAIL: "t2@example.com", "cf-turnstile-response": "good-answer" });
-    expect(passed.status).toBe(200);
-    expect(await membersOf(panel, a)).toEqual(["t2@example.com"]);
-    expect((await counted(`form-key:${panel.id}:t2@example.com`))?.failures).toBe(1);
-    expect((await counted("form-ip:203.0.113.9"))?.failures).toBe(1);
+    for (let i = 0; i < 5; i++) {
+      const passed = await submit({ EMAIL: "t1@example.com", "cf-turnstile-response": `good-answer-${i}` });
+      expect(passed.status, await passed.clone().text()).toBe(200);
+    }
+    expect(await membersOf(panel, a)).toEqual(["t1@example.com"]);
+    const sixth = await submit({ EMAIL: "t1@example.com", "cf-turnstile-response": "good-answer-5" });
+    expect(sixth.status).toBe(429);
+    expect(((await sixth.json()) as any).error).toContain("Too many signups for this address");
+    expect((await consentOf(panel)).map((r: any) => r.pk_value)).toEqual(Array(5).fill("t1@example.com"));
 
     const asked = await receiver.requests(bucket);
-    expect(asked).toHaveLength(3);
-    expect(Object.fromEntries(new URLSearchParams(asked[2]!.body))).toEqual({ secret: "turnstile-secret-1", response: "good-answer", remoteip: "203.0.113.9" });
+    expect(asked).toHaveLength(8);
+    expect(Object.fromEntries(new URLSearchParams(asked[2]!.body))).toEqual({ secret: "turnstile-secret-1", response: "good-answer-0", remoteip: "203.0.113.9" });
   });
 });
 
@@ -376,6 +398,39 @@ describe("signup forms: double opt-in", () => {
     ]);
     expect((await call(path, { method: "POST" })).status).toBe(404);
     expect(await countRows("SELECT COUNT(*) AS n FROM form_signups WHERE panel_id = ?", panel.id)).toBe(0);
+  });
+
+  it("is limited per address and per IP too; a refused submission creates no contact, signup or consent and sends no mail", async () => {
+    const panel = await createPanel();
+    const a = await listOf(panel, "Deals");
+    expect((await admin("POST", `/panels/${panel.id}/contacts`, { attributes: { EMAIL: "known@example.com" } })).status).toBe(201);
+    const form = await formOf(panel, { name: "Join", fields: [{ attribute: "EMAIL" }], lists: [a] });
+    const mailer = keptMail();
+    const submit = (email: string, ip = newIp()) =>
+      fetchWith({ MAILER: mailer.MAILER }, new Request(`${BASE}/f/${form.id}.json`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": ip }, body: new URLSearchParams({ EMAIL: email }).toString() }));
+    const signups = () => countRows("SELECT COUNT(*) AS n FROM form_signups WHERE panel_id = ?", panel.id);
+
+    const ip = newIp();
+    for (let i = 0; i < 30; i++) expect((await submit(`doi${i}@example.com`, ip)).status).toBe(200);
+    expect(await signups()).toBe(30);
+    // Past the IP's limit: a new address (its contact would be created first) and a known one
+    // (only its signup would be written) are both refused whole.
+    for (const email of ["new@example.com", "known@example.com"]) {
+      const refused = await submit(email, ip);
+      expect(refused.status, email).toBe(429);
+      expect(((await refused.json()) as any).error).toContain("Too many signups from this address");
+    }
+    expect(await countRows("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ? AND pk_value = 'new@example.com'", panel.id)).toBe(0);
+    expect(await signups()).toBe(30);
+    expect((await consentOf(panel)).filter((r: any) => r.pk_value === "new@example.com" || r.pk_value === "known@example.com")).toEqual([]);
+    await expect.poll(() => mailer.mails.length).toBe(30);
+
+    // A resubmission while the link was just sent writes nothing, yet counts: the address's
+    // fifth is the last answered.
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await submit("doi0@example.com")).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+    expect(mailer.mails.length).toBe(30);
   });
 
   it("a pending signup keeps no IP address or user agent while the panel's setting is off; turning it off forgets those already kept; housekeeping sweeps expired ones", async () => {

@@ -27,6 +27,8 @@ export interface AddOptions {
   missingLists?: "refuse" | "skip";
   /** Statements written in the contact's batch, after it (a form's proof of consent). */
   alongside?: readonly D1PreparedStatement[];
+  /** Statements at the front of the contact's batch (a form's rate limits): one that fails writes nothing. */
+  first?: readonly D1PreparedStatement[];
 }
 
 /**
@@ -60,7 +62,7 @@ export async function addContact(
     const missing = await missingLists(ctx.db, ctx.panelId, listIds ?? []);
     if (missing.length) return noSuchLists(missing);
   }
-  const contact = await upsertContact(ctx.db, ctx.panelId, prepared.key, prepared.values, ctx.now, { listIds, newAttributes: prepared.created, alongside: options.alongside });
+  const contact = await upsertContact(ctx.db, ctx.panelId, prepared.key, prepared.values, ctx.now, { listIds, newAttributes: prepared.created, alongside: options.alongside, first: options.first });
   await mirrorAttributes(ctx.configElsewhere, ctx.panelId, newStringAttributes(prepared.created, ctx.now));
   ctx.waitUntil(afterContactChanged(ctx.env, { panelId: ctx.panelId, contact, changes: ["attributes", "lists"], joinedList: contact.joinedList, now: ctx.now }));
   return succeeded({ contact, ignored: prepared.ignored, created: prepared.created });

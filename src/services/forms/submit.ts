@@ -1,14 +1,16 @@
 import { CALLER_CACHE_MS } from "../access/api-keys";
 import { contactPlace } from "../access/partitions";
 import { canonicalAttributeName, type AttributeSchema } from "../../domain/attributes";
-import { prepareContact } from "../../domain/contacts";
+import { prepareContact, type PreparedContact } from "../../domain/contacts";
 import { EMAIL_ATTRIBUTE } from "../../domain/email";
 import {
   chosenLists,
   CONFIRMATION_RESEND_MS,
   CONFIRMATION_TTL_MS,
   confirmationMail,
+  FORM_RATE_WINDOW_MS,
   HONEYPOT_FIELD,
+  SUBMISSIONS_PER_IP,
   TURNSTILE_FIELD,
   type SignupForm,
 } from "../../domain/signup-forms";
@@ -20,7 +22,6 @@ import { randomBase64Url } from "../../lib/random";
 import { TtlCache } from "../../lib/ttl-cache";
 import { getContactByKey, listsOfContact, type Contact } from "../../store/contacts";
 import { countAttemptsBatched } from "../../store/attempt-batches";
-import { uncountAttempts } from "../../store/operator-sessions";
 import type { ShardDb } from "../../store/shards";
 import { getFormSignup, putFormSignupStatement, type FormSettings } from "../../store/signup-forms";
 import type { Panel } from "../../store/panels";
@@ -28,16 +29,12 @@ import { sendTransactional, type MailerEnv } from "../channels/mailer";
 import { addContact } from "../contacts/add";
 import { missingLists } from "../contacts/lists";
 import { consentStatements, consentStatementsOfKey, type ConsentClient } from "../consent/record";
+import { formLimitsStatement, tooManyFromIp, withinFormLimits } from "./limits";
 import { verifyTurnstile } from "./turnstile";
 
 // A visitor's submission of a signup form (issue 45), whichever way it came: the hosted page,
 // a snippet's plain POST, or JSON. Bots meet a honeypot, per-IP and per-address limits and,
 // where the form turns it on, Turnstile checked server-side.
-
-/** Submissions counted per window: from one IP address (across forms), and for one contact key of a panel. */
-export const FORM_RATE_WINDOW_MS = 10 * 60_000;
-export const SUBMISSIONS_PER_IP = 30;
-export const SUBMISSIONS_PER_ADDRESS = 5;
 
 /** subscribed: the lists are joined. confirmation_sent: an email asks to confirm (or did within the last 10 minutes). */
 export type SubmitOutcome = "subscribed" | "confirmation_sent";
@@ -102,10 +99,6 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   const honeypot = params[HONEYPOT_FIELD];
   if (typeof honeypot === "string" ? honeypot !== "" : honeypot !== undefined && honeypot !== null) return succeeded(form.doubleOptIn ? "confirmation_sent" : "subscribed");
 
-  const windowStart = ctx.now - FORM_RATE_WINDOW_MS;
-  const ipLimit = ctx.client.ip ? [{ subject: `form-ip:${ctx.client.ip}`, limit: SUBMISSIONS_PER_IP }] : [];
-  const fromIp = () => refused<never>("rate_limited", [], "Too many signups from this address; wait a few minutes and try again");
-  const forAddress = () => refused<never>("rate_limited", [], "Too many signups for this address; wait a few minutes and try again");
   // The fields are read here, but refused only after the IP's limit and Turnstile, as ever.
   const { input, problems } = formValues(form, params);
   const lists = chosenLists(form, params);
@@ -113,54 +106,47 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   const schema = { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema };
   const prepared = prepareContact(schema, input, "reject", "form");
   if (!prepared.ok) problems.push(...prepared.problems.map(asField).filter((p) => !problems.some((q) => q.field === p.field)));
-  const keyLimit = { subject: `form-key:${ctx.panel.id}:${prepared.ok ? prepared.key : ""}`, limit: SUBMISSIONS_PER_ADDRESS };
-  const valid = prepared.ok && problems.length === 0;
 
-  // Counted with the concurrent submissions' counts, one round trip for all (store/attempt-batches.ts).
-  const countLimits = (attempts: readonly { subject: string; limit: number }[]) => countAttemptsBatched(ctx.env.DB, attempts, ctx.now, windowStart, ctx.waitUntil);
-  // Input that cannot subscribe anyone is counted by its IP first, so it cannot probe fields freely.
-  if (!valid && ipLimit.length && !(await countLimits(ipLimit))[0]) return fromIp();
+  // Input that cannot subscribe anyone is counted by its IP first, so it cannot probe fields
+  // freely: in the control database (it writes nothing on a shard to ride with), with the
+  // concurrent submissions' counts in one round trip (store/attempt-batches.ts).
+  if ((!prepared.ok || problems.length) && ctx.client.ip) {
+    const attempt = { subject: `form-ip:${ctx.client.ip}`, limit: SUBMISSIONS_PER_IP };
+    if (!(await countAttemptsBatched(ctx.env.DB, [attempt], ctx.now, ctx.now - FORM_RATE_WINDOW_MS, ctx.waitUntil))[0]) return tooManyFromIp();
+  }
 
-  // Both limits in one round trip; the address is counted only while the IP is within its limit.
-  const limits = [...ipLimit, keyLimit];
-  let counted: boolean[] | undefined;
   if (form.turnstileSiteKey) {
     const answer = params[TURNSTILE_FIELD];
     if (typeof answer !== "string" || answer === "") return refusedField("invalid", TURNSTILE_FIELD, "is required: complete the challenge and submit again");
     const { turnstileSecretEnc } = ctx.settings;
     if (!turnstileSecretEnc) return refusedField("upstream", TURNSTILE_FIELD, "the form cannot check challenges: the panel has no Turnstile secret");
-    const verify = turnstileSecret(ctx.env, turnstileSecretEnc).then((secret) => verifyTurnstile(ctx.env, secret, answer, ctx.client.ip));
-    // Valid input is counted while siteverify answers, not after it (bench:forms). A failed
-    // challenge takes back the counts that were within their limits, so it cannot use up an
-    // address's signups; one that was refused changed nothing that matters (a count past the
-    // limit stays past it).
-    // The secret's decryption failing (a rotated SECRETS_KEY) gives the counts back as well.
-    const [checked, within] = await Promise.all([verify.then((verdict) => ({ verdict }), (failure: unknown) => ({ failure })), valid ? countLimits(limits) : undefined]);
-    const giveBack = async () => {
-      if (within) await uncountAttempts(ctx.env.DB, limits.filter((_, i) => within[i]).map((l) => l.subject), windowStart);
-    };
-    if ("failure" in checked) {
-      await giveBack();
-      throw checked.failure;
-    }
-    const { verdict } = checked;
-    if (verdict !== "passed") {
-      await giveBack();
-      if (verdict === "unavailable") return refusedField("upstream", TURNSTILE_FIELD, "the challenge could not be checked just now; try again");
-      return refusedField("invalid", TURNSTILE_FIELD, "the challenge was not passed; try again");
-    }
-    counted = within;
+    // A valid submission's limits are counted with its write, after the challenge: a failed
+    // challenge has used up nothing.
+    const verdict = await verifyTurnstile(ctx.env, await turnstileSecret(ctx.env, turnstileSecretEnc), answer, ctx.client.ip);
+    if (verdict === "unavailable") return refusedField("upstream", TURNSTILE_FIELD, "the challenge could not be checked just now; try again");
+    if (verdict !== "passed") return refusedField("invalid", TURNSTILE_FIELD, "the challenge was not passed; try again");
   }
 
   if (problems.length || !prepared.ok) return refused("invalid", problems);
-  const within = counted ?? (await countLimits(limits));
-  const [ipWithin, keyWithin] = ipLimit.length ? within : [true, ...within];
-  if (!ipWithin) return fromIp();
-  if (!keyWithin) return forAddress();
+  return withinFormLimits(() => writeSubmission(ctx, prepared, input, lists));
+}
 
-  // The contact, its memberships, consent records and pending signup go to its key's partition
-  // (decision 0038); the form and the rate limits stay where they are.
+/**
+ * Writes a valid submission, its limits counted first in the first batch it writes (a batch they
+ * refuse writes nothing, and withinFormLimits answers rate_limited).
+ */
+async function writeSubmission(
+  ctx: FormSubmitContext,
+  prepared: Extract<PreparedContact, { ok: true }>,
+  input: Record<string, unknown>,
+  lists: number[],
+): Promise<Result<SubmitOutcome>> {
+  const { form } = ctx;
+  const schema = { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema };
+  // The contact, its memberships, consent records, pending signup and the limits' counts go to
+  // its key's partition (decision 0038); the form stays where it is.
   const { db, configElsewhere } = contactPlace(ctx.env, ctx.panel, ctx.db, prepared.key);
+  const limits = await formLimitsStatement(db, ctx.panel.id, prepared.key, ctx.client.ip, ctx.now);
   // Lists deleted since the form was saved are skipped, not refused: the visitor cannot fix that.
   const writeCtx = { env: ctx.env, db, configElsewhere, panelId: ctx.panel.id, schema, unknown: "reject" as const, now: ctx.now, waitUntil: ctx.waitUntil };
 
@@ -174,7 +160,7 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
       { kind: "subscribe", listIds: lists, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now },
       { keepsClient: ctx.settings.consentKeepsClient, skipGoneLists: true },
     );
-    const added = await addContact(writeCtx, input, lists, { fieldPrefix: "form", missingLists: "skip", alongside: consent });
+    const added = await addContact(writeCtx, input, lists, { fieldPrefix: "form", missingLists: "skip", first: [limits], alongside: consent });
     if (!added.ok) return refused(added.problem.kind, added.problem.fields.map(asField), added.problem.message);
     return succeeded("subscribed");
   }
@@ -184,25 +170,38 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
 
   // Double opt-in: a new contact is created with its values and no list; an existing one is not
   // changed by someone who has not yet shown they own the address. Lists wait for the link.
+  // The limits ride in the first batch this path writes; an answer that writes nothing counts them alone.
+  let uncounted = [limits];
   let contact: Contact | null = await getContactByKey(db, ctx.panel.id, prepared.key);
   if (!contact) {
-    const added = await addContact(writeCtx, input, [], { fieldPrefix: "form", onlyNew: true });
-    if (added.ok) contact = added.value.contact;
-    else if (added.problem.kind === "conflict") contact = await getContactByKey(db, ctx.panel.id, prepared.key);
+    const added = await addContact(writeCtx, input, [], { fieldPrefix: "form", onlyNew: true, first: uncounted });
+    if (added.ok) {
+      contact = added.value.contact;
+      uncounted = [];
+    } else if (added.problem.kind === "conflict") contact = await getContactByKey(db, ctx.panel.id, prepared.key);
     else return refused(added.problem.kind, added.problem.fields.map(asField), added.problem.message);
     if (!contact) return refused("conflict", [], "The contact changed while signing up; submit again");
   }
   const joined = new Set((await listsOfContact(db, ctx.panel.id, contact.id)).map((m) => m.id));
-  if (listIds.length > 0 && listIds.every((id) => joined.has(id))) return succeeded("subscribed");
+  const countAlone = async () => {
+    if (uncounted.length) await db.batch(uncounted);
+  };
+  if (listIds.length > 0 && listIds.every((id) => joined.has(id))) {
+    await countAlone();
+    return succeeded("subscribed");
+  }
 
   const pending = await getFormSignup(db, ctx.panel.id, form.id, contact.id);
-  if (pending && ctx.now - pending.sentAt < CONFIRMATION_RESEND_MS) return succeeded("confirmation_sent");
+  if (pending && ctx.now - pending.sentAt < CONFIRMATION_RESEND_MS) {
+    await countAlone();
+    return succeeded("confirmation_sent");
+  }
   const address = prepared.values[EMAIL_ATTRIBUTE];
   if (typeof address !== "string") return refusedField("invalid", EMAIL_ATTRIBUTE, "is required: the confirmation is sent there");
 
   // The link names the form too, whose directory entry leads it to the panel's shard.
   const token = randomBase64Url(24);
-  // The signup and its proof of consent in one batch (both or neither).
+  // The signup and its proof of consent in one batch (both or neither), after the limits' count.
   const signup = putFormSignupStatement(db, {
     panelId: ctx.panel.id,
     formId: form.id,
@@ -224,7 +223,7 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
     { contactId: contact.id, kind: "subscribe", listIds, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now },
     ctx.settings.consentKeepsClient,
   );
-  await db.batch([signup, ...consent]);
+  await db.batch([...uncounted, signup, ...consent]);
   const mail = confirmationMail(form, `${config(ctx.env).publicBaseUrl}/f/${form.id}/confirm/${token}`);
   ctx.waitUntil(sendConfirmation(ctx.env, address, mail));
   return succeeded("confirmation_sent");

@@ -6,6 +6,7 @@ import {
   deleteCampaignMessages,
   deleteContactSendsBefore,
   deleteExpiredSignups,
+  deleteFormAttemptsBefore,
   deleteFinishedInstances,
   deleteInstanceMessages,
   deleteInstancePoints,
@@ -28,6 +29,7 @@ import { refreshPanelCounts } from "../overview/counts";
 import { panelsHoldingContactsOn } from "../../store/panel-partitions";
 import { fillBuckets } from "./buckets";
 import { MAX_CAP_DAYS } from "../../domain/message-rules";
+import { FORM_RATE_WINDOW_MS } from "../../domain/signup-forms";
 
 /**
  * Housekeeping defaults (docs/operations.md: retention). Import jobs (their row, refused rows
@@ -132,7 +134,7 @@ async function pruneJourneyInstances(db: ShardDb, before: number): Promise<void>
   }
 }
 
-/** Prunes every kind with a configured window on one shard, and the expired double opt-in signups. */
+/** Prunes every kind with a configured window on one shard, the expired double opt-in signups and the form limits' ended counts. */
 export async function pruneShard(db: ShardDb, days: Config["retentionDays"], now: number): Promise<void> {
   const before = (d: number) => now - d * DAY_MS;
   await pruneRecipientRows(db, HOMED_CAMPAIGNS, before(days.campaignMessages), now);
@@ -146,6 +148,8 @@ export async function pruneShard(db: ShardDb, days: Config["retentionDays"], now
   await inChunks(() => deleteContactSendsBefore(db, before(MAX_CAP_DAYS), PRUNE_CHUNK));
   // Double opt-in signups whose link expired: no window to configure, the link's own end is it.
   await inChunks(() => deleteExpiredSignups(db, now, PRUNE_CHUNK));
+  // Signup form counts whose window ended: they limit nothing any more (decision 0049).
+  await inChunks(() => deleteFormAttemptsBefore(db, now - FORM_RATE_WINDOW_MS, PRUNE_CHUNK));
 }
 
 export const housekeeping = shardTask("housekeeping", async (env, db, index, now) => {

@@ -95,6 +95,9 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("signup_forms", ["panel_id", "id"]),
   table("form_settings", ["panel_id"]),
   table("form_signups", ["panel_id", "form_id", "contact_id"]),
+  // A signup form's counts (decision 0049): a whole panel's move carries its keys' counts; the
+  // per-IP rows (panel_id '') are no panel's and stay, pruned once their window ends.
+  table("form_attempts", ["panel_id", "subject"]),
   table("consent_records", ["panel_id", "id"]),
   table("topics", ["panel_id", "id"]),
   table("topic_optouts", ["panel_id", "contact_id", "topic_id"]),
@@ -125,6 +128,8 @@ export function childrenOf(parent: string): Array<{ table: MovedTable; column: s
  * an instance or a message without a bucket of their own (CONTACT_TABLES, PARENT_SCOPED_TABLES);
  * the panel's configuration stays on its home and is mirrored (decision 0041). Aggregates (stats,
  * the segments' history, the days) stay on the shard that counted them: reads sum the shards.
+ * A signup form's counts (form_attempts, keyed by a hash of the key) are not carried: a moved
+ * key's window starts over on its new shard (windows are minutes long; decision 0049).
  */
 export const BUCKETED_TABLES = [
   "contacts",
