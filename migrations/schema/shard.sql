@@ -54,6 +54,7 @@
 -- migration 0103_campaign_partitions.sql
 -- migration 0104_campaign_part_ab_results.sql
 -- migration 0106_campaign_publish_bucket.sql
+-- migration 0109_push_counts.sql
 
 -- table activities
 
@@ -1168,6 +1169,15 @@ CREATE TABLE panels_in_transit (
   panel_id TEXT PRIMARY KEY
 ) WITHOUT ROWID;
 
+-- table push_counts
+
+CREATE TABLE push_counts (
+  panel_id TEXT NOT NULL,
+  kind     TEXT NOT NULL,
+  n        INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (panel_id, kind)
+) WITHOUT ROWID;
+
 -- table push_optouts
 
 CREATE TABLE push_optouts (
@@ -1215,6 +1225,19 @@ CREATE TABLE push_subscriptions (
 CREATE INDEX push_subscriptions_by_contact ON push_subscriptions (panel_id, contact_key) WHERE contact_key IS NOT NULL;
 
 CREATE INDEX push_subscriptions_by_uniqueid ON push_subscriptions (panel_id, uniqueid) WHERE uniqueid IS NOT NULL;
+
+CREATE TRIGGER push_subscriptions_count_in AFTER INSERT ON push_subscriptions
+WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = NEW.panel_id)
+BEGIN
+  INSERT INTO push_counts (panel_id, kind, n) VALUES (NEW.panel_id, NEW.kind, 1)
+  ON CONFLICT (panel_id, kind) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER push_subscriptions_count_out AFTER DELETE ON push_subscriptions
+WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = OLD.panel_id)
+BEGIN
+  UPDATE push_counts SET n = n - 1 WHERE panel_id = OLD.panel_id AND kind = OLD.kind;
+END;
 
 -- table segment_changes
 
