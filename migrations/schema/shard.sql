@@ -148,11 +148,13 @@ CREATE TABLE campaign_messages (
   clicks          INTEGER NOT NULL DEFAULT 0,
   first_click_at  INTEGER,
   bounced_at      INTEGER,
-  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT, bucket INTEGER NOT NULL DEFAULT 0, ab_group TEXT CHECK (ab_group IN ('pending', 'test', 'rest')), variant INTEGER, due_at INTEGER,
+  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT, bucket INTEGER NOT NULL DEFAULT 0, ab_group TEXT CHECK (ab_group IN ('pending', 'test', 'rest')), variant INTEGER, due_at INTEGER, ab_order INTEGER,
   -- Batch first: claiming a batch reads one narrow range of the table, not the whole campaign.
   PRIMARY KEY (campaign_id, batch, contact_id),
   UNIQUE (campaign_id, contact_id)
 ) WITHOUT ROWID;
+
+CREATE INDEX campaign_messages_ab_held ON campaign_messages (campaign_id, ab_order, contact_id) WHERE ab_group = 'pending';
 
 CREATE INDEX campaign_messages_by_contact ON campaign_messages (panel_id, contact_id);
 
@@ -207,7 +209,7 @@ CREATE TABLE campaign_parts (
   updated_at INTEGER NOT NULL,
   -- Its recipient rows were pruned (housekeeping, as campaigns.messages_pruned_at on the home).
   messages_pruned_at INTEGER
-, ab_results TEXT, publish_bucket INTEGER NOT NULL DEFAULT 0);
+, ab_results TEXT, publish_bucket INTEGER NOT NULL DEFAULT 0, ab_held INTEGER NOT NULL DEFAULT 0, ab_ranked INTEGER);
 
 CREATE INDEX campaign_parts_by_panel ON campaign_parts (panel_id);
 
@@ -270,7 +272,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT, published_end_at INTEGER, publish_bucket INTEGER NOT NULL DEFAULT 0,
+  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT, published_end_at INTEGER, publish_bucket INTEGER NOT NULL DEFAULT 0, ab_held INTEGER NOT NULL DEFAULT 0, ab_ranked INTEGER,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );

@@ -32,3 +32,27 @@ END;
 INSERT INTO push_counts (panel_id, kind, n)
 SELECT panel_id, kind, COUNT(*) FROM push_subscriptions GROUP BY panel_id, kind
 ON CONFLICT (panel_id, kind) DO UPDATE SET n = excluded.n;
+
+-- Issue 42 (item 2: each statement bounded): an A/B test's recipients are ranked into its groups
+-- in bounded steps at the end of a shard's publication, not in one statement over the campaign's
+-- recipients (store/campaigns.ts abRankStep; decision 0055).
+--
+-- campaign_messages.ab_order: a held ('pending') recipient's place in the test's order, the
+--   campaign's hash of the contact (domain/ab-test.ts abOrderKey), written by the publish step
+--   that inserts it; campaign_messages_ab_held reads the held ones in that order, a step's
+--   worth at a time (an entry leaves it as its recipient is ranked).
+-- campaigns / campaign_parts.ab_held: the recipients this shard's publish steps held for the
+--   test (each step adds its own); ab_ranked: how many of them the ranking steps placed, NULL
+--   before the ranking begins. Publication ends (publish_after NULL) with the last ranking step.
+ALTER TABLE campaign_messages ADD COLUMN ab_order INTEGER;
+CREATE INDEX IF NOT EXISTS campaign_messages_ab_held ON campaign_messages (campaign_id, ab_order, contact_id) WHERE ab_group = 'pending';
+ALTER TABLE campaigns ADD COLUMN ab_held INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN ab_ranked INTEGER;
+ALTER TABLE campaign_parts ADD COLUMN ab_held INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaign_parts ADD COLUMN ab_ranked INTEGER;
+-- A test publishing as this runs: its held recipients so far counted once; their order is the
+-- contact id (no hash stored for them), the rest of its rows the hash's.
+UPDATE campaigns SET ab_held = (SELECT COUNT(*) FROM campaign_messages m WHERE m.campaign_id = campaigns.id AND m.ab_group = 'pending')
+WHERE publish_after IS NOT NULL AND ab_test IS NOT NULL;
+UPDATE campaign_parts SET ab_held = (SELECT COUNT(*) FROM campaign_messages m WHERE m.campaign_id = campaign_parts.campaign_id AND m.ab_group = 'pending')
+WHERE publish_after IS NOT NULL;
