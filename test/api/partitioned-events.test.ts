@@ -5,6 +5,7 @@ import { setPartitionMap } from "../../src/services/access/partitions";
 import { insertMessageStatement } from "../../src/store/journeys/messages";
 import { handleEventsBatch } from "../../src/services/pipeline/consumer";
 import { redriveStalledEvents } from "../../src/services/pipeline/redrive";
+import { archiveOldEvents } from "../../src/services/segments/archived-events";
 import type { PipelineStep } from "../../src/services/pipeline/steps";
 import { appendEventBatches } from "../../src/store/event-batches";
 import type { ShardDb } from "../../src/store/shards";
@@ -185,6 +186,14 @@ describe("event recording on a panel of two partitions (decision 0038 step 3)", 
       cursor = page.body.next_cursor;
     } while (cursor);
     expect(paged).toEqual(sources);
+
+    // The visitor's first event past the panel's retention: archived to R2 on its shard, still listed, read back from there.
+    expect((await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 })).status).toBe(200);
+    const old = Date.now() - 40 * 86_400_000;
+    await panelData.prepare("UPDATE events SET occurred_at = ?2, received_at = ?2 WHERE panel_id = ?1 AND source = 'v1 first'").bind(panel.id, old).run();
+    await archiveOldEvents.run(env, Date.now());
+    expect(await eventsOn(panelData, panel.id)).toEqual([`add_to_cart ${v2}→-`, `add_to_cart ${v1}→-`, `add_to_cart ${v1}→-`]);
+    expect((await admin("GET", url)).body.events.map((e: { source: string }) => e.source)).toEqual(sources);
   });
 
   it("keeps a device's push subscription on its owner's partition", async () => {
