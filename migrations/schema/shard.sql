@@ -56,6 +56,7 @@
 -- migration 0106_campaign_publish_bucket.sql
 -- migration 0107_contacts_by_panel.sql
 -- migration 0108_form_attempts.sql
+-- migration 0109_push_counts.sql
 
 -- table activities
 
@@ -149,11 +150,13 @@ CREATE TABLE campaign_messages (
   clicks          INTEGER NOT NULL DEFAULT 0,
   first_click_at  INTEGER,
   bounced_at      INTEGER,
-  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT, bucket INTEGER NOT NULL DEFAULT 0, ab_group TEXT CHECK (ab_group IN ('pending', 'test', 'rest')), variant INTEGER, due_at INTEGER,
+  unsubscribed_at INTEGER, attempted_at INTEGER, subject TEXT, merge_values TEXT, bucket INTEGER NOT NULL DEFAULT 0, ab_group TEXT CHECK (ab_group IN ('pending', 'test', 'rest')), variant INTEGER, due_at INTEGER, ab_order INTEGER,
   -- Batch first: claiming a batch reads one narrow range of the table, not the whole campaign.
   PRIMARY KEY (campaign_id, batch, contact_id),
   UNIQUE (campaign_id, contact_id)
 ) WITHOUT ROWID;
+
+CREATE INDEX campaign_messages_ab_held ON campaign_messages (campaign_id, ab_order, contact_id) WHERE ab_group = 'pending';
 
 CREATE INDEX campaign_messages_by_contact ON campaign_messages (panel_id, contact_id);
 
@@ -208,7 +211,7 @@ CREATE TABLE campaign_parts (
   updated_at INTEGER NOT NULL,
   -- Its recipient rows were pruned (housekeeping, as campaigns.messages_pruned_at on the home).
   messages_pruned_at INTEGER
-, ab_results TEXT, publish_bucket INTEGER NOT NULL DEFAULT 0);
+, ab_results TEXT, publish_bucket INTEGER NOT NULL DEFAULT 0, ab_held INTEGER NOT NULL DEFAULT 0, ab_ranked INTEGER);
 
 CREATE INDEX campaign_parts_by_panel ON campaign_parts (panel_id);
 
@@ -271,7 +274,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT, published_end_at INTEGER, publish_bucket INTEGER NOT NULL DEFAULT 0,
+  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT, published_end_at INTEGER, publish_bucket INTEGER NOT NULL DEFAULT 0, ab_held INTEGER NOT NULL DEFAULT 0, ab_ranked INTEGER,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );
@@ -1183,6 +1186,15 @@ CREATE TABLE panels_in_transit (
   panel_id TEXT PRIMARY KEY
 ) WITHOUT ROWID;
 
+-- table push_counts
+
+CREATE TABLE push_counts (
+  panel_id TEXT NOT NULL,
+  kind     TEXT NOT NULL,
+  n        INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (panel_id, kind)
+) WITHOUT ROWID;
+
 -- table push_optouts
 
 CREATE TABLE push_optouts (
@@ -1230,6 +1242,19 @@ CREATE TABLE push_subscriptions (
 CREATE INDEX push_subscriptions_by_contact ON push_subscriptions (panel_id, contact_key) WHERE contact_key IS NOT NULL;
 
 CREATE INDEX push_subscriptions_by_uniqueid ON push_subscriptions (panel_id, uniqueid) WHERE uniqueid IS NOT NULL;
+
+CREATE TRIGGER push_subscriptions_count_in AFTER INSERT ON push_subscriptions
+WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = NEW.panel_id)
+BEGIN
+  INSERT INTO push_counts (panel_id, kind, n) VALUES (NEW.panel_id, NEW.kind, 1)
+  ON CONFLICT (panel_id, kind) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER push_subscriptions_count_out AFTER DELETE ON push_subscriptions
+WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = OLD.panel_id)
+BEGIN
+  UPDATE push_counts SET n = n - 1 WHERE panel_id = OLD.panel_id AND kind = OLD.kind;
+END;
 
 -- table segment_changes
 

@@ -1,6 +1,6 @@
 import { contactEventsAnswer, eventRetryAnswer, profileEventsAnswer } from "../domain/answers/contacts";
 import { NEEDS } from "../domain/permissions";
-import { eventHistoryPage, uniqueidHistoryPage, type HistoryEvent } from "../services/retention/history";
+import { contactHistoryPage, uniqueidHistoryPage, type HistoryEvent } from "../services/retention/history";
 import { normalisePrimaryKey } from "../domain/primary-key";
 import { formatCts, formatLocalIso } from "../domain/time";
 import { invalidField, orNotFound } from "../lib/http/errors";
@@ -8,7 +8,7 @@ import { base64UrlEncode } from "../lib/random";
 import { z } from "../lib/z";
 import { loadAttributeSchema } from "../store/attributes";
 import { getContactByKey } from "../store/contacts";
-import { contactDb, panelShards } from "../services/access/partitions";
+import { contactDb, hasContactsBeyondHome, panelShards } from "../services/access/partitions";
 import { eventPipelineState } from "../services/pipeline/consumer";
 import { PIPELINE_STEPS } from "../services/pipeline-steps";
 import { retryFailedEventBatches } from "../services/pipeline/retry-failed";
@@ -86,7 +86,9 @@ const contactEvents = definePanelRoute({
     // The contact and its events are on its key's partition (decision 0038).
     const db = contactDb(env, panel, home, key.value);
     const contact = await orNotFound(getContactByKey(db, panel.id, key.value), `No contact with ${panel.primaryKey} "${key.value}" in this panel`);
-    return { contact: key.value, ...(await eventPage(panel, query, (limit, cursor) => eventHistoryPage(env.FILES, db, panel.id, { contactId: contact.id }, limit, cursor))) };
+    // Its uniqueids' anonymous events may be on their own partitions, unjoined (a panel on one shard: no other read).
+    const uniqueidDb = hasContactsBeyondHome(panel) ? (uniqueid: string) => contactDb(env, panel, home, uniqueid) : undefined;
+    return { contact: key.value, ...(await eventPage(panel, query, (limit, cursor) => contactHistoryPage(env.FILES, db, panel.id, contact.id, limit, cursor, uniqueidDb))) };
   },
 });
 

@@ -2,7 +2,7 @@ import type { ShardDb } from "./shards";
 import { campaignHoldMark } from "./panel-move/triggers";
 import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../domain/broadcast";
 import type { EmailSource } from "../domain/email-source";
-import { abOrderSql, abSeed, type AbTest, type VariantTally } from "../domain/ab-test";
+import { abOrderSql, abSeed, testRecipients, type AbTest, type VariantTally } from "../domain/ab-test";
 import { ERASED_RANGE, erasedIdentifier } from "../domain/erasure";
 import { listNameKey } from "../domain/lists";
 import type { BucketRanges } from "../domain/partitions";
@@ -398,7 +398,7 @@ const NOT_HELD = "NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = ?
 export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number, elsewhere: readonly number[] = []): Promise<Campaign | null> {
   const start = db
     .prepare(
-      `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3, recipients = 0, publish_batch = 0,
+      `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3, recipients = 0, publish_batch = 0, ab_held = 0, ab_ranked = NULL,
          publish_until = (SELECT MAX(id) FROM contacts),
          publish_after = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN NULL ELSE 0 END,
          published_end_at = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN ?3 END
@@ -491,19 +491,23 @@ export async function publishStep(
   const next = audience
     ? "(SELECT id FROM contacts INDEXED BY contacts_by_panel WHERE panel_id = ?2 AND id > " + progress.table + ".publish_after ORDER BY id LIMIT 1)"
     : `(SELECT contact_id FROM list_members WHERE list_id = ${part ? "?3" : "campaigns.list_id"} AND contact_id > ${progress.table}.publish_after AND panel_id = ?2 ORDER BY contact_id LIMIT 1)`;
-  const stateQuery = `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients, ${next} AS "next"
+  const stateQuery = `SELECT publish_after AS "after", publish_until AS "until", publish_batch AS batch, recipients,
+         ab_held AS held, ab_ranked AS ranked, ${next} AS "next"
        FROM ${progress.table} WHERE ${progress.row}`;
   const state = await (part && !audience ? db.prepare(stateQuery).bind(campaign.id, campaign.panelId, campaign.listId) : db.prepare(stateQuery).bind(campaign.id, campaign.panelId))
     .first<PublishState>();
   if (!state) return null;
   const { after } = state;
   if (after === null) return { firstBatch: state.batch, nextBatch: state.batch, done: true, recipients: state.recipients };
+  // Every recipient is in: an A/B test's are ranked into its groups, a step's worth at a time.
+  if (campaign.abTest && state.ranked !== null) return abRankStep(db, campaign as { id: string; panelId: string; abTest: AbTest }, progress, { ...state, ranked: state.ranked }, chunkIds, now);
   // Elsewhere than the home the campaign's state is read from the home before each step (services/broadcasts/publish.ts).
   const stillHere = part
     ? "EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ?3 AND publish_after = ?6)"
     : `EXISTS (SELECT 1 FROM campaigns WHERE id = ?3 AND status IN ${PUBLISHING} AND publish_after = ?6)`;
-  // An A/B test's recipients are held ('pending') until the last step ranks them all into groups.
+  // An A/B test's recipients are held ('pending') with their place in its order until the ranking steps after the last insert place them.
   const held = campaign.abTest ? "'pending'" : "NULL";
+  const order = (contact: string) => (campaign.abTest ? abOrderSql(contact, String(abSeed(campaign.id))) : "NULL");
   const to = audience ? await audienceStepEnd(db, campaign.panelId, { ...state, after }, chunkIds) : listStepEnd({ ...state, after }, chunkIds);
   const done = to >= state.until;
   // ?1 panel, ?2 the audience's values or the list, ?3 campaign, ?4 first batch, ?5 batch size, ?6 the cursor, ?7 the step's last id, ?8 the scope's bucket ranges.
@@ -516,8 +520,8 @@ export async function publishStep(
       : audience
         ? db
             .prepare(
-              `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
-               SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket, ${held}
+              `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group, ab_order)
+               SELECT ?3, c.id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY c.id) - 1) / CAST(?5 AS INTEGER), 'queued', c.bucket, ${held}, ${order("c.id")}
                FROM contacts c INDEXED BY contacts_by_panel
                WHERE c.panel_id = ?1 AND c.id > ?6 AND c.id <= ?7${scope ? ` AND ${inBucketRanges("c.bucket", "?8")}` : ""} AND ${stillHere} AND ${audience.where}
                ORDER BY c.id`,
@@ -525,48 +529,121 @@ export async function publishStep(
             .bind(...values)
         : db
             .prepare(
-              `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group)
-               SELECT ?3, m.contact_id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?5 AS INTEGER), 'queued', m.bucket, ${held}
+              `INSERT OR IGNORE INTO campaign_messages (campaign_id, contact_id, panel_id, batch, status, bucket, ab_group, ab_order)
+               SELECT ?3, m.contact_id, ?1, ?4 + (ROW_NUMBER() OVER (ORDER BY m.contact_id) - 1) / CAST(?5 AS INTEGER), 'queued', m.bucket, ${held}, ${order("m.contact_id")}
                FROM list_members m
                WHERE m.list_id = ?2 AND m.contact_id > ?6 AND m.contact_id <= ?7 AND m.panel_id = ?1 AND ${stillHere}${scope ? ` AND ${inBucketRanges("m.bucket", "?8")}` : ""}`,
             )
             .bind(...values);
+  // This step's rows (the batches from its first): the recipients it adds, and with an A/B test those it holds.
+  const added = "(SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3)";
+  // With an A/B test the last insert does not end the publication: the ranking steps begin (abRankStep).
+  const ab = campaign.abTest !== null;
   const move = db
     .prepare(
       `UPDATE ${progress.table} SET
-         recipients = recipients + (SELECT COUNT(*) FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3),
+         recipients = recipients + ${added},
+         ${ab ? `ab_held = ab_held + ${added}, ab_ranked = CASE WHEN ?7 THEN 0 END,` : ""}
          publish_batch = COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1 AND batch >= ?3), publish_batch),
-         publish_after = CASE WHEN ?7 THEN NULL ELSE ?5 END,
-         published_end_at = CASE WHEN ?7 THEN ?6 END,
+         publish_after = CASE WHEN ?7 AND ${ab ? "0" : "1"} THEN NULL ELSE ?5 END,
+         published_end_at = CASE WHEN ?7 AND ${ab ? "0" : "1"} THEN ?6 END,
          updated_at = MAX(updated_at, ?6)
-       WHERE ${progress.row} AND publish_after = ?4
-       RETURNING recipients, publish_batch, publish_after`,
+       WHERE ${progress.row} AND publish_after = ?4${ab ? " AND ab_ranked IS NULL" : ""}
+       RETURNING recipients, publish_batch, publish_after, ab_held, ab_ranked`,
     )
     .bind(campaign.id, campaign.panelId, state.batch, after, to, now, done ? 1 : 0);
   const [moved] = (
-    await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null }>([
-      ...(insert ? [insert] : []),
-      move,
-      ...(campaign.abTest && done ? [abGroupsStatement(db, campaign.id, campaign.abTest, part)] : []),
-    ])
+    await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null; ab_held: number; ab_ranked: number | null }>([...(insert ? [insert] : []), move])
   ).slice(insert ? 1 : 0);
   const row = moved!.results[0];
   if (!row) return null;
+  // The last insert of an A/B test: its first ranking step follows at once (a test of at most a
+  // step's worth of recipients is so ranked in the step that inserted the last, as before).
+  if (campaign.abTest && row.ab_ranked !== null) {
+    const inserted = { ...state, recipients: row.recipients, held: row.ab_held, ranked: row.ab_ranked };
+    return abRankStep(db, campaign as { id: string; panelId: string; abTest: AbTest }, progress, inserted, chunkIds, now);
+  }
   return { firstBatch: state.batch, nextBatch: row.publish_batch, done: row.publish_after === null, recipients: row.recipients };
 }
 
-/** A campaign's publish progress (its row on the home, its campaign_parts row elsewhere): the cursor (the last id gone through), up to `until`; `next`, the first contact past the cursor. */
+/**
+ * A campaign's publish progress (its row on the home, its campaign_parts row elsewhere): the
+ * cursor (the last id gone through), up to `until`; `next`, the first contact past the cursor;
+ * with an A/B test, the recipients held for it and how many of them are ranked (null before the
+ * ranking steps).
+ */
 interface PublishState {
   after: number | null;
   until: number;
   batch: number;
   recipients: number;
   next: number | null;
+  held: number;
+  ranked: number | null;
 }
 
 /** The last id of a step that starts at the cursor's next contact and goes through `chunkIds` ids (a list's members are not read for it). */
 function listStepEnd(state: PublishState & { after: number }, chunkIds: number): number {
   return state.next === null || state.next > state.until ? state.until : Math.min(state.until, state.next + chunkIds - 1);
+}
+
+/**
+ * One ranking step of an A/B test on this shard, after its last insert (decision 0055): the next
+ * `chunk` held recipients in the test's order (the campaign's hash of the contact, ab_order,
+ * read in campaign_messages_ab_held from its start: those ranked left it), numbered on from the
+ * ones ranked before. The first test share of this shard's held recipients (at least one per
+ * variant: testRecipients) get the variants in turn, so each variant's count is within one of
+ * the others'; the rest wait for the winner. The groups are those one statement over all of
+ * them made before (the same order, the same count), each statement now reading and writing at
+ * most `chunk` recipients. The progress moves on in the same transaction, both guarded by where
+ * it stood (a step repeated or run twice ranks nothing twice); the last step ends the
+ * publication. Per shard (decision 0038 step 4): each shard ranks its own recipients so, never
+ * reading another shard's rows; each so tests its share of its own.
+ */
+async function abRankStep(
+  db: ShardDb,
+  campaign: { id: string; panelId: string; abTest: AbTest },
+  progress: { table: string; row: string },
+  state: PublishState & { ranked: number },
+  chunk: number,
+  now: number,
+): Promise<PublishStep | null> {
+  if (!Number.isInteger(chunk) || chunk < 1) throw new Error("a ranking step takes a whole number of recipients");
+  const test = campaign.abTest;
+  const tested = testRecipients(state.held, test.test_share, test.variants.length);
+  const next = Math.min(state.ranked + chunk, state.held);
+  const done = next >= state.held;
+  const [, moved] = await db.batch<{ recipients: number; publish_batch: number; publish_after: number | null }>([
+    db
+      .prepare(
+        `UPDATE campaign_messages SET
+           ab_group = CASE WHEN r.rank < ?4 THEN 'test' ELSE 'rest' END,
+           variant = CASE WHEN r.rank < ?4 THEN r.rank % ?5 END
+         FROM (
+           SELECT contact_id, ?3 + ROW_NUMBER() OVER (ORDER BY ab_order, contact_id) - 1 AS rank FROM (
+             SELECT contact_id, ab_order FROM campaign_messages INDEXED BY campaign_messages_ab_held
+             WHERE campaign_id = ?1 AND ab_group = 'pending' ORDER BY ab_order, contact_id LIMIT ${chunk})
+         ) AS r
+         -- The step's rows found by key from r: with the limit a literal and +ab_group, the planner
+         -- does not walk every held recipient of the campaign to match them against r.
+         WHERE campaign_messages.campaign_id = ?1 AND campaign_messages.contact_id = r.contact_id AND +campaign_messages.ab_group = 'pending'
+           AND EXISTS (SELECT 1 FROM ${progress.table} WHERE ${progress.row} AND ab_ranked = ?3)`,
+      )
+      .bind(campaign.id, campaign.panelId, state.ranked, tested, test.variants.length),
+    db
+      .prepare(
+        `UPDATE ${progress.table} SET ab_ranked = ?4,
+           publish_after = CASE WHEN ?5 THEN NULL ELSE publish_after END,
+           published_end_at = CASE WHEN ?5 THEN ?6 END,
+           updated_at = MAX(updated_at, ?6)
+         WHERE ${progress.row} AND ab_ranked = ?3
+         RETURNING recipients, publish_batch, publish_after`,
+      )
+      .bind(campaign.id, campaign.panelId, state.ranked, next, done ? 1 : 0, now),
+  ]);
+  const row = moved!.results[0];
+  if (!row) return null;
+  return { firstBatch: state.batch, nextBatch: row.publish_batch, done: row.publish_after === null, recipients: row.recipients };
 }
 
 /**
@@ -680,36 +757,6 @@ export async function publishCampaign(db: ShardDb, campaign: Campaign, batchSize
     if (!step) return null;
     if (step.done) return step.recipients;
   }
-}
-
-/**
- * Splits a campaign's recipients being published into its A/B test's groups: in the order of a
- * hash of the campaign and the contact (domain/ab-test.ts), the first test share (at least one
- * per variant) get the variants in turn, so each variant's count is within one of the others';
- * the rest wait for the winner. Runs in the last publish step's transaction, after its progress
- * moved on (so only then, once), over the recipients all steps held as 'pending'.
- * Per shard (decision 0038 step 4): each shard holding the panel's partitions ranks its own
- * recipients so in its own last step (`part`: one other than the home, its progress in
- * campaign_parts), never reading another shard's rows; each so tests its share of its own.
- */
-function abGroupsStatement(db: ShardDb, campaignId: string, test: AbTest, part: boolean): D1PreparedStatement {
-  const published = part
-    ? "EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ?1 AND publish_after IS NULL)"
-    : `EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND status IN ${PUBLISHING} AND publish_after IS NULL)`;
-  return db
-    .prepare(
-      `UPDATE campaign_messages SET
-         ab_group = CASE WHEN r.rank < r.tested THEN 'test' ELSE 'rest' END,
-         variant = CASE WHEN r.rank < r.tested THEN r.rank % ?4 ELSE NULL END
-       FROM (
-         SELECT contact_id, rank, MIN(n, MAX(CAST(ROUND(n * ?3 / 100.0) AS INTEGER), ?4)) AS tested FROM (
-           SELECT contact_id, ROW_NUMBER() OVER (ORDER BY ${abOrderSql("contact_id", "?2")}, contact_id) - 1 AS rank, COUNT(*) OVER () AS n
-           FROM campaign_messages WHERE campaign_id = ?1)
-       ) AS r
-       WHERE campaign_messages.campaign_id = ?1 AND campaign_messages.contact_id = r.contact_id AND campaign_messages.ab_group = 'pending'
-         AND ${published}`,
-    )
-    .bind(campaignId, abSeed(campaignId), test.test_share, test.variants.length);
 }
 
 /** Sets or (null) removes the campaign's A/B test while it is in one of `from`. */
@@ -904,12 +951,23 @@ export async function stalledCampaigns(
   return out;
 }
 
+/**
+ * Whether a recipient of the campaign `?campaign` names is held for its A/B test: every one
+ * while this shard still publishes (its ranking steps place them a step at a time: none goes
+ * before all are placed), the rest until the winner is picked (no variant yet). Its progress is
+ * the campaign's row on the home, its campaign_parts row elsewhere (the other is absent).
+ */
+function abHeldSql(campaign: string): string {
+  return `(ab_group IS NOT NULL AND (variant IS NULL
+    OR EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaign} AND publish_after IS NOT NULL)
+    OR EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ${campaign} AND publish_after IS NOT NULL)))`;
+}
+
 /** The batches of a campaign with recipients still queued or in flight (deferred ones only once due, when `now` is given). */
 export async function unsentBatches(db: ShardDb, campaignId: string, now?: number): Promise<number[]> {
   const { results } = await db
-    // Held recipients of an A/B test (all until the last publish step ranks them, the rest until
-    // its winner is picked): nothing to nudge before.
-    .prepare("SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ?1 AND status IN ('queued', 'sending') AND (?2 IS NULL OR due_at IS NULL OR due_at <= ?2) AND NOT (ab_group IS NOT NULL AND variant IS NULL) ORDER BY batch")
+    // Held recipients of an A/B test: nothing to nudge before.
+    .prepare(`SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ?1 AND status IN ('queued', 'sending') AND (?2 IS NULL OR due_at IS NULL OR due_at <= ?2) AND NOT ${abHeldSql("?1")} ORDER BY batch`)
     .bind(campaignId, now ?? null)
     .all<{ batch: number }>();
   return results.map((b) => b.batch);
@@ -971,8 +1029,8 @@ export async function claimBatch(
         `UPDATE campaign_messages SET status = 'sending', claim = ?1, claimed_at = ?2, attempted_at = NULL
          WHERE campaign_id = ?3 AND panel_id = ?4 AND batch = ?5
            AND ((status = 'queued' AND (due_at IS NULL OR due_at <= ?2)) OR (status = 'sending' AND claimed_at < ?7 AND (?6 OR attempted_at IS NULL)))
-           -- Held recipients of an A/B test (see unsentBatches) are not claimed.
-           AND NOT (ab_group IS NOT NULL AND variant IS NULL)${sending}`,
+           -- Held recipients of an A/B test (abHeldSql) are not claimed.
+           AND NOT ${abHeldSql("?3")}${sending}`,
       )
       .bind(claim, now, campaign.id, campaign.panelId, batch, idempotent ? 1 : 0, staleBefore),
     part ? claimed.bind(campaign.id, batch, claim, campaign.topicId ?? null) : claimed.bind(campaign.id, batch, claim),

@@ -82,7 +82,12 @@ export function eventFromRow(row: EventRow): StoredEvent {
   };
 }
 
-export type EventOwner = { contactId: number } | { uniqueid: string };
+/**
+ * Whose events: a contact's, or a uniqueid's; `unjoined`: only its anonymous events joined to no
+ * contact on the shard read (a uniqueid linked to a contact on another partition keeps them
+ * there unjoined, decision 0038 step 3: that contact's history reads them so).
+ */
+export type EventOwner = { contactId: number } | { uniqueid: string; unjoined?: true };
 
 /** A position in a newest-first listing: the last event of the previous page. */
 export interface EventCursor {
@@ -121,7 +126,14 @@ export async function listEventsOf(
            ORDER BY e.occurred_at DESC, e.id DESC LIMIT ?5`,
           owner.contactId,
         ]
-      : [
+      : owner.unjoined
+        ? [
+            `SELECT ${columns} FROM events e LEFT JOIN event_batches b ON b.id = e.batch_id
+             WHERE e.panel_id = ?1 AND e.uniqueid = ?2 AND e.identity IS NULL AND e.contact_id IS NULL AND ${page}
+             ORDER BY e.occurred_at DESC, e.id DESC LIMIT ?5`,
+            owner.uniqueid,
+          ]
+        : [
           `SELECT * FROM (
              SELECT ${columns} FROM events e LEFT JOIN event_batches b ON b.id = e.batch_id
              WHERE e.panel_id = ?1 AND e.uniqueid = ?2 AND e.identity IS NULL AND ${page}

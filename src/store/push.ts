@@ -127,10 +127,29 @@ export async function pushSubscriptionsOf(db: ShardDb, panelId: string, kind: Pu
   return byContact;
 }
 
-/** How many browsers and app installs the panel reaches. */
+/**
+ * How many browsers and app installs of the panel this shard holds: its counters (push_counts,
+ * shard migration 0109, kept by triggers on push_subscriptions), one read of at most two rows.
+ */
 export async function countPushSubscriptions(db: ShardDb, panelId: string): Promise<Record<PushKind, number>> {
-  const { results } = await db.prepare("SELECT kind, COUNT(*) AS n FROM push_subscriptions WHERE panel_id = ? GROUP BY kind").bind(panelId).all<{ kind: PushKind; n: number }>();
+  const { results } = await db.prepare("SELECT kind, n FROM push_counts WHERE panel_id = ?").bind(panelId).all<{ kind: PushKind; n: number }>();
   const counts: Record<PushKind, number> = { web: 0, app: 0 };
   for (const r of results) counts[r.kind] = r.n;
   return counts;
+}
+
+/**
+ * Sets the panel's push counters on `db` to the subscriptions it holds: for the shard that took
+ * a partition in transit (a split, decision 0047), whose triggers counted none of the rows
+ * copied then (as recountMembersStatement does for the list counters). A background step's
+ * statement over the panel's rows there, never a request's.
+ */
+export function recountPushStatement(db: ShardDb, panelId: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO push_counts (panel_id, kind, n)
+       SELECT ?1, k.value, (SELECT COUNT(*) FROM push_subscriptions s WHERE s.panel_id = ?1 AND s.kind = k.value) FROM json_each('["web","app"]') k WHERE true
+       ON CONFLICT (panel_id, kind) DO UPDATE SET n = excluded.n`,
+    )
+    .bind(panelId);
 }

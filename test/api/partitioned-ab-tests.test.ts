@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { handleQueue } from "../../src/jobs/queues";
 import { setPartitionMap } from "../../src/services/access/partitions";
+import { abOrderKey, abSeed, testRecipients } from "../../src/domain/ab-test";
 import { decideDueAbTests } from "../../src/services/broadcasts/ab-decision";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
@@ -36,15 +37,25 @@ function collectingEnv(): { stepEnv: Env; imports: CollectingQueue } {
   return { stepEnv: withBindings(env, { IMPORTS: imports } as Partial<Env>), imports };
 }
 
-/** Hands the kept IMPORTS messages to the consumer, each delivered twice in the same batch (a redelivery), until none is left. */
+let rounds = 0;
+
+/**
+ * Hands the kept IMPORTS messages to the consumer, each delivered twice in the same batch (a
+ * redelivery), or (`once`) each distinct one once, so that a round runs one step of each chain.
+ */
+async function drainOnce(stepEnv: Env, imports: CollectingQueue, once = false): Promise<void> {
+  const kept = imports.bodies.splice(0);
+  const bodies = once ? [...new Set(kept.map((body) => JSON.stringify(body)))].map((body) => JSON.parse(body) as unknown) : kept.flatMap((body) => [body, body]);
+  const round = rounds++;
+  const batch = createMessageBatch("apiv2-imports-default", bodies.map((body, i) => ({ id: `ab-${round}-${i}`, timestamp: new Date(), attempts: 1, body })));
+  const exec = createExecutionContext();
+  await handleQueue(batch, stepEnv, exec);
+  await getQueueResult(batch, exec);
+}
+
+/** drainOnce until no message is left. */
 async function drainImports(stepEnv: Env, imports: CollectingQueue): Promise<void> {
-  for (let round = 0; imports.bodies.length; round++) {
-    const bodies = imports.bodies.splice(0).flatMap((body) => [body, body]);
-    const batch = createMessageBatch("apiv2-imports-default", bodies.map((body, i) => ({ id: `ab-${round}-${i}`, timestamp: new Date(), attempts: 1, body })));
-    const exec = createExecutionContext();
-    await handleQueue(batch, stepEnv, exec);
-    await getQueueResult(batch, exec);
-  }
+  while (imports.bodies.length) await drainOnce(stepEnv, imports);
 }
 
 type Row = { contact_id: number; ab_group: string; variant: number | null; status: string };
@@ -163,6 +174,62 @@ describe("A/B tests of a campaign on a panel on two partitions (decision 0038 st
     for (const db of [panelData, shard0]) await pruneShard(db, config(env).retentionDays, later);
     for (const db of [panelData, shard0]) expect(await rowsOn(db, id)).toEqual([]);
     expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toMatchObject(results);
+  });
+
+  it("ranks a large audience a step at a time on each shard: exactly its share tested, in the campaign's hash order, the variants in turn", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const list = (await api("lists", "add", { listname: "Everyone" })).body.listid as number;
+    const LARGE = 45;
+    const keys = [0, TEST_SHARD].flatMap((shard) => Array.from({ length: LARGE }, (_, i) => keyOn(panel.id, shard, i)));
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    // Three variants, 30 %: of each shard's 45, 14 tested (13.5 rounded), the variants in turn; 31 held.
+    const test = { ...TEST, variants: [...TEST.variants, { subject: "C: for you" }], test_share: 30 };
+    expect((await admin("PUT", `/panels/${panel.id}/campaigns/${id}/ab-test`, test)).status).toBe(200);
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+
+    // Steps of 8: each shard inserts its recipients in several steps, then ranks them in several more.
+    const CHUNK = 8;
+    const imports = collectingQueue();
+    const stepEnv = withBindings(env, { IMPORTS: imports, FANOUT_CHUNK_IDS: String(CHUNK) } as Partial<Env>);
+    const ranked = async (db: ShardDb) => (await rowsOn(db, id)).filter((r) => r.ab_group !== "pending").length;
+    const seen = new Map<ShardDb, number[]>([[panelData, []], [shard0, []]]);
+    const watch = async () => {
+      for (const [db, counts] of seen) counts.push(await ranked(db));
+    };
+    await publishDueBroadcasts(stepEnv, Date.now());
+    await watch();
+    // One step of each shard's chain a round.
+    while (imports.bodies.length) {
+      await drainOnce(stepEnv, imports, true);
+      await watch();
+    }
+
+    const tested = testRecipients(LARGE, 30, 3);
+    expect(tested).toBe(14);
+    const seed = abSeed(id);
+    for (const [db, counts] of seen) {
+      // Ranked a step's worth at a time, in several steps.
+      const steps = counts.map((n, i) => n - (counts[i - 1] ?? 0)).filter((n) => n > 0);
+      expect(steps.length).toBeGreaterThanOrEqual(Math.ceil(LARGE / CHUNK));
+      expect(Math.max(...steps)).toBeLessThanOrEqual(CHUNK);
+      // The groups one ranking of the whole shard gives: its first 14 in the hash order tested, the variants in turn.
+      const rows = await rowsOn(db, id);
+      expect(rows).toHaveLength(LARGE);
+      const order = rows.map((r) => r.contact_id).sort((a, b) => abOrderKey(seed, a) - abOrderKey(seed, b) || a - b);
+      const groups = Object.fromEntries(rows.map((r) => [r.contact_id, r.ab_group === "test" ? `test ${r.variant}` : `${r.ab_group} ${r.variant}`]));
+      expect(order.map((contact) => groups[contact])).toEqual(order.map((_, rank) => (rank < tested ? `test ${rank % 3}` : "rest null")));
+    }
+    // Both shards' test shares go out, nothing of the rest.
+    await sentCount(panel, 2 * tested);
+    const sent = await outbox(panel);
+    expect(sent).toHaveLength(2 * tested);
+    expect(["A: spring sale", "B: last chance", "C: for you"].map((subject) => sent.filter((m) => m.subject === subject).length)).toEqual([10, 10, 8]);
+    // Cancelled: no other test's decision (deployment-wide) finds it due.
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/cancel`, {})).body.status).toBe("cancelled");
   });
 
   it("pause during the wait holds the decision until the resume; cancel during the wait skips the rest on both shards", async () => {

@@ -5,6 +5,7 @@ import { setPartitionMap } from "../../src/services/access/partitions";
 import { insertMessageStatement } from "../../src/store/journeys/messages";
 import { handleEventsBatch } from "../../src/services/pipeline/consumer";
 import { redriveStalledEvents } from "../../src/services/pipeline/redrive";
+import { archiveOldEvents } from "../../src/services/segments/archived-events";
 import type { PipelineStep } from "../../src/services/pipeline/steps";
 import { appendEventBatches } from "../../src/store/event-batches";
 import type { ShardDb } from "../../src/store/shards";
@@ -142,6 +143,57 @@ describe("event recording on a panel of two partitions (decision 0038 step 3)", 
     const held = (await exported.json()) as { anonymous_ids: { uniqueid: string; events: { uniqueid: string; identity: string | null }[] }[] };
     const anonymous = Object.fromEntries(held.anonymous_ids.map((a) => [a.uniqueid, a.events.map((e) => e.identity ?? "-").sort()]));
     expect(anonymous).toEqual({ [v0]: ["-", k0], [v1]: ["-", k0] });
+  });
+
+  it("lists a contact's anonymous history kept on its uniqueid's partition on the contact's events tab, paged newest first", async () => {
+    const { panel, cart } = await partitionedPanel();
+    // k0's partition is on SHARD_0; its visitor id v1 and another visitor's v2 are on the home.
+    const [k0, v1, v2] = [keyOn(panel.id, 0), keyOn(panel.id, 1), keyOn(panel.id, 1, 1)];
+    const at = Date.now() - 3_600_000;
+    const minute = 60_000;
+    const sent = [
+      { activityid: cart, uniqueid: v1, timestamp: at, activity_source: "v1 first" },
+      { activityid: cart, uniqueid: v2, timestamp: at + 5 * minute, activity_source: "v2" },
+      { activityid: cart, identity: k0, timestamp: at + 10 * minute, activity_source: "k0 alone" },
+      // The same time as k0's: the cursor's id orders them.
+      { activityid: cart, uniqueid: v1, timestamp: at + 10 * minute, activity_source: "v1 tie" },
+      { activityid: cart, identity: k0, uniqueid: v1, timestamp: at + 20 * minute, activity_source: "link" },
+    ];
+    expect((await postBatch(panel.clientId, sent)).status).toBe(200);
+    await settled(panel.id);
+    // After the link, the visitor's anonymous events still go to its own partition, unjoined.
+    expect((await postActivity(panel.clientId, { activityid: cart, uniqueid: v1, timestamp: at + 30 * minute, activity_source: "v1 after" })).status).toBe(200);
+    await settled(panel.id);
+    expect(await eventsOn(panelData, panel.id)).toEqual([`add_to_cart ${v1}→-`, `add_to_cart ${v2}→-`, `add_to_cart ${v1}→-`, `add_to_cart ${v1}→-`]);
+
+    const url = `/panels/${panel.id}/contacts/${encodeURIComponent(k0)}/events`;
+    const whole = await admin("GET", url);
+    expect(whole.status).toBe(200);
+    const sources = whole.body.events.map((e: { source: string }) => e.source);
+    // As on a panel of one shard: the contact's events and its visitor's anonymous ones, not v2's.
+    expect(sources.slice(0, 2)).toEqual(["v1 after", "link"]);
+    expect(sources.slice(2, 4).sort()).toEqual(["k0 alone", "v1 tie"]);
+    expect(sources.slice(4)).toEqual(["v1 first"]);
+    expect(whole.body.next_cursor).toBeNull();
+
+    // A page at a time gives the same events in the same order, each once.
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { status: number; body: { events: { source: string }[]; next_cursor: string | null } } = await admin("GET", `${url}?limit=1${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(page.status).toBe(200);
+      paged.push(...page.body.events.map((e) => e.source));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(paged).toEqual(sources);
+
+    // The visitor's first event past the panel's retention: archived to R2 on its shard, still listed, read back from there.
+    expect((await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 })).status).toBe(200);
+    const old = Date.now() - 40 * 86_400_000;
+    await panelData.prepare("UPDATE events SET occurred_at = ?2, received_at = ?2 WHERE panel_id = ?1 AND source = 'v1 first'").bind(panel.id, old).run();
+    await archiveOldEvents.run(env, Date.now());
+    expect(await eventsOn(panelData, panel.id)).toEqual([`add_to_cart ${v2}→-`, `add_to_cart ${v1}→-`, `add_to_cart ${v1}→-`]);
+    expect((await admin("GET", url)).body.events.map((e: { source: string }) => e.source)).toEqual(sources);
   });
 
   it("keeps a device's push subscription on its owner's partition", async () => {

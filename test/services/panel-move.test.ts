@@ -12,6 +12,7 @@ import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, type TestPanel } from "../support/helpers";
 import { act, createWebhook, cronAt, delivered, MINUTE, startJourney } from "../support/journeys";
 import { asOperator, operatorWithRole } from "../support/operators";
+import { pushFigures, subscribeBrowserOf, webPushOn } from "../support/push";
 
 // Two shards locally (SHARD_0, SHARD_1); panels start on SHARD_1 and move to SHARD_0. The move
 // runs as it does deployed: steps on the IMPORTS queue, each nudging the next.
@@ -71,6 +72,9 @@ describe("moving a panel to another shard", () => {
     for (let i = 0; i < 60; i++) await api("contact", "add", { data: { EMAIL: `seed${i}@example.com`, NAME: `Seed ${i}` }, listid: listId });
     for (let i = 0; i < 30; i++) expect((await postActivity(panel.clientId, { activityid: activityId, identity: `seed${i}@example.com`, activity_params: { page: `/p${i}` } })).status).toBe(200);
     await apiFor(other)("contact", "add", { data: { EMAIL: "stays@example.com" } });
+    // Two browsers: the push screen's counters move with the panel (issue 42).
+    await webPushOn(panel);
+    for (const i of [0, 1]) expect(await subscribeBrowserOf(panel, `https://push.example.net/move/${i}`, `seed${i}@example.com`)).toBe(200);
     await eventually(async () => ((await panelRows(1, panel.id)).events === 30 ? true : undefined));
     const before = await panelRows(1, panel.id);
     const otherBefore = await panelRows(1, other.id);
@@ -156,6 +160,10 @@ describe("moving a panel to another shard", () => {
     expect((await api("lists", "getall")).body.lists[0].count).toBe(61 + added.length);
     await api("contact", "delete", { data: "counted@example.com", listid: String(listId) });
     expect((await api("lists", "getall")).body.lists[0].count).toBe(60 + added.length);
+
+    expect(await pushFigures(panel)).toEqual([2, 0]);
+    expect(await subscribeBrowserOf(panel, "https://push.example.net/move/2", "seed2@example.com")).toBe(200);
+    expect(await pushFigures(panel)).toEqual([3, 0]);
 
     // The panel keeps working on its new shard. The copied rows keep their ids; the new shard took
     // a fresh id range above them (else it would go on in the old shard's range), and the old

@@ -10,6 +10,7 @@ import type { ShardDb } from "../../src/store/shards";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, call, createPanel, panelData, receiver, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { instancesOn, keysOn, listCampaign, settledOnBoth, textsOn } from "../support/partitions";
+import { pushFigures, subscribeBrowserOf, webPushOn } from "../support/push";
 import { twilioSignature } from "../../src/services/channels/sms/twilio";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { recordBounce } from "../../src/services/broadcasts/engagement";
@@ -76,6 +77,10 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     const movers = keys.filter((k) => moving(panel.id, k));
     expect(movers.length).toBeGreaterThan(2);
     expect(movers.length).toBeLessThan(keys.length);
+    // A browser of a contact on each side of the split point: the push screen's counters (issue 42).
+    await webPushOn(panel);
+    const stayerKey = keys.find((k) => !moving(panel.id, k))!;
+    for (const key of [movers[0]!, stayerKey]) expect(await subscribeBrowserOf(panel, `https://push.example.net/split/${key}`, key)).toBe(200);
 
     // The move as startPartitionSplit records it, its steps run here rather than from the queue.
     const moveId = `mov_split_${panel.id}`;
@@ -155,6 +160,11 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     expect([await counterOn(shard0, panel.id, list), await counterOn(panelData, panel.id, list)]).toEqual([on0.length - 1, on1.length]);
     const counts = Object.fromEntries(((await api("lists", "getall")).body.lists as Array<{ listname: string; count: number }>).map((l) => [l.listname, l.count]));
     expect(counts).toEqual({ Everyone: all.length - 1, Late: 2 });
+
+    // The push screen counts each browser once, and one subscribed after the split on the target too.
+    expect(await pushFigures(panel)).toEqual([2, 0]);
+    expect(await subscribeBrowserOf(panel, "https://push.example.net/split/after", movers[1]!)).toBe(200);
+    expect(await pushFigures(panel)).toEqual([3, 0]);
 
     // Nothing of the move is left on either shard.
     for (const db of [shard0, panelData]) {

@@ -54,6 +54,15 @@ describe("reads and erasures of one owner's events", () => {
     expect(readsEventsBadly(plan), plan).toBe(false);
   });
 
+  it("a uniqueid's unjoined anonymous events (a contact's history on another partition) read events_by_uniqueid alone", async () => {
+    const { db: fake, caught } = catching();
+    await listEventsOf(fake, "pnl_plan", { uniqueid: "visitor-1", unjoined: true }, 25, { occurredAt: Date.now(), id: 100 });
+    const plan = await planOf(caught[0]!);
+    expect(plan).toContain("events_by_uniqueid");
+    expect(plan).not.toContain("events_by_contact");
+    expect(readsEventsBadly(plan), plan).toBe(false);
+  });
+
   it("an erasure finds each of the contact's event and pair rows by key", async () => {
     const { db: fake, caught } = catching();
     const target = { panelId: "pnl_plan", contactId: 7, uniqueids: ["visitor-1", "visitor-2"], email: null, phone: null };

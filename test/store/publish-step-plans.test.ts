@@ -1,41 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { compileAudience } from "../../src/services/broadcasts/audience";
 import { getCampaign, publishStep, startPublish } from "../../src/store/campaigns";
-import type { ShardDb } from "../../src/store/shards";
 import { admin, apiFor, createPanel, panelData } from "../support/helpers";
+import { planOf as planOnShard, recording, type Caught } from "../support/plans";
 
 // Issue 42: an audience campaign's publish step reads the panel's own contacts through
 // contacts_by_panel (panel_id, id), from its cursor, never a range of the shard's contact ids
 // (every panel's rows), and never sorts. The statements are the store's own, caught as a real
 // step runs them on the shard, and planned there.
 
-interface Caught {
-  sql: string;
-  values: unknown[];
-}
-
-/** The shard, recording each statement it is asked to prepare and bind before running it. */
-function recording(db: ShardDb): { db: ShardDb; caught: Caught[] } {
-  const caught: Caught[] = [];
-  const prepare = (sql: string) => {
-    const statement = db.prepare(sql);
-    return new Proxy(statement, {
-      get(target, name) {
-        if (name !== "bind") return Reflect.get(target, name);
-        return (...values: unknown[]) => {
-          caught.push({ sql, values });
-          return target.bind(...values);
-        };
-      },
-    });
-  };
-  return { db: new Proxy(db, { get: (target, name) => (name === "prepare" ? prepare : Reflect.get(target, name)) }), caught };
-}
-
-async function planOf({ sql, values }: Caught): Promise<string> {
-  const { results } = await panelData.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...values).all<{ detail: string }>();
-  return results.map((row) => row.detail).join(" | ");
-}
+const planOf = (caught: Caught) => planOnShard(panelData, caught);
 
 describe("an audience campaign's publish step", () => {
   it("finds its end and inserts its recipients through contacts_by_panel, from its cursor, in id order", async () => {

@@ -1,3 +1,5 @@
+import { admin, call, type TestPanel } from "./helpers";
+
 /**
  * A browser's side of web push, written from RFC 8291 and RFC 8188 rather than taken from the
  * Worker: the subscription's keys, and the decryption a browser does of what the push service
@@ -98,4 +100,27 @@ export async function verifyRs256(jwt: string, publicKey: CryptoKey): Promise<Re
   const ok = await crypto.subtle.verify("RSASSA-PKCS1-v1_5", publicKey, fromB64url(signature!), text(`${header}.${claims}`));
   if (!ok) throw new Error("the JWT signature does not verify");
   return JSON.parse(new TextDecoder().decode(fromB64url(claims!)));
+}
+
+/** Web push set up for the panel (VAPID keys made), as the admin's push screen does. */
+export async function webPushOn(panel: TestPanel): Promise<void> {
+  const put = await admin("PUT", `/panels/${panel.id}/push`, { web_push: { subject: "mailto:ops@shop.example" } });
+  if (put.status !== 200) throw new Error(`web push not set up: ${JSON.stringify(put.body)}`);
+}
+
+/** A browser (keys of its own) subscribing at `endpoint` for the contact `identity`, as a site's script does; the answer's status. */
+export async function subscribeBrowserOf(panel: TestPanel, endpoint: string, identity: string): Promise<number> {
+  const keys = await browserKeys();
+  const response = await call(`/v1/push/web/${encodeURIComponent(panel.clientId)}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ subscription: { endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth } }, identity }),
+  });
+  return response.status;
+}
+
+/** The push screen's figures: [browsers subscribed, app installs registered]. */
+export async function pushFigures(panel: TestPanel): Promise<[number, number]> {
+  const { web_push, fcm } = (await admin("GET", `/panels/${panel.id}/push`)).body;
+  return [web_push.subscriptions, fcm.tokens];
 }

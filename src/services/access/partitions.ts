@@ -142,9 +142,10 @@ export function panelShards(env: Env, panel: Pick<Panel, "shard" | "partitions">
  * `order` (what `read` answers), merged, and the first `limit` of them, which are the panel's
  * first `limit` past it. A request so reads at most `limit` rows a shard, and a cursor in the
  * order's own terms pages on through every shard: a contact key lives in one partition only,
- * and ids are unique across shards (decision 0030).
+ * and ids are unique across shards (decision 0030). `shards` may also be reads' sources naming
+ * their database (a shard with whose rows to read there).
  */
-export async function mergedPage<T>(shards: readonly ShardDb[], read: (db: ShardDb) => Promise<readonly T[]>, order: (a: T, b: T) => number, limit: number): Promise<T[]> {
+export async function mergedPage<T, S = ShardDb>(shards: readonly S[], read: (shard: S) => Promise<readonly T[]>, order: (a: T, b: T) => number, limit: number): Promise<T[]> {
   const pages = await Promise.all(shards.map(read));
   return pages.length === 1 ? [...pages[0]!] : pages.flat().sort(order).slice(0, limit);
 }

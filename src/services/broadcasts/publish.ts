@@ -134,7 +134,7 @@ export async function nudgeUnfinishedShards(env: Env, home: ShardDb, panel: Pane
 
 /**
  * The send batches a publish step lets go: its own; with an A/B test, none before the shard's
- * last step ranks its recipients into groups (they are held), then every batch of the shard at once.
+ * last step has ranked its recipients into groups (they are held), then every batch of the shard at once.
  */
 function stepBatches(campaign: Campaign, step: PublishStep): number[] {
   const first = campaign.abTest ? (step.done ? 0 : step.nextBatch) : step.firstBatch;

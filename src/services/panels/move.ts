@@ -6,6 +6,7 @@ import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shar
 import { LAST_BUCKET, partitionOfBucket, wholePanelPartition } from "../../domain/partitions";
 import { splitPanelPartition } from "../../store/panel-partitions";
 import { recountMembersStatement } from "../../store/lists";
+import { recountPushStatement } from "../../store/push";
 import { recountWaitingStatements } from "../../store/journeys/points";
 import { forgetStoredStatement, recountStoredStatement } from "../../store/panel-counts";
 import { dropMovedExitsStatement } from "../../store/segments";
@@ -437,7 +438,8 @@ async function changesSince(source: ShardDb, panelId: string, afterSeq: number, 
 
 /**
  * The target's list rows counted none of the memberships copied in transit, nor its journeys'
- * waiting gauges the waits, nor its stored figures the contacts and segment members: one batch
+ * waiting gauges the waits, nor its stored figures the contacts and segment members, nor its
+ * push counters the subscriptions: one batch
  * (a transaction) sets them to what it holds. Outside the pause, after the switch, where the
  * target's triggers count every write and the batch is exact whenever it runs; run again by the
  * cleaning steps, so a step that died after the switch leaves no counter short.
@@ -449,6 +451,8 @@ async function recountMembers(step: Step): Promise<void> {
     // The journeys' waiting gauges and the stored figures (contacts, segment members) likewise.
     ...recountWaitingStatements(target, move.panelId),
     recountStoredStatement(target, move.panelId, step.now()),
+    // Its push counters (none of a split's rows move them today: subscriptions carry no bucket).
+    recountPushStatement(target, move.panelId),
   ]);
 }
 

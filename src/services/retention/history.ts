@@ -1,5 +1,6 @@
 import { mergedPage } from "../access/partitions";
 import { archivedPartsOf, type ArchivePart } from "../../store/event-archive";
+import { uniqueidsOfContact } from "../../store/erasure";
 import { eventFromRow, listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../../store/events";
 import type { ShardDb } from "../../store/shards";
 import { archiveKey, readPartObject } from "./archive";
@@ -18,7 +19,9 @@ async function partEvents(bucket: R2Bucket, part: ArchivePart, owner: EventOwner
   const object = await bucket.get(archiveKey(part.panelId, part.day, part.part));
   if (!object) throw new Error(`archive part ${archiveKey(part.panelId, part.day, part.part)} is missing from R2`);
   return (await readPartObject(object))
-    .filter((row) => ("contactId" in owner ? row.contact_id === owner.contactId : row.uniqueid === owner.uniqueid))
+    .filter((row) =>
+      "contactId" in owner ? row.contact_id === owner.contactId : row.uniqueid === owner.uniqueid && (!owner.unjoined || (row.identity === null && row.contact_id === null)),
+    )
     .map((row) => ({ ...eventFromRow(row), batch: null }));
 }
 
@@ -62,4 +65,32 @@ export async function eventHistoryPage(bucket: R2Bucket, db: ShardDb, panelId: s
  */
 export function uniqueidHistoryPage(bucket: R2Bucket, shards: readonly ShardDb[], panelId: string, uniqueid: string, limit: number, cursor?: EventCursor): Promise<HistoryEvent[]> {
   return mergedPage(shards, (db) => eventHistoryPage(bucket, db, panelId, { uniqueid }, limit, cursor), newestFirst, limit);
+}
+
+/**
+ * A page of a contact's events on its shard `db`, newest first, after `cursor`. On a panel of one
+ * shard (`uniqueidDb` absent: no other read) its anonymous history is among them, joined when its
+ * uniqueid was linked. On a panel spread over shards, a uniqueid linked to it (anon_profiles, on
+ * the contact's shard) whose own partition is on another shard (`uniqueidDb`, contactDb) kept
+ * its anonymous events there unjoined (decision 0038 step 3): each such uniqueid's page past the
+ * cursor is read there too and merged. Event ids are unique across shards (decision 0030), so
+ * the cursor (time, id) pages on through all of them.
+ */
+export async function contactHistoryPage(
+  bucket: R2Bucket,
+  db: ShardDb,
+  panelId: string,
+  contactId: number,
+  limit: number,
+  cursor?: EventCursor,
+  uniqueidDb?: (uniqueid: string) => ShardDb,
+): Promise<HistoryEvent[]> {
+  const own = { db, owner: { contactId } as EventOwner };
+  const elsewhere = uniqueidDb
+    ? (await uniqueidsOfContact(db, panelId, contactId)).flatMap((uniqueid) => {
+        const there = uniqueidDb(uniqueid);
+        return there === db ? [] : [{ db: there, owner: { uniqueid, unjoined: true } as EventOwner }];
+      })
+    : [];
+  return mergedPage([own, ...elsewhere], (source) => eventHistoryPage(bucket, source.db, panelId, source.owner, limit, cursor), newestFirst, limit);
 }

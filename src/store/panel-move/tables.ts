@@ -88,6 +88,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("panel_sent", ["panel_id", "slot"]),
   table("push_settings", ["panel_id"]),
   table("push_subscriptions", ["panel_id", "kind", "address"]),
+  table("push_counts", ["panel_id", "kind"]),
   table("push_optouts", ["panel_id", "contact_id"]),
   table("sms_settings", ["panel_id"]),
   table("sms_templates", ["panel_id", "id"]),

@@ -10,6 +10,7 @@ import { deleteCampaignMessages } from "../../../src/store/housekeeping";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { campaign, fireCron, outbox, scheduleIn, waitForCampaign } from "../../support/broadcasts";
 import { withBindings } from "../../support/cron";
+import { planOf, recording } from "../../support/plans";
 
 const NAMES = ["Ada", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lu"];
 
@@ -53,6 +54,16 @@ async function publishByHand(panel: TestPanel, id: string): Promise<number> {
   const now = Date.now();
   expect(await publishCampaign(panelData, stored, 4, now, await compileAudience(panelData, panel.id, stored.audience!, now))).toBe(NAMES.length);
   return now;
+}
+
+/** A draft to the list of twelve with TEST, scheduled: the campaign as stored, its audience compiled at `now`. */
+async function scheduledTest(now: number) {
+  const { panel, list } = await panelWithList();
+  const id = await draft(panel, list);
+  expect((await setTest(panel, id)).status).toBe(200);
+  expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { schedule_date: scheduleIn(60 * 24 * 50) })).status).toBe(200);
+  const stored = (await getCampaign(panelData, panel.id, id))!;
+  return { panel, id, stored, audience: await compileAudience(panelData, panel.id, stored.audience!, now) };
 }
 
 const winner = async (panel: TestPanel, id: string) => (await getCampaign(panelData, panel.id, id))!.abWinner;
@@ -106,14 +117,9 @@ describe("A/B tests of a campaign", () => {
     expect((await admin("DELETE", `/panels/${panel.id}/campaigns/${id}/ab-test`)).status).toBe(409);
   });
 
-  it("published in several steps, holds every recipient until the last step ranks them all, and decides only after it", async () => {
-    const { panel, list } = await panelWithList();
-    const id = await draft(panel, list);
-    expect((await setTest(panel, id)).status).toBe(200);
-    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { schedule_date: scheduleIn(60 * 24 * 50) })).status).toBe(200);
-    const stored = (await getCampaign(panelData, panel.id, id))!;
+  it("published in several steps, holds every recipient until the last step has ranked them all, and decides only after it", async () => {
     const now = Date.now();
-    const audience = await compileAudience(panelData, panel.id, stored.audience!, now);
+    const { panel, id, stored, audience } = await scheduledTest(now);
     // It starts (the campaign as it started: sending, its recipients still to insert, its test kept).
     expect(await startPublish(panelData, stored, now)).toMatchObject({ id, status: "sending", publishing: true, publishedAt: now, abTest: stored.abTest });
     let steps = 0;
@@ -122,8 +128,7 @@ describe("A/B tests of a campaign", () => {
       const step = (await publishStep(panelData, stored, 4, 3, now, audience))!;
       steps++;
       if (step.done) break;
-      // Before the last step nothing is ranked, so nothing can be claimed, and the wait has not begun.
-      expect((await groups(id)).every((r) => r.ab_group === "pending" && r.variant === null)).toBe(true);
+      // Before the last step none can be claimed (the recipients ranked so far wait for the rest), and the wait has not begun.
       for (let batch = 0; batch < NAMES.length; batch++) await sendCampaignBatch(env, emailProvider(env), { kind: "campaign_batch", panelId: panel.id, campaignId: id, batch });
       expect(await outbox(panel)).toHaveLength(0);
       await decideDueAbTests(env, panelData, now + 61 * 60_000);
@@ -140,14 +145,28 @@ describe("A/B tests of a campaign", () => {
     expect(await outbox(panel)).toHaveLength(6);
   });
 
+  it("ranks in steps that each read their recipients from the held ones' index, never the campaign's rows whole", async () => {
+    const now = Date.now();
+    const { id, stored, audience } = await scheduledTest(now);
+    await startPublish(panelData, stored, now);
+    const { db, caught } = recording(panelData);
+    while (!(await publishStep(db, stored, 4, 5, now, audience))!.done);
+    const ranks = caught.filter((c) => /^\s*UPDATE campaign_messages SET\s+ab_group/.test(c.sql));
+    // Twelve recipients, five a step: three ranking steps.
+    expect(ranks).toHaveLength(3);
+    for (const rank of ranks) {
+      const plan = await planOf(panelData, rank);
+      // The step's recipients read from the held ones' index, a step's worth; each then found by key, not by walking the campaign's held rows.
+      expect(plan.match(/campaign_messages_ab_held/g)).toHaveLength(1);
+      expect(plan).toMatch(/SEARCH campaign_messages USING INDEX \S+ \(campaign_id=\? AND contact_id=\?\)/);
+      expect(plan).not.toMatch(/SCAN campaign_messages\b/);
+    }
+    expect((await groups(id)).filter((r) => r.ab_group === "test")).toHaveLength(6);
+  });
+
   it("counts the wait from the end of publication (its last step), not from its start", async () => {
-    const { panel, list } = await panelWithList();
-    const id = await draft(panel, list);
-    expect((await setTest(panel, id)).status).toBe(200);
-    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { schedule_date: scheduleIn(60 * 24 * 50) })).status).toBe(200);
-    const stored = (await getCampaign(panelData, panel.id, id))!;
     const start = Date.now();
-    const audience = await compileAudience(panelData, panel.id, stored.audience!, start);
+    const { panel, id, stored, audience } = await scheduledTest(start);
     await startPublish(panelData, stored, start);
     // The first steps at the start, the last one 30 minutes later (a large audience, a slow queue).
     expect((await publishStep(panelData, stored, 4, 3, start, audience))!.done).toBe(false);

@@ -9,7 +9,9 @@ import { insertMessageStatement } from "../../../src/store/journeys/messages";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../../support/helpers";
 import { eventually, pipelineSettled } from "../../support/activity";
 import { act, cartPanel, createWebhook, delivered, messagesOf, report, startJourney } from "../../support/journeys";
-import { browserKeys, decryptPush, fromB64url, serviceAccount, verifyRs256, verifyVapid, type BrowserKeys } from "../../support/push";
+import { countPushSubscriptions } from "../../../src/store/push";
+import { planOf, recording } from "../../support/plans";
+import { browserKeys, pushFigures, decryptPush, fromB64url, serviceAccount, verifyRs256, verifyVapid, type BrowserKeys } from "../../support/push";
 
 const hex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 
@@ -158,6 +160,46 @@ describe("devices register through /v1/push", () => {
     expect((await admin("GET", `/panels/${panel.id}/push`)).body.fcm.tokens).toBe(1);
     expect((await device(panel, "app", "DELETE", { token })).body.removed).toBe(true);
     expect((await admin("GET", `/panels/${panel.id}/push`)).body.fcm.tokens).toBe(0);
+  });
+});
+
+describe("the push screen's figures (issue 42: kept, never a count of the panel's devices in a request)", () => {
+  it("keeps the browsers and installs counted through subscribe, re-subscribe, leave, a push service's gone and erasure, and reads them without reading a device", async () => {
+    const { panel } = await webPushPanel();
+    const account = await serviceAccount(`shop-${hex(4)}`, `push-${hex(4)}@shop.iam.gserviceaccount.com`);
+    expect((await admin("PUT", `/panels/${panel.id}/push`, { fcm: { service_account: account.json } })).status).toBe(200);
+    const figures = () => pushFigures(panel);
+    const bucket = receiver.bucket("push-counts");
+    const [ada, bob] = [await browserKeys(), await browserKeys()];
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com" } });
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "bob@example.com" } });
+    expect((await subscribe(panel, `${receiver.hookUrl(bucket)}/ada`, ada)).status).toBe(200);
+    expect((await subscribe(panel, `${receiver.hookUrl(bucket)}/bob`, bob, { identity: "bob@example.com" })).status).toBe(200);
+    expect((await subscribe(panel, "https://push.example.net/visitor", await browserKeys(), { uniqueid: "visitor-9" })).status).toBe(200);
+    // The same browser again (new keys): one device still.
+    expect((await subscribe(panel, `${receiver.hookUrl(bucket)}/ada`, await browserKeys())).status).toBe(200);
+    const token = `f${hex(20)}:APA91b${hex(40)}`;
+    for (let i = 0; i < 2; i++) expect((await device(panel, "app", "POST", { token, platform: "ios", identity: "ada@example.com" })).status).toBe(200);
+    expect(await figures()).toEqual([3, 1]);
+
+    // The screen's read is the panel's two counters: no push_subscriptions row is read.
+    const { db, caught } = recording(panelData);
+    expect(await countPushSubscriptions(db, panel.id)).toEqual({ web: 3, app: 1 });
+    expect(caught).toHaveLength(1);
+    expect(await planOf(panelData, caught[0]!)).not.toContain("push_subscriptions");
+
+    // A device leaving, twice: counted once.
+    for (let i = 0; i < 2; i++) await device(panel, "web", "DELETE", { endpoint: "https://push.example.net/visitor" });
+    expect(await figures()).toEqual([2, 1]);
+    // The push service says Bob's browser is gone.
+    await receiver.script(bucket, [{ status: 410, body: "push subscription has unsubscribed or expired" }]);
+    const gone = await waitingPush(panel, "bpn", await contactIdOf(panel, "bob@example.com"));
+    expect(await sendQueuedPush(env, panel.id, gone, 1)).toBeNull();
+    expect(await figures()).toEqual([1, 1]);
+    // Ada's erasure takes her browser and her install.
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/ada%40example.com`)).body).toMatchObject({ state: "done" });
+    expect(await figures()).toEqual([0, 0]);
+    expect(await countRows("SELECT COUNT(*) AS n FROM push_subscriptions WHERE panel_id = ?", panel.id)).toBe(0);
   });
 });
 
