@@ -14,6 +14,7 @@ import { setPushOptOut } from "../../../src/store/preferences";
 import { putPushSubscription } from "../../../src/store/push";
 import { suppressPhone } from "../../../src/store/sms";
 import { suppressAddress } from "../../../src/store/suppressions";
+import { recordingBinds } from "../../support/recorded-binds";
 import { addMembersQuietly, cartPanel, createWebhook, delivered, startJourney } from "../../support/journeys";
 
 const HOUR = 3_600_000;
@@ -396,21 +397,9 @@ describe("journey simulations on history", () => {
       .bind(panel.id, Date.now() - 5 * DAY + HOUR)
       .run();
     // The contacts' reads by id, each with the ids it was given.
-    const read: number[][] = [];
-    const counting = new Proxy(panelData, {
-      get(target, name) {
-        if (name === "prepare")
-          return (sql: string) => {
-            const statement = target.prepare(sql);
-            if (!sql.startsWith("SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND id IN")) return statement;
-            return { bind: (...values: unknown[]) => (read.push(JSON.parse(values[1] as string)), statement.bind(...values)) };
-          };
-        const value = Reflect.get(target, name, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const { db: recording, bound } = recordingBinds(panelData, (sql) => sql.startsWith("SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND id IN"));
 
-    const started = await startSimulation(env, counting, (await getPanel(env.DB, panel.id))!, journey.id, { days: 7 }, { operator: null }, Date.now());
+    const started = await startSimulation(env, recording, (await getPanel(env.DB, panel.id))!, journey.id, { days: 7 }, { operator: null }, Date.now());
     if (!started.ok) throw new Error(JSON.stringify(started.problem));
     const done = await admin("GET", `${journey.path}/simulations/${started.value.simulation.id}`);
     // One step read all 5,003 events; a bought within its day: thanked.
@@ -418,7 +407,7 @@ describe("journey simulations on history", () => {
     expect(done.body.result.steps).toEqual({ w: { acted: 1, waiting: 0 }, thanks: { acted: 1, waiting: 0 } });
     // a read once for the step (not once per page it is on) and once for its sample; x, never entered, not at all.
     const a = (await contactsOf(panel.id)).find((c) => c.key === "a@example.com")!.id;
-    expect(read).toEqual([[a], [a]]);
+    expect(bound.map((values) => JSON.parse(values[1] as string))).toEqual([[a], [a]]);
   });
 
   it("enters a list's members between events over several steps, each step keeping only the entries not yet taken", async () => {
