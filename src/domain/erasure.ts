@@ -15,10 +15,13 @@ export const ERASED_RANGE = { from: ERASED_PREFIX, to: "erased;" } as const;
 
 /** Each of `values` and its erased identifier, to the value: a read of many stops by both keys maps its rows back. */
 export async function erasedKeysOf(panelId: string, values: Iterable<string>): Promise<Map<string, string>> {
+  const unique = [...new Set(values)];
+  // Hashed all at once: one after another, a page of addresses waits on each digest in turn.
+  const hashed = await Promise.all(unique.map((value) => erasedIdentifier(panelId, value)));
   const keys = new Map<string, string>();
-  for (const value of new Set(values)) {
+  unique.forEach((value, i) => {
     keys.set(value, value);
-    keys.set(await erasedIdentifier(panelId, value), value);
-  }
+    keys.set(hashed[i]!, value);
+  });
   return keys;
 }

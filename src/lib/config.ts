@@ -114,7 +114,7 @@ const schema = z.object({
   JOURNEY_INSTANCES_DAYS: keptDays(1).default(365),
   // 50,000 ids: an audience publish step of that many takes about 1 s locally (decision 0050), far under D1's 30 s (issue 42).
   FANOUT_CHUNK_IDS: positiveWhole.pipe(z.number().max(1_000_000, "must be at most 1000000")).default(50_000),
-  // 20,000 events: a journey simulation's step reads them in four pages and stays within seconds (decision 0048).
+  // 20,000 events: a journey simulation's step reads them in four pages, holds them together for one read of their contacts, and stays within seconds (decision 0048).
   SIMULATION_STEP_EVENTS: positiveWhole.pipe(z.number().max(100_000, "must be at most 100000")).default(20_000),
 });
 

@@ -1,5 +1,6 @@
 import { ERASED_RANGE, erasedIdentifier, erasedKeysOf } from "../domain/erasure";
 import { claimedOf, claimQueuedStatements, type ClaimedMessage } from "./journeys/messages";
+import { jsonArrays } from "./json-arrays";
 import type { ShardDb } from "./shards";
 
 /** A panel's SMS provider as stored; secrets stay encrypted here. */
@@ -84,13 +85,15 @@ export async function phoneSuppression(db: ShardDb, panelId: string, phone: stri
 
 /** Which of these numbers are stopped (phoneSuppression for many, in one read), an erased contact's stop found by its hash as there. */
 export async function stoppedPhones(db: ShardDb, panelId: string, phones: readonly string[]): Promise<Map<string, true>> {
-  if (phones.length === 0) return new Map();
+  const stopped = new Map<string, true>();
+  if (phones.length === 0) return stopped;
   const byKey = await erasedKeysOf(panelId, phones);
-  const { results } = await db
-    .prepare("SELECT phone FROM sms_suppressions WHERE panel_id = ? AND phone IN (SELECT value FROM json_each(?))")
-    .bind(panelId, JSON.stringify([...byKey.keys()]))
-    .all<{ phone: string }>();
-  return new Map(results.map((r) => [byKey.get(r.phone)!, true]));
+  // As many reads as the keys need JSON arrays to fit a bound value (store/json-arrays.ts).
+  for (const { json } of jsonArrays([...byKey.keys()])) {
+    const { results } = await db.prepare("SELECT phone FROM sms_suppressions WHERE panel_id = ? AND phone IN (SELECT value FROM json_each(?))").bind(panelId, json).all<{ phone: string }>();
+    for (const r of results) stopped.set(byKey.get(r.phone)!, true);
+  }
+  return stopped;
 }
 
 export async function listPhoneSuppressions(db: ShardDb, panelId: string, limit: number): Promise<PhoneSuppression[]> {

@@ -1,5 +1,6 @@
 import { erasedIdentifier } from "../domain/erasure";
 import { SUPPRESSION_REASONS, type SuppressionReason } from "../domain/preferences";
+import { jsonArrays } from "./json-arrays";
 import type { ShardDb } from "./shards";
 export type { SuppressionReason };
 
@@ -75,12 +76,18 @@ export async function suppressionsUpTo(db: ShardDb, panelId: string, cap: number
   return row!.n;
 }
 
-/** The suppressions of these addresses (already trimmed and lowercased), in one read: address to reason. */
+/**
+ * The suppressions of these addresses (already trimmed and lowercased): address to reason. One
+ * read, or one per JSON array when they do not fit one bound value (store/json-arrays.ts).
+ */
 export async function suppressionsOf(db: ShardDb, panelId: string, addresses: readonly string[]): Promise<Map<string, SuppressionReason>> {
-  if (addresses.length === 0) return new Map();
-  const { results } = await db
-    .prepare("SELECT address, reason FROM email_suppressions WHERE panel_id = ? AND address IN (SELECT value FROM json_each(?))")
-    .bind(panelId, JSON.stringify(addresses))
-    .all<{ address: string; reason: SuppressionReason }>();
-  return new Map(results.map((r) => [r.address, r.reason]));
+  const found = new Map<string, SuppressionReason>();
+  for (const { json } of jsonArrays(addresses)) {
+    const { results } = await db
+      .prepare("SELECT address, reason FROM email_suppressions WHERE panel_id = ? AND address IN (SELECT value FROM json_each(?))")
+      .bind(panelId, json)
+      .all<{ address: string; reason: SuppressionReason }>();
+    for (const r of results) found.set(r.address, r.reason);
+  }
+  return found;
 }

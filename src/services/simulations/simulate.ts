@@ -76,8 +76,8 @@ import { journeyWebhookEvent } from "../journeys/webhook-event";
 export const MAX_SIMULATION_DAYS = 30;
 /** Events read per statement; a step reads up to config's simulationStepEvents. */
 const READ_PAGE = 5_000;
-/** Contacts read per statement (a JSON array of ids). */
-const CONTACTS_PER_READ = 1_000;
+/** Contacts read per statement (a JSON array of ids; their addresses' suppressions in as many arrays as they need). */
+const CONTACTS_PER_READ = 10_000;
 export const SIMULATION_STALLED_AFTER_MS = 60_000;
 const LIST_LIMIT = 20;
 /** The longest html of a sample email kept in the result. */
@@ -370,21 +370,25 @@ export async function simulationStep(env: Env, shards: PanelShards, panelId: str
     state = await object.json<SimulationState>();
   }
   let cursor: SimulationCursor = sim.cursor ?? { occurredAt: sim.from, id: 0 };
-  let read = 0;
   let done = false;
   const stepEvents = config(env).simulationStepEvents;
-  while (read < stepEvents) {
-    const page = await nextReplayEvents(env.FILES, shards, panelId, SELECTION, cursor, sim.to, Math.min(READ_PAGE, stepEvents - read));
-    const events: StoredEvent[] = page.rows.map(eventFromRow);
+  // The step's events first, page by page, then the contacts they need read once: a contact
+  // with events on several pages of the step is read once, not once per page.
+  const events: StoredEvent[] = [];
+  while (events.length < stepEvents) {
+    const page = await nextReplayEvents(env.FILES, shards, panelId, SELECTION, cursor, sim.to, Math.min(READ_PAGE, stepEvents - events.length));
+    for (const row of page.rows) events.push(eventFromRow(row));
     const last = page.rows.at(-1);
     cursor = last ? { occurredAt: last.occurred_at, id: last.id } : page.passed;
     done = page.exhausted;
-    const upTo = done ? sim.to : cursor.occurredAt;
-    const contacts = await loadContacts(shards, panelId, contactsToLoad(journey, state, events, upTo), { journey, range: { from: sim.from, to: sim.to } });
-    simulate(journey, state, events, contacts, upTo);
-    read += events.length;
     if (done) break;
   }
+  const read = events.length;
+  const upTo = done ? sim.to : cursor.occurredAt;
+  // The state at the step's start names every contact the step's events, timers and entries may
+  // reach: one entered in the step is named by the event or entry that entered it.
+  const contacts = await loadContacts(shards, panelId, contactsToLoad(journey, state, events, upTo), { journey, range: { from: sim.from, to: sim.to } });
+  simulate(journey, state, events, contacts, upTo);
   const moved = sim.cursor === null || cursor.occurredAt !== sim.cursor.occurredAt || cursor.id !== sim.cursor.id;
   let result: SimulationResult | undefined;
   if (done) result = await resultOf(env, shards, panelId, sim, found.name, found.definition, state);

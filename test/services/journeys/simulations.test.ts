@@ -14,6 +14,7 @@ import { setPushOptOut } from "../../../src/store/preferences";
 import { putPushSubscription } from "../../../src/store/push";
 import { suppressPhone } from "../../../src/store/sms";
 import { suppressAddress } from "../../../src/store/suppressions";
+import { recordingBinds } from "../../support/recorded-binds";
 import { addMembersQuietly, cartPanel, createWebhook, delivered, startJourney } from "../../support/journeys";
 
 const HOUR = 3_600_000;
@@ -365,6 +366,48 @@ describe("journey simulations on history", () => {
     expect(samples.map((m) => m.contact_key)).toEqual(["b@example.com", "a@example.com"]);
     expect(samples[0]!.at).toBeLessThan(Date.now() - 5 * DAY + HOUR);
     expect(await count("journey_instances", panel)).toBe(0);
+  });
+
+  it("reads a contact once a step when its events fall on several pages of it, and simulates it as the events come", async () => {
+    const panel = await createPanel();
+    await cartPanel(panel);
+    const journey = await startJourney(
+      panel,
+      {
+        trigger: { type: "activity", activity: "add_to_cart" },
+        steps: [
+          { id: "w", type: "wait_for_event", events: { activity: "purchase" }, within: "1d" },
+          { id: "thanks", type: "email", after: "w", on: "event", subject: "Thanks {{EMAIL}}", html: "<p>Thanks</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+        ],
+      },
+      null,
+    );
+    // a's cart opens the step's first page of events (5,000) and its purchase is on the second:
+    // 5,000 views of x come between them, written straight into the shard.
+    await happened(panel, "add_to_cart", "a@example.com", 5 * DAY, { name: "shoes", price: 10 });
+    await happened(panel, "purchase", "a@example.com", 5 * DAY - 2 * HOUR, { prid: 1 });
+    await happened(panel, "view", "x@example.com", 5 * DAY - HOUR);
+    await pipelineSettled(panel.id);
+    await panelData
+      .prepare(
+        `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < 5000)
+         INSERT INTO events (panel_id, guid, channel, name, contact_id, identity, source, params, occurred_at, received_at, bucket)
+         SELECT e.panel_id, 'view-' || i, e.channel, e.name, e.contact_id, e.identity, e.source, e.params, ?2 + i, ?2 + i, e.bucket FROM seq, events e WHERE e.panel_id = ?1 AND e.name = 'view'`,
+      )
+      .bind(panel.id, Date.now() - 5 * DAY + HOUR)
+      .run();
+    // The contacts' reads by id, each with the ids it was given.
+    const { db: recording, bound } = recordingBinds(panelData, (sql) => sql.startsWith("SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND id IN"));
+
+    const started = await startSimulation(env, recording, (await getPanel(env.DB, panel.id))!, journey.id, { days: 7 }, { operator: null }, Date.now());
+    if (!started.ok) throw new Error(JSON.stringify(started.problem));
+    const done = await admin("GET", `${journey.path}/simulations/${started.value.simulation.id}`);
+    // One step read all 5,003 events; a bought within its day: thanked.
+    expect(done.body).toMatchObject({ state: "done", events_read: 5003, result: { entered: 1, completed: 1, active: 0, messages: { email: 1 } } });
+    expect(done.body.result.steps).toEqual({ w: { acted: 1, waiting: 0 }, thanks: { acted: 1, waiting: 0 } });
+    // a read once for the step (not once per page it is on) and once for its sample; x, never entered, not at all.
+    const a = (await contactsOf(panel.id)).find((c) => c.key === "a@example.com")!.id;
+    expect(bound.map((values) => JSON.parse(values[1] as string))).toEqual([[a], [a]]);
   });
 
   it("enters a list's members between events over several steps, each step keeping only the entries not yet taken", async () => {
