@@ -33,6 +33,10 @@ describe("contact buckets", () => {
     expect(contactBucket("panel-x", "+919812345678")).toBe(3776);
     // The panel is hashed in: the same key falls elsewhere in another panel.
     expect(contactBucket("p2", "alice@example.com")).not.toBe(2453);
+    // Panels asked in turn (the panel prefix's state is kept between calls), keys of every UTF-8 length.
+    for (const [panel, key] of [["p1", "é@x.io"], ["p2", "日本"], ["p1", "😀"], ["panel-x", "a"], ["p2", ""]] as const) {
+      expect(contactBucket(panel, key)).toBe(fnv1a32(`${panel}:${key}`) % 4096);
+    }
   });
 
   it("spread keys over every bucket range", () => {
