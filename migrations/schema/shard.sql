@@ -57,6 +57,7 @@
 -- migration 0107_contacts_by_panel.sql
 -- migration 0108_form_attempts.sql
 -- migration 0109_push_counts.sql
+-- migration 0110_push_subscription_buckets.sql
 
 -- table activities
 
@@ -1235,7 +1236,7 @@ CREATE TABLE push_subscriptions (
   contact_key   TEXT,
   uniqueid      TEXT,
   created_at    INTEGER NOT NULL,
-  updated_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL, bucket INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (panel_id, kind, address)
 ) WITHOUT ROWID;
 

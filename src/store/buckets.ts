@@ -118,3 +118,35 @@ export async function setAnonProfileBuckets(db: ShardDb, rows: ReadonlyArray<rea
     .bind(JSON.stringify(rows))
     .run();
 }
+
+/** A device's key (push_subscriptions): the panel, the kind and the address. */
+export type DeviceKey = readonly [panelId: string, kind: string, address: string];
+
+/** A device as the back-fill reads it: its key and the key its bucket is of (the contact's, else the uniqueid). */
+export interface DeviceOwner {
+  key: DeviceKey;
+  owner: string | null;
+}
+
+/** The shard's push devices after `after`, in key order. */
+export async function pushDevicesAfter(db: ShardDb, after: DeviceKey | null, limit: number): Promise<DeviceOwner[]> {
+  const columns = "SELECT panel_id, kind, address, COALESCE(contact_key, uniqueid) AS owner FROM push_subscriptions";
+  const query = after
+    ? db.prepare(`${columns} WHERE (panel_id, kind, address) > (?1, ?2, ?3) ORDER BY panel_id, kind, address LIMIT ?4`).bind(after[0], after[1], after[2], limit)
+    : db.prepare(`${columns} ORDER BY panel_id, kind, address LIMIT ?1`).bind(limit);
+  const { results } = await query.all<{ panel_id: string; kind: string; address: string; owner: string | null }>();
+  return results.map((r) => ({ key: [r.panel_id, r.kind, r.address] as const, owner: r.owner }));
+}
+
+/** Sets push devices' buckets from `[panel, kind, address, bucket]` rows. */
+export async function setPushDeviceBuckets(db: ShardDb, rows: ReadonlyArray<readonly [string, string, string, number]>): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .prepare(
+      `UPDATE push_subscriptions SET bucket = v.value ->> 3 FROM json_each(?1) v
+       WHERE push_subscriptions.panel_id = v.value ->> 0 AND push_subscriptions.kind = v.value ->> 1 AND push_subscriptions.address = v.value ->> 2
+         AND push_subscriptions.bucket IS NOT v.value ->> 3`,
+    )
+    .bind(JSON.stringify(rows))
+    .run();
+}

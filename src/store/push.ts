@@ -66,16 +66,27 @@ export interface PushSubscription {
   uniqueid: string | null;
 }
 
-/** Records the subscription; one seen before (the same endpoint or token) takes the new keys and owner. */
-export async function putPushSubscription(db: ShardDb, s: PushSubscription, now: number): Promise<void> {
+/**
+ * A subscription as written: with the bucket of the key its shard was chosen by (the contact's
+ * key, else the uniqueid; decision 0038), so a partition move carries it with its contact.
+ */
+export type StoredPushSubscription = PushSubscription & { bucket: number };
+
+/**
+ * Records the subscription; one seen before (the same endpoint or token) takes the new keys and
+ * owner. A row keeps its contact's key, and with it that key's bucket, when a later call names
+ * only a uniqueid (the back-fill's choice too: store/buckets.ts).
+ */
+export async function putPushSubscription(db: ShardDb, s: StoredPushSubscription, now: number): Promise<void> {
   await db
     .prepare(
-      `INSERT INTO push_subscriptions (panel_id, kind, address, p256dh, auth, platform, contact_key, uniqueid, created_at, updated_at)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)
+      `INSERT INTO push_subscriptions (panel_id, kind, address, p256dh, auth, platform, contact_key, uniqueid, bucket, created_at, updated_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
        ON CONFLICT (panel_id, kind, address) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth, platform = excluded.platform,
+         bucket = CASE WHEN excluded.contact_key IS NOT NULL OR contact_key IS NULL THEN excluded.bucket ELSE bucket END,
          contact_key = COALESCE(excluded.contact_key, contact_key), uniqueid = COALESCE(excluded.uniqueid, uniqueid), updated_at = excluded.updated_at`,
     )
-    .bind(s.panelId, s.kind, s.address, s.p256dh, s.auth, s.platform, s.contactKey, s.uniqueid, now)
+    .bind(s.panelId, s.kind, s.address, s.p256dh, s.auth, s.platform, s.contactKey, s.uniqueid, s.bucket, now)
     .run();
 }
 

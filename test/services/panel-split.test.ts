@@ -11,6 +11,7 @@ import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, call, createPanel, panelData, receiver, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { instancesOn, keysOn, listCampaign, settledOnBoth, textsOn } from "../support/partitions";
 import { pushFigures, subscribeBrowserOf, webPushOn } from "../support/push";
+import { pushSubscriptionsOf } from "../../src/store/push";
 import { twilioSignature } from "../../src/services/channels/sms/twilio";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { recordBounce } from "../../src/services/broadcasts/engagement";
@@ -161,6 +162,18 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     const counts = Object.fromEntries(((await api("lists", "getall")).body.lists as Array<{ listname: string; count: number }>).map((l) => [l.listname, l.count]));
     expect(counts).toEqual({ Everyone: all.length - 1, Late: 2 });
 
+    // Each browser went with its contact (issue 42): its row on its key's shard, in its key's
+    // bucket, where a push to the contact looks for it; each shard counts its own.
+    const devicesOn = (db: ShardDb) => textsOn(db, "SELECT address || ' ' || bucket FROM push_subscriptions WHERE panel_id = ? ORDER BY 1", panel.id);
+    const device = (key: string) => `https://push.example.net/split/${key} ${contactBucket(panel.id, key)}`;
+    expect(await devicesOn(shard0)).toEqual([device(movers[0]!)]);
+    expect(await devicesOn(panelData)).toEqual([device(stayerKey)]);
+    for (const [db, key] of [[shard0, movers[0]!], [panelData, stayerKey]] as const) {
+      const contactId = (await db.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<{ id: number }>())!.id;
+      const found = await pushSubscriptionsOf(db, panel.id, "web", [contactId]);
+      expect(found.get(contactId)?.map((d) => d.address)).toEqual([`https://push.example.net/split/${key}`]);
+      expect(await db.prepare("SELECT n FROM push_counts WHERE panel_id = ? AND kind = 'web'").bind(panel.id).first("n")).toBe(1);
+    }
     // The push screen counts each browser once, and one subscribed after the split on the target too.
     expect(await pushFigures(panel)).toEqual([2, 0]);
     expect(await subscribeBrowserOf(panel, "https://push.example.net/split/after", movers[1]!)).toBe(200);

@@ -1,5 +1,16 @@
 import { contactBucket } from "../../domain/partitions";
-import { anonProfilesAfter, anonymousEventsAfter, contactKeysAfter, fillContactBuckets, setAnonProfileBuckets, setEventBuckets, type ProfileKey } from "../../store/buckets";
+import {
+  anonProfilesAfter,
+  anonymousEventsAfter,
+  contactKeysAfter,
+  fillContactBuckets,
+  pushDevicesAfter,
+  setAnonProfileBuckets,
+  setEventBuckets,
+  setPushDeviceBuckets,
+  type DeviceKey,
+  type ProfileKey,
+} from "../../store/buckets";
 import { bucketFill, saveBucketFill, type BucketFill, type BucketFillPhase } from "../../store/panel-partitions";
 import type { ShardDb } from "../../store/shards";
 
@@ -8,14 +19,16 @@ import type { ShardDb } from "../../store/shards";
  * 0070 hold bucket 0. Housekeeping runs a few bounded steps per shard and minute, in key order,
  * saving the cursor in the control database after each; a step run twice sets the same
  * buckets again. Phases: contacts (and their child rows) by contact id, then events recorded
- * anonymously by event id, then anonymous profiles by key; then the shard is done and costs
- * one read a run.
+ * anonymously by event id, then anonymous profiles by key and push devices by key (shard
+ * migration 0110; the same phase, its cursor `{"devices": key}`, as the control database's
+ * phases are fixed); then the shard is done and costs one read a run.
  */
 export const BUCKET_FILL = {
   /** Contacts per step: their child rows are updated in the same batch, by contact. */
   contacts: 500,
   /** Events read per step (a window of the table; the anonymous ones among them are updated). */
   events: 5000,
+  /** Anonymous profiles, then push devices, per step. */
   profiles: 1000,
   /** Steps per shard per run. */
   steps: 8,
@@ -36,13 +49,25 @@ async function step(db: ShardDb, fill: BucketFill, tuning: BucketFillTuning): Pr
       return lastId === null ? { phase: "profiles", cursor: null } : { phase: "anonymous", cursor: JSON.stringify(lastId) };
     }
     case "profiles": {
-      const page = await anonProfilesAfter(db, fill.cursor === null ? null : (JSON.parse(fill.cursor) as ProfileKey), tuning.profiles);
+      const cursor = fill.cursor === null ? null : (JSON.parse(fill.cursor) as ProfileKey | { devices: DeviceKey | null });
+      if (cursor !== null && "devices" in cursor) return devicesStep(db, cursor.devices, tuning);
+      const page = await anonProfilesAfter(db, cursor, tuning.profiles);
       await setAnonProfileBuckets(db, page.map(([panelId, uniqueid]) => [panelId, uniqueid, contactBucket(panelId, uniqueid)] as const));
-      return page.length < tuning.profiles ? { phase: "done", cursor: null } : { phase: "profiles", cursor: JSON.stringify(page.at(-1)) };
+      return { phase: "profiles", cursor: JSON.stringify(page.length < tuning.profiles ? { devices: null } : page.at(-1)) };
     }
     case "done":
       return fill;
   }
+}
+
+/**
+ * A page of push devices: each takes the bucket of the key its shard was chosen by, the
+ * contact's when it has one, else the uniqueid's (services/channels/push/subscriptions.ts).
+ */
+async function devicesStep(db: ShardDb, after: DeviceKey | null, tuning: BucketFillTuning): Promise<BucketFill> {
+  const page = await pushDevicesAfter(db, after, tuning.profiles);
+  await setPushDeviceBuckets(db, page.flatMap(({ key: [panelId, kind, address], owner }) => (owner === null ? [] : [[panelId, kind, address, contactBucket(panelId, owner)] as const])));
+  return page.length < tuning.profiles ? { phase: "done", cursor: null } : { phase: "profiles", cursor: JSON.stringify({ devices: page.at(-1)!.key }) };
 }
 
 /** Runs up to `tuning.steps` steps of the back-fill on shard `shard`; answers the phase it reached. */

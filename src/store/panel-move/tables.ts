@@ -147,6 +147,8 @@ export const BUCKETED_TABLES = [
   "event_guids",
   "segment_members",
   "push_optouts",
+  // A device takes the bucket of the key its shard was chosen by (shard migration 0110).
+  "push_subscriptions",
 ] as const;
 
 /**

@@ -12,6 +12,7 @@ import { admin, apiFor, contactsOf, createPanel, panelData, type TestPanel } fro
 import { NO_MOBILE, PHONE_STOPPED, PUSH_TURNED_OFF } from "../../../src/domain/send-skips";
 import { setPushOptOut } from "../../../src/store/preferences";
 import { putPushSubscription } from "../../../src/store/push";
+import { contactBucket } from "../../../src/domain/partitions";
 import { suppressPhone } from "../../../src/store/sms";
 import { suppressAddress } from "../../../src/store/suppressions";
 import { recordingBinds } from "../../support/recorded-binds";
@@ -199,7 +200,7 @@ describe("journey simulations on history", () => {
     await suppressAddress(panelData, panel.id, "b@example.com", "hard_bounce", null, 0);
     await suppressPhone(panelData, panel.id, "15550002", "stop", 0);
     await setPushOptOut(panelData, panel.id, ids.get("b@example.com")!, true, 0);
-    await putPushSubscription(panelData, { panelId: panel.id, kind: "web", address: "https://push.example/a", p256dh: "k", auth: "a", platform: null, contactKey: "a@example.com", uniqueid: null }, 0);
+    await putPushSubscription(panelData, { panelId: panel.id, kind: "web", address: "https://push.example/a", p256dh: "k", auth: "a", platform: null, contactKey: "a@example.com", uniqueid: null, bucket: contactBucket(panel.id, "a@example.com") }, 0);
 
     const simulated = await admin("POST", `${journey.path}/simulations`, { days: 1 });
     expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);

@@ -4,11 +4,12 @@ import { contactBucket } from "../../../src/domain/partitions";
 import { fillBuckets, type BucketFillTuning } from "../../../src/services/retention/buckets";
 import { bucketFill } from "../../../src/store/panel-partitions";
 import { defineActivity, pipelineSettled, postActivity } from "../../support/activity";
-import { apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../../support/helpers";
+import { apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../../support/helpers";
+import { browserKeys, subscribeBrowserOf, webPushOn } from "../../support/push";
 import { importCsv } from "../../support/imports";
 
-/** The contact-keyed tables of shard migration 0070 that rows of these tests reach. */
-const TABLES = ["contacts", "list_members", "events", "event_guids", "anon_profiles", "uniqueid_contacts"] as const;
+/** The contact-keyed tables of shard migrations 0070 and 0110 that rows of these tests reach. */
+const TABLES = ["contacts", "list_members", "events", "event_guids", "anon_profiles", "uniqueid_contacts", "push_subscriptions"] as const;
 
 let panel: TestPanel;
 let api: ReturnType<typeof apiFor>;
@@ -30,19 +31,38 @@ async function writeEveryKind(): Promise<void> {
   expect((await postActivity(panel.clientId, { activityid: activityId, identity: "ada@example.com" })).status).toBe(200);
   expect((await postActivity(panel.clientId, { activityid: activityId, uniqueid: "visitor-1" })).status).toBe(200);
   await pipelineSettled(panel.id);
+  // Browsers: a contact's, one named by a key no contact has yet, and an anonymous visitor's.
+  await webPushOn(panel);
+  for (const key of ["ada@example.com", "eve@example.com"]) expect(await subscribeBrowserOf(panel, `https://push.example.net/buckets/${key}`, key)).toBe(200);
+  const keys = await browserKeys();
+  const anonymous = await call(`/v1/push/web/${encodeURIComponent(panel.clientId)}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ subscription: { endpoint: "https://push.example.net/buckets/visitor-3", keys: { p256dh: keys.p256dh, auth: keys.auth } }, uniqueid: "visitor-3" }),
+  });
+  expect(anonymous.status).toBe(200);
 }
 
 /** Each row's key and bucket in the panel's contact-keyed tables. */
 async function buckets(): Promise<Record<string, unknown[]>> {
-  const [contacts, members, events, guids, profiles, pairs] = await panelData.batch<Record<string, unknown>>([
+  const [contacts, members, events, guids, profiles, pairs, devices] = await panelData.batch<Record<string, unknown>>([
     panelData.prepare("SELECT pk_value AS key, bucket FROM contacts WHERE panel_id = ? ORDER BY pk_value").bind(panel.id),
     panelData.prepare("SELECT c.pk_value AS key, m.bucket FROM list_members m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? ORDER BY c.pk_value").bind(panel.id),
     panelData.prepare("SELECT COALESCE(identity, uniqueid) AS key, bucket FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id),
     panelData.prepare("SELECT guid AS key, bucket FROM event_guids WHERE panel_id = ? ORDER BY guid").bind(panel.id),
     panelData.prepare("SELECT uniqueid AS key, bucket FROM anon_profiles WHERE panel_id = ? ORDER BY uniqueid").bind(panel.id),
     panelData.prepare("SELECT c.pk_value AS key, u.bucket FROM uniqueid_contacts u JOIN contacts c ON c.id = u.contact_id WHERE u.panel_id = ? ORDER BY c.pk_value").bind(panel.id),
+    panelData.prepare("SELECT COALESCE(contact_key, uniqueid) AS key, bucket FROM push_subscriptions WHERE panel_id = ? ORDER BY 1").bind(panel.id),
   ]);
-  return { contacts: contacts!.results, members: members!.results, events: events!.results, guids: guids!.results, profiles: profiles!.results, pairs: pairs!.results };
+  return {
+    contacts: contacts!.results,
+    members: members!.results,
+    events: events!.results,
+    guids: guids!.results,
+    profiles: profiles!.results,
+    pairs: pairs!.results,
+    devices: devices!.results,
+  };
 }
 
 const of = (key: string) => ({ key, bucket: contactBucket(panel.id, key) });
@@ -56,6 +76,8 @@ function expected(): Record<string, unknown[]> {
     guids: [{ key: "g-dee", bucket: contactBucket(panel.id, "dee@example.com") }],
     profiles: [of("visitor-2")],
     pairs: [of("dee@example.com")],
+    // A device in the bucket of the key its shard was chosen by: the contact's, else the uniqueid's.
+    devices: [of("ada@example.com"), of("eve@example.com"), of("visitor-3")],
   };
 }
 

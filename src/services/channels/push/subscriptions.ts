@@ -1,10 +1,11 @@
 import { ownerOf, type IngestPanel } from "../../../domain/activity";
+import { contactBucket } from "../../../domain/partitions";
 import type { FieldProblem } from "../../../domain/problems";
 import { refused, refusedField, succeeded, type Result } from "../../../lib/problems";
 import type { AppTokenBody, WebSubscribeBody } from "../../../domain/push";
 import { allowsPrivateFetch } from "../../../lib/outbound";
 import { checkOutboundUrl } from "../../../lib/outbound-address";
-import { deletePushSubscription, putPushSubscription, type PushKind } from "../../../store/push";
+import { deletePushSubscription, putPushSubscription, type PushKind, type PushSubscription } from "../../../store/push";
 import type { ShardDb } from "../../../store/shards";
 import { panelPush } from "./settings";
 
@@ -41,20 +42,16 @@ export async function subscribeBrowser(
   if (!(await panelPush(env, db, panel.id)).web) {
     return refusedField("conflict", "client_id", "web push is not set up for this panel (admin PUT /panels/{panel}/push)");
   }
-  await putPushSubscription(
-    panel.rowDb?.(owner.identity ?? owner.uniqueid!) ?? db,
-    {
-      panelId: panel.id,
-      kind: "web",
-      address: body.subscription.endpoint,
-      p256dh: body.subscription.keys.p256dh,
-      auth: body.subscription.keys.auth,
-      platform: null,
-      contactKey: owner.identity ?? null,
-      uniqueid: owner.uniqueid ?? null,
-    },
-    now,
-  );
+  await putDevice(db, panel, {
+    panelId: panel.id,
+    kind: "web",
+    address: body.subscription.endpoint,
+    p256dh: body.subscription.keys.p256dh,
+    auth: body.subscription.keys.auth,
+    platform: null,
+    contactKey: owner.identity ?? null,
+    uniqueid: owner.uniqueid ?? null,
+  }, now);
   return succeeded(undefined);
 }
 
@@ -65,12 +62,18 @@ export async function registerAppToken(env: Pick<Env, "SECRETS_KEY">, db: ShardD
   if (!(await panelPush(env, db, panel.id)).fcm) {
     return refusedField("conflict", "client_id", "app push (FCM) is not set up for this panel (admin PUT /panels/{panel}/push)");
   }
-  await putPushSubscription(
-    panel.rowDb?.(owner.identity ?? owner.uniqueid!) ?? db,
-    { panelId: panel.id, kind: "app", address: body.token, p256dh: null, auth: null, platform: body.platform ?? null, contactKey: owner.identity ?? null, uniqueid: owner.uniqueid ?? null },
-    now,
-  );
+  await putDevice(db, panel, { panelId: panel.id, kind: "app", address: body.token, p256dh: null, auth: null, platform: body.platform ?? null, contactKey: owner.identity ?? null, uniqueid: owner.uniqueid ?? null }, now);
   return succeeded(undefined);
+}
+
+/**
+ * Writes a device's row to the database of its owner's key (the contact's, else the uniqueid),
+ * with that key's bucket: the same key chooses both, so a partition move carries the row with
+ * its contact (decision 0038).
+ */
+async function putDevice(db: ShardDb, panel: { id: string } & Owner, s: PushSubscription, now: number): Promise<void> {
+  const key = s.contactKey ?? s.uniqueid!;
+  await putPushSubscription(panel.rowDb?.(key) ?? db, { ...s, bucket: contactBucket(panel.id, key) }, now);
 }
 
 /**
