@@ -18,7 +18,8 @@
 //       call to callback, beside the same rows upserted bare on their partitions (the mean of a
 //       run before and one after the import);
 //   (e) on a fresh pair of panels, each with CONTACTS contacts in one list (seeded as in (c)) and
-//       EVENTS_PER_CONTACT events each (act0, act1, act0, … over the last 60 days), written
+//       EVENTS_PER_CONTACT events each (act0, act1, act0, … over the last 60 days; a fraction, e.g.
+//       issue 42's 2.5, gives the last of them to that share of the contacts), written
 //       straight into each contact's shard by /__bench/seed-partitioned-events:
 //       (e1) campaign publish to all: an admin campaign to the list, timed from its schedule call
 //            (send now; the per-minute publish task then run at once, /__bench/publish-due) until
@@ -50,6 +51,10 @@ const CONTACTS = Number(process.env.CONTACTS ?? 100_000);
 const EVENTS = Number(process.env.EVENTS ?? 90_000);
 const ROWS = Number(process.env.ROWS ?? 50_000);
 const EVENTS_PER_CONTACT = Number(process.env.EVENTS_PER_CONTACT ?? 3);
+if (!(EVENTS_PER_CONTACT >= 0)) throw new Error(`EVENTS_PER_CONTACT must be a number of events, not ${process.env.EVENTS_PER_CONTACT}`);
+/** The events seeded a contact: act0, act1, act0, …, the last of them only for a fraction of the contacts when EVENTS_PER_CONTACT has one. */
+const EVENT_NAMES = Array.from({ length: Math.ceil(EVENTS_PER_CONTACT) }, (_, k) => `act${k % 2}`).join(",");
+const LAST_EVENT_SHARE = EVENTS_PER_CONTACT % 1 || 1;
 const rounds = Number(process.env.ROUNDS ?? 3);
 const slice = Number(process.env.SLICE ?? 2);
 const concurrency = Number(process.env.CONCURRENCY ?? 16);
@@ -358,7 +363,7 @@ try {
       let events = 0;
       for (const shard of e2 ? shardsOf(p) : []) {
         for (let after: number | null = 0; after !== null; ) {
-          const answer = await fetch(`${origin}/__bench/seed-partitioned-events?panel=${p.id}&shard=${shard}&after=${after}&limit=10000&names=${Array.from({ length: EVENTS_PER_CONTACT }, (_, k) => `act${k % 2}`).join(",")}`, { method: "POST" });
+          const answer = await fetch(`${origin}/__bench/seed-partitioned-events?panel=${p.id}&shard=${shard}&after=${after}&limit=10000&names=${EVENT_NAMES}&last_share=${LAST_EVENT_SHARE}`, { method: "POST" });
           if (!answer.ok) throw new Error(`seeding events failed: ${answer.status} ${await answer.text()}`);
           const seeded = (await answer.json()) as { events: number; last: number | null };
           events += seeded.events;
