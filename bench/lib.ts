@@ -51,10 +51,26 @@ export interface RuntimeOptions {
   stateDir?: string;
   /** Opens workerd's inspector (Chrome DevTools protocol) on this port, for bench/profile.ts. */
   inspectorPort?: number;
+  /**
+   * Binds at least this many shards, SHARD_0 … SHARD_{shards-1}: local D1 databases past the
+   * ones wrangler.toml binds, migrated and given their id floors as those are (the service finds
+   * shards by binding name, so nothing else declares them). bench:bigpanel's PARTITIONS.
+   */
+  shards?: number;
+}
+
+/** wrangler.toml's D1 bindings (Miniflare's form, binding → { id }) with SHARD_n added up to `count` shards, each its own local database. */
+function withShards(databases: Record<string, unknown>, count: number): Record<string, unknown> {
+  const all = { ...databases };
+  for (let n = 0; n < count; n++) {
+    // A local id of its own (the persisted database's name), apart from wrangler.toml's preview ids.
+    all[`SHARD_${n}`] ??= { id: `00000000-0000-4000-8000-${String(900_000_000_000 + n).padStart(12, "0")}` };
+  }
+  return all;
 }
 
 /** Starts the benchmark build (bench/worker) on fresh local state with the migrations applied. */
-export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [], stateDir, inspectorPort }: RuntimeOptions = {}): Promise<BenchRuntime> {
+export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [], stateDir, inspectorPort, shards = 0 }: RuntimeOptions = {}): Promise<BenchRuntime> {
   const workDir = mkdtempSync(join(tmpdir(), "apiv2-bench-"));
   const persistRoot = stateDir ?? join(workDir, "state");
   const fresh = !existsSync(persistRoot);
@@ -77,6 +93,7 @@ export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [
   worker.queueConsumers = Object.fromEntries(
     Object.entries((worker.queueConsumers ?? {}) as Record<string, unknown>).filter(([queue]) => !withoutConsumersOf.includes(queue)),
   );
+  worker.d1Databases = withShards((worker.d1Databases ?? {}) as Record<string, unknown>, shards);
   const miniflare = new Miniflare(
     convertV4MiniflareOptions({
       workers: [
@@ -106,10 +123,9 @@ export async function startRuntime({ port = 0, vars = {}, withoutConsumersOf = [
   );
   const url = await miniflare.ready;
   if (fresh) {
-    // The control database, then every shard wrangler.toml binds, each with its id floors (decision 0030).
+    // The control database, then every shard bound (wrangler.toml's and `shards`' extra ones), each with its id floors (decision 0030).
     await applyMigrations((await miniflare.getD1Database("DB")) as unknown as D1DatabaseLike, join(root, "migrations"));
-    const databases = (worker.d1Databases ?? {}) as string[] | Record<string, unknown>;
-    for (const name of (Array.isArray(databases) ? databases : Object.keys(databases)).filter((b) => shardIndexOf(b) !== null)) {
+    for (const name of Object.keys(worker.d1Databases as Record<string, unknown>).filter((b) => shardIndexOf(b) !== null)) {
       const db = (await miniflare.getD1Database(name)) as unknown as D1DatabaseLike;
       await applyMigrations(db, join(root, "migrations", "shard"));
       const floors = idFloorStatements(shardIndexOf(name)!);

@@ -66,9 +66,10 @@ export async function seedPartitioned(request: Request, env: Env): Promise<Respo
 }
 
 /**
- * POST /__bench/seed-partitioned-events?panel=&shard=&after=&limit=&names=act0,act1: for the
- * panel's next `limit` contacts on that shard past contact id `after`, one event each of the
- * names given (the i-th named act{i % names}), each on its contact's shard with its bucket, over
+ * POST /__bench/seed-partitioned-events?panel=&shard=&after=&limit=&names=act0,act1&last_share=1:
+ * for the panel's next `limit` contacts on that shard past contact id `after`, one event each of
+ * the names given (the last only for `last_share` of the contacts, by id: 0.5 makes 2.5 events a
+ * contact of three names), each on its contact's shard with its bucket, over
  * the last 60 days (a fixed spread by contact id and event); answers the last contact id, null
  * when none was left.
  */
@@ -79,6 +80,7 @@ export async function seedPartitionedEvents(request: Request, env: Env): Promise
   const after = Number(url.searchParams.get("after") ?? "0");
   const limit = Number(url.searchParams.get("limit") ?? "10000");
   const names = (url.searchParams.get("names") ?? "").split(",").filter(Boolean);
+  const lastShare = Number(url.searchParams.get("last_share") ?? "1");
   const now = Date.now();
   const page = "SELECT id, bucket FROM contacts WHERE panel_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
   const [events, last] = await db.batch([
@@ -86,8 +88,8 @@ export async function seedPartitionedEvents(request: Request, env: Env): Promise
       `INSERT INTO events (panel_id, guid, channel, name, contact_id, params, occurred_at, received_at, bucket)
        SELECT ?1, 'seed-' || c.id || '-' || k.key, 'custom_activity', k.value, c.id, '{}',
          ?4 - (((c.id % 100003) * 7919 + k.key * 3603139) % 86400) * 60000, ?4, c.bucket
-       FROM (${page}) c CROSS JOIN json_each(?5) k`,
-    ).bind(panelId, after, limit, now, JSON.stringify(names)),
+       FROM (${page}) c CROSS JOIN json_each(?5) k WHERE k.key < ?6 - 1 OR c.id % 1000 < ?7`,
+    ).bind(panelId, after, limit, now, JSON.stringify(names), names.length, Math.round(lastShare * 1000)),
     db.prepare(`SELECT MAX(id) AS id FROM (${page})`).bind(panelId, after, limit),
   ]);
   return Response.json({ events: events!.meta.changes, last: (last!.results[0] as { id: number | null }).id });

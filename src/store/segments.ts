@@ -189,12 +189,16 @@ export async function countMatchingInSample(db: ShardDb, panelId: string, compil
   const windows = Math.min(SAMPLE_WINDOWS, examine);
   const span = first.hi - first.lo + 1;
   const edge = (k: number) => first.lo! + Math.floor((span * k) / windows);
-  const parts = Array.from({ length: windows }, (_, k) => `SELECT hit FROM (${matching(` AND c.id >= ${edge(k)} AND c.id < ${edge(k + 1)}`, String(Math.floor(examine / windows)))})`);
-  const row = await db
-    .prepare(`SELECT COUNT(*) AS examined, COALESCE(SUM(hit), 0) AS hits FROM (${parts.join(" UNION ALL ")})`)
-    .bind(panelId, compiled.values)
-    .first<{ examined: number; hits: number }>();
-  return { examined: row!.examined, hits: row!.hits, exact: false };
+  // One statement a window, in one batch: D1 refuses a compound SELECT of more than five terms.
+  const rows = await db.batch<{ examined: number; hits: number }>(
+    Array.from({ length: windows }, (_, k) =>
+      db
+        .prepare(`SELECT COUNT(*) AS examined, COALESCE(SUM(hit), 0) AS hits FROM (${matching(` AND c.id >= ${edge(k)} AND c.id < ${edge(k + 1)}`, String(Math.floor(examine / windows)))})`)
+        .bind(panelId, compiled.values),
+    ),
+  );
+  const sum = (figure: "examined" | "hits") => rows.reduce((total, row) => total + row.results[0]![figure], 0);
+  return { examined: sum("examined"), hits: sum("hits"), exact: false };
 }
 
 /**

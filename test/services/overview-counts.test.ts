@@ -100,6 +100,8 @@ describe("segment counts in a request (issue 42)", () => {
     expect(await countSegment([panelData], panel.id, pune, now)).toEqual({ ok: true, value: { n: 4, estimated: false } });
     // Past a cap of 5: a sample of five spread over the panel's ids, not its five oldest (four of them in Pune).
     expect(await countSegment([panelData], panel.id, pune, now, 5)).toEqual({ ok: true, value: { n: 5, estimated: true } });
+    // Past a cap of 7 (seven windows, each a statement: D1 refuses a compound SELECT past five terms): 4 of 7 in Pune.
+    expect(await countSegment([panelData], panel.id, pune, now, 7)).toEqual({ ok: true, value: { n: 5, estimated: true } });
 
     const segment = (await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: pune })).body;
     expect(segment).toMatchObject({ count: 4, count_estimated: false });
