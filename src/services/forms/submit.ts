@@ -1,7 +1,7 @@
 import { CALLER_CACHE_MS } from "../access/api-keys";
 import { contactPlace } from "../access/partitions";
 import { canonicalAttributeName, type AttributeSchema } from "../../domain/attributes";
-import { prepareContact, type PreparedContact } from "../../domain/contacts";
+import { prepareContact, type KeyedSchema, type PreparedContact } from "../../domain/contacts";
 import { EMAIL_ATTRIBUTE } from "../../domain/email";
 import {
   chosenLists,
@@ -128,7 +128,7 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
   }
 
   if (problems.length || !prepared.ok) return refused("invalid", problems);
-  return withinFormLimits(() => writeSubmission(ctx, prepared, input, lists));
+  return withinFormLimits(() => writeSubmission(ctx, schema, prepared, input, lists));
 }
 
 /**
@@ -137,12 +137,12 @@ export async function submitSignupForm(ctx: FormSubmitContext, params: Record<st
  */
 async function writeSubmission(
   ctx: FormSubmitContext,
+  schema: KeyedSchema,
   prepared: Extract<PreparedContact, { ok: true }>,
   input: Record<string, unknown>,
   lists: number[],
 ): Promise<Result<SubmitOutcome>> {
   const { form } = ctx;
-  const schema = { primaryKey: ctx.panel.primaryKey, attributes: ctx.schema };
   // The contact, its memberships, consent records, pending signup and the limits' counts go to
   // its key's partition (decision 0038); the form stays where it is.
   const { db, configElsewhere } = contactPlace(ctx.env, ctx.panel, ctx.db, prepared.key);

@@ -439,10 +439,10 @@ async function changesSince(source: ShardDb, panelId: string, afterSeq: number, 
 /**
  * The target's list rows counted none of the memberships copied in transit, nor its journeys'
  * waiting gauges the waits, nor its stored figures the contacts and segment members, nor its
- * push counters the subscriptions: one batch
- * (a transaction) sets them to what it holds. Outside the pause, after the switch, where the
- * target's triggers count every write and the batch is exact whenever it runs; run again by the
- * cleaning steps, so a step that died after the switch leaves no counter short.
+ * push counters the subscriptions: one batch (a transaction) sets them to what it holds.
+ * Outside the pause, after the switch, where the target's triggers count every write and the
+ * batch is exact whenever it runs; run again by the cleaning steps, so a step that died after
+ * the switch leaves no counter short.
  */
 async function recountMembers(step: Step): Promise<void> {
   const { target, move } = step;
@@ -451,7 +451,7 @@ async function recountMembers(step: Step): Promise<void> {
     // The journeys' waiting gauges and the stored figures (contacts, segment members) likewise.
     ...recountWaitingStatements(target, move.panelId),
     recountStoredStatement(target, move.panelId, step.now()),
-    // Its push counters (none of a split's rows move them today: subscriptions carry no bucket).
+    // Its push counters, likewise (a split copies devices with their bucket, shard migration 0110).
     recountPushStatement(target, move.panelId),
   ]);
 }
