@@ -24,7 +24,7 @@
 // and of the panel's build goes to the log file it names.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseEnv } from "node:util";
@@ -63,7 +63,11 @@ function localVars(): Record<string, string> {
   const regional = join(root, `.dev.vars.${region}`);
   const file = process.env.DEV_VARS ?? (region && existsSync(regional) ? regional : join(root, ".dev.vars"));
   if (!existsSync(file)) {
-    copyFileSync(join(root, ".dev.vars.example"), file);
+    // Copied aside and renamed into place: two starts at once on a fresh clone (the end-to-end
+    // tests) would otherwise read a file the other is still writing, and lose ADMIN_TOKEN.
+    const making = `${file}.${process.pid}.tmp`;
+    copyFileSync(join(root, ".dev.vars.example"), making);
+    renameSync(making, file);
     console.log(`Created ${relative(root, file)} with the local defaults from .dev.vars.example`);
   }
   // The dotenv syntax wrangler reads (quotes, comments, `export`).
@@ -158,7 +162,7 @@ async function addDemoOwner(token: string, panelId: string): Promise<{ owner_ema
   // A fresh address each time: an operator that exists keeps the password it has.
   const owner_email = `owner-${randomBytes(3).toString("hex")}@example.com`;
   const added = await adminCall(token, "POST", `/panels/${panelId}/operators`, { email: owner_email, password: owner_password, role: "owner", name: "Demo owner" });
-  if (added.status !== 201) throw new Error(`creating the demo owner failed: ${JSON.stringify(added.body)}`);
+  if (added.status !== 201) throw new Error(`creating the demo owner failed: ${added.status} ${JSON.stringify(added.body)}`);
   return { owner_email, owner_password };
 }
 
@@ -174,7 +178,7 @@ async function addDemoContent(token: string, demo: Demo): Promise<void> {
     name: "add_to_cart",
     params: { name: "string", prid: "integer", price: "float", prqt: "integer" },
   });
-  if (activity.status !== 201) throw new Error(`defining the demo activity failed: ${JSON.stringify(activity.body)}`);
+  if (activity.status !== 201) throw new Error(`defining the demo activity failed: ${activity.status} ${JSON.stringify(activity.body)}`);
 }
 
 /** Reuses the demo panel of an earlier start when the local data still has it. */
@@ -191,7 +195,7 @@ async function ensureDemoPanel(token: string): Promise<Demo> {
     }
   }
   const panel = await adminCall(token, "POST", "/panels", { name: "Demo" });
-  if (panel.status !== 201) throw new Error(`creating the demo panel failed: ${JSON.stringify(panel.body)}`);
+  if (panel.status !== 201) throw new Error(`creating the demo panel failed: ${panel.status} ${JSON.stringify(panel.body)}`);
   await adminCall(token, "PATCH", `/panels/${panel.body.id}`, { api_mode: true });
   const user = await adminCall(token, "POST", `/panels/${panel.body.id}/users`, { email: "demo@example.com", name: "Demo" });
   const demo: Demo = { panel_id: panel.body.id, api_key: user.body.api_key, client_id: panel.body.client_id, ...(await addDemoOwner(token, panel.body.id)) };

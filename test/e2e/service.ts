@@ -70,16 +70,22 @@ export interface StartOptions {
   env?: Record<string, string>;
 }
 
-/** A port free now, held until released: a second one taken meanwhile is another. */
-function freePort(): Promise<{ port: number; release: () => Promise<void> }> {
-  return new Promise((resolve, reject) => {
+/**
+ * A port free now, held until released: a second one taken meanwhile is another. Drawn below
+ * Linux's ephemeral range (32768 up), from which the system hands ports to every listen(0) and
+ * outgoing connection, the other service's workerd among them, in the seconds before wrangler
+ * binds this one.
+ */
+async function freePort(): Promise<{ port: number; release: () => Promise<void> }> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      resolve({ port: typeof address === "object" && address ? address.port : 0, release: () => new Promise((done) => server.close(() => done())) });
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => resolve(true));
     });
-  });
+    if (bound) return { port, release: () => new Promise((done) => server.close(() => done())) };
+  }
 }
 
 /** Free ports for the service and its devtools inspector, distinct from each other. */
@@ -100,7 +106,23 @@ function readyDetails(output: string): Record<string, string> {
   return details;
 }
 
+/**
+ * A service on fresh state is started a second time when the first start fails, the first
+ * failure written to stderr: a start is the tests' set-up, not what they test, and a rare failed
+ * start (ports, a loaded machine) would otherwise fail a whole file. A restart on given state is
+ * never repeated: what it finds is what the test is about.
+ */
 export async function startService(options: StartOptions = {}): Promise<Service & { stateDir: string; port: number }> {
+  if (options.stateDir) return startOnce(options);
+  try {
+    return await startOnce(options);
+  } catch (error) {
+    console.error(`starting the service failed once; starting it again on fresh state:\n${(error as Error).message}`);
+    return startOnce(options);
+  }
+}
+
+async function startOnce(options: StartOptions): Promise<Service & { stateDir: string; port: number }> {
   const { port, inspectorPort } = await freePorts(options.port);
   let stateDir = options.stateDir;
   if (!stateDir) {
