@@ -37,6 +37,7 @@
 -- migration 0073_operations.sql
 -- migration 0074_panel_alert_subscriptions.sql
 -- migration 0075_partition_moves.sql
+-- migration 0076_push_device_bucket_refill.sql
 
 -- table activities
 

@@ -115,4 +115,22 @@ describe("contact buckets (decision 0038)", () => {
     while ((await fillBuckets(env, panelData, TEST_SHARD, now, { ...tuning, contacts: 500, events: 5000, profiles: 500 })) !== "done");
     expect(await buckets()).toEqual(filled);
   });
+
+  it("reach the devices a finished back-fill left in bucket 0, once control migration 0076 is applied", async () => {
+    await writeEveryKind();
+    // As shard migration 0110 left a shard whose back-fill had finished: the devices whose owner
+    // has a row on the shard took its bucket, the others (eve's key, no contact yet) kept 0.
+    await panelData.prepare("UPDATE push_subscriptions SET bucket = 0 WHERE panel_id = ? AND contact_key = 'eve@example.com'").bind(panel.id).run();
+    await env.DB.prepare("INSERT OR REPLACE INTO bucket_fills (shard, phase, cursor, updated_at) VALUES (?, 'done', NULL, 0)").bind(TEST_SHARD).run();
+    const tuning: BucketFillTuning = { contacts: 500, events: 5000, profiles: 2, steps: 4 };
+    expect(await fillBuckets(env, panelData, TEST_SHARD, Date.now(), tuning)).toBe("done");
+    expect((await buckets()).devices).toContainEqual({ key: "eve@example.com", bucket: 0 });
+
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0076_"))!;
+    await env.DB.batch(migration.queries.map((sql) => env.DB.prepare(sql)));
+    expect(await bucketFill(env.DB, TEST_SHARD)).toEqual({ phase: "profiles", cursor: '{"devices":null}' });
+    let runs = 0;
+    while ((await fillBuckets(env, panelData, TEST_SHARD, Date.now(), tuning)) !== "done") expect(++runs).toBeLessThan(5000);
+    expect((await buckets()).devices).toEqual(expected().devices);
+  });
 });
