@@ -10,9 +10,9 @@ import { importUrlIntoList, uploadIntoList } from "../services/lists/import";
 import { listMembersPage } from "../services/lists/members";
 import { removeList as removePanelList } from "../services/lists/remove";
 import { renameList } from "../services/lists/rename";
-import { listLists, type ContactList } from "../store/lists";
+import type { ContactList } from "../store/lists";
 import { mirrorShards, panelShards } from "../services/access/partitions";
-import { withPanelCount, withPanelCounts } from "../services/lists/counts";
+import { panelListsCounted, withPanelCount } from "../services/lists/counts";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
 import { auditorOf } from "./audit";
@@ -50,7 +50,7 @@ const panelLists = definePanelRoute({
   response: listListAnswer,
   summary: "The panel's lists with their member counts",
   async handle({ env, path, panel, db }) {
-    return { lists: (await withPanelCounts(env, panel, await listLists(db, panel.id))).map(listView) };
+    return { lists: (await panelListsCounted(env, panel, db)).map(listView) };
   },
 });
 

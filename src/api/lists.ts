@@ -7,9 +7,9 @@ import { emptyList } from "../services/lists/empty";
 import { removeList as removePanelList } from "../services/lists/remove";
 import { renameList } from "../services/lists/rename";
 import { apiKeyAuditor } from "../services/audit/record";
-import { listLists, type ContactList } from "../store/lists";
+import type { ContactList } from "../store/lists";
 import { mirrorShards } from "../services/access/partitions";
-import { withPanelCount, withPanelCounts } from "../services/lists/counts";
+import { panelListsCounted, withPanelCount } from "../services/lists/counts";
 import { isoTime } from "../store/sql";
 import { defineOperation, type OperationTable } from "./operation";
 import { listIdParam, optionalTextParam, textParam } from "../domain/fields";
@@ -71,7 +71,7 @@ const getAllLists = defineOperation({
   summary: "All lists of the panel with their member counts (4.8)",
   params: z.object({}),
   async run({ env, panel, db }) {
-    return { lists: (await withPanelCounts(env, panel, await listLists(db, panel.id))).map(listView) };
+    return { lists: (await panelListsCounted(env, panel, db)).map(listView) };
   },
 });
 

@@ -241,13 +241,13 @@ export async function listUsers(db: ShardDb, panelId: string, listId: number): P
   return [...campaigns!.results.map((r) => ({ kind: "campaign" as const, ...r })), ...journeys!.results.map((r) => ({ kind: "journey" as const, ...r }))];
 }
 
-/** The stored member counters (shard migration 0061) of the panel's lists among `listIds`, by list id. */
-export async function listMemberCounts(db: ShardDb, panelId: string, listIds: readonly number[]): Promise<Map<number, number>> {
-  if (listIds.length === 0) return new Map();
-  const { results } = await db
-    .prepare("SELECT id, member_count AS n FROM lists l WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2)) AND " + LIVE_LIST)
-    .bind(panelId, JSON.stringify(listIds))
-    .all<{ id: number; n: number }>();
+/** The stored member counters (shard migration 0061) of the panel's lists among `listIds` (or all of them), by list id. */
+export async function listMemberCounts(db: ShardDb, panelId: string, listIds: readonly number[] | "all"): Promise<Map<number, number>> {
+  if (listIds !== "all" && listIds.length === 0) return new Map();
+  const { results } = await (listIds === "all"
+    ? db.prepare("SELECT id, member_count AS n FROM lists l WHERE panel_id = ?1 AND " + LIVE_LIST).bind(panelId)
+    : db.prepare("SELECT id, member_count AS n FROM lists l WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2)) AND " + LIVE_LIST).bind(panelId, JSON.stringify(listIds))
+  ).all<{ id: number; n: number }>();
   return new Map(results.map((r) => [r.id, r.n]));
 }
 

@@ -1,4 +1,4 @@
-import { listMemberCounts, type ContactList } from "../../store/lists";
+import { listLists, listMemberCounts, type ContactList } from "../../store/lists";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { mirrorShards } from "../access/partitions";
@@ -11,12 +11,25 @@ import { mirrorShards } from "../access/partitions";
  */
 
 /** Each of `ids`' members summed over `shards`, one read each; a list no shard has is absent. */
-export async function summedMemberCounts(shards: readonly ShardDb[], panelId: string, ids: readonly number[]): Promise<Map<number, number>> {
-  const counts = await Promise.all(shards.map((db) => listMemberCounts(db, panelId, ids)));
+export async function summedMemberCounts(shards: readonly ShardDb[], panelId: string, ids: readonly number[] | "all"): Promise<Map<number, number>> {
+  return sums(await Promise.all(shards.map((db) => listMemberCounts(db, panelId, ids))));
+}
+
+function sums(counts: readonly Map<number, number>[]): Map<number, number> {
   if (counts.length === 1) return counts[0]!;
-  const sums = new Map<number, number>();
-  for (const shard of counts) for (const [id, n] of shard) sums.set(id, (sums.get(id) ?? 0) + n);
-  return sums;
+  const summed = new Map<number, number>();
+  for (const shard of counts) for (const [id, n] of shard) summed.set(id, (summed.get(id) ?? 0) + n);
+  return summed;
+}
+
+/**
+ * The panel's lists (listLists on the home) counted over its partitions, the home's read and
+ * the mirrors' counters at once: one round trip, not two (`lists/getall` on a client's path).
+ */
+export async function panelListsCounted(env: Env, panel: Pick<Panel, "id" | "shard" | "partitions">, db: ShardDb): Promise<ContactList[]> {
+  const mirrors = mirrorShards(env, panel);
+  const [lists, elsewhere] = await Promise.all([listLists(db, panel.id), mirrors.length ? summedMemberCounts(mirrors.map((m) => m.db), panel.id, "all") : null]);
+  return elsewhere ? lists.map((l) => ({ ...l, count: l.count + (elsewhere.get(l.id) ?? 0) })) : lists;
 }
 
 /**
