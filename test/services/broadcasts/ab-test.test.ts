@@ -5,7 +5,7 @@ import { decideDueAbTests } from "../../../src/services/broadcasts/ab-decision";
 import { compileAudience } from "../../../src/services/broadcasts/audience";
 import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
 import { emailProvider } from "../../../src/services/channels/email/providers";
-import { cancelCampaign, countEngagement, getCampaign, keepAbResults, publishCampaign, publishStep, startPublish } from "../../../src/store/campaigns";
+import { cancelCampaign, claimBatch, countEngagement, getCampaign, keepAbResults, publishCampaign, publishStep, startPublish } from "../../../src/store/campaigns";
 import { deleteCampaignMessages } from "../../../src/store/housekeeping";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { campaign, fireCron, outbox, scheduleIn, waitForCampaign } from "../../support/broadcasts";
@@ -305,6 +305,12 @@ describe("A/B tests of a campaign", () => {
       rest: { variant: "B", recipients: 6, sent: 0 },
     });
 
+    // The winner is written with the claim, to the claimed batch's rows only, found by key.
+    const claim = recording(panelData);
+    expect(await claimBatch(claim.db, { id, panelId: panel.id }, 99, "plan", Date.now(), 0, true)).toEqual([]);
+    const claimPlan = await planOf(panelData, claim.caught.find((c) => /SET status = 'sending'/.test(c.sql))!);
+    expect(claimPlan).toMatch(/^SEARCH campaign_messages USING (PRIMARY KEY|INDEX \S+) \(campaign_id=\? AND batch=\?\)/);
+    expect(claimPlan).not.toMatch(/SCAN campaign_messages\b/);
     // Each claim gives its rest recipients the winner; every one gets B's subject, once.
     await sendBatches(panel, id);
     expect((await rest()).map((r) => [r.variant, r.status])).toEqual(Array(6).fill([1, "sent"]));
