@@ -58,6 +58,7 @@
 -- migration 0108_form_attempts.sql
 -- migration 0109_push_counts.sql
 -- migration 0110_push_subscription_buckets.sql
+-- migration 0112_campaign_part_ab_winner.sql
 
 -- table activities
 
@@ -212,7 +213,7 @@ CREATE TABLE campaign_parts (
   updated_at INTEGER NOT NULL,
   -- Its recipient rows were pruned (housekeeping, as campaigns.messages_pruned_at on the home).
   messages_pruned_at INTEGER
-, ab_results TEXT, publish_bucket INTEGER NOT NULL DEFAULT 0, ab_held INTEGER NOT NULL DEFAULT 0, ab_ranked INTEGER);
+, ab_results TEXT, publish_bucket INTEGER NOT NULL DEFAULT 0, ab_held INTEGER NOT NULL DEFAULT 0, ab_ranked INTEGER, ab_winner INTEGER);
 
 CREATE INDEX campaign_parts_by_panel ON campaign_parts (panel_id);
 

@@ -819,11 +819,11 @@ export interface AbGroupTally extends Omit<VariantTally, "variant"> {
 }
 
 /** The tallies of a campaign's test groups (?1: the campaign's id). */
-const TALLIES = `SELECT ab_group AS "group", variant, COUNT(*) AS recipients, COALESCE(SUM(status = 'sent'), 0) AS sent, COALESCE(SUM(status = 'failed'), 0) AS failed,
+const TALLIES = `SELECT ab_group AS "group", ${abVariantSql("?1")} AS variant, COUNT(*) AS recipients, COALESCE(SUM(status = 'sent'), 0) AS sent, COALESCE(SUM(status = 'failed'), 0) AS failed,
     COALESCE(SUM(status = 'skipped'), 0) AS skipped, COALESCE(SUM(opens), 0) AS opens, COALESCE(SUM(first_open_at IS NOT NULL), 0) AS unique_opens,
     COALESCE(SUM(clicks), 0) AS clicks, COALESCE(SUM(first_click_at IS NOT NULL), 0) AS unique_clicks,
     COALESCE(SUM(bounced_at IS NOT NULL), 0) AS bounces, COALESCE(SUM(unsubscribed_at IS NOT NULL), 0) AS unsubscribes
-  FROM campaign_messages WHERE campaign_id = ?1 AND ab_group IS NOT NULL GROUP BY ab_group, variant ORDER BY ab_group, variant`;
+  FROM campaign_messages WHERE campaign_id = ?1 AND ab_group IS NOT NULL GROUP BY ab_group, 2 ORDER BY ab_group, 2`;
 
 /**
  * Keeps the test's tallies with the campaign before its messages are pruned (once: while none is
@@ -871,31 +871,26 @@ export async function abGroupTallies(db: ShardDb, panelId: string, campaignId: s
 }
 
 /**
- * Records the test's winner and releases the rest to it, in one transaction, once: only while
- * the campaign sends and has no winner yet. False when it moved on (paused, cancelled, decided).
+ * Records the test's winner, once: only while the campaign sends and has no winner yet. That one
+ * row is the release of the home's rest (decision 0056): a rest recipient keeps no variant until
+ * its batch is claimed, which gives it the winner (abWinnerSql), so no statement writes the rest
+ * whole, however large. False when it moved on (paused, cancelled, decided).
  */
 export async function decideAbTest(db: ShardDb, panelId: string, campaignId: string, winner: number, now: number): Promise<boolean> {
-  const [decided] = await db.batch([
-    db
-      .prepare("UPDATE campaigns SET ab_winner = ?3, updated_at = ?4 WHERE panel_id = ?1 AND id = ?2 AND status = 'sending' AND ab_test IS NOT NULL AND ab_winner IS NULL")
-      .bind(panelId, campaignId, winner, now),
-    db
-      .prepare(
-        `UPDATE campaign_messages SET variant = ?3 WHERE campaign_id = ?2 AND panel_id = ?1 AND ab_group = 'rest' AND variant IS NULL
-           AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?2 AND status = 'sending' AND ab_winner = ?3)`,
-      )
-      .bind(panelId, campaignId, winner),
-  ]);
-  return decided!.meta.changes > 0;
+  const decided = await db
+    .prepare("UPDATE campaigns SET ab_winner = ?3, updated_at = ?4 WHERE panel_id = ?1 AND id = ?2 AND status = 'sending' AND ab_test IS NOT NULL AND ab_winner IS NULL")
+    .bind(panelId, campaignId, winner, now)
+    .run();
+  return decided.meta.changes > 0;
 }
 
 /**
- * On a shard other than the campaign's home (decision 0038 step 4): its held rest gets the
- * winner the home picked (decideAbTest released the home's), so its batches can claim them.
- * Repeating it changes nothing.
+ * On a shard other than the campaign's home (decision 0038 step 4): its part takes the winner the
+ * home picked, which releases its held rest (decision 0056: one row, the rest's rows get it as
+ * their batches are claimed). Once: a winner already there is kept, so repeating it changes nothing.
  */
 export async function releaseAbRest(db: ShardDb, panelId: string, campaignId: string, winner: number): Promise<void> {
-  await db.prepare("UPDATE campaign_messages SET variant = ?3 WHERE campaign_id = ?2 AND panel_id = ?1 AND ab_group = 'rest' AND variant IS NULL").bind(panelId, campaignId, winner).run();
+  await db.prepare("UPDATE campaign_parts SET ab_winner = ?3 WHERE campaign_id = ?2 AND panel_id = ?1 AND ab_winner IS NULL").bind(panelId, campaignId, winner).run();
 }
 
 export async function failCampaign(db: ShardDb, panelId: string, campaignId: string, reason: string, now: number): Promise<void> {
@@ -952,13 +947,28 @@ export async function stalledCampaigns(
 }
 
 /**
+ * The winner of the A/B test of the campaign `campaign` names, as this shard knows it: the
+ * campaign's row on the home, its campaign_parts row elsewhere once the release nudge reached it
+ * (the other is absent); NULL before. A rest recipient without a variant is the winner's once it
+ * is known (decision 0056): the claim writes it, the readers take it for the rest's.
+ */
+function abWinnerSql(campaign: string): string {
+  return `COALESCE((SELECT ab_winner FROM campaigns WHERE id = ${campaign}), (SELECT ab_winner FROM campaign_parts WHERE campaign_id = ${campaign}))`;
+}
+
+/** A recipient's variant (`campaign` names its campaign): its own, or for the rest the winner once picked (decision 0056). */
+function abVariantSql(campaign: string): string {
+  return `COALESCE(variant, CASE WHEN ab_group = 'rest' THEN ${abWinnerSql(campaign)} END)`;
+}
+
+/**
  * Whether a recipient of the campaign `?campaign` names is held for its A/B test: every one
  * while this shard still publishes (its ranking steps place them a step at a time: none goes
- * before all are placed), the rest until the winner is picked (no variant yet). Its progress is
- * the campaign's row on the home, its campaign_parts row elsewhere (the other is absent).
+ * before all are placed), the rest (no variant of its own) until this shard knows the winner.
+ * Its progress is the campaign's row on the home, its campaign_parts row elsewhere (the other is absent).
  */
 function abHeldSql(campaign: string): string {
-  return `(ab_group IS NOT NULL AND (variant IS NULL
+  return `(ab_group IS NOT NULL AND ((variant IS NULL AND ${abWinnerSql(campaign)} IS NULL)
     OR EXISTS (SELECT 1 FROM campaigns WHERE id = ${campaign} AND publish_after IS NOT NULL)
     OR EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ${campaign} AND publish_after IS NOT NULL)))`;
 }
@@ -1026,7 +1036,8 @@ export async function claimBatch(
   const statements = [
     db
       .prepare(
-        `UPDATE campaign_messages SET status = 'sending', claim = ?1, claimed_at = ?2, attempted_at = NULL
+        // A released rest recipient takes the winner with its claim (decision 0056): its row is written here anyway.
+        `UPDATE campaign_messages SET status = 'sending', claim = ?1, claimed_at = ?2, attempted_at = NULL, variant = COALESCE(variant, ${abWinnerSql("?3")})
          WHERE campaign_id = ?3 AND panel_id = ?4 AND batch = ?5
            AND ((status = 'queued' AND (due_at IS NULL OR due_at <= ?2)) OR (status = 'sending' AND claimed_at < ?7 AND (?6 OR attempted_at IS NULL)))
            -- Held recipients of an A/B test (abHeldSql) are not claimed.
@@ -1260,7 +1271,7 @@ export interface CampaignMessageRecord {
 
 export async function getCampaignMessage(db: ShardDb, panelId: string, campaignId: string, contactId: number): Promise<CampaignMessageRecord | null> {
   const row = await db
-    .prepare("SELECT status, address, subject, merge_values, sent_at, variant FROM campaign_messages WHERE panel_id = ? AND campaign_id = ? AND contact_id = ?")
+    .prepare(`SELECT status, address, subject, merge_values, sent_at, ${abVariantSql("campaign_messages.campaign_id")} AS variant FROM campaign_messages WHERE panel_id = ? AND campaign_id = ? AND contact_id = ?`)
     .bind(panelId, campaignId, contactId)
     .first<{ status: string; address: string | null; subject: string | null; merge_values: string | null; sent_at: number | null; variant: number | null }>();
   if (!row) return null;

@@ -5,6 +5,7 @@ import { handleQueue } from "../../src/jobs/queues";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import { abOrderKey, abSeed, testRecipients } from "../../src/domain/ab-test";
 import { decideDueAbTests } from "../../src/services/broadcasts/ab-decision";
+import { releaseAbRest } from "../../src/store/campaigns";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import { pruneShard } from "../../src/services/retention/housekeeping";
@@ -15,6 +16,7 @@ import { campaign, outbox, waitForCampaign } from "../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../support/cron";
 import { eventually } from "../support/activity";
 import { keyOn, listCampaign, shard0, TWO } from "../support/partitions";
+import { planOf, recording } from "../support/plans";
 
 // Decision 0038 step 4: a campaign's A/B test on a panel split over two partitions (TWO: SHARD_0
 // and SHARD_1, its home). Each shard splits its own recipients into test groups and a held rest;
@@ -140,6 +142,25 @@ describe("A/B tests of a campaign on a panel on two partitions (decision 0038 st
     // The cron's re-drive of the stalled campaign sends it again.
     await publishDueBroadcasts(stepEnv, waitFrom + 64 * 60_000);
     expect(imports.bodies).toContainEqual({ type: "campaign_ab_release", panelId: panel.id, campaignId: id, shard: 0 });
+    // Before the nudge runs, SHARD_0's release by hand: the part's one row, found by key (decision 0056): no statement writes or walks
+    // SHARD_0's rest, whatever its size. Once: a later release cannot change the winner there.
+    const { db: recorded, caught } = recording(shard0);
+    await releaseAbRest(recorded, panel.id, id, 1);
+    await releaseAbRest(shard0, panel.id, id, 0);
+    expect(caught.map((c) => c.sql.trim().split(/\s+/).slice(0, 2).join(" "))).toEqual(["UPDATE campaign_parts"]);
+    expect(await planOf(shard0, caught[0]!)).toMatch(/^SEARCH campaign_parts USING (INDEX \S+|PRIMARY KEY) \(campaign_id=\?\)$/);
+    expect(await shard0.prepare("SELECT ab_winner FROM campaign_parts WHERE campaign_id = ?").bind(id).first("ab_winner")).toBe(1);
+    expect((await rowsOn(shard0, id)).filter((r) => r.ab_group === "rest").map((r) => [r.variant, r.status])).toEqual(Array(6).fill([null, "queued"]));
+    // Released on both shards, the home's rest sent: each group's count exact, the rest the winner's.
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toMatchObject({
+      winner: "B",
+      variants: [
+        { label: "A", recipients: 4, sent: 4 },
+        { label: "B", recipients: 4, sent: 4 },
+      ],
+      rest: { variant: "B", recipients: 12, sent: 6 },
+    });
+    // The nudges (each delivered twice) repeat the release, which changes nothing, and send SHARD_0's rest.
     await drainImports(stepEnv, imports);
 
     const done = await waitForCampaign(panel, id);

@@ -13,9 +13,10 @@ const DECIDE_PER_RUN = 20;
 /**
  * The cron's decision step: each sending campaign whose test waited long enough gets its winner
  * (most unique opens or clicks among its test recipients, a tie to the first variant), and its
- * rest is released to it and nudged. The decision and the release are one transaction taken
- * once (decideAbTest); a crash before the nudges leaves batches the stalled-campaign sweep
- * nudges a minute later, and a repeated nudge finds nothing left to claim.
+ * rest is released to it and nudged. The decision is the release: one row written once
+ * (decideAbTest; the rest's rows take the winner as their batches are claimed, decision 0056, so
+ * its cost does not grow with the rest); a crash before the nudges leaves batches the
+ * stalled-campaign sweep nudges a minute later, and a repeated nudge finds nothing left to claim.
  *
  * A campaign published on other shards too (decision 0038 step 4) is due only once every shard
  * published (abTestsDue); its variants' figures are each shard's summed, the winner is picked
@@ -65,7 +66,8 @@ export async function nudgeAbRelease(env: Pick<Env, "IMPORTS">, campaign: { id: 
 }
 
 /**
- * A release nudge: the shard's held rest gets the winner the home picked, and its batches are
+ * A release nudge: the shard's part records the winner the home picked (one row: its held rest
+ * takes it as its batches are claimed, decision 0056), and its batches are
  * nudged; with nothing left to send there, the shard is settled (the campaign finished if every
  * shard is). A paused campaign's rest is released all the same, its batches nudged by the resume;
  * a cancelled one's rest was skipped. Repeating it changes nothing.

@@ -5,11 +5,11 @@ import { decideDueAbTests } from "../../../src/services/broadcasts/ab-decision";
 import { compileAudience } from "../../../src/services/broadcasts/audience";
 import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
 import { emailProvider } from "../../../src/services/channels/email/providers";
-import { cancelCampaign, countEngagement, getCampaign, keepAbResults, publishCampaign, publishStep, startPublish } from "../../../src/store/campaigns";
+import { cancelCampaign, claimBatch, countEngagement, getCampaign, keepAbResults, publishCampaign, publishStep, startPublish } from "../../../src/store/campaigns";
 import { deleteCampaignMessages } from "../../../src/store/housekeeping";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { campaign, fireCron, outbox, scheduleIn, waitForCampaign } from "../../support/broadcasts";
-import { withBindings } from "../../support/cron";
+import { collectingQueue, withBindings } from "../../support/cron";
 import { planOf, recording } from "../../support/plans";
 
 const NAMES = ["Ada", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lu"];
@@ -271,6 +271,54 @@ describe("A/B tests of a campaign", () => {
     while ((await deleteCampaignMessages(panelData, id, 5)) > 0);
     expect(await groups(id)).toEqual([]);
     expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toEqual(report);
+  });
+
+  it("releases the rest with the decision's one row, never a statement over the rest: each rest recipient takes the winner as its batch is claimed, counted the winner's before and after", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id)).status).toBe(200);
+    const published = await publishByHand(panel, id);
+    await sendBatches(panel, id);
+    await open(panel, id, 1, 1, published + 60_000);
+    // The decision's nudges are kept, so nothing claims the rest before the test looks at it.
+    const sends = collectingQueue();
+    const { db, caught } = recording(panelData);
+    expect(await decideDueAbTests(withBindings(env, { SENDS: sends } as Partial<Env>), db, published + 60 * 60_000)).toBe(1);
+    expect(await winner(panel, id)).toBe(1);
+    expect(sends.bodies.length).toBeGreaterThan(0);
+    // Its one write is the campaign's row, found by key: no statement writes (or walks) the rest's rows,
+    // so the release costs the same for six recipients or millions (decision 0056).
+    const writes = caught.filter((c) => /^\s*(UPDATE|INSERT|DELETE|REPLACE)\b/i.test(c.sql));
+    expect(writes.map((w) => w.sql.trim().split(/\s+/).slice(0, 2).join(" "))).toEqual(["UPDATE campaigns"]);
+    const plan = await planOf(panelData, writes[0]!);
+    expect(plan).toMatch(/^SEARCH campaigns USING (INDEX \S+|INTEGER PRIMARY KEY|PRIMARY KEY) \(id=\?\)$/);
+    const rest = () => groups(id).then((rows) => rows.filter((r) => r.ab_group === "rest"));
+    expect((await rest()).map((r) => [r.variant, r.status])).toEqual(Array(6).fill([null, "queued"]));
+    // Released but not yet sent, the rest is the winner's in the report, each group's count exact.
+    const results = async () => (await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test;
+    expect(await results()).toMatchObject({
+      winner: "B",
+      variants: [
+        { label: "A", recipients: 3, sent: 3 },
+        { label: "B", recipients: 3, sent: 3, unique_opens: 1 },
+      ],
+      rest: { variant: "B", recipients: 6, sent: 0 },
+    });
+
+    // The winner is written with the claim, to the claimed batch's rows only, found by key.
+    const claim = recording(panelData);
+    expect(await claimBatch(claim.db, { id, panelId: panel.id }, 99, "plan", Date.now(), 0, true)).toEqual([]);
+    const claimPlan = await planOf(panelData, claim.caught.find((c) => /SET status = 'sending'/.test(c.sql))!);
+    expect(claimPlan).toMatch(/^SEARCH campaign_messages USING (PRIMARY KEY|INDEX \S+) \(campaign_id=\? AND batch=\?\)/);
+    expect(claimPlan).not.toMatch(/SCAN campaign_messages\b/);
+    // Each claim gives its rest recipients the winner; every one gets B's subject, once.
+    await sendBatches(panel, id);
+    expect((await rest()).map((r) => [r.variant, r.status])).toEqual(Array(6).fill([1, "sent"]));
+    const messages = await outbox(panel);
+    expect(new Set(messages.map((m) => m.to)).size).toBe(12);
+    expect(messages.filter((m) => m.subject === "B: last chance")).toHaveLength(9);
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 12, sent: 12 } });
+    expect(await results()).toMatchObject({ variants: [{ recipients: 3, sent: 3 }, { recipients: 3, sent: 3 }], rest: { variant: "B", recipients: 6, sent: 6 } });
   });
 
   it("a tie goes to the first variant", async () => {
