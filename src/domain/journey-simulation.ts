@@ -1,10 +1,12 @@
-import { isMessageStep, stepById, type JourneyDefinition, type JourneyStep, type MessageStep } from "./journey";
+import { isMessageStep, stepById, type JourneyDefinition, type JourneyStep, type MessageStep, type SplitStep } from "./journey";
 import {
   decideStep,
   entryAllowed,
   eventEndsWait,
   goalAfterEntry,
   reachesGoal,
+  splitGoalAt,
+  splitGoalMet,
   stepsAfterDecision,
   stepsAfterPoint,
   triggeredBy,
@@ -12,6 +14,7 @@ import {
   type WalkContact,
   type WalkEvent,
 } from "./journey-walk";
+import { simulatedSplits, type SimulatedSplit } from "./simulated-splits";
 import { messageRecipient, NO_SENDERS, sendSkipOf, type ContactReach, type PanelSenders } from "./send-skips";
 import { capAnswerOf, capsOf, contactTimeZone, gateBeforeCaps, gateOfCapAnswer, longestWindow, NO_RULES, ruleChannelOf, type MessageGate, type MessageRules, type RuleChannel } from "./message-rules";
 
@@ -25,8 +28,10 @@ import { capAnswerOf, capsOf, contactTimeZone, gateBeforeCaps, gateOfCapAnswer, 
  * is then skipped as the senders would skip it (domain/send-skips.ts: no address on the channel,
  * or a stopped one). Whether a message would have been opened, clicked or delivered is not
  * known: a wait for its events ends by its timeout and is counted as unknown (a wait after a
- * skipped message is not: its events never come, live either). Conditions, entry filters, topics and
- * the rules are read as they are now (their history is not kept).
+ * skipped message is not: its events never come, live either). A split counts each branch's
+ * entries and, with an activity goal, the contacts that did it within the goal's window after
+ * the split (the engine's rule, `splitGoalMet`); an open or click goal's conversions are unknown.
+ * Conditions, entry filters, topics and the rules are read as they are now (their history is not kept).
  *
  * The state is plain JSON, so a simulation worked in queue steps keeps it between pages.
  */
@@ -85,6 +90,15 @@ export interface SimulationState {
   skipReasons?: Record<string, Record<string, number>>;
   /** Per wait step: waits for an open, click, delivery or bounce of a message that would have gone out (their outcome is unknown; followed to the timeout). */
   unknown?: Record<string, number>;
+  /** Per split step: entries per branch (by index), and of them those that reached an activity goal. Absent in states of earlier steps. */
+  splitEntered?: Record<string, number[]>;
+  splitConverted?: Record<string, number[]>;
+  /**
+   * Per contact: its split entries whose activity goal is not reached yet, [step, branch, at],
+   * kept past the instance's end (a hold-out branch ends it at once) until the goal's window is
+   * over, then dropped: the state holds only the entries an event may still convert.
+   */
+  splitGoals?: Record<string, Array<[string, number, number]>>;
   /** Simulated sends counted against caps, per contact and channel (times within the longest cap's window). */
   sends?: Record<string, Partial<Record<RuleChannel, number[]>>>;
   samples: SimulationSample[];
@@ -231,11 +245,16 @@ export function contactsToLoad(journey: SimulatedJourney, state: SimulationState
 }
 
 class Simulation {
+  /** The split steps whose goal is an activity: only their entries can convert here. */
+  private readonly activityGoals: ReadonlyMap<string, SplitStep>;
+
   constructor(
     private readonly journey: SimulatedJourney,
     private readonly state: SimulationState,
     private readonly contacts: ReadonlyMap<number, SimContact>,
-  ) {}
+  ) {
+    this.activityGoals = new Map(journey.definition.steps.flatMap((s): Array<[string, SplitStep]> => (s.type === "split" && s.goal?.activity !== undefined ? [[s.id, s]] : [])));
+  }
 
   private count(table: "skippedCap" | "skippedTopic" | "deferred" | "skippedAddress" | "skippedSuppressed" | "unknown", step: string) {
     const counts = (this.state[table] ??= {});
@@ -281,6 +300,42 @@ class Simulation {
     const reasons = ((this.state.skipReasons ??= {})[step.id] ??= {});
     reasons[skip.error] = (reasons[skip.error] ?? 0) + 1;
     return true;
+  }
+
+  /** A contact taking a split's branch at `now`: counted, and kept while its activity goal may still be reached. */
+  private splitTaken(contactId: number, step: SplitStep, branch: number, now: number) {
+    const entered = ((this.state.splitEntered ??= {})[step.id] ??= step.branches.map(() => 0));
+    entered[branch] = (entered[branch] ?? 0) + 1;
+    if (this.activityGoals.has(step.id)) ((this.state.splitGoals ??= {})[contactId] ??= []).push([step.id, branch, now]);
+  }
+
+  /** The contact's split entries `event` converts, as the engine marks them (before the journey goal, waits and triggers: the split taken on this event is not converted by it). */
+  private convertSplits(contactId: number, event: WalkEvent) {
+    const waiting = this.state.splitGoals?.[contactId];
+    if (!waiting) return;
+    const left = waiting.filter(([stepId, branch, at]) => {
+      const step = this.activityGoals.get(stepId);
+      if (!step || !splitGoalMet(splitGoalAt(step, at)!, at, event)) return true;
+      const converted = ((this.state.splitConverted ??= {})[stepId] ??= step.branches.map(() => 0));
+      converted[branch] = (converted[branch] ?? 0) + 1;
+      return false;
+    });
+    if (left.length > 0) this.state.splitGoals![contactId] = left;
+    else delete this.state.splitGoals![contactId];
+  }
+
+  /** Drops the split entries whose goal's window ended before `before`: no later event can convert them. */
+  dropEndedSplitGoals(before: number) {
+    const goals = this.state.splitGoals;
+    if (!goals) return;
+    for (const [contactId, entries] of Object.entries(goals)) {
+      const open = entries.filter(([stepId, , at]) => {
+        const step = this.activityGoals.get(stepId);
+        return step !== undefined && splitGoalAt(step, at)!.until >= before;
+      });
+      if (open.length > 0) goals[contactId] = open;
+      else delete goals[contactId];
+    }
   }
 
   /** Ends the instance when nothing of it is left to wait for. */
@@ -336,6 +391,9 @@ class Simulation {
       }
       this.state.acted[step.id] = (this.state.acted[step.id] ?? 0) + 1;
       switch (decision.kind) {
+        case "split":
+          this.splitTaken(contact.id, decision.step, decision.branch, now);
+          break;
         case "webhook":
           this.state.webhooks[step.id] = (this.state.webhooks[step.id] ?? 0) + 1;
           this.sample(step, contact.id, now, branchEvent, branchEventId);
@@ -394,6 +452,7 @@ class Simulation {
     if (event.contactId === null) return;
     const { definition } = this.journey;
     const contactId = event.contactId;
+    this.convertSplits(contactId, event);
     let instance = this.state.instances[contactId];
     if (instance && definition.goal && reachesGoal(definition.goal, event) && goalAfterEntry({ eventId: instance.entryEventId, enteredAt: instance.enteredAt }, event)) {
       delete this.state.instances[contactId];
@@ -456,6 +515,8 @@ export function simulate(journey: SimulatedJourney, state: SimulationState, even
   }
   enterUpTo(upTo);
   run.fireTimers(upTo);
+  // Events after this call come at `upTo` or later (the next step's follow the cursor).
+  run.dropEndedSplitGoals(upTo);
 }
 
 /** Per step: instances it acted for and those waiting at it at the end, like the live counters. */
@@ -491,6 +552,8 @@ export interface SimulationFigures {
   unknown?: number;
   /** Messages held by quiet hours or a full cap (`when_capped: wait`) and sent later in simulated time, or still held at the end. */
   deferred?: number;
+  /** Per split step, its branches as GET …/splits reports them live (absent in results made before they were simulated). */
+  splits?: SimulatedSplit[];
 }
 
 /** A simulation's figures with its rendered samples, as it is kept with the version and answered. */
@@ -501,7 +564,8 @@ export interface SimulationResult extends SimulationFigures {
   };
 }
 
-export function simulationFigures(state: SimulationState): SimulationFigures {
+/** The figures of a simulation's state; with its version's definition, its splits' branches too. */
+export function simulationFigures(state: SimulationState, definition?: JourneyDefinition): SimulationFigures {
   const steps: SimulationFigures["steps"] = {};
   const step = (id: string) => (steps[id] ??= { acted: 0, waiting: 0 });
   for (const [id, n] of Object.entries(state.acted)) step(id).acted = n;
@@ -536,5 +600,6 @@ export function simulationFigures(state: SimulationState): SimulationFigures {
     skipped: { cap: sum(state.skippedCap), topic: sum(state.skippedTopic), address: sum(state.skippedAddress), suppressed: sum(state.skippedSuppressed) },
     deferred: sum(deferred),
     unknown: sum(state.unknown),
+    ...(definition ? { splits: simulatedSplits(definition, state.splitEntered ?? {}, state.splitConverted ?? {}) } : {}),
   };
 }

@@ -68,6 +68,28 @@ export function goalAfterEntry(entry: { eventId: number | null; enteredAt: numbe
   return entry.eventId !== null ? event.id > entry.eventId : event.receivedAt >= entry.enteredAt;
 }
 
+/** A split entry's goal as the engine records it (journey_split_entries: goal_kind, goal_key, goal_until); null for a split without a goal. */
+export type SplitEntryGoal = { kind: "activity"; key: string; until: number } | { kind: "open" | "click"; until: number };
+
+/** The goal of an entry taken at `step` at `at`: its activity (by its name's key) or message event, until the end of its window. */
+export function splitGoalAt(step: Pick<SplitStep, "goal">, at: number): SplitEntryGoal | null {
+  if (!step.goal) return null;
+  const until = at + parseDuration(step.goal.within)!;
+  if (step.goal.activity !== undefined) return { kind: "activity", key: activityNameKey(step.goal.activity), until };
+  return { kind: step.goal.message_event!, until };
+}
+
+/**
+ * Whether `event` converts a split entry taken at `at` with an activity goal: the contact's
+ * activity of the goal's name, from the split to the end of the goal's window, both included.
+ * The engine applies it in SQL over a batch's events (store/journeys/splits.ts
+ * markSplitConversions: `goal_key`, `BETWEEN at AND goal_until`); an open or click goal
+ * (the branch's messages) is not an activity and is never met here.
+ */
+export function splitGoalMet(goal: SplitEntryGoal, at: number, event: Pick<WalkEvent, "channel" | "name" | "occurredAt">): boolean {
+  return goal.kind === "activity" && event.channel === "custom_activity" && activityNameKey(event.name) === goal.key && event.occurredAt >= at && event.occurredAt <= goal.until;
+}
+
 /** A pending wait as the rules read it (a journey_points row of kind wait, or a simulated one). */
 export interface PendingWait {
   outcome: string | null;

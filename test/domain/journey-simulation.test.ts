@@ -3,6 +3,7 @@ import { journeyDefinitionSchema, splitBranchOf, type JourneyDefinition, type Sp
 import { contactsToLoad, entriesInOrder, newSimulationState, simulate, simulationFigures, topicsOf, type SimContact } from "../../src/domain/journey-simulation";
 import type { WalkContact, WalkEvent } from "../../src/domain/journey-walk";
 import type { MessageRules } from "../../src/domain/message-rules";
+import { branchFigures } from "../../src/domain/split-confidence";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -210,5 +211,88 @@ describe("journey simulation of a saved segment trigger", () => {
     simulate(saved, state, [], contacts, T0 + DAY);
     expect(simulationFigures(state)).toMatchObject({ entered: 2, completed: 2, messages: { email: 2 } });
     expect(state.samples.map((s) => [s.contactId, s.at])).toEqual([[1, T0], [2, T0 + HOUR]]);
+  });
+});
+
+describe("journey simulation of an A/B split's goal", () => {
+  /** Cart, then a split: A gets an email, B is a hold-out (its instance ends at once); the goal: a purchase within 2 days of the split. */
+  const split = (goal: Record<string, unknown>) => ({
+    id: "jrn_ab",
+    definition: journeyDefinitionSchema.parse({
+      name: "AB",
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [{ id: "ab", type: "split", branches: [{ percent: 50, then: "mailA" }, { percent: 50 }], goal }, mail("mailA")],
+    }) as JourneyDefinition,
+  });
+  const abOf = (definition: JourneyDefinition) => definition.steps.find((s) => s.id === "ab") as SplitStep;
+  /** Contacts 1..40 by the branch the split sends them down. */
+  const byBranch = (definition: JourneyDefinition) => {
+    const ids = Array.from({ length: 40 }, (_, i) => i + 1);
+    return [0, 1].map((b) => ids.filter((id) => splitBranchOf("jrn_ab", abOf(definition), id) === b));
+  };
+
+  it("counts per branch the contacts that did the goal's activity within its window after the split, hold-outs included, with the live report's rate and confidence", () => {
+    const journey = split({ activity: "Purchase", within: "2d" });
+    const [a, b] = byBranch(journey.definition) as [number[], number[]];
+    const contacts = new Map([...a.slice(0, 3), ...b.slice(0, 3)].map((id) => [id, contact(id, "IN")]));
+    const events = [
+      ...[...a.slice(0, 3), ...b.slice(0, 3)].map((id) => act(id, "add_to_cart", T0)),
+      // A's first two buy within the window (the second at its very end), its third after it; B's
+      // first within, its second after, its third twice within (one conversion). A view converts nothing.
+      act(a[0]!, "purchase", T0 + HOUR),
+      act(b[1]!, "view", T0 + HOUR),
+      act(b[0]!, "purchase", T0 + DAY),
+      act(b[2]!, "purchase", T0 + DAY),
+      act(b[2]!, "purchase", T0 + DAY + HOUR),
+      act(a[1]!, "PURCHASE", T0 + 2 * DAY),
+      act(a[2]!, "purchase", T0 + 2 * DAY + 1),
+      act(b[1]!, "purchase", T0 + 3 * DAY),
+    ];
+    const state = newSimulationState();
+    // In two calls with the state carried as JSON, as queue steps keep it in R2.
+    simulate(journey, state, events.slice(0, 11), contacts, events[10]!.occurredAt);
+    // The entries still open are kept past their instances' end (all completed: A's email sent, B's a hold-out).
+    expect(Object.keys(state.instances)).toEqual([]);
+    expect(Object.keys(state.splitGoals ?? {}).map(Number).sort((x, y) => x - y)).toEqual([a[1]!, a[2]!, b[1]!].sort((x, y) => x - y));
+    const carried = JSON.parse(JSON.stringify(state));
+    simulate(journey, carried, events.slice(11), contacts, T0 + 5 * DAY);
+    // Windows over by the end: nothing kept.
+    expect(carried.splitGoals).toEqual({});
+    const [ab] = simulationFigures(carried, journey.definition).splits!;
+    expect(ab).toMatchObject({ step_id: "ab", goal: { activity: "Purchase", within: "2d" }, winner: null, method: "two_proportion_z_test_vs_a", conversions_unknown: null });
+    expect(ab!.branches.map(({ label, entered, converted }) => ({ label, entered, converted }))).toEqual([
+      { label: "A", entered: 3, converted: 2 },
+      { label: "B", entered: 3, converted: 2 },
+    ]);
+    // The live report's figures (branchFigures): the same rates, no difference to speak of.
+    expect(ab!.branches.map(({ entered, converted, rate, confidence }) => ({ entered, converted, rate, confidence }))).toEqual(branchFigures([{ entered: 3, converted: 2 }, { entered: 3, converted: 2 }]));
+    expect(ab!.branches[0]).toMatchObject({ rate: 2 / 3, confidence: null });
+    expect(ab!.branches[1]!.confidence).toBeCloseTo(0, 6);
+  });
+
+  it("does not convert the split on the activity that entered the contact, nor on one before the split", () => {
+    const journey = split({ activity: "add_to_cart", within: "1d" });
+    const [a] = byBranch(journey.definition) as [number[]];
+    const state = newSimulationState();
+    simulate(journey, state, [act(a[0]!, "add_to_cart", T0), act(a[1]!, "add_to_cart", T0), act(a[1]!, "add_to_cart", T0 + HOUR)], new Map(a.slice(0, 2).map((id) => [id, contact(id, "IN")])), T0 + 2 * DAY);
+    // a[1]'s second cart, after its split, converts it (and enters it anew: it had completed).
+    expect(simulationFigures(state, journey.definition).splits![0]!.branches[0]).toMatchObject({ entered: 3, converted: 1 });
+  });
+
+  it("reports an open or click goal's conversions as unknown, with the reason, and keeps no entry for it", () => {
+    for (const event of ["open", "click"] as const) {
+      const journey = split({ message_event: event, within: "2d" });
+      const [a, b] = byBranch(journey.definition) as [number[], number[]];
+      const state = newSimulationState();
+      const ids = [a[0]!, b[0]!, b[1]!];
+      simulate(journey, state, ids.map((id) => act(id, "add_to_cart", T0)), new Map(ids.map((id) => [id, contact(id, "IN")])), T0 + 3 * DAY);
+      expect(state.splitGoals ?? {}).toEqual({});
+      const [ab] = simulationFigures(state, journey.definition).splits!;
+      expect(ab!.conversions_unknown).toContain(event === "open" ? "would have been opened is not known" : "would have been clicked is not known");
+      expect(ab!.branches).toEqual([
+        { label: "A", percent: 50, then: "mailA", entered: 1, converted: null, rate: null, confidence: null },
+        { label: "B", percent: 50, then: null, entered: 2, converted: null, rate: null, confidence: null },
+      ]);
+    }
   });
 });

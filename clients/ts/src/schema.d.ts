@@ -5440,7 +5440,35 @@ export interface paths {
                                 progress: number;
                                 events_read: number;
                                 error: string | null;
-                                result: unknown | null;
+                                result: (unknown & ({
+                                    /** @description Per split step (absent in results made before splits were simulated) */
+                                    splits?: {
+                                        step_id: string;
+                                        /** @description The split's goal, as its step has it; null when none (then no branch converts, as live) */
+                                        goal: unknown;
+                                        winner: ("A" | "B" | "C" | "D") | null;
+                                        /** @constant */
+                                        method: "two_proportion_z_test_vs_a";
+                                        /** @description Why the branches' converted, rate and confidence are null: a goal of an open or click of the branch's messages, which the simulation does not send; null when they are counted */
+                                        conversions_unknown: string | null;
+                                        branches: {
+                                            /** @enum {string} */
+                                            label: "A" | "B" | "C" | "D";
+                                            percent: number;
+                                            then: string | null;
+                                            /** @description Simulated contacts that took the branch */
+                                            entered: number;
+                                            /** @description Of them, those that did the goal's activity within its window after the split; null when it cannot be known */
+                                            converted: number | null;
+                                            /** @description converted / entered, 0 to 1 */
+                                            rate: number | null;
+                                            /** @description Against branch A, 0 to 1 (1 − the two-sided p-value); null for A, while a side is empty, or when conversions are unknown */
+                                            confidence: number | null;
+                                        }[];
+                                    }[];
+                                } & {
+                                    [key: string]: unknown;
+                                })) | null;
                                 created_at: string;
                                 finished_at: string | null;
                             }[];
@@ -5466,7 +5494,7 @@ export interface paths {
         };
         put?: never;
         /**
-         * Simulate a version of the journey (the current one when no version is given) on the panel's recorded activities of the last `days` days (1–30, the archive included; a list trigger enters the list's members when each was added, a saved segment's trigger the contacts that joined it, each once at its first join in the range, a segment filter of the journey's own the contacts matching it now at their last write in the range; messages the senders would skip are counted with their reason; a wait for an open, click or delivery is followed to its timeout and counted as unknown), sending nothing and changing no journey state; worked in queue steps: read its progress and, once done, per step figures, messages per channel, webhook calls and samples with GET …/simulations/{simulation}
+         * Simulate a version of the journey (the current one when no version is given) on the panel's recorded activities of the last `days` days (1–30, the archive included; a list trigger enters the list's members when each was added, a saved segment's trigger the contacts that joined it, each once at its first join in the range, a segment filter of the journey's own the contacts matching it now at their last write in the range; messages the senders would skip are counted with their reason; a wait for an open, click or delivery is followed to its timeout and counted as unknown; an A/B split's branches count their entries and, with an activity goal, the contacts that did it within the goal's window, an open or click goal's conversions being null and unknown), sending nothing and changing no journey state; worked in queue steps: read its progress and, once done, per step figures, messages per channel, webhook calls, each split's branches and samples with GET …/simulations/{simulation}
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
          */
         post: {
@@ -5506,7 +5534,35 @@ export interface paths {
                             progress: number;
                             events_read: number;
                             error: string | null;
-                            result: unknown | null;
+                            result: (unknown & ({
+                                /** @description Per split step (absent in results made before splits were simulated) */
+                                splits?: {
+                                    step_id: string;
+                                    /** @description The split's goal, as its step has it; null when none (then no branch converts, as live) */
+                                    goal: unknown;
+                                    winner: ("A" | "B" | "C" | "D") | null;
+                                    /** @constant */
+                                    method: "two_proportion_z_test_vs_a";
+                                    /** @description Why the branches' converted, rate and confidence are null: a goal of an open or click of the branch's messages, which the simulation does not send; null when they are counted */
+                                    conversions_unknown: string | null;
+                                    branches: {
+                                        /** @enum {string} */
+                                        label: "A" | "B" | "C" | "D";
+                                        percent: number;
+                                        then: string | null;
+                                        /** @description Simulated contacts that took the branch */
+                                        entered: number;
+                                        /** @description Of them, those that did the goal's activity within its window after the split; null when it cannot be known */
+                                        converted: number | null;
+                                        /** @description converted / entered, 0 to 1 */
+                                        rate: number | null;
+                                        /** @description Against branch A, 0 to 1 (1 − the two-sided p-value); null for A, while a side is empty, or when conversions are unknown */
+                                        confidence: number | null;
+                                    }[];
+                                }[];
+                            } & {
+                                [key: string]: unknown;
+                            })) | null;
                             created_at: string;
                             finished_at: string | null;
                         };
@@ -5577,7 +5633,35 @@ export interface paths {
                             progress: number;
                             events_read: number;
                             error: string | null;
-                            result: unknown | null;
+                            result: (unknown & ({
+                                /** @description Per split step (absent in results made before splits were simulated) */
+                                splits?: {
+                                    step_id: string;
+                                    /** @description The split's goal, as its step has it; null when none (then no branch converts, as live) */
+                                    goal: unknown;
+                                    winner: ("A" | "B" | "C" | "D") | null;
+                                    /** @constant */
+                                    method: "two_proportion_z_test_vs_a";
+                                    /** @description Why the branches' converted, rate and confidence are null: a goal of an open or click of the branch's messages, which the simulation does not send; null when they are counted */
+                                    conversions_unknown: string | null;
+                                    branches: {
+                                        /** @enum {string} */
+                                        label: "A" | "B" | "C" | "D";
+                                        percent: number;
+                                        then: string | null;
+                                        /** @description Simulated contacts that took the branch */
+                                        entered: number;
+                                        /** @description Of them, those that did the goal's activity within its window after the split; null when it cannot be known */
+                                        converted: number | null;
+                                        /** @description converted / entered, 0 to 1 */
+                                        rate: number | null;
+                                        /** @description Against branch A, 0 to 1 (1 − the two-sided p-value); null for A, while a side is empty, or when conversions are unknown */
+                                        confidence: number | null;
+                                    }[];
+                                }[];
+                            } & {
+                                [key: string]: unknown;
+                            })) | null;
                             created_at: string;
                             finished_at: string | null;
                         };

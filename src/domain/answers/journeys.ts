@@ -6,6 +6,7 @@ import type { JourneyDefinition, SplitGoal } from "../journey";
 import type { JourneyLayout } from "../journey-layout";
 import type { ContactJourneys, JourneyReport } from "../journey-report";
 import type { SimulationResult } from "../journey-simulation";
+import { simulatedSplitSchema } from "../simulated-splits";
 import { isoInstant } from "./panels";
 
 /** A part whose shape another schema or type owns: typed for the compiler, described for readers. */
@@ -132,10 +133,12 @@ export const simulationAnswer = z.strictObject({
   progress: z.number(),
   events_read: z.number(),
   error: z.string().nullable(),
-  /** Once done: per step acted and waiting (as the live counters), messages per channel, webhook calls per step, samples; messages skipped for a cap or topic, or deferred. */
-  result: ownedElsewhere<SimulationResult | null>(
-    "The simulation's figures and samples once done (domain/journey-simulation.ts SimulationResult); null while running. Message steps go under the panel's caps, quiet hours and topics as set now: per step skipped_cap, skipped_topic and deferred (held by quiet hours or a cap, sent later in simulated time); then as the senders would take them: per step skipped_address (no valid EMAIL or MOBILE, no push device) and skipped_suppressed (a suppressed address, a stopped number, push turned off), with skip_reasons (the text each skipped message would record, and how many). A wait for message events (open, click, delivered, bounce) after a message that would have gone out is followed to its timeout and counted per step as unknown (whether the message would have been opened or clicked is not known); in all: unknown",
-  ).nullable(),
+  /** Once done: per step acted and waiting (as the live counters), messages per channel, webhook calls per step, samples; messages skipped for a cap or topic, or deferred; each split's branches. */
+  result: ownedElsewhere<Omit<SimulationResult, "splits">>(
+    "The simulation's figures and samples once done (domain/journey-simulation.ts SimulationResult); null while running. Message steps go under the panel's caps, quiet hours and topics as set now: per step skipped_cap, skipped_topic and deferred (held by quiet hours or a cap, sent later in simulated time); then as the senders would take them: per step skipped_address (no valid EMAIL or MOBILE, no push device) and skipped_suppressed (a suppressed address, a stopped number, push turned off), with skip_reasons (the text each skipped message would record, and how many). A wait for message events (open, click, delivered, bounce) after a message that would have gone out is followed to its timeout and counted per step as unknown (whether the message would have been opened or clicked is not known); in all: unknown. splits: each split step's branches, entered and (with an activity goal) converted within the goal's window, rate and confidence against A as GET …/splits reports them live; with an open or click goal their conversions are null and conversions_unknown says why",
+  )
+    .and(z.looseObject({ splits: z.array(simulatedSplitSchema).optional().meta({ description: "Per split step (absent in results made before splits were simulated)" }) }))
+    .nullable(),
   created_at: isoInstant,
   finished_at: isoInstant.nullable(),
 });

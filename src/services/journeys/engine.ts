@@ -1,16 +1,13 @@
 import { allShards, shardOf, type ShardDb } from "../../store/shards";
-import { activityNameKey } from "../../domain/activity";
-import { decideStep, entryAllowed, stepsAfterDecision, stepsAfterPoint } from "../../domain/journey-walk";
+import { decideStep, entryAllowed, splitGoalAt, stepsAfterDecision, stepsAfterPoint } from "../../domain/journey-walk";
 import {
   isMessageStep,
   nextSteps,
-  parseDuration,
   splitLabels,
   stepById,
   type JourneyDefinition,
   type JourneyStep,
   type MessageStep,
-  type SplitStep,
 } from "../../domain/journey";
 import { newId } from "../../lib/random";
 import { settleEach } from "../../lib/tasks";
@@ -23,7 +20,7 @@ import { getMessages, insertMessageStatement, type JourneyMessage } from "../../
 import { contactTimeZone, describeCap, gateBeforeCaps, gateOfCapAnswer, NO_RULES, type MessageGate, type MessageRules } from "../../domain/message-rules";
 import { countSendIfAllowed } from "../../store/contact-sends";
 import { getPanel } from "../../store/panels";
-import { insertSplitEntryStatement, type SplitEntry } from "../../store/journeys/splits";
+import { insertSplitEntryStatement } from "../../store/journeys/splits";
 import { hasLeftTopic } from "../../store/topics";
 import { JOURNEY_TOPIC_SKIP } from "../../domain/topics";
 import { finishPointStatements, insertPointStatement, releasePoints, takeStartPoints, type JourneyPoint } from "../../store/journeys/points";
@@ -418,7 +415,7 @@ class StepPlanner {
         // again after a crash (its emails possibly sent, its writes not) takes the same one.
         const label = splitLabels(decision.step.branches.length)[decision.branch]!;
         this.plan.statements.push(
-          insertSplitEntryStatement(this.db, { instanceId, stepId: step.id, panelId, journeyId, contactId, branch: label, goal: this.splitGoal(decision.step) }, this.now),
+          insertSplitEntryStatement(this.db, { instanceId, stepId: step.id, panelId, journeyId, contactId, branch: label, goal: splitGoalAt(decision.step, this.now) }, this.now),
         );
         this.ran(step, `branch ${label}`);
         break;
@@ -463,13 +460,6 @@ class StepPlanner {
   }
 
   /** The split's goal as its entry row keeps it: an open or click is of a message of this instance. */
-  private splitGoal(step: SplitStep): SplitEntry["goal"] {
-    if (!step.goal) return null;
-    const until = this.now + parseDuration(step.goal.within)!;
-    if (step.goal.activity !== undefined) return { kind: "activity", key: activityNameKey(step.goal.activity), until };
-    return { kind: step.goal.message_event!, until };
-  }
-
   private message(step: MessageStep): JourneyMessage {
     const { id: _id, type: _type, after: _after, on: _on, exempt: _exempt, when_capped: _whenCapped, ...content } = step;
     return {

@@ -418,7 +418,7 @@ async function resultOf(env: Env, shards: PanelShards, panelId: string, sim: Jou
   const eventIds = [...new Set(state.samples.flatMap((s) => (s.event === null && s.eventId !== null ? [s.eventId] : [])))];
   const events = await mergedMap(shards, (db) => getEventsByIds(db, panelId, eventIds));
   const steps = new Map<string, JourneyStep>(definition.steps.map((s) => [s.id, s]));
-  const result: SimulationResult = { ...simulationFigures(state), samples: { messages: [], webhooks: [] } };
+  const result: SimulationResult = { ...simulationFigures(state, definition), samples: { messages: [], webhooks: [] } };
   for (const sample of state.samples as SimulationSample[]) {
     const step = steps.get(sample.step);
     const contact = contacts.get(sample.contactId);

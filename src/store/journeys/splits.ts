@@ -1,3 +1,4 @@
+import type { SplitEntryGoal } from "../../domain/journey-walk";
 import type { ShardDb } from "../shards";
 // A/B split entries and journey goal conversions (migration 0082, decision 0042).
 
@@ -8,7 +9,7 @@ export interface SplitEntry {
   journeyId: string;
   contactId: number;
   branch: string;
-  goal: { kind: "activity"; key: string; until: number } | { kind: "open" | "click"; until: number } | null;
+  goal: SplitEntryGoal | null;
 }
 
 /**
@@ -46,7 +47,8 @@ export interface GoalEvent {
 
 /**
  * Marks the split entries these events convert: those of the contact whose goal is the event,
- * split before it and within the goal's window. Setting converted_at once (where still NULL)
+ * split before it and within the goal's window (for an activity, domain/journey-walk.ts
+ * `splitGoalMet`, which the simulation applies). Setting converted_at once (where still NULL)
  * makes a redelivered event count once.
  */
 export async function markSplitConversions(db: ShardDb, panelId: string, events: readonly GoalEvent[]): Promise<void> {

@@ -16,6 +16,8 @@ import { contactBucket } from "../../../src/domain/partitions";
 import { suppressPhone } from "../../../src/store/sms";
 import { suppressAddress } from "../../../src/store/suppressions";
 import { recordingBinds } from "../../support/recorded-binds";
+import { splitBranchOf, type SplitStep } from "../../../src/domain/journey";
+import { branchFigures } from "../../../src/domain/split-confidence";
 import { addMembersQuietly, cartPanel, createWebhook, delivered, startJourney } from "../../support/journeys";
 
 const HOUR = 3_600_000;
@@ -247,6 +249,71 @@ describe("journey simulations on history", () => {
       opened: { acted: 3, waiting: 1, unknown: 2 },
       again: { acted: 2, waiting: 0, skipped_suppressed: 1, skip_reasons: { "the address is suppressed (unsubscribed)": 1 } },
     });
+  });
+
+  it("counts an A/B split's conversions per branch: the goal's activity within its window after the split, hold-outs included; an open goal's are unknown", async () => {
+    const panel = await createPanel();
+    await cartPanel(panel);
+    // A gets an email, B is a hold-out (its instance ends at the split).
+    const splitThen = (goal: Record<string, unknown>) => ({
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [
+        { id: "ab", type: "split", branches: [{ percent: 50, then: "mail" }, { percent: 50 }], goal },
+        { id: "mail", type: "email", subject: "Hi", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+      ],
+    });
+    const journey = await startJourney(panel, splitThen({ activity: "purchase", within: "1d" }), null);
+    const ab = (await admin("GET", journey.path)).body.steps.find((s: { id: string }) => s.id === "ab") as SplitStep;
+    // Carts six days back, until each branch has two contacts (the branch is a hash of the contact).
+    const branches: [string[], string[]] = [[], []];
+    const cartAt = new Map<string, number>();
+    while (branches[0].length < 2 || branches[1].length < 2) {
+      const key = `ab${cartAt.size}@example.com`;
+      cartAt.set(key, 6 * DAY - cartAt.size * HOUR);
+      await happened(panel, "add_to_cart", key, cartAt.get(key)!);
+      await pipelineSettled(panel.id);
+      const id = (await contactsOf(panel.id)).find((c) => c.key === key)!.id;
+      branches[splitBranchOf(journey.id, ab, id)]!.push(key);
+    }
+    const [a, b] = branches;
+    // Of each branch, the first buys within the day after its cart (the split), the second two days after: too late.
+    for (const key of [a[0]!, b[0]!]) await happened(panel, "purchase", key, cartAt.get(key)! - 20 * HOUR);
+    for (const key of [a[1]!, b[1]!]) await happened(panel, "purchase", key, cartAt.get(key)! - 2 * DAY);
+    // A purchase before its cart does not convert (nor one of a contact in no branch).
+    await happened(panel, "purchase", a.at(-1)!, cartAt.get(a.at(-1)!)! + HOUR);
+    await happened(panel, "purchase", "nobody@example.com", DAY);
+    await pipelineSettled(panel.id);
+
+    // One event a step: the split entries waiting for their goal are carried in the state in R2.
+    const imports = collectingQueue();
+    const stepEnv = withBindings(env, { IMPORTS: imports, SIMULATION_STEP_EVENTS: "1" } as Partial<Env>);
+    const started = await startSimulation(stepEnv, panelData, (await getPanel(env.DB, panel.id))!, journey.id, { days: 7 }, { operator: null }, Date.now());
+    if (!started.ok) throw new Error(JSON.stringify(started.problem));
+    await drainImports(stepEnv, imports);
+    const done = await admin("GET", `${journey.path}/simulations/${started.value.simulation.id}`);
+    expect(done.body).toMatchObject({ state: "done", result: { entered: a.length + b.length, completed: a.length + b.length, messages: { email: a.length } } });
+    const [split] = done.body.result.splits;
+    expect(split).toMatchObject({ step_id: "ab", goal: { activity: "purchase", within: "1d" }, winner: null, method: "two_proportion_z_test_vs_a", conversions_unknown: null });
+    expect(split.branches.map(({ label, entered, converted }: { label: string; entered: number; converted: number }) => ({ label, entered, converted }))).toEqual([
+      { label: "A", entered: a.length, converted: 1 },
+      { label: "B", entered: b.length, converted: 1 },
+    ]);
+    // Rate and confidence as the live report computes them.
+    expect(split.branches.map(({ entered, converted, rate, confidence }: Record<string, number>) => ({ entered, converted, rate, confidence }))).toEqual(
+      branchFigures([
+        { entered: a.length, converted: 1 },
+        { entered: b.length, converted: 1 },
+      ]),
+    );
+
+    // An open of the branch's messages cannot be known: no conversions, and why.
+    const opened = await startJourney(panel, splitThen({ message_event: "open", within: "1d" }), null);
+    const simulated = await admin("POST", `${opened.path}/simulations`, { days: 7 });
+    expect(simulated.status, JSON.stringify(simulated.body)).toBe(202);
+    const [unknown] = simulated.body.result.splits;
+    expect(unknown.conversions_unknown).toContain("whether one would have been opened is not known");
+    expect(unknown.branches.reduce((n: number, br: { entered: number }) => n + br.entered, 0)).toBe(a.length + b.length);
+    for (const br of unknown.branches) expect(br).toMatchObject({ converted: null, rate: null, confidence: null });
   });
 
   it("erasing a contact drops the samples naming it from the kept results, leaving the figures and others' samples", async () => {

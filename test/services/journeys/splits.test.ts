@@ -5,6 +5,8 @@ import { contactBucket } from "../../../src/domain/partitions";
 import { continuePoints, POINT_LEASE_MS } from "../../../src/services/journeys/engine";
 import { journeyTimers } from "../../../src/services/journeys/timers";
 import { convertSplits } from "../../../src/services/journeys/goals";
+import { splitGoalAt, splitGoalMet } from "../../../src/domain/journey-walk";
+import { insertSplitEntryStatement } from "../../../src/store/journeys/splits";
 import type { PipelineEvent } from "../../../src/services/pipeline/steps";
 import type { Journey } from "../../../src/store/journeys/definitions";
 import { fillContactBuckets } from "../../../src/store/buckets";
@@ -235,5 +237,33 @@ describe("split conversions in the journeys pipeline step", () => {
     await act(panel, buy, "goal@example.com");
     const row = await panelData.prepare("SELECT converted_at FROM journey_split_entries WHERE panel_id = ?").bind(panel.id).first<{ converted_at: number | null }>();
     expect(row?.converted_at).not.toBeNull();
+  });
+
+  it("converts exactly the entries the rule the simulation applies converts (splitGoalAt, splitGoalMet)", async () => {
+    const panel = await createPanel();
+    const step = { goal: { activity: "Purchase", within: "1d" } };
+    const journey = { definition: { steps: [{ id: "ab", type: "split", branches: [{ percent: 50 }, { percent: 50 }], ...step }] } } as unknown as Journey;
+    const at = 1_700_000_000_000;
+    const DAY = 86_400_000;
+    // One entry a contact, each met by one event: before the split, at it, within, at the window's end, after it, another case, another activity.
+    const cases: Array<{ name: string; occurredAt: number }> = [
+      { name: "purchase", occurredAt: at - 1 },
+      { name: "purchase", occurredAt: at },
+      { name: "purchase", occurredAt: at + DAY / 2 },
+      { name: "purchase", occurredAt: at + DAY },
+      { name: "purchase", occurredAt: at + DAY + 1 },
+      { name: "PURCHASE", occurredAt: at + 1 },
+      { name: "view", occurredAt: at + 1 },
+    ];
+    const goal = splitGoalAt(step, at)!;
+    await panelData.batch(
+      cases.map((_, i) => insertSplitEntryStatement(panelData, { instanceId: `ins_rule_${panel.id}_${i}`, stepId: "ab", panelId: panel.id, journeyId: "jrn_rule", contactId: i + 1, branch: "A", goal }, at)),
+    );
+    const events = cases.map((c, i) => ({ panelId: panel.id, contactId: i + 1, channel: "custom_activity", name: c.name, occurredAt: c.occurredAt, receivedAt: c.occurredAt, id: i + 1, msgid: null, journeyId: null, params: {} }) as unknown as PipelineEvent);
+    await convertSplits(panelData, panel.id, [journey], events);
+    const { results } = await panelData.prepare("SELECT contact_id, converted_at FROM journey_split_entries WHERE panel_id = ? ORDER BY contact_id").bind(panel.id).all<{ contact_id: number; converted_at: number | null }>();
+    const converted = results.map((r) => r.converted_at !== null);
+    expect(converted).toEqual(cases.map((c) => splitGoalMet(goal, at, { channel: "custom_activity", ...c })));
+    expect(converted).toEqual([false, true, true, true, false, true, false]);
   });
 });

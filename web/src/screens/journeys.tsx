@@ -288,6 +288,16 @@ function simulatedCounters(result: JourneySimulationResult): Map<string, NodeCou
     if (f.deferred) node.deferred = f.deferred;
     figures.set(step, node);
   }
+  // A split's node counts each branch's entries and, with an activity goal, its conversions (as the live split report); those of an open or click goal are not known.
+  for (const split of result.splits ?? []) {
+    const node = figures.get(split.step_id) ?? {};
+    for (const b of split.branches) {
+      node[b.label] = b.entered;
+      if (split.goal && b.converted !== null) node[`${b.label} converted`] = b.converted;
+    }
+    if (split.conversions_unknown !== null) node["unknown: opens/clicks"] = split.branches.reduce((n, b) => n + b.entered, 0);
+    figures.set(split.step_id, node);
+  }
   return figures;
 }
 
@@ -374,6 +384,18 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
             {Object.values(result.webhooks).reduce((a, b) => a + b, 0)}.
             {result.unknown ? ` ${result.unknown} waits for an open, click or delivery of a message not sent: unknown, counted on their timeout branch.` : ""}
           </p>
+          {(result.splits ?? []).some((split) => split.goal) && (
+            <ul aria-label="Simulated splits">
+              {(result.splits ?? []).filter((split) => split.goal).map((split) => (
+                <li key={split.step_id}>
+                  Split {split.step_id}:{" "}
+                  {split.conversions_unknown !== null
+                    ? `${split.branches.map((b) => `${b.label} ${b.entered} entered`).join(", ")}; conversions unknown (${split.conversions_unknown})`
+                    : split.branches.map((b) => `${b.label} ${b.entered} entered, ${b.converted} converted (${percent(b.rate ?? 0)}${b.confidence === null ? "" : `, ${percent(b.confidence)} confidence vs A`})`).join("; ")}
+                </li>
+              ))}
+            </ul>
+          )}
           {skipReasons.length > 0 && (
             <details>
               <summary>Why messages would be skipped</summary>
