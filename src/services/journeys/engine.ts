@@ -459,7 +459,6 @@ class StepPlanner {
     for (const child of stepsAfterDecision(this.definition, decision)) await this.step(child, branch);
   }
 
-  /** The split's goal as its entry row keeps it: an open or click is of a message of this instance. */
   private message(step: MessageStep): JourneyMessage {
     const { id: _id, type: _type, after: _after, on: _on, exempt: _exempt, when_capped: _whenCapped, ...content } = step;
     return {
