@@ -9,20 +9,22 @@ import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 let panelId: string;
 let clientId: string;
 let activityId: string;
+let buyId: string;
 
 serviceForThisFile({
   setUp: async () => {
     panelId = service.printed["demo panel"]!;
     clientId = (await adminCall("PATCH", `/panels/${panelId}`, { api_mode: true })).client_id;
     activityId = (await adminCall("POST", `/panels/${panelId}/activities`, { name: "sim_cart", params: {} })).activityid;
+    buyId = (await adminCall("POST", `/panels/${panelId}/activities`, { name: "sim_buy", params: {} })).activityid;
   },
 });
 
-async function perform(email: string): Promise<void> {
+async function perform(email: string, activity = activityId): Promise<void> {
   const posted = await fetch(`${service.origin}/v1/activity/singleactivity/${clientId}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ activityid: activityId, identity: email }),
+    body: JSON.stringify({ activityid: activity, identity: email }),
   });
   assert.equal(((await posted.json()) as { result: string }).result, "Success");
 }
@@ -80,5 +82,45 @@ describe("journey simulation in Chromium", () => {
     const saved = await adminCall("GET", `/panels/${panelId}/journeys/${journey.id}`);
     assert.equal(saved.status, "draft");
     assert.equal(saved.counters.entered, 0);
+  });
+
+  test("an A/B split's conversions by its goal show in the result and on the split's node", async () => {
+    const journey = await adminCall("POST", `/panels/${panelId}/journeys`, {
+      name: "Simulated split",
+      trigger: { type: "activity", activity: "sim_cart" },
+      steps: [
+        { id: "ab", type: "split", branches: [{ percent: 50, then: "offer" }, { percent: 50 }], goal: { activity: "sim_buy", within: "1d" } },
+        { id: "offer", type: "email", subject: "Offer", html: "<p>Offer</p>", sender_name: "Shop", sender_email: "shop@example.com" },
+      ],
+    });
+    // Four carts (both tests' contacts) and two purchases after them: each buyer converts its branch.
+    await perform("sim3@example.com");
+    await perform("sim4@example.com");
+    await perform("sim3@example.com", buyId);
+    await perform("sim4@example.com", buyId);
+    const path = `/panels/${panelId}/journeys/${journey.id}/simulations`;
+    let result: { splits: Array<{ branches: Array<{ label: string; entered: number; converted: number }> }> };
+    for (let tries = 0; ; tries++) {
+      const done = await adminCall("POST", path, { days: 1 });
+      const branches = done.result?.splits?.[0]?.branches ?? [];
+      if (done.state === "done" && done.result.entered === 4 && branches.reduce((n: number, b: { converted: number }) => n + b.converted, 0) === 2) {
+        result = done.result;
+        break;
+      }
+      assert.ok(tries < 40, `simulation never saw the carts and purchases: ${JSON.stringify(done)}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+
+    const { page } = keep(await signInAsOwner(service, { viewport: { width: 1440, height: 1000 } }));
+    await page.goto(`${service.origin}/panels/${encodeURIComponent(panelId)}/journeys/${encodeURIComponent(journey.id)}`);
+    const section = page.getByRole("region", { name: "Simulation" });
+    const splits = section.getByLabel("Simulated splits");
+    await splits.waitFor();
+    const shown = (await splits.textContent()) ?? "";
+    for (const b of result.splits[0]!.branches) assert.ok(shown.includes(`${b.label} ${b.entered} entered, ${b.converted} converted`), `${shown} lacks branch ${b.label}'s figures`);
+    await section.getByLabel("Show the simulation on the canvas").check();
+    const node = (await page.getByLabel("Counters of ab").textContent()) ?? "";
+    for (const b of result.splits[0]!.branches) assert.match(node, new RegExp(`${b.label} converted\\s*${b.converted}`));
+    await checkAccessibility(page, "journey simulation split");
   });
 });
