@@ -59,6 +59,7 @@
 -- migration 0109_push_counts.sql
 -- migration 0110_push_subscription_buckets.sql
 -- migration 0112_campaign_part_ab_winner.sql
+-- migration 0113_campaign_ab_tallies.sql
 
 -- table activities
 
@@ -123,6 +124,27 @@ CREATE INDEX audit_log_by_panel ON audit_log (panel_id, id);
 
 CREATE INDEX audit_log_by_time ON audit_log (at);
 
+-- table campaign_ab_tallies
+
+CREATE TABLE campaign_ab_tallies (
+  campaign_id   TEXT NOT NULL,
+  ab_group      TEXT NOT NULL CHECK (ab_group IN ('test', 'rest')),
+  -- The test's variant; -1 for the rest (the winner's, once picked).
+  variant       INTEGER NOT NULL,
+  panel_id      TEXT NOT NULL,
+  recipients    INTEGER NOT NULL DEFAULT 0,
+  sent          INTEGER NOT NULL DEFAULT 0,
+  failed        INTEGER NOT NULL DEFAULT 0,
+  skipped       INTEGER NOT NULL DEFAULT 0,
+  opens         INTEGER NOT NULL DEFAULT 0,
+  unique_opens  INTEGER NOT NULL DEFAULT 0,
+  clicks        INTEGER NOT NULL DEFAULT 0,
+  unique_clicks INTEGER NOT NULL DEFAULT 0,
+  bounces       INTEGER NOT NULL DEFAULT 0,
+  unsubscribes  INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (campaign_id, ab_group, variant)
+) WITHOUT ROWID;
+
 -- table campaign_link_clicks
 
 CREATE TABLE campaign_link_clicks (
@@ -165,6 +187,42 @@ CREATE INDEX campaign_messages_by_contact ON campaign_messages (panel_id, contac
 CREATE INDEX campaign_messages_by_provider_id ON campaign_messages (provider_msg_id) WHERE provider_msg_id IS NOT NULL;
 
 CREATE INDEX campaign_messages_by_status ON campaign_messages (campaign_id, status);
+
+CREATE TRIGGER campaign_ab_tallies_count AFTER UPDATE OF status, opens, first_open_at, clicks, first_click_at, bounced_at, unsubscribed_at ON campaign_messages
+WHEN NEW.ab_group IN ('test', 'rest') AND OLD.ab_group = NEW.ab_group
+  AND ((NEW.status IS NOT OLD.status AND (NEW.status IN ('sent', 'failed', 'skipped') OR OLD.status IN ('sent', 'failed', 'skipped')))
+    OR NEW.opens <> OLD.opens OR NEW.first_open_at IS NOT OLD.first_open_at OR NEW.clicks <> OLD.clicks OR NEW.first_click_at IS NOT OLD.first_click_at
+    OR NEW.bounced_at IS NOT OLD.bounced_at OR NEW.unsubscribed_at IS NOT OLD.unsubscribed_at)
+  AND NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = NEW.panel_id)
+BEGIN
+  UPDATE campaign_ab_tallies SET
+    sent = sent + (NEW.status = 'sent') - (OLD.status = 'sent'),
+    failed = failed + (NEW.status = 'failed') - (OLD.status = 'failed'),
+    skipped = skipped + (NEW.status = 'skipped') - (OLD.status = 'skipped'),
+    opens = opens + NEW.opens - OLD.opens,
+    unique_opens = unique_opens + (NEW.first_open_at IS NOT NULL) - (OLD.first_open_at IS NOT NULL),
+    clicks = clicks + NEW.clicks - OLD.clicks,
+    unique_clicks = unique_clicks + (NEW.first_click_at IS NOT NULL) - (OLD.first_click_at IS NOT NULL),
+    bounces = bounces + (NEW.bounced_at IS NOT NULL) - (OLD.bounced_at IS NOT NULL),
+    unsubscribes = unsubscribes + (NEW.unsubscribed_at IS NOT NULL) - (OLD.unsubscribed_at IS NOT NULL)
+  WHERE campaign_id = NEW.campaign_id AND ab_group = NEW.ab_group AND variant = CASE WHEN NEW.ab_group = 'test' THEN COALESCE(NEW.variant, -1) ELSE -1 END;
+END;
+
+CREATE TRIGGER campaign_ab_tallies_grouped AFTER UPDATE OF ab_group ON campaign_messages
+WHEN NEW.ab_group IN ('test', 'rest') AND OLD.ab_group IS NOT NEW.ab_group
+  AND NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = NEW.panel_id)
+BEGIN
+  INSERT INTO campaign_ab_tallies (campaign_id, ab_group, variant, panel_id, recipients, sent, failed, skipped, opens, unique_opens, clicks, unique_clicks, bounces, unsubscribes)
+  VALUES (
+    NEW.campaign_id, NEW.ab_group, CASE WHEN NEW.ab_group = 'test' THEN COALESCE(NEW.variant, -1) ELSE -1 END, NEW.panel_id, 1,
+    NEW.status = 'sent', NEW.status = 'failed', NEW.status = 'skipped',
+    NEW.opens, NEW.first_open_at IS NOT NULL, NEW.clicks, NEW.first_click_at IS NOT NULL,
+    NEW.bounced_at IS NOT NULL, NEW.unsubscribed_at IS NOT NULL)
+  ON CONFLICT (campaign_id, ab_group, variant) DO UPDATE SET
+    recipients = recipients + excluded.recipients, sent = sent + excluded.sent, failed = failed + excluded.failed, skipped = skipped + excluded.skipped,
+    opens = opens + excluded.opens, unique_opens = unique_opens + excluded.unique_opens, clicks = clicks + excluded.clicks,
+    unique_clicks = unique_clicks + excluded.unique_clicks, bounces = bounces + excluded.bounces, unsubscribes = unsubscribes + excluded.unsubscribes;
+END;
 
 CREATE TRIGGER campaign_stats_count AFTER UPDATE ON campaign_messages
 WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = NEW.panel_id)
@@ -213,7 +271,7 @@ CREATE TABLE campaign_parts (
   updated_at INTEGER NOT NULL,
   -- Its recipient rows were pruned (housekeeping, as campaigns.messages_pruned_at on the home).
   messages_pruned_at INTEGER
-, ab_results TEXT, publish_bucket INTEGER NOT NULL DEFAULT 0, ab_held INTEGER NOT NULL DEFAULT 0, ab_ranked INTEGER, ab_winner INTEGER);
+, ab_results TEXT, publish_bucket INTEGER NOT NULL DEFAULT 0, ab_held INTEGER NOT NULL DEFAULT 0, ab_ranked INTEGER, ab_winner INTEGER, ab_tallied INTEGER NOT NULL DEFAULT 1);
 
 CREATE INDEX campaign_parts_by_panel ON campaign_parts (panel_id);
 
@@ -276,7 +334,7 @@ CREATE TABLE "campaigns" (
   -- campaign_messages when the campaign is published.
   audience       TEXT,
   reply_to       TEXT,
-  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT, published_end_at INTEGER, publish_bucket INTEGER NOT NULL DEFAULT 0, ab_held INTEGER NOT NULL DEFAULT 0, ab_ranked INTEGER,
+  messages_pruned_at INTEGER, email_template_id TEXT, publish_after INTEGER, publish_until INTEGER, publish_batch INTEGER NOT NULL DEFAULT 0, body_source TEXT, ab_test TEXT, ab_winner INTEGER, ab_results TEXT, local_time TEXT, topic_id TEXT, published_end_at INTEGER, publish_bucket INTEGER NOT NULL DEFAULT 0, ab_held INTEGER NOT NULL DEFAULT 0, ab_ranked INTEGER, ab_tallied INTEGER NOT NULL DEFAULT 1,
   CHECK ((list_id IS NULL) <> (audience IS NULL)),
   FOREIGN KEY (panel_id, list_id) REFERENCES lists(panel_id, id)
 );

@@ -348,6 +348,7 @@ export async function deleteCampaign(db: ShardDb, panelId: string, id: string, f
   const results = await db.batch([
     gone("campaign_messages"),
     gone("campaign_stats"),
+    gone("campaign_ab_tallies"),
     gone("campaign_link_clicks"),
     // `spread`: the panel has partitions on other shards; their rows go with deleteCampaignPart.
     ...(spread ? [gone("campaign_shards")] : []),
@@ -738,7 +739,7 @@ export async function skipQueuedRecipients(db: ShardDb, panelId: string, campaig
 /** A campaign deleted on its home: its rows on another shard (recipients, counters, progress). */
 export async function deleteCampaignPart(db: ShardDb, panelId: string, campaignId: string): Promise<void> {
   await db.batch(
-    ["campaign_messages", "campaign_stats", "campaign_link_clicks", "campaign_parts"].map((table) =>
+    ["campaign_messages", "campaign_stats", "campaign_ab_tallies", "campaign_link_clicks", "campaign_parts"].map((table) =>
       db.prepare(`DELETE FROM ${table} WHERE campaign_id = ?2 AND panel_id = ?1`).bind(panelId, campaignId),
     ),
   );
@@ -818,7 +819,19 @@ export interface AbGroupTally extends Omit<VariantTally, "variant"> {
   unsubscribes: number;
 }
 
-/** The tallies of a campaign's test groups (?1: the campaign's id). */
+/**
+ * What a shard's recipients of each group came to, from the counters the triggers on
+ * campaign_messages keep (shard migration 0113, decision 0057): a row per variant and one for the
+ * rest, which is the winner's (abWinnerSql) whatever variant its rows hold (?1: the campaign's id).
+ */
+const COUNTED_TALLIES = `SELECT ab_group AS "group", CASE WHEN variant >= 0 THEN variant WHEN ab_group = 'rest' THEN ${abWinnerSql("?1")} END AS variant,
+    recipients, sent, failed, skipped, opens, unique_opens, clicks, unique_clicks, bounces, unsubscribes
+  FROM campaign_ab_tallies WHERE campaign_id = ?1 AND panel_id = ?2 ORDER BY ab_group, 2`;
+
+/**
+ * The tallies of a campaign published before shard migration 0113, which are not counted: read
+ * from its messages (?1: the campaign's id), a GROUP BY over its grouped rows on the shard.
+ */
 const TALLIES = `SELECT ab_group AS "group", ${abVariantSql("?1")} AS variant, COUNT(*) AS recipients, COALESCE(SUM(status = 'sent'), 0) AS sent, COALESCE(SUM(status = 'failed'), 0) AS failed,
     COALESCE(SUM(status = 'skipped'), 0) AS skipped, COALESCE(SUM(opens), 0) AS opens, COALESCE(SUM(first_open_at IS NOT NULL), 0) AS unique_opens,
     COALESCE(SUM(clicks), 0) AS clicks, COALESCE(SUM(first_click_at IS NOT NULL), 0) AS unique_clicks,
@@ -827,10 +840,11 @@ const TALLIES = `SELECT ab_group AS "group", ${abVariantSql("?1")} AS variant, C
 
 /**
  * Keeps the test's tallies with the campaign before its messages are pruned (once: while none is
- * kept, so before the first rows go), for its report to show them after.
+ * kept, so before the first rows go), for its report to show them after. Only for a campaign
+ * published before shard migration 0113: the counters of one published since outlive its rows.
  */
 export async function keepAbResults(db: ShardDb, campaignId: string): Promise<void> {
-  await db.prepare(`UPDATE campaigns SET ab_results = (${KEPT_TALLIES}) WHERE id = ?1 AND ab_test IS NOT NULL AND ab_results IS NULL`).bind(campaignId).run();
+  await db.prepare(`UPDATE campaigns SET ab_results = (${KEPT_TALLIES}) WHERE id = ?1 AND ab_test IS NOT NULL AND ab_results IS NULL AND NOT ab_tallied`).bind(campaignId).run();
 }
 
 /** The tallies as kept (a JSON array of AbGroupTally). */
@@ -841,32 +855,35 @@ const KEPT_TALLIES = `SELECT json_group_array(json_object('group', "group", 'var
 /**
  * keepAbResults on a shard other than the campaign's home (decision 0038 step 4; shard migration
  * 0104): its share of the test's tallies, kept with its part before its rows go (none for a
- * campaign without a test: no row of it has a group).
+ * campaign without a test: no row of it has a group; none for a part counted since 0113).
  */
 export async function keepPartAbResults(db: ShardDb, campaignId: string): Promise<void> {
   await db
     .prepare(
       `UPDATE campaign_parts SET ab_results = (${KEPT_TALLIES})
-       WHERE campaign_id = ?1 AND ab_results IS NULL AND EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?1 AND ab_group IS NOT NULL)`,
+       WHERE campaign_id = ?1 AND ab_results IS NULL AND NOT ab_tallied AND EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?1 AND ab_group IS NOT NULL)`,
     )
     .bind(campaignId)
     .run();
 }
 
 /**
- * What each variant's test recipients and the rest came to (from the messages: a test is a share
- * of one campaign). `part`: a shard other than the campaign's home, which keeps its own (decision 0038 step 4).
+ * What each variant's test recipients and the rest came to on this shard: a few rows of its
+ * counters (decision 0057), whatever the test's size. `part`: a shard other than the campaign's
+ * home, whose part says how its share is kept (decision 0038 step 4). A campaign published before
+ * shard migration 0113 reads the tallies kept before its messages were pruned, or its messages.
  */
 export async function abGroupTallies(db: ShardDb, panelId: string, campaignId: string, part = false): Promise<AbGroupTally[]> {
   const kept = await (part
-    ? db.prepare("SELECT ab_results FROM campaign_parts WHERE panel_id = ? AND campaign_id = ?")
-    : db.prepare("SELECT ab_results FROM campaigns WHERE panel_id = ? AND id = ?")
+    ? db.prepare("SELECT ab_results, ab_tallied FROM campaign_parts WHERE panel_id = ? AND campaign_id = ?")
+    : db.prepare("SELECT ab_results, ab_tallied FROM campaigns WHERE panel_id = ? AND id = ?")
   )
     .bind(panelId, campaignId)
-    .first<{ ab_results: string | null }>();
-  // Pruned messages: the tallies kept before they went.
+    .first<{ ab_results: string | null; ab_tallied: number }>();
+  // Pruned messages of a campaign from before the counters: the tallies kept before they went.
   if (kept?.ab_results) return JSON.parse(kept.ab_results) as AbGroupTally[];
-  const { results } = await db.prepare(TALLIES).bind(campaignId).all<AbGroupTally>();
+  const read = kept?.ab_tallied === 0 ? db.prepare(TALLIES).bind(campaignId) : db.prepare(COUNTED_TALLIES).bind(campaignId, panelId);
+  const { results } = await read.all<AbGroupTally>();
   return results;
 }
 

@@ -5,7 +5,8 @@ import { handleQueue } from "../../src/jobs/queues";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import { abOrderKey, abSeed, testRecipients } from "../../src/domain/ab-test";
 import { decideDueAbTests } from "../../src/services/broadcasts/ab-decision";
-import { releaseAbRest } from "../../src/store/campaigns";
+import { abTalliesAcross } from "../../src/services/broadcasts/report";
+import { abGroupTallies, countEngagement, releaseAbRest } from "../../src/store/campaigns";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import { pruneShard } from "../../src/services/retention/housekeeping";
@@ -17,6 +18,7 @@ import { collectingQueue, withBindings, type CollectingQueue } from "../support/
 import { eventually } from "../support/activity";
 import { keyOn, listCampaign, shard0, TWO } from "../support/partitions";
 import { planOf, recording } from "../support/plans";
+import { namingMessages, talliesFromMessages } from "../support/ab-tallies";
 
 // Decision 0038 step 4: a campaign's A/B test on a panel split over two partitions (TWO: SHARD_0
 // and SHARD_1, its home). Each shard splits its own recipients into test groups and a held rest;
@@ -282,5 +284,70 @@ describe("A/B tests of a campaign on a panel on two partitions (decision 0038 st
     for (const db of [panelData, shard0]) expect((await rowsOn(db, cancelled.id)).filter((r) => r.ab_group === "rest").every((r) => r.status === "skipped" && r.variant === null)).toBe(true);
     expect(await outbox(cancelled.panel)).toHaveLength(8);
     expect((await admin("GET", `/panels/${cancelled.panel.id}/campaigns/${cancelled.id}/report`)).body.ab_test).toMatchObject({ winner: null, rest: { variant: null, recipients: 12, sent: 0 } });
+  });
+
+  it("keeps each shard's figures in its own counters (decision 0057), equal to a GROUP BY over its messages at every step; the report sums those rows, never the messages, before and after the pruning", async () => {
+    const { panel, id } = await spreadCampaign();
+    const { stepEnv, imports } = collectingEnv();
+    await publishDueBroadcasts(stepEnv, Date.now());
+    await drainImports(stepEnv, imports);
+    await sentCount(panel, 8);
+    const shards = [panelData, shard0] as const;
+    const same = async () => {
+      for (const [i, db] of shards.entries()) expect(await abGroupTallies(db, panel.id, id, i > 0)).toEqual(await talliesFromMessages(db, id));
+    };
+    await same();
+    // A's opens on the home, B's on SHARD_0, and a click on each shard.
+    await open(panel, panelData, id, 0, 1);
+    await open(panel, shard0, id, 1, 2);
+    for (const db of shards) {
+      const [row] = testOf(await rowsOn(db, id), 1);
+      expect(await countEngagement(db, { panelId: panel.id, campaignId: id, contactId: row!.contact_id }, "click", Date.now(), "https://example.com/sale")).not.toBeNull();
+    }
+    await same();
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toMatchObject({
+      winner: null,
+      variants: [
+        { label: "A", recipients: 4, sent: 4, opens: 1, unique_opens: 1, clicks: 0 },
+        { label: "B", recipients: 4, sent: 4, opens: 2, unique_opens: 2, clicks: 2, unique_clicks: 2 },
+      ],
+      rest: { variant: null, recipients: 12, sent: 0 },
+    });
+
+    // Decided on the home: its rest is B's there, SHARD_0's once its part is released; then both rests go out.
+    expect(await decideDueAbTests(stepEnv, panelData, Date.now() + 61 * 60_000)).toBe(1);
+    await same();
+    await drainImports(stepEnv, imports);
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 20, sent: 20 } });
+    await same();
+
+    // The report's read of the figures: a few counter rows on each shard, found by key.
+    const home = recording(panelData);
+    const other = recording(shard0);
+    const summed = await abTalliesAcross([home.db, other.db], panel.id, id);
+    expect(summed.find((t) => t.group === "rest")).toMatchObject({ variant: 1, recipients: 12, sent: 12 });
+    for (const [db, caught] of [[panelData, home.caught], [shard0, other.caught]] as const) {
+      expect(namingMessages(caught)).toEqual([]);
+      for (const statement of caught) expect(await planOf(db, statement)).not.toMatch(/\bSCAN\b/);
+    }
+    const results = {
+      winner: "B",
+      variants: [
+        { label: "A", recipients: 4, sent: 4, opens: 1, unique_opens: 1, clicks: 0, open_rate: 0.25 },
+        { label: "B", recipients: 4, sent: 4, opens: 2, unique_opens: 2, clicks: 2, unique_clicks: 2, open_rate: 0.5 },
+      ],
+      rest: { variant: "B", recipients: 12, sent: 12 },
+    };
+    const before = (await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test;
+    expect(before).toMatchObject(results);
+
+    // Pruned on both shards: nothing kept in the campaign's row nor its part (the counters stay), the figures unchanged.
+    // (Earlier tests' campaigns come due too: a run prunes a few campaigns, so it runs until this one's rows are gone.)
+    const later = Date.now() + 5 * 365 * 86_400_000;
+    for (const db of shards) for (let run = 0; run < 10 && (await rowsOn(db, id)).length; run++) await pruneShard(db, config(env).retentionDays, later);
+    for (const db of shards) expect(await rowsOn(db, id)).toEqual([]);
+    expect(await panelData.prepare("SELECT ab_results FROM campaigns WHERE id = ?").bind(id).first("ab_results")).toBeNull();
+    expect(await shard0.prepare("SELECT ab_results FROM campaign_parts WHERE campaign_id = ?").bind(id).first("ab_results")).toBeNull();
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toEqual(before);
   });
 });

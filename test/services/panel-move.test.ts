@@ -13,6 +13,10 @@ import { admin, apiFor, createPanel, type TestPanel } from "../support/helpers";
 import { act, createWebhook, cronAt, delivered, MINUTE, startJourney } from "../support/journeys";
 import { asOperator, operatorWithRole } from "../support/operators";
 import { pushFigures, subscribeBrowserOf, webPushOn } from "../support/push";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { countEngagement } from "../../src/store/campaigns";
+import { outbox } from "../support/broadcasts";
+import { listCampaign } from "../support/partitions";
 
 // Two shards locally (SHARD_0, SHARD_1); panels start on SHARD_1 and move to SHARD_0. The move
 // runs as it does deployed: steps on the IMPORTS queue, each nudging the next.
@@ -187,6 +191,41 @@ describe("moving a panel to another shard", () => {
 
     console.log(`panel move: ${move.rows_copied} rows copied, ${move.changes_applied} changes caught up, pause ${move.pause_ms} ms, ${refusals.n} writes refused and retried, ${added.length} adds and ${activities} activities during the move`);
   }, 120_000);
+
+  it("carries an A/B test's counters (decision 0057): the report's figures the same on the new shard, counted on there", async () => {
+    const panel = await createPanel({ shard: 1 });
+    const api = apiFor(panel);
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    const list = (await api("lists", "add", { listname: "Tested" })).body.listid as number;
+    for (let i = 0; i < 6; i++) await api("contact", "add", { data: { EMAIL: `ab${i}@example.com` }, listid: list });
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    const test = { variants: [{ subject: "A" }, { subject: "B" }], test_share: 50, metric: "unique_opens", wait_minutes: 600 };
+    expect((await admin("PUT", `/panels/${panel.id}/campaigns/${id}/ab-test`, test)).status).toBe(200);
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    await publishDueBroadcasts(env, Date.now());
+    // Half of the six tested, the test share sent; one of them opens.
+    await eventually(async () => ((await outbox(panel)).length === 3 ? true : undefined));
+    const opened = async (n: number) => {
+      const { results } = await shard(n).prepare("SELECT contact_id FROM campaign_messages WHERE campaign_id = ? AND status = 'sent' AND opens = 0 ORDER BY contact_id").bind(id).all<{ contact_id: number }>();
+      expect(await countEngagement(shard(n), { panelId: panel.id, campaignId: id, contactId: results[0]!.contact_id }, "open", Date.now())).not.toBeNull();
+    };
+    await opened(1);
+    const results = async () => (await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test;
+    const before = await results();
+    const sum = (r: any, field: string) => r.variants.reduce((n: number, v: any) => n + v[field], 0);
+    expect([sum(before, "recipients"), sum(before, "sent"), sum(before, "unique_opens"), before.rest.recipients]).toEqual([3, 3, 1, 3]);
+
+    const started = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0 });
+    expect(started.status).toBe(202);
+    expect((await finished(panel, started.body.id)).state).toBe("done");
+    const counters = (n: number) => shard(n).prepare("SELECT COUNT(*) AS n FROM campaign_ab_tallies WHERE campaign_id = ?").bind(id).first<number>("n");
+    expect([await counters(0), await counters(1)]).toEqual([3, 0]);
+    expect(await results()).toEqual(before);
+    // Counted on by the new shard's triggers.
+    await opened(0);
+    expect(sum(await results(), "unique_opens")).toBe(2);
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/cancel`, {})).body.status).toBe("cancelled");
+  }, 60_000);
 
   it("refuses the panel's writes while the fence stands, changing nothing (503), and takes them again after", async () => {
     const panel = await createPanel({ shard: 1 });

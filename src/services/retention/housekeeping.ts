@@ -77,12 +77,13 @@ interface RecipientRows {
 
 const HOMED_CAMPAIGNS: RecipientRows = {
   next: campaignToPrune,
-  // An A/B test's tallies are read from the messages: kept with the campaign before they go.
+  // An A/B test published before shard migration 0113 reads its tallies from the messages: kept
+  // with the campaign before they go (a later one's counters outlive them, decision 0057).
   keep: keepAbResults,
   markPruned: markCampaignMessagesPruned,
 };
 
-// A part's share of an A/B test's tallies is kept with it the same way (decision 0038 step 4).
+// A part's share of such a test's tallies is kept with it the same way (decision 0038 step 4).
 const CAMPAIGN_PARTS: RecipientRows = { next: campaignPartToPrune, keep: keepPartAbResults, markPruned: markCampaignPartPruned };
 
 /** Removes the recipient rows that came due before the window, one campaign after another. */

@@ -46,6 +46,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("campaign_messages", ["campaign_id", "batch", "contact_id"]),
   table("campaign_link_clicks", ["campaign_id", "url"]),
   table("campaign_stats", ["campaign_id", "hour"]),
+  table("campaign_ab_tallies", ["campaign_id", "ab_group", "variant"]),
   table("campaign_shards", ["campaign_id", "shard"]),
   table("campaign_parts", ["campaign_id"]),
   table("journeys", ["id"]),

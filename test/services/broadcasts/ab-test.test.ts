@@ -3,14 +3,29 @@ import { describe, expect, it } from "vitest";
 import { abOrderKey, abSeed } from "../../../src/domain/ab-test";
 import { decideDueAbTests } from "../../../src/services/broadcasts/ab-decision";
 import { compileAudience } from "../../../src/services/broadcasts/audience";
-import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
+import { messageIdOf, sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
 import { emailProvider } from "../../../src/services/channels/email/providers";
-import { cancelCampaign, claimBatch, countEngagement, getCampaign, keepAbResults, publishCampaign, publishStep, startPublish } from "../../../src/store/campaigns";
+import { abTestResults } from "../../../src/services/broadcasts/ab-test";
+import type { EmailProvider } from "../../../src/services/channels/email/provider";
+import {
+  abGroupTallies,
+  cancelCampaign,
+  claimBatch,
+  countEngagement,
+  getCampaign,
+  keepAbResults,
+  markBounced,
+  markUnsubscribed,
+  publishCampaign,
+  publishStep,
+  startPublish,
+} from "../../../src/store/campaigns";
 import { deleteCampaignMessages } from "../../../src/store/housekeeping";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { campaign, fireCron, outbox, scheduleIn, waitForCampaign } from "../../support/broadcasts";
 import { collectingQueue, withBindings } from "../../support/cron";
 import { planOf, recording } from "../../support/plans";
+import { namingMessages, talliesFromMessages } from "../../support/ab-tallies";
 
 const NAMES = ["Ada", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lu"];
 
@@ -381,6 +396,146 @@ describe("A/B tests of a campaign", () => {
     const messages = await outbox(panel);
     expect(new Set(messages.map((m) => m.to)).size).toBe(12);
     expect(messages).toHaveLength(12);
+  });
+});
+
+/** The outbox provider, refusing (for good) the messages whose ids are `refused`. */
+function refusing(refused: ReadonlySet<string>): EmailProvider {
+  const real = emailProvider(env);
+  return {
+    name: real.name,
+    idempotent: real.idempotent,
+    realEmail: real.realEmail,
+    async send(messages, now) {
+      const passed = await real.send(messages.filter((m) => !refused.has(m.id)), now);
+      return messages.map((m) => (refused.has(m.id) ? { ok: false, retryable: false, error: "mailbox refused" } : passed.shift()!));
+    },
+  };
+}
+
+describe("an A/B test's figures (decision 0057)", () => {
+  it("are kept by the triggers, equal at every step to a GROUP BY over the messages, exact in the report before and after the winner, sends, opens, clicks, bounces, unsubscribes and the pruning", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id, { ...TEST, metric: "unique_clicks" })).status).toBe(200);
+    const published = await publishByHand(panel, id);
+    const counted = () => abGroupTallies(panelData, panel.id, id);
+    const same = async () => expect(await counted()).toEqual(await talliesFromMessages(panelData, id));
+    const report = async () => (await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test;
+    const read = async () => (await admin("GET", `/panels/${panel.id}/campaigns/${id}/ab-test`)).body.ab_test.results;
+    const figures = (recipients: number, sent: number, more: Record<string, number> = {}) => ({ recipients, sent, opens: 0, unique_opens: 0, clicks: 0, unique_clicks: 0, ...more });
+
+    // Ranked: three a variant, six held; nothing sent.
+    await same();
+    expect(await counted()).toEqual([
+      { group: "rest", variant: null, recipients: 6, sent: 0, failed: 0, skipped: 0, opens: 0, unique_opens: 0, clicks: 0, unique_clicks: 0, bounces: 0, unsubscribes: 0 },
+      { group: "test", variant: 0, recipients: 3, sent: 0, failed: 0, skipped: 0, opens: 0, unique_opens: 0, clicks: 0, unique_clicks: 0, bounces: 0, unsubscribes: 0 },
+      { group: "test", variant: 1, recipients: 3, sent: 0, failed: 0, skipped: 0, opens: 0, unique_opens: 0, clicks: 0, unique_clicks: 0, bounces: 0, unsubscribes: 0 },
+    ]);
+    expect(await report()).toMatchObject({ winner: null, variants: [figures(3, 0), figures(3, 0)], rest: { variant: null, ...figures(6, 0) } });
+
+    // The test share goes out but for one of A's, refused for good.
+    const refusedA = (await groups(id)).find((r) => r.ab_group === "test" && r.variant === 0)!;
+    await sendBatches(panel, id, refusing(new Set([messageIdOf(id, refusedA.contact_id)])));
+    await same();
+    expect(await report()).toMatchObject({ variants: [figures(3, 2), figures(3, 3)], rest: figures(6, 0) });
+    expect((await counted()).find((t) => t.group === "test" && t.variant === 0)).toMatchObject({ failed: 1 });
+
+    // Opens (one recipient twice), clicks, a bounce and an unsubscribe, each counted once where it belongs.
+    const sentOf = async (variant: number) => (await groups(id)).filter((r) => r.ab_group === "test" && r.variant === variant && r.status === "sent");
+    const [a] = await sentOf(0);
+    const [b1, b2] = await sentOf(1);
+    const at = published + 60_000;
+    for (const [row, kind] of [[a, "open"], [a, "open"], [b1, "open"], [b1, "click"], [b2, "click"], [b2, "click"]] as const) {
+      expect(await countEngagement(panelData, { panelId: panel.id, campaignId: id, contactId: row!.contact_id }, kind, at)).not.toBeNull();
+    }
+    expect(await markUnsubscribed(panelData, { panelId: panel.id, campaignId: id, contactId: b2!.contact_id }, at)).not.toBeNull();
+    const providerId = await panelData.prepare("SELECT provider_msg_id FROM campaign_messages WHERE campaign_id = ? AND contact_id = ?").bind(id, a!.contact_id).first<string>("provider_msg_id");
+    expect(await markBounced(panelData, providerId!, at)).not.toBeNull();
+    await same();
+    expect(await counted()).toEqual([
+      { group: "rest", variant: null, recipients: 6, sent: 0, failed: 0, skipped: 0, opens: 0, unique_opens: 0, clicks: 0, unique_clicks: 0, bounces: 0, unsubscribes: 0 },
+      { group: "test", variant: 0, recipients: 3, sent: 2, failed: 1, skipped: 0, opens: 2, unique_opens: 1, clicks: 0, unique_clicks: 0, bounces: 1, unsubscribes: 0 },
+      { group: "test", variant: 1, recipients: 3, sent: 3, failed: 0, skipped: 0, opens: 1, unique_opens: 1, clicks: 3, unique_clicks: 2, bounces: 0, unsubscribes: 1 },
+    ]);
+
+    // The winner by unique clicks: B. Released, its rest is B's before and after it is sent (its claim's write of the variant counts nothing).
+    await decideDueAbTests(withBindings(env, { SENDS: collectingQueue() } as Partial<Env>), panelData, published + 60 * 60_000);
+    expect(await winner(panel, id)).toBe(1);
+    await same();
+    expect(await report()).toMatchObject({ winner: "B", rest: { variant: "B", ...figures(6, 0) } });
+    await sendBatches(panel, id);
+    await same();
+    const [rest] = (await groups(id)).filter((r) => r.ab_group === "rest");
+    expect(await countEngagement(panelData, { panelId: panel.id, campaignId: id, contactId: rest!.contact_id }, "click", at)).not.toBeNull();
+    await same();
+    const results = {
+      winner: "B",
+      variants: [
+        { label: "A", ...figures(3, 2, { opens: 2, unique_opens: 1, open_rate: 0.5 }) },
+        { label: "B", ...figures(3, 3, { opens: 1, unique_opens: 1, clicks: 3, unique_clicks: 2, click_rate: 0.6667 }) },
+      ],
+      rest: { variant: "B", ...figures(6, 6, { clicks: 1, unique_clicks: 1 }) },
+    };
+    expect(await report()).toMatchObject(results);
+    expect(await read()).toEqual(await report());
+    const before = await report();
+
+    // Pruned: nothing kept in the campaign's row (the counters outlive the rows), the figures unchanged.
+    await keepAbResults(panelData, id);
+    while ((await deleteCampaignMessages(panelData, id, 5)) > 0);
+    expect(await groups(id)).toEqual([]);
+    expect(await panelData.prepare("SELECT ab_results FROM campaigns WHERE id = ?").bind(id).first("ab_results")).toBeNull();
+    expect(await report()).toEqual(before);
+  });
+
+  it("are read, for the report and for the winner's pick, from a few counter rows found by key, never from the campaign's messages", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id)).status).toBe(200);
+    const published = await publishByHand(panel, id);
+    await sendBatches(panel, id);
+    await open(panel, id, 1, 2, published + 60_000);
+
+    const reading = recording(panelData);
+    const results = await abTestResults([reading.db], (await getCampaign(panelData, panel.id, id))!);
+    expect(results).toMatchObject({ variants: [{ recipients: 3, sent: 3, unique_opens: 0 }, { recipients: 3, sent: 3, unique_opens: 2 }], rest: { recipients: 6, sent: 0 } });
+    // The decision's reads: every statement before its one write.
+    const deciding = recording(panelData);
+    expect(await decideDueAbTests(withBindings(env, { SENDS: collectingQueue() } as Partial<Env>), deciding.db, published + 60 * 60_000)).toBe(1);
+    expect(await winner(panel, id)).toBe(1);
+    const decision = deciding.caught.slice(0, deciding.caught.findIndex((c) => /^\s*UPDATE campaigns SET ab_winner/.test(c.sql)));
+    for (const reads of [reading.caught, decision]) {
+      expect(reads.some((c) => /\bFROM campaign_ab_tallies\b/.test(c.sql))).toBe(true);
+      expect(namingMessages(reads)).toEqual([]);
+      for (const statement of reads) {
+        const plan = await planOf(panelData, statement);
+        expect(plan).not.toMatch(/\bSCAN (campaign_ab_tallies|campaign_messages)\b/);
+        if (/FROM campaign_ab_tallies/.test(statement.sql)) expect(plan).toMatch(/SEARCH campaign_ab_tallies USING PRIMARY KEY \(campaign_id=\?\)/);
+      }
+    }
+  });
+
+  it("of a campaign published before shard migration 0113 (not counted) are read from its messages, and kept before they are pruned", async () => {
+    const { panel, list } = await panelWithList();
+    const id = await draft(panel, list);
+    expect((await setTest(panel, id)).status).toBe(200);
+    const published = await publishByHand(panel, id);
+    await sendBatches(panel, id);
+    await open(panel, id, 0, 1, published + 60_000);
+    // As the migration leaves a campaign that had begun publishing: no counters, marked so.
+    await panelData.batch([
+      panelData.prepare("UPDATE campaigns SET ab_tallied = 0 WHERE id = ?").bind(id),
+      panelData.prepare("DELETE FROM campaign_ab_tallies WHERE campaign_id = ?").bind(id),
+    ]);
+    const report = async () => (await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test;
+    expect(await report()).toMatchObject({ variants: [{ recipients: 3, sent: 3, unique_opens: 1 }, { recipients: 3, sent: 3, unique_opens: 0 }], rest: { recipients: 6, sent: 0 } });
+    expect(await abGroupTallies(panelData, panel.id, id)).toEqual(await talliesFromMessages(panelData, id));
+    const before = await report();
+    await keepAbResults(panelData, id);
+    while ((await deleteCampaignMessages(panelData, id, 5)) > 0);
+    expect(await panelData.prepare("SELECT ab_results FROM campaigns WHERE id = ?").bind(id).first("ab_results")).not.toBeNull();
+    expect(await report()).toEqual(before);
   });
 });
 
