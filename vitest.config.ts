@@ -53,6 +53,7 @@ const ISOLATED = [
   "test/services/broadcasts/publish-steps.test.ts",
   "test/services/broadcasts/report.test.ts",
   "test/services/broadcasts/send.test.ts",
+  "test/services/broadcasts/unsent-pages.test.ts",
   "test/services/channels/email/sender-recheck.test.ts",
   "test/services/channels/email/sender-standing.test.ts",
   "test/services/channels/email/ses.test.ts",

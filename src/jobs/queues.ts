@@ -9,6 +9,7 @@ import { handleExportMessages, readExportNudge } from "../services/segments/expo
 import { handleMoveNudge, readMoveNudge } from "../services/panels/move";
 import { handlePublishNudge, readPublishNudge } from "../services/broadcasts/publish";
 import { handleAbReleaseNudge, readAbReleaseNudge } from "../services/broadcasts/ab-decision";
+import { handleUnsentNudge, readUnsentNudge } from "../services/broadcasts/unsent";
 import { handleListClearNudge, readListClearNudge } from "../services/lists/clear";
 import { handleReplayNudge, readReplayNudge } from "../services/replays/replays";
 import { handleSimulationNudge, readSimulationNudge } from "../services/simulations/simulate";
@@ -47,7 +48,7 @@ async function oneStep(message: Message<unknown>, step: Promise<unknown>, name: 
   }
 }
 
-/** The IMPORTS queue carries bulk uploads, segment exports, panel moves, campaign publish steps and A/B releases, list clearing steps, webhook replay steps and journey simulation steps, each one bounded step per message. */
+/** The IMPORTS queue carries bulk uploads, segment exports, panel moves, campaign publish steps, A/B releases and pages of unsent batches, list clearing steps, webhook replay steps and journey simulation steps, each one bounded step per message. */
 async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, exec: ExecutionContext): Promise<void> {
   const exports = batch.messages.filter((message) => readExportNudge(message.body));
   if (exports.length) await handleExportMessages(exports, env);
@@ -58,6 +59,8 @@ async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, e
     if (publish) await oneStep(message, handlePublishNudge(env, publish), `publish step of campaign ${publish.campaignId}`);
     const release = readAbReleaseNudge(message.body);
     if (release) await oneStep(message, handleAbReleaseNudge(env, release), `A/B release of campaign ${release.campaignId} on shard ${release.shard}`);
+    const unsent = readUnsentNudge(message.body);
+    if (unsent) await oneStep(message, handleUnsentNudge(env, unsent), `unsent batches of campaign ${unsent.campaignId} after batch ${unsent.after}`);
     const clear = readListClearNudge(message.body);
     if (clear) await oneStep(message, handleListClearNudge(env, clear), `clearing step of list ${clear.listId}`);
     const replay = readReplayNudge(message.body);
@@ -65,7 +68,7 @@ async function handleImportsAndExports(batch: MessageBatch<unknown>, env: Env, e
     const simulation = readSimulationNudge(message.body);
     if (simulation) await oneStep(message, handleSimulationNudge(env, simulation), `step of journey simulation ${simulation.simulationId}`);
   }
-  const fanOut = (body: unknown) => readExportNudge(body) || readMoveNudge(body) || readPublishNudge(body) || readAbReleaseNudge(body) || readListClearNudge(body) || readReplayNudge(body) || readSimulationNudge(body);
+  const fanOut = (body: unknown) => readExportNudge(body) || readMoveNudge(body) || readPublishNudge(body) || readAbReleaseNudge(body) || readUnsentNudge(body) || readListClearNudge(body) || readReplayNudge(body) || readSimulationNudge(body);
   const imports = batch.messages.filter((message) => !fanOut(message.body));
   if (imports.length === 0) return;
   const part: MessageBatch<unknown> = {

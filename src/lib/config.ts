@@ -44,6 +44,7 @@ const VARS = [
   "AUDIT_LOG_DAYS",
   "FANOUT_CHUNK_IDS",
   "SIMULATION_STEP_EVENTS",
+  "UNSENT_PAGE_BATCHES",
 ] as const;
 
 export type ConfigVar = (typeof VARS)[number];
@@ -116,6 +117,8 @@ const schema = z.object({
   FANOUT_CHUNK_IDS: positiveWhole.pipe(z.number().max(1_000_000, "must be at most 1000000")).default(50_000),
   // 20,000 events: a journey simulation's step reads them in four pages, holds them together for one read of their contacts, and stays within seconds (decision 0048).
   SIMULATION_STEP_EVENTS: positiveWhole.pipe(z.number().max(100_000, "must be at most 100000")).default(20_000),
+  // 1,000 batches: one page of a campaign's unsent batches is 1,000 send nudges in 10 queue calls, well within a Worker's subrequests (decision 0058).
+  UNSENT_PAGE_BATCHES: positiveWhole.pipe(z.number().max(10_000, "must be at most 10000")).default(1_000),
 });
 
 function isAesKey(value: string): boolean {
@@ -187,6 +190,8 @@ function toConfig(vars: z.output<typeof schema>) {
     fanoutChunkIds: vars.FANOUT_CHUNK_IDS,
     /** Recorded events one step of a journey simulation runs through (services/simulations/simulate.ts). */
     simulationStepEvents: vars.SIMULATION_STEP_EVENTS,
+    /** Unsent send batches of a campaign nudged per invocation; the rest go on in a continuation (services/broadcasts/unsent.ts). */
+    unsentPageBatches: vars.UNSENT_PAGE_BATCHES,
   };
 }
 

@@ -947,7 +947,7 @@ export async function stalledCampaigns(
   before: number,
   now: number,
   limit: number,
-): Promise<Array<{ id: string; panelId: string; batches: number[]; publishing: boolean; spread: boolean; abDecided: boolean }>> {
+): Promise<Array<{ id: string; panelId: string; publishing: boolean; spread: boolean; abDecided: boolean }>> {
   const { results } = await db
     .prepare(
       `UPDATE campaigns SET updated_at = ? WHERE id IN (SELECT id FROM campaigns WHERE status = 'sending' AND updated_at < ? LIMIT ?)
@@ -956,11 +956,8 @@ export async function stalledCampaigns(
     )
     .bind(now, before, limit)
     .all<{ id: string; panel_id: string; publishing: number; spread: number; ab_decided: number }>();
-  const out = [];
-  for (const row of results) {
-    out.push({ id: row.id, panelId: row.panel_id, batches: await unsentBatches(db, row.id, now), publishing: row.publishing === 1, spread: row.spread === 1, abDecided: row.ab_decided === 1 });
-  }
-  return out;
+  // Their unsent batches are nudged a page at a time by the caller (decision 0058), not read here.
+  return results.map((row) => ({ id: row.id, panelId: row.panel_id, publishing: row.publishing === 1, spread: row.spread === 1, abDecided: row.ab_decided === 1 }));
 }
 
 /**
@@ -990,12 +987,19 @@ function abHeldSql(campaign: string): string {
     OR EXISTS (SELECT 1 FROM campaign_parts WHERE campaign_id = ${campaign} AND publish_after IS NOT NULL)))`;
 }
 
-/** The batches of a campaign with recipients still queued or in flight (deferred ones only once due, when `now` is given). */
-export async function unsentBatches(db: ShardDb, campaignId: string, now?: number): Promise<number[]> {
+/**
+ * A page of the batches of a campaign with recipients still queued or in flight (deferred ones
+ * only once due, when `now` is given): up to `limit` after batch `after`, in order. A page walks
+ * the primary key (campaign_id, batch, …) from `after`, so its cost is the page's, not the
+ * campaign's (decision 0058); a page shorter than `limit` is the last.
+ */
+export async function unsentBatches(db: ShardDb, campaignId: string, now: number | undefined, after: number, limit: number): Promise<number[]> {
   const { results } = await db
     // Held recipients of an A/B test: nothing to nudge before.
-    .prepare(`SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ?1 AND status IN ('queued', 'sending') AND (?2 IS NULL OR due_at IS NULL OR due_at <= ?2) AND NOT ${abHeldSql("?1")} ORDER BY batch`)
-    .bind(campaignId, now ?? null)
+    .prepare(
+      `SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ?1 AND batch > ?3 AND status IN ('queued', 'sending') AND (?2 IS NULL OR due_at IS NULL OR due_at <= ?2) AND NOT ${abHeldSql("?1")} ORDER BY batch LIMIT ?4`,
+    )
+    .bind(campaignId, now ?? null, after, limit)
     .all<{ batch: number }>();
   return results.map((b) => b.batch);
 }

@@ -1,11 +1,11 @@
 import { pickWinner } from "../../domain/ab-test";
 import { panelHome } from "../access/shards";
 import { namedPanelShard } from "../access/partitions";
-import { abTestsDue, completeCampaignIfDone, decideAbTest, getCampaign, releaseAbRest, unsentBatches } from "../../store/campaigns";
+import { abTestsDue, completeCampaignIfDone, decideAbTest, getCampaign, releaseAbRest } from "../../store/campaigns";
 import type { ShardDb } from "../../store/shards";
 import { settleCampaignShard } from "./campaign-shards";
 import { abTalliesAcross } from "./report";
-import { enqueueSendBatches } from "./send";
+import { nudgeUnsentBatches } from "./unsent";
 
 /** Tests decided per cron minute and shard; the rest wait a minute. */
 const DECIDE_PER_RUN = 20;
@@ -33,9 +33,8 @@ export async function decideDueAbTests(env: Env, db: ShardDb, now: number): Prom
     if (!(await decideAbTest(db, campaign.panelId, campaign.id, winner, now))) continue;
     decided++;
     for (const place of places) await nudgeAbRelease(env, campaign, place.shard);
-    const batches = await unsentBatches(db, campaign.id);
-    if (batches.length) await enqueueSendBatches(env, campaign, batches);
-    else await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, shards.length > 0);
+    // The whole rest is sendable at once (decision 0056): a page of its batches, a continuation nudges the next (decision 0058).
+    if (!(await nudgeUnsentBatches(env, db, campaign))) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, shards.length > 0);
   }
   return decided;
 }
@@ -81,7 +80,5 @@ export async function handleAbReleaseNudge(env: Env, nudge: AbReleaseNudge, now 
   if (place.home) return;
   await releaseAbRest(place.db, campaign.panelId, campaign.id, campaign.abWinner);
   if (campaign.status !== "sending") return;
-  const batches = await unsentBatches(place.db, campaign.id);
-  if (batches.length) await enqueueSendBatches(env, campaign, batches, 0, place.shard);
-  else await settleCampaignShard(home, place, campaign, now);
+  if (!(await nudgeUnsentBatches(env, place.db, campaign, { shard: place.shard }))) await settleCampaignShard(home, place, campaign, now);
 }

@@ -17,7 +17,6 @@ import {
   insertAudienceCampaign,
   moveCampaign,
   setCampaignAbTest,
-  unsentBatches,
   type Campaign,
   type CampaignCounters,
   type CampaignEdit,
@@ -28,7 +27,7 @@ import { recordAudit, type Auditor } from "../audit/record";
 import { senderStanding } from "../channels/email/sender-domains";
 import { audienceProblems } from "./audience";
 import { readHtmlBody } from "./create";
-import { enqueueSendBatches } from "./send";
+import { nudgeUnsentBatches } from "./unsent";
 import { copyOfEmailTemplate } from "../email-templates/templates";
 import { htmlWithPreheader } from "../../domain/email-templates";
 import { nudgePublish, nudgeUnfinishedShards } from "./publish";
@@ -184,8 +183,8 @@ export async function changeCampaignState(ctx: LifecycleContext, id: string, act
   const moved = await moveCampaign(db, panel.id, id, fromStates(action, loaded.value.status), to, now);
   if (!moved) return raced(ctx, id, action);
   if (action === "resume") {
-    const batches = await unsentBatches(db, id);
-    if (batches.length) await enqueueSendBatches(env, moved, batches);
+    // A page of its unsent batches; a continuation nudges the next (decision 0058).
+    await nudgeUnsentBatches(env, db, moved);
     // Its recipients were still being inserted: the next step, in case its nudge was lost while paused.
     if (moved.publishing) await nudgePublish(env, moved);
     // The same on each other shard of the campaign not finished yet (decision 0038 step 4).

@@ -14,7 +14,6 @@ import {
   startPublish,
   startPublishPart,
   unfinishedShards,
-  unsentBatches,
   type Campaign,
   type PublishStep,
 } from "../../store/campaigns";
@@ -24,6 +23,7 @@ import { decideDueAbTests, nudgeAbRelease } from "./ab-decision";
 import { compileAudience } from "./audience";
 import { contactImportStatus } from "./contact-import";
 import { enqueueSendBatches, SEND_BATCH_SIZE } from "./send";
+import { nudgeUnsentBatches } from "./unsent";
 
 /** Campaigns published per cron minute; the rest wait a minute. */
 const PUBLISH_PER_RUN = 20;
@@ -97,9 +97,10 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
   // A/B tests whose wait is over: the winner goes to the rest.
   await decideDueAbTests(env, db, now);
   for (const stalled of await stalledCampaigns(db, now - STALLED_AFTER_MS, now, PUBLISH_PER_RUN)) {
-    if (stalled.batches.length) await enqueueSendBatches(env, stalled, stalled.batches);
+    // Its first page of due batches; a continuation nudges the rest (decision 0058).
+    const unsent = await nudgeUnsentBatches(env, db, stalled, { dueBy: now });
     if (stalled.publishing) await nudgePublish(env, stalled);
-    else if (!stalled.batches.length) await completeCampaignIfDone(db, stalled.panelId, stalled.id, now, stalled.spread);
+    else if (!unsent) await completeCampaignIfDone(db, stalled.panelId, stalled.id, now, stalled.spread);
     if (stalled.spread) await nudgeUnfinishedShards(env, db, (await panelHome(env, stalled.panelId)).panel, stalled, now, stalled.abDecided);
   }
 }
@@ -124,10 +125,9 @@ export async function nudgeUnfinishedShards(env: Env, home: ShardDb, panel: Pane
       await nudgePublish(env, campaign, shard);
       continue;
     }
-    const batches = await unsentBatches(place.db, campaign.id, now);
-    if (batches.length) await enqueueSendBatches(env, campaign, batches, 0, shard);
+    if (await nudgeUnsentBatches(env, place.db, campaign, { shard, dueBy: now })) continue;
     // Its held rest waits for the winner: a lost release nudge is sent again (it settles the shard after).
-    else if (abDecided) await nudgeAbRelease(env, campaign, shard);
+    if (abDecided) await nudgeAbRelease(env, campaign, shard);
     else await settleCampaignShard(home, place, campaign, now);
   }
 }

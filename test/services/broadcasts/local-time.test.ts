@@ -58,9 +58,9 @@ describe("send at local time", () => {
     // in New York and 20:00Z in Honolulu.
     await sendAt(panel, id, NOON);
     expect(await sentTo(panel)).toEqual(["in@example.com"]);
-    expect(await unsentBatches(panelData, id, NOON + 60_000)).toEqual([]);
+    expect(await unsentBatches(panelData, id, NOON + 60_000, -1, 1000)).toEqual([]);
     const nyTen = Date.UTC(2026, 10, 24, 15, 0);
-    expect(await unsentBatches(panelData, id, nyTen)).toEqual([0]);
+    expect(await unsentBatches(panelData, id, nyTen, -1, 1000)).toEqual([0]);
 
     await sendAt(panel, id, nyTen - 60_000);
     expect(await sentTo(panel)).toEqual(["in@example.com"]);
@@ -100,7 +100,7 @@ describe("quiet hours on campaigns", () => {
     await sendAt(panel, id, evening);
     expect(await sentTo(panel)).toEqual(["ny@example.com"]);
     const morning = Date.UTC(2026, 10, 25, 3, 30);
-    expect(await unsentBatches(panelData, id, morning - 60_000)).toEqual([]);
+    expect(await unsentBatches(panelData, id, morning - 60_000, -1, 1000)).toEqual([]);
     await sendAt(panel, id, morning);
     expect(await sentTo(panel)).toEqual(["in@example.com", "ny@example.com"]);
     expect(await campaign(panel, id)).toMatchObject({ status: "sent", counters: { sent: 2, skipped: 0 } });
