@@ -7,10 +7,12 @@ import { publishDueBroadcasts, STALLED_AFTER_MS } from "../../../src/services/br
 import { readUnsentNudge } from "../../../src/services/broadcasts/unsent";
 import { isSendNudge } from "../../../src/services/broadcasts/send";
 import { getCampaign, publishCampaign, unsentBatches } from "../../../src/store/campaigns";
-import { ADMIN_TOKEN, admin, apiFor, BASE, createPanel, fetchWith, panelData, type TestPanel } from "../../support/helpers";
+import { ADMIN_TOKEN, admin, apiFor, BASE, createPanel, fetchWith, panelData, TEST_SHARD, type TestPanel } from "../../support/helpers";
 import { campaign, outbox, scheduleIn } from "../../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
 import { planOf, recording } from "../../support/plans";
+import { setPartitionMap } from "../../../src/services/access/partitions";
+import { keyOn, listCampaign, shard0, TWO } from "../../support/partitions";
 
 const PAGE = 2;
 const EMAILS = Array.from({ length: 5 }, (_, i) => `p${i}@example.com`);
@@ -110,6 +112,37 @@ describe("a campaign's unsent batches are nudged a page at a time (decision 0058
     expect(imports.bodies.map(readUnsentNudge).filter((n) => n?.campaignId === id)).toEqual([{ type: "campaign_unsent", panelId: panel.id, campaignId: id, after: 1, dueBy: sweptAt }]);
     await drain(pageEnv, sends, imports);
     await sentOnce(panel, id);
+  });
+
+  it("on a panel on two partitions, the sweep pages each shard's batches, the other shard's continuation naming it", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const list = (await api("lists", "add", { listname: "Readers" })).body.listid as number;
+    const keys = [0, 1, 2].flatMap((i) => [keyOn(panel.id, 0, i), keyOn(panel.id, TEST_SHARD, i)]);
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: list })).status).toBe(200);
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    // Published a contact id a step, a batch a recipient on each shard; the home's are sent, the other shard's send nudges are lost (a crash).
+    const { pageEnv, sends, imports } = pagingEnv();
+    const stepEnv = withBindings(pageEnv, { FANOUT_CHUNK_IDS: "1" } as Partial<Env>);
+    const publishedAt = Date.now();
+    await publishDueBroadcasts(stepEnv, publishedAt);
+    while (imports.bodies.length) await deliver(stepEnv, imports, "apiv2-imports-default");
+    sends.bodies.splice(0, sends.bodies.length, ...sends.bodies.filter((b) => isSendNudge(b) && b.shard === undefined));
+    await deliver(stepEnv, sends, "apiv2-sends-default");
+    expect(await unsentBatches(panelData, id, undefined, -1, 10)).toEqual([]);
+    expect(await unsentBatches(shard0, id, undefined, -1, 10)).toEqual([0, 1, 2]);
+
+    const sweptAt = publishedAt + 2 * STALLED_AFTER_MS;
+    await publishDueBroadcasts(stepEnv, sweptAt);
+    const nudged = sends.bodies.filter((b) => isSendNudge(b) && b.campaignId === id).map((b) => b as { batch: number; shard?: number });
+    expect(nudged.map((b) => [b.shard, b.batch])).toEqual([[0, 0], [0, 1]]);
+    expect(imports.bodies.map(readUnsentNudge)).toEqual([{ type: "campaign_unsent", panelId: panel.id, campaignId: id, shard: 0, after: 1, dueBy: sweptAt }]);
+    await drain(stepEnv, sends, imports);
+    expect(await campaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 6, queued: 0 } });
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual([...keys].sort());
   });
 
   it("a page is read on the primary key from the last batch, without sorting the campaign's rows", async () => {
