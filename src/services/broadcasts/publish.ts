@@ -133,12 +133,17 @@ export async function nudgeUnfinishedShards(env: Env, home: ShardDb, panel: Pane
 }
 
 /**
- * The send batches a publish step lets go: its own; with an A/B test, none before the shard's
- * last step has ranked its recipients into groups (they are held), then every batch of the shard at once.
+ * Nudges the send batches a publish step lets go: its own; with an A/B test, none before the
+ * shard's last step has ranked its recipients into groups (they are held), then the batches of
+ * its test recipients (the rest stays held until the winner), a page at a time (decision 0058).
  */
-function stepBatches(campaign: Campaign, step: PublishStep): number[] {
-  const first = campaign.abTest ? (step.done ? 0 : step.nextBatch) : step.firstBatch;
-  return Array.from({ length: Math.max(0, step.nextBatch - first) }, (_, i) => first + i);
+async function nudgeStepBatches(env: Env, db: ShardDb, campaign: Campaign, step: PublishStep, shard?: number): Promise<void> {
+  if (campaign.abTest) {
+    if (step.done) await nudgeUnsentBatches(env, db, campaign, { shard });
+    return;
+  }
+  const batches = Array.from({ length: Math.max(0, step.nextBatch - step.firstBatch) }, (_, i) => step.firstBatch + i);
+  if (batches.length) await enqueueSendBatches(env, campaign, batches, 0, shard);
 }
 
 /**
@@ -153,8 +158,7 @@ async function publishNextStep(env: Env, db: ShardDb, campaign: Campaign, now: n
   const step = await publishStep(db, campaign, SEND_BATCH_SIZE, config(env).fanoutChunkIds, now, audience, publishScope(panel, panel.shard));
   // Not publishing any more (cancelled), or another consumer took this step and nudges the next.
   if (!step) return;
-  const batches = stepBatches(campaign, step);
-  if (batches.length) await enqueueSendBatches(env, campaign, batches);
+  await nudgeStepBatches(env, db, campaign, step);
   if (step.done) await completeCampaignIfDone(db, campaign.panelId, campaign.id, now, hasContactsBeyondHome(panel));
   else await nudgePublish(env, campaign);
 }
@@ -172,8 +176,7 @@ async function publishShardStep(env: Env, home: ShardDb, place: { shard: number;
   const audience = campaign.audience ? await compileAudience(place.db, campaign.panelId, campaign.audience, at, "probe") : undefined;
   const step = await publishStep(place.db, campaign, SEND_BATCH_SIZE, config(env).fanoutChunkIds, now, audience, publishScope(panel, place.shard));
   if (!step) return;
-  const batches = stepBatches(campaign, step);
-  if (batches.length) await enqueueSendBatches(env, campaign, batches, 0, place.shard);
+  await nudgeStepBatches(env, place.db, campaign, step, place.shard);
   if (step.done) await settleCampaignShard(home, place, campaign, now);
   else await nudgePublish(env, campaign, place.shard);
 }

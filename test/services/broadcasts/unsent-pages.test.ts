@@ -5,6 +5,7 @@ import { handleQueue } from "../../../src/jobs/queues";
 import { compileAudience } from "../../../src/services/broadcasts/audience";
 import { publishDueBroadcasts, STALLED_AFTER_MS } from "../../../src/services/broadcasts/publish";
 import { readUnsentNudge } from "../../../src/services/broadcasts/unsent";
+import { decideDueAbTests } from "../../../src/services/broadcasts/ab-decision";
 import { isSendNudge } from "../../../src/services/broadcasts/send";
 import { getCampaign, publishCampaign, unsentBatches } from "../../../src/store/campaigns";
 import { ADMIN_TOKEN, admin, apiFor, BASE, createPanel, fetchWith, panelData, TEST_SHARD, type TestPanel } from "../../support/helpers";
@@ -143,6 +144,51 @@ describe("a campaign's unsent batches are nudged a page at a time (decision 0058
     await drain(stepEnv, sends, imports);
     expect(await campaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: 6, sent: 6, queued: 0 } });
     expect((await outbox(panel)).map((m) => m.to).sort()).toEqual([...keys].sort());
+  });
+
+  it("an A/B test's last publish step nudges a page of its test recipients' batches, its decision a page of the rest's, each with a continuation", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    const list = (await api("lists", "add", { listname: "All" })).body.listid as number;
+    for (const email of EMAILS) await api("contact", "add", { data: { EMAIL: email }, listid: list });
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    const test = { variants: [{ subject: "A" }, { subject: "B" }], test_share: 50, metric: "unique_opens", wait_minutes: 1 };
+    const set = await admin("PUT", `/panels/${panel.id}/campaigns/${id}/ab-test`, test);
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    const scheduledNow = await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true });
+    expect(scheduledNow.status, JSON.stringify(scheduledNow.body)).toBe(200);
+    // Published a contact id a step: a batch a recipient.
+    const { pageEnv, sends, imports } = pagingEnv();
+    const stepEnv = withBindings(pageEnv, { FANOUT_CHUNK_IDS: "1" } as Partial<Env>);
+    await publishDueBroadcasts(stepEnv, Date.now());
+    // The publish steps run; the continuations they send are kept aside.
+    const continuations: unknown[] = [];
+    while (imports.bodies.length) {
+      continuations.push(...imports.bodies.filter((b) => readUnsentNudge(b) !== null));
+      imports.bodies.splice(0, imports.bodies.length, ...imports.bodies.filter((b) => readUnsentNudge(b) === null));
+      await deliver(stepEnv, imports, "apiv2-imports-default");
+    }
+    imports.bodies.push(...continuations);
+    const groupBatches = async (group: string) =>
+      (await panelData.prepare("SELECT DISTINCT batch FROM campaign_messages WHERE campaign_id = ? AND ab_group = ? ORDER BY batch").bind(id, group).all<{ batch: number }>()).results.map((r) => r.batch);
+    const tested = await groupBatches("test");
+    // Five recipients, half tested: each group has at least a page of batches.
+    expect(tested.length).toBeGreaterThanOrEqual(PAGE);
+    // After the last step, the first page of the test recipients' batches, none of the held rest's.
+    expect(nudgedBatches(sends, id)).toEqual(tested.slice(0, PAGE));
+    expect(imports.bodies.map(readUnsentNudge)).toEqual([{ type: "campaign_unsent", panelId: panel.id, campaignId: id, after: tested[PAGE - 1] }]);
+    await drain(stepEnv, sends, imports);
+    expect(await outbox(panel)).toHaveLength(tested.length);
+
+    // The decision: a page of the rest's batches and a continuation.
+    const rest = await groupBatches("rest");
+    expect(rest.length).toBeGreaterThanOrEqual(PAGE);
+    expect(await decideDueAbTests(stepEnv, panelData, Date.now() + 2 * 60_000)).toBe(1);
+    expect(nudgedBatches(sends, id)).toEqual(rest.slice(0, PAGE));
+    expect(imports.bodies.map(readUnsentNudge)).toEqual([{ type: "campaign_unsent", panelId: panel.id, campaignId: id, after: rest[PAGE - 1] }]);
+    await drain(stepEnv, sends, imports);
+    await sentOnce(panel, id);
   });
 
   it("a page is read on the primary key from the last batch, without sorting the campaign's rows", async () => {
