@@ -42,6 +42,7 @@ describe("configuration", () => {
       retentionDays: { campaignMessages: 365, eventGuids: 30, segmentChanges: 400, auditLog: 365, journeyInstances: 365 },
       fanoutChunkIds: 50_000,
       simulationStepEvents: 20_000,
+      unsentPageBatches: 1_000,
       logLines: true,
     });
   });
@@ -84,6 +85,8 @@ describe("configuration", () => {
       { variable: "SECRETS_KEY", reason: "must be 32 bytes, base64-encoded" },
     ]);
     expect(() => parseConfig({ ...env, BROADCAST_LEAD_MINUTES: "100000" })).toThrow("configuration is invalid: BROADCAST_LEAD_MINUTES must be at most 10080 (a week)");
+    expect(() => parseConfig({ ...env, UNSENT_PAGE_BATCHES: "20000" })).toThrow("configuration is invalid: UNSENT_PAGE_BATCHES must be at most 10000");
+    expect(parseConfig({ ...env, UNSENT_PAGE_BATCHES: "250" }).unsentPageBatches).toBe(250);
   });
 
   it("makes /health answer 500 naming the variable, and a request that needs it fail", async () => {
