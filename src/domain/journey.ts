@@ -129,7 +129,7 @@ const conditionStep = z.object({ ...common, type: z.literal("condition"), filter
 /** A split's branches: 2 to 4, labelled A to D in the order given. */
 export const MIN_SPLIT_BRANCHES = 2;
 export const MAX_SPLIT_BRANCHES = 4;
-const branchLabel = z.enum(["A", "B", "C", "D"], { error: "must be a branch label: A, B, C or D" });
+export const branchLabel = z.enum(["A", "B", "C", "D"], { error: "must be a branch label: A, B, C or D" });
 /**
  * What a split measures its branches by: the contact's activity, or an open or click of a
  * message the journey sent the instance after the split, within `within` of the split.

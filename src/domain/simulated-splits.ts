@@ -1,5 +1,5 @@
-import { z } from "../lib/z";
-import { splitLabels, type JourneyDefinition, type SplitGoal, type SplitStep } from "./journey";
+import { ownedElsewhere, z } from "../lib/z";
+import { branchLabel, splitLabels, type JourneyDefinition, type SplitGoal, type SplitStep } from "./journey";
 import { branchFigures } from "./split-confidence";
 
 /**
@@ -10,9 +10,9 @@ import { branchFigures } from "./split-confidence";
  */
 export const simulatedSplitSchema = z.strictObject({
   step_id: z.string(),
-  goal: z.custom<SplitGoal | null>((value) => value !== undefined).meta({ description: "The split's goal, as its step has it; null when none (then no branch converts, as live)" }),
+  goal: ownedElsewhere<SplitGoal | null>("The split's goal, as its step has it; null when none (then no branch converts, as live)"),
   /** The branch every entry of this version takes, when promoted. */
-  winner: z.enum(["A", "B", "C", "D"]).nullable(),
+  winner: branchLabel.nullable(),
   method: z.literal("two_proportion_z_test_vs_a"),
   conversions_unknown: z
     .string()
@@ -20,7 +20,7 @@ export const simulatedSplitSchema = z.strictObject({
     .meta({ description: "Why the branches' converted, rate and confidence are null: a goal of an open or click of the branch's messages, which the simulation does not send; null when they are counted" }),
   branches: z.array(
     z.strictObject({
-      label: z.enum(["A", "B", "C", "D"]),
+      label: branchLabel,
       percent: z.number(),
       then: z.string().nullable(),
       entered: z.number().meta({ description: "Simulated contacts that took the branch" }),

@@ -63,4 +63,9 @@ function houseMessage(issue: z.core.$ZodRawIssue): string | undefined {
 // Every module imports zod from here so the setting is in force before any schema runs.
 z.config({ jitless: true, customError: houseMessage });
 
+/** A part of an answer whose shape another schema or type owns: typed for the compiler, described for readers. */
+export function ownedElsewhere<T>(description: string) {
+  return z.custom<T>((value) => value !== undefined).meta({ description });
+}
+
 export { z };

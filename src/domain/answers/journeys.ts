@@ -1,18 +1,13 @@
 // The admin API's answers about journeys. A journey's trigger, filter, steps and layout are
 // what its request schema (domain/journey.ts) made of them; reports keep their TypeScript types
 // in domain/journey-report.ts. Those parts are typed here, not re-described field by field.
-import { z } from "../../lib/z";
-import type { JourneyDefinition, SplitGoal } from "../journey";
+import { ownedElsewhere, z } from "../../lib/z";
+import { branchLabel, type JourneyDefinition, type SplitGoal } from "../journey";
 import type { JourneyLayout } from "../journey-layout";
 import type { ContactJourneys, JourneyReport } from "../journey-report";
 import type { SimulationResult } from "../journey-simulation";
 import { simulatedSplitSchema } from "../simulated-splits";
 import { isoInstant } from "./panels";
-
-/** A part whose shape another schema or type owns: typed for the compiler, described for readers. */
-function ownedElsewhere<T>(description: string) {
-  return z.custom<T>((value) => value !== undefined).meta({ description });
-}
 
 const definitionParts = {
   trigger: ownedElsewhere<JourneyDefinition["trigger"]>("The trigger, as POST /journeys takes it"),
@@ -110,7 +105,7 @@ export const journeySplitsAnswer = z.strictObject({
 });
 
 /** POST /panels/{panel}/journeys/{journey}/splits/{step}/winner. */
-export const splitWinnerBody = z.strictObject({ branch: z.enum(["A", "B", "C", "D"], { error: "must be a branch label: A, B, C or D" }) });
+export const splitWinnerBody = z.strictObject({ branch: branchLabel });
 
 export const journeyReportAnswer = ownedElsewhere<JourneyReport>("The journey's report (domain/journey-report.ts JourneyReport)");
 export const contactJourneysAnswer = ownedElsewhere<ContactJourneys>("The contact's journeys and their paths (domain/journey-report.ts ContactJourneys)");
