@@ -923,16 +923,40 @@ describe("a split while a campaign of the panel sends or is paused (decision 004
     expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(keys);
   }, 60_000);
 
-  it("an A/B test decided before the split: the rest goes to the winner on both shards, each recipient once; the target counts its moved recipients' later opens", async () => {
+  /** Eight movers and eight stayers, a campaign to them with an A/B test of two subjects over half of them (four a variant), published. */
+  async function abCampaign(prefix: string) {
     const test = { variants: [{ subject: "A: spring sale" }, { subject: "B: last chance" }], test_share: 50, metric: "unique_opens", wait_minutes: 60 };
-    const { panel, id, keys, stepEnv, imports, sends } = await publishedCampaign("absplit", 8, undefined, async (p, campaignId) => {
+    const published = await publishedCampaign(prefix, 8, undefined, async (p, campaignId) => {
       const set = await admin("PUT", `/panels/${p.id}/campaigns/${campaignId}/ab-test`, test);
       expect(set.status, JSON.stringify(set.body)).toBe(200);
     });
+    const { panel, id } = published;
     type Row = { contact_id: number; ab_group: string; variant: number | null; status: string };
     const abRowsOn = async (db: ShardDb) => (await db.prepare("SELECT contact_id, ab_group, variant, status FROM campaign_messages WHERE campaign_id = ? ORDER BY contact_id").bind(id).all<Row>()).results;
     const signer = new TrackingSigner(env.SECRETS_KEY);
     const open = async (contactId: number) => expect((await call(`/t/o/${await signer.sign({ kind: "open", panelId: panel.id, campaignId: id, contactId })}`)).status).toBe(200);
+    const abReport = async () => (await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test;
+    return { ...published, abRowsOn, open, abReport };
+  }
+
+  /** Both shards' rest went to `winner`, every recipient once (12 messages of the winner's subject, 4 of the other's). */
+  async function restSentToWinner(c: Awaited<ReturnType<typeof abCampaign>>, winner: number): Promise<void> {
+    const done = await campaign(c.panel, c.id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: c.keys.length, sent: c.keys.length, queued: 0, failed: 0, skipped: 0 }, ab_test: { winner: ["A", "B"][winner] } });
+    for (const db of [panelData, shard0]) {
+      const rest = (await c.abRowsOn(db)).filter((r) => r.ab_group === "rest");
+      expect(rest.length).toBeGreaterThan(0);
+      expect(rest.every((r) => r.variant === winner && r.status === "sent")).toBe(true);
+    }
+    const messages = await outbox(c.panel);
+    expect(messages.map((m) => m.to).sort()).toEqual(c.keys);
+    expect(messages.filter((m) => m.subject === ["A: spring sale", "B: last chance"][winner])).toHaveLength(12);
+    expect(messages.filter((m) => m.subject === ["A: spring sale", "B: last chance"][1 - winner])).toHaveLength(4);
+  }
+
+  it("an A/B test decided before the split: the rest goes to the winner on both shards, each recipient once; the target counts its moved recipients' later opens", async () => {
+    const ab = await abCampaign("absplit");
+    const { panel, id, stepEnv, imports, sends, abRowsOn, open } = ab;
     // The test share goes out (four a variant); one of B's opens it, and B wins after the wait.
     await deliverAll(stepEnv, sends, "sends");
     const opened = (await abRowsOn(panelData)).find((r) => r.ab_group === "test" && r.variant === 1)!.contact_id;
@@ -952,20 +976,10 @@ describe("a split while a campaign of the panel sends or is paused (decision 004
     await open(movedTest.contact_id);
     await deliverAll(stepEnv, sends, "sends");
 
-    const done = await campaign(panel, id);
-    expect(done).toMatchObject({ status: "sent", counters: { recipients: keys.length, sent: keys.length, queued: 0, failed: 0, skipped: 0 }, ab_test: { winner: "B" } });
-    for (const db of [panelData, shard0]) {
-      const rest = (await abRowsOn(db)).filter((r) => r.ab_group === "rest");
-      expect(rest.length).toBeGreaterThan(0);
-      expect(rest.every((r) => r.variant === 1 && r.status === "sent")).toBe(true);
-    }
-    const messages = await outbox(panel);
-    expect(messages.map((m) => m.to).sort()).toEqual(keys);
-    expect(messages.filter((m) => m.subject === "B: last chance")).toHaveLength(12);
-    expect(messages.filter((m) => m.subject === "A: spring sale")).toHaveLength(4);
+    await restSentToWinner(ab, 1);
     // The groups summed over both shards: the rest whole and sent, each variant's opens with the moved one's.
     const opensOf = (variant: number) => (variant === 1 ? 1 : 0) + (movedTest.variant === variant ? 1 : 0);
-    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test).toMatchObject({
+    expect(await ab.abReport()).toMatchObject({
       winner: "B",
       variants: [
         { label: "A", recipients: 4, sent: 4, unique_opens: opensOf(0) },
@@ -973,6 +987,31 @@ describe("a split while a campaign of the panel sends or is paused (decision 004
       ],
       rest: { variant: "B", recipients: 8, sent: 8 },
     });
+  }, 60_000);
+
+  it("an A/B test split before its decision: the decision sums the target's figures, releases its rest there, the wait counting from the publish, each recipient once", async () => {
+    const ab = await abCampaign("abearly");
+    const { panel, id, stepEnv, imports, sends, abRowsOn, open, abReport } = ab;
+    await deliverAll(stepEnv, sends, "sends");
+    const decideAt = (await admin("GET", `/panels/${panel.id}/campaigns/${id}/ab-test`)).body.ab_test.results.decide_at;
+    expect(decideAt).toEqual(expect.any(String));
+    await splitToEnd(await startedSplit(stepEnv, imports, panel.id));
+    // The target's part holds no winner yet; its rest is held (nothing of it nudged).
+    expect(await shard0.prepare("SELECT ab_winner FROM campaign_parts WHERE campaign_id = ?").bind(id).first("ab_winner")).toBeNull();
+    expect(sends.bodies).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/ab-test`)).body.ab_test.results.decide_at).toBe(decideAt);
+    // A moved test recipient opens its message: counted on the target, it decides the test.
+    const moved = (await abRowsOn(shard0)).find((r) => r.ab_group === "test")!;
+    await open(moved.contact_id);
+    expect(await decideDueAbTests(stepEnv, panelData, Date.now() + 61 * 60_000)).toBe(1);
+    expect(await panelData.prepare("SELECT ab_winner FROM campaigns WHERE id = ?").bind(id).first("ab_winner")).toBe(moved.variant);
+    // The target's release comes by its nudge, as any shard's.
+    await deliverAll(stepEnv, imports, "imports");
+    expect(await shard0.prepare("SELECT ab_winner FROM campaign_parts WHERE campaign_id = ?").bind(id).first("ab_winner")).toBe(moved.variant);
+    await deliverAll(stepEnv, sends, "sends");
+    await restSentToWinner(ab, moved.variant!);
+    expect(await abReport()).toMatchObject({ rest: { recipients: 8, sent: 8 } });
+    expect((await abReport()).variants[moved.variant!]).toMatchObject({ recipients: 4, sent: 4, unique_opens: 1 });
   }, 60_000);
 });
 
