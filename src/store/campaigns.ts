@@ -1,5 +1,5 @@
 import type { ShardDb } from "./shards";
-import { campaignHoldMark } from "./panel-move/triggers";
+import { campaignHoldMark, notMovingHere } from "./panel-move/triggers";
 import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../domain/broadcast";
 import type { EmailSource } from "../domain/email-source";
 import { abOrderSql, abSeed, testRecipients, type AbTest, type VariantTally } from "../domain/ab-test";
@@ -452,14 +452,6 @@ export interface PublishStep {
 const PUBLISHING = "('sending', 'paused')";
 
 /**
- * Whether one of the panel's campaigns is publishing or sending (sending, paused): its recipients
- * are spread by the partition map as it stood when its publishing started (decision 0038 step 4).
- */
-export async function hasCampaignUnderWay(db: ShardDb, panelId: string): Promise<boolean> {
-  return (await db.prepare(`SELECT 1 FROM campaigns WHERE panel_id = ? AND status IN ${PUBLISHING} LIMIT 1`).bind(panelId).first()) !== null;
-}
-
-/**
  * Inserts the recipients among the next `chunkIds` contacts (past the last step's end),
  * numbered into send batches after the last step's, and moves the campaign's progress and
  * recipient total on, in one transaction: a step repeated after a crash or run twice at once
@@ -724,6 +716,107 @@ export async function recordShardProgress(db: ShardDb, campaignId: string, shard
 export async function unfinishedShards(db: ShardDb, campaignId: string): Promise<number[]> {
   const { results } = await db.prepare("SELECT shard FROM campaign_shards WHERE campaign_id = ? AND finished_at IS NULL ORDER BY shard").bind(campaignId).all<{ shard: number }>();
   return results.map((r) => r.shard);
+}
+
+/**
+ * A campaign of the panel under way (sending, paused) whose recipients are not all inserted yet:
+ * on its home (its progress) or on another shard (campaign_shards not yet published). A partition
+ * split waits for it (decision 0047): a part still publishing walks its map's buckets, and the
+ * moving buckets' contacts not yet inserted would be nobody's. Its id; null when none.
+ */
+export async function campaignStillPublishing(db: ShardDb, panelId: string): Promise<string | null> {
+  return await db
+    .prepare(
+      `SELECT id FROM campaigns c WHERE panel_id = ?1 AND status IN ${PUBLISHING}
+         AND (publish_after IS NOT NULL OR EXISTS (SELECT 1 FROM campaign_shards s WHERE s.campaign_id = c.id AND s.published_at IS NULL)) LIMIT 1`,
+    )
+    .bind(panelId)
+    .first<string>("id");
+}
+
+/** A campaign under way whose every part has published, as a split's target takes its part (decision 0047). */
+export interface PublishedCampaign {
+  id: string;
+  panelId: string;
+  status: "sending" | "paused";
+  /** The test's winner as the home picked it (the rest's release, decision 0056); null before, or without a test. */
+  abWinner: number | null;
+  /** When the source shard's part ended publishing: the target's part ended then too (an A/B test's wait counts from it). */
+  publishedAt: number;
+}
+
+/**
+ * On the home: the panel's campaigns under way, all published (campaignStillPublishing finds
+ * none by the time a split switches), with when the shard `source` (`sourceIsHome`: the home
+ * itself) ended publishing its part.
+ */
+export async function publishedCampaignsUnderWay(db: ShardDb, panelId: string, source: number, sourceIsHome: boolean): Promise<PublishedCampaign[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT id, panel_id, status, ab_winner,
+         CASE WHEN ?3 THEN COALESCE(published_end_at, published_at) ELSE (SELECT s.published_at FROM campaign_shards s WHERE s.campaign_id = c.id AND s.shard = ?2) END AS published
+       FROM campaigns c WHERE panel_id = ?1 AND status IN ${PUBLISHING} AND publish_after IS NULL
+         AND NOT EXISTS (SELECT 1 FROM campaign_shards s WHERE s.campaign_id = c.id AND s.published_at IS NULL)`,
+    )
+    .bind(panelId, source, sourceIsHome ? 1 : 0)
+    .all<{ id: string; panel_id: string; status: "sending" | "paused"; ab_winner: number | null; published: number | null }>();
+  return results.map((r) => ({ id: r.id, panelId: r.panel_id, status: r.status, abWinner: r.ab_winner, publishedAt: r.published ?? 0 }));
+}
+
+/**
+ * What a split's target takes of a campaign's part on the source shard (`part`: a shard other
+ * than the home): whether its A/B figures are counted (ab_tallied, decision 0057) and the keys of
+ * its counters rows (each group and variant the source counted).
+ */
+export async function sourceAbCounters(db: ShardDb, campaignId: string, part: boolean): Promise<{ tallied: boolean; keys: Array<{ group: string; variant: number }> }> {
+  const [tallied, keys] = await db.batch<Record<string, unknown>>([
+    db.prepare(part ? "SELECT ab_tallied FROM campaign_parts WHERE campaign_id = ?" : "SELECT ab_tallied FROM campaigns WHERE id = ?").bind(campaignId),
+    db.prepare(`SELECT ab_group AS "group", variant FROM campaign_ab_tallies WHERE campaign_id = ?`).bind(campaignId),
+  ]);
+  return { tallied: tallied!.results[0]?.ab_tallied !== 0, keys: keys!.results as Array<{ group: string; variant: number }> };
+}
+
+/**
+ * On a split's target (decision 0047): the campaign's part, published (its recipients came with
+ * their contacts, none is inserted there), with the winner the home picked (its held rest
+ * released; a part there already takes it if it had none, as releaseAbRest), and zeroed counters
+ * rows under the source's keys, so the moved recipients' later sends, opens and clicks are
+ * counted there (the triggers of decision 0057 update a row found by key: without one they
+ * counted nothing). Their recipients stay counted on the source, where they were grouped.
+ */
+export async function carryCampaignPart(
+  db: ShardDb,
+  campaign: PublishedCampaign,
+  counters: { tallied: boolean; keys: ReadonlyArray<{ group: string; variant: number }> },
+  now: number,
+): Promise<void> {
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO campaign_parts (campaign_id, panel_id, publish_after, publish_until, publish_batch, recipients, started_at, published_end_at, updated_at, ab_winner, ab_tallied)
+         SELECT ?1, ?2, NULL, NULL, COALESCE((SELECT MAX(batch) + 1 FROM campaign_messages WHERE campaign_id = ?1), 0), 0, ?3, ?3, ?4, ?5, ?6 WHERE true
+         ON CONFLICT (campaign_id) DO UPDATE SET ab_winner = COALESCE(ab_winner, excluded.ab_winner)`,
+      )
+      .bind(campaign.id, campaign.panelId, campaign.publishedAt, now, campaign.abWinner, counters.tallied ? 1 : 0),
+    ...(counters.tallied ? counters.keys : []).map((key) =>
+      db.prepare("INSERT OR IGNORE INTO campaign_ab_tallies (campaign_id, ab_group, variant, panel_id) VALUES (?, ?, ?, ?)").bind(campaign.id, key.group, key.variant, campaign.panelId),
+    ),
+  ]);
+}
+
+/**
+ * On the home: the split's target is one of the campaign's shards (decision 0047), published
+ * when the source's part was (its recipients, 0 here, stay counted with the source's), not
+ * finished, so the campaign is not sent before the target is. Only while the campaign is under way.
+ */
+export async function recordCarriedShard(db: ShardDb, campaign: PublishedCampaign, shard: number): Promise<void> {
+  await db
+    .prepare(
+      `INSERT OR IGNORE INTO campaign_shards (campaign_id, shard, panel_id, recipients, published_at)
+       SELECT ?1, ?2, ?3, 0, ?4 WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND panel_id = ?3 AND status IN ${PUBLISHING})`,
+    )
+    .bind(campaign.id, shard, campaign.panelId, campaign.publishedAt)
+    .run();
 }
 
 /** A campaign sending from another shard moved on: what the stalled-campaign re-drive goes by (finishClaims does it on the home). */
@@ -1061,8 +1154,9 @@ export async function claimBatch(
         `UPDATE campaign_messages SET status = 'sending', claim = ?1, claimed_at = ?2, attempted_at = NULL, variant = COALESCE(variant, ${abWinnerSql("?3")})
          WHERE campaign_id = ?3 AND panel_id = ?4 AND batch = ?5
            AND ((status = 'queued' AND (due_at IS NULL OR due_at <= ?2)) OR (status = 'sending' AND claimed_at < ?7 AND (?6 OR attempted_at IS NULL)))
-           -- Held recipients of an A/B test (abHeldSql) are not claimed.
-           AND NOT ${abHeldSql("?3")}${sending}`,
+           -- Held recipients of an A/B test (abHeldSql) are not claimed, nor rows a split's fence
+           -- keeps (decision 0047: the target sends them from its switch; one such row would abort the claim of the batch's others).
+           AND NOT ${abHeldSql("?3")} AND ${notMovingHere("campaign_messages")}${sending}`,
       )
       .bind(claim, now, campaign.id, campaign.panelId, batch, idempotent ? 1 : 0, staleBefore),
     part ? claimed.bind(campaign.id, batch, claim, campaign.topicId ?? null) : claimed.bind(campaign.id, batch, claim),

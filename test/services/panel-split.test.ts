@@ -1,8 +1,10 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contactBucket } from "../../src/domain/partitions";
 import { MOVE_TUNING, runMoveStep, startPartitionSplit, type MoveTuning } from "../../src/services/panels/move";
 import { getPanel } from "../../src/store/panels";
+import { getCampaign } from "../../src/store/campaigns";
 import { refreshPanelCounts } from "../../src/services/overview/counts";
 import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
 import { isPanelMovingError } from "../../src/lib/moving";
@@ -18,6 +20,10 @@ import { recordBounce } from "../../src/services/broadcasts/engagement";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import { setJourneyStatus } from "../../src/services/journeys/set-status";
 import { campaign, outbox, waitForCampaign } from "../support/broadcasts";
+import { collectingQueue, withBindings, type CollectingQueue } from "../support/cron";
+import { handleQueue } from "../../src/jobs/queues";
+import { readMoveNudge } from "../../src/services/panels/move";
+import { decideDueAbTests } from "../../src/services/broadcasts/ab-decision";
 import { act, cartPanel, countersOf, cronAt, createWebhook, delivered, helloPauseLater, messagesOf, MINUTE, startJourney } from "../support/journeys";
 
 // Decision 0047 (0038 step 5): a panel on one partition (SHARD_1, its home, no map) is split
@@ -231,14 +237,19 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     ] };
     expect(await startPartitionSplit(env, split, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "invalid", fields: [{ field: "split_at" }] } });
     expect(await startPartitionSplit(env, split, 100, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", fields: [{ field: "shard" }] } });
-    // A campaign sending (or paused) was laid out over the map at its start: no split until it ends.
+    // A campaign sending (or paused) still publishing walks its map's buckets: no split until it
+    // has published, on its home and on every other shard (one published goes on: see "campaigns under way").
     const list = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Readers" })).body.id as number;
     const campaign = (await listCampaign(created, list)).body.id as string;
-    await panelData.prepare("UPDATE campaigns SET status = 'sending' WHERE id = ?").bind(campaign).run();
-    expect(await startPartitionSplit(env, panel, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", message: expect.stringContaining("campaign") } });
-    await panelData.prepare("UPDATE campaigns SET status = 'sent' WHERE id = ?").bind(campaign).run();
+    await panelData.prepare("UPDATE campaigns SET status = 'sending', publish_after = 0 WHERE id = ?").bind(campaign).run();
+    expect(await startPartitionSplit(env, panel, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", message: expect.stringContaining(`campaign ${campaign} `) } });
     await panelData.prepare("UPDATE campaigns SET status = 'paused' WHERE id = ?").bind(campaign).run();
-    expect((await admin("POST", `/panels/${panel.id}/moves`, { shard: 0, split_at: AT })).status).toBe(409);
+    const paused = await admin("POST", `/panels/${panel.id}/moves`, { shard: 0, split_at: AT });
+    expect([paused.status, paused.body.error]).toEqual([409, expect.stringContaining(`campaign ${campaign} `)]);
+    // Its home published, another shard's part not yet.
+    await panelData.prepare("UPDATE campaigns SET status = 'sending', publish_after = NULL WHERE id = ?").bind(campaign).run();
+    await panelData.prepare("INSERT INTO campaign_shards (campaign_id, shard, panel_id) VALUES (?, 0, ?)").bind(campaign, panel.id).run();
+    expect(await startPartitionSplit(env, panel, AT, 0, Date.now())).toMatchObject({ ok: false, problem: { kind: "conflict", message: expect.stringContaining(`campaign ${campaign} `) } });
     // Nothing was recorded.
     expect((await admin("GET", `/panels/${panel.id}/moves`)).body.moves).toEqual([]);
   });
@@ -626,10 +637,13 @@ describe("what starts on a panel after its split's start check (decision 0047)",
     return { panel, keys, ...(await campaignTo(panel, list)), split: await recordedSplit(panel.id, prefix) };
   }
 
-  it("fails the split cleanly at its first step when a campaign started publishing after the start's check: nothing copied, the map unchanged", async () => {
+  it("fails the split cleanly at its first step when a campaign started publishing after the start's check and still publishes: nothing copied, the map unchanged", async () => {
     const { panel, id, keys, split, sendNow } = await panelWithCampaign("race");
     await sendNow();
-    await publishDueBroadcasts(env, Date.now());
+    // Its first publish step (one contact id); the next is nudged, not yet taken.
+    const imports = collectingQueue();
+    const stepEnv = withBindings(env, { IMPORTS: imports, FANOUT_CHUNK_IDS: "1" } as Partial<Env>);
+    await publishDueBroadcasts(stepEnv, Date.now());
     expect((await campaign(panel, id)).status).not.toBe("scheduled");
     expect(await split.step()).toEqual({ next: "none" });
     expect((await getPanelMove(env.DB, panel.id, split.moveId))!).toMatchObject({ state: "failed", error: expect.stringContaining("campaign") });
@@ -637,6 +651,7 @@ describe("what starts on a panel after its split's start check (decision 0047)",
     expect(await keysOn(shard0, panel.id)).toEqual([]);
     expect(await rowCount(shard0, "lists", panel.id)).toBe(0);
     // The campaign goes on where it was laid out: every member once.
+    await deliverAll(stepEnv, imports, "imports");
     expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: keys.length, sent: keys.length } });
     expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(keys);
     expect(await panelData.prepare("SELECT COUNT(*) AS n FROM panels_in_transit WHERE panel_id LIKE ?").bind(`${panel.id}/%`).first("n")).toBe(0);
@@ -815,6 +830,191 @@ describe("stops of moved contacts (decision 0047)", () => {
   }, 120_000);
 });
 
+describe("a split while a campaign of the panel sends or is paused (decision 0047, campaigns under way)", () => {
+  /**
+   * A panel (no map) with a list of `n` contacts of the moving buckets and `n` that stay, added in
+   * turn (so a publish step's batch holds both), and a campaign to it (`setUp` before it is
+   * scheduled), published whole with its send nudges kept back.
+   */
+  async function publishedCampaign(prefix: string, n: number, ids?: number, setUp?: (panel: TestPanel, id: string) => Promise<void>) {
+    const { panel, list, keys } = await readersPanel((id) => sideKeys(id, prefix, true, n).flatMap((mover, i) => [mover, sideKeys(id, prefix, false, n)[i]!]));
+    const { id, sendNow } = await campaignTo(panel, list);
+    if (setUp) await setUp(panel, id);
+    await sendNow();
+    const queues = heldQueues(ids);
+    await publishDueBroadcasts(queues.stepEnv, Date.now());
+    await deliverAll(queues.stepEnv, queues.imports, "imports");
+    expect(await panelData.prepare("SELECT publish_after FROM campaigns WHERE id = ?").bind(id).first("publish_after")).toBeNull();
+    const movers = keys.filter((key) => moving(panel.id, key)).sort();
+    return { panel, id, keys: [...keys].sort(), movers, stayers: keys.filter((key) => !moving(panel.id, key)).sort(), ...queues };
+  }
+
+  /** "key status" of the campaign's recipient rows on `db`. */
+  const rowsOn = (db: ShardDb, campaignId: string) => textsOn(db, "SELECT c.pk_value || ' ' || m.status FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? ORDER BY 1", campaignId);
+  /** The send batches of the campaign's rows on `db`. */
+  const batchesOn = async (db: ShardDb, campaignId: string) => (await textsOn(db, "SELECT DISTINCT CAST(batch AS TEXT) FROM campaign_messages WHERE campaign_id = ? ORDER BY batch", campaignId)).map(Number);
+  const homeBatch = (batch: number) => (body: any) => body.kind === "campaign_batch" && body.batch === batch && body.shard === undefined;
+  const sentEach = (keys: readonly string[]) => keys.map((key) => `${key} sent`);
+
+  it("sends every recipient once when the panel is split mid-send: a batch split between the shards goes out from both, the campaign sent once the target's half is", async () => {
+    const { panel, id, keys, movers, stayers, stepEnv, imports, sends } = await publishedCampaign("midsend", 4, 3);
+    // Batches of three contact ids, each holding contacts that move and contacts that stay.
+    const batches = await batchesOn(panelData, id);
+    expect(batches.length).toBeGreaterThanOrEqual(3);
+    await deliverAll(stepEnv, sends, "sends", homeBatch(batches[0]!));
+    const split = await startedSplit(stepEnv, imports, panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    // Sent from the source while its rows are copied: the catch-up carries what it did.
+    await deliverAll(stepEnv, sends, "sends", homeBatch(batches[1]!));
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+    // The target's part: published as the source's was, not finished; its unsent batches nudged naming it.
+    expect((await panelData.prepare("SELECT shard, published_at, finished_at FROM campaign_shards WHERE campaign_id = ?").bind(id).all()).results).toEqual([
+      { shard: 0, published_at: (await getCampaign(panelData, panel.id, id))!.publishedEndAt, finished_at: null },
+    ]);
+    expect(await shard0.prepare("SELECT publish_after, recipients FROM campaign_parts WHERE campaign_id = ?").bind(id).first()).toEqual({ publish_after: null, recipients: 0 });
+    const queuedMovers = (await rowsOn(shard0, id)).filter((row) => row.endsWith(" queued"));
+    expect(queuedMovers.length).toBeGreaterThan(0);
+    const targetBatches = await textsOn(shard0, "SELECT DISTINCT CAST(batch AS TEXT) FROM campaign_messages WHERE campaign_id = ? AND status = 'queued' ORDER BY batch", id);
+    expect(sends.bodies.filter((body: any) => body.shard === 0)).toEqual(targetBatches.map((batch) => ({ kind: "campaign_batch", panelId: panel.id, campaignId: id, batch: Number(batch), shard: 0 })));
+    // A batch number with rows on both shards: each shard sends its own half.
+    const shared = (await batchesOn(shard0, id)).filter((batch) => batches.slice(2).includes(batch));
+    expect(shared.length).toBeGreaterThan(0);
+
+    // The source's nudges of those batches send its own contacts and pass over the moved rows it still holds (fenced until they go).
+    await deliverAll(stepEnv, sends, "sends", (body) => body.shard === undefined);
+    expect((await rowsOn(panelData, id)).filter((row) => stayers.some((key) => row.startsWith(`${key} `)))).toEqual(sentEach(stayers));
+    expect((await campaign(panel, id)).status).toBe("sending");
+    // The old rows go: nothing is left to send on the home, but the target has not finished.
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await rowsOn(panelData, id)).toEqual(sentEach(stayers));
+    expect((await campaign(panel, id)).status).toBe("sending");
+
+    await deliverAll(stepEnv, sends, "sends");
+    expect(await rowsOn(shard0, id)).toEqual(sentEach(movers));
+    const done = await campaign(panel, id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: keys.length, sent: keys.length, queued: 0, failed: 0, skipped: 0 } });
+    // One message a recipient: one row each, on its contact's shard, and one outbox copy each.
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(keys);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.counters).toMatchObject({ recipients: keys.length, sent: keys.length, queued: 0 });
+  }, 60_000);
+
+  it("splits a paused campaign; its resume sends the rest from both shards, every recipient once", async () => {
+    const { panel, id, keys, movers, stayers, stepEnv, imports, sends } = await publishedCampaign("pausedsplit", 3, 2);
+    await deliverAll(stepEnv, sends, "sends", homeBatch((await batchesOn(panelData, id))[0]!));
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/pause`, {})).body.status).toBe("paused");
+    const split = await startedSplit(stepEnv, imports, panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    // Paused: the target holds its part and its queued recipients, nudged by nothing yet.
+    expect(sends.bodies.filter((body: any) => body.shard === 0)).toEqual([]);
+    expect((await rowsOn(shard0, id)).filter((row) => row.endsWith(" queued")).length).toBeGreaterThan(0);
+    expect(await panelData.prepare("SELECT finished_at FROM campaign_shards WHERE campaign_id = ? AND shard = 0").bind(id).first()).toEqual({ finished_at: null });
+    expect((await campaign(panel, id)).status).toBe("paused");
+
+    // The resume (the admin route, on the real queues) nudges the home's batches and the target's.
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/resume`, {})).body.status).toBe("sending");
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: keys.length, sent: keys.length, queued: 0, failed: 0, skipped: 0 } });
+    expect(await rowsOn(shard0, id)).toEqual(sentEach(movers));
+    expect(await rowsOn(panelData, id)).toEqual(sentEach(stayers));
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(keys);
+  }, 60_000);
+
+  /** Eight movers and eight stayers, a campaign to them with an A/B test of two subjects over half of them (four a variant), published. */
+  async function abCampaign(prefix: string) {
+    const test = { variants: [{ subject: "A: spring sale" }, { subject: "B: last chance" }], test_share: 50, metric: "unique_opens", wait_minutes: 60 };
+    const published = await publishedCampaign(prefix, 8, undefined, async (p, campaignId) => {
+      const set = await admin("PUT", `/panels/${p.id}/campaigns/${campaignId}/ab-test`, test);
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+    });
+    const { panel, id } = published;
+    type Row = { contact_id: number; ab_group: string; variant: number | null; status: string };
+    const abRowsOn = async (db: ShardDb) => (await db.prepare("SELECT contact_id, ab_group, variant, status FROM campaign_messages WHERE campaign_id = ? ORDER BY contact_id").bind(id).all<Row>()).results;
+    const signer = new TrackingSigner(env.SECRETS_KEY);
+    const open = async (contactId: number) => expect((await call(`/t/o/${await signer.sign({ kind: "open", panelId: panel.id, campaignId: id, contactId })}`)).status).toBe(200);
+    const abReport = async () => (await admin("GET", `/panels/${panel.id}/campaigns/${id}/report`)).body.ab_test;
+    return { ...published, abRowsOn, open, abReport };
+  }
+
+  /** Both shards' rest went to `winner`, every recipient once (12 messages of the winner's subject, 4 of the other's). */
+  async function restSentToWinner(c: Awaited<ReturnType<typeof abCampaign>>, winner: number): Promise<void> {
+    const done = await campaign(c.panel, c.id);
+    expect(done).toMatchObject({ status: "sent", counters: { recipients: c.keys.length, sent: c.keys.length, queued: 0, failed: 0, skipped: 0 }, ab_test: { winner: ["A", "B"][winner] } });
+    for (const db of [panelData, shard0]) {
+      const rest = (await c.abRowsOn(db)).filter((r) => r.ab_group === "rest");
+      expect(rest.length).toBeGreaterThan(0);
+      expect(rest.every((r) => r.variant === winner && r.status === "sent")).toBe(true);
+    }
+    const messages = await outbox(c.panel);
+    expect(messages.map((m) => m.to).sort()).toEqual(c.keys);
+    expect(messages.filter((m) => m.subject === ["A: spring sale", "B: last chance"][winner])).toHaveLength(12);
+    expect(messages.filter((m) => m.subject === ["A: spring sale", "B: last chance"][1 - winner])).toHaveLength(4);
+  }
+
+  it("an A/B test decided before the split: the rest goes to the winner on both shards, each recipient once; the target counts its moved recipients' later opens", async () => {
+    const ab = await abCampaign("absplit");
+    const { panel, id, stepEnv, imports, sends, abRowsOn, open } = ab;
+    // The test share goes out (four a variant); one of B's opens it, and B wins after the wait.
+    await deliverAll(stepEnv, sends, "sends");
+    const opened = (await abRowsOn(panelData)).find((r) => r.ab_group === "test" && r.variant === 1)!.contact_id;
+    await open(opened);
+    expect(await decideDueAbTests(stepEnv, panelData, Date.now() + 61 * 60_000)).toBe(1);
+    // The rest's batches are nudged on the home; the split comes before they are taken.
+    expect(sends.bodies.length).toBeGreaterThan(0);
+    const split = await startedSplit(stepEnv, imports, panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    // The target's part carries the release: its held rest takes the winner.
+    expect(await shard0.prepare("SELECT ab_winner FROM campaign_parts WHERE campaign_id = ?").bind(id).first("ab_winner")).toBe(1);
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    // A moved test recipient opens its message after the split: counted on the target.
+    const movedTest = (await abRowsOn(shard0)).find((r) => r.ab_group === "test" && r.contact_id !== opened)!;
+    await open(movedTest.contact_id);
+    await deliverAll(stepEnv, sends, "sends");
+
+    await restSentToWinner(ab, 1);
+    // The groups summed over both shards: the rest whole and sent, each variant's opens with the moved one's.
+    const opensOf = (variant: number) => (variant === 1 ? 1 : 0) + (movedTest.variant === variant ? 1 : 0);
+    expect(await ab.abReport()).toMatchObject({
+      winner: "B",
+      variants: [
+        { label: "A", recipients: 4, sent: 4, unique_opens: opensOf(0) },
+        { label: "B", recipients: 4, sent: 4, unique_opens: opensOf(1) },
+      ],
+      rest: { variant: "B", recipients: 8, sent: 8 },
+    });
+  }, 60_000);
+
+  it("an A/B test split before its decision: the decision sums the target's figures, releases its rest there, the wait counting from the publish, each recipient once", async () => {
+    const ab = await abCampaign("abearly");
+    const { panel, id, stepEnv, imports, sends, abRowsOn, open, abReport } = ab;
+    await deliverAll(stepEnv, sends, "sends");
+    const decideAt = (await admin("GET", `/panels/${panel.id}/campaigns/${id}/ab-test`)).body.ab_test.results.decide_at;
+    expect(decideAt).toEqual(expect.any(String));
+    await splitToEnd(await startedSplit(stepEnv, imports, panel.id));
+    // The target's part holds no winner yet; its rest is held (nothing of it nudged).
+    expect(await shard0.prepare("SELECT ab_winner FROM campaign_parts WHERE campaign_id = ?").bind(id).first("ab_winner")).toBeNull();
+    expect(sends.bodies).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}/ab-test`)).body.ab_test.results.decide_at).toBe(decideAt);
+    // A moved test recipient opens its message: counted on the target, it decides the test.
+    const moved = (await abRowsOn(shard0)).find((r) => r.ab_group === "test")!;
+    await open(moved.contact_id);
+    expect(await decideDueAbTests(stepEnv, panelData, Date.now() + 61 * 60_000)).toBe(1);
+    expect(await panelData.prepare("SELECT ab_winner FROM campaigns WHERE id = ?").bind(id).first("ab_winner")).toBe(moved.variant);
+    // The target's release comes by its nudge, as any shard's.
+    await deliverAll(stepEnv, imports, "imports");
+    expect(await shard0.prepare("SELECT ab_winner FROM campaign_parts WHERE campaign_id = ?").bind(id).first("ab_winner")).toBe(moved.variant);
+    await deliverAll(stepEnv, sends, "sends");
+    await restSentToWinner(ab, moved.variant!);
+    expect(await abReport()).toMatchObject({ rest: { recipients: 8, sent: 8 } });
+    expect((await abReport()).variants[moved.variant!]).toMatchObject({ recipients: 4, sent: 4, unique_opens: 1 });
+  }, 60_000);
+});
+
 /** A panel (no map, campaigns sent when asked) with a list "Readers" of `keysOf(its id)`. */
 async function readersPanel(keysOf: (panelId: string) => string[]) {
   const panel = await createPanel();
@@ -853,8 +1053,49 @@ const messageOf = (db: ShardDb, campaignId: string, key: string) =>
 async function recordedSplit(panelId: string, prefix: string) {
   const moveId = `mov_${prefix}_${panelId}`;
   expect(await insertPanelMove(env.DB, { id: moveId, panelId, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+  return steppedSplit(panelId, moveId);
+}
+
+/** The recorded move `moveId`, its steps run with `stepEnv` on a clock of the test's own. */
+function steppedSplit(panelId: string, moveId: string, stepEnv: Env = env) {
   let clock = Date.now();
-  return { panelId, moveId, step: () => runMoveStep(env, moveId, TUNING, () => clock), settle: () => void (clock += TUNING.settleMs), now: () => clock };
+  return { panelId, moveId, step: () => runMoveStep(stepEnv, moveId, TUNING, () => clock), settle: () => void (clock += TUNING.settleMs), now: () => clock };
+}
+
+/** The split of buckets AT–4095 to SHARD_0 started as the admin route starts it (not refused), its nudge kept back: the test runs its steps. */
+async function startedSplit(stepEnv: Env, imports: CollectingQueue, panelId: string) {
+  const started = await startPartitionSplit(stepEnv, (await getPanel(env.DB, panelId))!, AT, 0, Date.now());
+  if (!started.ok) throw new Error(`the split was refused: ${started.problem.message}`);
+  imports.bodies.splice(0, imports.bodies.length, ...imports.bodies.filter((body) => readMoveNudge(body) === null));
+  return steppedSplit(panelId, started.value.id, stepEnv);
+}
+
+/** An env whose IMPORTS and SENDS messages are kept for the test to hand over (publish steps of `ids` contact ids each, when given). */
+function heldQueues(ids?: number) {
+  const imports = collectingQueue();
+  const sends = collectingQueue();
+  const overrides: Record<string, unknown> = { IMPORTS: imports, SENDS: sends };
+  if (ids !== undefined) overrides.FANOUT_CHUNK_IDS = String(ids);
+  return { stepEnv: withBindings(env, overrides as Partial<Env>), imports, sends };
+}
+
+let rounds = 0;
+
+/**
+ * Hands the kept messages of `queue` that `which` takes to their queue's consumer, each twice in
+ * one batch (a redelivery, taken at once), until none is left; the others stay kept.
+ */
+async function deliverAll(stepEnv: Env, queue: CollectingQueue, kind: "imports" | "sends", which: (body: any) => boolean = () => true): Promise<void> {
+  for (;;) {
+    const taken = queue.bodies.filter(which);
+    if (taken.length === 0) return;
+    queue.bodies.splice(0, queue.bodies.length, ...queue.bodies.filter((body) => !which(body)));
+    const round = rounds++;
+    const batch = createMessageBatch(`apiv2-${kind}-default`, taken.flatMap((body) => [body, body]).map((body, i) => ({ id: `split-${round}-${i}`, timestamp: new Date(), attempts: 1, body })));
+    const exec = createExecutionContext();
+    await handleQueue(batch, stepEnv, exec);
+    await getQueueResult(batch, exec);
+  }
 }
 
 /** Runs a recorded split through: the copy, the switch, the settle time, the old rows' removal. */

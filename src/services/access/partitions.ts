@@ -9,7 +9,7 @@ import { dropMirroredJourneysStatements, journeysToMirror, mirrorJourneysStateme
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
 import { dropMirroredTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
-import { forgetPanelPlaces } from "./shards";
+import { forgetPanelPlaces, panelHome, type PanelHome } from "./shards";
 
 /**
  * Where a panel's contact-keyed data lives (decision 0038): its partitions, each a bucket
@@ -94,6 +94,18 @@ export function panelShardPlaces(env: Env, panel: PanelPlace): PanelShard[] {
 export function namedPanelShard(env: Env, panel: PanelPlace, shard: number | undefined): PanelShard {
   if (shard === undefined || shard === panel.shard || !panel.partitions.some((p) => p.shard === shard)) return { shard: panel.shard, db: shardOf(env, panel), home: true };
   return { shard, db: shardOf(env, { shard }), home: false };
+}
+
+/**
+ * The panel's directory entry for work naming `shard` (a send nudge, a page of unsent batches):
+ * an entry cached before a split's switch does not name its target yet (decision 0047), so a
+ * named shard it lacks has the directory read afresh, once.
+ */
+export async function panelHomeNaming(env: Env, panelId: string, shard: number | undefined): Promise<PanelHome> {
+  const found = await panelHome(env, panelId);
+  if (shard === undefined || shard === found.panel.shard || found.panel.partitions.some((p) => p.shard === shard)) return found;
+  forgetPanelPlaces();
+  return await panelHome(env, panelId);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { TOPIC_SKIP } from "../../domain/topics";
-import { panelDb, panelHome } from "../access/shards";
-import { hasContactsBeyondHome, namedPanelShard } from "../access/partitions";
+import { panelDb } from "../access/shards";
+import { hasContactsBeyondHome, namedPanelShard, panelHomeNaming } from "../access/partitions";
 import { erasedIdentifier } from "../../domain/erasure";
 import { suppressionsOf } from "../../store/suppressions";
 import { settleCampaignShard } from "./campaign-shards";
@@ -158,7 +158,7 @@ export type SendEnv = ProviderEnv & Pick<Env, "DB" | "FILES" | "SECRETS_KEY" | "
  * rest being settled as failed with an unknown outcome (at most once; see claimBatch).
  */
 export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, nudge: SendNudge, now = Date.now()): Promise<void> {
-  const { panel: place, db: home } = await panelHome(env, nudge.panelId);
+  const { panel: place, db: home } = await panelHomeNaming(env, nudge.panelId, nudge.shard);
   const campaign = await getCampaign(home, nudge.panelId, nudge.campaignId);
   if (!campaign || campaign.status !== "sending") return;
   // The batch's recipients are on the shard the nudge names (decision 0038 step 4), the campaign on the home.

@@ -1,8 +1,7 @@
 import { config } from "../../lib/config";
 import { getCampaign, unsentBatches } from "../../store/campaigns";
 import type { ShardDb } from "../../store/shards";
-import { namedPanelShard } from "../access/partitions";
-import { panelHome } from "../access/shards";
+import { namedPanelShard, panelHomeNaming } from "../access/partitions";
 import { enqueueSendBatches } from "./send";
 
 /**
@@ -60,7 +59,7 @@ export async function nudgeUnsentBatches(
 
 /** A continuation: the next page of the campaign's unsent batches on the shard it names, while the campaign sends (a paused one's are nudged by its resume). */
 export async function handleUnsentNudge(env: Env, nudge: UnsentNudge): Promise<void> {
-  const { panel, db: home } = await panelHome(env, nudge.panelId);
+  const { panel, db: home } = await panelHomeNaming(env, nudge.panelId, nudge.shard);
   const campaign = await getCampaign(home, nudge.panelId, nudge.campaignId);
   if (!campaign || campaign.status !== "sending") return;
   const place = namedPanelShard(env, panel, nudge.shard);

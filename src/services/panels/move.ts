@@ -10,7 +10,7 @@ import { recountPushStatement } from "../../store/push";
 import { recountWaitingStatements } from "../../store/journeys/points";
 import { forgetStoredStatement, recountStoredStatement } from "../../store/panel-counts";
 import { dropMovedExitsStatement } from "../../store/segments";
-import { hasCampaignUnderWay } from "../../store/campaigns";
+import { campaignStillPublishing } from "../../store/campaigns";
 import {
   getPanelMove,
   insertPanelMove,
@@ -59,6 +59,7 @@ import { CATALOG_CACHE_MS } from "../access/activity-catalogs";
 import { forgetPanelPlaces } from "../access/shards";
 import { copyConfiguration, dropConfiguration, refreshConfiguration } from "../access/partitions";
 import { resyncMirrors } from "./mirror-resync";
+import { carryCampaignsToTarget, settleSplitSource, type SplitPlaces } from "../broadcasts/split-target";
 
 /**
  * Moving a panel to another shard (issue 16, decision 0031), a background job on the IMPORTS
@@ -163,8 +164,8 @@ export async function startPanelMove(env: Env, panel: Panel, to: number, now: nu
  * last move to shard `to` while the panel serves (decision 0047); a panel without a map is one
  * partition of every bucket on its home. Refused on `split_at` (not inside a partition: a split point
  * is past a partition's first bucket), on `shard` (unbound, the home, already holding a
- * partition of the panel, ids it may hand out), or as a conflict for a campaign under way and a
- * move under way.
+ * partition of the panel, ids it may hand out), or as a conflict for a campaign still publishing
+ * and a move under way.
  */
 export async function startPartitionSplit(env: Env, panel: Panel, at: number, to: number, now: number): Promise<Result<PanelMove>> {
   const refuse = (kind: "invalid" | "conflict", field: "split_at" | "shard", message: string) => refusedField<PanelMove>(kind, field, message);
@@ -183,9 +184,12 @@ export async function startPartitionSplit(env: Env, panel: Panel, at: number, to
   // Saved segments and journeys are mirrored, and their contacts' rows move with them. A segment
   // journey's copy on the target scans from the switch on (journeysToScan skips a panel in transit),
   // and the source's scan skips the contacts the map places elsewhere (scanSegment).
-  // A campaign's shards' parts were laid out by the map at its start: the moved buckets' recipients would have no part on the target.
+  // A campaign still publishing walks its map's buckets: the moving buckets' contacts not yet
+  // inserted would be nobody's. One sending or paused with every part published goes on: its
+  // recipients move with their contacts and the target takes its part (carryCampaignsToTarget).
   // A campaign starting after this check is held or found by the first step (holdCampaigns).
-  if (await hasCampaignUnderWay(shardOf(env, panel), panel.id)) return refused("conflict", [], CAMPAIGN_UNDER_WAY);
+  const publishing = await campaignStillPublishing(shardOf(env, panel), panel.id);
+  if (publishing) return refused("conflict", [], stillPublishing(publishing));
   const buckets = { first: at, last: partition.lastBucket };
   const tied = await rowsTiedAcross(source, panel.id, buckets);
   if (tied) return refuse("conflict", "split_at", `buckets ${at}–${partition.lastBucket} cannot move apart: ${tied}`);
@@ -323,17 +327,37 @@ async function applyChanges(step: Step, changes: readonly CapturedChange[]): Pro
 }
 
 /**
- * A campaign's shards' parts are laid out by the map at its start, so a split carries none (decision
- * 0047): from its first step to its end no campaign of the panel starts (campaignHoldMark, read by
- * startPublish on the home), and one that started after the start's check, before the hold, fails
- * the split here before any row is copied.
+ * A campaign's shards' parts are laid out by the map as it publishes, so a split waits for one
+ * still publishing (decision 0047): from its first step to its end no campaign of the panel starts
+ * (campaignHoldMark, read by startPublish on the home), and one that started after the start's
+ * check, before the hold, fails the split here before any row is copied. Campaigns under way and
+ * published go on (the target takes its part at the switch).
  */
 async function holdCampaigns(home: ShardDb, panelId: string): Promise<void> {
   await markInTransit(home, campaignHoldMark(panelId));
-  if (await hasCampaignUnderWay(home, panelId)) throw new MoveMismatch(CAMPAIGN_UNDER_WAY);
+  const publishing = await campaignStillPublishing(home, panelId);
+  if (publishing) throw new MoveMismatch(stillPublishing(publishing));
 }
 
-const CAMPAIGN_UNDER_WAY = "a campaign of the panel is sending or paused: split once it has finished (decision 0038)";
+const stillPublishing = (campaignId: string) =>
+  `campaign ${campaignId} of the panel is still publishing its recipients: split once it has published them (it may go on sending meanwhile; decision 0047)`;
+
+/**
+ * The places a split's campaigns under way are carried between (decision 0047); null when the
+ * panel is gone. Read after the switch: no mismatch is thrown (a failed step after the switch
+ * is retried, never aborted).
+ */
+async function campaignPlaces(step: Step): Promise<SplitPlaces | null> {
+  const panel = await getPanel(step.env.DB, step.move.panelId);
+  if (!panel) return null;
+  const { move } = step;
+  return {
+    panelId: move.panelId,
+    home: { shard: panel.shard, db: shardOf(step.env, panel) },
+    source: { shard: move.fromShard, db: step.source },
+    target: { shard: move.toShard, db: step.target },
+  };
+}
 
 /** The panel's home shard (a partition move's configuration source). */
 async function homeOf(step: Step): Promise<ShardDb> {
@@ -402,6 +426,10 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
   // From here the panel lives on the target; the fence stays up for writers still holding the old entry.
   await save(step, { state: "cleaning", switchedAt, pauseMs: switchedAt - fencedAt, cursor: null, tableIndex: step.tables.length - 1 });
   await stopCapture(source, move.panelId);
+  // The campaigns under way: the target's part of each, and its batches nudged (outside the
+  // pause, after the save: a failure here is retried by the cleaning steps, which write the parts again).
+  const places = move.buckets ? await campaignPlaces(step) : null;
+  if (places) await carryCampaignsToTarget(step.env, places, step.now(), true);
   return { next: "later", ms: tuning.settleMs };
 }
 
@@ -462,9 +490,15 @@ async function clean(step: Step): Promise<MoveStepOutcome> {
   const due = (move.switchedAt ?? 0) + tuning.settleMs;
   if (step.now() < due) return { next: "later", ms: due - step.now() };
   await stopCapture(source, move.panelId);
+  // Before any old row goes: the target holds its part of each campaign under way (once; the
+  // source's old rows kept the campaign from being sent without it until now).
+  const places = move.buckets ? await campaignPlaces(step) : null;
+  if (places) await carryCampaignsToTarget(step.env, places, step.now(), false);
   await markInTransit(source, transitMark(move));
   const finished = await deleteRows(step, source);
   if (!finished) return { next: "now" };
+  // Nothing of the moved recipients is left on the source: its part, or the campaign, may be done.
+  if (places) await settleSplitSource(places, step.now());
   // Once, at the end: a configuration change whose copies went out by the map from before the
   // switch (read just before it, or cached until the settle time) missed the target.
   const panel = move.buckets ? await getPanel(step.env.DB, move.panelId) : null;

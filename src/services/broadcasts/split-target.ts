@@ -1,0 +1,54 @@
+import type { ShardDb } from "../../store/shards";
+import { carryCampaignPart, completeCampaignIfDone, publishedCampaignsUnderWay, recordCarriedShard, sourceAbCounters } from "../../store/campaigns";
+import { settleCampaignShard } from "./campaign-shards";
+import { nudgeUnsentBatches } from "./unsent";
+
+/**
+ * A partition split of a panel with campaigns under way (decision 0047, "Campaigns under way").
+ * Every part of such a campaign has published (the split waits for one still publishing), so its
+ * queued recipients on the source are rows that move with their contacts (campaign_messages is
+ * bucketed), keeping their batch numbers: a batch of the source is then sent in two halves, each
+ * shard claiming its own rows under that number from a nudge naming it, and a row lives on one
+ * shard only from the switch (the source's copy is fenced until it goes, and claims pass over it).
+ * What the target lacks is the campaign's part: its campaign_parts row there and its
+ * campaign_shards row on the home, written here in the switch's wake, so the resume, the
+ * stalled-campaign re-drive and the send path send its batches, and the campaign is not sent
+ * before it is done there.
+ */
+export interface SplitPlaces {
+  panelId: string;
+  home: { shard: number; db: ShardDb };
+  source: { shard: number; db: ShardDb };
+  target: { shard: number; db: ShardDb };
+}
+
+/**
+ * Gives the split's target its part of each campaign under way, once (a repeat changes nothing
+ * but a winner the part lacked). With `nudge` (right after the switch), a sending campaign's
+ * unsent batches there are nudged, or with nothing to send there the target is settled; a paused
+ * one's wait for its resume. Before the source's old rows go the parts are written again without
+ * nudges: a step that died after the switch leaves no campaign without its target's part.
+ */
+export async function carryCampaignsToTarget(env: Env, split: SplitPlaces, now: number, nudge: boolean): Promise<void> {
+  const sourceIsHome = split.source.shard === split.home.shard;
+  for (const campaign of await publishedCampaignsUnderWay(split.home.db, split.panelId, split.source.shard, sourceIsHome)) {
+    // The part first: a campaign_shards row without one would have the re-drive publish the target afresh.
+    await carryCampaignPart(split.target.db, campaign, await sourceAbCounters(split.source.db, campaign.id, !sourceIsHome), now);
+    await recordCarriedShard(split.home.db, campaign, split.target.shard);
+    if (!nudge || campaign.status !== "sending") continue;
+    if (!(await nudgeUnsentBatches(env, split.target.db, campaign, { shard: split.target.shard }))) await settleCampaignShard(split.home.db, split.target, campaign, now);
+  }
+}
+
+/**
+ * Once the source's old rows are gone: the campaigns under way are settled there (the source's
+ * part finished, or the campaign sent, where nothing is left), as the old rows kept both from
+ * happening until now; the stalled-campaign re-drive would do it a minute later.
+ */
+export async function settleSplitSource(split: SplitPlaces, now: number): Promise<void> {
+  const sourceIsHome = split.source.shard === split.home.shard;
+  for (const campaign of await publishedCampaignsUnderWay(split.home.db, split.panelId, split.source.shard, sourceIsHome)) {
+    if (sourceIsHome) await completeCampaignIfDone(split.home.db, campaign.panelId, campaign.id, now, true);
+    else await settleCampaignShard(split.home.db, split.source, campaign, now);
+  }
+}
