@@ -51,6 +51,18 @@ export async function leaseListEntries(
     .sort((a, b) => a.id - b.id);
 }
 
+/**
+ * Frees the panel's entries held on `db` at a move's switch (its target): a lease copied there was
+ * taken on the source by a consumer that either finished before the fence (its delete is copied
+ * too) or failed on it, and would otherwise hold the entry until the lease ran out. An entry taken
+ * twice enters once (its key). Held entries are a consumer's page or a few; the panel's backlog
+ * is read once to find them, at the switch only.
+ */
+export async function freeListEntryLeases(db: ShardDb, panelId: string, now: number): Promise<number> {
+  const { meta } = await db.prepare("UPDATE journey_list_entries SET leased_until = 0 WHERE panel_id = ? AND leased_until > ?").bind(panelId, now).run();
+  return meta.changes ?? 0;
+}
+
 export async function deleteListEntries(db: ShardDb, panelId: string, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
   await db

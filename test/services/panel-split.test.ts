@@ -196,6 +196,42 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     expect(await shard0.prepare("SELECT attrs ->> '$.NAME' AS n FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, movers[2]).first("n")).toBe("After");
   });
 
+  it("goes on cleaning after a step that died between the switch and its save: nothing written on the target since is lost, the split ends done", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const list = (await api("lists", "add", { listname: "Everyone" })).body.listid as number;
+    const keys = Array.from({ length: 16 }, (_, i) => `died${i}@example.com`);
+    for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
+    const moveId = `mov_died_${panel.id}`;
+    expect(await insertPanelMove(env.DB, { id: moveId, panelId: panel.id, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+    let clock = Date.now();
+    const step = () => runMoveStep(env, moveId, TUNING, () => clock);
+    expect(await step()).toEqual({ next: "now" });
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    const switched = (await getPanelMove(env.DB, panel.id, moveId))!;
+    expect(switched.state).toBe("cleaning");
+
+    // The step dies after the map names the target, before `cleaning` is saved: the row as it was.
+    await env.DB.prepare("UPDATE panel_moves SET state = 'catching_up', switched_at = NULL, pause_ms = NULL WHERE id = ?").bind(moveId).run();
+    // Meanwhile the panel serves from the new map: a new contact of the moved buckets lands on the target.
+    const late = Array.from({ length: 100 }, (_, i) => `died-late${i}@example.com`).find((k) => moving(panel.id, k))!;
+    expect((await api("contact", "add", { data: { EMAIL: late }, listid: String(list) })).status).toBe(200);
+    expect(await keysOn(shard0, panel.id)).toContain(late);
+
+    // The next step finds the switch made and goes on (catching up would find the copy differing and abort, deleting the target's rows).
+    expect(await step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "cleaning", error: null });
+    clock += TUNING.settleMs;
+    expect(await step()).toEqual({ next: "none" });
+    expect((await getPanelMove(env.DB, panel.id, moveId))!).toMatchObject({ state: "done", error: null });
+
+    const all = [...keys, late].sort();
+    expect(await keysOn(shard0, panel.id)).toEqual(all.filter((k) => moving(panel.id, k)));
+    expect(await keysOn(panelData, panel.id)).toEqual(all.filter((k) => !moving(panel.id, k)));
+    expect((await api("contact", "view", { data: late })).body).toMatchObject({ contact: { EMAIL: late } });
+    expect((await api("lists", "getall", {})).body.lists).toEqual([expect.objectContaining({ id: list, count: all.length })]);
+  });
+
   it("fails a split whose copy differs, leaving the panel whole on its shard: the target's copy and mirror removed, the map unchanged", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);

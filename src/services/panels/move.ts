@@ -8,6 +8,8 @@ import { splitPanelPartition } from "../../store/panel-partitions";
 import { recountMembersStatement } from "../../store/lists";
 import { recountPushStatement } from "../../store/push";
 import { recountWaitingStatements } from "../../store/journeys/points";
+import { freeListEntryLeases } from "../../store/list-entries";
+import { nudgeListEntries } from "../journeys/list-entries";
 import { forgetStoredStatement, recountStoredStatement } from "../../store/panel-counts";
 import { dropMovedExitsStatement } from "../../store/segments";
 import { campaignStillPublishing } from "../../store/campaigns";
@@ -236,6 +238,8 @@ export async function runMoveStep(env: Env, moveId: string, tuning: MoveTuning =
   const tables = move.buckets ? partitionTables(move.buckets) : MOVED_TABLES;
   const step: Step = { env, move, tables, lease, source, target, tuning, now, deadline: now() + tuning.stepMs };
   try {
+    // A step that died between the switch and its save: never aborted (that would delete rows the switch made the panel's).
+    if (move.state === "catching_up" && (await switchMade(step))) return await afterSwitch(step, move.switchedAt ?? now(), move.pauseMs);
     if (move.state !== "cleaning" && move.attempts >= tuning.maxAttempts) return await abort(step, move.error ?? "too many failed steps");
     if (move.state === "copying") return await copy(step);
     if (move.state === "catching_up") return await catchUp(step);
@@ -414,6 +418,18 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
     await liftFence(source, move.panelId);
     throw new MoveMismatch(move.buckets ? `the partition map no longer holds buckets ${move.buckets.first}–${move.buckets.last} on shard ${move.fromShard}` : `the directory no longer places the panel on shard ${move.fromShard}`);
   }
+  return await afterSwitch(step, switchedAt, switchedAt - fencedAt);
+}
+
+/**
+ * What follows the switch, up to the `cleaning` state saved. A step that died in it (after the
+ * directory or map named the target, before the save) leaves the move `catching_up`: its next
+ * step finds the switch made (switchMade) and runs this again, every part of it safe to repeat;
+ * catching up again would compare the copy with a source that no longer takes the writes and
+ * abort, deleting the target's rows the map now names.
+ */
+async function afterSwitch(step: Step, switchedAt: number, pauseMs: number | null): Promise<MoveStepOutcome> {
+  const { move, source, target, tuning } = step;
   forgetPanelPlaces();
   if (move.buckets) {
     await recountMembers(step);
@@ -424,13 +440,25 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
     await copyStops(source, target, move.panelId, tuning.pageRows);
   }
   // From here the panel lives on the target; the fence stays up for writers still holding the old entry.
-  await save(step, { state: "cleaning", switchedAt, pauseMs: switchedAt - fencedAt, cursor: null, tableIndex: step.tables.length - 1 });
+  await save(step, { state: "cleaning", switchedAt, pauseMs, cursor: null, tableIndex: step.tables.length - 1 });
   await stopCapture(source, move.panelId);
+  // Journey entries a consumer held on the source come over held: freed, and their shard nudged (the target is the home of a whole panel moved).
+  if ((await freeListEntryLeases(target, move.panelId, step.now())) > 0) await nudgeListEntries(step.env, move.panelId, move.buckets ? move.toShard : undefined);
   // The campaigns under way: the target's part of each, and its batches nudged (outside the
   // pause, after the save: a failure here is retried by the cleaning steps, which write the parts again).
   const places = move.buckets ? await campaignPlaces(step) : null;
   if (places) await carryCampaignsToTarget(step.env, places, step.now(), true);
   return { next: "later", ms: tuning.settleMs };
+}
+
+/** Whether the directory (a whole panel) or the map (a split's buckets) already names this move's target: only this move switches it. */
+async function switchMade(step: Step): Promise<boolean> {
+  const { move } = step;
+  const panel = await getPanel(step.env.DB, move.panelId);
+  if (!panel) return false;
+  if (!move.buckets) return panel.shard === move.toShard;
+  const partition = partitionOfBucket(panel.partitions.length ? panel.partitions : wholePanelPartition(panel.shard), move.buckets.first);
+  return partition.shard === move.toShard && partition.firstBucket === move.buckets.first;
 }
 
 /** What the fence lets delete on the source while the old rows go: the panel, or a partition move's own mark (the rows that stay keep their triggers). */
