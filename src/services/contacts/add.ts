@@ -1,5 +1,5 @@
 import { canonicalAttributeName } from "../../domain/attributes";
-import { prepareContact } from "../../domain/contacts";
+import { prepareContact, type PreparedContact } from "../../domain/contacts";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { getContactByKey, upsertContact, type Contact } from "../../store/contacts";
 import type { ContactSchemaContext, ContactWriteContext } from "./context";
@@ -29,6 +29,8 @@ export interface AddOptions {
   alongside?: readonly D1PreparedStatement[];
   /** Statements at the front of the contact's batch (a form's rate limits): one that fails writes nothing. */
   first?: readonly D1PreparedStatement[];
+  /** The caller's prepareContact of this same input, schema, unknown mode and prefix, not done again. */
+  prepared?: Extract<PreparedContact, { ok: true }>;
 }
 
 /**
@@ -52,7 +54,7 @@ export async function addContact(
   options: AddOptions = {},
 ): Promise<Result<ContactAdded>> {
   const fieldPrefix = options.fieldPrefix ?? "data";
-  const prepared = prepareContact(ctx.schema, input, ctx.unknown, fieldPrefix);
+  const prepared = options.prepared ?? prepareContact(ctx.schema, input, ctx.unknown, fieldPrefix);
   if (!prepared.ok) return refused("invalid", prepared.problems);
   if (options.onlyNew && (await getContactByKey(ctx.db, ctx.panelId, prepared.key))) {
     const keyField = Object.keys(input).find((name) => canonicalAttributeName(name) === ctx.schema.primaryKey) ?? ctx.schema.primaryKey;

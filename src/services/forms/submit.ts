@@ -160,7 +160,7 @@ async function writeSubmission(
       { kind: "subscribe", listIds: lists, via: "form", viaId: form.id, client: ctx.client, text: form.consentText, at: ctx.now },
       { keepsClient: ctx.settings.consentKeepsClient, skipGoneLists: true },
     );
-    const added = await addContact(writeCtx, input, lists, { fieldPrefix: "form", missingLists: "skip", first: [limits], alongside: consent });
+    const added = await addContact(writeCtx, input, lists, { fieldPrefix: "form", missingLists: "skip", first: [limits], alongside: consent, prepared });
     if (!added.ok) return refused(added.problem.kind, added.problem.fields.map(asField), added.problem.message);
     return succeeded("subscribed");
   }
@@ -174,7 +174,7 @@ async function writeSubmission(
   let uncounted = [limits];
   let contact: Contact | null = await getContactByKey(db, ctx.panel.id, prepared.key);
   if (!contact) {
-    const added = await addContact(writeCtx, input, [], { fieldPrefix: "form", onlyNew: true, first: uncounted });
+    const added = await addContact(writeCtx, input, [], { fieldPrefix: "form", onlyNew: true, first: uncounted, prepared });
     if (added.ok) {
       contact = added.value.contact;
       uncounted = [];
