@@ -355,7 +355,8 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
     await refreshPanelCounts(panelData, [panel.id], Date.now());
     expect(await storedOn(panelData, panel.id)).toEqual({ "": keys.length, [segment]: pune.length });
 
-    // A kept segment entry key (left by a pruned instance) and a list entry waiting for its consumer (held): rows of a contact without a bucket.
+    // A kept segment entry key (left by a pruned instance) and a list entry waiting for its consumer: rows of a contact without a bucket
+    // (free: a held one is freed on the target at the switch and taken by the nudge that follows).
     const idOf = async (key: string) => (await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<number>("id"))!;
     const [mover, stayer] = [movers[0]!, keys.find((k) => !moving(panel.id, k))!];
     for (const key of [mover, stayer]) {
@@ -363,8 +364,8 @@ describe("splitting a panel's partition while it serves (decision 0047)", () => 
       await panelData.batch([
         panelData.prepare("INSERT INTO journey_entry_keys (journey_id, entry_key, panel_id) VALUES (?, ?, ?)").bind(journey.id, `segment:${id}`, panel.id),
         panelData
-          .prepare("INSERT INTO journey_list_entries (panel_id, journey_id, list_id, contact_id, leased_until) VALUES (?, ?, 0, ?, ?)")
-          .bind(panel.id, journey.id, id, Date.now() + 24 * 60 * MINUTE),
+          .prepare("INSERT INTO journey_list_entries (panel_id, journey_id, list_id, contact_id, leased_until) VALUES (?, ?, 0, ?, 0)")
+          .bind(panel.id, journey.id, id),
       ]);
     }
 
