@@ -319,8 +319,10 @@ export async function cancelCampaign(db: ShardDb, panelId: string, id: string, f
       .bind(panelId, id, now, JSON.stringify(from)),
     db
       .prepare(
+        // Rows a split's fence keeps are skipped on the target (skipQueuedRecipients; their copies here go with the old rows).
         `UPDATE campaign_messages SET status = 'skipped', error = ?3
-         WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'queued' AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?2 AND status = 'cancelled')`,
+         WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'queued' AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?2 AND status = 'cancelled')
+           AND ${notMovingHere("campaign_messages")}`,
       )
       .bind(panelId, id, CANCELLED_SKIP),
   ]);
@@ -826,7 +828,16 @@ export async function touchSendingCampaign(db: ShardDb, campaignId: string, now:
 
 /** A cancel on a shard other than the campaign's home: its recipients still queued there are settled as skipped. */
 export async function skipQueuedRecipients(db: ShardDb, panelId: string, campaignId: string): Promise<void> {
-  await db.prepare("UPDATE campaign_messages SET status = 'skipped', error = ?3 WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'queued'").bind(panelId, campaignId, CANCELLED_SKIP).run();
+  await db
+    .prepare(`UPDATE campaign_messages SET status = 'skipped', error = ?3 WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'queued' AND ${notMovingHere("campaign_messages")}`)
+    .bind(panelId, campaignId, CANCELLED_SKIP)
+    .run();
+}
+
+/** The panel's campaigns cancelled since `since` (a split's start): their recipients a split's target took are skipped there too. */
+export async function campaignsCancelledSince(db: ShardDb, panelId: string, since: number): Promise<string[]> {
+  const { results } = await db.prepare("SELECT id FROM campaigns WHERE panel_id = ? AND status = 'cancelled' AND finished_at >= ?").bind(panelId, since).all<{ id: string }>();
+  return results.map((r) => r.id);
 }
 
 /** A campaign deleted on its home: its rows on another shard (recipients, counters, progress). */
@@ -1166,7 +1177,7 @@ export async function claimBatch(
       db
         .prepare(
           `UPDATE campaign_messages SET status = 'failed', error = ?4
-           WHERE campaign_id = ?1 AND batch = ?2 AND status = 'sending' AND claimed_at < ?3 AND attempted_at IS NOT NULL`,
+           WHERE campaign_id = ?1 AND batch = ?2 AND status = 'sending' AND claimed_at < ?3 AND attempted_at IS NOT NULL AND ${notMovingHere("campaign_messages")}`,
         )
         .bind(campaign.id, batch, staleBefore, UNKNOWN_OUTCOME_ERROR),
     );

@@ -5,6 +5,7 @@ import { contactBucket } from "../../src/domain/partitions";
 import { MOVE_TUNING, runMoveStep, startPartitionSplit, type MoveTuning } from "../../src/services/panels/move";
 import { getPanel } from "../../src/store/panels";
 import { getCampaign } from "../../src/store/campaigns";
+import { carryCampaignsToTarget } from "../../src/services/broadcasts/split-target";
 import { refreshPanelCounts } from "../../src/services/overview/counts";
 import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
 import { isPanelMovingError } from "../../src/lib/moving";
@@ -958,6 +959,35 @@ describe("a split while a campaign of the panel sends or is paused (decision 004
     expect(await rowsOn(shard0, id)).toEqual(sentEach(movers));
     expect(await rowsOn(panelData, id)).toEqual(sentEach(stayers));
     expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(keys);
+  }, 60_000);
+
+  it("cancels a campaign while the split's fence holds its moved rows: taken at once (no 503), every recipient sent or skipped, none left queued", async () => {
+    const { panel, id, keys, movers, stepEnv, imports, sends } = await publishedCampaign("cancelsplit", 3, 2);
+    await deliverAll(stepEnv, sends, "sends", homeBatch((await batchesOn(panelData, id))[0]!));
+    const sentBefore = (await rowsOn(panelData, id)).filter((row) => row.endsWith(" sent")).length;
+    expect(sentBefore).toBeGreaterThan(0);
+    const split = await startedSplit(stepEnv, imports, panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    // Switched, the old rows not gone: the source (the home) still holds fenced copies of the moved recipients.
+    const cancelled = await admin("POST", `/panels/${panel.id}/campaigns/${id}/cancel`, {});
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect(cancelled.body.status).toBe("cancelled");
+    // The target's queued copies are skipped by the cancel (its caller's map naming the target) or by the cleaning step's carry (a map cached before the switch).
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    const counters = (await campaign(panel, id)).counters;
+    expect(counters).toMatchObject({ recipients: keys.length, sent: sentBefore, queued: 0, skipped: keys.length - sentBefore });
+    expect((await rowsOn(shard0, id)).map((row) => row.split(" ")[0])).toEqual(movers);
+    expect((await rowsOn(shard0, id)).filter((row) => row.endsWith(" queued"))).toEqual([]);
+
+    // A cancel whose caller's map did not name the target yet (made in the pause) left a moved recipient queued there: the target's part skips it.
+    const stale = await shard0.prepare("UPDATE campaign_messages SET status = 'queued', error = NULL WHERE campaign_id = ? AND status = 'skipped' RETURNING contact_id").bind(id).first<number>("contact_id");
+    expect(stale).not.toBeNull();
+    const nudged = sends.bodies.length;
+    await carryCampaignsToTarget(stepEnv, { panelId: panel.id, home: { shard: TEST_SHARD, db: panelData }, source: { shard: TEST_SHARD, db: panelData }, target: { shard: 0, db: shard0 }, startedAt: split.now() - 60_000 }, Date.now(), false);
+    expect(await shard0.prepare("SELECT status FROM campaign_messages WHERE campaign_id = ? AND contact_id = ?").bind(id, stale).first("status")).toBe("skipped");
+    expect(sends.bodies.length).toBe(nudged);
   }, 60_000);
 
   /** Eight movers and eight stayers, a campaign to them with an A/B test of two subjects over half of them (four a variant), published. */

@@ -1,5 +1,5 @@
 import type { ShardDb } from "../../store/shards";
-import { carryCampaignPart, completeCampaignIfDone, publishedCampaignsUnderWay, recordCarriedShard, sourceAbCounters } from "../../store/campaigns";
+import { campaignsCancelledSince, carryCampaignPart, completeCampaignIfDone, publishedCampaignsUnderWay, recordCarriedShard, skipQueuedRecipients, sourceAbCounters } from "../../store/campaigns";
 import { settleCampaignShard } from "./campaign-shards";
 import { nudgeUnsentBatches } from "./unsent";
 
@@ -20,6 +20,8 @@ export interface SplitPlaces {
   home: { shard: number; db: ShardDb };
   source: { shard: number; db: ShardDb };
   target: { shard: number; db: ShardDb };
+  /** When the split started: a campaign cancelled since may have left queued recipients on the target. */
+  startedAt: number;
 }
 
 /**
@@ -38,6 +40,9 @@ export async function carryCampaignsToTarget(env: Env, split: SplitPlaces, now: 
     if (!nudge || campaign.status !== "sending") continue;
     if (!(await nudgeUnsentBatches(env, split.target.db, campaign, { shard: split.target.shard }))) await settleCampaignShard(split.home.db, split.target, campaign, now);
   }
+  // A cancel made meanwhile skipped the shards its caller's map named (the fenced copies on the
+  // source kept queued, then deleted): the target's copies of its queued recipients are skipped here.
+  for (const cancelled of await campaignsCancelledSince(split.home.db, split.panelId, split.startedAt)) await skipQueuedRecipients(split.target.db, split.panelId, cancelled);
 }
 
 /**

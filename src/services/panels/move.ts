@@ -360,6 +360,7 @@ async function campaignPlaces(step: Step): Promise<SplitPlaces | null> {
     home: { shard: panel.shard, db: shardOf(step.env, panel) },
     source: { shard: move.fromShard, db: step.source },
     target: { shard: move.toShard, db: step.target },
+    startedAt: move.createdAt,
   };
 }
 
@@ -442,12 +443,12 @@ async function afterSwitch(step: Step, switchedAt: number, pauseMs: number | nul
   // From here the panel lives on the target; the fence stays up for writers still holding the old entry.
   await save(step, { state: "cleaning", switchedAt, pauseMs, cursor: null, tableIndex: step.tables.length - 1 });
   await stopCapture(source, move.panelId);
-  // Journey entries a consumer held on the source come over held: freed, and their shard nudged (the target is the home of a whole panel moved).
-  if ((await freeListEntryLeases(target, move.panelId, step.now())) > 0) await nudgeListEntries(step.env, move.panelId, move.buckets ? move.toShard : undefined);
   // The campaigns under way: the target's part of each, and its batches nudged (outside the
   // pause, after the save: a failure here is retried by the cleaning steps, which write the parts again).
   const places = move.buckets ? await campaignPlaces(step) : null;
   if (places) await carryCampaignsToTarget(step.env, places, step.now(), true);
+  // Journey entries a consumer held on the source come over held: freed, and their shard nudged (the target is the home of a whole panel moved).
+  if ((await freeListEntryLeases(target, move.panelId, step.now())) > 0) await nudgeListEntries(step.env, move.panelId, move.buckets ? move.toShard : undefined);
   return { next: "later", ms: tuning.settleMs };
 }
 
