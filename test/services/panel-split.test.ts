@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contactBucket } from "../../src/domain/partitions";
-import { MOVE_TUNING, runMoveStep, startPartitionSplit, type MoveTuning } from "../../src/services/panels/move";
+import { MOVE_TUNING, runMoveStep, startPanelMove, startPartitionSplit, type MoveTuning } from "../../src/services/panels/move";
 import { getPanel } from "../../src/store/panels";
 import { getCampaign } from "../../src/store/campaigns";
 import { carryCampaignsToTarget } from "../../src/services/broadcasts/split-target";
@@ -988,6 +988,27 @@ describe("a split while a campaign of the panel sends or is paused (decision 004
     await carryCampaignsToTarget(stepEnv, { panelId: panel.id, home: { shard: TEST_SHARD, db: panelData }, source: { shard: TEST_SHARD, db: panelData }, target: { shard: 0, db: shard0 }, startedAt: split.now() - 60_000 }, Date.now(), false);
     expect(await shard0.prepare("SELECT status FROM campaign_messages WHERE campaign_id = ? AND contact_id = ?").bind(id, stale).first("status")).toBe("skipped");
     expect(sends.bodies.length).toBe(nudged);
+  }, 60_000);
+
+  it("moves a whole panel while its campaign sends: nudges taken in the pause claim nothing, the new home's unsent batches are nudged at the switch, each recipient once", async () => {
+    const { panel, id, keys, stepEnv, imports, sends } = await publishedCampaign("wholemove", 3, 2);
+    await deliverAll(stepEnv, sends, "sends", homeBatch((await batchesOn(panelData, id))[0]!));
+    // The other batches' nudges are taken during the move's pause: they claim nothing and are gone.
+    sends.bodies.splice(0, sends.bodies.length);
+    const started = await startPanelMove(stepEnv, (await getPanel(env.DB, panel.id))!, 0, Date.now());
+    if (!started.ok) throw new Error(`the move was refused: ${started.problem.message}`);
+    imports.bodies.splice(0, imports.bodies.length, ...imports.bodies.filter((body) => readMoveNudge(body) === null));
+    const move = steppedSplit(panel.id, started.value.id, stepEnv);
+    while ((await move.step()).next === "now");
+    expect((await getPanelMove(env.DB, panel.id, started.value.id))!.state).toBe("cleaning");
+    const unsent = (await textsOn(shard0, "SELECT DISTINCT CAST(batch AS TEXT) FROM campaign_messages WHERE campaign_id = ? AND status = 'queued' ORDER BY batch", id)).map(Number);
+    expect(unsent.length).toBeGreaterThan(0);
+    expect(sends.bodies).toEqual(unsent.map((batch) => ({ kind: "campaign_batch", panelId: panel.id, campaignId: id, batch })));
+    move.settle();
+    while ((await move.step()).next !== "none");
+    await deliverAll(stepEnv, sends, "sends");
+    expect(await campaign(panel, id)).toMatchObject({ status: "sent", counters: { recipients: keys.length, sent: keys.length, queued: 0, failed: 0, skipped: 0 } });
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(keys);
   }, 60_000);
 
   /** Eight movers and eight stayers, a campaign to them with an A/B test of two subjects over half of them (four a variant), published. */

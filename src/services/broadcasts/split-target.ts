@@ -57,3 +57,15 @@ export async function settleSplitSource(split: SplitPlaces, now: number): Promis
     else await settleCampaignShard(split.home.db, split.source, campaign, now);
   }
 }
+
+/**
+ * A whole panel moved (decision 0031) with campaigns sending: the batch nudges its senders took
+ * during the pause claimed nothing (claims pass over fenced rows), so the new home's unsent
+ * batches are nudged at the switch rather than left to the stalled-campaign re-drive a minute
+ * later; a batch nudged twice claims nothing the second time.
+ */
+export async function nudgeMovedCampaigns(env: Env, home: ShardDb, panelId: string, from: number): Promise<void> {
+  for (const campaign of await publishedCampaignsUnderWay(home, panelId, from, true)) {
+    if (campaign.status === "sending") await nudgeUnsentBatches(env, home, campaign);
+  }
+}

@@ -61,7 +61,7 @@ import { CATALOG_CACHE_MS } from "../access/activity-catalogs";
 import { forgetPanelPlaces } from "../access/shards";
 import { copyConfiguration, dropConfiguration, refreshConfiguration } from "../access/partitions";
 import { resyncMirrors } from "./mirror-resync";
-import { carryCampaignsToTarget, settleSplitSource, type SplitPlaces } from "../broadcasts/split-target";
+import { carryCampaignsToTarget, nudgeMovedCampaigns, settleSplitSource, type SplitPlaces } from "../broadcasts/split-target";
 
 /**
  * Moving a panel to another shard (issue 16, decision 0031), a background job on the IMPORTS
@@ -447,6 +447,7 @@ async function afterSwitch(step: Step, switchedAt: number, pauseMs: number | nul
   // pause, after the save: a failure here is retried by the cleaning steps, which write the parts again).
   const places = move.buckets ? await campaignPlaces(step) : null;
   if (places) await carryCampaignsToTarget(step.env, places, step.now(), true);
+  else await nudgeMovedCampaigns(step.env, target, move.panelId, move.fromShard);
   // Journey entries a consumer held on the source come over held: freed, and their shard nudged (the target is the home of a whole panel moved).
   if ((await freeListEntryLeases(target, move.panelId, step.now())) > 0) await nudgeListEntries(step.env, move.panelId, move.buckets ? move.toShard : undefined);
   return { next: "later", ms: tuning.settleMs };
