@@ -432,6 +432,13 @@ async function fenceAndSwitch(step: Step): Promise<MoveStepOutcome> {
 async function afterSwitch(step: Step, switchedAt: number, pauseMs: number | null): Promise<MoveStepOutcome> {
   const { move, source, target, tuning } = step;
   forgetPanelPlaces();
+  // The campaigns under way, first (the target's A/B counters rows count its moved recipients'
+  // opens from then on): the target's part of each and its batches nudged; a whole panel's new
+  // home's unsent batches nudged. Outside the pause; a failure is retried by the resumed step or
+  // the cleaning steps, which write the parts again.
+  const places = move.buckets ? await campaignPlaces(step) : null;
+  if (places) await carryCampaignsToTarget(step.env, places, step.now(), true);
+  else await nudgeMovedCampaigns(step.env, target, move.panelId, move.fromShard);
   if (move.buckets) {
     await recountMembers(step);
     // The moved contacts' sends read the target's stops from now on: it takes the source's, once
@@ -443,11 +450,6 @@ async function afterSwitch(step: Step, switchedAt: number, pauseMs: number | nul
   // From here the panel lives on the target; the fence stays up for writers still holding the old entry.
   await save(step, { state: "cleaning", switchedAt, pauseMs, cursor: null, tableIndex: step.tables.length - 1 });
   await stopCapture(source, move.panelId);
-  // The campaigns under way: the target's part of each, and its batches nudged (outside the
-  // pause, after the save: a failure here is retried by the cleaning steps, which write the parts again).
-  const places = move.buckets ? await campaignPlaces(step) : null;
-  if (places) await carryCampaignsToTarget(step.env, places, step.now(), true);
-  else await nudgeMovedCampaigns(step.env, target, move.panelId, move.fromShard);
   // Journey entries a consumer held on the source come over held: freed, and their shard nudged (the target is the home of a whole panel moved).
   if ((await freeListEntryLeases(target, move.panelId, step.now())) > 0) await nudgeListEntries(step.env, move.panelId, move.buckets ? move.toShard : undefined);
   return { next: "later", ms: tuning.settleMs };
