@@ -261,6 +261,37 @@ describe("live membership", () => {
   });
 });
 
+describe("a segment built by a cron task queued before it was saved", () => {
+  it("is built over its window from its save on, not from the task's earlier tick: a purchase past 30 days at the save does not count", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await defineActivity(panel, "purchase", {});
+    for (const who of ["eve", "fay"]) expect((await api("contact", "add", { data: { EMAIL: `${who}@example.com` } })).status).toBe(200);
+    // eve's older purchase left the 30 days a minute before the save; fay's two are well inside.
+    await postUpload(panel.apiKey, [
+      { activity_name: "purchase", identity: "eve@example.com", timestamp: iso(30 * DAY + 60_000) },
+      { activity_name: "purchase", identity: "eve@example.com", timestamp: iso(DAY) },
+      { activity_name: "purchase", identity: "fay@example.com", timestamp: iso(2 * DAY) },
+      { activity_name: "purchase", identity: "fay@example.com", timestamp: iso(DAY) },
+    ]);
+    await pipelineSettled(panel.id);
+    const created = await admin("POST", `/panels/${panel.id}/segments`, { name: "Buyers", match: { all: [{ activity: "purchase", op: "performed", min: 2, within_days: 30 }] } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const path = `/panels/${panel.id}/segments/${created.body.id}`;
+    const emails = async () => ((await admin("GET", `${path}/contacts`)).body.contacts as any[]).map((c) => c.EMAIL.split("@")[0]).sort();
+    await eventually(async () => (JSON.stringify(await emails()) === JSON.stringify(["fay"]) ? true : undefined));
+
+    // As if the build after the save had not run: the cron's segments task, queued at a tick five minutes before the save, builds it.
+    await panelData.batch([
+      panelData.prepare("UPDATE segments SET build_cursor = 0 WHERE id = ?").bind(created.body.id),
+      panelData.prepare("DELETE FROM segment_members WHERE segment_id = ?").bind(created.body.id),
+    ]);
+    await segmentsCron.run(env, Date.now() - 5 * 60_000);
+    expect(await panelData.prepare("SELECT build_cursor FROM segments WHERE id = ?").bind(created.body.id).first("build_cursor")).toBeNull();
+    expect(await emails()).toEqual(["fay"]);
+  });
+});
+
 async function call204(method: string, path: string): Promise<number> {
   const { call } = await import("../support/helpers");
   const response = await call(`/admin/v1${path}`, { method, headers: { authorization: "Bearer test-admin-token" } });

@@ -212,7 +212,9 @@ export const segmentsCron = shardTask("segments", async (env, db, index, now) =>
   const deadline = Date.now() + CRON_BUDGET_MS;
   for (const segment of await segmentsToBuild(db, 20)) {
     if (Date.now() > deadline) break;
-    await buildSegment(env, segment, now, Math.max(0, deadline - Date.now()), await on(segment));
+    // The task's `now` is its tick's, and a queue may deliver it late: a segment saved since is
+    // built from its save on, never over a window ending before it (which counts events gone by then).
+    await buildSegment(env, segment, Math.max(now, segment.updatedAt), Math.max(0, deadline - Date.now()), await on(segment));
   }
   const slideDeadline = Date.now() + CRON_BUDGET_MS;
   for (const segment of await slidingSegmentsDue(db, now - 30_000, 50)) {
