@@ -111,11 +111,12 @@ async function runSuite(pass: number): Promise<SuiteRun> {
 
 const header = ["benchmark", "figure", "service", "baseline", "ratio", "spread over slices", "goal", "met"];
 const rowsOf = (suite: SuiteRun) => suite.figures.map((f) => [f.benchmark, f.figure, f.service, f.baseline, f.ratio, f.spread ?? "", f.goal, f.met === null ? "" : f.met ? "yes" : "NO"]);
+/** "N of M goals met" for one run. */
 const goalsMet = (suite: SuiteRun) => {
   const goals = suite.figures.filter((f) => f.met !== null);
-  return { met: goals.filter((f) => f.met).length, of: goals.length };
+  return `${goals.filter((f) => f.met).length} of ${goals.length} goals met`;
 };
-const summaryOf = (suite: SuiteRun) => `${goalsMet(suite).met} of ${goalsMet(suite).of} goals met; ${suite.seconds.toFixed(0)} s in all (${suite.outcomes.join("; ")})`;
+const summaryOf = (suite: SuiteRun) => `${goalsMet(suite)}; ${suite.seconds.toFixed(0)} s in all (${suite.outcomes.join("; ")})`;
 
 console.log(`npm run bench: ${selected.map((b) => b.name).join(", ")} at ${measured}${runs > 1 ? `, ${runs} consecutive runs` : ""}; logs in ${logs}`);
 const suites: SuiteRun[] = [];
@@ -152,7 +153,7 @@ if (only) {
 } else {
   const tableOf = (suite: SuiteRun, pass: number) => [
     `${runs > 1 ? `**Run ${pass} of ${runs}**, ` : ""}measured at \`${measured}\` on ${suite.at} UTC in ${(suite.seconds / 60).toFixed(1)} minutes ` +
-      `(short defaults; ${goalsMet(suite).met} of ${goalsMet(suite).of} goals met; ${suite.outcomes.join("; ")}).`,
+      `(short defaults; ${goalsMet(suite)}; ${suite.outcomes.join("; ")}).`,
     "",
     `| ${header.join(" | ")} |`,
     `|${header.map(() => "---").join("|")}|`,
