@@ -24,6 +24,11 @@ export interface SplitPlaces {
   startedAt: number;
 }
 
+/** The panel's campaigns under way and published, with when the split's source ended publishing its part. */
+function campaignsUnderWay(split: SplitPlaces) {
+  return publishedCampaignsUnderWay(split.home.db, split.panelId, split.source.shard, split.source.shard === split.home.shard);
+}
+
 /**
  * Gives the split's target its part of each campaign under way, once (a repeat changes nothing
  * but a winner the part lacked). With `nudge` (right after the switch), a sending campaign's
@@ -33,7 +38,7 @@ export interface SplitPlaces {
  */
 export async function carryCampaignsToTarget(env: Env, split: SplitPlaces, now: number, nudge: boolean): Promise<void> {
   const sourceIsHome = split.source.shard === split.home.shard;
-  for (const campaign of await publishedCampaignsUnderWay(split.home.db, split.panelId, split.source.shard, sourceIsHome)) {
+  for (const campaign of await campaignsUnderWay(split)) {
     // The part first: a campaign_shards row without one would have the re-drive publish the target afresh.
     await carryCampaignPart(split.target.db, campaign, await sourceAbCounters(split.source.db, campaign.id, !sourceIsHome), now);
     await recordCarriedShard(split.home.db, campaign, split.target.shard);
@@ -52,7 +57,7 @@ export async function carryCampaignsToTarget(env: Env, split: SplitPlaces, now: 
  */
 export async function settleSplitSource(split: SplitPlaces, now: number): Promise<void> {
   const sourceIsHome = split.source.shard === split.home.shard;
-  for (const campaign of await publishedCampaignsUnderWay(split.home.db, split.panelId, split.source.shard, sourceIsHome)) {
+  for (const campaign of await campaignsUnderWay(split)) {
     if (sourceIsHome) await completeCampaignIfDone(split.home.db, campaign.panelId, campaign.id, now, true);
     else await settleCampaignShard(split.home.db, split.source, campaign, now);
   }
