@@ -129,6 +129,66 @@ describe("imports of a panel on two partitions (decision 0038 step 3)", () => {
     expect(used.statements).toBeLessThan(1000);
   });
 
+  it("writes a chunk's parts while the chunk before lands on the home; a home batch that fails loses no row", async () => {
+    const panel = await createPanel();
+    const list = (await apiFor(panel)("lists", "add", { listname: "L" })).body.listid as number;
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const keys = [0, 1, 2, 3].flatMap((i) => [keyOn(panel.id, 0, i), keyOn(panel.id, 1, i)]);
+    const ref = await storeImportJob(panel.id, { sources: [{ url: await hostFile(["EMAIL", ...keys].join("\n")) }], listId: list });
+    const tuning: ImportTuning = { ...TINY, stepChunks: 100 };
+    const quiet = quietEnv();
+
+    // The home's chunk batches (those moving the checkpoint) held until the other shard has seen
+    // two parts (two chunks'), or two seconds; the second one fails.
+    const checkpoints = new WeakSet<object>();
+    let parts = 0;
+    let homeBatches = 0;
+    const partsBeforeLanding: number[] = [];
+    const home = new Proxy(panelData, {
+      get(target, name) {
+        if (name === "prepare") {
+          return (sql: string) => {
+            const statement = target.prepare(sql);
+            if (!sql.includes("UPDATE import_jobs SET seq")) return statement;
+            return { bind: (...values: unknown[]) => { const bound = statement.bind(...values); checkpoints.add(bound); return bound; } };
+          };
+        }
+        if (name === "batch") {
+          return async (statements: D1PreparedStatement[]) => {
+            if (!statements.some((s) => checkpoints.has(s))) return target.batch(statements);
+            const nth = ++homeBatches;
+            for (const started = Date.now(); parts < nth + 1 && Date.now() - started < 2000; ) await new Promise((r) => setTimeout(r, 10));
+            partsBeforeLanding.push(parts);
+            if (nth === 2) throw new Error("D1 is overloaded");
+            return target.batch(statements);
+          };
+        }
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const other = new Proxy(shard0, {
+      get(target, name) {
+        if (name === "batch") return (statements: D1PreparedStatement[]) => (parts++, target.batch(statements));
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const failed = await deliver(ref, quietEnv({ SHARD_1: home, SHARD_0: other } as Partial<Env>).env, tuning);
+    expect(failed.retryMessages).toHaveLength(1);
+    // Chunk 2's part went out before chunk 1 landed on the home, chunk 3's before chunk 2 failed.
+    expect(partsBeforeLanding).toEqual([2, 3]);
+    expect((await job(ref)).seq).toBe(1);
+
+    // The retry writes chunks 2 and 3 again: every row once on its key's shard, the counts whole.
+    const done = await runToEnd(ref, quiet.env, tuning);
+    expect(done).toMatchObject({ status: "completed", total: 8, failed: 0 });
+    expect(done.created + done.updated).toBe(8);
+    expect(Object.keys(await contactsOn(shard0, panel.id))).toEqual(sorted(keys.filter((_, i) => i % 2 === 0)));
+    expect(Object.keys(await contactsOn(panelData, panel.id))).toEqual(sorted(keys.filter((_, i) => i % 2 === 1)));
+    expect(await counts(panel)).toEqual({ L: 8 });
+  });
+
   it("writes a part again without doubling anything: its contacts then count as updated", async () => {
     const panel = await createPanel();
     const list = (await apiFor(panel)("lists", "add", { listname: "L" })).body.listid as number;

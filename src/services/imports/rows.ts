@@ -11,7 +11,6 @@ import {
   commitImportStatements,
   importChunkStatements,
   importPartStatements,
-  type ChunkStatements,
   type ImportJob,
   type ImportSource,
   type ImportedRow,
@@ -28,7 +27,7 @@ import { concatBytes } from "../../lib/bytes";
  * rows is about five statements (its rows in JSON arrays of about 100 K characters, three for
  * bench:import's rows; its report lines in arrays below a bound value's size; the claim, the
  * list membership, the checkpoint) and a few ms of CPU; a panel whose partitions span shards
- * adds a batch of about four per other shard its rows fall on (commitChunk). A step stops
+ * adds a batch of about four per other shard its rows fall on (commitParts). A step stops
  * before its statements, every shard's, would pass `stepStatements`, under D1's 1,000 queries
  * of one invocation whatever the rows (a test counts it), or after `stepChunks`; each message
  * more costs a queue hop, a lease and a window of the file read again (a tenth of a
@@ -209,16 +208,30 @@ function prepareChunk(job: ImportJob, plan: ColumnPlan, at: Position, bytes: Uin
 }
 
 /**
- * Commits a chunk: its parts on other shards first (each one batch there, at the same time),
- * then the home's batch, which claims the chunk and moves the checkpoint with the counts of
- * every part. A failure before the home's batch leaves the checkpoint where it was: the chunk is
- * read and written again, which its parts' statements allow (importPartStatements). A panel
- * without parts commits the home's batch alone, as before.
+ * Starts writing a chunk's parts on other shards (each one batch there, at the same time);
+ * answers the contacts they created. They are written while the chunk before is still landing
+ * on the home, but the home's batch of their own chunk, which claims it and moves the checkpoint
+ * with these counts, waits for them: a failure before it leaves the checkpoint where it was, and
+ * the chunk is read and written again, which a part's statements allow (importPartStatements;
+ * its contacts then count as existing, not created). A panel without parts writes nothing here.
  */
-async function commitChunk(db: ShardDb, statements: ChunkStatements, parts: ReadonlyArray<{ db: ShardDb; statements: PartStatements }>): Promise<"committed" | "stale"> {
-  if (parts.length === 0) return commitImportStatements(db, statements);
-  const landed = await Promise.all(parts.map((part) => commitImportPart(part.db, part.statements)));
-  return commitImportStatements(db, statements, landed.reduce((sum, part) => sum + part.created, 0));
+async function commitParts(parts: ReadonlyArray<{ db: ShardDb; statements: PartStatements }>): Promise<number> {
+  if (parts.length === 0) return 0;
+  return Promise.all(parts.map((part) => commitImportPart(part.db, part.statements))).then((landed) => landed.reduce((sum, part) => sum + part.created, 0));
+}
+
+/** The home's batch of a chunk, once the chunk before landed and this chunk's parts did; "stale" when the one before was. */
+async function commitHomeAfter(
+  before: Promise<"committed" | "stale"> | null,
+  parts: Promise<number>,
+  commit: (createdElsewhere: number) => Promise<"committed" | "stale">,
+): Promise<"committed" | "stale"> {
+  // Both settle before this answers, so a step that stops on either leaves nothing writing.
+  const [previous, created] = await Promise.allSettled([before ?? ("committed" as const), parts]);
+  if (previous.status === "rejected") throw previous.reason;
+  if (previous.value !== "committed") return "stale";
+  if (created.status === "rejected") throw created.reason;
+  return commit(created.value);
 }
 
 /** `finished` carries the job's chunk count and data rows as its last checkpoint left them. */
@@ -295,9 +308,12 @@ export async function importRows(env: Env, job: ImportJob, tuning: ImportTuning,
         const count = parts.reduce((sum, part) => sum + part.statements.count, statements.count);
         // The step's budget of statements is spent: this chunk is read again by the next step.
         if (sent > 0 && sent + count > tuning.stepStatements) return handOver();
-        if (!(await landed())) return { state: "stale" };
+        // The parts go out now, beside the home's batch of the chunk before (a panel across
+        // shards writes them in parallel): only the home's batch must follow the one before.
+        const before = inFlight;
+        inFlight = commitHomeAfter(before, commitParts(parts), (created) => commitImportStatements(db, statements, created));
+        if (before && (await before) !== "committed") return { state: "stale" };
         sent += count;
-        inFlight = commitChunk(db, statements, parts);
         at.seq++;
         at.byteOffset += cut.end;
         at.rowNumber = chunk.rowNumber;
