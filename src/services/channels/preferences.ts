@@ -72,7 +72,8 @@ export async function changeContactPreferences(
   const lifts: StopLift[] = [];
   const lift = (on: StopLift) => {
     lifts.push(on);
-    writes.push(...(on(db) ?? []));
+    const here = on(db);
+    if (here) writes.push(here);
   };
   if (change.email !== undefined && change.email !== current.email && address) {
     changed.email = change.email;
