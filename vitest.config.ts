@@ -38,6 +38,7 @@ const ISOLATED = [
   "test/api/partitioned-history.test.ts",
   "test/api/partitioned-journeys.test.ts",
   "test/api/partitioned-segments.test.ts",
+  "test/api/partitioned-stops.test.ts",
   "test/api/signup-forms.test.ts",
   "test/api/topics.test.ts",
   "test/http/fuzz.test.ts",

@@ -321,7 +321,7 @@ const changePreferences = definePanelRoute({
   async handle({ env, caller, path, body, panel, db: home }) {
     const db = contactDb(env, panel, home, path.key);
     const contact = await requireContact(db, panel, path.key);
-    return { preferences: unwrap(await changeContactPreferences(db, panel.id, contact, body, Date.now(), "operator", { by: auditorOf(caller), log: home })) };
+    return { preferences: unwrap(await changeContactPreferences(db, panelShards(env, panel, home), panel.id, contact, body, Date.now(), "operator", { by: auditorOf(caller), log: home })) };
   },
 });
 

@@ -65,13 +65,13 @@ export async function suppressPhone(db: ShardDb, panelId: string, phone: string,
 
 /** Lifts the number's suppression; true when there was one. */
 export async function liftPhoneSuppression(db: ShardDb, panelId: string, phone: string): Promise<boolean> {
-  const result = await liftPhoneSuppressionStatement(db, panelId, phone).run();
+  const result = await db.prepare("DELETE FROM sms_suppressions WHERE panel_id = ? AND phone = ?").bind(panelId, phone).run();
   return result.meta.changes > 0;
 }
 
-/** liftPhoneSuppression as a statement for the caller's batch. */
-export function liftPhoneSuppressionStatement(db: ShardDb, panelId: string, phone: string): D1PreparedStatement {
-  return db.prepare("DELETE FROM sms_suppressions WHERE panel_id = ? AND phone = ?").bind(panelId, phone);
+/** Lifts the number's suppression when it is its own STOP (reason `stop`), as a statement for the caller's batch; any other stays. */
+export function liftPhoneStopStatement(db: ShardDb, panelId: string, phone: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM sms_suppressions WHERE panel_id = ? AND phone = ? AND reason = 'stop'").bind(panelId, phone);
 }
 
 export async function phoneSuppression(db: ShardDb, panelId: string, phone: string): Promise<PhoneSuppressionReason | null> {

@@ -7,10 +7,9 @@ import type { Contact } from "../../store/contacts";
 import { pushOptedOut, setPushOptOutStatement } from "../../store/preferences";
 import type { ShardDb } from "../../store/shards";
 import { phoneSuppression } from "../../store/sms";
-import { liftSmsSuppressionStatement, suppressSmsStatement } from "./sms/suppressions";
+import { liftSmsStopStatement, suppressSmsStatement } from "./sms/suppressions";
 import { liftSuppressionStatement, suppressAddressStatement, suppressionOf } from "../../store/suppressions";
-
-const nonNull = <T>(value: T | null): T[] => (value === null ? [] : [value]);
+import { liftOnOtherShards, type StopLift } from "./stop-lifts";
 
 const EMAIL_STATES: Record<SuppressionReason, ChannelState> = { unsubscribe: "unsubscribed", complaint: "complained", hard_bounce: "bounced" };
 
@@ -31,9 +30,12 @@ export async function contactPreferences(db: ShardDb, panelId: string, contact: 
  * operator. A channel it cannot be reached on is refused as invalid; one the service holds (a
  * hard bounce, a number stopped by the provider or an operator) or, for an operator, one the
  * recipient complained about, is refused as a conflict. Nothing is changed when any is refused.
+ * `db` is the contact's shard, where its channels are read and changed; a lift also reaches the
+ * panel's other `shards` (panelShards: just `db` on a panel without a map; stop-lifts.ts).
  */
 export async function changeContactPreferences(
   db: ShardDb,
+  shards: readonly ShardDb[],
   panelId: string,
   contact: Pick<Contact, "id" | "attributes">,
   change: PreferencesChange,
@@ -66,22 +68,31 @@ export async function changeContactPreferences(
   const { address, phone } = contactReach(contact.attributes);
   const changed: PreferencesChange = {};
   const writes: D1PreparedStatement[] = [];
+  // Each lift is written on the contact's shard in the batch, and made on the panel's other shards before it.
+  const lifts: StopLift[] = [];
+  const lift = (on: StopLift) => {
+    lifts.push(on);
+    const here = on(db);
+    if (here) writes.push(here);
+  };
   if (change.email !== undefined && change.email !== current.email && address) {
     changed.email = change.email;
     // On a complained address an unsubscribe changes nothing: the stricter complaint stays (store/suppressions.ts).
     if (change.email === "unsubscribed") writes.push(suppressAddressStatement(db, panelId, address, "unsubscribe", null, now));
-    else writes.push(...nonNull(liftSuppressionStatement(db, panelId, address, LIFTABLE_SUPPRESSIONS[by])));
+    else lift((shard) => liftSuppressionStatement(shard, panelId, address, LIFTABLE_SUPPRESSIONS[by]));
   }
   if (change.sms !== undefined && change.sms !== current.sms && phone) {
     changed.sms = change.sms;
     if (change.sms === "unsubscribed") writes.push(suppressSmsStatement(db, panelId, phone, "stop", now));
-    // Only a contact's own STOP gets here (a stop by the provider or an operator was refused above); gone already is as good.
-    else writes.push(liftSmsSuppressionStatement(db, panelId, phone));
+    // Only a contact's own STOP gets here (a stop by the provider or an operator was refused above, and stays where another shard holds one); gone already is as good.
+    else lift((shard) => liftSmsStopStatement(shard, panelId, phone));
   }
   if (change.push !== undefined && change.push !== current.push) {
     changed.push = change.push;
     writes.push(setPushOptOutStatement(db, panelId, contact.id, change.push === "unsubscribed", now));
   }
+  // Why the other shards' lifts come first: stop-lifts.ts.
+  if (lifts.length) await liftOnOtherShards(shards, db, lifts);
   // The changes and their consent records (`proof`, a recipient's) in one batch: never a change without its proof.
   if (writes.length) await db.batch([...writes, ...((await proof?.(changed)) ?? [])]);
   const after = await contactPreferences(db, panelId, contact);

@@ -7,7 +7,8 @@ import { getMessages } from "../../../store/journeys/messages";
 import { getTopic } from "../../../store/topics";
 import { liftSuppressionStatement, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
 import type { ShardDb } from "../../../store/shards";
-import { firstOnShards, panelShards } from "../../access/partitions";
+import { firstOnShards, panelShards, type PanelShards } from "../../access/partitions";
+import { liftOnOtherShards } from "../stop-lifts";
 import { findPanelHome } from "../../access/shards";
 import { isJourneyClaim, type TrackingClaim } from "./tracking";
 
@@ -28,6 +29,8 @@ export interface RecipientView {
    * without a map.
    */
   contactDb: ShardDb;
+  /** Every shard of the panel (panelShards), where a lift of the address's stop reaches too (stop-lifts.ts). */
+  shards: PanelShards;
 }
 
 /** The sent message a link names, seen from the recipient; null when no such message was sent. */
@@ -71,21 +74,23 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
   const facts: UnsubscribeFacts = { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address };
   // A deleted topic is offered no more: the page unsubscribes from everything, as for any message.
   if (topic) facts.topic = { id: topic.id, name: topic.name };
-  return { facts, suppressed, contactId, contactDb };
+  return { facts, suppressed, contactId, contactDb, shards };
 }
 
 /**
  * Lifts the recipient's unsubscribe or complaint (they ask for the mail again); a hard bounce
  * stays. `proof`, the consent record, is written in the same batch, both on the contact's
- * partition's shard.
+ * partition's shard; the panel's other shards' stops of the address are lifted before it (stop-lifts.ts).
  */
 export async function resubscribe(view: RecipientView, panelId: string, proof?: (db: ShardDb) => Promise<D1PreparedStatement[]>): Promise<boolean> {
   const db = view.contactDb;
-  const lift = liftSuppressionStatement(db, panelId, view.facts.address, LIFTABLE_SUPPRESSIONS.recipient);
+  const liftOn = (shard: ShardDb) => liftSuppressionStatement(shard, panelId, view.facts.address, LIFTABLE_SUPPRESSIONS.recipient);
+  const elsewhere = await liftOnOtherShards(view.shards, db, [liftOn]);
+  const lift = liftOn(db);
   const writes = [...(lift ? [lift] : []), ...((await proof?.(db)) ?? [])];
-  if (!writes.length) return false;
+  if (!writes.length) return elsewhere;
   const [lifted] = await db.batch(writes);
-  return lift !== null && lifted!.meta.changes > 0;
+  return elsewhere || (lift !== null && lifted!.meta.changes > 0);
 }
 
 /**
@@ -104,6 +109,6 @@ export async function recipientPreferences(
   const contact = (await contactsByIds(db, claim.panelId, [view.contactId])).get(view.contactId);
   if (!contact) return null;
   if (!change) return contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
-  const outcome = await changeContactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes }, change, Date.now(), "recipient", undefined, proof && ((changed) => proof(db, changed)));
+  const outcome = await changeContactPreferences(db, view.shards, claim.panelId, { id: view.contactId, attributes: contact.attributes }, change, Date.now(), "recipient", undefined, proof && ((changed) => proof(db, changed)));
   return outcome.ok ? outcome.value : contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
 }

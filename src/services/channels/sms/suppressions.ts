@@ -1,7 +1,7 @@
 import { refused, succeeded, type Result } from "../../../lib/problems";
 import type { ShardDb } from "../../../store/shards";
 import { compareStoredText } from "../../../store/sql";
-import { liftPhoneSuppression, liftPhoneSuppressionStatement, listPhoneSuppressions, phoneSuppression, suppressPhone, suppressPhoneStatement, type PhoneSuppression, type PhoneSuppressionReason } from "../../../store/sms";
+import { liftPhoneStopStatement, liftPhoneSuppression, listPhoneSuppressions, suppressPhone, suppressPhoneStatement, type PhoneSuppression, type PhoneSuppressionReason } from "../../../store/sms";
 import { mergedPage } from "../../access/partitions";
 
 /**
@@ -11,7 +11,8 @@ import { mergedPage } from "../../access/partitions";
  * recorded stays; what may lift what is decided here. A stop or lift by number (not a send's own
  * outcome, nor a contact's choice, written with their contact) reaches every shard holding the
  * panel's contacts (`shards`, panelShards: just the home without a partition map), since each
- * send reads the number's suppression on its own contact's shard (decision 0038).
+ * send reads the number's suppression on its own contact's shard (decision 0038); a contact's
+ * lift reaches them too (channels/stop-lifts.ts), its stop stays on its shard.
  */
 
 export type SmsSuppressionReason = PhoneSuppressionReason;
@@ -33,18 +34,17 @@ export async function liftSmsSuppression(shards: readonly ShardDb[], panelId: st
   return refused("not_found", [], `The number ${phone} is not suppressed in this panel`);
 }
 
-/** liftSmsSuppression as a statement, for a contact's own choice written in one batch with its consent record. */
-export function liftSmsSuppressionStatement(db: ShardDb, panelId: string, phone: string): D1PreparedStatement {
-  return liftPhoneSuppressionStatement(db, panelId, phone);
+/**
+ * Lifts the number's own STOP (a reply's, or the contact's choice), never a provider's or an
+ * operator's stop, as a statement: a contact's choice writes it in one batch with its consent record.
+ */
+export function liftSmsStopStatement(db: ShardDb, panelId: string, phone: string): D1PreparedStatement {
+  return liftPhoneStopStatement(db, panelId, phone);
 }
 
 /** A START reply: lifts the number's own STOP, never a provider's or an operator's stop. */
 export async function liftSmsStop(shards: readonly ShardDb[], panelId: string, phone: string): Promise<void> {
-  await Promise.all(
-    shards.map(async (db) => {
-      if ((await phoneSuppression(db, panelId, phone)) === "stop") await liftPhoneSuppression(db, panelId, phone);
-    }),
-  );
+  await Promise.all(shards.map((db) => liftSmsStopStatement(db, panelId, phone).run()));
 }
 
 /**
