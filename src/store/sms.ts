@@ -58,7 +58,11 @@ export interface PhoneSuppression {
   createdAt: number;
 }
 
-/** Stops SMS to the number in this panel; the first reason recorded stays. */
+/**
+ * Stops SMS to the number in this panel. A provider's or an operator's stop replaces the
+ * number's own STOP (which a START or the contact's preferences lift, and must not lift theirs);
+ * otherwise the first reason recorded stays.
+ */
 export async function suppressPhone(db: ShardDb, panelId: string, phone: string, reason: PhoneSuppressionReason, now: number): Promise<void> {
   await suppressPhoneStatement(db, panelId, phone, reason, now).run();
 }
@@ -221,7 +225,11 @@ export async function claimSmsBatch(
 
 export function suppressPhoneStatement(db: ShardDb, panelId: string, phone: string, reason: PhoneSuppressionReason, now: number): D1PreparedStatement {
   return db
-    .prepare("INSERT INTO sms_suppressions (panel_id, phone, reason, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (panel_id, phone) DO NOTHING")
+    .prepare(
+      `INSERT INTO sms_suppressions (panel_id, phone, reason, created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (panel_id, phone) DO UPDATE SET reason = excluded.reason, created_at = excluded.created_at
+       WHERE sms_suppressions.reason = 'stop' AND excluded.reason <> 'stop'`,
+    )
     .bind(panelId, phone, reason, now);
 }
 

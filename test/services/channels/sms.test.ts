@@ -345,6 +345,21 @@ describe("replies and MSG91 delivery reports", () => {
     expect(JSON.stringify(again.body)).toContain("The number 14155550100 is not suppressed in this panel");
   });
 
+  it("an operator's stop of a number that sent STOP replaces it: the number's START does not lift it", async () => {
+    const { panel, token, settings } = await twilioPanel();
+    const reply = (Body: string) => postTwilio(settings.replies_url, token, { MessageSid: `SM${hex(16)}`, From: MOBILE, To: "+15005550006", Body });
+    expect((await reply("STOP")).status).toBe(200);
+    expect((await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions).toMatchObject([{ phone: "14155550100", reason: "stop" }]);
+    expect(await admin("PUT", `/panels/${panel.id}/sms/suppressions/14155550100`)).toMatchObject({ status: 200, body: { suppressed: true } });
+    expect((await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions).toMatchObject([{ phone: "14155550100", reason: "operator" }]);
+    expect((await reply("START")).status).toBe(200);
+    expect((await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions).toMatchObject([{ phone: "14155550100", reason: "operator" }]);
+    // A later STOP does not soften it back.
+    expect((await reply("STOP")).status).toBe(200);
+    expect((await reply("START")).status).toBe(200);
+    expect((await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions).toMatchObject([{ phone: "14155550100", reason: "operator" }]);
+  });
+
   it("MSG91 reports reach the panel by their secret path and become delivered events once", async () => {
     const panel = await createPanel();
     const put = await admin("PUT", `/panels/${panel.id}/sms`, { provider: "msg91", authkey: "key-1", sender_id: "SHOPIN", template_id: "flow-1", dlt_template_id: "1107160000000000001" });
