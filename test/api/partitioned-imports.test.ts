@@ -8,6 +8,7 @@ import { countedEnv, type D1Use } from "../../bench/worker/d1-count";
 import { ADMIN_TOKEN, admin, apiFor, call, createPanel, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { deliver, hostFile, importCsv, importedRows, job, quietEnv, runToEnd, storeImportJob, TINY } from "../support/imports";
 import { keyOn, membersOn, shard0, TWO } from "../support/partitions";
+import { spiedShard } from "../support/batch-spy";
 
 // Decision 0038 step 3: an import's rows go to their key's partition. A panel split over two
 // partitions (TWO: SHARD_0 and SHARD_1, its home); the job's own state stays on the home.
@@ -45,6 +46,23 @@ async function upload(panel: TestPanel, listId: number, csv: string, mapping?: u
   const body = (await response.json()) as any;
   expect(response.status, JSON.stringify(body)).toBe(202);
   return jobFinished(panel, body.jobid);
+}
+
+/** A panel on TWO with a list, and a stored import into it of eight keys alternating SHARD_0 and SHARD_1 (so chunks of two rows write on both). */
+async function alternatingImport(): Promise<{ panel: TestPanel; list: number; keys: string[]; ref: Awaited<ReturnType<typeof storeImportJob>> }> {
+  const panel = await createPanel();
+  const list = (await apiFor(panel)("lists", "add", { listname: "L" })).body.listid as number;
+  expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+  const keys = [0, 1, 2, 3].flatMap((i) => [keyOn(panel.id, 0, i), keyOn(panel.id, 1, i)]);
+  const ref = await storeImportJob(panel.id, { sources: [{ url: await hostFile(["EMAIL", ...keys].join("\n")) }], listId: list });
+  return { panel, list, keys, ref };
+}
+
+/** Every key of alternatingImport once, on its own shard, and all eight in the list. */
+async function expectEachOnItsShard(panel: TestPanel, keys: string[]): Promise<void> {
+  expect(Object.keys(await contactsOn(shard0, panel.id))).toEqual(sorted(keys.filter((_, i) => i % 2 === 0)));
+  expect(Object.keys(await contactsOn(panelData, panel.id))).toEqual(sorted(keys.filter((_, i) => i % 2 === 1)));
+  expect(await counts(panel)).toEqual({ L: 8 });
 }
 
 describe("imports of a panel on two partitions (decision 0038 step 3)", () => {
@@ -102,17 +120,11 @@ describe("imports of a panel on two partitions (decision 0038 step 3)", () => {
   });
 
   it("commits a chunk's parts before the home's checkpoint, chunk after chunk, within a step's statements", async () => {
-    const panel = await createPanel();
-    const list = (await apiFor(panel)("lists", "add", { listname: "L" })).body.listid as number;
-    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    // Chunks of two rows (TINY): most chunks write on both shards.
-    const keys = [0, 1, 2, 3].flatMap((i) => [keyOn(panel.id, 0, i), keyOn(panel.id, 1, i)]);
-    const ref = await storeImportJob(panel.id, { sources: [{ url: await hostFile(["EMAIL", ...keys].join("\n")) }], listId: list });
+    // Chunks of two rows (TINY): each writes on both shards.
+    const { panel, list, keys, ref } = await alternatingImport();
     const done = await runToEnd(ref, quietEnv().env, TINY);
     expect(done).toMatchObject({ status: "completed", total: 8, created: 8, updated: 0, failed: 0 });
-    expect(Object.keys(await contactsOn(shard0, panel.id))).toEqual(sorted(keys.filter((_, i) => i % 2 === 0)));
-    expect(Object.keys(await contactsOn(panelData, panel.id))).toEqual(sorted(keys.filter((_, i) => i % 2 === 1)));
-    expect(await counts(panel)).toEqual({ L: 8 });
+    await expectEachOnItsShard(panel, keys);
 
     // A step of the default tuning stays within D1's 1,000 queries of one invocation, counting every shard.
     const tuning: ImportTuning = { ...DEFAULT_TUNING, chunkRows: 10 };
@@ -130,50 +142,27 @@ describe("imports of a panel on two partitions (decision 0038 step 3)", () => {
   });
 
   it("writes a chunk's parts while the chunk before lands on the home; a home batch that fails loses no row", async () => {
-    const panel = await createPanel();
-    const list = (await apiFor(panel)("lists", "add", { listname: "L" })).body.listid as number;
-    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    const keys = [0, 1, 2, 3].flatMap((i) => [keyOn(panel.id, 0, i), keyOn(panel.id, 1, i)]);
-    const ref = await storeImportJob(panel.id, { sources: [{ url: await hostFile(["EMAIL", ...keys].join("\n")) }], listId: list });
+    const { panel, keys, ref } = await alternatingImport();
     const tuning: ImportTuning = { ...TINY, stepChunks: 100 };
-    const quiet = quietEnv();
 
     // The home's chunk batches (those moving the checkpoint) held until the other shard has seen
-    // two parts (two chunks'), or two seconds; the second one fails.
-    const checkpoints = new WeakSet<object>();
+    // the next chunk's part, or two seconds; the second one fails.
     let parts = 0;
     let homeBatches = 0;
     const partsBeforeLanding: number[] = [];
-    const home = new Proxy(panelData, {
-      get(target, name) {
-        if (name === "prepare") {
-          return (sql: string) => {
-            const statement = target.prepare(sql);
-            if (!sql.includes("UPDATE import_jobs SET seq")) return statement;
-            return { bind: (...values: unknown[]) => { const bound = statement.bind(...values); checkpoints.add(bound); return bound; } };
-          };
-        }
-        if (name === "batch") {
-          return async (statements: D1PreparedStatement[]) => {
-            if (!statements.some((s) => checkpoints.has(s))) return target.batch(statements);
-            const nth = ++homeBatches;
-            for (const started = Date.now(); parts < nth + 1 && Date.now() - started < 2000; ) await new Promise((r) => setTimeout(r, 10));
-            partsBeforeLanding.push(parts);
-            if (nth === 2) throw new Error("D1 is overloaded");
-            return target.batch(statements);
-          };
-        }
-        const value = Reflect.get(target, name);
-        return typeof value === "function" ? value.bind(target) : value;
+    const home = spiedShard(
+      panelData,
+      async (statements, checkpoint) => {
+        if (!statements.some(checkpoint)) return panelData.batch(statements);
+        const nth = ++homeBatches;
+        for (const started = Date.now(); parts < nth + 1 && Date.now() - started < 2000; ) await new Promise((r) => setTimeout(r, 10));
+        partsBeforeLanding.push(parts);
+        if (nth === 2) throw new Error("D1 is overloaded");
+        return panelData.batch(statements);
       },
-    });
-    const other = new Proxy(shard0, {
-      get(target, name) {
-        if (name === "batch") return (statements: D1PreparedStatement[]) => (parts++, target.batch(statements));
-        const value = Reflect.get(target, name);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+      (sql) => sql.includes("UPDATE import_jobs SET seq"),
+    );
+    const other = spiedShard(shard0, (statements) => (parts++, shard0.batch(statements)));
     const failed = await deliver(ref, quietEnv({ SHARD_1: home, SHARD_0: other } as Partial<Env>).env, tuning);
     expect(failed.retryMessages).toHaveLength(1);
     // Chunk 2's part went out before chunk 1 landed on the home, chunk 3's before chunk 2 failed.
@@ -181,12 +170,10 @@ describe("imports of a panel on two partitions (decision 0038 step 3)", () => {
     expect((await job(ref)).seq).toBe(1);
 
     // The retry writes chunks 2 and 3 again: every row once on its key's shard, the counts whole.
-    const done = await runToEnd(ref, quiet.env, tuning);
+    const done = await runToEnd(ref, quietEnv().env, tuning);
     expect(done).toMatchObject({ status: "completed", total: 8, failed: 0 });
     expect(done.created + done.updated).toBe(8);
-    expect(Object.keys(await contactsOn(shard0, panel.id))).toEqual(sorted(keys.filter((_, i) => i % 2 === 0)));
-    expect(Object.keys(await contactsOn(panelData, panel.id))).toEqual(sorted(keys.filter((_, i) => i % 2 === 1)));
-    expect(await counts(panel)).toEqual({ L: 8 });
+    await expectEachOnItsShard(panel, keys);
   });
 
   it("writes a part again without doubling anything: its contacts then count as updated", async () => {

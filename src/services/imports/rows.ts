@@ -216,8 +216,8 @@ function prepareChunk(job: ImportJob, plan: ColumnPlan, at: Position, bytes: Uin
  * its contacts then count as existing, not created). A panel without parts writes nothing here.
  */
 async function commitParts(parts: ReadonlyArray<{ db: ShardDb; statements: PartStatements }>): Promise<number> {
-  if (parts.length === 0) return 0;
-  return Promise.all(parts.map((part) => commitImportPart(part.db, part.statements))).then((landed) => landed.reduce((sum, part) => sum + part.created, 0));
+  const landed = await Promise.all(parts.map((part) => commitImportPart(part.db, part.statements)));
+  return landed.reduce((sum, part) => sum + part.created, 0);
 }
 
 /** The home's batch of a chunk, once the chunk before landed and this chunk's parts did; "stale" when the one before was. */

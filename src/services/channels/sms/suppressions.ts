@@ -8,7 +8,8 @@ import { mergedPage } from "../../access/partitions";
  * The one home of stopping and resuming SMS to a number of a panel (sms_suppressions): an
  * operator's entry or lift (admin), a STOP or START reply (the providers' hooks), a provider's
  * opt-out (a refused send, a receipt), a contact's own choice (preferences). A provider's or an
- * operator's stop replaces the number's own STOP, otherwise the first reason recorded stays; what may lift what is decided here. A stop or lift by number (not a send's own
+ * operator's stop replaces the number's own STOP, otherwise the first reason recorded stays;
+ * what may lift what is decided here. A stop or lift by number (not a send's own
  * outcome, nor a contact's choice, written with their contact) reaches every shard holding the
  * panel's contacts (`shards`, panelShards: just the home without a partition map), since each
  * send reads the number's suppression on its own contact's shard (decision 0038); a contact's
