@@ -2,14 +2,15 @@
 // one-insert D1 route in the same runtime and run (issue 48 goals: throughput >= 90% of the
 // baseline, p50 <= 1.15x and p99 <= 1.3x the baseline's). Cases alternate in short slices (ROUNDS x SLICE
 // seconds each) so load from other processes hits both alike; workerd CPU and D1 statements
-// per call are printed beside them.
+// per call are printed beside them. LOG_LINES=false runs the service without its request log
+// line (the default writes it, as deployed; its local cost is in docs/benchmarks.md).
 import { createBenchPanel, load, printComparison, rate, report, share, sliceSpread, startRuntime, Tally, times } from "./lib.ts";
 
 const concurrency = Number(process.env.CONCURRENCY ?? 16);
 const rounds = Number(process.env.ROUNDS ?? 5);
 const slice = Number(process.env.SLICE ?? 4);
 
-const runtime = await startRuntime();
+const runtime = await startRuntime({ vars: process.env.LOG_LINES ? { LOG_LINES: process.env.LOG_LINES } : {} });
 try {
   const panel = await createBenchPanel(runtime.origin);
   const attrs = (i: number) => JSON.stringify({ EMAIL: `user${i}@example.com`, NAME: `User ${i}`, AGE: 20 + (i % 50), CITY: "Pune" });
