@@ -31,6 +31,7 @@ const ISOLATED = [
   "test/admin/responses.test.ts",
   "test/admin/segment-export.test.ts",
   "test/admin/segments.test.ts",
+  "test/api/partitioned-address-stops.test.ts",
   "test/api/partitioned-ab-tests.test.ts",
   "test/api/partitioned-aggregates.test.ts",
   "test/api/partitioned-campaigns.test.ts",

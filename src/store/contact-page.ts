@@ -86,7 +86,8 @@ interface EngagementRow {
 /**
  * The newest `limit` campaign and journey messages of the contact, its journeys, and the
  * suppression of `address`. `home`: the panel's home, when `db` is the contact's partition on
- * another shard (decision 0038 step 4), where the campaign of a message kept there is.
+ * another shard (decision 0038 step 4), where the campaign of a message kept there is, and the
+ * address's stop when `db` holds none (one more read then).
  */
 export async function contactHistory(db: ShardDb, panelId: string, contactId: number, address: string | null, limit: number, home?: ShardDb): Promise<ContactHistory> {
   const [campaignRows, journeyMessageRows, journeyRows, suppressionRows] = await db.batch<Record<string, unknown>>([
@@ -112,9 +113,7 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
          WHERE i.panel_id = ?1 AND i.contact_id = ?2 ORDER BY i.entered_at DESC LIMIT ?3`,
       )
       .bind(panelId, contactId, limit),
-    db
-      .prepare("SELECT address, reason, campaign_id, created_at FROM email_suppressions WHERE panel_id = ? AND address = ?")
-      .bind(panelId, (address ?? "").toLowerCase()),
+    suppressionStatement(db, panelId, address ?? ""),
   ]);
   const journeyMessages = journeyMessageRows!.results as unknown as JourneyMessageRow[];
   const engagement = await journeyEmailEngagement(
@@ -176,7 +175,9 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
   ]
     .sort((a, b) => b.at - a.at)
     .slice(0, limit);
-  const suppression = suppressionRows!.results[0] as { address: string; reason: SuppressionReason; campaign_id: string | null; created_at: number } | undefined;
+  // A stop by address written elsewhere (decision 0038) is on the home: shown when the contact's shard holds none, as its sends read them.
+  const here = suppressionRows!.results[0] as SuppressionRow | undefined;
+  const suppression = here ?? (address && home && home !== db ? await suppressionStatement(home, panelId, address).first<SuppressionRow>() : null);
   return {
     messages,
     journeys: (journeyRows!.results as Array<{ journey_id: string; name: string; journey_status: string; status: ContactJourney["status"]; entered_at: number; ended_at: number | null }>).map(
@@ -184,6 +185,17 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
     ),
     suppression: address && suppression ? { address: suppression.address, reason: suppression.reason, campaignId: suppression.campaign_id, at: suppression.created_at } : null,
   };
+}
+
+interface SuppressionRow {
+  address: string;
+  reason: SuppressionReason;
+  campaign_id: string | null;
+  created_at: number;
+}
+
+function suppressionStatement(db: ShardDb, panelId: string, address: string): D1PreparedStatement {
+  return db.prepare("SELECT address, reason, campaign_id, created_at FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panelId, address.toLowerCase());
 }
 
 function subjectOf(row: JourneyMessageRow): string | null {

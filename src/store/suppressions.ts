@@ -54,6 +54,17 @@ export async function suppressionOf(db: ShardDb, panelId: string, address: strin
 }
 
 /**
+ * Why email to the address is stopped for a contact kept on `db`: that shard's stop, else the
+ * panel's `home`'s. On a partitioned panel (decision 0038) a contact's own unsubscribes and
+ * bounces are kept on its shard, stops by address written elsewhere (a bounce or complaint
+ * naming it on another contact's message, a split's source, an erased address) on the home;
+ * the home is read only when it is another database and `db` has none.
+ */
+export async function suppressionHereOrHome(db: ShardDb, home: ShardDb, panelId: string, address: string): Promise<SuppressionReason | null> {
+  return (await suppressionOf(db, panelId, address)) ?? (home === db ? null : await suppressionOf(home, panelId, address));
+}
+
+/**
  * Takes back the address's suppression when its reason is one of `reasons` (who may lift which:
  * domain/preferences.ts LIFTABLE_SUPPRESSIONS); any other stays. True when one was lifted.
  */

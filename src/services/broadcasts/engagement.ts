@@ -4,7 +4,8 @@ import { allShards, type ShardDb } from "../../store/shards";
 import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
 import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
 import { countEngagement, markBounced, markUnsubscribed, sentMessageByProviderId, type TrackedMessage } from "../../store/campaigns";
-import { suppressAddress, suppressAddressStatement } from "../../store/suppressions";
+import { suppressAddressStatement } from "../../store/suppressions";
+import { stopReportedAddresses } from "../channels/email/reported-stops";
 import { recordEmailEvents } from "../pipeline/email-events";
 import { messageIdOf } from "./send";
 
@@ -76,7 +77,7 @@ export async function recordBounce(env: Env_, bounce: ProviderBounce, now: numbe
 async function bounced(env: Env_, db: ShardDb, message: TrackedMessage, bounce: ProviderBounce, now: number): Promise<boolean> {
   if (bounce.permanent) {
     const addresses = bounce.addresses.length ? bounce.addresses : message.address ? [message.address] : [];
-    for (const address of addresses) await suppressAddress(db, message.panelId, address, "hard_bounce", message.campaignId, now);
+    await stopReportedAddresses(env, db, message, addresses, "hard_bounce", now);
   }
   await recordEmailEvents(env, [
     { panelId: message.panelId, event: "bounce", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { ...bounce.detail, permanent: bounce.permanent }, at: now },
@@ -92,7 +93,7 @@ export async function recordComplaint(env: Env_, complaint: ProviderComplaint, n
     // Mailbox providers' bulk-sender rules require stopping mail to a complainer, and keeping it
     // stopped: a complaint only the recipient lifts (domain/preferences.ts LIFTABLE_SUPPRESSIONS).
     const addresses = new Set([...complaint.addresses, ...(message.address ? [message.address] : [])]);
-    for (const address of addresses) await suppressAddress(db, message.panelId, address, "complaint", message.campaignId, now);
+    await stopReportedAddresses(env, db, message, addresses, "complaint", now);
     const msgid = messageIdOf(message.campaignId, message.contactId);
     // The guid keeps a notification SNS delivers again one event.
     await recordEmailEvents(env, [

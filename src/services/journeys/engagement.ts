@@ -5,7 +5,8 @@ import { recordEmailEvents, type EmailEventKind } from "../pipeline/email-events
 import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
 import type { JourneyMessageRef, TrackingClaim } from "../channels/email/tracking";
 import { getMessages, journeyEmailByProviderId, type JourneyMessage } from "../../store/journeys/messages";
-import { suppressAddress, suppressAddressStatement } from "../../store/suppressions";
+import { suppressAddressStatement } from "../../store/suppressions";
+import { stopReportedAddresses } from "../channels/email/reported-stops";
 import { journeyEmailAddress } from "./messages";
 
 /**
@@ -112,7 +113,7 @@ async function journeyBounced(env: TrackEnv, db: ShardDb, message: JourneyMessag
   if (bounce.permanent) {
     const address = journeyEmailAddress(message);
     const addresses = bounce.addresses.length ? bounce.addresses : address ? [address] : [];
-    for (const bounced of addresses) await suppressAddress(db, message.panelId, bounced, "hard_bounce", null, now);
+    await stopReportedAddresses(env, db, { panelId: message.panelId, address, campaignId: null }, addresses, "hard_bounce", now);
   }
   // The guid keeps a report SNS delivers again one event; a transient bounce does not hide a later permanent one.
   const kind = bounce.permanent ? "permanent" : "transient";
@@ -127,7 +128,7 @@ export async function recordJourneyComplaint(env: TrackEnv, complaint: ProviderC
     if (!message) continue;
     // As for campaign mail (broadcasts/engagement.ts recordComplaint): stopped as an unsubscribe, one event per message.
     const address = journeyEmailAddress(message);
-    for (const complained of new Set([...complaint.addresses, ...(address ? [address] : [])])) await suppressAddress(db, message.panelId, complained, "complaint", null, now);
+    await stopReportedAddresses(env, db, { panelId: message.panelId, address, campaignId: null }, [...complaint.addresses, ...(address ? [address] : [])], "complaint", now);
     await record(env, message, "complaint", complaint.detail, now, `email:${message.msgid}:complaint`);
     return true;
   }

@@ -17,7 +17,7 @@ import { metrics } from "../../lib/observability/metrics";
 import { claimMessage, finishMessage, markMessageAttempt, releaseMessage, type JourneyMessage } from "../../store/journeys/messages";
 import { getPanel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
-import { suppressionOf } from "../../store/suppressions";
+import { suppressionHereOrHome } from "../../store/suppressions";
 import { messageOutcomeEvent } from "./queued-sends";
 
 /**
@@ -71,8 +71,9 @@ export async function sendJourneyEmail(
   if (claimed === "done") return;
   if (claimed === "held") throw new Error(`journey email ${message.msgid} is being sent by another attempt; retried`);
   const address = journeyEmailAddress(message);
-  // The skip rule the simulation applies too (domain/send-skips.ts).
-  const skip = sendSkipOf("email", address, { emailSuppression: isEmailAddress(address) ? await suppressionOf(db, message.panelId, address) : null }, NO_SENDERS);
+  // The skip rule the simulation applies too (domain/send-skips.ts). On a partition's shard the
+  // home's stops count too, as for a campaign's part there (broadcasts/send.ts).
+  const skip = sendSkipOf("email", address, { emailSuppression: isEmailAddress(address) ? await suppressionHereOrHome(db, home, message.panelId, address) : null }, NO_SENDERS);
   if (skip) return finishMessage(db, message.msgid, claim, { status: "skipped", error: skip.error });
   let raw: string;
   let note: string | undefined;

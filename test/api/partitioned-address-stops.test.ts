@@ -1,0 +1,132 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { setPartitionMap } from "../../src/services/access/partitions";
+import { recordBounce, recordComplaint } from "../../src/services/broadcasts/engagement";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { recordJourneyComplaint } from "../../src/services/journeys/engagement";
+import type { ShardDb } from "../../src/store/shards";
+import { suppressAddress } from "../../src/store/suppressions";
+import { defineActivity, eventually, postActivity } from "../support/activity";
+import { outbox, waitForCampaign } from "../support/broadcasts";
+import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { messagesOf, startJourney } from "../support/journeys";
+import { keyOn, listCampaign, settledOnBoth, shard0, textsOn, TWO } from "../support/partitions";
+
+// Decision 0038: email stops are kept by address. On a panel over two partitions (TWO: SHARD_0,
+// and SHARD_1, the home) a contact's own unsubscribes and bounces are on its shard, stops by
+// address written elsewhere (a report naming another message's address, a split's source, an
+// erased address) on the home. Every send, and the contact page, reads the contact's shard and
+// the home.
+
+/** The panel's email stops on `db`, as "address reason". */
+const emailStopsOn = (db: ShardDb, panelId: string) => textsOn(db, "SELECT address || ' ' || reason FROM email_suppressions WHERE panel_id = ? ORDER BY 1", panelId);
+
+const sorted = (items: readonly string[]) => [...items].sort();
+
+/** Sends a new campaign to the list now; the finished campaign. */
+async function sentCampaign(panel: TestPanel, list: number) {
+  const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+  const scheduled = await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true });
+  expect(scheduled.status, JSON.stringify(scheduled.body)).toBe(200);
+  await publishDueBroadcasts(env, Date.now());
+  return { id, done: await waitForCampaign(panel, id) };
+}
+
+/** The provider's id of the campaign's message to `key`, kept on `db`. */
+const providerIdOf = async (db: ShardDb, campaignId: string, key: string) =>
+  (await db
+    .prepare("SELECT m.provider_msg_id FROM campaign_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.campaign_id = ? AND c.pk_value = ?")
+    .bind(campaignId, key)
+    .first<string>("provider_msg_id"))!;
+
+describe("a panel on two partitions: stops by address kept on the home", () => {
+  it("a journey email to a contact on the non-home shard whose address the home holds a stop for is skipped, as a suppressed send is on one shard", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [{ id: "mail", type: "email", subject: "Your cart", html: "<p>Still there?</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+    const [stopped, free] = [keyOn(panel.id, 0), keyOn(panel.id, 0, 1)];
+    // A hard bounce of the address kept on the home only (a report naming it on a message of a contact there).
+    await suppressAddress(panelData, panel.id, stopped, "hard_bounce", null, Date.now());
+    expect(await emailStopsOn(shard0, panel.id)).toEqual([]);
+
+    for (const identity of [stopped, free]) expect((await postActivity(panel.clientId, { activityid: cart, identity })).status).toBe(200);
+    await settledOnBoth(panel.id);
+    const settled = await eventually(async () => {
+      const messages = await messagesOf(panel, "email");
+      return messages.length === 2 && messages.every((m) => m.status !== "sending" && m.status !== "queued") ? messages : undefined;
+    });
+    expect(sorted(settled.map((m) => `${m.recipient} ${m.status} ${m.error ?? ""}`.trim()))).toEqual(
+      sorted([`${stopped} skipped the address is suppressed (hard bounce)`, `${free} sent`]),
+    );
+    expect((await outbox(panel)).map((m) => m.to)).toEqual([free]);
+  });
+
+  it("the contact page and the access export of a contact on the non-home shard show a stop the home holds, its own shard's first", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const [onlyHome, ownToo, none] = [keyOn(panel.id, 0), keyOn(panel.id, 0, 1), keyOn(panel.id, 0, 2)];
+    for (const EMAIL of [onlyHome, ownToo, none]) expect((await apiFor(panel)("contact", "add", { data: { EMAIL } })).status).toBe(200);
+    await suppressAddress(panelData, panel.id, onlyHome, "complaint", null, Date.now());
+    await suppressAddress(panelData, panel.id, ownToo, "complaint", null, Date.now());
+    await suppressAddress(shard0, panel.id, ownToo, "unsubscribe", null, Date.now());
+
+    const shown = async (key: string) => {
+      const page = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}`);
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      const exported = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/export`);
+      expect(exported.status).toBe(200);
+      const reasonOf = (s: { address: string; reason: string } | null) => s && `${s.address} ${s.reason}`;
+      return { page: reasonOf(page.body.suppression), exported: reasonOf(exported.body.suppression) };
+    };
+    expect(await shown(onlyHome)).toEqual({ page: `${onlyHome} complaint`, exported: `${onlyHome} complaint` });
+    expect(await shown(ownToo)).toEqual({ page: `${ownToo} unsubscribe`, exported: `${ownToo} unsubscribe` });
+    expect(await shown(none)).toEqual({ page: null, exported: null });
+  });
+
+  it("a bounce or complaint of a message on the non-home shard naming another address stops that address on the home too, so the next campaign skips its contact there", async () => {
+    const panel = await createPanel();
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const api = apiFor(panel);
+    const [bouncer, complainer, journeyReader] = [0, 1, 2].map((skip) => keyOn(panel.id, 0, skip)) as [string, string, string];
+    const homeKeys = [0, 1, 2, 3].map((skip) => keyOn(panel.id, TEST_SHARD, skip));
+    const [named1, named2, named3, free] = homeKeys as [string, string, string, string];
+    const first = (await api("lists", "add", { listname: "First" })).body.listid as number;
+    const second = (await api("lists", "add", { listname: "Second" })).body.listid as number;
+    for (const EMAIL of [bouncer, complainer]) expect((await api("contact", "add", { data: { EMAIL }, listid: String(first) })).status).toBe(200);
+    for (const EMAIL of homeKeys) expect((await api("contact", "add", { data: { EMAIL }, listid: String(second) })).status).toBe(200);
+
+    // A campaign to the two on SHARD_0: its bounce and its complaint each name an address of a contact on the home too.
+    const { id } = await sentCampaign(panel, first);
+    const now = Date.now();
+    expect(await recordBounce(env, { providerMessageId: await providerIdOf(shard0, id, bouncer), permanent: true, addresses: [bouncer, named1.toUpperCase()], detail: {} }, now)).toBe(true);
+    expect(await recordComplaint(env, { providerMessageId: await providerIdOf(shard0, id, complainer), addresses: [named2], detail: {} }, now)).toBe(true);
+
+    // A journey email to a third contact on SHARD_0, whose complaint names another home contact.
+    const cart = await defineActivity(panel, "add_to_cart");
+    await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [{ id: "mail", type: "email", subject: "Your cart", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+    expect((await postActivity(panel.clientId, { activityid: cart, identity: journeyReader })).status).toBe(200);
+    await settledOnBoth(panel.id);
+    const mail = await eventually(async () => (await messagesOf(panel, "email")).find((m) => m.status === "sent"));
+    const providerId = (await shard0.prepare("SELECT provider_msg_id FROM journey_messages WHERE msgid = ?").bind(mail.msgid).first<string>("provider_msg_id"))!;
+    expect(await recordJourneyComplaint(env, { providerMessageId: providerId, addresses: [journeyReader, named3], detail: {} }, Date.now())).toBe(true);
+
+    // The messages' own addresses stay on their shard; the others are on both.
+    expect(await emailStopsOn(shard0, panel.id)).toEqual(
+      sorted([`${bouncer} hard_bounce`, `${named1} hard_bounce`, `${complainer} complaint`, `${named2} complaint`, `${journeyReader} complaint`, `${named3} complaint`]),
+    );
+    expect(await emailStopsOn(panelData, panel.id)).toEqual(sorted([`${named1} hard_bounce`, `${named2} complaint`, `${named3} complaint`]));
+
+    // The next campaign, to the home's contacts, reaches only the one no report named.
+    const { done } = await sentCampaign(panel, second);
+    expect(done.status).toBe("sent");
+    expect((await outbox(panel)).map((m) => m.to).filter((to) => homeKeys.includes(to))).toEqual([free]);
+  });
+});
