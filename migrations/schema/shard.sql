@@ -60,6 +60,7 @@
 -- migration 0110_push_subscription_buckets.sql
 -- migration 0112_campaign_part_ab_winner.sql
 -- migration 0113_campaign_ab_tallies.sql
+-- migration 0114_import_part_marks.sql
 
 -- table activities
 
@@ -658,6 +659,13 @@ CREATE INDEX import_jobs_by_panel ON import_jobs (panel_id, created_at);
 CREATE INDEX import_jobs_finished ON import_jobs (finished_at) WHERE phase = 'done';
 
 CREATE INDEX import_jobs_unfinished ON import_jobs (updated_at) WHERE phase <> 'done';
+
+-- table import_part_marks
+
+CREATE TABLE import_part_marks (
+  job_id TEXT PRIMARY KEY,
+  mark   INTEGER NOT NULL
+) WITHOUT ROWID;
 
 -- table journey_channel_stats
 

@@ -467,10 +467,9 @@ export interface ChunkPart {
   now: number;
 }
 
-/** A part's D1 batch, as ChunkStatements, with the distinct keys it writes (its "created" is counted from them). */
+/** A part's D1 batch, as ChunkStatements. */
 export interface PartStatements {
   count: number;
-  keys: number;
   build(each: JsonEach): D1PreparedStatement[];
 }
 
@@ -479,27 +478,33 @@ export interface PartStatements {
  * contacts, their memberships of the list's mirror row there with a consent record each. No
  * claim and no checkpoint: the job's state is on the home, whose batch commits after every part
  * landed. A part written again (its home batch failed, or another consumer holds the chunk)
- * writes nothing twice: the upsert, the membership and its consent record are idempotent. Its
- * first statement counts the keys already there, before the upsert in the same transaction,
- * so "created" is the distinct keys less those (a part written again counts its contacts as
- * updated).
+ * writes nothing twice: the upsert, the membership and its consent record are idempotent.
+ * "Created" is counted as the home's chunk counts it: the shard's highest contact id is marked
+ * first (import_part_marks, shard migration 0114), and the last statement counts the ids above
+ * it (D1 runs one batch at a time, so they are this batch's) as it deletes the mark; a part
+ * written again creates none and counts its contacts as updated.
  */
 export function importPartStatements(db: ShardDb, job: Pick<ImportJob, "id" | "panelId">, part: ChunkPart): PartStatements {
   const upserts = jsonArrays(part.rows, UPSERT_JSON_CHARS);
-  const keys = [...new Set(part.rows.map((row) => row[0]))];
-  const keysJson = JSON.stringify(keys);
+  const keysJson = part.listId !== null ? JSON.stringify([...new Set(part.rows.map((row) => row[0]))]) : "[]";
   const build = (each: JsonEach): D1PreparedStatement[] => [
-    db.prepare("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ?1 AND pk_value IN (SELECT value FROM json_each(?2))").bind(job.panelId, keysJson),
+    db
+      .prepare(
+        `INSERT INTO import_part_marks (job_id, mark) VALUES (?1, (SELECT COALESCE(MAX(id), 0) FROM contacts))
+         ON CONFLICT (job_id) DO UPDATE SET mark = excluded.mark`,
+      )
+      .bind(job.id),
     ...upserts.map((array) => importedContactsStatement(db, each, job.panelId, part.now, array.json)),
     ...(part.listId !== null ? membershipStatements(db, job.id, job.panelId, part.listId, keysJson, part.now) : []),
+    db.prepare("DELETE FROM import_part_marks WHERE job_id = ?1 RETURNING (SELECT COUNT(*) FROM contacts WHERE id > import_part_marks.mark) AS n").bind(job.id),
   ];
-  return { count: 1 + upserts.length + (part.listId !== null ? 2 : 0), keys: keys.length, build };
+  return { count: 2 + upserts.length + (part.listId !== null ? 2 : 0), build };
 }
 
 /** Runs a part's statements (importPartStatements); answers the contacts it created. */
 export async function commitImportPart(db: ShardDb, statements: PartStatements): Promise<{ created: number }> {
-  const [existing] = await batchWithJsonEach<{ n: number }>(db, statements.build);
-  return { created: statements.keys - (existing!.results[0]?.n ?? 0) };
+  const results = await batchWithJsonEach<{ n: number }>(db, statements.build);
+  return { created: results.at(-1)!.results[0]?.n ?? 0 };
 }
 
 /**

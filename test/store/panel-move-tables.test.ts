@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pageQuery, windowEndQuery } from "../../src/store/panel-move/rows";
-import { BUCKETED_TABLES, CONTACT_TABLES, MOVE_MACHINERY_TABLES, MOVED_TABLES, PARENT_SCOPED_TABLES, partitionTables } from "../../src/store/panel-move/tables";
+import { BATCH_SCRATCH_TABLES, BUCKETED_TABLES, CONTACT_TABLES, MOVE_MACHINERY_TABLES, MOVED_TABLES, PARENT_SCOPED_TABLES, partitionTables } from "../../src/store/panel-move/tables";
 
 // A panel's move copies the tables MOVED_TABLES lists: a shard table missing there would stay
 // behind when its panel moves. This compares the list with the shard's schema as migrated.
@@ -19,7 +19,7 @@ describe("the tables a panel's move copies", () => {
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations' ORDER BY name")
       .all<{ name: string }>();
     const schema = results.map((r) => r.name);
-    expect([...MOVED_TABLES.map((t) => t.name), ...MOVE_MACHINERY_TABLES].sort()).toEqual(schema);
+    expect([...MOVED_TABLES.map((t) => t.name), ...MOVE_MACHINERY_TABLES, ...BATCH_SCRATCH_TABLES].sort()).toEqual(schema);
 
     for (const [index, table] of MOVED_TABLES.entries()) {
       const columns = await columnsOf(table.name);

@@ -113,6 +113,9 @@ export const MOVED_TABLES: readonly MovedTable[] = [
 /** The move's own tables on each shard: never copied. */
 export const MOVE_MACHINERY_TABLES = ["panels_in_transit", "panel_move_changes"] as const;
 
+/** Tables whose rows never outlive the batch that writes them (a part's id mark): nothing to copy. */
+export const BATCH_SCRATCH_TABLES = ["import_part_marks"] as const;
+
 const byName = new Map(MOVED_TABLES.map((t) => [t.name, t]));
 
 export function movedTable(name: string): MovedTable | undefined {
