@@ -306,7 +306,7 @@ const readPreferences = definePanelRoute({
     "A contact's subscription per channel: email, sms and push, each subscribed, unsubscribed (its own choice), complained (email marked as spam; only the contact may subscribe again), bounced or stopped (held by the service) or unreachable (no address or number)",
   async handle({ env, path, panel, db: home }) {
     const db = contactDb(env, panel, home, path.key);
-    return { preferences: await contactPreferences(db, panel.id, await requireContact(db, panel, path.key)) };
+    return { preferences: await contactPreferences(db, home, panel.id, await requireContact(db, panel, path.key)) };
   },
 });
 

@@ -5,23 +5,31 @@ import { recordBounce, recordComplaint } from "../../src/services/broadcasts/eng
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { recordJourneyComplaint } from "../../src/services/journeys/engagement";
 import type { ShardDb } from "../../src/store/shards";
-import { suppressAddress } from "../../src/store/suppressions";
+import { suppressAddress, type SuppressionReason } from "../../src/store/suppressions";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { outbox, waitForCampaign } from "../support/broadcasts";
-import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { admin, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { messagesOf, startJourney } from "../support/journeys";
-import { keyOn, listCampaign, settledOnBoth, shard0, textsOn, TWO } from "../support/partitions";
+import { emailStopsOn, keyOn, listCampaign, pagePost, readersPanel, settledOnBoth, shard0, textsOn, TWO } from "../support/partitions";
 
 // Decision 0038: email stops are kept by address. On a panel over two partitions (TWO: SHARD_0,
 // and SHARD_1, the home) a contact's own unsubscribes and bounces are on its shard, stops by
 // address written elsewhere (a report naming another message's address, a split's source, an
-// erased address) on the home. Every send, and the contact page, reads the contact's shard and
-// the home.
-
-/** The panel's email stops on `db`, as "address reason". */
-const emailStopsOn = (db: ShardDb, panelId: string) => textsOn(db, "SELECT address || ' ' || reason FROM email_suppressions WHERE panel_id = ? ORDER BY 1", panelId);
+// erased address) on the home. Every send, the contact page, the preference and unsubscribe
+// pages and an operator's preferences read the contact's shard and the home; a lift reaches both.
 
 const sorted = (items: readonly string[]) => [...items].sort();
+
+/** The panel's consent records on `db` of a recipient's choice on its message's pages, as "kind via". */
+const consentOn = (db: ShardDb, panelId: string) =>
+  textsOn(db, "SELECT kind || ' ' || via FROM consent_records WHERE panel_id = ? AND via IN ('preference_page', 'unsubscribe_page', 'one_click') ORDER BY 1", panelId);
+
+/** readersPanel's `reader`, each reader's address stopped with `stop` on the home alone (none: no stop). */
+const homeStopped = (panelId: string, reader: Awaited<ReturnType<typeof readersPanel>>["reader"]) => async (skip: number, stop?: SuppressionReason) => {
+  const added = await reader(skip);
+  if (stop) await suppressAddress(panelData, panelId, added.key, stop, null, Date.now());
+  return added;
+};
 
 /** Sends a new campaign to the list now; the finished campaign. */
 async function sentCampaign(panel: TestPanel, list: number) {
@@ -128,5 +136,59 @@ describe("a panel on two partitions: stops by address kept on the home", () => {
     const { done } = await sentCampaign(panel, second);
     expect(done.status).toBe("sent");
     expect((await outbox(panel)).map((m) => m.to).filter((to) => homeKeys.includes(to))).toEqual([free]);
+  });
+
+  it("the preference page and an operator's preferences of a contact on the non-home shard show a stop the home holds; subscribing again, where the one asking may, lifts it there and the next campaign mails the contact", async () => {
+    const { panel, list, reader: added } = await readersPanel();
+    const reader = homeStopped(panel.id, added);
+    const [viaPage, viaOperator, complained, bounced, free] = [await reader(0, "unsubscribe"), await reader(1, "unsubscribe"), await reader(2, "complaint"), await reader(3, "hard_bounce"), await reader(4)];
+    expect(await emailStopsOn(shard0, panel.id)).toEqual([]);
+
+    // The page shows the home's stop: email off, a bounce held (no box).
+    const page = await (await call(viaPage.preferences)).text();
+    expect(page).toContain("You turned these off.");
+    expect(page).not.toMatch(/name="email" value="subscribed" checked/);
+    expect(await (await call(bounced.preferences)).text()).toContain("Stopped: earlier emails could not be delivered to this address.");
+    expect(await (await call(free.preferences)).text()).toMatch(/name="email" value="subscribed" checked/);
+    const operatorSees = async (key: string) => (await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/preferences`)).body.preferences?.email;
+    expect([await operatorSees(viaOperator.key), await operatorSees(complained.key), await operatorSees(bounced.key), await operatorSees(free.key)]).toEqual(["unsubscribed", "complained", "bounced", "subscribed"]);
+
+    // The contact subscribes again from its page; an operator lifts an unsubscribe, not a complaint or a bounce.
+    const saved = await call(viaPage.preferences, pagePost([["action", "preferences"], ["shown", "email"], ["email", "subscribed"]]));
+    expect(await saved.text()).toMatch(/name="email" value="subscribed" checked/);
+    const operator = (key: string) => admin("PUT", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/preferences`, { email: "subscribed" });
+    const lifted = await operator(viaOperator.key);
+    expect([lifted.status, lifted.body.preferences?.email]).toEqual([200, "subscribed"]);
+    expect((await operator(complained.key)).status).toBe(409);
+    expect((await operator(bounced.key)).status).toBe(409);
+
+    // The lifts reached the home; the page's is recorded, with the contact, on its shard.
+    expect(await emailStopsOn(panelData, panel.id)).toEqual(sorted([`${complained.key} complaint`, `${bounced.key} hard_bounce`]));
+    expect(await emailStopsOn(shard0, panel.id)).toEqual([]);
+    expect(await consentOn(shard0, panel.id)).toEqual(["subscribe preference_page"]);
+    // SHARD_0 publishes the five (it holds no stop); its sends skip the two the home still stops.
+    expect(await (await sentCampaign(panel, list)).done).toMatchObject({ status: "sent", counters: { recipients: 5, sent: 3, skipped: 2 } });
+    expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(sorted([viaPage.key, viaOperator.key, free.key]));
+  });
+
+  it("the unsubscribe page of a contact on the non-home shard shows a stop the home holds, its own shard's first, and subscribing again lifts the home's with its consent record", async () => {
+    const { panel, reader: added } = await readersPanel();
+    const reader = homeStopped(panel.id, added);
+    const [complained, bounced, ownToo] = [await reader(0, "complaint"), await reader(1, "hard_bounce"), await reader(2, "hard_bounce")];
+    // Its own unsubscribe, kept on its shard, is what its page shows.
+    await suppressAddress(shard0, panel.id, ownToo.key, "unsubscribe", null, Date.now());
+
+    expect(await (await call(complained.unsubscribe)).text()).toContain("This address was already unsubscribed");
+    expect(await (await call(bounced.unsubscribe)).text()).toContain("No email goes to this address");
+    expect(await (await call(ownToo.unsubscribe)).text()).toContain("This address was already unsubscribed");
+    // A one-click unsubscribe of a stopped address is no new choice: no consent record.
+    expect(await (await call(complained.unsubscribe, pagePost([["List-Unsubscribe", "One-Click"]]))).text()).toContain("This address was already unsubscribed");
+    expect(await consentOn(shard0, panel.id)).toEqual([]);
+
+    const back = await call(complained.unsubscribe, pagePost([["action", "resubscribe"]]));
+    expect(await back.text()).toContain("You are subscribed again");
+    expect(await (await call(complained.unsubscribe)).text()).toContain(`Stop emails from`);
+    expect(await emailStopsOn(panelData, panel.id)).toEqual(sorted([`${bounced.key} hard_bounce`, `${ownToo.key} hard_bounce`]));
+    expect(await consentOn(shard0, panel.id)).toEqual(["subscribe unsubscribe_page"]);
   });
 });

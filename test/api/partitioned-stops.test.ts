@@ -1,14 +1,14 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { panelShards, setPartitionMap } from "../../src/services/access/partitions";
+import { panelShards } from "../../src/services/access/partitions";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { recordSmsReply } from "../../src/services/journeys/sms";
 import { getPanel } from "../../src/store/panels";
 import type { ShardDb } from "../../src/store/shards";
 import { suppressAddress, type SuppressionReason } from "../../src/store/suppressions";
 import { outbox, waitForCampaign } from "../support/broadcasts";
-import { admin, apiFor, call, createPanel, panelData, type TestPanel } from "../support/helpers";
-import { keyOn, listCampaign, shard0, textsOn, TWO, unsubscribeLinkOn } from "../support/partitions";
+import { admin, call, panelData, type TestPanel } from "../support/helpers";
+import { emailStopsOn, listCampaign, pagePost, readersPanel, shard0, textsOn } from "../support/partitions";
 
 // Decision 0047 (Stops, 2026-11-30): a stop is keyed by address and may be held on more than one
 // shard of a partitioned panel (a split's source keeps the stops it copies to the target; a STOP
@@ -17,33 +17,10 @@ import { keyOn, listCampaign, shard0, textsOn, TWO, unsubscribeLinkOn } from "..
 // the panel, by the same rule of who may lift which reason. Every contact here is on SHARD_0, the
 // home being SHARD_1 (TWO).
 
-const FORM = { "content-type": "application/x-www-form-urlencoded", "sec-fetch-mode": "navigate", "sec-fetch-site": "same-origin" };
-const form = (fields: Array<[string, string]>) => ({ method: "POST", headers: FORM, body: new URLSearchParams(fields).toString() });
-
-/** The panel's email stops on `db`, as "address reason". */
-const emailStopsOn = (db: ShardDb, panelId: string) => textsOn(db, "SELECT address || ' ' || reason FROM email_suppressions WHERE panel_id = ? ORDER BY 1", panelId);
-
 /** The panel's SMS stops on `db`, as "number reason". */
 const smsStopsOn = (db: ShardDb, panelId: string) => textsOn(db, "SELECT phone || ' ' || reason FROM sms_suppressions WHERE panel_id = ? ORDER BY 1", panelId);
 
 const sorted = (items: readonly string[]) => [...items].sort();
-
-/** A panel on TWO sending campaigns at once, a list "Readers", and a draft campaign whose unsubscribe links the tests follow. */
-async function partitionedPanel() {
-  const panel = await createPanel({ name: "Fern & Co" });
-  expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
-  expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-  const list = (await apiFor(panel)("lists", "add", { listname: "Readers" })).body.listid as number;
-  const links = (await listCampaign(panel, list, { draft: true })).body.id as string;
-  /** Adds the `skip`-th key on SHARD_0 to the list, `attributes` beside its EMAIL; its unsubscribe link, its preference link. */
-  const reader = async (skip: number, attributes: Record<string, string> = {}) => {
-    const key = keyOn(panel.id, 0, skip);
-    expect((await apiFor(panel)("contact", "add", { data: { EMAIL: key, ...attributes }, listid: String(list) })).status).toBe(200);
-    const unsubscribe = await unsubscribeLinkOn(panel, shard0, links, key);
-    return { key, unsubscribe, preferences: unsubscribe.replace("/t/u/", "/t/p/") };
-  };
-  return { panel, list, reader };
-}
 
 /** Stops `address` on both shards with `reason`, as two messages' outcomes would (one kept on each shard). */
 async function stopOnBoth(panelId: string, address: string, reason: SuppressionReason): Promise<void> {
@@ -61,20 +38,20 @@ async function sentCampaign(panel: TestPanel, list: number) {
 
 describe("a panel on two partitions: a stop lifted on every shard", () => {
   it("a contact on the non-home shard, its address stopped on the home and on its own shard, subscribing again through the preference page, the unsubscribe page or an operator, gets the next campaign", async () => {
-    const { panel, list, reader } = await partitionedPanel();
+    const { panel, list, reader } = await readersPanel();
     const [viaPage, viaLink, viaOperator, stays] = [await reader(0), await reader(1), await reader(2), await reader(3)];
     for (const { key, unsubscribe } of [viaPage, viaLink, viaOperator, stays]) {
       // The contact's own unsubscribe, kept on its shard; and the stop a split from the home left there (copyStops: the source keeps its own).
-      expect(await (await call(unsubscribe, form([["List-Unsubscribe", "One-Click"]]))).text()).toContain("Done: ");
+      expect(await (await call(unsubscribe, pagePost([["List-Unsubscribe", "One-Click"]]))).text()).toContain("Done: ");
       await suppressAddress(panelData, panel.id, key, "unsubscribe", null, Date.now());
     }
     const everyone = sorted([viaPage, viaLink, viaOperator, stays].map((r) => `${r.key} unsubscribe`));
     expect(await emailStopsOn(shard0, panel.id)).toEqual(everyone);
     expect(await emailStopsOn(panelData, panel.id)).toEqual(everyone);
 
-    const page = await call(viaPage.preferences, form([["action", "preferences"], ["shown", "email"], ["email", "subscribed"]]));
+    const page = await call(viaPage.preferences, pagePost([["action", "preferences"], ["shown", "email"], ["email", "subscribed"]]));
     expect(await page.text()).toMatch(/name="email" value="subscribed" checked/);
-    expect(await (await call(viaLink.unsubscribe, form([["action", "resubscribe"]]))).text()).toContain("You are subscribed again");
+    expect(await (await call(viaLink.unsubscribe, pagePost([["action", "resubscribe"]]))).text()).toContain("You are subscribed again");
     const operator = await admin("PUT", `/panels/${panel.id}/contacts/${encodeURIComponent(viaOperator.key)}/preferences`, { email: "subscribed" });
     expect([operator.status, operator.body.preferences?.email]).toEqual([200, "subscribed"]);
 
@@ -88,20 +65,20 @@ describe("a panel on two partitions: a stop lifted on every shard", () => {
   });
 
   it("an SMS STOP, recorded on every shard, taken back through the preference page is gone from every shard and from the stops list; an operator's stop replaces a contact's own and stays", async () => {
-    const { panel, reader } = await partitionedPanel();
+    const { panel, reader } = await readersPanel();
     const texter = await reader(0, { MOBILE: "+919800000101" });
     const held = await reader(1, { MOBILE: "+919800000102" });
     const record = await getPanel(env.DB, panel.id);
     // A STOP reply stops the number on each shard of the panel (services/journeys/sms.ts).
     expect(await recordSmsReply(panelShards(env, record!, panelData), panel.id, "+919800000101", "STOP", Date.now())).toBe("stop");
     // The other contact's own stop from its page (on its shard), then an operator's stop of its number (on each shard).
-    await call(held.preferences, form([["action", "preferences"], ["shown", "sms"]]));
+    await call(held.preferences, pagePost([["action", "preferences"], ["shown", "sms"]]));
     expect((await admin("PUT", `/panels/${panel.id}/sms/suppressions/919800000102`)).status).toBe(200);
     // The operator's stop replaces the contact's own where both are held.
     expect(await smsStopsOn(shard0, panel.id)).toEqual(["919800000101 stop", "919800000102 operator"]);
     expect(await smsStopsOn(panelData, panel.id)).toEqual(["919800000101 stop", "919800000102 operator"]);
 
-    const resubscribe = async (preferences: string) => (await call(preferences, form([["action", "preferences"], ["shown", "sms"], ["sms", "subscribed"]]))).text();
+    const resubscribe = async (preferences: string) => (await call(preferences, pagePost([["action", "preferences"], ["shown", "sms"], ["sms", "subscribed"]]))).text();
     expect(await resubscribe(texter.preferences)).toMatch(/name="sms" value="subscribed" checked/);
     expect(await resubscribe(held.preferences)).not.toMatch(/name="sms" value="subscribed" checked/);
     // The contact's own STOP is gone everywhere; the operator's stop is not the contact's to lift.
@@ -112,21 +89,21 @@ describe("a panel on two partitions: a stop lifted on every shard", () => {
   });
 
   it("lifts on every shard only what the one asking may lift: a recipient's complaint goes everywhere, an operator's lift leaves a complaint held on the home, a hard bounce stays everywhere", async () => {
-    const { panel, list, reader } = await partitionedPanel();
+    const { panel, list, reader } = await readersPanel();
     const [complained, mixed, bounced] = [await reader(0), await reader(1), await reader(2)];
     await stopOnBoth(panel.id, complained.key, "complaint");
     await stopOnBoth(panel.id, bounced.key, "hard_bounce");
     // Its own unsubscribe on its shard; a complaint recorded on the home.
-    expect(await (await call(mixed.unsubscribe, form([["List-Unsubscribe", "One-Click"]]))).text()).toContain("Done: ");
+    expect(await (await call(mixed.unsubscribe, pagePost([["List-Unsubscribe", "One-Click"]]))).text()).toContain("Done: ");
     await suppressAddress(panelData, panel.id, mixed.key, "complaint", null, Date.now());
 
     // The recipient takes back their complaint.
-    expect(await (await call(complained.preferences, form([["action", "preferences"], ["shown", "email"], ["email", "subscribed"]]))).text()).toMatch(/name="email" value="subscribed" checked/);
+    expect(await (await call(complained.preferences, pagePost([["action", "preferences"], ["shown", "email"], ["email", "subscribed"]]))).text()).toMatch(/name="email" value="subscribed" checked/);
     // An operator lifts the unsubscribe its shard shows, never a complaint.
     const operator = await admin("PUT", `/panels/${panel.id}/contacts/${encodeURIComponent(mixed.key)}/preferences`, { email: "subscribed" });
     expect(operator.status).toBe(200);
     // A hard bounce is refused: the page shows it held.
-    expect(await (await call(bounced.preferences, form([["action", "preferences"], ["shown", "email"], ["email", "subscribed"]]))).text()).not.toMatch(/name="email" value="subscribed"/);
+    expect(await (await call(bounced.preferences, pagePost([["action", "preferences"], ["shown", "email"], ["email", "subscribed"]]))).text()).not.toMatch(/name="email" value="subscribed"/);
 
     expect(await emailStopsOn(shard0, panel.id)).toEqual([`${bounced.key} hard_bounce`]);
     expect(await emailStopsOn(panelData, panel.id)).toEqual(sorted([`${bounced.key} hard_bounce`, `${mixed.key} complaint`]));

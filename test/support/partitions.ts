@@ -1,9 +1,11 @@
 import { env } from "cloudflare:workers";
+import { expect } from "vitest";
 import { contactBucket, evenPartitions, type Partition } from "../../src/domain/partitions";
 import type { ShardDb } from "../../src/store/shards";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
+import { setPartitionMap } from "../../src/services/access/partitions";
 import { eventually } from "./activity";
-import { admin, panelData, TEST_SHARD, type TestPanel } from "./helpers";
+import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "./helpers";
 
 // A panel split over two partitions (decision 0038 step 3): buckets 0–2047 on SHARD_0 and
 // 2048–4095 on SHARD_1, the home of createPanel's panels.
@@ -66,4 +68,34 @@ export async function settledOnBoth(panelId: string): Promise<void> {
 /** An admin campaign "Wave" to the members of `list` (a draft unless `draft: false`, as the API makes it), with `extra` fields. */
 export function listCampaign(panel: TestPanel, list: number, extra: Record<string, unknown> = {}) {
   return admin("POST", `/panels/${panel.id}/campaigns`, { name: "Wave", subject: "News", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com", audience: { lists: [list] }, ...extra });
+}
+
+/** The panel's email stops on `db`, as "address reason". */
+export const emailStopsOn = (db: ShardDb, panelId: string) => textsOn(db, "SELECT address || ' ' || reason FROM email_suppressions WHERE panel_id = ? ORDER BY 1", panelId);
+
+/** A form posted from a message's page in the recipient's browser (a navigation, as the unsubscribe page tells it from a one-click POST). */
+export const pagePost = (fields: Array<[string, string]>): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-mode": "navigate", "sec-fetch-site": "same-origin" },
+  body: new URLSearchParams(fields).toString(),
+});
+
+/**
+ * A panel "Fern & Co" on TWO sending campaigns at once, a list "Readers", and `reader(skip,
+ * attributes)`: the `skip`-th key on SHARD_0 added to the list with `attributes` beside its EMAIL;
+ * its unsubscribe link and preference page (of a draft campaign's message kept on SHARD_0).
+ */
+export async function readersPanel() {
+  const panel = await createPanel({ name: "Fern & Co" });
+  expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+  expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+  const list = (await apiFor(panel)("lists", "add", { listname: "Readers" })).body.listid as number;
+  const links = (await listCampaign(panel, list, { draft: true })).body.id as string;
+  const reader = async (skip: number, attributes: Record<string, string> = {}) => {
+    const key = keyOn(panel.id, 0, skip);
+    expect((await apiFor(panel)("contact", "add", { data: { EMAIL: key, ...attributes }, listid: String(list) })).status).toBe(200);
+    const unsubscribe = await unsubscribeLinkOn(panel, shard0, links, key);
+    return { key, unsubscribe, preferences: unsubscribe.replace("/t/u/", "/t/p/") };
+  };
+  return { panel, list, reader };
 }

@@ -8,15 +8,22 @@ import { pushOptedOut, setPushOptOutStatement } from "../../store/preferences";
 import type { ShardDb } from "../../store/shards";
 import { phoneSuppression } from "../../store/sms";
 import { liftSmsStopStatement, suppressSmsStatement } from "./sms/suppressions";
-import { liftSuppressionStatement, suppressAddressStatement, suppressionOf } from "../../store/suppressions";
+import { liftSuppressionStatement, suppressAddressStatement, suppressionHereOrHome } from "../../store/suppressions";
+import type { PanelShards } from "../access/partitions";
 import { liftOnOtherShards, type StopLift } from "./stop-lifts";
 
 const EMAIL_STATES: Record<SuppressionReason, ChannelState> = { unsubscribe: "unsubscribed", complaint: "complained", hard_bounce: "bounced" };
 
-export async function contactPreferences(db: ShardDb, panelId: string, contact: Pick<Contact, "id" | "attributes">): Promise<ChannelPreferences> {
+/**
+ * The contact's channels, read on `db`, its shard. Its address's stop is that shard's, else the
+ * panel's `home`'s (decision 0038: stops by address written elsewhere are kept there, and its
+ * sends read them too); the home is read only when it is another database and `db` holds none.
+ * SMS stops are written on every shard, push opt-outs with the contact.
+ */
+export async function contactPreferences(db: ShardDb, home: ShardDb, panelId: string, contact: Pick<Contact, "id" | "attributes">): Promise<ChannelPreferences> {
   const { address, phone } = contactReach(contact.attributes);
   const [email, sms, push] = await Promise.all([
-    address ? suppressionOf(db, panelId, address) : undefined,
+    address ? suppressionHereOrHome(db, home, panelId, address) : undefined,
     phone ? phoneSuppression(db, panelId, phone) : undefined,
     pushOptedOut(db, panelId, contact.id),
   ]);
@@ -30,12 +37,14 @@ export async function contactPreferences(db: ShardDb, panelId: string, contact: 
  * operator. A channel it cannot be reached on is refused as invalid; one the service holds (a
  * hard bounce, a number stopped by the provider or an operator) or, for an operator, one the
  * recipient complained about, is refused as a conflict. Nothing is changed when any is refused.
- * `db` is the contact's shard, where its channels are read and changed; a lift also reaches the
- * panel's other `shards` (panelShards: just `db` on a panel without a map; stop-lifts.ts).
+ * `db` is the contact's shard, where its channels are read (and its address's stop on the home,
+ * `shards[0]`, when `db` holds none: contactPreferences) and changed; a lift also reaches the
+ * panel's other `shards`, the home's stop included (panelShards: just `db` on a panel without a
+ * map; stop-lifts.ts).
  */
 export async function changeContactPreferences(
   db: ShardDb,
-  shards: readonly ShardDb[],
+  shards: PanelShards,
   panelId: string,
   contact: Pick<Contact, "id" | "attributes">,
   change: PreferencesChange,
@@ -49,7 +58,7 @@ export async function changeContactPreferences(
   /** The consent records of the channels changed, written in the batch that changes them. */
   proof?: (changed: PreferencesChange) => Promise<D1PreparedStatement[]>,
 ): Promise<Result<ChannelPreferences>> {
-  const current = await contactPreferences(db, panelId, contact);
+  const current = await contactPreferences(db, shards[0], panelId, contact);
   const unreachable: FieldProblem[] = [];
   const held: FieldProblem[] = [];
   for (const channel of ["email", "sms"] as const) {
@@ -95,7 +104,7 @@ export async function changeContactPreferences(
   if (lifts.length) await liftOnOtherShards(shards, db, lifts);
   // The changes and their consent records (`proof`, a recipient's) in one batch: never a change without its proof.
   if (writes.length) await db.batch([...writes, ...((await proof?.(changed)) ?? [])]);
-  const after = await contactPreferences(db, panelId, contact);
+  const after = await contactPreferences(db, shards[0], panelId, contact);
   if (audit) {
     const changed = changedValues(current, after);
     if (Object.keys(changed).length) await recordAudit(audit.log, panelId, audit.by, "contact.preferences_changed", String(contact.id), { changed });

@@ -5,7 +5,7 @@ import { contactsByIds } from "../../../store/contacts";
 import { changeContactPreferences, contactPreferences } from "../preferences";
 import { getMessages } from "../../../store/journeys/messages";
 import { getTopic } from "../../../store/topics";
-import { liftSuppressionStatement, suppressionOf, type SuppressionReason } from "../../../store/suppressions";
+import { liftSuppressionStatement, suppressionHereOrHome, type SuppressionReason } from "../../../store/suppressions";
 import type { ShardDb } from "../../../store/shards";
 import { firstOnShards, panelShards, type PanelShards } from "../../access/partitions";
 import { liftOnOtherShards } from "../stop-lifts";
@@ -29,7 +29,7 @@ export interface RecipientView {
    * without a map.
    */
   contactDb: ShardDb;
-  /** Every shard of the panel (panelShards), where a lift of the address's stop reaches too (stop-lifts.ts). */
+  /** Every shard of the panel (panelShards: the home first), where a lift of the address's stop reaches too (stop-lifts.ts). */
   shards: PanelShards;
 }
 
@@ -69,8 +69,9 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
     topicId = campaign.topicId;
   }
   if (!address) return null;
-  // The address's stop is kept with its contact, on the partition's shard (as the preference page writes it).
-  const [suppressed, topic] = await Promise.all([suppressionOf(contactDb, claim.panelId, address), topicId === null ? null : getTopic(db, claim.panelId, topicId)]);
+  // The address's stop: the contact's own is kept on its partition's shard (as the preference page
+  // writes it), one written elsewhere on the home (decision 0038), read when the shard holds none.
+  const [suppressed, topic] = await Promise.all([suppressionHereOrHome(contactDb, db, claim.panelId, address), topicId === null ? null : getTopic(db, claim.panelId, topicId)]);
   const facts: UnsubscribeFacts = { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address };
   // A deleted topic is offered no more: the page unsubscribes from everything, as for any message.
   if (topic) facts.topic = { id: topic.id, name: topic.name };
@@ -108,7 +109,8 @@ export async function recipientPreferences(
   const db = view.contactDb;
   const contact = (await contactsByIds(db, claim.panelId, [view.contactId])).get(view.contactId);
   if (!contact) return null;
-  if (!change) return contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
-  const outcome = await changeContactPreferences(db, view.shards, claim.panelId, { id: view.contactId, attributes: contact.attributes }, change, Date.now(), "recipient", undefined, proof && ((changed) => proof(db, changed)));
-  return outcome.ok ? outcome.value : contactPreferences(db, claim.panelId, { id: view.contactId, attributes: contact.attributes });
+  const reached = { id: view.contactId, attributes: contact.attributes };
+  if (!change) return contactPreferences(db, view.shards[0], claim.panelId, reached);
+  const outcome = await changeContactPreferences(db, view.shards, claim.panelId, reached, change, Date.now(), "recipient", undefined, proof && ((changed) => proof(db, changed)));
+  return outcome.ok ? outcome.value : contactPreferences(db, view.shards[0], claim.panelId, reached);
 }
