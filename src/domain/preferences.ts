@@ -11,6 +11,12 @@ import { phoneDigits } from "./sms";
 export const SUPPRESSION_REASONS = ["unsubscribe", "complaint", "hard_bounce"] as const;
 export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
 
+/** Of two stops of one address (kept on two shards of a partitioned panel), the one that holds: the stricter. */
+export function stricterStop<T extends { reason: SuppressionReason }>(a: T | null | undefined, b: T | null | undefined): T | null {
+  if (!a || !b) return a ?? b ?? null;
+  return SUPPRESSION_REASONS.indexOf(b.reason) > SUPPRESSION_REASONS.indexOf(a.reason) ? b : a;
+}
+
 /** What a send skipped for a suppression records as the message's error. */
 export const SUPPRESSION_SKIPS: Record<SuppressionReason, string> = { unsubscribe: "unsubscribed", complaint: "complaint (marked as spam)", hard_bounce: "hard bounce" };
 

@@ -1,5 +1,6 @@
 import type { ShardDb } from "./shards";
-import type { SuppressionReason } from "./suppressions";
+import { stricterStop } from "../domain/preferences";
+import { suppressionRowStatement, type SuppressionReason, type SuppressionRow } from "./suppressions";
 
 /**
  * What the panel's contact page reads about one contact besides its attributes: the messages
@@ -86,34 +87,39 @@ interface EngagementRow {
 /**
  * The newest `limit` campaign and journey messages of the contact, its journeys, and the
  * suppression of `address`. `home`: the panel's home, when `db` is the contact's partition on
- * another shard (decision 0038 step 4), where the campaign of a message kept there is, and the
- * address's stop when `db` holds none (one more read then).
+ * another shard (decision 0038 step 4), where the campaign of a message kept there is, and
+ * where stops by address written elsewhere are (one more read: the stricter of the two shows).
  */
 export async function contactHistory(db: ShardDb, panelId: string, contactId: number, address: string | null, limit: number, home?: ShardDb): Promise<ContactHistory> {
-  const [campaignRows, journeyMessageRows, journeyRows, suppressionRows] = await db.batch<Record<string, unknown>>([
-    db
-      .prepare(
-        `SELECT m.campaign_id, m.contact_id, c.name, COALESCE(m.subject, c.subject) AS subject, m.status, m.error, COALESCE(m.sent_at, c.published_at, c.created_at) AS at,
-                m.opens, m.clicks, m.bounced_at, m.unsubscribed_at
-         FROM campaign_messages m LEFT JOIN campaigns c ON c.id = m.campaign_id
-         WHERE m.panel_id = ?1 AND m.contact_id = ?2 ORDER BY at DESC LIMIT ?3`,
-      )
-      .bind(panelId, contactId, limit),
-    db
-      .prepare(
-        `SELECT m.msgid, m.journey_id, j.name, m.step_id, m.channel, m.content, m.status, m.error, m.created_at
-         FROM journey_messages m LEFT JOIN journeys j ON j.id = m.journey_id
-         WHERE m.panel_id = ?1 AND m.contact_id = ?2 ORDER BY m.created_at DESC LIMIT ?3`,
-      )
-      .bind(panelId, contactId, limit),
-    db
-      .prepare(
-        `SELECT i.journey_id, j.name, j.status AS journey_status, i.status, i.entered_at, i.ended_at
-         FROM journey_instances i JOIN journeys j ON j.id = i.journey_id
-         WHERE i.panel_id = ?1 AND i.contact_id = ?2 ORDER BY i.entered_at DESC LIMIT ?3`,
-      )
-      .bind(panelId, contactId, limit),
-    suppressionStatement(db, panelId, address ?? ""),
+  const ownStop = await suppressionRowStatement(db, panelId, address ?? "");
+  const homeStop = address && home && home !== db ? suppressionRowStatement(home, panelId, address).then((statement) => statement.first<SuppressionRow>()) : null;
+  const [[campaignRows, journeyMessageRows, journeyRows, suppressionRows], homeRow] = await Promise.all([
+    db.batch<Record<string, unknown>>([
+      db
+        .prepare(
+          `SELECT m.campaign_id, m.contact_id, c.name, COALESCE(m.subject, c.subject) AS subject, m.status, m.error, COALESCE(m.sent_at, c.published_at, c.created_at) AS at,
+                  m.opens, m.clicks, m.bounced_at, m.unsubscribed_at
+           FROM campaign_messages m LEFT JOIN campaigns c ON c.id = m.campaign_id
+           WHERE m.panel_id = ?1 AND m.contact_id = ?2 ORDER BY at DESC LIMIT ?3`,
+        )
+        .bind(panelId, contactId, limit),
+      db
+        .prepare(
+          `SELECT m.msgid, m.journey_id, j.name, m.step_id, m.channel, m.content, m.status, m.error, m.created_at
+           FROM journey_messages m LEFT JOIN journeys j ON j.id = m.journey_id
+           WHERE m.panel_id = ?1 AND m.contact_id = ?2 ORDER BY m.created_at DESC LIMIT ?3`,
+        )
+        .bind(panelId, contactId, limit),
+      db
+        .prepare(
+          `SELECT i.journey_id, j.name, j.status AS journey_status, i.status, i.entered_at, i.ended_at
+           FROM journey_instances i JOIN journeys j ON j.id = i.journey_id
+           WHERE i.panel_id = ?1 AND i.contact_id = ?2 ORDER BY i.entered_at DESC LIMIT ?3`,
+        )
+        .bind(panelId, contactId, limit),
+      ownStop,
+    ]),
+    homeStop,
   ]);
   const journeyMessages = journeyMessageRows!.results as unknown as JourneyMessageRow[];
   const engagement = await journeyEmailEngagement(
@@ -175,27 +181,15 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
   ]
     .sort((a, b) => b.at - a.at)
     .slice(0, limit);
-  // A stop by address written elsewhere (decision 0038) is on the home: shown when the contact's shard holds none, as its sends read them.
-  const here = suppressionRows!.results[0] as SuppressionRow | undefined;
-  const suppression = here ?? (address && home && home !== db ? await suppressionStatement(home, panelId, address).first<SuppressionRow>() : null);
+  // A stop by address written elsewhere (decision 0038) is on the home; the stricter holds, as for its sends.
+  const suppression = stricterStop(suppressionRows!.results[0] as SuppressionRow | undefined, homeRow);
   return {
     messages,
     journeys: (journeyRows!.results as Array<{ journey_id: string; name: string; journey_status: string; status: ContactJourney["status"]; entered_at: number; ended_at: number | null }>).map(
       (row) => ({ journeyId: row.journey_id, name: row.name, journeyStatus: row.journey_status, status: row.status, enteredAt: row.entered_at, endedAt: row.ended_at }),
     ),
-    suppression: address && suppression ? { address: suppression.address, reason: suppression.reason, campaignId: suppression.campaign_id, at: suppression.created_at } : null,
+    suppression: address && suppression ? { address: address.toLowerCase(), reason: suppression.reason, campaignId: suppression.campaign_id, at: suppression.created_at } : null,
   };
-}
-
-interface SuppressionRow {
-  address: string;
-  reason: SuppressionReason;
-  campaign_id: string | null;
-  created_at: number;
-}
-
-function suppressionStatement(db: ShardDb, panelId: string, address: string): D1PreparedStatement {
-  return db.prepare("SELECT address, reason, campaign_id, created_at FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panelId, address.toLowerCase());
 }
 
 function subjectOf(row: JourneyMessageRow): string | null {

@@ -1,5 +1,5 @@
 import { erasedIdentifier } from "../domain/erasure";
-import { SUPPRESSION_REASONS, type SuppressionReason } from "../domain/preferences";
+import { stricterStop, SUPPRESSION_REASONS, type SuppressionReason } from "../domain/preferences";
 import { jsonArrays } from "./json-arrays";
 import type { ShardDb } from "./shards";
 export type { SuppressionReason };
@@ -42,26 +42,41 @@ export async function isAddressSuppressed(db: ShardDb, panelId: string, address:
   return (await suppressionOf(db, panelId, address)) !== null;
 }
 
-/** Why email to the address is stopped in this panel; null when it is not. */
-export async function suppressionOf(db: ShardDb, panelId: string, address: string): Promise<SuppressionReason | null> {
-  const plain = address.toLowerCase();
-  // An erased contact's stop is kept under a hash of its address (domain/erasure.ts).
-  const row = await db
-    .prepare("SELECT reason FROM email_suppressions WHERE panel_id = ? AND address IN (?, ?) LIMIT 1")
-    .bind(panelId, plain, await erasedIdentifier(panelId, plain))
-    .first<{ reason: SuppressionReason }>();
-  return row?.reason ?? null;
+/** An address's stop as stored: the reason, the campaign it came from, when. */
+export interface SuppressionRow {
+  reason: SuppressionReason;
+  campaign_id: string | null;
+  created_at: number;
 }
 
 /**
- * Why email to the address is stopped for a contact kept on `db`: that shard's stop, else the
- * panel's `home`'s. On a partitioned panel (decision 0038) a contact's own unsubscribes and
- * bounces are kept on its shard, stops by address written elsewhere (a bounce or complaint
- * naming it on another contact's message, a split's source, an erased address) on the home;
- * the home is read only when it is another database and `db` has none.
+ * The address's stop in this panel on `db` (a SuppressionRow, or no row): its own or, for an erased
+ * contact's address, the one kept under its hash (domain/erasure.ts); the stricter when both are.
+ */
+export async function suppressionRowStatement(db: ShardDb, panelId: string, address: string): Promise<D1PreparedStatement> {
+  const plain = address.toLowerCase();
+  return db
+    .prepare(`SELECT reason, campaign_id, created_at FROM email_suppressions WHERE panel_id = ? AND address IN (?, ?) ORDER BY ${strictness("reason")} DESC LIMIT 1`)
+    .bind(panelId, plain, await erasedIdentifier(panelId, plain));
+}
+
+/** Why email to the address is stopped in this panel; null when it is not. */
+export async function suppressionOf(db: ShardDb, panelId: string, address: string): Promise<SuppressionReason | null> {
+  return (await (await suppressionRowStatement(db, panelId, address)).first<SuppressionRow>())?.reason ?? null;
+}
+
+/**
+ * Why email to the address is stopped for a contact kept on `db`: the stricter of that shard's
+ * stop and the panel's `home`'s. On a partitioned panel (decision 0038) a contact's own
+ * unsubscribes and bounces are kept on its shard, stops by address written elsewhere (a bounce
+ * or complaint naming it on another contact's message, a split's source) on the home; a milder
+ * stop of its own (a one-click unsubscribe) must not hide a bounce the home holds. The home is
+ * read, beside `db`, only when it is another database.
  */
 export async function suppressionHereOrHome(db: ShardDb, home: ShardDb, panelId: string, address: string): Promise<SuppressionReason | null> {
-  return (await suppressionOf(db, panelId, address)) ?? (home === db ? null : await suppressionOf(home, panelId, address));
+  if (home === db) return suppressionOf(db, panelId, address);
+  const [here, there] = await Promise.all([suppressionOf(db, panelId, address), suppressionOf(home, panelId, address)]);
+  return stricterStop(here && { reason: here }, there && { reason: there })?.reason ?? null;
 }
 
 /**

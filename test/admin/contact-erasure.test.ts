@@ -250,6 +250,9 @@ describe("erasing a contact", () => {
     await fireCron(stored!.sendAt);
     expect((await waitForCampaign(panel, campaignId)).counters).toMatchObject({ sent: 1, skipped: 1 });
     expect((await admin("GET", `/panels/${panel.id}/outbox?campaign=${campaignId}`)).body.messages.map((m: any) => m.to)).toEqual(["bob@example.com"]);
+    // The contact the campaign file made again shows the stop its sends read (kept under the erased address's hash).
+    const page = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(ADA)}`);
+    expect(page.body.suppression).toMatchObject({ address: ADA, reason: "hard_bounce" });
   });
 
   it("finds and removes archived events indexed before the index was compacted per owner and 32 days (shard migration 0066)", async () => {

@@ -16,7 +16,8 @@ import { emailStopsOn, keyOn, listCampaign, pagePost, readersPanel, settledOnBot
 // and SHARD_1, the home) a contact's own unsubscribes and bounces are on its shard, stops by
 // address written elsewhere (a report naming another message's address, a split's source, an
 // erased address) on the home. Every send, the contact page, the preference and unsubscribe
-// pages and an operator's preferences read the contact's shard and the home; a lift reaches both.
+// pages and an operator's preferences read the contact's shard and the home, the stricter
+// holding; a lift reaches both.
 
 const sorted = (items: readonly string[]) => [...items].sort();
 
@@ -73,14 +74,17 @@ describe("a panel on two partitions: stops by address kept on the home", () => {
     expect((await outbox(panel)).map((m) => m.to)).toEqual([free]);
   });
 
-  it("the contact page and the access export of a contact on the non-home shard show a stop the home holds, its own shard's first", async () => {
+  it("the contact page and the access export of a contact on the non-home shard show a stop the home holds, the stricter of its shard's and the home's", async () => {
     const panel = await createPanel();
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    const [onlyHome, ownToo, none] = [keyOn(panel.id, 0), keyOn(panel.id, 0, 1), keyOn(panel.id, 0, 2)];
-    for (const EMAIL of [onlyHome, ownToo, none]) expect((await apiFor(panel)("contact", "add", { data: { EMAIL } })).status).toBe(200);
+    const [onlyHome, homeStricter, ownStricter, none] = [keyOn(panel.id, 0), keyOn(panel.id, 0, 1), keyOn(panel.id, 0, 2), keyOn(panel.id, 0, 3)];
+    for (const EMAIL of [onlyHome, homeStricter, ownStricter, none]) expect((await apiFor(panel)("contact", "add", { data: { EMAIL } })).status).toBe(200);
     await suppressAddress(panelData, panel.id, onlyHome, "complaint", null, Date.now());
-    await suppressAddress(panelData, panel.id, ownToo, "complaint", null, Date.now());
-    await suppressAddress(shard0, panel.id, ownToo, "unsubscribe", null, Date.now());
+    // A one-click unsubscribe of its own must not hide the complaint the home holds.
+    await suppressAddress(panelData, panel.id, homeStricter, "complaint", null, Date.now());
+    await suppressAddress(shard0, panel.id, homeStricter, "unsubscribe", null, Date.now());
+    await suppressAddress(panelData, panel.id, ownStricter, "unsubscribe", null, Date.now());
+    await suppressAddress(shard0, panel.id, ownStricter, "hard_bounce", null, Date.now());
 
     const shown = async (key: string) => {
       const page = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(key)}`);
@@ -91,8 +95,30 @@ describe("a panel on two partitions: stops by address kept on the home", () => {
       return { page: reasonOf(page.body.suppression), exported: reasonOf(exported.body.suppression) };
     };
     expect(await shown(onlyHome)).toEqual({ page: `${onlyHome} complaint`, exported: `${onlyHome} complaint` });
-    expect(await shown(ownToo)).toEqual({ page: `${ownToo} unsubscribe`, exported: `${ownToo} unsubscribe` });
+    expect(await shown(homeStricter)).toEqual({ page: `${homeStricter} complaint`, exported: `${homeStricter} complaint` });
+    expect(await shown(ownStricter)).toEqual({ page: `${ownStricter} hard_bounce`, exported: `${ownStricter} hard_bounce` });
     expect(await shown(none)).toEqual({ page: null, exported: null });
+  });
+
+  it("a one-click unsubscribe of an address the home holds a bounce for leaves it bounced: its pages say so, subscribing again is refused and records nothing, the next campaign skips it", async () => {
+    const { panel, list, reader: added } = await readersPanel();
+    const bounced = await homeStopped(panel.id, added)(0, "hard_bounce");
+    const free = await added(1);
+    // A mailbox provider's one-click POST answers 200 whatever the address's state (RFC 8058).
+    expect((await call(bounced.unsubscribe, pagePost([["List-Unsubscribe", "One-Click"]]))).status).toBe(200);
+    expect(await (await call(bounced.unsubscribe)).text()).toContain("No email goes to this address");
+
+    const back = await (await call(bounced.unsubscribe, pagePost([["action", "resubscribe"]]))).text();
+    expect(back).not.toContain("You are subscribed again");
+    const page = await (await call(bounced.preferences, pagePost([["action", "preferences"], ["shown", "email"], ["email", "subscribed"]]))).text();
+    expect(page).not.toMatch(/name="email" value="subscribed" checked/);
+    expect(await consentOn(shard0, panel.id)).toEqual([]);
+    const operator = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(bounced.key)}/preferences`);
+    expect(operator.body.preferences?.email).toBe("bounced");
+
+    expect(await emailStopsOn(panelData, panel.id)).toEqual([`${bounced.key} hard_bounce`]);
+    expect(await (await sentCampaign(panel, list)).done).toMatchObject({ status: "sent", counters: { recipients: 2, sent: 1, skipped: 1 } });
+    expect((await outbox(panel)).map((m) => m.to)).toEqual([free.key]);
   });
 
   it("a bounce or complaint of a message on the non-home shard naming another address stops that address on the home too, so the next campaign skips its contact there", async () => {
@@ -171,16 +197,16 @@ describe("a panel on two partitions: stops by address kept on the home", () => {
     expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(sorted([viaPage.key, viaOperator.key, free.key]));
   });
 
-  it("the unsubscribe page of a contact on the non-home shard shows a stop the home holds, its own shard's first, and subscribing again lifts the home's with its consent record", async () => {
+  it("the unsubscribe page of a contact on the non-home shard shows a stop the home holds, the stricter of its shard's and the home's, and subscribing again lifts the home's with its consent record", async () => {
     const { panel, reader: added } = await readersPanel();
     const reader = homeStopped(panel.id, added);
     const [complained, bounced, ownToo] = [await reader(0, "complaint"), await reader(1, "hard_bounce"), await reader(2, "hard_bounce")];
-    // Its own unsubscribe, kept on its shard, is what its page shows.
+    // Its own unsubscribe, kept on its shard, does not hide the home's bounce.
     await suppressAddress(shard0, panel.id, ownToo.key, "unsubscribe", null, Date.now());
 
     expect(await (await call(complained.unsubscribe)).text()).toContain("This address was already unsubscribed");
     expect(await (await call(bounced.unsubscribe)).text()).toContain("No email goes to this address");
-    expect(await (await call(ownToo.unsubscribe)).text()).toContain("This address was already unsubscribed");
+    expect(await (await call(ownToo.unsubscribe)).text()).toContain("No email goes to this address");
     // A one-click unsubscribe of a stopped address is no new choice: no consent record.
     expect(await (await call(complained.unsubscribe, pagePost([["List-Unsubscribe", "One-Click"]]))).text()).toContain("This address was already unsubscribed");
     expect(await consentOn(shard0, panel.id)).toEqual([]);
