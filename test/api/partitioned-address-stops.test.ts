@@ -121,7 +121,7 @@ describe("a panel on two partitions: stops by address kept on the home", () => {
     expect((await outbox(panel)).map((m) => m.to)).toEqual([free.key]);
   });
 
-  it("a bounce or complaint of a message on the non-home shard naming another address stops that address on the home too, so the next campaign skips its contact there", async () => {
+  it("a bounce or complaint of a message on the non-home shard naming another address stops that address on every shard, so the next campaign skips its contact there", async () => {
     const panel = await createPanel();
     expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
@@ -162,6 +162,26 @@ describe("a panel on two partitions: stops by address kept on the home", () => {
     const { done } = await sentCampaign(panel, second);
     expect(done.status).toBe("sent");
     expect((await outbox(panel)).map((m) => m.to).filter((to) => homeKeys.includes(to))).toEqual([free]);
+  });
+
+  it("a bounce of a message on the home naming the address of a contact on the other shard stops it there too, so a segment's reachable-by-email condition leaves that contact out", async () => {
+    const panel = await createPanel();
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const api = apiFor(panel);
+    const [reader, named, free] = [keyOn(panel.id, TEST_SHARD), keyOn(panel.id, 0), keyOn(panel.id, 0, 1)];
+    const list = (await api("lists", "add", { listname: "Home" })).body.listid as number;
+    expect((await api("contact", "add", { data: { EMAIL: reader }, listid: String(list) })).status).toBe(200);
+    for (const EMAIL of [named, free]) expect((await api("contact", "add", { data: { EMAIL } })).status).toBe(200);
+
+    const { id } = await sentCampaign(panel, list);
+    expect(await recordBounce(env, { providerMessageId: await providerIdOf(panelData, id, reader), permanent: true, addresses: [reader, named], detail: {} }, Date.now())).toBe(true);
+
+    expect(await emailStopsOn(panelData, panel.id)).toEqual(sorted([`${reader} hard_bounce`, `${named} hard_bounce`]));
+    expect(await emailStopsOn(shard0, panel.id)).toEqual([`${named} hard_bounce`]);
+    const counted = await admin("POST", `/panels/${panel.id}/segments/count`, { match: { all: [{ reachable: "email" }] } });
+    expect(counted.status, JSON.stringify(counted.body)).toBe(200);
+    expect(counted.body).toMatchObject({ count: 1, count_estimated: false });
   });
 
   it("the preference page and an operator's preferences of a contact on the non-home shard show a stop the home holds; subscribing again, where the one asking may, lifts it there and the next campaign mails the contact", async () => {

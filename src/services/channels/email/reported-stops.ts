@@ -1,3 +1,4 @@
+import { panelShards } from "../../access/partitions";
 import { panelHome } from "../../access/shards";
 import type { ShardDb } from "../../../store/shards";
 import { suppressAddressStatement, type SuppressionReason } from "../../../store/suppressions";
@@ -6,9 +7,10 @@ import { suppressAddressStatement, type SuppressionReason } from "../../../store
  * Stops the addresses a provider's bounce or complaint names (campaign and journey email alike).
  * `db` holds the message and its contact: its own address is stopped there, where that
  * contact's sends read it. A report may name other addresses too, whose contacts may be on
- * another shard of a partitioned panel (decision 0038); every shard's sends read the home's
- * stops beside their own (broadcasts/send.ts, journeys/messages.ts), so those are stopped on the
- * home as well. A panel without a map, or a message on the home, writes `db` alone, as before.
+ * any shard of a partitioned panel (decision 0038): those are stopped on every shard of the
+ * panel, as an SMS STOP is, so each shard's sends, pages and segment conditions (a
+ * `reachable: email` reads its own shard's stops) see them there. A panel without a map, or a
+ * report naming only its message's address, writes `db` alone, as before.
  */
 export async function stopReportedAddresses(
   env: Env,
@@ -22,7 +24,8 @@ export async function stopReportedAddresses(
   if (all.length === 0) return;
   const own = message.address?.toLowerCase();
   const others = all.filter((address) => address !== own);
-  const home = others.length ? (await panelHome(env, message.panelId)).db : db;
+  const home = others.length ? await panelHome(env, message.panelId) : null;
+  const elsewhere = home ? panelShards(env, home.panel, home.db).filter((shard) => shard !== db) : [];
   const stops = (on: ShardDb, list: readonly string[]) => on.batch(list.map((address) => suppressAddressStatement(on, message.panelId, address, reason, message.campaignId, now)));
-  await Promise.all([stops(db, all), ...(home !== db ? [stops(home, others)] : [])]);
+  await Promise.all([stops(db, all), ...elsewhere.map((shard) => stops(shard, others))]);
 }
