@@ -1,6 +1,6 @@
 import type { ShardDb } from "./shards";
 import { stricterStop } from "../domain/preferences";
-import { suppressionRowStatement, type SuppressionReason, type SuppressionRow } from "./suppressions";
+import { addressStopKeys, suppressionRowStatement, type SuppressionReason, type SuppressionRow } from "./suppressions";
 
 /**
  * What the panel's contact page reads about one contact besides its attributes: the messages
@@ -91,8 +91,8 @@ interface EngagementRow {
  * where stops by address written elsewhere are (one more read: the stricter of the two shows).
  */
 export async function contactHistory(db: ShardDb, panelId: string, contactId: number, address: string | null, limit: number, home?: ShardDb): Promise<ContactHistory> {
-  const ownStop = await suppressionRowStatement(db, panelId, address ?? "");
-  const homeStop = address && home && home !== db ? suppressionRowStatement(home, panelId, address).then((statement) => statement.first<SuppressionRow>()) : null;
+  const keys = address ? await addressStopKeys(panelId, address) : null;
+  const homeStop = keys && home && home !== db ? suppressionRowStatement(home, panelId, keys).first<SuppressionRow>() : null;
   const [[campaignRows, journeyMessageRows, journeyRows, suppressionRows], homeRow] = await Promise.all([
     db.batch<Record<string, unknown>>([
       db
@@ -117,7 +117,7 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
            WHERE i.panel_id = ?1 AND i.contact_id = ?2 ORDER BY i.entered_at DESC LIMIT ?3`,
         )
         .bind(panelId, contactId, limit),
-      ownStop,
+      ...(keys ? [suppressionRowStatement(db, panelId, keys)] : []),
     ]),
     homeStop,
   ]);
@@ -182,13 +182,13 @@ export async function contactHistory(db: ShardDb, panelId: string, contactId: nu
     .sort((a, b) => b.at - a.at)
     .slice(0, limit);
   // A stop by address written elsewhere (decision 0038) is on the home; the stricter holds, as for its sends.
-  const suppression = stricterStop(suppressionRows!.results[0] as SuppressionRow | undefined, homeRow);
+  const suppression = stricterStop(suppressionRows?.results[0] as SuppressionRow | undefined, homeRow);
   return {
     messages,
     journeys: (journeyRows!.results as Array<{ journey_id: string; name: string; journey_status: string; status: ContactJourney["status"]; entered_at: number; ended_at: number | null }>).map(
       (row) => ({ journeyId: row.journey_id, name: row.name, journeyStatus: row.journey_status, status: row.status, enteredAt: row.entered_at, endedAt: row.ended_at }),
     ),
-    suppression: address && suppression ? { address: address.toLowerCase(), reason: suppression.reason, campaignId: suppression.campaign_id, at: suppression.created_at } : null,
+    suppression: keys && suppression ? { address: keys.plain, reason: suppression.reason, campaignId: suppression.campaign_id, at: suppression.created_at } : null,
   };
 }
 

@@ -486,7 +486,7 @@ export interface PartStatements {
  */
 export function importPartStatements(db: ShardDb, job: Pick<ImportJob, "id" | "panelId">, part: ChunkPart): PartStatements {
   const upserts = jsonArrays(part.rows, UPSERT_JSON_CHARS);
-  const keysJson = part.listId !== null ? JSON.stringify([...new Set(part.rows.map((row) => row[0]))]) : "[]";
+  const keysJson = part.listId === null ? null : JSON.stringify([...new Set(part.rows.map((row) => row[0]))]);
   const build = (each: JsonEach): D1PreparedStatement[] => [
     db
       .prepare(
@@ -495,7 +495,7 @@ export function importPartStatements(db: ShardDb, job: Pick<ImportJob, "id" | "p
       )
       .bind(job.id),
     ...upserts.map((array) => importedContactsStatement(db, each, job.panelId, part.now, array.json)),
-    ...(part.listId !== null ? membershipStatements(db, job.id, job.panelId, part.listId, keysJson, part.now) : []),
+    ...(keysJson !== null ? membershipStatements(db, job.id, job.panelId, part.listId!, keysJson, part.now) : []),
     db.prepare("DELETE FROM import_part_marks WHERE job_id = ?1 RETURNING (SELECT COUNT(*) FROM contacts WHERE id > import_part_marks.mark) AS n").bind(job.id),
   ];
   return { count: 2 + upserts.length + (part.listId !== null ? 2 : 0), build };

@@ -49,34 +49,43 @@ export interface SuppressionRow {
   created_at: number;
 }
 
-/**
- * The address's stop in this panel on `db` (a SuppressionRow, or no row): its own or, for an erased
- * contact's address, the one kept under its hash (domain/erasure.ts); the stricter when both are.
- */
-export async function suppressionRowStatement(db: ShardDb, panelId: string, address: string): Promise<D1PreparedStatement> {
+/** The keys an address's stop may be kept under: as written, and hashed once its contact was erased (domain/erasure.ts). */
+export interface AddressStopKeys {
+  plain: string;
+  erased: string;
+}
+
+/** Hashes once what a read of the address's stop on one or more shards needs. */
+export async function addressStopKeys(panelId: string, address: string): Promise<AddressStopKeys> {
   const plain = address.toLowerCase();
+  return { plain, erased: await erasedIdentifier(panelId, plain) };
+}
+
+/** The address's stop in this panel on `db` (a SuppressionRow, or no row): the stricter when it is kept under both keys. */
+export function suppressionRowStatement(db: ShardDb, panelId: string, keys: AddressStopKeys): D1PreparedStatement {
   return db
     .prepare(`SELECT reason, campaign_id, created_at FROM email_suppressions WHERE panel_id = ? AND address IN (?, ?) ORDER BY ${strictness("reason")} DESC LIMIT 1`)
-    .bind(panelId, plain, await erasedIdentifier(panelId, plain));
+    .bind(panelId, keys.plain, keys.erased);
 }
 
 /** Why email to the address is stopped in this panel; null when it is not. */
 export async function suppressionOf(db: ShardDb, panelId: string, address: string): Promise<SuppressionReason | null> {
-  return (await (await suppressionRowStatement(db, panelId, address)).first<SuppressionRow>())?.reason ?? null;
+  return (await suppressionRowStatement(db, panelId, await addressStopKeys(panelId, address)).first<SuppressionRow>())?.reason ?? null;
 }
 
 /**
  * Why email to the address is stopped for a contact kept on `db`: the stricter of that shard's
  * stop and the panel's `home`'s. On a partitioned panel (decision 0038) a contact's own
- * unsubscribes and bounces are kept on its shard, stops by address written elsewhere (a bounce
- * or complaint naming it on another contact's message, a split's source) on the home; a milder
- * stop of its own (a one-click unsubscribe) must not hide a bounce the home holds. The home is
- * read, beside `db`, only when it is another database.
+ * unsubscribes and bounces are kept on its shard, stops by address written elsewhere (a split's
+ * source, an erased address's hash) may be on the home alone; a milder stop of its own (a
+ * one-click unsubscribe) must not hide a bounce the home holds. The home is read, beside `db`,
+ * only when it is another database.
  */
 export async function suppressionHereOrHome(db: ShardDb, home: ShardDb, panelId: string, address: string): Promise<SuppressionReason | null> {
   if (home === db) return suppressionOf(db, panelId, address);
-  const [here, there] = await Promise.all([suppressionOf(db, panelId, address), suppressionOf(home, panelId, address)]);
-  return stricterStop(here && { reason: here }, there && { reason: there })?.reason ?? null;
+  const keys = await addressStopKeys(panelId, address);
+  const [here, there] = await Promise.all([db, home].map((on) => suppressionRowStatement(on, panelId, keys).first<SuppressionRow>()));
+  return stricterStop(here, there)?.reason ?? null;
 }
 
 /**

@@ -15,10 +15,10 @@ import { liftOnOtherShards, type StopLift } from "./stop-lifts";
 const EMAIL_STATES: Record<SuppressionReason, ChannelState> = { unsubscribe: "unsubscribed", complaint: "complained", hard_bounce: "bounced" };
 
 /**
- * The contact's channels, read on `db`, its shard. Its address's stop is that shard's, else the
- * panel's `home`'s (decision 0038: stops by address written elsewhere are kept there, and its
- * sends read them too); the home is read only when it is another database and `db` holds none.
- * SMS stops are written on every shard, push opt-outs with the contact.
+ * The contact's channels, read on `db`, its shard. Its address's stop is the stricter of that
+ * shard's and the panel's `home`'s (decision 0038: a stop by address written elsewhere may be on
+ * the home alone, and its sends read it too; suppressionHereOrHome). SMS stops are written on
+ * every shard, push opt-outs with the contact.
  */
 export async function contactPreferences(db: ShardDb, home: ShardDb, panelId: string, contact: Pick<Contact, "id" | "attributes">): Promise<ChannelPreferences> {
   const { address, phone } = contactReach(contact.attributes);
@@ -37,8 +37,8 @@ export async function contactPreferences(db: ShardDb, home: ShardDb, panelId: st
  * operator. A channel it cannot be reached on is refused as invalid; one the service holds (a
  * hard bounce, a number stopped by the provider or an operator) or, for an operator, one the
  * recipient complained about, is refused as a conflict. Nothing is changed when any is refused.
- * `db` is the contact's shard, where its channels are read (and its address's stop on the home,
- * `shards[0]`, when `db` holds none: contactPreferences) and changed; a lift also reaches the
+ * `db` is the contact's shard, where its channels are read (its address's stop beside the
+ * home's, `shards[0]`: contactPreferences) and changed; a lift also reaches the
  * panel's other `shards`, the home's stop included (panelShards: just `db` on a panel without a
  * map; stop-lifts.ts).
  */

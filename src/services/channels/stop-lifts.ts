@@ -17,7 +17,7 @@ export type StopLift = (shard: ShardDb) => D1PreparedStatement | null;
  * contact reads its own shard: should a delete here or the batch fail, the contact's shard still
  * holds the stop, so the contact stays stopped, its pages show it, and its next try lifts it
  * everywhere. Done after the batch, a failure here could leave a stop the pages do not show
- * (they read the contact's shard, else the home: not a third shard's), which no later try
+ * (they read the contact's shard and the home: not a third shard's), which no later try
  * would reach. True when one was lifted.
  */
 export async function liftOnOtherShards(shards: readonly ShardDb[], own: ShardDb, lifts: readonly StopLift[]): Promise<boolean> {

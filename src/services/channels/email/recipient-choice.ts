@@ -70,7 +70,7 @@ export async function recipientOf(env: Env, claim: TrackingClaim): Promise<Recip
   }
   if (!address) return null;
   // The address's stop: the contact's own is kept on its partition's shard (as the preference page
-  // writes it), one written elsewhere on the home (decision 0038), read when the shard holds none.
+  // writes it), one written elsewhere may be on the home alone (decision 0038); the stricter holds.
   const [suppressed, topic] = await Promise.all([suppressionHereOrHome(contactDb, db, claim.panelId, address), topicId === null ? null : getTopic(db, claim.panelId, topicId)]);
   const facts: UnsubscribeFacts = { panelName: panel.name, senderName: sender.name, senderAddress: sender.address, address };
   // A deleted topic is offered no more: the page unsubscribes from everything, as for any message.
