@@ -85,6 +85,21 @@ export function forgetStoredStatement(db: ShardDb, panelId: string): D1PreparedS
 }
 
 /**
+ * Makes a segment's stored members on `db` due at once, as never counted, when its build there
+ * has just ended (no rebuild queued): the figure was counted under the old definition or during
+ * the build, and a request past the cap would answer it for up to `refreshMs`. Until the refresh
+ * (which takes never-counted rows first) counts it again, a request reads the cap as a floor.
+ */
+export function forgetBuiltMembersStatement(db: ShardDb, panelId: string, segmentId: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE panel_counts SET n = NULL, counted_at = NULL, cursor = NULL, pass_n = 0
+       WHERE panel_id = ?1 AND subject = ?2 AND EXISTS (SELECT 1 FROM segments WHERE id = ?2 AND build_cursor IS NULL)`,
+    )
+    .bind(panelId, segmentId);
+}
+
+/**
  * One step of the refresh: for at most `rows` due rows of `panelIds` (a pass under way first,
  * then those never counted, then the oldest counted before `staleBefore`), counts the next
  * `chunk` entries of the panel's contact index or the segment's members from the row's cursor.

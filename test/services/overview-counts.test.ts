@@ -114,6 +114,41 @@ describe("segment counts in a request (issue 42)", () => {
   });
 });
 
+describe("a segment's stored members after its build (issue 42)", () => {
+  it("a finished build makes the figure counted during it due, so a request past the cap never answers a half-built count", async () => {
+    const { buildSegmentPage } = await import("../../src/services/segments/membership");
+    const { getSegment } = await import("../../src/store/segments");
+    const panel = await createPanel();
+    await addContacts(panel, ["a@x.io", "b@x.io", "c@x.io", "d@x.io"]);
+    await addContacts(panel, ["e@x.io", "f@x.io"], "Delhi");
+    const created = (await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } })).body;
+    await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments/${created.id}`)).body.members === 4 ? true : undefined));
+    // A build from the first contact again, as a new mirror's or a rebuild's, stepped by hand three contacts a page.
+    await panelData.batch([
+      panelData.prepare("DELETE FROM segment_members WHERE segment_id = ?").bind(created.id),
+      panelData.prepare("UPDATE segments SET build_cursor = 0 WHERE id = ?").bind(created.id),
+    ]);
+    const cap2 = { ...TINY, requestCap: 2 };
+    const now = Date.now();
+    let segment = (await getSegment(panelData, panel.id, created.id))!;
+    expect(await buildSegmentPage(env, segment, now, 3)).toEqual(expect.any(Number));
+    // The refresh counts the half-built three: a fresh figure.
+    for (let run = 0; run < 10; run++) await refreshPanelCounts(panelData, [panel.id], now + run, cap2);
+    expect(await stored(panel, created.id)).toMatchObject({ n: 3, counted_at: expect.any(Number) });
+    segment = (await getSegment(panelData, panel.id, created.id))!;
+    expect(await buildSegmentPage(env, segment, now, 3)).toEqual(expect.any(Number));
+    segment = (await getSegment(panelData, panel.id, created.id))!;
+    expect(await buildSegmentPage(env, segment, now, 3)).toBeNull();
+    expect(await trueCount("SELECT COUNT(*) AS n FROM segment_members WHERE segment_id = ?", created.id)).toBe(4);
+    // Not "3" (counted half-way, young enough to stand for ten minutes): at least the cap until counted again.
+    expect(await stored(panel, created.id)).toEqual({ n: null, counted_at: null, cursor: null, pass_n: 0 });
+    expect(await memberFigures(panelData, panel.id, [created.id], now + 20, cap2)).toEqual(new Map([[created.id, { n: 2, countedAt: now + 20, atLeast: true }]]));
+    // The refresh takes it first (never counted), though no figure is older than refreshMs.
+    for (let run = 0; run < 10; run++) await refreshPanelCounts(panelData, [panel.id], now + 20 + run, cap2);
+    expect(await memberFigures(panelData, panel.id, [created.id], now + 40, cap2)).toEqual(new Map([[created.id, { n: 4, countedAt: expect.any(Number), atLeast: false }]]));
+  });
+});
+
 describe("the count refresh over many panels (issue 42)", () => {
   it("binds the shard's panel ids a page at a time and reaches every page across runs", async () => {
     const panels = [await createPanel(), await createPanel(), await createPanel()];

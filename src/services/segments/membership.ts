@@ -2,6 +2,7 @@ import { panelDb, panelHome, shardTask } from "../access/shards";
 import { namedPanelShard, panelShardPlaces } from "../access/partitions";
 import { readsEvent } from "../../domain/segments";
 import type { ShardDb } from "../../store/shards";
+import { forgetBuiltMembersStatement } from "../../store/panel-counts";
 import { panelCatalog, panelSegments } from "./panel-segments";
 import { compileSegment, compileSegments, type SegmentCatalog } from "../../store/segment-sql";
 import {
@@ -177,7 +178,7 @@ export async function buildSegmentPage(env: Env, segment: Segment, now: number, 
   await db.batch([
     ...refreshMembersStatements(db, segment, compiled, scope, now),
     buildCursorStatement(db, segment, from, upto, now),
-    ...(upto === null ? [checkedAtStatement(db, segment, now)] : []),
+    ...(upto === null ? [checkedAtStatement(db, segment, now), forgetBuiltMembersStatement(db, segment.panelId, segment.id)] : []),
   ]);
   return upto;
 }
