@@ -76,6 +76,23 @@ describe("partitions of a panel (decision 0038)", () => {
     expect((await findPanelHome(env, created.id))!.panel.partitions).toEqual([]);
   });
 
+  it("work naming a shard the cached entry lacks reads that panel's entry afresh, and no other panel's", async () => {
+    const { panelHomeNaming } = await import("../../src/services/access/partitions");
+    const { setPanelPartitions } = await import("../../src/store/panel-partitions");
+    const [split, other] = [await createPanel(), await createPanel()];
+    forgetPanelPlaces();
+    const cachedOther = (await findPanelHome(env, other.id))!.panel;
+    const { panel: before } = (await findPanelHome(env, split.id))!;
+    expect(before.partitions).toEqual([]);
+    // The directory gains the map (as a split's switch writes it) while this isolate holds the old entry.
+    await setPanelPartitions(env.DB, split.id, FOUR);
+    expect((await findPanelHome(env, split.id))!.panel.partitions).toEqual([]);
+    const named = await panelHomeNaming(env, split.id, before.shard === 0 ? 1 : 0);
+    expect(named.panel.partitions).toEqual(FOUR);
+    // The other panel's entry is still the cached object, not read again.
+    expect((await findPanelHome(env, other.id))!.panel).toBe(cachedOther);
+  });
+
   it("refuses a map that leaves buckets out, overlaps, or names a shard the deployment lacks, and changes nothing", async () => {
     const created = await createPanel();
     const refusal = async (partitions: Partition[]) => {

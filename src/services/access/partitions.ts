@@ -9,7 +9,7 @@ import { dropMirroredJourneysStatements, journeysToMirror, mirrorJourneysStateme
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
 import { attributesToMirror, dropMirroredAttributesStatement, mirrorAttributesStatement, type MirroredAttribute } from "../../store/attributes";
 import { dropMirroredTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
-import { forgetPanelPlaces, panelHome, type PanelHome } from "./shards";
+import { forgetPanelHome, forgetPanelPlaces, panelHome, type PanelHome } from "./shards";
 
 /**
  * Where a panel's contact-keyed data lives (decision 0038): its partitions, each a bucket
@@ -104,7 +104,8 @@ export function namedPanelShard(env: Env, panel: PanelPlace, shard: number | und
 export async function panelHomeNaming(env: Env, panelId: string, shard: number | undefined): Promise<PanelHome> {
   const found = await panelHome(env, panelId);
   if (shard === undefined || shard === found.panel.shard || found.panel.partitions.some((p) => p.shard === shard)) return found;
-  forgetPanelPlaces();
+  // Only this panel's entry: the isolate's other caches (every panel's) stay warm.
+  forgetPanelHome(panelId);
   return await panelHome(env, panelId);
 }
 

@@ -37,6 +37,11 @@ export function forgetPanelPlaces(): void {
   forgetPublicForms();
 }
 
+/** Drops the one panel's cached directory entry: its next look reads the directory. */
+export function forgetPanelHome(panelId: string): void {
+  homes.delete(panelId);
+}
+
 /** The panel `panelId` names and its shard's database; null for an unknown panel. */
 export async function findPanelHome(env: Env, panelId: string): Promise<PanelHome | null> {
   let panel = homes.get(panelId);
