@@ -39,7 +39,7 @@ export async function checkAccess(request: Request, env: Env, panel: Panel): Pro
 }
 
 /** Public routes that name their panel by client id in the path (activity, channel events). */
-const CLIENT_ID_PATH = /^\/(?:v1|apiv2)\/(?:activity\/(?:singleactivity|batch)|events\/[^/]+|push\/(?:web|app))\/([^/]+)\/?$/;
+const CLIENT_ID_PATH = /^\/(?:v1|apiv2)\/(?:activity\/(?:singleactivity|batch|batchactivity)|events\/[^/]+|push\/(?:web|app))\/([^/]+)\/?$/;
 
 /**
  * The panel a public API call is for, as far as the request shows it without running it: the

@@ -118,6 +118,24 @@ describe("CORS", () => {
     expect(reported.headers.get("access-control-allow-origin")).toBe(SHOP);
   });
 
+  it("the CSV batch by client id follows its own panel's list, with or without a key", async () => {
+    await allowOrigins(panel, [SHOP]);
+    const other = await createPanel();
+    await allowOrigins(other, [OTHER]);
+    const path = `/v1/activity/batchactivity/${panel.clientId}`;
+    expect((await preflight(path, SHOP)).status).toBe(204);
+    // Another panel allowing the origin does not open this panel's path to it.
+    const foreign = await preflight(path, OTHER);
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get("access-control-allow-origin")).toBeNull();
+    const form = new FormData();
+    form.set("data", new Blob(["activity_name,identity,url\npage_view,v1@example.com,/home\n"], { type: "text/csv" }), "events.csv");
+    const posted = await call(path, { method: "POST", headers: { origin: SHOP }, body: form });
+    expect(posted.status).toBe(200);
+    expect((await posted.json()) as Record<string, unknown>).toMatchObject({ result: "Success", recorded: 1 });
+    expect(posted.headers.get("access-control-allow-origin")).toBe(SHOP);
+  });
+
   it("the admin API never sends CORS headers, whatever a panel allows", async () => {
     await allowOrigins(panel, ["*"]);
     const pre = await call("/admin/v1/panels", { method: "OPTIONS", headers: { origin: SHOP, "access-control-request-method": "GET" } });
