@@ -9,7 +9,7 @@ import { notePanel } from "../lib/observability/context";
 
 /**
  * The apiv2 envelope (CONTRACT 2): parameters from the query and the body in any mix (the
- * body wins), then the operation, the API key (`apikey`, or a header), the operation's
+ * body wins, but for the key), then the operation, the API key (`apikey`, or a header), the operation's
  * own parameters, and the run.
  * Every failure is answered in the envelope's Failed shape; only faults of the service are 5xx.
  */
@@ -20,11 +20,14 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
   let ctx: OperationContext | undefined;
   try {
     const url = new URL(request.url);
-    params = readQueryParams(url);
-    params = { ...params, ...(await readBodyParams(request)) };
+    const query = readQueryParams(url);
+    params = query;
+    const body = await readBodyParams(request);
+    params = { ...query, ...body };
     operation = resolveOperation(params.type, params.activity);
-    // The key as `apikey` (spec 2.1) or in a header (CONTRACT 8, 10); two that disagree: 401.
-    const caller = await authenticateApiKey(env, oneApiKey(request, params.apikey));
+    // The key as `apikey` (spec 2.1) or in a header (CONTRACT 8, 10). Unlike other parameters,
+    // a key in the query and another in the body do not let the body win: two that disagree, 401.
+    const caller = await authenticateApiKey(env, oneApiKey(request, query.apikey, body.apikey));
     notePanel(caller.panel.id);
     ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: url.origin, params };
     const input = parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);

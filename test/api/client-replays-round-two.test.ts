@@ -138,6 +138,13 @@ describe("client replays, round two (CONTRACT 10)", () => {
       [`/apiv2?type=contact&activity=add&data=${data}`, { headers: { Authorization: `Bearer ${panel.apiKey}`, "api-key": "mk_wrong" } }],
       [`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}&data=${data}`, { headers: { Authorization: other.apiKey } }],
     ];
+    // The query's `apikey` and the body's are two places too: the body does not win for the key.
+    const formBody = (key: string) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `apikey=${encodeURIComponent(key)}&data=${data}` });
+    attempts.push(
+      [`/apiv2?type=contact&activity=add&apikey=${other.apiKey}`, formBody(panel.apiKey)],
+      [`/apiv2?type=contact&activity=add&apikey=mk_not_a_key`, formBody(panel.apiKey)],
+      [`/apiv2?type=contact&activity=add&apikey=${other.apiKey}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apikey: panel.apiKey, data: { EMAIL: "two@example.com" } }) }],
+    );
     for (const [path, init] of attempts) {
       const answer = await json(await call(path, init));
       expect(answer.status).toBe(401);
@@ -154,5 +161,7 @@ describe("client replays, round two (CONTRACT 10)", () => {
     // The same key twice is one key.
     const same = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}&data=${data}`, { headers: { "api-key": panel.apiKey, Authorization: `Bearer ${panel.apiKey}` } });
     expect(same.status).toBe(200);
+    const sameInBoth = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`, formBody(panel.apiKey));
+    expect(sameInBoth.status).toBe(200);
   });
 });

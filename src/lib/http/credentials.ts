@@ -32,11 +32,12 @@ export function headerApiKeys(request: Request): string[] {
 
 /**
  * The one API key of a call that may send it in several places (headers, the `apikey`
- * parameter): undefined when none is sent; 401 when two of them disagree, as the caller cannot
- * be authenticated by either.
+ * parameter in the query and in the body: `parameterKeys`, each undefined when absent):
+ * undefined when none is sent; 401 when two of them disagree, as the caller cannot be
+ * authenticated by either (CONTRACT 10).
  */
-export function oneApiKey(request: Request, parameterKey?: unknown): unknown {
-  const given = [...(parameterKey === undefined ? [] : [parameterKey]), ...headerApiKeys(request)];
+export function oneApiKey(request: Request, ...parameterKeys: unknown[]): unknown {
+  const given = [...parameterKeys.filter((key) => key !== undefined), ...headerApiKeys(request)];
   if (given.some((key) => key !== given[0])) throw notAuthenticated();
   return given[0];
 }
