@@ -13,24 +13,23 @@ import { resolveEventTime } from "./time";
  */
 export type ActivityParamType = ScalarParamType | ArrayParamType;
 
-
-export const ACTIVITY_SOURCES = ["web", "app", "custom"] as const;
-export type ActivitySource = (typeof ACTIVITY_SOURCES)[number];
 export const MAX_ACTIVITY_SOURCE_LENGTH = 32;
 
+/** The sources whose meaning journeys keep (CONTRACT 10); every other text counts as custom. */
+const KNOWN_SOURCES: readonly string[] = ["web", "app"];
+
 /**
- * `activity_source` as stored and passed on (CONTRACT 10): `web`, `app` and `custom` in any
- * case are the three kinds, written in lower case; any other text (`CRM`, `pos`) is another
- * system's name, kept as sent, and counts as custom (no journey rule reads the source today).
+ * `activity_source` as stored and passed on (CONTRACT 10): `web` and `app` in any case keep
+ * their meaning, written in lower case; any other text (`CRM`, `Custom`, `pos`) is kept
+ * exactly as sent and counts as custom (no journey rule reads the source today).
  */
 export function activitySource(raw: string): string {
-  const text = raw.trim();
-  const lower = text.toLowerCase();
-  return (ACTIVITY_SOURCES as readonly string[]).includes(lower) ? lower : text;
+  const lower = raw.trim().toLowerCase();
+  return KNOWN_SOURCES.includes(lower) ? lower : raw;
 }
 
 /** How `activity_source` is described to clients. */
-export const ACTIVITY_SOURCE_RULE = `any text of 1 to ${MAX_ACTIVITY_SOURCE_LENGTH} characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept as sent`;
+export const ACTIVITY_SOURCE_RULE = `any text of 1 to ${MAX_ACTIVITY_SOURCE_LENGTH} characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept exactly as sent`;
 export const PARAM_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const MAX_PARAMS_PER_ACTIVITY = 50;
 export const MAX_ACTIVITY_NAME_LENGTH = 100;
@@ -255,7 +254,7 @@ export function prepareActivityEvent(
 
   const source = present(input.activity_source);
   if (source !== undefined) {
-    if (source.trim().length > MAX_ACTIVITY_SOURCE_LENGTH) problems.push({ field: "activity_source", message: `must be at most ${MAX_ACTIVITY_SOURCE_LENGTH} characters` });
+    if (source.length > MAX_ACTIVITY_SOURCE_LENGTH) problems.push({ field: "activity_source", message: `must be at most ${MAX_ACTIVITY_SOURCE_LENGTH} characters` });
     else event.source = activitySource(source);
   }
 

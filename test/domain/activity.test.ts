@@ -71,12 +71,12 @@ describe("prepareActivityEvent", () => {
     expect(prepared).toEqual({ ok: false, problem: { kind: "invalid", fields: [{ field: "identity", message: expect.stringContaining("either identity") }] } });
   });
 
-  it("reads every source clients send (CONTRACT 10): web, app and custom in any case, any other system's name as sent", () => {
+  it("reads every source clients send (CONTRACT 10): web and app in any case, any other text (custom included) exactly as sent", () => {
     const source = (activity_source: string) => {
       const prepared = prepareActivityEvent({ activityid: 7, identity: "a@example.com", activity_source }, cart, panel, now);
       return prepared.ok ? prepared.value.source : prepared.problem.fields[0]!.message;
     };
-    expect(["web", "WEB", "App", "custom", "CUS", "offline", "Store", "POS", " CRM "].map(source)).toEqual(["web", "web", "app", "custom", "CUS", "offline", "Store", "POS", "CRM"]);
+    expect(["web", "WEB", " App ", "custom", "Custom", "CUSTOM", "CUS", "offline", "Store", "POS", " CRM "].map(source)).toEqual(["web", "web", "app", "custom", "Custom", "CUSTOM", "CUS", "offline", "Store", "POS", " CRM "]);
     expect(source("x".repeat(32))).toBe("x".repeat(32));
     expect(source("x".repeat(33))).toBe("must be at most 32 characters");
   });
