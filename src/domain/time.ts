@@ -94,7 +94,8 @@ export function parseLocalDateTime(text: string): Checked<WallClock> {
   return checkedWallClock({ year, month, day, hour, minute, second }, text);
 }
 
-const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+/** A date alone (`2024-01-31`, as CRMs export a day's events) is that day's midnight. */
+const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
 /** A zone offset as written (`+05:30`, `-0800`, `+01`), not yet checked. */
 interface ZoneOffset {
@@ -143,7 +144,7 @@ function isoParts(text: string): IsoParts | undefined {
   const match = ISO_TIMESTAMP.exec(text);
   if (!match) return undefined;
   const [, y, mo, d, h, mi, s, fraction, zone] = match;
-  const clock = { year: Number(y), month: Number(mo), day: Number(d), hour: Number(h), minute: Number(mi), second: Number(s ?? 0) };
+  const clock = { year: Number(y), month: Number(mo), day: Number(d), hour: Number(h ?? 0), minute: Number(mi ?? 0), second: Number(s ?? 0) };
   if (zone === undefined) return { clock, fraction, zone: undefined };
   if (zone.toUpperCase() === "Z") return { clock, fraction, zone: "Z" };
   const digits = zone.slice(1).replace(":", "");

@@ -94,6 +94,15 @@ describe("activity upload: accepted", () => {
     expect(stored[1]!.occurred_at).toBe(now - 60_000);
   });
 
+  it("reads a date alone (as CRM exports send a day's events) as its midnight in the panel's zone", async () => {
+    const result = await postUpload(panel.apiKey, [cart({ timestamp: "2024-01-31" })]);
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ result: "Success", recorded: 1, journeys: "skipped: older than 24 hours" });
+    const [stored] = await storedEvents(panel.id);
+    // The panel is in Asia/Kolkata (UTC+05:30).
+    expect(new Date(stored!.occurred_at).toISOString()).toBe("2024-01-30T18:30:00.000Z");
+  });
+
   it("records uniqueid-only events against an anonymous profile", async () => {
     const result = await postUpload(panel.apiKey, [cart({ identity: "", uniqueid: "visitor-9" })]);
     expect(result.status).toBe(200);

@@ -61,7 +61,11 @@ describe("time formats", () => {
     expect(iso("2024-01-31T18:05:00-0130")).toBe("2024-01-31T19:35:00.000Z");
     expect(iso("2024-02-30T10:00:00")).toContain("not a real calendar date");
     expect(iso("2024-01-31T24:00:00")).toContain("not a real time of day");
-    expect(iso("2024-01-31")).toContain("ISO 8601");
+    // A date alone is its midnight in the given zone (ISO 8601 calendar date, as CRM exports send a day's events).
+    expect(iso("2024-01-31")).toBe("2024-01-30T18:30:00.000Z");
+    expect(iso("2024-02-30")).toContain("not a real calendar date");
+    expect(iso("2024-01-31Z")).toContain("ISO 8601");
+    expect(iso("2024-01-31T")).toContain("ISO 8601");
     expect(iso("2024-01-31T10:00:00+25:00")).toContain("offset");
   });
 
