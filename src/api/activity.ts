@@ -2,6 +2,7 @@ import { decodeOrKeep } from "../lib/uri";
 import type { IRequest } from "itty-router";
 import { ACTIVITY_SOURCE_RULE, MAX_ACTIVITY_NAME_LENGTH, prepareActivityEvent } from "../domain/activity";
 import { JOURNEYS_SKIPPED_OLD, MAX_GUID_LENGTH, type NewEvent } from "../domain/events";
+import { idFromText } from "../domain/fields";
 import { ActivityBatch, MAX_CSV_BYTES, MAX_CSV_ROWS, tooOldForJourneys, type BatchSource } from "./activity-batch";
 import { authenticateApiKey, catalogOfClient, checkAccess } from "./access";
 import { readJsonBody } from "../lib/http/body";
@@ -24,16 +25,11 @@ export const MAX_BATCH_BODY_BYTES = 5 * 1024 * 1024;
 /** Room left in a guid for the `:<index>` a batch's Idempotency-Key gets per event. */
 const MAX_IDEMPOTENCY_KEY_LENGTH = MAX_GUID_LENGTH - 5;
 
-/** The activity id `value` names (digits, as text or a number), or undefined. */
-function activityIdOf(value: string | number): number | undefined {
-  const text = String(value).trim();
-  return /^\d{1,15}$/.test(text) && Number(text) >= 1 ? Number(text) : undefined;
-}
 
 const activityIdParam = z
   .union([z.string(), z.number()], { error: "is required: the id of an activity defined in the panel" })
   .transform((value, ctx) => {
-    const id = activityIdOf(value);
+    const id = idFromText(value);
     if (id !== undefined) return id;
     ctx.addIssue({ code: "custom", message: `must be the id of an activity defined in the panel (a positive integer), not "${value}"` });
     return z.NEVER;
@@ -199,7 +195,7 @@ export function fastActivityEvent(item: unknown): ActivityEvent | undefined {
   if (!isPlainRecord(item)) return undefined;
   const raw = item.activityid;
   if (typeof raw !== "string" && !(typeof raw === "number" && Number.isFinite(raw))) return undefined;
-  const activityid = activityIdOf(raw);
+  const activityid = idFromText(raw);
   if (activityid === undefined) return undefined;
   const out: Record<string, unknown> = { activityid };
   if ("actvityid" in item) {

@@ -11,15 +11,23 @@ import { describeJsonType } from "./problems";
  * both where a number or text may come, and produce one typed value.
  */
 
+/** Digits, with a zero fraction as spreadsheets and pandas write whole numbers (`4.0`, CONTRACT 10). */
+const ID_TEXT = /^(\d{1,16})(?:\.0+)?$/;
+
+/** A positive integer id written as digits (`ID_TEXT`), as a number; undefined otherwise. */
+export function idFromText(value: string | number): number | undefined {
+  const digits = ID_TEXT.exec(String(value).trim())?.[1];
+  if (digits === undefined) return undefined;
+  const id = Number(digits);
+  return id >= 1 && Number.isSafeInteger(id) ? id : undefined;
+}
+
 /**
  * A list id from text or a number; null when it is not a positive safe integer. Shard k hands
  * out ids from k * 2^40 (decision 0030), so ids pass int32 and stay below 2^53.
  */
 export function parseListId(value: string | number): number | null {
-  const text = String(value).trim();
-  if (!/^\d{1,16}$/.test(text)) return null;
-  const id = Number(text);
-  return id >= 1 && Number.isSafeInteger(id) ? id : null;
+  return idFromText(value) ?? null;
 }
 
 /** A list id: a positive integer below 2^53, as a number or decimal text. */

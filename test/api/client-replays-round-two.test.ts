@@ -128,6 +128,40 @@ describe("client replays, round two (CONTRACT 10)", () => {
     expect(add.status).toBe(200);
   });
 
+  it('ids as pandas writes whole numbers ("4.0") name the list and the activity', async () => {
+    const panel = await createPanel();
+    const key = encodeURIComponent(panel.apiKey);
+    const list = await json(await call(`/apiv2?type=lists&activity=add&apikey=${key}&listname=Leads`));
+    expect(list.status).toBe(200);
+    const data = encodeURIComponent(JSON.stringify({ EMAIL: "pd@example.com" }));
+    const added = await json(await call(`/apiv2?type=contact&activity=add&apikey=${key}&data=${data}&listid=${list.body.listid}.0`));
+    expect(added.status).toBe(200);
+    expect((await contactOf(panel, "pd@example.com")).body.lists).toEqual([{ id: list.body.listid, listname: "Leads" }]);
+    expect((await json(await call(`/apiv2?type=contact&activity=add&apikey=${key}&data=${data}&listid=${list.body.listid}.5`))).status).toBe(400);
+
+    const activity = await defineActivity(panel, "page_view", { url: "string" });
+    const boundary = "pandas0to0csv";
+    const csv = `activityid,identity,url\r\n${activity}.0,pd@example.com,/home\r\n`;
+    const posted = await json(
+      await call(`/v1/activity/batchactivity/${encodeURIComponent(panel.clientId)}`, {
+        method: "POST",
+        headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "api-key": panel.apiKey },
+        body: `--${boundary}\r\nContent-Disposition: form-data; name="data"; filename="events.csv"\r\nContent-Type: text/csv\r\n\r\n${csv}\r\n--${boundary}--\r\n`,
+      }),
+    );
+    expect(posted.status).toBe(200);
+    expect(posted.body).toMatchObject({ result: "Success", recorded: 1, rejected: 0 });
+    const single = await json(
+      await call(`/v1/activity/singleactivity/${encodeURIComponent(panel.clientId)}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ activityid: `${activity}.00`, identity: "pd@example.com", activity_params: { url: "/cart" } }),
+      }),
+    );
+    expect(single.status).toBe(200);
+    expect((await storedEvents(panel.id)).map((e) => e.params)).toEqual([{ url: "/home" }, { url: "/cart" }]);
+  });
+
   it("a key sent in two places that disagree is refused 401, nothing written", async () => {
     const panel = await createPanel();
     const other = await createPanel();
