@@ -213,8 +213,9 @@ export function sampleEvents(now: number, primaryKey: string): Array<WebhookEven
       occurredAt: now,
       guid: crypto.randomUUID(),
       attributes,
-      details: { activity_name: "add_to_cart", activity_id: "1", activity_source: "web", identity: foreignkey, foreignkey },
-      payload: { items: [{ name_s: "Blue shirt", prid_s: "SKU-1", price_sm: "499.00", prqt_s: "1" }] },
+      // As a journey's live event is built (webhook-event.ts): a numeric activity id, the params under their own names and types.
+      details: { activity_name: "add_to_cart", activity_id: 1, activity_source: "web", identity: foreignkey, foreignkey },
+      payload: payloadParamsOf({ name: "Blue shirt", prid: "SKU-1", price: 499, prqt: 1 }),
     },
   ];
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildEventObject, describeEventObject, type WebhookEvent } from "../../../src/domain/webhooks/payload";
+import { buildEventObject, describeEventObject, sampleEvents, type WebhookEvent } from "../../../src/domain/webhooks/payload";
 
 // 2026-11-22 10:15:30 in Asia/Kolkata.
 const at = Date.UTC(2026, 10, 22, 4, 45, 30);
@@ -103,5 +103,14 @@ describe("describeEventObject", () => {
       field: "event_params.ts",
       message: expect.stringContaining("more than 24 hours ahead"),
     });
+  });
+});
+
+describe("the test action's sample", () => {
+  it("sends its custom activity as a live journey event is sent: a numeric activity_id, the params under their own names and types", () => {
+    const sample = sampleEvents(at, "EMAIL").find((e) => e.channel === "custom_activity")!;
+    const object = buildEventObject(sample, v2) as { event_params: Record<string, unknown>; payload_params: { items: Record<string, unknown>[] } };
+    expect(object.event_params.activity_id).toBe(1);
+    expect(object.payload_params).toEqual({ items: [{ name: "Blue shirt", prid: "SKU-1", price: 499, prqt: 1 }] });
   });
 });
