@@ -7,7 +7,7 @@ import { startBulkUpload } from "../services/imports/bulk-upload";
 import { importErrorReport, importJobStatus } from "../services/imports/jobs";
 import { z } from "../lib/z";
 import { defineOperation, type OperationTable } from "./operation";
-import { addressList, listIdParam, optionalTextParam, outboundUrl, textParam } from "../domain/fields";
+import { absentWhenEmpty, addressList, listIdParam, optionalTextParam, outboundUrl, textParam } from "../domain/fields";
 
 const MAX_URL_LENGTH = 2048;
 const MAX_NOTIFY_ADDRESSES = 10;
@@ -22,7 +22,7 @@ const bulkUpload = defineOperation({
       path: textParam(MAX_URL_LENGTH)
         .pipe(outboundUrl(rules))
         .meta({ description: "http(s) URL of the CSV file; its header row names attributes", example: "https://crm.example.com/export.csv" }),
-      listid: listIdParam.optional(),
+      listid: absentWhenEmpty(listIdParam),
       notifyemail: optionalTextParam(1000)
         .transform(given)
         .pipe(addressList(MAX_NOTIFY_ADDRESSES).optional())

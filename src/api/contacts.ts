@@ -12,7 +12,7 @@ import { updateContactAttributes } from "../services/contacts/update";
 import type { Panel } from "../store/panels";
 import { contactPlace, type ContactPlace } from "../services/access/partitions";
 import { defineOperation, type OperationTable } from "./operation";
-import { contactRefParam, jsonObjectParam, listIdsParam } from "../domain/fields";
+import { absentWhenEmpty, contactRefParam, jsonObjectParam, listIdsParam } from "../domain/fields";
 
 /**
  * What an add or update answers besides the contact: the unknown attributes it left out or
@@ -83,7 +83,7 @@ function placeOf(env: Env, panel: Panel, home: ShardDb, schema: KeyedSchema, dat
 
 const addOperation = defineOperation({
   summary: "Add a contact, or merge the given attributes into the existing one (4.1); listid names one list or several",
-  params: z.object({ data: jsonObjectParam, listid: listIdsParam.optional() }),
+  params: z.object({ data: jsonObjectParam, listid: absentWhenEmpty(listIdsParam) }),
   async run({ env, exec, panel, schema, now, db, user }, { data, listid }) {
     // The proof of how the contact came onto the lists (issue 45), an API key's call, written in
     // the contact's batch (both or neither). A key that does not read is refused by addContact.

@@ -123,13 +123,24 @@ export function textParam(maxLength: number) {
     .pipe(nameText(maxLength));
 }
 
-/** Optional free text; absent stays undefined. */
+/** Optional free text; absent (or JSON null, as JSON clients send an unset field) stays undefined; "" is empty text. */
 export function optionalTextParam(maxLength: number) {
-  return z
-    .union([z.string(), z.number()])
-    .transform((value) => String(value))
-    .pipe(freeText(maxLength))
-    .optional();
+  return z.preprocess(
+    (value) => (value === null ? undefined : value),
+    z
+      .union([z.string(), z.number()])
+      .transform((value) => String(value))
+      .pipe(freeText(maxLength))
+      .optional(),
+  );
+}
+
+/**
+ * An optional parameter that a form sends empty (`listid=`) or a JSON client as null when it has
+ * no value: either is "not given", as an absent one (no list to join is not a wrong list id).
+ */
+export function absentWhenEmpty<S extends z.ZodType>(schema: S) {
+  return z.preprocess((value) => (value === null || (typeof value === "string" && value.trim() === "") ? undefined : value), schema.optional());
 }
 
 /**

@@ -162,6 +162,35 @@ describe("client replays, round two (CONTRACT 10)", () => {
     expect((await storedEvents(panel.id)).map((e) => e.params)).toEqual([{ url: "/home" }, { url: "/cart" }]);
   });
 
+  it("an optional parameter sent empty (listid=) or as JSON null is not given, as forms and JSON clients send an unset field", async () => {
+    const panel = await createPanel();
+    const key = encodeURIComponent(panel.apiKey);
+    const data = encodeURIComponent(JSON.stringify({ EMAIL: "blank@example.com" }));
+    const form = await json(
+      await call("/apiv2", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `type=contact&activity=add&apikey=${key}&data=${data}&listid=` }),
+    );
+    expect(form.status).toBe(200);
+    const nulls = await json(
+      await call("/apiv2", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ type: "contact", activity: "add", apikey: panel.apiKey, data: { EMAIL: "null@example.com" }, listid: null }),
+      }),
+    );
+    expect(nulls.status).toBe(200);
+    expect((await contactOf(panel, "null@example.com")).body.lists).toEqual([]);
+    const list = await json(
+      await call("/apiv2", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type: "lists", activity: "add", apikey: panel.apiKey, listname: "No desc", desc: null }) }),
+    );
+    expect(list.status).toBe(200);
+    const lists = await json(await call(`/apiv2?type=lists&activity=getall&apikey=${key}`));
+    expect(lists.body.lists).toMatchObject([{ id: list.body.listid, listname: "No desc", desc: "" }]);
+    // A wrong id is still refused: only "nothing" means not given.
+    expect((await json(await call(`/apiv2?type=contact&activity=add&apikey=${key}&data=${data}&listid=x`))).status).toBe(400);
+    const imported = await importCsv(panel, "EMAIL\ncsv@example.com\n", { listid: "", notifyemail: "", callback: "" });
+    expect(imported).toMatchObject({ status: "completed", created: 1 });
+  });
+
   it("a key sent in two places that disagree is refused 401, nothing written", async () => {
     const panel = await createPanel();
     const other = await createPanel();

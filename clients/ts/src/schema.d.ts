@@ -772,7 +772,7 @@ export interface paths {
                          */
                         uniqueid?: string | number | null;
                         /**
-                         * @description Where it happened: any text of 1 to 32 characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept as sent
+                         * @description Where it happened: any text of 1 to 32 characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept exactly as sent
                          * @example web
                          */
                         activity_source?: string | null;
@@ -896,7 +896,7 @@ export interface paths {
                          */
                         uniqueid?: string | number | null;
                         /**
-                         * @description Where it happened: any text of 1 to 32 characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept as sent
+                         * @description Where it happened: any text of 1 to 32 characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept exactly as sent
                          * @example web
                          */
                         activity_source?: string | null;
@@ -948,7 +948,7 @@ export interface paths {
                              */
                             uniqueid?: string | number | null;
                             /**
-                             * @description Where it happened: any text of 1 to 32 characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept as sent
+                             * @description Where it happened: any text of 1 to 32 characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept exactly as sent
                              * @example web
                              */
                             activity_source?: string | null;
@@ -1222,7 +1222,7 @@ export interface paths {
                          */
                         uniqueid?: string | number | null;
                         /**
-                         * @description Where it happened: any text of 1 to 32 characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept as sent
+                         * @description Where it happened: any text of 1 to 32 characters: web or app (any case), or the name of another system (e.g. CRM, pos), which counts as custom and is kept exactly as sent
                          * @example web
                          */
                         activity_source?: string | null;
