@@ -26,7 +26,7 @@ const body = z
   .object({
     msgid: z.string({ error: "is required: the msgid of the message" }).trim().min(1, { error: "must not be empty" }).max(200),
     event: z.string({ error: "is required" }).trim().toLowerCase(),
-    ts: z.union([z.string(), z.number()]).optional().meta({ description: "YYMMDDhhmmss or ISO 8601, in the panel's time zone; default now" }),
+    ts: z.union([z.string(), z.number()]).optional().meta({ description: "YYMMDDhhmmss or ISO 8601 (in the panel's time zone unless it names its own), or epoch seconds or milliseconds; default now" }),
     guid: z.string().trim().min(1).max(200).optional().meta({ description: "Unique id of the report; a second report with it is ignored" }),
     ip_addr: z.string().max(100).optional(),
     user_agent: z.string().max(1000).optional(),
@@ -34,7 +34,8 @@ const body = z
     url: z.string().max(2048).optional(),
     linkid: z.number().int().optional(),
   })
-  .strict();
+  // Members it does not name (a gateway's own `status`, `operator`) are dropped, as an activity's are: a relay passes reports through whole.
+  .strip();
 
 async function panelOf(request: IRequest, env: Env): Promise<Panel> {
   const clientId = request.params.client_id;

@@ -1342,7 +1342,7 @@ export interface paths {
                     "application/json": {
                         msgid: string;
                         event: string;
-                        /** @description YYMMDDhhmmss or ISO 8601, in the panel's time zone; default now */
+                        /** @description YYMMDDhhmmss or ISO 8601 (in the panel's time zone unless it names its own), or epoch seconds or milliseconds; default now */
                         ts?: string | number;
                         /** @description Unique id of the report; a second report with it is ignored */
                         guid?: string;
@@ -1423,7 +1423,7 @@ export interface paths {
                     "application/json": {
                         msgid: string;
                         event: string;
-                        /** @description YYMMDDhhmmss or ISO 8601, in the panel's time zone; default now */
+                        /** @description YYMMDDhhmmss or ISO 8601 (in the panel's time zone unless it names its own), or epoch seconds or milliseconds; default now */
                         ts?: string | number;
                         /** @description Unique id of the report; a second report with it is ignored */
                         guid?: string;

@@ -48,7 +48,7 @@ export async function reportChannelEvent(
   if (!WAITABLE_EVENTS[channel].includes(name)) return refusedField("invalid", "event", `must be one of ${WAITABLE_EVENTS[channel].join(", ")} for ${channel}`);
   const message = await findMessage(env, panel, report.msgid);
   if (!message || message.channel !== channel) return refused("not_found", [{ field: "msgid", message: "unknown message" }], `msgid: no ${channel} message "${report.msgid}" in this panel`);
-  const occurredAt = resolveEventTime(report.ts, ["cts", "iso"], panel.timezone, options.now);
+  const occurredAt = resolveEventTime(report.ts, ["cts", "iso", "epoch"], panel.timezone, options.now);
   if (!occurredAt.ok) return refusedField("invalid", "ts", occurredAt.reason);
   const event: NewEvent = {
     channel: channel as EventChannel,

@@ -66,6 +66,25 @@ describe("message steps and their events", () => {
     expect(await delivered(hook)).toHaveLength(1);
   });
 
+  it("a gateway's relayed report: ts as epoch seconds, and members the route does not name (its own status) dropped", async () => {
+    const { panel, hook, sent } = await messageJourney("sms", ["delivered"]);
+    const zone = (await call(`/admin/v1/panels/${panel.id}`, { headers: { authorization: "Bearer test-admin-token" } }).then((r) => r.json())) as { timezone: string };
+    const at = Date.UTC(2026, 10, 22, 4, 45, 0);
+    const answer = await report(panel, "sms", { msgid: sent.msgid, event: "delivered", ts: at / 1000, status: "DELIVRD", operator: "Jio" });
+    expect(answer).toMatchObject({ status: 200, body: { result: "Success" } });
+    const [event] = await delivered(hook);
+    const wall = new Intl.DateTimeFormat("en-CA", { timeZone: zone.timezone, year: "2-digit", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" })
+      .formatToParts(new Date(at))
+      .filter((p) => p.type !== "literal")
+      .map((p) => p.value)
+      .join("");
+    expect(event!.event_params.ts).toBe(Number(wall));
+    expect(event!.event_params).not.toHaveProperty("status");
+    expect(event!.event_params).not.toHaveProperty("operator");
+    // Still refused: a ts that is none of the forms.
+    expect((await report(panel, "sms", { msgid: sent.msgid, event: "delivered", ts: "yesterday" })).status).toBe(400);
+  });
+
   it("email to a suppressed or missing address is skipped, and sent once whatever the retries", async () => {
     const panel = await createPanel();
     const { cart } = await cartPanel(panel);
