@@ -91,7 +91,7 @@ const readSegment = definePanelRoute({
   async handle({ env, path, panel, db }) {
     const found = await segmentWithCount(panelShards(env, panel, db), panel.id, path.segment);
     if (!found) throw noSuchSegment(path.segment);
-    return { ...segmentView(found.segment), count: found.count?.n ?? null, count_estimated: found.count?.estimated ?? false, ...membersView(found.members) };
+    return { ...segmentView(found.segment), count: found.count.n, count_estimated: found.count.estimated, ...membersView(found.members) };
   },
 });
 

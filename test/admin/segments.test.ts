@@ -139,6 +139,18 @@ describe("saved segments", () => {
     expect((await admin("GET", path)).status).toBe(404);
   });
 
+  it("still answers a count once a list it names is deleted through the API: in it, no one; not in it, everyone", async () => {
+    const { panel, vip } = await shopPanel();
+    const inVip = (await admin("POST", `/panels/${panel.id}/segments`, { name: "VIPs", match: { all: [{ list: vip, op: "in" }] } })).body;
+    const notVip = (await admin("POST", `/panels/${panel.id}/segments`, { name: "Others", match: { all: [{ list: vip, op: "not_in" }] } })).body;
+    expect([inVip.count, notVip.count]).toEqual([2, 4]);
+    // The envelope's delete is not refused for a segment naming the list (API clients delete lists as they like).
+    expect((await apiFor(panel)("lists", "delete", { listname: "VIP" })).body.result).toBe("Success");
+    const read = async (id: string) => (await admin("GET", `/panels/${panel.id}/segments/${id}`)).body;
+    expect(await read(inVip.id)).toMatchObject({ count: 0, count_estimated: false });
+    expect(await read(notVip.id)).toMatchObject({ count: 6, count_estimated: false });
+  });
+
   it("refuses what the panel does not have, naming the field, and writes nothing", async () => {
     const { panel } = await shopPanel();
     const before = await panelSnapshot(panel.id);

@@ -12913,7 +12913,7 @@ export interface paths {
                             building: boolean;
                             created_at: string;
                             updated_at: string;
-                            count: number | null;
+                            count: number;
                             /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching in a sample of 10000 spread over the panel) */
                             count_estimated: boolean;
                         };
@@ -13053,7 +13053,7 @@ export interface paths {
                             building: boolean;
                             created_at: string;
                             updated_at: string;
-                            count: number | null;
+                            count: number;
                             /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching in a sample of 10000 spread over the panel) */
                             count_estimated: boolean;
                             members: number;
@@ -13126,7 +13126,7 @@ export interface paths {
                             building: boolean;
                             created_at: string;
                             updated_at: string;
-                            count: number | null;
+                            count: number;
                             /** @description True when `count` is an estimate: the panel has more than 10000 contacts, more than a request reads (the members as last counted, or the share matching in a sample of 10000 spread over the panel) */
                             count_estimated: boolean;
                         };

@@ -15,8 +15,8 @@ export const segmentAnswer = z.strictObject({
   updated_at: isoInstant,
 });
 const countEstimated = z.boolean().meta({ description: `True when \`count\` is an estimate: the panel has more than ${COUNT_REQUEST_CAP} contacts, more than a request reads (the members as last counted, or the share matching in a sample of ${COUNT_REQUEST_CAP} spread over the panel)` });
-/** A segment saved or read: `count` is who matches now (null when it cannot be counted), an estimate past what a request reads. */
-export const countedSegmentAnswer = segmentAnswer.extend({ count: z.number().nullable(), count_estimated: countEstimated });
+/** A segment saved or read: `count` is who matches now, an estimate past what a request reads. */
+export const countedSegmentAnswer = segmentAnswer.extend({ count: z.number(), count_estimated: countEstimated });
 /**
  * A segment's members (issue 42): counted by the request up to COUNT_REQUEST_CAP, past that as
  * last counted in the background; when, and whether the figure is a floor.

@@ -57,6 +57,16 @@ export async function countSegment(shards: readonly [ShardDb, ...ShardDb[]], pan
   return succeeded(await boundedCount(shards, panelId, compileSegment(checked.match, catalog, now, "probe"), now, cap));
 }
 
+/**
+ * A saved segment's count now, as its build reads its definition: unchecked, since what it names
+ * may have gone since it was saved (a list deleted through the API, a draft campaign deleted),
+ * and a condition on what is gone matches as its build makes it (`in` a deleted list: no one).
+ */
+export async function countSavedSegment(shards: readonly [ShardDb, ...ShardDb[]], panelId: string, match: SegmentNode, now = Date.now(), cap = COUNT_REQUEST_CAP): Promise<MatchCount> {
+  const catalog = await loadSegmentCatalog(shards[0], panelId);
+  return boundedCount(shards, panelId, compileSegment(match, catalog, now, "probe"), now, cap);
+}
+
 /** The segments services' refusal for a segment the panel does not have. */
 export const noSuchSegment = (segmentId: string) => refused("not_found", [], `No segment with id "${segmentId}" in this panel`);
 

@@ -3,7 +3,7 @@ import { getSegment, listSegments, segmentHistory, segmentMembersPage, type Segm
 import type { ShardDb } from "../../store/shards";
 import { mergedPage } from "../access/partitions";
 import { panelMemberFigures, type CountFigure } from "../overview/counts";
-import { countSegment, type MatchCount } from "./definitions";
+import { countSavedSegment, type MatchCount } from "./definitions";
 
 /**
  * The panel's saved segments as its screens show them. `shards` are the panel's (panelShards:
@@ -25,10 +25,10 @@ async function membersOf(shards: PanelShards, panelId: string, segmentId: string
 }
 
 /**
- * A saved segment with its count now (null when its definition no longer checks out) and its
- * members as last counted; null when there is no such segment. Past what a request counts, the
- * count is its members as last counted (panel_counts, with its time) where that is no floor,
- * else the estimate.
+ * A saved segment with its count now (read as its build reads it, even when what it names has
+ * gone since) and its members as last counted; null when there is no such segment. Past what a
+ * request counts, the count is its members as last counted (panel_counts, with its time) where
+ * that is no floor, else the estimate.
  */
 export async function segmentWithCount(
   shards: PanelShards,
@@ -36,11 +36,11 @@ export async function segmentWithCount(
   segmentId: string,
   now = Date.now(),
   cap?: number,
-): Promise<{ segment: Segment; count: MatchCount | null; members: CountFigure } | null> {
+): Promise<{ segment: Segment; count: MatchCount; members: CountFigure } | null> {
   const segment = await getSegment(shards[0], panelId, segmentId);
   if (!segment) return null;
-  const [counted, members] = await Promise.all([countSegment(shards, panelId, segment.match, now, cap), membersOf(shards, panelId, segment.id, now)]);
-  const count = !counted.ok ? null : counted.value.estimated && !members.atLeast ? { n: members.n, estimated: true } : counted.value;
+  const [counted, members] = await Promise.all([countSavedSegment(shards, panelId, segment.match, now, cap), membersOf(shards, panelId, segment.id, now)]);
+  const count = counted.estimated && !members.atLeast ? { n: members.n, estimated: true } : counted;
   return { segment, count, members };
 }
 
