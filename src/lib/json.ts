@@ -90,16 +90,17 @@ function valueNestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-const TOO_DEEP: JsonParsed = { ok: false, path: [], reason: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects` };
+/** A new answer each time: callers prefix its path in place. */
+const tooDeep = (): JsonParsed => ({ ok: false, path: [], reason: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects` });
 
 export function parseCallerJson(text: string): JsonParsed {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return nestsDeeperThan(text, MAX_JSON_DEPTH) ? TOO_DEEP : { ok: false, path: [], reason: "must be valid JSON" };
+    return nestsDeeperThan(text, MAX_JSON_DEPTH) ? tooDeep() : { ok: false, path: [], reason: "must be valid JSON" };
   }
-  if (valueNestsDeeperThan(value, MAX_JSON_DEPTH)) return TOO_DEEP;
+  if (valueNestsDeeperThan(value, MAX_JSON_DEPTH)) return tooDeep();
   // A `__proto__` name may be spelled with \u escapes; without either form in the text there is none.
   if (text.includes("__proto__") || text.includes("\\u")) {
     const proto = findInJson(value, (name, isName) => isName && name === "__proto__");
