@@ -10,6 +10,13 @@ describe("parseCallerJson", () => {
     expect(parseCallerJson(arrays(100_000)).ok).toBe(false);
   });
 
+  it("answers each refusal as its own object: a caller that prefixes its path changes no later answer", () => {
+    const first = parseCallerJson(arrays(MAX_JSON_DEPTH + 1));
+    if (first.ok) throw new Error("refused expected");
+    first.path.unshift("data");
+    expect(parseCallerJson(arrays(MAX_JSON_DEPTH + 1))).toEqual({ ok: false, path: [], reason: "nests deeper than 32 levels of arrays and objects" });
+  });
+
   it("does not count brackets inside strings, escaped quotes included", () => {
     const text = JSON.stringify({ a: "[[[[".repeat(20), b: '\\"{{{{'.repeat(20), c: [[1]] });
     expect(parseCallerJson(text)).toEqual({ ok: true, value: JSON.parse(text) });
