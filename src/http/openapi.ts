@@ -66,7 +66,7 @@ const successBody = {
 };
 
 /** CONTRACT 4: an admin route's failure. */
-const adminFailureBody = { type: "object", required: ["error"], properties: { error: { type: "string" }, errors: fieldErrors } };
+const adminFailureBody = { type: "object", required: ["error", "errors"], properties: { error: { type: "string" }, errors: fieldErrors } };
 
 /** Each envelope operation as one alternative of the request: type and activity are constants. */
 function envelopeAlternatives(): JsonSchema[] {

@@ -7,7 +7,8 @@ describe("admin authentication", () => {
   it("requires the bearer token", async () => {
     const missing = await call("/admin/v1/panels");
     expect(missing.status).toBe(401);
-    expect(await missing.json()).toEqual({ error: expect.any(String) });
+    // CONTRACT 4: `{"error","errors"}` on every failure, `errors` empty when no field is at fault.
+    expect(await missing.json()).toEqual({ error: expect.any(String), errors: [] });
     const wrong = await call("/admin/v1/panels", { headers: { authorization: "Bearer nope" } });
     expect(wrong.status).toBe(401);
   });
@@ -84,12 +85,12 @@ describe("panels", () => {
     for (const route of panelRoutes) {
       const path = route.path.replace(":panel", "pnl_nope").replace(/:\w+/g, "x");
       const answer = await admin(route.method, path);
-      expect([route.method, path, answer.status, answer.body]).toEqual([route.method, path, 404, { error: 'No panel with id "pnl_nope"' }]);
+      expect([route.method, path, answer.status, answer.body]).toEqual([route.method, path, 404, { error: 'No panel with id "pnl_nope"', errors: [] }]);
     }
     const invalid = await admin("POST", "/panels/pnl_nope/users", { email: "nope" });
     expect([invalid.status, invalid.body.errors[0].field]).toEqual([400, "email"]);
-    expect(await admin("POST", "/panels/pnl_nope/users", { email: "a@example.com" })).toEqual({ status: 404, body: { error: 'No panel with id "pnl_nope"' } });
-    expect(await admin("PATCH", "/panels/pnl_nope", { name: "Q" })).toEqual({ status: 404, body: { error: 'No panel with id "pnl_nope"' } });
+    expect(await admin("POST", "/panels/pnl_nope/users", { email: "a@example.com" })).toEqual({ status: 404, body: { error: 'No panel with id "pnl_nope"', errors: [] } });
+    expect(await admin("PATCH", "/panels/pnl_nope", { name: "Q" })).toEqual({ status: 404, body: { error: 'No panel with id "pnl_nope"', errors: [] } });
   });
 });
 

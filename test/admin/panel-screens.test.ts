@@ -126,7 +126,7 @@ describe("panel screens: a contact's attributes, messages and journeys", () => {
   it("words an edit's refusals as the admin API does: a missing contact without fields, refused attributes by field", async () => {
     const panel = await peoplePanel();
     const missing = await admin("PATCH", `/panels/${panel.id}/contacts/Nobody@example.com`, { attributes: { AGE: 1 } });
-    expect(missing).toEqual({ status: 404, body: { error: 'No contact with EMAIL "Nobody@example.com" in this panel' } });
+    expect(missing).toEqual({ status: 404, body: { error: 'No contact with EMAIL "Nobody@example.com" in this panel', errors: [] } });
     const invalid = await admin("PATCH", `/panels/${panel.id}/contacts/ada@example.com`, { attributes: { AGE: "thirty", SHOE: 44 } });
     expect(invalid).toEqual({
       status: 400,

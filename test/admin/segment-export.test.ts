@@ -104,9 +104,9 @@ describe("segment export (CONTRACT 9 POST …/segments/{id}/export)", () => {
     expect((await admin("GET", `/panels/${other.id}/jobs/${started.value.id}`)).status).toBe(404);
     const elsewhere = await download(other, started.value.id);
     expect(elsewhere.status).toBe(404);
-    expect(await elsewhere.json()).toEqual({ error: `No job "${started.value.id}" in panel "${other.id}"` });
+    expect(await elsewhere.json()).toEqual({ error: `No job "${started.value.id}" in panel "${other.id}"`, errors: [] });
     const noReport = await call(`/admin/v1/panels/${other.id}/jobs/job_none/errors.csv`, { headers: { authorization: "Bearer test-admin-token" } });
-    expect(await noReport.json()).toEqual({ error: `No job "job_none" in panel "${other.id}"` });
+    expect(await noReport.json()).toEqual({ error: `No job "job_none" in panel "${other.id}"`, errors: [] });
   });
 
   it("a lost nudge is found by the cron; duplicated nudges and overlapping steps still write each member exactly once", async () => {

@@ -81,6 +81,7 @@ describe("sign-in challenge after failures for an account", () => {
     const { token, nonce } = await solved(unknown);
     expect((await signIn({ email: unknown, password: "a guess", challenge: { token, nonce } }, "198.18.22.2")).body).toEqual({
       error: "The email or the password is wrong",
+      errors: [],
     });
   });
 

@@ -181,7 +181,7 @@ describe("panel isolation", () => {
     expect((await admin("GET", foreign)).status).toBe(404);
     expect((await admin("PATCH", foreign, { label: "stolen" })).status).toBe(404);
     for (const action of ["test", "enable"]) {
-      expect(await admin("POST", `${foreign}/${action}`)).toEqual({ status: 404, body: { error: `No webhook with id "${hook.id}" in this panel` } });
+      expect(await admin("POST", `${foreign}/${action}`)).toEqual({ status: 404, body: { error: `No webhook with id "${hook.id}" in this panel`, errors: [] } });
     }
     expect((await admin("GET", `${foreign}/deliveries`)).status).toBe(404);
     expect((await admin("POST", `${foreign}/events`, { events: [eventObject(1)] })).status).toBe(404);

@@ -243,7 +243,9 @@ function shapeProblem(shape: Generated["shape"], status: number, body: any): str
     (Array.isArray(errors) && errors.length > 0 && errors.every((e) => typeof e?.field === "string" && e.field !== "" && typeof e?.message === "string" && e.message !== "" && !/^Invalid input/.test(e.message)));
   if (shape === "admin") {
     if (typeof body?.error !== "string" || body.error === "") return "admin failure without an error sentence";
-    if (!fieldsNamed(body.errors)) return "errors[] without field and reason";
+    // CONTRACT 4: `errors` on every admin failure, empty when no one field is at fault.
+    if (!Array.isArray(body.errors)) return "admin failure without errors[]";
+    if (body.errors.length > 0 && !fieldsNamed(body.errors)) return "errors[] without field and reason";
     return Object.keys(body).every((k) => k === "error" || k === "errors") ? null : "unexpected members in an admin failure";
   }
   if (shape === "broadcast") {

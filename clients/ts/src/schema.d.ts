@@ -2010,7 +2010,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2097,7 +2097,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2185,7 +2185,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2317,7 +2317,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2375,7 +2375,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2435,7 +2435,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2496,7 +2496,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2555,7 +2555,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2610,7 +2610,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2677,7 +2677,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2738,7 +2738,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2808,7 +2808,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2879,7 +2879,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -2967,7 +2967,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3035,7 +3035,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3110,7 +3110,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3185,7 +3185,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3246,7 +3246,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3331,7 +3331,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3426,7 +3426,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3510,7 +3510,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3552,7 +3552,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3646,7 +3646,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3705,7 +3705,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3768,7 +3768,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3841,7 +3841,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -3931,7 +3931,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -4011,7 +4011,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -4096,7 +4096,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -4175,7 +4175,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -4258,7 +4258,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -4349,7 +4349,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -4606,7 +4606,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -4696,7 +4696,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -4953,7 +4953,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5028,7 +5028,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5129,7 +5129,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5203,7 +5203,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5279,7 +5279,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5381,7 +5381,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5483,7 +5483,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5576,7 +5576,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5675,7 +5675,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5735,7 +5735,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5792,7 +5792,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5900,7 +5900,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -5957,7 +5957,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6014,7 +6014,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6097,7 +6097,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6205,7 +6205,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6320,7 +6320,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6416,7 +6416,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6529,7 +6529,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6635,7 +6635,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6713,7 +6713,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6821,7 +6821,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6869,7 +6869,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -6997,7 +6997,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -7118,7 +7118,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -7228,7 +7228,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -7338,7 +7338,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -7448,7 +7448,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -7558,7 +7558,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -7668,7 +7668,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -7800,7 +7800,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -7883,7 +7883,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -7961,7 +7961,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8024,7 +8024,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8091,7 +8091,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8158,7 +8158,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8228,7 +8228,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8297,7 +8297,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8366,7 +8366,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8432,7 +8432,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8506,7 +8506,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8572,7 +8572,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8646,7 +8646,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8692,7 +8692,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8753,7 +8753,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8810,7 +8810,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8871,7 +8871,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8928,7 +8928,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -8974,7 +8974,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9050,7 +9050,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9174,7 +9174,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9251,7 +9251,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9375,7 +9375,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9421,7 +9421,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9477,7 +9477,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9530,7 +9530,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9585,7 +9585,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9691,7 +9691,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9791,7 +9791,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9894,7 +9894,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -9936,7 +9936,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10040,7 +10040,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10107,7 +10107,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10171,7 +10171,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10211,7 +10211,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10279,7 +10279,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10343,7 +10343,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10407,7 +10407,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10467,7 +10467,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10526,7 +10526,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10588,7 +10588,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10652,7 +10652,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10719,7 +10719,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10779,7 +10779,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10868,7 +10868,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -10941,7 +10941,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11010,7 +11010,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11088,7 +11088,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11146,7 +11146,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11247,7 +11247,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11298,7 +11298,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11357,7 +11357,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11415,7 +11415,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11472,7 +11472,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11533,7 +11533,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11590,7 +11590,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11654,7 +11654,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11710,7 +11710,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11770,7 +11770,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11828,7 +11828,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11886,7 +11886,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -11962,7 +11962,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12023,7 +12023,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12107,7 +12107,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12172,7 +12172,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12346,7 +12346,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12409,7 +12409,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12472,7 +12472,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12543,7 +12543,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12598,7 +12598,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12662,7 +12662,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12735,7 +12735,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12791,7 +12791,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12859,7 +12859,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -12927,7 +12927,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13001,7 +13001,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13072,7 +13072,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13140,7 +13140,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13181,7 +13181,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13243,7 +13243,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13313,7 +13313,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13376,7 +13376,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13451,7 +13451,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13534,7 +13534,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13607,7 +13607,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13674,7 +13674,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13745,7 +13745,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13812,7 +13812,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13857,7 +13857,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13932,7 +13932,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -13995,7 +13995,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -14056,7 +14056,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -14102,7 +14102,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -14183,7 +14183,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -14277,7 +14277,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -14354,7 +14354,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -14423,7 +14423,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -14498,7 +14498,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];
@@ -14568,7 +14568,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             error: string;
-                            errors?: {
+                            errors: {
                                 field?: string;
                                 message?: string;
                             }[];

@@ -26,11 +26,9 @@ export function envelopeFailure(requestId: string, error: ApiError): Response {
   return json(body, error.status);
 }
 
-/** CONTRACT 4 admin error body. */
+/** The admin API's failure (CONTRACT 4): `errors` always present, empty when no one field is at fault. */
 export function adminFailure(error: ApiError): Response {
-  const body: Record<string, unknown> = { error: error.message };
-  if (error.errors.length) body.errors = error.errors;
-  return json(body, error.status);
+  return json({ error: error.message, errors: error.errors }, error.status);
 }
 
 /** A CSV file download; `size` unknown for one written while it is sent. */
