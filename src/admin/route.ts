@@ -126,7 +126,12 @@ export async function parseAdminBody(route: AdminRoute, request: Request, env: E
   return parseOrThrow(schema, await readJsonBody(request));
 }
 
+/**
+ * The route's query. A parameter sent empty (`?limit=&cursor=`, as a script fills a template on
+ * its first page) is not given: no admin query gives "" a meaning of its own.
+ */
 export function parseAdminQuery(route: AdminRoute, request: IRequest): unknown {
   if (!route.query) return undefined;
-  return parseOrThrow(route.query, Object.fromEntries(new URL(request.url).searchParams));
+  const given = [...new URL(request.url).searchParams].filter(([, value]) => value !== "");
+  return parseOrThrow(route.query, Object.fromEntries(given));
 }

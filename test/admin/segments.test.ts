@@ -151,6 +151,18 @@ describe("saved segments", () => {
     expect(await read(notVip.id)).toMatchObject({ count: 6, count_estimated: false });
   });
 
+  it("reads a query parameter sent empty as not given: ?limit=&cursor= is the first page", async () => {
+    const { panel, vip } = await shopPanel();
+    const saved = (await admin("POST", `/panels/${panel.id}/segments`, { name: "VIPs", match: { all: [{ list: vip, op: "in" }] } })).body;
+    await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments/${saved.id}`)).body.members === 2 ? true : undefined));
+    const page = await admin("GET", `/panels/${panel.id}/segments/${saved.id}/contacts?limit=&cursor=`);
+    expect(page.status).toBe(200);
+    expect((page.body.contacts as Array<{ EMAIL: string }>).map((c) => c.EMAIL).sort()).toEqual(["ada@example.com", "bob@example.com"]);
+    expect((await admin("GET", `/panels/${panel.id}/outbox?channel=&limit=`)).status).toBe(200);
+    // A value that is there is still checked.
+    expect((await admin("GET", `/panels/${panel.id}/segments/${saved.id}/contacts?limit=0`)).status).toBe(400);
+  });
+
   it("refuses what the panel does not have, naming the field, and writes nothing", async () => {
     const { panel } = await shopPanel();
     const before = await panelSnapshot(panel.id);
