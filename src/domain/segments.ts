@@ -198,8 +198,23 @@ export const segmentMatch = nodeSchema(1).superRefine((node, ctx) => {
 export const segmentDefinitionSchema = z.object({ name: nameText(200), match: segmentMatch }).strict();
 export type SegmentDefinition = z.output<typeof segmentDefinitionSchema>;
 
-/** The body of POST /panels/{panel}/segments/count. */
-export const segmentCountBody = z.object({ match: segmentMatch }).strict();
+/**
+ * The body of POST /panels/{panel}/segments/count: `{"match"}`, or the definition a client saves
+ * (`{"name","match"}`, the name not read), or that definition as `definition` (CONTRACT 9: "the
+ * `definition` of a count preview"); read as its match.
+ */
+export const segmentCountBody = z
+  .object({
+    match: segmentMatch.optional(),
+    name: z.string().max(200).optional(),
+    definition: z.object({ name: z.string().max(200).optional(), match: segmentMatch }).strict().optional(),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    if (body.match === undefined && body.definition === undefined) ctx.addIssue({ code: "custom", path: ["match"], message: "is required: the conditions to count (or a definition holding them)" });
+    if (body.match !== undefined && body.definition !== undefined) ctx.addIssue({ code: "custom", path: ["definition"], message: "must not come with match: send one of them" });
+  })
+  .transform((body) => ({ match: (body.match ?? body.definition?.match)! }));
 
 /** The query of POST /panels/{panel}/segments/{id}/export: the attributes written after the primary key. */
 export const segmentExportQuery = z

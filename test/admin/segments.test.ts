@@ -151,6 +151,21 @@ describe("saved segments", () => {
     expect(await read(notVip.id)).toMatchObject({ count: 6, count_estimated: false });
   });
 
+  it("counts a preview sent as the match, as the definition to be saved, or as `definition`", async () => {
+    const { panel, vip } = await shopPanel();
+    const match = { all: [{ list: vip, op: "in" }] };
+    const count = async (body: unknown) => {
+      const answer = await admin("POST", `/panels/${panel.id}/segments/count`, body);
+      return [answer.status, answer.body.count ?? answer.body.errors?.[0]?.field];
+    };
+    expect(await count({ match })).toEqual([200, 2]);
+    expect(await count({ name: "VIPs", match })).toEqual([200, 2]);
+    expect(await count({ definition: { name: "VIPs", match } })).toEqual([200, 2]);
+    expect(await count({})).toEqual([400, "match"]);
+    expect(await count({ match, definition: { match } })).toEqual([400, "definition"]);
+    expect(await count({ match, extra: 1 })).toEqual([400, "extra"]);
+  });
+
   it("reads a query parameter sent empty as not given: ?limit=&cursor= is the first page", async () => {
     const { panel, vip } = await shopPanel();
     const saved = (await admin("POST", `/panels/${panel.id}/segments`, { name: "VIPs", match: { all: [{ list: vip, op: "in" }] } })).body;

@@ -12975,7 +12975,20 @@ export interface paths {
                          *       "value": "Pune"
                          *     }
                          */
-                        match: unknown;
+                        match?: unknown;
+                        name?: string;
+                        definition?: {
+                            name?: string;
+                            /**
+                             * @description A group or a condition (CONTRACT 9); groups nest at most 3 levels
+                             * @example {
+                             *       "attribute": "CITY",
+                             *       "op": "eq",
+                             *       "value": "Pune"
+                             *     }
+                             */
+                            match: unknown;
+                        };
                     };
                 };
             };
