@@ -307,6 +307,8 @@ export function journeyGraphProblems(proposed: ProposedJourneyDefinition): Field
       if (step.after === step.id) problems.push({ field: `steps.${i}.after`, message: "a step cannot follow itself" });
       else if (!byId.has(step.after)) problems.push({ field: `steps.${i}.after`, message: `names no step ("${step.after}")` });
       else if (byId.get(step.after)!.type === "split") problems.push({ field: `steps.${i}.after`, message: `"${step.after}" is a split: name this step in one of its branches' then` });
+      // A condition goes on by its then or else only: a step after it would never run.
+      else if (byId.get(step.after)!.type === "condition") problems.push({ field: `steps.${i}.after`, message: `"${step.after}" is a condition: name this step in its then or else` });
       else claimParent(step.id, step.after, `steps.${i}.after`);
     }
     if (step.type === "condition") {

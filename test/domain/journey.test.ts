@@ -56,6 +56,10 @@ describe("step graph", () => {
     expect(nextSteps(definition, definition.steps[3]!, true).map((s) => s.id)).toEqual(["again"]);
     expect(nextSteps(definition, definition.steps[3]!, false)).toEqual([]);
   });
+  it("refuses a step after a condition: a condition goes on by its then or else only", () => {
+    const steps = [...definition.steps, { id: "lost", type: "delay" as const, for: "1h", after: "no" }];
+    expect(journeyGraphProblems({ ...definition, steps })).toEqual([{ field: "steps.5.after", message: '"no" is a condition: name this step in its then or else' }]);
+  });
   it("refuses a step with two parents", () => {
     const steps = [...definition.steps, { id: "twice", type: "delay" as const, for: "1h", after: "sms" }];
     steps[4] = { ...steps[4]!, after: "sms" } as never;
