@@ -86,6 +86,10 @@ describe("webhook configuration", () => {
     const moved = await admin("PATCH", hook.path, { url: receiver.hookUrl(receiver.bucket()) });
     expect(moved.body.state).toBe("configured");
     expect((await admin("PATCH", hook.path, { password: "x" })).status).toBe(400);
+    // A version as a number or without its .0 is the same version.
+    expect((await admin("PATCH", hook.path, { version: 2 })).body.version).toBe("2.0");
+    expect((await admin("PATCH", hook.path, { version: "1" })).body.version).toBe("1.0");
+    expect((await admin("PATCH", hook.path, { version: 2.5 })).status).toBe(400);
   });
 
   it("a PATCH that keeps the URL leaves a disable in place; the same URL again is no change", async () => {

@@ -3362,10 +3362,7 @@ export interface paths {
                         url: string;
                         username?: string;
                         password?: string;
-                        /**
-                         * @default 2.0
-                         * @enum {string}
-                         */
+                        /** @enum {string} */
                         version?: "2.0" | "1.0";
                         alert?: {
                             emails: string[];

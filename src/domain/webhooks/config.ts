@@ -32,7 +32,11 @@ export const url = (rules: InputRules) =>
     .meta({ example: "https://hooks.example.com/journeys" });
 const username = z.string().min(1, { error: "must not be empty" }).max(200).refine((u) => !u.includes(":"), { error: "must not contain ':' (Basic authentication)" });
 const password = z.string().max(500);
-const version = z.enum(PAYLOAD_VERSIONS, { error: `must be one of ${PAYLOAD_VERSIONS.join(", ")}` });
+/** `"2.0"` or `"1.0"`; also as a number or without its `.0` (`2`, `"1"`), as clients write a version. */
+const version = z.preprocess(
+  (value) => (typeof value === "number" || (typeof value === "string" && /^\s*\d+(?:\.0+)?\s*$/.test(value)) ? `${Number(value)}.0` : value),
+  z.enum(PAYLOAD_VERSIONS, { error: `must be one of ${PAYLOAD_VERSIONS.join(", ")}` }),
+);
 const alert = z
   .object({
     emails: z.array(emailAddress).min(1, { error: "must name at least one recipient" }).max(20),
