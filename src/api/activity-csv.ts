@@ -1,5 +1,5 @@
 import type { IRequest } from "itty-router";
-import { csvRecordGroups, isBlankRecord, type CsvRecord } from "../domain/csv";
+import { csvRecordGroups, isBlankRecord, NOT_UTF8, NOT_UTF8_REASON, type CsvRecord } from "../domain/csv";
 import { invalidField } from "../lib/http/errors";
 import { multipartBoundary, MultipartError, multipartFileBytes } from "../lib/http/multipart";
 import { newRequestId } from "../lib/http/respond";
@@ -43,6 +43,9 @@ function planOf(header: CsvRecord): CsvPlan {
   if (!has("identity") && !has("uniqueid")) throw invalidField("data", "the header must name the contact column: identity or uniqueid");
   const empty = columns.findIndex((c) => c.name === "");
   if (empty !== -1) throw invalidField("data", `header column ${empty + 1} has no name`);
+  // As a bulk upload's header: a column named twice would leave which cell counts to chance (the last one won).
+  const twice = columns.findIndex((c, i) => columns.findIndex((d) => d.param === c.param && d.name === c.name) !== i);
+  if (twice !== -1) throw invalidField("data", `header column ${twice + 1} (${columns[twice]!.name}) appears more than once`);
   return { columns, byName: has("activity_name") };
 }
 
@@ -84,6 +87,7 @@ export async function handleActivityCsv(request: IRequest, env: Env, exec: Execu
     }
     let plan: CsvPlan | undefined;
     let batch: ActivityBatch | undefined;
+    let lines = 0;
     let rows = 0;
     try {
       const file = atMostCsvBytes(multipartFileBytes(request.body, boundary, FILE_FIELDS));
@@ -93,6 +97,8 @@ export async function handleActivityCsv(request: IRequest, env: Env, exec: Execu
         const refused: Array<{ index: number; message: string }> = [];
         for (const record of records) {
           if (!plan) {
+            // Blank lines before the header are skipped, as a bulk upload skips them.
+            if (isBlankRecord(record)) continue;
             plan = planOf(record);
             const source: BatchSource = plan.byName
               ? { catalog, key, fromCells: true, parse: parseUploadEvent, ref: (input) => input.activity_name! }
@@ -100,11 +106,13 @@ export async function handleActivityCsv(request: IRequest, env: Env, exec: Execu
             batch = new ActivityBatch(env, source);
             continue;
           }
-          const index = ++rows;
-          if (rows > MAX_CSV_ROWS) throw invalidField("data", `must hold at most ${MAX_CSV_ROWS} rows after the header`);
+          // `index` is the row's place after the header; blank rows keep their place but are not rows to the limit.
+          const index = ++lines;
           if (isBlankRecord(record)) continue;
+          if (++rows > MAX_CSV_ROWS) throw invalidField("data", `must hold at most ${MAX_CSV_ROWS} rows after the header`);
           if (record.malformed) refused.push({ index, message: "is not valid CSV: text after a closing quote, or a quote left open" });
           else if (record.fields.length > plan.columns.length) refused.push({ index, message: `has ${record.fields.length} cells; the header names ${plan.columns.length} columns` });
+          else if (record.fields.some((cell) => cell.includes(NOT_UTF8))) refused.push({ index, message: NOT_UTF8_REASON });
           else {
             items.push(eventOf(plan, record.fields));
             indexes.push(index);

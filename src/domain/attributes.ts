@@ -194,9 +194,14 @@ export function readClientValue(type: AttributeType, value: unknown, phone = fal
   if (type !== "string" && typeof value === "string" && value.trim() === "") return ok(null);
   const checked = source === "text" && typeof value === "string" ? checkTextValue(type, value) : checkJsonValue(type, value);
   if (!phone || !checked.ok || typeof checked.value !== "string") return checked;
+  // The pattern only where an exponent could be (bench:import reads a phone per row).
+  if ((checked.value.includes("E") || checked.value.includes("e")) && PHONE_IN_EXPONENT.test(checked.value)) return fail(`is a number Excel wrote in scientific notation ("${checked.value}"), which lost its last digits: format the column as text and export the file again`);
   const number = withoutFloatTail(checked.value);
   return number === checked.value ? checked : ok(number);
 }
+
+/** `9.1987E+11`: a phone number a spreadsheet shortened to a few significant digits; what was cut cannot be told. */
+const PHONE_IN_EXPONENT = /^\s*\+?\d(?:\.\d+)?e\+?\d+\s*$/i;
 
 /** What a call does with attributes the panel's schema does not have (a panel setting). */
 export const UNKNOWN_ATTRIBUTE_MODES = ["reject", "ignore", "create"] as const;

@@ -216,9 +216,17 @@ export function parseRecords(text: string, onRecord: (record: CsvRecord) => void
   }
 }
 
-/** True for a record that is a blank line. */
+/** What a byte that is not UTF-8 decodes to: files are read as UTF-8, leniently. */
+export const NOT_UTF8 = "\uFFFD";
+/** Why a cell holding NOT_UTF8 is refused (stored, it would be damaged for good): most likely Excel's Windows-1252 "CSV (Comma delimited)". */
+export const NOT_UTF8_REASON = 'holds bytes that are not UTF-8 (Excel\'s "CSV (Comma delimited)" is Windows-1252): save the file as "CSV UTF-8"';
+
+/**
+ * True for a record that holds nothing: a blank line, a line of spaces, or a row of empty cells
+ * (`,,`: Excel keeps a row whose contents were cleared, pandas writes an all-NaN row so).
+ */
 export function isBlankRecord(record: CsvRecord): boolean {
-  return record.fields.length === 1 && record.fields[0] === "";
+  return !record.malformed && record.fields.every((field) => field.trim() === "");
 }
 
 const NEEDS_QUOTES = /[",\r\n]/;

@@ -2,6 +2,7 @@ import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName, isPhoneAttribute, readC
 import type { KeyedSchema } from "./contacts";
 import { EMAIL_ATTRIBUTE, secondaryEmailProblem } from "./email";
 import { normalisePrimaryKey } from "./primary-key";
+import { NOT_UTF8, NOT_UTF8_REASON } from "./csv";
 
 /**
  * Rules of a bulk import (CONTRACT 2.3) without I/O: what the header row must hold, and how a
@@ -156,7 +157,9 @@ export function prepareRow(plan: ColumnPlan, fields: readonly string[], malforme
     const column = columns[i]!;
     const cell = fields[i]!;
     if (column.skip) continue;
-    if (column.name === plan.primaryKey) {
+    // The file is read as UTF-8, other bytes as U+FFFD: a cell holding one would be stored damaged.
+    if (cell.includes(NOT_UTF8)) refuse(column.name, NOT_UTF8_REASON);
+    else if (column.name === plan.primaryKey) {
       const checked = normalisePrimaryKey(column.name, column.type, cell);
       if (checked.ok) key = checked.value;
       else refuse(column.name, checked.reason);

@@ -30,6 +30,22 @@ function downloadReport(url: string, apiKey = panel.apiKey) {
 }
 
 describe("contact/bulkupload (4.5)", () => {
+  it("files as Excel and pandas save them: rows of empty cells skipped, Windows-1252 bytes and phone numbers in scientific notation refused per row, saying why", async () => {
+    // "CSV (Comma delimited)" from Excel on Windows: é and ü as single bytes, not UTF-8.
+    const latin1 = Uint8Array.from([..."EMAIL,NAME,CITY,MOBILE\r\nann@example.com,Ann,Pune,+919876500001\r\nrene@example.com,Ren"].map((c) => c.charCodeAt(0)).concat([0xe9], [...",Z"].map((c) => c.charCodeAt(0)), [0xfc], [..."rich,\r\n,,,\r\n  ,, ,\r\nexp@example.com,Exp,Goa,9.1987E+11\r\n"].map((c) => c.charCodeAt(0))));
+    const started = await api("contact", "bulkupload", { path: await host(latin1) });
+    const job = await finished(started.body.jobid);
+    // The two blank rows are not rows: three counted, one imported.
+    expect(job).toMatchObject({ status: "completed", total: 3, created: 1, failed: 2 });
+    expect(await contact("rene@example.com")).toBeUndefined();
+    expect(await contact("exp@example.com")).toBeUndefined();
+    const report = await downloadReport(job.error_report);
+    const lines = report.text.trim().split("\r\n");
+    expect(lines[1]).toContain('NAME holds bytes that are not UTF-8 (Excel\'s ""CSV (Comma delimited)"" is Windows-1252): save the file as ""CSV UTF-8""');
+    expect(lines[2]).toContain("MOBILE is a number Excel wrote in scientific notation");
+    expect(lines[2]?.startsWith("6,")).toBe(true);
+  });
+
   it("imports a CSV with a BOM, quoted fields, embedded commas, quotes and newlines, CRLF", async () => {
     const csv =
       "\uFEFFEmail,NAME,AGE,CITY\r\n" +

@@ -313,6 +313,26 @@ describe("CSV batch activity (CONTRACT 10)", () => {
     expect(await fullSnapshot(panel.id)).toBe(before);
   });
 
+  it("reads files as spreadsheets save them: blank lines before the header and rows of empty cells skipped (their places kept in index); a Windows-1252 row refused saying why; a column named twice refused", async () => {
+    const { panel } = await shopPanel();
+    const csv = "\r\nactivity_name,identity,order_id\r\ncheckout,a@example.com,SO-1\r\n,,\r\ncheckout,b@example.com,Caf";
+    const boundary = "latin1boundary";
+    const bytes = Uint8Array.from(
+      [...`--${boundary}\r\nContent-Disposition: form-data; name="data"; filename="events.csv"\r\nContent-Type: text/csv\r\n\r\n${csv}`].map((c) => c.charCodeAt(0)).concat([0xe9], [...`\r\ncheckout,c@example.com,SO-3\r\n\r\n--${boundary}--\r\n`].map((c) => c.charCodeAt(0))),
+    );
+    const answer = await call(`/v1/activity/batchactivity/${encodeURIComponent(panel.clientId)}`, {
+      method: "POST",
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}`, authorization: `Bearer ${panel.apiKey}` },
+      body: bytes,
+    }).then(json);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ result: "Success", recorded: 2, rejected: 1, errors: [{ index: 3, message: expect.stringContaining("holds bytes that are not UTF-8") }] });
+    expect((await storedEvents(panel.id)).map((e) => e.params.order_id)).toEqual(["SO-1", "SO-3"]);
+    const twice = await postCsv(panel, "data", "activity_name,identity,identity\ncheckout,a@example.com,b@example.com\n");
+    expect(twice.status).toBe(400);
+    expect(twice.body.errors[0]).toEqual({ field: "data", message: "header column 3 (identity) appears more than once" });
+  });
+
   it("refuses, with nothing stored: no file field, a header without the activity or contact column, every row bad, more than 10,000 rows, a bad key", async () => {
     const { panel } = await shopPanel();
     const before = await fullSnapshot(panel.id);
