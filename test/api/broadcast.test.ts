@@ -142,6 +142,20 @@ describe("4.10 rules, each checked before anything is written", () => {
     expect(response.body.message).toMatch(/^data:/);
   });
 
+  it("refuses a contacts file holding a header row and no contacts (blank rows and rows of empty cells are none), before anything is written", async () => {
+    const panel = await createPanel();
+    await expectRefused(panel, await broadcastData({}, "EMAIL,NAME,CITY\r\n,,\r\n\r\n"), /contacts_upload_source: holds a header row but no contacts/);
+  });
+
+  it("links a refused row's report from the service's origin, as bulk upload does", async () => {
+    const panel = await createPanel();
+    const response = await publish(panel, await broadcastData({}, "EMAIL,NAME\nada@example.com,Ada\nnot-an-address,Bob\n"));
+    expect(response.status).toBe(200);
+    const job = await waitForImport(panel, response.body.CampaignID);
+    expect(job).toMatchObject({ status: "completed", failed: 1 });
+    expect(job.error_report).toMatch(/^https?:\/\/[^/]+\/apiv2\/jobs\/job_[a-z0-9]+\/errors\.csv$/);
+  });
+
   it("refuses more than 5 tags", async () => {
     const panel = await createPanel();
     await expectRefused(panel, await broadcastData({ tags: "a,b,c,d,e,f" }), /data\.tags: at most 5 tags/);

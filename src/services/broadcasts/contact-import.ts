@@ -17,6 +17,8 @@ export interface ContactImportRequest {
   /** The validated CSV files, stored in R2 (header row first). */
   sources: ReadonlyArray<{ name: string; r2Key: string }>;
   now: number;
+  /** Where the job's error report is linked from (`https://{base_url}`); none: a relative link. */
+  origin?: string;
 }
 
 export interface ContactImportHandle {
@@ -33,6 +35,7 @@ export async function startContactImport(env: Pick<Env, "IMPORTS">, db: ShardDb,
     listId: request.listId,
     via: "broadcast",
     now: request.now,
+    ...(request.origin !== undefined ? { origin: request.origin } : {}),
   });
   return { jobId };
 }

@@ -39,6 +39,8 @@ export interface BroadcastContext {
   now: number;
   /** Who to name in the audit log for the campaign published (the API user whose key called). */
   by?: Auditor;
+  /** The service's origin as the caller reached it, for the contact import's error report link. */
+  origin?: string;
 }
 
 /** Refused when the input broke a rule (invalid) or its list name is taken (conflict). */
@@ -113,6 +115,8 @@ async function loadContactFiles(ctx: BroadcastContext, request: BroadcastRequest
     ctx.schema.primaryKey,
   );
   if (!headers.ok) throw invalidField(sourceField, headers.message);
+  // All checks before anything is written (CONTRACT 2.4): a campaign to no one is refused now, not failed by its import later.
+  if (read.files.every((file) => file.records.length <= 1)) throw invalidField(sourceField, "holds a header row but no contacts");
   if (request.checkRowcount) checkRowcounts(read.files);
   return read.files;
 }
@@ -217,7 +221,7 @@ async function checkThenCreate(ctx: BroadcastContext, request: BroadcastRequest)
   const listId = await insertCampaignWithList(db, campaign, request.listName, `Contacts of campaign ${request.campaignName}`, above);
   if (listId === null) throw listTaken(request.listName);
   if (mirrors.length) await mirrorLists(mirrors, panel.id, [(await getList(db, panel.id, listId))!]);
-  const handle = await startContactImport(env, db, { panelId: panel.id, listId, schema: ctx.schema, sources, now });
+  const handle = await startContactImport(env, db, { panelId: panel.id, listId, schema: ctx.schema, sources, now, origin: ctx.origin });
   await setCampaignImport(db, panel.id, campaign.id, handle.jobId);
   if (ctx.by) {
     await recordAudit(db, panel.id, ctx.by, "campaign.published", campaign.id, {
