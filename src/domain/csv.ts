@@ -216,6 +216,17 @@ export function parseRecords(text: string, onRecord: (record: CsvRecord) => void
   }
 }
 
+/**
+ * Why a header row looks separated by something other than commas (European Excel writes
+ * semicolons, "Text (Tab delimited)" tabs): one column whose name holds one of them. Null when
+ * it does not; the callers' own checks then name what is wrong.
+ */
+export function otherSeparatorProblem(header: readonly string[]): string | null {
+  if (header.length !== 1) return null;
+  const separator = header[0]!.includes(";") ? "semicolons" : header[0]!.includes("\t") ? "tabs" : null;
+  return separator && `the header row is one column, "${header[0]!.trim()}": the file looks separated by ${separator}, and a CSV file is read with commas (RFC 4180); export it as "CSV (Comma delimited)" or "CSV UTF-8"`;
+}
+
 /** What a byte that is not UTF-8 decodes to: files are read as UTF-8, leniently. */
 export const NOT_UTF8 = "\uFFFD";
 /** Why a cell holding NOT_UTF8 is refused (stored, it would be damaged for good): most likely Excel's Windows-1252 "CSV (Comma delimited)". */

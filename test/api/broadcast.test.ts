@@ -147,6 +147,11 @@ describe("4.10 rules, each checked before anything is written", () => {
     await expectRefused(panel, await broadcastData({}, "EMAIL,NAME,CITY\r\n,,\r\n\r\n"), /contacts_upload_source: holds a header row but no contacts/);
   });
 
+  it("refuses a semicolon-separated contacts file, saying so", async () => {
+    const panel = await createPanel();
+    await expectRefused(panel, await broadcastData({}, "EMAIL;NAME;CITY\r\nada@example.com;Ada;Pune\r\n"), /contacts\.csv: the header row is one column, "EMAIL;NAME;CITY": the file looks separated by semicolons/);
+  });
+
   it("links a refused row's report from the service's origin, as bulk upload does", async () => {
     const panel = await createPanel();
     const response = await publish(panel, await broadcastData({}, "EMAIL,NAME\nada@example.com,Ada\nnot-an-address,Bob\n"));

@@ -211,6 +211,8 @@ describe("contact/bulkupload (4.5)", () => {
     ["only blank lines", "\uFEFF\r\n\r\n", /is empty/],
     ["only a header row", "EMAIL,NAME\r\n", /header row but no data rows/],
     ["only a header row and blank lines", "EMAIL,NAME\n\n\n", /header row but no data rows/],
+    ["a semicolon-separated file (European Excel)", "EMAIL;NAME;CITY\r\na@example.com;Ann;Pune\r\n", /the header row is one column, "EMAIL;NAME;CITY": the file looks separated by semicolons/],
+    ["a tab-separated file", "EMAIL\tNAME\na@example.com\tAnn\n", /looks separated by tabs/],
   ])("fails the whole job for %s, writing nothing", async (_what, csv, reason) => {
     const before = await panelSnapshot(panel.id);
     const bucket = receiver.bucket("failed");

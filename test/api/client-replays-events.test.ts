@@ -328,6 +328,9 @@ describe("CSV batch activity (CONTRACT 10)", () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ result: "Success", recorded: 2, rejected: 1, errors: [{ index: 3, message: expect.stringContaining("holds bytes that are not UTF-8") }] });
     expect((await storedEvents(panel.id)).map((e) => e.params.order_id)).toEqual(["SO-1", "SO-3"]);
+    const semicolons = await postCsv(panel, "data", "activity_name;identity\ncheckout;a@example.com\n");
+    expect(semicolons.status).toBe(400);
+    expect(semicolons.body.errors[0].message).toMatch(/^the header row is one column, "activity_name;identity": the file looks separated by semicolons/);
     const twice = await postCsv(panel, "data", "activity_name,identity,identity\ncheckout,a@example.com,b@example.com\n");
     expect(twice.status).toBe(400);
     expect(twice.body.errors[0]).toEqual({ field: "data", message: "header column 3 (identity) appears more than once" });
