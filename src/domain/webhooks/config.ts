@@ -1,5 +1,5 @@
 import { z } from "../../lib/z";
-import { emailAddress, nameText, outboundUrl, type InputRules } from "../fields";
+import { emailAddress, idFromText, nameText, outboundUrl, type InputRules } from "../fields";
 import { ALERT_FREQUENCIES } from "./alerts";
 import { PAYLOAD_VERSIONS } from "./payload";
 
@@ -34,7 +34,10 @@ const username = z.string().min(1, { error: "must not be empty" }).max(200).refi
 const password = z.string().max(500);
 /** `"2.0"` or `"1.0"`; also as a number or without its `.0` (`2`, `"1"`), as clients write a version. */
 const version = z.preprocess(
-  (value) => (typeof value === "number" || (typeof value === "string" && /^\s*\d+(?:\.0+)?\s*$/.test(value)) ? `${Number(value)}.0` : value),
+  (value) => {
+    const whole = typeof value === "number" || typeof value === "string" ? idFromText(value) : undefined;
+    return whole === undefined ? value : `${whole}.0`;
+  },
   z.enum(PAYLOAD_VERSIONS, { error: `must be one of ${PAYLOAD_VERSIONS.join(", ")}` }),
 );
 const alert = z
