@@ -1,5 +1,5 @@
 import type { IRequest } from "itty-router";
-import { csvRecordGroups, isBlankRecord, NOT_UTF8, NOT_UTF8_REASON, otherSeparatorProblem, type CsvRecord } from "../domain/csv";
+import { csvRecordGroups, isBlankRecord, NOT_UTF8, NOT_UTF8_REASON, headerFormatProblem, type CsvRecord } from "../domain/csv";
 import { invalidField } from "../lib/http/errors";
 import { multipartBoundary, MultipartError, multipartFileBytes } from "../lib/http/multipart";
 import { newRequestId } from "../lib/http/respond";
@@ -33,7 +33,7 @@ interface CsvPlan {
 }
 
 function planOf(header: CsvRecord): CsvPlan {
-  const separator = otherSeparatorProblem(header.fields);
+  const separator = headerFormatProblem(header.fields);
   if (separator) throw invalidField("data", separator);
   const columns = header.fields.map((raw) => {
     const name = raw.trim();

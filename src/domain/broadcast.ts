@@ -1,7 +1,7 @@
 import { decodeOrKeep } from "../lib/uri";
 import { z } from "../lib/z";
 import { canonicalAttributeName } from "./attributes";
-import { otherSeparatorProblem } from "./csv";
+import { headerFormatProblem } from "./csv";
 import { bodySourceField } from "./email-source";
 import { addressList, emailAddress, listIdParam, outboundUrl, textParam, type InputRules } from "./fields";
 import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
@@ -375,7 +375,7 @@ export function checkCsvHeaders(
 ): HeaderCheck {
   const first = files[0];
   if (!first) return { ok: false, message: "the upload holds no .csv file" };
-  const separator = otherSeparatorProblem(first.header);
+  const separator = headerFormatProblem(first.header);
   if (separator) return { ok: false, message: `${first.name}: ${separator}` };
   const canonical = (header: string[]) => header.map((h) => canonicalAttributeName(h));
   const expected = canonical(first.header);

@@ -216,12 +216,19 @@ export function parseRecords(text: string, onRecord: (record: CsvRecord) => void
   }
 }
 
+/** What to do with a UTF-16 file: every place that reads a CSV says the same. */
+const UTF16_ADVICE = 'the file looks saved as UTF-16 (Excel\'s "Unicode Text"), and a CSV file is read as UTF-8: save it as "CSV UTF-8"';
+
 /**
- * Why a header row looks separated by something other than commas (European Excel writes
- * semicolons, "Text (Tab delimited)" tabs): one column whose name holds one of them. Null when
- * it does not; the callers' own checks then name what is wrong.
+ * Why a header row shows the file is not a UTF-8, comma-separated CSV, or null. UTF-16 (Excel's
+ * "Unicode Text"), read as UTF-8, leaves a NUL beside every ASCII letter; European Excel writes
+ * semicolons and "Text (Tab delimited)" tabs, which leave one column whose name holds them. When
+ * null, the callers' own checks name what is wrong.
  */
-export function otherSeparatorProblem(header: readonly string[]): string | null {
+export function headerFormatProblem(header: readonly string[]): string | null {
+  if (header.some((cell) => cell.includes("\u0000"))) {
+    return `the header row holds NUL characters: ${UTF16_ADVICE}`;
+  }
   if (header.length !== 1) return null;
   const separator = header[0]!.includes(";") ? "semicolons" : header[0]!.includes("\t") ? "tabs" : null;
   return separator && `the header row is one column, "${header[0]!.trim()}": the file looks separated by ${separator}, and a CSV file is read with commas (RFC 4180); export it as "CSV (Comma delimited)" or "CSV UTF-8"`;
@@ -273,14 +280,23 @@ export function bomLength(bytes: Uint8Array): number {
   return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
 }
 
+/** Excel's "Unicode Text" and some exports: a byte order mark either way, or ASCII with a NUL beside every letter. */
+function looksUtf16(head: Uint8Array): boolean {
+  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return true;
+  if (head.length < 4) return false;
+  const zeroAt = (i: number) => head[i] === 0;
+  return (zeroAt(1) && zeroAt(3) && !zeroAt(0) && !zeroAt(2)) || (zeroAt(0) && zeroAt(2) && !zeroAt(1) && !zeroAt(3));
+}
+
 /**
- * Whether the first bytes of a file show it is not text: a NUL byte (UTF-16, binaries) or the
- * signature of a zip (xlsx too), gzip, PDF or an old Excel workbook.
+ * Why the first bytes of a file show it is not a UTF-8 CSV, or null: UTF-16 text, or binary (a
+ * NUL byte, or the signature of a zip (xlsx too), gzip, PDF or an old Excel workbook).
  */
-export function looksBinary(head: Uint8Array): boolean {
+export function notCsvReason(head: Uint8Array): string | null {
+  if (looksUtf16(head)) return UTF16_ADVICE;
   const starts = (...signature: number[]) => signature.every((byte, i) => head[i] === byte);
-  if (starts(0x50, 0x4b, 0x03, 0x04) || starts(0x1f, 0x8b) || starts(0x25, 0x50, 0x44, 0x46) || starts(0xd0, 0xcf, 0x11, 0xe0)) return true;
-  return head.indexOf(0) !== -1;
+  if (starts(0x50, 0x4b, 0x03, 0x04) || starts(0x1f, 0x8b) || starts(0x25, 0x50, 0x44, 0x46) || starts(0xd0, 0xcf, 0x11, 0xe0)) return "it holds binary data";
+  return head.indexOf(0) !== -1 ? "it holds binary data" : null;
 }
 
 /**

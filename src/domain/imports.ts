@@ -2,7 +2,7 @@ import { ATTRIBUTE_NAME_PATTERN, canonicalAttributeName, isPhoneAttribute, readC
 import type { KeyedSchema } from "./contacts";
 import { EMAIL_ATTRIBUTE, secondaryEmailProblem } from "./email";
 import { normalisePrimaryKey } from "./primary-key";
-import { NOT_UTF8, NOT_UTF8_REASON, otherSeparatorProblem } from "./csv";
+import { NOT_UTF8, NOT_UTF8_REASON, headerFormatProblem } from "./csv";
 
 /**
  * Rules of a bulk import (CONTRACT 2.3) without I/O: what the header row must hold, and how a
@@ -89,7 +89,7 @@ export type HeaderCheck = { ok: true; plan: ColumnPlan } | { ok: false; reason: 
  * one reason, so one failed job tells the user all there is to fix.
  */
 export function planColumns(schema: KeyedSchema, header: readonly string[], mapping: ColumnMapping | null = null): HeaderCheck {
-  const separator = otherSeparatorProblem(header);
+  const separator = headerFormatProblem(header);
   if (separator) return { ok: false, reason: `The header row is not valid: ${separator}` };
   const problems: string[] = [];
   const columns: ImportColumn[] = [];

@@ -4,7 +4,7 @@ import { MAX_UNZIPPED_BYTES } from "../../src/services/broadcasts/contacts-sourc
 import { describe, expect, it } from "vitest";
 import { md5Hex } from "../../src/services/broadcasts/contacts-source";
 import { getCampaign } from "../../src/store/campaigns";
-import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, receiver, type TestPanel, panelData } from "../support/helpers";
+import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, receiver, type TestPanel, panelData, utf16le } from "../support/helpers";
 import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn, waitForImport } from "../support/broadcasts";
 
 /** The zip with every entry's uncompressed size (local header and central directory) rewritten to `size`. */
@@ -150,6 +150,19 @@ describe("4.10 rules, each checked before anything is written", () => {
   it("refuses a semicolon-separated contacts file, saying so", async () => {
     const panel = await createPanel();
     await expectRefused(panel, await broadcastData({}, "EMAIL;NAME;CITY\r\nada@example.com;Ada;Pune\r\n"), /contacts\.csv: the header row is one column, "EMAIL;NAME;CITY": the file looks separated by semicolons/);
+  });
+
+  it("refuses a UTF-16 contacts file (Excel's Unicode Text), saying so", async () => {
+    const panel = await createPanel();
+    const data = await broadcastData({ contacts_upload_source: await host("contacts.csv", utf16le("EMAIL,NAME,CITY\r\nada@example.com,Ada,Pune\r\n")) });
+    await expectRefused(panel, data, /contacts\.csv is not a CSV file: the file looks saved as UTF-16/);
+  });
+
+  it("refuses a Windows-1252 contacts file (Excel's CSV (Comma delimited)), saying what to save it as", async () => {
+    const panel = await createPanel();
+    const latin = new Uint8Array([...new TextEncoder().encode("EMAIL,NAME\r\nada@example.com,Ad"), 0xe9, 0x0d, 0x0a]);
+    const data = await broadcastData({ contacts_upload_source: await host("contacts.csv", latin) });
+    await expectRefused(panel, data, /contacts\.csv holds bytes that are not UTF-8 \(Excel's "CSV \(Comma delimited\)" is Windows-1252\): save the file as "CSV UTF-8"/);
   });
 
   it("links a refused row's report from the service's origin, as bulk upload does", async () => {

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { admin, apiFor, call, contactsOf, countRows, createPanel, panelSnapshot, receiver, type TestPanel } from "../support/helpers";
+import { admin, apiFor, call, contactsOf, countRows, createPanel, panelSnapshot, receiver, type TestPanel, utf16le } from "../support/helpers";
 import { downloadErrorReport, hostFile, importCsv as importCsvInto, importFinished } from "../support/imports";
 
 let panel: TestPanel;
@@ -16,7 +16,7 @@ function finished(jobid: string): Promise<any> {
 
 const host = hostFile;
 
-function importCsv(csv: string, params: Record<string, unknown> = {}): Promise<any> {
+function importCsv(csv: string | Uint8Array, params: Record<string, unknown> = {}): Promise<any> {
   return importCsvInto(panel, csv, params);
 }
 
@@ -213,6 +213,8 @@ describe("contact/bulkupload (4.5)", () => {
     ["only a header row and blank lines", "EMAIL,NAME\n\n\n", /header row but no data rows/],
     ["a semicolon-separated file (European Excel)", "EMAIL;NAME;CITY\r\na@example.com;Ann;Pune\r\n", /the header row is one column, "EMAIL;NAME;CITY": the file looks separated by semicolons/],
     ["a tab-separated file", "EMAIL\tNAME\na@example.com\tAnn\n", /looks separated by tabs/],
+    ["a UTF-16 file (Excel's Unicode Text)", utf16le("EMAIL\tNAME\r\na@example.com\tAnn\r\n"), /^The file is not a CSV file: the file looks saved as UTF-16 \(Excel's "Unicode Text"\), and a CSV file is read as UTF-8: save it as "CSV UTF-8"$/],
+    ["a comma-separated UTF-16 file", utf16le("EMAIL,NAME\r\na@example.com,Ann\r\n"), /the file looks saved as UTF-16/],
   ])("fails the whole job for %s, writing nothing", async (_what, csv, reason) => {
     const before = await panelSnapshot(panel.id);
     const bucket = receiver.bucket("failed");

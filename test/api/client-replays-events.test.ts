@@ -331,6 +331,10 @@ describe("CSV batch activity (CONTRACT 10)", () => {
     const semicolons = await postCsv(panel, "data", "activity_name;identity\ncheckout;a@example.com\n");
     expect(semicolons.status).toBe(400);
     expect(semicolons.body.errors[0].message).toMatch(/^the header row is one column, "activity_name;identity": the file looks separated by semicolons/);
+    // Excel's "Unicode Text" (UTF-16LE): every ASCII character followed by a NUL byte.
+    const utf16 = await postCsv(panel, "data", [..."activity_name\tidentity\r\ncheckout\ta@example.com\r\n"].map((c) => `${c}\0`).join(""));
+    expect(utf16.status).toBe(400);
+    expect(utf16.body.errors[0].message).toMatch(/^the header row holds NUL characters: the file looks saved as UTF-16/);
     const twice = await postCsv(panel, "data", "activity_name,identity,identity\ncheckout,a@example.com,b@example.com\n");
     expect(twice.status).toBe(400);
     expect(twice.body.errors[0]).toEqual({ field: "data", message: "header column 3 (identity) appears more than once" });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, pagedCsv, parseRecords, type CsvRecord } from "../../src/domain/csv";
+import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, notCsvReason, pagedCsv, parseRecords, type CsvRecord } from "../../src/domain/csv";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
@@ -213,10 +213,16 @@ describe("CSV helpers", () => {
     );
   });
 
-  it("recognises binary files", () => {
-    expect(looksBinary(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 1, 2]))).toBe(true);
-    expect(looksBinary(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0]))).toBe(true);
-    expect(looksBinary(encoder.encode("EMAIL\na@b.co\n"))).toBe(false);
+  it("recognises binary files and UTF-16 text, and passes UTF-8 text", () => {
+    expect(notCsvReason(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 1, 2]))).toBe("it holds binary data");
+    expect(notCsvReason(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0]))).toBe("it holds binary data");
+    const utf16 = /looks saved as UTF-16/;
+    expect(notCsvReason(new Uint8Array([0xff, 0xfe, 0x45, 0x00, 0x4d, 0x00]))).toMatch(utf16);
+    expect(notCsvReason(new Uint8Array([0xfe, 0xff, 0x00, 0x45, 0x00, 0x4d]))).toMatch(utf16);
+    expect(notCsvReason(new Uint8Array([0x45, 0x00, 0x4d, 0x00, 0x41, 0x00]))).toMatch(utf16);
+    expect(notCsvReason(new Uint8Array([0x00, 0x45, 0x00, 0x4d, 0x00, 0x41]))).toMatch(utf16);
+    expect(notCsvReason(encoder.encode("EMAIL\na@b.co\n"))).toBeNull();
+    expect(notCsvReason(encoder.encode("\uFEFFNAME,EMAIL\nÅsa,å@b.co\n"))).toBeNull();
   });
 });
 

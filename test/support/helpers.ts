@@ -187,3 +187,14 @@ export async function jobFinished(panel: TestPanel, jobId: string): Promise<any>
   }
   throw new Error(`job ${jobId} of panel ${panel.id} did not finish`);
 }
+
+/** `text` as Excel's "Unicode Text" saves it: UTF-16LE after its byte order mark. */
+export function utf16le(text: string): Uint8Array {
+  const bytes = new Uint8Array(2 + text.length * 2);
+  bytes.set([0xff, 0xfe]);
+  for (let i = 0; i < text.length; i++) {
+    bytes[2 + 2 * i] = text.charCodeAt(i) & 0xff;
+    bytes[3 + 2 * i] = text.charCodeAt(i) >> 8;
+  }
+  return bytes;
+}

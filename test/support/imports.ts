@@ -23,7 +23,7 @@ export async function importFinished(panel: TestPanel, jobid: string): Promise<a
 }
 
 /** contact/bulkupload of `csv` through the API, to its end. */
-export async function importCsv(panel: TestPanel, csv: string, params: Record<string, unknown> = {}): Promise<any> {
+export async function importCsv(panel: TestPanel, csv: string | Uint8Array, params: Record<string, unknown> = {}): Promise<any> {
   const started = await apiFor(panel)("contact", "bulkupload", { path: await hostFile(csv), ...params });
   expect(started.status).toBe(200);
   expect(started.body.result).toBe("Success");

@@ -1,5 +1,5 @@
 import { fileNameOf } from "../../domain/broadcast";
-import { isBlankRecord, parseRecords } from "../../domain/csv";
+import { isBlankRecord, notCsvReason, NOT_UTF8_REASON, parseRecords } from "../../domain/csv";
 import { toHex } from "../../lib/random";
 import { unzipAtMost } from "../../lib/zip";
 
@@ -23,9 +23,7 @@ export interface CsvFile {
 export type SourceRead = { ok: true; files: CsvFile[] } | { ok: false; message: string };
 
 /** Every record, read by the same RFC 4180 reader as the bulk upload, so both count rows alike. */
-export function parseCsv(bytes: Uint8Array): string[][] {
-  // The decoder drops a UTF-8 BOM and refuses bytes that are not UTF-8.
-  const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+function parseCsv(text: string): string[][] {
   const records: string[][] = [];
   parseRecords(text, (record) => {
     if (record.malformed) throw new Error(`record ${records.length + 1} has a badly quoted field`);
@@ -35,8 +33,17 @@ export function parseCsv(bytes: Uint8Array): string[][] {
 }
 
 function readCsv(name: string, bytes: Uint8Array): CsvFile | string {
+  const notCsv = notCsvReason(bytes.subarray(0, 8192));
+  if (notCsv) return `${name} is not a CSV file: ${notCsv}`;
+  let text: string;
   try {
-    return { name, bytes, records: parseCsv(bytes) };
+    // Strict, unlike the bulk upload's per-row check: nothing of a broadcast is written before every check passes.
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return `${name} ${NOT_UTF8_REASON}`;
+  }
+  try {
+    return { name, bytes, records: parseCsv(text) };
   } catch (error) {
     return `${name} is not a readable CSV file: ${error instanceof Error ? error.message : String(error)}`;
   }

@@ -1,7 +1,7 @@
 import { findPanelHome, panelHome } from "../access/shards";
 import { mirrorAttributes, mirrorShards, splitByShard } from "../access/partitions";
 import type { KeyedSchema } from "../../domain/contacts";
-import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, looksBinary, parseRecords, type CsvRecord } from "../../domain/csv";
+import { bomLength, cutRecords, formatCsvRecord, isBlankRecord, notCsvReason, parseRecords, type CsvRecord } from "../../domain/csv";
 import { errorReportRow, newAttributesOf, planColumns, prepareRow, sameColumns, type ColumnPlan } from "../../domain/imports";
 import { contactBucket } from "../../domain/partitions";
 import { defineAttribute } from "../attributes/define";
@@ -136,7 +136,8 @@ export async function checkHeaders(env: Env, job: ImportJob, tuning: ImportTunin
     const size = source.size ?? 0;
     const what = describeSource(job, source);
     const head = await readRange(env.FILES, source.key, 0, Math.min(size, tuning.maxRecordBytes));
-    if (looksBinary(head.subarray(0, 8192))) throw new ImportFailure(`${what} is not a CSV file: it holds binary data`);
+    const notCsv = notCsvReason(head.subarray(0, 8192));
+    if (notCsv) throw new ImportFailure(`${what} is not a CSV file: ${notCsv}`);
     let pos = bomLength(head);
     let row = 0;
     let header: string[] | undefined;
