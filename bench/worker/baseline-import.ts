@@ -56,3 +56,18 @@ async function upsertRows(db: D1Database, shard: number, rows: readonly number[]
   }
   if (statements.length) await db.batch(statements);
 }
+
+/**
+ * POST /__bench/download?url=: the file fetched and stored in R2 as the import's first phase does
+ * (a FixedLengthStream into FILES.put), with none of its limits, then deleted: the least an import
+ * must do before its rows, locally through the same outbound hop and R2 as the service's.
+ */
+export async function baselineDownload(request: Request, env: Env): Promise<Response> {
+  const response = await fetch(new URL(request.url).searchParams.get("url")!);
+  if (!response.ok || !response.body) return new Response(`the file answered ${response.status}`, { status: 502 });
+  const fixed = new FixedLengthStream(Number(response.headers.get("content-length")));
+  const key = `bench/download-${crypto.randomUUID()}`;
+  const [, stored] = await Promise.all([response.body.pipeTo(fixed.writable), env.FILES.put(key, fixed.readable)]);
+  await env.FILES.delete(key);
+  return new Response(String(stored?.size ?? 0));
+}

@@ -4,7 +4,7 @@
 // D1 is counted (d1-count.ts): statements and round trips per call.
 import service from "../../src/index";
 import { baselineContactLookup, baselineContainsScan, seedContacts } from "./baseline-contact-lookup";
-import { baselineImportUpsert } from "./baseline-import";
+import { baselineDownload, baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
 import { baselineInsertEvents } from "./baseline-events";
 import { baselineArchive, serviceArchive } from "./baseline-archive";
@@ -26,6 +26,7 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/outbox": baselineOutbox,
   "/__bench/webhook-post": baselineWebhookPost,
   "/__bench/import-upsert": baselineImportUpsert,
+  "/__bench/download": baselineDownload,
   "/__bench/contact-lookup": baselineContactLookup,
   "/__bench/contains-scan": baselineContainsScan,
   "/__bench/seed-contacts": seedContacts,
