@@ -101,12 +101,23 @@ function readParamKey(definition: ActivityDefinition, key: string): ParamKey {
   if (cached) return cached;
   const given = prefixTypeOf(key);
   const name = given ? key.slice(2) : key;
-  const read: ParamKey = { name, defined: Object.hasOwn(definition.params, name) ? definition.params[name] : undefined, given };
-  if (read.defined) {
+  if (Object.hasOwn(definition.params, name)) {
+    const read: ParamKey = { name, defined: definition.params[name], given };
     if (!known) paramKeysOf.set(definition, (known = new Map()));
     known.set(key, read);
+    return read;
   }
-  return read;
+  // Another case of a defined name (`Price` for `price`), as attributes and filters match them;
+  // not kept, so the map stays bounded whatever spellings callers send.
+  const spelled = sameNameInAnyCase(definition, name);
+  return { name: spelled ?? name, defined: spelled === undefined ? undefined : definition.params[spelled], given };
+}
+
+/** The definition's spelling of `name` in another case, when exactly one parameter has it. */
+function sameNameInAnyCase(definition: ActivityDefinition, name: string): string | undefined {
+  const lower = name.toLowerCase();
+  const matches = Object.keys(definition.params).filter((p) => p.toLowerCase() === lower);
+  return matches.length === 1 ? matches[0] : undefined;
 }
 
 /**

@@ -96,6 +96,23 @@ describe("client replays, round two (CONTRACT 10)", () => {
     expect((await storedEvents(panel.id))[0]!.params).not.toHaveProperty("price");
   });
 
+  it("a parameter named in another case than its definition (Price for price) is stored under the definition's name, through the upload and the CSV batch", async () => {
+    const panel = await createPanel();
+    await defineActivity(panel, "purchase", { price: "float", order_id: "string" });
+    const uploaded = await call(`/v1/activity/upload?apikey=${panel.apiKey}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify([{ activity_name: "purchase", identity: "a@example.com", activity_params: { Price: 12.5, Order_ID: "SO-1" } }]),
+    });
+    expect(await json(uploaded)).toMatchObject({ status: 200, body: { result: "Success", recorded: 1 } });
+    const form = new FormData();
+    form.set("data", new File(["activity_name,identity,PRICE,order_id\npurchase,b@example.com,3,SO-2\n"], "events.csv", { type: "text/csv" }));
+    const csv = await call(`/v1/activity/batchactivity/${encodeURIComponent(panel.clientId)}?apikey=${panel.apiKey}`, { method: "POST", body: form });
+    expect(await json(csv)).toMatchObject({ status: 200, body: { result: "Success", recorded: 1 } });
+    const params = (await storedEvents(panel.id)).map((e) => e.params).sort((a, b) => String(a.order_id).localeCompare(String(b.order_id)));
+    expect(params).toEqual([{ price: 12.5, order_id: "SO-1" }, { price: 3, order_id: "SO-2" }]);
+  });
+
   it("the key as Authorization without a scheme and as api-key, on /apiv2, /v1/activity and /v1/events", async () => {
     const panel = await createPanel();
     const viewed = await defineActivity(panel, "page_view", { url: "string" });

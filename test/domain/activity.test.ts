@@ -23,6 +23,16 @@ describe("activity params", () => {
     expect(check({ name: 1234, "f^price": "-3" })).toEqual({ values: { name: "1234", price: -3 }, problems: [] });
   });
 
+  it("reads a defined name in another case as the definition spells it (as attributes and filters match names)", () => {
+    expect(check({ Name: "Kettle", PRID: 12, "f^Price": "3" })).toEqual({ values: { name: "Kettle", prid: 12, price: 3 }, problems: [] });
+    expect(check({ price: 1, PRICE: 2 }).problems).toEqual([{ field: "activity_params.PRICE", message: "parameter price is given more than once" }]);
+    // Two parameters that differ only in case: another case names neither.
+    const both: ActivityDefinition = { ...cart, params: { size: "string", Size: "integer" } };
+    const problems: FieldProblem[] = [];
+    expect(checkActivityParams(both, { size: "L", Size: 2, SIZE: "x" }, problems)).toEqual({ size: "L", Size: 2 });
+    expect(problems).toEqual([{ field: "activity_params.SIZE", message: 'unknown parameter "SIZE": activity "add_to_cart" defines size, Size' }]);
+  });
+
   it("names the key and the reason of every problem", () => {
     const { problems } = check({ "i^name": 1, "i^prid": 1.5, "f^price": "3 rupees", "x^prid": 1, prid: 1, "s^size": "L", size: 2 });
     expect(problems).toEqual([
