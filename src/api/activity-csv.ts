@@ -33,8 +33,8 @@ interface CsvPlan {
 }
 
 function planOf(header: CsvRecord): CsvPlan {
-  const separator = headerFormatProblem(header.fields);
-  if (separator) throw invalidField("data", separator);
+  const formatProblem = headerFormatProblem(header.fields);
+  if (formatProblem) throw invalidField("data", formatProblem);
   const columns = header.fields.map((raw) => {
     const name = raw.trim();
     const lower = name.toLowerCase();

@@ -375,8 +375,8 @@ export function checkCsvHeaders(
 ): HeaderCheck {
   const first = files[0];
   if (!first) return { ok: false, message: "the upload holds no .csv file" };
-  const separator = headerFormatProblem(first.header);
-  if (separator) return { ok: false, message: `${first.name}: ${separator}` };
+  const formatProblem = headerFormatProblem(first.header);
+  if (formatProblem) return { ok: false, message: `${first.name}: ${formatProblem}` };
   const canonical = (header: string[]) => header.map((h) => canonicalAttributeName(h));
   const expected = canonical(first.header);
   for (const file of files.slice(1)) {

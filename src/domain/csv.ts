@@ -288,15 +288,19 @@ function looksUtf16(head: Uint8Array): boolean {
   return (zeroAt(1) && zeroAt(3) && !zeroAt(0) && !zeroAt(2)) || (zeroAt(0) && zeroAt(2) && !zeroAt(1) && !zeroAt(3));
 }
 
+/** How much of a file's start notCsvReason looks at. */
+const SNIFFED_BYTES = 8192;
+
 /**
- * Why the first bytes of a file show it is not a UTF-8 CSV, or null: UTF-16 text, or binary (a
- * NUL byte, or the signature of a zip (xlsx too), gzip, PDF or an old Excel workbook).
+ * Why the start of a file shows it is not a UTF-8 CSV, or null: UTF-16 text, or binary (a NUL
+ * byte in its first 8 KiB, or the signature of a zip (xlsx too), gzip, PDF or an old Excel workbook).
  */
-export function notCsvReason(head: Uint8Array): string | null {
+export function notCsvReason(bytes: Uint8Array): string | null {
+  const head = bytes.subarray(0, SNIFFED_BYTES);
   if (looksUtf16(head)) return UTF16_ADVICE;
   const starts = (...signature: number[]) => signature.every((byte, i) => head[i] === byte);
-  if (starts(0x50, 0x4b, 0x03, 0x04) || starts(0x1f, 0x8b) || starts(0x25, 0x50, 0x44, 0x46) || starts(0xd0, 0xcf, 0x11, 0xe0)) return "it holds binary data";
-  return head.indexOf(0) !== -1 ? "it holds binary data" : null;
+  const signed = starts(0x50, 0x4b, 0x03, 0x04) || starts(0x1f, 0x8b) || starts(0x25, 0x50, 0x44, 0x46) || starts(0xd0, 0xcf, 0x11, 0xe0);
+  return signed || head.indexOf(0) !== -1 ? "it holds binary data" : null;
 }
 
 /**

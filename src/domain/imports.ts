@@ -89,8 +89,8 @@ export type HeaderCheck = { ok: true; plan: ColumnPlan } | { ok: false; reason: 
  * one reason, so one failed job tells the user all there is to fix.
  */
 export function planColumns(schema: KeyedSchema, header: readonly string[], mapping: ColumnMapping | null = null): HeaderCheck {
-  const separator = headerFormatProblem(header);
-  if (separator) return { ok: false, reason: `The header row is not valid: ${separator}` };
+  const formatProblem = headerFormatProblem(header);
+  if (formatProblem) return { ok: false, reason: `The header row is not valid: ${formatProblem}` };
   const problems: string[] = [];
   const columns: ImportColumn[] = [];
   const unknown: string[] = [];

@@ -33,7 +33,7 @@ function parseCsv(text: string): string[][] {
 }
 
 function readCsv(name: string, bytes: Uint8Array): CsvFile | string {
-  const notCsv = notCsvReason(bytes.subarray(0, 8192));
+  const notCsv = notCsvReason(bytes);
   if (notCsv) return `${name} is not a CSV file: ${notCsv}`;
   let text: string;
   try {

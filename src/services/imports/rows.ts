@@ -136,7 +136,7 @@ export async function checkHeaders(env: Env, job: ImportJob, tuning: ImportTunin
     const size = source.size ?? 0;
     const what = describeSource(job, source);
     const head = await readRange(env.FILES, source.key, 0, Math.min(size, tuning.maxRecordBytes));
-    const notCsv = notCsvReason(head.subarray(0, 8192));
+    const notCsv = notCsvReason(head);
     if (notCsv) throw new ImportFailure(`${what} is not a CSV file: ${notCsv}`);
     let pos = bomLength(head);
     let row = 0;
