@@ -26,7 +26,7 @@
 //   MINIFLARE_WORKERD_V8_FLAGS (default "--max-old-space-size=128")
 import { readdirSync, readFileSync } from "node:fs";
 import { childCpuSeconds } from "./cpu.ts";
-import { adminCall, startCsvHost, createBenchPanel, report, share, spreadOf, startRuntime, times, type BenchFigure } from "./lib.ts";
+import { adminCall, bareDownloadSeconds, startCsvHost, createBenchPanel, report, share, spreadOf, startRuntime, times, type BenchFigure } from "./lib.ts";
 import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
 
 process.env.MINIFLARE_WORKERD_V8_FLAGS ??= "--max-old-space-size=128";
@@ -161,14 +161,7 @@ async function runSize(rows: number): Promise<{ baseline: CaseResult; baselineBe
         return (performance.now() - started) / 1000;
       });
     /** The other half of the least an import does: the same file downloaded into R2, bare. */
-    const runDownload = () =>
-      withMemory(pids, async () => {
-        const started = performance.now();
-        const response = await fetch(`${runtime.origin}/__bench/download?url=${encodeURIComponent(fileUrl)}`, { method: "POST" });
-        if (!response.ok) throw new Error(`download baseline failed: ${response.status} ${await response.text()}`);
-        await response.arrayBuffer();
-        return (performance.now() - started) / 1000;
-      });
+    const runDownload = () => withMemory(pids, () => bareDownloadSeconds(runtime.origin, fileUrl));
     const baselineBefore = await runBaseline(0);
     const downloadBefore = await runDownload();
 

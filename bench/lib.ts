@@ -392,6 +392,15 @@ export function report(benchmark: string, figures: BenchFigure[]): void {
   appendFileSync(file, figures.map((figure) => JSON.stringify({ benchmark, ...figure })).join("\n") + "\n");
 }
 
+/** Seconds the benchmark build takes to download `url` bare into R2 (`/__bench/download`): what every import does before its rows. */
+export async function bareDownloadSeconds(origin: string, url: string): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(`${origin}/__bench/download?url=${encodeURIComponent(url)}`, { method: "POST" });
+  if (!response.ok) throw new Error(`download baseline failed: ${response.status} ${await response.text()}`);
+  await response.arrayBuffer();
+  return (performance.now() - started) / 1000;
+}
+
 /**
  * A loopback host of one CSV file at `${host}/contacts.csv` for bulkupload, whose import
  * callbacks `${host}/done/<mark>` resolve `finished(mark)` with the time they arrived.
