@@ -16,7 +16,8 @@
 //       key's partition with its bucket, memberships through the count triggers as a real add);
 //   (d) import rows/s (as bench:import): a ROWS-row CSV over loopback through bulkupload, timed
 //       call to callback, beside the same rows upserted bare on their partitions (the mean of a
-//       run before and one after the import);
+//       run before and one after the import), and beside those upserts plus the file's bare
+//       download into R2 (before and after), which every import does first;
 //   (e) on a fresh pair of panels, each with CONTACTS contacts in one list (seeded as in (c)) and
 //       EVENTS_PER_CONTACT events each (act0, act1, act0, … over the last 60 days; a fraction, e.g.
 //       issue 42's 2.5, gives the last of them to that share of the contacts), written
