@@ -174,6 +174,24 @@ describe("4.10 rules, each checked before anything is written", () => {
     expect(job.error_report).toMatch(/^https?:\/\/[^/]+\/apiv2\/jobs\/job_[a-z0-9]+\/errors\.csv$/);
   });
 
+  it("imports a file with a badly quoted row as bulk upload does: the row skipped and reported, the others in the list", async () => {
+    const panel = await createPanel();
+    const response = await publish(panel, await broadcastData({}, 'EMAIL,NAME\nada@example.com,Ada\nbob@example.com,"Bo"b\ncy@example.com,Cy\n'));
+    expect(response.status).toBe(200);
+    expect(response.body.success).toBe(true);
+    const job = await waitForImport(panel, response.body.CampaignID);
+    expect(job).toMatchObject({ status: "completed", total: 3, created: 2, failed: 1 });
+    const report = await call(`${new URL(job.error_report).pathname}?apikey=${encodeURIComponent(panel.apiKey)}`);
+    expect(await report.text()).toMatch(/quotes of the row are malformed/);
+  });
+
+  it("refuses a file whose quote is left open past what an import reads, and a badly quoted header, before anything is written", async () => {
+    const panel = await createPanel();
+    const open = `EMAIL,NAME\nada@example.com,"Ada\n${"x".repeat(1024 * 1024)}\n`;
+    await expectRefused(panel, await broadcastData({}, open), /contacts\.csv is not a readable CSV file: record 2 is longer than 1048576 bytes; is a quote left open\?/);
+    await expectRefused(panel, await broadcastData({}, 'EMAIL,"NA"ME\nada@example.com,Ada\n'), /contacts\.csv is not a readable CSV file: the header row has a badly quoted field/);
+  });
+
   it("refuses more than 5 tags", async () => {
     const panel = await createPanel();
     await expectRefused(panel, await broadcastData({ tags: "a,b,c,d,e,f" }), /data\.tags: at most 5 tags/);

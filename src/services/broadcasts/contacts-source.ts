@@ -1,6 +1,7 @@
 import { fileNameOf } from "../../domain/broadcast";
 import { isBlankRecord, notCsvReason, NOT_UTF8_REASON, parseRecords } from "../../domain/csv";
 import { toHex } from "../../lib/random";
+import { DEFAULT_TUNING } from "../imports/rows";
 import { unzipAtMost } from "../../lib/zip";
 
 /**
@@ -22,14 +23,29 @@ export interface CsvFile {
 
 export type SourceRead = { ok: true; files: CsvFile[] } | { ok: false; message: string };
 
-/** Every record, read by the same RFC 4180 reader as the bulk upload, so both count rows alike. */
+/**
+ * Every record, read by the same RFC 4180 reader as the bulk upload, so both count rows alike. A
+ * badly quoted row is a row: the import skips and reports it, as a bulk upload's. A badly quoted
+ * header, or a record longer than the import reads one (a quote left open swallowing the rest of
+ * the file), which would fail the import half-way, is refused here, before anything is written.
+ */
 function parseCsv(text: string): string[][] {
   const records: string[][] = [];
   parseRecords(text, (record) => {
-    if (record.malformed) throw new Error(`record ${records.length + 1} has a badly quoted field`);
+    if (record.malformed && records.length === 0) throw new Error("the header row has a badly quoted field");
+    if (longerThanImportReads(record.fields)) {
+      throw new Error(`record ${records.length + 1} is longer than ${DEFAULT_TUNING.maxRecordBytes} bytes; is a quote left open?`);
+    }
     if (!isBlankRecord(record)) records.push(record.fields);
   });
   return records;
+}
+
+/** Whether a record is longer in UTF-8 than the import reads one (encoded only when its characters could make it so). */
+function longerThanImportReads(fields: readonly string[]): boolean {
+  const chars = fields.reduce((sum, field) => sum + field.length + 1, 0);
+  if (chars * 3 <= DEFAULT_TUNING.maxRecordBytes) return false;
+  return new TextEncoder().encode(fields.join(",")).length > DEFAULT_TUNING.maxRecordBytes;
 }
 
 function readCsv(name: string, bytes: Uint8Array): CsvFile | string {
