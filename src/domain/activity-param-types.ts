@@ -43,10 +43,17 @@ export function alreadyScalar(type: ScalarParamType, value: unknown): boolean {
   return typeof value === "number" && Number.isFinite(value);
 }
 
-/** The member of an array type a filter names (any case), in the definition's spelling, or undefined. */
-export function arrayMemberOf(type: ArrayParamType, name: string): string | undefined {
+/**
+ * The name a definition spells `name` with (its parameters, or an array type's members): `name`
+ * itself when defined, else the one defined name equal to it in another case (`Price` for
+ * `price`), as attribute names match; undefined when none is, or when two defined names differ
+ * only in case and neither is `name` exactly.
+ */
+export function definedSpelling(defined: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  if (Object.hasOwn(defined, name)) return name;
   const lower = name.toLowerCase();
-  return Object.keys(type.of).find((member) => member.toLowerCase() === lower);
+  const matches = Object.keys(defined).filter((known) => known.toLowerCase() === lower);
+  return matches.length === 1 ? matches[0] : undefined;
 }
 
 /**
@@ -113,8 +120,10 @@ export function checkArrayParam(
     const checked: Record<string, unknown> = {};
     for (const [key, member] of Object.entries(item as Record<string, unknown>)) {
       const given = prefixTypeOf(key);
-      const name = given ? key.slice(2) : key;
-      const defined = Object.hasOwn(type.of, name) ? type.of[name] : undefined;
+      const spelled = given ? key.slice(2) : key;
+      const definedName = definedSpelling(type.of, spelled);
+      const name = definedName ?? spelled;
+      const defined = definedName === undefined ? undefined : type.of[definedName];
       if (defined === undefined) {
         if (unknownMembers === "ignore") continue;
         const text = unknownMembers === "create" ? checkJsonValue("string", member) : undefined;

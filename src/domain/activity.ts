@@ -1,5 +1,5 @@
 import { readClientValue, typedValues, type AttributeType, type UnknownAttributeMode } from "./attributes";
-import { alreadyScalar, arrayMemberOf, checkArrayParam, MAX_EVENT_PARAMS_CHARS, PREFIX_OF, prefixTypeOf, type ArrayParamType, type ScalarParamType } from "./activity-param-types";
+import { alreadyScalar, checkArrayParam, definedSpelling, MAX_EVENT_PARAMS_CHARS, PREFIX_OF, prefixTypeOf, type ArrayParamType, type ScalarParamType } from "./activity-param-types";
 import { MAX_ASSET_ID_LENGTH, MAX_GUID_LENGTH, type NewEvent } from "./events";
 import { normalisePrimaryKey } from "./primary-key";
 import type { FilterOp } from "./filters";
@@ -101,23 +101,14 @@ function readParamKey(definition: ActivityDefinition, key: string): ParamKey {
   if (cached) return cached;
   const given = prefixTypeOf(key);
   const name = given ? key.slice(2) : key;
-  if (Object.hasOwn(definition.params, name)) {
-    const read: ParamKey = { name, defined: definition.params[name], given };
+  const spelled = definedSpelling(definition.params, name);
+  const read: ParamKey = { name: spelled ?? name, defined: spelled === undefined ? undefined : definition.params[spelled], given };
+  // Only keys spelled as defined are kept, so the map stays bounded whatever other cases callers send.
+  if (spelled === name) {
     if (!known) paramKeysOf.set(definition, (known = new Map()));
     known.set(key, read);
-    return read;
   }
-  // Another case of a defined name (`Price` for `price`), as attributes and filters match them;
-  // not kept, so the map stays bounded whatever spellings callers send.
-  const spelled = sameNameInAnyCase(definition, name);
-  return { name: spelled ?? name, defined: spelled === undefined ? undefined : definition.params[spelled], given };
-}
-
-/** The definition's spelling of `name` in another case, when exactly one parameter has it. */
-function sameNameInAnyCase(definition: ActivityDefinition, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  const matches = Object.keys(definition.params).filter((p) => p.toLowerCase() === lower);
-  return matches.length === 1 ? matches[0] : undefined;
+  return read;
 }
 
 /**
@@ -302,7 +293,7 @@ export function checkParamClause(
 ): { name: string; value: unknown } | null {
   const dot = clause.name.indexOf(".");
   const wanted = dot === -1 ? clause.name : clause.name.slice(0, dot);
-  const name = Object.keys(activity.params).find((p) => p.toLowerCase() === wanted.toLowerCase());
+  const name = definedSpelling(activity.params, wanted);
   if (name === undefined) {
     const known = Object.keys(activity.params);
     problems.push({ field: fields.name, message: `${activity.name} has no parameter "${wanted}" (${known.length ? known.join(", ") : "it has none"})` });
@@ -318,7 +309,7 @@ export function checkParamClause(
     }
     type = defined;
   } else {
-    const member = dot === -1 ? undefined : arrayMemberOf(defined, clause.name.slice(dot + 1));
+    const member = dot === -1 ? undefined : definedSpelling(defined.of, clause.name.slice(dot + 1));
     if (member === undefined) {
       problems.push({ field: fields.name, message: `${name} is an array: name one of its members as ${name}.MEMBER (${Object.keys(defined.of).join(", ")})` });
       return null;

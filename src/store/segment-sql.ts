@@ -1,5 +1,5 @@
 import type { ActivityDefinition } from "../domain/activity";
-import { arrayMemberOf } from "../domain/activity-param-types";
+import { definedSpelling } from "../domain/activity-param-types";
 import type { AttributeSchema, AttributeType } from "../domain/attributes";
 import {
   conditionsOf,
@@ -259,7 +259,7 @@ class Compiler {
     const type = definition.params[name]!;
     if (typeof type === "string") return dot === -1 ? this.comparison(`json_extract(e.params, '$.${name}')`, type === "string" ? "param" : type, w.op, w.value) : "0";
     // "Any item where …" (CONTRACT 10): the clause on the member of some item of the array.
-    const member = dot === -1 ? undefined : arrayMemberOf(type, w.param.slice(dot + 1));
+    const member = dot === -1 ? undefined : definedSpelling(type.of, w.param.slice(dot + 1));
     if (member === undefined || !SQL_NAME.test(member)) return "0";
     const memberType = type.of[member]!;
     const test = this.comparison(`json_extract(i.value, '$.${member}')`, memberType === "string" ? "param" : memberType, w.op, w.value);

@@ -31,6 +31,11 @@ describe("activity params", () => {
     const problems: FieldProblem[] = [];
     expect(checkActivityParams(both, { size: "L", Size: 2, SIZE: "x" }, problems)).toEqual({ size: "L", Size: 2 });
     expect(problems).toEqual([{ field: "activity_params.SIZE", message: 'unknown parameter "SIZE": activity "add_to_cart" defines size, Size' }]);
+    // An array parameter's item members are read by the same rule.
+    const order: ActivityDefinition = { ...cart, params: { items: { type: "array", of: { prid: "integer", name: "string" } } } };
+    const itemProblems: FieldProblem[] = [];
+    expect(checkActivityParams(order, { Items: [{ PRID: "12", Name: "Kettle" }] }, itemProblems)).toEqual({ items: [{ prid: 12, name: "Kettle" }] });
+    expect(itemProblems).toEqual([]);
   });
 
   it("names the key and the reason of every problem", () => {
