@@ -285,6 +285,7 @@ try {
     const file = Buffer.from([CSV_HEADER, ...Array.from({ length: ROWS }, (_, i) => csvRow(i))].join(""));
     const csvHost = await startCsvHost(file);
     const { host } = csvHost;
+    const fileUrl = `${host}/contacts.csv`;
     try {
       const [one, many] = [await panel(false), await panel(true)];
       let first = 10 * ROWS;
@@ -307,7 +308,7 @@ try {
         const call = await fetch(`${origin}/apiv2?type=contact&activity=bulkupload&apikey=${p.apiKey}`, {
           method: "POST",
           headers: { "content-type": "application/x-www-form-urlencoded" },
-          body: new URLSearchParams({ path: `${host}/contacts.csv`, callback: `${host}/done/${mark}` }),
+          body: new URLSearchParams({ path: fileUrl, callback: `${host}/done/${mark}` }),
         });
         const answer = (await call.json()) as { jobid?: string };
         if (!answer.jobid) throw new Error(`bulkupload failed: ${JSON.stringify(answer)}`);
@@ -317,7 +318,7 @@ try {
         return ROWS / seconds;
       };
       await fetch(`${origin}/__bench/import-upsert?start=${first - 500}&count=100&panel=${many.id}`, { method: "POST" }).then((r) => r.arrayBuffer());
-      const downloads = [await bareDownloadSeconds(origin, `${host}/contacts.csv`)];
+      const downloads = [await bareDownloadSeconds(origin, fileUrl)];
       const rates: Record<string, number[]> = { base1: [], import1: [], base2: [], import2: [] };
       rates.base1!.push(await baseline(one));
       rates.import1!.push(await runImport(one));
@@ -325,7 +326,7 @@ try {
       rates.base2!.push(await baseline(many));
       rates.import2!.push(await runImport(many));
       rates.base2!.push(await baseline(many));
-      downloads.push(await bareDownloadSeconds(origin, `${host}/contacts.csv`));
+      downloads.push(await bareDownloadSeconds(origin, fileUrl));
       const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
       const [b1, i1, b2, i2] = [mean(rates.base1!), rates.import1![0]!, mean(rates.base2!), rates.import2![0]!];
       // The least an import does: the file downloaded bare into R2, then the bare upserts.
