@@ -10,6 +10,7 @@ import { baselineInsertEvents } from "./baseline-events";
 import { baselineArchive, serviceArchive } from "./baseline-archive";
 import { baselineOutbox } from "./baseline-outbox";
 import { baselineSegmentCount, benchPublishDue } from "./baseline-segments";
+import { baselineSiteverify } from "./baseline-siteverify";
 import { baselineSmsBare, benchSmsNudge, benchSmsSeed, benchSmsSent } from "./baseline-sms";
 import { baselineWebhookPost } from "./baseline-webhook-post";
 import { seedCampaign, seedCampaignMessages } from "./seed-campaign";
@@ -43,6 +44,7 @@ const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionCont
   "/__bench/sms-sent": benchSmsSent,
   "/__bench/sms-nudge": benchSmsNudge,
   "/__bench/sms-bare": baselineSmsBare,
+  "/__bench/siteverify": baselineSiteverify,
   "/__bench/partition-map": benchPartitionMap,
   "/__bench/seed-partitioned": seedPartitioned,
   "/__bench/seed-partitioned-events": seedPartitionedEvents,
