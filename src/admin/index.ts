@@ -129,8 +129,34 @@ export async function handleAdmin(request: Request, env: Env, exec: ExecutionCon
       }
     }
     const response: Response | undefined = await router.fetch(request, env, exec, caller);
-    return response ?? adminFailure(notFound(`No admin route ${request.method} ${new URL(request.url).pathname}`));
+    return response ?? (await answerOtherMethod(request, env, exec, caller));
   } catch (error) {
     return adminFailure(asApiError(error, newRequestId()));
   }
+}
+
+/** Each route's method and its whole path as a pattern (`:name` one segment), to tell an unknown path from a method its path does not take. */
+const ROUTE_PATTERNS = ADMIN_ROUTES.map((route) => ({
+  method: route.method,
+  pattern: new RegExp(`^${ADMIN_BASE}${route.path.replace(/\./g, "\\.").replace(/:\w+/g, "[^/]+")}$`),
+}));
+
+/**
+ * A request no route took: 404 for a path no route has; for a path that has routes, HEAD is
+ * answered as GET (workerd drops a HEAD answer's body), OPTIONS names the methods, and any other
+ * method is refused with 405 and an `allow` header, as HTTP asks.
+ */
+async function answerOtherMethod(request: Request, env: Env, exec: ExecutionContext, caller: AdminCaller): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  const routed = ROUTE_PATTERNS.filter((route) => route.pattern.test(path)).map((route) => route.method);
+  if (routed.length === 0) return adminFailure(notFound(`No admin route ${request.method} ${path}`));
+  if (request.method === "HEAD" && routed.includes("GET")) {
+    const asGet: Response | undefined = await router.fetch(new Request(request.url, { method: "GET", headers: request.headers }), env, exec, caller);
+    if (asGet) return asGet;
+  }
+  const allow = [...routed, ...(routed.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
+  if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: { allow } });
+  const refused = adminFailure(new ApiError(405, `method: ${path} takes ${allow}, not ${request.method}`));
+  refused.headers.set("allow", allow);
+  return refused;
 }
