@@ -7,6 +7,7 @@ import type { ShardDb } from "./shards";
 import type { AttributeValue } from "../domain/attributes";
 import type { JsonEach } from "./json-each";
 import { contactBucket } from "../domain/partitions";
+import { clearedMembershipsStatement } from "./lists";
 
 export interface Contact {
   id: number;
@@ -93,6 +94,7 @@ export async function upsertContact(
   const upsertAt = statements.length - 1;
   if (listIds.length) {
     statements.push(
+      clearedMembershipsStatement(db, panelId, JSON.stringify(listIds), JSON.stringify([key])),
       db
         .prepare(
           `INSERT OR IGNORE INTO list_members (list_id, contact_id, panel_id, added_at, bucket)

@@ -4,6 +4,7 @@ import type { AttributeValue } from "../domain/attributes";
 import { jsonArrays } from "./json-arrays";
 import { batchWithJsonEach, type JsonEach } from "./json-each";
 import { importedContactsStatement } from "./contacts";
+import { clearedMembershipsStatement } from "./lists";
 import { uuidV7 } from "../lib/random";
 
 export type ImportStatus = "queued" | "running" | "completed" | "failed";
@@ -372,6 +373,9 @@ export interface ChunkStatements {
   build(each: JsonEach, createdElsewhere?: number): D1PreparedStatement[];
 }
 
+/** The statements membershipStatements makes (a batch's size is counted before it is built). */
+const MEMBERSHIP_STATEMENTS = 3;
+
 /**
  * A chunk's list memberships, with a proof-of-consent record each (issue 45, item 5), for the
  * contacts of `keysJson` (a JSON array of keys) on `db`: ?1 panel, ?2 list, ?3 keys, ?4 time.
@@ -381,6 +385,8 @@ export interface ChunkStatements {
  */
 function membershipStatements(db: ShardDb, jobId: string, panelId: string, listId: number, keysJson: string, now: number): D1PreparedStatement[] {
   return [
+    // Members an emptying of the list has yet to reach are made anew (and get their consent record).
+    clearedMembershipsStatement(db, panelId, JSON.stringify([listId]), keysJson),
     db
       .prepare(
         `INSERT INTO consent_records (panel_id, id, contact_id, kind, list_id, topic, via, via_id, ip, user_agent, text, at)
@@ -457,7 +463,7 @@ export function importChunkStatements(db: ShardDb, job: Pick<ImportJob, "id" | "
         createdElsewhere,
       ),
   ];
-  return { count: 2 + upserts.length + (listKeys !== null ? 2 : 0) + errorLines.length, build };
+  return { count: 2 + upserts.length + (listKeys !== null ? MEMBERSHIP_STATEMENTS : 0) + errorLines.length, build };
 }
 
 /** A chunk's rows whose partition is on a shard other than the panel's home (decision 0038 step 3). */
@@ -498,7 +504,7 @@ export function importPartStatements(db: ShardDb, job: Pick<ImportJob, "id" | "p
     ...(keysJson !== null ? membershipStatements(db, job.id, job.panelId, part.listId!, keysJson, part.now) : []),
     db.prepare("DELETE FROM import_part_marks WHERE job_id = ?1 RETURNING (SELECT COUNT(*) FROM contacts WHERE id > import_part_marks.mark) AS n").bind(job.id),
   ];
-  return { count: 2 + upserts.length + (part.listId !== null ? 2 : 0), build };
+  return { count: 2 + upserts.length + (part.listId !== null ? MEMBERSHIP_STATEMENTS : 0), build };
 }
 
 /** Runs a part's statements (importPartStatements); answers the contacts it created. */

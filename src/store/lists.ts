@@ -320,6 +320,27 @@ export async function clearListStep(db: ShardDb, panelId: string, listId: number
 }
 
 /**
+ * For a batch that adds the contacts of `keysJson` to the lists of `listIdsJson` (JSON arrays;
+ * ?1 panel, ?2 lists, ?3 keys), put before its membership insert: drops the memberships an
+ * emptying under way (`lists/emptylist`) has not reached yet, so the insert makes them anew,
+ * after the clear's start, and its later steps keep them. Without it an existing member added
+ * again after `emptylist` kept its old row, which a later step then removed: a client that
+ * empties a list and adds its members again lost every member past the first step. Dropped and
+ * added again, the member counts once, and list journeys hear of it as a new member, as when
+ * the list was emptied in one step. Lists not being emptied are looked at and left.
+ */
+export function clearedMembershipsStatement(db: ShardDb, panelId: string, listIdsJson: string, keysJson: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `DELETE FROM list_members WHERE panel_id = ?1 AND (list_id, contact_id) IN (
+         SELECT l.id, c.id FROM lists l JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
+         WHERE l.panel_id = ?1 AND l.id IN (SELECT value FROM json_each(?2)) AND l.clear_after IS NOT NULL AND l.clear_at IS NOT NULL)
+       AND added_at <= (SELECT clear_at FROM lists l WHERE l.panel_id = ?1 AND l.id = list_members.list_id)`,
+    )
+    .bind(panelId, listIdsJson, keysJson);
+}
+
+/**
  * Lists of the shard whose clear has not moved on since `before` (its step nudge was lost), each
  * touched so the next minute does not pick it again at once (a system scan across panels).
  */

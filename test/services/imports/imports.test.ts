@@ -124,7 +124,7 @@ describe("import engine", () => {
     // The count the step's budget uses is what the batch holds, with every kind of statement.
     const everyKind = importChunkStatements(panelData, at, { ...chunk, listId: 1, errorLines: [{ row: 9, line: "9,EMAIL,bad" }] });
     for (const each of ["jsonb_each", "json_each"] as const) expect(everyKind.build(each)).toHaveLength(everyKind.count);
-    expect(everyKind.count).toBe(6);
+    expect(everyKind.count).toBe(7);
     const commit = (c: ChunkCommit) => commitImportStatements(panelData, importChunkStatements(panelData, at, c));
     expect(await commit(chunk)).toBe("committed");
     expect(await commit({ ...chunk, rows: importedRows(panel.id, [["other@example.com", { EMAIL: "other@example.com" }]]) })).toBe("stale");

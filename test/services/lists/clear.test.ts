@@ -7,6 +7,7 @@ import { emptyList } from "../../../src/services/lists/empty";
 import { removeList } from "../../../src/services/lists/remove";
 import { apiFor, countRows, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
+import { importCsv } from "../../support/imports";
 
 /** An env whose fan-outs step over `ids` contact ids, its IMPORTS messages kept for the test. */
 function steppingEnv(ids: number): { stepEnv: Env; imports: CollectingQueue } {
@@ -60,6 +61,31 @@ describe("emptying and deleting a list in bounded steps", () => {
     expect(await held(panel, list)).toBe(1);
     expect(await countOf(panel, "Other")).toBe(2);
     expect(await held(panel, other)).toBe(2);
+  });
+
+  it("a list emptied and filled again at once (a client's sync) keeps the members added after the emptying, by the API or an import", async () => {
+    const panel = await createPanel();
+    const list = await listWithMembers(panel, "Synced", 8);
+    const { stepEnv, imports } = steppingEnv(2);
+    const api = apiFor(panel);
+
+    expect(await emptyList(stepEnv, panelData, panel.id, [], { name: "Synced" }, Date.now())).toEqual({ ok: true, value: { removed: 8 } });
+    // The first step removed synced0 and synced1; the others wait for the queue's steps.
+    expect(await held(panel, list)).toBe(6);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Added again: one the first step removed, and members the later steps have yet to reach.
+    for (const email of ["synced0@example.com", "synced5@example.com"]) expect((await api("contact", "add", { data: { EMAIL: email }, listid: list })).status).toBe(200);
+    expect((await importCsv(panel, "EMAIL\nsynced6@example.com\nsynced7@example.com\n", { listid: String(list) })).status).toBe("completed");
+
+    expect(await drainImports(stepEnv, imports)).toBeGreaterThanOrEqual(3);
+    const members = await panelData
+      .prepare("SELECT c.pk_value AS key FROM list_members m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? AND m.list_id = ? ORDER BY c.pk_value")
+      .bind(panel.id, list)
+      .all<{ key: string }>();
+    expect(members.results.map((m) => m.key)).toEqual(["synced0@example.com", "synced5@example.com", "synced6@example.com", "synced7@example.com"]);
+    expect(await countOf(panel, "Synced")).toBe(4);
+    // Each added again is a new member with its proof of consent, as on a list emptied in one step.
+    expect(await countRows("SELECT COUNT(*) AS n FROM consent_records WHERE panel_id = ? AND list_id = ? AND via = 'import'", panel.id, list)).toBe(2);
   });
 
   it("a deleted list is gone and its name free at once; its members go in steps, then its row", async () => {
