@@ -233,13 +233,28 @@ export function suppressPhoneStatement(db: ShardDb, panelId: string, phone: stri
     .bind(panelId, phone, reason, now);
 }
 
-/** The SMS a provider's receipt names by its message id, in this panel. */
-export async function smsByProviderId(db: ShardDb, panelId: string, providerMessageId: string): Promise<{ msgid: string; contactId: number; journeyId: string; recipient: string | null } | null> {
-  const row = await db
-    .prepare("SELECT msgid, contact_id, journey_id, recipient FROM journey_messages WHERE provider_msg_id = ? AND panel_id = ? AND channel = 'sms'")
-    .bind(providerMessageId, panelId)
-    .first<{ msgid: string; contact_id: number; journey_id: string; recipient: string | null }>();
-  return row ? { msgid: row.msgid, contactId: row.contact_id, journeyId: row.journey_id, recipient: row.recipient } : null;
+/** The SMS a provider's receipt names: what recording the receipt needs of it. */
+export interface ReceiptMessage {
+  msgid: string;
+  contactId: number;
+  journeyId: string;
+  recipient: string | null;
+}
+
+/** The SMS of these provider message ids in this panel on `db`, by id: one read per JSON array of ids (store/json-arrays.ts). */
+export async function smsByProviderIds(db: ShardDb, panelId: string, providerMessageIds: readonly string[]): Promise<Map<string, ReceiptMessage>> {
+  const found = new Map<string, ReceiptMessage>();
+  for (const { json } of jsonArrays(providerMessageIds)) {
+    const { results } = await db
+      .prepare(
+        `SELECT provider_msg_id, msgid, contact_id, journey_id, recipient FROM journey_messages
+         WHERE provider_msg_id IN (SELECT value FROM json_each(?1)) AND panel_id = ?2 AND channel = 'sms'`,
+      )
+      .bind(json, panelId)
+      .all<{ provider_msg_id: string; msgid: string; contact_id: number; journey_id: string; recipient: string | null }>();
+    for (const row of results) found.set(row.provider_msg_id, { msgid: row.msgid, contactId: row.contact_id, journeyId: row.journey_id, recipient: row.recipient });
+  }
+  return found;
 }
 
 /** Records what a receipt said and returns the stored word: the first final one stays (a late "failed" after "delivered" changes nothing). */

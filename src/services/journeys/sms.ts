@@ -1,5 +1,5 @@
 import { findPanelHome } from "../access/shards";
-import { firstOnShards, namedPanelShard } from "../access/partitions";
+import { namedPanelShard } from "../access/partitions";
 import { panelSms, smsProviderOf, type SmsSettingsEnv } from "../channels/sms/settings";
 import { shortenSmsLinks, SHORT_CODE } from "../channels/sms/links";
 import type { SmsReceipt } from "../channels/sms/receipts";
@@ -23,7 +23,7 @@ import {
   type JourneyMessage,
 } from "../../store/journeys/messages";
 import { allShards, type ShardDb } from "../../store/shards";
-import { claimSmsBatch, getSmsTemplate, insertSmsLinkStatements, phoneSuppression, recordSmsDelivery, smsByProviderId, smsLinkByCode } from "../../store/sms";
+import { claimSmsBatch, getSmsTemplate, insertSmsLinkStatements, phoneSuppression, recordSmsDelivery, smsByProviderIds, smsLinkByCode, type ReceiptMessage } from "../../store/sms";
 import type { ReaderDetails } from "./engagement";
 import { metrics } from "../../lib/observability/metrics";
 import {
@@ -189,22 +189,37 @@ function smsEvent(message: { msgid: string; contactId: number; journeyId: string
 /**
  * Receipts of one panel's provider: each final one records the delivery on the message and its
  * event. An unknown message id changes nothing; a repeated receipt records nothing new; a
- * `failed` after `delivered` (or the reverse) is ignored: the first final word stays.
+ * `failed` after `delivered` (or the reverse) is ignored: the first final word stays. So of a
+ * message's receipts in one post only its first final word is written, and its opt-out once:
+ * a post of many thousand reports (MSG91 batches them) costs one read per hundred messages a
+ * shard and one write per message, never one per report.
  */
 export async function recordSmsReceipts(env: Env, shards: readonly ShardDb[], panelId: string, receipts: readonly SmsReceipt[], now: number): Promise<{ matched: number }> {
-  let matched = 0;
+  const byMessage = new Map<string, { outcome: SmsReceipt | null; optedOut: boolean; count: number }>();
   for (const receipt of receipts) {
-    // The message is on its contact's partition's shard: each of the panel's asked in turn (`shards`, the home first).
-    const hit = await firstOnShards(shards, (shard) => smsByProviderId(shard, panelId, receipt.providerMessageId));
-    if (!hit) continue;
-    const { db, found: message } = hit;
-    matched++;
+    const seen = byMessage.get(receipt.providerMessageId) ?? { outcome: null, optedOut: false, count: 0 };
+    seen.count++;
+    seen.optedOut ||= receipt.optedOut;
+    if (!seen.outcome && receipt.outcome) seen.outcome = receipt;
+    byMessage.set(receipt.providerMessageId, seen);
+  }
+  // The messages are on their contacts' partitions' shards: each of the panel's asked in turn (`shards`, the home first) for the ids not found yet.
+  const found = new Map<string, { db: ShardDb; message: ReceiptMessage }>();
+  for (const db of shards) {
+    const missing = [...byMessage.keys()].filter((id) => !found.has(id));
+    if (!missing.length) break;
+    for (const [id, message] of await smsByProviderIds(db, panelId, missing)) found.set(id, { db, message });
+  }
+  let matched = 0;
+  for (const [id, { db, message }] of found) {
+    const { outcome, optedOut, count } = byMessage.get(id)!;
+    matched += count;
     const phone = phoneDigits(message.recipient);
-    if (receipt.optedOut && phone) await suppressSms(shards, panelId, phone, "provider", now);
-    if (!receipt.outcome) continue;
-    const current = await recordSmsDelivery(db, message.msgid, receipt.outcome, now);
+    if (optedOut && phone) await suppressSms(shards, panelId, phone, "provider", now);
+    if (!outcome?.outcome) continue;
+    const current = await recordSmsDelivery(db, message.msgid, outcome.outcome, now);
     // Recorded again when it is the stored word: the event may not have been recorded the first time.
-    if (current === receipt.outcome) await recordEvents(env, { id: panelId }, [smsEvent(message, receipt.outcome, receipt.detail, now)]);
+    if (current === outcome.outcome) await recordEvents(env, { id: panelId }, [smsEvent(message, outcome.outcome, outcome.detail, now)]);
   }
   return { matched };
 }

@@ -384,6 +384,28 @@ describe("replies and MSG91 delivery reports", () => {
     expect((await admin("GET", `/panels/${panel.id}/sms/suppressions`)).body.suppressions).toMatchObject([{ phone: "919800000002", reason: "provider" }]);
   });
 
+  it("an MSG91 report of objects where words belong, or of thousands of reports, is read without fault, one delivery and one event a message", async () => {
+    const panel = await createPanel();
+    const put = await admin("PUT", `/panels/${panel.id}/sms`, { provider: "msg91", authkey: "key-1", sender_id: "SHOPIN", template_id: "flow-1", dlt_template_id: "1107160000000000001" });
+    const path = new URL(put.body.delivery_report_url).pathname;
+    const msgid = await waitingSms(panel, "+919800000005");
+    await panelData.prepare("UPDATE journey_messages SET status = 'sent', provider_msg_id = 'req-95' WHERE msgid = ?").bind(msgid).run();
+    const post = async (body: unknown) => {
+      const response = await call(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      return { status: response.status, text: await response.text() };
+    };
+    // A status or description that is an object (with a `toString` member of its own) is no word: the report is acknowledged and records nothing.
+    expect(await post({ requestId: "req-95", status: { toString: 1, valueOf: 1 }, desc: { toString: 1 } })).toEqual({ status: 200, text: "ok" });
+    expect((await messageRow(msgid)).delivery).toBeNull();
+    // Ten thousand reports of unknown messages and thousands of one message: one delivery and one event for it.
+    const unknown = Array.from({ length: 10_000 }, (_, i) => ({ requestId: `req-x${i}`, status: "1" }));
+    const repeated = { requestId: "req-95", report: Array.from({ length: 5_000 }, (_, i) => ({ number: "919800000005", status: i === 0 ? "8" : i % 2 ? "1" : "2" })) };
+    expect(await post([...unknown, repeated])).toEqual({ status: 200, text: "ok" });
+    await pipelineSettled(panel.id);
+    expect((await messageRow(msgid)).delivery).toBe("delivered");
+    expect(await countRows("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND channel = 'sms' AND msgid = ?", panel.id, msgid)).toBe(1);
+  });
+
   it("MSG91 replies, as a form or as JSON: STOP suppresses the number, START lifts it, a reply without a number is refused", async () => {
     const panel = await createPanel();
     const put = await admin("PUT", `/panels/${panel.id}/sms`, { provider: "msg91", authkey: "key-1", sender_id: "SHOPIN", template_id: "flow-1", dlt_template_id: "1107160000000000001" });

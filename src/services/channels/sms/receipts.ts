@@ -29,6 +29,9 @@ export function twilioReceipt(params: URLSearchParams): SmsReceipt | null {
 // MSG91's numeric report codes: 1 delivered; 2 failed, 9 NDNC, 16 rejected, 17 blocked, 25/26 rejected by the operator or DLT.
 const MSG91_FAILED = new Set(["2", "9", "16", "17", "25", "26", "FAILED", "REJECTED", "NDNC", "BLOCKED", "UNDELIVERED"]);
 
+/** A report's status or description as text: a string or a number as written, anything else none (an object's own `toString` is never called). */
+const wordOf = (value: unknown): string => (typeof value === "string" || typeof value === "number" ? String(value) : "");
+
 /**
  * An MSG91 delivery report. MSG91 posts `data` (a form field or the JSON body) holding a list of
  * requests, each with its `requestId` and a `report` per number (`status` code and `desc`);
@@ -61,8 +64,8 @@ export function msg91Receipts(contentType: string, text: string): SmsReceipt[] |
     const reports = Array.isArray(r.report) ? (r.report as unknown[]) : [r];
     for (const report of reports) {
       const p = (typeof report === "object" && report !== null ? report : {}) as Record<string, unknown>;
-      const status = String(p.status ?? "").toUpperCase();
-      const desc = String(p.desc ?? p.description ?? "");
+      const status = wordOf(p.status).toUpperCase();
+      const desc = wordOf(p.desc ?? p.description);
       const outcome = status === "1" || status === "DELIVERED" ? "delivered" : MSG91_FAILED.has(status) ? "failed" : null;
       receipts.push({ providerMessageId: id, outcome, detail: { provider: "msg91", status, ...(desc ? { description: desc } : {}) }, optedOut: status === "9" || status === "NDNC" });
     }
