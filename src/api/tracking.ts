@@ -212,6 +212,21 @@ function preferenceActs(changed: PreferencesChange, panelName: string): Array<{ 
 }
 
 /**
+ * Confirms an SNS subscription: a GET of SNS's own URL (parseSesNotification refused any other),
+ * nothing else fetched. SNS unreachable, slow past 10 s or refusing is "not confirmed" (SNS asks
+ * again), never a fault of ours.
+ */
+async function confirmSnsSubscription(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    await response.body?.cancel();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * POST /hooks/email/ses/{token}: Amazon SNS notifications of SES bounces and complaints. The path token
  * (secret SES_SNS_TOKEN) is what authenticates SNS; without the secret the endpoint is off.
  */
@@ -228,9 +243,8 @@ export async function handleSesNotification(token: string, request: Request, env
   const parsed = parseSesNotification(new TextDecoder().decode(body));
   if (parsed.kind === "invalid") return new Response(parsed.reason, { status: 400 });
   if (parsed.kind === "subscribe") {
-    // Confirming the subscription is a GET of SNS's own URL; nothing else is fetched.
-    const confirmed = await fetch(parsed.subscribeUrl);
-    return new Response(confirmed.ok ? "subscribed" : "subscription not confirmed", { status: confirmed.ok ? 200 : 502 });
+    const confirmed = await confirmSnsSubscription(parsed.subscribeUrl);
+    return new Response(confirmed ? "subscribed" : "subscription not confirmed", { status: confirmed ? 200 : 502 });
   }
   const now = Date.now();
   for (const bounce of parsed.bounces) {

@@ -1,6 +1,6 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { publishDueBroadcasts } from "../../../../src/services/broadcasts/publish";
 import { handleSendsQueue, sendCampaignBatch, type SendNudge } from "../../../../src/services/broadcasts/send";
 import { sendJourneyEmail } from "../../../../src/services/journeys/messages";
@@ -173,6 +173,22 @@ describe("a campaign sent through SES, and its bounces", () => {
     expect((await notification("sns-secret-token", delivery)).status).toBe(200);
     // A subscription confirmation pointing anywhere but SNS is refused, not fetched.
     expect((await notification("sns-secret-token", { Type: "SubscriptionConfirmation", SubscribeURL: "https://evil.example.net/confirm" })).status).toBe(400);
+    // SNS's own URL is fetched: confirmed when SNS answers, 502 (SNS asks again) when it refuses or cannot be reached.
+    const confirmation = { Type: "SubscriptionConfirmation", SubscribeURL: "https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:eu-west-1:123456789012:ses-feedback&Token=t" };
+    const sns = vi.spyOn(globalThis, "fetch");
+    try {
+      sns.mockResolvedValueOnce(new Response("<ConfirmSubscriptionResponse/>"));
+      const confirmed = await notification("sns-secret-token", confirmation);
+      expect([confirmed.status, await confirmed.text()]).toEqual([200, "subscribed"]);
+      expect(String(sns.mock.calls[0]![0])).toBe(confirmation.SubscribeURL);
+      sns.mockResolvedValueOnce(new Response("denied", { status: 403 }));
+      expect((await notification("sns-secret-token", confirmation)).status).toBe(502);
+      sns.mockRejectedValueOnce(new TypeError("getaddrinfo ENOTFOUND sns.eu-west-1.amazonaws.com"));
+      const unreachable = await notification("sns-secret-token", confirmation);
+      expect([unreachable.status, await unreachable.text()]).toEqual([502, "subscription not confirmed"]);
+    } finally {
+      sns.mockRestore();
+    }
   });
 });
 
