@@ -219,9 +219,12 @@ export function putFormSignupStatement(db: ShardDb, s: FormSignup): D1PreparedSt
     .bind(s.panelId, s.formId, s.contactId, s.tokenHash, JSON.stringify(s.listIds), JSON.stringify(s.attributes), s.consentText, s.ip, s.userAgent, s.createdAt, s.sentAt, s.expiresAt);
 }
 
-/** Takes the signup of the token for its confirmation: deleted in the same statement, so a link confirms once. */
-export async function takeFormSignup(db: ShardDb, tokenHash: string): Promise<FormSignup | null> {
-  const row = await db.prepare("DELETE FROM form_signups WHERE token_hash = ? RETURNING *").bind(tokenHash).first<SignupRow>();
+/** Takes the signup of the token, of this panel and form and not expired, for its confirmation: deleted in the same statement, so a link confirms once. */
+export async function takeFormSignup(db: ShardDb, link: { tokenHash: string; panelId: string; formId: string; now: number }): Promise<FormSignup | null> {
+  const row = await db
+    .prepare("DELETE FROM form_signups WHERE token_hash = ? AND panel_id = ? AND form_id = ? AND expires_at > ? RETURNING *")
+    .bind(link.tokenHash, link.panelId, link.formId, link.now)
+    .first<SignupRow>();
   return row ? signupFromRow(row) : null;
 }
 

@@ -387,6 +387,10 @@ describe("signup forms: double opt-in", () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Confirm my subscription");
     expect(await membersOf(panel, a)).toEqual([]); // opening the link (a mail scanner) confirms nothing
+    // The token posted at another form's address (a mangled link, or a guess) confirms nothing and leaves the link working.
+    const other = await formOf(panel, { name: "Other", fields: [{ attribute: "EMAIL" }], lists: [a] });
+    expect((await call(path.replace(form.id, other.id), { method: "POST" })).status).toBe(404);
+    expect(await countRows("SELECT COUNT(*) AS n FROM form_signups WHERE panel_id = ?", panel.id)).toBe(1);
 
     const confirmed = await call(path, { method: "POST", headers: { "cf-connecting-ip": "192.0.2.77" } });
     expect(confirmed.status).toBe(200);

@@ -32,17 +32,18 @@ export async function confirmSignup(ctx: ConfirmContext, token: string): Promise
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return gone;
   // A pending signup is on its contact's partition shard (decision 0038): the link names the
   // form only, so the home is asked first, then each mirror (none for a panel without a map).
-  const tokenHash = await sha256Hex(token);
+  // Only a link of this form, unexpired, is taken: one posted to another form's address stays usable at its own.
+  const link = { tokenHash: await sha256Hex(token), panelId: ctx.panel.id, formId: ctx.formId, now: ctx.now };
   let db = ctx.db;
-  let signup = await takeFormSignup(db, tokenHash);
+  let signup = await takeFormSignup(db, link);
   for (const mirror of signup ? [] : mirrorShards(ctx.env, ctx.panel)) {
-    signup = await takeFormSignup(mirror.db, tokenHash);
+    signup = await takeFormSignup(mirror.db, link);
     if (signup) {
       db = mirror.db;
       break;
     }
   }
-  if (!signup || signup.panelId !== ctx.panel.id || signup.formId !== ctx.formId || signup.expiresAt <= ctx.now) return gone;
+  if (!signup) return gone;
   const key = signup.attributes[ctx.panel.primaryKey];
   const { configElsewhere } = contactPlace(ctx.env, ctx.panel, db, typeof key === "string" ? key : null);
   const missing = new Set(await missingLists(db, ctx.panel.id, signup.listIds));
