@@ -91,7 +91,8 @@ router
   // a contact add's CPU, bench:api). It takes one-segment paths only, as the two above.
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) {
-      // A one-segment page of the panel (`/reset-password`) goes on to answerUnrouted.
+      // A one-segment page of the panel (`/reset-password`) goes on to answerUnrouted; a HEAD (`/health`) on to its GET.
+      if (request.method === "HEAD") return undefined;
       return isApiPath(new URL(request.url).pathname) ? unknownVersion(request.params.version!) : undefined;
     }
     if (request.method !== "GET" && request.method !== "POST") {
@@ -137,6 +138,10 @@ router
   .get("/s/:code", handleShortLink)
   .head("/s/:code", handleShortLink)
   .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeOrKeep(request.params.job!)))
+  // HEAD of a page with no HEAD route of its own is its GET without the body (workerd drops a
+  // HEAD answer's body): uptime monitors probe /health so. Routes above that take HEAD answer it
+  // themselves (tracking links must not count a look as an open; the envelope never reads HEAD as GET).
+  .head("*", (request: IRequest, env: Env, exec: ExecutionContext) => router.fetch(new Request(request.url, { method: "GET", headers: request.headers }), env, exec))
   // Clients of the public API read every answer as the envelope's (CONTRACT 8).
   .all(`/${API_VERSION}/*`, (request: IRequest, env: Env) => answerUnrouted(request, env))
   .all("/v1/*", (request: IRequest, env: Env) => answerUnrouted(request, env))
