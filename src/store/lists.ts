@@ -278,8 +278,9 @@ export async function startClearingList(db: ShardDb, panelId: string, listId: nu
  * One step of a list's clearing: removes its members among the next `chunkIds` contact ids
  * (one DELETE over that range of the list's key; the counter's triggers count each row), and
  * moves the progress on in the same transaction, so a repeated or concurrent step removes
- * nothing twice. After the last step a deleted list's row goes too. Null when there is nothing
- * to do (the list is gone, nothing is pending, or another call took this step).
+ * nothing twice. After the last step a deleted list's row goes too, unless a campaign names it.
+ * Null when there is nothing to do (the list is gone, nothing is pending, or another call took
+ * this step).
  */
 export async function clearListStep(db: ShardDb, panelId: string, listId: number, chunkIds: number, now: number): Promise<{ done: boolean } | null> {
   const state = await db
@@ -312,8 +313,16 @@ export async function clearListStep(db: ShardDb, panelId: string, listId: number
          WHERE panel_id = ?1 AND id = ?2 AND clear_after = ?5 RETURNING clear_after`,
       )
       .bind(panelId, listId, to, last ? 1 : 0, state.after, now),
-    // No member is left once a deleted list's last step ran: none can join a deleted list.
-    db.prepare("DELETE FROM lists WHERE panel_id = ?1 AND id = ?2 AND deleted_at IS NOT NULL AND clear_after IS NULL").bind(panelId, listId),
+    // No member is left once a deleted list's last step ran: none can join a deleted list. The row
+    // of a list a campaign was sent from stays, deleted (its number is not handed out again, and
+    // the campaign keeps its list: campaigns.list_id references it, and deleting it rolled the
+    // whole step back, so the clear never ended).
+    db
+      .prepare(
+        `DELETE FROM lists WHERE panel_id = ?1 AND id = ?2 AND deleted_at IS NOT NULL AND clear_after IS NULL
+           AND NOT EXISTS (SELECT 1 FROM campaigns WHERE panel_id = ?1 AND list_id = ?2)`,
+      )
+      .bind(panelId, listId),
   ]);
   const row = moved!.results[0];
   return row ? { done: row.clear_after === null } : null;

@@ -5,7 +5,9 @@ import { handleQueue } from "../../../src/jobs/queues";
 import { listClearRedrive, readListClearNudge } from "../../../src/services/lists/clear";
 import { emptyList } from "../../../src/services/lists/empty";
 import { removeList } from "../../../src/services/lists/remove";
-import { apiFor, countRows, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { admin, apiFor, countRows, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { scheduled } from "../../support/broadcasts";
+import { getCampaign } from "../../../src/store/campaigns";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
 import { importCsv } from "../../support/imports";
 
@@ -114,6 +116,25 @@ describe("emptying and deleting a list in bounded steps", () => {
     expect(await drainImports(stepEnv, imports)).toBeGreaterThanOrEqual(4);
     expect(await held(panel, list)).toBe(0);
     expect(await countRows("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND id = ?", panel.id, list)).toBe(0);
+  });
+
+  it("deleting the list a campaign was sent from: its members go, its row stays deleted for the campaign, its number is not handed out again", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const { id } = await scheduled(panel, `EMAIL\n${Array.from({ length: 4 }, (_, i) => `c${i}@example.com`).join("\n")}\n`, {}, 134);
+    const listId = (await getCampaign(panelData, panel.id, id))!.listId!;
+    const name = ((await api("lists", "getall")).body.lists as Array<{ id: number; listname: string }>).find((l) => l.id === listId)!.listname;
+
+    const deleted = await api("lists", "delete", { listname: name });
+    expect(deleted.status).toBe(200);
+    expect(((await api("lists", "getall")).body.lists as Array<{ id: number }>).map((l) => l.id)).not.toContain(listId);
+    expect(await held(panel, listId)).toBe(0);
+    expect(await countRows("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND id = ? AND clear_after IS NULL AND deleted_at IS NOT NULL", panel.id, listId)).toBe(1);
+    // Nothing is left for the re-drive, and the campaign still reads.
+    await listClearRedrive.run(env, Date.now() + 5 * 60_000);
+    expect(await countRows("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND clear_after IS NOT NULL", panel.id)).toBe(0);
+    expect((await admin("GET", `/panels/${panel.id}/campaigns/${id}`)).status).toBe(200);
+    expect((await api("lists", "add", { listname: name })).body.listid).toBe(listId + 1);
   });
 
   it("a list whose members span fewer ids than a step is emptied or deleted whole before the answer, with no step left for the queue", async () => {
