@@ -275,10 +275,24 @@ export async function startClearingList(db: ShardDb, panelId: string, listId: nu
 }
 
 /**
+ * Whether anything still names list ?2 (?3: the same number as text) of panel ?1, as SQL: a campaign sent from
+ * it (campaigns.list_id references the row), a campaign not yet done whose audience includes or
+ * excludes it, a journey not stopped that it triggers, an import into it under way. A deleted
+ * list's row stays (deleted, empty) while one does, so its number is not handed out to a new
+ * list (CONTRACT 10 gives a new list the number after the largest row's) that they would then
+ * read as theirs: a scheduled campaign mailing the new list's members, a journey entering them,
+ * an import filling it.
+ */
+const NAMES_LIST = `(EXISTS (SELECT 1 FROM campaigns c WHERE c.panel_id = ?1 AND (c.list_id = ?2 OR (c.status IN ${AUDIENCE_IN_USE}
+     AND (EXISTS (SELECT 1 FROM json_each(c.audience, '$.lists') a WHERE a.value = ?2) OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_lists') a WHERE a.value = ?2)))))
+  OR EXISTS (SELECT 1 FROM journeys j WHERE j.panel_id = ?1 AND j.status != 'stopped' AND j.trigger_type = 'list' AND j.trigger_key = ?3)
+  OR EXISTS (SELECT 1 FROM import_jobs i WHERE i.panel_id = ?1 AND i.list_id = ?2 AND i.status IN ('queued', 'running')))`;
+
+/**
  * One step of a list's clearing: removes its members among the next `chunkIds` contact ids
  * (one DELETE over that range of the list's key; the counter's triggers count each row), and
  * moves the progress on in the same transaction, so a repeated or concurrent step removes
- * nothing twice. After the last step a deleted list's row goes too, unless a campaign names it.
+ * nothing twice. After the last step a deleted list's row goes too, unless something names it.
  * Null when there is nothing to do (the list is gone, nothing is pending, or another call took
  * this step).
  */
@@ -313,16 +327,9 @@ export async function clearListStep(db: ShardDb, panelId: string, listId: number
          WHERE panel_id = ?1 AND id = ?2 AND clear_after = ?5 RETURNING clear_after`,
       )
       .bind(panelId, listId, to, last ? 1 : 0, state.after, now),
-    // No member is left once a deleted list's last step ran: none can join a deleted list. The row
-    // of a list a campaign was sent from stays, deleted (its number is not handed out again, and
-    // the campaign keeps its list: campaigns.list_id references it, and deleting it rolled the
-    // whole step back, so the clear never ended).
-    db
-      .prepare(
-        `DELETE FROM lists WHERE panel_id = ?1 AND id = ?2 AND deleted_at IS NOT NULL AND clear_after IS NULL
-           AND NOT EXISTS (SELECT 1 FROM campaigns WHERE panel_id = ?1 AND list_id = ?2)`,
-      )
-      .bind(panelId, listId),
+    // No member is left once a deleted list's last step ran: none can join a deleted list. Its
+    // row goes unless something still names its number (NAMES_LIST), which then stays taken.
+    db.prepare(`DELETE FROM lists WHERE panel_id = ?1 AND id = ?2 AND deleted_at IS NOT NULL AND clear_after IS NULL AND NOT ${NAMES_LIST}`).bind(panelId, listId, String(listId)),
   ]);
   const row = moved!.results[0];
   return row ? { done: row.clear_after === null } : null;

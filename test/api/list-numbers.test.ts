@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { admin, call, countRows, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
-import { importCsv } from "../support/imports";
+import { importCsv, storeImportJob } from "../support/imports";
+import { scheduleIn } from "../support/broadcasts";
 
 // Lists are numbered per panel from 1 (CONTRACT 10, migration 0058). Test panels live on shard 1
 // (TEST_SHARD), whose other ids start at 2^40 + 1: before this change its lists did too.
@@ -83,6 +84,46 @@ describe("lists numbered per panel (CONTRACT 10)", () => {
     expect(JSON.stringify(members.body)).toContain("o@example.com");
     expect((await admin("DELETE", `/panels/${panel.id}/lists/${old}`)).status).toBeLessThan(300);
     expect((await apiv2(panel, "type=lists&activity=getall")).body.lists.map((l: any) => l.id)).toEqual([1]);
+  });
+
+  it("a deleted list's number stays taken while a campaign, a journey or an import names it, and is handed out again once nothing does", async () => {
+    const panel = await createPanel();
+    const add = async (name: string) => (await apiv2(panel, `type=lists&activity=add&listname=${name}`, { method: "POST" })).body.listid as number;
+    const remove = async (name: string) => expect((await apiv2(panel, `type=lists&activity=delete&listname=${name}`)).status).toBe(200);
+    const kept = (id: number) => countRows("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND id = ? AND deleted_at IS NOT NULL", panel.id, id);
+
+    // Named by nothing: the newest list's number is handed out again (CONTRACT 10).
+    expect(await add("Plain")).toBe(1);
+    await remove("Plain");
+    expect(await add("Again")).toBe(1);
+
+    // A scheduled campaign's audience: the new list must not become it.
+    const audience = await add("Audience");
+    const scheduled = await admin("POST", `/panels/${panel.id}/campaigns`, {
+      name: "Later", subject: "News", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com", audience: { lists: [audience] }, schedule_date: scheduleIn(60 * 24),
+    });
+    expect(scheduled.status, JSON.stringify(scheduled.body)).toBe(201);
+    await remove("Audience");
+    expect(await kept(audience)).toBe(1);
+    const next = await add("Next");
+    expect(next).toBe(audience + 1);
+
+    // A running journey it triggers.
+    const trigger = await add("Trigger");
+    const journey = await admin("POST", `/panels/${panel.id}/journeys`, { name: "Welcome", trigger: { type: "list", listid: trigger }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    expect((await admin("POST", `/panels/${panel.id}/journeys/${journey.body.id}/status`, { status: "running" })).status).toBe(200);
+    await remove("Trigger");
+    expect(await add("After trigger")).toBe(trigger + 1);
+
+    // An import into it, not yet done.
+    const imported = await add("Imported");
+    await storeImportJob(panel.id, { sources: [{ url: "https://files.example/contacts.csv" }], listId: imported });
+    await remove("Imported");
+    expect(await add("After import")).toBe(imported + 1);
+    expect(await kept(imported)).toBe(1);
+    // The deleted lists stay out of every read.
+    const names = (await apiv2(panel, "type=lists&activity=getall")).body.lists.map((l: any) => l.listname);
+    expect(names).toEqual(["Again", "Next", "After trigger", "After import"]);
   });
 
   it("a panel whose old lists are small goes on above the largest of them", async () => {

@@ -124,4 +124,30 @@ describe("publishing a campaign in bounded steps", () => {
     expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(Array.from({ length: 5 }, (_, i) => `r${i}@example.com`));
     expect(await countRows("SELECT COUNT(DISTINCT contact_id) AS n FROM campaign_messages WHERE campaign_id = ?", id)).toBe(5);
   });
+
+  it("an audience list deleted while the campaign publishes keeps its number: a new list gets the next, and its members nothing", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const vip = (await api("lists", "add", { listname: "VIP" })).body.listid as number;
+    for (let i = 0; i < 6; i++) await api("contact", "add", { data: { EMAIL: `v${i}@example.com` }, listid: vip });
+    for (let i = 0; i < 3; i++) await api("contact", "add", { data: { EMAIL: `stranger${i}@example.com` } });
+    const created = await listCampaign(panel, vip);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const { stepEnv, imports } = steppingEnv(2);
+
+    await publishDueBroadcasts(stepEnv, Date.now());
+    expect(await getCampaign(panelData, panel.id, id)).toMatchObject({ status: "sending", publishing: true });
+    // Meanwhile the client deletes the list (small: cleared before the answer) and makes another,
+    // which would have taken its number (the newest list's), and so the campaign's audience.
+    expect((await api("lists", "delete", { listname: "VIP" })).status).toBe(200);
+    const other = (await api("lists", "add", { listname: "Strangers" })).body.listid as number;
+    expect(other).toBe(vip + 1);
+    for (let i = 0; i < 3; i++) await api("contact", "add", { data: { EMAIL: `stranger${i}@example.com` }, listid: other });
+
+    await drainImports(stepEnv, imports);
+    await waitForCampaign(panel, id);
+    // The first step's two VIP members were mailed; no stranger is.
+    expect((await outbox(panel)).map((m) => m.to).sort()).toEqual(["v0@example.com", "v1@example.com"]);
+  });
 });
