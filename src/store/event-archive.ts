@@ -142,12 +142,13 @@ const PAIR_DAY = `(e.value ->> 0) * ${DAY_MS}`;
 const PAIR_PART = "(e.value ->> 1)";
 
 /** Adds (day, part) to the blocks of these owners; a pair listed already is not listed twice. */
-export function recordOwnersStatement(db: ShardDb, panelId: string, day: number, part: number, owners: readonly string[]): D1PreparedStatement {
+export function recordOwnersStatement(db: ShardDb, panelId: string, day: number, part: number, owners: readonly string[], onlyOnceVerified = false): D1PreparedStatement {
   // CAST: D1 may bind a number as a real, which json_array would write as 20000.0.
+  const when = onlyOnceVerified ? "EXISTS (SELECT 1 FROM event_archive_parts WHERE panel_id = ?1 AND day = ?2 AND part = ?3 AND state = 'verified')" : "true";
   return db
     .prepare(
       `INSERT INTO event_archive_owner_blocks (panel_id, owner, block, parts)
-       SELECT ?1, value, CAST(?2 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}, json_array(json_array(CAST(?2 AS INTEGER) / ${DAY_MS}, CAST(?3 AS INTEGER))) FROM json_each(?4) WHERE true
+       SELECT ?1, value, CAST(?2 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}, json_array(json_array(CAST(?2 AS INTEGER) / ${DAY_MS}, CAST(?3 AS INTEGER))) FROM json_each(?4) WHERE ${when}
        ON CONFLICT (panel_id, owner, block) DO UPDATE SET parts = json_insert(parts, '$[#]', json_array(CAST(?2 AS INTEGER) / ${DAY_MS}, CAST(?3 AS INTEGER)))
        WHERE NOT EXISTS (SELECT 1 FROM json_each(parts) e WHERE ${PAIR_DAY} = ?2 AND ${PAIR_PART} = ?3)`,
     )
@@ -182,15 +183,26 @@ export async function partsOfOwners(db: ShardDb, panelId: string, owners: readon
 }
 
 /**
- * The object holds the part: marks it verified and records whose events it holds (a contact
- * id or an anonymous uniqueid per owner), which history pages read to find it.
+ * The object holds `written`, the part's rows as read: marks the part verified and records whose
+ * events it holds (a contact id or an anonymous uniqueid per owner), which history pages and
+ * erasures read to find it; both only if every row written is still in the shard. A contact
+ * erased since the rows were read (services/contacts/erase.ts) has had its rows deleted and
+ * found no owner entry of this part to rewrite it by, so the part must be written again without
+ * them: false. D1 runs one batch at a time, so an erasure is either before this (seen here) or
+ * after (it finds the owners recorded here).
  */
-export async function markPartVerified(db: ShardDb, part: ArchivePart, owners: ReadonlyArray<{ contactId: number | null; uniqueid: string | null }>): Promise<void> {
-  const keys = [...new Set(owners.flatMap((o) => [...(o.contactId !== null ? [`c:${o.contactId}`] : []), ...(o.uniqueid !== null ? [`u:${o.uniqueid}`] : [])]))];
-  await db.batch([
-    recordOwnersStatement(db, part.panelId, part.day, part.part, keys),
-    db.prepare("UPDATE event_archive_parts SET state = 'verified' WHERE panel_id = ? AND day = ? AND part = ? AND state = 'written'").bind(part.panelId, part.day, part.part),
+export async function markPartVerified(db: ShardDb, part: ArchivePart, written: ReadonlyArray<{ id: number; contact_id: number | null; uniqueid: string | null }>): Promise<boolean> {
+  const keys = [...new Set(written.flatMap((r) => [...(r.contact_id !== null ? [`c:${r.contact_id}`] : []), ...(r.uniqueid !== null ? [`u:${r.uniqueid}`] : [])]))];
+  const [verified] = await db.batch([
+    db
+      .prepare(
+        `UPDATE event_archive_parts SET state = 'verified' WHERE panel_id = ?1 AND day = ?2 AND part = ?3 AND state = 'written'
+           AND (SELECT COUNT(*) FROM events WHERE +panel_id = ?1 AND id IN (SELECT value FROM json_each(?4))) = ?5`,
+      )
+      .bind(part.panelId, part.day, part.part, JSON.stringify(written.map((r) => r.id)), written.length),
+    recordOwnersStatement(db, part.panelId, part.day, part.part, keys, true),
   ]);
+  return (verified!.meta.changes ?? 0) > 0;
 }
 
 /** Deletes up to `limit` of the part's rows; returns how many went. */

@@ -6,7 +6,10 @@ import { eraseArchivedEvents } from "../../src/services/contacts/erase";
 import { recordEvents } from "../../src/services/pipeline/record";
 import { startSegmentExport } from "../../src/services/segments/export";
 import { getPanel } from "../../src/store/panels";
-import { archiveOldEvents } from "../../src/services/segments/archived-events";
+import { archiveOldEvents, recheckArchived } from "../../src/services/segments/archived-events";
+import { archivePanel } from "../../src/services/retention/archive";
+import type { EventRow } from "../../src/store/events";
+import type { ShardDb } from "../../src/store/shards";
 import { isAddressSuppressed, suppressAddress } from "../../src/store/suppressions";
 import { phoneSuppression, suppressPhone } from "../../src/store/sms";
 import { pipelineSettled } from "../support/activity";
@@ -286,5 +289,39 @@ describe("erasing a contact", () => {
     expect(await countRows("SELECT COUNT(*) AS n FROM event_archive_owner_blocks WHERE panel_id = ? AND owner = ?", panel.id, `c:${ada}`)).toBe(0);
     const bob = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent("bob@example.com")}/export`);
     expect(bob.body.events.map((e: any) => e.params.n).sort()).toEqual([100, 101, 102, 103]);
+  });
+  it("erased while the archive writes a part of its old events: the part is written again without them", async () => {
+    const panel = await createPanel();
+    expect((await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 })).status).toBe(200);
+    for (const email of [ADA, "bob@example.com"]) await apiFor(panel)("contact", "add", { data: { EMAIL: email } });
+    // One old day holding both, so one part holds both.
+    await seedEvents(panel, ADA, 1, 0);
+    await seedEvents(panel, "bob@example.com", 1, 0, 100);
+    const ada = await contactId(panel, ADA);
+
+    // The archive has read the day's rows; the contact is erased before the part's object is stored.
+    let erased: any = null;
+    const bucket = new Proxy(env.FILES, {
+      get(target, name) {
+        if (name !== "put") return Reflect.get(target, name).bind(target);
+        return async (key: string, body: any, options: any) => {
+          if (erased === null && key.startsWith(`events/${panel.id}/`)) {
+            erased = await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(ADA)}`);
+            expect(erased.status).toBe(200);
+          }
+          return target.put(key, body, options);
+        };
+      },
+    });
+    const after = (db: ShardDb, panelId: string, rows: readonly EventRow[], now: number) => recheckArchived(env, db, panelId, rows, now);
+    expect(await archivePanel(bucket, panelData, { id: panel.id, eventRetentionDays: 30 }, Date.now(), 10, after)).toBe(1);
+    expect(erased).not.toBeNull();
+    await eraseArchivedEvents.run(env, Date.now());
+
+    const rows = await archivedRows(panel.id);
+    expect(rows.filter((r) => r.contact_id === ada || r.identity === ADA)).toEqual([]);
+    expect(rows.map((r: any) => JSON.parse(r.params).n)).toEqual([100]);
+    expect(await countRows("SELECT COUNT(*) AS n FROM event_archive_owner_blocks WHERE panel_id = ? AND owner = ?", panel.id, `c:${ada}`)).toBe(0);
+    expect((await admin("GET", `/panels/${panel.id}/erasures/${erased.body.erasure_id}`)).body.state).toBe("done");
   });
 });

@@ -60,19 +60,23 @@ export async function readPartObject(object: R2ObjectBody): Promise<EventRow[]> 
     .map((line) => JSON.parse(line) as EventRow);
 }
 
-/** Writes the part's object from its rows (read again when resuming), reads it back and compares; then the rows may go. */
+/**
+ * Writes the part's object from its rows (read again when resuming), reads it back and compares;
+ * then the rows may go. Rows are deleted only after verification, so a part not yet verified
+ * lacks only the rows of a contact erased meanwhile: when such rows went after they were read,
+ * the part is not verified (markPartVerified) and is written once more from the rows left.
+ */
 async function writeAndVerify(bucket: R2Bucket, db: ShardDb, part: ArchivePart, read?: readonly EventRow[]): Promise<boolean> {
   const rows = read ?? (await partRows(db, part));
-  // Rows are deleted only after verification, so a part not yet verified lacks only the rows of
-  // a contact erased meanwhile (services/contacts/erase.ts): it is written without them.
   const key = archiveKey(part.panelId, part.day, part.part);
   await putPartObject(bucket, key, rows, part.lastId);
   const stored = await bucket.get(key);
   if (!stored) return false;
   const lines = await readPartObject(stored);
   if (lines.length !== rows.length || lines.some((line, i) => line.id !== rows[i]!.id)) return false;
-  await markPartVerified(db, part, rows.map((r) => ({ contactId: r.contact_id, uniqueid: r.uniqueid })));
-  return true;
+  if (await markPartVerified(db, part, rows)) return true;
+  // An erasure took some of the rows read: written again from those left (once here; the resume sweep after that).
+  return read !== undefined && writeAndVerify(bucket, db, part);
 }
 
 /** The rows a part holds: in the shard until verified, then in its (verified) object. */
