@@ -275,18 +275,21 @@ export async function startClearingList(db: ShardDb, panelId: string, listId: nu
 }
 
 /**
- * Whether anything still names list ?2 (?3: the same number as text) of panel ?1, as SQL: a campaign sent from
- * it (campaigns.list_id references the row), a campaign not yet done whose audience includes or
- * excludes it, a journey not stopped that it triggers, an import into it under way. A deleted
- * list's row stays (deleted, empty) while one does, so its number is not handed out to a new
- * list (CONTRACT 10 gives a new list the number after the largest row's) that they would then
- * read as theirs: a scheduled campaign mailing the new list's members, a journey entering them,
- * an import filling it.
+ * Whether anything still names list ?2 (?3: the same number as text) of panel ?1, as SQL: a
+ * campaign sent from it (campaigns.list_id references the row), a campaign not yet done whose
+ * audience includes or excludes it, a journey not stopped that it triggers, an import into it
+ * under way, a saved segment's list condition, a signup form offering it. A deleted list's row
+ * stays (deleted, empty) while one does, so its number is not handed out to a new list (CONTRACT
+ * 10 gives a new list the number after the largest row's) that they would then read as theirs:
+ * a scheduled campaign mailing the new list's members, a journey entering them, an import or a
+ * form filling it, a segment counting them.
  */
 const NAMES_LIST = `(EXISTS (SELECT 1 FROM campaigns c WHERE c.panel_id = ?1 AND (c.list_id = ?2 OR (c.status IN ${AUDIENCE_IN_USE}
      AND (EXISTS (SELECT 1 FROM json_each(c.audience, '$.lists') a WHERE a.value = ?2) OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_lists') a WHERE a.value = ?2)))))
   OR EXISTS (SELECT 1 FROM journeys j WHERE j.panel_id = ?1 AND j.status != 'stopped' AND j.trigger_type = 'list' AND j.trigger_key = ?3)
-  OR EXISTS (SELECT 1 FROM import_jobs i WHERE i.panel_id = ?1 AND i.list_id = ?2 AND i.status IN ('queued', 'running')))`;
+  OR EXISTS (SELECT 1 FROM import_jobs i WHERE i.panel_id = ?1 AND i.list_id = ?2 AND i.status IN ('queued', 'running'))
+  OR EXISTS (SELECT 1 FROM segments s, json_tree(s.definition) t WHERE s.panel_id = ?1 AND s.on_lists = 1 AND t.key = 'list' AND t.value = ?2)
+  OR EXISTS (SELECT 1 FROM signup_forms f, json_each(f.list_ids) l WHERE f.panel_id = ?1 AND l.value = ?2))`;
 
 /**
  * One step of a list's clearing: removes its members among the next `chunkIds` contact ids

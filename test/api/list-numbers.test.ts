@@ -86,7 +86,7 @@ describe("lists numbered per panel (CONTRACT 10)", () => {
     expect((await apiv2(panel, "type=lists&activity=getall")).body.lists.map((l: any) => l.id)).toEqual([1]);
   });
 
-  it("a deleted list's number stays taken while a campaign, a journey or an import names it, and is handed out again once nothing does", async () => {
+  it("a deleted list's number stays taken while a campaign, a journey, an import, a segment or a form names it, and is handed out again once nothing does", async () => {
     const panel = await createPanel();
     const add = async (name: string) => (await apiv2(panel, `type=lists&activity=add&listname=${name}`, { method: "POST" })).body.listid as number;
     const remove = async (name: string) => expect((await apiv2(panel, `type=lists&activity=delete&listname=${name}`)).status).toBe(200);
@@ -121,9 +121,19 @@ describe("lists numbered per panel (CONTRACT 10)", () => {
     await remove("Imported");
     expect(await add("After import")).toBe(imported + 1);
     expect(await kept(imported)).toBe(1);
+
+    // A saved segment's list condition, and a signup form offering it.
+    const counted = await add("Counted");
+    expect((await admin("POST", `/panels/${panel.id}/segments`, { name: "Members", match: { all: [{ list: counted, op: "in" }] } })).status).toBe(201);
+    await remove("Counted");
+    expect(await add("After segment")).toBe(counted + 1);
+    const offered = await add("Offered");
+    expect((await admin("POST", `/panels/${panel.id}/forms`, { name: "Join", fields: [{ attribute: "EMAIL" }], lists: [offered] })).status).toBe(201);
+    await remove("Offered");
+    expect(await add("After form")).toBe(offered + 1);
     // The deleted lists stay out of every read.
     const names = (await apiv2(panel, "type=lists&activity=getall")).body.lists.map((l: any) => l.listname);
-    expect(names).toEqual(["Again", "Next", "After trigger", "After import"]);
+    expect(names).toEqual(["Again", "Next", "After trigger", "After import", "After segment", "After form"]);
   });
 
   it("a panel whose old lists are small goes on above the largest of them", async () => {
