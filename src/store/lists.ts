@@ -351,9 +351,11 @@ export async function clearListStep(db: ShardDb, panelId: string, listId: number
 export function clearedMembershipsStatement(db: ShardDb, panelId: string, listIdsJson: string, keysJson: string): D1PreparedStatement {
   return db
     .prepare(
+      // CROSS JOIN: the lists are read first, so a list not being emptied costs no look at the contacts.
       `DELETE FROM list_members WHERE panel_id = ?1 AND (list_id, contact_id) IN (
-         SELECT l.id, c.id FROM lists l JOIN contacts c ON c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3))
-         WHERE l.panel_id = ?1 AND l.id IN (SELECT value FROM json_each(?2)) AND l.clear_after IS NOT NULL AND l.clear_at IS NOT NULL)
+         SELECT l.id, c.id FROM lists l CROSS JOIN contacts c
+         WHERE l.panel_id = ?1 AND l.id IN (SELECT value FROM json_each(?2)) AND l.clear_after IS NOT NULL AND l.clear_at IS NOT NULL
+           AND c.panel_id = l.panel_id AND c.pk_value IN (SELECT value FROM json_each(?3)))
        AND added_at <= (SELECT clear_at FROM lists l WHERE l.panel_id = ?1 AND l.id = list_members.list_id)`,
     )
     .bind(panelId, listIdsJson, keysJson);
