@@ -123,7 +123,8 @@ export async function handleAdmin(request: Request, env: Env, exec: ExecutionCon
   try {
     const caller = await adminCaller(request, env);
     if (!caller) return adminFailure(new ApiError(401, "The admin token is missing or wrong"));
-    if (caller.kind === "operator" && request.method !== "GET" && request.method !== "HEAD") {
+    // Reads, and OPTIONS (no route runs for it), need no CSRF token.
+    if (caller.kind === "operator" && !["GET", "HEAD", "OPTIONS"].includes(request.method)) {
       if (!isSameOrigin(request) || !csrfMatches(caller.session, request.headers.get("x-csrf-token"))) {
         return adminFailure(new ApiError(403, "Cross-site request refused: a write needs the panel's origin and its CSRF token"));
       }
@@ -138,7 +139,8 @@ export async function handleAdmin(request: Request, env: Env, exec: ExecutionCon
 /** Each route's method and its whole path as a pattern (`:name` one segment), to tell an unknown path from a method its path does not take. */
 const ROUTE_PATTERNS = ADMIN_ROUTES.map((route) => ({
   method: route.method,
-  pattern: new RegExp(`^${ADMIN_BASE}${route.path.replace(/\./g, "\\.").replace(/:\w+/g, "[^/]+")}$`),
+  // `/*$`: a trailing slash routes, as itty-router takes it.
+  pattern: new RegExp(`^${ADMIN_BASE}${route.path.replace(/\./g, "\\.").replace(/:\w+/g, "[^/]+")}/*$`),
 }));
 
 /**

@@ -193,7 +193,7 @@ export async function partsOfOwners(db: ShardDb, panelId: string, owners: readon
  */
 export async function markPartVerified(db: ShardDb, part: ArchivePart, written: ReadonlyArray<{ id: number; contact_id: number | null; uniqueid: string | null }>): Promise<boolean> {
   const keys = [...new Set(written.flatMap((r) => [...(r.contact_id !== null ? [`c:${r.contact_id}`] : []), ...(r.uniqueid !== null ? [`u:${r.uniqueid}`] : [])]))];
-  const [verified] = await db.batch([
+  const results = await db.batch<{ state: string }>([
     db
       .prepare(
         `UPDATE event_archive_parts SET state = 'verified' WHERE panel_id = ?1 AND day = ?2 AND part = ?3 AND state = 'written'
@@ -201,8 +201,10 @@ export async function markPartVerified(db: ShardDb, part: ArchivePart, written: 
       )
       .bind(part.panelId, part.day, part.part, JSON.stringify(written.map((r) => r.id)), written.length),
     recordOwnersStatement(db, part.panelId, part.day, part.part, keys, true),
+    db.prepare("SELECT state FROM event_archive_parts WHERE panel_id = ? AND day = ? AND part = ?").bind(part.panelId, part.day, part.part),
   ]);
-  return (verified!.meta.changes ?? 0) > 0;
+  // Still `written`: rows went. Verified (here, or by another run working on the same part) or done: the part holds its rows.
+  return results[2]!.results[0]?.state !== "written";
 }
 
 /** Deletes up to `limit` of the part's rows; returns how many went. */

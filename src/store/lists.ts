@@ -219,6 +219,10 @@ export async function renameList(
 /** The campaign states in which its lists and segments are in use, as SQL. */
 export const AUDIENCE_IN_USE = sqlWords(NEEDS_ITS_AUDIENCE);
 
+/** Whether campaign `c`'s audience includes or excludes list ?2, as SQL. */
+const AUDIENCE_NAMES_LIST = `(EXISTS (SELECT 1 FROM json_each(c.audience, '$.lists') a WHERE a.value = ?2)
+  OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_lists') a WHERE a.value = ?2))`;
+
 /**
  * Who would lose the list if it went: campaigns not yet done (their own list, or an audience
  * that includes or excludes it) and journeys that a contact joining it still enters
@@ -229,8 +233,7 @@ export async function listUsers(db: ShardDb, panelId: string, listId: number): P
     db
       .prepare(
         `SELECT c.name, c.status FROM campaigns c WHERE c.panel_id = ?1 AND c.status IN ${AUDIENCE_IN_USE}
-           AND (c.list_id = ?2 OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.lists') l WHERE l.value = ?2)
-             OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_lists') l WHERE l.value = ?2))
+           AND (c.list_id = ?2 OR ${AUDIENCE_NAMES_LIST})
          ORDER BY c.created_at, c.id`,
       )
       .bind(panelId, listId),
@@ -284,8 +287,7 @@ export async function startClearingList(db: ShardDb, panelId: string, listId: nu
  * a scheduled campaign mailing the new list's members, a journey entering them, an import or a
  * form filling it, a segment counting them.
  */
-const NAMES_LIST = `(EXISTS (SELECT 1 FROM campaigns c WHERE c.panel_id = ?1 AND (c.list_id = ?2 OR (c.status IN ${AUDIENCE_IN_USE}
-     AND (EXISTS (SELECT 1 FROM json_each(c.audience, '$.lists') a WHERE a.value = ?2) OR EXISTS (SELECT 1 FROM json_each(c.audience, '$.exclude_lists') a WHERE a.value = ?2)))))
+const NAMES_LIST = `(EXISTS (SELECT 1 FROM campaigns c WHERE c.panel_id = ?1 AND (c.list_id = ?2 OR (c.status IN ${AUDIENCE_IN_USE} AND ${AUDIENCE_NAMES_LIST})))
   OR EXISTS (SELECT 1 FROM journeys j WHERE j.panel_id = ?1 AND j.status != 'stopped' AND j.trigger_type = 'list' AND j.trigger_key = ?3)
   OR EXISTS (SELECT 1 FROM import_jobs i WHERE i.panel_id = ?1 AND i.list_id = ?2 AND i.status IN ('queued', 'running'))
   OR EXISTS (SELECT 1 FROM segments s, json_tree(s.definition) t WHERE s.panel_id = ?1 AND s.on_lists = 1 AND t.key = 'list' AND t.value = ?2)

@@ -241,14 +241,18 @@ export interface ReceiptMessage {
   recipient: string | null;
 }
 
-/** The SMS of these provider message ids in this panel on `db`, by id: one read per JSON array of ids (store/json-arrays.ts). */
+/**
+ * The SMS of these provider message ids in this panel on `db`, by id: one read per JSON array of
+ * ids (store/json-arrays.ts). `+panel_id`: looked up by the provider id's index (the planner
+ * would otherwise read all the panel's SMS on its panel index).
+ */
 export async function smsByProviderIds(db: ShardDb, panelId: string, providerMessageIds: readonly string[]): Promise<Map<string, ReceiptMessage>> {
   const found = new Map<string, ReceiptMessage>();
   for (const { json } of jsonArrays(providerMessageIds)) {
     const { results } = await db
       .prepare(
         `SELECT provider_msg_id, msgid, contact_id, journey_id, recipient FROM journey_messages
-         WHERE provider_msg_id IN (SELECT value FROM json_each(?1)) AND panel_id = ?2 AND channel = 'sms'`,
+         WHERE provider_msg_id IN (SELECT value FROM json_each(?1)) AND +panel_id = ?2 AND channel = 'sms'`,
       )
       .bind(json, panelId)
       .all<{ provider_msg_id: string; msgid: string; contact_id: number; journey_id: string; recipient: string | null }>();

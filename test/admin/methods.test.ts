@@ -34,6 +34,11 @@ describe("admin API: a method its path does not take", () => {
     // Nothing was written by the refused PUT.
     expect((await admin("GET", `/panels/${panel.id}/lists`)).body).toMatchObject({ lists: [] });
 
+    // A trailing slash routes, as itty-router takes it.
+    const slashed = await asAdmin("DELETE", `/panels/${panel.id}/overview/`);
+    expect(slashed.status).toBe(405);
+    await slashed.body?.cancel();
+
     const options = await asAdmin("OPTIONS", `/panels/${panel.id}/lists`);
     expect(options.status).toBe(204);
     expect(options.headers.get("allow")).toBe("GET, POST, HEAD, OPTIONS");

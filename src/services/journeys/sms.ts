@@ -191,8 +191,8 @@ function smsEvent(message: { msgid: string; contactId: number; journeyId: string
  * event. An unknown message id changes nothing; a repeated receipt records nothing new; a
  * `failed` after `delivered` (or the reverse) is ignored: the first final word stays. So of a
  * message's receipts in one post only its first final word is written, and its opt-out once:
- * a post of many thousand reports (MSG91 batches them) costs one read per hundred messages a
- * shard and one write per message, never one per report.
+ * a post of many thousand reports (MSG91 batches them) costs a read or a few per shard, one
+ * write per message and one recording of the events, never work per report.
  */
 export async function recordSmsReceipts(env: Env, shards: readonly ShardDb[], panelId: string, receipts: readonly SmsReceipt[], now: number): Promise<{ matched: number }> {
   const byMessage = new Map<string, { outcome: SmsReceipt | null; optedOut: boolean; count: number }>();
@@ -211,6 +211,7 @@ export async function recordSmsReceipts(env: Env, shards: readonly ShardDb[], pa
     for (const [id, message] of await smsByProviderIds(db, panelId, missing)) found.set(id, { db, message });
   }
   let matched = 0;
+  const events: NewEvent[] = [];
   for (const [id, { db, message }] of found) {
     const { outcome, optedOut, count } = byMessage.get(id)!;
     matched += count;
@@ -219,8 +220,9 @@ export async function recordSmsReceipts(env: Env, shards: readonly ShardDb[], pa
     if (!outcome?.outcome) continue;
     const current = await recordSmsDelivery(db, message.msgid, outcome.outcome, now);
     // Recorded again when it is the stored word: the event may not have been recorded the first time.
-    if (current === outcome.outcome) await recordEvents(env, { id: panelId }, [smsEvent(message, outcome.outcome, outcome.detail, now)]);
+    if (current === outcome.outcome) events.push(smsEvent(message, outcome.outcome, outcome.detail, now));
   }
+  if (events.length) await recordEvents(env, { id: panelId }, events);
   return { matched };
 }
 
