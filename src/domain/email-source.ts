@@ -1,4 +1,5 @@
 import { z } from "../lib/z";
+import { utf8Length } from "../lib/bytes";
 import { escapeHtml, PREFERENCES_TAG, UNSUBSCRIBE_TAG } from "./merge-tags";
 
 /**
@@ -106,8 +107,6 @@ const FONTS = {
 } as const;
 export const EMAIL_FONTS = Object.keys(FONTS) as (keyof typeof FONTS)[];
 
-const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
-
 /** An email as the visual editor keeps it. */
 export const emailSource = z
   .strictObject({
@@ -131,7 +130,7 @@ export const emailSource = z
       if (block.type === "columns") block.columns.forEach((column, c) => column.forEach((inner, j) => visit(inner, ["blocks", i, "columns", c, j])));
       if (block.type === "footer" && i !== doc.blocks.length - 1) ctx.addIssue({ code: "custom", path: ["blocks", i], message: "a footer must be the last block" });
     });
-    if (utf8Bytes(JSON.stringify(doc)) > MAX_SOURCE_BYTES) ctx.addIssue({ code: "custom", path: [], message: `must be at most ${MAX_SOURCE_BYTES / 1024} KiB as JSON` });
+    if (utf8Length(JSON.stringify(doc)) > MAX_SOURCE_BYTES) ctx.addIssue({ code: "custom", path: [], message: `must be at most ${MAX_SOURCE_BYTES / 1024} KiB as JSON` });
   })
   .meta({ id: "EmailSource", description: "The visual editor's source: blocks and styles, kept to edit again; the HTML beside it is what is sent" });
 export type EmailSource = z.output<typeof emailSource>;

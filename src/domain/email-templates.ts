@@ -1,4 +1,5 @@
 import { z } from "../lib/z";
+import { utf8Length } from "../lib/bytes";
 import { escapeHtmlOutsideTags } from "./merge-tags";
 import { bodySourceField, type EmailSource } from "./email-source";
 import { nameText } from "./fields";
@@ -14,8 +15,6 @@ import { nameText } from "./fields";
  * inlined styles and keeps several copies inside one journey definition's D1 row (2 MB).
  */
 export const MAX_TEMPLATE_BODY_BYTES = 256 * 1024;
-
-const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
 
 /** POST and PUT /panels/{panel}/email-templates. */
 export const emailTemplateBody = z
@@ -38,7 +37,7 @@ export const emailTemplateBody = z
       // Characters first (a cheap bound, and what the OpenAPI document can say), then UTF-8 bytes.
       .max(MAX_TEMPLATE_BODY_BYTES, { error: `must be at most ${MAX_TEMPLATE_BODY_BYTES / 1024} KiB (UTF-8)`, abort: true })
       .refine((html) => html.trim() !== "", { error: "must not be empty", abort: true })
-      .refine((html) => utf8Bytes(html) <= MAX_TEMPLATE_BODY_BYTES, { error: `must be at most ${MAX_TEMPLATE_BODY_BYTES / 1024} KiB (UTF-8)` })
+      .refine((html) => utf8Length(html) <= MAX_TEMPLATE_BODY_BYTES, { error: `must be at most ${MAX_TEMPLATE_BODY_BYTES / 1024} KiB (UTF-8)` })
       .meta({ description: "The HTML body; merge tags {{ATTRIBUTE|fallback}}, {{UNSUBSCRIBE}} and {{PREFERENCES}} as in campaigns" }),
     // What the visual editor rendered body_html from (the panel renders it with MJML); a PUT without it drops it.
     body_source: bodySourceField.default(null),

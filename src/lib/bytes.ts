@@ -1,3 +1,10 @@
+const encoder = new TextEncoder();
+
+/** The length of `text` in UTF-8, which size limits on stored text are stated in. */
+export function utf8Length(text: string): number {
+  return encoder.encode(text).length;
+}
+
 /** Lets the isolate's other requests run: a long read loop of CPU-bound chunks would otherwise hold it. */
 export function yieldToOthers(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));

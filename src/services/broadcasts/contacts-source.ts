@@ -1,5 +1,6 @@
 import { fileNameOf } from "../../domain/broadcast";
 import { isBlankRecord, notCsvReason, NOT_UTF8_REASON, parseRecords } from "../../domain/csv";
+import { utf8Length } from "../../lib/bytes";
 import { toHex } from "../../lib/random";
 import { DEFAULT_TUNING } from "../imports/rows";
 import { unzipAtMost } from "../../lib/zip";
@@ -45,7 +46,7 @@ function parseCsv(text: string): string[][] {
 function longerThanImportReads(fields: readonly string[]): boolean {
   const chars = fields.reduce((sum, field) => sum + field.length + 1, 0);
   if (chars * 3 <= DEFAULT_TUNING.maxRecordBytes) return false;
-  return new TextEncoder().encode(fields.join(",")).length > DEFAULT_TUNING.maxRecordBytes;
+  return utf8Length(fields.join(",")) > DEFAULT_TUNING.maxRecordBytes;
 }
 
 function readCsv(name: string, bytes: Uint8Array): CsvFile | string {
