@@ -7,6 +7,7 @@ import { isSameOrigin } from "../lib/http/cookies";
 import { roleAllows } from "../domain/permissions";
 import { csrfMatches } from "../services/operators/sessions";
 import { adminFailure, json, newRequestId } from "../lib/http/respond";
+import { getOfHead } from "../lib/http/methods";
 import { activityRoutes } from "./activities";
 import { attributeRoutes } from "./attributes";
 import { auditRoutes } from "./audit";
@@ -145,7 +146,7 @@ const ROUTE_PATTERNS = ADMIN_ROUTES.map((route) => ({
 
 /**
  * A request no route took: 404 for a path no route has; for a path that has routes, HEAD is
- * answered as GET (workerd drops a HEAD answer's body), OPTIONS names the methods, and any other
+ * answered as GET, OPTIONS names the methods, and any other
  * method is refused with 405 and an `allow` header, as HTTP asks.
  */
 async function answerOtherMethod(request: Request, env: Env, exec: ExecutionContext, caller: AdminCaller): Promise<Response> {
@@ -153,7 +154,7 @@ async function answerOtherMethod(request: Request, env: Env, exec: ExecutionCont
   const routed = ROUTE_PATTERNS.filter((route) => route.pattern.test(path)).map((route) => route.method);
   if (routed.length === 0) return adminFailure(notFound(`No admin route ${request.method} ${path}`));
   if (request.method === "HEAD" && routed.includes("GET")) {
-    const asGet: Response | undefined = await router.fetch(new Request(request.url, { method: "GET", headers: request.headers }), env, exec, caller);
+    const asGet: Response | undefined = await router.fetch(getOfHead(request), env, exec, caller);
     if (asGet) return asGet;
   }
   const allow = [...routed, ...(routed.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");

@@ -16,6 +16,7 @@ import { isPublicApiPath, withCors } from "./cors";
 import { handleClick, handleOpen, handleSesNotification, handlePreferences, handleTrackingHead, handleUnsubscribe } from "../api/tracking";
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
 import { withSecurityHeaders } from "../lib/http/security-headers";
+import { getOfHead } from "../lib/http/methods";
 import { handleShortLink, handleSmsHook } from "../api/sms-hooks";
 import { handleConfirm, handleForm } from "../api/forms";
 import { LOCAL_MAILBOX_PATH, localMailboxPage } from "../services/channels/mailer";
@@ -138,10 +139,10 @@ router
   .get("/s/:code", handleShortLink)
   .head("/s/:code", handleShortLink)
   .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeOrKeep(request.params.job!)))
-  // HEAD of a page with no HEAD route of its own is its GET without the body (workerd drops a
-  // HEAD answer's body): uptime monitors probe /health so. Routes above that take HEAD answer it
-  // themselves (tracking links must not count a look as an open; the envelope never reads HEAD as GET).
-  .head("*", (request: IRequest, env: Env, exec: ExecutionContext) => router.fetch(new Request(request.url, { method: "GET", headers: request.headers }), env, exec))
+  // HEAD of a page with no HEAD route of its own is its GET (uptime monitors probe /health so).
+  // Routes above that take HEAD answer it themselves (tracking links must not count a look as an
+  // open; the envelope never reads HEAD as GET).
+  .head("*", (request: IRequest, env: Env, exec: ExecutionContext) => router.fetch(getOfHead(request), env, exec))
   // Clients of the public API read every answer as the envelope's (CONTRACT 8).
   .all(`/${API_VERSION}/*`, (request: IRequest, env: Env) => answerUnrouted(request, env))
   .all("/v1/*", (request: IRequest, env: Env) => answerUnrouted(request, env))
