@@ -44,7 +44,7 @@
 //   PARTS=a,b,c,d,e (which to run; e1 or e2 alone runs that half of (e), e1 seeding no events)
 //   PARTITIONS=2 (the spread panel's partitions, one a shard: issue 42 states its figures for 4)
 import { BENCH_ACTIVITY, benchEvent } from "./activity-events.ts";
-import { adminCall, bareDownloadSeconds, startCsvHost, ADMIN_TOKEN, createBenchPanel, load, median, printComparison, rate, report, share, sliceSpread, spreadOf, startRuntime, Tally, times, type BenchFigure, type LoadResult } from "./lib.ts";
+import { adminCall, bareDownloadSeconds, inTurn, startCsvHost, ADMIN_TOKEN, createBenchPanel, load, median, printComparison, rate, report, share, sliceSpread, spreadOf, startRuntime, Tally, times, type BenchFigure, type LoadResult } from "./lib.ts";
 import { CSV_HEADER, csvRow } from "./worker/import-rows.ts";
 import { contactBucket, evenPartitions, partitionOfBucket } from "../src/domain/partitions.ts";
 import { childCpuSeconds } from "./cpu.ts";
@@ -330,7 +330,7 @@ try {
       const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
       const [b1, i1, b2, i2] = [mean(rates.base1!), rates.import1![0]!, mean(rates.base2!), rates.import2![0]!];
       // The least an import does: the file downloaded bare into R2, then the bare upserts.
-      const withDownload = (upsertsPerSecond: number) => ROWS / (ROWS / upsertsPerSecond + mean(downloads));
+      const withDownload = (upsertsPerSecond: number) => inTurn(ROWS / mean(downloads), upsertsPerSecond);
       console.log(`\n(d) bulkupload of ${ROWS} rows (call to callback) vs bare multi-row upserts (mean of a run before and after the import)`);
       console.log(`bare upserts, shard 0:                  ${b1.toFixed(0)} rows/s (${rates.base1!.map((r) => r.toFixed(0)).join(", ")})`);
       console.log(`import, 1 partition:                    ${i1.toFixed(0)} rows/s (${share(i1, b1)} of the bare upserts)`);

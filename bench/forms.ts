@@ -12,7 +12,7 @@
 // Every submission comes from an address and a client IP of its own (bench/signup-form.ts): the
 // per-IP and per-address limits (30 and 5 per 10 minutes) are recorded for each, never reached.
 import { createBenchForm, startSiteverify } from "./signup-form.ts";
-import { createBenchPanel, load, printComparison, report, share, spreadOf, startRuntime, Tally, times, type BenchFigure, type LoadResult } from "./lib.ts";
+import { createBenchPanel, inTurn, load, printComparison, report, share, spreadOf, startRuntime, Tally, times, type BenchFigure, type LoadResult } from "./lib.ts";
 
 const concurrency = Number(process.env.CONCURRENCY ?? 16);
 const rounds = Number(process.env.ROUNDS ?? 5);
@@ -83,7 +83,7 @@ try {
   if (turnstile) {
     // The least a submission costs: a contact add and a siteverify call, one after the other on the same thread.
     const verified = verifications.result();
-    const leastPerSecond = 1 / (1 / base.perSecond + 1 / verified.perSecond);
+    const leastPerSecond = inTurn(base.perSecond, verified.perSecond);
     const leastCpuMs = Number(adds.cpuMsPer()) + Number(verifications.cpuMsPer());
     console.log(
       `bare siteverify call: ${verified.perSecond.toFixed(0)}/s, workerd CPU ${verifications.cpuMsPer()} ms each; a contact add and that call together: ` +

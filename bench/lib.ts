@@ -377,6 +377,15 @@ export function share(service: number, baseline: number): string {
   return `${((service / baseline) * 100).toFixed(0)}%`;
 }
 
+/**
+ * The pace of works done one after the other on one thread, each at its own rate (per second): a
+ * baseline that is two bare works in turn (a contact add then a siteverify call; the download of
+ * a file then its upserts).
+ */
+export function inTurn(...perSecond: number[]): number {
+  return 1 / perSecond.reduce((sum, rate) => sum + 1 / rate, 0);
+}
+
 /** service/baseline as a factor ("1.42x"), for latencies and costs. */
 export function times(service: number, baseline: number): string {
   return `${(service / baseline).toFixed(2)}x`;
