@@ -74,6 +74,11 @@ function htmlPage(page: { status: number; html: string }): Response {
   return new Response(page.html, { status: page.status, headers: { "content-type": "text/html; charset=utf-8", ...NO_STORE } });
 }
 
+/** The page of a link that is not valid, for a visitor's link no route takes (a mail client cut it short). */
+export function invalidLinkAnswer(): Response {
+  return htmlPage(invalidLinkPage());
+}
+
 /** Form bodies larger than this are not read: an unsubscribe form holds one field. */
 const MAX_FORM_BYTES = 16 * 1024;
 

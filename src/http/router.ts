@@ -11,7 +11,7 @@ import { handleErrorReportDownload } from "../api/bulk";
 import { handleEnvelope } from "./envelope";
 import { ApiError, onServiceFault, serviceFault } from "../lib/http/errors";
 import { openApiDocument } from "./openapi";
-import { answerUnrouted, isApiPath } from "./fallback";
+import { answerUnrouted, isApiPath, isVisitorLinkPath, refuseMethod } from "./fallback";
 import { isPublicApiPath, withCors } from "./cors";
 import { handleClick, handleOpen, handleSesNotification, handlePreferences, handleTrackingHead, handleUnsubscribe } from "../api/tracking";
 import { envelopeFailure, json, newRequestId } from "../lib/http/respond";
@@ -93,8 +93,10 @@ router
   .all("/:version", (request: IRequest, env: Env, exec: ExecutionContext) => {
     if (request.params.version !== API_VERSION) {
       // A one-segment page of the panel (`/reset-password`) goes on to answerUnrouted; a HEAD (`/health`) on to its GET.
+      // `/s/` (the router takes a trailing slash) is a visitor's link cut short, not a version.
       if (request.method === "HEAD") return undefined;
-      return isApiPath(new URL(request.url).pathname) ? unknownVersion(request.params.version!) : undefined;
+      const path = new URL(request.url).pathname;
+      return isApiPath(path) && !isVisitorLinkPath(path) ? unknownVersion(request.params.version!) : undefined;
     }
     if (request.method !== "GET" && request.method !== "POST") {
       return envelopeFailure(newRequestId(), new ApiError(405, `method: the envelope accepts GET and POST, not ${request.method}`));
@@ -129,6 +131,12 @@ router
   .head("/t/:kind/:token", (request: IRequest, env: Env) =>
     ["o", "c", "u", "p"].includes(request.params.kind!) ? handleTrackingHead(request.params.kind!, request.params.token!, request, env) : undefined,
   )
+  .all("/t/:kind/:token", (request: IRequest) => {
+    const kind = request.params.kind!;
+    if (kind === "o" || kind === "c") return refuseMethod(request, "GET, HEAD", "a tracking link is read with GET");
+    if (kind === "u" || kind === "p") return refuseMethod(request, "GET, HEAD, POST", "an unsubscribe or preferences link is read with GET or posted");
+    return undefined;
+  })
   .post("/hooks/email/ses/:token", (request: IRequest, env: Env) => handleSesNotification(request.params.token!, request, env))
   // SMS providers' delivery reports and replies (STOP), and the short links of SMS.
   .post("/hooks/sms/:provider/:panel/:token", (request: IRequest, env: Env) => handleSmsHook(request, env, "receipts"))
@@ -138,6 +146,7 @@ router
   .all("/f/:form/confirm/:token", handleConfirm)
   .get("/s/:code", handleShortLink)
   .head("/s/:code", handleShortLink)
+  .all("/s/:code", (request: IRequest) => refuseMethod(request, "GET, HEAD", "a short link is read with GET"))
   .get(`/${API_VERSION}/jobs/:job/errors.csv`, (request: IRequest, env: Env) => handleErrorReportDownload(request, env, decodeOrKeep(request.params.job!)))
   // HEAD of a page with no HEAD route of its own is its GET (uptime monitors probe /health so).
   // Routes above that take HEAD answer it themselves (tracking links must not count a look as an
