@@ -6,7 +6,7 @@ import { handleSendsQueue, sendCampaignBatch, type SendNudge } from "../../../..
 import { sendJourneyEmail } from "../../../../src/services/journeys/messages";
 import { emailProvider, emailSetup, publicBaseUrlProblem } from "../../../../src/services/channels/email/providers";
 import { SesProvider } from "../../../../src/services/channels/email/ses";
-import { parseSesNotification } from "../../../../src/services/channels/email/ses-notifications";
+import { readSesNotification, sesNotificationOf } from "../../../../src/services/channels/email/ses-notifications";
 import { routeRequest } from "../../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
 import { getContactByKey } from "../../../../src/store/contacts";
@@ -16,6 +16,7 @@ import { unsubscribeUris } from "../../../support/mime";
 import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { pipelineSettled } from "../../../support/activity";
 import { verifiedSenderDomain } from "../../../support/dns";
+import { signedSns } from "../../../support/sns";
 
 const CREDENTIALS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" };
 const message = { id: "cmp_x.1", panelId: "pnl_x", campaignId: "cmp_x", from: "shop@example.com", to: "ada@example.com", subject: "Hi", raw: "Subject: Hi\r\n\r\nbody\r\n" };
@@ -147,8 +148,8 @@ describe("a campaign sent through SES, and its bounces", () => {
     expect((await campaign(panel, id)).counters).toMatchObject({ sent: 2 });
     const sentTo = await panelData.prepare("SELECT address FROM campaign_messages WHERE provider_msg_id = 'ses-msg-1'").first<{ address: string }>();
 
-    const notification = (token: string, body: unknown) =>
-      routeRequest(new Request(`https://api.test/hooks/email/ses/${token}`, { method: "POST", body: JSON.stringify(body) }), sesEnv, createExecutionContext());
+    const notification = async (token: string, body: Record<string, unknown>) =>
+      routeRequest(new Request(`https://api.test/hooks/email/ses/${token}`, { method: "POST", body: JSON.stringify(await signedSns(body)) }), sesEnv, createExecutionContext());
     const bounce = {
       Type: "Notification",
       Message: JSON.stringify({
@@ -171,23 +172,29 @@ describe("a campaign sent through SES, and its bounces", () => {
     expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ?", panel.id)).toBe(1);
     const delivery = { Type: "Notification", Message: JSON.stringify({ notificationType: "Delivery", mail: { messageId: "ses-msg-2" } }) };
     expect((await notification("sns-secret-token", delivery)).status).toBe(200);
-    // A subscription confirmation pointing anywhere but SNS is refused, not fetched.
+    // A subscription confirmation pointing anywhere but SNS is refused, not fetched, even signed.
     expect((await notification("sns-secret-token", { Type: "SubscriptionConfirmation", SubscribeURL: "https://evil.example.net/confirm" })).status).toBe(400);
-    // SNS's own URL is fetched: confirmed when SNS answers, 502 (SNS asks again) when it refuses or cannot be reached.
-    const confirmation = { Type: "SubscriptionConfirmation", SubscribeURL: "https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:eu-west-1:123456789012:ses-feedback&Token=t" };
-    const sns = vi.spyOn(globalThis, "fetch");
+    // SNS's own URL (the receiver stands in for SNS) is fetched: confirmed when SNS answers, 502 (SNS asks again) when it refuses or cannot be reached.
+    const sns = receiver.bucket("sns");
+    await receiver.script(sns, [
+      { status: 200, body: "<ConfirmSubscriptionResponse/>" },
+      { status: 403, body: "denied" },
+    ]);
+    const confirmation = { Type: "SubscriptionConfirmation", SubscribeURL: `${receiver.hookUrl(sns)}/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:eu-west-1:123456789012:ses-feedback&Token=t` };
+    const confirmed = await notification("sns-secret-token", confirmation);
+    expect([confirmed.status, await confirmed.text()]).toEqual([200, "subscribed"]);
+    expect((await receiver.requests(sns)).map((request) => [request.method, `${env.RECEIVER_URL}${request.path}`])).toEqual([["GET", confirmation.SubscribeURL]]);
+    expect((await notification("sns-secret-token", confirmation)).status).toBe(502);
+    // SNS unreachable: only the confirmation's fetch fails (the signing certificate is still fetched).
+    const realFetch = globalThis.fetch;
+    const fetched = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation((input, init) => (String(input) === confirmation.SubscribeURL ? Promise.reject(new TypeError("getaddrinfo ENOTFOUND sns.eu-west-1.amazonaws.com")) : realFetch(input, init)));
     try {
-      sns.mockResolvedValueOnce(new Response("<ConfirmSubscriptionResponse/>"));
-      const confirmed = await notification("sns-secret-token", confirmation);
-      expect([confirmed.status, await confirmed.text()]).toEqual([200, "subscribed"]);
-      expect(String(sns.mock.calls[0]![0])).toBe(confirmation.SubscribeURL);
-      sns.mockResolvedValueOnce(new Response("denied", { status: 403 }));
-      expect((await notification("sns-secret-token", confirmation)).status).toBe(502);
-      sns.mockRejectedValueOnce(new TypeError("getaddrinfo ENOTFOUND sns.eu-west-1.amazonaws.com"));
       const unreachable = await notification("sns-secret-token", confirmation);
       expect([unreachable.status, await unreachable.text()]).toEqual([502, "subscription not confirmed"]);
     } finally {
-      sns.mockRestore();
+      fetched.mockRestore();
     }
   });
 });
@@ -232,8 +239,8 @@ describe("a campaign sent through SES, and its complaints", () => {
     const id = await sendThroughSes(panel, sesEnv, "EMAIL\nada@example.com\n", 1);
     const contact = (await getContactByKey(panelData, panel.id, "ada@example.com"))!;
 
-    const notification = (body: unknown) =>
-      routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(body) }), sesEnv, createExecutionContext());
+    const notification = async (body: Record<string, unknown>) =>
+      routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(await signedSns(body)) }), sesEnv, createExecutionContext());
     // A complaint about a message the service never sent changes nothing.
     expect((await notification(sesComplaint("ses-unknown", "ada@example.com"))).status).toBe(200);
     expect(await isAddressSuppressed(panelData, panel.id, "ada@example.com")).toBe(false);
@@ -281,8 +288,12 @@ describe("a complaint holds against the marketer, not against the recipient", ()
     );
     const ada = sent.get("ada@example.com")!;
     const bob = sent.get("bob@example.com")!;
-    const complain = (messageId: string, address: string) =>
-      routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(sesComplaint(messageId, address)) }), sesEnv, createExecutionContext());
+    const complain = async (messageId: string, address: string) =>
+      routeRequest(
+        new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(await signedSns(sesComplaint(messageId, address))) }),
+        sesEnv,
+        createExecutionContext(),
+      );
     const reasonOf = async (address: string) =>
       (await panelData.prepare("SELECT reason FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panel.id, address).first<{ reason: string }>())?.reason ?? null;
     const preferences = (key: string) => `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/preferences`;
@@ -423,26 +434,28 @@ describe("a crash between claim and send, with SES", () => {
   });
 });
 
-describe("parseSesNotification", () => {
+describe("sesNotificationOf (what a message SNS signed says)", () => {
   it("reads a complaint's recipients, lower-cased, its message id and feedback type; one without a message id is invalid", () => {
-    expect(parseSesNotification(JSON.stringify(sesComplaint("ses-9", " Ada@Example.COM ")))).toEqual({
+    expect(sesNotificationOf(sesComplaint("ses-9", " Ada@Example.COM "), undefined)).toEqual({
       kind: "events",
       bounces: [],
       complaints: [{ providerMessageId: "ses-9", addresses: ["ada@example.com"], detail: { complaint_feedback_type: "abuse", complaint_subtype: null, provider: "ses" } }],
     });
     // A configuration set's event destination writes eventType instead of notificationType.
     const event = { ...JSON.parse(sesComplaint("ses-9", "a@b.example").Message), notificationType: undefined, eventType: "Complaint" };
-    expect(parseSesNotification(JSON.stringify({ Type: "Notification", Message: JSON.stringify(event) }))).toMatchObject({ kind: "events", complaints: [{ providerMessageId: "ses-9" }] });
+    expect(sesNotificationOf({ Type: "Notification", Message: JSON.stringify(event) }, undefined)).toMatchObject({ kind: "events", complaints: [{ providerMessageId: "ses-9" }] });
     const noId = { notificationType: "Complaint", complaint: { complainedRecipients: [{ emailAddress: "a@b.example" }] }, mail: {} };
-    expect(parseSesNotification(JSON.stringify({ Type: "Notification", Message: JSON.stringify(noId) }))).toEqual({ kind: "invalid", reason: "the complaint has no mail.messageId" });
+    expect(sesNotificationOf({ Type: "Notification", Message: JSON.stringify(noId) }, undefined)).toEqual({ kind: "invalid", reason: "the complaint has no mail.messageId" });
   });
 });
 
-describe("parseSesNotification with bodies that are not objects", () => {
-  it.each(["null", "[]", "42", "{oops", JSON.stringify({ Type: "Notification", Message: "null" }), JSON.stringify({ Type: "Notification", Message: "[1]" })])(
+describe("readSesNotification with bodies that are not objects", () => {
+  it.each(["null", "[]", "42", "{oops", { Type: "Notification", Message: "null" }, { Type: "Notification", Message: "[1]" }])(
     "%s is invalid, not a crash",
-    (text) => {
-      expect(parseSesNotification(text).kind).toBe("invalid");
+    async (body) => {
+      // The messages are signed, so that their Message is what is read.
+      const text = typeof body === "string" ? body : JSON.stringify(await signedSns(body));
+      expect((await readSesNotification(env, text)).kind).toBe("invalid");
     },
   );
 });
