@@ -133,6 +133,9 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             // ...and of FCM and Google's token endpoint (test/services/channels/push.test.ts).
             FCM_API_URL: `${inject<string>("receiverUrl")}/hooks/fcm-api`,
             FCM_TOKEN_URL: `${inject<string>("receiverUrl")}/hooks/google-token`,
+            // The receiver stands in for Amazon SNS: the subscription URLs it is given and the
+            // test signing certificate it serves (test/support/sns.ts) are trusted as SNS's.
+            SES_SNS_ORIGIN: inject<string>("receiverUrl"),
             // Downloads measure their minimum rate over 1 s, not 5-10 s, so hostile-source tests stay short.
             DOWNLOAD_RATE_WINDOW_MS: "1000",
             // The fuzz test's seed (test/http/fuzz.test.ts); empty: its fixed default.

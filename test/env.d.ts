@@ -11,3 +11,9 @@ declare namespace Cloudflare {
     FUZZ_SEED: string;
   }
 }
+
+/** Text files imported whole through Vite's `?raw` (test/support/sns.ts: the test key and certificate). */
+declare module "*.pem?raw" {
+  const text: string;
+  export default text;
+}

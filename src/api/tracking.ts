@@ -1,6 +1,6 @@
 import { recordBounce, recordComplaint, trackClick, trackOpen, unsubscribeRecipient } from "../services/broadcasts/engagement";
 import type { EmailProviderSecrets } from "../services/channels/email/provider";
-import { parseSesNotification } from "../services/channels/email/ses-notifications";
+import { readSesNotification } from "../services/channels/email/ses-notifications";
 import { recipientOf, recipientPreferences, resubscribe } from "../services/channels/email/recipient-choice";
 import { isJourneyClaim, TrackingSigner } from "../services/channels/email/tracking";
 import { invalidLinkPage, ONE_CLICK_NOTICE, preferenceNotice, preferencesPage, RESUBSCRIBE_LABEL, unsubscribeNotice, unsubscribePage } from "../domain/unsubscribe-page";
@@ -217,7 +217,7 @@ function preferenceActs(changed: PreferencesChange, panelName: string): Array<{ 
 }
 
 /**
- * Confirms an SNS subscription: a GET of SNS's own URL (parseSesNotification refused any other),
+ * Confirms an SNS subscription: a GET of SNS's own URL (readSesNotification refused any other),
  * nothing else fetched. SNS unreachable, slow past 10 s or refusing is "not confirmed" (SNS asks
  * again), never a fault of ours.
  */
@@ -233,7 +233,9 @@ async function confirmSnsSubscription(url: string): Promise<boolean> {
 
 /**
  * POST /hooks/email/ses/{token}: Amazon SNS notifications of SES bounces and complaints. The path token
- * (secret SES_SNS_TOKEN) is what authenticates SNS; without the secret the endpoint is off.
+ * (secret SES_SNS_TOKEN) keeps the endpoint to those who know it, and SNS's signature on each
+ * message proves SNS sent it: a bad one is 403, a certificate that could not be fetched 502 (SNS
+ * retries). Without the secret the endpoint is off.
  */
 export async function handleSesNotification(token: string, request: Request, env: Env & EmailProviderSecrets): Promise<Response> {
   const { snsToken } = config(env).ses;
@@ -245,8 +247,10 @@ export async function handleSesNotification(token: string, request: Request, env
     if (error instanceof ApiError) return new Response(error.message, { status: error.status });
     throw error;
   }
-  const parsed = parseSesNotification(new TextDecoder().decode(body));
+  const parsed = await readSesNotification(env, new TextDecoder().decode(body));
   if (parsed.kind === "invalid") return new Response(parsed.reason, { status: 400 });
+  if (parsed.kind === "refused") return new Response(`the SNS signature is refused: ${parsed.reason}`, { status: 403 });
+  if (parsed.kind === "unverifiable") return new Response(`the SNS signature could not be checked: ${parsed.reason}`, { status: 502 });
   if (parsed.kind === "subscribe") {
     const confirmed = await confirmSnsSubscription(parsed.subscribeUrl);
     return new Response(confirmed ? "subscribed" : "subscription not confirmed", { status: confirmed ? 200 : 502 });

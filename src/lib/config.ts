@@ -26,6 +26,7 @@ const VARS = [
   "SES_ACCESS_KEY_ID",
   "SES_SECRET_ACCESS_KEY",
   "SES_SNS_TOKEN",
+  "SES_SNS_ORIGIN",
   "PUBLIC_BASE_URL",
   "DOH_URL",
   "TWILIO_API_URL",
@@ -59,6 +60,13 @@ export type EmailProviderName = (typeof EMAIL_PROVIDERS)[number];
 const MAX_LEAD_MINUTES = 7 * 24 * 60;
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an absolute http(s) URL" });
+/** An http(s) origin (scheme, host, port), written without a path; read as URL.origin writes it. */
+const httpOrigin = httpUrl
+  .refine((url) => {
+    const parsed = new URL(url);
+    return parsed.pathname === "/" && !parsed.search && !parsed.hash && !parsed.username && !parsed.password;
+  }, "must be an origin such as https://host:port, without a path")
+  .transform((url) => new URL(url).origin);
 const minutes = z
   .string()
   .regex(/^\d+$/, "must be a whole number of minutes")
@@ -95,6 +103,7 @@ const schema = z.object({
   SES_ACCESS_KEY_ID: text.optional(),
   SES_SECRET_ACCESS_KEY: text.optional(),
   SES_SNS_TOKEN: text.optional(),
+  SES_SNS_ORIGIN: httpOrigin.optional(),
   PUBLIC_BASE_URL: httpUrl,
   DOH_URL: httpUrl.default("https://cloudflare-dns.com/dns-query"),
   TWILIO_API_URL: httpUrl.default("https://api.twilio.com"),
@@ -157,6 +166,12 @@ function toConfig(vars: z.output<typeof schema>) {
       accessKeyId: vars.SES_ACCESS_KEY_ID,
       secretAccessKey: vars.SES_SECRET_ACCESS_KEY,
       snsToken: vars.SES_SNS_TOKEN,
+      /**
+       * Empty: SNS's own hosts (https, sns.<region>.amazonaws.com[.cn]) are the only ones whose
+       * SubscribeURL is followed and whose SigningCertURL is trusted. Set (tests), that origin
+       * is the only one: a local stand-in of SNS that serves a test certificate.
+       */
+      snsOrigin: vars.SES_SNS_ORIGIN,
     },
     /** Origin of links in sent email and messages, without a trailing slash. */
     publicBaseUrl: withoutSlash(vars.PUBLIC_BASE_URL),

@@ -89,6 +89,14 @@ describe("configuration", () => {
     expect(parseConfig({ ...env, UNSENT_PAGE_BATCHES: "250" }).unsentPageBatches).toBe(250);
   });
 
+  it("takes SES_SNS_ORIGIN as an origin only: a path would read as a rule it is not", () => {
+    expect(parseConfig({ ...env, SES_SNS_ORIGIN: "" }).ses.snsOrigin).toBeUndefined();
+    expect(parseConfig({ ...env, SES_SNS_ORIGIN: "http://127.0.0.1:8999/" }).ses.snsOrigin).toBe("http://127.0.0.1:8999");
+    for (const value of ["http://127.0.0.1:8999/sns", "https://sns.example?x=1", "ftp://sns.example"]) {
+      expect(() => parseConfig({ ...env, SES_SNS_ORIGIN: value })).toThrow(/^configuration is invalid: SES_SNS_ORIGIN must be/);
+    }
+  });
+
   it("makes /health answer 500 naming the variable, and a request that needs it fail", async () => {
     const health = await fetchWith({ EMAIL_PROVIDER: "carrier-pigeon" }, "/health");
     expect(health.status).toBe(500);

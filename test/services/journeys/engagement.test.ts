@@ -11,6 +11,7 @@ import { verifiedSenderDomain } from "../../support/dns";
 import { htmlOf } from "../../support/broadcasts";
 import { apiFor, call, countRows, createPanel, receiver, type TestPanel, PUBLIC_HTTPS, panelData } from "../../support/helpers";
 import { act, addMembersQuietly, cartPanel, createWebhook, delivered, messagesOf, startJourney } from "../../support/journeys";
+import { signedSns } from "../../support/sns";
 
 /** A journey: cart activity -> tracked email -> wait for `events` -> webhook on event. */
 async function emailJourney(events: string[], html = '<p>Hi {{NAME}}, <a href="https://shop.example.com/cart?id=7&amp;ref=mail">your cart</a></p>') {
@@ -246,14 +247,16 @@ describe("journey email bounces and complaints reported by SES", () => {
   it("a bounce finds the journey email by SES's message id: a hard one suppresses the address; each kind records one event with the msgid", async () => {
     const { panel, sesEnv, sent } = await sentThroughSes("ses-journey-1");
 
-    const notify = (messageId: string, bounceType = "Permanent") =>
+    const notify = async (messageId: string, bounceType = "Permanent") =>
       routeRequest(
         new Request("https://api.test/hooks/email/ses/sns-secret-token", {
           method: "POST",
-          body: JSON.stringify({
-            Type: "Notification",
-            Message: JSON.stringify({ notificationType: "Bounce", mail: { messageId }, bounce: { bounceType, bounceSubType: "General", bouncedRecipients: [{ emailAddress: "Ada@Example.com" }] } }),
-          }),
+          body: JSON.stringify(
+            await signedSns({
+              Type: "Notification",
+              Message: JSON.stringify({ notificationType: "Bounce", mail: { messageId }, bounce: { bounceType, bounceSubType: "General", bouncedRecipients: [{ emailAddress: "Ada@Example.com" }] } }),
+            }),
+          ),
         }),
         sesEnv,
         createExecutionContext(),
@@ -284,8 +287,9 @@ describe("journey email bounces and complaints reported by SES", () => {
         mail: { timestamp: "2026-01-02T03:00:00.000Z", source: "shop@example.com", messageId: "ses-journey-complaint", destination: ["ada@example.com"] },
       }),
     };
-    const notify = () =>
-      routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(complaint) }), sesEnv, createExecutionContext());
+    // Signed once: SNS repeats the same message, signature and all.
+    const signed = JSON.stringify(await signedSns(complaint, { version: "2" }));
+    const notify = () => routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: signed }), sesEnv, createExecutionContext());
     expect((await notify()).status).toBe(200);
     expect((await notify()).status).toBe(200);
     expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'complaint'", panel.id)).toBe(1);

@@ -1,18 +1,21 @@
+import { config, type ConfigSource } from "../../../lib/config";
 import { parseCallerJson } from "../../../lib/json";
 import type { ProviderBounce, ProviderComplaint } from "./provider";
+import { isSnsUrl, verifySnsMessage } from "./sns-messages";
 
 /**
  * Reads what Amazon SNS posts for SES (a subscription confirmation, or a notification whose
  * Message is the SES event JSON). Bounces and complaints matter here; deliveries and the rest
- * are acknowledged and ignored.
+ * are acknowledged and ignored. Nothing but the message's type is read before its SNS
+ * signature checks out: `refused` when it does not, `unverifiable` when SNS's certificate could
+ * not be had (sns-messages.ts).
  */
 export type SesNotification =
   | { kind: "subscribe"; subscribeUrl: string }
   | { kind: "events"; bounces: ProviderBounce[]; complaints: ProviderComplaint[] }
-  | { kind: "invalid"; reason: string };
-
-/** SNS's own hosts; a SubscribeURL anywhere else is refused. */
-const SNS_HOST = /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
+  | { kind: "invalid"; reason: string }
+  | { kind: "refused"; reason: string }
+  | { kind: "unverifiable"; reason: string };
 
 /** The value if it is an object; null for anything else (`null`, arrays, scalars). */
 function asObject(value: unknown): Record<string, any> | null {
@@ -25,17 +28,22 @@ function parseObject(text: string): Record<string, any> | null {
   return parsed.ok ? asObject(parsed.value) : null;
 }
 
-export function parseSesNotification(text: string): SesNotification {
+export async function readSesNotification(env: ConfigSource, text: string): Promise<SesNotification> {
   const envelope = parseObject(text);
   if (!envelope) return { kind: "invalid", reason: "the body is not a JSON object" };
+  if (envelope.Type !== "SubscriptionConfirmation" && envelope.Type !== "Notification") return { kind: "invalid", reason: "not an SNS notification" };
+  const { snsOrigin } = config(env).ses;
+  const verdict = await verifySnsMessage(envelope, snsOrigin);
+  if (!verdict.ok) return { kind: verdict.kind, reason: verdict.reason };
+  return sesNotificationOf(envelope, snsOrigin);
+}
+
+/** What a message SNS signed says; `snsOrigin` as configured (lib/config.ts). */
+export function sesNotificationOf(envelope: Record<string, any>, snsOrigin: string | undefined): SesNotification {
   if (envelope.Type === "SubscriptionConfirmation") {
     const url = typeof envelope.SubscribeURL === "string" ? envelope.SubscribeURL : "";
-    try {
-      const parsed = new URL(url);
-      if (parsed.protocol === "https:" && SNS_HOST.test(parsed.hostname)) return { kind: "subscribe", subscribeUrl: url };
-    } catch {
-      // refused below
-    }
+    // SNS signed it, but it is still the one URL the service fetches on a message's word.
+    if (isSnsUrl(url, snsOrigin)) return { kind: "subscribe", subscribeUrl: url };
     return { kind: "invalid", reason: "SubscribeURL is not an Amazon SNS URL" };
   }
   if (envelope.Type !== "Notification" || typeof envelope.Message !== "string") return { kind: "invalid", reason: "not an SNS notification" };

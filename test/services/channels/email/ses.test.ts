@@ -6,7 +6,7 @@ import { handleSendsQueue, sendCampaignBatch, type SendNudge } from "../../../..
 import { sendJourneyEmail } from "../../../../src/services/journeys/messages";
 import { emailProvider, emailSetup, publicBaseUrlProblem } from "../../../../src/services/channels/email/providers";
 import { SesProvider } from "../../../../src/services/channels/email/ses";
-import { parseSesNotification } from "../../../../src/services/channels/email/ses-notifications";
+import { readSesNotification, sesNotificationOf } from "../../../../src/services/channels/email/ses-notifications";
 import { routeRequest } from "../../../../src/http/router";
 import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
 import { getContactByKey } from "../../../../src/store/contacts";
@@ -16,6 +16,7 @@ import { unsubscribeUris } from "../../../support/mime";
 import { broadcastData, campaign, publish, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { pipelineSettled } from "../../../support/activity";
 import { verifiedSenderDomain } from "../../../support/dns";
+import { otherPrivateKey, signedSns } from "../../../support/sns";
 
 const CREDENTIALS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" };
 const message = { id: "cmp_x.1", panelId: "pnl_x", campaignId: "cmp_x", from: "shop@example.com", to: "ada@example.com", subject: "Hi", raw: "Subject: Hi\r\n\r\nbody\r\n" };
@@ -129,6 +130,17 @@ async function sendThroughSes(panel: TestPanel, sesEnv: ReturnType<typeof sesEnv
   return id;
 }
 
+/** A panel with a verified sender domain and a campaign to ada@example.com sent through SES, which names it `messageId`. */
+async function sentToAda(messageId: string) {
+  const bucket = receiver.bucket("ses");
+  await receiver.script(bucket, [{ status: 200, body: JSON.stringify({ MessageId: messageId }) }]);
+  const sesEnv = sesEnvOf(bucket);
+  const panel = await createPanel();
+  await verifiedSenderDomain(panel.id);
+  const id = await sendThroughSes(panel, sesEnv, "EMAIL\nada@example.com\n", 1);
+  return { bucket, sesEnv, panel, id };
+}
+
 describe("a campaign sent through SES, and its bounces", () => {
   it("records SES message ids, then suppresses a hard-bounced address from the SNS notification", async () => {
     const bucket = receiver.bucket("ses");
@@ -147,8 +159,8 @@ describe("a campaign sent through SES, and its bounces", () => {
     expect((await campaign(panel, id)).counters).toMatchObject({ sent: 2 });
     const sentTo = await panelData.prepare("SELECT address FROM campaign_messages WHERE provider_msg_id = 'ses-msg-1'").first<{ address: string }>();
 
-    const notification = (token: string, body: unknown) =>
-      routeRequest(new Request(`https://api.test/hooks/email/ses/${token}`, { method: "POST", body: JSON.stringify(body) }), sesEnv, createExecutionContext());
+    const notification = async (token: string, body: Record<string, unknown>) =>
+      routeRequest(new Request(`https://api.test/hooks/email/ses/${token}`, { method: "POST", body: JSON.stringify(await signedSns(body)) }), sesEnv, createExecutionContext());
     const bounce = {
       Type: "Notification",
       Message: JSON.stringify({
@@ -171,24 +183,137 @@ describe("a campaign sent through SES, and its bounces", () => {
     expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ?", panel.id)).toBe(1);
     const delivery = { Type: "Notification", Message: JSON.stringify({ notificationType: "Delivery", mail: { messageId: "ses-msg-2" } }) };
     expect((await notification("sns-secret-token", delivery)).status).toBe(200);
-    // A subscription confirmation pointing anywhere but SNS is refused, not fetched.
+    // A subscription confirmation pointing anywhere but SNS is refused, not fetched, even signed.
     expect((await notification("sns-secret-token", { Type: "SubscriptionConfirmation", SubscribeURL: "https://evil.example.net/confirm" })).status).toBe(400);
-    // SNS's own URL is fetched: confirmed when SNS answers, 502 (SNS asks again) when it refuses or cannot be reached.
-    const confirmation = { Type: "SubscriptionConfirmation", SubscribeURL: "https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:eu-west-1:123456789012:ses-feedback&Token=t" };
-    const sns = vi.spyOn(globalThis, "fetch");
+    // SNS's own URL (the receiver stands in for SNS) is fetched: confirmed when SNS answers, 502 (SNS asks again) when it refuses or cannot be reached.
+    const sns = receiver.bucket("sns");
+    await receiver.script(sns, [
+      { status: 200, body: "<ConfirmSubscriptionResponse/>" },
+      { status: 403, body: "denied" },
+    ]);
+    const confirmation = { Type: "SubscriptionConfirmation", SubscribeURL: `${receiver.hookUrl(sns)}/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:eu-west-1:123456789012:ses-feedback&Token=t` };
+    const confirmed = await notification("sns-secret-token", confirmation);
+    expect([confirmed.status, await confirmed.text()]).toEqual([200, "subscribed"]);
+    expect((await receiver.requests(sns)).map((request) => [request.method, `${env.RECEIVER_URL}${request.path}`])).toEqual([["GET", confirmation.SubscribeURL]]);
+    expect((await notification("sns-secret-token", confirmation)).status).toBe(502);
+    // SNS unreachable: only the confirmation's fetch fails (the signing certificate is still fetched).
+    const realFetch = globalThis.fetch;
+    const fetched = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation((input, init) => (String(input) === confirmation.SubscribeURL ? Promise.reject(new TypeError("getaddrinfo ENOTFOUND sns.eu-west-1.amazonaws.com")) : realFetch(input, init)));
     try {
-      sns.mockResolvedValueOnce(new Response("<ConfirmSubscriptionResponse/>"));
-      const confirmed = await notification("sns-secret-token", confirmation);
-      expect([confirmed.status, await confirmed.text()]).toEqual([200, "subscribed"]);
-      expect(String(sns.mock.calls[0]![0])).toBe(confirmation.SubscribeURL);
-      sns.mockResolvedValueOnce(new Response("denied", { status: 403 }));
-      expect((await notification("sns-secret-token", confirmation)).status).toBe(502);
-      sns.mockRejectedValueOnce(new TypeError("getaddrinfo ENOTFOUND sns.eu-west-1.amazonaws.com"));
       const unreachable = await notification("sns-secret-token", confirmation);
       expect([unreachable.status, await unreachable.text()]).toEqual([502, "subscription not confirmed"]);
     } finally {
-      sns.mockRestore();
+      fetched.mockRestore();
     }
+  });
+});
+
+describe("SNS message signatures on the SES endpoint", () => {
+  /** A hard bounce of SES message `messageId` to ada@example.com, as SNS's Notification carries it. */
+  const hardBounce = (messageId: string) => ({
+    Type: "Notification",
+    Subject: "Amazon SES Email Event Notification",
+    Message: JSON.stringify({ notificationType: "Bounce", mail: { messageId }, bounce: { bounceType: "Permanent", bounceSubType: "General", bouncedRecipients: [{ emailAddress: "ada@example.com" }] } }),
+  });
+
+  /** Posts `body` to `deployment`'s SES endpoint; the answer's status and text. */
+  const post = async (deployment: ReturnType<typeof sesEnvOf>, body: Record<string, unknown>) => {
+    const response = await routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(body) }), deployment, createExecutionContext());
+    return [response.status, await response.text()];
+  };
+
+  it("a message not signed by SNS (no or a wrong signature, an unknown version, a certificate from elsewhere or none to fetch) is refused and changes nothing", async () => {
+    const { sesEnv, panel, id } = await sentToAda("ses-signed-1");
+    const unchanged = async () => {
+      expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ?", panel.id)).toBe(0);
+      expect((await campaign(panel, id)).counters).toMatchObject({ sent: 1, bounces: 0 });
+    };
+    const bounce = hardBounce("ses-signed-1");
+    const signed = await signedSns(bounce);
+    const { Signature: _, ...unsigned } = signed;
+
+    // What the endpoint took before: the path token alone, no signature.
+    expect(await post(sesEnv, bounce)).toEqual([403, 'the SNS signature is refused: SignatureVersion null is not 1 or 2']);
+    expect(await post(sesEnv, unsigned)).toEqual([403, "the SNS signature is refused: Signature is missing or not base64"]);
+    // Signed, then changed on the way.
+    const transient = await signedSns({ ...bounce, Message: bounce.Message.replace("Permanent", "Transient") });
+    expect(await post(sesEnv, { ...transient, Message: bounce.Message })).toEqual([403, "the SNS signature is refused: the signature does not match the message"]);
+    expect(await post(sesEnv, { ...signed, Subject: "another subject" })).toEqual([403, "the SNS signature is refused: the signature does not match the message"]);
+    expect(await post(sesEnv, { ...signed, MessageId: undefined })).toEqual([403, "the SNS signature is refused: a field the Notification signs is missing"]);
+    // A forger's key, naming SNS's (the test) certificate; a version that says SHA-1 over a SHA-256 signature; a version SNS does not have.
+    expect(await post(sesEnv, await signedSns(bounce, { privateKey: await otherPrivateKey() }))).toEqual([403, "the SNS signature is refused: the signature does not match the message"]);
+    expect(await post(sesEnv, { ...(await signedSns(bounce, { version: "2" })), SignatureVersion: "1" })).toEqual([403, "the SNS signature is refused: the signature does not match the message"]);
+    expect(await post(sesEnv, await signedSns(bounce, { version: "3" }))).toEqual([403, 'the SNS signature is refused: SignatureVersion "3" is not 1 or 2']);
+    await unchanged();
+
+    // A certificate anywhere but SNS is not fetched: another host, or not a .pem on SNS's (here the receiver's) own origin.
+    const elsewhere = receiver.bucket("cert");
+    const offHost = "the SNS signature is refused: SigningCertURL is not an Amazon SNS certificate (.pem) URL";
+    expect(await post(sesEnv, await signedSns(bounce, { certUrl: "https://evil.example.net/SimpleNotificationService-0123.pem" }))).toEqual([403, offHost]);
+    expect(await post(sesEnv, await signedSns(bounce, { certUrl: `${receiver.hookUrl(elsewhere)}/cert.txt` }))).toEqual([403, offHost]);
+    expect(await post(sesEnv, { ...signed, SigningCertURL: 42 })).toEqual([403, offHost]);
+    // Without SES_SNS_ORIGIN (production): https on sns.<region>.amazonaws.com only, so the receiver's http origin is refused too.
+    const production = { ...sesEnv, SES_SNS_ORIGIN: "" };
+    for (const certUrl of [
+      "http://sns.eu-west-1.amazonaws.com/SimpleNotificationService-0123.pem",
+      "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-0123.txt",
+      "https://sns.eu-west-1.amazonaws.com.evil.example.net/SimpleNotificationService-0123.pem",
+      "https://sns.eu-west-1.amazonaws.com:8443/SimpleNotificationService-0123.pem",
+      `${receiver.hookUrl(elsewhere)}/cert.pem`,
+    ]) {
+      expect(await post(production, await signedSns(bounce, { certUrl }))).toEqual([403, offHost]);
+    }
+    expect(await receiver.requests(elsewhere)).toEqual([]);
+    await unchanged();
+
+    // SNS's certificate cannot be had: 502, which SNS retries.
+    await receiver.script(elsewhere, [
+      { status: 503, body: "unavailable" },
+      { status: 200, body: "not a certificate" },
+      { status: 302, headers: { location: "https://evil.example.net/cert.pem" } },
+    ]);
+    const certOf = (name: string) => ({ certUrl: `${receiver.hookUrl(elsewhere)}/${name}.pem` });
+    expect(await post(sesEnv, await signedSns(bounce, certOf("a")))).toEqual([502, "the SNS signature could not be checked: the signing certificate could not be fetched (HTTP 503)"]);
+    expect(await post(sesEnv, await signedSns(bounce, certOf("b")))).toEqual([502, expect.stringMatching(/^the SNS signature could not be checked: the signing certificate could not be read \(/)]);
+    expect(await post(sesEnv, await signedSns(bounce, certOf("c")))).toEqual([502, "the SNS signature could not be checked: the signing certificate could not be fetched (HTTP 302)"]);
+    expect(await post(sesEnv, await signedSns(bounce, { certUrl: receiver.url(`/files/no-such-cert-${crypto.randomUUID()}.pem`) }))).toEqual([
+      502,
+      "the SNS signature could not be checked: the signing certificate could not be fetched (HTTP 404)",
+    ]);
+    expect((await receiver.requests(elsewhere)).map((request) => request.path)).toEqual([`/hooks/${elsewhere}/a.pem`, `/hooks/${elsewhere}/b.pem`, `/hooks/${elsewhere}/c.pem`]);
+    await unchanged();
+
+    // Signed by SNS, with either version: taken.
+    expect(await post(sesEnv, await signedSns(bounce, { version: "2" }))).toEqual([200, "ok"]);
+    expect(await post(sesEnv, signed)).toEqual([200, "ok"]);
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ? AND address = 'ada@example.com' AND reason = 'hard_bounce'", panel.id)).toBe(1);
+    expect((await campaign(panel, id)).counters.bounces).toBe(1);
+  });
+
+  it("a subscription confirmation not signed by SNS is refused and its URL not fetched; a signed one (either version) is confirmed", async () => {
+    const sesEnv = sesEnvOf(receiver.bucket("ses"));
+    const sns = receiver.bucket("sns");
+    const confirmation = { Type: "SubscriptionConfirmation", SubscribeURL: `${receiver.hookUrl(sns)}/?Action=ConfirmSubscription&Token=t` };
+    const signed = await signedSns(confirmation);
+    expect(await post(sesEnv, confirmation)).toEqual([403, "the SNS signature is refused: SignatureVersion null is not 1 or 2"]);
+    expect(await post(sesEnv, { ...signed, Token: "another" })).toEqual([403, "the SNS signature is refused: the signature does not match the message"]);
+    expect(await post(sesEnv, { ...signed, SubscribeURL: `${receiver.hookUrl(sns)}/?Action=ConfirmSubscription&Token=u` })).toEqual([403, "the SNS signature is refused: the signature does not match the message"]);
+    expect(await post(sesEnv, await signedSns(confirmation, { privateKey: await otherPrivateKey(), version: "2" }))).toEqual([403, "the SNS signature is refused: the signature does not match the message"]);
+    expect(await receiver.requests(sns)).toEqual([]);
+    // Without SES_SNS_ORIGIN (production), an unsigned confirmation naming SNS's own host is refused before anything is fetched.
+    const fetched = vi.spyOn(globalThis, "fetch").mockResolvedValue(new Response("<ConfirmSubscriptionResponse/>"));
+    try {
+      const onSns = { Type: "SubscriptionConfirmation", SubscribeURL: "https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&Token=t" };
+      expect(await post({ ...sesEnv, SES_SNS_ORIGIN: "" }, onSns)).toEqual([403, "the SNS signature is refused: SignatureVersion null is not 1 or 2"]);
+      expect(fetched).not.toHaveBeenCalled();
+    } finally {
+      fetched.mockRestore();
+    }
+    expect(await post(sesEnv, signed)).toEqual([200, "subscribed"]);
+    expect(await post(sesEnv, await signedSns(confirmation, { version: "2" }))).toEqual([200, "subscribed"]);
+    expect(await receiver.requests(sns)).toHaveLength(2);
   });
 });
 
@@ -224,16 +349,11 @@ function sesComplaint(messageId: string, recipient: string) {
 
 describe("a campaign sent through SES, and its complaints", () => {
   it("a complaint suppresses the address at once and records one complaint event with the message's msgid, however often SNS repeats it", async () => {
-    const bucket = receiver.bucket("ses");
-    await receiver.script(bucket, [{ status: 200, body: '{"MessageId":"ses-complaint-1"}' }]);
-    const sesEnv = sesEnvOf(bucket);
-    const panel = await createPanel();
-    await verifiedSenderDomain(panel.id);
-    const id = await sendThroughSes(panel, sesEnv, "EMAIL\nada@example.com\n", 1);
+    const { bucket, sesEnv, panel, id } = await sentToAda("ses-complaint-1");
     const contact = (await getContactByKey(panelData, panel.id, "ada@example.com"))!;
 
-    const notification = (body: unknown) =>
-      routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(body) }), sesEnv, createExecutionContext());
+    const notification = async (body: Record<string, unknown>) =>
+      routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(await signedSns(body)) }), sesEnv, createExecutionContext());
     // A complaint about a message the service never sent changes nothing.
     expect((await notification(sesComplaint("ses-unknown", "ada@example.com"))).status).toBe(200);
     expect(await isAddressSuppressed(panelData, panel.id, "ada@example.com")).toBe(false);
@@ -281,8 +401,12 @@ describe("a complaint holds against the marketer, not against the recipient", ()
     );
     const ada = sent.get("ada@example.com")!;
     const bob = sent.get("bob@example.com")!;
-    const complain = (messageId: string, address: string) =>
-      routeRequest(new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(sesComplaint(messageId, address)) }), sesEnv, createExecutionContext());
+    const complain = async (messageId: string, address: string) =>
+      routeRequest(
+        new Request("https://api.test/hooks/email/ses/sns-secret-token", { method: "POST", body: JSON.stringify(await signedSns(sesComplaint(messageId, address))) }),
+        sesEnv,
+        createExecutionContext(),
+      );
     const reasonOf = async (address: string) =>
       (await panelData.prepare("SELECT reason FROM email_suppressions WHERE panel_id = ? AND address = ?").bind(panel.id, address).first<{ reason: string }>())?.reason ?? null;
     const preferences = (key: string) => `/panels/${panel.id}/contacts/${encodeURIComponent(key)}/preferences`;
@@ -423,26 +547,28 @@ describe("a crash between claim and send, with SES", () => {
   });
 });
 
-describe("parseSesNotification", () => {
+describe("sesNotificationOf (what a message SNS signed says)", () => {
   it("reads a complaint's recipients, lower-cased, its message id and feedback type; one without a message id is invalid", () => {
-    expect(parseSesNotification(JSON.stringify(sesComplaint("ses-9", " Ada@Example.COM ")))).toEqual({
+    expect(sesNotificationOf(sesComplaint("ses-9", " Ada@Example.COM "), undefined)).toEqual({
       kind: "events",
       bounces: [],
       complaints: [{ providerMessageId: "ses-9", addresses: ["ada@example.com"], detail: { complaint_feedback_type: "abuse", complaint_subtype: null, provider: "ses" } }],
     });
     // A configuration set's event destination writes eventType instead of notificationType.
     const event = { ...JSON.parse(sesComplaint("ses-9", "a@b.example").Message), notificationType: undefined, eventType: "Complaint" };
-    expect(parseSesNotification(JSON.stringify({ Type: "Notification", Message: JSON.stringify(event) }))).toMatchObject({ kind: "events", complaints: [{ providerMessageId: "ses-9" }] });
+    expect(sesNotificationOf({ Type: "Notification", Message: JSON.stringify(event) }, undefined)).toMatchObject({ kind: "events", complaints: [{ providerMessageId: "ses-9" }] });
     const noId = { notificationType: "Complaint", complaint: { complainedRecipients: [{ emailAddress: "a@b.example" }] }, mail: {} };
-    expect(parseSesNotification(JSON.stringify({ Type: "Notification", Message: JSON.stringify(noId) }))).toEqual({ kind: "invalid", reason: "the complaint has no mail.messageId" });
+    expect(sesNotificationOf({ Type: "Notification", Message: JSON.stringify(noId) }, undefined)).toEqual({ kind: "invalid", reason: "the complaint has no mail.messageId" });
   });
 });
 
-describe("parseSesNotification with bodies that are not objects", () => {
-  it.each(["null", "[]", "42", "{oops", JSON.stringify({ Type: "Notification", Message: "null" }), JSON.stringify({ Type: "Notification", Message: "[1]" })])(
+describe("readSesNotification with bodies that are not objects", () => {
+  it.each(["null", "[]", "42", "{oops", { Type: "Notification", Message: "null" }, { Type: "Notification", Message: "[1]" }])(
     "%s is invalid, not a crash",
-    (text) => {
-      expect(parseSesNotification(text).kind).toBe("invalid");
+    async (body) => {
+      // The messages are signed, so that their Message is what is read.
+      const text = typeof body === "string" ? body : JSON.stringify(await signedSns(body));
+      expect((await readSesNotification(env, text)).kind).toBe("invalid");
     },
   );
 });
