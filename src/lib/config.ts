@@ -27,6 +27,7 @@ const VARS = [
   "SES_SECRET_ACCESS_KEY",
   "SES_SNS_TOKEN",
   "SES_SNS_ORIGIN",
+  "SES_SNS_TOPICS",
   "PUBLIC_BASE_URL",
   "DOH_URL",
   "TWILIO_API_URL",
@@ -86,6 +87,11 @@ const keptDays = (min: number) =>
     .pipe(z.number().min(min, `must be at least ${min}`).max(36_500, "must be at most 36500 (a hundred years)"));
 /** The segment history screen reads up to 366 days back (admin/segments.ts). */
 export const SEGMENT_HISTORY_MAX_DAYS = 366;
+/** SNS topic ARNs (`arn:aws:sns:eu-west-1:123456789012:ses-feedback`), comma-separated. */
+const snsTopicArns = z
+  .string()
+  .transform((value) => value.split(",").map((arn) => arn.trim()).filter((arn) => arn !== ""))
+  .pipe(z.array(z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/, "must list SNS topic ARNs such as arn:aws:sns:us-east-1:123456789012:ses-feedback, comma-separated")));
 const flag = z.enum(["true", "false"], { error: 'must be "true" or "false"' }).transform((value) => value === "true");
 const text = z.string();
 
@@ -104,6 +110,7 @@ const schema = z.object({
   SES_SECRET_ACCESS_KEY: text.optional(),
   SES_SNS_TOKEN: text.optional(),
   SES_SNS_ORIGIN: httpOrigin.optional(),
+  SES_SNS_TOPICS: snsTopicArns.optional(),
   PUBLIC_BASE_URL: httpUrl,
   DOH_URL: httpUrl.default("https://cloudflare-dns.com/dns-query"),
   TWILIO_API_URL: httpUrl.default("https://api.twilio.com"),
@@ -172,6 +179,11 @@ function toConfig(vars: z.output<typeof schema>) {
        * is the only one: a local stand-in of SNS that serves a test certificate.
        */
       snsOrigin: vars.SES_SNS_ORIGIN,
+      /**
+       * The topics whose messages are read; any other's are refused (403). Empty: any topic's,
+       * so a leaked SES_SNS_TOKEN lets an AWS account subscribe a topic of its own (decision 0059).
+       */
+      snsTopics: vars.SES_SNS_TOPICS?.length ? vars.SES_SNS_TOPICS : undefined,
     },
     /** Origin of links in sent email and messages, without a trailing slash. */
     publicBaseUrl: withoutSlash(vars.PUBLIC_BASE_URL),

@@ -97,6 +97,18 @@ describe("configuration", () => {
     }
   });
 
+  it("takes SES_SNS_TOPICS as a list of SNS topic ARNs, empty as any topic", () => {
+    expect(parseConfig({ ...env, SES_SNS_TOPICS: "" }).ses.snsTopics).toBeUndefined();
+    expect(parseConfig({ ...env, SES_SNS_TOPICS: " , " }).ses.snsTopics).toBeUndefined();
+    expect(parseConfig({ ...env, SES_SNS_TOPICS: "arn:aws:sns:eu-west-1:123456789012:ses-feedback, arn:aws-cn:sns:cn-north-1:210987654321:bounces.fifo" }).ses.snsTopics).toEqual([
+      "arn:aws:sns:eu-west-1:123456789012:ses-feedback",
+      "arn:aws-cn:sns:cn-north-1:210987654321:bounces.fifo",
+    ]);
+    for (const value of ["ses-feedback", "arn:aws:sqs:eu-west-1:123456789012:q", "arn:aws:sns:eu-west-1:1234:ses-feedback"]) {
+      expect(() => parseConfig({ ...env, SES_SNS_TOPICS: value })).toThrow(/^configuration is invalid: SES_SNS_TOPICS must list SNS topic ARNs/);
+    }
+  });
+
   it("makes /health answer 500 naming the variable, and a request that needs it fail", async () => {
     const health = await fetchWith({ EMAIL_PROVIDER: "carrier-pigeon" }, "/health");
     expect(health.status).toBe(500);

@@ -32,7 +32,9 @@ export async function readSesNotification(env: ConfigSource, text: string): Prom
   const envelope = parseObject(text);
   if (!envelope) return { kind: "invalid", reason: "the body is not a JSON object" };
   if (envelope.Type !== "SubscriptionConfirmation" && envelope.Type !== "Notification") return { kind: "invalid", reason: "not an SNS notification" };
-  const { snsOrigin } = config(env).ses;
+  const { snsOrigin, snsTopics } = config(env).ses;
+  // Before the signature: a topic not the deployment's is refused without fetching a certificate.
+  if (snsTopics && !snsTopics.includes(envelope.TopicArn)) return { kind: "refused", reason: `TopicArn ${JSON.stringify(envelope.TopicArn ?? null)} is not one of SES_SNS_TOPICS` };
   const verdict = await verifySnsMessage(envelope, snsOrigin);
   if (!verdict.ok) return { kind: verdict.kind, reason: verdict.reason };
   return sesNotificationOf(envelope, snsOrigin);

@@ -292,6 +292,25 @@ describe("SNS message signatures on the SES endpoint", () => {
     expect((await campaign(panel, id)).counters.bounces).toBe(1);
   });
 
+  it("with SES_SNS_TOPICS set, a message or subscription of another topic, even signed by SNS, is refused before any fetch and changes nothing", async () => {
+    const { sesEnv, panel, id } = await sentToAda("ses-topic-1");
+    const ours = "arn:aws:sns:eu-west-1:123456789012:ses-feedback";
+    const deployment = { ...sesEnv, SES_SNS_TOPICS: `arn:aws:sns:us-east-1:123456789012:other, ${ours}` };
+    const theirs = "arn:aws:sns:eu-west-1:999999999999:attacker";
+    const refusal = `the SNS signature is refused: TopicArn "${theirs}" is not one of SES_SNS_TOPICS`;
+    const sns = receiver.bucket("sns-topic");
+    const subscribe = { Type: "SubscriptionConfirmation", SubscribeURL: `${receiver.hookUrl(sns)}/?Action=ConfirmSubscription&Token=t` };
+    expect(await post(deployment, await signedSns({ ...hardBounce("ses-topic-1"), TopicArn: theirs }))).toEqual([403, refusal]);
+    expect(await post(deployment, await signedSns({ ...subscribe, TopicArn: theirs }))).toEqual([403, refusal]);
+    expect(await receiver.requests(sns)).toEqual([]);
+    expect(await countRows("SELECT COUNT(*) AS n FROM email_suppressions WHERE panel_id = ?", panel.id)).toBe(0);
+    expect((await campaign(panel, id)).counters).toMatchObject({ sent: 1, bounces: 0 });
+    // The deployment's own topic is read as before.
+    expect(await post(deployment, await signedSns({ ...subscribe, TopicArn: ours }))).toEqual([200, "subscribed"]);
+    expect(await post(deployment, await signedSns({ ...hardBounce("ses-topic-1"), TopicArn: ours }))).toEqual([200, "ok"]);
+    expect((await campaign(panel, id)).counters.bounces).toBe(1);
+  });
+
   it("a subscription confirmation not signed by SNS is refused and its URL not fetched; a signed one (either version) is confirmed", async () => {
     const sesEnv = sesEnvOf(receiver.bucket("ses"));
     const sns = receiver.bucket("sns");
