@@ -1,5 +1,6 @@
 import type { OperatorRole } from "../../domain/operators";
-import { findOperatorByEmail, panelMember, panelMembers, removeRole, setRole, type PanelMember } from "../../store/operators";
+import { findOperatorByEmail, panelMember, panelMembers, removeRole, setRole, setRoleStatement, type PanelMember } from "../../store/operators";
+import { revokeOpenInvitationStatement } from "../../store/invitations";
 import type { ControlDb, ShardDb } from "../../store/shards";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { recordAudit, type Auditor } from "../audit/record";
@@ -28,7 +29,9 @@ export async function addPanelOperator(
     else operator = await findOperatorByEmail(env.DB, input.email);
   }
   if (!operator) return refused("conflict", [], `email: ${input.email} could not be added; try again`);
-  await setRole(env.DB, operator.id, panelId, input.role, now);
+  // An invitation still open for the address would, accepted later, set its role again: raise
+  // the one given here, or let the operator back in once removed. The role given closes it.
+  await env.DB.batch([setRoleStatement(env.DB, operator.id, panelId, input.role, now), revokeOpenInvitationStatement(env.DB, panelId, operator.email, now)]);
   await recordAudit(db, panelId, by, "operator.added", operator.id, { email: operator.email, role: input.role });
   return succeeded((await panelMember(env.DB, panelId, operator.id))!);
 }
