@@ -239,6 +239,16 @@ describe("operator sessions on the admin API", () => {
     expect(list.body.operators.map((o: any) => o.email)).toEqual([owner.email]);
   });
 
+  it("adding a member again changes their role under the same rule as a change: never the last owner's", async () => {
+    const panel = await createPanel();
+    const owner = await operatorWithRole(panel.id, "owner");
+    const again = await admin("POST", `/panels/${panel.id}/operators`, { email: owner.email, role: "viewer" });
+    expect(again.status).toBe(409);
+    expect((await admin("GET", `/panels/${panel.id}/operators`)).body.operators.map((o: any) => [o.email, o.role])).toEqual([[owner.email, "owner"]]);
+    const marketer = await operatorWithRole(panel.id, "marketer");
+    expect((await admin("POST", `/panels/${panel.id}/operators`, { email: marketer.email, role: "viewer" })).body.role).toBe("viewer");
+  });
+
   it("only the admin token creates panels and lists them all", async () => {
     const panel = await createPanel();
     const owner = await operatorWithRole(panel.id, "owner");
