@@ -23,12 +23,16 @@ const listOperators = definePanelRoute({
   },
 });
 
+// The admin token's alone: a session that chose a new account's password could sign in as it
+// wherever that address is given a role later, and an existing account would get a role it never
+// agreed to. Owners invite instead, so only the address's holder sets its password.
 const addOperator = definePanelRoute({
   method: "POST",
   path: "/panels/:panel/operators",
-  role: NEEDS.team,
+  role: "admin",
   response: operatorAnswer,
-  summary: "Give an operator a role in the panel; a new email creates the operator with the password given (ADMIN_TOKEN creates a panel's first owner this way)",
+  summary:
+    "Give an operator a role in the panel; a new email creates the operator with the password given (ADMIN_TOKEN only: it creates a panel's first owner this way; owners invite instead)",
   status: 201,
   body: addOperatorBody,
   async handle({ env, db, caller, path, body, panel }) {

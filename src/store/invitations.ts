@@ -97,6 +97,11 @@ export async function revokeInvitation(db: ControlDb, panelId: string, id: strin
   return row ? fromRow(row) : null;
 }
 
+/** Revokes the address's open invitation to the panel, if it has one (a statement, for a batch). */
+export function revokeOpenInvitationStatement(db: ControlDb, panelId: string, email: string, now: number): D1PreparedStatement {
+  return db.prepare(`UPDATE operator_invitations SET revoked_at = ? WHERE panel_id = ? AND email = ? AND ${OPEN}`).bind(now, panelId, email);
+}
+
 /**
  * Spends an open, unexpired invitation and gives its address the role, in one batch: the
  * operator is created with `passwordHash` unless the address has an account already, and each

@@ -73,12 +73,16 @@ export async function rolesOf(db: ControlDb, operatorId: string): Promise<PanelR
 
 /** Gives the operator a role in the panel, replacing the one they had there. */
 export async function setRole(db: ControlDb, operatorId: string, panelId: string, role: OperatorRole, now: number): Promise<void> {
-  await db
+  await setRoleStatement(db, operatorId, panelId, role, now).run();
+}
+
+/** setRole's statement, for a batch. */
+export function setRoleStatement(db: ControlDb, operatorId: string, panelId: string, role: OperatorRole, now: number): D1PreparedStatement {
+  return db
     .prepare(
       "INSERT INTO operator_roles (operator_id, panel_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (operator_id, panel_id) DO UPDATE SET role = excluded.role",
     )
-    .bind(operatorId, panelId, role, now)
-    .run();
+    .bind(operatorId, panelId, role, now);
 }
 
 export async function removeRole(db: ControlDb, operatorId: string, panelId: string): Promise<boolean> {

@@ -132,6 +132,24 @@ describe("invitations by email", () => {
     expect(right.body.panels.map((p: any) => [p.id, p.role]).sort()).toEqual([[other.id, "viewer"], [panel.id, "marketer"]].sort());
   });
 
+  it("a role given directly closes the address's open invitation: its link neither raises that role nor lets a removed operator back in", async () => {
+    const { panel, email, token } = await invited("owner");
+    // The owner thinks better of it: the address gets the viewer role directly (its account exists elsewhere).
+    await admin("POST", `/panels/${(await createPanel()).id}/operators`, { email, role: "viewer", password: "existing passphrase" });
+    expect((await admin("POST", `/panels/${panel.id}/operators`, { email, role: "viewer" })).status).toBe(201);
+    const roleIn = async () => (await admin("GET", `/panels/${panel.id}/operators`)).body.operators.find((o: any) => o.email === email)?.role ?? null;
+
+    const raised = await auth("/invitation/accept", { token, password: "existing passphrase" });
+    expect(raised.status).toBe(400);
+    expect(raised.body.errors[0].field).toBe("token");
+    expect(await roleIn()).toBe("viewer");
+
+    const member = (await admin("GET", `/panels/${panel.id}/operators`)).body.operators.find((o: any) => o.email === email);
+    expect((await admin("DELETE", `/panels/${panel.id}/operators/${member.id}`)).status).toBe(200);
+    expect((await auth("/invitation/accept", { token, password: "existing passphrase" })).status).toBe(400);
+    expect(await roleIn()).toBeNull();
+  });
+
   it("refuses a member's address, bad input and callers other than owners; the owner's invitation names them", async () => {
     const panel = await createPanel();
     const owner = await operatorWithRole(panel.id, "owner");

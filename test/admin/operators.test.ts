@@ -198,13 +198,37 @@ describe("operator sessions on the admin API", () => {
     expect((await asOperator(again, "PATCH", `/panels/${second.id}`, { name: "Not mine" })).status).toBe(403);
   });
 
-  it("an owner adds, changes and removes operators, but never the last owner", async () => {
+  it("an owner's session may not create an account with a password of its choosing, which another panel's role would then let it into", async () => {
+    const mine = await createPanel();
+    const theirs = await createPanel();
+    const attacker = await operatorWithRole(mine.id, "owner");
+    const victim = `cfo-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const created = await asOperator(attacker, "POST", `/panels/${mine.id}/operators`, { email: victim, role: "viewer", password: "the attacker's passphrase" });
+    expect(created.status).toBe(403);
+    const { env } = await import("cloudflare:workers");
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM operators WHERE email = ?").bind(victim).first("n")).toBe(0);
+    // The other panel gives the address a role; only its holder's password opens it.
+    expect((await admin("POST", `/panels/${theirs.id}/operators`, { email: victim, role: "owner", password: "the holder's own passphrase" })).status).toBe(201);
+    await expect(signIn(victim, "the attacker's passphrase")).rejects.toThrow(/401/);
+  });
+
+  it("an owner's session may not give a role to an existing account without its consent (invitations ask it)", async () => {
+    const mine = await createPanel();
+    const elsewhere = await createPanel();
+    const owner = await operatorWithRole(mine.id, "owner");
+    const other = await operatorWithRole(elsewhere.id, "viewer");
+    const added = await asOperator(owner, "POST", `/panels/${mine.id}/operators`, { email: other.email, role: "owner" });
+    expect(added.status).toBe(403);
+    expect((await signIn(other.email, other.password)).body.panels.map((p: any) => p.id)).toEqual([elsewhere.id]);
+  });
+
+  it("the admin token adds operators; an owner changes and removes them, but never the last owner", async () => {
     const panel = await createPanel();
     const owner = await operatorWithRole(panel.id, "owner");
-    const added = await asOperator(owner, "POST", `/panels/${panel.id}/operators`, { email: "new@example.com", role: "viewer", password: "short" });
+    const added = await admin("POST", `/panels/${panel.id}/operators`, { email: "new@example.com", role: "viewer", password: "short" });
     expect(added.status).toBe(400);
     expect(added.body.errors[0].field).toBe("password");
-    const ok = await asOperator(owner, "POST", `/panels/${panel.id}/operators`, { email: "new@example.com", role: "viewer", password: "long enough password" });
+    const ok = await admin("POST", `/panels/${panel.id}/operators`, { email: "new@example.com", role: "viewer", password: "long enough password" });
     expect(ok.status).toBe(201);
     expect((await asOperator(owner, "PATCH", `/panels/${panel.id}/operators/${ok.body.id}`, { role: "marketer" })).body.role).toBe("marketer");
     const me = owner.body.operator.id;
@@ -213,6 +237,16 @@ describe("operator sessions on the admin API", () => {
     expect((await asOperator(owner, "DELETE", `/panels/${panel.id}/operators/${ok.body.id}`)).status).toBe(200);
     const list = await asOperator(owner, "GET", `/panels/${panel.id}/operators`);
     expect(list.body.operators.map((o: any) => o.email)).toEqual([owner.email]);
+  });
+
+  it("adding a member again changes their role under the same rule as a change: never the last owner's", async () => {
+    const panel = await createPanel();
+    const owner = await operatorWithRole(panel.id, "owner");
+    const again = await admin("POST", `/panels/${panel.id}/operators`, { email: owner.email, role: "viewer" });
+    expect(again.status).toBe(409);
+    expect((await admin("GET", `/panels/${panel.id}/operators`)).body.operators.map((o: any) => [o.email, o.role])).toEqual([[owner.email, "owner"]]);
+    const marketer = await operatorWithRole(panel.id, "marketer");
+    expect((await admin("POST", `/panels/${panel.id}/operators`, { email: marketer.email, role: "viewer" })).body.role).toBe("viewer");
   });
 
   it("only the admin token creates panels and lists them all", async () => {

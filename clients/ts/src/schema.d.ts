@@ -10351,8 +10351,8 @@ export interface paths {
         };
         put?: never;
         /**
-         * Give an operator a role in the panel; a new email creates the operator with the password given (ADMIN_TOKEN creates a panel's first owner this way)
-         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is owner or above.
+         * Give an operator a role in the panel; a new email creates the operator with the password given (ADMIN_TOKEN only: it creates a panel's first owner this way; owners invite instead)
+         * @description Admin token only.
          */
         post: {
             parameters: {

@@ -1,5 +1,6 @@
 import type { OperatorRole } from "../../domain/operators";
-import { findOperatorByEmail, panelMember, panelMembers, removeRole, setRole, type PanelMember } from "../../store/operators";
+import { findOperatorByEmail, panelMember, panelMembers, removeRole, setRole, setRoleStatement, type PanelMember } from "../../store/operators";
+import { revokeOpenInvitationStatement } from "../../store/invitations";
 import type { ControlDb, ShardDb } from "../../store/shards";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { recordAudit, type Auditor } from "../audit/record";
@@ -8,7 +9,7 @@ import { createOperator } from "./sessions";
 // Who may work in a panel, with which role. Operators live in the control database; the
 // panel's audit log in its shard.
 
-/** Refused when a new email comes without a password (invalid), or the operator could not be created nor found (conflict: a race with a removal). */
+/** Refused when a new email comes without a password (invalid), the operator could not be created nor found (conflict: a race with a removal), or is the panel's last owner and the role given is not owner (conflict). */
 export type AddOperatorOutcome = Result<PanelMember>;
 
 /** Gives an operator a role in the panel, creating the operator first when the email is new (then a password is needed). */
@@ -28,7 +29,11 @@ export async function addPanelOperator(
     else operator = await findOperatorByEmail(env.DB, input.email);
   }
   if (!operator) return refused("conflict", [], `email: ${input.email} could not be added; try again`);
-  await setRole(env.DB, operator.id, panelId, input.role, now);
+  // A member added again has their role changed: under changeOperatorRole's rule, or this would demote the last owner.
+  if (input.role !== "owner" && (await isLastOwner(env.DB, panelId, operator.id))) return lastOwner();
+  // An invitation still open for the address would, accepted later, set its role again: raise
+  // the one given here, or let the operator back in once removed. The role given closes it.
+  await env.DB.batch([setRoleStatement(env.DB, operator.id, panelId, input.role, now), revokeOpenInvitationStatement(env.DB, panelId, operator.email, now)]);
   await recordAudit(db, panelId, by, "operator.added", operator.id, { email: operator.email, role: input.role });
   return succeeded((await panelMember(env.DB, panelId, operator.id))!);
 }
