@@ -254,7 +254,7 @@ const listPanelOutbox = definePanelRoute({
 const readOutboxMessage = definePanelRoute({
   method: "GET",
   path: "/panels/:panel/outbox/:message",
-  role: NEEDS.read,
+  role: NEEDS.outboxCopies,
   response: outboxMessageFullAnswer,
   summary: "One outbox message with its raw RFC 5322 text (the .eml) and, for email, its HTML part",
   async handle({ env, path, panel, db }) {

@@ -21,6 +21,12 @@ export const NEEDS = {
   topics: "marketer",
   /** The panel's consent records (with visitors' IP addresses), for audits. */
   consent: "owner",
+  /**
+   * An outbox copy as sent (its .eml): its unsubscribe and preference links are live, so reading
+   * one is as much as changing the contact's subscriptions. A viewer reads copies with those
+   * links inert (the contact page's message copies).
+   */
+  outboxCopies: "marketer",
   /** SMS templates and suppressions, and reading a channel's provider settings. */
   channels: "marketer",
   /** A channel's provider credentials (SMS provider, push service account). */

@@ -54,6 +54,27 @@ describe("a campaign's test send", () => {
     expect(placedCopy.raw).not.toMatch(/\uE000|=EE=80=80/);
   });
 
+  it("lists the outbox's copies to a viewer but opens one as sent (its unsubscribe links live) only to a marketer or owner", async () => {
+    const panel = await createPanel();
+    const published = await publish(panel, await broadcastData());
+    const id: string = published.body.CampaignID;
+    await waitForImport(panel, id);
+    const messageId = (await admin("POST", `/panels/${panel.id}/campaigns/${id}/test`, { email: ADA_ADDRESS })).body.message_id;
+    const viewer = await operatorWithRole(panel.id, "viewer");
+    const listed = await asOperator(viewer, "GET", `/panels/${panel.id}/outbox?campaign=${id}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.messages.map((m: any) => m.id)).toEqual([messageId]);
+    expect(listed.body.messages[0]).not.toHaveProperty("raw");
+    const opened = await asOperator(viewer, "GET", `/panels/${panel.id}/outbox/${encodeURIComponent(messageId)}`);
+    expect(opened.status).toBe(403);
+    expect(opened.body).not.toHaveProperty("raw");
+    expect(JSON.stringify(opened.body)).toContain("marketer");
+    const marketer = await operatorWithRole(panel.id, "marketer");
+    const read = await asOperator(marketer, "GET", `/panels/${panel.id}/outbox/${encodeURIComponent(messageId)}`);
+    expect(read.status).toBe(200);
+    expect(read.body.raw).toContain("Subject:");
+  });
+
   it("refuses a bad address, an unknown campaign and a viewer, sending nothing", async () => {
     const panel = await createPanel();
     const other = await createPanel();

@@ -11,6 +11,7 @@ import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 let panelId = "";
 let listId = 0;
 let journeyId = "";
+let campaignId = "";
 
 serviceForThisFile({
   setUp: async () => {
@@ -27,6 +28,18 @@ serviceForThisFile({
     });
     journeyId = journey.id;
     await adminCall("POST", `/panels/${panelId}/journeys/${journeyId}/status`, { status: "running" });
+    campaignId = (
+      await adminCall("POST", `/panels/${panelId}/campaigns`, {
+        name: "Spring",
+        subject: "Spring news",
+        sender_name: "Shop",
+        sender_email: "shop@example.com",
+        html: "<p>Hello</p>",
+        audience: { lists: [(await adminCall("POST", `/panels/${panelId}/lists`, { name: "Spring readers" })).id] },
+        draft: true,
+      })
+    ).id;
+    await adminCall("POST", `/panels/${panelId}/campaigns/${campaignId}/test`, { email: "proof@example.com" });
   },
 });
 
@@ -70,6 +83,12 @@ describe("the panel by role", () => {
     await page.getByText("Scheduling a campaign needs the marketer role; you are a viewer in this panel.").waitFor();
     await assertAbsent(page, "form", "New campaign");
     await assertAbsent(page, "button", "Schedule campaign");
+
+    // The outbox's copies are listed, but a copy as sent (its unsubscribe links live) opens for a marketer.
+    await open(page, `/campaigns/${campaignId}`, "Spring");
+    await page.getByText("Opening a copy as sent (its unsubscribe links work) needs the marketer role; you are a viewer in this panel.").waitFor();
+    await page.getByRole("cell", { name: "proof@example.com", exact: true }).waitFor();
+    await assertAbsent(page, "button", "proof@example.com");
 
     await open(page, "/journeys", "Journeys");
     await assertAbsent(page, "link", "New journey");

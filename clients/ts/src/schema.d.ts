@@ -8251,7 +8251,7 @@ export interface paths {
         };
         /**
          * One outbox message with its raw RFC 5322 text (the .eml) and, for email, its HTML part
-         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
+         * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is marketer or above.
          */
         get: {
             parameters: {

@@ -3,13 +3,13 @@ import { admin } from "../api";
 import { Link, navigate } from "../router";
 import type { CampaignAction, CampaignView, DeletedCampaign, EditCampaign, OutboxMessage, OutboxMessageView, ScheduleCampaign, TestSend, TestSent, CampaignBody } from "../../../src/domain/answers";
 import { useConfirm } from "../components/confirm-dialog";
-import { may } from "../components/role";
+import { may, RoleNote } from "../components/role";
 import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 import { audienceText, scheduleText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";
 import { AbTestForm } from "./campaign-ab-test";
-import type { ScreenProps } from "../screen-props";
+import type { PanelRef, ScreenProps } from "../screen-props";
 import { AudienceEstimateNote, CampaignChecksSection, CampaignPreviewSection, VariantChoice, variantLetters } from "./campaign-preview";
 import { bodyMembers, EmailBody, shownByEmailBody, type EmailBodyValue } from "../components/email-body";
 
@@ -215,7 +215,9 @@ function SentCopy({ panelId, id }: { panelId: string; id: string }) {
   );
 }
 
-function SentCopies({ panelId, campaignId, after }: { panelId: string; campaignId: string; after: number }) {
+function SentCopies({ panel, campaignId, after }: { panel: PanelRef; campaignId: string; after: number }) {
+  const panelId = panel.id;
+  const mayOpen = may(panel, "outboxCopies");
   const { data, error } = useLoad(
     () => admin<{ messages: OutboxMessageView[] }>("GET", panelId, `/outbox?campaign=${encodeURIComponent(campaignId)}&limit=20`),
     [panelId, campaignId, after],
@@ -232,17 +234,21 @@ function SentCopies({ panelId, campaignId, after }: { panelId: string; campaignI
         columns={[
           {
             header: "To",
-            cell: (m) => (
-              <button type="button" className="link" aria-pressed={open === m.id} onClick={() => setOpen(open === m.id ? undefined : m.id)}>
-                {m.to}
-              </button>
-            ),
+            cell: (m) =>
+              mayOpen ? (
+                <button type="button" className="link" aria-pressed={open === m.id} onClick={() => setOpen(open === m.id ? undefined : m.id)}>
+                  {m.to}
+                </button>
+              ) : (
+                m.to
+              ),
           },
           { header: "Subject", cell: (m) => m.subject },
           { header: "Sent", cell: (m) => formatTime(m.created_at) },
           { header: "Note", cell: (m) => m.note ?? "" },
         ]}
       />
+      <RoleNote panel={panel} work="outboxCopies" what="Opening a copy as sent (its unsubscribe links work)" />
       {open && <SentCopy panelId={panelId} id={open} />}
     </>
   );
@@ -300,7 +306,7 @@ export function Campaign({ panel, params }: ScreenProps) {
         </>
       )}
       <h2>Copies kept by the outbox</h2>
-      <SentCopies panelId={panel.id} campaignId={data.id} after={sends} />
+      <SentCopies panel={panel} campaignId={data.id} after={sends} />
     </Screen>
   );
 }
