@@ -200,7 +200,7 @@ const addPanelContact = definePanelRoute({
   summary:
     "Add a contact from the panel's form under the rules of the API's add (4.1): the primary key and each value checked against its type, unknown attributes refused, each refusal named by `attributes.NAME`; a contact with that key already is a conflict (409), not merged; `lists` joins lists of the panel",
   body: addContactBody,
-  async handle({ env, db: home, exec, body, panel }) {
+  async handle({ env, caller, db: home, exec, body, panel }) {
     const schema = { primaryKey: panel.primaryKey, attributes: await loadAttributeSchema(home, panel.id) };
     const key = panel.partitions.length ? contactKeyFrom(schema, body.attributes) : null;
     const place = contactPlace(env, panel, home, key?.ok ? key.key : null);
@@ -212,7 +212,10 @@ const addPanelContact = definePanelRoute({
     );
     // The service names lists by the envelope's `listid`; the form sends `lists`.
     if (!outcome.ok && outcome.problem.kind === "not_found") throw problemError({ ...outcome.problem, fields: outcome.problem.fields.map((f) => ({ ...f, field: "lists" })) });
-    return contactView(unwrap(outcome).contact);
+    const { contact } = unwrap(outcome);
+    // A hand add, as a hand edit: in the log where the contact's hand edits are (an erasure blanks its detail).
+    await audited({ db: home, caller, panel }, "contact.added", String(contact.id), { key: contact.key, lists: body.lists ?? [] });
+    return contactView(contact);
   },
 });
 

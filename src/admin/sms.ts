@@ -2,6 +2,7 @@ import { panelShards } from "../services/access/partitions";
 import { smsPreviewAnswer, smsSettingsAnswer, smsSuppressionAnswer, smsSuppressionListAnswer, smsTemplateAnswer, smsTemplateDeletedAnswer, smsTemplateListAnswer } from "../domain/answers/channels";
 import { mergeTagNames, personalize } from "../domain/merge-tags";
 import { NEEDS } from "../domain/permissions";
+import { maskedNumber } from "../domain/audit";
 import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody } from "../domain/sms";
 import { invalidField, orNotFound, unwrap } from "../lib/http/errors";
 import { z } from "../lib/z";
@@ -10,7 +11,7 @@ import { isoTime } from "../store/sql";
 import { getSmsTemplate, listSmsTemplates, type SmsTemplate } from "../store/sms";
 import { liftSmsSuppression, panelSmsSuppressions, suppressSms } from "../services/channels/sms/suppressions";
 import { definePanelRoute } from "./route";
-import { auditorOf } from "./audit";
+import { audited, auditorOf } from "./audit";
 
 // A panel's SMS (issue 19): its provider and credentials (encrypted, never shown), its message
 // templates with their length in segments, and the numbers SMS is not sent to.
@@ -61,8 +62,8 @@ const createTemplate = definePanelRoute({
   summary: "Add an SMS template (merge tags {{NAME | fallback}}); the answer shows its length, encoding and segments",
   status: 201,
   body: smsTemplateBody,
-  async handle({ env, body, panel, db }) {
-    return templateView(unwrap(await createSmsTemplate(env, db, panel.id, body)));
+  async handle({ env, caller, body, panel, db }) {
+    return templateView(unwrap(await createSmsTemplate(env, db, panel.id, body, auditorOf(caller))));
   },
 });
 
@@ -95,8 +96,8 @@ const replaceTemplate = definePanelRoute({
   response: smsTemplateAnswer,
   summary: "Replace an SMS template; journeys use the new text from their next message on",
   body: smsTemplateBody,
-  async handle({ env, body, path, panel, db }) {
-    return templateView(unwrap(await replaceSmsTemplate(env, db, panel.id, path.id, body)));
+  async handle({ env, caller, body, path, panel, db }) {
+    return templateView(unwrap(await replaceSmsTemplate(env, db, panel.id, path.id, body, auditorOf(caller))));
   },
 });
 
@@ -106,8 +107,8 @@ const removeTemplate = definePanelRoute({
   role: NEEDS.channels,
   response: smsTemplateDeletedAnswer,
   summary: "Delete an SMS template (a journey step that names it then records its message as failed)",
-  async handle({ path, panel, db }) {
-    unwrap(await removeSmsTemplate(db, panel.id, path.id));
+  async handle({ caller, path, panel, db }) {
+    unwrap(await removeSmsTemplate(db, panel.id, path.id, auditorOf(caller)));
     return { deleted: true };
   },
 });
@@ -157,9 +158,10 @@ const addSuppression = definePanelRoute({
   role: NEEDS.channels,
   response: smsSuppressionAnswer,
   summary: "Stop SMS to a number",
-  async handle({ env, path, panel, db }) {
+  async handle({ env, caller, path, panel, db }) {
     const phone = phoneParam(path.phone);
     await suppressSms(panelShards(env, panel, db), panel.id, phone, "operator", Date.now());
+    await audited({ db, caller, panel }, "sms.number_stopped", maskedNumber(phone));
     return { phone, suppressed: true };
   },
 });
@@ -170,9 +172,10 @@ const removeSuppression = definePanelRoute({
   role: NEEDS.channels,
   response: smsSuppressionAnswer,
   summary: "Send SMS to a number again (also one that replied STOP: only with its consent)",
-  async handle({ env, path, panel, db }) {
+  async handle({ env, caller, path, panel, db }) {
     const phone = phoneParam(path.phone);
     unwrap(await liftSmsSuppression(panelShards(env, panel, db), panel.id, phone));
+    await audited({ db, caller, panel }, "sms.number_allowed", maskedNumber(phone));
     return { phone, suppressed: false };
   },
 });

@@ -73,8 +73,14 @@ export const AUDIT_ACTIONS = [
   "tracking_domain.set",
   "tracking_domain.removed",
   "sms.settings_changed",
+  "sms.template_created",
+  "sms.template_replaced",
+  "sms.template_deleted",
+  "sms.number_stopped",
+  "sms.number_allowed",
   "push.settings_changed",
   "contact.erased",
+  "contact.added",
   "contact.edited",
   "contact.preferences_changed",
   "attribute.defined",
@@ -82,6 +88,15 @@ export const AUDIT_ACTIONS = [
   "import.started",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/**
+ * A phone number as the log names it: its last four digits only (`…3210`). The log outlives an
+ * erasure, which keeps the number's stop only as a hash; four digits tell an owner which stop
+ * changed without keeping the number.
+ */
+export function maskedNumber(digits: string): string {
+  return `…${digits.slice(-4)}`;
+}
 
 /** The kinds of object the actions change: what comes before the dot. */
 export const AUDIT_TARGET_KINDS = [...new Set(AUDIT_ACTIONS.map((action) => action.slice(0, action.indexOf("."))))] as [string, ...string[]];

@@ -84,10 +84,11 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
       )
       .bind(panelId, contactId, uniqueids),
     byContact("anon_profiles"),
-    // Audit entries of hand edits keep who changed the contact and when, not its values.
+    // Audit entries of hand edits keep who changed the contact and when, not its values. The
+    // target is bound as text: D1 binds a JS number as a REAL, whose CAST AS TEXT reads "12.0".
     db
-      .prepare("UPDATE audit_log SET detail = '{\"erased\":true}' WHERE panel_id = ?1 AND target = CAST(?2 AS TEXT) AND action IN ('contact.edited', 'contact.preferences_changed')")
-      .bind(panelId, contactId),
+      .prepare("UPDATE audit_log SET detail = '{\"erased\":true}' WHERE panel_id = ?1 AND target = ?2 AND action IN ('contact.added', 'contact.edited', 'contact.preferences_changed')")
+      .bind(panelId, String(contactId)),
     byContact("push_optouts"),
     byContact("topic_optouts"),
     db.prepare("DELETE FROM outbox WHERE panel_id = ?1 AND recipient IN (SELECT value FROM json_each(?2))").bind(panelId, recipients),

@@ -22,7 +22,8 @@ describe("the panel's audit log", () => {
     const user = await ok(as("POST", "/users", { email: "robot@example.com" }));
     await ok(as("POST", `/users/${user.id}/api-key`));
     await ok(as("PATCH", `/users/${user.id}`, { disabled: true }));
-    const mate = await ok(as("POST", "/operators", { email: `mate-${panel.id}@example.com`, role: "viewer", password: "a long passphrase" }));
+    // Adding an operator straight away is the admin token's (owners invite); the owner then changes and removes.
+    const mate = (await admin("POST", `/panels/${panel.id}/operators`, { email: `mate-${panel.id}@example.com`, role: "viewer", password: "a long passphrase" })).body;
     await ok(as("PATCH", `/operators/${mate.id}`, { role: "marketer" }));
     await ok(as("DELETE", `/operators/${mate.id}`));
     const hook = await ok(as("POST", "/webhooks", { label: "Orders", url: receiver.url("/hooks/audit") }));
@@ -146,5 +147,50 @@ describe("the panel's audit log", () => {
     expect(byAction("tracking_domain.set").target).toBe("links.example.com");
     expect(byAction("sms.settings_changed").detail).toEqual({ provider: "msg91" });
     expect(JSON.stringify(log)).not.toContain("secret-authkey-123");
+  });
+
+  it("records a marketer's SMS templates and stops by number (the number as its last four digits) and a contact added by hand, whose detail an erasure blanks", async () => {
+    const panel = await createPanel();
+    const marketer = await operatorWithRole(panel.id, "marketer");
+    const as = (method: string, path: string, body?: unknown) => asOperator(marketer, method, `/panels/${panel.id}${path}`, body);
+    const ok = async (answer: Promise<{ status: number; body: any }>) => {
+      const { status, body } = await answer;
+      expect(status, JSON.stringify(body)).toBeLessThan(300);
+      return body;
+    };
+    const template = await ok(as("POST", "/sms/templates", { name: "Order", body: "Your order {{ORDER}} is on its way" }));
+    await ok(as("PUT", `/sms/templates/${template.id}`, { name: "Order shipped", body: "Order {{ORDER}} shipped" }));
+    await ok(as("DELETE", `/sms/templates/${template.id}`));
+    await ok(as("PUT", "/sms/suppressions/919876543210", undefined));
+    await ok(as("DELETE", "/sms/suppressions/919876543210"));
+    await ok(as("POST", "/contacts", { attributes: { EMAIL: "hand@example.com", NAME: "Hand" } }));
+    // Refused changes record nothing.
+    expect((await as("DELETE", `/sms/templates/${template.id}`)).status).toBe(404);
+    expect((await as("POST", "/contacts", { attributes: { EMAIL: "hand@example.com" } })).status).toBe(409);
+
+    const read = async () => (await admin("GET", `/panels/${panel.id}/audit?limit=100`)).body.entries.filter((e: any) => e.actor.kind === "operator");
+    const mine = await read();
+    expect(mine.map((e: any) => [e.action, e.target])).toEqual([
+      ["contact.added", expect.stringMatching(/^\d+$/)],
+      ["sms.number_allowed", "…3210"],
+      ["sms.number_stopped", "…3210"],
+      ["sms.template_deleted", template.id],
+      ["sms.template_replaced", template.id],
+      ["sms.template_created", template.id],
+    ]);
+    expect(mine.every((e: any) => e.actor.email === marketer.email)).toBe(true);
+    expect(JSON.stringify(mine)).not.toContain("9876543210");
+    expect(mine[0].detail).toEqual({ key: "hand@example.com", lists: [] });
+    expect(mine[4].detail).toEqual({ name: "Order shipped", body: { before: "Your order {{ORDER}} is on its way", after: "Order {{ORDER}} shipped" } });
+
+    await ok(as("PATCH", "/contacts/hand@example.com", { attributes: { NAME: "Hand II" } }));
+    expect((await read())[0]).toMatchObject({ action: "contact.edited", detail: { key: "hand@example.com" } });
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/hand@example.com`)).status).toBe(200);
+    const after = await read();
+    expect(after.filter((e: any) => e.action.startsWith("contact.")).map((e: any) => [e.action, e.detail])).toEqual([
+      ["contact.edited", { erased: true }],
+      ["contact.added", { erased: true }],
+    ]);
+    expect(JSON.stringify(after)).not.toContain("hand@example.com");
   });
 });

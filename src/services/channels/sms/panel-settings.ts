@@ -34,7 +34,7 @@ export type TemplateOutcome = Result<SmsTemplate>;
 export const noSuchTemplateMessage = (templateId: string) => `No SMS template with id "${templateId}" in this panel`;
 const noSuchTemplate = (templateId: string) => refused("not_found", [], noSuchTemplateMessage(templateId));
 
-export async function createSmsTemplate(env: Pick<Env, "REGION">, db: ShardDb, panelId: string, body: SmsTemplateBody): Promise<TemplateOutcome> {
+export async function createSmsTemplate(env: Pick<Env, "REGION">, db: ShardDb, panelId: string, body: SmsTemplateBody, by: Auditor): Promise<TemplateOutcome> {
   const problems = dltProblem(env, body);
   if (problems.length) return refused("invalid", problems);
   const now = Date.now();
@@ -49,11 +49,12 @@ export async function createSmsTemplate(env: Pick<Env, "REGION">, db: ShardDb, p
     updatedAt: now,
   };
   await putSmsTemplate(db, template);
+  await recordAudit(db, panelId, by, "sms.template_created", template.id, { name: template.name });
   return succeeded(template);
 }
 
 /** Replaces a template; journeys use the new text from their next message on. */
-export async function replaceSmsTemplate(env: Pick<Env, "REGION">, db: ShardDb, panelId: string, templateId: string, body: SmsTemplateBody): Promise<TemplateOutcome> {
+export async function replaceSmsTemplate(env: Pick<Env, "REGION">, db: ShardDb, panelId: string, templateId: string, body: SmsTemplateBody, by: Auditor): Promise<TemplateOutcome> {
   const current = await getSmsTemplate(db, panelId, templateId);
   if (!current) return noSuchTemplate(templateId);
   const problems = dltProblem(env, body);
@@ -67,10 +68,13 @@ export async function replaceSmsTemplate(env: Pick<Env, "REGION">, db: ShardDb, 
     updatedAt: Date.now(),
   };
   await putSmsTemplate(db, next);
+  await recordAudit(db, panelId, by, "sms.template_replaced", next.id, { name: next.name, ...(current.body === next.body ? {} : { body: { before: current.body, after: next.body } }) });
   return succeeded(next);
 }
 
 /** Deletes a template; refused (not_found) when the panel has no such template. */
-export async function removeSmsTemplate(db: ShardDb, panelId: string, templateId: string): Promise<Result<true>> {
-  return (await deleteSmsTemplate(db, panelId, templateId)) ? succeeded(true) : noSuchTemplate(templateId);
+export async function removeSmsTemplate(db: ShardDb, panelId: string, templateId: string, by: Auditor): Promise<Result<true>> {
+  if (!(await deleteSmsTemplate(db, panelId, templateId))) return noSuchTemplate(templateId);
+  await recordAudit(db, panelId, by, "sms.template_deleted", templateId);
+  return succeeded(true);
 }
