@@ -81,12 +81,13 @@ export const ADMIN_ROUTES: AdminRoute[] = [
  * Refuses an operator what the route's role does not allow. A panel the operator holds no role
  * in answers 404 as an unknown panel does, so a session learns nothing of other panels.
  */
-function authorize(route: AdminRoute, caller: AdminCaller, path: Record<string, string>): void {
+export function authorize(route: AdminRoute, caller: AdminCaller, path: Record<string, string>): void {
   if (caller.kind === "admin") return;
   const held = path.panel === undefined ? undefined : caller.session.roles.find((role) => role.panelId === path.panel)?.role;
   if (path.panel !== undefined && !held) throw notFound(`No panel with id "${path.panel}"`);
-  if (route.role === "admin") throw new ApiError(403, "Only the deployment's admin token may do this");
-  if (held && !roleAllows(held, route.role)) throw new ApiError(403, `This needs the ${route.role} role in the panel; you are ${held}`);
+  // A panel role means nothing off a panel's path: such a route is the admin token's, whatever it declares.
+  if (route.role === "admin" || !held) throw new ApiError(403, "Only the deployment's admin token may do this");
+  if (!roleAllows(held, route.role)) throw new ApiError(403, `This needs the ${route.role} role in the panel; you are ${held}`);
 }
 
 const router = Router<IRequest, [Env, ExecutionContext, AdminCaller]>({ base: ADMIN_BASE });
