@@ -8,6 +8,7 @@ import { findActivityByName } from "../../store/activities";
 import { getList } from "../../store/lists";
 import { getSegment } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
+import { getSmsTemplate } from "../../store/sms";
 import { getTopic } from "../../store/topics";
 import { getWebhook } from "../../store/webhooks";
 import { copyOfEmailTemplate } from "../email-templates/templates";
@@ -17,7 +18,7 @@ export type CheckedDefinition = Result<JourneyDefinition>;
 
 /**
  * What the schema cannot see: the step graph, the activity (with the parameters its trigger
- * filters on), list, webhooks and topics it names, and the layout's step ids. Gives the definition
+ * filters on), list, webhooks, topics and SMS templates it names, and the layout's step ids. Gives the definition
  * with the trigger's parameter names as the activity defines them and their values in the
  * parameters' types, and each email step that names an email template without its own subject
  * and html filled with a copy of the template's (issue 43: the saved journey keeps that copy).
@@ -48,6 +49,9 @@ export async function checkDefinition(db: ShardDb, panelId: string, definition: 
     }
     if ("topic" in s && s.topic !== undefined && !(await getTopic(db, panelId, s.topic))) problems.push({ field: `steps.${i}.topic`, message: `no topic with id "${s.topic}" in this panel` });
     if (s.type === "webhook" && !(await getWebhook(db, panelId, s.webhook))) problems.push({ field: `steps.${i}.webhook`, message: `no webhook with id "${s.webhook}" in this panel` });
+    if (s.type === "sms" && s.template !== undefined && !(await getSmsTemplate(db, panelId, s.template))) {
+      problems.push({ field: `steps.${i}.template`, message: `no SMS template with id "${s.template}" in this panel` });
+    }
     if (s.type === "wait_for_event" && !Array.isArray(s.events) && !(await findActivityByName(db, panelId, s.events.activity))) {
       problems.push({ field: `steps.${i}.events.activity`, message: `no activity named "${s.events.activity}" is defined in this panel` });
     }

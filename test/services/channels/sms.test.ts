@@ -454,6 +454,13 @@ describe("SMS templates", () => {
     await apiFor(panel)("contact", "add", { data: { EMAIL: "bo@example.com", NAME: "Bo", MOBILE: "+14155550123" } });
     const missing = await admin("POST", `/panels/${panel.id}/journeys`, { name: "T", trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "s", type: "sms", text: "a", template: "b" }] });
     expect(missing.status).toBe(400);
+    // A template the panel does not have is named when the journey is saved, not found missing at send time.
+    const unknown = await admin("POST", `/panels/${panel.id}/journeys`, { name: "T", trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "s", type: "sms", template: "smt_nope" }] });
+    expect([unknown.status, unknown.body.errors]).toEqual([400, [{ field: "steps.0.template", message: 'no SMS template with id "smt_nope" in this panel' }]]);
+    const other = await createPanel();
+    const othersTemplate = (await admin("POST", `/panels/${other.id}/sms/templates`, { name: "Theirs", body: "Not yours" })).body.id;
+    const foreign = await admin("POST", `/panels/${panel.id}/journeys`, { name: "T", trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "s", type: "sms", template: othersTemplate }] });
+    expect([foreign.status, foreign.body.errors[0].field]).toEqual([400, "steps.0.template"]);
     await receiver.script("twilio-api", [{ status: 201, body: '{"sid":"SM-template"}' }]);
     await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "s", type: "sms", template: created.body.id }] });
     await act(panel, cart, "bo@example.com");
