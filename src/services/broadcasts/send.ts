@@ -230,7 +230,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
             headers: { "X-Campaign-ID": campaign.id },
           });
           const raw = await sender.sign(unsigned, now);
-          const email: OutgoingEmail = { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw };
+          const email: OutgoingEmail = { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw, contact: { id: recipient.contactId, db } };
           if (sender.note) email.note = sender.note;
           // What the message log shows and its copy is rendered again from (message-copies.ts).
           // A variant's own subject is kept too: the campaign's is not what it got.
