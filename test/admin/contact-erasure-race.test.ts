@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import { sendCampaignBatch } from "../../src/services/broadcasts/send";
 import { emailProvider } from "../../src/services/channels/email/providers";
+import { eraseContact } from "../../src/services/contacts/erase";
 import { journeyTimers } from "../../src/services/journeys/timers";
 import { contactBucket } from "../../src/domain/partitions";
 import { getCampaign, publishCampaign } from "../../src/store/campaigns";
@@ -16,8 +17,9 @@ import { instancesOn, settledOnBoth, shard0, TWO } from "../support/partitions";
 
 // A send through the outbox reads the contact's address, then stores its copy (.eml in R2, row
 // in D1). An erasure coming between must still leave nothing of the address: the outbox keeps
-// no copy of a message whose row the erasure deleted. Each test has its own address: the search
-// for what names it reads every panel's data.
+// no copy of a message whose row the erasure deleted, and the erasure deletes the copies of the
+// messages it deleted, by id, after its batch. Each test has its own address: the search for
+// what names it reads every panel's data.
 
 /** FILES as the test's env has it, with `put` and `list` first handing the call to the hooks. */
 function hookedFiles(hooks: { put?: (key: string) => Promise<void>; list?: (options: R2ListOptions | undefined) => Promise<void> }): R2Bucket {
@@ -123,6 +125,27 @@ describe("erasure racing a send through the outbox", () => {
     expect(await instancesOn(shard0, panel.id)).toEqual([`${address}: active`]);
 
     await timersErasingAtTheCopy(panel, address);
+    await nothingNames(address);
+  });
+
+  it("a copy stored whole after the erasure read the outbox, before its batch, goes with the messages the batch deleted", async () => {
+    const address = "ada.stored.race@example.com";
+    const panel = await emailDueTo(address);
+
+    // The erasure has deleted the copies the outbox listed and turns to the broadcast files; the
+    // timer sends the due email then, its copy and row stored while her message row is still there.
+    let sent = false;
+    const files = hookedFiles({
+      list: async (options) => {
+        if (sent || !options?.prefix?.startsWith(`broadcasts/${panel.id}/`)) return;
+        sent = true;
+        await journeyTimers.run(env, TWO_HOURS_ON());
+        expect((await outbox(panel)).map((m) => m.to)).toEqual([address]);
+      },
+    });
+    const erasure = await eraseContact(withBindings(env, { FILES: files }), { db: panelData, home: panelData, others: [] }, panel.id, address, Date.now());
+    expect(erasure).not.toBeNull();
+    expect(sent).toBe(true);
     await nothingNames(address);
   });
 });
