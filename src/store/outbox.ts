@@ -1,5 +1,6 @@
 import type { ShardDb } from "./shards";
 import { jsonArrays } from "./json-arrays";
+import { batchWithJsonEach } from "./json-each";
 
 /** A message the outbox provider kept: the row here, the .eml in R2 under r2Key. */
 export interface OutboxRecord {
@@ -71,7 +72,7 @@ const jsonRow = (r: NewOutboxRecord) => [r.id, r.panelId, r.channel, r.recipient
 const CONTACT = `c.value ->> ${COLUMNS.length}`;
 
 /**
- * Records the copies, from JSON arrays (decision 0035); an id already recorded is left as it is
+ * Records the copies, from JSON arrays (decisions 0035, 0036); an id already recorded is left as it is
  * (a resend). `messagesHere`: the messages' rows are in this database too, and a contact's copy
  * is recorded only while its row is there (checked in the insert itself, so no erasure's batch
  * comes between); otherwise each is recorded. Returns the ids recorded now.
@@ -79,11 +80,14 @@ const CONTACT = `c.value ->> ${COLUMNS.length}`;
 export async function insertOutboxRecords(db: ShardDb, records: readonly NewOutboxRecord[], messagesHere = false): Promise<string[]> {
   if (records.length === 0) return [];
   const guard = messagesHere ? `${CONTACT} IS NULL OR ${messageHere("c.value ->> 1", "c.value ->> 0", "c.value ->> 6", CONTACT)}` : "true";
-  const statement = db.prepare(
-    `INSERT INTO outbox (${COLUMNS.join(", ")}) SELECT ${COLUMNS.map((_, i) => `c.value ->> ${i}`).join(", ")} FROM json_each(?1) c WHERE ${guard}
-     ON CONFLICT (id) DO NOTHING RETURNING id`,
-  );
-  const results = await db.batch<{ id: string }>(jsonArrays(records.map(jsonRow)).map((part) => statement.bind(part.json)));
+  const parts = jsonArrays(records.map(jsonRow));
+  const results = await batchWithJsonEach<{ id: string }>(db, (each) => {
+    const statement = db.prepare(
+      `INSERT INTO outbox (${COLUMNS.join(", ")}) SELECT ${COLUMNS.map((_, i) => `c.value ->> ${i}`).join(", ")} FROM ${each}(?1) c WHERE ${guard}
+       ON CONFLICT (id) DO NOTHING RETURNING id`,
+    );
+    return parts.map((part) => statement.bind(part.json));
+  });
   return results.flatMap((r) => r.results.map((row) => row.id));
 }
 
@@ -99,12 +103,14 @@ export async function messagesGone(
   unrecorded = false,
 ): Promise<string[]> {
   if (messages.length === 0) return [];
-  const statement = db.prepare(
-    `SELECT c.value ->> 0 AS id FROM json_each(?2) c WHERE NOT ${messageHere("?1", "c.value ->> 0", "c.value ->> 1", "c.value ->> 2")}
-     ${unrecorded ? "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = c.value ->> 0)" : ""}`,
-  );
   const parts = jsonArrays(messages.map((m) => [m.id, m.campaignId, m.contactId]));
-  const results = await db.batch<{ id: string }>(parts.map((part) => statement.bind(panelId, part.json)));
+  const results = await batchWithJsonEach<{ id: string }>(db, (each) => {
+    const statement = db.prepare(
+      `SELECT c.value ->> 0 AS id FROM ${each}(?2) c WHERE NOT ${messageHere("?1", "c.value ->> 0", "c.value ->> 1", "c.value ->> 2")}
+       ${unrecorded ? "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = c.value ->> 0)" : ""}`,
+    );
+    return parts.map((part) => statement.bind(panelId, part.json));
+  });
   return results.flatMap((r) => r.results.map((row) => row.id));
 }
 
