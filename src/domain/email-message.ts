@@ -7,6 +7,11 @@ import { preferencesUrlOf } from "./preferences";
  * (services/channels/email/tracking.ts) and passed in.
  */
 
+/** A campaign's message to a contact: its id (Message-ID, outbox key, tracking and events' msgid). */
+export function campaignMessageId(campaignId: string, contactId: number): string {
+  return `${campaignId}.${contactId}`;
+}
+
 const hasLinkMark = (text: string) => text.includes(UNSUBSCRIBE_MARK) || text.includes(PREFERENCES_MARK);
 
 const ANCHOR_HREF = /(<a\b[^>]*?\bhref\s*=\s*)("([^"]*)"|'([^']*)')/gi;

@@ -36,11 +36,14 @@ export async function uniqueidsOfContact(db: ShardDb, panelId: string, contactId
  * contacts span shards (decision 0038), whose rows naming the contact (outbox copies,
  * suppressions, audit entries, anonymous rows of its uniqueids) go without a record there.
  */
-export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasure: ContactErasure | null): Promise<void> {
+export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasure: ContactErasure | null): Promise<ErasedMessages> {
   const { panelId, contactId } = target;
   const uniqueids = JSON.stringify(target.uniqueids);
   const recipients = JSON.stringify(recipientsOf(target));
   const byContact = (table: string) => db.prepare(`DELETE FROM ${table} WHERE panel_id = ?1 AND contact_id = ?2`).bind(panelId, contactId);
+  // The messages deleted are returned: the outbox copies of them go after (services/contacts/erase.ts).
+  const journeyMessages = db.prepare("DELETE FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2 RETURNING msgid, channel").bind(panelId, contactId);
+  const campaignMessages = db.prepare("DELETE FROM campaign_messages WHERE panel_id = ?1 AND contact_id = ?2 RETURNING campaign_id").bind(panelId, contactId);
   const statements = [
     // Rows keyed by the contact's messages or instances go before those.
     db.prepare("DELETE FROM sms_links WHERE panel_id = ?1 AND msgid IN (SELECT msgid FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2)").bind(panelId, contactId),
@@ -53,10 +56,10 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     // The key a pruned instance left (`segment:<contact>`), each of the panel's journeys on its key.
     db.prepare("DELETE FROM journey_entry_keys WHERE journey_id IN (SELECT id FROM journeys WHERE panel_id = ?1) AND entry_key = 'segment:' || CAST(?2 AS INTEGER)").bind(panelId, contactId),
     byContact("journey_list_entries"),
-    byContact("journey_messages"),
+    journeyMessages,
     // Journey simulations' results keep rendered samples of contacts' messages (decision 0048).
     scrubSamplesStatement(db, panelId, contactId),
-    byContact("campaign_messages"),
+    campaignMessages,
     byContact("list_members"),
     byContact("segment_members"),
     byContact("segment_changes"),
@@ -117,7 +120,18 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     );
   }
   statements.push(db.prepare("DELETE FROM contacts WHERE panel_id = ? AND id = ?").bind(panelId, contactId));
-  await db.batch(statements);
+  const results = await db.batch(statements);
+  const journeyRows = results[statements.indexOf(journeyMessages)]!.results as Array<{ msgid: string; channel: string }>;
+  const campaignRows = results[statements.indexOf(campaignMessages)]!.results as Array<{ campaign_id: string }>;
+  return { campaignIds: campaignRows.map((r) => r.campaign_id), journeyEmails: journeyRows.filter((r) => r.channel === "email").map((r) => r.msgid) };
+}
+
+/** The contact's messages an erasure's batch deleted. */
+export interface ErasedMessages {
+  /** The campaigns it had a message of. */
+  campaignIds: string[];
+  /** Its journey emails' msgids. */
+  journeyEmails: string[];
 }
 
 /** R2 keys of the outbox copies sent to these addresses or numbers (deleted before their rows). */

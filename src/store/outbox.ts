@@ -1,5 +1,6 @@
 import type { ShardDb } from "./shards";
-import { chunk, D1_MAX_PARAMS, placeholders } from "./sql";
+import { jsonArrays } from "./json-arrays";
+import { batchWithJsonEach } from "./json-each";
 
 /** A message the outbox provider kept: the row here, the .eml in R2 under r2Key. */
 export interface OutboxRecord {
@@ -49,21 +50,75 @@ function fromRow(row: OutboxRow): OutboxRecord {
   };
 }
 
-/** Records messages in multi-row inserts; an id already recorded is left as it is (a resend). */
-export async function insertOutboxRecords(db: ShardDb, records: readonly OutboxRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  const perStatement = Math.floor(D1_MAX_PARAMS / COLUMNS.length);
-  const statements = chunk(records, perStatement).map((rows) =>
-    db
-      .prepare(
-        `INSERT INTO outbox (${COLUMNS.join(", ")}) VALUES ${rows.map(() => `(${placeholders(COLUMNS.length)})`).join(", ")}
-         ON CONFLICT (id) DO NOTHING`,
-      )
-      .bind(
-        ...rows.flatMap((r) => [r.id, r.panelId, r.channel, r.recipient, r.sender, r.subject, r.campaignId, r.r2Key, r.size, r.createdAt, r.note]),
-      ),
-  );
-  await db.batch(statements);
+/**
+ * A copy to record. `contactId` marks a contact's message, whose row (campaign_messages by
+ * campaign and contact; journey_messages by id when it has no campaign) must still exist for
+ * the copy to be kept: an erasure deletes that row, and a send under way when it ran must not
+ * leave a copy after it. Without one (a test copy) the copy is always recorded.
+ */
+export interface NewOutboxRecord extends OutboxRecord {
+  contactId?: number | null;
+}
+
+/** SQL: whether the message `id` of `contactId` (of campaign `campaignId`, or a journey's when NULL) still has its row in the database. */
+function messageHere(panelId: string, id: string, campaignId: string, contactId: string): string {
+  return `CASE WHEN ${campaignId} IS NULL
+    THEN EXISTS (SELECT 1 FROM journey_messages m WHERE m.msgid = ${id} AND m.panel_id = ${panelId})
+    ELSE EXISTS (SELECT 1 FROM campaign_messages m WHERE m.campaign_id = ${campaignId} AND m.contact_id = ${contactId} AND m.panel_id = ${panelId}) END`;
+}
+
+/** A record as read by json_each (`c.value ->> i`): its COLUMNS in order, then its contact. */
+const jsonRow = (r: NewOutboxRecord) => [r.id, r.panelId, r.channel, r.recipient, r.sender, r.subject, r.campaignId, r.r2Key, r.size, r.createdAt, r.note, r.contactId ?? null];
+const CONTACT = `c.value ->> ${COLUMNS.length}`;
+
+/**
+ * Records the copies, from JSON arrays (decisions 0035, 0036); an id already recorded is left as it is
+ * (a resend). `messagesHere`: the messages' rows are in this database too, and a contact's copy
+ * is recorded only while its row is there (checked in the insert itself, so no erasure's batch
+ * comes between); otherwise each is recorded. Returns the ids recorded now.
+ */
+export async function insertOutboxRecords(db: ShardDb, records: readonly NewOutboxRecord[], messagesHere = false): Promise<string[]> {
+  if (records.length === 0) return [];
+  const guard = messagesHere ? `${CONTACT} IS NULL OR ${messageHere("c.value ->> 1", "c.value ->> 0", "c.value ->> 6", CONTACT)}` : "true";
+  const parts = jsonArrays(records.map(jsonRow));
+  const results = await batchWithJsonEach<{ id: string }>(db, (each) => {
+    const statement = db.prepare(
+      `INSERT INTO outbox (${COLUMNS.join(", ")}) SELECT ${COLUMNS.map((_, i) => `c.value ->> ${i}`).join(", ")} FROM ${each}(?1) c WHERE ${guard}
+       ON CONFLICT (id) DO NOTHING RETURNING id`,
+    );
+    return parts.map((part) => statement.bind(part.json));
+  });
+  return results.flatMap((r) => r.results.map((row) => row.id));
+}
+
+/**
+ * Of contacts' messages, the ids whose row is no longer in `db` (their contact was erased).
+ * `unrecorded`: only those with no outbox row in `db` either (one is an earlier attempt's,
+ * whose copy the erasure deletes).
+ */
+export async function messagesGone(
+  db: ShardDb,
+  panelId: string,
+  messages: ReadonlyArray<{ id: string; campaignId: string | null; contactId: number }>,
+  unrecorded = false,
+): Promise<string[]> {
+  if (messages.length === 0) return [];
+  const parts = jsonArrays(messages.map((m) => [m.id, m.campaignId, m.contactId]));
+  const results = await batchWithJsonEach<{ id: string }>(db, (each) => {
+    const statement = db.prepare(
+      `SELECT c.value ->> 0 AS id FROM ${each}(?2) c WHERE NOT ${messageHere("?1", "c.value ->> 0", "c.value ->> 1", "c.value ->> 2")}
+       ${unrecorded ? "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = c.value ->> 0)" : ""}`,
+    );
+    return parts.map((part) => statement.bind(panelId, part.json));
+  });
+  return results.flatMap((r) => r.results.map((row) => row.id));
+}
+
+/** Deletes the panel's outbox rows of these message ids. */
+export async function deleteOutboxRecords(db: ShardDb, panelId: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const statement = db.prepare("DELETE FROM outbox WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2))");
+  await db.batch(jsonArrays(ids).map((part) => statement.bind(panelId, part.json)));
 }
 
 /** The panel's outbox, newest first; of one channel and/or one campaign when given. */

@@ -7,7 +7,7 @@ import { countEngagement, markBounced, markUnsubscribed, sentMessageByProviderId
 import { suppressAddressStatement } from "../../store/suppressions";
 import { stopReportedAddresses } from "../channels/email/reported-stops";
 import { recordEmailEvents } from "../pipeline/email-events";
-import { messageIdOf } from "./send";
+import { campaignMessageId } from "../../domain/email-message";
 
 /**
  * What recipients do with campaign email: opens, clicks, unsubscribes, and the bounces the
@@ -32,7 +32,7 @@ async function onMessageShard<T>(env: Env_, panelId: string, act: (db: ShardDb) 
 export async function trackOpen(env: Env_, claim: TrackingClaim<CampaignMessageRef>, now: number): Promise<boolean> {
   const message = (await onMessageShard(env, claim.panelId, (db) => countEngagement(db, claim, "open", now)))?.found;
   if (!message) return false;
-  await recordEmailEvents(env, [{ panelId: message.panelId, event: "open", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
+  await recordEmailEvents(env, [{ panelId: message.panelId, event: "open", msgid: campaignMessageId(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
   return true;
 }
 
@@ -40,7 +40,7 @@ export async function trackClick(env: Env_, claim: TrackingClaim<CampaignMessage
   const message = (await onMessageShard(env, claim.panelId, (db) => countEngagement(db, claim, "click", now, claim.url)))?.found;
   if (!message) return false;
   await recordEmailEvents(env, [
-    { panelId: message.panelId, event: "click", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { url: claim.url }, at: now },
+    { panelId: message.panelId, event: "click", msgid: campaignMessageId(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { url: claim.url }, at: now },
   ]);
   return true;
 }
@@ -60,7 +60,7 @@ export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim<Campa
   const writes = [...(message.address ? [suppressAddressStatement(db, message.panelId, message.address, "unsubscribe", message.campaignId, now)] : []), ...((await proof?.(db)) ?? [])];
   if (writes.length) await db.batch(writes);
   if (first) {
-    await recordEmailEvents(env, [{ panelId: message.panelId, event: "unsubscribe", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
+    await recordEmailEvents(env, [{ panelId: message.panelId, event: "unsubscribe", msgid: campaignMessageId(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, at: now }]);
   }
   return true;
 }
@@ -80,7 +80,7 @@ async function bounced(env: Env_, db: ShardDb, message: TrackedMessage, bounce: 
     await stopReportedAddresses(env, db, message, addresses, "hard_bounce", now);
   }
   await recordEmailEvents(env, [
-    { panelId: message.panelId, event: "bounce", msgid: messageIdOf(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { ...bounce.detail, permanent: bounce.permanent }, at: now },
+    { panelId: message.panelId, event: "bounce", msgid: campaignMessageId(message.campaignId, message.contactId), campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: { ...bounce.detail, permanent: bounce.permanent }, at: now },
   ]);
   return true;
 }
@@ -94,7 +94,7 @@ export async function recordComplaint(env: Env_, complaint: ProviderComplaint, n
     // stopped: a complaint only the recipient lifts (domain/preferences.ts LIFTABLE_SUPPRESSIONS).
     const addresses = new Set([...complaint.addresses, ...(message.address ? [message.address] : [])]);
     await stopReportedAddresses(env, db, message, addresses, "complaint", now);
-    const msgid = messageIdOf(message.campaignId, message.contactId);
+    const msgid = campaignMessageId(message.campaignId, message.contactId);
     // The guid keeps a notification SNS delivers again one event.
     await recordEmailEvents(env, [
       { panelId: message.panelId, event: "complaint", msgid, campaignId: message.campaignId, contactId: message.contactId, address: message.address, detail: complaint.detail, guid: `email:${msgid}:complaint`, at: now },

@@ -16,7 +16,7 @@ import {
 import { mergedPage } from "../access/partitions";
 import type { ShardDb } from "../../store/shards";
 import { isoTime } from "../../store/sql";
-import { messageIdOf } from "./send";
+import { campaignMessageId } from "../../domain/email-message";
 
 /** Links a report lists. */
 const TOP_LINKS = 20;
@@ -147,7 +147,7 @@ export function recipientView(r: CampaignRecipient): CampaignRecipientView {
     bounced_at: time(r.bouncedAt),
     unsubscribed_at: time(r.unsubscribedAt),
     subject: r.subject,
-    message_id: messageIdOf(r.campaignId, r.contactId),
+    message_id: campaignMessageId(r.campaignId, r.contactId),
   };
 }
 

@@ -10,6 +10,7 @@ import { planSender } from "../channels/email/signing";
 import { TrackingSigner, trackedMime } from "../channels/email/tracking";
 import { trackingBaseUrl } from "../channels/email/tracking-domains";
 import { isEmailAddress } from "../../domain/email";
+import { campaignMessageId } from "../../domain/email-message";
 import { SUPPRESSION_SKIPS } from "../../domain/preferences";
 import { compileTemplate, hasMergeTags, mergeTagNames, mergeValuesOf, personalize, type Template } from "../../domain/merge-tags";
 import { textOfHtml } from "../../domain/email-text";
@@ -140,10 +141,6 @@ export function contentOf(campaign: Pick<Campaign, "id" | "bodyKey" | "subject" 
   return { id: campaign.id, bodyKey: own?.body_key ?? campaign.bodyKey, subject: own?.subject ?? campaign.subject };
 }
 
-export function messageIdOf(campaignId: string, contactId: number): string {
-  return `${campaignId}.${contactId}`;
-}
-
 export type SendEnv = ProviderEnv & Pick<Env, "DB" | "FILES" | "SECRETS_KEY" | "PUBLIC_BASE_URL"> & { METRICS?: DataPointWriter };
 
 /**
@@ -205,7 +202,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
           const localAt = campaign.localTime && recipient.dueAt === null ? localTimeOnDay(campaign.localTime, sendDay, zone) : null;
           const dueAt = localAt !== null && localAt > now ? localAt : quietUntil(rules, "email", now, zone);
           if (dueAt !== null) deferred.push({ contactId: recipient.contactId, dueAt });
-          else due.push({ recipient, address, id: messageIdOf(campaign.id, recipient.contactId) });
+          else due.push({ recipient, address, id: campaignMessageId(campaign.id, recipient.contactId) });
         }
       }
       // The batch's messages counted against the caps in one round trip; a refused one is skipped.
@@ -233,7 +230,7 @@ export async function sendCampaignBatch(env: SendEnv, provider: EmailProvider, n
             headers: { "X-Campaign-ID": campaign.id },
           });
           const raw = await sender.sign(unsigned, now);
-          const email: OutgoingEmail = { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw };
+          const email: OutgoingEmail = { id, panelId: campaign.panelId, campaignId: campaign.id, from: campaign.senderEmail, to: address, subject: subjectLine, raw, contact: { id: recipient.contactId, db } };
           if (sender.note) email.note = sender.note;
           // What the message log shows and its copy is rendered again from (message-copies.ts).
           // A variant's own subject is kept too: the campaign's is not what it got.

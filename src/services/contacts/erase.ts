@@ -1,4 +1,5 @@
 import { EMAIL_ATTRIBUTE } from "../../domain/email";
+import { campaignMessageId } from "../../domain/email-message";
 import { erasedIdentifier } from "../../domain/erasure";
 import { contactReach } from "../../domain/preferences";
 import { newId } from "../../lib/random";
@@ -13,12 +14,15 @@ import {
   recipientsOf,
   uniqueidsOfContact,
   type ContactErasure,
+  type ErasedMessages,
   type ErasureTarget,
 } from "../../store/erasure";
+import { deleteOutboxRecords } from "../../store/outbox";
 import { withdrawExports } from "../../store/segment-exports";
 import type { ShardDb } from "../../store/shards";
 import { listWebhooks } from "../../store/webhooks";
 import { shardTask } from "../access/shards";
+import { outboxKey } from "../channels/email/outbox";
 import { eraseFromBroadcastFiles } from "./erase-broadcast-files";
 import { archiveKey, putPartObject, readPartObject } from "../retention/archive";
 import { webhookDispatcher } from "../webhooks/enqueue";
@@ -31,7 +35,8 @@ import { webhookDispatcher } from "../webhooks/enqueue";
  *    contact files are blanked (erase-broadcast-files.ts);
  * 3. one D1 batch deletes its rows (contact, memberships, events, messages, journey instances),
  *    drops journey simulations' samples naming it and records the erasure; suppressions stay
- *    under a hash of the address or number;
+ *    under a hash of the address or number; then the outbox's copies of the messages it deleted
+ *    go by message id (a send under way stored them after step 2);
  * 4. segment exports, completed or under way, which may list it, are withdrawn (files deleted);
  * 5. archived days naming it are rewritten without its events, some now and the rest by the
  *    cron (`eraseArchivedEvents`), each part once.
@@ -95,8 +100,16 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
     finishedAt: null,
   };
   // The other shards first: the record on the partition's shard marks the erasure as made.
-  for (const shard of others) await eraseContactRows(shard, target, null);
-  await eraseContactRows(db, target, erasure);
+  const erased: ErasedMessages[] = [];
+  for (const shard of others) erased.push(await eraseContactRows(shard, target, null));
+  erased.push(await eraseContactRows(db, target, erasure));
+  // A send under way may store its copy after the outbox was read above: the copies of the
+  // messages just deleted go by id, rows then objects. The outbox keeps no copy of a message
+  // whose row it finds gone (channels/email/outbox.ts), so none comes after this.
+  const messageIds = erased.flatMap((e) => [...e.campaignIds.map((campaignId) => campaignMessageId(campaignId, contact.id)), ...e.journeyEmails]);
+  for (const shard of [db, ...others]) await deleteOutboxRecords(shard, panelId, messageIds);
+  const copies = messageIds.map((id) => outboxKey(panelId, id));
+  for (let i = 0; i < copies.length; i += 1000) await env.FILES.delete(copies.slice(i, i + 1000));
   const exportFiles = await withdrawExports(home, panelId, "withdrawn: a contact it lists or may list was erased; export the segment again", now);
   for (let i = 0; i < exportFiles.length; i += 1000) await env.FILES.delete(exportFiles.slice(i, i + 1000));
   const { done, rewritten } = await rewriteArchive(env.FILES, db, erasure, PARTS_INLINE, now);

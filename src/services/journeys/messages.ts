@@ -103,7 +103,10 @@ export async function sendJourneyEmail(
   }
   let result;
   try {
-    [result] = await provider.send([{ id: message.msgid, panelId: message.panelId, campaignId: null, from: step.sender_email, to: address, subject, raw, ...(note ? { note } : {}) }], now);
+    [result] = await provider.send(
+      [{ id: message.msgid, panelId: message.panelId, campaignId: null, from: step.sender_email, to: address, subject, raw, ...(note ? { note } : {}), contact: { id: message.contactId, db } }],
+      now,
+    );
   } catch (error) {
     // Resending is harmless only with an idempotent provider; otherwise the claim runs out and is settled.
     if (provider.idempotent) await releaseMessage(db, message.msgid, claim);

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { abOrderKey, abSeed } from "../../../src/domain/ab-test";
 import { decideDueAbTests } from "../../../src/services/broadcasts/ab-decision";
 import { compileAudience } from "../../../src/services/broadcasts/audience";
-import { messageIdOf, sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
+import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
+import { campaignMessageId } from "../../../src/domain/email-message";
 import { emailProvider } from "../../../src/services/channels/email/providers";
 import { abTestResults } from "../../../src/services/broadcasts/ab-test";
 import type { EmailProvider } from "../../../src/services/channels/email/provider";
@@ -436,7 +437,7 @@ describe("an A/B test's figures (decision 0057)", () => {
 
     // The test share goes out but for one of A's, refused for good.
     const refusedA = (await groups(id)).find((r) => r.ab_group === "test" && r.variant === 0)!;
-    await sendBatches(panel, id, refusing(new Set([messageIdOf(id, refusedA.contact_id)])));
+    await sendBatches(panel, id, refusing(new Set([campaignMessageId(id, refusedA.contact_id)])));
     await same();
     expect(await report()).toMatchObject({ variants: [figures(3, 2), figures(3, 3)], rest: figures(6, 0) });
     expect((await counted()).find((t) => t.group === "test" && t.variant === 0)).toMatchObject({ failed: 1 });

@@ -1,3 +1,5 @@
+import type { ShardDb } from "../../../store/shards";
+
 /**
  * Where campaign email goes (DESIGN: Cloudflare's email sending is transactional only, so
  * marketing mail goes through a provider over HTTP). EMAIL_PROVIDER chooses: "outbox", the
@@ -15,6 +17,12 @@ export interface OutgoingEmail {
   raw: string;
   /** Why a provider that sends real email would refuse it; only the outbox takes such a message, and keeps the note. */
   note?: string;
+  /**
+   * A contact's message: the contact and the database holding its message row (campaign_messages,
+   * or journey_messages without a campaign). The outbox keeps no copy once that row is gone (the
+   * contact erased while the message was under way); absent for a test copy.
+   */
+  contact?: { id: number; db: ShardDb };
 }
 
 export type SendResult =
