@@ -51,3 +51,9 @@ export async function recordTrackingDomainCheck(db: ShardDb, panelId: string, do
 export async function deleteTrackingDomain(db: ShardDb, panelId: string): Promise<boolean> {
   return (await db.prepare("DELETE FROM tracking_domains WHERE panel_id = ?").bind(panelId).run()).meta.changes > 0;
 }
+
+/** Whether another panel on this shard uses `domain` as its verified tracking domain. */
+export async function trackingDomainHeldElsewhere(db: ShardDb, domain: string, panelId: string): Promise<boolean> {
+  const row = await db.prepare("SELECT 1 AS held FROM tracking_domains WHERE domain = ?1 AND panel_id != ?2 AND verified = 1 LIMIT 1").bind(domain, panelId).first();
+  return row !== null;
+}

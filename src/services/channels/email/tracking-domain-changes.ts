@@ -1,21 +1,26 @@
 import type { ShardDb } from "../../../store/shards";
 import { deleteTrackingDomain, getTrackingDomain, putTrackingDomain, type TrackingDomain } from "../../../store/tracking-domains";
+import { refusedField, succeeded, type Result } from "../../../lib/problems";
 import { recordAudit, type Auditor } from "../../audit/record";
-import { checkTrackingDomain, type TrackingDomainCheck } from "./tracking-domains";
+import { checkTrackingDomain, TAKEN_REASON, trackingDomainTaken, type TrackingDomainCheck } from "./tracking-domains";
 
 // The panel's use cases on its tracking domain (one per panel): set, check the CNAME now, remove.
 
-/** Sets the panel's tracking domain (unverified until its CNAME is checked). */
-export async function setTrackingDomain(db: ShardDb, panelId: string, name: string, by: Auditor): Promise<TrackingDomain> {
+/**
+ * Sets the panel's tracking domain (unverified until its CNAME is checked); refused (conflict)
+ * while another panel of the deployment (`shards`: all of them) uses it verified.
+ */
+export async function setTrackingDomain(db: ShardDb, shards: readonly ShardDb[], panelId: string, name: string, by: Auditor): Promise<Result<TrackingDomain>> {
+  if (await trackingDomainTaken(shards, name, panelId)) return refusedField("conflict", "domain", TAKEN_REASON);
   const domain = await putTrackingDomain(db, panelId, name, Date.now());
   await recordAudit(db, panelId, by, "tracking_domain.set", domain.domain);
-  return domain;
+  return succeeded(domain);
 }
 
-/** Checks the tracking domain's CNAME now; null when the panel has none. */
-export async function verifyTrackingDomain(env: Pick<Env, "DOH_URL" | "PUBLIC_BASE_URL">, db: ShardDb, panelId: string): Promise<TrackingDomainCheck | null> {
+/** Checks the tracking domain's CNAME, and that no other panel holds it, now; null when the panel has none. */
+export async function verifyTrackingDomain(env: Pick<Env, "DOH_URL" | "PUBLIC_BASE_URL">, db: ShardDb, shards: readonly ShardDb[], panelId: string): Promise<TrackingDomainCheck | null> {
   const domain = await getTrackingDomain(db, panelId);
-  return domain ? checkTrackingDomain(env, db, domain, Date.now()) : null;
+  return domain ? checkTrackingDomain(env, db, shards, domain, Date.now()) : null;
 }
 
 /** Removes the panel's tracking domain; false when it has none. */

@@ -1,4 +1,4 @@
-import { getTrackingDomain, recordTrackingDomainCheck, type TrackingDomain } from "../../../store/tracking-domains";
+import { getTrackingDomain, recordTrackingDomainCheck, trackingDomainHeldElsewhere, type TrackingDomain } from "../../../store/tracking-domains";
 import type { ShardDb } from "../../../store/shards";
 import { lookupDns } from "../../../lib/dns";
 import { config } from "../../../lib/config";
@@ -22,12 +22,25 @@ export interface TrackingDomainCheck {
   reason: string | null;
 }
 
-/** Looks the domain's CNAME up now and records whether it points at the Worker. */
-export async function checkTrackingDomain(env: Pick<Env, "DOH_URL" | "PUBLIC_BASE_URL">, db: ShardDb, domain: TrackingDomain, now: number): Promise<TrackingDomainCheck> {
+/**
+ * Whether another panel of the deployment (on any shard) uses `domain` as its verified tracking
+ * domain. The CNAME proves only that the domain points at this deployment, which every panel
+ * shares: the first panel to verify it keeps it, so no other can put its links on that brand.
+ */
+export async function trackingDomainTaken(shards: readonly ShardDb[], domain: string, panelId: string): Promise<boolean> {
+  const held = await Promise.all(shards.map((shard) => trackingDomainHeldElsewhere(shard, domain, panelId)));
+  return held.includes(true);
+}
+
+export const TAKEN_REASON = "another panel of this deployment uses this tracking domain: it can be used here once removed there";
+
+/** Looks the domain's CNAME up now and records whether it points at the Worker and no other panel holds it. */
+export async function checkTrackingDomain(env: Pick<Env, "DOH_URL" | "PUBLIC_BASE_URL">, db: ShardDb, shards: readonly ShardDb[], domain: TrackingDomain, now: number): Promise<TrackingDomainCheck> {
   const target = cnameTarget(env);
   const lookup = await lookupDns(config(env).dohUrl, domain.domain, "CNAME");
   const found = lookup.ok ? lookup.records : [];
-  const reason = !lookup.ok ? lookup.error : found.includes(target) ? null : found.length ? `the CNAME points at ${found.join(", ")}, not ${target}` : `no CNAME record points ${domain.domain} at ${target}`;
+  const pointed = !lookup.ok ? lookup.error : found.includes(target) ? null : found.length ? `the CNAME points at ${found.join(", ")}, not ${target}` : `no CNAME record points ${domain.domain} at ${target}`;
+  const reason = pointed ?? ((await trackingDomainTaken(shards, domain.domain, domain.panelId)) ? TAKEN_REASON : null);
   const recorded = await recordTrackingDomainCheck(db, domain.panelId, domain.domain, reason === null, now);
   return { domain: recorded ?? domain, found, reason };
 }

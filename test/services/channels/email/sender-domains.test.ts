@@ -256,4 +256,26 @@ describe("a panel's own tracking domain", () => {
     expect((await exports.default.fetch(new Request(`https://${host}${pixel}`))).headers.get("content-type")).toBe("image/gif");
     expect((await campaign(panel, id)).counters).toMatchObject({ opens: 1 });
   });
+
+  it("is one panel's: another panel of the deployment can neither set nor verify a tracking domain a panel uses verified", async () => {
+    const brand = await createPanel();
+    const other = await createPanel();
+    const host = `links.${uniqueDomain()}`;
+    await publishTxt({ [`${host} CNAME`]: ["127.0.0.1"] });
+    // Both set it before either verified it: the first to verify keeps it.
+    expect((await admin("PUT", `/panels/${brand.id}/tracking-domain`, { domain: host })).status).toBe(200);
+    expect((await admin("PUT", `/panels/${other.id}/tracking-domain`, { domain: host })).status).toBe(200);
+    expect((await admin("POST", `/panels/${brand.id}/tracking-domain/verify`)).body).toMatchObject({ verified: true, reason: null });
+    const taken = "another panel of this deployment uses this tracking domain: it can be used here once removed there";
+    expect((await admin("POST", `/panels/${other.id}/tracking-domain/verify`)).body).toMatchObject({ verified: false, found: ["127.0.0.1"], reason: taken });
+    expect((await admin("GET", `/panels/${other.id}/tracking-domain`)).body.verified).toBe(false);
+    // A third panel cannot even set it.
+    const third = await createPanel();
+    const refused = await admin("PUT", `/panels/${third.id}/tracking-domain`, { domain: host.toUpperCase() });
+    expect([refused.status, refused.body.errors]).toEqual([409, [{ field: "domain", message: taken }]]);
+    expect((await admin("GET", `/panels/${third.id}/tracking-domain`)).status).toBe(404);
+    // Removed from the brand's panel, it is free again.
+    expect((await call(`/admin/v1/panels/${brand.id}/tracking-domain`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(204);
+    expect((await admin("POST", `/panels/${other.id}/tracking-domain/verify`)).body).toMatchObject({ verified: true, reason: null });
+  });
 });
