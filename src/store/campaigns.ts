@@ -330,11 +330,15 @@ export async function cancelCampaign(db: ShardDb, panelId: string, id: string, f
   return row ? fromRow(row) : null;
 }
 
-/** Whether any message of the campaign went out (its recipient rows, or its counters once those are pruned). */
+/**
+ * Whether any message of the campaign went out (its recipient rows, or its counters once those
+ * are pruned), or may be going out: a batch claimed before a cancel is still with its sender,
+ * which settles what the provider took as sent after the campaign was read here.
+ */
 export async function campaignSentAny(db: ShardDb, panelId: string, id: string): Promise<boolean> {
   const row = await db
     .prepare(
-      `SELECT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'sent')
+      `SELECT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?2 AND panel_id = ?1 AND status IN ('sent', 'sending'))
            OR EXISTS (SELECT 1 FROM campaign_stats WHERE campaign_id = ?2 AND panel_id = ?1 AND sent > 0) AS sent`,
     )
     .bind(panelId, id)
