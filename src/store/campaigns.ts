@@ -830,12 +830,35 @@ export async function touchSendingCampaign(db: ShardDb, campaignId: string, now:
   await db.prepare("UPDATE campaigns SET updated_at = MAX(updated_at, ?) WHERE id = ? AND status = 'sending'").bind(now, campaignId).run();
 }
 
-/** A cancel on a shard other than the campaign's home: its recipients still queued there are settled as skipped. */
-export async function skipQueuedRecipients(db: ShardDb, panelId: string, campaignId: string): Promise<void> {
-  await db
+function skipQueuedStatement(db: ShardDb, panelId: string, campaignId: string): D1PreparedStatement {
+  return db
     .prepare(`UPDATE campaign_messages SET status = 'skipped', error = ?3 WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'queued' AND ${notMovingHere("campaign_messages")}`)
-    .bind(panelId, campaignId, CANCELLED_SKIP)
-    .run();
+    .bind(panelId, campaignId, CANCELLED_SKIP);
+}
+
+/** A cancel seen late on a shard other than the campaign's home (a split's target): its recipients still queued there are settled as skipped. */
+export async function skipQueuedRecipients(db: ShardDb, panelId: string, campaignId: string): Promise<void> {
+  await skipQueuedStatement(db, panelId, campaignId).run();
+}
+
+/**
+ * A cancel on a shard other than the campaign's home: its publishing there ends (its part's
+ * cursor cleared, the part written ended when its first step has not come yet), then its
+ * recipients still queued are settled as skipped, in one transaction. A publish step there read
+ * the campaign on the home before the cancel; its insert, guarded by the cursor, now adds none
+ * (it added them queued for good: nothing sends a cancelled campaign's).
+ */
+export async function cancelCampaignPart(db: ShardDb, panelId: string, campaignId: string, now: number): Promise<void> {
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO campaign_parts (campaign_id, panel_id, publish_after, publish_until, publish_batch, recipients, started_at, published_end_at, updated_at)
+         VALUES (?1, ?2, NULL, NULL, 0, 0, ?3, ?3, ?3)
+         ON CONFLICT (campaign_id) DO UPDATE SET publish_after = NULL, published_end_at = COALESCE(published_end_at, ?3), updated_at = MAX(updated_at, ?3)`,
+      )
+      .bind(campaignId, panelId, now),
+    skipQueuedStatement(db, panelId, campaignId),
+  ]);
 }
 
 /** The panel's campaigns cancelled since `since` (a split's start): their recipients a split's target took are skipped there too. */
