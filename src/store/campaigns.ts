@@ -400,18 +400,20 @@ const NOT_HELD = "NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = ?
  * its recipients are then inserted by `publishStep`, a bounded number of contacts (or list
  * members) at a time, up to the shard's largest contact id now (contacts made later are not
  * recipients). Answers the campaign as it started; only the first caller
- * wins (a second cron run gets null), and none while a split of the panel runs (NOT_HELD).
+ * wins (a second cron run gets null), and none while a split of the panel runs (NOT_HELD). With
+ * `dueBy` (the cron's time), only while it is due by then: a reschedule after the cron read it
+ * as due keeps it scheduled (without, tools and tests publish a campaign whatever its date).
  */
-export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number, elsewhere: readonly number[] = []): Promise<Campaign | null> {
+export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number, elsewhere: readonly number[] = [], dueBy: number | null = null): Promise<Campaign | null> {
   const start = db
     .prepare(
       `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3, recipients = 0, publish_batch = 0, ab_held = 0, ab_ranked = NULL,
          publish_until = (SELECT MAX(id) FROM contacts),
          publish_after = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN NULL ELSE 0 END,
          published_end_at = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN ?3 END
-       WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' AND ${NOT_HELD} RETURNING *`,
+       WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' AND (?5 IS NULL OR send_at <= ?5) AND ${NOT_HELD} RETURNING *`,
     )
-    .bind(campaign.id, campaign.panelId, now, campaignHoldMark(campaign.panelId));
+    .bind(campaign.id, campaign.panelId, now, campaignHoldMark(campaign.panelId), dueBy);
   if (elsewhere.length === 0) {
     const row = await start.first<CampaignRow>();
     return row ? fromRow(row) : null;
@@ -422,9 +424,9 @@ export async function startPublish(db: ShardDb, campaign: { id: string; panelId:
     db
       .prepare(
         `INSERT OR IGNORE INTO campaign_shards (campaign_id, shard, panel_id)
-         SELECT ?1, s.value, ?2 FROM json_each(?3) s WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled') AND ${NOT_HELD}`,
+         SELECT ?1, s.value, ?2 FROM json_each(?3) s WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' AND (?5 IS NULL OR send_at <= ?5)) AND ${NOT_HELD}`,
       )
-      .bind(campaign.id, campaign.panelId, JSON.stringify(elsewhere), campaignHoldMark(campaign.panelId)),
+      .bind(campaign.id, campaign.panelId, JSON.stringify(elsewhere), campaignHoldMark(campaign.panelId), dueBy),
     start,
   ]);
   void shards;

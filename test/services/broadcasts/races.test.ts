@@ -1,11 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { compileAudience } from "../../../src/services/broadcasts/audience";
+import { publishDueBroadcasts } from "../../../src/services/broadcasts/publish";
 import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
 import { emailProvider } from "../../../src/services/channels/email/providers";
 import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
 import { withBindings } from "../../support/cron";
-import { admin, apiFor, createPanel, panelData } from "../../support/helpers";
+import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../../support/helpers";
 import { campaign, outbox, scheduleIn } from "../../support/broadcasts";
 
 // Campaign sends against what operators do while a batch is being handed to the provider.
@@ -29,6 +30,76 @@ function filesActingOnSend(during: () => Promise<void>): R2Bucket {
     },
   });
 }
+
+/** A panel (campaigns without lead time) with a list of three contacts. */
+async function panelWithList(): Promise<{ panel: TestPanel; list: number }> {
+  const panel = await createPanel();
+  expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+  const api = apiFor(panel);
+  const list = (await api("lists", "add", { listname: "Customers" })).body.listid as number;
+  for (const name of ["Ada", "Bob", "Cy"]) await api("contact", "add", { data: { EMAIL: `${name.toLowerCase()}@example.com`, NAME: name }, listid: list });
+  return { panel, list };
+}
+
+/**
+ * The test shard, whose statement starting a campaign's publishing (startPublish) runs `during`
+ * first: an operator acting after the cron read the due campaigns, before it started one.
+ */
+function shardActingBeforeStart(during: () => Promise<void>): D1Database {
+  const db = panelData as unknown as D1Database;
+  let done = false;
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === "prepare") {
+        return (sql: string) => {
+          const statement = target.prepare(sql);
+          if (done || !sql.includes("SET status = 'sending', published_at")) return statement;
+          return {
+            bind: (...values: unknown[]) => {
+              const bound = statement.bind(...values);
+              return {
+                first: async (...args: unknown[]) => {
+                  done = true;
+                  await during();
+                  return (bound.first as (...a: unknown[]) => unknown)(...args);
+                },
+              };
+            },
+          };
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+describe("campaign publishing under way", () => {
+  it("a campaign rescheduled after the cron found it due is not started: it keeps its new date and mails no one now", async () => {
+    const { panel, list } = await panelWithList();
+    const created = await admin("POST", `/panels/${panel.id}/campaigns`, {
+      name: "Spring",
+      subject: "Hello",
+      sender_name: "Shop",
+      sender_email: "shop@example.com",
+      html: "<p>Hi</p>",
+      audience: { lists: [list] },
+      draft: true,
+    });
+    const id = created.body.id as string;
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    const later = scheduleIn(60 * 24 * 46);
+    const racing = withBindings(env, {
+      [`SHARD_${TEST_SHARD}`]: shardActingBeforeStart(async () => {
+        const moved = await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { schedule_date: later });
+        expect(moved.body).toMatchObject({ status: "scheduled", schedule_date: later });
+      }),
+    } as Partial<Env>);
+    await publishDueBroadcasts(racing, Date.now());
+    expect(await campaign(panel, id)).toMatchObject({ status: "scheduled", schedule_date: later, counters: { recipients: 0 } });
+    expect(await outbox(panel)).toEqual([]);
+  });
+});
 
 describe("campaign batch with the provider", () => {
   it("a campaign cancelled and deleted while a batch is being sent is archived, not deleted: its messages went out and its report stays", async () => {
