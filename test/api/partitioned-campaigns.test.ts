@@ -13,6 +13,7 @@ import type { ShardDb } from "../../src/store/shards";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { campaign, outbox, scheduled, waitForCampaign } from "../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../support/cron";
+import { overriding } from "../support/interleave";
 import { keyOn, keysOn, listCampaign, membersOn, shard0, textsOn, TWO } from "../support/partitions";
 import { evenPartitions } from "../../src/domain/partitions";
 
@@ -244,19 +245,13 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
     const first = imports.bodies.splice(imports.bodies.findIndex((body) => readPublishNudge(body)?.shard === 0), 1)[0];
     // SHARD_0's step read the campaign as sending on the home; the operator cancels before its insert lands.
     let cancelled = false;
-    const racingShard0 = new Proxy(shard0, {
-      get(target, key) {
-        if (key === "batch") {
-          return async (statements: D1PreparedStatement[]) => {
-            if (!cancelled) {
-              cancelled = true;
-              expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/cancel`, {})).body.status).toBe("cancelled");
-            }
-            return target.batch(statements);
-          };
+    const racingShard0 = overriding(shard0, {
+      batch: async (statements: D1PreparedStatement[]) => {
+        if (!cancelled) {
+          cancelled = true;
+          expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/cancel`, {})).body.status).toBe("cancelled");
         }
-        const value = Reflect.get(target, key);
-        return typeof value === "function" ? value.bind(target) : value;
+        return shard0.batch(statements);
       },
     });
     await handlePublishNudge(withBindings(stepEnv, { SHARD_0: racingShard0 } as Partial<Env>), readPublishNudge(first)!);

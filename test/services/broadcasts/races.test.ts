@@ -6,39 +6,30 @@ import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadca
 import { emailProvider } from "../../../src/services/channels/email/providers";
 import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
 import { withBindings } from "../../support/cron";
+import { filesActingOnSend, overriding } from "../../support/interleave";
 import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../../support/helpers";
 import { campaign, outbox, scheduleIn } from "../../support/broadcasts";
 
-// Campaign sends against what operators do while a batch is being handed to the provider.
+// Campaign publishing and sends against what operators do while a step is under way.
 
-/** `FILES` whose first outbox write runs `during` before it lands: an operator acting while a batch is with the provider. */
-function filesActingOnSend(during: () => Promise<void>): R2Bucket {
-  let done = false;
-  return new Proxy(env.FILES, {
-    get(target, key) {
-      if (key === "put") {
-        return async (name: string, ...rest: unknown[]) => {
-          if (!done && name.startsWith("outbox/")) {
-            done = true;
-            await during();
-          }
-          return (target.put as (...a: unknown[]) => unknown).call(target, name, ...rest);
-        };
-      }
-      const value = Reflect.get(target, key);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
-
-/** A panel (campaigns without lead time) with a list of three contacts. */
-async function panelWithList(): Promise<{ panel: TestPanel; list: number }> {
+/** A panel (campaigns without lead time) with a list of three contacts, and a campaign to it (`schedule`: its schedule fields). */
+async function campaignToList(schedule: Record<string, unknown>): Promise<{ panel: TestPanel; id: string }> {
   const panel = await createPanel();
   expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
   const api = apiFor(panel);
   const list = (await api("lists", "add", { listname: "Customers" })).body.listid as number;
   for (const name of ["Ada", "Bob", "Cy"]) await api("contact", "add", { data: { EMAIL: `${name.toLowerCase()}@example.com`, NAME: name }, listid: list });
-  return { panel, list };
+  const created = await admin("POST", `/panels/${panel.id}/campaigns`, {
+    name: "Spring",
+    subject: "Hello",
+    sender_name: "Shop",
+    sender_email: "shop@example.com",
+    html: "<p>Hi</p>",
+    audience: { lists: [list] },
+    ...schedule,
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  return { panel, id: created.body.id as string };
 }
 
 /**
@@ -48,45 +39,28 @@ async function panelWithList(): Promise<{ panel: TestPanel; list: number }> {
 function shardActingBeforeStart(during: () => Promise<void>): D1Database {
   const db = panelData as unknown as D1Database;
   let done = false;
-  return new Proxy(db, {
-    get(target, key) {
-      if (key === "prepare") {
-        return (sql: string) => {
-          const statement = target.prepare(sql);
-          if (done || !sql.includes("SET status = 'sending', published_at")) return statement;
-          return {
-            bind: (...values: unknown[]) => {
-              const bound = statement.bind(...values);
-              return {
-                first: async (...args: unknown[]) => {
-                  done = true;
-                  await during();
-                  return (bound.first as (...a: unknown[]) => unknown)(...args);
-                },
-              };
-            },
-          };
-        };
-      }
-      const value = Reflect.get(target, key);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  const prepare = (sql: string) => {
+    const statement = db.prepare(sql);
+    if (done || !sql.includes("SET status = 'sending', published_at")) return statement;
+    return overriding(statement, {
+      bind: (...values: unknown[]) => {
+        const bound = statement.bind(...values);
+        return overriding(bound, {
+          first: async (...args: unknown[]) => {
+            done = true;
+            await during();
+            return (bound.first as (...a: unknown[]) => unknown)(...args);
+          },
+        });
+      },
+    });
+  };
+  return overriding(db, { prepare });
 }
 
 describe("campaign publishing under way", () => {
   it("a campaign rescheduled after the cron found it due is not started: it keeps its new date and mails no one now", async () => {
-    const { panel, list } = await panelWithList();
-    const created = await admin("POST", `/panels/${panel.id}/campaigns`, {
-      name: "Spring",
-      subject: "Hello",
-      sender_name: "Shop",
-      sender_email: "shop@example.com",
-      html: "<p>Hi</p>",
-      audience: { lists: [list] },
-      draft: true,
-    });
-    const id = created.body.id as string;
+    const { panel, id } = await campaignToList({ draft: true });
     expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
     const later = scheduleIn(60 * 24 * 46);
     const racing = withBindings(env, {
@@ -103,20 +77,7 @@ describe("campaign publishing under way", () => {
 
 describe("campaign batch with the provider", () => {
   it("a campaign cancelled and deleted while a batch is being sent is archived, not deleted: its messages went out and its report stays", async () => {
-    const panel = await createPanel();
-    const api = apiFor(panel);
-    const list = (await api("lists", "add", { listname: "Customers" })).body.listid as number;
-    for (const name of ["Ada", "Bob", "Cy"]) await api("contact", "add", { data: { EMAIL: `${name.toLowerCase()}@example.com`, NAME: name }, listid: list });
-    const created = await admin("POST", `/panels/${panel.id}/campaigns`, {
-      name: "Spring",
-      subject: "Hello",
-      sender_name: "Shop",
-      sender_email: "shop@example.com",
-      html: "<p>Hi</p>",
-      audience: { lists: [list] },
-      schedule_date: scheduleIn(60 * 24 * 45),
-    });
-    const id = created.body.id as string;
+    const { panel, id } = await campaignToList({ schedule_date: scheduleIn(60 * 24 * 45) });
     const stored = (await getCampaign(panelData, panel.id, id))!;
     const now = Date.now();
     expect(await publishCampaign(panelData, stored, 3, now, await compileAudience(panelData, panel.id, stored.audience!, now))).toBe(3);

@@ -2,12 +2,21 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { journeyTimers } from "../../../src/services/journeys/timers";
 import { withBindings } from "../../support/cron";
+import { filesActingOnSend } from "../../support/interleave";
 import { admin, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { act, cartPanel, countersOf, MINUTE, startJourney } from "../../support/journeys";
 
 // Background journey steps against what clients do while a step is under way.
 
 const mail = (id: string, subject: string) => ({ id, type: "email", subject, html: `<p>${subject}</p>`, sender_name: "Shop", sender_email: "shop@example.com" });
+
+/** A delay, a nudge, a day's delay, a second nudge. */
+const TWO_NUDGES = [
+  { id: "later", type: "delay", for: "1h" },
+  { ...mail("nudge", "Come back"), after: "later" },
+  { id: "again", type: "delay", for: "1d", after: "nudge" },
+  { ...mail("second", "Still there?"), after: "again" },
+];
 
 async function stepsSentTo(panel: TestPanel, email: string): Promise<string[]> {
   const { results } = await panelData
@@ -17,26 +26,6 @@ async function stepsSentTo(panel: TestPanel, email: string): Promise<string[]> {
   return results.map((r) => r.step_id);
 }
 
-/** `FILES` whose first outbox write runs `during` before it lands: a client acting while a step's email is on its way. */
-function filesActingOnSend(during: () => Promise<void>): R2Bucket {
-  let done = false;
-  return new Proxy(env.FILES, {
-    get(target, key) {
-      if (key === "put") {
-        return async (name: string, ...rest: unknown[]) => {
-          if (!done && name.startsWith("outbox/")) {
-            done = true;
-            await during();
-          }
-          return (target.put as (...a: unknown[]) => unknown).call(target, name, ...rest);
-        };
-      }
-      const value = Reflect.get(target, key);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
-
 describe("journey steps under way", () => {
   it("a contact who reaches the goal while a step of its instance runs leaves for good: the step's next delay is not left to mail it later", async () => {
     const panel = await createPanel();
@@ -44,12 +33,7 @@ describe("journey steps under way", () => {
     const journey = await startJourney(panel, {
       trigger: { type: "activity", activity: "add_to_cart" },
       goal: { activity: "purchase" },
-      steps: [
-        { id: "later", type: "delay", for: "1h" },
-        { ...mail("nudge", "Come back"), after: "later" },
-        { id: "again", type: "delay", for: "1d", after: "nudge" },
-        { ...mail("second", "Still there?"), after: "again" },
-      ],
+      steps: TWO_NUDGES,
     });
     await act(panel, cart, "buyer@example.com");
     // The delay ends; while its nudge is being sent, the contact buys (the goal).
@@ -69,12 +53,7 @@ describe("journey steps under way", () => {
     const { cart } = await cartPanel(panel);
     const journey = await startJourney(panel, {
       trigger: { type: "activity", activity: "add_to_cart" },
-      steps: [
-        { id: "later", type: "delay", for: "1h" },
-        { ...mail("nudge", "Come back"), after: "later" },
-        { id: "again", type: "delay", for: "1d", after: "nudge" },
-        { ...mail("second", "Still there?"), after: "again" },
-      ],
+      steps: TWO_NUDGES,
     });
     await act(panel, cart, "browser@example.com");
     const racing = withBindings(env, {
