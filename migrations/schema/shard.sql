@@ -61,6 +61,7 @@
 -- migration 0112_campaign_part_ab_winner.sql
 -- migration 0113_campaign_ab_tallies.sql
 -- migration 0114_import_part_marks.sql
+-- migration 0115_segment_recheck.sql
 
 -- table activities
 
@@ -1426,11 +1427,13 @@ CREATE TABLE segments (
   checked_at   INTEGER NOT NULL,
   created_at   INTEGER NOT NULL,
   updated_at   INTEGER NOT NULL
-);
+, recheck_upto INTEGER);
 
 CREATE INDEX segments_building ON segments (updated_at) WHERE build_cursor IS NOT NULL;
 
 CREATE INDEX segments_by_panel ON segments (panel_id, created_at);
+
+CREATE INDEX segments_rechecking ON segments (checked_at) WHERE recheck_upto IS NOT NULL;
 
 -- table sender_domains
 
