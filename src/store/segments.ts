@@ -369,10 +369,13 @@ export function refreshPairsStatements(
   return statements;
 }
 
-/** The last contact id of the page of `limit` contacts after `afterId`; null when there are none. */
-export async function contactPageEnd(db: ShardDb, panelId: string, afterId: number, limit: number): Promise<number | null> {
+/**
+ * The last contact id of the page of `limit` contacts after `afterId`; null when there are none.
+ * `down`: the first id of the page of the `limit` highest ids up to `afterId` (included).
+ */
+export async function contactPageEnd(db: ShardDb, panelId: string, afterId: number, limit: number, down = false): Promise<number | null> {
   const row = await db
-    .prepare("SELECT MAX(id) AS upto FROM (SELECT id FROM contacts WHERE panel_id = ? AND id > ? ORDER BY id LIMIT ?)")
+    .prepare(`SELECT ${down ? "MIN" : "MAX"}(id) AS upto FROM (SELECT id FROM contacts WHERE panel_id = ? AND ${down ? "id <= ? ORDER BY id DESC" : "id > ? ORDER BY id"} LIMIT ?)`)
     .bind(panelId, afterId, limit)
     .first<{ upto: number | null }>();
   return row?.upto ?? null;
@@ -406,15 +409,6 @@ export async function segmentsToRecheck(db: ShardDb, now: number, staleMs: numbe
     .bind(now - staleMs, limit)
     .all<SegmentRow & { recheck_upto: number }>();
   return results.map((row) => ({ ...fromRow(row), recheckUpto: row.recheck_upto }));
-}
-
-/** The first contact id of the page of `limit` contacts up to `uptoId`, from the top; null when there are none. */
-export async function contactPageStart(db: ShardDb, panelId: string, uptoId: number, limit: number): Promise<number | null> {
-  const row = await db
-    .prepare("SELECT MIN(id) AS start FROM (SELECT id FROM contacts WHERE panel_id = ? AND id <= ? ORDER BY id DESC LIMIT ?)")
-    .bind(panelId, uptoId, limit)
-    .first<{ start: number | null }>();
-  return row?.start ?? null;
 }
 
 /** Moves a re-check down from `upto` to `next` (null: done), while the segment is at its version and no other pass moved it. */

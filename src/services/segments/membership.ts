@@ -9,7 +9,6 @@ import {
   buildCursorStatement,
   checkedAtStatement,
   contactPageEnd,
-  contactPageStart,
   recheckCursorStatement,
   differingPairsStatement,
   refreshPairsStatements,
@@ -196,7 +195,7 @@ export async function buildSegmentPage(env: Env, segment: Segment, now: number, 
 export async function recheckSegmentPage(env: Env, segment: Segment, upto: number, now: number, pageSize = BUILD_PAGE, on?: ShardDb): Promise<number | null> {
   const home = await panelDb(env, segment.panelId);
   const db = on ?? home;
-  const start = await contactPageStart(db, segment.panelId, upto, pageSize);
+  const start = await contactPageEnd(db, segment.panelId, upto, pageSize, true);
   const next = start === null || start <= 1 ? null : start - 1;
   const compiled = compileSegment(segment.match, await panelCatalog(home, segment.panelId, [segment.match]), now, "probe");
   // The page down to its first contact; the last one down to 0, so members whose contact is gone leave too.

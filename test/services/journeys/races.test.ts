@@ -1,9 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { journeyTimers } from "../../../src/services/journeys/timers";
+import { scanSegment } from "../../../src/services/journeys/contact-triggers";
+import { LIVE_JOURNEYS_CACHE_MS, liveJourneys } from "../../../src/services/journeys/live-journeys";
+import { changeJourneyStatus } from "../../../src/store/journeys/definitions";
 import { withBindings } from "../../support/cron";
 import { filesActingOnSend } from "../../support/interleave";
-import { admin, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { act, cartPanel, countersOf, MINUTE, startJourney } from "../../support/journeys";
 
 // Background journey steps against what clients do while a step is under way.
@@ -67,5 +70,28 @@ describe("journey steps under way", () => {
     expect(counters.steps?.again?.waiting ?? 0).toBe(0);
     const pending = await panelData.prepare("SELECT COUNT(*) AS n FROM journey_points WHERE journey_id = ? AND outcome IS NULL").bind(journey.id).first<{ n: number }>();
     expect(pending!.n).toBe(0);
+  });
+
+  it("a segment journey started through another isolate: a contact written here to match, after the entry scan passed it, enters", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await api("contact", "add", { data: { EMAIL: "ada@example.com", CITY: "Pune" } });
+    await api("contact", "add", { data: { EMAIL: "bob@example.com", CITY: "Delhi" } });
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: [{ id: "hi", type: "sms", text: "Namaste" }] }, null);
+    // This isolate's answer: no live journey (kept up to LIVE_JOURNEYS_CACHE_MS).
+    expect(await liveJourneys(panelData, panel.id)).toEqual([]);
+    // Another isolate runs it and scans its first page at once, as setJourneyStatus does there.
+    const started = Date.now();
+    const running = (await changeJourneyStatus(panelData, panel.id, journey.id, ["draft"], "running", started))!;
+    await scanSegment(env, running, started);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1 });
+    // Bob moves to Pune through this isolate, whose write does not know the journey yet.
+    expect((await api("contact", "update", { data: { EMAIL: "bob@example.com", CITY: "Pune" } })).status).toBe(200);
+    // Not before every isolate knows the journey; then the cron looks again at what the scan passed meanwhile: Bob enters.
+    await journeyTimers.run(env, started + LIVE_JOURNEYS_CACHE_MS - 1_000);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1 });
+    await journeyTimers.run(env, started + LIVE_JOURNEYS_CACHE_MS + 1_000);
+    expect(await countersOf(journey)).toMatchObject({ entered: 2 });
+    expect(await panelData.prepare("SELECT rescan_upto FROM journeys WHERE id = ?").bind(journey.id).first("rescan_upto")).toBeNull();
   });
 });
