@@ -61,6 +61,7 @@
 -- migration 0112_campaign_part_ab_winner.sql
 -- migration 0113_campaign_ab_tallies.sql
 -- migration 0114_import_part_marks.sql
+-- migration 0115_rechecks_after_saves.sql
 
 -- table activities
 
@@ -1086,9 +1087,11 @@ CREATE TABLE journeys (
   scan_cursor  INTEGER,
   created_at   INTEGER NOT NULL,
   updated_at   INTEGER NOT NULL
-, rescan_due INTEGER NOT NULL DEFAULT 0, version INTEGER NOT NULL DEFAULT 1, layout TEXT);
+, rescan_due INTEGER NOT NULL DEFAULT 0, version INTEGER NOT NULL DEFAULT 1, layout TEXT, rescan_upto INTEGER);
 
 CREATE INDEX journeys_by_panel ON journeys (panel_id, created_at);
+
+CREATE INDEX journeys_rescanning ON journeys (updated_at) WHERE rescan_upto IS NOT NULL;
 
 CREATE INDEX journeys_running ON journeys (panel_id, status, trigger_type, trigger_key);
 
@@ -1426,11 +1429,13 @@ CREATE TABLE segments (
   checked_at   INTEGER NOT NULL,
   created_at   INTEGER NOT NULL,
   updated_at   INTEGER NOT NULL
-);
+, recheck_upto INTEGER);
 
 CREATE INDEX segments_building ON segments (updated_at) WHERE build_cursor IS NOT NULL;
 
 CREATE INDEX segments_by_panel ON segments (panel_id, created_at);
+
+CREATE INDEX segments_rechecking ON segments (checked_at) WHERE recheck_upto IS NOT NULL;
 
 -- table sender_domains
 

@@ -14,6 +14,8 @@ export const NO_EMAIL = "the contact has no valid EMAIL";
 export const NO_MOBILE = "the contact has no valid MOBILE";
 export const PHONE_STOPPED = "the number is suppressed (it replied STOP or was stopped)";
 export const PUSH_TURNED_OFF = "the contact turned push notifications off";
+/** A queued SMS or push whose journey was stopped before its send: never sent (as a cancelled campaign's queued recipients). */
+export const JOURNEY_STOPPED_SKIP = "not sent: the journey was stopped";
 export const emailSuppressed = (reason: SuppressionReason) => `the address is suppressed (${SUPPRESSION_SKIPS[reason]})`;
 export const noPushDevice = (channel: "apn" | "bpn") => (channel === "bpn" ? "the contact has no web push subscription" : "the contact has no app install registered (FCM token)");
 

@@ -330,11 +330,15 @@ export async function cancelCampaign(db: ShardDb, panelId: string, id: string, f
   return row ? fromRow(row) : null;
 }
 
-/** Whether any message of the campaign went out (its recipient rows, or its counters once those are pruned). */
+/**
+ * Whether any message of the campaign went out (its recipient rows, or its counters once those
+ * are pruned), or may be going out: a batch claimed before a cancel is still with its sender,
+ * which settles what the provider took as sent after the campaign was read here.
+ */
 export async function campaignSentAny(db: ShardDb, panelId: string, id: string): Promise<boolean> {
   const row = await db
     .prepare(
-      `SELECT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'sent')
+      `SELECT EXISTS (SELECT 1 FROM campaign_messages WHERE campaign_id = ?2 AND panel_id = ?1 AND status IN ('sent', 'sending'))
            OR EXISTS (SELECT 1 FROM campaign_stats WHERE campaign_id = ?2 AND panel_id = ?1 AND sent > 0) AS sent`,
     )
     .bind(panelId, id)
@@ -396,18 +400,20 @@ const NOT_HELD = "NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = ?
  * its recipients are then inserted by `publishStep`, a bounded number of contacts (or list
  * members) at a time, up to the shard's largest contact id now (contacts made later are not
  * recipients). Answers the campaign as it started; only the first caller
- * wins (a second cron run gets null), and none while a split of the panel runs (NOT_HELD).
+ * wins (a second cron run gets null), and none while a split of the panel runs (NOT_HELD). With
+ * `dueBy` (the cron's time), only while it is due by then: a reschedule after the cron read it
+ * as due keeps it scheduled (without, tools and tests publish a campaign whatever its date).
  */
-export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number, elsewhere: readonly number[] = []): Promise<Campaign | null> {
+export async function startPublish(db: ShardDb, campaign: { id: string; panelId: string }, now: number, elsewhere: readonly number[] = [], dueBy: number | null = null): Promise<Campaign | null> {
   const start = db
     .prepare(
       `UPDATE campaigns SET status = 'sending', published_at = ?3, updated_at = ?3, recipients = 0, publish_batch = 0, ab_held = 0, ab_ranked = NULL,
          publish_until = (SELECT MAX(id) FROM contacts),
          publish_after = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN NULL ELSE 0 END,
          published_end_at = CASE WHEN (SELECT MAX(id) FROM contacts) IS NULL THEN ?3 END
-       WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' AND ${NOT_HELD} RETURNING *`,
+       WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' AND (?5 IS NULL OR send_at <= ?5) AND ${NOT_HELD} RETURNING *`,
     )
-    .bind(campaign.id, campaign.panelId, now, campaignHoldMark(campaign.panelId));
+    .bind(campaign.id, campaign.panelId, now, campaignHoldMark(campaign.panelId), dueBy);
   if (elsewhere.length === 0) {
     const row = await start.first<CampaignRow>();
     return row ? fromRow(row) : null;
@@ -418,9 +424,9 @@ export async function startPublish(db: ShardDb, campaign: { id: string; panelId:
     db
       .prepare(
         `INSERT OR IGNORE INTO campaign_shards (campaign_id, shard, panel_id)
-         SELECT ?1, s.value, ?2 FROM json_each(?3) s WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled') AND ${NOT_HELD}`,
+         SELECT ?1, s.value, ?2 FROM json_each(?3) s WHERE EXISTS (SELECT 1 FROM campaigns WHERE id = ?1 AND panel_id = ?2 AND status = 'scheduled' AND (?5 IS NULL OR send_at <= ?5)) AND ${NOT_HELD}`,
       )
-      .bind(campaign.id, campaign.panelId, JSON.stringify(elsewhere), campaignHoldMark(campaign.panelId)),
+      .bind(campaign.id, campaign.panelId, JSON.stringify(elsewhere), campaignHoldMark(campaign.panelId), dueBy),
     start,
   ]);
   void shards;
@@ -826,12 +832,35 @@ export async function touchSendingCampaign(db: ShardDb, campaignId: string, now:
   await db.prepare("UPDATE campaigns SET updated_at = MAX(updated_at, ?) WHERE id = ? AND status = 'sending'").bind(now, campaignId).run();
 }
 
-/** A cancel on a shard other than the campaign's home: its recipients still queued there are settled as skipped. */
-export async function skipQueuedRecipients(db: ShardDb, panelId: string, campaignId: string): Promise<void> {
-  await db
+function skipQueuedStatement(db: ShardDb, panelId: string, campaignId: string): D1PreparedStatement {
+  return db
     .prepare(`UPDATE campaign_messages SET status = 'skipped', error = ?3 WHERE campaign_id = ?2 AND panel_id = ?1 AND status = 'queued' AND ${notMovingHere("campaign_messages")}`)
-    .bind(panelId, campaignId, CANCELLED_SKIP)
-    .run();
+    .bind(panelId, campaignId, CANCELLED_SKIP);
+}
+
+/** A cancel seen late on a shard other than the campaign's home (a split's target): its recipients still queued there are settled as skipped. */
+export async function skipQueuedRecipients(db: ShardDb, panelId: string, campaignId: string): Promise<void> {
+  await skipQueuedStatement(db, panelId, campaignId).run();
+}
+
+/**
+ * A cancel on a shard other than the campaign's home: its publishing there ends (its part's
+ * cursor cleared, the part written ended when its first step has not come yet), then its
+ * recipients still queued are settled as skipped, in one transaction. A publish step there read
+ * the campaign on the home before the cancel; its insert, guarded by the cursor, now adds none
+ * (it added them queued for good: nothing sends a cancelled campaign's).
+ */
+export async function cancelCampaignPart(db: ShardDb, panelId: string, campaignId: string, now: number): Promise<void> {
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO campaign_parts (campaign_id, panel_id, publish_after, publish_until, publish_batch, recipients, started_at, published_end_at, updated_at)
+         VALUES (?1, ?2, NULL, NULL, 0, 0, ?3, ?3, ?3)
+         ON CONFLICT (campaign_id) DO UPDATE SET publish_after = NULL, published_end_at = COALESCE(published_end_at, ?3), updated_at = MAX(updated_at, ?3)`,
+      )
+      .bind(campaignId, panelId, now),
+    skipQueuedStatement(db, panelId, campaignId),
+  ]);
 }
 
 /** The panel's campaigns cancelled since `since` (a split's start): their recipients a split's target took are skipped there too. */

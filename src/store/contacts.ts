@@ -235,9 +235,10 @@ export async function contactsByIds(db: ShardDb, panelId: string, ids: readonly 
 }
 
 /** A page of the panel's contacts after `afterId`, by id. */
-export async function contactsPage(db: ShardDb, panelId: string, afterId: number, limit: number): Promise<KeyedContact[]> {
+export async function contactsPage(db: ShardDb, panelId: string, afterId: number, limit: number, down = false): Promise<KeyedContact[]> {
+  // `down`: the `limit` highest ids up to `afterId` (included), highest first: a page walked down.
   const { results } = await db
-    .prepare("SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND id > ? ORDER BY id LIMIT ?")
+    .prepare(`SELECT id, pk_value, attrs FROM contacts WHERE panel_id = ? AND ${down ? "id <= ? ORDER BY id DESC" : "id > ? ORDER BY id"} LIMIT ?`)
     .bind(panelId, afterId, limit)
     .all<Pick<ContactRow, "id" | "pk_value" | "attrs">>();
   return results.map(keyedContactFromRow);

@@ -104,7 +104,7 @@ export async function updateSegment(
     db
       .prepare(
         `UPDATE segments SET name = ?3, definition = ?4, on_attributes = ?5, on_lists = ?6, on_events = ?7, on_sends = ?8, slides = ?9,
-           version = version + 1, build_cursor = 0, rebuild_due = 0, checked_at = ?10, updated_at = ?10
+           version = version + 1, build_cursor = 0, rebuild_due = 0, recheck_upto = NULL, checked_at = ?10, updated_at = ?10
          WHERE panel_id = ?1 AND id = ?2 RETURNING ${COLUMNS}`,
       )
       .bind(panelId, id, change.name, JSON.stringify(change.match), ...flags(change.dependencies), now),
@@ -369,24 +369,51 @@ export function refreshPairsStatements(
   return statements;
 }
 
-/** The last contact id of the page of `limit` contacts after `afterId`; null when there are none. */
-export async function contactPageEnd(db: ShardDb, panelId: string, afterId: number, limit: number): Promise<number | null> {
+/**
+ * The last contact id of the page of `limit` contacts after `afterId`; null when there are none.
+ * `down`: the first id of the page of the `limit` highest ids up to `afterId` (included).
+ */
+export async function contactPageEnd(db: ShardDb, panelId: string, afterId: number, limit: number, down = false): Promise<number | null> {
   const row = await db
-    .prepare("SELECT MAX(id) AS upto FROM (SELECT id FROM contacts WHERE panel_id = ? AND id > ? ORDER BY id LIMIT ?)")
+    .prepare(`SELECT ${down ? "MIN" : "MAX"}(id) AS upto FROM (SELECT id FROM contacts WHERE panel_id = ? AND ${down ? "id <= ? ORDER BY id DESC" : "id > ? ORDER BY id"} LIMIT ?)`)
     .bind(panelId, afterId, limit)
     .first<{ upto: number | null }>();
   return row?.upto ?? null;
 }
 
-/** Moves a build on from `from` (null: done, unless a rebuild was asked for meanwhile). False when another pass or an edit moved it. */
-export function buildCursorStatement(db: ShardDb, segment: Pick<Segment, "id" | "version">, from: number, next: number | null, now: number): D1PreparedStatement {
+/**
+ * Moves a build on from `from` (null: done, unless a rebuild was asked for meanwhile). False when
+ * another pass or an edit moved it. A page built within `staleMs` of the version's save (its
+ * checked_at while it builds) may have passed contacts that isolates not yet knowing the version
+ * write after it: the ids it reached are kept for a re-check (recheck_upto; all of them for the
+ * last page, which reaches past the last contact).
+ */
+export function buildCursorStatement(db: ShardDb, segment: Pick<Segment, "id" | "version">, from: number, next: number | null, now: number, staleMs: number): D1PreparedStatement {
   return db
     .prepare(
       `UPDATE segments SET build_cursor = CASE WHEN ?3 IS NULL AND rebuild_due = 1 THEN 0 ELSE ?3 END,
-         rebuild_due = CASE WHEN ?3 IS NULL THEN 0 ELSE rebuild_due END, updated_at = ?4
+         rebuild_due = CASE WHEN ?3 IS NULL THEN 0 ELSE rebuild_due END, updated_at = ?4,
+         recheck_upto = CASE WHEN ?4 < checked_at + ?6 THEN MAX(COALESCE(recheck_upto, 0), COALESCE(?3, ${Number.MAX_SAFE_INTEGER})) ELSE recheck_upto END
        WHERE id = ?1 AND version = ?5 AND build_cursor = ?2`,
     )
-    .bind(segment.id, from, next, now, segment.version);
+    .bind(segment.id, from, next, now, segment.version, staleMs);
+}
+
+/**
+ * Segments whose re-check is due: built, and every isolate knows their version (`staleMs` since
+ * their save, or since the build or slide that last set checked_at). A system scan across panels.
+ */
+export async function segmentsToRecheck(db: ShardDb, now: number, staleMs: number, limit: number): Promise<Array<Segment & { recheckUpto: number }>> {
+  const { results } = await db
+    .prepare(`SELECT ${COLUMNS}, recheck_upto FROM segments WHERE recheck_upto IS NOT NULL AND checked_at <= ? AND build_cursor IS NULL ORDER BY checked_at LIMIT ?`)
+    .bind(now - staleMs, limit)
+    .all<SegmentRow & { recheck_upto: number }>();
+  return results.map((row) => ({ ...fromRow(row), recheckUpto: row.recheck_upto }));
+}
+
+/** Moves a re-check down from `upto` to `next` (null: done), while the segment is at its version and no other pass moved it. */
+export function recheckCursorStatement(db: ShardDb, segment: Pick<Segment, "id" | "version">, upto: number, next: number | null): D1PreparedStatement {
+  return db.prepare("UPDATE segments SET recheck_upto = ?3 WHERE id = ?1 AND version = ?4 AND recheck_upto = ?2").bind(segment.id, upto, next, segment.version);
 }
 
 /** Segments with a build under way, least recently moved first (a system scan across panels). */
@@ -507,6 +534,7 @@ export function mirrorSegmentsStatements(db: ShardDb, panelId: string, segments:
            build_cursor = CASE WHEN segments.version = excluded.version THEN segments.build_cursor ELSE 0 END,
            rebuild_due = CASE WHEN segments.version = excluded.version THEN segments.rebuild_due ELSE 0 END,
            checked_at = CASE WHEN segments.version = excluded.version THEN segments.checked_at ELSE ?3 END,
+           recheck_upto = CASE WHEN segments.version = excluded.version THEN segments.recheck_upto END,
            version = excluded.version
          WHERE segments.panel_id = ?1 AND segments.version <= excluded.version`,
       )

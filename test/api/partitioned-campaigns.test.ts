@@ -13,6 +13,7 @@ import type { ShardDb } from "../../src/store/shards";
 import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { campaign, outbox, scheduled, waitForCampaign } from "../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../support/cron";
+import { overriding } from "../support/interleave";
 import { keyOn, keysOn, listCampaign, membersOn, shard0, textsOn, TWO } from "../support/partitions";
 import { evenPartitions } from "../../src/domain/partitions";
 
@@ -233,6 +234,32 @@ describe("campaigns of a panel on two partitions (decision 0038 step 4)", () => 
 
     await drainImports(stepEnv, imports);
     await sentOnceOnBoth(panel, id, on0, on1);
+  });
+
+  it("a cancel while another shard's publish step runs leaves nothing queued there: that step inserts no recipient, the report counts none queued, none is sent", async () => {
+    const { panel, list } = await readersOnBoth();
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    const { stepEnv, imports } = steppingEnv(10);
+    await publishDueBroadcasts(stepEnv, Date.now());
+    const first = imports.bodies.splice(imports.bodies.findIndex((body) => readPublishNudge(body)?.shard === 0), 1)[0];
+    // SHARD_0's step read the campaign as sending on the home; the operator cancels before its insert lands.
+    let cancelled = false;
+    const racingShard0 = overriding(shard0, {
+      batch: async (statements: D1PreparedStatement[]) => {
+        if (!cancelled) {
+          cancelled = true;
+          expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/cancel`, {})).body.status).toBe("cancelled");
+        }
+        return shard0.batch(statements);
+      },
+    });
+    await handlePublishNudge(withBindings(stepEnv, { SHARD_0: racingShard0 } as Partial<Env>), readPublishNudge(first)!);
+    expect(cancelled).toBe(true);
+    await drainImports(stepEnv, imports);
+    expect((await campaign(panel, id)).counters).toMatchObject({ queued: 0, sent: 0 });
+    expect(await shard0.prepare("SELECT COUNT(*) AS n FROM campaign_messages WHERE campaign_id = ? AND status = 'queued'").bind(id).first<number>("n")).toBe(0);
+    expect(await outbox(panel)).toEqual([]);
   });
 
   it("a resume nudges the shards the campaign has not finished on as the re-drive does: a live publish chain there is not doubled, each recipient once", async () => {

@@ -8,7 +8,7 @@ import { newId, randomHex } from "../../lib/random";
 import {
   campaignBodySource,
   deleteCampaignPart,
-  skipQueuedRecipients,
+  cancelCampaignPart,
   campaignSentAny,
   cancelCampaign,
   deleteCampaign,
@@ -201,8 +201,8 @@ export async function cancelCampaignSends(ctx: LifecycleContext, id: string, by:
   if (!loaded.ok) return loaded;
   const cancelled = await cancelCampaign(db, panel.id, id, fromStates("cancel", loaded.value.status), now);
   if (!cancelled) return raced(ctx, id, "cancel");
-  // Its recipients queued on the other shards of the panel's partitions are settled as skipped there.
-  for (const mirror of mirrorShards(env, panel)) await skipQueuedRecipients(mirror.db, panel.id, id);
+  // Its publishing on the other shards of the panel's partitions ends, its recipients queued there are skipped.
+  for (const mirror of mirrorShards(env, panel)) await cancelCampaignPart(mirror.db, panel.id, id, now);
   await recordAudit(db, panel.id, by, "campaign.cancelled", id, { was: loaded.value.status });
   return answer(ctx, cancelled);
 }

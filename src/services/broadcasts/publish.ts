@@ -87,8 +87,9 @@ async function publishDueOnShard(env: Env, db: ShardDb, now: number): Promise<vo
     const { panel } = await panelHome(env, campaign.panelId);
     const mirrors = mirrorShards(env, panel);
     // The campaign as it started: an edit between the read above and the start (its audience,
-    // its A/B test) is what every step, this first one included, goes by.
-    const started = await startPublish(db, campaign, now, mirrors.map((m) => m.shard));
+    // its A/B test) is what every step, this first one included, goes by; one rescheduled
+    // meanwhile is not due any more and stays scheduled.
+    const started = await startPublish(db, campaign, now, mirrors.map((m) => m.shard), now);
     if (!started) continue;
     // Each other shard inserts its own contacts' recipients, from its own nudges.
     for (const mirror of mirrors) await nudgePublish(env, started, mirror.shard);

@@ -1,15 +1,16 @@
 import { panelHome } from "../access/shards";
 import { contactDb, contactShard, panelShardPlaces, partitionOfContact, type MirrorShard } from "../access/partitions";
 import { filterMatches } from "../../domain/filters";
-import { contactsPage } from "../../store/contacts";
+import { contactsPage, type KeyedContact } from "../../store/contacts";
 import { segmentMembersPage } from "../../store/segments";
 import { getJourney, type Journey } from "../../store/journeys/definitions";
 import type { ShardDb } from "../../store/shards";
+import type { Panel } from "../../store/panels";
 import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
 import type { ChangedContact, ContactReaction } from "../contacts/reactions";
-import { restartSegmentScans, setScanCursor } from "../../store/journeys/scans";
+import { restartSegmentScans, setRescanUpto, setScanCursor } from "../../store/journeys/scans";
 import { enterListEntries, nudgeListEntries } from "./list-entries";
-import { runningJourneys } from "./live-journeys";
+import { LIVE_JOURNEYS_CACHE_MS, runningJourneys } from "./live-journeys";
 
 /**
  * Triggers on contact writes (CONTRACT 5): a contact added to a list enters the running
@@ -127,20 +128,42 @@ export async function scanSegment(env: EngineEnv, journey: Journey, now: number,
   const saved = trigger.type === "segment" ? trigger.segment : undefined;
   // A saved segment's journey enters its members as they are now; later entries come from the membership (migration 0030).
   const page = saved === undefined ? await contactsPage(db, journey.panelId, cursor, SEGMENT_SCAN_PAGE) : await segmentMembersPage(db, journey.panelId, saved, cursor, SEGMENT_SCAN_PAGE);
+  await enterPage(env, db, panel, journey, page, now, at?.shard);
+  const done = page.length < SEGMENT_SCAN_PAGE;
+  // A saved segment's later entries come from its membership's trigger in D1, whatever an isolate knows: no rescan.
+  const staleMs = saved === undefined ? LIVE_JOURNEYS_CACHE_MS : 0;
+  await setScanCursor(db, journey.id, cursor, done ? null : page.at(-1)!.id, now, staleMs, at === undefined || at.shard === panel.shard);
+  return done;
+}
+
+/** The contacts of a scan's page that are this shard's (`on`, absent: the home) and match enter the journey there, on `db` (once each: the entry key). */
+async function enterPage(env: EngineEnv, db: ShardDb, panel: Panel, journey: Journey, page: readonly KeyedContact[], now: number, on?: number): Promise<void> {
   // A contact the map places on another shard is skipped: a split's moved contacts stay on its
   // source until the settle time is up (decision 0047), and their entries are the target's.
-  const shard = at?.shard ?? panel.shard;
+  const shard = on ?? panel.shard;
   const here = panel.partitions.length ? page.filter((c) => contactShard(panel, c.key) === shard) : page;
-  const matching = saved === undefined ? here.filter((c) => filterMatches(segmentFilter(journey), c.attributes)) : here;
+  const matching = segmentFilter(journey) === undefined ? here : here.filter((c) => filterMatches(segmentFilter(journey), c.attributes));
   await enterJourneys(
     env,
     db,
     matching.flatMap((c) => entriesFor([journey], c, `segment:${c.id}`, null)),
     now,
   );
-  const done = page.length < SEGMENT_SCAN_PAGE;
-  await setScanCursor(db, journey.id, cursor, done ? null : page.at(-1)!.id, now, at === undefined || at.shard === panel.shard);
-  return done;
+}
+
+/**
+ * One page of a finished entry scan's rescan on the shard `at` (absent: the home), from the top
+ * of what the scan passed while isolates could still miss the journey (rescan_upto): those
+ * contacts that match now enter (once each), so one such an isolate wrote to match after the
+ * scan passed it is not left out.
+ */
+export async function rescanSegmentPage(env: EngineEnv, journey: Journey, upto: number, now: number, at?: MirrorShard): Promise<void> {
+  const { panel, db: home } = await panelHome(env, journey.panelId);
+  const db = at?.db ?? home;
+  const page = await contactsPage(db, journey.panelId, upto, SEGMENT_SCAN_PAGE, true);
+  await enterPage(env, db, panel, journey, page, now, at?.shard);
+  const lowest = page.at(-1)?.id;
+  await setRescanUpto(db, journey.id, upto, page.length < SEGMENT_SCAN_PAGE || lowest === undefined || lowest <= 1 ? null : lowest - 1);
 }
 
 /**

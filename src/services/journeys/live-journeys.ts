@@ -11,7 +11,9 @@ import { liveJourneysOfPanel, type Journey } from "../../store/journeys/definiti
  * stopped through another isolate is seen here within that time; in the isolate that changed
  * it, at once (forgetLiveJourneys). Entries a stale answer misses are not lost where another
  * path takes them: list entries are left by the membership's trigger in D1 and taken by the
- * cron; a segment journey's entry scan passes over every contact after it starts.
+ * cron; a segment journey's entry scan passes over every contact after it starts, and the
+ * contacts it passed within this time are looked at again once it is over (rescan_upto,
+ * contact-triggers.ts).
  */
 export const LIVE_JOURNEYS_CACHE_MS = 10_000;
 const live = new TtlCache<Promise<Journey[]>>(LIVE_JOURNEYS_CACHE_MS, 1000);

@@ -1,7 +1,8 @@
 import { shardTask } from "../access/shards";
 import { fireDuePoints, takeFreePoints } from "../../store/journeys/points";
-import { journeysToScan } from "../../store/journeys/scans";
-import { scanSegment } from "./contact-triggers";
+import { journeysToRescan, journeysToScan } from "../../store/journeys/scans";
+import { rescanSegmentPage, scanSegment } from "./contact-triggers";
+import { LIVE_JOURNEYS_CACHE_MS } from "./live-journeys";
 import { continuePoints, POINT_LEASE_MS } from "./engine";
 import { redriveFreePoints } from "./points";
 
@@ -49,6 +50,10 @@ export const journeyTimers = shardTask("journey-timers", async (env, db, index, 
   // Each scan a part of its own: one refused (a split's fence meeting a writer holding the old map) leaves the others going.
   await part(async () => {
     for (const journey of await journeysToScan(db, SCANS_PER_RUN)) await part(() => scanSegment(env, journey, now, { shard: index, db }));
+  });
+  // Finished scans that passed contacts while some isolate did not know the journey: a page of those again, once all do.
+  await part(async () => {
+    for (const journey of await journeysToRescan(db, now, LIVE_JOURNEYS_CACHE_MS, SCANS_PER_RUN)) await part(() => rescanSegmentPage(env, journey, journey.rescanUpto, now, { shard: index, db }));
   });
   if (failures.length) throw failures[0];
 });

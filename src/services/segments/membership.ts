@@ -3,16 +3,18 @@ import { namedPanelShard, panelShardPlaces } from "../access/partitions";
 import { readsEvent } from "../../domain/segments";
 import type { ShardDb } from "../../store/shards";
 import { forgetBuiltMembersStatement } from "../../store/panel-counts";
-import { panelCatalog, panelSegments } from "./panel-segments";
+import { PANEL_SEGMENTS_CACHE_MS, panelCatalog, panelSegments } from "./panel-segments";
 import { compileSegment, compileSegments, type SegmentCatalog } from "../../store/segment-sql";
 import {
   buildCursorStatement,
   checkedAtStatement,
   contactPageEnd,
+  recheckCursorStatement,
   differingPairsStatement,
   refreshPairsStatements,
   refreshMembersStatements,
   segmentsToBuild,
+  segmentsToRecheck,
   slidingSegmentsDue,
   type Segment,
   type SegmentPair,
@@ -177,10 +179,29 @@ export async function buildSegmentPage(env: Env, segment: Segment, now: number, 
   const scope = { afterId: from, uptoId: upto ?? Number.MAX_SAFE_INTEGER };
   await db.batch([
     ...refreshMembersStatements(db, segment, compiled, scope, now),
-    buildCursorStatement(db, segment, from, upto, now),
+    buildCursorStatement(db, segment, from, upto, now, PANEL_SEGMENTS_CACHE_MS),
     ...(upto === null ? [checkedAtStatement(db, segment, now), forgetBuiltMembersStatement(db, segment.panelId, segment.id)] : []),
   ]);
   return upto;
+}
+
+/**
+ * One page of a built segment's re-check on shard `on` (the home when absent), from the top of
+ * what its build reached while isolates could still miss the version (recheck_upto): the
+ * page's contacts are checked as a build page checks them, by now known to every isolate, so a
+ * contact one of them wrote unchecked after the build passed it gets its membership. Returns
+ * where the re-check goes on from, null when it is done.
+ */
+export async function recheckSegmentPage(env: Env, segment: Segment, upto: number, now: number, pageSize = BUILD_PAGE, on?: ShardDb): Promise<number | null> {
+  const home = await panelDb(env, segment.panelId);
+  const db = on ?? home;
+  const start = await contactPageEnd(db, segment.panelId, upto, pageSize, true);
+  const next = start === null || start <= 1 ? null : start - 1;
+  const compiled = compileSegment(segment.match, await panelCatalog(home, segment.panelId, [segment.match]), now, "probe");
+  // The page down to its first contact; the last one down to 0, so members whose contact is gone leave too.
+  const scope = { afterId: next ?? 0, uptoId: upto };
+  await db.batch([...refreshMembersStatements(db, segment, compiled, scope, now), recheckCursorStatement(db, segment, upto, next)]);
+  return next;
 }
 
 /** Builds a segment on shard `on` (the home when absent) as far as `budgetMs` allows (after a create or an edit); the cron goes on from there. */
@@ -216,6 +237,12 @@ export const segmentsCron = shardTask("segments", async (env, db, index, now) =>
     // The task's `now` is its tick's, and a queue may deliver it late: a segment saved since is
     // built from its save on, never over a window ending before it (which counts events gone by then).
     await buildSegment(env, segment, Math.max(now, segment.updatedAt), Math.max(0, deadline - Date.now()), await on(segment));
+  }
+  // Built segments whose build ran while some isolate did not know them yet: re-checked once all do.
+  for (const segment of await segmentsToRecheck(db, now, PANEL_SEGMENTS_CACHE_MS, 20)) {
+    const place = await on(segment);
+    let upto: number | null = segment.recheckUpto;
+    while (upto !== null && Date.now() < deadline) upto = await recheckSegmentPage(env, segment, upto, now, BUILD_PAGE, place);
   }
   const slideDeadline = Date.now() + CRON_BUDGET_MS;
   for (const segment of await slidingSegmentsDue(db, now - 30_000, 50)) {

@@ -11,7 +11,9 @@ import { listSegments, loadSegmentCatalog, type Segment } from "../../store/segm
  * segment saved or deleted through another isolate is seen here within that time, in the
  * isolate that changed it at once (forgetPanelSegments). A stale definition changes nothing:
  * membership statements only act for the segment's current version, and a saved segment is
- * built over every contact after its save.
+ * built over every contact after its save. A contact written meanwhile through an isolate not
+ * knowing the save, after the build passed it, is re-checked once this time is over
+ * (recheck_upto, membership.ts).
  */
 export const PANEL_SEGMENTS_CACHE_MS = 10_000;
 const cache = new TtlCache<Promise<Segment[]>>(PANEL_SEGMENTS_CACHE_MS, 1000);

@@ -69,7 +69,8 @@ export async function changeWebhook(env: Env, db: ShardDb, panelId: string, webh
   // Which settings changed, with their values except the password and the signing secret.
   const changed = Object.fromEntries(Object.entries(body).map(([name, value]) => [name, name === "password" || name === "signing_secret" ? (value === null ? "removed" : "changed") : value]));
   await recordAudit(db, panelId, by, "webhook.edited", stored.id, { label: stored.label, changed });
-  return succeeded({ webhook: stored, status: await webhookDispatcher(env, stored.id).status() });
+  // A delivery run going on stops sending with the old settings.
+  return succeeded({ webhook: stored, status: await webhookDispatcher(env, stored.id).configChanged() });
 }
 
 /** Deletes a webhook's configuration, then its dispatcher's backlog; refused (not_found) when there is no such webhook. */

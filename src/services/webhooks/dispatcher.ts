@@ -108,6 +108,8 @@ export class WebhookDispatcher extends DurableObject<Env> {
 
   private readonly backlog: WebhookBacklog;
   private running: Promise<void> | null = null;
+  /** The webhook was edited since the run going on read it (configChanged). */
+  private edited = false;
   private agePrunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -138,6 +140,16 @@ export class WebhookDispatcher extends DurableObject<Env> {
       inFlight: batch ? { batchId: batch.id, events: batch.events, failures: batch.failures, nextAttemptAt: batch.nextAttemptAt } : null,
       dropped: this.backlog.getMeta<number>("dropped") ?? 0,
     };
+  }
+
+  /**
+   * The webhook's settings changed in D1 (services/webhooks/config.ts): a run going on sends no
+   * further batch with what it read (an old URL, password or signing secret) but ends, and the
+   * run after it, due at once, reads them again. Answers the status, as `status`.
+   */
+  async configChanged(): Promise<DispatcherStatus> {
+    this.edited = true;
+    return this.status();
   }
 
   async deliveries(limit: number, batchId?: string): Promise<AttemptRecord[]> {
@@ -236,6 +248,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
     let envelopeKey: string | null = null;
     let failed = false;
     try {
+      this.edited = false;
       const webhook = await this.webhookOf(identity);
       if (!webhook) {
         // Deleted while this object still held work: nothing can be delivered any more.
@@ -267,7 +280,7 @@ export class WebhookDispatcher extends DurableObject<Env> {
     const stopAt = Date.now() + this.settings.maxRunMs;
     for (let sent = 0; batch && sent < this.settings.maxBatchesPerRun && Date.now() < stopAt; sent++) {
       const now = this.clock();
-      if (batch.nextAttemptAt > now) return;
+      if (batch.nextAttemptAt > now || this.edited) return;
       const body = batchBody(batch.envelopeKey, this.backlog.batchPayloads(batch));
       const result = await postBatch(this.env, target, { id: batch.id, body, replay: batch.replay }, { now, timeoutMs: this.settings.timeoutMs });
       const outcome = decideOutcome(result, batch.failures, this.clock(), this.random);

@@ -153,7 +153,7 @@ export async function addJourneyVersion(
     db
       .prepare(
         `UPDATE journeys SET name = ?1, definition = ?2, trigger_type = ?3, trigger_key = ?4, updated_at = ?5, version = version + 1,
-           scan_cursor = CASE WHEN ?3 = 'segment' THEN 0 ELSE NULL END, rescan_due = 0, layout = ?9
+           scan_cursor = CASE WHEN ?3 = 'segment' THEN 0 ELSE NULL END, rescan_due = 0, rescan_upto = NULL, layout = ?9
          WHERE panel_id = ?6 AND id = ?7 AND status IN ('running', 'paused') AND version = ?8 RETURNING ${JOURNEY_COLUMNS}`,
       )
       .bind(definition.name, text, definition.trigger.type, triggerKey(definition), now, panelId, id, current, layoutText(layout)),
@@ -320,7 +320,8 @@ export function mirrorJourneysStatements(db: ShardDb, panelId: string, mirrored:
              trigger_key = excluded.trigger_key, status = excluded.status, layout = excluded.layout, updated_at = excluded.updated_at,
              scan_cursor = CASE WHEN excluded.scan_cursor IS NULL THEN NULL
                                 WHEN journeys.version != excluded.version OR journeys.status NOT IN ('running', 'paused') THEN 0 ELSE journeys.scan_cursor END,
-             rescan_due = CASE WHEN excluded.scan_cursor IS NOT NULL AND journeys.version = excluded.version AND journeys.status IN ('running', 'paused') THEN journeys.rescan_due ELSE 0 END
+             rescan_due = CASE WHEN excluded.scan_cursor IS NOT NULL AND journeys.version = excluded.version AND journeys.status IN ('running', 'paused') THEN journeys.rescan_due ELSE 0 END,
+             rescan_upto = CASE WHEN excluded.scan_cursor IS NOT NULL AND journeys.version = excluded.version AND journeys.status IN ('running', 'paused') THEN journeys.rescan_upto END
            WHERE journeys.panel_id = excluded.panel_id AND journeys.updated_at <= excluded.updated_at`,
         )
         .bind(panelId, rows),

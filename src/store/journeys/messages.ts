@@ -1,4 +1,5 @@
 import type { ShardDb } from "../shards";
+import { JOURNEY_STOPPED_SKIP } from "../../domain/send-skips";
 // Messages journeys send (email, and sms, apn, bpn through the outbox channel), keyed by msgid.
 
 export interface JourneyMessage {
@@ -173,9 +174,14 @@ export interface ClaimedMessage {
  * in one batch (a channel may add its own reads after them): a claim its holder left since
  * `staleBefore` is settled as failed with `unknownError` first (the provider may have taken the
  * message, and no provider here takes an idempotency key), then the waiting ones are claimed
- * (the attempt recorded with the claim), then those another attempt holds are read.
+ * (the attempt recorded with the claim), then those another attempt holds are read. A waiting
+ * message of a journey stopped since its step (or since a throttled attempt handed it back) is
+ * settled skipped by the claim instead: a stop sends nothing more.
  * `claimedOf` reads the batch's answers.
  */
+/** The claimed message's journey was stopped (its copy on a partition's shard says so there too). */
+const STOPPED = "EXISTS (SELECT 1 FROM journeys j WHERE j.id = journey_messages.journey_id AND j.status = 'stopped')";
+
 export function claimQueuedStatements(
   db: ShardDb,
   panelId: string,
@@ -195,10 +201,12 @@ export function claimQueuedStatements(
       .bind(ids, panelId, staleBefore, unknownError, kinds),
     db
       .prepare(
-        `UPDATE journey_messages SET claim = ?3, claimed_at = ?4, attempted_at = ?4 WHERE ${mine} AND status = 'sending' AND claim IS NULL
-         RETURNING msgid, channel, contact_id, journey_id, recipient, content`,
+        `UPDATE journey_messages SET claim = ?3, claimed_at = ?4, attempted_at = ?4,
+           status = CASE WHEN ${STOPPED} THEN 'skipped' ELSE status END, error = CASE WHEN ${STOPPED} THEN ?6 ELSE error END
+         WHERE ${mine} AND status = 'sending' AND claim IS NULL
+         RETURNING msgid, channel, contact_id, journey_id, recipient, content, status`,
       )
-      .bind(ids, panelId, claim, now, kinds),
+      .bind(ids, panelId, claim, now, kinds, JOURNEY_STOPPED_SKIP),
     db.prepare(`SELECT msgid FROM journey_messages WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claim <> ?3`).bind(ids, panelId, claim, null, kinds),
   ];
 }
@@ -207,7 +215,7 @@ export function claimQueuedStatements(
 export function claimedOf(answers: ReadonlyArray<D1Result<Record<string, any>>>): { claimed: ClaimedMessage[]; held: Set<string> } {
   const [, claimed, held] = answers;
   return {
-    claimed: claimed!.results.map((r) => ({
+    claimed: claimed!.results.filter((r) => r.status === "sending").map((r) => ({
       msgid: r.msgid,
       channel: r.channel,
       contactId: r.contact_id,

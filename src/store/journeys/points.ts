@@ -82,12 +82,17 @@ export interface NewPoint {
   dueAt: number;
 }
 
-/** A wait or delay; a second insert for the same (instance, step) is ignored. It takes its instance's bucket (decision 0038). */
+/**
+ * A wait or delay; a second insert for the same (instance, step) is ignored. It takes its
+ * instance's bucket (decision 0038). Only while the instance is active: a goal reached or a
+ * stop ends it while a step of it runs, and a point written after that would wait (and mail)
+ * for an instance that left.
+ */
 export function insertPointStatement(db: ShardDb, p: NewPoint, now: number): D1PreparedStatement {
   return db
     .prepare(
       `INSERT OR IGNORE INTO journey_points (instance_id, step_id, panel_id, journey_id, contact_id, kind, channel, msgid, events, activity_key, event_id, due_at, created_at, bucket)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, COALESCE((SELECT bucket FROM journey_instances WHERE id = ?1), 0))`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, bucket FROM journey_instances WHERE id = ?1 AND status = 'active'`,
     )
     .bind(
       p.instanceId,

@@ -213,6 +213,27 @@ describe("queued SMS: sent once, retried with backoff, refusals recorded", () =>
   });
 });
 
+describe("queued SMS of a journey stopped meanwhile", () => {
+  it("a queued SMS whose journey was stopped before its nudge came (or while the provider throttled it) is skipped, not sent", async () => {
+    const { panel } = await twilioPanel();
+    await cartPanel(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "sms", type: "sms", text: "Wrong text" }] });
+    const bucket = receiver.bucket("twilio");
+    await receiver.script(bucket, [{ status: 429, body: "{}" }, { status: 201, body: '{"sid":"SM-late"}' }]);
+    const testEnv = { ...env, TWILIO_API_URL: receiver.hookUrl(bucket) } as any;
+    const throttled = await waitingSms(panel);
+    const waiting = await waitingSms(panel, "+14155550101");
+    await panelData.prepare("UPDATE journey_messages SET journey_id = ? WHERE msgid IN (?, ?)").bind(journey.id, throttled, waiting).run();
+    // The first attempt is throttled and handed back; then the operator stops the journey.
+    expect(await sendQueuedSms(testEnv, panel.id, throttled, 1)).toBe(5);
+    expect((await admin("POST", `${journey.path}/status`, { status: "stopped" })).status).toBe(200);
+    expect(await sendQueuedSms(testEnv, panel.id, throttled, 2)).toBeNull();
+    expect(await sendQueuedSms(testEnv, panel.id, waiting, 1)).toBeNull();
+    for (const msgid of [throttled, waiting]) expect(await messageRow(msgid)).toMatchObject({ status: "skipped", error: "not sent: the journey was stopped" });
+    expect(await receiver.requests(bucket)).toHaveLength(1);
+  });
+});
+
 describe("the SENDS consumer and the re-drive", () => {
   it("takes a batch of SMS nudges: a nudge whose message met a 503 is retried with backoff, the others acknowledged", async () => {
     const { panel } = await twilioPanel();

@@ -1,0 +1,97 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { journeyTimers } from "../../../src/services/journeys/timers";
+import { scanSegment } from "../../../src/services/journeys/contact-triggers";
+import { LIVE_JOURNEYS_CACHE_MS, liveJourneys } from "../../../src/services/journeys/live-journeys";
+import { changeJourneyStatus } from "../../../src/store/journeys/definitions";
+import { withBindings } from "../../support/cron";
+import { filesActingOnSend } from "../../support/interleave";
+import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
+import { act, cartPanel, countersOf, MINUTE, startJourney } from "../../support/journeys";
+
+// Background journey steps against what clients do while a step is under way.
+
+const mail = (id: string, subject: string) => ({ id, type: "email", subject, html: `<p>${subject}</p>`, sender_name: "Shop", sender_email: "shop@example.com" });
+
+/** A delay, a nudge, a day's delay, a second nudge. */
+const TWO_NUDGES = [
+  { id: "later", type: "delay", for: "1h" },
+  { ...mail("nudge", "Come back"), after: "later" },
+  { id: "again", type: "delay", for: "1d", after: "nudge" },
+  { ...mail("second", "Still there?"), after: "again" },
+];
+
+async function stepsSentTo(panel: TestPanel, email: string): Promise<string[]> {
+  const { results } = await panelData
+    .prepare("SELECT m.step_id FROM journey_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? AND c.pk_value = ? ORDER BY m.step_id")
+    .bind(panel.id, email)
+    .all<{ step_id: string }>();
+  return results.map((r) => r.step_id);
+}
+
+describe("journey steps under way", () => {
+  it("a contact who reaches the goal while a step of its instance runs leaves for good: the step's next delay is not left to mail it later", async () => {
+    const panel = await createPanel();
+    const { cart, buy } = await cartPanel(panel);
+    const journey = await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      goal: { activity: "purchase" },
+      steps: TWO_NUDGES,
+    });
+    await act(panel, cart, "buyer@example.com");
+    // The delay ends; while its nudge is being sent, the contact buys (the goal).
+    const racing = withBindings(env, { FILES: filesActingOnSend(async () => void (await act(panel, buy, "buyer@example.com"))) });
+    await journeyTimers.run(racing, Date.now() + 2 * 60 * MINUTE);
+    expect(await stepsSentTo(panel, "buyer@example.com")).toEqual(["nudge"]);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, active: 0, exited: 1, converted: 1 });
+    // A day later: the converted contact gets nothing more, and waits nowhere.
+    await journeyTimers.run(env, Date.now() + 2 * 24 * 60 * MINUTE);
+    expect(await stepsSentTo(panel, "buyer@example.com")).toEqual(["nudge"]);
+    const counters = await countersOf(journey);
+    expect(counters.steps?.again?.waiting ?? 0).toBe(0);
+  });
+
+  it("a journey stopped while a step runs leaves no contact waiting in it", async () => {
+    const panel = await createPanel();
+    const { cart } = await cartPanel(panel);
+    const journey = await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: TWO_NUDGES,
+    });
+    await act(panel, cart, "browser@example.com");
+    const racing = withBindings(env, {
+      FILES: filesActingOnSend(async () => {
+        expect((await admin("POST", `${journey.path}/status`, { status: "stopped" })).status).toBe(200);
+      }),
+    });
+    await journeyTimers.run(racing, Date.now() + 2 * 60 * MINUTE);
+    const counters = await countersOf(journey);
+    expect(counters).toMatchObject({ entered: 1, active: 0, exited: 1 });
+    expect(counters.steps?.again?.waiting ?? 0).toBe(0);
+    const pending = await panelData.prepare("SELECT COUNT(*) AS n FROM journey_points WHERE journey_id = ? AND outcome IS NULL").bind(journey.id).first<{ n: number }>();
+    expect(pending!.n).toBe(0);
+  });
+
+  it("a segment journey started through another isolate: a contact written here to match, after the entry scan passed it, enters", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await api("contact", "add", { data: { EMAIL: "ada@example.com", CITY: "Pune" } });
+    await api("contact", "add", { data: { EMAIL: "bob@example.com", CITY: "Delhi" } });
+    const journey = await startJourney(panel, { trigger: { type: "segment", filter: [{ attribute: "CITY", op: "eq", value: "Pune" }] }, steps: [{ id: "hi", type: "sms", text: "Namaste" }] }, null);
+    // This isolate's answer: no live journey (kept up to LIVE_JOURNEYS_CACHE_MS).
+    expect(await liveJourneys(panelData, panel.id)).toEqual([]);
+    // Another isolate runs it and scans its first page at once, as setJourneyStatus does there.
+    const started = Date.now();
+    const running = (await changeJourneyStatus(panelData, panel.id, journey.id, ["draft"], "running", started))!;
+    await scanSegment(env, running, started);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1 });
+    // Bob moves to Pune through this isolate, whose write does not know the journey yet.
+    expect((await api("contact", "update", { data: { EMAIL: "bob@example.com", CITY: "Pune" } })).status).toBe(200);
+    // Not before every isolate knows the journey; then the cron looks again at what the scan passed meanwhile: Bob enters.
+    await journeyTimers.run(env, started + LIVE_JOURNEYS_CACHE_MS - 1_000);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1 });
+    await journeyTimers.run(env, started + LIVE_JOURNEYS_CACHE_MS + 1_000);
+    expect(await countersOf(journey)).toMatchObject({ entered: 2 });
+    expect(await panelData.prepare("SELECT rescan_upto FROM journeys WHERE id = ?").bind(journey.id).first("rescan_upto")).toBeNull();
+  });
+});
